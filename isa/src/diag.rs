@@ -1,0 +1,132 @@
+//! Diagnostics: the one error/warning type of bwsim, from the parser to the checker.
+//!
+//! A [`Diagnostic`] is data (serde) with a stable code, a one-line title, a primary span,
+//! secondary labels, notes and a help line. It renders like rustc through
+//! codespan-reporting ([`render`]) and serialises to JSON unchanged.
+
+use crate::span::{SourceFile, Span};
+use codespan_reporting::diagnostic as cs;
+use codespan_reporting::files::SimpleFile;
+use codespan_reporting::term;
+use serde::{Deserialize, Serialize};
+
+/// How bad it is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Error,
+    Warning,
+    Note,
+}
+
+/// A labelled span.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Label {
+    pub span: Span,
+    pub message: String,
+    /// Line and column (1-based) once resolved against a source file; filled by [`Diagnostic::locate`].
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub line_col: Option<(usize, usize)>,
+}
+
+/// One diagnostic. `code` is stable (`syntax`, `E-type`, `race`, `missing-fence`, ...).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Diagnostic {
+    pub severity: Severity,
+    pub code: String,
+    pub message: String,
+    /// The primary span with its label; secondary labels follow in `labels`.
+    pub primary: Label,
+    pub labels: Vec<Label>,
+    pub notes: Vec<String>,
+    pub help: Option<String>,
+}
+
+impl Diagnostic {
+    pub fn error(code: impl Into<String>, message: impl Into<String>, span: Span, label: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            severity: Severity::Error,
+            code: code.into(),
+            message: message.into(),
+            primary: Label { span, message: label.into(), line_col: None },
+            labels: Vec::new(),
+            notes: Vec::new(),
+            help: None,
+        }
+    }
+    pub fn warning(code: impl Into<String>, message: impl Into<String>, span: Span, label: impl Into<String>) -> Diagnostic {
+        Diagnostic { severity: Severity::Warning, ..Diagnostic::error(code, message, span, label) }
+    }
+    pub fn with_label(mut self, span: Span, message: impl Into<String>) -> Diagnostic {
+        self.labels.push(Label { span, message: message.into(), line_col: None });
+        self
+    }
+    pub fn with_note(mut self, note: impl Into<String>) -> Diagnostic {
+        self.notes.push(note.into());
+        self
+    }
+    pub fn with_help(mut self, help: impl Into<String>) -> Diagnostic {
+        self.help = Some(help.into());
+        self
+    }
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+    /// Fill in line:column of every label from the source (for JSON output).
+    pub fn locate(mut self, file: &SourceFile) -> Diagnostic {
+        let lc = |l: &mut Label| {
+            if !l.span.is_dummy() || l.span.end > 0 {
+                l.line_col = Some(file.line_col(l.span.start as usize));
+            }
+        };
+        lc(&mut self.primary);
+        for l in &mut self.labels {
+            lc(l);
+        }
+        self
+    }
+}
+
+/// Render diagnostics as rustc-style text (no colour), quoting `file`.
+pub fn render(diags: &[Diagnostic], file: &SourceFile) -> String {
+    let mut out = Vec::new();
+    {
+        let mut w = term::termcolor::NoColor::new(&mut out);
+        render_to(&mut w, diags, file);
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Render with colour to a terminal writer.
+pub fn render_to(w: &mut dyn term::termcolor::WriteColor, diags: &[Diagnostic], file: &SourceFile) {
+    let files = SimpleFile::new(file.name.as_str(), file.text.as_str());
+    let config = term::Config::default();
+    let len = file.text.len();
+    let clamp = |s: Span| {
+        let a = (s.start as usize).min(len);
+        let b = (s.end as usize).clamp(a, len);
+        a..b
+    };
+    for d in diags {
+        let sev = match d.severity {
+            Severity::Error => cs::Severity::Error,
+            Severity::Warning => cs::Severity::Warning,
+            Severity::Note => cs::Severity::Note,
+        };
+        let mut labels = vec![cs::Label::primary((), clamp(d.primary.span)).with_message(&d.primary.message)];
+        for l in &d.labels {
+            labels.push(cs::Label::secondary((), clamp(l.span)).with_message(&l.message));
+        }
+        let mut notes: Vec<String> = d.notes.iter().map(|n| format!("note: {n}")).collect();
+        if let Some(h) = &d.help {
+            notes.push(format!("help: {h}"));
+        }
+        let diag = cs::Diagnostic::new(sev)
+            .with_code(d.code.clone())
+            .with_message(&d.message)
+            .with_labels(labels)
+            .with_notes(notes);
+        // Writing to an in-memory buffer or a terminal; a failed write has nowhere to be reported.
+        let _ = term::emit(w, &config, &files, &diag);
+    }
+}

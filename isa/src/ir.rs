@@ -1,0 +1,574 @@
+//! The tile IR: one kernel per `.tile` file.
+//!
+//! The IR is plain data. A kernel holds compile-time constants, parameters, named
+//! register-tile layouts, a body of structured statements and an optional launch spec.
+//! Operations ([`OpKind`]) are typed records whose operands are [`Expr`]s: a value name,
+//! a scalar expression, a view (`bufs[i]`, `tm[0:128, 256:384]`), a descriptor with
+//! coordinates (`desc[x, y]`) or a type (`f16[128, 64]`). What an operand must be is
+//! decided by the type checker ([`crate::typeck`]), never by the parser, so the printer and
+//! the parser stay small and exactly inverse.
+//!
+//! Spans never take part in equality; comments do (so that `bwsim fmt` keeps them).
+
+use crate::span::Span;
+use crate::types::Target;
+use serde::Serialize;
+
+/// A name with the span where it was written.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct Ident {
+    pub name: String,
+    pub span: Span,
+}
+
+impl Ident {
+    pub fn new(name: impl Into<String>) -> Ident {
+        Ident { name: name.into(), span: Span::DUMMY }
+    }
+    pub fn spanned(name: impl Into<String>, span: Span) -> Ident {
+        Ident { name: name.into(), span }
+    }
+}
+
+/// Unary operators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum UnOp {
+    Neg,
+    Not,
+}
+
+/// Binary operators, in the precedence classes of [`BinOp::precedence`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum BinOp {
+    Or,
+    And,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    BitOr,
+    BitXor,
+    BitAnd,
+    Shl,
+    Shr,
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+}
+
+impl BinOp {
+    pub const ALL: [BinOp; 18] = [
+        BinOp::Or,
+        BinOp::And,
+        BinOp::Eq,
+        BinOp::Ne,
+        BinOp::Lt,
+        BinOp::Le,
+        BinOp::Gt,
+        BinOp::Ge,
+        BinOp::BitOr,
+        BinOp::BitXor,
+        BinOp::BitAnd,
+        BinOp::Shl,
+        BinOp::Shr,
+        BinOp::Add,
+        BinOp::Sub,
+        BinOp::Mul,
+        BinOp::Div,
+        BinOp::Rem,
+    ];
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinOp::Or => "||",
+            BinOp::And => "&&",
+            BinOp::Eq => "==",
+            BinOp::Ne => "!=",
+            BinOp::Lt => "<",
+            BinOp::Le => "<=",
+            BinOp::Gt => ">",
+            BinOp::Ge => ">=",
+            BinOp::BitOr => "|",
+            BinOp::BitXor => "^",
+            BinOp::BitAnd => "&",
+            BinOp::Shl => "<<",
+            BinOp::Shr => ">>",
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::Div => "/",
+            BinOp::Rem => "%",
+        }
+    }
+    /// Binding strength; all binary operators are left-associative.
+    /// Comparisons bind looser than bit operations (unlike C, like Rust), so
+    /// `i // n & 1` style phase arithmetic reads as written.
+    pub fn precedence(self) -> u8 {
+        match self {
+            BinOp::Or => 1,
+            BinOp::And => 2,
+            BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => 3,
+            BinOp::BitOr => 4,
+            BinOp::BitXor => 5,
+            BinOp::BitAnd => 6,
+            BinOp::Shl | BinOp::Shr => 7,
+            BinOp::Add | BinOp::Sub => 8,
+            BinOp::Mul | BinOp::Div | BinOp::Rem => 9,
+        }
+    }
+    pub fn is_comparison(self) -> bool {
+        self.precedence() == 3
+    }
+}
+
+/// An expression with its span.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub span: Span,
+}
+
+/// A call argument: positional or `key=value`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Arg {
+    pub key: Option<Ident>,
+    pub value: Expr,
+}
+
+/// One item inside `x[...]`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub enum IndexItem {
+    /// `i`: a (possibly dynamic) index or coordinate.
+    Expr(Expr),
+    /// `a:b`, `:b`, `a:`, `:`: a constant range.
+    Slice(Option<Expr>, Option<Expr>),
+    /// `None`: a new axis of extent 1 (Gluon's `x[:, None]`).
+    NewAxis,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub enum ExprKind {
+    /// Integer literal (never negative: `-3` is `Neg(3)`).
+    Int(i64),
+    /// Float literal (finite, non-negative).
+    Float(f64),
+    Bool(bool),
+    Str(String),
+    /// A value, constant, parameter, layout name, element type or target name.
+    Name(String),
+    Unary(UnOp, Box<Expr>),
+    Binary(BinOp, Box<Expr>, Box<Expr>),
+    /// `f(args)`: a built-in function (see [`crate::typeck`] for the list).
+    Call(String, Vec<Arg>),
+    /// `x[items]`: view of a buffer, coordinates of a descriptor, a tile type `f16[...]`.
+    Index(Box<Expr>, Vec<IndexItem>),
+    /// `x.field` (`desc.shape`, `desc.nbytes`, `bufs.shape`).
+    Field(Box<Expr>, String),
+    /// `[a, b, c]`.
+    List(Vec<Expr>),
+}
+
+impl Expr {
+    pub fn new(kind: ExprKind, span: Span) -> Expr {
+        Expr { kind, span }
+    }
+    pub fn int(v: i64) -> Expr {
+        if v < 0 {
+            Expr::new(ExprKind::Unary(UnOp::Neg, Box::new(Expr::int(v.saturating_neg()))), Span::DUMMY)
+        } else {
+            Expr::new(ExprKind::Int(v), Span::DUMMY)
+        }
+    }
+    pub fn name(n: &str) -> Expr {
+        Expr::new(ExprKind::Name(n.to_string()), Span::DUMMY)
+    }
+    pub fn bool(b: bool) -> Expr {
+        Expr::new(ExprKind::Bool(b), Span::DUMMY)
+    }
+    pub fn call(f: &str, args: Vec<Expr>) -> Expr {
+        Expr::new(
+            ExprKind::Call(f.to_string(), args.into_iter().map(|value| Arg { key: None, value }).collect()),
+            Span::DUMMY,
+        )
+    }
+    pub fn binary(op: BinOp, a: Expr, b: Expr) -> Expr {
+        Expr::new(ExprKind::Binary(op, Box::new(a), Box::new(b)), Span::DUMMY)
+    }
+    pub fn index(base: Expr, items: Vec<Expr>) -> Expr {
+        Expr::new(ExprKind::Index(Box::new(base), items.into_iter().map(IndexItem::Expr).collect()), Span::DUMMY)
+    }
+    pub fn list(items: Vec<Expr>) -> Expr {
+        Expr::new(ExprKind::List(items), Span::DUMMY)
+    }
+    /// The name, if this expression is a bare name.
+    pub fn as_name(&self) -> Option<&str> {
+        match &self.kind {
+            ExprKind::Name(n) => Some(n),
+            _ => None,
+        }
+    }
+}
+
+/// Declares every operation: its `.tile` name, its positional operands (required, in
+/// order) and its keyword operands (optional). Generates [`OpKind`] and the conversions
+/// the parser and printer use, so an operation's syntax is defined exactly once.
+macro_rules! define_ops {
+    ($( $(#[$doc:meta])* $variant:ident = $name:literal ( $($pos:ident),* ; $($kw:ident),* ) ),* $(,)?) => {
+        /// Every operation of the IR. Operand meaning per variant is documented on it and
+        /// enforced by the type checker.
+        #[derive(Clone, Debug, PartialEq, Serialize)]
+        pub enum OpKind {
+            $( $(#[$doc])* $variant { $($pos: Expr,)* $($kw: Option<Expr>,)* }, )*
+        }
+
+        impl OpKind {
+            /// All operation names, as written in `.tile` files.
+            pub const NAMES: &'static [&'static str] = &[$($name),*];
+
+            /// The `.tile` name of this operation.
+            pub fn name(&self) -> &'static str {
+                match self { $( OpKind::$variant { .. } => $name, )* }
+            }
+
+            /// Positional and keyword operand names of the operation called `name`.
+            pub fn signature(name: &str) -> Option<(&'static [&'static str], &'static [&'static str])> {
+                match name {
+                    $( $name => Some((&[$(stringify!($pos)),*], &[$(stringify!($kw)),*])), )*
+                    _ => None,
+                }
+            }
+
+            /// Build an operation from its name and written operands.
+            pub fn from_parts(name: &str, pos: Vec<Expr>, kw: Vec<(Ident, Expr)>) -> Result<OpKind, OpShapeError> {
+                match name {
+                    $( $name => {
+                        let expected: &[&str] = &[$(stringify!($pos)),*];
+                        if pos.len() != expected.len() {
+                            return Err(OpShapeError::Arity { op: $name, expected, found: pos.len() });
+                        }
+                        #[allow(unused_mut, unused_variables)]
+                        let mut it = pos.into_iter();
+                        $( let Some($pos) = it.next() else { return Err(OpShapeError::Arity { op: $name, expected, found: 0 }) }; )*
+                        $( let mut $kw: Option<Expr> = None; )*
+                        for (k, v) in kw {
+                            match k.name.as_str() {
+                                $( stringify!($kw) => {
+                                    if $kw.is_some() {
+                                        return Err(OpShapeError::DuplicateKeyword { op: $name, key: k });
+                                    }
+                                    $kw = Some(v);
+                                } )*
+                                _ => return Err(OpShapeError::UnknownKeyword {
+                                    op: $name, key: k, allowed: &[$(stringify!($kw)),*],
+                                }),
+                            }
+                        }
+                        Ok(OpKind::$variant { $($pos,)* $($kw,)* })
+                    } )*
+                    _ => Err(OpShapeError::UnknownOp),
+                }
+            }
+
+            /// The operation's operands as written: positional ones, then keyword ones that are present.
+            pub fn to_parts(&self) -> (Vec<&Expr>, Vec<(&'static str, &Expr)>) {
+                match self {
+                    $( OpKind::$variant { $($pos,)* $($kw,)* } => {
+                        #[allow(unused_mut)]
+                        let mut kws: Vec<(&'static str, &Expr)> = Vec::new();
+                        $( if let Some(e) = $kw { kws.push((stringify!($kw), e)); } )*
+                        (vec![$($pos),*], kws)
+                    } )*
+                }
+            }
+
+            /// Mutable access to every operand expression (for rewriting passes).
+            pub fn operands_mut(&mut self) -> Vec<&mut Expr> {
+                match self {
+                    $( OpKind::$variant { $($pos,)* $($kw,)* } => {
+                        #[allow(unused_mut)]
+                        let mut v: Vec<&mut Expr> = vec![$($pos),*];
+                        $( if let Some(e) = $kw { v.push(e); } )*
+                        v
+                    } )*
+                }
+            }
+        }
+    };
+}
+
+define_ops! {
+    /// `smem.alloc DTYPE[dims], LAYOUT` → shared-memory buffer. LAYOUT: `nvmma(swizzle[, transposed=true])`,
+    /// `plain`, or `swizzled(vec, per_phase, max_phase)`. Lives from here to its last use in its block.
+    SmemAlloc = "smem.alloc" (ty, layout; align),
+    /// `smem.reinterpret VIEW, DTYPE[dims], LAYOUT` → the same bytes seen with another type and layout.
+    SmemReinterpret = "smem.reinterpret" (src, ty, layout;),
+    /// `mbar.alloc N` → an array of N mbarriers (8 bytes each, 8-byte aligned).
+    MbarAlloc = "mbar.alloc" (count; offset),
+    /// `tmem.alloc DTYPE[dims], block=[M, N], col_stride=S` → tensor-memory buffer (power-of-two columns).
+    /// `scales=true` gives the block-scaled MMA scale-factor layout; `manual=true` requires `tmem.dealloc`.
+    TmemAlloc = "tmem.alloc" (ty; block, col_stride, scales, manual),
+    /// `tmem.dealloc BUF`: free a `manual=true` allocation.
+    TmemDealloc = "tmem.dealloc" (buf;),
+    /// `tma.load DESC[coords], DST, BAR`: global → shared tile copy completing its bytes on BAR.
+    TmaLoad = "tma.load" (src, dst, bar; pred),
+    /// `tma.store DESC[coords], SRC`: shared → global tile copy joining the current bulk group.
+    TmaStore = "tma.store" (dst, src; pred),
+    /// `tma.store_wait N`: wait until at most N bulk groups still read shared memory
+    /// (`wait_group.read`, as Gluon); `full=true` also waits for their global writes.
+    TmaStoreWait = "tma.store_wait" (pendings; full),
+    /// `tma.gather DESC[x_offsets, y], DST, BAR`: rows `x_offsets` (an i32 tile) of columns `y..y+BLOCK_Y`.
+    TmaGather = "tma.gather" (src, dst, bar; pred),
+    /// `tma.scatter DESC[x_offsets, y], SRC`.
+    TmaScatter = "tma.scatter" (dst, src; pred),
+    /// `mbar.init BAR, COUNT`.
+    MbarInit = "mbar.init" (bar, count;),
+    /// `mbar.expect BAR, BYTES`: `mbarrier.arrive.expect_tx` (Gluon's `mbarrier.expect`): expect BYTES, then arrive once.
+    MbarExpect = "mbar.expect" (bar, bytes; pred),
+    /// `mbar.expect_tx BAR, BYTES`: add BYTES to the tx-count without arriving.
+    MbarExpectTx = "mbar.expect_tx" (bar, bytes; pred),
+    /// `mbar.complete_tx BAR, BYTES`: subtract BYTES from the tx-count (what TMA does as bytes land).
+    MbarCompleteTx = "mbar.complete_tx" (bar, bytes; pred),
+    /// `mbar.arrive BAR[, count=N][, pred=P]`.
+    MbarArrive = "mbar.arrive" (bar; count, pred),
+    /// `mbar.wait BAR, PHASE`: block until the phase with parity PHASE has completed.
+    MbarWait = "mbar.wait" (bar, phase;),
+    /// `mbar.test_wait BAR, PHASE` → i1, never blocks.
+    MbarTestWait = "mbar.test_wait" (bar, phase;),
+    /// `mbar.invalidate BAR`.
+    MbarInvalidate = "mbar.invalidate" (bar;),
+    /// `fence.async_shared`: `fence.proxy.async.shared::cta`.
+    FenceAsyncShared = "fence.async_shared" (;),
+    /// `fence.mbarrier_init`: `fence.mbarrier_init.release.cluster`.
+    FenceMbarrierInit = "fence.mbarrier_init" (;),
+    /// `tcgen05.fence_before`: `tcgen05.fence::before_thread_sync`.
+    Tcgen05FenceBefore = "tcgen05.fence_before" (;),
+    /// `tcgen05.fence_after`: `tcgen05.fence::after_thread_sync`.
+    Tcgen05FenceAfter = "tcgen05.fence_after" (;),
+    /// `tcgen05.mma A, B, ACC, use_acc=U`: ACC (tmem, f32) = A·B (+ ACC). A: smem [M, K] or tmem; B: smem [K, N].
+    Tcgen05Mma = "tcgen05.mma" (a, b, acc; use_acc, pred, cta_group),
+    /// `tcgen05.mma_scaled A, B, ACC, A_SCALE, B_SCALE, use_acc=U`: block-scaled fp8/fp6/fp4 with scale factors in tmem.
+    Tcgen05MmaScaled = "tcgen05.mma_scaled" (a, b, acc, a_scale, b_scale; use_acc, pred, cta_group),
+    /// `tcgen05.cp SRC, DST`: shared → tensor memory copy on the tensor pipe.
+    Tcgen05Cp = "tcgen05.cp" (src, dst;),
+    /// `tcgen05.commit BAR`: BAR receives one arrival once every earlier tcgen05 op of this partition completed.
+    Tcgen05Commit = "tcgen05.commit" (bar; pred, cta_group),
+    /// `tmem.load BUF[, layout=L]` → register tile (`tcgen05.ld` + `wait::ld`).
+    TmemLoad = "tmem.load" (src; layout),
+    /// `tmem.store BUF, VALUE` (`tcgen05.st` + `wait::st`).
+    TmemStore = "tmem.store" (dst, value;),
+    /// `wgmma A, B, ACC, use_acc=U` → the accumulator tile, in flight until `wgmma.wait`.
+    Wgmma = "wgmma" (a, b, acc; use_acc),
+    /// `wgmma.wait N`: at most N wgmma groups of this partition stay in flight.
+    WgmmaWait = "wgmma.wait" (pendings;),
+    /// `smem.load BUF, layout=L` → register tile.
+    SmemLoad = "smem.load" (src; layout),
+    /// `smem.store BUF, VALUE`.
+    SmemStore = "smem.store" (dst, value;),
+    /// `global.load PTR, OFFSETS[, mask=M][, other=V]` → tile; OFFSETS is an integer tile of element offsets.
+    GlobalLoad = "global.load" (ptr, offsets; mask, other),
+    /// `global.store PTR, OFFSETS, VALUE[, mask=M]`.
+    GlobalStore = "global.store" (ptr, offsets, value; mask),
+    /// `bar.sync`: all warps of the CTA (or of the partition, inside `warp_specialize`).
+    BarSync = "bar.sync" (;),
+}
+
+/// Why written operands do not fit an operation's signature.
+#[derive(Clone, Debug)]
+pub enum OpShapeError {
+    UnknownOp,
+    Arity { op: &'static str, expected: &'static [&'static str], found: usize },
+    DuplicateKeyword { op: &'static str, key: Ident },
+    UnknownKeyword { op: &'static str, key: Ident, allowed: &'static [&'static str] },
+}
+
+/// An operation with the span of the whole operation text.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Op {
+    pub kind: OpKind,
+    pub span: Span,
+}
+
+/// Right-hand side of `let`/assignment.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub enum Rhs {
+    Expr(Expr),
+    Op(Op),
+}
+
+/// A worker partition of `warp_specialize`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Worker {
+    pub comments: Vec<String>,
+    pub name: Ident,
+    pub warps: Expr,
+    pub regs: Expr,
+    pub body: Block,
+    pub span: Span,
+}
+
+/// The default partition of `warp_specialize`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct DefaultPartition {
+    pub comments: Vec<String>,
+    /// Register budget of the default partition (optional; Gluon gives it what is left).
+    pub regs: Option<Expr>,
+    pub body: Block,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub enum StmtKind {
+    /// `let a = ...` / `let (a, b) = ...`: new names.
+    Let { names: Vec<Ident>, value: Rhs },
+    /// `a = ...` / `(a, b) = ...`: assign existing names (same types).
+    Assign { names: Vec<Ident>, value: Rhs },
+    /// An operation without a result.
+    Op(Op),
+    /// `for i in a..b [step s] { }` (dynamic) or `static_for i in a..b [step s] { }` (unrolled, constant bounds).
+    For { var: Ident, start: Expr, end: Expr, step: Option<Expr>, body: Block, unrolled: bool },
+    /// `if c { } [else { }]`. A condition made only of constants is decided at compile time.
+    If { cond: Expr, then_body: Block, else_body: Option<Block> },
+    /// `warp_specialize { default { } worker NAME(warps=W, regs=R) { } ... }`.
+    WarpSpecialize { default: DefaultPartition, workers: Vec<Worker> },
+    /// `static_assert COND, "message"`.
+    StaticAssert { cond: Expr, message: String },
+}
+
+/// A statement with the comment lines written above it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Stmt {
+    pub comments: Vec<String>,
+    pub kind: StmtKind,
+    pub span: Span,
+}
+
+/// A `{ ... }` block. `end_comments` are the comment lines before its closing brace.
+#[derive(Clone, Debug, PartialEq, Serialize, Default)]
+pub struct Block {
+    pub stmts: Vec<Stmt>,
+    pub end_comments: Vec<String>,
+}
+
+/// Kind of a compile-time constant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum ConstKind {
+    Int,
+    Bool,
+    DType,
+}
+
+impl ConstKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ConstKind::Int => "int",
+            ConstKind::Bool => "bool",
+            ConstKind::DType => "dtype",
+        }
+    }
+}
+
+/// `const NAME: KIND = DEFAULT`: overridable with `--const NAME=VALUE`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ConstDecl {
+    pub comments: Vec<String>,
+    pub name: Ident,
+    pub kind: ConstKind,
+    pub value: Expr,
+    pub span: Span,
+}
+
+/// `param NAME: TYPE`. TYPE: `i32`, `i64`, `f32`, `ptr(DTYPE)`, or
+/// `tensor_desc(DTYPE[block dims], LAYOUT[, oob=nan])`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Param {
+    pub comments: Vec<String>,
+    pub name: Ident,
+    pub ty: Expr,
+    pub span: Span,
+}
+
+/// `layout NAME = LAYOUT`: a named register-tile layout.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LayoutDecl {
+    pub comments: Vec<String>,
+    pub name: Ident,
+    pub value: Expr,
+    pub span: Span,
+}
+
+/// One line of a `launch { }` section.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub enum LaunchItemKind {
+    /// `tensor NAME: DTYPE[dims] = INIT`: a global tensor the host allocates.
+    Tensor { name: Ident, ty: Expr, init: Expr },
+    /// `NAME = VALUE`: `grid`, `cluster`, `outputs`, or a kernel parameter's argument.
+    Set { name: Ident, value: Expr },
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LaunchItem {
+    pub comments: Vec<String>,
+    pub kind: LaunchItemKind,
+    pub span: Span,
+}
+
+/// `launch { ... }`: how `bwsim run` launches the kernel.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Launch {
+    pub comments: Vec<String>,
+    pub items: Vec<LaunchItem>,
+    pub end_comments: Vec<String>,
+    pub span: Span,
+}
+
+/// A kernel: the unit of a `.tile` file.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Kernel {
+    /// Comment lines above `kernel`.
+    pub comments: Vec<String>,
+    pub name: Ident,
+    /// Targets the kernel supports; the first is the default.
+    pub targets: Vec<Target>,
+    pub num_warps: Expr,
+    pub consts: Vec<ConstDecl>,
+    pub params: Vec<Param>,
+    pub layouts: Vec<LayoutDecl>,
+    pub body: Block,
+    pub launch: Option<Launch>,
+    /// Comment lines after the kernel.
+    pub trailing_comments: Vec<String>,
+    pub span: Span,
+}
+
+impl Kernel {
+    /// Visit every statement, depth first, in source order.
+    pub fn walk_stmts<'a>(&'a self, f: &mut dyn FnMut(&'a Stmt)) {
+        walk_block(&self.body, f)
+    }
+}
+
+/// Visit every statement of a block, depth first.
+pub fn walk_block<'a>(b: &'a Block, f: &mut dyn FnMut(&'a Stmt)) {
+    for s in &b.stmts {
+        f(s);
+        match &s.kind {
+            StmtKind::For { body, .. } => walk_block(body, f),
+            StmtKind::If { then_body, else_body, .. } => {
+                walk_block(then_body, f);
+                if let Some(e) = else_body {
+                    walk_block(e, f);
+                }
+            }
+            StmtKind::WarpSpecialize { default, workers } => {
+                walk_block(&default.body, f);
+                for w in workers {
+                    walk_block(&w.body, f);
+                }
+            }
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,40 @@
+//! bwsim's tile IR: the language every other part of bwsim consumes.
+//!
+//! - [`ir`]: the IR itself (kernels, statements, operations, expressions), plain data.
+//! - [`types`]: element types, targets, swizzle modes: each hardware fact once.
+//! - [`lexer`], [`parser`], [`printer`]: the `.tile` text format (docs/tile-format.md);
+//!   `print(parse(text))` is canonical and `parse(print(ir)) == ir`.
+//! - [`consts`]: compile-time constants and constant evaluation.
+//! - [`typeck`]: types of every value, resolved layouts and shapes.
+//! - [`verify`]: the static rules of DESIGN.md section 3, each with a stable code.
+//! - [`builder`]: constructing kernels from Rust.
+//! - [`diag`]: diagnostics rendered like rustc.
+//!
+//! This crate knows nothing of the simulator or the backends.
+
+pub mod builder;
+pub mod consts;
+pub mod diag;
+pub mod ir;
+pub mod lexer;
+pub mod parser;
+pub mod printer;
+pub mod span;
+pub mod typeck;
+pub mod types;
+pub mod verify;
+
+pub use diag::{Diagnostic, Severity};
+pub use ir::Kernel;
+pub use span::{SourceFile, Span};
+pub use types::{DType, Target};
+
+/// Parse `.tile` source text into a kernel.
+pub fn parse(file: &SourceFile) -> Result<Kernel, Vec<Diagnostic>> {
+    parser::parse(&file.text)
+}
+
+/// Print a kernel in canonical `.tile` form.
+pub fn print(kernel: &Kernel) -> String {
+    printer::print(kernel)
+}
