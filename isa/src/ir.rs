@@ -253,7 +253,9 @@ macro_rules! define_ops {
                         let mut it = pos.into_iter();
                         $( let Some($pos) = it.next() else { return Err(OpShapeError::Arity { op: $name, expected, found: 0 }) }; )*
                         $( let mut $kw: Option<Expr> = None; )*
-                        for (k, v) in kw {
+                        for pair in kw {
+                            #[allow(unused_variables)]
+                            let (k, v) = pair;
                             match k.name.as_str() {
                                 $( stringify!($kw) => {
                                     if $kw.is_some() {
