@@ -1,0 +1,50 @@
+//! `bwsim fmt`: canonical printing.
+
+use super::{load_source, parse_or_report, CliError, CliResult};
+use std::process::ExitCode;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// A .tile file or a bundled kernel name.
+    kernel: String,
+    /// Rewrite the file in place.
+    #[arg(long, conflicts_with_all = ["check", "json"])]
+    write: bool,
+    /// Exit 1 (and print nothing) if the file is not in canonical form.
+    #[arg(long)]
+    check: bool,
+    /// Print the IR as JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(a: Args) -> CliResult {
+    let file = load_source(&a.kernel)?;
+    let Some(k) = parse_or_report(&file, a.json) else { return Ok(ExitCode::from(1)) };
+    if a.json {
+        let v = serde_json::to_string_pretty(&k).map_err(|e| CliError(e.to_string()))?;
+        println!("{v}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let out = bwsim_isa::print(&k);
+    if a.check {
+        return Ok(if out == file.text { ExitCode::SUCCESS } else {
+            eprintln!("{} is not in canonical form (run `bwsim fmt --write {}`)", file.name, file.name);
+            ExitCode::from(1)
+        });
+    }
+    if a.write {
+        if !std::path::Path::new(&a.kernel).exists() {
+            return Err(CliError(format!("`{}` is a bundled kernel, not a file: nothing to write", a.kernel)));
+        }
+        if out != file.text {
+            // Write to a temporary file and rename, so a failure never leaves a truncated file.
+            let tmp = format!("{}.bwsim-fmt.tmp", a.kernel);
+            std::fs::write(&tmp, &out).map_err(|e| CliError(format!("cannot write `{tmp}`: {e}")))?;
+            std::fs::rename(&tmp, &a.kernel).map_err(|e| CliError(format!("cannot replace `{}`: {e}", a.kernel)))?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    print!("{out}");
+    Ok(ExitCode::SUCCESS)
+}

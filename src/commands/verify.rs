@@ -1,0 +1,57 @@
+//! `bwsim verify`: the static rules.
+
+use super::{diags_json, load_source, parse_or_report, parse_override, parse_target, print_diags, CliResult};
+use bwsim_isa::consts::Override;
+use bwsim_isa::verify::{verify, VerifyOptions, RULES};
+use bwsim_isa::Target;
+use std::process::ExitCode;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// A .tile file or a bundled kernel name.
+    #[arg(required_unless_present = "rules")]
+    kernel: Option<String>,
+    /// Target to verify for (default: the kernel's first target).
+    #[arg(long, value_parser = parse_target)]
+    target: Option<Target>,
+    /// Override a compile-time constant: --const BLOCK_M=64 (repeatable).
+    #[arg(long = "const", value_name = "NAME=VALUE", value_parser = parse_override)]
+    consts: Vec<Override>,
+    /// Print diagnostics as JSON.
+    #[arg(long)]
+    json: bool,
+    /// List every rule code with its meaning.
+    #[arg(long)]
+    rules: bool,
+}
+
+pub fn run(a: Args) -> CliResult {
+    if a.rules {
+        for (code, what) in RULES {
+            println!("{code:<22} {what}");
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let Some(spec) = a.kernel else { return Ok(ExitCode::from(2)) };
+    let file = load_source(&spec)?;
+    let Some(k) = parse_or_report(&file, a.json) else { return Ok(ExitCode::from(1)) };
+    let (checked, diags) = verify(&k, &VerifyOptions { target: a.target, overrides: a.consts });
+    let ok = checked.is_some();
+    if a.json {
+        println!("{}", serde_json::json!({ "file": file.name, "ok": ok, "diagnostics": diags_json(&diags, &file) }));
+    } else {
+        print_diags(&diags, &file);
+        if let Some(c) = &checked {
+            eprintln!(
+                "{}: ok ({}, {} warps{}, {} B shared memory, {} TMEM columns)",
+                file.name,
+                c.target,
+                c.total_warps(),
+                if c.workers.is_empty() { String::new() } else { format!(" in {} partitions", c.workers.len() + 1) },
+                c.smem_bytes,
+                c.tmem_cols
+            );
+        }
+    }
+    Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
