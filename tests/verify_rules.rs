@@ -1,0 +1,114 @@
+//! The verifier's rule corpus: `tests/verify/CODE.fail.tile` must produce the diagnostic
+//! `CODE` (its rendered text is snapshotted under traces/verify/), and its twin
+//! `CODE.pass.tile` must verify clean.
+//!
+//! Directives in leading comments: `// expect: CODE` (or `ok`), `// target: sm_90a`,
+//! `// const: NAME=VALUE`. Adding a rule test needs no Rust: drop in two files.
+
+use bwsim_isa::consts::Override;
+use bwsim_isa::verify::{verify, VerifyOptions, RULES};
+use bwsim_isa::{diag, SourceFile, Target};
+use std::path::{Path, PathBuf};
+
+struct Case {
+    path: PathBuf,
+    expect: String,
+    opts: VerifyOptions,
+    file: SourceFile,
+}
+
+fn load(path: &Path) -> Case {
+    let text = std::fs::read_to_string(path).expect("test corpus file is readable");
+    let mut expect = String::new();
+    let mut opts = VerifyOptions::default();
+    for line in text.lines().take_while(|l| l.starts_with("//")) {
+        let l = line.trim_start_matches("//").trim();
+        if let Some(v) = l.strip_prefix("expect:") {
+            expect = v.trim().to_string();
+        } else if let Some(v) = l.strip_prefix("target:") {
+            opts.target = Target::from_name(v.trim());
+        } else if let Some(v) = l.strip_prefix("const:") {
+            opts.overrides.push(Override::parse(v.trim()).expect("valid const directive"));
+        }
+    }
+    assert!(!expect.is_empty(), "{} has no `// expect:` line", path.display());
+    let name = format!("tests/verify/{}", path.file_name().unwrap_or_default().to_string_lossy());
+    Case { path: path.to_path_buf(), expect, opts, file: SourceFile::new(name, text) }
+}
+
+/// Parse and verify; the error diagnostics (parse errors included).
+fn diagnose(c: &Case) -> Vec<bwsim_isa::Diagnostic> {
+    match bwsim_isa::parse(&c.file) {
+        Err(d) => d,
+        Ok(k) => {
+            let (_, d) = verify(&k, &c.opts);
+            d.into_iter().filter(|d| d.is_error()).collect()
+        }
+    }
+}
+
+fn corpus(suffix: &str) -> Vec<Case> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/verify");
+    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("tests/verify exists")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.to_string_lossy().ends_with(suffix))
+        .collect();
+    v.sort();
+    v.iter().map(|p| load(p)).collect()
+}
+
+#[test]
+fn every_failing_example_reports_its_rule() {
+    let cases = corpus(".fail.tile");
+    let mut failures = Vec::new();
+    for c in &cases {
+        let diags = diagnose(c);
+        let codes: Vec<&str> = diags.iter().map(|d| d.code.as_str()).collect();
+        if !codes.contains(&c.expect.as_str()) {
+            failures.push(format!("{}: expected `{}`, got {:?}", c.path.display(), c.expect, codes));
+            continue;
+        }
+        let rendered = diag::render(&diags, &c.file);
+        insta::with_settings!({
+            snapshot_path => "../traces/verify",
+            prepend_module_to_snapshot => false,
+            omit_expression => true,
+        }, {
+            insta::assert_snapshot!(c.expect.clone(), rendered);
+        });
+    }
+    assert!(failures.is_empty(), "rule examples that did not fire:\n{}", failures.join("\n"));
+}
+
+#[test]
+fn every_passing_twin_verifies_clean() {
+    let cases = corpus(".pass.tile");
+    let mut failures = Vec::new();
+    for c in &cases {
+        assert_eq!(c.expect, "ok", "{}", c.path.display());
+        let diags = diagnose(c);
+        if !diags.is_empty() {
+            failures.push(format!("{}:\n{}", c.path.display(), diag::render(&diags, &c.file)));
+        }
+    }
+    assert!(failures.is_empty(), "passing twins with errors:\n{}", failures.join("\n"));
+}
+
+#[test]
+fn at_least_25_rules_have_a_failing_and_a_passing_example() {
+    let fails = corpus(".fail.tile");
+    let passes = corpus(".pass.tile");
+    let mut covered = 0;
+    for (code, _) in RULES {
+        let f = fails.iter().any(|c| c.expect == *code);
+        let p = passes.iter().any(|c| c.path.to_string_lossy().contains(&format!("/{code}.pass.tile")));
+        if f && p {
+            covered += 1;
+        }
+    }
+    for c in &fails {
+        assert!(RULES.iter().any(|(r, _)| *r == c.expect), "{} expects unknown rule `{}`", c.path.display(), c.expect);
+    }
+    assert!(covered >= 25, "only {covered} rules have both examples");
+}
