@@ -452,6 +452,12 @@ impl<'k> Cx<'k> {
         self.scopes.pop();
     }
 
+    fn transparent_block(&mut self, b: &'k Block) {
+        for s in &b.stmts {
+            self.stmt(s);
+        }
+    }
+
     fn stmt(&mut self, s: &'k Stmt) {
         self.stmt_stack.push(s as *const Stmt as usize);
         match &s.kind {
@@ -540,11 +546,13 @@ impl<'k> Cx<'k> {
             }
             StmtKind::If { cond, then_body, else_body } => {
                 if self.checked.consts.is_const(cond) {
+                    // A constant `if` is decided now and opens no scope: names bound in the taken
+                    // branch stay visible after it (Python semantics, as in Gluon).
                     match self.checked.consts.bool(cond) {
-                        Ok(true) => self.block(then_body),
+                        Ok(true) => self.transparent_block(then_body),
                         Ok(false) => {
                             if let Some(e) = else_body {
-                                self.block(e)
+                                self.transparent_block(e)
                             }
                         }
                         Err(d) => self.emit(d),
