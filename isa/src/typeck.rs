@@ -290,6 +290,8 @@ struct Cx<'k> {
     alloc_depth: Vec<usize>,
     /// Which partition we are in (None: outside warp_specialize).
     in_worker: bool,
+    /// Statement-stack depths of the constant `if`s whose taken branch is being checked.
+    transparent: Vec<usize>,
     seen: std::collections::HashSet<Diagnostic>,
 }
 
@@ -321,6 +323,7 @@ impl<'k> Cx<'k> {
             stmt_stack: Vec::new(),
             alloc_depth: Vec::new(),
             in_worker: false,
+            transparent: Vec::new(),
             seen: Default::default(),
         }
     }
@@ -453,9 +456,11 @@ impl<'k> Cx<'k> {
     }
 
     fn transparent_block(&mut self, b: &'k Block) {
+        self.transparent.push(self.stmt_stack.len().saturating_sub(1));
         for s in &b.stmts {
             self.stmt(s);
         }
+        self.transparent.pop();
     }
 
     fn stmt(&mut self, s: &'k Stmt) {
@@ -1296,7 +1301,14 @@ impl<'k> Cx<'k> {
         let i = self.checked.allocs.len();
         self.checked.allocs.push(Alloc { kind, offset: 0, size, align, manual, span: op.span, live: (here, here) });
         self.checked.alloc_of.insert(key, i);
-        self.alloc_depth.push(self.stmt_stack.len().saturating_sub(1));
+        // An allocation inside a constant `if` belongs to the block around the `if`.
+        let mut depth = self.stmt_stack.len().saturating_sub(1);
+        for &t in self.transparent.iter().rev() {
+            if t + 1 == depth {
+                depth = t;
+            }
+        }
+        self.alloc_depth.push(depth);
         i
     }
 
@@ -1347,12 +1359,14 @@ impl<'k> Cx<'k> {
                 let s = self.expect_smem(src, "the reinterpreted view")?;
                 let (dtype, shape) = self.shaped(ty)?;
                 let layout = self.smem_layout(layout)?;
-                let have = smem_bytes(s.dtype, &s.shape, &s.layout);
+                // A reinterpret may reach past its view (Gluon's STEALB epilogue spans two B
+                // buffers) but never past the allocation; the simulator checks the exact bounds.
+                let have = self.checked.allocs[s.alloc].size;
                 let want = smem_bytes(dtype, &shape, &layout);
                 if want > have {
                     return Err(Diagnostic::error(
                         "smem-reinterpret",
-                        format!("reinterpret needs {want} bytes but the view has {have}"),
+                        format!("reinterpret needs {want} bytes but the whole allocation has {have}"),
                         op.span,
                         "too large",
                     ));
@@ -1708,9 +1722,15 @@ impl<'k> Cx<'k> {
                 return Err(Diagnostic::error("tma-smem", format!("gather/scatter of {rows} rows of {} needs a shared buffer of shape {want:?}, found {:?}", want[1], s.shape), e.span, "shape mismatch"));
             }
         } else {
-            let a: u64 = s.shape.iter().map(|&x| x as u64).product();
+            // A transposed (MN-major) buffer is stored with its last two dimensions swapped.
+            let mut phys = s.shape.clone();
+            if matches!(s.layout, SmemLayout::Nvmma { transposed: true, .. }) && phys.len() >= 2 {
+                let n = phys.len();
+                phys.swap(n - 1, n - 2);
+            }
+            let a: u64 = phys.iter().map(|&x| x as u64).product();
             let b: u64 = d.block.iter().map(|&x| x as u64).product();
-            if a != b || s.shape.last() != d.block.last() {
+            if a != b || phys.last() != d.block.last() {
                 return Err(Diagnostic::error("tma-smem", format!("shared buffer of shape {:?} does not hold one block {:?} of the descriptor", s.shape, d.block), e.span, "shape mismatch"));
             }
         }

@@ -28,7 +28,20 @@ macro_rules! kernels {
     };
 }
 
-kernels! {}
+kernels! {
+    "async_gather", "sm_100a", "09 tma-gather-scatter", "TMA gather4: out = input[x_offsets, y_offset:y_offset+BLOCK_Y], OOB rows/cols zero";
+    "async_scatter", "sm_100a", "09 tma-gather-scatter", "TMA scatter4: input[x_offsets, y_offset:...] = src, OOB rows/cols dropped";
+    "matmul_fused_gather_scatter", "sm_100a", "09 tma-gather-scatter", "persistent grouped tcgen05 matmul with gather4 of X rows and scatter4 of out rows";
+    "tcgen05_copy", "sm_100a", "10 tcgen05-copy", "global -> smem -> tcgen05.cp -> tmem -> global round trip";
+    "matmul_accumulate", "sm_100a", "10 tcgen05-copy", "warp-specialized D = A@B + C, C brought into TMEM by TMA + tcgen05.cp";
+    "elementwise_add_tma", "sm_100a, sm_90a", "08 warp-specialization (04 baseline)", "software-pipelined TMA add c = a + b";
+    "elementwise_add_ws", "sm_100a, sm_90a", "08 warp-specialization", "warp-specialized add: load, compute and store partitions";
+    "matmul_warp_specialized", "sm_100a", "08 warp-specialization", "persistent tcgen05 matmul, load/MMA/epilogue partitions, double-buffered TMEM accumulator";
+    "matmul_pipelined", "sm_100a, sm_90a", "07 persistence", "pipelined matmul with the MMA abstraction (wgmma / tcgen05)";
+    "persistent_matmul", "sm_100a, sm_90a", "07 persistence", "persistent matmul, row-major or grouped tile scheduler";
+    "persistent_matmul_pipelined", "sm_100a, sm_90a", "07 persistence", "persistent matmul pipelined across tiles, optional STEALB epilogue";
+    "gemm_async", "sm_100a", "TIRx gemm_async", "128x64 @ 64x128 tcgen05.mma into TMEM columns 256:384; f16, block-scaled fp8 and fp4";
+}
 
 /// Every bundled kernel.
 pub fn all() -> &'static [KernelEntry] {
