@@ -45,9 +45,10 @@ impl Override {
     /// Parse `NAME=VALUE`.
     pub fn parse(s: &str) -> Result<Override, String> {
         match s.split_once('=') {
-            Some((n, v)) if !n.trim().is_empty() && !v.trim().is_empty() => {
-                Ok(Override { name: n.trim().to_string(), value: v.trim().to_string() })
-            }
+            Some((n, v)) if !n.trim().is_empty() && !v.trim().is_empty() => Ok(Override {
+                name: n.trim().to_string(),
+                value: v.trim().to_string(),
+            }),
             _ => Err(format!("expected NAME=VALUE, found `{s}`")),
         }
     }
@@ -76,7 +77,10 @@ impl ConstEnv {
                 diags.push(
                     Diagnostic::error(
                         "unknown-const",
-                        format!("`--const {}` names no constant of kernel `{}`", o.name, kernel.name.name),
+                        format!(
+                            "`--const {}` names no constant of kernel `{}`",
+                            o.name, kernel.name.name
+                        ),
                         kernel.name.span,
                         "this kernel",
                     )
@@ -94,7 +98,12 @@ impl ConstEnv {
                     Some(v) => Ok(v),
                     None => Err(Diagnostic::error(
                         "bad-const",
-                        format!("`--const {}={}` is not a valid {}", o.name, o.value, c.kind.name()),
+                        format!(
+                            "`--const {}={}` is not a valid {}",
+                            o.name,
+                            o.value,
+                            c.kind.name()
+                        ),
                         c.span,
                         format!("`{}` is declared `{}` here", c.name.name, c.kind.name()),
                     )),
@@ -113,7 +122,11 @@ impl ConstEnv {
                     if !ok {
                         diags.push(Diagnostic::error(
                             "E-type",
-                            format!("constant `{}` is declared `{}` but its value is `{v}`", c.name.name, c.kind.name()),
+                            format!(
+                                "constant `{}` is declared `{}` but its value is `{v}`",
+                                c.name.name,
+                                c.kind.name()
+                            ),
                             c.value.span,
                             "value of the wrong kind",
                         ));
@@ -148,8 +161,10 @@ impl ConstEnv {
             ExprKind::Unary(_, a) => self.is_const(a),
             ExprKind::Binary(_, a, b) => self.is_const(a) && self.is_const(b),
             ExprKind::Call(f, args) => {
-                matches!(f.as_str(), "min" | "max" | "cdiv" | "select" | "abs" | "bitwidth" | "log2")
-                    && args.iter().all(|a| a.key.is_none() && self.is_const(&a.value))
+                matches!(
+                    f.as_str(),
+                    "min" | "max" | "cdiv" | "select" | "abs" | "bitwidth" | "log2"
+                ) && args.iter().all(|a| a.key.is_none() && self.is_const(&a.value))
             }
             _ => false,
         }
@@ -167,8 +182,12 @@ impl ConstEnv {
                 } else if let Some(d) = crate::types::DType::from_name(n) {
                     Ok(DType(d))
                 } else {
-                    Err(err(e, format!("`{n}` is not a compile-time constant"), "not a constant")
-                        .with_help("only `const` names, `SM`, static_for variables and literals can appear here"))
+                    Err(err(
+                        e,
+                        format!("`{n}` is not a compile-time constant"),
+                        "not a constant",
+                    )
+                    .with_help("only `const` names, `SM`, static_for variables and literals can appear here"))
                 }
             }
             ExprKind::Unary(op, a) => match (op, self.eval(a)?) {
@@ -182,10 +201,13 @@ impl ConstEnv {
                 binop(*op, x, y).map_err(|m| err(e, m, "in this constant expression"))
             }
             ExprKind::Call(f, args) => {
-                let vals: Result<Vec<ConstValue>, Diagnostic> = args.iter().map(|a| self.eval(&a.value)).collect();
+                let vals: Result<Vec<ConstValue>, Diagnostic> =
+                    args.iter().map(|a| self.eval(&a.value)).collect();
                 let vals = vals?;
                 let ints = || -> Option<Vec<i64>> {
-                    vals.iter().map(|v| if let Int(i) = v { Some(*i) } else { None }).collect()
+                    vals.iter()
+                        .map(|v| if let Int(i) = v { Some(*i) } else { None })
+                        .collect()
                 };
                 match (f.as_str(), vals.as_slice()) {
                     ("select", [Bool(c), x, y]) => Ok(if *c { *x } else { *y }),
@@ -205,7 +227,11 @@ impl ConstEnv {
                                 .map(Int)
                                 .ok_or_else(|| overflow(e)),
                             ("log2", [x]) if *x > 0 => Ok(Int(63 - x.leading_zeros() as i64)),
-                            _ => Err(err(e, format!("`{f}` is not a constant function with these arguments"), "here")),
+                            _ => Err(err(
+                                e,
+                                format!("`{f}` is not a constant function with these arguments"),
+                                "here",
+                            )),
                         }
                     }
                 }
@@ -218,27 +244,45 @@ impl ConstEnv {
     pub fn int(&self, e: &Expr) -> Result<i64, Diagnostic> {
         match self.eval(e)? {
             ConstValue::Int(v) => Ok(v),
-            other => Err(err(e, format!("expected an integer constant, found `{other}`"), "not an integer")),
+            other => Err(err(
+                e,
+                format!("expected an integer constant, found `{other}`"),
+                "not an integer",
+            )),
         }
     }
     /// Evaluate to a non-negative integer that fits in u32.
     pub fn dim(&self, e: &Expr) -> Result<u32, Diagnostic> {
         let v = self.int(e)?;
-        u32::try_from(v).map_err(|_| err(e, format!("expected a size in 0..2^32, found {v}"), "out of range"))
+        u32::try_from(v).map_err(|_| {
+            err(
+                e,
+                format!("expected a size in 0..2^32, found {v}"),
+                "out of range",
+            )
+        })
     }
     /// Evaluate to a boolean.
     pub fn bool(&self, e: &Expr) -> Result<bool, Diagnostic> {
         match self.eval(e)? {
             ConstValue::Bool(b) => Ok(b),
             ConstValue::Int(v) => Ok(v != 0),
-            other => Err(err(e, format!("expected a boolean constant, found `{other}`"), "not a boolean")),
+            other => Err(err(
+                e,
+                format!("expected a boolean constant, found `{other}`"),
+                "not a boolean",
+            )),
         }
     }
     /// Evaluate to an element type.
     pub fn dtype(&self, e: &Expr) -> Result<DType, Diagnostic> {
         match self.eval(e)? {
             ConstValue::DType(d) => Ok(d),
-            other => Err(err(e, format!("expected an element type, found `{other}`"), "not a dtype")),
+            other => Err(err(
+                e,
+                format!("expected an element type, found `{other}`"),
+                "not a dtype",
+            )),
         }
     }
 }
@@ -251,7 +295,11 @@ fn parse_override(kind: ConstKind, s: &str) -> Option<ConstValue> {
     match kind {
         ConstKind::Int => {
             let s2 = s.replace('_', "");
-            let v = if let Some(h) = s2.strip_prefix("0x") { i64::from_str_radix(h, 16).ok() } else { s2.parse().ok() };
+            let v = if let Some(h) = s2.strip_prefix("0x") {
+                i64::from_str_radix(h, 16).ok()
+            } else {
+                s2.parse().ok()
+            };
             v.map(ConstValue::Int)
         }
         ConstKind::Bool => match s {
@@ -280,8 +328,14 @@ pub fn binop(op: BinOp, x: ConstValue, y: ConstValue) -> Result<ConstValue, Stri
                 BinOp::BitAnd => Int(a & b),
                 BinOp::BitOr => Int(a | b),
                 BinOp::BitXor => Int(a ^ b),
-                BinOp::Shl => Int(u32::try_from(b).ok().and_then(|s| a.checked_shl(s)).ok_or_else(ov)?),
-                BinOp::Shr => Int(u32::try_from(b).ok().and_then(|s| a.checked_shr(s)).ok_or_else(ov)?),
+                BinOp::Shl => Int(u32::try_from(b)
+                    .ok()
+                    .and_then(|s| a.checked_shl(s))
+                    .ok_or_else(ov)?),
+                BinOp::Shr => Int(u32::try_from(b)
+                    .ok()
+                    .and_then(|s| a.checked_shr(s))
+                    .ok_or_else(ov)?),
                 BinOp::Eq => Bool(a == b),
                 BinOp::Ne => Bool(a != b),
                 BinOp::Lt => Bool(a < b),

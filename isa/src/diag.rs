@@ -43,22 +43,43 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
-    pub fn error(code: impl Into<String>, message: impl Into<String>, span: Span, label: impl Into<String>) -> Diagnostic {
+    pub fn error(
+        code: impl Into<String>,
+        message: impl Into<String>,
+        span: Span,
+        label: impl Into<String>,
+    ) -> Diagnostic {
         Diagnostic {
             severity: Severity::Error,
             code: code.into(),
             message: message.into(),
-            primary: Label { span, message: label.into(), line_col: None },
+            primary: Label {
+                span,
+                message: label.into(),
+                line_col: None,
+            },
             labels: Vec::new(),
             notes: Vec::new(),
             help: None,
         }
     }
-    pub fn warning(code: impl Into<String>, message: impl Into<String>, span: Span, label: impl Into<String>) -> Diagnostic {
-        Diagnostic { severity: Severity::Warning, ..Diagnostic::error(code, message, span, label) }
+    pub fn warning(
+        code: impl Into<String>,
+        message: impl Into<String>,
+        span: Span,
+        label: impl Into<String>,
+    ) -> Diagnostic {
+        Diagnostic {
+            severity: Severity::Warning,
+            ..Diagnostic::error(code, message, span, label)
+        }
     }
     pub fn with_label(mut self, span: Span, message: impl Into<String>) -> Diagnostic {
-        self.labels.push(Label { span, message: message.into(), line_col: None });
+        self.labels.push(Label {
+            span,
+            message: message.into(),
+            line_col: None,
+        });
         self
     }
     pub fn with_note(mut self, note: impl Into<String>) -> Diagnostic {

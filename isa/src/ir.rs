@@ -23,10 +23,16 @@ pub struct Ident {
 
 impl Ident {
     pub fn new(name: impl Into<String>) -> Ident {
-        Ident { name: name.into(), span: Span::DUMMY }
+        Ident {
+            name: name.into(),
+            span: Span::DUMMY,
+        }
     }
     pub fn spanned(name: impl Into<String>, span: Span) -> Ident {
-        Ident { name: name.into(), span }
+        Ident {
+            name: name.into(),
+            span,
+        }
     }
 }
 
@@ -177,7 +183,10 @@ impl Expr {
     }
     pub fn int(v: i64) -> Expr {
         if v < 0 {
-            Expr::new(ExprKind::Unary(UnOp::Neg, Box::new(Expr::int(v.saturating_neg()))), Span::DUMMY)
+            Expr::new(
+                ExprKind::Unary(UnOp::Neg, Box::new(Expr::int(v.saturating_neg()))),
+                Span::DUMMY,
+            )
         } else {
             Expr::new(ExprKind::Int(v), Span::DUMMY)
         }
@@ -190,7 +199,10 @@ impl Expr {
     }
     pub fn call(f: &str, args: Vec<Expr>) -> Expr {
         Expr::new(
-            ExprKind::Call(f.to_string(), args.into_iter().map(|value| Arg { key: None, value }).collect()),
+            ExprKind::Call(
+                f.to_string(),
+                args.into_iter().map(|value| Arg { key: None, value }).collect(),
+            ),
             Span::DUMMY,
         )
     }
@@ -198,7 +210,10 @@ impl Expr {
         Expr::new(ExprKind::Binary(op, Box::new(a), Box::new(b)), Span::DUMMY)
     }
     pub fn index(base: Expr, items: Vec<Expr>) -> Expr {
-        Expr::new(ExprKind::Index(Box::new(base), items.into_iter().map(IndexItem::Expr).collect()), Span::DUMMY)
+        Expr::new(
+            ExprKind::Index(Box::new(base), items.into_iter().map(IndexItem::Expr).collect()),
+            Span::DUMMY,
+        )
     }
     pub fn list(items: Vec<Expr>) -> Expr {
         Expr::new(ExprKind::List(items), Span::DUMMY)
@@ -381,9 +396,20 @@ define_ops! {
 #[derive(Clone, Debug)]
 pub enum OpShapeError {
     UnknownOp,
-    Arity { op: &'static str, expected: &'static [&'static str], found: usize },
-    DuplicateKeyword { op: &'static str, key: Ident },
-    UnknownKeyword { op: &'static str, key: Ident, allowed: &'static [&'static str] },
+    Arity {
+        op: &'static str,
+        expected: &'static [&'static str],
+        found: usize,
+    },
+    DuplicateKeyword {
+        op: &'static str,
+        key: Ident,
+    },
+    UnknownKeyword {
+        op: &'static str,
+        key: Ident,
+        allowed: &'static [&'static str],
+    },
 }
 
 /// An operation with the span of the whole operation text.
@@ -430,11 +456,25 @@ pub enum StmtKind {
     /// An operation without a result.
     Op(Op),
     /// `for i in a..b [step s] { }` (dynamic) or `static_for i in a..b [step s] { }` (unrolled, constant bounds).
-    For { var: Ident, start: Expr, end: Expr, step: Option<Expr>, body: Block, unrolled: bool },
+    For {
+        var: Ident,
+        start: Expr,
+        end: Expr,
+        step: Option<Expr>,
+        body: Block,
+        unrolled: bool,
+    },
     /// `if c { } [else { }]`. A condition made only of constants is decided at compile time.
-    If { cond: Expr, then_body: Block, else_body: Option<Block> },
+    If {
+        cond: Expr,
+        then_body: Block,
+        else_body: Option<Block>,
+    },
     /// `warp_specialize { default { } worker NAME(warps=W, regs=R) { } ... }`.
-    WarpSpecialize { default: DefaultPartition, workers: Vec<Worker> },
+    WarpSpecialize {
+        default: DefaultPartition,
+        workers: Vec<Worker>,
+    },
     /// `static_assert COND, "message"`.
     StaticAssert { cond: Expr, message: String },
 }
@@ -558,7 +598,9 @@ pub fn walk_block<'a>(b: &'a Block, f: &mut dyn FnMut(&'a Stmt)) {
         f(s);
         match &s.kind {
             StmtKind::For { body, .. } => walk_block(body, f),
-            StmtKind::If { then_body, else_body, .. } => {
+            StmtKind::If {
+                then_body, else_body, ..
+            } => {
                 walk_block(then_body, f);
                 if let Some(e) = else_body {
                     walk_block(e, f);

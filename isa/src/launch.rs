@@ -100,7 +100,12 @@ impl HostTensor {
     pub fn zeros(name: &str, dtype: DType, shape: Vec<u64>) -> HostTensor {
         let n: u64 = shape.iter().product();
         let bytes = (n * dtype.bits() as u64).div_ceil(8) as usize;
-        HostTensor { name: name.to_string(), dtype, shape, data: vec![0; bytes] }
+        HostTensor {
+            name: name.to_string(),
+            dtype,
+            shape,
+            data: vec![0; bytes],
+        }
     }
     pub fn numel(&self) -> u64 {
         self.shape.iter().product()
@@ -110,7 +115,11 @@ impl HostTensor {
         let bits = self.dtype.bits() as u64;
         if bits == 4 {
             let b = self.data[(i / 2) as usize];
-            return if i % 2 == 0 { (b & 0xf) as u64 } else { (b >> 4) as u64 };
+            return if i % 2 == 0 {
+                (b & 0xf) as u64
+            } else {
+                (b >> 4) as u64
+            };
         }
         let w = (bits / 8) as usize;
         let o = i as usize * w;
@@ -170,10 +179,13 @@ fn init_of(env: &ConstEnv, e: &Expr) -> Result<Init, Diagnostic> {
             .with_help("initialisers: zeros(), randn(), uniform(lo, hi), randint(lo, hi), iota(), fill(v), linspace(lo, hi), perm(), shuffled(INIT)"));
     };
     let num = |i: usize| -> Result<f64, Diagnostic> {
-        let a = args.get(i).ok_or_else(|| launch_err(e.span, format!("`{f}` needs {} arguments", i + 1), "here"))?;
+        let a = args
+            .get(i)
+            .ok_or_else(|| launch_err(e.span, format!("`{f}` needs {} arguments", i + 1), "here"))?;
         match &a.value.kind {
             ExprKind::Float(x) => Ok(*x),
-            ExprKind::Unary(UnOp::Neg, inner) if matches!(inner.kind, ExprKind::Float(_)) => match inner.kind {
+            ExprKind::Unary(UnOp::Neg, inner) if matches!(inner.kind, ExprKind::Float(_)) => match inner.kind
+            {
                 ExprKind::Float(x) => Ok(-x),
                 _ => unreachable!("guarded by the match arm"),
             },
@@ -204,7 +216,13 @@ fn init_of(env: &ConstEnv, e: &Expr) -> Result<Init, Diagnostic> {
 pub fn resolve(checked: &Checked, l: &Launch) -> Result<LaunchPlan, Vec<Diagnostic>> {
     let env = &checked.consts;
     let mut diags = Vec::new();
-    let mut plan = LaunchPlan { grid: [1, 1, 1], cluster: [1, 1, 1], tensors: Vec::new(), args: Vec::new(), outputs: Vec::new() };
+    let mut plan = LaunchPlan {
+        grid: [1, 1, 1],
+        cluster: [1, 1, 1],
+        tensors: Vec::new(),
+        args: Vec::new(),
+        outputs: Vec::new(),
+    };
     let mut sets: Vec<(&Ident, &Expr)> = Vec::new();
     let mut have_grid = false;
     for item in &l.items {
@@ -217,22 +235,38 @@ pub fn resolve(checked: &Checked, l: &Launch) -> Result<LaunchPlan, Vec<Diagnost
                     let dtype = env.dtype(base)?;
                     let mut shape = Vec::new();
                     for d in dims {
-                        let IndexItem::Expr(d) = d else { return Err(launch_err(ty.span, "tensor dims are constants", "here")) };
+                        let IndexItem::Expr(d) = d else {
+                            return Err(launch_err(ty.span, "tensor dims are constants", "here"));
+                        };
                         let v = env.int(d)?;
                         if v <= 0 {
-                            return Err(launch_err(d.span, format!("tensor dimension must be positive, found {v}"), "here"));
+                            return Err(launch_err(
+                                d.span,
+                                format!("tensor dimension must be positive, found {v}"),
+                                "here",
+                            ));
                         }
                         shape.push(v as u64);
                     }
                     if shape.iter().try_fold(1u64, |a, &b| a.checked_mul(b)).is_none() {
                         return Err(launch_err(ty.span, "tensor size overflows", "here"));
                     }
-                    Ok(TensorSpec { name: name.name.clone(), dtype, shape, init: init_of(env, init)?, span: item.span })
+                    Ok(TensorSpec {
+                        name: name.name.clone(),
+                        dtype,
+                        shape,
+                        init: init_of(env, init)?,
+                        span: item.span,
+                    })
                 })();
                 match r {
                     Ok(t) => {
                         if plan.tensor(&t.name).is_some() {
-                            diags.push(launch_err(name.span, format!("tensor `{}` defined twice", t.name), "here"));
+                            diags.push(launch_err(
+                                name.span,
+                                format!("tensor `{}` defined twice", t.name),
+                                "here",
+                            ));
                         }
                         plan.tensors.push(t)
                     }
@@ -241,7 +275,10 @@ pub fn resolve(checked: &Checked, l: &Launch) -> Result<LaunchPlan, Vec<Diagnost
             }
             LaunchItemKind::Set { name, value } => match name.name.as_str() {
                 "grid" | "cluster" => match const_list(env, value) {
-                    Ok(v) if (1..=3).contains(&v.len()) && v.iter().all(|&x| (1..=i32::MAX as i64).contains(&x)) => {
+                    Ok(v)
+                        if (1..=3).contains(&v.len())
+                            && v.iter().all(|&x| (1..=i32::MAX as i64).contains(&x)) =>
+                    {
                         let mut g = [1u32; 3];
                         for (i, x) in v.iter().enumerate() {
                             g[i] = *x as u32;
@@ -253,7 +290,11 @@ pub fn resolve(checked: &Checked, l: &Launch) -> Result<LaunchPlan, Vec<Diagnost
                             plan.cluster = g;
                         }
                     }
-                    Ok(_) => diags.push(launch_err(value.span, format!("`{}` takes 1 to 3 positive sizes", name.name), "here")),
+                    Ok(_) => diags.push(launch_err(
+                        value.span,
+                        format!("`{}` takes 1 to 3 positive sizes", name.name),
+                        "here",
+                    )),
                     Err(d) => diags.push(d),
                 },
                 _ => sets.push((name, value)),
@@ -265,9 +306,15 @@ pub fn resolve(checked: &Checked, l: &Launch) -> Result<LaunchPlan, Vec<Diagnost
     }
     for p in &checked.params {
         let Some((_, value)) = sets.iter().find(|(n, _)| n.name == p.name) else {
-            diags.push(launch_err(l.span, format!("parameter `{}` gets no argument", p.name), "missing argument")
+            diags.push(
+                launch_err(
+                    l.span,
+                    format!("parameter `{}` gets no argument", p.name),
+                    "missing argument",
+                )
                 .with_label(p.span, "parameter declared here")
-                .with_help(format!("add `{} = ...` to the launch section", p.name)));
+                .with_help(format!("add `{} = ...` to the launch section", p.name)),
+            );
             continue;
         };
         let arg = match (&p.ty, &value.kind) {
@@ -280,17 +327,33 @@ pub fn resolve(checked: &Checked, l: &Launch) -> Result<LaunchPlan, Vec<Diagnost
                         _ => dt,
                     };
                     if dt != want {
-                        diags.push(launch_err(value.span, format!("`{}` expects {want} data but tensor `{t}` is {dt}", p.name), "element type mismatch"));
+                        diags.push(launch_err(
+                            value.span,
+                            format!("`{}` expects {want} data but tensor `{t}` is {dt}", p.name),
+                            "element type mismatch",
+                        ));
                     }
                     if let Ty::Desc(d) = &p.ty {
                         if plan.tensors[i].shape.len() != d.block.len() {
-                            diags.push(launch_err(value.span, format!("descriptor of rank {} over a tensor of rank {}", d.block.len(), plan.tensors[i].shape.len()), "rank mismatch"));
+                            diags.push(launch_err(
+                                value.span,
+                                format!(
+                                    "descriptor of rank {} over a tensor of rank {}",
+                                    d.block.len(),
+                                    plan.tensors[i].shape.len()
+                                ),
+                                "rank mismatch",
+                            ));
                         }
                     }
                     ArgValue::Tensor(i)
                 }
                 None => {
-                    diags.push(launch_err(value.span, format!("no tensor named `{t}`"), "unknown tensor"));
+                    diags.push(launch_err(
+                        value.span,
+                        format!("no tensor named `{t}`"),
+                        "unknown tensor",
+                    ));
                     continue;
                 }
             },
@@ -317,7 +380,11 @@ pub fn resolve(checked: &Checked, l: &Launch) -> Result<LaunchPlan, Vec<Diagnost
                 }
             }
             _ => {
-                diags.push(launch_err(value.span, format!("`{}` needs a tensor name", p.name), "here"));
+                diags.push(launch_err(
+                    value.span,
+                    format!("`{}` needs a tensor name", p.name),
+                    "here",
+                ));
                 continue;
             }
         };
@@ -332,12 +399,22 @@ pub fn resolve(checked: &Checked, l: &Launch) -> Result<LaunchPlan, Vec<Diagnost
             for it in items {
                 match it.as_name().and_then(|t| plan.tensor(t)) {
                     Some(i) => plan.outputs.push(i),
-                    None => diags.push(launch_err(it.span, "outputs lists tensor names", "unknown tensor")),
+                    None => diags.push(launch_err(
+                        it.span,
+                        "outputs lists tensor names",
+                        "unknown tensor",
+                    )),
                 }
             }
         } else if checked.param(&n.name).is_none() {
-            diags.push(launch_err(n.span, format!("`{}` is not a parameter of the kernel", n.name), "unknown name")
-                .with_help("launch lines set grid, cluster, outputs, or a parameter"));
+            diags.push(
+                launch_err(
+                    n.span,
+                    format!("`{}` is not a parameter of the kernel", n.name),
+                    "unknown name",
+                )
+                .with_help("launch lines set grid, cluster, outputs, or a parameter"),
+            );
         }
     }
     if diags.is_empty() {
@@ -397,7 +474,11 @@ fn fill(t: &mut HostTensor, init: &Init, rng: &mut Rng) {
         Init::Iota => (0..n).for_each(|i| t.set(i, i as f64)),
         Init::Fill(v) => (0..n).for_each(|i| t.set(i, *v)),
         Init::Linspace(lo, hi) => (0..n).for_each(|i| {
-            let v = if n <= 1 { *lo } else { lo + (hi - lo) * i as f64 / (n - 1) as f64 };
+            let v = if n <= 1 {
+                *lo
+            } else {
+                lo + (hi - lo) * i as f64 / (n - 1) as f64
+            };
             t.set(i, if t.dtype.is_int() { v.trunc() } else { v })
         }),
         Init::Perm => {

@@ -45,7 +45,9 @@ pub fn encode(dtype: DType, v: f64) -> u64 {
         DType::TF32 => tf32_round(v as f32).to_bits() as u64,
         DType::F16 => f16::from_f32(v as f32).to_bits() as u64,
         DType::BF16 => bf16::from_f32(v as f32).to_bits() as u64,
-        DType::F8E4M3 | DType::F8E5M2 | DType::F4E2M1 | DType::UE4M3 | DType::UE8M0 => small_float_encode(dtype, v),
+        DType::F8E4M3 | DType::F8E5M2 | DType::F4E2M1 | DType::UE4M3 | DType::UE8M0 => {
+            small_float_encode(dtype, v)
+        }
         DType::I1 => (v != 0.0) as u64,
         DType::I8 | DType::I16 | DType::I32 | DType::I64 => {
             let i = if v.is_nan() { 0 } else { v.trunc() as i64 };
@@ -84,7 +86,11 @@ fn e4m3_decode(b: u8, signed: bool) -> f64 {
     if e == 0xf && m == 7 {
         return f64::NAN;
     }
-    let mag = if e == 0 { (m as f64 / 8.0) * 2f64.powi(-6) } else { (1.0 + m as f64 / 8.0) * 2f64.powi(e as i32 - 7) };
+    let mag = if e == 0 {
+        (m as f64 / 8.0) * 2f64.powi(-6)
+    } else {
+        (1.0 + m as f64 / 8.0) * 2f64.powi(e as i32 - 7)
+    };
     sign * mag
 }
 
@@ -102,16 +108,30 @@ fn e2m1_decode(b: u8) -> f64 {
 fn table(dtype: DType) -> &'static [(f64, u8)] {
     static T: OnceLock<Vec<Vec<(f64, u8)>>> = OnceLock::new();
     let all = T.get_or_init(|| {
-        [DType::F8E4M3, DType::F8E5M2, DType::F4E2M1, DType::UE4M3, DType::UE8M0]
-            .iter()
-            .map(|&d| {
-                let n = if d == DType::F4E2M1 { 8 } else if d == DType::UE8M0 { 256 } else { 128 };
-                let mut v: Vec<(f64, u8)> =
-                    (0..n).map(|c| (decode(d, c as u64), c as u8)).filter(|(x, _)| x.is_finite()).collect();
-                v.sort_by(|a, b| a.0.total_cmp(&b.0));
-                v
-            })
-            .collect()
+        [
+            DType::F8E4M3,
+            DType::F8E5M2,
+            DType::F4E2M1,
+            DType::UE4M3,
+            DType::UE8M0,
+        ]
+        .iter()
+        .map(|&d| {
+            let n = if d == DType::F4E2M1 {
+                8
+            } else if d == DType::UE8M0 {
+                256
+            } else {
+                128
+            };
+            let mut v: Vec<(f64, u8)> = (0..n)
+                .map(|c| (decode(d, c as u64), c as u8))
+                .filter(|(x, _)| x.is_finite())
+                .collect();
+            v.sort_by(|a, b| a.0.total_cmp(&b.0));
+            v
+        })
+        .collect()
     });
     let i = match dtype {
         DType::F8E4M3 => 0,

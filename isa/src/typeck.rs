@@ -24,7 +24,11 @@ pub enum SmemLayout {
     /// and swizzled by absolute address. `transposed` marks an MN-major MMA operand.
     Nvmma { swizzle: Swizzle, transposed: bool },
     /// Gluon's `SwizzledSharedLayout(vec, per_phase, max_phase)` (generic ld/st only).
-    Swizzled { vec: u32, per_phase: u32, max_phase: u32 },
+    Swizzled {
+        vec: u32,
+        per_phase: u32,
+        max_phase: u32,
+    },
 }
 
 impl SmemLayout {
@@ -46,9 +50,17 @@ impl SmemLayout {
         match self {
             SmemLayout::Plain => "plain".into(),
             SmemLayout::Nvmma { swizzle, transposed } => {
-                format!("nvmma({}{})", swizzle.bytes(), if *transposed { ", transposed=true" } else { "" })
+                format!(
+                    "nvmma({}{})",
+                    swizzle.bytes(),
+                    if *transposed { ", transposed=true" } else { "" }
+                )
             }
-            SmemLayout::Swizzled { vec, per_phase, max_phase } => format!("swizzled({vec}, {per_phase}, {max_phase})"),
+            SmemLayout::Swizzled {
+                vec,
+                per_phase,
+                max_phase,
+            } => format!("swizzled({vec}, {per_phase}, {max_phase})"),
         }
     }
 }
@@ -57,12 +69,23 @@ impl SmemLayout {
 /// functional simulator ignores it except where a rule depends on it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum TileLayout {
-    Blocked { spt: Vec<u32>, tpw: Vec<u32>, wpc: Vec<u32>, order: Vec<u32> },
-    Slice { dim: u32, parent: Box<TileLayout> },
+    Blocked {
+        spt: Vec<u32>,
+        tpw: Vec<u32>,
+        wpc: Vec<u32>,
+        order: Vec<u32>,
+    },
+    Slice {
+        dim: u32,
+        parent: Box<TileLayout>,
+    },
     /// One TMEM lane (accumulator row) per thread: `tcgen05.ld 32x32b`.
     Tmem32x32b,
     /// The wgmma accumulator fragment (PTX.md section 9).
-    Wgmma { warps: [u32; 2], n: u32 },
+    Wgmma {
+        warps: [u32; 2],
+        n: u32,
+    },
 }
 
 impl TileLayout {
@@ -117,14 +140,22 @@ impl TmemTy {
     /// TMEM columns one `[M, N]` matrix of this type occupies.
     pub fn matrix_cols(&self) -> u32 {
         let n = self.shape.last().copied().unwrap_or(1);
-        let m = if self.shape.len() >= 2 { self.shape[self.shape.len() - 2] } else { 1 };
+        let m = if self.shape.len() >= 2 {
+            self.shape[self.shape.len() - 2]
+        } else {
+            1
+        };
         let mblocks = m.div_ceil(self.block[0].max(1)).max(1);
         let bits = self.dtype.bits() * self.col_stride;
         mblocks * (n * bits).div_ceil(32)
     }
     /// TMEM columns of the whole buffer.
     pub fn cols(&self) -> u32 {
-        let outer: u32 = if self.shape.len() > 2 { self.shape[..self.shape.len() - 2].iter().product() } else { 1 };
+        let outer: u32 = if self.shape.len() > 2 {
+            self.shape[..self.shape.len() - 2].iter().product()
+        } else {
+            1
+        };
         outer * self.matrix_cols()
     }
 }
@@ -144,7 +175,10 @@ pub enum Ty {
     Tile(TileTy),
     Smem(SmemTy),
     /// `count: Some(n)` an array of n barriers; `None` one barrier.
-    Mbar { count: Option<u32>, alloc: usize },
+    Mbar {
+        count: Option<u32>,
+        alloc: usize,
+    },
     Tmem(TmemTy),
     Desc(DescTy),
     Ptr(DType),
@@ -165,7 +199,10 @@ impl Ty {
             Ty::Tmem(t) => format!("tmem<{}{:?}>", t.dtype, t.shape),
             Ty::Desc(d) => format!("tensor_desc<{}{:?}>", d.dtype, d.block),
             Ty::Ptr(d) => format!("ptr({d})"),
-            Ty::Tuple(ts) => format!("({})", ts.iter().map(|t| t.describe()).collect::<Vec<_>>().join(", ")),
+            Ty::Tuple(ts) => format!(
+                "({})",
+                ts.iter().map(|t| t.describe()).collect::<Vec<_>>().join(", ")
+            ),
             Ty::Layout(_) => "layout".into(),
             Ty::DType(d) => format!("dtype {d}"),
         }
@@ -181,8 +218,15 @@ impl Ty {
 /// What kind of allocation a plan entry is.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum AllocKind {
-    Smem { dtype: DType, shape: Vec<u32>, layout: SmemLayout },
-    Mbar { count: u32, misalign: u32 },
+    Smem {
+        dtype: DType,
+        shape: Vec<u32>,
+        layout: SmemLayout,
+    },
+    Mbar {
+        count: u32,
+        misalign: u32,
+    },
     Tmem(TmemTy),
 }
 
@@ -236,7 +280,9 @@ pub struct Checked<'k> {
 impl<'k> Checked<'k> {
     /// The allocation an allocating op (`smem.alloc`, `mbar.alloc`, `tmem.alloc`) makes.
     pub fn alloc_of(&self, op: &Op) -> Option<&Alloc> {
-        self.alloc_of.get(&(op as *const Op as usize)).map(|&i| &self.allocs[i])
+        self.alloc_of
+            .get(&(op as *const Op as usize))
+            .map(|&i| &self.allocs[i])
     }
     /// Index of the allocation an allocating op makes.
     pub fn alloc_index(&self, op: &Op) -> Option<usize> {
@@ -318,7 +364,10 @@ impl<'k> Cx<'k> {
                 workers: Vec::new(),
             },
             diags: Vec::new(),
-            scopes: vec![Scope { names: HashMap::new(), worker_boundary: false }],
+            scopes: vec![Scope {
+                names: HashMap::new(),
+                worker_boundary: false,
+            }],
             pre: HashMap::new(),
             stmt_stack: Vec::new(),
             alloc_depth: Vec::new(),
@@ -341,7 +390,10 @@ impl<'k> Cx<'k> {
             self.emit(
                 Diagnostic::error(
                     "arch-target",
-                    format!("kernel `{}` does not support target {}", k.name.name, self.checked.target),
+                    format!(
+                        "kernel `{}` does not support target {}",
+                        k.name.name, self.checked.target
+                    ),
                     k.name.span,
                     "declared here",
                 )
@@ -351,8 +403,13 @@ impl<'k> Cx<'k> {
         match self.checked.consts.int(&k.num_warps) {
             Ok(w) if (1..=32).contains(&w) => self.checked.num_warps = w as u32,
             Ok(w) => self.emit(
-                Diagnostic::error("num-warps", format!("num_warps must be in 1..=32, found {w}"), k.num_warps.span, "here")
-                    .with_help("Gluon kernels use 1, 2, 4 or 8 warps in the default partition"),
+                Diagnostic::error(
+                    "num-warps",
+                    format!("num_warps must be in 1..=32, found {w}"),
+                    k.num_warps.span,
+                    "here",
+                )
+                .with_help("Gluon kernels use 1, 2, 4 or 8 warps in the default partition"),
             ),
             Err(d) => self.emit(d),
         }
@@ -368,7 +425,11 @@ impl<'k> Cx<'k> {
             match self.param_ty(&p.ty) {
                 Ok(ty) => {
                     self.declare(&p.name, ty.clone());
-                    self.checked.params.push(ParamInfo { name: p.name.name.clone(), ty, span: p.span });
+                    self.checked.params.push(ParamInfo {
+                        name: p.name.name.clone(),
+                        ty,
+                        span: p.span,
+                    });
                 }
                 Err(d) => self.emit(d),
             }
@@ -386,12 +447,19 @@ impl<'k> Cx<'k> {
         if let Some((_, prev)) = scope.names.get(&id.name) {
             let prev = *prev;
             self.emit(
-                Diagnostic::error("duplicate-name", format!("`{}` is already defined in this block", id.name), id.span, "redefined here")
-                    .with_label(prev, "first defined here")
-                    .with_help("use `NAME = ...` to assign a new value, or pick another name"),
+                Diagnostic::error(
+                    "duplicate-name",
+                    format!("`{}` is already defined in this block", id.name),
+                    id.span,
+                    "redefined here",
+                )
+                .with_label(prev, "first defined here")
+                .with_help("use `NAME = ...` to assign a new value, or pick another name"),
             );
         }
-        self.checked.binding_types.insert(id as *const Ident as usize, ty.clone());
+        self.checked
+            .binding_types
+            .insert(id as *const Ident as usize, ty.clone());
         let scope = self.scopes.last_mut().expect("scope stack is never empty");
         scope.names.insert(id.name.clone(), (ty, id.span));
     }
@@ -448,7 +516,10 @@ impl<'k> Cx<'k> {
     // ----- statements -----
 
     fn block(&mut self, b: &'k Block) {
-        self.scopes.push(Scope { names: HashMap::new(), worker_boundary: false });
+        self.scopes.push(Scope {
+            names: HashMap::new(),
+            worker_boundary: false,
+        });
         for s in &b.stmts {
             self.stmt(s);
         }
@@ -489,7 +560,14 @@ impl<'k> Cx<'k> {
                     }
                 }
             }
-            StmtKind::For { var, start, end, step, body, unrolled } => {
+            StmtKind::For {
+                var,
+                start,
+                end,
+                step,
+                body,
+                unrolled,
+            } => {
                 if *unrolled {
                     let bounds = (|| -> Result<(i64, i64, i64), Diagnostic> {
                         let a = self.checked.consts.int(start)?;
@@ -510,18 +588,24 @@ impl<'k> Cx<'k> {
                         Ok((a, b, st)) => {
                             let trips = if b > a { (b - a + st - 1) / st } else { 0 };
                             if trips > 1024 {
-                                self.emit(Diagnostic::error(
-                                    "static-for",
-                                    format!("static_for unrolls {trips} iterations (limit 1024)"),
-                                    s.span,
-                                    "here",
-                                ).with_help("use `for` for long loops"));
+                                self.emit(
+                                    Diagnostic::error(
+                                        "static-for",
+                                        format!("static_for unrolls {trips} iterations (limit 1024)"),
+                                        s.span,
+                                        "here",
+                                    )
+                                    .with_help("use `for` for long loops"),
+                                );
                             } else {
                                 let prev = self.checked.consts.get(&var.name);
                                 let mut i = a;
                                 while i < b {
                                     self.checked.consts.bind(&var.name, ConstValue::Int(i));
-                                    self.scopes.push(Scope { names: HashMap::new(), worker_boundary: false });
+                                    self.scopes.push(Scope {
+                                        names: HashMap::new(),
+                                        worker_boundary: false,
+                                    });
                                     self.declare(var, Ty::Scalar(ScalarTy::I32));
                                     self.block(body);
                                     self.scopes.pop();
@@ -539,17 +623,28 @@ impl<'k> Cx<'k> {
                     for e in [Some(start), Some(end), step.as_ref()].into_iter().flatten() {
                         if let Some(t) = self.expr(e) {
                             if !t.is_int_scalar() {
-                                self.emit(e_type(e.span, format!("loop bound must be an integer scalar, found {}", t.describe()), "here"));
+                                self.emit(e_type(
+                                    e.span,
+                                    format!("loop bound must be an integer scalar, found {}", t.describe()),
+                                    "here",
+                                ));
                             }
                         }
                     }
-                    self.scopes.push(Scope { names: HashMap::new(), worker_boundary: false });
+                    self.scopes.push(Scope {
+                        names: HashMap::new(),
+                        worker_boundary: false,
+                    });
                     self.declare(var, Ty::Scalar(ScalarTy::I32));
                     self.block(body);
                     self.scopes.pop();
                 }
             }
-            StmtKind::If { cond, then_body, else_body } => {
+            StmtKind::If {
+                cond,
+                then_body,
+                else_body,
+            } => {
                 if self.checked.consts.is_const(cond) {
                     // A constant `if` is decided now and opens no scope: names bound in the taken
                     // branch stay visible after it (Python semantics, as in Gluon).
@@ -565,7 +660,11 @@ impl<'k> Cx<'k> {
                 } else {
                     if let Some(t) = self.expr(cond) {
                         if !t.is_int_scalar() {
-                            self.emit(e_type(cond.span, format!("`if` condition must be a scalar, found {}", t.describe()), "here"));
+                            self.emit(e_type(
+                                cond.span,
+                                format!("`if` condition must be a scalar, found {}", t.describe()),
+                                "here",
+                            ));
                         }
                     }
                     self.block(then_body);
@@ -591,7 +690,12 @@ impl<'k> Cx<'k> {
                     let warps = match self.checked.consts.int(&w.warps) {
                         Ok(n) if (1..=32).contains(&n) => n as u32,
                         Ok(n) => {
-                            self.emit(Diagnostic::error("ws-warps", format!("a worker partition needs 1..=32 warps, found {n}"), w.warps.span, "here"));
+                            self.emit(Diagnostic::error(
+                                "ws-warps",
+                                format!("a worker partition needs 1..=32 warps, found {n}"),
+                                w.warps.span,
+                                "here",
+                            ));
                             1
                         }
                         Err(d) => {
@@ -601,7 +705,10 @@ impl<'k> Cx<'k> {
                     };
                     let regs = self.check_regs(&w.regs);
                     self.checked.workers.push((w.name.name.clone(), warps, regs));
-                    self.scopes.push(Scope { names: HashMap::new(), worker_boundary: true });
+                    self.scopes.push(Scope {
+                        names: HashMap::new(),
+                        worker_boundary: true,
+                    });
                     let was = self.in_worker;
                     self.in_worker = true;
                     self.block(&w.body);
@@ -612,7 +719,9 @@ impl<'k> Cx<'k> {
                 if total > 32 {
                     self.emit(Diagnostic::error(
                         "ws-warps",
-                        format!("{total} warps in all partitions exceed the 32 warps (1024 threads) of a CTA"),
+                        format!(
+                            "{total} warps in all partitions exceed the 32 warps (1024 threads) of a CTA"
+                        ),
                         s.span,
                         "here",
                     ));
@@ -620,7 +729,12 @@ impl<'k> Cx<'k> {
             }
             StmtKind::StaticAssert { cond, message } => match self.checked.consts.bool(cond) {
                 Ok(true) => {}
-                Ok(false) => self.emit(Diagnostic::error("static-assert", format!("static assertion failed: {message}"), cond.span, "this is false")),
+                Ok(false) => self.emit(Diagnostic::error(
+                    "static-assert",
+                    format!("static assertion failed: {message}"),
+                    cond.span,
+                    "this is false",
+                )),
                 Err(d) => self.emit(d),
             },
         }
@@ -632,9 +746,14 @@ impl<'k> Cx<'k> {
             Ok(r) if (24..=256).contains(&r) && r % 8 == 0 => r as u32,
             Ok(r) => {
                 self.emit(
-                    Diagnostic::error("ws-regs", format!("register budget {r} is not a multiple of 8 in [24, 256]"), e.span, "invalid budget")
-                        .with_note("setmaxnreg takes multiples of 8 between 24 and 256 (Gluon tutorial 08)")
-                        .with_help(format!("use {}", ((r.clamp(24, 256) + 7) / 8) * 8)),
+                    Diagnostic::error(
+                        "ws-regs",
+                        format!("register budget {r} is not a multiple of 8 in [24, 256]"),
+                        e.span,
+                        "invalid budget",
+                    )
+                    .with_note("setmaxnreg takes multiples of 8 between 24 and 256 (Gluon tutorial 08)")
+                    .with_help(format!("use {}", ((r.clamp(24, 256) + 7) / 8) * 8)),
                 );
                 24
             }
@@ -652,7 +771,11 @@ impl<'k> Cx<'k> {
             match ty {
                 Ty::Tuple(ts) if ts.len() == names.len() => ts,
                 other => {
-                    self.emit(e_type(span, format!("{} names bound to {}", names.len(), other.describe()), "tuple arity mismatch"));
+                    self.emit(e_type(
+                        span,
+                        format!("{} names bound to {}", names.len(), other.describe()),
+                        "tuple arity mismatch",
+                    ));
                     return;
                 }
             }
@@ -663,12 +786,22 @@ impl<'k> Cx<'k> {
             } else {
                 match self.lookup(&n.name, n.span) {
                     None => self.emit(
-                        Diagnostic::error("undefined-name", format!("cannot assign to undefined name `{}`", n.name), n.span, "not defined")
-                            .with_help(format!("declare it first with `let {} = ...`", n.name)),
+                        Diagnostic::error(
+                            "undefined-name",
+                            format!("cannot assign to undefined name `{}`", n.name),
+                            n.span,
+                            "not defined",
+                        )
+                        .with_help(format!("declare it first with `let {} = ...`", n.name)),
                     ),
                     Some(old) if !assign_compatible(&old, &t) => self.emit(e_type(
                         n.span,
-                        format!("`{}` has type {} but is assigned {}", n.name, old.describe(), t.describe()),
+                        format!(
+                            "`{}` has type {} but is assigned {}",
+                            n.name,
+                            old.describe(),
+                            t.describe()
+                        ),
                         "type changes here",
                     )),
                     Some(_) => {
@@ -685,7 +818,11 @@ impl<'k> Cx<'k> {
             Rhs::Op(op) => {
                 let t = self.op(op);
                 if t.is_none() && !self.diags.iter().any(|d| d.is_error()) {
-                    self.emit(e_type(span, format!("`{}` produces no value", op.kind.name()), "nothing to bind"));
+                    self.emit(e_type(
+                        span,
+                        format!("`{}` produces no value", op.kind.name()),
+                        "nothing to bind",
+                    ));
                 }
                 t
             }
@@ -701,12 +838,22 @@ impl<'k> Cx<'k> {
             }
         }
         match &e.kind {
-            ExprKind::Call(f, args) if f == "ptr" && args.len() == 1 => Ok(Ty::Ptr(self.checked.consts.dtype(&args[0].value)?)),
+            ExprKind::Call(f, args) if f == "ptr" && args.len() == 1 => {
+                Ok(Ty::Ptr(self.checked.consts.dtype(&args[0].value)?))
+            }
             ExprKind::Call(f, args) if f == "tensor_desc" => {
-                let pos: Vec<&Expr> = args.iter().filter(|a| a.key.is_none()).map(|a| &a.value).collect();
+                let pos: Vec<&Expr> = args
+                    .iter()
+                    .filter(|a| a.key.is_none())
+                    .map(|a| &a.value)
+                    .collect();
                 if pos.len() != 2 {
-                    return Err(e_type(e.span, "tensor_desc takes a block type and a shared layout", "here")
-                        .with_help("e.g. `tensor_desc(f16[128, 64], nvmma(128))`"));
+                    return Err(e_type(
+                        e.span,
+                        "tensor_desc takes a block type and a shared layout",
+                        "here",
+                    )
+                    .with_help("e.g. `tensor_desc(f16[128, 64], nvmma(128))`"));
                 }
                 let (dtype, block) = self.shaped(pos[0])?;
                 let layout = self.smem_layout(pos[1])?;
@@ -716,12 +863,25 @@ impl<'k> Cx<'k> {
                     match (key, a.value.as_name()) {
                         ("oob", Some("zero")) => oob = OobFill::Zero,
                         ("oob", Some("nan")) => oob = OobFill::Nan,
-                        _ => return Err(e_type(a.value.span, format!("unknown tensor_desc option `{key}`"), "here").with_help("the option is `oob=zero` or `oob=nan`")),
+                        _ => {
+                            return Err(e_type(
+                                a.value.span,
+                                format!("unknown tensor_desc option `{key}`"),
+                                "here",
+                            )
+                            .with_help("the option is `oob=zero` or `oob=nan`"))
+                        }
                     }
                 }
-                Ok(Ty::Desc(DescTy { dtype, block, layout, oob }))
+                Ok(Ty::Desc(DescTy {
+                    dtype,
+                    block,
+                    layout,
+                    oob,
+                }))
             }
-            _ => Err(e_type(e.span, "unknown parameter type", "here").with_help("parameter types: i32, i64, f32, ptr(DTYPE), tensor_desc(DTYPE[dims], LAYOUT)")),
+            _ => Err(e_type(e.span, "unknown parameter type", "here")
+                .with_help("parameter types: i32, i64, f32, ptr(DTYPE), tensor_desc(DTYPE[dims], LAYOUT)")),
         }
     }
 
@@ -740,15 +900,29 @@ impl<'k> Cx<'k> {
                             }
                             dims.push(v)
                         }
-                        _ => return Err(e_type(e.span, "a shaped type lists its dimensions: `f16[128, 64]`", "here")),
+                        _ => {
+                            return Err(e_type(
+                                e.span,
+                                "a shaped type lists its dimensions: `f16[128, 64]`",
+                                "here",
+                            ))
+                        }
                     }
                 }
                 if dims.is_empty() || dims.len() > 5 {
-                    return Err(e_type(e.span, format!("expected 1 to 5 dimensions, found {}", dims.len()), "here"));
+                    return Err(e_type(
+                        e.span,
+                        format!("expected 1 to 5 dimensions, found {}", dims.len()),
+                        "here",
+                    ));
                 }
                 Ok((dtype, dims))
             }
-            _ => Err(e_type(e.span, "expected a shaped type like `f16[128, 64]`", "here")),
+            _ => Err(e_type(
+                e.span,
+                "expected a shaped type like `f16[128, 64]`",
+                "here",
+            )),
         }
     }
 
@@ -786,7 +960,11 @@ impl<'k> Cx<'k> {
     fn int_list(&mut self, e: &Expr) -> Result<Vec<u32>, Diagnostic> {
         match &e.kind {
             ExprKind::List(items) => items.iter().map(|i| self.checked.consts.dim(i)).collect(),
-            _ => Err(e_type(e.span, "expected a list of constants like `[1, 32]`", "here")),
+            _ => Err(e_type(
+                e.span,
+                "expected a list of constants like `[1, 32]`",
+                "here",
+            )),
         }
     }
 
@@ -857,7 +1035,11 @@ impl<'k> Cx<'k> {
 
     fn expr_inner(&mut self, e: &'k Expr) -> Result<Ty, Diagnostic> {
         match &e.kind {
-            ExprKind::Int(v) => Ok(Ty::Scalar(if i32::try_from(*v).is_ok() { ScalarTy::I32 } else { ScalarTy::I64 })),
+            ExprKind::Int(v) => Ok(Ty::Scalar(if i32::try_from(*v).is_ok() {
+                ScalarTy::I32
+            } else {
+                ScalarTy::I64
+            })),
             ExprKind::Float(_) => Ok(Ty::Scalar(ScalarTy::F32)),
             ExprKind::Bool(_) => Ok(Ty::Scalar(ScalarTy::I1)),
             ExprKind::Str(_) => Err(e_type(e.span, "strings only appear in static_assert", "here")),
@@ -868,7 +1050,11 @@ impl<'k> Cx<'k> {
                 }
                 if let Some(v) = self.checked.consts.get(n) {
                     return Ok(match v {
-                        ConstValue::Int(i) => Ty::Scalar(if i32::try_from(i).is_ok() { ScalarTy::I32 } else { ScalarTy::I64 }),
+                        ConstValue::Int(i) => Ty::Scalar(if i32::try_from(i).is_ok() {
+                            ScalarTy::I32
+                        } else {
+                            ScalarTy::I64
+                        }),
                         ConstValue::Bool(_) => Ty::Scalar(ScalarTy::I1),
                         ConstValue::DType(d) => Ty::DType(d),
                     });
@@ -882,14 +1068,31 @@ impl<'k> Cx<'k> {
                 if n == "tmem32x32b" {
                     return Ok(Ty::Layout(TileLayout::Tmem32x32b));
                 }
-                Err(Diagnostic::error("undefined-name", format!("cannot find `{n}` in this scope"), e.span, "not found")
-                    .with_help("names come from `let`, loop variables, `param`, `const` and `layout` declarations"))
+                Err(Diagnostic::error(
+                    "undefined-name",
+                    format!("cannot find `{n}` in this scope"),
+                    e.span,
+                    "not found",
+                )
+                .with_help(
+                    "names come from `let`, loop variables, `param`, `const` and `layout` declarations",
+                ))
             }
             ExprKind::Unary(op, a) => {
                 let t = self.expr_inner(a)?;
                 match (&t, op) {
-                    (Ty::Scalar(_), _) | (Ty::Tile(_), _) => Ok(if *op == UnOp::Not && matches!(t, Ty::Scalar(ScalarTy::I1)) { t } else { t.clone() }),
-                    _ => Err(e_type(e.span, format!("operator does not apply to {}", t.describe()), "here")),
+                    (Ty::Scalar(_), _) | (Ty::Tile(_), _) => {
+                        Ok(if *op == UnOp::Not && matches!(t, Ty::Scalar(ScalarTy::I1)) {
+                            t
+                        } else {
+                            t.clone()
+                        })
+                    }
+                    _ => Err(e_type(
+                        e.span,
+                        format!("operator does not apply to {}", t.describe()),
+                        "here",
+                    )),
                 }
             }
             ExprKind::Binary(op, a, b) => {
@@ -905,11 +1108,21 @@ impl<'k> Cx<'k> {
                         let _ = d;
                         Ok(Ty::Scalar(ScalarTy::I32))
                     }
-                    (Ty::Desc(_), "shape") | (Ty::Desc(_), "block") | (Ty::Smem(_), "shape") | (Ty::Tmem(_), "shape") | (Ty::Tile(_), "shape") => {
-                        Err(e_type(e.span, format!("`.{f}` must be indexed: `.{f}[i]`"), "here"))
-                    }
-                    _ => Err(e_type(e.span, format!("{} has no field `{f}`", t.describe()), "unknown field")
-                        .with_help("fields: desc.nbytes, desc.shape[i], desc.block[i], buf.shape[i]")),
+                    (Ty::Desc(_), "shape")
+                    | (Ty::Desc(_), "block")
+                    | (Ty::Smem(_), "shape")
+                    | (Ty::Tmem(_), "shape")
+                    | (Ty::Tile(_), "shape") => Err(e_type(
+                        e.span,
+                        format!("`.{f}` must be indexed: `.{f}[i]`"),
+                        "here",
+                    )),
+                    _ => Err(e_type(
+                        e.span,
+                        format!("{} has no field `{f}`", t.describe()),
+                        "unknown field",
+                    )
+                    .with_help("fields: desc.nbytes, desc.shape[i], desc.block[i], buf.shape[i]")),
                 }
             }
             ExprKind::List(_) => Err(e_type(e.span, "a list is not a value here", "here")),
@@ -934,16 +1147,41 @@ impl<'k> Cx<'k> {
             }
             (Ty::Tile(x), Ty::Tile(y)) => {
                 let shape = broadcast_shapes(&x.shape, &y.shape).ok_or_else(|| {
-                    e_type(span, format!("tile shapes {:?} and {:?} do not broadcast", x.shape, y.shape), "incompatible shapes")
+                    e_type(
+                        span,
+                        format!("tile shapes {:?} and {:?} do not broadcast", x.shape, y.shape),
+                        "incompatible shapes",
+                    )
                 })?;
                 if x.dtype != y.dtype && !cmp {
-                    return Err(e_type(span, format!("tiles of {} and {} need an explicit cast", x.dtype, y.dtype), "mixed element types")
-                        .with_help("convert one side with `cast(x, DTYPE)`"));
+                    return Err(e_type(
+                        span,
+                        format!("tiles of {} and {} need an explicit cast", x.dtype, y.dtype),
+                        "mixed element types",
+                    )
+                    .with_help("convert one side with `cast(x, DTYPE)`"));
                 }
-                let layout = if x.shape == shape { x.layout.clone() } else { y.layout.clone() };
-                Ok(Ty::Tile(TileTy { dtype: if cmp { DType::I1 } else { x.dtype }, shape, layout }))
+                let layout = if x.shape == shape {
+                    x.layout.clone()
+                } else {
+                    y.layout.clone()
+                };
+                Ok(Ty::Tile(TileTy {
+                    dtype: if cmp { DType::I1 } else { x.dtype },
+                    shape,
+                    layout,
+                }))
             }
-            _ => Err(e_type(span, format!("`{}` does not apply to {} and {}", op.symbol(), ta.describe(), tb.describe()), "here")),
+            _ => Err(e_type(
+                span,
+                format!(
+                    "`{}` does not apply to {} and {}",
+                    op.symbol(),
+                    ta.describe(),
+                    tb.describe()
+                ),
+                "here",
+            )),
         }
     }
 
@@ -954,15 +1192,27 @@ impl<'k> Cx<'k> {
     fn tile_arg(&mut self, e: &'k Expr, what: &str) -> Result<TileTy, Diagnostic> {
         match self.expr_inner(e)? {
             Ty::Tile(t) => Ok(t),
-            other => Err(e_type(e.span, format!("{what} must be a register tile, found {}", other.describe()), "not a tile")),
+            other => Err(e_type(
+                e.span,
+                format!("{what} must be a register tile, found {}", other.describe()),
+                "not a tile",
+            )),
         }
     }
 
     fn call(&mut self, f: &str, args: &'k [Arg], e: &'k Expr) -> Result<Ty, Diagnostic> {
-        let pos: Vec<&'k Expr> = args.iter().filter(|a| a.key.is_none()).map(|a| &a.value).collect();
+        let pos: Vec<&'k Expr> = args
+            .iter()
+            .filter(|a| a.key.is_none())
+            .map(|a| &a.value)
+            .collect();
         let arity = |n: usize| -> Result<(), Diagnostic> {
             if pos.len() != n {
-                Err(e_type(e.span, format!("`{f}` takes {n} arguments, found {}", pos.len()), "wrong number of arguments"))
+                Err(e_type(
+                    e.span,
+                    format!("`{f}` takes {n} arguments, found {}", pos.len()),
+                    "wrong number of arguments",
+                ))
             } else {
                 Ok(())
             }
@@ -1001,7 +1251,11 @@ impl<'k> Cx<'k> {
                             .ok_or_else(|| e_type(e.span, "condition and values do not broadcast", "here"))?;
                         Ok(Ty::Tile(vt))
                     }
-                    (Ty::Tile(ct), Ty::Scalar(s)) => Ok(Ty::Tile(TileTy { dtype: s.dtype(), shape: ct.shape.clone(), layout: ct.layout.clone() })),
+                    (Ty::Tile(ct), Ty::Scalar(s)) => Ok(Ty::Tile(TileTy {
+                        dtype: s.dtype(),
+                        shape: ct.shape.clone(),
+                        layout: ct.layout.clone(),
+                    })),
                     (_, v) => Ok(v),
                 }
             }
@@ -1014,7 +1268,11 @@ impl<'k> Cx<'k> {
                     return Err(e_type(e.span, "arange needs start < end", "empty range"));
                 }
                 let layout = self.layout_arg(pos[2])?;
-                Ok(Ty::Tile(TileTy { dtype: DType::I32, shape: vec![(b - a) as u32], layout: Some(layout) }))
+                Ok(Ty::Tile(TileTy {
+                    dtype: DType::I32,
+                    shape: vec![(b - a) as u32],
+                    layout: Some(layout),
+                }))
             }
             "full" => {
                 arity(4)?;
@@ -1022,7 +1280,11 @@ impl<'k> Cx<'k> {
                 self.expr_inner(pos[1])?;
                 let dtype = self.checked.consts.dtype(pos[2])?;
                 let layout = self.layout_arg(pos[3])?;
-                Ok(Ty::Tile(TileTy { dtype, shape, layout: Some(layout) }))
+                Ok(Ty::Tile(TileTy {
+                    dtype,
+                    shape,
+                    layout: Some(layout),
+                }))
             }
             "cast" => {
                 arity(2)?;
@@ -1035,7 +1297,11 @@ impl<'k> Cx<'k> {
                     Ty::Scalar(_) => ScalarTy::from_name(dtype.name())
                         .map(Ty::Scalar)
                         .ok_or_else(|| e_type(e.span, format!("scalars cannot be {dtype}"), "here")),
-                    other => Err(e_type(e.span, format!("cannot cast {}", other.describe()), "here")),
+                    other => Err(e_type(
+                        e.span,
+                        format!("cannot cast {}", other.describe()),
+                        "here",
+                    )),
                 }
             }
             "convert_layout" => {
@@ -1060,12 +1326,26 @@ impl<'k> Cx<'k> {
                 let mut t = self.tile_arg(pos[0], "the operand")?;
                 let shape = self.int_list(pos[1])?;
                 if f == "reshape" {
-                    let (a, b): (u64, u64) = (t.shape.iter().map(|&x| x as u64).product(), shape.iter().map(|&x| x as u64).product());
+                    let (a, b): (u64, u64) = (
+                        t.shape.iter().map(|&x| x as u64).product(),
+                        shape.iter().map(|&x| x as u64).product(),
+                    );
                     if a != b {
-                        return Err(e_type(e.span, format!("reshape from {:?} to {shape:?} changes the element count", t.shape), "here"));
+                        return Err(e_type(
+                            e.span,
+                            format!(
+                                "reshape from {:?} to {shape:?} changes the element count",
+                                t.shape
+                            ),
+                            "here",
+                        ));
                     }
                 } else if broadcast_shapes(&t.shape, &shape).as_deref() != Some(shape.as_slice()) {
-                    return Err(e_type(e.span, format!("cannot broadcast {:?} to {shape:?}", t.shape), "here"));
+                    return Err(e_type(
+                        e.span,
+                        format!("cannot broadcast {:?} to {shape:?}", t.shape),
+                        "here",
+                    ));
                 }
                 t.shape = shape;
                 t.layout = None;
@@ -1078,7 +1358,11 @@ impl<'k> Cx<'k> {
                 let mut sorted = order.clone();
                 sorted.sort();
                 if sorted != (0..t.shape.len() as u32).collect::<Vec<_>>() {
-                    return Err(e_type(pos[1].span, "permute order must be a permutation of the dimensions", "here"));
+                    return Err(e_type(
+                        pos[1].span,
+                        "permute order must be a permutation of the dimensions",
+                        "here",
+                    ));
                 }
                 t.shape = order.iter().map(|&i| t.shape[i as usize]).collect();
                 t.layout = None;
@@ -1088,8 +1372,12 @@ impl<'k> Cx<'k> {
                 arity(1)?;
                 let mut t = self.tile_arg(pos[0], "split's operand")?;
                 if t.shape.last() != Some(&2) {
-                    return Err(e_type(e.span, format!("split needs a last dimension of 2, found {:?}", t.shape), "here")
-                        .with_help("reshape to [..., 2] (and permute) first, as Gluon's `_split_n` does"));
+                    return Err(e_type(
+                        e.span,
+                        format!("split needs a last dimension of 2, found {:?}", t.shape),
+                        "here",
+                    )
+                    .with_help("reshape to [..., 2] (and permute) first, as Gluon's `_split_n` does"));
                 }
                 t.shape.pop();
                 t.layout = None;
@@ -1100,7 +1388,11 @@ impl<'k> Cx<'k> {
                 let a = self.tile_arg(pos[0], "join's operand")?;
                 let b = self.tile_arg(pos[1], "join's operand")?;
                 if a.shape != b.shape || a.dtype != b.dtype {
-                    return Err(e_type(e.span, "join needs two tiles of the same shape and type", "here"));
+                    return Err(e_type(
+                        e.span,
+                        "join needs two tiles of the same shape and type",
+                        "here",
+                    ));
                 }
                 let mut t = a;
                 t.shape.push(2);
@@ -1125,12 +1417,21 @@ impl<'k> Cx<'k> {
                 t.shape.remove(axis);
                 t.layout = None;
                 if t.shape.is_empty() {
-                    return Ok(Ty::Scalar(if t.dtype.is_float() { ScalarTy::F32 } else { ScalarTy::I32 }));
+                    return Ok(Ty::Scalar(if t.dtype.is_float() {
+                        ScalarTy::F32
+                    } else {
+                        ScalarTy::I32
+                    }));
                 }
                 Ok(Ty::Tile(t))
             }
-            _ => Err(Diagnostic::error("undefined-name", format!("unknown function `{f}`"), e.span, "not a built-in")
-                .with_help("see docs/tile-format.md for the built-in functions")),
+            _ => Err(Diagnostic::error(
+                "undefined-name",
+                format!("unknown function `{f}`"),
+                e.span,
+                "not a built-in",
+            )
+            .with_help("see docs/tile-format.md for the built-in functions")),
         }
     }
 
@@ -1147,10 +1448,20 @@ impl<'k> Cx<'k> {
                 (Ty::Smem(s), "shape") => s.shape.len(),
                 (Ty::Tmem(s), "shape") => s.shape.len(),
                 (Ty::Tile(s), "shape") => s.shape.len(),
-                _ => return Err(e_type(base.span, format!("{} has no field `{field}`", t.describe()), "here")),
+                _ => {
+                    return Err(e_type(
+                        base.span,
+                        format!("{} has no field `{field}`", t.describe()),
+                        "here",
+                    ))
+                }
             };
             if idx < 0 || idx as usize >= rank {
-                return Err(e_type(i.span, format!("index {idx} out of range for rank {rank}"), "here"));
+                return Err(e_type(
+                    i.span,
+                    format!("index {idx} out of range for rank {rank}"),
+                    "here",
+                ));
             }
             return Ok(Ty::Scalar(ScalarTy::I32));
         }
@@ -1164,7 +1475,10 @@ impl<'k> Cx<'k> {
                 let (shape, _) = self.view_shape(&t.shape, items, e)?;
                 Ok(Ty::Tmem(TmemTy { shape, ..t }))
             }
-            Ty::Mbar { count: Some(_), alloc } => match items {
+            Ty::Mbar {
+                count: Some(_),
+                alloc,
+            } => match items {
                 [IndexItem::Expr(i)] => {
                     let ti = self.expr_inner(i)?;
                     if !ti.is_int_scalar() {
@@ -1172,7 +1486,11 @@ impl<'k> Cx<'k> {
                     }
                     Ok(Ty::Mbar { count: None, alloc })
                 }
-                _ => Err(e_type(e.span, "index a barrier array with one integer: `bars[i]`", "here")),
+                _ => Err(e_type(
+                    e.span,
+                    "index a barrier array with one integer: `bars[i]`",
+                    "here",
+                )),
             },
             Ty::Tile(mut t) => {
                 // Only `x[:, None]`-style new axes.
@@ -1181,11 +1499,18 @@ impl<'k> Cx<'k> {
                 for it in items {
                     match it {
                         IndexItem::NewAxis => shape.push(1),
-                        IndexItem::Slice(None, None) => {
-                            shape.push(*src.next().ok_or_else(|| e_type(e.span, "too many `:` for this tile", "here"))?)
+                        IndexItem::Slice(None, None) => shape.push(
+                            *src.next()
+                                .ok_or_else(|| e_type(e.span, "too many `:` for this tile", "here"))?,
+                        ),
+                        _ => {
+                            return Err(e_type(
+                                e.span,
+                                "register tiles can only be indexed with `:` and `None`",
+                                "here",
+                            )
+                            .with_help("use shared memory views to address parts of a buffer"))
                         }
-                        _ => return Err(e_type(e.span, "register tiles can only be indexed with `:` and `None`", "here")
-                            .with_help("use shared memory views to address parts of a buffer")),
                     }
                 }
                 shape.extend(src);
@@ -1193,14 +1518,27 @@ impl<'k> Cx<'k> {
                 t.layout = None;
                 Ok(Ty::Tile(t))
             }
-            other => Err(e_type(base.span, format!("{} cannot be indexed here", other.describe()), "here")),
+            other => Err(e_type(
+                base.span,
+                format!("{} cannot be indexed here", other.describe()),
+                "here",
+            )),
         }
     }
 
     /// Shape of a view `buf[items]`: leading integer indices drop dimensions; slices keep them.
-    fn view_shape(&mut self, shape: &[u32], items: &'k [IndexItem], e: &Expr) -> Result<(Vec<u32>, usize), Diagnostic> {
+    fn view_shape(
+        &mut self,
+        shape: &[u32],
+        items: &'k [IndexItem],
+        e: &Expr,
+    ) -> Result<(Vec<u32>, usize), Diagnostic> {
         if items.len() > shape.len() {
-            return Err(e_type(e.span, format!("{} indices for a view of rank {}", items.len(), shape.len()), "too many indices"));
+            return Err(e_type(
+                e.span,
+                format!("{} indices for a view of rank {}", items.len(), shape.len()),
+                "too many indices",
+            ));
         }
         let mut out = Vec::new();
         let mut dropped = 0;
@@ -1212,12 +1550,21 @@ impl<'k> Cx<'k> {
                     }
                     let ti = self.expr_inner(i)?;
                     if !ti.is_int_scalar() {
-                        return Err(e_type(i.span, format!("index must be an integer scalar, found {}", ti.describe()), "here"));
+                        return Err(e_type(
+                            i.span,
+                            format!("index must be an integer scalar, found {}", ti.describe()),
+                            "here",
+                        ));
                     }
                     if self.checked.consts.is_const(i) {
                         let v = self.checked.consts.int(i)?;
                         if v < 0 || v >= shape[k] as i64 {
-                            return Err(Diagnostic::error("view-bounds", format!("index {v} out of range 0..{}", shape[k]), i.span, "out of bounds"));
+                            return Err(Diagnostic::error(
+                                "view-bounds",
+                                format!("index {v} out of range 0..{}", shape[k]),
+                                i.span,
+                                "out of bounds",
+                            ));
                         }
                     }
                     dropped += 1;
@@ -1232,7 +1579,12 @@ impl<'k> Cx<'k> {
                         None => shape[k] as i64,
                     };
                     if lo < 0 || hi > shape[k] as i64 || lo >= hi {
-                        return Err(Diagnostic::error("view-bounds", format!("slice {lo}:{hi} out of range 0..{}", shape[k]), e.span, "out of bounds"));
+                        return Err(Diagnostic::error(
+                            "view-bounds",
+                            format!("slice {lo}:{hi} out of range 0..{}", shape[k]),
+                            e.span,
+                            "out of bounds",
+                        ));
                     }
                     out.push((hi - lo) as u32);
                 }
@@ -1251,21 +1603,44 @@ impl<'k> Cx<'k> {
     fn expect_smem(&mut self, e: &'k Expr, what: &str) -> Result<SmemTy, Diagnostic> {
         match self.expr_inner(e)? {
             Ty::Smem(s) => Ok(s),
-            other => Err(e_type(e.span, format!("{what} must be a shared-memory buffer, found {}", other.describe()), "not in shared memory")),
+            other => Err(e_type(
+                e.span,
+                format!(
+                    "{what} must be a shared-memory buffer, found {}",
+                    other.describe()
+                ),
+                "not in shared memory",
+            )),
         }
     }
     fn expect_tmem(&mut self, e: &'k Expr, what: &str) -> Result<TmemTy, Diagnostic> {
         match self.expr_inner(e)? {
             Ty::Tmem(s) => Ok(s),
-            other => Err(e_type(e.span, format!("{what} must be a tensor-memory buffer, found {}", other.describe()), "not in tensor memory")),
+            other => Err(e_type(
+                e.span,
+                format!(
+                    "{what} must be a tensor-memory buffer, found {}",
+                    other.describe()
+                ),
+                "not in tensor memory",
+            )),
         }
     }
     fn expect_bar(&mut self, e: &'k Expr) -> Result<(), Diagnostic> {
         match self.expr_inner(e)? {
             Ty::Mbar { count: None, .. } => Ok(()),
-            Ty::Mbar { count: Some(_), .. } => Err(e_type(e.span, "expected one barrier, found a barrier array", "index it: `bars[i]`")),
-            other => Err(Diagnostic::error("mbar-type", format!("expected an mbarrier, found {}", other.describe()), e.span, "not a barrier")
-                .with_help("barriers come from `mbar.alloc N`, indexed as `bars[i]`")),
+            Ty::Mbar { count: Some(_), .. } => Err(e_type(
+                e.span,
+                "expected one barrier, found a barrier array",
+                "index it: `bars[i]`",
+            )),
+            other => Err(Diagnostic::error(
+                "mbar-type",
+                format!("expected an mbarrier, found {}", other.describe()),
+                e.span,
+                "not a barrier",
+            )
+            .with_help("barriers come from `mbar.alloc N`, indexed as `bars[i]`")),
         }
     }
     fn expect_scalar(&mut self, e: &'k Expr, what: &str) -> Result<(), Diagnostic> {
@@ -1273,7 +1648,11 @@ impl<'k> Cx<'k> {
         if t.is_scalar() {
             Ok(())
         } else {
-            Err(e_type(e.span, format!("{what} must be a scalar, found {}", t.describe()), "not a scalar"))
+            Err(e_type(
+                e.span,
+                format!("{what} must be a scalar, found {}", t.describe()),
+                "not a scalar",
+            ))
         }
     }
     fn opt_scalar(&mut self, e: &'k Option<Expr>, what: &str) -> Result<(), Diagnostic> {
@@ -1289,7 +1668,11 @@ impl<'k> Cx<'k> {
                 return Ok((d, items));
             }
         }
-        Err(e_type(e.span, "expected a tensor descriptor with coordinates, like `a_desc[x, y]`", "here"))
+        Err(e_type(
+            e.span,
+            "expected a tensor descriptor with coordinates, like `a_desc[x, y]`",
+            "here",
+        ))
     }
 
     fn new_alloc(&mut self, kind: AllocKind, size: u32, align: u32, manual: bool, op: &'k Op) -> usize {
@@ -1297,9 +1680,22 @@ impl<'k> Cx<'k> {
         if let Some(&i) = self.checked.alloc_of.get(&key) {
             return i;
         }
-        let here = self.stmt_stack.last().and_then(|s| self.pre.get(s)).map(|p| p.0).unwrap_or(0);
+        let here = self
+            .stmt_stack
+            .last()
+            .and_then(|s| self.pre.get(s))
+            .map(|p| p.0)
+            .unwrap_or(0);
         let i = self.checked.allocs.len();
-        self.checked.allocs.push(Alloc { kind, offset: 0, size, align, manual, span: op.span, live: (here, here) });
+        self.checked.allocs.push(Alloc {
+            kind,
+            offset: 0,
+            size,
+            align,
+            manual,
+            span: op.span,
+            live: (here, here),
+        });
         self.checked.alloc_of.insert(key, i);
         // An allocation inside a constant `if` belongs to the block around the `if`.
         let mut depth = self.stmt_stack.len().saturating_sub(1);
@@ -1316,13 +1712,23 @@ impl<'k> Cx<'k> {
         if self.checked.target != needs {
             let what = op.kind.name();
             self.emit(
-                Diagnostic::error(code, format!("`{what}` is not available on {}", self.checked.target), op.span, format!("needs {needs}"))
-                    .with_note(format!("ptxas rejects this instruction for .target {} (PTX.md section 7)", self.checked.target))
-                    .with_help(if needs == Target::Sm100a {
-                        "guard it with `if SM == 100 { ... }` or drop sm_90a from the kernel's targets".to_string()
-                    } else {
-                        "Blackwell uses tcgen05.mma instead of wgmma: guard it with `if SM == 90 { ... }`".to_string()
-                    }),
+                Diagnostic::error(
+                    code,
+                    format!("`{what}` is not available on {}", self.checked.target),
+                    op.span,
+                    format!("needs {needs}"),
+                )
+                .with_note(format!(
+                    "ptxas rejects this instruction for .target {} (PTX.md section 7)",
+                    self.checked.target
+                ))
+                .with_help(if needs == Target::Sm100a {
+                    "guard it with `if SM == 100 { ... }` or drop sm_90a from the kernel's targets"
+                        .to_string()
+                } else {
+                    "Blackwell uses tcgen05.mma instead of wgmma: guard it with `if SM == 90 { ... }`"
+                        .to_string()
+                }),
             );
         }
     }
@@ -1352,8 +1758,23 @@ impl<'k> Cx<'k> {
                     al = al.max(v);
                 }
                 let size = smem_bytes(dtype, &shape, &layout);
-                let id = self.new_alloc(AllocKind::Smem { dtype, shape: shape.clone(), layout: layout.clone() }, size, al, false, op);
-                Ok(Some(Ty::Smem(SmemTy { dtype, shape, layout, alloc: id })))
+                let id = self.new_alloc(
+                    AllocKind::Smem {
+                        dtype,
+                        shape: shape.clone(),
+                        layout: layout.clone(),
+                    },
+                    size,
+                    al,
+                    false,
+                    op,
+                );
+                Ok(Some(Ty::Smem(SmemTy {
+                    dtype,
+                    shape,
+                    layout,
+                    alloc: id,
+                })))
             }
             SmemReinterpret { src, ty, layout } => {
                 let s = self.expect_smem(src, "the reinterpreted view")?;
@@ -1371,7 +1792,12 @@ impl<'k> Cx<'k> {
                         "too large",
                     ));
                 }
-                Ok(Some(Ty::Smem(SmemTy { dtype, shape, layout, alloc: s.alloc })))
+                Ok(Some(Ty::Smem(SmemTy {
+                    dtype,
+                    shape,
+                    layout,
+                    alloc: s.alloc,
+                })))
             }
             MbarAlloc { count, offset } => {
                 let n = self.checked.consts.dim(count)?;
@@ -1382,10 +1808,25 @@ impl<'k> Cx<'k> {
                     Some(o) => self.checked.consts.dim(o)?,
                     None => 0,
                 };
-                let id = self.new_alloc(AllocKind::Mbar { count: n, misalign }, n * 8 + misalign, 8, false, op);
-                Ok(Some(Ty::Mbar { count: Some(n), alloc: id }))
+                let id = self.new_alloc(
+                    AllocKind::Mbar { count: n, misalign },
+                    n * 8 + misalign,
+                    8,
+                    false,
+                    op,
+                );
+                Ok(Some(Ty::Mbar {
+                    count: Some(n),
+                    alloc: id,
+                }))
             }
-            TmemAlloc { ty, block, col_stride, scales, manual } => {
+            TmemAlloc {
+                ty,
+                block,
+                col_stride,
+                scales,
+                manual,
+            } => {
                 self.arch(op, Target::Sm100a, "arch-tcgen05");
                 let (dtype, shape) = self.shaped(ty)?;
                 let block = match block {
@@ -1397,12 +1838,21 @@ impl<'k> Cx<'k> {
                         [l[0], l[1]]
                     }
                     None => {
-                        let m = if shape.len() >= 2 { shape[shape.len() - 2] } else { 128 };
+                        let m = if shape.len() >= 2 {
+                            shape[shape.len() - 2]
+                        } else {
+                            128
+                        };
                         [m.min(128), *shape.last().unwrap_or(&1)]
                     }
                 };
                 if block[0] != 64 && block[0] != 128 {
-                    return Err(Diagnostic::error("tmem-layout", format!("TMEM block M must be 64 or 128, found {}", block[0]), op.span, "here"));
+                    return Err(Diagnostic::error(
+                        "tmem-layout",
+                        format!("TMEM block M must be 64 or 128, found {}", block[0]),
+                        op.span,
+                        "here",
+                    ));
                 }
                 let cs = match col_stride {
                     Some(c) => self.checked.consts.dim(c)?,
@@ -1416,7 +1866,14 @@ impl<'k> Cx<'k> {
                     Some(m) => self.checked.consts.bool(m)?,
                     None => false,
                 };
-                let tt = TmemTy { dtype, shape, block, col_stride: cs, scales, alloc: 0 };
+                let tt = TmemTy {
+                    dtype,
+                    shape,
+                    block,
+                    col_stride: cs,
+                    scales,
+                    alloc: 0,
+                };
                 let cols = tt.cols();
                 if manual && (!cols.is_power_of_two() || !(32..=TMEM_COLUMNS).contains(&cols)) {
                     return Err(Diagnostic::error(
@@ -1434,8 +1891,16 @@ impl<'k> Cx<'k> {
                 self.arch(op, Target::Sm100a, "arch-tcgen05");
                 let t = self.expect_tmem(buf, "tmem.dealloc's operand")?;
                 if !self.checked.allocs[t.alloc].manual {
-                    return Err(Diagnostic::error("tmem-dealloc", "only `manual=true` allocations are freed by tmem.dealloc", op.span, "scoped allocation")
-                        .with_label(self.checked.allocs[t.alloc].span, "allocated here without manual=true"));
+                    return Err(Diagnostic::error(
+                        "tmem-dealloc",
+                        "only `manual=true` allocations are freed by tmem.dealloc",
+                        op.span,
+                        "scoped allocation",
+                    )
+                    .with_label(
+                        self.checked.allocs[t.alloc].span,
+                        "allocated here without manual=true",
+                    ));
                 }
                 Ok(None)
             }
@@ -1484,12 +1949,19 @@ impl<'k> Cx<'k> {
                 self.expect_bar(bar)?;
                 let c = self.checked.consts.int(count)?;
                 if !(1..(1 << 20)).contains(&c) {
-                    return Err(Diagnostic::error("mbar-count", format!("mbarrier expected count must be in 1..2^20, found {c}"), count.span, "here")
-                        .with_note("PTX.md section 5: expected arrival count 1 .. 2^20 - 1"));
+                    return Err(Diagnostic::error(
+                        "mbar-count",
+                        format!("mbarrier expected count must be in 1..2^20, found {c}"),
+                        count.span,
+                        "here",
+                    )
+                    .with_note("PTX.md section 5: expected arrival count 1 .. 2^20 - 1"));
                 }
                 Ok(None)
             }
-            MbarExpect { bar, bytes, pred } | MbarExpectTx { bar, bytes, pred } | MbarCompleteTx { bar, bytes, pred } => {
+            MbarExpect { bar, bytes, pred }
+            | MbarExpectTx { bar, bytes, pred }
+            | MbarCompleteTx { bar, bytes, pred } => {
                 self.expect_bar(bar)?;
                 self.expect_scalar(bytes, "the byte count")?;
                 self.opt_scalar(pred, "pred")?;
@@ -1520,7 +1992,14 @@ impl<'k> Cx<'k> {
                 self.arch(op, Target::Sm100a, "arch-tcgen05");
                 Ok(None)
             }
-            Tcgen05Mma { a, b, acc, use_acc, pred, cta_group } => {
+            Tcgen05Mma {
+                a,
+                b,
+                acc,
+                use_acc,
+                pred,
+                cta_group,
+            } => {
                 self.arch(op, Target::Sm100a, "arch-tcgen05");
                 self.opt_scalar(use_acc, "use_acc")?;
                 self.opt_scalar(pred, "pred")?;
@@ -1528,7 +2007,16 @@ impl<'k> Cx<'k> {
                 self.mma(op, a, b, acc, None, cg)?;
                 Ok(None)
             }
-            Tcgen05MmaScaled { a, b, acc, a_scale, b_scale, use_acc, pred, cta_group } => {
+            Tcgen05MmaScaled {
+                a,
+                b,
+                acc,
+                a_scale,
+                b_scale,
+                use_acc,
+                pred,
+                cta_group,
+            } => {
                 self.arch(op, Target::Sm100a, "arch-tcgen05");
                 self.opt_scalar(use_acc, "use_acc")?;
                 self.opt_scalar(pred, "pred")?;
@@ -1558,14 +2046,25 @@ impl<'k> Cx<'k> {
                     None => TileLayout::Tmem32x32b,
                 };
                 crate::verify::check_tmem_access(op, &t, self.in_worker_warps())?;
-                Ok(Some(Ty::Tile(TileTy { dtype: t.dtype, shape: t.shape.clone(), layout: Some(layout) })))
+                Ok(Some(Ty::Tile(TileTy {
+                    dtype: t.dtype,
+                    shape: t.shape.clone(),
+                    layout: Some(layout),
+                })))
             }
             TmemStore { dst, value } => {
                 self.arch(op, Target::Sm100a, "arch-tcgen05");
                 let t = self.expect_tmem(dst, "tmem.store's destination")?;
                 let v = self.tile_arg(value, "the stored value")?;
                 if v.shape != t.shape || v.dtype != t.dtype {
-                    return Err(e_type(op.span, format!("storing tile<{}{:?}> into tmem<{}{:?}>", v.dtype, v.shape, t.dtype, t.shape), "shape or type mismatch"));
+                    return Err(e_type(
+                        op.span,
+                        format!(
+                            "storing tile<{}{:?}> into tmem<{}{:?}>",
+                            v.dtype, v.shape, t.dtype, t.shape
+                        ),
+                        "shape or type mismatch",
+                    ));
                 }
                 crate::verify::check_tmem_access(op, &t, self.in_worker_warps())?;
                 Ok(None)
@@ -1590,26 +2089,60 @@ impl<'k> Cx<'k> {
                     Some(l) => Some(self.layout_arg(l)?),
                     None => None,
                 };
-                Ok(Some(Ty::Tile(TileTy { dtype: s.dtype, shape: s.shape, layout })))
+                Ok(Some(Ty::Tile(TileTy {
+                    dtype: s.dtype,
+                    shape: s.shape,
+                    layout,
+                })))
             }
             SmemStore { dst, value } => {
                 let s = self.expect_smem(dst, "smem.store's destination")?;
                 let v = self.tile_arg(value, "the stored value")?;
                 if v.shape != s.shape || v.dtype != s.dtype {
-                    return Err(e_type(op.span, format!("storing tile<{}{:?}> into smem<{}{:?}>", v.dtype, v.shape, s.dtype, s.shape), "shape or type mismatch")
-                        .with_help("cast with `cast(x, DTYPE)` or take a view of the buffer with the tile's shape"));
+                    return Err(e_type(
+                        op.span,
+                        format!(
+                            "storing tile<{}{:?}> into smem<{}{:?}>",
+                            v.dtype, v.shape, s.dtype, s.shape
+                        ),
+                        "shape or type mismatch",
+                    )
+                    .with_help(
+                        "cast with `cast(x, DTYPE)` or take a view of the buffer with the tile's shape",
+                    ));
                 }
                 Ok(None)
             }
-            GlobalLoad { ptr, offsets, mask, other } => {
+            GlobalLoad {
+                ptr,
+                offsets,
+                mask,
+                other,
+            } => {
                 let dt = match self.expr_inner(ptr)? {
                     Ty::Ptr(d) => d,
-                    t => return Err(e_type(ptr.span, format!("global.load needs a ptr parameter, found {}", t.describe()), "not a pointer")),
+                    t => {
+                        return Err(e_type(
+                            ptr.span,
+                            format!("global.load needs a ptr parameter, found {}", t.describe()),
+                            "not a pointer",
+                        ))
+                    }
                 };
                 let mut off = match self.expr_inner(offsets)? {
                     Ty::Tile(t) if t.dtype.is_int() => t,
-                    Ty::Scalar(s) if s != ScalarTy::F32 => TileTy { dtype: DType::I32, shape: vec![1], layout: None },
-                    t => return Err(e_type(offsets.span, format!("offsets must be an integer tile, found {}", t.describe()), "here")),
+                    Ty::Scalar(s) if s != ScalarTy::F32 => TileTy {
+                        dtype: DType::I32,
+                        shape: vec![1],
+                        layout: None,
+                    },
+                    t => {
+                        return Err(e_type(
+                            offsets.span,
+                            format!("offsets must be an integer tile, found {}", t.describe()),
+                            "here",
+                        ))
+                    }
                 };
                 if let Some(m) = mask {
                     self.expr_inner(m)?;
@@ -1620,19 +2153,38 @@ impl<'k> Cx<'k> {
                 off.dtype = dt;
                 Ok(Some(Ty::Tile(off)))
             }
-            GlobalStore { ptr, offsets, value, mask } => {
+            GlobalStore {
+                ptr,
+                offsets,
+                value,
+                mask,
+            } => {
                 let dt = match self.expr_inner(ptr)? {
                     Ty::Ptr(d) => d,
-                    t => return Err(e_type(ptr.span, format!("global.store needs a ptr parameter, found {}", t.describe()), "not a pointer")),
+                    t => {
+                        return Err(e_type(
+                            ptr.span,
+                            format!("global.store needs a ptr parameter, found {}", t.describe()),
+                            "not a pointer",
+                        ))
+                    }
                 };
                 let off = self.tile_arg(offsets, "the offsets")?;
                 let v = self.tile_arg(value, "the stored value")?;
                 if v.dtype != dt {
-                    return Err(e_type(value.span, format!("storing {} into ptr({dt})", v.dtype), "element type mismatch")
-                        .with_help(format!("cast first: `cast(x, {dt})`")));
+                    return Err(e_type(
+                        value.span,
+                        format!("storing {} into ptr({dt})", v.dtype),
+                        "element type mismatch",
+                    )
+                    .with_help(format!("cast first: `cast(x, {dt})`")));
                 }
                 if broadcast_shapes(&off.shape, &v.shape).is_none() {
-                    return Err(e_type(op.span, "offsets and value shapes do not broadcast", "here"));
+                    return Err(e_type(
+                        op.span,
+                        "offsets and value shapes do not broadcast",
+                        "here",
+                    ));
                 }
                 if let Some(m) = mask {
                     self.expr_inner(m)?;
@@ -1665,12 +2217,23 @@ impl<'k> Cx<'k> {
             Some(e) => match self.checked.consts.int(e)? {
                 1 => Ok(1),
                 2 => Ok(2),
-                v => Err(Diagnostic::error("mma-shape", format!("cta_group must be 1 or 2, found {v}"), e.span, "here")),
+                v => Err(Diagnostic::error(
+                    "mma-shape",
+                    format!("cta_group must be 1 or 2, found {v}"),
+                    e.span,
+                    "here",
+                )),
             },
         }
     }
 
-    fn coords(&mut self, d: &DescTy, coords: &'k [IndexItem], gather: bool, e: &Expr) -> Result<(), Diagnostic> {
+    fn coords(
+        &mut self,
+        d: &DescTy,
+        coords: &'k [IndexItem],
+        gather: bool,
+        e: &Expr,
+    ) -> Result<(), Diagnostic> {
         let mut n = 0;
         for c in coords {
             match c {
@@ -1682,11 +2245,18 @@ impl<'k> Cx<'k> {
                         t.is_int_scalar()
                     };
                     if !ok {
-                        return Err(e_type(x.span, if gather && n == 0 {
-                            format!("gather/scatter row offsets must be a 1-D integer tile, found {}", t.describe())
-                        } else {
-                            format!("coordinates must be integer scalars, found {}", t.describe())
-                        }, "here"));
+                        return Err(e_type(
+                            x.span,
+                            if gather && n == 0 {
+                                format!(
+                                    "gather/scatter row offsets must be a 1-D integer tile, found {}",
+                                    t.describe()
+                                )
+                            } else {
+                                format!("coordinates must be integer scalars, found {}", t.describe())
+                            },
+                            "here",
+                        ));
                     }
                     n += 1;
                 }
@@ -1697,7 +2267,10 @@ impl<'k> Cx<'k> {
         if n != want {
             return Err(Diagnostic::error(
                 "tma-rank",
-                format!("descriptor of rank {} takes {want} coordinates, found {n}", d.block.len()),
+                format!(
+                    "descriptor of rank {} takes {want} coordinates, found {n}",
+                    d.block.len()
+                ),
                 e.span,
                 "wrong number of coordinates",
             ));
@@ -1705,9 +2278,24 @@ impl<'k> Cx<'k> {
         Ok(())
     }
 
-    fn tma_smem_match(&mut self, d: &DescTy, s: &SmemTy, gather: bool, coords: &'k [IndexItem], e: &Expr) -> Result<(), Diagnostic> {
+    fn tma_smem_match(
+        &mut self,
+        d: &DescTy,
+        s: &SmemTy,
+        gather: bool,
+        coords: &'k [IndexItem],
+        e: &Expr,
+    ) -> Result<(), Diagnostic> {
         if s.dtype != d.dtype {
-            return Err(Diagnostic::error("tma-smem", format!("shared buffer holds {} but the descriptor moves {}", s.dtype, d.dtype), e.span, "element type mismatch"));
+            return Err(Diagnostic::error(
+                "tma-smem",
+                format!(
+                    "shared buffer holds {} but the descriptor moves {}",
+                    s.dtype, d.dtype
+                ),
+                e.span,
+                "element type mismatch",
+            ));
         }
         if gather {
             let rows = match coords.first() {
@@ -1731,22 +2319,52 @@ impl<'k> Cx<'k> {
             let a: u64 = phys.iter().map(|&x| x as u64).product();
             let b: u64 = d.block.iter().map(|&x| x as u64).product();
             if a != b || phys.last() != d.block.last() {
-                return Err(Diagnostic::error("tma-smem", format!("shared buffer of shape {:?} does not hold one block {:?} of the descriptor", s.shape, d.block), e.span, "shape mismatch"));
+                return Err(Diagnostic::error(
+                    "tma-smem",
+                    format!(
+                        "shared buffer of shape {:?} does not hold one block {:?} of the descriptor",
+                        s.shape, d.block
+                    ),
+                    e.span,
+                    "shape mismatch",
+                ));
             }
         }
         if s.layout.swizzle() != d.layout.swizzle() {
-            return Err(Diagnostic::error("tma-smem", format!("shared buffer layout {} differs from the descriptor's {}", s.layout.describe(), d.layout.describe()), e.span, "layout mismatch")
-                .with_help("allocate the buffer with the descriptor's layout, as Gluon does with `desc.layout`"));
+            return Err(Diagnostic::error(
+                "tma-smem",
+                format!(
+                    "shared buffer layout {} differs from the descriptor's {}",
+                    s.layout.describe(),
+                    d.layout.describe()
+                ),
+                e.span,
+                "layout mismatch",
+            )
+            .with_help(
+                "allocate the buffer with the descriptor's layout, as Gluon does with `desc.layout`",
+            ));
         }
         Ok(())
     }
 
-    fn mma(&mut self, op: &Op, a: &'k Expr, b: &'k Expr, acc: &'k Expr, scales: Option<(&'k Expr, &'k Expr)>, cta_group: u32) -> Result<(), Diagnostic> {
+    fn mma(
+        &mut self,
+        op: &Op,
+        a: &'k Expr,
+        b: &'k Expr,
+        acc: &'k Expr,
+        scales: Option<(&'k Expr, &'k Expr)>,
+        cta_group: u32,
+    ) -> Result<(), Diagnostic> {
         let at = self.expr_inner(a)?;
         let bt = self.expect_smem(b, "the MMA's B operand")?;
         let acct = self.expect_tmem(acc, "the MMA accumulator")?;
         let st = match scales {
-            Some((x, y)) => Some((self.expect_tmem(x, "A's scale factors")?, self.expect_tmem(y, "B's scale factors")?)),
+            Some((x, y)) => Some((
+                self.expect_tmem(x, "A's scale factors")?,
+                self.expect_tmem(y, "B's scale factors")?,
+            )),
             None => None,
         };
         crate::verify::check_tcgen05_mma(op, &at, &bt, &acct, st.as_ref(), cta_group)
@@ -1780,7 +2398,11 @@ impl<'k> Cx<'k> {
                 off = off.max(e.div_ceil(align) * align);
             }
             off = off.div_ceil(align) * align;
-            let misalign = if let AllocKind::Mbar { misalign, .. } = a.kind { misalign } else { 0 };
+            let misalign = if let AllocKind::Mbar { misalign, .. } = a.kind {
+                misalign
+            } else {
+                0
+            };
             self.checked.allocs[i].offset = off + misalign;
             top = top.max(off.saturating_add(size));
             placed.push(i);
@@ -1794,7 +2416,12 @@ impl<'k> Cx<'k> {
                 "too much shared memory",
             )
             .with_help("use fewer pipeline buffers, smaller blocks, or scope buffers so their lifetimes do not overlap");
-            for a in self.checked.allocs.iter().filter(|a| !matches!(a.kind, AllocKind::Tmem(_))) {
+            for a in self
+                .checked
+                .allocs
+                .iter()
+                .filter(|a| !matches!(a.kind, AllocKind::Tmem(_)))
+            {
                 d = d.with_label(a.span, format!("{} bytes at offset {}", a.size, a.offset));
             }
             self.emit(d);
@@ -1818,7 +2445,12 @@ impl<'k> Cx<'k> {
                 "too much tensor memory",
             )
             .with_note("TMEM is 128 lanes x 512 columns of 32 bits per CTA (PTX.md section 8)");
-            for a in self.checked.allocs.iter().filter(|a| matches!(a.kind, AllocKind::Tmem(_))) {
+            for a in self
+                .checked
+                .allocs
+                .iter()
+                .filter(|a| matches!(a.kind, AllocKind::Tmem(_)))
+            {
                 d = d.with_label(a.span, format!("{} columns", a.size));
             }
             self.emit(d);
@@ -1829,7 +2461,10 @@ impl<'k> Cx<'k> {
 /// Bytes a shared buffer occupies: rows of an NVMMA-swizzled layout are padded to the span.
 pub fn smem_bytes(dtype: DType, shape: &[u32], layout: &SmemLayout) -> u32 {
     let inner = shape.last().copied().unwrap_or(1) as u64;
-    let outer: u64 = shape[..shape.len().saturating_sub(1)].iter().map(|&x| x as u64).product();
+    let outer: u64 = shape[..shape.len().saturating_sub(1)]
+        .iter()
+        .map(|&x| x as u64)
+        .product();
     let mut row = (inner * dtype.bits() as u64).div_ceil(8);
     let span = layout.swizzle().bytes() as u64;
     if span > 0 && row < span {
@@ -1883,7 +2518,9 @@ fn number_block(b: &Block, counter: &mut usize, pre: &mut HashMap<usize, (usize,
         *counter += 1;
         match &s.kind {
             StmtKind::For { body, .. } => number_block(body, counter, pre),
-            StmtKind::If { then_body, else_body, .. } => {
+            StmtKind::If {
+                then_body, else_body, ..
+            } => {
                 number_block(then_body, counter, pre);
                 if let Some(e) = else_body {
                     number_block(e, counter, pre);

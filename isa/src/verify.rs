@@ -21,43 +21,94 @@ pub const RULES: &[(&str, &str)] = &[
     ("unknown-const", "`--const` names no constant of the kernel"),
     ("bad-const", "`--const` value of the wrong kind"),
     ("undefined-name", "use of a name that is not in scope"),
-    ("duplicate-name", "`let` of a name already defined in the same block"),
+    (
+        "duplicate-name",
+        "`let` of a name already defined in the same block",
+    ),
     ("E-type", "operand of the wrong type or shape"),
     ("arch-target", "kernel compiled for a target it does not list"),
     ("arch-tcgen05", "tcgen05 / tensor memory used on sm_90a"),
     ("arch-gather", "gather4/scatter4 used on sm_90a"),
     ("arch-wgmma", "wgmma used on sm_100a"),
     ("num-warps", "num_warps out of range"),
-    ("ws-regs", "warp_specialize register budget not a multiple of 8 in [24, 256]"),
-    ("ws-warps", "worker warp count out of range, or too many warps in all"),
-    ("ws-tile-capture", "worker partition reads a register tile of another partition"),
+    (
+        "ws-regs",
+        "warp_specialize register budget not a multiple of 8 in [24, 256]",
+    ),
+    (
+        "ws-warps",
+        "worker warp count out of range, or too many warps in all",
+    ),
+    (
+        "ws-tile-capture",
+        "worker partition reads a register tile of another partition",
+    ),
     ("ws-nested", "more than one warp_specialize region"),
     ("static-assert", "a static_assert is false"),
     ("static-for", "static_for with non-constant or huge bounds"),
     ("mbar-count", "mbarrier expected count outside 1..2^20"),
-    ("mbar-type", "mbarrier operation on something that is not a barrier"),
-    ("tma-rank", "descriptor rank outside 1..5, or wrong coordinate count"),
+    (
+        "mbar-type",
+        "mbarrier operation on something that is not a barrier",
+    ),
+    (
+        "tma-rank",
+        "descriptor rank outside 1..5, or wrong coordinate count",
+    ),
     ("tma-box", "TMA box dimension outside 1..256"),
-    ("tma-box-inner", "TMA box inner dimension not a multiple of 16 bytes"),
-    ("tma-swizzle", "TMA box inner dimension inconsistent with the swizzle span"),
-    ("tma-smem", "TMA shared buffer does not match the descriptor's block"),
-    ("gather-desc", "gather/scatter descriptor block is not [1, BLOCK_Y]"),
-    ("gather-rows", "gather/scatter with fewer than 8 rows or not a multiple of 4"),
+    (
+        "tma-box-inner",
+        "TMA box inner dimension not a multiple of 16 bytes",
+    ),
+    (
+        "tma-swizzle",
+        "TMA box inner dimension inconsistent with the swizzle span",
+    ),
+    (
+        "tma-smem",
+        "TMA shared buffer does not match the descriptor's block",
+    ),
+    (
+        "gather-desc",
+        "gather/scatter descriptor block is not [1, BLOCK_Y]",
+    ),
+    (
+        "gather-rows",
+        "gather/scatter with fewer than 8 rows or not a multiple of 4",
+    ),
     ("gather-cols", "gather/scatter BLOCK_Y below (32 / bitwidth) * 8"),
-    ("gather-offset-layout", "row offsets not in chunks of 4 registers broadcast across lanes"),
+    (
+        "gather-offset-layout",
+        "row offsets not in chunks of 4 registers broadcast across lanes",
+    ),
     ("nvmma-inner", "NVMMA buffer narrower than its swizzle span"),
     ("smem-capacity", "more shared memory than a CTA has"),
     ("tmem-capacity", "more than 512 TMEM columns"),
-    ("tmem-alloc-cols", "manual TMEM allocation not a power of two in 32..512"),
+    (
+        "tmem-alloc-cols",
+        "manual TMEM allocation not a power of two in 32..512",
+    ),
     ("tmem-layout", "TMEM block M not 64 or 128"),
     ("tmem-dealloc", "tmem.dealloc of a scoped allocation"),
-    ("tmem-lanes", "tmem.load/store by a partition that cannot reach every lane"),
-    ("tcgen05-cp-layout", "tcgen05.cp source/destination layouts with no copy atom"),
+    (
+        "tmem-lanes",
+        "tmem.load/store by a partition that cannot reach every lane",
+    ),
+    (
+        "tcgen05-cp-layout",
+        "tcgen05.cp source/destination layouts with no copy atom",
+    ),
     ("mma-shape", "tcgen05.mma M/N/K outside the instruction shapes"),
     ("mma-dtype", "tcgen05.mma operand types outside the kinds"),
     ("mma-major", "MN-major operand of a type that must be K-major"),
-    ("mma-scale", "block-scaled MMA scale factors of the wrong type or layout"),
-    ("wgmma-shape", "wgmma shape, type or warp count outside the instruction"),
+    (
+        "mma-scale",
+        "block-scaled MMA scale factors of the wrong type or layout",
+    ),
+    (
+        "wgmma-shape",
+        "wgmma shape, type or warp count outside the instruction",
+    ),
     ("view-bounds", "constant index or slice outside the buffer"),
     ("smem-reinterpret", "reinterpret larger than the viewed bytes"),
     ("smem-layout", "unknown shared layout or swizzle width"),
@@ -75,7 +126,10 @@ pub struct VerifyOptions {
 /// Verify a kernel. Returns the checked kernel when there is no error, and every diagnostic
 /// (warnings included) either way.
 pub fn verify<'k>(k: &'k Kernel, opts: &VerifyOptions) -> (Option<Checked<'k>>, Vec<Diagnostic>) {
-    let target = opts.target.or_else(|| k.targets.first().copied()).unwrap_or(Target::Sm100a);
+    let target = opts
+        .target
+        .or_else(|| k.targets.first().copied())
+        .unwrap_or(Target::Sm100a);
     let consts = match ConstEnv::new(k, target, &opts.overrides) {
         Ok(c) => c,
         Err(d) => return (None, d),
@@ -87,7 +141,13 @@ pub fn verify<'k>(k: &'k Kernel, opts: &VerifyOptions) -> (Option<Checked<'k>>, 
         }
     }
     k.walk_stmts(&mut |s| {
-        if let StmtKind::Let { value: Rhs::Op(op), .. } | StmtKind::Assign { value: Rhs::Op(op), .. } = &s.kind {
+        if let StmtKind::Let {
+            value: Rhs::Op(op), ..
+        }
+        | StmtKind::Assign {
+            value: Rhs::Op(op), ..
+        } = &s.kind
+        {
             if let OpKind::SmemAlloc { .. } = op.kind {
                 if let Some(a) = checked.alloc_of(op) {
                     if let typeck::AllocKind::Smem { dtype, shape, layout } = &a.kind {
@@ -113,28 +173,51 @@ pub fn verify<'k>(k: &'k Kernel, opts: &VerifyOptions) -> (Option<Checked<'k>>, 
 pub fn check_desc(d: &DescTy, span: crate::Span) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     if d.block.is_empty() || d.block.len() > 5 {
-        out.push(Diagnostic::error("tma-rank", format!("tensor descriptors have rank 1..5, this one {}", d.block.len()), span, "here"));
+        out.push(Diagnostic::error(
+            "tma-rank",
+            format!("tensor descriptors have rank 1..5, this one {}", d.block.len()),
+            span,
+            "here",
+        ));
         return out;
     }
     let inner_bytes = d.block.last().copied().unwrap_or(0) as u64 * d.dtype.bits() as u64 / 8;
     let span_b = d.layout.swizzle().bytes() as u64;
     // Triton splits a box wider than the swizzle span into span-wide messages.
-    let msg_inner = if span_b > 0 && inner_bytes > span_b { span_b * 8 / d.dtype.bits() as u64 } else { d.block.last().copied().unwrap_or(0) as u64 };
+    let msg_inner = if span_b > 0 && inner_bytes > span_b {
+        span_b * 8 / d.dtype.bits() as u64
+    } else {
+        d.block.last().copied().unwrap_or(0) as u64
+    };
     for (i, &b) in d.block.iter().enumerate() {
-        let eff = if i + 1 == d.block.len() { msg_inner } else { b as u64 };
+        let eff = if i + 1 == d.block.len() {
+            msg_inner
+        } else {
+            b as u64
+        };
         if !(1..=256).contains(&eff) {
             out.push(
-                Diagnostic::error("tma-box", format!("box dimension {i} is {b}; TMA boxes are 1..=256 elements per dimension"), span, "box too large")
-                    .with_note("cuTensorMapEncodeTiled: 0 < boxDim[i] <= 256")
-                    .with_help("split the block into several TMA copies"),
+                Diagnostic::error(
+                    "tma-box",
+                    format!("box dimension {i} is {b}; TMA boxes are 1..=256 elements per dimension"),
+                    span,
+                    "box too large",
+                )
+                .with_note("cuTensorMapEncodeTiled: 0 < boxDim[i] <= 256")
+                .with_help("split the block into several TMA copies"),
             );
         }
     }
     if inner_bytes % 16 != 0 {
         out.push(
-            Diagnostic::error("tma-box-inner", format!("box inner dimension is {inner_bytes} bytes, not a multiple of 16"), span, "here")
-                .with_note("cuTensorMapEncodeTiled: boxDim[0] * elementSize must be a multiple of 16 bytes")
-                .with_help("widen the block's last dimension"),
+            Diagnostic::error(
+                "tma-box-inner",
+                format!("box inner dimension is {inner_bytes} bytes, not a multiple of 16"),
+                span,
+                "here",
+            )
+            .with_note("cuTensorMapEncodeTiled: boxDim[0] * elementSize must be a multiple of 16 bytes")
+            .with_help("widen the block's last dimension"),
         );
     }
     if span_b > 0 && inner_bytes > span_b && inner_bytes % span_b != 0 {
@@ -154,16 +237,26 @@ pub fn check_desc(d: &DescTy, span: crate::Span) -> Vec<Diagnostic> {
 
 /// Gluon's `NVMMASharedLayout` needs at least one swizzle span along the contiguous dimension.
 fn check_nvmma_inner(dtype: DType, shape: &[u32], layout: &SmemLayout, span: crate::Span) -> Vec<Diagnostic> {
-    if let SmemLayout::Nvmma { swizzle, transposed: false } = layout {
+    if let SmemLayout::Nvmma {
+        swizzle,
+        transposed: false,
+    } = layout
+    {
         let inner = shape.last().copied().unwrap_or(0) as u64 * dtype.bits() as u64 / 8;
         if swizzle.bytes() > 0 && inner < swizzle.bytes() as u64 {
             return vec![Diagnostic::error(
                 "nvmma-inner",
-                format!("rows of {inner} bytes are narrower than the {}-byte swizzle", swizzle.bytes()),
+                format!(
+                    "rows of {inner} bytes are narrower than the {}-byte swizzle",
+                    swizzle.bytes()
+                ),
                 span,
                 "block shape along the contiguous dimension is too small for the swizzle byte width",
             )
-            .with_help(format!("use nvmma({}) or a wider block, as NVMMASharedLayout.get_default_for does", inner.min(128).next_power_of_two().max(32) / if inner < 32 { 1 } else { 1 }))];
+            .with_help(format!(
+                "use nvmma({}) or a wider block, as NVMMASharedLayout.get_default_for does",
+                inner.min(128).next_power_of_two().max(32) / if inner < 32 { 1 } else { 1 }
+            ))];
         }
     }
     Vec::new()
@@ -173,19 +266,37 @@ fn check_nvmma_inner(dtype: DType, shape: &[u32], layout: &SmemLayout, span: cra
 /// chunks of 4, `BLOCK_Y >= (32 / bitwidth) * 8`, row-offset layout.
 pub fn check_gather(op: &Op, d: &DescTy, rows: &TileTy) -> Result<(), Diagnostic> {
     if d.block.len() != 2 || d.block[0] != 1 {
-        return Err(Diagnostic::error("gather-desc", format!("gather/scatter needs a 2-D descriptor with block [1, BLOCK_Y], found {:?}", d.block), op.span, "here")
-            .with_note("TMA gather4/scatter4 move whole rows; the descriptor's box is one row (seed 09)")
-            .with_help("build the descriptor with block shape [1, BLOCK_Y]"));
+        return Err(Diagnostic::error(
+            "gather-desc",
+            format!(
+                "gather/scatter needs a 2-D descriptor with block [1, BLOCK_Y], found {:?}",
+                d.block
+            ),
+            op.span,
+            "here",
+        )
+        .with_note("TMA gather4/scatter4 move whole rows; the descriptor's box is one row (seed 09)")
+        .with_help("build the descriptor with block shape [1, BLOCK_Y]"));
     }
     let n = rows.shape.first().copied().unwrap_or(0);
     if n < 8 || n % 4 != 0 {
-        return Err(Diagnostic::error("gather-rows", format!("gather/scatter of {n} rows: needs at least 8, in chunks of 4"), op.span, "here")
-            .with_note("each gather4/scatter4 message moves 4 rows; Gluon requires at least 8 row offsets"));
+        return Err(Diagnostic::error(
+            "gather-rows",
+            format!("gather/scatter of {n} rows: needs at least 8, in chunks of 4"),
+            op.span,
+            "here",
+        )
+        .with_note("each gather4/scatter4 message moves 4 rows; Gluon requires at least 8 row offsets"));
     }
     let min = (32 / d.dtype.bits().max(1)) * 8;
     if d.block[1] < min {
-        return Err(Diagnostic::error("gather-cols", format!("BLOCK_Y is {} but {} needs at least {min}", d.block[1], d.dtype), op.span, "too few columns")
-            .with_note("BLOCK_Y >= (32 // bitwidth) * 8 (seed 09)"));
+        return Err(Diagnostic::error(
+            "gather-cols",
+            format!("BLOCK_Y is {} but {} needs at least {min}", d.block[1], d.dtype),
+            op.span,
+            "too few columns",
+        )
+        .with_note("BLOCK_Y >= (32 // bitwidth) * 8 (seed 09)"));
     }
     if let Some(l) = &rows.layout {
         if !offsets_layout_ok(l) {
@@ -215,33 +326,63 @@ fn offsets_layout_ok(l: &TileLayout) -> bool {
 /// TMEM block M 128, matching shapes, and the atoms that exist.
 pub fn check_tcgen05_cp(op: &Op, s: &SmemTy, t: &TmemTy) -> Result<(), Diagnostic> {
     let bad = |m: String, label: &str| {
-        Err(Diagnostic::error("tcgen05-cp-layout", m, op.span, label).with_note("tcgen05.cp supports a limited set of smem → tmem shapes (seed 10)"))
+        Err(Diagnostic::error("tcgen05-cp-layout", m, op.span, label)
+            .with_note("tcgen05.cp supports a limited set of smem → tmem shapes (seed 10)"))
     };
     if s.shape != t.shape {
-        return bad(format!("copy from smem {:?} into tmem {:?}", s.shape, t.shape), "shape mismatch");
+        return bad(
+            format!("copy from smem {:?} into tmem {:?}", s.shape, t.shape),
+            "shape mismatch",
+        );
     }
     if t.scales {
         return Ok(());
     }
     if s.dtype.bits() != 32 || t.dtype.bits() != 32 {
-        return bad(format!("tcgen05.cp into a TensorMemoryLayout needs 32-bit elements, found {}", s.dtype), "not 32-bit");
+        return bad(
+            format!(
+                "tcgen05.cp into a TensorMemoryLayout needs 32-bit elements, found {}",
+                s.dtype
+            ),
+            "not 32-bit",
+        );
     }
     let SmemLayout::Nvmma { swizzle, transposed } = &s.layout else {
-        return bad("tcgen05.cp source must be an NVMMA shared layout".into(), "unsupported layout");
+        return bad(
+            "tcgen05.cp source must be an NVMMA shared layout".into(),
+            "unsupported layout",
+        );
     };
     if swizzle.bytes() == 0 {
-        return bad("tcgen05.cp source layout must be swizzled (swizzle > 0)".into(), "unswizzled source");
+        return bad(
+            "tcgen05.cp source layout must be swizzled (swizzle > 0)".into(),
+            "unswizzled source",
+        );
     }
     if *transposed {
-        return bad("tcgen05.cp source layout cannot be transposed".into(), "transposed source");
+        return bad(
+            "tcgen05.cp source layout cannot be transposed".into(),
+            "transposed source",
+        );
     }
     if t.block[0] != 128 {
-        return bad(format!("tcgen05.cp needs TMEM block M 128, found {}", t.block[0]), "block M");
+        return bad(
+            format!("tcgen05.cp needs TMEM block M 128, found {}", t.block[0]),
+            "block M",
+        );
     }
-    let m = if s.shape.len() >= 2 { s.shape[s.shape.len() - 2] } else { 1 };
+    let m = if s.shape.len() >= 2 {
+        s.shape[s.shape.len() - 2]
+    } else {
+        1
+    };
     if m == 256 && swizzle.bytes() / t.block[1].max(1) >= 8 {
         return bad(
-            format!("no tcgen05.cp atom for M=256 with a {}-byte swizzle and TMEM block N {}", swizzle.bytes(), t.block[1]),
+            format!(
+                "no tcgen05.cp atom for M=256 with a {}-byte swizzle and TMEM block N {}",
+                swizzle.bytes(),
+                t.block[1]
+            ),
             "no copy atom",
         );
     }
@@ -251,7 +392,11 @@ pub fn check_tcgen05_cp(op: &Op, s: &SmemTy, t: &TmemTy) -> Result<(), Diagnosti
 /// A partition reading or writing TMEM with `tcgen05.ld/st` reaches the lane quarter of each
 /// of its warps (PTX.md section 8): an M=128 buffer needs a multiple of 4 warps.
 pub fn check_tmem_access(op: &Op, t: &TmemTy, warps: u32) -> Result<(), Diagnostic> {
-    let m = if t.shape.len() >= 2 { t.shape[t.shape.len() - 2] } else { 1 };
+    let m = if t.shape.len() >= 2 {
+        t.shape[t.shape.len() - 2]
+    } else {
+        1
+    };
     let lanes_needed = m.min(128);
     if warps * 32 < lanes_needed || (lanes_needed >= 128 && warps % 4 != 0) {
         return Err(Diagnostic::error(
@@ -272,12 +417,31 @@ fn mma_k_step(d: DType) -> u32 {
 }
 
 /// tcgen05.mma shape, type and major-ness rules (PTX.md section 8, seed TIRx page).
-pub fn check_tcgen05_mma(op: &Op, a: &Ty, b: &SmemTy, acc: &TmemTy, scales: Option<&(TmemTy, TmemTy)>, cta_group: u32) -> Result<(), Diagnostic> {
+pub fn check_tcgen05_mma(
+    op: &Op,
+    a: &Ty,
+    b: &SmemTy,
+    acc: &TmemTy,
+    scales: Option<&(TmemTy, TmemTy)>,
+    cta_group: u32,
+) -> Result<(), Diagnostic> {
     let (a_dtype, a_shape, a_transposed) = match a {
-        Ty::Smem(s) => (s.dtype, s.shape.clone(), matches!(s.layout, SmemLayout::Nvmma { transposed: true, .. })),
+        Ty::Smem(s) => (
+            s.dtype,
+            s.shape.clone(),
+            matches!(s.layout, SmemLayout::Nvmma { transposed: true, .. }),
+        ),
         Ty::Tmem(t) => (t.dtype, t.shape.clone(), false),
         other => {
-            return Err(Diagnostic::error("E-type", format!("the MMA's A operand must be in shared or tensor memory, found {}", other.describe()), op.span, "here"))
+            return Err(Diagnostic::error(
+                "E-type",
+                format!(
+                    "the MMA's A operand must be in shared or tensor memory, found {}",
+                    other.describe()
+                ),
+                op.span,
+                "here",
+            ))
         }
     };
     let last2 = |s: &[u32]| -> (u32, u32) {
@@ -291,39 +455,54 @@ pub fn check_tcgen05_mma(op: &Op, a: &Ty, b: &SmemTy, acc: &TmemTy, scales: Opti
     let (m, k) = last2(&a_shape);
     let (kb, n) = last2(&b.shape);
     let (am, an) = last2(&acc.shape);
-    let shape_err = |msg: String| Diagnostic::error("mma-shape", msg, op.span, "invalid MMA shape").with_note("PTX.md section 8: cta_group::1 M 64 (N % 8) or 128 (N % 16), N <= 256; cta_group::2 M 128 or 256");
+    let shape_err = |msg: String| {
+        Diagnostic::error("mma-shape", msg, op.span, "invalid MMA shape").with_note("PTX.md section 8: cta_group::1 M 64 (N % 8) or 128 (N % 16), N <= 256; cta_group::2 M 128 or 256")
+    };
     if k != kb || am != m || an != n {
-        return Err(shape_err(format!("A is {m}x{k}, B is {kb}x{n}, the accumulator {am}x{an}: they must be MxK, KxN and MxN")));
+        return Err(shape_err(format!(
+            "A is {m}x{k}, B is {kb}x{n}, the accumulator {am}x{an}: they must be MxK, KxN and MxN"
+        )));
     }
     let m_ok = match cta_group {
         1 => m == 64 || m == 128,
         _ => m == 128 || m == 256,
     };
     if !m_ok {
-        return Err(shape_err(format!("M = {m} is not an instruction M for cta_group {cta_group}")));
+        return Err(shape_err(format!(
+            "M = {m} is not an instruction M for cta_group {cta_group}"
+        )));
     }
     let n_mult = if cta_group == 1 && m == 64 { 8 } else { 16 };
     if n % n_mult != 0 || n < n_mult || n > 256 {
-        return Err(shape_err(format!("N = {n} must be a multiple of {n_mult} in {n_mult}..=256")));
+        return Err(shape_err(format!(
+            "N = {n} must be a multiple of {n_mult} in {n_mult}..=256"
+        )));
     }
     let step = mma_k_step(a_dtype);
     if k % step != 0 {
-        return Err(shape_err(format!("K = {k} is not a multiple of the {step}-element K step of {a_dtype}")));
+        return Err(shape_err(format!(
+            "K = {k} is not a multiple of the {step}-element K step of {a_dtype}"
+        )));
     }
     let dtype_err = |msg: String| Diagnostic::error("mma-dtype", msg, op.span, "unsupported operand types");
     let f8f6f4 = |d: DType| matches!(d, DType::F8E4M3 | DType::F8E5M2 | DType::F4E2M1);
     let b_dtype = b.dtype;
     if scales.is_none() {
         let ok = match (a_dtype, b_dtype) {
-            (DType::F16, DType::F16) | (DType::BF16, DType::BF16) => matches!(acc.dtype, DType::F32 | DType::F16),
+            (DType::F16, DType::F16) | (DType::BF16, DType::BF16) => {
+                matches!(acc.dtype, DType::F32 | DType::F16)
+            }
             (DType::TF32 | DType::F32, DType::TF32 | DType::F32) => acc.dtype == DType::F32,
             (x, y) if f8f6f4(x) && f8f6f4(y) => matches!(acc.dtype, DType::F32 | DType::F16),
             (DType::I8 | DType::U8, DType::I8 | DType::U8) => acc.dtype == DType::I32,
             _ => false,
         };
         if !ok {
-            return Err(dtype_err(format!("no tcgen05.mma kind takes A {a_dtype}, B {b_dtype} into a {} accumulator", acc.dtype))
-                .with_note("kinds: f16 (f16/bf16 → f32), tf32, f8f6f4 (e4m3/e5m2/e2m1), i8 (→ s32)"));
+            return Err(dtype_err(format!(
+                "no tcgen05.mma kind takes A {a_dtype}, B {b_dtype} into a {} accumulator",
+                acc.dtype
+            ))
+            .with_note("kinds: f16 (f16/bf16 → f32), tf32, f8f6f4 (e4m3/e5m2/e2m1), i8 (→ s32)"));
         }
     } else {
         if !(f8f6f4(a_dtype) && f8f6f4(b_dtype)) || acc.dtype != DType::F32 {
@@ -332,22 +511,55 @@ pub fn check_tcgen05_mma(op: &Op, a: &Ty, b: &SmemTy, acc: &TmemTy, scales: Opti
         if let Some((sa, sb)) = scales {
             for s in [sa, sb] {
                 if !s.dtype.is_scale() || !s.scales {
-                    return Err(Diagnostic::error("mma-scale", format!("scale factors must be ue8m0/ue4m3 in a `scales=true` TMEM buffer, found {}", s.dtype), op.span, "bad scale operand")
-                        .with_help("allocate them with `tmem.alloc ue8m0[M, K / 32], scales=true`"));
+                    return Err(Diagnostic::error(
+                        "mma-scale",
+                        format!(
+                            "scale factors must be ue8m0/ue4m3 in a `scales=true` TMEM buffer, found {}",
+                            s.dtype
+                        ),
+                        op.span,
+                        "bad scale operand",
+                    )
+                    .with_help("allocate them with `tmem.alloc ue8m0[M, K / 32], scales=true`"));
                 }
             }
             if sa.dtype != sb.dtype {
-                return Err(Diagnostic::error("mma-scale", "A and B scale factors must have the same type", op.span, "here"));
+                return Err(Diagnostic::error(
+                    "mma-scale",
+                    "A and B scale factors must have the same type",
+                    op.span,
+                    "here",
+                ));
             }
         }
     }
-    let mn_ok = |d: DType| matches!(d, DType::F16 | DType::BF16 | DType::TF32 | DType::F32 | DType::F8E4M3 | DType::F8E5M2 | DType::I8 | DType::U8);
+    let mn_ok = |d: DType| {
+        matches!(
+            d,
+            DType::F16
+                | DType::BF16
+                | DType::TF32
+                | DType::F32
+                | DType::F8E4M3
+                | DType::F8E5M2
+                | DType::I8
+                | DType::U8
+        )
+    };
     let b_mn_major = !matches!(b.layout, SmemLayout::Nvmma { transposed: true, .. });
     // B is written [K, N]: its contiguous dimension is N, i.e. MN-major, unless transposed.
     if (a_transposed && !mn_ok(a_dtype)) || (b_mn_major && !mn_ok(b_dtype)) {
-        return Err(Diagnostic::error("mma-major", format!("{} operands must be K-major", if a_transposed { a_dtype } else { b_dtype }), op.span, "MN-major operand")
-            .with_note("PTX.md section 8: MN-major only for 16-bit, tf32, e4m3, e5m2 and 8-bit integer types")
-            .with_help("store the operand K-major (`nvmma(..., transposed=true)` for B written [K, N])"));
+        return Err(Diagnostic::error(
+            "mma-major",
+            format!(
+                "{} operands must be K-major",
+                if a_transposed { a_dtype } else { b_dtype }
+            ),
+            op.span,
+            "MN-major operand",
+        )
+        .with_note("PTX.md section 8: MN-major only for 16-bit, tf32, e4m3, e5m2 and 8-bit integer types")
+        .with_help("store the operand K-major (`nvmma(..., transposed=true)` for B written [K, N])"));
     }
     Ok(())
 }
@@ -355,21 +567,34 @@ pub fn check_tcgen05_mma(op: &Op, a: &Ty, b: &SmemTy, acc: &TmemTy, scales: Opti
 /// wgmma rules (PTX.md section 9): a warpgroup multiple, M = 64 per warpgroup, N a multiple of
 /// 8 up to 256, K steps of 32 bytes, f16/bf16/tf32/fp8 into f32.
 pub fn check_wgmma(op: &Op, a: &Ty, b: &SmemTy, acc: &TileTy, num_warps: u32) -> Result<(), Diagnostic> {
-    let err = |m: String| Err(Diagnostic::error("wgmma-shape", m, op.span, "invalid wgmma").with_note("PTX.md section 9: M 64 per warpgroup, N % 8 == 0 and <= 256"));
+    let err = |m: String| {
+        Err(Diagnostic::error("wgmma-shape", m, op.span, "invalid wgmma")
+            .with_note("PTX.md section 9: M 64 per warpgroup, N % 8 == 0 and <= 256"))
+    };
     if num_warps % 4 != 0 {
-        return err(format!("wgmma runs on whole warpgroups; num_warps is {num_warps}"));
+        return err(format!(
+            "wgmma runs on whole warpgroups; num_warps is {num_warps}"
+        ));
     }
     let (a_dtype, a_shape) = match a {
         Ty::Smem(s) => (s.dtype, s.shape.clone()),
         Ty::Tile(t) => (t.dtype, t.shape.clone()),
-        other => return err(format!("A must be shared memory or a register tile, found {}", other.describe())),
+        other => {
+            return err(format!(
+                "A must be shared memory or a register tile, found {}",
+                other.describe()
+            ))
+        }
     };
     if a_shape.len() != 2 || b.shape.len() != 2 || acc.shape.len() != 2 {
         return err("wgmma operands are 2-D".into());
     }
     let (m, k, n) = (a_shape[0], a_shape[1], b.shape[1]);
     if b.shape[0] != k || acc.shape != vec![m, n] {
-        return err(format!("A {m}x{k}, B {}x{}, accumulator {:?} do not form an MxNxK product", b.shape[0], b.shape[1], acc.shape));
+        return err(format!(
+            "A {m}x{k}, B {}x{}, accumulator {:?} do not form an MxNxK product",
+            b.shape[0], b.shape[1], acc.shape
+        ));
     }
     if m % 64 != 0 || m / 64 > num_warps / 4 * 2 {
         return err(format!("M = {m} is not 64 per warpgroup for {num_warps} warps"));
@@ -377,14 +602,35 @@ pub fn check_wgmma(op: &Op, a: &Ty, b: &SmemTy, acc: &TileTy, num_warps: u32) ->
     if n % 8 != 0 || n > 256 {
         return err(format!("N = {n} must be a multiple of 8 up to 256"));
     }
-    if a_dtype != b.dtype || !matches!(a_dtype, DType::F16 | DType::BF16 | DType::TF32 | DType::F32 | DType::F8E4M3 | DType::F8E5M2) {
-        return Err(Diagnostic::error("mma-dtype", format!("wgmma takes matching f16/bf16/tf32/fp8 operands, found {a_dtype} and {}", b.dtype), op.span, "here"));
+    if a_dtype != b.dtype
+        || !matches!(
+            a_dtype,
+            DType::F16 | DType::BF16 | DType::TF32 | DType::F32 | DType::F8E4M3 | DType::F8E5M2
+        )
+    {
+        return Err(Diagnostic::error(
+            "mma-dtype",
+            format!(
+                "wgmma takes matching f16/bf16/tf32/fp8 operands, found {a_dtype} and {}",
+                b.dtype
+            ),
+            op.span,
+            "here",
+        ));
     }
     if k % mma_k_step(a_dtype) != 0 {
-        return err(format!("K = {k} is not a multiple of the {}-element K step", mma_k_step(a_dtype)));
+        return err(format!(
+            "K = {k} is not a multiple of the {}-element K step",
+            mma_k_step(a_dtype)
+        ));
     }
     if acc.dtype != DType::F32 {
-        return Err(Diagnostic::error("mma-dtype", "wgmma accumulates in f32 here", op.span, "here"));
+        return Err(Diagnostic::error(
+            "mma-dtype",
+            "wgmma accumulates in f32 here",
+            op.span,
+            "here",
+        ));
     }
     Ok(())
 }
