@@ -28,12 +28,21 @@ fn load(path: &Path) -> Case {
         } else if let Some(v) = l.strip_prefix("target:") {
             opts.target = Target::from_name(v.trim());
         } else if let Some(v) = l.strip_prefix("const:") {
-            opts.overrides.push(Override::parse(v.trim()).expect("valid const directive"));
+            opts.overrides
+                .push(Override::parse(v.trim()).expect("valid const directive"));
         }
     }
     assert!(!expect.is_empty(), "{} has no `// expect:` line", path.display());
-    let name = format!("tests/verify/{}", path.file_name().unwrap_or_default().to_string_lossy());
-    Case { path: path.to_path_buf(), expect, opts, file: SourceFile::new(name, text) }
+    let name = format!(
+        "tests/verify/{}",
+        path.file_name().unwrap_or_default().to_string_lossy()
+    );
+    Case {
+        path: path.to_path_buf(),
+        expect,
+        opts,
+        file: SourceFile::new(name, text),
+    }
 }
 
 /// Parse and verify; the error diagnostics (parse errors included).
@@ -66,7 +75,12 @@ fn every_failing_example_reports_its_rule() {
         let diags = diagnose(c);
         let codes: Vec<&str> = diags.iter().map(|d| d.code.as_str()).collect();
         if !codes.contains(&c.expect.as_str()) {
-            failures.push(format!("{}: expected `{}`, got {:?}", c.path.display(), c.expect, codes));
+            failures.push(format!(
+                "{}: expected `{}`, got {:?}",
+                c.path.display(),
+                c.expect,
+                codes
+            ));
             continue;
         }
         let rendered = diag::render(&diags, &c.file);
@@ -78,7 +92,11 @@ fn every_failing_example_reports_its_rule() {
             insta::assert_snapshot!(c.expect.clone(), rendered);
         });
     }
-    assert!(failures.is_empty(), "rule examples that did not fire:\n{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "rule examples that did not fire:\n{}",
+        failures.join("\n")
+    );
 }
 
 #[test]
@@ -89,10 +107,18 @@ fn every_passing_twin_verifies_clean() {
         assert_eq!(c.expect, "ok", "{}", c.path.display());
         let diags = diagnose(c);
         if !diags.is_empty() {
-            failures.push(format!("{}:\n{}", c.path.display(), diag::render(&diags, &c.file)));
+            failures.push(format!(
+                "{}:\n{}",
+                c.path.display(),
+                diag::render(&diags, &c.file)
+            ));
         }
     }
-    assert!(failures.is_empty(), "passing twins with errors:\n{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "passing twins with errors:\n{}",
+        failures.join("\n")
+    );
 }
 
 #[test]
@@ -102,13 +128,20 @@ fn at_least_25_rules_have_a_failing_and_a_passing_example() {
     let mut covered = 0;
     for (code, _) in RULES {
         let f = fails.iter().any(|c| c.expect == *code);
-        let p = passes.iter().any(|c| c.path.to_string_lossy().contains(&format!("/{code}.pass.tile")));
+        let p = passes
+            .iter()
+            .any(|c| c.path.to_string_lossy().contains(&format!("/{code}.pass.tile")));
         if f && p {
             covered += 1;
         }
     }
     for c in &fails {
-        assert!(RULES.iter().any(|(r, _)| *r == c.expect), "{} expects unknown rule `{}`", c.path.display(), c.expect);
+        assert!(
+            RULES.iter().any(|(r, _)| *r == c.expect),
+            "{} expects unknown rule `{}`",
+            c.path.display(),
+            c.expect
+        );
     }
     assert!(covered >= 25, "only {covered} rules have both examples");
 }

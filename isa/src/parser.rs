@@ -628,6 +628,17 @@ impl Parser {
             }
         }
         let span = start.to(self.prev_span());
+        if !self.at_stmt_end() && !self.is_punct(")") {
+            return Err(syntax(
+                self.span(),
+                format!("expected `,` or end of line, found {}", self.peek().describe()),
+                "expected `,`",
+            )
+            .with_help(format!(
+                "operands are separated by commas: `{}`",
+                signature_text(&name)
+            )));
+        }
         let kind = OpKind::from_parts(&name, pos, kw).map_err(|e| match e {
             OpShapeError::UnknownOp => Diagnostic::error(
                 "unknown-op",

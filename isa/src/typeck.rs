@@ -617,7 +617,16 @@ impl<'k> Cx<'k> {
                                 }
                             }
                         }
-                        Err(d) => self.emit(d.with_note("static_for bounds must be compile-time constants")),
+                        Err(d) => self.emit(
+                            Diagnostic::error(
+                                "static-for",
+                                "static_for bounds must be compile-time constants",
+                                d.primary.span,
+                                d.primary.message,
+                            )
+                            .with_note(d.message)
+                            .with_help("use `for` for a loop with a dynamic trip count"),
+                        ),
                     }
                 } else {
                     for e in [Some(start), Some(end), step.as_ref()].into_iter().flatten() {

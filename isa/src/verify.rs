@@ -299,7 +299,7 @@ pub fn check_gather(op: &Op, d: &DescTy, rows: &TileTy) -> Result<(), Diagnostic
         .with_note("BLOCK_Y >= (32 // bitwidth) * 8 (seed 09)"));
     }
     if let Some(l) = &rows.layout {
-        if !offsets_layout_ok(l) {
+        if !offsets_layout_ok(l, n) {
             return Err(Diagnostic::error("gather-offset-layout", "row offsets layout does not give each warp whole chunks of 4 consecutive offsets", op.span, "invalid row-offset layout")
                 .with_note("the first two register bases must be [1] and [2] and every lane basis [0]: chunks of 4 in consecutive registers, the same in every lane (seed 09)")
                 .with_help("convert first: `convert_layout(x_offsets, slice(0, blocked([1, 4], [32, 1], [1, NUM_WARPS], [1, 0])))`"));
@@ -308,13 +308,17 @@ pub fn check_gather(op: &Op, d: &DescTy, rows: &TileTy) -> Result<(), Diagnostic
     Ok(())
 }
 
-fn offsets_layout_ok(l: &TileLayout) -> bool {
+/// Chunks of 4 consecutive offsets in consecutive registers, the same in every lane: each thread
+/// holds a multiple of 4 consecutive elements and the lanes of a warp do not split the
+/// dimension (one lane along it, or one thread's chunk already covers all `n` offsets).
+fn offsets_layout_ok(l: &TileLayout, n: u32) -> bool {
+    let ok = |spt: u32, tpw: u32| spt % 4 == 0 && (tpw == 1 || spt >= n);
     match l {
-        TileLayout::Blocked { spt, tpw, .. } if spt.len() == 1 => spt[0] % 4 == 0 && tpw[0] == 1,
+        TileLayout::Blocked { spt, tpw, .. } if spt.len() == 1 => ok(spt[0], tpw[0]),
         TileLayout::Slice { dim, parent } => match parent.as_ref() {
             TileLayout::Blocked { spt, tpw, .. } if spt.len() == 2 => {
                 let keep = 1 - (*dim as usize).min(1);
-                spt[keep] % 4 == 0 && tpw[keep] == 1
+                ok(spt[keep], tpw[keep])
             }
             _ => false,
         },
