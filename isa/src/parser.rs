@@ -12,7 +12,7 @@ use crate::span::Span;
 use crate::types::Target;
 
 /// Deepest nesting of blocks and expressions accepted.
-pub const MAX_DEPTH: usize = 200;
+pub const MAX_DEPTH: usize = 64;
 
 /// Words that cannot name a value.
 pub const KEYWORDS: &[&str] = &[
