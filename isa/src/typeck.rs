@@ -147,16 +147,18 @@ impl TmemTy {
         };
         let mblocks = m.div_ceil(self.block[0].max(1)).max(1);
         let bits = self.dtype.bits() * self.col_stride;
-        mblocks * (n * bits).div_ceil(32)
+        mblocks.saturating_mul(n.saturating_mul(bits).div_ceil(32))
     }
     /// TMEM columns of the whole buffer.
     pub fn cols(&self) -> u32 {
         let outer: u32 = if self.shape.len() > 2 {
-            self.shape[..self.shape.len() - 2].iter().product()
+            self.shape[..self.shape.len() - 2]
+                .iter()
+                .fold(1u32, |a, &b| a.saturating_mul(b))
         } else {
             1
         };
-        outer * self.matrix_cols()
+        outer.saturating_mul(self.matrix_cols())
     }
 }
 
@@ -993,7 +995,7 @@ impl<'k> Cx<'k> {
                 if tpw.len() != r || wpc.len() != r || order.len() != r {
                     return Err(Diagnostic::error("layout", "blocked layout lists must all have the tile's rank", e.span, "rank mismatch"));
                 }
-                let lanes: u32 = tpw.iter().product();
+                let lanes: u32 = tpw.iter().fold(1u32, |a, &b| a.saturating_mul(b));
                 if lanes != 32 {
                     return Err(Diagnostic::error("layout", format!("threads_per_warp must multiply to 32, found {lanes}"), args[1].value.span, "here"));
                 }
@@ -1819,7 +1821,7 @@ impl<'k> Cx<'k> {
                 };
                 let id = self.new_alloc(
                     AllocKind::Mbar { count: n, misalign },
-                    n * 8 + misalign,
+                    (n * 8).saturating_add(misalign),
                     8,
                     false,
                     op,
@@ -2396,7 +2398,7 @@ impl<'k> Cx<'k> {
                 .iter()
                 .map(|&j| &self.checked.allocs[j])
                 .filter(|b| b.live.0 <= live.1 && live.0 <= b.live.1)
-                .map(|b| (b.offset, b.offset + b.size))
+                .map(|b| (b.offset, b.offset.saturating_add(b.size)))
                 .collect();
             busy.sort();
             let mut off = 0u32;
@@ -2404,15 +2406,15 @@ impl<'k> Cx<'k> {
                 if off.saturating_add(size) <= s {
                     break;
                 }
-                off = off.max(e.div_ceil(align) * align);
+                off = off.max(e.div_ceil(align).saturating_mul(align));
             }
-            off = off.div_ceil(align) * align;
+            off = off.div_ceil(align).saturating_mul(align);
             let misalign = if let AllocKind::Mbar { misalign, .. } = a.kind {
                 misalign
             } else {
                 0
             };
-            self.checked.allocs[i].offset = off + misalign;
+            self.checked.allocs[i].offset = off.saturating_add(misalign);
             top = top.max(off.saturating_add(size));
             placed.push(i);
         }
@@ -2441,7 +2443,7 @@ impl<'k> Cx<'k> {
             if let AllocKind::Tmem(_) = a.kind {
                 if !a.manual {
                     a.offset = col;
-                    col += a.size;
+                    col = col.saturating_add(a.size);
                 }
             }
         }

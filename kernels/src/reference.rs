@@ -45,7 +45,13 @@ impl Comparison {
 /// Compare `actual` with `expected` element by element.
 pub fn compare(actual: &HostTensor, e: &Expected) -> Comparison {
     let n = e.values.numel().min(actual.numel());
-    let mut c = Comparison { tensor: e.tensor.clone(), elements: e.values.numel(), mismatches: 0, max_abs_err: 0.0, first_mismatch: None };
+    let mut c = Comparison {
+        tensor: e.tensor.clone(),
+        elements: e.values.numel(),
+        mismatches: 0,
+        max_abs_err: 0.0,
+        first_mismatch: None,
+    };
     if actual.numel() != e.values.numel() || actual.dtype != e.values.dtype {
         c.mismatches = e.values.numel();
         return c;
@@ -77,7 +83,9 @@ pub fn compare(actual: &HostTensor, e: &Expected) -> Comparison {
 }
 
 fn tensor<'a>(plan: &LaunchPlan, inputs: &'a [HostTensor], name: &str) -> Result<&'a HostTensor, String> {
-    let i = plan.tensor(name).ok_or_else(|| format!("launch has no tensor `{name}`"))?;
+    let i = plan
+        .tensor(name)
+        .ok_or_else(|| format!("launch has no tensor `{name}`"))?;
     inputs.get(i).ok_or_else(|| format!("input `{name}` missing"))
 }
 
@@ -89,13 +97,20 @@ fn int_arg(plan: &LaunchPlan, name: &str) -> Result<i64, String> {
 }
 
 /// Expected outputs of a bundled kernel, or `None` when it has no reference.
-pub fn reference(kernel: &str, plan: &LaunchPlan, inputs: &[HostTensor]) -> Option<Result<Vec<Expected>, String>> {
+pub fn reference(
+    kernel: &str,
+    plan: &LaunchPlan,
+    inputs: &[HostTensor],
+) -> Option<Result<Vec<Expected>, String>> {
     let r = match kernel {
         "elementwise_add_ws" | "elementwise_add_tma" => add(plan, inputs),
         "async_gather" => gather(plan, inputs),
         "async_scatter" => scatter(plan, inputs),
         "tcgen05_copy" => copy(plan, inputs),
-        "matmul_pipelined" | "persistent_matmul" | "persistent_matmul_pipelined" | "matmul_warp_specialized" => matmul(plan, inputs),
+        "matmul_pipelined"
+        | "persistent_matmul"
+        | "persistent_matmul_pipelined"
+        | "matmul_warp_specialized" => matmul(plan, inputs),
         "matmul_accumulate" => matmul_accumulate(plan, inputs),
         "matmul_fused_gather_scatter" => fused_gather_scatter(plan, inputs),
         "gemm_async" => gemm_async(plan, inputs),
@@ -112,7 +127,11 @@ fn add(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String
         let v = f32::from_bits(a.get_bits(i) as u32) + f32::from_bits(b.get_bits(i) as u32);
         c.set_bits(i, v.to_bits() as u64);
     }
-    Ok(vec![Expected { tensor: "c".into(), values: c, tol: Tolerance::Exact }])
+    Ok(vec![Expected {
+        tensor: "c".into(),
+        values: c,
+        tol: Tolerance::Exact,
+    }])
 }
 
 /// out[i, j] = input[x[i], y + j], zero where the row or column is out of range (seed 09).
@@ -128,11 +147,19 @@ fn gather(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, Str
         let r = xo.get(i) as i64;
         for j in 0..by {
             let c = y + j as i64;
-            let bits = if (0..xmax).contains(&r) && (0..ymax).contains(&c) { input.get_bits((r * ymax + c) as u64) } else { 0 };
+            let bits = if (0..xmax).contains(&r) && (0..ymax).contains(&c) {
+                input.get_bits((r * ymax + c) as u64)
+            } else {
+                0
+            };
             out.set_bits(i * by + j, bits);
         }
     }
-    Ok(vec![Expected { tensor: "out".into(), values: out, tol: Tolerance::Exact }])
+    Ok(vec![Expected {
+        tensor: "out".into(),
+        values: out,
+        tol: Tolerance::Exact,
+    }])
 }
 
 /// input[x[i], y + j] = src[i, j] for rows and columns in range (seed 09).
@@ -156,14 +183,22 @@ fn scatter(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, St
             }
         }
     }
-    Ok(vec![Expected { tensor: "input".into(), values: out, tol: Tolerance::Exact }])
+    Ok(vec![Expected {
+        tensor: "input".into(),
+        values: out,
+        tol: Tolerance::Exact,
+    }])
 }
 
 fn copy(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
     let input = tensor(plan, inputs, "input")?;
     let mut v = input.clone();
     v.name = "output".into();
-    Ok(vec![Expected { tensor: "output".into(), values: v, tol: Tolerance::Exact }])
+    Ok(vec![Expected {
+        tensor: "output".into(),
+        values: v,
+        tol: Tolerance::Exact,
+    }])
 }
 
 /// Row-major f64 matmul of `a` [M, K] and `b` [K, N].
@@ -190,7 +225,10 @@ fn mm(a: &HostTensor, b: &HostTensor) -> Vec<f64> {
 
 /// Tolerance of the seeds' matmul tests: `assert_close(A @ B, C, rtol=1e-3, atol=1e-1)` for
 /// f16 outputs of K up to 2000.
-const MATMUL_TOL: Tolerance = Tolerance::Close { atol: 1e-1, rtol: 1e-3 };
+const MATMUL_TOL: Tolerance = Tolerance::Close {
+    atol: 1e-1,
+    rtol: 1e-3,
+};
 
 fn matmul(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
     let (a, b) = (tensor(plan, inputs, "a")?, tensor(plan, inputs, "b")?);
@@ -200,18 +238,33 @@ fn matmul(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, Str
     for (i, v) in c.iter().enumerate() {
         out.set(i as u64, *v);
     }
-    Ok(vec![Expected { tensor: "c".into(), values: out, tol: MATMUL_TOL }])
+    Ok(vec![Expected {
+        tensor: "c".into(),
+        values: out,
+        tol: MATMUL_TOL,
+    }])
 }
 
 /// D = A @ B + C in f32 (seed 10 tolerance: atol 5e-3, rtol 1e-2).
 fn matmul_accumulate(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
-    let (a, b, c) = (tensor(plan, inputs, "a")?, tensor(plan, inputs, "b")?, tensor(plan, inputs, "c")?);
+    let (a, b, c) = (
+        tensor(plan, inputs, "a")?,
+        tensor(plan, inputs, "b")?,
+        tensor(plan, inputs, "c")?,
+    );
     let ab = mm(a, b);
     let mut d = HostTensor::zeros("d", DType::F32, c.shape.clone());
     for (i, v) in ab.iter().enumerate() {
         d.set(i as u64, v + c.get(i as u64));
     }
-    Ok(vec![Expected { tensor: "d".into(), values: d, tol: Tolerance::Close { atol: 5e-3, rtol: 1e-2 } }])
+    Ok(vec![Expected {
+        tensor: "d".into(),
+        values: d,
+        tol: Tolerance::Close {
+            atol: 5e-3,
+            rtol: 1e-2,
+        },
+    }])
 }
 
 /// out[scatter[i], :] = X[gather[i], :] @ W, bf16 (seed 09 tolerance atol = rtol = 1e-3 is for
@@ -240,7 +293,14 @@ fn fused_gather_scatter(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<
             out.set(r * n + j, prod[(i * n + j) as usize]);
         }
     }
-    Ok(vec![Expected { tensor: "out".into(), values: out, tol: Tolerance::Close { atol: 1e-1, rtol: 1e-2 } }])
+    Ok(vec![Expected {
+        tensor: "out".into(),
+        values: out,
+        tol: Tolerance::Close {
+            atol: 1e-1,
+            rtol: 1e-2,
+        },
+    }])
 }
 
 /// out = A @ B^T (B stored [N, K]); with scale factors (ue8m0, one per 32 K-elements) when the
@@ -258,12 +318,20 @@ fn gemm_async(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>,
             for kk in 0..k {
                 let mut p = a.get(i * k + kk) * b.get(j * k + kk);
                 if scaled {
-                    p *= numeric::decode(DType::UE8M0, sfa.get_bits(i * kb + kk / 32)) * numeric::decode(DType::UE8M0, sfb.get_bits(j * kb + kk / 32));
+                    p *= numeric::decode(DType::UE8M0, sfa.get_bits(i * kb + kk / 32))
+                        * numeric::decode(DType::UE8M0, sfb.get_bits(j * kb + kk / 32));
                 }
                 acc += p;
             }
             out.set(i * n + j, acc);
         }
     }
-    Ok(vec![Expected { tensor: "out".into(), values: out, tol: Tolerance::Close { atol: 1e-2, rtol: 1e-3 } }])
+    Ok(vec![Expected {
+        tensor: "out".into(),
+        values: out,
+        tol: Tolerance::Close {
+            atol: 1e-2,
+            rtol: 1e-3,
+        },
+    }])
 }

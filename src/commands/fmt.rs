@@ -20,7 +20,9 @@ pub struct Args {
 
 pub fn run(a: Args) -> CliResult {
     let file = load_source(&a.kernel)?;
-    let Some(k) = parse_or_report(&file, a.json) else { return Ok(ExitCode::from(1)) };
+    let Some(k) = parse_or_report(&file, a.json) else {
+        return Ok(ExitCode::from(1));
+    };
     if a.json {
         let v = serde_json::to_string_pretty(&k).map_err(|e| CliError(e.to_string()))?;
         println!("{v}");
@@ -28,20 +30,29 @@ pub fn run(a: Args) -> CliResult {
     }
     let out = bwsim_isa::print(&k);
     if a.check {
-        return Ok(if out == file.text { ExitCode::SUCCESS } else {
-            eprintln!("{} is not in canonical form (run `bwsim fmt --write {}`)", file.name, file.name);
+        return Ok(if out == file.text {
+            ExitCode::SUCCESS
+        } else {
+            eprintln!(
+                "{} is not in canonical form (run `bwsim fmt --write {}`)",
+                file.name, file.name
+            );
             ExitCode::from(1)
         });
     }
     if a.write {
         if !std::path::Path::new(&a.kernel).exists() {
-            return Err(CliError(format!("`{}` is a bundled kernel, not a file: nothing to write", a.kernel)));
+            return Err(CliError(format!(
+                "`{}` is a bundled kernel, not a file: nothing to write",
+                a.kernel
+            )));
         }
         if out != file.text {
             // Write to a temporary file and rename, so a failure never leaves a truncated file.
             let tmp = format!("{}.bwsim-fmt.tmp", a.kernel);
             std::fs::write(&tmp, &out).map_err(|e| CliError(format!("cannot write `{tmp}`: {e}")))?;
-            std::fs::rename(&tmp, &a.kernel).map_err(|e| CliError(format!("cannot replace `{}`: {e}", a.kernel)))?;
+            std::fs::rename(&tmp, &a.kernel)
+                .map_err(|e| CliError(format!("cannot replace `{}`: {e}", a.kernel)))?;
         }
         return Ok(ExitCode::SUCCESS);
     }

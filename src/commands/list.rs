@@ -22,7 +22,10 @@ pub fn run(a: Args) -> CliResult {
     }
     let w = ks.iter().map(|k| k.name.len()).max().unwrap_or(4);
     for k in ks {
-        println!("{:<w$}  {:<18} {}  [{}]", k.name, k.targets, k.description, k.seed);
+        println!(
+            "{:<w$}  {:<18} {}  [{}]",
+            k.name, k.targets, k.description, k.seed
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -28,7 +28,10 @@ pub fn load_source(spec: &str) -> Result<SourceFile, CliError> {
     if path.exists() {
         let bytes = std::fs::read(path).map_err(|e| CliError(format!("cannot read `{spec}`: {e}")))?;
         let text = String::from_utf8(bytes).map_err(|e| {
-            CliError(format!("`{spec}` is not UTF-8 text (invalid byte at offset {})", e.utf8_error().valid_up_to()))
+            CliError(format!(
+                "`{spec}` is not UTF-8 text (invalid byte at offset {})",
+                e.utf8_error().valid_up_to()
+            ))
         })?;
         return Ok(SourceFile::new(spec, text));
     }
@@ -41,21 +44,30 @@ pub fn load_source(spec: &str) -> Result<SourceFile, CliError> {
     let names: Vec<&str> = bwsim_kernels::all().iter().map(|k| k.name).collect();
     Err(CliError(format!(
         "`{spec}` is neither a file nor a bundled kernel{}",
-        if names.is_empty() { String::new() } else { format!(" (bundled: {})", names.join(", ")) }
+        if names.is_empty() {
+            String::new()
+        } else {
+            format!(" (bundled: {})", names.join(", "))
+        }
     )))
 }
 
 /// Print diagnostics to stderr, rustc style, with colour when stderr is a terminal.
 pub fn print_diags(diags: &[Diagnostic], file: &SourceFile) {
     use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
-    let choice = if std::io::IsTerminal::is_terminal(&std::io::stderr()) { ColorChoice::Auto } else { ColorChoice::Never };
+    let choice = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        ColorChoice::Auto
+    } else {
+        ColorChoice::Never
+    };
     let mut w = StandardStream::stderr(choice);
     diag::render_to(&mut w, diags, file);
 }
 
 /// Diagnostics as JSON, with line:column filled in.
 pub fn diags_json(diags: &[Diagnostic], file: &SourceFile) -> serde_json::Value {
-    serde_json::to_value(diags.iter().cloned().map(|d| d.locate(file)).collect::<Vec<_>>()).unwrap_or_default()
+    serde_json::to_value(diags.iter().cloned().map(|d| d.locate(file)).collect::<Vec<_>>())
+        .unwrap_or_default()
 }
 
 /// Parse, printing diagnostics (or JSON) on failure.
@@ -64,7 +76,10 @@ pub fn parse_or_report(file: &SourceFile, json: bool) -> Option<Kernel> {
         Ok(k) => Some(k),
         Err(d) => {
             if json {
-                println!("{}", serde_json::json!({ "file": file.name, "ok": false, "diagnostics": diags_json(&d, file) }));
+                println!(
+                    "{}",
+                    serde_json::json!({ "file": file.name, "ok": false, "diagnostics": diags_json(&d, file) })
+                );
             } else {
                 print_diags(&d, file);
             }

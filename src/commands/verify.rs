@@ -32,13 +32,26 @@ pub fn run(a: Args) -> CliResult {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let Some(spec) = a.kernel else { return Ok(ExitCode::from(2)) };
+    let Some(spec) = a.kernel else {
+        return Ok(ExitCode::from(2));
+    };
     let file = load_source(&spec)?;
-    let Some(k) = parse_or_report(&file, a.json) else { return Ok(ExitCode::from(1)) };
-    let (checked, diags) = verify(&k, &VerifyOptions { target: a.target, overrides: a.consts });
+    let Some(k) = parse_or_report(&file, a.json) else {
+        return Ok(ExitCode::from(1));
+    };
+    let (checked, diags) = verify(
+        &k,
+        &VerifyOptions {
+            target: a.target,
+            overrides: a.consts,
+        },
+    );
     let ok = checked.is_some();
     if a.json {
-        println!("{}", serde_json::json!({ "file": file.name, "ok": ok, "diagnostics": diags_json(&diags, &file) }));
+        println!(
+            "{}",
+            serde_json::json!({ "file": file.name, "ok": ok, "diagnostics": diags_json(&diags, &file) })
+        );
     } else {
         print_diags(&diags, &file);
         if let Some(c) = &checked {
@@ -47,7 +60,11 @@ pub fn run(a: Args) -> CliResult {
                 file.name,
                 c.target,
                 c.total_warps(),
-                if c.workers.is_empty() { String::new() } else { format!(" in {} partitions", c.workers.len() + 1) },
+                if c.workers.is_empty() {
+                    String::new()
+                } else {
+                    format!(" in {} partitions", c.workers.len() + 1)
+                },
                 c.smem_bytes,
                 c.tmem_cols
             );
