@@ -1,0 +1,1 @@
+//! TTGIR import (in progress).
