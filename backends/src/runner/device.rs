@@ -1,0 +1,243 @@
+//! The child side of the runner: everything that touches the CUDA driver.
+
+use super::{ChildReport, GpuJob, JobArg, Status, SwizzleArg};
+use bwsim_isa::DType;
+use cudarc::driver::{sys, CudaContext, CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg};
+use cudarc::nvrtc::Ptx;
+use std::path::Path;
+
+/// A `CUtensorMap` passed by value: 64-byte aligned, 128 bytes (PTX.md section 1).
+#[repr(C, align(64))]
+#[derive(Clone, Copy)]
+struct TensorMap(sys::CUtensorMap);
+// SAFETY: CUtensorMap is plain old data (an opaque 128-byte array); passing it by value as a
+// kernel parameter is how the driver API expects tensor maps (cuTensorMapEncodeTiled docs).
+unsafe impl DeviceRepr for TensorMap {}
+
+fn code_name(e: &cudarc::driver::DriverError) -> String {
+    format!("{:?}", e.0)
+}
+
+fn write_report(dir: &Path, r: &ChildReport) {
+    if let Ok(b) = serde_json::to_vec(r) {
+        let _ = std::fs::write(dir.join("report.json"), b);
+    }
+}
+
+fn dtype_code(d: DType) -> sys::CUtensorMapDataType {
+    use sys::CUtensorMapDataType as T;
+    match d {
+        DType::F32 => T::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+        DType::TF32 => T::CU_TENSOR_MAP_DATA_TYPE_TFLOAT32,
+        DType::F16 => T::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+        DType::BF16 => T::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+        DType::I32 => T::CU_TENSOR_MAP_DATA_TYPE_INT32,
+        DType::U32 => T::CU_TENSOR_MAP_DATA_TYPE_UINT32,
+        DType::I64 => T::CU_TENSOR_MAP_DATA_TYPE_INT64,
+        DType::U64 => T::CU_TENSOR_MAP_DATA_TYPE_UINT64,
+        DType::I16 | DType::U16 => T::CU_TENSOR_MAP_DATA_TYPE_UINT16,
+        _ => T::CU_TENSOR_MAP_DATA_TYPE_UINT8,
+    }
+}
+
+/// Entry point of the hidden child subcommand: run the job in `dir`, write `report.json` and
+/// `outN.bin`. Returns the process exit code.
+pub fn child_main(dir: &Path) -> i32 {
+    let job: GpuJob = match std::fs::read(dir.join("job.json")).ok().and_then(|b| serde_json::from_slice(&b).ok()) {
+        Some(j) => j,
+        None => {
+            eprintln!("bwsim gpu child: unreadable job in {}", dir.display());
+            return 2;
+        }
+    };
+    let ctx = match CudaContext::new(0) {
+        Ok(c) => c,
+        Err(e) => {
+            write_report(dir, &ChildReport { status: Status::Setup { error: format!("no CUDA device: {e}") }, device: String::new(), times_ms: vec![] });
+            return 1;
+        }
+    };
+    let device = ctx.name().unwrap_or_else(|_| "unknown GPU".into());
+    if job.entry.is_empty() {
+        let (maj, min) = (
+            ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR).unwrap_or(0),
+            ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR).unwrap_or(0),
+        );
+        write_report(dir, &ChildReport { status: Status::Setup { error: format!("probe: {device} (sm_{maj}{min})") }, device, times_ms: vec![] });
+        return 0;
+    }
+    let report = match run_job(&ctx, &job, dir) {
+        Ok(times_ms) => ChildReport { status: Status::Ok, device: device.clone(), times_ms },
+        Err(status) => ChildReport { status, device: device.clone(), times_ms: vec![] },
+    };
+    write_report(dir, &report);
+    0
+}
+
+fn setup(e: impl std::fmt::Display, what: &str) -> Status {
+    Status::Setup { error: format!("{what}: {e}") }
+}
+
+fn trap(e: &cudarc::driver::DriverError) -> Status {
+    let code = code_name(e);
+    Status::Trap { error: super::cuda_error_message(&code).to_string(), code }
+}
+
+fn run_job(ctx: &std::sync::Arc<CudaContext>, job: &GpuJob, dir: &Path) -> Result<Vec<f32>, Status> {
+    let stream = ctx.default_stream();
+    let module = ctx.load_module(Ptx::from_src(job.ptx.clone())).map_err(|e| setup(e, "PTX JIT failed"))?;
+    let f = module.load_function(&job.entry).map_err(|e| setup(e, "no such entry"))?;
+    if job.dynamic_smem > 48 * 1024 {
+        f.set_attribute(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, job.dynamic_smem as i32)
+            .map_err(|e| setup(e, "cannot raise the dynamic shared-memory limit"))?;
+    }
+    let inputs: Vec<Vec<u8>> = (0..job.tensors.len())
+        .map(|i| std::fs::read(dir.join(format!("in{i}.bin"))))
+        .collect::<Result<_, _>>()
+        .map_err(|e| setup(e, "cannot read inputs"))?;
+    let mut bufs: Vec<CudaSlice<u8>> = Vec::new();
+    for data in &inputs {
+        // Never allocate zero bytes: the driver rejects it.
+        let mut v = data.clone();
+        if v.is_empty() {
+            v.push(0);
+        }
+        bufs.push(stream.clone_htod(&v).map_err(|e| setup(e, "upload failed"))?);
+    }
+    let mut maps: Vec<TensorMap> = Vec::new();
+    for a in &job.args {
+        if let JobArg::TensorMap { tensor, box_dims, swizzle, nan_fill } = a {
+            let meta = job.tensors.get(*tensor).ok_or_else(|| setup("bad tensor index", "tensor map"))?;
+            let (ptr, _g) = bufs[*tensor].device_ptr(&stream);
+            let rank = meta.shape.len();
+            let esize = (meta.dtype.bits() as u64).div_ceil(8);
+            let dims: Vec<u64> = meta.shape.iter().rev().copied().collect();
+            let mut strides = Vec::new();
+            let mut acc = esize;
+            for d in dims.iter().take(rank.saturating_sub(1)) {
+                acc *= d;
+                strides.push(acc);
+            }
+            let boxd: Vec<u32> = box_dims.iter().rev().copied().collect();
+            let es = vec![1u32; rank];
+            let sw = match swizzle {
+                SwizzleArg::None => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_NONE,
+                SwizzleArg::B32 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_32B,
+                SwizzleArg::B64 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_64B,
+                SwizzleArg::B128 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
+            };
+            let fill = if *nan_fill {
+                sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA
+            } else {
+                sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE
+            };
+            // SAFETY: zeroed CUtensorMap is a valid output buffer for the encoder.
+            let mut tm = TensorMap(unsafe { std::mem::zeroed() });
+            // SAFETY: all pointers point at live local arrays of `rank` (strides: rank-1)
+            // elements; `ptr` is a live device allocation of the tensor.
+            let r = unsafe {
+                sys::cuTensorMapEncodeTiled(
+                    &mut tm.0,
+                    dtype_code(meta.dtype),
+                    rank as u32,
+                    ptr as *mut std::ffi::c_void,
+                    dims.as_ptr(),
+                    strides.as_ptr(),
+                    boxd.as_ptr(),
+                    es.as_ptr(),
+                    sys::CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
+                    sw,
+                    sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                    fill,
+                )
+            };
+            if r != sys::CUresult::CUDA_SUCCESS {
+                return Err(setup(format!("{r:?} for tensor `{}` box {box_dims:?}", meta.name), "cuTensorMapEncodeTiled failed"));
+            }
+            maps.push(tm);
+        }
+    }
+    let cfg = LaunchConfig {
+        grid_dim: (job.grid[0], job.grid[1], job.grid[2]),
+        block_dim: (job.block[0], job.block[1], job.block[2]),
+        shared_mem_bytes: job.dynamic_smem,
+    };
+    let mut times = Vec::new();
+    for rep in 0..=job.timing_reps {
+        if rep > 0 {
+            for (b, data) in bufs.iter_mut().zip(&inputs) {
+                if !data.is_empty() {
+                    stream.memcpy_htod(data, b).map_err(|e| setup(e, "re-upload failed"))?;
+                }
+            }
+        }
+        let start = stream.record_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT)).map_err(|e| setup(e, "event"))?;
+        let scalars: Vec<Scalar> = job.args.iter().filter_map(Scalar::of).collect();
+        {
+            let mut b = stream.launch_builder(&f);
+            let mut map_i = 0;
+            let mut sc_i = 0;
+            for a in &job.args {
+                match a {
+                    JobArg::Ptr { tensor } => {
+                        b.arg(&bufs[*tensor]);
+                    }
+                    JobArg::TensorMap { .. } => {
+                        b.arg(&maps[map_i]);
+                        map_i += 1;
+                    }
+                    _ => {
+                        scalars[sc_i].push(&mut b);
+                        sc_i += 1;
+                    }
+                }
+            }
+            // SAFETY: the arguments match the entry's parameter list as the backend's ABI
+            // describes it (the job was built from the same lowering).
+            unsafe { b.launch(cfg) }.map_err(|e| trap(&e))?;
+        }
+        let end = stream.record_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT)).map_err(|e| setup(e, "event"))?;
+        stream.synchronize().map_err(|e| trap(&e))?;
+        if rep > 0 {
+            times.push(start.elapsed_ms(&end).map_err(|e| setup(e, "timing"))?);
+        } else {
+            for (i, b) in bufs.iter().enumerate() {
+                let host: Vec<u8> = stream.clone_dtoh(b).map_err(|e| trap(&e))?;
+                let n = inputs[i].len();
+                std::fs::write(dir.join(format!("out{i}.bin")), &host[..n.min(host.len())]).map_err(|e| setup(e, "write output"))?;
+            }
+        }
+    }
+    Ok(times)
+}
+
+/// Scalar arguments, kept alive for the launch builder.
+enum Scalar {
+    U32(u32),
+    I32(i32),
+    I64(i64),
+    U64(u64),
+    F32(f32),
+}
+
+impl Scalar {
+    fn of(a: &JobArg) -> Option<Scalar> {
+        Some(match a {
+            JobArg::U32(v) => Scalar::U32(*v),
+            JobArg::I32(v) => Scalar::I32(*v),
+            JobArg::I64(v) => Scalar::I64(*v),
+            JobArg::U64(v) => Scalar::U64(*v),
+            JobArg::F32(v) => Scalar::F32(*v),
+            _ => return None,
+        })
+    }
+    fn push<'a>(&'a self, b: &mut cudarc::driver::LaunchArgs<'a>) {
+        match self {
+            Scalar::U32(v) => b.arg(v),
+            Scalar::I32(v) => b.arg(v),
+            Scalar::I64(v) => b.arg(v),
+            Scalar::U64(v) => b.arg(v),
+            Scalar::F32(v) => b.arg(v),
+        };
+    }
+}
