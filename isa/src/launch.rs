@@ -115,7 +115,7 @@ impl HostTensor {
         let bits = self.dtype.bits() as u64;
         if bits == 4 {
             let b = self.data[(i / 2) as usize];
-            return if i % 2 == 0 {
+            return if i.is_multiple_of(2) {
                 (b & 0xf) as u64
             } else {
                 (b >> 4) as u64
@@ -133,7 +133,7 @@ impl HostTensor {
         let bits = self.dtype.bits() as u64;
         if bits == 4 {
             let b = &mut self.data[(i / 2) as usize];
-            if i % 2 == 0 {
+            if i.is_multiple_of(2) {
                 *b = (*b & 0xf0) | (v as u8 & 0xf);
             } else {
                 *b = (*b & 0x0f) | ((v as u8 & 0xf) << 4);

@@ -12,6 +12,9 @@
 //!
 //! This crate knows nothing of the simulator or the backends.
 
+// Errors are `Diagnostic`s (spans, labels, notes): large, but only built on the error path.
+#![allow(clippy::result_large_err)]
+
 pub mod builder;
 pub mod consts;
 pub mod diag;

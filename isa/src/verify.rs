@@ -208,7 +208,7 @@ pub fn check_desc(d: &DescTy, span: crate::Span) -> Vec<Diagnostic> {
             );
         }
     }
-    if inner_bytes % 16 != 0 {
+    if !inner_bytes.is_multiple_of(16) {
         out.push(
             Diagnostic::error(
                 "tma-box-inner",
@@ -220,7 +220,7 @@ pub fn check_desc(d: &DescTy, span: crate::Span) -> Vec<Diagnostic> {
             .with_help("widen the block's last dimension"),
         );
     }
-    if span_b > 0 && inner_bytes > span_b && inner_bytes % span_b != 0 {
+    if span_b > 0 && inner_bytes > span_b && !inner_bytes.is_multiple_of(span_b) {
         out.push(
             Diagnostic::error(
                 "tma-swizzle",
@@ -255,7 +255,7 @@ fn check_nvmma_inner(dtype: DType, shape: &[u32], layout: &SmemLayout, span: cra
             )
             .with_help(format!(
                 "use nvmma({}) or a wider block, as NVMMASharedLayout.get_default_for does",
-                inner.min(128).next_power_of_two().max(32) / if inner < 32 { 1 } else { 1 }
+                inner.min(128).next_power_of_two().max(32)
             ))];
         }
     }
@@ -312,7 +312,7 @@ pub fn check_gather(op: &Op, d: &DescTy, rows: &TileTy) -> Result<(), Diagnostic
 /// holds a multiple of 4 consecutive elements and the lanes of a warp do not split the
 /// dimension (one lane along it, or one thread's chunk already covers all `n` offsets).
 fn offsets_layout_ok(l: &TileLayout, n: u32) -> bool {
-    let ok = |spt: u32, tpw: u32| spt % 4 == 0 && (tpw == 1 || spt >= n);
+    let ok = |spt: u32, tpw: u32| spt.is_multiple_of(4) && (tpw == 1 || spt >= n);
     match l {
         TileLayout::Blocked { spt, tpw, .. } if spt.len() == 1 => ok(spt[0], tpw[0]),
         TileLayout::Slice { dim, parent } => match parent.as_ref() {
@@ -402,7 +402,7 @@ pub fn check_tmem_access(op: &Op, t: &TmemTy, warps: u32) -> Result<(), Diagnost
         1
     };
     let lanes_needed = m.min(128);
-    if warps * 32 < lanes_needed || (lanes_needed >= 128 && warps % 4 != 0) {
+    if warps * 32 < lanes_needed || (lanes_needed >= 128 && !warps.is_multiple_of(4)) {
         return Err(Diagnostic::error(
             "tmem-lanes",
             format!("a partition of {warps} warps cannot reach the {lanes_needed} TMEM lanes of this buffer"),
@@ -575,7 +575,7 @@ pub fn check_wgmma(op: &Op, a: &Ty, b: &SmemTy, acc: &TileTy, num_warps: u32) ->
         Err(Diagnostic::error("wgmma-shape", m, op.span, "invalid wgmma")
             .with_note("PTX.md section 9: M 64 per warpgroup, N % 8 == 0 and <= 256"))
     };
-    if num_warps % 4 != 0 {
+    if !num_warps.is_multiple_of(4) {
         return err(format!(
             "wgmma runs on whole warpgroups; num_warps is {num_warps}"
         ));
