@@ -1,0 +1,150 @@
+//! Schedule exploration: run many seeds of one kernel, in parallel, and report each distinct
+//! diagnostic once with the first seed that shows it.
+//!
+//! The explorer knows nothing of kernels: it drives a closure `seed -> diagnostics` over seeds
+//! `first..first + n` on `jobs` threads (crossbeam scoped threads pulling seeds from a shared
+//! counter), so the result does not depend on the number of threads: for each distinct
+//! diagnostic the *smallest* seed that produced it is kept.
+
+use bwsim_isa::Diagnostic;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
+
+/// One distinct finding.
+#[derive(Clone, Debug)]
+pub struct Finding {
+    pub diagnostic: Diagnostic,
+    /// The smallest seed that produced it.
+    pub seed: u64,
+    /// How many of the explored schedules produced it.
+    pub count: u64,
+}
+
+/// The result of an exploration.
+#[derive(Clone, Debug, Default)]
+pub struct Exploration {
+    pub schedules: u64,
+    /// Findings ordered by (severity, first seed).
+    pub findings: Vec<Finding>,
+    /// Set when `stop_on_first_error` cut the run short.
+    pub stopped_early: bool,
+}
+
+impl Exploration {
+    pub fn has_errors(&self) -> bool {
+        self.findings.iter().any(|f| f.diagnostic.is_error())
+    }
+}
+
+/// Options of [`explore`].
+#[derive(Clone, Debug)]
+pub struct ExploreOptions {
+    pub first_seed: u64,
+    pub schedules: u64,
+    pub jobs: usize,
+    /// Stop handing out seeds after the first error (the seeds already running finish).
+    pub stop_on_first_error: bool,
+}
+
+/// Identity of a diagnostic for deduplication: its code and every span.
+fn key(d: &Diagnostic) -> (String, Vec<(u32, u32)>, String) {
+    let mut spans = vec![(d.primary.span.start, d.primary.span.end)];
+    spans.extend(d.labels.iter().map(|l| (l.span.start, l.span.end)));
+    // Deadlocks and aliasing name barriers in the message; keep the message for those.
+    let msg = if matches!(d.code.as_str(), "deadlock" | "phase-aliasing" | "tx-mismatch") { d.message.clone() } else { String::new() };
+    (d.code.clone(), spans, msg)
+}
+
+/// Run `run(seed)` for every seed and merge the findings. `progress(done, total)` is called
+/// after each schedule (from worker threads).
+pub fn explore<F, P>(opts: &ExploreOptions, run: F, progress: P) -> Exploration
+where
+    F: Fn(u64) -> Vec<Diagnostic> + Sync,
+    P: Fn(u64, u64) + Sync,
+{
+    let next = AtomicU64::new(0);
+    let done = AtomicU64::new(0);
+    let stop = AtomicBool::new(false);
+    type Found = BTreeMap<(String, Vec<(u32, u32)>, String), Finding>;
+    let found: Mutex<Found> = Mutex::new(BTreeMap::new());
+    let jobs = opts.jobs.max(1);
+    crossbeam::scope(|s| {
+        for _ in 0..jobs {
+            s.spawn(|_| loop {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= opts.schedules {
+                    break;
+                }
+                let seed = opts.first_seed.wrapping_add(i);
+                let diags = run(seed);
+                if opts.stop_on_first_error && diags.iter().any(|d| d.is_error()) {
+                    stop.store(true, Ordering::Relaxed);
+                }
+                if !diags.is_empty() {
+                    // A poisoned lock means another worker panicked; its panic is re-raised below.
+                    if let Ok(mut f) = found.lock() {
+                        for d in diags {
+                            let e = f.entry(key(&d)).or_insert_with(|| Finding { diagnostic: d.clone(), seed, count: 0 });
+                            e.count += 1;
+                            if seed < e.seed {
+                                e.seed = seed;
+                                e.diagnostic = d;
+                            }
+                        }
+                    }
+                }
+                let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+                progress(n, opts.schedules);
+            });
+        }
+    })
+    .unwrap_or_else(|e| std::panic::resume_unwind(e));
+    let mut findings: Vec<Finding> = found.into_inner().unwrap_or_default().into_values().collect();
+    findings.sort_by_key(|f| (f.diagnostic.severity, f.seed));
+    let schedules = done.load(Ordering::Relaxed);
+    Exploration { schedules, findings, stopped_early: schedules < opts.schedules }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bwsim_isa::Span;
+
+    fn diag(code: &str, at: usize) -> Diagnostic {
+        Diagnostic::error(code, code, Span::new(at, at + 1), "here")
+    }
+
+    #[test]
+    fn each_distinct_diagnostic_once_with_its_smallest_seed_whatever_the_thread_count() {
+        let run = |seed: u64| -> Vec<Diagnostic> {
+            let mut v = Vec::new();
+            if seed % 7 == 3 {
+                v.push(diag("race", 10));
+            }
+            if seed % 11 == 5 {
+                v.push(diag("deadlock", 20));
+            }
+            v
+        };
+        for jobs in [1, 2, 4] {
+            let e = explore(&ExploreOptions { first_seed: 0, schedules: 100, jobs, stop_on_first_error: false }, run, |_, _| {});
+            assert_eq!(e.schedules, 100);
+            let got: Vec<(String, u64, u64)> = e.findings.iter().map(|f| (f.diagnostic.code.clone(), f.seed, f.count)).collect();
+            assert_eq!(got, vec![("race".to_string(), 3, 14), ("deadlock".to_string(), 5, 9)], "jobs={jobs}");
+        }
+    }
+
+    #[test]
+    fn stop_on_first_error_stops() {
+        let e = explore(
+            &ExploreOptions { first_seed: 0, schedules: 10_000, jobs: 1, stop_on_first_error: true },
+            |s| if s == 4 { vec![diag("race", 1)] } else { vec![] },
+            |_, _| {},
+        );
+        assert!(e.stopped_early && e.schedules == 5, "{}", e.schedules);
+    }
+}
