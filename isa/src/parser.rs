@@ -1,20 +1,34 @@
-//! The `.tile` parser: tokens to IR (docs/tile-format.md), recursive descent.
+//! The `.tile` parser: tokens to [`Kernel`], by hand-written recursive descent.
 //!
-//! Every identifier, expression, operation, statement and declaration gets the span of its
-//! text. Comments and blank lines are kept (as `"// ..."` and `""` entries of the next item's
-//! `comments`) so `bwsim fmt` preserves them. Errors are diagnostics with code `syntax`,
-//! `unknown-op` or `op-operands`; the parser never panics and nests at most [`MAX_DEPTH`] deep.
+//! This module owns the grammar of docs/tile-format.md and the placement of comments and blank
+//! lines in the IR. It decides nothing about types: which operand of an operation must be a
+//! buffer, a barrier or a descriptor is the type checker's business ([`crate::typeck`]).
+//!
+//! - Every [`Ident`], [`Expr`], [`Op`], [`Stmt`], declaration, launch item and the kernel get
+//!   the span of the text they were parsed from.
+//! - Errors are [`Diagnostic`]s: `syntax` (with a label on the offending token), `unknown-op`
+//!   (with a "did you mean" from edit distance) and `op-operands` (with the operation's
+//!   signature). The parser reports the first error of a statement, skips to the next line and
+//!   goes on, so one run reports several errors (at most [`MAX_ERRORS`]). Nesting deeper than
+//!   [`MAX_DEPTH`] is an error, so no input can exhaust the stack; nothing here panics.
+//!
+//! Comments: a comment line (or a run of blank lines, kept as one `""`) belongs to the next
+//! item that has a `comments` vector, or to the enclosing block's `end_comments` when a `}`
+//! comes first. A comment after code on the same line is moved above its statement.
 
-use crate::diag::Diagnostic;
+use crate::diag::{Diagnostic, Label};
 use crate::ir::*;
+pub use crate::lexer::MAX_ERRORS;
 use crate::lexer::{lex, Tok, Token};
 use crate::span::Span;
 use crate::types::Target;
+use std::collections::BTreeMap;
 
-/// Deepest nesting of blocks and expressions accepted.
-pub const MAX_DEPTH: usize = 64;
+/// Deepest nesting of blocks, and of expressions, the parser accepts.
+pub const MAX_DEPTH: usize = 200;
 
-/// Words that cannot name a value.
+/// Words with a meaning in the grammar: never names of values, constants, parameters,
+/// layouts, loop variables or launch tensors.
 pub const KEYWORDS: &[&str] = &[
     "kernel",
     "target",
@@ -22,8 +36,6 @@ pub const KEYWORDS: &[&str] = &[
     "const",
     "param",
     "layout",
-    "launch",
-    "tensor",
     "let",
     "for",
     "static_for",
@@ -35,404 +47,579 @@ pub const KEYWORDS: &[&str] = &[
     "default",
     "worker",
     "static_assert",
+    "launch",
+    "tensor",
     "true",
     "false",
     "None",
 ];
 
-/// Parse one kernel.
+/// Words that begin a statement (for "did you mean" on a misspelled one).
+const STATEMENT_KEYWORDS: &[&str] = &[
+    "let",
+    "for",
+    "static_for",
+    "if",
+    "else",
+    "warp_specialize",
+    "static_assert",
+    "launch",
+];
+
+/// Parse the text of one `.tile` file.
 pub fn parse(src: &str) -> Result<Kernel, Vec<Diagnostic>> {
-    let toks = lex(src).map_err(|d| vec![d])?;
+    let lexed = lex(src);
+    if !lexed.errors.is_empty() {
+        return Err(lexed.errors);
+    }
     let mut p = Parser {
-        toks,
+        toks: lexed.tokens,
         pos: 0,
-        depth: 0,
+        trailing: lexed
+            .trailing_comments
+            .into_iter()
+            .map(|(s, t)| (s.start, t))
+            .collect(),
+        errors: Vec::new(),
+        fatal: false,
+        nest: 0,
+        last_end: 0,
     };
-    p.kernel().map_err(|d| vec![d])
+    let k = p.kernel();
+    match k {
+        Ok(k) if p.errors.is_empty() => Ok(k),
+        _ => {
+            if p.errors.is_empty() {
+                // Every failing path records a diagnostic; this is a safety net.
+                let sp = p.span();
+                p.errors
+                    .push(Diagnostic::error("syntax", "the text does not parse", sp, "here"));
+            }
+            p.errors.truncate(MAX_ERRORS);
+            Err(p.errors)
+        }
+    }
 }
 
-type R<T> = Result<T, Diagnostic>;
+/// `tma.load src, dst, bar[, pred=...]`: how an operation is written, for diagnostics.
+pub fn signature_text(name: &str) -> Option<String> {
+    let (pos, kw) = OpKind::signature(name)?;
+    let mut s = name.to_string();
+    if !pos.is_empty() {
+        s.push(' ');
+        s.push_str(&pos.join(", "));
+    }
+    for (i, k) in kw.iter().enumerate() {
+        if pos.is_empty() && i == 0 {
+            s.push_str(&format!(" [{k}=...]"));
+        } else {
+            s.push_str(&format!("[, {k}=...]"));
+        }
+    }
+    Some(s)
+}
+
+/// The operation name closest to `name` by edit distance, if it is close enough to be a typo.
+pub fn suggest_op(name: &str) -> Option<&'static str> {
+    let (best, d) = OpKind::NAMES
+        .iter()
+        .map(|n| (*n, edit_distance(name, n)))
+        .min_by_key(|(_, d)| *d)?;
+    let limit = (name.len() / 3).max(2);
+    (d <= limit).then_some(best)
+}
+
+/// Optimal-string-alignment distance (insertions, deletions, substitutions, transpositions).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut v = (d[i - 1][j] + 1).min(d[i][j - 1] + 1).min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = v;
+        }
+    }
+    d[a.len()][b.len()]
+}
+
+/// The error has been recorded in `Parser::errors`.
+struct Failed;
+type PResult<T> = Result<T, Failed>;
+
+/// What the tokens at the cursor start: an operation, an unknown dotted name, or neither.
+enum OpStart {
+    Op(&'static str, usize),
+    Unknown(String, usize),
+    None,
+}
 
 struct Parser {
     toks: Vec<Token>,
     pos: usize,
-    depth: usize,
+    /// Comments after code on their line, by start offset; items take those on their lines.
+    trailing: BTreeMap<u32, String>,
+    errors: Vec<Diagnostic>,
+    /// Stop parsing: too many errors or too deep.
+    fatal: bool,
+    /// Current recursion depth (blocks and expressions).
+    nest: usize,
+    /// End offset of the last token consumed (newlines aside).
+    last_end: u32,
 }
 
-fn syntax(span: Span, msg: impl Into<String>, label: impl Into<String>) -> Diagnostic {
-    Diagnostic::error("syntax", msg, span, label)
+fn is_keyword(s: &str) -> bool {
+    KEYWORDS.contains(&s)
 }
 
-fn edit_distance(a: &str, b: &str) -> usize {
-    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for i in 1..=a.len() {
-        let mut cur = vec![i; b.len() + 1];
-        for j in 1..=b.len() {
-            let cost = if a[i - 1] == b[j - 1] { 0 } else { 1 };
-            cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
+fn binop_of(p: &str) -> Option<BinOp> {
+    BinOp::ALL.iter().copied().find(|b| b.symbol() == p)
+}
+
+/// Append `b` to `a`, keeping runs of blank lines collapsed.
+fn merge_comments(mut a: Vec<String>, b: Vec<String>) -> Vec<String> {
+    for c in b {
+        if c.is_empty() && a.last().is_some_and(|l| l.is_empty()) {
+            continue;
         }
-        prev = cur;
+        a.push(c);
     }
-    prev[b.len()]
+    a
 }
 
-/// The closest operation name, for "did you mean" help.
-pub fn suggest_op(name: &str) -> Option<&'static str> {
-    OpKind::NAMES
-        .iter()
-        .map(|n| (edit_distance(name, n), *n))
-        .filter(|(d, _)| *d <= 3)
-        .min()
-        .map(|(_, n)| n)
+/// End comments moved into a block: no blank line before its `}`, nor right after its `{`
+/// when the block has nothing else (`empty`).
+fn strip_blank_edges(v: Vec<String>, empty: bool) -> Vec<String> {
+    let mut v = strip_trailing_blank(v);
+    if empty {
+        let n = v.iter().take_while(|c| c.is_empty()).count();
+        v.drain(..n);
+    }
+    v
 }
 
-fn signature_text(name: &str) -> String {
-    match OpKind::signature(name) {
-        Some((pos, kw)) => {
-            let mut s = format!("{name} {}", pos.join(", "));
-            for k in kw {
-                s.push_str(&format!("[, {k}=...]"));
-            }
-            s
-        }
-        None => name.to_string(),
+fn strip_trailing_blank(mut v: Vec<String>) -> Vec<String> {
+    while v.last().is_some_and(|l| l.is_empty()) {
+        v.pop();
     }
+    v
 }
 
 impl Parser {
+    // ---- token cursor -------------------------------------------------------------------
+
     fn peek(&self) -> &Tok {
-        &self.toks[self.pos.min(self.toks.len() - 1)].tok
+        self.peek_at(0)
     }
-    fn peek_at(&self, k: usize) -> &Tok {
-        &self.toks[(self.pos + k).min(self.toks.len() - 1)].tok
+
+    fn peek_at(&self, n: usize) -> &Tok {
+        let i = (self.pos + n).min(self.toks.len().saturating_sub(1));
+        self.toks.get(i).map_or(&Tok::Eof, |t| &t.tok)
     }
+
     fn span(&self) -> Span {
-        self.toks[self.pos.min(self.toks.len() - 1)].span
+        self.toks.get(self.pos).map_or(Span::DUMMY, |t| t.span)
     }
-    fn prev_span(&self) -> Span {
-        self.toks[self.pos.saturating_sub(1).min(self.toks.len() - 1)].span
-    }
+
     fn bump(&mut self) -> Token {
-        let t = self.toks[self.pos.min(self.toks.len() - 1)].clone();
-        if self.pos < self.toks.len() - 1 {
+        let t = match self.toks.get(self.pos) {
+            Some(t) => t.clone(),
+            None => {
+                return Token {
+                    tok: Tok::Eof,
+                    span: Span::DUMMY,
+                }
+            }
+        };
+        if t.tok != Tok::Eof {
             self.pos += 1;
+        }
+        if !matches!(t.tok, Tok::Newline | Tok::Comment(_) | Tok::Eof) {
+            self.last_end = t.span.end;
         }
         t
     }
-    fn is_punct(&self, p: &str) -> bool {
+
+    fn at_punct(&self, p: &str) -> bool {
         matches!(self.peek(), Tok::Punct(q) if *q == p)
     }
-    fn is_ident(&self, s: &str) -> bool {
-        matches!(self.peek(), Tok::Ident(q) if q == s)
+
+    fn at_kw(&self, k: &str) -> bool {
+        matches!(self.peek(), Tok::Ident(s) if s == k)
     }
+
     fn eat_punct(&mut self, p: &str) -> bool {
-        if self.is_punct(p) {
+        if self.at_punct(p) {
             self.bump();
             true
         } else {
             false
         }
     }
-    fn expect_punct(&mut self, p: &str) -> R<Span> {
-        if self.is_punct(p) {
-            Ok(self.bump().span)
-        } else {
-            Err(syntax(
-                self.span(),
-                format!("expected `{p}`, found {}", self.peek().describe()),
-                format!("expected `{p}`"),
-            ))
+
+    /// A span from `start` to the end of the last consumed token.
+    fn since(&self, start: Span) -> Span {
+        Span {
+            start: start.start,
+            end: self.last_end.max(start.end),
         }
     }
-    fn expect_keyword(&mut self, k: &str) -> R<Span> {
-        if self.is_ident(k) {
+
+    fn at_eol(&self) -> bool {
+        matches!(self.peek(), Tok::Newline | Tok::Eof) || self.at_punct("}")
+    }
+
+    // ---- errors -------------------------------------------------------------------------
+
+    fn report(&mut self, d: Diagnostic) -> Failed {
+        if self.errors.len() < MAX_ERRORS {
+            self.errors.push(d);
+        }
+        if self.errors.len() >= MAX_ERRORS {
+            self.fatal = true;
+        }
+        Failed
+    }
+
+    /// "expected X, found Y" at the current token.
+    fn expected(&mut self, what: &str) -> Failed {
+        let found = self.peek().describe();
+        let mut sp = self.span();
+        if matches!(self.peek(), Tok::Newline) {
+            // Point at the end of the line, not at the line break itself.
+            sp = Span {
+                start: sp.start,
+                end: sp.start,
+            };
+        }
+        self.report(Diagnostic::error(
+            "syntax",
+            format!("expected {what}, found {found}"),
+            sp,
+            format!("expected {what}"),
+        ))
+    }
+
+    fn expect_punct(&mut self, p: &str) -> PResult<Span> {
+        if self.at_punct(p) {
             Ok(self.bump().span)
         } else {
-            Err(syntax(
-                self.span(),
-                format!("expected `{k}`, found {}", self.peek().describe()),
-                format!("expected `{k}`"),
-            ))
+            Err(self.expected(&format!("`{p}`")))
         }
     }
-    fn ident(&mut self, what: &str) -> R<Ident> {
-        match self.peek().clone() {
-            Tok::Ident(s) if !KEYWORDS.contains(&s.as_str()) => {
-                let t = self.bump();
-                Ok(Ident::spanned(s, t.span))
+
+    /// The `)` or `]` closing a group opened at `open`; `list`: after an item of a
+    /// comma-separated list, where a `,` would do as well.
+    fn expect_close(&mut self, close: &str, open: Span, list: bool) -> PResult<Span> {
+        if self.at_punct(close) {
+            return Ok(self.bump().span);
+        }
+        let what = if list {
+            format!("`,` or `{close}`")
+        } else {
+            format!("`{close}`")
+        };
+        let f = self.expected(&what);
+        if let Some(last) = self.errors.last_mut() {
+            let opener = if close == ")" { "(" } else { "[" };
+            last.labels.push(Label {
+                span: open,
+                message: format!("this `{opener}` is not closed"),
+                line_col: None,
+            });
+        }
+        Err(f)
+    }
+
+    fn expect_kw(&mut self, k: &str) -> PResult<Span> {
+        if self.at_kw(k) {
+            Ok(self.bump().span)
+        } else {
+            Err(self.expected(&format!("`{k}`")))
+        }
+    }
+
+    /// Any identifier (a kernel, worker or field name, a keyword operand).
+    fn ident(&mut self, what: &str) -> PResult<Ident> {
+        if let Tok::Ident(s) = self.peek() {
+            let name = s.clone();
+            let span = self.bump().span;
+            Ok(Ident::spanned(name, span))
+        } else {
+            Err(self.expected(what))
+        }
+    }
+
+    /// A name being bound: not a keyword, not an operation name.
+    fn binding(&mut self, what: &str) -> PResult<Ident> {
+        if let Tok::Ident(s) = self.peek() {
+            let sp = self.span();
+            if is_keyword(s) {
+                let msg = format!("`{s}` is a keyword, not a name");
+                return Err(self.report(Diagnostic::error("syntax", msg, sp, format!("expected {what}"))));
             }
-            other => Err(syntax(
-                self.span(),
-                format!("expected {what}, found {}", other.describe()),
-                format!("expected {what}"),
-            )),
+            if OpKind::NAMES.contains(&s.as_str()) {
+                let msg = format!("`{s}` is an operation name, not a name");
+                return Err(self.report(Diagnostic::error("syntax", msg, sp, format!("expected {what}"))));
+            }
+        }
+        self.ident(what)
+    }
+
+    /// End of a line: a newline (consumed), or a `}` or the end of the file (left for the caller).
+    fn expect_eol(&mut self) -> PResult<()> {
+        match self.peek() {
+            Tok::Newline => {
+                self.bump();
+                Ok(())
+            }
+            Tok::Eof => Ok(()),
+            _ if self.at_punct("}") => Ok(()),
+            _ => Err(self.expected("end of line")),
         }
     }
-    /// The identifier at the cursor, keywords included (for `key=value`); the caller checked it is one.
-    fn raw_ident(&mut self) -> Ident {
-        let t = self.bump();
-        match t.tok {
-            Tok::Ident(s) => Ident::spanned(s, t.span),
-            _ => Ident::spanned("", t.span),
+
+    /// Skip the rest of a statement after an error: to the end of the line, or up to a `}`
+    /// that closes the current block. Braces opened on the way are skipped whole.
+    fn recover(&mut self) {
+        let mut depth = 0usize;
+        loop {
+            match self.peek() {
+                Tok::Eof => return,
+                Tok::Newline if depth == 0 => {
+                    self.bump();
+                    return;
+                }
+                Tok::Punct("{") => depth += 1,
+                Tok::Punct("}") => {
+                    if depth == 0 {
+                        return;
+                    }
+                    depth -= 1;
+                }
+                _ => {}
+            }
+            self.bump();
         }
     }
-    fn enter(&mut self) -> R<()> {
-        self.depth += 1;
-        if self.depth > MAX_DEPTH {
-            return Err(syntax(
-                self.span(),
-                format!("nesting deeper than {MAX_DEPTH} levels"),
-                "too deep",
+
+    fn enter(&mut self) -> PResult<()> {
+        self.nest += 1;
+        if self.nest > MAX_DEPTH {
+            let sp = self.span();
+            let d = Diagnostic::error(
+                "syntax",
+                "nesting too deep",
+                sp,
+                format!("more than {MAX_DEPTH} levels deep"),
             )
-            .with_help("split the expression or block"));
+            .with_help("split the expression or the block into smaller pieces");
+            self.report(d);
+            self.fatal = true;
+            return Err(Failed);
         }
         Ok(())
     }
+
     fn leave(&mut self) {
-        self.depth -= 1;
+        self.nest = self.nest.saturating_sub(1);
     }
 
-    /// End of a statement: a newline, a comment, `}` or end of file (not consumed).
-    fn at_stmt_end(&self) -> bool {
-        matches!(self.peek(), Tok::Newline | Tok::Comment(_) | Tok::Eof) || self.is_punct("}")
-    }
-    fn expect_stmt_end(&mut self) -> R<()> {
-        if self.at_stmt_end() {
-            Ok(())
-        } else {
-            Err(syntax(
-                self.span(),
-                format!("expected end of line, found {}", self.peek().describe()),
-                "unexpected token",
-            ))
-        }
-    }
+    // ---- comments -----------------------------------------------------------------------
 
-    /// Consume newlines and comment lines; return them as comment entries (`""` for a blank line).
-    /// `fresh` says whether we are right after an opening brace or at the start of the file.
-    fn comments(&mut self) -> Vec<String> {
-        let mut out: Vec<String> = Vec::new();
-        let mut line_start = false;
+    /// Comment lines and blank lines before the next item. At the start of a block, blank
+    /// lines before the first comment are dropped.
+    fn gather(&mut self, at_start: bool) -> Vec<String> {
+        let mut v: Vec<String> = Vec::new();
         loop {
-            match self.peek().clone() {
+            match self.peek() {
                 Tok::Newline => {
                     self.bump();
-                    if line_start && out.last().map(|s| !s.is_empty()).unwrap_or(true) {
-                        out.push(String::new());
+                    if (at_start && v.is_empty()) || v.last().is_some_and(|l| l.is_empty()) {
+                        continue;
                     }
-                    line_start = true;
+                    v.push(String::new());
                 }
                 Tok::Comment(c) => {
+                    v.push(c.clone());
                     self.bump();
-                    out.push(c);
-                    line_start = false;
+                    if matches!(self.peek(), Tok::Newline) {
+                        self.bump();
+                    }
                 }
-                _ => break,
+                _ => return v,
             }
         }
-        out
     }
 
-    /// After an item: a trailing `// comment` on the same line.
-    fn trailing_comment(&mut self) -> Option<String> {
-        if let Tok::Comment(c) = self.peek().clone() {
-            self.bump();
-            Some(c)
-        } else {
-            None
+    /// Comments after code on the lines from `start` up to the current token.
+    fn take_trailing(&mut self, start: Span) -> Vec<String> {
+        let end = self.span().start;
+        self.take_trailing_between(start.start, end)
+    }
+
+    fn take_trailing_between(&mut self, start: u32, end: u32) -> Vec<String> {
+        if end <= start {
+            return Vec::new();
         }
+        let keys: Vec<u32> = self.trailing.range(start..end).map(|(k, _)| *k).collect();
+        keys.into_iter()
+            .filter_map(|k| self.trailing.remove(&k))
+            .collect()
     }
 
-    fn kernel(&mut self) -> R<Kernel> {
-        let mut comments = self.comments();
-        trim_blank(&mut comments);
-        let start = self.expect_keyword("kernel")?;
+    // ---- kernel -------------------------------------------------------------------------
+
+    fn kernel(&mut self) -> PResult<Kernel> {
+        let comments = self.gather(true);
+        let kw = self.expect_kw("kernel")?;
         let name = self.ident("a kernel name")?;
-        self.expect_punct("{")?;
-        let mut targets: Option<Vec<Target>> = None;
-        let mut num_warps: Option<Expr> = None;
-        let (mut consts, mut params, mut layouts) = (Vec::new(), Vec::new(), Vec::new());
-        let mut body = Block::default();
-        let mut launch = None;
+        let open = self.expect_punct("{")?;
+        self.expect_eol()?;
+
+        let mut targets: Option<(Vec<Target>, Span)> = None;
+        let mut num_warps: Option<(Expr, Span)> = None;
+        let mut consts = Vec::new();
+        let mut params = Vec::new();
+        let mut layouts = Vec::new();
         let mut carry: Vec<String> = Vec::new();
         let mut first = true;
         loop {
-            let mut cm = self.comments();
-            if first {
-                trim_leading_blank(&mut cm);
-                first = false;
+            if self.fatal {
+                return Err(Failed);
             }
-            let mut c = std::mem::take(&mut carry);
-            c.append(&mut cm);
-            if self.is_punct("}") {
-                trim_trailing_blank(&mut c);
-                if launch.is_some() {
-                    carry = c;
-                } else {
-                    body.end_comments = c;
+            let c = self.gather(first);
+            first = false;
+            carry = merge_comments(carry, c);
+            let start = self.span();
+            let word = match self.peek() {
+                Tok::Ident(s) => s.clone(),
+                _ => break,
+            };
+            let item: PResult<()> = match word.as_str() {
+                "target" => self.targets_line().and_then(|t| {
+                    if let Some((_, prev)) = &targets {
+                        let d = Diagnostic::error(
+                            "syntax",
+                            "`target` given twice",
+                            self.since(start),
+                            "second `target`",
+                        )
+                        .with_label(*prev, "first here");
+                        return Err(self.report(d));
+                    }
+                    targets = Some((t, self.since(start)));
+                    Ok(())
+                }),
+                "num_warps" => self.num_warps_line().and_then(|e| {
+                    if let Some((_, prev)) = &num_warps {
+                        let d = Diagnostic::error(
+                            "syntax",
+                            "`num_warps` given twice",
+                            self.since(start),
+                            "second `num_warps`",
+                        )
+                        .with_label(*prev, "first here");
+                        return Err(self.report(d));
+                    }
+                    num_warps = Some((e, self.since(start)));
+                    Ok(())
+                }),
+                "const" => self
+                    .const_decl(std::mem::take(&mut carry))
+                    .map(|d| consts.push(d)),
+                "param" => self
+                    .param_decl(std::mem::take(&mut carry))
+                    .map(|d| params.push(d)),
+                "layout" if matches!(self.peek_at(1), Tok::Ident(_)) => self
+                    .layout_decl(std::mem::take(&mut carry))
+                    .map(|d| layouts.push(d)),
+                _ => break,
+            };
+            match item {
+                Ok(()) => {
+                    if matches!(word.as_str(), "target" | "num_warps") {
+                        let t = self.take_trailing(start);
+                        carry = merge_comments(carry, t);
+                    }
                 }
-                break;
+                Err(Failed) => self.recover(),
             }
-            if matches!(self.peek(), Tok::Eof) {
-                return Err(syntax(
-                    self.span(),
-                    "unexpected end of file: the kernel is not closed",
-                    "expected `}`",
-                )
-                .with_label(start, "kernel starts here"));
+        }
+
+        let mut body = self.block_body(open, carry, false, true)?;
+        let mut launch = None;
+        if self.at_kw("launch") {
+            let comments = std::mem::take(&mut body.end_comments);
+            launch = Some(self.launch(comments)?);
+        }
+        // After a launch section only comments may come before the kernel's `}`.
+        if launch.is_some() {
+            let c = strip_trailing_blank(self.gather(false));
+            if let Some(l) = &mut launch {
+                let merged = merge_comments(std::mem::take(&mut l.end_comments), c);
+                l.end_comments = strip_blank_edges(merged, l.items.is_empty());
             }
-            if launch.is_some() {
-                return Err(syntax(
-                    self.span(),
-                    "the launch section must be the last thing in the kernel",
+            if !self.at_punct("}") && !matches!(self.peek(), Tok::Eof) {
+                let sp = self.span();
+                let found = self.peek().describe();
+                let launch_span = launch.as_ref().map_or(Span::DUMMY, |l| l.span);
+                let d = Diagnostic::error(
+                    "syntax",
+                    format!("expected the kernel's `}}` after the launch section, found {found}"),
+                    sp,
                     "after `launch { }`",
                 )
-                .with_help("move this above the launch section"));
+                .with_label(launch_span, "the launch section")
+                .with_help("`launch { ... }` must be the last thing in the kernel: move this above it");
+                return Err(self.report(d));
             }
-            let sp = self.span();
-            if self.is_ident("target") {
-                self.bump();
-                let mut ts = Vec::new();
-                loop {
-                    let id = self.ident("a target name")?;
-                    let t = Target::from_name(&id.name).ok_or_else(|| {
-                        syntax(id.span, format!("unknown target `{}`", id.name), "unknown target")
-                            .with_help("targets are sm_100a and sm_90a")
-                    })?;
-                    ts.push(t);
-                    if !self.eat_punct(",") {
-                        break;
-                    }
-                }
-                if targets.is_some() {
-                    return Err(syntax(sp, "`target` given twice", "second target line"));
-                }
-                targets = Some(ts);
-                self.expect_stmt_end()?;
-                carry = c;
-                if let Some(t) = self.trailing_comment() {
-                    carry.push(t);
-                }
-                continue;
-            }
-            if self.is_ident("num_warps") {
-                self.bump();
-                let e = self.expr()?;
-                if num_warps.is_some() {
-                    return Err(syntax(sp, "`num_warps` given twice", "second num_warps line"));
-                }
-                num_warps = Some(e);
-                self.expect_stmt_end()?;
-                carry = c;
-                if let Some(t) = self.trailing_comment() {
-                    carry.push(t);
-                }
-                continue;
-            }
-            if self.is_ident("const") {
-                self.bump();
-                let name = self.ident("a constant name")?;
-                self.expect_punct(":")?;
-                let kid = self.ident("a constant kind (int, bool or dtype)")?;
-                let kind = match kid.name.as_str() {
-                    "int" => ConstKind::Int,
-                    "bool" => ConstKind::Bool,
-                    "dtype" => ConstKind::DType,
-                    _ => {
-                        return Err(syntax(
-                            kid.span,
-                            format!("unknown constant kind `{}`", kid.name),
-                            "expected int, bool or dtype",
-                        ))
-                    }
-                };
-                self.expect_punct("=")?;
-                let value = self.expr()?;
-                self.expect_stmt_end()?;
-                let mut comments = c;
-                if let Some(t) = self.trailing_comment() {
-                    comments.push(t);
-                }
-                consts.push(ConstDecl {
-                    comments,
-                    name,
-                    kind,
-                    value,
-                    span: sp.to(self.prev_span()),
-                });
-                continue;
-            }
-            if self.is_ident("param") {
-                self.bump();
-                let name = self.ident("a parameter name")?;
-                self.expect_punct(":")?;
-                let ty = self.expr()?;
-                self.expect_stmt_end()?;
-                let mut comments = c;
-                if let Some(t) = self.trailing_comment() {
-                    comments.push(t);
-                }
-                params.push(Param {
-                    comments,
-                    name,
-                    ty,
-                    span: sp.to(self.prev_span()),
-                });
-                continue;
-            }
-            if self.is_ident("layout") {
-                self.bump();
-                let name = self.ident("a layout name")?;
-                self.expect_punct("=")?;
-                let value = self.expr()?;
-                self.expect_stmt_end()?;
-                let mut comments = c;
-                if let Some(t) = self.trailing_comment() {
-                    comments.push(t);
-                }
-                layouts.push(LayoutDecl {
-                    comments,
-                    name,
-                    value,
-                    span: sp.to(self.prev_span()),
-                });
-                continue;
-            }
-            if self.is_ident("launch") {
-                launch = Some(self.launch(c)?);
-                continue;
-            }
-            let s = self.stmt(c)?;
-            body.stmts.push(s);
         }
-        let end = self.expect_punct("}")?;
-        let mut trailing = carry;
-        trailing.extend(self.comments());
-        trim_blank(&mut trailing);
+        let close = self.expect_punct("}")?;
+        let span = kw.to(close);
+        let t = self.take_trailing_between(kw.start, close.start);
+        let comments = merge_comments(comments, t);
+        // Comments on the closing line and after the kernel.
+        let mut trailing_comments: Vec<String> = std::mem::take(&mut self.trailing).into_values().collect();
+        if matches!(self.peek(), Tok::Newline) {
+            self.bump();
+        }
+        let after = self.gather(false);
+        trailing_comments = strip_trailing_blank(merge_comments(trailing_comments, after));
         if !matches!(self.peek(), Tok::Eof) {
-            return Err(syntax(
-                self.span(),
-                "one kernel per file: unexpected text after the kernel",
-                "here",
-            ));
+            return Err(self.expected("end of file after the kernel's `}`"));
         }
-        let targets = targets.ok_or_else(|| {
-            syntax(
+        if targets.is_none() {
+            let d = Diagnostic::error("syntax", "kernel has no `target` line", name.span, "this kernel")
+                .with_help("add `target sm_100a` (or `target sm_100a, sm_90a`) after `kernel NAME {`");
+            self.report(d);
+        }
+        if num_warps.is_none() {
+            let d = Diagnostic::error(
+                "syntax",
+                "kernel has no `num_warps` line",
                 name.span,
-                format!("kernel `{}` has no `target` line", name.name),
-                "in this kernel",
+                "this kernel",
             )
-            .with_help("add `target sm_100a` (or `target sm_100a, sm_90a`) at the top of the kernel")
-        })?;
-        let num_warps = num_warps.ok_or_else(|| {
-            syntax(
-                name.span,
-                format!("kernel `{}` has no `num_warps` line", name.name),
-                "in this kernel",
-            )
-            .with_help("add `num_warps 4`")
-        })?;
+            .with_help("add `num_warps 4` after the `target` line");
+            self.report(d);
+        }
+        let (Some((targets, _)), Some((num_warps, _))) = (targets, num_warps) else {
+            return Err(Failed);
+        };
+        if !self.errors.is_empty() {
+            return Err(Failed);
+        }
         Ok(Kernel {
             comments,
             name,
@@ -443,466 +630,368 @@ impl Parser {
             layouts,
             body,
             launch,
-            trailing_comments: trailing,
-            span: start.to(end),
+            trailing_comments,
+            span,
         })
     }
 
-    fn launch(&mut self, comments: Vec<String>) -> R<Launch> {
-        let start = self.expect_keyword("launch")?;
-        self.expect_punct("{")?;
-        let mut items = Vec::new();
-        let mut first = true;
-        let end_comments;
+    fn targets_line(&mut self) -> PResult<Vec<Target>> {
+        self.expect_kw("target")?;
+        let mut v = Vec::new();
         loop {
-            let mut c = self.comments();
-            if first {
-                trim_leading_blank(&mut c);
-                first = false;
+            let id = self.ident("a target (`sm_100a` or `sm_90a`)")?;
+            match Target::from_name(&id.name) {
+                Some(t) => v.push(t),
+                None => {
+                    let d = Diagnostic::error(
+                        "syntax",
+                        format!("unknown target `{}`", id.name),
+                        id.span,
+                        "unknown target",
+                    )
+                    .with_help("targets are `sm_100a` and `sm_90a`");
+                    return Err(self.report(d));
+                }
             }
-            if self.is_punct("}") {
-                trim_trailing_blank(&mut c);
-                end_comments = c;
+            if !self.eat_punct(",") {
                 break;
             }
-            let sp = self.span();
-            let kind = if self.is_ident("tensor") {
-                self.bump();
-                let name = self.ident("a tensor name")?;
-                self.expect_punct(":")?;
-                let ty = self.expr()?;
-                self.expect_punct("=")?;
-                let init = self.expr()?;
-                LaunchItemKind::Tensor { name, ty, init }
-            } else {
-                let name = match self.peek().clone() {
-                    Tok::Ident(s) => {
-                        let t = self.bump();
-                        Ident::spanned(s, t.span)
-                    }
-                    other => {
-                        return Err(syntax(
-                            self.span(),
-                            format!("expected a launch item, found {}", other.describe()),
-                            "expected `NAME = VALUE` or `tensor ...`",
-                        ))
-                    }
-                };
-                self.expect_punct("=")?;
-                let value = self.expr()?;
-                LaunchItemKind::Set { name, value }
-            };
-            self.expect_stmt_end()?;
-            let mut comments = c;
-            if let Some(t) = self.trailing_comment() {
-                comments.push(t);
-            }
-            items.push(LaunchItem {
-                comments,
-                kind,
-                span: sp.to(self.prev_span()),
-            });
         }
-        let end = self.expect_punct("}")?;
-        Ok(Launch {
+        self.expect_eol()?;
+        Ok(v)
+    }
+
+    fn num_warps_line(&mut self) -> PResult<Expr> {
+        self.expect_kw("num_warps")?;
+        let e = self.expr()?;
+        self.expect_eol()?;
+        Ok(e)
+    }
+
+    fn const_decl(&mut self, comments: Vec<String>) -> PResult<ConstDecl> {
+        let start = self.expect_kw("const")?;
+        let name = self.binding("a constant name")?;
+        self.expect_punct(":")?;
+        let kind = match self.peek() {
+            Tok::Ident(s) if s == "int" => ConstKind::Int,
+            Tok::Ident(s) if s == "bool" => ConstKind::Bool,
+            Tok::Ident(s) if s == "dtype" => ConstKind::DType,
+            _ => return Err(self.expected("`int`, `bool` or `dtype`")),
+        };
+        self.bump();
+        self.expect_punct("=")?;
+        let value = self.expr()?;
+        let span = self.since(start);
+        self.expect_eol()?;
+        let comments = merge_comments(comments, self.take_trailing(start));
+        Ok(ConstDecl {
             comments,
-            items,
-            end_comments,
-            span: start.to(end),
+            name,
+            kind,
+            value,
+            span,
         })
     }
 
-    fn block(&mut self) -> R<Block> {
-        self.enter()?;
+    fn param_decl(&mut self, comments: Vec<String>) -> PResult<Param> {
+        let start = self.expect_kw("param")?;
+        let name = self.binding("a parameter name")?;
+        self.expect_punct(":")?;
+        let ty = self.expr()?;
+        let span = self.since(start);
+        self.expect_eol()?;
+        let comments = merge_comments(comments, self.take_trailing(start));
+        Ok(Param {
+            comments,
+            name,
+            ty,
+            span,
+        })
+    }
+
+    fn layout_decl(&mut self, comments: Vec<String>) -> PResult<LayoutDecl> {
+        let start = self.expect_kw("layout")?;
+        let name = self.binding("a layout name")?;
+        self.expect_punct("=")?;
+        let value = self.expr()?;
+        let span = self.since(start);
+        self.expect_eol()?;
+        let comments = merge_comments(comments, self.take_trailing(start));
+        Ok(LayoutDecl {
+            comments,
+            name,
+            value,
+            span,
+        })
+    }
+
+    // ---- blocks and statements ----------------------------------------------------------
+
+    /// `{ ... }` including both braces. The newline after `{` is consumed; the one after `}`
+    /// is left to the caller.
+    ///
+    /// The functions on the recursive path (`block`, `block_body`, `stmt_into`, `stmt_kind`
+    /// and the compound statements) keep their frames small, so that [`MAX_DEPTH`] nested
+    /// blocks fit in a 2 MiB stack even in an unoptimised build: diagnostics are built in
+    /// separate functions.
+    fn block(&mut self) -> PResult<Block> {
         let open = self.expect_punct("{")?;
-        let mut b = Block::default();
-        let mut first = true;
-        loop {
-            let mut c = self.comments();
-            if first {
-                trim_leading_blank(&mut c);
-                first = false;
-            }
-            if self.is_punct("}") {
-                trim_trailing_blank(&mut c);
-                b.end_comments = c;
-                self.bump();
-                break;
-            }
-            if matches!(self.peek(), Tok::Eof) {
-                return Err(syntax(
-                    self.span(),
-                    "unexpected end of file: block not closed",
-                    "expected `}`",
-                )
-                .with_label(open, "block opened here"));
-            }
-            let s = self.stmt(c)?;
-            b.stmts.push(s);
+        if matches!(self.peek(), Tok::Newline) {
+            self.bump();
         }
+        self.enter()?;
+        let r = self.block_body(open, Vec::new(), true, false);
         self.leave();
+        let b = r?;
+        self.expect_punct("}")?;
         Ok(b)
     }
 
-    /// Try to read a (possibly dotted) operation name at the cursor without consuming it.
-    /// Returns (name, number of tokens) if it names an operation.
-    fn op_name_ahead(&self) -> Option<(String, usize)> {
-        let Tok::Ident(first) = self.peek() else {
-            return None;
+    /// Statements up to a `}` (not consumed; the comments before it become `end_comments`)
+    /// or, with `stop_at_launch`, up to `launch` (not consumed; the comments before it are
+    /// left in `end_comments` for the launch section).
+    fn block_body(
+        &mut self,
+        open: Span,
+        initial: Vec<String>,
+        at_start: bool,
+        stop_at_launch: bool,
+    ) -> PResult<Block> {
+        let mut b = Block {
+            stmts: Vec::new(),
+            end_comments: initial,
         };
-        let mut name = first.clone();
-        let mut k = 1;
-        let mut best = if OpKind::signature(&name).is_some() {
-            Some((name.clone(), 1))
+        let mut first = at_start;
+        loop {
+            if self.fatal {
+                return Err(Failed);
+            }
+            let c = self.gather(first && b.end_comments.is_empty());
+            first = false;
+            b.end_comments = merge_comments(std::mem::take(&mut b.end_comments), c);
+            if stop_at_launch && self.at_kw("launch") {
+                return Ok(b);
+            }
+            if self.at_punct("}") {
+                b.end_comments = strip_trailing_blank(std::mem::take(&mut b.end_comments));
+                return Ok(b);
+            }
+            if matches!(self.peek(), Tok::Eof) {
+                return Err(self.unclosed(open));
+            }
+            let comments = std::mem::take(&mut b.end_comments);
+            self.stmt_into(comments, &mut b.stmts);
+        }
+    }
+
+    /// Parse one statement into `out`, or report it and skip to the next line.
+    fn stmt_into(&mut self, comments: Vec<String>, out: &mut Vec<Stmt>) {
+        let start = self.span();
+        let kind = match self.stmt_kind() {
+            Ok(k) => k,
+            Err(Failed) => return self.recover(),
+        };
+        let span = self.since(start);
+        if self.expect_eol().is_err() {
+            return self.recover();
+        }
+        let comments = merge_comments(comments, self.take_trailing(start));
+        out.push(Stmt { comments, kind, span });
+    }
+
+    fn stmt_kind(&mut self) -> PResult<StmtKind> {
+        let word = match self.peek() {
+            Tok::Ident(s) => s.as_str(),
+            Tok::Punct("(") => return self.tuple_assign(),
+            _ => return Err(self.not_a_statement()),
+        };
+        match word {
+            "let" => self.let_stmt(),
+            "for" => self.for_stmt(false),
+            "static_for" => self.for_stmt(true),
+            "if" => self.if_stmt(),
+            "warp_specialize" => self.warp_specialize(),
+            "static_assert" => self.static_assert(),
+            "else" | "target" | "num_warps" | "const" | "param" | "layout" | "launch" | "default"
+            | "worker" | "kernel" => Err(self.misplaced_keyword()),
+            _ => self.assign_or_op(),
+        }
+    }
+
+    #[inline(never)]
+    fn tuple_assign(&mut self) -> PResult<StmtKind> {
+        let names = self.tuple_names()?;
+        self.expect_punct("=")?;
+        let value = self.rhs()?;
+        Ok(StmtKind::Assign { names, value })
+    }
+
+    #[inline(never)]
+    fn let_stmt(&mut self) -> PResult<StmtKind> {
+        self.bump();
+        let names = if self.at_punct("(") {
+            self.tuple_names()?
+        } else {
+            vec![self.binding("a name")?]
+        };
+        self.expect_punct("=")?;
+        let value = self.rhs()?;
+        Ok(StmtKind::Let { names, value })
+    }
+
+    #[inline(never)]
+    fn static_assert(&mut self) -> PResult<StmtKind> {
+        self.bump();
+        let cond = self.expr()?;
+        self.expect_punct(",")?;
+        match self.peek() {
+            Tok::Str(s) => {
+                let message = s.clone();
+                self.bump();
+                Ok(StmtKind::StaticAssert { cond, message })
+            }
+            _ => Err(self.expected("a string message")),
+        }
+    }
+
+    /// `NAME = RHS` or an operation statement.
+    #[inline(never)]
+    fn assign_or_op(&mut self) -> PResult<StmtKind> {
+        if matches!(self.peek_at(1), Tok::Punct("=")) {
+            let name = self.binding("a name")?;
+            self.bump();
+            let value = self.rhs()?;
+            return Ok(StmtKind::Assign {
+                names: vec![name],
+                value,
+            });
+        }
+        match self.op_start(true) {
+            OpStart::Op(name, n) => Ok(StmtKind::Op(self.op(name, n)?)),
+            OpStart::Unknown(path, n) => Err(self.unknown_op(&path, n)),
+            OpStart::None => Err(self.not_a_statement()),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn unclosed(&mut self, open: Span) -> Failed {
+        let f = self.expected("`}`");
+        if let Some(last) = self.errors.last_mut() {
+            last.labels.push(Label {
+                span: open,
+                message: "this `{` is never closed".into(),
+                line_col: None,
+            });
+        }
+        f
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn not_a_statement(&mut self) -> Failed {
+        let f = self.expected("a statement");
+        if let Some(last) = self.errors.last_mut() {
+            last.help = Some(
+                "a statement is `let`, an assignment `NAME = ...`, an operation, `for`, `static_for`, `if`, \
+                 `warp_specialize` or `static_assert`"
+                    .into(),
+            );
+        }
+        f
+    }
+
+    /// A keyword that cannot start a statement here.
+    #[cold]
+    #[inline(never)]
+    fn misplaced_keyword(&mut self) -> Failed {
+        let sp = self.span();
+        let word = match self.peek() {
+            Tok::Ident(s) => s.clone(),
+            _ => String::new(),
+        };
+        let d = match word.as_str() {
+            "else" => Diagnostic::error("syntax", "`else` without `if`", sp, "not after an `if` block")
+                .with_help("write `} else {` on the line that closes the `if` block"),
+            "launch" => Diagnostic::error("syntax", "`launch` inside a block", sp, "misplaced `launch`")
+                .with_help("`launch { ... }` goes at the end of the kernel body, outside every block"),
+            "default" | "worker" => Diagnostic::error(
+                "syntax",
+                format!("`{word}` outside `warp_specialize`"),
+                sp,
+                "misplaced",
+            )
+            .with_help("partitions are written inside `warp_specialize { ... }`"),
+            "kernel" => Diagnostic::error("syntax", "nested `kernel`", sp, "one kernel per file"),
+            _ => Diagnostic::error(
+                "syntax",
+                format!("`{word}` declaration among statements"),
+                sp,
+                "declarations go in the kernel header",
+            )
+            .with_help("move it above the first statement of the kernel"),
+        };
+        self.report(d)
+    }
+
+    fn tuple_names(&mut self) -> PResult<Vec<Ident>> {
+        self.expect_punct("(")?;
+        let mut names = vec![self.binding("a name")?];
+        while self.eat_punct(",") {
+            if self.at_punct(")") {
+                break;
+            }
+            names.push(self.binding("a name")?);
+        }
+        self.expect_punct(")")?;
+        Ok(names)
+    }
+
+    fn for_stmt(&mut self, unrolled: bool) -> PResult<StmtKind> {
+        self.bump();
+        let var = self.binding("a loop variable")?;
+        self.expect_kw("in")?;
+        let start = self.expr()?;
+        self.expect_punct("..")?;
+        let end = self.expr()?;
+        let step = if self.at_kw("step") {
+            self.bump();
+            Some(self.expr()?)
         } else {
             None
         };
-        while matches!(self.peek_at(k), Tok::Punct(".")) {
-            if let Tok::Ident(next) = self.peek_at(k + 1) {
-                name = format!("{name}.{next}");
-                k += 2;
-                if OpKind::signature(&name).is_some() {
-                    best = Some((name.clone(), k));
-                }
-            } else {
-                break;
-            }
-        }
-        best
-    }
-
-    /// A dotted name at the cursor that is not an operation but looks like one (`tma.laod`).
-    fn bad_op_ahead(&self) -> Option<(String, Span)> {
-        let Tok::Ident(first) = self.peek() else {
-            return None;
-        };
-        if !matches!(self.peek_at(1), Tok::Punct(".")) {
-            return None;
-        }
-        let Tok::Ident(second) = self.peek_at(2) else {
-            return None;
-        };
-        // `a_desc.nbytes` style expressions are not statements; a dotted name followed by an
-        // operand (not `=`) at the start of a statement is meant as an operation.
-        let name = format!("{first}.{second}");
-        let sp = self
-            .span()
-            .to(self.toks[(self.pos + 2).min(self.toks.len() - 1)].span);
-        Some((name, sp))
-    }
-
-    fn op(&mut self) -> R<Op> {
-        let start = self.span();
-        let Some((name, k)) = self.op_name_ahead() else {
-            return Err(syntax(start, "expected an operation", "here"));
-        };
-        for _ in 0..k {
-            self.bump();
-        }
-        let mut pos = Vec::new();
-        let mut kw: Vec<(Ident, Expr)> = Vec::new();
-        if !self.at_stmt_end() {
-            loop {
-                let is_kw =
-                    matches!(self.peek(), Tok::Ident(_)) && matches!(self.peek_at(1), Tok::Punct("="));
-                if is_kw {
-                    let key = self.raw_ident();
-                    self.bump();
-                    let v = self.expr()?;
-                    kw.push((key, v));
-                } else {
-                    if !kw.is_empty() {
-                        return Err(Diagnostic::error(
-                            "op-operands",
-                            format!("positional operand after keyword operands in `{name}`"),
-                            self.span(),
-                            "move this before the `key=value` operands",
-                        )
-                        .with_help(format!("the signature is `{}`", signature_text(&name))));
-                    }
-                    pos.push(self.expr()?);
-                }
-                if !self.eat_punct(",") {
-                    break;
-                }
-            }
-        }
-        let span = start.to(self.prev_span());
-        if !self.at_stmt_end() && !self.is_punct(")") {
-            return Err(syntax(
-                self.span(),
-                format!("expected `,` or end of line, found {}", self.peek().describe()),
-                "expected `,`",
-            )
-            .with_help(format!(
-                "operands are separated by commas: `{}`",
-                signature_text(&name)
-            )));
-        }
-        let kind = OpKind::from_parts(&name, pos, kw).map_err(|e| match e {
-            OpShapeError::UnknownOp => Diagnostic::error(
-                "unknown-op",
-                format!("unknown operation `{name}`"),
-                span,
-                "not an operation",
-            ),
-            OpShapeError::Arity { op, expected, found } => Diagnostic::error(
-                "op-operands",
-                format!(
-                    "`{op}` takes {} positional operand{}, found {found}",
-                    expected.len(),
-                    if expected.len() == 1 { "" } else { "s" }
-                ),
-                span,
-                "wrong number of operands",
-            )
-            .with_help(format!("the signature is `{}`", signature_text(op))),
-            OpShapeError::DuplicateKeyword { op, key } => Diagnostic::error(
-                "op-operands",
-                format!("`{}` given twice to `{op}`", key.name),
-                key.span,
-                "duplicate keyword",
-            ),
-            OpShapeError::UnknownKeyword { op, key, allowed } => Diagnostic::error(
-                "op-operands",
-                format!("`{op}` has no operand `{}`", key.name),
-                key.span,
-                "unknown keyword",
-            )
-            .with_help(if allowed.is_empty() {
-                format!("`{op}` takes no keyword operands")
-            } else {
-                format!("its keywords are: {}", allowed.join(", "))
-            }),
-        })?;
-        Ok(Op { kind, span })
-    }
-
-    fn rhs(&mut self) -> R<Rhs> {
-        if self.op_name_ahead().is_some() {
-            Ok(Rhs::Op(self.op()?))
-        } else {
-            Ok(Rhs::Expr(self.expr()?))
-        }
-    }
-
-    fn names(&mut self) -> R<Vec<Ident>> {
-        if self.eat_punct("(") {
-            let mut v = vec![self.ident("a name")?];
-            while self.eat_punct(",") {
-                v.push(self.ident("a name")?);
-            }
-            self.expect_punct(")")?;
-            Ok(v)
-        } else {
-            Ok(vec![self.ident("a name")?])
-        }
-    }
-
-    fn stmt(&mut self, mut comments: Vec<String>) -> R<Stmt> {
-        let start = self.span();
-        let kind = if self.is_ident("let") {
-            self.bump();
-            let names = self.names()?;
-            self.expect_punct("=")?;
-            let value = self.rhs()?;
-            StmtKind::Let { names, value }
-        } else if self.is_ident("for") || self.is_ident("static_for") {
-            let unrolled = self.is_ident("static_for");
-            self.bump();
-            let var = self.ident("a loop variable")?;
-            self.expect_keyword("in")?;
-            let s = self.expr()?;
-            self.expect_punct("..")?;
-            let e = self.expr()?;
-            let step = if self.is_ident("step") {
-                self.bump();
-                Some(self.expr()?)
-            } else {
-                None
-            };
-            let body = self.block()?;
-            StmtKind::For {
-                var,
-                start: s,
-                end: e,
-                step,
-                body,
-                unrolled,
-            }
-        } else if self.is_ident("if") {
-            return self.if_stmt(comments, start);
-        } else if self.is_ident("warp_specialize") {
-            self.bump();
-            self.enter()?;
-            self.expect_punct("{")?;
-            let mut default = None;
-            let mut workers = Vec::new();
-            loop {
-                let mut c = self.comments();
-                trim_blank(&mut c);
-                if self.is_punct("}") {
-                    self.bump();
-                    break;
-                }
-                let sp = self.span();
-                if self.is_ident("default") {
-                    self.bump();
-                    let mut regs = None;
-                    if self.eat_punct("(") {
-                        let k = self.ident("`regs`")?;
-                        if k.name != "regs" {
-                            return Err(syntax(k.span, "the default partition takes only `regs=`", "here"));
-                        }
-                        self.expect_punct("=")?;
-                        regs = Some(self.expr()?);
-                        self.expect_punct(")")?;
-                    }
-                    let body = self.block()?;
-                    if default.is_some() {
-                        return Err(syntax(sp, "two default partitions", "second one"));
-                    }
-                    default = Some(DefaultPartition {
-                        comments: c,
-                        regs,
-                        body,
-                        span: sp.to(self.prev_span()),
-                    });
-                } else if self.is_ident("worker") {
-                    self.bump();
-                    let name = self.ident("a worker name")?;
-                    self.expect_punct("(")?;
-                    let (mut warps, mut regs) = (None, None);
-                    loop {
-                        let k = self.ident("`warps` or `regs`")?;
-                        self.expect_punct("=")?;
-                        let v = self.expr()?;
-                        match k.name.as_str() {
-                            "warps" => warps = Some(v),
-                            "regs" => regs = Some(v),
-                            _ => {
-                                return Err(syntax(
-                                    k.span,
-                                    format!("unknown worker option `{}`", k.name),
-                                    "expected warps= or regs=",
-                                ))
-                            }
-                        }
-                        if !self.eat_punct(",") {
-                            break;
-                        }
-                    }
-                    self.expect_punct(")")?;
-                    let body = self.block()?;
-                    let warps = warps.ok_or_else(|| syntax(name.span, "worker needs `warps=`", "here"))?;
-                    let regs = regs.ok_or_else(|| {
-                        syntax(
-                            name.span,
-                            "worker needs `regs=` (a multiple of 8 in [24, 256])",
-                            "here",
-                        )
-                    })?;
-                    workers.push(Worker {
-                        comments: c,
-                        name,
-                        warps,
-                        regs,
-                        body,
-                        span: sp.to(self.prev_span()),
-                    });
-                } else {
-                    return Err(syntax(
-                        sp,
-                        format!("expected `default` or `worker`, found {}", self.peek().describe()),
-                        "in warp_specialize",
-                    ));
-                }
-            }
-            self.leave();
-            let default = default
-                .ok_or_else(|| syntax(start, "warp_specialize needs a `default` partition", "here"))?;
-            StmtKind::WarpSpecialize { default, workers }
-        } else if self.is_ident("static_assert") {
-            self.bump();
-            let cond = self.expr()?;
-            self.expect_punct(",")?;
-            let message = match self.peek().clone() {
-                Tok::Str(s) => {
-                    self.bump();
-                    s
-                }
-                other => {
-                    return Err(syntax(
-                        self.span(),
-                        format!("expected a message string, found {}", other.describe()),
-                        "expected `\"...\"`",
-                    ))
-                }
-            };
-            StmtKind::StaticAssert { cond, message }
-        } else if self.is_punct("(") {
-            let names = self.names()?;
-            self.expect_punct("=")?;
-            let value = self.rhs()?;
-            StmtKind::Assign { names, value }
-        } else if matches!(self.peek(), Tok::Ident(_)) && matches!(self.peek_at(1), Tok::Punct("=")) {
-            let name = self.ident("a name")?;
-            self.bump();
-            let value = self.rhs()?;
-            StmtKind::Assign {
-                names: vec![name],
-                value,
-            }
-        } else if self.op_name_ahead().is_some() {
-            StmtKind::Op(self.op()?)
-        } else if let Some((name, sp)) = self.bad_op_ahead() {
-            let mut d = Diagnostic::error(
-                "unknown-op",
-                format!("unknown operation `{name}`"),
-                sp,
-                "not an operation",
-            );
-            if let Some(s) = suggest_op(&name) {
-                d = d.with_help(format!("did you mean `{s}`?"));
-            }
-            return Err(d);
-        } else {
-            let mut d = syntax(
-                self.span(),
-                format!("expected a statement, found {}", self.peek().describe()),
-                "here",
-            );
-            if let Tok::Ident(n) = self.peek() {
-                if let Some(s) = suggest_op(n) {
-                    d = d.with_help(format!("did you mean the operation `{s}`?"));
-                }
-            }
-            return Err(d);
-        };
-        self.expect_stmt_end()?;
-        if let Some(t) = self.trailing_comment() {
-            comments.push(t);
-        }
-        Ok(Stmt {
-            comments,
-            kind,
-            span: start.to(self.prev_span()),
+        let body = self.block()?;
+        Ok(StmtKind::For {
+            var,
+            start,
+            end,
+            step,
+            body,
+            unrolled,
         })
     }
 
-    fn if_stmt(&mut self, mut comments: Vec<String>, start: Span) -> R<Stmt> {
-        self.expect_keyword("if")?;
+    fn if_stmt(&mut self) -> PResult<StmtKind> {
+        self.expect_kw("if")?;
         let cond = self.expr()?;
         let then_body = self.block()?;
-        let else_body = if self.is_ident("else") {
+        let else_body = if self.at_kw("else") {
             self.bump();
-            if self.is_ident("if") {
+            if self.at_kw("if") {
+                // `else if`: an else block holding one `if` statement. Comments on its lines
+                // belong to the outer `if`.
+                let start = self.span();
                 self.enter()?;
-                let sp = self.span();
-                let inner = self.if_stmt(Vec::new(), sp)?;
+                let kind = self.if_stmt();
                 self.leave();
+                let kind = kind?;
+                let span = self.since(start);
                 Some(Block {
-                    stmts: vec![inner],
+                    stmts: vec![Stmt {
+                        comments: Vec::new(),
+                        kind,
+                        span,
+                    }],
                     end_comments: Vec::new(),
                 })
             } else {
@@ -911,248 +1000,630 @@ impl Parser {
         } else {
             None
         };
-        if matches!(
-            else_body.as_ref().map(|b| b.stmts.last().map(|s| &s.kind)),
-            Some(Some(StmtKind::If { .. }))
-        ) {
-            // trailing comment already taken by the nested if
-        } else {
-            self.expect_stmt_end()?;
-            if let Some(t) = self.trailing_comment() {
-                comments.push(t);
-            }
-        }
-        Ok(Stmt {
-            comments,
-            kind: StmtKind::If {
-                cond,
-                then_body,
-                else_body,
-            },
-            span: start.to(self.prev_span()),
+        Ok(StmtKind::If {
+            cond,
+            then_body,
+            else_body,
         })
     }
 
-    // ----- expressions -----
-
-    fn expr(&mut self) -> R<Expr> {
+    fn warp_specialize(&mut self) -> PResult<StmtKind> {
+        let kw = self.expect_kw("warp_specialize")?;
+        let open = self.expect_punct("{")?;
+        if matches!(self.peek(), Tok::Newline) {
+            self.bump();
+        }
         self.enter()?;
-        let e = self.binary(1);
+        let r = self.partitions(kw, open);
         self.leave();
-        e
+        r
     }
 
-    fn binop_here(&self) -> Option<BinOp> {
-        let Tok::Punct(p) = self.peek() else { return None };
-        BinOp::ALL.iter().copied().find(|b| b.symbol() == *p)
+    fn partitions(&mut self, kw: Span, open: Span) -> PResult<StmtKind> {
+        let mut default: Option<DefaultPartition> = None;
+        let mut workers: Vec<Worker> = Vec::new();
+        let mut first = true;
+        loop {
+            if self.fatal {
+                return Err(Failed);
+            }
+            let comments = self.gather(first);
+            first = false;
+            let start = self.span();
+            match self.peek() {
+                Tok::Punct("}") => {
+                    self.bump();
+                    // Comments before the closing brace go to the end of the last partition.
+                    let leftover = strip_trailing_blank(comments);
+                    let last = workers
+                        .last_mut()
+                        .map(|w| &mut w.body)
+                        .or(default.as_mut().map(|d| &mut d.body));
+                    if let Some(b) = last {
+                        let merged = merge_comments(std::mem::take(&mut b.end_comments), leftover);
+                        b.end_comments = strip_blank_edges(merged, b.stmts.is_empty());
+                    }
+                    break;
+                }
+                Tok::Eof => return Err(self.unclosed(open)),
+                Tok::Ident(s) if s == "default" => {
+                    let r = self.default_partition(comments, start);
+                    match r {
+                        Ok(d) => {
+                            if let Some(prev) = &default {
+                                let d = Diagnostic::error(
+                                    "syntax",
+                                    "two default partitions",
+                                    d.span,
+                                    "second `default`",
+                                )
+                                .with_label(prev.span, "first here");
+                                self.report(d);
+                                continue;
+                            }
+                            default = Some(d);
+                        }
+                        Err(Failed) => self.recover(),
+                    }
+                }
+                Tok::Ident(s) if s == "worker" => match self.worker(comments, start) {
+                    Ok(w) => workers.push(w),
+                    Err(Failed) => self.recover(),
+                },
+                _ => {
+                    self.expected("`default` or `worker`");
+                    self.recover();
+                }
+            }
+        }
+        match default {
+            Some(default) => Ok(StmtKind::WarpSpecialize { default, workers }),
+            None => {
+                let sp = self.since(kw);
+                let d = Diagnostic::error(
+                    "syntax",
+                    "`warp_specialize` without a default partition",
+                    sp,
+                    "no `default { }`",
+                )
+                .with_help("add `default { ... }`: the warps of `num_warps` run it");
+                Err(self.report(d))
+            }
+        }
     }
 
-    fn binary(&mut self, min_prec: u8) -> R<Expr> {
-        let mut lhs = self.unary()?;
-        while let Some(op) = self.binop_here() {
-            let prec = op.precedence();
-            if prec < min_prec {
+    fn default_partition(&mut self, comments: Vec<String>, start: Span) -> PResult<DefaultPartition> {
+        self.bump();
+        let mut regs = None;
+        if self.eat_punct("(") {
+            self.expect_kw("regs")?;
+            self.expect_punct("=")?;
+            regs = Some(self.expr()?);
+            self.expect_punct(")")?;
+        }
+        let body = self.block()?;
+        let span = self.since(start);
+        self.expect_eol()?;
+        let comments = merge_comments(comments, self.take_trailing(start));
+        Ok(DefaultPartition {
+            comments,
+            regs,
+            body,
+            span,
+        })
+    }
+
+    fn worker(&mut self, comments: Vec<String>, start: Span) -> PResult<Worker> {
+        self.bump();
+        let name = self.ident("a worker name")?;
+        let open = self.expect_punct("(")?;
+        let mut warps = None;
+        let mut regs = None;
+        loop {
+            if self.at_punct(")") {
                 break;
             }
-            self.bump();
-            self.enter()?;
-            let rhs = self.binary(prec + 1)?;
-            self.leave();
-            let span = lhs.span.to(rhs.span);
-            lhs = Expr::new(ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)), span);
-        }
-        Ok(lhs)
-    }
-
-    fn unary(&mut self) -> R<Expr> {
-        let sp = self.span();
-        let op = if self.is_punct("-") {
-            Some(UnOp::Neg)
-        } else if self.is_punct("!") {
-            Some(UnOp::Not)
-        } else {
-            None
-        };
-        if let Some(op) = op {
-            self.bump();
-            self.enter()?;
-            let inner = self.unary()?;
-            self.leave();
-            let span = sp.to(inner.span);
-            return Ok(Expr::new(ExprKind::Unary(op, Box::new(inner)), span));
-        }
-        self.postfix()
-    }
-
-    fn args(&mut self) -> R<Vec<Arg>> {
-        let mut args = Vec::new();
-        if self.eat_punct(")") {
-            return Ok(args);
-        }
-        loop {
-            let is_kw = matches!(self.peek(), Tok::Ident(_)) && matches!(self.peek_at(1), Tok::Punct("="));
-            if is_kw {
-                let key = self.raw_ident();
-                self.bump();
-                let value = self.expr()?;
-                args.push(Arg {
-                    key: Some(key),
-                    value,
-                });
-            } else {
-                let value = self.expr()?;
-                args.push(Arg { key: None, value });
+            let key = self.ident("`warps` or `regs`")?;
+            self.expect_punct("=")?;
+            let v = self.expr()?;
+            let slot = match key.name.as_str() {
+                "warps" => &mut warps,
+                "regs" => &mut regs,
+                _ => {
+                    let d = Diagnostic::error(
+                        "syntax",
+                        format!("unknown worker setting `{}`", key.name),
+                        key.span,
+                        "unknown",
+                    )
+                    .with_help("workers take `warps=W, regs=R`");
+                    return Err(self.report(d));
+                }
+            };
+            if slot.is_some() {
+                let d = Diagnostic::error("syntax", format!("`{}` given twice", key.name), key.span, "again");
+                return Err(self.report(d));
             }
+            *slot = Some(v);
             if !self.eat_punct(",") {
                 break;
             }
         }
         self.expect_punct(")")?;
-        Ok(args)
+        let (Some(warps), Some(regs)) = (warps, regs) else {
+            let sp = self.since(open);
+            let d = Diagnostic::error(
+                "syntax",
+                format!("worker `{}` needs `warps` and `regs`", name.name),
+                sp,
+                "here",
+            )
+            .with_help("write `worker NAME(warps=W, regs=R) { ... }`");
+            return Err(self.report(d));
+        };
+        let body = self.block()?;
+        let span = self.since(start);
+        self.expect_eol()?;
+        let comments = merge_comments(comments, self.take_trailing(start));
+        Ok(Worker {
+            comments,
+            name,
+            warps,
+            regs,
+            body,
+            span,
+        })
     }
 
-    fn postfix(&mut self) -> R<Expr> {
-        let mut e = self.primary()?;
-        loop {
-            if self.is_punct("(") {
-                let ExprKind::Name(f) = &e.kind else {
-                    return Err(syntax(
-                        self.span(),
-                        "only built-in functions can be called",
-                        "unexpected `(`",
-                    ));
+    fn launch(&mut self, comments: Vec<String>) -> PResult<Launch> {
+        let start = self.expect_kw("launch")?;
+        let open = self.expect_punct("{")?;
+        if matches!(self.peek(), Tok::Newline) {
+            self.bump();
+        }
+        let mut items = Vec::new();
+        let mut first = true;
+        let end_comments = loop {
+            if self.fatal {
+                return Err(Failed);
+            }
+            let c = self.gather(first);
+            first = false;
+            match self.peek() {
+                Tok::Punct("}") => break strip_trailing_blank(c),
+                Tok::Eof => return Err(self.unclosed(open)),
+                _ => {}
+            }
+            match self.launch_item(c) {
+                Ok(i) => items.push(i),
+                Err(Failed) => self.recover(),
+            }
+        };
+        self.expect_punct("}")?;
+        let span = self.since(start);
+        self.expect_eol()?;
+        let comments = merge_comments(comments, self.take_trailing(start));
+        Ok(Launch {
+            comments,
+            items,
+            end_comments,
+            span,
+        })
+    }
+
+    fn launch_item(&mut self, comments: Vec<String>) -> PResult<LaunchItem> {
+        let start = self.span();
+        let kind = if self.at_kw("tensor") && matches!(self.peek_at(1), Tok::Ident(_)) {
+            self.bump();
+            let name = self.binding("a tensor name")?;
+            self.expect_punct(":")?;
+            let ty = self.expr()?;
+            self.expect_punct("=")?;
+            let init = self.expr()?;
+            LaunchItemKind::Tensor { name, ty, init }
+        } else {
+            let name = self.ident("`grid`, `cluster`, `outputs`, `tensor` or a parameter name")?;
+            self.expect_punct("=")?;
+            let value = self.expr()?;
+            LaunchItemKind::Set { name, value }
+        };
+        let span = self.since(start);
+        self.expect_eol()?;
+        let comments = merge_comments(comments, self.take_trailing(start));
+        Ok(LaunchItem { comments, kind, span })
+    }
+
+    // ---- operations ---------------------------------------------------------------------
+
+    /// Whether the tokens at the cursor name an operation. `stmt`: at the start of a
+    /// statement (any dotted name is meant as an operation) rather than of a right-hand side
+    /// (a dotted name is an operation only if an operand follows it without an operator).
+    fn op_start(&self, stmt: bool) -> OpStart {
+        let Tok::Ident(first) = self.peek() else {
+            return OpStart::None;
+        };
+        let mut path = first.clone();
+        let mut n = 1;
+        while matches!(self.peek_at(n), Tok::Punct(".")) {
+            match self.peek_at(n + 1) {
+                Tok::Ident(s) => {
+                    path.push('.');
+                    path.push_str(s);
+                    n += 2;
+                }
+                _ => break,
+            }
+        }
+        if let Some(name) = OpKind::NAMES.iter().find(|o| **o == path) {
+            return OpStart::Op(name, n);
+        }
+        let next = self.peek_at(n);
+        let operand_follows = matches!(next, Tok::Ident(_) | Tok::Int(_) | Tok::Float(_) | Tok::Str(_));
+        if stmt {
+            // `foo a, b` or `tma.laod ...`: meant as an operation. `x[0] = 1` is not a statement.
+            let ends = matches!(next, Tok::Newline | Tok::Eof | Tok::Punct("}"));
+            if n > 1 || operand_follows || ends {
+                return OpStart::Unknown(path, n);
+            }
+        } else {
+            let family = OpKind::NAMES
+                .iter()
+                .any(|o| o.split('.').next() == Some(first.as_str()));
+            if n > 1 && family && operand_follows {
+                return OpStart::Unknown(path, n);
+            }
+        }
+        if let Some(name) = OpKind::NAMES.iter().find(|o| **o == first.as_str()) {
+            return OpStart::Op(name, 1);
+        }
+        OpStart::None
+    }
+
+    fn unknown_op(&mut self, path: &str, ntoks: usize) -> Failed {
+        let start = self.span();
+        for _ in 0..ntoks {
+            self.bump();
+        }
+        let sp = self.since(start);
+        if !path.contains('.') {
+            let kw = STATEMENT_KEYWORDS
+                .iter()
+                .map(|k| (*k, edit_distance(path, k)))
+                .min_by_key(|(_, d)| *d);
+            if let Some((kw, dist)) = kw {
+                if dist <= 1 || (dist == 2 && path.len() > 5) {
+                    let d = Diagnostic::error(
+                        "syntax",
+                        format!("unknown statement `{path}`"),
+                        sp,
+                        "not a statement",
+                    )
+                    .with_help(format!("did you mean `{kw}`?"));
+                    return self.report(d);
+                }
+            }
+        }
+        let mut d = Diagnostic::error(
+            "unknown-op",
+            format!("unknown operation `{path}`"),
+            sp,
+            "not an operation",
+        );
+        match suggest_op(path) {
+            Some(s) => d = d.with_help(format!("did you mean `{s}`?")),
+            None => {
+                if !path.contains('.') {
+                    d = d.with_note(
+                        "a statement is `let`, an assignment `NAME = ...`, a control-flow statement \
+                         or an operation",
+                    );
+                }
+                d = d.with_note(format!("operations are: {}", OpKind::NAMES.join(", ")));
+            }
+        }
+        self.report(d)
+    }
+
+    fn op(&mut self, name: &'static str, ntoks: usize) -> PResult<Op> {
+        let start = self.span();
+        for _ in 0..ntoks {
+            self.bump();
+        }
+        let name_span = self.since(start);
+        let mut pos: Vec<Expr> = Vec::new();
+        let mut kw: Vec<(Ident, Expr)> = Vec::new();
+        if !self.at_eol() {
+            loop {
+                if let (Tok::Ident(_), Tok::Punct("=")) = (self.peek(), self.peek_at(1)) {
+                    let key = self.ident("an operand name")?;
+                    self.bump();
+                    let v = self.expr()?;
+                    kw.push((key, v));
+                } else {
+                    let e = self.expr()?;
+                    if let Some((k, _)) = kw.last() {
+                        let d = Diagnostic::error(
+                            "syntax",
+                            "positional operand after a keyword operand",
+                            e.span,
+                            "positional operand",
+                        )
+                        .with_label(k.span, "keyword operand")
+                        .with_help("write positional operands first, then `key=value` ones");
+                        return Err(self.report(d));
+                    }
+                    pos.push(e);
+                }
+                if !self.eat_punct(",") {
+                    break;
+                }
+            }
+        }
+        let span = self.since(start);
+        let sig = signature_text(name).unwrap_or_else(|| name.to_string());
+        if !self.at_eol() {
+            let found = self.peek().describe();
+            let sp = self.span();
+            let d = Diagnostic::error(
+                "syntax",
+                format!("expected `,` or end of line, found {found}"),
+                sp,
+                "expected `,`",
+            )
+            .with_help(format!("operands are separated by commas: `{sig}`"));
+            return Err(self.report(d));
+        }
+        match OpKind::from_parts(name, pos, kw) {
+            Ok(kind) => Ok(Op { kind, span }),
+            Err(e) => {
+                let d = match e {
+                    OpShapeError::Arity { op, expected, found } => {
+                        let n = expected.len();
+                        let plural = if n == 1 { "" } else { "s" };
+                        let msg = format!("`{op}` takes {n} positional operand{plural}, found {found}");
+                        Diagnostic::error("op-operands", msg, span, "wrong number of operands")
+                    }
+                    OpShapeError::DuplicateKeyword { op, key } => Diagnostic::error(
+                        "op-operands",
+                        format!("`{op}` given `{}` twice", key.name),
+                        key.span,
+                        "given again here",
+                    ),
+                    OpShapeError::UnknownKeyword { op, key, allowed } => {
+                        let msg = format!("`{op}` has no operand `{}`", key.name);
+                        let label = if allowed.is_empty() {
+                            "this operation takes no keyword operands".to_string()
+                        } else {
+                            format!("expected one of: {}", allowed.join(", "))
+                        };
+                        Diagnostic::error("op-operands", msg, key.span, label)
+                    }
+                    OpShapeError::UnknownOp => Diagnostic::error(
+                        "unknown-op",
+                        format!("unknown operation `{name}`"),
+                        name_span,
+                        "here",
+                    ),
                 };
-                let f = f.clone();
-                self.bump();
-                let args = self.args()?;
-                let span = e.span.to(self.prev_span());
-                e = Expr::new(ExprKind::Call(f, args), span);
-            } else if self.is_punct("[") {
-                self.bump();
+                Err(self.report(d.with_help(format!("the signature is `{sig}`"))))
+            }
+        }
+    }
+
+    fn rhs(&mut self) -> PResult<Rhs> {
+        match self.op_start(false) {
+            OpStart::Op(name, n) => Ok(Rhs::Op(self.op(name, n)?)),
+            OpStart::Unknown(path, n) => Err(self.unknown_op(&path, n)),
+            OpStart::None => Ok(Rhs::Expr(self.expr()?)),
+        }
+    }
+
+    // ---- expressions --------------------------------------------------------------------
+
+    fn expr(&mut self) -> PResult<Expr> {
+        Ok(self.expr_d()?.0)
+    }
+
+    /// An expression and the depth of its tree.
+    fn expr_d(&mut self) -> PResult<(Expr, usize)> {
+        self.enter()?;
+        let r = self.binary(1);
+        self.leave();
+        r
+    }
+
+    fn too_deep(&mut self, span: Span) -> Failed {
+        let d = Diagnostic::error(
+            "syntax",
+            "expression nested too deep",
+            span,
+            format!("more than {MAX_DEPTH} levels"),
+        )
+        .with_help("split the expression with `let`");
+        self.report(d);
+        self.fatal = true;
+        Failed
+    }
+
+    fn binary(&mut self, min_prec: u8) -> PResult<(Expr, usize)> {
+        let (mut lhs, mut depth) = self.unary()?;
+        while let Some(op) = self.peek_binop(min_prec) {
+            self.bump();
+            let (rhs, rd) = self.binary(op.precedence() + 1)?;
+            depth = 1 + depth.max(rd);
+            let span = lhs.span.to(rhs.span);
+            if depth > MAX_DEPTH {
+                return Err(self.too_deep(span));
+            }
+            lhs = Expr::new(ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)), span);
+        }
+        Ok((lhs, depth))
+    }
+
+    /// The binary operator at the cursor, if it binds at least as tightly as `min_prec`.
+    fn peek_binop(&self, min_prec: u8) -> Option<BinOp> {
+        match self.peek() {
+            Tok::Punct(p) => binop_of(p).filter(|op| op.precedence() >= min_prec),
+            _ => None,
+        }
+    }
+
+    fn unary(&mut self) -> PResult<(Expr, usize)> {
+        let op = match self.peek() {
+            Tok::Punct("-") => UnOp::Neg,
+            Tok::Punct("!") => UnOp::Not,
+            _ => return self.postfix(),
+        };
+        let start = self.bump().span;
+        self.enter()?;
+        let r = self.unary();
+        self.leave();
+        let (e, d) = r?;
+        let span = start.to(e.span);
+        if d + 1 > MAX_DEPTH {
+            return Err(self.too_deep(span));
+        }
+        Ok((Expr::new(ExprKind::Unary(op, Box::new(e)), span), d + 1))
+    }
+
+    fn postfix(&mut self) -> PResult<(Expr, usize)> {
+        let start = self.span();
+        let (mut e, mut depth) = self.primary()?;
+        loop {
+            if self.at_punct("[") {
+                let open = self.bump().span;
                 let mut items = Vec::new();
-                if !self.is_punct("]") {
-                    loop {
-                        items.push(self.index_item()?);
-                        if !self.eat_punct(",") {
-                            break;
-                        }
+                let mut d = 0;
+                while !self.at_punct("]") {
+                    let (item, id) = self.index_item()?;
+                    d = d.max(id);
+                    items.push(item);
+                    if !self.eat_punct(",") {
+                        break;
                     }
                 }
-                self.expect_punct("]")?;
-                let span = e.span.to(self.prev_span());
-                e = Expr::new(ExprKind::Index(Box::new(e), items), span);
-            } else if self.is_punct(".") {
+                self.expect_close("]", open, true)?;
+                depth = 1 + depth.max(d);
+                e = Expr::new(ExprKind::Index(Box::new(e), items), self.since(start));
+            } else if self.at_punct(".") {
                 self.bump();
-                let f = match self.peek().clone() {
-                    Tok::Ident(s) => {
-                        self.bump();
-                        s
-                    }
-                    other => {
-                        return Err(syntax(
-                            self.span(),
-                            format!("expected a field name, found {}", other.describe()),
-                            "after `.`",
-                        ))
-                    }
-                };
-                let span = e.span.to(self.prev_span());
-                e = Expr::new(ExprKind::Field(Box::new(e), f), span);
+                let f = self.ident("a field name")?;
+                depth += 1;
+                e = Expr::new(ExprKind::Field(Box::new(e), f.name), self.since(start));
+            } else if self.at_punct("(") {
+                let sp = self.span();
+                let d = Diagnostic::error("syntax", "only names can be called", sp, "call of a non-name")
+                    .with_help("built-in functions are called by name: `cdiv(a, b)`");
+                return Err(self.report(d));
             } else {
                 break;
             }
+            if depth > MAX_DEPTH {
+                let sp = self.since(start);
+                return Err(self.too_deep(sp));
+            }
         }
-        Ok(e)
+        Ok((e, depth))
     }
 
-    fn index_item(&mut self) -> R<IndexItem> {
-        if self.is_ident("None") {
-            self.bump();
-            return Ok(IndexItem::NewAxis);
-        }
-        let lo = if self.is_punct(":") {
-            None
-        } else {
-            Some(self.expr()?)
-        };
+    fn index_item(&mut self) -> PResult<(IndexItem, usize)> {
+        let closes = |t: &Tok| matches!(t, Tok::Punct(",") | Tok::Punct("]"));
         if self.eat_punct(":") {
-            let hi = if self.is_punct(",") || self.is_punct("]") {
-                None
-            } else {
-                Some(self.expr()?)
-            };
-            return Ok(IndexItem::Slice(lo, hi));
+            if closes(self.peek()) {
+                return Ok((IndexItem::Slice(None, None), 0));
+            }
+            let (b, d) = self.expr_d()?;
+            return Ok((IndexItem::Slice(None, Some(b)), d));
         }
-        match lo {
-            Some(e) => Ok(IndexItem::Expr(e)),
-            None => Err(syntax(self.span(), "expected an index", "here")),
+        if self.at_kw("None") && closes(self.peek_at(1)) {
+            self.bump();
+            return Ok((IndexItem::NewAxis, 0));
         }
+        let (a, ad) = self.expr_d()?;
+        if self.eat_punct(":") {
+            if closes(self.peek()) {
+                return Ok((IndexItem::Slice(Some(a), None), ad));
+            }
+            let (b, bd) = self.expr_d()?;
+            return Ok((IndexItem::Slice(Some(a), Some(b)), ad.max(bd)));
+        }
+        Ok((IndexItem::Expr(a), ad))
     }
 
-    fn primary(&mut self) -> R<Expr> {
-        let t = self.peek().clone();
+    fn primary(&mut self) -> PResult<(Expr, usize)> {
         let sp = self.span();
-        match t {
+        match self.peek().clone() {
             Tok::Int(v) => {
                 self.bump();
-                Ok(Expr::new(ExprKind::Int(v), sp))
+                Ok((Expr::new(ExprKind::Int(v), sp), 1))
             }
             Tok::Float(v) => {
                 self.bump();
-                Ok(Expr::new(ExprKind::Float(v), sp))
+                Ok((Expr::new(ExprKind::Float(v), sp), 1))
             }
             Tok::Str(s) => {
                 self.bump();
-                Ok(Expr::new(ExprKind::Str(s), sp))
+                Ok((Expr::new(ExprKind::Str(s), sp), 1))
             }
-            Tok::Ident(s) if s == "true" || s == "false" => {
+            Tok::Ident(s) => {
                 self.bump();
-                Ok(Expr::new(ExprKind::Bool(s == "true"), sp))
-            }
-            Tok::Ident(s) if !KEYWORDS.contains(&s.as_str()) => {
-                self.bump();
-                Ok(Expr::new(ExprKind::Name(s), sp))
-            }
-            Tok::Punct("(") => {
-                self.bump();
-                let e = self.expr()?;
-                self.expect_punct(")")?;
-                Ok(e)
-            }
-            Tok::Punct("[") => {
-                self.bump();
-                let mut items = Vec::new();
-                if !self.is_punct("]") {
-                    loop {
-                        items.push(self.expr()?);
+                match s.as_str() {
+                    "true" => return Ok((Expr::new(ExprKind::Bool(true), sp), 1)),
+                    "false" => return Ok((Expr::new(ExprKind::Bool(false), sp), 1)),
+                    "None" => {
+                        let d = Diagnostic::error("syntax", "`None` outside an index", sp, "not a value")
+                            .with_help("`None` adds an axis inside `x[...]`, as in `x[:, None]`");
+                        return Err(self.report(d));
+                    }
+                    _ => {}
+                }
+                if self.at_punct("(") {
+                    let open = self.bump().span;
+                    let mut args = Vec::new();
+                    let mut depth = 0;
+                    while !self.at_punct(")") {
+                        let key = if let (Tok::Ident(_), Tok::Punct("=")) = (self.peek(), self.peek_at(1)) {
+                            let k = self.ident("an argument name")?;
+                            self.bump();
+                            Some(k)
+                        } else {
+                            None
+                        };
+                        let (value, d) = self.expr_d()?;
+                        depth = depth.max(d);
+                        args.push(Arg { key, value });
                         if !self.eat_punct(",") {
                             break;
                         }
                     }
+                    self.expect_close(")", open, true)?;
+                    return Ok((Expr::new(ExprKind::Call(s, args), self.since(sp)), depth + 1));
                 }
-                self.expect_punct("]")?;
-                Ok(Expr::new(ExprKind::List(items), sp.to(self.prev_span())))
+                Ok((Expr::new(ExprKind::Name(s), sp), 1))
             }
-            other => Err(syntax(
-                sp,
-                format!("expected an expression, found {}", other.describe()),
-                "expected an expression",
-            )),
+            Tok::Punct("(") => {
+                let open = self.bump().span;
+                let (e, d) = self.expr_d()?;
+                self.expect_close(")", open, false)?;
+                // Parentheses only group: the expression keeps its own span.
+                Ok((e, d))
+            }
+            Tok::Punct("[") => {
+                let open = self.bump().span;
+                let mut items = Vec::new();
+                let mut depth = 0;
+                while !self.at_punct("]") {
+                    let (e, d) = self.expr_d()?;
+                    depth = depth.max(d);
+                    items.push(e);
+                    if !self.eat_punct(",") {
+                        break;
+                    }
+                }
+                self.expect_close("]", open, true)?;
+                Ok((Expr::new(ExprKind::List(items), self.since(sp)), depth + 1))
+            }
+            _ => Err(self.expected("an expression")),
         }
     }
-}
-
-fn trim_leading_blank(v: &mut Vec<String>) {
-    while v.first().is_some_and(|s| s.is_empty()) {
-        v.remove(0);
-    }
-}
-fn trim_trailing_blank(v: &mut Vec<String>) {
-    while v.last().is_some_and(|s| s.is_empty()) {
-        v.pop();
-    }
-}
-fn trim_blank(v: &mut Vec<String>) {
-    trim_leading_blank(v);
-    trim_trailing_blank(v);
 }

@@ -1,15 +1,25 @@
-//! The `.tile` printer: IR to canonical text (docs/tile-format.md).
+//! The `.tile` printer: [`Kernel`] to canonical text.
 //!
-//! Canonical form: two-space indentation; header lines in the order target, num_warps,
-//! consts, params, layouts; operations as `name pos, pos, key=value`; the fewest parentheses
-//! that keep the tree (all binary operators left-associative). `parse(print(k)) == k`.
+//! This module owns the canonical layout of a `.tile` file: two-space indentation, the header
+//! in the order `target`, `num_warps`, constants, parameters, layouts, comments verbatim on
+//! their own lines (`""` as an empty line), operations as `name pos, pos, key=value`, floats
+//! as Rust's `{:?}` prints them and the fewest parentheses that keep the tree: operators are
+//! left-associative, so a right operand of the same precedence is parenthesised; the operand
+//! of a unary operator and the base of `x[...]`/`x.f` are parenthesised when they are unary
+//! or binary expressions. [`crate::parser::parse`] is its inverse: `parse(print(k)) == k` for
+//! every kernel the parser can produce.
+//!
+//! [`print_expr`] and [`print_op`] quote single expressions and operations (diagnostics,
+//! traces).
 
 use crate::ir::*;
-use std::fmt::Write;
 
-/// Print a kernel.
+/// Print a kernel in canonical form.
 pub fn print(k: &Kernel) -> String {
-    let mut p = Printer { out: String::new() };
+    let mut p = Printer {
+        out: String::new(),
+        indent: 0,
+    };
     p.kernel(k);
     p.out
 }
@@ -17,119 +27,122 @@ pub fn print(k: &Kernel) -> String {
 /// Print one expression.
 pub fn print_expr(e: &Expr) -> String {
     let mut s = String::new();
-    expr(&mut s, e, 0);
+    expr(&mut s, e);
     s
 }
 
-/// Print one operation as it appears in a statement (without `let`).
+/// Print one operation, as it would appear as a statement.
 pub fn print_op(op: &Op) -> String {
+    print_op_kind(&op.kind)
+}
+
+/// Print one operation kind, as it would appear as a statement.
+pub fn print_op_kind(kind: &OpKind) -> String {
     let mut s = String::new();
-    op_text(&mut s, op);
+    op(&mut s, kind);
     s
 }
 
 struct Printer {
     out: String,
+    indent: usize,
 }
 
 impl Printer {
-    fn line(&mut self, indent: usize, text: &str) {
-        for _ in 0..indent {
-            self.out.push_str("  ");
+    fn line(&mut self, text: &str) {
+        if !text.is_empty() {
+            for _ in 0..self.indent {
+                self.out.push_str("  ");
+            }
+            self.out.push_str(text);
         }
-        self.out.push_str(text);
         self.out.push('\n');
     }
-    fn comments(&mut self, indent: usize, c: &[String]) {
-        for l in c {
-            if l.is_empty() {
-                self.out.push('\n');
-            } else {
-                self.line(indent, l);
-            }
+
+    fn comments(&mut self, cs: &[String]) {
+        for c in cs {
+            self.line(c);
         }
     }
+
     fn kernel(&mut self, k: &Kernel) {
-        self.comments(0, &k.comments);
-        self.line(0, &format!("kernel {} {{", k.name.name));
+        self.comments(&k.comments);
+        self.line(&format!("kernel {} {{", k.name.name));
+        self.indent += 1;
         let targets: Vec<&str> = k.targets.iter().map(|t| t.name()).collect();
-        self.line(1, &format!("target {}", targets.join(", ")));
-        self.line(1, &format!("num_warps {}", print_expr(&k.num_warps)));
+        self.line(&format!("target {}", targets.join(", ")));
+        self.line(&format!("num_warps {}", print_expr(&k.num_warps)));
         for c in &k.consts {
-            self.comments(1, &c.comments);
-            self.line(
-                1,
-                &format!(
-                    "const {}: {} = {}",
-                    c.name.name,
-                    c.kind.name(),
-                    print_expr(&c.value)
-                ),
-            );
+            self.comments(&c.comments);
+            self.line(&format!(
+                "const {}: {} = {}",
+                c.name.name,
+                c.kind.name(),
+                print_expr(&c.value)
+            ));
         }
         for p in &k.params {
-            self.comments(1, &p.comments);
-            self.line(1, &format!("param {}: {}", p.name.name, print_expr(&p.ty)));
+            self.comments(&p.comments);
+            self.line(&format!("param {}: {}", p.name.name, print_expr(&p.ty)));
         }
         for l in &k.layouts {
-            self.comments(1, &l.comments);
-            self.line(1, &format!("layout {} = {}", l.name.name, print_expr(&l.value)));
+            self.comments(&l.comments);
+            self.line(&format!("layout {} = {}", l.name.name, print_expr(&l.value)));
         }
-        self.block_body(1, &k.body);
+        self.block_contents(&k.body);
         if let Some(l) = &k.launch {
-            self.comments(1, &l.comments);
-            self.line(1, "launch {");
-            for it in &l.items {
-                self.comments(2, &it.comments);
-                match &it.kind {
-                    LaunchItemKind::Tensor { name, ty, init } => self.line(
-                        2,
-                        &format!("tensor {}: {} = {}", name.name, print_expr(ty), print_expr(init)),
-                    ),
+            self.comments(&l.comments);
+            self.line("launch {");
+            self.indent += 1;
+            for item in &l.items {
+                self.comments(&item.comments);
+                match &item.kind {
+                    LaunchItemKind::Tensor { name, ty, init } => self.line(&format!(
+                        "tensor {}: {} = {}",
+                        name.name,
+                        print_expr(ty),
+                        print_expr(init)
+                    )),
                     LaunchItemKind::Set { name, value } => {
-                        self.line(2, &format!("{} = {}", name.name, print_expr(value)))
+                        self.line(&format!("{} = {}", name.name, print_expr(value)))
                     }
                 }
             }
-            self.comments(2, &l.end_comments);
-            self.line(1, "}");
+            self.comments(&l.end_comments);
+            self.indent -= 1;
+            self.line("}");
         }
-        self.line(0, "}");
-        self.comments(0, &k.trailing_comments);
+        self.indent -= 1;
+        self.line("}");
+        self.comments(&k.trailing_comments);
     }
-    fn block_body(&mut self, indent: usize, b: &Block) {
+
+    /// The statements and end comments of a block, at the current indentation.
+    fn block_contents(&mut self, b: &Block) {
         for s in &b.stmts {
-            self.stmt(indent, s);
+            self.stmt(s);
         }
-        self.comments(indent, &b.end_comments);
+        self.comments(&b.end_comments);
     }
-    fn names(n: &[Ident]) -> String {
-        if n.len() == 1 {
-            n[0].name.clone()
-        } else {
-            format!(
-                "({})",
-                n.iter().map(|i| i.name.as_str()).collect::<Vec<_>>().join(", ")
-            )
-        }
+
+    /// `{`, already written by the caller, then the block indented and `}` with `tail`.
+    fn block(&mut self, b: &Block, tail: &str) {
+        self.indent += 1;
+        self.block_contents(b);
+        self.indent -= 1;
+        self.line(&format!("}}{tail}"));
     }
-    fn rhs(r: &Rhs) -> String {
-        match r {
-            Rhs::Expr(e) => print_expr(e),
-            Rhs::Op(o) => print_op(o),
-        }
-    }
-    fn stmt(&mut self, indent: usize, s: &Stmt) {
-        self.comments(indent, &s.comments);
+
+    fn stmt(&mut self, s: &Stmt) {
+        self.comments(&s.comments);
         match &s.kind {
-            StmtKind::Let { names, value } => self.line(
-                indent,
-                &format!("let {} = {}", Self::names(names), Self::rhs(value)),
-            ),
-            StmtKind::Assign { names, value } => {
-                self.line(indent, &format!("{} = {}", Self::names(names), Self::rhs(value)))
+            StmtKind::Let { names, value } => {
+                self.line(&format!("let {} = {}", names_text(names), rhs(value)))
             }
-            StmtKind::Op(op) => self.line(indent, &print_op(op)),
+            StmtKind::Assign { names, value } => {
+                self.line(&format!("{} = {}", names_text(names), rhs(value)))
+            }
+            StmtKind::Op(o) => self.line(&print_op(o)),
             StmtKind::For {
                 var,
                 start,
@@ -141,158 +154,219 @@ impl Printer {
                 let kw = if *unrolled { "static_for" } else { "for" };
                 let step = step
                     .as_ref()
-                    .map(|s| format!(" step {}", print_expr(s)))
+                    .map(|e| format!(" step {}", print_expr(e)))
                     .unwrap_or_default();
-                self.line(
-                    indent,
-                    &format!(
-                        "{kw} {} in {}..{}{step} {{",
-                        var.name,
-                        print_expr(start),
-                        print_expr(end)
-                    ),
-                );
-                self.block_body(indent + 1, body);
-                self.line(indent, "}");
+                self.line(&format!(
+                    "{kw} {} in {}..{}{step} {{",
+                    var.name,
+                    print_expr(start),
+                    print_expr(end)
+                ));
+                self.block(body, "");
             }
-            StmtKind::If { .. } => self.if_chain(indent, s, ""),
+            StmtKind::If {
+                cond,
+                then_body,
+                else_body,
+            } => {
+                self.line(&format!("if {} {{", print_expr(cond)));
+                self.if_tail(then_body, else_body.as_ref());
+            }
             StmtKind::WarpSpecialize { default, workers } => {
-                self.line(indent, "warp_specialize {");
-                self.comments(indent + 1, &default.comments);
+                self.line("warp_specialize {");
+                self.indent += 1;
+                self.comments(&default.comments);
                 match &default.regs {
-                    Some(r) => self.line(indent + 1, &format!("default(regs={}) {{", print_expr(r))),
-                    None => self.line(indent + 1, "default {"),
+                    Some(r) => self.line(&format!("default(regs={}) {{", print_expr(r))),
+                    None => self.line("default {"),
                 }
-                self.block_body(indent + 2, &default.body);
-                self.line(indent + 1, "}");
+                self.block(&default.body, "");
                 for w in workers {
-                    self.comments(indent + 1, &w.comments);
-                    self.line(
-                        indent + 1,
-                        &format!(
-                            "worker {}(warps={}, regs={}) {{",
-                            w.name.name,
-                            print_expr(&w.warps),
-                            print_expr(&w.regs)
-                        ),
-                    );
-                    self.block_body(indent + 2, &w.body);
-                    self.line(indent + 1, "}");
+                    self.comments(&w.comments);
+                    self.line(&format!(
+                        "worker {}(warps={}, regs={}) {{",
+                        w.name.name,
+                        print_expr(&w.warps),
+                        print_expr(&w.regs)
+                    ));
+                    self.block(&w.body, "");
                 }
-                self.line(indent, "}");
+                self.indent -= 1;
+                self.line("}");
             }
-            StmtKind::StaticAssert { cond, message } => self.line(
-                indent,
-                &format!("static_assert {}, {}", print_expr(cond), quote(message)),
-            ),
+            StmtKind::StaticAssert { cond, message } => {
+                self.line(&format!("static_assert {}, {}", print_expr(cond), quote(message)))
+            }
         }
     }
-    /// `if ... { } else if ... { } else { }`: an else block that is exactly one uncommented `if`
-    /// prints as `else if`.
-    fn if_chain(&mut self, indent: usize, s: &Stmt, prefix: &str) {
-        let StmtKind::If {
-            cond,
-            then_body,
-            else_body,
-        } = &s.kind
-        else {
+
+    /// The then-block of an `if` (its header already written) and its `else` chain.
+    fn if_tail(&mut self, then_body: &Block, else_body: Option<&Block>) {
+        self.indent += 1;
+        self.block_contents(then_body);
+        self.indent -= 1;
+        let Some(e) = else_body else {
+            self.line("}");
             return;
         };
-        self.line(indent, &format!("{prefix}if {} {{", print_expr(cond)));
-        self.block_body(indent + 1, then_body);
-        match else_body {
-            None => self.line(indent, "}"),
-            Some(b) => {
-                if b.stmts.len() == 1
-                    && b.end_comments.is_empty()
-                    && b.stmts[0].comments.is_empty()
-                    && matches!(b.stmts[0].kind, StmtKind::If { .. })
-                {
-                    self.if_chain(indent, &b.stmts[0], "} else ");
-                } else {
-                    self.line(indent, "} else {");
-                    self.block_body(indent + 1, b);
-                    self.line(indent, "}");
-                }
+        if let [Stmt {
+            comments,
+            kind:
+                StmtKind::If {
+                    cond,
+                    then_body,
+                    else_body,
+                },
+            ..
+        }] = e.stmts.as_slice()
+        {
+            if comments.is_empty() && e.end_comments.is_empty() {
+                self.line(&format!("}} else if {} {{", print_expr(cond)));
+                self.if_tail(then_body, else_body.as_ref());
+                return;
+            }
+        }
+        self.line("} else {");
+        self.block(e, "");
+    }
+}
+
+fn names_text(names: &[Ident]) -> String {
+    if names.len() == 1 {
+        names[0].name.clone()
+    } else {
+        let v: Vec<&str> = names.iter().map(|n| n.name.as_str()).collect();
+        format!("({})", v.join(", "))
+    }
+}
+
+/// A right-hand side. An expression that would read as an operation (it starts with an
+/// operation's name, as `smem.load + 1` would) is wrapped in parentheses.
+fn rhs(r: &Rhs) -> String {
+    match r {
+        Rhs::Op(o) => print_op(o),
+        Rhs::Expr(e) => {
+            let s = print_expr(e);
+            if starts_like_op(e) {
+                format!("({s})")
+            } else {
+                s
             }
         }
     }
 }
 
-fn quote(s: &str) -> String {
-    let mut o = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => o.push_str("\\\""),
-            '\\' => o.push_str("\\\\"),
-            '\n' => o.push_str("\\n"),
-            c => o.push(c),
+/// Whether the printed expression begins with a name or dotted name that the parser would
+/// take for an operation at the start of a right-hand side.
+fn starts_like_op(e: &Expr) -> bool {
+    // Walk down the left spine to the first name, collecting `.field`s on the way up.
+    let mut fields: Vec<&str> = Vec::new();
+    let mut cur = e;
+    let first = loop {
+        match &cur.kind {
+            ExprKind::Binary(_, a, _) => {
+                fields.clear();
+                cur = a;
+            }
+            ExprKind::Index(b, _) => {
+                fields.clear();
+                cur = b;
+            }
+            ExprKind::Field(b, f) => {
+                fields.push(f);
+                cur = b;
+            }
+            ExprKind::Name(n) | ExprKind::Call(n, _) => break n.as_str(),
+            _ => return false,
+        }
+    };
+    let mut path = first.to_string();
+    if OpKind::NAMES.contains(&path.as_str()) {
+        return true;
+    }
+    for f in fields.iter().rev() {
+        path.push('.');
+        path.push_str(f);
+        if OpKind::NAMES.contains(&path.as_str()) {
+            return true;
         }
     }
-    o.push('"');
-    o
+    false
 }
 
-fn op_text(s: &mut String, op: &Op) {
-    s.push_str(op.kind.name());
-    let (pos, kw) = op.kind.to_parts();
+fn op(s: &mut String, kind: &OpKind) {
+    s.push_str(kind.name());
+    let (pos, kw) = kind.to_parts();
     let mut first = true;
     for e in pos {
         s.push_str(if first { " " } else { ", " });
         first = false;
-        expr(s, e, 0);
+        expr(s, e);
     }
     for (k, e) in kw {
         s.push_str(if first { " " } else { ", " });
         first = false;
         s.push_str(k);
         s.push('=');
-        expr(s, e, 0);
+        expr(s, e);
     }
 }
 
-/// Print `e`; `min` is the precedence the context requires (0: anything goes).
-fn expr(s: &mut String, e: &Expr, min: u8) {
+/// A string literal with `"`, `\` and control characters escaped.
+pub fn quote(text: &str) -> String {
+    let mut s = String::with_capacity(text.len() + 2);
+    s.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => s.push_str("\\\""),
+            '\\' => s.push_str("\\\\"),
+            '\n' => s.push_str("\\n"),
+            '\t' => s.push_str("\\t"),
+            '\r' => s.push_str("\\r"),
+            c => s.push(c),
+        }
+    }
+    s.push('"');
+    s
+}
+
+fn is_operator(e: &Expr) -> bool {
+    matches!(e.kind, ExprKind::Unary(..) | ExprKind::Binary(..))
+}
+
+fn paren(s: &mut String, e: &Expr, wrap: bool) {
+    if wrap {
+        s.push('(');
+        expr(s, e);
+        s.push(')');
+    } else {
+        expr(s, e);
+    }
+}
+
+fn expr(s: &mut String, e: &Expr) {
     match &e.kind {
-        ExprKind::Int(v) => {
-            let _ = write!(s, "{v}");
-        }
-        ExprKind::Float(v) => {
-            let _ = write!(s, "{v:?}");
-        }
+        ExprKind::Int(v) => s.push_str(&v.to_string()),
+        ExprKind::Float(v) => s.push_str(&format!("{v:?}")),
         ExprKind::Bool(b) => s.push_str(if *b { "true" } else { "false" }),
         ExprKind::Str(t) => s.push_str(&quote(t)),
         ExprKind::Name(n) => s.push_str(n),
         ExprKind::Unary(op, a) => {
-            let paren = min > 10;
-            if paren {
-                s.push('(');
-            }
-            s.push(if *op == UnOp::Neg { '-' } else { '!' });
-            let inner_paren = matches!(a.kind, ExprKind::Unary(..) | ExprKind::Binary(..));
-            if inner_paren {
-                s.push('(');
-                expr(s, a, 0);
-                s.push(')');
-            } else {
-                expr(s, a, 11);
-            }
-            if paren {
-                s.push(')');
-            }
+            s.push(match op {
+                UnOp::Neg => '-',
+                UnOp::Not => '!',
+            });
+            paren(s, a, is_operator(a));
         }
         ExprKind::Binary(op, a, b) => {
             let p = op.precedence();
-            let paren = p < min;
-            if paren {
-                s.push('(');
-            }
-            expr(s, a, p);
-            let _ = write!(s, " {} ", op.symbol());
-            expr(s, b, p + 1);
-            if paren {
-                s.push(')');
-            }
+            let left_wrap = matches!(&a.kind, ExprKind::Binary(o, ..) if o.precedence() < p);
+            let right_wrap = matches!(&b.kind, ExprKind::Binary(o, ..) if o.precedence() <= p);
+            paren(s, a, left_wrap);
+            s.push(' ');
+            s.push_str(op.symbol());
+            s.push(' ');
+            paren(s, b, right_wrap);
         }
         ExprKind::Call(f, args) => {
             s.push_str(f);
@@ -305,57 +379,47 @@ fn expr(s: &mut String, e: &Expr, min: u8) {
                     s.push_str(&k.name);
                     s.push('=');
                 }
-                expr(s, &a.value, 0);
+                expr(s, &a.value);
             }
             s.push(')');
         }
-        ExprKind::Index(base, items) => {
-            postfix_base(s, base);
+        ExprKind::Index(b, items) => {
+            paren(s, b, is_operator(b));
             s.push('[');
             for (i, it) in items.iter().enumerate() {
                 if i > 0 {
                     s.push_str(", ");
                 }
                 match it {
-                    IndexItem::Expr(e) => expr(s, e, 0),
+                    IndexItem::Expr(x) => expr(s, x),
                     IndexItem::NewAxis => s.push_str("None"),
                     IndexItem::Slice(a, b) => {
                         if let Some(a) = a {
-                            expr(s, a, 0);
+                            expr(s, a);
                         }
                         s.push(':');
                         if let Some(b) = b {
-                            expr(s, b, 0);
+                            expr(s, b);
                         }
                     }
                 }
             }
             s.push(']');
         }
-        ExprKind::Field(base, f) => {
-            postfix_base(s, base);
+        ExprKind::Field(b, f) => {
+            paren(s, b, is_operator(b));
             s.push('.');
             s.push_str(f);
         }
         ExprKind::List(items) => {
             s.push('[');
-            for (i, it) in items.iter().enumerate() {
+            for (i, x) in items.iter().enumerate() {
                 if i > 0 {
                     s.push_str(", ");
                 }
-                expr(s, it, 0);
+                expr(s, x);
             }
             s.push(']');
         }
-    }
-}
-
-fn postfix_base(s: &mut String, base: &Expr) {
-    if matches!(base.kind, ExprKind::Unary(..) | ExprKind::Binary(..)) {
-        s.push('(');
-        expr(s, base, 0);
-        s.push(')');
-    } else {
-        expr(s, base, 0);
     }
 }

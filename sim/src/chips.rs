@@ -189,8 +189,16 @@ mod tests {
     #[test]
     fn peaks_match_the_datasheets() {
         // H100 SXM: 989.4 dense BF16 TFLOP/s; B200: 2.25 PFLOP/s (within 2%).
-        assert!((H100.peak_tflops() - 989.4).abs() / 989.4 < 0.01, "{}", H100.peak_tflops());
-        assert!((B200.peak_tflops() - 2250.0).abs() / 2250.0 < 0.02, "{}", B200.peak_tflops());
+        assert!(
+            (H100.peak_tflops() - 989.4).abs() / 989.4 < 0.01,
+            "{}",
+            H100.peak_tflops()
+        );
+        assert!(
+            (B200.peak_tflops() - 2250.0).abs() / 2250.0 < 0.02,
+            "{}",
+            B200.peak_tflops()
+        );
         assert_eq!(chip("h200").map(|c| c.sms), Some(132));
     }
 }

@@ -1,1 +1,118 @@
-//! placeholder
+//! bwsim's functional simulator: runs a verified tile kernel over a grid of CTAs,
+//! deterministically for a seed.
+//!
+//! Modules, each with one job:
+//! - [`lower`]: the checked IR to a flat, slot-resolved program per kernel (unrolled
+//!   `static_for`, decided constant `if`s, `warp_specialize` as fork/join).
+//! - [`machine`]: CTAs, agents (partitions), the TMA unit, the in-order tensor pipe, timed
+//!   asynchronous events, traps and deadlock detection.
+//! - [`sched`]: the [`Scheduler`] trait (which agent steps, latencies, completion order) and
+//!   its seeded default.
+//! - [`eval`]: expressions and tile math; [`value`]: runtime values.
+//! - [`layout`]: THE element → shared-memory byte / TMEM cell placement function.
+//! - [`memory`]: shared and tensor memory of a CTA; [`mbarrier`]: the PTX mbarrier state
+//!   machine; [`tma`]: TMA data movement and fault rules; [`tensor`]: MMA arithmetic.
+//! - [`trace`]: the event trace (compact text and Chrome JSON); [`trap`]: faults as the user
+//!   sees them.
+//!
+//! Entry points: [`run`] (a checked kernel with its launch plan and inputs) and
+//! [`run_source`] (`.tile` text, for tests and tools).
+
+// The interpreter's error paths (`Stop`, `Fault`) carry whole diagnostics by value: they are
+// cold (one per run), so their size costs nothing measurable, and boxing them would only add
+// noise to every `?`. The lowered-op enums are likewise built once per kernel.
+#![allow(clippy::result_large_err, clippy::large_enum_variant)]
+
+pub mod chips;
+pub mod eval;
+pub mod layout;
+pub mod lower;
+pub mod machine;
+pub mod mbarrier;
+pub mod memory;
+pub mod sched;
+pub mod tensor;
+pub mod tma;
+pub mod trace;
+pub mod trap;
+pub mod value;
+
+pub use machine::{Counters, Outcome, RunOptions, RunResult};
+pub use sched::{AgentRef, AsyncKind, Latencies, RandomScheduler, Scheduler};
+pub use trace::{Event, Trace, Unit, What};
+pub use trap::{CudaError, Trap};
+
+use bwsim_isa::consts::Override;
+use bwsim_isa::launch::{self, HostTensor, LaunchPlan};
+use bwsim_isa::typeck::Checked;
+use bwsim_isa::verify::{verify, VerifyOptions};
+use bwsim_isa::{Diagnostic, Target};
+
+/// Run a verified kernel with the default seeded scheduler (`opts.seed`).
+pub fn run(checked: &Checked, plan: &LaunchPlan, inputs: Vec<HostTensor>, opts: &RunOptions) -> RunResult {
+    let mut sched = RandomScheduler::new(opts.seed);
+    run_with(checked, plan, inputs, opts, &mut sched)
+}
+
+/// Run a verified kernel with a caller-provided scheduler.
+pub fn run_with(
+    checked: &Checked,
+    plan: &LaunchPlan,
+    inputs: Vec<HostTensor>,
+    opts: &RunOptions,
+    sched: &mut dyn Scheduler,
+) -> RunResult {
+    match lower::lower(checked, plan) {
+        Ok(prog) => machine::execute(&prog, plan.grid, inputs, opts, sched),
+        Err(diags) => RunResult {
+            tensors: inputs,
+            outcome: Outcome::Error,
+            trap: None,
+            diagnostics: diags,
+            trace: Trace::default(),
+            counters: Counters::default(),
+        },
+    }
+}
+
+/// Parse, verify, launch (with the kernel's `launch { }` section, inputs drawn for `seed`) and
+/// run `.tile` source with scheduler seed `seed`. Errors are the parse, verify or launch
+/// diagnostics.
+pub fn run_source(src: &str, overrides: &[Override], seed: u64) -> Result<RunResult, Vec<Diagnostic>> {
+    run_source_with(
+        src,
+        overrides,
+        None,
+        &RunOptions {
+            seed,
+            ..RunOptions::default()
+        },
+    )
+}
+
+/// [`run_source`] with a target and run options.
+pub fn run_source_with(
+    src: &str,
+    overrides: &[Override],
+    target: Option<Target>,
+    opts: &RunOptions,
+) -> Result<RunResult, Vec<Diagnostic>> {
+    let kernel = bwsim_isa::parser::parse(src)?;
+    let vopts = VerifyOptions {
+        target,
+        overrides: overrides.to_vec(),
+    };
+    let (checked, diags) = verify(&kernel, &vopts);
+    let Some(checked) = checked else { return Err(diags) };
+    let Some(l) = &kernel.launch else {
+        return Err(vec![Diagnostic::error(
+            "launch",
+            "kernel has no `launch { }` section",
+            kernel.name.span,
+            "here",
+        )]);
+    };
+    let plan = launch::resolve(&checked, l)?;
+    let inputs = launch::materialize(&plan, opts.seed);
+    Ok(run(&checked, &plan, inputs, opts))
+}

@@ -35,7 +35,10 @@ impl Dims {
     }
     /// `rank` zeros.
     pub fn zeros(rank: usize) -> Dims {
-        Dims { n: rank.min(MAX_RANK) as u8, d: [0; MAX_RANK] }
+        Dims {
+            n: rank.min(MAX_RANK) as u8,
+            d: [0; MAX_RANK],
+        }
     }
     pub fn as_slice(&self) -> &[u32] {
         &self.d[..self.n as usize]
@@ -59,18 +62,34 @@ impl Dims {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Layout {
     Plain,
-    Nvmma { swizzle: Swizzle, transposed: bool },
-    Swizzled { vec: u32, per_phase: u32, max_phase: u32 },
+    Nvmma {
+        swizzle: Swizzle,
+        transposed: bool,
+    },
+    Swizzled {
+        vec: u32,
+        per_phase: u32,
+        max_phase: u32,
+    },
 }
 
 impl From<&SmemLayout> for Layout {
     fn from(l: &SmemLayout) -> Layout {
         match l {
             SmemLayout::Plain => Layout::Plain,
-            SmemLayout::Nvmma { swizzle, transposed } => Layout::Nvmma { swizzle: *swizzle, transposed: *transposed },
-            SmemLayout::Swizzled { vec, per_phase, max_phase } => {
-                Layout::Swizzled { vec: *vec, per_phase: *per_phase, max_phase: *max_phase }
-            }
+            SmemLayout::Nvmma { swizzle, transposed } => Layout::Nvmma {
+                swizzle: *swizzle,
+                transposed: *transposed,
+            },
+            SmemLayout::Swizzled {
+                vec,
+                per_phase,
+                max_phase,
+            } => Layout::Swizzled {
+                vec: *vec,
+                per_phase: *per_phase,
+                max_phase: *max_phase,
+            },
         }
     }
 }
@@ -184,7 +203,10 @@ pub enum Value {
     Smem(SmemView),
     Tmem(TmemView),
     /// One mbarrier (`count: None`) or an array of `count` at `addr`, `addr + 8`, ...
-    Mbar { addr: u32, count: Option<u32> },
+    Mbar {
+        addr: u32,
+        count: Option<u32>,
+    },
     /// A `ptr(...)` parameter: index of the global tensor.
     Ptr(u32),
     Tuple(Arc<[Value]>),
@@ -276,14 +298,29 @@ pub fn i64_to_bits(dtype: DType, v: i64) -> u64 {
 pub fn round_to(dtype: DType, v: f64) -> u64 {
     match dtype {
         DType::F32 => (v as f32).to_bits() as u64,
-        DType::F16 => f16::from_f64(v).to_bits() as u64,
-        DType::BF16 => bf16::from_f64(v).to_bits() as u64,
+        DType::F16 => f16::from_f64(round_format(v, 10, -14, f16::MAX.to_f64())).to_bits() as u64,
+        DType::BF16 => bf16::from_f64(round_format(v, 7, -126, bf16::MAX.to_f64())).to_bits() as u64,
         d if d.is_int() => {
             let i = if v.is_nan() { 0 } else { v.trunc() as i64 };
             i64_to_bits(d, i)
         }
         d => numeric::encode(d, v),
     }
+}
+
+/// Round `v` to the nearest value (ties to even) of a binary format with `mant` stored
+/// mantissa bits, minimum normal exponent `min_exp` and largest finite value `max`; the result
+/// is exactly representable, so converting it afterwards cannot double-round.
+fn round_format(v: f64, mant: i32, min_exp: i32, max: f64) -> f64 {
+    if !v.is_finite() || v == 0.0 {
+        return v;
+    }
+    let a = v.abs();
+    let e = ((a.to_bits() >> 52) & 0x7ff) as i32 - 1023;
+    let q = 2f64.powi(e.max(min_exp) - mant);
+    let r = (a / q).round_ties_even() * q;
+    let r = if r > max { f64::INFINITY } else { r };
+    r.copysign(v)
 }
 
 /// Row-major strides of a shape.
@@ -330,5 +367,18 @@ mod tests {
         // first would lose the 2^-40 and produce a tie that rounds to even (down).
         let v = 1.0 + 2f64.powi(-11) + 2f64.powi(-40);
         assert_eq!(round_to(DType::F16, v), 0x3c01);
+        assert_eq!(round_to(DType::F16, 1.0 + 2f64.powi(-11)), 0x3c00, "tie to even");
+        assert_eq!(round_to(DType::F16, 65520.0), 0x7c00, "overflow to inf");
+        assert_eq!(round_to(DType::F16, 65519.0), 0x7bff);
+        assert_eq!(
+            round_to(DType::F16, 2f64.powi(-25) * 1.5),
+            0x0001,
+            "subnormal rounds up"
+        );
+        assert_eq!(
+            round_to(DType::BF16, 1.0 + 2f64.powi(-8) + 2f64.powi(-30)),
+            0x3f81
+        );
+        assert_eq!(round_to(DType::BF16, -3.0), 0xc040);
     }
 }

@@ -1,0 +1,940 @@
+//! Expression evaluation: scalars, elementwise tile math with numpy broadcasting, casts,
+//! shape manipulation (expand_dims, broadcast, reshape, permute, split, join), reductions and
+//! views (`bufs[i]`, `tm[0:128, 256:384]`, `bars[i]`).
+//!
+//! Numerics: float arithmetic is computed exactly (or in f64) and rounded once to the result
+//! type with round-to-nearest-even, which is bit-exact with hardware `add/sub/mul/div.rn` for
+//! f32, f16 and bf16 (f64 carries more than 2p+2 bits). `fma` on f32 uses a fused f32 FMA.
+//! Integer arithmetic wraps at the element width. Casts go through `bwsim_isa::numeric`.
+//!
+//! This module knows values and the lowered expression tree; it never touches memories.
+
+use crate::lower::{Builtin, CExpr, IItem};
+use crate::trap::{Fault, OpResult};
+use crate::value::*;
+use bwsim_isa::ir::{BinOp, UnOp};
+use bwsim_isa::numeric;
+use bwsim_isa::types::DType;
+use std::sync::Arc;
+
+/// What an expression may read besides the frame.
+#[derive(Clone, Copy, Debug)]
+pub struct EvalCtx {
+    pub pid: [u32; 3],
+    pub grid: [u32; 3],
+}
+
+fn err(msg: impl Into<String>) -> Fault {
+    Fault::error("sim-error", msg)
+}
+
+/// Evaluate an expression in a frame.
+pub fn eval(e: &CExpr, frame: &[Value], cx: &EvalCtx) -> OpResult<Value> {
+    match e {
+        CExpr::Const(v) => Ok(v.clone()),
+        CExpr::Slot(s) => match frame.get(*s as usize) {
+            Some(Value::Unset) | None => Err(err("use of a value that was never set")),
+            Some(v) => Ok(v.clone()),
+        },
+        CExpr::ProgramId(a) => Ok(Value::Int(cx.pid[*a as usize % 3] as i64)),
+        CExpr::NumPrograms(a) => Ok(Value::Int(cx.grid[*a as usize % 3] as i64)),
+        CExpr::Unary(op, a) => unary(*op, &eval(a, frame, cx)?),
+        CExpr::Binary(op, a, b) => {
+            // Short-circuit scalar logic.
+            if matches!(op, BinOp::And | BinOp::Or) {
+                let x = eval(a, frame, cx)?;
+                if let Some(xb) = scalar_bool(&x) {
+                    if (*op == BinOp::And && !xb) || (*op == BinOp::Or && xb) {
+                        return Ok(Value::Bool(xb));
+                    }
+                    let y = eval(b, frame, cx)?;
+                    if let Some(yb) = scalar_bool(&y) {
+                        return Ok(Value::Bool(yb));
+                    }
+                    return binary(*op, &x, &y);
+                }
+                let y = eval(b, frame, cx)?;
+                return binary(*op, &x, &y);
+            }
+            binary(*op, &eval(a, frame, cx)?, &eval(b, frame, cx)?)
+        }
+        CExpr::Call(f, args) => {
+            let mut vals = Vec::with_capacity(args.len());
+            for a in args {
+                vals.push(eval(a, frame, cx)?);
+            }
+            builtin(*f, &vals)
+        }
+        CExpr::Arange { start, end } => {
+            let bits = (*start..*end)
+                .map(|v| i64_to_bits(DType::I32, v))
+                .collect::<Vec<_>>();
+            Ok(tile(DType::I32, vec![bits.len() as u32], bits))
+        }
+        CExpr::Full { shape, value, dtype } => {
+            let v = eval(value, frame, cx)?;
+            let b = scalar_bits(*dtype, &v)?;
+            let n: u64 = shape.iter().map(|&x| x as u64).product();
+            Ok(tile(*dtype, shape.clone(), vec![b; n as usize]))
+        }
+        CExpr::Cast(x, dt) => cast(&eval(x, frame, cx)?, *dt),
+        CExpr::ExpandDims(x, axis) => {
+            let t = as_tile(&eval(x, frame, cx)?)?;
+            let mut shape = t.shape.clone();
+            if *axis as usize > shape.len() {
+                return Err(err("expand_dims axis out of range"));
+            }
+            shape.insert(*axis as usize, 1);
+            Ok(tile(t.dtype, shape, t.bits.clone()))
+        }
+        CExpr::Broadcast(x, shape) => {
+            let v = eval(x, frame, cx)?;
+            match &v {
+                Value::Tile(t) => Ok(Value::Tile(Arc::new(broadcast_to(t, shape)?))),
+                other => {
+                    let dt = match other {
+                        Value::F32(_) => DType::F32,
+                        Value::Bool(_) => DType::I1,
+                        _ => DType::I32,
+                    };
+                    let b = scalar_bits(dt, other)?;
+                    let n: u64 = shape.iter().map(|&x| x as u64).product();
+                    Ok(tile(dt, shape.clone(), vec![b; n as usize]))
+                }
+            }
+        }
+        CExpr::Reshape(x, shape) => {
+            let t = as_tile(&eval(x, frame, cx)?)?;
+            let n: u64 = shape.iter().map(|&x| x as u64).product();
+            if n != t.numel() as u64 {
+                return Err(err(format!(
+                    "reshape of {:?} to {shape:?} changes the element count",
+                    t.shape
+                )));
+            }
+            Ok(tile(t.dtype, shape.clone(), t.bits.clone()))
+        }
+        CExpr::Permute(x, order) => Ok(Value::Tile(Arc::new(permute(
+            &*as_tile(&eval(x, frame, cx)?)?,
+            order,
+        )?))),
+        CExpr::Split(x) => {
+            let t = as_tile(&eval(x, frame, cx)?)?;
+            if t.shape.last() != Some(&2) {
+                return Err(err("split needs a last dimension of 2"));
+            }
+            let mut shape = t.shape.clone();
+            shape.pop();
+            let a: Vec<u64> = t.bits.iter().step_by(2).copied().collect();
+            let b: Vec<u64> = t.bits.iter().skip(1).step_by(2).copied().collect();
+            let ta = tile(t.dtype, shape.clone(), a);
+            let tb = tile(t.dtype, shape, b);
+            Ok(Value::Tuple(Arc::from(vec![ta, tb])))
+        }
+        CExpr::Join(a, b) => {
+            let ta = as_tile(&eval(a, frame, cx)?)?;
+            let tb = as_tile(&eval(b, frame, cx)?)?;
+            if ta.shape != tb.shape || ta.dtype != tb.dtype {
+                return Err(err("join needs two tiles of the same shape and type"));
+            }
+            let mut bits = Vec::with_capacity(ta.numel() * 2);
+            for i in 0..ta.numel() {
+                bits.push(ta.bits[i]);
+                bits.push(tb.bits[i]);
+            }
+            let mut shape = ta.shape.clone();
+            shape.push(2);
+            Ok(tile(ta.dtype, shape, bits))
+        }
+        CExpr::Sum(x, axis) => sum(&*as_tile(&eval(x, frame, cx)?)?, *axis as usize),
+        CExpr::Index(base, items) => {
+            let b = eval(base, frame, cx)?;
+            index(&b, items, frame, cx)
+        }
+        CExpr::ShapeOf(x, i) => {
+            let v = eval(x, frame, cx)?;
+            let s = match &v {
+                Value::Tile(t) => t.shape.get(*i as usize).copied(),
+                Value::Smem(s) => s.shape.as_slice().get(*i as usize).copied(),
+                Value::Tmem(t) => t.shape.as_slice().get(*i as usize).copied(),
+                _ => None,
+            };
+            s.map(|x| Value::Int(x as i64))
+                .ok_or_else(|| err(format!("`.shape[{i}]` of {}", v.kind())))
+        }
+    }
+}
+
+fn tile(dtype: DType, shape: Vec<u32>, bits: Vec<u64>) -> Value {
+    Value::Tile(Arc::new(Tile { dtype, shape, bits }))
+}
+
+/// The value as a tile (error otherwise).
+pub fn as_tile(v: &Value) -> OpResult<Arc<Tile>> {
+    match v {
+        Value::Tile(t) => Ok(t.clone()),
+        other => Err(err(format!("expected a tile, found {}", other.kind()))),
+    }
+}
+
+fn scalar_bool(v: &Value) -> Option<bool> {
+    match v {
+        Value::Bool(b) => Some(*b),
+        _ => None,
+    }
+}
+
+/// Bits of a scalar converted to `dtype`.
+pub fn scalar_bits(dtype: DType, v: &Value) -> OpResult<u64> {
+    Ok(match v {
+        Value::Int(i) => {
+            if dtype.is_float() {
+                round_to(dtype, *i as f64)
+            } else {
+                i64_to_bits(dtype, *i)
+            }
+        }
+        Value::Bool(b) => {
+            if dtype.is_float() {
+                round_to(dtype, *b as i64 as f64)
+            } else {
+                i64_to_bits(dtype, *b as i64)
+            }
+        }
+        Value::F32(f) => round_to(dtype, *f as f64),
+        other => return Err(err(format!("expected a scalar, found {}", other.kind()))),
+    })
+}
+
+fn unary(op: UnOp, v: &Value) -> OpResult<Value> {
+    match (op, v) {
+        (UnOp::Neg, Value::Int(i)) => Ok(Value::Int(i.wrapping_neg())),
+        (UnOp::Neg, Value::F32(f)) => Ok(Value::F32(-f)),
+        (UnOp::Neg, Value::Bool(b)) => Ok(Value::Int(-(*b as i64))),
+        (UnOp::Not, Value::Bool(b)) => Ok(Value::Bool(!b)),
+        (UnOp::Not, Value::Int(i)) => Ok(Value::Int(!i)),
+        (_, Value::Tile(t)) => {
+            let bits = (0..t.numel())
+                .map(|i| match op {
+                    UnOp::Neg if t.dtype.is_float() => round_to(t.dtype, -t.f(i)),
+                    UnOp::Neg => i64_to_bits(t.dtype, t.i(i).wrapping_neg()),
+                    UnOp::Not if t.dtype == DType::I1 => (t.bits[i] & 1) ^ 1,
+                    UnOp::Not => i64_to_bits(t.dtype, !t.i(i)),
+                })
+                .collect();
+            Ok(tile(t.dtype, t.shape.clone(), bits))
+        }
+        (_, other) => Err(err(format!("operator does not apply to {}", other.kind()))),
+    }
+}
+
+/// An operand of an elementwise operation.
+enum Opnd<'a> {
+    T(&'a Tile),
+    S(&'a Value),
+}
+
+impl Opnd<'_> {
+    fn is_float(&self) -> bool {
+        match self {
+            Opnd::T(t) => t.dtype.is_float(),
+            Opnd::S(v) => matches!(v, Value::F32(_)),
+        }
+    }
+    fn shape(&self) -> &[u32] {
+        match self {
+            Opnd::T(t) => &t.shape,
+            Opnd::S(_) => &[],
+        }
+    }
+    fn f(&self, i: usize) -> f64 {
+        match self {
+            Opnd::T(t) => t.f(i),
+            Opnd::S(Value::F32(f)) => *f as f64,
+            Opnd::S(v) => v.as_int().unwrap_or(0) as f64,
+        }
+    }
+    fn i(&self, i: usize) -> i64 {
+        match self {
+            Opnd::T(t) => t.i(i),
+            Opnd::S(v) => v.as_int().unwrap_or(0),
+        }
+    }
+}
+
+/// Numpy broadcast of shapes.
+pub fn broadcast_shapes(a: &[u32], b: &[u32]) -> Option<Vec<u32>> {
+    let n = a.len().max(b.len());
+    let mut out = vec![0; n];
+    for (i, o) in out.iter_mut().enumerate() {
+        let x = if i + a.len() >= n { a[i + a.len() - n] } else { 1 };
+        let y = if i + b.len() >= n { b[i + b.len() - n] } else { 1 };
+        *o = if x == y || y == 1 {
+            x
+        } else if x == 1 {
+            y
+        } else {
+            return None;
+        };
+    }
+    Some(out)
+}
+
+/// For each output linear index, the linear index into an operand of `shape` broadcast to `out`.
+pub struct BIndex {
+    strides: Vec<u64>,
+    out: Vec<u32>,
+    identity: bool,
+    scalar: bool,
+}
+
+impl BIndex {
+    pub fn new(shape: &[u32], out: &[u32]) -> BIndex {
+        let n = out.len();
+        let own = strides(shape);
+        let mut s = vec![0u64; n];
+        for k in 0..shape.len() {
+            let o = k + n - shape.len();
+            if shape[k] != 1 {
+                s[o] = own[k];
+            }
+        }
+        let numel: u64 = shape.iter().map(|&x| x as u64).product();
+        BIndex {
+            strides: s,
+            out: out.to_vec(),
+            identity: shape == out,
+            scalar: numel == 1,
+        }
+    }
+    #[inline]
+    pub fn at(&self, mut lin: u64) -> usize {
+        if self.identity {
+            return lin as usize;
+        }
+        if self.scalar {
+            return 0;
+        }
+        let mut r = 0u64;
+        for k in (0..self.out.len()).rev() {
+            let d = self.out[k].max(1) as u64;
+            r += (lin % d) * self.strides[k];
+            lin /= d;
+        }
+        r as usize
+    }
+}
+
+fn float_op(op: BinOp, x: f64, y: f64) -> OpResult<Result<f64, bool>> {
+    Ok(match op {
+        BinOp::Add => Ok(x + y),
+        BinOp::Sub => Ok(x - y),
+        BinOp::Mul => Ok(x * y),
+        BinOp::Div => Ok(x / y),
+        BinOp::Rem => Ok(x % y),
+        BinOp::Eq => Err(x == y),
+        BinOp::Ne => Err(x != y),
+        BinOp::Lt => Err(x < y),
+        BinOp::Le => Err(x <= y),
+        BinOp::Gt => Err(x > y),
+        BinOp::Ge => Err(x >= y),
+        BinOp::And => Err(x != 0.0 && y != 0.0),
+        BinOp::Or => Err(x != 0.0 || y != 0.0),
+        _ => return Err(err(format!("`{}` does not apply to floats", op.symbol()))),
+    })
+}
+
+fn int_op(op: BinOp, x: i64, y: i64) -> OpResult<Result<i64, bool>> {
+    Ok(match op {
+        BinOp::Add => Ok(x.wrapping_add(y)),
+        BinOp::Sub => Ok(x.wrapping_sub(y)),
+        BinOp::Mul => Ok(x.wrapping_mul(y)),
+        BinOp::Div | BinOp::Rem if y == 0 => return Err(err("integer division by zero")),
+        BinOp::Div => Ok(x.wrapping_div(y)),
+        BinOp::Rem => Ok(x.wrapping_rem(y)),
+        BinOp::BitAnd => Ok(x & y),
+        BinOp::BitOr => Ok(x | y),
+        BinOp::BitXor => Ok(x ^ y),
+        BinOp::Shl => Ok(if (0..64).contains(&y) {
+            x.wrapping_shl(y as u32)
+        } else {
+            0
+        }),
+        BinOp::Shr => Ok(if (0..64).contains(&y) {
+            x >> y
+        } else if x < 0 {
+            -1
+        } else {
+            0
+        }),
+        BinOp::Eq => Err(x == y),
+        BinOp::Ne => Err(x != y),
+        BinOp::Lt => Err(x < y),
+        BinOp::Le => Err(x <= y),
+        BinOp::Gt => Err(x > y),
+        BinOp::Ge => Err(x >= y),
+        BinOp::And => Err(x != 0 && y != 0),
+        BinOp::Or => Err(x != 0 || y != 0),
+    })
+}
+
+/// A binary operator on two values (scalars or tiles, with broadcasting).
+pub fn binary(op: BinOp, a: &Value, b: &Value) -> OpResult<Value> {
+    let cmp = op.is_comparison() || matches!(op, BinOp::And | BinOp::Or);
+    match (a, b) {
+        (Value::Tile(_), _) | (_, Value::Tile(_)) => {}
+        (Value::F32(_), Value::Int(_) | Value::F32(_) | Value::Bool(_))
+        | (Value::Int(_) | Value::Bool(_), Value::F32(_)) => {
+            let x = a.as_int().map(|_| ()).and(match a {
+                Value::F32(f) => Some(*f),
+                v => v.as_int().map(|i| i as f32),
+            });
+            let y = match b {
+                Value::F32(f) => Some(*f),
+                v => v.as_int().map(|i| i as f32),
+            };
+            let (Some(x), Some(y)) = (x, y) else {
+                return Err(err("bad scalar operands"));
+            };
+            // f32 arithmetic in f32 (f64 then one rounding is identical for + - * /).
+            return Ok(match float_op(op, x as f64, y as f64)? {
+                Ok(r) => Value::F32(r as f32),
+                Err(c) => Value::Bool(c),
+            });
+        }
+        (Value::Bool(x), Value::Bool(y))
+            if !matches!(
+                op,
+                BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Rem | BinOp::Shl | BinOp::Shr
+            ) =>
+        {
+            return Ok(Value::Bool(match op {
+                BinOp::And | BinOp::BitAnd => *x && *y,
+                BinOp::Or | BinOp::BitOr => *x || *y,
+                BinOp::BitXor | BinOp::Ne => x != y,
+                BinOp::Eq => x == y,
+                BinOp::Lt => !*x & *y,
+                BinOp::Le => *x <= *y,
+                BinOp::Gt => *x & !*y,
+                BinOp::Ge => *x >= *y,
+                _ => return Err(err("bad boolean operator")),
+            }));
+        }
+        (Value::Int(_) | Value::Bool(_), Value::Int(_) | Value::Bool(_)) => {
+            let (x, y) = (a.as_int().unwrap_or(0), b.as_int().unwrap_or(0));
+            return Ok(match int_op(op, x, y)? {
+                Ok(r) => Value::Int(r),
+                Err(c) => Value::Bool(c),
+            });
+        }
+        _ => {
+            return Err(err(format!(
+                "`{}` does not apply to {} and {}",
+                op.symbol(),
+                a.kind(),
+                b.kind()
+            )))
+        }
+    }
+    let (x, y) = (opnd(a)?, opnd(b)?);
+    let dtype = match (&x, &y) {
+        (Opnd::T(t), _) => t.dtype,
+        (_, Opnd::T(t)) => t.dtype,
+        _ => DType::I32,
+    };
+    let out_dtype = if cmp { DType::I1 } else { dtype };
+    elementwise2(&x, &y, out_dtype, |i, j| {
+        if x.is_float() || y.is_float() {
+            Ok(match float_op(op, x.f(i), y.f(j))? {
+                Ok(r) => round_to(out_dtype, r),
+                Err(c) => c as u64,
+            })
+        } else {
+            Ok(match int_op(op, x.i(i), y.i(j))? {
+                Ok(r) => i64_to_bits(out_dtype, r),
+                Err(c) => c as u64,
+            })
+        }
+    })
+}
+
+fn opnd(v: &Value) -> OpResult<Opnd<'_>> {
+    match v {
+        Value::Tile(t) => Ok(Opnd::T(t)),
+        Value::Int(_) | Value::F32(_) | Value::Bool(_) => Ok(Opnd::S(v)),
+        other => Err(err(format!("{} in tile arithmetic", other.kind()))),
+    }
+}
+
+fn elementwise2(
+    x: &Opnd,
+    y: &Opnd,
+    dtype: DType,
+    mut f: impl FnMut(usize, usize) -> OpResult<u64>,
+) -> OpResult<Value> {
+    let shape = broadcast_shapes(x.shape(), y.shape()).ok_or_else(|| err("tile shapes do not broadcast"))?;
+    let (bx, by) = (BIndex::new(x.shape(), &shape), BIndex::new(y.shape(), &shape));
+    let n: u64 = shape.iter().map(|&d| d as u64).product();
+    let mut bits = Vec::with_capacity(n as usize);
+    for lin in 0..n {
+        bits.push(f(bx.at(lin), by.at(lin))?);
+    }
+    Ok(tile(dtype, shape, bits))
+}
+
+fn builtin(f: Builtin, v: &[Value]) -> OpResult<Value> {
+    match f {
+        Builtin::Min | Builtin::Max => {
+            let lt = binary(BinOp::Lt, &v[0], &v[1])?;
+            let pick_first = if f == Builtin::Min {
+                lt
+            } else {
+                unary(UnOp::Not, &lt)?
+            };
+            select(&pick_first, &v[0], &v[1])
+        }
+        Builtin::Cdiv => {
+            let one = Value::Int(1);
+            let s = binary(BinOp::Sub, &binary(BinOp::Add, &v[0], &v[1])?, &one)?;
+            binary(BinOp::Div, &s, &v[1])
+        }
+        Builtin::Select => select(&v[0], &v[1], &v[2]),
+        Builtin::Abs => match &v[0] {
+            Value::Int(i) => Ok(Value::Int(i.wrapping_abs())),
+            Value::F32(x) => Ok(Value::F32(x.abs())),
+            Value::Tile(t) => {
+                let bits = (0..t.numel())
+                    .map(|i| {
+                        if t.dtype.is_float() {
+                            round_to(t.dtype, t.f(i).abs())
+                        } else {
+                            i64_to_bits(t.dtype, t.i(i).wrapping_abs())
+                        }
+                    })
+                    .collect();
+                Ok(tile(t.dtype, t.shape.clone(), bits))
+            }
+            other => Err(err(format!("abs of {}", other.kind()))),
+        },
+        Builtin::Fma => {
+            if let (Value::F32(a), Value::F32(b), Value::F32(c)) = (&v[0], &v[1], &v[2]) {
+                return Ok(Value::F32(a.mul_add(*b, *c)));
+            }
+            let (a, b, c) = (opnd(&v[0])?, opnd(&v[1])?, opnd(&v[2])?);
+            let dtype = [&a, &b, &c]
+                .iter()
+                .find_map(|o| if let Opnd::T(t) = o { Some(t.dtype) } else { None })
+                .unwrap_or(DType::F32);
+            let ab =
+                broadcast_shapes(a.shape(), b.shape()).ok_or_else(|| err("fma shapes do not broadcast"))?;
+            let shape = broadcast_shapes(&ab, c.shape()).ok_or_else(|| err("fma shapes do not broadcast"))?;
+            let (ia, ib, ic) = (
+                BIndex::new(a.shape(), &shape),
+                BIndex::new(b.shape(), &shape),
+                BIndex::new(c.shape(), &shape),
+            );
+            let n: u64 = shape.iter().map(|&d| d as u64).product();
+            let mut bits = Vec::with_capacity(n as usize);
+            for lin in 0..n {
+                let (x, y, z) = (a.f(ia.at(lin)), b.f(ib.at(lin)), c.f(ic.at(lin)));
+                bits.push(if dtype == DType::F32 {
+                    (x as f32).mul_add(y as f32, z as f32).to_bits() as u64
+                } else if dtype.is_float() {
+                    round_to(dtype, x.mul_add(y, z))
+                } else {
+                    i64_to_bits(
+                        dtype,
+                        a.i(ia.at(lin))
+                            .wrapping_mul(b.i(ib.at(lin)))
+                            .wrapping_add(c.i(ic.at(lin))),
+                    )
+                });
+            }
+            Ok(tile(dtype, shape, bits))
+        }
+    }
+}
+
+/// `select(c, a, b)` / `where(c, a, b)`.
+pub fn select(c: &Value, a: &Value, b: &Value) -> OpResult<Value> {
+    if let Some(cb) = c.as_bool() {
+        if !matches!(c, Value::Tile(_)) {
+            return Ok(if cb { a.clone() } else { b.clone() });
+        }
+    }
+    let ct = as_tile(c)?;
+    let (x, y) = (opnd(a)?, opnd(b)?);
+    let dtype = match (&x, &y) {
+        (Opnd::T(t), _) => t.dtype,
+        (_, Opnd::T(t)) => t.dtype,
+        (Opnd::S(Value::F32(_)), _) | (_, Opnd::S(Value::F32(_))) => DType::F32,
+        _ => DType::I32,
+    };
+    let ab = broadcast_shapes(x.shape(), y.shape()).ok_or_else(|| err("where operands do not broadcast"))?;
+    let shape = broadcast_shapes(&ct.shape, &ab).ok_or_else(|| err("where condition does not broadcast"))?;
+    let (ic, ia, ib) = (
+        BIndex::new(&ct.shape, &shape),
+        BIndex::new(x.shape(), &shape),
+        BIndex::new(y.shape(), &shape),
+    );
+    let n: u64 = shape.iter().map(|&d| d as u64).product();
+    let pick = |o: &Opnd, i: usize| -> OpResult<u64> {
+        match o {
+            Opnd::T(t) if t.dtype == dtype => Ok(t.bits[i]),
+            Opnd::T(t) => Ok(if dtype.is_float() {
+                round_to(dtype, t.f(i))
+            } else {
+                i64_to_bits(dtype, t.i(i))
+            }),
+            Opnd::S(v) => scalar_bits(dtype, v),
+        }
+    };
+    let mut bits = Vec::with_capacity(n as usize);
+    for lin in 0..n {
+        let take_a = ct.i(ic.at(lin)) != 0;
+        bits.push(if take_a {
+            pick(&x, ia.at(lin))?
+        } else {
+            pick(&y, ib.at(lin))?
+        });
+    }
+    Ok(tile(dtype, shape, bits))
+}
+
+/// Convert one element's bits between types (RNE for floats, truncation to integers).
+pub fn convert_bits(from: DType, to: DType, bits: u64) -> u64 {
+    if from == to {
+        return bits;
+    }
+    if to == DType::I1 {
+        return if from.is_float() {
+            (bits_to_f64(from, bits) != 0.0) as u64
+        } else {
+            (bits_to_i64(from, bits) != 0) as u64
+        };
+    }
+    match (from.is_float(), to.is_float()) {
+        (true, true) => numeric::encode(to, bits_to_f64(from, bits)),
+        (true, false) => {
+            let v = bits_to_f64(from, bits);
+            i64_to_bits(to, if v.is_nan() { 0 } else { v.trunc() as i64 })
+        }
+        (false, true) => numeric::encode(to, bits_to_i64(from, bits) as f64),
+        (false, false) => i64_to_bits(to, bits_to_i64(from, bits)),
+    }
+}
+
+/// `cast(x, dtype)`.
+pub fn cast(v: &Value, dt: DType) -> OpResult<Value> {
+    match v {
+        Value::Tile(t) => {
+            let bits = t.bits.iter().map(|&b| convert_bits(t.dtype, dt, b)).collect();
+            Ok(tile(dt, t.shape.clone(), bits))
+        }
+        Value::Int(_) | Value::Bool(_) | Value::F32(_) => Ok(match dt {
+            DType::F32 => Value::F32(match v {
+                Value::F32(f) => *f,
+                o => o.as_int().unwrap_or(0) as f32,
+            }),
+            DType::I1 => Value::Bool(v.as_bool().unwrap_or(false)),
+            d if d.is_int() => Value::Int(bits_to_i64(d, scalar_bits(d, v)?)),
+            _ => return Err(err(format!("scalars cannot be {dt}"))),
+        }),
+        other => Err(err(format!("cannot cast {}", other.kind()))),
+    }
+}
+
+/// Broadcast a tile to `shape`.
+pub fn broadcast_to(t: &Tile, shape: &[u32]) -> OpResult<Tile> {
+    if broadcast_shapes(&t.shape, shape).as_deref() != Some(shape) {
+        return Err(err(format!("cannot broadcast {:?} to {shape:?}", t.shape)));
+    }
+    let bi = BIndex::new(&t.shape, shape);
+    let n: u64 = shape.iter().map(|&d| d as u64).product();
+    let bits = (0..n).map(|lin| t.bits[bi.at(lin)]).collect();
+    Ok(Tile {
+        dtype: t.dtype,
+        shape: shape.to_vec(),
+        bits,
+    })
+}
+
+fn permute(t: &Tile, order: &[u32]) -> OpResult<Tile> {
+    let r = t.shape.len();
+    if order.len() != r || (0..r as u32).any(|i| !order.contains(&i)) {
+        return Err(err("permute order must be a permutation of the dimensions"));
+    }
+    let out_shape: Vec<u32> = order.iter().map(|&i| t.shape[i as usize]).collect();
+    let in_strides = strides(&t.shape);
+    let mut idx = vec![0u32; r];
+    let n = t.numel() as u64;
+    let mut bits = Vec::with_capacity(n as usize);
+    for lin in 0..n {
+        unravel(lin, &out_shape, &mut idx);
+        let mut src = 0u64;
+        for k in 0..r {
+            src += idx[k] as u64 * in_strides[order[k] as usize];
+        }
+        bits.push(t.bits[src as usize]);
+    }
+    Ok(Tile {
+        dtype: t.dtype,
+        shape: out_shape,
+        bits,
+    })
+}
+
+fn sum(t: &Tile, axis: usize) -> OpResult<Value> {
+    if axis >= t.shape.len() {
+        return Err(err("sum axis out of range"));
+    }
+    let outer: usize = t.shape[..axis].iter().map(|&x| x as usize).product();
+    let len = t.shape[axis] as usize;
+    let inner: usize = t.shape[axis + 1..].iter().map(|&x| x as usize).product();
+    let mut out_shape = t.shape.clone();
+    out_shape.remove(axis);
+    let mut bits = Vec::with_capacity(outer * inner);
+    for o in 0..outer {
+        for i in 0..inner {
+            if t.dtype.is_float() {
+                let mut s = 0f64;
+                for k in 0..len {
+                    s += t.f((o * len + k) * inner + i);
+                }
+                bits.push(round_to(t.dtype, s));
+            } else {
+                let mut s = 0i64;
+                for k in 0..len {
+                    s = s.wrapping_add(t.i((o * len + k) * inner + i));
+                }
+                bits.push(i64_to_bits(t.dtype, s));
+            }
+        }
+    }
+    if out_shape.is_empty() {
+        let b = bits.first().copied().unwrap_or(0);
+        return Ok(if t.dtype.is_float() {
+            Value::F32(bits_to_f64(t.dtype, b) as f32)
+        } else {
+            Value::Int(bits_to_i64(t.dtype, b))
+        });
+    }
+    Ok(tile(t.dtype, out_shape, bits))
+}
+
+fn index(b: &Value, items: &[IItem], frame: &[Value], cx: &EvalCtx) -> OpResult<Value> {
+    match b {
+        Value::Mbar { addr, count: Some(n) } => {
+            let [IItem::Expr(e)] = items else {
+                return Err(err("index a barrier array with one integer"));
+            };
+            let i = eval(e, frame, cx)?
+                .as_int()
+                .ok_or_else(|| err("barrier index must be an integer"))?;
+            if i < 0 || i >= *n as i64 {
+                return Err(Fault::error(
+                    "view-bounds",
+                    format!("barrier index {i} out of range 0..{n}"),
+                ));
+            }
+            Ok(Value::Mbar {
+                addr: addr + 8 * i as u32,
+                count: None,
+            })
+        }
+        Value::Smem(v) => {
+            let (origin, dropped, shape) = view_items(v.origin, v.dropped, v.shape, items, frame, cx)?;
+            Ok(Value::Smem(SmemView {
+                origin,
+                dropped,
+                shape,
+                ..*v
+            }))
+        }
+        Value::Tmem(v) => {
+            let (origin, dropped, shape) = view_items(v.origin, v.dropped, v.shape, items, frame, cx)?;
+            Ok(Value::Tmem(TmemView {
+                origin,
+                dropped,
+                shape,
+                ..*v
+            }))
+        }
+        Value::Tile(t) => {
+            let mut shape = Vec::new();
+            let mut src = t.shape.iter();
+            for it in items {
+                match it {
+                    IItem::NewAxis => shape.push(1),
+                    IItem::Slice(None, None) => {
+                        shape.push(*src.next().ok_or_else(|| err("too many `:` for this tile"))?)
+                    }
+                    _ => return Err(err("register tiles can only be indexed with `:` and `None`")),
+                }
+            }
+            shape.extend(src);
+            Ok(tile(t.dtype, shape, t.bits.clone()))
+        }
+        other => Err(err(format!("{} cannot be indexed", other.kind()))),
+    }
+}
+
+fn view_items(
+    mut origin: Dims,
+    dropped: u8,
+    vshape: Dims,
+    items: &[IItem],
+    frame: &[Value],
+    cx: &EvalCtx,
+) -> OpResult<(Dims, u8, Dims)> {
+    let shape = vshape.as_slice();
+    if items.len() > shape.len() {
+        return Err(err(format!(
+            "{} indices for a view of rank {}",
+            items.len(),
+            shape.len()
+        )));
+    }
+    let mut new_shape: Vec<u32> = Vec::with_capacity(shape.len());
+    let mut ndrop = 0u8;
+    for (k, it) in items.iter().enumerate() {
+        let dim = shape[k] as i64;
+        let o = dropped as usize + k;
+        match it {
+            IItem::Expr(e) => {
+                let i = eval(e, frame, cx)?
+                    .as_int()
+                    .ok_or_else(|| err("view index must be an integer"))?;
+                if i < 0 || i >= dim {
+                    return Err(Fault::error(
+                        "view-bounds",
+                        format!("index {i} out of range 0..{dim}"),
+                    ));
+                }
+                if let Some(x) = origin.as_mut_slice().get_mut(o) {
+                    *x += i as u32;
+                }
+                ndrop += 1;
+            }
+            IItem::Slice(lo, hi) => {
+                let lo = lo.unwrap_or(0);
+                let hi = hi.unwrap_or(dim);
+                if lo < 0 || hi > dim || lo >= hi {
+                    return Err(Fault::error(
+                        "view-bounds",
+                        format!("slice {lo}:{hi} out of range 0..{dim}"),
+                    ));
+                }
+                if let Some(x) = origin.as_mut_slice().get_mut(o) {
+                    *x += lo as u32;
+                }
+                new_shape.push((hi - lo) as u32);
+            }
+            IItem::NewAxis => return Err(err("`None` is for register tiles")),
+        }
+    }
+    new_shape.extend_from_slice(&shape[items.len()..]);
+    if new_shape.is_empty() {
+        new_shape.push(1);
+    }
+    let shape = Dims::from_slice(&new_shape).ok_or_else(|| err("view rank too large"))?;
+    Ok((origin, dropped + ndrop, shape))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ftile(shape: Vec<u32>, v: &[f32]) -> Value {
+        tile(DType::F32, shape, v.iter().map(|x| x.to_bits() as u64).collect())
+    }
+
+    #[test]
+    fn broadcasting_add() {
+        let a = ftile(vec![2, 1], &[1.0, 2.0]);
+        let b = ftile(vec![3], &[10.0, 20.0, 30.0]);
+        let Value::Tile(t) = binary(BinOp::Add, &a, &b).expect("adds") else {
+            panic!("tile")
+        };
+        assert_eq!(t.shape, vec![2, 3]);
+        let got: Vec<f64> = (0..6).map(|i| t.f(i)).collect();
+        assert_eq!(got, vec![11.0, 21.0, 31.0, 12.0, 22.0, 32.0]);
+    }
+
+    #[test]
+    fn f32_add_is_bit_exact() {
+        let x = 0.1f32;
+        let y = 0.2f32;
+        let Value::Tile(t) = binary(BinOp::Add, &ftile(vec![1], &[x]), &ftile(vec![1], &[y])).expect("adds")
+        else {
+            panic!()
+        };
+        assert_eq!(t.bits[0] as u32, (x + y).to_bits());
+    }
+
+    #[test]
+    fn int_scalars_truncate_toward_zero() {
+        let q = binary(BinOp::Div, &Value::Int(-7), &Value::Int(2)).expect("div");
+        assert!(matches!(q, Value::Int(-3)));
+        let r = binary(
+            BinOp::BitAnd,
+            &binary(BinOp::Sub, &Value::Int(0), &Value::Int(1)).expect("sub"),
+            &Value::Int(1),
+        )
+        .expect("and");
+        assert!(matches!(r, Value::Int(1)));
+    }
+
+    #[test]
+    fn permute_split_join() {
+        let t = tile(DType::I32, vec![2, 2], vec![0, 1, 2, 3]);
+        let Value::Tile(p) = CExpr::Permute(Box::new(CExpr::Const(t.clone())), vec![1, 0])
+            .pipe(|e| {
+                eval(
+                    &e,
+                    &[],
+                    &EvalCtx {
+                        pid: [0; 3],
+                        grid: [1; 3],
+                    },
+                )
+            })
+            .expect("permute")
+        else {
+            panic!()
+        };
+        assert_eq!(p.bits, vec![0, 2, 1, 3]);
+        let s = eval(
+            &CExpr::Split(Box::new(CExpr::Const(t))),
+            &[],
+            &EvalCtx {
+                pid: [0; 3],
+                grid: [1; 3],
+            },
+        )
+        .expect("split");
+        let Value::Tuple(parts) = s else { panic!() };
+        let Value::Tile(a) = &parts[0] else { panic!() };
+        assert_eq!(a.bits, vec![0, 2]);
+    }
+
+    trait Pipe: Sized {
+        fn pipe<R>(self, f: impl FnOnce(Self) -> R) -> R {
+            f(self)
+        }
+    }
+    impl Pipe for CExpr {}
+
+    #[test]
+    fn cast_rounds_to_nearest_even() {
+        let t = ftile(vec![1], &[1.0 + 2f32.powi(-11)]);
+        let Value::Tile(h) = cast(&t, DType::F16).expect("cast") else {
+            panic!()
+        };
+        assert_eq!(h.bits[0], 0x3c00);
+        let Value::Tile(i) = cast(&ftile(vec![1], &[-2.7]), DType::I32).expect("cast") else {
+            panic!()
+        };
+        assert_eq!(i.i(0), -2);
+    }
+}

@@ -1,0 +1,1379 @@
+//! Lowering a checked kernel to the interpreter's program: one flat instruction list in which
+//! every name is resolved to a frame slot, constants are folded, `static_for` is unrolled,
+//! constant `if`s are decided, dynamic loops and `if`s become jumps, and `warp_specialize`
+//! becomes a fork of worker agents plus a join.
+//!
+//! An agent is then just a program counter and a frame of values, which makes blocking and
+//! resuming trivial (the continuation is the program counter) and keeps the per-step cost free
+//! of string lookups. This module knows the IR and the static plans of [`Checked`]; it knows
+//! nothing of memories or scheduling.
+
+use crate::value::{Dims, Layout, SmemView, TmemView, Value};
+use bwsim_isa::consts::{ConstEnv, ConstValue};
+use bwsim_isa::ir::*;
+use bwsim_isa::launch::{ArgValue, LaunchPlan};
+use bwsim_isa::typeck::{AllocKind, Checked, Ty};
+use bwsim_isa::types::{DType, OobFill, ScalarTy};
+use bwsim_isa::{Diagnostic, Span};
+use std::collections::HashMap;
+
+/// A frame slot.
+pub type Slot = u32;
+
+/// Built-in functions evaluated at run time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Builtin {
+    Min,
+    Max,
+    Cdiv,
+    Select,
+    Abs,
+    Fma,
+}
+
+/// One item of `x[...]`.
+#[derive(Clone, Debug)]
+pub enum IItem {
+    Expr(CExpr),
+    /// Constant bounds; `None` is the start (0) or the extent.
+    Slice(Option<i64>, Option<i64>),
+    NewAxis,
+}
+
+/// A lowered expression.
+#[derive(Clone, Debug)]
+pub enum CExpr {
+    /// A folded constant (scalars only).
+    Const(Value),
+    Slot(Slot),
+    ProgramId(u8),
+    NumPrograms(u8),
+    Unary(UnOp, Box<CExpr>),
+    Binary(BinOp, Box<CExpr>, Box<CExpr>),
+    Call(Builtin, Vec<CExpr>),
+    Arange {
+        start: i64,
+        end: i64,
+    },
+    Full {
+        shape: Vec<u32>,
+        value: Box<CExpr>,
+        dtype: DType,
+    },
+    Cast(Box<CExpr>, DType),
+    ExpandDims(Box<CExpr>, u32),
+    Broadcast(Box<CExpr>, Vec<u32>),
+    Reshape(Box<CExpr>, Vec<u32>),
+    Permute(Box<CExpr>, Vec<u32>),
+    Split(Box<CExpr>),
+    Join(Box<CExpr>, Box<CExpr>),
+    Sum(Box<CExpr>, u32),
+    /// `x[items]` on a tile (`:`/`None`), a shared or tensor-memory view, or a barrier array.
+    Index(Box<CExpr>, Vec<IItem>),
+    /// `buf.shape[i]` of a tile or view.
+    ShapeOf(Box<CExpr>, u32),
+}
+
+/// How `mbar.expect`-like ops touch the transaction count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TxKind {
+    /// `mbar.expect`: expect_tx then arrive once.
+    Expect,
+    ExpectTx,
+    CompleteTx,
+}
+
+/// A lowered operation. Operand meaning follows [`OpKind`].
+#[derive(Clone, Debug)]
+pub enum LOp {
+    SmemAlloc {
+        view: SmemView,
+    },
+    SmemReinterpret {
+        src: CExpr,
+        dtype: DType,
+        shape: Dims,
+        layout: Layout,
+    },
+    MbarAlloc {
+        addr: u32,
+        count: u32,
+    },
+    /// `view.col` is the planned column for scoped allocations; manual ones get theirs at run time.
+    TmemAlloc {
+        view: TmemView,
+        manual: bool,
+        cols: u32,
+    },
+    TmemDealloc {
+        buf: CExpr,
+    },
+    TmaLoad {
+        desc: u32,
+        coords: Vec<CExpr>,
+        smem: CExpr,
+        bar: CExpr,
+        pred: Option<CExpr>,
+        gather: bool,
+    },
+    TmaStore {
+        desc: u32,
+        coords: Vec<CExpr>,
+        smem: CExpr,
+        pred: Option<CExpr>,
+        scatter: bool,
+    },
+    TmaStoreWait {
+        pendings: u32,
+        full: bool,
+    },
+    MbarInit {
+        bar: CExpr,
+        count: CExpr,
+    },
+    MbarTx {
+        bar: CExpr,
+        bytes: CExpr,
+        pred: Option<CExpr>,
+        kind: TxKind,
+    },
+    MbarArrive {
+        bar: CExpr,
+        count: Option<CExpr>,
+        pred: Option<CExpr>,
+    },
+    MbarWait {
+        bar: CExpr,
+        phase: CExpr,
+    },
+    MbarTestWait {
+        bar: CExpr,
+        phase: CExpr,
+    },
+    MbarInvalidate {
+        bar: CExpr,
+    },
+    Fence,
+    BarSync,
+    Mma {
+        a: CExpr,
+        b: CExpr,
+        acc: CExpr,
+        scales: Option<(CExpr, CExpr)>,
+        use_acc: Option<CExpr>,
+        pred: Option<CExpr>,
+        cta_group: u32,
+    },
+    Cp {
+        src: CExpr,
+        dst: CExpr,
+    },
+    Commit {
+        bar: CExpr,
+        pred: Option<CExpr>,
+        cta_group: u32,
+    },
+    TmemLoad {
+        src: CExpr,
+    },
+    TmemStore {
+        dst: CExpr,
+        value: CExpr,
+    },
+    Wgmma {
+        a: CExpr,
+        b: CExpr,
+        acc: CExpr,
+        use_acc: Option<CExpr>,
+    },
+    WgmmaWait {
+        pendings: u32,
+    },
+    SmemLoad {
+        src: CExpr,
+    },
+    SmemStore {
+        dst: CExpr,
+        value: CExpr,
+    },
+    GlobalLoad {
+        ptr: CExpr,
+        offsets: CExpr,
+        mask: Option<CExpr>,
+        other: Option<CExpr>,
+    },
+    GlobalStore {
+        ptr: CExpr,
+        offsets: CExpr,
+        value: CExpr,
+        mask: Option<CExpr>,
+    },
+}
+
+/// A worker partition spawned by [`IKind::Fork`].
+#[derive(Clone, Debug)]
+pub struct WorkerSpec {
+    pub name: String,
+    pub warps: u32,
+    /// Warp index (within the CTA) of the partition's first warp.
+    pub first_warp: u32,
+    pub entry: u32,
+}
+
+/// An instruction.
+#[derive(Clone, Debug)]
+pub enum IKind {
+    /// Evaluate and bind (a tuple destructures into several slots).
+    Eval {
+        dsts: Vec<Slot>,
+        expr: CExpr,
+    },
+    /// An operation; `name` is its `.tile` name.
+    Op {
+        op: LOp,
+        name: &'static str,
+        dsts: Vec<Slot>,
+    },
+    Jump(u32),
+    BranchIfNot {
+        cond: CExpr,
+        target: u32,
+    },
+    /// Enter a dynamic `for`: evaluate the bounds once.
+    LoopInit {
+        ctr: Slot,
+        end: Slot,
+        step: Slot,
+        start_e: CExpr,
+        end_e: CExpr,
+        step_e: CExpr,
+    },
+    /// Exit when the counter is past the end; else bind the loop variable.
+    LoopTest {
+        ctr: Slot,
+        end: Slot,
+        step: Slot,
+        var: Slot,
+        exit: u32,
+    },
+    /// Advance the counter and jump back to the test.
+    LoopNext {
+        ctr: Slot,
+        step: Slot,
+        head: u32,
+    },
+    /// Start the worker partitions of `warp_specialize`.
+    Fork {
+        workers: Vec<WorkerSpec>,
+    },
+    /// The default partition waits for every worker to finish.
+    Join,
+    /// A worker partition ends.
+    EndPartition,
+    /// The kernel body ends.
+    Exit,
+}
+
+#[derive(Clone, Debug)]
+pub struct Instr {
+    pub kind: IKind,
+    pub span: Span,
+}
+
+/// A TMA descriptor parameter resolved against its launch tensor.
+#[derive(Clone, Debug)]
+pub struct DescInfo {
+    pub name: String,
+    pub dtype: DType,
+    pub block: Vec<u32>,
+    pub layout: Layout,
+    pub oob: OobFill,
+    /// Index of the global tensor.
+    pub tensor: u32,
+    /// The tensor's shape (row-major strides).
+    pub shape: Vec<u64>,
+}
+
+impl DescInfo {
+    pub fn nbytes(&self) -> u64 {
+        self.block.iter().map(|&d| d as u64).product::<u64>() * self.dtype.bits() as u64 / 8
+    }
+}
+
+/// A scoped (non-manual) or manual TMEM allocation of the plan.
+#[derive(Clone, Debug)]
+pub struct TmemPlan {
+    pub col: u32,
+    pub cols: u32,
+    pub manual: bool,
+    pub span: Span,
+}
+
+/// The lowered kernel.
+#[derive(Clone, Debug)]
+pub struct Program {
+    pub code: Vec<Instr>,
+    pub nslots: u32,
+    /// Slots holding parameters, set when a CTA starts.
+    pub init: Vec<(Slot, Value)>,
+    pub descs: Vec<DescInfo>,
+    /// Warps of the default partition.
+    pub num_warps: u32,
+    /// Shared-memory bytes of the static plan.
+    pub smem_bytes: u32,
+    /// TMEM allocations of the static plan.
+    pub tmem: Vec<TmemPlan>,
+}
+
+#[derive(Clone, Debug)]
+enum Binding {
+    Slot(Slot),
+    Const(ConstValue),
+    Desc(u32),
+}
+
+struct Lower<'a, 'k> {
+    checked: &'a Checked<'k>,
+    env: ConstEnv,
+    scopes: Vec<HashMap<String, Binding>>,
+    code: Vec<Instr>,
+    nslots: u32,
+    descs: Vec<DescInfo>,
+    next_warp: u32,
+}
+
+fn unsupported(span: Span, msg: impl Into<String>) -> Diagnostic {
+    Diagnostic::error("sim-unsupported", msg, span, "the simulator does not model this")
+}
+
+/// Lower a verified kernel for one launch.
+pub fn lower(checked: &Checked, plan: &LaunchPlan) -> Result<Program, Vec<Diagnostic>> {
+    let mut l = Lower {
+        checked,
+        env: checked.consts.clone(),
+        scopes: vec![HashMap::new()],
+        code: Vec::new(),
+        nslots: 0,
+        descs: Vec::new(),
+        next_warp: checked.num_warps,
+    };
+    let mut init = Vec::new();
+    let mut diags = Vec::new();
+    for p in &checked.params {
+        let arg = plan
+            .args
+            .iter()
+            .find(|(n, _)| n == &p.name)
+            .map(|(_, a)| a.clone());
+        let Some(arg) = arg else {
+            diags.push(Diagnostic::error(
+                "launch",
+                format!("parameter `{}` gets no argument", p.name),
+                p.span,
+                "here",
+            ));
+            continue;
+        };
+        match (&p.ty, arg) {
+            (Ty::Desc(d), ArgValue::Tensor(t)) => {
+                let shape = plan.tensors.get(t).map(|s| s.shape.clone()).unwrap_or_default();
+                let idx = l.descs.len() as u32;
+                l.descs.push(DescInfo {
+                    name: p.name.clone(),
+                    dtype: d.dtype,
+                    block: d.block.clone(),
+                    layout: Layout::from(&d.layout),
+                    oob: d.oob,
+                    tensor: t as u32,
+                    shape,
+                });
+                l.bind(&p.name, Binding::Desc(idx));
+            }
+            (Ty::Ptr(_), ArgValue::Tensor(t)) => {
+                let s = l.slot();
+                init.push((s, Value::Ptr(t as u32)));
+                l.bind(&p.name, Binding::Slot(s));
+            }
+            (Ty::Scalar(st), a) => {
+                let v = match (st, a) {
+                    (ScalarTy::F32, ArgValue::Float(f)) => Value::F32(f as f32),
+                    (ScalarTy::F32, ArgValue::Int(i)) => Value::F32(i as f32),
+                    (ScalarTy::I1, ArgValue::Int(i)) => Value::Bool(i != 0),
+                    (_, ArgValue::Int(i)) => Value::Int(i),
+                    (_, ArgValue::Float(f)) => Value::Int(f as i64),
+                    (_, ArgValue::Tensor(_)) => {
+                        diags.push(Diagnostic::error(
+                            "launch",
+                            format!("scalar `{}` bound to a tensor", p.name),
+                            p.span,
+                            "here",
+                        ));
+                        continue;
+                    }
+                };
+                let s = l.slot();
+                init.push((s, v));
+                l.bind(&p.name, Binding::Slot(s));
+            }
+            _ => diags.push(Diagnostic::error(
+                "launch",
+                format!("parameter `{}` has an argument of the wrong kind", p.name),
+                p.span,
+                "here",
+            )),
+        }
+    }
+    if !diags.is_empty() {
+        return Err(diags);
+    }
+    let k = checked.kernel;
+    if let Err(d) = l.stmts(&k.body) {
+        return Err(vec![d]);
+    }
+    l.emit(IKind::Exit, k.span);
+    let tmem = checked
+        .allocs
+        .iter()
+        .filter_map(|a| match &a.kind {
+            AllocKind::Tmem(_) => Some(TmemPlan {
+                col: a.offset,
+                cols: a.size,
+                manual: a.manual,
+                span: a.span,
+            }),
+            _ => None,
+        })
+        .collect();
+    Ok(Program {
+        code: l.code,
+        nslots: l.nslots,
+        init,
+        descs: l.descs,
+        num_warps: checked.num_warps,
+        smem_bytes: checked.smem_bytes,
+        tmem,
+    })
+}
+
+impl<'a, 'k> Lower<'a, 'k> {
+    fn slot(&mut self) -> Slot {
+        let s = self.nslots;
+        self.nslots += 1;
+        s
+    }
+    fn bind(&mut self, name: &str, b: Binding) {
+        if let Some(s) = self.scopes.last_mut() {
+            s.insert(name.to_string(), b);
+        }
+    }
+    fn lookup(&self, name: &str) -> Option<&Binding> {
+        self.scopes.iter().rev().find_map(|s| s.get(name))
+    }
+    fn emit(&mut self, kind: IKind, span: Span) -> u32 {
+        self.code.push(Instr { kind, span });
+        (self.code.len() - 1) as u32
+    }
+    fn here(&self) -> u32 {
+        self.code.len() as u32
+    }
+    fn patch(&mut self, at: u32, target: u32) {
+        if let Some(i) = self.code.get_mut(at as usize) {
+            match &mut i.kind {
+                IKind::Jump(t) => *t = target,
+                IKind::BranchIfNot { target: t, .. } => *t = target,
+                IKind::LoopTest { exit, .. } => *exit = target,
+                _ => {}
+            }
+        }
+    }
+
+    // ----- constants -----
+
+    /// Whether every name in `e` is a compile-time constant here (scopes first, as typeck).
+    fn names_const(&self, e: &Expr) -> bool {
+        match &e.kind {
+            ExprKind::Int(_) | ExprKind::Bool(_) => true,
+            ExprKind::Name(n) => match self.lookup(n) {
+                Some(Binding::Const(_)) => true,
+                Some(_) => false,
+                None => self.env.get(n).is_some() || DType::from_name(n).is_some(),
+            },
+            ExprKind::Unary(_, a) => self.names_const(a),
+            ExprKind::Binary(_, a, b) => self.names_const(a) && self.names_const(b),
+            ExprKind::Call(f, args) => {
+                matches!(
+                    f.as_str(),
+                    "min" | "max" | "cdiv" | "select" | "abs" | "bitwidth" | "log2"
+                ) && args.iter().all(|a| a.key.is_none() && self.names_const(&a.value))
+            }
+            _ => false,
+        }
+    }
+
+    fn const_of(&self, e: &Expr) -> Option<ConstValue> {
+        if self.names_const(e) {
+            self.env.eval(e).ok()
+        } else {
+            None
+        }
+    }
+
+    fn const_int(&self, e: &Expr) -> Result<i64, Diagnostic> {
+        match self.const_of(e) {
+            Some(ConstValue::Int(v)) => Ok(v),
+            Some(ConstValue::Bool(b)) => Ok(b as i64),
+            _ => self.env.int(e),
+        }
+    }
+
+    fn const_list(&self, e: &Expr) -> Result<Vec<u32>, Diagnostic> {
+        match &e.kind {
+            ExprKind::List(items) => items
+                .iter()
+                .map(|i| {
+                    let v = self.const_int(i)?;
+                    u32::try_from(v).map_err(|_| {
+                        Diagnostic::error(
+                            "const-eval",
+                            format!("expected a size, found {v}"),
+                            i.span,
+                            "here",
+                        )
+                    })
+                })
+                .collect(),
+            _ => Err(Diagnostic::error(
+                "E-type",
+                "expected a list of constants",
+                e.span,
+                "here",
+            )),
+        }
+    }
+
+    // ----- statements -----
+
+    fn stmts(&mut self, b: &'k Block) -> Result<(), Diagnostic> {
+        for s in &b.stmts {
+            self.stmt(s)?;
+        }
+        Ok(())
+    }
+
+    fn scoped(&mut self, b: &'k Block) -> Result<(), Diagnostic> {
+        self.scopes.push(HashMap::new());
+        let r = self.stmts(b);
+        self.scopes.pop();
+        r
+    }
+
+    fn stmt(&mut self, s: &'k Stmt) -> Result<(), Diagnostic> {
+        match &s.kind {
+            StmtKind::Let { names, value } | StmtKind::Assign { names, value } => {
+                let is_let = matches!(s.kind, StmtKind::Let { .. });
+                let kind = self.rhs(value)?;
+                let mut dsts = Vec::with_capacity(names.len());
+                for n in names {
+                    if is_let {
+                        let sl = self.slot();
+                        dsts.push(sl);
+                    } else {
+                        match self.lookup(&n.name) {
+                            Some(Binding::Slot(sl)) => dsts.push(*sl),
+                            _ => {
+                                return Err(Diagnostic::error(
+                                    "undefined-name",
+                                    format!("cannot assign to `{}`", n.name),
+                                    n.span,
+                                    "not a variable",
+                                ))
+                            }
+                        }
+                    }
+                }
+                let kind = match kind {
+                    IKind::Eval { expr, .. } => IKind::Eval {
+                        dsts: dsts.clone(),
+                        expr,
+                    },
+                    IKind::Op { op, name, .. } => IKind::Op {
+                        op,
+                        name,
+                        dsts: dsts.clone(),
+                    },
+                    other => other,
+                };
+                // An operation's instruction carries the operation's span (what traps quote).
+                let span = match value {
+                    Rhs::Op(op) => op.span,
+                    Rhs::Expr(_) => s.span,
+                };
+                self.emit(kind, span);
+                if is_let {
+                    for (n, sl) in names.iter().zip(dsts) {
+                        self.bind(&n.name, Binding::Slot(sl));
+                    }
+                }
+            }
+            StmtKind::Op(op) => {
+                let (lop, name) = self.op(op)?;
+                self.emit(
+                    IKind::Op {
+                        op: lop,
+                        name,
+                        dsts: Vec::new(),
+                    },
+                    op.span,
+                );
+            }
+            StmtKind::For {
+                var,
+                start,
+                end,
+                step,
+                body,
+                unrolled: true,
+            } => {
+                let a = self.const_int(start)?;
+                let b = self.const_int(end)?;
+                let st = match step {
+                    Some(e) => self.const_int(e)?,
+                    None => 1,
+                };
+                if st <= 0 {
+                    return Err(Diagnostic::error(
+                        "static-for",
+                        "static_for step must be positive",
+                        s.span,
+                        "here",
+                    ));
+                }
+                let prev = self.env.get(&var.name);
+                let mut i = a;
+                while i < b {
+                    self.env.bind(&var.name, ConstValue::Int(i));
+                    self.scopes.push(HashMap::new());
+                    self.bind(&var.name, Binding::Const(ConstValue::Int(i)));
+                    let r = self.scoped(body);
+                    self.scopes.pop();
+                    r?;
+                    i = i.saturating_add(st);
+                }
+                match prev {
+                    Some(v) => self.env.bind(&var.name, v),
+                    None => self.env.unbind(&var.name),
+                }
+            }
+            StmtKind::For {
+                var,
+                start,
+                end,
+                step,
+                body,
+                unrolled: false,
+            } => {
+                let start_e = self.expr(start)?;
+                let end_e = self.expr(end)?;
+                let step_e = match step {
+                    Some(e) => self.expr(e)?,
+                    None => CExpr::Const(Value::Int(1)),
+                };
+                let (ctr, endsl, stepsl, varsl) = (self.slot(), self.slot(), self.slot(), self.slot());
+                self.emit(
+                    IKind::LoopInit {
+                        ctr,
+                        end: endsl,
+                        step: stepsl,
+                        start_e,
+                        end_e,
+                        step_e,
+                    },
+                    s.span,
+                );
+                let head = self.emit(
+                    IKind::LoopTest {
+                        ctr,
+                        end: endsl,
+                        step: stepsl,
+                        var: varsl,
+                        exit: 0,
+                    },
+                    s.span,
+                );
+                self.scopes.push(HashMap::new());
+                self.bind(&var.name, Binding::Slot(varsl));
+                let r = self.scoped(body);
+                self.scopes.pop();
+                r?;
+                self.emit(
+                    IKind::LoopNext {
+                        ctr,
+                        step: stepsl,
+                        head,
+                    },
+                    s.span,
+                );
+                let exit = self.here();
+                self.patch(head, exit);
+            }
+            StmtKind::If {
+                cond,
+                then_body,
+                else_body,
+            } => {
+                if self.names_const(cond) {
+                    let c = self.env.bool(cond)?;
+                    if c {
+                        self.stmts(then_body)?;
+                    } else if let Some(e) = else_body {
+                        self.stmts(e)?;
+                    }
+                } else {
+                    let c = self.expr(cond)?;
+                    let br = self.emit(IKind::BranchIfNot { cond: c, target: 0 }, s.span);
+                    self.scoped(then_body)?;
+                    if let Some(e) = else_body {
+                        let j = self.emit(IKind::Jump(0), s.span);
+                        let else_at = self.here();
+                        self.patch(br, else_at);
+                        self.scoped(e)?;
+                        let end = self.here();
+                        self.patch(j, end);
+                    } else {
+                        let end = self.here();
+                        self.patch(br, end);
+                    }
+                }
+            }
+            StmtKind::WarpSpecialize { default, workers } => {
+                let mut specs = Vec::new();
+                for w in workers {
+                    let warps = u32::try_from(self.const_int(&w.warps)?).unwrap_or(1);
+                    specs.push(WorkerSpec {
+                        name: w.name.name.clone(),
+                        warps,
+                        first_warp: self.next_warp,
+                        entry: 0,
+                    });
+                    self.next_warp += warps;
+                }
+                let fork = self.emit(IKind::Fork { workers: specs }, s.span);
+                self.scoped(&default.body)?;
+                self.emit(IKind::Join, default.span);
+                let jump = self.emit(IKind::Jump(0), s.span);
+                for (i, w) in workers.iter().enumerate() {
+                    let entry = self.here();
+                    if let Some(Instr {
+                        kind: IKind::Fork { workers },
+                        ..
+                    }) = self.code.get_mut(fork as usize)
+                    {
+                        workers[i].entry = entry;
+                    }
+                    self.scoped(&w.body)?;
+                    self.emit(IKind::EndPartition, w.span);
+                }
+                let after = self.here();
+                self.patch(jump, after);
+            }
+            StmtKind::StaticAssert { .. } => {}
+        }
+        Ok(())
+    }
+
+    fn rhs(&mut self, r: &'k Rhs) -> Result<IKind, Diagnostic> {
+        match r {
+            Rhs::Expr(e) => Ok(IKind::Eval {
+                dsts: Vec::new(),
+                expr: self.expr(e)?,
+            }),
+            Rhs::Op(op) => {
+                let (lop, name) = self.op(op)?;
+                Ok(IKind::Op {
+                    op: lop,
+                    name,
+                    dsts: Vec::new(),
+                })
+            }
+        }
+    }
+
+    // ----- expressions -----
+
+    fn expr(&mut self, e: &Expr) -> Result<CExpr, Diagnostic> {
+        if let Some(v) = self.const_of(e) {
+            return match v {
+                ConstValue::Int(i) => Ok(CExpr::Const(Value::Int(i))),
+                ConstValue::Bool(b) => Ok(CExpr::Const(Value::Bool(b))),
+                ConstValue::DType(_) => Err(Diagnostic::error(
+                    "E-type",
+                    "an element type is not a value",
+                    e.span,
+                    "here",
+                )),
+            };
+        }
+        let bx = |c: CExpr| Box::new(c);
+        match &e.kind {
+            ExprKind::Int(v) => Ok(CExpr::Const(Value::Int(*v))),
+            ExprKind::Float(v) => Ok(CExpr::Const(Value::F32(*v as f32))),
+            ExprKind::Bool(b) => Ok(CExpr::Const(Value::Bool(*b))),
+            ExprKind::Str(_) => Err(unsupported(e.span, "strings are not values")),
+            ExprKind::Name(n) => match self.lookup(n) {
+                Some(Binding::Slot(s)) => Ok(CExpr::Slot(*s)),
+                Some(Binding::Const(ConstValue::Int(i))) => Ok(CExpr::Const(Value::Int(*i))),
+                Some(Binding::Const(ConstValue::Bool(b))) => Ok(CExpr::Const(Value::Bool(*b))),
+                Some(Binding::Desc(_)) => {
+                    Err(unsupported(e.span, format!("descriptor `{n}` used as a value")))
+                }
+                _ => Err(Diagnostic::error(
+                    "undefined-name",
+                    format!("cannot find `{n}`"),
+                    e.span,
+                    "not a value",
+                )),
+            },
+            ExprKind::Unary(op, a) => Ok(CExpr::Unary(*op, bx(self.expr(a)?))),
+            ExprKind::Binary(op, a, b) => Ok(CExpr::Binary(*op, bx(self.expr(a)?), bx(self.expr(b)?))),
+            ExprKind::Call(f, args) => self.call(f, args, e),
+            ExprKind::Index(base, items) => self.index(base, items, e),
+            ExprKind::Field(base, f) if f == "nbytes" => {
+                let d = self.desc_of(base)?;
+                Ok(CExpr::Const(Value::Int(self.descs[d as usize].nbytes() as i64)))
+            }
+            ExprKind::Field(_, f) => Err(Diagnostic::error(
+                "E-type",
+                format!("`.{f}` must be indexed"),
+                e.span,
+                "here",
+            )),
+            ExprKind::List(_) => Err(Diagnostic::error(
+                "E-type",
+                "a list is not a value here",
+                e.span,
+                "here",
+            )),
+        }
+    }
+
+    fn desc_of(&self, e: &Expr) -> Result<u32, Diagnostic> {
+        if let ExprKind::Name(n) = &e.kind {
+            if let Some(Binding::Desc(d)) = self.lookup(n) {
+                return Ok(*d);
+            }
+        }
+        Err(Diagnostic::error(
+            "E-type",
+            "expected a tensor descriptor",
+            e.span,
+            "here",
+        ))
+    }
+
+    fn call(&mut self, f: &str, args: &[Arg], e: &Expr) -> Result<CExpr, Diagnostic> {
+        let pos: Vec<&Expr> = args
+            .iter()
+            .filter(|a| a.key.is_none())
+            .map(|a| &a.value)
+            .collect();
+        let need = |n: usize| -> Result<(), Diagnostic> {
+            if pos.len() < n {
+                Err(Diagnostic::error(
+                    "E-type",
+                    format!("`{f}` takes {n} arguments"),
+                    e.span,
+                    "here",
+                ))
+            } else {
+                Ok(())
+            }
+        };
+        let bx = |c: CExpr| Box::new(c);
+        match f {
+            "program_id" | "num_programs" => {
+                need(1)?;
+                let axis = self.const_int(pos[0])?.clamp(0, 2) as u8;
+                Ok(if f == "program_id" {
+                    CExpr::ProgramId(axis)
+                } else {
+                    CExpr::NumPrograms(axis)
+                })
+            }
+            "min" | "max" | "cdiv" => {
+                need(2)?;
+                let b = match f {
+                    "min" => Builtin::Min,
+                    "max" => Builtin::Max,
+                    _ => Builtin::Cdiv,
+                };
+                Ok(CExpr::Call(b, vec![self.expr(pos[0])?, self.expr(pos[1])?]))
+            }
+            "select" | "where" => {
+                need(3)?;
+                Ok(CExpr::Call(
+                    Builtin::Select,
+                    vec![self.expr(pos[0])?, self.expr(pos[1])?, self.expr(pos[2])?],
+                ))
+            }
+            "abs" => {
+                need(1)?;
+                Ok(CExpr::Call(Builtin::Abs, vec![self.expr(pos[0])?]))
+            }
+            "fma" => {
+                need(3)?;
+                Ok(CExpr::Call(
+                    Builtin::Fma,
+                    vec![self.expr(pos[0])?, self.expr(pos[1])?, self.expr(pos[2])?],
+                ))
+            }
+            "arange" => {
+                need(2)?;
+                Ok(CExpr::Arange {
+                    start: self.const_int(pos[0])?,
+                    end: self.const_int(pos[1])?,
+                })
+            }
+            "full" => {
+                need(3)?;
+                let shape = self.const_list(pos[0])?;
+                let value = self.expr(pos[1])?;
+                let dtype = self.env.dtype(pos[2])?;
+                Ok(CExpr::Full {
+                    shape,
+                    value: bx(value),
+                    dtype,
+                })
+            }
+            "cast" => {
+                need(2)?;
+                let dtype = self.env.dtype(pos[1])?;
+                Ok(CExpr::Cast(bx(self.expr(pos[0])?), dtype))
+            }
+            "convert_layout" => {
+                need(1)?;
+                self.expr(pos[0])
+            }
+            "expand_dims" => {
+                need(2)?;
+                let axis = u32::try_from(self.const_int(pos[1])?).unwrap_or(0);
+                Ok(CExpr::ExpandDims(bx(self.expr(pos[0])?), axis))
+            }
+            "broadcast" => {
+                need(2)?;
+                Ok(CExpr::Broadcast(bx(self.expr(pos[0])?), self.const_list(pos[1])?))
+            }
+            "reshape" => {
+                need(2)?;
+                Ok(CExpr::Reshape(bx(self.expr(pos[0])?), self.const_list(pos[1])?))
+            }
+            "permute" => {
+                need(2)?;
+                Ok(CExpr::Permute(bx(self.expr(pos[0])?), self.const_list(pos[1])?))
+            }
+            "split" => {
+                need(1)?;
+                Ok(CExpr::Split(bx(self.expr(pos[0])?)))
+            }
+            "join" => {
+                need(2)?;
+                Ok(CExpr::Join(bx(self.expr(pos[0])?), bx(self.expr(pos[1])?)))
+            }
+            "sum" => {
+                need(2)?;
+                let axis = u32::try_from(self.const_int(pos[1])?).unwrap_or(0);
+                Ok(CExpr::Sum(bx(self.expr(pos[0])?), axis))
+            }
+            _ => Err(unsupported(e.span, format!("built-in `{f}` is not simulated"))),
+        }
+    }
+
+    fn index(&mut self, base: &Expr, items: &[IndexItem], e: &Expr) -> Result<CExpr, Diagnostic> {
+        if let ExprKind::Field(inner, field) = &base.kind {
+            let i = match items {
+                [IndexItem::Expr(i)] => u32::try_from(self.const_int(i)?).unwrap_or(u32::MAX),
+                _ => {
+                    return Err(Diagnostic::error(
+                        "E-type",
+                        format!("`.{field}` takes one index"),
+                        e.span,
+                        "here",
+                    ))
+                }
+            };
+            if let Ok(d) = self.desc_of(inner) {
+                let info = &self.descs[d as usize];
+                let v = match field.as_str() {
+                    "shape" => info.shape.get(i as usize).map(|&x| x as i64),
+                    "block" => info.block.get(i as usize).map(|&x| x as i64),
+                    _ => None,
+                };
+                return v.map(|v| CExpr::Const(Value::Int(v))).ok_or_else(|| {
+                    Diagnostic::error(
+                        "E-type",
+                        format!("no `.{field}[{i}]` on this descriptor"),
+                        e.span,
+                        "here",
+                    )
+                });
+            }
+            if field == "shape" {
+                return Ok(CExpr::ShapeOf(Box::new(self.expr(inner)?), i));
+            }
+            return Err(Diagnostic::error(
+                "E-type",
+                format!("unknown field `{field}`"),
+                e.span,
+                "here",
+            ));
+        }
+        let b = self.expr(base)?;
+        let mut out = Vec::with_capacity(items.len());
+        for it in items {
+            out.push(match it {
+                IndexItem::Expr(x) => IItem::Expr(self.expr(x)?),
+                IndexItem::Slice(lo, hi) => IItem::Slice(
+                    match lo {
+                        Some(x) => Some(self.const_int(x)?),
+                        None => None,
+                    },
+                    match hi {
+                        Some(x) => Some(self.const_int(x)?),
+                        None => None,
+                    },
+                ),
+                IndexItem::NewAxis => IItem::NewAxis,
+            });
+        }
+        Ok(CExpr::Index(Box::new(b), out))
+    }
+
+    fn opt(&mut self, e: &Option<Expr>) -> Result<Option<CExpr>, Diagnostic> {
+        match e {
+            Some(e) => Ok(Some(self.expr(e)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// `desc[coords]`: the descriptor index and the lowered coordinates.
+    fn desc_coords(&mut self, e: &Expr) -> Result<(u32, Vec<CExpr>), Diagnostic> {
+        if let ExprKind::Index(base, items) = &e.kind {
+            let d = self.desc_of(base)?;
+            let mut coords = Vec::new();
+            for it in items {
+                match it {
+                    IndexItem::Expr(x) => coords.push(self.expr(x)?),
+                    _ => {
+                        return Err(Diagnostic::error(
+                            "E-type",
+                            "TMA coordinates are plain expressions",
+                            e.span,
+                            "here",
+                        ))
+                    }
+                }
+            }
+            return Ok((d, coords));
+        }
+        Err(Diagnostic::error(
+            "E-type",
+            "expected `desc[coords]`",
+            e.span,
+            "here",
+        ))
+    }
+
+    fn cta_group(&self, e: &Option<Expr>) -> Result<u32, Diagnostic> {
+        match e {
+            Some(e) => Ok(u32::try_from(self.const_int(e)?).unwrap_or(1)),
+            None => Ok(1),
+        }
+    }
+
+    fn op(&mut self, op: &'k Op) -> Result<(LOp, &'static str), Diagnostic> {
+        use OpKind as K;
+        let name = op.kind.name();
+        let missing_alloc = || {
+            Diagnostic::error(
+                "sim-unsupported",
+                "allocation missing from the static plan",
+                op.span,
+                "here",
+            )
+        };
+        let lop = match &op.kind {
+            K::SmemAlloc { .. } => {
+                let a = self.checked.alloc_of(op).ok_or_else(missing_alloc)?;
+                let idx = self.checked.alloc_index(op).unwrap_or(0) as u32;
+                let AllocKind::Smem { dtype, shape, layout } = &a.kind else {
+                    return Err(missing_alloc());
+                };
+                let dims =
+                    Dims::from_slice(shape).ok_or_else(|| unsupported(op.span, "buffer rank above 6"))?;
+                LOp::SmemAlloc {
+                    view: SmemView {
+                        base: a.offset,
+                        dtype: *dtype,
+                        layout: Layout::from(layout),
+                        root: dims,
+                        origin: Dims::zeros(dims.len()),
+                        dropped: 0,
+                        shape: dims,
+                        alloc: idx,
+                    },
+                }
+            }
+            K::SmemReinterpret { src, ty, layout } => {
+                let (dtype, shape) = self.shaped(ty)?;
+                let layout = self.smem_layout(layout)?;
+                LOp::SmemReinterpret {
+                    src: self.expr(src)?,
+                    dtype,
+                    shape,
+                    layout,
+                }
+            }
+            K::MbarAlloc { .. } => {
+                let a = self.checked.alloc_of(op).ok_or_else(missing_alloc)?;
+                let AllocKind::Mbar { count, .. } = a.kind else {
+                    return Err(missing_alloc());
+                };
+                LOp::MbarAlloc {
+                    addr: a.offset,
+                    count,
+                }
+            }
+            K::TmemAlloc { .. } => {
+                let a = self.checked.alloc_of(op).ok_or_else(missing_alloc)?;
+                let idx = self.checked.alloc_index(op).unwrap_or(0) as u32;
+                let AllocKind::Tmem(t) = &a.kind else {
+                    return Err(missing_alloc());
+                };
+                let dims =
+                    Dims::from_slice(&t.shape).ok_or_else(|| unsupported(op.span, "buffer rank above 6"))?;
+                LOp::TmemAlloc {
+                    view: TmemView {
+                        col: a.offset,
+                        dtype: t.dtype,
+                        block: t.block,
+                        col_stride: t.col_stride,
+                        root: dims,
+                        origin: Dims::zeros(dims.len()),
+                        dropped: 0,
+                        shape: dims,
+                        alloc: idx,
+                    },
+                    manual: a.manual,
+                    cols: a.size,
+                }
+            }
+            K::TmemDealloc { buf } => LOp::TmemDealloc { buf: self.expr(buf)? },
+            K::TmaLoad { src, dst, bar, pred } | K::TmaGather { src, dst, bar, pred } => {
+                let (desc, coords) = self.desc_coords(src)?;
+                LOp::TmaLoad {
+                    desc,
+                    coords,
+                    smem: self.expr(dst)?,
+                    bar: self.expr(bar)?,
+                    pred: self.opt(pred)?,
+                    gather: matches!(op.kind, K::TmaGather { .. }),
+                }
+            }
+            K::TmaStore { dst, src, pred } | K::TmaScatter { dst, src, pred } => {
+                let (desc, coords) = self.desc_coords(dst)?;
+                LOp::TmaStore {
+                    desc,
+                    coords,
+                    smem: self.expr(src)?,
+                    pred: self.opt(pred)?,
+                    scatter: matches!(op.kind, K::TmaScatter { .. }),
+                }
+            }
+            K::TmaStoreWait { pendings, full } => {
+                let n = u32::try_from(self.const_int(pendings)?).unwrap_or(0);
+                let full = match full {
+                    Some(f) => self.env.bool(f)?,
+                    None => false,
+                };
+                LOp::TmaStoreWait { pendings: n, full }
+            }
+            K::MbarInit { bar, count } => LOp::MbarInit {
+                bar: self.expr(bar)?,
+                count: self.expr(count)?,
+            },
+            K::MbarExpect { bar, bytes, pred } => LOp::MbarTx {
+                bar: self.expr(bar)?,
+                bytes: self.expr(bytes)?,
+                pred: self.opt(pred)?,
+                kind: TxKind::Expect,
+            },
+            K::MbarExpectTx { bar, bytes, pred } => LOp::MbarTx {
+                bar: self.expr(bar)?,
+                bytes: self.expr(bytes)?,
+                pred: self.opt(pred)?,
+                kind: TxKind::ExpectTx,
+            },
+            K::MbarCompleteTx { bar, bytes, pred } => LOp::MbarTx {
+                bar: self.expr(bar)?,
+                bytes: self.expr(bytes)?,
+                pred: self.opt(pred)?,
+                kind: TxKind::CompleteTx,
+            },
+            K::MbarArrive { bar, count, pred } => LOp::MbarArrive {
+                bar: self.expr(bar)?,
+                count: self.opt(count)?,
+                pred: self.opt(pred)?,
+            },
+            K::MbarWait { bar, phase } => LOp::MbarWait {
+                bar: self.expr(bar)?,
+                phase: self.expr(phase)?,
+            },
+            K::MbarTestWait { bar, phase } => LOp::MbarTestWait {
+                bar: self.expr(bar)?,
+                phase: self.expr(phase)?,
+            },
+            K::MbarInvalidate { bar } => LOp::MbarInvalidate { bar: self.expr(bar)? },
+            K::FenceAsyncShared {}
+            | K::FenceMbarrierInit {}
+            | K::Tcgen05FenceBefore {}
+            | K::Tcgen05FenceAfter {} => LOp::Fence,
+            K::BarSync {} => LOp::BarSync,
+            K::Tcgen05Mma {
+                a,
+                b,
+                acc,
+                use_acc,
+                pred,
+                cta_group,
+            } => LOp::Mma {
+                a: self.expr(a)?,
+                b: self.expr(b)?,
+                acc: self.expr(acc)?,
+                scales: None,
+                use_acc: self.opt(use_acc)?,
+                pred: self.opt(pred)?,
+                cta_group: self.cta_group(cta_group)?,
+            },
+            K::Tcgen05MmaScaled {
+                a,
+                b,
+                acc,
+                a_scale,
+                b_scale,
+                use_acc,
+                pred,
+                cta_group,
+            } => LOp::Mma {
+                a: self.expr(a)?,
+                b: self.expr(b)?,
+                acc: self.expr(acc)?,
+                scales: Some((self.expr(a_scale)?, self.expr(b_scale)?)),
+                use_acc: self.opt(use_acc)?,
+                pred: self.opt(pred)?,
+                cta_group: self.cta_group(cta_group)?,
+            },
+            K::Tcgen05Cp { src, dst } => LOp::Cp {
+                src: self.expr(src)?,
+                dst: self.expr(dst)?,
+            },
+            K::Tcgen05Commit { bar, pred, cta_group } => LOp::Commit {
+                bar: self.expr(bar)?,
+                pred: self.opt(pred)?,
+                cta_group: self.cta_group(cta_group)?,
+            },
+            K::TmemLoad { src, .. } => LOp::TmemLoad { src: self.expr(src)? },
+            K::TmemStore { dst, value } => LOp::TmemStore {
+                dst: self.expr(dst)?,
+                value: self.expr(value)?,
+            },
+            K::Wgmma { a, b, acc, use_acc } => LOp::Wgmma {
+                a: self.expr(a)?,
+                b: self.expr(b)?,
+                acc: self.expr(acc)?,
+                use_acc: self.opt(use_acc)?,
+            },
+            K::WgmmaWait { pendings } => LOp::WgmmaWait {
+                pendings: u32::try_from(self.const_int(pendings)?).unwrap_or(0),
+            },
+            K::SmemLoad { src, .. } => LOp::SmemLoad { src: self.expr(src)? },
+            K::SmemStore { dst, value } => LOp::SmemStore {
+                dst: self.expr(dst)?,
+                value: self.expr(value)?,
+            },
+            K::GlobalLoad {
+                ptr,
+                offsets,
+                mask,
+                other,
+            } => LOp::GlobalLoad {
+                ptr: self.expr(ptr)?,
+                offsets: self.expr(offsets)?,
+                mask: self.opt(mask)?,
+                other: self.opt(other)?,
+            },
+            K::GlobalStore {
+                ptr,
+                offsets,
+                value,
+                mask,
+            } => LOp::GlobalStore {
+                ptr: self.expr(ptr)?,
+                offsets: self.expr(offsets)?,
+                value: self.expr(value)?,
+                mask: self.opt(mask)?,
+            },
+        };
+        Ok((lop, name))
+    }
+
+    fn shaped(&self, e: &Expr) -> Result<(DType, Dims), Diagnostic> {
+        if let ExprKind::Index(base, items) = &e.kind {
+            let dtype = self.env.dtype(base)?;
+            let mut dims = Vec::new();
+            for it in items {
+                if let IndexItem::Expr(d) = it {
+                    dims.push(u32::try_from(self.const_int(d)?).unwrap_or(0));
+                }
+            }
+            let d = Dims::from_slice(&dims).ok_or_else(|| unsupported(e.span, "rank above 6"))?;
+            return Ok((dtype, d));
+        }
+        Err(Diagnostic::error(
+            "E-type",
+            "expected a shaped type",
+            e.span,
+            "here",
+        ))
+    }
+
+    fn smem_layout(&self, e: &Expr) -> Result<Layout, Diagnostic> {
+        use bwsim_isa::types::Swizzle;
+        match &e.kind {
+            ExprKind::Name(n) if n == "plain" => Ok(Layout::Plain),
+            ExprKind::Call(f, args) if f == "nvmma" => {
+                let mut swizzle = Swizzle::None;
+                let mut transposed = false;
+                for a in args {
+                    match a.key.as_ref().map(|k| k.name.as_str()) {
+                        None => {
+                            swizzle = Swizzle::from_bytes(self.const_int(&a.value)?).unwrap_or(Swizzle::None)
+                        }
+                        Some("transposed") => transposed = self.env.bool(&a.value)?,
+                        Some(_) => {}
+                    }
+                }
+                Ok(Layout::Nvmma { swizzle, transposed })
+            }
+            ExprKind::Call(f, args) if f == "swizzled" && args.len() == 3 => Ok(Layout::Swizzled {
+                vec: u32::try_from(self.const_int(&args[0].value)?).unwrap_or(1),
+                per_phase: u32::try_from(self.const_int(&args[1].value)?).unwrap_or(1),
+                max_phase: u32::try_from(self.const_int(&args[2].value)?).unwrap_or(1),
+            }),
+            _ => Err(Diagnostic::error(
+                "smem-layout",
+                "unknown shared-memory layout",
+                e.span,
+                "here",
+            )),
+        }
+    }
+}

@@ -1,0 +1,307 @@
+//! Per-CTA memories: shared memory (a byte array with per-byte "written" bits) and tensor
+//! memory (128 lanes x 512 columns of 32-bit cells, with the column allocator of
+//! `tcgen05.alloc`/`dealloc`).
+//!
+//! Reads and writes go through the placement functions of [`crate::layout`]; this module only
+//! stores bits and checks bounds and allocation. It knows nothing of agents or of which op is
+//! accessing (the caller turns a [`Fault`] into a trap with the op's span).
+
+use crate::layout::{self, TmemCell};
+use crate::trap::{CudaError, Fault, OpResult};
+use crate::value::{SmemView, TmemView};
+use bwsim_isa::Span;
+
+/// Shared memory a CTA may use on sm_90/sm_100 (227 KiB).
+pub const SMEM_CAPACITY: u32 = bwsim_isa::typeck::SMEM_CAPACITY;
+/// TMEM lanes (PTX.md section 8).
+pub const TMEM_LANES: u32 = 128;
+/// TMEM columns (PTX.md section 8).
+pub const TMEM_COLS: u32 = 512;
+/// Allocation granule of `tcgen05.alloc` (PTX.md section 8: power of two >= 32).
+pub const TMEM_GRANULE: u32 = 32;
+
+fn mask(bits: u32) -> u64 {
+    if bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    }
+}
+
+/// One CTA's shared memory.
+#[derive(Clone, Debug)]
+pub struct Smem {
+    bytes: Vec<u8>,
+    written: Vec<u64>,
+}
+
+impl Smem {
+    /// Shared memory of `size` bytes (rounded up to a whole 1024-byte swizzle period, capped at
+    /// the capacity), zero-filled and marked unwritten.
+    pub fn new(size: u32) -> Smem {
+        let n = size
+            .div_ceil(1024)
+            .saturating_mul(1024)
+            .clamp(1024, SMEM_CAPACITY) as usize;
+        Smem {
+            bytes: vec![0; n],
+            written: vec![0; n.div_ceil(64)],
+        }
+    }
+    pub fn len(&self) -> usize {
+        self.bytes.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+    fn range(&self, addr: u32, shift: u32, bits: u32) -> OpResult<(usize, usize)> {
+        let nbytes = (shift + bits).div_ceil(8) as usize;
+        let a = addr as usize;
+        if a + nbytes > self.bytes.len() {
+            return Err(Fault::trap(
+                CudaError::IllegalAddress,
+                format!(
+                    "shared-memory access at byte {addr} is outside the {} bytes of this CTA",
+                    self.bytes.len()
+                ),
+            ));
+        }
+        Ok((a, nbytes))
+    }
+    /// Read `bits` bits at `(addr, shift)`.
+    pub fn read(&self, addr: u32, shift: u32, bits: u32) -> OpResult<u64> {
+        let (a, n) = self.range(addr, shift, bits)?;
+        if shift == 0 {
+            match bits {
+                32 => {
+                    return Ok(u32::from_le_bytes([
+                        self.bytes[a],
+                        self.bytes[a + 1],
+                        self.bytes[a + 2],
+                        self.bytes[a + 3],
+                    ]) as u64)
+                }
+                16 => return Ok(u16::from_le_bytes([self.bytes[a], self.bytes[a + 1]]) as u64),
+                8 => return Ok(self.bytes[a] as u64),
+                _ => {}
+            }
+        }
+        let mut v = 0u64;
+        for k in 0..n {
+            v |= (self.bytes[a + k] as u64) << (8 * k);
+        }
+        Ok((v >> shift) & mask(bits))
+    }
+    /// Write `bits` bits at `(addr, shift)`.
+    pub fn write(&mut self, addr: u32, shift: u32, bits: u32, value: u64) -> OpResult<()> {
+        let (a, n) = self.range(addr, shift, bits)?;
+        if bits.is_multiple_of(8) && shift == 0 {
+            let le = value.to_le_bytes();
+            self.bytes[a..a + n].copy_from_slice(&le[..n]);
+            let (w0, w1) = (a / 64, (a + n - 1) / 64);
+            if w0 == w1 {
+                self.written[w0] |= mask(n as u32) << (a % 64);
+            } else {
+                for k in a..a + n {
+                    self.written[k / 64] |= 1 << (k % 64);
+                }
+            }
+            return Ok(());
+        }
+        let m = mask(bits) << shift;
+        let mut old = 0u64;
+        for k in 0..n {
+            old |= (self.bytes[a + k] as u64) << (8 * k);
+        }
+        let new = (old & !m) | ((value << shift) & m);
+        for k in 0..n {
+            self.bytes[a + k] = (new >> (8 * k)) as u8;
+            self.written[(a + k) / 64] |= 1 << ((a + k) % 64);
+        }
+        Ok(())
+    }
+    /// Whether byte `addr` was written in this launch.
+    pub fn was_written(&self, addr: u32) -> bool {
+        let a = addr as usize;
+        a < self.bytes.len() && self.written[a / 64] & (1 << (a % 64)) != 0
+    }
+    /// Element `idx` of a view.
+    pub fn read_view(&self, v: &SmemView, idx: &[u32]) -> OpResult<u64> {
+        let (addr, shift) = layout::view_element(v, idx).ok_or_else(addr_overflow)?;
+        self.read(addr, shift, v.dtype.bits())
+    }
+    pub fn write_view(&mut self, v: &SmemView, idx: &[u32], value: u64) -> OpResult<()> {
+        let (addr, shift) = layout::view_element(v, idx).ok_or_else(addr_overflow)?;
+        self.write(addr, shift, v.dtype.bits(), value)
+    }
+    /// Raw bytes (for tests and dumps).
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+}
+
+fn addr_overflow() -> Fault {
+    Fault::trap(
+        CudaError::IllegalAddress,
+        "shared-memory address does not fit 32 bits",
+    )
+}
+
+/// A manual (`tcgen05.alloc`) allocation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TmemAllocation {
+    pub col: u32,
+    pub cols: u32,
+    pub span: Span,
+}
+
+/// One CTA's tensor memory and its column allocator.
+#[derive(Clone, Debug)]
+pub struct Tmem {
+    cells: Vec<u32>,
+    allocated: Vec<bool>,
+    /// Live manual allocations.
+    pub manual: Vec<TmemAllocation>,
+}
+
+impl Default for Tmem {
+    fn default() -> Tmem {
+        Tmem::new()
+    }
+}
+
+impl Tmem {
+    pub fn new() -> Tmem {
+        Tmem {
+            cells: vec![0; (TMEM_LANES * TMEM_COLS) as usize],
+            allocated: vec![false; TMEM_COLS as usize],
+            manual: Vec::new(),
+        }
+    }
+    /// Mark a scoped allocation of the static plan as allocated for the CTA's lifetime.
+    pub fn reserve(&mut self, col: u32, cols: u32) {
+        for c in col..col.saturating_add(cols).min(TMEM_COLS) {
+            self.allocated[c as usize] = true;
+        }
+    }
+    /// `tcgen05.alloc`: first fit on 32-column granules. `None` when no run of free columns
+    /// is long enough (the hardware blocks until columns are freed).
+    pub fn alloc(&mut self, cols: u32, span: Span) -> Option<u32> {
+        let mut start = 0;
+        while start + cols <= TMEM_COLS {
+            if (start..start + cols).all(|c| !self.allocated[c as usize]) {
+                self.reserve(start, cols);
+                self.manual.push(TmemAllocation {
+                    col: start,
+                    cols,
+                    span,
+                });
+                return Some(start);
+            }
+            start += TMEM_GRANULE;
+        }
+        None
+    }
+    /// Whether [`Tmem::alloc`] of `cols` would succeed now.
+    pub fn can_alloc(&self, cols: u32) -> bool {
+        let mut start = 0;
+        while start + cols <= TMEM_COLS {
+            if (start..start + cols).all(|c| !self.allocated[c as usize]) {
+                return true;
+            }
+            start += TMEM_GRANULE;
+        }
+        false
+    }
+    /// `tcgen05.dealloc` of the allocation starting at `col`.
+    pub fn dealloc(&mut self, col: u32, cols: u32) -> OpResult<()> {
+        let Some(i) = self.manual.iter().position(|a| a.col == col && a.cols == cols) else {
+            return Err(Fault::trap(
+                CudaError::IllegalInstruction,
+                format!(
+                    "tcgen05.dealloc of columns {col}..{} that are not an allocation of this CTA",
+                    col.saturating_add(cols)
+                ),
+            ));
+        };
+        self.manual.remove(i);
+        for c in col..(col + cols).min(TMEM_COLS) {
+            self.allocated[c as usize] = false;
+        }
+        Ok(())
+    }
+    fn check(&self, cell: TmemCell) -> OpResult<usize> {
+        if cell.lane >= TMEM_LANES || cell.col >= TMEM_COLS || !self.allocated[cell.col as usize] {
+            return Err(Fault::trap(
+                CudaError::IllegalInstruction,
+                format!(
+                    "TMEM access at lane {}, column {} is outside any allocation of this CTA",
+                    cell.lane, cell.col
+                ),
+            ));
+        }
+        Ok((cell.lane * TMEM_COLS + cell.col) as usize)
+    }
+    pub fn read(&self, cell: TmemCell, bits: u32) -> OpResult<u64> {
+        let i = self.check(cell)?;
+        if bits >= 32 {
+            return Ok(self.cells[i] as u64);
+        }
+        Ok(((self.cells[i] >> cell.shift) as u64) & mask(bits))
+    }
+    pub fn write(&mut self, cell: TmemCell, bits: u32, value: u64) -> OpResult<()> {
+        let i = self.check(cell)?;
+        if bits >= 32 {
+            self.cells[i] = value as u32;
+        } else {
+            let m = (mask(bits) as u32) << cell.shift;
+            self.cells[i] = (self.cells[i] & !m) | (((value as u32) << cell.shift) & m);
+        }
+        Ok(())
+    }
+    pub fn read_view(&self, v: &TmemView, idx: &[u32]) -> OpResult<u64> {
+        self.read(layout::tmem_element(v, idx), v.dtype.bits())
+    }
+    pub fn write_view(&mut self, v: &TmemView, idx: &[u32], value: u64) -> OpResult<()> {
+        self.write(layout::tmem_element(v, idx), v.dtype.bits(), value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn smem_nibbles_and_bounds() {
+        let mut s = Smem::new(10);
+        assert_eq!(s.len(), 1024);
+        s.write(3, 4, 4, 0xa).expect("in range");
+        s.write(3, 0, 4, 0x5).expect("in range");
+        assert_eq!(s.read(3, 0, 8).expect("in range"), 0xa5);
+        assert!(s.was_written(3) && !s.was_written(4));
+        assert!(matches!(
+            s.read(1023, 0, 16),
+            Err(Fault::Trap(CudaError::IllegalAddress, _))
+        ));
+    }
+
+    #[test]
+    fn tmem_allocator() {
+        let mut t = Tmem::new();
+        t.reserve(0, 2);
+        assert_eq!(t.alloc(256, Span::DUMMY), Some(32));
+        assert_eq!(t.alloc(256, Span::DUMMY), None);
+        assert_eq!(t.alloc(128, Span::DUMMY), Some(288));
+        assert!(t.dealloc(32, 256).is_ok());
+        assert!(t.dealloc(32, 256).is_err(), "double dealloc");
+        let cell = TmemCell {
+            lane: 0,
+            col: 40,
+            shift: 0,
+        };
+        assert!(t.read(cell, 32).is_err(), "freed columns");
+        assert_eq!(t.alloc(256, Span::DUMMY), Some(32));
+        t.write(cell, 32, 7).expect("allocated");
+        assert_eq!(t.read(cell, 32).expect("allocated"), 7);
+    }
+}

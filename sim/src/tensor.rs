@@ -1,0 +1,250 @@
+//! Tensor-core arithmetic: tcgen05.mma (f16/bf16, tf32, f8f6f4, i8, block-scaled
+//! mxf8f6f4/nvf4), tcgen05.cp, and Hopper wgmma.
+//!
+//! Operands are READ FROM SHARED-MEMORY BITS through the buffer layout ([`crate::layout`]):
+//! A is the view `[M, K]` (K-major unless `transposed`), B the view `[K, N]` (MN-major unless
+//! `transposed`), so a layout or swizzle bug produces wrong numbers exactly as on hardware.
+//! Products are accumulated in f64 and rounded once to the accumulator type (PTX.md section
+//! 10: the hardware's internal precision is not modelled; compare with a tolerance). tf32
+//! operands drop the low 13 mantissa bits of the stored f32 (the tensor core ignores them).
+//! Block scales: ue8m0 = 2^(e-127) per 32 K-elements, ue4m3 per 16.
+//!
+//! This module knows memories and views; when an operation runs is the machine's business.
+
+use crate::memory::{Smem, Tmem};
+use crate::trap::{Fault, OpResult};
+use crate::value::{bits_to_f64, i64_to_bits, round_to, SmemView, Tile, TmemView};
+use bwsim_isa::types::DType;
+
+/// The A operand of an MMA.
+#[derive(Clone, Copy, Debug)]
+pub enum AOperand {
+    Smem(SmemView),
+    Tmem(TmemView),
+}
+
+impl AOperand {
+    fn shape(&self) -> &[u32] {
+        match self {
+            AOperand::Smem(v) => v.shape.as_slice(),
+            AOperand::Tmem(v) => v.shape.as_slice(),
+        }
+    }
+    /// Offset of the view's K index 0 inside its root (for whole-K scale buffers).
+    fn k_origin(&self) -> u32 {
+        let (o, _) = match self {
+            AOperand::Smem(v) => (v.origin, ()),
+            AOperand::Tmem(v) => (v.origin, ()),
+        };
+        o.as_slice().last().copied().unwrap_or(0)
+    }
+}
+
+/// A tcgen05.mma as issued.
+#[derive(Clone, Copy, Debug)]
+pub struct MmaOp {
+    pub a: AOperand,
+    pub b: SmemView,
+    pub acc: TmemView,
+    pub scales: Option<(TmemView, TmemView)>,
+    pub use_acc: bool,
+}
+
+fn last2(s: &[u32]) -> (u32, u32) {
+    match s.len() {
+        0 => (1, 1),
+        1 => (1, s[0]),
+        n => (s[n - 2], s[n - 1]),
+    }
+}
+
+/// Decode an operand element for the tensor core.
+fn operand(dtype: DType, bits: u64) -> f64 {
+    match dtype {
+        DType::TF32 | DType::F32 => f32::from_bits((bits as u32) & !0x1fff) as f64,
+        d => bits_to_f64(d, bits),
+    }
+}
+
+/// A shared-memory operand as numbers, row-major over its view.
+fn read_smem(smem: &Smem, v: &SmemView) -> OpResult<Vec<f64>> {
+    let addrs = crate::layout::view_addresses(v)
+        .ok_or_else(|| Fault::trap(crate::trap::CudaError::IllegalAddress, "shared address overflow"))?;
+    let bits = v.dtype.bits();
+    let mut out = Vec::with_capacity(addrs.len());
+    for (addr, shift) in addrs {
+        out.push(operand(v.dtype, smem.read(addr, shift, bits)?));
+    }
+    Ok(out)
+}
+
+fn read_a(smem: &Smem, tmem: &Tmem, a: &AOperand, m: u32, k: u32) -> OpResult<Vec<f64>> {
+    match a {
+        AOperand::Smem(v) => read_smem(smem, v),
+        AOperand::Tmem(v) => {
+            let mut out = Vec::with_capacity((m * k) as usize);
+            for i in 0..m {
+                for j in 0..k {
+                    out.push(operand(v.dtype, tmem.read_view(v, &[i, j])?));
+                }
+            }
+            Ok(out)
+        }
+    }
+}
+
+fn read_b(smem: &Smem, b: &SmemView, _k: u32, _n: u32) -> OpResult<Vec<f64>> {
+    read_smem(smem, b)
+}
+
+/// D = A·B (+ D): the accumulator is read and written in tensor memory.
+pub fn mma(smem: &Smem, tmem: &mut Tmem, op: &MmaOp) -> OpResult<()> {
+    let (m, k) = last2(op.a.shape());
+    let (kb, n) = last2(op.b.shape.as_slice());
+    let (am, an) = last2(op.acc.shape.as_slice());
+    if k != kb || am != m || an != n {
+        return Err(Fault::unsupported(format!(
+            "MMA shapes {m}x{k}, {kb}x{n}, {am}x{an}"
+        )));
+    }
+    let av = read_a(smem, tmem, &op.a, m, k)?;
+    let bv = read_b(smem, &op.b, k, n)?;
+    // Scale factors, one per `vec` K-elements.
+    let scales = match &op.scales {
+        None => None,
+        Some((sa, sb)) => {
+            let vec = if sa.dtype == DType::UE4M3 { 16 } else { 32 };
+            let (_, sa_cols) = last2(sa.shape.as_slice());
+            // A scale buffer covering more K than this MMA is indexed by the absolute K.
+            let koff = if sa_cols * vec > k { op.a.k_origin() } else { 0 };
+            let mut fa = Vec::with_capacity((m * sa_cols) as usize);
+            for i in 0..m {
+                for j in 0..sa_cols {
+                    fa.push(bits_to_f64(sa.dtype, tmem.read_view(sa, &[i, j])?));
+                }
+            }
+            let (_, sb_cols) = last2(sb.shape.as_slice());
+            let mut fb = Vec::with_capacity((n * sb_cols) as usize);
+            for i in 0..n {
+                for j in 0..sb_cols {
+                    fb.push(bits_to_f64(sb.dtype, tmem.read_view(sb, &[i, j])?));
+                }
+            }
+            Some((fa, sa_cols, fb, sb_cols, vec, koff))
+        }
+    };
+    let (mu, nu, ku) = (m as usize, n as usize, k as usize);
+    let mut av = av;
+    // B transposed to [N, K] so every dot product walks contiguous memory.
+    let mut bt = vec![0f64; nu * ku];
+    for kk in 0..ku {
+        for j in 0..nu {
+            bt[j * ku + kk] = bv[kk * nu + j];
+        }
+    }
+    // Block scales folded into the operands (exact: scales are powers of two or 4-bit values).
+    if let Some((fa, ca, fb, cb, vec, koff)) = &scales {
+        let blk = |kk: usize| (((*koff as usize) + kk) / *vec as usize) as u32;
+        for i in 0..mu {
+            for kk in 0..ku {
+                let b = blk(kk).min(ca.saturating_sub(1));
+                av[i * ku + kk] *= fa.get(i * *ca as usize + b as usize).copied().unwrap_or(1.0);
+            }
+        }
+        for j in 0..nu {
+            for kk in 0..ku {
+                let b = blk(kk).min(cb.saturating_sub(1));
+                bt[j * ku + kk] *= fb.get(j * *cb as usize + b as usize).copied().unwrap_or(1.0);
+            }
+        }
+    }
+    let int = op.acc.dtype.is_int();
+    for i in 0..mu {
+        let arow = &av[i * ku..(i + 1) * ku];
+        for j in 0..nu {
+            let bcol = &bt[j * ku..(j + 1) * ku];
+            let idx = [i as u32, j as u32];
+            let bits = if int {
+                let mut si = 0i64;
+                for (a, b) in arow.iter().zip(bcol) {
+                    si = si.wrapping_add((*a as i64).wrapping_mul(*b as i64));
+                }
+                let old = if op.use_acc {
+                    crate::value::bits_to_i64(op.acc.dtype, tmem.read_view(&op.acc, &idx)?)
+                } else {
+                    0
+                };
+                i64_to_bits(op.acc.dtype, si.wrapping_add(old))
+            } else {
+                let mut s = 0f64;
+                for (a, b) in arow.iter().zip(bcol) {
+                    s += a * b;
+                }
+                let old = if op.use_acc {
+                    bits_to_f64(op.acc.dtype, tmem.read_view(&op.acc, &idx)?)
+                } else {
+                    0.0
+                };
+                round_to(op.acc.dtype, s + old)
+            };
+            tmem.write_view(&op.acc, &idx, bits)?;
+        }
+    }
+    Ok(())
+}
+
+/// tcgen05.cp: shared → tensor memory, element by element through both layouts.
+pub fn cp(smem: &Smem, tmem: &mut Tmem, src: &SmemView, dst: &TmemView) -> OpResult<()> {
+    if src.shape.as_slice() != dst.shape.as_slice() {
+        return Err(Fault::unsupported("tcgen05.cp shape mismatch"));
+    }
+    let shape = src.shape.as_slice();
+    let n = src.shape.numel();
+    let mut idx = vec![0u32; shape.len()];
+    for lin in 0..n {
+        crate::value::unravel(lin, shape, &mut idx);
+        let bits = smem.read_view(src, &idx)?;
+        tmem.write_view(dst, &idx, bits)?;
+    }
+    Ok(())
+}
+
+/// The A operand of a wgmma.
+#[derive(Clone, Debug)]
+pub enum WgmmaA<'a> {
+    Smem(SmemView),
+    Regs(&'a Tile),
+}
+
+/// wgmma: `acc' = A·B (+ acc)` in f32 registers.
+pub fn wgmma(smem: &Smem, a: &WgmmaA, b: &SmemView, acc: &Tile, use_acc: bool) -> OpResult<Tile> {
+    let (m, k) = match a {
+        WgmmaA::Smem(v) => last2(v.shape.as_slice()),
+        WgmmaA::Regs(t) => last2(&t.shape),
+    };
+    let (kb, n) = last2(b.shape.as_slice());
+    if kb != k || acc.shape != [m, n] {
+        return Err(Fault::unsupported("wgmma shape mismatch"));
+    }
+    let av: Vec<f64> = match a {
+        WgmmaA::Smem(v) => read_smem(smem, v)?,
+        WgmmaA::Regs(t) => (0..t.numel()).map(|i| operand(t.dtype, t.bits[i])).collect(),
+    };
+    let bv = read_b(smem, b, k, n)?;
+    let mut bits = Vec::with_capacity((m * n) as usize);
+    for i in 0..m {
+        for j in 0..n {
+            let mut s = 0f64;
+            for kk in 0..k {
+                s += av[(i * k + kk) as usize] * bv[(kk * n + j) as usize];
+            }
+            let old = if use_acc { acc.f((i * n + j) as usize) } else { 0.0 };
+            bits.push(round_to(acc.dtype, s + old));
+        }
+    }
+    Ok(Tile {
+        dtype: acc.dtype,
+        shape: vec![m, n],
+        bits,
+    })
+}

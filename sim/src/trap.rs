@@ -1,0 +1,137 @@
+//! Faults: what stops a simulated launch, as the user would see it.
+//!
+//! A [`Trap`] is a hardware fault (PTX.md section 7): the CUDA error string the user gets from
+//! the runtime plus the reason the hardware does not give, the op's span and the agent that
+//! issued it. Internally, operations return [`Fault`]s without location; the machine attaches
+//! the span and agent. Diagnostics that are not hardware traps (barrier misuse, unsupported
+//! constructs) stop the run as [`Fault::Error`] and end up in `RunResult::diagnostics`.
+
+use bwsim_isa::{Diagnostic, Span};
+use serde::Serialize;
+use std::fmt;
+
+/// The CUDA error a fault surfaces as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum CudaError {
+    /// `cudaErrorIllegalInstruction`.
+    IllegalInstruction,
+    /// `cudaErrorMisalignedAddress`.
+    MisalignedAddress,
+    /// `cudaErrorIllegalAddress`.
+    IllegalAddress,
+    /// `cudaErrorLaunchFailure`.
+    LaunchFailure,
+}
+
+impl CudaError {
+    /// The text `cudaGetErrorString` returns.
+    pub fn message(self) -> &'static str {
+        match self {
+            CudaError::IllegalInstruction => "an illegal instruction was encountered",
+            CudaError::MisalignedAddress => "misaligned address",
+            CudaError::IllegalAddress => "an illegal memory access was encountered",
+            CudaError::LaunchFailure => "unspecified launch failure",
+        }
+    }
+    /// Stable diagnostic code.
+    pub fn code(self) -> &'static str {
+        match self {
+            CudaError::IllegalInstruction => "illegal-instruction",
+            CudaError::MisalignedAddress => "misaligned-address",
+            CudaError::IllegalAddress => "illegal-address",
+            CudaError::LaunchFailure => "launch-failure",
+        }
+    }
+}
+
+impl fmt::Display for CudaError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.message())
+    }
+}
+
+/// A hardware fault that stopped the launch.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Trap {
+    pub error: CudaError,
+    /// Why, in words the hardware does not give.
+    pub reason: String,
+    /// The operation that faulted.
+    pub span: Span,
+    /// The `.tile` name of that operation (`tma.load`, ...).
+    pub op: &'static str,
+    /// Agent that issued it (`cta0.worker.load`).
+    pub agent: String,
+    /// Logical time of the fault.
+    pub time: u64,
+}
+
+impl Trap {
+    /// The trap as a diagnostic (code from [`CudaError::code`]).
+    pub fn to_diagnostic(&self) -> Diagnostic {
+        Diagnostic::error(
+            self.error.code(),
+            format!("{} (CUDA error: {})", self.reason, self.error.message()),
+            self.span,
+            format!("`{}` faults here", self.op),
+        )
+        .with_note(format!("issued by {} at t={}", self.agent, self.time))
+        .with_note("after a fault the CUDA context is unusable; the whole launch fails")
+    }
+}
+
+impl fmt::Display for Trap {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}: {} ({} in {})",
+            self.error.message(),
+            self.reason,
+            self.op,
+            self.agent
+        )
+    }
+}
+
+/// What an operation can fail with, before the machine adds location.
+#[derive(Clone, Debug)]
+pub enum Fault {
+    /// A hardware trap.
+    Trap(CudaError, String),
+    /// A simulator diagnostic that stops the run (`barrier-misuse`, `sim-unsupported`, ...).
+    Error {
+        code: &'static str,
+        message: String,
+        help: Option<String>,
+    },
+}
+
+impl Fault {
+    pub fn trap(e: CudaError, reason: impl Into<String>) -> Fault {
+        Fault::Trap(e, reason.into())
+    }
+    pub fn error(code: &'static str, message: impl Into<String>) -> Fault {
+        Fault::Error {
+            code,
+            message: message.into(),
+            help: None,
+        }
+    }
+    pub fn with_help(self, h: impl Into<String>) -> Fault {
+        match self {
+            Fault::Error { code, message, .. } => Fault::Error {
+                code,
+                message,
+                help: Some(h.into()),
+            },
+            t => t,
+        }
+    }
+    /// An internal inconsistency that a verified kernel should not reach.
+    pub fn unsupported(message: impl Into<String>) -> Fault {
+        Fault::error("sim-unsupported", message)
+    }
+}
+
+/// Result of an operation.
+pub type OpResult<T> = Result<T, Fault>;

@@ -1,0 +1,122 @@
+//! Helpers shared by the simulator's integration tests: run `.tile` text with constant
+//! overrides, read tensors back, and compare against references written in the tests.
+#![allow(dead_code)]
+
+use bwsim_isa::consts::Override;
+use bwsim_isa::launch::HostTensor;
+use bwsim_isa::{diag, SourceFile, Target};
+use bwsim_sim::{run_source_with, RunOptions, RunResult};
+
+/// Run `.tile` source with `NAME=VALUE` overrides; panics with rendered diagnostics when the
+/// kernel does not parse, verify or launch.
+pub fn run_opts(src: &str, consts: &[(&str, &str)], target: Option<Target>, opts: &RunOptions) -> RunResult {
+    let overrides: Vec<Override> = consts
+        .iter()
+        .map(|(n, v)| Override {
+            name: n.to_string(),
+            value: v.to_string(),
+        })
+        .collect();
+    match run_source_with(src, &overrides, target, opts) {
+        Ok(r) => r,
+        Err(d) => panic!(
+            "kernel does not run:\n{}",
+            diag::render(&d, &SourceFile::new("test.tile", src))
+        ),
+    }
+}
+
+pub fn run(src: &str, consts: &[(&str, &str)]) -> RunResult {
+    run_opts(
+        src,
+        consts,
+        None,
+        &RunOptions {
+            seed: 1,
+            ..RunOptions::default()
+        },
+    )
+}
+
+pub fn run_seed(src: &str, consts: &[(&str, &str)], seed: u64) -> RunResult {
+    run_opts(
+        src,
+        consts,
+        None,
+        &RunOptions {
+            seed,
+            ..RunOptions::default()
+        },
+    )
+}
+
+/// Rendered diagnostics of a run (for assertion messages).
+pub fn rendered(src: &str, r: &RunResult) -> String {
+    diag::render(&r.diagnostics, &SourceFile::new("test.tile", src))
+}
+
+/// Assert the run completed without error diagnostics.
+pub fn assert_ok(src: &str, r: &RunResult) {
+    assert!(
+        r.ok(),
+        "run did not complete cleanly ({:?}):\n{}",
+        r.outcome,
+        rendered(src, r)
+    );
+}
+
+pub fn tensor<'a>(r: &'a RunResult, name: &str) -> &'a HostTensor {
+    r.tensor(name).unwrap_or_else(|| panic!("no tensor `{name}`"))
+}
+
+/// Every element as f64.
+pub fn values(t: &HostTensor) -> Vec<f64> {
+    (0..t.numel()).map(|i| t.get(i)).collect()
+}
+
+/// Every element's bits.
+pub fn bits(t: &HostTensor) -> Vec<u64> {
+    (0..t.numel()).map(|i| t.get_bits(i)).collect()
+}
+
+/// 1-based (line, column) of the first occurrence of `needle` in `src`.
+pub fn line_col_of(src: &str, needle: &str) -> (usize, usize) {
+    let off = src
+        .find(needle)
+        .unwrap_or_else(|| panic!("`{needle}` not in source"));
+    SourceFile::new("t", src).line_col(off)
+}
+
+/// The input tensors a run started from (drawn from the launch spec for `seed`, independent of
+/// the simulator).
+pub fn inputs(src: &str, consts: &[(&str, &str)], seed: u64) -> Vec<HostTensor> {
+    use bwsim_isa::verify::{verify, VerifyOptions};
+    let k = bwsim_isa::parser::parse(src).expect("parses");
+    let overrides: Vec<Override> = consts
+        .iter()
+        .map(|(n, v)| Override {
+            name: n.to_string(),
+            value: v.to_string(),
+        })
+        .collect();
+    let (checked, d) = verify(
+        &k,
+        &VerifyOptions {
+            target: None,
+            overrides,
+        },
+    );
+    let checked = checked.unwrap_or_else(|| panic!("verify: {d:?}"));
+    let plan =
+        bwsim_isa::launch::resolve(&checked, k.launch.as_ref().expect("launch")).expect("launch resolves");
+    bwsim_isa::launch::materialize(&plan, seed)
+}
+
+/// Largest |got - want| / (atol + rtol * |want|) over all elements (<= 1 passes).
+pub fn worst(got: &[f64], want: &[f64], atol: f64, rtol: f64) -> f64 {
+    assert_eq!(got.len(), want.len());
+    got.iter()
+        .zip(want)
+        .map(|(g, w)| (g - w).abs() / (atol + rtol * w.abs()))
+        .fold(0.0, f64::max)
+}

@@ -1,0 +1,428 @@
+//! TMA through the simulator: round trips, out-of-bounds boxes at negative and far-out
+//! coordinates, the NaN fill pattern, stores that drop out-of-bounds elements, early phase
+//! completion when `expect` is short, gather4 and scatter4. Every expected value is computed in
+//! the test from the inputs.
+
+mod common;
+use common::*;
+
+/// TMA load of a BM x BN tile into shared memory, then a TMA store of it.
+const ROUND_TRIP: &str = r#"
+kernel tma_round_trip {
+  target sm_100a, sm_90a
+  num_warps 4
+  const M: int = 128
+  const N: int = 96
+  const BM: int = 64
+  const BN: int = 32
+  const SW: int = min(128, BN * 4)
+  param in_desc: tensor_desc(f32[BM, BN], nvmma(SW))
+  param out_desc: tensor_desc(f32[BM, BN], nvmma(SW))
+  let buf = smem.alloc f32[BM, BN], nvmma(SW)
+  let bar = mbar.alloc 1
+  mbar.init bar[0], 1
+  let off_m = program_id(0) * BM
+  let off_n = program_id(1) * BN
+  mbar.expect bar[0], in_desc.nbytes
+  tma.load in_desc[off_m, off_n], buf, bar[0]
+  mbar.wait bar[0], 0
+  tma.store out_desc[off_m, off_n], buf
+  tma.store_wait 0
+  mbar.invalidate bar[0]
+  launch {
+    grid = [cdiv(M, BM), cdiv(N, BN)]
+    tensor input: f32[M, N] = randn()
+    tensor output: f32[M, N] = zeros()
+    in_desc = input
+    out_desc = output
+    outputs = [output]
+  }
+}
+"#;
+
+#[test]
+fn round_trip_is_bit_exact() {
+    for (bm, bn, n) in [("64", "32", "96"), ("32", "64", "128"), ("16", "16", "48")] {
+        let r = run(ROUND_TRIP, &[("BM", bm), ("BN", bn), ("N", n)]);
+        assert_ok(ROUND_TRIP, &r);
+        assert_eq!(
+            bits(tensor(&r, "output")),
+            bits(tensor(&r, "input")),
+            "BM={bm} BN={bn}"
+        );
+    }
+}
+
+/// One TMA load of a box at (X, Y) of a 20 x 40 tensor, read back through registers.
+const OOB: &str = r#"
+kernel oob_box {
+  target sm_100a, sm_90a
+  num_warps 4
+  const X: int = 0
+  const Y: int = 0
+  const DT: dtype = f32
+  const NAN: bool = false
+  layout row = blocked([1, 1], [1, 32], [4, 1], [1, 0])
+  if NAN {
+    param src: tensor_desc(DT[8, 32], nvmma(0), oob=nan)
+  } else {
+    param src: tensor_desc(DT[8, 32], nvmma(0))
+  }
+  param out: ptr(DT)
+  let buf = smem.alloc DT[8, 32], nvmma(0)
+  let bar = mbar.alloc 1
+  mbar.init bar[0], 1
+  mbar.expect bar[0], src.nbytes
+  tma.load src[X, Y], buf, bar[0]
+  mbar.wait bar[0], 0
+  let v = smem.load buf, layout=row
+  let offs = expand_dims(arange(0, 8, slice(1, row)), 1) * 32 + expand_dims(arange(0, 32, slice(0, row)), 0)
+  global.store out, offs, v
+  launch {
+    grid = [1]
+    tensor t: DT[20, 40] = iota()
+    tensor o: DT[8, 32] = fill(7)
+    src = t
+    out = o
+    outputs = [o]
+  }
+}
+"#;
+
+fn oob_kernel(nan: bool) -> String {
+    // `param` cannot sit inside `if`; pick the declaration textually.
+    let decl = if nan {
+        "param src: tensor_desc(DT[8, 32], nvmma(0), oob=nan)"
+    } else {
+        "param src: tensor_desc(DT[8, 32], nvmma(0))"
+    };
+    let start = OOB.find("  if NAN {").expect("template");
+    let end = OOB.find("  param out").expect("template");
+    format!("{}  {decl}\n{}", &OOB[..start], &OOB[end..])
+}
+
+fn expected_box(x: i64, y: i64, fill: impl Fn() -> u64, encode: impl Fn(f64) -> u64) -> Vec<u64> {
+    let mut want = Vec::new();
+    for i in 0..8i64 {
+        for j in 0..32i64 {
+            let (gx, gy) = (x + i, y + j);
+            want.push(if (0..20).contains(&gx) && (0..40).contains(&gy) {
+                encode((gx * 40 + gy) as f64)
+            } else {
+                fill()
+            });
+        }
+    }
+    want
+}
+
+#[test]
+fn oob_boxes_at_negative_and_far_out_coordinates_fill_zeros() {
+    let src = oob_kernel(false);
+    for (x, y) in [
+        (0, 0),
+        (-4, -8),
+        (16, 32),
+        (-7, 36),
+        (100000, 8),
+        (3, -1000),
+        (-2147483, 2147480),
+    ] {
+        let (xs, ys) = (x.to_string(), y.to_string());
+        let r = run(&src, &[("X", &xs), ("Y", &ys)]);
+        assert_ok(&src, &r);
+        let want = expected_box(x, y, || 0, |v| (v as f32).to_bits() as u64);
+        assert_eq!(bits(tensor(&r, "o")), want, "box at ({x}, {y})");
+    }
+}
+
+#[test]
+fn oob_nan_fill_is_0x7ff7_repeated() {
+    let src = oob_kernel(true);
+    let r = run(&src, &[("X", "-4"), ("Y", "-8")]);
+    assert_ok(&src, &r);
+    let o = bits(tensor(&r, "o"));
+    assert_eq!(o[0], 0x7FF7_7FF7, "an f32 OOB element reads 0x7FF77FF7");
+    assert_eq!(
+        o,
+        expected_box(-4, -8, || 0x7FF7_7FF7, |v| (v as f32).to_bits() as u64)
+    );
+    // 16-bit elements read the 16-bit pattern.
+    let r = run(&src, &[("X", "-4"), ("Y", "-8"), ("DT", "bf16")]);
+    assert_ok(&src, &r);
+    let want = expected_box(
+        -4,
+        -8,
+        || 0x7FF7,
+        |v| bwsim_isa::numeric::encode(bwsim_isa::DType::BF16, v),
+    );
+    assert_eq!(bits(tensor(&r, "o")), want);
+}
+
+/// A TMA store of a 32x8 box (8 rows of 32) at column 48, row 60 of a 64 x 64 tensor.
+const STORE_OOB: &str = r#"
+kernel store_oob {
+  target sm_100a, sm_90a
+  num_warps 4
+  layout row = blocked([1, 1], [1, 32], [4, 1], [1, 0])
+  param dst: tensor_desc(f32[8, 32], nvmma(128))
+  let buf = smem.alloc f32[8, 32], nvmma(128)
+  smem.store buf, full([8, 32], 1.5, f32, row)
+  fence.async_shared
+  tma.store dst[60, 48], buf
+  tma.store_wait 0, full=true
+  launch {
+    grid = [1]
+    tensor t: f32[64, 64] = fill(-1)
+    dst = t
+    outputs = [t]
+  }
+}
+"#;
+
+#[test]
+fn store_writes_only_in_bounds_elements() {
+    let r = run(STORE_OOB, &[]);
+    assert_ok(STORE_OOB, &r);
+    let t = values(tensor(&r, "t"));
+    let written: Vec<(usize, usize)> = (0..64 * 64)
+        .filter(|&i| t[i] == 1.5)
+        .map(|i| (i / 64, i % 64))
+        .collect();
+    assert_eq!(written.len(), 16 * 4, "exactly the 16x4 in-bounds part");
+    assert!(written
+        .iter()
+        .all(|&(r, c)| (60..64).contains(&r) && (48..64).contains(&c)));
+    assert_eq!(t.iter().filter(|&&v| v == -1.0).count(), 64 * 64 - 64);
+}
+
+/// `expect` smaller than the copy: the phase completes early, the surplus goes negative.
+const SHORT_EXPECT: &str = r#"
+kernel short_expect {
+  target sm_100a, sm_90a
+  num_warps 4
+  param a_desc: tensor_desc(f32[16, 16], nvmma(64))
+  let buf = smem.alloc f32[16, 16], nvmma(64)
+  let bar = mbar.alloc 1
+  mbar.init bar[0], 1
+  mbar.expect bar[0], 512
+  tma.load a_desc[0, 0], buf, bar[0]
+  mbar.wait bar[0], 0
+  launch {
+    grid = [1]
+    tensor a: f32[16, 16] = randn()
+    a_desc = a
+  }
+}
+"#;
+
+#[test]
+fn short_expect_completes_the_phase_early_and_surplus_goes_negative() {
+    for seed in 0..8 {
+        let r = run_seed(SHORT_EXPECT, &[], seed);
+        assert_eq!(
+            r.outcome,
+            bwsim_sim::Outcome::Completed,
+            "{}",
+            rendered(SHORT_EXPECT, &r)
+        );
+        assert!(
+            r.diagnostics.iter().any(|d| d.code == "tx-mismatch"),
+            "tx-mismatch reported"
+        );
+        let text = r.trace.render(None);
+        assert!(
+            text.lines()
+                .any(|l| l.contains(" phase bar=") && l.contains("-> 1")),
+            "phase 0 completed:\n{text}"
+        );
+        assert!(
+            text.contains("tx=-512"),
+            "1024-byte copy on a 512-byte expect leaves -512:\n{text}"
+        );
+    }
+}
+
+/// gather4: rows `x_offsets` of columns `Y_OFFSET..+BLOCK_Y`, OOB rows/columns read zeros.
+const GATHER: &str = r#"
+kernel gather {
+  target sm_100a
+  num_warps 4
+  const DTYPE: dtype = bf16
+  const BLOCK_X: int = 16
+  const BLOCK_Y: int = 64
+  const Y_OFFSET: int = 48
+  const X_MAX: int = 40
+  const Y_MAX: int = 96
+  param tensor_desc: tensor_desc(DTYPE[1, BLOCK_Y], nvmma(128))
+  param x_offsets_ptr: ptr(i32)
+  param y_offset: i32
+  param out_ptr: ptr(DTYPE)
+  layout coalesced_1d = blocked([1], [32], [4], [0])
+  layout offsets_layout = slice(0, blocked([1, 4], [32, 1], [1, 4], [1, 0]))
+  layout coalesced_2d = blocked([1, 1], [1, 32], [1, 4], [1, 0])
+  let x_offsets = global.load x_offsets_ptr, arange(0, BLOCK_X, coalesced_1d)
+  let offs = convert_layout(x_offsets, offsets_layout)
+  let smem_dest = smem.alloc DTYPE[BLOCK_X, BLOCK_Y], nvmma(128)
+  let bar = mbar.alloc 1
+  mbar.init bar[0], 1
+  mbar.expect bar[0], BLOCK_X * tensor_desc.nbytes
+  tma.gather tensor_desc[offs, y_offset], smem_dest, bar[0]
+  mbar.wait bar[0], 0
+  let out = smem.load smem_dest, layout=coalesced_2d
+  let ix = expand_dims(arange(0, BLOCK_X, slice(1, coalesced_2d)), 1) * BLOCK_Y
+  let iy = expand_dims(arange(0, BLOCK_Y, slice(0, coalesced_2d)), 0)
+  global.store out_ptr, ix + iy, out
+  launch {
+    grid = [1]
+    tensor input: DTYPE[X_MAX, Y_MAX] = randn()
+    tensor x_offsets: i32[BLOCK_X] = shuffled(linspace(0 - X_MAX, 2 * X_MAX))
+    tensor out: DTYPE[BLOCK_X, BLOCK_Y] = fill(7)
+    tensor_desc = input
+    x_offsets_ptr = x_offsets
+    y_offset = Y_OFFSET
+    out_ptr = out
+    outputs = [out]
+  }
+}
+"#;
+
+#[test]
+fn gather_matches_reference() {
+    for (dt, y) in [
+        ("bf16", "48"),
+        ("bf16", "-16"),
+        ("f32", "0"),
+        ("f32", "80"),
+        ("bf16", "1000"),
+    ] {
+        let c = [("DTYPE", dt), ("Y_OFFSET", y)];
+        let r = run(GATHER, &c);
+        assert_ok(GATHER, &r);
+        let input = tensor(&r, "input");
+        let xs = values(tensor(&r, "x_offsets"));
+        let y0: i64 = y.parse().expect("int");
+        let mut want = Vec::new();
+        for &x in &xs {
+            for j in 0..64i64 {
+                let (x, gy) = (x as i64, y0 + j);
+                want.push(if (0..40).contains(&x) && (0..96).contains(&gy) {
+                    input.get_bits((x * 96 + gy) as u64)
+                } else {
+                    0
+                });
+            }
+        }
+        assert_eq!(bits(tensor(&r, "out")), want, "DTYPE={dt} Y_OFFSET={y}");
+        // tx bytes: BLOCK_X / 4 messages of 4 rows x BLOCK_Y elements.
+        let pieces: Vec<_> = r
+            .trace
+            .events
+            .iter()
+            .filter(|e| matches!(e.what, bwsim_sim::What::Piece { .. }))
+            .collect();
+        assert_eq!(pieces.len(), 4, "16 rows = 4 gather4 messages");
+    }
+}
+
+/// scatter4: out[x_offsets, Y_OFFSET..] = src; rows/columns past the end dropped.
+const SCATTER: &str = r#"
+kernel scatter {
+  target sm_100a
+  num_warps 4
+  const BLOCK_X: int = 16
+  const BLOCK_Y: int = 32
+  const Y_OFFSET: int = 16
+  param tensor_desc: tensor_desc(f32[1, BLOCK_Y], nvmma(128))
+  param x_offsets_ptr: ptr(i32)
+  param src_ptr: ptr(f32)
+  layout coalesced_1d = blocked([1], [32], [4], [0])
+  layout offsets_layout = slice(0, blocked([1, 4], [32, 1], [1, 4], [1, 0]))
+  layout coalesced_2d = blocked([1, 1], [1, 32], [1, 4], [1, 0])
+  let ix = expand_dims(arange(0, BLOCK_X, slice(1, coalesced_2d)), 1) * BLOCK_Y
+  let iy = expand_dims(arange(0, BLOCK_Y, slice(0, coalesced_2d)), 0)
+  let src = global.load src_ptr, ix + iy
+  let x_offsets = global.load x_offsets_ptr, arange(0, BLOCK_X, coalesced_1d)
+  let offs = convert_layout(x_offsets, offsets_layout)
+  let smem_src = smem.alloc f32[BLOCK_X, BLOCK_Y], nvmma(128)
+  smem.store smem_src, src
+  fence.async_shared
+  tma.scatter tensor_desc[offs, Y_OFFSET], smem_src
+  tma.store_wait 0, full=true
+  launch {
+    grid = [1]
+    tensor input: f32[24, 40] = zeros()
+    tensor x_offsets: i32[BLOCK_X] = shuffled(linspace(0, 32))
+    tensor src: f32[BLOCK_X, BLOCK_Y] = randn()
+    tensor_desc = input
+    x_offsets_ptr = x_offsets
+    src_ptr = src
+    outputs = [input]
+  }
+}
+"#;
+
+#[test]
+fn scatter_matches_reference() {
+    let r = run(SCATTER, &[]);
+    assert_ok(SCATTER, &r);
+    let xs = values(tensor(&r, "x_offsets"));
+    let src = tensor(&r, "src");
+    let mut want = vec![0u64; 24 * 40];
+    for (i, &x) in xs.iter().enumerate() {
+        for j in 0..32usize {
+            let (x, gy) = (x as usize, 16 + j);
+            if x < 24 && gy < 40 {
+                want[x * 40 + gy] = src.get_bits((i * 32 + j) as u64);
+            }
+        }
+    }
+    assert_eq!(bits(tensor(&r, "input")), want);
+}
+
+/// A rank-3 load: a [2, 4, 16] box at (1, -1, 8) of a [3, 5, 24] tensor.
+const RANK3: &str = r#"
+kernel rank3 {
+  target sm_100a
+  num_warps 4
+  layout l3 = blocked([1, 1, 1], [1, 1, 32], [1, 4, 1], [2, 1, 0])
+  param src: tensor_desc(f32[2, 4, 16], nvmma(64))
+  param out: ptr(f32)
+  let buf = smem.alloc f32[2, 4, 16], nvmma(64)
+  let bar = mbar.alloc 1
+  mbar.init bar[0], 1
+  mbar.expect bar[0], src.nbytes
+  tma.load src[1, -1, 8], buf, bar[0]
+  mbar.wait bar[0], 0
+  let v = smem.load buf, layout=l3
+  let i = expand_dims(expand_dims(arange(0, 2, slice(1, slice(2, l3))), 1), 2)
+  let j = expand_dims(expand_dims(arange(0, 4, slice(0, slice(2, l3))), 0), 2)
+  let k = expand_dims(expand_dims(arange(0, 16, slice(0, slice(1, l3))), 0), 1)
+  global.store out, i * 64 + j * 16 + k, v
+  launch {
+    grid = [1]
+    tensor t: f32[3, 5, 24] = iota()
+    tensor o: f32[2, 4, 16] = zeros()
+    src = t
+    out = o
+    outputs = [o]
+  }
+}
+"#;
+
+#[test]
+fn rank3_box_with_oob_dims() {
+    let r = run(RANK3, &[]);
+    assert_ok(RANK3, &r);
+    let mut want = Vec::new();
+    for i in 0..2i64 {
+        for j in 0..4i64 {
+            for k in 0..16i64 {
+                let (a, b, c) = (1 + i, -1 + j, 8 + k);
+                let inb = (0..3).contains(&a) && (0..5).contains(&b) && (0..24).contains(&c);
+                want.push(if inb { (a * 120 + b * 24 + c) as f64 } else { 0.0 });
+            }
+        }
+    }
+    assert_eq!(values(tensor(&r, "o")), want);
+}
