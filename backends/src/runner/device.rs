@@ -43,7 +43,10 @@ fn dtype_code(d: DType) -> sys::CUtensorMapDataType {
 /// Entry point of the hidden child subcommand: run the job in `dir`, write `report.json` and
 /// `outN.bin`. Returns the process exit code.
 pub fn child_main(dir: &Path) -> i32 {
-    let job: GpuJob = match std::fs::read(dir.join("job.json")).ok().and_then(|b| serde_json::from_slice(&b).ok()) {
+    let job: GpuJob = match std::fs::read(dir.join("job.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+    {
         Some(j) => j,
         None => {
             eprintln!("bwsim gpu child: unreadable job in {}", dir.display());
@@ -53,43 +56,83 @@ pub fn child_main(dir: &Path) -> i32 {
     let ctx = match CudaContext::new(0) {
         Ok(c) => c,
         Err(e) => {
-            write_report(dir, &ChildReport { status: Status::Setup { error: format!("no CUDA device: {e}") }, device: String::new(), times_ms: vec![] });
+            write_report(
+                dir,
+                &ChildReport {
+                    status: Status::Setup {
+                        error: format!("no CUDA device: {e}"),
+                    },
+                    device: String::new(),
+                    times_ms: vec![],
+                },
+            );
             return 1;
         }
     };
     let device = ctx.name().unwrap_or_else(|_| "unknown GPU".into());
     if job.entry.is_empty() {
         let (maj, min) = (
-            ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR).unwrap_or(0),
-            ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR).unwrap_or(0),
+            ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)
+                .unwrap_or(0),
+            ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)
+                .unwrap_or(0),
         );
-        write_report(dir, &ChildReport { status: Status::Setup { error: format!("probe: {device} (sm_{maj}{min})") }, device, times_ms: vec![] });
+        write_report(
+            dir,
+            &ChildReport {
+                status: Status::Setup {
+                    error: format!("probe: {device} (sm_{maj}{min})"),
+                },
+                device,
+                times_ms: vec![],
+            },
+        );
         return 0;
     }
     let report = match run_job(&ctx, &job, dir) {
-        Ok(times_ms) => ChildReport { status: Status::Ok, device: device.clone(), times_ms },
-        Err(status) => ChildReport { status, device: device.clone(), times_ms: vec![] },
+        Ok(times_ms) => ChildReport {
+            status: Status::Ok,
+            device: device.clone(),
+            times_ms,
+        },
+        Err(status) => ChildReport {
+            status,
+            device: device.clone(),
+            times_ms: vec![],
+        },
     };
     write_report(dir, &report);
     0
 }
 
 fn setup(e: impl std::fmt::Display, what: &str) -> Status {
-    Status::Setup { error: format!("{what}: {e}") }
+    Status::Setup {
+        error: format!("{what}: {e}"),
+    }
 }
 
 fn trap(e: &cudarc::driver::DriverError) -> Status {
     let code = code_name(e);
-    Status::Trap { error: super::cuda_error_message(&code).to_string(), code }
+    Status::Trap {
+        error: super::cuda_error_message(&code).to_string(),
+        code,
+    }
 }
 
 fn run_job(ctx: &std::sync::Arc<CudaContext>, job: &GpuJob, dir: &Path) -> Result<Vec<f32>, Status> {
     let stream = ctx.default_stream();
-    let module = ctx.load_module(Ptx::from_src(job.ptx.clone())).map_err(|e| setup(e, "PTX JIT failed"))?;
-    let f = module.load_function(&job.entry).map_err(|e| setup(e, "no such entry"))?;
+    let module = ctx
+        .load_module(Ptx::from_src(job.ptx.clone()))
+        .map_err(|e| setup(e, "PTX JIT failed"))?;
+    let f = module
+        .load_function(&job.entry)
+        .map_err(|e| setup(e, "no such entry"))?;
     if job.dynamic_smem > 48 * 1024 {
-        f.set_attribute(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, job.dynamic_smem as i32)
-            .map_err(|e| setup(e, "cannot raise the dynamic shared-memory limit"))?;
+        f.set_attribute(
+            sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            job.dynamic_smem as i32,
+        )
+        .map_err(|e| setup(e, "cannot raise the dynamic shared-memory limit"))?;
     }
     let inputs: Vec<Vec<u8>> = (0..job.tensors.len())
         .map(|i| std::fs::read(dir.join(format!("in{i}.bin"))))
@@ -106,8 +149,17 @@ fn run_job(ctx: &std::sync::Arc<CudaContext>, job: &GpuJob, dir: &Path) -> Resul
     }
     let mut maps: Vec<TensorMap> = Vec::new();
     for a in &job.args {
-        if let JobArg::TensorMap { tensor, box_dims, swizzle, nan_fill } = a {
-            let meta = job.tensors.get(*tensor).ok_or_else(|| setup("bad tensor index", "tensor map"))?;
+        if let JobArg::TensorMap {
+            tensor,
+            box_dims,
+            swizzle,
+            nan_fill,
+        } = a
+        {
+            let meta = job
+                .tensors
+                .get(*tensor)
+                .ok_or_else(|| setup("bad tensor index", "tensor map"))?;
             let (ptr, _g) = bufs[*tensor].device_ptr(&stream);
             let rank = meta.shape.len();
             let esize = (meta.dtype.bits() as u64).div_ceil(8);
@@ -152,7 +204,10 @@ fn run_job(ctx: &std::sync::Arc<CudaContext>, job: &GpuJob, dir: &Path) -> Resul
                 )
             };
             if r != sys::CUresult::CUDA_SUCCESS {
-                return Err(setup(format!("{r:?} for tensor `{}` box {box_dims:?}", meta.name), "cuTensorMapEncodeTiled failed"));
+                return Err(setup(
+                    format!("{r:?} for tensor `{}` box {box_dims:?}", meta.name),
+                    "cuTensorMapEncodeTiled failed",
+                ));
             }
             maps.push(tm);
         }
@@ -167,11 +222,15 @@ fn run_job(ctx: &std::sync::Arc<CudaContext>, job: &GpuJob, dir: &Path) -> Resul
         if rep > 0 {
             for (b, data) in bufs.iter_mut().zip(&inputs) {
                 if !data.is_empty() {
-                    stream.memcpy_htod(data, b).map_err(|e| setup(e, "re-upload failed"))?;
+                    stream
+                        .memcpy_htod(data, b)
+                        .map_err(|e| setup(e, "re-upload failed"))?;
                 }
             }
         }
-        let start = stream.record_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT)).map_err(|e| setup(e, "event"))?;
+        let start = stream
+            .record_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
+            .map_err(|e| setup(e, "event"))?;
         let scalars: Vec<Scalar> = job.args.iter().filter_map(Scalar::of).collect();
         {
             let mut b = stream.launch_builder(&f);
@@ -196,7 +255,9 @@ fn run_job(ctx: &std::sync::Arc<CudaContext>, job: &GpuJob, dir: &Path) -> Resul
             // describes it (the job was built from the same lowering).
             unsafe { b.launch(cfg) }.map_err(|e| trap(&e))?;
         }
-        let end = stream.record_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT)).map_err(|e| setup(e, "event"))?;
+        let end = stream
+            .record_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
+            .map_err(|e| setup(e, "event"))?;
         stream.synchronize().map_err(|e| trap(&e))?;
         if rep > 0 {
             times.push(start.elapsed_ms(&end).map_err(|e| setup(e, "timing"))?);
@@ -204,7 +265,8 @@ fn run_job(ctx: &std::sync::Arc<CudaContext>, job: &GpuJob, dir: &Path) -> Resul
             for (i, b) in bufs.iter().enumerate() {
                 let host: Vec<u8> = stream.clone_dtoh(b).map_err(|e| trap(&e))?;
                 let n = inputs[i].len();
-                std::fs::write(dir.join(format!("out{i}.bin")), &host[..n.min(host.len())]).map_err(|e| setup(e, "write output"))?;
+                std::fs::write(dir.join(format!("out{i}.bin")), &host[..n.min(host.len())])
+                    .map_err(|e| setup(e, "write output"))?;
             }
         }
     }

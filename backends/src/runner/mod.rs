@@ -25,10 +25,17 @@ pub use device::child_main;
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub enum JobArg {
     /// Device pointer to tensor `index`.
-    Ptr { tensor: usize },
+    Ptr {
+        tensor: usize,
+    },
     /// A `CUtensorMap` over tensor `tensor`, passed by value (`.param .align 64 .b8 [128]`).
     /// `box_dims` is outermost first, as the IR writes block shapes.
-    TensorMap { tensor: usize, box_dims: Vec<u32>, swizzle: SwizzleArg, nan_fill: bool },
+    TensorMap {
+        tensor: usize,
+        box_dims: Vec<u32>,
+        swizzle: SwizzleArg,
+        nan_fill: bool,
+    },
     U32(u32),
     I32(i32),
     I64(i64),
@@ -59,7 +66,12 @@ impl From<Swizzle> for SwizzleArg {
 impl JobArg {
     /// A tensor-map argument from the IR's descriptor facts.
     pub fn tensor_map(tensor: usize, box_dims: Vec<u32>, swizzle: Swizzle, oob: OobFill) -> JobArg {
-        JobArg::TensorMap { tensor, box_dims, swizzle: swizzle.into(), nan_fill: oob == OobFill::Nan }
+        JobArg::TensorMap {
+            tensor,
+            box_dims,
+            swizzle: swizzle.into(),
+            nan_fill: oob == OobFill::Nan,
+        }
     }
 }
 
@@ -92,9 +104,14 @@ pub enum Status {
     Ok,
     /// The kernel faulted; `error` is the CUDA error as the user would see it
     /// (`an illegal instruction was encountered`, ...), `code` the CUresult name.
-    Trap { error: String, code: String },
+    Trap {
+        error: String,
+        code: String,
+    },
     /// Setup failed before the launch (module load, tensor map encoding, ...).
-    Setup { error: String },
+    Setup {
+        error: String,
+    },
 }
 
 /// What the child reports.
@@ -110,12 +127,26 @@ pub struct ChildReport {
 #[derive(Clone, Debug)]
 pub enum Outcome {
     /// Finished: the final contents of every tensor, and timings.
-    Finished { tensors: Vec<HostTensor>, times_ms: Vec<f32>, device: String },
-    Trap { error: String, code: String, device: String },
-    Hang { after: Duration },
-    Setup { error: String },
+    Finished {
+        tensors: Vec<HostTensor>,
+        times_ms: Vec<f32>,
+        device: String,
+    },
+    Trap {
+        error: String,
+        code: String,
+        device: String,
+    },
+    Hang {
+        after: Duration,
+    },
+    Setup {
+        error: String,
+    },
     /// The child died without a report (no driver, a crash): its stderr.
-    Crashed { stderr: String },
+    Crashed {
+        stderr: String,
+    },
 }
 
 /// Errors of the runner itself (not of the kernel).
@@ -139,13 +170,24 @@ fn job_dir() -> std::io::Result<PathBuf> {
 }
 
 /// Run `job` in a child process (`exe child_arg DIR`) with a watchdog of `timeout`.
-pub fn run_isolated(exe: &Path, child_arg: &str, job: &GpuJob, inputs: &[HostTensor], timeout: Duration) -> Result<Outcome, RunnerError> {
+pub fn run_isolated(
+    exe: &Path,
+    child_arg: &str,
+    job: &GpuJob,
+    inputs: &[HostTensor],
+    timeout: Duration,
+) -> Result<Outcome, RunnerError> {
     let dir = job_dir()?;
     std::fs::write(dir.join("job.json"), serde_json::to_vec(job)?)?;
     for (i, t) in inputs.iter().enumerate() {
         std::fs::write(dir.join(format!("in{i}.bin")), &t.data)?;
     }
-    let mut child = Command::new(exe).arg(child_arg).arg(&dir).stdout(Stdio::null()).stderr(Stdio::piped()).spawn()?;
+    let mut child = Command::new(exe)
+        .arg(child_arg)
+        .arg(&dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()?;
     let start = Instant::now();
     let outcome = loop {
         if let Some(status) = child.try_wait()? {
@@ -154,20 +196,36 @@ pub fn run_isolated(exe: &Path, child_arg: &str, job: &GpuJob, inputs: &[HostTen
                 use std::io::Read;
                 let _ = e.read_to_string(&mut stderr);
             }
-            let report: Option<ChildReport> =
-                std::fs::read(dir.join("report.json")).ok().and_then(|b| serde_json::from_slice(&b).ok());
+            let report: Option<ChildReport> = std::fs::read(dir.join("report.json"))
+                .ok()
+                .and_then(|b| serde_json::from_slice(&b).ok());
             break match report {
-                None => Outcome::Crashed { stderr: format!("exit status {status}; {}", stderr.trim()) },
+                None => Outcome::Crashed {
+                    stderr: format!("exit status {status}; {}", stderr.trim()),
+                },
                 Some(r) => match r.status {
                     Status::Ok => {
                         let mut tensors = Vec::new();
                         for (i, m) in job.tensors.iter().enumerate() {
                             let data = std::fs::read(dir.join(format!("out{i}.bin")))?;
-                            tensors.push(HostTensor { name: m.name.clone(), dtype: m.dtype, shape: m.shape.clone(), data });
+                            tensors.push(HostTensor {
+                                name: m.name.clone(),
+                                dtype: m.dtype,
+                                shape: m.shape.clone(),
+                                data,
+                            });
                         }
-                        Outcome::Finished { tensors, times_ms: r.times_ms, device: r.device }
+                        Outcome::Finished {
+                            tensors,
+                            times_ms: r.times_ms,
+                            device: r.device,
+                        }
                     }
-                    Status::Trap { error, code } => Outcome::Trap { error, code, device: r.device },
+                    Status::Trap { error, code } => Outcome::Trap {
+                        error,
+                        code,
+                        device: r.device,
+                    },
                     Status::Setup { error } => Outcome::Setup { error },
                 },
             };
@@ -185,9 +243,20 @@ pub fn run_isolated(exe: &Path, child_arg: &str, job: &GpuJob, inputs: &[HostTen
 
 /// Ask a child process for the GPU's name (`Err` with the reason when there is none).
 pub fn probe(exe: &Path, child_arg: &str) -> Result<String, String> {
-    let job = GpuJob { ptx: String::new(), entry: String::new(), grid: [0; 3], block: [0; 3], dynamic_smem: 0, args: vec![], tensors: vec![], timing_reps: 0 };
+    let job = GpuJob {
+        ptx: String::new(),
+        entry: String::new(),
+        grid: [0; 3],
+        block: [0; 3],
+        dynamic_smem: 0,
+        args: vec![],
+        tensors: vec![],
+        timing_reps: 0,
+    };
     match run_isolated(exe, child_arg, &job, &[], Duration::from_secs(60)) {
-        Ok(Outcome::Setup { error }) if error.starts_with("probe:") => Ok(error.trim_start_matches("probe:").trim().to_string()),
+        Ok(Outcome::Setup { error }) if error.starts_with("probe:") => {
+            Ok(error.trim_start_matches("probe:").trim().to_string())
+        }
         Ok(Outcome::Setup { error }) => Err(error),
         Ok(Outcome::Crashed { stderr }) => Err(format!("no usable CUDA driver ({})", first_line(&stderr))),
         Ok(other) => Err(format!("unexpected probe outcome {other:?}")),
@@ -196,7 +265,12 @@ pub fn probe(exe: &Path, child_arg: &str) -> Result<String, String> {
 }
 
 fn first_line(s: &str) -> String {
-    s.lines().find(|l| !l.trim().is_empty()).unwrap_or("").chars().take(200).collect()
+    s.lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .chars()
+        .take(200)
+        .collect()
 }
 
 /// The CUDA error message for a CUresult name, as the CUDA runtime prints it.

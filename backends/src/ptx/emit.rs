@@ -1,0 +1,188 @@
+//! PTX text emission: typed virtual registers, labels, instruction lines, and the record of
+//! which IR operation produced each line.
+//!
+//! This module knows PTX syntax only (register classes, how a line is written); what the lines
+//! mean is decided by [`super::lower`].
+
+use bwsim_isa::Span;
+use std::fmt;
+
+/// The register classes the backend declares (`.reg .pred %p<N>;` and so on).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RegClass {
+    /// Predicates (`%p`): i1 values.
+    Pred,
+    /// 16-bit (`%h`): f16, bf16 and 8/16-bit integers (8-bit values live in the low byte).
+    B16,
+    /// 32-bit integers and raw bits (`%r`).
+    B32,
+    /// 32-bit floats (`%f`).
+    F32,
+    /// 64-bit integers and addresses (`%rd`).
+    B64,
+}
+
+impl RegClass {
+    const ALL: [RegClass; 5] = [RegClass::Pred, RegClass::B16, RegClass::B32, RegClass::F32, RegClass::B64];
+
+    fn index(self) -> usize {
+        match self {
+            RegClass::Pred => 0,
+            RegClass::B16 => 1,
+            RegClass::B32 => 2,
+            RegClass::F32 => 3,
+            RegClass::B64 => 4,
+        }
+    }
+    fn prefix(self) -> &'static str {
+        match self {
+            RegClass::Pred => "%p",
+            RegClass::B16 => "%h",
+            RegClass::B32 => "%r",
+            RegClass::F32 => "%f",
+            RegClass::B64 => "%rd",
+        }
+    }
+    fn decl_type(self) -> &'static str {
+        match self {
+            RegClass::Pred => ".pred",
+            RegClass::B16 => ".b16",
+            RegClass::B32 => ".b32",
+            RegClass::F32 => ".f32",
+            RegClass::B64 => ".b64",
+        }
+    }
+}
+
+/// A virtual register.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Reg {
+    pub class: RegClass,
+    pub idx: u32,
+}
+
+impl fmt::Display for Reg {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}{}", self.class.prefix(), self.idx)
+    }
+}
+
+/// Where a PTX line came from: the IR operation (or statement) and its source span.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Origin {
+    /// The operation's `.tile` name (`tma.load`), or a statement kind (`let`, `for`, `kernel`).
+    pub op: String,
+    pub span: Span,
+}
+
+/// Accumulates the body of one `.entry`.
+#[derive(Default)]
+pub struct Emitter {
+    lines: Vec<(String, Option<Origin>)>,
+    counts: [u32; 5],
+    labels: u32,
+    cur: Option<Origin>,
+}
+
+impl Emitter {
+    pub fn new() -> Emitter {
+        Emitter::default()
+    }
+
+    /// A fresh register of the class.
+    pub fn reg(&mut self, class: RegClass) -> Reg {
+        let c = &mut self.counts[class.index()];
+        let r = Reg { class, idx: *c };
+        *c += 1;
+        r
+    }
+
+    /// A fresh label name.
+    pub fn label(&mut self, hint: &str) -> String {
+        self.labels += 1;
+        format!("$L{}_{}", self.labels, hint)
+    }
+
+    /// Set the origin recorded for the following lines; returns the previous one.
+    pub fn set_origin(&mut self, o: Option<Origin>) -> Option<Origin> {
+        std::mem::replace(&mut self.cur, o)
+    }
+
+    /// One instruction (the `;` is added).
+    pub fn ins(&mut self, text: impl AsRef<str>) {
+        let t = text.as_ref();
+        self.lines.push((format!("\t{t};"), self.cur.clone()));
+    }
+
+    /// One instruction under a guard predicate (`@p ins;`), or unguarded when `None`.
+    pub fn ins_if(&mut self, pred: Option<Reg>, text: impl AsRef<str>) {
+        match pred {
+            Some(p) => self.ins(format!("@{p} {}", text.as_ref())),
+            None => self.ins(text),
+        }
+    }
+
+    /// Place a label.
+    pub fn place(&mut self, label: &str) {
+        self.lines.push((format!("{label}:"), self.cur.clone()));
+    }
+
+    /// A comment line.
+    pub fn comment(&mut self, text: impl AsRef<str>) {
+        self.lines.push((format!("\t// {}", text.as_ref()), self.cur.clone()));
+    }
+
+    /// Register declarations for every class used.
+    pub fn declarations(&self) -> Vec<String> {
+        RegClass::ALL
+            .iter()
+            .filter(|c| self.counts[c.index()] > 0)
+            .map(|c| format!("\t.reg {} {}<{}>;", c.decl_type(), c.prefix(), self.counts[c.index()]))
+            .collect()
+    }
+
+    /// The body lines with their origins.
+    pub fn into_lines(self) -> Vec<(String, Option<Origin>)> {
+        self.lines
+    }
+}
+
+/// An f32 immediate in PTX's exact hexadecimal form (`0f3F800000`).
+pub fn f32_imm(v: f64) -> String {
+    format!("0f{:08X}", (v as f32).to_bits())
+}
+
+/// A 16-bit float immediate is not writable in PTX; this gives the bits as `0xNNNN` for `mov.b16`.
+pub fn f16_bits(v: f64) -> u16 {
+    half::f16::from_f64(v).to_bits()
+}
+
+/// bf16 bits of a value (round to nearest even), for `mov.b16`.
+pub fn bf16_bits(v: f64) -> u16 {
+    half::bf16::from_f64(v).to_bits()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registers_and_declarations() {
+        let mut e = Emitter::new();
+        let a = e.reg(RegClass::B32);
+        let b = e.reg(RegClass::B32);
+        let p = e.reg(RegClass::Pred);
+        assert_eq!(a.to_string(), "%r0");
+        assert_eq!(b.to_string(), "%r1");
+        assert_eq!(p.to_string(), "%p0");
+        assert_eq!(e.declarations(), vec!["\t.reg .pred %p<1>;".to_string(), "\t.reg .b32 %r<2>;".to_string()]);
+    }
+
+    #[test]
+    fn float_immediates() {
+        assert_eq!(f32_imm(1.0), "0f3F800000");
+        assert_eq!(f32_imm(0.0), "0f00000000");
+        assert_eq!(f16_bits(1.0), 0x3C00);
+        assert_eq!(bf16_bits(1.0), 0x3F80);
+    }
+}

@@ -1,0 +1,1099 @@
+//! The walk from a [`Checked`] kernel to PTX lines.
+//!
+//! - `mod.rs` (this file): values, the kernel skeleton (prologue, partitions,
+//!   `warp_specialize`, epilogue), statements and control flow.
+//! - `expr.rs`: scalar expressions and names.
+//! - `tile.rs`: register tiles (elementwise math, layouts, conversions through shared
+//!   memory).
+//! - `ops.rs`: memory and asynchronous operations (TMA, mbarriers, fences, tcgen05, wgmma,
+//!   shared/global/tensor memory access).
+//!
+//! **Values are immutable.** A name is bound to a value held in registers; reassigning a name
+//! rebinds it. Where control flow merges (a `for` back edge, the end of an `if`), every outer
+//! name the body assigns gets "phi" registers written by parallel copies, so loops need no
+//! other bookkeeping. The one exception is wgmma, which accumulates in place into its
+//! accumulator's registers when the statement reassigns that same name (`acc = wgmma a, b,
+//! acc`), as the hardware instruction does.
+//!
+//! **Partitions.** Code outside `warp_specialize` runs on the default partition's warps;
+//! "issue" operations (TMA, mbarrier init/expect/arrive, tcgen05.mma/cp/commit) are executed by
+//! the partition's first thread, everything else by all its threads. Two flags per partition
+//! decide where a partition barrier is needed: after all-thread memory accesses and before the
+//! next issued operation (its issue must follow every thread's access), and after an issued
+//! operation that other threads must observe (mbarrier init, bulk-store waits, allocations)
+//! before the next all-thread access.
+
+mod expr;
+mod ops;
+mod tile;
+
+use super::emit::{Emitter, Origin, Reg, RegClass};
+use super::layout::LinearLayout;
+use super::smem::Geom;
+use super::{LowerError, ParamAbi, PtxModule, PTX_VERSION};
+use bwsim_isa::consts::{ConstEnv, ConstValue};
+use bwsim_isa::ir::*;
+use bwsim_isa::typeck::{AllocKind, Checked, SmemLayout, TileLayout, Ty, SMEM_CAPACITY};
+use bwsim_isa::types::{DType, ScalarTy, Target};
+use bwsim_isa::Span;
+use std::collections::{BTreeSet, HashMap};
+
+pub(super) type LResult<T> = Result<T, LowerError>;
+
+/// A 32-bit shared-window address: `reg + off`.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Addr {
+    pub reg: Reg,
+    pub off: i64,
+}
+
+/// A register tile.
+#[derive(Clone, Debug)]
+pub(super) struct Tile {
+    pub dtype: DType,
+    pub ll: LinearLayout,
+    /// One register per register index of `ll`.
+    pub regs: Vec<Reg>,
+    /// A layout of the tile's rank that `ll` equals for this shape (kept through
+    /// `expand_dims` of a slice), used to pick the layout of broadcasts.
+    pub parent: Option<TileLayout>,
+}
+
+/// A view of shared memory.
+#[derive(Clone, Debug)]
+pub(super) struct SmemView {
+    /// The region the base points at (dtype, logical shape, layout).
+    pub geom: Geom,
+    /// The view's shape and its offsets in the region (both of the region's rank).
+    pub shape: Vec<u32>,
+    pub offsets: Vec<u32>,
+    pub base: Addr,
+    /// Guaranteed alignment of `base` (bytes).
+    pub align: u64,
+    pub alloc: usize,
+}
+
+/// A view of tensor memory.
+#[derive(Clone, Debug)]
+pub(super) struct TmemView {
+    pub dtype: DType,
+    /// Logical shape of the region `base` points at, `[.., M, N]`.
+    pub full: Vec<u32>,
+    pub shape: Vec<u32>,
+    pub offsets: Vec<u32>,
+    pub block: [u32; 2],
+    pub col_stride: u32,
+    pub scales: bool,
+    /// TMEM address (lane 0) of the region: `reg + dynamic + cols`.
+    pub reg: Reg,
+    pub dynamic: Option<Reg>,
+    pub cols: u32,
+}
+
+/// A value bound to a name or produced by an expression.
+#[derive(Clone, Debug)]
+pub(super) enum Val {
+    Int(i64),
+    Bool(bool),
+    Float(f64),
+    Scalar(ScalarTy, Reg),
+    Tile(Tile),
+    Smem(SmemView),
+    Tmem(TmemView),
+    /// An mbarrier (count `None`) or an array of them.
+    Mbar { base: Addr, count: Option<u32> },
+    /// A tensor-descriptor parameter (by IR name).
+    Desc(String),
+    /// A global pointer parameter: element type and 64-bit generic address.
+    Ptr(DType, Reg),
+    Tuple(Vec<Val>),
+    Layout(TileLayout),
+    DType(DType),
+}
+
+impl Val {
+    fn kind(&self) -> &'static str {
+        match self {
+            Val::Int(_) | Val::Bool(_) | Val::Float(_) => "a constant",
+            Val::Scalar(..) => "a scalar",
+            Val::Tile(_) => "a register tile",
+            Val::Smem(_) => "a shared-memory view",
+            Val::Tmem(_) => "a tensor-memory view",
+            Val::Mbar { .. } => "an mbarrier",
+            Val::Desc(_) => "a tensor descriptor",
+            Val::Ptr(..) => "a pointer",
+            Val::Tuple(_) => "a tuple",
+            Val::Layout(_) => "a layout",
+            Val::DType(_) => "an element type",
+        }
+    }
+}
+
+/// The partition whose code is being emitted.
+#[derive(Clone, Debug)]
+pub(super) struct Part {
+    pub index: usize,
+    pub first_warp: u32,
+    pub warps: u32,
+    /// Named barrier of the partition (`bar.sync id, 32 * warps`).
+    pub bar: u32,
+    /// True on the partition's first thread.
+    pub leader: Reg,
+    /// Warp index within the partition.
+    pub pwarp: Reg,
+    /// All-thread memory accesses since the last partition barrier.
+    pub all_dirty: bool,
+    /// Issued operations others must observe since the last partition barrier.
+    pub issue_dirty: bool,
+}
+
+/// Registers defined in the prologue (they dominate the whole kernel).
+pub(super) struct KernelRegs {
+    pub tid: Reg,
+    pub warp: Reg,
+    pub lane: Reg,
+    pub smem: Reg,
+    pub tmem: Option<Reg>,
+    /// Per IR parameter name.
+    pub params: HashMap<String, Val>,
+    /// Tensor-map generic addresses and shape registers per descriptor parameter.
+    pub tmaps: HashMap<String, (Reg, Vec<Reg>)>,
+}
+
+/// Backend-private shared memory after the plan.
+struct Reserved {
+    /// Next free byte for slots.
+    next: u32,
+    /// Offset of the kernel-level TMEM address slot.
+    tmem_slot: Option<u32>,
+}
+
+pub(super) struct Lowerer<'c, 'k> {
+    pub ck: &'c Checked<'k>,
+    pub consts: ConstEnv,
+    pub e: Emitter,
+    scopes: Vec<HashMap<String, Val>>,
+    pub k: KernelRegs,
+    pub part: Part,
+    /// Scratch bytes each partition needs (index = partition index).
+    pub scratch: Vec<u32>,
+    reserved: Reserved,
+    /// Nesting of control flow (warp_specialize must be at depth 0).
+    depth: usize,
+    end_label: String,
+    ws_done: bool,
+    /// The name a statement assigns, while lowering its right-hand side (for in-place wgmma).
+    pub assign_target: Option<String>,
+}
+
+pub(super) fn unsupported(op: &str, span: Span, reason: impl Into<String>) -> LowerError {
+    LowerError::Unsupported { op: op.to_string(), span, reason: reason.into() }
+}
+
+pub(super) fn invalid(op: &str, span: Span, reason: impl Into<String>) -> LowerError {
+    LowerError::Invalid { op: op.to_string(), span, reason: reason.into() }
+}
+
+/// Register class holding a scalar type.
+pub(super) fn scalar_class(t: ScalarTy) -> RegClass {
+    match t {
+        ScalarTy::I1 => RegClass::Pred,
+        ScalarTy::I32 => RegClass::B32,
+        ScalarTy::I64 => RegClass::B64,
+        ScalarTy::F32 => RegClass::F32,
+    }
+}
+
+/// Register class holding one element of a tile.
+pub(super) fn dtype_class(d: DType) -> Option<RegClass> {
+    match d {
+        DType::F32 | DType::TF32 => Some(RegClass::F32),
+        DType::I32 | DType::U32 => Some(RegClass::B32),
+        DType::I64 | DType::U64 => Some(RegClass::B64),
+        DType::I1 => Some(RegClass::Pred),
+        DType::F16 | DType::BF16 | DType::I16 | DType::U16 | DType::I8 | DType::U8 | DType::F8E4M3 | DType::F8E5M2 | DType::UE8M0 | DType::UE4M3 => {
+            Some(RegClass::B16)
+        }
+        DType::F4E2M1 => None,
+    }
+}
+
+/// Layout of the warps: (first warp, warps) per partition, and the total warp count.
+pub(super) fn warp_plan(ck: &Checked) -> (Vec<(u32, u32)>, u32) {
+    let mut parts = vec![(0, ck.num_warps)];
+    let mut next = ck.num_warps;
+    for (_, w, _) in &ck.workers {
+        if w % 4 == 0 {
+            next = next.div_ceil(4) * 4;
+        }
+        parts.push((next, *w));
+        next += w;
+    }
+    let total = if ck.workers.is_empty() { next } else { next.div_ceil(4) * 4 };
+    (parts, total)
+}
+
+pub(super) fn lower(ck: &Checked) -> Result<PtxModule, LowerError> {
+    let kspan = ck.kernel.name.span;
+    let (plan, total_warps) = warp_plan(ck);
+    let threads = total_warps * 32;
+    if threads > 1024 {
+        return Err(invalid("kernel", kspan, format!("{total_warps} warps exceed the 32 warps of a CTA")));
+    }
+    let mut e = Emitter::new();
+    e.set_origin(Some(Origin { op: "kernel".into(), span: kspan }));
+    let tid = e.reg(RegClass::B32);
+    let warp = e.reg(RegClass::B32);
+    let lane = e.reg(RegClass::B32);
+    let smem = e.reg(RegClass::B32);
+    e.ins(format!("mov.u32 {tid}, %tid.x"));
+    e.ins(format!("shr.u32 {warp}, {tid}, 5"));
+    e.ins(format!("and.b32 {lane}, {tid}, 31"));
+    e.ins(format!("mov.u32 {smem}, smem"));
+
+    // Parameters.
+    let mut abi = Vec::new();
+    let mut params = HashMap::new();
+    let mut tmaps = HashMap::new();
+    for p in &ck.params {
+        let pname = format!("p_{}", p.name);
+        match &p.ty {
+            Ty::Scalar(s) => {
+                let (ty, ld) = match s {
+                    ScalarTy::I32 | ScalarTy::I1 => ("u32", "u32"),
+                    ScalarTy::I64 => ("u64", "u64"),
+                    ScalarTy::F32 => ("f32", "f32"),
+                };
+                let st = if *s == ScalarTy::I1 { ScalarTy::I32 } else { *s };
+                let r = e.reg(scalar_class(st));
+                e.ins(format!("ld.param.{ld} {r}, [{pname}]"));
+                params.insert(p.name.clone(), Val::Scalar(st, r));
+                abi.push(ParamAbi::Scalar { ir_name: p.name.clone(), ptx_name: pname, ty });
+            }
+            Ty::Ptr(d) => {
+                let r = e.reg(RegClass::B64);
+                e.ins(format!("ld.param.u64 {r}, [{pname}]"));
+                e.ins(format!("cvta.to.global.u64 {r}, {r}"));
+                params.insert(p.name.clone(), Val::Ptr(*d, r));
+                abi.push(ParamAbi::Pointer { ir_name: p.name.clone(), ptx_name: pname, dtype: *d });
+            }
+            Ty::Desc(d) => {
+                let r = e.reg(RegClass::B64);
+                e.ins(format!("mov.b64 {r}, {pname}"));
+                e.ins(format!("cvta.param.u64 {r}, {r}"));
+                let span_b = d.layout.swizzle().bytes();
+                let mut box_dims = d.block.clone();
+                if let Some(last) = box_dims.last_mut() {
+                    let bytes = *last as u64 * d.dtype.bits() as u64 / 8;
+                    if span_b > 0 && bytes > span_b as u64 {
+                        *last = span_b * 8 / d.dtype.bits();
+                    }
+                }
+                abi.push(ParamAbi::TensorMap {
+                    ir_name: p.name.clone(),
+                    ptx_name: pname.clone(),
+                    dtype: d.dtype,
+                    block: d.block.clone(),
+                    box_dims,
+                    swizzle_bytes: span_b,
+                    oob: d.oob.name(),
+                });
+                let mut shape_regs = Vec::new();
+                for i in 0..d.block.len() {
+                    let sname = format!("{pname}_shape{i}");
+                    let sr = e.reg(RegClass::B32);
+                    e.ins(format!("ld.param.u32 {sr}, [{sname}]"));
+                    shape_regs.push(sr);
+                    abi.push(ParamAbi::DescShape { ir_name: p.name.clone(), ptx_name: sname, dim: i });
+                }
+                tmaps.insert(p.name.clone(), (r, shape_regs));
+                params.insert(p.name.clone(), Val::Desc(p.name.clone()));
+            }
+            other => return Err(invalid("param", p.span, format!("parameter of type {}", other.describe()))),
+        }
+    }
+
+    // Backend-private shared memory after the plan.
+    let mut reserved = Reserved { next: ck.smem_bytes.div_ceil(16) * 16, tmem_slot: None };
+
+    // Kernel-level TMEM (the non-manual allocations), allocated by warp 0.
+    let mut tmem = None;
+    if ck.tmem_cols > 0 {
+        let ncols = ck.tmem_cols.max(32).next_power_of_two();
+        if ncols > 512 {
+            return Err(invalid("tmem.alloc", kspan, format!("{} TMEM columns needed", ck.tmem_cols)));
+        }
+        let slot = reserved.next;
+        reserved.next += 16;
+        reserved.tmem_slot = Some(slot);
+        let has_manual = ck.allocs.iter().any(|a| a.manual);
+        let p = e.reg(RegClass::Pred);
+        let skip = e.label("tmem_alloc_done");
+        e.comment(format!("allocate {ncols} TMEM columns for the kernel's scoped tensor-memory buffers"));
+        e.ins(format!("setp.ne.u32 {p}, {warp}, 0"));
+        e.ins(format!("@{p} bra {skip}"));
+        e.ins(format!("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [{smem}+{slot}], {ncols}"));
+        if !has_manual {
+            e.ins("tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned");
+        }
+        e.place(&skip);
+        e.ins("tcgen05.fence::before_thread_sync");
+        e.ins("bar.sync 0");
+        e.ins("tcgen05.fence::after_thread_sync");
+        let t = e.reg(RegClass::B32);
+        e.ins(format!("ld.shared.b32 {t}, [{smem}+{slot}]"));
+        tmem = Some((t, ncols));
+    }
+
+    let leader = e.reg(RegClass::Pred);
+    e.ins(format!("setp.eq.u32 {leader}, {tid}, 0"));
+    let end_label = e.label("kernel_end");
+    let part = Part {
+        index: 0,
+        first_warp: 0,
+        warps: plan[0].1,
+        bar: 1,
+        leader,
+        pwarp: warp,
+        all_dirty: false,
+        issue_dirty: false,
+    };
+    let k = KernelRegs { tid, warp, lane, smem, tmem: tmem.map(|t| t.0), params, tmaps };
+    let mut lw = Lowerer {
+        ck,
+        consts: ck.consts.clone(),
+        e,
+        scopes: vec![HashMap::new()],
+        k,
+        part,
+        scratch: vec![0; plan.len()],
+        reserved,
+        depth: 0,
+        end_label: end_label.clone(),
+        ws_done: false,
+        assign_target: None,
+    };
+    if !ck.workers.is_empty() {
+        // Worker warps skip the code before warp_specialize.
+        let p = lw.e.reg(RegClass::Pred);
+        lw.e.ins(format!("setp.ge.u32 {p}, {warp}, {}", ck.num_warps));
+        lw.e.ins(format!("@{p} bra $ws_entry"));
+    }
+    lw.block_in_place(&ck.kernel.body)?;
+    if !ck.workers.is_empty() && !lw.ws_done {
+        return Err(invalid("warp_specialize", kspan, "workers were declared but no warp_specialize region was lowered"));
+    }
+
+    // Epilogue: free kernel-level TMEM once every warp is done with it.
+    let mut e = lw.e;
+    e.set_origin(Some(Origin { op: "kernel".into(), span: kspan }));
+    e.place(&end_label);
+    if let Some((t, ncols)) = tmem {
+        let p = e.reg(RegClass::Pred);
+        let skip = e.label("tmem_dealloc_done");
+        e.ins("tcgen05.fence::before_thread_sync");
+        e.ins("bar.sync 0");
+        e.ins(format!("setp.ne.u32 {p}, {warp}, 0"));
+        e.ins(format!("@{p} bra {skip}"));
+        e.ins("tcgen05.fence::after_thread_sync");
+        e.ins(format!("tcgen05.dealloc.cta_group::1.sync.aligned.b32 {t}, {ncols}"));
+        e.place(&skip);
+    }
+    e.ins("ret");
+
+    // Scratch areas, one per partition, after the private slots.
+    let mut scratch_off = Vec::new();
+    let mut top = lw.reserved.next.div_ceil(128) * 128;
+    for &s in &lw.scratch {
+        scratch_off.push(top);
+        top += s.div_ceil(128) * 128;
+    }
+    if top > SMEM_CAPACITY {
+        return Err(invalid(
+            "kernel",
+            kspan,
+            format!(
+                "needs {top} bytes of shared memory with the backend's slots and layout-conversion scratch ({} in the plan); a CTA has {SMEM_CAPACITY}",
+                ck.smem_bytes
+            ),
+        ));
+    }
+
+    // Assemble the module.
+    let name = ck.kernel.name.name.clone();
+    let mut out: Vec<(String, Option<Origin>)> = Vec::new();
+    let mut push = |s: String| out.push((s, None));
+    push(format!("// bwsim PTX backend: kernel `{name}` for {}", ck.target));
+    push(format!("// launch: blockDim = ({threads}, 1, 1), dynamic shared memory = {top} bytes"));
+    push(format!(".version {PTX_VERSION}"));
+    push(format!(".target {}", ck.target.name()));
+    push(".address_size 64".into());
+    push(String::new());
+    push(".extern .shared .align 1024 .b8 smem[];".into());
+    push(String::new());
+    push(format!(".visible .entry {name}("));
+    let n = abi.len();
+    for (i, a) in abi.iter().enumerate() {
+        let decl = match a {
+            ParamAbi::Scalar { ty, .. } => format!(".param .{ty} {}", a.ptx_name()),
+            ParamAbi::Pointer { .. } => format!(".param .u64 {}", a.ptx_name()),
+            ParamAbi::TensorMap { .. } => format!(".param .align 64 .b8 {}[128]", a.ptx_name()),
+            ParamAbi::DescShape { .. } => format!(".param .u32 {}", a.ptx_name()),
+        };
+        push(format!("\t{decl}{}", if i + 1 < n { "," } else { "" }));
+    }
+    push(")".into());
+    push(format!(".maxntid {threads}, 1, 1"));
+    push("{".into());
+    for d in e.declarations() {
+        push(d);
+    }
+    for (l, o) in e.into_lines() {
+        let mut l = l;
+        if l.contains("__SCRATCH") {
+            for (i, off) in scratch_off.iter().enumerate() {
+                l = l.replace(&format!("__SCRATCH{i}__"), &off.to_string());
+            }
+        }
+        out.push((l, o));
+    }
+    out.push(("}".into(), None));
+    let mut text = String::new();
+    let mut origins = Vec::with_capacity(out.len());
+    for (l, o) in out {
+        text.push_str(&l);
+        text.push('\n');
+        origins.push(o);
+    }
+    Ok(PtxModule {
+        text,
+        entry: name,
+        target: ck.target,
+        block_dim: [threads, 1, 1],
+        dynamic_smem_bytes: top,
+        params: abi,
+        line_origins: origins,
+    })
+}
+
+/// Names assigned (not `let`) anywhere in a block, nested blocks included.
+fn assigned_names(b: &Block, out: &mut BTreeSet<String>) {
+    walk_block(b, &mut |s| {
+        if let StmtKind::Assign { names, .. } = &s.kind {
+            for n in names {
+                out.insert(n.name.clone());
+            }
+        }
+    });
+}
+
+impl<'c, 'k> Lowerer<'c, 'k> {
+    pub fn target(&self) -> Target {
+        self.ck.target
+    }
+
+    // ----- scopes -----
+
+    pub fn lookup_var(&self, name: &str) -> Option<&Val> {
+        self.scopes.iter().rev().find_map(|s| s.get(name))
+    }
+
+    fn declare(&mut self, name: &str, v: Val) {
+        if let Some(s) = self.scopes.last_mut() {
+            s.insert(name.to_string(), v);
+        }
+    }
+
+    /// Rebind an existing name in the scope that declares it.
+    fn rebind(&mut self, name: &str, v: Val) -> bool {
+        for s in self.scopes.iter_mut().rev() {
+            if let Some(slot) = s.get_mut(name) {
+                *slot = v;
+                return true;
+            }
+        }
+        false
+    }
+
+    // ----- barriers -----
+
+    /// `bar.sync` of the current partition.
+    pub fn part_barrier(&mut self) {
+        let n = self.part.warps * 32;
+        if self.part.index == 0 && self.ck.workers.is_empty() {
+            self.e.ins("bar.sync 0");
+        } else {
+            self.e.ins(format!("bar.sync {}, {n}", self.part.bar));
+        }
+        self.part.all_dirty = false;
+        self.part.issue_dirty = false;
+    }
+
+    /// Before an operation issued by the partition's first thread.
+    pub fn before_issue(&mut self) {
+        if self.part.warps > 1 && self.part.all_dirty {
+            self.part_barrier();
+        }
+    }
+
+    /// Before an all-thread access that must observe earlier issued operations.
+    pub fn before_all_access(&mut self) {
+        if self.part.warps > 1 && self.part.issue_dirty {
+            self.part_barrier();
+        }
+        if self.part.warps == 1 && self.part.issue_dirty {
+            self.e.ins("bar.warp.sync -1");
+            self.part.issue_dirty = false;
+        }
+    }
+
+    /// The predicate of an issue operation: the leader, and `pred` when given.
+    pub fn issue_pred(&mut self, pred: Option<Reg>) -> Reg {
+        match pred {
+            None => self.part.leader,
+            Some(p) => {
+                let q = self.e.reg(RegClass::Pred);
+                self.e.ins(format!("and.pred {q}, {}, {p}", self.part.leader));
+                q
+            }
+        }
+    }
+
+    // ----- statements -----
+
+    fn origin_of(s: &Stmt) -> Origin {
+        let op = match &s.kind {
+            StmtKind::Let { value: Rhs::Op(op), .. } | StmtKind::Assign { value: Rhs::Op(op), .. } | StmtKind::Op(op) => op.kind.name().to_string(),
+            StmtKind::Let { names, .. } => format!("let {}", names.iter().map(|n| n.name.as_str()).collect::<Vec<_>>().join(", ")),
+            StmtKind::Assign { names, .. } => names.iter().map(|n| n.name.as_str()).collect::<Vec<_>>().join(", ") + " =",
+            StmtKind::For { unrolled: true, .. } => "static_for".into(),
+            StmtKind::For { .. } => "for".into(),
+            StmtKind::If { .. } => "if".into(),
+            StmtKind::WarpSpecialize { .. } => "warp_specialize".into(),
+            StmtKind::StaticAssert { .. } => "static_assert".into(),
+        };
+        Origin { op, span: s.span }
+    }
+
+    fn block(&mut self, b: &Block) -> LResult<()> {
+        self.scopes.push(HashMap::new());
+        let r = self.block_in_place(b);
+        self.scopes.pop();
+        r
+    }
+
+    /// The statements of a block in the current scope (kernel body, constant `if` branches).
+    fn block_in_place(&mut self, b: &Block) -> LResult<()> {
+        for s in &b.stmts {
+            let prev = self.e.set_origin(Some(Self::origin_of(s)));
+            let r = self.stmt(s);
+            self.e.set_origin(prev);
+            r?;
+        }
+        Ok(())
+    }
+
+    fn stmt(&mut self, s: &Stmt) -> LResult<()> {
+        match &s.kind {
+            StmtKind::Let { names, value } => {
+                let v = self.rhs(value, None)?;
+                let vals = self.destructure(names, v, s.span)?;
+                for (n, v) in names.iter().zip(vals) {
+                    let bare = matches!(value, Rhs::Expr(e) if e.as_name().is_some());
+                    let v = self.materialize(v, bare, s.span)?;
+                    self.declare(&n.name, v);
+                }
+                Ok(())
+            }
+            StmtKind::Assign { names, value } => {
+                let target = if names.len() == 1 { Some(names[0].name.clone()) } else { None };
+                let v = self.rhs(value, target)?;
+                let vals = self.destructure(names, v, s.span)?;
+                for (n, v) in names.iter().zip(vals) {
+                    let old = self.lookup_var(&n.name).cloned().ok_or_else(|| invalid("=", n.span, format!("`{}` is not a variable", n.name)))?;
+                    let v = self.coerce_like(&old, v, s.span)?;
+                    self.rebind(&n.name, v);
+                }
+                Ok(())
+            }
+            StmtKind::Op(op) => {
+                self.op(op)?;
+                Ok(())
+            }
+            StmtKind::For { var, start, end, step, body, unrolled } => {
+                if *unrolled {
+                    self.static_for(var, start, end, step.as_ref(), body, s.span)
+                } else {
+                    self.dynamic_for(var, start, end, step.as_ref(), body, s.span)
+                }
+            }
+            StmtKind::If { cond, then_body, else_body } => {
+                if let Some(c) = self.try_const(cond)? {
+                    let taken = match c {
+                        Val::Bool(b) => b,
+                        Val::Int(i) => i != 0,
+                        _ => return Err(invalid("if", cond.span, "constant condition is not a boolean")),
+                    };
+                    if taken {
+                        self.block_in_place(then_body)
+                    } else if let Some(e) = else_body {
+                        self.block_in_place(e)
+                    } else {
+                        Ok(())
+                    }
+                } else {
+                    self.dynamic_if(cond, then_body, else_body.as_ref(), s.span)
+                }
+            }
+            StmtKind::WarpSpecialize { default, workers } => self.warp_specialize(default, workers, s.span),
+            StmtKind::StaticAssert { .. } => Ok(()),
+        }
+    }
+
+    fn rhs(&mut self, r: &Rhs, target: Option<String>) -> LResult<Val> {
+        match r {
+            Rhs::Expr(e) => self.expr(e),
+            Rhs::Op(op) => {
+                let prev = std::mem::replace(&mut self.assign_target, target);
+                let v = self.op(op);
+                self.assign_target = prev;
+                v?.ok_or_else(|| invalid(op.kind.name(), op.span, "produces no value"))
+            }
+        }
+    }
+
+    fn destructure(&self, names: &[Ident], v: Val, span: Span) -> LResult<Vec<Val>> {
+        if names.len() == 1 {
+            return Ok(vec![v]);
+        }
+        match v {
+            Val::Tuple(vs) if vs.len() == names.len() => Ok(vs),
+            other => Err(invalid("let", span, format!("{} names bound to {}", names.len(), other.kind()))),
+        }
+    }
+
+    /// What a `let` binds: constants and scalars get registers of their own (so that a later
+    /// assignment can rebind them in loops); a tile named bare (`let c = acc`) is copied so
+    /// that an in-place wgmma on `acc` cannot change `c`.
+    fn materialize(&mut self, v: Val, bare: bool, span: Span) -> LResult<Val> {
+        match v {
+            Val::Int(_) | Val::Bool(_) | Val::Float(_) | Val::Scalar(..) => {
+                let t = self.scalar_ty_of(&v).ok_or_else(|| invalid("let", span, "not a scalar"))?;
+                let op = self.scalar_operand(&v, t, span)?;
+                let r = self.e.reg(scalar_class(t));
+                self.mov(r, &op);
+                Ok(Val::Scalar(t, r))
+            }
+            Val::Tile(t) if bare => Ok(Val::Tile(self.copy_tile(&t))),
+            other => Ok(other),
+        }
+    }
+
+    /// Convert an assigned value to the type of the name's current value.
+    fn coerce_like(&mut self, old: &Val, v: Val, span: Span) -> LResult<Val> {
+        match old {
+            Val::Scalar(t, _) => {
+                let op = self.scalar_operand(&v, *t, span)?;
+                match (&v, &op) {
+                    (Val::Scalar(vt, r), _) if vt == t => Ok(Val::Scalar(*t, *r)),
+                    _ => {
+                        let r = self.e.reg(scalar_class(*t));
+                        self.mov(r, &op);
+                        Ok(Val::Scalar(*t, r))
+                    }
+                }
+            }
+            Val::Tile(ot) => match v {
+                Val::Tile(nt) => {
+                    if nt.ll == ot.ll {
+                        Ok(Val::Tile(nt))
+                    } else {
+                        let c = self.convert(&nt, &ot.ll, span)?;
+                        Ok(Val::Tile(c))
+                    }
+                }
+                other => Err(invalid("=", span, format!("assigning {} to a tile", other.kind()))),
+            },
+            _ => Ok(v),
+        }
+    }
+
+    /// `mov` of an operand into a register of the same class.
+    pub fn mov(&mut self, dst: Reg, src: &str) {
+        if dst.to_string() == src {
+            return;
+        }
+        let ty = match dst.class {
+            RegClass::Pred => {
+                match src {
+                    "1" | "true" => self.e.ins(format!("setp.eq.u32 {dst}, 0, 0")),
+                    "0" | "false" => self.e.ins(format!("setp.ne.u32 {dst}, 0, 0")),
+                    _ => self.e.ins(format!("mov.pred {dst}, {src}")),
+                }
+                return;
+            }
+            RegClass::B16 => "b16",
+            RegClass::B32 => "b32",
+            RegClass::F32 => "f32",
+            RegClass::B64 => "b64",
+        };
+        self.e.ins(format!("mov.{ty} {dst}, {src}"));
+    }
+
+    // ----- control flow -----
+
+    fn static_for(&mut self, var: &Ident, start: &Expr, end: &Expr, step: Option<&Expr>, body: &Block, span: Span) -> LResult<()> {
+        let a = self.consts.int(start).map_err(|d| invalid("static_for", span, d.message))?;
+        let b = self.consts.int(end).map_err(|d| invalid("static_for", span, d.message))?;
+        let st = match step {
+            Some(e) => self.consts.int(e).map_err(|d| invalid("static_for", span, d.message))?,
+            None => 1,
+        };
+        if st <= 0 {
+            return Err(invalid("static_for", span, "step must be positive"));
+        }
+        let prev = self.consts.get(&var.name);
+        let mut i = a;
+        self.depth += 1;
+        let mut r = Ok(());
+        while i < b {
+            self.consts.bind(&var.name, ConstValue::Int(i));
+            self.scopes.push(HashMap::new());
+            r = self.block(body);
+            self.scopes.pop();
+            if r.is_err() {
+                break;
+            }
+            i += st;
+        }
+        self.depth -= 1;
+        match prev {
+            Some(v) => self.consts.bind(&var.name, v),
+            None => self.consts.unbind(&var.name),
+        }
+        r
+    }
+
+    /// Phi registers for the outer names a region assigns: each gets fresh registers holding
+    /// its current value, and is rebound to them.
+    fn make_phis(&mut self, body: &[&Block], span: Span) -> LResult<Vec<(String, Val)>> {
+        let mut names = BTreeSet::new();
+        for b in body {
+            assigned_names(b, &mut names);
+        }
+        let mut phis = Vec::new();
+        for n in names {
+            let Some(cur) = self.lookup_var(&n).cloned() else { continue };
+            let phi = self.fresh_like(&cur, span)?;
+            self.parallel_copy(&[(phi.clone(), cur)], span)?;
+            self.rebind(&n, phi.clone());
+            phis.push((n, phi));
+        }
+        Ok(phis)
+    }
+
+    /// Fresh registers with the shape of a value.
+    fn fresh_like(&mut self, v: &Val, span: Span) -> LResult<Val> {
+        Ok(match v {
+            Val::Scalar(t, _) => Val::Scalar(*t, self.e.reg(scalar_class(*t))),
+            Val::Tile(t) => {
+                let regs = t.regs.iter().map(|r| self.e.reg(r.class)).collect();
+                Val::Tile(Tile { regs, ..t.clone() })
+            }
+            Val::Smem(s) => {
+                let reg = self.e.reg(RegClass::B32);
+                Val::Smem(SmemView { base: Addr { reg, off: 0 }, ..s.clone() })
+            }
+            Val::Tmem(t) => {
+                let reg = self.e.reg(RegClass::B32);
+                Val::Tmem(TmemView { dynamic: Some(reg), cols: 0, ..t.clone() })
+            }
+            other => return Err(unsupported("=", span, format!("reassigning {} inside a loop or a dynamic `if`", other.kind()))),
+        })
+    }
+
+    /// Copy each source value into its phi registers, all reads before all writes.
+    fn parallel_copy(&mut self, pairs: &[(Val, Val)], span: Span) -> LResult<()> {
+        let mut moves: Vec<(Reg, String)> = Vec::new();
+        for (phi, src) in pairs {
+            match (phi, src) {
+                (Val::Scalar(t, d), s) => {
+                    let op = self.scalar_operand(s, *t, span)?;
+                    moves.push((*d, op));
+                }
+                (Val::Tile(pt), Val::Tile(st)) => {
+                    let st = if st.ll == pt.ll { st.clone() } else { self.convert(st, &pt.ll, span)? };
+                    for (d, s) in pt.regs.iter().zip(&st.regs) {
+                        moves.push((*d, s.to_string()));
+                    }
+                }
+                (Val::Smem(ps), Val::Smem(ss)) => {
+                    if ps.geom != ss.geom || ps.shape != ss.shape || ps.offsets != ss.offsets {
+                        return Err(unsupported("=", span, "a shared-memory view reassigned with another shape or layout in a loop"));
+                    }
+                    let r = self.addr_reg(&ss.base);
+                    moves.push((ps.base.reg, r.to_string()));
+                }
+                (Val::Tmem(pt), Val::Tmem(st)) => {
+                    if pt.shape != st.shape || pt.offsets != st.offsets || pt.reg != st.reg {
+                        return Err(unsupported("=", span, "a tensor-memory view reassigned with another shape in a loop"));
+                    }
+                    let r = self.e.reg(RegClass::B32);
+                    match st.dynamic {
+                        Some(d) => self.e.ins(format!("add.u32 {r}, {d}, {}", st.cols)),
+                        None => self.e.ins(format!("mov.u32 {r}, {}", st.cols)),
+                    }
+                    if let Some(d) = pt.dynamic {
+                        moves.push((d, r.to_string()));
+                    }
+                }
+                (p, s) => return Err(unsupported("=", span, format!("merging {} into {}", s.kind(), p.kind()))),
+            }
+        }
+        let dsts: BTreeSet<String> = moves.iter().map(|(d, _)| d.to_string()).collect();
+        let conflict = moves.iter().any(|(d, s)| dsts.contains(s) && &d.to_string() != s);
+        if conflict {
+            let mut tmp = Vec::new();
+            for (d, s) in &moves {
+                let t = self.e.reg(d.class);
+                self.mov(t, s);
+                tmp.push((*d, t));
+            }
+            for (d, t) in tmp {
+                self.mov(d, &t.to_string());
+            }
+        } else {
+            for (d, s) in moves {
+                self.mov(d, &s);
+            }
+        }
+        Ok(())
+    }
+
+    /// Register holding a shared address.
+    pub fn addr_reg(&mut self, a: &Addr) -> Reg {
+        if a.off == 0 {
+            return a.reg;
+        }
+        let r = self.e.reg(RegClass::B32);
+        self.e.ins(format!("add.u32 {r}, {}, {}", a.reg, a.off));
+        r
+    }
+
+    fn back_edge(&mut self, phis: &[(String, Val)], span: Span) -> LResult<()> {
+        let mut pairs = Vec::new();
+        for (n, phi) in phis {
+            if let Some(cur) = self.lookup_var(n).cloned() {
+                pairs.push((phi.clone(), cur));
+            }
+        }
+        self.parallel_copy(&pairs, span)
+    }
+
+    fn restore_phis(&mut self, phis: &[(String, Val)]) {
+        for (n, phi) in phis {
+            self.rebind(n, phi.clone());
+        }
+    }
+
+    fn dynamic_for(&mut self, var: &Ident, start: &Expr, end: &Expr, step: Option<&Expr>, body: &Block, span: Span) -> LResult<()> {
+        let s = self.expr(start)?;
+        let e = self.expr(end)?;
+        let s = self.scalar_operand(&s, ScalarTy::I32, start.span)?;
+        let e_op = self.scalar_operand(&e, ScalarTy::I32, end.span)?;
+        let endr = self.e.reg(RegClass::B32);
+        self.mov(endr, &e_op);
+        let (step_op, negative) = match step {
+            None => ("1".to_string(), false),
+            Some(x) => {
+                let v = self.expr(x)?;
+                let neg = matches!(v, Val::Int(i) if i < 0);
+                if matches!(v, Val::Int(0)) {
+                    return Err(invalid("for", x.span, "step 0"));
+                }
+                let o = self.scalar_operand(&v, ScalarTy::I32, x.span)?;
+                let r = self.e.reg(RegClass::B32);
+                self.mov(r, &o);
+                (r.to_string(), neg)
+            }
+        };
+        let phis = self.make_phis(&[body], span)?;
+        let i = self.e.reg(RegClass::B32);
+        self.mov(i, &s);
+        let head = self.e.label("for_head");
+        let exit = self.e.label("for_exit");
+        let p = self.e.reg(RegClass::Pred);
+        self.part.all_dirty = true;
+        self.part.issue_dirty = true;
+        self.e.place(&head);
+        self.e.ins(format!("setp.{}.s32 {p}, {i}, {endr}", if negative { "le" } else { "ge" }));
+        self.e.ins(format!("@{p} bra {exit}"));
+        self.depth += 1;
+        self.scopes.push(HashMap::new());
+        self.declare(&var.name, Val::Scalar(ScalarTy::I32, i));
+        let r = self.block(body);
+        self.scopes.pop();
+        self.depth -= 1;
+        r?;
+        self.back_edge(&phis, span)?;
+        self.e.ins(format!("add.s32 {i}, {i}, {step_op}"));
+        self.e.ins(format!("bra {head}"));
+        self.e.place(&exit);
+        self.restore_phis(&phis);
+        self.part.all_dirty = true;
+        self.part.issue_dirty = true;
+        Ok(())
+    }
+
+    fn dynamic_if(&mut self, cond: &Expr, then_body: &Block, else_body: Option<&Block>, span: Span) -> LResult<()> {
+        let c = self.expr(cond)?;
+        let p = self.pred_of(&c, cond.span)?;
+        let mut bodies = vec![then_body];
+        if let Some(e) = else_body {
+            bodies.push(e);
+        }
+        let phis = self.make_phis(&bodies, span)?;
+        let else_l = self.e.label("else");
+        let end_l = self.e.label("endif");
+        self.e.ins(format!("@!{p} bra {else_l}"));
+        let (ad, id) = (self.part.all_dirty, self.part.issue_dirty);
+        self.depth += 1;
+        let r = self.block(then_body);
+        self.depth -= 1;
+        r?;
+        self.back_edge(&phis, span)?;
+        self.e.ins(format!("bra {end_l}"));
+        let (ad1, id1) = (self.part.all_dirty, self.part.issue_dirty);
+        self.restore_phis(&phis);
+        self.e.place(&else_l);
+        self.part.all_dirty = ad;
+        self.part.issue_dirty = id;
+        if let Some(eb) = else_body {
+            self.depth += 1;
+            let r = self.block(eb);
+            self.depth -= 1;
+            r?;
+            self.back_edge(&phis, span)?;
+        }
+        self.e.place(&end_l);
+        self.restore_phis(&phis);
+        self.part.all_dirty |= ad1;
+        self.part.issue_dirty |= id1;
+        Ok(())
+    }
+
+    fn warp_specialize(&mut self, default: &DefaultPartition, workers: &[Worker], span: Span) -> LResult<()> {
+        if self.depth > 0 || self.ws_done || self.part.index != 0 {
+            return Err(unsupported("warp_specialize", span, "warp_specialize inside a loop or a dynamic `if`"));
+        }
+        self.ws_done = true;
+        let (plan, total_warps) = warp_plan(self.ck);
+        if plan.len() != workers.len() + 1 {
+            return Err(invalid("warp_specialize", span, "worker partitions differ from the type checker's"));
+        }
+        let warp = self.k.warp;
+        let tid = self.k.tid;
+        self.e.place("$ws_entry");
+        self.e.comment("warp_specialize: every warp arrives, then each warpgroup sets its register budget and each warp takes its partition");
+        self.e.ins("bar.sync 0");
+        // Register budgets, one setmaxnreg per warpgroup at one PC (PTX: warpgroup-wide).
+        let mut budgets: Vec<Option<u32>> = Vec::new();
+        let regs_of = |i: usize| -> Option<u32> {
+            if i == 0 {
+                default.regs.as_ref().and_then(|r| self.consts.int(r).ok()).map(|r| r as u32)
+            } else {
+                self.ck.workers.get(i - 1).map(|w| w.2)
+            }
+        };
+        let groups = total_warps.div_ceil(4);
+        for g in 0..groups {
+            let (lo, hi) = (4 * g, 4 * g + 4);
+            let mut budget: Option<u32> = None;
+            let mut all = true;
+            for (i, &(f, w)) in plan.iter().enumerate() {
+                if f < hi && f + w > lo {
+                    match regs_of(i) {
+                        Some(r) => budget = Some(budget.map_or(r, |b: u32| b.max(r))),
+                        None => all = false,
+                    }
+                }
+            }
+            budgets.push(if all { budget } else { None });
+        }
+        let entry_regs = (65536 / (total_warps * 32)).min(256) / 8 * 8;
+        if budgets.iter().any(|b| b.is_some()) {
+            let wg = self.e.reg(RegClass::B32);
+            self.e.ins(format!("shr.u32 {wg}, {warp}, 2"));
+            let done = self.e.label("setmaxnreg_done");
+            for (g, b) in budgets.iter().enumerate() {
+                let Some(b) = b else { continue };
+                if *b == entry_regs {
+                    continue;
+                }
+                let skip = self.e.label("wg_next");
+                let p = self.e.reg(RegClass::Pred);
+                self.e.ins(format!("setp.ne.u32 {p}, {wg}, {g}"));
+                self.e.ins(format!("@{p} bra {skip}"));
+                let dir = if *b < entry_regs { "dec" } else { "inc" };
+                self.e.ins(format!("setmaxnreg.{dir}.sync.aligned.u32 {b}"));
+                self.e.ins(format!("bra {done}"));
+                self.e.place(&skip);
+            }
+            self.e.place(&done);
+        }
+        // Dispatch.
+        let labels: Vec<String> = (0..plan.len()).map(|i| self.e.label(&format!("partition{i}"))).collect();
+        for (i, &(f, w)) in plan.iter().enumerate() {
+            let p = self.e.reg(RegClass::Pred);
+            let q = self.e.reg(RegClass::Pred);
+            self.e.ins(format!("setp.ge.u32 {p}, {warp}, {f}"));
+            self.e.ins(format!("setp.lt.and.u32 {q}, {warp}, {}, {p}", f + w));
+            self.e.ins(format!("@{q} bra {}", labels[i]));
+        }
+        let end = self.end_label.clone();
+        self.e.ins(format!("bra {end}"));
+
+        // Workers first in the text (each ends at the kernel's end), then the default
+        // partition, which falls through to the code after the region.
+        let saved = self.part.clone();
+        for (i, w) in workers.iter().enumerate() {
+            let (first, warps) = plan[i + 1];
+            let prev = self.e.set_origin(Some(Origin { op: format!("worker {}", w.name.name), span: w.span }));
+            self.e.place(&labels[i + 1]);
+            let leader = self.e.reg(RegClass::Pred);
+            self.e.ins(format!("setp.eq.u32 {leader}, {tid}, {}", first * 32));
+            let pwarp = self.e.reg(RegClass::B32);
+            self.e.ins(format!("sub.u32 {pwarp}, {warp}, {first}"));
+            self.part = Part {
+                index: i + 1,
+                first_warp: first,
+                warps,
+                bar: 2 + i as u32,
+                leader,
+                pwarp,
+                all_dirty: false,
+                issue_dirty: false,
+            };
+            if self.part.bar > 15 {
+                return Err(unsupported("warp_specialize", span, "more than 14 worker partitions (named barriers run out)"));
+            }
+            self.depth += 1;
+            let r = self.block(&w.body);
+            self.depth -= 1;
+            r?;
+            self.e.ins(format!("bra {end}"));
+            self.e.set_origin(prev);
+        }
+        let prev = self.e.set_origin(Some(Origin { op: "default".into(), span: default.span }));
+        self.part = saved;
+        self.part.all_dirty = false;
+        self.part.issue_dirty = false;
+        self.e.place(&labels[0]);
+        self.depth += 1;
+        let r = self.block(&default.body);
+        self.depth -= 1;
+        r?;
+        self.e.set_origin(prev);
+        Ok(())
+    }
+}

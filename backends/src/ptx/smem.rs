@@ -1,0 +1,317 @@
+//! Shared-memory geometry: where each element of a buffer lives, and the matrix-descriptor
+//! fields (start, LBO, SBO) of an MMA operand.
+//!
+//! Conventions, shared with the simulator and the TMA copies the backend emits:
+//! - A buffer `[..., R, C]` is a row-major array of matrices `[R, C]`; a transposed NVMMA
+//!   buffer (`transposed=true`, an MN-major operand) stores each matrix as `[C, R]`.
+//! - NVMMA (swizzle span S > 0): each physical row occupies S bytes when it is narrower than
+//!   S (the rest is padding); a row wider than S is stored as S-wide column blocks, block `j`
+//!   holding bytes `j*S .. (j+1)*S` of every row, one block after another (what span-wide TMA
+//!   messages write). The XOR swizzle of PTX.md section 2 is applied to the absolute address;
+//!   buffers are aligned to the swizzle period, so it is a function of the offset.
+//! - `plain` and `nvmma(0)`: row-major. `swizzled(vec, per_phase, max_phase)`: Triton's
+//!   `SwizzledSharedLayout` (`vec`-element chunks of a row XORed with the row's phase).
+//!
+//! With power-of-two extents every one of these is a linear map (over GF(2)) from the bits of
+//! an element's flat index to the bits of its byte offset; [`view_map`] computes that map and
+//! checks it, and the lowering then addresses any register of any thread with one XOR.
+
+use bwsim_isa::typeck::SmemLayout;
+use bwsim_isa::types::{DType, Swizzle};
+
+/// The region a view's base address points at: the logical shape of the (sub)buffer there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Geom {
+    pub dtype: DType,
+    /// Logical shape of the region (e.g. `[R, C]` for `bufs[i]` of a `[N, R, C]` buffer).
+    pub full: Vec<u32>,
+    pub layout: SmemLayout,
+}
+
+/// The byte-offset map of a view: offset(flat) = `origin ^ xor(bases[k] for set bits k)`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SmemMap {
+    pub origin: u32,
+    /// One basis per bit of the view's row-major flat index, low bit first.
+    pub bases: Vec<u32>,
+}
+
+impl SmemMap {
+    pub fn offset(&self, flat: u32) -> u32 {
+        self.origin ^ super::layout::xor_bits(&self.bases, flat)
+    }
+}
+
+fn transposed(l: &SmemLayout) -> bool {
+    matches!(l, SmemLayout::Nvmma { transposed: true, .. })
+}
+
+impl Geom {
+    /// Logical (rows, cols) of one matrix.
+    pub fn rc(&self) -> (u32, u32) {
+        let n = self.full.len();
+        if n >= 2 {
+            (self.full[n - 2], self.full[n - 1])
+        } else {
+            (1, self.full.first().copied().unwrap_or(1))
+        }
+    }
+
+    /// Physical (rows, contiguous cols) of one matrix.
+    pub fn phys_rc(&self) -> (u32, u32) {
+        let (r, c) = self.rc();
+        if transposed(&self.layout) {
+            (c, r)
+        } else {
+            (r, c)
+        }
+    }
+
+    /// Bytes of one physical row before padding (may be fractional for fp4: rounded up).
+    pub fn row_bytes(&self) -> u64 {
+        let (_, pc) = self.phys_rc();
+        (pc as u64 * self.dtype.bits() as u64).div_ceil(8)
+    }
+
+    /// Bytes of one matrix.
+    pub fn matrix_bytes(&self) -> u64 {
+        let (pr, _) = self.phys_rc();
+        let span = self.layout.swizzle().bytes() as u64;
+        let row = self.row_bytes();
+        pr as u64 * if span > 0 { row.max(span) } else { row }
+    }
+
+    /// Bytes of the whole region.
+    pub fn total_bytes(&self) -> u64 {
+        let n = self.full.len();
+        let outer: u64 = self.full[..n.saturating_sub(2)].iter().map(|&x| x as u64).product();
+        outer * self.matrix_bytes()
+    }
+
+    /// Byte offset of a logical element of the region (full-rank index), swizzle included.
+    pub fn byte_offset(&self, idx: &[u32]) -> Result<u64, String> {
+        let n = self.full.len();
+        if idx.len() != n {
+            return Err("index rank differs from the buffer's".into());
+        }
+        let bits = self.dtype.bits() as u64;
+        if bits % 8 != 0 {
+            return Err(format!("element-wise shared-memory access to {} (sub-byte) elements", self.dtype));
+        }
+        let es = bits / 8;
+        let (r, c) = if n >= 2 { (idx[n - 2], idx[n - 1]) } else { (0, idx[0]) };
+        let mut mi: u64 = 0;
+        for d in 0..n.saturating_sub(2) {
+            mi = mi * self.full[d] as u64 + idx[d] as u64;
+        }
+        let (pr, pc) = if transposed(&self.layout) { (c as u64, r as u64) } else { (r as u64, c as u64) };
+        let (_, ppc) = self.phys_rc();
+        let ppc = ppc as u64;
+        let off = match &self.layout {
+            SmemLayout::Plain | SmemLayout::Nvmma { swizzle: Swizzle::None, .. } => (pr * ppc + pc) * es,
+            SmemLayout::Nvmma { swizzle, .. } => {
+                let span = swizzle.bytes() as u64;
+                let (ppr, _) = self.phys_rc();
+                let row = self.row_bytes();
+                let unsw = if row <= span {
+                    pr * span + pc * es
+                } else {
+                    if row % span != 0 {
+                        return Err(format!("rows of {row} bytes are not a multiple of the {span}-byte swizzle span"));
+                    }
+                    let b = pc * es;
+                    (b / span) * (ppr as u64 * span) + pr * span + b % span
+                };
+                let u = u32::try_from(unsw).map_err(|_| "shared-memory offset overflows 32 bits".to_string())?;
+                swizzle.apply(u) as u64
+            }
+            SmemLayout::Swizzled { vec, per_phase, max_phase } => {
+                let (vec, pp, mp) = (*vec as u64, *per_phase as u64, *max_phase as u64);
+                if vec == 0 || pp == 0 || mp == 0 {
+                    return Err("swizzled layout with a zero parameter".into());
+                }
+                let phase = (pr / pp) % mp;
+                let col = ((pc / vec) ^ phase) * vec + pc % vec;
+                (pr * ppc + col) * es
+            }
+        };
+        Ok(mi * self.matrix_bytes() + off)
+    }
+}
+
+/// Row-major multi-index of a flat index.
+pub fn unflatten(shape: &[u32], mut flat: u64) -> Vec<u32> {
+    let mut idx = vec![0; shape.len()];
+    for d in (0..shape.len()).rev() {
+        let e = shape[d].max(1) as u64;
+        idx[d] = (flat % e) as u32;
+        flat /= e;
+    }
+    idx
+}
+
+/// The linear byte-offset map of the view `offsets .. offsets + vshape` of `g`, checked
+/// (exhaustively up to 2^14 elements, on a deterministic sample beyond).
+pub fn view_map(g: &Geom, offsets: &[u32], vshape: &[u32]) -> Result<SmemMap, String> {
+    if offsets.len() != g.full.len() || vshape.len() != g.full.len() {
+        return Err("view rank differs from the buffer's".into());
+    }
+    super::layout::dim_offsets(vshape)?;
+    let nbits: u32 = vshape.iter().map(|&d| d.trailing_zeros()).sum();
+    let at = |flat: u64| -> Result<u32, String> {
+        let v = unflatten(vshape, flat);
+        let idx: Vec<u32> = v.iter().zip(offsets).map(|(a, b)| a + b).collect();
+        let o = g.byte_offset(&idx)?;
+        u32::try_from(o).map_err(|_| "shared-memory offset overflows 32 bits".to_string())
+    };
+    let origin = at(0)?;
+    let mut bases = Vec::with_capacity(nbits as usize);
+    for k in 0..nbits {
+        bases.push(at(1u64 << k)? ^ origin);
+    }
+    let map = SmemMap { origin, bases };
+    let total = 1u64 << nbits;
+    let check = |f: u64| -> Result<(), String> {
+        if at(f)? != map.offset(f as u32) {
+            return Err("this view's addressing is not linear (an unaligned slice or a non-power-of-two layout parameter)".into());
+        }
+        Ok(())
+    };
+    if total <= 1 << 14 {
+        for f in 0..total {
+            check(f)?;
+        }
+    } else {
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        for _ in 0..4096 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            check((x >> 17) % total)?;
+        }
+    }
+    Ok(map)
+}
+
+/// Which dimension of an MMA operand is contiguous in shared memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Major {
+    /// K contiguous (`K-major`).
+    K,
+    /// M or N contiguous (`MN-major`, transposed).
+    MN,
+}
+
+/// The matrix-descriptor fields of one MMA instruction's operand (PTX.md sections 8 and 9).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OperandDesc {
+    /// Byte offset of the operand's first core matrix from the region's base (unswizzled: the
+    /// hardware applies the swizzle by absolute address, as TMA does).
+    pub start: u64,
+    /// Leading-dimension byte offset.
+    pub lbo: u32,
+    /// Stride-dimension byte offset.
+    pub sbo: u32,
+    pub swizzle: Swizzle,
+    pub major: Major,
+}
+
+/// Descriptor fields for the operand tile starting at logical element `(mn0, k0)` of the
+/// matrix `g` (a 2-D region), where the operand's rows are `mn` (A: `[M, K]`, `k_is_col`
+/// true) or its rows are `k` (B: `[K, N]`, `k_is_col` false).
+///
+/// - K-major swizzled: rows (M or N) are one span each, 8 rows form one atom, SBO = 8 * span
+///   between 8-row groups; LBO is unused while one instruction's K (32 bytes) fits the span
+///   and set to 16 bytes; a K step adds its byte offset to the start.
+/// - MN-major swizzled (CUTLASS's canonical `((T,S/T,m),(8,k)):((1,T,LBO),(S,SBO))`): the
+///   contiguous MN extent comes in span-wide column blocks LBO bytes apart, SBO = 8 * span
+///   between 8-row groups along K.
+pub fn operand_desc(g: &Geom, mn0: u32, k0: u32, k_is_col: bool) -> Result<OperandDesc, String> {
+    if g.full.len() != 2 {
+        return Err(format!("MMA operands are 2-D views, found a region of shape {:?}", g.full));
+    }
+    let SmemLayout::Nvmma { swizzle, transposed } = g.layout else {
+        return Err(format!("MMA operands need an NVMMA shared layout, found {}", g.layout.describe()));
+    };
+    let span = swizzle.bytes() as u64;
+    if span == 0 {
+        return Err("MMA operands without swizzle (nvmma(0)) are not supported by the PTX backend".into());
+    }
+    // Logical (row, col) of the operand's first element, and whether K is the contiguous dim.
+    let (lr, lc) = if k_is_col { (mn0, k0) } else { (k0, mn0) };
+    let (pr, pc) = if transposed { (lc, lr) } else { (lr, lc) };
+    let k_contig = k_is_col != transposed;
+    let (ppr, _) = g.phys_rc();
+    let bits = g.dtype.bits() as u64;
+    let row = g.row_bytes();
+    if row > span && row % span != 0 {
+        return Err(format!("rows of {row} bytes are not a multiple of the {span}-byte swizzle span"));
+    }
+    let byte_in_row = pc as u64 * bits / 8;
+    let start = (byte_in_row / span) * (ppr as u64 * span) + pr as u64 * span + byte_in_row % span;
+    if pr % 8 != 0 {
+        return Err(format!("the operand starts at row {pr} of its swizzle atom (needs a multiple of 8)"));
+    }
+    let block_stride = u32::try_from(ppr as u64 * span).map_err(|_| "operand too large".to_string())?;
+    if k_contig {
+        Ok(OperandDesc { start, lbo: 16, sbo: 8 * span as u32, swizzle, major: Major::K })
+    } else {
+        if byte_in_row % span != 0 {
+            return Err("an MN-major operand must start at a swizzle-span boundary along M/N".into());
+        }
+        Ok(OperandDesc { start, lbo: block_stride, sbo: 8 * span as u32, swizzle, major: Major::MN })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn nv(s: Swizzle) -> SmemLayout {
+        SmemLayout::Nvmma { swizzle: s, transposed: false }
+    }
+
+    /// PTX.md section 2's vectors: an f32 [8, 32] tile with 128-byte rows has its 16-byte
+    /// chunk at unswizzled address a (row a / 128) physically at the table's address.
+    #[test]
+    fn swizzle_vectors() {
+        let g = Geom { dtype: DType::F32, full: vec![8, 32], layout: nv(Swizzle::B128) };
+        for (a, want) in [(0u64, 0u64), (16, 16), (128, 144), (176, 160), (256, 288), (640, 720), (896, 1008)] {
+            let r = (a / 128) as u32;
+            let c = ((a % 128) / 4) as u32;
+            assert_eq!(g.byte_offset(&[r, c]).unwrap(), want, "a = {a}");
+        }
+    }
+
+    #[test]
+    fn column_blocks_for_wide_rows() {
+        // f16 [64, 256] with 128B swizzle: 4 column blocks of 64 rows x 128 bytes.
+        let g = Geom { dtype: DType::F16, full: vec![64, 256], layout: nv(Swizzle::B128) };
+        assert_eq!(g.byte_offset(&[0, 64]).unwrap(), 64 * 128);
+        assert_eq!(g.byte_offset(&[1, 64]).unwrap(), 64 * 128 + (128 ^ 16));
+        assert_eq!(g.matrix_bytes(), 32768);
+    }
+
+    #[test]
+    fn view_map_is_linear() {
+        let g = Geom { dtype: DType::F32, full: vec![2, 32, 64], layout: nv(Swizzle::B128) };
+        let m = view_map(&g, &[1, 0, 0], &[1, 32, 64]).unwrap();
+        assert_eq!(m.origin, 8192);
+        let e = view_map(&g, &[0, 3, 0], &[1, 5, 64]);
+        assert!(e.is_err());
+    }
+
+    #[test]
+    fn operand_descriptors() {
+        // A: f16 [128, 64] 128B K-major: SBO 1024, K step 16 = 32 bytes.
+        let a = Geom { dtype: DType::F16, full: vec![128, 64], layout: nv(Swizzle::B128) };
+        let d = operand_desc(&a, 0, 16, true).unwrap();
+        assert_eq!((d.start, d.lbo, d.sbo, d.major), (32, 16, 1024, Major::K));
+        // B: f16 [64, 256] MN-major: column blocks 64 rows * 128 bytes apart; K step 16 rows.
+        let b = Geom { dtype: DType::F16, full: vec![64, 256], layout: nv(Swizzle::B128) };
+        let d = operand_desc(&b, 0, 16, false).unwrap();
+        assert_eq!((d.start, d.lbo, d.sbo, d.major), (16 * 128, 8192, 1024, Major::MN));
+        // B transposed: stored [N, K], K-major.
+        let bt = Geom { dtype: DType::F16, full: vec![64, 128], layout: SmemLayout::Nvmma { swizzle: Swizzle::B128, transposed: true } };
+        let d = operand_desc(&bt, 0, 16, false).unwrap();
+        assert_eq!((d.start, d.sbo, d.major), (32, 1024, Major::K));
+    }
+}
