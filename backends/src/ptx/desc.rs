@@ -20,8 +20,10 @@ impl fmt::Display for DescError {
 }
 
 fn enc14(what: &str, bytes: u64) -> Result<u64, DescError> {
-    if bytes % 16 != 0 || bytes >> 4 > 0x3FFF {
-        return Err(DescError(format!("{what} of {bytes} bytes is not a multiple of 16 below 256 KiB")));
+    if !bytes.is_multiple_of(16) || bytes >> 4 > 0x3FFF {
+        return Err(DescError(format!(
+            "{what} of {bytes} bytes is not a multiple of 16 below 256 KiB"
+        )));
     }
     Ok(bytes >> 4)
 }
@@ -29,7 +31,13 @@ fn enc14(what: &str, bytes: u64) -> Result<u64, DescError> {
 /// tcgen05 shared-memory descriptor (64 bits): start >> 4 in 13:0, LBO >> 4 in 29:16,
 /// SBO >> 4 in 45:32, the fixed 0b001 in 48:46, base offset in 51:49, layout in 63:61
 /// (0 none, 2 128B, 4 64B, 6 32B).
-pub fn tcgen05_smem_desc(start: u64, lbo: u32, sbo: u32, swizzle: Swizzle, base_offset: u32) -> Result<u64, DescError> {
+pub fn tcgen05_smem_desc(
+    start: u64,
+    lbo: u32,
+    sbo: u32,
+    swizzle: Swizzle,
+    base_offset: u32,
+) -> Result<u64, DescError> {
     let layout: u64 = match swizzle {
         Swizzle::None => 0,
         Swizzle::B128 => 2,
@@ -46,7 +54,13 @@ pub fn tcgen05_smem_desc(start: u64, lbo: u32, sbo: u32, swizzle: Swizzle, base_
 
 /// wgmma shared-memory descriptor (64 bits): the same address fields, no version bits, layout
 /// in 63:62 (0 none, 1 128B, 2 64B, 3 32B).
-pub fn wgmma_desc(start: u64, lbo: u32, sbo: u32, swizzle: Swizzle, base_offset: u32) -> Result<u64, DescError> {
+pub fn wgmma_desc(
+    start: u64,
+    lbo: u32,
+    sbo: u32,
+    swizzle: Swizzle,
+    base_offset: u32,
+) -> Result<u64, DescError> {
     let layout: u64 = match swizzle {
         Swizzle::None => 0,
         Swizzle::B128 => 1,
@@ -128,7 +142,12 @@ impl MmaKind {
 }
 
 fn ab_format(kind: MmaKind, d: DType) -> Result<u32, DescError> {
-    let bad = || Err(DescError(format!("{d} is not an operand type of {}", kind.qualifier())));
+    let bad = || {
+        Err(DescError(format!(
+            "{d} is not an operand type of {}",
+            kind.qualifier()
+        )))
+    };
     match kind {
         MmaKind::F16 => match d {
             DType::F16 => Ok(0),
@@ -162,7 +181,7 @@ fn shape_fields(m: u32, n: u32) -> Result<u32, DescError> {
     if !(m == 64 || m == 128 || m == 256) {
         return Err(DescError(format!("M = {m} is not an instruction M")));
     }
-    if n % 8 != 0 || !(8..=256).contains(&n) {
+    if !n.is_multiple_of(8) || !(8..=256).contains(&n) {
         return Err(DescError(format!("N = {n} is not a multiple of 8 in 8..=256")));
     }
     Ok((n >> 3) << 17 | (m >> 4) << 24)
@@ -175,9 +194,21 @@ fn major_bits(a: Major, b: Major) -> u32 {
 /// Instruction descriptor of kind::f16 / tf32 / f8f6f4 / i8 (32 bits): D format in 5:4
 /// (0 f16, 1 f32, 2 s32), A format 9:7, B format 12:10, A major 15, B major 16 (1 = MN),
 /// N >> 3 in 22:17, M >> 4 in 28:24; dense, no negation, no saturation.
-pub fn tcgen05_idesc(kind: MmaKind, a: DType, b: DType, d: DType, a_major: Major, b_major: Major, m: u32, n: u32) -> Result<u32, DescError> {
+#[allow(clippy::too_many_arguments)] // one argument per descriptor field
+pub fn tcgen05_idesc(
+    kind: MmaKind,
+    a: DType,
+    b: DType,
+    d: DType,
+    a_major: Major,
+    b_major: Major,
+    m: u32,
+    n: u32,
+) -> Result<u32, DescError> {
     if kind.block_scaled() {
-        return Err(DescError("block-scaled kinds use tcgen05_idesc_block_scaled".into()));
+        return Err(DescError(
+            "block-scaled kinds use tcgen05_idesc_block_scaled".into(),
+        ));
     }
     let dfmt = match d {
         DType::F16 => 0,
@@ -185,7 +216,11 @@ pub fn tcgen05_idesc(kind: MmaKind, a: DType, b: DType, d: DType, a_major: Major
         DType::I32 => 2,
         _ => return Err(DescError(format!("{d} is not an accumulator type"))),
     };
-    Ok(dfmt << 4 | ab_format(kind, a)? << 7 | ab_format(kind, b)? << 10 | major_bits(a_major, b_major) | shape_fields(m, n)?)
+    Ok(dfmt << 4
+        | ab_format(kind, a)? << 7
+        | ab_format(kind, b)? << 10
+        | major_bits(a_major, b_major)
+        | shape_fields(m, n)?)
 }
 
 /// Block-scaled instruction descriptor: B scale-factor id in 5:4, formats, majors, N, M as
@@ -234,7 +269,10 @@ mod tests {
     ///   OR                                                = 0x4000_4040_0001_0100
     #[test]
     fn tcgen05_smem_desc_128b() {
-        assert_eq!(tcgen05_smem_desc(4096, 16, 1024, Swizzle::B128, 0).unwrap(), 0x4000_4040_0001_0100);
+        assert_eq!(
+            tcgen05_smem_desc(4096, 16, 1024, Swizzle::B128, 0).unwrap(),
+            0x4000_4040_0001_0100
+        );
     }
 
     /// start 0x2A0 (672), LBO 8192, SBO 512, 64B swizzle, base offset 3:
@@ -247,18 +285,30 @@ mod tests {
     ///   OR                                 =  0x8006_4020_0200_002A
     #[test]
     fn tcgen05_smem_desc_64b_with_base_offset() {
-        assert_eq!(tcgen05_smem_desc(672, 8192, 512, Swizzle::B64, 3).unwrap(), 0x8006_4020_0200_002A);
+        assert_eq!(
+            tcgen05_smem_desc(672, 8192, 512, Swizzle::B64, 3).unwrap(),
+            0x8006_4020_0200_002A
+        );
         // 32B is layout 6 = 0b110 in 63:61 = 0xC000_0000_0000_0000 (plus bit 46).
-        assert_eq!(tcgen05_smem_desc(0, 16, 256, Swizzle::B32, 0).unwrap(), 0xC000_4010_0001_0000);
+        assert_eq!(
+            tcgen05_smem_desc(0, 16, 256, Swizzle::B32, 0).unwrap(),
+            0xC000_4010_0001_0000
+        );
     }
 
     /// wgmma: start 4096, LBO 8192, SBO 1024, 128B:
     ///   0x100 | 0x200 << 16 | 0x40 << 32 | 1 << 62 = 0x4000_0040_0200_0100 (no bit 46).
     #[test]
     fn wgmma_desc_128b() {
-        assert_eq!(wgmma_desc(4096, 8192, 1024, Swizzle::B128, 0).unwrap(), 0x4000_0040_0200_0100);
+        assert_eq!(
+            wgmma_desc(4096, 8192, 1024, Swizzle::B128, 0).unwrap(),
+            0x4000_0040_0200_0100
+        );
         // 32B swizzle is 3 in 63:62.
-        assert_eq!(wgmma_desc(16, 16, 256, Swizzle::B32, 0).unwrap(), 0xC000_0010_0001_0001);
+        assert_eq!(
+            wgmma_desc(16, 16, 256, Swizzle::B32, 0).unwrap(),
+            0xC000_0010_0001_0001
+        );
     }
 
     #[test]
@@ -276,7 +326,17 @@ mod tests {
     ///   OR                                 = 0x0841_0010
     #[test]
     fn idesc_f16() {
-        let d = tcgen05_idesc(MmaKind::F16, DType::F16, DType::F16, DType::F32, Major::K, Major::MN, 128, 256).unwrap();
+        let d = tcgen05_idesc(
+            MmaKind::F16,
+            DType::F16,
+            DType::F16,
+            DType::F32,
+            Major::K,
+            Major::MN,
+            128,
+            256,
+        )
+        .unwrap();
         assert_eq!(d, 0x0841_0010);
     }
 
@@ -285,9 +345,29 @@ mod tests {
     /// tf32, M 64, N 8: 0x10 | 2 << 7 | 2 << 10 | 1 << 17 | 4 << 24 = 0x0402_0910
     #[test]
     fn idesc_bf16_and_tf32() {
-        let d = tcgen05_idesc(MmaKind::F16, DType::BF16, DType::BF16, DType::F32, Major::K, Major::K, 128, 128).unwrap();
+        let d = tcgen05_idesc(
+            MmaKind::F16,
+            DType::BF16,
+            DType::BF16,
+            DType::F32,
+            Major::K,
+            Major::K,
+            128,
+            128,
+        )
+        .unwrap();
         assert_eq!(d, 0x0820_0490);
-        let t = tcgen05_idesc(MmaKind::Tf32, DType::F32, DType::F32, DType::F32, Major::K, Major::K, 64, 8).unwrap();
+        let t = tcgen05_idesc(
+            MmaKind::Tf32,
+            DType::F32,
+            DType::F32,
+            DType::F32,
+            Major::K,
+            Major::K,
+            64,
+            8,
+        )
+        .unwrap();
         assert_eq!(t, 0x0402_0910);
     }
 
@@ -295,7 +375,17 @@ mod tests {
     /// 0x0800_0000: 0x0810_0400.
     #[test]
     fn idesc_f8() {
-        let d = tcgen05_idesc(MmaKind::F8f6f4, DType::F8E4M3, DType::F8E5M2, DType::F16, Major::K, Major::K, 128, 64).unwrap();
+        let d = tcgen05_idesc(
+            MmaKind::F8f6f4,
+            DType::F8E4M3,
+            DType::F8E5M2,
+            DType::F16,
+            Major::K,
+            Major::K,
+            128,
+            64,
+        )
+        .unwrap();
         assert_eq!(d, 0x0810_0400);
     }
 
@@ -306,19 +396,75 @@ mod tests {
     fn idesc_block_scaled() {
         let k = MmaKind::select(DType::F8E4M3, DType::F8E4M3, Some(DType::UE8M0)).unwrap();
         assert_eq!(k, MmaKind::Mxf8f6f4);
-        let d = tcgen05_idesc_block_scaled(k, DType::F8E4M3, DType::F8E4M3, DType::UE8M0, Major::K, Major::K, 128, 128, 0, 0).unwrap();
+        let d = tcgen05_idesc_block_scaled(
+            k,
+            DType::F8E4M3,
+            DType::F8E4M3,
+            DType::UE8M0,
+            Major::K,
+            Major::K,
+            128,
+            128,
+            0,
+            0,
+        )
+        .unwrap();
         assert_eq!(d, 0x08A0_0000);
-        let d = tcgen05_idesc_block_scaled(k, DType::F8E4M3, DType::F8E4M3, DType::UE8M0, Major::K, Major::K, 128, 128, 2, 1).unwrap();
+        let d = tcgen05_idesc_block_scaled(
+            k,
+            DType::F8E4M3,
+            DType::F8E4M3,
+            DType::UE8M0,
+            Major::K,
+            Major::K,
+            128,
+            128,
+            2,
+            1,
+        )
+        .unwrap();
         assert_eq!(d, 0x48A0_0010);
         // mxf4: e2m1 = 1 in both format fields: 1 << 7 | 1 << 10 = 0x480.
         let k4 = MmaKind::select(DType::F4E2M1, DType::F4E2M1, Some(DType::UE8M0)).unwrap();
-        let d = tcgen05_idesc_block_scaled(k4, DType::F4E2M1, DType::F4E2M1, DType::UE8M0, Major::K, Major::K, 128, 128, 0, 0).unwrap();
+        let d = tcgen05_idesc_block_scaled(
+            k4,
+            DType::F4E2M1,
+            DType::F4E2M1,
+            DType::UE8M0,
+            Major::K,
+            Major::K,
+            128,
+            128,
+            0,
+            0,
+        )
+        .unwrap();
         assert_eq!(d, 0x08A0_0480);
     }
 
     #[test]
     fn bad_shapes() {
-        assert!(tcgen05_idesc(MmaKind::F16, DType::F16, DType::F16, DType::F32, Major::K, Major::K, 96, 128).is_err());
-        assert!(tcgen05_idesc(MmaKind::F16, DType::F16, DType::F16, DType::F32, Major::K, Major::K, 128, 260).is_err());
+        assert!(tcgen05_idesc(
+            MmaKind::F16,
+            DType::F16,
+            DType::F16,
+            DType::F32,
+            Major::K,
+            Major::K,
+            96,
+            128
+        )
+        .is_err());
+        assert!(tcgen05_idesc(
+            MmaKind::F16,
+            DType::F16,
+            DType::F16,
+            DType::F32,
+            Major::K,
+            Major::K,
+            128,
+            260
+        )
+        .is_err());
     }
 }

@@ -23,7 +23,13 @@ pub enum RegClass {
 }
 
 impl RegClass {
-    const ALL: [RegClass; 5] = [RegClass::Pred, RegClass::B16, RegClass::B32, RegClass::F32, RegClass::B64];
+    const ALL: [RegClass; 5] = [
+        RegClass::Pred,
+        RegClass::B16,
+        RegClass::B32,
+        RegClass::F32,
+        RegClass::B64,
+    ];
 
     fn index(self) -> usize {
         match self {
@@ -82,6 +88,56 @@ pub struct Emitter {
     counts: [u32; 5],
     labels: u32,
     cur: Option<Origin>,
+    /// Deferred tensor-memory loads (see [`Emitter::defer_load`]).
+    pending: Vec<Deferred>,
+}
+
+/// A `tcgen05.ld` held back until one of its registers is read.
+struct Deferred {
+    regs: Vec<String>,
+    lines: Vec<String>,
+    origin: Option<Origin>,
+}
+
+/// Instructions that neither synchronise nor touch tensor memory: a deferred load may move
+/// past them (PTX.md section 8: TMEM changes only through the tensor pipe, which a partition
+/// orders with barriers, mbarriers and tcgen05 operations, none of them in this list).
+const PURE_PREFIXES: &[&str] = &[
+    "add.",
+    "sub.",
+    "mul.",
+    "mad.",
+    "div.",
+    "rem.",
+    "neg.",
+    "abs.",
+    "min.",
+    "max.",
+    "fma.",
+    "and.",
+    "or.",
+    "xor.",
+    "not.",
+    "shl.",
+    "shr.",
+    "bfe.",
+    "setp.",
+    "selp.",
+    "cvt.",
+    "cvta.",
+    "mov.",
+    "ld.shared.",
+    "st.shared.",
+    "ld.global.",
+    "st.global.",
+    "ld.param.",
+    "fence.proxy.async",
+];
+
+/// The `%name` register tokens of an instruction.
+fn reg_tokens(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '%' || c == '_'))
+        .filter(|t| t.starts_with('%'))
 }
 
 impl Emitter {
@@ -111,7 +167,59 @@ impl Emitter {
     /// One instruction (the `;` is added).
     pub fn ins(&mut self, text: impl AsRef<str>) {
         let t = text.as_ref();
+        if !self.pending.is_empty() {
+            self.flush_for(t);
+        }
         self.lines.push((format!("\t{t};"), self.cur.clone()));
+    }
+
+    /// Hold back a tensor-memory load (`lines`, which write `regs`, followed by a
+    /// `tcgen05.wait::ld`) until an instruction reads one of `regs`, or until any instruction
+    /// that synchronises, branches or touches tensor memory. This keeps a large accumulator
+    /// from being live in registers all at once when it is consumed piece by piece, as
+    /// Triton's TMEM subtiling does.
+    pub fn defer_load(&mut self, regs: Vec<Reg>, lines: Vec<String>) {
+        self.pending.push(Deferred {
+            regs: regs.iter().map(|r| r.to_string()).collect(),
+            lines,
+            origin: self.cur.clone(),
+        });
+    }
+
+    /// Emit every deferred load now.
+    pub fn flush_all(&mut self) {
+        let all = std::mem::take(&mut self.pending);
+        self.emit_deferred(all);
+    }
+
+    fn flush_for(&mut self, text: &str) {
+        let body = match text.strip_prefix('@') {
+            Some(r) => r.split_once(' ').map(|x| x.1).unwrap_or(r),
+            None => text,
+        };
+        if !PURE_PREFIXES.iter().any(|p| body.starts_with(p)) {
+            self.flush_all();
+            return;
+        }
+        let used: std::collections::HashSet<&str> = reg_tokens(text).collect();
+        let (now, later): (Vec<Deferred>, Vec<Deferred>) = std::mem::take(&mut self.pending)
+            .into_iter()
+            .partition(|d| d.regs.iter().any(|r| used.contains(r.as_str())));
+        self.pending = later;
+        self.emit_deferred(now);
+    }
+
+    fn emit_deferred(&mut self, ds: Vec<Deferred>) {
+        if ds.is_empty() {
+            return;
+        }
+        for d in ds {
+            for l in d.lines {
+                self.lines.push((format!("\t{l};"), d.origin.clone()));
+            }
+        }
+        self.lines
+            .push(("\ttcgen05.wait::ld.sync.aligned;".to_string(), self.cur.clone()));
     }
 
     /// One instruction under a guard predicate (`@p ins;`), or unguarded when `None`.
@@ -124,12 +232,14 @@ impl Emitter {
 
     /// Place a label.
     pub fn place(&mut self, label: &str) {
+        self.flush_all();
         self.lines.push((format!("{label}:"), self.cur.clone()));
     }
 
     /// A comment line.
     pub fn comment(&mut self, text: impl AsRef<str>) {
-        self.lines.push((format!("\t// {}", text.as_ref()), self.cur.clone()));
+        self.lines
+            .push((format!("\t// {}", text.as_ref()), self.cur.clone()));
     }
 
     /// Register declarations for every class used.
@@ -137,12 +247,20 @@ impl Emitter {
         RegClass::ALL
             .iter()
             .filter(|c| self.counts[c.index()] > 0)
-            .map(|c| format!("\t.reg {} {}<{}>;", c.decl_type(), c.prefix(), self.counts[c.index()]))
+            .map(|c| {
+                format!(
+                    "\t.reg {} {}<{}>;",
+                    c.decl_type(),
+                    c.prefix(),
+                    self.counts[c.index()]
+                )
+            })
             .collect()
     }
 
     /// The body lines with their origins.
-    pub fn into_lines(self) -> Vec<(String, Option<Origin>)> {
+    pub fn into_lines(mut self) -> Vec<(String, Option<Origin>)> {
+        self.flush_all();
         self.lines
     }
 }
@@ -175,7 +293,13 @@ mod tests {
         assert_eq!(a.to_string(), "%r0");
         assert_eq!(b.to_string(), "%r1");
         assert_eq!(p.to_string(), "%p0");
-        assert_eq!(e.declarations(), vec!["\t.reg .pred %p<1>;".to_string(), "\t.reg .b32 %r<2>;".to_string()]);
+        assert_eq!(
+            e.declarations(),
+            vec![
+                "\t.reg .pred %p<1>;".to_string(),
+                "\t.reg .b32 %r<2>;".to_string()
+            ]
+        );
     }
 
     #[test]

@@ -96,14 +96,21 @@ impl LinearLayout {
             TileLayout::Slice { dim, parent } => {
                 let d = *dim as usize;
                 if d > shape.len() {
-                    return Err(format!("slice dimension {d} out of range for a tile of rank {}", shape.len()));
+                    return Err(format!(
+                        "slice dimension {d} out of range for a tile of rank {}",
+                        shape.len()
+                    ));
                 }
                 let mut pshape = shape.to_vec();
                 pshape.insert(d, 1);
                 let p = LinearLayout::from_tile_layout(parent, &pshape, num_warps)?;
                 // A size-1 dimension holds no flat bits: the parent's bases are already those
                 // of `shape`.
-                Ok(LinearLayout { shape: shape.to_vec(), ..p }.normalized())
+                Ok(LinearLayout {
+                    shape: shape.to_vec(),
+                    ..p
+                }
+                .normalized())
             }
             TileLayout::Tmem32x32b => tmem32x32b(shape, wbits),
             TileLayout::Wgmma { warps, n: _ } => wgmma(*warps, shape, wbits),
@@ -115,9 +122,15 @@ impl LinearLayout {
         dim_offsets(shape)?;
         let a: u64 = shape.iter().map(|&d| d as u64).product();
         if a != self.numel() {
-            return Err(format!("reshape from {:?} to {shape:?} changes the element count", self.shape));
+            return Err(format!(
+                "reshape from {:?} to {shape:?} changes the element count",
+                self.shape
+            ));
         }
-        Ok(LinearLayout { shape: shape.to_vec(), ..self.clone() })
+        Ok(LinearLayout {
+            shape: shape.to_vec(),
+            ..self.clone()
+        })
     }
 
     /// `permute(x, order)`: dimension `i` of the result is dimension `order[i]` of the source.
@@ -155,7 +168,10 @@ impl LinearLayout {
     pub fn expand_dims(&self, axis: usize) -> LinearLayout {
         let mut shape = self.shape.clone();
         shape.insert(axis.min(shape.len()), 1);
-        LinearLayout { shape, ..self.clone() }
+        LinearLayout {
+            shape,
+            ..self.clone()
+        }
     }
 
     /// `split(x)` along a last dimension of extent 2: the layout of each half and the register
@@ -173,7 +189,13 @@ impl LinearLayout {
         }
         let mut shape = self.shape.clone();
         shape.pop();
-        let regs = self.regs.iter().enumerate().filter(|&(i, _)| i != k).map(|(_, &b)| b >> 1).collect();
+        let regs = self
+            .regs
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| i != k)
+            .map(|(_, &b)| b >> 1)
+            .collect();
         Some((
             LinearLayout {
                 shape,
@@ -239,7 +261,11 @@ impl LinearLayout {
                 return Err(format!("cannot broadcast {:?} to {shape:?}", self.shape));
             }
         }
-        let f = |v: u32| -> u32 { (0..map.len()).filter(|&i| v >> i & 1 == 1).fold(0, |a, i| a | 1 << map[i]) };
+        let f = |v: u32| -> u32 {
+            (0..map.len())
+                .filter(|&i| v >> i & 1 == 1)
+                .fold(0, |a, i| a | 1 << map[i])
+        };
         let mut regs: Vec<u32> = self.regs.iter().map(|&v| f(v)).collect();
         regs.extend(new_bits);
         Ok(LinearLayout {
@@ -258,7 +284,10 @@ pub fn broadcast_projection(src: &[u32], dst: &[u32]) -> Result<Vec<Option<u32>>
     let dst_offs = dim_offsets(dst)?;
     let total: u32 = dst.iter().map(|&d| d.trailing_zeros()).sum();
     let mut map = vec![None; total as usize];
-    let lead = dst.len().checked_sub(src.len()).ok_or("source has higher rank than destination")?;
+    let lead = dst
+        .len()
+        .checked_sub(src.len())
+        .ok_or("source has higher rank than destination")?;
     for d in 0..dst.len() {
         let Some(s) = d.checked_sub(lead) else { continue };
         if src[s] == dst[d] {
@@ -274,15 +303,22 @@ pub fn broadcast_projection(src: &[u32], dst: &[u32]) -> Result<Vec<Option<u32>>
 
 /// Apply a bit map (from [`broadcast_projection`]) to a flat index.
 pub fn project(map: &[Option<u32>], v: u32) -> u32 {
-    map.iter().enumerate().filter(|&(i, _)| v >> i & 1 == 1).fold(0, |a, (_, m)| match m {
-        Some(t) => a | 1 << t,
-        None => a,
-    })
+    map.iter()
+        .enumerate()
+        .filter(|&(i, _)| v >> i & 1 == 1)
+        .fold(0, |a, (_, m)| match m {
+            Some(t) => a | 1 << t,
+            None => a,
+        })
 }
 
 /// XOR of the bases selected by the set bits of `sel`.
 pub fn xor_bits(bases: &[u32], sel: u32) -> u32 {
-    bases.iter().enumerate().filter(|&(i, _)| sel >> i & 1 == 1).fold(0, |a, (_, &b)| a ^ b)
+    bases
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| sel >> i & 1 == 1)
+        .fold(0, |a, (_, &b)| a ^ b)
 }
 
 /// Solve `xor_bits(bases, x) == target` for x (bases independent), if solvable.
@@ -328,17 +364,28 @@ pub fn solve(bases: &[u32], target: u32) -> Option<u32> {
 /// `size_per_thread` register bits, `threads_per_warp` lane bits, `warps_per_cta` warp bits,
 /// then repetitions in registers; bits beyond the tile's extent are dropped (registers) or
 /// become copies (lanes, warps).
-fn blocked(spt: &[u32], tpw: &[u32], wpc: &[u32], order: &[u32], shape: &[u32], wbits: u32) -> Result<LinearLayout, String> {
+fn blocked(
+    spt: &[u32],
+    tpw: &[u32],
+    wpc: &[u32],
+    order: &[u32],
+    shape: &[u32],
+    wbits: u32,
+) -> Result<LinearLayout, String> {
     let rank = shape.len();
     if spt.len() != rank || tpw.len() != rank || wpc.len() != rank || order.len() != rank {
-        return Err(format!("blocked layout of rank {} used for a tile of rank {rank}", spt.len()));
+        return Err(format!(
+            "blocked layout of rank {} used for a tile of rank {rank}",
+            spt.len()
+        ));
     }
     let offs = dim_offsets(shape)?;
     let dbits: Vec<u32> = shape.iter().map(|&d| d.trailing_zeros()).collect();
-    let mut next = vec![0u32; rank];
-    let mut take = |d: usize| -> Option<u32> {
-        let b = next[d];
-        next[d] += 1;
+    let next = std::cell::RefCell::new(vec![0u32; rank]);
+    let take = |d: usize| -> Option<u32> {
+        let mut n = next.borrow_mut();
+        let b = n[d];
+        n[d] += 1;
         (b < dbits[d]).then(|| 1u32 << (offs[d] + b))
     };
     let mut regs = Vec::new();
@@ -376,7 +423,7 @@ fn blocked(spt: &[u32], tpw: &[u32], wpc: &[u32], order: &[u32], shape: &[u32], 
         ));
     }
     for &d in &order {
-        while next[d] < dbits[d] {
+        while next.borrow()[d] < dbits[d] {
             if let Some(b) = take(d) {
                 regs.push(b);
             }
@@ -385,7 +432,13 @@ fn blocked(spt: &[u32], tpw: &[u32], wpc: &[u32], order: &[u32], shape: &[u32], 
     if lanes.len() != 5 {
         return Err("threads_per_warp must multiply to 32".into());
     }
-    Ok(LinearLayout { shape: shape.to_vec(), regs, lanes, warps }.normalized())
+    Ok(LinearLayout {
+        shape: shape.to_vec(),
+        regs,
+        lanes,
+        warps,
+    }
+    .normalized())
 }
 
 /// Gluon's `get_tmem_32x32b_reg_layout`: thread `32 * (warp % 4) + lane` holds row
@@ -399,10 +452,15 @@ fn tmem32x32b(shape: &[u32], wbits: u32) -> Result<LinearLayout, String> {
     let mb = log2_exact(*m, "the TMEM tile's M")?;
     let nb = log2_exact(*n, "the TMEM tile's N")?;
     if mb < 7 {
-        return Err(format!("tmem32x32b tiles of M = {m} (below 128) are not supported by the PTX backend"));
+        return Err(format!(
+            "tmem32x32b tiles of M = {m} (below 128) are not supported by the PTX backend"
+        ));
     }
     if wbits != 2 && wbits != 3 {
-        return Err(format!("tmem32x32b needs 4 or 8 warps, the partition has {}", 1u32 << wbits));
+        return Err(format!(
+            "tmem32x32b needs 4 or 8 warps, the partition has {}",
+            1u32 << wbits
+        ));
     }
     let row = |b: u32| 1u32 << (nb + b);
     let col = |b: u32| 1u32 << b;
@@ -420,7 +478,12 @@ fn tmem32x32b(shape: &[u32], wbits: u32) -> Result<LinearLayout, String> {
     for b in 7..mb {
         regs.push(row(b));
     }
-    Ok(LinearLayout { shape: shape.to_vec(), regs, lanes, warps })
+    Ok(LinearLayout {
+        shape: shape.to_vec(),
+        regs,
+        lanes,
+        warps,
+    })
 }
 
 /// The wgmma accumulator fragment (PTX.md section 9): register bits (column bit 0, row bit 3,
@@ -431,10 +494,16 @@ fn wgmma(warps: [u32; 2], shape: &[u32], wbits: u32) -> Result<LinearLayout, Str
         return Err(format!("the wgmma layout describes 2-D tiles, not {shape:?}"));
     };
     if warps[1] != 1 {
-        return Err(format!("wgmma layouts with warps {warps:?} (split along N) are not supported by the PTX backend"));
+        return Err(format!(
+            "wgmma layouts with warps {warps:?} (split along N) are not supported by the PTX backend"
+        ));
     }
     if warps[0] != 1 << wbits || wbits < 2 {
-        return Err(format!("the wgmma layout has {} warps but the partition has {}", warps[0], 1u32 << wbits));
+        return Err(format!(
+            "the wgmma layout has {} warps but the partition has {}",
+            warps[0],
+            1u32 << wbits
+        ));
     }
     let mb = log2_exact(*m, "the accumulator's M")?;
     let nb = log2_exact(*n, "the accumulator's N")?;
@@ -442,7 +511,11 @@ fn wgmma(warps: [u32; 2], shape: &[u32], wbits: u32) -> Result<LinearLayout, Str
         return Err(format!("wgmma accumulators need N >= 8, found {n}"));
     }
     if mb < 4 + wbits {
-        return Err(format!("an accumulator of M = {m} is smaller than the {} rows of {} warps", 16u32 << wbits, 1u32 << wbits));
+        return Err(format!(
+            "an accumulator of M = {m} is smaller than the {} rows of {} warps",
+            16u32 << wbits,
+            1u32 << wbits
+        ));
     }
     let row = |b: u32| 1u32 << (nb + b);
     let col = |b: u32| 1u32 << b;
@@ -453,7 +526,12 @@ fn wgmma(warps: [u32; 2], shape: &[u32], wbits: u32) -> Result<LinearLayout, Str
     for b in (4 + wbits)..mb {
         regs.push(row(b));
     }
-    Ok(LinearLayout { shape: shape.to_vec(), regs, lanes, warps })
+    Ok(LinearLayout {
+        shape: shape.to_vec(),
+        regs,
+        lanes,
+        warps,
+    })
 }
 
 #[cfg(test)]
@@ -461,7 +539,9 @@ mod tests {
     use super::*;
 
     fn elems(l: &LinearLayout, lane: u32, warp: u32) -> Vec<u32> {
-        (0..l.num_regs()).map(|r| l.reg_flat(r) ^ l.thread_flat(lane, warp)).collect()
+        (0..l.num_regs())
+            .map(|r| l.reg_flat(r) ^ l.thread_flat(lane, warp))
+            .collect()
     }
 
     #[test]
@@ -479,9 +559,19 @@ mod tests {
 
     #[test]
     fn slice_then_expand_is_parent() {
-        let p = TileLayout::Blocked { spt: vec![1, 1], tpw: vec![1, 32], wpc: vec![1, 4], order: vec![1, 0] };
-        let s = TileLayout::Slice { dim: 0, parent: Box::new(p.clone()) };
-        let ls = LinearLayout::from_tile_layout(&s, &[64], 4).unwrap().expand_dims(0);
+        let p = TileLayout::Blocked {
+            spt: vec![1, 1],
+            tpw: vec![1, 32],
+            wpc: vec![1, 4],
+            order: vec![1, 0],
+        };
+        let s = TileLayout::Slice {
+            dim: 0,
+            parent: Box::new(p.clone()),
+        };
+        let ls = LinearLayout::from_tile_layout(&s, &[64], 4)
+            .unwrap()
+            .expand_dims(0);
         let lp = LinearLayout::from_tile_layout(&p, &[1, 64], 4).unwrap();
         assert_eq!(ls, lp);
     }

@@ -67,9 +67,17 @@ pub const PTX_VERSION: &str = "8.8";
 pub enum ParamAbi {
     /// An IR scalar parameter: `ty` is `u32` (IR `i32`, the value's bits), `u64` (`i64`) or
     /// `f32`.
-    Scalar { ir_name: String, ptx_name: String, ty: &'static str },
+    Scalar {
+        ir_name: String,
+        ptx_name: String,
+        ty: &'static str,
+    },
     /// An IR `ptr(dtype)`: a 64-bit global address (`.param .u64`).
-    Pointer { ir_name: String, ptx_name: String, dtype: DType },
+    Pointer {
+        ir_name: String,
+        ptx_name: String,
+        dtype: DType,
+    },
     /// An IR `tensor_desc`: a 128-byte `CUtensorMap` by value.
     TensorMap {
         ir_name: String,
@@ -87,7 +95,11 @@ pub enum ParamAbi {
     },
     /// The global extent of dimension `dim` (IR order) of the tensor bound to `ir_name`
     /// (`.param .u32`).
-    DescShape { ir_name: String, ptx_name: String, dim: usize },
+    DescShape {
+        ir_name: String,
+        ptx_name: String,
+        dim: usize,
+    },
 }
 
 impl ParamAbi {
@@ -123,7 +135,9 @@ pub struct PtxModule {
 impl PtxModule {
     /// The IR operation behind a 1-based PTX line number, as ptxas reports it.
     pub fn origin_of_line(&self, line: usize) -> Option<&Origin> {
-        line.checked_sub(1).and_then(|i| self.line_origins.get(i)).and_then(|o| o.as_ref())
+        line.checked_sub(1)
+            .and_then(|i| self.line_origins.get(i))
+            .and_then(|o| o.as_ref())
     }
 }
 

@@ -84,58 +84,102 @@ impl Geom {
     /// Bytes of the whole region.
     pub fn total_bytes(&self) -> u64 {
         let n = self.full.len();
-        let outer: u64 = self.full[..n.saturating_sub(2)].iter().map(|&x| x as u64).product();
+        let outer: u64 = self.full[..n.saturating_sub(2)]
+            .iter()
+            .map(|&x| x as u64)
+            .product();
         outer * self.matrix_bytes()
     }
 
     /// Byte offset of a logical element of the region (full-rank index), swizzle included.
     pub fn byte_offset(&self, idx: &[u32]) -> Result<u64, String> {
+        self.offset(idx, true)
+    }
+
+    /// Byte offset of a logical element before the swizzle: the address TMA copies and MMA
+    /// descriptors are given (the hardware swizzles by absolute address, PTX.md section 2).
+    pub fn logical_offset(&self, idx: &[u32]) -> Result<u64, String> {
+        self.offset(idx, false)
+    }
+
+    fn offset(&self, idx: &[u32], swizzled: bool) -> Result<u64, String> {
         let n = self.full.len();
         if idx.len() != n {
             return Err("index rank differs from the buffer's".into());
         }
+        // Work in bits so that sub-byte (fp4) buffers can be addressed at byte boundaries.
         let bits = self.dtype.bits() as u64;
-        if bits % 8 != 0 {
-            return Err(format!("element-wise shared-memory access to {} (sub-byte) elements", self.dtype));
-        }
-        let es = bits / 8;
-        let (r, c) = if n >= 2 { (idx[n - 2], idx[n - 1]) } else { (0, idx[0]) };
+        let (r, c) = if n >= 2 {
+            (idx[n - 2], idx[n - 1])
+        } else {
+            (0, idx[0])
+        };
         let mut mi: u64 = 0;
-        for d in 0..n.saturating_sub(2) {
-            mi = mi * self.full[d] as u64 + idx[d] as u64;
+        for (f, i) in self.full.iter().zip(idx).take(n.saturating_sub(2)) {
+            mi = mi * *f as u64 + *i as u64;
         }
-        let (pr, pc) = if transposed(&self.layout) { (c as u64, r as u64) } else { (r as u64, c as u64) };
+        let (pr, pc) = if transposed(&self.layout) {
+            (c as u64, r as u64)
+        } else {
+            (r as u64, c as u64)
+        };
         let (_, ppc) = self.phys_rc();
         let ppc = ppc as u64;
-        let off = match &self.layout {
-            SmemLayout::Plain | SmemLayout::Nvmma { swizzle: Swizzle::None, .. } => (pr * ppc + pc) * es,
+        let off_bits = match &self.layout {
+            SmemLayout::Plain
+            | SmemLayout::Nvmma {
+                swizzle: Swizzle::None,
+                ..
+            } => (pr * ppc + pc) * bits,
             SmemLayout::Nvmma { swizzle, .. } => {
-                let span = swizzle.bytes() as u64;
+                let span = swizzle.bytes() as u64 * 8;
                 let (ppr, _) = self.phys_rc();
-                let row = self.row_bytes();
-                let unsw = if row <= span {
-                    pr * span + pc * es
+                let row = ppc * bits;
+                let b = pc * bits;
+                if row <= span {
+                    pr * span + b
                 } else {
-                    if row % span != 0 {
-                        return Err(format!("rows of {row} bytes are not a multiple of the {span}-byte swizzle span"));
+                    if !row.is_multiple_of(span) {
+                        return Err(format!(
+                            "rows of {} bytes are not a multiple of the {}-byte swizzle span",
+                            row / 8,
+                            span / 8
+                        ));
                     }
-                    let b = pc * es;
                     (b / span) * (ppr as u64 * span) + pr * span + b % span
-                };
-                let u = u32::try_from(unsw).map_err(|_| "shared-memory offset overflows 32 bits".to_string())?;
-                swizzle.apply(u) as u64
+                }
             }
-            SmemLayout::Swizzled { vec, per_phase, max_phase } => {
+            SmemLayout::Swizzled {
+                vec,
+                per_phase,
+                max_phase,
+            } => {
                 let (vec, pp, mp) = (*vec as u64, *per_phase as u64, *max_phase as u64);
                 if vec == 0 || pp == 0 || mp == 0 {
                     return Err("swizzled layout with a zero parameter".into());
                 }
                 let phase = (pr / pp) % mp;
                 let col = ((pc / vec) ^ phase) * vec + pc % vec;
-                (pr * ppc + col) * es
+                (pr * ppc + col) * bits
             }
         };
-        Ok(mi * self.matrix_bytes() + off)
+        if off_bits % 8 != 0 {
+            return Err(format!(
+                "element {idx:?} of a {} buffer does not start on a byte",
+                self.dtype
+            ));
+        }
+        let off = mi * self.matrix_bytes() + off_bits / 8;
+        match (&self.layout, swizzled) {
+            (SmemLayout::Nvmma { swizzle, .. }, true) => {
+                // The region is aligned to the swizzle period, so the pattern is a function of
+                // the offset.
+                let u =
+                    u32::try_from(off).map_err(|_| "shared-memory offset overflows 32 bits".to_string())?;
+                Ok(swizzle.apply(u) as u64)
+            }
+            _ => Ok(off),
+        }
     }
 }
 
@@ -184,7 +228,9 @@ pub fn view_map(g: &Geom, offsets: &[u32], vshape: &[u32]) -> Result<SmemMap, St
     } else {
         let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
         for _ in 0..4096 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             check((x >> 17) % total)?;
         }
     }
@@ -226,10 +272,16 @@ pub struct OperandDesc {
 ///   between 8-row groups along K.
 pub fn operand_desc(g: &Geom, mn0: u32, k0: u32, k_is_col: bool) -> Result<OperandDesc, String> {
     if g.full.len() != 2 {
-        return Err(format!("MMA operands are 2-D views, found a region of shape {:?}", g.full));
+        return Err(format!(
+            "MMA operands are 2-D views, found a region of shape {:?}",
+            g.full
+        ));
     }
     let SmemLayout::Nvmma { swizzle, transposed } = g.layout else {
-        return Err(format!("MMA operands need an NVMMA shared layout, found {}", g.layout.describe()));
+        return Err(format!(
+            "MMA operands need an NVMMA shared layout, found {}",
+            g.layout.describe()
+        ));
     };
     let span = swizzle.bytes() as u64;
     if span == 0 {
@@ -242,22 +294,38 @@ pub fn operand_desc(g: &Geom, mn0: u32, k0: u32, k_is_col: bool) -> Result<Opera
     let (ppr, _) = g.phys_rc();
     let bits = g.dtype.bits() as u64;
     let row = g.row_bytes();
-    if row > span && row % span != 0 {
-        return Err(format!("rows of {row} bytes are not a multiple of the {span}-byte swizzle span"));
+    if row > span && !row.is_multiple_of(span) {
+        return Err(format!(
+            "rows of {row} bytes are not a multiple of the {span}-byte swizzle span"
+        ));
     }
     let byte_in_row = pc as u64 * bits / 8;
     let start = (byte_in_row / span) * (ppr as u64 * span) + pr as u64 * span + byte_in_row % span;
     if pr % 8 != 0 {
-        return Err(format!("the operand starts at row {pr} of its swizzle atom (needs a multiple of 8)"));
+        return Err(format!(
+            "the operand starts at row {pr} of its swizzle atom (needs a multiple of 8)"
+        ));
     }
     let block_stride = u32::try_from(ppr as u64 * span).map_err(|_| "operand too large".to_string())?;
     if k_contig {
-        Ok(OperandDesc { start, lbo: 16, sbo: 8 * span as u32, swizzle, major: Major::K })
+        Ok(OperandDesc {
+            start,
+            lbo: 16,
+            sbo: 8 * span as u32,
+            swizzle,
+            major: Major::K,
+        })
     } else {
-        if byte_in_row % span != 0 {
+        if !byte_in_row.is_multiple_of(span) {
             return Err("an MN-major operand must start at a swizzle-span boundary along M/N".into());
         }
-        Ok(OperandDesc { start, lbo: block_stride, sbo: 8 * span as u32, swizzle, major: Major::MN })
+        Ok(OperandDesc {
+            start,
+            lbo: block_stride,
+            sbo: 8 * span as u32,
+            swizzle,
+            major: Major::MN,
+        })
     }
 }
 
@@ -266,15 +334,30 @@ mod tests {
     use super::*;
 
     fn nv(s: Swizzle) -> SmemLayout {
-        SmemLayout::Nvmma { swizzle: s, transposed: false }
+        SmemLayout::Nvmma {
+            swizzle: s,
+            transposed: false,
+        }
     }
 
     /// PTX.md section 2's vectors: an f32 [8, 32] tile with 128-byte rows has its 16-byte
     /// chunk at unswizzled address a (row a / 128) physically at the table's address.
     #[test]
     fn swizzle_vectors() {
-        let g = Geom { dtype: DType::F32, full: vec![8, 32], layout: nv(Swizzle::B128) };
-        for (a, want) in [(0u64, 0u64), (16, 16), (128, 144), (176, 160), (256, 288), (640, 720), (896, 1008)] {
+        let g = Geom {
+            dtype: DType::F32,
+            full: vec![8, 32],
+            layout: nv(Swizzle::B128),
+        };
+        for (a, want) in [
+            (0u64, 0u64),
+            (16, 16),
+            (128, 144),
+            (176, 160),
+            (256, 288),
+            (640, 720),
+            (896, 1008),
+        ] {
             let r = (a / 128) as u32;
             let c = ((a % 128) / 4) as u32;
             assert_eq!(g.byte_offset(&[r, c]).unwrap(), want, "a = {a}");
@@ -284,7 +367,11 @@ mod tests {
     #[test]
     fn column_blocks_for_wide_rows() {
         // f16 [64, 256] with 128B swizzle: 4 column blocks of 64 rows x 128 bytes.
-        let g = Geom { dtype: DType::F16, full: vec![64, 256], layout: nv(Swizzle::B128) };
+        let g = Geom {
+            dtype: DType::F16,
+            full: vec![64, 256],
+            layout: nv(Swizzle::B128),
+        };
         assert_eq!(g.byte_offset(&[0, 64]).unwrap(), 64 * 128);
         assert_eq!(g.byte_offset(&[1, 64]).unwrap(), 64 * 128 + (128 ^ 16));
         assert_eq!(g.matrix_bytes(), 32768);
@@ -292,7 +379,11 @@ mod tests {
 
     #[test]
     fn view_map_is_linear() {
-        let g = Geom { dtype: DType::F32, full: vec![2, 32, 64], layout: nv(Swizzle::B128) };
+        let g = Geom {
+            dtype: DType::F32,
+            full: vec![2, 32, 64],
+            layout: nv(Swizzle::B128),
+        };
         let m = view_map(&g, &[1, 0, 0], &[1, 32, 64]).unwrap();
         assert_eq!(m.origin, 8192);
         let e = view_map(&g, &[0, 3, 0], &[1, 5, 64]);
@@ -302,15 +393,33 @@ mod tests {
     #[test]
     fn operand_descriptors() {
         // A: f16 [128, 64] 128B K-major: SBO 1024, K step 16 = 32 bytes.
-        let a = Geom { dtype: DType::F16, full: vec![128, 64], layout: nv(Swizzle::B128) };
+        let a = Geom {
+            dtype: DType::F16,
+            full: vec![128, 64],
+            layout: nv(Swizzle::B128),
+        };
         let d = operand_desc(&a, 0, 16, true).unwrap();
         assert_eq!((d.start, d.lbo, d.sbo, d.major), (32, 16, 1024, Major::K));
         // B: f16 [64, 256] MN-major: column blocks 64 rows * 128 bytes apart; K step 16 rows.
-        let b = Geom { dtype: DType::F16, full: vec![64, 256], layout: nv(Swizzle::B128) };
+        let b = Geom {
+            dtype: DType::F16,
+            full: vec![64, 256],
+            layout: nv(Swizzle::B128),
+        };
         let d = operand_desc(&b, 0, 16, false).unwrap();
-        assert_eq!((d.start, d.lbo, d.sbo, d.major), (16 * 128, 8192, 1024, Major::MN));
+        assert_eq!(
+            (d.start, d.lbo, d.sbo, d.major),
+            (16 * 128, 8192, 1024, Major::MN)
+        );
         // B transposed: stored [N, K], K-major.
-        let bt = Geom { dtype: DType::F16, full: vec![64, 128], layout: SmemLayout::Nvmma { swizzle: Swizzle::B128, transposed: true } };
+        let bt = Geom {
+            dtype: DType::F16,
+            full: vec![64, 128],
+            layout: SmemLayout::Nvmma {
+                swizzle: Swizzle::B128,
+                transposed: true,
+            },
+        };
         let d = operand_desc(&bt, 0, 16, false).unwrap();
         assert_eq!((d.start, d.sbo, d.major), (32, 1024, Major::K));
     }

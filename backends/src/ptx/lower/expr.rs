@@ -55,7 +55,10 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 self.mentions_var(b)
                     || items.iter().any(|i| match i {
                         IndexItem::Expr(x) => self.mentions_var(x),
-                        IndexItem::Slice(a, b) => a.as_ref().is_some_and(|x| self.mentions_var(x)) || b.as_ref().is_some_and(|x| self.mentions_var(x)),
+                        IndexItem::Slice(a, b) => {
+                            a.as_ref().is_some_and(|x| self.mentions_var(x))
+                                || b.as_ref().is_some_and(|x| self.mentions_var(x))
+                        }
                         IndexItem::NewAxis => false,
                     })
             }
@@ -78,7 +81,11 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         match self.expr(e)? {
             Val::Int(i) => Ok(i),
             Val::Bool(b) => Ok(b as i64),
-            other => Err(invalid(op, e.span, format!("expected a compile-time integer, found {}", other.kind()))),
+            other => Err(invalid(
+                op,
+                e.span,
+                format!("expected a compile-time integer, found {}", other.kind()),
+            )),
         }
     }
 
@@ -110,7 +117,11 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                         let d = self.desc_ty(n, e.span)?;
                         Ok(Val::Int(d.nbytes() as i64))
                     }
-                    _ => Err(invalid("expression", e.span, format!("{} has no field `{f}`", b.kind()))),
+                    _ => Err(invalid(
+                        "expression",
+                        e.span,
+                        format!("{} has no field `{f}`", b.kind()),
+                    )),
                 }
             }
             ExprKind::List(_) => Err(invalid("expression", e.span, "a list is not a value here")),
@@ -120,7 +131,11 @@ impl<'c, 'k> Lowerer<'c, 'k> {
     pub fn desc_ty(&self, name: &str, span: Span) -> LResult<bwsim_isa::typeck::DescTy> {
         match self.ck.param(name).map(|p| &p.ty) {
             Some(Ty::Desc(d)) => Ok(d.clone()),
-            _ => Err(invalid("descriptor", span, format!("`{name}` is not a tensor descriptor parameter"))),
+            _ => Err(invalid(
+                "descriptor",
+                span,
+                format!("`{name}` is not a tensor descriptor parameter"),
+            )),
         }
     }
 
@@ -150,7 +165,11 @@ impl<'c, 'k> Lowerer<'c, 'k> {
 
     pub fn scalar_ty_of(&self, v: &Val) -> Option<ScalarTy> {
         match v {
-            Val::Int(i) => Some(if i32::try_from(*i).is_ok() { ScalarTy::I32 } else { ScalarTy::I64 }),
+            Val::Int(i) => Some(if i32::try_from(*i).is_ok() {
+                ScalarTy::I32
+            } else {
+                ScalarTy::I64
+            }),
             Val::Bool(_) => Some(ScalarTy::I1),
             Val::Float(_) => Some(ScalarTy::F32),
             Val::Scalar(t, _) => Some(*t),
@@ -175,7 +194,13 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             (Val::Float(f), _) => (*f as i64).to_string(),
             (Val::Scalar(st, r), _) if *st == t => r.to_string(),
             (Val::Scalar(st, r), _) => self.convert_scalar(*st, *r, t).to_string(),
-            (other, _) => return Err(invalid("expression", span, format!("expected a scalar, found {}", other.kind()))),
+            (other, _) => {
+                return Err(invalid(
+                    "expression",
+                    span,
+                    format!("expected a scalar, found {}", other.kind()),
+                ))
+            }
         })
     }
 
@@ -218,8 +243,14 @@ impl<'c, 'k> Lowerer<'c, 'k> {
     pub fn pred_of(&mut self, v: &Val, span: Span) -> LResult<Reg> {
         match v {
             Val::Scalar(ScalarTy::I1, r) => Ok(*r),
-            Val::Bool(_) | Val::Int(_) | Val::Float(_) | Val::Scalar(..) => self.scalar_reg(v, ScalarTy::I1, span),
-            other => Err(invalid("condition", span, format!("expected a scalar condition, found {}", other.kind()))),
+            Val::Bool(_) | Val::Int(_) | Val::Float(_) | Val::Scalar(..) => {
+                self.scalar_reg(v, ScalarTy::I1, span)
+            }
+            other => Err(invalid(
+                "condition",
+                span,
+                format!("expected a scalar condition, found {}", other.kind()),
+            )),
         }
     }
 
@@ -249,7 +280,11 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 }
                 Ok(Val::Scalar(t, d))
             }
-            (_, other) => Err(invalid("expression", span, format!("operator applied to {}", other.kind()))),
+            (_, other) => Err(invalid(
+                "expression",
+                span,
+                format!("operator applied to {}", other.kind()),
+            )),
         }
     }
 
@@ -264,7 +299,9 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             _ => None,
         };
         if let (Some(x), Some(y)) = (cv(&a), cv(&b)) {
-            return binop(op, x, y).map(const_val).map_err(|m| invalid(op.symbol(), span, m));
+            return binop(op, x, y)
+                .map(const_val)
+                .map_err(|m| invalid(op.symbol(), span, m));
         }
         let fl = |v: &Val| match v {
             Val::Int(i) => Some(*i as f64),
@@ -290,8 +327,12 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 });
             }
         }
-        let ta = self.scalar_ty_of(&a).ok_or_else(|| invalid(op.symbol(), span, format!("operand is {}", a.kind())))?;
-        let tb = self.scalar_ty_of(&b).ok_or_else(|| invalid(op.symbol(), span, format!("operand is {}", b.kind())))?;
+        let ta = self
+            .scalar_ty_of(&a)
+            .ok_or_else(|| invalid(op.symbol(), span, format!("operand is {}", a.kind())))?;
+        let tb = self
+            .scalar_ty_of(&b)
+            .ok_or_else(|| invalid(op.symbol(), span, format!("operand is {}", b.kind())))?;
         let both_pred = ta == ScalarTy::I1 && tb == ScalarTy::I1;
         match op {
             BinOp::And | BinOp::Or => {
@@ -340,7 +381,11 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 let t = promote(ta, tb);
                 let x = self.scalar_operand(&a, t, span)?;
                 let shift = matches!(op, BinOp::Shl | BinOp::Shr);
-                let y = if shift { self.scalar_operand(&b, ScalarTy::I32, span)? } else { self.scalar_operand(&b, t, span)? };
+                let y = if shift {
+                    self.scalar_operand(&b, ScalarTy::I32, span)?
+                } else {
+                    self.scalar_operand(&b, t, span)?
+                };
                 let x = self.reg_if_imm(&x, t);
                 let d = self.e.reg(scalar_class(t));
                 let s = int_suffix(t);
@@ -380,7 +425,11 @@ impl<'c, 'k> Lowerer<'c, 'k> {
     }
 
     fn call(&mut self, f: &str, args: &[Arg], e: &Expr) -> LResult<Val> {
-        let pos: Vec<&Expr> = args.iter().filter(|a| a.key.is_none()).map(|a| &a.value).collect();
+        let pos: Vec<&Expr> = args
+            .iter()
+            .filter(|a| a.key.is_none())
+            .map(|a| &a.value)
+            .collect();
         let arity = |n: usize| -> LResult<()> {
             if pos.len() != n {
                 Err(invalid(f, e.span, format!("takes {n} arguments")))
@@ -392,7 +441,9 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             "program_id" | "num_programs" => {
                 arity(1)?;
                 let axis = self.const_int(pos[0], f)?;
-                let a = ["x", "y", "z"].get(axis as usize).ok_or_else(|| invalid(f, e.span, "axis must be 0, 1 or 2"))?;
+                let a = ["x", "y", "z"]
+                    .get(axis as usize)
+                    .ok_or_else(|| invalid(f, e.span, "axis must be 0, 1 or 2"))?;
                 let r = self.e.reg(RegClass::B32);
                 let sreg = if f == "program_id" { "%ctaid" } else { "%nctaid" };
                 self.e.ins(format!("mov.u32 {r}, {sreg}.{a}"));
@@ -405,8 +456,12 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 if matches!(a, Val::Tile(_)) || matches!(b, Val::Tile(_)) {
                     return self.tile_minmax(f == "min", a, b, e.span).map(Val::Tile);
                 }
-                let ta = self.scalar_ty_of(&a).ok_or_else(|| invalid(f, e.span, "not a scalar"))?;
-                let tb = self.scalar_ty_of(&b).ok_or_else(|| invalid(f, e.span, "not a scalar"))?;
+                let ta = self
+                    .scalar_ty_of(&a)
+                    .ok_or_else(|| invalid(f, e.span, "not a scalar"))?;
+                let tb = self
+                    .scalar_ty_of(&b)
+                    .ok_or_else(|| invalid(f, e.span, "not a scalar"))?;
                 let t = promote(ta, tb);
                 let x = self.scalar_operand(&a, t, e.span)?;
                 let y = self.scalar_operand(&b, t, e.span)?;
@@ -428,7 +483,9 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 match self.expr(pos[0])? {
                     Val::Tile(t) => self.tile_abs(&t, e.span).map(Val::Tile),
                     v => {
-                        let t = self.scalar_ty_of(&v).ok_or_else(|| invalid(f, e.span, "not a scalar"))?;
+                        let t = self
+                            .scalar_ty_of(&v)
+                            .ok_or_else(|| invalid(f, e.span, "not a scalar"))?;
                         let x = self.scalar_reg(&v, t, e.span)?;
                         let d = self.e.reg(scalar_class(t));
                         self.e.ins(format!("abs.{} {d}, {x}", int_suffix(t)));
@@ -445,8 +502,12 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                     return self.tile_where(c, a, b, e.span).map(Val::Tile);
                 }
                 let p = self.pred_of(&c, e.span)?;
-                let ta = self.scalar_ty_of(&a).ok_or_else(|| invalid(f, e.span, "not a scalar"))?;
-                let tb = self.scalar_ty_of(&b).ok_or_else(|| invalid(f, e.span, "not a scalar"))?;
+                let ta = self
+                    .scalar_ty_of(&a)
+                    .ok_or_else(|| invalid(f, e.span, "not a scalar"))?;
+                let tb = self
+                    .scalar_ty_of(&b)
+                    .ok_or_else(|| invalid(f, e.span, "not a scalar"))?;
                 let t = promote(ta, tb);
                 if ta == ScalarTy::I1 && tb == ScalarTy::I1 {
                     let x = self.pred_of(&a, e.span)?;
@@ -470,12 +531,19 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 let v = self.expr(pos[0])?;
                 let d = match self.expr(pos[1])? {
                     Val::DType(d) => d,
-                    other => return Err(invalid("cast", e.span, format!("expected an element type, found {}", other.kind()))),
+                    other => {
+                        return Err(invalid(
+                            "cast",
+                            e.span,
+                            format!("expected an element type, found {}", other.kind()),
+                        ))
+                    }
                 };
                 match v {
                     Val::Tile(t) => self.cast_tile(&t, d, e.span).map(Val::Tile),
                     v => {
-                        let to = ScalarTy::from_name(d.name()).ok_or_else(|| invalid("cast", e.span, format!("scalars cannot be {d}")))?;
+                        let to = ScalarTy::from_name(d.name())
+                            .ok_or_else(|| invalid("cast", e.span, format!("scalars cannot be {d}")))?;
                         let r = self.scalar_reg(&v, to, e.span)?;
                         Ok(Val::Scalar(to, r))
                     }
@@ -496,17 +564,43 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             let i = self.const_int(ix, "index")? as usize;
             return match (&b, field.as_str()) {
                 (Val::Desc(n), "shape") => {
-                    let r = self.k.tmaps.get(n).and_then(|t| t.1.get(i)).copied().ok_or_else(|| invalid("shape", e.span, "dimension out of range"))?;
+                    let r = self
+                        .k
+                        .tmaps
+                        .get(n)
+                        .and_then(|t| t.1.get(i))
+                        .copied()
+                        .ok_or_else(|| invalid("shape", e.span, "dimension out of range"))?;
                     Ok(Val::Scalar(ScalarTy::I32, r))
                 }
                 (Val::Desc(n), "block") => {
                     let d = self.desc_ty(n, e.span)?;
-                    d.block.get(i).map(|&x| Val::Int(x as i64)).ok_or_else(|| invalid("block", e.span, "dimension out of range"))
+                    d.block
+                        .get(i)
+                        .map(|&x| Val::Int(x as i64))
+                        .ok_or_else(|| invalid("block", e.span, "dimension out of range"))
                 }
-                (Val::Smem(s), "shape") => s.shape.get(i).map(|&x| Val::Int(x as i64)).ok_or_else(|| invalid("shape", e.span, "dimension out of range")),
-                (Val::Tmem(t), "shape") => t.shape.get(i).map(|&x| Val::Int(x as i64)).ok_or_else(|| invalid("shape", e.span, "dimension out of range")),
-                (Val::Tile(t), "shape") => t.ll.shape.get(i).map(|&x| Val::Int(x as i64)).ok_or_else(|| invalid("shape", e.span, "dimension out of range")),
-                _ => Err(invalid("index", e.span, format!("{} has no field `{field}`", b.kind()))),
+                (Val::Smem(s), "shape") => s
+                    .shape
+                    .get(i)
+                    .map(|&x| Val::Int(x as i64))
+                    .ok_or_else(|| invalid("shape", e.span, "dimension out of range")),
+                (Val::Tmem(t), "shape") => t
+                    .shape
+                    .get(i)
+                    .map(|&x| Val::Int(x as i64))
+                    .ok_or_else(|| invalid("shape", e.span, "dimension out of range")),
+                (Val::Tile(t), "shape") => {
+                    t.ll.shape
+                        .get(i)
+                        .map(|&x| Val::Int(x as i64))
+                        .ok_or_else(|| invalid("shape", e.span, "dimension out of range"))
+                }
+                _ => Err(invalid(
+                    "index",
+                    e.span,
+                    format!("{} has no field `{field}`", b.kind()),
+                )),
             };
         }
         let b = self.expr(base)?;
@@ -523,25 +617,46 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                         if i < 0 || i >= n as i64 {
                             return Err(invalid("index", e.span, format!("barrier {i} of {n}")));
                         }
-                        Ok(Val::Mbar { base: Addr { reg: base.reg, off: base.off + 8 * i }, count: None })
+                        Ok(Val::Mbar {
+                            base: Addr {
+                                reg: base.reg,
+                                off: base.off + 8 * i,
+                            },
+                            count: None,
+                        })
                     }
                     v => {
                         let r = self.scalar_reg(&v, ScalarTy::I32, ix.span)?;
                         let a = self.e.reg(RegClass::B32);
                         self.e.ins(format!("mad.lo.u32 {a}, {r}, 8, {}", base.reg));
-                        Ok(Val::Mbar { base: Addr { reg: a, off: base.off }, count: None })
+                        Ok(Val::Mbar {
+                            base: Addr {
+                                reg: a,
+                                off: base.off,
+                            },
+                            count: None,
+                        })
                     }
                 }
             }
             Val::Tile(t) => self.tile_new_axes(&t, items, e.span).map(Val::Tile),
-            other => Err(invalid("index", e.span, format!("{} cannot be indexed here", other.kind()))),
+            other => Err(invalid(
+                "index",
+                e.span,
+                format!("{} cannot be indexed here", other.kind()),
+            )),
         }
     }
 
     /// Integer indices (leading dimensions) and constant slices of a view.
     /// Returns the dropped leading indices and the (offset, extent) of the remaining dims.
     #[allow(clippy::type_complexity)]
-    fn view_items(&mut self, shape: &[u32], items: &[IndexItem], span: Span) -> LResult<(Vec<Val>, Vec<(u32, u32)>)> {
+    fn view_items(
+        &mut self,
+        shape: &[u32],
+        items: &[IndexItem],
+        span: Span,
+    ) -> LResult<(Vec<Val>, Vec<(u32, u32)>)> {
         let mut idx = Vec::new();
         let mut rest = Vec::new();
         for (k, it) in items.iter().enumerate() {
@@ -562,11 +677,17 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                         None => shape[k] as i64,
                     };
                     if lo < 0 || hi > shape[k] as i64 || lo >= hi {
-                        return Err(invalid("slice", span, format!("slice {lo}:{hi} out of 0..{}", shape[k])));
+                        return Err(invalid(
+                            "slice",
+                            span,
+                            format!("slice {lo}:{hi} out of 0..{}", shape[k]),
+                        ));
                     }
                     rest.push((lo as u32, (hi - lo) as u32));
                 }
-                IndexItem::NewAxis => return Err(invalid("index", span, "`None` indexes register tiles only")),
+                IndexItem::NewAxis => {
+                    return Err(invalid("index", span, "`None` indexes register tiles only"))
+                }
             }
         }
         for &d in &shape[items.len().min(shape.len())..] {
@@ -584,14 +705,26 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         for i in idx {
             // Re-base on the sub-region: only leading dimensions of the whole region.
             if v.geom.full.len() < 3 || v.offsets[0] != 0 || v.shape[0] != v.geom.full[0] {
-                return Err(unsupported("index", span, "integer indices into the rows or columns of a shared-memory matrix (use slices)"));
+                return Err(unsupported(
+                    "index",
+                    span,
+                    "integer indices into the rows or columns of a shared-memory matrix (use slices)",
+                ));
             }
-            let sub = Geom { dtype: v.geom.dtype, full: v.geom.full[1..].to_vec(), layout: v.geom.layout.clone() };
+            let sub = Geom {
+                dtype: v.geom.dtype,
+                full: v.geom.full[1..].to_vec(),
+                layout: v.geom.layout.clone(),
+            };
             let stride = sub.total_bytes();
             match i {
                 Val::Int(c) => {
                     if c < 0 || c >= v.geom.full[0] as i64 {
-                        return Err(invalid("index", span, format!("index {c} out of 0..{}", v.geom.full[0])));
+                        return Err(invalid(
+                            "index",
+                            span,
+                            format!("index {c} out of 0..{}", v.geom.full[0]),
+                        ));
                     }
                     v.base.off += c * stride as i64;
                     v.align = align_of(v.align, (c as u64) * stride);
@@ -625,10 +758,21 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         let mut v = v;
         for i in idx {
             if v.full.len() < 3 || v.offsets[0] != 0 || v.shape[0] != v.full[0] {
-                return Err(unsupported("index", span, "integer indices into the rows or columns of a tensor-memory matrix (use slices)"));
+                return Err(unsupported(
+                    "index",
+                    span,
+                    "integer indices into the rows or columns of a tensor-memory matrix (use slices)",
+                ));
             }
             let sub_full = v.full[1..].to_vec();
-            let tt = TmemTy { dtype: v.dtype, shape: sub_full.clone(), block: v.block, col_stride: v.col_stride, scales: v.scales, alloc: 0 };
+            let tt = TmemTy {
+                dtype: v.dtype,
+                shape: sub_full.clone(),
+                block: v.block,
+                col_stride: v.col_stride,
+                scales: v.scales,
+                alloc: 0,
+            };
             let stride = tt.cols();
             match i {
                 Val::Int(c) => v.cols += c as u32 * stride,

@@ -101,7 +101,10 @@ pub(super) enum Val {
     Smem(SmemView),
     Tmem(TmemView),
     /// An mbarrier (count `None`) or an array of them.
-    Mbar { base: Addr, count: Option<u32> },
+    Mbar {
+        base: Addr,
+        count: Option<u32>,
+    },
     /// A tensor-descriptor parameter (by IR name).
     Desc(String),
     /// A global pointer parameter: element type and 64-bit generic address.
@@ -145,6 +148,9 @@ pub(super) struct Part {
     pub all_dirty: bool,
     /// Issued operations others must observe since the last partition barrier.
     pub issue_dirty: bool,
+    /// Tensor-memory accesses since the last partition barrier (the barrier is then bracketed
+    /// by `tcgen05.fence::before/after_thread_sync`, PTX.md section 8).
+    pub tmem_dirty: bool,
 }
 
 /// Registers defined in the prologue (they dominate the whole kernel).
@@ -184,14 +190,25 @@ pub(super) struct Lowerer<'c, 'k> {
     ws_done: bool,
     /// The name a statement assigns, while lowering its right-hand side (for in-place wgmma).
     pub assign_target: Option<String>,
+    /// Whether `setmaxnreg` was emitted (the entry then declares `.minnctapersm 1` so that
+    /// ptxas knows the register count at entry and honours the reallocation).
+    setmaxnreg: bool,
 }
 
 pub(super) fn unsupported(op: &str, span: Span, reason: impl Into<String>) -> LowerError {
-    LowerError::Unsupported { op: op.to_string(), span, reason: reason.into() }
+    LowerError::Unsupported {
+        op: op.to_string(),
+        span,
+        reason: reason.into(),
+    }
 }
 
 pub(super) fn invalid(op: &str, span: Span, reason: impl Into<String>) -> LowerError {
-    LowerError::Invalid { op: op.to_string(), span, reason: reason.into() }
+    LowerError::Invalid {
+        op: op.to_string(),
+        span,
+        reason: reason.into(),
+    }
 }
 
 /// Register class holding a scalar type.
@@ -211,9 +228,16 @@ pub(super) fn dtype_class(d: DType) -> Option<RegClass> {
         DType::I32 | DType::U32 => Some(RegClass::B32),
         DType::I64 | DType::U64 => Some(RegClass::B64),
         DType::I1 => Some(RegClass::Pred),
-        DType::F16 | DType::BF16 | DType::I16 | DType::U16 | DType::I8 | DType::U8 | DType::F8E4M3 | DType::F8E5M2 | DType::UE8M0 | DType::UE4M3 => {
-            Some(RegClass::B16)
-        }
+        DType::F16
+        | DType::BF16
+        | DType::I16
+        | DType::U16
+        | DType::I8
+        | DType::U8
+        | DType::F8E4M3
+        | DType::F8E5M2
+        | DType::UE8M0
+        | DType::UE4M3 => Some(RegClass::B16),
         DType::F4E2M1 => None,
     }
 }
@@ -229,19 +253,23 @@ pub(super) fn warp_plan(ck: &Checked) -> (Vec<(u32, u32)>, u32) {
         parts.push((next, *w));
         next += w;
     }
-    let total = if ck.workers.is_empty() { next } else { next.div_ceil(4) * 4 };
+    let total = if ck.workers.is_empty() {
+        next
+    } else {
+        next.div_ceil(4) * 4
+    };
     (parts, total)
 }
 
-pub(super) fn lower(ck: &Checked) -> Result<PtxModule, LowerError> {
-    let kspan = ck.kernel.name.span;
-    let (plan, total_warps) = warp_plan(ck);
-    let threads = total_warps * 32;
-    if threads > 1024 {
-        return Err(invalid("kernel", kspan, format!("{total_warps} warps exceed the 32 warps of a CTA")));
-    }
-    let mut e = Emitter::new();
-    e.set_origin(Some(Origin { op: "kernel".into(), span: kspan }));
+/// Emit the registers every partition needs (thread, warp and lane index, the shared-memory
+/// base, the kernel parameters). The prologue emits them once (and records the parameter
+/// ABI); each `warp_specialize` partition emits them again at its entry so that nothing
+/// computed before the fork stays live across a worker's small register budget.
+fn emit_kernel_regs(
+    e: &mut Emitter,
+    ck: &Checked,
+    mut abi: Option<&mut Vec<ParamAbi>>,
+) -> Result<KernelRegs, LowerError> {
     let tid = e.reg(RegClass::B32);
     let warp = e.reg(RegClass::B32);
     let lane = e.reg(RegClass::B32);
@@ -250,9 +278,6 @@ pub(super) fn lower(ck: &Checked) -> Result<PtxModule, LowerError> {
     e.ins(format!("shr.u32 {warp}, {tid}, 5"));
     e.ins(format!("and.b32 {lane}, {tid}, 31"));
     e.ins(format!("mov.u32 {smem}, smem"));
-
-    // Parameters.
-    let mut abi = Vec::new();
     let mut params = HashMap::new();
     let mut tmaps = HashMap::new();
     for p in &ck.params {
@@ -268,14 +293,26 @@ pub(super) fn lower(ck: &Checked) -> Result<PtxModule, LowerError> {
                 let r = e.reg(scalar_class(st));
                 e.ins(format!("ld.param.{ld} {r}, [{pname}]"));
                 params.insert(p.name.clone(), Val::Scalar(st, r));
-                abi.push(ParamAbi::Scalar { ir_name: p.name.clone(), ptx_name: pname, ty });
+                if let Some(abi) = abi.as_deref_mut() {
+                    abi.push(ParamAbi::Scalar {
+                        ir_name: p.name.clone(),
+                        ptx_name: pname,
+                        ty,
+                    });
+                }
             }
             Ty::Ptr(d) => {
                 let r = e.reg(RegClass::B64);
                 e.ins(format!("ld.param.u64 {r}, [{pname}]"));
                 e.ins(format!("cvta.to.global.u64 {r}, {r}"));
                 params.insert(p.name.clone(), Val::Ptr(*d, r));
-                abi.push(ParamAbi::Pointer { ir_name: p.name.clone(), ptx_name: pname, dtype: *d });
+                if let Some(abi) = abi.as_deref_mut() {
+                    abi.push(ParamAbi::Pointer {
+                        ir_name: p.name.clone(),
+                        ptx_name: pname,
+                        dtype: *d,
+                    });
+                }
             }
             Ty::Desc(d) => {
                 let r = e.reg(RegClass::B64);
@@ -289,39 +326,97 @@ pub(super) fn lower(ck: &Checked) -> Result<PtxModule, LowerError> {
                         *last = span_b * 8 / d.dtype.bits();
                     }
                 }
-                abi.push(ParamAbi::TensorMap {
-                    ir_name: p.name.clone(),
-                    ptx_name: pname.clone(),
-                    dtype: d.dtype,
-                    block: d.block.clone(),
-                    box_dims,
-                    swizzle_bytes: span_b,
-                    oob: d.oob.name(),
-                });
+                if let Some(abi) = abi.as_deref_mut() {
+                    abi.push(ParamAbi::TensorMap {
+                        ir_name: p.name.clone(),
+                        ptx_name: pname.clone(),
+                        dtype: d.dtype,
+                        block: d.block.clone(),
+                        box_dims,
+                        swizzle_bytes: span_b,
+                        oob: d.oob.name(),
+                    });
+                }
                 let mut shape_regs = Vec::new();
                 for i in 0..d.block.len() {
                     let sname = format!("{pname}_shape{i}");
                     let sr = e.reg(RegClass::B32);
                     e.ins(format!("ld.param.u32 {sr}, [{sname}]"));
                     shape_regs.push(sr);
-                    abi.push(ParamAbi::DescShape { ir_name: p.name.clone(), ptx_name: sname, dim: i });
+                    if let Some(abi) = abi.as_deref_mut() {
+                        abi.push(ParamAbi::DescShape {
+                            ir_name: p.name.clone(),
+                            ptx_name: sname,
+                            dim: i,
+                        });
+                    }
                 }
                 tmaps.insert(p.name.clone(), (r, shape_regs));
                 params.insert(p.name.clone(), Val::Desc(p.name.clone()));
             }
-            other => return Err(invalid("param", p.span, format!("parameter of type {}", other.describe()))),
+            other => {
+                return Err(invalid(
+                    "param",
+                    p.span,
+                    format!("parameter of type {}", other.describe()),
+                ))
+            }
         }
     }
+    Ok(KernelRegs {
+        tid,
+        warp,
+        lane,
+        smem,
+        tmem: None,
+        params,
+        tmaps,
+    })
+}
+
+pub(super) fn lower(ck: &Checked) -> Result<PtxModule, LowerError> {
+    let kspan = ck.kernel.name.span;
+    let (plan, total_warps) = warp_plan(ck);
+    let threads = total_warps * 32;
+    if threads > 1024 {
+        return Err(invalid(
+            "kernel",
+            kspan,
+            format!("{total_warps} warps exceed the 32 warps of a CTA"),
+        ));
+    }
+    let mut e = Emitter::new();
+    e.set_origin(Some(Origin {
+        op: "kernel".into(),
+        span: kspan,
+    }));
+    let mut abi = Vec::new();
+    let KernelRegs {
+        tid,
+        warp,
+        lane,
+        smem,
+        params,
+        tmaps,
+        ..
+    } = emit_kernel_regs(&mut e, ck, Some(&mut abi))?;
 
     // Backend-private shared memory after the plan.
-    let mut reserved = Reserved { next: ck.smem_bytes.div_ceil(16) * 16, tmem_slot: None };
+    let mut reserved = Reserved {
+        next: ck.smem_bytes.div_ceil(16) * 16,
+        tmem_slot: None,
+    };
 
     // Kernel-level TMEM (the non-manual allocations), allocated by warp 0.
     let mut tmem = None;
     if ck.tmem_cols > 0 {
         let ncols = ck.tmem_cols.max(32).next_power_of_two();
         if ncols > 512 {
-            return Err(invalid("tmem.alloc", kspan, format!("{} TMEM columns needed", ck.tmem_cols)));
+            return Err(invalid(
+                "tmem.alloc",
+                kspan,
+                format!("{} TMEM columns needed", ck.tmem_cols),
+            ));
         }
         let slot = reserved.next;
         reserved.next += 16;
@@ -329,10 +424,14 @@ pub(super) fn lower(ck: &Checked) -> Result<PtxModule, LowerError> {
         let has_manual = ck.allocs.iter().any(|a| a.manual);
         let p = e.reg(RegClass::Pred);
         let skip = e.label("tmem_alloc_done");
-        e.comment(format!("allocate {ncols} TMEM columns for the kernel's scoped tensor-memory buffers"));
+        e.comment(format!(
+            "allocate {ncols} TMEM columns for the kernel's scoped tensor-memory buffers"
+        ));
         e.ins(format!("setp.ne.u32 {p}, {warp}, 0"));
         e.ins(format!("@{p} bra {skip}"));
-        e.ins(format!("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [{smem}+{slot}], {ncols}"));
+        e.ins(format!(
+            "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [{smem}+{slot}], {ncols}"
+        ));
         if !has_manual {
             e.ins("tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned");
         }
@@ -345,8 +444,7 @@ pub(super) fn lower(ck: &Checked) -> Result<PtxModule, LowerError> {
         tmem = Some((t, ncols));
     }
 
-    let leader = e.reg(RegClass::Pred);
-    e.ins(format!("setp.eq.u32 {leader}, {tid}, 0"));
+    let leader = elect_leader(&mut e, warp, 0);
     let end_label = e.label("kernel_end");
     let part = Part {
         index: 0,
@@ -357,8 +455,17 @@ pub(super) fn lower(ck: &Checked) -> Result<PtxModule, LowerError> {
         pwarp: warp,
         all_dirty: false,
         issue_dirty: false,
+        tmem_dirty: false,
     };
-    let k = KernelRegs { tid, warp, lane, smem, tmem: tmem.map(|t| t.0), params, tmaps };
+    let k = KernelRegs {
+        tid,
+        warp,
+        lane,
+        smem,
+        tmem: tmem.map(|t| t.0),
+        params,
+        tmaps,
+    };
     let mut lw = Lowerer {
         ck,
         consts: ck.consts.clone(),
@@ -372,6 +479,7 @@ pub(super) fn lower(ck: &Checked) -> Result<PtxModule, LowerError> {
         end_label: end_label.clone(),
         ws_done: false,
         assign_target: None,
+        setmaxnreg: false,
     };
     if !ck.workers.is_empty() {
         // Worker warps skip the code before warp_specialize.
@@ -381,22 +489,43 @@ pub(super) fn lower(ck: &Checked) -> Result<PtxModule, LowerError> {
     }
     lw.block_in_place(&ck.kernel.body)?;
     if !ck.workers.is_empty() && !lw.ws_done {
-        return Err(invalid("warp_specialize", kspan, "workers were declared but no warp_specialize region was lowered"));
+        return Err(invalid(
+            "warp_specialize",
+            kspan,
+            "workers were declared but no warp_specialize region was lowered",
+        ));
     }
 
     // Epilogue: free kernel-level TMEM once every warp is done with it.
+    let setmaxnreg = lw.setmaxnreg;
     let mut e = lw.e;
-    e.set_origin(Some(Origin { op: "kernel".into(), span: kspan }));
+    e.set_origin(Some(Origin {
+        op: "kernel".into(),
+        span: kspan,
+    }));
     e.place(&end_label);
-    if let Some((t, ncols)) = tmem {
+    if let (Some((_, ncols)), Some(slot)) = (tmem, lw.reserved.tmem_slot) {
+        // Fresh registers: nothing from the prologue stays live through the partitions.
+        let (tid, warp, sm, t) = (
+            e.reg(RegClass::B32),
+            e.reg(RegClass::B32),
+            e.reg(RegClass::B32),
+            e.reg(RegClass::B32),
+        );
         let p = e.reg(RegClass::Pred);
         let skip = e.label("tmem_dealloc_done");
         e.ins("tcgen05.fence::before_thread_sync");
         e.ins("bar.sync 0");
+        e.ins(format!("mov.u32 {tid}, %tid.x"));
+        e.ins(format!("shr.u32 {warp}, {tid}, 5"));
+        e.ins(format!("mov.u32 {sm}, smem"));
+        e.ins(format!("ld.shared.b32 {t}, [{sm}+{slot}]"));
         e.ins(format!("setp.ne.u32 {p}, {warp}, 0"));
         e.ins(format!("@{p} bra {skip}"));
         e.ins("tcgen05.fence::after_thread_sync");
-        e.ins(format!("tcgen05.dealloc.cta_group::1.sync.aligned.b32 {t}, {ncols}"));
+        e.ins(format!(
+            "tcgen05.dealloc.cta_group::1.sync.aligned.b32 {t}, {ncols}"
+        ));
         e.place(&skip);
     }
     e.ins("ret");
@@ -424,7 +553,9 @@ pub(super) fn lower(ck: &Checked) -> Result<PtxModule, LowerError> {
     let mut out: Vec<(String, Option<Origin>)> = Vec::new();
     let mut push = |s: String| out.push((s, None));
     push(format!("// bwsim PTX backend: kernel `{name}` for {}", ck.target));
-    push(format!("// launch: blockDim = ({threads}, 1, 1), dynamic shared memory = {top} bytes"));
+    push(format!(
+        "// launch: blockDim = ({threads}, 1, 1), dynamic shared memory = {top} bytes"
+    ));
     push(format!(".version {PTX_VERSION}"));
     push(format!(".target {}", ck.target.name()));
     push(".address_size 64".into());
@@ -444,6 +575,9 @@ pub(super) fn lower(ck: &Checked) -> Result<PtxModule, LowerError> {
     }
     push(")".into());
     push(format!(".maxntid {threads}, 1, 1"));
+    if setmaxnreg {
+        push(".minnctapersm 1".into());
+    }
     push("{".into());
     for d in e.declarations() {
         push(d);
@@ -476,6 +610,42 @@ pub(super) fn lower(ck: &Checked) -> Result<PtxModule, LowerError> {
     })
 }
 
+/// Point the registers of a value at their replacements.
+fn remap_val(v: &mut Val, map: &HashMap<Reg, Reg>) {
+    let m = |r: &mut Reg| {
+        if let Some(n) = map.get(r) {
+            *r = *n;
+        }
+    };
+    match v {
+        Val::Scalar(_, r) | Val::Ptr(_, r) => m(r),
+        Val::Tile(t) => t.regs.iter_mut().for_each(m),
+        Val::Smem(s) => m(&mut s.base.reg),
+        Val::Tmem(t) => {
+            m(&mut t.reg);
+            if let Some(d) = t.dynamic.as_mut() {
+                m(d);
+            }
+        }
+        Val::Mbar { base, .. } => m(&mut base.reg),
+        Val::Tuple(vs) => vs.iter_mut().for_each(|x| remap_val(x, map)),
+        Val::Int(_) | Val::Bool(_) | Val::Float(_) | Val::Desc(_) | Val::Layout(_) | Val::DType(_) => {}
+    }
+}
+
+/// The leader of a partition whose first warp is `first`: one lane of that warp, chosen with
+/// `elect.sync` as Triton and CUTLASS do (PTX.md section 1). Emitted where the warp is
+/// converged (the partition's entry).
+fn elect_leader(e: &mut Emitter, warp: Reg, first: u32) -> Reg {
+    let w = e.reg(RegClass::Pred);
+    let el = e.reg(RegClass::Pred);
+    let leader = e.reg(RegClass::Pred);
+    e.ins(format!("setp.eq.u32 {w}, {warp}, {first}"));
+    e.ins(format!("elect.sync _|{el}, -1"));
+    e.ins(format!("and.pred {leader}, {w}, {el}"));
+    leader
+}
+
 /// Names assigned (not `let`) anywhere in a block, nested blocks included.
 fn assigned_names(b: &Block, out: &mut BTreeSet<String>) {
     walk_block(b, &mut |s| {
@@ -490,6 +660,48 @@ fn assigned_names(b: &Block, out: &mut BTreeSet<String>) {
 impl<'c, 'k> Lowerer<'c, 'k> {
     pub fn target(&self) -> Target {
         self.ck.target
+    }
+
+    /// Re-emit the kernel registers at a partition entry and point every visible value at
+    /// the new ones (see [`emit_kernel_regs`]).
+    fn fresh_kernel_regs(&mut self) -> LResult<()> {
+        let mut k = emit_kernel_regs(&mut self.e, self.ck, None)?;
+        if let (Some(slot), Some(_)) = (self.reserved.tmem_slot, self.k.tmem) {
+            let t = self.e.reg(RegClass::B32);
+            self.e.ins(format!("ld.shared.b32 {t}, [{}+{slot}]", k.smem));
+            k.tmem = Some(t);
+        }
+        let old = std::mem::replace(&mut self.k, k);
+        let mut map: HashMap<Reg, Reg> = HashMap::new();
+        map.insert(old.tid, self.k.tid);
+        map.insert(old.warp, self.k.warp);
+        map.insert(old.lane, self.k.lane);
+        map.insert(old.smem, self.k.smem);
+        if let (Some(a), Some(b)) = (old.tmem, self.k.tmem) {
+            map.insert(a, b);
+        }
+        for (n, v) in &old.params {
+            match (v, self.k.params.get(n)) {
+                (Val::Scalar(_, a), Some(Val::Scalar(_, b))) | (Val::Ptr(_, a), Some(Val::Ptr(_, b))) => {
+                    map.insert(*a, *b);
+                }
+                _ => {}
+            }
+        }
+        for (n, (r, shapes)) in &old.tmaps {
+            if let Some((r2, s2)) = self.k.tmaps.get(n) {
+                map.insert(*r, *r2);
+                for (a, b) in shapes.iter().zip(s2) {
+                    map.insert(*a, *b);
+                }
+            }
+        }
+        for scope in &mut self.scopes {
+            for v in scope.values_mut() {
+                remap_val(v, &map);
+            }
+        }
+        Ok(())
     }
 
     // ----- scopes -----
@@ -520,20 +732,40 @@ impl<'c, 'k> Lowerer<'c, 'k> {
     /// `bar.sync` of the current partition.
     pub fn part_barrier(&mut self) {
         let n = self.part.warps * 32;
+        let tm = self.part.tmem_dirty && self.target() == Target::Sm100a;
+        if tm {
+            self.e.ins("tcgen05.fence::before_thread_sync");
+        }
         if self.part.index == 0 && self.ck.workers.is_empty() {
             self.e.ins("bar.sync 0");
         } else {
             self.e.ins(format!("bar.sync {}, {n}", self.part.bar));
         }
+        if tm {
+            self.e.ins("tcgen05.fence::after_thread_sync");
+        }
         self.part.all_dirty = false;
         self.part.issue_dirty = false;
+        self.part.tmem_dirty = false;
     }
 
     /// Before an operation issued by the partition's first thread.
     pub fn before_issue(&mut self) {
-        if self.part.warps > 1 && self.part.all_dirty {
-            self.part_barrier();
+        if self.part.all_dirty {
+            if self.part.warps > 1 {
+                self.part_barrier();
+            } else {
+                self.e.ins("bar.warp.sync -1");
+                self.part.all_dirty = false;
+            }
         }
+    }
+
+    /// Reserve `bytes` of backend-private shared memory (after the plan); returns the offset.
+    pub fn reserve_slot(&mut self, bytes: u32) -> u32 {
+        let off = self.reserved.next.div_ceil(bytes.max(4)) * bytes.max(4);
+        self.reserved.next = off + bytes;
+        off
     }
 
     /// Before an all-thread access that must observe earlier issued operations.
@@ -563,9 +795,29 @@ impl<'c, 'k> Lowerer<'c, 'k> {
 
     fn origin_of(s: &Stmt) -> Origin {
         let op = match &s.kind {
-            StmtKind::Let { value: Rhs::Op(op), .. } | StmtKind::Assign { value: Rhs::Op(op), .. } | StmtKind::Op(op) => op.kind.name().to_string(),
-            StmtKind::Let { names, .. } => format!("let {}", names.iter().map(|n| n.name.as_str()).collect::<Vec<_>>().join(", ")),
-            StmtKind::Assign { names, .. } => names.iter().map(|n| n.name.as_str()).collect::<Vec<_>>().join(", ") + " =",
+            StmtKind::Let {
+                value: Rhs::Op(op), ..
+            }
+            | StmtKind::Assign {
+                value: Rhs::Op(op), ..
+            }
+            | StmtKind::Op(op) => op.kind.name().to_string(),
+            StmtKind::Let { names, .. } => format!(
+                "let {}",
+                names
+                    .iter()
+                    .map(|n| n.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            StmtKind::Assign { names, .. } => {
+                names
+                    .iter()
+                    .map(|n| n.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+                    + " ="
+            }
             StmtKind::For { unrolled: true, .. } => "static_for".into(),
             StmtKind::For { .. } => "for".into(),
             StmtKind::If { .. } => "if".into(),
@@ -606,11 +858,18 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 Ok(())
             }
             StmtKind::Assign { names, value } => {
-                let target = if names.len() == 1 { Some(names[0].name.clone()) } else { None };
+                let target = if names.len() == 1 {
+                    Some(names[0].name.clone())
+                } else {
+                    None
+                };
                 let v = self.rhs(value, target)?;
                 let vals = self.destructure(names, v, s.span)?;
                 for (n, v) in names.iter().zip(vals) {
-                    let old = self.lookup_var(&n.name).cloned().ok_or_else(|| invalid("=", n.span, format!("`{}` is not a variable", n.name)))?;
+                    let old = self
+                        .lookup_var(&n.name)
+                        .cloned()
+                        .ok_or_else(|| invalid("=", n.span, format!("`{}` is not a variable", n.name)))?;
                     let v = self.coerce_like(&old, v, s.span)?;
                     self.rebind(&n.name, v);
                 }
@@ -620,14 +879,25 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 self.op(op)?;
                 Ok(())
             }
-            StmtKind::For { var, start, end, step, body, unrolled } => {
+            StmtKind::For {
+                var,
+                start,
+                end,
+                step,
+                body,
+                unrolled,
+            } => {
                 if *unrolled {
                     self.static_for(var, start, end, step.as_ref(), body, s.span)
                 } else {
                     self.dynamic_for(var, start, end, step.as_ref(), body, s.span)
                 }
             }
-            StmtKind::If { cond, then_body, else_body } => {
+            StmtKind::If {
+                cond,
+                then_body,
+                else_body,
+            } => {
                 if let Some(c) = self.try_const(cond)? {
                     let taken = match c {
                         Val::Bool(b) => b,
@@ -668,7 +938,11 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         }
         match v {
             Val::Tuple(vs) if vs.len() == names.len() => Ok(vs),
-            other => Err(invalid("let", span, format!("{} names bound to {}", names.len(), other.kind()))),
+            other => Err(invalid(
+                "let",
+                span,
+                format!("{} names bound to {}", names.len(), other.kind()),
+            )),
         }
     }
 
@@ -678,7 +952,9 @@ impl<'c, 'k> Lowerer<'c, 'k> {
     fn materialize(&mut self, v: Val, bare: bool, span: Span) -> LResult<Val> {
         match v {
             Val::Int(_) | Val::Bool(_) | Val::Float(_) | Val::Scalar(..) => {
-                let t = self.scalar_ty_of(&v).ok_or_else(|| invalid("let", span, "not a scalar"))?;
+                let t = self
+                    .scalar_ty_of(&v)
+                    .ok_or_else(|| invalid("let", span, "not a scalar"))?;
                 let op = self.scalar_operand(&v, t, span)?;
                 let r = self.e.reg(scalar_class(t));
                 self.mov(r, &op);
@@ -712,7 +988,11 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                         Ok(Val::Tile(c))
                     }
                 }
-                other => Err(invalid("=", span, format!("assigning {} to a tile", other.kind()))),
+                other => Err(invalid(
+                    "=",
+                    span,
+                    format!("assigning {} to a tile", other.kind()),
+                )),
             },
             _ => Ok(v),
         }
@@ -742,11 +1022,28 @@ impl<'c, 'k> Lowerer<'c, 'k> {
 
     // ----- control flow -----
 
-    fn static_for(&mut self, var: &Ident, start: &Expr, end: &Expr, step: Option<&Expr>, body: &Block, span: Span) -> LResult<()> {
-        let a = self.consts.int(start).map_err(|d| invalid("static_for", span, d.message))?;
-        let b = self.consts.int(end).map_err(|d| invalid("static_for", span, d.message))?;
+    fn static_for(
+        &mut self,
+        var: &Ident,
+        start: &Expr,
+        end: &Expr,
+        step: Option<&Expr>,
+        body: &Block,
+        span: Span,
+    ) -> LResult<()> {
+        let a = self
+            .consts
+            .int(start)
+            .map_err(|d| invalid("static_for", span, d.message))?;
+        let b = self
+            .consts
+            .int(end)
+            .map_err(|d| invalid("static_for", span, d.message))?;
         let st = match step {
-            Some(e) => self.consts.int(e).map_err(|d| invalid("static_for", span, d.message))?,
+            Some(e) => self
+                .consts
+                .int(e)
+                .map_err(|d| invalid("static_for", span, d.message))?,
             None => 1,
         };
         if st <= 0 {
@@ -783,7 +1080,9 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         }
         let mut phis = Vec::new();
         for n in names {
-            let Some(cur) = self.lookup_var(&n).cloned() else { continue };
+            let Some(cur) = self.lookup_var(&n).cloned() else {
+                continue;
+            };
             let phi = self.fresh_like(&cur, span)?;
             self.parallel_copy(&[(phi.clone(), cur)], span)?;
             self.rebind(&n, phi.clone());
@@ -802,13 +1101,26 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             }
             Val::Smem(s) => {
                 let reg = self.e.reg(RegClass::B32);
-                Val::Smem(SmemView { base: Addr { reg, off: 0 }, ..s.clone() })
+                Val::Smem(SmemView {
+                    base: Addr { reg, off: 0 },
+                    ..s.clone()
+                })
             }
             Val::Tmem(t) => {
                 let reg = self.e.reg(RegClass::B32);
-                Val::Tmem(TmemView { dynamic: Some(reg), cols: 0, ..t.clone() })
+                Val::Tmem(TmemView {
+                    dynamic: Some(reg),
+                    cols: 0,
+                    ..t.clone()
+                })
             }
-            other => return Err(unsupported("=", span, format!("reassigning {} inside a loop or a dynamic `if`", other.kind()))),
+            other => {
+                return Err(unsupported(
+                    "=",
+                    span,
+                    format!("reassigning {} inside a loop or a dynamic `if`", other.kind()),
+                ))
+            }
         })
     }
 
@@ -822,21 +1134,33 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                     moves.push((*d, op));
                 }
                 (Val::Tile(pt), Val::Tile(st)) => {
-                    let st = if st.ll == pt.ll { st.clone() } else { self.convert(st, &pt.ll, span)? };
+                    let st = if st.ll == pt.ll {
+                        st.clone()
+                    } else {
+                        self.convert(st, &pt.ll, span)?
+                    };
                     for (d, s) in pt.regs.iter().zip(&st.regs) {
                         moves.push((*d, s.to_string()));
                     }
                 }
                 (Val::Smem(ps), Val::Smem(ss)) => {
                     if ps.geom != ss.geom || ps.shape != ss.shape || ps.offsets != ss.offsets {
-                        return Err(unsupported("=", span, "a shared-memory view reassigned with another shape or layout in a loop"));
+                        return Err(unsupported(
+                            "=",
+                            span,
+                            "a shared-memory view reassigned with another shape or layout in a loop",
+                        ));
                     }
                     let r = self.addr_reg(&ss.base);
                     moves.push((ps.base.reg, r.to_string()));
                 }
                 (Val::Tmem(pt), Val::Tmem(st)) => {
                     if pt.shape != st.shape || pt.offsets != st.offsets || pt.reg != st.reg {
-                        return Err(unsupported("=", span, "a tensor-memory view reassigned with another shape in a loop"));
+                        return Err(unsupported(
+                            "=",
+                            span,
+                            "a tensor-memory view reassigned with another shape in a loop",
+                        ));
                     }
                     let r = self.e.reg(RegClass::B32);
                     match st.dynamic {
@@ -847,7 +1171,13 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                         moves.push((d, r.to_string()));
                     }
                 }
-                (p, s) => return Err(unsupported("=", span, format!("merging {} into {}", s.kind(), p.kind()))),
+                (p, s) => {
+                    return Err(unsupported(
+                        "=",
+                        span,
+                        format!("merging {} into {}", s.kind(), p.kind()),
+                    ))
+                }
             }
         }
         let dsts: BTreeSet<String> = moves.iter().map(|(d, _)| d.to_string()).collect();
@@ -896,7 +1226,15 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         }
     }
 
-    fn dynamic_for(&mut self, var: &Ident, start: &Expr, end: &Expr, step: Option<&Expr>, body: &Block, span: Span) -> LResult<()> {
+    fn dynamic_for(
+        &mut self,
+        var: &Ident,
+        start: &Expr,
+        end: &Expr,
+        step: Option<&Expr>,
+        body: &Block,
+        span: Span,
+    ) -> LResult<()> {
         let s = self.expr(start)?;
         let e = self.expr(end)?;
         let s = self.scalar_operand(&s, ScalarTy::I32, start.span)?;
@@ -926,7 +1264,10 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         self.part.all_dirty = true;
         self.part.issue_dirty = true;
         self.e.place(&head);
-        self.e.ins(format!("setp.{}.s32 {p}, {i}, {endr}", if negative { "le" } else { "ge" }));
+        self.e.ins(format!(
+            "setp.{}.s32 {p}, {i}, {endr}",
+            if negative { "le" } else { "ge" }
+        ));
         self.e.ins(format!("@{p} bra {exit}"));
         self.depth += 1;
         self.scopes.push(HashMap::new());
@@ -945,7 +1286,13 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         Ok(())
     }
 
-    fn dynamic_if(&mut self, cond: &Expr, then_body: &Block, else_body: Option<&Block>, span: Span) -> LResult<()> {
+    fn dynamic_if(
+        &mut self,
+        cond: &Expr,
+        then_body: &Block,
+        else_body: Option<&Block>,
+        span: Span,
+    ) -> LResult<()> {
         let c = self.expr(cond)?;
         let p = self.pred_of(&c, cond.span)?;
         let mut bodies = vec![then_body];
@@ -984,15 +1331,22 @@ impl<'c, 'k> Lowerer<'c, 'k> {
 
     fn warp_specialize(&mut self, default: &DefaultPartition, workers: &[Worker], span: Span) -> LResult<()> {
         if self.depth > 0 || self.ws_done || self.part.index != 0 {
-            return Err(unsupported("warp_specialize", span, "warp_specialize inside a loop or a dynamic `if`"));
+            return Err(unsupported(
+                "warp_specialize",
+                span,
+                "warp_specialize inside a loop or a dynamic `if`",
+            ));
         }
         self.ws_done = true;
         let (plan, total_warps) = warp_plan(self.ck);
         if plan.len() != workers.len() + 1 {
-            return Err(invalid("warp_specialize", span, "worker partitions differ from the type checker's"));
+            return Err(invalid(
+                "warp_specialize",
+                span,
+                "worker partitions differ from the type checker's",
+            ));
         }
         let warp = self.k.warp;
-        let tid = self.k.tid;
         self.e.place("$ws_entry");
         self.e.comment("warp_specialize: every warp arrives, then each warpgroup sets its register budget and each warp takes its partition");
         self.e.ins("bar.sync 0");
@@ -1000,7 +1354,11 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         let mut budgets: Vec<Option<u32>> = Vec::new();
         let regs_of = |i: usize| -> Option<u32> {
             if i == 0 {
-                default.regs.as_ref().and_then(|r| self.consts.int(r).ok()).map(|r| r as u32)
+                default
+                    .regs
+                    .as_ref()
+                    .and_then(|r| self.consts.int(r).ok())
+                    .map(|r| r as u32)
             } else {
                 self.ck.workers.get(i - 1).map(|w| w.2)
             }
@@ -1020,50 +1378,70 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             }
             budgets.push(if all { budget } else { None });
         }
-        let entry_regs = (65536 / (total_warps * 32)).min(256) / 8 * 8;
-        if budgets.iter().any(|b| b.is_some()) {
-            let wg = self.e.reg(RegClass::B32);
-            self.e.ins(format!("shr.u32 {wg}, {warp}, 2"));
-            let done = self.e.label("setmaxnreg_done");
-            for (g, b) in budgets.iter().enumerate() {
-                let Some(b) = b else { continue };
-                if *b == entry_regs {
-                    continue;
-                }
-                let skip = self.e.label("wg_next");
-                let p = self.e.reg(RegClass::Pred);
-                self.e.ins(format!("setp.ne.u32 {p}, {wg}, {g}"));
-                self.e.ins(format!("@{p} bra {skip}"));
-                let dir = if *b < entry_regs { "dec" } else { "inc" };
-                self.e.ins(format!("setmaxnreg.{dir}.sync.aligned.u32 {b}"));
-                self.e.ins(format!("bra {done}"));
-                self.e.place(&skip);
-            }
-            self.e.place(&done);
-        }
-        // Dispatch.
-        let labels: Vec<String> = (0..plan.len()).map(|i| self.e.label(&format!("partition{i}"))).collect();
-        for (i, &(f, w)) in plan.iter().enumerate() {
-            let p = self.e.reg(RegClass::Pred);
-            let q = self.e.reg(RegClass::Pred);
-            self.e.ins(format!("setp.ge.u32 {p}, {warp}, {f}"));
-            self.e.ins(format!("setp.lt.and.u32 {q}, {warp}, {}, {p}", f + w));
-            self.e.ins(format!("@{q} bra {}", labels[i]));
-        }
+        // Registers per thread at entry: the entry declares `.minnctapersm 1`, so ptxas may
+        // give each of the CTA's threads up to 65536 / threads (at most 255).
+        let entry_regs = (65536 / (total_warps * 32)).min(255);
+        let labels: Vec<String> = (0..plan.len())
+            .map(|i| self.e.label(&format!("partition{i}")))
+            .collect();
         let end = self.end_label.clone();
-        self.e.ins(format!("bra {end}"));
+        // Each warpgroup with a budget takes its own path (setmaxnreg, then the partitions it
+        // holds), so that no code of one budget is reachable from another's: ptxas allocates
+        // registers per region of the control-flow graph.
+        let reallocs: Vec<(usize, u32, String)> = budgets
+            .iter()
+            .enumerate()
+            .filter_map(|(g, b)| b.filter(|b| *b != entry_regs).map(|b| (g, b, String::new())))
+            .map(|(g, b, _)| (g, b, self.e.label(&format!("warpgroup{g}"))))
+            .collect();
+        let wg = self.e.reg(RegClass::B32);
+        if !reallocs.is_empty() {
+            self.e.ins(format!("shr.u32 {wg}, {warp}, 2"));
+            for (g, _, l) in &reallocs {
+                let p = self.e.reg(RegClass::Pred);
+                self.e.ins(format!("setp.eq.u32 {p}, {wg}, {g}"));
+                self.e.ins(format!("@{p} bra {l}"));
+            }
+        }
+        let dispatch = |lw: &mut Self, only: Option<usize>| {
+            for (i, &(f, w)) in plan.iter().enumerate() {
+                if let Some(g) = only {
+                    let (lo, hi) = (4 * g as u32, 4 * g as u32 + 4);
+                    if !(f < hi && f + w > lo) {
+                        continue;
+                    }
+                }
+                let p = lw.e.reg(RegClass::Pred);
+                let q = lw.e.reg(RegClass::Pred);
+                lw.e.ins(format!("setp.ge.u32 {p}, {warp}, {f}"));
+                lw.e.ins(format!("setp.lt.and.u32 {q}, {warp}, {}, {p}", f + w));
+                lw.e.ins(format!("@{q} bra {}", labels[i]));
+            }
+            lw.e.ins(format!("bra {end}"));
+        };
+        dispatch(self, None);
+        for (g, b, l) in &reallocs {
+            self.e.place(l);
+            let dir = if *b < entry_regs { "dec" } else { "inc" };
+            self.e.ins(format!("setmaxnreg.{dir}.sync.aligned.u32 {b}"));
+            self.setmaxnreg = true;
+            dispatch(self, Some(*g));
+        }
 
         // Workers first in the text (each ends at the kernel's end), then the default
         // partition, which falls through to the code after the region.
         let saved = self.part.clone();
         for (i, w) in workers.iter().enumerate() {
             let (first, warps) = plan[i + 1];
-            let prev = self.e.set_origin(Some(Origin { op: format!("worker {}", w.name.name), span: w.span }));
+            let prev = self.e.set_origin(Some(Origin {
+                op: format!("worker {}", w.name.name),
+                span: w.span,
+            }));
             self.e.place(&labels[i + 1]);
-            let leader = self.e.reg(RegClass::Pred);
-            self.e.ins(format!("setp.eq.u32 {leader}, {tid}, {}", first * 32));
+            self.fresh_kernel_regs()?;
+            let leader = elect_leader(&mut self.e, self.k.warp, first);
             let pwarp = self.e.reg(RegClass::B32);
-            self.e.ins(format!("sub.u32 {pwarp}, {warp}, {first}"));
+            self.e.ins(format!("sub.u32 {pwarp}, {}, {first}", self.k.warp));
             self.part = Part {
                 index: i + 1,
                 first_warp: first,
@@ -1073,9 +1451,14 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 pwarp,
                 all_dirty: false,
                 issue_dirty: false,
+                tmem_dirty: false,
             };
             if self.part.bar > 15 {
-                return Err(unsupported("warp_specialize", span, "more than 14 worker partitions (named barriers run out)"));
+                return Err(unsupported(
+                    "warp_specialize",
+                    span,
+                    "more than 14 worker partitions (named barriers run out)",
+                ));
             }
             self.depth += 1;
             let r = self.block(&w.body);
@@ -1084,11 +1467,18 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             self.e.ins(format!("bra {end}"));
             self.e.set_origin(prev);
         }
-        let prev = self.e.set_origin(Some(Origin { op: "default".into(), span: default.span }));
+        let prev = self.e.set_origin(Some(Origin {
+            op: "default".into(),
+            span: default.span,
+        }));
         self.part = saved;
         self.part.all_dirty = false;
         self.part.issue_dirty = false;
+        self.part.tmem_dirty = false;
         self.e.place(&labels[0]);
+        self.fresh_kernel_regs()?;
+        self.part.leader = elect_leader(&mut self.e, self.k.warp, 0);
+        self.part.pwarp = self.k.warp;
         self.depth += 1;
         let r = self.block(&default.body);
         self.depth -= 1;

@@ -9,7 +9,7 @@
 //! budget).
 
 use super::*;
-use crate::ptx::emit::{bf16_bits, f16_bits, f32_imm};
+use crate::ptx::emit::{bf16_bits, f16_bits};
 use crate::ptx::layout::{broadcast_projection, project, LinearLayout};
 use bwsim_isa::typeck::broadcast_shapes;
 
@@ -46,10 +46,22 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         LinearLayout::from_tile_layout(l, shape, self.part.warps).map_err(|m| unsupported("layout", span, m))
     }
 
-    pub fn fresh_tile(&mut self, dtype: DType, ll: LinearLayout, parent: Option<TileLayout>, span: Span) -> LResult<Tile> {
-        let class = dtype_class(dtype).ok_or_else(|| unsupported("tile", span, format!("register tiles of {dtype}")))?;
+    pub fn fresh_tile(
+        &mut self,
+        dtype: DType,
+        ll: LinearLayout,
+        parent: Option<TileLayout>,
+        span: Span,
+    ) -> LResult<Tile> {
+        let class = dtype_class(dtype)
+            .ok_or_else(|| unsupported("tile", span, format!("register tiles of {dtype}")))?;
         let regs = (0..ll.num_regs()).map(|_| self.e.reg(class)).collect();
-        Ok(Tile { dtype, ll, regs, parent })
+        Ok(Tile {
+            dtype,
+            ll,
+            regs,
+            parent,
+        })
     }
 
     pub fn copy_tile(&mut self, t: &Tile) -> Tile {
@@ -83,7 +95,11 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             let t = self.e.reg(RegClass::B32);
             if b.is_power_of_two() {
                 let mut j = i + 1;
-                while j < bases.len() && (j - i) < 32 && bases[j] == b.wrapping_shl((j - i) as u32) && bases[j] != 0 {
+                while j < bases.len()
+                    && (j - i) < 32
+                    && bases[j] == b.wrapping_shl((j - i) as u32)
+                    && bases[j] != 0
+                {
                     j += 1;
                 }
                 let s = b.trailing_zeros();
@@ -120,19 +136,30 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                             Val::Bool(b) => *b as i64 as f64,
                             _ => 0.0,
                         };
-                        let bits = if d == DType::F16 { f16_bits(x) } else { bf16_bits(x) };
+                        let bits = if d == DType::F16 {
+                            f16_bits(x)
+                        } else {
+                            bf16_bits(x)
+                        };
                         self.e.ins(format!("mov.b16 {r}, 0x{bits:04X}"));
                     }
                     _ => {
                         let f = self.scalar_reg(v, ScalarTy::F32, span)?;
-                        self.e.ins(format!("cvt.rn.{}.f32 {r}, {f}", if d == DType::F16 { "f16" } else { "bf16" }));
+                        self.e.ins(format!(
+                            "cvt.rn.{}.f32 {r}, {f}",
+                            if d == DType::F16 { "f16" } else { "bf16" }
+                        ));
                     }
                 }
                 Ok(r.to_string())
             }
             other => match v {
                 Val::Int(i) => Ok(i.to_string()),
-                _ => Err(unsupported("tile", span, format!("scalar operands of {other} tiles"))),
+                _ => Err(unsupported(
+                    "tile",
+                    span,
+                    format!("scalar operands of {other} tiles"),
+                )),
             },
         }
     }
@@ -144,33 +171,48 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         if src.lanes.len() != dst.lanes.len() || src.warps.len() != dst.warps.len() {
             return None;
         }
-        for (s, d) in src.lanes.iter().zip(&dst.lanes).chain(src.warps.iter().zip(&dst.warps)) {
+        for (s, d) in src
+            .lanes
+            .iter()
+            .zip(&dst.lanes)
+            .chain(src.warps.iter().zip(&dst.warps))
+        {
             if project(proj, *d) != *s {
                 return None;
             }
         }
-        (0..dst.num_regs()).map(|r| src.reg_of(project(proj, dst.reg_flat(r)))).collect()
+        (0..dst.num_regs())
+            .map(|r| src.reg_of(project(proj, dst.reg_flat(r))))
+            .collect()
     }
 
     fn is_local(src: &LinearLayout, dst: &LinearLayout) -> bool {
-        broadcast_projection(&src.shape, &dst.shape).ok().and_then(|p| Self::local_map(src, dst, &p)).is_some()
+        broadcast_projection(&src.shape, &dst.shape)
+            .ok()
+            .and_then(|p| Self::local_map(src, dst, &p))
+            .is_some()
     }
 
     /// The tile in layout `target` (same shape, or a shape `t` broadcasts to).
-    pub fn to_layout(&mut self, t: &Tile, target: &LinearLayout, span: Span) -> LResult<Tile> {
+    pub fn in_layout(&mut self, t: &Tile, target: &LinearLayout, span: Span) -> LResult<Tile> {
         if t.ll == *target {
             return Ok(t.clone());
         }
         let proj = broadcast_projection(&t.ll.shape, &target.shape).map_err(|m| invalid("tile", span, m))?;
         if let Some(map) = Self::local_map(&t.ll, target, &proj) {
-            return Ok(Tile { dtype: t.dtype, ll: target.clone(), regs: map.iter().map(|&s| t.regs[s]).collect(), parent: None });
+            return Ok(Tile {
+                dtype: t.dtype,
+                ll: target.clone(),
+                regs: map.iter().map(|&s| t.regs[s]).collect(),
+                parent: None,
+            });
         }
         self.convert_via_smem(t, target, &proj, span)
     }
 
     /// Same-shape conversion (keeps no parent).
     pub fn convert(&mut self, t: &Tile, target: &LinearLayout, span: Span) -> LResult<Tile> {
-        self.to_layout(t, target, span)
+        self.in_layout(t, target, span)
     }
 
     /// Scratch bytes this partition may use for one conversion round.
@@ -184,11 +226,23 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         SMEM_CAPACITY.saturating_sub(used)
     }
 
-    fn convert_via_smem(&mut self, t: &Tile, dst: &LinearLayout, proj: &[Option<u32>], span: Span) -> LResult<Tile> {
+    fn convert_via_smem(
+        &mut self,
+        t: &Tile,
+        dst: &LinearLayout,
+        proj: &[Option<u32>],
+        span: Span,
+    ) -> LResult<Tile> {
         let es: u32 = match t.dtype {
             DType::I1 => 1,
             d if d.bits() % 8 == 0 => d.bits() / 8,
-            d => return Err(unsupported("convert_layout", span, format!("layout conversion of {d} tiles"))),
+            d => {
+                return Err(unsupported(
+                    "convert_layout",
+                    span,
+                    format!("layout conversion of {d} tiles"),
+                ))
+            }
         };
         let n = 1u64 << t.ll.flat_bits();
         let budget = self.scratch_budget() as u64;
@@ -197,16 +251,24 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             chunk /= 2;
         }
         if chunk * (es as u64) > budget {
-            return Err(invalid("convert_layout", span, "no shared memory left for a layout-conversion scratch buffer"));
+            return Err(invalid(
+                "convert_layout",
+                span,
+                "no shared memory left for a layout-conversion scratch buffer",
+            ));
         }
         let chunk = chunk as u32;
         let rounds = (n / chunk as u64) as u32;
         let cb = chunk.trailing_zeros();
         let pi = self.part.index;
         self.scratch[pi] = self.scratch[pi].max(chunk * es);
-        self.e.comment(format!("layout conversion through shared memory: {:?} {} ({} round(s))", t.ll.shape, t.dtype, rounds));
+        self.e.comment(format!(
+            "layout conversion through shared memory: {:?} {} ({} round(s))",
+            t.ll.shape, t.dtype, rounds
+        ));
         let sbase = self.e.reg(RegClass::B32);
-        self.e.ins(format!("add.u32 {sbase}, {}, __SCRATCH{pi}__", self.k.smem));
+        self.e
+            .ins(format!("add.u32 {sbase}, {}, __SCRATCH{pi}__", self.k.smem));
         let out = self.fresh_tile(t.dtype, dst.clone(), None, span)?;
         let src_t = self.thread_part(&t.ll.lanes.clone(), &t.ll.warps.clone());
         let pl: Vec<u32> = dst.lanes.iter().map(|&b| project(proj, b)).collect();
@@ -215,11 +277,24 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         let src_mask = t.ll.thread_mask();
         let dst_mask = pl.iter().chain(pw.iter()).fold(0, |a, &b| a | b);
         let cmask = chunk - 1;
-        let ty = if t.dtype == DType::I1 { "b8" } else { bits_ty(t.dtype) };
+        let ty = if t.dtype == DType::I1 {
+            "b8"
+        } else {
+            bits_ty(t.dtype)
+        };
         for k in 0..rounds {
             self.part_barrier();
             // Writes.
-            let plan = self.chunk_addrs(src_t, src_mask, (0..t.ll.num_regs()).map(|r| t.ll.reg_flat(r)).collect(), k, cb, cmask, es, sbase);
+            let plan = self.chunk_addrs(
+                src_t,
+                src_mask,
+                (0..t.ll.num_regs()).map(|r| t.ll.reg_flat(r)).collect(),
+                k,
+                cb,
+                cmask,
+                es,
+                sbase,
+            );
             for (r, (pred, addr)) in plan.into_iter().enumerate() {
                 let Some(addr) = addr else { continue };
                 let v = t.regs[r];
@@ -233,7 +308,9 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             }
             self.part_barrier();
             // Reads.
-            let flats = (0..dst.num_regs()).map(|r| project(proj, dst.reg_flat(r))).collect();
+            let flats = (0..dst.num_regs())
+                .map(|r| project(proj, dst.reg_flat(r)))
+                .collect();
             let plan = self.chunk_addrs(dst_t, dst_mask, flats, k, cb, cmask, es, sbase);
             for (r, (pred, addr)) in plan.into_iter().enumerate() {
                 let Some(addr) = addr else { continue };
@@ -256,7 +333,17 @@ impl<'c, 'k> Lowerer<'c, 'k> {
     /// For each register's flat index (`thread ^ flats[r]`): whether it belongs to round `k`
     /// (statically: `None` predicate / skipped; or a run-time predicate), and its address.
     #[allow(clippy::too_many_arguments)]
-    fn chunk_addrs(&mut self, thread: Reg, tmask: u32, flats: Vec<u32>, k: u32, cb: u32, cmask: u32, es: u32, sbase: Reg) -> Vec<(Option<Reg>, Option<String>)> {
+    fn chunk_addrs(
+        &mut self,
+        thread: Reg,
+        tmask: u32,
+        flats: Vec<u32>,
+        k: u32,
+        cb: u32,
+        cmask: u32,
+        es: u32,
+        sbase: Reg,
+    ) -> Vec<(Option<Reg>, Option<String>)> {
         let high_static = (tmask >> cb) == 0;
         let disjoint = flats.iter().all(|&f| f & tmask & cmask == 0);
         // Base address of the thread's low part, computed once.
@@ -305,7 +392,12 @@ impl<'c, 'k> Lowerer<'c, 'k> {
 
     /// A layout for the broadcast of several tiles to `shape`, preferring one every operand
     /// reaches without moving data. Returns the layout and its parent.
-    fn choose_layout(&self, tiles: &[&Tile], shape: &[u32], span: Span) -> LResult<(LinearLayout, Option<TileLayout>)> {
+    fn choose_layout(
+        &self,
+        tiles: &[&Tile],
+        shape: &[u32],
+        span: Span,
+    ) -> LResult<(LinearLayout, Option<TileLayout>)> {
         let mut cands: Vec<(LinearLayout, Option<TileLayout>)> = Vec::new();
         for t in tiles {
             if t.ll.shape == shape {
@@ -333,7 +425,8 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 best = Some((cost, c));
             }
         }
-        best.map(|b| b.1).ok_or_else(|| invalid("tile", span, format!("no common layout for shape {shape:?}")))
+        best.map(|b| b.1)
+            .ok_or_else(|| invalid("tile", span, format!("no common layout for shape {shape:?}")))
     }
 
     // ----- elementwise -----
@@ -354,7 +447,8 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             }
             return Ok(());
         }
-        let a = arith_ty(d).ok_or_else(|| unsupported(op.symbol(), span, format!("arithmetic on {d} tiles")))?;
+        let a =
+            arith_ty(d).ok_or_else(|| unsupported(op.symbol(), span, format!("arithmetic on {d} tiles")))?;
         let float = is_float(d);
         if op.is_comparison() {
             let c = match op {
@@ -378,7 +472,11 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             BinOp::Div if d == DType::F32 || d == DType::TF32 => format!("div.rn.f32 {dst}, {x}, {y}"),
             BinOp::Div if float => {
                 // f16/bf16: divide in f32, round once.
-                let (fx, fy, fd) = (self.e.reg(RegClass::F32), self.e.reg(RegClass::F32), self.e.reg(RegClass::F32));
+                let (fx, fy, fd) = (
+                    self.e.reg(RegClass::F32),
+                    self.e.reg(RegClass::F32),
+                    self.e.reg(RegClass::F32),
+                );
                 self.e.ins(format!("cvt.f32.{a} {fx}, {x}"));
                 self.e.ins(format!("cvt.f32.{a} {fy}, {y}"));
                 self.e.ins(format!("div.rn.f32 {fd}, {fx}, {fy}"));
@@ -391,30 +489,59 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             BinOp::BitXor if !float => format!("xor.{b} {dst}, {x}, {y}"),
             BinOp::Shl if !float => format!("shl.{b} {dst}, {x}, {y}"),
             BinOp::Shr if !float => format!("shr.{a} {dst}, {x}, {y}"),
-            _ => return Err(unsupported(op.symbol(), span, format!("`{}` on {d} tiles", op.symbol()))),
+            _ => {
+                return Err(unsupported(
+                    op.symbol(),
+                    span,
+                    format!("`{}` on {d} tiles", op.symbol()),
+                ))
+            }
         };
         self.e.ins(ins);
         Ok(())
     }
 
+    /// [`Self::align_tiles`] for the other lowering modules.
+    #[allow(clippy::type_complexity)]
+    pub fn align_tiles_pub(
+        &mut self,
+        vals: &[&Val],
+        span: Span,
+    ) -> LResult<(Vec<Option<Tile>>, LinearLayout, Option<TileLayout>)> {
+        self.align_tiles(vals, span)
+    }
+
     /// Tiles (and scalars) of the operands in one common layout of the broadcast shape.
-    fn align_tiles(&mut self, vals: &[&Val], span: Span) -> LResult<(Vec<Option<Tile>>, LinearLayout, Option<TileLayout>)> {
-        let tiles: Vec<&Tile> = vals.iter().filter_map(|v| if let Val::Tile(t) = v { Some(t) } else { None }).collect();
-        let mut shape = tiles.first().map(|t| t.ll.shape.clone()).ok_or_else(|| invalid("tile", span, "no tile operand"))?;
+    #[allow(clippy::type_complexity)]
+    fn align_tiles(
+        &mut self,
+        vals: &[&Val],
+        span: Span,
+    ) -> LResult<(Vec<Option<Tile>>, LinearLayout, Option<TileLayout>)> {
+        let tiles: Vec<&Tile> = vals
+            .iter()
+            .filter_map(|v| if let Val::Tile(t) = v { Some(t) } else { None })
+            .collect();
+        let mut shape = tiles
+            .first()
+            .map(|t| t.ll.shape.clone())
+            .ok_or_else(|| invalid("tile", span, "no tile operand"))?;
         for t in &tiles[1..] {
-            shape = broadcast_shapes(&shape, &t.ll.shape).ok_or_else(|| invalid("tile", span, "tile shapes do not broadcast"))?;
+            shape = broadcast_shapes(&shape, &t.ll.shape)
+                .ok_or_else(|| invalid("tile", span, "tile shapes do not broadcast"))?;
         }
         let (ll, parent) = self.choose_layout(&tiles, &shape, span)?;
         let mut out = Vec::new();
         for v in vals {
             out.push(match v {
-                Val::Tile(t) => Some(self.to_layout(t, &ll, span)?),
+                Val::Tile(t) => Some(self.in_layout(t, &ll, span)?),
                 _ => None,
             });
         }
         Ok((out, ll, parent))
     }
 
+    #[allow(clippy::needless_range_loop)] // one instruction per register of several operands
     pub fn tile_binary(&mut self, op: BinOp, a: Val, b: Val, span: Span) -> LResult<Tile> {
         let (ts, ll, parent) = self.align_tiles(&[&a, &b], span)?;
         // Element type: the tiles' (the scalar side converts).
@@ -422,7 +549,11 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         if let (Some(x), Some(y)) = (&ts[0], &ts[1]) {
             if x.dtype != y.dtype {
                 if !op.is_comparison() {
-                    return Err(invalid(op.symbol(), span, format!("tiles of {} and {} need a cast", x.dtype, y.dtype)));
+                    return Err(invalid(
+                        op.symbol(),
+                        span,
+                        format!("tiles of {} and {} need a cast", x.dtype, y.dtype),
+                    ));
                 }
                 dtype = x.dtype;
             }
@@ -432,7 +563,11 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         for (i, v) in [&a, &b].iter().enumerate() {
             match &ts[i] {
                 Some(t) => {
-                    let t = if t.dtype != dtype { self.cast_tile(t, dtype, span)? } else { t.clone() };
+                    let t = if t.dtype != dtype {
+                        self.cast_tile(t, dtype, span)?
+                    } else {
+                        t.clone()
+                    };
                     ops.push(t.regs.iter().map(|r| r.to_string()).collect());
                 }
                 None => {
@@ -461,17 +596,26 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         for (d, s) in out.regs.iter().zip(&t.regs) {
             match (op, t.dtype) {
                 (UnOp::Not, DType::I1) => self.e.ins(format!("not.pred {d}, {s}")),
-                (UnOp::Not, x) if !is_float(x) && x.bits() >= 16 => self.e.ins(format!("not.{} {d}, {s}", bits_ty(x))),
+                (UnOp::Not, x) if !is_float(x) && x.bits() >= 16 => {
+                    self.e.ins(format!("not.{} {d}, {s}", bits_ty(x)))
+                }
                 (UnOp::Neg, x) if arith_ty(x).is_some() => {
                     let a = arith_ty(x).unwrap_or("f32");
                     self.e.ins(format!("neg.{a} {d}, {s}"))
                 }
-                _ => return Err(unsupported("unary", span, format!("operator on {} tiles", t.dtype))),
+                _ => {
+                    return Err(unsupported(
+                        "unary",
+                        span,
+                        format!("operator on {} tiles", t.dtype),
+                    ))
+                }
             }
         }
         Ok(out)
     }
 
+    #[allow(clippy::needless_range_loop)] // one instruction per register of several operands
     pub fn tile_minmax(&mut self, min: bool, a: Val, b: Val, span: Span) -> LResult<Tile> {
         let (ts, ll, parent) = self.align_tiles(&[&a, &b], span)?;
         let dtype = ts.iter().flatten().next().map(|t| t.dtype).unwrap_or(DType::F32);
@@ -489,7 +633,8 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         let out = self.fresh_tile(dtype, ll.clone(), parent, span)?;
         let f = if min { "min" } else { "max" };
         for r in 0..ll.num_regs() {
-            self.e.ins(format!("{f}.{ty} {}, {}, {}", out.regs[r], ops[0][r], ops[1][r]));
+            self.e
+                .ins(format!("{f}.{ty} {}, {}, {}", out.regs[r], ops[0][r], ops[1][r]));
         }
         Ok(out)
     }
@@ -505,14 +650,22 @@ impl<'c, 'k> Lowerer<'c, 'k> {
 
     pub fn tile_where(&mut self, c: Val, a: Val, b: Val, span: Span) -> LResult<Tile> {
         let (ts, ll, parent) = self.align_tiles(&[&c, &a, &b], span)?;
-        let dtype = ts[1].as_ref().or(ts[2].as_ref()).map(|t| t.dtype).unwrap_or_else(|| match (&a, &b) {
-            (Val::Float(_), _) | (_, Val::Float(_)) => DType::F32,
-            (Val::Scalar(ScalarTy::F32, _), _) | (_, Val::Scalar(ScalarTy::F32, _)) => DType::F32,
-            _ => DType::I32,
-        });
+        let dtype = ts[1]
+            .as_ref()
+            .or(ts[2].as_ref())
+            .map(|t| t.dtype)
+            .unwrap_or_else(|| match (&a, &b) {
+                (Val::Float(_), _) | (_, Val::Float(_)) => DType::F32,
+                (Val::Scalar(ScalarTy::F32, _), _) | (_, Val::Scalar(ScalarTy::F32, _)) => DType::F32,
+                _ => DType::I32,
+            });
         let cond: Vec<String> = match &ts[0] {
             Some(t) => {
-                let t = if t.dtype != DType::I1 { self.cast_tile(t, DType::I1, span)? } else { t.clone() };
+                let t = if t.dtype != DType::I1 {
+                    self.cast_tile(t, DType::I1, span)?
+                } else {
+                    t.clone()
+                };
                 t.regs.iter().map(|r| r.to_string()).collect()
             }
             None => vec![self.pred_of(&c, span)?.to_string(); ll.num_regs()],
@@ -536,13 +689,21 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 self.e.ins(format!("and.pred {t2}, !{}, {}", cond[r], ops[1][r]));
                 self.e.ins(format!("or.pred {d}, {t1}, {t2}"));
             } else {
-                let ty = if matches!(d.class, RegClass::F32) { "f32" } else { bits_ty(dtype) };
-                self.e.ins(format!("selp.{ty} {d}, {}, {}, {}", ops[0][r], ops[1][r], cond[r]));
+                let ty = if matches!(d.class, RegClass::F32) {
+                    "f32"
+                } else {
+                    bits_ty(dtype)
+                };
+                self.e.ins(format!(
+                    "selp.{ty} {d}, {}, {}, {}",
+                    ops[0][r], ops[1][r], cond[r]
+                ));
             }
         }
         Ok(out)
     }
 
+    #[allow(clippy::needless_range_loop)] // one instruction per register of several operands
     fn tile_fma(&mut self, a: Val, b: Val, c: Val, span: Span) -> LResult<Tile> {
         let (ts, ll, parent) = self.align_tiles(&[&a, &b, &c], span)?;
         let dtype = ts.iter().flatten().next().map(|t| t.dtype).unwrap_or(DType::F32);
@@ -562,7 +723,10 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         }
         let out = self.fresh_tile(dtype, ll.clone(), parent, span)?;
         for r in 0..ll.num_regs() {
-            self.e.ins(format!("fma.rn.{ty} {}, {}, {}, {}", out.regs[r], ops[0][r], ops[1][r], ops[2][r]));
+            self.e.ins(format!(
+                "fma.rn.{ty} {}, {}, {}, {}",
+                out.regs[r], ops[0][r], ops[1][r], ops[2][r]
+            ));
         }
         Ok(out)
     }
@@ -572,7 +736,16 @@ impl<'c, 'k> Lowerer<'c, 'k> {
     fn cvt_elem(&mut self, from: DType, to: DType, d: Reg, s: Reg, span: Span) -> LResult<()> {
         use DType::*;
         let ins = match (from, to) {
-            (a, b) if a == b => format!("mov.{} {d}, {s}", if d.class == RegClass::Pred { "pred" } else if d.class == RegClass::F32 { "f32" } else { bits_ty(a) }),
+            (a, b) if a == b => format!(
+                "mov.{} {d}, {s}",
+                if d.class == RegClass::Pred {
+                    "pred"
+                } else if d.class == RegClass::F32 {
+                    "f32"
+                } else {
+                    bits_ty(a)
+                }
+            ),
             (F32, TF32) | (TF32, F32) => format!("mov.f32 {d}, {s}"),
             (F32, F16) => format!("cvt.rn.f16.f32 {d}, {s}"),
             (F32, BF16) => format!("cvt.rn.bf16.f32 {d}, {s}"),
@@ -636,7 +809,11 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             Some(TileLayout::Slice { dim, parent }) if *dim as usize == axis => Some((**parent).clone()),
             _ => None,
         };
-        Tile { ll: t.ll.expand_dims(axis), parent, ..t.clone() }
+        Tile {
+            ll: t.ll.expand_dims(axis),
+            parent,
+            ..t.clone()
+        }
     }
 
     pub fn tile_new_axes(&mut self, t: &Tile, items: &[IndexItem], span: Span) -> LResult<Tile> {
@@ -649,7 +826,13 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                     d += 1;
                 }
                 IndexItem::Slice(None, None) => d += 1,
-                _ => return Err(invalid("index", span, "register tiles are indexed with `:` and `None` only")),
+                _ => {
+                    return Err(invalid(
+                        "index",
+                        span,
+                        "register tiles are indexed with `:` and `None` only",
+                    ))
+                }
             }
         }
         Ok(out)
@@ -659,7 +842,10 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         match &e.kind {
             ExprKind::List(xs) => xs
                 .iter()
-                .map(|x| self.const_int(x, what).and_then(|v| u32::try_from(v).map_err(|_| invalid(what, x.span, "negative"))))
+                .map(|x| {
+                    self.const_int(x, what)
+                        .and_then(|v| u32::try_from(v).map_err(|_| invalid(what, x.span, "negative")))
+                })
                 .collect(),
             _ => Err(invalid(what, e.span, "expected a list of constants")),
         }
@@ -668,14 +854,22 @@ impl<'c, 'k> Lowerer<'c, 'k> {
     fn tile_arg(&mut self, e: &Expr, what: &str) -> LResult<Tile> {
         match self.expr(e)? {
             Val::Tile(t) => Ok(t),
-            other => Err(invalid(what, e.span, format!("expected a register tile, found {}", other.kind()))),
+            other => Err(invalid(
+                what,
+                e.span,
+                format!("expected a register tile, found {}", other.kind()),
+            )),
         }
     }
 
     fn layout_arg(&mut self, e: &Expr, what: &str) -> LResult<TileLayout> {
         match self.expr(e) {
             Ok(Val::Layout(l)) => Ok(l),
-            Ok(other) => Err(invalid(what, e.span, format!("expected a layout, found {}", other.kind()))),
+            Ok(other) => Err(invalid(
+                what,
+                e.span,
+                format!("expected a layout, found {}", other.kind()),
+            )),
             // Inline layouts (`blocked(...)`, `slice(...)`) are resolved like the type checker does.
             Err(_) => self.inline_layout(e, what),
         }
@@ -684,7 +878,12 @@ impl<'c, 'k> Lowerer<'c, 'k> {
     fn inline_layout(&mut self, e: &Expr, what: &str) -> LResult<TileLayout> {
         match &e.kind {
             ExprKind::Name(n) if n == "tmem32x32b" => Ok(TileLayout::Tmem32x32b),
-            ExprKind::Name(n) => self.ck.layouts.get(n).cloned().ok_or_else(|| invalid(what, e.span, format!("unknown layout `{n}`"))),
+            ExprKind::Name(n) => self
+                .ck
+                .layouts
+                .get(n)
+                .cloned()
+                .ok_or_else(|| invalid(what, e.span, format!("unknown layout `{n}`"))),
             ExprKind::Call(f, args) if f == "blocked" && args.len() == 4 => Ok(TileLayout::Blocked {
                 spt: self.list(&args[0].value, what)?,
                 tpw: self.list(&args[1].value, what)?,
@@ -694,7 +893,10 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             ExprKind::Call(f, args) if f == "slice" && args.len() == 2 => {
                 let dim = self.const_int(&args[0].value, what)? as u32;
                 let parent = self.inline_layout(&args[1].value, what)?;
-                Ok(TileLayout::Slice { dim, parent: Box::new(parent) })
+                Ok(TileLayout::Slice {
+                    dim,
+                    parent: Box::new(parent),
+                })
             }
             ExprKind::Call(f, args) if f == "wgmma" => {
                 let mut warps = [4, 1];
@@ -758,7 +960,13 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 let v = self.expr(pos[1])?;
                 let d = match self.expr(pos[2])? {
                     Val::DType(d) => d,
-                    other => return Err(invalid(f, span, format!("expected an element type, found {}", other.kind()))),
+                    other => {
+                        return Err(invalid(
+                            f,
+                            span,
+                            format!("expected an element type, found {}", other.kind()),
+                        ))
+                    }
                 };
                 let l = self.layout_arg(pos[3], f)?;
                 let ll = self.layout_for(&l, &shape, span)?;
@@ -774,7 +982,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 let t = self.tile_arg(pos[0], f)?;
                 let l = self.layout_arg(pos[1], f)?;
                 let ll = self.layout_for(&l, &t.ll.shape, span)?;
-                let mut out = self.to_layout(&t, &ll, span)?;
+                let mut out = self.in_layout(&t, &ll, span)?;
                 out.parent = Some(l);
                 Ok(Val::Tile(out))
             }
@@ -789,7 +997,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 let t = self.tile_arg(pos[0], f)?;
                 let shape = self.list(pos[1], f)?;
                 let (ll, parent) = self.choose_layout(&[&t], &shape, span)?;
-                let mut out = self.to_layout(&t, &ll, span)?;
+                let mut out = self.in_layout(&t, &ll, span)?;
                 out.parent = parent;
                 Ok(Val::Tile(out))
             }
@@ -798,14 +1006,22 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 let t = self.tile_arg(pos[0], f)?;
                 let shape = self.list(pos[1], f)?;
                 let ll = t.ll.reshape(&shape).map_err(|m| unsupported(f, span, m))?;
-                Ok(Val::Tile(Tile { ll, parent: None, ..t }))
+                Ok(Val::Tile(Tile {
+                    ll,
+                    parent: None,
+                    ..t
+                }))
             }
             "permute" => {
                 need(2)?;
                 let t = self.tile_arg(pos[0], f)?;
                 let order = self.list(pos[1], f)?;
                 let ll = t.ll.permute(&order).map_err(|m| unsupported(f, span, m))?;
-                Ok(Val::Tile(Tile { ll, parent: None, ..t }))
+                Ok(Val::Tile(Tile {
+                    ll,
+                    parent: None,
+                    ..t
+                }))
             }
             "split" => {
                 need(1)?;
@@ -821,17 +1037,29 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                         b.push(*reg);
                     }
                 }
-                let mk = |regs| Val::Tile(Tile { dtype: t.dtype, ll: half.clone(), regs, parent: None });
+                let mk = |regs| {
+                    Val::Tile(Tile {
+                        dtype: t.dtype,
+                        ll: half.clone(),
+                        regs,
+                        parent: None,
+                    })
+                };
                 Ok(Val::Tuple(vec![mk(a), mk(b)]))
             }
             "join" => {
                 need(2)?;
                 let a = self.tile_arg(pos[0], f)?;
                 let b = self.tile_arg(pos[1], f)?;
-                let b = self.to_layout(&b, &a.ll, span)?;
+                let b = self.in_layout(&b, &a.ll, span)?;
                 let mut regs = a.regs.clone();
                 regs.extend(b.regs);
-                Ok(Val::Tile(Tile { dtype: a.dtype, ll: a.ll.join(), regs, parent: None }))
+                Ok(Val::Tile(Tile {
+                    dtype: a.dtype,
+                    ll: a.ll.join(),
+                    regs,
+                    parent: None,
+                }))
             }
             "fma" => {
                 need(3)?;
@@ -862,16 +1090,30 @@ impl<'c, 'k> Lowerer<'c, 'k> {
     /// registers.
     fn tile_sum(&mut self, t: &Tile, axis: usize, span: Span) -> LResult<Val> {
         let offs = crate::ptx::layout::dim_offsets(&t.ll.shape).map_err(|m| unsupported("sum", span, m))?;
-        let nb = t.ll.shape.get(axis).ok_or_else(|| invalid("sum", span, "axis out of range"))?.trailing_zeros();
+        let nb =
+            t.ll.shape
+                .get(axis)
+                .ok_or_else(|| invalid("sum", span, "axis out of range"))?
+                .trailing_zeros();
         let amask = ((1u32 << nb) - 1) << offs[axis];
         if t.ll.thread_mask() & amask != 0 {
-            return Err(unsupported("sum", span, "a reduction across threads (the reduced dimension is spread over lanes or warps)"));
+            return Err(unsupported(
+                "sum",
+                span,
+                "a reduction across threads (the reduced dimension is spread over lanes or warps)",
+            ));
         }
-        let (inside, outside): (Vec<usize>, Vec<usize>) = (0..t.ll.regs.len()).partition(|&i| t.ll.regs[i] & amask != 0);
+        let (inside, outside): (Vec<usize>, Vec<usize>) =
+            (0..t.ll.regs.len()).partition(|&i| t.ll.regs[i] & amask != 0);
         if inside.iter().any(|&i| t.ll.regs[i] & !amask != 0) {
-            return Err(unsupported("sum", span, "a reduction over registers mixing dimensions"));
+            return Err(unsupported(
+                "sum",
+                span,
+                "a reduction over registers mixing dimensions",
+            ));
         }
-        let squeeze = |v: u32| -> u32 { (v & ((1 << offs[axis]) - 1)) | ((v >> (offs[axis] + nb)) << offs[axis]) };
+        let squeeze =
+            |v: u32| -> u32 { (v & ((1 << offs[axis]) - 1)) | ((v >> (offs[axis] + nb)) << offs[axis]) };
         let mut shape = t.ll.shape.clone();
         shape.remove(axis);
         let ll = LinearLayout {
@@ -883,10 +1125,21 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         let ty = arith_ty(t.dtype).ok_or_else(|| unsupported("sum", span, format!("{} tiles", t.dtype)))?;
         let out = self.fresh_tile(t.dtype, ll.clone(), None, span)?;
         for (o, reg) in out.regs.iter().enumerate() {
-            let base: usize = outside.iter().enumerate().filter(|&(j, _)| o >> j & 1 == 1).map(|(_, &i)| 1usize << i).sum();
+            let base: usize = outside
+                .iter()
+                .enumerate()
+                .filter(|&(j, _)| o >> j & 1 == 1)
+                .map(|(_, &i)| 1usize << i)
+                .sum();
             let mut first = true;
             for s in 0..(1usize << inside.len()) {
-                let idx = base + inside.iter().enumerate().filter(|&(j, _)| s >> j & 1 == 1).map(|(_, &i)| 1usize << i).sum::<usize>();
+                let idx = base
+                    + inside
+                        .iter()
+                        .enumerate()
+                        .filter(|&(j, _)| s >> j & 1 == 1)
+                        .map(|(_, &i)| 1usize << i)
+                        .sum::<usize>();
                 let src = t.regs[idx];
                 if first {
                     self.mov(*reg, &src.to_string());
@@ -897,14 +1150,13 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             }
         }
         if shape.is_empty() {
-            let st = if is_float(t.dtype) { ScalarTy::F32 } else { ScalarTy::I32 };
+            let st = if is_float(t.dtype) {
+                ScalarTy::F32
+            } else {
+                ScalarTy::I32
+            };
             return Ok(Val::Scalar(st, out.regs[0]));
         }
         Ok(Val::Tile(out))
-    }
-
-    /// An f32 immediate (helper for callers building constants).
-    pub fn f32_operand(v: f64) -> String {
-        f32_imm(v)
     }
 }
