@@ -42,6 +42,17 @@ enum Command {
     Verify(commands::verify::Args),
     /// List the bundled kernels with the seed each comes from.
     List(commands::list::Args),
+    /// Lower a kernel to PTX (sm_100a or sm_90a); assemble it with ptxas, show its SASS.
+    ///
+    /// ptxas, cuobjdump and nvdisasm are found through BWSIM_PTXAS / BWSIM_CUDA_BIN, PATH, or
+    /// .tools/py/nvidia/cu13/bin (where `bash scripts/test` installs them from PyPI).
+    ///
+    /// Examples:
+    ///   bwsim ptx matmul_pipelined --target sm_90a              # PTX on standard output
+    ///   bwsim ptx kernel.tile -o kernel.ptx --cubin kernel.cubin
+    ///   bwsim ptx async_gather --sass | grep GATHER4             # assembled, disassembled
+    ///   bwsim ptx tcgen05_copy --const N=128 --json              # PTX plus the launch ABI
+    Ptx(commands::ptx::Args),
 }
 
 fn main() -> ExitCode {
@@ -50,6 +61,7 @@ fn main() -> ExitCode {
         Command::Fmt(a) => commands::fmt::run(a),
         Command::Verify(a) => commands::verify::run(a),
         Command::List(a) => commands::list::run(a),
+        Command::Ptx(a) => commands::ptx::run(a),
     };
     match r {
         Ok(code) => code,

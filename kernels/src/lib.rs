@@ -5,6 +5,7 @@
 //! configuration. CPU references (plain Rust, independent of the simulator) live in
 //! [`reference`].
 
+pub mod configs;
 pub mod reference;
 
 /// A bundled kernel.

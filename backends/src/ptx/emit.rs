@@ -197,7 +197,12 @@ impl Emitter {
             Some(r) => r.split_once(' ').map(|x| x.1).unwrap_or(r),
             None => text,
         };
-        if !PURE_PREFIXES.iter().any(|p| body.starts_with(p)) {
+        // Bulk-group bookkeeping and TMA stores signal no barrier, so another agent cannot
+        // be released by them to overwrite tensor memory.
+        let bulk = body.starts_with("cp.async.bulk.wait_group")
+            || body.starts_with("cp.async.bulk.commit_group")
+            || (body.starts_with("cp.async.bulk.tensor") && body.contains(".global.shared::cta"));
+        if !bulk && !PURE_PREFIXES.iter().any(|p| body.starts_with(p)) {
             self.flush_all();
             return;
         }

@@ -451,9 +451,9 @@ fn tmem32x32b(shape: &[u32], wbits: u32) -> Result<LinearLayout, String> {
     };
     let mb = log2_exact(*m, "the TMEM tile's M")?;
     let nb = log2_exact(*n, "the TMEM tile's N")?;
-    if mb < 7 {
+    if mb < 6 {
         return Err(format!(
-            "tmem32x32b tiles of M = {m} (below 128) are not supported by the PTX backend"
+            "tmem32x32b tiles of M = {m} (below 64) are not supported by the PTX backend"
         ));
     }
     if wbits != 2 && wbits != 3 {
@@ -464,20 +464,39 @@ fn tmem32x32b(shape: &[u32], wbits: u32) -> Result<LinearLayout, String> {
     }
     let row = |b: u32| 1u32 << (nb + b);
     let col = |b: u32| 1u32 << b;
-    let lanes = (0..5).map(row).collect();
-    let mut warps = vec![row(5), row(6)];
     let mut col_regs = nb;
-    if wbits == 3 {
-        if nb == 0 {
-            return Err("tmem32x32b with 8 warps needs N >= 2".into());
+    let mut take_col = |what: &str| -> Result<u32, String> {
+        if col_regs == 0 {
+            return Err(format!("a tmem32x32b tile of N = {n} is too narrow for {what}"));
         }
-        warps.push(col(nb - 1));
         col_regs -= 1;
-    }
+        Ok(col(col_regs))
+    };
+    let (lanes, mut warps) = if mb == 6 {
+        // M = 64 (TMEM block M 64): rows 16w .. 16w + 15 sit in the first 16 lanes of warp
+        // w's lane quarter; the other 16 threads take the upper half of the columns
+        // (`tcgen05.ld.16x32bx2`), as Triton's `get_tmem_reg_layout` lays it out.
+        let wcol = if wbits == 3 {
+            Some(take_col("8 warps")?)
+        } else {
+            None
+        };
+        let half = take_col("the 16x32bx2 split")?;
+        let mut warps = vec![row(4), row(5)];
+        warps.extend(wcol);
+        (vec![row(0), row(1), row(2), row(3), half], warps)
+    } else {
+        let mut warps = vec![row(5), row(6)];
+        if wbits == 3 {
+            warps.push(take_col("8 warps")?);
+        }
+        ((0..5).map(row).collect(), warps)
+    };
     let mut regs: Vec<u32> = (0..col_regs).map(col).collect();
     for b in 7..mb {
         regs.push(row(b));
     }
+    warps.truncate(wbits as usize);
     Ok(LinearLayout {
         shape: shape.to_vec(),
         regs,

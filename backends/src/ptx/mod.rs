@@ -159,6 +159,23 @@ impl LowerError {
             LowerError::Unsupported { span, .. } | LowerError::Invalid { span, .. } => *span,
         }
     }
+
+    /// The error as a diagnostic on the operation's span (`ptx-unsupported` or
+    /// `ptx-invalid`).
+    pub fn to_diagnostic(&self) -> bwsim_isa::Diagnostic {
+        match self {
+            LowerError::Unsupported { op, span, .. } => bwsim_isa::Diagnostic::error(
+                "ptx-unsupported",
+                self.to_string(),
+                *span,
+                format!("`{op}` here"),
+            )
+            .with_help("the simulator runs this kernel; the PTX backend cannot lower it yet"),
+            LowerError::Invalid { op, span, .. } => {
+                bwsim_isa::Diagnostic::error("ptx-invalid", self.to_string(), *span, format!("`{op}` here"))
+            }
+        }
+    }
 }
 
 /// Lower a verified kernel (from [`bwsim_isa::verify::verify`]) to PTX for `checked.target`.

@@ -154,6 +154,7 @@ pub(super) struct Part {
 }
 
 /// Registers defined in the prologue (they dominate the whole kernel).
+#[derive(Clone)]
 pub(super) struct KernelRegs {
     pub tid: Reg,
     pub warp: Reg,
@@ -662,17 +663,115 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         self.ck.target
     }
 
+    /// Store every register an outer-scope value holds (other than the kernel registers, which
+    /// each partition re-derives) to a backend slot; returns (register, slot offset).
+    fn capture_outer_values(&mut self) -> Vec<(Reg, u32)> {
+        let kernel: std::collections::HashSet<Reg> = [
+            Some(self.k.tid),
+            Some(self.k.warp),
+            Some(self.k.lane),
+            Some(self.k.smem),
+            self.k.tmem,
+        ]
+        .into_iter()
+        .flatten()
+        .chain(self.k.params.values().filter_map(|v| match v {
+            Val::Scalar(_, r) | Val::Ptr(_, r) => Some(*r),
+            _ => None,
+        }))
+        .chain(
+            self.k
+                .tmaps
+                .values()
+                .flat_map(|(r, s)| std::iter::once(*r).chain(s.iter().copied())),
+        )
+        .collect();
+        let mut regs: Vec<Reg> = Vec::new();
+        let push = |r: Reg, regs: &mut Vec<Reg>| {
+            if !kernel.contains(&r) && !regs.contains(&r) {
+                regs.push(r);
+            }
+        };
+        fn walk(v: &Val, f: &mut dyn FnMut(Reg)) {
+            match v {
+                Val::Scalar(_, r) | Val::Ptr(_, r) => f(*r),
+                Val::Smem(s) => f(s.base.reg),
+                Val::Tmem(t) => {
+                    f(t.reg);
+                    if let Some(d) = t.dynamic {
+                        f(d);
+                    }
+                }
+                Val::Mbar { base, .. } => f(base.reg),
+                Val::Tuple(vs) => vs.iter().for_each(|x| walk(x, f)),
+                // Register tiles never cross into a worker (verifier rule `ws-tile-capture`).
+                _ => {}
+            }
+        }
+        for scope in &self.scopes {
+            let mut names: Vec<&String> = scope.keys().collect();
+            names.sort();
+            for n in names {
+                walk(&scope[n], &mut |r| push(r, &mut regs));
+            }
+        }
+        if regs.is_empty() {
+            return Vec::new();
+        }
+        self.e.comment(format!(
+            "warp_specialize: {} value(s) of the default partition captured for the workers",
+            regs.len()
+        ));
+        let smem = self.k.smem;
+        let p = self.part.leader;
+        let mut out = Vec::new();
+        for r in regs {
+            let slot = self.reserve_slot(8);
+            let a = format!("[{smem}+{slot}]");
+            match r.class {
+                RegClass::Pred => {
+                    let t = self.e.reg(RegClass::B32);
+                    self.e.ins(format!("selp.u32 {t}, 1, 0, {r}"));
+                    self.e.ins(format!("@{p} st.shared.u32 {a}, {t}"));
+                }
+                RegClass::B16 => self.e.ins(format!("@{p} st.shared.b16 {a}, {r}")),
+                RegClass::B32 => self.e.ins(format!("@{p} st.shared.b32 {a}, {r}")),
+                RegClass::F32 => self.e.ins(format!("@{p} st.shared.f32 {a}, {r}")),
+                RegClass::B64 => self.e.ins(format!("@{p} st.shared.b64 {a}, {r}")),
+            }
+            out.push((r, slot));
+        }
+        out
+    }
+
     /// Re-emit the kernel registers at a partition entry and point every visible value at
     /// the new ones (see [`emit_kernel_regs`]).
-    fn fresh_kernel_regs(&mut self) -> LResult<()> {
+    fn fresh_kernel_regs(&mut self, captures: &[(Reg, u32)]) -> LResult<()> {
         let mut k = emit_kernel_regs(&mut self.e, self.ck, None)?;
         if let (Some(slot), Some(_)) = (self.reserved.tmem_slot, self.k.tmem) {
             let t = self.e.reg(RegClass::B32);
             self.e.ins(format!("ld.shared.b32 {t}, [{}+{slot}]", k.smem));
             k.tmem = Some(t);
         }
-        let old = std::mem::replace(&mut self.k, k);
         let mut map: HashMap<Reg, Reg> = HashMap::new();
+        // Values the default partition computed before the fork, read back from shared memory.
+        for &(r, slot) in captures {
+            let n = self.e.reg(r.class);
+            let a = format!("[{}+{slot}]", k.smem);
+            match r.class {
+                RegClass::Pred => {
+                    let t = self.e.reg(RegClass::B32);
+                    self.e.ins(format!("ld.shared.u32 {t}, {a}"));
+                    self.e.ins(format!("setp.ne.u32 {n}, {t}, 0"));
+                }
+                RegClass::B16 => self.e.ins(format!("ld.shared.b16 {n}, {a}")),
+                RegClass::B32 => self.e.ins(format!("ld.shared.b32 {n}, {a}")),
+                RegClass::F32 => self.e.ins(format!("ld.shared.f32 {n}, {a}")),
+                RegClass::B64 => self.e.ins(format!("ld.shared.b64 {n}, {a}")),
+            }
+            map.insert(r, n);
+        }
+        let old = std::mem::replace(&mut self.k, k);
         map.insert(old.tid, self.k.tid);
         map.insert(old.warp, self.k.warp);
         map.insert(old.lane, self.k.lane);
@@ -834,10 +933,54 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         r
     }
 
+    /// A one-line PTX comment naming the statement, so that the PTX reads against the
+    /// `.tile` source.
+    fn stmt_comment(s: &Stmt) -> Option<String> {
+        use bwsim_isa::printer::{print_expr, print_op};
+        let names = |ns: &[Ident]| ns.iter().map(|n| n.name.as_str()).collect::<Vec<_>>().join(", ");
+        let rhs = |r: &Rhs| match r {
+            Rhs::Expr(e) => print_expr(e),
+            Rhs::Op(o) => print_op(o),
+        };
+        let text = match &s.kind {
+            StmtKind::Let { names: ns, value } => format!("let {} = {}", names(ns), rhs(value)),
+            StmtKind::Assign { names: ns, value } => format!("{} = {}", names(ns), rhs(value)),
+            StmtKind::Op(o) => print_op(o),
+            StmtKind::For {
+                var,
+                start,
+                end,
+                step,
+                unrolled,
+                ..
+            } => format!(
+                "{} {} in {}..{}{}",
+                if *unrolled { "static_for" } else { "for" },
+                var.name,
+                print_expr(start),
+                print_expr(end),
+                step.as_ref()
+                    .map(|x| format!(" step {}", print_expr(x)))
+                    .unwrap_or_default()
+            ),
+            StmtKind::If { cond, .. } => format!("if {}", print_expr(cond)),
+            StmtKind::WarpSpecialize { .. } | StmtKind::StaticAssert { .. } => return None,
+        };
+        // One line: long expressions are cut.
+        let mut t: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        if t.chars().count() > 100 {
+            t = t.chars().take(97).collect::<String>() + "...";
+        }
+        Some(t)
+    }
+
     /// The statements of a block in the current scope (kernel body, constant `if` branches).
     fn block_in_place(&mut self, b: &Block) -> LResult<()> {
         for s in &b.stmts {
             let prev = self.e.set_origin(Some(Self::origin_of(s)));
+            if let Some(c) = Self::stmt_comment(s) {
+                self.e.comment(c);
+            }
             let r = self.stmt(s);
             self.e.set_origin(prev);
             r?;
@@ -1347,6 +1490,10 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             ));
         }
         let warp = self.k.warp;
+        // Worker warps jumped straight here: the scalars and views the default partition
+        // computed before the fork reach them through shared memory (Triton's explicit
+        // captures), stored by the default partition's leader before the CTA barrier.
+        let captures = self.capture_outer_values();
         self.e.place("$ws_entry");
         self.e.comment("warp_specialize: every warp arrives, then each warpgroup sets its register budget and each warp takes its partition");
         self.e.ins("bar.sync 0");
@@ -1431,6 +1578,8 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         // Workers first in the text (each ends at the kernel's end), then the default
         // partition, which falls through to the code after the region.
         let saved = self.part.clone();
+        // Every partition starts from the values as the fork left them.
+        let (orig_k, orig_scopes) = (self.k.clone(), self.scopes.clone());
         for (i, w) in workers.iter().enumerate() {
             let (first, warps) = plan[i + 1];
             let prev = self.e.set_origin(Some(Origin {
@@ -1438,7 +1587,9 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 span: w.span,
             }));
             self.e.place(&labels[i + 1]);
-            self.fresh_kernel_regs()?;
+            self.k = orig_k.clone();
+            self.scopes = orig_scopes.clone();
+            self.fresh_kernel_regs(&captures)?;
             let leader = elect_leader(&mut self.e, self.k.warp, first);
             let pwarp = self.e.reg(RegClass::B32);
             self.e.ins(format!("sub.u32 {pwarp}, {}, {first}", self.k.warp));
@@ -1476,7 +1627,9 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         self.part.issue_dirty = false;
         self.part.tmem_dirty = false;
         self.e.place(&labels[0]);
-        self.fresh_kernel_regs()?;
+        self.k = orig_k;
+        self.scopes = orig_scopes;
+        self.fresh_kernel_regs(&[])?;
         self.part.leader = elect_leader(&mut self.e, self.k.warp, 0);
         self.part.pwarp = self.k.warp;
         self.depth += 1;

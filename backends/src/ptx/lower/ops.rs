@@ -363,6 +363,11 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             WgmmaWait { pendings } => {
                 let n = self.const_int(pendings, name)?;
                 self.e.ins(format!("wgmma.wait_group.sync.aligned {n}"));
+                // Another warpgroup of the partition may still be reading shared memory
+                // through its own wgmmas: the next generic access synchronises first.
+                if self.part.warps > 4 {
+                    self.part.issue_dirty = true;
+                }
                 Ok(None)
             }
             SmemLoad { src, layout } => {
@@ -1077,19 +1082,45 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         ll: &LinearLayout,
         span: Span,
         op: &str,
-    ) -> LResult<(Reg, TmemCells)> {
-        // The layout must be tmem32x32b-shaped: lanes and the two low warp bits give rows.
+    ) -> LResult<(Reg, TmemCells, Option<u32>)> {
+        // The layout must be tmem32x32b-shaped: for TMEM block M 128 the lanes and the two low
+        // warp bits give rows 0..127 (`32x32b`); for block M 64 lanes 0..15 and the warps
+        // give rows, lane 16 a column half (`16x32bx2`, its column offset returned).
         let n = *t.shape.last().unwrap_or(&1);
         let nb = n.trailing_zeros();
         let row = |b: u32| 1u32 << (nb + b);
-        let ok_lanes = ll.lanes.iter().enumerate().all(|(i, &b)| b == row(i as u32));
-        let ok_warps = ll.warps.len() >= 2 && ll.warps[0] == row(5) && ll.warps[1] == row(6);
-        if !ok_lanes || !ok_warps || t.shape.len() != 2 {
-            return Err(unsupported(
+        let bad = || {
+            unsupported(
                 op,
                 span,
                 "a tensor-memory access whose register layout is not tmem32x32b",
-            ));
+            )
+        };
+        if t.shape.len() != 2 || ll.lanes.len() != 5 || ll.warps.len() < 2 {
+            return Err(bad());
+        }
+        let (half, wrow0) = match t.block[0] {
+            128 => {
+                if (0..5).any(|i| ll.lanes[i] != row(i as u32)) || !t.offsets[0].is_multiple_of(128) {
+                    return Err(bad());
+                }
+                (None, 5)
+            }
+            64 => {
+                let h = ll.lanes[4];
+                if (0..4).any(|i| ll.lanes[i] != row(i as u32))
+                    || h == 0
+                    || h >= row(0)
+                    || !t.offsets[0].is_multiple_of(64)
+                {
+                    return Err(bad());
+                }
+                (Some(h), 4)
+            }
+            _ => return Err(bad()),
+        };
+        if ll.warps[0] != row(wrow0) || ll.warps[1] != row(wrow0 + 1) {
+            return Err(bad());
         }
         if !self.part.first_warp.is_multiple_of(4) {
             return Err(unsupported(
@@ -1105,6 +1136,12 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 format!("tensor-memory access to {} elements", t.dtype),
             ));
         }
+        let (_, c0, _) = tmem_cell(t, t.offsets[0], t.offsets[1]);
+        let col_of = |b: u32| {
+            let (_, c, _) = tmem_cell(t, t.offsets[0], t.offsets[1] + b);
+            c - c0
+        };
+        let imm = half.map(col_of);
         // Thread part of the column: warp bits beyond the second (8 warps split N).
         let extra: Vec<u32> = ll.warps[2..].to_vec();
         let mut col_part = None;
@@ -1118,9 +1155,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                         "tensor-memory layouts with more than 4 warps along M",
                     ));
                 }
-                let (_, c, _) = tmem_cell(t, t.offsets[0], t.offsets[1] + b);
-                let (_, c0, _) = tmem_cell(t, t.offsets[0], t.offsets[1]);
-                bases.push(c - c0);
+                bases.push(col_of(b));
             }
             col_part = Some(self.thread_part(&[0, 0, 0, 0, 0], &bases));
         }
@@ -1130,11 +1165,9 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             let f = ll.reg_flat(r);
             let (m, nn) = (f >> nb, f & (n - 1));
             let (lane, c, sh) = tmem_cell(t, t.offsets[0] + m, t.offsets[1] + nn);
-            if lane != m % 128 {
-                return Err(unsupported(op, span, "tensor-memory buffers with block M 64"));
+            if lane != 0 {
+                return Err(bad());
             }
-            let (_, c0, _) = tmem_cell(t, t.offsets[0], t.offsets[1]);
-            let _ = c0;
             cells.push((c, r, sh));
         }
         // Warp base address: region + lane quarter (warp % 4) << 21 (32 lanes << 16) + column part.
@@ -1147,7 +1180,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         if let Some(cp) = col_part {
             self.e.ins(format!("add.u32 {a}, {a}, {cp}"));
         }
-        Ok((a, cells))
+        Ok((a, cells, imm))
     }
 
     /// Runs of cells on consecutive columns, each a power of two long (at most 128), for
@@ -1183,7 +1216,11 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         let native = self.layout_for(&TileLayout::Tmem32x32b, &t.shape, span)?;
         self.before_all_access();
         self.e.ins("tcgen05.fence::after_thread_sync");
-        let (addr, cells) = self.tmem_plan(t, &native, span, op)?;
+        let (addr, cells, imm) = self.tmem_plan(t, &native, span, op)?;
+        let (shape, ld_imm, _) = match imm {
+            None => ("32x32b", String::new(), String::new()),
+            Some(i) => ("16x32bx2", format!(", {i}"), format!("{i}, ")),
+        };
         let out = self.fresh_tile(t.dtype, native.clone(), Some(TileLayout::Tmem32x32b), span)?;
         if t.dtype.bits() == 32 {
             for (c, rs) in Self::column_runs(&cells) {
@@ -1197,7 +1234,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                     self.e.defer_load(
                         regs,
                         vec![format!(
-                            "tcgen05.ld.sync.aligned.32x32b.x{}.b32 {{{list}}}, [{a}]",
+                            "tcgen05.ld.sync.aligned.{shape}.x{}.b32 {{{list}}}, [{a}]{ld_imm}",
                             chunk.len()
                         )],
                     );
@@ -1214,8 +1251,9 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 let a = self.e.reg(RegClass::B32);
                 self.e.ins(format!("add.u32 {a}, {addr}, {c}"));
                 let w = self.e.reg(RegClass::B32);
-                self.e
-                    .ins(format!("tcgen05.ld.sync.aligned.32x32b.x1.b32 {{{w}}}, [{a}]"));
+                self.e.ins(format!(
+                    "tcgen05.ld.sync.aligned.{shape}.x1.b32 {{{w}}}, [{a}]{ld_imm}"
+                ));
                 self.e.ins("tcgen05.wait::ld.sync.aligned");
                 for (r, sh) in elems {
                     let x = self.e.reg(RegClass::B32);
@@ -1238,14 +1276,18 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         let v = self.in_layout(v, &native, span)?;
         self.before_all_access();
         self.e.ins("tcgen05.fence::after_thread_sync");
-        let (addr, cells) = self.tmem_plan(t, &native, span, op)?;
+        let (addr, cells, imm) = self.tmem_plan(t, &native, span, op)?;
+        let (shape, _, st_imm) = match imm {
+            None => ("32x32b", String::new(), String::new()),
+            Some(i) => ("16x32bx2", format!(", {i}"), format!("{i}, ")),
+        };
         if t.dtype.bits() == 32 {
             for (c, rs) in Self::column_runs(&cells) {
                 let a = self.e.reg(RegClass::B32);
                 self.e.ins(format!("add.u32 {a}, {addr}, {c}"));
                 let tmp: Vec<String> = rs.iter().map(|&r| v.regs[r].to_string()).collect();
                 self.e.ins(format!(
-                    "tcgen05.st.sync.aligned.32x32b.x{}.b32 [{a}], {{{}}}",
+                    "tcgen05.st.sync.aligned.{shape}.x{}.b32 [{a}], {st_imm}{{{}}}",
                     rs.len(),
                     tmp.join(", ")
                 ));
@@ -1269,8 +1311,9 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 }
                 let a = self.e.reg(RegClass::B32);
                 self.e.ins(format!("add.u32 {a}, {addr}, {c}"));
-                self.e
-                    .ins(format!("tcgen05.st.sync.aligned.32x32b.x1.b32 [{a}], {{{w}}}"));
+                self.e.ins(format!(
+                    "tcgen05.st.sync.aligned.{shape}.x1.b32 [{a}], {st_imm}{{{w}}}"
+                ));
             }
         }
         self.e.ins("tcgen05.wait::st.sync.aligned");

@@ -1,0 +1,128 @@
+//! SASS checks on the assembled cubins: the instructions the PTX asks for survive ptxas as the
+//! hardware instructions that do the work. Each check names the SASS instruction it looks
+//! for (as `cuobjdump -sass` of CUDA 13 prints it).
+//!
+//! Needs ptxas and cuobjdump (or nvdisasm); `bash scripts/test` installs both. Missing tools
+//! fail the test with the reason.
+
+mod common;
+
+use bwsim_backends::ptxas;
+use bwsim_isa::Target;
+
+fn sass(kernel: &str, target: Target, consts: &[&str]) -> String {
+    let m = common::lower(kernel, target, consts).unwrap_or_else(|e| panic!("{e}"));
+    let a = ptxas::assemble(&m, true).unwrap_or_else(|e| panic!("{kernel} {target}: {e}"));
+    ptxas::disassemble(&a.cubin)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .unwrap_or_else(|| {
+            panic!("neither cuobjdump nor nvdisasm found: set BWSIM_CUDA_BIN or run `bash scripts/test`")
+        })
+}
+
+/// Opcodes (the first token of each instruction, predicate stripped) of a SASS listing.
+fn opcodes(sass: &str) -> Vec<String> {
+    sass.lines()
+        .filter_map(|l| {
+            let body = l.split("*/").nth(1)?.trim();
+            let body = body
+                .strip_prefix('@')
+                .map(|b| b.split_once(' ').map(|x| x.1).unwrap_or(b))
+                .unwrap_or(body);
+            let op = body.split(|c: char| c.is_whitespace() || c == ';').next()?;
+            (!op.is_empty()).then(|| op.to_string())
+        })
+        .collect()
+}
+
+fn count(ops: &[String], exact: &str) -> usize {
+    ops.iter().filter(|o| o.as_str() == exact).count()
+}
+
+fn count_prefix(ops: &[String], prefix: &str) -> usize {
+    ops.iter().filter(|o| o.starts_with(prefix)).count()
+}
+
+#[test]
+fn tma_tile_loads_and_stores_are_utmaldg_and_utmastg() {
+    for t in [Target::Sm100a, Target::Sm90a] {
+        let ops = opcodes(&sass("elementwise_add_tma", t, &[]));
+        // f32 [32, 64] boxes with 128-byte swizzle: two span-wide messages per copy.
+        assert!(count(&ops, "UTMALDG.2D") >= 4, "{t}: UTMALDG.2D in {ops:?}");
+        assert!(count(&ops, "UTMASTG.2D") >= 2, "{t}: UTMASTG.2D in {ops:?}");
+        assert!(
+            count_prefix(&ops, "SYNCS.PHASECHK") >= 1,
+            "{t}: mbarrier try_wait as SYNCS.PHASECHK"
+        );
+    }
+}
+
+#[test]
+fn gather4_and_scatter4_are_their_utma_forms() {
+    let ops = opcodes(&sass("async_gather", Target::Sm100a, &[]));
+    assert!(
+        count(&ops, "UTMALDG.2D.GATHER4") >= 1,
+        "UTMALDG.2D.GATHER4 in {ops:?}"
+    );
+    assert_eq!(
+        count(&ops, "UTMALDG.2D"),
+        0,
+        "a gather must not become a tile load"
+    );
+    let ops = opcodes(&sass("async_scatter", Target::Sm100a, &[]));
+    assert!(
+        count(&ops, "UTMASTG.2D.SCATTER4") >= 1,
+        "UTMASTG.2D.SCATTER4 in {ops:?}"
+    );
+}
+
+#[test]
+fn tcgen05_mma_is_utc_mma() {
+    // kind::f16 is UTCHMMA.
+    let ops = opcodes(&sass("matmul_pipelined", Target::Sm100a, &[]));
+    assert!(count(&ops, "UTCHMMA") >= 1, "UTCHMMA in {ops:?}");
+    assert!(count_prefix(&ops, "LDTM") >= 1, "tcgen05.ld as LDTM in {ops:?}");
+    // Block-scaled kinds are UTC*MMA too.
+    for consts in [
+        &["DTYPE=f8e4m3", "SCALED=true"][..],
+        &["DTYPE=f4e2m1", "SCALED=true"][..],
+    ] {
+        let ops = opcodes(&sass("gemm_async", Target::Sm100a, consts));
+        assert!(
+            ops.iter().any(|o| o.starts_with("UTC") && o.contains("MMA")),
+            "{consts:?}: a UTC*MMA in {ops:?}"
+        );
+        assert!(
+            count_prefix(&ops, "STTM") >= 1,
+            "{consts:?}: scale factors stored with STTM"
+        );
+    }
+}
+
+#[test]
+fn tcgen05_cp_is_utccp() {
+    let ops = opcodes(&sass("tcgen05_copy", Target::Sm100a, &[]));
+    assert!(count_prefix(&ops, "UTCCP") >= 1, "UTCCP in {ops:?}");
+}
+
+#[test]
+fn wgmma_is_hgmma() {
+    let ops = opcodes(&sass("matmul_pipelined", Target::Sm90a, &[]));
+    assert!(
+        count_prefix(&ops, "HGMMA.64x256x16") >= 1,
+        "HGMMA.64x256x16 in {ops:?}"
+    );
+    assert!(
+        count_prefix(&ops, "WARPGROUP") >= 1,
+        "wgmma.fence/wait as WARPGROUP.* in {ops:?}"
+    );
+}
+
+#[test]
+fn register_budgets_become_usetmaxreg() {
+    let ops = opcodes(&sass("matmul_warp_specialized", Target::Sm100a, &[]));
+    assert!(
+        count_prefix(&ops, "USETMAXREG") >= 1,
+        "setmaxnreg as USETMAXREG in {ops:?}"
+    );
+}

@@ -1,0 +1,106 @@
+//! `bwsim ptx` as a user meets it: PTX on stdout, cubin and SASS through ptxas/cuobjdump,
+//! JSON with the launch ABI, and the verifier's refusal of Blackwell-only kernels on sm_90a.
+
+use std::process::Command;
+
+fn bwsim(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_bwsim"))
+        .args(args)
+        .output()
+        .expect("bwsim runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn tmp(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("bwsim-ptx-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir.join(name)
+}
+
+#[test]
+fn ptx_prints_a_module_for_the_chosen_target() {
+    let (code, out, err) = bwsim(&["ptx", "elementwise_add_tma", "--target", "sm_90a"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains(".target sm_90a"), "{out}");
+    assert!(out.contains(".visible .entry elementwise_add_tma("));
+    assert!(out.contains(".param .align 64 .b8 p_a_desc[128]"));
+    assert!(out.contains("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"));
+    // The default target is the kernel's first one.
+    let (code, out, _) = bwsim(&["ptx", "elementwise_add_tma"]);
+    assert_eq!(code, 0);
+    assert!(out.contains(".target sm_100a"));
+}
+
+#[test]
+fn blackwell_only_kernels_are_refused_on_sm_90a() {
+    let (code, out, err) = bwsim(&["ptx", "tcgen05_copy", "--target", "sm_90a"]);
+    assert_eq!(code, 1);
+    assert!(out.is_empty(), "no PTX may be printed: {out}");
+    assert!(err.contains("error[arch-tcgen05]"), "{err}");
+    let (code, _, err) = bwsim(&["ptx", "async_scatter", "--target", "sm_90a"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("error[arch-gather]"), "{err}");
+}
+
+#[test]
+fn ptx_writes_files_and_assembles_a_cubin() {
+    let ptx = tmp("g.ptx");
+    let cubin = tmp("g.cubin");
+    let (code, out, err) = bwsim(&[
+        "ptx",
+        "async_gather",
+        "--const",
+        "BLOCK_X=8",
+        "-o",
+        ptx.to_str().unwrap(),
+        "--cubin",
+        cubin.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.is_empty(), "PTX went to the file, not stdout");
+    let text = std::fs::read_to_string(&ptx).expect("ptx written");
+    assert!(text.contains("tile::gather4"));
+    let bin = std::fs::read(&cubin).expect("cubin written");
+    assert_eq!(&bin[..4], b"\x7fELF", "a cubin is an ELF file");
+}
+
+#[test]
+fn sass_shows_the_hardware_instructions() {
+    let (code, out, err) = bwsim(&["ptx", "async_gather", "--sass"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("UTMALDG.2D.GATHER4"), "{out}");
+    assert!(!out.contains(".version"), "--sass prints SASS, not PTX");
+}
+
+#[test]
+fn json_carries_the_launch_abi() {
+    let (code, out, err) = bwsim(&["ptx", "elementwise_add_ws", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(v["ok"], true);
+    assert_eq!(v["entry"], "elementwise_add_ws");
+    // 4 default warps + a load and a store warp, rounded up to two warpgroups.
+    assert_eq!(v["block_dim"], serde_json::json!([256, 1, 1]));
+    let params = v["params"].as_array().expect("params");
+    assert_eq!(params[0]["kind"], "tensor_map");
+    assert_eq!(
+        params[0]["box_dims"],
+        serde_json::json!([32, 32]),
+        "a 64-float row is split into 128-byte boxes"
+    );
+    assert!(v["ptx"]
+        .as_str()
+        .unwrap_or("")
+        .contains("setmaxnreg.dec.sync.aligned.u32 24"));
+}
+
+#[test]
+fn bad_constants_are_reported_with_the_verifier_s_codes() {
+    let (code, _, err) = bwsim(&["ptx", "tcgen05_copy", "--const", "NOPE=1"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("unknown-const"), "{err}");
+}
