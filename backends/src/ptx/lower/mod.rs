@@ -191,6 +191,8 @@ pub(super) struct Lowerer<'c, 'k> {
     ws_done: bool,
     /// The name a statement assigns, while lowering its right-hand side (for in-place wgmma).
     pub assign_target: Option<String>,
+    /// First TMEM column of each non-manual tensor-memory allocation (by allocation index).
+    pub tmem_plan: HashMap<usize, u32>,
     /// Whether `setmaxnreg` was emitted (the entry then declares `.minnctapersm 1` so that
     /// ptxas knows the register count at entry and honours the reallocation).
     setmaxnreg: bool,
@@ -408,15 +410,27 @@ pub(super) fn lower(ck: &Checked) -> Result<PtxModule, LowerError> {
         tmem_slot: None,
     };
 
-    // Kernel-level TMEM (the non-manual allocations), allocated by warp 0.
+    // Kernel-level TMEM (the non-manual allocations), allocated by warp 0. The backend lays
+    // the buffers out itself: scale-factor buffers take the hardware's shape (see
+    // `tmem_hw_cols`), the rest the type checker's column counts.
     let mut tmem = None;
-    if ck.tmem_cols > 0 {
-        let ncols = ck.tmem_cols.max(32).next_power_of_two();
+    let mut tmem_plan = HashMap::new();
+    let mut tmem_cols = 0u32;
+    for (i, a) in ck.allocs.iter().enumerate() {
+        if let AllocKind::Tmem(tt) = &a.kind {
+            if !a.manual {
+                tmem_plan.insert(i, tmem_cols);
+                tmem_cols += tmem_hw_cols(tt);
+            }
+        }
+    }
+    if tmem_cols > 0 {
+        let ncols = tmem_cols.max(32).next_power_of_two();
         if ncols > 512 {
             return Err(invalid(
                 "tmem.alloc",
                 kspan,
-                format!("{} TMEM columns needed", ck.tmem_cols),
+                format!("{tmem_cols} TMEM columns needed"),
             ));
         }
         let slot = reserved.next;
@@ -480,6 +494,7 @@ pub(super) fn lower(ck: &Checked) -> Result<PtxModule, LowerError> {
         end_label: end_label.clone(),
         ws_done: false,
         assign_target: None,
+        tmem_plan,
         setmaxnreg: false,
     };
     if !ck.workers.is_empty() {
@@ -609,6 +624,21 @@ pub(super) fn lower(ck: &Checked) -> Result<PtxModule, LowerError> {
         params: abi,
         line_origins: origins,
     })
+}
+
+/// TMEM columns a buffer occupies on hardware. Scale-factor buffers (`scales=true`) of block
+/// M 128 hold row `m` in lane `m % 32` of every lane quarter and column `m / 32`, the K-blocks
+/// of a row packed as bytes of one 32-bit cell, which the MMA selects with its scale-factor id
+/// (docs/hardware/tmem-scales.md); everything else as the type checker counts it.
+pub(super) fn tmem_hw_cols(tt: &bwsim_isa::typeck::TmemTy) -> u32 {
+    if !tt.scales {
+        return tt.cols();
+    }
+    let r = tt.shape.len();
+    let m = if r >= 2 { tt.shape[r - 2] } else { 1 };
+    let k = tt.shape.last().copied().unwrap_or(1);
+    let outer: u32 = tt.shape[..r.saturating_sub(2)].iter().product();
+    outer.max(1) * m.div_ceil(32).max(1) * (k * tt.dtype.bits()).div_ceil(32).max(1)
 }
 
 /// Point the registers of a value at their replacements.

@@ -661,7 +661,19 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 .k
                 .tmem
                 .ok_or_else(|| invalid(name, span, "tensor memory was not allocated in the prologue"))?;
-            return Ok(Val::Tmem(view(reg, alloc.offset)));
+            let col = self
+                .ck
+                .alloc_index(op)
+                .and_then(|i| self.tmem_plan.get(&i).copied())
+                .ok_or_else(|| invalid(name, span, "no TMEM columns planned for this buffer"))?;
+            return Ok(Val::Tmem(view(reg, col)));
+        }
+        if tt.scales {
+            return Err(unsupported(
+                name,
+                span,
+                "scale-factor buffers allocated with manual=true",
+            ));
         }
         // A manual allocation: one warp of the partition allocates, everyone reads the address.
         let ncols = alloc.size;
@@ -1213,6 +1225,9 @@ impl<'c, 'k> Lowerer<'c, 'k> {
 
     fn tmem_load(&mut self, t: &TmemView, l: &TileLayout, span: Span) -> LResult<Tile> {
         let op = "tmem.load";
+        if t.scales {
+            return Err(unsupported(op, span, "loads from a scale-factor buffer"));
+        }
         let native = self.layout_for(&TileLayout::Tmem32x32b, &t.shape, span)?;
         self.before_all_access();
         self.e.ins("tcgen05.fence::after_thread_sync");
@@ -1272,6 +1287,9 @@ impl<'c, 'k> Lowerer<'c, 'k> {
 
     fn tmem_store(&mut self, t: &TmemView, v: &Tile, span: Span) -> LResult<()> {
         let op = "tmem.store";
+        if t.scales {
+            return self.scales_store(t, v, span);
+        }
         let native = self.layout_for(&TileLayout::Tmem32x32b, &t.shape, span)?;
         let v = self.in_layout(v, &native, span)?;
         self.before_all_access();
@@ -1315,6 +1333,83 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                     "tcgen05.st.sync.aligned.{shape}.x1.b32 [{a}], {st_imm}{{{w}}}"
                 ));
             }
+        }
+        self.e.ins("tcgen05.wait::st.sync.aligned");
+        self.part.all_dirty = true;
+        self.part.tmem_dirty = true;
+        Ok(())
+    }
+
+    /// `tmem.store` into a scale-factor buffer, in the hardware's layout
+    /// (docs/hardware/tmem-scales.md): thread `l` of every warp writes rows `l`, `l + 32`, ...
+    /// into its lane quarter, one 32-bit cell per 32-row chunk holding the row's K blocks as
+    /// bytes; all four quarters get the same data, as Triton writes it.
+    fn scales_store(&mut self, t: &TmemView, v: &Tile, span: Span) -> LResult<()> {
+        let op = "tmem.store";
+        if t.full.len() != 2 || t.shape != t.full || t.offsets.iter().any(|&o| o != 0) {
+            return Err(unsupported(op, span, "stores into part of a scale-factor buffer"));
+        }
+        if !self.part.warps.is_multiple_of(4) || !self.part.first_warp.is_multiple_of(4) {
+            return Err(unsupported(
+                op,
+                span,
+                "scale factors stored by a partition that is not whole warpgroups",
+            ));
+        }
+        let (m, nk) = (t.full[0], t.full[1]);
+        let bits = t.dtype.bits();
+        if !m.is_power_of_two() || m < 32 || !nk.is_power_of_two() || bits != 8 {
+            return Err(unsupported(
+                op,
+                span,
+                format!("a {m} x {nk} {} scale-factor buffer", t.dtype),
+            ));
+        }
+        let (mb, kb) = (m.trailing_zeros(), nk.trailing_zeros());
+        let row = |b: u32| 1u32 << (kb + b);
+        let mut regs: Vec<u32> = (0..kb).map(|b| 1 << b).collect();
+        regs.extend((5..mb).map(row));
+        let ll = LinearLayout {
+            shape: vec![m, nk],
+            regs,
+            lanes: (0..5).map(row).collect(),
+            warps: vec![0; self.part.warps.trailing_zeros() as usize],
+        };
+        let v = self.in_layout(v, &ll, span)?;
+        self.before_all_access();
+        self.e.ins("tcgen05.fence::after_thread_sync");
+        let chunks = m / 32;
+        // Cells: column `cell * chunks + chunk`, the K block's byte at `(kb * 8) % 32`.
+        let mut cells: std::collections::BTreeMap<u32, Vec<(usize, u32)>> = Default::default();
+        for r in 0..ll.num_regs() {
+            let f = ll.reg_flat(r);
+            let (chunk, k) = ((f >> kb) / 32, f & (nk - 1));
+            let cell = k * bits / 32;
+            cells
+                .entry(cell * chunks + chunk)
+                .or_default()
+                .push((r, (k * bits) % 32));
+        }
+        let base = self.tmem_region_addr(t);
+        let wq = self.e.reg(RegClass::B32);
+        self.e.ins(format!("and.b32 {wq}, {}, 3", self.k.warp));
+        self.e.ins(format!("shl.b32 {wq}, {wq}, 21"));
+        let addr = self.e.reg(RegClass::B32);
+        self.e.ins(format!("add.u32 {addr}, {base}, {wq}"));
+        for (col, elems) in cells {
+            let w = self.e.reg(RegClass::B32);
+            self.e.ins(format!("mov.b32 {w}, 0"));
+            for (r, sh) in elems {
+                let x = self.e.reg(RegClass::B32);
+                self.e.ins(format!("cvt.u32.u16 {x}, {}", v.regs[r]));
+                self.e.ins(format!("and.b32 {x}, {x}, 255"));
+                self.e.ins(format!("shl.b32 {x}, {x}, {sh}"));
+                self.e.ins(format!("or.b32 {w}, {w}, {x}"));
+            }
+            let a = self.e.reg(RegClass::B32);
+            self.e.ins(format!("add.u32 {a}, {addr}, {col}"));
+            self.e
+                .ins(format!("tcgen05.st.sync.aligned.32x32b.x1.b32 [{a}], {{{w}}}"));
         }
         self.e.ins("tcgen05.wait::st.sync.aligned");
         self.part.all_dirty = true;
@@ -1464,16 +1559,84 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         let d = self.e.reg(RegClass::B32);
         self.e
             .ins(format!("add.u32 {d}, {d_addr}, {}", (d_lane << 16) + d_col));
-        let scale_regs = match &sv {
-            Some((sa, sb)) => {
-                let ra = self.tmem_region_addr(sa);
-                let rb = self.tmem_region_addr(sb);
-                Some((ra, rb))
+        // Block scaling: the scale-factor buffers (docs/hardware/tmem-scales.md) hold the K
+        // blocks of a row as bytes of one cell; each K step reads `bpi` of them, chosen by the
+        // scale-factor ids of the instruction descriptor (bits 30:29 for A, 5:4 for B).
+        let mut per_step: Vec<(String, Option<(Reg, Reg)>)> = Vec::new();
+        let ksteps = k / kstep;
+        match &sv {
+            None => {
+                let ir = self.e.reg(RegClass::B32);
+                self.e.ins(format!("mov.b32 {ir}, {idesc:#x}"));
+                per_step.extend((0..ksteps).map(|_| (ir.to_string(), None)));
             }
-            None => None,
-        };
-        let ir = self.e.reg(RegClass::B32);
-        self.e.ins(format!("mov.b32 {ir}, {idesc:#x}"));
+            Some((sa, sb)) => {
+                let sblock = if sa.dtype == DType::UE4M3 { 16 } else { 32 };
+                let bpi = kstep / sblock;
+                for t in [sa, sb] {
+                    if !t.scales
+                        || t.full.len() != 2
+                        || t.offsets.iter().any(|&o| o != 0)
+                        || t.shape != t.full
+                    {
+                        return Err(unsupported(
+                            op,
+                            span,
+                            "scale factors must be a whole `scales=true` TMEM buffer",
+                        ));
+                    }
+                }
+                let base_a = self.tmem_region_addr(sa);
+                let base_b = self.tmem_region_addr(sb);
+                // A scale buffer covering more K than this MMA is indexed by the absolute K of
+                // A's view (the simulator's rule: an MMA over a K slice uses that slice's
+                // factors).
+                let koff = if sa.full[1] * sblock > k {
+                    match &av {
+                        Val::Smem(v) => v.offsets[1],
+                        Val::Tmem(v) => v.offsets[1],
+                        _ => 0,
+                    }
+                } else {
+                    0
+                };
+                if koff % sblock != 0 {
+                    return Err(unsupported(
+                        op,
+                        span,
+                        "an MMA whose K slice starts inside a scale block",
+                    ));
+                }
+                for ks in 0..ksteps {
+                    let first = (koff + ks * kstep) / sblock;
+                    let _ = bpi;
+                    let (cell, id) = (first / 4, first % 4);
+                    let chunks = |t: &TmemView| t.full[0].div_ceil(32);
+                    let d = desc::tcgen05_idesc_block_scaled(
+                        kind,
+                        a_dtype,
+                        bv.geom.dtype,
+                        sa.dtype,
+                        a_major,
+                        b_major,
+                        m,
+                        n,
+                        id,
+                        id,
+                    )
+                    .map_err(|e| unsupported(op, span, e.0))?;
+                    let ir = self.e.reg(RegClass::B32);
+                    self.e.ins(format!("mov.b32 {ir}, {d:#x}"));
+                    let (ra, rb) = (self.e.reg(RegClass::B32), self.e.reg(RegClass::B32));
+                    self.e
+                        .ins(format!("add.u32 {ra}, {base_a}, {}", cell * chunks(sa)));
+                    self.e
+                        .ins(format!("add.u32 {rb}, {base_b}, {}", cell * chunks(sb)));
+                    per_step.push((ir.to_string(), Some((ra, rb))));
+                }
+            }
+        }
+        let _ = idesc;
         let p_first = match first {
             Val::Bool(b) => {
                 let p = self.e.reg(RegClass::Pred);
@@ -1521,6 +1684,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             };
             let en = if ks == 0 { p_first } else { p_true };
             let q = kind.qualifier();
+            let (ir, scale_regs) = &per_step[ks];
             match scale_regs {
                 None => self.e.ins(format!(
                     "@{p} tcgen05.mma.cta_group::1{q} [{d}], {a_op}, {bdr}, {ir}, {en}"
@@ -1537,6 +1701,9 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         let op = "tcgen05.cp";
         let s = self.smem_arg(src, op)?;
         let t = self.tmem_arg(dst, op)?;
+        if t.scales {
+            return Err(unsupported(op, span, "tcgen05.cp into a scale-factor buffer"));
+        }
         if s.shape.len() != 2 || t.shape.len() != 2 || s.shape != t.shape {
             return Err(unsupported(
                 op,
