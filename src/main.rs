@@ -2,6 +2,7 @@
 //! [`commands`]; everything else lives in the library crates.
 
 mod commands;
+mod harness;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -53,6 +54,25 @@ enum Command {
     ///   bwsim ptx async_gather --sass | grep GATHER4             # assembled, disassembled
     ///   bwsim ptx tcgen05_copy --const N=128 --json              # PTX plus the launch ABI
     Ptx(commands::ptx::Args),
+    /// Run kernels on the local GPU and diff every output against the simulator.
+    ///
+    /// Each launch runs in a child process with a watchdog: an illegal instruction is reported
+    /// as `trap: ...`, a kernel that never finishes as `hang: ...`, and the next case runs.
+    /// Inputs are random (seeded, never zeros) and identical for both sides; data movement is
+    /// compared bit for bit, MMA results within a stated tolerance, planted faults by the CUDA
+    /// error they raise. Without a GPU every case is prepared up to the launch and reported as
+    /// skipped (exit status 77).
+    ///
+    /// Examples:
+    ///   bwsim gpu elementwise_add_tma --seed 3        # one kernel on the local GPU
+    ///   bwsim gpu matmul_pipelined --const NUM_BUFFERS=4
+    ///   bwsim gpu --all                               # every case for this GPU, as a table
+    ///   bwsim gpu --all --dry-run                     # lower, assemble, prepare; run nothing
+    ///   bwsim gpu --list                              # the differential cases
+    Gpu(commands::gpu::Args),
+    /// Child process of `bwsim gpu` (one launch in an isolated process).
+    #[command(name = "__gpu-child", hide = true)]
+    GpuChild { dir: std::path::PathBuf },
 }
 
 fn main() -> ExitCode {
@@ -62,6 +82,11 @@ fn main() -> ExitCode {
         Command::Verify(a) => commands::verify::run(a),
         Command::List(a) => commands::list::run(a),
         Command::Ptx(a) => commands::ptx::run(a),
+        Command::Gpu(a) => commands::gpu::run(a),
+        Command::GpuChild { dir } => {
+            let code = bwsim_backends::runner::child_main(&dir);
+            Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
+        }
     };
     match r {
         Ok(code) => code,

@@ -1,6 +1,6 @@
 //! The child side of the runner: everything that touches the CUDA driver.
 
-use super::{ChildReport, GpuJob, JobArg, Status, SwizzleArg};
+use super::{ChildReport, GpuJob, JobArg, Stage, Status, SwizzleArg};
 use bwsim_isa::DType;
 use cudarc::driver::{sys, CudaContext, CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg};
 use cudarc::nvrtc::Ptx;
@@ -43,28 +43,43 @@ fn dtype_code(d: DType) -> sys::CUtensorMapDataType {
 /// Entry point of the hidden child subcommand: run the job in `dir`, write `report.json` and
 /// `outN.bin`. Returns the process exit code.
 pub fn child_main(dir: &Path) -> i32 {
+    let report = |status: Status, device: String| {
+        write_report(
+            dir,
+            &ChildReport {
+                status,
+                device,
+                times_ms: vec![],
+            },
+        );
+    };
     let job: GpuJob = match std::fs::read(dir.join("job.json"))
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok())
     {
         Some(j) => j,
         None => {
-            eprintln!("bwsim gpu child: unreadable job in {}", dir.display());
+            report(
+                setup(format!("unreadable job in {}", dir.display()), Stage::Job),
+                String::new(),
+            );
             return 2;
         }
     };
+    // SAFETY: only asks the dynamic loader whether libcuda can be opened.
+    if !unsafe { sys::is_culib_present() } {
+        report(
+            setup("no CUDA driver library (libcuda) could be loaded", Stage::Driver),
+            String::new(),
+        );
+        return 1;
+    }
     let ctx = match CudaContext::new(0) {
         Ok(c) => c,
         Err(e) => {
-            write_report(
-                dir,
-                &ChildReport {
-                    status: Status::Setup {
-                        error: format!("no CUDA device: {e}"),
-                    },
-                    device: String::new(),
-                    times_ms: vec![],
-                },
+            report(
+                setup(format!("no CUDA device: {e}"), Stage::Context),
+                String::new(),
             );
             return 1;
         }
@@ -77,17 +92,18 @@ pub fn child_main(dir: &Path) -> i32 {
             ctx.attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)
                 .unwrap_or(0),
         );
-        write_report(
-            dir,
-            &ChildReport {
-                status: Status::Setup {
-                    error: format!("probe: {device} (sm_{maj}{min})"),
-                },
-                device,
-                times_ms: vec![],
+        report(
+            Status::Setup {
+                stage: Stage::Probe,
+                error: format!("{device} (sm_{maj}{min})"),
             },
+            device,
         );
         return 0;
+    }
+    let mut job = job;
+    if let Ok(c) = std::fs::read(dir.join("module.cubin")) {
+        job.cubin = Some(c);
     }
     let report = match run_job(&ctx, &job, dir) {
         Ok(times_ms) => ChildReport {
@@ -105,9 +121,10 @@ pub fn child_main(dir: &Path) -> i32 {
     0
 }
 
-fn setup(e: impl std::fmt::Display, what: &str) -> Status {
+fn setup(e: impl std::fmt::Display, stage: Stage) -> Status {
     Status::Setup {
-        error: format!("{what}: {e}"),
+        stage,
+        error: e.to_string(),
     }
 }
 
@@ -121,23 +138,36 @@ fn trap(e: &cudarc::driver::DriverError) -> Status {
 
 fn run_job(ctx: &std::sync::Arc<CudaContext>, job: &GpuJob, dir: &Path) -> Result<Vec<f32>, Status> {
     let stream = ctx.default_stream();
-    let module = ctx
-        .load_module(Ptx::from_src(job.ptx.clone()))
-        .map_err(|e| setup(e, "PTX JIT failed"))?;
+    // The cubin ptxas built for this architecture; if the driver refuses it (a toolkit newer
+    // than the driver), the PTX through the driver's JIT.
+    let module = match &job.cubin {
+        Some(c) => match ctx.load_module(Ptx::from_binary(c.clone())) {
+            Ok(m) => m,
+            Err(cubin_err) => ctx.load_module(Ptx::from_src(job.ptx.clone())).map_err(|e| {
+                setup(
+                    format!("cubin rejected ({cubin_err}); PTX JIT failed too: {e}"),
+                    Stage::Module,
+                )
+            })?,
+        },
+        None => ctx
+            .load_module(Ptx::from_src(job.ptx.clone()))
+            .map_err(|e| setup(e, Stage::Module))?,
+    };
     let f = module
         .load_function(&job.entry)
-        .map_err(|e| setup(e, "no such entry"))?;
+        .map_err(|e| setup(e, Stage::Function))?;
     if job.dynamic_smem > 48 * 1024 {
         f.set_attribute(
             sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
             job.dynamic_smem as i32,
         )
-        .map_err(|e| setup(e, "cannot raise the dynamic shared-memory limit"))?;
+        .map_err(|e| setup(e, Stage::Attribute))?;
     }
     let inputs: Vec<Vec<u8>> = (0..job.tensors.len())
         .map(|i| std::fs::read(dir.join(format!("in{i}.bin"))))
         .collect::<Result<_, _>>()
-        .map_err(|e| setup(e, "cannot read inputs"))?;
+        .map_err(|e| setup(e, Stage::Job))?;
     let mut bufs: Vec<CudaSlice<u8>> = Vec::new();
     for data in &inputs {
         // Never allocate zero bytes: the driver rejects it.
@@ -145,7 +175,7 @@ fn run_job(ctx: &std::sync::Arc<CudaContext>, job: &GpuJob, dir: &Path) -> Resul
         if v.is_empty() {
             v.push(0);
         }
-        bufs.push(stream.clone_htod(&v).map_err(|e| setup(e, "upload failed"))?);
+        bufs.push(stream.clone_htod(&v).map_err(|e| setup(e, Stage::Upload))?);
     }
     let mut maps: Vec<TensorMap> = Vec::new();
     for a in &job.args {
@@ -159,7 +189,7 @@ fn run_job(ctx: &std::sync::Arc<CudaContext>, job: &GpuJob, dir: &Path) -> Resul
             let meta = job
                 .tensors
                 .get(*tensor)
-                .ok_or_else(|| setup("bad tensor index", "tensor map"))?;
+                .ok_or_else(|| setup("bad tensor index", Stage::TensorMap))?;
             let (ptr, _g) = bufs[*tensor].device_ptr(&stream);
             let rank = meta.shape.len();
             let esize = (meta.dtype.bits() as u64).div_ceil(8);
@@ -205,8 +235,11 @@ fn run_job(ctx: &std::sync::Arc<CudaContext>, job: &GpuJob, dir: &Path) -> Resul
             };
             if r != sys::CUresult::CUDA_SUCCESS {
                 return Err(setup(
-                    format!("{r:?} for tensor `{}` box {box_dims:?}", meta.name),
-                    "cuTensorMapEncodeTiled failed",
+                    format!(
+                        "cuTensorMapEncodeTiled returned {r:?} for tensor `{}` box {box_dims:?}",
+                        meta.name
+                    ),
+                    Stage::TensorMap,
                 ));
             }
             maps.push(tm);
@@ -222,15 +255,13 @@ fn run_job(ctx: &std::sync::Arc<CudaContext>, job: &GpuJob, dir: &Path) -> Resul
         if rep > 0 {
             for (b, data) in bufs.iter_mut().zip(&inputs) {
                 if !data.is_empty() {
-                    stream
-                        .memcpy_htod(data, b)
-                        .map_err(|e| setup(e, "re-upload failed"))?;
+                    stream.memcpy_htod(data, b).map_err(|e| setup(e, Stage::Upload))?;
                 }
             }
         }
         let start = stream
             .record_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
-            .map_err(|e| setup(e, "event"))?;
+            .map_err(|e| setup(e, Stage::Event))?;
         let scalars: Vec<Scalar> = job.args.iter().filter_map(Scalar::of).collect();
         {
             let mut b = stream.launch_builder(&f);
@@ -257,16 +288,16 @@ fn run_job(ctx: &std::sync::Arc<CudaContext>, job: &GpuJob, dir: &Path) -> Resul
         }
         let end = stream
             .record_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
-            .map_err(|e| setup(e, "event"))?;
+            .map_err(|e| setup(e, Stage::Event))?;
         stream.synchronize().map_err(|e| trap(&e))?;
         if rep > 0 {
-            times.push(start.elapsed_ms(&end).map_err(|e| setup(e, "timing"))?);
+            times.push(start.elapsed_ms(&end).map_err(|e| setup(e, Stage::Event))?);
         } else {
             for (i, b) in bufs.iter().enumerate() {
                 let host: Vec<u8> = stream.clone_dtoh(b).map_err(|e| trap(&e))?;
                 let n = inputs[i].len();
                 std::fs::write(dir.join(format!("out{i}.bin")), &host[..n.min(host.len())])
-                    .map_err(|e| setup(e, "write output"))?;
+                    .map_err(|e| setup(e, Stage::Output))?;
             }
         }
     }

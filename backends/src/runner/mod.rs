@@ -86,7 +86,12 @@ pub struct TensorMeta {
 /// Everything a child needs to run one launch.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct GpuJob {
+    /// PTX text, JIT-compiled by the driver when `cubin` is empty.
     pub ptx: String,
+    /// A cubin assembled by ptxas for the GPU's architecture; loaded instead of the PTX when
+    /// present (it travels in a side file, not in the JSON).
+    #[serde(skip)]
+    pub cubin: Option<Vec<u8>>,
     pub entry: String,
     pub grid: [u32; 3],
     pub block: [u32; 3],
@@ -110,8 +115,54 @@ pub enum Status {
     },
     /// Setup failed before the launch (module load, tensor map encoding, ...).
     Setup {
+        stage: Stage,
         error: String,
     },
+}
+
+/// The step of a launch at which a CUDA call failed (every driver call is checked).
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub enum Stage {
+    /// No CUDA driver library (`libcuda`) could be loaded.
+    Driver,
+    /// Context creation on device 0.
+    Context,
+    /// Reading the job files.
+    Job,
+    /// Module load (PTX JIT or cubin).
+    Module,
+    /// Looking up the entry.
+    Function,
+    /// Raising the dynamic shared-memory limit.
+    Attribute,
+    /// Device allocation or host-to-device copy.
+    Upload,
+    /// `cuTensorMapEncodeTiled`.
+    TensorMap,
+    /// CUDA events for timing.
+    Event,
+    /// Writing the results.
+    Output,
+    /// The probe job (not a failure: it carries the device description).
+    Probe,
+}
+
+impl std::fmt::Display for Stage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Stage::Driver => "driver",
+            Stage::Context => "context",
+            Stage::Job => "job",
+            Stage::Module => "module load",
+            Stage::Function => "entry lookup",
+            Stage::Attribute => "function attribute",
+            Stage::Upload => "upload",
+            Stage::TensorMap => "tensor map",
+            Stage::Event => "event",
+            Stage::Output => "output",
+            Stage::Probe => "probe",
+        })
+    }
 }
 
 /// What the child reports.
@@ -141,6 +192,7 @@ pub enum Outcome {
         after: Duration,
     },
     Setup {
+        stage: Stage,
         error: String,
     },
     /// The child died without a report (no driver, a crash): its stderr.
@@ -179,6 +231,9 @@ pub fn run_isolated(
 ) -> Result<Outcome, RunnerError> {
     let dir = job_dir()?;
     std::fs::write(dir.join("job.json"), serde_json::to_vec(job)?)?;
+    if let Some(c) = &job.cubin {
+        std::fs::write(dir.join("module.cubin"), c)?;
+    }
     for (i, t) in inputs.iter().enumerate() {
         std::fs::write(dir.join(format!("in{i}.bin")), &t.data)?;
     }
@@ -226,7 +281,7 @@ pub fn run_isolated(
                         code,
                         device: r.device,
                     },
-                    Status::Setup { error } => Outcome::Setup { error },
+                    Status::Setup { stage, error } => Outcome::Setup { stage, error },
                 },
             };
         }
@@ -241,10 +296,41 @@ pub fn run_isolated(
     Ok(outcome)
 }
 
+/// The local GPU as the probe describes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GpuInfo {
+    /// The device name (`NVIDIA H100 80GB HBM3`).
+    pub name: String,
+    /// Compute capability as `major * 10 + minor` (90 for Hopper, 100 for B200).
+    pub sm: u32,
+}
+
+impl GpuInfo {
+    /// Parse the probe's description, `NAME (sm_XY)`.
+    pub fn parse(desc: &str) -> Option<GpuInfo> {
+        let open = desc.rfind("(sm_")?;
+        let sm: u32 = desc[open + 4..].trim_end_matches(')').parse().ok()?;
+        Some(GpuInfo {
+            name: desc[..open].trim().to_string(),
+            sm,
+        })
+    }
+
+    /// The arch-specific target this GPU runs (`sm_90a` on sm_90, `sm_100a` on sm_100).
+    pub fn target(&self) -> Option<bwsim_isa::Target> {
+        match self.sm {
+            90 => Some(bwsim_isa::Target::Sm90a),
+            100 => Some(bwsim_isa::Target::Sm100a),
+            _ => None,
+        }
+    }
+}
+
 /// Ask a child process for the GPU's name (`Err` with the reason when there is none).
 pub fn probe(exe: &Path, child_arg: &str) -> Result<String, String> {
     let job = GpuJob {
         ptx: String::new(),
+        cubin: None,
         entry: String::new(),
         grid: [0; 3],
         block: [0; 3],
@@ -254,10 +340,11 @@ pub fn probe(exe: &Path, child_arg: &str) -> Result<String, String> {
         timing_reps: 0,
     };
     match run_isolated(exe, child_arg, &job, &[], Duration::from_secs(60)) {
-        Ok(Outcome::Setup { error }) if error.starts_with("probe:") => {
-            Ok(error.trim_start_matches("probe:").trim().to_string())
-        }
-        Ok(Outcome::Setup { error }) => Err(error),
+        Ok(Outcome::Setup {
+            stage: Stage::Probe,
+            error,
+        }) => Ok(error),
+        Ok(Outcome::Setup { stage, error }) => Err(format!("{stage}: {error}")),
         Ok(Outcome::Crashed { stderr }) => Err(format!("no usable CUDA driver ({})", first_line(&stderr))),
         Ok(other) => Err(format!("unexpected probe outcome {other:?}")),
         Err(e) => Err(e.to_string()),

@@ -8,6 +8,10 @@
 //! generic memory accesses run on every thread, each for the elements its registers hold.
 //! gather4/scatter4 are issued by one lane of every warp that holds row offsets, as Triton
 //! does, so bulk-group waits run on lane 0 of every warp of the partition.
+//!
+//! Operands the hardware faults on (a TMA box not 128-byte aligned, a misaligned mbarrier,
+//! coordinates not 16-byte aligned) are emitted as written: the trap is the point of the
+//! planted-fault cases of the differential harness (PTX.md section 7).
 
 use super::*;
 use crate::ptx::desc::{self, MmaKind};
@@ -816,13 +820,6 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         let a = self.bar_addr(bar, op)?;
         let pr = self.opt_pred(pred)?;
         let (d, bx, nmsg) = self.tma_box(&dname, span)?;
-        if v.align < 128 {
-            return Err(unsupported(
-                op,
-                span,
-                "a TMA destination that is not 128-byte aligned",
-            ));
-        }
         let (sreg, soff) = self.smem_start(&v, span, op)?;
         let tmap = self
             .k
@@ -888,9 +885,6 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         let v = self.smem_arg(src, op)?;
         let pr = self.opt_pred(pred)?;
         let (d, bx, nmsg) = self.tma_box(&dname, span)?;
-        if v.align < 128 {
-            return Err(unsupported(op, span, "a TMA source that is not 128-byte aligned"));
-        }
         let (sreg, soff) = self.smem_start(&v, span, op)?;
         let tmap = self
             .k
@@ -960,13 +954,6 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 op,
                 span,
                 "gather/scatter through a sliced shared-memory view",
-            ));
-        }
-        if v.align < 128 {
-            return Err(unsupported(
-                op,
-                span,
-                "a gather/scatter buffer that is not 128-byte aligned",
             ));
         }
         let rows = v.shape[0];

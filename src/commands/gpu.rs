@@ -1,0 +1,278 @@
+//! `bwsim gpu`: run kernels on the local GPU and diff them against the simulator (the
+//! differential harness lives in `crate::harness`).
+
+use super::{parse_override, parse_target, CliError, CliResult};
+use crate::harness::{self, cases, Gpu, Options, Report, Verdict, NO_GPU};
+use bwsim_isa::consts::Override;
+use bwsim_isa::Target;
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// Exit status of `bwsim gpu --all` when no case ran because there is no GPU (the autotools
+/// "skipped" convention): neither a pass (0) nor a failure (1).
+pub const EXIT_NO_GPU: u8 = 77;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// A .tile file or a bundled kernel name (omit with --all).
+    #[arg(required_unless_present_any = ["all", "probe", "list"], conflicts_with = "all")]
+    kernel: Option<String>,
+    /// Run every differential case that supports the local GPU's architecture.
+    #[arg(long)]
+    all: bool,
+    /// Only run the cases whose name contains this text (with --all).
+    #[arg(long, value_name = "TEXT", requires = "all")]
+    filter: Option<String>,
+    /// Override a compile-time constant: --const BLOCK_N=128 (repeatable).
+    #[arg(long = "const", value_name = "NAME=VALUE", value_parser = parse_override)]
+    consts: Vec<Override>,
+    /// Target (default: the local GPU's; sm_100a kernels on a Hopper GPU report that they need
+    /// Blackwell).
+    #[arg(long, value_parser = parse_target)]
+    target: Option<Target>,
+    /// Seed of the random inputs and of the simulator's schedule.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Prepare every launch (lower, assemble, inputs, tensor maps) without running anything.
+    #[arg(long)]
+    dry_run: bool,
+    /// Watchdog per launch, in seconds: a kernel still running then is reported as a hang.
+    #[arg(long, default_value_t = 30)]
+    timeout: u64,
+    /// Timed repetitions after the checked launch (GPU time column).
+    #[arg(long, default_value_t = 3)]
+    reps: u32,
+    /// Print the local GPU (or why there is none) and exit.
+    #[arg(long)]
+    probe: bool,
+    /// List the differential cases and exit.
+    #[arg(long)]
+    list: bool,
+    /// One JSON object per case instead of the table.
+    #[arg(long)]
+    json: bool,
+}
+
+fn exe() -> Result<std::path::PathBuf, CliError> {
+    std::env::current_exe().map_err(|e| CliError(format!("cannot locate the bwsim executable: {e}")))
+}
+
+pub fn run(a: Args) -> CliResult {
+    let cases_all = cases::all();
+    if a.list {
+        for c in &cases_all {
+            let t: Vec<&str> = c.targets.iter().map(|t| t.name()).collect();
+            println!("{:<60} {:<16} {:?}", c.name, t.join(","), c.check);
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let exe = exe()?;
+    let gpu = if a.dry_run {
+        Gpu::Absent("dry run".into())
+    } else {
+        Gpu::probe(&exe)
+    };
+    if a.probe {
+        return Ok(match &gpu {
+            Gpu::Present(i) => {
+                println!(
+                    "{} (sm_{}){}",
+                    i.name,
+                    i.sm,
+                    i.target().map(|t| format!(", runs {t}")).unwrap_or_default()
+                );
+                ExitCode::SUCCESS
+            }
+            Gpu::Absent(why) => {
+                println!("{NO_GPU}: {why}");
+                ExitCode::from(EXIT_NO_GPU)
+            }
+        });
+    }
+    let opts = Options {
+        seed: a.seed,
+        dry_run: a.dry_run,
+        timeout: Duration::from_secs(a.timeout.max(1)),
+        timing_reps: a.reps,
+        exe,
+    };
+    let local = match &gpu {
+        Gpu::Present(i) => i.target(),
+        Gpu::Absent(_) => None,
+    };
+    // The (case, target) pairs to run.
+    let mut work: Vec<(cases::Case, Target)> = Vec::new();
+    if a.all {
+        for c in cases_all {
+            if a.filter.as_deref().is_some_and(|f| !c.name.contains(f)) {
+                continue;
+            }
+            let targets: Vec<Target> = match (a.target, local) {
+                (Some(t), _) => c.targets.iter().copied().filter(|x| *x == t).collect(),
+                // On a GPU: its target if the case has it, else the case's first (reported as
+                // needing another architecture).
+                (None, Some(l)) => vec![if c.targets.contains(&l) { l } else { c.targets[0] }],
+                // Dry run or no GPU: every target the case lists.
+                (None, None) => c.targets.clone(),
+            };
+            for t in targets {
+                work.push((c.clone(), t));
+            }
+        }
+    } else {
+        let spec = a.kernel.clone().unwrap_or_default();
+        let file = super::load_source(&spec)?;
+        let k = bwsim_isa::parse(&file)
+            .map_err(|_| CliError(format!("`{spec}` does not parse (run `bwsim verify {spec}`)")))?;
+        let target = a
+            .target
+            .or(local.filter(|l| k.targets.contains(l)))
+            .or(k.targets.first().copied())
+            .unwrap_or(Target::Sm100a);
+        // A bundled kernel keeps its tolerance class from the case list.
+        let check = cases::all()
+            .into_iter()
+            .find(|c| matches!(c.source, cases::Source::Bundled(n) if n == spec))
+            .map(|c| c.check)
+            .unwrap_or(cases::Check::Exact);
+        let consts: Vec<String> = a
+            .consts
+            .iter()
+            .map(|o| format!("{}={}", o.name, o.value))
+            .collect();
+        let name = if consts.is_empty() {
+            k.name.name.clone()
+        } else {
+            format!("{}[{}]", k.name.name, consts.join(","))
+        };
+        work.push((
+            cases::Case {
+                name,
+                source: cases::Source::Inline(file.text.clone()),
+                consts,
+                targets: k.targets.clone(),
+                check,
+            },
+            target,
+        ));
+    }
+    if !a.json {
+        match &gpu {
+            Gpu::Present(i) => eprintln!("GPU: {} (sm_{})", i.name, i.sm),
+            Gpu::Absent(why) if !a.dry_run => {
+                eprintln!("{NO_GPU} ({why}): every case is prepared, none runs")
+            }
+            Gpu::Absent(_) => {
+                eprintln!("dry run: every case is lowered, assembled and prepared up to the launch")
+            }
+        }
+    }
+    let width = work
+        .iter()
+        .map(|(c, _)| c.name.len())
+        .max()
+        .unwrap_or(10)
+        .clamp(10, 60);
+    if !a.json {
+        println!(
+            "{:<width$}  {:<8}  {:<10}  {:>10}  result",
+            "case", "target", "max error", "GPU ms"
+        );
+    }
+    let progress = !a.json && std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let print = |r: &Report| {
+        if a.json {
+            println!(
+                "{}",
+                serde_json::json!({
+                    "case": r.case,
+                    "target": r.target.map(|t| t.name()),
+                    "result": r.verdict.label(),
+                    "max_err": r.max_err,
+                    "gpu_ms": r.gpu_ms,
+                    "notes": r.notes,
+                })
+            );
+            return;
+        }
+        if progress {
+            eprint!("\x1b[2K\r");
+        }
+        println!(
+            "{:<width$}  {:<8}  {:<10}  {:>10}  {}",
+            r.case,
+            r.target.map(|t| t.name()).unwrap_or("-"),
+            r.max_err
+                .map(|e| format!("{e:.3e}"))
+                .unwrap_or_else(|| "-".into()),
+            r.gpu_ms.map(|m| format!("{m:.4}")).unwrap_or_else(|| "-".into()),
+            r.verdict.label()
+        );
+        for n in &r.notes {
+            println!("{:width$}    {n}", "");
+        }
+    };
+    let show_progress = |i: usize, name: &str, t: Target| {
+        if progress {
+            eprint!("\x1b[2K\r[{}/{}] {name} ({t})...", i + 1, work.len());
+            let _ = std::io::stderr().flush();
+        }
+    };
+    let mut reports: Vec<Report> = Vec::new();
+    if opts.dry_run {
+        // Nothing touches the GPU: prepare the cases in parallel, print them in order.
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let done: std::sync::Mutex<Vec<Option<Report>>> = std::sync::Mutex::new(vec![None; work.len()]);
+        let threads = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(2)
+            .min(8);
+        std::thread::scope(|s| {
+            for _ in 0..threads {
+                s.spawn(|| loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some((c, t)) = work.get(i) else { break };
+                    show_progress(i, &c.name, *t);
+                    let r = harness::run_case(c, *t, &gpu, &opts);
+                    done.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(r);
+                });
+            }
+        });
+        reports = done
+            .into_inner()
+            .unwrap_or_else(|p| p.into_inner())
+            .into_iter()
+            .flatten()
+            .collect();
+        reports.iter().for_each(&print);
+    } else {
+        for (i, (c, t)) in work.iter().enumerate() {
+            show_progress(i, &c.name, *t);
+            let r = harness::run_case(c, *t, &gpu, &opts);
+            print(&r);
+            reports.push(r);
+        }
+    }
+    let count = |f: &dyn Fn(&Verdict) -> bool| reports.iter().filter(|r| f(&r.verdict)).count();
+    let (pass, fail, err, skip, prep) = (
+        count(&|v| *v == Verdict::Pass),
+        count(&|v| matches!(v, Verdict::Fail(_))),
+        count(&|v| matches!(v, Verdict::Error(_))),
+        count(&|v| matches!(v, Verdict::Skipped(_))),
+        count(&|v| *v == Verdict::Prepared),
+    );
+    if !a.json {
+        println!(
+            "{} case(s): {pass} passed, {fail} failed, {err} errors, {skip} skipped, {prep} prepared",
+            reports.len()
+        );
+    }
+    Ok(if fail + err > 0 {
+        ExitCode::from(1)
+    } else if !a.dry_run && pass == 0 && skip > 0 && matches!(gpu, Gpu::Absent(_)) {
+        ExitCode::from(EXIT_NO_GPU)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

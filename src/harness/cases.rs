@@ -1,0 +1,549 @@
+//! The differential case list: what `bwsim gpu --all` runs on the local GPU and compares with
+//! the simulator.
+//!
+//! - TMA round trips (a box loaded by TMA, stored back by TMA) over every swizzle mode, ranks
+//!   1 to 5, three element widths, and boxes that hang off the tensor (zero and NaN fill on
+//!   load, dropped elements on store). Generated `.tile` sources (see [`tma_roundtrip`]).
+//! - The bundled kernels in their default configuration and the test-grid configurations of
+//!   `bwsim_kernels::configs`: the elementwise adds, the wgmma pipelined and persistent
+//!   matmuls, the warp-specialized kernels, and the Blackwell-only kernels (which say so on a
+//!   Hopper GPU instead of passing).
+//! - Planted faults that must trap, with the simulator predicting the same CUDA error:
+//!   misaligned innermost coordinate, negative and misaligned store coordinates, a misaligned
+//!   shared-memory box, a misaligned mbarrier, a gather column not 16-byte aligned, a scatter
+//!   to a negative row.
+//!
+//! Comparison: data movement and elementwise kernels bit for bit; MMA kernels within a stated
+//! tolerance (`|gpu - sim| <= atol + rtol * |sim|`), because the hardware's accumulation order
+//! and internal precision are not specified (PTX.md section 10).
+
+use bwsim_isa::Target;
+
+/// Where a case's kernel comes from.
+#[derive(Clone, Debug)]
+pub enum Source {
+    /// A bundled kernel (`bwsim list`).
+    Bundled(&'static str),
+    /// Generated `.tile` text.
+    Inline(String),
+}
+
+/// What a case must produce.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Check {
+    /// Every output element bit for bit.
+    Exact,
+    /// Every output element within `atol + rtol * |sim|`.
+    Tolerance { atol: f64, rtol: f64 },
+    /// The launch must trap with this CUDA error (the `CUresult` name), in both the simulator
+    /// and the GPU.
+    Trap(&'static str),
+}
+
+/// One differential case.
+#[derive(Clone, Debug)]
+pub struct Case {
+    /// Unique name (`kernel` or `kernel[CONST=V,...]`).
+    pub name: String,
+    pub source: Source,
+    pub consts: Vec<String>,
+    /// Targets the case runs on (the local GPU's must be among them).
+    pub targets: Vec<Target>,
+    pub check: Check,
+}
+
+/// f16 outputs of an MMA: about two f16 ulps of the result (K is at most a few hundred).
+const MMA_F16: Check = Check::Tolerance {
+    atol: 1e-2,
+    rtol: 4e-3,
+};
+/// f32 outputs of an MMA: accumulation order only.
+const MMA_F32: Check = Check::Tolerance {
+    atol: 1e-3,
+    rtol: 1e-4,
+};
+
+const BOTH: &[Target] = &[Target::Sm100a, Target::Sm90a];
+const BLACKWELL: &[Target] = &[Target::Sm100a];
+
+fn bundled(kernel: &'static str, consts: &[&str], targets: &[Target], check: Check) -> Case {
+    let name = if consts.is_empty() {
+        kernel.to_string()
+    } else {
+        format!("{kernel}[{}]", consts.join(","))
+    };
+    Case {
+        name,
+        source: Source::Bundled(kernel),
+        consts: consts.iter().map(|c| c.to_string()).collect(),
+        targets: targets.to_vec(),
+        check,
+    }
+}
+
+/// A TMA round trip: load a `box` of `dtype` from `src` at `load_at` (rank = `box.len()`),
+/// store it to `dst` at `store_at`. Both tensors have shape `global` and random contents;
+/// `dst` is the output.
+pub struct RoundTrip<'a> {
+    pub tag: &'a str,
+    pub dtype: &'a str,
+    pub global: &'a [u32],
+    pub boxd: &'a [u32],
+    /// 0 (plain), 32, 64 or 128.
+    pub swizzle: u32,
+    pub nan_fill: bool,
+    pub load_at: &'a [i64],
+    pub store_at: &'a [i64],
+}
+
+fn list(xs: impl IntoIterator<Item = String>) -> String {
+    xs.into_iter().collect::<Vec<_>>().join(", ")
+}
+
+/// The `.tile` source of a round trip.
+pub fn tma_roundtrip(r: &RoundTrip) -> String {
+    let layout = if r.swizzle == 0 {
+        "plain".to_string()
+    } else {
+        format!("nvmma({})", r.swizzle)
+    };
+    let boxd = list(r.boxd.iter().map(|d| d.to_string()));
+    let global = list(r.global.iter().map(|d| d.to_string()));
+    let coord = |c: &[i64]| list(c.iter().map(|x| x.to_string()));
+    let oob = if r.nan_fill { ", oob=nan" } else { "" };
+    format!(
+        "// TMA round trip ({tag}): load a box, store it back.\n\
+         kernel tma_roundtrip {{\n  target sm_100a, sm_90a\n  num_warps 4\n\
+         \x20 param src: tensor_desc({dt}[{boxd}], {layout}{oob})\n\
+         \x20 param dst: tensor_desc({dt}[{boxd}], {layout})\n\
+         \x20 let buf = smem.alloc {dt}[{boxd}], {layout}\n\
+         \x20 let bar = mbar.alloc 1\n\
+         \x20 mbar.init bar[0], 1\n\
+         \x20 mbar.expect bar[0], src.nbytes\n\
+         \x20 tma.load src[{la}], buf, bar[0]\n\
+         \x20 mbar.wait bar[0], 0\n\
+         \x20 tma.store dst[{sa}], buf\n\
+         \x20 tma.store_wait 0, full=true\n\
+         \x20 launch {{\n    grid = [1]\n\
+         \x20   tensor a: {dt}[{global}] = randn()\n\
+         \x20   tensor b: {dt}[{global}] = randn()\n\
+         \x20   src = a\n    dst = b\n    outputs = [b]\n  }}\n}}\n",
+        tag = r.tag,
+        dt = r.dtype,
+        la = coord(r.load_at),
+        sa = coord(r.store_at),
+    )
+}
+
+fn roundtrip(r: RoundTrip) -> Case {
+    Case {
+        name: format!("tma_roundtrip[{}]", r.tag),
+        source: Source::Inline(tma_roundtrip(&r)),
+        consts: vec![],
+        targets: BOTH.to_vec(),
+        check: Check::Exact,
+    }
+}
+
+/// A planted fault from inline source.
+fn fault(name: &str, src: &str, consts: &[&str], targets: &[Target], error: &'static str) -> Case {
+    Case {
+        name: if consts.is_empty() {
+            name.to_string()
+        } else {
+            format!("{name}[{}]", consts.join(","))
+        },
+        source: Source::Inline(src.to_string()),
+        consts: consts.iter().map(|c| c.to_string()).collect(),
+        targets: targets.to_vec(),
+        check: Check::Trap(error),
+    }
+}
+
+const LOAD_AT: &str =
+    "// Planted fault: a TMA load at innermost coordinate C0 (f32): C0 * 4 must be a multiple of 16.
+kernel load_at {
+  target sm_100a, sm_90a
+  num_warps 4
+  const C0: int = 1
+  const C1: int = 0
+  param src: tensor_desc(f32[8, 32], nvmma(128))
+  param out_ptr: ptr(f32)
+  layout row = blocked([1, 1], [1, 32], [4, 1], [1, 0])
+  let buf = smem.alloc f32[8, 32], nvmma(128)
+  let bar = mbar.alloc 1
+  mbar.init bar[0], 1
+  mbar.expect bar[0], src.nbytes
+  tma.load src[C1, C0], buf, bar[0]
+  mbar.wait bar[0], 0
+  let x = smem.load buf, layout=row
+  let offs = expand_dims(arange(0, 8, slice(1, row)), 1) * 32 + expand_dims(arange(0, 32, slice(0, row)), 0)
+  global.store out_ptr, offs, x
+  launch {
+    grid = [1]
+    tensor t: f32[64, 64] = randn()
+    tensor out: f32[8, 32] = randn()
+    src = t
+    out_ptr = out
+    outputs = [out]
+  }
+}
+";
+
+const STORE_AT: &str = "// Planted fault: a TMA store at (C1, C0): any negative coordinate, or C0 * 4 not a multiple of 16, traps.
+kernel store_at {
+  target sm_100a, sm_90a
+  num_warps 4
+  const C0: int = 0
+  const C1: int = 0
+  layout row = blocked([1, 1], [1, 32], [4, 1], [1, 0])
+  param dst: tensor_desc(f32[8, 32], nvmma(128))
+  let buf = smem.alloc f32[8, 32], nvmma(128)
+  smem.store buf, full([8, 32], 1.0, f32, row)
+  fence.async_shared
+  tma.store dst[C1, C0], buf
+  tma.store_wait 0
+  launch {
+    grid = [1]
+    tensor t: f32[64, 64] = randn()
+    dst = t
+    outputs = [t]
+  }
+}
+";
+
+const MISALIGNED_SMEM: &str =
+    "// Planted fault: the TMA box lands in bufs[1], 32 bytes into a plain buffer: not 128-byte aligned.
+kernel misaligned_smem {
+  target sm_100a, sm_90a
+  num_warps 4
+  param src: tensor_desc(f32[1, 8], plain)
+  let bufs = smem.alloc f32[4, 1, 8], plain
+  let bar = mbar.alloc 1
+  mbar.init bar[0], 1
+  mbar.expect bar[0], src.nbytes
+  tma.load src[0, 0], bufs[1], bar[0]
+  mbar.wait bar[0], 0
+  launch {
+    grid = [1]
+    tensor t: f32[4, 8] = randn()
+    src = t
+  }
+}
+";
+
+const MISALIGNED_BAR: &str = "// Planted fault: an mbarrier 4 bytes into its allocation (not 8-byte aligned).
+kernel misaligned_bar {
+  target sm_100a, sm_90a
+  num_warps 4
+  let bar = mbar.alloc 1, offset=4
+  mbar.init bar[0], 1
+  mbar.arrive bar[0]
+  launch {
+    grid = [1]
+  }
+}
+";
+
+/// Every case, in a stable order.
+pub fn all() -> Vec<Case> {
+    let mut v = Vec::new();
+    // TMA round trips: every swizzle mode at rank 2, then ranks 1..5, widths, out of bounds.
+    let rt = |tag,
+              dtype,
+              global: &'static [u32],
+              boxd: &'static [u32],
+              swizzle,
+              load_at: &'static [i64],
+              store_at: &'static [i64]| {
+        roundtrip(RoundTrip {
+            tag,
+            dtype,
+            global,
+            boxd,
+            swizzle,
+            nan_fill: false,
+            load_at,
+            store_at,
+        })
+    };
+    v.push(rt("r2-plain", "f32", &[64, 64], &[8, 16], 0, &[8, 16], &[16, 32]));
+    v.push(rt("r2-sw32", "f32", &[64, 64], &[8, 8], 32, &[8, 16], &[16, 32]));
+    v.push(rt("r2-sw64", "f32", &[64, 64], &[8, 16], 64, &[8, 16], &[16, 32]));
+    v.push(rt(
+        "r2-sw128",
+        "f32",
+        &[64, 64],
+        &[16, 32],
+        128,
+        &[8, 16],
+        &[16, 32],
+    ));
+    v.push(rt(
+        "r2-sw128-wide",
+        "f32",
+        &[64, 128],
+        &[8, 64],
+        128,
+        &[8, 32],
+        &[16, 64],
+    ));
+    v.push(rt(
+        "r2-sw128-f16",
+        "f16",
+        &[64, 128],
+        &[16, 64],
+        128,
+        &[8, 16],
+        &[32, 64],
+    ));
+    v.push(rt(
+        "r2-sw64-bf16",
+        "bf16",
+        &[64, 128],
+        &[8, 32],
+        64,
+        &[8, 8],
+        &[16, 64],
+    ));
+    v.push(rt(
+        "r2-sw32-u8",
+        "u8",
+        &[64, 128],
+        &[8, 32],
+        32,
+        &[8, 16],
+        &[16, 64],
+    ));
+    v.push(rt("r1-plain", "f32", &[256], &[64], 0, &[32], &[128]));
+    v.push(rt(
+        "r3-sw128",
+        "f32",
+        &[4, 32, 64],
+        &[2, 8, 32],
+        128,
+        &[1, 8, 16],
+        &[2, 16, 32],
+    ));
+    v.push(rt(
+        "r4-sw64",
+        "f32",
+        &[4, 4, 16, 32],
+        &[2, 2, 8, 16],
+        64,
+        &[1, 2, 8, 16],
+        &[2, 0, 0, 0],
+    ));
+    v.push(rt(
+        "r5-plain",
+        "f32",
+        &[2, 4, 4, 16, 32],
+        &[1, 2, 2, 8, 16],
+        0,
+        &[1, 1, 2, 8, 16],
+        &[0, 2, 0, 8, 0],
+    ));
+    v.push(rt(
+        "oob-negative",
+        "f32",
+        &[64, 64],
+        &[16, 32],
+        128,
+        &[-3, -8],
+        &[0, 0],
+    ));
+    v.push(rt(
+        "oob-past-end",
+        "f32",
+        &[64, 64],
+        &[16, 32],
+        128,
+        &[56, 48],
+        &[0, 0],
+    ));
+    v.push(rt(
+        "oob-store-past-end",
+        "f32",
+        &[64, 64],
+        &[16, 32],
+        128,
+        &[0, 0],
+        &[56, 48],
+    ));
+    v.push(roundtrip(RoundTrip {
+        tag: "oob-nan-fill",
+        dtype: "f32",
+        global: &[64, 64],
+        boxd: &[16, 32],
+        swizzle: 128,
+        nan_fill: true,
+        load_at: &[-4, 48],
+        store_at: &[0, 0],
+    }));
+
+    // The bundled kernels: elementwise adds, wgmma matmuls, warp specialization, Blackwell.
+    for c in [&[][..], &["NUM_BUFFERS=3"], &["NUM_WARPS=8"]] {
+        v.push(bundled("elementwise_add_tma", c, BOTH, Check::Exact));
+    }
+    for c in [
+        &[][..],
+        &["NUM_LOAD_BUFFERS=1", "NUM_STORE_BUFFERS=1"],
+        &["NUM_WARPS=8"],
+        &["XNUMEL=4000", "YNUMEL=120"],
+    ] {
+        v.push(bundled("elementwise_add_ws", c, BOTH, Check::Exact));
+    }
+    for c in [
+        &[][..],
+        &["NUM_BUFFERS=2"],
+        &["NUM_BUFFERS=4", "NUM_WARPS=4"],
+        &["BLOCK_M=64", "BLOCK_N=64", "NUM_WARPS=4"],
+    ] {
+        v.push(bundled("matmul_pipelined", c, BOTH, MMA_F16));
+    }
+    for c in [
+        &[][..],
+        &["SCHEDULER=1", "NUM_SMS=4"],
+        &["BLOCK_M=64", "BLOCK_N=64", "NUM_WARPS=4"],
+    ] {
+        v.push(bundled("persistent_matmul", c, BOTH, MMA_F16));
+    }
+    for c in [
+        &[][..],
+        &["NUM_BUFFERS=4", "STEALB=true"],
+        &["SCHEDULER=1", "NUM_SMS=4"],
+        &["BLOCK_M=64", "BLOCK_N=64", "NUM_WARPS=4"],
+    ] {
+        v.push(bundled("persistent_matmul_pipelined", c, BOTH, MMA_F16));
+    }
+    for c in [&[][..], &["NUM_BUFFERS=2", "SCHEDULER=1"]] {
+        v.push(bundled("matmul_warp_specialized", c, BLACKWELL, MMA_F16));
+    }
+    v.push(bundled("matmul_accumulate", &[], BLACKWELL, MMA_F32));
+    for c in [&[][..], &["DTYPE=f32"], &["BLOCK_X=8", "BLOCK_Y=16"]] {
+        v.push(bundled("async_gather", c, BLACKWELL, Check::Exact));
+    }
+    for c in [&[][..], &["DTYPE=f32", "BLOCK_X=8", "BLOCK_Y=16"]] {
+        v.push(bundled("async_scatter", c, BLACKWELL, Check::Exact));
+    }
+    for c in [
+        &[][..],
+        &["SWIZZLE=32", "N=16", "TMEM_BLOCK_N=16"],
+        &["M=256", "N=64", "TMEM_BLOCK_N=64", "SWIZZLE=64"],
+    ] {
+        v.push(bundled("tcgen05_copy", c, BLACKWELL, Check::Exact));
+    }
+    for c in [
+        &[][..],
+        &["DTYPE=f8e4m3", "SCALED=true"],
+        &["DTYPE=f4e2m1", "SCALED=true"],
+    ] {
+        v.push(bundled("gemm_async", c, BLACKWELL, MMA_F32));
+    }
+    v.push(bundled("matmul_fused_gather_scatter", &[], BLACKWELL, MMA_F16));
+
+    // Planted faults: both the simulator and the GPU must trap with the same error.
+    const II: &str = "CUDA_ERROR_ILLEGAL_INSTRUCTION";
+    const MA: &str = "CUDA_ERROR_MISALIGNED_ADDRESS";
+    v.push(fault(
+        "fault_load_misaligned_coordinate",
+        LOAD_AT,
+        &["C0=1"],
+        BOTH,
+        II,
+    ));
+    v.push(fault(
+        "fault_load_misaligned_coordinate",
+        LOAD_AT,
+        &["C0=-1", "C1=2"],
+        BOTH,
+        II,
+    ));
+    v.push(fault(
+        "fault_store_negative_coordinate",
+        STORE_AT,
+        &["C1=-1"],
+        BOTH,
+        II,
+    ));
+    v.push(fault(
+        "fault_store_negative_coordinate",
+        STORE_AT,
+        &["C0=-4"],
+        BOTH,
+        II,
+    ));
+    v.push(fault(
+        "fault_store_misaligned_coordinate",
+        STORE_AT,
+        &["C0=2"],
+        BOTH,
+        II,
+    ));
+    v.push(fault("fault_misaligned_smem_box", MISALIGNED_SMEM, &[], BOTH, MA));
+    v.push(fault("fault_misaligned_mbarrier", MISALIGNED_BAR, &[], BOTH, MA));
+    let mut g = bundled("async_gather", &["Y_OFFSET=2"], BLACKWELL, Check::Trap(II));
+    g.name = "fault_gather_misaligned_column[Y_OFFSET=2]".into();
+    v.push(g);
+    let mut s = bundled("async_scatter", &["Y_OFFSET=-16"], BLACKWELL, Check::Trap(II));
+    s.name = "fault_scatter_negative_column[Y_OFFSET=-16]".into();
+    v.push(s);
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn at_least_forty_distinct_cases_cover_every_family() {
+        let cases = all();
+        assert!(cases.len() >= 40, "{} cases", cases.len());
+        let mut names: Vec<&str> = cases.iter().map(|c| c.name.as_str()).collect();
+        names.sort();
+        let n = names.len();
+        names.dedup();
+        assert_eq!(names.len(), n, "case names are unique");
+        let has = |p: &str| cases.iter().any(|c| c.name.starts_with(p));
+        for p in [
+            "tma_roundtrip[r1",
+            "tma_roundtrip[r3",
+            "tma_roundtrip[r4",
+            "tma_roundtrip[r5",
+            "tma_roundtrip[oob",
+            "elementwise_add_tma",
+            "elementwise_add_ws",
+            "matmul_pipelined",
+            "persistent_matmul",
+            "matmul_warp_specialized",
+            "fault_load_misaligned_coordinate",
+            "fault_store_negative_coordinate",
+            "fault_misaligned_smem_box",
+        ] {
+            assert!(has(p), "no case `{p}`");
+        }
+        for sw in ["plain", "sw32", "sw64", "sw128"] {
+            assert!(
+                cases.iter().any(|c| c.name.contains(&format!("r2-{sw}"))),
+                "no rank-2 {sw} round trip"
+            );
+        }
+        assert!(cases.iter().filter(|c| matches!(c.check, Check::Trap(_))).count() >= 7);
+    }
+
+    #[test]
+    fn roundtrip_source_is_canonical_tile_text() {
+        let src = tma_roundtrip(&RoundTrip {
+            tag: "t",
+            dtype: "f32",
+            global: &[64, 64],
+            boxd: &[8, 32],
+            swizzle: 128,
+            nan_fill: true,
+            load_at: &[-3, 8],
+            store_at: &[0, 0],
+        });
+        let k = bwsim_isa::parser::parse(&src).expect("parses");
+        assert_eq!(bwsim_isa::print(&k), src, "generated text is in canonical form");
+    }
+}

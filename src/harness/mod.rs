@@ -1,0 +1,780 @@
+//! The differential harness: the one place where the simulator (`bwsim_sim`) and the GPU path
+//! (`bwsim_backends`: PTX, ptxas, the cudarc runner) meet.
+//!
+//! For one [`cases::Case`] and a seed: verify the kernel for the target, resolve its launch,
+//! draw random inputs (no tensor starts as zeros: a `zeros()` initialiser is replaced by
+//! random data so that unwritten elements show), lower to PTX, assemble with ptxas (or leave
+//! the PTX to the driver's JIT when ptxas is absent), build the launch job (tensor maps from
+//! the descriptors' ABI, dynamic shared memory, grid), check the tensor maps against the rules
+//! `cuTensorMapEncodeTiled` enforces, then run the simulator and the GPU (in a child process
+//! with a watchdog) on identical inputs and compare every output element ([`compare`]).
+//!
+//! Without a GPU everything up to the launch still runs (`--dry-run` stops there on purpose),
+//! and each case reports why it did not run instead of passing.
+
+pub mod cases;
+pub mod compare;
+
+use bwsim_backends::ptx::{self, ParamAbi, PtxModule};
+use bwsim_backends::ptxas;
+use bwsim_backends::runner::{self, GpuInfo, GpuJob, JobArg, Outcome, TensorMeta};
+use bwsim_isa::consts::Override;
+use bwsim_isa::launch::{self, ArgValue, HostTensor, Init, LaunchPlan};
+use bwsim_isa::types::{OobFill, Swizzle};
+use bwsim_isa::verify::{verify, VerifyOptions};
+use bwsim_isa::Target;
+use cases::{Case, Check, Source};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// How `bwsim gpu` runs.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub seed: u64,
+    /// Stop after preparing the launch (no simulator, no GPU).
+    pub dry_run: bool,
+    /// Watchdog per launch.
+    pub timeout: Duration,
+    /// Timed repetitions after the checked launch.
+    pub timing_reps: u32,
+    /// The `bwsim` executable (re-invoked as the child).
+    pub exe: PathBuf,
+}
+
+/// The hidden subcommand the child runs under.
+pub const CHILD_ARG: &str = "__gpu-child";
+
+/// What is known about the local GPU.
+#[derive(Clone, Debug)]
+pub enum Gpu {
+    Present(GpuInfo),
+    /// No driver or no device: the reason.
+    Absent(String),
+}
+
+impl Gpu {
+    /// Probe in a child process (never in this one: a broken driver must not take the CLI
+    /// down).
+    pub fn probe(exe: &std::path::Path) -> Gpu {
+        match runner::probe(exe, CHILD_ARG) {
+            Ok(desc) => match GpuInfo::parse(&desc) {
+                Some(i) => Gpu::Present(i),
+                None => Gpu::Absent(format!("unrecognised device description `{desc}`")),
+            },
+            Err(e) => Gpu::Absent(e),
+        }
+    }
+}
+
+/// The result of one case.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Verdict {
+    /// Outputs agree (or both trapped with the expected error).
+    Pass,
+    /// Outputs or traps disagree.
+    Fail(String),
+    /// Prepared up to the launch (`--dry-run`).
+    Prepared,
+    /// Not run, and why (no GPU, wrong architecture).
+    Skipped(String),
+    /// The harness could not get as far as a launch (verifier, lowering, ptxas, ABI).
+    Error(String),
+}
+
+impl Verdict {
+    pub fn label(&self) -> String {
+        match self {
+            Verdict::Pass => "pass".into(),
+            Verdict::Fail(m) => format!("FAIL: {m}"),
+            Verdict::Prepared => "prepared".into(),
+            Verdict::Skipped(m) => format!("skipped: {m}"),
+            Verdict::Error(m) => format!("ERROR: {m}"),
+        }
+    }
+}
+
+/// One row of the table.
+#[derive(Clone, Debug)]
+pub struct Report {
+    pub case: String,
+    pub target: Option<Target>,
+    pub verdict: Verdict,
+    /// Largest |gpu - sim| over the outputs (when both finished).
+    pub max_err: Option<f64>,
+    /// Median GPU time of the timed repetitions (ms).
+    pub gpu_ms: Option<f32>,
+    /// Details: first mismatching elements, setup notes.
+    pub notes: Vec<String>,
+}
+
+/// The message a case without a GPU reports.
+pub const NO_GPU: &str = "no CUDA driver/GPU found";
+
+/// The launch spec with every `zeros()` tensor drawn at random instead.
+pub fn never_zeros(mut plan: LaunchPlan) -> LaunchPlan {
+    for t in &mut plan.tensors {
+        if t.init == Init::Zeros {
+            t.init = if t.dtype.is_float() {
+                Init::Randn
+            } else if t.dtype.is_signed_int() {
+                Init::Randint(-64, 64)
+            } else {
+                Init::Randint(0, 64)
+            };
+        }
+    }
+    plan
+}
+
+/// The kernel parameters of `module` bound to the tensors and values of `plan`.
+pub fn job_args(module: &PtxModule, plan: &LaunchPlan) -> Result<Vec<JobArg>, String> {
+    let arg = |name: &str| -> Result<&ArgValue, String> {
+        plan.args
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v)
+            .ok_or_else(|| format!("the launch spec binds nothing to parameter `{name}`"))
+    };
+    let tensor = |name: &str| -> Result<usize, String> {
+        match arg(name)? {
+            ArgValue::Tensor(t) => Ok(*t),
+            other => Err(format!(
+                "parameter `{name}` needs a tensor, the launch gives {other:?}"
+            )),
+        }
+    };
+    let mut out = Vec::new();
+    for p in &module.params {
+        out.push(match p {
+            ParamAbi::Scalar { ir_name, ty, .. } => {
+                let v = arg(ir_name)?;
+                match (*ty, v) {
+                    ("u32", ArgValue::Int(i)) => JobArg::U32(*i as u32),
+                    ("u64", ArgValue::Int(i)) => JobArg::U64(*i as u64),
+                    ("f32", ArgValue::Float(f)) => JobArg::F32(*f as f32),
+                    ("f32", ArgValue::Int(i)) => JobArg::F32(*i as f32),
+                    (t, v) => return Err(format!("parameter `{ir_name}` is .{t}, the launch gives {v:?}")),
+                }
+            }
+            ParamAbi::Pointer { ir_name, .. } => JobArg::Ptr {
+                tensor: tensor(ir_name)?,
+            },
+            ParamAbi::TensorMap {
+                ir_name,
+                box_dims,
+                swizzle_bytes,
+                oob,
+                ..
+            } => {
+                let t = tensor(ir_name)?;
+                let sw = Swizzle::from_bytes(*swizzle_bytes as i64)
+                    .ok_or_else(|| format!("swizzle {swizzle_bytes}"))?;
+                let fill = if *oob == "nan" {
+                    OobFill::Nan
+                } else {
+                    OobFill::Zero
+                };
+                JobArg::tensor_map(t, box_dims.clone(), sw, fill)
+            }
+            ParamAbi::DescShape { ir_name, dim, .. } => {
+                let t = tensor(ir_name)?;
+                let d = plan.tensors[t]
+                    .shape
+                    .get(*dim)
+                    .copied()
+                    .ok_or_else(|| format!("`{ir_name}` has no dimension {dim}"))?;
+                JobArg::U32(
+                    u32::try_from(d).map_err(|_| format!("dimension {d} of `{ir_name}` exceeds 32 bits"))?,
+                )
+            }
+        });
+    }
+    Ok(out)
+}
+
+/// The rules `cuTensorMapEncodeTiled` enforces (PTX.md section 3), checked on the host so that
+/// a bad descriptor is reported with its parameter name before any launch.
+pub fn check_tensor_maps(args: &[JobArg], plan: &LaunchPlan) -> Result<(), String> {
+    for a in args {
+        let JobArg::TensorMap {
+            tensor,
+            box_dims,
+            swizzle,
+            ..
+        } = a
+        else {
+            continue;
+        };
+        let t = &plan.tensors[*tensor];
+        let rank = t.shape.len();
+        let es = t.dtype.bits() as u64;
+        let name = &t.name;
+        if !(1..=5).contains(&rank) || box_dims.len() != rank {
+            return Err(format!("tensor map over `{name}`: rank {rank}, box {box_dims:?}"));
+        }
+        // Global strides (bytes) of dimensions 1.. (IR order is outermost first).
+        let mut stride = es;
+        for d in (1..rank).rev() {
+            stride *= t.shape[d];
+            let bytes = stride / 8;
+            if !bytes.is_multiple_of(16) || bytes >= 1 << 40 {
+                return Err(format!("tensor map over `{name}`: global stride of {bytes} bytes is not a multiple of 16 below 2^40"));
+            }
+        }
+        if box_dims.iter().any(|&b| b == 0 || b > 256) {
+            return Err(format!(
+                "tensor map over `{name}`: box {box_dims:?} has a dimension outside 1..=256"
+            ));
+        }
+        let inner = box_dims[rank - 1] as u64 * es / 8;
+        if !inner.is_multiple_of(16) {
+            return Err(format!(
+                "tensor map over `{name}`: inner box of {inner} bytes is not a multiple of 16"
+            ));
+        }
+        let span = match swizzle {
+            runner::SwizzleArg::None => u64::MAX,
+            runner::SwizzleArg::B32 => 32,
+            runner::SwizzleArg::B64 => 64,
+            runner::SwizzleArg::B128 => 128,
+        };
+        if inner > span {
+            return Err(format!(
+                "tensor map over `{name}`: inner box of {inner} bytes exceeds the {span}-byte swizzle"
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn source_text(case: &Case) -> Result<String, String> {
+    match &case.source {
+        Source::Bundled(n) => bwsim_kernels::find(n)
+            .map(|k| k.source.to_string())
+            .ok_or_else(|| format!("no bundled kernel `{n}`")),
+        Source::Inline(s) => Ok(s.clone()),
+    }
+}
+
+/// Run one case for `target` (prepare, then simulate and launch unless `dry_run` or no GPU).
+pub fn run_case(case: &Case, target: Target, gpu: &Gpu, opts: &Options) -> Report {
+    let mut report = Report {
+        case: case.name.clone(),
+        target: Some(target),
+        verdict: Verdict::Prepared,
+        max_err: None,
+        gpu_ms: None,
+        notes: vec![],
+    };
+    match run_inner(case, target, gpu, opts, &mut report) {
+        Ok(v) => report.verdict = v,
+        Err(e) => report.verdict = Verdict::Error(e),
+    }
+    report
+}
+
+fn run_inner(
+    case: &Case,
+    target: Target,
+    gpu: &Gpu,
+    opts: &Options,
+    report: &mut Report,
+) -> Result<Verdict, String> {
+    let text = source_text(case)?;
+    let kernel = bwsim_isa::parser::parse(&text).map_err(|d| format!("parse: {}", first_message(&d)))?;
+    let overrides = case
+        .consts
+        .iter()
+        .map(|c| Override::parse(c))
+        .collect::<Result<Vec<_>, _>>()?;
+    let (checked, diags) = verify(
+        &kernel,
+        &VerifyOptions {
+            target: Some(target),
+            overrides,
+        },
+    );
+    let checked = checked.ok_or_else(|| format!("verifier: {}", first_message(&diags)))?;
+    let spec = kernel.launch.as_ref().ok_or("the kernel has no launch section")?;
+    let plan = launch::resolve(&checked, spec).map_err(|d| format!("launch: {}", first_message(&d)))?;
+    let plan = never_zeros(plan);
+    let inputs = draw_inputs(&plan, opts.seed);
+    let module = ptx::lower(&checked).map_err(|e| format!("lowering: {e}"))?;
+    let cubin = match ptxas::assemble(&module, false) {
+        Ok(a) => Some(a.cubin),
+        Err(ptxas::PtxasError::NotFound) => {
+            report
+                .notes
+                .push("ptxas not found: the driver JIT-compiles the PTX".into());
+            None
+        }
+        // An older ptxas (the device's own toolkit) may not know this PTX version: the
+        // driver's JIT then gets the PTX, and reports any real error at module load.
+        Err(e @ ptxas::PtxasError::Rejected { .. }) if !opts.dry_run => {
+            report.notes.push(format!("{e}: the driver JIT-compiles the PTX"));
+            None
+        }
+        Err(e) => return Err(format!("ptxas: {e}")),
+    };
+    let args = job_args(&module, &plan)?;
+    check_tensor_maps(&args, &plan)?;
+    let job = GpuJob {
+        ptx: module.text.clone(),
+        cubin,
+        entry: module.entry.clone(),
+        grid: plan.grid,
+        block: module.block_dim,
+        dynamic_smem: module.dynamic_smem_bytes,
+        args,
+        tensors: plan
+            .tensors
+            .iter()
+            .map(|t| TensorMeta {
+                name: t.name.clone(),
+                dtype: t.dtype,
+                shape: t.shape.clone(),
+            })
+            .collect(),
+        timing_reps: opts.timing_reps,
+    };
+    if opts.dry_run {
+        return Ok(Verdict::Prepared);
+    }
+    let info = match gpu {
+        Gpu::Absent(_) => return Ok(Verdict::Skipped(NO_GPU.into())),
+        Gpu::Present(i) => i,
+    };
+    if info.target() != Some(target) {
+        return Ok(Verdict::Skipped(format!(
+            "needs {target}; the local GPU is {} (sm_{})",
+            info.name, info.sm
+        )));
+    }
+    let sim = bwsim_sim::run(
+        &checked,
+        &plan,
+        inputs.clone(),
+        &bwsim_sim::RunOptions {
+            seed: opts.seed,
+            trace: false,
+            ..Default::default()
+        },
+    );
+    let outcome =
+        runner::run_isolated(&opts.exe, CHILD_ARG, &job, &inputs, opts.timeout).map_err(|e| e.to_string())?;
+    Ok(judge(case, &plan, &sim, outcome, report))
+}
+
+fn first_message(d: &[bwsim_isa::Diagnostic]) -> String {
+    d.iter()
+        .find(|d| d.is_error())
+        .or(d.first())
+        .map(|d| format!("[{}] {}", d.code, d.message))
+        .unwrap_or_default()
+}
+
+/// The CUresult name of a simulated trap.
+fn sim_trap_code(t: &bwsim_sim::Trap) -> &'static str {
+    use bwsim_sim::CudaError::*;
+    match t.error {
+        IllegalInstruction => "CUDA_ERROR_ILLEGAL_INSTRUCTION",
+        MisalignedAddress => "CUDA_ERROR_MISALIGNED_ADDRESS",
+        IllegalAddress => "CUDA_ERROR_ILLEGAL_ADDRESS",
+        LaunchFailure => "CUDA_ERROR_LAUNCH_FAILED",
+    }
+}
+
+/// Compare the simulator's run with the GPU's outcome.
+fn judge(
+    case: &Case,
+    plan: &LaunchPlan,
+    sim: &bwsim_sim::RunResult,
+    gpu: Outcome,
+    report: &mut Report,
+) -> Verdict {
+    use bwsim_sim::Outcome as S;
+    let sim_desc = match (&sim.outcome, &sim.trap) {
+        (S::Completed, _) => "completed".to_string(),
+        (S::Trapped, Some(t)) => format!("trap {} ({})", sim_trap_code(t), t.reason),
+        (o, _) => format!("{o:?}").to_lowercase(),
+    };
+    match gpu {
+        Outcome::Hang { after } => Verdict::Fail(format!(
+            "hang: no completion after {} s (simulator: {sim_desc})",
+            after.as_secs()
+        )),
+        Outcome::Crashed { stderr } => Verdict::Fail(format!("child crashed: {stderr}")),
+        Outcome::Setup { stage, error } => Verdict::Error(format!("{stage}: {error}")),
+        Outcome::Trap { error, code, .. } => {
+            let gpu_desc = format!("trap: {error} ({code})");
+            match (&case.check, &sim.trap) {
+                (Check::Trap(want), Some(t)) if sim_trap_code(t) == code && *want == code => Verdict::Pass,
+                (Check::Trap(want), _) => {
+                    Verdict::Fail(format!("expected {want}; GPU {gpu_desc}; simulator {sim_desc}"))
+                }
+                _ => Verdict::Fail(format!("GPU {gpu_desc}; simulator {sim_desc}")),
+            }
+        }
+        Outcome::Finished {
+            tensors, times_ms, ..
+        } => {
+            report.gpu_ms = median(&times_ms);
+            if let Check::Trap(want) = case.check {
+                return Verdict::Fail(format!("expected {want}; the GPU finished; simulator {sim_desc}"));
+            }
+            if sim.outcome != S::Completed {
+                return Verdict::Fail(format!("the GPU finished; simulator {sim_desc}"));
+            }
+            let mut worst = 0f64;
+            let mut bad = Vec::new();
+            for &o in &plan.outputs {
+                let (Some(g), Some(s)) = (tensors.get(o), sim.tensors.get(o)) else {
+                    return Verdict::Error(format!("output {o} missing"));
+                };
+                let c = compare::compare(s, g, case.check);
+                worst = worst.max(c.max_err);
+                if c.mismatches > 0 {
+                    bad.push(format!(
+                        "`{}`: {} of {} elements differ",
+                        g.name,
+                        c.mismatches,
+                        g.numel()
+                    ));
+                    report
+                        .notes
+                        .extend(c.first.iter().map(|m| format!("`{}` {m}", g.name)));
+                }
+            }
+            report.max_err = Some(worst);
+            if bad.is_empty() {
+                Verdict::Pass
+            } else {
+                Verdict::Fail(bad.join("; "))
+            }
+        }
+    }
+}
+
+fn median(xs: &[f32]) -> Option<f32> {
+    if xs.is_empty() {
+        return None;
+    }
+    let mut v = xs.to_vec();
+    v.sort_by(|a, b| a.total_cmp(b));
+    Some(v[v.len() / 2])
+}
+
+/// Inputs of a case as the harness draws them (for tests and tools).
+pub fn draw_inputs(plan: &LaunchPlan, seed: u64) -> Vec<HostTensor> {
+    launch::materialize(&never_zeros(plan.clone()), seed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bwsim_isa::DType;
+
+    fn opts() -> Options {
+        Options {
+            seed: 1,
+            dry_run: true,
+            timeout: Duration::from_secs(1),
+            timing_reps: 0,
+            exe: PathBuf::from("bwsim"),
+        }
+    }
+
+    #[test]
+    fn zeros_become_random_and_other_inits_stay() {
+        let k = bwsim_isa::parser::parse(
+            bwsim_kernels::find("elementwise_add_tma")
+                .expect("bundled")
+                .source,
+        )
+        .expect("parses");
+        let (c, _) = verify(
+            &k,
+            &VerifyOptions {
+                target: Some(Target::Sm90a),
+                overrides: vec![],
+            },
+        );
+        let c = c.expect("verifies");
+        let plan = launch::resolve(&c, k.launch.as_ref().expect("launch")).expect("resolves");
+        let out = plan.tensor("c").expect("c");
+        assert_eq!(plan.tensors[out].init, Init::Zeros);
+        let inputs = draw_inputs(&plan, 3);
+        let t = &inputs[out];
+        let nonzero = (0..t.numel()).filter(|&i| t.get(i) != 0.0).count() as u64;
+        assert!(
+            nonzero > t.numel() * 9 / 10,
+            "{nonzero} of {} non-zero",
+            t.numel()
+        );
+        // Deterministic for a seed.
+        assert_eq!(draw_inputs(&plan, 3)[out], inputs[out]);
+        assert_ne!(draw_inputs(&plan, 4)[out], inputs[out]);
+    }
+
+    #[test]
+    fn job_arguments_follow_the_ptx_parameter_order() {
+        let k = bwsim_isa::parser::parse(bwsim_kernels::find("async_gather").expect("bundled").source)
+            .expect("parses");
+        let (c, _) = verify(
+            &k,
+            &VerifyOptions {
+                target: Some(Target::Sm100a),
+                overrides: vec![],
+            },
+        );
+        let c = c.expect("verifies");
+        let plan = launch::resolve(&c, k.launch.as_ref().expect("launch")).expect("resolves");
+        let m = ptx::lower(&c).expect("lowers");
+        let args = job_args(&m, &plan).expect("binds");
+        let input = plan.tensor("input").expect("input");
+        // tensor_desc (map + 2 extents), x_offsets_ptr, y_offset, out_ptr.
+        assert_eq!(args.len(), 6);
+        match &args[0] {
+            JobArg::TensorMap {
+                tensor,
+                box_dims,
+                swizzle,
+                nan_fill,
+            } => {
+                assert_eq!(*tensor, input);
+                // bf16 rows of 128 elements are 256 bytes: boxes of one 128-byte span.
+                assert_eq!(box_dims, &vec![1, 64]);
+                assert_eq!(*swizzle, runner::SwizzleArg::B128);
+                assert!(!nan_fill);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(args[1], JobArg::U32(1024));
+        assert_eq!(args[2], JobArg::U32(1024));
+        assert_eq!(args[4], JobArg::U32(48));
+        check_tensor_maps(&args, &plan).expect("valid tensor maps");
+    }
+
+    #[test]
+    fn tensor_map_rules_reject_what_the_driver_rejects() {
+        let mut plan = LaunchPlan {
+            grid: [1, 1, 1],
+            cluster: [1, 1, 1],
+            tensors: vec![],
+            args: vec![],
+            outputs: vec![],
+        };
+        plan.tensors.push(launch::TensorSpec {
+            name: "t".into(),
+            dtype: DType::F32,
+            shape: vec![8, 6],
+            init: Init::Zeros,
+            span: bwsim_isa::Span::default(),
+        });
+        let map = |b: Vec<u32>, s| {
+            vec![JobArg::TensorMap {
+                tensor: 0,
+                box_dims: b,
+                swizzle: s,
+                nan_fill: false,
+            }]
+        };
+        // 6 f32 = 24-byte rows: not a multiple of 16.
+        assert!(
+            check_tensor_maps(&map(vec![8, 4], runner::SwizzleArg::None), &plan)
+                .unwrap_err()
+                .contains("global stride")
+        );
+        plan.tensors[0].shape = vec![8, 64];
+        assert!(check_tensor_maps(&map(vec![8, 4], runner::SwizzleArg::None), &plan).is_ok());
+        assert!(
+            check_tensor_maps(&map(vec![8, 2], runner::SwizzleArg::None), &plan)
+                .unwrap_err()
+                .contains("multiple of 16")
+        );
+        assert!(
+            check_tensor_maps(&map(vec![8, 64], runner::SwizzleArg::B128), &plan)
+                .unwrap_err()
+                .contains("exceeds")
+        );
+        assert!(
+            check_tensor_maps(&map(vec![300, 4], runner::SwizzleArg::None), &plan)
+                .unwrap_err()
+                .contains("1..=256")
+        );
+    }
+
+    /// Simulate a case as the harness would (same inputs), for the judging tests.
+    fn simulate(case: &Case, target: Target, seed: u64) -> (LaunchPlan, bwsim_sim::RunResult) {
+        let text = source_text(case).expect("source");
+        let k = bwsim_isa::parser::parse(&text).expect("parses");
+        let ov: Vec<Override> = case
+            .consts
+            .iter()
+            .map(|c| Override::parse(c).expect("override"))
+            .collect();
+        let (c, d) = verify(
+            &k,
+            &VerifyOptions {
+                target: Some(target),
+                overrides: ov,
+            },
+        );
+        let c = c.unwrap_or_else(|| panic!("{d:?}"));
+        let plan = never_zeros(launch::resolve(&c, k.launch.as_ref().expect("launch")).expect("resolves"));
+        let inputs = draw_inputs(&plan, seed);
+        let sim = bwsim_sim::run(
+            &c,
+            &plan,
+            inputs,
+            &bwsim_sim::RunOptions {
+                seed,
+                trace: false,
+                ..Default::default()
+            },
+        );
+        (plan, sim)
+    }
+
+    fn case(name: &str) -> Case {
+        cases::all()
+            .into_iter()
+            .find(|c| c.name == name)
+            .unwrap_or_else(|| panic!("no case {name}"))
+    }
+
+    fn blank() -> Report {
+        Report {
+            case: String::new(),
+            target: None,
+            verdict: Verdict::Prepared,
+            max_err: None,
+            gpu_ms: None,
+            notes: vec![],
+        }
+    }
+
+    #[test]
+    fn a_gpu_that_agrees_bit_for_bit_passes_and_one_flipped_bit_fails() {
+        let c = case("tma_roundtrip[r2-sw64]");
+        let (plan, sim) = simulate(&c, Target::Sm90a, 5);
+        assert_eq!(
+            sim.outcome,
+            bwsim_sim::Outcome::Completed,
+            "{:?}",
+            sim.diagnostics
+        );
+        let finished = |tensors: Vec<HostTensor>| Outcome::Finished {
+            tensors,
+            times_ms: vec![0.5, 0.2, 0.3],
+            device: "test".into(),
+        };
+        let mut r = blank();
+        assert_eq!(
+            judge(&c, &plan, &sim, finished(sim.tensors.clone()), &mut r),
+            Verdict::Pass
+        );
+        assert_eq!(r.max_err, Some(0.0));
+        assert_eq!(r.gpu_ms, Some(0.3), "the median of the timed repetitions");
+        let mut bad = sim.tensors.clone();
+        let out = plan.outputs[0];
+        let b = bad[out].get_bits(7);
+        bad[out].set_bits(7, b ^ 1);
+        let mut r = blank();
+        let v = judge(&c, &plan, &sim, finished(bad), &mut r);
+        assert!(
+            matches!(&v, Verdict::Fail(m) if m.contains("1 of 4096 elements differ")),
+            "{v:?}"
+        );
+        assert!(r.notes[0].contains("[0, 7]"), "{:?}", r.notes);
+    }
+
+    #[test]
+    fn planted_faults_pass_only_when_both_sides_trap_alike() {
+        let c = case("fault_store_negative_coordinate[C1=-1]");
+        let (plan, sim) = simulate(&c, Target::Sm90a, 0);
+        assert_eq!(sim.outcome, bwsim_sim::Outcome::Trapped, "{:?}", sim.diagnostics);
+        let trap = |code: &str| Outcome::Trap {
+            error: runner::cuda_error_message(code).into(),
+            code: code.into(),
+            device: "test".into(),
+        };
+        let mut r = blank();
+        assert_eq!(
+            judge(&c, &plan, &sim, trap("CUDA_ERROR_ILLEGAL_INSTRUCTION"), &mut r),
+            Verdict::Pass
+        );
+        let v = judge(&c, &plan, &sim, trap("CUDA_ERROR_MISALIGNED_ADDRESS"), &mut r);
+        assert!(
+            matches!(&v, Verdict::Fail(m) if m.contains("expected CUDA_ERROR_ILLEGAL_INSTRUCTION")),
+            "{v:?}"
+        );
+        let v = judge(
+            &c,
+            &plan,
+            &sim,
+            Outcome::Finished {
+                tensors: sim.tensors.clone(),
+                times_ms: vec![],
+                device: "t".into(),
+            },
+            &mut r,
+        );
+        assert!(
+            matches!(&v, Verdict::Fail(m) if m.contains("the GPU finished")),
+            "{v:?}"
+        );
+        let v = judge(
+            &c,
+            &plan,
+            &sim,
+            Outcome::Hang {
+                after: Duration::from_secs(30),
+            },
+            &mut r,
+        );
+        assert!(
+            matches!(&v, Verdict::Fail(m) if m.starts_with("hang: no completion after 30 s")),
+            "{v:?}"
+        );
+    }
+
+    #[test]
+    fn the_misaligned_smem_fault_is_predicted_by_the_simulator() {
+        let c = case("fault_misaligned_smem_box");
+        let (_, sim) = simulate(&c, Target::Sm90a, 0);
+        let t = sim.trap.as_ref().expect("a trap");
+        assert_eq!(sim_trap_code(t), "CUDA_ERROR_MISALIGNED_ADDRESS");
+    }
+
+    #[test]
+    fn without_a_gpu_a_case_says_so_after_preparing_its_launch() {
+        let case = cases::all()
+            .into_iter()
+            .find(|c| c.name == "elementwise_add_tma")
+            .expect("case");
+        let mut o = opts();
+        o.dry_run = false;
+        let r = run_case(&case, Target::Sm90a, &Gpu::Absent("test".into()), &o);
+        assert_eq!(r.verdict, Verdict::Skipped(NO_GPU.into()), "{:?}", r.notes);
+        let r = run_case(&case, Target::Sm90a, &Gpu::Absent("test".into()), &opts());
+        assert_eq!(r.verdict, Verdict::Prepared);
+        // A Blackwell kernel on a Hopper GPU says so instead of passing.
+        let bw = cases::all()
+            .into_iter()
+            .find(|c| c.name == "tcgen05_copy")
+            .expect("case");
+        let mut o = opts();
+        o.dry_run = false;
+        let h100 = Gpu::Present(GpuInfo {
+            name: "NVIDIA H100".into(),
+            sm: 90,
+        });
+        let r = run_case(&bw, Target::Sm100a, &h100, &o);
+        assert!(
+            matches!(&r.verdict, Verdict::Skipped(m) if m.contains("needs sm_100a")),
+            "{:?}",
+            r.verdict
+        );
+    }
+}

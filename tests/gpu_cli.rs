@@ -1,0 +1,84 @@
+//! `bwsim gpu`: the differential harness from the command line.
+//!
+//! Without a GPU (CI) the harness still lowers, assembles and prepares every case
+//! (`--dry-run`), and a real run reports each case as skipped with exit status 77. The test
+//! that launches on a GPU is opt-in: `BWSIM_GPU_TESTS=1 cargo test --test gpu_cli`.
+
+use std::process::Command;
+
+fn bwsim(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_bwsim"))
+        .args(args)
+        .output()
+        .expect("bwsim runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Whether a GPU is present (`bwsim gpu --probe` exits 0).
+fn gpu_present() -> bool {
+    bwsim(&["gpu", "--probe"]).0 == 0
+}
+
+#[test]
+fn the_case_list_has_at_least_forty_cases() {
+    let (code, out, err) = bwsim(&["gpu", "--list"]);
+    assert_eq!(code, 0, "{err}");
+    let n = out.lines().count();
+    assert!(n >= 40, "{n} cases:\n{out}");
+    for family in [
+        "tma_roundtrip[",
+        "elementwise_add_ws",
+        "persistent_matmul_pipelined",
+        "fault_",
+    ] {
+        assert!(out.contains(family), "no `{family}` case");
+    }
+}
+
+#[test]
+fn dry_run_prepares_every_case_up_to_the_launch() {
+    let (code, out, err) = bwsim(&["gpu", "--all", "--dry-run"]);
+    assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
+    let prepared = out.lines().filter(|l| l.ends_with("  prepared")).count();
+    assert!(prepared >= 40, "{prepared} prepared:\n{out}");
+    assert!(!out.contains("ERROR"), "{out}");
+    let summary = out.lines().last().unwrap_or("");
+    assert!(summary.contains("0 failed, 0 errors"), "{summary}");
+}
+
+#[test]
+fn without_a_gpu_every_case_says_skipped_and_the_status_is_77() {
+    if gpu_present() {
+        eprintln!("skipped: a GPU is present, so cases run instead of being skipped");
+        return;
+    }
+    let (code, out, err) = bwsim(&["gpu", "--all", "--filter", "tma_roundtrip[r2"]);
+    assert_eq!(code, 77, "{out}{err}");
+    let rows: Vec<&str> = out.lines().filter(|l| l.starts_with("tma_roundtrip")).collect();
+    assert!(!rows.is_empty());
+    for r in rows {
+        assert!(r.ends_with("skipped: no CUDA driver/GPU found"), "{r}");
+    }
+    let (code, out, _) = bwsim(&["gpu", "elementwise_add_ws", "--seed", "3"]);
+    assert_eq!(code, 77);
+    assert!(out.contains("skipped: no CUDA driver/GPU found"), "{out}");
+}
+
+#[test]
+fn on_a_gpu_every_case_for_its_architecture_agrees_with_the_simulator() {
+    if std::env::var("BWSIM_GPU_TESTS").as_deref() != Ok("1") {
+        eprintln!("skipped: set BWSIM_GPU_TESTS=1 to launch on the local GPU");
+        return;
+    }
+    if !gpu_present() {
+        eprintln!("skipped: BWSIM_GPU_TESTS=1 but no CUDA driver/GPU found");
+        return;
+    }
+    let (code, out, err) = bwsim(&["gpu", "--all"]);
+    assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
+    assert!(out.lines().any(|l| l.ends_with("  pass")), "{out}");
+}
