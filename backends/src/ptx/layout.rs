@@ -606,6 +606,41 @@ mod tests {
         assert_eq!(half.thread_flat(5, 1), 37 * 128);
     }
 
+    /// Bases written as (row, col) pairs, Triton's notation, to flat indices of a tile N wide.
+    fn rc(bases: &[(u32, u32)], n: u32) -> Vec<u32> {
+        bases.iter().map(|&(r, c)| r * n + c).collect()
+    }
+
+    /// Triton 3.6's `get_tmem_reg_layout` for a TMEM block M 64 tile [64, 64] with 4 warps
+    /// (read from the compiled TTGIR, docs/hardware/tmem-scales.md's provenance):
+    /// register [[0,1],[0,2],[0,4],[0,8],[0,16]], lane [[1,0],[2,0],[4,0],[8,0],[0,32]],
+    /// warp [[16,0],[32,0]], loaded with `tcgen05.ld.16x32bx2`.
+    #[test]
+    fn tmem_m64_matches_triton() {
+        let l = tmem32x32b(&[64, 64], 2).unwrap();
+        assert_eq!(l.regs, rc(&[(0, 1), (0, 2), (0, 4), (0, 8), (0, 16)], 64));
+        assert_eq!(l.lanes, rc(&[(1, 0), (2, 0), (4, 0), (8, 0), (0, 32)], 64));
+        assert_eq!(l.warps, rc(&[(16, 0), (32, 0)], 64));
+        // 8 warps: register [[0,1],[0,2],[0,4],[0,8]], lane [.., [0,16]], warp [[16,0],[32,0],[0,32]].
+        let l = tmem32x32b(&[64, 64], 3).unwrap();
+        assert_eq!(l.regs, rc(&[(0, 1), (0, 2), (0, 4), (0, 8)], 64));
+        assert_eq!(l.lanes, rc(&[(1, 0), (2, 0), (4, 0), (8, 0), (0, 16)], 64));
+        assert_eq!(l.warps, rc(&[(16, 0), (32, 0), (0, 32)], 64));
+    }
+
+    /// Triton 3.6's layout for [128, 256] with 8 warps: register [[0,1],...,[0,64]], lane rows
+    /// 1..16, warp [[32,0],[64,0],[0,128]].
+    #[test]
+    fn tmem_m128_eight_warps_matches_triton() {
+        let l = tmem32x32b(&[128, 256], 3).unwrap();
+        assert_eq!(
+            l.regs,
+            rc(&[(0, 1), (0, 2), (0, 4), (0, 8), (0, 16), (0, 32), (0, 64)], 256)
+        );
+        assert_eq!(l.lanes, rc(&[(1, 0), (2, 0), (4, 0), (8, 0), (16, 0)], 256));
+        assert_eq!(l.warps, rc(&[(32, 0), (64, 0), (0, 128)], 256));
+    }
+
     #[test]
     fn wgmma_fragment_matches_ptx_md() {
         // Thread t (warp w, lane l): reg 4j+0/1 at row 16w + l/4, cols 8j + 2(l%4) (+1);

@@ -423,4 +423,69 @@ mod tests {
         let d = operand_desc(&bt, 0, 16, false).unwrap();
         assert_eq!((d.start, d.sbo, d.major), (32, 1024, Major::K));
     }
+
+    /// More operand geometries, worked out by hand from PTX.md sections 2, 8 and 9:
+    /// - bf16 [128, 32], 64B swizzle, K-major: one 64-byte span per row, 8-row atoms of 512
+    ///   bytes (SBO 512); the K step of 16 elements is +32 bytes; rows 64.. start at 64 * 64.
+    /// - f32 [128, 16], 32B swizzle (rows of 64 bytes, two 32-byte column blocks of 128 rows
+    ///   = 4096 bytes each): columns 8..15 start at 4096, SBO 8 * 32 = 256.
+    /// - f16 [64, 128] B operand, 64B swizzle, MN-major: rows of 256 bytes in four column
+    ///   blocks of 64 rows x 64 bytes (LBO 4096 between them), SBO 8 * 64 = 512 between 8-row
+    ///   K groups, K step 16 = +16 * 64 bytes.
+    #[test]
+    fn operand_descriptors_by_hand() {
+        let a = Geom {
+            dtype: DType::BF16,
+            full: vec![128, 32],
+            layout: nv(Swizzle::B64),
+        };
+        let d = operand_desc(&a, 0, 16, true).unwrap();
+        assert_eq!(
+            (d.start, d.sbo, d.major, d.swizzle),
+            (32, 512, Major::K, Swizzle::B64)
+        );
+        assert_eq!(operand_desc(&a, 64, 0, true).unwrap().start, 64 * 64);
+        let c = Geom {
+            dtype: DType::F32,
+            full: vec![128, 16],
+            layout: nv(Swizzle::B32),
+        };
+        let d = operand_desc(&c, 0, 8, true).unwrap();
+        assert_eq!((d.start, d.sbo), (4096, 256));
+        let b = Geom {
+            dtype: DType::F16,
+            full: vec![64, 128],
+            layout: nv(Swizzle::B64),
+        };
+        let d = operand_desc(&b, 0, 16, false).unwrap();
+        assert_eq!((d.start, d.lbo, d.sbo, d.major), (1024, 4096, 512, Major::MN));
+        assert_eq!(
+            operand_desc(&b, 32, 0, false).unwrap().start,
+            4096,
+            "N 32.. is the second column block"
+        );
+        // An operand may not start inside an 8-row atom.
+        assert!(operand_desc(&a, 4, 0, true).is_err());
+    }
+
+    /// The unswizzled offset (what TMA and descriptors take) against the swizzled one (what
+    /// generic loads use) for row 1 of a 128B-swizzled f16 [8, 64] tile: 128 and 128 ^ 16.
+    #[test]
+    fn logical_versus_physical_offsets() {
+        let g = Geom {
+            dtype: DType::F16,
+            full: vec![8, 64],
+            layout: nv(Swizzle::B128),
+        };
+        assert_eq!(g.logical_offset(&[1, 0]).unwrap(), 128);
+        assert_eq!(g.byte_offset(&[1, 0]).unwrap(), 144);
+        // fp4: byte-aligned elements have offsets, odd ones do not.
+        let f = Geom {
+            dtype: DType::F4E2M1,
+            full: vec![8, 64],
+            layout: nv(Swizzle::B32),
+        };
+        assert_eq!(f.logical_offset(&[1, 2]).unwrap(), 33);
+        assert!(f.logical_offset(&[1, 1]).is_err());
+    }
 }

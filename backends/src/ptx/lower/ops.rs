@@ -983,13 +983,11 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             .logical_offset(&[1, 0])
             .map_err(|m| unsupported(op, span, m))?;
         let colblk = if nmsg > 1 { rows as u64 * sw } else { 0 };
-        if gather {
-            self.before_all_access();
-        } else {
-            // Every thread's shared-memory writes must precede the scatter.
-            if self.part.all_dirty {
-                self.sync_after_issue();
-            }
+        // Several warps issue: every thread's earlier shared-memory accesses (and everything
+        // the leader issued, e.g. the barrier's init) must be ordered before any warp's
+        // message, as `before_issue` does for single-thread issue.
+        if self.part.all_dirty || self.part.issue_dirty {
+            self.sync_after_issue();
         }
         let tmap = self
             .k
