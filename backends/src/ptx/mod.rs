@@ -28,7 +28,8 @@
 //! - **Dynamic shared memory**: [`PtxModule::dynamic_smem_bytes`] (raise
 //!   `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES` to it when above 48 KiB). The kernel has
 //!   no static shared memory; its one `extern .shared .align 1024` array holds the verifier's
-//!   plan at the plan's offsets, then backend-private slots (TMEM addresses) and scratch.
+//!   plan at the plan's offsets, then backend-private slots (TMEM addresses, values captured
+//!   for `warp_specialize` workers) and layout-conversion scratch.
 //! - **Parameters**, in [`PtxModule::params`] order (see [`ParamAbi`]): for each IR parameter in
 //!   declaration order, `i32` → `.param .u32`, `i64` → `.param .u64`, `f32` → `.param .f32`,
 //!   `ptr(T)` → `.param .u64` (a global address), `tensor_desc` → a `CUtensorMap` passed by
@@ -42,7 +43,10 @@
 //!   block, except that an inner dimension wider than the swizzle span is clamped to the span
 //!   (the kernel issues several span-wide copies, as Triton does).
 //! - **TMEM**: kernels using tensor memory allocate it themselves (`tcgen05.alloc`) and free it
-//!   before exiting.
+//!   before exiting. The backend lays out the kernel-level buffers itself (scale-factor
+//!   buffers in the hardware's shape, docs/hardware/tmem-scales.md).
+//! - **Registers**: a kernel with `warp_specialize` register budgets declares `.minnctapersm 1`
+//!   (one CTA per SM, so every thread may start with up to 65536 / threads registers).
 
 mod lower;
 

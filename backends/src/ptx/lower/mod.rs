@@ -17,11 +17,22 @@
 //!
 //! **Partitions.** Code outside `warp_specialize` runs on the default partition's warps;
 //! "issue" operations (TMA, mbarrier init/expect/arrive, tcgen05.mma/cp/commit) are executed by
-//! the partition's first thread, everything else by all its threads. Two flags per partition
-//! decide where a partition barrier is needed: after all-thread memory accesses and before the
-//! next issued operation (its issue must follow every thread's access), and after an issued
-//! operation that other threads must observe (mbarrier init, bulk-store waits, allocations)
-//! before the next all-thread access.
+//! the partition's leader (one lane of its first warp, chosen with `elect.sync`), everything
+//! else by all its threads. Three flags per partition decide where a partition barrier is
+//! needed: after all-thread memory accesses and before the next issued operation (its issue
+//! must follow every thread's access), after an issued operation that other threads must
+//! observe (mbarrier init, bulk-store waits, allocations) before the next all-thread access,
+//! and around a barrier that follows tensor-memory accesses (`tcgen05.fence::before/
+//! after_thread_sync` bracket it, PTX.md section 8).
+//!
+//! **warp_specialize.** Worker warps jump over the code before the region; at the region every
+//! warp meets at `bar.sync 0`. The default partition's leader first stores every scalar and
+//! view the workers may read to backend slots in shared memory, and each partition reloads
+//! them, and re-derives the thread ids, the parameters and the TMEM base, at its entry: nothing
+//! computed before the fork stays live in a worker's small register budget. Each warpgroup with
+//! a register budget takes its own path (`setmaxnreg`, then the partitions it holds), because
+//! ptxas allocates registers per region of the control-flow graph, and the entry declares
+//! `.minnctapersm 1` so that ptxas knows the count at entry.
 
 mod expr;
 mod ops;

@@ -164,7 +164,11 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                     Some(f) => self.const_int(f, name)? != 0,
                     None => false,
                 };
-                let p = self.lane0_pred();
+                // Bulk groups belong to the thread that committed them: the leader (tile
+                // stores) and lane 0 of each warp (scatter4). A thread with none returns at once.
+                let l0 = self.lane0_pred();
+                let p = self.e.reg(RegClass::Pred);
+                self.e.ins(format!("or.pred {p}, {l0}, {}", self.part.leader));
                 let w = if full {
                     "cp.async.bulk.wait_group"
                 } else {
