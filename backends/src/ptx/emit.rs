@@ -308,6 +308,62 @@ mod tests {
     }
 
     #[test]
+    fn deferred_loads_move_to_their_first_reader_and_stop_at_synchronisation() {
+        let mut e = Emitter::new();
+        let a = e.reg(RegClass::F32);
+        let b = e.reg(RegClass::F32);
+        e.defer_load(
+            vec![a],
+            vec![format!("tcgen05.ld.sync.aligned.32x32b.x1.b32 {{{a}}}, [%r9]")],
+        );
+        e.defer_load(
+            vec![b],
+            vec![format!("tcgen05.ld.sync.aligned.32x32b.x1.b32 {{{b}}}, [%r8]")],
+        );
+        // Pure and unrelated: both loads stay deferred.
+        e.ins("add.u32 %r1, %r2, 3");
+        e.ins("st.shared.f32 [%r1], %f7");
+        // Reads `b`: only b's load comes first.
+        e.ins(format!("cvt.rn.f16.f32 %h0, {b}"));
+        // A barrier is a synchronisation point: a's load is emitted before it.
+        e.ins("bar.sync 0");
+        let lines: Vec<String> = e
+            .into_lines()
+            .into_iter()
+            .map(|l| l.0.trim().to_string())
+            .collect();
+        assert_eq!(
+            lines,
+            vec![
+                "add.u32 %r1, %r2, 3;",
+                "st.shared.f32 [%r1], %f7;",
+                "tcgen05.ld.sync.aligned.32x32b.x1.b32 {%f1}, [%r8];",
+                "tcgen05.wait::ld.sync.aligned;",
+                "cvt.rn.f16.f32 %h0, %f1;",
+                "tcgen05.ld.sync.aligned.32x32b.x1.b32 {%f0}, [%r9];",
+                "tcgen05.wait::ld.sync.aligned;",
+                "bar.sync 0;",
+            ]
+        );
+        // Labels (control-flow merges) and mbarrier arrivals flush too; TMA stores do not.
+        let mut e = Emitter::new();
+        let c = e.reg(RegClass::F32);
+        e.defer_load(vec![c], vec!["LD".into()]);
+        e.ins("@%p1 cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%rd1, {%r1, %r2}], [%r3]");
+        e.ins("@%p1 mbarrier.arrive.shared::cta.b64 _, [%r4]");
+        let lines: Vec<String> = e
+            .into_lines()
+            .into_iter()
+            .map(|l| l.0.trim().to_string())
+            .collect();
+        assert_eq!(lines[1], "LD;", "{lines:?}");
+        let mut e = Emitter::new();
+        e.defer_load(vec![c], vec!["LD".into()]);
+        e.place("$L1");
+        assert_eq!(e.into_lines()[0].0.trim(), "LD;");
+    }
+
+    #[test]
     fn float_immediates() {
         assert_eq!(f32_imm(1.0), "0f3F800000");
         assert_eq!(f32_imm(0.0), "0f00000000");
