@@ -168,16 +168,29 @@ pub fn run(a: Args) -> CliResult {
             }
         }
     }
-    let width = work
+    // Table columns: kernel, configuration (the case's overrides), target, ...
+    let split = |name: &str| -> (String, String) {
+        match name.split_once('[') {
+            Some((k, c)) => (k.to_string(), c.trim_end_matches(']').to_string()),
+            None => (name.to_string(), "default".to_string()),
+        }
+    };
+    let kw = work
         .iter()
-        .map(|(c, _)| c.name.len())
+        .map(|(c, _)| split(&c.name).0.len())
         .max()
-        .unwrap_or(10)
-        .clamp(10, 60);
+        .unwrap_or(6)
+        .clamp(6, 40);
+    let cw = work
+        .iter()
+        .map(|(c, _)| split(&c.name).1.len())
+        .max()
+        .unwrap_or(7)
+        .clamp(7, 48);
     if !a.json {
         println!(
-            "{:<width$}  {:<8}  {:<10}  {:>10}  result",
-            "case", "target", "max error", "GPU ms"
+            "{:<kw$}  {:<cw$}  {:<8}  {:<10}  {:>10}  result",
+            "kernel", "config", "target", "max error", "GPU ms"
         );
     }
     let progress = !a.json && std::io::IsTerminal::is_terminal(&std::io::stderr());
@@ -187,6 +200,8 @@ pub fn run(a: Args) -> CliResult {
                 "{}",
                 serde_json::json!({
                     "case": r.case,
+                    "kernel": split(&r.case).0,
+                    "config": split(&r.case).1,
                     "target": r.target.map(|t| t.name()),
                     "result": r.verdict.label(),
                     "max_err": r.max_err,
@@ -199,9 +214,11 @@ pub fn run(a: Args) -> CliResult {
         if progress {
             eprint!("\x1b[2K\r");
         }
+        let (kernel, config) = split(&r.case);
         println!(
-            "{:<width$}  {:<8}  {:<10}  {:>10}  {}",
-            r.case,
+            "{:<kw$}  {:<cw$}  {:<8}  {:<10}  {:>10}  {}",
+            kernel,
+            config,
             r.target.map(|t| t.name()).unwrap_or("-"),
             r.max_err
                 .map(|e| format!("{e:.3e}"))
@@ -210,7 +227,7 @@ pub fn run(a: Args) -> CliResult {
             r.verdict.label()
         );
         for n in &r.notes {
-            println!("{:width$}    {n}", "");
+            println!("    {n}");
         }
     };
     let show_progress = |i: usize, name: &str, t: Target| {
