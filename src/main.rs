@@ -42,6 +42,14 @@ enum Command {
     Verify(commands::verify::Args),
     /// List the bundled kernels with the seed each comes from.
     List(commands::list::Args),
+    /// Predict a kernel's time on a chip: cycles, TFLOP/s or TB/s, unit utilisation, the
+    /// critical resource, and optionally a Perfetto trace.
+    ///
+    /// Examples:
+    ///   bwsim time matmul_warp_specialized --chip gb200 --const M=8192 --const N=8192 --const K=16384 --timing-only
+    ///   bwsim time matmul_pipelined --chip h100 --const NUM_BUFFERS=4 --json
+    ///   bwsim time elementwise_add_ws --chip b200 --chrome trace.json --trace-sm 0
+    Time(commands::time::Args),
 }
 
 fn main() -> ExitCode {
@@ -50,6 +58,7 @@ fn main() -> ExitCode {
         Command::Fmt(a) => commands::fmt::run(a),
         Command::Verify(a) => commands::verify::run(a),
         Command::List(a) => commands::list::run(a),
+        Command::Time(a) => commands::time::run(a),
     };
     match r {
         Ok(code) => code,

@@ -3,6 +3,7 @@
 
 pub mod fmt;
 pub mod list;
+pub mod time;
 pub mod verify;
 
 use bwsim_isa::consts::Override;
