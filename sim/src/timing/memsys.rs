@@ -376,3 +376,110 @@ impl MemSys {
         StoreDone { read, write }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chips::H100;
+
+    #[test]
+    fn server_is_a_fifo_queue() {
+        let mut s = Server::default();
+        assert_eq!(s.reserve(0.0, 10.0), 10.0);
+        // Arrives while busy: waits for the first to finish.
+        assert_eq!(s.reserve(5.0, 10.0), 20.0);
+        // Arrives after an idle gap: starts at once.
+        assert_eq!(s.reserve(30.0, 10.0), 40.0);
+        assert_eq!(s.busy, 30.0);
+        // A port moves bytes at its rate: 16 KiB at 64 B per cycle is 256 cycles.
+        let mut p = Port::new(64.0);
+        assert_eq!(p.send(100.0, 16384.0), 356.0);
+        assert_eq!(Port::new(0.0).send(7.0, 1e9), 7.0);
+    }
+
+    #[test]
+    fn l2_evicts_the_least_recently_used_box() {
+        let mut l2 = L2::new(100);
+        l2.insert(1, 40, 5.0);
+        l2.insert(2, 40, 6.0);
+        assert_eq!(l2.lookup(1), Lookup::Hit { ready: 5.0 });
+        // 120 > 100: the LRU box (2, not touched since its insert) goes.
+        l2.insert(3, 40, 7.0);
+        assert_eq!(l2.lookup(2), Lookup::Miss);
+        assert_eq!(l2.lookup(1), Lookup::Hit { ready: 5.0 });
+        assert_eq!(l2.lookup(3), Lookup::Hit { ready: 7.0 });
+        assert_eq!(l2.used(), 80);
+        // A box larger than the cache is not kept.
+        l2.insert(4, 101, 0.0);
+        assert_eq!(l2.lookup(4), Lookup::Miss);
+        // Many touches do not grow the bookkeeping without bound.
+        for _ in 0..10_000 {
+            l2.lookup(1);
+        }
+        assert!(l2.order.len() < 200, "{}", l2.order.len());
+    }
+
+    #[test]
+    fn loads_miss_then_hit_under_the_fill() {
+        // H100: L2 hit latency 500, miss 900, HBM 3.0e12 / 1.83e9 = 1639.3 B per cycle,
+        // port 64 B per cycle, L2 5500 B per cycle.
+        let mut m = MemSys::new(&H100);
+        let mut port = Port::new(H100.tma_bytes_per_cycle_sm);
+        // 16 KiB miss at 0: HBM 10 cycles, port 256: the 900-cycle latency dominates.
+        assert_eq!(m.load(0.0, Some(7), 16384, &mut port, None), 900.0);
+        // Same box from another SM at 10 while the fill is in flight: it waits for the fill.
+        let mut port2 = Port::new(H100.tma_bytes_per_cycle_sm);
+        assert_eq!(m.load(10.0, Some(7), 16384, &mut port2, None), 900.0);
+        // At 1000 it is a plain hit: 1000 + 500.
+        assert_eq!(m.load(1000.0, Some(7), 16384, &mut port2, None), 1500.0);
+        assert_eq!((m.stats.loads, m.stats.hits), (3, 2));
+        assert_eq!(m.stats.hbm_bytes, 16384.0);
+        // The port saturates: 64 KiB more on the first port at 1000 (free since 256) takes
+        // 1024 cycles, landing at 2024 > 1000 + 900.
+        assert_eq!(m.load(1000.0, Some(8), 65536, &mut port, None), 2024.0);
+        // No key: always a miss.
+        m.load(2000.0, None, 64, &mut port2, None);
+        assert_eq!(m.stats.hits, 2);
+    }
+
+    #[test]
+    fn hbm_bandwidth_bounds_a_stream_of_misses() {
+        let mut m = MemSys::new(&H100);
+        let bpc = H100.hbm_bytes_per_cycle();
+        let mut ports: Vec<Port> = (0..100).map(|_| Port::new(64.0)).collect();
+        let mut last: f64 = 0.0;
+        for (i, p) in ports.iter_mut().enumerate() {
+            last = last.max(m.load(0.0, Some(i as u64), 1 << 20, p, None));
+        }
+        // 100 MiB through HBM at 1639.3 B per cycle.
+        let expect = 100.0 * (1 << 20) as f64 / bpc;
+        assert!((last - expect).abs() < 1e-6 * expect, "{last} vs {expect}");
+    }
+
+    #[test]
+    fn writes_drain_in_idle_time_unless_the_dirty_limit_is_passed() {
+        let mut m = MemSys::new(&H100);
+        let mut port = Port::new(64.0);
+        // 1 MiB stored at 0 is under the dirty limit (half of 25 MiB): a miss at 0 right after
+        // is not delayed by it.
+        m.store(0.0, Some(1), 1 << 20, &mut port, None);
+        let mut p2 = Port::new(64.0);
+        assert_eq!(m.load(0.0, Some(2), 16384, &mut p2, None), 900.0);
+        assert_eq!(m.dirty, (1 << 20) as f64);
+        // Idle HBM time before a later read drains it: at 10000 cycles (16 MB of bandwidth)
+        // all of it is gone.
+        m.load(10_000.0, Some(3), 16384, &mut p2, None);
+        assert_eq!(m.dirty, 0.0);
+        // Past the limit, the excess queues ahead of later reads.
+        let mut m = MemSys::new(&H100);
+        let limit = m.dirty_limit;
+        let excess = (10_000.0 * H100.hbm_bytes_per_cycle()).round();
+        m.store(0.0, None, (limit + excess) as u64, &mut port, None);
+        // The excess is 10,000 HBM cycles of bytes; a miss at 0 starts after it.
+        let t = m.load(0.0, Some(9), 16384, &mut Port::new(64.0), None);
+        assert!(
+            (t - (10_000.0 + 16384.0 / H100.hbm_bytes_per_cycle())).abs() < 0.02,
+            "{t}"
+        );
+    }
+}
