@@ -77,7 +77,8 @@ enum EvKind {
 #[derive(Clone, Copy, Debug)]
 struct Ev {
     t: f64,
-    seq: u64,
+    /// Time (its IEEE bits, which order like the value for times >= 0) then sequence number.
+    key: u128,
     kind: EvKind,
 }
 
@@ -95,7 +96,7 @@ impl PartialOrd for Ev {
 impl Ord for Ev {
     // Reversed: BinaryHeap is a max-heap and the engine wants the earliest event.
     fn cmp(&self, o: &Ev) -> Ordering {
-        o.t.total_cmp(&self.t).then(o.seq.cmp(&self.seq))
+        o.key.cmp(&self.key)
     }
 }
 
@@ -475,9 +476,10 @@ impl<'p> Engine<'p> {
 
     fn push(&mut self, t: f64, kind: EvKind) {
         self.seq += 1;
+        let t = t.max(0.0);
         self.heap.push(Ev {
             t,
-            seq: self.seq,
+            key: (t.to_bits() as u128) << 64 | self.seq as u128,
             kind,
         });
     }
@@ -789,7 +791,10 @@ impl<'p> Engine<'p> {
                     }
                     bind(frame, dsts, v)?;
                 } else {
-                    let v = eval::eval(expr, frame, cx)?;
+                    let v = match shape::quick(expr, frame, cx) {
+                        Some(q) => q.value(),
+                        None => eval::eval(expr, frame, cx)?,
+                    };
                     *t += self.scalar_cost[pc as usize];
                     bind(frame, dsts, v)?;
                 }
@@ -953,7 +958,10 @@ impl<'p> Engine<'p> {
         cx: &EvalCtx,
     ) -> OpResult<Option<Flow>> {
         let ev = |e: &CExpr| shape::eval(e, frame, cx);
-        let evs = |e: &CExpr| eval::eval(e, frame, cx);
+        let evs = |e: &CExpr| match shape::quick(e, frame, cx) {
+            Some(q) => Ok(q.value()),
+            None => eval::eval(e, frame, cx),
+        };
         let pred = |p: &Option<CExpr>| -> OpResult<bool> {
             match p {
                 None => Ok(true),

@@ -107,8 +107,70 @@ pub fn scalar_ops(e: &CExpr) -> u32 {
     }
 }
 
+/// The result of [`quick`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Quick {
+    Int(i64),
+    Bool(bool),
+    /// One mbarrier of an array.
+    Mbar(u32),
+}
+
+impl Quick {
+    pub fn value(self) -> Value {
+        match self {
+            Quick::Int(i) => Value::Int(i),
+            Quick::Bool(b) => Value::Bool(b),
+            Quick::Mbar(addr) => Value::Mbar { addr, count: None },
+        }
+    }
+}
+
+/// The hot path of the timing engine: integer and comparison expressions over integer slots
+/// and constants, and `bars[i]`, evaluated without building [`Value`]s, with the arithmetic of
+/// [`crate::eval::int_op`]. `None` when `e` is anything else (or would fail): the caller then
+/// uses [`eval`], which gives the same result or the error.
+pub fn quick(e: &CExpr, frame: &[Value], cx: &EvalCtx) -> Option<Quick> {
+    match e {
+        CExpr::Const(Value::Int(i)) => Some(Quick::Int(*i)),
+        CExpr::Const(Value::Bool(b)) => Some(Quick::Bool(*b)),
+        CExpr::Slot(s) => match frame.get(*s as usize)? {
+            Value::Int(i) => Some(Quick::Int(*i)),
+            Value::Bool(b) => Some(Quick::Bool(*b)),
+            _ => None,
+        },
+        CExpr::ProgramId(a) => Some(Quick::Int(cx.pid[*a as usize % 3] as i64)),
+        CExpr::NumPrograms(a) => Some(Quick::Int(cx.grid[*a as usize % 3] as i64)),
+        CExpr::Binary(op, a, b) => {
+            let (Quick::Int(x), Quick::Int(y)) = (quick(a, frame, cx)?, quick(b, frame, cx)?) else {
+                return None;
+            };
+            match eval::int_op(*op, x, y).ok()? {
+                Ok(v) => Some(Quick::Int(v)),
+                Err(t) => Some(Quick::Bool(t)),
+            }
+        }
+        CExpr::Index(base, items) => {
+            let (CExpr::Slot(s), [IItem::Expr(i)]) = (&**base, items.as_slice()) else {
+                return None;
+            };
+            let Value::Mbar { addr, count: Some(n) } = frame.get(*s as usize)? else {
+                return None;
+            };
+            match quick(i, frame, cx)? {
+                Quick::Int(i) if i >= 0 && i < *n as i64 => Some(Quick::Mbar(addr + 8 * i as u32)),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
 /// Evaluate `e`: exactly when no tile is involved, by shape otherwise.
 pub fn eval(e: &CExpr, frame: &[Value], cx: &EvalCtx) -> OpResult<Value> {
+    if let Some(q) = quick(e, frame, cx) {
+        return Ok(q.value());
+    }
     if !touches_tile(e, frame) {
         return eval::eval(e, frame, cx);
     }
@@ -383,6 +445,47 @@ mod tests {
         // A sum to a scalar cannot be known.
         let e = CExpr::Sum(Box::new(CExpr::Arange { start: 0, end: 8 }), 0);
         assert!(eval(&e, &frame, &cx()).is_err());
+    }
+
+    #[test]
+    fn quick_agrees_with_eval() {
+        let frame = vec![
+            Value::Int(7),
+            Value::Mbar {
+                addr: 64,
+                count: Some(4),
+            },
+            Value::Bool(true),
+        ];
+        let s = |i| Box::new(CExpr::Slot(i));
+        let c = |v| Box::new(CExpr::Const(Value::Int(v)));
+        let exprs = [
+            CExpr::Binary(BinOp::Rem, s(0), c(4)),
+            CExpr::Binary(
+                BinOp::BitAnd,
+                Box::new(CExpr::Binary(BinOp::Div, s(0), c(2))),
+                c(1),
+            ),
+            CExpr::Binary(BinOp::Eq, s(0), c(7)),
+            CExpr::Binary(BinOp::Sub, c(-3), s(0)),
+            CExpr::Index(s(1), vec![IItem::Expr(CExpr::Binary(BinOp::Rem, s(0), c(4)))]),
+            CExpr::ProgramId(0),
+        ];
+        for e in &exprs {
+            let q = quick(e, &frame, &cx()).expect("quick handles it").value();
+            let v = eval::eval(e, &frame, &cx()).expect("eval handles it");
+            assert_eq!(format!("{q:?}"), format!("{v:?}"), "{e:?}");
+        }
+        // What quick leaves to eval: division by zero (eval reports it), an index out of
+        // range, a boolean operand.
+        for e in [
+            CExpr::Binary(BinOp::Div, s(0), c(0)),
+            CExpr::Index(s(1), vec![IItem::Expr(CExpr::Const(Value::Int(4)))]),
+            CExpr::Binary(BinOp::And, s(2), s(2)),
+        ] {
+            assert!(quick(&e, &frame, &cx()).is_none(), "{e:?}");
+        }
+        assert!(eval::eval(&CExpr::Binary(BinOp::Div, s(0), c(0)), &frame, &cx()).is_err());
     }
 
     #[test]
