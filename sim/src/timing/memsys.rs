@@ -61,14 +61,17 @@ impl Port {
             bytes_per_cycle,
         }
     }
-    /// Move `bytes` arriving at `t`; returns when the last byte has passed (at once when the
-    /// port has no rate).
-    pub fn send(&mut self, t: f64, bytes: f64) -> f64 {
-        let dur = if self.bytes_per_cycle > 0.0 {
+    /// Cycles `bytes` take to cross the port (0 when the port has no rate).
+    pub fn duration(&self, bytes: f64) -> f64 {
+        if self.bytes_per_cycle > 0.0 {
             bytes / self.bytes_per_cycle
         } else {
             0.0
-        };
+        }
+    }
+    /// Move `bytes` arriving at `t`; returns when the last byte has passed.
+    pub fn send(&mut self, t: f64, bytes: f64) -> f64 {
+        let dur = self.duration(bytes);
         self.server.reserve(t, dur)
     }
 }
@@ -316,7 +319,9 @@ impl MemSys {
     }
 
     /// A load of `bytes` issued at `t` by an SM whose ingress port is `port`, found in L2 by
-    /// `key` (None: always a miss). `latency` overrides the (hit, miss) latencies of TMA (generic
+    /// `key` (None: always a miss). Unloaded, it completes after the hit or miss latency (to
+    /// the first byte) plus its own transfer through the port; loaded, after the backlog of
+    /// the port, the L2 or HBM queue it waits in. `latency` overrides the (hit, miss) latencies of TMA (generic
     /// loads have their own). Returns when the data has landed in the SM.
     pub fn load(
         &mut self,
@@ -330,22 +335,26 @@ impl MemSys {
         let (lat_hit, lat_miss) = latency.unwrap_or((self.l2_latency, self.hbm_latency));
         self.stats.loads += 1;
         self.stats.load_bytes += b;
-        let port_done = port.send(t, b);
+        // The port's queue is kept in request order; a box crosses it after its first byte
+        // arrives (latency + its own transfer), and a busy port delays it by its backlog.
+        let port_free = port.send(t, b);
+        let transfer = port.duration(b);
         let l2_done = self.l2_port.reserve(t, b / self.l2_bpc);
         let found = key.map(|k| self.l2.lookup(k)).unwrap_or(Lookup::Miss);
         match found {
             Lookup::Hit { ready } => {
                 self.stats.hits += 1;
                 self.stats.hit_bytes += b;
-                (t + lat_hit).max(ready).max(port_done).max(l2_done)
+                let first = (t + lat_hit).max(ready);
+                (first + transfer).max(port_free + lat_hit).max(l2_done)
             }
             Lookup::Miss => {
                 let hbm_done = self.hbm_read(t, b);
-                let ready = (t + lat_miss).max(hbm_done);
+                let first = (t + lat_miss).max(hbm_done);
                 if let Some(k) = key {
-                    self.l2.insert(k, bytes, ready);
+                    self.l2.insert(k, bytes, first);
                 }
-                ready.max(port_done).max(l2_done)
+                (first + transfer).max(port_free + lat_miss).max(l2_done)
             }
         }
     }
@@ -425,18 +434,25 @@ mod tests {
         // port 64 B per cycle, L2 5500 B per cycle.
         let mut m = MemSys::new(&H100);
         let mut port = Port::new(H100.tma_bytes_per_cycle_sm);
-        // 16 KiB miss at 0: HBM 10 cycles, port 256: the 900-cycle latency dominates.
-        assert_eq!(m.load(0.0, Some(7), 16384, &mut port, None), 900.0);
-        // Same box from another SM at 10 while the fill is in flight: it waits for the fill.
+        // 16 KiB miss at 0: HBM takes 10 cycles, so the first byte comes after the 900-cycle
+        // latency, and the box crosses the port in 256 more: 1156.
+        assert_eq!(m.load(0.0, Some(7), 16384, &mut port, None), 1156.0);
+        // Same box from another SM at 10 while the fill is in flight: its first byte comes
+        // with the fill's (900), then 256 on its own port.
         let mut port2 = Port::new(H100.tma_bytes_per_cycle_sm);
-        assert_eq!(m.load(10.0, Some(7), 16384, &mut port2, None), 900.0);
-        // At 1000 it is a plain hit: 1000 + 500.
-        assert_eq!(m.load(1000.0, Some(7), 16384, &mut port2, None), 1500.0);
+        assert_eq!(m.load(10.0, Some(7), 16384, &mut port2, None), 1156.0);
+        // At 1000 it is a plain hit: 1000 + 500 + 256.
+        assert_eq!(m.load(1000.0, Some(7), 16384, &mut port2, None), 1756.0);
         assert_eq!((m.stats.loads, m.stats.hits), (3, 2));
         assert_eq!(m.stats.hbm_bytes, 16384.0);
-        // The port saturates: 64 KiB more on the first port at 1000 (free since 256) takes
-        // 1024 cycles, landing at 2024 > 1000 + 900.
-        assert_eq!(m.load(1000.0, Some(8), 65536, &mut port, None), 2024.0);
+        // A 64 KiB miss at 1000: 900 + 1024 of transfer.
+        assert_eq!(m.load(1000.0, Some(8), 65536, &mut port, None), 2924.0);
+        // Right behind it on the same port, a 16 KiB miss waits for the port's backlog:
+        // the port is busy until 2024 in request time, + 256 + 900 latency.
+        assert_eq!(
+            m.load(1000.0, Some(9), 16384, &mut port, None),
+            2024.0 + 256.0 + 900.0
+        );
         // No key: always a miss.
         m.load(2000.0, None, 64, &mut port2, None);
         assert_eq!(m.stats.hits, 2);
@@ -451,8 +467,9 @@ mod tests {
         for (i, p) in ports.iter_mut().enumerate() {
             last = last.max(m.load(0.0, Some(i as u64), 1 << 20, p, None));
         }
-        // 100 MiB through HBM at 1639.3 B per cycle.
-        let expect = 100.0 * (1 << 20) as f64 / bpc;
+        // 100 MiB through HBM at 1639.3 B per cycle; the last MiB then crosses its SM's port
+        // (16384 cycles at 64 B per cycle).
+        let expect = 100.0 * (1 << 20) as f64 / bpc + 16384.0;
         assert!((last - expect).abs() < 1e-6 * expect, "{last} vs {expect}");
     }
 
@@ -464,7 +481,7 @@ mod tests {
         // is not delayed by it.
         m.store(0.0, Some(1), 1 << 20, &mut port, None);
         let mut p2 = Port::new(64.0);
-        assert_eq!(m.load(0.0, Some(2), 16384, &mut p2, None), 900.0);
+        assert_eq!(m.load(0.0, Some(2), 16384, &mut p2, None), 1156.0);
         assert_eq!(m.dirty, (1 << 20) as f64);
         // Idle HBM time before a later read drains it: at 10000 cycles (16 MB of bandwidth)
         // all of it is gone.
@@ -475,10 +492,11 @@ mod tests {
         let limit = m.dirty_limit;
         let excess = (10_000.0 * H100.hbm_bytes_per_cycle()).round();
         m.store(0.0, None, (limit + excess) as u64, &mut port, None);
-        // The excess is 10,000 HBM cycles of bytes; a miss at 0 starts after it.
+        // The excess is 10,000 HBM cycles of bytes; a miss at 0 starts after it, then crosses
+        // its port (256 cycles).
         let t = m.load(0.0, Some(9), 16384, &mut Port::new(64.0), None);
         assert!(
-            (t - (10_000.0 + 16384.0 / H100.hbm_bytes_per_cycle())).abs() < 0.02,
+            (t - (10_000.0 + 16384.0 / H100.hbm_bytes_per_cycle() + 256.0)).abs() < 0.02,
             "{t}"
         );
     }
