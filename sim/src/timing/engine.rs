@@ -744,7 +744,7 @@ impl<'p> Engine<'p> {
         a: u32,
         pc: u32,
         t: &mut f64,
-        frame: &mut Vec<Value>,
+        frame: &mut [Value],
         cx: &EvalCtx,
     ) -> OpResult<Step> {
         let prog = self.prog;
@@ -858,7 +858,7 @@ impl<'p> Engine<'p> {
                     let cta = self.cta(c);
                     let idx = cta.agents.len() as u32;
                     cta.agents
-                        .push(Agent::new(w.entry, frame.clone(), t0, w.warps, Some(a)));
+                        .push(Agent::new(w.entry, frame.to_vec(), t0, w.warps, Some(a)));
                     cta.agents[a as usize].children.push(idx);
                     cta.live += 1;
                     if let Some(r) = &mut self.rec {

@@ -144,8 +144,8 @@ pub fn occupancy(chip: &Chip, n: &Needs) -> Occupancy {
         chip.smem_per_sm / (n.smem + chip.smem_reserved_per_cta).max(1),
         Limiter::SharedMemory,
     );
-    if n.tmem_cols > 0 {
-        limit(chip.tmem_cols / n.tmem_cols, Limiter::TensorMemory);
+    if let Some(c) = chip.tmem_cols.checked_div(n.tmem_cols) {
+        limit(c, Limiter::TensorMemory);
     }
     limit(chip.threads_per_sm / n.threads.max(1), Limiter::Threads);
     limit(chip.regs_per_sm / n.regs.max(1), Limiter::Registers);
