@@ -73,6 +73,14 @@ enum Command {
     /// Child process of `bwsim gpu` (one launch in an isolated process).
     #[command(name = "__gpu-child", hide = true)]
     GpuChild { dir: std::path::PathBuf },
+    /// Predict a kernel's time on a chip: cycles, TFLOP/s or TB/s, unit utilisation, the
+    /// critical resource, and optionally a Perfetto trace.
+    ///
+    /// Examples:
+    ///   bwsim time matmul_warp_specialized --chip gb200 --const M=8192 --const N=8192 --const K=16384 --timing-only
+    ///   bwsim time matmul_pipelined --chip h100 --const NUM_BUFFERS=4 --json
+    ///   bwsim time elementwise_add_ws --chip b200 --chrome trace.json --trace-sm 0
+    Time(commands::time::Args),
 }
 
 fn main() -> ExitCode {
@@ -87,6 +95,7 @@ fn main() -> ExitCode {
             let code = bwsim_backends::runner::child_main(&dir);
             Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
         }
+        Command::Time(a) => commands::time::run(a),
     };
     match r {
         Ok(code) => code,

@@ -344,7 +344,8 @@ fn float_op(op: BinOp, x: f64, y: f64) -> OpResult<Result<f64, bool>> {
     })
 }
 
-fn int_op(op: BinOp, x: i64, y: i64) -> OpResult<Result<i64, bool>> {
+/// A binary operator on two integers: `Ok(value)`, or `Err(truth)` for comparisons and logic.
+pub fn int_op(op: BinOp, x: i64, y: i64) -> OpResult<Result<i64, bool>> {
     Ok(match op {
         BinOp::Add => Ok(x.wrapping_add(y)),
         BinOp::Sub => Ok(x.wrapping_sub(y)),

@@ -14,6 +14,8 @@
 //!   machine; [`tma`]: TMA data movement and fault rules; [`tensor`]: MMA arithmetic.
 //! - [`trace`]: the event trace (compact text and Chrome JSON); [`trap`]: faults as the user
 //!   sees them.
+//! - [`timing`]: the cycle-approximate timing model (its own discrete-event engine over the
+//!   same lowered program) and [`chips`]: the chip tables it reads.
 //!
 //! Entry points: [`run`] (a checked kernel with its launch plan and inputs) and
 //! [`run_source`] (`.tile` text, for tests and tools).
@@ -32,6 +34,7 @@ pub mod mbarrier;
 pub mod memory;
 pub mod sched;
 pub mod tensor;
+pub mod timing;
 pub mod tma;
 pub mod trace;
 pub mod trap;

@@ -5,6 +5,7 @@ pub mod fmt;
 pub mod gpu;
 pub mod list;
 pub mod ptx;
+pub mod time;
 pub mod verify;
 
 use bwsim_isa::consts::Override;

@@ -1,0 +1,65 @@
+//! Timing-model speed: the seed's warp-specialized persistent matmul at 8192 x 8192 x 16384
+//! on GB200's 148 SMs in timing-only mode (2048 tiles x 256 K steps), and the seed's
+//! 32768 x 32768 warp-specialized elementwise add on H100.
+//!
+//! `cargo bench -p bwsim-sim --bench timing` (numbers in docs/timing.md).
+use bwsim_isa::consts::Override;
+use bwsim_sim::chips::{GB200, H100};
+use bwsim_sim::timing::{time_source, TimeOptions};
+use criterion::{criterion_group, criterion_main, Criterion};
+
+fn src(kernel: &str) -> String {
+    let path = format!("{}/../kernels/tiles/{kernel}.tile", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+fn consts(c: &[(&str, i64)]) -> Vec<Override> {
+    c.iter()
+        .map(|(n, v)| Override {
+            name: n.to_string(),
+            value: v.to_string(),
+        })
+        .collect()
+}
+
+fn bench(c: &mut Criterion) {
+    let mut g = c.benchmark_group("timing");
+    g.sample_size(10);
+    let ws = src("matmul_warp_specialized");
+    let o = consts(&[
+        ("M", 8192),
+        ("N", 8192),
+        ("K", 16384),
+        ("SCHEDULER", 1),
+        ("GROUP_SIZE_M", 8),
+    ]);
+    let opts = TimeOptions::new(&GB200);
+    g.bench_function("matmul_warp_specialized 8192x8192x16384 gb200", |b| {
+        b.iter(|| {
+            time_source(&ws, &o, &opts)
+                .map(|t| t.report.cycles)
+                .unwrap_or(0.0)
+        })
+    });
+    let add = src("elementwise_add_ws");
+    let o = consts(&[
+        ("XNUMEL", 32768),
+        ("YNUMEL", 32768),
+        ("XBLOCK", 64),
+        ("YBLOCK", 128),
+        ("NUM_LOAD_BUFFERS", 3),
+        ("NUM_STORE_BUFFERS", 1),
+    ]);
+    let opts = TimeOptions::new(&H100);
+    g.bench_function("elementwise_add_ws 32768x32768 h100", |b| {
+        b.iter(|| {
+            time_source(&add, &o, &opts)
+                .map(|t| t.report.cycles)
+                .unwrap_or(0.0)
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,201 @@
+//! Cost rules: how many cycles one operation takes, as pure functions of the chip table and
+//! the operation's shape. The engine ([`super::engine`]) decides *when* an operation starts
+//! (queues, dependencies); this module only says *how long* it occupies a unit.
+//!
+//! Each rule is unit-tested with a hand-computed value.
+
+use crate::chips::Chip;
+use bwsim_isa::DType;
+
+/// MMA input kinds, by their throughput relative to f16.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MmaKind {
+    /// f16 / bf16 (`kind::f16`).
+    F16,
+    /// tf32 (f32 inputs).
+    Tf32,
+    /// 8-bit floats and i8 (`kind::f8f6f4`, `kind::i8`, wgmma e4m3/e5m2).
+    Fp8,
+    /// 4-bit floats (`kind::mxf4` / `mxf4nvf4`).
+    Fp4,
+}
+
+impl MmaKind {
+    /// The kind an A operand of element type `dt` selects.
+    pub fn of(dt: DType) -> MmaKind {
+        match dt.bits() {
+            32 => MmaKind::Tf32,
+            16 => MmaKind::F16,
+            8 => MmaKind::Fp8,
+            _ => MmaKind::Fp4,
+        }
+    }
+    /// Throughput relative to f16. [datasheet] H100: TF32 494.7, FP16 989.4, FP8 1979 dense
+    /// TFLOP/s; B200: TF32 1.1, FP16 2.25, FP8 4.5, FP4 9 dense PFLOP/s.
+    pub fn rate(self) -> f64 {
+        match self {
+            MmaKind::Tf32 => 0.5,
+            MmaKind::F16 => 1.0,
+            MmaKind::Fp8 => 2.0,
+            MmaKind::Fp4 => 4.0,
+        }
+    }
+    /// K of one instruction: 32 bytes of A (PTX.md sections 8 and 9).
+    pub fn k_per_instr(self) -> u32 {
+        match self {
+            MmaKind::Tf32 => 8,
+            MmaKind::F16 => 16,
+            MmaKind::Fp8 => 32,
+            MmaKind::Fp4 => 64,
+        }
+    }
+}
+
+/// FLOPs of an M x N x K product (2 per multiply-add).
+pub fn flops(m: u32, n: u32, k: u32) -> f64 {
+    2.0 * m as f64 * n as f64 * k as f64
+}
+
+/// Instructions an M x N x K tile-level MMA lowers to: one per `k_per_instr` step of K, and
+/// for wgmma one per 64 rows of M.
+pub fn mma_instrs(m: u32, k: u32, kind: MmaKind, wgmma: bool) -> u32 {
+    let ks = k.div_ceil(kind.k_per_instr()).max(1);
+    if wgmma {
+        ks * m.div_ceil(64).max(1)
+    } else {
+        ks
+    }
+}
+
+/// Cycles a tcgen05.mma of M x N x K occupies the SM's tensor pipe: 2·M·N·K at the chip's
+/// per-SM rate for the kind. M = 64 uses half of the 128-lane datapath and so takes as long as
+/// M = 128 ([estimate], documented in docs/timing.md).
+pub fn tcgen05_mma_cycles(chip: &Chip, m: u32, n: u32, k: u32, kind: MmaKind) -> f64 {
+    flops(m.max(128), n, k) / (chip.tensor_flops_per_cycle_sm * kind.rate())
+}
+
+/// Cycles a tile-level wgmma of M x N x K occupies the SM's tensor cores: one m64nNk
+/// instruction per 64 rows and per K step, each 2·64·N·k / rate plus the chip's fixed
+/// per-instruction overhead (which is what makes small N inefficient).
+pub fn wgmma_cycles(chip: &Chip, m: u32, n: u32, k: u32, kind: MmaKind) -> f64 {
+    let per = flops(64, n, kind.k_per_instr()) / (chip.tensor_flops_per_cycle_sm * kind.rate())
+        + chip.wgmma_overhead_cycles;
+    mma_instrs(m, k, kind, true) as f64 * per
+}
+
+/// Cycles to move `bytes` through a port of `bytes_per_cycle` (0 when the port is absent).
+pub fn transfer_cycles(bytes: f64, bytes_per_cycle: f64) -> f64 {
+    if bytes_per_cycle > 0.0 {
+        bytes / bytes_per_cycle
+    } else {
+        0.0
+    }
+}
+
+/// Elementwise tile math over `numel` elements of `bits` each, `ops` operations deep, by a
+/// partition of `warps` warps: (cycles the partition is busy, cycles of the SM's ALUs it uses).
+/// A partition issues at most one warp instruction per scheduler per cycle, so it reaches the
+/// SM's 4 x 32 lanes only with 4 or more warps; 64-bit elements take two lanes.
+pub fn tile_alu_cycles(chip: &Chip, numel: u64, bits: u32, ops: u32, warps: u32) -> (f64, f64) {
+    let work = numel as f64 * ops as f64 * if bits > 32 { 2.0 } else { 1.0 };
+    let sms = chip.alu_lanes_per_cycle;
+    let own = 32.0 * warps.clamp(1, 4) as f64;
+    (work / own.min(sms), work / sms)
+}
+
+/// A generic shared-memory access of `bytes` (smem.load / smem.store): (latency, cycles of the
+/// SM's shared-memory bandwidth it uses).
+pub fn smem_access(chip: &Chip, bytes: u64) -> (f64, f64) {
+    (
+        chip.smem_latency,
+        transfer_cycles(bytes as f64, chip.smem_bytes_per_cycle),
+    )
+}
+
+/// tcgen05.ld / st of `bytes`: (latency, cycles of the SM's TMEM port it uses).
+pub fn tmem_access(chip: &Chip, bytes: u64) -> (f64, f64) {
+    (
+        chip.tmem_latency,
+        transfer_cycles(bytes as f64, chip.tmem_bytes_per_cycle),
+    )
+}
+
+/// tcgen05.cp of `bytes` on the tensor pipe.
+pub fn tcgen05_cp_cycles(chip: &Chip, bytes: u64) -> f64 {
+    transfer_cycles(bytes as f64, chip.tcgen05_cp_bytes_per_cycle)
+}
+
+/// Cycles of a scalar expression with `nodes` operations (a dependent chain, the worst case of
+/// what the compiler emits), at least one.
+pub fn scalar_cycles(chip: &Chip, nodes: u32) -> f64 {
+    chip.scalar_op_cycles * nodes.max(1) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chips::{B200, GB200, H100};
+
+    #[test]
+    fn tcgen05_mma_by_shape_and_kind() {
+        // 128x256x16 f16: 2*128*256*16 = 1,048,576 FLOP / 8192 per cycle = 128 cycles.
+        assert_eq!(tcgen05_mma_cycles(&B200, 128, 256, 16, MmaKind::F16), 128.0);
+        // The seed tile 128x256x64 is four such instructions: 512 cycles.
+        assert_eq!(tcgen05_mma_cycles(&B200, 128, 256, 64, MmaKind::F16), 512.0);
+        assert_eq!(mma_instrs(128, 64, MmaKind::F16, false), 4);
+        // fp8 at twice the rate: 2*128*256*128 / (8192*2) = 512 cycles for K = 128.
+        assert_eq!(tcgen05_mma_cycles(&B200, 128, 256, 128, MmaKind::Fp8), 512.0);
+        // tf32 at half: 128x128x32 = 1,048,576 FLOP / 4096 = 256 cycles.
+        assert_eq!(tcgen05_mma_cycles(&B200, 128, 128, 32, MmaKind::Tf32), 256.0);
+        // M = 64 costs the same pipe time as M = 128.
+        assert_eq!(tcgen05_mma_cycles(&B200, 64, 256, 16, MmaKind::F16), 128.0);
+        // The rate is per cycle, so GB200's higher clock does not change cycles.
+        assert_eq!(tcgen05_mma_cycles(&GB200, 128, 256, 64, MmaKind::F16), 512.0);
+    }
+
+    #[test]
+    fn wgmma_by_n() {
+        // m64n256k16 f16: 2*64*256*16 = 524,288 / 4096 = 128 cycles + 8 overhead = 136.
+        assert_eq!(wgmma_cycles(&H100, 64, 256, 16, MmaKind::F16), 136.0);
+        // The seed tile 128x256x64: 2 row blocks x 4 K steps = 8 instructions = 1088 cycles.
+        assert_eq!(mma_instrs(128, 64, MmaKind::F16, true), 8);
+        assert_eq!(wgmma_cycles(&H100, 128, 256, 64, MmaKind::F16), 1088.0);
+        // Small N: m64n8k16 = 16,384 / 4096 = 4 cycles + 8: the overhead dominates.
+        assert_eq!(wgmma_cycles(&H100, 64, 8, 16, MmaKind::F16), 12.0);
+        // fp8 K step is 32: m64n128k32 = 524,288 / 8192 = 64 + 8 = 72.
+        assert_eq!(wgmma_cycles(&H100, 64, 128, 32, MmaKind::Fp8), 72.0);
+    }
+
+    #[test]
+    fn kinds_from_dtypes() {
+        assert_eq!(MmaKind::of(DType::BF16), MmaKind::F16);
+        assert_eq!(MmaKind::of(DType::F32), MmaKind::Tf32);
+        assert_eq!(MmaKind::of(DType::F8E4M3), MmaKind::Fp8);
+        assert_eq!(MmaKind::of(DType::F4E2M1), MmaKind::Fp4);
+    }
+
+    #[test]
+    fn tile_alu() {
+        // A 64x128 f32 add by 4 warps: 8192 / 128 lanes = 64 cycles, all of the SM's ALUs.
+        assert_eq!(tile_alu_cycles(&H100, 8192, 32, 1, 4), (64.0, 64.0));
+        // One warp issues 32 lanes per cycle: 256 cycles, still 64 cycles of SM ALU time.
+        assert_eq!(tile_alu_cycles(&H100, 8192, 32, 1, 1), (256.0, 64.0));
+        // Two ops deep on 8 warps: 2 * 8192 / 128 = 128.
+        assert_eq!(tile_alu_cycles(&H100, 8192, 32, 2, 8), (128.0, 128.0));
+    }
+
+    #[test]
+    fn memories() {
+        // smem: a 32x64 f32 tile is 8 KiB; 8192 / 128 B per cycle = 64 cycles after 30 latency.
+        assert_eq!(smem_access(&H100, 8192), (30.0, 64.0));
+        // TMEM: a 128x256 f32 accumulator, 128 KiB / 512 B per cycle = 256 cycles.
+        assert_eq!(tmem_access(&B200, 131_072), (64.0, 256.0));
+        // tcgen05.cp of a 128x128 f16 tile (32 KiB) at 256 B per cycle: 128 cycles.
+        assert_eq!(tcgen05_cp_cycles(&B200, 32_768), 128.0);
+        // A missing port costs nothing rather than dividing by zero.
+        assert_eq!(transfer_cycles(100.0, 0.0), 0.0);
+        // scalar chains: 3 nodes x 2 cycles; an empty expression still costs one op.
+        assert_eq!(scalar_cycles(&H100, 3), 6.0);
+        assert_eq!(scalar_cycles(&H100, 0), 2.0);
+    }
+}

@@ -1,0 +1,1592 @@
+//! The discrete-event engine: SMs holding resident CTAs, each CTA's partitions executing the
+//! lowered program, and the asynchronous units (TMA, tensor pipe) as bandwidth queues, over
+//! time in SM cycles.
+//!
+//! **Agents run ahead.** A partition executes instructions in its own local time. Instructions
+//! that touch only its frame (scalar `let`s, loops, branches) simply add their cost. Before an
+//! instruction that touches shared state (a barrier, a unit's queue, the memory system) the
+//! agent synchronises: if an event of the queue lies before its local time, it yields and is
+//! resumed at that time; otherwise the global clock moves to its local time and it goes on.
+//! So shared state is always changed in time order, and a partition costs one queue operation
+//! per synchronising instruction at most.
+//!
+//! **Completion times are computed at issue.** A TMA load's completion is known when it is
+//! issued (the memory system's queues are FIFO), so it becomes one `complete_tx` event; an MMA's
+//! end is known from the tensor pipe's queue; a store group's read and write ends are stored with
+//! the group, so `tma.store_wait` and `wgmma.wait` need no event at all.
+//!
+//! **Barriers** are the PTX state machine of [`crate::mbarrier`]; a phase completing wakes
+//! every waiter whose parity now passes, `mbarrier_latency` later.
+//!
+//! **CTA scheduling.** CTAs are dispatched in linear order (x fastest) to SMs round-robin at
+//! the start, up to the occupancy limit per SM; when a CTA retires, the next one starts on its
+//! SM `cta_launch_cycles` later.
+
+use super::cost::{self, MmaKind};
+use super::memsys::{MemSys, Port, Server, StoreDone};
+use super::shape;
+use super::trace::{Rec, TUnit, TWhat};
+use super::TimingError;
+use crate::chips::Chip;
+use crate::eval::{self, EvalCtx};
+use crate::layout;
+use crate::lower::{CExpr, IKind, LOp, Program, TxKind};
+use crate::mbarrier::{Mbar, MbarFault};
+use crate::trap::{CudaError, Fault, OpResult};
+use crate::value::{Dims, SmemView, TmemView, Value};
+use bwsim_isa::{DType, Span};
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, VecDeque};
+
+/// Work counters of a timing run.
+#[derive(Clone, Debug, Default)]
+pub struct Stats {
+    pub flops: f64,
+    pub mmas: u64,
+    pub tma_loads: u64,
+    pub tma_stores: u64,
+    /// Global bytes the kernel reads and writes (TMA and generic), as requested.
+    pub global_bytes: f64,
+    pub ctas: u64,
+    pub events: u64,
+    pub instructions: u64,
+}
+
+/// Everything the engine measured.
+pub struct EngineResult {
+    pub cycles: f64,
+    pub stats: Stats,
+    pub mem: MemSys,
+    /// Per-SM busy time of each unit, summed over SMs.
+    pub tensor_busy: f64,
+    pub tma_in_busy: f64,
+    pub tma_out_busy: f64,
+    pub smem_busy: f64,
+    pub alu_busy: f64,
+    pub rec: Option<Rec>,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum EvKind {
+    Run { cta: u32, agent: u32 },
+    Tx { cta: u32, bar: u32, bytes: i64 },
+    Arrive { cta: u32, bar: u32, count: u32 },
+    Launch { sm: u32 },
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Ev {
+    t: f64,
+    /// Time (its IEEE bits, which order like the value for times >= 0) then sequence number.
+    key: u128,
+    kind: EvKind,
+}
+
+impl PartialEq for Ev {
+    fn eq(&self, o: &Ev) -> bool {
+        self.cmp(o) == Ordering::Equal
+    }
+}
+impl Eq for Ev {}
+impl PartialOrd for Ev {
+    fn partial_cmp(&self, o: &Ev) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Ev {
+    // Reversed: BinaryHeap is a max-heap and the engine wants the earliest event.
+    fn cmp(&self, o: &Ev) -> Ordering {
+        o.key.cmp(&self.key)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Wait {
+    None,
+    Mbar { addr: u32, parity: u32 },
+    Join,
+}
+
+#[derive(Clone, Debug)]
+struct Agent {
+    pc: u32,
+    frame: Vec<Value>,
+    t: f64,
+    warps: u32,
+    done: bool,
+    wait: Wait,
+    /// When the current wait began (for the trace); NaN when not waiting.
+    wait_since: f64,
+    children: Vec<u32>,
+    parent: Option<u32>,
+    stores: VecDeque<StoreDone>,
+    wgmma: VecDeque<f64>,
+    wg_free: f64,
+}
+
+impl Agent {
+    fn new(pc: u32, frame: Vec<Value>, t: f64, warps: u32, parent: Option<u32>) -> Agent {
+        Agent {
+            pc,
+            frame,
+            t,
+            warps,
+            done: false,
+            wait: Wait::None,
+            wait_since: f64::NAN,
+            children: Vec::new(),
+            parent,
+            stores: VecDeque::new(),
+            wgmma: VecDeque::new(),
+            wg_free: 0.0,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Bar {
+    addr: u32,
+    /// None once invalidated.
+    state: Option<Mbar>,
+    /// (agent, parity) blocked on this barrier.
+    waiters: Vec<(u32, u32)>,
+    /// The latest time anything contributed to the current phase, and when the last phase
+    /// completed (see [`Engine::bar_update`]).
+    latest: f64,
+    flip: f64,
+}
+
+struct Cta {
+    id: u32,
+    sm: u32,
+    pid: [u32; 3],
+    agents: Vec<Agent>,
+    bars: Vec<Bar>,
+    /// The in-order tensor pipe: when it can start the next operation, and when everything
+    /// issued so far is complete.
+    pipe_free: f64,
+    pipe_done: f64,
+    live: u32,
+}
+
+impl Cta {
+    fn bar(&mut self, addr: u32) -> OpResult<&mut Bar> {
+        match self.bars.iter_mut().position(|b| b.addr == addr) {
+            Some(i) => Ok(&mut self.bars[i]),
+            None => Err(Fault::error(
+                "barrier-misuse",
+                format!("mbarrier at shared byte {addr} used before mbar.init"),
+            )),
+        }
+    }
+}
+
+struct Sm {
+    tma_in: Port,
+    tma_out: Port,
+    lsu: Port,
+    smem: Port,
+    tmem: Port,
+    alu: Server,
+    tensor: Server,
+}
+
+enum Step {
+    Next,
+    Jump(u32),
+    /// Resume later at the agent's local time (something happens before it).
+    Yield,
+    Block,
+    Done,
+}
+
+/// The engine.
+pub struct Engine<'p> {
+    prog: &'p Program,
+    chip: Chip,
+    grid: [u32; 3],
+    /// Element types of the launch's global tensors.
+    dtypes: Vec<DType>,
+    now: f64,
+    seq: u64,
+    heap: BinaryHeap<Ev>,
+    sms: Vec<Sm>,
+    ctas: Vec<Option<Box<Cta>>>,
+    next_cta: u32,
+    total_ctas: u32,
+    mem: MemSys,
+    stats: Stats,
+    rec: Option<Rec>,
+    /// Cost of evaluating each instruction's scalar expressions (precomputed).
+    scalar_cost: Vec<f64>,
+    end: f64,
+    max_events: u64,
+    /// How far (cycles) an agent may run ahead of the event queue before it yields.
+    lookahead: f64,
+    /// Per instruction: 0 not yet seen, 1 its expression is scalar, 2 it involves tiles.
+    tile_pc: Vec<u8>,
+    /// Per instruction: the operand shapes of its op, found on its first execution (view and
+    /// tile shapes at one instruction are the type checker's, the same every time).
+    shapes: Vec<Option<Shapes>>,
+}
+
+/// What an op's operands look like, cached per instruction.
+#[derive(Clone, Debug)]
+enum Shapes {
+    Mma {
+        m: u32,
+        n: u32,
+        k: u32,
+        kind: MmaKind,
+    },
+    /// A wgmma and the (hollow) accumulator it returns.
+    Wgmma {
+        m: u32,
+        n: u32,
+        k: u32,
+        kind: MmaKind,
+        acc: Value,
+    },
+    /// Bytes an access moves.
+    Bytes(u64),
+    /// Bytes a load moves and the (hollow) tile it returns.
+    Load {
+        bytes: u64,
+        value: Value,
+    },
+}
+
+fn fault(f: Fault, span: Span, agent: String, time: f64) -> TimingError {
+    match f {
+        Fault::Trap(e, reason) => TimingError::Op {
+            code: e.code(),
+            message: format!("{reason} (CUDA error: {})", e.message()),
+            span,
+            agent,
+            time,
+        },
+        Fault::Error { code, message, .. } => TimingError::Op {
+            code,
+            message,
+            span,
+            agent,
+            time,
+        },
+    }
+}
+
+fn int_of(v: &Value, what: &str) -> OpResult<i64> {
+    v.as_int()
+        .ok_or_else(|| Fault::unsupported(format!("{what} must be an integer, found {}", v.kind())))
+}
+
+fn bool_of(v: &Value, what: &str) -> OpResult<bool> {
+    v.as_bool()
+        .ok_or_else(|| Fault::unsupported(format!("{what} must be a boolean, found {}", v.kind())))
+}
+
+fn smem_of(v: Value) -> OpResult<SmemView> {
+    match v {
+        Value::Smem(s) => Ok(s),
+        other => Err(Fault::unsupported(format!(
+            "expected a shared-memory buffer, found {}",
+            other.kind()
+        ))),
+    }
+}
+
+fn tmem_of(v: Value) -> OpResult<TmemView> {
+    match v {
+        Value::Tmem(s) => Ok(s),
+        other => Err(Fault::unsupported(format!(
+            "expected a tensor-memory buffer, found {}",
+            other.kind()
+        ))),
+    }
+}
+
+fn bar_of(v: Value) -> OpResult<u32> {
+    match v {
+        Value::Mbar { addr, count: None } => Ok(addr),
+        Value::Mbar { addr, count: Some(1) } => Ok(addr),
+        other => Err(Fault::unsupported(format!(
+            "expected one mbarrier, found {}",
+            other.kind()
+        ))),
+    }
+}
+
+fn tile_of(v: &Value) -> OpResult<(DType, Vec<u32>)> {
+    match v {
+        Value::Tile(t) => Ok((t.dtype, t.shape.clone())),
+        other => Err(Fault::unsupported(format!(
+            "expected a tile, found {}",
+            other.kind()
+        ))),
+    }
+}
+
+fn last2(s: &[u32]) -> (u32, u32) {
+    match s {
+        [.., a, b] => (*a, *b),
+        [b] => (1, *b),
+        [] => (1, 1),
+    }
+}
+
+fn numel(s: &[u32]) -> u64 {
+    s.iter().map(|&d| d as u64).product()
+}
+
+fn bind(frame: &mut [Value], dsts: &[u32], v: Value) -> OpResult<()> {
+    match dsts {
+        [] => Ok(()),
+        [d] => {
+            frame[*d as usize] = v;
+            Ok(())
+        }
+        many => match v {
+            Value::Tuple(parts) if parts.len() == many.len() => {
+                for (d, p) in many.iter().zip(parts.iter()) {
+                    frame[*d as usize] = p.clone();
+                }
+                Ok(())
+            }
+            other => Err(Fault::unsupported(format!(
+                "{} names bound to {}",
+                many.len(),
+                other.kind()
+            ))),
+        },
+    }
+}
+
+/// The L2 identity of a TMA box: tensor, coordinates and box shape.
+fn box_key(tensor: u32, coords: &[i64], block: &[u32]) -> u64 {
+    // FNV-1a over the words; collisions between distinct boxes are astronomically unlikely.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut mix = |x: u64| {
+        h ^= x;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    };
+    mix(tensor as u64);
+    for &c in coords {
+        mix(c as u64);
+    }
+    for &b in block {
+        mix(b as u64 | 1 << 40);
+    }
+    h
+}
+
+/// Whether an op changes or reads state shared with other agents (and so must run in time
+/// order).
+fn synchronises(op: &LOp) -> bool {
+    !matches!(
+        op,
+        LOp::SmemAlloc { .. }
+            | LOp::SmemReinterpret { .. }
+            | LOp::MbarAlloc { .. }
+            | LOp::TmemAlloc { .. }
+            | LOp::TmemDealloc { .. }
+            | LOp::TmaStoreWait { .. }
+            | LOp::WgmmaWait { .. }
+            | LOp::Fence
+            | LOp::BarSync
+    )
+}
+
+impl<'p> Engine<'p> {
+    /// An engine for `prog` launched on `grid` with `ctas_per_sm` resident CTAs per SM.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        prog: &'p Program,
+        grid: [u32; 3],
+        dtypes: Vec<DType>,
+        chip: &Chip,
+        ctas_per_sm: u32,
+        rec: Option<Rec>,
+        hbm_bin: Option<f64>,
+        max_events: u64,
+        lookahead: f64,
+    ) -> Engine<'p> {
+        let total = (grid[0] as u64 * grid[1] as u64 * grid[2] as u64).min(u32::MAX as u64) as u32;
+        let sms = (0..chip.sms)
+            .map(|_| Sm {
+                tma_in: Port::new(chip.tma_bytes_per_cycle_sm),
+                tma_out: Port::new(chip.tma_bytes_per_cycle_sm),
+                lsu: Port::new(chip.tma_bytes_per_cycle_sm),
+                smem: Port::new(chip.smem_bytes_per_cycle),
+                tmem: Port::new(chip.tmem_bytes_per_cycle),
+                alu: Server::default(),
+                tensor: Server::default(),
+            })
+            .collect();
+        let mut mem = MemSys::new(chip);
+        if let Some(b) = hbm_bin {
+            mem = mem.with_timeline(b);
+        }
+        let scalar_cost = prog
+            .code
+            .iter()
+            .map(|i| {
+                let n = match &i.kind {
+                    IKind::Eval { expr, .. } => shape::scalar_ops(expr),
+                    IKind::BranchIfNot { cond, .. } => shape::scalar_ops(cond),
+                    IKind::LoopInit {
+                        start_e,
+                        end_e,
+                        step_e,
+                        ..
+                    } => shape::scalar_ops(start_e) + shape::scalar_ops(end_e) + shape::scalar_ops(step_e),
+                    _ => 0,
+                };
+                cost::scalar_cycles(chip, n)
+            })
+            .collect();
+        let mut e = Engine {
+            prog,
+            chip: *chip,
+            grid,
+            dtypes,
+            now: 0.0,
+            seq: 0,
+            heap: BinaryHeap::new(),
+            sms,
+            ctas: (0..total).map(|_| None).collect(),
+            next_cta: 0,
+            total_ctas: total,
+            mem,
+            stats: Stats::default(),
+            rec,
+            scalar_cost,
+            end: 0.0,
+            max_events,
+            lookahead,
+            tile_pc: vec![0; prog.code.len()],
+            shapes: vec![None; prog.code.len()],
+        };
+        for _ in 0..ctas_per_sm {
+            for sm in 0..chip.sms {
+                e.launch(sm);
+            }
+        }
+        e
+    }
+
+    fn push(&mut self, t: f64, kind: EvKind) {
+        self.seq += 1;
+        let t = t.max(0.0);
+        self.heap.push(Ev {
+            t,
+            key: (t.to_bits() as u128) << 64 | self.seq as u128,
+            kind,
+        });
+    }
+
+    fn cta(&mut self, c: u32) -> &mut Cta {
+        self.ctas[c as usize]
+            .as_deref_mut()
+            .unwrap_or_else(|| unreachable!("CTA {c} is not resident"))
+    }
+
+    fn recording(&self, sm: u32) -> bool {
+        self.rec.as_ref().is_some_and(|r| r.wants(sm))
+    }
+
+    fn record(&mut self, t: f64, c: u32, unit: TUnit, what: TWhat, span: Span) {
+        let sm = self.cta(c).sm;
+        if let Some(r) = &mut self.rec {
+            if r.wants(sm) {
+                r.push(t, sm, c, unit, what, span);
+            }
+        }
+    }
+
+    /// Start the next CTA of the grid on `sm` now.
+    fn launch(&mut self, sm: u32) {
+        if self.next_cta >= self.total_ctas {
+            return;
+        }
+        let id = self.next_cta;
+        self.next_cta += 1;
+        let [gx, gy, _] = self.grid;
+        let pid = [id % gx, (id / gx) % gy, id / (gx * gy)];
+        let mut frame = vec![Value::Unset; self.prog.nslots as usize];
+        for (s, v) in &self.prog.init {
+            frame[*s as usize] = v.clone();
+        }
+        let agent = Agent::new(0, frame, self.now, self.prog.num_warps, None);
+        self.ctas[id as usize] = Some(Box::new(Cta {
+            id,
+            sm,
+            pid,
+            agents: vec![agent],
+            bars: Vec::new(),
+            pipe_free: 0.0,
+            pipe_done: 0.0,
+            live: 1,
+        }));
+        self.record(self.now, id, TUnit::Cta, TWhat::CtaStart, Span::default());
+        self.push(self.now, EvKind::Run { cta: id, agent: 0 });
+    }
+
+    /// Run to the end; the kernel's cycles and counters.
+    pub fn run(mut self) -> Result<EngineResult, TimingError> {
+        while let Some(ev) = self.heap.pop() {
+            self.stats.events += 1;
+            if self.stats.events > self.max_events {
+                return Err(TimingError::EventLimit(self.max_events));
+            }
+            self.now = ev.t;
+            match ev.kind {
+                EvKind::Run { cta, agent } => self.run_agent(cta, agent)?,
+                // A CTA may exit with a TMA load or a commit still in flight (the tutorial's
+                // persistent pipelined kernel issues one last, unneeded prologue load): its
+                // completion has nobody left to tell.
+                EvKind::Tx { cta, .. } | EvKind::Arrive { cta, .. } if self.ctas[cta as usize].is_none() => {}
+                EvKind::Tx { cta, bar, bytes } => {
+                    let t = self.now;
+                    if let Err(f) = self.bar_update(cta, bar, t, |m| m.complete_tx(bytes)) {
+                        return Err(fault(f, Span::default(), format!("cta{cta}.tma"), t));
+                    }
+                }
+                EvKind::Arrive { cta, bar, count } => {
+                    let t = self.now;
+                    if let Err(f) = self.bar_update(cta, bar, t, |m| m.arrive(count)) {
+                        return Err(fault(f, Span::default(), format!("cta{cta}.tc"), t));
+                    }
+                }
+                EvKind::Launch { sm } => self.launch(sm),
+            }
+        }
+        // Anything still resident is blocked forever.
+        let mut waiters = Vec::new();
+        for c in self.ctas.iter().flatten() {
+            for (i, a) in c.agents.iter().enumerate() {
+                if !a.done {
+                    let on = match a.wait {
+                        Wait::Mbar { addr, parity } => {
+                            let st = c
+                                .bars
+                                .iter()
+                                .find(|b| b.addr == addr)
+                                .and_then(|b| b.state)
+                                .map(|m| {
+                                    format!(
+                                        " (phase {}, {} arrivals pending, tx {})",
+                                        m.phase, m.pending, m.tx
+                                    )
+                                })
+                                .unwrap_or_default();
+                            format!("mbar.wait on the barrier at shared byte {addr}, parity {parity}{st}")
+                        }
+                        Wait::Join => "the end of warp_specialize".to_string(),
+                        Wait::None => "nothing (runnable)".to_string(),
+                    };
+                    let span = self
+                        .prog
+                        .code
+                        .get(a.pc as usize)
+                        .map(|i| i.span)
+                        .unwrap_or_default();
+                    waiters.push((self.agent_name(c.id, i as u32), span, on));
+                }
+            }
+        }
+        if !waiters.is_empty() {
+            return Err(TimingError::Deadlock {
+                time: self.now,
+                waiters,
+            });
+        }
+        let sum = |f: &dyn Fn(&Sm) -> f64| self.sms.iter().map(f).sum::<f64>();
+        Ok(EngineResult {
+            cycles: self.end.max(self.now),
+            tensor_busy: sum(&|s| s.tensor.busy),
+            tma_in_busy: sum(&|s| s.tma_in.server.busy),
+            tma_out_busy: sum(&|s| s.tma_out.server.busy),
+            smem_busy: sum(&|s| s.smem.server.busy),
+            alu_busy: sum(&|s| s.alu.busy),
+            stats: self.stats,
+            mem: self.mem,
+            rec: self.rec,
+        })
+    }
+
+    fn agent_name(&self, c: u32, a: u32) -> String {
+        let part = self
+            .rec
+            .as_ref()
+            .and_then(|r| r.names.get(a as usize).cloned())
+            .unwrap_or_else(|| {
+                if a == 0 {
+                    "default".into()
+                } else {
+                    format!("worker{a}")
+                }
+            });
+        format!("cta{c}.{part}")
+    }
+
+    /// Apply `f` to the barrier at `addr` at time `t`. A phase that completes is stamped with
+    /// the latest contribution to it (agents may run up to the lookahead ahead of the event
+    /// queue, so the op that completes a phase is not always the last one in time), and wakes
+    /// every waiter whose parity now passes `mbarrier_latency` later.
+    fn bar_update(
+        &mut self,
+        c: u32,
+        addr: u32,
+        t: f64,
+        f: impl FnOnce(&mut Mbar) -> Result<bool, MbarFault>,
+    ) -> OpResult<()> {
+        let wake_after = self.chip.mbarrier_latency;
+        let cta = self.cta(c);
+        let b = cta.bar(addr)?;
+        let Some(m) = &mut b.state else {
+            return Err(Fault::error(
+                "barrier-misuse",
+                "mbarrier used after mbar.invalidate",
+            ));
+        };
+        let flipped = f(m).map_err(|e| Fault::trap(CudaError::LaunchFailure, e.reason()))?;
+        b.latest = b.latest.max(t);
+        if !flipped {
+            return Ok(());
+        }
+        let m = *m;
+        let at = b.latest;
+        b.flip = at;
+        let mut woken = Vec::new();
+        b.waiters.retain(|&(a, parity)| {
+            if m.test_wait(parity) {
+                woken.push(a);
+                false
+            } else {
+                true
+            }
+        });
+        for &a in &woken {
+            cta.agents[a as usize].wait = Wait::None;
+        }
+        self.record(
+            at,
+            c,
+            TUnit::Bars,
+            TWhat::Phase {
+                bar: addr,
+                phase: m.phase,
+            },
+            Span::default(),
+        );
+        for a in woken {
+            self.push(at + wake_after, EvKind::Run { cta: c, agent: a });
+        }
+        Ok(())
+    }
+
+    /// Whether an agent at local time `t` may touch shared state now: no event lies more than
+    /// the lookahead before `t`.
+    fn sync(&self, t: f64) -> bool {
+        match self.heap.peek() {
+            None => true,
+            Some(e) => e.t + self.lookahead >= t,
+        }
+    }
+
+    fn run_agent(&mut self, c: u32, a: u32) -> Result<(), TimingError> {
+        let now = self.now;
+        let (mut frame, mut pc, mut t, pid) = {
+            let Some(cta) = self.ctas[c as usize].as_deref_mut() else {
+                return Ok(());
+            };
+            let ag = &mut cta.agents[a as usize];
+            if ag.done {
+                return Ok(());
+            }
+            (std::mem::take(&mut ag.frame), ag.pc, ag.t.max(now), cta.pid)
+        };
+        let cx = EvalCtx { pid, grid: self.grid };
+        let result = loop {
+            self.stats.instructions += 1;
+            match self.step(c, a, pc, &mut t, &mut frame, &cx) {
+                Ok(Step::Next) => pc += 1,
+                Ok(Step::Jump(to)) => pc = to,
+                Ok(Step::Yield) => {
+                    self.push(t, EvKind::Run { cta: c, agent: a });
+                    break Ok(());
+                }
+                Ok(Step::Block) | Ok(Step::Done) => break Ok(()),
+                Err(f) => {
+                    let span = self
+                        .prog
+                        .code
+                        .get(pc as usize)
+                        .map(|i| i.span)
+                        .unwrap_or_default();
+                    break Err(fault(f, span, self.agent_name(c, a), t));
+                }
+            }
+        };
+        if let Some(cta) = self.ctas[c as usize].as_deref_mut() {
+            let ag = &mut cta.agents[a as usize];
+            ag.frame = frame;
+            ag.pc = pc;
+            ag.t = t;
+        }
+        result
+    }
+
+    /// Execute the instruction at `pc` for agent `a` of CTA `c` at local time `t`.
+    fn step(
+        &mut self,
+        c: u32,
+        a: u32,
+        pc: u32,
+        t: &mut f64,
+        frame: &mut [Value],
+        cx: &EvalCtx,
+    ) -> OpResult<Step> {
+        let prog = self.prog;
+        let Some(instr) = prog.code.get(pc as usize) else {
+            return Err(Fault::error("sim-error", "program counter past the end"));
+        };
+        let span = instr.span;
+        match &instr.kind {
+            IKind::Eval { dsts, expr } => {
+                // A slot keeps one type (the type checker's), so whether an instruction involves
+                // tiles is decided once.
+                let tiles = match self.tile_pc[pc as usize] {
+                    0 => {
+                        let k = shape::touches_tile(expr, frame);
+                        self.tile_pc[pc as usize] = if k { 2 } else { 1 };
+                        k
+                    }
+                    k => k == 2,
+                };
+                if tiles {
+                    let ops = shape::alu_ops(expr);
+                    if ops > 0 && !self.sync(*t) {
+                        return Ok(Step::Yield);
+                    }
+                    let v = shape::eval(expr, frame, cx)?;
+                    if ops > 0 {
+                        let (n, bits) = match &v {
+                            Value::Tile(tl) => (numel(&tl.shape), tl.dtype.bits()),
+                            Value::Tuple(parts) => parts
+                                .iter()
+                                .map(|p| match p {
+                                    Value::Tile(tl) => (numel(&tl.shape), tl.dtype.bits()),
+                                    _ => (0, 32),
+                                })
+                                .fold((0, 32), |acc, x| (acc.0 + x.0, x.1)),
+                            _ => (0, 32),
+                        };
+                        let warps = self.cta(c).agents[a as usize].warps;
+                        let (own, sm_cycles) = cost::tile_alu_cycles(&self.chip, n, bits, ops, warps);
+                        let sm = self.cta(c).sm as usize;
+                        let end = self.sms[sm].alu.reserve(*t, sm_cycles).max(*t + own);
+                        self.record(*t, c, TUnit::Agent(a), TWhat::Op { op: "tile math", end }, span);
+                        *t = end;
+                    }
+                    bind(frame, dsts, v)?;
+                } else {
+                    let v = match shape::quick(expr, frame, cx) {
+                        Some(q) => q.value(),
+                        None => eval::eval(expr, frame, cx)?,
+                    };
+                    *t += self.scalar_cost[pc as usize];
+                    bind(frame, dsts, v)?;
+                }
+                Ok(Step::Next)
+            }
+            IKind::Jump(to) => Ok(Step::Jump(*to)),
+            IKind::BranchIfNot { cond, target } => {
+                let v = shape::eval(cond, frame, cx)?;
+                *t += self.scalar_cost[pc as usize] + self.chip.branch_cycles;
+                let b = bool_of(&v, "an `if` condition")?;
+                Ok(if b { Step::Next } else { Step::Jump(*target) })
+            }
+            IKind::LoopInit {
+                ctr,
+                end,
+                step,
+                start_e,
+                end_e,
+                step_e,
+            } => {
+                let st = int_of(&eval::eval(step_e, frame, cx)?, "the loop step")?;
+                if st == 0 {
+                    return Err(Fault::error("sim-error", "`for` loop with step 0 never ends"));
+                }
+                let s0 = int_of(&eval::eval(start_e, frame, cx)?, "the loop start")?;
+                let e0 = int_of(&eval::eval(end_e, frame, cx)?, "the loop end")?;
+                frame[*ctr as usize] = Value::Int(s0);
+                frame[*end as usize] = Value::Int(e0);
+                frame[*step as usize] = Value::Int(st);
+                *t += self.scalar_cost[pc as usize];
+                Ok(Step::Next)
+            }
+            IKind::LoopTest {
+                ctr,
+                end,
+                step,
+                var,
+                exit,
+            } => {
+                let cv = frame[*ctr as usize].as_int().unwrap_or(0);
+                let e = frame[*end as usize].as_int().unwrap_or(0);
+                let st = frame[*step as usize].as_int().unwrap_or(1);
+                *t += self.chip.branch_cycles;
+                if (st > 0 && cv < e) || (st < 0 && cv > e) {
+                    frame[*var as usize] = Value::Int(cv);
+                    Ok(Step::Next)
+                } else {
+                    Ok(Step::Jump(*exit))
+                }
+            }
+            IKind::LoopNext { ctr, step, head } => {
+                let cv = frame[*ctr as usize].as_int().unwrap_or(0);
+                let st = frame[*step as usize].as_int().unwrap_or(1);
+                frame[*ctr as usize] = Value::Int(cv.wrapping_add(st));
+                *t += self.chip.scalar_op_cycles;
+                Ok(Step::Jump(*head))
+            }
+            IKind::Fork { workers } => {
+                let t0 = *t;
+                for w in workers {
+                    let cta = self.cta(c);
+                    let idx = cta.agents.len() as u32;
+                    cta.agents
+                        .push(Agent::new(w.entry, frame.to_vec(), t0, w.warps, Some(a)));
+                    cta.agents[a as usize].children.push(idx);
+                    cta.live += 1;
+                    if let Some(r) = &mut self.rec {
+                        r.name_agent(idx, &w.name);
+                    }
+                    self.record(t0, c, TUnit::Agent(idx), TWhat::AgentStart, w_span(span));
+                    self.push(t0, EvKind::Run { cta: c, agent: idx });
+                }
+                Ok(Step::Next)
+            }
+            IKind::Join => {
+                let cta = self.cta(c);
+                let done = cta.agents[a as usize]
+                    .children
+                    .iter()
+                    .all(|&ch| cta.agents[ch as usize].done);
+                if done {
+                    Ok(Step::Next)
+                } else {
+                    cta.agents[a as usize].wait = Wait::Join;
+                    Ok(Step::Block)
+                }
+            }
+            IKind::EndPartition | IKind::Exit => {
+                if !self.sync(*t) {
+                    return Ok(Step::Yield);
+                }
+                self.finish_agent(c, a, *t, span);
+                Ok(Step::Done)
+            }
+            IKind::Op { op, name, dsts } => {
+                if synchronises(op) && !self.sync(*t) {
+                    return Ok(Step::Yield);
+                }
+                match self.exec_op(c, a, pc, op, name, span, t, frame, cx)? {
+                    Some(Flow::Value(v)) => {
+                        bind(frame, dsts, v)?;
+                        Ok(Step::Next)
+                    }
+                    Some(Flow::Next) => Ok(Step::Next),
+                    None => Ok(Step::Block),
+                }
+            }
+        }
+    }
+
+    fn finish_agent(&mut self, c: u32, a: u32, t: f64, span: Span) {
+        self.record(t, c, TUnit::Agent(a), TWhat::AgentEnd, span);
+        let cta = self.cta(c);
+        cta.agents[a as usize].done = true;
+        cta.live -= 1;
+        // Async work the partition leaves behind still counts toward the kernel's end.
+        let ag = &cta.agents[a as usize];
+        let tail = ag
+            .stores
+            .iter()
+            .map(|s| s.write)
+            .chain(ag.wgmma.iter().copied())
+            .fold(t, f64::max);
+        let tail = tail.max(cta.pipe_done.min(f64::MAX));
+        let parent = cta.agents[a as usize].parent;
+        let mut wake_parent = None;
+        if let Some(p) = parent {
+            let pa = &cta.agents[p as usize];
+            if pa.wait == Wait::Join && pa.children.iter().all(|&ch| cta.agents[ch as usize].done) {
+                wake_parent = Some(p);
+            }
+        }
+        let retire = cta.live == 0;
+        let sm = cta.sm;
+        self.end = self.end.max(tail);
+        if let Some(p) = wake_parent {
+            self.cta(c).agents[p as usize].wait = Wait::None;
+            self.push(t, EvKind::Run { cta: c, agent: p });
+        }
+        if retire {
+            self.record(t, c, TUnit::Cta, TWhat::CtaEnd, span);
+            self.ctas[c as usize] = None;
+            self.stats.ctas += 1;
+            if self.next_cta < self.total_ctas {
+                self.push(t + self.chip.cta_launch_cycles, EvKind::Launch { sm });
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn exec_op(
+        &mut self,
+        c: u32,
+        a: u32,
+        pc: u32,
+        op: &LOp,
+        name: &'static str,
+        span: Span,
+        t: &mut f64,
+        frame: &[Value],
+        cx: &EvalCtx,
+    ) -> OpResult<Option<Flow>> {
+        let ev = |e: &CExpr| shape::eval(e, frame, cx);
+        let evs = |e: &CExpr| match shape::quick(e, frame, cx) {
+            Some(q) => Ok(q.value()),
+            None => eval::eval(e, frame, cx),
+        };
+        let pred = |p: &Option<CExpr>| -> OpResult<bool> {
+            match p {
+                None => Ok(true),
+                Some(e) => bool_of(&evs(e)?, "pred"),
+            }
+        };
+        let chip = self.chip;
+        let t0 = *t;
+        let sm = self.cta(c).sm as usize;
+        let me = TUnit::Agent(a);
+        match op {
+            LOp::SmemAlloc { view } => Ok(Some(Flow::Value(Value::Smem(*view)))),
+            LOp::SmemReinterpret {
+                src,
+                dtype,
+                shape: sh,
+                layout: lay,
+            } => {
+                let v = smem_of(evs(src)?)?;
+                let start = layout::view_start(&v)
+                    .ok_or_else(|| Fault::error("sim-error", "shared address overflow"))?;
+                Ok(Some(Flow::Value(Value::Smem(SmemView {
+                    base: start,
+                    dtype: *dtype,
+                    layout: *lay,
+                    root: *sh,
+                    origin: Dims::zeros(sh.len()),
+                    dropped: 0,
+                    shape: *sh,
+                    alloc: v.alloc,
+                }))))
+            }
+            LOp::MbarAlloc { addr, count } => Ok(Some(Flow::Value(Value::Mbar {
+                addr: *addr,
+                count: Some(*count),
+            }))),
+            LOp::TmemAlloc { view, .. } => Ok(Some(Flow::Value(Value::Tmem(*view)))),
+            LOp::TmemDealloc { .. } => Ok(Some(Flow::Next)),
+            LOp::TmaLoad {
+                desc,
+                coords,
+                smem: _,
+                bar,
+                pred: p,
+                gather,
+            } => {
+                if !pred(p)? {
+                    *t += chip.scalar_op_cycles;
+                    return Ok(Some(Flow::Next));
+                }
+                let d = &self.prog.descs[*desc as usize];
+                let elt = d.dtype.bits() as u64;
+                let baddr = bar_of(evs(bar)?)?;
+                let (bytes, key, msgs) = if *gather {
+                    let (_, xs) = tile_of(&ev(&coords[0])?)?;
+                    let rows = numel(&xs);
+                    let cols = d.block.last().copied().unwrap_or(1) as u64;
+                    (rows * cols * elt / 8, None, rows.div_ceil(4).max(1))
+                } else {
+                    let mut cs = Vec::with_capacity(coords.len());
+                    for e in coords {
+                        cs.push(int_of(&evs(e)?, "a TMA coordinate")? as i32 as i64);
+                    }
+                    (d.nbytes(), Some(box_key(d.tensor, &cs, &d.block)), 1)
+                };
+                self.cta(c).bar(baddr)?;
+                let mut port = self.sms[sm].tma_in;
+                let mut done = t0;
+                // gather4: one message per four rows, each a request of its own.
+                for _ in 0..msgs {
+                    let b = bytes / msgs;
+                    done = done.max(self.mem.load(t0, key, b, &mut port, None));
+                }
+                self.sms[sm].tma_in = port;
+                self.stats.tma_loads += 1;
+                self.stats.global_bytes += bytes as f64;
+                self.push(
+                    done,
+                    EvKind::Tx {
+                        cta: c,
+                        bar: baddr,
+                        bytes: bytes as i64,
+                    },
+                );
+                *t = t0 + chip.tma_issue_cycles * msgs as f64;
+                if self.recording(sm as u32) {
+                    let hit = key.is_some() && done < t0 + chip.tma_hbm_latency - 0.5;
+                    self.record(
+                        t0,
+                        c,
+                        TUnit::Tma,
+                        TWhat::TmaLoad {
+                            op: name,
+                            bytes,
+                            done,
+                            hit,
+                        },
+                        span,
+                    );
+                }
+                Ok(Some(Flow::Next))
+            }
+            LOp::TmaStore {
+                desc,
+                coords,
+                smem: _,
+                pred: p,
+                scatter,
+            } => {
+                if !pred(p)? {
+                    *t += chip.scalar_op_cycles;
+                    return Ok(Some(Flow::Next));
+                }
+                let d = &self.prog.descs[*desc as usize];
+                let elt = d.dtype.bits() as u64;
+                let (bytes, key, msgs) = if *scatter {
+                    let (_, xs) = tile_of(&ev(&coords[0])?)?;
+                    let rows = numel(&xs);
+                    let cols = d.block.last().copied().unwrap_or(1) as u64;
+                    (rows * cols * elt / 8, None, rows.div_ceil(4).max(1))
+                } else {
+                    let mut cs = Vec::with_capacity(coords.len());
+                    for e in coords {
+                        cs.push(int_of(&evs(e)?, "a TMA coordinate")? as i32 as i64);
+                    }
+                    (d.nbytes(), Some(box_key(d.tensor, &cs, &d.block)), 1)
+                };
+                let mut port = self.sms[sm].tma_out;
+                let done = self.mem.store(t0, key, bytes, &mut port, None);
+                self.sms[sm].tma_out = port;
+                self.stats.tma_stores += 1;
+                self.stats.global_bytes += bytes as f64;
+                self.cta(c).agents[a as usize].stores.push_back(done);
+                *t = t0 + chip.tma_issue_cycles * msgs as f64;
+                self.record(
+                    t0,
+                    c,
+                    TUnit::Tma,
+                    TWhat::TmaStore {
+                        op: name,
+                        bytes,
+                        read: done.read,
+                        write: done.write,
+                    },
+                    span,
+                );
+                Ok(Some(Flow::Next))
+            }
+            LOp::TmaStoreWait { pendings, full } => {
+                let ag = &mut self.cta(c).agents[a as usize];
+                let mut times: Vec<f64> = ag
+                    .stores
+                    .iter()
+                    .map(|s| if *full { s.write } else { s.read })
+                    .filter(|&x| x > t0)
+                    .collect();
+                let mut ready = t0;
+                if times.len() > *pendings as usize {
+                    times.sort_by(f64::total_cmp);
+                    ready = times[times.len() - 1 - *pendings as usize];
+                }
+                // Retire groups that are complete by then.
+                ag.stores.retain(|s| s.write > ready || s.read > ready);
+                *t = ready.max(t0) + chip.scalar_op_cycles;
+                if ready > t0 {
+                    self.record(t0, c, me, TWhat::Op { op: name, end: *t }, span);
+                }
+                Ok(Some(Flow::Next))
+            }
+            LOp::MbarInit { bar, count } => {
+                let addr = bar_of(evs(bar)?)?;
+                let n = int_of(&evs(count)?, "the arrival count")?;
+                if !(1..(1 << 20)).contains(&n) {
+                    return Err(Fault::error(
+                        "mbar-count",
+                        format!("mbarrier expected count must be in 1..2^20, found {n}"),
+                    ));
+                }
+                let cta = self.cta(c);
+                let m = Mbar::init(n as u32);
+                match cta.bars.iter_mut().find(|b| b.addr == addr) {
+                    Some(b) => {
+                        b.state = Some(m);
+                        b.waiters.clear();
+                    }
+                    None => cta.bars.push(Bar {
+                        addr,
+                        state: Some(m),
+                        waiters: Vec::new(),
+                        latest: t0,
+                        flip: 0.0,
+                    }),
+                }
+                *t += chip.mbarrier_op_cycles;
+                Ok(Some(Flow::Next))
+            }
+            LOp::MbarTx {
+                bar,
+                bytes,
+                pred: p,
+                kind,
+            } => {
+                if !pred(p)? {
+                    *t += chip.scalar_op_cycles;
+                    return Ok(Some(Flow::Next));
+                }
+                let addr = bar_of(evs(bar)?)?;
+                let n = int_of(&evs(bytes)?, "the byte count")?;
+                match kind {
+                    TxKind::Expect => self.bar_update(c, addr, t0, |m| {
+                        let a = m.expect_tx(n)?;
+                        let b = m.arrive(1)?;
+                        Ok(a || b)
+                    })?,
+                    TxKind::ExpectTx => self.bar_update(c, addr, t0, |m| m.expect_tx(n))?,
+                    TxKind::CompleteTx => self.bar_update(c, addr, t0, |m| m.complete_tx(n))?,
+                }
+                *t += chip.mbarrier_op_cycles;
+                Ok(Some(Flow::Next))
+            }
+            LOp::MbarArrive { bar, count, pred: p } => {
+                if !pred(p)? {
+                    *t += chip.scalar_op_cycles;
+                    return Ok(Some(Flow::Next));
+                }
+                let addr = bar_of(evs(bar)?)?;
+                let n = match count {
+                    Some(e) => int_of(&evs(e)?, "the arrival count")?,
+                    None => 1,
+                };
+                let n = u32::try_from(n).map_err(|_| {
+                    Fault::trap(
+                        CudaError::LaunchFailure,
+                        format!("mbarrier arrive with count {n}"),
+                    )
+                })?;
+                self.bar_update(c, addr, t0, |m| m.arrive(n))?;
+                *t += chip.mbarrier_op_cycles;
+                Ok(Some(Flow::Next))
+            }
+            LOp::MbarWait { bar, phase } => {
+                let addr = bar_of(evs(bar)?)?;
+                let parity = (int_of(&evs(phase)?, "the phase")? & 1) as u32;
+                let since = self.cta(c).agents[a as usize].wait_since;
+                let b = self.cta(c).bar(addr)?;
+                let Some(m) = b.state else {
+                    return Err(Fault::error(
+                        "barrier-misuse",
+                        "mbar.wait on an invalidated mbarrier",
+                    ));
+                };
+                if m.test_wait(parity) {
+                    // A phase stamped later than this agent's clock (an agent ahead of the queue
+                    // completed it) is seen no earlier than it completed.
+                    let seen = t0.max(b.flip);
+                    if !since.is_nan() {
+                        self.cta(c).agents[a as usize].wait_since = f64::NAN;
+                        self.record(seen, c, me, TWhat::Waited { op: name, since }, span);
+                    }
+                    *t = seen + chip.mbarrier_op_cycles;
+                    Ok(Some(Flow::Next))
+                } else {
+                    b.waiters.push((a, parity));
+                    let ag = &mut self.cta(c).agents[a as usize];
+                    ag.wait = Wait::Mbar { addr, parity };
+                    if ag.wait_since.is_nan() {
+                        ag.wait_since = t0;
+                    }
+                    Ok(None)
+                }
+            }
+            LOp::MbarTestWait { bar, phase } => {
+                let addr = bar_of(evs(bar)?)?;
+                let parity = (int_of(&evs(phase)?, "the phase")? & 1) as u32;
+                let b = self.cta(c).bar(addr)?;
+                let Some(m) = b.state else {
+                    return Err(Fault::error(
+                        "barrier-misuse",
+                        "mbar.test_wait on an invalidated mbarrier",
+                    ));
+                };
+                *t += chip.mbarrier_op_cycles;
+                Ok(Some(Flow::Value(Value::Bool(m.test_wait(parity)))))
+            }
+            LOp::MbarInvalidate { bar } => {
+                let addr = bar_of(evs(bar)?)?;
+                self.cta(c).bar(addr)?.state = None;
+                *t += chip.mbarrier_op_cycles;
+                Ok(Some(Flow::Next))
+            }
+            LOp::Fence => {
+                *t += match name {
+                    "tcgen05.fence_before" | "tcgen05.fence_after" => chip.tcgen05_fence_cycles,
+                    _ => chip.fence_async_cycles,
+                };
+                Ok(Some(Flow::Next))
+            }
+            LOp::BarSync => {
+                *t += chip.bar_sync_cycles;
+                Ok(Some(Flow::Next))
+            }
+            LOp::Mma {
+                a: av,
+                b,
+                acc,
+                pred: p,
+                cta_group,
+                ..
+            } => {
+                if !pred(p)? {
+                    *t += chip.scalar_op_cycles;
+                    return Ok(Some(Flow::Next));
+                }
+                if *cta_group != 1 {
+                    return Err(Fault::unsupported(
+                        "tcgen05.mma with cta_group::2 (an MMA across a CTA pair) is not modelled",
+                    ));
+                }
+                let (m, n, k, kind) = match &self.shapes[pc as usize] {
+                    Some(Shapes::Mma { m, n, k, kind }) => (*m, *n, *k, *kind),
+                    _ => {
+                        let (ashape, adt) = match evs(av)? {
+                            Value::Smem(v) => (v.shape, v.dtype),
+                            Value::Tmem(v) => (v.shape, v.dtype),
+                            other => {
+                                return Err(Fault::unsupported(format!("MMA A operand is {}", other.kind())))
+                            }
+                        };
+                        let bv = smem_of(evs(b)?)?;
+                        let accv = tmem_of(evs(acc)?)?;
+                        let (m, k) = last2(ashape.as_slice());
+                        let (_, n) = last2(bv.shape.as_slice());
+                        let (am, an) = last2(accv.shape.as_slice());
+                        let (m, n) = (m.max(am), n.max(an));
+                        let kind = MmaKind::of(adt);
+                        self.shapes[pc as usize] = Some(Shapes::Mma { m, n, k, kind });
+                        (m, n, k, kind)
+                    }
+                };
+                let dur = cost::tcgen05_mma_cycles(&chip, m, n, k, kind);
+                let issue = t0 + chip.mma_issue_cycles * cost::mma_instrs(m, k, kind, false) as f64;
+                let cta = self.cta(c);
+                let start = issue.max(cta.pipe_free).max(self.sms[sm].tensor.free);
+                let end = self.sms[sm].tensor.reserve(start, dur);
+                let cta = self.cta(c);
+                cta.pipe_free = end;
+                cta.pipe_done = cta.pipe_done.max(end + chip.mma_latency);
+                self.stats.flops += cost::flops(m, n, k);
+                self.stats.mmas += 1;
+                *t = issue;
+                self.record(
+                    t0,
+                    c,
+                    TUnit::Tc,
+                    TWhat::Mma {
+                        op: name,
+                        m,
+                        n,
+                        k,
+                        start: end - dur,
+                        end,
+                    },
+                    span,
+                );
+                Ok(Some(Flow::Next))
+            }
+            LOp::Cp { src, dst } => {
+                let sv = smem_of(evs(src)?)?;
+                let _ = tmem_of(evs(dst)?)?;
+                let bytes = sv.shape.numel() * sv.dtype.bits() as u64 / 8;
+                let dur = cost::tcgen05_cp_cycles(&chip, bytes);
+                let issue = t0 + chip.mma_issue_cycles;
+                let cta = self.cta(c);
+                let start = issue.max(cta.pipe_free);
+                let end = start + dur;
+                cta.pipe_free = end;
+                cta.pipe_done = cta.pipe_done.max(end);
+                *t = issue;
+                self.record(
+                    t0,
+                    c,
+                    TUnit::Tc,
+                    TWhat::Mma {
+                        op: name,
+                        m: 0,
+                        n: 0,
+                        k: 0,
+                        start,
+                        end,
+                    },
+                    span,
+                );
+                Ok(Some(Flow::Next))
+            }
+            LOp::Commit {
+                bar,
+                pred: p,
+                cta_group,
+            } => {
+                if !pred(p)? {
+                    *t += chip.scalar_op_cycles;
+                    return Ok(Some(Flow::Next));
+                }
+                if *cta_group != 1 {
+                    return Err(Fault::unsupported(
+                        "tcgen05.commit with cta_group::2 is not modelled",
+                    ));
+                }
+                let addr = bar_of(evs(bar)?)?;
+                self.cta(c).bar(addr)?;
+                let issue = t0 + chip.mma_issue_cycles;
+                let at = issue.max(self.cta(c).pipe_done) + chip.commit_latency;
+                self.push(
+                    at,
+                    EvKind::Arrive {
+                        cta: c,
+                        bar: addr,
+                        count: 1,
+                    },
+                );
+                *t = issue;
+                self.record(t0, c, TUnit::Tc, TWhat::Commit { op: name, arrive: at }, span);
+                Ok(Some(Flow::Next))
+            }
+            LOp::TmemLoad { src } => {
+                let (bytes, value) = match &self.shapes[pc as usize] {
+                    Some(Shapes::Load { bytes, value }) => (*bytes, value.clone()),
+                    _ => {
+                        let v = tmem_of(evs(src)?)?;
+                        let shape = v.shape.as_slice().to_vec();
+                        let bytes = numel(&shape) * v.dtype.bits().max(32) as u64 / 8;
+                        let value = shape::hollow(v.dtype, shape);
+                        self.shapes[pc as usize] = Some(Shapes::Load {
+                            bytes,
+                            value: value.clone(),
+                        });
+                        (bytes, value)
+                    }
+                };
+                let (lat, dur) = cost::tmem_access(&chip, bytes);
+                let end = self.sms[sm].tmem.server.reserve(t0, dur).max(t0 + lat);
+                *t = end;
+                self.record(t0, c, me, TWhat::Op { op: name, end }, span);
+                Ok(Some(Flow::Value(value)))
+            }
+            LOp::TmemStore { dst, .. } => {
+                let v = tmem_of(evs(dst)?)?;
+                let bytes = v.shape.numel() * v.dtype.bits().max(32) as u64 / 8;
+                let (lat, dur) = cost::tmem_access(&chip, bytes);
+                let end = self.sms[sm].tmem.server.reserve(t0, dur).max(t0 + lat);
+                *t = end;
+                self.record(t0, c, me, TWhat::Op { op: name, end }, span);
+                Ok(Some(Flow::Next))
+            }
+            LOp::Wgmma { a: av, b, acc, .. } => {
+                let (m, n, k, kind, accv) = match &self.shapes[pc as usize] {
+                    Some(Shapes::Wgmma { m, n, k, kind, acc }) => (*m, *n, *k, *kind, acc.clone()),
+                    _ => {
+                        let (ashape, adt) = match ev(av)? {
+                            Value::Smem(v) => (v.shape.as_slice().to_vec(), v.dtype),
+                            Value::Tile(tl) => (tl.shape.clone(), tl.dtype),
+                            other => {
+                                return Err(Fault::unsupported(format!(
+                                    "wgmma A operand is {}",
+                                    other.kind()
+                                )))
+                            }
+                        };
+                        let bv = smem_of(evs(b)?)?;
+                        let (accdt, accshape) = tile_of(&ev(acc)?)?;
+                        let (m, k) = last2(&ashape);
+                        let (_, n) = last2(bv.shape.as_slice());
+                        let kind = MmaKind::of(adt);
+                        let accv = shape::hollow(accdt, accshape);
+                        self.shapes[pc as usize] = Some(Shapes::Wgmma {
+                            m,
+                            n,
+                            k,
+                            kind,
+                            acc: accv.clone(),
+                        });
+                        (m, n, k, kind, accv)
+                    }
+                };
+                let dur = cost::wgmma_cycles(&chip, m, n, k, kind);
+                let cta = self.cta(c);
+                let ag = &cta.agents[a as usize];
+                let groups = (ag.warps / 4).max(1);
+                let instrs = cost::mma_instrs(m, k, kind, true).div_ceil(groups);
+                let issue = t0 + chip.mma_issue_cycles * instrs as f64;
+                let start = (t0 + chip.mma_issue_cycles)
+                    .max(ag.wg_free)
+                    .max(self.sms[sm].tensor.free);
+                let end = self.sms[sm].tensor.reserve(start, dur);
+                let ag = &mut self.cta(c).agents[a as usize];
+                ag.wg_free = end;
+                ag.wgmma.push_back(end + chip.mma_latency);
+                self.stats.flops += cost::flops(m, n, k);
+                self.stats.mmas += 1;
+                *t = issue;
+                self.record(
+                    t0,
+                    c,
+                    TUnit::Tc,
+                    TWhat::Mma {
+                        op: name,
+                        m,
+                        n,
+                        k,
+                        start: end - dur,
+                        end,
+                    },
+                    span,
+                );
+                Ok(Some(Flow::Value(accv)))
+            }
+            LOp::WgmmaWait { pendings } => {
+                let ag = &mut self.cta(c).agents[a as usize];
+                let mut times: Vec<f64> = ag.wgmma.iter().copied().filter(|&x| x > t0).collect();
+                let mut ready = t0;
+                if times.len() > *pendings as usize {
+                    times.sort_by(f64::total_cmp);
+                    ready = times[times.len() - 1 - *pendings as usize];
+                }
+                ag.wgmma.retain(|&x| x > ready);
+                *t = ready.max(t0) + chip.scalar_op_cycles;
+                if ready > t0 {
+                    self.record(t0, c, me, TWhat::Op { op: name, end: *t }, span);
+                }
+                Ok(Some(Flow::Next))
+            }
+            LOp::SmemLoad { src } => {
+                let (bytes, value) = match &self.shapes[pc as usize] {
+                    Some(Shapes::Load { bytes, value }) => (*bytes, value.clone()),
+                    _ => {
+                        let v = smem_of(evs(src)?)?;
+                        let shape = v.shape.as_slice().to_vec();
+                        let bytes = numel(&shape) * v.dtype.bits() as u64 / 8;
+                        let value = shape::hollow(v.dtype, shape);
+                        self.shapes[pc as usize] = Some(Shapes::Load {
+                            bytes,
+                            value: value.clone(),
+                        });
+                        (bytes, value)
+                    }
+                };
+                let (lat, _) = cost::smem_access(&chip, bytes);
+                let end = self.sms[sm].smem.send(t0, bytes as f64).max(t0 + lat);
+                *t = end;
+                self.record(t0, c, me, TWhat::Op { op: name, end }, span);
+                Ok(Some(Flow::Value(value)))
+            }
+            LOp::SmemStore { dst, .. } => {
+                let bytes = match &self.shapes[pc as usize] {
+                    Some(Shapes::Bytes(b)) => *b,
+                    _ => {
+                        let v = smem_of(evs(dst)?)?;
+                        let b = v.shape.numel() * v.dtype.bits() as u64 / 8;
+                        self.shapes[pc as usize] = Some(Shapes::Bytes(b));
+                        b
+                    }
+                };
+                let (lat, _) = cost::smem_access(&chip, bytes);
+                let end = self.sms[sm].smem.send(t0, bytes as f64).max(t0 + lat);
+                *t = end;
+                self.record(t0, c, me, TWhat::Op { op: name, end }, span);
+                Ok(Some(Flow::Next))
+            }
+            LOp::GlobalLoad { ptr, offsets, .. } => {
+                let Value::Ptr(ti) = evs(ptr)? else {
+                    return Err(Fault::unsupported("global.load needs a pointer"));
+                };
+                let dt = self.dtypes.get(ti as usize).copied().unwrap_or(DType::F32);
+                let (_, shape) = match ev(offsets)? {
+                    Value::Tile(tl) => (tl.dtype, tl.shape.clone()),
+                    _ => (DType::I32, Vec::new()),
+                };
+                let bytes = numel(&shape) * dt.bits() as u64 / 8;
+                let mut port = self.sms[sm].lsu;
+                let end = self.mem.load(
+                    t0,
+                    None,
+                    bytes,
+                    &mut port,
+                    Some((chip.global_latency, chip.global_latency)),
+                );
+                self.sms[sm].lsu = port;
+                self.stats.global_bytes += bytes as f64;
+                *t = end;
+                self.record(t0, c, me, TWhat::Op { op: name, end }, span);
+                Ok(Some(Flow::Value(shape::hollow(dt, shape))))
+            }
+            LOp::GlobalStore { ptr, offsets, .. } => {
+                let Value::Ptr(ti) = evs(ptr)? else {
+                    return Err(Fault::unsupported("global.store needs a pointer"));
+                };
+                let dt = self.dtypes.get(ti as usize).copied().unwrap_or(DType::F32);
+                let shape = match ev(offsets)? {
+                    Value::Tile(tl) => tl.shape.clone(),
+                    _ => Vec::new(),
+                };
+                let bytes = numel(&shape) * dt.bits() as u64 / 8;
+                let mut port = self.sms[sm].lsu;
+                let done = self
+                    .mem
+                    .store(t0, None, bytes, &mut port, Some(chip.global_latency));
+                self.sms[sm].lsu = port;
+                self.stats.global_bytes += bytes as f64;
+                // The warps issue the stores; the writes drain asynchronously.
+                *t = done.read.max(t0 + chip.scalar_op_cycles);
+                self.end = self.end.max(done.write);
+                self.record(t0, c, me, TWhat::Op { op: name, end: *t }, span);
+                Ok(Some(Flow::Next))
+            }
+        }
+    }
+}
+
+/// The span recorded for a worker's start: the fork's.
+fn w_span(s: Span) -> Span {
+    s
+}
+
+/// What an op did to its agent.
+enum Flow {
+    Next,
+    Value(Value),
+}

@@ -1,0 +1,529 @@
+//! The timing model end to end: small kernels whose cycle counts are worked out by hand from
+//! the chip table, orderings that follow from first principles (more buffers hide latency
+//! until the tensor pipe bounds; a grouped tile order raises the L2 hit rate; warp
+//! specialization hides the epilogue; a persistent pipelined kernel beats one CTA per tile),
+//! trace snapshots of two small kernels, and the Chrome trace's shape.
+
+use bwsim_isa::consts::Override;
+use bwsim_isa::{diag, SourceFile};
+use bwsim_sim::chips::{Chip, B200, GB200, H100};
+use bwsim_sim::timing::{time_source, TimeOptions, Timing, TraceMode};
+
+fn kernel(name: &str) -> String {
+    let path = format!("{}/../kernels/tiles/{name}.tile", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+fn time_with(src: &str, consts: &[(&str, i64)], opts: &TimeOptions) -> Timing {
+    let o: Vec<Override> = consts
+        .iter()
+        .map(|(n, v)| Override {
+            name: n.to_string(),
+            value: v.to_string(),
+        })
+        .collect();
+    match time_source(src, &o, opts) {
+        Ok(t) => t,
+        Err(d) => panic!(
+            "kernel does not time:\n{}",
+            diag::render(&d, &SourceFile::new("test.tile", src))
+        ),
+    }
+}
+
+fn time(src: &str, consts: &[(&str, i64)], chip: &Chip) -> Timing {
+    time_with(src, consts, &TimeOptions::new(chip))
+}
+
+/// `base` with every issue cost and the CTA launch gap at zero, so that hand computations
+/// only involve the latencies and bandwidths a test is about. Strict time order.
+fn quiet(base: &Chip) -> TimeOptions {
+    let mut o = TimeOptions::new(&Chip {
+        scalar_op_cycles: 0.0,
+        branch_cycles: 0.0,
+        mbarrier_op_cycles: 0.0,
+        fence_async_cycles: 0.0,
+        tcgen05_fence_cycles: 0.0,
+        tma_issue_cycles: 0.0,
+        mma_issue_cycles: 0.0,
+        bar_sync_cycles: 0.0,
+        cta_launch_cycles: 0.0,
+        ..*base
+    });
+    o.lookahead_cycles = 0.0;
+    o
+}
+
+const ONE_LOAD: &str = r#"
+kernel one_load {
+  target sm_100a, sm_90a
+  num_warps 4
+  const CTAS: int = 1
+  const BIG: int = 0
+  param src: tensor_desc(f32[64, 32], nvmma(128))
+  let buf = smem.alloc f32[64, 32], nvmma(128)
+  // BIG = 1 takes most of shared memory, so one CTA fits per SM.
+  let pad = smem.alloc u8[1 + BIG * 200000], plain
+  let bar = mbar.alloc 1
+  mbar.init bar[0], 1
+  mbar.expect bar[0], src.nbytes
+  tma.load src[program_id(0) * 64, 0], buf, bar[0]
+  mbar.wait bar[0], 0
+  launch {
+    grid = [CTAS]
+    tensor input: f32[64 * CTAS, 32] = zeros()
+    src = input
+    outputs = [input]
+  }
+}
+"#;
+
+#[test]
+fn one_tma_load_is_miss_latency_plus_wakeup() {
+    // B200: an 8 KiB box misses (first touch): HBM delivers it in 8192 B / 3879 B per cycle =
+    // 2.1 cycles, well inside the 950-cycle latency to its first byte; it then crosses the
+    // SM's port at 128 B per cycle (64 cycles): 1014. The waiter wakes 40 later.
+    let t = time_with(ONE_LOAD, &[], &quiet(&B200));
+    assert_eq!(t.report.cycles, 950.0 + 64.0 + 40.0);
+    assert_eq!(t.report.l2_hit_rate, 0.0);
+    assert_eq!(t.report.global_bytes, 8192.0);
+    // H100: 900 + 8192 / 64 + 40.
+    let t = time_with(ONE_LOAD, &[], &quiet(&H100));
+    assert_eq!(t.report.cycles, 900.0 + 128.0 + 40.0);
+    // Issue costs add up along the path: init, expect and the TMA issue (8 each), then the
+    // satisfied wait (8): 24 + 900 + 128 + 40 + 8.
+    let mut o = quiet(&H100);
+    o.chip.mbarrier_op_cycles = 8.0;
+    o.chip.tma_issue_cycles = 8.0;
+    let t = time_with(ONE_LOAD, &[], &o);
+    assert_eq!(t.report.cycles, 16.0 + 900.0 + 128.0 + 40.0 + 8.0);
+}
+
+#[test]
+fn ctas_queue_for_sms_in_waves() {
+    // 3 waves of one-CTA-per-SM (BIG): each CTA takes 1054 cycles on B200 (as above) and the
+    // next starts cta_launch_cycles = 500 after one retires: 3 x 1054 + 2 x 500. HBM is not
+    // the limit: 148 x 8 KiB per wave is 312 cycles of HBM.
+    let mut o = quiet(&B200);
+    o.chip.cta_launch_cycles = 500.0;
+    let t = time_with(ONE_LOAD, &[("CTAS", 3 * 148), ("BIG", 1)], &o);
+    assert_eq!(t.report.occupancy.ctas_per_sm, 1);
+    assert_eq!(t.report.cycles, 3.0 * 1054.0 + 2.0 * 500.0);
+    assert_eq!(t.report.ctas, 444);
+    // Small CTAs share SMs: all 444 resident at once (3 per SM), one wave; the three boxes of
+    // an SM share its port, so the last crosses it after the other two: 950 + 3 x 64 + 40.
+    let t = time_with(ONE_LOAD, &[("CTAS", 3 * 148)], &o);
+    assert!(t.report.occupancy.ctas_per_sm >= 3);
+    assert_eq!(t.report.cycles, 950.0 + 3.0 * 64.0 + 40.0);
+}
+
+const MMA_CHAIN: &str = r#"
+kernel mma_chain {
+  target sm_100a
+  num_warps 4
+  const N_MMA: int = 3
+  let a = smem.alloc f16[128, 64], nvmma(128)
+  let b = smem.alloc f16[64, 256], nvmma(128)
+  let acc = tmem.alloc f32[128, 256]
+  let bar = mbar.alloc 1
+  mbar.init bar[0], 1
+  static_for i in 0..N_MMA {
+    tcgen05.mma a, b, acc, use_acc=true
+  }
+  tcgen05.commit bar[0]
+  mbar.wait bar[0], 0
+  launch {
+    grid = [1]
+  }
+}
+"#;
+
+#[test]
+fn tcgen05_chain_is_back_to_back_on_the_pipe() {
+    // Each 128x256x64 f16 MMA is 2*128*256*64 / 8192 = 512 cycles; three run back to back
+    // (0..1536), complete mma_latency = 64 later, the commit arrives commit_latency = 16
+    // after that and the waiter wakes 40 later: 1536 + 64 + 16 + 40 = 1656.
+    let t = time_with(MMA_CHAIN, &[], &quiet(&B200));
+    assert_eq!(t.report.cycles, 1656.0);
+    assert_eq!(t.report.mmas, 3);
+    assert_eq!(t.report.flops, 3.0 * 2.0 * 128.0 * 256.0 * 64.0);
+    // The issue cost is per instruction: 4 per K=16 step, 16 per MMA, and MMAs start when
+    // issued: the first at 16, then back to back: 16 + 1536 + 64 + 16 + 40.
+    let mut o = quiet(&B200);
+    o.chip.mma_issue_cycles = 4.0;
+    let t = time_with(MMA_CHAIN, &[], &o);
+    assert_eq!(t.report.cycles, 16.0 + 1536.0 + 64.0 + 16.0 + 40.0);
+}
+
+const WGMMA_ONE: &str = r#"
+kernel wgmma_one {
+  target sm_90a
+  num_warps 8
+  layout mma_layout = wgmma(warps=[8, 1], n=256)
+  let a = smem.alloc f16[128, 64], nvmma(128)
+  let b = smem.alloc f16[64, 256], nvmma(128)
+  let acc = full([128, 256], 0.0, f32, mma_layout)
+  acc = wgmma a, b, acc, use_acc=false
+  wgmma.wait 0
+  launch {
+    grid = [1]
+  }
+}
+"#;
+
+#[test]
+fn wgmma_tile_and_its_wait() {
+    // `full` writes 32768 f32 elements at 128 lanes per cycle (8 warps): 256 cycles. The
+    // 128x256x64 wgmma is 8 m64n256k16 instructions of 128 + 8 cycles = 1088, ending at
+    // 1344; wgmma.wait 0 returns mma_latency = 32 later: 1376.
+    let t = time_with(WGMMA_ONE, &[], &quiet(&H100));
+    assert_eq!(t.report.cycles, 1376.0);
+}
+
+#[test]
+fn streaming_kernels_run_at_hbm_bandwidth() {
+    // 4096 x 4096 f32 c = a + b moves 3 x 64 MiB; with 64 CTAs keeping 3 x 64 KiB each in
+    // flight the demand is far above what HBM delivers, so the achieved TB/s is HBM's (7.2
+    // TB/s on B200) less a start-up of a few microseconds.
+    let consts = [
+        ("XNUMEL", 4096),
+        ("YNUMEL", 4096),
+        ("XBLOCK", 64),
+        ("YBLOCK", 128),
+        ("NUM_BUFFERS", 3),
+    ];
+    for k in ["elementwise_add_tma", "elementwise_add_ws"] {
+        let consts: Vec<(&str, i64)> = consts
+            .iter()
+            .map(|&(n, v)| {
+                (
+                    if n == "NUM_BUFFERS" && k.ends_with("ws") {
+                        "NUM_LOAD_BUFFERS"
+                    } else {
+                        n
+                    },
+                    v,
+                )
+            })
+            .chain(k.ends_with("ws").then_some(("NUM_STORE_BUFFERS", 1)))
+            .collect();
+        let t = time(&kernel(k), &consts, &B200);
+        let r = &t.report;
+        let total = 3.0 * 4096.0 * 4096.0 * 4.0;
+        assert_eq!(r.global_bytes, total, "{k}");
+        // Written bytes drain to HBM behind the reads (write-back); up to the dirty limit (half
+        // of the modelled L2) may still be in L2 when the kernel ends, so the achieved rate may
+        // exceed HBM's by at most total / (total - limit).
+        let limit = B200.l2_effective_bytes() as f64 / 2.0;
+        let tbps = r.tbps.expect("a streaming kernel reports TB/s");
+        assert!(
+            tbps <= 7.2 * total / (total - limit) && tbps > 0.8 * 7.2,
+            "{k}: {tbps} TB/s"
+        );
+        assert!(r.critical.starts_with("HBM"), "{k}: {}", r.critical);
+        assert_eq!(r.l2_hit_rate, 0.0, "{k}: every box is read once");
+    }
+}
+
+fn cycles(src: &str, consts: &[(&str, i64)], chip: &Chip) -> f64 {
+    time(src, consts, chip).report.cycles
+}
+
+#[test]
+fn more_buffers_hide_load_latency_until_the_tensor_pipe_bounds() {
+    // One 128x256 tile, K = 4096 (64 steps of 48 KiB of loads and a 512-cycle MMA), B200.
+    //
+    // The pipelined kernel (tutorial 07's MMA wrapper) waits for each MMA before issuing the
+    // next, so a step costs at least the MMA round trip (512 + pipe latency 64 + commit 16 +
+    // wake-up 40 = 632 cycles); its loads (950 latency + 48 KiB at 128 B per cycle = 1334)
+    // run NUM_BUFFERS - 2 steps ahead. With 2 buffers nothing is prefetched and every step
+    // waits for its own load; with 3, one load in flight covers 1334 / 2 steps' worth, not
+    // quite enough; with 4, two cover it and the round trip (plus issue costs) is the bound.
+    let src = kernel("matmul_pipelined");
+    let run = |nb: i64| {
+        cycles(
+            &src,
+            &[
+                ("M", 128),
+                ("N", 256),
+                ("K", 4096),
+                ("NUM_WARPS", 4),
+                ("NUM_BUFFERS", nb),
+            ],
+            &B200,
+        )
+    };
+    let (t2, t3, t4) = (run(2), run(3), run(4));
+    assert!(t2 > 64.0 * 1334.0, "2 buffers: {t2}");
+    assert!(t2 > t3 && t3 > t4, "{t2} {t3} {t4}");
+    assert!((64.0 * 632.0..1.2 * 64.0 * 632.0).contains(&t4), "4 buffers {t4}");
+
+    // The warp-specialized kernel keeps MMAs back to back, so the tensor pipe is the bound
+    // (64 x 512 cycles) once enough loads are in flight. A buffer's round trip is: the load
+    // (2000-cycle miss latency here), the MMA partition's wake-up (40) and issue (~24), the MMA
+    // (512), its pipe latency (64) and commit (16), the load partition's wake-up (40) and
+    // issue (~24), and the boxes' 48 KiB through the port (384): about 3100 cycles. n buffers
+    // sustain one step per 3100 / n cycles: 1550, 1033, 775 for n = 2, 3, 4, all above 512,
+    // so each buffer still buys time.
+    let chip = Chip {
+        tma_hbm_latency: 2000.0,
+        ..B200
+    };
+    let src = kernel("matmul_warp_specialized");
+    let run = |nb: i64| {
+        cycles(
+            &src,
+            &[("M", 128), ("N", 256), ("K", 4096), ("NUM_BUFFERS", nb)],
+            &chip,
+        )
+    };
+    let t: Vec<f64> = [2, 3, 4].iter().map(|&nb| run(nb)).collect();
+    assert!(t[0] > t[1] && t[1] > t[2], "{t:?}");
+    assert!(t[2] >= 64.0 * 512.0, "{t:?}");
+    for (i, n) in [2.0, 3.0, 4.0].iter().enumerate() {
+        let per_step = t[i] / 64.0;
+        let expect = 3100.0 / n;
+        assert!(
+            (per_step - expect).abs() < 0.1 * expect,
+            "{n} buffers: {per_step} cycles per step"
+        );
+    }
+}
+
+#[test]
+fn grouped_order_raises_the_l2_hit_rate() {
+    // 16 SMs, 1 CTA each, 16 x 16 tiles of 128 x 256 (M = 2048, N = 4096), K = 2048, grouped
+    // scheduler. Sixteen concurrent tiles are, with GROUP_SIZE_M = 1, one row of A and 16
+    // columns of B: per K step 15 of 16 A boxes (16 KiB) hit and no B box (32 KiB) does, a hit
+    // rate of 15*16 / (16*48) = 31 %. With GROUP_SIZE_M = 8 they are 8 rows x 2 columns: 8 of
+    // 16 A boxes and 14 of 16 B boxes hit, (8*16 + 14*32) / (16*48) = 75 %.
+    let chip = Chip {
+        sms: 16,
+        // An L2 too small to keep a whole K panel between waves, so reuse is between the
+        // concurrent tiles only, as in the reasoning above.
+        l2_bytes: 4 << 20,
+        ..B200
+    };
+    let src = kernel("persistent_matmul");
+    let run = |g: i64| {
+        time(
+            &src,
+            &[
+                ("M", 2048),
+                ("N", 4096),
+                ("K", 2048),
+                ("NUM_BUFFERS", 4),
+                ("NUM_WARPS", 4),
+                ("SCHEDULER", 1),
+                ("GROUP_SIZE_M", g),
+            ],
+            &chip,
+        )
+        .report
+    };
+    let (g1, g8) = (run(1), run(8));
+    assert!(
+        (g1.l2_hit_rate - 0.31).abs() < 0.08,
+        "GROUP_SIZE_M=1: {}",
+        g1.l2_hit_rate
+    );
+    assert!(
+        (g8.l2_hit_rate - 0.75).abs() < 0.08,
+        "GROUP_SIZE_M=8: {}",
+        g8.l2_hit_rate
+    );
+    assert!(g8.hbm_bytes < g1.hbm_bytes);
+}
+
+#[test]
+fn warp_specialization_hides_the_epilogue() {
+    // K = 256: four MMA steps (4 x 512 cycles) per tile against an epilogue of a 128 KiB TMEM
+    // load, casts, four 16 KiB shared stores and TMA stores. The single-partition persistent
+    // kernel does them one after the other; the warp-specialized one runs the epilogue of
+    // tile i beside the MMAs of tile i+1 (double-buffered accumulator). 8 SMs, 8 tiles each.
+    let chip = Chip { sms: 8, ..GB200 };
+    let shape = [
+        ("M", 1024),
+        ("N", 2048),
+        ("K", 256),
+        ("NUM_BUFFERS", 4),
+        ("SCHEDULER", 1),
+    ];
+    let mut pm = shape.to_vec();
+    pm.push(("NUM_WARPS", 4));
+    let plain = time(&kernel("persistent_matmul"), &pm, &chip).report;
+    let ws = time(&kernel("matmul_warp_specialized"), &shape, &chip).report;
+    assert!(
+        ws.cycles < 0.9 * plain.cycles,
+        "warp-specialized {} vs persistent {}",
+        ws.cycles,
+        plain.cycles
+    );
+}
+
+#[test]
+fn persistent_pipelining_beats_one_cta_per_tile_at_small_k() {
+    // K = 512 on H100 with 8 SMs and 64 tiles: the non-persistent kernel pays each tile's
+    // prologue load latency and a CTA launch; the persistent pipelined one issues the next
+    // tile's first loads before the current epilogue.
+    let chip = Chip { sms: 8, ..H100 };
+    let c = [
+        ("M", 2048),
+        ("N", 1024),
+        ("K", 512),
+        ("NUM_BUFFERS", 3),
+        ("NUM_WARPS", 8),
+    ];
+    let nonpersistent = cycles(&kernel("matmul_pipelined"), &c, &chip);
+    let pipelined = cycles(&kernel("persistent_matmul_pipelined"), &c, &chip);
+    assert!(
+        pipelined < nonpersistent,
+        "persistent pipelined {pipelined} vs non-persistent {nonpersistent}"
+    );
+}
+
+#[test]
+fn lookahead_changes_results_by_well_under_a_percent() {
+    let src = kernel("matmul_warp_specialized");
+    let c = [("M", 1024), ("N", 1024), ("K", 1024), ("SCHEDULER", 1)];
+    let chip = Chip { sms: 8, ..GB200 };
+    let mut strict = TimeOptions::new(&chip);
+    strict.lookahead_cycles = 0.0;
+    let a = time_with(&src, &c, &strict).report.cycles;
+    let b = time_with(&src, &c, &TimeOptions::new(&chip)).report.cycles;
+    assert!((a - b).abs() / a < 0.005, "strict {a} vs lookahead {b}");
+}
+
+fn traced(src: &str, consts: &[(&str, i64)], chip: &Chip) -> Timing {
+    let mut o = TimeOptions::new(chip);
+    o.trace = TraceMode::All;
+    o.lookahead_cycles = 0.0;
+    time_with(src, consts, &o)
+}
+
+#[test]
+fn trace_of_a_pipelined_matmul() {
+    // One CTA, K = 256 (4 steps), 3 buffers on B200: loads one step ahead, MMAs one at a time.
+    let t = traced(
+        &kernel("matmul_pipelined"),
+        &[
+            ("M", 128),
+            ("N", 256),
+            ("K", 256),
+            ("NUM_BUFFERS", 3),
+            ("NUM_WARPS", 4),
+        ],
+        &B200,
+    );
+    let text = t.trace.expect("traced").text();
+    insta::with_settings!({snapshot_path => "../../traces/timing", prepend_module_to_snapshot => false}, {
+        insta::assert_snapshot!("matmul_pipelined_b200", text);
+    });
+}
+
+#[test]
+fn trace_of_a_warp_specialized_add() {
+    // One CTA of 32 x 256 f32 in four 32 x 64 blocks, 2 load and 2 store buffers, on H100.
+    let t = traced(
+        &kernel("elementwise_add_ws"),
+        &[("XNUMEL", 32), ("YNUMEL", 256), ("XBLOCK", 32), ("YBLOCK", 64)],
+        &H100,
+    );
+    let text = t.trace.expect("traced").text();
+    insta::with_settings!({snapshot_path => "../../traces/timing", prepend_module_to_snapshot => false}, {
+        insta::assert_snapshot!("elementwise_add_ws_h100", text);
+    });
+}
+
+#[test]
+fn chrome_trace_loads() {
+    let mut o = TimeOptions::new(&B200);
+    o.trace = TraceMode::Sm(0);
+    let t = time_with(
+        &kernel("matmul_warp_specialized"),
+        &[("M", 512), ("N", 1024), ("K", 256), ("SCHEDULER", 1)],
+        &o,
+    );
+    let v = t.trace.expect("traced").chrome_json(None);
+    let text = serde_json::to_string(&v).expect("serialises");
+    let back: serde_json::Value = serde_json::from_str(&text).expect("well-formed JSON");
+    let evs = back["traceEvents"].as_array().expect("traceEvents array");
+    assert!(evs.len() > 50, "{} events", evs.len());
+    for e in evs {
+        for f in ["ph", "ts", "pid", "tid"] {
+            assert!(e.get(f).is_some(), "event without `{f}`: {e}");
+        }
+    }
+    let phases: std::collections::BTreeSet<&str> = evs.iter().filter_map(|e| e["ph"].as_str()).collect();
+    // Metadata, complete spans (partitions, tensor pipe), async TMA spans, HBM counters.
+    for p in ["M", "X", "b", "e", "C"] {
+        assert!(phases.contains(p), "no `{p}` events: {phases:?}");
+    }
+    // Only SM 0's CTA is traced; the partitions, TMA unit and tensor pipe have tracks.
+    let names: Vec<&str> = evs
+        .iter()
+        .filter(|e| e["name"] == "thread_name")
+        .filter_map(|e| e["args"]["name"].as_str())
+        .collect();
+    for n in ["default", "load", "mma", "tma", "tc"] {
+        assert!(names.contains(&n), "no `{n}` track: {names:?}");
+    }
+}
+
+fn bench_kernel(name: &str) -> String {
+    let path = format!("{}/../kernels/bench/{name}.tile", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+#[test]
+fn calibration_kernels_measure_what_the_fit_assumes() {
+    // The fit in scripts/timing-h100 reads each benchmark's time per repetition as one
+    // quantity of the chip table; on a quiet H100 (no issue costs) the model must give exactly
+    // that quantity, worked out by hand.
+    let o = quiet(&H100);
+    // tma_latency, SPAN 8: 8 first-touch loads (900 + 8192 / 64 + 40 = 1068) and 92 L2 hits
+    // (500 + 128 + 40 = 668).
+    let t = time_with(
+        &bench_kernel("tma_latency"),
+        &[("ROWS", 64), ("REPS", 100), ("SPAN", 8)],
+        &o,
+    );
+    assert_eq!(t.report.cycles, 8.0 * 1068.0 + 92.0 * 668.0);
+    // mbarrier_pingpong: each repetition is two wake-ups (40 each).
+    let t100 = time_with(&bench_kernel("mbarrier_pingpong"), &[("REPS", 100)], &o)
+        .report
+        .cycles;
+    let t200 = time_with(&bench_kernel("mbarrier_pingpong"), &[("REPS", 200)], &o)
+        .report
+        .cycles;
+    assert_eq!(t200 - t100, 100.0 * 80.0);
+    // wgmma_rate, N = 128: 4 instructions of 2*64*128*16 / 4096 + 8 = 72 cycles per wgmma.
+    let w = |reps: i64| {
+        time_with(
+            &bench_kernel("wgmma_rate"),
+            &[("N", 128), ("REPS", reps), ("GRID", 1)],
+            &o,
+        )
+        .report
+        .cycles
+    };
+    assert_eq!(w(200) - w(100), 100.0 * 4.0 * 72.0);
+    // tma_stream on one SM with L2-resident boxes: the port is the bound, 16 KiB per 256
+    // cycles at 64 B per cycle.
+    let s = |iters: i64| {
+        time_with(
+            &bench_kernel("tma_stream"),
+            &[
+                ("GRID", 1),
+                ("ROWS", 128),
+                ("ITERS", iters),
+                ("SPAN", 4),
+                ("STRIDE", 0),
+            ],
+            &o,
+        )
+        .report
+        .cycles
+    };
+    assert_eq!(s(400) - s(200), 200.0 * 256.0);
+}

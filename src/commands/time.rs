@@ -1,0 +1,167 @@
+//! `bwsim time`: the timing model on a chip, with an optional Perfetto trace.
+
+use super::{load_source, parse_or_report, parse_override, print_diags, CliError, CliResult};
+use bwsim_isa::consts::Override;
+use bwsim_isa::launch;
+use bwsim_isa::verify::{verify, VerifyOptions};
+use bwsim_sim::chips;
+use bwsim_sim::timing::{self, TimeOptions, TraceMode};
+use std::process::ExitCode;
+
+/// Inputs larger than this are not materialised for the functional pre-run.
+const FUNCTIONAL_LIMIT_BYTES: u64 = 256 << 20;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// A .tile file or a bundled kernel name.
+    kernel: String,
+    /// The chip to time on.
+    #[arg(long, value_parser = ["b200", "gb200", "h100", "h200"])]
+    chip: String,
+    /// Override a compile-time constant: --const K=16384 (repeatable). NUM_SMS defaults to the
+    /// chip's SM count when the kernel declares it.
+    #[arg(long = "const", value_name = "NAME=VALUE", value_parser = parse_override)]
+    consts: Vec<Override>,
+    /// Skip the functional run (and so tile payloads altogether): what full-size problems need.
+    #[arg(long)]
+    timing_only: bool,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+    /// Write a Chrome/Perfetto trace of one SM's CTAs and the HBM bandwidth to this file.
+    #[arg(long, value_name = "OUT.json")]
+    chrome: Option<std::path::PathBuf>,
+    /// Write the same trace as compact text (one event per line) to this file.
+    #[arg(long, value_name = "OUT.txt")]
+    text_trace: Option<std::path::PathBuf>,
+    /// The SM whose CTAs the trace shows.
+    #[arg(long, default_value_t = 0)]
+    trace_sm: u32,
+    /// Cycles a partition may run ahead of the event queue (0: strict time order, slower).
+    #[arg(long, default_value_t = timing::DEFAULT_LOOKAHEAD)]
+    lookahead: f64,
+    /// Seed of the functional run's inputs and schedule.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+}
+
+pub fn run(a: Args) -> CliResult {
+    let chip = chips::chip(&a.chip).ok_or_else(|| CliError(format!("unknown chip `{}`", a.chip)))?;
+    let file = load_source(&a.kernel)?;
+    let Some(k) = parse_or_report(&file, a.json) else {
+        return Ok(ExitCode::from(1));
+    };
+    let overrides = timing::chip_overrides(&k, chip, &a.consts);
+    let (checked, diags) = verify(
+        &k,
+        &VerifyOptions {
+            target: Some(chip.target),
+            overrides,
+        },
+    );
+    let Some(checked) = checked else {
+        report_diags(&diags, &file, a.json);
+        return Ok(ExitCode::from(1));
+    };
+    let Some(l) = &k.launch else {
+        return Err(CliError(format!(
+            "`{}` has no `launch {{ }}` section to time",
+            file.name
+        )));
+    };
+    let plan = match launch::resolve(&checked, l) {
+        Ok(p) => p,
+        Err(d) => {
+            report_diags(&d, &file, a.json);
+            return Ok(ExitCode::from(1));
+        }
+    };
+    if !a.timing_only {
+        let bytes = plan.total_bytes();
+        if bytes > FUNCTIONAL_LIMIT_BYTES {
+            return Err(CliError(format!(
+                "the launch has {} MiB of tensors, too many for the functional run that checks the kernel first; \
+                 pass --timing-only to time it without running its payloads",
+                bytes >> 20
+            )));
+        }
+        if !a.json {
+            eprintln!(
+                "functional run: {} CTAs, {} KiB of tensors (--timing-only skips it)",
+                plan.num_ctas(),
+                bytes >> 10
+            );
+        }
+        let inputs = launch::materialize(&plan, a.seed);
+        let opts = bwsim_sim::RunOptions {
+            seed: a.seed,
+            trace: false,
+            ..bwsim_sim::RunOptions::default()
+        };
+        let r = bwsim_sim::run(&checked, &plan, inputs, &opts);
+        if !r.ok() {
+            report_diags(&r.diagnostics, &file, a.json);
+            if !a.json {
+                eprintln!("the functional run ended with {:?}: not timed", r.outcome);
+            }
+            return Ok(ExitCode::from(1));
+        }
+    }
+    let mut opts = TimeOptions::new(chip);
+    opts.lookahead_cycles = a.lookahead.max(0.0);
+    if a.chrome.is_some() || a.text_trace.is_some() {
+        if a.trace_sm >= chip.sms {
+            return Err(CliError(format!(
+                "--trace-sm {} but {} has {} SMs",
+                a.trace_sm, chip.name, chip.sms
+            )));
+        }
+        opts.trace = TraceMode::Sm(a.trace_sm);
+    }
+    let t = match timing::time(&checked, &plan, &opts) {
+        Ok(t) => t,
+        Err(e) => {
+            report_diags(&e.to_diagnostics(), &file, a.json);
+            return Ok(ExitCode::from(1));
+        }
+    };
+    if let (Some(path), Some(tr)) = (&a.chrome, &t.trace) {
+        let v = tr.chrome_json(Some(&file));
+        let text = serde_json::to_string(&v).map_err(|e| CliError(e.to_string()))?;
+        std::fs::write(path, text)
+            .map_err(|e| CliError(format!("cannot write `{}`: {e}", path.display())))?;
+        if !a.json {
+            eprintln!(
+                "wrote {} ({} events of SM {}; open it in ui.perfetto.dev)",
+                path.display(),
+                tr.events.len(),
+                a.trace_sm
+            );
+        }
+    }
+    if let (Some(path), Some(tr)) = (&a.text_trace, &t.trace) {
+        std::fs::write(path, tr.text())
+            .map_err(|e| CliError(format!("cannot write `{}`: {e}", path.display())))?;
+    }
+    if a.json {
+        let mut v = serde_json::to_value(&t.report).map_err(|e| CliError(e.to_string()))?;
+        if let Some(o) = v.as_object_mut() {
+            o.insert("file".into(), serde_json::Value::String(file.name.clone()));
+        }
+        println!("{v}");
+    } else {
+        print!("{}", t.report.render());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn report_diags(d: &[bwsim_isa::Diagnostic], file: &bwsim_isa::SourceFile, json: bool) {
+    if json {
+        println!(
+            "{}",
+            serde_json::json!({ "file": file.name, "ok": false, "diagnostics": super::diags_json(d, file) })
+        );
+    } else {
+        print_diags(d, file);
+    }
+}

@@ -1,0 +1,135 @@
+//! `bwsim time` as a user meets it: the report, its JSON, the Perfetto trace, and errors.
+
+use std::process::Command;
+
+fn bwsim(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_bwsim"))
+        .args(args)
+        .output()
+        .expect("bwsim runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn tmp(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("bwsim-time-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir.join(name)
+}
+
+#[test]
+fn json_report_has_the_promised_fields() {
+    // The default launch (208 x 416 x 304) runs the functional simulator first.
+    let (code, out, err) = bwsim(&["time", "matmul_pipelined", "--chip", "h100", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON object");
+    for f in [
+        "cycles",
+        "seconds",
+        "tflops",
+        "l2_hit_rate",
+        "utilisation",
+        "critical",
+    ] {
+        assert!(v.get(f).is_some(), "no `{f}` in {v}");
+    }
+    let cycles = v["cycles"].as_f64().expect("cycles");
+    let seconds = v["seconds"].as_f64().expect("seconds");
+    // H100 runs at 1830 MHz in the chip table.
+    assert!((seconds * 1830e6 - cycles).abs() < 1e-6 * cycles);
+    // TFLOP/s counts the tensor work done: 2 x 2 tiles of 128 x 256, each 5 K steps of 64
+    // (304 rounded up), 2 x 128 x 256 x 64 FLOP per step.
+    let flops = 4.0 * 5.0 * 2.0 * 128.0 * 256.0 * 64.0;
+    assert_eq!(v["flops"].as_f64(), Some(flops));
+    let tflops = v["tflops"].as_f64().expect("a matmul reports TFLOP/s");
+    assert!((tflops - flops / seconds / 1e12).abs() < 1e-9 * tflops.max(1.0));
+    assert!(v["tbps"].is_null());
+}
+
+#[test]
+fn streaming_kernel_reports_bandwidth_and_human_text() {
+    let (code, out, err) = bwsim(&[
+        "time",
+        "elementwise_add_ws",
+        "--chip",
+        "b200",
+        "--timing-only",
+        "--const",
+        "XNUMEL=4096",
+        "--const",
+        "YNUMEL=4096",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    for s in ["cycles", "TB/s", "L2 hit rate", "utilisation", "critical"] {
+        assert!(out.contains(s), "no `{s}` in:\n{out}");
+    }
+}
+
+#[test]
+fn chrome_trace_is_written_and_loads() {
+    let p = tmp("trace.json");
+    let ps = p.to_string_lossy().into_owned();
+    let (code, _, err) = bwsim(&[
+        "time",
+        "matmul_warp_specialized",
+        "--chip",
+        "gb200",
+        "--timing-only",
+        "--const",
+        "M=512",
+        "--const",
+        "N=1024",
+        "--const",
+        "K=512",
+        "--chrome",
+        &ps,
+        "--trace-sm",
+        "1",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&p).expect("trace written")).expect("JSON");
+    let evs = v["traceEvents"].as_array().expect("traceEvents");
+    assert!(!evs.is_empty());
+    assert!(evs
+        .iter()
+        .all(|e| ["ph", "ts", "pid", "tid"].iter().all(|f| e.get(*f).is_some())));
+    // Only SM 1's CTA appears (CTA 1 of a round-robin launch).
+    let procs: Vec<&str> = evs
+        .iter()
+        .filter(|e| e["name"] == "process_name")
+        .filter_map(|e| e["args"]["name"].as_str())
+        .collect();
+    assert!(procs.contains(&"SM 1 CTA 1"), "{procs:?}");
+    assert!(!procs.iter().any(|p| p.starts_with("SM 0 ")), "{procs:?}");
+}
+
+#[test]
+fn errors_are_explained() {
+    // Unknown chip: clap lists the choices.
+    let (code, _, err) = bwsim(&["time", "matmul_pipelined", "--chip", "a100"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("gb200"), "{err}");
+    // A Blackwell-only kernel on a Hopper chip: the verifier says why, with a span.
+    let (code, _, err) = bwsim(&["time", "matmul_warp_specialized", "--chip", "h100"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("sm_90a") || err.contains("target"), "{err}");
+    // A full-size problem without --timing-only is refused, with the fix.
+    let (code, _, err) = bwsim(&[
+        "time",
+        "matmul_pipelined",
+        "--chip",
+        "h100",
+        "--const",
+        "M=8192",
+        "--const",
+        "N=8192",
+        "--const",
+        "K=8192",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--timing-only"), "{err}");
+}
