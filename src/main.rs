@@ -42,6 +42,17 @@ enum Command {
     Verify(commands::verify::Args),
     /// List the bundled kernels with the seed each comes from.
     List(commands::list::Args),
+    /// Import the TTGIR of a Gluon kernel and print it as .tile source.
+    ///
+    /// Produce the TTGIR with tools/gluon_to_ttgir.py (pip install triton==3.6.0; no GPU
+    /// needed). A NAME.launch file next to NAME.ttgir (or NAME.sm_100a.ttgir) supplies the
+    /// launch section. Every command that takes a .tile file also takes a .ttgir file.
+    ///
+    /// Examples:
+    ///   bwsim import add.sm_100a.ttgir                 # print the .tile source
+    ///   bwsim import add.sm_100a.ttgir -o add.tile     # write it
+    ///   bwsim import add.sm_100a.ttgir --json          # diagnostics as JSON on failure
+    Import(commands::import::Args),
 }
 
 fn main() -> ExitCode {
@@ -50,6 +61,7 @@ fn main() -> ExitCode {
         Command::Fmt(a) => commands::fmt::run(a),
         Command::Verify(a) => commands::verify::run(a),
         Command::List(a) => commands::list::run(a),
+        Command::Import(a) => commands::import::run(a),
     };
     match r {
         Ok(code) => code,

@@ -2,6 +2,7 @@
 //! library crates. Loading kernels and printing diagnostics is shared in this module.
 
 pub mod fmt;
+pub mod import;
 pub mod list;
 pub mod verify;
 
@@ -23,8 +24,18 @@ impl Display for CliError {
 pub type CliResult = Result<std::process::ExitCode, CliError>;
 
 /// Resolve `FILE|KERNEL` to source text: an existing path, or a bundled kernel name.
+///
+/// A `.ttgir` file (Triton's TTGIR of a Gluon kernel) is imported: the source is the
+/// composite of the TTGIR, its launch sidecar and the Python files its locations name, so
+/// that diagnostics quote the Python lines; [`parse_or_report`] then yields the imported
+/// kernel. Every subcommand that loads kernels through these two functions accepts TTGIR.
 pub fn load_source(spec: &str) -> Result<SourceFile, CliError> {
     let path = std::path::Path::new(spec);
+    if bwsim_gluon::is_ttgir(path) {
+        return bwsim_gluon::load(path)
+            .map(|l| l.source)
+            .map_err(|e| CliError(format!("cannot read `{spec}`: {e}")));
+    }
     if path.exists() {
         let bytes = std::fs::read(path).map_err(|e| CliError(format!("cannot read `{spec}`: {e}")))?;
         let text = String::from_utf8(bytes).map_err(|e| {
@@ -70,9 +81,22 @@ pub fn diags_json(diags: &[Diagnostic], file: &SourceFile) -> serde_json::Value 
         .unwrap_or_default()
 }
 
-/// Parse, printing diagnostics (or JSON) on failure.
+/// Parse (or, for a `.ttgir` file, import), printing diagnostics (or JSON) on failure.
 pub fn parse_or_report(file: &SourceFile, json: bool) -> Option<Kernel> {
-    match bwsim_isa::parse(file) {
+    let parsed = if bwsim_gluon::is_ttgir(std::path::Path::new(&file.name)) {
+        match bwsim_gluon::load(std::path::Path::new(&file.name)) {
+            Ok(l) => l.kernel,
+            Err(e) => Err(vec![Diagnostic::error(
+                "io",
+                format!("cannot read `{}`: {e}", file.name),
+                bwsim_isa::Span::DUMMY,
+                "",
+            )]),
+        }
+    } else {
+        bwsim_isa::parse(file)
+    };
+    match parsed {
         Ok(k) => Some(k),
         Err(d) => {
             if json {
