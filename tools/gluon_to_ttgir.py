@@ -44,6 +44,8 @@ def parse_args(argv):
     p.add_argument("-D", dest="consts", action="append", default=[], metavar="NAME=VALUE",
                    help="a constexpr parameter's value (a Python expression)")
     p.add_argument("-o", "--output", required=True, help="the .ttgir file to write")
+    p.add_argument("--locations-relative-to", metavar="DIR",
+                   help="write source paths relative to DIR (default: the output file's directory)")
     return p.parse_args(argv)
 
 
@@ -150,7 +152,8 @@ def main(argv):
     src = GluonASTSource(fn, signature=signature, constexprs=constexprs)
     compiled = triton.compile(src, target=GPUTarget("cuda", arch, 32), options={"num_warps": a.num_warps})
     out = os.path.abspath(a.output)
-    text = relocate(compiled.asm["ttgir"], os.path.dirname(out))
+    base = os.path.abspath(a.locations_relative_to) if a.locations_relative_to else os.path.dirname(out)
+    text = relocate(compiled.asm["ttgir"], base)
     if not text.endswith("\n"):
         text += "\n"
     with open(out, "w") as f:

@@ -172,7 +172,8 @@ fn mentions(e: &Expr, n: &str) -> bool {
                 || items.iter().any(|i| match i {
                     IndexItem::Expr(e) => mentions(e, n),
                     IndexItem::Slice(a, b) => {
-                        a.as_ref().is_some_and(|e| mentions(e, n)) || b.as_ref().is_some_and(|e| mentions(e, n))
+                        a.as_ref().is_some_and(|e| mentions(e, n))
+                            || b.as_ref().is_some_and(|e| mentions(e, n))
                     }
                     IndexItem::NewAxis => false,
                 })
@@ -228,7 +229,13 @@ impl<'m> Cx<'m> {
         }
         let mut s: String = base
             .chars()
-            .map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
             .collect();
         if s.is_empty() || s.starts_with(|c: char| c.is_ascii_digit()) {
             s = format!("v{s}");
@@ -336,10 +343,13 @@ impl<'m> Cx<'m> {
         }
         match v {
             AttrVal::Dialect(n, d) if n == "ttg.slice" => {
-                let dim = d.get("dim").and_then(|x| x.as_int()).ok_or_else(|| ImportError::UnsupportedType {
-                    message: "slice layout without `dim`".into(),
-                    span,
-                })?;
+                let dim =
+                    d.get("dim")
+                        .and_then(|x| x.as_int())
+                        .ok_or_else(|| ImportError::UnsupportedType {
+                            message: "slice layout without `dim`".into(),
+                            span,
+                        })?;
                 let parent = d.get("parent").ok_or_else(|| ImportError::UnsupportedType {
                     message: "slice layout without `parent`".into(),
                     span,
@@ -359,13 +369,22 @@ impl<'m> Cx<'m> {
         Ok(match l {
             Layout::Blocked { spt, tpw, wpc, order } => Some(call(
                 "blocked",
-                vec![list_e(spt, span), list_e(tpw, span), list_e(wpc, span), list_e(order, span)],
+                vec![
+                    list_e(spt, span),
+                    list_e(tpw, span),
+                    list_e(wpc, span),
+                    list_e(order, span),
+                ],
                 span,
             )),
             Layout::Slice { dim, parent } => self
                 .layout_value(parent, span)?
                 .map(|p| call("slice", vec![int_e(*dim, span), p], span)),
-            Layout::NvidiaMma { major: 3, warps, instr } if warps.len() == 2 && instr.len() == 3 => Some(call_kw(
+            Layout::NvidiaMma {
+                major: 3,
+                warps,
+                instr,
+            } if warps.len() == 2 && instr.len() == 3 => Some(call_kw(
                 "wgmma",
                 vec![],
                 vec![("warps", list_e(warps, span)), ("n", int_e(instr[1], span))],
@@ -576,25 +595,25 @@ impl<'m> Cx<'m> {
             span: module.span,
         })?;
         let funcs: Vec<&Op> = body.ops.iter().filter(|o| o.name == "tt.func").collect();
-        let func = match funcs.as_slice() {
-            [f] => *f,
-            [] => {
-                return Err(ImportError::Module {
-                    message: "no `tt.func` kernel in the module".into(),
-                    span: module.span,
-                })
-            }
-            [_, second, ..] => {
-                return Err(ImportError::UnsupportedOp {
+        let func =
+            match funcs.as_slice() {
+                [f] => *f,
+                [] => {
+                    return Err(ImportError::Module {
+                        message: "no `tt.func` kernel in the module".into(),
+                        span: module.span,
+                    })
+                }
+                [_, second, ..] => return Err(ImportError::UnsupportedOp {
                     op: "tt.func".into(),
                     span: self.span_of(second),
                     ttgir: second.span,
                     detail: Some(
-                        "the module has several functions (a `noinline` helper?); bwsim imports one kernel".into(),
+                        "the module has several functions (a `noinline` helper?); bwsim imports one kernel"
+                            .into(),
                     ),
-                })
-            }
-        };
+                }),
+            };
         self.func(func, target, num_warps)
     }
 
@@ -747,7 +766,13 @@ impl<'m> Cx<'m> {
             });
             i += 1;
         }
-        let Some(Tok::Region(r)) = f.toks.iter().rev().map(|t| &t.tok).find(|t| matches!(t, Tok::Region(_))) else {
+        let Some(Tok::Region(r)) = f
+            .toks
+            .iter()
+            .rev()
+            .map(|t| &t.tok)
+            .find(|t| matches!(t, Tok::Region(_)))
+        else {
             return Err(ImportError::Module {
                 message: "the kernel has no body".into(),
                 span: f.span,
@@ -778,13 +803,21 @@ impl<'m> Cx<'m> {
         }
         self.blocks.push(Vec::new());
         for op in &r.ops {
-            if matches!(op.name.as_str(), "tt.return" | "ttg.warp_return" | "ttg.warp_yield" | "scf.yield") {
-                if matches!(op.name.as_str(), "tt.return" | "ttg.warp_yield") && self.operand_items(op)?.iter().any(|_| true) {
+            if matches!(
+                op.name.as_str(),
+                "tt.return" | "ttg.warp_return" | "ttg.warp_yield" | "scf.yield"
+            ) {
+                if matches!(op.name.as_str(), "tt.return" | "ttg.warp_yield")
+                    && self.operand_items(op)?.iter().any(|_| true)
+                {
                     self.errors.push(ImportError::UnsupportedOp {
                         op: op.name.clone(),
                         span: self.span_of(op),
                         ttgir: op.span,
-                        detail: Some("returning values from a kernel or from the default partition is not supported".into()),
+                        detail: Some(
+                            "returning values from a kernel or from the default partition is not supported"
+                                .into(),
+                        ),
                     });
                 }
                 continue;
@@ -856,7 +889,11 @@ impl<'m> Cx<'m> {
                             }
                         }
                     }
-                    v.push(Item { name: n, span, bracket });
+                    v.push(Item {
+                        name: n,
+                        span,
+                        bracket,
+                    });
                 }
                 Tok::Ident(w) if w == "deps" => break,
                 Tok::Punct("{") => c.skip_item(),
@@ -936,7 +973,10 @@ impl<'m> Cx<'m> {
                 return Ok(v);
             }
             loop {
-                if c.at_end() || matches!(c.peek(), Tok::Punct("->")) || matches!(c.peek(), Tok::Ident(w) if w == "to") {
+                if c.at_end()
+                    || matches!(c.peek(), Tok::Punct("->"))
+                    || matches!(c.peek(), Tok::Ident(w) if w == "to")
+                {
                     break;
                 }
                 v.push(parse_type(c)?);
@@ -973,7 +1013,11 @@ impl<'m> Cx<'m> {
             op: op.name.clone(),
             span: self.span_of(op),
             ttgir: op.span,
-            detail: if detail.is_empty() { None } else { Some(detail.to_string()) },
+            detail: if detail.is_empty() {
+                None
+            } else {
+                Some(detail.to_string())
+            },
         }
     }
 
@@ -1575,11 +1619,15 @@ impl<'m> Cx<'m> {
         let val = match (&v, &ty) {
             (AttrVal::Dense(inner), Type::Tensor { .. }) => match scalar(inner, ty.elem()) {
                 Some(e) => Val::Splat(e, ty.clone()),
-                None => Val::Unusable(format!("the constant {inner:?} has no bwsim equivalent (non-finite, or not a splat)")),
+                None => Val::Unusable(format!(
+                    "the constant {inner:?} has no bwsim equivalent (non-finite, or not a splat)"
+                )),
             },
             (_, Type::Scalar(e)) => match scalar(&v, Some(*e)) {
                 Some(x) => Val::E(x, ty.clone()),
-                None => Val::Unusable(format!("the constant {v:?} has no bwsim equivalent (non-finite?)")),
+                None => Val::Unusable(format!(
+                    "the constant {v:?} has no bwsim equivalent (non-finite?)"
+                )),
             },
             _ => Val::Unusable(format!("the constant {v:?} has no bwsim equivalent")),
         };
@@ -1599,7 +1647,8 @@ impl<'m> Cx<'m> {
         let v = self.n_operands(op, 2)?;
         let a_ty = self.val_type(&v[0].0, v[0].1)?;
         let b_ty = self.val_type(&v[1].0, v[1].1)?;
-        let both_splat = matches!(self.get(&v[0].0, v[0].1)?, Val::Splat(..)) && matches!(self.get(&v[1].0, v[1].1)?, Val::Splat(..));
+        let both_splat = matches!(self.get(&v[0].0, v[0].1)?, Val::Splat(..))
+            && matches!(self.get(&v[1].0, v[1].1)?, Val::Splat(..));
         let a = self.math_operand(&v[0].0, v[0].1)?;
         let b = self.math_operand(&v[1].0, v[1].1)?;
         let op_kind = match op.name.as_str() {
@@ -1626,7 +1675,10 @@ impl<'m> Cx<'m> {
                 "sgt" | "ogt" | "ugt" if op.name == "arith.cmpf" || p != "ugt" => BinOp::Gt,
                 "sge" | "oge" | "uge" if op.name == "arith.cmpf" || p != "uge" => BinOp::Ge,
                 other => {
-                    return Err(self.misuse(op, format!("comparison `{other}` has no bwsim equivalent (integers are signed)")))
+                    return Err(self.misuse(
+                        op,
+                        format!("comparison `{other}` has no bwsim equivalent (integers are signed)"),
+                    ))
                 }
             };
             bin(k, a, b, span)
@@ -1665,18 +1717,30 @@ impl<'m> Cx<'m> {
         let ty = self.result_type(op, 0)?;
         let splat = matches!(self.get(operand, span)?, Val::Splat(..));
         let n = self.let_(&r, Rhs::Expr(e), span);
-        self.bind(&r, if splat { Val::Splat(name_e(&n, span), ty) } else { Val::E(name_e(&n, span), ty) });
+        self.bind(
+            &r,
+            if splat {
+                Val::Splat(name_e(&n, span), ty)
+            } else {
+                Val::E(name_e(&n, span), ty)
+            },
+        );
         Ok(())
     }
 
     fn cast(&mut self, op: &Op, span: Span) -> R<()> {
         let v = self.n_operands(op, 1)?;
         let ty = self.result_type(op, 0)?;
-        let elem = ty.elem().ok_or_else(|| self.misuse(op, "cast to a non-scalar type"))?;
+        let elem = ty
+            .elem()
+            .ok_or_else(|| self.misuse(op, "cast to a non-scalar type"))?;
         if op.name == "arith.extui" {
             let from = self.val_type(&v[0].0, v[0].1)?.elem();
             if from != Some(Elem::I1) {
-                return Err(self.unsupported(op, "zero extension of integers wider than i1: bwsim's integers are signed"));
+                return Err(self.unsupported(
+                    op,
+                    "zero extension of integers wider than i1: bwsim's integers are signed",
+                ));
             }
         }
         if op.name == "arith.uitofp" {
@@ -1685,9 +1749,17 @@ impl<'m> Cx<'m> {
         let d = dtype_of(if elem == Elem::Index { Elem::I64 } else { elem }, span)?;
         let a = self.math_operand(&v[0].0, v[0].1)?;
         if !ty.is_tensor() && !matches!(d, DType::I1 | DType::I32 | DType::I64 | DType::F32) {
-            return Err(self.misuse(op, format!("bwsim scalars are i1, i32, i64 or f32, not {}", d.name())));
+            return Err(self.misuse(
+                op,
+                format!("bwsim scalars are i1, i32, i64 or f32, not {}", d.name()),
+            ));
         }
-        self.unary_result(op, call("cast", vec![a, name_e(d.name(), span)], span), &v[0].0, span)
+        self.unary_result(
+            op,
+            call("cast", vec![a, name_e(d.name(), span)], span),
+            &v[0].0,
+            span,
+        )
     }
 
     fn global_load(&mut self, op: &Op, span: Span) -> R<()> {
@@ -1729,7 +1801,10 @@ impl<'m> Cx<'m> {
     /// An offset expression as a tile of the pointer tensor's shape.
     fn offsets_tile(&mut self, o: Expr, pty: &Type, span: Span) -> R<Expr> {
         // A scalar offset (e.g. `ptr + k` splat to a tensor) needs the tensor's shape.
-        let scalar = !matches!(o.kind, ExprKind::Name(_) | ExprKind::Call(..) | ExprKind::Binary(..));
+        let scalar = !matches!(
+            o.kind,
+            ExprKind::Name(_) | ExprKind::Call(..) | ExprKind::Binary(..)
+        );
         if scalar {
             let z = self.full(&int_tensor(pty), int_e(0, span), span)?;
             return Ok(bin(BinOp::Add, z, o, span));
@@ -1788,7 +1863,13 @@ impl<'m> Cx<'m> {
 
     fn local_alloc(&mut self, op: &Op, span: Span) -> R<()> {
         let ty = self.result_type(op, 0)?;
-        let Type::MemDesc { shape, elem, enc, tmem: false } = &ty else {
+        let Type::MemDesc {
+            shape,
+            elem,
+            enc,
+            tmem: false,
+        } = &ty
+        else {
             return Err(self.misuse(op, "expected a shared-memory descriptor"));
         };
         let r = self.result(op, 0)?;
@@ -1809,7 +1890,13 @@ impl<'m> Cx<'m> {
                 span,
             );
             if shape.len() == 1 {
-                self.bind(&r, Val::E(index(name_e(&n, span), vec![IndexItem::Expr(int_e(0, span))], span), ty));
+                self.bind(
+                    &r,
+                    Val::E(
+                        index(name_e(&n, span), vec![IndexItem::Expr(int_e(0, span))], span),
+                        ty,
+                    ),
+                );
             } else {
                 self.bind(&r, Val::Mbars(name_e(&n, span)));
             }
@@ -1817,7 +1904,15 @@ impl<'m> Cx<'m> {
         }
         let t = self.shaped(*elem, shape, span)?;
         let layout = self.smem_layout(enc, span)?;
-        let n = self.let_op(&r, OpKind::SmemAlloc { ty: t, layout, align: None }, span);
+        let n = self.let_op(
+            &r,
+            OpKind::SmemAlloc {
+                ty: t,
+                layout,
+                align: None,
+            },
+            span,
+        );
         if let Some((iv, is)) = init.first() {
             let value = self.expr(iv, *is)?;
             self.op_stmt(
@@ -1834,7 +1929,13 @@ impl<'m> Cx<'m> {
 
     fn tmem_alloc(&mut self, op: &Op, span: Span) -> R<()> {
         let ty = self.result_type(op, 0)?;
-        let Type::MemDesc { shape, elem, enc, tmem: true } = &ty else {
+        let Type::MemDesc {
+            shape,
+            elem,
+            enc,
+            tmem: true,
+        } = &ty
+        else {
             return Err(self.misuse(op, "expected a tensor-memory descriptor"));
         };
         let r = self.result(op, 0)?;
@@ -1844,9 +1945,15 @@ impl<'m> Cx<'m> {
                 block_m,
                 block_n,
                 col_stride,
-            } => (Some(list_e(&[block_m, block_n], span)), Some(int_e(col_stride, span)), None),
+            } => (
+                Some(list_e(&[block_m, block_n], span)),
+                Some(int_e(col_stride, span)),
+                None,
+            ),
             Layout::TmemScales => (None, None, Some(with_span(Expr::bool(true), span))),
-            other => return Err(self.misuse(op, format!("tensor-memory encoding {other:?} is not supported"))),
+            other => {
+                return Err(self.misuse(op, format!("tensor-memory encoding {other:?} is not supported")))
+            }
         };
         let n = self.let_op(
             &r,
@@ -1879,7 +1986,10 @@ impl<'m> Cx<'m> {
         if items.len() < 5 {
             return Err(ImportError::Syntax {
                 span: op.span,
-                message: format!("`ttng.tc_gen5_mma` expects at least 5 operands, found {}", items.len()),
+                message: format!(
+                    "`ttng.tc_gen5_mma` expects at least 5 operands, found {}",
+                    items.len()
+                ),
             });
         }
         let attrs = self.attr_dict(op)?;
@@ -2095,7 +2205,11 @@ impl<'m> Cx<'m> {
         let start = self.math_operand(&lb, lbs)?;
         let end = self.math_operand(&ub, ubs)?;
         let step = self.math_operand(&st, sts)?;
-        let step = if matches!(step.kind, ExprKind::Int(1)) { None } else { Some(step) };
+        let step = if matches!(step.kind, ExprKind::Int(1)) {
+            None
+        } else {
+            Some(step)
+        };
         let mut vars = Vec::new();
         let mut bindings = Vec::new();
         for (i, (a, init, is)) in iters.iter().enumerate() {
@@ -2155,16 +2269,26 @@ impl<'m> Cx<'m> {
         let regions: Vec<&Region> = op
             .toks
             .iter()
-            .filter_map(|t| if let Tok::Region(i) = t.tok { op.regions.get(i) } else { None })
+            .filter_map(|t| {
+                if let Tok::Region(i) = t.tok {
+                    op.regions.get(i)
+                } else {
+                    None
+                }
+            })
             .collect();
-        let then_r = regions.first().ok_or_else(|| self.misuse(op, "an `if` without a body"))?;
+        let then_r = regions
+            .first()
+            .ok_or_else(|| self.misuse(op, "an `if` without a body"))?;
         // Results: variables declared before the `if`, zero until a branch assigns them.
         let mut vars = Vec::new();
         for (i, r) in op.results.iter().enumerate() {
             let ty = self.result_type(op, i)?;
             let zero = match &ty {
                 Type::Scalar(Elem::I1) => Val::E(with_span(Expr::bool(false), span), ty.clone()),
-                Type::Scalar(e) if e.is_float() => Val::E(float_e(0.0, span).unwrap_or_else(|| int_e(0, span)), ty.clone()),
+                Type::Scalar(e) if e.is_float() => {
+                    Val::E(float_e(0.0, span).unwrap_or_else(|| int_e(0, span)), ty.clone())
+                }
                 Type::Scalar(_) => Val::E(int_e(0, span), ty.clone()),
                 Type::Tensor { elem, .. } if !matches!(**elem, Type::Ptr(_)) => {
                     let z = if ty.elem().is_some_and(|e| e.is_float()) {
@@ -2235,7 +2359,10 @@ impl<'m> Cx<'m> {
             }
         }
         let attrs = self.attr_dict(op)?;
-        let regs = attrs.get("requestedRegisters").and_then(|x| x.ints()).unwrap_or_default();
+        let regs = attrs
+            .get("requestedRegisters")
+            .and_then(|x| x.ints())
+            .unwrap_or_default();
         let mut default = None;
         let mut workers = Vec::new();
         while !c.at_end() {
@@ -2257,14 +2384,25 @@ impl<'m> Cx<'m> {
                 }
                 Tok::Ident(w) if w.starts_with("partition") => {
                     c.bump();
-                    let args = if matches!(c.peek(), Tok::Punct("(")) { c.group()? } else { &[] };
+                    let args = if matches!(c.peek(), Tok::Punct("(")) {
+                        c.group()?
+                    } else {
+                        &[]
+                    };
                     let mut params = Vec::new();
                     let mut depth = 0i64;
                     for (i, t) in args.iter().enumerate() {
                         match t.tok {
-                            Tok::Punct("(") | Tok::Punct("<") | Tok::Punct("[") | Tok::Punct("{") => depth += 1,
-                            Tok::Punct(")") | Tok::Punct(">") | Tok::Punct("]") | Tok::Punct("}") => depth -= 1,
-                            Tok::Value(ref v) if depth == 0 && matches!(args.get(i + 1).map(|t| &t.tok), Some(Tok::Punct(":"))) => {
+                            Tok::Punct("(") | Tok::Punct("<") | Tok::Punct("[") | Tok::Punct("{") => {
+                                depth += 1
+                            }
+                            Tok::Punct(")") | Tok::Punct(">") | Tok::Punct("]") | Tok::Punct("}") => {
+                                depth -= 1
+                            }
+                            Tok::Value(ref v)
+                                if depth == 0
+                                    && matches!(args.get(i + 1).map(|t| &t.tok), Some(Tok::Punct(":"))) =>
+                            {
                                 params.push(v.clone())
                             }
                             _ => {}
@@ -2284,14 +2422,19 @@ impl<'m> Cx<'m> {
                     let k = workers.len();
                     let mut bindings = Vec::new();
                     for (i, p) in params.iter().enumerate() {
-                        let (n, s) = captured.get(i).ok_or_else(|| self.misuse(op, "more partition arguments than captured values"))?;
+                        let (n, s) = captured.get(i).ok_or_else(|| {
+                            self.misuse(op, "more partition arguments than captured values")
+                        })?;
                         bindings.push((p.clone(), self.get(n, *s)?));
                     }
                     let r = &op.regions[ri];
                     let wname = self.worker_name(r, k);
                     let body = self.region_block(r, &bindings)?;
                     let reg = *regs.get(k).ok_or_else(|| {
-                        self.misuse(op, format!("no register budget for partition {k} (requestedRegisters)"))
+                        self.misuse(
+                            op,
+                            format!("no register budget for partition {k} (requestedRegisters)"),
+                        )
                     })?;
                     workers.push(Worker {
                         comments: Vec::new(),
@@ -2349,7 +2492,10 @@ fn enclosing_def(text: &str, at: usize) -> Option<String> {
         let ind = line.len() - t.len();
         if ind < indent {
             if let Some(rest) = t.strip_prefix("def ") {
-                let name: String = rest.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+                let name: String = rest
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
                 return (!name.is_empty()).then_some(name);
             }
             if !t.is_empty() && !t.starts_with('#') && !t.starts_with('@') && !t.starts_with(')') {
@@ -2403,7 +2549,10 @@ fn is_tmem_32x32b(l: &Layout) -> bool {
         }
         Layout::Blocked { spt, tpw, wpc, .. } => {
             // One row per thread, the whole row in its registers.
-            spt.len() == 2 && spt[0] == 1 && tpw.as_slice() == [32, 1] && wpc.first().is_some_and(|&w| w == 4 || w == 8)
+            spt.len() == 2
+                && spt[0] == 1
+                && tpw.as_slice() == [32, 1]
+                && wpc.first().is_some_and(|&w| w == 4 || w == 8)
         }
         _ => false,
     }
@@ -2415,7 +2564,8 @@ mod tests {
 
     #[test]
     fn enclosing_def_finds_the_function() {
-        let py = "def outer(a):\n    x = 1\n    for i in range(3):\n        y = x\n\ndef other():\n    pass\n";
+        let py =
+            "def outer(a):\n    x = 1\n    for i in range(3):\n        y = x\n\ndef other():\n    pass\n";
         let at = py.find("y = x").unwrap();
         assert_eq!(enclosing_def(py, at).as_deref(), Some("outer"));
         let at = py.find("pass").unwrap();

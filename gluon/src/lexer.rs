@@ -214,7 +214,10 @@ fn number(text: &str, i: usize) -> (Tok, usize) {
         while j < b.len() && b[j].is_ascii_hexdigit() {
             j += 1;
         }
-        return (Tok::Hex(u64::from_str_radix(&text[i + 2..j], 16).unwrap_or(u64::MAX)), j);
+        return (
+            Tok::Hex(u64::from_str_radix(&text[i + 2..j], 16).unwrap_or(u64::MAX)),
+            j,
+        );
     }
     let mut j = digits(i);
     // A shape: `128x64xf16`, `2x1xi64`, `128x!tt.ptr<f32>`, or the alloc shape `128x256`.
@@ -242,7 +245,8 @@ fn number(text: &str, i: usize) -> (Tok, usize) {
     }
     if matches!(b.get(j), Some(b'e') | Some(b'E'))
         && (b.get(j + 1).is_some_and(|c| c.is_ascii_digit())
-            || (matches!(b.get(j + 1), Some(b'+') | Some(b'-')) && b.get(j + 2).is_some_and(|c| c.is_ascii_digit())))
+            || (matches!(b.get(j + 1), Some(b'+') | Some(b'-'))
+                && b.get(j + 2).is_some_and(|c| c.is_ascii_digit())))
     {
         float = true;
         j = digits(j + 2);
@@ -294,7 +298,10 @@ mod tests {
         );
         assert_eq!(toks("%mma#1")[0], Tok::Value("mma#1".into()));
         assert_eq!(toks("128x256>")[0], Tok::Shape(vec![128, 256]));
-        assert_eq!(toks("128x!tt.ptr")[..2], [Tok::Shape(vec![128]), Tok::Bang("tt.ptr".into())]);
+        assert_eq!(
+            toks("128x!tt.ptr")[..2],
+            [Tok::Shape(vec![128]), Tok::Bang("tt.ptr".into())]
+        );
     }
 
     #[test]
@@ -304,13 +311,16 @@ mod tests {
         assert_eq!(toks("5.000000e-01")[0], Tok::Float(0.5));
         assert_eq!(toks("0x7FC00000")[0], Tok::Hex(0x7FC0_0000));
         assert_eq!(toks(r#""a\"b""#)[0], Tok::Str("a\"b".into()));
-        assert_eq!(toks("\"x.py\":13:0")[..5], [
-            Tok::Str("x.py".into()),
-            Tok::Punct(":"),
-            Tok::Int(13),
-            Tok::Punct(":"),
-            Tok::Int(0)
-        ]);
+        assert_eq!(
+            toks("\"x.py\":13:0")[..5],
+            [
+                Tok::Str("x.py".into()),
+                Tok::Punct(":"),
+                Tok::Int(13),
+                Tok::Punct(":"),
+                Tok::Int(0)
+            ]
+        );
     }
 
     #[test]

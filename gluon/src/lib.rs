@@ -71,7 +71,12 @@ pub fn load(path: &Path) -> std::io::Result<Loaded> {
         Some(p) => Some((p.display().to_string(), std::fs::read_to_string(&p)?)),
         None => None,
     };
-    Ok(import_text(&path.display().to_string(), &text, path.parent(), launch))
+    Ok(import_text(
+        &path.display().to_string(),
+        &text,
+        path.parent(),
+        launch,
+    ))
 }
 
 /// Import TTGIR text. `name` names it in diagnostics, `dir` is where relative Python paths
@@ -93,7 +98,9 @@ pub fn import_text(name: &str, text: &str, dir: Option<&Path>, launch: Option<(S
         .and_then(|mut k| {
             k.comments = vec![format!(
                 "// Imported from {} (the TTGIR of Gluon kernel `{}`).",
-                Path::new(name).file_name().map_or(name.into(), |f| f.to_string_lossy()),
+                Path::new(name)
+                    .file_name()
+                    .map_or(name.into(), |f| f.to_string_lossy()),
                 k.name.name
             )];
             if let Some((_, ltext)) = &launch {

@@ -183,7 +183,10 @@ mod tests {
     fn callsites_resolve_to_the_user_line() {
         let mut aliases = HashMap::new();
         aliases.insert("loc1".to_string(), toks("\"k.py\":57:0"));
-        aliases.insert("loc17".to_string(), toks("\"<triton>/language/standard.py\":43:17"));
+        aliases.insert(
+            "loc17".to_string(),
+            toks("\"<triton>/language/standard.py\":43:17"),
+        );
         aliases.insert("loc18".to_string(), toks("\"k.py\":25:35"));
         aliases.insert("loc91".to_string(), toks("callsite(#loc17 at #loc18)"));
         aliases.insert("loc93".to_string(), toks("\"load_index\"(#loc18)"));

@@ -67,7 +67,11 @@ impl SourceMap {
         let mut parts = HashMap::new();
         for f in order {
             let lines = &cols[&f];
-            let found = if is_library(&f) { None } else { read_python(&f, dir) };
+            let found = if is_library(&f) {
+                None
+            } else {
+                read_python(&f, dir)
+            };
             parts.insert(f.clone(), parts_text.len());
             match found {
                 Some((path, text)) => {
@@ -148,7 +152,9 @@ fn read_python(f: &str, dir: Option<&Path>) -> Option<(PathBuf, String)> {
 
 /// `a/./b` → `a/b`, for display.
 fn clean(p: &Path) -> PathBuf {
-    p.components().filter(|c| !matches!(c, std::path::Component::CurDir)).collect()
+    p.components()
+        .filter(|c| !matches!(c, std::path::Component::CurDir))
+        .collect()
 }
 
 #[cfg(test)]

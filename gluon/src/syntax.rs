@@ -52,7 +52,11 @@ pub struct Region {
 
 /// Parse a whole file.
 pub fn parse(toks: Vec<Token>) -> Result<Module, ImportError> {
-    let mut p = Parser { toks, pos: 0, depth: 0 };
+    let mut p = Parser {
+        toks,
+        pos: 0,
+        depth: 0,
+    };
     let mut m = Module::default();
     loop {
         p.skip_newlines();
@@ -60,7 +64,8 @@ pub fn parse(toks: Vec<Token>) -> Result<Module, ImportError> {
             Tok::Eof => break,
             Tok::Hash(name) if matches!(p.peek_at(1), Tok::Punct("=")) => {
                 p.pos += 2;
-                if matches!(p.peek(), Tok::Ident(s) if s == "loc") && matches!(p.peek_at(1), Tok::Punct("(")) {
+                if matches!(p.peek(), Tok::Ident(s) if s == "loc") && matches!(p.peek_at(1), Tok::Punct("("))
+                {
                     p.pos += 1;
                     let inner = p.balanced()?;
                     m.loc_aliases.insert(name, inner);
@@ -130,7 +135,11 @@ impl Parser {
         let mut depth = 1usize;
         let mut v = Vec::new();
         loop {
-            let t = self.toks.get(self.pos).cloned().ok_or_else(|| self.err("unbalanced `(`"))?;
+            let t = self
+                .toks
+                .get(self.pos)
+                .cloned()
+                .ok_or_else(|| self.err("unbalanced `(`"))?;
             match t.tok {
                 Tok::Punct("(") => depth += 1,
                 Tok::Punct(")") => {
@@ -191,7 +200,11 @@ impl Parser {
         let mut line_end = start;
         let mut first_line = true;
         loop {
-            let t = self.toks.get(self.pos).cloned().ok_or_else(|| self.err("unexpected end of file"))?;
+            let t = self
+                .toks
+                .get(self.pos)
+                .cloned()
+                .ok_or_else(|| self.err("unexpected end of file"))?;
             if first_line {
                 line_end = line_end.to(t.span);
             }
@@ -212,7 +225,8 @@ impl Parser {
                     }
                     // `ttg.warp_specialize(...)` goes on with its partitions on the next lines.
                     let next = self.toks.get(self.pos + 1).map(|t| &t.tok);
-                    let partition = matches!(next, Some(Tok::Ident(s)) if s == "default" || s.starts_with("partition"));
+                    let partition =
+                        matches!(next, Some(Tok::Ident(s)) if s == "default" || s.starts_with("partition"));
                     if partition && name == "ttg.warp_specialize" {
                         self.pos += 1;
                         first_line = false;
@@ -438,9 +452,14 @@ impl<'a> Cursor<'a> {
         let start = self.pos + 1;
         self.skip_item();
         let end = self.pos.saturating_sub(1);
-        if end < start || !matches!(self.toks.get(end).map(|t| &t.tok), Some(Tok::Punct(c)) if closer(open) == *c) {
+        if end < start
+            || !matches!(self.toks.get(end).map(|t| &t.tok), Some(Tok::Punct(c)) if closer(open) == *c)
+        {
             return Err(ImportError::Syntax {
-                span: self.toks.get(start.saturating_sub(1)).map_or(self.end, |t| t.span),
+                span: self
+                    .toks
+                    .get(start.saturating_sub(1))
+                    .map_or(self.end, |t| t.span),
                 message: format!("unbalanced `{open}`"),
             });
         }

@@ -311,7 +311,11 @@ pub fn parse_type(c: &mut Cursor) -> Result<Type, ImportError> {
                 _ => Vec::new(),
             };
             let elem = parse_type(&mut ic)?;
-            let enc = if ic.eat(",") { Some(attr_val(&mut ic)?) } else { None };
+            let enc = if ic.eat(",") {
+                Some(attr_val(&mut ic)?)
+            } else {
+                None
+            };
             Ok(Type::Tensor {
                 shape,
                 elem: Box::new(elem),
@@ -329,7 +333,11 @@ pub fn parse_type(c: &mut Cursor) -> Result<Type, ImportError> {
         Tok::Bang(name) => {
             let span = c.span();
             c.bump();
-            let inner: &[Token] = if matches!(c.peek(), Tok::Punct("<")) { c.group()? } else { &[] };
+            let inner: &[Token] = if matches!(c.peek(), Tok::Punct("<")) {
+                c.group()?
+            } else {
+                &[]
+            };
             let mut ic = Cursor::new(inner, span);
             match name.as_str() {
                 "tt.ptr" => Ok(Type::Ptr(Box::new(parse_type(&mut ic)?))),
@@ -373,7 +381,12 @@ pub fn parse_type(c: &mut Cursor) -> Result<Type, ImportError> {
                         _ => false,
                     };
                     // The rest (`mutable`, the alloc shape) does not change what the view is.
-                    Ok(Type::MemDesc { shape, elem, enc, tmem })
+                    Ok(Type::MemDesc {
+                        shape,
+                        elem,
+                        enc,
+                        tmem,
+                    })
                 }
                 other => Ok(Type::Other(other.to_string())),
             }
@@ -447,10 +460,13 @@ impl<'m> Attrs<'m> {
         if let Some(v) = self.cache.borrow().get(name) {
             return Ok(v.clone());
         }
-        let toks = self.aliases.get(name).ok_or_else(|| ImportError::UnsupportedType {
-            message: format!("`#{name}` is not defined"),
-            span,
-        })?;
+        let toks = self
+            .aliases
+            .get(name)
+            .ok_or_else(|| ImportError::UnsupportedType {
+                message: format!("`#{name}` is not defined"),
+                span,
+            })?;
         let mut c = Cursor::new(toks, span);
         let v = attr_val(&mut c)?;
         self.cache.borrow_mut().insert(name.to_string(), v.clone());
@@ -498,7 +514,9 @@ impl<'m> Attrs<'m> {
                 "ttg.linear" => {
                     let bases = |k: &str| -> Result<Vec<Vec<i64>>, ImportError> {
                         match d.get(k) {
-                            Some(AttrVal::List(l)) => l.iter().map(|b| b.ints().ok_or_else(|| bad(k))).collect(),
+                            Some(AttrVal::List(l)) => {
+                                l.iter().map(|b| b.ints().ok_or_else(|| bad(k))).collect()
+                            }
                             _ => Err(bad(k)),
                         }
                     };
@@ -564,7 +582,9 @@ mod tests {
             t => panic!("{t:?}"),
         }
         match ty("!ttg.memdesc<128x128xf32, #tmem1, #ttng.tensor_memory, mutable, 128x256>") {
-            Type::MemDesc { shape, elem, tmem, .. } => {
+            Type::MemDesc {
+                shape, elem, tmem, ..
+            } => {
                 assert_eq!((shape, elem, tmem), (vec![128, 128], Elem::F32, true));
             }
             t => panic!("{t:?}"),
@@ -601,7 +621,11 @@ mod tests {
                 })
             }
         );
-        let t = lex("#ttng.tensor_memory_encoding<blockM = 128, blockN = 256, colStride = 1>", 0).unwrap();
+        let t = lex(
+            "#ttng.tensor_memory_encoding<blockM = 128, blockN = 256, colStride = 1>",
+            0,
+        )
+        .unwrap();
         let v = attr_val(&mut Cursor::new(&t[..t.len() - 1], Span::DUMMY)).unwrap();
         assert_eq!(
             attrs.layout(&v, Span::DUMMY).unwrap(),

@@ -89,17 +89,17 @@ def issue_mma(consumer, mma, bars, x_bufs, w_bufs, num_buffers: gl.constexpr):
 
 
 @gluon.jit
-def matmul_fused_gather_scatter_kernel(X_desc, W_desc, out_desc, X_gather_indx_ptr, out_scatter_indx_ptr,
+def matmul_fused_gather_scatter_kernel(x_desc, w_desc, out_desc, x_gather_indx_ptr, out_scatter_indx_ptr,
                                        BLOCK_M: gl.constexpr, SchedulerImpl: gl.constexpr, num_buffers: gl.constexpr):
-    BLOCK_N: gl.constexpr = W_desc.block_type.shape[1]
-    BLOCK_K: gl.constexpr = W_desc.block_type.shape[0]
-    dtype: gl.constexpr = X_desc.dtype
-    M = X_desc.shape[0]
-    N = W_desc.shape[1]
-    K = X_desc.shape[1]
+    BLOCK_N: gl.constexpr = w_desc.block_type.shape[1]
+    BLOCK_K: gl.constexpr = w_desc.block_type.shape[0]
+    dtype: gl.constexpr = x_desc.dtype
+    M = x_desc.shape[0]
+    N = w_desc.shape[1]
+    K = x_desc.shape[1]
 
-    x_bufs = gl.allocate_shared_memory(dtype, [num_buffers, BLOCK_M, BLOCK_K], X_desc.layout)
-    w_bufs = gl.allocate_shared_memory(dtype, [num_buffers, BLOCK_K, BLOCK_N], W_desc.layout)
+    x_bufs = gl.allocate_shared_memory(dtype, [num_buffers, BLOCK_M, BLOCK_K], x_desc.layout)
+    w_bufs = gl.allocate_shared_memory(dtype, [num_buffers, BLOCK_K, BLOCK_N], w_desc.layout)
     out_smem = gl.allocate_shared_memory(dtype, [BLOCK_M, BLOCK_N], out_desc.layout)
 
     bars = gl.allocate_shared_memory(gl.int64, [num_buffers, 1], mbarrier.MBarrierLayout())
@@ -118,16 +118,16 @@ def matmul_fused_gather_scatter_kernel(X_desc, W_desc, out_desc, X_gather_indx_p
     off_m = pid_m * BLOCK_M
     off_n = pid_n * BLOCK_N
     for ki in gl.static_range(0, BLOCK_K * (num_buffers - 2), BLOCK_K):
-        producer = issue_loads(producer, X_desc, W_desc, X_gather_indx_ptr, off_m, off_n, ki, bars, x_bufs, w_bufs,
+        producer = issue_loads(producer, x_desc, w_desc, x_gather_indx_ptr, off_m, off_n, ki, bars, x_bufs, w_bufs,
                                BLOCK_M, num_buffers)
     k = BLOCK_K * (num_buffers - 2)
-    producer = issue_loads(producer, X_desc, W_desc, X_gather_indx_ptr, off_m, off_n, k, bars, x_bufs, w_bufs, BLOCK_M,
+    producer = issue_loads(producer, x_desc, w_desc, x_gather_indx_ptr, off_m, off_n, k, bars, x_bufs, w_bufs, BLOCK_M,
                            num_buffers)
 
     for _ in range(num_tiles):
         consumer, mma = issue_mma(consumer, mma, bars, x_bufs, w_bufs, num_buffers)
         for k in range(BLOCK_K * (num_buffers - 1), K, BLOCK_K):
-            producer = issue_loads(producer, X_desc, W_desc, X_gather_indx_ptr, off_m, off_n, k, bars, x_bufs, w_bufs,
+            producer = issue_loads(producer, x_desc, w_desc, x_gather_indx_ptr, off_m, off_n, k, bars, x_bufs, w_bufs,
                                    BLOCK_M, num_buffers)
             consumer, mma = issue_mma(consumer, mma, bars, x_bufs, w_bufs, num_buffers)
 
@@ -148,11 +148,11 @@ def matmul_fused_gather_scatter_kernel(X_desc, W_desc, out_desc, X_gather_indx_p
         # Predicate the peeled prologue instead of using a conditional.
         pred = idx < num_tiles
         for ki in gl.static_range(0, BLOCK_K * (num_buffers - 2), BLOCK_K):
-            producer = issue_loads(producer, X_desc, W_desc, X_gather_indx_ptr, off_m, off_n, ki, bars, x_bufs, w_bufs,
+            producer = issue_loads(producer, x_desc, w_desc, x_gather_indx_ptr, off_m, off_n, ki, bars, x_bufs, w_bufs,
                                    BLOCK_M, num_buffers, pred)
             consumer, mma = issue_mma(consumer, mma, bars, x_bufs, w_bufs, num_buffers)
         k = BLOCK_K * (num_buffers - 2)
-        producer = issue_loads(producer, X_desc, W_desc, X_gather_indx_ptr, off_m, off_n, k, bars, x_bufs, w_bufs,
+        producer = issue_loads(producer, x_desc, w_desc, x_gather_indx_ptr, off_m, off_n, k, bars, x_bufs, w_bufs,
                                BLOCK_M, num_buffers)
 
         mma = mma.wait_num_outstanding(0)
