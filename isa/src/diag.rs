@@ -125,12 +125,22 @@ pub fn render_to(w: &mut dyn term::termcolor::WriteColor, diags: &[Diagnostic], 
     let mut files = SimpleFiles::new();
     // (file id, first byte, length) of each part, or the whole text for a plain file.
     let parts: Vec<(usize, usize, usize)> = if file.parts().is_empty() {
-        vec![(files.add(file.name.clone(), file.text.clone()), 0, file.text.len())]
+        vec![(
+            files.add(file.name.clone(), file.text.clone()),
+            0,
+            file.text.len(),
+        )]
     } else {
         file.parts()
             .iter()
             .enumerate()
-            .map(|(i, p)| (files.add(p.name.clone(), file.part_text(i).to_string()), p.start, p.len))
+            .map(|(i, p)| {
+                (
+                    files.add(p.name.clone(), file.part_text(i).to_string()),
+                    p.start,
+                    p.len,
+                )
+            })
             .collect()
     };
     let place = |s: Span| -> (usize, std::ops::Range<usize>) {

@@ -17,7 +17,8 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> CliResult {
-    let loaded = bwsim_gluon::load(&a.file).map_err(|e| CliError(format!("cannot read `{}`: {e}", a.file.display())))?;
+    let loaded = bwsim_gluon::load(&a.file)
+        .map_err(|e| CliError(format!("cannot read `{}`: {e}", a.file.display())))?;
     let kernel = match loaded.kernel {
         Ok(k) => k,
         Err(d) => {
@@ -34,7 +35,9 @@ pub fn run(a: Args) -> CliResult {
     };
     let text = bwsim_isa::print(&kernel);
     match &a.output {
-        Some(p) => std::fs::write(p, &text).map_err(|e| CliError(format!("cannot write `{}`: {e}", p.display())))?,
+        Some(p) => {
+            std::fs::write(p, &text).map_err(|e| CliError(format!("cannot write `{}`: {e}", p.display())))?
+        }
         None => print!("{text}"),
     }
     Ok(ExitCode::SUCCESS)
