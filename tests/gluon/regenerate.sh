@@ -57,3 +57,14 @@ gen matmul_accumulate.sm_100a $src/tcgen05_copy.py matmul_accumulate_kernel --ta
     --arg 'a_desc=desc<fp16[128, 64]>' --arg 'b_desc=desc<fp16[64, 128]>' --arg 'c_desc=desc<fp32[128, 128]>' \
     --arg 'd_ptr=*fp32' --arg d_stride_m=i32 --arg d_stride_n=i32 \
     -D 'SchedulerImpl=GroupedPersistentTileScheduler(8)' -D num_buffers=3
+
+# The checker catalogue's bugs planted in the Gluon source (planted_bugs.py), and the correct kernels.
+for bug in "" no_fence wrong_parity short_expect early_release; do
+    name=${bug:-fixed}
+    for t in sm_100a sm_90a; do
+        gen bug_ws_add_$name.$t $src/planted_bugs.py ws_add_kernel --target $t "${add_args[@]}" \
+            -D NUM_LOAD_BUFFERS=2 -D NUM_STORE_BUFFERS=2 -D "BUG='$bug'"
+    done
+    gen bug_pipelined_matmul_$name.sm_100a $src/planted_bugs.py pipelined_matmul_kernel --target sm_100a \
+        "${mm_args[@]}" -D "BUG='$bug'"
+done
