@@ -53,7 +53,10 @@ fn run(c: &Checked, plan: &LaunchPlan, seed: u64) -> RunResult {
 }
 
 fn codes(ds: &[Diagnostic]) -> BTreeSet<String> {
-    ds.iter().filter(|d| d.is_error()).map(|d| d.code.clone()).collect()
+    ds.iter()
+        .filter(|d| d.is_error())
+        .map(|d| d.code.clone())
+        .collect()
 }
 
 /// The 1-based line of planted_bugs.py right after the `# BUG: ...` comment containing `marker`.
@@ -97,7 +100,12 @@ fn catalogue_codes(name: &str, target: Target, seed: u64) -> BTreeSet<String> {
             ..RunOptions::default()
         },
     )
-    .unwrap_or_else(|d| panic!("{name}:\n{}", diag::render(&d, &SourceFile::new(name, src.clone()))));
+    .unwrap_or_else(|d| {
+        panic!(
+            "{name}:\n{}",
+            diag::render(&d, &SourceFile::new(name, src.clone()))
+        )
+    });
     codes(&r.diagnostics)
 }
 
@@ -110,8 +118,15 @@ fn ws_add_wrong_parity_deadlocks_at_the_python_wait() {
         for seed in 0..3 {
             let r = run(&c, &plan, seed);
             assert_eq!(r.outcome, Outcome::Deadlock, "seed {seed}");
-            assert_eq!(codes(&r.diagnostics), catalogue_codes("ws_add_wrong_parity", target, seed));
-            let d = r.diagnostics.iter().find(|d| d.code == "deadlock").expect("a deadlock");
+            assert_eq!(
+                codes(&r.diagnostics),
+                catalogue_codes("ws_add_wrong_parity", target, seed)
+            );
+            let d = r
+                .diagnostics
+                .iter()
+                .find(|d| d.code == "deadlock")
+                .expect("a deadlock");
             assert!(
                 points_at(d, &file, line),
                 "the deadlock names planted_bugs.py:{line}:\n{}",
@@ -133,10 +148,18 @@ fn ws_add_short_expect_is_a_tx_mismatch_at_the_python_copies() {
                 .diagnostics
                 .iter()
                 .find(|d| d.code == "tx-mismatch")
-                .unwrap_or_else(|| panic!("seed {seed}: no tx-mismatch:\n{}", diag::render(&r.diagnostics, &file)));
+                .unwrap_or_else(|| {
+                    panic!(
+                        "seed {seed}: no tx-mismatch:\n{}",
+                        diag::render(&r.diagnostics, &file)
+                    )
+                });
             // The overshooting copies follow the short expect and its correct `else` branch.
             let (f, l) = &places(d, &file)[0];
-            assert!(f.ends_with("planted_bugs.py") && (line + 3..=line + 4).contains(l), "{f}:{l}");
+            assert!(
+                f.ends_with("planted_bugs.py") && (line + 3..=line + 4).contains(l),
+                "{f}:{l}"
+            );
             assert!(catalogue_codes("short_expect_oob", target, seed).contains("tx-mismatch"));
         }
     }
@@ -149,10 +172,21 @@ fn pipelined_matmul_wrong_parity_deadlocks_at_the_python_wait() {
     let (c, plan) = checked(&k, Target::Sm100a, &file);
     let r = run(&c, &plan, 0);
     assert_eq!(r.outcome, Outcome::Deadlock);
-    let d = r.diagnostics.iter().find(|d| d.code == "deadlock").expect("a deadlock");
-    assert!(points_at(d, &file, line), "{}", diag::render(&r.diagnostics, &file));
+    let d = r
+        .diagnostics
+        .iter()
+        .find(|d| d.code == "deadlock")
+        .expect("a deadlock");
+    assert!(
+        points_at(d, &file, line),
+        "{}",
+        diag::render(&r.diagnostics, &file)
+    );
     let rendered = diag::render(&r.diagnostics, &file);
-    assert!(rendered.contains("mbarrier.wait(self.bar, (self.counter - num_outstanding) & 1)"), "{rendered}");
+    assert!(
+        rendered.contains("mbarrier.wait(self.bar, (self.counter - num_outstanding) & 1)"),
+        "{rendered}"
+    );
     insta::with_settings!({
         snapshot_path => "../../traces/gluon",
         prepend_module_to_snapshot => false,
@@ -172,9 +206,17 @@ fn pipelined_matmul_short_expect_is_a_tx_mismatch_at_the_python_copy() {
             .diagnostics
             .iter()
             .find(|d| d.code == "tx-mismatch")
-            .unwrap_or_else(|| panic!("seed {seed}: no tx-mismatch:\n{}", diag::render(&r.diagnostics, &file)));
+            .unwrap_or_else(|| {
+                panic!(
+                    "seed {seed}: no tx-mismatch:\n{}",
+                    diag::render(&r.diagnostics, &file)
+                )
+            });
         let (f, l) = &places(d, &file)[0];
-        assert!(f.ends_with("planted_bugs.py") && (line + 3..=line + 4).contains(l), "{f}:{l}");
+        assert!(
+            f.ends_with("planted_bugs.py") && (line + 3..=line + 4).contains(l),
+            "{f}:{l}"
+        );
     }
 }
 
@@ -183,7 +225,11 @@ fn correct_variants_run_clean_and_match_the_reference() {
     for (stem, target, reference) in [
         ("bug_ws_add_fixed.sm_100a", Target::Sm100a, "elementwise_add_ws"),
         ("bug_ws_add_fixed.sm_90a", Target::Sm90a, "elementwise_add_ws"),
-        ("bug_pipelined_matmul_fixed.sm_100a", Target::Sm100a, "matmul_pipelined"),
+        (
+            "bug_pipelined_matmul_fixed.sm_100a",
+            Target::Sm100a,
+            "matmul_pipelined",
+        ),
     ] {
         let (k, file) = import(stem);
         let (c, plan) = checked(&k, target, &file);
@@ -199,8 +245,17 @@ fn correct_variants_run_clean_and_match_the_reference() {
                     ..RunOptions::default()
                 },
             );
-            assert_eq!(r.outcome, Outcome::Completed, "{stem}:\n{}", diag::render(&r.diagnostics, &file));
-            assert!(r.diagnostics.is_empty(), "{stem}:\n{}", diag::render(&r.diagnostics, &file));
+            assert_eq!(
+                r.outcome,
+                Outcome::Completed,
+                "{stem}:\n{}",
+                diag::render(&r.diagnostics, &file)
+            );
+            assert!(
+                r.diagnostics.is_empty(),
+                "{stem}:\n{}",
+                diag::render(&r.diagnostics, &file)
+            );
             let expected = bwsim_kernels::reference::reference(reference, &plan, &inputs)
                 .expect("a reference")
                 .expect("reference inputs");
@@ -225,12 +280,18 @@ fn checker_only_bugs_import_and_verify() {
         "bug_pipelined_matmul_no_fence.sm_100a",
         "bug_pipelined_matmul_early_release.sm_100a",
     ] {
-        let target = if stem.ends_with("sm_90a") { Target::Sm90a } else { Target::Sm100a };
+        let target = if stem.ends_with("sm_90a") {
+            Target::Sm90a
+        } else {
+            Target::Sm100a
+        };
         let (k, file) = import(stem);
         checked(&k, target, &file);
         // The mistake is in the imported IR: the fence (or the arrive's position) differs from
         // the correct kernel's.
-        let fixed = stem.replace("no_fence", "fixed").replace("early_release", "fixed");
+        let fixed = stem
+            .replace("no_fence", "fixed")
+            .replace("early_release", "fixed");
         let (kf, _) = import(&fixed);
         let count = |k: &Kernel, name: &str| {
             let mut n = 0;
@@ -244,7 +305,11 @@ fn checker_only_bugs_import_and_verify() {
             n
         };
         if stem.contains("no_fence") {
-            assert_eq!(count(&k, "fence.async_shared") + 1, count(&kf, "fence.async_shared"), "{stem}");
+            assert_eq!(
+                count(&k, "fence.async_shared") + 1,
+                count(&kf, "fence.async_shared"),
+                "{stem}"
+            );
         } else {
             assert_eq!(bwsim_isa::print(&k) == bwsim_isa::print(&kf), false, "{stem}");
         }

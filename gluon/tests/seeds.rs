@@ -176,6 +176,21 @@ fn same_outputs(stem: &str, target: Target) {
             "{stem} imported, seed {seed}:\n{}",
             diag::render(&ri.diagnostics, &isrc)
         );
+        // Both equal the CPU reference (written from the tutorials, not from the simulator).
+        if seed == 0 {
+            let expected =
+                bwsim_kernels::reference::reference(stem, &tplan, &launch::materialize(&tplan, 1000))
+                    .expect("a reference")
+                    .expect("reference inputs");
+            for e in &expected {
+                let cmp = bwsim_kernels::reference::compare(ri.tensor(&e.tensor).expect("output"), e);
+                assert!(
+                    cmp.passed(),
+                    "{stem} ({}) against the CPU reference: {cmp:?}",
+                    target.name()
+                );
+            }
+        }
         let (ot, oi) = (outputs(&rt, &tplan), outputs(&ri, &tplan));
         for (t, i) in ot.iter().zip(&oi) {
             assert_eq!((t.dtype, &t.shape), (i.dtype, &i.shape));
