@@ -29,7 +29,12 @@ fn import_prints_tile_source_that_verifies() {
     std::fs::create_dir_all(&dir).expect("temp dir");
     let tile = dir.join("ws.tile");
     let tile = tile.to_string_lossy();
-    let (code, _, err) = bwsim(&["import", "tests/gluon/elementwise_add_ws.sm_90a.ttgir", "-o", &tile]);
+    let (code, _, err) = bwsim(&[
+        "import",
+        "tests/gluon/elementwise_add_ws.sm_90a.ttgir",
+        "-o",
+        &tile,
+    ]);
     assert_eq!(code, 0, "{err}");
     let written = std::fs::read_to_string(&*tile).expect("written");
     assert_eq!(written, out);
