@@ -39,6 +39,10 @@ pub enum ImportError {
     /// No `tt.func` to import, or more than one public one.
     #[error("{message}")]
     Module { message: String, span: Span },
+    /// A use of a value whose definition failed to import: already reported there, so the
+    /// importer drops this one.
+    #[error("a value whose definition failed to import")]
+    Cascade { span: Span },
 }
 
 impl ImportError {
@@ -51,6 +55,7 @@ impl ImportError {
             ImportError::UnsupportedType { .. } => "ttgir-unsupported-type",
             ImportError::Undefined { .. } => "ttgir-undefined",
             ImportError::Module { .. } => "ttgir-module",
+            ImportError::Cascade { .. } => "ttgir-cascade",
         }
     }
 
@@ -84,7 +89,9 @@ impl ImportError {
             }
             ImportError::UnsupportedType { span, .. } => Diagnostic::error(self.code(), msg, *span, "here"),
             ImportError::Undefined { span, .. } => Diagnostic::error(self.code(), msg, *span, "used here"),
-            ImportError::Module { span, .. } => Diagnostic::error(self.code(), msg, *span, "here"),
+            ImportError::Module { span, .. } | ImportError::Cascade { span } => {
+                Diagnostic::error(self.code(), msg, *span, "here")
+            }
         }
     }
 }

@@ -510,10 +510,7 @@ impl<'m> Cx<'m> {
                 span,
                 ttgir: span,
             }),
-            Val::Poison => Err(ImportError::Module {
-                message: String::new(),
-                span,
-            }),
+            Val::Poison => Err(ImportError::Cascade { span }),
         }
     }
 
@@ -794,8 +791,8 @@ impl<'m> Cx<'m> {
         })
     }
 
-    /// Import a region's operations into a new block. The terminator is handed to `term`'s
-    /// caller through the returned block only when it is not one of the structural ones.
+    /// Import a region's operations into a new block, with `bindings` visible in it. The
+    /// terminators (`tt.return`, `ttg.warp_yield`, `ttg.warp_return`) end the block.
     fn region_block(&mut self, r: &Region, bindings: &[(String, Val)]) -> R<Block> {
         self.scopes.push(HashMap::new());
         for (n, v) in bindings {
@@ -839,15 +836,12 @@ impl<'m> Cx<'m> {
             .iter()
             .any(|t| matches!(&t.tok, Tok::Value(v) if self.is_poison(v)));
         let r = if uses_poison {
-            Err(ImportError::Module {
-                message: String::new(),
-                span: op.span,
-            })
+            Err(ImportError::Cascade { span: op.span })
         } else {
             self.op(op)
         };
         if let Err(e) = r {
-            let silent = matches!(&e, ImportError::Module { message, .. } if message.is_empty());
+            let silent = matches!(e, ImportError::Cascade { .. });
             if !silent {
                 self.errors.push(e);
             }
@@ -2162,13 +2156,6 @@ impl<'m> Cx<'m> {
         Ok(())
     }
 
-    fn yields_of(&self, r: &Region) -> R<Vec<(String, Span)>> {
-        match r.ops.last() {
-            Some(y) if y.name == "scf.yield" => self.operands(y),
-            _ => Ok(Vec::new()),
-        }
-    }
-
     fn scf_for(&mut self, op: &Op, span: Span) -> R<()> {
         let toks = &op.toks;
         let mut c = Cursor::new(toks, op.span);
@@ -2210,11 +2197,23 @@ impl<'m> Cx<'m> {
         } else {
             Some(step)
         };
+        let yields = match region.ops.last() {
+            Some(y) if y.name == "scf.yield" => self.operands(y)?,
+            _ => Vec::new(),
+        };
         let mut vars = Vec::new();
         let mut bindings = Vec::new();
         for (i, (a, init, is)) in iters.iter().enumerate() {
-            let hint = op.results.get(i).map_or(a.as_str(), |r| r.as_str());
-            let hint = if hint.contains('#') { a.as_str() } else { hint };
+            // The iteration argument's name, unless it is MLIR's `argN`: then the name of the
+            // value the body yields for it (the Python variable's), else the result's.
+            let yielded = yields.get(i).map(|(y, _)| y.split('#').next().unwrap_or(y));
+            let hint = if !generic_name(a) {
+                a.as_str()
+            } else if let Some(y) = yielded.filter(|y| !generic_name(y)) {
+                y
+            } else {
+                op.results.get(i).and_then(|r| r.split('#').next()).unwrap_or(a)
+            };
             let v = self.get(init, *is)?;
             let (var, val) = self.carried(hint, v, span)?;
             vars.push(var);
@@ -2330,7 +2329,6 @@ impl<'m> Cx<'m> {
             Some(r) if !r.ops.is_empty() => Some(branch(self, r)?),
             _ => None,
         };
-        let _ = self.yields_of(then_r)?;
         self.push(
             StmtKind::If {
                 cond,
@@ -2505,6 +2503,17 @@ fn enclosing_def(text: &str, at: usize) -> Option<String> {
         }
     }
     None
+}
+
+/// Whether an SSA name says nothing of the Python variable (`%arg16`, `%0`, `%c1_i32`, `%true`).
+fn generic_name(n: &str) -> bool {
+    n.strip_prefix("arg")
+        .is_some_and(|d| d.chars().all(|c| c.is_ascii_digit()))
+        || n.starts_with(|c: char| c.is_ascii_digit())
+        || n.starts_with("cst")
+        || n.starts_with("true")
+        || n.starts_with("false")
+        || (n.starts_with('c') && n[1..].starts_with(|c: char| c.is_ascii_digit()))
 }
 
 /// An integer tensor with the shape and layout of a pointer tensor.
