@@ -76,9 +76,30 @@ pub fn print_diags(diags: &[Diagnostic], file: &SourceFile) {
 }
 
 /// Diagnostics as JSON, with line:column filled in.
+/// In a composite source (an imported `.ttgir`: TTGIR, launch section, Python files), each
+/// label also names the file its line and column are in.
 pub fn diags_json(diags: &[Diagnostic], file: &SourceFile) -> serde_json::Value {
-    serde_json::to_value(diags.iter().cloned().map(|d| d.locate(file)).collect::<Vec<_>>())
-        .unwrap_or_default()
+    let mut v = serde_json::to_value(diags.iter().cloned().map(|d| d.locate(file)).collect::<Vec<_>>())
+        .unwrap_or_default();
+    if !file.parts().is_empty() {
+        if let Some(list) = v.as_array_mut() {
+            for (jd, d) in list.iter_mut().zip(diags) {
+                let names: Vec<String> = std::iter::once(&d.primary)
+                    .chain(&d.labels)
+                    .map(|l| file.file_name_of(l.span).to_string())
+                    .collect();
+                if let Some(p) = jd.get_mut("primary") {
+                    p["file"] = serde_json::Value::String(names[0].clone());
+                }
+                if let Some(ls) = jd.get_mut("labels").and_then(|l| l.as_array_mut()) {
+                    for (l, n) in ls.iter_mut().zip(&names[1..]) {
+                        l["file"] = serde_json::Value::String(n.clone());
+                    }
+                }
+            }
+        }
+    }
+    v
 }
 
 /// Parse (or, for a `.ttgir` file, import), printing diagnostics (or JSON) on failure.
