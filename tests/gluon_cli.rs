@@ -79,9 +79,17 @@ fn import_errors_quote_the_python_line() {
     let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
     let d = &v["diagnostics"][0];
     assert_eq!(d["code"], "ttgir-unsupported-op", "{out}");
-    assert!(d["primary"]["file"].as_str().is_some_and(|f| f.ends_with("k.py")), "{out}");
+    assert!(
+        d["primary"]["file"].as_str().is_some_and(|f| f.ends_with("k.py")),
+        "{out}"
+    );
     assert_eq!(d["primary"]["line_col"][0], 2, "{out}");
-    assert!(d["labels"][0]["file"].as_str().is_some_and(|f| f.ends_with("k.ttgir")), "{out}");
+    assert!(
+        d["labels"][0]["file"]
+            .as_str()
+            .is_some_and(|f| f.ends_with("k.ttgir")),
+        "{out}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -64,7 +64,43 @@ pub fn import(m: &Module, src: &SourceMap) -> Result<Kernel, Vec<ImportError>> {
         errors: Vec::new(),
         workers_named: HashSet::new(),
     };
-    for reserved in ["tmem32x32b", "plain", "SM", "nvmma", "blocked", "slice", "wgmma"] {
+    // Names with a meaning in `.tile` expressions: layouts, built-in constants and functions.
+    for reserved in [
+        "tmem32x32b",
+        "plain",
+        "SM",
+        "nvmma",
+        "swizzled",
+        "blocked",
+        "slice",
+        "wgmma",
+        "program_id",
+        "num_programs",
+        "min",
+        "max",
+        "cdiv",
+        "select",
+        "abs",
+        "bitwidth",
+        "log2",
+        "arange",
+        "full",
+        "cast",
+        "convert_layout",
+        "expand_dims",
+        "broadcast",
+        "reshape",
+        "permute",
+        "split",
+        "join",
+        "where",
+        "fma",
+        "sum",
+        "ptr",
+        "tensor_desc",
+        "randn",
+        "zeros",
+    ] {
         cx.names.insert(reserved.to_string());
     }
     for d in DType::ALL {
@@ -1074,7 +1110,12 @@ impl<'m> Cx<'m> {
                 let ty = self.result_type(op, 0)?;
                 let f = if ty.is_tensor() { "where" } else { "select" };
                 let r = self.result(op, 0)?;
-                if ty.is_tensor() && [&v[1].0, &v[2].0].iter().all(|n| !self.val_type(n, span).is_ok_and(|t| t.is_tensor())) {
+                let scalar_like = |cx: &Self, n: &str| match cx.get(n, span) {
+                    Ok(Val::Splat(..)) => true,
+                    Ok(Val::E(_, t)) => !t.is_tensor(),
+                    _ => false,
+                };
+                if ty.is_tensor() && v[..3].iter().all(|(n, _)| scalar_like(self, n)) {
                     // Every operand a splat: the result is one too.
                     let n = self.let_(&r, Rhs::Expr(call("select", vec![c, a, b], span)), span);
                     self.bind(&r, Val::Splat(name_e(&n, span), ty));
