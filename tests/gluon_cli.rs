@@ -105,7 +105,10 @@ fn fmt_write_never_overwrites_ttgir() {
     let (code, _, err) = bwsim(&["fmt", "--write", "tests/gluon/tcgen05_copy.sm_100a.ttgir"]);
     assert_eq!(code, 2);
     assert!(err.contains("bwsim import"), "{err}");
-    let text = std::fs::read_to_string(format!("{}/tests/gluon/tcgen05_copy.sm_100a.ttgir", env!("CARGO_MANIFEST_DIR")))
-        .expect("fixture");
+    let text = std::fs::read_to_string(format!(
+        "{}/tests/gluon/tcgen05_copy.sm_100a.ttgir",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .expect("fixture");
     assert!(text.starts_with('#') && text.contains("ttng.tmem_copy"));
 }

@@ -63,6 +63,7 @@ pub fn import(m: &Module, src: &SourceMap) -> Result<Kernel, Vec<ImportError>> {
         blocks: Vec::new(),
         errors: Vec::new(),
         workers_named: HashSet::new(),
+        params_seen: HashSet::new(),
     };
     // Names with a meaning in `.tile` expressions: layouts, built-in constants and functions.
     for reserved in [
@@ -131,6 +132,7 @@ struct Cx<'m> {
     blocks: Vec<Vec<Stmt>>,
     errors: Vec<ImportError>,
     workers_named: HashSet<String>,
+    params_seen: HashSet<String>,
 }
 
 type R<T> = Result<T, ImportError>;
@@ -282,6 +284,26 @@ impl<'m> Cx<'m> {
             name = format!("{s}_{k}");
             k += 1;
         }
+        self.names.insert(name.clone());
+        name
+    }
+
+    /// A parameter keeps its Python name (launch sections bind parameters by name), unless
+    /// the name is a keyword or an operation of the `.tile` grammar.
+    fn param_name(&mut self, ssa: &str) -> String {
+        let clash =
+            |n: &str| KEYWORDS.contains(&n) || OpKind::NAMES.contains(&n) || DType::from_name(n).is_some();
+        let mut name = ssa.to_string();
+        if !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            || name.starts_with(|c: char| c.is_ascii_digit())
+            || clash(&name)
+        {
+            return self.fresh(ssa);
+        }
+        while self.params_seen.contains(&name) {
+            name.push('_');
+        }
+        self.params_seen.insert(name.clone());
         self.names.insert(name.clone());
         name
     }
@@ -712,7 +734,7 @@ impl<'m> Cx<'m> {
         let mut i = 0;
         while i < fargs.len() {
             let a = &fargs[i];
-            let pname = self.fresh(&a.ssa);
+            let pname = self.param_name(&a.ssa);
             let span = a.span;
             let ty_expr = match &a.ty {
                 Type::TensorDesc { block, elem, enc } => {

@@ -193,11 +193,18 @@ module attributes {"ttg.num-warps" = 4 : i32, ttg.target = "cuda:100"} {
 "#;
     let launch = "launch {\n  grid = [1]\n  tensor out: f32[128] = fill(5)\n  p = out\n  n = 100\n  f = 2.5\n  outputs = [out]\n}\n";
     let l = bwsim_gluon::import_text("k.ttgir", text, None, Some(("k.launch".into(), launch.into())));
-    let k = l.kernel.unwrap_or_else(|d| panic!("{}", diag::render(&d, &l.source)));
+    let k = l
+        .kernel
+        .unwrap_or_else(|d| panic!("{}", diag::render(&d, &l.source)));
     let (c, d) = verify(&k, &VerifyOptions::default());
     let c = c.unwrap_or_else(|| panic!("{}", diag::render(&d, &l.source)));
     let plan = bwsim_isa::launch::resolve(&c, k.launch.as_ref().expect("launch")).expect("plan");
-    let r = bwsim_sim::run(&c, &plan, bwsim_isa::launch::materialize(&plan, 0), &Default::default());
+    let r = bwsim_sim::run(
+        &c,
+        &plan,
+        bwsim_isa::launch::materialize(&plan, 0),
+        &Default::default(),
+    );
     let out = r.tensor("out").expect("out");
     for i in 0..128 {
         let want = if i < 100 { 2.5 + 1.0 } else { 5.0 };
