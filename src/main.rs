@@ -81,6 +81,17 @@ enum Command {
     ///   bwsim time matmul_pipelined --chip h100 --const NUM_BUFFERS=4 --json
     ///   bwsim time elementwise_add_ws --chip b200 --chrome trace.json --trace-sm 0
     Time(commands::time::Args),
+    /// Import the TTGIR of a Gluon kernel and print it as .tile source.
+    ///
+    /// Produce the TTGIR with tools/gluon_to_ttgir.py (pip install triton==3.6.0; no GPU
+    /// needed). A NAME.launch file next to NAME.ttgir (or NAME.sm_100a.ttgir) supplies the
+    /// launch section. Every command that takes a .tile file also takes a .ttgir file.
+    ///
+    /// Examples:
+    ///   bwsim import add.sm_100a.ttgir                 # print the .tile source
+    ///   bwsim import add.sm_100a.ttgir -o add.tile     # write it
+    ///   bwsim import add.sm_100a.ttgir --json          # diagnostics as JSON on failure
+    Import(commands::import::Args),
 }
 
 fn main() -> ExitCode {
@@ -96,6 +107,7 @@ fn main() -> ExitCode {
             Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
         }
         Command::Time(a) => commands::time::run(a),
+        Command::Import(a) => commands::import::run(a),
     };
     match r {
         Ok(code) => code,

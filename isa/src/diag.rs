@@ -6,7 +6,7 @@
 
 use crate::span::{SourceFile, Span};
 use codespan_reporting::diagnostic as cs;
-use codespan_reporting::files::SimpleFile;
+use codespan_reporting::files::SimpleFiles;
 use codespan_reporting::term;
 use serde::{Deserialize, Serialize};
 
@@ -118,15 +118,37 @@ pub fn render(diags: &[Diagnostic], file: &SourceFile) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// Render with colour to a terminal writer.
+/// Render with colour to a terminal writer. In a composite [`SourceFile`] every label is
+/// shown in the part (file) its span falls in, with that file's line numbers.
 pub fn render_to(w: &mut dyn term::termcolor::WriteColor, diags: &[Diagnostic], file: &SourceFile) {
-    let files = SimpleFile::new(file.name.as_str(), file.text.as_str());
     let config = term::Config::default();
-    let len = file.text.len();
-    let clamp = |s: Span| {
-        let a = (s.start as usize).min(len);
-        let b = (s.end as usize).clamp(a, len);
-        a..b
+    let mut files = SimpleFiles::new();
+    // (file id, first byte, length) of each part, or the whole text for a plain file.
+    let parts: Vec<(usize, usize, usize)> = if file.parts().is_empty() {
+        vec![(
+            files.add(file.name.clone(), file.text.clone()),
+            0,
+            file.text.len(),
+        )]
+    } else {
+        file.parts()
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                (
+                    files.add(p.name.clone(), file.part_text(i).to_string()),
+                    p.start,
+                    p.len,
+                )
+            })
+            .collect()
+    };
+    let place = |s: Span| -> (usize, std::ops::Range<usize>) {
+        let i = file.part_of(s.start as usize).unwrap_or(0);
+        let (id, base, len) = parts[i.min(parts.len() - 1)];
+        let a = (s.start as usize).saturating_sub(base).min(len);
+        let b = (s.end as usize).saturating_sub(base).clamp(a, len);
+        (id, a..b)
     };
     for d in diags {
         let sev = match d.severity {
@@ -134,9 +156,11 @@ pub fn render_to(w: &mut dyn term::termcolor::WriteColor, diags: &[Diagnostic], 
             Severity::Warning => cs::Severity::Warning,
             Severity::Note => cs::Severity::Note,
         };
-        let mut labels = vec![cs::Label::primary((), clamp(d.primary.span)).with_message(&d.primary.message)];
+        let (id, range) = place(d.primary.span);
+        let mut labels = vec![cs::Label::primary(id, range).with_message(&d.primary.message)];
         for l in &d.labels {
-            labels.push(cs::Label::secondary((), clamp(l.span)).with_message(&l.message));
+            let (id, range) = place(l.span);
+            labels.push(cs::Label::secondary(id, range).with_message(&l.message));
         }
         let mut notes: Vec<String> = d.notes.iter().map(|n| format!("note: {n}")).collect();
         if let Some(h) = &d.help {

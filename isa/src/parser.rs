@@ -101,6 +101,51 @@ pub fn parse(src: &str) -> Result<Kernel, Vec<Diagnostic>> {
     }
 }
 
+/// Parse a file that holds only a `launch { ... }` section (comments allowed around it): the
+/// launch spec a front end without one of its own (TTGIR import) attaches to a kernel.
+pub fn parse_launch(src: &str) -> Result<Launch, Vec<Diagnostic>> {
+    let lexed = lex(src);
+    if !lexed.errors.is_empty() {
+        return Err(lexed.errors);
+    }
+    let mut p = Parser {
+        toks: lexed.tokens,
+        pos: 0,
+        trailing: lexed
+            .trailing_comments
+            .into_iter()
+            .map(|(s, t)| (s.start, t))
+            .collect(),
+        errors: Vec::new(),
+        fatal: false,
+        nest: 0,
+        last_end: 0,
+    };
+    let comments = p.gather(true);
+    let l = p.launch(comments);
+    if l.is_ok() {
+        if matches!(p.peek(), Tok::Newline) {
+            p.bump();
+        }
+        p.gather(false);
+        if !matches!(p.peek(), Tok::Eof) {
+            let _ = p.expected("end of file after the launch section");
+        }
+    }
+    match l {
+        Ok(l) if p.errors.is_empty() => Ok(l),
+        _ => {
+            if p.errors.is_empty() {
+                let sp = p.span();
+                p.errors
+                    .push(Diagnostic::error("syntax", "the text does not parse", sp, "here"));
+            }
+            p.errors.truncate(MAX_ERRORS);
+            Err(p.errors)
+        }
+    }
+}
+
 /// `tma.load src, dst, bar[, pred=...]`: how an operation is written, for diagnostics.
 pub fn signature_text(name: &str) -> Option<String> {
     let (pos, kw) = OpKind::signature(name)?;

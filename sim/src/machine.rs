@@ -144,6 +144,19 @@ struct Group {
     writes: u32,
 }
 
+/// How many bulk groups `tma.store_wait` counts as pending: every group from the oldest one
+/// still reading (or, with `full`, still writing) to the newest. PTX `cp.async.bulk.wait_group
+/// N` waits until "only N or fewer of the most recent bulk async-groups are pending and all the
+/// prior bulk async-groups committed by the executing threads are complete": groups retire in
+/// order, so a newer group that happens to finish first does not let the wait pass while an
+/// older one still reads shared memory.
+fn pending_groups(groups: &VecDeque<Group>, full: bool) -> u32 {
+    groups
+        .iter()
+        .position(|g| g.reads > 0 || (full && g.writes > 0))
+        .map_or(0, |i| (groups.len() - i) as u32)
+}
+
 #[derive(Debug, Default)]
 struct Agent {
     pc: u32,
@@ -834,7 +847,12 @@ impl<'p, 's> Machine<'p, 's> {
         if let Some(g) = ag.groups.iter_mut().find(|g| g.id == op.id) {
             g.writes = g.writes.saturating_sub(1);
         }
-        ag.groups.retain(|g| g.reads > 0 || g.writes > 0);
+        // Groups retire in issue order: a finished group stays queued behind an older
+        // unfinished one, so that it still counts as one of the most recent (see
+        // `pending_groups`).
+        while ag.groups.front().is_some_and(|g| g.reads == 0 && g.writes == 0) {
+            ag.groups.pop_front();
+        }
         c.tma[opi as usize] = None;
         c.tma_free.push(opi);
         Ok(())
@@ -1367,17 +1385,7 @@ impl<'p, 's> Machine<'p, 's> {
             }
             LOp::TmaStoreWait { pendings, full } => {
                 let ag = &self.cta(s).agents[a];
-                let pending = ag
-                    .groups
-                    .iter()
-                    .filter(|g| {
-                        if *full {
-                            g.reads > 0 || g.writes > 0
-                        } else {
-                            g.reads > 0
-                        }
-                    })
-                    .count() as u32;
+                let pending = pending_groups(&ag.groups, *full);
                 if pending <= *pendings {
                     if resumed {
                         self.ev(cta_id, me, What::Resumed { on: "tma.store_wait" }, span);
@@ -1740,19 +1748,7 @@ fn can_resume(c: &Cta, ag: &Agent, b: Block) -> bool {
             Some(BarState::Live(m)) => m.test_wait(parity),
             _ => true,
         },
-        Block::StoreWait { n, full } => {
-            ag.groups
-                .iter()
-                .filter(|g| {
-                    if full {
-                        g.reads > 0 || g.writes > 0
-                    } else {
-                        g.reads > 0
-                    }
-                })
-                .count() as u32
-                <= n
-        }
+        Block::StoreWait { n, full } => pending_groups(&ag.groups, full) <= n,
         Block::WgmmaWait { n } => ag.wgmma_pending <= n,
         Block::Join => ag
             .children
@@ -1899,4 +1895,32 @@ fn global_store(g: &mut HostTensor, offs: &Value, val: &Value, mask: Option<&Val
         g.set_bits(off as u64, b);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod store_group_tests {
+    use super::*;
+
+    fn g(id: u64, reads: u32, writes: u32) -> Group {
+        Group { id, reads, writes }
+    }
+
+    #[test]
+    fn store_wait_counts_from_the_oldest_unfinished_group() {
+        // The newer group finished reading first: the older one still reads, so both count.
+        let q: VecDeque<Group> = [g(1, 1, 1), g(2, 0, 1)].into_iter().collect();
+        assert_eq!(pending_groups(&q, false), 2);
+        assert_eq!(pending_groups(&q, true), 2);
+        // A finished newer group still counts while it is queued behind an older one.
+        let q: VecDeque<Group> = [g(1, 1, 1), g(2, 0, 0)].into_iter().collect();
+        assert_eq!(pending_groups(&q, false), 2);
+        // In order: only the newest still reads.
+        let q: VecDeque<Group> = [g(1, 0, 1), g(2, 1, 1)].into_iter().collect();
+        assert_eq!(pending_groups(&q, false), 1);
+        assert_eq!(pending_groups(&q, true), 2);
+        let q: VecDeque<Group> = [g(1, 0, 1), g(2, 0, 1)].into_iter().collect();
+        assert_eq!(pending_groups(&q, false), 0);
+        assert_eq!(pending_groups(&q, true), 2);
+        assert_eq!(pending_groups(&VecDeque::new(), true), 0);
+    }
 }

@@ -41,6 +41,12 @@ pub fn run(a: Args) -> CliResult {
         });
     }
     if a.write {
+        if bwsim_gluon::is_ttgir(std::path::Path::new(&a.kernel)) {
+            return Err(CliError(format!(
+                "`{}` is TTGIR: write its .tile form with `bwsim import {} -o FILE.tile`",
+                a.kernel, a.kernel
+            )));
+        }
         if !std::path::Path::new(&a.kernel).exists() {
             return Err(CliError(format!(
                 "`{}` is a bundled kernel, not a file: nothing to write",

@@ -3,6 +3,7 @@
 
 pub mod fmt;
 pub mod gpu;
+pub mod import;
 pub mod list;
 pub mod ptx;
 pub mod time;
@@ -26,8 +27,18 @@ impl Display for CliError {
 pub type CliResult = Result<std::process::ExitCode, CliError>;
 
 /// Resolve `FILE|KERNEL` to source text: an existing path, or a bundled kernel name.
+///
+/// A `.ttgir` file (Triton's TTGIR of a Gluon kernel) is imported: the source is the
+/// composite of the TTGIR, its launch sidecar and the Python files its locations name, so
+/// that diagnostics quote the Python lines; [`parse_or_report`] then yields the imported
+/// kernel. Every subcommand that loads kernels through these two functions accepts TTGIR.
 pub fn load_source(spec: &str) -> Result<SourceFile, CliError> {
     let path = std::path::Path::new(spec);
+    if bwsim_gluon::is_ttgir(path) {
+        return bwsim_gluon::load(path)
+            .map(|l| l.source)
+            .map_err(|e| CliError(format!("cannot read `{spec}`: {e}")));
+    }
     if path.exists() {
         let bytes = std::fs::read(path).map_err(|e| CliError(format!("cannot read `{spec}`: {e}")))?;
         let text = String::from_utf8(bytes).map_err(|e| {
@@ -68,14 +79,48 @@ pub fn print_diags(diags: &[Diagnostic], file: &SourceFile) {
 }
 
 /// Diagnostics as JSON, with line:column filled in.
+/// In a composite source (an imported `.ttgir`: TTGIR, launch section, Python files), each
+/// label also names the file its line and column are in.
 pub fn diags_json(diags: &[Diagnostic], file: &SourceFile) -> serde_json::Value {
-    serde_json::to_value(diags.iter().cloned().map(|d| d.locate(file)).collect::<Vec<_>>())
-        .unwrap_or_default()
+    let mut v = serde_json::to_value(diags.iter().cloned().map(|d| d.locate(file)).collect::<Vec<_>>())
+        .unwrap_or_default();
+    if !file.parts().is_empty() {
+        if let Some(list) = v.as_array_mut() {
+            for (jd, d) in list.iter_mut().zip(diags) {
+                let names: Vec<String> = std::iter::once(&d.primary)
+                    .chain(&d.labels)
+                    .map(|l| file.file_name_of(l.span).to_string())
+                    .collect();
+                if let Some(p) = jd.get_mut("primary") {
+                    p["file"] = serde_json::Value::String(names[0].clone());
+                }
+                if let Some(ls) = jd.get_mut("labels").and_then(|l| l.as_array_mut()) {
+                    for (l, n) in ls.iter_mut().zip(&names[1..]) {
+                        l["file"] = serde_json::Value::String(n.clone());
+                    }
+                }
+            }
+        }
+    }
+    v
 }
 
-/// Parse, printing diagnostics (or JSON) on failure.
+/// Parse (or, for a `.ttgir` file, import), printing diagnostics (or JSON) on failure.
 pub fn parse_or_report(file: &SourceFile, json: bool) -> Option<Kernel> {
-    match bwsim_isa::parse(file) {
+    let parsed = if bwsim_gluon::is_ttgir(std::path::Path::new(&file.name)) {
+        match bwsim_gluon::load(std::path::Path::new(&file.name)) {
+            Ok(l) => l.kernel,
+            Err(e) => Err(vec![Diagnostic::error(
+                "io",
+                format!("cannot read `{}`: {e}", file.name),
+                bwsim_isa::Span::DUMMY,
+                "",
+            )]),
+        }
+    } else {
+        bwsim_isa::parse(file)
+    };
+    match parsed {
         Ok(k) => Some(k),
         Err(d) => {
             if json {

@@ -1,0 +1,213 @@
+//! The importer on its own: every fixture prints as `.tile` text that parses back to the same
+//! kernel; unsupported operations are errors naming the operation at its Python line (quoted
+//! when the file is there, `file:line:col` when it is not); malformed TTGIR never panics.
+
+use bwsim_isa::verify::{verify, VerifyOptions};
+use bwsim_isa::{diag, SourceFile};
+use std::path::Path;
+
+const DIR: &str = "../tests/gluon";
+
+fn fixtures() -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(DIR)
+        .expect("tests/gluon")
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".ttgir"))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn every_fixture_round_trips_through_tile_text() {
+    let names = fixtures();
+    assert!(names.len() >= 30, "{names:?}");
+    for name in names {
+        let l = bwsim_gluon::load(&Path::new(DIR).join(&name)).expect("readable");
+        let k = l
+            .kernel
+            .unwrap_or_else(|d| panic!("{name}:\n{}", diag::render(&d, &l.source)));
+        let text = bwsim_isa::print(&k);
+        let back = bwsim_isa::parser::parse(&text).unwrap_or_else(|d| {
+            panic!(
+                "{name} prints unparsable text:\n{}",
+                diag::render(&d, &SourceFile::new("p.tile", text.clone()))
+            )
+        });
+        assert_eq!(back, k, "{name}: parse(print(import)) != import");
+        let (c, d) = verify(&back, &VerifyOptions::default());
+        assert!(
+            c.is_some(),
+            "{name}: the printed kernel does not verify:\n{}",
+            diag::render(&d, &SourceFile::new("p.tile", text))
+        );
+    }
+}
+
+#[test]
+fn import_output_snapshot() {
+    let l = bwsim_gluon::load(&Path::new(DIR).join("tcgen05_copy.sm_100a.ttgir")).expect("readable");
+    let k = l.kernel.expect("imports");
+    insta::with_settings!({
+        snapshot_path => "../../traces/gluon",
+        prepend_module_to_snapshot => false,
+    }, {
+        insta::assert_snapshot!("import_tcgen05_copy", bwsim_isa::print(&k));
+    });
+}
+
+/// Statements carry the Python line they came from.
+#[test]
+fn spans_point_at_python_lines() {
+    let l = bwsim_gluon::load(&Path::new(DIR).join("elementwise_add_ws.sm_100a.ttgir")).expect("readable");
+    let k = l.kernel.expect("imports");
+    let mut seen = 0;
+    k.walk_stmts(&mut |s| {
+        if let bwsim_isa::ir::StmtKind::Op(op) = &s.kind {
+            if op.kind.name() == "fence.async_shared" {
+                let line = l.source.line_col(op.span.start as usize).0;
+                assert!(l.source.file_name_of(op.span).ends_with("elementwise_add.py"));
+                assert_eq!(l.source.snippet(op.span), "fence_async_shared()", "line {line}");
+                seen += 1;
+            }
+        }
+    });
+    assert_eq!(seen, 2);
+}
+
+/// A TTGIR module with one operation `op` (a line of MLIR using `%x`, an i32 parameter) at
+/// `kern.py:3:4`.
+fn module_with(op: &str, py: &str) -> String {
+    format!(
+        "#loc1 = loc(\"{py}\":1:0)\n#loc2 = loc(\"{py}\":3:4)\nmodule attributes {{\"ttg.num-warps\" = 4 : i32, ttg.target = \"cuda:100\"}} {{\n  tt.func public @k(%x: f32 loc(\"x\"(#loc1))) attributes {{noinline = false}} {{\n    {op} loc(#loc2)\n    tt.return loc(#loc1)\n  }} loc(#loc1)\n}} loc(#loc1)\n"
+    )
+}
+
+#[test]
+fn unsupported_op_names_the_op_and_quotes_the_python_line() {
+    let dir = std::env::temp_dir().join(format!("bwsim-gluon-import-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    std::fs::write(dir.join("kern.py"), "def k(x):\n    # exp\n    y = gl.exp(x)\n").expect("write");
+    let text = module_with("%y = math.exp %x : f32", "kern.py");
+    let l = bwsim_gluon::import_text("k.ttgir", &text, Some(&dir), None);
+    let d = l.kernel.expect_err("math.exp is not supported");
+    assert_eq!(d.len(), 1);
+    assert_eq!(d[0].code, "ttgir-unsupported-op");
+    assert!(d[0].message.contains("`math.exp`"), "{}", d[0].message);
+    let r = diag::render(&d, &l.source);
+    assert!(r.contains("y = gl.exp(x)"), "{r}");
+    assert!(r.contains("kern.py:3:5"), "{r}");
+    // The TTGIR line is the second label.
+    assert!(r.contains("k.ttgir:5:"), "{r}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn without_the_python_file_diagnostics_print_file_line_col() {
+    let text = module_with("%y = math.sqrt %x : f32", "gone/kern.py");
+    let l = bwsim_gluon::import_text("k.ttgir", &text, None, None);
+    let d = l.kernel.expect_err("math.sqrt is not supported");
+    let r = diag::render(&d, &l.source);
+    assert!(r.contains("gone/kern.py:3:5"), "{r}");
+    assert!(r.contains(bwsim_gluon::source::NOT_AVAILABLE), "{r}");
+    let j = d[0].clone().locate(&l.source);
+    assert_eq!(j.primary.line_col, Some((3, 5)));
+}
+
+#[test]
+fn every_unsupported_op_is_reported_not_only_the_first() {
+    let text = module_with(
+        "%y = math.exp %x : f32 loc(#loc2)\n    %z = math.log %x : f32",
+        "kern.py",
+    );
+    let l = bwsim_gluon::import_text("k.ttgir", &text, None, None);
+    let d = l.kernel.expect_err("two unsupported ops");
+    let names: Vec<&str> = d.iter().map(|d| d.message.as_str()).collect();
+    assert_eq!(d.len(), 2, "{names:?}");
+}
+
+#[test]
+fn unknown_operations_are_errors_not_drops() {
+    let text = module_with("%y = tt.frobnicate %x : f32", "kern.py");
+    let l = bwsim_gluon::import_text("k.ttgir", &text, None, None);
+    let d = l.kernel.expect_err("unknown op");
+    assert!(d[0].message.contains("tt.frobnicate"));
+}
+
+fn floor(s: &str, mut i: usize) -> usize {
+    i = i.min(s.len());
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+#[test]
+fn malformed_ttgir_never_panics() {
+    for name in [
+        "elementwise_add_ws.sm_100a.ttgir",
+        "matmul_warp_specialized.sm_100a.ttgir",
+        "async_gather.sm_100a.ttgir",
+    ] {
+        let text = std::fs::read_to_string(Path::new(DIR).join(name)).expect("fixture");
+        let n = text.len();
+        // Truncations, and single-byte replacements by characters MLIR gives meaning to.
+        for k in 0..200 {
+            let cut = (k * 7919) % n;
+            let mut t = text[..floor(&text, cut)].to_string();
+            let _ = bwsim_gluon::import_text(name, &t, None, None);
+            let at = floor(&text, (k * 104_729) % n);
+            t = text.clone();
+            let c = ["{", "}", "(", ")", "%", "#", ":", "\n", "<", ">", "\"", "x", "0"][k % 13];
+            let end = (at + 1..=n).find(|&e| text.is_char_boundary(e)).unwrap_or(n);
+            t.replace_range(at..end, c);
+            let _ = bwsim_gluon::import_text(name, &t, None, None);
+        }
+    }
+}
+
+/// Scalar and tensor `arith.select`, splats, a masked store: the imported kernel computes what
+/// the TTGIR says (checked against values worked out by hand).
+#[test]
+fn selects_splats_and_masks_compute_what_the_ttgir_says() {
+    let text = r#"#blocked = #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+module attributes {"ttg.num-warps" = 4 : i32, ttg.target = "cuda:100"} {
+  tt.func public @k(%p: !tt.ptr<f32>, %n: i32, %f: f32) attributes {noinline = false} {
+    %c = arith.constant dense<1.0> : tensor<128xf32, #blocked>
+    %r = tt.make_range {end = 128 : i32, start = 0 : i32} : tensor<128xi32, #blocked>
+    %s = tt.splat %n : i32 -> tensor<128xi32, #blocked>
+    %m = arith.cmpi slt, %r, %s : tensor<128xi32, #blocked>
+    %fs = tt.splat %f : f32 -> tensor<128xf32, #blocked>
+    %w = arith.select %m, %fs, %c : tensor<128xi1, #blocked>, tensor<128xf32, #blocked>
+    %q = arith.cmpi sgt, %n, %n : i32
+    %qs = tt.splat %q : i1 -> tensor<128xi1, #blocked>
+    %w2 = arith.select %qs, %fs, %c : tensor<128xi1, #blocked>, tensor<128xf32, #blocked>
+    %sum = arith.addf %w, %w2 : tensor<128xf32, #blocked>
+    %ps = tt.splat %p : !tt.ptr<f32> -> tensor<128x!tt.ptr<f32>, #blocked>
+    %pp = tt.addptr %ps, %r : tensor<128x!tt.ptr<f32>, #blocked>, tensor<128xi32, #blocked>
+    tt.store %pp, %sum, %m : tensor<128x!tt.ptr<f32>, #blocked>
+    tt.return
+  }
+}
+"#;
+    let launch = "launch {\n  grid = [1]\n  tensor out: f32[128] = fill(5)\n  p = out\n  n = 100\n  f = 2.5\n  outputs = [out]\n}\n";
+    let l = bwsim_gluon::import_text("k.ttgir", text, None, Some(("k.launch".into(), launch.into())));
+    let k = l
+        .kernel
+        .unwrap_or_else(|d| panic!("{}", diag::render(&d, &l.source)));
+    let (c, d) = verify(&k, &VerifyOptions::default());
+    let c = c.unwrap_or_else(|| panic!("{}", diag::render(&d, &l.source)));
+    let plan = bwsim_isa::launch::resolve(&c, k.launch.as_ref().expect("launch")).expect("plan");
+    let r = bwsim_sim::run(
+        &c,
+        &plan,
+        bwsim_isa::launch::materialize(&plan, 0),
+        &Default::default(),
+    );
+    let out = r.tensor("out").expect("out");
+    for i in 0..128 {
+        let want = if i < 100 { 2.5 + 1.0 } else { 5.0 };
+        assert_eq!(out.get(i), want, "out[{i}]");
+    }
+}

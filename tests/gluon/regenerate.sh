@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Regenerate the TTGIR fixtures of tests/gluon from their Gluon sources with Triton 3.6.0:
+#
+#   python3 -m pip install --target .tools/triton triton==3.6.0
+#   PYTHONPATH=.tools/triton bash tests/gluon/regenerate.sh            # rewrite tests/gluon/*.ttgir
+#   PYTHONPATH=.tools/triton bash tests/gluon/regenerate.sh OUT_DIR    # write them to OUT_DIR instead
+#
+# No GPU and no torch are needed. `BWSIM_GLUON_REGEN=1 cargo test -p bwsim-gluon --test regenerate`
+# runs this into a temporary directory and fails on any difference from the checked-in files.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+src=tests/gluon
+out=${1:-$src}
+mkdir -p "$out"
+gen() {
+    local name=$1
+    shift
+    python3 tools/gluon_to_ttgir.py "$@" --locations-relative-to "$src" -o "$out/$name.ttgir"
+}
+
+add_args=(--num-warps 4 --arg 'a_desc=desc<fp32[32, 64]>' --arg 'b_desc=desc<fp32[32, 64]>'
+    --arg 'c_desc=desc<fp32[32, 64]>' --arg xnumel=i32 --arg ynumel=i32 -D XBLOCK=32 -D YBLOCK=64)
+mm_args=(--num-warps 8 --arg 'a_desc=desc<fp16[128, 64]>' --arg 'b_desc=desc<fp16[64, 256]>'
+    --arg 'c_desc=desc<fp16[128, 256]>' -D num_buffers=3)
+for t in sm_100a sm_90a; do
+    if [ $t = sm_100a ]; then mma=MMAv5; else mma=WGMMA; fi
+    gen elementwise_add_tma.$t $src/elementwise_add.py elementwise_add_tma_kernel --target $t "${add_args[@]}" \
+        -D NUM_BUFFERS=2
+    gen elementwise_add_ws.$t $src/elementwise_add.py elementwise_add_ws_kernel --target $t "${add_args[@]}" \
+        -D NUM_LOAD_BUFFERS=2 -D NUM_STORE_BUFFERS=2
+    gen matmul_pipelined.$t $src/persistence.py matmul_pipelined_kernel --target $t "${mm_args[@]}" -D MMAImpl=$mma
+    gen persistent_matmul.$t $src/persistence.py persistent_matmul_kernel --target $t "${mm_args[@]}" \
+        -D MMAImpl=$mma -D SchedulerImpl=PersistentTileScheduler
+    gen persistent_matmul_pipelined.$t $src/persistence.py persistent_matmul_pipelined_kernel --target $t \
+        "${mm_args[@]}" -D MMAImpl=$mma -D SchedulerImpl=PersistentTileScheduler -D STEALB=False
+done
+
+gen matmul_warp_specialized.sm_100a $src/warp_specialization.py matmul_warp_specialized_kernel --target sm_100a \
+    --num-warps 4 --arg 'a_desc=desc<fp16[128, 64]>' --arg 'b_desc=desc<fp16[64, 256]>' \
+    --arg 'c_desc=desc<fp16[128, 64]>' -D SchedulerImpl=PersistentTileScheduler -D num_buffers=4 -D SUBTILE_FACTOR=4
+gen async_gather.sm_100a $src/gather_scatter.py async_gather_kernel --target sm_100a --num-warps 4 \
+    --arg 'tensor_desc=desc<bf16[1, 128], [128, 128]>' --arg 'x_offsets_ptr=*i32' --arg y_offset=i32 \
+    --arg 'out_ptr=*bf16' -D BLOCK_X=128
+gen async_scatter.sm_100a $src/gather_scatter.py async_scatter_kernel --target sm_100a --num-warps 4 \
+    --arg 'tensor_desc=desc<bf16[1, 128], [128, 128]>' --arg 'x_offsets_ptr=*i32' --arg y_offset=i32 \
+    --arg 'src_ptr=*bf16' -D BLOCK_X=128
+gen matmul_fused_gather_scatter.sm_100a $src/gather_scatter.py matmul_fused_gather_scatter_kernel --target sm_100a \
+    --num-warps 4 --arg 'x_desc=desc<bf16[1, 64], [128, 64]>' --arg 'w_desc=desc<bf16[64, 128]>' \
+    --arg 'out_desc=desc<bf16[1, 128], [128, 128]>' --arg 'x_gather_indx_ptr=*i32' \
+    --arg 'out_scatter_indx_ptr=*i32' -D BLOCK_M=128 -D 'SchedulerImpl=GroupedPersistentTileScheduler(8)' \
+    -D num_buffers=3
+gen tcgen05_copy.sm_100a $src/tcgen05_copy.py tcgen05_copy_kernel --target sm_100a --num-warps 4 \
+    --arg 'in_ptr=*fp32' --arg 'out_ptr=*fp32' -D M=128 -D N=64 \
+    -D 'smem_layout=gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=32, rank=2)' \
+    -D 'tmem_layout=TensorMemoryLayout(block=(128, 64), col_stride=1)'
+gen matmul_accumulate.sm_100a $src/tcgen05_copy.py matmul_accumulate_kernel --target sm_100a --num-warps 4 \
+    --arg 'a_desc=desc<fp16[128, 64]>' --arg 'b_desc=desc<fp16[64, 128]>' --arg 'c_desc=desc<fp32[128, 128]>' \
+    --arg 'd_ptr=*fp32' --arg d_stride_m=i32 --arg d_stride_n=i32 \
+    -D 'SchedulerImpl=GroupedPersistentTileScheduler(8)' -D num_buffers=3
+
+# The checker catalogue's bugs planted in the Gluon source (planted_bugs.py), and the correct kernels.
+for bug in "" no_fence wrong_parity short_expect early_release; do
+    name=${bug:-fixed}
+    for t in sm_100a sm_90a; do
+        gen bug_ws_add_$name.$t $src/planted_bugs.py ws_add_kernel --target $t "${add_args[@]}" \
+            -D NUM_LOAD_BUFFERS=2 -D NUM_STORE_BUFFERS=2 -D "BUG='$bug'"
+    done
+    gen bug_pipelined_matmul_$name.sm_100a $src/planted_bugs.py pipelined_matmul_kernel --target sm_100a \
+        "${mm_args[@]}" -D "BUG='$bug'"
+done

@@ -1,0 +1,114 @@
+//! `bwsim` on Gluon TTGIR: `bwsim import` prints the `.tile` source, and the commands that load
+//! kernels take a `.ttgir` file wherever they take a `.tile` one, with diagnostics quoting the
+//! Python source.
+
+use std::process::Command;
+
+fn bwsim(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_bwsim"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("bwsim runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn import_prints_tile_source_that_verifies() {
+    let (code, out, err) = bwsim(&["import", "tests/gluon/elementwise_add_ws.sm_90a.ttgir"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("kernel elementwise_add_ws_kernel {"), "{out}");
+    assert!(out.contains("warp_specialize {"), "{out}");
+    assert!(out.contains("worker load(warps=1, regs=24)"), "{out}");
+    assert!(out.contains("launch {"), "{out}");
+    let dir = std::env::temp_dir().join(format!("bwsim-gluon-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let tile = dir.join("ws.tile");
+    let tile = tile.to_string_lossy();
+    let (code, _, err) = bwsim(&[
+        "import",
+        "tests/gluon/elementwise_add_ws.sm_90a.ttgir",
+        "-o",
+        &tile,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let written = std::fs::read_to_string(&*tile).expect("written");
+    assert_eq!(written, out);
+    let (code, _, err) = bwsim(&["verify", &tile]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = bwsim(&["fmt", "--check", &tile]);
+    assert_eq!(code, 0, "the imported source is canonical: {err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn verify_takes_ttgir() {
+    let (code, _, err) = bwsim(&["verify", "tests/gluon/matmul_pipelined.sm_100a.ttgir"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("ok (sm_100a, 8 warps"), "{err}");
+    let (code, out, _) = bwsim(&["verify", "--json", "tests/gluon/async_gather.sm_100a.ttgir"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("\"ok\":true"), "{out}");
+}
+
+#[test]
+fn import_errors_quote_the_python_line() {
+    let dir = std::env::temp_dir().join(format!("bwsim-gluon-cli-err-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    std::fs::write(dir.join("k.py"), "def k(x):\n    y = gl.exp(x)\n").expect("write");
+    let ttgir = dir.join("k.ttgir");
+    std::fs::write(
+        &ttgir,
+        "#loc1 = loc(\"k.py\":1:0)\nmodule attributes {\"ttg.num-warps\" = 4 : i32, ttg.target = \"cuda:90\"} {\n  tt.func public @k(%x: f32 loc(\"x\"(#loc1))) attributes {noinline = false} {\n    %y = math.exp %x : f32 loc(\"k.py\":2:8)\n    tt.return loc(#loc1)\n  } loc(#loc1)\n} loc(#loc1)\n",
+    )
+    .expect("write");
+    let p = ttgir.to_string_lossy();
+    for cmd in ["import", "verify"] {
+        let (code, _, err) = bwsim(&[cmd, &p]);
+        assert_eq!(code, 1, "{cmd}: {err}");
+        assert!(err.contains("error[ttgir-unsupported-op]"), "{cmd}: {err}");
+        assert!(err.contains("`math.exp`"), "{cmd}: {err}");
+        assert!(err.contains("y = gl.exp(x)"), "{cmd}: {err}");
+    }
+    let (code, out, _) = bwsim(&["import", "--json", &p]);
+    assert_eq!(code, 1);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let d = &v["diagnostics"][0];
+    assert_eq!(d["code"], "ttgir-unsupported-op", "{out}");
+    assert!(
+        d["primary"]["file"].as_str().is_some_and(|f| f.ends_with("k.py")),
+        "{out}"
+    );
+    assert_eq!(d["primary"]["line_col"][0], 2, "{out}");
+    assert!(
+        d["labels"][0]["file"]
+            .as_str()
+            .is_some_and(|f| f.ends_with("k.ttgir")),
+        "{out}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_missing_ttgir_file_is_a_clear_error() {
+    let (code, _, err) = bwsim(&["verify", "no/such/kernel.ttgir"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("cannot read `no/such/kernel.ttgir`"), "{err}");
+}
+
+#[test]
+fn fmt_write_never_overwrites_ttgir() {
+    let (code, _, err) = bwsim(&["fmt", "--write", "tests/gluon/tcgen05_copy.sm_100a.ttgir"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("bwsim import"), "{err}");
+    let text = std::fs::read_to_string(format!(
+        "{}/tests/gluon/tcgen05_copy.sm_100a.ttgir",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .expect("fixture");
+    assert!(text.starts_with('#') && text.contains("ttng.tmem_copy"));
+}

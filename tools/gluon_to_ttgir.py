@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""Compile one Gluon kernel to TTGIR for sm_100a or sm_90a, with no GPU and no torch.
+
+    pip install triton==3.6.0
+    python3 tools/gluon_to_ttgir.py my_kernels.py my_kernel --target sm_100a --num-warps 4 \\
+        --arg a_desc='desc<fp32[32, 64]>' --arg n=i32 -D BLOCK=64 -o my_kernel.ttgir
+    bwsim check my_kernel.ttgir
+
+Every non-constexpr parameter of the kernel needs an `--arg NAME=TYPE`:
+  i32, i64, fp32, ...              a scalar (Triton's signature names)
+  *fp16, *i32, ...                 a global pointer
+  desc<fp16[128, 64]>              a TMA tensor descriptor with the block [128, 64] and
+                                   NVMMASharedLayout.get_default_for(block, dtype)
+  desc<bf16[1, 64], [128, 64]>     the same, with the default layout of another shape (the
+                                   gather/scatter descriptors of Gluon tutorial 09)
+  tensordesc<...>                  Triton's own descriptor signature, passed through
+Every constexpr parameter needs a `-D NAME=VALUE`; VALUE is a Python expression evaluated in
+the kernel's module (`-D num_buffers=3`, `-D MMAImpl=WGMMA`, `-D Sched='Grouped(8)'`). A
+parameter named `num_warps` gets the value of `--num-warps`.
+
+Locations in the output are rewritten so that the file does not depend on where it was made:
+source files become paths relative to the output file's directory, files of the Triton
+package become `<triton>/...`. bwsim reads the Python files next to the .ttgir to quote the
+lines its diagnostics point at.
+"""
+
+import argparse
+import importlib.util
+import os
+import re
+import sys
+
+# Leave no __pycache__ next to the user's files.
+sys.dont_write_bytecode = True
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("module", help="the Python file that defines the kernel")
+    p.add_argument("kernel", help="the @gluon.jit kernel's name in that module")
+    p.add_argument("--target", choices=["sm_100a", "sm_90a"], default="sm_100a")
+    p.add_argument("--num-warps", type=int, default=4)
+    p.add_argument("--arg", action="append", default=[], metavar="NAME=TYPE", help="a runtime parameter's type")
+    p.add_argument("-D", dest="consts", action="append", default=[], metavar="NAME=VALUE",
+                   help="a constexpr parameter's value (a Python expression)")
+    p.add_argument("-o", "--output", required=True, help="the .ttgir file to write")
+    p.add_argument("--locations-relative-to", metavar="DIR",
+                   help="write source paths relative to DIR (default: the output file's directory)")
+    return p.parse_args(argv)
+
+
+def fail(msg):
+    print(f"gluon_to_ttgir: error: {msg}", file=sys.stderr)
+    sys.exit(2)
+
+
+def split_pairs(items, what):
+    out = {}
+    for item in items:
+        if "=" not in item:
+            fail(f"{what} `{item}` is not NAME=VALUE")
+        k, v = item.split("=", 1)
+        out[k.strip()] = v.strip()
+    return out
+
+
+def load_module(path):
+    path = os.path.abspath(path)
+    if not os.path.exists(path):
+        fail(f"no such file: {path}")
+    sys.path.insert(0, os.path.dirname(path))
+    name = os.path.splitext(os.path.basename(path))[0]
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+DESC_RE = re.compile(r"^desc<\s*(\w+)\s*\[([^\]]*)\]\s*(?:,\s*\[([^\]]*)\])?\s*>$")
+
+
+def signature_type(text):
+    """Expand the `desc<...>` shorthand into Triton's `tensordesc<...>` signature string."""
+    m = DESC_RE.match(text)
+    if not m:
+        return text
+    from triton.language import str_to_ty
+    from triton.experimental.gluon import language as gl
+
+    dtype_name, block, layout_shape = m.group(1), m.group(2), m.group(3)
+    block = [int(x) for x in block.split(",")]
+    shape = [int(x) for x in layout_shape.split(",")] if layout_shape else block
+    dtype = str_to_ty(dtype_name, None)
+    layout = gl.NVMMASharedLayout.get_default_for(shape, dtype)
+    return f"tensordesc<{dtype_name}[{', '.join(map(str, block))}],{layout!r}>"
+
+
+def relocate(ttgir, out_dir):
+    """Make every `loc("FILE":L:C)` independent of this machine."""
+    import triton
+
+    triton_dir = os.path.dirname(os.path.abspath(triton.__file__))
+
+    def fix(m):
+        path = m.group(1)
+        if os.path.isabs(path):
+            if path.startswith(triton_dir + os.sep):
+                path = "<triton>/" + os.path.relpath(path, triton_dir)
+            else:
+                path = os.path.relpath(path, out_dir)
+        return f'loc("{path}":'
+
+    return re.sub(r'loc\("([^"]+)":', fix, ttgir)
+
+
+def main(argv):
+    a = parse_args(argv)
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.experimental.gluon._runtime import GluonASTSource
+
+    module = load_module(a.module)
+    fn = getattr(module, a.kernel, None)
+    if fn is None or not hasattr(fn, "params"):
+        fail(f"`{a.kernel}` is not a @gluon.jit function of {a.module}")
+    args = split_pairs(a.arg, "--arg")
+    consts = split_pairs(a.consts, "-D")
+    signature, constexprs = {}, {}
+    for p in fn.params:
+        if p.is_constexpr:
+            if p.name == "num_warps" and p.name not in consts:
+                value = a.num_warps
+            elif p.name in consts:
+                try:
+                    value = eval(consts.pop(p.name), vars(module))
+                except Exception as e:  # report the user's expression, not a traceback
+                    fail(f"-D {p.name}: {e}")
+            elif p.has_default:
+                value = p.default
+            else:
+                fail(f"constexpr parameter `{p.name}` needs -D {p.name}=VALUE")
+            signature[p.name] = "constexpr"
+            constexprs[p.name] = value
+        else:
+            if p.name not in args:
+                fail(f"parameter `{p.name}` needs --arg {p.name}=TYPE")
+            signature[p.name] = signature_type(args.pop(p.name))
+    for extra in list(args) + list(consts):
+        fail(f"`{a.kernel}` has no parameter `{extra}`")
+    arch = {"sm_100a": 100, "sm_90a": 90}[a.target]
+    src = GluonASTSource(fn, signature=signature, constexprs=constexprs)
+    compiled = triton.compile(src, target=GPUTarget("cuda", arch, 32), options={"num_warps": a.num_warps})
+    out = os.path.abspath(a.output)
+    base = os.path.abspath(a.locations_relative_to) if a.locations_relative_to else os.path.dirname(out)
+    text = relocate(compiled.asm["ttgir"], base)
+    if not text.endswith("\n"):
+        text += "\n"
+    with open(out, "w") as f:
+        f.write(text)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
