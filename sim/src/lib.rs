@@ -25,6 +25,9 @@
 
 pub mod chips;
 pub mod eval;
+pub mod explore;
+pub mod hazards;
+pub mod hb;
 pub mod layout;
 pub mod lower;
 pub mod machine;

@@ -18,9 +18,11 @@
 //! `sim-unsupported`.
 
 use crate::eval::{self, as_tile, broadcast_shapes, BIndex, EvalCtx};
+use crate::hazards::{Actor, CtaHb};
+use crate::hb::{Hazard, Kind};
 use crate::layout;
-use crate::lower::{CExpr, IKind, Instr, LOp, Program, TxKind};
-use crate::mbarrier::Mbar;
+use crate::lower::{CExpr, FenceKind, IKind, Instr, LOp, Program, TxKind};
+use crate::mbarrier::{Mbar, MbarFault};
 use crate::memory::{Smem, Tmem};
 use crate::sched::{AgentRef, AsyncKind, Scheduler};
 use crate::tensor::{self, AOperand, MmaOp, WgmmaA};
@@ -32,7 +34,7 @@ use bwsim_isa::launch::HostTensor;
 use bwsim_isa::{Diagnostic, Span};
 use serde::Serialize;
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, VecDeque};
+use std::collections::{BTreeMap, BinaryHeap, HashSet, VecDeque};
 use std::sync::Arc;
 
 /// How a run is driven.
@@ -46,6 +48,9 @@ pub struct RunOptions {
     pub max_steps: u64,
     /// CTAs resident at once (at least 1).
     pub ctas_in_flight: u32,
+    /// Run the hazard checker (happens-before, shadow memory, uninitialised reads, phase
+    /// aliasing).
+    pub check: bool,
 }
 
 impl Default for RunOptions {
@@ -55,6 +60,7 @@ impl Default for RunOptions {
             trace: true,
             max_steps: 200_000_000,
             ctas_in_flight: 2,
+            check: true,
         }
     }
 }
@@ -153,6 +159,8 @@ struct Agent {
     warps: u32,
     groups: VecDeque<Group>,
     wgmma_pending: u32,
+    /// wgmma groups issued so far.
+    wgmma_issued: u32,
     children: Vec<u32>,
 }
 
@@ -169,6 +177,8 @@ struct PipeOp {
     id: u64,
     span: Span,
     name: &'static str,
+    /// The checker's async-op index.
+    hb: u32,
 }
 
 #[derive(Clone, Debug)]
@@ -205,6 +215,8 @@ struct TmaOp {
     agent: u32,
     name: &'static str,
     left: u32,
+    /// The checker's async-op index.
+    hb: u32,
 }
 
 #[derive(Clone, Debug)]
@@ -245,6 +257,8 @@ struct Cta {
     tma: Vec<Option<TmaOp>>,
     tma_free: Vec<u32>,
     events: u32,
+    /// The hazard checker's state (when checking).
+    hb: Option<Box<CtaHb>>,
 }
 
 enum Flow {
@@ -284,6 +298,10 @@ struct Machine<'p, 's> {
     diags: Vec<Diagnostic>,
     counters: Counters,
     runnable: Vec<AgentRef>,
+    /// The instruction being executed (for the checker's access records).
+    cur_pc: u32,
+    /// Checker diagnostics already reported in this run (code and spans).
+    reported: HashSet<(String, u32, u32)>,
 }
 
 /// Run a lowered program over a grid.
@@ -323,6 +341,8 @@ pub fn execute(
         diags: Vec::new(),
         counters: Counters::default(),
         runnable: Vec::new(),
+        cur_pc: 0,
+        reported: HashSet::new(),
     };
     let (outcome, trap) = match m.run_loop() {
         Ok(()) => (Outcome::Completed, None),
@@ -459,37 +479,36 @@ impl<'p, 's> Machine<'p, 's> {
     }
 
     fn fault_stop(&mut self, f: Fault, span: Span, cta: u32, unit: Unit, op: &'static str) -> Stop {
-        match f {
-            Fault::Trap(error, reason) => {
-                self.ev(
-                    cta,
-                    unit,
-                    What::Trap {
-                        error: error.message(),
-                    },
-                    span,
-                );
-                Stop::Trap(Trap {
-                    error,
-                    reason,
-                    span,
-                    op,
-                    agent: self.trace.unit_name(cta, unit),
-                    time: self.now,
-                })
-            }
-            Fault::Error { code, message, help } => {
-                let mut d = Diagnostic::error(code, message, span, format!("in `{op}`")).with_note(format!(
-                    "{} at t={}",
-                    self.trace.unit_name(cta, unit),
-                    self.now
-                ));
-                if let Some(h) = help {
-                    d = d.with_help(h);
+        let (error, reason, code) =
+            match f {
+                Fault::CodedTrap(code, error, reason) => (error, reason, code),
+                Fault::Trap(error, reason) => (error, reason, error.code()),
+                Fault::Error { code, message, help } => {
+                    let mut d = Diagnostic::error(code, message, span, format!("in `{op}`"))
+                        .with_note(format!("{} at t={}", self.trace.unit_name(cta, unit), self.now));
+                    if let Some(h) = help {
+                        d = d.with_help(h);
+                    }
+                    return Stop::Error(d);
                 }
-                Stop::Error(d)
-            }
-        }
+            };
+        self.ev(
+            cta,
+            unit,
+            What::Trap {
+                error: error.message(),
+            },
+            span,
+        );
+        Stop::Trap(Trap {
+            error,
+            reason,
+            span,
+            op,
+            agent: self.trace.unit_name(cta, unit),
+            time: self.now,
+            code,
+        })
     }
 
     fn schedule(&mut self, s: usize, delay: u64, kind: EvKind) {
@@ -512,6 +531,152 @@ impl<'p, 's> Machine<'p, 's> {
     fn new_id(&mut self) -> u64 {
         self.next_id += 1;
         self.next_id
+    }
+
+    // ----- the hazard checker -----
+
+    /// The checker state of CTA slot `s`, when checking.
+    fn hb(&mut self, s: usize) -> Option<&mut CtaHb> {
+        self.slots[s].as_mut()?.hb.as_deref_mut()
+    }
+
+    /// Record a checker diagnostic once per run (by code and spans).
+    fn report(&mut self, d: Diagnostic) {
+        const MAX_REPORTS: usize = 64;
+        let second = d.labels.first().map(|l| l.span.start).unwrap_or(u32::MAX);
+        if self.reported.len() < MAX_REPORTS
+            && self
+                .reported
+                .insert((d.code.clone(), d.primary.span.start, second))
+        {
+            self.diags.push(d);
+        }
+    }
+
+    /// Turn a hazard found in CTA slot `s` into a diagnostic.
+    fn hazard(&mut self, s: usize, h: Option<Hazard>, tmem: bool) {
+        let Some(h) = h else { return };
+        let Some(c) = self.slots[s].as_ref() else { return };
+        let Some(hb) = c.hb.as_deref() else { return };
+        let cta = c.id;
+        let trace = &self.trace;
+        let name = |p: u32| trace.unit_name(cta, Unit::Agent(p));
+        let d = hb.describe(&h, self.prog, &name, cta, tmem);
+        self.report(d);
+    }
+
+    /// An uninitialised read by the op at instruction `pc`: `what` says which bytes.
+    fn uninit(&mut self, pc: u32, what: String) {
+        let Some(i) = self.prog.code.get(pc as usize) else {
+            return;
+        };
+        let name = match &i.kind {
+            IKind::Op { name, .. } => *name,
+            _ => "this operation",
+        };
+        let d = Diagnostic::error(
+            "uninit-read",
+            format!("`{name}` reads {what} that nothing wrote in this launch"),
+            i.span,
+            "reads uninitialised memory",
+        )
+        .with_note("shared and tensor memory start with undefined contents in every launch")
+        .with_help("write the buffer first (a TMA load waited on, an `smem.store`, an MMA with `use_acc=false`), or check which buffer or stage index this reads");
+        self.report(d);
+    }
+
+    /// Check that shared-memory elements were written before a read.
+    fn check_smem_init(&mut self, s: usize, pc: u32, addrs: &[(u32, u32)], what: &dyn Fn(u32) -> String) {
+        if self.opts.check {
+            let c = self.cta(s);
+            if let Some(&(a, _)) = addrs.iter().find(|&&(a, _)| !c.smem.was_written(a)) {
+                let w = what(a);
+                self.uninit(pc, w);
+            }
+        }
+    }
+
+    /// Phase aliasing: partition `a` waits (at instruction `pc`) with `parity` on the barrier
+    /// at `addr`, now in `phase`.
+    fn check_aliasing_at(&mut self, s: usize, a: usize, pc: u32, addr: u32, phase: u64, parity: u32) {
+        let Some(c) = self.slots[s].as_ref() else { return };
+        let Some(hb) = c.hb.as_deref() else { return };
+        let Some(al) = hb.aliasing(a, addr, phase) else {
+            return;
+        };
+        let prog = self.prog;
+        let who = self.trace.unit_name(c.id, Unit::Agent(a as u32));
+        let bar = prog.mbar_name(addr);
+        let span = prog.code.get(pc as usize).map(|i| i.span).unwrap_or(Span::DUMMY);
+        let passes = (phase & 1) != parity as u64;
+        let mut d = Diagnostic::error(
+            "phase-aliasing",
+            format!("`mbar.wait` on `{bar}` can fall two phases behind the barrier: its parity then aliases"),
+            span,
+            format!("{who} waits for parity {parity} here"),
+        );
+        let mut seen = Vec::new();
+        for (k, w) in al.missed.iter().enumerate() {
+            let Some(w) = w else { continue };
+            if seen.contains(&w.instr) {
+                continue;
+            }
+            seen.push(w.instr);
+            let phase_k = phase - 2 + k as u64;
+            let sp = prog
+                .code
+                .get(w.instr as usize)
+                .map(|i| i.span)
+                .unwrap_or(Span::DUMMY);
+            d = d.with_label(
+                sp,
+                format!("completed phase {phase_k} of `{bar}` (parity {})", phase_k & 1),
+            );
+        }
+        d = d
+            .with_note(format!(
+                "`{bar}` has completed {phase} phases (its current phase parity is {}); {who} cannot have observed the completion of phase {}, so the phase it waits for may already have come and gone",
+                phase & 1,
+                phase - 2
+            ))
+            .with_note(format!(
+                "in this schedule parity alone {} the wait (PTX.md section 5: parity is all the hardware keeps)",
+                if passes { "passes" } else { "blocks" }
+            ))
+            .with_help("a producer must not get two phases ahead of a waiter: give every pipeline stage its own barrier, or make the producer wait for the consumer's release before completing this barrier again");
+        self.report(d);
+    }
+
+    /// Phase aliasing for a wait being executed now.
+    fn check_aliasing(&mut self, s: usize, a: usize, addr: u32, phase: u64, parity: u32) {
+        let pc = self.cur_pc;
+        self.check_aliasing_at(s, a, pc, addr, phase, parity);
+    }
+
+    /// Phase aliasing for the partitions blocked on the barrier at `addr`, which just moved to
+    /// `phase` (a waiter that is not scheduled in time may miss a phase).
+    fn check_blocked_aliasing(&mut self, s: usize, addr: u32, phase: u64) {
+        let Some(c) = self.slots[s].as_ref() else { return };
+        let waiters: Vec<(usize, u32, u32)> = c
+            .agents
+            .iter()
+            .enumerate()
+            .filter_map(|(i, ag)| match ag.state {
+                AState::Blocked(Block::Mbar { addr: x, parity }) if x == addr => Some((i, ag.pc, parity)),
+                _ => None,
+            })
+            .collect();
+        for (i, pc, parity) in waiters {
+            self.check_aliasing_at(s, i, pc, addr, phase, parity);
+        }
+    }
+
+    /// Check that TMEM cells were written (since allocation) before a read.
+    fn check_tmem_init(&mut self, s: usize, pc: u32, cells: &[(u32, u32)]) {
+        let Some(hb) = self.hb(s) else { return };
+        if let Some(&(lane, col)) = cells.iter().find(|&&(l, c)| !hb.tmem_written(l, c)) {
+            self.uninit(pc, format!("tensor memory (lane {lane}, column {col})"));
+        }
     }
 
     // ----- the main loop -----
@@ -585,10 +750,12 @@ impl<'p, 's> Machine<'p, 's> {
                 warps: self.prog.num_warps,
                 ..Agent::default()
             };
+            let smem = Smem::new(self.prog.smem_bytes);
+            let hb = self.opts.check.then(|| Box::new(CtaHb::new(smem.len())));
             self.slots[s] = Some(Cta {
                 id: id as u32,
                 pid,
-                smem: Smem::new(self.prog.smem_bytes),
+                smem,
                 tmem,
                 bars: BTreeMap::new(),
                 agents: vec![agent],
@@ -597,6 +764,7 @@ impl<'p, 's> Machine<'p, 's> {
                 tma: Vec::new(),
                 tma_free: Vec::new(),
                 events: 0,
+                hb,
             });
             self.ev(id as u32, Unit::Agent(0), What::AgentStart, Span::DUMMY);
         }
@@ -736,6 +904,20 @@ impl<'p, 's> Machine<'p, 's> {
         let prog = self.prog;
         let desc = &prog.descs[op.desc as usize];
         let cta_id = self.cta(s).id;
+        if self.opts.check {
+            let inner = desc.block.last().copied().unwrap_or(1) as u64;
+            let (e0, e1) = match &op.kind {
+                TmaKind::Gather { xs, .. } => (lo * 4 * inner, (hi * 4).min(xs.len() as u64) * inner),
+                _ => (lo * inner, hi * inner),
+            };
+            let n = op.addrs.len() as u64;
+            let range = (e0.min(n) as usize)..(e1.min(n) as usize);
+            let bits = desc.dtype.bits();
+            let h = self
+                .hb(s)
+                .and_then(|hb| hb.tma_piece(op.hb, op.bar, &op.addrs[range], bits));
+            self.hazard(s, h, false);
+        }
         let slot = self.slots[s].as_mut().expect("live CTA slot");
         let g = &self.global[desc.tensor as usize];
         let r = match &op.kind {
@@ -787,12 +969,24 @@ impl<'p, 's> Machine<'p, 's> {
         let desc = &prog.descs[op.desc as usize];
         let cta_id = self.cta(s).id;
         let slot = self.slots[s].as_ref().expect("live CTA slot");
+        let mut read = Vec::new();
         let r = match &op.kind {
-            TmaKind::Store { coords, .. } => tma::store_read(desc, coords, &slot.smem, &op.addrs),
-            TmaKind::Scatter { xs, col, .. } => tma::scatter_read(desc, xs, *col, &slot.smem, &op.addrs),
+            TmaKind::Store { coords, .. } => tma::store_read(desc, coords, &slot.smem, &op.addrs, &mut read),
+            TmaKind::Scatter { xs, col, .. } => {
+                tma::scatter_read(desc, xs, *col, &slot.smem, &op.addrs, &mut read)
+            }
             _ => Ok(Vec::new()),
         };
         let data = r.map_err(|f| self.fault_stop(f, op.span, cta_id, Unit::Tma, op.name))?;
+        if self.opts.check {
+            let pc = self.hb(s).map(|h| h.op_instr(op.hb)).unwrap_or(0);
+            self.check_smem_init(s, pc, &read, &|a| format!("shared byte {a}"));
+            let bits = desc.dtype.bits();
+            let h = self
+                .hb(s)
+                .and_then(|hb| hb.tma_store_read(op.hb, op.agent, &op.addrs, bits));
+            self.hazard(s, h, false);
+        }
         let c = self.cta(s);
         if let Some(o) = c.tma[opi as usize].as_mut() {
             match &mut o.kind {
@@ -834,7 +1028,11 @@ impl<'p, 's> Machine<'p, 's> {
         if let Some(g) = ag.groups.iter_mut().find(|g| g.id == op.id) {
             g.writes = g.writes.saturating_sub(1);
         }
-        ag.groups.retain(|g| g.reads > 0 || g.writes > 0);
+        // Bulk groups complete in commit order (PTX: `wait_group N` waits for every group but
+        // the N most recent): a finished group leaves only once every older one has.
+        while ag.groups.front().is_some_and(|g| g.reads == 0 && g.writes == 0) {
+            ag.groups.pop_front();
+        }
         c.tma[opi as usize] = None;
         c.tma_free.push(opi);
         Ok(())
@@ -870,6 +1068,10 @@ impl<'p, 's> Machine<'p, 's> {
             return Ok(());
         };
         let cta_id = c.id;
+        if self.opts.check {
+            self.check_pipe_op(s, &op);
+        }
+        let c = self.slots[s].as_mut().expect("live CTA slot");
         let r = match &op.kind {
             PipeKind::Mma(m) => {
                 self.counters.mmas += 1;
@@ -896,6 +1098,52 @@ impl<'p, 's> Machine<'p, 's> {
         Ok(())
     }
 
+    /// The checker's view of a tensor-pipe op about to run: its operand reads and its writes.
+    fn check_pipe_op(&mut self, s: usize, op: &PipeOp) {
+        let Some(hb) = self.hb(s) else { return };
+        hb.pipe_exec(op.hb);
+        let pc = hb.op_instr(op.hb);
+        let smem_read = |m: &mut Self, v: &SmemView| {
+            if let Some(addrs) = layout::view_addresses(v) {
+                m.check_smem_init(s, pc, &addrs, &|a| format!("shared byte {a}"));
+                let h = m
+                    .hb(s)
+                    .and_then(|hb| hb.pipe_smem(op.hb, Kind::Read, &addrs, v.dtype.bits()));
+                m.hazard(s, h, false);
+            }
+        };
+        let tmem = |m: &mut Self, v: &TmemView, kind: Kind| {
+            let cells = tmem_cells(v);
+            if kind == Kind::Read {
+                m.check_tmem_init(s, pc, &cells);
+            }
+            let h = m.hb(s).and_then(|hb| hb.pipe_tmem(op.hb, kind, &cells));
+            m.hazard(s, h, true);
+        };
+        match &op.kind {
+            PipeKind::Mma(m) => {
+                match &m.a {
+                    AOperand::Smem(v) => smem_read(self, v),
+                    AOperand::Tmem(v) => tmem(self, v, Kind::Read),
+                }
+                smem_read(self, &m.b);
+                if let Some((sa, sb)) = &m.scales {
+                    tmem(self, sa, Kind::Read);
+                    tmem(self, sb, Kind::Read);
+                }
+                if m.use_acc {
+                    tmem(self, &m.acc, Kind::Read);
+                }
+                tmem(self, &m.acc, Kind::Write);
+            }
+            PipeKind::Cp { src, dst } => {
+                smem_read(self, src);
+                tmem(self, dst, Kind::Write);
+            }
+            PipeKind::Commit { .. } => {}
+        }
+    }
+
     /// Apply an action to a barrier, tracing arrivals, tx changes and phase flips.
     fn bar_act(&mut self, s: usize, unit: Unit, span: Span, addr: u32, act: BarAct) -> OpResult<()> {
         let c = self.slots[s].as_mut().expect("live CTA slot");
@@ -906,8 +1154,29 @@ impl<'p, 's> Machine<'p, 's> {
             BarAct::ExpectTx(n) => b.expect_tx(n),
             BarAct::CompleteTx(n) => b.complete_tx(n),
         }
-        .map_err(|e| Fault::trap(CudaError::LaunchFailure, e.reason()))?;
+        .map_err(|e| match e {
+            MbarFault::Underflow { .. } => {
+                Fault::CodedTrap("over-arrival", CudaError::LaunchFailure, e.reason())
+            }
+            MbarFault::TxRange { .. } => Fault::trap(CudaError::LaunchFailure, e.reason()),
+        })?;
         let b = *b;
+        if let Some(hb) = c.hb.as_deref_mut() {
+            let who = match unit {
+                Unit::Agent(a) => Actor::Part(a as usize, self.cur_pc),
+                Unit::Tma => Actor::Tma,
+                Unit::Tc => Actor::Pipe,
+            };
+            let (arrival, bytes) = match act {
+                BarAct::Arrive(_) => (true, 0),
+                BarAct::ExpectTx(n) => (false, n),
+                BarAct::CompleteTx(n) => (false, -n),
+            };
+            hb.bar_update(addr, who, arrival, bytes, flipped);
+        }
+        if flipped && self.opts.check {
+            self.check_blocked_aliasing(s, addr, b.phase);
+        }
         if self.opts.trace {
             let what = match act {
                 BarAct::Arrive(n) => What::Arrive {
@@ -993,6 +1262,7 @@ impl<'p, 's> Machine<'p, 's> {
             return Ok(());
         };
         let mut frame = std::mem::take(&mut self.cta(s).agents[a].frame);
+        self.cur_pc = pc;
         let r = self.exec(s, a, instr, &mut frame, resumed);
         let name = match &instr.kind {
             IKind::Op { name, .. } => *name,
@@ -1059,6 +1329,9 @@ impl<'p, 's> Machine<'p, 's> {
             }
             IKind::Op { op, name, dsts } => {
                 self.counters.ops += 1;
+                if let Some(hb) = self.hb(s) {
+                    hb.step(a);
+                }
                 match self.exec_op(s, a, op, name, instr.span, frame, &cx, resumed)? {
                     OpFlow::Value(v) => {
                         bind(frame, dsts, v)?;
@@ -1129,6 +1402,9 @@ impl<'p, 's> Machine<'p, 's> {
                         ..Agent::default()
                     });
                     c.agents[a].children.push(idx);
+                    if let Some(hb) = self.hb(s) {
+                        hb.fork(a, idx as usize);
+                    }
                     self.ev(cta_id, Unit::Agent(idx), What::AgentStart, instr.span);
                 }
                 Ok(Flow::Next)
@@ -1139,6 +1415,12 @@ impl<'p, 's> Machine<'p, 's> {
                     .children
                     .iter()
                     .all(|&ch| c.agents[ch as usize].state == AState::Done);
+                if done {
+                    let children = c.agents[a].children.clone();
+                    if let Some(hb) = c.hb.as_deref_mut() {
+                        hb.join(a, &children);
+                    }
+                }
                 Ok(if done {
                     Flow::Next
                 } else {
@@ -1212,6 +1494,9 @@ impl<'p, 's> Machine<'p, 's> {
                 }
                 match self.cta(s).tmem.alloc(*cols, span) {
                     Some(col) => {
+                        if let Some(hb) = self.hb(s) {
+                            hb.tmem_alloc(a);
+                        }
                         self.ev(cta_id, me, What::TmemAlloc { col, cols: *cols }, span);
                         Ok(OpFlow::Value(Value::Tmem(TmemView { col, ..*view })))
                     }
@@ -1230,6 +1515,9 @@ impl<'p, 's> Machine<'p, 's> {
                     .unwrap_or(0);
                 let busy = !c.pipe.is_empty();
                 c.tmem.dealloc(v.col, cols)?;
+                if let Some(hb) = c.hb.as_deref_mut() {
+                    hb.tmem_dealloc(a, v.col, cols);
+                }
                 if busy {
                     self.diags.push(
                         Diagnostic::warning("tmem-dealloc", "tmem.dealloc while tcgen05 operations are still in flight", span, "freed here")
@@ -1280,6 +1568,8 @@ impl<'p, 's> Machine<'p, 's> {
                 };
                 let id = self.new_id();
                 let addrs = Arc::new(tma::box_addresses(&dst)?);
+                let pc = self.cur_pc;
+                let hbop = self.hb(s).map(|h| h.issue(a, pc)).unwrap_or(0);
                 let opi = self.add_tma(
                     s,
                     TmaOp {
@@ -1293,6 +1583,7 @@ impl<'p, 's> Machine<'p, 's> {
                         agent: a as u32,
                         name,
                         left: pieces.len() as u32,
+                        hb: hbop,
                     },
                 );
                 self.counters.async_ops += 1;
@@ -1338,6 +1629,8 @@ impl<'p, 's> Machine<'p, 's> {
                 };
                 let id = self.new_id();
                 let addrs = Arc::new(tma::box_addresses(&src)?);
+                let pc = self.cur_pc;
+                let hbop = self.hb(s).map(|h| h.issue(a, pc)).unwrap_or(0);
                 let opi = self.add_tma(
                     s,
                     TmaOp {
@@ -1351,6 +1644,7 @@ impl<'p, 's> Machine<'p, 's> {
                         agent: a as u32,
                         name,
                         left: 1,
+                        hb: hbop,
                     },
                 );
                 self.cta(s).agents[a].groups.push_back(Group {
@@ -1366,19 +1660,11 @@ impl<'p, 's> Machine<'p, 's> {
                 Ok(OpFlow::Next)
             }
             LOp::TmaStoreWait { pendings, full } => {
-                let ag = &self.cta(s).agents[a];
-                let pending = ag
-                    .groups
-                    .iter()
-                    .filter(|g| {
-                        if *full {
-                            g.reads > 0 || g.writes > 0
-                        } else {
-                            g.reads > 0
-                        }
-                    })
-                    .count() as u32;
+                let pending = store_pending(&self.cta(s).agents[a], *full);
                 if pending <= *pendings {
+                    if let Some(hb) = self.hb(s) {
+                        hb.store_wait(a);
+                    }
                     if resumed {
                         self.ev(cta_id, me, What::Resumed { on: "tma.store_wait" }, span);
                     }
@@ -1399,9 +1685,11 @@ impl<'p, 's> Machine<'p, 's> {
                         format!("mbarrier expected count must be in 1..2^20, found {n}"),
                     ));
                 }
-                self.cta(s)
-                    .bars
-                    .insert(addr, BarState::Live(Mbar::init(n as u32)));
+                let c = self.cta(s);
+                c.bars.insert(addr, BarState::Live(Mbar::init(n as u32)));
+                if let Some(hb) = c.hb.as_deref_mut() {
+                    hb.bar_init(addr);
+                }
                 self.ev(
                     cta_id,
                     me,
@@ -1456,7 +1744,13 @@ impl<'p, 's> Machine<'p, 's> {
                 let addr = bar_of(&ev(bar)?)?;
                 let parity = (int_of(&ev(phase)?, "the phase")? & 1) as u32;
                 let b = *self.cta(s).bar(addr)?;
+                if self.opts.check {
+                    self.check_aliasing(s, a, addr, b.phase, parity);
+                }
                 if b.test_wait(parity) {
+                    if let Some(hb) = self.hb(s) {
+                        hb.acquire(a, addr);
+                    }
                     self.ev(cta_id, me, What::WaitDone { bar: addr, parity }, span);
                     Ok(OpFlow::Next)
                 } else {
@@ -1467,7 +1761,13 @@ impl<'p, 's> Machine<'p, 's> {
                 let addr = bar_of(&ev(bar)?)?;
                 let parity = (int_of(&ev(phase)?, "the phase")? & 1) as u32;
                 let b = *self.cta(s).bar(addr)?;
-                Ok(OpFlow::Value(Value::Bool(b.test_wait(parity))))
+                let passed = b.test_wait(parity);
+                if passed {
+                    if let Some(hb) = self.hb(s) {
+                        hb.acquire(a, addr);
+                    }
+                }
+                Ok(OpFlow::Value(Value::Bool(passed)))
             }
             LOp::MbarInvalidate { bar } => {
                 let addr = bar_of(&ev(bar)?)?;
@@ -1476,7 +1776,16 @@ impl<'p, 's> Machine<'p, 's> {
                 self.ev(cta_id, me, What::Invalidate { bar: addr }, span);
                 Ok(OpFlow::Next)
             }
-            LOp::Fence | LOp::BarSync => {
+            LOp::Fence { kind } => {
+                if *kind == FenceKind::AsyncShared {
+                    if let Some(hb) = self.hb(s) {
+                        hb.fence(a);
+                    }
+                }
+                self.ev(cta_id, me, What::Fence { op: name }, span);
+                Ok(OpFlow::Next)
+            }
+            LOp::BarSync => {
                 self.ev(cta_id, me, What::Fence { op: name }, span);
                 Ok(OpFlow::Next)
             }
@@ -1554,6 +1863,15 @@ impl<'p, 's> Machine<'p, 's> {
                     check_lane(ag, cell.lane, name)?;
                     bits.push(c.tmem.read(cell, v.dtype.bits())?);
                 }
+                if self.opts.check {
+                    let cells = tmem_cells(&v);
+                    let pc = self.cur_pc;
+                    self.check_tmem_init(s, pc, &cells);
+                    let h = self
+                        .hb(s)
+                        .and_then(|hb| hb.generic_tmem(a, pc, Kind::Read, &cells));
+                    self.hazard(s, h, true);
+                }
                 self.ev(cta_id, me, What::Exec { op: name }, span);
                 Ok(OpFlow::Value(Value::Tile(Arc::new(Tile {
                     dtype: v.dtype,
@@ -1579,6 +1897,14 @@ impl<'p, 's> Machine<'p, 's> {
                     check_lane(&c.agents[a], cell.lane, name)?;
                     c.tmem.write(cell, v.dtype.bits(), t.bits[lin as usize])?;
                 }
+                if self.opts.check {
+                    let cells = tmem_cells(&v);
+                    let pc = self.cur_pc;
+                    let h = self
+                        .hb(s)
+                        .and_then(|hb| hb.generic_tmem(a, pc, Kind::Write, &cells));
+                    self.hazard(s, h, true);
+                }
                 self.ev(cta_id, me, What::Exec { op: name }, span);
                 Ok(OpFlow::Next)
             }
@@ -1601,9 +1927,25 @@ impl<'p, 's> Machine<'p, 's> {
                     None => true,
                 };
                 let r = tensor::wgmma(&self.cta(s).smem, &a_op, &bv, &accv, ua)?;
+                if self.opts.check {
+                    let pc = self.cur_pc;
+                    let a_addrs = match &a_op {
+                        WgmmaA::Smem(v) => layout::view_addresses(v).map(|x| (x, v.dtype.bits())),
+                        WgmmaA::Regs(_) => None,
+                    };
+                    let b_addrs = layout::view_addresses(&bv).map(|x| (x, bv.dtype.bits()));
+                    let mut reads: Vec<(&[(u32, u32)], u32)> = Vec::new();
+                    for (x, bits) in a_addrs.iter().chain(b_addrs.iter()) {
+                        self.check_smem_init(s, pc, x, &|a| format!("shared byte {a}"));
+                        reads.push((x.as_slice(), *bits));
+                    }
+                    let h = self.hb(s).and_then(|hb| hb.wgmma(a, pc, &reads));
+                    self.hazard(s, h, false);
+                }
                 self.counters.mmas += 1;
                 self.counters.async_ops += 1;
                 self.cta(s).agents[a].wgmma_pending += 1;
+                self.cta(s).agents[a].wgmma_issued += 1;
                 let id = self.new_id();
                 self.ev(cta_id, me, What::Issue { op: name, id }, span);
                 let delay = self.sched.latency(AsyncKind::Wgmma);
@@ -1611,7 +1953,12 @@ impl<'p, 's> Machine<'p, 's> {
                 Ok(OpFlow::Value(Value::Tile(Arc::new(r))))
             }
             LOp::WgmmaWait { pendings } => {
-                if self.cta(s).agents[a].wgmma_pending <= *pendings {
+                let ag = &self.cta(s).agents[a];
+                if ag.wgmma_pending <= *pendings {
+                    let retired = ag.wgmma_issued - ag.wgmma_pending;
+                    if let Some(hb) = self.hb(s) {
+                        hb.wgmma_wait(a, retired);
+                    }
                     if resumed {
                         self.ev(cta_id, me, What::Resumed { on: "wgmma.wait" }, span);
                     }
@@ -1628,8 +1975,16 @@ impl<'p, 's> Machine<'p, 's> {
                     .ok_or_else(|| Fault::trap(CudaError::IllegalAddress, "shared address overflow"))?;
                 let eb = v.dtype.bits();
                 let mut bits = Vec::with_capacity(addrs.len());
-                for (addr, shift) in addrs {
+                for &(addr, shift) in &addrs {
                     bits.push(c.smem.read(addr, shift, eb)?);
+                }
+                if self.opts.check {
+                    let pc = self.cur_pc;
+                    self.check_smem_init(s, pc, &addrs, &|a| format!("shared byte {a}"));
+                    let h = self
+                        .hb(s)
+                        .and_then(|hb| hb.generic_smem(a, pc, Kind::Read, &addrs, eb));
+                    self.hazard(s, h, false);
                 }
                 Ok(OpFlow::Value(Value::Tile(Arc::new(Tile {
                     dtype: v.dtype,
@@ -1650,10 +2005,15 @@ impl<'p, 's> Machine<'p, 's> {
                 let addrs = layout::view_addresses(&v)
                     .ok_or_else(|| Fault::trap(CudaError::IllegalAddress, "shared address overflow"))?;
                 let eb = v.dtype.bits();
-                for (lin, (addr, shift)) in addrs.into_iter().enumerate() {
+                for (lin, &(addr, shift)) in addrs.iter().enumerate() {
                     let b = eval::convert_bits(t.dtype, v.dtype, t.bits[lin]);
                     c.smem.write(addr, shift, eb, b)?;
                 }
+                let pc = self.cur_pc;
+                let h = self
+                    .hb(s)
+                    .and_then(|hb| hb.generic_smem(a, pc, Kind::Write, &addrs, eb));
+                self.hazard(s, h, false);
                 Ok(OpFlow::Next)
             }
             LOp::GlobalLoad {
@@ -1720,9 +2080,17 @@ impl<'p, 's> Machine<'p, 's> {
     fn pipe_push(&mut self, s: usize, a: usize, kind: PipeKind, span: Span, name: &'static str) {
         let id = self.new_id();
         self.counters.async_ops += 1;
+        let pc = self.cur_pc;
+        let hb = self.hb(s).map(|h| h.issue(a, pc)).unwrap_or(0);
         let c = self.cta(s);
         let cta_id = c.id;
-        c.pipe.push_back(PipeOp { kind, id, span, name });
+        c.pipe.push_back(PipeOp {
+            kind,
+            id,
+            span,
+            name,
+            hb,
+        });
         self.ev(cta_id, Unit::Agent(a as u32), What::Issue { op: name, id }, span);
         self.pipe_kick(s);
     }
@@ -1740,19 +2108,7 @@ fn can_resume(c: &Cta, ag: &Agent, b: Block) -> bool {
             Some(BarState::Live(m)) => m.test_wait(parity),
             _ => true,
         },
-        Block::StoreWait { n, full } => {
-            ag.groups
-                .iter()
-                .filter(|g| {
-                    if full {
-                        g.reads > 0 || g.writes > 0
-                    } else {
-                        g.reads > 0
-                    }
-                })
-                .count() as u32
-                <= n
-        }
+        Block::StoreWait { n, full } => store_pending(ag, full) <= n,
         Block::WgmmaWait { n } => ag.wgmma_pending <= n,
         Block::Join => ag
             .children
@@ -1760,6 +2116,33 @@ fn can_resume(c: &Cta, ag: &Agent, b: Block) -> bool {
             .all(|&ch| c.agents[ch as usize].state == AState::Done),
         Block::TmemAlloc { cols } => c.tmem.can_alloc(cols),
     }
+}
+
+/// Bulk groups a `tma.store_wait` still waits for: groups retire oldest first, so every group
+/// from the oldest one still pending (reading, or also writing when `full`) counts.
+fn store_pending(ag: &Agent, full: bool) -> u32 {
+    let pending = |g: &Group| g.reads > 0 || (full && g.writes > 0);
+    match ag.groups.iter().position(pending) {
+        Some(i) => (ag.groups.len() - i) as u32,
+        None => 0,
+    }
+}
+
+/// The TMEM cells `(lane, column)` of every element of a view (consecutive duplicates of
+/// packed elements removed).
+fn tmem_cells(v: &TmemView) -> Vec<(u32, u32)> {
+    let shape = v.shape.as_slice();
+    let n = v.shape.numel();
+    let mut idx = vec![0u32; shape.len()];
+    let mut out: Vec<(u32, u32)> = Vec::with_capacity(n as usize);
+    for lin in 0..n {
+        unravel(lin, shape, &mut idx);
+        let c = layout::tmem_element(v, &idx);
+        if out.last() != Some(&(c.lane, c.col)) {
+            out.push((c.lane, c.col));
+        }
+    }
+    out
 }
 
 /// A partition's warps reach the TMEM lanes of their quarter only (PTX.md section 8).

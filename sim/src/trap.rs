@@ -64,13 +64,15 @@ pub struct Trap {
     pub agent: String,
     /// Logical time of the fault.
     pub time: u64,
+    /// The diagnostic code: [`CudaError::code`], or a more precise one (`over-arrival`).
+    pub code: &'static str,
 }
 
 impl Trap {
     /// The trap as a diagnostic (code from [`CudaError::code`]).
     pub fn to_diagnostic(&self) -> Diagnostic {
         Diagnostic::error(
-            self.error.code(),
+            self.code,
             format!("{} (CUDA error: {})", self.reason, self.error.message()),
             self.span,
             format!("`{}` faults here", self.op),
@@ -98,6 +100,9 @@ impl fmt::Display for Trap {
 pub enum Fault {
     /// A hardware trap.
     Trap(CudaError, String),
+    /// A hardware trap reported under a more precise code than the CUDA error's
+    /// (`over-arrival` for an arrival underflow).
+    CodedTrap(&'static str, CudaError, String),
     /// A simulator diagnostic that stops the run (`barrier-misuse`, `sim-unsupported`, ...).
     Error {
         code: &'static str,
