@@ -39,6 +39,7 @@ pub mod tma;
 pub mod trace;
 pub mod trap;
 pub mod value;
+pub mod waitfor;
 
 pub use machine::{Counters, Outcome, RunOptions, RunResult};
 pub use sched::{AgentRef, AsyncKind, Latencies, RandomScheduler, Scheduler};

@@ -21,7 +21,7 @@ use crate::eval::{self, as_tile, broadcast_shapes, BIndex, EvalCtx};
 use crate::hazards::{Actor, CtaHb};
 use crate::hb::{Hazard, Kind};
 use crate::layout;
-use crate::lower::{CExpr, FenceKind, IKind, Instr, LOp, Program, TxKind};
+use crate::lower::{AllocPlace, CExpr, FenceKind, IKind, Instr, LOp, Program, TxKind};
 use crate::mbarrier::{Mbar, MbarFault};
 use crate::memory::{Smem, Tmem};
 use crate::sched::{AgentRef, AsyncKind, Scheduler};
@@ -30,11 +30,12 @@ use crate::tma;
 use crate::trace::{Event, Trace, Unit, What};
 use crate::trap::{CudaError, Fault, OpResult, Trap};
 use crate::value::*;
+use crate::waitfor::{self, Arrival, BarStateView, BarWait, WaitOn, Waiter};
 use bwsim_isa::launch::HostTensor;
 use bwsim_isa::{Diagnostic, Span};
 use serde::Serialize;
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, HashSet, VecDeque};
+use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
 /// How a run is driven.
@@ -829,52 +830,100 @@ impl<'p, 's> Machine<'p, 's> {
         }
     }
 
+    /// The `deadlock` diagnostic (with its wait-for graph), after reporting a `tx-mismatch`
+    /// for every waited-on barrier whose transaction count cannot reach zero any more.
     fn deadlock(&mut self) -> Diagnostic {
-        let mut lines: Vec<(Span, String)> = Vec::new();
-        for c in self.slots.iter().flatten() {
+        const PER_SLOT: u32 = 1 << 16;
+        let prog = self.prog;
+        let mut waiters = Vec::new();
+        let mut names = HashMap::new();
+        let mut mismatches = Vec::new();
+        let sites = waitfor::arrive_sites(prog);
+        for (si, c) in self.slots.iter().enumerate() {
+            let Some(c) = c else { continue };
+            let gid = |a: u32| si as u32 * PER_SLOT + a;
+            for a in 0..c.agents.len() as u32 {
+                names.insert(gid(a), self.trace.unit_name(c.id, Unit::Agent(a)));
+            }
             for (a, ag) in c.agents.iter().enumerate() {
                 let AState::Blocked(b) = ag.state else { continue };
-                let span = self
-                    .prog
+                let span = prog
                     .code
                     .get(ag.pc as usize)
                     .map(|i| i.span)
                     .unwrap_or(Span::DUMMY);
-                let who = self.trace.unit_name(c.id, Unit::Agent(a as u32));
-                let what = match b {
-                    Block::Mbar { addr, parity } => match c.bars.get(&addr) {
-                        Some(BarState::Live(m)) => format!(
-                            "{who} waits for parity {parity} of the mbarrier at shared byte {addr}: its phase is {} (parity {}), {} of {} arrivals pending, tx-count {}",
-                            m.phase,
-                            m.phase & 1,
-                            m.pending,
-                            m.expected,
-                            m.tx
-                        ),
-                        _ => format!("{who} waits on the mbarrier at shared byte {addr}, which is not initialised"),
-                    },
-                    Block::StoreWait { n, .. } => format!("{who} waits until at most {n} TMA store groups are pending"),
-                    Block::WgmmaWait { n } => format!("{who} waits until at most {n} wgmma groups are pending"),
-                    Block::Join => format!("{who} waits for its worker partitions to finish"),
-                    Block::TmemAlloc { cols } => format!("{who} waits for {cols} free TMEM columns"),
+                let on = match b {
+                    Block::Mbar { addr, parity } => {
+                        let state = match c.bars.get(&addr) {
+                            Some(BarState::Live(m)) => Some(BarStateView {
+                                phase: m.phase,
+                                pending: m.pending,
+                                expected: m.expected,
+                                tx: m.tx,
+                            }),
+                            _ => None,
+                        };
+                        let hbar = c.hb.as_deref().and_then(|h| h.bar(addr));
+                        let mut arrivals: Vec<Arrival> = prog
+                            .allocs
+                            .iter()
+                            .find_map(|al| match al.place {
+                                AllocPlace::Mbar { addr: a0, count }
+                                    if addr >= a0 && addr < a0 + 8 * count =>
+                                {
+                                    sites.get(&a0)
+                                }
+                                _ => None,
+                            })
+                            .map(|v| v.iter().map(|&(p, op)| Arrival { agent: gid(p), op }).collect())
+                            .unwrap_or_default();
+                        for ar in hbar.map(|h| h.arrivers.as_slice()).unwrap_or_default() {
+                            let x = Arrival {
+                                agent: gid(ar.agent),
+                                op: op_name(prog, ar.instr),
+                            };
+                            if !arrivals.contains(&x) {
+                                arrivals.push(x);
+                            }
+                        }
+                        let arrived =
+                            c.hb.as_deref()
+                                .map(|_| hbar.is_some_and(|h| !h.arrivers.is_empty()));
+                        if let (Some(st), Some(hb)) = (state, hbar) {
+                            if st.tx != 0 && !mismatches.iter().any(|(x, _): &(u32, _)| *x == addr) {
+                                mismatches.push((addr, tx_mismatch(prog, &prog.mbar_name(addr), st.tx, hb)));
+                            }
+                        }
+                        WaitOn::Mbar(BarWait {
+                            addr: si as u32 * PER_SLOT * 16 + addr,
+                            name: prog.mbar_name(addr),
+                            parity,
+                            state,
+                            arrivals,
+                            arrived,
+                        })
+                    }
+                    Block::StoreWait { n, .. } => {
+                        WaitOn::Other(format!("until at most {n} TMA store groups are pending"))
+                    }
+                    Block::WgmmaWait { n } => {
+                        WaitOn::Other(format!("until at most {n} wgmma groups are pending"))
+                    }
+                    Block::Join => WaitOn::Join(ag.children.iter().map(|&ch| gid(ch)).collect()),
+                    Block::TmemAlloc { cols } => WaitOn::Other(format!("for {cols} free TMEM columns")),
                 };
-                lines.push((span, what));
+                waiters.push(Waiter {
+                    agent: gid(a as u32),
+                    name: self.trace.unit_name(c.id, Unit::Agent(a as u32)),
+                    span,
+                    on,
+                });
             }
         }
-        let (first_span, first) = lines.first().cloned().unwrap_or((Span::DUMMY, "no agent".into()));
-        let mut d = Diagnostic::error(
-            "deadlock",
-            "deadlock: every agent is blocked and nothing is in flight",
-            first_span,
-            first.clone(),
-        );
-        for (sp, l) in lines.iter().skip(1) {
-            d = d.with_label(*sp, l.clone());
+        for (_, d) in mismatches {
+            self.report(d);
         }
-        for (_, l) in &lines {
-            d = d.with_note(l.clone());
-        }
-        d.with_help("check that every wait's parity matches the phase its producer completes, and that expect bytes equal the bytes delivered")
+        waitfor::diagnose(&waiters, &names)
     }
 
     // ----- asynchronous completions -----
@@ -2116,6 +2165,64 @@ fn can_resume(c: &Cta, ag: &Agent, b: Block) -> bool {
             .all(|&ch| c.agents[ch as usize].state == AState::Done),
         Block::TmemAlloc { cols } => c.tmem.can_alloc(cols),
     }
+}
+
+/// The `.tile` name of the operation at instruction `pc`.
+fn op_name(prog: &Program, pc: u32) -> &'static str {
+    match prog.code.get(pc as usize).map(|i| &i.kind) {
+        Some(IKind::Op { name, .. }) => name,
+        _ => "an operation",
+    }
+}
+
+/// The `tx-mismatch` of a barrier that will never complete its phase: `tx` is its transaction
+/// count (expected minus delivered bytes).
+fn tx_mismatch(prog: &Program, bar: &str, tx: i64, hb: &crate::hazards::BarHb) -> Diagnostic {
+    let span = |pc: &u32| prog.code.get(*pc as usize).map(|i| i.span).unwrap_or(Span::DUMMY);
+    let expects: Vec<Span> = hb.expect_at.iter().map(span).collect();
+    let delivers: Vec<Span> = hb.deliver_at.iter().map(span).collect();
+    let mut d = if tx < 0 {
+        let primary = delivers.first().copied().unwrap_or(Span::DUMMY);
+        let mut d = Diagnostic::error(
+            "tx-mismatch",
+            format!(
+                "`{bar}` received {} bytes more than its phase expects: the phase can never complete",
+                -tx
+            ),
+            primary,
+            format!("delivers bytes to `{bar}`"),
+        );
+        for s in delivers.iter().skip(1) {
+            d = d.with_label(*s, "delivers bytes too");
+        }
+        for s in &expects {
+            d = d.with_label(*s, format!("expects bytes on `{bar}`"));
+        }
+        d.with_help(if expects.is_empty() {
+            format!("add `mbar.expect {bar}, BYTES` (BYTES: everything the copies deliver, e.g. `desc.nbytes` per copy) before the copies, in the phase they complete")
+        } else {
+            "expect exactly the bytes the copies deliver: the full box of each, out-of-bounds part included".to_string()
+        })
+    } else {
+        let primary = expects.first().copied().unwrap_or(Span::DUMMY);
+        let mut d = Diagnostic::error(
+            "tx-mismatch",
+            format!("`{bar}` still expects {tx} bytes that no copy in flight will deliver: the phase can never complete"),
+            primary,
+            format!("expects bytes on `{bar}`"),
+        );
+        for s in &delivers {
+            d = d.with_label(*s, format!("delivers bytes to `{bar}`"));
+        }
+        d.with_help(
+            "expect only the bytes that the copies issued on this barrier deliver (`desc.nbytes` per copy)",
+        )
+    };
+    d = d.with_note(format!(
+        "in the current phase: {} bytes expected, {} bytes delivered (PTX.md section 3: the phase completes only when the transaction count returns to zero)",
+        hb.expected, hb.delivered
+    ));
+    d
 }
 
 /// Bulk groups a `tma.store_wait` still waits for: groups retire oldest first, so every group
