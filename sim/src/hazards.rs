@@ -580,21 +580,31 @@ impl CtaHb {
         }
     }
 
-    /// Whether partition `a`, waiting on the barrier now in phase `phase`, may be two or more
-    /// phases behind it: it cannot know of the completion of phase `phase - 2`.
-    pub fn aliasing(&self, a: usize, addr: u32, phase: u64) -> Option<Aliasing> {
-        if phase < 2 {
+    /// Whether partition `a`, waiting with `parity` on the barrier now in phase `phase`, waits
+    /// for a phase two or more completions behind the barrier.
+    ///
+    /// With `L` the number of completions the waiter can know of (happens-before: it knows
+    /// the event that completed the phase), the phase it means is the next one, `L`, when the
+    /// parity is `L`'s, and the last one it knows, `L - 1`, otherwise (a fresh barrier's
+    /// parity-1 wait means phase -1). The wait aliases when the barrier has completed that
+    /// phase and the one after it: parity then shows the later one.
+    pub fn aliasing(&self, a: usize, addr: u32, phase: u64, parity: u32) -> Option<Aliasing> {
+        if phase == 0 {
             return None;
         }
         let b = self.bars.get(&addr)?;
         let p = self.parts.get(a)?;
-        let older = b.last[0]?;
-        if p.clock.knows(older.agent, older.time) {
+        let knows = |w: &Option<Witness>| w.is_some_and(|w| p.clock.knows(w.agent, w.time));
+        if knows(&b.last[1]) {
+            return None;
+        }
+        let knows_prev = phase == 1 || knows(&b.last[0]);
+        if knows_prev && (phase & 1) != parity as u64 {
             return None;
         }
         Some(Aliasing {
             phase,
-            missed: b.last,
+            missed: if knows_prev { [None, b.last[1]] } else { b.last },
         })
     }
 

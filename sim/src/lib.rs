@@ -23,6 +23,7 @@
 // noise to every `?`. The lowered-op enums are likewise built once per kernel.
 #![allow(clippy::result_large_err, clippy::large_enum_variant)]
 
+pub mod check;
 pub mod chips;
 pub mod eval;
 pub mod explore;
@@ -33,6 +34,7 @@ pub mod lower;
 pub mod machine;
 pub mod mbarrier;
 pub mod memory;
+pub mod pct;
 pub mod sched;
 pub mod tensor;
 pub mod tma;

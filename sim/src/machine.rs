@@ -602,7 +602,7 @@ impl<'p, 's> Machine<'p, 's> {
     fn check_aliasing_at(&mut self, s: usize, a: usize, pc: u32, addr: u32, phase: u64, parity: u32) {
         let Some(c) = self.slots[s].as_ref() else { return };
         let Some(hb) = c.hb.as_deref() else { return };
-        let Some(al) = hb.aliasing(a, addr, phase) else {
+        let Some(al) = hb.aliasing(a, addr, phase, parity) else {
             return;
         };
         let prog = self.prog;
@@ -610,20 +610,20 @@ impl<'p, 's> Machine<'p, 's> {
         let bar = prog.mbar_name(addr);
         let span = prog.code.get(pc as usize).map(|i| i.span).unwrap_or(Span::DUMMY);
         let passes = (phase & 1) != parity as u64;
+        let missed = al.missed.iter().flatten().count() as u64;
         let mut d = Diagnostic::error(
             "phase-aliasing",
-            format!("`mbar.wait` on `{bar}` can fall two phases behind the barrier: its parity then aliases"),
+            format!("phase aliasing on `{bar}`: this wait means a phase the barrier has already moved past"),
             span,
             format!("{who} waits for parity {parity} here"),
         );
         let mut seen = Vec::new();
-        for (k, w) in al.missed.iter().enumerate() {
-            let Some(w) = w else { continue };
+        for (k, w) in al.missed.iter().flatten().enumerate() {
             if seen.contains(&w.instr) {
                 continue;
             }
             seen.push(w.instr);
-            let phase_k = phase - 2 + k as u64;
+            let phase_k = phase - missed + k as u64;
             let sp = prog
                 .code
                 .get(w.instr as usize)
@@ -634,17 +634,33 @@ impl<'p, 's> Machine<'p, 's> {
                 format!("completed phase {phase_k} of `{bar}` (parity {})", phase_k & 1),
             );
         }
+        let plural = |n: u64| if n == 1 { "" } else { "s" };
+        let meant = if missed == 2 {
+            format!(
+                "{who} cannot have observed the completion of phase {}: the phase it waits for and the one after it have both completed, and parity cannot tell them apart",
+                phase - 2
+            )
+        } else {
+            format!(
+                "{who} knows of {} completion{} and waits with parity {parity}, which means phase {}{}, already complete; phase {} has completed since and parity now shows it",
+                phase - 1,
+                plural(phase - 1),
+                phase as i64 - 2,
+                if phase == 1 { " (the phase a fresh barrier counts as complete)" } else { "" },
+                phase - 1
+            )
+        };
         d = d
             .with_note(format!(
-                "`{bar}` has completed {phase} phases (its current phase parity is {}); {who} cannot have observed the completion of phase {}, so the phase it waits for may already have come and gone",
+                "`{bar}` has completed {phase} phase{} (the current phase has parity {}); {meant}",
+                plural(phase),
                 phase & 1,
-                phase - 2
             ))
             .with_note(format!(
                 "in this schedule parity alone {} the wait (PTX.md section 5: parity is all the hardware keeps)",
                 if passes { "passes" } else { "blocks" }
             ))
-            .with_help("a producer must not get two phases ahead of a waiter: give every pipeline stage its own barrier, or make the producer wait for the consumer's release before completing this barrier again");
+            .with_help("a producer must not get two phases ahead of a waiter: give every pipeline stage its own barrier, release each buffer on its own barrier, or make the producer wait for the consumer's release before completing this barrier again");
         self.report(d);
     }
 
@@ -702,6 +718,12 @@ impl<'p, 's> Machine<'p, 's> {
             }
             self.collect_runnable();
             if !self.runnable.is_empty() {
+                if let Some(&Reverse((t, _, _))) = self.queue.peek() {
+                    if self.sched.stall() {
+                        self.now = self.now.max(t);
+                        continue;
+                    }
+                }
                 let i = self.sched.pick(&self.runnable).min(self.runnable.len() - 1);
                 let r = self.runnable[i];
                 self.step(r.cta as usize, r.agent as usize)?;
