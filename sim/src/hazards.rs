@@ -24,7 +24,7 @@ use crate::hb::{
 use crate::lower::{AllocPlace, IKind, Program};
 use crate::memory::TMEM_LANES;
 use bwsim_isa::{Diagnostic, Span};
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 /// Shared-memory granule in bytes.
 pub const SMEM_GRANULE: u32 = 4;
@@ -96,7 +96,12 @@ struct PartHb {
     clock: VClock,
     /// The clock at the last `fence.async_shared`.
     fence: Option<VClock>,
+    /// The last few barrier phases it observed: barrier, wait instruction, what it acquired.
+    acquires: VecDeque<(u32, u32, VClock)>,
 }
+
+/// How many observed phases a partition remembers for explaining an ordering.
+const ACQUIRE_LOG: usize = 8;
 
 /// A phase-aliasing finding: the waiter's knowledge lags the barrier by two or more phases.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -157,7 +162,7 @@ impl CtaHb {
         hb.parts.push(PartHb {
             id,
             clock,
-            fence: None,
+            ..PartHb::default()
         });
         hb
     }
@@ -203,7 +208,7 @@ impl CtaHb {
         self.parts[child] = PartHb {
             id,
             clock,
-            fence: None,
+            ..PartHb::default()
         };
         self.step(parent);
     }
@@ -573,11 +578,32 @@ impl CtaHb {
     }
 
     /// Partition `a` observed a completed phase of the barrier (a wait or test_wait passed).
-    pub fn acquire(&mut self, a: usize, addr: u32) {
+    pub fn acquire(&mut self, a: usize, addr: u32, pc: u32) {
         let Some(b) = self.bars.get(&addr) else { return };
         if let Some(p) = self.parts.get_mut(a) {
             p.clock.join(&b.completed);
+            if p.acquires.len() == ACQUIRE_LOG {
+                p.acquires.pop_front();
+            }
+            p.acquires.push_back((addr, pc, b.completed.clone()));
         }
+    }
+
+    /// How the access `first` came to happen before partition `issuer`'s later operation: the
+    /// barrier that carried it, the release by `first`'s partition and the acquiring wait.
+    fn chain(&self, first: &Rec, issuer: AgentId) -> Option<(u32, Option<u32>, u32)> {
+        let p = self.parts.get(self.part_of(issuer)? as usize)?;
+        let (addr, wait, _) = p
+            .acquires
+            .iter()
+            .find(|(_, _, c)| c.knows(first.agent, first.time))?;
+        let from = self.part_of(first.agent);
+        let release = self
+            .bars
+            .get(addr)
+            .and_then(|b| b.arrivers.iter().find(|ar| Some(ar.agent) == from))
+            .map(|ar| ar.instr);
+        Some((*addr, release, *wait))
     }
 
     /// Whether partition `a`, waiting with `parity` on the barrier now in phase `phase`, waits
@@ -707,7 +733,7 @@ impl CtaHb {
             match names.first() {
                 Some((n, off)) => (
                     format!("`{n}`"),
-                    format!("first conflict at shared byte {byte} (offset {off} of `{n}`)"),
+                    format!("first conflict at shared byte {byte} (byte {off} of `{n}`)"),
                 ),
                 None => (
                     "shared memory".to_string(),
@@ -717,6 +743,13 @@ impl CtaHb {
         };
         let (f, s) = (&h.first, &h.second);
         let (fo, so) = (opname(f), opname(s));
+        let issuer = |r: &Rec| {
+            r.async_index()
+                .and_then(|i| self.ops.get(i))
+                .map(|o| o.issuer)
+                .unwrap_or(r.agent)
+        };
+        let same_side = issuer(f) == issuer(s);
         let (title, help) = match h.kind {
             HazardKind::Race => (
                 format!("data race on {what}: `{fo}` and `{so}` are not ordered by happens-before"),
@@ -738,9 +771,10 @@ impl CtaHb {
                         "missing `fence.async_shared`: `{so}` (async proxy) overwrites {what} that `{fo}` (generic proxy) read"
                     ),
                 },
-                match f.kind {
-                    Kind::Write => format!("add `fence.async_shared` after the `{fo}`, before the release (mbar.arrive) or the `{so}` that follows it in the same partition"),
-                    Kind::Read => format!("add `fence.async_shared` after the `{fo}`, before the `mbar.arrive` that hands the buffer back to the `{so}`"),
+                match (f.kind, same_side) {
+                    (_, true) => format!("add `fence.async_shared` between the `{fo}` and the `{so}`"),
+                    (Kind::Write, false) => format!("add `fence.async_shared` after the `{fo}`, before the `mbar.arrive` that hands the buffer to the `{so}`"),
+                    (Kind::Read, false) => format!("add `fence.async_shared` after the `{fo}`, before the `mbar.arrive` that hands the buffer back to the `{so}`"),
                 },
             ),
             HazardKind::ReadBeforeComplete => (
@@ -772,8 +806,31 @@ impl CtaHb {
             span(s),
             format!("{} {what}{} in {}", verb(s), proxy(s), who(s)),
         )
-        .with_label(span(f), format!("{} {what}{} in {}", verb(f), proxy(f), who(f)))
-        .with_note(place);
+        .with_label(span(f), format!("{} {what}{} in {}", verb(f), proxy(f), who(f)));
+        if !same_side && matches!(h.kind, HazardKind::MissingFence) {
+            if let Some((bar, release, wait)) = self.chain(f, issuer(s)) {
+                let bar = prog.mbar_name(bar);
+                let sp = |pc: u32| prog.code.get(pc as usize).map(|i| i.span).unwrap_or(Span::DUMMY);
+                if let Some(r) = release {
+                    d = d.with_label(
+                        sp(r),
+                        format!("releases `{bar}` with no `fence.async_shared` since the `{fo}`"),
+                    );
+                }
+                d = d
+                    .with_label(
+                        sp(wait),
+                        format!("acquires `{bar}`: this orders the `{so}` after the `{fo}`"),
+                    )
+                    .with_note(format!(
+                        "happens-before chain: `{fo}` -> `{}` on `{bar}` -> `mbar.wait` on `{bar}` -> `{so}`",
+                        release
+                            .map(|r| opname(&Rec { op: r, ..*f }))
+                            .unwrap_or("an arrival")
+                    ));
+            }
+        }
+        d = d.with_note(place);
         d = match h.kind {
             HazardKind::Race => d.with_note("neither access happens before the other: no mbarrier phase, fork/join, store_wait or wgmma.wait orders them"),
             HazardKind::MissingFence => d.with_note(

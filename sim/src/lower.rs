@@ -329,8 +329,13 @@ pub struct TmemPlan {
 /// for diagnostics that name buffers and barriers instead of addresses.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum AllocPlace {
-    /// Shared-memory bytes `start..start + bytes`.
-    Smem { start: u32, bytes: u32 },
+    /// Shared-memory bytes `start..start + bytes`; a buffer array (rank 3 or more, Gluon's
+    /// `[NUM_BUFFERS, ...]`) has `slot` bytes per leading index.
+    Smem {
+        start: u32,
+        bytes: u32,
+        slot: Option<u32>,
+    },
     /// `count` mbarriers of 8 bytes from `addr`.
     Mbar { addr: u32, count: u32 },
     /// Tensor-memory columns of a scoped allocation (manual ones are placed at run time).
@@ -378,13 +383,18 @@ impl Program {
         }
         format!("the mbarrier at shared byte {addr}")
     }
-    /// The names of the shared-memory buffers covering byte `addr`, with the offset into each.
+    /// The names of the shared-memory buffers covering byte `addr` (`bufs[1]` for a slot of a
+    /// buffer array), with the offset into each.
     pub fn smem_names(&self, addr: u32) -> Vec<(String, u32)> {
         self.allocs
             .iter()
             .filter_map(|a| match a.place {
-                AllocPlace::Smem { start, bytes } if addr >= start && addr - start < bytes => {
-                    Some((a.name.clone(), addr - start))
+                AllocPlace::Smem { start, bytes, slot } if addr >= start && addr - start < bytes => {
+                    let off = addr - start;
+                    Some(match slot.filter(|&s| s > 0) {
+                        Some(s) => (format!("{}[{}]", a.name, off / s), off % s),
+                        None => (a.name.clone(), off),
+                    })
                 }
                 _ => None,
             })
@@ -529,15 +539,18 @@ impl<'a, 'k> Lower<'a, 'k> {
     /// Remember where `let name = <allocation>` lives (for diagnostics).
     fn name_alloc(&mut self, name: &str, op: &LOp) {
         let place = match op {
-            LOp::SmemAlloc { view } => AllocPlace::Smem {
-                start: view.base,
-                bytes: u32::try_from(crate::layout::buffer_bytes(
-                    view.dtype,
-                    view.root.as_slice(),
-                    view.layout,
-                ))
-                .unwrap_or(u32::MAX),
-            },
+            LOp::SmemAlloc { view } => {
+                let root = view.root.as_slice();
+                let bytes = crate::layout::buffer_bytes(view.dtype, root, view.layout);
+                let slot = (root.len() >= 3 && root[0] > 0)
+                    .then(|| u32::try_from(bytes / root[0] as u64).ok())
+                    .flatten();
+                AllocPlace::Smem {
+                    start: view.base,
+                    bytes: u32::try_from(bytes).unwrap_or(u32::MAX),
+                    slot,
+                }
+            }
             LOp::MbarAlloc { addr, count } => AllocPlace::Mbar {
                 addr: *addr,
                 count: *count,

@@ -1819,8 +1819,9 @@ impl<'p, 's> Machine<'p, 's> {
                     self.check_aliasing(s, a, addr, b.phase, parity);
                 }
                 if b.test_wait(parity) {
+                    let pc = self.cur_pc;
                     if let Some(hb) = self.hb(s) {
-                        hb.acquire(a, addr);
+                        hb.acquire(a, addr, pc);
                     }
                     self.ev(cta_id, me, What::WaitDone { bar: addr, parity }, span);
                     Ok(OpFlow::Next)
@@ -1834,8 +1835,9 @@ impl<'p, 's> Machine<'p, 's> {
                 let b = *self.cta(s).bar(addr)?;
                 let passed = b.test_wait(parity);
                 if passed {
+                    let pc = self.cur_pc;
                     if let Some(hb) = self.hb(s) {
-                        hb.acquire(a, addr);
+                        hb.acquire(a, addr, pc);
                     }
                 }
                 Ok(OpFlow::Value(Value::Bool(passed)))
