@@ -108,14 +108,65 @@ pub fn replay_command(file: &str, seed: u64) -> String {
     format!("bwsim check {file} --seed {seed}")
 }
 
-/// A finding's diagnostic with the replay note and how often it showed (what `bwsim check`
-/// prints).
-pub fn annotate(f: &Finding, file: &str, schedules: u64) -> Diagnostic {
+/// A finding's diagnostic with the replay note, and how often it showed when `schedules` is
+/// given (what `bwsim check` prints).
+pub fn annotate(f: &Finding, file: &str, schedules: Option<u64>) -> Diagnostic {
+    let count = match schedules {
+        Some(n) => format!(" ({} of {n} schedules)", f.count),
+        None => String::new(),
+    };
     f.diagnostic.clone().with_note(format!(
-        "first seen with schedule seed {} ({} of {} schedules); replay: {}",
+        "first seen with schedule seed {}{count}; replay: {}",
         f.seed,
-        f.count,
-        schedules,
         replay_command(file, f.seed)
     ))
 }
+
+/// The checker's diagnostic codes (DESIGN.md section 5), each with what it means.
+pub const CODES: &[(&str, &str)] = &[
+    (
+        "race",
+        "conflicting accesses (at least one write) not ordered by happens-before",
+    ),
+    (
+        "missing-fence",
+        "ordered generic and async proxy accesses without `fence.async_shared` between them",
+    ),
+    (
+        "read-before-complete",
+        "a read of a TMA destination or MMA accumulator before its completion was observed",
+    ),
+    (
+        "write-while-in-flight",
+        "a write to bytes an asynchronous operation may still be reading",
+    ),
+    (
+        "phase-aliasing",
+        "a wait that means a phase its barrier has already moved past",
+    ),
+    (
+        "deadlock",
+        "every agent blocked with nothing in flight (with the wait-for graph)",
+    ),
+    (
+        "tx-mismatch",
+        "expected transaction bytes differ from the bytes delivered",
+    ),
+    (
+        "over-arrival",
+        "an arrival beyond the pending count of the phase (arrival underflow)",
+    ),
+    (
+        "uninit-read",
+        "a read of shared or tensor memory nothing wrote in this launch",
+    ),
+    ("tmem-leak", "tensor memory still allocated when the CTA exits"),
+    (
+        "barrier-misuse",
+        "an mbarrier used before `mbar.init` or after `mbar.invalidate`",
+    ),
+    (
+        "illegal-instruction",
+        "an operation the hardware traps on (misaligned TMA coordinates, ...)",
+    ),
+];

@@ -88,6 +88,9 @@ pub struct BarHb {
     pub delivered: i64,
     pub expect_at: Vec<u32>,
     pub deliver_at: Vec<u32>,
+    /// `expected` and `expect_at` of the last completed phase.
+    pub prev_expected: i64,
+    pub prev_expect_at: Vec<u32>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -570,9 +573,9 @@ impl CtaHb {
         if flipped {
             b.completed = b.running.clone();
             b.last = [b.last[1], Some(witness)];
-            b.expected = 0;
+            b.prev_expected = std::mem::take(&mut b.expected);
+            b.prev_expect_at = std::mem::take(&mut b.expect_at);
             b.delivered = 0;
-            b.expect_at.clear();
             b.deliver_at.clear();
         }
     }
@@ -699,6 +702,15 @@ impl CtaHb {
                 ),
                 None => n,
             }
+        };
+        // Who had to know: the partition itself, or the one that issued the asynchronous op.
+        let observer = |r: &Rec| match r.async_index().and_then(|i| self.ops.get(i)) {
+            Some(o) => format!(
+                "{}, which issued the `{}`,",
+                self.agent_name(o.issuer, prog, part_name, cta),
+                opname(r)
+            ),
+            None => self.agent_name(r.agent, prog, part_name, cta),
         };
         let verb = |r: &Rec| match r.kind {
             Kind::Read => "reads",
@@ -837,12 +849,12 @@ impl CtaHb {
                 "the accesses are ordered by happens-before, but shared memory accessed through the generic and the async proxy also needs a proxy fence by the generic side after its access and before the release (PTX.md section 6)",
             ),
             HazardKind::ReadBeforeComplete => d.with_note(format!(
-                "{} has not observed the completion of the `{fo}`",
-                who(s)
+                "{} had not observed the completion of the `{fo}`",
+                observer(s)
             )),
             HazardKind::WriteWhileInFlight => d.with_note(format!(
-                "{} has not observed that the `{fo}` finished with these bytes",
-                who(s)
+                "{} had not observed that the `{fo}` finished with these bytes",
+                observer(s)
             )),
         };
         d.with_help(help)

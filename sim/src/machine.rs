@@ -587,11 +587,14 @@ impl<'p, 's> Machine<'p, 's> {
     }
 
     /// Check that shared-memory elements were written before a read.
-    fn check_smem_init(&mut self, s: usize, pc: u32, addrs: &[(u32, u32)], what: &dyn Fn(u32) -> String) {
+    fn check_smem_init(&mut self, s: usize, pc: u32, addrs: &[(u32, u32)]) {
         if self.opts.check {
             let c = self.cta(s);
             if let Some(&(a, _)) = addrs.iter().find(|&&(a, _)| !c.smem.was_written(a)) {
-                let w = what(a);
+                let w = match self.prog.smem_names(a).first() {
+                    Some((n, off)) => format!("`{n}` (shared byte {a}, byte {off} of the buffer)"),
+                    None => format!("shared byte {a}"),
+                };
                 self.uninit(pc, w);
             }
         }
@@ -617,22 +620,28 @@ impl<'p, 's> Machine<'p, 's> {
             span,
             format!("{who} waits for parity {parity} here"),
         );
-        let mut seen = Vec::new();
+        let mut by_instr: Vec<(u32, Vec<u64>)> = Vec::new();
         for (k, w) in al.missed.iter().flatten().enumerate() {
-            if seen.contains(&w.instr) {
-                continue;
-            }
-            seen.push(w.instr);
             let phase_k = phase - missed + k as u64;
+            match by_instr.iter_mut().find(|(i, _)| *i == w.instr) {
+                Some((_, v)) => v.push(phase_k),
+                None => by_instr.push((w.instr, vec![phase_k])),
+            }
+        }
+        for (instr, phases) in by_instr {
             let sp = prog
                 .code
-                .get(w.instr as usize)
+                .get(instr as usize)
                 .map(|i| i.span)
                 .unwrap_or(Span::DUMMY);
-            d = d.with_label(
-                sp,
-                format!("completed phase {phase_k} of `{bar}` (parity {})", phase_k & 1),
-            );
+            let what = match phases.as_slice() {
+                [p] => format!("completed phase {p} of `{bar}` (parity {})", p & 1),
+                ps => format!(
+                    "completed phases {} of `{bar}`",
+                    ps.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(" and ")
+                ),
+            };
+            d = d.with_label(sp, what);
         }
         let plural = |n: u64| if n == 1 { "" } else { "s" };
         let meant = if missed == 2 {
@@ -1051,7 +1060,7 @@ impl<'p, 's> Machine<'p, 's> {
         let data = r.map_err(|f| self.fault_stop(f, op.span, cta_id, Unit::Tma, op.name))?;
         if self.opts.check {
             let pc = self.hb(s).map(|h| h.op_instr(op.hb)).unwrap_or(0);
-            self.check_smem_init(s, pc, &read, &|a| format!("shared byte {a}"));
+            self.check_smem_init(s, pc, &read);
             let bits = desc.dtype.bits();
             let h = self
                 .hb(s)
@@ -1176,7 +1185,7 @@ impl<'p, 's> Machine<'p, 's> {
         let pc = hb.op_instr(op.hb);
         let smem_read = |m: &mut Self, v: &SmemView| {
             if let Some(addrs) = layout::view_addresses(v) {
-                m.check_smem_init(s, pc, &addrs, &|a| format!("shared byte {a}"));
+                m.check_smem_init(s, pc, &addrs);
                 let h = m
                     .hb(s)
                     .and_then(|hb| hb.pipe_smem(op.hb, Kind::Read, &addrs, v.dtype.bits()));
@@ -1292,21 +1301,24 @@ impl<'p, 's> Machine<'p, 's> {
         while left > 0 {
             let b = *self.cta(s).bar(addr)?;
             if b.phase > issue_phase {
-                let d = Diagnostic::error(
+                let prog = self.prog;
+                let bar = prog.mbar_name(addr);
+                let mut d = Diagnostic::error(
                     "tx-mismatch",
-                    format!("a TMA copy delivered {left} bytes after the mbarrier phase it was issued in had completed"),
+                    format!("`{bar}` completed its phase before this copy's bytes had all landed: {left} bytes overshoot the expect"),
                     span,
-                    "this copy's bytes overshoot the phase's expect",
-                )
-                .with_note("the phase completed early (waiters may read bytes that have not landed) and the surplus drives the next phase's tx-count negative (PTX.md section 3)")
-                .with_help("expect exactly the bytes the copies deliver: the full box, out-of-bounds part included");
-                if !self
-                    .diags
-                    .iter()
-                    .any(|x| x.code == d.code && x.primary.span.start == span.start)
-                {
-                    self.diags.push(d);
+                    format!("delivers {left} bytes to `{bar}` after the phase it was issued in completed"),
+                );
+                if let Some(h) = self.hb(s).and_then(|h| h.bar(addr)) {
+                    for pc in &h.prev_expect_at {
+                        let sp = prog.code.get(*pc as usize).map(|i| i.span).unwrap_or(Span::DUMMY);
+                        d = d.with_label(sp, format!("the phase expected {} bytes in all", h.prev_expected));
+                    }
                 }
+                let d = d
+                    .with_note("the phase completed early (waiters may read bytes that have not landed) and the surplus drives the next phase's tx-count negative (PTX.md section 3)")
+                    .with_help("expect exactly the bytes the copies deliver: the full box, out-of-bounds part included (`desc.nbytes`)");
+                self.report(d);
             }
             let chunk = if b.pending == 0 && b.tx > 0 && b.tx < left && b.tx % 16 == 0 {
                 b.tx
@@ -2009,7 +2021,7 @@ impl<'p, 's> Machine<'p, 's> {
                     let b_addrs = layout::view_addresses(&bv).map(|x| (x, bv.dtype.bits()));
                     let mut reads: Vec<(&[(u32, u32)], u32)> = Vec::new();
                     for (x, bits) in a_addrs.iter().chain(b_addrs.iter()) {
-                        self.check_smem_init(s, pc, x, &|a| format!("shared byte {a}"));
+                        self.check_smem_init(s, pc, x);
                         reads.push((x.as_slice(), *bits));
                     }
                     let h = self.hb(s).and_then(|hb| hb.wgmma(a, pc, &reads));
@@ -2053,7 +2065,7 @@ impl<'p, 's> Machine<'p, 's> {
                 }
                 if self.opts.check {
                     let pc = self.cur_pc;
-                    self.check_smem_init(s, pc, &addrs, &|a| format!("shared byte {a}"));
+                    self.check_smem_init(s, pc, &addrs);
                     let h = self
                         .hb(s)
                         .and_then(|hb| hb.generic_smem(a, pc, Kind::Read, &addrs, eb));

@@ -71,14 +71,20 @@ pub struct Trap {
 impl Trap {
     /// The trap as a diagnostic (code from [`CudaError::code`]).
     pub fn to_diagnostic(&self) -> Diagnostic {
-        Diagnostic::error(
+        let d = Diagnostic::error(
             self.code,
             format!("{} (CUDA error: {})", self.reason, self.error.message()),
             self.span,
             format!("`{}` faults here", self.op),
         )
         .with_note(format!("issued by {} at t={}", self.agent, self.time))
-        .with_note("after a fault the CUDA context is unusable; the whole launch fails")
+        .with_note("after a fault the CUDA context is unusable; the whole launch fails");
+        match self.code {
+            "over-arrival" => d.with_help(
+                "arrive at most as many times per phase as `mbar.init` expects: initialise the barrier with the number of arrivals each phase gets, or wait for the phase to complete before arriving again",
+            ),
+            _ => d,
+        }
     }
 }
 

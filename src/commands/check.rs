@@ -178,7 +178,7 @@ fn print_exploration(e: &Exploration, a: &Args, file: &bwsim_isa::SourceFile, jo
     let diags: Vec<Diagnostic> = e
         .findings
         .iter()
-        .map(|f| check::annotate(f, &file.name, e.schedules))
+        .map(|f| check::annotate(f, &file.name, Some(e.schedules)))
         .collect();
     print_diags(&diags, file);
     eprintln!(
