@@ -19,7 +19,8 @@
 //! values or of how the machine schedules.
 
 use crate::hb::{
-    Access, AgentId, AgentInfo, Hazard, HazardKind, Issued, Kind, Proxy, Rec, Shadow, VClock, World, ASYNC_OP,
+    Access, AgentId, AgentInfo, Clean, Hazard, HazardKind, Issued, Kind, Proxy, Rec, Shadow, VClock, World,
+    ASYNC_OP,
 };
 use crate::lower::{AllocPlace, IKind, Program};
 use crate::memory::TMEM_LANES;
@@ -270,6 +271,7 @@ impl CtaHb {
         };
         let acc = Access { rec, clock };
         let mut found = None;
+        let mut clean = Clean::default();
         let mut last = usize::MAX;
         for &(addr, shift) in addrs {
             let nbytes = (shift + bits).div_ceil(8).max(1);
@@ -277,7 +279,7 @@ impl CtaHb {
             let g1 = ((addr + nbytes - 1) / SMEM_GRANULE) as usize;
             for g in g0..=g1 {
                 if g != last {
-                    self.smem.access(g, &acc, w, &mut found);
+                    self.smem.access(g, &acc, w, &mut found, &mut clean);
                     last = g;
                 }
             }
@@ -302,11 +304,12 @@ impl CtaHb {
         };
         let acc = Access { rec, clock };
         let mut found = None;
+        let mut clean = Clean::default();
         let mut last = usize::MAX;
         for &(lane, col) in cells {
             let g = tmem_granule(lane, col);
             if g != last {
-                self.tmem.access(g, &acc, w, &mut found);
+                self.tmem.access(g, &acc, w, &mut found, &mut clean);
                 last = g;
             }
         }

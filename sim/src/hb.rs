@@ -265,6 +265,34 @@ fn pair(prev: &Rec, cur: &Access, w: World) -> Option<(HazardKind, bool)> {
     Some((kind, swapped))
 }
 
+/// Earlier accesses already checked against the current one (a small cache, oldest replaced).
+#[derive(Clone, Copy, Debug)]
+pub struct Clean {
+    recs: [Rec; 4],
+    next: usize,
+}
+
+impl Default for Clean {
+    fn default() -> Clean {
+        Clean {
+            recs: [Rec::EMPTY; 4],
+            next: 0,
+        }
+    }
+}
+
+impl Clean {
+    #[inline]
+    fn contains(&self, r: &Rec) -> bool {
+        self.recs.contains(r)
+    }
+    #[inline]
+    fn insert(&mut self, r: Rec) {
+        self.recs[self.next] = r;
+        self.next = (self.next + 1) % self.recs.len();
+    }
+}
+
 /// The state of one granule: the last write and the reads since, at most one per agent.
 #[derive(Clone, Copy, Debug)]
 struct Cell {
@@ -326,29 +354,35 @@ impl Shadow {
     }
 
     /// Check `cur` against granule `g` and record it there. The first hazard of a sequence of
-    /// calls is kept in `found` (one report per operation keeps the output readable).
+    /// calls is kept in `found` (one report per operation keeps the output readable); `clean`
+    /// remembers the earlier accesses already found compatible with `cur` over the sequence
+    /// (an operation's granules mostly meet the same few earlier accesses).
     #[inline]
-    pub fn access(&mut self, g: usize, cur: &Access, w: World, found: &mut Option<Hazard>) {
+    pub fn access(
+        &mut self,
+        g: usize,
+        cur: &Access,
+        w: World,
+        found: &mut Option<Hazard>,
+        clean: &mut Clean,
+    ) {
         let Some(cell) = self.cells.get_mut(g) else { return };
         if found.is_none() {
-            let mut hit = None;
-            if !cell.w.is_empty() {
-                hit = pair(&cell.w, cur, w).map(|k| (k, cell.w));
-            }
-            if hit.is_none() && cur.rec.kind == Kind::Write {
-                for r in cell.r.iter().filter(|r| !r.is_empty()) {
-                    if let Some(k) = pair(r, cur, w) {
-                        hit = Some((k, *r));
-                        break;
-                    }
+            let mut check = |r: &Rec| {
+                if r.is_empty() || r.agent == cur.rec.agent || clean.contains(r) {
+                    return None;
                 }
+                let k = pair(r, cur, w);
+                if k.is_none() {
+                    clean.insert(*r);
+                }
+                k.map(|k| (k, *r))
+            };
+            let mut hit = check(&cell.w);
+            if hit.is_none() && cur.rec.kind == Kind::Write {
+                hit = cell.r.iter().find_map(&mut check);
                 if hit.is_none() && cell.more != 0 {
-                    for r in &self.extra[cell.more as usize - 1] {
-                        if let Some(k) = pair(r, cur, w) {
-                            hit = Some((k, *r));
-                            break;
-                        }
-                    }
+                    hit = self.extra[cell.more as usize - 1].iter().find_map(&mut check);
                 }
             }
             if let Some(((kind, swapped), prev)) = hit {
@@ -437,9 +471,10 @@ mod tests {
         ops: &[Issued],
     ) -> Option<Hazard> {
         let mut found = None;
+        let mut clean = Clean::default();
         let w = World { agents: ag, ops };
         for g in gs {
-            s.access(g, &Access { rec: r, clock: c }, w, &mut found);
+            s.access(g, &Access { rec: r, clock: c }, w, &mut found, &mut clean);
         }
         found
     }

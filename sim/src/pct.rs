@@ -122,7 +122,7 @@ impl Scheduler for PctScheduler {
     fn latency(&mut self, kind: AsyncKind) -> u64 {
         let (lo, hi) = self.latencies.range(kind);
         let (lo, hi) = (lo.max(1), hi.max(lo.max(1)));
-        let fast = (1, lo.min(4).max(1));
+        let fast = (1, lo.clamp(1, 4));
         let slow = (hi / 2).max(lo)..=hi * 2;
         match self.profile {
             LatencyProfile::Default => self.rng.gen_range(lo..=hi),
