@@ -1,7 +1,7 @@
 //! The hazard checker's bookkeeping for one CTA: which clock component belongs to which agent,
 //! the clocks of partitions and asynchronous units, what every mbarrier releases, the shadow
 //! memories, and the table of issued asynchronous operations. The machine calls one hook per
-//! event ([`CtaHb::step`], [`CtaHb::arrive`], [`CtaHb::acquire`], ...); the rule itself lives in
+//! event ([`CtaHb::step`], [`CtaHb::bar_update`], [`CtaHb::acquire`], ...); the rule itself lives in
 //! [`crate::hb`]. Hazards come back as [`Hazard`]s and are turned into diagnostics here
 //! ([`CtaHb::describe`]), naming buffers and barriers through the program's allocation names.
 //!

@@ -14,6 +14,11 @@
 //!   machine; [`tma`]: TMA data movement and fault rules; [`tensor`]: MMA arithmetic.
 //! - [`trace`]: the event trace (compact text and Chrome JSON); [`trap`]: faults as the user
 //!   sees them.
+//! - The hazard checker: [`hb`] (vector clocks, shadow memory and the proxy-fence rule),
+//!   [`hazards`] (its per-CTA bookkeeping, fed by the machine, and hazard diagnostics),
+//!   [`waitfor`] (the wait-for graph of a deadlock), [`pct`] (the exploration scheduler),
+//!   [`explore`] (many seeds in parallel, each distinct finding once) and [`check`] (a kernel
+//!   prepared once and run or explored: `bwsim check`).
 //!
 //! Entry points: [`run`] (a checked kernel with its launch plan and inputs) and
 //! [`run_source`] (`.tile` text, for tests and tools).

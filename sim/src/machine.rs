@@ -1108,8 +1108,9 @@ impl<'p, 's> Machine<'p, 's> {
         if let Some(g) = ag.groups.iter_mut().find(|g| g.id == op.id) {
             g.writes = g.writes.saturating_sub(1);
         }
-        // Bulk groups complete in commit order (PTX: `wait_group N` waits for every group but
-        // the N most recent): a finished group leaves only once every older one has.
+        // Bulk groups retire in commit order (`wait_group N` waits for every group but the N
+        // most recent, docs/hardware/bulk-group-order.md): a finished group leaves only once
+        // every older one has.
         while ag.groups.front().is_some_and(|g| g.reads == 0 && g.writes == 0) {
             ag.groups.pop_front();
         }
@@ -2262,7 +2263,8 @@ fn tx_mismatch(prog: &Program, bar: &str, tx: i64, hb: &crate::hazards::BarHb) -
 }
 
 /// Bulk groups a `tma.store_wait` still waits for: groups retire oldest first, so every group
-/// from the oldest one still pending (reading, or also writing when `full`) counts.
+/// from the oldest one still pending (reading, or also writing when `full`) counts
+/// (docs/hardware/bulk-group-order.md).
 fn store_pending(ag: &Agent, full: bool) -> u32 {
     let pending = |g: &Group| g.reads > 0 || (full && g.writes > 0);
     match ag.groups.iter().position(pending) {
