@@ -56,6 +56,7 @@ enum Command {
     ///   bwsim check kernel.tile --seed 17           # replay one schedule exactly
     ///   bwsim check kernel.tile --seed 17 --trace   # ... and print its event trace
     ///   bwsim check kernel.tile --json              # findings as JSON
+    #[command(verbatim_doc_comment)]
     Check(commands::check::Args),
 }
 

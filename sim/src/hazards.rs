@@ -15,6 +15,9 @@
 //! - the wgmma groups of each partition (observed by its `wgmma.wait`);
 //! - the tensor pipe (in order: one component, whose clock accumulates every op it runs).
 //!
+//! `bar.sync` synchronises the warps of one partition, which the simulator runs as a single
+//! agent: it adds no edge between agents (program order already orders the partition).
+//!
 //! This module knows clocks, barriers by address and instruction indices; it knows nothing of
 //! values or of how the machine schedules.
 
@@ -494,7 +497,7 @@ impl CtaHb {
 
     // ----- mbarriers -----
 
-    /// `mbar.init` by partition `a`: a fresh barrier state.
+    /// `mbar.init`: a fresh barrier state (what earlier phases released is forgotten).
     pub fn bar_init(&mut self, addr: u32) {
         self.bars.insert(addr, BarHb::default());
     }
