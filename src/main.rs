@@ -16,6 +16,7 @@ use std::process::ExitCode;
 ///   bwsim run elementwise_add_ws                # simulate one and check it against its CPU reference
 ///   bwsim verify my_kernel.tile                 # static rules, rustc-style diagnostics
 ///   bwsim fmt my_kernel.tile                    # canonical form
+///   bwsim check my_kernel.tile                  # hazards over 200 schedules
 #[derive(Parser)]
 #[command(name = "bwsim", version, about, long_about, propagate_version = true)]
 struct Cli {
@@ -92,6 +93,21 @@ enum Command {
     ///   bwsim import add.sm_100a.ttgir -o add.tile     # write it
     ///   bwsim import add.sm_100a.ttgir --json          # diagnostics as JSON on failure
     Import(commands::import::Args),
+    /// Run a kernel under many schedules with the hazard checker; exit 1 on any error.
+    ///
+    /// Reports races, missing proxy fences, reads before completion, writes while in flight,
+    /// phase aliasing, deadlocks (with the wait-for graph), tx mismatches, over-arrivals,
+    /// uninitialised reads, TMEM leaks, barrier misuse and illegal instructions, each distinct
+    /// diagnostic once with the first schedule seed that shows it.
+    ///
+    /// Examples:
+    ///   bwsim check kernel.tile                     # 200 schedules on every core
+    ///   bwsim check elementwise_add_ws --schedules 1000 --jobs 2
+    ///   bwsim check kernel.tile --seed 17           # replay one schedule exactly
+    ///   bwsim check kernel.tile --seed 17 --trace   # ... and print its event trace
+    ///   bwsim check kernel.tile --json              # findings as JSON
+    #[command(verbatim_doc_comment)]
+    Check(commands::check::Args),
 }
 
 fn main() -> ExitCode {
@@ -108,6 +124,7 @@ fn main() -> ExitCode {
         }
         Command::Time(a) => commands::time::run(a),
         Command::Import(a) => commands::import::run(a),
+        Command::Check(a) => commands::check::run(a),
     };
     match r {
         Ok(code) => code,

@@ -47,13 +47,16 @@ pub struct ExploreOptions {
     pub stop_on_first_error: bool,
 }
 
-/// Identity of a diagnostic for deduplication: its code and every span.
+/// Identity of a diagnostic for deduplication: its code and its spans. Phase aliasing is one
+/// finding per wait and barrier (the spans of the completions it missed vary by schedule);
+/// a deadlock is one per set of blocked waits.
 fn key(d: &Diagnostic) -> (String, Vec<(u32, u32)>, String) {
     let mut spans = vec![(d.primary.span.start, d.primary.span.end)];
+    if d.code == "phase-aliasing" {
+        return (d.code.clone(), spans, d.message.clone());
+    }
     spans.extend(d.labels.iter().map(|l| (l.span.start, l.span.end)));
-    // Deadlocks and aliasing name barriers in the message; keep the message for those.
-    let msg = if matches!(d.code.as_str(), "deadlock" | "phase-aliasing" | "tx-mismatch") { d.message.clone() } else { String::new() };
-    (d.code.clone(), spans, msg)
+    (d.code.clone(), spans, String::new())
 }
 
 /// Run `run(seed)` for every seed and merge the findings. `progress(done, total)` is called
@@ -88,7 +91,11 @@ where
                     // A poisoned lock means another worker panicked; its panic is re-raised below.
                     if let Ok(mut f) = found.lock() {
                         for d in diags {
-                            let e = f.entry(key(&d)).or_insert_with(|| Finding { diagnostic: d.clone(), seed, count: 0 });
+                            let e = f.entry(key(&d)).or_insert_with(|| Finding {
+                                diagnostic: d.clone(),
+                                seed,
+                                count: 0,
+                            });
                             e.count += 1;
                             if seed < e.seed {
                                 e.seed = seed;
@@ -106,7 +113,11 @@ where
     let mut findings: Vec<Finding> = found.into_inner().unwrap_or_default().into_values().collect();
     findings.sort_by_key(|f| (f.diagnostic.severity, f.seed));
     let schedules = done.load(Ordering::Relaxed);
-    Exploration { schedules, findings, stopped_early: schedules < opts.schedules }
+    Exploration {
+        schedules,
+        findings,
+        stopped_early: schedules < opts.schedules,
+    }
 }
 
 #[cfg(test)]
@@ -131,17 +142,39 @@ mod tests {
             v
         };
         for jobs in [1, 2, 4] {
-            let e = explore(&ExploreOptions { first_seed: 0, schedules: 100, jobs, stop_on_first_error: false }, run, |_, _| {});
+            let e = explore(
+                &ExploreOptions {
+                    first_seed: 0,
+                    schedules: 100,
+                    jobs,
+                    stop_on_first_error: false,
+                },
+                run,
+                |_, _| {},
+            );
             assert_eq!(e.schedules, 100);
-            let got: Vec<(String, u64, u64)> = e.findings.iter().map(|f| (f.diagnostic.code.clone(), f.seed, f.count)).collect();
-            assert_eq!(got, vec![("race".to_string(), 3, 14), ("deadlock".to_string(), 5, 9)], "jobs={jobs}");
+            let got: Vec<(String, u64, u64)> = e
+                .findings
+                .iter()
+                .map(|f| (f.diagnostic.code.clone(), f.seed, f.count))
+                .collect();
+            assert_eq!(
+                got,
+                vec![("race".to_string(), 3, 14), ("deadlock".to_string(), 5, 9)],
+                "jobs={jobs}"
+            );
         }
     }
 
     #[test]
     fn stop_on_first_error_stops() {
         let e = explore(
-            &ExploreOptions { first_seed: 0, schedules: 10_000, jobs: 1, stop_on_first_error: true },
+            &ExploreOptions {
+                first_seed: 0,
+                schedules: 10_000,
+                jobs: 1,
+                stop_on_first_error: true,
+            },
             |s| if s == 4 { vec![diag("race", 1)] } else { vec![] },
             |_, _| {},
         );

@@ -1,31 +1,40 @@
 //! Happens-before and shadow memory: the heart of the hazard checker.
 //!
-//! Every agent (each partition of each CTA, each CTA's TMA unit and tensor pipe) has a vector
-//! clock ([`VClock`]). Synchronisation joins clocks (an mbarrier phase completion releases the
-//! join of its arrivals to every wait that observes it; `bar.sync`, `store_wait`, `wgmma.wait`
-//! and the in-order tensor pipe likewise). Every shared- or tensor-memory access is recorded in
-//! a [`Shadow`] cell per 4-byte granule (a coarser granule can only add reports, never lose
-//! one) with the accessing agent, its proxy, its clock and the op that made it; a new access is
-//! checked against the cell with the proxy rule of DESIGN.md section 4:
+//! Every agent of a CTA (each partition, the TMA unit's completions on each mbarrier, each
+//! partition's TMA stores and wgmma groups, the in-order tensor pipe) has a component in a
+//! vector clock ([`VClock`]). Synchronisation joins clocks: an mbarrier phase completion
+//! releases the join of its arrivals to every wait that observes it; the fork and join of
+//! `warp_specialize`, `tma.store_wait`, `wgmma.wait` and the in-order tensor pipe likewise.
+//! Every shared- or tensor-memory access is recorded in a [`Shadow`] cell per granule (4 bytes
+//! of shared memory, one 32-bit TMEM cell; a coarser granule can only add reports, never lose
+//! one) as a compact [`Rec`]: agent, clock component, proxy, read or write, and the op that
+//! made it. A new access is checked against the cell with the proxy rule of DESIGN.md section
+//! 4 (PTX.md section 6):
 //!
-//! - conflicting accesses (at least one write) must be ordered by happens-before, else `race`
-//!   (or `read-before-complete` / `write-while-in-flight` when one side is an async unit);
+//! - conflicting accesses (at least one write) must be ordered by happens-before, else `race`,
+//!   or `read-before-complete` / `write-while-in-flight` when the logically first access is an
+//!   asynchronous operation that had not been observed to complete;
 //! - generic write → async access, and generic read → async write, additionally need a
 //!   `fence.async_shared` by the generic side after its access and before the release that
 //!   orders them (for generic read → async write, a fence by the issuing partition after its
 //!   acquire also counts, as seed 08 allows); else `missing-fence`;
-//! - async write → generic read is ordered by the mbarrier wait alone; async → async needs only
-//!   happens-before.
+//! - async write → generic read is ordered by the mbarrier wait alone; async → async and every
+//!   tensor-memory pair ([`Proxy::Tensor`]) need only happens-before.
 //!
 //! This module knows nothing of the interpreter: the machine feeds it agents, clocks, fences
-//! and accesses.
+//! and accesses ([`crate::hazards`] does the bookkeeping).
 
-use std::sync::Arc;
-
-/// Index of an agent within one run.
+/// Index of an agent (a clock component) within one CTA.
 pub type AgentId = u16;
 
-/// A vector clock over all agents of a run.
+/// No agent (an empty [`Rec`]).
+pub const NO_AGENT: AgentId = AgentId::MAX;
+
+/// Set in [`Rec::op`] when the access was made by an asynchronous operation: the rest is its
+/// index in [`World::ops`]. Otherwise `op` is the index of the instruction in the program.
+pub const ASYNC_OP: u32 = 1 << 31;
+
+/// A vector clock over the agents of a CTA.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct VClock(pub Vec<u32>);
 
@@ -36,6 +45,7 @@ impl VClock {
     pub fn get(&self, a: AgentId) -> u32 {
         self.0.get(a as usize).copied().unwrap_or(0)
     }
+    /// Advance `a`'s own component; returns the new time.
     pub fn tick(&mut self, a: AgentId) -> u32 {
         let i = a as usize;
         if self.0.len() <= i {
@@ -43,6 +53,14 @@ impl VClock {
         }
         self.0[i] += 1;
         self.0[i]
+    }
+    /// Raise component `a` to at least `t`.
+    pub fn raise(&mut self, a: AgentId, t: u32) {
+        let i = a as usize;
+        if self.0.len() <= i {
+            self.0.resize(i + 1, 0);
+        }
+        self.0[i] = self.0[i].max(t);
     }
     pub fn join(&mut self, o: &VClock) {
         if self.0.len() < o.0.len() {
@@ -61,10 +79,13 @@ impl VClock {
 /// Which proxy made an access (PTX.md section 6).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Proxy {
-    /// ld/st by threads.
+    /// ld/st of shared memory by threads.
     Generic,
-    /// TMA, tcgen05.mma/cp operand reads, wgmma operand reads.
+    /// TMA, tcgen05.mma/cp operand reads, wgmma operand reads of shared memory.
     Async,
+    /// Tensor-memory accesses (tcgen05.ld/st by warps, MMA and cp on the tensor pipe): ordered
+    /// by happens-before alone.
+    Tensor,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,24 +94,77 @@ pub enum Kind {
     Write,
 }
 
-/// One recorded access.
-#[derive(Clone, Debug)]
-pub struct Access {
-    pub agent: AgentId,
+/// One recorded access (12 bytes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rec {
     /// The agent's own clock component at the access.
     pub time: u32,
+    /// The instruction index, or [`ASYNC_OP`] | the asynchronous op's index.
+    pub op: u32,
+    pub agent: AgentId,
     pub proxy: Proxy,
     pub kind: Kind,
-    /// Index of the op in the run's op table (for spans in diagnostics).
-    pub op: u32,
-    /// For async accesses: the partition that issued the op and its clock at issue.
-    pub issuer: Option<(AgentId, Arc<VClock>)>,
-    /// For async accesses: the issuer's clock at its last `fence.async_shared` before the issue.
-    pub issuer_fence: Option<Arc<VClock>>,
+}
+
+impl Rec {
+    pub const EMPTY: Rec = Rec {
+        time: 0,
+        op: 0,
+        agent: NO_AGENT,
+        proxy: Proxy::Generic,
+        kind: Kind::Read,
+    };
+    fn is_empty(&self) -> bool {
+        self.agent == NO_AGENT
+    }
+    /// Whether an asynchronous operation made it.
+    pub fn is_async(&self) -> bool {
+        self.op & ASYNC_OP != 0
+    }
+    /// Index of the asynchronous operation, if it is one.
+    pub fn async_index(&self) -> Option<usize> {
+        self.is_async().then_some((self.op & !ASYNC_OP) as usize)
+    }
+}
+
+/// An asynchronous operation as issued: who issued it, when, and what the issuer knew.
+#[derive(Clone, Debug)]
+pub struct Issued {
+    /// Index of the issuing instruction in the program.
+    pub instr: u32,
+    pub issuer: AgentId,
+    /// The issuer's own component at the issue.
+    pub time: u32,
+    /// The issuer's clock at the issue.
+    pub clock: VClock,
+    /// The issuer's clock at its last `fence.async_shared` before the issue.
+    pub fence: Option<VClock>,
+}
+
+/// Per-agent facts the rule needs.
+#[derive(Clone, Debug, Default)]
+pub struct AgentInfo {
+    /// The agent's own component at each `fence.async_shared` it executed, ascending.
+    pub fences: Vec<u32>,
+}
+
+/// What the checks of one CTA share.
+#[derive(Clone, Copy, Debug)]
+pub struct World<'a> {
+    pub agents: &'a [AgentInfo],
+    pub ops: &'a [Issued],
+}
+
+/// The access being checked: its record and the clock of whoever makes it (for an
+/// asynchronous operation, the issue clock joined with the unit's own component).
+#[derive(Clone, Copy, Debug)]
+pub struct Access<'a> {
+    pub rec: Rec,
+    pub clock: &'a VClock,
 }
 
 /// What a new access conflicts with.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum HazardKind {
     /// Unordered conflicting accesses.
     Race,
@@ -99,7 +173,7 @@ pub enum HazardKind {
     /// A read of an async write (TMA destination, MMA accumulator) whose completion the reader
     /// has not observed.
     ReadBeforeComplete,
-    /// A write to bytes an async op may still be reading.
+    /// A write to bytes an async op may still be reading (or writing).
     WriteWhileInFlight,
 }
 
@@ -114,132 +188,241 @@ impl HazardKind {
     }
 }
 
-/// A hazard between an earlier access and the current one.
-#[derive(Clone, Debug)]
+/// A hazard between two accesses, in their logical order: `first` is the access the program
+/// meant to come first (an asynchronous operation issued earlier counts as first even when its
+/// data moved later).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Hazard {
     pub kind: HazardKind,
-    pub earlier: Access,
-    pub later: Access,
-    /// Byte address (or TMEM cell) of the first conflicting granule.
-    pub addr: u32,
-}
-
-/// Per-agent facts the rule needs: fence times and whether the agent is an async unit.
-#[derive(Clone, Debug, Default)]
-pub struct AgentInfo {
-    pub is_async_unit: bool,
-    /// The agent's clock component at each `fence.async_shared` it executed, ascending.
-    pub fences: Vec<u32>,
-}
-
-/// The state of one granule.
-#[derive(Clone, Debug, Default)]
-pub struct Cell {
-    pub write: Option<Access>,
-    /// Reads since the last write, at most one per agent (the latest).
-    pub reads: Vec<Access>,
-}
-
-/// Shadow memory: one cell per 4-byte granule.
-#[derive(Clone, Debug)]
-pub struct Shadow {
-    cells: Vec<Cell>,
-}
-
-/// Granule size in bytes.
-pub const GRANULE: u32 = 4;
-
-impl Shadow {
-    pub fn new(bytes: u32) -> Shadow {
-        Shadow { cells: vec![Cell::default(); bytes.div_ceil(GRANULE) as usize] }
-    }
-    /// Whether any access ever wrote the granule of `addr`.
-    pub fn written(&self, addr: u32) -> bool {
-        self.cells.get((addr / GRANULE) as usize).is_some_and(|c| c.write.is_some())
-    }
-    /// Record `acc` over bytes `addr..addr+len` made by an agent whose clock is `vc`; return the
-    /// first hazard found (at most one per call, to keep reports readable).
-    pub fn access(&mut self, addr: u32, len: u32, acc: &Access, vc: &VClock, agents: &[AgentInfo]) -> Option<Hazard> {
-        let first = (addr / GRANULE) as usize;
-        let last = (addr.saturating_add(len.max(1)) - 1) / GRANULE;
-        let mut found = None;
-        for g in first..=(last as usize).min(self.cells.len().saturating_sub(1)) {
-            let cell = &mut self.cells[g];
-            if found.is_none() {
-                found = check(cell, acc, vc, agents).map(|(kind, earlier)| Hazard { kind, earlier, later: acc.clone(), addr: g as u32 * GRANULE });
-            }
-            match acc.kind {
-                Kind::Write => {
-                    cell.write = Some(acc.clone());
-                    cell.reads.clear();
-                }
-                Kind::Read => {
-                    if let Some(r) = cell.reads.iter_mut().find(|r| r.agent == acc.agent) {
-                        *r = acc.clone();
-                    } else {
-                        cell.reads.push(acc.clone());
-                    }
-                }
-            }
-        }
-        found
-    }
+    pub first: Rec,
+    pub second: Rec,
+    /// Granule index of the first conflict.
+    pub granule: u32,
 }
 
 /// Whether the generic access `g` is properly fenced before the async access `a` that is
 /// ordered after it (PTX.md section 6).
-fn fenced(g: &Access, a: &Access, vc: &VClock, agents: &[AgentInfo]) -> bool {
+fn fenced(g: &Rec, a: &Access, w: World) -> bool {
     // A fence by the generic side after its access that the async side's clock covers.
-    let by_generic_side = agents.get(g.agent as usize).is_some_and(|info| {
-        let i = info.fences.partition_point(|&f| f < g.time);
-        info.fences.get(i).is_some_and(|&f| vc.knows(g.agent, f) || a.issuer.as_ref().is_some_and(|(_, ic)| ic.knows(g.agent, f)))
-    });
-    if by_generic_side {
-        return true;
-    }
-    // Generic read → async write: a fence by the issuer after it learned of the read.
-    g.kind == Kind::Read && a.kind == Kind::Write && a.issuer_fence.as_ref().is_some_and(|f| f.knows(g.agent, g.time))
-}
-
-/// Check the new access `acc` (clock `vc`) against one earlier access.
-fn pair(prev: &Access, acc: &Access, vc: &VClock, agents: &[AgentInfo]) -> Option<HazardKind> {
-    if prev.agent == acc.agent && prev.proxy == acc.proxy {
-        return None; // program order (or the unit's own order)
-    }
-    if prev.kind == Kind::Read && acc.kind == Kind::Read {
-        return None;
-    }
-    let ordered = vc.knows(prev.agent, prev.time) || acc.issuer.as_ref().is_some_and(|(_, ic)| ic.knows(prev.agent, prev.time));
-    let prev_async = agents.get(prev.agent as usize).is_some_and(|i| i.is_async_unit);
-    if !ordered {
-        return Some(match (prev.kind, acc.kind, prev_async) {
-            (Kind::Write, Kind::Read, true) => HazardKind::ReadBeforeComplete,
-            (Kind::Read, Kind::Write, true) => HazardKind::WriteWhileInFlight,
-            (Kind::Write, Kind::Write, true) => HazardKind::WriteWhileInFlight,
-            _ => HazardKind::Race,
-        });
-    }
-    // Ordered: the proxy rule.
-    match (prev.proxy, acc.proxy) {
-        (Proxy::Generic, Proxy::Async) if !fenced(prev, acc, vc, agents) => Some(HazardKind::MissingFence),
-        _ => None,
-    }
-}
-
-fn check(cell: &Cell, acc: &Access, vc: &VClock, agents: &[AgentInfo]) -> Option<(HazardKind, Access)> {
-    if let Some(w) = &cell.write {
-        if let Some(k) = pair(w, acc, vc, agents) {
-            return Some((k, w.clone()));
+    if let Some(info) = w.agents.get(g.agent as usize) {
+        let i = info.fences.partition_point(|&f| f <= g.time);
+        if info.fences.get(i).is_some_and(|&f| a.clock.knows(g.agent, f)) {
+            return true;
         }
     }
-    if acc.kind == Kind::Write {
-        for r in &cell.reads {
-            if let Some(k) = pair(r, acc, vc, agents) {
-                return Some((k, r.clone()));
+    // Generic read → async write: a fence by the issuer after it learned of the read.
+    g.kind == Kind::Read
+        && a.rec.kind == Kind::Write
+        && a.rec
+            .async_index()
+            .and_then(|i| w.ops.get(i))
+            .and_then(|op| op.fence.as_ref())
+            .is_some_and(|f| f.knows(g.agent, g.time))
+}
+
+/// Who caused an access and when: the issuer for asynchronous operations.
+fn origin(r: &Rec, w: World) -> (AgentId, u32) {
+    match r.async_index().and_then(|i| w.ops.get(i)) {
+        Some(op) => (op.issuer, op.time),
+        None => (r.agent, r.time),
+    }
+}
+
+/// Check the new access `cur` against one earlier access `prev`.
+fn pair(prev: &Rec, cur: &Access, w: World) -> Option<(HazardKind, bool)> {
+    if prev.agent == cur.rec.agent {
+        return None; // program order, or the unit's own order
+    }
+    if prev.kind == Kind::Read && cur.rec.kind == Kind::Read {
+        return None;
+    }
+    if cur.clock.knows(prev.agent, prev.time) {
+        // Ordered: the proxy rule.
+        return match (prev.proxy, cur.rec.proxy) {
+            (Proxy::Generic, Proxy::Async) if !fenced(prev, cur, w) => {
+                Some((HazardKind::MissingFence, false))
+            }
+            _ => None,
+        };
+    }
+    // Unordered. Was the current access's op issued before the earlier access happened (an
+    // asynchronous op whose data moved late)? Then it is the logically first one.
+    let (oa, ot) = origin(&cur.rec, w);
+    let swapped = match prev.async_index().and_then(|i| w.ops.get(i)) {
+        Some(op) => op.clock.knows(oa, ot),
+        None => prev.agent == oa && prev.time > ot,
+    };
+    let (first, second) = if swapped {
+        (&cur.rec, prev)
+    } else {
+        (prev, &cur.rec)
+    };
+    let kind = match (first.is_async(), first.kind, second.kind) {
+        (true, Kind::Write, Kind::Read) => HazardKind::ReadBeforeComplete,
+        (true, _, Kind::Write) => HazardKind::WriteWhileInFlight,
+        _ => HazardKind::Race,
+    };
+    Some((kind, swapped))
+}
+
+/// Earlier accesses already checked against the current one (a small cache, oldest replaced).
+#[derive(Clone, Copy, Debug)]
+pub struct Clean {
+    recs: [Rec; 4],
+    next: usize,
+}
+
+impl Default for Clean {
+    fn default() -> Clean {
+        Clean {
+            recs: [Rec::EMPTY; 4],
+            next: 0,
+        }
+    }
+}
+
+impl Clean {
+    #[inline]
+    fn contains(&self, r: &Rec) -> bool {
+        self.recs.contains(r)
+    }
+    #[inline]
+    fn insert(&mut self, r: Rec) {
+        self.recs[self.next] = r;
+        self.next = (self.next + 1) % self.recs.len();
+    }
+}
+
+/// The state of one granule: the last write and the reads since, at most one per agent.
+#[derive(Clone, Copy, Debug)]
+struct Cell {
+    w: Rec,
+    r: [Rec; 2],
+    /// 1 + index of this cell's overflow reads in [`Shadow::extra`], or 0.
+    more: u32,
+}
+
+impl Cell {
+    const EMPTY: Cell = Cell {
+        w: Rec::EMPTY,
+        r: [Rec::EMPTY; 2],
+        more: 0,
+    };
+}
+
+/// Shadow memory: one cell per granule.
+#[derive(Clone, Debug)]
+pub struct Shadow {
+    cells: Vec<Cell>,
+    extra: Vec<Vec<Rec>>,
+}
+
+impl Shadow {
+    pub fn new(granules: usize) -> Shadow {
+        Shadow {
+            cells: vec![Cell::EMPTY; granules],
+            extra: Vec::new(),
+        }
+    }
+    pub fn len(&self) -> usize {
+        self.cells.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.cells.is_empty()
+    }
+    /// Grow to `granules` cells (the new ones empty).
+    pub fn grow(&mut self, granules: usize) {
+        if granules > self.cells.len() {
+            self.cells.resize(granules, Cell::EMPTY);
+        }
+    }
+    /// Whether any access ever wrote granule `g`.
+    pub fn written(&self, g: usize) -> bool {
+        self.cells.get(g).is_some_and(|c| !c.w.is_empty())
+    }
+    /// Forget granules `range` (freed tensor memory).
+    pub fn clear(&mut self, range: std::ops::Range<usize>) {
+        let end = range.end.min(self.cells.len());
+        for g in range.start.min(end)..end {
+            let c = &mut self.cells[g];
+            if c.more != 0 {
+                self.extra[c.more as usize - 1].clear();
+            }
+            let more = c.more;
+            *c = Cell { more, ..Cell::EMPTY };
+        }
+    }
+
+    /// Check `cur` against granule `g` and record it there. The first hazard of a sequence of
+    /// calls is kept in `found` (one report per operation keeps the output readable); `clean`
+    /// remembers the earlier accesses already found compatible with `cur` over the sequence
+    /// (an operation's granules mostly meet the same few earlier accesses).
+    #[inline]
+    pub fn access(
+        &mut self,
+        g: usize,
+        cur: &Access,
+        w: World,
+        found: &mut Option<Hazard>,
+        clean: &mut Clean,
+    ) {
+        let Some(cell) = self.cells.get_mut(g) else { return };
+        if found.is_none() {
+            let mut check = |r: &Rec| {
+                if r.is_empty() || r.agent == cur.rec.agent || clean.contains(r) {
+                    return None;
+                }
+                let k = pair(r, cur, w);
+                if k.is_none() {
+                    clean.insert(*r);
+                }
+                k.map(|k| (k, *r))
+            };
+            let mut hit = check(&cell.w);
+            if hit.is_none() && cur.rec.kind == Kind::Write {
+                hit = cell.r.iter().find_map(&mut check);
+                if hit.is_none() && cell.more != 0 {
+                    hit = self.extra[cell.more as usize - 1].iter().find_map(&mut check);
+                }
+            }
+            if let Some(((kind, swapped), prev)) = hit {
+                let (first, second) = if swapped { (cur.rec, prev) } else { (prev, cur.rec) };
+                *found = Some(Hazard {
+                    kind,
+                    first,
+                    second,
+                    granule: g as u32,
+                });
+            }
+        }
+        let rec = cur.rec;
+        match rec.kind {
+            Kind::Write => {
+                cell.w = rec;
+                cell.r = [Rec::EMPTY; 2];
+                if cell.more != 0 {
+                    self.extra[cell.more as usize - 1].clear();
+                }
+            }
+            Kind::Read => {
+                for slot in cell.r.iter_mut() {
+                    if slot.is_empty() || slot.agent == rec.agent {
+                        *slot = rec;
+                        return;
+                    }
+                }
+                if cell.more == 0 {
+                    self.extra.push(Vec::new());
+                    cell.more = self.extra.len() as u32;
+                }
+                let v = &mut self.extra[cell.more as usize - 1];
+                match v.iter_mut().find(|r| r.agent == rec.agent) {
+                    Some(r) => *r = rec,
+                    None => v.push(rec),
+                }
             }
         }
     }
-    None
 }
 
 #[cfg(test)]
@@ -248,91 +431,326 @@ mod tests {
 
     const P0: AgentId = 0; // a partition
     const P1: AgentId = 1; // another partition
-    const TMA: AgentId = 2;
+    const TMA: AgentId = 2; // an async unit
 
     fn agents(fences0: Vec<u32>) -> Vec<AgentInfo> {
         vec![
-            AgentInfo { is_async_unit: false, fences: fences0 },
-            AgentInfo { is_async_unit: false, fences: vec![] },
-            AgentInfo { is_async_unit: true, fences: vec![] },
+            AgentInfo { fences: fences0 },
+            AgentInfo::default(),
+            AgentInfo::default(),
         ]
     }
-    fn acc(agent: AgentId, time: u32, proxy: Proxy, kind: Kind) -> Access {
-        Access { agent, time, proxy, kind, op: 0, issuer: None, issuer_fence: None }
+    fn rec(agent: AgentId, time: u32, proxy: Proxy, kind: Kind) -> Rec {
+        Rec {
+            time,
+            op: 0,
+            agent,
+            proxy,
+            kind,
+        }
     }
     fn vc(v: &[u32]) -> VClock {
         VClock(v.to_vec())
+    }
+    fn issued(issuer: AgentId, clock: &[u32], fence: Option<&[u32]>) -> Issued {
+        Issued {
+            instr: 0,
+            issuer,
+            time: clock[issuer as usize],
+            clock: vc(clock),
+            fence: fence.map(vc),
+        }
+    }
+    /// Check `r` (clock `c`) over granules `gs`; the first hazard's kind.
+    fn go(
+        s: &mut Shadow,
+        gs: std::ops::Range<usize>,
+        r: Rec,
+        c: &VClock,
+        ag: &[AgentInfo],
+        ops: &[Issued],
+    ) -> Option<Hazard> {
+        let mut found = None;
+        let mut clean = Clean::default();
+        let w = World { agents: ag, ops };
+        for g in gs {
+            s.access(g, &Access { rec: r, clock: c }, w, &mut found, &mut clean);
+        }
+        found
+    }
+    fn async_rec(agent: AgentId, time: u32, kind: Kind, op: u32) -> Rec {
+        Rec {
+            op: ASYNC_OP | op,
+            ..rec(agent, time, Proxy::Async, kind)
+        }
     }
 
     #[test]
     fn generic_store_then_tma_store_needs_the_writers_fence() {
         // P0 writes at its time 1, issues a TMA store at time 2; the TMA reads with P0's clock.
-        let mut s = Shadow::new(64);
+        let ops = [issued(P0, &[2, 0, 0], None)];
+        let tma = async_rec(TMA, 1, Kind::Read, 0);
+        let mut s = Shadow::new(16);
         let ag = agents(vec![]);
-        assert!(s.access(0, 16, &acc(P0, 1, Proxy::Generic, Kind::Write), &vc(&[1, 0, 0]), &ag).is_none());
-        let tma = Access { issuer: Some((P0, Arc::new(vc(&[2, 0, 0])))), ..acc(TMA, 1, Proxy::Async, Kind::Read) };
-        let h = s.access(0, 16, &tma, &vc(&[2, 0, 1]), &ag).expect("hazard");
+        assert!(go(
+            &mut s,
+            0..4,
+            rec(P0, 1, Proxy::Generic, Kind::Write),
+            &vc(&[1, 0, 0]),
+            &ag,
+            &ops
+        )
+        .is_none());
+        let h = go(&mut s, 0..4, tma, &vc(&[2, 0, 1]), &ag, &ops).expect("hazard");
         assert_eq!(h.kind, HazardKind::MissingFence);
+        assert_eq!((h.first.agent, h.second.agent), (P0, TMA));
         // With a fence by P0 at its time 2 (after the write, before the issue): clean.
-        let mut s = Shadow::new(64);
+        let mut s = Shadow::new(16);
         let ag = agents(vec![2]);
-        s.access(0, 16, &acc(P0, 1, Proxy::Generic, Kind::Write), &vc(&[1, 0, 0]), &ag);
-        assert!(s.access(0, 16, &tma, &vc(&[2, 0, 1]), &ag).is_none());
+        go(
+            &mut s,
+            0..4,
+            rec(P0, 1, Proxy::Generic, Kind::Write),
+            &vc(&[1, 0, 0]),
+            &ag,
+            &ops,
+        );
+        assert!(go(&mut s, 0..4, tma, &vc(&[2, 0, 1]), &ag, &ops).is_none());
+        // A fence before the write does not count.
+        let mut s = Shadow::new(16);
+        let ag = agents(vec![1]);
+        go(
+            &mut s,
+            0..4,
+            rec(P0, 1, Proxy::Generic, Kind::Write),
+            &vc(&[1, 0, 0]),
+            &ag,
+            &ops,
+        );
+        assert!(go(&mut s, 0..4, tma, &vc(&[2, 0, 1]), &ag, &ops).is_some());
     }
 
     #[test]
     fn generic_read_then_tma_load_accepts_a_fence_on_either_side() {
-        let read = acc(P0, 3, Proxy::Generic, Kind::Read);
+        let read = rec(P0, 3, Proxy::Generic, Kind::Read);
         // Issued by P1, which learned of P0's read (clock [3, 5, 0]) but neither fenced.
-        let tma_w = Access { issuer: Some((P1, Arc::new(vc(&[3, 5, 0])))), ..acc(TMA, 1, Proxy::Async, Kind::Write) };
-        let mut s = Shadow::new(64);
-        s.access(0, 4, &read, &vc(&[3, 0, 0]), &agents(vec![]));
-        assert_eq!(s.access(0, 4, &tma_w, &vc(&[3, 5, 1]), &agents(vec![])).map(|h| h.kind), Some(HazardKind::MissingFence));
+        let ops = [issued(P1, &[3, 5, 0], None)];
+        let tma_w = async_rec(TMA, 1, Kind::Write, 0);
+        let mut s = Shadow::new(16);
+        go(&mut s, 0..1, read, &vc(&[3, 0, 0]), &agents(vec![]), &ops);
+        let h = go(&mut s, 0..1, tma_w, &vc(&[3, 5, 1]), &agents(vec![]), &ops);
+        assert_eq!(h.map(|h| h.kind), Some(HazardKind::MissingFence));
         // The reader fenced at its time 4 and released at 4: clean.
-        let mut s = Shadow::new(64);
-        let tma_w2 = Access { issuer: Some((P1, Arc::new(vc(&[4, 5, 0])))), ..tma_w.clone() };
-        s.access(0, 4, &read, &vc(&[3, 0, 0]), &agents(vec![4]));
-        assert!(s.access(0, 4, &tma_w2, &vc(&[4, 5, 1]), &agents(vec![4])).is_none());
+        let ops2 = [issued(P1, &[4, 5, 0], None)];
+        let mut s = Shadow::new(16);
+        go(&mut s, 0..1, read, &vc(&[3, 0, 0]), &agents(vec![4]), &ops2);
+        assert!(go(&mut s, 0..1, tma_w, &vc(&[4, 5, 1]), &agents(vec![4]), &ops2).is_none());
         // The issuer fenced after its wait (its fence clock knows the read): clean (seed 08).
-        let mut s = Shadow::new(64);
-        let tma_w3 = Access { issuer_fence: Some(Arc::new(vc(&[3, 4, 0]))), ..tma_w };
-        s.access(0, 4, &read, &vc(&[3, 0, 0]), &agents(vec![]));
-        assert!(s.access(0, 4, &tma_w3, &vc(&[3, 5, 1]), &agents(vec![])).is_none());
+        let ops3 = [issued(P1, &[3, 5, 0], Some(&[3, 4, 0]))];
+        let mut s = Shadow::new(16);
+        go(&mut s, 0..1, read, &vc(&[3, 0, 0]), &agents(vec![]), &ops3);
+        assert!(go(&mut s, 0..1, tma_w, &vc(&[3, 5, 1]), &agents(vec![]), &ops3).is_none());
     }
 
     #[test]
     fn async_write_then_generic_read_needs_only_the_wait() {
-        let mut s = Shadow::new(64);
+        let ops = [issued(P1, &[0, 1, 0], None)];
+        let mut s = Shadow::new(16);
         let ag = agents(vec![]);
-        s.access(8, 8, &acc(TMA, 1, Proxy::Async, Kind::Write), &vc(&[0, 0, 1]), &ag);
+        go(
+            &mut s,
+            2..4,
+            async_rec(TMA, 1, Kind::Write, 0),
+            &vc(&[0, 1, 1]),
+            &ag,
+            &ops,
+        );
         // P0 observed the phase that counted the bytes: its clock knows TMA time 1.
-        assert!(s.access(8, 8, &acc(P0, 2, Proxy::Generic, Kind::Read), &vc(&[2, 0, 1]), &ag).is_none());
-        // P1 did not: read-before-complete.
-        let h = s.access(12, 4, &acc(P1, 1, Proxy::Generic, Kind::Read), &vc(&[0, 1, 0]), &ag).expect("hazard");
+        assert!(go(
+            &mut s,
+            2..4,
+            rec(P0, 2, Proxy::Generic, Kind::Read),
+            &vc(&[2, 1, 1]),
+            &ag,
+            &ops
+        )
+        .is_none());
+        // P1 (the issuer) did not wait: read-before-complete.
+        let h = go(
+            &mut s,
+            3..4,
+            rec(P1, 2, Proxy::Generic, Kind::Read),
+            &vc(&[0, 2, 0]),
+            &ag,
+            &ops,
+        )
+        .expect("hazard");
         assert_eq!(h.kind, HazardKind::ReadBeforeComplete);
-        assert_eq!(h.addr, 12);
+        assert_eq!(h.granule, 3);
+    }
+
+    #[test]
+    fn an_async_write_that_lands_after_a_read_its_issuer_made_later_is_read_before_complete() {
+        // P0 issues an MMA (time 1) that writes a cell, then reads the cell at time 2 before
+        // the MMA has executed; the MMA's write lands afterwards.
+        let ops = [issued(P0, &[1, 0, 0], None)];
+        let mut s = Shadow::new(4);
+        let ag = agents(vec![]);
+        go(
+            &mut s,
+            0..1,
+            rec(P0, 2, Proxy::Tensor, Kind::Read),
+            &vc(&[2, 0, 0]),
+            &ag,
+            &ops,
+        );
+        let mma = Rec {
+            proxy: Proxy::Tensor,
+            ..async_rec(TMA, 1, Kind::Write, 0)
+        };
+        let h = go(&mut s, 0..1, mma, &vc(&[1, 0, 1]), &ag, &ops).expect("hazard");
+        assert_eq!(h.kind, HazardKind::ReadBeforeComplete);
+        assert_eq!(
+            (h.first.agent, h.second.agent),
+            (TMA, P0),
+            "the MMA is logically first"
+        );
     }
 
     #[test]
     fn unordered_generic_writes_race_and_async_reads_in_flight_block_writes() {
-        let mut s = Shadow::new(64);
+        let ops = [issued(P1, &[0, 1, 0], None), issued(P0, &[3, 0, 0], None)];
+        let mut s = Shadow::new(16);
         let ag = agents(vec![]);
-        s.access(0, 4, &acc(P0, 1, Proxy::Generic, Kind::Write), &vc(&[1, 0, 0]), &ag);
-        let h = s.access(0, 4, &acc(P1, 1, Proxy::Generic, Kind::Write), &vc(&[0, 1, 0]), &ag).expect("race");
+        go(
+            &mut s,
+            0..1,
+            rec(P0, 1, Proxy::Generic, Kind::Write),
+            &vc(&[1, 0, 0]),
+            &ag,
+            &ops,
+        );
+        let h = go(
+            &mut s,
+            0..1,
+            rec(P1, 1, Proxy::Generic, Kind::Write),
+            &vc(&[0, 1, 0]),
+            &ag,
+            &ops,
+        )
+        .expect("race");
         assert_eq!(h.kind, HazardKind::Race);
-        let mut s = Shadow::new(64);
-        s.access(0, 4, &acc(TMA, 1, Proxy::Async, Kind::Read), &vc(&[0, 0, 1]), &ag);
-        let h = s.access(0, 4, &acc(P0, 1, Proxy::Generic, Kind::Write), &vc(&[1, 0, 0]), &ag).expect("in flight");
+        // An async read issued by P1, then P0 writes without knowing of it.
+        let mut s = Shadow::new(16);
+        go(
+            &mut s,
+            0..1,
+            async_rec(TMA, 1, Kind::Read, 0),
+            &vc(&[0, 1, 1]),
+            &ag,
+            &ops,
+        );
+        let h = go(
+            &mut s,
+            0..1,
+            rec(P0, 1, Proxy::Generic, Kind::Write),
+            &vc(&[1, 0, 0]),
+            &ag,
+            &ops,
+        )
+        .expect("in flight");
+        assert_eq!(h.kind, HazardKind::WriteWhileInFlight);
+        // An async write (op 1, issued by P0 at time 3) lands after an async read (op 0) whose
+        // issue it does not know: write-while-in-flight. Had op 1 been issued first, the read
+        // would be logically second: read-before-complete.
+        let mut s = Shadow::new(16);
+        go(
+            &mut s,
+            0..1,
+            async_rec(TMA, 1, Kind::Read, 0),
+            &vc(&[0, 1, 1]),
+            &ag,
+            &ops,
+        );
+        let h = go(
+            &mut s,
+            0..1,
+            async_rec(TMA + 1, 1, Kind::Write, 1),
+            &vc(&[3, 0, 0, 1]),
+            &ag,
+            &ops,
+        )
+        .expect("hazard");
         assert_eq!(h.kind, HazardKind::WriteWhileInFlight);
     }
 
     #[test]
-    fn clocks_join_and_tick() {
+    fn many_readers_are_all_checked_by_the_next_write() {
+        let ag = vec![AgentInfo::default(); 5];
+        let ops = [];
+        let mut s = Shadow::new(1);
+        // Readers 0..4 at time 1; a write by agent 4 that knows readers 0..3 only.
+        for a in 0..4 {
+            let mut c = VClock::new(5);
+            c.raise(a, 1);
+            go(&mut s, 0..1, rec(a, 1, Proxy::Generic, Kind::Read), &c, &ag, &ops);
+        }
+        let h = go(
+            &mut s,
+            0..1,
+            rec(4, 1, Proxy::Generic, Kind::Write),
+            &vc(&[1, 1, 1, 0, 1]),
+            &ag,
+            &ops,
+        )
+        .expect("race with reader 3");
+        assert_eq!(h.first.agent, 3);
+        // After the write, the cell holds only the write.
+        assert!(s.written(0));
+        let h = go(
+            &mut s,
+            0..1,
+            rec(0, 2, Proxy::Generic, Kind::Write),
+            &vc(&[2, 0, 0, 0, 0]),
+            &ag,
+            &ops,
+        )
+        .expect("race with the write");
+        assert_eq!(h.first.agent, 4);
+        s.clear(0..1);
+        assert!(!s.written(0));
+    }
+
+    #[test]
+    fn tensor_memory_pairs_need_no_fence() {
+        let ops = [issued(P0, &[1, 0, 0], None)];
+        let mut s = Shadow::new(1);
+        let ag = agents(vec![]);
+        go(
+            &mut s,
+            0..1,
+            rec(P0, 1, Proxy::Tensor, Kind::Write),
+            &vc(&[1, 0, 0]),
+            &ag,
+            &ops,
+        );
+        let mma = Rec {
+            proxy: Proxy::Tensor,
+            ..async_rec(TMA, 1, Kind::Read, 0)
+        };
+        assert!(go(&mut s, 0..1, mma, &vc(&[2, 0, 1]), &ag, &ops).is_none());
+    }
+
+    #[test]
+    fn clocks_join_tick_and_raise() {
         let mut a = VClock::new(3);
         a.tick(1);
         let mut b = VClock(vec![2, 0, 5]);
         b.join(&a);
         assert_eq!(b, VClock(vec![2, 1, 5]));
         assert!(b.knows(2, 5) && !b.knows(2, 6));
+        b.raise(4, 7);
+        assert_eq!(b, VClock(vec![2, 1, 5, 0, 7]));
+        assert!(b.knows(3, 0) && !b.knows(9, 1));
     }
 }

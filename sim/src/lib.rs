@@ -16,6 +16,11 @@
 //!   sees them.
 //! - [`timing`]: the cycle-approximate timing model (its own discrete-event engine over the
 //!   same lowered program) and [`chips`]: the chip tables it reads.
+//! - The hazard checker: [`hb`] (vector clocks, shadow memory and the proxy-fence rule),
+//!   [`hazards`] (its per-CTA bookkeeping, fed by the machine, and hazard diagnostics),
+//!   [`waitfor`] (the wait-for graph of a deadlock), [`pct`] (the exploration scheduler),
+//!   [`explore`] (many seeds in parallel, each distinct finding once) and [`check`] (a kernel
+//!   prepared once and run or explored: `bwsim check`).
 //!
 //! Entry points: [`run`] (a checked kernel with its launch plan and inputs) and
 //! [`run_source`] (`.tile` text, for tests and tools).
@@ -25,13 +30,18 @@
 // noise to every `?`. The lowered-op enums are likewise built once per kernel.
 #![allow(clippy::result_large_err, clippy::large_enum_variant)]
 
+pub mod check;
 pub mod chips;
 pub mod eval;
+pub mod explore;
+pub mod hazards;
+pub mod hb;
 pub mod layout;
 pub mod lower;
 pub mod machine;
 pub mod mbarrier;
 pub mod memory;
+pub mod pct;
 pub mod sched;
 pub mod tensor;
 pub mod timing;
@@ -39,6 +49,7 @@ pub mod tma;
 pub mod trace;
 pub mod trap;
 pub mod value;
+pub mod waitfor;
 
 pub use machine::{Counters, Outcome, RunOptions, RunResult};
 pub use sched::{AgentRef, AsyncKind, Latencies, RandomScheduler, Scheduler};

@@ -83,6 +83,19 @@ pub enum TxKind {
     CompleteTx,
 }
 
+/// Which fence a [`LOp::Fence`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FenceKind {
+    /// `fence.async_shared` (fence.proxy.async.shared::cta): orders generic and async proxies.
+    AsyncShared,
+    /// `fence.mbarrier_init`.
+    MbarrierInit,
+    /// `tcgen05.fence_before` (before_thread_sync).
+    Tcgen05Before,
+    /// `tcgen05.fence_after` (after_thread_sync).
+    Tcgen05After,
+}
+
 /// A lowered operation. Operand meaning follows [`OpKind`].
 #[derive(Clone, Debug)]
 pub enum LOp {
@@ -153,7 +166,10 @@ pub enum LOp {
     MbarInvalidate {
         bar: CExpr,
     },
-    Fence,
+    /// A fence (`fence.async_shared`, `fence.mbarrier_init`, `tcgen05.fence_before/after`).
+    Fence {
+        kind: FenceKind,
+    },
     BarSync,
     Mma {
         a: CExpr,
@@ -309,6 +325,30 @@ pub struct TmemPlan {
     pub span: Span,
 }
 
+/// Where a named allocation (`let NAME = smem.alloc / mbar.alloc / tmem.alloc ...`) lives,
+/// for diagnostics that name buffers and barriers instead of addresses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AllocPlace {
+    /// Shared-memory bytes `start..start + bytes`; a buffer array (rank 3 or more, Gluon's
+    /// `[NUM_BUFFERS, ...]`) has `slot` bytes per leading index.
+    Smem {
+        start: u32,
+        bytes: u32,
+        slot: Option<u32>,
+    },
+    /// `count` mbarriers of 8 bytes from `addr`.
+    Mbar { addr: u32, count: u32 },
+    /// Tensor-memory columns of a scoped allocation (manual ones are placed at run time).
+    Tmem { col: u32, cols: u32, manual: bool },
+}
+
+/// A named allocation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AllocName {
+    pub name: String,
+    pub place: AllocPlace,
+}
+
 /// The lowered kernel.
 #[derive(Clone, Debug)]
 pub struct Program {
@@ -323,6 +363,43 @@ pub struct Program {
     pub smem_bytes: u32,
     /// TMEM allocations of the static plan.
     pub tmem: Vec<TmemPlan>,
+    /// Names of the allocations bound by `let`, in program order.
+    pub allocs: Vec<AllocName>,
+}
+
+impl Program {
+    /// `name[i]` of the mbarrier at shared byte `addr` (or the address when unnamed).
+    pub fn mbar_name(&self, addr: u32) -> String {
+        for a in &self.allocs {
+            if let AllocPlace::Mbar { addr: start, count } = a.place {
+                if addr >= start && addr < start + 8 * count {
+                    return if count == 1 {
+                        format!("{}[0]", a.name)
+                    } else {
+                        format!("{}[{}]", a.name, (addr - start) / 8)
+                    };
+                }
+            }
+        }
+        format!("the mbarrier at shared byte {addr}")
+    }
+    /// The names of the shared-memory buffers covering byte `addr` (`bufs[1]` for a slot of a
+    /// buffer array), with the offset into each.
+    pub fn smem_names(&self, addr: u32) -> Vec<(String, u32)> {
+        self.allocs
+            .iter()
+            .filter_map(|a| match a.place {
+                AllocPlace::Smem { start, bytes, slot } if addr >= start && addr - start < bytes => {
+                    let off = addr - start;
+                    Some(match slot.filter(|&s| s > 0) {
+                        Some(s) => (format!("{}[{}]", a.name, off / s), off % s),
+                        None => (a.name.clone(), off),
+                    })
+                }
+                _ => None,
+            })
+            .collect()
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -340,6 +417,7 @@ struct Lower<'a, 'k> {
     nslots: u32,
     descs: Vec<DescInfo>,
     next_warp: u32,
+    allocs: Vec<AllocName>,
 }
 
 fn unsupported(span: Span, msg: impl Into<String>) -> Diagnostic {
@@ -356,6 +434,7 @@ pub fn lower(checked: &Checked, plan: &LaunchPlan) -> Result<Program, Vec<Diagno
         nslots: 0,
         descs: Vec::new(),
         next_warp: checked.num_warps,
+        allocs: Vec::new(),
     };
     let mut init = Vec::new();
     let mut diags = Vec::new();
@@ -452,10 +531,42 @@ pub fn lower(checked: &Checked, plan: &LaunchPlan) -> Result<Program, Vec<Diagno
         num_warps: checked.num_warps,
         smem_bytes: checked.smem_bytes,
         tmem,
+        allocs: l.allocs,
     })
 }
 
 impl<'a, 'k> Lower<'a, 'k> {
+    /// Remember where `let name = <allocation>` lives (for diagnostics).
+    fn name_alloc(&mut self, name: &str, op: &LOp) {
+        let place = match op {
+            LOp::SmemAlloc { view } => {
+                let root = view.root.as_slice();
+                let bytes = crate::layout::buffer_bytes(view.dtype, root, view.layout);
+                let slot = (root.len() >= 3 && root[0] > 0)
+                    .then(|| u32::try_from(bytes / root[0] as u64).ok())
+                    .flatten();
+                AllocPlace::Smem {
+                    start: view.base,
+                    bytes: u32::try_from(bytes).unwrap_or(u32::MAX),
+                    slot,
+                }
+            }
+            LOp::MbarAlloc { addr, count } => AllocPlace::Mbar {
+                addr: *addr,
+                count: *count,
+            },
+            LOp::TmemAlloc { view, manual, cols } => AllocPlace::Tmem {
+                col: view.col,
+                cols: *cols,
+                manual: *manual,
+            },
+            _ => return,
+        };
+        self.allocs.push(AllocName {
+            name: name.to_string(),
+            place,
+        });
+    }
     fn slot(&mut self) -> Slot {
         let s = self.nslots;
         self.nslots += 1;
@@ -608,6 +719,9 @@ impl<'a, 'k> Lower<'a, 'k> {
                     Rhs::Op(op) => op.span,
                     Rhs::Expr(_) => s.span,
                 };
+                if let (true, [n], IKind::Op { op, .. }) = (is_let, names.as_slice(), &kind) {
+                    self.name_alloc(&n.name, op);
+                }
                 self.emit(kind, span);
                 if is_let {
                     for (n, sl) in names.iter().zip(dsts) {
@@ -1232,10 +1346,18 @@ impl<'a, 'k> Lower<'a, 'k> {
                 phase: self.expr(phase)?,
             },
             K::MbarInvalidate { bar } => LOp::MbarInvalidate { bar: self.expr(bar)? },
-            K::FenceAsyncShared {}
-            | K::FenceMbarrierInit {}
-            | K::Tcgen05FenceBefore {}
-            | K::Tcgen05FenceAfter {} => LOp::Fence,
+            K::FenceAsyncShared {} => LOp::Fence {
+                kind: FenceKind::AsyncShared,
+            },
+            K::FenceMbarrierInit {} => LOp::Fence {
+                kind: FenceKind::MbarrierInit,
+            },
+            K::Tcgen05FenceBefore {} => LOp::Fence {
+                kind: FenceKind::Tcgen05Before,
+            },
+            K::Tcgen05FenceAfter {} => LOp::Fence {
+                kind: FenceKind::Tcgen05After,
+            },
             K::BarSync {} => LOp::BarSync,
             K::Tcgen05Mma {
                 a,

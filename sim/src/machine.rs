@@ -18,9 +18,11 @@
 //! `sim-unsupported`.
 
 use crate::eval::{self, as_tile, broadcast_shapes, BIndex, EvalCtx};
+use crate::hazards::{Actor, CtaHb};
+use crate::hb::{Hazard, Kind};
 use crate::layout;
-use crate::lower::{CExpr, IKind, Instr, LOp, Program, TxKind};
-use crate::mbarrier::Mbar;
+use crate::lower::{AllocPlace, CExpr, FenceKind, IKind, Instr, LOp, Program, TxKind};
+use crate::mbarrier::{Mbar, MbarFault};
 use crate::memory::{Smem, Tmem};
 use crate::sched::{AgentRef, AsyncKind, Scheduler};
 use crate::tensor::{self, AOperand, MmaOp, WgmmaA};
@@ -28,11 +30,12 @@ use crate::tma;
 use crate::trace::{Event, Trace, Unit, What};
 use crate::trap::{CudaError, Fault, OpResult, Trap};
 use crate::value::*;
+use crate::waitfor::{self, Arrival, BarStateView, BarWait, WaitOn, Waiter};
 use bwsim_isa::launch::HostTensor;
 use bwsim_isa::{Diagnostic, Span};
 use serde::Serialize;
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, VecDeque};
+use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
 /// How a run is driven.
@@ -46,6 +49,9 @@ pub struct RunOptions {
     pub max_steps: u64,
     /// CTAs resident at once (at least 1).
     pub ctas_in_flight: u32,
+    /// Run the hazard checker (happens-before, shadow memory, uninitialised reads, phase
+    /// aliasing).
+    pub check: bool,
 }
 
 impl Default for RunOptions {
@@ -55,6 +61,7 @@ impl Default for RunOptions {
             trace: true,
             max_steps: 200_000_000,
             ctas_in_flight: 2,
+            check: true,
         }
     }
 }
@@ -166,6 +173,8 @@ struct Agent {
     warps: u32,
     groups: VecDeque<Group>,
     wgmma_pending: u32,
+    /// wgmma groups issued so far.
+    wgmma_issued: u32,
     children: Vec<u32>,
 }
 
@@ -182,6 +191,8 @@ struct PipeOp {
     id: u64,
     span: Span,
     name: &'static str,
+    /// The checker's async-op index.
+    hb: u32,
 }
 
 #[derive(Clone, Debug)]
@@ -218,6 +229,8 @@ struct TmaOp {
     agent: u32,
     name: &'static str,
     left: u32,
+    /// The checker's async-op index.
+    hb: u32,
 }
 
 #[derive(Clone, Debug)]
@@ -258,6 +271,8 @@ struct Cta {
     tma: Vec<Option<TmaOp>>,
     tma_free: Vec<u32>,
     events: u32,
+    /// The hazard checker's state (when checking).
+    hb: Option<Box<CtaHb>>,
 }
 
 enum Flow {
@@ -297,6 +312,10 @@ struct Machine<'p, 's> {
     diags: Vec<Diagnostic>,
     counters: Counters,
     runnable: Vec<AgentRef>,
+    /// The instruction being executed (for the checker's access records).
+    cur_pc: u32,
+    /// Checker diagnostics already reported in this run (code and spans).
+    reported: HashSet<(String, u32, u32)>,
 }
 
 /// Run a lowered program over a grid.
@@ -336,6 +355,8 @@ pub fn execute(
         diags: Vec::new(),
         counters: Counters::default(),
         runnable: Vec::new(),
+        cur_pc: 0,
+        reported: HashSet::new(),
     };
     let (outcome, trap) = match m.run_loop() {
         Ok(()) => (Outcome::Completed, None),
@@ -472,37 +493,36 @@ impl<'p, 's> Machine<'p, 's> {
     }
 
     fn fault_stop(&mut self, f: Fault, span: Span, cta: u32, unit: Unit, op: &'static str) -> Stop {
-        match f {
-            Fault::Trap(error, reason) => {
-                self.ev(
-                    cta,
-                    unit,
-                    What::Trap {
-                        error: error.message(),
-                    },
-                    span,
-                );
-                Stop::Trap(Trap {
-                    error,
-                    reason,
-                    span,
-                    op,
-                    agent: self.trace.unit_name(cta, unit),
-                    time: self.now,
-                })
-            }
-            Fault::Error { code, message, help } => {
-                let mut d = Diagnostic::error(code, message, span, format!("in `{op}`")).with_note(format!(
-                    "{} at t={}",
-                    self.trace.unit_name(cta, unit),
-                    self.now
-                ));
-                if let Some(h) = help {
-                    d = d.with_help(h);
+        let (error, reason, code) =
+            match f {
+                Fault::CodedTrap(code, error, reason) => (error, reason, code),
+                Fault::Trap(error, reason) => (error, reason, error.code()),
+                Fault::Error { code, message, help } => {
+                    let mut d = Diagnostic::error(code, message, span, format!("in `{op}`"))
+                        .with_note(format!("{} at t={}", self.trace.unit_name(cta, unit), self.now));
+                    if let Some(h) = help {
+                        d = d.with_help(h);
+                    }
+                    return Stop::Error(d);
                 }
-                Stop::Error(d)
-            }
-        }
+            };
+        self.ev(
+            cta,
+            unit,
+            What::Trap {
+                error: error.message(),
+            },
+            span,
+        );
+        Stop::Trap(Trap {
+            error,
+            reason,
+            span,
+            op,
+            agent: self.trace.unit_name(cta, unit),
+            time: self.now,
+            code,
+        })
     }
 
     fn schedule(&mut self, s: usize, delay: u64, kind: EvKind) {
@@ -527,6 +547,177 @@ impl<'p, 's> Machine<'p, 's> {
         self.next_id
     }
 
+    // ----- the hazard checker -----
+
+    /// The checker state of CTA slot `s`, when checking.
+    fn hb(&mut self, s: usize) -> Option<&mut CtaHb> {
+        self.slots[s].as_mut()?.hb.as_deref_mut()
+    }
+
+    /// Record a checker diagnostic once per run (by code and spans).
+    fn report(&mut self, d: Diagnostic) {
+        const MAX_REPORTS: usize = 64;
+        let second = d.labels.first().map(|l| l.span.start).unwrap_or(u32::MAX);
+        if self.reported.len() < MAX_REPORTS
+            && self
+                .reported
+                .insert((d.code.clone(), d.primary.span.start, second))
+        {
+            self.diags.push(d);
+        }
+    }
+
+    /// Turn a hazard found in CTA slot `s` into a diagnostic.
+    fn hazard(&mut self, s: usize, h: Option<Hazard>, tmem: bool) {
+        let Some(h) = h else { return };
+        let Some(c) = self.slots[s].as_ref() else { return };
+        let Some(hb) = c.hb.as_deref() else { return };
+        let cta = c.id;
+        let trace = &self.trace;
+        let name = |p: u32| trace.unit_name(cta, Unit::Agent(p));
+        let d = hb.describe(&h, self.prog, &name, cta, tmem);
+        self.report(d);
+    }
+
+    /// An uninitialised read by the op at instruction `pc`: `what` says which bytes.
+    fn uninit(&mut self, pc: u32, what: String) {
+        let Some(i) = self.prog.code.get(pc as usize) else {
+            return;
+        };
+        let name = match &i.kind {
+            IKind::Op { name, .. } => *name,
+            _ => "this operation",
+        };
+        let d = Diagnostic::error(
+            "uninit-read",
+            format!("`{name}` reads {what} that nothing wrote in this launch"),
+            i.span,
+            "reads uninitialised memory",
+        )
+        .with_note("shared and tensor memory start with undefined contents in every launch")
+        .with_help("write the buffer first (a TMA load waited on, an `smem.store`, an MMA with `use_acc=false`), or check which buffer or stage index this reads");
+        self.report(d);
+    }
+
+    /// Check that shared-memory elements were written before a read.
+    fn check_smem_init(&mut self, s: usize, pc: u32, addrs: &[(u32, u32)]) {
+        if self.opts.check {
+            let c = self.cta(s);
+            if let Some(&(a, _)) = addrs.iter().find(|&&(a, _)| !c.smem.was_written(a)) {
+                let w = match self.prog.smem_names(a).first() {
+                    Some((n, off)) => format!("`{n}` (shared byte {a}, byte {off} of the buffer)"),
+                    None => format!("shared byte {a}"),
+                };
+                self.uninit(pc, w);
+            }
+        }
+    }
+
+    /// Phase aliasing: partition `a` waits (at instruction `pc`) with `parity` on the barrier
+    /// at `addr`, now in `phase`.
+    fn check_aliasing_at(&mut self, s: usize, a: usize, pc: u32, addr: u32, phase: u64, parity: u32) {
+        let Some(c) = self.slots[s].as_ref() else { return };
+        let Some(hb) = c.hb.as_deref() else { return };
+        let Some(al) = hb.aliasing(a, addr, phase, parity) else {
+            return;
+        };
+        let prog = self.prog;
+        let who = self.trace.unit_name(c.id, Unit::Agent(a as u32));
+        let bar = prog.mbar_name(addr);
+        let span = prog.code.get(pc as usize).map(|i| i.span).unwrap_or(Span::DUMMY);
+        let passes = (phase & 1) != parity as u64;
+        let missed = al.missed.iter().flatten().count() as u64;
+        let mut d = Diagnostic::error(
+            "phase-aliasing",
+            format!("phase aliasing on `{bar}`: this wait means a phase the barrier has already moved past"),
+            span,
+            format!("{who} waits for parity {parity} here"),
+        );
+        let mut by_instr: Vec<(u32, Vec<u64>)> = Vec::new();
+        for (k, w) in al.missed.iter().flatten().enumerate() {
+            let phase_k = phase - missed + k as u64;
+            match by_instr.iter_mut().find(|(i, _)| *i == w.instr) {
+                Some((_, v)) => v.push(phase_k),
+                None => by_instr.push((w.instr, vec![phase_k])),
+            }
+        }
+        for (instr, phases) in by_instr {
+            let sp = prog
+                .code
+                .get(instr as usize)
+                .map(|i| i.span)
+                .unwrap_or(Span::DUMMY);
+            let what = match phases.as_slice() {
+                [p] => format!("completed phase {p} of `{bar}` (parity {})", p & 1),
+                ps => format!(
+                    "completed phases {} of `{bar}`",
+                    ps.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(" and ")
+                ),
+            };
+            d = d.with_label(sp, what);
+        }
+        let plural = |n: u64| if n == 1 { "" } else { "s" };
+        let meant = if missed == 2 {
+            format!(
+                "{who} cannot have observed the completion of phase {}: the phase it waits for and the one after it have both completed, and parity cannot tell them apart",
+                phase - 2
+            )
+        } else {
+            format!(
+                "{who} knows of {} completion{} and waits with parity {parity}, which means phase {}{}, already complete; phase {} has completed since and parity now shows it",
+                phase - 1,
+                plural(phase - 1),
+                phase as i64 - 2,
+                if phase == 1 { " (the phase a fresh barrier counts as complete)" } else { "" },
+                phase - 1
+            )
+        };
+        d = d
+            .with_note(format!(
+                "`{bar}` has completed {phase} phase{} (the current phase has parity {}); {meant}",
+                plural(phase),
+                phase & 1,
+            ))
+            .with_note(format!(
+                "in this schedule parity alone {} the wait (PTX.md section 5: parity is all the hardware keeps)",
+                if passes { "passes" } else { "blocks" }
+            ))
+            .with_help("a producer must not get two phases ahead of a waiter: give every pipeline stage its own barrier, release each buffer on its own barrier, or make the producer wait for the consumer's release before completing this barrier again");
+        self.report(d);
+    }
+
+    /// Phase aliasing for a wait being executed now.
+    fn check_aliasing(&mut self, s: usize, a: usize, addr: u32, phase: u64, parity: u32) {
+        let pc = self.cur_pc;
+        self.check_aliasing_at(s, a, pc, addr, phase, parity);
+    }
+
+    /// Phase aliasing for the partitions blocked on the barrier at `addr`, which just moved to
+    /// `phase` (a waiter that is not scheduled in time may miss a phase).
+    fn check_blocked_aliasing(&mut self, s: usize, addr: u32, phase: u64) {
+        let Some(c) = self.slots[s].as_ref() else { return };
+        let waiters: Vec<(usize, u32, u32)> = c
+            .agents
+            .iter()
+            .enumerate()
+            .filter_map(|(i, ag)| match ag.state {
+                AState::Blocked(Block::Mbar { addr: x, parity }) if x == addr => Some((i, ag.pc, parity)),
+                _ => None,
+            })
+            .collect();
+        for (i, pc, parity) in waiters {
+            self.check_aliasing_at(s, i, pc, addr, phase, parity);
+        }
+    }
+
+    /// Check that TMEM cells were written (since allocation) before a read.
+    fn check_tmem_init(&mut self, s: usize, pc: u32, cells: &[(u32, u32)]) {
+        let Some(hb) = self.hb(s) else { return };
+        if let Some(&(lane, col)) = cells.iter().find(|&&(l, c)| !hb.tmem_written(l, c)) {
+            self.uninit(pc, format!("tensor memory (lane {lane}, column {col})"));
+        }
+    }
+
     // ----- the main loop -----
 
     fn run_loop(&mut self) -> Result<(), Stop> {
@@ -549,6 +740,12 @@ impl<'p, 's> Machine<'p, 's> {
             }
             self.collect_runnable();
             if !self.runnable.is_empty() {
+                if let Some(&Reverse((t, _, _))) = self.queue.peek() {
+                    if self.sched.stall() {
+                        self.now = self.now.max(t);
+                        continue;
+                    }
+                }
                 let i = self.sched.pick(&self.runnable).min(self.runnable.len() - 1);
                 let r = self.runnable[i];
                 self.step(r.cta as usize, r.agent as usize)?;
@@ -598,10 +795,12 @@ impl<'p, 's> Machine<'p, 's> {
                 warps: self.prog.num_warps,
                 ..Agent::default()
             };
+            let smem = Smem::new(self.prog.smem_bytes);
+            let hb = self.opts.check.then(|| Box::new(CtaHb::new(smem.len())));
             self.slots[s] = Some(Cta {
                 id: id as u32,
                 pid,
-                smem: Smem::new(self.prog.smem_bytes),
+                smem,
                 tmem,
                 bars: BTreeMap::new(),
                 agents: vec![agent],
@@ -610,6 +809,7 @@ impl<'p, 's> Machine<'p, 's> {
                 tma: Vec::new(),
                 tma_free: Vec::new(),
                 events: 0,
+                hb,
             });
             self.ev(id as u32, Unit::Agent(0), What::AgentStart, Span::DUMMY);
         }
@@ -674,52 +874,100 @@ impl<'p, 's> Machine<'p, 's> {
         }
     }
 
+    /// The `deadlock` diagnostic (with its wait-for graph), after reporting a `tx-mismatch`
+    /// for every waited-on barrier whose transaction count cannot reach zero any more.
     fn deadlock(&mut self) -> Diagnostic {
-        let mut lines: Vec<(Span, String)> = Vec::new();
-        for c in self.slots.iter().flatten() {
+        const PER_SLOT: u32 = 1 << 16;
+        let prog = self.prog;
+        let mut waiters = Vec::new();
+        let mut names = HashMap::new();
+        let mut mismatches = Vec::new();
+        let sites = waitfor::arrive_sites(prog);
+        for (si, c) in self.slots.iter().enumerate() {
+            let Some(c) = c else { continue };
+            let gid = |a: u32| si as u32 * PER_SLOT + a;
+            for a in 0..c.agents.len() as u32 {
+                names.insert(gid(a), self.trace.unit_name(c.id, Unit::Agent(a)));
+            }
             for (a, ag) in c.agents.iter().enumerate() {
                 let AState::Blocked(b) = ag.state else { continue };
-                let span = self
-                    .prog
+                let span = prog
                     .code
                     .get(ag.pc as usize)
                     .map(|i| i.span)
                     .unwrap_or(Span::DUMMY);
-                let who = self.trace.unit_name(c.id, Unit::Agent(a as u32));
-                let what = match b {
-                    Block::Mbar { addr, parity } => match c.bars.get(&addr) {
-                        Some(BarState::Live(m)) => format!(
-                            "{who} waits for parity {parity} of the mbarrier at shared byte {addr}: its phase is {} (parity {}), {} of {} arrivals pending, tx-count {}",
-                            m.phase,
-                            m.phase & 1,
-                            m.pending,
-                            m.expected,
-                            m.tx
-                        ),
-                        _ => format!("{who} waits on the mbarrier at shared byte {addr}, which is not initialised"),
-                    },
-                    Block::StoreWait { n, .. } => format!("{who} waits until at most {n} TMA store groups are pending"),
-                    Block::WgmmaWait { n } => format!("{who} waits until at most {n} wgmma groups are pending"),
-                    Block::Join => format!("{who} waits for its worker partitions to finish"),
-                    Block::TmemAlloc { cols } => format!("{who} waits for {cols} free TMEM columns"),
+                let on = match b {
+                    Block::Mbar { addr, parity } => {
+                        let state = match c.bars.get(&addr) {
+                            Some(BarState::Live(m)) => Some(BarStateView {
+                                phase: m.phase,
+                                pending: m.pending,
+                                expected: m.expected,
+                                tx: m.tx,
+                            }),
+                            _ => None,
+                        };
+                        let hbar = c.hb.as_deref().and_then(|h| h.bar(addr));
+                        let mut arrivals: Vec<Arrival> = prog
+                            .allocs
+                            .iter()
+                            .find_map(|al| match al.place {
+                                AllocPlace::Mbar { addr: a0, count }
+                                    if addr >= a0 && addr < a0 + 8 * count =>
+                                {
+                                    sites.get(&a0)
+                                }
+                                _ => None,
+                            })
+                            .map(|v| v.iter().map(|&(p, op)| Arrival { agent: gid(p), op }).collect())
+                            .unwrap_or_default();
+                        for ar in hbar.map(|h| h.arrivers.as_slice()).unwrap_or_default() {
+                            let x = Arrival {
+                                agent: gid(ar.agent),
+                                op: op_name(prog, ar.instr),
+                            };
+                            if !arrivals.contains(&x) {
+                                arrivals.push(x);
+                            }
+                        }
+                        let arrived =
+                            c.hb.as_deref()
+                                .map(|_| hbar.is_some_and(|h| !h.arrivers.is_empty()));
+                        if let (Some(st), Some(hb)) = (state, hbar) {
+                            if st.tx != 0 && !mismatches.iter().any(|(x, _): &(u32, _)| *x == addr) {
+                                mismatches.push((addr, tx_mismatch(prog, &prog.mbar_name(addr), st.tx, hb)));
+                            }
+                        }
+                        WaitOn::Mbar(BarWait {
+                            addr: si as u32 * PER_SLOT * 16 + addr,
+                            name: prog.mbar_name(addr),
+                            parity,
+                            state,
+                            arrivals,
+                            arrived,
+                        })
+                    }
+                    Block::StoreWait { n, .. } => {
+                        WaitOn::Other(format!("until at most {n} TMA store groups are pending"))
+                    }
+                    Block::WgmmaWait { n } => {
+                        WaitOn::Other(format!("until at most {n} wgmma groups are pending"))
+                    }
+                    Block::Join => WaitOn::Join(ag.children.iter().map(|&ch| gid(ch)).collect()),
+                    Block::TmemAlloc { cols } => WaitOn::Other(format!("for {cols} free TMEM columns")),
                 };
-                lines.push((span, what));
+                waiters.push(Waiter {
+                    agent: gid(a as u32),
+                    name: self.trace.unit_name(c.id, Unit::Agent(a as u32)),
+                    span,
+                    on,
+                });
             }
         }
-        let (first_span, first) = lines.first().cloned().unwrap_or((Span::DUMMY, "no agent".into()));
-        let mut d = Diagnostic::error(
-            "deadlock",
-            "deadlock: every agent is blocked and nothing is in flight",
-            first_span,
-            first.clone(),
-        );
-        for (sp, l) in lines.iter().skip(1) {
-            d = d.with_label(*sp, l.clone());
+        for (_, d) in mismatches {
+            self.report(d);
         }
-        for (_, l) in &lines {
-            d = d.with_note(l.clone());
-        }
-        d.with_help("check that every wait's parity matches the phase its producer completes, and that expect bytes equal the bytes delivered")
+        waitfor::diagnose(&waiters, &names)
     }
 
     // ----- asynchronous completions -----
@@ -749,6 +997,20 @@ impl<'p, 's> Machine<'p, 's> {
         let prog = self.prog;
         let desc = &prog.descs[op.desc as usize];
         let cta_id = self.cta(s).id;
+        if self.opts.check {
+            let inner = desc.block.last().copied().unwrap_or(1) as u64;
+            let (e0, e1) = match &op.kind {
+                TmaKind::Gather { xs, .. } => (lo * 4 * inner, (hi * 4).min(xs.len() as u64) * inner),
+                _ => (lo * inner, hi * inner),
+            };
+            let n = op.addrs.len() as u64;
+            let range = (e0.min(n) as usize)..(e1.min(n) as usize);
+            let bits = desc.dtype.bits();
+            let h = self
+                .hb(s)
+                .and_then(|hb| hb.tma_piece(op.hb, op.bar, &op.addrs[range], bits));
+            self.hazard(s, h, false);
+        }
         let slot = self.slots[s].as_mut().expect("live CTA slot");
         let g = &self.global[desc.tensor as usize];
         let r = match &op.kind {
@@ -800,12 +1062,24 @@ impl<'p, 's> Machine<'p, 's> {
         let desc = &prog.descs[op.desc as usize];
         let cta_id = self.cta(s).id;
         let slot = self.slots[s].as_ref().expect("live CTA slot");
+        let mut read = Vec::new();
         let r = match &op.kind {
-            TmaKind::Store { coords, .. } => tma::store_read(desc, coords, &slot.smem, &op.addrs),
-            TmaKind::Scatter { xs, col, .. } => tma::scatter_read(desc, xs, *col, &slot.smem, &op.addrs),
+            TmaKind::Store { coords, .. } => tma::store_read(desc, coords, &slot.smem, &op.addrs, &mut read),
+            TmaKind::Scatter { xs, col, .. } => {
+                tma::scatter_read(desc, xs, *col, &slot.smem, &op.addrs, &mut read)
+            }
             _ => Ok(Vec::new()),
         };
         let data = r.map_err(|f| self.fault_stop(f, op.span, cta_id, Unit::Tma, op.name))?;
+        if self.opts.check {
+            let pc = self.hb(s).map(|h| h.op_instr(op.hb)).unwrap_or(0);
+            self.check_smem_init(s, pc, &read);
+            let bits = desc.dtype.bits();
+            let h = self
+                .hb(s)
+                .and_then(|hb| hb.tma_store_read(op.hb, op.agent, &op.addrs, bits));
+            self.hazard(s, h, false);
+        }
         let c = self.cta(s);
         if let Some(o) = c.tma[opi as usize].as_mut() {
             match &mut o.kind {
@@ -847,9 +1121,9 @@ impl<'p, 's> Machine<'p, 's> {
         if let Some(g) = ag.groups.iter_mut().find(|g| g.id == op.id) {
             g.writes = g.writes.saturating_sub(1);
         }
-        // Groups retire in issue order: a finished group stays queued behind an older
-        // unfinished one, so that it still counts as one of the most recent (see
-        // `pending_groups`).
+        // Bulk groups retire in commit order (`wait_group N` waits for every group but the N
+        // most recent, docs/hardware/bulk-group-order.md): a finished group leaves only once
+        // every older one has.
         while ag.groups.front().is_some_and(|g| g.reads == 0 && g.writes == 0) {
             ag.groups.pop_front();
         }
@@ -888,6 +1162,10 @@ impl<'p, 's> Machine<'p, 's> {
             return Ok(());
         };
         let cta_id = c.id;
+        if self.opts.check {
+            self.check_pipe_op(s, &op);
+        }
+        let c = self.slots[s].as_mut().expect("live CTA slot");
         let r = match &op.kind {
             PipeKind::Mma(m) => {
                 self.counters.mmas += 1;
@@ -914,6 +1192,52 @@ impl<'p, 's> Machine<'p, 's> {
         Ok(())
     }
 
+    /// The checker's view of a tensor-pipe op about to run: its operand reads and its writes.
+    fn check_pipe_op(&mut self, s: usize, op: &PipeOp) {
+        let Some(hb) = self.hb(s) else { return };
+        hb.pipe_exec(op.hb);
+        let pc = hb.op_instr(op.hb);
+        let smem_read = |m: &mut Self, v: &SmemView| {
+            if let Some(addrs) = layout::view_addresses(v) {
+                m.check_smem_init(s, pc, &addrs);
+                let h = m
+                    .hb(s)
+                    .and_then(|hb| hb.pipe_smem(op.hb, Kind::Read, &addrs, v.dtype.bits()));
+                m.hazard(s, h, false);
+            }
+        };
+        let tmem = |m: &mut Self, v: &TmemView, kind: Kind| {
+            let cells = tmem_cells(v);
+            if kind == Kind::Read {
+                m.check_tmem_init(s, pc, &cells);
+            }
+            let h = m.hb(s).and_then(|hb| hb.pipe_tmem(op.hb, kind, &cells));
+            m.hazard(s, h, true);
+        };
+        match &op.kind {
+            PipeKind::Mma(m) => {
+                match &m.a {
+                    AOperand::Smem(v) => smem_read(self, v),
+                    AOperand::Tmem(v) => tmem(self, v, Kind::Read),
+                }
+                smem_read(self, &m.b);
+                if let Some((sa, sb)) = &m.scales {
+                    tmem(self, sa, Kind::Read);
+                    tmem(self, sb, Kind::Read);
+                }
+                if m.use_acc {
+                    tmem(self, &m.acc, Kind::Read);
+                }
+                tmem(self, &m.acc, Kind::Write);
+            }
+            PipeKind::Cp { src, dst } => {
+                smem_read(self, src);
+                tmem(self, dst, Kind::Write);
+            }
+            PipeKind::Commit { .. } => {}
+        }
+    }
+
     /// Apply an action to a barrier, tracing arrivals, tx changes and phase flips.
     fn bar_act(&mut self, s: usize, unit: Unit, span: Span, addr: u32, act: BarAct) -> OpResult<()> {
         let c = self.slots[s].as_mut().expect("live CTA slot");
@@ -924,8 +1248,29 @@ impl<'p, 's> Machine<'p, 's> {
             BarAct::ExpectTx(n) => b.expect_tx(n),
             BarAct::CompleteTx(n) => b.complete_tx(n),
         }
-        .map_err(|e| Fault::trap(CudaError::LaunchFailure, e.reason()))?;
+        .map_err(|e| match e {
+            MbarFault::Underflow { .. } => {
+                Fault::CodedTrap("over-arrival", CudaError::LaunchFailure, e.reason())
+            }
+            MbarFault::TxRange { .. } => Fault::trap(CudaError::LaunchFailure, e.reason()),
+        })?;
         let b = *b;
+        if let Some(hb) = c.hb.as_deref_mut() {
+            let who = match unit {
+                Unit::Agent(a) => Actor::Part(a as usize, self.cur_pc),
+                Unit::Tma => Actor::Tma,
+                Unit::Tc => Actor::Pipe,
+            };
+            let (arrival, bytes) = match act {
+                BarAct::Arrive(_) => (true, 0),
+                BarAct::ExpectTx(n) => (false, n),
+                BarAct::CompleteTx(n) => (false, -n),
+            };
+            hb.bar_update(addr, who, arrival, bytes, flipped);
+        }
+        if flipped && self.opts.check {
+            self.check_blocked_aliasing(s, addr, b.phase);
+        }
         if self.opts.trace {
             let what = match act {
                 BarAct::Arrive(n) => What::Arrive {
@@ -970,21 +1315,24 @@ impl<'p, 's> Machine<'p, 's> {
         while left > 0 {
             let b = *self.cta(s).bar(addr)?;
             if b.phase > issue_phase {
-                let d = Diagnostic::error(
+                let prog = self.prog;
+                let bar = prog.mbar_name(addr);
+                let mut d = Diagnostic::error(
                     "tx-mismatch",
-                    format!("a TMA copy delivered {left} bytes after the mbarrier phase it was issued in had completed"),
+                    format!("`{bar}` completed its phase before this copy's bytes had all landed: {left} bytes overshoot the expect"),
                     span,
-                    "this copy's bytes overshoot the phase's expect",
-                )
-                .with_note("the phase completed early (waiters may read bytes that have not landed) and the surplus drives the next phase's tx-count negative (PTX.md section 3)")
-                .with_help("expect exactly the bytes the copies deliver: the full box, out-of-bounds part included");
-                if !self
-                    .diags
-                    .iter()
-                    .any(|x| x.code == d.code && x.primary.span.start == span.start)
-                {
-                    self.diags.push(d);
+                    format!("delivers {left} bytes to `{bar}` after the phase it was issued in completed"),
+                );
+                if let Some(h) = self.hb(s).and_then(|h| h.bar(addr)) {
+                    for pc in &h.prev_expect_at {
+                        let sp = prog.code.get(*pc as usize).map(|i| i.span).unwrap_or(Span::DUMMY);
+                        d = d.with_label(sp, format!("the phase expected {} bytes in all", h.prev_expected));
+                    }
                 }
+                let d = d
+                    .with_note("the phase completed early (waiters may read bytes that have not landed) and the surplus drives the next phase's tx-count negative (PTX.md section 3)")
+                    .with_help("expect exactly the bytes the copies deliver: the full box, out-of-bounds part included (`desc.nbytes`)");
+                self.report(d);
             }
             let chunk = if b.pending == 0 && b.tx > 0 && b.tx < left && b.tx % 16 == 0 {
                 b.tx
@@ -1011,6 +1359,7 @@ impl<'p, 's> Machine<'p, 's> {
             return Ok(());
         };
         let mut frame = std::mem::take(&mut self.cta(s).agents[a].frame);
+        self.cur_pc = pc;
         let r = self.exec(s, a, instr, &mut frame, resumed);
         let name = match &instr.kind {
             IKind::Op { name, .. } => *name,
@@ -1077,6 +1426,9 @@ impl<'p, 's> Machine<'p, 's> {
             }
             IKind::Op { op, name, dsts } => {
                 self.counters.ops += 1;
+                if let Some(hb) = self.hb(s) {
+                    hb.step(a);
+                }
                 match self.exec_op(s, a, op, name, instr.span, frame, &cx, resumed)? {
                     OpFlow::Value(v) => {
                         bind(frame, dsts, v)?;
@@ -1147,6 +1499,9 @@ impl<'p, 's> Machine<'p, 's> {
                         ..Agent::default()
                     });
                     c.agents[a].children.push(idx);
+                    if let Some(hb) = self.hb(s) {
+                        hb.fork(a, idx as usize);
+                    }
                     self.ev(cta_id, Unit::Agent(idx), What::AgentStart, instr.span);
                 }
                 Ok(Flow::Next)
@@ -1157,6 +1512,12 @@ impl<'p, 's> Machine<'p, 's> {
                     .children
                     .iter()
                     .all(|&ch| c.agents[ch as usize].state == AState::Done);
+                if done {
+                    let children = c.agents[a].children.clone();
+                    if let Some(hb) = c.hb.as_deref_mut() {
+                        hb.join(a, &children);
+                    }
+                }
                 Ok(if done {
                     Flow::Next
                 } else {
@@ -1230,6 +1591,9 @@ impl<'p, 's> Machine<'p, 's> {
                 }
                 match self.cta(s).tmem.alloc(*cols, span) {
                     Some(col) => {
+                        if let Some(hb) = self.hb(s) {
+                            hb.tmem_alloc(a);
+                        }
                         self.ev(cta_id, me, What::TmemAlloc { col, cols: *cols }, span);
                         Ok(OpFlow::Value(Value::Tmem(TmemView { col, ..*view })))
                     }
@@ -1248,6 +1612,9 @@ impl<'p, 's> Machine<'p, 's> {
                     .unwrap_or(0);
                 let busy = !c.pipe.is_empty();
                 c.tmem.dealloc(v.col, cols)?;
+                if let Some(hb) = c.hb.as_deref_mut() {
+                    hb.tmem_dealloc(a, v.col, cols);
+                }
                 if busy {
                     self.diags.push(
                         Diagnostic::warning("tmem-dealloc", "tmem.dealloc while tcgen05 operations are still in flight", span, "freed here")
@@ -1298,6 +1665,8 @@ impl<'p, 's> Machine<'p, 's> {
                 };
                 let id = self.new_id();
                 let addrs = Arc::new(tma::box_addresses(&dst)?);
+                let pc = self.cur_pc;
+                let hbop = self.hb(s).map(|h| h.issue(a, pc)).unwrap_or(0);
                 let opi = self.add_tma(
                     s,
                     TmaOp {
@@ -1311,6 +1680,7 @@ impl<'p, 's> Machine<'p, 's> {
                         agent: a as u32,
                         name,
                         left: pieces.len() as u32,
+                        hb: hbop,
                     },
                 );
                 self.counters.async_ops += 1;
@@ -1356,6 +1726,8 @@ impl<'p, 's> Machine<'p, 's> {
                 };
                 let id = self.new_id();
                 let addrs = Arc::new(tma::box_addresses(&src)?);
+                let pc = self.cur_pc;
+                let hbop = self.hb(s).map(|h| h.issue(a, pc)).unwrap_or(0);
                 let opi = self.add_tma(
                     s,
                     TmaOp {
@@ -1369,6 +1741,7 @@ impl<'p, 's> Machine<'p, 's> {
                         agent: a as u32,
                         name,
                         left: 1,
+                        hb: hbop,
                     },
                 );
                 self.cta(s).agents[a].groups.push_back(Group {
@@ -1384,9 +1757,11 @@ impl<'p, 's> Machine<'p, 's> {
                 Ok(OpFlow::Next)
             }
             LOp::TmaStoreWait { pendings, full } => {
-                let ag = &self.cta(s).agents[a];
-                let pending = pending_groups(&ag.groups, *full);
+                let pending = store_pending(&self.cta(s).agents[a], *full);
                 if pending <= *pendings {
+                    if let Some(hb) = self.hb(s) {
+                        hb.store_wait(a);
+                    }
                     if resumed {
                         self.ev(cta_id, me, What::Resumed { on: "tma.store_wait" }, span);
                     }
@@ -1407,9 +1782,11 @@ impl<'p, 's> Machine<'p, 's> {
                         format!("mbarrier expected count must be in 1..2^20, found {n}"),
                     ));
                 }
-                self.cta(s)
-                    .bars
-                    .insert(addr, BarState::Live(Mbar::init(n as u32)));
+                let c = self.cta(s);
+                c.bars.insert(addr, BarState::Live(Mbar::init(n as u32)));
+                if let Some(hb) = c.hb.as_deref_mut() {
+                    hb.bar_init(addr);
+                }
                 self.ev(
                     cta_id,
                     me,
@@ -1464,7 +1841,14 @@ impl<'p, 's> Machine<'p, 's> {
                 let addr = bar_of(&ev(bar)?)?;
                 let parity = (int_of(&ev(phase)?, "the phase")? & 1) as u32;
                 let b = *self.cta(s).bar(addr)?;
+                if self.opts.check {
+                    self.check_aliasing(s, a, addr, b.phase, parity);
+                }
                 if b.test_wait(parity) {
+                    let pc = self.cur_pc;
+                    if let Some(hb) = self.hb(s) {
+                        hb.acquire(a, addr, pc);
+                    }
                     self.ev(cta_id, me, What::WaitDone { bar: addr, parity }, span);
                     Ok(OpFlow::Next)
                 } else {
@@ -1475,7 +1859,14 @@ impl<'p, 's> Machine<'p, 's> {
                 let addr = bar_of(&ev(bar)?)?;
                 let parity = (int_of(&ev(phase)?, "the phase")? & 1) as u32;
                 let b = *self.cta(s).bar(addr)?;
-                Ok(OpFlow::Value(Value::Bool(b.test_wait(parity))))
+                let passed = b.test_wait(parity);
+                if passed {
+                    let pc = self.cur_pc;
+                    if let Some(hb) = self.hb(s) {
+                        hb.acquire(a, addr, pc);
+                    }
+                }
+                Ok(OpFlow::Value(Value::Bool(passed)))
             }
             LOp::MbarInvalidate { bar } => {
                 let addr = bar_of(&ev(bar)?)?;
@@ -1484,7 +1875,16 @@ impl<'p, 's> Machine<'p, 's> {
                 self.ev(cta_id, me, What::Invalidate { bar: addr }, span);
                 Ok(OpFlow::Next)
             }
-            LOp::Fence | LOp::BarSync => {
+            LOp::Fence { kind } => {
+                if *kind == FenceKind::AsyncShared {
+                    if let Some(hb) = self.hb(s) {
+                        hb.fence(a);
+                    }
+                }
+                self.ev(cta_id, me, What::Fence { op: name }, span);
+                Ok(OpFlow::Next)
+            }
+            LOp::BarSync => {
                 self.ev(cta_id, me, What::Fence { op: name }, span);
                 Ok(OpFlow::Next)
             }
@@ -1562,6 +1962,15 @@ impl<'p, 's> Machine<'p, 's> {
                     check_lane(ag, cell.lane, name)?;
                     bits.push(c.tmem.read(cell, v.dtype.bits())?);
                 }
+                if self.opts.check {
+                    let cells = tmem_cells(&v);
+                    let pc = self.cur_pc;
+                    self.check_tmem_init(s, pc, &cells);
+                    let h = self
+                        .hb(s)
+                        .and_then(|hb| hb.generic_tmem(a, pc, Kind::Read, &cells));
+                    self.hazard(s, h, true);
+                }
                 self.ev(cta_id, me, What::Exec { op: name }, span);
                 Ok(OpFlow::Value(Value::Tile(Arc::new(Tile {
                     dtype: v.dtype,
@@ -1587,6 +1996,14 @@ impl<'p, 's> Machine<'p, 's> {
                     check_lane(&c.agents[a], cell.lane, name)?;
                     c.tmem.write(cell, v.dtype.bits(), t.bits[lin as usize])?;
                 }
+                if self.opts.check {
+                    let cells = tmem_cells(&v);
+                    let pc = self.cur_pc;
+                    let h = self
+                        .hb(s)
+                        .and_then(|hb| hb.generic_tmem(a, pc, Kind::Write, &cells));
+                    self.hazard(s, h, true);
+                }
                 self.ev(cta_id, me, What::Exec { op: name }, span);
                 Ok(OpFlow::Next)
             }
@@ -1609,9 +2026,25 @@ impl<'p, 's> Machine<'p, 's> {
                     None => true,
                 };
                 let r = tensor::wgmma(&self.cta(s).smem, &a_op, &bv, &accv, ua)?;
+                if self.opts.check {
+                    let pc = self.cur_pc;
+                    let a_addrs = match &a_op {
+                        WgmmaA::Smem(v) => layout::view_addresses(v).map(|x| (x, v.dtype.bits())),
+                        WgmmaA::Regs(_) => None,
+                    };
+                    let b_addrs = layout::view_addresses(&bv).map(|x| (x, bv.dtype.bits()));
+                    let mut reads: Vec<(&[(u32, u32)], u32)> = Vec::new();
+                    for (x, bits) in a_addrs.iter().chain(b_addrs.iter()) {
+                        self.check_smem_init(s, pc, x);
+                        reads.push((x.as_slice(), *bits));
+                    }
+                    let h = self.hb(s).and_then(|hb| hb.wgmma(a, pc, &reads));
+                    self.hazard(s, h, false);
+                }
                 self.counters.mmas += 1;
                 self.counters.async_ops += 1;
                 self.cta(s).agents[a].wgmma_pending += 1;
+                self.cta(s).agents[a].wgmma_issued += 1;
                 let id = self.new_id();
                 self.ev(cta_id, me, What::Issue { op: name, id }, span);
                 let delay = self.sched.latency(AsyncKind::Wgmma);
@@ -1619,7 +2052,12 @@ impl<'p, 's> Machine<'p, 's> {
                 Ok(OpFlow::Value(Value::Tile(Arc::new(r))))
             }
             LOp::WgmmaWait { pendings } => {
-                if self.cta(s).agents[a].wgmma_pending <= *pendings {
+                let ag = &self.cta(s).agents[a];
+                if ag.wgmma_pending <= *pendings {
+                    let retired = ag.wgmma_issued - ag.wgmma_pending;
+                    if let Some(hb) = self.hb(s) {
+                        hb.wgmma_wait(a, retired);
+                    }
                     if resumed {
                         self.ev(cta_id, me, What::Resumed { on: "wgmma.wait" }, span);
                     }
@@ -1636,8 +2074,16 @@ impl<'p, 's> Machine<'p, 's> {
                     .ok_or_else(|| Fault::trap(CudaError::IllegalAddress, "shared address overflow"))?;
                 let eb = v.dtype.bits();
                 let mut bits = Vec::with_capacity(addrs.len());
-                for (addr, shift) in addrs {
+                for &(addr, shift) in &addrs {
                     bits.push(c.smem.read(addr, shift, eb)?);
+                }
+                if self.opts.check {
+                    let pc = self.cur_pc;
+                    self.check_smem_init(s, pc, &addrs);
+                    let h = self
+                        .hb(s)
+                        .and_then(|hb| hb.generic_smem(a, pc, Kind::Read, &addrs, eb));
+                    self.hazard(s, h, false);
                 }
                 Ok(OpFlow::Value(Value::Tile(Arc::new(Tile {
                     dtype: v.dtype,
@@ -1658,10 +2104,15 @@ impl<'p, 's> Machine<'p, 's> {
                 let addrs = layout::view_addresses(&v)
                     .ok_or_else(|| Fault::trap(CudaError::IllegalAddress, "shared address overflow"))?;
                 let eb = v.dtype.bits();
-                for (lin, (addr, shift)) in addrs.into_iter().enumerate() {
+                for (lin, &(addr, shift)) in addrs.iter().enumerate() {
                     let b = eval::convert_bits(t.dtype, v.dtype, t.bits[lin]);
                     c.smem.write(addr, shift, eb, b)?;
                 }
+                let pc = self.cur_pc;
+                let h = self
+                    .hb(s)
+                    .and_then(|hb| hb.generic_smem(a, pc, Kind::Write, &addrs, eb));
+                self.hazard(s, h, false);
                 Ok(OpFlow::Next)
             }
             LOp::GlobalLoad {
@@ -1728,9 +2179,17 @@ impl<'p, 's> Machine<'p, 's> {
     fn pipe_push(&mut self, s: usize, a: usize, kind: PipeKind, span: Span, name: &'static str) {
         let id = self.new_id();
         self.counters.async_ops += 1;
+        let pc = self.cur_pc;
+        let hb = self.hb(s).map(|h| h.issue(a, pc)).unwrap_or(0);
         let c = self.cta(s);
         let cta_id = c.id;
-        c.pipe.push_back(PipeOp { kind, id, span, name });
+        c.pipe.push_back(PipeOp {
+            kind,
+            id,
+            span,
+            name,
+            hb,
+        });
         self.ev(cta_id, Unit::Agent(a as u32), What::Issue { op: name, id }, span);
         self.pipe_kick(s);
     }
@@ -1748,7 +2207,7 @@ fn can_resume(c: &Cta, ag: &Agent, b: Block) -> bool {
             Some(BarState::Live(m)) => m.test_wait(parity),
             _ => true,
         },
-        Block::StoreWait { n, full } => pending_groups(&ag.groups, full) <= n,
+        Block::StoreWait { n, full } => store_pending(ag, full) <= n,
         Block::WgmmaWait { n } => ag.wgmma_pending <= n,
         Block::Join => ag
             .children
@@ -1756,6 +2215,88 @@ fn can_resume(c: &Cta, ag: &Agent, b: Block) -> bool {
             .all(|&ch| c.agents[ch as usize].state == AState::Done),
         Block::TmemAlloc { cols } => c.tmem.can_alloc(cols),
     }
+}
+
+/// The `.tile` name of the operation at instruction `pc`.
+fn op_name(prog: &Program, pc: u32) -> &'static str {
+    match prog.code.get(pc as usize).map(|i| &i.kind) {
+        Some(IKind::Op { name, .. }) => name,
+        _ => "an operation",
+    }
+}
+
+/// The `tx-mismatch` of a barrier that will never complete its phase: `tx` is its transaction
+/// count (expected minus delivered bytes).
+fn tx_mismatch(prog: &Program, bar: &str, tx: i64, hb: &crate::hazards::BarHb) -> Diagnostic {
+    let span = |pc: &u32| prog.code.get(*pc as usize).map(|i| i.span).unwrap_or(Span::DUMMY);
+    let expects: Vec<Span> = hb.expect_at.iter().map(span).collect();
+    let delivers: Vec<Span> = hb.deliver_at.iter().map(span).collect();
+    let mut d = if tx < 0 {
+        let primary = delivers.first().copied().unwrap_or(Span::DUMMY);
+        let mut d = Diagnostic::error(
+            "tx-mismatch",
+            format!(
+                "`{bar}` received {} bytes more than its phase expects: the phase can never complete",
+                -tx
+            ),
+            primary,
+            format!("delivers bytes to `{bar}`"),
+        );
+        for s in delivers.iter().skip(1) {
+            d = d.with_label(*s, "delivers bytes too");
+        }
+        for s in &expects {
+            d = d.with_label(*s, format!("expects bytes on `{bar}`"));
+        }
+        d.with_help(if expects.is_empty() {
+            format!("add `mbar.expect {bar}, BYTES` (BYTES: everything the copies deliver, e.g. `desc.nbytes` per copy) before the copies, in the phase they complete")
+        } else {
+            "expect exactly the bytes the copies deliver: the full box of each, out-of-bounds part included".to_string()
+        })
+    } else {
+        let primary = expects.first().copied().unwrap_or(Span::DUMMY);
+        let mut d = Diagnostic::error(
+            "tx-mismatch",
+            format!("`{bar}` still expects {tx} bytes that no copy in flight will deliver: the phase can never complete"),
+            primary,
+            format!("expects bytes on `{bar}`"),
+        );
+        for s in &delivers {
+            d = d.with_label(*s, format!("delivers bytes to `{bar}`"));
+        }
+        d.with_help(
+            "expect only the bytes that the copies issued on this barrier deliver (`desc.nbytes` per copy)",
+        )
+    };
+    d = d.with_note(format!(
+        "in the current phase: {} bytes expected, {} bytes delivered (PTX.md section 3: the phase completes only when the transaction count returns to zero)",
+        hb.expected, hb.delivered
+    ));
+    d
+}
+
+/// Bulk groups a `tma.store_wait` still waits for: groups retire oldest first, so every group
+/// from the oldest one still pending (reading, or also writing when `full`) counts
+/// (docs/hardware/bulk-group-order.md).
+fn store_pending(ag: &Agent, full: bool) -> u32 {
+    pending_groups(&ag.groups, full)
+}
+
+/// The TMEM cells `(lane, column)` of every element of a view (consecutive duplicates of
+/// packed elements removed).
+fn tmem_cells(v: &TmemView) -> Vec<(u32, u32)> {
+    let shape = v.shape.as_slice();
+    let n = v.shape.numel();
+    let mut idx = vec![0u32; shape.len()];
+    let mut out: Vec<(u32, u32)> = Vec::with_capacity(n as usize);
+    for lin in 0..n {
+        unravel(lin, shape, &mut idx);
+        let c = layout::tmem_element(v, &idx);
+        if out.last() != Some(&(c.lane, c.col)) {
+            out.push((c.lane, c.col));
+        }
+    }
+    out
 }
 
 /// A partition's warps reach the TMEM lanes of their quarter only (PTX.md section 8).

@@ -4,7 +4,7 @@
 //!
 //! [`Scheduler`] is the trait the machine asks; [`RandomScheduler`] is the default, seeded
 //! with ChaCha8 so that the same seed gives the same run and the same trace on every machine.
-//! The checker can add PCT-style or replaying schedulers by implementing the trait. This
+//! The checker's PCT-style scheduler is [`crate::pct::PctScheduler`]. This
 //! module knows nothing of what the agents execute.
 
 use rand::{Rng, SeedableRng};
@@ -47,6 +47,11 @@ pub trait Scheduler {
     fn pieces(&mut self, max: u32) -> u32;
     /// A tie-breaker ordering completions that land at the same time.
     fn tiebreak(&mut self) -> u64;
+    /// Whether to let time pass to the next asynchronous completion instead of stepping an
+    /// agent now (a slow warp). Asked only when something is in flight.
+    fn stall(&mut self) -> bool {
+        false
+    }
 }
 
 /// Latency ranges (inclusive, logical time units) of the default scheduler.

@@ -258,12 +258,14 @@ pub fn gather_msgs(
     Ok(moved)
 }
 
-/// A store's shared-memory reads: (global linear index, bits) of every in-bounds element.
+/// A store's shared-memory reads: (global linear index, bits) of every in-bounds element; the
+/// shared-memory `(byte, shift)` of each element read is appended to `read`.
 pub fn store_read(
     desc: &DescInfo,
     coords: &[i64],
     smem: &Smem,
     addrs: &[(u32, u32)],
+    read: &mut Vec<(u32, u32)>,
 ) -> OpResult<Vec<(u64, u64)>> {
     let inner = desc.block.last().copied().unwrap_or(1) as u64;
     let bits = desc.dtype.bits();
@@ -281,19 +283,22 @@ pub fn store_read(
                 continue;
             }
             let (addr, shift) = addrs[(row * inner + c) as usize];
+            read.push((addr, shift));
             out.push(((base + gc) as u64, smem.read(addr, shift, bits)?));
         }
     }
     Ok(out)
 }
 
-/// A scatter's shared-memory reads (rows and columns past the end dropped).
+/// A scatter's shared-memory reads (rows and columns past the end dropped); the elements read
+/// are appended to `read` as in [`store_read`].
 pub fn scatter_read(
     desc: &DescInfo,
     xs: &[i64],
     col: i64,
     smem: &Smem,
     addrs: &[(u32, u32)],
+    read: &mut Vec<(u32, u32)>,
 ) -> OpResult<Vec<(u64, u64)>> {
     let by = desc.block.last().copied().unwrap_or(1) as u64;
     let bits = desc.dtype.bits();
@@ -312,6 +317,7 @@ pub fn scatter_read(
                 continue;
             }
             let (addr, shift) = addrs[i * by as usize + c as usize];
+            read.push((addr, shift));
             out.push(((x * ncols + gc) as u64, smem.read(addr, shift, bits)?));
         }
     }

@@ -64,19 +64,27 @@ pub struct Trap {
     pub agent: String,
     /// Logical time of the fault.
     pub time: u64,
+    /// The diagnostic code: [`CudaError::code`], or a more precise one (`over-arrival`).
+    pub code: &'static str,
 }
 
 impl Trap {
     /// The trap as a diagnostic (code from [`CudaError::code`]).
     pub fn to_diagnostic(&self) -> Diagnostic {
-        Diagnostic::error(
-            self.error.code(),
+        let d = Diagnostic::error(
+            self.code,
             format!("{} (CUDA error: {})", self.reason, self.error.message()),
             self.span,
             format!("`{}` faults here", self.op),
         )
         .with_note(format!("issued by {} at t={}", self.agent, self.time))
-        .with_note("after a fault the CUDA context is unusable; the whole launch fails")
+        .with_note("after a fault the CUDA context is unusable; the whole launch fails");
+        match self.code {
+            "over-arrival" => d.with_help(
+                "arrive at most as many times per phase as `mbar.init` expects: initialise the barrier with the number of arrivals each phase gets, or wait for the phase to complete before arriving again",
+            ),
+            _ => d,
+        }
     }
 }
 
@@ -98,6 +106,9 @@ impl fmt::Display for Trap {
 pub enum Fault {
     /// A hardware trap.
     Trap(CudaError, String),
+    /// A hardware trap reported under a more precise code than the CUDA error's
+    /// (`over-arrival` for an arrival underflow).
+    CodedTrap(&'static str, CudaError, String),
     /// A simulator diagnostic that stops the run (`barrier-misuse`, `sim-unsupported`, ...).
     Error {
         code: &'static str,

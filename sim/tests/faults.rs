@@ -29,7 +29,7 @@ fn assert_trap(src: &str, r: &RunResult, error: CudaError, op_text: &str, reason
     let d = r
         .diagnostics
         .iter()
-        .find(|d| d.code == error.code())
+        .find(|d| d.code == t.code)
         .expect("trap diagnostic");
     assert!(d.message.contains(error.message()));
 }
@@ -246,6 +246,7 @@ kernel underflow {
 #[test]
 fn arrival_underflow_is_a_launch_failure() {
     let r = run(UNDERFLOW, &[]);
+    assert_eq!(r.trap.as_ref().map(|t| t.code), Some("over-arrival"));
     assert_trap(
         UNDERFLOW,
         &r,
@@ -297,6 +298,7 @@ kernel tmem_faults {
     }
   }
   if CASE == 3 {
+    tmem.store tm[0:32, :], full([32, 64], 1.0, f32, tmem32x32b)
     let fine = tmem.load tm[0:32, :]
     tmem.dealloc tm
   }

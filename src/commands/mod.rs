@@ -1,6 +1,7 @@
 //! Implementations of the `bwsim` subcommands: argument structs and the glue between the
 //! library crates. Loading kernels and printing diagnostics is shared in this module.
 
+pub mod check;
 pub mod fmt;
 pub mod gpu;
 pub mod import;

@@ -265,6 +265,13 @@ fn fault(f: Fault, span: Span, agent: String, time: f64) -> TimingError {
             agent,
             time,
         },
+        Fault::CodedTrap(code, e, reason) => TimingError::Op {
+            code,
+            message: format!("{reason} (CUDA error: {})", e.message()),
+            span,
+            agent,
+            time,
+        },
         Fault::Error { code, message, .. } => TimingError::Op {
             code,
             message,
@@ -391,7 +398,7 @@ fn synchronises(op: &LOp) -> bool {
             | LOp::TmemDealloc { .. }
             | LOp::TmaStoreWait { .. }
             | LOp::WgmmaWait { .. }
-            | LOp::Fence
+            | LOp::Fence { .. }
             | LOp::BarSync
     )
 }
@@ -1252,7 +1259,7 @@ impl<'p> Engine<'p> {
                 *t += chip.mbarrier_op_cycles;
                 Ok(Some(Flow::Next))
             }
-            LOp::Fence => {
+            LOp::Fence { .. } => {
                 *t += match name {
                     "tcgen05.fence_before" | "tcgen05.fence_after" => chip.tcgen05_fence_cycles,
                     _ => chip.fence_async_cycles,

@@ -1,0 +1,172 @@
+//! `bwsim check` as a library: a kernel is prepared once (parsed, verified, lowered, its inputs
+//! drawn) and then run under many schedules of the [`PctScheduler`] with the hazard checker on;
+//! [`Prepared::explore`] spreads the seeds over threads ([`crate::explore`]) and keeps each
+//! distinct diagnostic once, with the smallest seed that shows it, so the result is the same
+//! whatever the number of threads. [`Prepared::run`] replays one seed exactly.
+//!
+//! Inputs are drawn once (data seed 0): the schedule seed varies only the schedule.
+
+use crate::explore::{explore, Exploration, ExploreOptions, Finding};
+use crate::lower::{self, Program};
+use crate::machine::{self, RunOptions, RunResult};
+use crate::pct::PctScheduler;
+use crate::sched::RandomScheduler;
+use bwsim_isa::consts::Override;
+use bwsim_isa::launch::{self, HostTensor};
+use bwsim_isa::verify::{verify, VerifyOptions};
+use bwsim_isa::{Diagnostic, Target};
+
+/// A kernel ready to run under many schedules.
+#[derive(Clone, Debug)]
+pub struct Prepared {
+    pub prog: Program,
+    pub grid: [u32; 3],
+    pub inputs: Vec<HostTensor>,
+    /// Steps of a reference run (where the PCT change points fall).
+    pub expected_steps: u64,
+    /// Step limit of each run.
+    pub max_steps: u64,
+}
+
+/// Parse, verify, launch and lower `.tile` source for checking. Errors are the parse, verify,
+/// launch or lowering diagnostics.
+pub fn prepare(
+    src: &str,
+    overrides: &[Override],
+    target: Option<Target>,
+) -> Result<Prepared, Vec<Diagnostic>> {
+    let kernel = bwsim_isa::parser::parse(src)?;
+    let vopts = VerifyOptions {
+        target,
+        overrides: overrides.to_vec(),
+    };
+    let (checked, diags) = verify(&kernel, &vopts);
+    let Some(checked) = checked else { return Err(diags) };
+    let Some(l) = &kernel.launch else {
+        return Err(vec![Diagnostic::error(
+            "launch",
+            "kernel has no `launch { }` section",
+            kernel.name.span,
+            "here",
+        )]);
+    };
+    let plan = launch::resolve(&checked, l)?;
+    let inputs = launch::materialize(&plan, 0);
+    let prog = lower::lower(&checked, &plan)?;
+    let mut p = Prepared {
+        prog,
+        grid: plan.grid,
+        inputs,
+        expected_steps: 0,
+        max_steps: RunOptions::default().max_steps,
+    };
+    // A reference run without the checker tells how long a run is.
+    let opts = RunOptions {
+        trace: false,
+        check: false,
+        ..RunOptions::default()
+    };
+    let r = machine::execute(
+        &p.prog,
+        p.grid,
+        p.inputs.clone(),
+        &opts,
+        &mut RandomScheduler::new(0),
+    );
+    p.expected_steps = r.counters.steps.max(1);
+    // A schedule may take longer than the reference; a run 100 times longer is spinning.
+    p.max_steps = r
+        .counters
+        .steps
+        .saturating_mul(100)
+        .clamp(100_000, opts.max_steps);
+    Ok(p)
+}
+
+impl Prepared {
+    /// Run schedule `seed` with the hazard checker (and the event trace when `trace`).
+    pub fn run(&self, seed: u64, trace: bool) -> RunResult {
+        let opts = RunOptions {
+            seed,
+            trace,
+            check: true,
+            max_steps: self.max_steps,
+            ..RunOptions::default()
+        };
+        let mut sched = PctScheduler::new(seed, self.expected_steps);
+        machine::execute(&self.prog, self.grid, self.inputs.clone(), &opts, &mut sched)
+    }
+
+    /// Run `opts.schedules` seeds on `opts.jobs` threads; `progress(done, total)` after each.
+    pub fn explore<P: Fn(u64, u64) + Sync>(&self, opts: &ExploreOptions, progress: P) -> Exploration {
+        explore(opts, |seed| self.run(seed, false).diagnostics, progress)
+    }
+}
+
+/// The replay hint of a finding: `bwsim check FILE --seed N`.
+pub fn replay_command(file: &str, seed: u64) -> String {
+    format!("bwsim check {file} --seed {seed}")
+}
+
+/// A finding's diagnostic with the replay note, and how often it showed when `schedules` is
+/// given (what `bwsim check` prints).
+pub fn annotate(f: &Finding, file: &str, schedules: Option<u64>) -> Diagnostic {
+    let count = match schedules {
+        Some(n) => format!(" ({} of {n} schedules)", f.count),
+        None => String::new(),
+    };
+    f.diagnostic.clone().with_note(format!(
+        "first seen with schedule seed {}{count}; replay: {}",
+        f.seed,
+        replay_command(file, f.seed)
+    ))
+}
+
+/// The checker's diagnostic codes (DESIGN.md section 5), each with what it means.
+pub const CODES: &[(&str, &str)] = &[
+    (
+        "race",
+        "conflicting accesses (at least one write) not ordered by happens-before",
+    ),
+    (
+        "missing-fence",
+        "ordered generic and async proxy accesses without `fence.async_shared` between them",
+    ),
+    (
+        "read-before-complete",
+        "a read of a TMA destination or MMA accumulator before its completion was observed",
+    ),
+    (
+        "write-while-in-flight",
+        "a write to bytes an asynchronous operation may still be reading",
+    ),
+    (
+        "phase-aliasing",
+        "a wait that means a phase its barrier has already moved past",
+    ),
+    (
+        "deadlock",
+        "every agent blocked with nothing in flight (with the wait-for graph)",
+    ),
+    (
+        "tx-mismatch",
+        "expected transaction bytes differ from the bytes delivered",
+    ),
+    (
+        "over-arrival",
+        "an arrival beyond the pending count of the phase (arrival underflow)",
+    ),
+    (
+        "uninit-read",
+        "a read of shared or tensor memory nothing wrote in this launch",
+    ),
+    ("tmem-leak", "tensor memory still allocated when the CTA exits"),
+    (
+        "barrier-misuse",
+        "an mbarrier used before `mbar.init` or after `mbar.invalidate`",
+    ),
+    (
+        "illegal-instruction",
+        "an operation the hardware traps on (misaligned TMA coordinates, ...)",
+    ),
+];

@@ -1,0 +1,868 @@
+//! The hazard checker's bookkeeping for one CTA: which clock component belongs to which agent,
+//! the clocks of partitions and asynchronous units, what every mbarrier releases, the shadow
+//! memories, and the table of issued asynchronous operations. The machine calls one hook per
+//! event ([`CtaHb::step`], [`CtaHb::bar_update`], [`CtaHb::acquire`], ...); the rule itself lives in
+//! [`crate::hb`]. Hazards come back as [`Hazard`]s and are turned into diagnostics here
+//! ([`CtaHb::describe`]), naming buffers and barriers through the program's allocation names.
+//!
+//! Agents (clock components), created on first use:
+//! - each partition;
+//! - the TMA unit's completions on each mbarrier: a TMA load or gather is a concurrent
+//!   operation whose bytes become visible only through the barrier it completes on, so each
+//!   barrier gets its own component (one shared TMA component would let a wait on one barrier
+//!   "see" copies that completed on another);
+//! - the TMA stores of each partition (observed by that partition's `tma.store_wait`);
+//! - the wgmma groups of each partition (observed by its `wgmma.wait`);
+//! - the tensor pipe (in order: one component, whose clock accumulates every op it runs).
+//!
+//! `bar.sync` synchronises the warps of one partition, which the simulator runs as a single
+//! agent: it adds no edge between agents (program order already orders the partition).
+//!
+//! This module knows clocks, barriers by address and instruction indices; it knows nothing of
+//! values or of how the machine schedules.
+
+use crate::hb::{
+    Access, AgentId, AgentInfo, Clean, Hazard, HazardKind, Issued, Kind, Proxy, Rec, Shadow, VClock, World,
+    ASYNC_OP,
+};
+use crate::lower::{AllocPlace, IKind, Program};
+use crate::memory::TMEM_LANES;
+use bwsim_isa::{Diagnostic, Span};
+use std::collections::{HashMap, VecDeque};
+
+/// Shared-memory granule in bytes.
+pub const SMEM_GRANULE: u32 = 4;
+
+/// What a clock component stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Comp {
+    /// A partition (machine agent index).
+    Part(u32),
+    /// TMA loads and gathers completing on the mbarrier at this address.
+    TmaBar(u32),
+    /// The TMA stores of a partition.
+    Store(u32),
+    /// The wgmma groups of a partition.
+    Wgmma(u32),
+    /// The tensor pipe.
+    Pipe,
+}
+
+/// Who performs a barrier action (the clock it releases).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Actor {
+    /// A partition (machine agent index) at instruction `pc`.
+    Part(usize, u32),
+    /// The TMA piece being delivered ([`CtaHb::tma_piece`] set it).
+    Tma,
+    /// The tensor pipe, running the op it is on.
+    Pipe,
+}
+
+/// How a partition or unit can arrive on a barrier.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Arriver {
+    /// The partition (machine agent index) whose code does it (the issuer, for TMA and commits).
+    pub agent: u32,
+    /// The instruction.
+    pub instr: u32,
+}
+
+/// The last completion of a phase: which event completed it, and where.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Witness {
+    pub agent: AgentId,
+    pub time: u32,
+    pub instr: u32,
+}
+
+/// Checker state of one mbarrier.
+#[derive(Clone, Debug, Default)]
+pub struct BarHb {
+    /// Join of every release since `init`.
+    running: VClock,
+    /// `running` at the last phase completion: what a wait observing it acquires.
+    completed: VClock,
+    /// The events that completed the last two phases (oldest first).
+    pub last: [Option<Witness>; 2],
+    /// Every partition that arrived (or whose async op arrived) on it, and where.
+    pub arrivers: Vec<Arriver>,
+    /// Bytes expected and delivered in the current phase, and the instructions that did so.
+    pub expected: i64,
+    pub delivered: i64,
+    pub expect_at: Vec<u32>,
+    pub deliver_at: Vec<u32>,
+    /// `expected` and `expect_at` of the last completed phase.
+    pub prev_expected: i64,
+    pub prev_expect_at: Vec<u32>,
+}
+
+#[derive(Clone, Debug, Default)]
+struct PartHb {
+    id: AgentId,
+    clock: VClock,
+    /// The clock at the last `fence.async_shared`.
+    fence: Option<VClock>,
+    /// The last few barrier phases it observed: barrier, wait instruction, what it acquired.
+    acquires: VecDeque<(u32, u32, VClock)>,
+}
+
+/// How many observed phases a partition remembers for explaining an ordering.
+const ACQUIRE_LOG: usize = 8;
+
+/// A phase-aliasing finding: the waiter's knowledge lags the barrier by two or more phases.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Aliasing {
+    /// The barrier's phase number now.
+    pub phase: u64,
+    /// The events that completed the two phases the waiter has not seen.
+    pub missed: [Option<Witness>; 2],
+}
+
+/// The checker state of one CTA.
+#[derive(Clone, Debug)]
+pub struct CtaHb {
+    comps: Vec<Comp>,
+    index: HashMap<Comp, AgentId>,
+    agents: Vec<AgentInfo>,
+    ops: Vec<Issued>,
+    parts: Vec<PartHb>,
+    /// Own-component counters of the unit agents (TMA per barrier, stores, wgmma).
+    unit_time: Vec<u32>,
+    pipe: VClock,
+    /// The async op the pipe is running.
+    pipe_op: u32,
+    /// The clock, component and async op of the TMA piece being delivered.
+    piece: Option<(VClock, AgentId, u32)>,
+    bars: HashMap<u32, BarHb>,
+    tmem_free: VClock,
+    pub smem: Shadow,
+    tmem: Shadow,
+}
+
+fn tmem_granule(lane: u32, col: u32) -> usize {
+    col as usize * TMEM_LANES as usize + lane as usize
+}
+
+impl CtaHb {
+    /// State for a CTA with `smem_bytes` of shared memory, its default partition (agent 0)
+    /// started.
+    pub fn new(smem_bytes: usize) -> CtaHb {
+        let mut hb = CtaHb {
+            comps: Vec::new(),
+            index: HashMap::new(),
+            agents: Vec::new(),
+            ops: Vec::new(),
+            parts: Vec::new(),
+            unit_time: Vec::new(),
+            pipe: VClock::default(),
+            pipe_op: 0,
+            piece: None,
+            bars: HashMap::new(),
+            tmem_free: VClock::default(),
+            smem: Shadow::new(smem_bytes.div_ceil(SMEM_GRANULE as usize)),
+            tmem: Shadow::new(0),
+        };
+        let id = hb.comp(Comp::Part(0));
+        let mut clock = VClock::default();
+        clock.tick(id);
+        hb.parts.push(PartHb {
+            id,
+            clock,
+            ..PartHb::default()
+        });
+        hb
+    }
+
+    fn comp(&mut self, c: Comp) -> AgentId {
+        if let Some(&id) = self.index.get(&c) {
+            return id;
+        }
+        let id = self.comps.len() as AgentId;
+        self.comps.push(c);
+        self.index.insert(c, id);
+        self.agents.push(AgentInfo::default());
+        self.unit_time.push(0);
+        id
+    }
+
+    fn unit_tick(&mut self, c: Comp) -> (AgentId, u32) {
+        let id = self.comp(c);
+        self.unit_time[id as usize] += 1;
+        (id, self.unit_time[id as usize])
+    }
+
+    /// A partition executes an operation: its own component advances.
+    pub fn step(&mut self, a: usize) {
+        if let Some(p) = self.parts.get_mut(a) {
+            let id = p.id;
+            p.clock.tick(id);
+        }
+    }
+
+    /// `warp_specialize` starts worker `child` from `parent`.
+    pub fn fork(&mut self, parent: usize, child: usize) {
+        let id = self.comp(Comp::Part(child as u32));
+        let mut clock = self
+            .parts
+            .get(parent)
+            .map(|p| p.clock.clone())
+            .unwrap_or_default();
+        clock.tick(id);
+        while self.parts.len() <= child {
+            self.parts.push(PartHb::default());
+        }
+        self.parts[child] = PartHb {
+            id,
+            clock,
+            ..PartHb::default()
+        };
+        self.step(parent);
+    }
+
+    /// The default partition passes the join: it learns everything its workers did.
+    pub fn join(&mut self, parent: usize, children: &[u32]) {
+        let mut acc = VClock::default();
+        for &c in children {
+            if let Some(p) = self.parts.get(c as usize) {
+                acc.join(&p.clock);
+            }
+        }
+        if let Some(p) = self.parts.get_mut(parent) {
+            p.clock.join(&acc);
+        }
+    }
+
+    /// `fence.async_shared` by partition `a`.
+    pub fn fence(&mut self, a: usize) {
+        let Some(p) = self.parts.get_mut(a) else { return };
+        let t = p.clock.get(p.id);
+        p.fence = Some(p.clock.clone());
+        let info = &mut self.agents[p.id as usize];
+        if info.fences.last() != Some(&t) {
+            info.fences.push(t);
+        }
+    }
+
+    /// Partition `a` issues an asynchronous operation at instruction `instr`; returns its
+    /// index for the access hooks.
+    pub fn issue(&mut self, a: usize, instr: u32) -> u32 {
+        let Some(p) = self.parts.get(a) else { return 0 };
+        self.ops.push(Issued {
+            instr,
+            issuer: p.id,
+            time: p.clock.get(p.id),
+            clock: p.clock.clone(),
+            fence: p.fence.clone(),
+        });
+        (self.ops.len() - 1) as u32
+    }
+
+    /// The instruction that issued async op `op`.
+    pub fn op_instr(&self, op: u32) -> u32 {
+        self.ops.get(op as usize).map(|o| o.instr).unwrap_or(0)
+    }
+
+    // ----- shared and tensor memory -----
+
+    /// Check and record an access over shared-memory elements (`(byte, bit shift)` of each,
+    /// `bits` wide).
+    fn smem_access(&mut self, addrs: &[(u32, u32)], bits: u32, rec: Rec, clock: &VClock) -> Option<Hazard> {
+        let w = World {
+            agents: &self.agents,
+            ops: &self.ops,
+        };
+        let acc = Access { rec, clock };
+        let mut found = None;
+        let mut clean = Clean::default();
+        let mut last = usize::MAX;
+        for &(addr, shift) in addrs {
+            let nbytes = (shift + bits).div_ceil(8).max(1);
+            let g0 = (addr / SMEM_GRANULE) as usize;
+            let g1 = ((addr + nbytes - 1) / SMEM_GRANULE) as usize;
+            for g in g0..=g1 {
+                if g != last {
+                    self.smem.access(g, &acc, w, &mut found, &mut clean);
+                    last = g;
+                }
+            }
+        }
+        found
+    }
+
+    fn tmem_access(&mut self, cells: &[(u32, u32)], rec: Rec, clock: &VClock) -> Option<Hazard> {
+        let need = cells
+            .iter()
+            .map(|&(l, c)| tmem_granule(l, c) + 1)
+            .max()
+            .unwrap_or(0);
+        if need > self.tmem.len() {
+            // Grow to whole 32-column granules.
+            let cols = (need.div_ceil(TMEM_LANES as usize)).div_ceil(32) * 32;
+            self.tmem.grow(cols * TMEM_LANES as usize);
+        }
+        let w = World {
+            agents: &self.agents,
+            ops: &self.ops,
+        };
+        let acc = Access { rec, clock };
+        let mut found = None;
+        let mut clean = Clean::default();
+        let mut last = usize::MAX;
+        for &(lane, col) in cells {
+            let g = tmem_granule(lane, col);
+            if g != last {
+                self.tmem.access(g, &acc, w, &mut found, &mut clean);
+                last = g;
+            }
+        }
+        found
+    }
+
+    /// Whether TMEM cell `(lane, col)` was written since it was allocated.
+    pub fn tmem_written(&self, lane: u32, col: u32) -> bool {
+        self.tmem.written(tmem_granule(lane, col))
+    }
+
+    fn part_rec(&self, a: usize, instr: u32, proxy: Proxy, kind: Kind) -> Option<(Rec, VClock)> {
+        let p = self.parts.get(a)?;
+        Some((
+            Rec {
+                time: p.clock.get(p.id),
+                op: instr,
+                agent: p.id,
+                proxy,
+                kind,
+            },
+            p.clock.clone(),
+        ))
+    }
+
+    /// `smem.load` / `smem.store` by partition `a`.
+    pub fn generic_smem(
+        &mut self,
+        a: usize,
+        instr: u32,
+        kind: Kind,
+        addrs: &[(u32, u32)],
+        bits: u32,
+    ) -> Option<Hazard> {
+        let (rec, clock) = self.part_rec(a, instr, Proxy::Generic, kind)?;
+        self.smem_access(addrs, bits, rec, &clock)
+    }
+
+    /// `tmem.load` / `tmem.store` by partition `a` over cells `(lane, col)`.
+    pub fn generic_tmem(&mut self, a: usize, instr: u32, kind: Kind, cells: &[(u32, u32)]) -> Option<Hazard> {
+        let (rec, clock) = self.part_rec(a, instr, Proxy::Tensor, kind)?;
+        self.tmem_access(cells, rec, &clock)
+    }
+
+    /// A piece of TMA load (or gather) `op` lands on behalf of barrier `bar`: its writes are
+    /// checked, and its clock is what the following `complete_tx` releases.
+    pub fn tma_piece(&mut self, op: u32, bar: u32, addrs: &[(u32, u32)], bits: u32) -> Option<Hazard> {
+        let (id, t) = self.unit_tick(Comp::TmaBar(bar));
+        let mut clock = self.ops.get(op as usize)?.clock.clone();
+        clock.raise(id, t);
+        let rec = Rec {
+            time: t,
+            op: ASYNC_OP | op,
+            agent: id,
+            proxy: Proxy::Async,
+            kind: Kind::Write,
+        };
+        let h = self.smem_access(addrs, bits, rec, &clock);
+        self.piece = Some((clock, id, op));
+        h
+    }
+
+    /// TMA store (or scatter) `op`, issued by partition `issuer`, reads its source.
+    pub fn tma_store_read(
+        &mut self,
+        op: u32,
+        issuer: u32,
+        addrs: &[(u32, u32)],
+        bits: u32,
+    ) -> Option<Hazard> {
+        let (id, t) = self.unit_tick(Comp::Store(issuer));
+        let o = self.ops.get(op as usize)?;
+        let mut clock = o.clock.clone();
+        clock.raise(id, t);
+        let rec = Rec {
+            time: t,
+            op: ASYNC_OP | op,
+            agent: id,
+            proxy: Proxy::Async,
+            kind: Kind::Read,
+        };
+        self.smem_access(addrs, bits, rec, &clock)
+    }
+
+    /// `tma.store_wait` passed in partition `a`: it learns every store read (and write) that
+    /// has completed.
+    pub fn store_wait(&mut self, a: usize) {
+        let Some(&id) = self.index.get(&Comp::Store(a as u32)) else {
+            return;
+        };
+        let t = self.unit_time[id as usize];
+        if let Some(p) = self.parts.get_mut(a) {
+            p.clock.raise(id, t);
+        }
+    }
+
+    /// Partition `a` issues a wgmma (group number `group`, counting from 1) reading the
+    /// shared-memory operands `reads` (each a list of element addresses with its width).
+    pub fn wgmma(&mut self, a: usize, instr: u32, reads: &[(&[(u32, u32)], u32)]) -> Option<Hazard> {
+        let op = self.issue(a, instr);
+        let (id, t) = self.unit_tick(Comp::Wgmma(a as u32));
+        let mut clock = self.ops[op as usize].clock.clone();
+        clock.raise(id, t);
+        let rec = Rec {
+            time: t,
+            op: ASYNC_OP | op,
+            agent: id,
+            proxy: Proxy::Async,
+            kind: Kind::Read,
+        };
+        let mut found = None;
+        for (addrs, bits) in reads {
+            let h = self.smem_access(addrs, *bits, rec, &clock);
+            found = found.or(h);
+        }
+        found
+    }
+
+    /// `wgmma.wait` passed in partition `a` with `retired` of its wgmma groups complete.
+    pub fn wgmma_wait(&mut self, a: usize, retired: u32) {
+        let Some(&id) = self.index.get(&Comp::Wgmma(a as u32)) else {
+            return;
+        };
+        if let Some(p) = self.parts.get_mut(a) {
+            p.clock.raise(id, retired);
+        }
+    }
+
+    /// The tensor pipe starts running async op `op` (in issue order): it learns what the
+    /// issuer knew at the issue.
+    pub fn pipe_exec(&mut self, op: u32) {
+        let id = self.comp(Comp::Pipe);
+        if let Some(o) = self.ops.get(op as usize) {
+            self.pipe.join(&o.clock);
+        }
+        self.pipe_op = op;
+        self.pipe.tick(id);
+    }
+
+    fn pipe_rec(&self, op: u32, proxy: Proxy, kind: Kind) -> Rec {
+        let id = self.index.get(&Comp::Pipe).copied().unwrap_or(0);
+        Rec {
+            time: self.pipe.get(id),
+            op: ASYNC_OP | op,
+            agent: id,
+            proxy,
+            kind,
+        }
+    }
+
+    /// The running pipe op `op` reads shared memory (an MMA operand, a tcgen05.cp source).
+    pub fn pipe_smem(&mut self, op: u32, kind: Kind, addrs: &[(u32, u32)], bits: u32) -> Option<Hazard> {
+        let rec = self.pipe_rec(op, Proxy::Async, kind);
+        let clock = self.pipe.clone();
+        self.smem_access(addrs, bits, rec, &clock)
+    }
+
+    /// The running pipe op `op` accesses tensor memory.
+    pub fn pipe_tmem(&mut self, op: u32, kind: Kind, cells: &[(u32, u32)]) -> Option<Hazard> {
+        let rec = self.pipe_rec(op, Proxy::Tensor, kind);
+        let clock = self.pipe.clone();
+        self.tmem_access(cells, rec, &clock)
+    }
+
+    /// `tcgen05.alloc` succeeded in partition `a`: it learns every earlier dealloc.
+    pub fn tmem_alloc(&mut self, a: usize) {
+        if let Some(p) = self.parts.get_mut(a) {
+            p.clock.join(&self.tmem_free);
+        }
+    }
+
+    /// `tmem.dealloc` of columns `col..col + cols` by partition `a`: the cells are forgotten
+    /// (a new allocation starts uninitialised) and the release is recorded.
+    pub fn tmem_dealloc(&mut self, a: usize, col: u32, cols: u32) {
+        if let Some(p) = self.parts.get(a) {
+            self.tmem_free.join(&p.clock);
+        }
+        let lo = tmem_granule(0, col);
+        let hi = tmem_granule(0, col.saturating_add(cols));
+        self.tmem.clear(lo..hi);
+    }
+
+    // ----- mbarriers -----
+
+    /// `mbar.init`: a fresh barrier state (what earlier phases released is forgotten).
+    pub fn bar_init(&mut self, addr: u32) {
+        self.bars.insert(addr, BarHb::default());
+    }
+
+    /// The checker state of a barrier.
+    pub fn bar(&self, addr: u32) -> Option<&BarHb> {
+        self.bars.get(&addr)
+    }
+
+    fn actor(&self, who: Actor) -> Option<(VClock, Witness, u32)> {
+        match who {
+            Actor::Part(a, pc) => {
+                let p = self.parts.get(a)?;
+                Some((
+                    p.clock.clone(),
+                    Witness {
+                        agent: p.id,
+                        time: p.clock.get(p.id),
+                        instr: pc,
+                    },
+                    a as u32,
+                ))
+            }
+            Actor::Tma => {
+                let (clock, id, op) = self.piece.as_ref()?;
+                let o = self.ops.get(*op as usize)?;
+                Some((
+                    clock.clone(),
+                    Witness {
+                        agent: *id,
+                        time: clock.get(*id),
+                        instr: o.instr,
+                    },
+                    self.part_of(o.issuer).unwrap_or(0),
+                ))
+            }
+            Actor::Pipe => {
+                let id = *self.index.get(&Comp::Pipe)?;
+                let o = self.ops.get(self.pipe_op as usize)?;
+                Some((
+                    self.pipe.clone(),
+                    Witness {
+                        agent: id,
+                        time: self.pipe.get(id),
+                        instr: o.instr,
+                    },
+                    self.part_of(o.issuer).unwrap_or(0),
+                ))
+            }
+        }
+    }
+
+    /// A barrier action by `who`: an arrival, an expect or a complete_tx of `bytes` (signed:
+    /// expects positive, deliveries negative), and whether it completed the phase.
+    pub fn bar_update(&mut self, addr: u32, who: Actor, arrival: bool, bytes: i64, flipped: bool) {
+        let Some((clock, witness, part)) = self.actor(who) else {
+            return;
+        };
+        let b = self.bars.entry(addr).or_default();
+        b.running.join(&clock);
+        let arr = Arriver {
+            agent: part,
+            instr: witness.instr,
+        };
+        if (arrival || bytes < 0) && !b.arrivers.contains(&arr) {
+            b.arrivers.push(arr);
+        }
+        if bytes > 0 {
+            b.expected += bytes;
+            if !b.expect_at.contains(&witness.instr) {
+                b.expect_at.push(witness.instr);
+            }
+        } else if bytes < 0 {
+            b.delivered -= bytes;
+            if !b.deliver_at.contains(&witness.instr) {
+                b.deliver_at.push(witness.instr);
+            }
+        }
+        if flipped {
+            b.completed = b.running.clone();
+            b.last = [b.last[1], Some(witness)];
+            b.prev_expected = std::mem::take(&mut b.expected);
+            b.prev_expect_at = std::mem::take(&mut b.expect_at);
+            b.delivered = 0;
+            b.deliver_at.clear();
+        }
+    }
+
+    /// Partition `a` observed a completed phase of the barrier (a wait or test_wait passed).
+    pub fn acquire(&mut self, a: usize, addr: u32, pc: u32) {
+        let Some(b) = self.bars.get(&addr) else { return };
+        if let Some(p) = self.parts.get_mut(a) {
+            p.clock.join(&b.completed);
+            if p.acquires.len() == ACQUIRE_LOG {
+                p.acquires.pop_front();
+            }
+            p.acquires.push_back((addr, pc, b.completed.clone()));
+        }
+    }
+
+    /// How the access `first` came to happen before partition `issuer`'s later operation: the
+    /// barrier that carried it, the release by `first`'s partition and the acquiring wait.
+    fn chain(&self, first: &Rec, issuer: AgentId) -> Option<(u32, Option<u32>, u32)> {
+        let p = self.parts.get(self.part_of(issuer)? as usize)?;
+        let (addr, wait, _) = p
+            .acquires
+            .iter()
+            .find(|(_, _, c)| c.knows(first.agent, first.time))?;
+        let from = self.part_of(first.agent);
+        let release = self
+            .bars
+            .get(addr)
+            .and_then(|b| b.arrivers.iter().find(|ar| Some(ar.agent) == from))
+            .map(|ar| ar.instr);
+        Some((*addr, release, *wait))
+    }
+
+    /// Whether partition `a`, waiting with `parity` on the barrier now in phase `phase`, waits
+    /// for a phase two or more completions behind the barrier.
+    ///
+    /// With `L` the number of completions the waiter can know of (happens-before: it knows
+    /// the event that completed the phase), the phase it means is the next one, `L`, when the
+    /// parity is `L`'s, and the last one it knows, `L - 1`, otherwise (a fresh barrier's
+    /// parity-1 wait means phase -1). The wait aliases when the barrier has completed that
+    /// phase and the one after it: parity then shows the later one.
+    pub fn aliasing(&self, a: usize, addr: u32, phase: u64, parity: u32) -> Option<Aliasing> {
+        if phase == 0 {
+            return None;
+        }
+        let b = self.bars.get(&addr)?;
+        let p = self.parts.get(a)?;
+        let knows = |w: &Option<Witness>| w.is_some_and(|w| p.clock.knows(w.agent, w.time));
+        if knows(&b.last[1]) {
+            return None;
+        }
+        let knows_prev = phase == 1 || knows(&b.last[0]);
+        if knows_prev && (phase & 1) != parity as u64 {
+            return None;
+        }
+        Some(Aliasing {
+            phase,
+            missed: if knows_prev { [None, b.last[1]] } else { b.last },
+        })
+    }
+
+    // ----- naming -----
+
+    /// The machine agent index of a partition component.
+    pub fn part_of(&self, id: AgentId) -> Option<u32> {
+        match self.comps.get(id as usize) {
+            Some(Comp::Part(p)) => Some(*p),
+            _ => None,
+        }
+    }
+
+    /// A component in words: `cta0.default`, `cta0.tma (loads completing on ready[1])`, ...
+    pub fn agent_name(
+        &self,
+        id: AgentId,
+        prog: &Program,
+        part_name: &dyn Fn(u32) -> String,
+        cta: u32,
+    ) -> String {
+        match self.comps.get(id as usize) {
+            Some(Comp::Part(p)) => part_name(*p),
+            Some(Comp::TmaBar(b)) => format!("cta{cta}.tma (copies completing on `{}`)", prog.mbar_name(*b)),
+            Some(Comp::Store(p)) => format!("cta{cta}.tma (stores of {})", part_name(*p)),
+            Some(Comp::Wgmma(p)) => format!("the wgmma groups of {}", part_name(*p)),
+            Some(Comp::Pipe) => format!("cta{cta}.tc (the tensor pipe)"),
+            None => format!("cta{cta}.agent{id}"),
+        }
+    }
+
+    /// The instruction index behind an access record.
+    pub fn rec_instr(&self, r: &Rec) -> u32 {
+        match r.async_index() {
+            Some(i) => self.op_instr(i as u32),
+            None => r.op,
+        }
+    }
+
+    /// A hazard as a diagnostic: both spans, both agents, the memory, a help line.
+    pub fn describe(
+        &self,
+        h: &Hazard,
+        prog: &Program,
+        part_name: &dyn Fn(u32) -> String,
+        cta: u32,
+        tmem: bool,
+    ) -> Diagnostic {
+        let instr = |r: &Rec| self.rec_instr(r);
+        let span = |r: &Rec| {
+            prog.code
+                .get(instr(r) as usize)
+                .map(|i| i.span)
+                .unwrap_or(Span::DUMMY)
+        };
+        let opname = |r: &Rec| match prog.code.get(instr(r) as usize).map(|i| &i.kind) {
+            Some(IKind::Op { name, .. }) => *name,
+            _ => "an operation",
+        };
+        let who = |r: &Rec| {
+            let n = self.agent_name(r.agent, prog, part_name, cta);
+            match r.async_index().and_then(|i| self.ops.get(i)) {
+                Some(o) => format!(
+                    "{n}, issued by {}",
+                    self.agent_name(o.issuer, prog, part_name, cta)
+                ),
+                None => n,
+            }
+        };
+        // Who had to know: the partition itself, or the one that issued the asynchronous op.
+        let observer = |r: &Rec| match r.async_index().and_then(|i| self.ops.get(i)) {
+            Some(o) => format!(
+                "{}, which issued the `{}`,",
+                self.agent_name(o.issuer, prog, part_name, cta),
+                opname(r)
+            ),
+            None => self.agent_name(r.agent, prog, part_name, cta),
+        };
+        let verb = |r: &Rec| match r.kind {
+            Kind::Read => "reads",
+            Kind::Write => "writes",
+        };
+        let proxy = |r: &Rec| match r.proxy {
+            Proxy::Generic => " (generic proxy)",
+            Proxy::Async => " (async proxy)",
+            Proxy::Tensor => "",
+        };
+        let (what, place) = if tmem {
+            let lane = h.granule % TMEM_LANES;
+            let col = h.granule / TMEM_LANES;
+            let name = prog.allocs.iter().find_map(|a| match a.place {
+                AllocPlace::Tmem {
+                    col: c0,
+                    cols,
+                    manual: false,
+                } if col >= c0 && col < c0 + cols => Some(a.name.clone()),
+                _ => None,
+            });
+            (
+                match &name {
+                    Some(n) => format!("tensor memory `{n}`"),
+                    None => "tensor memory".to_string(),
+                },
+                format!("first conflict at TMEM lane {lane}, column {col}"),
+            )
+        } else {
+            let byte = h.granule * SMEM_GRANULE;
+            let names = prog.smem_names(byte);
+            match names.first() {
+                Some((n, off)) => (
+                    format!("`{n}`"),
+                    format!("first conflict at shared byte {byte} (byte {off} of `{n}`)"),
+                ),
+                None => (
+                    "shared memory".to_string(),
+                    format!("first conflict at shared byte {byte}"),
+                ),
+            }
+        };
+        let (f, s) = (&h.first, &h.second);
+        let (fo, so) = (opname(f), opname(s));
+        let issuer = |r: &Rec| {
+            r.async_index()
+                .and_then(|i| self.ops.get(i))
+                .map(|o| o.issuer)
+                .unwrap_or(r.agent)
+        };
+        let same_side = issuer(f) == issuer(s);
+        let (title, help) = match h.kind {
+            HazardKind::Race => (
+                format!("data race on {what}: `{fo}` and `{so}` are not ordered by happens-before"),
+                format!(
+                    "order the two accesses: make one side arrive on an mbarrier after its access{} and the other wait on it before `{so}`",
+                    if s.proxy == Proxy::Async || f.proxy == Proxy::Async {
+                        " (with `fence.async_shared` before the arrive, as one side is asynchronous)"
+                    } else {
+                        ""
+                    }
+                ),
+            ),
+            HazardKind::MissingFence => (
+                match f.kind {
+                    Kind::Write => format!(
+                        "missing `fence.async_shared`: `{so}` (async proxy) reads {what} written by `{fo}` (generic proxy)"
+                    ),
+                    Kind::Read => format!(
+                        "missing `fence.async_shared`: `{so}` (async proxy) overwrites {what} that `{fo}` (generic proxy) read"
+                    ),
+                },
+                match (f.kind, same_side) {
+                    (_, true) => format!("add `fence.async_shared` between the `{fo}` and the `{so}`"),
+                    (Kind::Write, false) => format!("add `fence.async_shared` after the `{fo}`, before the `mbar.arrive` that hands the buffer to the `{so}`"),
+                    (Kind::Read, false) => format!("add `fence.async_shared` after the `{fo}`, before the `mbar.arrive` that hands the buffer back to the `{so}`"),
+                },
+            ),
+            HazardKind::ReadBeforeComplete => (
+                format!("`{so}` reads {what} before the `{fo}` that writes it has completed"),
+                match prog.code.get(instr(f) as usize).map(|i| &i.kind) {
+                    Some(IKind::Op { name, .. }) if name.starts_with("tcgen05") => format!(
+                        "wait on the mbarrier of a `tcgen05.commit` issued after the `{fo}` before the `{so}`"
+                    ),
+                    _ => format!("wait on the mbarrier that counts the `{fo}`'s bytes (in the phase it completes) before the `{so}`"),
+                },
+            ),
+            HazardKind::WriteWhileInFlight => (
+                format!("`{so}` overwrites {what} while `{fo}` may still be accessing it"),
+                match opname(f) {
+                    n if n.starts_with("tma.store") || n.starts_with("tma.scatter") => format!(
+                        "wait with `tma.store_wait` until the `{fo}` has read its source before the `{so}`"
+                    ),
+                    "wgmma" => format!("retire the `wgmma` with `wgmma.wait` before the `{so}`"),
+                    n if n.starts_with("tcgen05") => format!(
+                        "commit the `{fo}` with `tcgen05.commit` and wait on that barrier before the `{so}`"
+                    ),
+                    _ => format!("wait for the `{fo}` to complete (its mbarrier phase) before the `{so}`"),
+                },
+            ),
+        };
+        let mut d = Diagnostic::error(
+            h.kind.code(),
+            title,
+            span(s),
+            format!("{} {what}{} in {}", verb(s), proxy(s), who(s)),
+        )
+        .with_label(span(f), format!("{} {what}{} in {}", verb(f), proxy(f), who(f)));
+        if !same_side && matches!(h.kind, HazardKind::MissingFence) {
+            if let Some((bar, release, wait)) = self.chain(f, issuer(s)) {
+                let bar = prog.mbar_name(bar);
+                let sp = |pc: u32| prog.code.get(pc as usize).map(|i| i.span).unwrap_or(Span::DUMMY);
+                if let Some(r) = release {
+                    d = d.with_label(
+                        sp(r),
+                        format!("releases `{bar}` with no `fence.async_shared` since the `{fo}`"),
+                    );
+                }
+                d = d
+                    .with_label(
+                        sp(wait),
+                        format!("acquires `{bar}`: this orders the `{so}` after the `{fo}`"),
+                    )
+                    .with_note(format!(
+                        "happens-before chain: `{fo}` -> `{}` on `{bar}` -> `mbar.wait` on `{bar}` -> `{so}`",
+                        release
+                            .map(|r| opname(&Rec { op: r, ..*f }))
+                            .unwrap_or("an arrival")
+                    ));
+            }
+        }
+        d = d.with_note(place);
+        d = match h.kind {
+            HazardKind::Race => d.with_note("neither access happens before the other: no mbarrier phase, fork/join, store_wait or wgmma.wait orders them"),
+            HazardKind::MissingFence => d.with_note(
+                "the accesses are ordered by happens-before, but shared memory accessed through the generic and the async proxy also needs a proxy fence by the generic side after its access and before the release (PTX.md section 6)",
+            ),
+            HazardKind::ReadBeforeComplete => d.with_note(format!(
+                "{} had not observed the completion of the `{fo}`",
+                observer(s)
+            )),
+            HazardKind::WriteWhileInFlight => d.with_note(format!(
+                "{} had not observed that the `{fo}` finished with these bytes",
+                observer(s)
+            )),
+        };
+        d.with_help(help)
+    }
+}

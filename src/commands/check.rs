@@ -1,0 +1,200 @@
+//! `bwsim check`: the hazard checker over many schedules, or one schedule replayed.
+
+use super::{diags_json, load_source, parse_override, parse_target, print_diags, CliResult};
+use bwsim_isa::consts::Override;
+use bwsim_isa::{Diagnostic, Target};
+use bwsim_sim::check::{self, Prepared};
+use bwsim_sim::explore::{Exploration, ExploreOptions};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+use std::process::ExitCode;
+use std::time::Instant;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// A .tile file or a bundled kernel name.
+    kernel: String,
+    /// Schedules to explore (seeds FIRST_SEED..FIRST_SEED+N).
+    #[arg(long, default_value_t = 200, value_name = "N")]
+    schedules: u64,
+    /// Threads to run schedules on (default: every core).
+    #[arg(long, value_name = "J")]
+    jobs: Option<usize>,
+    /// Replay one schedule exactly and print every diagnostic of that run.
+    #[arg(long, value_name = "S")]
+    seed: Option<u64>,
+    /// First seed of the exploration.
+    #[arg(long, default_value_t = 0, value_name = "SEED")]
+    first_seed: u64,
+    /// Target to check for (default: the kernel's first target).
+    #[arg(long, value_parser = parse_target)]
+    target: Option<Target>,
+    /// Override a compile-time constant: --const BLOCK_M=64 (repeatable).
+    #[arg(long = "const", value_name = "NAME=VALUE", value_parser = parse_override)]
+    consts: Vec<Override>,
+    /// Print the findings as JSON on stdout.
+    #[arg(long)]
+    json: bool,
+    /// With --seed: print the event trace of the replayed schedule on stdout.
+    #[arg(long, requires = "seed")]
+    trace: bool,
+    /// Show the progress bar even when stderr is not a terminal.
+    #[arg(long)]
+    progress: bool,
+}
+
+pub fn run(a: Args) -> CliResult {
+    let file = load_source(&a.kernel)?;
+    let prepared = match check::prepare(&file.text, &a.consts, a.target) {
+        Ok(p) => p,
+        Err(d) => {
+            report_setup_failure(&d, &file, a.json);
+            return Ok(ExitCode::from(1));
+        }
+    };
+    match a.seed {
+        Some(seed) => Ok(replay(&prepared, seed, &a, &file)),
+        None => Ok(explore(&prepared, &a, &file)),
+    }
+}
+
+fn report_setup_failure(d: &[Diagnostic], file: &bwsim_isa::SourceFile, json: bool) {
+    if json {
+        println!(
+            "{}",
+            serde_json::json!({ "file": file.name, "ok": false, "diagnostics": diags_json(d, file) })
+        );
+    } else {
+        print_diags(d, file);
+    }
+}
+
+fn replay(p: &Prepared, seed: u64, a: &Args, file: &bwsim_isa::SourceFile) -> ExitCode {
+    let r = p.run(seed, a.trace);
+    let errors = r.diagnostics.iter().any(|d| d.is_error());
+    if a.json {
+        println!(
+            "{}",
+            serde_json::json!({
+                "file": file.name,
+                "seed": seed,
+                "outcome": r.outcome,
+                "ok": !errors,
+                "diagnostics": diags_json(&r.diagnostics, file),
+            })
+        );
+    } else {
+        print_diags(&r.diagnostics, file);
+        if a.trace {
+            print!("{}", r.trace.render(Some(file)));
+        }
+        eprintln!(
+            "{}: schedule seed {seed}: {:?} after {} steps, {}",
+            file.name,
+            r.outcome,
+            r.counters.steps,
+            if errors {
+                "errors found"
+            } else {
+                "no hazards found"
+            }
+        );
+    }
+    if errors {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn explore(p: &Prepared, a: &Args, file: &bwsim_isa::SourceFile) -> ExitCode {
+    let jobs = a
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))
+        .max(1);
+    let opts = ExploreOptions {
+        first_seed: a.first_seed,
+        schedules: a.schedules,
+        jobs,
+        stop_on_first_error: false,
+    };
+    let bar = if a.progress || (std::io::stderr().is_terminal() && !a.json) {
+        let b = ProgressBar::with_draw_target(Some(a.schedules), ProgressDrawTarget::stderr());
+        if let Ok(style) =
+            ProgressStyle::with_template("{spinner} {pos}/{len} schedules [{bar:30}] {per_sec} eta {eta}")
+        {
+            b.set_style(style.progress_chars("=> "));
+        }
+        b
+    } else {
+        ProgressBar::hidden()
+    };
+    let start = Instant::now();
+    let e = p.explore(&opts, |done, _| bar.set_position(done));
+    bar.finish_and_clear();
+    let secs = start.elapsed().as_secs_f64();
+    print_exploration(&e, a, file, jobs, secs);
+    if e.has_errors() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn print_exploration(e: &Exploration, a: &Args, file: &bwsim_isa::SourceFile, jobs: usize, secs: f64) {
+    let rate = if secs > 0.0 {
+        e.schedules as f64 * 60.0 / secs
+    } else {
+        0.0
+    };
+    let errors = e.findings.iter().filter(|f| f.diagnostic.is_error()).count();
+    if a.json {
+        let findings: Vec<serde_json::Value> = e
+            .findings
+            .iter()
+            .map(|f| {
+                serde_json::json!({
+                    "seed": f.seed,
+                    "count": f.count,
+                    "replay": check::replay_command(&file.name, f.seed),
+                    "diagnostic": f.diagnostic.clone().locate(file),
+                })
+            })
+            .collect();
+        println!(
+            "{}",
+            serde_json::json!({
+                "file": file.name,
+                "schedules": e.schedules,
+                "first_seed": a.first_seed,
+                "jobs": jobs,
+                "seconds": secs,
+                "ok": errors == 0,
+                "findings": findings,
+            })
+        );
+        return;
+    }
+    let diags: Vec<Diagnostic> = e
+        .findings
+        .iter()
+        .map(|f| check::annotate(f, &file.name, Some(e.schedules)))
+        .collect();
+    print_diags(&diags, file);
+    eprintln!(
+        "{}: {} schedules in {secs:.1} s ({rate:.0} schedules/min on {jobs} thread{}): {}",
+        file.name,
+        e.schedules,
+        if jobs == 1 { "" } else { "s" },
+        if e.findings.is_empty() {
+            "no hazards found".to_string()
+        } else {
+            format!(
+                "{} distinct diagnostic{}, {errors} error{}",
+                e.findings.len(),
+                if e.findings.len() == 1 { "" } else { "s" },
+                if errors == 1 { "" } else { "s" }
+            )
+        }
+    );
+}

@@ -1,0 +1,124 @@
+//! `bwsim check` as a user meets it: exit codes, the replay seed, JSON, determinism across
+//! thread counts.
+
+use std::process::Command;
+
+fn bwsim(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_bwsim"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(args)
+        .output()
+        .expect("bwsim runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn json(s: &str) -> serde_json::Value {
+    serde_json::from_str(s).unwrap_or_else(|e| panic!("not JSON ({e}): {s}"))
+}
+
+#[test]
+fn a_buggy_kernel_exits_1_with_the_diagnostic_and_its_replay_seed() {
+    let (code, out, err) = bwsim(&[
+        "check",
+        "tests/fail/missing_fence_store.tile",
+        "--schedules",
+        "4",
+        "--jobs",
+        "1",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(out.is_empty(), "diagnostics go to stderr: {out}");
+    assert!(err.contains("error[missing-fence]"), "{err}");
+    assert!(
+        err.contains("replay: bwsim check tests/fail/missing_fence_store.tile --seed 0"),
+        "{err}"
+    );
+    assert!(err.contains("4 schedules in"), "{err}");
+}
+
+#[test]
+fn a_correct_kernel_exits_0() {
+    let (code, _, err) = bwsim(&[
+        "check",
+        "tests/pass/missing_fence_store_fixed.tile",
+        "--schedules",
+        "4",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("no hazards found"), "{err}");
+    // A bundled kernel by name.
+    let (code, _, err) = bwsim(&["check", "tcgen05_copy", "--schedules", "2"]);
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn replaying_a_seed_gives_that_run_and_its_trace() {
+    let (code, out, _) = bwsim(&["check", "tests/fail/missing_expect.tile", "--seed", "3", "--json"]);
+    assert_eq!(code, 1);
+    let v = json(&out);
+    assert_eq!(v["seed"], 3);
+    assert_eq!(v["outcome"], "Deadlock");
+    let codes: Vec<&str> = v["diagnostics"]
+        .as_array()
+        .expect("diagnostics")
+        .iter()
+        .filter_map(|d| d["code"].as_str())
+        .collect();
+    assert_eq!(codes, ["tx-mismatch", "deadlock"]);
+    let (code, out, err) = bwsim(&[
+        "check",
+        "tests/pass/missing_expect_fixed.tile",
+        "--seed",
+        "3",
+        "--trace",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("tma.load") && out.contains("complete_tx"), "{out}");
+}
+
+#[test]
+fn findings_do_not_depend_on_the_thread_count() {
+    let run = |jobs: &str| {
+        let (code, out, _) = bwsim(&[
+            "check",
+            "tests/fail/ring_barrier_aliasing.tile",
+            "--schedules",
+            "40",
+            "--jobs",
+            jobs,
+            "--json",
+        ]);
+        assert_eq!(code, 1);
+        let v = json(&out);
+        assert_eq!(v["schedules"], 40);
+        v["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .map(|f| {
+                (
+                    f["diagnostic"]["code"].as_str().unwrap_or("").to_string(),
+                    f["seed"].as_u64(),
+                    f["count"].as_u64(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let one = run("1");
+    assert!(one.iter().any(|(c, _, _)| c == "phase-aliasing"), "{one:?}");
+    assert_eq!(one, run("2"));
+}
+
+#[test]
+fn bad_input_is_reported() {
+    let (code, _, err) = bwsim(&["check", "no/such/file.tile"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("no such file"), "{err}");
+    let (code, _, err) = bwsim(&["check", "tests/verify/tmem-lanes.fail.tile", "--schedules", "1"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("error["), "{err}");
+}

@@ -1,0 +1,283 @@
+//! The hazard checker's bug catalogue and its false-positive guard.
+//!
+//! - `tests/fail/NAME.tile` (first line `// expect: CODE`) must produce the diagnostic `CODE`
+//!   within the explored schedules; the rendered diagnostic (the first finding with that code,
+//!   with its replay seed) is snapshotted as `traces/check/NAME.snap`.
+//! - `tests/pass/*.tile` (the fixed twins, `// expect: ok`, and other correct kernels) must
+//!   check clean over every explored schedule.
+//! - Every bundled seed kernel (kernels/tiles) must check clean on each of its targets.
+//!
+//! Directives in leading comments: `// expect: CODE|ok`, `// target: sm_90a`,
+//! `// const: NAME=VALUE`, `// schedules: N` (a smaller default for a slow kernel). Adding a
+//! case needs no Rust: drop in a buggy kernel and its fixed twin.
+//!
+//! `BWSIM_CHECK_SCHEDULES=N` explores N schedules per kernel instead of the small defaults, and
+//! runs the seed kernels in their default configurations instead of small shapes (the full
+//! run: `BWSIM_CHECK_SCHEDULES=1000 cargo test --release --test check_corpus`).
+
+use bwsim_isa::consts::Override;
+use bwsim_isa::{diag, SourceFile, Target};
+use bwsim_sim::check::{self, CODES};
+use bwsim_sim::explore::{Exploration, ExploreOptions};
+use std::path::{Path, PathBuf};
+
+/// Schedules per buggy kernel in the default (fast, debug) suite: enough for the bugs that
+/// need a particular interleaving (the ring's aliasing shows first at seed 9).
+const DEFAULT_FAIL_SCHEDULES: u64 = 24;
+/// Schedules per correct kernel in the default suite.
+const DEFAULT_PASS_SCHEDULES: u64 = 12;
+/// Schedules per seed kernel (small shapes) in the default suite.
+const DEFAULT_SEED_SCHEDULES: u64 = 4;
+
+fn env_schedules() -> Option<u64> {
+    std::env::var("BWSIM_CHECK_SCHEDULES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+}
+
+struct Case {
+    path: PathBuf,
+    expect: String,
+    target: Option<Target>,
+    overrides: Vec<Override>,
+    schedules: u64,
+    file: SourceFile,
+}
+
+fn load(dir: &str, path: &Path) -> Case {
+    let text = std::fs::read_to_string(path).expect("corpus file is readable");
+    let mut case = Case {
+        path: path.to_path_buf(),
+        expect: String::new(),
+        target: None,
+        overrides: Vec::new(),
+        schedules: if dir == "tests/pass" {
+            DEFAULT_PASS_SCHEDULES
+        } else {
+            DEFAULT_FAIL_SCHEDULES
+        },
+        file: SourceFile::new(
+            format!("{dir}/{}", path.file_name().unwrap_or_default().to_string_lossy()),
+            text.clone(),
+        ),
+    };
+    for line in text.lines().take_while(|l| l.starts_with("//")) {
+        let l = line.trim_start_matches("//").trim();
+        if let Some(v) = l.strip_prefix("expect:") {
+            case.expect = v.trim().to_string();
+        } else if let Some(v) = l.strip_prefix("target:") {
+            case.target = Target::from_name(v.trim());
+        } else if let Some(v) = l.strip_prefix("const:") {
+            case.overrides
+                .push(Override::parse(v.trim()).expect("valid const directive"));
+        } else if let Some(v) = l.strip_prefix("schedules:") {
+            case.schedules = v.trim().parse().expect("schedules: N");
+        }
+    }
+    if let Some(n) = env_schedules() {
+        case.schedules = n;
+    }
+    if case.expect.is_empty() && dir == "tests/pass" {
+        case.expect = "ok".to_string();
+    }
+    assert!(
+        !case.expect.is_empty(),
+        "{} has no `// expect:` line",
+        path.display()
+    );
+    case
+}
+
+fn corpus(dir: &str) -> Vec<Case> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+    let mut v: Vec<PathBuf> = std::fs::read_dir(&root)
+        .expect("corpus directory exists")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "tile"))
+        .collect();
+    v.sort();
+    v.iter().map(|p| load(dir, p)).collect()
+}
+
+fn jobs() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(4)
+}
+
+/// Explore `schedules` seeds of a kernel; setup failures are rendered into the error.
+fn explore(
+    src: &SourceFile,
+    overrides: &[Override],
+    target: Option<Target>,
+    schedules: u64,
+) -> Result<Exploration, String> {
+    let p = check::prepare(&src.text, overrides, target).map_err(|d| diag::render(&d, src))?;
+    let opts = ExploreOptions {
+        first_seed: 0,
+        schedules,
+        jobs: jobs(),
+        stop_on_first_error: false,
+    };
+    Ok(p.explore(&opts, |_, _| {}))
+}
+
+fn render_findings(e: &Exploration, file: &SourceFile) -> String {
+    let d: Vec<_> = e
+        .findings
+        .iter()
+        .map(|f| check::annotate(f, &file.name, Some(e.schedules)))
+        .collect();
+    diag::render(&d, file)
+}
+
+#[test]
+fn every_buggy_kernel_reports_its_diagnostic() {
+    let mut failures = Vec::new();
+    for c in corpus("tests/fail") {
+        let e = match explore(&c.file, &c.overrides, c.target, c.schedules) {
+            Ok(e) => e,
+            Err(r) => {
+                failures.push(format!("{}: does not run:\n{r}", c.path.display()));
+                continue;
+            }
+        };
+        let Some(f) = e.findings.iter().find(|f| f.diagnostic.code == c.expect) else {
+            failures.push(format!(
+                "{}: expected `{}` within {} schedules, got:\n{}",
+                c.path.display(),
+                c.expect,
+                c.schedules,
+                render_findings(&e, &c.file)
+            ));
+            continue;
+        };
+        // The count depends on how many schedules ran; the first seed does not.
+        let rendered = diag::render(&[check::annotate(f, &c.file.name, None)], &c.file);
+        let name = c
+            .path
+            .file_stem()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        insta::with_settings!({
+            snapshot_path => "../traces/check",
+            prepend_module_to_snapshot => false,
+            omit_expression => true,
+        }, {
+            insta::assert_snapshot!(name, rendered);
+        });
+    }
+    assert!(
+        failures.is_empty(),
+        "buggy kernels that did not report their bug:\n{}",
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn every_fixed_twin_checks_clean() {
+    let mut failures = Vec::new();
+    for c in corpus("tests/pass") {
+        assert_eq!(c.expect, "ok", "{}", c.path.display());
+        match explore(&c.file, &c.overrides, c.target, c.schedules) {
+            Ok(e) if e.findings.is_empty() => {}
+            Ok(e) => failures.push(format!("{}:\n{}", c.path.display(), render_findings(&e, &c.file))),
+            Err(r) => failures.push(format!("{}: does not run:\n{r}", c.path.display())),
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "false positives on correct kernels:\n{}",
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn every_code_has_a_buggy_kernel_and_a_fixed_twin() {
+    let fails = corpus("tests/fail");
+    let passes: Vec<String> = corpus("tests/pass")
+        .iter()
+        .map(|c| {
+            c.path
+                .file_stem()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    for c in &fails {
+        assert!(
+            CODES.iter().any(|(code, _)| *code == c.expect),
+            "{} expects `{}`, which is not a checker code",
+            c.path.display(),
+            c.expect
+        );
+        let stem = c
+            .path
+            .file_stem()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        assert!(
+            passes.contains(&format!("{stem}_fixed")),
+            "{} has no fixed twin tests/pass/{stem}_fixed.tile",
+            c.path.display()
+        );
+    }
+    for (code, _) in CODES {
+        assert!(
+            fails.iter().any(|c| c.expect == *code),
+            "no buggy kernel in tests/fail expects `{code}`"
+        );
+    }
+}
+
+/// Small shapes for the seed kernels in the default suite (the full run uses their defaults).
+fn small(name: &str) -> &'static [&'static str] {
+    match name {
+        "async_gather" | "async_scatter" => &["X_MAX=256", "Y_MAX=256"],
+        "elementwise_add_tma" | "elementwise_add_ws" => &["XNUMEL=64", "YNUMEL=256"],
+        "matmul_pipelined" => &["M=128", "N=256", "K=192"],
+        "matmul_accumulate" | "matmul_fused_gather_scatter" => &["M=256", "N=128", "K=128", "NUM_SMS=1"],
+        "matmul_warp_specialized" | "persistent_matmul" | "persistent_matmul_pipelined" => {
+            &["M=256", "N=256", "K=128", "NUM_SMS=1"]
+        }
+        _ => &[],
+    }
+}
+
+#[test]
+fn every_seed_kernel_checks_clean_on_each_target() {
+    let full = env_schedules();
+    let schedules = full.unwrap_or(DEFAULT_SEED_SCHEDULES);
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for k in bwsim_kernels::all() {
+        let file = SourceFile::new(format!("kernels/tiles/{}.tile", k.name), k.source);
+        let overrides: Vec<Override> = if full.is_some() {
+            Vec::new()
+        } else {
+            small(k.name)
+                .iter()
+                .map(|o| Override::parse(o).expect("valid override"))
+                .collect()
+        };
+        for t in k.targets.split(',').map(str::trim) {
+            let target = Target::from_name(t);
+            assert!(target.is_some(), "{}: unknown target `{t}`", k.name);
+            match explore(&file, &overrides, target, schedules) {
+                Ok(e) if e.findings.is_empty() => checked += 1,
+                Ok(e) => failures.push(format!("{} on {t}:\n{}", k.name, render_findings(&e, &file))),
+                Err(r) => failures.push(format!("{} on {t}: does not run:\n{r}", k.name)),
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "false positives on seed kernels:\n{}",
+        failures.join("\n")
+    );
+    assert!(checked >= 12, "only {checked} kernel/target pairs checked");
+}
