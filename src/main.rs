@@ -42,6 +42,16 @@ enum Command {
     Verify(commands::verify::Args),
     /// List the bundled kernels with the seed each comes from.
     List(commands::list::Args),
+    /// Simulate a kernel on its launch spec's inputs and check the outputs against the CPU
+    /// reference; exit 1 on FAIL, trap or deadlock.
+    ///
+    /// Examples:
+    ///   bwsim run elementwise_add_ws                     # default configuration: PASS/FAIL
+    ///   bwsim run async_gather --const DTYPE=f32 --const Y_OFFSET=-16
+    ///   bwsim run async_gather --const Y_OFFSET=2        # the tutorial's illegal instruction
+    ///   bwsim run kernel.tile --seed 7 --trace run.txt --chrome run.json
+    ///   bwsim run matmul_pipelined --target sm_90a --json
+    Run(commands::run::Args),
 }
 
 fn main() -> ExitCode {
@@ -50,6 +60,7 @@ fn main() -> ExitCode {
         Command::Fmt(a) => commands::fmt::run(a),
         Command::Verify(a) => commands::verify::run(a),
         Command::List(a) => commands::list::run(a),
+        Command::Run(a) => commands::run::run(a),
     };
     match r {
         Ok(code) => code,

@@ -30,6 +30,7 @@ pub mod lower;
 pub mod machine;
 pub mod mbarrier;
 pub mod memory;
+pub mod progress;
 pub mod sched;
 pub mod tensor;
 pub mod tma;
@@ -38,6 +39,7 @@ pub mod trap;
 pub mod value;
 
 pub use machine::{Counters, Outcome, RunOptions, RunResult};
+pub use progress::Progress;
 pub use sched::{AgentRef, AsyncKind, Latencies, RandomScheduler, Scheduler};
 pub use trace::{Event, Trace, Unit, What};
 pub use trap::{CudaError, Trap};

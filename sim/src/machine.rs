@@ -46,6 +46,8 @@ pub struct RunOptions {
     pub max_steps: u64,
     /// CTAs resident at once (at least 1).
     pub ctas_in_flight: u32,
+    /// Where to publish live progress (steps, CTAs done), if anywhere.
+    pub progress: Option<std::sync::Arc<crate::progress::Progress>>,
 }
 
 impl Default for RunOptions {
@@ -55,6 +57,7 @@ impl Default for RunOptions {
             trace: true,
             max_steps: 200_000_000,
             ctas_in_flight: 2,
+            progress: None,
         }
     }
 }
@@ -541,6 +544,11 @@ impl<'p, 's> Machine<'p, 's> {
                 self.step(r.cta as usize, r.agent as usize)?;
                 self.now += 1;
                 self.counters.steps += 1;
+                if self.counters.steps.is_multiple_of(4096) {
+                    if let Some(p) = &self.opts.progress {
+                        p.publish(self.counters.steps, self.counters.ctas, self.total_ctas);
+                    }
+                }
                 if self.counters.steps >= self.opts.max_steps {
                     return Err(Stop::StepLimit);
                 }
@@ -834,7 +842,11 @@ impl<'p, 's> Machine<'p, 's> {
         if let Some(g) = ag.groups.iter_mut().find(|g| g.id == op.id) {
             g.writes = g.writes.saturating_sub(1);
         }
-        ag.groups.retain(|g| g.reads > 0 || g.writes > 0);
+        // Keep the groups a contiguous run of the most recent ones: only a completed group at
+        // the front leaves (`wait_group N` exempts the N most recent groups, completed or not).
+        while ag.groups.front().is_some_and(|g| g.reads == 0 && g.writes == 0) {
+            ag.groups.pop_front();
+        }
         c.tma[opi as usize] = None;
         c.tma_free.push(opi);
         Ok(())
@@ -1367,18 +1379,7 @@ impl<'p, 's> Machine<'p, 's> {
             }
             LOp::TmaStoreWait { pendings, full } => {
                 let ag = &self.cta(s).agents[a];
-                let pending = ag
-                    .groups
-                    .iter()
-                    .filter(|g| {
-                        if *full {
-                            g.reads > 0 || g.writes > 0
-                        } else {
-                            g.reads > 0
-                        }
-                    })
-                    .count() as u32;
-                if pending <= *pendings {
+                if store_groups_done(ag, *pendings, *full) {
                     if resumed {
                         self.ev(cta_id, me, What::Resumed { on: "tma.store_wait" }, span);
                     }
@@ -1740,19 +1741,7 @@ fn can_resume(c: &Cta, ag: &Agent, b: Block) -> bool {
             Some(BarState::Live(m)) => m.test_wait(parity),
             _ => true,
         },
-        Block::StoreWait { n, full } => {
-            ag.groups
-                .iter()
-                .filter(|g| {
-                    if full {
-                        g.reads > 0 || g.writes > 0
-                    } else {
-                        g.reads > 0
-                    }
-                })
-                .count() as u32
-                <= n
-        }
+        Block::StoreWait { n, full } => store_groups_done(ag, n, full),
         Block::WgmmaWait { n } => ag.wgmma_pending <= n,
         Block::Join => ag
             .children
@@ -1760,6 +1749,17 @@ fn can_resume(c: &Cta, ag: &Agent, b: Block) -> bool {
             .all(|&ch| c.agents[ch as usize].state == AState::Done),
         Block::TmemAlloc { cols } => c.tmem.can_alloc(cols),
     }
+}
+
+/// `cp.async.bulk.wait_group[.read] n`: every bulk group but the `n` most recent ones has
+/// completed (its global writes, or only its shared-memory reads for `.read`) [PTX.md §3]. The
+/// age matters, not the count: a recent group finishing first does not release an older one.
+fn store_groups_done(ag: &Agent, n: u32, full: bool) -> bool {
+    let older = ag.groups.len().saturating_sub(n as usize);
+    ag.groups
+        .iter()
+        .take(older)
+        .all(|g| g.reads == 0 && (!full || g.writes == 0))
 }
 
 /// A partition's warps reach the TMEM lanes of their quarter only (PTX.md section 8).

@@ -3,6 +3,7 @@
 
 pub mod fmt;
 pub mod list;
+pub mod run;
 pub mod verify;
 
 use bwsim_isa::consts::Override;
