@@ -1504,24 +1504,41 @@ impl<'k> Cx<'k> {
                 )),
             },
             Ty::Tile(mut t) => {
-                // Only `x[:, None]`-style new axes.
+                // `x[:, None]`-style new axes and constant slices `x[:, a:b]` (a sub-tile, as
+                // Gluon's reshape/permute/split tree of `_split_n` produces).
                 let mut shape = Vec::new();
                 let mut src = t.shape.iter();
                 for it in items {
                     match it {
                         IndexItem::NewAxis => shape.push(1),
-                        IndexItem::Slice(None, None) => shape.push(
-                            *src.next()
-                                .ok_or_else(|| e_type(e.span, "too many `:` for this tile", "here"))?,
-                        ),
-                        _ => {
-                            return Err(e_type(
-                                e.span,
-                                "register tiles can only be indexed with `:` and `None`",
-                                "here",
-                            )
-                            .with_help("use shared memory views to address parts of a buffer"))
+                        IndexItem::Slice(a, b) => {
+                            let dim = *src
+                                .next()
+                                .ok_or_else(|| e_type(e.span, "too many `:` for this tile", "here"))?;
+                            let lo = match a {
+                                Some(a) => self.checked.consts.int(a)?,
+                                None => 0,
+                            };
+                            let hi = match b {
+                                Some(b) => self.checked.consts.int(b)?,
+                                None => dim as i64,
+                            };
+                            if lo < 0 || hi > dim as i64 || lo >= hi {
+                                return Err(Diagnostic::error(
+                                    "view-bounds",
+                                    format!("slice {lo}:{hi} out of range 0..{dim}"),
+                                    e.span,
+                                    "out of bounds",
+                                ));
+                            }
+                            shape.push((hi - lo) as u32);
                         }
+                        IndexItem::Expr(_) => return Err(e_type(
+                            e.span,
+                            "register tiles can only be indexed with `:`, constant slices `a:b` and `None`",
+                            "here",
+                        )
+                        .with_help("use shared memory views to address parts of a buffer")),
                     }
                 }
                 shape.extend(src);

@@ -237,6 +237,16 @@ fn matmul_warp_specialized_grid() {
             }
         }
     }
+    // SUBTILE_FACTOR is a parameter of the kernel as of the tutorial: 1 (fits with 2 buffers),
+    // 2 and 8 besides the tested 4.
+    for (sf, nb) in [(1, 2), (2, 4), (8, 4)] {
+        cases.push(
+            Case::new("matmul_warp_specialized")
+                .c("SUBTILE_FACTOR", sf)
+                .c("NUM_BUFFERS", nb)
+                .c("NUM_SMS", 3),
+        );
+    }
     sweep("matmul_warp_specialized", cases);
 }
 
