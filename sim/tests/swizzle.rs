@@ -113,7 +113,11 @@ fn swizzle_follows_the_absolute_address() {
         if span == 128 {
             // Logical 128 (the box's first chunk) is physical 144 at this alignment.
             assert_eq!(out[144 / 4], 0);
-            assert_eq!(out[128 / 4], 4, "the box's second chunk took the first one's place");
+            assert_eq!(
+                out[128 / 4],
+                4,
+                "the box's second chunk took the first one's place"
+            );
         }
     }
 }
