@@ -156,6 +156,9 @@ struct Agent {
     warps: u32,
     groups: VecDeque<Group>,
     wgmma_pending: u32,
+    /// When this partition's last wgmma group completes: groups complete in issue order
+    /// (`wgmma.wait_group N` waits for all but the N most recent, PTX.md section 9).
+    wgmma_last_done: u64,
     children: Vec<u32>,
 }
 
@@ -227,6 +230,7 @@ enum EvKind {
     PipeDone,
     WgmmaDone {
         agent: u32,
+        id: u64,
     },
 }
 
@@ -727,9 +731,17 @@ impl<'p, 's> Machine<'p, 's> {
             EvKind::StoreRead { op } => self.fire_store_read(s, op),
             EvKind::StoreWrite { op } => self.fire_store_write(s, op),
             EvKind::PipeDone => self.fire_pipe(s),
-            EvKind::WgmmaDone { agent } => {
-                let ag = &mut self.cta(s).agents[agent as usize];
+            EvKind::WgmmaDone { agent, id } => {
+                let c = self.cta(s);
+                let cta_id = c.id;
+                let ag = &mut c.agents[agent as usize];
                 ag.wgmma_pending = ag.wgmma_pending.saturating_sub(1);
+                self.ev(
+                    cta_id,
+                    Unit::Agent(agent),
+                    What::Complete { op: "wgmma", id },
+                    Span::DUMMY,
+                );
                 Ok(())
             }
         }
@@ -1607,8 +1619,11 @@ impl<'p, 's> Machine<'p, 's> {
                 self.cta(s).agents[a].wgmma_pending += 1;
                 let id = self.new_id();
                 self.ev(cta_id, me, What::Issue { op: name, id }, span);
-                let delay = self.sched.latency(AsyncKind::Wgmma);
-                self.schedule(s, delay, EvKind::WgmmaDone { agent: a as u32 });
+                let earliest = self.now + self.sched.latency(AsyncKind::Wgmma).max(1);
+                let ag = &mut self.cta(s).agents[a];
+                let done = earliest.max(ag.wgmma_last_done + 1);
+                ag.wgmma_last_done = done;
+                self.schedule(s, done - self.now, EvKind::WgmmaDone { agent: a as u32, id });
                 Ok(OpFlow::Value(Value::Tile(Arc::new(r))))
             }
             LOp::WgmmaWait { pendings } => {
