@@ -51,22 +51,46 @@ fn text_form_lists_each_event_with_its_agent_and_line() {
     let line = |needle: &str| line_col_of(SMALL, needle).0;
     let want: Vec<String> = vec![
         "cta0.default start".to_string(),
-        format!("cta0.default mbar.init bar=0x400 count=1 @{}:3", line("mbar.init")),
-        format!("cta0.default expect_tx bar=0x400 bytes=1024 tx=1024 @{}:3", line("mbar.expect")),
-        format!("cta0.default arrive bar=0x400 count=1 pending=0 @{}:3", line("mbar.expect")),
+        format!(
+            "cta0.default mbar.init bar=0x400 count=1 @{}:3",
+            line("mbar.init")
+        ),
+        format!(
+            "cta0.default expect_tx bar=0x400 bytes=1024 tx=1024 @{}:3",
+            line("mbar.expect")
+        ),
+        format!(
+            "cta0.default arrive bar=0x400 count=1 pending=0 @{}:3",
+            line("mbar.expect")
+        ),
         format!("cta0.default issue tma.load #1 @{}:3", line("tma.load")),
         format!("cta0.tma start tma.load #1 @{}:3", line("tma.load")),
         format!("cta0.default wait bar=0x400 parity=0 @{}:3", line("mbar.wait")),
         format!("cta0.tma piece tma.load #1 bytes=1024 @{}:3", line("tma.load")),
-        format!("cta0.tma complete_tx bar=0x400 bytes=1024 tx=0 @{}:3", line("tma.load")),
+        format!(
+            "cta0.tma complete_tx bar=0x400 bytes=1024 tx=0 @{}:3",
+            line("tma.load")
+        ),
         format!("cta0.tma phase bar=0x400 -> 1 @{}:3", line("tma.load")),
         format!("cta0.tma complete tma.load #1 @{}:3", line("tma.load")),
-        format!("cta0.default wait done bar=0x400 parity=0 @{}:3", line("mbar.wait")),
-        format!("cta0.default fence.async_shared @{}:3", line("fence.async_shared")),
+        format!(
+            "cta0.default wait done bar=0x400 parity=0 @{}:3",
+            line("mbar.wait")
+        ),
+        format!(
+            "cta0.default fence.async_shared @{}:3",
+            line("fence.async_shared")
+        ),
         format!("cta0.default issue tma.store #2 @{}:3", line("tma.store dst")),
         format!("cta0.tma start tma.store #2 @{}:3", line("tma.store dst")),
-        format!("cta0.default blocked tma.store_wait @{}:3", line("tma.store_wait")),
-        format!("cta0.default resumed tma.store_wait @{}:3", line("tma.store_wait")),
+        format!(
+            "cta0.default blocked tma.store_wait @{}:3",
+            line("tma.store_wait")
+        ),
+        format!(
+            "cta0.default resumed tma.store_wait @{}:3",
+            line("tma.store_wait")
+        ),
         "cta0.default end".to_string(),
         format!("cta0.tma complete tma.store #2 @{}:3", line("tma.store dst")),
     ];
@@ -124,14 +148,19 @@ fn chrome_json_tracks_and_async_slices() {
     let mut last_ts = std::collections::BTreeMap::new();
     for e in evs.iter().filter(|e| e["ph"] != "M") {
         let (tid, ts) = (e["tid"].as_u64().expect("tid"), e["ts"].as_u64().expect("ts"));
-        assert!(ts >= *last_ts.get(&tid).unwrap_or(&0), "time goes backwards on track {tid}");
+        assert!(
+            ts >= *last_ts.get(&tid).unwrap_or(&0),
+            "time goes backwards on track {tid}"
+        );
         last_ts.insert(tid, ts);
         match e["ph"].as_str() {
             Some("b") => {
                 open.insert(e["id"].as_u64().expect("id"), (e["name"].clone(), tid));
             }
             Some("e") => {
-                let (name, t) = open.remove(&e["id"].as_u64().expect("id")).expect("closed an open slice");
+                let (name, t) = open
+                    .remove(&e["id"].as_u64().expect("id"))
+                    .expect("closed an open slice");
                 assert_eq!((name, t), (e["name"].clone(), tid));
             }
             Some("i") => assert!(e["name"].is_string()),
