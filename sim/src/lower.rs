@@ -292,11 +292,25 @@ pub struct DescInfo {
     pub tensor: u32,
     /// The tensor's shape (row-major strides).
     pub shape: Vec<u64>,
+    /// `elementStrides`, outermost first (all 1 by default).
+    pub elem_strides: Vec<u32>,
 }
 
 impl DescInfo {
+    /// The box a copy moves (see [`bwsim_isa::typeck::DescTy::box_shape`]).
+    pub fn box_shape(&self) -> Vec<u32> {
+        bwsim_isa::typeck::traversed_box(&self.block, &self.elem_strides)
+    }
     pub fn nbytes(&self) -> u64 {
-        self.block.iter().map(|&d| d as u64).product::<u64>() * self.dtype.bits() as u64 / 8
+        self.box_shape().iter().map(|&d| d as u64).product::<u64>() * self.dtype.bits() as u64 / 8
+    }
+    /// Element stride of dimension `k` (1 for the innermost: it has no effect).
+    pub fn stride(&self, k: usize) -> u32 {
+        if k + 1 == self.block.len() {
+            1
+        } else {
+            self.elem_strides.get(k).copied().unwrap_or(1).max(1)
+        }
     }
 }
 
@@ -386,6 +400,7 @@ pub fn lower(checked: &Checked, plan: &LaunchPlan) -> Result<Program, Vec<Diagno
                     oob: d.oob,
                     tensor: t as u32,
                     shape,
+                    elem_strides: d.elem_strides.clone(),
                 });
                 l.bind(&p.name, Binding::Desc(idx));
             }

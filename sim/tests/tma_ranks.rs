@@ -119,3 +119,73 @@ fn a_box_entirely_out_of_range_still_delivers_its_bytes() {
     check(&[4, 16], &[4, 8], &[-100, 0]);
     check(&[2, 2, 3, 3, 16], &[2, 2, 2, 2, 8], &[5, 5, 5, 5, 64]);
 }
+
+/// `elementStrides`: an f32 box of 8 rows x 32 with stride S in the row dimension moves rows
+/// R0, R0 + S, ... (ceil(8 / S) of them) packed densely, and completes that many bytes; a
+/// stride in the innermost dimension has no effect [PTX.md section 3, H100].
+const STRIDED: &str = r#"
+kernel strided {
+  target sm_100a, sm_90a
+  num_warps 4
+  const S: int = 2
+  const SI: int = 1
+  const R0: int = 0
+  const ROWS: int = (8 + S - 1) / S
+  param src: tensor_desc(f32[8, 32], nvmma(128), elem_strides=[S, SI])
+  param dst: tensor_desc(f32[ROWS, 32], nvmma(128))
+  let buf = smem.alloc f32[ROWS, 32], nvmma(128)
+  let bar = mbar.alloc 1
+  mbar.init bar[0], 1
+  mbar.expect bar[0], src.nbytes
+  tma.load src[R0, 0], buf, bar[0]
+  mbar.wait bar[0], 0
+  tma.store dst[0, 0], buf
+  tma.store_wait 0, full=true
+  launch {
+    grid = [1]
+    tensor t: f32[16, 32] = iota()
+    tensor o: f32[ROWS, 32] = fill(-1)
+    src = t
+    dst = o
+    outputs = [o]
+  }
+}
+"#;
+
+#[test]
+fn element_strides_shrink_the_box_and_its_byte_count() {
+    // (S, SI, R0, rows moved, bytes) from PTX.md: stride 2 moves rows 0, 2, 4, 6 = 512 bytes;
+    // stride 3 rows 0, 3, 6 = 384 bytes; an innermost stride moves and counts the full box.
+    for (s, si, r0, rows, bytes) in [
+        (2, 1, 0, vec![0, 2, 4, 6], 512),
+        (3, 1, 0, vec![0, 3, 6], 384),
+        (1, 2, 0, (0..8).collect(), 1024),
+        (8, 1, 3, vec![3], 128),
+        // Rows 12, 14 in range, 16 and 18 past the end: zeros, still counted.
+        (2, 1, 12, vec![12, 14, 16, 18], 512),
+    ] {
+        let c = [
+            ("S", s.to_string()),
+            ("SI", si.to_string()),
+            ("R0", r0.to_string()),
+        ];
+        let c: Vec<(&str, &str)> = c.iter().map(|(n, v)| (*n, v.as_str())).collect();
+        let r = run(STRIDED, &c);
+        assert_ok(STRIDED, &r);
+        let want: Vec<f64> = rows
+            .iter()
+            .flat_map(|&row: &i64| (0..32).map(move |j| if row < 16 { (row * 32 + j) as f64 } else { 0.0 }))
+            .collect();
+        assert_eq!(values(tensor(&r, "o")), want, "S={s} SI={si} R0={r0}");
+        let delivered: i64 = r
+            .trace
+            .events
+            .iter()
+            .filter_map(|e| match e.what {
+                What::CompleteTx { bytes, .. } => Some(bytes),
+                _ => None,
+            })
+            .sum();
+        assert_eq!(delivered, bytes, "S={s} SI={si}: tx bytes");
+    }
+}
