@@ -2073,7 +2073,7 @@ impl<'k> Cx<'k> {
                 self.expect_bar(bar)?;
                 Ok(None)
             }
-            FenceAsyncShared {} | FenceMbarrierInit {} | BarSync {} => Ok(None),
+            FenceAsyncShared {} | FenceMbarrierInit {} | BarSync {} | ClusterSync {} => Ok(None),
             Tcgen05FenceBefore {} | Tcgen05FenceAfter {} => {
                 self.arch(op, Target::Sm100a, "arch-tcgen05");
                 Ok(None)

@@ -480,11 +480,19 @@ pub fn check_tcgen05_mma(
     let shape_err = |msg: String| {
         Diagnostic::error("mma-shape", msg, op.span, "invalid MMA shape").with_note("PTX.md section 8: cta_group::1 M 64 (N % 8) or 128 (N % 16), N <= 256; cta_group::2 M 128 or 256")
     };
-    if k != kb || am != m || an != n {
-        return Err(shape_err(format!(
-            "A is {m}x{k}, B is {kb}x{n}, the accumulator {am}x{an}: they must be MxK, KxN and MxN"
-        )));
+    // cta_group::2: each CTA of the pair names its halves, A [M/2, K], B [K, N/2], ACC [M/2, N].
+    let (m, n_b) = if cta_group == 2 { (2 * m, 2 * n) } else { (m, n) };
+    if k != kb || am * cta_group != m || an != n_b {
+        return Err(shape_err(if cta_group == 2 {
+            format!(
+                "A is {}x{k}, B is {kb}x{n}, the accumulator {am}x{an}: with cta_group=2 each CTA holds A [M/2, K], B [K, N/2] and the accumulator [M/2, N]",
+                m / 2
+            )
+        } else {
+            format!("A is {m}x{k}, B is {kb}x{n}, the accumulator {am}x{an}: they must be MxK, KxN and MxN")
+        }));
     }
+    let n = n_b;
     let m_ok = match cta_group {
         1 => m == 64 || m == 128,
         _ => m == 128 || m == 256,

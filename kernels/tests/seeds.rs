@@ -344,7 +344,8 @@ fn persistent_matmul_pipelined_grid() {
 }
 
 /// The TIRx gemm_async page: the 128x64 x 64x128 f16 tile into TMEM columns 256:384, the
-/// block-scaled fp8 and fp4 variants, and the other M/N the dispatch accepts.
+/// block-scaled fp8 and fp4 variants, the cta_group 2 variant, and the other M/N the dispatch
+/// accepts.
 #[test]
 fn gemm_async_variants() {
     let mut cases = vec![
@@ -358,6 +359,13 @@ fn gemm_async_variants() {
         Case::new("gemm_async").c("N", 256),
         Case::new("gemm_async").c("K", 128),
         Case::new("gemm_async").c("DTYPE", "bf16"),
+        // cta_group::2 on a cluster of two CTAs: M = 256.
+        Case::new("gemm_async").c("CTA_GROUP", 2),
+        Case::new("gemm_async").c("CTA_GROUP", 2).c("N", 256),
+        Case::new("gemm_async")
+            .c("CTA_GROUP", 2)
+            .c("K", 128)
+            .c("DTYPE", "bf16"),
     ];
     for seed in 1..3 {
         cases.push(Case::new("gemm_async").seed(seed));

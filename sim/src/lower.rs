@@ -155,6 +155,8 @@ pub enum LOp {
     },
     Fence,
     BarSync,
+    /// `cluster.sync`: every CTA of the cluster arrives before any proceeds.
+    ClusterSync,
     Mma {
         a: CExpr,
         b: CExpr,
@@ -337,6 +339,8 @@ pub struct Program {
     pub smem_bytes: u32,
     /// TMEM allocations of the static plan.
     pub tmem: Vec<TmemPlan>,
+    /// Cluster shape of the launch (CTAs of a cluster are co-resident).
+    pub cluster: [u32; 3],
 }
 
 #[derive(Clone, Debug)]
@@ -467,6 +471,7 @@ pub fn lower(checked: &Checked, plan: &LaunchPlan) -> Result<Program, Vec<Diagno
         num_warps: checked.num_warps,
         smem_bytes: checked.smem_bytes,
         tmem,
+        cluster: plan.cluster,
     })
 }
 
@@ -1252,6 +1257,7 @@ impl<'a, 'k> Lower<'a, 'k> {
             | K::Tcgen05FenceBefore {}
             | K::Tcgen05FenceAfter {} => LOp::Fence,
             K::BarSync {} => LOp::BarSync,
+            K::ClusterSync {} => LOp::ClusterSync,
             K::Tcgen05Mma {
                 a,
                 b,

@@ -420,3 +420,116 @@ fn commit_covers_earlier_operations_only() {
     let w = worst(&values(tensor(&r, "out")), &d_reference(1), 1e-3, 1e-4);
     assert!(w <= 1.0);
 }
+
+/// A CTA pair (cluster of 2) computes D [256, N] = A [256, K] B^T with cta_group::2: CTA r
+/// loads A rows 128r.., B rows (N) (N/2)r.., the even CTA issues the MMA after `cluster.sync`,
+/// the commit arrives on both CTAs' barrier, each reads back its 128 accumulator rows.
+const PAIR: &str = r#"
+kernel pair {
+  target sm_100a
+  num_warps 4
+  const N: int = 128
+  const CLUSTER: int = 2
+  param a_desc: tensor_desc(f16[128, 64], nvmma(128))
+  param b_desc: tensor_desc(f16[N / 2, 64], nvmma(128))
+  param out_ptr: ptr(f32)
+  layout row = blocked([1, 1], [1, 32], [4, 1], [1, 0])
+  let a_smem = smem.alloc f16[128, 64], nvmma(128)
+  let b_smem = smem.alloc f16[64, N / 2], nvmma(128, transposed=true)
+  let bars = mbar.alloc 2
+  mbar.init bars[0], 1
+  mbar.init bars[1], 1
+  fence.mbarrier_init
+  let acc = tmem.alloc f32[128, N]
+  let rank = program_id(0) % 2
+  mbar.expect bars[0], a_desc.nbytes + b_desc.nbytes
+  tma.load a_desc[rank * 128, 0], a_smem, bars[0]
+  tma.load b_desc[rank * (N / 2), 0], b_smem, bars[0]
+  mbar.wait bars[0], 0
+  cluster.sync
+  if rank == 0 {
+    tcgen05.mma a_smem, b_smem, acc, use_acc=false, cta_group=2
+    tcgen05.commit bars[1], cta_group=2
+  }
+  mbar.wait bars[1], 0
+  tcgen05.fence_after
+  let d = tmem.load acc
+  let offs = expand_dims(rank * 128 + arange(0, 128, slice(1, row)), 1) * N + expand_dims(arange(0, N, slice(0, row)), 0)
+  global.store out_ptr, offs, convert_layout(d, row)
+  launch {
+    grid = [4]
+    cluster = [CLUSTER]
+    tensor a: f16[256, 64] = randn()
+    tensor b: f16[N, 64] = randn()
+    tensor out: f32[256, N] = zeros()
+    a_desc = a
+    b_desc = b
+    out_ptr = out
+    outputs = [out]
+  }
+}
+"#;
+
+#[test]
+fn cta_pair_mma_against_an_f64_reference() {
+    for (n, seed) in [("128", 1), ("256", 2), ("32", 3)] {
+        let c = [("N", n)];
+        let r = run_seed(PAIR, &c, seed);
+        assert_ok(PAIR, &r);
+        let inp = inputs(PAIR, &c, seed);
+        // Two clusters (grid 4) compute the same tile: both must be right.
+        let want = reference(&inp[0], &inp[1], true, 1.0);
+        let w = worst(&values(tensor(&r, "out")), &want, 1e-3, 1e-4);
+        assert!(w <= 1.0, "N={n}: worst error {w} of the tolerance");
+        // The pair's commit arrives on the barrier of both CTAs of each cluster.
+        let commit_cta: Vec<u32> = r
+            .trace
+            .events
+            .iter()
+            .filter(|e| matches!(e.what, What::Arrive { .. }) && e.unit == bwsim_sim::Unit::Tc)
+            .map(|e| e.cta)
+            .collect();
+        let mut sorted = commit_cta.clone();
+        sorted.sort();
+        assert_eq!(sorted, [0, 1, 2, 3], "one commit arrival per CTA");
+    }
+}
+
+#[test]
+fn cluster_sync_holds_every_cta_until_all_arrive() {
+    // Whichever CTA of a pair arrives first blocks until the other arrives.
+    let r = run(PAIR, &[]);
+    let ev = &r.trace.events;
+    let arrived = |cta: u32| {
+        ev.iter()
+            .find(|e| e.cta == cta && matches!(e.what, What::Fence { op: "cluster.sync" }))
+            .map(|e| e.time)
+            .expect("arrived")
+    };
+    for (even, odd) in [(0, 1), (2, 3)] {
+        let last = arrived(even).max(arrived(odd));
+        for cta in [even, odd] {
+            let passed = ev
+                .iter()
+                .find(|e| e.cta == cta && matches!(e.what, What::Resumed { on: "cluster.sync" }))
+                .map(|e| e.time)
+                .unwrap_or(arrived(cta));
+            assert!(
+                passed >= last,
+                "CTA {cta} left cluster.sync at {passed} before its peer arrived at {last}"
+            );
+        }
+    }
+}
+
+#[test]
+fn cta_pair_operations_need_a_cluster_of_two() {
+    let r = run(PAIR, &[("CLUSTER", "1")]);
+    assert!(!r.ok());
+    let d = r
+        .diagnostics
+        .iter()
+        .find(|d| d.code == "cta-pair")
+        .expect("cta-pair diagnostic");
+    assert!(d.message.contains("cluster of 2"), "{}", d.message);
+}
