@@ -372,3 +372,30 @@ fn gemm_async_variants() {
     }
     sweep("gemm_async", cases);
 }
+
+/// A bug of the tutorial's STEALB epilogue that its test shapes never reach: it reinterprets
+/// B buffer `producer % (num_buffers + 1)` as a C tile two B buffers long, so when that index
+/// is the last buffer the C tile runs past the end of `b_bufs` (on a GPU, over whatever shared
+/// memory follows, the mbarriers here). A program needs three tiles with K / BLOCK_K not a
+/// multiple of 5 to get there; the simulator stops at the reinterpret with its span.
+#[test]
+fn persistent_matmul_pipelined_stealb_overruns_b_bufs_past_two_tiles() {
+    let c = Case::new("persistent_matmul_pipelined")
+        .c("M", 384)
+        .c("N", 256)
+        .c("K", 2000)
+        .c("NUM_BUFFERS", 4)
+        .c("STEALB", true)
+        .c("NUM_WARPS", 4)
+        .c("NUM_SMS", 1);
+    let r = c.run().expect("runs");
+    let d = r
+        .result
+        .diagnostics
+        .iter()
+        .find(|d| d.code == "smem-reinterpret")
+        .unwrap_or_else(|| panic!("expected smem-reinterpret, got:\n{}", r.rendered));
+    assert!(d.message.contains("runs past the end"), "{}", d.message);
+    // Two tiles per program stay inside the buffers.
+    c.c("M", 256).check().unwrap_or_else(|e| panic!("{e}"));
+}
