@@ -1,5 +1,5 @@
 //! tcgen05 on the simulated tensor pipe: MMA results against an f64 reference written here
-//! (f16/bf16/tf32, K-major and MN-major B, every swizzle mode, M 64/128, A from tensor memory,
+//! (f16/bf16/tf32/fp8/fp4, K-major and MN-major B, every swizzle mode, M 64/128, A from tensor memory,
 //! use_acc, block-scaled fp8 with ue8m0 factors decoded here), tcgen05.cp before an MMA that
 //! reads its destination, and tcgen05.commit covering exactly the earlier operations.
 
@@ -79,7 +79,7 @@ fn operand(t: &HostTensor, i: u64) -> f64 {
         bwsim_isa::DType::F16 => f16::from_bits(b as u16).to_f64(),
         bwsim_isa::DType::BF16 => bf16::from_bits(b as u16).to_f64(),
         bwsim_isa::DType::F32 => f32::from_bits(b as u32 & !0x1fff) as f64,
-        d => panic!("no reference decoding for {d}"),
+        _ => low_precision(t, i),
     }
 }
 
@@ -147,6 +147,13 @@ fn f16_n256_swizzle_32() {
 #[test]
 fn tf32_ignores_the_low_mantissa_bits() {
     check_mma(&[("DT", "f32"), ("K", "32"), ("N", "64")]);
+}
+
+#[test]
+fn fp8_and_fp4_unscaled_kind_f8f6f4() {
+    check_mma(&[("DT", "f8e4m3"), ("K", "128")]);
+    check_mma(&[("DT", "f8e5m2"), ("K", "64"), ("N", "64")]);
+    check_mma(&[("DT", "f4e2m1"), ("K", "128")]);
 }
 
 #[test]
