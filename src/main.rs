@@ -31,6 +31,7 @@ enum Command {
     ///   bwsim fmt --write kernel.tile    # rewrite the file in place
     ///   bwsim fmt --check kernel.tile    # exit 1 if the file is not canonical
     ///   bwsim fmt --json kernel.tile     # the IR as JSON
+    #[command(verbatim_doc_comment)]
     Fmt(commands::fmt::Args),
     /// Check a kernel against the static rules before anything runs; exit 1 on error.
     ///
@@ -39,6 +40,7 @@ enum Command {
     ///   bwsim verify kernel.tile --target sm_90a --const BLOCK_N=128
     ///   bwsim verify kernel.tile --json
     ///   bwsim verify --rules             # list every rule code
+    #[command(verbatim_doc_comment)]
     Verify(commands::verify::Args),
     /// List the bundled kernels with the seed each comes from.
     List(commands::list::Args),
@@ -51,6 +53,7 @@ enum Command {
     ///   bwsim run async_gather --const Y_OFFSET=2        # the tutorial's illegal instruction
     ///   bwsim run kernel.tile --seed 7 --trace run.txt --chrome run.json
     ///   bwsim run matmul_pipelined --target sm_90a --json
+    #[command(verbatim_doc_comment)]
     Run(commands::run::Args),
 }
 
