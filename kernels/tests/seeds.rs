@@ -9,6 +9,20 @@ mod common;
 use bwsim_sim::CudaError;
 use common::*;
 
+/// `bwsim run KERNEL` with no other argument: every bundled kernel's default configuration
+/// has a CPU reference and passes it, on each of its targets.
+#[test]
+fn every_bundled_kernel_passes_its_default_configuration() {
+    let mut cases = Vec::new();
+    for k in bwsim_kernels::all() {
+        for t in k.targets.split(", ") {
+            cases.push(Case::new(k.name).target(t));
+        }
+    }
+    assert_eq!(bwsim_kernels::all().len(), 12);
+    sweep("defaults", cases);
+}
+
 /// Tutorial 09 `test_async_gather`: dtype x BLOCK_X x BLOCK_Y x y_offset at X_MAX = Y_MAX =
 /// 1024, row offsets linspace(-X_MAX, 2 X_MAX) shuffled; bit-exact with OOB zeros.
 #[test]
