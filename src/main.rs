@@ -33,6 +33,7 @@ enum Command {
     ///   bwsim fmt --write kernel.tile    # rewrite the file in place
     ///   bwsim fmt --check kernel.tile    # exit 1 if the file is not canonical
     ///   bwsim fmt --json kernel.tile     # the IR as JSON
+    #[command(verbatim_doc_comment)]
     Fmt(commands::fmt::Args),
     /// Check a kernel against the static rules before anything runs; exit 1 on error.
     ///
@@ -41,6 +42,7 @@ enum Command {
     ///   bwsim verify kernel.tile --target sm_90a --const BLOCK_N=128
     ///   bwsim verify kernel.tile --json
     ///   bwsim verify --rules             # list every rule code
+    #[command(verbatim_doc_comment)]
     Verify(commands::verify::Args),
     /// List the bundled kernels with the seed each comes from.
     List(commands::list::Args),
@@ -108,6 +110,17 @@ enum Command {
     ///   bwsim check kernel.tile --json              # findings as JSON
     #[command(verbatim_doc_comment)]
     Check(commands::check::Args),
+    /// Simulate a kernel on its launch spec's inputs and check the outputs against the CPU
+    /// reference; exit 1 on FAIL, trap or deadlock.
+    ///
+    /// Examples:
+    ///   bwsim run elementwise_add_ws                     # default configuration: PASS/FAIL
+    ///   bwsim run async_gather --const DTYPE=f32 --const Y_OFFSET=-16
+    ///   bwsim run async_gather --const Y_OFFSET=2        # the tutorial's illegal instruction
+    ///   bwsim run kernel.tile --seed 7 --trace run.txt --chrome run.json
+    ///   bwsim run matmul_pipelined --target sm_90a --json
+    #[command(verbatim_doc_comment)]
+    Run(commands::run::Args),
 }
 
 fn main() -> ExitCode {
@@ -125,6 +138,7 @@ fn main() -> ExitCode {
         Command::Time(a) => commands::time::run(a),
         Command::Import(a) => commands::import::run(a),
         Command::Check(a) => commands::check::run(a),
+        Command::Run(a) => commands::run::run(a),
     };
     match r {
         Ok(code) => code,

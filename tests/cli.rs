@@ -153,3 +153,137 @@ fn const_overrides_are_checked() {
     ]);
     assert_eq!(code, 0, "{err}");
 }
+
+/// `bwsim run` on the three hand-written kernels of the simulator's acceptance criteria: each
+/// prints its outputs checked against the CPU reference and exits 0.
+#[test]
+fn run_checks_hand_written_kernels_against_references() {
+    for (file, output) in [
+        ("tests/pass/tma_roundtrip.tile", "output  f32[256, 128]  PASS"),
+        ("tests/pass/gather_rows.tile", "out  f32[16, 32]  PASS"),
+        ("tests/pass/tcgen05_mma_tile.tile", "out  f32[128, 128]  PASS"),
+    ] {
+        let (code, out, err) = bwsim(&["run", file]);
+        assert_eq!(code, 0, "{file}:\n{out}\n{err}");
+        assert!(out.contains(output), "{file}:\n{out}");
+        assert!(
+            out.contains("outcome   completed") && out.trim_end().ends_with("result    PASS"),
+            "{out}"
+        );
+    }
+}
+
+#[test]
+fn run_reports_the_illegal_gather_with_its_span_and_reason() {
+    let (code, out, err) = bwsim(&["run", "async_gather", "--const", "Y_OFFSET=2"]);
+    assert_eq!(code, 1, "{out}\n{err}");
+    assert!(
+        out.contains("trapped: an illegal instruction was encountered"),
+        "{out}"
+    );
+    assert!(out.contains("`tma.gather` in cta0.default"), "{out}");
+    assert!(out.contains("not 16-byte aligned"), "{out}");
+    assert!(out.trim_end().ends_with("result    TRAP"), "{out}");
+    // The rustc-style diagnostic points at the gather's line.
+    let line = std::fs::read_to_string("kernels/tiles/async_gather.tile")
+        .expect("source")
+        .lines()
+        .position(|l| l.trim_start().starts_with("tma.gather"))
+        .expect("a gather line")
+        + 1;
+    assert!(err.contains("error[illegal-instruction]"), "{err}");
+    assert!(err.contains(&format!("async_gather.tile:{line}:3")), "{err}");
+}
+
+#[test]
+fn run_json_and_trace_files() {
+    let dir = std::env::temp_dir().join(format!("bwsim-run-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let (txt, chrome) = (dir.join("t.txt"), dir.join("t.json"));
+    let (code, out, err) = bwsim(&[
+        "run",
+        "tcgen05_copy",
+        "--seed",
+        "3",
+        "--json",
+        "--trace",
+        &txt.to_string_lossy(),
+        "--chrome",
+        &chrome.to_string_lossy(),
+    ]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("valid JSON");
+    assert_eq!(v["result"], "PASS");
+    assert_eq!(v["ok"], true);
+    assert_eq!(v["seed"], 3);
+    assert_eq!(v["outputs"][0]["tensor"], "output");
+    assert_eq!(v["outputs"][0]["mismatches"], 0);
+    assert!(v["counters"]["steps"].as_u64().is_some_and(|s| s > 0));
+    let t = std::fs::read_to_string(&txt).expect("trace written");
+    assert!(
+        t.contains("issue tcgen05.cp") && t.contains("complete tcgen05.commit"),
+        "{t}"
+    );
+    let c: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&chrome).expect("chrome written")).expect("JSON");
+    assert!(c["traceEvents"].as_array().is_some_and(|e| !e.is_empty()));
+    // Same seed, same trace.
+    let (code, _, _) = bwsim(&[
+        "run",
+        "tcgen05_copy",
+        "--seed",
+        "3",
+        "--trace",
+        &txt.to_string_lossy(),
+    ]);
+    assert_eq!(code, 0);
+    assert_eq!(std::fs::read_to_string(&txt).expect("trace"), t);
+}
+
+#[test]
+fn run_fails_on_wrong_outputs_deadlocks_and_reports_unchecked_kernels() {
+    // Named like the round trip (so its reference applies) but it never stores the tile.
+    let wrong = tmp(
+        "wrong.tile",
+        br#"kernel tma_roundtrip {
+  target sm_100a
+  num_warps 4
+  param in_desc: tensor_desc(f32[64, 32], nvmma(128))
+  param out_desc: tensor_desc(f32[64, 32], nvmma(128))
+  launch {
+    grid = [1]
+    tensor input: f32[64, 32] = randn()
+    tensor output: f32[64, 32] = zeros()
+    in_desc = input
+    out_desc = output
+    outputs = [output]
+  }
+}
+"#,
+    );
+    let (code, out, _) = bwsim(&["run", &wrong]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("FAIL  2048 of 2048 elements differ (bit-exact)"),
+        "{out}"
+    );
+    assert!(out.contains("first at [0, 0]"), "{out}");
+    let hang = tmp(
+        "hang.tile",
+        b"kernel hang {\n  target sm_100a\n  num_warps 4\n  let bar = mbar.alloc 1\n  mbar.init bar[0], 1\n  mbar.wait bar[0], 0\n  launch {\n    grid = [1]\n  }\n}\n",
+    );
+    let (code, out, err) = bwsim(&["run", &hang]);
+    assert_eq!(code, 1);
+    assert!(out.contains("result    DEADLOCK"), "{out}");
+    assert!(err.contains("error[deadlock]"), "{err}");
+    let plain = tmp(
+        "plain.tile",
+        b"kernel plain {\n  target sm_100a\n  num_warps 4\n  param p: ptr(f32)\n  layout l = blocked([1], [32], [4], [0])\n  global.store p, arange(0, 128, l), full([128], 2.0, f32, l)\n  launch {\n    grid = [1]\n    tensor t: f32[128] = zeros()\n    p = t\n    outputs = [t]\n  }\n}\n",
+    );
+    let (code, out, err) = bwsim(&["run", &plain]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(
+        out.contains("t  f32[128]  sum 2.56") && out.contains("COMPLETED"),
+        "{out}"
+    );
+}

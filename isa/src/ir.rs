@@ -365,6 +365,8 @@ define_ops! {
     /// `tcgen05.fence_after`: `tcgen05.fence::after_thread_sync`.
     Tcgen05FenceAfter = "tcgen05.fence_after" (;),
     /// `tcgen05.mma A, B, ACC, use_acc=U`: ACC (tmem, f32) = A·B (+ ACC). A: smem [M, K] or tmem; B: smem [K, N].
+    /// With `cta_group=2` the operands are this CTA's halves of a CTA pair (cluster of 2):
+    /// A [M/2, K], B [K, N/2], ACC [M/2, N]; the even CTA issues the pair's M x N MMA.
     Tcgen05Mma = "tcgen05.mma" (a, b, acc; use_acc, pred, cta_group),
     /// `tcgen05.mma_scaled A, B, ACC, A_SCALE, B_SCALE, use_acc=U`: block-scaled fp8/fp6/fp4 with scale factors in tmem.
     Tcgen05MmaScaled = "tcgen05.mma_scaled" (a, b, acc, a_scale, b_scale; use_acc, pred, cta_group),
@@ -390,6 +392,10 @@ define_ops! {
     GlobalStore = "global.store" (ptr, offsets, value; mask),
     /// `bar.sync`: all warps of the CTA (or of the partition, inside `warp_specialize`).
     BarSync = "bar.sync" (;),
+    /// `cluster.sync`: `barrier.cluster.arrive.release` + `barrier.cluster.wait.acquire`: every
+    /// CTA of the cluster arrives before any proceeds (e.g. both CTAs of a `cta_group=2` pair
+    /// have their operands in shared memory before the pair's MMA is issued).
+    ClusterSync = "cluster.sync" (;),
 }
 
 /// Why written operands do not fit an operation's signature.

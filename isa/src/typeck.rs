@@ -106,13 +106,40 @@ pub struct DescTy {
     pub block: Vec<u32>,
     pub layout: SmemLayout,
     pub oob: OobFill,
+    /// `elementStrides` of the tensor map, one per dimension (outermost first, all 1 unless
+    /// `elem_strides=[...]` is given).
+    pub elem_strides: Vec<u32>,
 }
 
 impl DescTy {
-    /// Bytes of one block (Gluon's `block_type.nbytes`).
-    pub fn nbytes(&self) -> u64 {
-        self.block.iter().map(|&d| d as u64).product::<u64>() * self.dtype.bits() as u64 / 8
+    /// The box a copy moves: `ceil(block / stride)` elements in every dimension but the
+    /// innermost, where a stride has no effect (`INTERLEAVE_NONE`) [PTX.md section 3, H100].
+    pub fn box_shape(&self) -> Vec<u32> {
+        traversed_box(&self.block, &self.elem_strides)
     }
+    /// Bytes one copy moves and completes on its barrier (Gluon's `block_type.nbytes` when
+    /// every stride is 1).
+    pub fn nbytes(&self) -> u64 {
+        self.box_shape().iter().map(|&d| d as u64).product::<u64>() * self.dtype.bits() as u64 / 8
+    }
+}
+
+/// `ceil(block[k] / strides[k])` for every dimension but the innermost (see
+/// [`DescTy::box_shape`]); a missing stride counts as 1.
+pub fn traversed_box(block: &[u32], strides: &[u32]) -> Vec<u32> {
+    let r = block.len();
+    block
+        .iter()
+        .enumerate()
+        .map(|(k, &b)| {
+            let s = strides.get(k).copied().unwrap_or(1).max(1);
+            if k + 1 == r {
+                b
+            } else {
+                b.div_ceil(s)
+            }
+        })
+        .collect()
 }
 
 /// A shared-memory buffer or view of one.
@@ -869,18 +896,48 @@ impl<'k> Cx<'k> {
                 let (dtype, block) = self.shaped(pos[0])?;
                 let layout = self.smem_layout(pos[1])?;
                 let mut oob = OobFill::Zero;
+                let mut elem_strides = vec![1; block.len()];
                 for a in args.iter().filter(|a| a.key.is_some()) {
                     let key = a.key.as_ref().map(|k| k.name.as_str()).unwrap_or("");
                     match (key, a.value.as_name()) {
                         ("oob", Some("zero")) => oob = OobFill::Zero,
                         ("oob", Some("nan")) => oob = OobFill::Nan,
+                        ("elem_strides", _) => {
+                            let ExprKind::List(items) = &a.value.kind else {
+                                return Err(e_type(
+                                    a.value.span,
+                                    "elem_strides is a list: `elem_strides=[1, 2]`",
+                                    "here",
+                                ));
+                            };
+                            if items.len() != block.len() {
+                                return Err(e_type(
+                                    a.value.span,
+                                    format!(
+                                        "{} element strides for a block of rank {}",
+                                        items.len(),
+                                        block.len()
+                                    ),
+                                    "one stride per dimension",
+                                ));
+                            }
+                            elem_strides = items
+                                .iter()
+                                .map(|i| {
+                                    self.checked
+                                        .consts
+                                        .int(i)
+                                        .map(|v| v.clamp(0, u32::MAX as i64) as u32)
+                                })
+                                .collect::<Result<_, _>>()?;
+                        }
                         _ => {
                             return Err(e_type(
                                 a.value.span,
                                 format!("unknown tensor_desc option `{key}`"),
                                 "here",
                             )
-                            .with_help("the option is `oob=zero` or `oob=nan`"))
+                            .with_help("the options are `oob=zero`, `oob=nan` and `elem_strides=[...]`"))
                         }
                     }
                 }
@@ -889,6 +946,7 @@ impl<'k> Cx<'k> {
                     block,
                     layout,
                     oob,
+                    elem_strides,
                 }))
             }
             _ => Err(e_type(e.span, "unknown parameter type", "here")
@@ -1504,24 +1562,41 @@ impl<'k> Cx<'k> {
                 )),
             },
             Ty::Tile(mut t) => {
-                // Only `x[:, None]`-style new axes.
+                // `x[:, None]`-style new axes and constant slices `x[:, a:b]` (a sub-tile, as
+                // Gluon's reshape/permute/split tree of `_split_n` produces).
                 let mut shape = Vec::new();
                 let mut src = t.shape.iter();
                 for it in items {
                     match it {
                         IndexItem::NewAxis => shape.push(1),
-                        IndexItem::Slice(None, None) => shape.push(
-                            *src.next()
-                                .ok_or_else(|| e_type(e.span, "too many `:` for this tile", "here"))?,
-                        ),
-                        _ => {
-                            return Err(e_type(
-                                e.span,
-                                "register tiles can only be indexed with `:` and `None`",
-                                "here",
-                            )
-                            .with_help("use shared memory views to address parts of a buffer"))
+                        IndexItem::Slice(a, b) => {
+                            let dim = *src
+                                .next()
+                                .ok_or_else(|| e_type(e.span, "too many `:` for this tile", "here"))?;
+                            let lo = match a {
+                                Some(a) => self.checked.consts.int(a)?,
+                                None => 0,
+                            };
+                            let hi = match b {
+                                Some(b) => self.checked.consts.int(b)?,
+                                None => dim as i64,
+                            };
+                            if lo < 0 || hi > dim as i64 || lo >= hi {
+                                return Err(Diagnostic::error(
+                                    "view-bounds",
+                                    format!("slice {lo}:{hi} out of range 0..{dim}"),
+                                    e.span,
+                                    "out of bounds",
+                                ));
+                            }
+                            shape.push((hi - lo) as u32);
                         }
+                        IndexItem::Expr(_) => return Err(e_type(
+                            e.span,
+                            "register tiles can only be indexed with `:`, constant slices `a:b` and `None`",
+                            "here",
+                        )
+                        .with_help("use shared memory views to address parts of a buffer")),
                     }
                 }
                 shape.extend(src);
@@ -1998,7 +2073,7 @@ impl<'k> Cx<'k> {
                 self.expect_bar(bar)?;
                 Ok(None)
             }
-            FenceAsyncShared {} | FenceMbarrierInit {} | BarSync {} => Ok(None),
+            FenceAsyncShared {} | FenceMbarrierInit {} | BarSync {} | ClusterSync {} => Ok(None),
             Tcgen05FenceBefore {} | Tcgen05FenceAfter {} => {
                 self.arch(op, Target::Sm100a, "arch-tcgen05");
                 Ok(None)
@@ -2327,14 +2402,15 @@ impl<'k> Cx<'k> {
                 let n = phys.len();
                 phys.swap(n - 1, n - 2);
             }
+            let bx = d.box_shape();
             let a: u64 = phys.iter().map(|&x| x as u64).product();
-            let b: u64 = d.block.iter().map(|&x| x as u64).product();
-            if a != b || phys.last() != d.block.last() {
+            let b: u64 = bx.iter().map(|&x| x as u64).product();
+            if a != b || phys.last() != bx.last() {
                 return Err(Diagnostic::error(
                     "tma-smem",
                     format!(
-                        "shared buffer of shape {:?} does not hold one block {:?} of the descriptor",
-                        s.shape, d.block
+                        "shared buffer of shape {:?} does not hold one box {:?} of the descriptor",
+                        s.shape, bx
                     ),
                     e.span,
                     "shape mismatch",

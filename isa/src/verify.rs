@@ -56,6 +56,7 @@ pub const RULES: &[(&str, &str)] = &[
         "descriptor rank outside 1..5, or wrong coordinate count",
     ),
     ("tma-box", "TMA box dimension outside 1..256"),
+    ("tma-elem-strides", "TMA element stride outside 1..8"),
     (
         "tma-box-inner",
         "TMA box inner dimension not a multiple of 16 bytes",
@@ -181,6 +182,22 @@ pub fn check_desc(d: &DescTy, span: crate::Span) -> Vec<Diagnostic> {
         ));
         return out;
     }
+    if let Some((i, &st)) = d
+        .elem_strides
+        .iter()
+        .enumerate()
+        .find(|(_, &st)| !(1..=8).contains(&st))
+    {
+        out.push(
+            Diagnostic::error(
+                "tma-elem-strides",
+                format!("element stride {st} in dimension {i}; TMA element strides are 1..=8"),
+                span,
+                "here",
+            )
+            .with_note("cuTensorMapEncodeTiled: 0 < elementStrides[i] <= 8"),
+        );
+    }
     let inner_bytes = d.block.last().copied().unwrap_or(0) as u64 * d.dtype.bits() as u64 / 8;
     let span_b = d.layout.swizzle().bytes() as u64;
     // Triton splits a box wider than the swizzle span into span-wide messages.
@@ -265,12 +282,13 @@ fn check_nvmma_inner(dtype: DType, shape: &[u32], layout: &SmemLayout, span: cra
 /// gather4/scatter4 rules (seed 09): descriptor block `[1, BLOCK_Y]`, at least 8 rows in
 /// chunks of 4, `BLOCK_Y >= (32 / bitwidth) * 8`, row-offset layout.
 pub fn check_gather(op: &Op, d: &DescTy, rows: &TileTy) -> Result<(), Diagnostic> {
-    if d.block.len() != 2 || d.block[0] != 1 {
+    if d.block.len() != 2 || d.block[0] != 1 || d.elem_strides.iter().any(|&s| s != 1) {
         return Err(Diagnostic::error(
             "gather-desc",
             format!(
-                "gather/scatter needs a 2-D descriptor with block [1, BLOCK_Y], found {:?}",
-                d.block
+                "gather/scatter needs a 2-D descriptor with block [1, BLOCK_Y] and unit element strides, found {:?}{}",
+                d.block,
+                if d.elem_strides.iter().any(|&s| s != 1) { format!(" with elem_strides {:?}", d.elem_strides) } else { String::new() }
             ),
             op.span,
             "here",
@@ -462,11 +480,19 @@ pub fn check_tcgen05_mma(
     let shape_err = |msg: String| {
         Diagnostic::error("mma-shape", msg, op.span, "invalid MMA shape").with_note("PTX.md section 8: cta_group::1 M 64 (N % 8) or 128 (N % 16), N <= 256; cta_group::2 M 128 or 256")
     };
-    if k != kb || am != m || an != n {
-        return Err(shape_err(format!(
-            "A is {m}x{k}, B is {kb}x{n}, the accumulator {am}x{an}: they must be MxK, KxN and MxN"
-        )));
+    // cta_group::2: each CTA of the pair names its halves, A [M/2, K], B [K, N/2], ACC [M/2, N].
+    let (m, n_b) = if cta_group == 2 { (2 * m, 2 * n) } else { (m, n) };
+    if k != kb || am * cta_group != m || an != n_b {
+        return Err(shape_err(if cta_group == 2 {
+            format!(
+                "A is {}x{k}, B is {kb}x{n}, the accumulator {am}x{an}: with cta_group=2 each CTA holds A [M/2, K], B [K, N/2] and the accumulator [M/2, N]",
+                m / 2
+            )
+        } else {
+            format!("A is {m}x{k}, B is {kb}x{n}, the accumulator {am}x{an}: they must be MxK, KxN and MxN")
+        }));
     }
+    let n = n_b;
     let m_ok = match cta_group {
         1 => m == 64 || m == 128,
         _ => m == 128 || m == 256,

@@ -41,7 +41,7 @@ kernels! {
     "matmul_pipelined", "sm_100a, sm_90a", "07 persistence", "pipelined matmul with the MMA abstraction (wgmma / tcgen05)";
     "persistent_matmul", "sm_100a, sm_90a", "07 persistence", "persistent matmul, row-major or grouped tile scheduler";
     "persistent_matmul_pipelined", "sm_100a, sm_90a", "07 persistence", "persistent matmul pipelined across tiles, optional STEALB epilogue";
-    "gemm_async", "sm_100a", "TIRx gemm_async", "128x64 @ 64x128 tcgen05.mma into TMEM columns 256:384; f16, block-scaled fp8 and fp4";
+    "gemm_async", "sm_100a", "TIRx gemm_async", "128x64 @ 64x128 tcgen05.mma into TMEM columns 256:384; f16, block-scaled fp8 and fp4, cta_group 2";
 }
 
 /// Every bundled kernel.

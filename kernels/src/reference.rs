@@ -2,10 +2,107 @@
 //! of the simulator. Each takes the launch plan and the input tensors (as drawn by
 //! `launch::materialize`) and returns the expected content of the kernel's outputs, with the
 //! tolerance the comparison allows.
+//!
+//! Independence: element values are decoded here from the formats' definitions ([`value`]:
+//! `half` for f16/bf16, the OCP MX rules for fp8/fp4 and the ue8m0 scale factors), not with
+//! the IR's numeric module that the simulator uses, so a wrong encoding there cannot hide in
+//! both. References are looked up by the kernel's declared name, so hand-written `.tile` files
+//! named like a reference (`tma_roundtrip`, `tcgen05_mma_tile`, `gather_rows`) are checked too.
 
 use bwsim_isa::launch::{ArgValue, HostTensor, LaunchPlan};
-use bwsim_isa::numeric;
 use bwsim_isa::DType;
+use half::{bf16, f16};
+
+/// A minifloat with `e` exponent bits, `m` mantissa bits and exponent bias `bias`, no
+/// infinities or NaNs (the caller handles the format's specials): the value of `bits`.
+fn minifloat(bits: u32, e: u32, m: u32, bias: i32) -> f64 {
+    let sign = if bits >> (e + m) & 1 == 1 { -1.0 } else { 1.0 };
+    let exp = (bits >> m) & ((1 << e) - 1);
+    let man = (bits & ((1 << m) - 1)) as f64 / (1u32 << m) as f64;
+    let v = if exp == 0 {
+        man * 2f64.powi(1 - bias)
+    } else {
+        (1.0 + man) * 2f64.powi(exp as i32 - bias)
+    };
+    sign * v
+}
+
+/// The value of element bits of `dtype`, from the format definitions: IEEE binary32; f16 and
+/// bf16 through `half`; OCP MX fp8 E4M3 (bias 7, no infinities, S.1111.111 is NaN) and E5M2
+/// (bias 15, IEEE specials); fp4 E2M1 (bias 1, no specials); ue8m0 = 2^(e - 127), 0xFF NaN;
+/// ue4m3 = unsigned E4M3; integers two's complement.
+pub fn value(dtype: DType, bits: u64) -> f64 {
+    match dtype {
+        DType::F32 | DType::TF32 => f32::from_bits(bits as u32) as f64,
+        DType::F16 => f16::from_bits(bits as u16).to_f64(),
+        DType::BF16 => bf16::from_bits(bits as u16).to_f64(),
+        DType::F8E4M3 => {
+            let b = bits as u32 & 0xff;
+            if b & 0x7f == 0x7f {
+                f64::NAN
+            } else {
+                minifloat(b, 4, 3, 7)
+            }
+        }
+        DType::UE4M3 => {
+            let b = bits as u32 & 0x7f;
+            if b == 0x7f {
+                f64::NAN
+            } else {
+                minifloat(b, 4, 3, 7)
+            }
+        }
+        DType::F8E5M2 => {
+            let b = bits as u32 & 0xff;
+            match (b >> 2) & 0x1f {
+                0x1f if b & 3 == 0 => {
+                    if b & 0x80 != 0 {
+                        f64::NEG_INFINITY
+                    } else {
+                        f64::INFINITY
+                    }
+                }
+                0x1f => f64::NAN,
+                _ => minifloat(b, 5, 2, 15),
+            }
+        }
+        DType::F4E2M1 => minifloat(bits as u32 & 0xf, 2, 1, 1),
+        DType::UE8M0 => {
+            let e = bits as u8;
+            if e == 0xff {
+                f64::NAN
+            } else {
+                2f64.powi(e as i32 - 127)
+            }
+        }
+        DType::I1 => (bits & 1) as f64,
+        DType::I8 => bits as u8 as i8 as f64,
+        DType::I16 => bits as u16 as i16 as f64,
+        DType::I32 => bits as u32 as i32 as f64,
+        DType::I64 => bits as i64 as f64,
+        DType::U8 => bits as u8 as f64,
+        DType::U16 => bits as u16 as f64,
+        DType::U32 => bits as u32 as f64,
+        DType::U64 => bits as f64,
+    }
+}
+
+/// Element `i` of `t` as a number ([`value`]).
+fn val(t: &HostTensor, i: u64) -> f64 {
+    value(t.dtype, t.get_bits(i))
+}
+
+/// Store `v` rounded once to nearest even into element `i` of an f32, f16 or bf16 tensor.
+fn put(t: &mut HostTensor, i: u64, v: f64) -> Result<(), String> {
+    let bits = match t.dtype {
+        DType::F32 => (v as f32).to_bits() as u64,
+        DType::F16 => f16::from_f64(v).to_bits() as u64,
+        DType::BF16 => bf16::from_f64(v).to_bits() as u64,
+        d => return Err(format!("references produce f32, f16 or bf16 outputs, not {d}")),
+    };
+    t.set_bits(i, bits);
+    Ok(())
+}
 
 /// How closely an output must match.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -58,7 +155,7 @@ pub fn compare(actual: &HostTensor, e: &Expected) -> Comparison {
     }
     for i in 0..n {
         let (ab, eb) = (actual.get_bits(i), e.values.get_bits(i));
-        let (a, x) = (actual.get(i), e.values.get(i));
+        let (a, x) = (val(actual, i), val(&e.values, i));
         let ok = match e.tol {
             Tolerance::Exact => ab == eb,
             Tolerance::Close { atol, rtol } => {
@@ -106,14 +203,16 @@ pub fn reference(
         "elementwise_add_ws" | "elementwise_add_tma" => add(plan, inputs),
         "async_gather" => gather(plan, inputs),
         "async_scatter" => scatter(plan, inputs),
-        "tcgen05_copy" => copy(plan, inputs),
+        "tcgen05_copy" => identity(plan, inputs),
         "matmul_pipelined"
         | "persistent_matmul"
         | "persistent_matmul_pipelined"
         | "matmul_warp_specialized" => matmul(plan, inputs),
         "matmul_accumulate" => matmul_accumulate(plan, inputs),
         "matmul_fused_gather_scatter" => fused_gather_scatter(plan, inputs),
-        "gemm_async" => gemm_async(plan, inputs),
+        "gemm_async" | "tcgen05_mma_tile" => gemm_async(plan, inputs),
+        "tma_roundtrip" => identity(plan, inputs),
+        "gather_rows" => gather(plan, inputs),
         _ => return None,
     };
     Some(r)
@@ -122,6 +221,9 @@ pub fn reference(
 /// c = a + b, f32, exact (one f32 addition per element, as `cvt`-free hardware add does).
 fn add(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
     let (a, b) = (tensor(plan, inputs, "a")?, tensor(plan, inputs, "b")?);
+    if (a.dtype, b.dtype) != (DType::F32, DType::F32) {
+        return Err("the add kernels take f32 inputs".into());
+    }
     let mut c = HostTensor::zeros("c", DType::F32, a.shape.clone());
     for i in 0..a.numel() {
         let v = f32::from_bits(a.get_bits(i) as u32) + f32::from_bits(b.get_bits(i) as u32);
@@ -144,7 +246,7 @@ fn gather(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, Str
     let (bx, by) = (out0.shape[0], out0.shape[1]);
     let mut out = HostTensor::zeros("out", out0.dtype, out0.shape.clone());
     for i in 0..bx {
-        let r = xo.get(i) as i64;
+        let r = val(xo, i) as i64;
         for j in 0..by {
             let c = y + j as i64;
             let bits = if (0..xmax).contains(&r) && (0..ymax).contains(&c) {
@@ -172,7 +274,7 @@ fn scatter(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, St
     let (bx, by) = (src.shape[0], src.shape[1]);
     let mut out = input.clone();
     for i in 0..bx {
-        let r = xo.get(i) as i64;
+        let r = val(xo, i) as i64;
         if !(0..xmax).contains(&r) {
             continue;
         }
@@ -190,22 +292,11 @@ fn scatter(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, St
     }])
 }
 
-fn copy(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
-    let input = tensor(plan, inputs, "input")?;
-    let mut v = input.clone();
-    v.name = "output".into();
-    Ok(vec![Expected {
-        tensor: "output".into(),
-        values: v,
-        tol: Tolerance::Exact,
-    }])
-}
-
 /// Row-major f64 matmul of `a` [M, K] and `b` [K, N].
 fn mm(a: &HostTensor, b: &HostTensor) -> Vec<f64> {
     let (m, k, n) = (a.shape[0] as usize, a.shape[1] as usize, b.shape[1] as usize);
-    let av: Vec<f64> = (0..a.numel()).map(|i| a.get(i)).collect();
-    let bv: Vec<f64> = (0..b.numel()).map(|i| b.get(i)).collect();
+    let av: Vec<f64> = (0..a.numel()).map(|i| val(a, i)).collect();
+    let bv: Vec<f64> = (0..b.numel()).map(|i| val(b, i)).collect();
     let mut c = vec![0.0; m * n];
     for i in 0..m {
         for kk in 0..k {
@@ -230,13 +321,14 @@ const MATMUL_TOL: Tolerance = Tolerance::Close {
     rtol: 1e-3,
 };
 
+/// C = A @ B, f16 out (tutorials 07 and 08).
 fn matmul(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
     let (a, b) = (tensor(plan, inputs, "a")?, tensor(plan, inputs, "b")?);
     let c0 = tensor(plan, inputs, "c")?;
     let c = mm(a, b);
     let mut out = HostTensor::zeros("c", c0.dtype, c0.shape.clone());
     for (i, v) in c.iter().enumerate() {
-        out.set(i as u64, *v);
+        put(&mut out, i as u64, *v)?;
     }
     Ok(vec![Expected {
         tensor: "c".into(),
@@ -255,7 +347,7 @@ fn matmul_accumulate(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Exp
     let ab = mm(a, b);
     let mut d = HostTensor::zeros("d", DType::F32, c.shape.clone());
     for (i, v) in ab.iter().enumerate() {
-        d.set(i as u64, v + c.get(i as u64));
+        put(&mut d, i as u64, v + val(c, i as u64))?;
     }
     Ok(vec![Expected {
         tensor: "d".into(),
@@ -277,9 +369,16 @@ fn fused_gather_scatter(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<
     let s = tensor(plan, inputs, "out_scatter_indx")?;
     let out0 = tensor(plan, inputs, "out")?;
     let (m, k) = (x.shape[0], x.shape[1]);
+    let row = |t: &HostTensor, i: u64| -> Result<u64, String> {
+        let r = val(t, i);
+        if r < 0.0 || r >= m as f64 {
+            return Err(format!("index {r} of `{}` is outside 0..{m}", t.name));
+        }
+        Ok(r as u64)
+    };
     let mut xg = HostTensor::zeros("xg", x.dtype, x.shape.clone());
     for i in 0..m {
-        let r = g.get(i) as u64;
+        let r = row(g, i)?;
         for j in 0..k {
             xg.set_bits(i * k + j, x.get_bits(r * k + j));
         }
@@ -288,9 +387,9 @@ fn fused_gather_scatter(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<
     let n = w.shape[1];
     let mut out = HostTensor::zeros("out", out0.dtype, out0.shape.clone());
     for i in 0..m {
-        let r = s.get(i) as u64;
+        let r = row(s, i)?;
         for j in 0..n {
-            out.set(r * n + j, prod[(i * n + j) as usize]);
+            put(&mut out, r * n + j, prod[(i * n + j) as usize])?;
         }
     }
     Ok(vec![Expected {
@@ -303,27 +402,37 @@ fn fused_gather_scatter(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<
     }])
 }
 
-/// out = A @ B^T (B stored [N, K]); with scale factors (ue8m0, one per 32 K-elements) when the
-/// operands are fp8/fp4, as tcgen05.mma.block_scale computes (seed TIRx page).
+/// out = A @ B^T (B stored [N, K], K-major, as TIRx lays it out); for fp8/fp4 operands each
+/// product is scaled by the ue8m0 factors of its row's and column's 32-element K block, as
+/// tcgen05.mma.block_scale computes (seed TIRx page). Also `tcgen05_mma_tile` (f16, unscaled).
 fn gemm_async(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
     let (a, b) = (tensor(plan, inputs, "a")?, tensor(plan, inputs, "b")?);
-    let (sfa, sfb) = (tensor(plan, inputs, "sfa")?, tensor(plan, inputs, "sfb")?);
     let scaled = matches!(a.dtype, DType::F8E4M3 | DType::F8E5M2 | DType::F4E2M1);
+    let scales = if scaled {
+        Some((tensor(plan, inputs, "sfa")?, tensor(plan, inputs, "sfb")?))
+    } else {
+        None
+    };
     let (m, k, n) = (a.shape[0], a.shape[1], b.shape[0]);
-    let kb = k / 32;
+    if b.shape[1] != k {
+        return Err(format!(
+            "a is [{m}, {k}] but b is {:?} (expected [N, {k}])",
+            b.shape
+        ));
+    }
+    let kb = k.div_ceil(32);
     let mut out = HostTensor::zeros("out", DType::F32, vec![m, n]);
     for i in 0..m {
         for j in 0..n {
             let mut acc = 0.0;
             for kk in 0..k {
-                let mut p = a.get(i * k + kk) * b.get(j * k + kk);
-                if scaled {
-                    p *= numeric::decode(DType::UE8M0, sfa.get_bits(i * kb + kk / 32))
-                        * numeric::decode(DType::UE8M0, sfb.get_bits(j * kb + kk / 32));
+                let mut p = val(a, i * k + kk) * val(b, j * k + kk);
+                if let Some((sfa, sfb)) = scales {
+                    p *= val(sfa, i * kb + kk / 32) * val(sfb, j * kb + kk / 32);
                 }
                 acc += p;
             }
-            out.set(i * n + j, acc);
+            put(&mut out, i * n + j, acc)?;
         }
     }
     Ok(vec![Expected {
@@ -334,4 +443,102 @@ fn gemm_async(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>,
             rtol: 1e-3,
         },
     }])
+}
+
+/// A copy kernel: `output` equals `input` bit for bit (`tma_roundtrip`).
+fn identity(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+    let input = tensor(plan, inputs, "input")?;
+    let out0 = tensor(plan, inputs, "output")?;
+    if (input.dtype, &input.shape) != (out0.dtype, &out0.shape) {
+        return Err("`input` and `output` differ in type or shape".into());
+    }
+    let mut v = input.clone();
+    v.name = "output".into();
+    Ok(vec![Expected {
+        tensor: "output".into(),
+        values: v,
+        tol: Tolerance::Exact,
+    }])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Hand-computed code points of each format (OCP MX spec tables).
+    #[test]
+    fn decoders_match_hand_computed_values() {
+        let cases: &[(DType, u64, f64)] = &[
+            (DType::F8E4M3, 0x38, 1.0),
+            (DType::F8E4M3, 0x7e, 448.0),
+            (DType::F8E4M3, 0x01, 2f64.powi(-9)),
+            (DType::F8E4M3, 0xc0, -2.0),
+            (DType::F8E5M2, 0x3c, 1.0),
+            (DType::F8E5M2, 0x7b, 57344.0),
+            (DType::F8E5M2, 0x01, 2f64.powi(-16)),
+            (DType::F4E2M1, 0x1, 0.5),
+            (DType::F4E2M1, 0x3, 1.5),
+            (DType::F4E2M1, 0x7, 6.0),
+            (DType::F4E2M1, 0xd, -3.0),
+            (DType::UE8M0, 127, 1.0),
+            (DType::UE8M0, 130, 8.0),
+            (DType::UE8M0, 124, 0.125),
+            (DType::UE4M3, 0x38, 1.0),
+            (DType::BF16, 0x3f80, 1.0),
+            (DType::F16, 0x3c00, 1.0),
+            (DType::I32, 0xffff_ffff, -1.0),
+        ];
+        for &(d, bits, want) in cases {
+            assert_eq!(value(d, bits), want, "{d} {bits:#x}");
+        }
+        assert!(value(DType::F8E4M3, 0x7f).is_nan() && value(DType::F8E4M3, 0xff).is_nan());
+        assert_eq!(value(DType::F8E5M2, 0x7c), f64::INFINITY);
+        assert!(value(DType::F8E5M2, 0x7d).is_nan() && value(DType::UE8M0, 0xff).is_nan());
+    }
+
+    /// The reference's decoders and the IR's (used by the simulator) are two implementations
+    /// of the same formats: they agree on every code point.
+    #[test]
+    fn decoders_agree_with_the_ir_on_every_code_point() {
+        for d in [
+            DType::F8E4M3,
+            DType::F8E5M2,
+            DType::F4E2M1,
+            DType::UE8M0,
+            DType::UE4M3,
+        ] {
+            let n = if d == DType::F4E2M1 {
+                16
+            } else if d == DType::UE4M3 {
+                128
+            } else {
+                256
+            };
+            for bits in 0..n {
+                let (a, b) = (value(d, bits), bwsim_isa::numeric::decode(d, bits));
+                assert!(a == b || (a.is_nan() && b.is_nan()), "{d} {bits:#x}: {a} vs {b}");
+            }
+        }
+    }
+
+    #[test]
+    fn compare_counts_mismatches_with_tolerance() {
+        let mut want = HostTensor::zeros("c", DType::F32, vec![2, 2]);
+        let mut got = want.clone();
+        put(&mut want, 3, 1.0).expect("f32");
+        put(&mut got, 3, 1.05).expect("f32");
+        let e = Expected {
+            tensor: "c".into(),
+            values: want.clone(),
+            tol: Tolerance::Close { atol: 0.0, rtol: 0.1 },
+        };
+        assert!(compare(&got, &e).passed());
+        let e = Expected {
+            tol: Tolerance::Exact,
+            ..e
+        };
+        let c = compare(&got, &e);
+        assert_eq!((c.mismatches, c.first_mismatch.map(|m| m.0)), (1, Some(3)));
+        assert!((c.max_abs_err - 0.05).abs() < 1e-6);
+    }
 }

@@ -761,23 +761,66 @@ fn index(b: &Value, items: &[IItem], frame: &[Value], cx: &EvalCtx) -> OpResult<
                 ..*v
             }))
         }
-        Value::Tile(t) => {
-            let mut shape = Vec::new();
-            let mut src = t.shape.iter();
-            for it in items {
-                match it {
-                    IItem::NewAxis => shape.push(1),
-                    IItem::Slice(None, None) => {
-                        shape.push(*src.next().ok_or_else(|| err("too many `:` for this tile"))?)
-                    }
-                    _ => return Err(err("register tiles can only be indexed with `:` and `None`")),
-                }
-            }
-            shape.extend(src);
-            Ok(tile(t.dtype, shape, t.bits.clone()))
-        }
+        Value::Tile(t) => slice_tile(t, items),
         other => Err(err(format!("{} cannot be indexed", other.kind()))),
     }
+}
+
+/// `x[...]` on a register tile: `None` adds an axis, `:` keeps one, `a:b` (constant) keeps a
+/// range of one.
+fn slice_tile(t: &Tile, items: &[IItem]) -> OpResult<Value> {
+    // (source dim or None for a new axis, lo, hi) per output dim.
+    let mut plan: Vec<(Option<usize>, u32, u32)> = Vec::new();
+    let mut k = 0usize;
+    for it in items {
+        match it {
+            IItem::NewAxis => plan.push((None, 0, 1)),
+            IItem::Slice(lo, hi) => {
+                let dim = *t.shape.get(k).ok_or_else(|| err("too many `:` for this tile"))?;
+                let lo = lo.unwrap_or(0);
+                let hi = hi.unwrap_or(dim as i64);
+                if lo < 0 || hi > dim as i64 || lo >= hi {
+                    return Err(err(format!("slice {lo}:{hi} out of range 0..{dim}")));
+                }
+                plan.push((Some(k), lo as u32, hi as u32));
+                k += 1;
+            }
+            IItem::Expr(_) => {
+                return Err(err(
+                    "register tiles can only be indexed with `:`, `a:b` and `None`",
+                ))
+            }
+        }
+    }
+    for (j, &d) in t.shape.iter().enumerate().skip(k) {
+        plan.push((Some(j), 0, d));
+    }
+    let shape: Vec<u32> = plan.iter().map(|&(_, lo, hi)| hi - lo).collect();
+    if plan
+        .iter()
+        .all(|&(src, lo, hi)| src.is_none() || (lo == 0 && hi == t.shape[src.unwrap_or(0)]))
+    {
+        return Ok(tile(t.dtype, shape, t.bits.clone()));
+    }
+    // Row-major strides of the source.
+    let mut strides = vec![1u64; t.shape.len()];
+    for j in (0..t.shape.len().saturating_sub(1)).rev() {
+        strides[j] = strides[j + 1] * t.shape[j + 1] as u64;
+    }
+    let n: u64 = shape.iter().map(|&d| d as u64).product();
+    let mut bits = Vec::with_capacity(n as usize);
+    let mut idx = vec![0u32; shape.len()];
+    for lin in 0..n {
+        unravel(lin, &shape, &mut idx);
+        let mut off = 0u64;
+        for (o, &(src, lo, _)) in plan.iter().enumerate() {
+            if let Some(j) = src {
+                off += (lo + idx[o]) as u64 * strides[j];
+            }
+        }
+        bits.push(t.bits[off as usize]);
+    }
+    Ok(tile(t.dtype, shape, bits))
 }
 
 fn view_items(

@@ -42,6 +42,7 @@ pub mod machine;
 pub mod mbarrier;
 pub mod memory;
 pub mod pct;
+pub mod progress;
 pub mod sched;
 pub mod tensor;
 pub mod timing;
@@ -52,6 +53,7 @@ pub mod value;
 pub mod waitfor;
 
 pub use machine::{Counters, Outcome, RunOptions, RunResult};
+pub use progress::Progress;
 pub use sched::{AgentRef, AsyncKind, Latencies, RandomScheduler, Scheduler};
 pub use trace::{Event, Trace, Unit, What};
 pub use trap::{CudaError, Trap};

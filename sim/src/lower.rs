@@ -171,6 +171,8 @@ pub enum LOp {
         kind: FenceKind,
     },
     BarSync,
+    /// `cluster.sync`: every CTA of the cluster arrives before any proceeds.
+    ClusterSync,
     Mma {
         a: CExpr,
         b: CExpr,
@@ -308,11 +310,25 @@ pub struct DescInfo {
     pub tensor: u32,
     /// The tensor's shape (row-major strides).
     pub shape: Vec<u64>,
+    /// `elementStrides`, outermost first (all 1 by default).
+    pub elem_strides: Vec<u32>,
 }
 
 impl DescInfo {
+    /// The box a copy moves (see [`bwsim_isa::typeck::DescTy::box_shape`]).
+    pub fn box_shape(&self) -> Vec<u32> {
+        bwsim_isa::typeck::traversed_box(&self.block, &self.elem_strides)
+    }
     pub fn nbytes(&self) -> u64 {
-        self.block.iter().map(|&d| d as u64).product::<u64>() * self.dtype.bits() as u64 / 8
+        self.box_shape().iter().map(|&d| d as u64).product::<u64>() * self.dtype.bits() as u64 / 8
+    }
+    /// Element stride of dimension `k` (1 for the innermost: it has no effect).
+    pub fn stride(&self, k: usize) -> u32 {
+        if k + 1 == self.block.len() {
+            1
+        } else {
+            self.elem_strides.get(k).copied().unwrap_or(1).max(1)
+        }
     }
 }
 
@@ -364,7 +380,10 @@ pub struct Program {
     /// TMEM allocations of the static plan.
     pub tmem: Vec<TmemPlan>,
     /// Names of the allocations bound by `let`, in program order.
+    /// Names of the allocations bound by `let`, in program order.
     pub allocs: Vec<AllocName>,
+    /// Cluster shape of the launch (CTAs of a cluster are co-resident).
+    pub cluster: [u32; 3],
 }
 
 impl Program {
@@ -465,6 +484,7 @@ pub fn lower(checked: &Checked, plan: &LaunchPlan) -> Result<Program, Vec<Diagno
                     oob: d.oob,
                     tensor: t as u32,
                     shape,
+                    elem_strides: d.elem_strides.clone(),
                 });
                 l.bind(&p.name, Binding::Desc(idx));
             }
@@ -532,6 +552,7 @@ pub fn lower(checked: &Checked, plan: &LaunchPlan) -> Result<Program, Vec<Diagno
         smem_bytes: checked.smem_bytes,
         tmem,
         allocs: l.allocs,
+        cluster: plan.cluster,
     })
 }
 
@@ -1359,6 +1380,7 @@ impl<'a, 'k> Lower<'a, 'k> {
                 kind: FenceKind::Tcgen05After,
             },
             K::BarSync {} => LOp::BarSync,
+            K::ClusterSync {} => LOp::ClusterSync,
             K::Tcgen05Mma {
                 a,
                 b,

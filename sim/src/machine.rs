@@ -13,9 +13,11 @@
 //! - When no agent can run and nothing is in flight, the run stops at once with a `deadlock`
 //!   diagnostic naming every waiter and the state of what it waits on.
 //!
-//! CTAs run in groups of `ctas_in_flight` (a new one starts when one retires). Clusters are
-//! launched as independent CTAs: cross-CTA operations (cta_group::2, multicast) are reported as
-//! `sim-unsupported`.
+//! CTAs run in groups of `ctas_in_flight` (a new one starts when one retires). The CTAs of a
+//! cluster (along x) are admitted and retired together, so that `cluster.sync` and the pair
+//! operations of `cta_group::2` (an MMA issued by the even CTA reading both CTAs' shared memory
+//! and writing both tensor memories; a commit arriving on both CTAs' barrier) see their peer.
+//! Other cross-CTA operations (multicast TMA, remote barriers) are not modelled.
 
 use crate::eval::{self, as_tile, broadcast_shapes, BIndex, EvalCtx};
 use crate::hazards::{Actor, CtaHb};
@@ -52,6 +54,8 @@ pub struct RunOptions {
     /// Run the hazard checker (happens-before, shadow memory, uninitialised reads, phase
     /// aliasing).
     pub check: bool,
+    /// Where to publish live progress (steps, CTAs done), if anywhere.
+    pub progress: Option<std::sync::Arc<crate::progress::Progress>>,
 }
 
 impl Default for RunOptions {
@@ -62,6 +66,7 @@ impl Default for RunOptions {
             max_steps: 200_000_000,
             ctas_in_flight: 2,
             check: true,
+            progress: None,
         }
     }
 }
@@ -129,11 +134,26 @@ impl RunResult {
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Block {
-    Mbar { addr: u32, parity: u32 },
-    StoreWait { n: u32, full: bool },
-    WgmmaWait { n: u32 },
+    Mbar {
+        addr: u32,
+        parity: u32,
+    },
+    StoreWait {
+        n: u32,
+        full: bool,
+    },
+    WgmmaWait {
+        n: u32,
+    },
     Join,
-    TmemAlloc { cols: u32 },
+    TmemAlloc {
+        cols: u32,
+    },
+    /// `cluster.sync`: waiting for generation `gen` of cluster `cluster` to complete.
+    ClusterSync {
+        cluster: u64,
+        gen: u64,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
@@ -175,14 +195,29 @@ struct Agent {
     wgmma_pending: u32,
     /// wgmma groups issued so far.
     wgmma_issued: u32,
+    /// When this partition's last wgmma group completes: groups complete in issue order
+    /// (`wgmma.wait_group N` waits for all but the N most recent, PTX.md section 9).
+    wgmma_last_done: u64,
     children: Vec<u32>,
 }
 
 #[derive(Clone, Debug)]
 enum PipeKind {
     Mma(MmaOp),
-    Cp { src: SmemView, dst: TmemView },
-    Commit { bar: u32 },
+    /// A `cta_group::2` MMA issued by the even CTA of a pair; `peer` is the odd CTA's slot.
+    MmaPair {
+        op: MmaOp,
+        peer: u32,
+    },
+    Cp {
+        src: SmemView,
+        dst: TmemView,
+    },
+    /// `peer`: also arrive on the barrier at the same address in the pair's odd CTA.
+    Commit {
+        bar: u32,
+        peer: Option<u32>,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -250,6 +285,7 @@ enum EvKind {
     PipeDone,
     WgmmaDone {
         agent: u32,
+        id: u64,
     },
 }
 
@@ -262,6 +298,9 @@ enum BarState {
 struct Cta {
     id: u32,
     pid: [u32; 3],
+    /// Cluster index and rank in it (cluster 0..: consecutive groups of `cluster[0]` CTAs).
+    cluster: u64,
+    rank: u32,
     smem: Smem,
     tmem: Tmem,
     bars: BTreeMap<u32, BarState>,
@@ -316,6 +355,10 @@ struct Machine<'p, 's> {
     cur_pc: u32,
     /// Checker diagnostics already reported in this run (code and spans).
     reported: HashSet<(String, u32, u32)>,
+    /// CTAs per cluster (1 without clusters).
+    cluster_size: u32,
+    /// `cluster.sync` state per live cluster: (arrivals of the current generation, generation).
+    cluster_sync: BTreeMap<u64, (u32, u64)>,
 }
 
 /// Run a lowered program over a grid.
@@ -334,11 +377,33 @@ pub fn execute(
         }
     }
     let total_ctas = grid.iter().map(|&g| g as u64).product();
+    let cluster_size = prog.cluster[0].max(1);
+    if prog.cluster[1] > 1 || prog.cluster[2] > 1 || !grid[0].is_multiple_of(cluster_size) {
+        let d = Diagnostic::error(
+            "sim-unsupported",
+            format!(
+                "the simulator models clusters along x dividing the grid; this launch has cluster {:?} over grid {:?}",
+                prog.cluster, grid
+            ),
+            Span::DUMMY,
+            "",
+        );
+        return RunResult {
+            tensors: inputs,
+            outcome: Outcome::Error,
+            trap: None,
+            diagnostics: vec![d],
+            trace: Trace::default(),
+            counters: Counters::default(),
+        };
+    }
+    // Whole clusters fit in the resident slots.
+    let slots = opts.ctas_in_flight.max(1).div_ceil(cluster_size) * cluster_size;
     let mut m = Machine {
         prog,
         grid,
         global: inputs,
-        slots: (0..opts.ctas_in_flight.max(1)).map(|_| None).collect(),
+        slots: (0..slots).map(|_| None).collect(),
         next_cta: 0,
         total_ctas,
         queue: BinaryHeap::new(),
@@ -357,6 +422,8 @@ pub fn execute(
         runnable: Vec::new(),
         cur_pc: 0,
         reported: HashSet::new(),
+        cluster_size,
+        cluster_sync: BTreeMap::new(),
     };
     let (outcome, trap) = match m.run_loop() {
         Ok(()) => (Outcome::Completed, None),
@@ -751,6 +818,11 @@ impl<'p, 's> Machine<'p, 's> {
                 self.step(r.cta as usize, r.agent as usize)?;
                 self.now += 1;
                 self.counters.steps += 1;
+                if self.counters.steps.is_multiple_of(4096) {
+                    if let Some(p) = &self.opts.progress {
+                        p.publish(self.counters.steps, self.counters.ctas, self.total_ctas);
+                    }
+                }
                 if self.counters.steps >= self.opts.max_steps {
                     return Err(Stop::StepLimit);
                 }
@@ -773,10 +845,28 @@ impl<'p, 's> Machine<'p, 's> {
     }
 
     fn admit(&mut self) {
+        let cs = self.cluster_size as usize;
         for s in 0..self.slots.len() {
             if self.slots[s].is_some() || self.next_cta >= self.total_ctas {
                 continue;
             }
+            // The CTAs of a cluster enter together, rank r in slot group base + r.
+            if s % cs != 0 || self.slots[s..s + cs].iter().any(|x| x.is_some()) {
+                continue;
+            }
+            for r in 0..cs {
+                self.admit_one(s + r);
+            }
+        }
+    }
+
+    /// Start CTA `next_cta` in slot `s`.
+    fn admit_one(&mut self, s: usize) {
+        let cs = self.cluster_size as usize;
+        if self.next_cta >= self.total_ctas {
+            return;
+        }
+        {
             let id = self.next_cta;
             self.next_cta += 1;
             let (gx, gy) = (self.grid[0].max(1) as u64, self.grid[1].max(1) as u64);
@@ -801,6 +891,8 @@ impl<'p, 's> Machine<'p, 's> {
                 id: id as u32,
                 pid,
                 smem,
+                cluster: id / cs as u64,
+                rank: (id % cs as u64) as u32,
                 tmem,
                 bars: BTreeMap::new(),
                 agents: vec![agent],
@@ -816,15 +908,20 @@ impl<'p, 's> Machine<'p, 's> {
     }
 
     fn retire(&mut self) -> Result<(), Stop> {
+        let cs = self.cluster_size as usize;
+        let finished = |c: &Option<Cta>| match c {
+            Some(c) => c.events == 0 && c.pipe.is_empty() && c.agents.iter().all(|a| a.state == AState::Done),
+            None => true,
+        };
         for s in 0..self.slots.len() {
-            let done = match &self.slots[s] {
-                Some(c) => {
-                    c.events == 0 && c.pipe.is_empty() && c.agents.iter().all(|a| a.state == AState::Done)
-                }
-                None => false,
-            };
+            let group = s - s % cs;
+            // A CTA leaves with its whole cluster: a peer may still read its shared memory.
+            let done = self.slots[s].is_some() && self.slots[group..group + cs].iter().all(finished);
             if !done {
                 continue;
+            }
+            if let Some(c) = &self.slots[s] {
+                self.cluster_sync.remove(&c.cluster);
             }
             let Some(c) = self.slots[s].take() else { continue };
             self.counters.ctas += 1;
@@ -862,6 +959,9 @@ impl<'p, 's> Machine<'p, 's> {
                 let ok = match ag.state {
                     AState::Ready => true,
                     AState::Done => false,
+                    AState::Blocked(Block::ClusterSync { cluster, gen }) => {
+                        self.cluster_sync.get(&cluster).is_none_or(|st| st.1 > gen)
+                    }
                     AState::Blocked(b) => can_resume(c, ag, b),
                 };
                 if ok {
@@ -955,6 +1055,9 @@ impl<'p, 's> Machine<'p, 's> {
                     }
                     Block::Join => WaitOn::Join(ag.children.iter().map(|&ch| gid(ch)).collect()),
                     Block::TmemAlloc { cols } => WaitOn::Other(format!("for {cols} free TMEM columns")),
+                    Block::ClusterSync { .. } => {
+                        WaitOn::Other("in cluster.sync for the other CTAs of its cluster".to_string())
+                    }
                 };
                 waiters.push(Waiter {
                     agent: gid(a as u32),
@@ -980,9 +1083,17 @@ impl<'p, 's> Machine<'p, 's> {
             EvKind::StoreRead { op } => self.fire_store_read(s, op),
             EvKind::StoreWrite { op } => self.fire_store_write(s, op),
             EvKind::PipeDone => self.fire_pipe(s),
-            EvKind::WgmmaDone { agent } => {
-                let ag = &mut self.cta(s).agents[agent as usize];
+            EvKind::WgmmaDone { agent, id } => {
+                let c = self.cta(s);
+                let cta_id = c.id;
+                let ag = &mut c.agents[agent as usize];
                 ag.wgmma_pending = ag.wgmma_pending.saturating_sub(1);
+                self.ev(
+                    cta_id,
+                    Unit::Agent(agent),
+                    What::Complete { op: "wgmma", id },
+                    Span::DUMMY,
+                );
                 Ok(())
             }
         }
@@ -1140,7 +1251,7 @@ impl<'p, 's> Machine<'p, 's> {
         let Some(front) = c.pipe.front() else { return };
         let (kind, id, span, name) = (
             match front.kind {
-                PipeKind::Mma(_) => AsyncKind::Mma,
+                PipeKind::Mma(_) | PipeKind::MmaPair { .. } => AsyncKind::Mma,
                 PipeKind::Cp { .. } => AsyncKind::Cp,
                 PipeKind::Commit { .. } => AsyncKind::Commit,
             },
@@ -1171,6 +1282,18 @@ impl<'p, 's> Machine<'p, 's> {
                 self.counters.mmas += 1;
                 tensor::mma(&c.smem, &mut c.tmem, m)
             }
+            PipeKind::MmaPair { op: m, peer } => {
+                self.counters.mmas += 1;
+                let peer = *peer as usize;
+                // The leader's slot precedes its peer's (same slot group, rank order).
+                let (lo, hi) = self.slots.split_at_mut(peer);
+                match (lo[s].as_mut(), hi[0].as_mut()) {
+                    (Some(l), Some(p)) => tensor::mma_pair([&l.smem, &p.smem], [&mut l.tmem, &mut p.tmem], m),
+                    _ => Err(Fault::unsupported(
+                        "the peer CTA of a cta_group::2 MMA is not resident",
+                    )),
+                }
+            }
             PipeKind::Cp { src, dst } => tensor::cp(&c.smem, &mut c.tmem, src, dst),
             PipeKind::Commit { .. } => Ok(()),
         };
@@ -1184,9 +1307,14 @@ impl<'p, 's> Machine<'p, 's> {
             },
             op.span,
         );
-        if let PipeKind::Commit { bar } = op.kind {
+        if let PipeKind::Commit { bar, peer } = op.kind {
             self.bar_act(s, Unit::Tc, op.span, bar, BarAct::Arrive(1))
                 .map_err(|f| self.fault_stop(f, op.span, cta_id, Unit::Tc, op.name))?;
+            if let Some(p) = peer {
+                let pid = self.cta(p as usize).id;
+                self.bar_act(p as usize, Unit::Tc, op.span, bar, BarAct::Arrive(1))
+                    .map_err(|f| self.fault_stop(f, op.span, pid, Unit::Tc, op.name))?;
+            }
         }
         self.pipe_kick(s);
         Ok(())
@@ -1215,7 +1343,9 @@ impl<'p, 's> Machine<'p, 's> {
             m.hazard(s, h, true);
         };
         match &op.kind {
-            PipeKind::Mma(m) => {
+            // A pair MMA is shadowed in the issuing CTA only: the checker's state is per CTA,
+            // and the peer's half of the operands is at the same offsets.
+            PipeKind::Mma(m) | PipeKind::MmaPair { op: m, .. } => {
                 match &m.a {
                     AOperand::Smem(v) => smem_read(self, v),
                     AOperand::Tmem(v) => tmem(self, v, Kind::Read),
@@ -1235,6 +1365,15 @@ impl<'p, 's> Machine<'p, 's> {
                 tmem(self, dst, Kind::Write);
             }
             PipeKind::Commit { .. } => {}
+        }
+        // The pair's odd CTA receives its half of the accumulator: record that write in its own
+        // shadow state (so its reads after the commit's phase are initialised and ordered).
+        // Hazards against it are reported in the issuing CTA only.
+        if let PipeKind::MmaPair { op: m, peer } = &op.kind {
+            let cells = tmem_cells(&m.acc);
+            if let Some(hb) = self.hb(*peer as usize) {
+                let _ = hb.pipe_tmem(op.hb, Kind::Write, &cells);
+            }
         }
     }
 
@@ -1390,6 +1529,7 @@ impl<'p, 's> Machine<'p, 's> {
                         Block::WgmmaWait { .. } => What::Blocked { on: "wgmma.wait" },
                         Block::Join => What::Blocked { on: "join" },
                         Block::TmemAlloc { .. } => What::Blocked { on: "tmem.alloc" },
+                        Block::ClusterSync { .. } => What::Blocked { on: "cluster.sync" },
                     };
                     self.ev(cta_id, Unit::Agent(a as u32), what, instr.span);
                 }
@@ -1884,6 +2024,25 @@ impl<'p, 's> Machine<'p, 's> {
                 self.ev(cta_id, me, What::Fence { op: name }, span);
                 Ok(OpFlow::Next)
             }
+            LOp::ClusterSync => {
+                if resumed {
+                    self.ev(cta_id, me, What::Resumed { on: "cluster.sync" }, span);
+                    return Ok(OpFlow::Next);
+                }
+                let (cluster, size) = (self.cta(s).cluster, self.cluster_size);
+                let st = self.cluster_sync.entry(cluster).or_insert((0, 0));
+                let gen = st.1;
+                st.0 += 1;
+                if st.0 >= size {
+                    *st = (0, gen + 1);
+                }
+                self.ev(cta_id, me, What::Fence { op: name }, span);
+                if self.cluster_sync.get(&cluster).is_some_and(|st| st.1 > gen) {
+                    Ok(OpFlow::Next)
+                } else {
+                    Ok(OpFlow::Block(Block::ClusterSync { cluster, gen }))
+                }
+            }
             LOp::BarSync => {
                 self.ev(cta_id, me, What::Fence { op: name }, span);
                 Ok(OpFlow::Next)
@@ -1900,9 +2059,11 @@ impl<'p, 's> Machine<'p, 's> {
                 if !self.pred(pred, frame, cx)? {
                     return Ok(OpFlow::Next);
                 }
-                if *cta_group != 1 {
-                    return Err(Fault::unsupported("tcgen05.mma with cta_group::2 (an MMA across a CTA pair) is not modelled by the simulator"));
-                }
+                let peer = if *cta_group == 2 {
+                    Some(self.pair_peer(s, "tcgen05.mma")?)
+                } else {
+                    None
+                };
                 let a_op = match ev(av)? {
                     Value::Smem(v) => AOperand::Smem(v),
                     Value::Tmem(v) => AOperand::Tmem(v),
@@ -1925,7 +2086,19 @@ impl<'p, 's> Machine<'p, 's> {
                     scales: sc,
                     use_acc: ua,
                 };
-                self.pipe_push(s, a, PipeKind::Mma(m), span, name);
+                let kind = match peer {
+                    None => PipeKind::Mma(m),
+                    Some(peer) => {
+                        if m.scales.is_some()
+                            || !matches!(m.a, AOperand::Smem(_))
+                            || accv.shape.as_slice().first() != Some(&128)
+                        {
+                            return Err(Fault::unsupported("the simulator models cta_group::2 MMAs with A in shared memory, no block scaling, and 128 accumulator rows per CTA (M = 256)"));
+                        }
+                        PipeKind::MmaPair { op: m, peer }
+                    }
+                };
+                self.pipe_push(s, a, kind, span, name);
                 Ok(OpFlow::Next)
             }
             LOp::Cp { src, dst } => {
@@ -1938,14 +2111,14 @@ impl<'p, 's> Machine<'p, 's> {
                 if !self.pred(pred, frame, cx)? {
                     return Ok(OpFlow::Next);
                 }
-                if *cta_group != 1 {
-                    return Err(Fault::unsupported(
-                        "tcgen05.commit with cta_group::2 is not modelled by the simulator",
-                    ));
-                }
+                let peer = if *cta_group == 2 {
+                    Some(self.pair_peer(s, "tcgen05.commit")?)
+                } else {
+                    None
+                };
                 let addr = bar_of(&ev(bar)?)?;
                 self.cta(s).bar(addr)?;
-                self.pipe_push(s, a, PipeKind::Commit { bar: addr }, span, name);
+                self.pipe_push(s, a, PipeKind::Commit { bar: addr, peer }, span, name);
                 Ok(OpFlow::Next)
             }
             LOp::TmemLoad { src } => {
@@ -2047,8 +2220,11 @@ impl<'p, 's> Machine<'p, 's> {
                 self.cta(s).agents[a].wgmma_issued += 1;
                 let id = self.new_id();
                 self.ev(cta_id, me, What::Issue { op: name, id }, span);
-                let delay = self.sched.latency(AsyncKind::Wgmma);
-                self.schedule(s, delay, EvKind::WgmmaDone { agent: a as u32 });
+                let earliest = self.now + self.sched.latency(AsyncKind::Wgmma).max(1);
+                let ag = &mut self.cta(s).agents[a];
+                let done = earliest.max(ag.wgmma_last_done + 1);
+                ag.wgmma_last_done = done;
+                self.schedule(s, done - self.now, EvKind::WgmmaDone { agent: a as u32, id });
                 Ok(OpFlow::Value(Value::Tile(Arc::new(r))))
             }
             LOp::WgmmaWait { pendings } => {
@@ -2162,6 +2338,27 @@ impl<'p, 's> Machine<'p, 's> {
         }
     }
 
+    /// The slot of the odd CTA of the pair whose even CTA (in slot `s`) issues a `cta_group::2`
+    /// operation.
+    fn pair_peer(&mut self, s: usize, op: &str) -> OpResult<u32> {
+        if self.cluster_size != 2 {
+            return Err(Fault::error(
+                "cta-pair",
+                format!(
+                    "{op} with cta_group=2 needs a cluster of 2 CTAs, the launch has {}",
+                    self.cluster_size
+                ),
+            )
+            .with_help("add `cluster = [2]` to the launch section"));
+        }
+        if self.cta(s).rank != 0 {
+            return Err(Fault::unsupported(format!(
+                "{op} with cta_group=2 issued by the odd CTA of its pair; the simulator models the pair's operations issued by the even CTA, as CUTLASS does"
+            )));
+        }
+        Ok(s as u32 + 1)
+    }
+
     fn add_tma(&mut self, s: usize, op: TmaOp) -> u32 {
         let c = self.cta(s);
         match c.tma_free.pop() {
@@ -2214,6 +2411,8 @@ fn can_resume(c: &Cta, ag: &Agent, b: Block) -> bool {
             .iter()
             .all(|&ch| c.agents[ch as usize].state == AState::Done),
         Block::TmemAlloc { cols } => c.tmem.can_alloc(cols),
+        // Decided by the machine, which holds the cluster's state.
+        Block::ClusterSync { .. } => false,
     }
 }
 

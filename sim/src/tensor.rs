@@ -193,6 +193,55 @@ pub fn mma(smem: &Smem, tmem: &mut Tmem, op: &MmaOp) -> OpResult<()> {
     Ok(())
 }
 
+/// A `cta_group::2` MMA of a CTA pair: CTA r holds A_r [M/2, K] and B_r [K, N/2] in its shared
+/// memory and its accumulator rows [M/2, N] in its tensor memory (all at the same addresses in
+/// both CTAs); D_r = A_r · [B_0 | B_1] (+ D_r) [PTX.md section 8, seed TIRx page].
+pub fn mma_pair(smem: [&Smem; 2], tmem: [&mut Tmem; 2], op: &MmaOp) -> OpResult<()> {
+    let AOperand::Smem(a) = op.a else {
+        return Err(Fault::unsupported("cta_group::2 MMA with A in tensor memory"));
+    };
+    let (m, k) = last2(a.shape.as_slice());
+    let (kb, nh) = last2(op.b.shape.as_slice());
+    let (am, n) = last2(op.acc.shape.as_slice());
+    if k != kb || am != m || n != 2 * nh {
+        return Err(Fault::unsupported(format!(
+            "cta_group::2 MMA shapes: A {m}x{k}, B {kb}x{nh}, accumulator {am}x{n} per CTA"
+        )));
+    }
+    let (mu, ku, nhu) = (m as usize, k as usize, nh as usize);
+    // [B_0 | B_1] as [N, K] rows.
+    let mut bt = vec![0f64; 2 * nhu * ku];
+    for (r, sm) in smem.iter().enumerate() {
+        let bv = read_smem(sm, &op.b)?;
+        for kk in 0..ku {
+            for j in 0..nhu {
+                bt[(r * nhu + j) * ku + kk] = bv[kk * nhu + j];
+            }
+        }
+    }
+    for (sm, tm) in smem.iter().zip(tmem) {
+        let av = read_smem(sm, &a)?;
+        for i in 0..mu {
+            let arow = &av[i * ku..(i + 1) * ku];
+            for j in 0..2 * nhu {
+                let idx = [i as u32, j as u32];
+                let s: f64 = arow
+                    .iter()
+                    .zip(&bt[j * ku..(j + 1) * ku])
+                    .map(|(x, y)| x * y)
+                    .sum();
+                let old = if op.use_acc {
+                    bits_to_f64(op.acc.dtype, tm.read_view(&op.acc, &idx)?)
+                } else {
+                    0.0
+                };
+                tm.write_view(&op.acc, &idx, round_to(op.acc.dtype, s + old))?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// tcgen05.cp: shared → tensor memory, element by element through both layouts.
 pub fn cp(smem: &Smem, tmem: &mut Tmem, src: &SmemView, dst: &TmemView) -> OpResult<()> {
     if src.shape.as_slice() != dst.shape.as_slice() {

@@ -5,6 +5,8 @@
 //!   `oob=nan` (an f32 reads 0x7FF77FF7) [H100]. The transaction count is the full box, OOB
 //!   included. A load may land in pieces (ranges of box rows), each completing its own bytes.
 //! - Tile stores write only the in-bounds elements [H100].
+//! - Element strides step every dimension but the innermost: the box moved is
+//!   `ceil(block / stride)` per dimension, packed densely, and counts that many bytes [H100].
 //! - gather4/scatter4: rows in groups of 4, one message each; gather fills OOB rows/columns,
 //!   scatter drops rows and columns past the end [seed 09].
 //! - Faults: innermost coordinate not 16-byte aligned (loads and stores) and gather/scatter
@@ -54,9 +56,9 @@ fn box_rows(block: &[u32]) -> u64 {
         .product()
 }
 
-/// Number of box rows (all dimensions but the innermost) of a descriptor.
+/// Number of box rows (all dimensions but the innermost) a copy moves.
 pub fn rows(desc: &DescInfo) -> u64 {
-    box_rows(&desc.block)
+    box_rows(&desc.box_shape())
 }
 
 /// Check a tile load or store before it is issued.
@@ -89,7 +91,7 @@ pub fn check_tile(desc: &DescInfo, coords: &[i64], smem: &SmemView, store: bool)
         }
     }
     check_smem(smem)?;
-    let box_elems: u64 = desc.block.iter().map(|&x| x as u64).product();
+    let box_elems: u64 = desc.box_shape().iter().map(|&x| x as u64).product();
     if smem.shape.numel() != box_elems {
         return Err(Fault::unsupported(format!(
             "shared view of {} elements for a box of {box_elems}",
@@ -174,15 +176,17 @@ pub fn box_addresses(v: &SmemView) -> OpResult<Vec<(u32, u32)>> {
     Ok(out)
 }
 
-/// For box row `row` (all dims but the innermost), the global linear index of its element at
-/// inner offset 0 (as a signed value; may be out of range) and whether the outer dims are in
-/// bounds; plus the global innermost coordinate of the row start.
+/// For box row `row` (all dims but the innermost, in the traversed box), the global linear
+/// index of its element at inner offset 0, or `None` when an outer coordinate is out of range.
+/// Element strides step the outer coordinates: row index `i` of dimension `k` is global
+/// coordinate `coords[k] + i * stride[k]` [PTX.md section 3].
 fn row_base(desc: &DescInfo, coords: &[i64], row: u64, scratch: &mut [u32]) -> Option<i64> {
-    let r = desc.block.len();
-    unravel(row, &desc.block[..r - 1], &mut scratch[..r - 1]);
+    let bx = desc.box_shape();
+    let r = bx.len();
+    unravel(row, &bx[..r - 1], &mut scratch[..r - 1]);
     let mut lin: i64 = 0;
     for k in 0..r - 1 {
-        let g = coords[k].checked_add(scratch[k] as i64)?;
+        let g = coords[k].checked_add(scratch[k] as i64 * desc.stride(k) as i64)?;
         if g < 0 || g >= desc.shape[k] as i64 {
             return None;
         }

@@ -207,6 +207,69 @@ impl LinearLayout {
         ))
     }
 
+    /// `x[.., start:start + len, ..]` along `dim`: the layout of the slice and, for each of its
+    /// registers, the register of `self` that holds the element, when the slice is a choice of
+    /// registers (every bit of `dim` at or above `len` comes from one register bit alone, as in
+    /// a row-per-thread TMEM layout sliced along its columns). `len` is a power of two and
+    /// `start` a multiple of it.
+    pub fn slice(&self, dim: usize, start: u32, len: u32) -> Option<(LinearLayout, Vec<usize>)> {
+        let extent = *self.shape.get(dim)?;
+        if !len.is_power_of_two() || !start.is_multiple_of(len) || start.checked_add(len)? > extent {
+            return None;
+        }
+        let o = dim_offsets(&self.shape).ok()?[dim];
+        let (k, e) = (len.trailing_zeros(), extent.trailing_zeros());
+        let high: u32 = ((1u32 << e) - 1) & !((1u32 << k) - 1);
+        let hmask = high << o;
+        if self
+            .lanes
+            .iter()
+            .chain(self.warps.iter())
+            .any(|&b| b & hmask != 0)
+        {
+            return None;
+        }
+        // Register bits that select among the slices, and the value each must take.
+        let target = (start >> k) << (o + k);
+        let mut fixed = 0usize;
+        let mut covered = 0u32;
+        let mut free: Vec<usize> = Vec::new();
+        for (i, &b) in self.regs.iter().enumerate() {
+            if b & hmask == 0 {
+                free.push(i);
+            } else if b.count_ones() == 1 && b & hmask == b {
+                covered |= b;
+                if target & b != 0 {
+                    fixed |= 1 << i;
+                }
+            } else {
+                return None;
+            }
+        }
+        if covered != hmask {
+            return None;
+        }
+        // Flat-index bits of the slice: drop the selecting bits, move the higher ones down.
+        let lo_mask = (1u32 << (o + k)) - 1;
+        let f = |v: u32| (v & lo_mask) | ((v >> (o + e)) << (o + k));
+        let mut shape = self.shape.clone();
+        shape[dim] = len;
+        let layout = LinearLayout {
+            shape,
+            regs: free.iter().map(|&i| f(self.regs[i])).collect(),
+            lanes: self.lanes.iter().map(|&b| f(b)).collect(),
+            warps: self.warps.iter().map(|&b| f(b)).collect(),
+        };
+        let map = (0..1usize << free.len())
+            .map(|j| {
+                free.iter()
+                    .enumerate()
+                    .fold(fixed, |r, (bit, &i)| r | (((j >> bit) & 1) << i))
+            })
+            .collect();
+        Some((layout, map))
+    }
+
     /// `join(a, b)` of two tiles of this layout: a new last dimension of extent 2 selected by a
     /// new highest register bit (registers of `a` first, then those of `b`).
     pub fn join(&self) -> LinearLayout {
@@ -574,6 +637,36 @@ mod tests {
         let e = elems(&l, 3, 1);
         assert_eq!(e[0], 35);
         assert_eq!(e[1], 64 + 35);
+    }
+
+    #[test]
+    fn column_slice_of_a_row_per_thread_tile_picks_registers() {
+        // tmem32x32b over [128, 256] with 4 warps: thread (lane l, warp w) holds row 32w + l,
+        // all 256 columns in its registers. Columns 64..128 of that tile, as a [128, 64] tile,
+        // are the same thread's elements (row r, column 64 + c) for c in 0..64.
+        let l = tmem32x32b(&[128, 256], 2).unwrap();
+        let (s, map) = l.slice(1, 64, 64).unwrap();
+        assert_eq!(s.shape, vec![128, 64]);
+        assert_eq!(map.len(), 64);
+        for (lane, warp) in [(0, 0), (5, 1), (31, 3)] {
+            let row = 32 * warp + lane;
+            let full = elems(&l, lane, warp);
+            let part = elems(&s, lane, warp);
+            for (j, &flat) in part.iter().enumerate() {
+                let (r, c) = (flat / 64, flat % 64);
+                assert_eq!(r, row);
+                // The register the slice names holds element (row, 64 + c) of the full tile.
+                assert_eq!(full[map[j]], row * 256 + 64 + c);
+            }
+            let mut cols: Vec<u32> = part.iter().map(|f| f % 64).collect();
+            cols.sort();
+            assert_eq!(cols, (0..64).collect::<Vec<_>>());
+        }
+        // Rows are spread over lanes and warps: a row slice is no choice of registers.
+        assert!(l.slice(0, 0, 64).is_none());
+        // Unaligned or non-power-of-two slices are refused.
+        assert!(l.slice(1, 32, 64).is_none());
+        assert!(l.slice(1, 0, 48).is_none());
     }
 
     #[test]

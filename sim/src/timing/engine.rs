@@ -1266,7 +1266,9 @@ impl<'p> Engine<'p> {
                 };
                 Ok(Some(Flow::Next))
             }
-            LOp::BarSync => {
+            // cluster.sync is timed like a CTA barrier: the timing model runs the CTAs of a
+            // cluster independently (cta_group::2 is refused above).
+            LOp::BarSync | LOp::ClusterSync => {
                 *t += chip.bar_sync_cycles;
                 Ok(Some(Flow::Next))
             }

@@ -120,3 +120,64 @@ pub fn worst(got: &[f64], want: &[f64], atol: f64, rtol: f64) -> f64 {
         .map(|(g, w)| (g - w).abs() / (atol + rtol * w.abs()))
         .fold(0.0, f64::max)
 }
+
+/// Run `.tile` source (its launch inputs drawn for seed 1) under a caller-provided scheduler.
+pub fn run_sched(src: &str, consts: &[(&str, &str)], sched: &mut dyn bwsim_sim::Scheduler) -> RunResult {
+    use bwsim_isa::verify::{verify, VerifyOptions};
+    let k = bwsim_isa::parser::parse(src).unwrap_or_else(|d| panic!("parse: {d:?}"));
+    let overrides: Vec<Override> = consts
+        .iter()
+        .map(|(n, v)| Override {
+            name: n.to_string(),
+            value: v.to_string(),
+        })
+        .collect();
+    let (checked, d) = verify(
+        &k,
+        &VerifyOptions {
+            target: None,
+            overrides,
+        },
+    );
+    let checked =
+        checked.unwrap_or_else(|| panic!("verify: {}", diag::render(&d, &SourceFile::new("t", src))));
+    let plan =
+        bwsim_isa::launch::resolve(&checked, k.launch.as_ref().expect("launch")).expect("launch resolves");
+    let inputs = bwsim_isa::launch::materialize(&plan, 1);
+    bwsim_sim::run_with(&checked, &plan, inputs, &RunOptions::default(), sched)
+}
+
+/// A scheduler whose choices are scripted: always the first runnable agent, one piece per TMA
+/// copy, and per-kind latencies taken from queues (10 once a queue runs dry).
+#[derive(Default)]
+pub struct Scripted {
+    pub latencies: std::collections::HashMap<bwsim_sim::AsyncKind, std::collections::VecDeque<u64>>,
+}
+
+impl Scripted {
+    pub fn with(mut self, kind: bwsim_sim::AsyncKind, lat: &[u64]) -> Scripted {
+        self.latencies
+            .entry(kind)
+            .or_default()
+            .extend(lat.iter().copied());
+        self
+    }
+}
+
+impl bwsim_sim::Scheduler for Scripted {
+    fn pick(&mut self, _runnable: &[bwsim_sim::AgentRef]) -> usize {
+        0
+    }
+    fn latency(&mut self, kind: bwsim_sim::AsyncKind) -> u64 {
+        self.latencies
+            .get_mut(&kind)
+            .and_then(|q| q.pop_front())
+            .unwrap_or(10)
+    }
+    fn pieces(&mut self, _max: u32) -> u32 {
+        1
+    }
+    fn tiebreak(&mut self) -> u64 {
+        0
+    }
+}

@@ -422,6 +422,11 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 self.part_barrier();
                 Ok(None)
             }
+            ClusterSync {} => Err(super::unsupported(
+                name,
+                span,
+                "clusters are not lowered yet (no cluster launch attribute, no cta_group::2)",
+            )),
         }
     }
 

@@ -826,6 +826,40 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                     d += 1;
                 }
                 IndexItem::Slice(None, None) => d += 1,
+                IndexItem::Slice(lo, hi) => {
+                    let extent = out.ll.shape.get(d).copied().unwrap_or(0);
+                    let start = match lo {
+                        Some(e) => self.const_int(e, "index")?,
+                        None => 0,
+                    };
+                    let end = match hi {
+                        Some(e) => self.const_int(e, "index")?,
+                        None => extent as i64,
+                    };
+                    let (Ok(start), Ok(len)) = (u32::try_from(start), u32::try_from(end - start)) else {
+                        return Err(invalid(
+                            "index",
+                            span,
+                            format!("slice {start}:{end} is out of range"),
+                        ));
+                    };
+                    let Some((ll, map)) = out.ll.slice(d, start, len) else {
+                        return Err(unsupported(
+                            "index",
+                            span,
+                            format!(
+                                "slice {start}:{end} of dimension {d} is not a choice of registers in this layout (a power-of-two length, aligned, along a dimension each thread holds in registers)"
+                            ),
+                        ));
+                    };
+                    out = Tile {
+                        dtype: out.dtype,
+                        regs: map.iter().map(|&r| out.regs[r]).collect(),
+                        ll,
+                        parent: None,
+                    };
+                    d += 1;
+                }
                 _ => {
                     return Err(invalid(
                         "index",

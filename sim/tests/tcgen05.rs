@@ -1,0 +1,542 @@
+//! tcgen05 on the simulated tensor pipe: MMA results against an f64 reference written here
+//! (f16/bf16/tf32/fp8/fp4, K-major and MN-major B, every swizzle mode, M 64/128, A from tensor memory,
+//! use_acc, block-scaled fp8 with ue8m0 factors decoded here), tcgen05.cp before an MMA that
+//! reads its destination, and tcgen05.commit covering exactly the earlier operations.
+
+mod common;
+use bwsim_isa::launch::HostTensor;
+use bwsim_sim::{AsyncKind, What};
+use common::*;
+use half::{bf16, f16};
+
+/// One MMA (twice with TWICE: the second accumulates) of TMA-loaded A [M, K] and B (stored
+/// [N, K] K-major, or [K, N] MN-major), read back through registers.
+const MMA: &str = r#"
+kernel mma_test {
+  target sm_100a
+  num_warps 4
+  const DT: dtype = f16
+  const M: int = 128
+  const N: int = 128
+  const K: int = 64
+  const B_KMAJOR: bool = true
+  const A_TMEM: bool = false
+  const TWICE: bool = false
+  const SWA: int = min(128, K * bitwidth(DT) / 8)
+  const BR: int = select(B_KMAJOR, N, K)
+  const BC: int = select(B_KMAJOR, K, N)
+  const SWB: int = min(128, BC * bitwidth(DT) / 8)
+  param a_desc: tensor_desc(DT[M, K], nvmma(SWA))
+  param b_desc: tensor_desc(DT[BR, BC], nvmma(SWB))
+  param out_ptr: ptr(f32)
+  layout row = blocked([1, 1], [1, 32], [4, 1], [1, 0])
+  let a_smem = smem.alloc DT[M, K], nvmma(SWA)
+  let b_smem = smem.alloc DT[K, N], nvmma(SWB, transposed=B_KMAJOR)
+  let tma_bar = mbar.alloc 1
+  let mma_bar = mbar.alloc 1
+  mbar.init tma_bar[0], 1
+  mbar.init mma_bar[0], 1
+  let acc = tmem.alloc f32[M, N]
+  mbar.expect tma_bar[0], a_desc.nbytes + b_desc.nbytes
+  tma.load a_desc[0, 0], a_smem, tma_bar[0]
+  tma.load b_desc[0, 0], b_smem, tma_bar[0]
+  mbar.wait tma_bar[0], 0
+  if A_TMEM {
+    let a_tm = tmem.alloc DT[M, K]
+    let a_regs = smem.load a_smem, layout=row
+    tmem.store a_tm, a_regs
+    tcgen05.mma a_tm, b_smem, acc, use_acc=false
+  } else {
+    tcgen05.mma a_smem, b_smem, acc, use_acc=false
+  }
+  if TWICE {
+    tcgen05.mma a_smem, b_smem, acc, use_acc=true
+  }
+  tcgen05.commit mma_bar[0]
+  mbar.wait mma_bar[0], 0
+  tcgen05.fence_after
+  let d = tmem.load acc
+  let offs = expand_dims(arange(0, M, slice(1, row)), 1) * N + expand_dims(arange(0, N, slice(0, row)), 0)
+  global.store out_ptr, offs, convert_layout(d, row)
+  launch {
+    grid = [1]
+    tensor a: DT[M, K] = randn()
+    tensor b: DT[BR, BC] = randn()
+    tensor out: f32[M, N] = zeros()
+    a_desc = a
+    b_desc = b
+    out_ptr = out
+    outputs = [out]
+  }
+}
+"#;
+
+/// An element as the tensor core reads it: f16/bf16 exactly, f32 as tf32 (the low 13
+/// mantissa bits ignored).
+fn operand(t: &HostTensor, i: u64) -> f64 {
+    let b = t.get_bits(i);
+    match t.dtype {
+        bwsim_isa::DType::F16 => f16::from_bits(b as u16).to_f64(),
+        bwsim_isa::DType::BF16 => bf16::from_bits(b as u16).to_f64(),
+        bwsim_isa::DType::F32 => f32::from_bits(b as u32 & !0x1fff) as f64,
+        _ => low_precision(t, i),
+    }
+}
+
+/// out[i, j] = sum_k A[i, k] B(k, j), B(k, j) = b[j, k] (K-major) or b[k, j] (MN-major).
+fn reference(a: &HostTensor, b: &HostTensor, b_kmajor: bool, times: f64) -> Vec<f64> {
+    let (m, k) = (a.shape[0], a.shape[1]);
+    let n = if b_kmajor { b.shape[0] } else { b.shape[1] };
+    let mut out = Vec::new();
+    for i in 0..m {
+        for j in 0..n {
+            let mut s = 0.0;
+            for kk in 0..k {
+                let bv = if b_kmajor {
+                    operand(b, j * k + kk)
+                } else {
+                    operand(b, kk * n + j)
+                };
+                s += operand(a, i * k + kk) * bv;
+            }
+            out.push(times * s);
+        }
+    }
+    out
+}
+
+fn check_mma(consts: &[(&str, &str)]) {
+    let r = run(MMA, consts);
+    assert_ok(MMA, &r);
+    let inp = inputs(MMA, consts, 1);
+    let b_kmajor = !consts.contains(&("B_KMAJOR", "false"));
+    let times = if consts.contains(&("TWICE", "true")) {
+        2.0
+    } else {
+        1.0
+    };
+    let want = reference(&inp[0], &inp[1], b_kmajor, times);
+    let got = values(tensor(&r, "out"));
+    let w = worst(&got, &want, 1e-3, 1e-4);
+    assert!(w <= 1.0, "{consts:?}: worst error {w} of the tolerance");
+    // Not trivially passing: the reference is far from zero.
+    assert!(want.iter().any(|v| v.abs() > 1.0));
+}
+
+#[test]
+fn f16_k_major_128x128x64_swizzle_128() {
+    check_mma(&[]);
+}
+
+#[test]
+fn f16_mn_major_b() {
+    check_mma(&[("B_KMAJOR", "false"), ("N", "64")]);
+    check_mma(&[("B_KMAJOR", "false"), ("N", "32")]);
+}
+
+#[test]
+fn bf16_m64_swizzle_64() {
+    check_mma(&[("DT", "bf16"), ("M", "64"), ("K", "32")]);
+}
+
+#[test]
+fn f16_n256_swizzle_32() {
+    check_mma(&[("N", "256"), ("K", "16")]);
+}
+
+#[test]
+fn tf32_ignores_the_low_mantissa_bits() {
+    check_mma(&[("DT", "f32"), ("K", "32"), ("N", "64")]);
+}
+
+#[test]
+fn fp8_and_fp4_unscaled_kind_f8f6f4() {
+    check_mma(&[("DT", "f8e4m3"), ("K", "128")]);
+    check_mma(&[("DT", "f8e5m2"), ("K", "64"), ("N", "64")]);
+    check_mma(&[("DT", "f4e2m1"), ("K", "128")]);
+}
+
+#[test]
+fn a_from_tensor_memory() {
+    check_mma(&[("A_TMEM", "true")]);
+}
+
+#[test]
+fn use_acc_accumulates() {
+    check_mma(&[("TWICE", "true")]);
+}
+
+/// Block-scaled MMA (kind::mxf8f6f4 / mxf4 with ue8m0 factors, one per 32 K-elements) with
+/// the scale factors written to tensor memory through registers.
+const SCALED: &str = r#"
+kernel scaled_mma {
+  target sm_100a
+  num_warps 4
+  const DT: dtype = f8e4m3
+  const M: int = 128
+  const N: int = 128
+  const K: int = 128
+  const SW: int = min(128, K * bitwidth(DT) / 8)
+  param a_desc: tensor_desc(DT[M, K], nvmma(SW))
+  param b_desc: tensor_desc(DT[N, K], nvmma(SW))
+  param sfa_ptr: ptr(ue8m0)
+  param sfb_ptr: ptr(ue8m0)
+  param out_ptr: ptr(f32)
+  layout row = blocked([1, 1], [1, 32], [4, 1], [1, 0])
+  layout sf = blocked([1, 1], [32, 1], [4, 1], [1, 0])
+  let a_smem = smem.alloc DT[M, K], nvmma(SW)
+  let b_smem = smem.alloc DT[K, N], nvmma(SW, transposed=true)
+  let tma_bar = mbar.alloc 1
+  let mma_bar = mbar.alloc 1
+  mbar.init tma_bar[0], 1
+  mbar.init mma_bar[0], 1
+  let acc = tmem.alloc f32[M, N]
+  let sfa = tmem.alloc ue8m0[M, K / 32], block=[128, K / 32], scales=true
+  let sfb = tmem.alloc ue8m0[N, K / 32], block=[128, K / 32], scales=true
+  mbar.expect tma_bar[0], a_desc.nbytes + b_desc.nbytes
+  tma.load a_desc[0, 0], a_smem, tma_bar[0]
+  tma.load b_desc[0, 0], b_smem, tma_bar[0]
+  let sf_offs = expand_dims(arange(0, M, slice(1, sf)), 1) * (K / 32) + expand_dims(arange(0, K / 32, slice(0, sf)), 0)
+  let sfa_val = global.load sfa_ptr, sf_offs
+  let sfb_val = global.load sfb_ptr, sf_offs
+  tmem.store sfa, sfa_val
+  tmem.store sfb, sfb_val
+  tcgen05.fence_before
+  bar.sync
+  tcgen05.fence_after
+  mbar.wait tma_bar[0], 0
+  tcgen05.mma_scaled a_smem, b_smem, acc, sfa, sfb, use_acc=false
+  tcgen05.commit mma_bar[0]
+  mbar.wait mma_bar[0], 0
+  tcgen05.fence_after
+  let d = tmem.load acc
+  let offs = expand_dims(arange(0, M, slice(1, row)), 1) * N + expand_dims(arange(0, N, slice(0, row)), 0)
+  global.store out_ptr, offs, convert_layout(d, row)
+  launch {
+    grid = [1]
+    tensor a: DT[M, K] = randn()
+    tensor b: DT[N, K] = randn()
+    tensor sfa: ue8m0[M, K / 32] = randint(124, 131)
+    tensor sfb: ue8m0[N, K / 32] = randint(124, 131)
+    tensor out: f32[M, N] = zeros()
+    a_desc = a
+    b_desc = b
+    sfa_ptr = sfa
+    sfb_ptr = sfb
+    out_ptr = out
+    outputs = [out]
+  }
+}
+"#;
+
+/// OCP MX element decodings, written here from the format tables.
+fn low_precision(t: &HostTensor, i: u64) -> f64 {
+    let b = t.get_bits(i) as u32;
+    match t.dtype {
+        bwsim_isa::DType::F8E4M3 => {
+            assert_ne!(b & 0x7f, 0x7f, "randn draws no NaN");
+            let (s, e, m) = (b >> 7, (b >> 3) & 0xf, b & 7);
+            let mag = if e == 0 {
+                m as f64 / 8.0 * 2f64.powi(-6)
+            } else {
+                (1.0 + m as f64 / 8.0) * 2f64.powi(e as i32 - 7)
+            };
+            if s == 1 {
+                -mag
+            } else {
+                mag
+            }
+        }
+        bwsim_isa::DType::F8E5M2 => f16::from_bits((b as u16) << 8).to_f64(),
+        bwsim_isa::DType::F4E2M1 => {
+            let mag = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0][(b & 7) as usize];
+            if b & 8 != 0 {
+                -mag
+            } else {
+                mag
+            }
+        }
+        bwsim_isa::DType::UE8M0 => 2f64.powi(b as i32 - 127),
+        d => panic!("not a block-scaled type: {d}"),
+    }
+}
+
+#[test]
+fn block_scaled_fp8_and_fp4_against_an_f64_reference() {
+    for dt in ["f8e4m3", "f8e5m2", "f4e2m1"] {
+        let consts = [("DT", dt)];
+        let r = run(SCALED, &consts);
+        assert_ok(SCALED, &r);
+        let inp = inputs(SCALED, &consts, 1);
+        let (a, b, sfa, sfb) = (&inp[0], &inp[1], &inp[2], &inp[3]);
+        let (m, k, n) = (a.shape[0], a.shape[1], b.shape[0]);
+        let mut want = Vec::new();
+        for i in 0..m {
+            for j in 0..n {
+                let mut s = 0.0;
+                for kk in 0..k {
+                    let scale = low_precision(sfa, i * (k / 32) + kk / 32)
+                        * low_precision(sfb, j * (k / 32) + kk / 32);
+                    s += low_precision(a, i * k + kk) * low_precision(b, j * k + kk) * scale;
+                }
+                want.push(s);
+            }
+        }
+        let got = values(tensor(&r, "out"));
+        let w = worst(&got, &want, 1e-3, 1e-4);
+        assert!(w <= 1.0, "{dt}: worst error {w} of the tolerance");
+        assert!(want.iter().any(|v| v.abs() > 1.0));
+    }
+}
+
+/// D = A @ B + C: C arrives by TMA, tcgen05.cp puts it in the accumulator, and the MMA that
+/// accumulates on it is issued right after with no wait (seed 10: the tensor pipe runs
+/// tcgen05 operations in issue order). Then two MMAs with a commit after each.
+const PIPE: &str = r#"
+kernel pipe_order {
+  target sm_100a
+  num_warps 4
+  param a_desc: tensor_desc(f16[128, 64], nvmma(128))
+  param b_desc: tensor_desc(f16[32, 64], nvmma(128))
+  param c_desc: tensor_desc(f32[128, 32], nvmma(128))
+  param out_ptr: ptr(f32)
+  layout row = blocked([1, 1], [1, 32], [4, 1], [1, 0])
+  let a_smem = smem.alloc f16[128, 64], nvmma(128)
+  let b_smem = smem.alloc f16[64, 32], nvmma(128, transposed=true)
+  let c_smem = smem.alloc f32[128, 32], nvmma(128)
+  let bars = mbar.alloc 3
+  mbar.init bars[0], 1
+  mbar.init bars[1], 1
+  mbar.init bars[2], 1
+  let acc = tmem.alloc f32[2, 128, 32], block=[128, 32], col_stride=1
+  mbar.expect bars[0], a_desc.nbytes + b_desc.nbytes + c_desc.nbytes
+  tma.load a_desc[0, 0], a_smem, bars[0]
+  tma.load b_desc[0, 0], b_smem, bars[0]
+  tma.load c_desc[0, 0], c_smem, bars[0]
+  mbar.wait bars[0], 0
+  tcgen05.cp c_smem, acc[0]
+  tcgen05.mma a_smem, b_smem, acc[0], use_acc=true
+  tcgen05.commit bars[1]
+  tcgen05.mma a_smem, b_smem, acc[1], use_acc=false
+  tcgen05.commit bars[2]
+  mbar.wait bars[1], 0
+  tcgen05.fence_after
+  let d = tmem.load acc[0]
+  let offs = expand_dims(arange(0, 128, slice(1, row)), 1) * 32 + expand_dims(arange(0, 32, slice(0, row)), 0)
+  global.store out_ptr, offs, convert_layout(d, row)
+  mbar.wait bars[2], 0
+  launch {
+    grid = [1]
+    tensor a: f16[128, 64] = randn()
+    tensor b: f16[32, 64] = randn()
+    tensor c: f32[128, 32] = randn()
+    tensor out: f32[128, 32] = zeros()
+    a_desc = a
+    b_desc = b
+    c_desc = c
+    out_ptr = out
+    outputs = [out]
+  }
+}
+"#;
+
+/// The expected D for the inputs drawn with `seed`.
+fn d_reference(seed: u64) -> Vec<f64> {
+    let inp = inputs(PIPE, &[], seed);
+    let (a, b, c) = (&inp[0], &inp[1], &inp[2]);
+    reference(a, b, true, 1.0)
+        .into_iter()
+        .enumerate()
+        .map(|(i, ab)| ab + f32::from_bits(c.get_bits(i as u64) as u32) as f64)
+        .collect()
+}
+
+#[test]
+fn cp_then_mma_runs_in_issue_order() {
+    let want = d_reference(1);
+    // A slow copy and a fast MMA: the MMA still sees the copied accumulator.
+    let mut s = Scripted::default()
+        .with(AsyncKind::Cp, &[1000])
+        .with(AsyncKind::Mma, &[1, 1]);
+    let r = run_sched(PIPE, &[], &mut s);
+    assert_ok(PIPE, &r);
+    let w = worst(&values(tensor(&r, "out")), &want, 1e-3, 1e-4);
+    assert!(w <= 1.0, "worst error {w} of the tolerance");
+    for seed in 0..6 {
+        let r = run_seed(PIPE, &[], seed);
+        assert_ok(PIPE, &r);
+        let w = worst(&values(tensor(&r, "out")), &d_reference(seed), 1e-3, 1e-4);
+        assert!(w <= 1.0, "seed {seed}: worst error {w}");
+    }
+}
+
+/// A commit arrives once every EARLIER tcgen05 operation has completed, and does not wait for
+/// later ones: with a slow second MMA, the first commit's barrier flips between the two MMAs'
+/// completions, and the waiter on it proceeds before the second MMA is done.
+#[test]
+fn commit_covers_earlier_operations_only() {
+    let mut s = Scripted::default()
+        .with(AsyncKind::Cp, &[5])
+        .with(AsyncKind::Mma, &[10, 2000]);
+    let r = run_sched(PIPE, &[], &mut s);
+    assert_ok(PIPE, &r);
+    let ev = &r.trace.events;
+    let completes: Vec<u64> = ev
+        .iter()
+        .filter(|e| {
+            matches!(
+                e.what,
+                What::Complete {
+                    op: "tcgen05.mma",
+                    ..
+                }
+            )
+        })
+        .map(|e| e.time)
+        .collect();
+    let flips: Vec<(u32, u64)> = ev
+        .iter()
+        .filter_map(|e| match e.what {
+            What::PhaseFlip { bar, .. } => Some((bar, e.time)),
+            _ => None,
+        })
+        .collect();
+    // Barrier 0 flips for the TMA; 1 and 2 for the commits, in that order.
+    assert_eq!(flips.len(), 3, "{flips:?}");
+    let (first_commit, second_commit) = (flips[1].1, flips[2].1);
+    assert_eq!(completes.len(), 2);
+    assert!(
+        first_commit >= completes[0],
+        "the commit arrived before the MMA it covers"
+    );
+    assert!(
+        first_commit < completes[1],
+        "the first commit waited for a later MMA"
+    );
+    assert!(second_commit >= completes[1]);
+    let waited = ev
+        .iter()
+        .filter(|e| matches!(e.what, What::WaitDone { .. }))
+        .map(|e| e.time)
+        .nth(1)
+        .expect("the wait on the first commit's barrier");
+    assert!(
+        waited < completes[1],
+        "the waiter proceeded only after the later MMA"
+    );
+    let w = worst(&values(tensor(&r, "out")), &d_reference(1), 1e-3, 1e-4);
+    assert!(w <= 1.0);
+}
+
+/// A CTA pair (cluster of 2) computes D [256, N] = A [256, K] B^T with cta_group::2: CTA r
+/// loads A rows 128r.., B rows (N) (N/2)r.., the even CTA issues the MMA after `cluster.sync`,
+/// the commit arrives on both CTAs' barrier, each reads back its 128 accumulator rows.
+const PAIR: &str = r#"
+kernel pair {
+  target sm_100a
+  num_warps 4
+  const N: int = 128
+  const CLUSTER: int = 2
+  param a_desc: tensor_desc(f16[128, 64], nvmma(128))
+  param b_desc: tensor_desc(f16[N / 2, 64], nvmma(128))
+  param out_ptr: ptr(f32)
+  layout row = blocked([1, 1], [1, 32], [4, 1], [1, 0])
+  let a_smem = smem.alloc f16[128, 64], nvmma(128)
+  let b_smem = smem.alloc f16[64, N / 2], nvmma(128, transposed=true)
+  let bars = mbar.alloc 2
+  mbar.init bars[0], 1
+  mbar.init bars[1], 1
+  fence.mbarrier_init
+  let acc = tmem.alloc f32[128, N]
+  let rank = program_id(0) % 2
+  mbar.expect bars[0], a_desc.nbytes + b_desc.nbytes
+  tma.load a_desc[rank * 128, 0], a_smem, bars[0]
+  tma.load b_desc[rank * (N / 2), 0], b_smem, bars[0]
+  mbar.wait bars[0], 0
+  cluster.sync
+  if rank == 0 {
+    tcgen05.mma a_smem, b_smem, acc, use_acc=false, cta_group=2
+    tcgen05.commit bars[1], cta_group=2
+  }
+  mbar.wait bars[1], 0
+  tcgen05.fence_after
+  let d = tmem.load acc
+  let offs = expand_dims(rank * 128 + arange(0, 128, slice(1, row)), 1) * N + expand_dims(arange(0, N, slice(0, row)), 0)
+  global.store out_ptr, offs, convert_layout(d, row)
+  launch {
+    grid = [4]
+    cluster = [CLUSTER]
+    tensor a: f16[256, 64] = randn()
+    tensor b: f16[N, 64] = randn()
+    tensor out: f32[256, N] = zeros()
+    a_desc = a
+    b_desc = b
+    out_ptr = out
+    outputs = [out]
+  }
+}
+"#;
+
+#[test]
+fn cta_pair_mma_against_an_f64_reference() {
+    for (n, seed) in [("128", 1), ("256", 2), ("32", 3)] {
+        let c = [("N", n)];
+        let r = run_seed(PAIR, &c, seed);
+        assert_ok(PAIR, &r);
+        let inp = inputs(PAIR, &c, seed);
+        // Two clusters (grid 4) compute the same tile: both must be right.
+        let want = reference(&inp[0], &inp[1], true, 1.0);
+        let w = worst(&values(tensor(&r, "out")), &want, 1e-3, 1e-4);
+        assert!(w <= 1.0, "N={n}: worst error {w} of the tolerance");
+        // The pair's commit arrives on the barrier of both CTAs of each cluster.
+        let commit_cta: Vec<u32> = r
+            .trace
+            .events
+            .iter()
+            .filter(|e| matches!(e.what, What::Arrive { .. }) && e.unit == bwsim_sim::Unit::Tc)
+            .map(|e| e.cta)
+            .collect();
+        let mut sorted = commit_cta.clone();
+        sorted.sort();
+        assert_eq!(sorted, [0, 1, 2, 3], "one commit arrival per CTA");
+    }
+}
+
+#[test]
+fn cluster_sync_holds_every_cta_until_all_arrive() {
+    // Whichever CTA of a pair arrives first blocks until the other arrives.
+    let r = run(PAIR, &[]);
+    let ev = &r.trace.events;
+    let arrived = |cta: u32| {
+        ev.iter()
+            .find(|e| e.cta == cta && matches!(e.what, What::Fence { op: "cluster.sync" }))
+            .map(|e| e.time)
+            .expect("arrived")
+    };
+    for (even, odd) in [(0, 1), (2, 3)] {
+        let last = arrived(even).max(arrived(odd));
+        for cta in [even, odd] {
+            let passed = ev
+                .iter()
+                .find(|e| e.cta == cta && matches!(e.what, What::Resumed { on: "cluster.sync" }))
+                .map(|e| e.time)
+                .unwrap_or(arrived(cta));
+            assert!(
+                passed >= last,
+                "CTA {cta} left cluster.sync at {passed} before its peer arrived at {last}"
+            );
+        }
+    }
+}
+
+#[test]
+fn cta_pair_operations_need_a_cluster_of_two() {
+    let r = run(PAIR, &[("CLUSTER", "1")]);
+    assert!(!r.ok());
+    let d = r
+        .diagnostics
+        .iter()
+        .find(|d| d.code == "cta-pair")
+        .expect("cta-pair diagnostic");
+    assert!(d.message.contains("cluster of 2"), "{}", d.message);
+}

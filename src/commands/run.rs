@@ -1,0 +1,522 @@
+//! `bwsim run`: simulate a kernel on the inputs its launch spec describes, then report its
+//! outputs (checked against the CPU reference when the kernel has one), any trap with its span,
+//! and a summary of the run.
+
+use super::{
+    diags_json, load_source, parse_or_report, parse_override, parse_target, print_diags, CliError, CliResult,
+};
+use bwsim_isa::consts::Override;
+use bwsim_isa::launch::{self, HostTensor, LaunchPlan};
+use bwsim_isa::verify::{verify, VerifyOptions};
+use bwsim_isa::{SourceFile, Target};
+use bwsim_kernels::reference::{self, Comparison, Expected, Tolerance};
+use bwsim_sim::{Outcome, Progress, RunOptions, RunResult};
+use serde_json::json;
+use std::io::IsTerminal;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// A .tile file or a bundled kernel name (`bwsim list`).
+    kernel: String,
+    /// Seed of the input data and of the scheduler (same seed, same run).
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Override a compile-time constant: --const BLOCK_M=64 (repeatable).
+    #[arg(long = "const", value_name = "NAME=VALUE", value_parser = parse_override)]
+    consts: Vec<Override>,
+    /// Target to run for (default: the kernel's first target).
+    #[arg(long, value_parser = parse_target)]
+    target: Option<Target>,
+    /// Write the event trace in its compact text form to this file.
+    #[arg(long, value_name = "FILE")]
+    trace: Option<String>,
+    /// Write the event trace as Chrome trace JSON (Perfetto, chrome://tracing) to this file.
+    #[arg(long, value_name = "FILE")]
+    chrome: Option<String>,
+    /// Print the result as JSON on stdout.
+    #[arg(long)]
+    json: bool,
+    /// Stop after this many agent steps (a guard against kernels that spin forever).
+    #[arg(long, value_name = "N", default_value_t = RunOptions::default().max_steps)]
+    max_steps: u64,
+}
+
+/// What the run's outputs came to.
+enum Verdict {
+    Pass,
+    Fail,
+    /// Completed; the kernel has no CPU reference.
+    Unchecked,
+    /// Trapped, deadlocked, stopped by a diagnostic or by the step limit.
+    Stopped,
+}
+
+impl Verdict {
+    fn word(&self, r: &RunResult) -> &'static str {
+        match self {
+            Verdict::Pass => "PASS",
+            Verdict::Fail => "FAIL",
+            Verdict::Unchecked => "COMPLETED (no reference to check against)",
+            Verdict::Stopped => match r.outcome {
+                Outcome::Trapped => "TRAP",
+                Outcome::Deadlock => "DEADLOCK",
+                Outcome::StepLimit => "STEP LIMIT",
+                _ => "ERROR",
+            },
+        }
+    }
+}
+
+pub fn run(a: Args) -> CliResult {
+    let file = load_source(&a.kernel)?;
+    let Some(k) = parse_or_report(&file, a.json) else {
+        return Ok(ExitCode::from(1));
+    };
+    let (checked, vdiags) = verify(
+        &k,
+        &VerifyOptions {
+            target: a.target,
+            overrides: a.consts.clone(),
+        },
+    );
+    let Some(checked) = checked else {
+        report_static_failure(&file, &vdiags, a.json);
+        return Ok(ExitCode::from(1));
+    };
+    let Some(l) = &k.launch else {
+        let d = bwsim_isa::Diagnostic::error(
+            "launch",
+            "kernel has no `launch { }` section",
+            k.name.span,
+            "here",
+        )
+        .with_help(
+            "add a launch section: grid, tensors and the argument of every parameter (docs/tile-format.md)",
+        );
+        report_static_failure(&file, &[d], a.json);
+        return Ok(ExitCode::from(1));
+    };
+    let plan = match launch::resolve(&checked, l) {
+        Ok(p) => p,
+        Err(d) => {
+            report_static_failure(&file, &d, a.json);
+            return Ok(ExitCode::from(1));
+        }
+    };
+    let inputs = launch::materialize(&plan, a.seed);
+    let expected = reference::reference(&k.name.name, &plan, &inputs);
+
+    let progress = Arc::new(Progress::default());
+    let opts = RunOptions {
+        seed: a.seed,
+        trace: a.trace.is_some() || a.chrome.is_some(),
+        max_steps: a.max_steps,
+        progress: Some(progress.clone()),
+        ..RunOptions::default()
+    };
+    let started = Instant::now();
+    let result = with_progress(&progress, plan.num_ctas(), || {
+        bwsim_sim::run(&checked, &plan, inputs, &opts)
+    });
+    let wall = started.elapsed();
+
+    if let Some(p) = &a.trace {
+        std::fs::write(p, result.trace.render(Some(&file)))
+            .map_err(|e| CliError(format!("cannot write `{p}`: {e}")))?;
+    }
+    if let Some(p) = &a.chrome {
+        let text = serde_json::to_string(&result.trace.chrome_json(Some(&file)))
+            .map_err(|e| CliError(format!("cannot encode the Chrome trace: {e}")))?;
+        std::fs::write(p, text).map_err(|e| CliError(format!("cannot write `{p}`: {e}")))?;
+    }
+
+    // Compare outputs once the run completed.
+    let completed = result.outcome == Outcome::Completed;
+    let (comparisons, ref_error) = match (&expected, completed) {
+        (Some(Ok(exp)), true) => (compare_all(&result, exp), None),
+        (Some(Err(e)), _) => (Vec::new(), Some(e.clone())),
+        _ => (Vec::new(), None),
+    };
+    let verdict = if !result.ok() {
+        Verdict::Stopped
+    } else if ref_error.is_some()
+        || comparisons
+            .iter()
+            .any(|(_, c, _)| c.as_ref().is_some_and(|c| !c.passed()))
+    {
+        Verdict::Fail
+    } else if expected.is_some() {
+        Verdict::Pass
+    } else {
+        Verdict::Unchecked
+    };
+
+    let mut diags = vdiags.into_iter().filter(|d| !d.is_error()).collect::<Vec<_>>();
+    diags.extend(result.diagnostics.iter().cloned());
+    if a.json {
+        print_json(
+            &file,
+            &a,
+            &checked,
+            &plan,
+            &result,
+            &comparisons,
+            &ref_error,
+            &verdict,
+            &diags,
+            wall,
+        );
+    } else {
+        print_diags(&diags, &file);
+        print_text(
+            &file,
+            &a,
+            &checked,
+            &plan,
+            &result,
+            &comparisons,
+            &ref_error,
+            &verdict,
+            wall,
+        );
+    }
+    Ok(match verdict {
+        Verdict::Pass | Verdict::Unchecked => ExitCode::SUCCESS,
+        Verdict::Fail | Verdict::Stopped => ExitCode::from(1),
+    })
+}
+
+fn report_static_failure(file: &SourceFile, diags: &[bwsim_isa::Diagnostic], json: bool) {
+    if json {
+        println!(
+            "{}",
+            json!({"file": file.name, "ok": false, "result": "ERROR", "diagnostics": diags_json(diags, file)})
+        );
+    } else {
+        print_diags(diags, file);
+        eprintln!("{}: not run (fix the errors above)", file.name);
+    }
+}
+
+/// Run `f` on this thread while another one shows progress on stderr once the run has taken
+/// more than a second: a bar on a terminal, a line every ten seconds otherwise.
+fn with_progress<T: Send>(p: &Progress, ctas: u64, f: impl FnOnce() -> T + Send) -> T {
+    let done = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let tty = std::io::stderr().is_terminal();
+            let start = Instant::now();
+            let mut bar: Option<indicatif::ProgressBar> = None;
+            let mut last_line = Instant::now();
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(100));
+                if start.elapsed() < Duration::from_secs(1) {
+                    continue;
+                }
+                let (steps, ctas_done, _) = p.snapshot();
+                if tty {
+                    let b = bar.get_or_insert_with(|| {
+                        let b = indicatif::ProgressBar::new(ctas);
+                        if let Ok(st) = indicatif::ProgressStyle::with_template(
+                            "simulating {bar:30} {pos}/{len} CTAs  {msg}  [{elapsed}]",
+                        ) {
+                            b.set_style(st);
+                        }
+                        b
+                    });
+                    b.set_position(ctas_done);
+                    b.set_message(format!("{steps} steps"));
+                } else if last_line.elapsed() >= Duration::from_secs(10) {
+                    last_line = Instant::now();
+                    eprintln!(
+                        "simulating: {ctas_done}/{ctas} CTAs, {steps} steps, {:.0} s",
+                        start.elapsed().as_secs_f64()
+                    );
+                }
+            }
+            if let Some(b) = bar {
+                b.finish_and_clear();
+            }
+        });
+        let r = f();
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        r
+    })
+}
+
+/// Each reference output with its comparison (`None` when the run has no such tensor).
+fn compare_all(r: &RunResult, exp: &[Expected]) -> Vec<(String, Option<Comparison>, Option<Tolerance>)> {
+    exp.iter()
+        .map(|e| {
+            let c = r.tensor(&e.tensor).map(|t| reference::compare(t, e));
+            (e.tensor.clone(), c, Some(e.tol))
+        })
+        .collect()
+}
+
+fn outputs<'a>(plan: &LaunchPlan, r: &'a RunResult) -> Vec<&'a HostTensor> {
+    let idx: Vec<usize> = if plan.outputs.is_empty() {
+        (0..r.tensors.len()).collect()
+    } else {
+        plan.outputs.clone()
+    };
+    idx.into_iter().filter_map(|i| r.tensors.get(i)).collect()
+}
+
+fn type_str(t: &HostTensor) -> String {
+    format!(
+        "{}[{}]",
+        t.dtype,
+        t.shape
+            .iter()
+            .map(|d| d.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
+}
+
+/// Row-major linear index to a multi-index.
+fn index_of(shape: &[u64], mut lin: u64) -> Vec<u64> {
+    let mut idx = vec![0; shape.len()];
+    for k in (0..shape.len()).rev() {
+        let d = shape[k].max(1);
+        idx[k] = lin % d;
+        lin /= d;
+    }
+    idx
+}
+
+fn tol_str(t: &Tolerance) -> String {
+    match t {
+        Tolerance::Exact => "bit-exact".into(),
+        Tolerance::Close { atol, rtol } => format!("atol {atol:e}, rtol {rtol:e}"),
+    }
+}
+
+fn stats(t: &HostTensor) -> (f64, f64, f64, u64) {
+    let (mut sum, mut lo, mut hi, mut nan) = (0.0, f64::INFINITY, f64::NEG_INFINITY, 0u64);
+    for i in 0..t.numel() {
+        let v = t.get(i);
+        if v.is_nan() {
+            nan += 1;
+            continue;
+        }
+        sum += v;
+        lo = lo.min(v);
+        hi = hi.max(v);
+    }
+    (sum, lo, hi, nan)
+}
+
+fn location(file: &SourceFile, span: bwsim_isa::Span) -> String {
+    let (l, c) = file.line_col(span.start as usize);
+    format!("{}:{l}:{c}", file.name)
+}
+
+fn consts_str(a: &Args) -> String {
+    a.consts
+        .iter()
+        .map(|o| format!("{}={}", o.name, o.value))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[allow(clippy::too_many_arguments)]
+fn print_text(
+    file: &SourceFile,
+    a: &Args,
+    checked: &bwsim_isa::typeck::Checked,
+    plan: &LaunchPlan,
+    r: &RunResult,
+    cmp: &[(String, Option<Comparison>, Option<Tolerance>)],
+    ref_error: &Option<String>,
+    verdict: &Verdict,
+    wall: Duration,
+) {
+    let g = plan.grid;
+    println!(
+        "{}  target {}, seed {}, grid [{}, {}, {}] ({} CTAs), {} warps{}{}",
+        file.name,
+        checked.target,
+        a.seed,
+        g[0],
+        g[1],
+        g[2],
+        plan.num_ctas(),
+        checked.total_warps(),
+        if checked.workers.is_empty() {
+            String::new()
+        } else {
+            format!(" in {} partitions", checked.workers.len() + 1)
+        },
+        if a.consts.is_empty() {
+            String::new()
+        } else {
+            format!(", {}", consts_str(a))
+        }
+    );
+    let c = &r.counters;
+    let outcome = match r.outcome {
+        Outcome::Completed => "completed".to_string(),
+        Outcome::Trapped => format!(
+            "trapped: {}",
+            r.trap.as_ref().map(|t| t.error.message()).unwrap_or("fault")
+        ),
+        Outcome::Deadlock => "deadlock: every agent blocked with nothing in flight".into(),
+        Outcome::Error => "stopped by a diagnostic".into(),
+        Outcome::StepLimit => format!("stopped after {} steps (--max-steps)", a.max_steps),
+    };
+    println!("outcome   {outcome}");
+    if let Some(t) = &r.trap {
+        println!(
+            "  at      {} `{}` in {}, t={}",
+            location(file, t.span),
+            t.op,
+            t.agent,
+            t.time
+        );
+        println!("  reason  {}", t.reason);
+    }
+    println!(
+        "summary   {} steps, logical time {}, {} of {} CTAs finished, {} async ops, {} MMAs, {} bytes by TMA, {:.2} s",
+        c.steps,
+        c.time,
+        c.ctas,
+        plan.num_ctas(),
+        c.async_ops,
+        c.mmas,
+        c.tma_bytes,
+        wall.as_secs_f64()
+    );
+    if let Some(e) = ref_error {
+        println!("reference error: {e}");
+    }
+    if r.outcome == Outcome::Completed {
+        println!("outputs");
+        let outs = outputs(plan, r);
+        let w = outs.iter().map(|t| t.name.len()).max().unwrap_or(1);
+        for t in outs {
+            let ty = type_str(t);
+            match cmp.iter().find(|(n, _, _)| *n == t.name) {
+                Some((_, Some(cm), Some(tol))) if cm.passed() => println!(
+                    "  {:<w$}  {ty}  PASS  {} elements, {}, max |err| {:.3e}",
+                    t.name,
+                    cm.elements,
+                    tol_str(tol),
+                    cm.max_abs_err
+                ),
+                Some((_, Some(cm), Some(tol))) => {
+                    let first = cm
+                        .first_mismatch
+                        .map(|(i, got, want)| {
+                            format!(
+                                "; first at {:?}: got {got}, expected {want}",
+                                index_of(&t.shape, i)
+                            )
+                        })
+                        .unwrap_or_default();
+                    println!(
+                        "  {:<w$}  {ty}  FAIL  {} of {} elements differ ({}), max |err| {:.3e}{first}",
+                        t.name,
+                        cm.mismatches,
+                        cm.elements,
+                        tol_str(tol),
+                        cm.max_abs_err
+                    )
+                }
+                _ => {
+                    let (sum, lo, hi, nan) = stats(t);
+                    let head: Vec<String> = (0..t.numel().min(4)).map(|i| format!("{}", t.get(i))).collect();
+                    println!(
+                        "  {:<w$}  {ty}  sum {sum:.6e}, min {lo}, max {hi}, {nan} NaN, first [{}{}]",
+                        t.name,
+                        head.join(", "),
+                        if t.numel() > 4 { ", ..." } else { "" }
+                    );
+                }
+            }
+        }
+        // A reference output that the launch does not list is still checked.
+        for (n, cm, _) in cmp {
+            if cm.is_none() {
+                println!("  {n}  FAIL  the run has no tensor of that name");
+            }
+        }
+    }
+    println!("result    {}", verdict.word(r));
+}
+
+#[allow(clippy::too_many_arguments)]
+fn print_json(
+    file: &SourceFile,
+    a: &Args,
+    checked: &bwsim_isa::typeck::Checked,
+    plan: &LaunchPlan,
+    r: &RunResult,
+    cmp: &[(String, Option<Comparison>, Option<Tolerance>)],
+    ref_error: &Option<String>,
+    verdict: &Verdict,
+    diags: &[bwsim_isa::Diagnostic],
+    wall: Duration,
+) {
+    let outs: Vec<_> = outputs(plan, r)
+        .into_iter()
+        .map(|t| {
+            let mut o = json!({"tensor": t.name, "dtype": t.dtype.to_string(), "shape": t.shape});
+            match cmp.iter().find(|(n, _, _)| *n == t.name) {
+                Some((_, Some(cm), Some(tol))) => {
+                    o["checked"] = json!(true);
+                    o["pass"] = json!(cm.passed());
+                    o["elements"] = json!(cm.elements);
+                    o["mismatches"] = json!(cm.mismatches);
+                    o["max_abs_err"] = json!(cm.max_abs_err);
+                    o["tolerance"] = match tol {
+                        Tolerance::Exact => json!("exact"),
+                        Tolerance::Close { atol, rtol } => json!({"atol": atol, "rtol": rtol}),
+                    };
+                    o["first_mismatch"] = match cm.first_mismatch {
+                        Some((i, got, want)) => {
+                            json!({"index": index_of(&t.shape, i), "actual": got, "expected": want})
+                        }
+                        None => json!(null),
+                    };
+                }
+                _ => {
+                    let (sum, lo, hi, nan) = stats(t);
+                    o["checked"] = json!(false);
+                    o["sum"] = json!(sum);
+                    o["min"] = json!(lo);
+                    o["max"] = json!(hi);
+                    o["nan"] = json!(nan);
+                }
+            }
+            o
+        })
+        .collect();
+    let trap = r.trap.as_ref().map(|t| {
+        let (l, c) = file.line_col(t.span.start as usize);
+        json!({"error": t.error.message(), "code": t.error.code(), "reason": t.reason, "op": t.op,
+               "agent": t.agent, "time": t.time, "line": l, "column": c})
+    });
+    let v = json!({
+        "file": file.name,
+        "kernel": checked.kernel.name.name,
+        "target": checked.target.to_string(),
+        "seed": a.seed,
+        "consts": a.consts.iter().map(|o| json!({"name": o.name, "value": o.value})).collect::<Vec<_>>(),
+        "grid": plan.grid,
+        "outcome": r.outcome,
+        "result": verdict.word(r),
+        "ok": matches!(verdict, Verdict::Pass | Verdict::Unchecked),
+        "outputs": outs,
+        "reference_error": ref_error,
+        "trap": trap,
+        "diagnostics": diags_json(diags, file),
+        "counters": r.counters,
+        "wall_seconds": wall.as_secs_f64(),
+    });
+    println!("{v}");
+}
