@@ -693,6 +693,14 @@ impl LaunchBuilder {
         })
     }
 
+    /// `limit NAME = VALUE`: a resource limit (`steps`, `wall_time`, `memory`, `trace_events`).
+    pub fn limit(&mut self, name: &str, value: impl Into<Expr>) -> &mut LaunchBuilder {
+        self.item(LaunchItemKind::Limit {
+            name: Ident::new(name),
+            value: value.into(),
+        })
+    }
+
     /// `outputs = [NAMES]`.
     pub fn outputs(&mut self, names: &[&str]) -> &mut LaunchBuilder {
         let v = names.iter().map(|s| Expr::name(s)).collect();

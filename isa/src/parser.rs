@@ -1221,6 +1221,16 @@ impl Parser {
             self.expect_punct("=")?;
             let init = self.expr()?;
             LaunchItemKind::Tensor { name, ty, init }
+        } else if self.at_kw("limit")
+            && matches!(self.peek_at(1), Tok::Ident(_))
+            && matches!(self.peek_at(2), Tok::Punct("="))
+        {
+            // `limit` is not a keyword: `limit = 3` still sets a parameter called `limit`.
+            self.bump();
+            let name = self.ident("a limit name")?;
+            self.expect_punct("=")?;
+            let value = self.expr()?;
+            LaunchItemKind::Limit { name, value }
         } else {
             let name = self.ident("`grid`, `cluster`, `outputs`, `tensor` or a parameter name")?;
             self.expect_punct("=")?;

@@ -12,6 +12,7 @@
 //! - [`layout`]: THE element → shared-memory byte / TMEM cell placement function.
 //! - [`memory`]: shared and tensor memory of a CTA; [`mbarrier`]: the PTX mbarrier state
 //!   machine; [`tma`]: TMA data movement and fault rules; [`tensor`]: MMA arithmetic.
+//! - [`limits`]: enforcement of a run's resource limits (steps, wall time, trace events).
 //! - [`trace`]: the event trace (compact text and Chrome JSON); [`trap`]: faults as the user
 //!   sees them.
 //!
@@ -26,6 +27,7 @@
 pub mod chips;
 pub mod eval;
 pub mod layout;
+pub mod limits;
 pub mod lower;
 pub mod machine;
 pub mod mbarrier;
@@ -37,6 +39,7 @@ pub mod trace;
 pub mod trap;
 pub mod value;
 
+pub use bwsim_isa::limits::{Limit, Limits};
 pub use machine::{Counters, Outcome, RunOptions, RunResult};
 pub use sched::{AgentRef, AsyncKind, Latencies, RandomScheduler, Scheduler};
 pub use trace::{Event, Trace, Unit, What};
@@ -62,6 +65,11 @@ pub fn run_with(
     opts: &RunOptions,
     sched: &mut dyn Scheduler,
 ) -> RunResult {
+    // The caller's limits over the launch section's.
+    let opts = &RunOptions {
+        limits: opts.limits.or(plan.limits),
+        ..opts.clone()
+    };
     match lower::lower(checked, plan) {
         Ok(prog) => machine::execute(&prog, plan.grid, inputs, opts, sched),
         Err(diags) => RunResult {
@@ -112,7 +120,8 @@ pub fn run_source_with(
             "here",
         )]);
     };
-    let plan = launch::resolve(&checked, l)?;
-    let inputs = launch::materialize(&plan, opts.seed);
+    let mut plan = launch::resolve(&checked, l)?;
+    plan.limits = opts.limits.or(plan.limits);
+    let inputs = launch::materialize(&plan, opts.seed).map_err(|d| vec![d])?;
     Ok(run(&checked, &plan, inputs, opts))
 }

@@ -19,6 +19,7 @@
 
 use crate::eval::{self, as_tile, broadcast_shapes, BIndex, EvalCtx};
 use crate::layout;
+use crate::limits::{self, Guard};
 use crate::lower::{CExpr, IKind, Instr, LOp, Program, TxKind};
 use crate::mbarrier::Mbar;
 use crate::memory::{Smem, Tmem};
@@ -29,6 +30,7 @@ use crate::trace::{Event, Trace, Unit, What};
 use crate::trap::{CudaError, Fault, OpResult, Trap};
 use crate::value::*;
 use bwsim_isa::launch::HostTensor;
+use bwsim_isa::limits::{Limit, Limits};
 use bwsim_isa::{Diagnostic, Span};
 use serde::Serialize;
 use std::cmp::Reverse;
@@ -42,8 +44,9 @@ pub struct RunOptions {
     pub seed: u64,
     /// Record the event trace.
     pub trace: bool,
-    /// Stop after this many agent steps (a livelock guard; never wall-clock).
-    pub max_steps: u64,
+    /// Resource limits (steps, wall time, trace events; defaults where unset). The launch
+    /// section's `limit` lines apply under these. Deadlock detection never depends on them.
+    pub limits: Limits,
     /// CTAs resident at once (at least 1).
     pub ctas_in_flight: u32,
 }
@@ -53,7 +56,7 @@ impl Default for RunOptions {
         RunOptions {
             seed: 0,
             trace: true,
-            max_steps: 200_000_000,
+            limits: Limits::default(),
             ctas_in_flight: 2,
         }
     }
@@ -70,8 +73,9 @@ pub enum Outcome {
     Deadlock,
     /// A simulator diagnostic stopped the run (barrier misuse, unsupported construct, ...).
     Error,
-    /// `max_steps` reached.
-    StepLimit,
+    /// A resource limit stopped the run (steps, wall time, trace events); the diagnostic says
+    /// which, where every agent was and how to raise it.
+    LimitReached(Limit),
 }
 
 /// Work counters of a run.
@@ -258,7 +262,7 @@ enum Stop {
     Trap(Trap),
     Error(Diagnostic),
     Deadlock(Diagnostic),
-    StepLimit,
+    Limit(Limit),
 }
 
 struct Ev {
@@ -284,6 +288,7 @@ struct Machine<'p, 's> {
     diags: Vec<Diagnostic>,
     counters: Counters,
     runnable: Vec<AgentRef>,
+    guard: Guard,
 }
 
 /// Run a lowered program over a grid.
@@ -301,7 +306,7 @@ pub fn execute(
             break;
         }
     }
-    let total_ctas = grid.iter().map(|&g| g as u64).product();
+    let total_ctas = grid.iter().fold(1u64, |a, &g| a.saturating_mul(g as u64));
     let mut m = Machine {
         prog,
         grid,
@@ -323,6 +328,7 @@ pub fn execute(
         diags: Vec::new(),
         counters: Counters::default(),
         runnable: Vec::new(),
+        guard: Guard::start(&opts.limits),
     };
     let (outcome, trap) = match m.run_loop() {
         Ok(()) => (Outcome::Completed, None),
@@ -338,17 +344,13 @@ pub fn execute(
             m.diags.push(d);
             (Outcome::Deadlock, None)
         }
-        Err(Stop::StepLimit) => {
-            m.diags.push(
-                Diagnostic::error(
-                    "step-limit",
-                    format!("the run stopped after {} steps without finishing", m.counters.steps),
-                    Span::DUMMY,
-                    "",
-                )
-                .with_help("a partition may spin forever (e.g. polling `mbar.test_wait` in a loop); raise `max_steps` if the kernel is just long"),
-            );
-            (Outcome::StepLimit, None)
+        Err(Stop::Limit(l)) => {
+            if l == Limit::TraceEvents {
+                m.trace.events.truncate(m.guard.trace_cap());
+            }
+            let at = m.where_now();
+            m.diags.push(limits::limit_diagnostic(l, &m.guard, &at));
+            (Outcome::LimitReached(l), None)
         }
     };
     m.counters.time = m.now;
@@ -523,6 +525,9 @@ impl<'p, 's> Machine<'p, 's> {
             if self.slots.iter().all(|s| s.is_none()) {
                 return Ok(());
             }
+            if let Some(l) = self.guard.check(self.counters.steps, self.trace.events.len()) {
+                return Err(Stop::Limit(l));
+            }
             while let Some(&Reverse((t, _, idx))) = self.queue.peek() {
                 if t > self.now {
                     break;
@@ -541,9 +546,6 @@ impl<'p, 's> Machine<'p, 's> {
                 self.step(r.cta as usize, r.agent as usize)?;
                 self.now += 1;
                 self.counters.steps += 1;
-                if self.counters.steps >= self.opts.max_steps {
-                    return Err(Stop::StepLimit);
-                }
                 continue;
             }
             if let Some(&Reverse((t, _, _))) = self.queue.peek() {
@@ -658,6 +660,31 @@ impl<'p, 's> Machine<'p, 's> {
                     });
                 }
             }
+        }
+    }
+
+    /// Where every live agent is (for the resource-limit diagnostic).
+    fn where_now(&self) -> limits::Where {
+        let mut agents = Vec::new();
+        for c in self.slots.iter().flatten() {
+            for (a, ag) in c.agents.iter().enumerate() {
+                let how = match ag.state {
+                    AState::Done => continue,
+                    AState::Ready => "runnable",
+                    AState::Blocked(_) => "blocked",
+                };
+                let instr = self.prog.code.get(ag.pc as usize);
+                let span = instr.map_or(Span::DUMMY, |i| i.span);
+                let who = self.trace.unit_name(c.id, Unit::Agent(a as u32));
+                agents.push((span, format!("{who} is here ({how})")));
+            }
+        }
+        limits::Where {
+            steps: self.counters.steps,
+            time: self.now,
+            ctas_done: self.counters.ctas,
+            ctas_total: self.total_ctas,
+            agents,
         }
     }
 
