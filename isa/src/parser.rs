@@ -372,6 +372,16 @@ impl Parser {
                 let msg = format!("`{s}` is an operation name, not a name");
                 return Err(self.report(Diagnostic::error("syntax", msg, sp, format!("expected {what}"))));
             }
+            // An element-type name would read as that type in constant expressions
+            // (`bufs[i1 % 2]` with a loop variable `i1`), so it cannot be bound.
+            if crate::types::DType::from_name(s).is_some() {
+                let msg = format!("`{s}` is an element type, not a name");
+                return Err(self.report(
+                    Diagnostic::error("syntax", msg, sp, format!("expected {what}")).with_help(
+                        "pick another name: element-type names (`i1`, `i8`, `f32`, ...) are reserved",
+                    ),
+                ));
+            }
         }
         self.ident(what)
     }

@@ -347,6 +347,27 @@ fn e_type(span: Span, msg: impl Into<String>, label: impl Into<String>) -> Diagn
     Diagnostic::error("E-type", msg, span, label)
 }
 
+/// The most elements a register tile may have: Triton's and Gluon's `TRITON_MAX_TENSOR_NUMEL`
+/// (2^20), which `validate_block_shape` (python/triton/language/_utils.py) enforces on every
+/// block shape and `arange` on its range.
+pub const MAX_TILE_NUMEL: u64 = 1 << 20;
+
+/// A `tile-size` error when `shape` holds more than [`MAX_TILE_NUMEL`] elements.
+fn check_tile_size(shape: &[u32], span: Span) -> Result<(), Diagnostic> {
+    let n = shape.iter().fold(1u64, |a, &d| a.saturating_mul(d as u64));
+    if n <= MAX_TILE_NUMEL {
+        return Ok(());
+    }
+    Err(Diagnostic::error(
+        "tile-size",
+        format!("register tile {shape:?} has {n} elements, more than {MAX_TILE_NUMEL}"),
+        span,
+        "too large for a register tile",
+    )
+    .with_note("Triton and Gluon cap every tensor at 2^20 elements (TRITON_MAX_TENSOR_NUMEL)")
+    .with_help("split the work into smaller tiles"))
+}
+
 impl<'k> Cx<'k> {
     fn new(kernel: &'k Kernel, consts: ConstEnv) -> Cx<'k> {
         let target = consts.target;
@@ -1044,7 +1065,17 @@ impl<'k> Cx<'k> {
         }
     }
 
+    /// The type of `e`; register tiles larger than [`MAX_TILE_NUMEL`] are an error wherever
+    /// they arise (a call, a broadcast, a load).
     fn expr_inner(&mut self, e: &'k Expr) -> Result<Ty, Diagnostic> {
+        let t = self.expr_ty(e)?;
+        if let Ty::Tile(tt) = &t {
+            check_tile_size(&tt.shape, e.span)?;
+        }
+        Ok(t)
+    }
+
+    fn expr_ty(&mut self, e: &'k Expr) -> Result<Ty, Diagnostic> {
         match &e.kind {
             ExprKind::Int(v) => Ok(Ty::Scalar(if i32::try_from(*v).is_ok() {
                 ScalarTy::I32
@@ -1278,10 +1309,15 @@ impl<'k> Cx<'k> {
                 if b <= a {
                     return Err(e_type(e.span, "arange needs start < end", "empty range"));
                 }
+                let len = b
+                    .checked_sub(a)
+                    .and_then(|n| u32::try_from(n).ok())
+                    .unwrap_or(u32::MAX);
+                check_tile_size(&[len], e.span)?;
                 let layout = self.layout_arg(pos[2])?;
                 Ok(Ty::Tile(TileTy {
                     dtype: DType::I32,
-                    shape: vec![(b - a) as u32],
+                    shape: vec![len],
                     layout: Some(layout),
                 }))
             }

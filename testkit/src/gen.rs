@@ -108,7 +108,7 @@ impl Gen<'_, '_> {
             self.u.int_in_range(0u8..=9).unwrap_or(0),
         ) {
             (Some(v), 0..=3) => format!("{v} % {}", self.nbuf),
-            (_, 9) => format!("{}", self.nbuf),
+            (_, 9) if chance(self.u, 10) => format!("{}", self.nbuf),
             _ => format!("{}", small(self.u, 0, self.nbuf - 1)),
         };
         format!("bufs[{i}]")
@@ -120,7 +120,7 @@ impl Gen<'_, '_> {
             self.u.int_in_range(0u8..=19).unwrap_or(0),
         ) {
             (Some(v), 0..=5) => format!("{v} % {}", self.nbar),
-            (_, 19) => format!("{}", self.nbar),
+            (_, 19) if chance(self.u, 10) => format!("{}", self.nbar),
             _ => format!("{}", small(self.u, 0, self.nbar - 1)),
         };
         format!("bars[{i}]")
@@ -259,7 +259,11 @@ impl Gen<'_, '_> {
             }
             17 => {
                 let b = self.bar();
-                let c = pick(self.u, &["1", "2", "0", "1048575", "1048576"]);
+                let c = if chance(self.u, 80) {
+                    pick(self.u, &["1", "2"])
+                } else {
+                    pick(self.u, &["0", "1048575", "1048576"])
+                };
                 self.line(&format!("mbar.init {b}, {c}"));
             }
             18 => {
@@ -273,7 +277,7 @@ impl Gen<'_, '_> {
                 self.line(&format!("let {name} = mbar.test_wait {b}, {p}"));
             }
             21..=23 if depth < 3 => {
-                let v = format!("i{}", self.loops.len());
+                let v = format!("j{}", self.loops.len());
                 let end = match self.u.int_in_range(0u8..=9).unwrap_or(0) {
                     0 => "0".to_string(),
                     1..=4 => format!("{}", small(self.u, 1, 4)),
@@ -370,7 +374,7 @@ pub fn kernel(u: &mut Unstructured) -> String {
         ));
     }
     g.line(&format!("let bars = mbar.alloc {}", g.nbar));
-    let count = if chance(g.u, 85) {
+    let count = if chance(g.u, 95) {
         "1"
     } else {
         pick(g.u, &["2", "0", "3"])
@@ -394,12 +398,19 @@ pub fn kernel(u: &mut Unstructured) -> String {
         let workers = small(g.u, 1, 2);
         for w in 0..workers {
             let warps = *g.u.choose(&[1u32, 1, 2, 4]).unwrap_or(&1);
-            let regs = *g.u.choose(&[24u32, 32, 48, 40, 256, 16]).unwrap_or(&24);
+            let regs = if chance(g.u, 95) {
+                *g.u.choose(&[24u32, 32, 48, 40, 256]).unwrap_or(&24)
+            } else {
+                16
+            };
             g.line(&format!("worker w{w}(warps={warps}, regs={regs}) {{"));
             g.indent += 1;
             g.warps = warps;
+            // Register tiles of other partitions are not visible in a worker.
+            let outer = std::mem::take(&mut g.tiles);
             let n = small(g.u, 1, 6);
             g.body(n, 1);
+            g.tiles = outer;
             g.tiles.truncate(saved);
             g.warps = num_warps;
             g.indent -= 1;
@@ -454,8 +465,8 @@ pub fn kernel(u: &mut Unstructured) -> String {
 /// any memory limit.
 pub fn launch(u: &mut Unstructured, dtype: &str, bm: u32, bn: u32, ndesc: u32) -> String {
     let mut l = String::from("  launch {\n");
-    let grid = match u.int_in_range(0u8..=19).unwrap_or(0) {
-        0..=9 => "[1]".to_string(),
+    let grid = match u.int_in_range(0u8..=39).unwrap_or(0) {
+        0..=9 | 20..=39 => "[1]".to_string(),
         10..=13 => format!("[{}]", small(u, 2, 3)),
         14..=15 => format!("[{}, {}]", small(u, 1, 2), small(u, 1, 2)),
         16 => "[2147483647]".into(),
@@ -473,7 +484,7 @@ pub fn launch(u: &mut Unstructured, dtype: &str, bm: u32, bn: u32, ndesc: u32) -
             13 => format!("{}", 4 * b),
             14 => "1".into(),
             15 => "100".into(),
-            16 => pick(u, &["0", "-1", "2147483647", "(1 << 40)", "(1 << 62)"]).to_string(),
+            16 if chance(u, 30) => pick(u, &["0", "-1", "2147483647", "(1 << 40)", "(1 << 62)"]).to_string(),
             _ => format!("{}", 3 * b),
         }
     };

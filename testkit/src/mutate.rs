@@ -148,19 +148,19 @@ pub fn mutate(u: &mut Unstructured, text: &str, max_muts: usize) -> Vec<u8> {
         }
         let n = t.len();
         let i = u.choose_index(n).unwrap_or(0);
-        match u.int_in_range(0u8..=9).unwrap_or(0) {
-            0 => {
+        match u.int_in_range(0u8..=29).unwrap_or(0) {
+            0..=4 => {
                 t.remove(i);
             }
-            1 => {
+            5..=7 => {
                 let x = t[i].clone();
                 t.insert(i, x);
             }
-            2 => {
+            8..=10 => {
                 let j = u.choose_index(n).unwrap_or(0);
                 t.swap(i, j);
             }
-            3 | 4 => {
+            11..=18 => {
                 // Replace the next number at or after i with a boundary value.
                 let k = (i..n)
                     .chain(0..i)
@@ -168,11 +168,11 @@ pub fn mutate(u: &mut Unstructured, text: &str, max_muts: usize) -> Vec<u8> {
                     .unwrap_or(i);
                 t[k] = u.choose(BOUNDARY_NUMBERS).copied().unwrap_or("0").to_string();
             }
-            5 | 6 => {
+            19..=24 => {
                 let s = u.choose(INSERTS).copied().unwrap_or("{");
                 t.insert(i, s.to_string());
             }
-            7 => {
+            25 => {
                 // Deep nesting around a token: parentheses or brackets, up to well past the
                 // parser's nesting limit.
                 let depth = u.int_in_range(1usize..=600).unwrap_or(1);
@@ -183,7 +183,7 @@ pub fn mutate(u: &mut Unstructured, text: &str, max_muts: usize) -> Vec<u8> {
                 };
                 t[i] = format!("{}{}{}", o.repeat(depth), t[i], c.repeat(depth));
             }
-            8 => {
+            26..=28 => {
                 // Duplicate a whole line (statements, launch items, headers).
                 let line_start = t[..i].iter().rposition(|x| x == "\n").map_or(0, |p| p + 1);
                 let line_end = t[i..].iter().position(|x| x == "\n").map_or(n, |p| i + p + 1);
