@@ -34,12 +34,12 @@ pub fn case_input(source: Source, data: &[u8], seeds: &[corpus::Seed]) -> Vec<u8
         Source::Mutant => {
             let i = u.choose_index(seeds.len().max(1)).unwrap_or(0);
             let text = seeds.get(i).map(|s| s.text.as_str()).unwrap_or("");
-            mutate::mutate(&mut u, text, 6)
+            mutate::mutate(&mut u, text, 3)
         }
         Source::Generated => gen::kernel(&mut u).into_bytes(),
         Source::MutatedGenerated => {
             let k = gen::kernel(&mut u);
-            mutate::mutate(&mut u, &k, 3)
+            mutate::mutate(&mut u, &k, 2)
         }
     }
 }

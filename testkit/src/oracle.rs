@@ -17,6 +17,7 @@ use bwsim_isa::limits::{Limit, Limits};
 use bwsim_isa::verify::{verify, VerifyOptions};
 use bwsim_isa::{diag, Diagnostic, SourceFile, Target};
 use bwsim_sim::{Outcome, RunOptions, RunResult};
+use std::time::Duration;
 
 /// Budgets for one case: small enough that a fuzz case takes milliseconds.
 #[derive(Clone, Debug)]
@@ -25,6 +26,8 @@ pub struct Budget {
     /// Bytes of simulated global memory a launch may allocate.
     pub memory: u64,
     pub trace_events: u64,
+    /// Wall time of one run (a case that reaches it is not compared for determinism).
+    pub wall_time: Duration,
     /// Run each verified kernel twice and compare (determinism).
     pub twice: bool,
 }
@@ -35,6 +38,7 @@ impl Default for Budget {
             steps: 20_000,
             memory: 4 << 20,
             trace_events: 50_000,
+            wall_time: Duration::from_secs(2),
             twice: true,
         }
     }
@@ -148,7 +152,7 @@ pub fn check_text(text: &str, budget: &Budget) -> Verdict {
         steps: Some(budget.steps),
         memory: Some(budget.memory),
         trace_events: Some(budget.trace_events),
-        wall_time: None,
+        wall_time: Some(budget.wall_time),
     };
     plan.limits = cli.or(plan.limits);
     let inputs = match launch::materialize(&plan, 7) {
@@ -172,9 +176,12 @@ pub fn check_text(text: &str, budget: &Budget) -> Verdict {
     };
     let r = bwsim_sim::run(&checked, &plan, inputs.clone(), &opts);
     check_run(&r, len);
-    if budget.twice {
+    let timed_out = |r: &RunResult| r.outcome == Outcome::LimitReached(Limit::WallTime);
+    if budget.twice && !timed_out(&r) {
         let r2 = bwsim_sim::run(&checked, &plan, inputs, &opts);
-        same_run(&r, &r2);
+        if !timed_out(&r2) {
+            same_run(&r, &r2);
+        }
     }
     Verdict::Ran(r.outcome)
 }
@@ -187,7 +194,19 @@ fn check_run(r: &RunResult, len: usize) {
             let t = r.trap.as_ref().expect("a trapped run carries its trap");
             assert!(!t.error.message().is_empty());
         }
-        Outcome::Deadlock | Outcome::Error | Outcome::LimitReached(_) => {
+        Outcome::LimitReached(l) => {
+            let d = r
+                .diagnostics
+                .iter()
+                .find(|d| d.code == l.code())
+                .unwrap_or_else(|| panic!("{l:?} limit without its `{}` diagnostic", l.code()));
+            let help = d.help.as_deref().unwrap_or("");
+            assert!(
+                help.contains(l.flag()),
+                "limit diagnostic without a way to raise it: {d:?}"
+            );
+        }
+        Outcome::Deadlock | Outcome::Error => {
             assert!(
                 r.diagnostics.iter().any(|d| d.is_error()),
                 "{:?} without an error diagnostic",

@@ -3,7 +3,7 @@
 //! kernels go through the whole pipeline — parse, print, verify, launch, simulate twice — and
 //! every property of [`bwsim_testkit::oracle`] must hold.
 //!
-//! `BWSIM_FUZZ_CASES` sets the number of cases per property (default 150).
+//! `BWSIM_FUZZ_CASES` sets the number of cases per property (default 300).
 
 use bwsim_testkit::oracle::{self, Budget};
 use bwsim_testkit::{case_input, corpus, with_big_stack, Source};
@@ -23,6 +23,9 @@ fn run(source: Source, data: Vec<u8>) {
     with_big_stack(move || {
         let input = case_input(source, &data, seeds());
         let r = std::panic::catch_unwind(|| oracle::check(&input, &Budget::default()));
+        if std::env::var_os("BWSIM_FUZZ_VERBOSE").is_some() {
+            eprintln!("{source:?}: {r:?}");
+        }
         if let Err(e) = r {
             eprintln!(
                 "---- failing input ----\n{}\n----",
@@ -37,7 +40,7 @@ fn cases() -> u32 {
     std::env::var("BWSIM_FUZZ_CASES")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(150)
+        .unwrap_or(300)
 }
 
 proptest! {
