@@ -1,9 +1,9 @@
 use bwsim_isa::verify::{verify, VerifyOptions};
-fn main() {
+fn main() -> std::io::Result<()> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../kernels/tiles");
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        let text = std::fs::read_to_string(&p).unwrap();
+    for e in std::fs::read_dir(dir)? {
+        let p = e?.path();
+        let text = std::fs::read_to_string(&p)?;
         match bwsim_isa::parser::parse(&text) {
             Err(d) => println!(
                 "{}: parse error {:?}",
@@ -19,13 +19,7 @@ fn main() {
                             overrides: vec![],
                         },
                     );
-                    println!(
-                        "{} {}: ok={} diags={}",
-                        p.file_name().unwrap().to_string_lossy(),
-                        t,
-                        c.is_some(),
-                        d.len()
-                    );
+                    println!("{} {}: ok={} diags={}", p.display(), t, c.is_some(), d.len());
                     for x in d {
                         println!("   {:?}", x);
                     }
@@ -33,4 +27,5 @@ fn main() {
             }
         }
     }
+    Ok(())
 }

@@ -70,7 +70,7 @@
 //!   }
 //! }
 //! ");
-//! assert_eq!(parser::parse(&text).unwrap(), k);
+//! assert_eq!(parser::parse(&text).ok(), Some(k));
 //! ```
 
 use crate::ir::*;

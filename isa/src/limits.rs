@@ -231,7 +231,7 @@ fn scaled(num: &str, mult: f64) -> Option<u64> {
     let x: f64 = t.parse().ok()?;
     let v = (x * mult).ceil();
     // 2^64 as f64 is exact; anything at or above it does not fit.
-    (v.is_finite() && v >= 0.0 && v < 18_446_744_073_709_551_616.0).then_some(v as u64)
+    (v.is_finite() && (0.0..18_446_744_073_709_551_616.0).contains(&v)).then_some(v as u64)
 }
 
 /// Bytes in the largest binary unit that keeps a short number, rounded up: `4GiB`, `1.5MiB`,
@@ -244,7 +244,7 @@ pub fn format_bytes_ceil(b: u64) -> String {
         ("KiB", 1 << 10),
     ] {
         if b >= m {
-            if b % m == 0 {
+            if b.is_multiple_of(m) {
                 return format!("{}{u}", b / m);
             }
             let tenths = (b as u128 * 10).div_ceil(m as u128);

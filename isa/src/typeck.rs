@@ -466,6 +466,7 @@ impl<'k> Cx<'k> {
     // ----- scopes -----
 
     fn declare(&mut self, id: &Ident, ty: Ty) {
+        // Cannot fail: the kernel's scope is pushed first and never popped.
         let scope = self.scopes.last_mut().expect("scope stack is never empty");
         if let Some((_, prev)) = scope.names.get(&id.name) {
             let prev = *prev;
@@ -483,6 +484,7 @@ impl<'k> Cx<'k> {
         self.checked
             .binding_types
             .insert(id as *const Ident as usize, ty.clone());
+        // Cannot fail: the kernel's scope is pushed first and never popped.
         let scope = self.scopes.last_mut().expect("scope stack is never empty");
         scope.names.insert(id.name.clone(), (ty, id.span));
     }

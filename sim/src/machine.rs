@@ -445,6 +445,7 @@ enum BarAct {
 
 impl<'p, 's> Machine<'p, 's> {
     fn cta(&mut self, s: usize) -> &mut Cta {
+        // Cannot fail: `s` names a live slot (events, steps and pipe work only exist for resident CTAs, which retire once none is left).
         self.slots[s].as_mut().expect("live CTA slot")
     }
 
@@ -755,6 +756,7 @@ impl<'p, 's> Machine<'p, 's> {
     }
 
     fn tma_op(&mut self, s: usize, op: u32) -> TmaOp {
+        // Cannot fail: a TMA op is freed only after its last event fired.
         self.cta(s).tma[op as usize].clone().expect("live TMA op")
     }
 
@@ -763,6 +765,7 @@ impl<'p, 's> Machine<'p, 's> {
         let prog = self.prog;
         let desc = &prog.descs[op.desc as usize];
         let cta_id = self.cta(s).id;
+        // Cannot fail: `s` names a live slot (events, steps and pipe work only exist for resident CTAs, which retire once none is left).
         let slot = self.slots[s].as_mut().expect("live CTA slot");
         let g = &self.global[desc.tensor as usize];
         let r = match &op.kind {
@@ -787,6 +790,7 @@ impl<'p, 's> Machine<'p, 's> {
         self.deliver_tx(s, op.span, op.bar, bytes, op.phase)
             .map_err(|f| self.fault_stop(f, op.span, cta_id, Unit::Tma, op.name))?;
         let left = {
+            // Cannot fail: a TMA op is freed only after its last event fired.
             let o = self.cta(s).tma[opi as usize].as_mut().expect("live TMA op");
             o.left -= 1;
             o.left
@@ -813,6 +817,7 @@ impl<'p, 's> Machine<'p, 's> {
         let prog = self.prog;
         let desc = &prog.descs[op.desc as usize];
         let cta_id = self.cta(s).id;
+        // Cannot fail: `s` names a live slot (events, steps and pipe work only exist for resident CTAs, which retire once none is left).
         let slot = self.slots[s].as_ref().expect("live CTA slot");
         let r = match &op.kind {
             TmaKind::Store { coords, .. } => tma::store_read(desc, coords, &slot.smem, &op.addrs),
@@ -891,6 +896,7 @@ impl<'p, 's> Machine<'p, 's> {
     }
 
     fn fire_pipe(&mut self, s: usize) -> Result<(), Stop> {
+        // Cannot fail: `s` names a live slot (events, steps and pipe work only exist for resident CTAs, which retire once none is left).
         let c = self.slots[s].as_mut().expect("live CTA slot");
         c.pipe_busy = false;
         let Some(op) = c.pipe.pop_front() else {
@@ -925,6 +931,7 @@ impl<'p, 's> Machine<'p, 's> {
 
     /// Apply an action to a barrier, tracing arrivals, tx changes and phase flips.
     fn bar_act(&mut self, s: usize, unit: Unit, span: Span, addr: u32, act: BarAct) -> OpResult<()> {
+        // Cannot fail: `s` names a live slot (events, steps and pipe work only exist for resident CTAs, which retire once none is left).
         let c = self.slots[s].as_mut().expect("live CTA slot");
         let cta_id = c.id;
         let b = c.bar(addr)?;

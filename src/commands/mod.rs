@@ -2,6 +2,7 @@
 //! library crates. Loading kernels and printing diagnostics is shared in this module.
 
 pub mod fmt;
+pub mod limits;
 pub mod list;
 pub mod verify;
 
