@@ -410,9 +410,24 @@ fn bar_of(v: &Value) -> OpResult<u32> {
 
 fn ints_of(v: &Value) -> OpResult<Vec<i64>> {
     match v {
-        Value::Tile(t) => Ok((0..t.numel()).map(|i| t.i(i) as i32 as i64).collect()),
-        other => Ok(vec![int_of(other, "row offsets")? as i32 as i64]),
+        Value::Tile(t) => (0..t.numel()).map(|i| s32(t.i(i), "a row offset")).collect(),
+        other => Ok(vec![s32(int_of(other, "row offsets")?, "a row offset")?]),
     }
+}
+
+/// A TMA coordinate or offset: a 32-bit signed operand. Hardware would use the low 32 bits of
+/// a wider value; bwsim reports it instead of wrapping.
+fn s32(v: i64, what: &str) -> OpResult<i64> {
+    i32::try_from(v).map(i64::from).map_err(|_| {
+        Fault::error(
+            "operand-range",
+            format!(
+                "{what} of {v} does not fit the instruction's 32-bit signed operand (hardware would use {})",
+                v as i32
+            ),
+        )
+        .with_help("TMA coordinates and offsets are `.s32`: keep them within -2^31..2^31")
+    })
 }
 
 impl Cta {
@@ -1290,7 +1305,10 @@ impl<'p, 's> Machine<'p, 's> {
                 let phase = self.cta(s).bar(baddr)?.phase;
                 let (kind, pieces): (TmaKind, Vec<(u64, u64)>) = if *gather {
                     let xs = ints_of(&ev(&coords[0])?)?;
-                    let col = int_of(&ev(&coords[1])?, "the gather column")? as i32 as i64;
+                    let col = s32(
+                        int_of(&ev(&coords[1])?, "the gather column")?,
+                        "the gather column",
+                    )?;
                     tma::check_gather(d, &xs, col, &dst, false)?;
                     let msgs = (xs.len() as u64).div_ceil(4);
                     (
@@ -1300,7 +1318,7 @@ impl<'p, 's> Machine<'p, 's> {
                 } else {
                     let mut cs = Vec::with_capacity(coords.len());
                     for c in coords {
-                        cs.push(int_of(&ev(c)?, "a TMA coordinate")? as i32 as i64);
+                        cs.push(s32(int_of(&ev(c)?, "a TMA coordinate")?, "a TMA coordinate")?);
                     }
                     tma::check_tile(d, &cs, &dst, false)?;
                     let rows = tma::rows(d).max(1);
@@ -1352,7 +1370,10 @@ impl<'p, 's> Machine<'p, 's> {
                 let src = smem_of(&ev(smem)?)?;
                 let kind = if *scatter {
                     let xs = ints_of(&ev(&coords[0])?)?;
-                    let col = int_of(&ev(&coords[1])?, "the scatter column")? as i32 as i64;
+                    let col = s32(
+                        int_of(&ev(&coords[1])?, "the scatter column")?,
+                        "the scatter column",
+                    )?;
                     tma::check_gather(d, &xs, col, &src, true)?;
                     TmaKind::Scatter {
                         xs,
@@ -1362,7 +1383,7 @@ impl<'p, 's> Machine<'p, 's> {
                 } else {
                     let mut cs = Vec::with_capacity(coords.len());
                     for c in coords {
-                        cs.push(int_of(&ev(c)?, "a TMA coordinate")? as i32 as i64);
+                        cs.push(s32(int_of(&ev(c)?, "a TMA coordinate")?, "a TMA coordinate")?);
                     }
                     tma::check_tile(d, &cs, &src, true)?;
                     TmaKind::Store {
