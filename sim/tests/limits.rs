@@ -57,7 +57,7 @@ fn with_limits(src: &str, consts: &[(&str, &str)], limits: Limits) -> RunResult 
     )
 }
 
-fn limit_diag<'a>(r: &'a RunResult, l: Limit) -> &'a bwsim_isa::Diagnostic {
+fn limit_diag(r: &RunResult, l: Limit) -> &bwsim_isa::Diagnostic {
     assert_eq!(r.outcome, Outcome::LimitReached(l), "{:?}", r.diagnostics);
     r.diagnostics
         .iter()
