@@ -341,7 +341,16 @@ struct Cx<'k> {
     /// Statement-stack depths of the constant `if`s whose taken branch is being checked.
     transparent: Vec<usize>,
     seen: std::collections::HashSet<Diagnostic>,
+    /// Product of the trip counts of the `static_for`s being unrolled around the current
+    /// statement (1 outside any).
+    unroll: u64,
 }
+
+/// Most iterations one `static_for` unrolls.
+pub const MAX_STATIC_FOR_TRIPS: u64 = 1024;
+/// Most copies of a statement nested `static_for`s unroll in all (a bound on the work of
+/// checking, simulating and lowering the kernel).
+pub const MAX_UNROLLED: u64 = 1 << 16;
 
 fn e_type(span: Span, msg: impl Into<String>, label: impl Into<String>) -> Diagnostic {
     Diagnostic::error("E-type", msg, span, label)
@@ -397,6 +406,7 @@ impl<'k> Cx<'k> {
             in_worker: false,
             transparent: Vec::new(),
             seen: Default::default(),
+            unroll: 1,
         }
     }
 
@@ -611,18 +621,39 @@ impl<'k> Cx<'k> {
                             "here",
                         )),
                         Ok((a, b, st)) => {
-                            let trips = if b > a { (b - a + st - 1) / st } else { 0 };
-                            if trips > 1024 {
+                            let trips = if b > a {
+                                (b as i128 - a as i128 + st as i128 - 1) / st as i128
+                            } else {
+                                0
+                            };
+                            let trips = u64::try_from(trips).unwrap_or(u64::MAX);
+                            let total = self.unroll.saturating_mul(trips);
+                            if trips > MAX_STATIC_FOR_TRIPS {
                                 self.emit(
                                     Diagnostic::error(
                                         "static-for",
-                                        format!("static_for unrolls {trips} iterations (limit 1024)"),
+                                        format!(
+                                            "static_for unrolls {trips} iterations (limit {MAX_STATIC_FOR_TRIPS})"
+                                        ),
                                         s.span,
                                         "here",
                                     )
                                     .with_help("use `for` for long loops"),
                                 );
+                            } else if total > MAX_UNROLLED {
+                                self.emit(
+                                    Diagnostic::error(
+                                        "static-for",
+                                        format!(
+                                            "nested static_for loops unroll {total} copies of their body (limit {MAX_UNROLLED})"
+                                        ),
+                                        s.span,
+                                        "the innermost that passes the limit",
+                                    )
+                                    .with_help("use `for` for one of the loops"),
+                                );
                             } else {
+                                let outer_unroll = std::mem::replace(&mut self.unroll, total.max(1));
                                 let prev = self.checked.consts.get(&var.name);
                                 let mut i = a;
                                 while i < b {
@@ -634,8 +665,12 @@ impl<'k> Cx<'k> {
                                     self.declare(var, Ty::Scalar(ScalarTy::I32));
                                     self.block(body);
                                     self.scopes.pop();
-                                    i += st;
+                                    match i.checked_add(st) {
+                                        Some(n) => i = n,
+                                        None => break,
+                                    }
                                 }
+                                self.unroll = outer_unroll;
                                 match prev {
                                     Some(v) => self.checked.consts.bind(&var.name, v),
                                     None => self.checked.consts.unbind(&var.name),

@@ -1162,7 +1162,8 @@ impl<'p, 's> Machine<'p, 's> {
             IKind::LoopNext { ctr, step, head } => {
                 let c = frame[*ctr as usize].as_int().unwrap_or(0);
                 let st = frame[*step as usize].as_int().unwrap_or(1);
-                frame[*ctr as usize] = Value::Int(c.wrapping_add(st));
+                // Saturating: a counter that would pass i64's range has passed the loop's end.
+                frame[*ctr as usize] = Value::Int(c.saturating_add(st));
                 Ok(Flow::Jump(*head))
             }
             IKind::Fork { workers } => {

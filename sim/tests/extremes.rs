@@ -97,3 +97,60 @@ fn extreme_tma_coordinates_trap_or_fill_never_wrap() {
         }
     }
 }
+
+/// One arrival per iteration of a loop from `START` to `END` in steps of `STEP`.
+const LOOP: &str = r#"
+kernel counted {
+  target sm_100a
+  num_warps 4
+  param start: i64
+  param end: i64
+  param stride: i64
+  param out: ptr(i32)
+  layout lin = blocked([1], [32], [4], [0])
+  let bar = mbar.alloc 1
+  mbar.init bar[0], 1
+  for i in start..end step stride {
+    mbar.arrive bar[0]
+  }
+  launch {
+    grid = [1]
+    tensor o: i32[128] = zeros()
+    start = START
+    end = END
+    stride = STEP
+    out = o
+  }
+}
+"#;
+
+fn iterations(start: &str, end: &str, step: &str) -> usize {
+    let src = LOOP
+        .replace("START", start)
+        .replace("END", end)
+        .replace("STEP", step);
+    let r = run(&src, &[]);
+    assert_ok(&src, &r);
+    r.trace
+        .events
+        .iter()
+        .filter(|e| matches!(e.what, bwsim_sim::What::Arrive { .. }))
+        .count()
+}
+
+#[test]
+fn loop_counters_near_i64_limits_end_instead_of_wrapping() {
+    // 0, 2^62, then 2^63 does not exist: two iterations (a wrapping counter would go negative
+    // and loop until the step limit).
+    assert_eq!(iterations("0", "9223372036854775807", "4611686018427387904"), 2);
+    assert_eq!(iterations("9223372036854775806", "9223372036854775807", "5"), 1);
+    assert_eq!(
+        iterations("(-9223372036854775807 - 1)", "(-9223372036854775807)", "1"),
+        1
+    );
+    assert_eq!(
+        iterations("0", "(-9223372036854775807 - 1)", "(-4611686018427387904)"),
+        2
+    );
+    assert_eq!(iterations("3", "0", "1"), 0);
+}

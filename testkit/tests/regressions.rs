@@ -163,3 +163,62 @@ fn huge_register_tiles_are_a_verifier_error() {
         assert!(t.message.contains("more than 1048576"), "{}", t.message);
     }
 }
+
+/// Found while probing what the mutator's `static_for` insertions reach: three nested
+/// `static_for`s of 1024 trips each (each under the per-loop limit) made the verifier unroll
+/// 2^30 bodies (over a minute, then the simulator and the backend again); and bounds at the
+/// `i64` extremes overflowed the trip count. Nested unrolling is now capped in all, and trip
+/// counts are computed without overflow.
+#[test]
+fn nested_static_for_is_capped_in_all_and_extreme_bounds_do_not_overflow() {
+    let nested = format!(
+        "{HEAD}  let bars = mbar.alloc 1\n  static_for i in 0..1024 {{\n    static_for j in 0..1024 {{\n      static_for k in 0..1024 {{\n        mbar.init bars[0], 1\n      }}\n    }}\n  }}\n}}\n"
+    );
+    let t = std::time::Instant::now();
+    let k = bwsim_isa::parser::parse(&nested).expect("parses");
+    let (c, d) = verify(
+        &k,
+        &VerifyOptions {
+            target: None,
+            overrides: vec![],
+        },
+    );
+    assert!(c.is_none());
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(20),
+        "{:?}",
+        t.elapsed()
+    );
+    let e = d
+        .iter()
+        .find(|d| d.code == "static-for")
+        .expect("static-for error");
+    assert!(e.message.contains("unroll 1048576 copies"), "{}", e.message);
+    // Exactly at the cap is fine.
+    assert_verifies(&format!(
+        "{HEAD}  static_for i in 0..256 {{\n    static_for j in 0..256 {{\n    }}\n  }}\n}}\n"
+    ));
+    for (a, b, st) in [
+        ("(-9223372036854775807 - 1)", "9223372036854775807", "1"),
+        ("0", "9223372036854775807", "4611686018427387904"),
+        (
+            "9223372036854775806",
+            "9223372036854775807",
+            "9223372036854775807",
+        ),
+    ] {
+        let src = format!("{HEAD}  static_for i in {a}..{b} step {st} {{\n  }}\n}}\n");
+        let k = bwsim_isa::parser::parse(&src).expect("parses");
+        let (_, d) = verify(
+            &k,
+            &VerifyOptions {
+                target: None,
+                overrides: vec![],
+            },
+        );
+        // Either within the limit (and fine) or refused with the trip count: never a panic.
+        for e in d.iter().filter(|d| d.code == "static-for") {
+            assert!(e.message.contains("iterations (limit 1024)"), "{}", e.message);
+        }
+    }
+}
