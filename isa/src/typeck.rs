@@ -299,7 +299,7 @@ impl<'k> Checked<'k> {
     }
     /// Total warps of the CTA (default partition plus workers).
     pub fn total_warps(&self) -> u32 {
-        self.num_warps + self.workers.iter().map(|w| w.1).sum::<u32>()
+        (self.workers.iter()).fold(self.num_warps, |a, w| a.saturating_add(w.1))
     }
 }
 
@@ -1411,8 +1411,8 @@ impl<'k> Cx<'k> {
                 let shape = self.int_list(pos[1])?;
                 if f == "reshape" {
                     let (a, b): (u64, u64) = (
-                        t.shape.iter().map(|&x| x as u64).product(),
-                        shape.iter().map(|&x| x as u64).product(),
+                        t.shape.iter().fold(1u64, |a, &x| a.saturating_mul(x as u64)),
+                        shape.iter().fold(1u64, |a, &x| a.saturating_mul(x as u64)),
                     );
                     if a != b {
                         return Err(e_type(
@@ -2400,8 +2400,8 @@ impl<'k> Cx<'k> {
                 let n = phys.len();
                 phys.swap(n - 1, n - 2);
             }
-            let a: u64 = phys.iter().map(|&x| x as u64).product();
-            let b: u64 = d.block.iter().map(|&x| x as u64).product();
+            let a: u64 = phys.iter().fold(1u64, |a, &x| a.saturating_mul(x as u64));
+            let b: u64 = d.block.iter().fold(1u64, |a, &x| a.saturating_mul(x as u64));
             if a != b || phys.last() != d.block.last() {
                 return Err(Diagnostic::error(
                     "tma-smem",
@@ -2547,8 +2547,7 @@ pub fn smem_bytes(dtype: DType, shape: &[u32], layout: &SmemLayout) -> u32 {
     let inner = shape.last().copied().unwrap_or(1) as u64;
     let outer: u64 = shape[..shape.len().saturating_sub(1)]
         .iter()
-        .map(|&x| x as u64)
-        .product();
+        .fold(1u64, |a, &x| a.saturating_mul(x as u64));
     let mut row = (inner * dtype.bits() as u64).div_ceil(8);
     let span = layout.swizzle().bytes() as u64;
     if span > 0 && row < span {

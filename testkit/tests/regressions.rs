@@ -228,6 +228,8 @@ fn nested_static_for_is_capped_in_all_and_extreme_bounds_do_not_overflow() {
 /// - `static-for-trip-overflow.tile`: the first 36-minute run, case 29202 of seed 1000 (a seed
 ///   kernel with `NUM_LOAD_BUFFERS = 9223372036854775807`): the `static_for` trip count
 ///   overflowed in the verifier (fixed with the nested-unroll cap above).
+/// - `cdiv-by-i64-min.tile`: the second long run, case 97554 of seed 2000 (`XBLOCK =
+///   (-9223372036854775807 - 1)`): `cdiv(x, i64::MIN)` computed `y - 1` unchecked.
 #[test]
 fn saved_findings_pass_the_oracle() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/findings");
@@ -244,4 +246,56 @@ fn saved_findings_pass_the_oracle() {
         n += 1;
     }
     assert!(n >= 1, "no saved findings in {}", dir.display());
+}
+
+/// Found by the second long run (case 97554 of seed 2000): constant `cdiv(x, y)` overflowed
+/// computing `y - 1` for `y = i64::MIN`. And, looking for the same pattern, shape products of
+/// `reshape` and of TMA shared buffers multiplied user dimensions unchecked. All are overflow
+/// diagnostics or plain mismatches now.
+#[test]
+fn constant_cdiv_and_shape_products_do_not_overflow() {
+    let src = format!("{HEAD}  const B: int = (-9223372036854775807 - 1)\n  const C: int = cdiv(5, B)\n}}\n");
+    let k = bwsim_isa::parser::parse(&src).expect("parses");
+    let (c, d) = verify(
+        &k,
+        &VerifyOptions {
+            target: None,
+            overrides: vec![],
+        },
+    );
+    // cdiv(5, i64::MIN) = (5 + i64::MIN - 1) / i64::MIN = 0: fine, computed without overflow.
+    assert!(c.is_some(), "{d:?}");
+    // Quotients that fit are computed even when x + y - 1 would not fit an i64 ...
+    assert_verifies(&format!(
+        "{HEAD}  const C: int = cdiv(9223372036854775807, 2)\n  static_assert C == 4611686018427387904, \"cdiv\"\n}}\n"
+    ));
+    // ... and a quotient that does not fit is an overflow diagnostic.
+    let src = format!("{HEAD}  const C: int = cdiv((-9223372036854775807 - 1), -1)\n}}\n");
+    let k = bwsim_isa::parser::parse(&src).expect("parses");
+    let (c, d) = verify(
+        &k,
+        &VerifyOptions {
+            target: None,
+            overrides: vec![],
+        },
+    );
+    assert!(c.is_none());
+    assert!(d.iter().any(|d| d.message.contains("overflow")), "{d:?}");
+
+    let src = format!(
+        "{HEAD}  layout lin = blocked([1], [32], [4], [0])\n  let x = reshape(arange(0, 64, lin), [4294967295, 4294967295, 4294967295])\n}}\n"
+    );
+    let k = bwsim_isa::parser::parse(&src).expect("parses");
+    let (c, d) = verify(
+        &k,
+        &VerifyOptions {
+            target: None,
+            overrides: vec![],
+        },
+    );
+    assert!(c.is_none());
+    assert!(
+        d.iter().any(|d| d.message.contains("changes the element count")),
+        "{d:?}"
+    );
 }
