@@ -111,7 +111,10 @@ pub struct DescTy {
 impl DescTy {
     /// Bytes of one block (Gluon's `block_type.nbytes`).
     pub fn nbytes(&self) -> u64 {
-        self.block.iter().map(|&d| d as u64).product::<u64>() * self.dtype.bits() as u64 / 8
+        (self.block.iter())
+            .fold(1u64, |a, &d| a.saturating_mul(d as u64))
+            .saturating_mul(self.dtype.bits() as u64)
+            / 8
     }
 }
 
@@ -146,7 +149,7 @@ impl TmemTy {
             1
         };
         let mblocks = m.div_ceil(self.block[0].max(1)).max(1);
-        let bits = self.dtype.bits() * self.col_stride;
+        let bits = self.dtype.bits().saturating_mul(self.col_stride);
         mblocks.saturating_mul(n.saturating_mul(bits).div_ceil(32))
     }
     /// TMEM columns of the whole buffer.

@@ -296,7 +296,10 @@ pub struct DescInfo {
 
 impl DescInfo {
     pub fn nbytes(&self) -> u64 {
-        self.block.iter().map(|&d| d as u64).product::<u64>() * self.dtype.bits() as u64 / 8
+        (self.block.iter())
+            .fold(1u64, |a, &d| a.saturating_mul(d as u64))
+            .saturating_mul(self.dtype.bits() as u64)
+            / 8
     }
 }
 

@@ -230,6 +230,8 @@ fn nested_static_for_is_capped_in_all_and_extreme_bounds_do_not_overflow() {
 ///   overflowed in the verifier (fixed with the nested-unroll cap above).
 /// - `cdiv-by-i64-min.tile`: the second long run, case 97554 of seed 2000 (`XBLOCK =
 ///   (-9223372036854775807 - 1)`): `cdiv(x, i64::MIN)` computed `y - 1` unchecked.
+/// - `tmem-col-stride-overflow.tile`: the third long run, case 72060 of seed 3000
+///   (`col_stride=0x7fffffff`): TMEM column arithmetic multiplied unchecked.
 #[test]
 fn saved_findings_pass_the_oracle() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/findings");
@@ -298,4 +300,34 @@ fn constant_cdiv_and_shape_products_do_not_overflow() {
         d.iter().any(|d| d.message.contains("changes the element count")),
         "{d:?}"
     );
+}
+
+/// Found by the third long run (case 72060 of seed 3000): a `tmem.alloc` with
+/// `col_stride=0x7fffffff` overflowed the verifier's column count (`bits * col_stride` in
+/// `u32`); the same review found a descriptor's `nbytes` multiplying its block dimensions
+/// unchecked. Both saturate: the kernel gets its capacity or box diagnostic.
+#[test]
+fn tmem_col_stride_and_descriptor_bytes_do_not_overflow() {
+    for (decl, stmt) in [
+        (
+            "",
+            "  let tm = tmem.alloc f16[128, 64], block=[128, 64], col_stride=0x7fffffff\n",
+        ),
+        (
+            "  param d: tensor_desc(f32[65536, 65536, 65536, 65536, 65536], nvmma(128))\n",
+            "  let bars = mbar.alloc 1\n  mbar.init bars[0], 1\n  mbar.expect bars[0], d.nbytes\n",
+        ),
+    ] {
+        let src = format!("{HEAD}{decl}{stmt}}}\n");
+        let k = bwsim_isa::parser::parse(&src).expect("parses");
+        let (c, d) = verify(
+            &k,
+            &VerifyOptions {
+                target: None,
+                overrides: vec![],
+            },
+        );
+        assert!(c.is_none(), "{src} verified");
+        assert!(d.iter().any(|d| d.is_error()), "{d:?}");
+    }
 }
