@@ -183,7 +183,7 @@ fn shift_launch(l: &mut Launch, base: usize) {
                 shift_expr(ty, base);
                 shift_expr(init, base);
             }
-            LaunchItemKind::Set { name, value } => {
+            LaunchItemKind::Set { name, value } | LaunchItemKind::Limit { name, value } => {
                 name.span = shift(name.span, base);
                 shift_expr(value, base);
             }

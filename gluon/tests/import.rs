@@ -202,7 +202,7 @@ module attributes {"ttg.num-warps" = 4 : i32, ttg.target = "cuda:100"} {
     let r = bwsim_sim::run(
         &c,
         &plan,
-        bwsim_isa::launch::materialize(&plan, 0),
+        bwsim_isa::launch::materialize(&plan, 0).expect("within the memory limit"),
         &Default::default(),
     );
     let out = r.tensor("out").expect("out");

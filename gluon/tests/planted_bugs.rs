@@ -43,7 +43,7 @@ fn run(c: &Checked, plan: &LaunchPlan, seed: u64) -> RunResult {
     bwsim_sim::run(
         c,
         plan,
-        launch::materialize(plan, seed),
+        launch::materialize(plan, seed).expect("within the memory limit"),
         &RunOptions {
             seed,
             trace: false,
@@ -234,7 +234,7 @@ fn correct_variants_run_clean_and_match_the_reference() {
         let (k, file) = import(stem);
         let (c, plan) = checked(&k, target, &file);
         for seed in 0..3 {
-            let inputs = launch::materialize(&plan, seed);
+            let inputs = launch::materialize(&plan, seed).expect("within the memory limit");
             let r = bwsim_sim::run(
                 &c,
                 &plan,

@@ -151,7 +151,7 @@ fn same_outputs(stem: &str, target: Target) {
     let ct = check(&twin, target, &tfile, shapes(stem));
     let tplan = plan(&ct, &tfile);
     for seed in 0..schedules(heavy) {
-        let inputs = launch::materialize(&tplan, 1000 + seed);
+        let inputs = launch::materialize(&tplan, 1000 + seed).expect("within the memory limit");
         let opts = RunOptions {
             seed,
             trace: false,
@@ -178,10 +178,13 @@ fn same_outputs(stem: &str, target: Target) {
         );
         // Both equal the CPU reference (written from the tutorials, not from the simulator).
         if seed == 0 {
-            let expected =
-                bwsim_kernels::reference::reference(stem, &tplan, &launch::materialize(&tplan, 1000))
-                    .expect("a reference")
-                    .expect("reference inputs");
+            let expected = bwsim_kernels::reference::reference(
+                stem,
+                &tplan,
+                &launch::materialize(&tplan, 1000).expect("within the memory limit"),
+            )
+            .expect("a reference")
+            .expect("reference inputs");
             for e in &expected {
                 let cmp = bwsim_kernels::reference::compare(ri.tensor(&e.tensor).expect("output"), e);
                 assert!(

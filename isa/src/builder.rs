@@ -70,7 +70,7 @@
 //!   }
 //! }
 //! ");
-//! assert_eq!(parser::parse(&text).unwrap(), k);
+//! assert_eq!(parser::parse(&text).ok(), Some(k));
 //! ```
 
 use crate::ir::*;
@@ -690,6 +690,14 @@ impl LaunchBuilder {
             name: Ident::new(name),
             ty,
             init,
+        })
+    }
+
+    /// `limit NAME = VALUE`: a resource limit (`steps`, `wall_time`, `memory`, `trace_events`).
+    pub fn limit(&mut self, name: &str, value: impl Into<Expr>) -> &mut LaunchBuilder {
+        self.item(LaunchItemKind::Limit {
+            name: Ident::new(name),
+            value: value.into(),
         })
     }
 

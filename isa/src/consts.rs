@@ -221,11 +221,10 @@ impl ConstEnv {
                             ("max", [x, y]) => Ok(Int(*x.max(y))),
                             ("abs", [x]) => x.checked_abs().map(Int).ok_or_else(|| overflow(e)),
                             ("cdiv", [_, 0]) => Err(err(e, "division by zero in `cdiv`", "here")),
-                            ("cdiv", [x, y]) => x
-                                .checked_add(*y - 1)
-                                .and_then(|s| s.checked_div(*y))
+                            // (x + y - 1) / y, computed wide: only a quotient outside i64 overflows.
+                            ("cdiv", [x, y]) => i64::try_from((*x as i128 + *y as i128 - 1) / *y as i128)
                                 .map(Int)
-                                .ok_or_else(|| overflow(e)),
+                                .map_err(|_| overflow(e)),
                             ("log2", [x]) if *x > 0 => Ok(Int(63 - x.leading_zeros() as i64)),
                             _ => Err(err(
                                 e,

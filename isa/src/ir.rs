@@ -555,6 +555,9 @@ pub enum LaunchItemKind {
     Tensor { name: Ident, ty: Expr, init: Expr },
     /// `NAME = VALUE`: `grid`, `cluster`, `outputs`, or a kernel parameter's argument.
     Set { name: Ident, value: Expr },
+    /// `limit NAME = VALUE`: a resource limit of runs of this launch (`steps`, `wall_time`,
+    /// `memory`, `trace_events`; see [`crate::limits`]).
+    Limit { name: Ident, value: Expr },
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]

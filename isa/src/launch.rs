@@ -3,12 +3,14 @@
 //!
 //! [`resolve`] turns a kernel's `launch { }` section into a [`LaunchPlan`] (grid, cluster,
 //! global tensors with their initialisers, arguments, outputs); [`materialize`] draws the
-//! tensors' contents for a seed. The simulator and the GPU runner both start from
+//! tensors' contents for a seed, after checking them against the memory limit (nothing is
+//! allocated for a launch that asks for more). The simulator and the GPU runner both start from
 //! `materialize(plan, seed)`, so they see bit-identical inputs.
 
 use crate::consts::ConstEnv;
 use crate::diag::Diagnostic;
 use crate::ir::*;
+use crate::limits::{self, Limit, Limits};
 use crate::numeric;
 use crate::span::Span;
 use crate::typeck::{Checked, Ty};
@@ -44,12 +46,13 @@ pub struct TensorSpec {
 }
 
 impl TensorSpec {
+    /// Elements (saturating at `u64::MAX`).
     pub fn numel(&self) -> u64 {
-        self.shape.iter().product()
+        self.shape.iter().fold(1u64, |a, &d| a.saturating_mul(d))
     }
-    /// Bytes of storage (fp4 packs two per byte).
+    /// Bytes of storage (fp4 packs two per byte; saturating at `u64::MAX`).
     pub fn bytes(&self) -> u64 {
-        (self.numel() * self.dtype.bits() as u64).div_ceil(8)
+        self.numel().saturating_mul(self.dtype.bits() as u64).div_ceil(8)
     }
 }
 
@@ -72,18 +75,23 @@ pub struct LaunchPlan {
     pub args: Vec<(String, ArgValue)>,
     /// Tensors reported after the run.
     pub outputs: Vec<usize>,
+    /// Resource limits: the launch section's `limit` lines; callers layer command-line limits
+    /// over them (`plan.limits = cli.or(plan.limits)`) before [`materialize`].
+    pub limits: Limits,
 }
 
 impl LaunchPlan {
     pub fn tensor(&self, name: &str) -> Option<usize> {
         self.tensors.iter().position(|t| t.name == name)
     }
-    /// Bytes of all global tensors.
+    /// Bytes of all global tensors (saturating at `u64::MAX`).
     pub fn total_bytes(&self) -> u64 {
-        self.tensors.iter().map(|t| t.bytes()).sum()
+        self.tensors.iter().fold(0u64, |a, t| a.saturating_add(t.bytes()))
     }
+    /// CTAs in the grid (saturating: a resolved grid is at most [`MAX_GRID`], whose product
+    /// fits, but plans can be built by hand).
     pub fn num_ctas(&self) -> u64 {
-        self.grid.iter().map(|&g| g as u64).product()
+        self.grid.iter().fold(1u64, |a, &g| a.saturating_mul(g as u64))
     }
 }
 
@@ -97,9 +105,11 @@ pub struct HostTensor {
 }
 
 impl HostTensor {
+    /// A zero-filled tensor. Allocates its bytes: callers check sizes against the memory limit
+    /// first ([`materialize`] does).
     pub fn zeros(name: &str, dtype: DType, shape: Vec<u64>) -> HostTensor {
-        let n: u64 = shape.iter().product();
-        let bytes = (n * dtype.bits() as u64).div_ceil(8) as usize;
+        let n = shape.iter().fold(1u64, |a, &d| a.saturating_mul(d));
+        let bytes = usize::try_from(n.saturating_mul(dtype.bits() as u64).div_ceil(8)).unwrap_or(usize::MAX);
         HostTensor {
             name: name.to_string(),
             dtype,
@@ -108,7 +118,7 @@ impl HostTensor {
         }
     }
     pub fn numel(&self) -> u64 {
-        self.shape.iter().product()
+        self.shape.iter().fold(1u64, |a, &d| a.saturating_mul(d))
     }
     /// Bits of element `i` (row-major linear index).
     pub fn get_bits(&self, i: u64) -> u64 {
@@ -164,6 +174,59 @@ pub fn check(checked: &Checked, l: &Launch) -> Vec<Diagnostic> {
         Ok(_) => Vec::new(),
         Err(d) => d,
     }
+}
+
+/// The largest grid a launch may ask for, per dimension: `2^31 - 1` CTAs in x, 65535 in y and
+/// z (the range of PTX's `%nctaid`; docs/hardware/launch-limits.md).
+pub const MAX_GRID: [u32; 3] = [i32::MAX as u32, 65535, 65535];
+
+/// Whether no entry of a grid exceeds [`MAX_GRID`] (entries below 1 are reported apart).
+fn grid_fits(v: &[i64]) -> bool {
+    v.iter().zip(MAX_GRID).all(|(&x, m)| x <= m as i64)
+}
+
+/// `limit NAME = VALUE` → the limit and its value in the limit's unit (steps, milliseconds,
+/// bytes, events). `memory` may use the units `KiB`, `MiB`, `GiB`, `TiB`, `KB`, ... as names
+/// (`4 * GiB`); `wall_time` is in seconds and may be a float.
+fn limit_of(env: &ConstEnv, name: &Ident, value: &Expr) -> Result<(Limit, u64), Diagnostic> {
+    let Some(l) = Limit::from_key(&name.name) else {
+        return Err(launch_err(name.span, format!("unknown limit `{}`", name.name), "here").with_help(
+            "limits: `limit steps = N`, `limit wall_time = SECONDS`, `limit memory = N * GiB`, `limit trace_events = N`",
+        ));
+    };
+    let negative = |v: &dyn std::fmt::Display| {
+        launch_err(
+            value.span,
+            format!("limit `{l}` must be a non-negative number, found {v}"),
+            "here",
+        )
+    };
+    let v = match l {
+        Limit::WallTime => {
+            let secs = match &value.kind {
+                ExprKind::Float(x) => *x,
+                _ => env.int(value)? as f64,
+            };
+            let ms = (secs * 1000.0).ceil();
+            if !(0.0..1.8e19).contains(&ms) {
+                return Err(negative(&secs));
+            }
+            ms as u64
+        }
+        Limit::Memory => {
+            let mut env = env.clone();
+            for (u, m) in limits::BYTE_UNITS {
+                env.bind(u, crate::consts::ConstValue::Int(*m as i64));
+            }
+            let v = env.int(value)?;
+            u64::try_from(v).map_err(|_| negative(&v))?
+        }
+        Limit::Steps | Limit::TraceEvents => {
+            let v = env.int(value)?;
+            u64::try_from(v).map_err(|_| negative(&v))?
+        }
+    };
+    Ok((l, v))
 }
 
 fn const_list(env: &ConstEnv, e: &Expr) -> Result<Vec<i64>, Diagnostic> {
@@ -222,6 +285,7 @@ pub fn resolve(checked: &Checked, l: &Launch) -> Result<LaunchPlan, Vec<Diagnost
         tensors: Vec::new(),
         args: Vec::new(),
         outputs: Vec::new(),
+        limits: Limits::default(),
     };
     let mut sets: Vec<(&Ident, &Expr)> = Vec::new();
     let mut have_grid = false;
@@ -273,8 +337,36 @@ pub fn resolve(checked: &Checked, l: &Launch) -> Result<LaunchPlan, Vec<Diagnost
                     Err(d) => diags.push(d),
                 }
             }
+            LaunchItemKind::Limit { name, value } => match limit_of(env, name, value) {
+                Ok((l, v)) => {
+                    if l == Limit::Memory && plan.limits.memory.is_some()
+                        || l == Limit::Steps && plan.limits.steps.is_some()
+                        || l == Limit::WallTime && plan.limits.wall_time.is_some()
+                        || l == Limit::TraceEvents && plan.limits.trace_events.is_some()
+                    {
+                        diags.push(launch_err(name.span, format!("limit `{l}` set twice"), "here"));
+                    }
+                    plan.limits.set(l, v);
+                }
+                Err(d) => diags.push(d),
+            },
             LaunchItemKind::Set { name, value } => match name.name.as_str() {
                 "grid" | "cluster" => match const_list(env, value) {
+                    Ok(v) if name.name == "grid" && (1..=3).contains(&v.len()) && !grid_fits(&v) => diags
+                        .push(
+                            launch_err(
+                                value.span,
+                                format!("grid {v:?} exceeds the hardware's grid limits"),
+                                "too large for a launch",
+                            )
+                            .with_note(format!(
+                                "a grid is at most [{}, {}, {}] CTAs (docs/hardware/launch-limits.md)",
+                                MAX_GRID[0], MAX_GRID[1], MAX_GRID[2]
+                            ))
+                            .with_help(
+                                "use a persistent kernel that loops over tiles, or fold dimensions into x",
+                            ),
+                        ),
                     Ok(v)
                         if (1..=3).contains(&v.len())
                             && v.iter().all(|&x| (1..=i32::MAX as i64).contains(&x)) =>
@@ -502,10 +594,41 @@ fn shuffle(t: &mut HostTensor, rng: &mut Rng) {
     }
 }
 
-/// Draw every tensor of the plan. Tensor `k` uses its own stream derived from `seed` and `k`,
-/// so adding a tensor does not change the others.
-pub fn materialize(plan: &LaunchPlan, seed: u64) -> Vec<HostTensor> {
-    plan.tensors
+/// Refuse a plan whose global tensors exceed its memory limit (`plan.limits`, else
+/// [`Limits::DEFAULT_MEMORY`]), with a `memory-limit` diagnostic on the largest tensor.
+pub fn check_memory(plan: &LaunchPlan) -> Result<(), Diagnostic> {
+    let limit = plan.limits.memory_or_default();
+    let total = plan.total_bytes();
+    if total <= limit {
+        return Ok(());
+    }
+    let Some(big) = plan.tensors.iter().max_by_key(|t| t.bytes()) else {
+        return Ok(());
+    };
+    let mut d = Diagnostic::error(
+        Limit::Memory.code(),
+        format!(
+            "the launch's global tensors need {} ({total} bytes), more than the memory limit of {} ({limit} bytes)",
+            limits::format_bytes_ceil(total),
+            limits::format_bytes_ceil(limit)
+        ),
+        big.span,
+        format!("the largest, {} bytes", big.bytes()),
+    )
+    .with_note("nothing was allocated");
+    for t in plan.tensors.iter().filter(|t| !std::ptr::eq(*t, big)) {
+        d = d.with_label(t.span, format!("{} bytes", t.bytes()));
+    }
+    Err(d.with_help(Limit::Memory.raise_help(Some(total))))
+}
+
+/// Draw every tensor of the plan, after [`check_memory`] (nothing is allocated when it
+/// refuses). Tensor `k` uses its own stream derived from `seed` and `k`, so adding a tensor
+/// does not change the others.
+pub fn materialize(plan: &LaunchPlan, seed: u64) -> Result<Vec<HostTensor>, Diagnostic> {
+    check_memory(plan)?;
+    Ok(plan
+        .tensors
         .iter()
         .enumerate()
         .map(|(k, spec)| {
@@ -514,5 +637,5 @@ pub fn materialize(plan: &LaunchPlan, seed: u64) -> Vec<HostTensor> {
             fill(&mut t, &spec.init, &mut rng);
             t
         })
-        .collect()
+        .collect())
 }

@@ -8,6 +8,7 @@
 //! - [`typeck`]: types of every value, resolved layouts and shapes.
 //! - [`verify`]: the static rules of DESIGN.md section 3, each with a stable code.
 //! - [`builder`]: constructing kernels from Rust.
+//! - [`launch`]: launch specs and host data; [`limits`]: resource limits of a launch.
 //! - [`diag`]: diagnostics rendered like rustc.
 //!
 //! This crate knows nothing of the simulator or the backends.
@@ -21,6 +22,7 @@ pub mod diag;
 pub mod ir;
 pub mod launch;
 pub mod lexer;
+pub mod limits;
 pub mod numeric;
 pub mod parser;
 pub mod printer;

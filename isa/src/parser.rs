@@ -417,6 +417,16 @@ impl Parser {
                 let msg = format!("`{s}` is an operation name, not a name");
                 return Err(self.report(Diagnostic::error("syntax", msg, sp, format!("expected {what}"))));
             }
+            // An element-type name would read as that type in constant expressions
+            // (`bufs[i1 % 2]` with a loop variable `i1`), so it cannot be bound.
+            if crate::types::DType::from_name(s).is_some() {
+                let msg = format!("`{s}` is an element type, not a name");
+                return Err(self.report(
+                    Diagnostic::error("syntax", msg, sp, format!("expected {what}")).with_help(
+                        "pick another name: element-type names (`i1`, `i8`, `f32`, ...) are reserved",
+                    ),
+                ));
+            }
         }
         self.ident(what)
     }
@@ -1266,6 +1276,16 @@ impl Parser {
             self.expect_punct("=")?;
             let init = self.expr()?;
             LaunchItemKind::Tensor { name, ty, init }
+        } else if self.at_kw("limit")
+            && matches!(self.peek_at(1), Tok::Ident(_))
+            && matches!(self.peek_at(2), Tok::Punct("="))
+        {
+            // `limit` is not a keyword: `limit = 3` still sets a parameter called `limit`.
+            self.bump();
+            let name = self.ident("a limit name")?;
+            self.expect_punct("=")?;
+            let value = self.expr()?;
+            LaunchItemKind::Limit { name, value }
         } else {
             let name = self.ident("`grid`, `cluster`, `outputs`, `tensor` or a parameter name")?;
             self.expect_punct("=")?;

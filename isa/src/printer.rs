@@ -106,6 +106,9 @@ impl Printer {
                     LaunchItemKind::Set { name, value } => {
                         self.line(&format!("{} = {}", name.name, print_expr(value)))
                     }
+                    LaunchItemKind::Limit { name, value } => {
+                        self.line(&format!("limit {} = {}", name.name, print_expr(value)))
+                    }
                 }
             }
             self.comments(&l.end_comments);

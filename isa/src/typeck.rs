@@ -120,7 +120,10 @@ impl DescTy {
     /// Bytes one copy moves and completes on its barrier (Gluon's `block_type.nbytes` when
     /// every stride is 1).
     pub fn nbytes(&self) -> u64 {
-        self.box_shape().iter().map(|&d| d as u64).product::<u64>() * self.dtype.bits() as u64 / 8
+        (self.box_shape().iter())
+            .fold(1u64, |a, &d| a.saturating_mul(d as u64))
+            .saturating_mul(self.dtype.bits() as u64)
+            / 8
     }
 }
 
@@ -173,7 +176,7 @@ impl TmemTy {
             1
         };
         let mblocks = m.div_ceil(self.block[0].max(1)).max(1);
-        let bits = self.dtype.bits() * self.col_stride;
+        let bits = self.dtype.bits().saturating_mul(self.col_stride);
         mblocks.saturating_mul(n.saturating_mul(bits).div_ceil(32))
     }
     /// TMEM columns of the whole buffer.
@@ -326,7 +329,7 @@ impl<'k> Checked<'k> {
     }
     /// Total warps of the CTA (default partition plus workers).
     pub fn total_warps(&self) -> u32 {
-        self.num_warps + self.workers.iter().map(|w| w.1).sum::<u32>()
+        (self.workers.iter()).fold(self.num_warps, |a, w| a.saturating_add(w.1))
     }
 }
 
@@ -368,10 +371,40 @@ struct Cx<'k> {
     /// Statement-stack depths of the constant `if`s whose taken branch is being checked.
     transparent: Vec<usize>,
     seen: std::collections::HashSet<Diagnostic>,
+    /// Product of the trip counts of the `static_for`s being unrolled around the current
+    /// statement (1 outside any).
+    unroll: u64,
 }
+
+/// Most iterations one `static_for` unrolls.
+pub const MAX_STATIC_FOR_TRIPS: u64 = 1024;
+/// Most copies of a statement nested `static_for`s unroll in all (a bound on the work of
+/// checking, simulating and lowering the kernel).
+pub const MAX_UNROLLED: u64 = 1 << 16;
 
 fn e_type(span: Span, msg: impl Into<String>, label: impl Into<String>) -> Diagnostic {
     Diagnostic::error("E-type", msg, span, label)
+}
+
+/// The most elements a register tile may have: Triton's and Gluon's `TRITON_MAX_TENSOR_NUMEL`
+/// (2^20), which `validate_block_shape` (python/triton/language/_utils.py) enforces on every
+/// block shape and `arange` on its range.
+pub const MAX_TILE_NUMEL: u64 = 1 << 20;
+
+/// A `tile-size` error when `shape` holds more than [`MAX_TILE_NUMEL`] elements.
+fn check_tile_size(shape: &[u32], span: Span) -> Result<(), Diagnostic> {
+    let n = shape.iter().fold(1u64, |a, &d| a.saturating_mul(d as u64));
+    if n <= MAX_TILE_NUMEL {
+        return Ok(());
+    }
+    Err(Diagnostic::error(
+        "tile-size",
+        format!("register tile {shape:?} has {n} elements, more than {MAX_TILE_NUMEL}"),
+        span,
+        "too large for a register tile",
+    )
+    .with_note("Triton and Gluon cap every tensor at 2^20 elements (TRITON_MAX_TENSOR_NUMEL)")
+    .with_help("split the work into smaller tiles"))
 }
 
 impl<'k> Cx<'k> {
@@ -403,6 +436,7 @@ impl<'k> Cx<'k> {
             in_worker: false,
             transparent: Vec::new(),
             seen: Default::default(),
+            unroll: 1,
         }
     }
 
@@ -472,6 +506,7 @@ impl<'k> Cx<'k> {
     // ----- scopes -----
 
     fn declare(&mut self, id: &Ident, ty: Ty) {
+        // Cannot fail: the kernel's scope is pushed first and never popped.
         let scope = self.scopes.last_mut().expect("scope stack is never empty");
         if let Some((_, prev)) = scope.names.get(&id.name) {
             let prev = *prev;
@@ -489,6 +524,7 @@ impl<'k> Cx<'k> {
         self.checked
             .binding_types
             .insert(id as *const Ident as usize, ty.clone());
+        // Cannot fail: the kernel's scope is pushed first and never popped.
         let scope = self.scopes.last_mut().expect("scope stack is never empty");
         scope.names.insert(id.name.clone(), (ty, id.span));
     }
@@ -615,18 +651,39 @@ impl<'k> Cx<'k> {
                             "here",
                         )),
                         Ok((a, b, st)) => {
-                            let trips = if b > a { (b - a + st - 1) / st } else { 0 };
-                            if trips > 1024 {
+                            let trips = if b > a {
+                                (b as i128 - a as i128 + st as i128 - 1) / st as i128
+                            } else {
+                                0
+                            };
+                            let trips = u64::try_from(trips).unwrap_or(u64::MAX);
+                            let total = self.unroll.saturating_mul(trips);
+                            if trips > MAX_STATIC_FOR_TRIPS {
                                 self.emit(
                                     Diagnostic::error(
                                         "static-for",
-                                        format!("static_for unrolls {trips} iterations (limit 1024)"),
+                                        format!(
+                                            "static_for unrolls {trips} iterations (limit {MAX_STATIC_FOR_TRIPS})"
+                                        ),
                                         s.span,
                                         "here",
                                     )
                                     .with_help("use `for` for long loops"),
                                 );
+                            } else if total > MAX_UNROLLED {
+                                self.emit(
+                                    Diagnostic::error(
+                                        "static-for",
+                                        format!(
+                                            "nested static_for loops unroll {total} copies of their body (limit {MAX_UNROLLED})"
+                                        ),
+                                        s.span,
+                                        "the innermost that passes the limit",
+                                    )
+                                    .with_help("use `for` for one of the loops"),
+                                );
                             } else {
+                                let outer_unroll = std::mem::replace(&mut self.unroll, total.max(1));
                                 let prev = self.checked.consts.get(&var.name);
                                 let mut i = a;
                                 while i < b {
@@ -638,8 +695,12 @@ impl<'k> Cx<'k> {
                                     self.declare(var, Ty::Scalar(ScalarTy::I32));
                                     self.block(body);
                                     self.scopes.pop();
-                                    i += st;
+                                    match i.checked_add(st) {
+                                        Some(n) => i = n,
+                                        None => break,
+                                    }
                                 }
+                                self.unroll = outer_unroll;
                                 match prev {
                                     Some(v) => self.checked.consts.bind(&var.name, v),
                                     None => self.checked.consts.unbind(&var.name),
@@ -1102,7 +1163,17 @@ impl<'k> Cx<'k> {
         }
     }
 
+    /// The type of `e`; register tiles larger than [`MAX_TILE_NUMEL`] are an error wherever
+    /// they arise (a call, a broadcast, a load).
     fn expr_inner(&mut self, e: &'k Expr) -> Result<Ty, Diagnostic> {
+        let t = self.expr_ty(e)?;
+        if let Ty::Tile(tt) = &t {
+            check_tile_size(&tt.shape, e.span)?;
+        }
+        Ok(t)
+    }
+
+    fn expr_ty(&mut self, e: &'k Expr) -> Result<Ty, Diagnostic> {
         match &e.kind {
             ExprKind::Int(v) => Ok(Ty::Scalar(if i32::try_from(*v).is_ok() {
                 ScalarTy::I32
@@ -1336,10 +1407,15 @@ impl<'k> Cx<'k> {
                 if b <= a {
                     return Err(e_type(e.span, "arange needs start < end", "empty range"));
                 }
+                let len = b
+                    .checked_sub(a)
+                    .and_then(|n| u32::try_from(n).ok())
+                    .unwrap_or(u32::MAX);
+                check_tile_size(&[len], e.span)?;
                 let layout = self.layout_arg(pos[2])?;
                 Ok(Ty::Tile(TileTy {
                     dtype: DType::I32,
-                    shape: vec![(b - a) as u32],
+                    shape: vec![len],
                     layout: Some(layout),
                 }))
             }
@@ -1396,8 +1472,8 @@ impl<'k> Cx<'k> {
                 let shape = self.int_list(pos[1])?;
                 if f == "reshape" {
                     let (a, b): (u64, u64) = (
-                        t.shape.iter().map(|&x| x as u64).product(),
-                        shape.iter().map(|&x| x as u64).product(),
+                        t.shape.iter().fold(1u64, |a, &x| a.saturating_mul(x as u64)),
+                        shape.iter().fold(1u64, |a, &x| a.saturating_mul(x as u64)),
                     );
                     if a != b {
                         return Err(e_type(
@@ -2403,8 +2479,8 @@ impl<'k> Cx<'k> {
                 phys.swap(n - 1, n - 2);
             }
             let bx = d.box_shape();
-            let a: u64 = phys.iter().map(|&x| x as u64).product();
-            let b: u64 = bx.iter().map(|&x| x as u64).product();
+            let a: u64 = phys.iter().fold(1u64, |a, &x| a.saturating_mul(x as u64));
+            let b: u64 = bx.iter().fold(1u64, |a, &x| a.saturating_mul(x as u64));
             if a != b || phys.last() != bx.last() {
                 return Err(Diagnostic::error(
                     "tma-smem",
@@ -2550,8 +2626,7 @@ pub fn smem_bytes(dtype: DType, shape: &[u32], layout: &SmemLayout) -> u32 {
     let inner = shape.last().copied().unwrap_or(1) as u64;
     let outer: u64 = shape[..shape.len().saturating_sub(1)]
         .iter()
-        .map(|&x| x as u64)
-        .product();
+        .fold(1u64, |a, &x| a.saturating_mul(x as u64));
     let mut row = (inner * dtype.bits() as u64).div_ceil(8);
     let span = layout.swizzle().bytes() as u64;
     if span > 0 && row < span {

@@ -111,6 +111,7 @@ pub const RULES: &[(&str, &str)] = &[
         "wgmma shape, type or warp count outside the instruction",
     ),
     ("view-bounds", "constant index or slice outside the buffer"),
+    ("tile-size", "register tile with more than 2^20 elements"),
     ("smem-reinterpret", "reinterpret larger than the viewed bytes"),
     ("smem-layout", "unknown shared layout or swizzle width"),
     ("launch", "launch section inconsistent with the parameters"),

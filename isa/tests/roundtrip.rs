@@ -271,6 +271,7 @@ fn launch() -> impl Strategy<Value = Launch> {
     let item = prop_oneof![
         (ident(), expr(), expr()).prop_map(|(name, ty, init)| LaunchItemKind::Tensor { name, ty, init }),
         (ident(), expr()).prop_map(|(name, value)| LaunchItemKind::Set { name, value }),
+        (ident(), expr()).prop_map(|(name, value)| LaunchItemKind::Limit { name, value }),
     ];
     (comments(), vec((comments(), item), 0..4), comments()).prop_map(|(comments, items, end_comments)| {
         Launch {

@@ -14,7 +14,7 @@ fn trace_of(name: &str) -> String {
     let (checked, d) = verify(&kernel, &VerifyOptions::default());
     let checked = checked.unwrap_or_else(|| panic!("{name} verifies: {d:?}"));
     let plan = launch::resolve(&checked, kernel.launch.as_ref().expect("launch")).expect("launch resolves");
-    let inputs = launch::materialize(&plan, 0);
+    let inputs = launch::materialize(&plan, 0).expect("within the memory limit");
     let r = bwsim_sim::run(&checked, &plan, inputs, &RunOptions::default());
     assert!(r.ok(), "{name}: {:?} {:?}", r.outcome, r.diagnostics);
     let cta0 = Trace {

@@ -12,7 +12,9 @@ use crate::machine::{self, RunOptions, RunResult};
 use crate::pct::PctScheduler;
 use crate::sched::RandomScheduler;
 use bwsim_isa::consts::Override;
+use bwsim_isa::ir::Kernel;
 use bwsim_isa::launch::{self, HostTensor};
+use bwsim_isa::limits::Limits;
 use bwsim_isa::verify::{verify, VerifyOptions};
 use bwsim_isa::{Diagnostic, Target};
 
@@ -26,6 +28,8 @@ pub struct Prepared {
     pub expected_steps: u64,
     /// Step limit of each run.
     pub max_steps: u64,
+    /// The launch section's limits (wall time, trace events; steps as `max_steps` says).
+    pub limits: Limits,
 }
 
 /// Parse, verify, launch and lower `.tile` source for checking. Errors are the parse, verify,
@@ -36,11 +40,22 @@ pub fn prepare(
     target: Option<Target>,
 ) -> Result<Prepared, Vec<Diagnostic>> {
     let kernel = bwsim_isa::parser::parse(src)?;
+    prepare_kernel(&kernel, overrides, target, Limits::default())
+}
+
+/// [`prepare`] for a parsed kernel (from `.tile` text or imported TTGIR), with the caller's
+/// `limits` over the launch section's.
+pub fn prepare_kernel(
+    kernel: &Kernel,
+    overrides: &[Override],
+    target: Option<Target>,
+    limits: Limits,
+) -> Result<Prepared, Vec<Diagnostic>> {
     let vopts = VerifyOptions {
         target,
         overrides: overrides.to_vec(),
     };
-    let (checked, diags) = verify(&kernel, &vopts);
+    let (checked, diags) = verify(kernel, &vopts);
     let Some(checked) = checked else { return Err(diags) };
     let Some(l) = &kernel.launch else {
         return Err(vec![Diagnostic::error(
@@ -50,20 +65,23 @@ pub fn prepare(
             "here",
         )]);
     };
-    let plan = launch::resolve(&checked, l)?;
-    let inputs = launch::materialize(&plan, 0);
+    let mut plan = launch::resolve(&checked, l)?;
+    plan.limits = limits.or(plan.limits);
+    let inputs = launch::materialize(&plan, 0).map_err(|d| vec![d])?;
     let prog = lower::lower(&checked, &plan)?;
     let mut p = Prepared {
         prog,
         grid: plan.grid,
         inputs,
         expected_steps: 0,
-        max_steps: RunOptions::default().max_steps,
+        max_steps: plan.limits.steps_or_default(),
+        limits: plan.limits,
     };
     // A reference run without the checker tells how long a run is.
     let opts = RunOptions {
         trace: false,
         check: false,
+        limits: p.limits,
         ..RunOptions::default()
     };
     let r = machine::execute(
@@ -79,7 +97,7 @@ pub fn prepare(
         .counters
         .steps
         .saturating_mul(100)
-        .clamp(100_000, opts.max_steps);
+        .clamp(100_000.min(p.max_steps), p.max_steps);
     Ok(p)
 }
 
@@ -90,7 +108,10 @@ impl Prepared {
             seed,
             trace,
             check: true,
-            max_steps: self.max_steps,
+            limits: Limits {
+                steps: Some(self.max_steps),
+                ..self.limits
+            },
             ..RunOptions::default()
         };
         let mut sched = PctScheduler::new(seed, self.expected_steps);

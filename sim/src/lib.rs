@@ -12,6 +12,7 @@
 //! - [`layout`]: THE element → shared-memory byte / TMEM cell placement function.
 //! - [`memory`]: shared and tensor memory of a CTA; [`mbarrier`]: the PTX mbarrier state
 //!   machine; [`tma`]: TMA data movement and fault rules; [`tensor`]: MMA arithmetic.
+//! - [`limits`]: enforcement of a run's resource limits (steps, wall time, trace events).
 //! - [`trace`]: the event trace (compact text and Chrome JSON); [`trap`]: faults as the user
 //!   sees them.
 //! - [`timing`]: the cycle-approximate timing model (its own discrete-event engine over the
@@ -37,6 +38,7 @@ pub mod explore;
 pub mod hazards;
 pub mod hb;
 pub mod layout;
+pub mod limits;
 pub mod lower;
 pub mod machine;
 pub mod mbarrier;
@@ -52,6 +54,7 @@ pub mod trap;
 pub mod value;
 pub mod waitfor;
 
+pub use bwsim_isa::limits::{Limit, Limits};
 pub use machine::{Counters, Outcome, RunOptions, RunResult};
 pub use progress::Progress;
 pub use sched::{AgentRef, AsyncKind, Latencies, RandomScheduler, Scheduler};
@@ -78,6 +81,11 @@ pub fn run_with(
     opts: &RunOptions,
     sched: &mut dyn Scheduler,
 ) -> RunResult {
+    // The caller's limits over the launch section's.
+    let opts = &RunOptions {
+        limits: opts.limits.or(plan.limits),
+        ..opts.clone()
+    };
     match lower::lower(checked, plan) {
         Ok(prog) => machine::execute(&prog, plan.grid, inputs, opts, sched),
         Err(diags) => RunResult {
@@ -128,7 +136,8 @@ pub fn run_source_with(
             "here",
         )]);
     };
-    let plan = launch::resolve(&checked, l)?;
-    let inputs = launch::materialize(&plan, opts.seed);
+    let mut plan = launch::resolve(&checked, l)?;
+    plan.limits = opts.limits.or(plan.limits);
+    let inputs = launch::materialize(&plan, opts.seed).map_err(|d| vec![d])?;
     Ok(run(&checked, &plan, inputs, opts))
 }

@@ -320,7 +320,10 @@ impl DescInfo {
         bwsim_isa::typeck::traversed_box(&self.block, &self.elem_strides)
     }
     pub fn nbytes(&self) -> u64 {
-        self.box_shape().iter().map(|&d| d as u64).product::<u64>() * self.dtype.bits() as u64 / 8
+        (self.box_shape().iter())
+            .fold(1u64, |a, &d| a.saturating_mul(d as u64))
+            .saturating_mul(self.dtype.bits() as u64)
+            / 8
     }
     /// Element stride of dimension `k` (1 for the innermost: it has no effect).
     pub fn stride(&self, k: usize) -> u32 {

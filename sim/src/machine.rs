@@ -23,6 +23,7 @@ use crate::eval::{self, as_tile, broadcast_shapes, BIndex, EvalCtx};
 use crate::hazards::{Actor, CtaHb};
 use crate::hb::{Hazard, Kind};
 use crate::layout;
+use crate::limits::{self, Guard};
 use crate::lower::{AllocPlace, CExpr, FenceKind, IKind, Instr, LOp, Program, TxKind};
 use crate::mbarrier::{Mbar, MbarFault};
 use crate::memory::{Smem, Tmem};
@@ -34,6 +35,7 @@ use crate::trap::{CudaError, Fault, OpResult, Trap};
 use crate::value::*;
 use crate::waitfor::{self, Arrival, BarStateView, BarWait, WaitOn, Waiter};
 use bwsim_isa::launch::HostTensor;
+use bwsim_isa::limits::{Limit, Limits};
 use bwsim_isa::{Diagnostic, Span};
 use serde::Serialize;
 use std::cmp::Reverse;
@@ -47,8 +49,9 @@ pub struct RunOptions {
     pub seed: u64,
     /// Record the event trace.
     pub trace: bool,
-    /// Stop after this many agent steps (a livelock guard; never wall-clock).
-    pub max_steps: u64,
+    /// Resource limits (steps, wall time, trace events; defaults where unset). The launch
+    /// section's `limit` lines apply under these. Deadlock detection never depends on them.
+    pub limits: Limits,
     /// CTAs resident at once (at least 1).
     pub ctas_in_flight: u32,
     /// Run the hazard checker (happens-before, shadow memory, uninitialised reads, phase
@@ -63,7 +66,7 @@ impl Default for RunOptions {
         RunOptions {
             seed: 0,
             trace: true,
-            max_steps: 200_000_000,
+            limits: Limits::default(),
             ctas_in_flight: 2,
             check: true,
             progress: None,
@@ -82,8 +85,9 @@ pub enum Outcome {
     Deadlock,
     /// A simulator diagnostic stopped the run (barrier misuse, unsupported construct, ...).
     Error,
-    /// `max_steps` reached.
-    StepLimit,
+    /// A resource limit stopped the run (steps, wall time, trace events); the diagnostic says
+    /// which, where every agent was and how to raise it.
+    LimitReached(Limit),
 }
 
 /// Work counters of a run.
@@ -325,7 +329,7 @@ enum Stop {
     Trap(Trap),
     Error(Diagnostic),
     Deadlock(Diagnostic),
-    StepLimit,
+    Limit(Limit),
 }
 
 struct Ev {
@@ -359,6 +363,7 @@ struct Machine<'p, 's> {
     cluster_size: u32,
     /// `cluster.sync` state per live cluster: (arrivals of the current generation, generation).
     cluster_sync: BTreeMap<u64, (u32, u64)>,
+    guard: Guard,
 }
 
 /// Run a lowered program over a grid.
@@ -376,7 +381,7 @@ pub fn execute(
             break;
         }
     }
-    let total_ctas = grid.iter().map(|&g| g as u64).product();
+    let total_ctas = grid.iter().fold(1u64, |a, &g| a.saturating_mul(g as u64));
     let cluster_size = prog.cluster[0].max(1);
     if prog.cluster[1] > 1 || prog.cluster[2] > 1 || !grid[0].is_multiple_of(cluster_size) {
         let d = Diagnostic::error(
@@ -424,6 +429,7 @@ pub fn execute(
         reported: HashSet::new(),
         cluster_size,
         cluster_sync: BTreeMap::new(),
+        guard: Guard::start(&opts.limits),
     };
     let (outcome, trap) = match m.run_loop() {
         Ok(()) => (Outcome::Completed, None),
@@ -439,17 +445,13 @@ pub fn execute(
             m.diags.push(d);
             (Outcome::Deadlock, None)
         }
-        Err(Stop::StepLimit) => {
-            m.diags.push(
-                Diagnostic::error(
-                    "step-limit",
-                    format!("the run stopped after {} steps without finishing", m.counters.steps),
-                    Span::DUMMY,
-                    "",
-                )
-                .with_help("a partition may spin forever (e.g. polling `mbar.test_wait` in a loop); raise `max_steps` if the kernel is just long"),
-            );
-            (Outcome::StepLimit, None)
+        Err(Stop::Limit(l)) => {
+            if l == Limit::TraceEvents {
+                m.trace.events.truncate(m.guard.trace_cap());
+            }
+            let at = m.where_now();
+            m.diags.push(limits::limit_diagnostic(l, &m.guard, &at));
+            (Outcome::LimitReached(l), None)
         }
     };
     m.counters.time = m.now;
@@ -509,9 +511,24 @@ fn bar_of(v: &Value) -> OpResult<u32> {
 
 fn ints_of(v: &Value) -> OpResult<Vec<i64>> {
     match v {
-        Value::Tile(t) => Ok((0..t.numel()).map(|i| t.i(i) as i32 as i64).collect()),
-        other => Ok(vec![int_of(other, "row offsets")? as i32 as i64]),
+        Value::Tile(t) => (0..t.numel()).map(|i| s32(t.i(i), "a row offset")).collect(),
+        other => Ok(vec![s32(int_of(other, "row offsets")?, "a row offset")?]),
     }
+}
+
+/// A TMA coordinate or offset: a 32-bit signed operand. Hardware would use the low 32 bits of
+/// a wider value; bwsim reports it instead of wrapping.
+fn s32(v: i64, what: &str) -> OpResult<i64> {
+    i32::try_from(v).map(i64::from).map_err(|_| {
+        Fault::error(
+            "operand-range",
+            format!(
+                "{what} of {v} does not fit the instruction's 32-bit signed operand (hardware would use {})",
+                v as i32
+            ),
+        )
+        .with_help("TMA coordinates and offsets are `.s32`: keep them within -2^31..2^31")
+    })
 }
 
 impl Cta {
@@ -544,6 +561,7 @@ enum BarAct {
 
 impl<'p, 's> Machine<'p, 's> {
     fn cta(&mut self, s: usize) -> &mut Cta {
+        // Cannot fail: `s` names a live slot (events, steps and pipe work only exist for resident CTAs, which retire once none is left).
         self.slots[s].as_mut().expect("live CTA slot")
     }
 
@@ -794,6 +812,9 @@ impl<'p, 's> Machine<'p, 's> {
             if self.slots.iter().all(|s| s.is_none()) {
                 return Ok(());
             }
+            if let Some(l) = self.guard.check(self.counters.steps, self.trace.events.len()) {
+                return Err(Stop::Limit(l));
+            }
             while let Some(&Reverse((t, _, idx))) = self.queue.peek() {
                 if t > self.now {
                     break;
@@ -822,9 +843,6 @@ impl<'p, 's> Machine<'p, 's> {
                     if let Some(p) = &self.opts.progress {
                         p.publish(self.counters.steps, self.counters.ctas, self.total_ctas);
                     }
-                }
-                if self.counters.steps >= self.opts.max_steps {
-                    return Err(Stop::StepLimit);
                 }
                 continue;
             }
@@ -974,6 +992,31 @@ impl<'p, 's> Machine<'p, 's> {
         }
     }
 
+    /// Where every live agent is (for the resource-limit diagnostic).
+    fn where_now(&self) -> limits::Where {
+        let mut agents = Vec::new();
+        for c in self.slots.iter().flatten() {
+            for (a, ag) in c.agents.iter().enumerate() {
+                let how = match ag.state {
+                    AState::Done => continue,
+                    AState::Ready => "runnable",
+                    AState::Blocked(_) => "blocked",
+                };
+                let instr = self.prog.code.get(ag.pc as usize);
+                let span = instr.map_or(Span::DUMMY, |i| i.span);
+                let who = self.trace.unit_name(c.id, Unit::Agent(a as u32));
+                agents.push((span, format!("{who} is here ({how})")));
+            }
+        }
+        limits::Where {
+            steps: self.counters.steps,
+            time: self.now,
+            ctas_done: self.counters.ctas,
+            ctas_total: self.total_ctas,
+            agents,
+        }
+    }
+
     /// The `deadlock` diagnostic (with its wait-for graph), after reporting a `tx-mismatch`
     /// for every waited-on barrier whose transaction count cannot reach zero any more.
     fn deadlock(&mut self) -> Diagnostic {
@@ -1100,6 +1143,7 @@ impl<'p, 's> Machine<'p, 's> {
     }
 
     fn tma_op(&mut self, s: usize, op: u32) -> TmaOp {
+        // Cannot fail: a TMA op is freed only after its last event fired.
         self.cta(s).tma[op as usize].clone().expect("live TMA op")
     }
 
@@ -1122,6 +1166,7 @@ impl<'p, 's> Machine<'p, 's> {
                 .and_then(|hb| hb.tma_piece(op.hb, op.bar, &op.addrs[range], bits));
             self.hazard(s, h, false);
         }
+        // Cannot fail: `s` names a live slot (events, steps and pipe work only exist for resident CTAs, which retire once none is left).
         let slot = self.slots[s].as_mut().expect("live CTA slot");
         let g = &self.global[desc.tensor as usize];
         let r = match &op.kind {
@@ -1146,6 +1191,7 @@ impl<'p, 's> Machine<'p, 's> {
         self.deliver_tx(s, op.span, op.bar, bytes, op.phase)
             .map_err(|f| self.fault_stop(f, op.span, cta_id, Unit::Tma, op.name))?;
         let left = {
+            // Cannot fail: a TMA op is freed only after its last event fired.
             let o = self.cta(s).tma[opi as usize].as_mut().expect("live TMA op");
             o.left -= 1;
             o.left
@@ -1172,6 +1218,7 @@ impl<'p, 's> Machine<'p, 's> {
         let prog = self.prog;
         let desc = &prog.descs[op.desc as usize];
         let cta_id = self.cta(s).id;
+        // Cannot fail: `s` names a live slot (events, steps and pipe work only exist for resident CTAs, which retire once none is left).
         let slot = self.slots[s].as_ref().expect("live CTA slot");
         let mut read = Vec::new();
         let r = match &op.kind {
@@ -1267,6 +1314,7 @@ impl<'p, 's> Machine<'p, 's> {
     }
 
     fn fire_pipe(&mut self, s: usize) -> Result<(), Stop> {
+        // Cannot fail: `s` names a live slot (events, steps and pipe work only exist for resident CTAs, which retire once none is left).
         let c = self.slots[s].as_mut().expect("live CTA slot");
         c.pipe_busy = false;
         let Some(op) = c.pipe.pop_front() else {
@@ -1379,6 +1427,7 @@ impl<'p, 's> Machine<'p, 's> {
 
     /// Apply an action to a barrier, tracing arrivals, tx changes and phase flips.
     fn bar_act(&mut self, s: usize, unit: Unit, span: Span, addr: u32, act: BarAct) -> OpResult<()> {
+        // Cannot fail: `s` names a live slot (events, steps and pipe work only exist for resident CTAs, which retire once none is left).
         let c = self.slots[s].as_mut().expect("live CTA slot");
         let cta_id = c.id;
         let b = c.bar(addr)?;
@@ -1623,7 +1672,8 @@ impl<'p, 's> Machine<'p, 's> {
             IKind::LoopNext { ctr, step, head } => {
                 let c = frame[*ctr as usize].as_int().unwrap_or(0);
                 let st = frame[*step as usize].as_int().unwrap_or(1);
-                frame[*ctr as usize] = Value::Int(c.wrapping_add(st));
+                // Saturating: a counter that would pass i64's range has passed the loop's end.
+                frame[*ctr as usize] = Value::Int(c.saturating_add(st));
                 Ok(Flow::Jump(*head))
             }
             IKind::Fork { workers } => {
@@ -1781,7 +1831,10 @@ impl<'p, 's> Machine<'p, 's> {
                 let phase = self.cta(s).bar(baddr)?.phase;
                 let (kind, pieces): (TmaKind, Vec<(u64, u64)>) = if *gather {
                     let xs = ints_of(&ev(&coords[0])?)?;
-                    let col = int_of(&ev(&coords[1])?, "the gather column")? as i32 as i64;
+                    let col = s32(
+                        int_of(&ev(&coords[1])?, "the gather column")?,
+                        "the gather column",
+                    )?;
                     tma::check_gather(d, &xs, col, &dst, false)?;
                     let msgs = (xs.len() as u64).div_ceil(4);
                     (
@@ -1791,7 +1844,7 @@ impl<'p, 's> Machine<'p, 's> {
                 } else {
                     let mut cs = Vec::with_capacity(coords.len());
                     for c in coords {
-                        cs.push(int_of(&ev(c)?, "a TMA coordinate")? as i32 as i64);
+                        cs.push(s32(int_of(&ev(c)?, "a TMA coordinate")?, "a TMA coordinate")?);
                     }
                     tma::check_tile(d, &cs, &dst, false)?;
                     let rows = tma::rows(d).max(1);
@@ -1846,7 +1899,10 @@ impl<'p, 's> Machine<'p, 's> {
                 let src = smem_of(&ev(smem)?)?;
                 let kind = if *scatter {
                     let xs = ints_of(&ev(&coords[0])?)?;
-                    let col = int_of(&ev(&coords[1])?, "the scatter column")? as i32 as i64;
+                    let col = s32(
+                        int_of(&ev(&coords[1])?, "the scatter column")?,
+                        "the scatter column",
+                    )?;
                     tma::check_gather(d, &xs, col, &src, true)?;
                     TmaKind::Scatter {
                         xs,
@@ -1856,7 +1912,7 @@ impl<'p, 's> Machine<'p, 's> {
                 } else {
                     let mut cs = Vec::with_capacity(coords.len());
                     for c in coords {
-                        cs.push(int_of(&ev(c)?, "a TMA coordinate")? as i32 as i64);
+                        cs.push(s32(int_of(&ev(c)?, "a TMA coordinate")?, "a TMA coordinate")?);
                     }
                     tma::check_tile(d, &cs, &src, true)?;
                     TmaKind::Store {

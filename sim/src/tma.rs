@@ -72,13 +72,13 @@ pub fn check_tile(desc: &DescInfo, coords: &[i64], smem: &SmemView, store: bool)
     }
     let c0 = coords[r - 1];
     let bits = desc.dtype.bits() as i64;
-    if (c0 * bits).rem_euclid(128) != 0 {
+    if !bit_offset_aligned(c0, bits) {
         return Err(Fault::trap(
             CudaError::IllegalInstruction,
             format!(
                 "TMA {} innermost coordinate {c0} is at byte offset {} of its row, not a multiple of 16",
                 if store { "store" } else { "load" },
-                c0 * bits / 8
+                c0 as i128 * bits as i128 / 8
             ),
         ));
     }
@@ -101,6 +101,12 @@ pub fn check_tile(desc: &DescInfo, coords: &[i64], smem: &SmemView, store: bool)
     Ok(())
 }
 
+/// Whether element offset `c` of `bits`-bit elements starts on a 16-byte boundary (for any
+/// `c`: `c * bits` is taken modulo 128 without overflowing).
+fn bit_offset_aligned(c: i64, bits: i64) -> bool {
+    (c.rem_euclid(128) * bits).rem_euclid(128) == 0
+}
+
 /// The shared-memory operand of a TMA must be 128-byte aligned [H100].
 pub fn check_smem(smem: &SmemView) -> OpResult<()> {
     let start = layout::view_start(smem)
@@ -117,13 +123,13 @@ pub fn check_smem(smem: &SmemView) -> OpResult<()> {
 /// Check a gather4/scatter4 before it is issued.
 pub fn check_gather(desc: &DescInfo, xs: &[i64], col: i64, smem: &SmemView, scatter: bool) -> OpResult<()> {
     let bits = desc.dtype.bits() as i64;
-    if (col * bits).rem_euclid(128) != 0 {
+    if !bit_offset_aligned(col, bits) {
         return Err(Fault::trap(
             CudaError::IllegalInstruction,
             format!(
                 "{} column offset {col} is at byte offset {} of its row, not 16-byte aligned",
                 if scatter { "scatter4" } else { "gather4" },
-                col * bits / 8
+                col as i128 * bits as i128 / 8
             ),
         ));
     }
@@ -214,7 +220,7 @@ pub fn load_rows(
         let base = row_base(desc, coords, row, &mut scratch);
         for c in 0..inner {
             let (addr, shift) = addrs[(row * inner + c) as usize];
-            let gc = c0 + c as i64;
+            let gc = c0.saturating_add(c as i64);
             let v = match base {
                 Some(b) if gc >= 0 && gc < width => g.get_bits((b + gc) as u64),
                 _ => oob_bits(desc.oob, desc.dtype, addr),
@@ -247,7 +253,7 @@ pub fn gather_msgs(
         for i in (m * 4)..(m * 4 + 4).min(xs.len() as u64) {
             let x = xs[i as usize];
             for c in 0..by {
-                let gc = col + c as i64;
+                let gc = col.saturating_add(c as i64);
                 let (addr, shift) = addrs[(i * by + c) as usize];
                 let v = if x < 0 || x >= nrows || gc < 0 || gc >= ncols {
                     oob_bits(desc.oob, desc.dtype, addr)
@@ -282,7 +288,7 @@ pub fn store_read(
             continue;
         };
         for c in 0..inner {
-            let gc = c0 + c as i64;
+            let gc = c0.saturating_add(c as i64);
             if gc < 0 || gc >= width {
                 continue;
             }
@@ -316,7 +322,7 @@ pub fn scatter_read(
             continue;
         }
         for c in 0..by {
-            let gc = col + c as i64;
+            let gc = col.saturating_add(c as i64);
             if gc < 0 || gc >= ncols {
                 continue;
             }

@@ -9,6 +9,7 @@ use bwsim_isa::{SourceFile, Span};
 use serde::Serialize;
 use serde_json::json;
 use std::fmt::Write as _;
+use std::path::Path;
 
 /// Who an event belongs to within a CTA.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, PartialOrd, Ord)]
@@ -269,4 +270,39 @@ impl Trace {
         }
         json!({"traceEvents": evs, "displayTimeUnit": "ns"})
     }
+
+    /// Write [`Trace::render`] to `path` with [`write_atomic`]: a run stopped by a limit
+    /// leaves its whole partial trace, never a truncated file.
+    pub fn write_text(&self, path: &Path, file: Option<&SourceFile>) -> std::io::Result<()> {
+        write_atomic(path, self.render(file).as_bytes())
+    }
+
+    /// Write [`Trace::chrome_json`] to `path` with [`write_atomic`].
+    pub fn write_chrome(&self, path: &Path, file: Option<&SourceFile>) -> std::io::Result<()> {
+        write_atomic(path, self.chrome_json(file).to_string().as_bytes())
+    }
+}
+
+/// Write `bytes` to `path` whole or not at all: into a temporary file beside it, flushed to
+/// disk, then renamed over `path` (a rename within a folder is atomic). An interrupted write
+/// leaves the old file (or none), never a truncated one.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let name = path
+        .file_name()
+        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file path"))?;
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(name);
+    tmp_name.push(format!(".{}.tmp", std::process::id()));
+    let tmp = path.with_file_name(tmp_name);
+    let r = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if r.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    r
 }

@@ -1,6 +1,6 @@
 //! `bwsim check`: the hazard checker over many schedules, or one schedule replayed.
 
-use super::{diags_json, load_source, parse_override, parse_target, print_diags, CliResult};
+use super::{diags_json, load_source, parse_or_report, parse_override, parse_target, print_diags, CliResult};
 use bwsim_isa::consts::Override;
 use bwsim_isa::{Diagnostic, Target};
 use bwsim_sim::check::{self, Prepared};
@@ -41,11 +41,16 @@ pub struct Args {
     /// Show the progress bar even when stderr is not a terminal.
     #[arg(long)]
     progress: bool,
+    #[command(flatten)]
+    limits: super::limits::LimitArgs,
 }
 
 pub fn run(a: Args) -> CliResult {
     let file = load_source(&a.kernel)?;
-    let prepared = match check::prepare(&file.text, &a.consts, a.target) {
+    let Some(kernel) = parse_or_report(&file, a.json) else {
+        return Ok(ExitCode::from(1));
+    };
+    let prepared = match check::prepare_kernel(&kernel, &a.consts, a.target, a.limits.limits()) {
         Ok(p) => p,
         Err(d) => {
             report_setup_failure(&d, &file, a.json);

@@ -5,6 +5,7 @@ pub mod check;
 pub mod fmt;
 pub mod gpu;
 pub mod import;
+pub mod limits;
 pub mod list;
 pub mod ptx;
 pub mod run;

@@ -2,6 +2,7 @@
 //! outputs (checked against the CPU reference when the kernel has one), any trap with its span,
 //! and a summary of the run.
 
+use super::limits::LimitArgs;
 use super::{
     diags_json, load_source, parse_or_report, parse_override, parse_target, print_diags, CliError, CliResult,
 };
@@ -39,9 +40,8 @@ pub struct Args {
     /// Print the result as JSON on stdout.
     #[arg(long)]
     json: bool,
-    /// Stop after this many agent steps (a guard against kernels that spin forever).
-    #[arg(long, value_name = "N", default_value_t = RunOptions::default().max_steps)]
-    max_steps: u64,
+    #[command(flatten)]
+    limits: LimitArgs,
 }
 
 /// What the run's outputs came to.
@@ -63,7 +63,7 @@ impl Verdict {
             Verdict::Stopped => match r.outcome {
                 Outcome::Trapped => "TRAP",
                 Outcome::Deadlock => "DEADLOCK",
-                Outcome::StepLimit => "STEP LIMIT",
+                Outcome::LimitReached(_) => "LIMIT REACHED",
                 _ => "ERROR",
             },
         }
@@ -99,21 +99,29 @@ pub fn run(a: Args) -> CliResult {
         report_static_failure(&file, &[d], a.json);
         return Ok(ExitCode::from(1));
     };
-    let plan = match launch::resolve(&checked, l) {
+    let mut plan = match launch::resolve(&checked, l) {
         Ok(p) => p,
         Err(d) => {
             report_static_failure(&file, &d, a.json);
             return Ok(ExitCode::from(1));
         }
     };
-    let inputs = launch::materialize(&plan, a.seed);
+    // The command line's limits over the launch section's.
+    plan.limits = a.limits.limits().or(plan.limits);
+    let inputs = match launch::materialize(&plan, a.seed) {
+        Ok(t) => t,
+        Err(d) => {
+            report_static_failure(&file, &[d], a.json);
+            return Ok(ExitCode::from(1));
+        }
+    };
     let expected = reference::reference(&k.name.name, &plan, &inputs);
 
     let progress = Arc::new(Progress::default());
     let opts = RunOptions {
         seed: a.seed,
         trace: a.trace.is_some() || a.chrome.is_some(),
-        max_steps: a.max_steps,
+        limits: plan.limits,
         progress: Some(progress.clone()),
         ..RunOptions::default()
     };
@@ -124,13 +132,16 @@ pub fn run(a: Args) -> CliResult {
     let wall = started.elapsed();
 
     if let Some(p) = &a.trace {
-        std::fs::write(p, result.trace.render(Some(&file)))
+        result
+            .trace
+            .write_text(std::path::Path::new(p), Some(&file))
             .map_err(|e| CliError(format!("cannot write `{p}`: {e}")))?;
     }
     if let Some(p) = &a.chrome {
-        let text = serde_json::to_string(&result.trace.chrome_json(Some(&file)))
-            .map_err(|e| CliError(format!("cannot encode the Chrome trace: {e}")))?;
-        std::fs::write(p, text).map_err(|e| CliError(format!("cannot write `{p}`: {e}")))?;
+        result
+            .trace
+            .write_chrome(std::path::Path::new(p), Some(&file))
+            .map_err(|e| CliError(format!("cannot write `{p}`: {e}")))?;
     }
 
     // Compare outputs once the run completed.
@@ -367,7 +378,7 @@ fn print_text(
         ),
         Outcome::Deadlock => "deadlock: every agent blocked with nothing in flight".into(),
         Outcome::Error => "stopped by a diagnostic".into(),
-        Outcome::StepLimit => format!("stopped after {} steps (--max-steps)", a.max_steps),
+        Outcome::LimitReached(l) => format!("stopped at the {} limit (`{}`)", l.what(), l.flag()),
     };
     println!("outcome   {outcome}");
     if let Some(t) = &r.trap {

@@ -43,6 +43,9 @@ pub struct Args {
     /// Seed of the functional run's inputs and schedule.
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// Limits of the functional run that checks the kernel first.
+    #[command(flatten)]
+    limits: super::limits::LimitArgs,
 }
 
 pub fn run(a: Args) -> CliResult {
@@ -69,7 +72,7 @@ pub fn run(a: Args) -> CliResult {
             file.name
         )));
     };
-    let plan = match launch::resolve(&checked, l) {
+    let mut plan = match launch::resolve(&checked, l) {
         Ok(p) => p,
         Err(d) => {
             report_diags(&d, &file, a.json);
@@ -92,10 +95,18 @@ pub fn run(a: Args) -> CliResult {
                 bytes >> 10
             );
         }
-        let inputs = launch::materialize(&plan, a.seed);
+        plan.limits = a.limits.limits().or(plan.limits);
+        let inputs = match launch::materialize(&plan, a.seed) {
+            Ok(t) => t,
+            Err(d) => {
+                report_diags(&[d], &file, a.json);
+                return Ok(ExitCode::from(1));
+            }
+        };
         let opts = bwsim_sim::RunOptions {
             seed: a.seed,
             trace: false,
+            limits: plan.limits,
             ..bwsim_sim::RunOptions::default()
         };
         let r = bwsim_sim::run(&checked, &plan, inputs, &opts);

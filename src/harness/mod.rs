@@ -298,7 +298,7 @@ fn run_inner(
     let spec = kernel.launch.as_ref().ok_or("the kernel has no launch section")?;
     let plan = launch::resolve(&checked, spec).map_err(|d| format!("launch: {}", first_message(&d)))?;
     let plan = never_zeros(plan);
-    let inputs = draw_inputs(&plan, opts.seed);
+    let inputs = draw_inputs(&plan, opts.seed)?;
     let module = ptx::lower(&checked).map_err(|e| format!("lowering: {e}"))?;
     let cubin = match ptxas::assemble(&module, false) {
         Ok(a) => Some(a.cubin),
@@ -465,8 +465,9 @@ fn median(xs: &[f32]) -> Option<f32> {
 }
 
 /// Inputs of a case as the harness draws them (for tests and tools).
-pub fn draw_inputs(plan: &LaunchPlan, seed: u64) -> Vec<HostTensor> {
-    launch::materialize(&never_zeros(plan.clone()), seed)
+/// A launch over the memory limit is refused before anything is allocated.
+pub fn draw_inputs(plan: &LaunchPlan, seed: u64) -> Result<Vec<HostTensor>, String> {
+    launch::materialize(&never_zeros(plan.clone()), seed).map_err(|d| format!("launch: {}", d.message))
 }
 
 #[cfg(test)]
@@ -503,7 +504,7 @@ mod tests {
         let plan = launch::resolve(&c, k.launch.as_ref().expect("launch")).expect("resolves");
         let out = plan.tensor("c").expect("c");
         assert_eq!(plan.tensors[out].init, Init::Zeros);
-        let inputs = draw_inputs(&plan, 3);
+        let inputs = draw_inputs(&plan, 3).expect("within the memory limit");
         let t = &inputs[out];
         let nonzero = (0..t.numel()).filter(|&i| t.get(i) != 0.0).count() as u64;
         assert!(
@@ -512,8 +513,8 @@ mod tests {
             t.numel()
         );
         // Deterministic for a seed.
-        assert_eq!(draw_inputs(&plan, 3)[out], inputs[out]);
-        assert_ne!(draw_inputs(&plan, 4)[out], inputs[out]);
+        assert_eq!(draw_inputs(&plan, 3).expect("drawn")[out], inputs[out]);
+        assert_ne!(draw_inputs(&plan, 4).expect("drawn")[out], inputs[out]);
     }
 
     #[test]
@@ -563,6 +564,7 @@ mod tests {
             tensors: vec![],
             args: vec![],
             outputs: vec![],
+            limits: Default::default(),
         };
         plan.tensors.push(launch::TensorSpec {
             name: "t".into(),
@@ -622,7 +624,7 @@ mod tests {
         );
         let c = c.unwrap_or_else(|| panic!("{d:?}"));
         let plan = never_zeros(launch::resolve(&c, k.launch.as_ref().expect("launch")).expect("resolves"));
-        let inputs = draw_inputs(&plan, seed);
+        let inputs = draw_inputs(&plan, seed).expect("within the memory limit");
         let sim = bwsim_sim::run(
             &c,
             &plan,

@@ -120,7 +120,7 @@ impl Case {
         let checked = checked.ok_or_else(|| diag::render(&diags, &file))?;
         let l = k.launch.as_ref().ok_or("no launch section")?;
         let plan = launch::resolve(&checked, l).map_err(|d| diag::render(&d, &file))?;
-        let inputs = launch::materialize(&plan, self.seed);
+        let inputs = launch::materialize(&plan, self.seed).expect("within the memory limit");
         let expected = reference::reference(&k.name.name, &plan, &inputs)
             .ok_or_else(|| format!("`{}` has no CPU reference", k.name.name))?;
         let expected = expected.map_err(|e| format!("reference: {e}"))?;

@@ -109,7 +109,7 @@ pub fn inputs(src: &str, consts: &[(&str, &str)], seed: u64) -> Vec<HostTensor> 
     let checked = checked.unwrap_or_else(|| panic!("verify: {d:?}"));
     let plan =
         bwsim_isa::launch::resolve(&checked, k.launch.as_ref().expect("launch")).expect("launch resolves");
-    bwsim_isa::launch::materialize(&plan, seed)
+    bwsim_isa::launch::materialize(&plan, seed).expect("within the memory limit")
 }
 
 /// Largest |got - want| / (atol + rtol * |want|) over all elements (<= 1 passes).
@@ -143,7 +143,7 @@ pub fn run_sched(src: &str, consts: &[(&str, &str)], sched: &mut dyn bwsim_sim::
         checked.unwrap_or_else(|| panic!("verify: {}", diag::render(&d, &SourceFile::new("t", src))));
     let plan =
         bwsim_isa::launch::resolve(&checked, k.launch.as_ref().expect("launch")).expect("launch resolves");
-    let inputs = bwsim_isa::launch::materialize(&plan, 1);
+    let inputs = bwsim_isa::launch::materialize(&plan, 1).expect("within the memory limit");
     bwsim_sim::run_with(&checked, &plan, inputs, &RunOptions::default(), sched)
 }
 

@@ -1,0 +1,231 @@
+//! The oracle every fuzz driver checks: for any input bytes, the front end, the verifier, the
+//! launch resolution and the simulator must behave, and the first property that fails panics
+//! with a message saying which.
+//!
+//! Properties:
+//! - parse accepts, or rejects with at least one diagnostic whose spans lie in the text;
+//! - the printer is a fixed point: `print(parse(print(k))) == print(k)`;
+//! - the verifier never panics, on either target; its diagnostics' spans lie in the text;
+//! - a verified kernel's launch resolves or is refused with diagnostics, and its global tensors
+//!   are refused *before allocation* when they exceed the memory limit;
+//! - a run ends in one of {completed, trap with a CUDA error, diagnostic, resource limit},
+//!   with every error diagnostic carrying a span in the text or naming the limit;
+//! - the same seed gives the same outcome, diagnostics, counters and trace.
+
+use bwsim_isa::launch;
+use bwsim_isa::limits::{Limit, Limits};
+use bwsim_isa::verify::{verify, VerifyOptions};
+use bwsim_isa::{diag, Diagnostic, SourceFile, Target};
+use bwsim_sim::{Outcome, RunOptions, RunResult};
+use std::time::Duration;
+
+/// Budgets for one case: small enough that a fuzz case takes milliseconds.
+#[derive(Clone, Debug)]
+pub struct Budget {
+    pub steps: u64,
+    /// Bytes of simulated global memory a launch may allocate.
+    pub memory: u64,
+    pub trace_events: u64,
+    /// Wall time of one run (a case that reaches it is not compared for determinism).
+    pub wall_time: Duration,
+    /// Run each verified kernel twice and compare (determinism).
+    pub twice: bool,
+}
+
+impl Default for Budget {
+    fn default() -> Budget {
+        Budget {
+            steps: 20_000,
+            memory: 4 << 20,
+            trace_events: 50_000,
+            wall_time: Duration::from_secs(2),
+            twice: true,
+        }
+    }
+}
+
+/// How far a case got (for statistics; every verdict is a pass).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    NotUtf8,
+    ParseError,
+    VerifyError,
+    NoLaunch,
+    LaunchError,
+    MemoryRefused,
+    Ran(Outcome),
+}
+
+fn check_spans(what: &str, diags: &[Diagnostic], len: usize) {
+    for d in diags {
+        for l in std::iter::once(&d.primary).chain(&d.labels) {
+            assert!(
+                l.span.start <= l.span.end && l.span.end as usize <= len,
+                "{what}: span {:?} outside the text (len {len}): {d:?}",
+                l.span
+            );
+        }
+    }
+}
+
+/// Check every property on `bytes`, returning how far the case got.
+pub fn check(bytes: &[u8], budget: &Budget) -> Verdict {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => check_text(text, budget),
+        Err(_) => {
+            // The CLI refuses non-UTF-8 files before parsing; the lossy text must still be safe.
+            let lossy = String::from_utf8_lossy(bytes);
+            check_text(&lossy, budget);
+            Verdict::NotUtf8
+        }
+    }
+}
+
+/// [`check`] on text.
+pub fn check_text(text: &str, budget: &Budget) -> Verdict {
+    let file = SourceFile::new("fuzz.tile", text);
+    let len = text.len();
+    let kernel = match bwsim_isa::parser::parse(text) {
+        Err(diags) => {
+            assert!(!diags.is_empty(), "parse rejected without a diagnostic");
+            check_spans("parse", &diags, len);
+            let _ = diag::render(&diags, &file);
+            return Verdict::ParseError;
+        }
+        Ok(k) => k,
+    };
+    let printed = bwsim_isa::printer::print(&kernel);
+    let again = match bwsim_isa::parser::parse(&printed) {
+        Ok(k) => k,
+        Err(d) => panic!(
+            "the printer's output does not parse:\n{}\n{printed}",
+            diag::render(&d, &SourceFile::new("printed.tile", printed.as_str()))
+        ),
+    };
+    assert_eq!(
+        bwsim_isa::printer::print(&again),
+        printed,
+        "print is not a fixed point"
+    );
+
+    let mut verified = None;
+    for t in [Target::Sm100a, Target::Sm90a] {
+        if !kernel.targets.contains(&t) {
+            continue;
+        }
+        let (checked, diags) = verify(
+            &kernel,
+            &VerifyOptions {
+                target: Some(t),
+                overrides: vec![],
+            },
+        );
+        check_spans("verify", &diags, len);
+        let _ = diag::render(&diags, &file);
+        if checked.is_none() {
+            assert!(
+                diags.iter().any(|d| d.is_error()),
+                "verification failed without an error diagnostic"
+            );
+        }
+        if verified.is_none() {
+            verified = Some(checked);
+        }
+    }
+    // The default target (the first listed) is the one that runs.
+    let Some(Some(checked)) = verified else {
+        return Verdict::VerifyError;
+    };
+    let Some(l) = &kernel.launch else {
+        return Verdict::NoLaunch;
+    };
+    let plan = match launch::resolve(&checked, l) {
+        Ok(p) => p,
+        Err(d) => {
+            assert!(!d.is_empty());
+            check_spans("launch", &d, len);
+            return Verdict::LaunchError;
+        }
+    };
+    let mut plan = plan;
+    let cli = Limits {
+        steps: Some(budget.steps),
+        memory: Some(budget.memory),
+        trace_events: Some(budget.trace_events),
+        wall_time: Some(budget.wall_time),
+    };
+    plan.limits = cli.or(plan.limits);
+    let inputs = match launch::materialize(&plan, 7) {
+        Ok(t) => t,
+        Err(d) => {
+            assert_eq!(
+                d.code,
+                Limit::Memory.code(),
+                "materialize refused for another reason: {d:?}"
+            );
+            check_spans("memory limit", std::slice::from_ref(&d), len);
+            assert!(plan.total_bytes() > plan.limits.memory_or_default());
+            return Verdict::MemoryRefused;
+        }
+    };
+    let opts = RunOptions {
+        seed: 7,
+        trace: true,
+        limits: plan.limits,
+        ..RunOptions::default()
+    };
+    let r = bwsim_sim::run(&checked, &plan, inputs.clone(), &opts);
+    check_run(&r, len);
+    let timed_out = |r: &RunResult| r.outcome == Outcome::LimitReached(Limit::WallTime);
+    if budget.twice && !timed_out(&r) {
+        let r2 = bwsim_sim::run(&checked, &plan, inputs, &opts);
+        if !timed_out(&r2) {
+            same_run(&r, &r2);
+        }
+    }
+    Verdict::Ran(r.outcome)
+}
+
+fn check_run(r: &RunResult, len: usize) {
+    check_spans("run", &r.diagnostics, len);
+    match r.outcome {
+        Outcome::Completed => {}
+        Outcome::Trapped => {
+            let t = r.trap.as_ref().expect("a trapped run carries its trap");
+            assert!(!t.error.message().is_empty());
+        }
+        Outcome::LimitReached(l) => {
+            let d = r
+                .diagnostics
+                .iter()
+                .find(|d| d.code == l.code())
+                .unwrap_or_else(|| panic!("{l:?} limit without its `{}` diagnostic", l.code()));
+            let help = d.help.as_deref().unwrap_or("");
+            assert!(
+                help.contains(l.flag()),
+                "limit diagnostic without a way to raise it: {d:?}"
+            );
+        }
+        Outcome::Deadlock | Outcome::Error => {
+            assert!(
+                r.diagnostics.iter().any(|d| d.is_error()),
+                "{:?} without an error diagnostic",
+                r.outcome
+            );
+        }
+    }
+}
+
+fn same_run(a: &RunResult, b: &RunResult) {
+    assert_eq!(a.outcome, b.outcome, "same seed, different outcome");
+    assert_eq!(a.counters, b.counters, "same seed, different counters");
+    let codes = |r: &RunResult| -> Vec<(String, String)> {
+        r.diagnostics
+            .iter()
+            .map(|d| (d.code.clone(), d.message.clone()))
+            .collect()
+    };
+    assert_eq!(codes(a), codes(b), "same seed, different diagnostics");
+    assert!(a.trace.events == b.trace.events, "same seed, different trace");
+    assert!(a.tensors == b.tensors, "same seed, different outputs");
+}
