@@ -9,16 +9,25 @@ use std::process::ExitCode;
 
 /// Simulate, check and lower NVIDIA Blackwell (sm_100a) and Hopper (sm_90a) tile kernels.
 ///
-/// A kernel is a `.tile` file (see docs/tile-format.md) or the name of a bundled kernel
-/// (`bwsim list`). Start with:
+/// A kernel is a `.tile` file (see docs/tile-format.md), the TTGIR of a Gluon kernel
+/// (`.ttgir`, see `bwsim import --help`) or the name of a bundled kernel (`bwsim list`).
+/// Start with:
 ///
 ///   bwsim list                                  # bundled kernels
 ///   bwsim run elementwise_add_ws                # simulate one and check it against its CPU reference
+///   bwsim check elementwise_add_ws              # hazards (races, fences, barriers) over 200 schedules
 ///   bwsim verify my_kernel.tile                 # static rules, rustc-style diagnostics
-///   bwsim fmt my_kernel.tile                    # canonical form
-///   bwsim check my_kernel.tile                  # hazards over 200 schedules
+///   bwsim time matmul_pipelined --chip h100     # predicted time, TFLOP/s, utilisation
+///   bwsim ptx matmul_pipelined --target sm_90a  # the same kernel as PTX
 #[derive(Parser)]
-#[command(name = "bwsim", version, about, long_about, propagate_version = true)]
+#[command(
+    name = "bwsim",
+    version,
+    about,
+    long_about,
+    verbatim_doc_comment,
+    propagate_version = true
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -26,15 +35,34 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Print a kernel in canonical .tile form (comments kept).
+    /// List the bundled kernels with the seed each comes from.
+    List(commands::list::Args),
+    /// Simulate a kernel on its launch spec's inputs and check the outputs against the CPU
+    /// reference; exit 1 on FAIL, trap or deadlock.
     ///
     /// Examples:
-    ///   bwsim fmt kernel.tile            # print the canonical form
-    ///   bwsim fmt --write kernel.tile    # rewrite the file in place
-    ///   bwsim fmt --check kernel.tile    # exit 1 if the file is not canonical
-    ///   bwsim fmt --json kernel.tile     # the IR as JSON
+    ///   bwsim run elementwise_add_ws                     # default configuration: PASS/FAIL
+    ///   bwsim run async_gather --const DTYPE=f32 --const Y_OFFSET=-16
+    ///   bwsim run async_gather --const Y_OFFSET=2        # the tutorial's illegal instruction
+    ///   bwsim run kernel.tile --seed 7 --trace run.txt --chrome run.json
+    ///   bwsim run matmul_pipelined --target sm_90a --json
     #[command(verbatim_doc_comment)]
-    Fmt(commands::fmt::Args),
+    Run(commands::run::Args),
+    /// Run a kernel under many schedules with the hazard checker; exit 1 on any error.
+    ///
+    /// Reports races, missing proxy fences, reads before completion, writes while in flight,
+    /// phase aliasing, deadlocks (with the wait-for graph), tx mismatches, over-arrivals,
+    /// uninitialised reads, TMEM leaks, barrier misuse and illegal instructions, each distinct
+    /// diagnostic once with the first schedule seed that shows it.
+    ///
+    /// Examples:
+    ///   bwsim check kernel.tile                     # 200 schedules on every core
+    ///   bwsim check elementwise_add_ws --schedules 1000 --jobs 2
+    ///   bwsim check kernel.tile --seed 17           # replay one schedule exactly
+    ///   bwsim check kernel.tile --seed 17 --trace   # ... and print its event trace
+    ///   bwsim check kernel.tile --json              # findings as JSON
+    #[command(verbatim_doc_comment)]
+    Check(commands::check::Args),
     /// Check a kernel against the static rules before anything runs; exit 1 on error.
     ///
     /// Examples:
@@ -44,8 +72,24 @@ enum Command {
     ///   bwsim verify --rules             # list every rule code
     #[command(verbatim_doc_comment)]
     Verify(commands::verify::Args),
-    /// List the bundled kernels with the seed each comes from.
-    List(commands::list::Args),
+    /// Print a kernel in canonical .tile form (comments kept).
+    ///
+    /// Examples:
+    ///   bwsim fmt kernel.tile            # print the canonical form
+    ///   bwsim fmt --write kernel.tile    # rewrite the file in place
+    ///   bwsim fmt --check kernel.tile    # exit 1 if the file is not canonical
+    ///   bwsim fmt --json kernel.tile     # the IR as JSON
+    #[command(verbatim_doc_comment)]
+    Fmt(commands::fmt::Args),
+    /// Predict a kernel's time on a chip: cycles, TFLOP/s or TB/s, unit utilisation, the
+    /// critical resource, and optionally a Perfetto trace.
+    ///
+    /// Examples:
+    ///   bwsim time matmul_warp_specialized --chip gb200 --const M=8192 --const N=8192 --const K=16384 --timing-only
+    ///   bwsim time matmul_pipelined --chip h100 --const NUM_BUFFERS=4 --json
+    ///   bwsim time elementwise_add_ws --chip b200 --chrome trace.json --trace-sm 0
+    #[command(verbatim_doc_comment)]
+    Time(commands::time::Args),
     /// Lower a kernel to PTX (sm_100a or sm_90a); assemble it with ptxas, show its SASS.
     ///
     /// ptxas, cuobjdump and nvdisasm are found through BWSIM_PTXAS / BWSIM_CUDA_BIN, PATH, or
@@ -56,6 +100,7 @@ enum Command {
     ///   bwsim ptx kernel.tile -o kernel.ptx --cubin kernel.cubin
     ///   bwsim ptx async_gather --sass | grep GATHER4             # assembled, disassembled
     ///   bwsim ptx tcgen05_copy --const N=128 --json              # PTX plus the launch ABI
+    #[command(verbatim_doc_comment)]
     Ptx(commands::ptx::Args),
     /// Run kernels on the local GPU and diff every output against the simulator.
     ///
@@ -72,18 +117,11 @@ enum Command {
     ///   bwsim gpu --all                               # every case for this GPU, as a table
     ///   bwsim gpu --all --dry-run                     # lower, assemble, prepare; run nothing
     ///   bwsim gpu --list                              # the differential cases
+    #[command(verbatim_doc_comment)]
     Gpu(commands::gpu::Args),
     /// Child process of `bwsim gpu` (one launch in an isolated process).
     #[command(name = "__gpu-child", hide = true)]
     GpuChild { dir: std::path::PathBuf },
-    /// Predict a kernel's time on a chip: cycles, TFLOP/s or TB/s, unit utilisation, the
-    /// critical resource, and optionally a Perfetto trace.
-    ///
-    /// Examples:
-    ///   bwsim time matmul_warp_specialized --chip gb200 --const M=8192 --const N=8192 --const K=16384 --timing-only
-    ///   bwsim time matmul_pipelined --chip h100 --const NUM_BUFFERS=4 --json
-    ///   bwsim time elementwise_add_ws --chip b200 --chrome trace.json --trace-sm 0
-    Time(commands::time::Args),
     /// Import the TTGIR of a Gluon kernel and print it as .tile source.
     ///
     /// Produce the TTGIR with tools/gluon_to_ttgir.py (pip install triton==3.6.0; no GPU
@@ -94,33 +132,8 @@ enum Command {
     ///   bwsim import add.sm_100a.ttgir                 # print the .tile source
     ///   bwsim import add.sm_100a.ttgir -o add.tile     # write it
     ///   bwsim import add.sm_100a.ttgir --json          # diagnostics as JSON on failure
+    #[command(verbatim_doc_comment)]
     Import(commands::import::Args),
-    /// Run a kernel under many schedules with the hazard checker; exit 1 on any error.
-    ///
-    /// Reports races, missing proxy fences, reads before completion, writes while in flight,
-    /// phase aliasing, deadlocks (with the wait-for graph), tx mismatches, over-arrivals,
-    /// uninitialised reads, TMEM leaks, barrier misuse and illegal instructions, each distinct
-    /// diagnostic once with the first schedule seed that shows it.
-    ///
-    /// Examples:
-    ///   bwsim check kernel.tile                     # 200 schedules on every core
-    ///   bwsim check elementwise_add_ws --schedules 1000 --jobs 2
-    ///   bwsim check kernel.tile --seed 17           # replay one schedule exactly
-    ///   bwsim check kernel.tile --seed 17 --trace   # ... and print its event trace
-    ///   bwsim check kernel.tile --json              # findings as JSON
-    #[command(verbatim_doc_comment)]
-    Check(commands::check::Args),
-    /// Simulate a kernel on its launch spec's inputs and check the outputs against the CPU
-    /// reference; exit 1 on FAIL, trap or deadlock.
-    ///
-    /// Examples:
-    ///   bwsim run elementwise_add_ws                     # default configuration: PASS/FAIL
-    ///   bwsim run async_gather --const DTYPE=f32 --const Y_OFFSET=-16
-    ///   bwsim run async_gather --const Y_OFFSET=2        # the tutorial's illegal instruction
-    ///   bwsim run kernel.tile --seed 7 --trace run.txt --chrome run.json
-    ///   bwsim run matmul_pipelined --target sm_90a --json
-    #[command(verbatim_doc_comment)]
-    Run(commands::run::Args),
 }
 
 fn main() -> ExitCode {

@@ -12,7 +12,7 @@ use std::time::Instant;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// A .tile file or a bundled kernel name.
+    /// A .tile file, a .ttgir file (Gluon) or a bundled kernel name.
     kernel: String,
     /// Schedules to explore (seeds FIRST_SEED..FIRST_SEED+N).
     #[arg(long, default_value_t = 200, value_name = "N")]

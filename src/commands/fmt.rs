@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// A .tile file or a bundled kernel name.
+    /// A .tile file, a .ttgir file (Gluon) or a bundled kernel name.
     kernel: String,
     /// Rewrite the file in place.
     #[arg(long, conflicts_with_all = ["check", "json"])]

@@ -15,7 +15,7 @@ pub const EXIT_NO_GPU: u8 = 77;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// A .tile file or a bundled kernel name (omit with --all).
+    /// A .tile file, a .ttgir file (Gluon) or a bundled kernel name (omit with --all).
     #[arg(required_unless_present_any = ["all", "probe", "list"], conflicts_with = "all")]
     kernel: Option<String>,
     /// Run every differential case that supports the local GPU's architecture.

@@ -14,7 +14,7 @@ use std::process::ExitCode;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// A .tile file or a bundled kernel name.
+    /// A .tile file, a .ttgir file (Gluon) or a bundled kernel name.
     kernel: String,
     /// Target to lower for (default: the kernel's first target).
     #[arg(long, value_parser = parse_target)]

@@ -13,7 +13,7 @@ const FUNCTIONAL_LIMIT_BYTES: u64 = 256 << 20;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// A .tile file or a bundled kernel name.
+    /// A .tile file, a .ttgir file (Gluon) or a bundled kernel name.
     kernel: String,
     /// The chip to time on.
     #[arg(long, value_parser = ["b200", "gb200", "h100", "h200"])]

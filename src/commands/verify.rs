@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// A .tile file or a bundled kernel name.
+    /// A .tile file, a .ttgir file (Gluon) or a bundled kernel name.
     #[arg(required_unless_present = "rules")]
     kernel: Option<String>,
     /// Target to verify for (default: the kernel's first target).

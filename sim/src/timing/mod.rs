@@ -214,7 +214,7 @@ impl TimingReport {
         let mut s = String::new();
         let _ = writeln!(
             s,
-            "{} on {} (grid {}x{}x{}, {} CTA/SM, bound by {:?})",
+            "{} on {} (grid {}x{}x{}, {} CTA/SM, occupancy limited by {:?})",
             self.kernel,
             self.chip,
             self.grid[0],
