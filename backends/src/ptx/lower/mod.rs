@@ -637,19 +637,12 @@ pub(super) fn lower(ck: &Checked) -> Result<PtxModule, LowerError> {
     })
 }
 
-/// TMEM columns a buffer occupies on hardware. Scale-factor buffers (`scales=true`) of block
-/// M 128 hold row `m` in lane `m % 32` of every lane quarter and column `m / 32`, the K-blocks
-/// of a row packed as bytes of one 32-bit cell, which the MMA selects with its scale-factor id
-/// (docs/hardware/tmem-scales.md); everything else as the type checker counts it.
+/// TMEM columns a buffer occupies on hardware: the type checker's count, which for
+/// scale-factor buffers (`scales=true`) is the hardware's placement (row `m` in lane `m % 32`
+/// of every lane quarter, column `m / 32` per group of four K blocks;
+/// [`bwsim_isa::typeck::scale_cell`], docs/hardware/tmem-scales.md).
 pub(super) fn tmem_hw_cols(tt: &bwsim_isa::typeck::TmemTy) -> u32 {
-    if !tt.scales {
-        return tt.cols();
-    }
-    let r = tt.shape.len();
-    let m = if r >= 2 { tt.shape[r - 2] } else { 1 };
-    let k = tt.shape.last().copied().unwrap_or(1);
-    let outer: u32 = tt.shape[..r.saturating_sub(2)].iter().product();
-    outer.max(1) * m.div_ceil(32).max(1) * (k * tt.dtype.bits()).div_ceil(32).max(1)
+    tt.cols()
 }
 
 /// Point the registers of a value at their replacements.

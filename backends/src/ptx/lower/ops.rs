@@ -1372,17 +1372,14 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         let v = self.in_layout(v, &ll, span)?;
         self.before_all_access();
         self.e.ins("tcgen05.fence::after_thread_sync");
-        let chunks = m / 32;
-        // Cells: column `cell * chunks + chunk`, the K block's byte at `(kb * 8) % 32`.
+        // Cells of the hardware's placement (bwsim_isa::typeck::scale_cell): each thread holds
+        // rows `lane + 32 i`, whose lane within the quarter is its own.
         let mut cells: std::collections::BTreeMap<u32, Vec<(usize, u32)>> = Default::default();
         for r in 0..ll.num_regs() {
             let f = ll.reg_flat(r);
-            let (chunk, k) = ((f >> kb) / 32, f & (nk - 1));
-            let cell = k * bits / 32;
-            cells
-                .entry(cell * chunks + chunk)
-                .or_default()
-                .push((r, (k * bits) % 32));
+            let (row, k) = (f >> kb, f & (nk - 1));
+            let (_, col, shift) = bwsim_isa::typeck::scale_cell(m, row, k, bits);
+            cells.entry(col).or_default().push((r, shift));
         }
         let base = self.tmem_region_addr(t);
         let wq = self.e.reg(RegClass::B32);
@@ -1602,10 +1599,14 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                     ));
                 }
                 for ks in 0..ksteps {
+                    // The step's first K block: its cell (row 0's column) and byte, the
+                    // scale-factor id (docs/hardware/tmem-scales.md).
                     let first = (koff + ks * kstep) / sblock;
                     let _ = bpi;
-                    let (cell, id) = (first / 4, first % 4);
-                    let chunks = |t: &TmemView| t.full[0].div_ceil(32);
+                    let cell =
+                        |t: &TmemView| bwsim_isa::typeck::scale_cell(t.full[0], 0, first, t.dtype.bits());
+                    let ((_, col_a, shift), (_, col_b, _)) = (cell(sa), cell(sb));
+                    let id = shift / 8;
                     let d = desc::tcgen05_idesc_block_scaled(
                         kind,
                         a_dtype,
@@ -1622,10 +1623,8 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                     let ir = self.e.reg(RegClass::B32);
                     self.e.ins(format!("mov.b32 {ir}, {d:#x}"));
                     let (ra, rb) = (self.e.reg(RegClass::B32), self.e.reg(RegClass::B32));
-                    self.e
-                        .ins(format!("add.u32 {ra}, {base_a}, {}", cell * chunks(sa)));
-                    self.e
-                        .ins(format!("add.u32 {rb}, {base_b}, {}", cell * chunks(sb)));
+                    self.e.ins(format!("add.u32 {ra}, {base_a}, {col_a}"));
+                    self.e.ins(format!("add.u32 {rb}, {base_b}, {col_b}"));
                     per_step.push((ir.to_string(), Some((ra, rb))));
                 }
             }
