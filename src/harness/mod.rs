@@ -164,6 +164,7 @@ pub fn job_args(module: &PtxModule, plan: &LaunchPlan) -> Result<Vec<JobArg>, St
                 box_dims,
                 swizzle_bytes,
                 oob,
+                elem_strides,
                 ..
             } => {
                 let t = tensor(ir_name)?;
@@ -174,7 +175,7 @@ pub fn job_args(module: &PtxModule, plan: &LaunchPlan) -> Result<Vec<JobArg>, St
                 } else {
                     OobFill::Zero
                 };
-                JobArg::tensor_map(t, box_dims.clone(), sw, fill)
+                JobArg::tensor_map(t, box_dims.clone(), sw, fill).with_elem_strides(elem_strides.clone())
             }
             ParamAbi::DescShape { ir_name, dim, .. } => {
                 let t = tensor(ir_name)?;
@@ -200,6 +201,7 @@ pub fn check_tensor_maps(args: &[JobArg], plan: &LaunchPlan) -> Result<(), Strin
             tensor,
             box_dims,
             swizzle,
+            elem_strides,
             ..
         } = a
         else {
@@ -211,6 +213,11 @@ pub fn check_tensor_maps(args: &[JobArg], plan: &LaunchPlan) -> Result<(), Strin
         let name = &t.name;
         if !(1..=5).contains(&rank) || box_dims.len() != rank {
             return Err(format!("tensor map over `{name}`: rank {rank}, box {box_dims:?}"));
+        }
+        if elem_strides.len() > rank || elem_strides.iter().any(|s| !(1..=8).contains(s)) {
+            return Err(format!(
+                "tensor map over `{name}`: element strides {elem_strides:?} (one per dimension, each 1..=8)"
+            ));
         }
         // Global strides (bytes) of dimensions 1.. (IR order is outermost first).
         let mut stride = es;
@@ -245,6 +252,39 @@ pub fn check_tensor_maps(args: &[JobArg], plan: &LaunchPlan) -> Result<(), Strin
         }
     }
     Ok(())
+}
+
+/// The launch job of a lowered kernel for a launch plan: its arguments bound and their tensor
+/// maps checked, the grid, and the cluster shape when the entry needs one (`.explicitcluster`)
+/// or the launch section gives one.
+pub fn build_job(
+    module: &PtxModule,
+    plan: &LaunchPlan,
+    cubin: Option<Vec<u8>>,
+    timing_reps: u32,
+) -> Result<GpuJob, String> {
+    let args = job_args(module, plan)?;
+    check_tensor_maps(&args, plan)?;
+    Ok(GpuJob {
+        ptx: module.text.clone(),
+        cubin,
+        entry: module.entry.clone(),
+        grid: plan.grid,
+        block: module.block_dim,
+        cluster: (module.explicit_cluster || plan.cluster != [1, 1, 1]).then_some(plan.cluster),
+        dynamic_smem: module.dynamic_smem_bytes,
+        args,
+        tensors: plan
+            .tensors
+            .iter()
+            .map(|t| TensorMeta {
+                name: t.name.clone(),
+                dtype: t.dtype,
+                shape: t.shape.clone(),
+            })
+            .collect(),
+        timing_reps,
+    })
 }
 
 fn source_text(case: &Case) -> Result<String, String> {
@@ -316,27 +356,7 @@ fn run_inner(
         }
         Err(e) => return Err(format!("ptxas: {e}")),
     };
-    let args = job_args(&module, &plan)?;
-    check_tensor_maps(&args, &plan)?;
-    let job = GpuJob {
-        ptx: module.text.clone(),
-        cubin,
-        entry: module.entry.clone(),
-        grid: plan.grid,
-        block: module.block_dim,
-        dynamic_smem: module.dynamic_smem_bytes,
-        args,
-        tensors: plan
-            .tensors
-            .iter()
-            .map(|t| TensorMeta {
-                name: t.name.clone(),
-                dtype: t.dtype,
-                shape: t.shape.clone(),
-            })
-            .collect(),
-        timing_reps: opts.timing_reps,
-    };
+    let job = build_job(&module, &plan, cubin, opts.timing_reps)?;
     if opts.dry_run {
         return Ok(Verdict::Prepared);
     }
@@ -541,8 +561,10 @@ mod tests {
                 box_dims,
                 swizzle,
                 nan_fill,
+                elem_strides,
             } => {
                 assert_eq!(*tensor, input);
+                assert_eq!(elem_strides, &vec![1, 1]);
                 // bf16 rows of 128 elements are 256 bytes: boxes of one 128-byte span.
                 assert_eq!(box_dims, &vec![1, 64]);
                 assert_eq!(*swizzle, runner::SwizzleArg::B128);
@@ -579,6 +601,7 @@ mod tests {
                 box_dims: b,
                 swizzle: s,
                 nan_fill: false,
+                elem_strides: vec![],
             }]
         };
         // 6 f32 = 24-byte rows: not a multiple of 16.
@@ -604,6 +627,86 @@ mod tests {
                 .unwrap_err()
                 .contains("1..=256")
         );
+        // Element strides 1..=8 (cuTensorMapEncodeTiled).
+        let strided = |st: Vec<u32>| {
+            map(vec![8, 4], runner::SwizzleArg::None)
+                .into_iter()
+                .map(|a| a.with_elem_strides(st.clone()))
+                .collect::<Vec<_>>()
+        };
+        assert!(check_tensor_maps(&strided(vec![8, 1]), &plan).is_ok());
+        assert!(check_tensor_maps(&strided(vec![9, 1]), &plan)
+            .unwrap_err()
+            .contains("element strides"));
+        assert!(check_tensor_maps(&strided(vec![0, 1]), &plan).is_err());
+    }
+
+    /// The job of a case, built as `run_case` builds it (no ptxas: PTX only).
+    fn job_of(case: &Case, target: Target) -> GpuJob {
+        let text = source_text(case).expect("source");
+        let k = bwsim_isa::parser::parse(&text).expect("parses");
+        let ov: Vec<Override> = case
+            .consts
+            .iter()
+            .map(|c| Override::parse(c).expect("override"))
+            .collect();
+        let (c, d) = verify(
+            &k,
+            &VerifyOptions {
+                target: Some(target),
+                overrides: ov,
+            },
+        );
+        let c = c.unwrap_or_else(|| panic!("{d:?}"));
+        let plan = launch::resolve(&c, k.launch.as_ref().expect("launch")).expect("resolves");
+        let m = ptx::lower(&c).expect("lowers");
+        build_job(&m, &plan, None, 0).expect("job")
+    }
+
+    /// A strided round trip passes its elementStrides (innermost last, as the IR writes them)
+    /// and the traversed box's shapes; the CTA-pair gemm launches with its cluster of two;
+    /// a plain kernel launches without a cluster.
+    #[test]
+    fn jobs_carry_element_strides_and_cluster_shapes() {
+        let cases = cases::all();
+        let find = |n: &str| {
+            cases
+                .iter()
+                .find(|c| c.name == n)
+                .unwrap_or_else(|| panic!("no case {n}"))
+        };
+        let job = job_of(find("tma_roundtrip[stride3]"), Target::Sm90a);
+        match &job.args[0] {
+            JobArg::TensorMap {
+                box_dims,
+                elem_strides,
+                ..
+            } => {
+                assert_eq!(box_dims, &vec![8, 32]);
+                assert_eq!(elem_strides, &vec![3, 1]);
+            }
+            other => panic!("{other:?}"),
+        }
+        // dst: the 3 rows the strided load moved.
+        let dst = job
+            .args
+            .iter()
+            .filter_map(|a| match a {
+                JobArg::TensorMap {
+                    box_dims,
+                    elem_strides,
+                    ..
+                } => Some((box_dims.clone(), elem_strides.clone())),
+                _ => None,
+            })
+            .nth(1)
+            .expect("two maps");
+        assert_eq!(dst, (vec![3, 32], vec![1, 1]));
+        assert_eq!(job.cluster, None);
+        let pair = job_of(find("gemm_async[CTA_GROUP=2]"), Target::Sm100a);
+        assert_eq!(pair.cluster, Some([2, 1, 1]));
+        assert_eq!(pair.grid, [2, 1, 1]);
+        assert_eq!(job_of(find("gemm_async"), Target::Sm100a).cluster, None);
     }
 
     /// Simulate a case as the harness would (same inputs), for the judging tests.
@@ -689,6 +792,48 @@ mod tests {
             "{v:?}"
         );
         assert!(r.notes[0].contains("[0, 7]"), "{:?}", r.notes);
+    }
+
+    /// The strided round trips in the simulator, against PTX.md section 3's rule written
+    /// here: destination rows `16 + r` (columns 32..64) hold source rows `load + stride * r`
+    /// (columns from the load's column), zeros past the end; every other element keeps its
+    /// random input.
+    #[test]
+    fn strided_round_trips_move_every_stride_th_row() {
+        for (name, row0, col0, stride, rows) in [
+            ("tma_roundtrip[stride2]", 8u64, 32u64, 2u64, 4u64),
+            ("tma_roundtrip[stride3]", 5, 0, 3, 3),
+            ("tma_roundtrip[stride2-past-end]", 58, 0, 2, 4),
+            ("tma_roundtrip[stride2-inner]", 8, 32, 1, 8),
+        ] {
+            let c = case(name);
+            let (plan, sim) = simulate(&c, Target::Sm90a, 9);
+            assert_eq!(
+                sim.outcome,
+                bwsim_sim::Outcome::Completed,
+                "{name}: {:?}",
+                sim.diagnostics
+            );
+            let inputs = draw_inputs(&plan, 9).expect("drawn");
+            let (a, b) = (plan.tensor("a").expect("a"), plan.tensor("b").expect("b"));
+            let out = &sim.tensors[b];
+            for i in 0..64u64 {
+                for j in 0..64u64 {
+                    let got = out.get_bits(i * 64 + j);
+                    let want = if (16..16 + rows).contains(&i) && (32..64).contains(&j) {
+                        let src_row = row0 + stride * (i - 16);
+                        if src_row < 64 {
+                            inputs[a].get_bits(src_row * 64 + col0 + j - 32)
+                        } else {
+                            0
+                        }
+                    } else {
+                        inputs[b].get_bits(i * 64 + j)
+                    };
+                    assert_eq!(got, want, "{name}: b[{i}, {j}]");
+                }
+            }
+        }
     }
 
     #[test]

@@ -184,6 +184,7 @@ fn run_job(ctx: &std::sync::Arc<CudaContext>, job: &GpuJob, dir: &Path) -> Resul
             box_dims,
             swizzle,
             nan_fill,
+            elem_strides,
         } = a
         {
             let meta = job
@@ -201,7 +202,10 @@ fn run_job(ctx: &std::sync::Arc<CudaContext>, job: &GpuJob, dir: &Path) -> Resul
                 strides.push(acc);
             }
             let boxd: Vec<u32> = box_dims.iter().rev().copied().collect();
-            let es = vec![1u32; rank];
+            // Traversal strides, innermost first like every other array here (PTX.md
+            // section 3: the box then moves ceil(box / stride) elements per dimension >= 1).
+            let mut es: Vec<u32> = elem_strides.iter().rev().copied().collect();
+            es.resize(rank, 1);
             let sw = match swizzle {
                 SwizzleArg::None => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_NONE,
                 SwizzleArg::B32 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_32B,
@@ -263,7 +267,9 @@ fn run_job(ctx: &std::sync::Arc<CudaContext>, job: &GpuJob, dir: &Path) -> Resul
             .record_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
             .map_err(|e| setup(e, Stage::Event))?;
         let scalars: Vec<Scalar> = job.args.iter().filter_map(Scalar::of).collect();
-        {
+        if let Some(cluster) = job.cluster {
+            launch_cluster(&f, &stream, &cfg, cluster, job, &bufs, &maps, &scalars).map_err(|e| trap(&e))?;
+        } else {
             let mut b = stream.launch_builder(&f);
             let mut map_i = 0;
             let mut sc_i = 0;
@@ -324,6 +330,16 @@ impl Scalar {
             _ => return None,
         })
     }
+    /// The address of the value, as `cuLaunchKernelEx` takes kernel parameters.
+    fn as_param(&self) -> *mut std::ffi::c_void {
+        match self {
+            Scalar::U32(v) => v as *const u32 as *mut std::ffi::c_void,
+            Scalar::I32(v) => v as *const i32 as *mut std::ffi::c_void,
+            Scalar::I64(v) => v as *const i64 as *mut std::ffi::c_void,
+            Scalar::U64(v) => v as *const u64 as *mut std::ffi::c_void,
+            Scalar::F32(v) => v as *const f32 as *mut std::ffi::c_void,
+        }
+    }
     fn push<'a>(&'a self, b: &mut cudarc::driver::LaunchArgs<'a>) {
         match self {
             Scalar::U32(v) => b.arg(v),
@@ -333,4 +349,82 @@ impl Scalar {
             Scalar::F32(v) => b.arg(v),
         };
     }
+}
+
+/// Launch with a cluster shape: `cuLaunchKernelEx` with `CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION`
+/// (cudarc's launch builder has no cluster form). Parameters in the job's order, each passed
+/// as the address of its value, as `cuLaunchKernel` takes them.
+#[allow(clippy::too_many_arguments)]
+fn launch_cluster(
+    f: &cudarc::driver::CudaFunction,
+    stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+    cfg: &LaunchConfig,
+    cluster: [u32; 3],
+    job: &GpuJob,
+    bufs: &[CudaSlice<u8>],
+    maps: &[TensorMap],
+    scalars: &[Scalar],
+) -> Result<(), cudarc::driver::DriverError> {
+    // Device addresses first (the parameter array points into this vector: no reallocation
+    // after the addresses are taken); the guards keep cudarc's event bookkeeping.
+    let mut ptrs: Vec<sys::CUdeviceptr> = Vec::with_capacity(job.args.len());
+    let mut guards = Vec::new();
+    for a in &job.args {
+        if let JobArg::Ptr { tensor } = a {
+            let (p, g) = bufs[*tensor].device_ptr(stream);
+            ptrs.push(p);
+            guards.push(g);
+        }
+    }
+    let mut params: Vec<*mut std::ffi::c_void> = Vec::with_capacity(job.args.len());
+    let (mut pi, mut mi, mut si) = (0, 0, 0);
+    for a in &job.args {
+        match a {
+            JobArg::Ptr { .. } => {
+                params.push(&ptrs[pi] as *const sys::CUdeviceptr as *mut std::ffi::c_void);
+                pi += 1;
+            }
+            JobArg::TensorMap { .. } => {
+                params.push(&maps[mi] as *const TensorMap as *mut std::ffi::c_void);
+                mi += 1;
+            }
+            _ => {
+                params.push(scalars[si].as_param());
+                si += 1;
+            }
+        }
+    }
+    // SAFETY: an all-zero launch attribute is a valid value of the C struct; its id and
+    // cluster dimension are set before use.
+    let mut attr: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
+    attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attr.value.clusterDim.x = cluster[0];
+    attr.value.clusterDim.y = cluster[1];
+    attr.value.clusterDim.z = cluster[2];
+    let config = sys::CUlaunchConfig {
+        gridDimX: cfg.grid_dim.0,
+        gridDimY: cfg.grid_dim.1,
+        gridDimZ: cfg.grid_dim.2,
+        blockDimX: cfg.block_dim.0,
+        blockDimY: cfg.block_dim.1,
+        blockDimZ: cfg.block_dim.2,
+        sharedMemBytes: cfg.shared_mem_bytes,
+        hStream: stream.cu_stream(),
+        attrs: &mut attr,
+        numAttrs: 1,
+    };
+    // SAFETY: `params` holds one pointer per entry parameter, in the entry's order (the job
+    // was built from the backend's ABI), each to a live value of the parameter's size: the
+    // device addresses in `ptrs`, the 64-byte aligned tensor maps, the scalars; `config` and
+    // `attr` outlive the call, and the function belongs to the stream's context.
+    let r = unsafe {
+        sys::cuLaunchKernelEx(
+            &config,
+            f.cu_function(),
+            params.as_mut_ptr(),
+            std::ptr::null_mut(),
+        )
+    };
+    drop(guards);
+    r.result()
 }
