@@ -37,6 +37,9 @@ pub struct Options {
     pub timeout: Duration,
     /// Timed repetitions after the checked launch.
     pub timing_reps: u32,
+    /// Run the simulator and compare (`false`: `--no-check`, the GPU alone, for timing
+    /// full-size problems the simulator would take too long on).
+    pub check: bool,
     /// The `bwsim` executable (re-invoked as the child).
     pub exe: PathBuf,
 }
@@ -75,6 +78,8 @@ pub enum Verdict {
     Fail(String),
     /// Prepared up to the launch (`--dry-run`).
     Prepared,
+    /// Ran on the GPU without the simulator (`--no-check`): finished, not compared.
+    Unchecked,
     /// Not run, and why (no GPU, wrong architecture).
     Skipped(String),
     /// The harness could not get as far as a launch (verifier, lowering, ptxas, ABI).
@@ -87,6 +92,7 @@ impl Verdict {
             Verdict::Pass => "pass".into(),
             Verdict::Fail(m) => format!("FAIL: {m}"),
             Verdict::Prepared => "prepared".into(),
+            Verdict::Unchecked => "ran (not checked)".into(),
             Verdict::Skipped(m) => format!("skipped: {m}"),
             Verdict::Error(m) => format!("ERROR: {m}"),
         }
@@ -103,6 +109,8 @@ pub struct Report {
     pub max_err: Option<f64>,
     /// Median GPU time of the timed repetitions (ms).
     pub gpu_ms: Option<f32>,
+    /// Every timed repetition (ms, CUDA events), in launch order.
+    pub times_ms: Vec<f32>,
     /// Details: first mismatching elements, setup notes.
     pub notes: Vec<String>,
 }
@@ -284,7 +292,24 @@ pub fn build_job(
             })
             .collect(),
         timing_reps,
+        pattern_inputs: false,
     })
+}
+
+/// Elements of the random block a `--no-check` run repeats over each input on the device.
+pub const PATTERN_ELEMS: u64 = 1 << 20;
+
+/// The inputs of a timing run that skips the simulator (`--no-check`): per tensor, the first
+/// `min(numel, PATTERN_ELEMS)` elements drawn as the launch spec says, which the runner repeats
+/// over the full tensor on the device ([`GpuJob::pattern_inputs`]): full-size problems need
+/// neither host memory nor transfers of their size.
+pub fn pattern_inputs(plan: &LaunchPlan, seed: u64) -> Result<Vec<HostTensor>, String> {
+    let mut small = plan.clone();
+    for t in &mut small.tensors {
+        let n = t.shape.iter().fold(1u64, |a, &d| a.saturating_mul(d));
+        t.shape = vec![n.min(PATTERN_ELEMS)];
+    }
+    draw_inputs(&small, seed)
 }
 
 fn source_text(case: &Case) -> Result<String, String> {
@@ -304,6 +329,7 @@ pub fn run_case(case: &Case, target: Target, gpu: &Gpu, opts: &Options) -> Repor
         verdict: Verdict::Prepared,
         max_err: None,
         gpu_ms: None,
+        times_ms: vec![],
         notes: vec![],
     };
     match run_inner(case, target, gpu, opts, &mut report) {
@@ -338,7 +364,11 @@ fn run_inner(
     let spec = kernel.launch.as_ref().ok_or("the kernel has no launch section")?;
     let plan = launch::resolve(&checked, spec).map_err(|d| format!("launch: {}", first_message(&d)))?;
     let plan = never_zeros(plan);
-    let inputs = draw_inputs(&plan, opts.seed)?;
+    let inputs = if opts.check {
+        draw_inputs(&plan, opts.seed)?
+    } else {
+        pattern_inputs(&plan, opts.seed)?
+    };
     let module = ptx::lower(&checked).map_err(|e| format!("lowering: {e}"))?;
     let cubin = match ptxas::assemble(&module, false) {
         Ok(a) => Some(a.cubin),
@@ -356,7 +386,8 @@ fn run_inner(
         }
         Err(e) => return Err(format!("ptxas: {e}")),
     };
-    let job = build_job(&module, &plan, cubin, opts.timing_reps)?;
+    let mut job = build_job(&module, &plan, cubin, opts.timing_reps)?;
+    job.pattern_inputs = !opts.check;
     if opts.dry_run {
         return Ok(Verdict::Prepared);
     }
@@ -369,6 +400,11 @@ fn run_inner(
             "needs {target}; the local GPU is {} (sm_{})",
             info.name, info.sm
         )));
+    }
+    if !opts.check {
+        let outcome = runner::run_isolated(&opts.exe, CHILD_ARG, &job, &inputs, opts.timeout)
+            .map_err(|e| e.to_string())?;
+        return Ok(unchecked(case, outcome, report));
     }
     let sim = bwsim_sim::run(
         &checked,
@@ -383,6 +419,28 @@ fn run_inner(
     let outcome =
         runner::run_isolated(&opts.exe, CHILD_ARG, &job, &inputs, opts.timeout).map_err(|e| e.to_string())?;
     Ok(judge(case, &plan, &sim, outcome, report))
+}
+
+/// The GPU's outcome alone (`--no-check`): a finished launch is `Unchecked` with its times; a
+/// planted fault must still trap with its error.
+fn unchecked(case: &Case, gpu: Outcome, report: &mut Report) -> Verdict {
+    match gpu {
+        Outcome::Hang { after } => Verdict::Fail(format!("hang: no completion after {} s", after.as_secs())),
+        Outcome::Crashed { stderr } => Verdict::Fail(format!("child crashed: {stderr}")),
+        Outcome::Setup { stage, error } => Verdict::Error(format!("{stage}: {error}")),
+        Outcome::Trap { error, code, .. } => match case.check {
+            Check::Trap(want) if want == code => Verdict::Unchecked,
+            _ => Verdict::Fail(format!("GPU trap: {error} ({code})")),
+        },
+        Outcome::Finished { times_ms, .. } => {
+            report.gpu_ms = median(&times_ms);
+            report.times_ms = times_ms;
+            match case.check {
+                Check::Trap(want) => Verdict::Fail(format!("expected {want}; the GPU finished")),
+                _ => Verdict::Unchecked,
+            }
+        }
+    }
 }
 
 fn first_message(d: &[bwsim_isa::Diagnostic]) -> String {
@@ -439,6 +497,7 @@ fn judge(
             tensors, times_ms, ..
         } => {
             report.gpu_ms = median(&times_ms);
+            report.times_ms = times_ms;
             if let Check::Trap(want) = case.check {
                 return Verdict::Fail(format!("expected {want}; the GPU finished; simulator {sim_desc}"));
             }
@@ -475,13 +534,19 @@ fn judge(
     }
 }
 
-fn median(xs: &[f32]) -> Option<f32> {
+/// The median (the mean of the middle two for an even count).
+pub fn median(xs: &[f32]) -> Option<f32> {
     if xs.is_empty() {
         return None;
     }
     let mut v = xs.to_vec();
     v.sort_by(|a, b| a.total_cmp(b));
-    Some(v[v.len() / 2])
+    let h = v.len() / 2;
+    Some(if v.len() % 2 == 1 {
+        v[h]
+    } else {
+        (v[h - 1] + v[h]) / 2.0
+    })
 }
 
 /// Inputs of a case as the harness draws them (for tests and tools).
@@ -501,6 +566,7 @@ mod tests {
             dry_run: true,
             timeout: Duration::from_secs(1),
             timing_reps: 0,
+            check: true,
             exe: PathBuf::from("bwsim"),
         }
     }
@@ -755,6 +821,7 @@ mod tests {
             verdict: Verdict::Prepared,
             max_err: None,
             gpu_ms: None,
+            times_ms: vec![],
             notes: vec![],
         }
     }
@@ -834,6 +901,73 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// `--no-check`: a finished launch is reported with its times (median of an even count is
+    /// the mean of the middle two), a trap fails unless it is the planted one, a planted fault
+    /// that finishes fails.
+    #[test]
+    fn unchecked_runs_report_times_and_gpu_faults() {
+        let c = case("tma_roundtrip[r2-sw64]");
+        let mut r = blank();
+        let v = unchecked(
+            &c,
+            Outcome::Finished {
+                tensors: vec![],
+                times_ms: vec![0.4, 0.1, 0.3, 0.2],
+                device: "test".into(),
+            },
+            &mut r,
+        );
+        assert_eq!(v, Verdict::Unchecked);
+        assert_eq!(r.times_ms, vec![0.4, 0.1, 0.3, 0.2]);
+        assert_eq!(r.gpu_ms, Some(0.25));
+        assert_eq!(r.max_err, None, "nothing was compared");
+        let trap = |code: &str| Outcome::Trap {
+            error: runner::cuda_error_message(code).into(),
+            code: code.into(),
+            device: "test".into(),
+        };
+        let v = unchecked(&c, trap("CUDA_ERROR_ILLEGAL_INSTRUCTION"), &mut blank());
+        assert!(
+            matches!(&v, Verdict::Fail(m) if m.contains("ILLEGAL_INSTRUCTION")),
+            "{v:?}"
+        );
+        let f = case("fault_store_negative_coordinate[C1=-1]");
+        assert_eq!(
+            unchecked(&f, trap("CUDA_ERROR_ILLEGAL_INSTRUCTION"), &mut blank()),
+            Verdict::Unchecked
+        );
+        let done = Outcome::Finished {
+            tensors: vec![],
+            times_ms: vec![1.0],
+            device: "test".into(),
+        };
+        assert!(matches!(unchecked(&f, done, &mut blank()), Verdict::Fail(_)));
+        let hang = Outcome::Hang {
+            after: Duration::from_secs(30),
+        };
+        assert!(matches!(unchecked(&c, hang, &mut blank()), Verdict::Fail(m) if m.contains("hang")));
+    }
+
+    /// Timing inputs: at most PATTERN_ELEMS elements per tensor, drawn exactly as the full
+    /// inputs begin, whatever the tensor's size (a 2^24-element tensor costs 2^20).
+    #[test]
+    fn pattern_inputs_are_the_first_elements_of_the_draw() {
+        let c = case("tma_roundtrip[r2-sw64]");
+        let (plan, _) = simulate(&c, Target::Sm90a, 2);
+        let full = draw_inputs(&plan, 2).expect("drawn");
+        let pat = pattern_inputs(&plan, 2).expect("drawn");
+        assert_eq!(pat.len(), full.len());
+        for (p, f) in pat.iter().zip(&full) {
+            assert_eq!(p.numel(), f.numel(), "4096 elements fit one pattern");
+            assert_eq!(p.data, f.data);
+        }
+        let mut big = plan.clone();
+        big.tensors[0].shape = vec![4096, 4096];
+        let pat = pattern_inputs(&big, 2).expect("drawn");
+        assert_eq!(pat[0].numel(), PATTERN_ELEMS);
+        assert_eq!(pat[0].data.len() as u64, PATTERN_ELEMS * 4);
     }
 
     #[test]

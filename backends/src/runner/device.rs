@@ -169,13 +169,19 @@ fn run_job(ctx: &std::sync::Arc<CudaContext>, job: &GpuJob, dir: &Path) -> Resul
         .collect::<Result<_, _>>()
         .map_err(|e| setup(e, Stage::Job))?;
     let mut bufs: Vec<CudaSlice<u8>> = Vec::new();
-    for data in &inputs {
-        // Never allocate zero bytes: the driver rejects it.
-        let mut v = data.clone();
-        if v.is_empty() {
-            v.push(0);
+    if job.pattern_inputs {
+        for (meta, pattern) in job.tensors.iter().zip(&inputs) {
+            bufs.push(fill_with_pattern(&stream, meta, pattern)?);
         }
-        bufs.push(stream.clone_htod(&v).map_err(|e| setup(e, Stage::Upload))?);
+    } else {
+        for data in &inputs {
+            // Never allocate zero bytes: the driver rejects it.
+            let mut v = data.clone();
+            if v.is_empty() {
+                v.push(0);
+            }
+            bufs.push(stream.clone_htod(&v).map_err(|e| setup(e, Stage::Upload))?);
+        }
     }
     let mut maps: Vec<TensorMap> = Vec::new();
     for a in &job.args {
@@ -256,7 +262,7 @@ fn run_job(ctx: &std::sync::Arc<CudaContext>, job: &GpuJob, dir: &Path) -> Resul
     };
     let mut times = Vec::new();
     for rep in 0..=job.timing_reps {
-        if rep > 0 {
+        if rep > 0 && !job.pattern_inputs {
             for (b, data) in bufs.iter_mut().zip(&inputs) {
                 if !data.is_empty() {
                     stream.memcpy_htod(data, b).map_err(|e| setup(e, Stage::Upload))?;
@@ -298,7 +304,7 @@ fn run_job(ctx: &std::sync::Arc<CudaContext>, job: &GpuJob, dir: &Path) -> Resul
         stream.synchronize().map_err(|e| trap(&e))?;
         if rep > 0 {
             times.push(start.elapsed_ms(&end).map_err(|e| setup(e, Stage::Event))?);
-        } else {
+        } else if !job.pattern_inputs {
             for (i, b) in bufs.iter().enumerate() {
                 let host: Vec<u8> = stream.clone_dtoh(b).map_err(|e| trap(&e))?;
                 let n = inputs[i].len();
@@ -308,6 +314,38 @@ fn run_job(ctx: &std::sync::Arc<CudaContext>, job: &GpuJob, dir: &Path) -> Resul
         }
     }
     Ok(times)
+}
+
+/// A device buffer of the tensor's full size holding `pattern` (whole elements) repeated, for
+/// timing runs that do not transfer their inputs ([`GpuJob::pattern_inputs`]): uploaded in
+/// chunks of at most 16 MiB of repeated pattern.
+fn fill_with_pattern(
+    stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+    meta: &super::TensorMeta,
+    pattern: &[u8],
+) -> Result<CudaSlice<u8>, Status> {
+    let numel = meta.shape.iter().fold(1u64, |a, &d| a.saturating_mul(d));
+    let bytes = numel.saturating_mul(meta.dtype.bits() as u64).div_ceil(8).max(1);
+    let n = usize::try_from(bytes)
+        .map_err(|_| setup(format!("`{}`: {bytes} bytes", meta.name), Stage::Upload))?;
+    let mut buf = stream
+        .alloc_zeros::<u8>(n)
+        .map_err(|e| setup(format!("`{}` ({n} bytes): {e}", meta.name), Stage::Upload))?;
+    if pattern.is_empty() {
+        return Ok(buf);
+    }
+    let reps = ((16usize << 20) / pattern.len()).max(1);
+    let chunk: Vec<u8> = pattern.repeat(reps);
+    let mut off = 0;
+    while off < n {
+        let len = chunk.len().min(n - off);
+        let mut dst = buf.slice_mut(off..off + len);
+        stream
+            .memcpy_htod(&chunk[..len], &mut dst)
+            .map_err(|e| setup(e, Stage::Upload))?;
+        off += len;
+    }
+    Ok(buf)
 }
 
 /// Scalar arguments, kept alive for the launch builder.

@@ -119,6 +119,12 @@ pub struct GpuJob {
     /// Timed repetitions after the checked launch (0: correctness only). Each repetition
     /// re-uploads the inputs so every launch sees the same data.
     pub timing_reps: u32,
+    /// Timing without transfers (`bwsim gpu --no-check`, full-size problems): input `i`'s
+    /// file holds a pattern of whole elements that the child repeats over the tensor's full
+    /// size on the device; repetitions do not re-upload, and nothing is read back
+    /// ([`Outcome::Finished`] then has no tensors).
+    #[serde(default)]
+    pub pattern_inputs: bool,
 }
 
 /// How a launch ended.
@@ -279,7 +285,7 @@ pub fn run_isolated(
                 Some(r) => match r.status {
                     Status::Ok => {
                         let mut tensors = Vec::new();
-                        for (i, m) in job.tensors.iter().enumerate() {
+                        for (i, m) in job.tensors.iter().enumerate().filter(|_| !job.pattern_inputs) {
                             let data = std::fs::read(dir.join(format!("out{i}.bin")))?;
                             tensors.push(HostTensor {
                                 name: m.name.clone(),
@@ -357,6 +363,7 @@ pub fn probe(exe: &Path, child_arg: &str) -> Result<String, String> {
         args: vec![],
         tensors: vec![],
         timing_reps: 0,
+        pattern_inputs: false,
     };
     match run_isolated(exe, child_arg, &job, &[], Duration::from_secs(60)) {
         Ok(Outcome::Setup {
