@@ -117,6 +117,8 @@ enum Command {
     ///   bwsim gpu --all                               # every case for this GPU, as a table
     ///   bwsim gpu --all --dry-run                     # lower, assemble, prepare; run nothing
     ///   bwsim gpu --list                              # the differential cases
+    ///   bwsim gpu kernels/bench/wgmma_rate.tile --target sm_90a --time 20 --no-check --json
+    ///                                                 # 20 timed launches, no simulator
     #[command(verbatim_doc_comment)]
     Gpu(commands::gpu::Args),
     /// Child process of `bwsim gpu` (one launch in an isolated process).

@@ -82,3 +82,71 @@ fn on_a_gpu_every_case_for_its_architecture_agrees_with_the_simulator() {
     assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
     assert!(out.lines().any(|l| l.ends_with("  pass")), "{out}");
 }
+
+/// Timing mode without a GPU: the case is prepared, says why it did not run, and the JSON
+/// carries the (empty) times; `--time 0` and `--time` with `--reps` are refused.
+#[test]
+fn timing_mode_without_a_gpu_reports_the_skip_reason() {
+    if gpu_present() {
+        eprintln!("skipped: a GPU is present (see on_a_gpu_timing_mode_reports_every_launch)");
+        return;
+    }
+    let (code, out, err) = bwsim(&[
+        "gpu",
+        "kernels/bench/wgmma_rate.tile",
+        "--target",
+        "sm_90a",
+        "--const",
+        "REPS=10",
+        "--time",
+        "5",
+        "--no-check",
+        "--json",
+    ]);
+    assert_eq!(code, 77, "{out}{err}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON object");
+    assert_eq!(v["result"], "skipped: no CUDA driver/GPU found");
+    assert_eq!(v["checked"], false);
+    assert_eq!(v["times_ms"], serde_json::json!([]));
+    assert!(v["median_ms"].is_null() && v["min_ms"].is_null());
+    assert_eq!(v["config"], "REPS=10");
+    let (code, _, err) = bwsim(&["gpu", "elementwise_add_tma", "--time", "0"]);
+    assert_eq!(code, 2, "{err}");
+    let (code, _, err) = bwsim(&["gpu", "elementwise_add_tma", "--time", "3", "--reps", "2"]);
+    assert_eq!(code, 2, "{err}");
+}
+
+#[test]
+fn on_a_gpu_timing_mode_reports_every_launch() {
+    if std::env::var("BWSIM_GPU_TESTS").as_deref() != Ok("1") {
+        eprintln!("skipped: set BWSIM_GPU_TESTS=1 to launch on the local GPU");
+        return;
+    }
+    if !gpu_present() {
+        eprintln!("skipped: BWSIM_GPU_TESTS=1 but no CUDA driver/GPU found");
+        return;
+    }
+    let (code, out, err) = bwsim(&[
+        "gpu",
+        "elementwise_add_tma",
+        "--time",
+        "5",
+        "--no-check",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON object");
+    assert_eq!(v["result"], "ran (not checked)");
+    let times: Vec<f64> = v["times_ms"]
+        .as_array()
+        .expect("times")
+        .iter()
+        .filter_map(|t| t.as_f64())
+        .collect();
+    assert_eq!(times.len(), 5);
+    let (min, med) = (
+        v["min_ms"].as_f64().expect("min"),
+        v["median_ms"].as_f64().expect("median"),
+    );
+    assert!(min > 0.0 && min <= med && times.iter().all(|&t| t >= min), "{v}");
+}

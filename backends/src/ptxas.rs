@@ -356,6 +356,7 @@ mod tests {
             entry: "k".into(),
             target: Target::Sm100a,
             block_dim: [128, 1, 1],
+            explicit_cluster: false,
             dynamic_smem_bytes: 0,
             params: vec![],
             line_origins: vec![

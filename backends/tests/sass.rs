@@ -99,6 +99,43 @@ fn tcgen05_mma_is_utc_mma() {
     }
 }
 
+/// A CTA pair (gemm_async CTA_GROUP=2): the pair's MMA and its multicast commit are the 2CTA
+/// forms, cluster.sync is the CGA barrier, TMEM is allocated for the pair, and the entry
+/// demands a cluster launch.
+#[test]
+fn cta_pair_mma_commit_and_cluster_barrier() {
+    let m = common::lower("gemm_async", Target::Sm100a, &["CTA_GROUP=2"]).unwrap_or_else(|e| panic!("{e}"));
+    assert!(m.explicit_cluster, "the pair kernel needs a cluster launch");
+    assert!(m.text.contains("\n.explicitcluster\n"));
+    assert!(
+        !m.text.contains("cta_group::1"),
+        "ptxas rejects a mix of cta_group 1 and 2"
+    );
+    let ops = opcodes(&sass("gemm_async", Target::Sm100a, &["CTA_GROUP=2"]));
+    assert!(
+        count(&ops, "UTCHMMA.2CTA") == 4,
+        "4 pair MMAs (K 64 / 16) as UTCHMMA.2CTA in {ops:?}"
+    );
+    assert!(
+        count(&ops, "UTCBAR.2CTA.MULTICAST") >= 1,
+        "the multicast commit in {ops:?}"
+    );
+    assert!(
+        count(&ops, "UCGABAR_ARV") >= 1 && count(&ops, "UCGABAR_WAIT") >= 1,
+        "cluster.sync in {ops:?}"
+    );
+    assert!(
+        count_prefix(&ops, "UTCATOMSWS.2CTA") >= 1,
+        "the pair's TMEM allocation in {ops:?}"
+    );
+    // The single-CTA variant keeps the 1-CTA forms and a plain launch.
+    let one = common::lower("gemm_async", Target::Sm100a, &[]).unwrap_or_else(|e| panic!("{e}"));
+    assert!(!one.explicit_cluster && !one.text.contains("cta_group::2"));
+    let ops = opcodes(&sass("gemm_async", Target::Sm100a, &[]));
+    assert_eq!(count(&ops, "UTCHMMA.2CTA"), 0);
+    assert!(count(&ops, "UTCHMMA") == 4, "UTCHMMA in {ops:?}");
+}
+
 #[test]
 fn tcgen05_cp_is_utccp() {
     let ops = opcodes(&sass("tcgen05_copy", Target::Sm100a, &[]));

@@ -175,6 +175,9 @@ impl TmemTy {
         } else {
             1
         };
+        if self.scales {
+            return scale_matrix_cols(m, n, self.dtype.bits());
+        }
         let mblocks = m.div_ceil(self.block[0].max(1)).max(1);
         let bits = self.dtype.bits().saturating_mul(self.col_stride);
         mblocks.saturating_mul(n.saturating_mul(bits).div_ceil(32))
@@ -190,6 +193,41 @@ impl TmemTy {
         };
         outer.saturating_mul(self.matrix_cols())
     }
+}
+
+/// Lanes of one TMEM lane quarter (a warp reaches one quarter, PTX.md section 8).
+pub const TMEM_QUARTER_LANES: u32 = 32;
+
+/// TMEM columns of one `[rows, nk]` matrix of block-scaled MMA scale factors of `bits` bits
+/// each, in the hardware's placement (see [`scale_cell`]): `ceil(rows / 32)` columns per 32
+/// bits of a row's factors. A 128-row matrix of up to four 8-bit factors per row takes 4
+/// columns (docs/hardware/tmem-scales.md).
+pub fn scale_matrix_cols(rows: u32, nk: u32, bits: u32) -> u32 {
+    let per_row = nk.saturating_mul(bits).div_ceil(32).max(1);
+    rows.div_ceil(TMEM_QUARTER_LANES).max(1).saturating_mul(per_row)
+}
+
+/// Where factor `(m, kb)` (row `m`, K block `kb`) of a `[rows, nk]` scale-factor matrix of
+/// `bits`-bit factors lives, relative to the matrix's first column: `(lane within a lane
+/// quarter, column, bit shift inside the 32-bit cell)`. Row `m` sits in lane `m % 32` of EVERY
+/// lane quarter (the four copies are what the four datapaths of the MMA read), column
+/// `m / 32` of its group of 4 K blocks, the K blocks of a group as consecutive bytes of the
+/// cell, which the MMA selects with the scale-factor id of its instruction descriptor; the
+/// next group of K blocks follows after `ceil(rows / 32)` columns.
+///
+/// Provenance: docs/hardware/tmem-scales.md (CUTLASS `UMMA::tmem_sf_frg`, Triton 3.6's
+/// `TensorMemoryScalesLayout` stores and instruction descriptors).
+pub fn scale_cell(rows: u32, m: u32, kb: u32, bits: u32) -> (u32, u32, u32) {
+    let bits = bits.clamp(1, 32);
+    let per_cell = 32 / bits;
+    let chunks = rows.div_ceil(TMEM_QUARTER_LANES).max(1);
+    (
+        m % TMEM_QUARTER_LANES,
+        (kb / per_cell)
+            .saturating_mul(chunks)
+            .saturating_add(m / TMEM_QUARTER_LANES),
+        (kb % per_cell) * bits,
+    )
 }
 
 /// A register tile.
@@ -2028,6 +2066,17 @@ impl<'k> Cx<'k> {
                     Some(m) => self.checked.consts.bool(m)?,
                     None => false,
                 };
+                if scales && dtype.bits() != 8 {
+                    return Err(Diagnostic::error(
+                        "tmem-layout",
+                        format!("a `scales=true` buffer holds 8-bit scale factors, found {dtype}"),
+                        op.span,
+                        "here",
+                    )
+                    .with_help(
+                        "allocate block-scaled MMA factors as `tmem.alloc ue8m0[M, K / 32], scales=true`",
+                    ));
+                }
                 let tt = TmemTy {
                     dtype,
                     shape,

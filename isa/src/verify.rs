@@ -89,7 +89,10 @@ pub const RULES: &[(&str, &str)] = &[
         "tmem-alloc-cols",
         "manual TMEM allocation not a power of two in 32..512",
     ),
-    ("tmem-layout", "TMEM block M not 64 or 128"),
+    (
+        "tmem-layout",
+        "TMEM block M not 64 or 128, or scale factors that are not 8-bit",
+    ),
     ("tmem-dealloc", "tmem.dealloc of a scoped allocation"),
     (
         "tmem-lanes",

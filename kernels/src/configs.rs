@@ -84,11 +84,13 @@ configs! {
         ["BLOCK_M=64", "BLOCK_N=64", "NUM_WARPS=4"],
         ["SCHEDULER=1", "NUM_SMS=4"],
     ],
-    // TIRx gemm_async: f16, block-scaled fp8 and fp4.
+    // TIRx gemm_async: f16, block-scaled fp8 and fp4, a CTA pair (cta_group::2) on a cluster
+    // of two.
     "gemm_async": [
         ["DTYPE=f8e4m3", "SCALED=true"],
         ["DTYPE=f4e2m1", "SCALED=true"],
         ["N=64"],
+        ["CTA_GROUP=2"],
     ],
     // Tutorial 09: (BLOCK_M, BLOCK_N) in {(128, 128), (128, 64)}, (BLOCK_K, buffers) in
     // {(128, 2), (64, 3)}.

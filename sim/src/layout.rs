@@ -23,6 +23,11 @@
 //! lane `m % BM` (BM = 128) or `(r / 16) * 32 + r % 16` with `r = m % 64` (BM = 64), column
 //! `col + (m / BM) * ceil(N / BN) * BN * cs + (n / BN) * BN * cs + (n % BN) * cs`; leading
 //! dimensions stack whole matrices along the columns.
+//!
+//! Scale factors of a block-scaled MMA (`scales=true`, docs/hardware/tmem-scales.md): factor
+//! (m, kb) of an `[M, nk]` matrix lives in lane `m % 32` of every lane quarter, column
+//! `col + (kb / 4) * ceil(M / 32) + m / 32`, byte `kb % 4` ([`bwsim_isa::typeck::scale_cell`]);
+//! [`tmem_element`] names the copy in quarter 0, [`tmem_element_in`] the one in any quarter.
 
 use crate::value::{Dims, Layout, SmemView, TmemView};
 use bwsim_isa::types::{DType, Swizzle};
@@ -221,21 +226,33 @@ pub struct TmemCell {
     pub shift: u32,
 }
 
-/// Columns one `[M, N]` matrix of a TMEM buffer occupies (as [`bwsim_isa::typeck::TmemTy::matrix_cols`]).
-pub fn tmem_matrix_cols(dtype: DType, root: &[u32], block: [u32; 2], col_stride: u32) -> u64 {
+/// Columns one `[M, N]` matrix of a TMEM view's buffer occupies (as
+/// [`bwsim_isa::typeck::TmemTy::matrix_cols`]).
+pub fn tmem_matrix_cols(v: &TmemView) -> u64 {
+    let root = v.root.as_slice();
     let n = root.last().copied().unwrap_or(1) as u64;
     let m = if root.len() >= 2 {
         root[root.len() - 2] as u64
     } else {
         1
     };
-    let mblocks = m.div_ceil(block[0].max(1) as u64).max(1);
-    let eb = dtype.bits() as u64 * col_stride.max(1) as u64;
+    if v.scales {
+        return bwsim_isa::typeck::scale_matrix_cols(m as u32, n as u32, v.dtype.bits()) as u64;
+    }
+    let mblocks = m.div_ceil(v.block[0].max(1) as u64).max(1);
+    let eb = v.dtype.bits() as u64 * v.col_stride.max(1) as u64;
     mblocks * (n * eb).div_ceil(32)
 }
 
-/// Where element `idx` of a TMEM view lives.
+/// Where element `idx` of a TMEM view lives (for a scale-factor view, its copy in lane
+/// quarter 0).
 pub fn tmem_element(v: &TmemView, idx: &[u32]) -> TmemCell {
+    tmem_element_in(v, idx, 0)
+}
+
+/// Where element `idx` of a TMEM view lives in lane quarter `quarter`: a scale-factor view has
+/// a copy of every row in each quarter; any other view has one cell (`quarter` is ignored).
+pub fn tmem_element_in(v: &TmemView, idx: &[u32], quarter: u32) -> TmemCell {
     let ri: Dims = v.root_index(idx);
     let root = v.root.as_slice();
     let ri = ri.as_slice();
@@ -249,13 +266,23 @@ pub fn tmem_element(v: &TmemView, idx: &[u32]) -> TmemCell {
     for k in 0..r.saturating_sub(2) {
         outer = outer * root[k] as u64 + ri[k] as u64;
     }
+    if v.scales {
+        let rows = if r >= 2 { root[r - 2] } else { 1 };
+        let (lane, col, shift) = bwsim_isa::typeck::scale_cell(rows, m as u32, n as u32, v.dtype.bits());
+        let col = v.col as u64 + outer * tmem_matrix_cols(v) + col as u64;
+        return TmemCell {
+            lane: lane + (quarter % 4) * bwsim_isa::typeck::TMEM_QUARTER_LANES,
+            col: u32::try_from(col).unwrap_or(u32::MAX),
+            shift,
+        };
+    }
     let bm = v.block[0].max(1) as u64;
     let bn = v.block[1].max(1) as u64;
     let eb = v.dtype.bits() as u64 * v.col_stride.max(1) as u64;
     let rr = m % bm;
     let lane = if bm == 64 { (rr / 16) * 32 + rr % 16 } else { rr };
     let bit = (m / bm) * nn.div_ceil(bn) * bn * eb + (n / bn) * bn * eb + (n % bn) * eb;
-    let col = v.col as u64 + outer * tmem_matrix_cols(v.dtype, root, v.block, v.col_stride) + bit / 32;
+    let col = v.col as u64 + outer * tmem_matrix_cols(v) + bit / 32;
     TmemCell {
         lane: lane as u32,
         col: u32::try_from(col).unwrap_or(u32::MAX),
@@ -441,6 +468,59 @@ mod tests {
         assert_eq!((b0, s0), (1, 4));
     }
 
+    /// Scale factors as docs/hardware/tmem-scales.md places them: row m in lane m % 32 of every
+    /// quarter, column m / 32 per group of 4 K blocks, the K block's byte in the cell.
+    #[test]
+    fn scale_factor_placement() {
+        let v = TmemView {
+            col: 40,
+            dtype: DType::UE8M0,
+            block: [128, 8],
+            col_stride: 1,
+            scales: true,
+            root: Dims::from_slice(&[128, 8]).expect("fits"),
+            origin: Dims::zeros(2),
+            dropped: 0,
+            shape: Dims::from_slice(&[128, 8]).expect("fits"),
+            alloc: 0,
+        };
+        let cell = |lane, col, shift| TmemCell { lane, col, shift };
+        assert_eq!(tmem_element(&v, &[0, 0]), cell(0, 40, 0));
+        assert_eq!(tmem_element(&v, &[33, 1]), cell(1, 41, 8));
+        assert_eq!(tmem_element(&v, &[127, 3]), cell(31, 43, 24));
+        // K blocks 4..8: the second group of cells, 128 / 32 = 4 columns further.
+        assert_eq!(tmem_element(&v, &[5, 4]), cell(5, 44, 0));
+        assert_eq!(tmem_element(&v, &[70, 6]), cell(6, 46, 16));
+        // Every lane quarter holds a copy.
+        assert_eq!(tmem_element_in(&v, &[33, 1], 2), cell(65, 41, 8));
+        assert_eq!(tmem_element_in(&v, &[127, 3], 3), cell(127, 43, 24));
+        assert_eq!(tmem_matrix_cols(&v), 8);
+        // A 64-row matrix takes 2 columns per group; stacked matrices follow each other.
+        let v64 = TmemView {
+            root: Dims::from_slice(&[2, 64, 4]).expect("fits"),
+            origin: Dims::zeros(3),
+            shape: Dims::from_slice(&[2, 64, 4]).expect("fits"),
+            ..v
+        };
+        assert_eq!(tmem_matrix_cols(&v64), 2);
+        assert_eq!(tmem_element(&v64, &[0, 40, 2]), cell(8, 41, 16));
+        assert_eq!(tmem_element(&v64, &[1, 40, 2]), cell(8, 43, 16));
+        // A view of K blocks 4..8 starts at the second group.
+        let sub = TmemView {
+            origin: Dims::from_slice(&[0, 4]).expect("fits"),
+            shape: Dims::from_slice(&[128, 4]).expect("fits"),
+            ..v
+        };
+        assert_eq!(tmem_element(&sub, &[1, 0]), cell(1, 44, 0));
+        // Other views ignore the quarter.
+        let acc = TmemView {
+            scales: false,
+            dtype: DType::F32,
+            ..v
+        };
+        assert_eq!(tmem_element_in(&acc, &[33, 1], 2), tmem_element(&acc, &[33, 1]));
+    }
+
     #[test]
     fn tmem_mapping() {
         let v = TmemView {
@@ -448,6 +528,7 @@ mod tests {
             dtype: DType::F32,
             block: [128, 64],
             col_stride: 1,
+            scales: false,
             root: Dims::from_slice(&[256, 128]).expect("fits"),
             origin: Dims::zeros(2),
             dropped: 0,

@@ -1294,6 +1294,7 @@ impl<'a, 'k> Lower<'a, 'k> {
                         dtype: t.dtype,
                         block: t.block,
                         col_stride: t.col_stride,
+                        scales: t.scales,
                         root: dims,
                         origin: Dims::zeros(dims.len()),
                         dropped: 0,

@@ -2185,14 +2185,21 @@ impl<'p, 's> Machine<'p, 's> {
                 let n = v.shape.numel();
                 let mut idx = vec![0u32; shape.len()];
                 let mut bits = Vec::with_capacity(n as usize);
+                // Scale factors: every warp reads the copy in its own lane quarter; the tile
+                // is the first warp's.
+                let quarters = if v.scales {
+                    vec![ag.first_warp % 4]
+                } else {
+                    vec![0]
+                };
                 for lin in 0..n {
                     unravel(lin, &shape, &mut idx);
-                    let cell = layout::tmem_element(&v, &idx);
+                    let cell = layout::tmem_element_in(&v, &idx, quarters[0]);
                     check_lane(ag, cell.lane, name)?;
                     bits.push(c.tmem.read(cell, v.dtype.bits())?);
                 }
                 if self.opts.check {
-                    let cells = tmem_cells(&v);
+                    let cells = tmem_cells_in(&v, &quarters);
                     let pc = self.cur_pc;
                     self.check_tmem_init(s, pc, &cells);
                     let h = self
@@ -2219,14 +2226,23 @@ impl<'p, 's> Machine<'p, 's> {
                     )));
                 }
                 let mut idx = vec![0u32; shape.len()];
+                // Scale factors: each warp writes the copy in its own lane quarter
+                // (docs/hardware/tmem-scales.md), so a warpgroup fills all four.
+                let quarters = if v.scales {
+                    partition_quarters(&c.agents[a])
+                } else {
+                    vec![0]
+                };
                 for lin in 0..v.shape.numel() {
                     unravel(lin, &shape, &mut idx);
-                    let cell = layout::tmem_element(&v, &idx);
-                    check_lane(&c.agents[a], cell.lane, name)?;
-                    c.tmem.write(cell, v.dtype.bits(), t.bits[lin as usize])?;
+                    for &q in &quarters {
+                        let cell = layout::tmem_element_in(&v, &idx, q);
+                        check_lane(&c.agents[a], cell.lane, name)?;
+                        c.tmem.write(cell, v.dtype.bits(), t.bits[lin as usize])?;
+                    }
                 }
                 if self.opts.check {
-                    let cells = tmem_cells(&v);
+                    let cells = tmem_cells_in(&v, &quarters);
                     let pc = self.cur_pc;
                     let h = self
                         .hb(s)
@@ -2538,20 +2554,41 @@ fn store_pending(ag: &Agent, full: bool) -> u32 {
 }
 
 /// The TMEM cells `(lane, column)` of every element of a view (consecutive duplicates of
-/// packed elements removed).
+/// packed elements removed); a scale-factor view's copies in all four lane quarters (what the
+/// tensor pipe reads and `tcgen05.cp` writes).
 fn tmem_cells(v: &TmemView) -> Vec<(u32, u32)> {
+    if v.scales {
+        tmem_cells_in(v, &[0, 1, 2, 3])
+    } else {
+        tmem_cells_in(v, &[0])
+    }
+}
+
+/// [`tmem_cells`] restricted to the copies in `quarters` (scale-factor views only; other
+/// views have one copy).
+fn tmem_cells_in(v: &TmemView, quarters: &[u32]) -> Vec<(u32, u32)> {
     let shape = v.shape.as_slice();
     let n = v.shape.numel();
     let mut idx = vec![0u32; shape.len()];
-    let mut out: Vec<(u32, u32)> = Vec::with_capacity(n as usize);
-    for lin in 0..n {
-        unravel(lin, shape, &mut idx);
-        let c = layout::tmem_element(v, &idx);
-        if out.last() != Some(&(c.lane, c.col)) {
-            out.push((c.lane, c.col));
+    let mut out: Vec<(u32, u32)> = Vec::with_capacity(n as usize * quarters.len());
+    for &q in quarters {
+        for lin in 0..n {
+            unravel(lin, shape, &mut idx);
+            let c = layout::tmem_element_in(v, &idx, q);
+            if out.last() != Some(&(c.lane, c.col)) {
+                out.push((c.lane, c.col));
+            }
         }
     }
     out
+}
+
+/// The lane quarters a partition's warps reach (warp w reaches quarter w % 4).
+fn partition_quarters(ag: &Agent) -> Vec<u32> {
+    let mut q: Vec<u32> = (0..ag.warps.min(4)).map(|w| (ag.first_warp + w) % 4).collect();
+    q.sort_unstable();
+    q.dedup();
+    q
 }
 
 /// A partition's warps reach the TMEM lanes of their quarter only (PTX.md section 8).

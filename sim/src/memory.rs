@@ -259,11 +259,22 @@ impl Tmem {
         }
         Ok(())
     }
+    /// Element `idx` of a view (a scale-factor view's copy in lane quarter 0).
     pub fn read_view(&self, v: &TmemView, idx: &[u32]) -> OpResult<u64> {
         self.read(layout::tmem_element(v, idx), v.dtype.bits())
     }
+    /// Element `idx` of a view as the datapath of lane quarter `quarter` sees it.
+    pub fn read_view_in(&self, v: &TmemView, idx: &[u32], quarter: u32) -> OpResult<u64> {
+        self.read(layout::tmem_element_in(v, idx, quarter), v.dtype.bits())
+    }
+    /// Write element `idx` of a view; a scale-factor view's element in all four lane quarters
+    /// (what `tcgen05.cp ... .warpx4` does).
     pub fn write_view(&mut self, v: &TmemView, idx: &[u32], value: u64) -> OpResult<()> {
-        self.write(layout::tmem_element(v, idx), v.dtype.bits(), value)
+        let quarters = if v.scales { 4 } else { 1 };
+        for q in 0..quarters {
+            self.write(layout::tmem_element_in(v, idx, q), v.dtype.bits(), value)?;
+        }
+        Ok(())
     }
 }
 

@@ -109,30 +109,6 @@ pub fn mma(smem: &Smem, tmem: &mut Tmem, op: &MmaOp) -> OpResult<()> {
     }
     let av = read_a(smem, tmem, &op.a, m, k)?;
     let bv = read_b(smem, &op.b, k, n)?;
-    // Scale factors, one per `vec` K-elements.
-    let scales = match &op.scales {
-        None => None,
-        Some((sa, sb)) => {
-            let vec = if sa.dtype == DType::UE4M3 { 16 } else { 32 };
-            let (_, sa_cols) = last2(sa.shape.as_slice());
-            // A scale buffer covering more K than this MMA is indexed by the absolute K.
-            let koff = if sa_cols * vec > k { op.a.k_origin() } else { 0 };
-            let mut fa = Vec::with_capacity((m * sa_cols) as usize);
-            for i in 0..m {
-                for j in 0..sa_cols {
-                    fa.push(bits_to_f64(sa.dtype, tmem.read_view(sa, &[i, j])?));
-                }
-            }
-            let (_, sb_cols) = last2(sb.shape.as_slice());
-            let mut fb = Vec::with_capacity((n * sb_cols) as usize);
-            for i in 0..n {
-                for j in 0..sb_cols {
-                    fb.push(bits_to_f64(sb.dtype, tmem.read_view(sb, &[i, j])?));
-                }
-            }
-            Some((fa, sa_cols, fb, sb_cols, vec, koff))
-        }
-    };
     let (mu, nu, ku) = (m as usize, n as usize, k as usize);
     let mut av = av;
     // B transposed to [N, K] so every dot product walks contiguous memory.
@@ -142,27 +118,64 @@ pub fn mma(smem: &Smem, tmem: &mut Tmem, op: &MmaOp) -> OpResult<()> {
             bt[j * ku + kk] = bv[kk * nu + j];
         }
     }
-    // Block scales folded into the operands (exact: scales are powers of two or 4-bit values).
-    if let Some((fa, ca, fb, cb, vec, koff)) = &scales {
-        let blk = |kk: usize| (((*koff as usize) + kk) / *vec as usize) as u32;
-        for i in 0..mu {
+    // Block scales (one factor per `vec` K-elements) folded into the operands (exact: scales
+    // are powers of two or 4-bit values). The datapath of lane quarter q computes the
+    // accumulator rows in that quarter and reads both operands' factors from the copies in
+    // its own quarter (docs/hardware/tmem-scales.md), so B is scaled once per quarter.
+    let mut row_quarter = vec![0usize; mu];
+    let mut bt_q: Vec<Vec<f64>> = Vec::new();
+    if let Some((sa, sb)) = &op.scales {
+        let vec = if sa.dtype == DType::UE4M3 { 16 } else { 32 };
+        let (_, sa_cols) = last2(sa.shape.as_slice());
+        let (_, sb_cols) = last2(sb.shape.as_slice());
+        // A scale buffer covering more K than this MMA is indexed by the absolute K.
+        let koff = if sa_cols * vec > k { op.a.k_origin() } else { 0 };
+        let blk = |kk: usize, cols: u32| {
+            ((koff as usize + kk) / vec as usize).min(cols.saturating_sub(1) as usize) as u32
+        };
+        for (i, q) in row_quarter.iter_mut().enumerate() {
+            *q = (crate::layout::tmem_element(&op.acc, &[i as u32, 0]).lane / 32) as usize;
+        }
+        for (i, &q) in row_quarter.iter().enumerate() {
+            let mut f = Vec::with_capacity(sa_cols as usize);
+            for j in 0..sa_cols {
+                f.push(bits_to_f64(
+                    sa.dtype,
+                    tmem.read_view_in(sa, &[i as u32, j], q as u32)?,
+                ));
+            }
             for kk in 0..ku {
-                let b = blk(kk).min(ca.saturating_sub(1));
-                av[i * ku + kk] *= fa.get(i * *ca as usize + b as usize).copied().unwrap_or(1.0);
+                av[i * ku + kk] *= f.get(blk(kk, sa_cols) as usize).copied().unwrap_or(1.0);
             }
         }
-        for j in 0..nu {
-            for kk in 0..ku {
-                let b = blk(kk).min(cb.saturating_sub(1));
-                bt[j * ku + kk] *= fb.get(j * *cb as usize + b as usize).copied().unwrap_or(1.0);
+        for q in 0..4u32 {
+            if !row_quarter.contains(&(q as usize)) {
+                bt_q.push(Vec::new());
+                continue;
             }
+            let mut b = bt.clone();
+            for j in 0..nu {
+                let mut f = Vec::with_capacity(sb_cols as usize);
+                for c in 0..sb_cols {
+                    f.push(bits_to_f64(sb.dtype, tmem.read_view_in(sb, &[j as u32, c], q)?));
+                }
+                for kk in 0..ku {
+                    b[j * ku + kk] *= f.get(blk(kk, sb_cols) as usize).copied().unwrap_or(1.0);
+                }
+            }
+            bt_q.push(b);
         }
     }
     let int = op.acc.dtype.is_int();
     for i in 0..mu {
         let arow = &av[i * ku..(i + 1) * ku];
+        let bq = if bt_q.is_empty() {
+            &bt
+        } else {
+            &bt_q[row_quarter[i]]
+        };
         for j in 0..nu {
-            let bcol = &bt[j * ku..(j + 1) * ku];
+            let bcol = &bq[j * ku..(j + 1) * ku];
             let idx = [i as u32, j as u32];
             let bits = if int {
                 let mut si = 0i64;

@@ -1,7 +1,8 @@
 //! tcgen05 on the simulated tensor pipe: MMA results against an f64 reference written here
 //! (f16/bf16/tf32/fp8/fp4, K-major and MN-major B, every swizzle mode, M 64/128, A from tensor memory,
-//! use_acc, block-scaled fp8 with ue8m0 factors decoded here), tcgen05.cp before an MMA that
-//! reads its destination, and tcgen05.commit covering exactly the earlier operations.
+//! use_acc, block-scaled fp8/fp4 with ue8m0 and nvf4 with ue4m3 factors decoded here, the
+//! scale buffers' hardware column counts), tcgen05.cp before an MMA that reads its destination,
+//! and tcgen05.commit covering exactly the earlier operations.
 
 mod common;
 use bwsim_isa::launch::HostTensor;
@@ -166,21 +167,26 @@ fn use_acc_accumulates() {
     check_mma(&[("TWICE", "true")]);
 }
 
-/// Block-scaled MMA (kind::mxf8f6f4 / mxf4 with ue8m0 factors, one per 32 K-elements) with
-/// the scale factors written to tensor memory through registers.
+/// Block-scaled MMA (kind::mxf8f6f4 / mxf4 with ue8m0 factors, one per 32 K-elements, or
+/// kind::mxf4nvf4 with ue4m3 factors per 16) with the scale factors written to tensor memory
+/// through registers.
 const SCALED: &str = r#"
 kernel scaled_mma {
   target sm_100a
   num_warps 4
   const DT: dtype = f8e4m3
+  const SF: dtype = ue8m0
+  const SV: int = 32
+  const LO: int = 124
+  const HI: int = 131
   const M: int = 128
   const N: int = 128
   const K: int = 128
   const SW: int = min(128, K * bitwidth(DT) / 8)
   param a_desc: tensor_desc(DT[M, K], nvmma(SW))
   param b_desc: tensor_desc(DT[N, K], nvmma(SW))
-  param sfa_ptr: ptr(ue8m0)
-  param sfb_ptr: ptr(ue8m0)
+  param sfa_ptr: ptr(SF)
+  param sfb_ptr: ptr(SF)
   param out_ptr: ptr(f32)
   layout row = blocked([1, 1], [1, 32], [4, 1], [1, 0])
   layout sf = blocked([1, 1], [32, 1], [4, 1], [1, 0])
@@ -191,12 +197,12 @@ kernel scaled_mma {
   mbar.init tma_bar[0], 1
   mbar.init mma_bar[0], 1
   let acc = tmem.alloc f32[M, N]
-  let sfa = tmem.alloc ue8m0[M, K / 32], block=[128, K / 32], scales=true
-  let sfb = tmem.alloc ue8m0[N, K / 32], block=[128, K / 32], scales=true
+  let sfa = tmem.alloc SF[M, K / SV], block=[128, K / SV], scales=true
+  let sfb = tmem.alloc SF[N, K / SV], block=[128, K / SV], scales=true
   mbar.expect tma_bar[0], a_desc.nbytes + b_desc.nbytes
   tma.load a_desc[0, 0], a_smem, tma_bar[0]
   tma.load b_desc[0, 0], b_smem, tma_bar[0]
-  let sf_offs = expand_dims(arange(0, M, slice(1, sf)), 1) * (K / 32) + expand_dims(arange(0, K / 32, slice(0, sf)), 0)
+  let sf_offs = expand_dims(arange(0, M, slice(1, sf)), 1) * (K / SV) + expand_dims(arange(0, K / SV, slice(0, sf)), 0)
   let sfa_val = global.load sfa_ptr, sf_offs
   let sfb_val = global.load sfb_ptr, sf_offs
   tmem.store sfa, sfa_val
@@ -216,8 +222,8 @@ kernel scaled_mma {
     grid = [1]
     tensor a: DT[M, K] = randn()
     tensor b: DT[N, K] = randn()
-    tensor sfa: ue8m0[M, K / 32] = randint(124, 131)
-    tensor sfb: ue8m0[N, K / 32] = randint(124, 131)
+    tensor sfa: SF[M, K / SV] = randint(LO, HI)
+    tensor sfb: SF[N, K / SV] = randint(LO, HI)
     tensor out: f32[M, N] = zeros()
     a_desc = a
     b_desc = b
@@ -257,35 +263,106 @@ fn low_precision(t: &HostTensor, i: u64) -> f64 {
             }
         }
         bwsim_isa::DType::UE8M0 => 2f64.powi(b as i32 - 127),
+        // Unsigned e4m3: the magnitude of f8e4m3, no sign bit.
+        bwsim_isa::DType::UE4M3 => {
+            let (e, m) = ((b >> 3) & 0xf, b & 7);
+            assert_ne!(b & 0x7f, 0x7f, "randint draws no NaN");
+            if e == 0 {
+                m as f64 / 8.0 * 2f64.powi(-6)
+            } else {
+                (1.0 + m as f64 / 8.0) * 2f64.powi(e as i32 - 7)
+            }
+        }
         d => panic!("not a block-scaled type: {d}"),
     }
+}
+
+/// Runs SCALED with `consts` and compares against the f64 reference: every product scaled by
+/// the factors of its row's and column's K block of `sv` elements.
+fn check_scaled(consts: &[(&str, &str)], sv: u64) {
+    let r = run(SCALED, consts);
+    assert_ok(SCALED, &r);
+    let inp = inputs(SCALED, consts, 1);
+    let (a, b, sfa, sfb) = (&inp[0], &inp[1], &inp[2], &inp[3]);
+    let (m, k, n) = (a.shape[0], a.shape[1], b.shape[0]);
+    let nb = k / sv;
+    let mut want = Vec::new();
+    for i in 0..m {
+        for j in 0..n {
+            let mut s = 0.0;
+            for kk in 0..k {
+                let scale = low_precision(sfa, i * nb + kk / sv) * low_precision(sfb, j * nb + kk / sv);
+                s += low_precision(a, i * k + kk) * low_precision(b, j * k + kk) * scale;
+            }
+            want.push(s);
+        }
+    }
+    let got = values(tensor(&r, "out"));
+    let w = worst(&got, &want, 1e-3, 1e-4);
+    assert!(w <= 1.0, "{consts:?}: worst error {w} of the tolerance");
+    assert!(want.iter().any(|v| v.abs() > 1.0));
 }
 
 #[test]
 fn block_scaled_fp8_and_fp4_against_an_f64_reference() {
     for dt in ["f8e4m3", "f8e5m2", "f4e2m1"] {
-        let consts = [("DT", dt)];
-        let r = run(SCALED, &consts);
-        assert_ok(SCALED, &r);
-        let inp = inputs(SCALED, &consts, 1);
-        let (a, b, sfa, sfb) = (&inp[0], &inp[1], &inp[2], &inp[3]);
-        let (m, k, n) = (a.shape[0], a.shape[1], b.shape[0]);
-        let mut want = Vec::new();
-        for i in 0..m {
-            for j in 0..n {
-                let mut s = 0.0;
-                for kk in 0..k {
-                    let scale = low_precision(sfa, i * (k / 32) + kk / 32)
-                        * low_precision(sfb, j * (k / 32) + kk / 32);
-                    s += low_precision(a, i * k + kk) * low_precision(b, j * k + kk) * scale;
-                }
-                want.push(s);
-            }
-        }
-        let got = values(tensor(&r, "out"));
-        let w = worst(&got, &want, 1e-3, 1e-4);
-        assert!(w <= 1.0, "{dt}: worst error {w} of the tolerance");
-        assert!(want.iter().any(|v| v.abs() > 1.0));
+        check_scaled(&[("DT", dt)], 32);
+    }
+}
+
+/// 8 K blocks per row: the factors fill two groups of cells (columns 0..4 and 4..8 of each
+/// buffer, docs/hardware/tmem-scales.md).
+#[test]
+fn block_scaled_fp4_with_two_groups_of_factors() {
+    check_scaled(&[("DT", "f4e2m1"), ("K", "256")], 32);
+}
+
+/// kind::mxf4nvf4: fp4 with ue4m3 factors per 16 K-elements (values 0.5 .. 1.75).
+#[test]
+fn block_scaled_nvf4_with_ue4m3_factors() {
+    check_scaled(
+        &[
+            ("DT", "f4e2m1"),
+            ("SF", "ue4m3"),
+            ("SV", "16"),
+            ("LO", "48"),
+            ("HI", "63"),
+        ],
+        16,
+    );
+}
+
+/// The plan gives scale-factor buffers the hardware's column count: ceil(rows / 32) columns per
+/// group of four 8-bit factors, so B's factors start 4 columns after A's 128 rows
+/// (docs/hardware/tmem-scales.md), and 8 factors per row take twice that.
+#[test]
+fn scale_buffers_take_the_hardware_columns() {
+    for (k, cols) in [("128", 4u32), ("256", 8)] {
+        let src = bwsim_isa::SourceFile::new("t.tile", SCALED);
+        let kernel = bwsim_isa::parse(&src).expect("parses");
+        let opts = bwsim_isa::verify::VerifyOptions {
+            target: None,
+            overrides: vec![
+                bwsim_isa::consts::Override {
+                    name: "DT".into(),
+                    value: "f4e2m1".into(),
+                },
+                bwsim_isa::consts::Override {
+                    name: "K".into(),
+                    value: k.into(),
+                },
+            ],
+        };
+        let (checked, diags) = bwsim_isa::verify::verify(&kernel, &opts);
+        let checked = checked.unwrap_or_else(|| panic!("verifies: {diags:?}"));
+        let tmem: Vec<(u32, u32)> = checked
+            .allocs
+            .iter()
+            .filter(|a| matches!(a.kind, bwsim_isa::typeck::AllocKind::Tmem(_)))
+            .map(|a| (a.offset, a.size))
+            .collect();
+        // acc (128 columns), then sfa, then sfb.
+        assert_eq!(tmem, vec![(0, 128), (128, cols), (128 + cols, cols)], "K = {k}");
     }
 }
 
@@ -539,4 +616,22 @@ fn cta_pair_operations_need_a_cluster_of_two() {
         .find(|d| d.code == "cta-pair")
         .expect("cta-pair diagnostic");
     assert!(d.message.contains("cluster of 2"), "{}", d.message);
+}
+
+/// Scale-factor buffers hold 8-bit factors: anything wider is a `tmem-layout` error.
+#[test]
+fn scale_buffers_must_hold_8_bit_factors() {
+    for (dt, want) in [("f32", Some("tmem-layout")), ("ue8m0", None), ("ue4m3", None)] {
+        let text = format!(
+            "kernel k {{\n  target sm_100a\n  num_warps 4\n  let sa = tmem.alloc {dt}[128, 4], scales=true\n}}\n"
+        );
+        let src = bwsim_isa::SourceFile::new("t.tile", &text);
+        let kernel = bwsim_isa::parse(&src).expect("parses");
+        let (_, diags) = bwsim_isa::verify::verify(&kernel, &Default::default());
+        let codes: Vec<&str> = diags.iter().map(|d| d.code.as_str()).collect();
+        match want {
+            Some(code) => assert!(codes.contains(&code), "{dt}: {codes:?}"),
+            None => assert!(codes.is_empty(), "{dt}: {codes:?}"),
+        }
+    }
 }

@@ -43,6 +43,13 @@ pub struct Args {
     /// Timed repetitions after the checked launch (GPU time column).
     #[arg(long, default_value_t = 3)]
     reps: u32,
+    /// Timing mode: N timed launches (CUDA events) after the first launch, which warms up and
+    /// is the one checked; the JSON gains every time (`times_ms`), `median_ms` and `min_ms`.
+    #[arg(long, value_name = "N", conflicts_with = "reps", value_parser = clap::value_parser!(u32).range(1..))]
+    time: Option<u32>,
+    /// Do not run the simulator or compare (the GPU alone, for timing full-size problems).
+    #[arg(long)]
+    no_check: bool,
     /// Print the local GPU (or why there is none) and exit.
     #[arg(long)]
     probe: bool,
@@ -94,7 +101,8 @@ pub fn run(a: Args) -> CliResult {
         seed: a.seed,
         dry_run: a.dry_run,
         timeout: Duration::from_secs(a.timeout.max(1)),
-        timing_reps: a.reps,
+        timing_reps: a.time.unwrap_or(a.reps),
+        check: !a.no_check,
         exe,
     };
     let local = match &gpu {
@@ -206,6 +214,10 @@ pub fn run(a: Args) -> CliResult {
                     "result": r.verdict.label(),
                     "max_err": r.max_err,
                     "gpu_ms": r.gpu_ms,
+                    "times_ms": r.times_ms,
+                    "median_ms": harness::median(&r.times_ms),
+                    "min_ms": r.times_ms.iter().copied().reduce(f32::min),
+                    "checked": !a.no_check,
                     "notes": r.notes,
                 })
             );
@@ -273,7 +285,7 @@ pub fn run(a: Args) -> CliResult {
     }
     let count = |f: &dyn Fn(&Verdict) -> bool| reports.iter().filter(|r| f(&r.verdict)).count();
     let (pass, fail, err, skip, prep) = (
-        count(&|v| *v == Verdict::Pass),
+        count(&|v| matches!(v, Verdict::Pass | Verdict::Unchecked)),
         count(&|v| matches!(v, Verdict::Fail(_))),
         count(&|v| matches!(v, Verdict::Error(_))),
         count(&|v| matches!(v, Verdict::Skipped(_))),

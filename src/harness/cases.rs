@@ -94,6 +94,10 @@ pub struct RoundTrip<'a> {
     pub nan_fill: bool,
     pub load_at: &'a [i64],
     pub store_at: &'a [i64],
+    /// The load's `elementStrides` (outermost first; empty: all 1). The buffer and the store
+    /// then take the traversed box, `ceil(box / stride)` in every dimension but the innermost
+    /// (PTX.md section 3).
+    pub elem_strides: &'a [u32],
 }
 
 fn list(xs: impl IntoIterator<Item = String>) -> String {
@@ -108,15 +112,28 @@ pub fn tma_roundtrip(r: &RoundTrip) -> String {
         format!("nvmma({})", r.swizzle)
     };
     let boxd = list(r.boxd.iter().map(|d| d.to_string()));
+    let moved = list(
+        bwsim_isa::typeck::traversed_box(r.boxd, r.elem_strides)
+            .iter()
+            .map(|d| d.to_string()),
+    );
     let global = list(r.global.iter().map(|d| d.to_string()));
     let coord = |c: &[i64]| list(c.iter().map(|x| x.to_string()));
     let oob = if r.nan_fill { ", oob=nan" } else { "" };
+    let strides = if r.elem_strides.is_empty() {
+        String::new()
+    } else {
+        format!(
+            ", elem_strides=[{}]",
+            list(r.elem_strides.iter().map(|d| d.to_string()))
+        )
+    };
     format!(
         "// TMA round trip ({tag}): load a box, store it back.\n\
          kernel tma_roundtrip {{\n  target sm_100a, sm_90a\n  num_warps 4\n\
-         \x20 param src: tensor_desc({dt}[{boxd}], {layout}{oob})\n\
-         \x20 param dst: tensor_desc({dt}[{boxd}], {layout})\n\
-         \x20 let buf = smem.alloc {dt}[{boxd}], {layout}\n\
+         \x20 param src: tensor_desc({dt}[{boxd}], {layout}{oob}{strides})\n\
+         \x20 param dst: tensor_desc({dt}[{moved}], {layout})\n\
+         \x20 let buf = smem.alloc {dt}[{moved}], {layout}\n\
          \x20 let bar = mbar.alloc 1\n\
          \x20 mbar.init bar[0], 1\n\
          \x20 mbar.expect bar[0], src.nbytes\n\
@@ -265,6 +282,7 @@ pub fn all() -> Vec<Case> {
             nan_fill: false,
             load_at,
             store_at,
+            elem_strides: &[],
         })
     };
     v.push(rt("r2-plain", "f32", &[64, 64], &[8, 16], 0, &[8, 16], &[16, 32]));
@@ -379,6 +397,40 @@ pub fn all() -> Vec<Case> {
         nan_fill: true,
         load_at: &[-4, 48],
         store_at: &[0, 0],
+        elem_strides: &[],
+    }));
+    // elementStrides (PTX.md section 3, measured on the H100): an f32 [8, 32] box with
+    // stride 2 in rows moves rows 0, 2, 4, 6 (512 bytes), stride 3 rows 0, 3, 6 (384 bytes);
+    // rows past the end are filled and still counted; an innermost stride has no effect.
+    for (tag, strides, load_at) in [
+        ("stride2", &[2u32, 1][..], &[8i64, 32][..]),
+        ("stride3", &[3, 1], &[5, 0]),
+        ("stride2-past-end", &[2, 1], &[58, 0]),
+        ("stride2-inner", &[1, 2], &[8, 32]),
+    ] {
+        v.push(roundtrip(RoundTrip {
+            tag,
+            dtype: "f32",
+            global: &[64, 64],
+            boxd: &[8, 32],
+            swizzle: 128,
+            nan_fill: false,
+            load_at,
+            store_at: &[16, 32],
+            elem_strides: strides,
+        }));
+    }
+    // A rank-3 box strided in both outer dimensions.
+    v.push(roundtrip(RoundTrip {
+        tag: "stride-r3",
+        dtype: "f32",
+        global: &[8, 16, 64],
+        boxd: &[4, 6, 16],
+        swizzle: 64,
+        nan_fill: false,
+        load_at: &[1, 2, 16],
+        store_at: &[0, 8, 32],
+        elem_strides: &[2, 3, 1],
     }));
 
     // The bundled kernels: elementwise adds, wgmma matmuls, warp specialization, Blackwell.
@@ -437,6 +489,7 @@ pub fn all() -> Vec<Case> {
         &[][..],
         &["DTYPE=f8e4m3", "SCALED=true"],
         &["DTYPE=f4e2m1", "SCALED=true"],
+        &["CTA_GROUP=2"],
     ] {
         v.push(bundled("gemm_async", c, BLACKWELL, MMA_F32));
     }
@@ -511,6 +564,8 @@ mod tests {
             "tma_roundtrip[r4",
             "tma_roundtrip[r5",
             "tma_roundtrip[oob",
+            "tma_roundtrip[stride2",
+            "tma_roundtrip[stride3",
             "elementwise_add_tma",
             "elementwise_add_ws",
             "matmul_pipelined",
@@ -542,6 +597,7 @@ mod tests {
             nan_fill: true,
             load_at: &[-3, 8],
             store_at: &[0, 0],
+            elem_strides: &[2, 1],
         });
         let k = bwsim_isa::parser::parse(&src).expect("parses");
         assert_eq!(bwsim_isa::print(&k), src, "generated text is in canonical form");

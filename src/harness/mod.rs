@@ -37,6 +37,9 @@ pub struct Options {
     pub timeout: Duration,
     /// Timed repetitions after the checked launch.
     pub timing_reps: u32,
+    /// Run the simulator and compare (`false`: `--no-check`, the GPU alone, for timing
+    /// full-size problems the simulator would take too long on).
+    pub check: bool,
     /// The `bwsim` executable (re-invoked as the child).
     pub exe: PathBuf,
 }
@@ -75,6 +78,8 @@ pub enum Verdict {
     Fail(String),
     /// Prepared up to the launch (`--dry-run`).
     Prepared,
+    /// Ran on the GPU without the simulator (`--no-check`): finished, not compared.
+    Unchecked,
     /// Not run, and why (no GPU, wrong architecture).
     Skipped(String),
     /// The harness could not get as far as a launch (verifier, lowering, ptxas, ABI).
@@ -87,6 +92,7 @@ impl Verdict {
             Verdict::Pass => "pass".into(),
             Verdict::Fail(m) => format!("FAIL: {m}"),
             Verdict::Prepared => "prepared".into(),
+            Verdict::Unchecked => "ran (not checked)".into(),
             Verdict::Skipped(m) => format!("skipped: {m}"),
             Verdict::Error(m) => format!("ERROR: {m}"),
         }
@@ -103,6 +109,8 @@ pub struct Report {
     pub max_err: Option<f64>,
     /// Median GPU time of the timed repetitions (ms).
     pub gpu_ms: Option<f32>,
+    /// Every timed repetition (ms, CUDA events), in launch order.
+    pub times_ms: Vec<f32>,
     /// Details: first mismatching elements, setup notes.
     pub notes: Vec<String>,
 }
@@ -164,6 +172,7 @@ pub fn job_args(module: &PtxModule, plan: &LaunchPlan) -> Result<Vec<JobArg>, St
                 box_dims,
                 swizzle_bytes,
                 oob,
+                elem_strides,
                 ..
             } => {
                 let t = tensor(ir_name)?;
@@ -174,7 +183,7 @@ pub fn job_args(module: &PtxModule, plan: &LaunchPlan) -> Result<Vec<JobArg>, St
                 } else {
                     OobFill::Zero
                 };
-                JobArg::tensor_map(t, box_dims.clone(), sw, fill)
+                JobArg::tensor_map(t, box_dims.clone(), sw, fill).with_elem_strides(elem_strides.clone())
             }
             ParamAbi::DescShape { ir_name, dim, .. } => {
                 let t = tensor(ir_name)?;
@@ -200,6 +209,7 @@ pub fn check_tensor_maps(args: &[JobArg], plan: &LaunchPlan) -> Result<(), Strin
             tensor,
             box_dims,
             swizzle,
+            elem_strides,
             ..
         } = a
         else {
@@ -211,6 +221,11 @@ pub fn check_tensor_maps(args: &[JobArg], plan: &LaunchPlan) -> Result<(), Strin
         let name = &t.name;
         if !(1..=5).contains(&rank) || box_dims.len() != rank {
             return Err(format!("tensor map over `{name}`: rank {rank}, box {box_dims:?}"));
+        }
+        if elem_strides.len() > rank || elem_strides.iter().any(|s| !(1..=8).contains(s)) {
+            return Err(format!(
+                "tensor map over `{name}`: element strides {elem_strides:?} (one per dimension, each 1..=8)"
+            ));
         }
         // Global strides (bytes) of dimensions 1.. (IR order is outermost first).
         let mut stride = es;
@@ -247,6 +262,56 @@ pub fn check_tensor_maps(args: &[JobArg], plan: &LaunchPlan) -> Result<(), Strin
     Ok(())
 }
 
+/// The launch job of a lowered kernel for a launch plan: its arguments bound and their tensor
+/// maps checked, the grid, and the cluster shape when the entry needs one (`.explicitcluster`)
+/// or the launch section gives one.
+pub fn build_job(
+    module: &PtxModule,
+    plan: &LaunchPlan,
+    cubin: Option<Vec<u8>>,
+    timing_reps: u32,
+) -> Result<GpuJob, String> {
+    let args = job_args(module, plan)?;
+    check_tensor_maps(&args, plan)?;
+    Ok(GpuJob {
+        ptx: module.text.clone(),
+        cubin,
+        entry: module.entry.clone(),
+        grid: plan.grid,
+        block: module.block_dim,
+        cluster: (module.explicit_cluster || plan.cluster != [1, 1, 1]).then_some(plan.cluster),
+        dynamic_smem: module.dynamic_smem_bytes,
+        args,
+        tensors: plan
+            .tensors
+            .iter()
+            .map(|t| TensorMeta {
+                name: t.name.clone(),
+                dtype: t.dtype,
+                shape: t.shape.clone(),
+            })
+            .collect(),
+        timing_reps,
+        pattern_inputs: false,
+    })
+}
+
+/// Elements of the random block a `--no-check` run repeats over each input on the device.
+pub const PATTERN_ELEMS: u64 = 1 << 20;
+
+/// The inputs of a timing run that skips the simulator (`--no-check`): per tensor, the first
+/// `min(numel, PATTERN_ELEMS)` elements drawn as the launch spec says, which the runner repeats
+/// over the full tensor on the device ([`GpuJob::pattern_inputs`]): full-size problems need
+/// neither host memory nor transfers of their size.
+pub fn pattern_inputs(plan: &LaunchPlan, seed: u64) -> Result<Vec<HostTensor>, String> {
+    let mut small = plan.clone();
+    for t in &mut small.tensors {
+        let n = t.shape.iter().fold(1u64, |a, &d| a.saturating_mul(d));
+        t.shape = vec![n.min(PATTERN_ELEMS)];
+    }
+    draw_inputs(&small, seed)
+}
+
 fn source_text(case: &Case) -> Result<String, String> {
     match &case.source {
         Source::Bundled(n) => bwsim_kernels::find(n)
@@ -264,6 +329,7 @@ pub fn run_case(case: &Case, target: Target, gpu: &Gpu, opts: &Options) -> Repor
         verdict: Verdict::Prepared,
         max_err: None,
         gpu_ms: None,
+        times_ms: vec![],
         notes: vec![],
     };
     match run_inner(case, target, gpu, opts, &mut report) {
@@ -298,7 +364,11 @@ fn run_inner(
     let spec = kernel.launch.as_ref().ok_or("the kernel has no launch section")?;
     let plan = launch::resolve(&checked, spec).map_err(|d| format!("launch: {}", first_message(&d)))?;
     let plan = never_zeros(plan);
-    let inputs = draw_inputs(&plan, opts.seed)?;
+    let inputs = if opts.check {
+        draw_inputs(&plan, opts.seed)?
+    } else {
+        pattern_inputs(&plan, opts.seed)?
+    };
     let module = ptx::lower(&checked).map_err(|e| format!("lowering: {e}"))?;
     let cubin = match ptxas::assemble(&module, false) {
         Ok(a) => Some(a.cubin),
@@ -316,27 +386,8 @@ fn run_inner(
         }
         Err(e) => return Err(format!("ptxas: {e}")),
     };
-    let args = job_args(&module, &plan)?;
-    check_tensor_maps(&args, &plan)?;
-    let job = GpuJob {
-        ptx: module.text.clone(),
-        cubin,
-        entry: module.entry.clone(),
-        grid: plan.grid,
-        block: module.block_dim,
-        dynamic_smem: module.dynamic_smem_bytes,
-        args,
-        tensors: plan
-            .tensors
-            .iter()
-            .map(|t| TensorMeta {
-                name: t.name.clone(),
-                dtype: t.dtype,
-                shape: t.shape.clone(),
-            })
-            .collect(),
-        timing_reps: opts.timing_reps,
-    };
+    let mut job = build_job(&module, &plan, cubin, opts.timing_reps)?;
+    job.pattern_inputs = !opts.check;
     if opts.dry_run {
         return Ok(Verdict::Prepared);
     }
@@ -349,6 +400,11 @@ fn run_inner(
             "needs {target}; the local GPU is {} (sm_{})",
             info.name, info.sm
         )));
+    }
+    if !opts.check {
+        let outcome = runner::run_isolated(&opts.exe, CHILD_ARG, &job, &inputs, opts.timeout)
+            .map_err(|e| e.to_string())?;
+        return Ok(unchecked(case, outcome, report));
     }
     let sim = bwsim_sim::run(
         &checked,
@@ -363,6 +419,28 @@ fn run_inner(
     let outcome =
         runner::run_isolated(&opts.exe, CHILD_ARG, &job, &inputs, opts.timeout).map_err(|e| e.to_string())?;
     Ok(judge(case, &plan, &sim, outcome, report))
+}
+
+/// The GPU's outcome alone (`--no-check`): a finished launch is `Unchecked` with its times; a
+/// planted fault must still trap with its error.
+fn unchecked(case: &Case, gpu: Outcome, report: &mut Report) -> Verdict {
+    match gpu {
+        Outcome::Hang { after } => Verdict::Fail(format!("hang: no completion after {} s", after.as_secs())),
+        Outcome::Crashed { stderr } => Verdict::Fail(format!("child crashed: {stderr}")),
+        Outcome::Setup { stage, error } => Verdict::Error(format!("{stage}: {error}")),
+        Outcome::Trap { error, code, .. } => match case.check {
+            Check::Trap(want) if want == code => Verdict::Unchecked,
+            _ => Verdict::Fail(format!("GPU trap: {error} ({code})")),
+        },
+        Outcome::Finished { times_ms, .. } => {
+            report.gpu_ms = median(&times_ms);
+            report.times_ms = times_ms;
+            match case.check {
+                Check::Trap(want) => Verdict::Fail(format!("expected {want}; the GPU finished")),
+                _ => Verdict::Unchecked,
+            }
+        }
+    }
 }
 
 fn first_message(d: &[bwsim_isa::Diagnostic]) -> String {
@@ -419,6 +497,7 @@ fn judge(
             tensors, times_ms, ..
         } => {
             report.gpu_ms = median(&times_ms);
+            report.times_ms = times_ms;
             if let Check::Trap(want) = case.check {
                 return Verdict::Fail(format!("expected {want}; the GPU finished; simulator {sim_desc}"));
             }
@@ -455,13 +534,19 @@ fn judge(
     }
 }
 
-fn median(xs: &[f32]) -> Option<f32> {
+/// The median (the mean of the middle two for an even count).
+pub fn median(xs: &[f32]) -> Option<f32> {
     if xs.is_empty() {
         return None;
     }
     let mut v = xs.to_vec();
     v.sort_by(|a, b| a.total_cmp(b));
-    Some(v[v.len() / 2])
+    let h = v.len() / 2;
+    Some(if v.len() % 2 == 1 {
+        v[h]
+    } else {
+        (v[h - 1] + v[h]) / 2.0
+    })
 }
 
 /// Inputs of a case as the harness draws them (for tests and tools).
@@ -481,6 +566,7 @@ mod tests {
             dry_run: true,
             timeout: Duration::from_secs(1),
             timing_reps: 0,
+            check: true,
             exe: PathBuf::from("bwsim"),
         }
     }
@@ -541,8 +627,10 @@ mod tests {
                 box_dims,
                 swizzle,
                 nan_fill,
+                elem_strides,
             } => {
                 assert_eq!(*tensor, input);
+                assert_eq!(elem_strides, &vec![1, 1]);
                 // bf16 rows of 128 elements are 256 bytes: boxes of one 128-byte span.
                 assert_eq!(box_dims, &vec![1, 64]);
                 assert_eq!(*swizzle, runner::SwizzleArg::B128);
@@ -579,6 +667,7 @@ mod tests {
                 box_dims: b,
                 swizzle: s,
                 nan_fill: false,
+                elem_strides: vec![],
             }]
         };
         // 6 f32 = 24-byte rows: not a multiple of 16.
@@ -604,6 +693,86 @@ mod tests {
                 .unwrap_err()
                 .contains("1..=256")
         );
+        // Element strides 1..=8 (cuTensorMapEncodeTiled).
+        let strided = |st: Vec<u32>| {
+            map(vec![8, 4], runner::SwizzleArg::None)
+                .into_iter()
+                .map(|a| a.with_elem_strides(st.clone()))
+                .collect::<Vec<_>>()
+        };
+        assert!(check_tensor_maps(&strided(vec![8, 1]), &plan).is_ok());
+        assert!(check_tensor_maps(&strided(vec![9, 1]), &plan)
+            .unwrap_err()
+            .contains("element strides"));
+        assert!(check_tensor_maps(&strided(vec![0, 1]), &plan).is_err());
+    }
+
+    /// The job of a case, built as `run_case` builds it (no ptxas: PTX only).
+    fn job_of(case: &Case, target: Target) -> GpuJob {
+        let text = source_text(case).expect("source");
+        let k = bwsim_isa::parser::parse(&text).expect("parses");
+        let ov: Vec<Override> = case
+            .consts
+            .iter()
+            .map(|c| Override::parse(c).expect("override"))
+            .collect();
+        let (c, d) = verify(
+            &k,
+            &VerifyOptions {
+                target: Some(target),
+                overrides: ov,
+            },
+        );
+        let c = c.unwrap_or_else(|| panic!("{d:?}"));
+        let plan = launch::resolve(&c, k.launch.as_ref().expect("launch")).expect("resolves");
+        let m = ptx::lower(&c).expect("lowers");
+        build_job(&m, &plan, None, 0).expect("job")
+    }
+
+    /// A strided round trip passes its elementStrides (innermost last, as the IR writes them)
+    /// and the traversed box's shapes; the CTA-pair gemm launches with its cluster of two;
+    /// a plain kernel launches without a cluster.
+    #[test]
+    fn jobs_carry_element_strides_and_cluster_shapes() {
+        let cases = cases::all();
+        let find = |n: &str| {
+            cases
+                .iter()
+                .find(|c| c.name == n)
+                .unwrap_or_else(|| panic!("no case {n}"))
+        };
+        let job = job_of(find("tma_roundtrip[stride3]"), Target::Sm90a);
+        match &job.args[0] {
+            JobArg::TensorMap {
+                box_dims,
+                elem_strides,
+                ..
+            } => {
+                assert_eq!(box_dims, &vec![8, 32]);
+                assert_eq!(elem_strides, &vec![3, 1]);
+            }
+            other => panic!("{other:?}"),
+        }
+        // dst: the 3 rows the strided load moved.
+        let dst = job
+            .args
+            .iter()
+            .filter_map(|a| match a {
+                JobArg::TensorMap {
+                    box_dims,
+                    elem_strides,
+                    ..
+                } => Some((box_dims.clone(), elem_strides.clone())),
+                _ => None,
+            })
+            .nth(1)
+            .expect("two maps");
+        assert_eq!(dst, (vec![3, 32], vec![1, 1]));
+        assert_eq!(job.cluster, None);
+        let pair = job_of(find("gemm_async[CTA_GROUP=2]"), Target::Sm100a);
+        assert_eq!(pair.cluster, Some([2, 1, 1]));
+        assert_eq!(pair.grid, [2, 1, 1]);
+        assert_eq!(job_of(find("gemm_async"), Target::Sm100a).cluster, None);
     }
 
     /// Simulate a case as the harness would (same inputs), for the judging tests.
@@ -652,6 +821,7 @@ mod tests {
             verdict: Verdict::Prepared,
             max_err: None,
             gpu_ms: None,
+            times_ms: vec![],
             notes: vec![],
         }
     }
@@ -689,6 +859,115 @@ mod tests {
             "{v:?}"
         );
         assert!(r.notes[0].contains("[0, 7]"), "{:?}", r.notes);
+    }
+
+    /// The strided round trips in the simulator, against PTX.md section 3's rule written
+    /// here: destination rows `16 + r` (columns 32..64) hold source rows `load + stride * r`
+    /// (columns from the load's column), zeros past the end; every other element keeps its
+    /// random input.
+    #[test]
+    fn strided_round_trips_move_every_stride_th_row() {
+        for (name, row0, col0, stride, rows) in [
+            ("tma_roundtrip[stride2]", 8u64, 32u64, 2u64, 4u64),
+            ("tma_roundtrip[stride3]", 5, 0, 3, 3),
+            ("tma_roundtrip[stride2-past-end]", 58, 0, 2, 4),
+            ("tma_roundtrip[stride2-inner]", 8, 32, 1, 8),
+        ] {
+            let c = case(name);
+            let (plan, sim) = simulate(&c, Target::Sm90a, 9);
+            assert_eq!(
+                sim.outcome,
+                bwsim_sim::Outcome::Completed,
+                "{name}: {:?}",
+                sim.diagnostics
+            );
+            let inputs = draw_inputs(&plan, 9).expect("drawn");
+            let (a, b) = (plan.tensor("a").expect("a"), plan.tensor("b").expect("b"));
+            let out = &sim.tensors[b];
+            for i in 0..64u64 {
+                for j in 0..64u64 {
+                    let got = out.get_bits(i * 64 + j);
+                    let want = if (16..16 + rows).contains(&i) && (32..64).contains(&j) {
+                        let src_row = row0 + stride * (i - 16);
+                        if src_row < 64 {
+                            inputs[a].get_bits(src_row * 64 + col0 + j - 32)
+                        } else {
+                            0
+                        }
+                    } else {
+                        inputs[b].get_bits(i * 64 + j)
+                    };
+                    assert_eq!(got, want, "{name}: b[{i}, {j}]");
+                }
+            }
+        }
+    }
+
+    /// `--no-check`: a finished launch is reported with its times (median of an even count is
+    /// the mean of the middle two), a trap fails unless it is the planted one, a planted fault
+    /// that finishes fails.
+    #[test]
+    fn unchecked_runs_report_times_and_gpu_faults() {
+        let c = case("tma_roundtrip[r2-sw64]");
+        let mut r = blank();
+        let v = unchecked(
+            &c,
+            Outcome::Finished {
+                tensors: vec![],
+                times_ms: vec![0.4, 0.1, 0.3, 0.2],
+                device: "test".into(),
+            },
+            &mut r,
+        );
+        assert_eq!(v, Verdict::Unchecked);
+        assert_eq!(r.times_ms, vec![0.4, 0.1, 0.3, 0.2]);
+        assert_eq!(r.gpu_ms, Some(0.25));
+        assert_eq!(r.max_err, None, "nothing was compared");
+        let trap = |code: &str| Outcome::Trap {
+            error: runner::cuda_error_message(code).into(),
+            code: code.into(),
+            device: "test".into(),
+        };
+        let v = unchecked(&c, trap("CUDA_ERROR_ILLEGAL_INSTRUCTION"), &mut blank());
+        assert!(
+            matches!(&v, Verdict::Fail(m) if m.contains("ILLEGAL_INSTRUCTION")),
+            "{v:?}"
+        );
+        let f = case("fault_store_negative_coordinate[C1=-1]");
+        assert_eq!(
+            unchecked(&f, trap("CUDA_ERROR_ILLEGAL_INSTRUCTION"), &mut blank()),
+            Verdict::Unchecked
+        );
+        let done = Outcome::Finished {
+            tensors: vec![],
+            times_ms: vec![1.0],
+            device: "test".into(),
+        };
+        assert!(matches!(unchecked(&f, done, &mut blank()), Verdict::Fail(_)));
+        let hang = Outcome::Hang {
+            after: Duration::from_secs(30),
+        };
+        assert!(matches!(unchecked(&c, hang, &mut blank()), Verdict::Fail(m) if m.contains("hang")));
+    }
+
+    /// Timing inputs: at most PATTERN_ELEMS elements per tensor, drawn exactly as the full
+    /// inputs begin, whatever the tensor's size (a 2^24-element tensor costs 2^20).
+    #[test]
+    fn pattern_inputs_are_the_first_elements_of_the_draw() {
+        let c = case("tma_roundtrip[r2-sw64]");
+        let (plan, _) = simulate(&c, Target::Sm90a, 2);
+        let full = draw_inputs(&plan, 2).expect("drawn");
+        let pat = pattern_inputs(&plan, 2).expect("drawn");
+        assert_eq!(pat.len(), full.len());
+        for (p, f) in pat.iter().zip(&full) {
+            assert_eq!(p.numel(), f.numel(), "4096 elements fit one pattern");
+            assert_eq!(p.data, f.data);
+        }
+        let mut big = plan.clone();
+        big.tensors[0].shape = vec![4096, 4096];
+        let pat = pattern_inputs(&big, 2).expect("drawn");
+        assert_eq!(pat[0].numel(), PATTERN_ELEMS);
+        assert_eq!(pat[0].data.len() as u64, PATTERN_ELEMS * 4);
     }
 
     #[test]

@@ -25,6 +25,13 @@
 //!   multiple of 4 warps when there are workers, as Gluon does.
 //! - **Grid**: as the launch spec says; the kernel reads `%ctaid`/`%nctaid` for
 //!   `program_id`/`num_programs`.
+//! - **Cluster**: an entry declared `.explicitcluster` ([`PtxModule::explicit_cluster`]: the
+//!   kernel uses `cluster.sync` or CTA-pair `cta_group::2` operations) is launched with
+//!   `cuLaunchKernelEx` and `CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION` = the launch section's
+//!   `cluster`. CTA pairs are CTAs `2r` and `2r + 1` of a cluster along x; the even one issues
+//!   the pair's MMAs and commits (`tcgen05.commit.cta_group::2 ... .multicast::cluster` with
+//!   mask `0b11 << rank`), and every tcgen05 instruction of such a kernel takes
+//!   `.cta_group::2` (ptxas rejects a mix).
 //! - **Dynamic shared memory**: [`PtxModule::dynamic_smem_bytes`] (raise
 //!   `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES` to it when above 48 KiB). The kernel has
 //!   no static shared memory; its one `extern .shared .align 1024` array holds the verifier's
@@ -37,7 +44,7 @@
 //!   dimension with the global extent of that dimension (IR order, outermost first), which is
 //!   what `desc.shape[i]` reads. PTX parameter names are the IR names prefixed with `p_`.
 //! - **Tensor maps**: encode with `cuTensorMapEncodeTiled`, dimensions innermost first (reverse
-//!   of the IR order), element strides 1, interleave none, L2 promotion free, the swizzle of
+//!   of the IR order), element strides [`ParamAbi::TensorMap::elem_strides`], interleave none, L2 promotion free, the swizzle of
 //!   [`ParamAbi::TensorMap::swizzle_bytes`], OOB fill NaN (`NAN_REQUEST_ZERO_FMA`) when `oob`
 //!   is `nan` else none, and box = [`ParamAbi::TensorMap::box_dims`] (IR order): the descriptor's
 //!   block, except that an inner dimension wider than the swizzle span is clamped to the span
@@ -94,6 +101,8 @@ pub enum ParamAbi {
         box_dims: Vec<u32>,
         /// 0, 32, 64 or 128.
         swizzle_bytes: u32,
+        /// `elementStrides` (IR order): the descriptor's `elem_strides`, 1 where none is given.
+        elem_strides: Vec<u32>,
         /// `"zero"` or `"nan"`.
         oob: &'static str,
     },
@@ -128,6 +137,10 @@ pub struct PtxModule {
     pub target: Target,
     /// Threads per CTA: `(block_dim[0], 1, 1)`.
     pub block_dim: [u32; 3],
+    /// The entry is declared `.explicitcluster` (it uses `cluster.sync` or CTA-pair
+    /// `cta_group::2` operations): launch it with a cluster dimension, the launch section's
+    /// `cluster` (`CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION`).
+    pub explicit_cluster: bool,
     /// Dynamic shared memory to launch with, in bytes.
     pub dynamic_smem_bytes: u32,
     /// The kernel parameters in PTX order.

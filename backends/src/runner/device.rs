@@ -169,13 +169,19 @@ fn run_job(ctx: &std::sync::Arc<CudaContext>, job: &GpuJob, dir: &Path) -> Resul
         .collect::<Result<_, _>>()
         .map_err(|e| setup(e, Stage::Job))?;
     let mut bufs: Vec<CudaSlice<u8>> = Vec::new();
-    for data in &inputs {
-        // Never allocate zero bytes: the driver rejects it.
-        let mut v = data.clone();
-        if v.is_empty() {
-            v.push(0);
+    if job.pattern_inputs {
+        for (meta, pattern) in job.tensors.iter().zip(&inputs) {
+            bufs.push(fill_with_pattern(&stream, meta, pattern)?);
         }
-        bufs.push(stream.clone_htod(&v).map_err(|e| setup(e, Stage::Upload))?);
+    } else {
+        for data in &inputs {
+            // Never allocate zero bytes: the driver rejects it.
+            let mut v = data.clone();
+            if v.is_empty() {
+                v.push(0);
+            }
+            bufs.push(stream.clone_htod(&v).map_err(|e| setup(e, Stage::Upload))?);
+        }
     }
     let mut maps: Vec<TensorMap> = Vec::new();
     for a in &job.args {
@@ -184,6 +190,7 @@ fn run_job(ctx: &std::sync::Arc<CudaContext>, job: &GpuJob, dir: &Path) -> Resul
             box_dims,
             swizzle,
             nan_fill,
+            elem_strides,
         } = a
         {
             let meta = job
@@ -201,7 +208,10 @@ fn run_job(ctx: &std::sync::Arc<CudaContext>, job: &GpuJob, dir: &Path) -> Resul
                 strides.push(acc);
             }
             let boxd: Vec<u32> = box_dims.iter().rev().copied().collect();
-            let es = vec![1u32; rank];
+            // Traversal strides, innermost first like every other array here (PTX.md
+            // section 3: the box then moves ceil(box / stride) elements per dimension >= 1).
+            let mut es: Vec<u32> = elem_strides.iter().rev().copied().collect();
+            es.resize(rank, 1);
             let sw = match swizzle {
                 SwizzleArg::None => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_NONE,
                 SwizzleArg::B32 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_32B,
@@ -252,7 +262,7 @@ fn run_job(ctx: &std::sync::Arc<CudaContext>, job: &GpuJob, dir: &Path) -> Resul
     };
     let mut times = Vec::new();
     for rep in 0..=job.timing_reps {
-        if rep > 0 {
+        if rep > 0 && !job.pattern_inputs {
             for (b, data) in bufs.iter_mut().zip(&inputs) {
                 if !data.is_empty() {
                     stream.memcpy_htod(data, b).map_err(|e| setup(e, Stage::Upload))?;
@@ -263,7 +273,9 @@ fn run_job(ctx: &std::sync::Arc<CudaContext>, job: &GpuJob, dir: &Path) -> Resul
             .record_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
             .map_err(|e| setup(e, Stage::Event))?;
         let scalars: Vec<Scalar> = job.args.iter().filter_map(Scalar::of).collect();
-        {
+        if let Some(cluster) = job.cluster {
+            launch_cluster(&f, &stream, &cfg, cluster, job, &bufs, &maps, &scalars).map_err(|e| trap(&e))?;
+        } else {
             let mut b = stream.launch_builder(&f);
             let mut map_i = 0;
             let mut sc_i = 0;
@@ -292,7 +304,7 @@ fn run_job(ctx: &std::sync::Arc<CudaContext>, job: &GpuJob, dir: &Path) -> Resul
         stream.synchronize().map_err(|e| trap(&e))?;
         if rep > 0 {
             times.push(start.elapsed_ms(&end).map_err(|e| setup(e, Stage::Event))?);
-        } else {
+        } else if !job.pattern_inputs {
             for (i, b) in bufs.iter().enumerate() {
                 let host: Vec<u8> = stream.clone_dtoh(b).map_err(|e| trap(&e))?;
                 let n = inputs[i].len();
@@ -302,6 +314,38 @@ fn run_job(ctx: &std::sync::Arc<CudaContext>, job: &GpuJob, dir: &Path) -> Resul
         }
     }
     Ok(times)
+}
+
+/// A device buffer of the tensor's full size holding `pattern` (whole elements) repeated, for
+/// timing runs that do not transfer their inputs ([`GpuJob::pattern_inputs`]): uploaded in
+/// chunks of at most 16 MiB of repeated pattern.
+fn fill_with_pattern(
+    stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+    meta: &super::TensorMeta,
+    pattern: &[u8],
+) -> Result<CudaSlice<u8>, Status> {
+    let numel = meta.shape.iter().fold(1u64, |a, &d| a.saturating_mul(d));
+    let bytes = numel.saturating_mul(meta.dtype.bits() as u64).div_ceil(8).max(1);
+    let n = usize::try_from(bytes)
+        .map_err(|_| setup(format!("`{}`: {bytes} bytes", meta.name), Stage::Upload))?;
+    let mut buf = stream
+        .alloc_zeros::<u8>(n)
+        .map_err(|e| setup(format!("`{}` ({n} bytes): {e}", meta.name), Stage::Upload))?;
+    if pattern.is_empty() {
+        return Ok(buf);
+    }
+    let reps = ((16usize << 20) / pattern.len()).max(1);
+    let chunk: Vec<u8> = pattern.repeat(reps);
+    let mut off = 0;
+    while off < n {
+        let len = chunk.len().min(n - off);
+        let mut dst = buf.slice_mut(off..off + len);
+        stream
+            .memcpy_htod(&chunk[..len], &mut dst)
+            .map_err(|e| setup(e, Stage::Upload))?;
+        off += len;
+    }
+    Ok(buf)
 }
 
 /// Scalar arguments, kept alive for the launch builder.
@@ -324,6 +368,16 @@ impl Scalar {
             _ => return None,
         })
     }
+    /// The address of the value, as `cuLaunchKernelEx` takes kernel parameters.
+    fn as_param(&self) -> *mut std::ffi::c_void {
+        match self {
+            Scalar::U32(v) => v as *const u32 as *mut std::ffi::c_void,
+            Scalar::I32(v) => v as *const i32 as *mut std::ffi::c_void,
+            Scalar::I64(v) => v as *const i64 as *mut std::ffi::c_void,
+            Scalar::U64(v) => v as *const u64 as *mut std::ffi::c_void,
+            Scalar::F32(v) => v as *const f32 as *mut std::ffi::c_void,
+        }
+    }
     fn push<'a>(&'a self, b: &mut cudarc::driver::LaunchArgs<'a>) {
         match self {
             Scalar::U32(v) => b.arg(v),
@@ -333,4 +387,82 @@ impl Scalar {
             Scalar::F32(v) => b.arg(v),
         };
     }
+}
+
+/// Launch with a cluster shape: `cuLaunchKernelEx` with `CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION`
+/// (cudarc's launch builder has no cluster form). Parameters in the job's order, each passed
+/// as the address of its value, as `cuLaunchKernel` takes them.
+#[allow(clippy::too_many_arguments)]
+fn launch_cluster(
+    f: &cudarc::driver::CudaFunction,
+    stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+    cfg: &LaunchConfig,
+    cluster: [u32; 3],
+    job: &GpuJob,
+    bufs: &[CudaSlice<u8>],
+    maps: &[TensorMap],
+    scalars: &[Scalar],
+) -> Result<(), cudarc::driver::DriverError> {
+    // Device addresses first (the parameter array points into this vector: no reallocation
+    // after the addresses are taken); the guards keep cudarc's event bookkeeping.
+    let mut ptrs: Vec<sys::CUdeviceptr> = Vec::with_capacity(job.args.len());
+    let mut guards = Vec::new();
+    for a in &job.args {
+        if let JobArg::Ptr { tensor } = a {
+            let (p, g) = bufs[*tensor].device_ptr(stream);
+            ptrs.push(p);
+            guards.push(g);
+        }
+    }
+    let mut params: Vec<*mut std::ffi::c_void> = Vec::with_capacity(job.args.len());
+    let (mut pi, mut mi, mut si) = (0, 0, 0);
+    for a in &job.args {
+        match a {
+            JobArg::Ptr { .. } => {
+                params.push(&ptrs[pi] as *const sys::CUdeviceptr as *mut std::ffi::c_void);
+                pi += 1;
+            }
+            JobArg::TensorMap { .. } => {
+                params.push(&maps[mi] as *const TensorMap as *mut std::ffi::c_void);
+                mi += 1;
+            }
+            _ => {
+                params.push(scalars[si].as_param());
+                si += 1;
+            }
+        }
+    }
+    // SAFETY: an all-zero launch attribute is a valid value of the C struct; its id and
+    // cluster dimension are set before use.
+    let mut attr: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
+    attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attr.value.clusterDim.x = cluster[0];
+    attr.value.clusterDim.y = cluster[1];
+    attr.value.clusterDim.z = cluster[2];
+    let config = sys::CUlaunchConfig {
+        gridDimX: cfg.grid_dim.0,
+        gridDimY: cfg.grid_dim.1,
+        gridDimZ: cfg.grid_dim.2,
+        blockDimX: cfg.block_dim.0,
+        blockDimY: cfg.block_dim.1,
+        blockDimZ: cfg.block_dim.2,
+        sharedMemBytes: cfg.shared_mem_bytes,
+        hStream: stream.cu_stream(),
+        attrs: &mut attr,
+        numAttrs: 1,
+    };
+    // SAFETY: `params` holds one pointer per entry parameter, in the entry's order (the job
+    // was built from the backend's ABI), each to a live value of the parameter's size: the
+    // device addresses in `ptrs`, the 64-byte aligned tensor maps, the scalars; `config` and
+    // `attr` outlive the call, and the function belongs to the stream's context.
+    let r = unsafe {
+        sys::cuLaunchKernelEx(
+            &config,
+            f.cu_function(),
+            params.as_mut_ptr(),
+            std::ptr::null_mut(),
+        )
+    };
+    drop(guards);
+    r.result()
 }

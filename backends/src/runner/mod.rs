@@ -29,12 +29,15 @@ pub enum JobArg {
         tensor: usize,
     },
     /// A `CUtensorMap` over tensor `tensor`, passed by value (`.param .align 64 .b8 [128]`).
-    /// `box_dims` is outermost first, as the IR writes block shapes.
+    /// `box_dims` and `elem_strides` are outermost first, as the IR writes block shapes; an
+    /// empty `elem_strides` means 1 in every dimension.
     TensorMap {
         tensor: usize,
         box_dims: Vec<u32>,
         swizzle: SwizzleArg,
         nan_fill: bool,
+        #[serde(default)]
+        elem_strides: Vec<u32>,
     },
     U32(u32),
     I32(i32),
@@ -71,7 +74,17 @@ impl JobArg {
             box_dims,
             swizzle: swizzle.into(),
             nan_fill: oob == OobFill::Nan,
+            elem_strides: Vec::new(),
         }
+    }
+
+    /// The same argument with traversal strides per dimension (IR order, outermost first;
+    /// `cuTensorMapEncodeTiled`'s `elementStrides`, PTX.md section 3).
+    pub fn with_elem_strides(mut self, strides: Vec<u32>) -> JobArg {
+        if let JobArg::TensorMap { elem_strides, .. } = &mut self {
+            *elem_strides = strides;
+        }
+        self
     }
 }
 
@@ -95,12 +108,23 @@ pub struct GpuJob {
     pub entry: String,
     pub grid: [u32; 3],
     pub block: [u32; 3],
+    /// CTAs per cluster: launched through `cuLaunchKernelEx` with
+    /// `CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION` when present (an `.explicitcluster` entry, or a
+    /// launch section with a cluster); a plain `cuLaunchKernel` when `None`.
+    #[serde(default)]
+    pub cluster: Option<[u32; 3]>,
     pub dynamic_smem: u32,
     pub args: Vec<JobArg>,
     pub tensors: Vec<TensorMeta>,
     /// Timed repetitions after the checked launch (0: correctness only). Each repetition
     /// re-uploads the inputs so every launch sees the same data.
     pub timing_reps: u32,
+    /// Timing without transfers (`bwsim gpu --no-check`, full-size problems): input `i`'s
+    /// file holds a pattern of whole elements that the child repeats over the tensor's full
+    /// size on the device; repetitions do not re-upload, and nothing is read back
+    /// ([`Outcome::Finished`] then has no tensors).
+    #[serde(default)]
+    pub pattern_inputs: bool,
 }
 
 /// How a launch ended.
@@ -261,7 +285,7 @@ pub fn run_isolated(
                 Some(r) => match r.status {
                     Status::Ok => {
                         let mut tensors = Vec::new();
-                        for (i, m) in job.tensors.iter().enumerate() {
+                        for (i, m) in job.tensors.iter().enumerate().filter(|_| !job.pattern_inputs) {
                             let data = std::fs::read(dir.join(format!("out{i}.bin")))?;
                             tensors.push(HostTensor {
                                 name: m.name.clone(),
@@ -334,10 +358,12 @@ pub fn probe(exe: &Path, child_arg: &str) -> Result<String, String> {
         entry: String::new(),
         grid: [0; 3],
         block: [0; 3],
+        cluster: None,
         dynamic_smem: 0,
         args: vec![],
         tensors: vec![],
         timing_reps: 0,
+        pattern_inputs: false,
     };
     match run_isolated(exe, child_arg, &job, &[], Duration::from_secs(60)) {
         Ok(Outcome::Setup {

@@ -207,7 +207,20 @@ pub(super) struct Lowerer<'c, 'k> {
     /// Whether `setmaxnreg` was emitted (the entry then declares `.minnctapersm 1` so that
     /// ptxas knows the register count at entry and honours the reallocation).
     setmaxnreg: bool,
+    /// The `cta_group` of each lowered tcgen05.mma (and of each `cta_group=2` commit), with
+    /// a span: a kernel uses one (ptxas rejects a mix), and the allocation-management and
+    /// commit instructions emitted with [`CTA_GROUP_PLACEHOLDER`] take it.
+    pub cta_groups: Vec<(u32, Span)>,
+    /// The first `tcgen05.cp` lowered (refused in a `cta_group::2` kernel).
+    pub cp_span: Option<Span>,
+    /// Whether the kernel uses cluster features (`cluster.sync`, CTA pairs): the entry is
+    /// declared `.explicitcluster` and must be launched with a cluster dimension.
+    pub uses_cluster: bool,
 }
+
+/// Stands for the kernel's `cta_group` (1 or 2) in instructions emitted before it is known
+/// (TMEM allocation management, commits); replaced when the module is assembled.
+pub(super) const CTA_GROUP_PLACEHOLDER: &str = "__CTA_GROUP__";
 
 pub(super) fn unsupported(op: &str, span: Span, reason: impl Into<String>) -> LowerError {
     LowerError::Unsupported {
@@ -348,6 +361,9 @@ fn emit_kernel_regs(
                         block: d.block.clone(),
                         box_dims,
                         swizzle_bytes: span_b,
+                        elem_strides: (0..d.block.len())
+                            .map(|k| d.elem_strides.get(k).copied().unwrap_or(1))
+                            .collect(),
                         oob: d.oob.name(),
                     });
                 }
@@ -456,10 +472,12 @@ pub(super) fn lower(ck: &Checked) -> Result<PtxModule, LowerError> {
         e.ins(format!("setp.ne.u32 {p}, {warp}, 0"));
         e.ins(format!("@{p} bra {skip}"));
         e.ins(format!(
-            "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [{smem}+{slot}], {ncols}"
+            "tcgen05.alloc.cta_group::{CTA_GROUP_PLACEHOLDER}.sync.aligned.shared::cta.b32 [{smem}+{slot}], {ncols}"
         ));
         if !has_manual {
-            e.ins("tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned");
+            e.ins(format!(
+                "tcgen05.relinquish_alloc_permit.cta_group::{CTA_GROUP_PLACEHOLDER}.sync.aligned"
+            ));
         }
         e.place(&skip);
         e.ins("tcgen05.fence::before_thread_sync");
@@ -507,6 +525,9 @@ pub(super) fn lower(ck: &Checked) -> Result<PtxModule, LowerError> {
         assign_target: None,
         tmem_plan,
         setmaxnreg: false,
+        cta_groups: Vec::new(),
+        cp_span: None,
+        uses_cluster: false,
     };
     if !ck.workers.is_empty() {
         // Worker warps skip the code before warp_specialize.
@@ -522,6 +543,29 @@ pub(super) fn lower(ck: &Checked) -> Result<PtxModule, LowerError> {
             "workers were declared but no warp_specialize region was lowered",
         ));
     }
+
+    // One cta_group per kernel (ptxas: "uses single CTA(.cta_group::1) and CTA pair
+    // granularity(.cta_group::2) and that is not allowed").
+    let cta_group = match lw.cta_groups.iter().find(|(g, _)| *g != lw.cta_groups[0].0) {
+        Some((_, span)) => {
+            return Err(unsupported(
+                "tcgen05.mma",
+                *span,
+                "a kernel whose tcgen05 operations mix cta_group 1 and 2 (ptxas rejects it: every tcgen05 instruction of a kernel takes the same cta_group)",
+            ))
+        }
+        None => lw.cta_groups.first().map(|g| g.0).unwrap_or(1),
+    };
+    if cta_group == 2 {
+        if let Some(span) = lw.cp_span {
+            return Err(unsupported(
+                "tcgen05.cp",
+                span,
+                "tcgen05.cp in a kernel of CTA-pair (cta_group::2) MMAs",
+            ));
+        }
+    }
+    let uses_cluster = lw.uses_cluster || cta_group == 2;
 
     // Epilogue: free kernel-level TMEM once every warp is done with it.
     let setmaxnreg = lw.setmaxnreg;
@@ -542,7 +586,14 @@ pub(super) fn lower(ck: &Checked) -> Result<PtxModule, LowerError> {
         let p = e.reg(RegClass::Pred);
         let skip = e.label("tmem_dealloc_done");
         e.ins("tcgen05.fence::before_thread_sync");
-        e.ins("bar.sync 0");
+        if cta_group == 2 {
+            // The peer CTA must be done with its accesses to this CTA's tensor memory (the
+            // pair's MMAs) before the pair deallocates (PTX ISA, tcgen05 issue granularity).
+            e.ins("barrier.cluster.arrive.release");
+            e.ins("barrier.cluster.wait.acquire");
+        } else {
+            e.ins("bar.sync 0");
+        }
         e.ins(format!("mov.u32 {tid}, %tid.x"));
         e.ins(format!("shr.u32 {warp}, {tid}, 5"));
         e.ins(format!("mov.u32 {sm}, smem"));
@@ -551,7 +602,7 @@ pub(super) fn lower(ck: &Checked) -> Result<PtxModule, LowerError> {
         e.ins(format!("@{p} bra {skip}"));
         e.ins("tcgen05.fence::after_thread_sync");
         e.ins(format!(
-            "tcgen05.dealloc.cta_group::1.sync.aligned.b32 {t}, {ncols}"
+            "tcgen05.dealloc.cta_group::{cta_group}.sync.aligned.b32 {t}, {ncols}"
         ));
         e.place(&skip);
     }
@@ -605,6 +656,12 @@ pub(super) fn lower(ck: &Checked) -> Result<PtxModule, LowerError> {
     if setmaxnreg {
         push(".minnctapersm 1".into());
     }
+    if uses_cluster {
+        // The launch gives the cluster shape (the launch section's `cluster`, passed as
+        // CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION); a launch without one fails instead of
+        // running a CTA pair's code on lone CTAs.
+        push(".explicitcluster".into());
+    }
     push("{".into());
     for d in e.declarations() {
         push(d);
@@ -615,6 +672,9 @@ pub(super) fn lower(ck: &Checked) -> Result<PtxModule, LowerError> {
             for (i, off) in scratch_off.iter().enumerate() {
                 l = l.replace(&format!("__SCRATCH{i}__"), &off.to_string());
             }
+        }
+        if l.contains(CTA_GROUP_PLACEHOLDER) {
+            l = l.replace(CTA_GROUP_PLACEHOLDER, &cta_group.to_string());
         }
         out.push((l, o));
     }
@@ -631,25 +691,19 @@ pub(super) fn lower(ck: &Checked) -> Result<PtxModule, LowerError> {
         entry: name,
         target: ck.target,
         block_dim: [threads, 1, 1],
+        explicit_cluster: uses_cluster,
         dynamic_smem_bytes: top,
         params: abi,
         line_origins: origins,
     })
 }
 
-/// TMEM columns a buffer occupies on hardware. Scale-factor buffers (`scales=true`) of block
-/// M 128 hold row `m` in lane `m % 32` of every lane quarter and column `m / 32`, the K-blocks
-/// of a row packed as bytes of one 32-bit cell, which the MMA selects with its scale-factor id
-/// (docs/hardware/tmem-scales.md); everything else as the type checker counts it.
+/// TMEM columns a buffer occupies on hardware: the type checker's count, which for
+/// scale-factor buffers (`scales=true`) is the hardware's placement (row `m` in lane `m % 32`
+/// of every lane quarter, column `m / 32` per group of four K blocks;
+/// [`bwsim_isa::typeck::scale_cell`], docs/hardware/tmem-scales.md).
 pub(super) fn tmem_hw_cols(tt: &bwsim_isa::typeck::TmemTy) -> u32 {
-    if !tt.scales {
-        return tt.cols();
-    }
-    let r = tt.shape.len();
-    let m = if r >= 2 { tt.shape[r - 2] } else { 1 };
-    let k = tt.shape.last().copied().unwrap_or(1);
-    let outer: u32 = tt.shape[..r.saturating_sub(2)].iter().product();
-    outer.max(1) * m.div_ceil(32).max(1) * (k * tt.dtype.bits()).div_ceil(32).max(1)
+    tt.cols()
 }
 
 /// Point the registers of a value at their replacements.

@@ -332,14 +332,35 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 Ok(None)
             }
             Tcgen05Commit { bar, pred, cta_group } => {
-                self.cta_group_one(cta_group.as_ref(), name, span)?;
+                let g = self.cta_group(cta_group.as_ref(), name, span)?;
                 let a = self.bar_addr(bar, name)?;
                 let pr = self.opt_pred(pred.as_ref())?;
-                self.before_issue();
-                let p = self.issue_pred(pr);
-                self.e.ins(format!(
-                    "@{p} tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 {a}"
-                ));
+                if g == 2 {
+                    // The pair's commit arrives on the barrier at the same offset in both CTAs
+                    // of the issuing CTA's pair (cluster ranks 2r, 2r + 1).
+                    self.cta_groups.push((2, span));
+                    self.uses_cluster = true;
+                    let r = self.e.reg(RegClass::B32);
+                    let m = self.e.reg(RegClass::B32);
+                    let h = self.e.reg(RegClass::B16);
+                    self.e.ins(format!("mov.u32 {r}, %cluster_ctarank"));
+                    self.e.ins(format!("and.b32 {r}, {r}, -2"));
+                    self.e.ins(format!("mov.b32 {m}, 3"));
+                    self.e.ins(format!("shl.b32 {m}, {m}, {r}"));
+                    self.e.ins(format!("cvt.u16.u32 {h}, {m}"));
+                    self.before_issue();
+                    let p = self.issue_pred(pr);
+                    self.e.ins(format!(
+                        "@{p} tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 {a}, {h}"
+                    ));
+                } else {
+                    self.before_issue();
+                    let p = self.issue_pred(pr);
+                    self.e.ins(format!(
+                        "@{p} tcgen05.commit.cta_group::{}.mbarrier::arrive::one.shared::cluster.b64 {a}",
+                        super::CTA_GROUP_PLACEHOLDER
+                    ));
+                }
                 Ok(None)
             }
             TmemLoad { src, layout } => {
@@ -422,11 +443,32 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 self.part_barrier();
                 Ok(None)
             }
-            ClusterSync {} => Err(super::unsupported(
-                name,
-                span,
-                "clusters are not lowered yet (no cluster launch attribute, no cta_group::2)",
-            )),
+            ClusterSync {} => {
+                // Every thread of every CTA of the cluster arrives (barrier.cluster counts
+                // threads): only a kernel whose code runs on all its warps can lower it.
+                if !self.ck.workers.is_empty() {
+                    return Err(unsupported(
+                        name,
+                        span,
+                        "cluster.sync in a kernel with warp_specialize partitions (every thread of the cluster must arrive)",
+                    ));
+                }
+                self.uses_cluster = true;
+                let tm = self.part.tmem_dirty && self.target() == Target::Sm100a;
+                if tm {
+                    self.e.ins("tcgen05.fence::before_thread_sync");
+                }
+                self.e.ins("barrier.cluster.arrive.release");
+                self.e.ins("barrier.cluster.wait.acquire");
+                if tm {
+                    self.e.ins("tcgen05.fence::after_thread_sync");
+                }
+                // It synchronises the whole CTA too.
+                self.part.all_dirty = false;
+                self.part.issue_dirty = false;
+                self.part.tmem_dirty = false;
+                Ok(None)
+            }
         }
     }
 
@@ -574,14 +616,16 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         p
     }
 
-    fn cta_group_one(&mut self, e: Option<&Expr>, op: &str, span: Span) -> LResult<()> {
-        if let Some(e) = e {
-            let g = self.const_int(e, op)?;
-            if g != 1 {
-                return Err(unsupported(op, span, "cta_group 2 (CTA pairs in a cluster)"));
-            }
+    /// The `cta_group` argument of a tcgen05 operation: 1 (the default) or 2.
+    fn cta_group(&mut self, e: Option<&Expr>, op: &str, span: Span) -> LResult<u32> {
+        match e {
+            None => Ok(1),
+            Some(e) => match self.const_int(e, op)? {
+                1 => Ok(1),
+                2 => Ok(2),
+                g => Err(invalid(op, span, format!("cta_group {g} (1 or 2)"))),
+            },
         }
-        Ok(())
     }
 
     pub fn layout_arg_pub(&mut self, e: &Expr, what: &str) -> LResult<TileLayout> {
@@ -701,7 +745,8 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         self.e.ins(format!("setp.ne.u32 {p}, {}, 0", self.part.pwarp));
         self.e.ins(format!("@{p} bra {skip}"));
         self.e.ins(format!(
-            "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [{smem}+{slot}], {ncols}"
+            "tcgen05.alloc.cta_group::{}.sync.aligned.shared::cta.b32 [{smem}+{slot}], {ncols}",
+            super::CTA_GROUP_PLACEHOLDER
         ));
         self.e.place(&skip);
         self.part.issue_dirty = true;
@@ -740,7 +785,8 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         self.e.ins(format!("@{p} bra {skip}"));
         self.e.ins("tcgen05.fence::after_thread_sync");
         self.e.ins(format!(
-            "tcgen05.dealloc.cta_group::1.sync.aligned.b32 {addr}, {ncols}"
+            "tcgen05.dealloc.cta_group::{}.sync.aligned.b32 {addr}, {ncols}",
+            super::CTA_GROUP_PLACEHOLDER
         ));
         self.e.place(&skip);
         Ok(())
@@ -1372,17 +1418,14 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         let v = self.in_layout(v, &ll, span)?;
         self.before_all_access();
         self.e.ins("tcgen05.fence::after_thread_sync");
-        let chunks = m / 32;
-        // Cells: column `cell * chunks + chunk`, the K block's byte at `(kb * 8) % 32`.
+        // Cells of the hardware's placement (bwsim_isa::typeck::scale_cell): each thread holds
+        // rows `lane + 32 i`, whose lane within the quarter is its own.
         let mut cells: std::collections::BTreeMap<u32, Vec<(usize, u32)>> = Default::default();
         for r in 0..ll.num_regs() {
             let f = ll.reg_flat(r);
-            let (chunk, k) = ((f >> kb) / 32, f & (nk - 1));
-            let cell = k * bits / 32;
-            cells
-                .entry(cell * chunks + chunk)
-                .or_default()
-                .push((r, (k * bits) % 32));
+            let (row, k) = (f >> kb, f & (nk - 1));
+            let (_, col, shift) = bwsim_isa::typeck::scale_cell(m, row, k, bits);
+            cells.entry(col).or_default().push((r, shift));
         }
         let base = self.tmem_region_addr(t);
         let wq = self.e.reg(RegClass::B32);
@@ -1485,7 +1528,8 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         } else {
             "tcgen05.mma"
         };
-        self.cta_group_one(cta_group, op, span)?;
+        let group = self.cta_group(cta_group, op, span)?;
+        self.cta_groups.push((group, span));
         let av = self.expr(a)?;
         let bv = self.smem_arg(b, op)?;
         let cv = self.tmem_arg(acc, op)?;
@@ -1493,6 +1537,22 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             Some((x, y)) => Some((self.tmem_arg(x, op)?, self.tmem_arg(y, op)?)),
             None => None,
         };
+        if group == 2 {
+            // A CTA pair's MMA (PTX.md section 8, cta_group::2): each CTA names its own halves,
+            // A [M/2, K] and B [K, N/2] at the same shared offsets in both CTAs, and its
+            // [M/2, N] accumulator rows at the same TMEM address; the instruction is M x N.
+            self.uses_cluster = true;
+            if sv.is_some() {
+                return Err(unsupported(op, span, "block-scaled CTA-pair (cta_group::2) MMAs"));
+            }
+            if !matches!(av, Val::Smem(_)) || cv.shape.len() != 2 || cv.shape[0] != 128 {
+                return Err(unsupported(
+                    op,
+                    span,
+                    "CTA-pair MMAs other than A in shared memory and 128 accumulator rows per CTA (M = 256)",
+                ));
+            }
+        }
         let (a_dtype, m, k) = match &av {
             Val::Smem(s) => (s.geom.dtype, s.shape[0], s.shape[1]),
             Val::Tmem(t) => (t.dtype, t.shape[0], t.shape[1]),
@@ -1505,6 +1565,15 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             }
         };
         let n = bv.shape[1];
+        // The instruction's shape: a pair's M and N are twice this CTA's halves.
+        let (mi, ni) = if group == 2 { (2 * m, 2 * n) } else { (m, n) };
+        if group == 2 && cv.shape[1] != ni {
+            return Err(invalid(
+                op,
+                span,
+                format!("a CTA-pair accumulator of {} columns for N = {ni}", cv.shape[1]),
+            ));
+        }
         let kind = MmaKind::select(a_dtype, bv.geom.dtype, sv.as_ref().map(|s| s.0.dtype))
             .map_err(|e| unsupported(op, span, e.0))?;
         let kstep = kind.k_per_instr();
@@ -1527,7 +1596,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             Major::MN
         };
         let idesc = match &sv {
-            None => desc::tcgen05_idesc(kind, a_dtype, bv.geom.dtype, cv.dtype, a_major, b_major, m, n),
+            None => desc::tcgen05_idesc(kind, a_dtype, bv.geom.dtype, cv.dtype, a_major, b_major, mi, ni),
             Some((sa, _)) => desc::tcgen05_idesc_block_scaled(
                 kind,
                 a_dtype,
@@ -1602,10 +1671,14 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                     ));
                 }
                 for ks in 0..ksteps {
+                    // The step's first K block: its cell (row 0's column) and byte, the
+                    // scale-factor id (docs/hardware/tmem-scales.md).
                     let first = (koff + ks * kstep) / sblock;
                     let _ = bpi;
-                    let (cell, id) = (first / 4, first % 4);
-                    let chunks = |t: &TmemView| t.full[0].div_ceil(32);
+                    let cell =
+                        |t: &TmemView| bwsim_isa::typeck::scale_cell(t.full[0], 0, first, t.dtype.bits());
+                    let ((_, col_a, shift), (_, col_b, _)) = (cell(sa), cell(sb));
+                    let id = shift / 8;
                     let d = desc::tcgen05_idesc_block_scaled(
                         kind,
                         a_dtype,
@@ -1622,10 +1695,8 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                     let ir = self.e.reg(RegClass::B32);
                     self.e.ins(format!("mov.b32 {ir}, {d:#x}"));
                     let (ra, rb) = (self.e.reg(RegClass::B32), self.e.reg(RegClass::B32));
-                    self.e
-                        .ins(format!("add.u32 {ra}, {base_a}, {}", cell * chunks(sa)));
-                    self.e
-                        .ins(format!("add.u32 {rb}, {base_b}, {}", cell * chunks(sb)));
+                    self.e.ins(format!("add.u32 {ra}, {base_a}, {col_a}"));
+                    self.e.ins(format!("add.u32 {rb}, {base_b}, {col_b}"));
                     per_step.push((ir.to_string(), Some((ra, rb))));
                 }
             }
@@ -1681,10 +1752,10 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             let (ir, scale_regs) = &per_step[ks];
             match scale_regs {
                 None => self.e.ins(format!(
-                    "@{p} tcgen05.mma.cta_group::1{q} [{d}], {a_op}, {bdr}, {ir}, {en}"
+                    "@{p} tcgen05.mma.cta_group::{group}{q} [{d}], {a_op}, {bdr}, {ir}, {en}"
                 )),
                 Some((sa, sb)) => self.e.ins(format!(
-                    "@{p} tcgen05.mma.cta_group::1{q} [{d}], {a_op}, {bdr}, {ir}, [{sa}], [{sb}], {en}"
+                    "@{p} tcgen05.mma.cta_group::{group}{q} [{d}], {a_op}, {bdr}, {ir}, [{sa}], [{sb}], {en}"
                 )),
             }
         }
@@ -1693,6 +1764,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
 
     fn tcgen05_cp(&mut self, src: &Expr, dst: &Expr, span: Span) -> LResult<()> {
         let op = "tcgen05.cp";
+        self.cp_span.get_or_insert(span);
         let s = self.smem_arg(src, op)?;
         let t = self.tmem_arg(dst, op)?;
         if t.scales {
