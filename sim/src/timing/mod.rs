@@ -335,13 +335,15 @@ pub fn time(checked: &Checked, plan: &LaunchPlan, opts: &TimeOptions) -> Result<
     let seconds = cycles * chip.cycle_s();
     let sm_cycles = cycles * chip.sms as f64;
     let mem = &r.mem;
+    // Queued write-back may still occupy HBM after the last CTA retires (the kernel does not
+    // wait for it), so busy time can exceed the kernel's: a unit is at most fully busy.
     let util = Utilisation {
-        tensor: r.tensor_busy / sm_cycles,
-        tma: r.tma_in_busy.max(r.tma_out_busy) / sm_cycles,
-        hbm: mem.hbm.busy / cycles,
-        l2_bandwidth: mem.l2_port.busy / cycles,
-        smem: r.smem_busy / sm_cycles,
-        alu: r.alu_busy / sm_cycles,
+        tensor: (r.tensor_busy / sm_cycles).min(1.0),
+        tma: (r.tma_in_busy.max(r.tma_out_busy) / sm_cycles).min(1.0),
+        hbm: (mem.hbm.busy / cycles).min(1.0),
+        l2_bandwidth: (mem.l2_port.busy / cycles).min(1.0),
+        smem: (r.smem_busy / sm_cycles).min(1.0),
+        alu: (r.alu_busy / sm_cycles).min(1.0),
     };
     let matmul = r.stats.flops > 0.0;
     let mut trace = r.rec;
