@@ -1,8 +1,10 @@
 //! The timing model end to end: small kernels whose cycle counts are worked out by hand from
 //! the chip table, orderings that follow from first principles (more buffers hide latency
-//! until the tensor pipe bounds; a grouped tile order raises the L2 hit rate; warp
-//! specialization hides the epilogue; a persistent pipelined kernel beats one CTA per tile),
-//! trace snapshots of two small kernels, and the Chrome trace's shape.
+//! until the tensor pipe bounds; a grouped tile order raises the L2 hit rate, and speeds a
+//! kernel up by the HBM bytes it saves when HBM binds, not when the L2 does; warp
+//! specialization hides the epilogue; persistent kernels beat one CTA per tile at small K;
+//! with memory ample, a pipelined matmul runs at the tensor pipe's rate), trace snapshots of
+//! two small kernels, and the Chrome trace's shape.
 
 use bwsim_isa::consts::Override;
 use bwsim_isa::{diag, SourceFile};
@@ -374,24 +376,157 @@ fn warp_specialization_hides_the_epilogue() {
 }
 
 #[test]
-fn persistent_pipelining_beats_one_cta_per_tile_at_small_k() {
-    // K = 512 on H100 with 8 SMs and 64 tiles: the non-persistent kernel pays each tile's
-    // prologue load latency and a CTA launch; the persistent pipelined one issues the next
-    // tile's first loads before the current epilogue.
-    let chip = Chip { sms: 8, ..H100 };
-    let c = [
+fn persistent_kernels_beat_one_cta_per_tile_at_small_k() {
+    // K = 512 (8 steps) with 8 SMs and 64 tiles, 8 per SM, one CTA per SM at a time (shared
+    // memory). The non-persistent kernel starts a CTA per tile: each SM pays 7 launch gaps
+    // (cta_launch_cycles = 500) between its tiles, and every tile sets up its barriers and
+    // waits for its first loads. The persistent kernel runs the same loop over its 8 tiles in
+    // one CTA: no launch gaps, so it is at least 7 x 500 cycles faster. The persistent
+    // pipelined one also issues the next tile's first loads before the current epilogue, so
+    // it beats the plain persistent one.
+    for base in [H100, GB200] {
+        let chip = Chip { sms: 8, ..base };
+        let (nb, w) = if base.name == "h100" { (3, 8) } else { (4, 4) };
+        let c = [
+            ("M", 2048),
+            ("N", 1024),
+            ("K", 512),
+            ("NUM_BUFFERS", nb),
+            ("NUM_WARPS", w),
+        ];
+        let nonpersistent = cycles(&kernel("matmul_pipelined"), &c, &chip);
+        let persistent = cycles(&kernel("persistent_matmul"), &c, &chip);
+        assert!(
+            nonpersistent - persistent >= 7.0 * chip.cta_launch_cycles,
+            "{}: persistent {persistent} vs non-persistent {nonpersistent}",
+            chip.name
+        );
+        if base.name == "h100" {
+            // (On Blackwell the seed's persistent pipelined kernel needs STEALB to fit.)
+            let pipelined = cycles(&kernel("persistent_matmul_pipelined"), &c, &chip);
+            assert!(
+                pipelined < persistent,
+                "persistent pipelined {pipelined} vs persistent {persistent}"
+            );
+        }
+    }
+}
+
+/// 8192 x 8192 x 1024 f16 on 128 SMs of `chip` with tutorial 07's persistent matmul (128 x
+/// 256 x 64 tiles, 4 buffers, 4 warps) and its grouped scheduler.
+fn grouped_8192(chip: &Chip, group_size_m: i64) -> bwsim_sim::timing::TimingReport {
+    time(
+        &kernel("persistent_matmul"),
+        &[
+            ("M", 8192),
+            ("N", 8192),
+            ("K", 1024),
+            ("NUM_BUFFERS", 4),
+            ("NUM_WARPS", 4),
+            ("SCHEDULER", 1),
+            ("GROUP_SIZE_M", group_size_m),
+        ],
+        chip,
+    )
+    .report
+}
+
+#[test]
+fn grouped_order_pays_by_the_hbm_bytes_it_saves_when_hbm_binds() {
+    // 8192 x 8192 in 128 x 256 tiles is 64 x 32 = 2048 tiles; 128 persistent CTAs take 16
+    // each, in step: wave w is tiles 128w..128w+127. Per K step of 64 a CTA loads a 16 KiB A
+    // box and a 32 KiB B box, 6144 KiB per wave, of which the L2 fetches each distinct box
+    // once:
+    // - GROUP_SIZE_M = 1 (row-major): a wave is 4 tile rows x all 32 columns: 4 A + 32 B
+    //   boxes = 1088 KiB, a hit rate of 1 - 1088/6144 = 82.3 %;
+    // - GROUP_SIZE_M = 8: 8 rows x 16 columns: 8 A + 16 B = 640 KiB, 89.6 %.
+    // K is 1024 rather than 16384 to keep the test fast, and the L2 is shrunk to match (8 MiB,
+    // 6 MiB modelled): as at full size, nothing survives from one wave to the next (a B panel
+    // is 32 x 16 x 32 KiB = 16 MiB; the next use of a grouped A box is 15 steps of 640 KiB
+    // later), so the reuse is only between the concurrent tiles, as counted above.
+    //
+    // With HBM at 1000 B per cycle and everything else ample, HBM is the bound (640 KiB per
+    // 512-cycle MMA step is 655 cycles of HBM even for the grouped order), so the time is the
+    // HBM bytes over its bandwidth: the misses, (1 - hit) x 2048 x 16 x 48 KiB, plus the
+    // 128 MiB of C written back: 272 + 128 = 400 MiB (419,430 cycles) row-major and 160 + 128
+    // = 288 MiB (301,990 cycles) grouped, a ratio of 1.39.
+    let hbm_bound = Chip {
+        sms: 128,
+        l2_bytes: 8 << 20,
+        l2_bytes_per_cycle: 1e6,
+        hbm_bytes_per_s: 1000.0 * B200.clock_mhz * 1e6,
+        ..B200
+    };
+    let (g1, g8) = (grouped_8192(&hbm_bound, 1), grouped_8192(&hbm_bound, 8));
+    assert!((g1.l2_hit_rate - 0.823).abs() < 0.01, "{}", g1.l2_hit_rate);
+    assert!((g8.l2_hit_rate - 0.896).abs() < 0.01, "{}", g8.l2_hit_rate);
+    let mib = (1u64 << 20) as f64;
+    for (r, hand) in [(&g1, 400.0 * mib / 1000.0), (&g8, 288.0 * mib / 1000.0)] {
+        assert!(
+            (r.cycles - hand).abs() < 0.05 * hand,
+            "{} cycles, {hand} by hand",
+            r.cycles
+        );
+        assert!(r.critical.starts_with("HBM"), "{}", r.critical);
+    }
+    let ratio = g1.cycles / g8.cycles;
+    assert!((ratio - 400.0 / 288.0).abs() < 0.05, "{ratio}");
+
+    // The same kernels bound by L2 bandwidth instead (2048 B per cycle, HBM ample): every
+    // byte delivered or stored crosses the L2, hit or miss, so the time is (2048 x 16 x 48 KiB
+    // + 128 MiB) / 2048 = 851,968 cycles whatever the order, and the higher hit rate buys
+    // nothing.
+    let l2_bound = Chip {
+        l2_bytes_per_cycle: 2048.0,
+        hbm_bytes_per_s: 1e15,
+        ..hbm_bound
+    };
+    let (g1, g8) = (grouped_8192(&l2_bound, 1), grouped_8192(&l2_bound, 8));
+    let hand = (2048.0 * 16.0 * 48.0 * 1024.0 + 128.0 * mib) / 2048.0;
+    for r in [&g1, &g8] {
+        assert!(
+            (r.cycles - hand).abs() < 0.01 * hand,
+            "{} cycles, {hand} by hand",
+            r.cycles
+        );
+        assert!(r.critical.starts_with("L2"), "{}", r.critical);
+    }
+    assert!(g8.l2_hit_rate > g1.l2_hit_rate);
+}
+
+#[test]
+fn a_pipelined_matmul_reaches_the_tensor_pipe_when_memory_does_not_bind() {
+    // 2048 x 2048 x 4096 on 16 SMs: 16 x 8 = 128 tiles of 128 x 256, 8 per SM, 64 K steps
+    // each; L2 and HBM ample. The pipe bound is 8 x 64 steps per SM:
+    // - Blackwell, warp-specialized (4 buffers, double-buffered accumulator): a step is a
+    //   512-cycle tcgen05.mma, and only the first loads (840 + 384 cycles) and the last
+    //   epilogue are not hidden: within 3 % of 8 x 64 x 512 = 262,144 cycles.
+    // - Hopper, persistent pipelined wgmma (3 buffers, 8 warps): a step is 8 m64n256k16
+    //   instructions of 128 + 8 cycles = 1088; the epilogue of each tile is not overlapped
+    //   with MMAs, but issues the next tile's loads first: within 6 % of 8 x 64 x 1088.
+    let ample = |c: Chip| Chip {
+        sms: 16,
+        l2_bytes_per_cycle: 1e6,
+        hbm_bytes_per_s: 1e15,
+        ..c
+    };
+    let shape = [
         ("M", 2048),
-        ("N", 1024),
-        ("K", 512),
-        ("NUM_BUFFERS", 3),
-        ("NUM_WARPS", 8),
+        ("N", 2048),
+        ("K", 4096),
+        ("SCHEDULER", 1),
+        ("GROUP_SIZE_M", 8),
     ];
-    let nonpersistent = cycles(&kernel("matmul_pipelined"), &c, &chip);
-    let pipelined = cycles(&kernel("persistent_matmul_pipelined"), &c, &chip);
-    assert!(
-        pipelined < nonpersistent,
-        "persistent pipelined {pipelined} vs non-persistent {nonpersistent}"
-    );
+    let mut ws = shape.to_vec();
+    ws.push(("NUM_BUFFERS", 4));
+    let t = cycles(&kernel("matmul_warp_specialized"), &ws, &ample(GB200));
+    let bound = 8.0 * 64.0 * 512.0;
+    assert!((bound..1.03 * bound).contains(&t), "{t} vs {bound}");
+    let mut pp = shape.to_vec();
+    pp.extend([("NUM_BUFFERS", 3), ("NUM_WARPS", 8)]);
+    let t = cycles(&kernel("persistent_matmul_pipelined"), &pp, &ample(H100));
+    let bound = 8.0 * 64.0 * 1088.0;
+    assert!((bound..1.06 * bound).contains(&t), "{t} vs {bound}");
 }
 
 #[test]
