@@ -156,6 +156,9 @@ fn print_row(chip: &Chip, r: &Row, note: &str) -> Option<String> {
                 _ => String::new(),
             };
             let mut crit = rep.critical.split(" (").next().unwrap_or("").to_string();
+            if crit.starts_with("latency") {
+                crit = "latency".into();
+            }
             if rep.needs.spills {
                 // Hardware would spill the accumulator; the model does not time spills.
                 crit.push_str(" (spills)");
