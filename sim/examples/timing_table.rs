@@ -1,7 +1,9 @@
 //! Predicts every seed benchmark configuration with the timing model and prints the rows of
-//! docs/timing.md's validation table (markdown), one `bwsim time` command per row.
+//! docs/timing.md's validation table (markdown), one `bwsim time` command per row; with
+//! `sensitivity`, the table of how a few of those rows move with the L2 bandwidth, the
+//! least certain figure of the chip tables.
 //!
-//! `cargo run --release -p bwsim-sim --example timing_table [-- h100|gb200|all]`
+//! `cargo run --release -p bwsim-sim --example timing_table [-- h100|gb200|all|sensitivity]`
 use bwsim_isa::consts::Override;
 use bwsim_sim::chips::{self, Chip};
 use bwsim_sim::timing::{time_source, TimeOptions};
@@ -154,6 +156,9 @@ fn print_row(chip: &Chip, r: &Row, note: &str) -> Option<String> {
                 _ => String::new(),
             };
             let mut crit = rep.critical.split(" (").next().unwrap_or("").to_string();
+            if crit.starts_with("latency") {
+                crit = "latency".into();
+            }
             if rep.needs.spills {
                 // Hardware would spill the accumulator; the model does not time spills.
                 crit.push_str(" (spills)");
@@ -222,8 +227,83 @@ fn run(chip: &Chip) {
     }
 }
 
+/// A few rows of `rows`, timed with the chip's L2 bandwidth scaled: what calibrating that one
+/// figure can change.
+fn sensitivity(chip: &Chip) {
+    let hopper = chip.name.starts_with('h');
+    let pick = |r: &Row| {
+        let has = |n: &str, v: &str| r.consts.iter().any(|(a, b)| *a == n && b == v);
+        has("K", "16384")
+            && (r.group == "GROUP_SIZE_M" && (has("GROUP_SIZE_M", "1") || has("GROUP_SIZE_M", "8"))
+                || r.group == "BLOCK_K / buffers / warps"
+                    && r.kernel == "matmul_pipelined"
+                    && has("NUM_WARPS", if hopper { "8" } else { "4" })
+                    && !has("NUM_BUFFERS", "3")
+                || r.group == "K sweep" && r.kernel == "matmul_warp_specialized")
+    };
+    let scales = [1.0, 1.5, 2.0, 1e6];
+    println!("\n### {}: L2 bandwidth sensitivity\n", chip.name);
+    println!(
+        "| configuration | kernel | {} |",
+        scales
+            .iter()
+            .map(|&f| if f > 100.0 {
+                "L2 unlimited".to_string()
+            } else {
+                format!("L2 x {f} ({:.0} B/cycle)", f * chip.l2_bytes_per_cycle)
+            })
+            .collect::<Vec<_>>()
+            .join(" | ")
+    );
+    println!("|---|---|{}", "---|".repeat(scales.len()));
+    for r in rows(hopper).iter().filter(|r| pick(r)) {
+        let cells: Vec<String> = scales
+            .iter()
+            .map(|&f| {
+                let c = Chip {
+                    l2_bytes_per_cycle: f * chip.l2_bytes_per_cycle,
+                    ..*chip
+                };
+                match time_source(&src(r.kernel), &overrides(r), &TimeOptions::new(&c)) {
+                    Ok(t) => {
+                        let rep = &t.report;
+                        let crit = rep.critical.split(" (").next().unwrap_or("");
+                        let crit = if crit.starts_with("latency") {
+                            "latency"
+                        } else {
+                            crit
+                        };
+                        format!(
+                            "{:.1} µs, {:.0} TFLOP/s, {}",
+                            rep.microseconds,
+                            rep.tflops.unwrap_or(0.0),
+                            crit
+                        )
+                    }
+                    Err(d) => format!(
+                        "not timed: {}",
+                        d.first().map(|d| d.message.as_str()).unwrap_or("")
+                    ),
+                }
+            })
+            .collect();
+        println!(
+            "| {}: {} | {} | {} |",
+            r.group,
+            config(r),
+            r.kernel,
+            cells.join(" | ")
+        );
+    }
+}
+
 fn main() {
     let which = std::env::args().nth(1).unwrap_or_else(|| "all".into());
+    if which == "sensitivity" {
+        sensitivity(&chips::H100);
+        sensitivity(&chips::GB200);
+        return;
+    }
     for c in chips::CHIPS {
         if which == "all" && (c.name == "h100" || c.name == "gb200") || which == c.name {
             run(c);

@@ -3,14 +3,14 @@
 //! Each field's comment names its source. The tags, in order of trust:
 //! - **[measured here]**: read on the project's own device machine; the date, the device and
 //!   the command are in `docs/hardware/device-baselines.md`.
-//! - **[datasheet]**: NVIDIA's product datasheets (H100 SXM5: "NVIDIA H100 Tensor Core GPU";
-//!   H200: "NVIDIA H200 Tensor Core GPU"; B200: "NVIDIA DGX B200" / HGX B200; GB200: "NVIDIA
-//!   GB200 NVL72"), and the CUDA C++ Programming Guide's compute-capability tables (9.0, 10.0).
+//! - **[S1]**..**[S14]**: a public source (datasheet, NVIDIA guide, microbenchmark paper or
+//!   data file, device query) listed with what it gives in `docs/hardware/public-figures.md`,
+//!   which also shows the arithmetic of every derived figure.
 //! - **[derived]**: arithmetic on the above, shown in the comment.
-//! - **[paper]**: a public microbenchmark study, named in the comment.
-//! - **[estimate]**: a starting value, to be replaced by a fitted one from the calibration
-//!   microbenchmarks (`kernels/bench/`, `scripts/calibrate-h100`, docs/timing.md). Estimates are
-//!   written so that the quantity they stand for is clear, never tuned to a hoped-for result.
+//! - **[estimate]**: no public figure was found; the comment says what the value is derived
+//!   from. The calibration microbenchmarks (`kernels/bench/`, `scripts/timing-h100`,
+//!   docs/timing.md) replace the sm_90 ones with fitted values. Estimates are written so that
+//!   the quantity they stand for is clear, never tuned to a hoped-for result.
 //!
 //! All latencies and throughputs are in SM cycles at [`Chip::clock_mhz`].
 
@@ -73,7 +73,8 @@ pub struct Chip {
     /// Fraction of the L2 the model treats as holding distinct data: the L2 is two partitions
     /// and a line read by SMs on both sides can be held by both.
     pub l2_effective_fraction: f64,
-    /// L2 bandwidth, bytes per cycle for the whole chip (reads and writes).
+    /// L2 bandwidth, bytes per cycle for the whole chip: every byte the L2 delivers to an SM
+    /// (a hit, or a miss once filled) and every byte written into it.
     pub l2_bytes_per_cycle: f64,
     /// HBM bandwidth, bytes per second (reads and writes together).
     pub hbm_bytes_per_s: f64,
@@ -136,12 +137,12 @@ impl Chip {
 pub const H100: Chip = Chip {
     name: "h100",
     target: Target::Sm90a,
-    // [datasheet] 132 SMs (SXM5); [measured here] PyTorch reported 132.
+    // [S2] 132 SMs on the SXM5 part; [measured here] PyTorch reported 132.
     sms: 132,
-    // [derived] datasheet 989.4 dense BF16 TFLOP/s = 132 SMs x 4096 FLOP/cycle x 1830 MHz.
+    // [derived] [S1] dense BF16 989.4 TFLOP/s = 132 SMs x 4096 FLOP/cycle x 1830 MHz.
     clock_mhz: 1830.0,
-    // [datasheet] CUDA guide, compute capability 9.0: 227 KB per block, 228 KB per SM, 1 KB
-    // reserved per block, 64K registers, 2048 threads and 32 blocks per SM.
+    // [S6] compute capability 9.0: 227 KB per block, 228 KB per SM, 1 KB reserved per block,
+    // 64K registers, 2048 threads and 32 blocks per SM.
     smem_per_cta: 232_448,
     smem_per_sm: 233_472,
     smem_reserved_per_cta: 1024,
@@ -151,7 +152,7 @@ pub const H100: Chip = Chip {
     ctas_per_sm: 32,
     // [estimate] block launch and shared-memory/barrier set-up on a freed SM.
     cta_launch_cycles: 500.0,
-    // [derived] see clock_mhz: 4096 dense f16 FLOP/cycle/SM (1024 per tensor core x 4).
+    // [derived] [S1, S2] 4 tensor cores x 1024 dense f16 FLOP per cycle; see clock_mhz.
     tensor_flops_per_cycle_sm: 4096.0,
     // [estimate] issue of one wgmma by its warpgroup.
     mma_issue_cycles: 4.0,
@@ -163,31 +164,39 @@ pub const H100: Chip = Chip {
     tmem_bytes_per_cycle: 0.0,
     tmem_latency: 0.0,
     tcgen05_cp_bytes_per_cycle: 0.0,
-    // [datasheet] 50 MB; [measured here] PyTorch reported 50 MB.
+    // [S2] 50 MB; [measured here] PyTorch reported 50 MB.
     l2_bytes: 50 * 1024 * 1024,
-    // [estimate] two partitions (H100 whitepaper) that may both hold a shared line.
-    l2_effective_fraction: 0.5,
-    // [estimate] ~10 TB/s at 1.83 GHz; the L2-bandwidth microbenchmark fits it.
-    l2_bytes_per_cycle: 5500.0,
-    // [measured here] device-to-device copy ~3.0 TB/s counting reads and writes (datasheet
-    // 3.35 TB/s).
+    // [derived] [S11] the L2 read-bandwidth plateau of an H100 PCIe (same 50 MB L2) ends
+    // between 36 and 39 MB, of an H200 between 43 and 47 of 60 MB: three quarters of the L2
+    // holds distinct data (lines read from both partitions can be held twice, [S2]).
+    l2_effective_fraction: 0.75,
+    // [derived] [S11] an H200 reads ~10.0 TB/s of L2-resident data shared by all SMs: 5050
+    // B/cycle at its 1980 MHz boost clock; scaled by L2 size (slices sit at the memory
+    // controllers) to the H100's 50 MB: 5050 x 50/60 = 4210. Cross-check: an H100 PCIe reads
+    // 6.9 TB/s, 3930-4950 B/cycle over the clocks it ran at ([S14]). The L2-bandwidth
+    // microbenchmark fits it.
+    l2_bytes_per_cycle: 4210.0,
+    // [measured here] device-to-device copy ~3.0 TB/s counting reads and writes ([S1]: 3.35).
     hbm_bytes_per_s: 3.0e12,
-    // [estimate] 64 B/cycle L2 → SM port (the A100 figure); the TMA-bandwidth benchmark fits it.
+    // [estimate] 64 B/cycle L2 -> SM port per SM (the A100 figure); not binding on a full GPU
+    // (4210 / 132 = 32 B/cycle per SM of L2); the TMA-bandwidth benchmark fits it.
     tma_bytes_per_cycle_sm: 64.0,
     // [estimate]
     tma_issue_cycles: 8.0,
-    // [estimate] TMA round trip incl. complete_tx; the TMA-latency benchmark fits both.
+    // [derived] [S11] pointer-chase L2 latency on an H100 PCIe: 276 cycles (near partition) and
+    // 496 (far) at 1830 MHz; a box spans both, mean ~390, plus an [estimate]d 110 for the TMA
+    // unit and complete_tx: 500. Miss: DRAM pointer chase 677 + 110 = 790. The TMA-latency
+    // benchmark fits both.
     tma_l2_latency: 500.0,
-    tma_hbm_latency: 900.0,
+    tma_hbm_latency: 790.0,
     // [estimate]
     tma_store_read_latency: 100.0,
     tma_store_write_latency: 500.0,
-    // [estimate]
-    global_latency: 600.0,
-    // [datasheet] CUDA guide: 32 banks of 4 bytes per cycle.
+    // [derived] [S11] DRAM pointer-chase latency (generic loads are timed as L2 misses).
+    global_latency: 680.0,
+    // [S6] 32 banks of 4 bytes per cycle.
     smem_bytes_per_cycle: 128.0,
-    // [paper] Luo et al., "Benchmarking and Dissecting the Nvidia Hopper GPU Architecture"
-    // (arXiv 2402.13499): shared-memory latency of about 30 cycles.
+    // [S12] shared-memory latency of about 30 cycles (and [S11]: L1 hit 34 cycles).
     smem_latency: 30.0,
     // [estimate] the mbarrier round-trip microbenchmark fits it.
     mbarrier_latency: 40.0,
@@ -198,18 +207,20 @@ pub const H100: Chip = Chip {
     bar_sync_cycles: 20.0,
     scalar_op_cycles: 2.0,
     branch_cycles: 2.0,
-    // [datasheet] 4 warp schedulers x 32 lanes per SM (CUDA guide, cc 9.0 / 10.0).
+    // [S6] 4 warp schedulers x 32 lanes per SM (cc 9.0 / 10.0).
     alu_lanes_per_cycle: 128.0,
 };
 
 /// H200 (sm_90a): an H100 with HBM3e and a larger L2.
 pub const H200: Chip = Chip {
     name: "h200",
-    // [measured here] PyTorch reported 60 MB of L2.
+    // [measured here] PyTorch reported 60 MB of L2 (a full GH100's, [S14]).
     l2_bytes: 60 * 1024 * 1024,
-    // [measured here] device-to-device copy ~4.3 TB/s (datasheet 4.8 TB/s).
+    // [derived] [S11] ~10.0 TB/s of L2-resident data measured on an H200, at 1980 MHz.
+    l2_bytes_per_cycle: 5050.0,
+    // [measured here] device-to-device copy ~4.3 TB/s ([S3]: 4.8 TB/s).
     hbm_bytes_per_s: 4.3e12,
-    // Everything else: [datasheet] the same GH100 SM (132 SMs, 989.4 dense BF16 TFLOP/s).
+    // Everything else: [S3] the same GH100 SM and tensor rates as the H100 SXM.
     ..H100
 };
 
@@ -217,26 +228,27 @@ pub const H200: Chip = Chip {
 pub const B200: Chip = Chip {
     name: "b200",
     target: Target::Sm100a,
-    // [paper] Chips and Cheese, "Nvidia's B200: Keeping the CUDA Juggernaut Rolling": 74 of
-    // 80 SMs per die enabled, 148 in all.
+    // [S9] 74 of 80 SMs per die enabled, 148 in all; [S10] a device query reports 148.
     sms: 148,
-    // [derived] datasheet 2.25 PFLOP/s dense FP16/BF16 = 148 SMs x 8192 x 1856 MHz.
+    // [derived] [S4] 2.25 PFLOP/s dense FP16/BF16 = 148 SMs x 8192 x 1856 MHz.
     clock_mhz: 1856.0,
-    // [datasheet] CUDA guide, compute capability 10.0: as 9.0 for shared memory, registers,
-    // threads and blocks.
+    // [S6] compute capability 10.0: as 9.0 for shared memory, registers, threads and
+    // blocks; [S10] a device query reports 228 KB per SM.
     smem_per_cta: 232_448,
     smem_per_sm: 233_472,
     smem_reserved_per_cta: 1024,
-    // PTX.md section 8: 128 lanes x 512 columns of 32 bits.
+    // [S13] 128 lanes x 512 columns of 32 bits.
     tmem_cols: 512,
     regs_per_sm: 65_536,
     threads_per_sm: 2048,
     ctas_per_sm: 32,
+    // [estimate] as H100.
     cta_launch_cycles: 500.0,
     // [derived] twice Hopper's per-SM rate: 2.25 PF / (148 x 1856 MHz) = 8192.
     tensor_flops_per_cycle_sm: 8192.0,
     // [estimate] one thread issues tcgen05.mma.
     mma_issue_cycles: 4.0,
+    // [estimate]
     mma_latency: 64.0,
     wgmma_overhead_cycles: 0.0,
     // [estimate]
@@ -246,24 +258,33 @@ pub const B200: Chip = Chip {
     tmem_latency: 64.0,
     // [estimate]
     tcgen05_cp_bytes_per_cycle: 256.0,
-    // [paper] Chips and Cheese (B200 article above): 126 MB of L2 over two dies.
-    l2_bytes: 126 * 1024 * 1024,
-    l2_effective_fraction: 0.5,
-    // [estimate] ~18.5 TB/s; a 128x256 tcgen05 tile needs ~96 B/cycle/SM of operands at peak.
-    l2_bytes_per_cycle: 10_000.0,
-    // [derived] datasheet 8 TB/s x 0.9, the measured/datasheet ratio of this project's H100
-    // (3.0/3.35) and H200 (4.3/4.8).
-    hbm_bytes_per_s: 7.2e12,
+    // [S10] a device query reports 126.50 MB (MiB); [S7, S9] 126 MB over the two dies.
+    l2_bytes: 132_644_864,
+    // [estimate] as measured on Hopper ([S11], see H100).
+    l2_effective_fraction: 0.75,
+    // [estimate] no public Blackwell figure: GH100's measured L2 bandwidth per MB ([S11],
+    // 5050 B/cycle for 60 MB) times 126.5 MB = 10650, i.e. two dies of about an H200's L2
+    // each; consistent with [S8]'s 10 TB/s die-to-die link carrying the half of the traffic
+    // homed on the other die. The first figure to calibrate on Blackwell (docs/timing.md).
+    l2_bytes_per_cycle: 10_650.0,
+    // [derived] [S10] 7680-bit bus x 3996 MHz x 2 = 7.67 TB/s ([S4]: 8 TB/s) x 0.90, the
+    // measured/datasheet ratio of this project's H100 (3.0/3.35) and H200 (4.3/4.8).
+    hbm_bytes_per_s: 6.9e12,
     // [estimate] twice the Hopper port, to feed twice the tensor rate.
     tma_bytes_per_cycle_sm: 128.0,
     tma_issue_cycles: 8.0,
+    // [estimate] Hopper's derived latencies ([S11], see H100) plus 50 cycles for the lines
+    // homed on the other die ([S9]: bimodal L2 latency).
     tma_l2_latency: 550.0,
-    tma_hbm_latency: 950.0,
+    tma_hbm_latency: 840.0,
     tma_store_read_latency: 100.0,
     tma_store_write_latency: 550.0,
-    global_latency: 650.0,
+    global_latency: 730.0,
+    // [S6]
     smem_bytes_per_cycle: 128.0,
+    // [estimate] as Hopper ([S12]).
     smem_latency: 30.0,
+    // [estimate] as H100.
     mbarrier_latency: 40.0,
     mbarrier_op_cycles: 8.0,
     fence_async_cycles: 16.0,
@@ -272,16 +293,21 @@ pub const B200: Chip = Chip {
     bar_sync_cycles: 20.0,
     scalar_op_cycles: 2.0,
     branch_cycles: 2.0,
+    // [S6]
     alu_lanes_per_cycle: 128.0,
 };
 
 /// GB200: one Blackwell GPU of a Grace-Blackwell superchip (sm_100a); a B200 at a higher clock.
 pub const GB200: Chip = Chip {
     name: "gb200",
-    // [derived] datasheet GB200 NVL72: 180 PFLOP/s dense FP16 over 72 GPUs = 2.5 PFLOP/s per
-    // GPU = 148 SMs x 8192 x 2062 MHz.
+    // [derived] [S5] 180 PFLOP/s dense FP16 over 72 GPUs = 2.5 PFLOP/s per GPU = 148 SMs x
+    // 8192 x 2062 MHz.
     clock_mhz: 2062.0,
-    // [datasheet] 8 TB/s HBM3e per GPU; x 0.9 as for B200.
+    // [derived] [S5] 8 TB/s HBM3e per GPU x 0.90 as for B200 (no device query of a GB200 was
+    // found, so the datasheet figure stands in for the bus arithmetic).
+    hbm_bytes_per_s: 7.2e12,
+    // Everything else, the L2 bandwidth per cycle included (the L2 is assumed to be clocked
+    // with the SMs): as B200.
     ..B200
 };
 
@@ -316,6 +342,29 @@ mod tests {
         assert_eq!(chip("gb200").map(|c| c.target), Some(Target::Sm100a));
         assert_eq!(chip("h100").map(|c| c.target), Some(Target::Sm90a));
         assert!(chip("a100").is_none());
+    }
+
+    #[test]
+    fn derived_figures_follow_their_arithmetic() {
+        // docs/hardware/public-figures.md: the H200 reads 10.0 TB/s of L2 at 1980 MHz; the
+        // H100 and Blackwell figures scale it by L2 size (50 and 126.5 MB against 60).
+        let h200 = 10.0e12 / 1.98e9;
+        assert!(close(H200.l2_bytes_per_cycle, h200, 0.005));
+        assert!(close(H100.l2_bytes_per_cycle, h200 * 50.0 / 60.0, 0.005));
+        assert!(close(B200.l2_bytes_per_cycle, h200 * 126.5 / 60.0, 0.005));
+        assert_eq!(GB200.l2_bytes_per_cycle, B200.l2_bytes_per_cycle);
+        // The B200's bus: 7680 bits x 3996 MHz x 2, at 0.90 of it; the GB200's 8 TB/s x 0.90.
+        assert!(close(
+            B200.hbm_bytes_per_s,
+            0.9 * 7680.0 / 8.0 * 3996e6 * 2.0,
+            0.005
+        ));
+        assert!(close(GB200.hbm_bytes_per_s, 0.9 * 8e12, 1e-9));
+        // 126.5 MiB of L2 on Blackwell; three quarters of every L2 is modelled.
+        assert_eq!(B200.l2_bytes, 126 * 1024 * 1024 + 512 * 1024);
+        for c in CHIPS {
+            assert_eq!(c.l2_effective_fraction, 0.75, "{}", c.name);
+        }
     }
 
     #[test]
