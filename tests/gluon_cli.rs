@@ -112,3 +112,50 @@ fn fmt_write_never_overwrites_ttgir() {
     .expect("fixture");
     assert!(text.starts_with('#') && text.contains("ttng.tmem_copy"));
 }
+
+/// `bwsim check` on a planted bug's TTGIR: the missing fence is reported on the Python lines
+/// (the TMA load that overwrites the buffer, the read, the release without a fence); the
+/// correct kernel checks clean.
+#[test]
+fn check_reports_the_planted_missing_fence_on_the_python_lines() {
+    let file = "tests/gluon/bug_ws_add_no_fence.sm_100a.ttgir";
+    let (code, _, err) = bwsim(&["check", file, "--schedules", "4", "--jobs", "2"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("error[missing-fence]"), "{err}");
+    assert!(err.contains("tests/gluon/planted_bugs.py:45:9"), "{err}");
+    for quoted in [
+        "tma.async_copy_global_to_shared(a_desc, [xoff, yoff], bar, a_bufs.index(index))",
+        "a_val = a_bufs.index(load_index).load(layout)",
+        "mbarrier.arrive(load_empty_bars.index(load_index), count=1)",
+    ] {
+        assert!(err.contains(quoted), "`{quoted}` not quoted:\n{err}");
+    }
+    assert!(
+        err.contains(&format!("replay: bwsim check {file} --seed 0")),
+        "{err}"
+    );
+    assert!(err.contains("4 schedules in"), "{err}");
+
+    let (code, out, _) = bwsim(&["check", file, "--schedules", "4", "--json"]);
+    assert_eq!(code, 1);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(v["ok"], false, "{out}");
+    let findings = v["findings"].as_array().expect("findings");
+    assert!(!findings.is_empty(), "{out}");
+    for f in findings {
+        let d = &f["diagnostic"];
+        assert_eq!(d["code"], "missing-fence", "{out}");
+        // The two TMA loads of planted_bugs.py.
+        let line = d["primary"]["line_col"][0].as_u64();
+        assert!(matches!(line, Some(45) | Some(46)), "{out}");
+    }
+
+    let (code, _, err) = bwsim(&[
+        "check",
+        "tests/gluon/bug_ws_add_fixed.sm_100a.ttgir",
+        "--schedules",
+        "4",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("no hazards found"), "{err}");
+}

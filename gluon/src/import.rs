@@ -1413,7 +1413,14 @@ impl<'m> Cx<'m> {
             "ttg.memdesc_reinterpret" => {
                 let v = self.n_operands(op, 1)?;
                 let ty = self.result_type(op, 0)?;
-                let Type::MemDesc { shape, elem, enc, tmem: false } = &ty else {
+                let Type::MemDesc {
+                    shape,
+                    elem,
+                    enc,
+                    tmem: false,
+                    ..
+                } = &ty
+                else {
                     return Err(self.misuse(op, "only shared-memory views can be reinterpreted"));
                 };
                 let src = self.expr(&v[0].0, v[0].1)?;
@@ -1624,10 +1631,7 @@ impl<'m> Cx<'m> {
                 op,
                 "bwsim's integers are signed: unsigned and rounding-mode divisions have no equivalent",
             )),
-            "ttg.memdesc_trans" => Err(self.unsupported(
-                op,
-                "bwsim's IR has no transposed view of a buffer; allocate it with a transposed nvmma layout instead",
-            )),
+            "ttg.memdesc_trans" => self.memdesc_trans(op, span),
             "tt.call" => Err(self.unsupported(op, "calls to `noinline` functions are not supported")),
             "ttng.tc_gen5_mma_scaled" => Err(self.unsupported(op, "block-scaled MMA import is not supported yet")),
             _ => Err(self.unsupported(op, "")),
@@ -1918,6 +1922,109 @@ impl<'m> Cx<'m> {
         Ok(())
     }
 
+    /// `ttg.memdesc_trans` (Gluon's `permute((1, 0))` of a shared buffer): an NVMMA matrix
+    /// `[R, C]` stored with C contiguous is, byte for byte, the `[C, R]` matrix of the same
+    /// swizzle with `transposed` flipped (how an `[N, K]` K-major B tile becomes the `[K, N]`
+    /// operand of an MMA), so the view is `smem.reinterpret` of the same bytes. Only whole
+    /// matrices (a buffer or an index of one): a subslice's bytes are not one run of memory,
+    /// and a transposed view of another shared layout has no bwsim layout.
+    fn memdesc_trans(&mut self, op: &Op, span: Span) -> R<()> {
+        let v = self.n_operands(op, 1)?;
+        let order = self
+            .attr_dict(op)?
+            .get("order")
+            .and_then(|o| o.ints())
+            .ok_or_else(|| self.misuse(op, "needs `order`"))?;
+        let src_ty = match self.get(&v[0].0, v[0].1)? {
+            Val::E(_, t) => t,
+            _ => return Err(self.misuse(op, "only shared-memory views can be transposed")),
+        };
+        let ty = self.result_type(op, 0)?;
+        let (
+            Type::MemDesc {
+                shape: src_shape,
+                enc: src_enc,
+                tmem: false,
+                alloc,
+                ..
+            },
+            Type::MemDesc {
+                shape,
+                elem,
+                enc,
+                tmem: false,
+                ..
+            },
+        ) = (&src_ty, &ty)
+        else {
+            return Err(self.misuse(op, "only shared-memory views can be transposed"));
+        };
+        let r = order.len();
+        let swaps_last_two = r >= 2
+            && r == src_shape.len()
+            && order.iter().enumerate().all(|(i, &o)| {
+                o == if i + 2 == r {
+                    r as i64 - 1
+                } else if i + 1 == r {
+                    r as i64 - 2
+                } else {
+                    i as i64
+                }
+            });
+        if !swaps_last_two {
+            return Err(self.misuse(
+                op,
+                format!("order {order:?}: only a swap of the last two dimensions (`permute((1, 0))` of a matrix) is imported"),
+            ));
+        }
+        let mut want = src_shape.clone();
+        want.swap(r - 2, r - 1);
+        if *shape != want {
+            return Err(self.misuse(
+                op,
+                "the result shape is not the operand's with its last two dimensions swapped",
+            ));
+        }
+        match (self.attrs.layout(src_enc, span)?, self.attrs.layout(enc, span)?) {
+            (
+                Layout::NvmmaShared {
+                    swizzle: a,
+                    transposed: ta,
+                    fp4_padded: false,
+                },
+                Layout::NvmmaShared {
+                    swizzle: b,
+                    transposed: tb,
+                    fp4_padded: false,
+                },
+            ) if a == b && ta != tb => {}
+            _ => {
+                return Err(self.misuse(
+                    op,
+                    format!(
+                        "a transposed view of layout {} has no bwsim layout: only NVMMA-swizzled buffers transpose in place",
+                        self.layout_name(src_enc, span)
+                    ),
+                ))
+            }
+        }
+        if let Some(a) = alloc {
+            if a.len() < 2 || a[a.len() - 2..] != src_shape[r - 2..] {
+                return Err(self.misuse(
+                    op,
+                    "a transposed view of a subslice: transpose the whole buffer, then slice the transposed view",
+                ));
+            }
+        }
+        let src = self.expr(&v[0].0, v[0].1)?;
+        let t = self.shaped(*elem, shape, span)?;
+        let layout = self.smem_layout(enc, span)?;
+        let res = self.result(op, 0)?;
+        let n = self.let_op(&res, OpKind::SmemReinterpret { src, ty: t, layout }, span);
+        self.bind(&res, Val::E(name_e(&n, span), ty));
+        Ok(())
+    }
+
     fn local_alloc(&mut self, op: &Op, span: Span) -> R<()> {
         let ty = self.result_type(op, 0)?;
         let Type::MemDesc {
@@ -1925,6 +2032,7 @@ impl<'m> Cx<'m> {
             elem,
             enc,
             tmem: false,
+            ..
         } = &ty
         else {
             return Err(self.misuse(op, "expected a shared-memory descriptor"));
@@ -1991,6 +2099,7 @@ impl<'m> Cx<'m> {
             elem,
             enc,
             tmem: true,
+            ..
         } = &ty
         else {
             return Err(self.misuse(op, "expected a tensor-memory descriptor"));

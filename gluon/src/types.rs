@@ -251,6 +251,8 @@ pub enum Type {
         elem: Elem,
         enc: AttrVal,
         tmem: bool,
+        /// The shape of the buffer the view lies in, when Triton prints it (a subslice's).
+        alloc: Option<Vec<i64>>,
     },
     /// `!tt.tensordesc<tensor<block x T, #shared>>`.
     TensorDesc {
@@ -380,12 +382,22 @@ pub fn parse_type(c: &mut Cursor) -> Result<Type, ImportError> {
                         AttrVal::Alias(s) | AttrVal::Dialect(s, _) => s.contains("tensor_memory"),
                         _ => false,
                     };
-                    // The rest (`mutable`, the alloc shape) does not change what the view is.
+                    // Then `mutable` and the alloc shape, each optional.
+                    let mut alloc = None;
+                    while ic.eat(",") {
+                        match ic.peek().clone() {
+                            Tok::Shape(d) => alloc = Some(d),
+                            Tok::Int(n) => alloc = Some(vec![n]),
+                            _ => {}
+                        }
+                        ic.bump();
+                    }
                     Ok(Type::MemDesc {
                         shape,
                         elem,
                         enc,
                         tmem,
+                        alloc,
                     })
                 }
                 other => Ok(Type::Other(other.to_string())),
@@ -583,11 +595,35 @@ mod tests {
         }
         match ty("!ttg.memdesc<128x128xf32, #tmem1, #ttng.tensor_memory, mutable, 128x256>") {
             Type::MemDesc {
-                shape, elem, tmem, ..
+                shape,
+                elem,
+                tmem,
+                alloc,
+                ..
             } => {
-                assert_eq!((shape, elem, tmem), (vec![128, 128], Elem::F32, true));
+                assert_eq!(
+                    (shape, elem, tmem, alloc),
+                    (vec![128, 128], Elem::F32, true, Some(vec![128, 256]))
+                );
             }
             t => panic!("{t:?}"),
+        }
+        for (text, want) in [
+            ("!ttg.memdesc<128x64xf16, #shared, #smem, mutable>", None),
+            ("!ttg.memdesc<2x64xf16, #shared, #smem>", None),
+            (
+                "!ttg.memdesc<32xf32, #shared1, #smem, mutable, 64>",
+                Some(vec![64]),
+            ),
+            (
+                "!ttg.memdesc<16x128xf16, #shared2, #smem, mutable, 64x128>",
+                Some(vec![64, 128]),
+            ),
+        ] {
+            match ty(text) {
+                Type::MemDesc { alloc, tmem, .. } => assert_eq!((alloc, tmem), (want, false), "{text}"),
+                t => panic!("{t:?}"),
+            }
         }
         match ty("!tt.tensordesc<tensor<1x128xbf16, #shared>>") {
             Type::TensorDesc { block, elem, .. } => assert_eq!((block, elem), (vec![1, 128], Elem::BF16)),

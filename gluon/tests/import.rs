@@ -211,3 +211,119 @@ module attributes {"ttg.num-warps" = 4 : i32, ttg.target = "cuda:100"} {
         assert_eq!(out.get(i), want, "out[{i}]");
     }
 }
+
+const TRANS_HEADER: &str = r#"#blocked = #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [4, 1], order = [1, 0]}>
+#shared = #ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 32}>
+#shared_t = #ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = true, elementBitWidth = 32}>
+#plain = #ttg.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>
+#smem = #ttg.shared_memory
+"#;
+
+/// Pointers to a row-major `[R, C]` f32 matrix at `%p`, as `%NAME_ptrs` (`blocked` layout).
+fn ptrs(name: &str, p: &str, r: usize, c: usize) -> String {
+    format!(
+        r#"    %{name}_r = tt.make_range {{end = {r} : i32, start = 0 : i32}} : tensor<{r}xi32, #ttg.slice<{{dim = 1, parent = #blocked}}>>
+    %{name}_c = tt.make_range {{end = {c} : i32, start = 0 : i32}} : tensor<{c}xi32, #ttg.slice<{{dim = 0, parent = #blocked}}>>
+    %{name}_r2 = tt.expand_dims %{name}_r {{axis = 1 : i32}} : tensor<{r}xi32, #ttg.slice<{{dim = 1, parent = #blocked}}>> -> tensor<{r}x1xi32, #blocked>
+    %{name}_k = arith.constant dense<{c}> : tensor<{r}x1xi32, #blocked>
+    %{name}_rk = arith.muli %{name}_r2, %{name}_k : tensor<{r}x1xi32, #blocked>
+    %{name}_c2 = tt.expand_dims %{name}_c {{axis = 0 : i32}} : tensor<{c}xi32, #ttg.slice<{{dim = 0, parent = #blocked}}>> -> tensor<1x{c}xi32, #blocked>
+    %{name}_rb = tt.broadcast %{name}_rk : tensor<{r}x1xi32, #blocked> -> tensor<{r}x{c}xi32, #blocked>
+    %{name}_cb = tt.broadcast %{name}_c2 : tensor<1x{c}xi32, #blocked> -> tensor<{r}x{c}xi32, #blocked>
+    %{name}_o = arith.addi %{name}_rb, %{name}_cb : tensor<{r}x{c}xi32, #blocked>
+    %{name}_s = tt.splat %{p} : !tt.ptr<f32> -> tensor<{r}x{c}x!tt.ptr<f32>, #blocked>
+    %{name}_ptrs = tt.addptr %{name}_s, %{name}_o : tensor<{r}x{c}x!tt.ptr<f32>, #blocked>, tensor<{r}x{c}xi32, #blocked>
+"#
+    )
+}
+
+/// A kernel that stores `in` ([16, 32], f32) into stage 1 of a two-stage NVMMA buffer, then
+/// `body` (TTGIR using `%buf` and `%b1`).
+fn trans_module(body: &str) -> String {
+    format!(
+        "{TRANS_HEADER}module attributes {{\"ttg.num-warps\" = 4 : i32, ttg.target = \"cuda:100\"}} {{\n  tt.func public @k(%src: !tt.ptr<f32>, %out1: !tt.ptr<f32>, %out2: !tt.ptr<f32>) attributes {{noinline = false}} {{\n{}    %v = tt.load %in_ptrs : tensor<16x32x!tt.ptr<f32>, #blocked>\n    %buf = ttg.local_alloc : () -> !ttg.memdesc<2x16x32xf32, #shared, #smem, mutable>\n    %c1 = arith.constant 1 : i32\n    %b1 = ttg.memdesc_index %buf[%c1] : !ttg.memdesc<2x16x32xf32, #shared, #smem, mutable> -> !ttg.memdesc<16x32xf32, #shared, #smem, mutable>\n    ttg.local_store %v, %b1 : tensor<16x32xf32, #blocked> -> !ttg.memdesc<16x32xf32, #shared, #smem, mutable>\n{body}    tt.return\n  }}\n}}\n",
+        ptrs("in", "src", 16, 32)
+    )
+}
+
+/// `ttg.memdesc_trans` (`permute` of a shared buffer) of a whole buffer and of one stage: the
+/// transposed views read element (j, i) where the buffer holds (i, j), through the 128-byte
+/// swizzle; the imported view is `smem.reinterpret` of the same bytes with the layout's
+/// `transposed` flipped.
+#[test]
+fn memdesc_trans_reads_the_same_bytes_transposed() {
+    let body = format!(
+        "{}{}    %t = ttg.memdesc_trans %buf {{order = array<i32: 0, 2, 1>}} : !ttg.memdesc<2x16x32xf32, #shared, #smem, mutable> -> !ttg.memdesc<2x32x16xf32, #shared_t, #smem, mutable>
+    %t1 = ttg.memdesc_index %t[%c1] : !ttg.memdesc<2x32x16xf32, #shared_t, #smem, mutable> -> !ttg.memdesc<32x16xf32, #shared_t, #smem, mutable>
+    %w1 = ttg.local_load %t1 : !ttg.memdesc<32x16xf32, #shared_t, #smem, mutable> -> tensor<32x16xf32, #blocked>
+    tt.store %o1_ptrs, %w1 : tensor<32x16x!tt.ptr<f32>, #blocked>
+    %u = ttg.memdesc_trans %b1 {{order = array<i32: 1, 0>}} : !ttg.memdesc<16x32xf32, #shared, #smem, mutable> -> !ttg.memdesc<32x16xf32, #shared_t, #smem, mutable>
+    %u2 = ttg.memdesc_subslice %u[8, 0] : !ttg.memdesc<32x16xf32, #shared_t, #smem, mutable> -> !ttg.memdesc<16x16xf32, #shared_t, #smem, mutable, 32x16>
+    %w2 = ttg.local_load %u2 : !ttg.memdesc<16x16xf32, #shared_t, #smem, mutable> -> tensor<16x16xf32, #blocked>
+    tt.store %o2_ptrs, %w2 : tensor<16x16x!tt.ptr<f32>, #blocked>
+",
+        ptrs("o1", "out1", 32, 16),
+        ptrs("o2", "out2", 16, 16)
+    );
+    let text = trans_module(&body);
+    let launch = "launch {\n  grid = [1]\n  tensor input: f32[16, 32] = randn()\n  tensor t: f32[32, 16] = zeros()\n  tensor s: f32[16, 16] = zeros()\n  src = input\n  out1 = t\n  out2 = s\n  outputs = [t, s]\n}\n";
+    let l = bwsim_gluon::import_text("k.ttgir", &text, None, Some(("k.launch".into(), launch.into())));
+    let k = l
+        .kernel
+        .unwrap_or_else(|d| panic!("{}", diag::render(&d, &l.source)));
+    let printed = bwsim_isa::print(&k);
+    assert!(
+        printed.contains("smem.reinterpret buf, f32[2, 32, 16], nvmma(128, transposed=true)"),
+        "{printed}"
+    );
+    assert!(
+        printed.contains("smem.reinterpret buf[1], f32[32, 16], nvmma(128, transposed=true)"),
+        "{printed}"
+    );
+    let (c, d) = verify(&k, &VerifyOptions::default());
+    let c = c.unwrap_or_else(|| panic!("{}", diag::render(&d, &l.source)));
+    let plan = bwsim_isa::launch::resolve(&c, k.launch.as_ref().expect("launch")).expect("plan");
+    let inputs = bwsim_isa::launch::materialize(&plan, 3).expect("within the memory limit");
+    let input = inputs[0].clone();
+    let r = bwsim_sim::run(&c, &plan, inputs, &Default::default());
+    assert!(
+        r.diagnostics.is_empty(),
+        "{}",
+        diag::render(&r.diagnostics, &l.source)
+    );
+    let (t, s) = (r.tensor("t").expect("t"), r.tensor("s").expect("s"));
+    for i in 0..16 {
+        for j in 0..32 {
+            assert_eq!(t.get(j * 16 + i), input.get(i * 32 + j), "t[{j}][{i}]");
+        }
+        for j in 0..16 {
+            assert_eq!(s.get(j * 16 + i), input.get(i * 32 + j + 8), "s[{j}][{i}]");
+        }
+    }
+}
+
+/// The transposed views bwsim has no layout for are errors at the operation.
+#[test]
+fn memdesc_trans_refuses_what_it_cannot_express() {
+    for (body, want) in [
+        (
+            "    %s = ttg.memdesc_subslice %b1[0, 16] : !ttg.memdesc<16x32xf32, #shared, #smem, mutable> -> !ttg.memdesc<16x16xf32, #shared, #smem, mutable, 16x32>\n    %t = ttg.memdesc_trans %s {order = array<i32: 1, 0>} : !ttg.memdesc<16x16xf32, #shared, #smem, mutable, 16x32> -> !ttg.memdesc<16x16xf32, #shared_t, #smem, mutable, 32x16>\n",
+            "subslice",
+        ),
+        (
+            "    %t = ttg.memdesc_trans %buf {order = array<i32: 1, 0, 2>} : !ttg.memdesc<2x16x32xf32, #shared, #smem, mutable> -> !ttg.memdesc<16x2x32xf32, #shared, #smem, mutable>\n",
+            "last two dimensions",
+        ),
+        (
+            "    %p = ttg.local_alloc : () -> !ttg.memdesc<16x32xf32, #plain, #smem, mutable>\n    %t = ttg.memdesc_trans %p {order = array<i32: 1, 0>} : !ttg.memdesc<16x32xf32, #plain, #smem, mutable> -> !ttg.memdesc<32x16xf32, #plain, #smem, mutable>\n",
+            "no bwsim layout",
+        ),
+    ] {
+        let text = trans_module(body);
+        let l = bwsim_gluon::import_text("k.ttgir", &text, None, None);
+        let d = l.kernel.expect_err("refused");
+        let r = diag::render(&d, &l.source);
+        assert_eq!(d.len(), 1, "{r}");
+        assert!(r.contains("ttg.memdesc_trans") && r.contains(want), "{r}");
+    }
+}

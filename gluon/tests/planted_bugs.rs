@@ -1,16 +1,28 @@
 //! The checker catalogue's bugs planted in Gluon source (tests/gluon/planted_bugs.py), compiled
-//! to TTGIR and imported: the simulator reports the same diagnostic codes as for the catalogue's
-//! `.tile` kernels (tests/fail/), at the Python lines of the mistake; the correct variants run
-//! clean and compute the CPU reference's result.
+//! to TTGIR and imported: the simulator and the hazard checker report the same diagnostic codes
+//! as for the catalogue's `.tile` kernels (tests/fail/), at the Python lines of the mistake; the
+//! correct variants run clean, check clean and compute the CPU reference's result.
 //!
-//! `fence removed` (missing-fence) and `early release` (race / write-while-in-flight) are
-//! hazards the happens-before checker reports; their fixtures are imported and verified here,
-//! and their codes are asserted once `bwsim check` runs the checker.
+//! | planted bug | code | catalogue twin |
+//! |---|---|---|
+//! | wrong parity (add, matmul) | `deadlock` | ws_add_wrong_parity |
+//! | short expect (add, matmul) | `tx-mismatch` | short_expect_oob |
+//! | fence removed (add) | `missing-fence` | ws_add_no_load_fence |
+//! | fence removed (matmul epilogue) | `missing-fence` | missing_fence_store |
+//! | early release (add) | `race` | ws_add_no_load_fence with its release moved before the reads |
+//! | early release (matmul) | `write-while-in-flight` | mma_buffer_reuse |
+//!
+//! The checker runs as `bwsim check` runs it (`check::prepare_kernel`, `Prepared::explore`),
+//! over 8 schedules by default, `BWSIM_GLUON_SCHEDULES` otherwise; the rendered findings of the
+//! sm_100a fixtures are snapshotted in traces/gluon/ (at the default count).
 
 use bwsim_isa::launch::{self, LaunchPlan};
+use bwsim_isa::limits::Limits;
 use bwsim_isa::typeck::Checked;
 use bwsim_isa::verify::{verify, VerifyOptions};
 use bwsim_isa::{diag, Diagnostic, Kernel, SourceFile, Target};
+use bwsim_sim::check;
+use bwsim_sim::explore::{Exploration, ExploreOptions, Finding};
 use bwsim_sim::{Outcome, RunOptions, RunResult};
 use std::collections::BTreeSet;
 
@@ -268,8 +280,8 @@ fn correct_variants_run_clean_and_match_the_reference() {
     }
 }
 
-/// The hazards only the checker sees: the fixtures import and verify, ready for `bwsim check`
-/// (expected: missing-fence for `no_fence`, race or write-while-in-flight for `early_release`).
+/// The hazards only the checker sees are in the imported IR: the fence is gone, or the release
+/// moved (the checker's findings on them are asserted below).
 #[test]
 fn checker_only_bugs_import_and_verify() {
     for stem in [
@@ -332,5 +344,259 @@ fn checker_only_bugs_import_and_verify() {
             // The wait for the previous MMA before reusing its operands is gone.
             assert!(count(&k, "mbar.wait") < count(&kf, "mbar.wait"), "{stem}");
         }
+    }
+}
+
+/// Schedules per checker run: `BWSIM_GLUON_SCHEDULES`, else 8.
+fn schedules() -> (u64, bool) {
+    match std::env::var("BWSIM_GLUON_SCHEDULES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+    {
+        Some(n) => (n, true),
+        None => (8, false),
+    }
+}
+
+fn explore(p: &check::Prepared) -> Exploration {
+    let opts = ExploreOptions {
+        first_seed: 0,
+        schedules: schedules().0,
+        jobs: std::thread::available_parallelism().map_or(1, |n| n.get()).min(4),
+        stop_on_first_error: false,
+    };
+    p.explore(&opts, |_, _| {})
+}
+
+/// The checker over an imported fixture, as `bwsim check FILE.ttgir` runs it.
+fn check_fixture(stem: &str, target: Target) -> (Exploration, SourceFile) {
+    let (k, file) = import(stem);
+    let p = check::prepare_kernel(&k, &[], Some(target), Limits::default())
+        .unwrap_or_else(|d| panic!("{stem}:\n{}", diag::render(&d, &file)));
+    (explore(&p), file)
+}
+
+/// The checker over `.tile` source.
+fn check_tile(name: &str, src: &str, target: Target) -> Exploration {
+    let p = check::prepare(src, &[], Some(target)).unwrap_or_else(|d| {
+        panic!(
+            "{name}:\n{}",
+            diag::render(&d, &SourceFile::new(name, src.to_string()))
+        )
+    });
+    explore(&p)
+}
+
+fn catalogue_src(name: &str) -> String {
+    std::fs::read_to_string(format!(
+        "{}/../tests/fail/{name}.tile",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .expect("catalogue kernel")
+}
+
+fn error_codes(e: &Exploration) -> BTreeSet<String> {
+    e.findings
+        .iter()
+        .filter(|f| f.diagnostic.is_error())
+        .map(|f| f.diagnostic.code.clone())
+        .collect()
+}
+
+/// The 1-based lines of planted_bugs.py that contain `needle`.
+fn lines_of(needle: &str) -> Vec<usize> {
+    let py = std::fs::read_to_string(format!("{DIR}/planted_bugs.py")).expect("planted_bugs.py");
+    let v: Vec<usize> = py
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.contains(needle))
+        .map(|(i, _)| i + 1)
+        .collect();
+    assert!(!v.is_empty(), "no line with `{needle}`");
+    v
+}
+
+/// Every finding of `code`, with at least one.
+fn findings<'e>(e: &'e Exploration, code: &str, file: &SourceFile) -> Vec<&'e Finding> {
+    let v: Vec<_> = e.findings.iter().filter(|f| f.diagnostic.code == code).collect();
+    assert!(!v.is_empty(), "no {code}:\n{}", render(e, file));
+    v
+}
+
+/// The findings rendered as `bwsim check` prints them (without the schedule counts, which
+/// depend on how many ran).
+fn render(e: &Exploration, file: &SourceFile) -> String {
+    let d: Vec<_> = e
+        .findings
+        .iter()
+        .map(|f| check::annotate(f, &file.name, None))
+        .collect();
+    diag::render(&d, file)
+}
+
+/// The primary label's line, and every label's line.
+fn lines(d: &Diagnostic, file: &SourceFile) -> (usize, BTreeSet<usize>) {
+    let p = places(d, file);
+    assert!(p.iter().all(|(f, _)| f.ends_with("planted_bugs.py")), "{p:?}");
+    (p[0].1, p.iter().map(|x| x.1).collect())
+}
+
+fn snapshot(name: &str, rendered: &str) {
+    if schedules().1 {
+        return;
+    }
+    insta::with_settings!({
+        snapshot_path => "../../traces/gluon",
+        prepend_module_to_snapshot => false,
+    }, {
+        insta::assert_snapshot!(name, rendered);
+    });
+}
+
+fn both_targets() -> [(Target, &'static str); 2] {
+    [(Target::Sm100a, "sm_100a"), (Target::Sm90a, "sm_90a")]
+}
+
+#[test]
+fn ws_add_no_fence_is_a_missing_fence_at_the_python_lines() {
+    let copies = lines_of("tma.async_copy_global_to_shared(");
+    let copies: BTreeSet<usize> = copies.into_iter().take(2).collect();
+    let reads: BTreeSet<usize> = [
+        lines_of("a_val = a_bufs.index(load_index).load(layout)")[0],
+        lines_of("b_val = b_bufs.index(load_index).load(layout)")[0],
+    ]
+    .into();
+    // The correct release, after the reads (the other arrive is the early release).
+    let release = lines_of("mbarrier.arrive(load_empty_bars.index(load_index), count=1)")[1];
+    for (target, t) in both_targets() {
+        let (e, file) = check_fixture(&format!("bug_ws_add_no_fence.{t}"), target);
+        let twin = check_tile(
+            "ws_add_no_load_fence",
+            &catalogue_src("ws_add_no_load_fence"),
+            target,
+        );
+        assert_eq!(
+            error_codes(&e),
+            BTreeSet::from(["missing-fence".to_string()]),
+            "{t}"
+        );
+        assert_eq!(error_codes(&e), error_codes(&twin), "{t}");
+        for f in findings(&e, "missing-fence", &file) {
+            let (primary, all) = lines(&f.diagnostic, &file);
+            assert!(copies.contains(&primary), "{primary}");
+            assert!(all.contains(&release), "{all:?}");
+            assert!(all.iter().any(|l| reads.contains(l)), "{all:?}");
+        }
+        let r = render(&e, &file);
+        assert!(
+            r.contains("tma.async_copy_global_to_shared(a_desc, [xoff, yoff], bar, a_bufs.index(index))")
+                && r.contains("a_val = a_bufs.index(load_index).load(layout)"),
+            "{r}"
+        );
+        if target == Target::Sm100a {
+            snapshot("ws_add_no_fence", &r);
+        }
+    }
+}
+
+/// The catalogue's warp-specialized add (tests/fail/ws_add_no_load_fence.tile, whose only
+/// mistake is the missing fence) with its release moved before the reads, as the Gluon bug has
+/// it: the `.tile` twin of `early_release`.
+fn ws_add_early_release_tile() -> String {
+    let src = catalogue_src("ws_add_no_load_fence");
+    let arrive = "        mbar.arrive load_empty_bars[load_index], count=1\n";
+    let wait = "        mbar.wait load_ready_bars[load_index], load_phase\n";
+    assert_eq!((src.matches(arrive).count(), src.matches(wait).count()), (1, 1));
+    src.replace(arrive, "").replace(wait, &format!("{wait}{arrive}"))
+}
+
+#[test]
+fn ws_add_early_release_is_a_race_at_the_python_lines() {
+    let copies: BTreeSet<usize> = lines_of("tma.async_copy_global_to_shared(")
+        .into_iter()
+        .take(2)
+        .collect();
+    let reads: BTreeSet<usize> = [
+        lines_of("a_val = a_bufs.index(load_index).load(layout)")[0],
+        lines_of("b_val = b_bufs.index(load_index).load(layout)")[0],
+    ]
+    .into();
+    let twin_src = ws_add_early_release_tile();
+    for (target, t) in both_targets() {
+        let (e, file) = check_fixture(&format!("bug_ws_add_early_release.{t}"), target);
+        let twin = check_tile("ws_add_early_release", &twin_src, target);
+        assert!(error_codes(&e).contains("race"), "{t}:\n{}", render(&e, &file));
+        assert_eq!(error_codes(&e), error_codes(&twin), "{t}");
+        for f in findings(&e, "race", &file) {
+            // The generic read and the next TMA load into the buffer it handed back.
+            let (_, all) = lines(&f.diagnostic, &file);
+            assert!(all.iter().any(|l| copies.contains(l)), "{all:?}");
+            assert!(all.iter().any(|l| reads.contains(l)), "{all:?}");
+        }
+        if target == Target::Sm100a {
+            snapshot("ws_add_early_release", &render(&e, &file));
+        }
+    }
+}
+
+#[test]
+fn pipelined_matmul_no_fence_is_a_missing_fence_at_the_python_lines() {
+    let store = lines_of("c_smem.store(c.to(dtype))")[0];
+    let tma_store = lines_of("tma.async_copy_shared_to_global(c_desc, [off_m, off_n], c_smem)")[0];
+    let (e, file) = check_fixture("bug_pipelined_matmul_no_fence.sm_100a", Target::Sm100a);
+    let twin = check_tile(
+        "missing_fence_store",
+        &catalogue_src("missing_fence_store"),
+        Target::Sm100a,
+    );
+    assert_eq!(error_codes(&e), BTreeSet::from(["missing-fence".to_string()]));
+    assert_eq!(error_codes(&e), error_codes(&twin));
+    let f = findings(&e, "missing-fence", &file);
+    assert_eq!(f.len(), 1);
+    let (primary, all) = lines(&f[0].diagnostic, &file);
+    assert_eq!((primary, all), (tma_store, BTreeSet::from([store, tma_store])));
+    snapshot("pipelined_matmul_no_fence", &render(&e, &file));
+}
+
+#[test]
+fn pipelined_matmul_early_release_overwrites_operands_in_flight() {
+    let mma = lines_of("tcgen05_mma(a, b, self.acc_tmem, use_acc=self.use_acc)")[0];
+    let loads: BTreeSet<usize> = [
+        lines_of("tma.async_copy_global_to_shared(a_desc, [off_m, k], bar, a_bufs.index(index))")[0],
+        lines_of("tma.async_copy_global_to_shared(b_desc, [k, off_n], bar, b_bufs.index(index))")[0],
+    ]
+    .into();
+    let (e, file) = check_fixture("bug_pipelined_matmul_early_release.sm_100a", Target::Sm100a);
+    let twin = check_tile(
+        "mma_buffer_reuse",
+        &catalogue_src("mma_buffer_reuse"),
+        Target::Sm100a,
+    );
+    let codes = error_codes(&e);
+    assert!(codes.contains("write-while-in-flight"), "{codes:?}");
+    assert!(codes.is_superset(&error_codes(&twin)), "{codes:?}");
+    // The TMA loads of both operands overwrite a buffer the MMA of an earlier step may still
+    // read.
+    let mut seen = BTreeSet::new();
+    for f in findings(&e, "write-while-in-flight", &file) {
+        let (primary, all) = lines(&f.diagnostic, &file);
+        assert!(all.contains(&mma), "{all:?}");
+        if loads.contains(&primary) {
+            seen.insert(primary);
+        }
+    }
+    assert_eq!(seen, loads);
+    snapshot("pipelined_matmul_early_release", &render(&e, &file));
+}
+
+#[test]
+fn fixed_variants_check_clean() {
+    for (stem, target) in [
+        ("bug_ws_add_fixed.sm_100a", Target::Sm100a),
+        ("bug_ws_add_fixed.sm_90a", Target::Sm90a),
+        ("bug_pipelined_matmul_fixed.sm_100a", Target::Sm100a),
+    ] {
+        let (e, file) = check_fixture(stem, target);
+        assert!(e.findings.is_empty(), "{stem}:\n{}", render(&e, &file));
     }
 }

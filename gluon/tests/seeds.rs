@@ -1,73 +1,61 @@
 //! Every seed kernel imported from its TTGIR fixture (tests/gluon/) runs in the simulator with
 //! the same outputs as its hand-written `.tile` twin (kernels/tiles/), element for element,
-//! from the same inputs; and runs clean over many schedules.
+//! from the same inputs; and checks clean: the hazard checker, run as `bwsim check` runs it
+//! (`bwsim_sim::check::prepare_kernel`, then `Prepared::explore`), finds no error over its
+//! schedules.
 //!
-//! The fixtures' launch sidecars equal their twins' launch sections; the runs use the twins'
-//! launch with smaller problem shapes where the twin's are slow in a debug build (the TTGIR is
-//! compiled for block sizes only: shapes are runtime values). The default suite runs
-//! `BWSIM_GLUON_SCHEDULES` schedules per kernel (default 3 for the adds, gathers and copies, 1
-//! for the matmuls); `BWSIM_GLUON_SCHEDULES=200 cargo test --release -p bwsim-gluon --test seeds`
-//! is the full sweep.
+//! The fixtures' launch sidecars equal their twins' launch sections (by name: a sidecar leaves
+//! out the tensors and parameters its kernel does not have, the scale factors of gemm_async's
+//! block-scaled variants); the runs use the twins' launch with smaller problem shapes where the
+//! twin's are slow in a debug build (the TTGIR is compiled for block sizes only: shapes are
+//! runtime values), and the checker runs the sidecar's launch, shrunk the same way.
+//!
+//! `BWSIM_GLUON_SCHEDULES=N` sets the schedules per kernel, for the comparison and for the
+//! checker (default: 3 and 4 for the adds, gathers and copies, 1 and 2 for the matmuls); with
+//! it set, the checker runs the sidecars' full launches. The full sweep:
+//! `BWSIM_GLUON_SCHEDULES=200 cargo test --release -p bwsim-gluon --test seeds`.
 
 use bwsim_isa::consts::Override;
-use bwsim_isa::launch::{self, HostTensor, LaunchPlan};
+use bwsim_isa::launch::{self, ArgValue, HostTensor, LaunchPlan};
 use bwsim_isa::typeck::Checked;
 use bwsim_isa::verify::{verify, VerifyOptions};
 use bwsim_isa::{diag, Kernel, SourceFile, Target};
+use bwsim_sim::check;
+use bwsim_sim::explore::ExploreOptions;
 use bwsim_sim::{Outcome, RunOptions};
 use std::path::PathBuf;
 
-/// (fixture stem, twin kernel name, target, heavy)
-const FIXTURES: &[(&str, &str, Target, bool)] = &[
-    (
-        "elementwise_add_tma",
-        "elementwise_add_tma",
-        Target::Sm100a,
-        false,
-    ),
-    ("elementwise_add_tma", "elementwise_add_tma", Target::Sm90a, false),
-    ("elementwise_add_ws", "elementwise_add_ws", Target::Sm100a, false),
-    ("elementwise_add_ws", "elementwise_add_ws", Target::Sm90a, false),
-    ("async_gather", "async_gather", Target::Sm100a, false),
-    ("async_scatter", "async_scatter", Target::Sm100a, false),
-    ("tcgen05_copy", "tcgen05_copy", Target::Sm100a, false),
-    ("matmul_pipelined", "matmul_pipelined", Target::Sm100a, true),
-    ("matmul_pipelined", "matmul_pipelined", Target::Sm90a, true),
-    ("persistent_matmul", "persistent_matmul", Target::Sm100a, true),
-    ("persistent_matmul", "persistent_matmul", Target::Sm90a, true),
-    (
-        "persistent_matmul_pipelined",
-        "persistent_matmul_pipelined",
-        Target::Sm100a,
-        true,
-    ),
-    (
-        "persistent_matmul_pipelined",
-        "persistent_matmul_pipelined",
-        Target::Sm90a,
-        true,
-    ),
-    (
-        "matmul_warp_specialized",
-        "matmul_warp_specialized",
-        Target::Sm100a,
-        true,
-    ),
-    ("matmul_accumulate", "matmul_accumulate", Target::Sm100a, true),
-    (
-        "matmul_fused_gather_scatter",
-        "matmul_fused_gather_scatter",
-        Target::Sm100a,
-        true,
-    ),
+/// (fixture stem, target, heavy)
+const FIXTURES: &[(&str, Target, bool)] = &[
+    ("elementwise_add_tma", Target::Sm100a, false),
+    ("elementwise_add_tma", Target::Sm90a, false),
+    ("elementwise_add_ws", Target::Sm100a, false),
+    ("elementwise_add_ws", Target::Sm90a, false),
+    ("async_gather", Target::Sm100a, false),
+    ("async_scatter", Target::Sm100a, false),
+    ("tcgen05_copy", Target::Sm100a, false),
+    ("gemm_async", Target::Sm100a, false),
+    ("matmul_pipelined", Target::Sm100a, true),
+    ("matmul_pipelined", Target::Sm90a, true),
+    ("persistent_matmul", Target::Sm100a, true),
+    ("persistent_matmul", Target::Sm90a, true),
+    ("persistent_matmul_pipelined", Target::Sm100a, true),
+    ("persistent_matmul_pipelined", Target::Sm90a, true),
+    ("matmul_warp_specialized", Target::Sm100a, true),
+    ("matmul_accumulate", Target::Sm100a, true),
+    ("matmul_fused_gather_scatter", Target::Sm100a, true),
 ];
 
 fn fixture_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/gluon")
 }
 
+fn ttgir_path(stem: &str, target: Target) -> PathBuf {
+    fixture_dir().join(format!("{stem}.{}.ttgir", target.name()))
+}
+
 fn import(stem: &str, target: Target) -> (Kernel, SourceFile) {
-    let path = fixture_dir().join(format!("{stem}.{}.ttgir", target.name()));
+    let path = ttgir_path(stem, target);
     let l = bwsim_gluon::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     match l.kernel {
         Ok(k) => (k, l.source),
@@ -101,15 +89,14 @@ fn plan(c: &Checked, file: &SourceFile) -> LaunchPlan {
     launch::resolve(c, l).unwrap_or_else(|d| panic!("launch:\n{}", diag::render(&d, file)))
 }
 
-fn schedules(heavy: bool) -> u64 {
-    match std::env::var("BWSIM_GLUON_SCHEDULES")
+fn env_schedules() -> Option<u64> {
+    std::env::var("BWSIM_GLUON_SCHEDULES")
         .ok()
         .and_then(|s| s.parse().ok())
-    {
-        Some(n) => n,
-        None if heavy => 1,
-        None => 3,
-    }
+}
+
+fn heavy(stem: &str, target: Target) -> bool {
+    FIXTURES.iter().any(|f| f.0 == stem && f.1 == target && f.2)
 }
 
 /// Smaller launch shapes for the runs (twin constants that only size the launch).
@@ -121,12 +108,38 @@ fn shapes(stem: &str) -> &'static [(&'static str, &'static str)] {
     }
 }
 
+/// The same shrinking as [`shapes`], as text replacements in the sidecar launch section.
+fn sidecar_shapes(stem: &str) -> &'static [(&'static str, &'static str)] {
+    match stem {
+        "elementwise_add_tma" | "elementwise_add_ws" => &[
+            ("grid = [32]", "grid = [2]"),
+            ("[1000, 2000]", "[64, 400]"),
+            ("xnumel = 1000", "xnumel = 64"),
+            ("ynumel = 2000", "ynumel = 400"),
+        ],
+        _ => &[],
+    }
+}
+
 fn outputs(r: &bwsim_sim::RunResult, plan: &LaunchPlan) -> Vec<HostTensor> {
     plan.outputs.iter().map(|&i| r.tensors[i].clone()).collect()
 }
 
+/// A plan's arguments with tensors named, so plans with different tensor lists compare.
+fn named_args(plan: &LaunchPlan) -> Vec<(String, String)> {
+    plan.args
+        .iter()
+        .map(|(n, a)| {
+            let v = match a {
+                ArgValue::Tensor(i) => format!("tensor {}", plan.tensors[*i].name),
+                other => format!("{other:?}"),
+            };
+            (n.clone(), v)
+        })
+        .collect()
+}
+
 fn same_outputs(stem: &str, target: Target) {
-    let heavy = FIXTURES.iter().any(|f| f.0 == stem && f.2 == target && f.3);
     let (imported, isrc) = import(stem, target);
     let twin_src = bwsim_kernels::find(stem).expect("bundled twin").source;
     let twin = bwsim_isa::parser::parse(twin_src).expect("twin parses");
@@ -134,23 +147,50 @@ fn same_outputs(stem: &str, target: Target) {
     let ct = check(&twin, target, &tfile, &[]);
     let ci = check(&imported, target, &isrc, &[]);
     let tplan = plan(&ct, &tfile);
-    // The sidecar launch of the fixture is the twin's launch, value for value.
+    // The sidecar launch of the fixture is the twin's launch, value for value, by name.
     let iplan = plan(&ci, &isrc);
     assert_eq!(iplan.grid, tplan.grid, "{stem}: grid");
-    assert_eq!(iplan.args, tplan.args, "{stem}: arguments");
-    assert_eq!(iplan.outputs, tplan.outputs, "{stem}: outputs");
-    assert_eq!(iplan.tensors.len(), tplan.tensors.len());
-    for (a, b) in iplan.tensors.iter().zip(&tplan.tensors) {
+    assert_eq!(iplan.cluster, tplan.cluster, "{stem}: cluster");
+    let twin_args = named_args(&tplan);
+    for a in named_args(&iplan) {
+        assert!(twin_args.contains(&a), "{stem}: argument {a:?} is not the twin's");
+    }
+    for t in &iplan.tensors {
+        let b = tplan
+            .tensor(&t.name)
+            .map(|i| &tplan.tensors[i])
+            .unwrap_or_else(|| panic!("{stem}: the twin has no tensor `{}`", t.name));
         assert_eq!(
-            (&a.name, a.dtype, &a.shape, &a.init),
-            (&b.name, b.dtype, &b.shape, &b.init),
-            "{stem}: tensor"
+            (t.dtype, &t.shape, &t.init),
+            (b.dtype, &b.shape, &b.init),
+            "{stem}: tensor `{}`",
+            t.name
         );
     }
-    // Run with the twin's launch (at the test shapes): both kernels take the same arguments.
+    let names =
+        |p: &LaunchPlan| -> Vec<String> { p.outputs.iter().map(|&i| p.tensors[i].name.clone()).collect() };
+    assert_eq!(names(&iplan), names(&tplan), "{stem}: outputs");
+    // Run with the twin's launch (at the test shapes), the imported kernel's parameters bound
+    // to the twin's values of the same names.
     let ct = check(&twin, target, &tfile, shapes(stem));
     let tplan = plan(&ct, &tfile);
-    for seed in 0..schedules(heavy) {
+    let rplan = LaunchPlan {
+        args: iplan
+            .args
+            .iter()
+            .map(|(n, _)| {
+                tplan
+                    .args
+                    .iter()
+                    .find(|(m, _)| m == n)
+                    .cloned()
+                    .unwrap_or_else(|| panic!("{stem}: the twin has no parameter `{n}`"))
+            })
+            .collect(),
+        ..tplan.clone()
+    };
+    let runs = env_schedules().unwrap_or(if heavy(stem, target) { 1 } else { 3 });
+    for seed in 0..runs {
         let inputs = launch::materialize(&tplan, 1000 + seed).expect("within the memory limit");
         let opts = RunOptions {
             seed,
@@ -158,7 +198,7 @@ fn same_outputs(stem: &str, target: Target) {
             ..RunOptions::default()
         };
         let rt = bwsim_sim::run(&ct, &tplan, inputs.clone(), &opts);
-        let ri = bwsim_sim::run(&ci, &tplan, inputs, &opts);
+        let ri = bwsim_sim::run(&ci, &rplan, inputs, &opts);
         assert_eq!(
             rt.outcome,
             Outcome::Completed,
@@ -194,7 +234,7 @@ fn same_outputs(stem: &str, target: Target) {
                 );
             }
         }
-        let (ot, oi) = (outputs(&rt, &tplan), outputs(&ri, &tplan));
+        let (ot, oi) = (outputs(&rt, &tplan), outputs(&ri, &rplan));
         for (t, i) in ot.iter().zip(&oi) {
             assert_eq!((t.dtype, &t.shape), (i.dtype, &i.shape));
             let n = t.numel();
@@ -210,11 +250,69 @@ fn same_outputs(stem: &str, target: Target) {
     }
 }
 
+/// The hazard checker over the imported kernel, as `bwsim check FILE.ttgir` runs it: no error
+/// in any schedule.
+fn checks_clean(stem: &str, target: Target) {
+    let path = ttgir_path(stem, target);
+    let text = std::fs::read_to_string(&path).expect("fixture");
+    let lpath = bwsim_gluon::launch_path_for(&path).expect("a launch sidecar");
+    let mut ltext = std::fs::read_to_string(&lpath).expect("sidecar");
+    let schedules = env_schedules();
+    if schedules.is_none() {
+        for (from, to) in sidecar_shapes(stem) {
+            assert!(ltext.contains(from), "{}: no `{from}`", lpath.display());
+            ltext = ltext.replace(from, to);
+        }
+    }
+    let l = bwsim_gluon::import_text(
+        &path.display().to_string(),
+        &text,
+        path.parent(),
+        Some((lpath.display().to_string(), ltext)),
+    );
+    let file = l.source;
+    let k = l
+        .kernel
+        .unwrap_or_else(|d| panic!("{stem} does not import:\n{}", diag::render(&d, &file)));
+    let p = check::prepare_kernel(&k, &[], Some(target), bwsim_isa::limits::Limits::default())
+        .unwrap_or_else(|d| panic!("{stem}:\n{}", diag::render(&d, &file)));
+    let opts = ExploreOptions {
+        first_seed: 0,
+        schedules: schedules.unwrap_or(if heavy(stem, target) { 2 } else { 4 }),
+        jobs: std::thread::available_parallelism().map_or(1, |n| n.get()).min(4),
+        stop_on_first_error: false,
+    };
+    let e = p.explore(&opts, |_, _| {});
+    assert_eq!(e.schedules, opts.schedules);
+    let errors: Vec<_> = e
+        .findings
+        .iter()
+        .filter(|f| f.diagnostic.is_error())
+        .map(|f| check::annotate(f, &file.name, Some(e.schedules)))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "{stem} ({}) over {} schedules:\n{}",
+        target.name(),
+        e.schedules,
+        diag::render(&errors, &file)
+    );
+}
+
 macro_rules! seed_tests {
     ($($name:ident: $stem:literal, $target:expr;)*) => {$(
-        #[test]
-        fn $name() {
-            same_outputs($stem, $target);
+        mod $name {
+            use super::*;
+
+            #[test]
+            fn same_outputs_as_the_twin() {
+                same_outputs($stem, $target);
+            }
+
+            #[test]
+            fn checks_clean() {
+                super::checks_clean($stem, $target);
+            }
         }
     )*};
 }
@@ -227,6 +325,7 @@ seed_tests! {
     async_gather_sm100: "async_gather", Target::Sm100a;
     async_scatter_sm100: "async_scatter", Target::Sm100a;
     tcgen05_copy_sm100: "tcgen05_copy", Target::Sm100a;
+    gemm_async_sm100: "gemm_async", Target::Sm100a;
     matmul_pipelined_sm100: "matmul_pipelined", Target::Sm100a;
     matmul_pipelined_sm90: "matmul_pipelined", Target::Sm90a;
     persistent_matmul_sm100: "persistent_matmul", Target::Sm100a;
@@ -252,7 +351,7 @@ fn every_fixture_has_a_test() {
             continue;
         }
         assert!(
-            FIXTURES.iter().any(|f| f.0 == stem && f.2.name() == target),
+            FIXTURES.iter().any(|f| f.0 == stem && f.1.name() == target),
             "{name} is not compared with its twin"
         );
     }

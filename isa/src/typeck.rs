@@ -2671,11 +2671,21 @@ impl<'k> Cx<'k> {
 }
 
 /// Bytes a shared buffer occupies: rows of an NVMMA-swizzled layout are padded to the span.
+/// A row runs along the contiguous dimension: the last one, the second to last of a
+/// transposed (MN-major) NVMMA buffer (stored with its last two dimensions swapped).
 pub fn smem_bytes(dtype: DType, shape: &[u32], layout: &SmemLayout) -> u32 {
-    let inner = shape.last().copied().unwrap_or(1) as u64;
-    let outer: u64 = shape[..shape.len().saturating_sub(1)]
+    let r = shape.len();
+    let contiguous = if matches!(layout, SmemLayout::Nvmma { transposed: true, .. }) && r >= 2 {
+        r - 2
+    } else {
+        r.saturating_sub(1)
+    };
+    let inner = shape.get(contiguous).copied().unwrap_or(1) as u64;
+    let outer: u64 = shape
         .iter()
-        .fold(1u64, |a, &x| a.saturating_mul(x as u64));
+        .enumerate()
+        .filter(|&(i, _)| i != contiguous)
+        .fold(1u64, |a, (_, &x)| a.saturating_mul(x as u64));
     let mut row = (inner * dtype.bits() as u64).div_ceil(8);
     let span = layout.swizzle().bytes() as u64;
     if span > 0 && row < span {
@@ -2746,5 +2756,46 @@ fn number_block(b: &Block, counter: &mut usize, pre: &mut HashMap<usize, (usize,
             _ => {}
         }
         pre.insert(s as *const Stmt as usize, (me, *counter - 1));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn nvmma(transposed: bool) -> SmemLayout {
+        SmemLayout::Nvmma {
+            swizzle: Swizzle::B128,
+            transposed,
+        }
+    }
+
+    #[test]
+    fn smem_bytes_pads_rows_along_the_contiguous_dimension() {
+        // [16, 32] f32: 16 rows of 128 bytes; seen transposed as [32, 16], the same rows.
+        assert_eq!(smem_bytes(DType::F32, &[16, 32], &nvmma(false)), 2048);
+        assert_eq!(smem_bytes(DType::F32, &[32, 16], &nvmma(true)), 2048);
+        // [2, 64, 16] f16 transposed: 2 x 16 rows of 64 elements (128 bytes).
+        assert_eq!(smem_bytes(DType::F16, &[2, 64, 16], &nvmma(true)), 4096);
+        // Not transposed: 2 x 64 rows of 32 bytes, each padded to the 128-byte span.
+        assert_eq!(smem_bytes(DType::F16, &[2, 64, 16], &nvmma(false)), 16384);
+        assert_eq!(smem_bytes(DType::F32, &[16], &nvmma(true)), 128);
+        assert_eq!(smem_bytes(DType::F32, &[16, 32], &SmemLayout::Plain), 2048);
+    }
+
+    #[test]
+    fn a_transposed_reinterpret_of_a_buffer_fits_its_bytes() {
+        let src = "kernel k {\n  target sm_100a\n  num_warps 4\n  let buf = smem.alloc f32[2, 16, 32], nvmma(128)\n  let t = smem.reinterpret buf[1], f32[32, 16], nvmma(128, transposed=true)\n  let u = smem.reinterpret buf, f32[2, 32, 16], nvmma(128, transposed=true)\n  let w = smem.reinterpret buf, f32[3, 32, 16], nvmma(128, transposed=true)\n}\n";
+        let k = crate::parser::parse(src).expect("parses");
+        let (c, d) = crate::verify::verify(&k, &crate::verify::VerifyOptions::default());
+        assert!(c.is_none());
+        // Only the reinterpret of three matrices (6144 bytes) exceeds the 4096-byte buffer.
+        let codes: Vec<_> = d
+            .iter()
+            .filter(|d| d.is_error())
+            .map(|d| d.code.as_str())
+            .collect();
+        assert_eq!(codes, ["smem-reinterpret"], "{d:?}");
+        assert!(d[0].message.contains("6144"), "{}", d[0].message);
     }
 }

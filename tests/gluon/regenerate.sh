@@ -12,6 +12,11 @@ cd "$(dirname "$0")/../.."
 src=tests/gluon
 out=${1:-$src}
 mkdir -p "$out"
+# A private Triton cache: a cached kernel compiled from a copy of these sources elsewhere carries
+# that copy's file locations.
+TRITON_CACHE_DIR=$(mktemp -d)
+export TRITON_CACHE_DIR
+trap 'rm -rf "$TRITON_CACHE_DIR"' EXIT
 gen() {
     local name=$1
     shift
@@ -53,6 +58,8 @@ gen tcgen05_copy.sm_100a $src/tcgen05_copy.py tcgen05_copy_kernel --target sm_10
     --arg 'in_ptr=*fp32' --arg 'out_ptr=*fp32' -D M=128 -D N=64 \
     -D 'smem_layout=gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=32, rank=2)' \
     -D 'tmem_layout=TensorMemoryLayout(block=(128, 64), col_stride=1)'
+gen gemm_async.sm_100a $src/gemm_async.py gemm_async_kernel --target sm_100a --num-warps 4 \
+    --arg 'a_desc=desc<fp16[128, 64]>' --arg 'b_desc=desc<fp16[128, 64]>' --arg 'out_ptr=*fp32'
 gen matmul_accumulate.sm_100a $src/tcgen05_copy.py matmul_accumulate_kernel --target sm_100a --num-warps 4 \
     --arg 'a_desc=desc<fp16[128, 64]>' --arg 'b_desc=desc<fp16[64, 128]>' --arg 'c_desc=desc<fp32[128, 128]>' \
     --arg 'd_ptr=*fp32' --arg d_stride_m=i32 --arg d_stride_n=i32 \
