@@ -486,7 +486,12 @@ fn judge(
         Outcome::Trap { error, code, .. } => {
             let gpu_desc = format!("trap: {error} ({code})");
             match (&case.check, &sim.trap) {
-                (Check::Trap(want), Some(t)) if sim_trap_code(t) == code && *want == code => Verdict::Pass,
+                (Check::Trap(want), Some(t)) if sim_trap_code(t) == code && *want == code => {
+                    report
+                        .notes
+                        .push(format!("GPU and simulator both trapped: {code} ({})", t.reason));
+                    Verdict::Pass
+                }
                 (Check::Trap(want), _) => {
                     Verdict::Fail(format!("expected {want}; GPU {gpu_desc}; simulator {sim_desc}"))
                 }

@@ -228,6 +228,9 @@ pub struct Engine<'p> {
     /// Per instruction: the operand shapes of its op, found on its first execution (view and
     /// tile shapes at one instruction are the type checker's, the same every time).
     shapes: Vec<Option<Shapes>>,
+    /// The kernel's register tiles exceed 255 registers per thread (occupancy estimate): its
+    /// wgmmas pay the chip's `wgmma_spill_cycles` per instruction and run one at a time.
+    spills: bool,
 }
 
 /// What an op's operands look like, cached per instruction.
@@ -472,6 +475,7 @@ impl<'p> Engine<'p> {
             lookahead,
             tile_pc: vec![0; prog.code.len()],
             shapes: vec![None; prog.code.len()],
+            spills: false,
         };
         for _ in 0..ctas_per_sm {
             for sm in 0..chip.sms {
@@ -539,6 +543,12 @@ impl<'p> Engine<'p> {
     }
 
     /// Run to the end; the kernel's cycles and counters.
+    /// Time the wgmmas as spilling (see [`crate::chips::Chip::wgmma_spill_cycles`]).
+    pub fn with_spills(mut self, spills: bool) -> Engine<'p> {
+        self.spills = spills;
+        self
+    }
+
     pub fn run(mut self) -> Result<EngineResult, TimingError> {
         while let Some(ev) = self.heap.pop() {
             self.stats.events += 1;
@@ -1456,15 +1466,23 @@ impl<'p> Engine<'p> {
                     }
                 };
                 let dur = cost::wgmma_cycles(&chip, m, n, k, kind);
+                let spills = self.spills;
                 let cta = self.cta(c);
                 let ag = &cta.agents[a as usize];
                 let groups = (ag.warps / 4).max(1);
                 let instrs = cost::mma_instrs(m, k, kind, true).div_ceil(groups);
-                let issue = t0 + chip.mma_issue_cycles * instrs as f64;
+                let mut issue = t0 + chip.mma_issue_cycles * instrs as f64;
                 let start = (t0 + chip.mma_issue_cycles)
                     .max(ag.wg_free)
                     .max(self.sms[sm].tensor.free);
-                let end = self.sms[sm].tensor.reserve(start, dur);
+                let mut end = self.sms[sm].tensor.reserve(start, dur);
+                if spills {
+                    // ptxas swaps the accumulator's 64-row blocks through local memory
+                    // around their instructions and waits for each: the warpgroup is held
+                    // until the last completes.
+                    end += cost::wgmma_spill(&chip, (m / 64).div_ceil(groups));
+                    issue = issue.max(end + chip.mma_latency);
+                }
                 let ag = &mut self.cta(c).agents[a as usize];
                 ag.wg_free = end;
                 ag.wgmma.push_back(end + chip.mma_latency);

@@ -247,7 +247,7 @@ impl TimingReport {
         if self.needs.spills {
             let _ = writeln!(
                 s,
-                "  note          the register estimate exceeds 255 per thread: hardware would spill, which the model does not time"
+                "  note          the register estimate exceeds 255 per thread: the accumulator spills to local memory and every wgmma waits for it"
             );
         }
         s
@@ -332,7 +332,8 @@ pub fn time(checked: &Checked, plan: &LaunchPlan, opts: &TimeOptions) -> Result<
         hbm_bin,
         opts.max_events,
         opts.lookahead_cycles,
-    );
+    )
+    .with_spills(needs.spills);
     let r = eng.run()?;
     let cycles = r.cycles.max(1.0);
     let seconds = cycles * chip.cycle_s();

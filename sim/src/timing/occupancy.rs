@@ -10,8 +10,9 @@
 //!   (an f32 128 x 256 accumulator over 256 threads is 128 registers) plus 32 for addresses
 //!   and scalars, at most 255.
 //!
-//! Spilling (a tile that needs more than 255 registers) is not modelled; [`Needs::spills`] says
-//! when it would happen.
+//! A kernel whose estimate exceeds 255 registers per thread spills: [`Needs::spills`] says so,
+//! and the engine then times every wgmma of it with the chip's `wgmma_spill_cycles` (the
+//! accumulator round trip through local memory that ptxas inserts around each instruction).
 
 use crate::chips::Chip;
 use crate::lower::Program;

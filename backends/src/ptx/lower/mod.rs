@@ -1321,12 +1321,41 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             let Some(cur) = self.lookup_var(&n).cloned() else {
                 continue;
             };
+            // A register tile that no other binding shares serves as its own phi: the back
+            // edge then writes the next value over it. Copying it instead would keep two
+            // accumulators live across the loop, and ptxas serializes every wgmma of a loop
+            // whose accumulator is moved between register sets (C7511, "insufficient register
+            // resources for the wgmma pipeline").
+            if let Val::Tile(t) = &cur {
+                if !self.tile_regs_shared(&n, &t.regs) {
+                    phis.push((n, cur));
+                    continue;
+                }
+            }
             let phi = self.fresh_like(&cur, span)?;
             self.parallel_copy(&[(phi.clone(), cur)], span)?;
             self.rebind(&n, phi.clone());
             phis.push((n, phi));
         }
         Ok(phis)
+    }
+
+    /// Whether a binding other than `name`'s innermost one holds any of `regs`.
+    fn tile_regs_shared(&self, name: &str, regs: &[Reg]) -> bool {
+        fn holds(v: &Val, set: &BTreeSet<String>) -> bool {
+            match v {
+                Val::Tile(t) => t.regs.iter().any(|r| set.contains(&r.to_string())),
+                Val::Tuple(vs) => vs.iter().any(|x| holds(x, set)),
+                _ => false,
+            }
+        }
+        let set: BTreeSet<String> = regs.iter().map(|r| r.to_string()).collect();
+        let owner = self.scopes.iter().rposition(|s| s.contains_key(name));
+        self.scopes.iter().enumerate().any(|(i, scope)| {
+            scope
+                .iter()
+                .any(|(n, v)| !(Some(i) == owner && n == name) && holds(v, &set))
+        })
     }
 
     /// Fresh registers with the shape of a value.
