@@ -220,7 +220,8 @@ fn a_spilling_accumulator_pays_per_row_block() {
     spill.chip.wgmma_spill_cycles = 1000.0;
     let t0 = time_with(&four, &[], &free);
     let t1 = time_with(&four, &[], &spill);
-    assert!(t1.report.needs.spills);
+    assert!(t1.report.needs.spills && t1.report.spill_charged);
+    assert!(!t0.report.spill_charged);
     assert_eq!(t1.report.cycles - t0.report.cycles, 2.0 * 1000.0);
     let t8 = time_with(WGMMA_ONE, &[], &spill);
     assert!(!t8.report.needs.spills);

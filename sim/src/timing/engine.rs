@@ -50,6 +50,8 @@ pub struct Stats {
     pub ctas: u64,
     pub events: u64,
     pub instructions: u64,
+    /// wgmmas timed as spilling (see [`Engine::with_spills`]).
+    pub spilled_wgmmas: u64,
 }
 
 /// Everything the engine measured.
@@ -1481,6 +1483,7 @@ impl<'p> Engine<'p> {
                     // around their instructions and waits for each: the warpgroup is held
                     // until the last completes.
                     end += cost::wgmma_spill(&chip, (m / 64).div_ceil(groups));
+                    self.stats.spilled_wgmmas += 1;
                     issue = issue.max(end + chip.mma_latency);
                 }
                 let ag = &mut self.cta(c).agents[a as usize];

@@ -197,6 +197,9 @@ pub struct TimingReport {
     /// The unit that bounds the kernel, or "latency" when none is near saturation.
     pub critical: String,
     pub needs: Needs,
+    /// Whether the model charged the spill `needs.spills` predicts (wgmma accumulators on a
+    /// chip with `wgmma_spill_cycles`; other spills are flagged only).
+    pub spill_charged: bool,
     pub occupancy: Occupancy,
     /// Engine work, for the curious.
     pub ctas: u64,
@@ -244,10 +247,15 @@ impl TimingReport {
             100.0 * u.alu
         );
         let _ = writeln!(s, "  critical      {}", self.critical);
-        if self.needs.spills {
+        if self.needs.spills && self.spill_charged {
             let _ = writeln!(
                 s,
-                "  note          the register estimate exceeds 255 per thread: the accumulator spills to local memory and every wgmma waits for it"
+                "  note          the register estimate exceeds 255 per thread: the accumulator spills to local memory and every wgmma waits for it (timed)"
+            );
+        } else if self.needs.spills {
+            let _ = writeln!(
+                s,
+                "  note          the register estimate exceeds 255 per thread at its largest register tile: hardware would spill there; the model times only wgmma accumulator spills"
             );
         }
         s
@@ -381,6 +389,7 @@ pub fn time(checked: &Checked, plan: &LaunchPlan, opts: &TimeOptions) -> Result<
         critical: critical(&util),
         utilisation: util,
         needs,
+        spill_charged: r.stats.spilled_wgmmas > 0 && chip.wgmma_spill_cycles > 0.0,
         occupancy: occ,
         ctas: r.stats.ctas,
         mmas: r.stats.mmas,
