@@ -292,6 +292,18 @@ pub enum IKind {
     Exit,
 }
 
+/// Whether a `for` loop whose counter is at `ctr` runs another iteration (`LoopTest`): the
+/// counter has not reached `end` in the direction of `step` (a zero step never runs).
+pub fn loop_continues(ctr: i64, end: i64, step: i64) -> bool {
+    (step > 0 && ctr < end) || (step < 0 && ctr > end)
+}
+
+/// The counter after one iteration (`LoopNext`). Saturating: a counter that would pass i64's
+/// range has passed the loop's end, so the loop stops instead of wrapping around.
+pub fn loop_next(ctr: i64, step: i64) -> i64 {
+    ctr.saturating_add(step)
+}
+
 #[derive(Clone, Debug)]
 pub struct Instr {
     pub kind: IKind,
@@ -1523,5 +1535,25 @@ impl<'a, 'k> Lower<'a, 'k> {
                 "here",
             )),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{loop_continues, loop_next};
+
+    #[test]
+    fn loop_stepping_stops_at_the_end_of_the_range() {
+        // for i in 0..3 step 2: 0, 2, then 4 is past 3.
+        assert!(loop_continues(0, 3, 2) && loop_continues(2, 3, 2));
+        assert!(!loop_continues(loop_next(2, 2), 3, 2));
+        // Counting down, and a zero step that never runs.
+        assert!(loop_continues(3, 0, -1) && !loop_continues(0, 0, -1));
+        assert!(!loop_continues(0, 10, 0));
+        // Near i64::MAX the counter saturates instead of wrapping to a negative value that
+        // would run the loop again.
+        let c = loop_next(i64::MAX - 1, 5);
+        assert_eq!(c, i64::MAX);
+        assert!(!loop_continues(c, i64::MAX, 5));
     }
 }

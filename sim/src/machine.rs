@@ -1662,7 +1662,7 @@ impl<'p, 's> Machine<'p, 's> {
                 let c = frame[*ctr as usize].as_int().unwrap_or(0);
                 let e = frame[*end as usize].as_int().unwrap_or(0);
                 let st = frame[*step as usize].as_int().unwrap_or(1);
-                if (st > 0 && c < e) || (st < 0 && c > e) {
+                if crate::lower::loop_continues(c, e, st) {
                     frame[*var as usize] = Value::Int(c);
                     Ok(Flow::Next)
                 } else {
@@ -1672,8 +1672,7 @@ impl<'p, 's> Machine<'p, 's> {
             IKind::LoopNext { ctr, step, head } => {
                 let c = frame[*ctr as usize].as_int().unwrap_or(0);
                 let st = frame[*step as usize].as_int().unwrap_or(1);
-                // Saturating: a counter that would pass i64's range has passed the loop's end.
-                frame[*ctr as usize] = Value::Int(c.saturating_add(st));
+                frame[*ctr as usize] = Value::Int(crate::lower::loop_next(c, st));
                 Ok(Flow::Jump(*head))
             }
             IKind::Fork { workers } => {

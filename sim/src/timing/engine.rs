@@ -857,7 +857,7 @@ impl<'p> Engine<'p> {
                 let e = frame[*end as usize].as_int().unwrap_or(0);
                 let st = frame[*step as usize].as_int().unwrap_or(1);
                 *t += self.chip.branch_cycles;
-                if (st > 0 && cv < e) || (st < 0 && cv > e) {
+                if crate::lower::loop_continues(cv, e, st) {
                     frame[*var as usize] = Value::Int(cv);
                     Ok(Step::Next)
                 } else {
@@ -867,7 +867,7 @@ impl<'p> Engine<'p> {
             IKind::LoopNext { ctr, step, head } => {
                 let cv = frame[*ctr as usize].as_int().unwrap_or(0);
                 let st = frame[*step as usize].as_int().unwrap_or(1);
-                frame[*ctr as usize] = Value::Int(cv.wrapping_add(st));
+                frame[*ctr as usize] = Value::Int(crate::lower::loop_next(cv, st));
                 *t += self.chip.scalar_op_cycles;
                 Ok(Step::Jump(*head))
             }
