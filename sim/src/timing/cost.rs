@@ -141,19 +141,7 @@ pub fn wgmma_spill(chip: &Chip, blocks: u32) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::chips::{self, B200, GB200};
-
-    /// The H100 figures these hand computations were written against (the table's values before
-    /// the H100 calibration of docs/hardware/h100-calibration.md): the cost rules are under test
-    /// here, not the table, so the arithmetic in the comments stays round.
-    const H100: Chip = Chip {
-        tensor_flops_per_cycle_sm: 4096.0,
-        wgmma_overhead_cycles: 8.0,
-        tma_bytes_per_cycle_sm: 64.0,
-        tma_l2_latency: 500.0,
-        mbarrier_latency: 40.0,
-        ..chips::H100
-    };
+    use crate::chips::{B200, GB200, H100_HAND as H100};
 
     #[test]
     fn tcgen05_mma_by_shape_and_kind() {
