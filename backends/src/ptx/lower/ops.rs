@@ -869,10 +869,49 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         span: Span,
     ) -> LResult<()> {
         let op = "tma.load";
-        let (dname, items) = self.desc_coords(src, op)?;
+        self.tma_tile_copy(src, dst, Some(bar), pred, span, op, |m| {
+            format!(
+                "@{} cp.async.bulk.tensor.{}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [{}+{}], [{}, {{{}}}], {}",
+                m.pred, m.rank, m.sreg, m.smem_off, m.tmap, m.coords, m.bar
+            )
+        })?;
+        Ok(())
+    }
+
+    fn tma_store(&mut self, dst: &Expr, src: &Expr, pred: Option<&Expr>, span: Span) -> LResult<()> {
+        let op = "tma.store";
+        let p = self.tma_tile_copy(dst, src, None, pred, span, op, |m| {
+            format!(
+                "@{} cp.async.bulk.tensor.{}d.global.shared::cta.tile.bulk_group [{}, {{{}}}], [{}+{}]",
+                m.pred, m.rank, m.tmap, m.coords, m.sreg, m.smem_off
+            )
+        })?;
+        self.e.ins(format!("@{p} cp.async.bulk.commit_group"));
+        Ok(())
+    }
+
+    /// One TMA tile copy between the descriptor `desc` (with its coordinates) and the shared
+    /// view `smem`, issued by the partition's leader as span-wide messages: message `j` starts
+    /// `j` boxes further along the innermost coordinate and `j` span images further in shared
+    /// memory. `ins` formats one message's instruction. Returns the issue predicate.
+    #[allow(clippy::too_many_arguments)]
+    fn tma_tile_copy(
+        &mut self,
+        desc: &Expr,
+        smem: &Expr,
+        bar: Option<&Expr>,
+        pred: Option<&Expr>,
+        span: Span,
+        op: &str,
+        ins: impl Fn(&TmaMsg) -> String,
+    ) -> LResult<Reg> {
+        let (dname, items) = self.desc_coords(desc, op)?;
         let coords = self.coord_regs(items, op, span)?;
-        let v = self.smem_arg(dst, op)?;
-        let a = self.bar_addr(bar, op)?;
+        let v = self.smem_arg(smem, op)?;
+        let bar = match bar {
+            Some(b) => self.bar_addr(b, op)?,
+            None => String::new(),
+        };
         let pr = self.opt_pred(pred)?;
         let (d, bx, nmsg) = self.tma_box(&dname, span)?;
         let (sreg, soff) = self.smem_start(&v, span, op)?;
@@ -883,7 +922,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             .map(|t| t.0)
             .ok_or_else(|| invalid(op, span, "unknown descriptor"))?;
         let rank = d.block.len();
-        let block_bytes = self.msg_stride(&d, &bx, nmsg, span, op)?;
+        let block_bytes = self.msg_stride(&d, nmsg, span, op)?;
         self.before_issue();
         let p = self.issue_pred(pr);
         for j in 0..nmsg {
@@ -894,24 +933,22 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                     .ins(format!("add.s32 {c}, {}, {}", cs[0], j * bx[rank - 1]));
                 cs[0] = c.to_string();
             }
-            let dst_off = soff + (j as u64 * block_bytes) as i64;
-            self.e.ins(format!(
-                "@{p} cp.async.bulk.tensor.{rank}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [{sreg}+{dst_off}], [{tmap}, {{{}}}], {a}",
-                cs.join(", ")
-            ));
+            let msg = TmaMsg {
+                pred: p.to_string(),
+                rank,
+                tmap: tmap.to_string(),
+                coords: cs.join(", "),
+                sreg: sreg.to_string(),
+                smem_off: soff + (j as u64 * block_bytes) as i64,
+                bar: bar.clone(),
+            };
+            self.e.ins(ins(&msg));
         }
-        Ok(())
+        Ok(p)
     }
 
     /// Bytes between the shared-memory images of consecutive span-wide messages of one copy.
-    fn msg_stride(
-        &self,
-        d: &bwsim_isa::typeck::DescTy,
-        bx: &[u32],
-        nmsg: u32,
-        span: Span,
-        op: &str,
-    ) -> LResult<u64> {
+    fn msg_stride(&self, d: &bwsim_isa::typeck::DescTy, nmsg: u32, span: Span, op: &str) -> LResult<u64> {
         if nmsg <= 1 {
             return Ok(0);
         }
@@ -929,44 +966,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         }
         let rows = if rank >= 2 { d.block[rank - 2] as u64 } else { 1 };
         let sw = d.layout.swizzle().bytes() as u64;
-        let _ = bx;
         Ok(rows * sw)
-    }
-
-    fn tma_store(&mut self, dst: &Expr, src: &Expr, pred: Option<&Expr>, span: Span) -> LResult<()> {
-        let op = "tma.store";
-        let (dname, items) = self.desc_coords(dst, op)?;
-        let coords = self.coord_regs(items, op, span)?;
-        let v = self.smem_arg(src, op)?;
-        let pr = self.opt_pred(pred)?;
-        let (d, bx, nmsg) = self.tma_box(&dname, span)?;
-        let (sreg, soff) = self.smem_start(&v, span, op)?;
-        let tmap = self
-            .k
-            .tmaps
-            .get(&dname)
-            .map(|t| t.0)
-            .ok_or_else(|| invalid(op, span, "unknown descriptor"))?;
-        let rank = d.block.len();
-        let block_bytes = self.msg_stride(&d, &bx, nmsg, span, op)?;
-        self.before_issue();
-        let p = self.issue_pred(pr);
-        for j in 0..nmsg {
-            let mut cs: Vec<String> = coords.iter().rev().cloned().collect();
-            if j > 0 {
-                let c = self.e.reg(RegClass::B32);
-                self.e
-                    .ins(format!("add.s32 {c}, {}, {}", cs[0], j * bx[rank - 1]));
-                cs[0] = c.to_string();
-            }
-            let src_off = soff + (j as u64 * block_bytes) as i64;
-            self.e.ins(format!(
-                "@{p} cp.async.bulk.tensor.{rank}d.global.shared::cta.tile.bulk_group [{tmap}, {{{}}}], [{sreg}+{src_off}]",
-                cs.join(", ")
-            ));
-        }
-        self.e.ins(format!("@{p} cp.async.bulk.commit_group"));
-        Ok(())
     }
 
     /// gather4 (`gather` true) or scatter4: the row offsets tile is held by the partition's
@@ -2268,4 +2268,17 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         }
         Ok(())
     }
+}
+
+/// One span-wide message of a TMA tile copy, for its instruction's format.
+struct TmaMsg {
+    pred: String,
+    rank: usize,
+    tmap: String,
+    /// Coordinates, innermost first, comma-separated.
+    coords: String,
+    sreg: String,
+    smem_off: i64,
+    /// The mbarrier operand (loads only).
+    bar: String,
 }
