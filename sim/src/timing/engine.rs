@@ -516,6 +516,34 @@ impl<'p> Engine<'p> {
         }
     }
 
+    /// A tensor-pipe operation of CTA `c` (M x N x K; zeros for copies) for the trace.
+    #[allow(clippy::too_many_arguments)]
+    fn record_tc(
+        &mut self,
+        t: f64,
+        c: u32,
+        op: &'static str,
+        [m, n, k]: [u32; 3],
+        start: f64,
+        end: f64,
+        span: Span,
+    ) {
+        self.record(
+            t,
+            c,
+            TUnit::Tc,
+            TWhat::Mma {
+                op,
+                m,
+                n,
+                k,
+                start,
+                end,
+            },
+            span,
+        );
+    }
+
     /// Start the next CTA of the grid on `sm` now.
     fn launch(&mut self, sm: u32) {
         if self.next_cta >= self.total_ctas {
@@ -1333,20 +1361,7 @@ impl<'p> Engine<'p> {
                 self.stats.flops += cost::flops(m, n, k);
                 self.stats.mmas += 1;
                 *t = issue;
-                self.record(
-                    t0,
-                    c,
-                    TUnit::Tc,
-                    TWhat::Mma {
-                        op: name,
-                        m,
-                        n,
-                        k,
-                        start: end - dur,
-                        end,
-                    },
-                    span,
-                );
+                self.record_tc(t0, c, name, [m, n, k], end - dur, end, span);
                 Ok(Some(Flow::Next))
             }
             LOp::Cp { src, dst } => {
@@ -1361,20 +1376,7 @@ impl<'p> Engine<'p> {
                 cta.pipe_free = end;
                 cta.pipe_done = cta.pipe_done.max(end);
                 *t = issue;
-                self.record(
-                    t0,
-                    c,
-                    TUnit::Tc,
-                    TWhat::Mma {
-                        op: name,
-                        m: 0,
-                        n: 0,
-                        k: 0,
-                        start,
-                        end,
-                    },
-                    span,
-                );
+                self.record_tc(t0, c, name, [0, 0, 0], start, end, span);
                 Ok(Some(Flow::Next))
             }
             LOp::Commit {
@@ -1492,20 +1494,7 @@ impl<'p> Engine<'p> {
                 self.stats.flops += cost::flops(m, n, k);
                 self.stats.mmas += 1;
                 *t = issue;
-                self.record(
-                    t0,
-                    c,
-                    TUnit::Tc,
-                    TWhat::Mma {
-                        op: name,
-                        m,
-                        n,
-                        k,
-                        start: end - dur,
-                        end,
-                    },
-                    span,
-                );
+                self.record_tc(t0, c, name, [m, n, k], end - dur, end, span);
                 Ok(Some(Flow::Value(accv)))
             }
             LOp::WgmmaWait { pendings } => {
