@@ -1,0 +1,439 @@
+//! Control flow: `scf.for` and `scf.if` (iteration arguments and results as variables),
+//! `ttg.warp_specialize` and the naming of its workers after their Python functions.
+
+use super::*;
+
+impl<'m> Cx<'m> {
+    /// A variable holding a loop-carried or `if`-produced value, initialised to `init`.
+    pub(super) fn carried(&mut self, hint: &str, init: Val, span: Span) -> R<(Option<String>, Val)> {
+        Ok(match init {
+            Val::Token => (None, Val::Token),
+            Val::E(e, ty) => {
+                let n = self.let_(hint, Rhs::Expr(e), span);
+                (Some(n.clone()), Val::E(name_e(&n, span), ty))
+            }
+            Val::Splat(s, ty) => {
+                let f = self.full(&ty, s, span)?;
+                let n = self.let_(hint, Rhs::Expr(f), span);
+                (Some(n.clone()), Val::E(name_e(&n, span), ty))
+            }
+            Val::Mbars(e) => {
+                let n = self.let_(hint, Rhs::Expr(e), span);
+                (Some(n.clone()), Val::Mbars(name_e(&n, span)))
+            }
+            Val::Ptr { .. } => {
+                return Err(ImportError::Unsupported {
+                    op: "scf.for".into(),
+                    message: "pointers carried through a loop are not supported".into(),
+                    span,
+                    ttgir: span,
+                })
+            }
+            Val::Unusable(m) => (None, Val::Unusable(m)),
+            Val::Poison => (None, Val::Poison),
+        })
+    }
+
+    /// Assign yielded values to their variables (through temporaries when one reads a
+    /// variable assigned before it).
+    pub(super) fn assign_yields(
+        &mut self,
+        vars: &[Option<String>],
+        yields: &[(String, Span)],
+        span: Span,
+    ) -> R<()> {
+        let mut pairs = Vec::new();
+        for (var, (y, ys)) in vars.iter().zip(yields) {
+            let Some(var) = var else { continue };
+            if matches!(self.get(y, *ys)?, Val::Token) {
+                continue;
+            }
+            let e = self.expr(y, *ys)?;
+            if matches!(&e.kind, ExprKind::Name(n) if n == var) {
+                continue;
+            }
+            pairs.push((var.clone(), e));
+        }
+        let conflict = pairs
+            .iter()
+            .enumerate()
+            .any(|(i, (_, e))| pairs[..i].iter().any(|(v, _)| mentions(e, v)));
+        if conflict {
+            let mut temps = Vec::new();
+            for (v, e) in &pairs {
+                let t = self.let_(&format!("{v}_next"), Rhs::Expr(e.clone()), span);
+                temps.push((v.clone(), name_e(&t, span)));
+            }
+            pairs = temps;
+        }
+        for (v, e) in pairs {
+            self.push(
+                StmtKind::Assign {
+                    names: vec![Ident::spanned(v, span)],
+                    value: Rhs::Expr(e),
+                },
+                span,
+            );
+        }
+        Ok(())
+    }
+
+    pub(super) fn scf_for(&mut self, op: &Op, span: Span) -> R<()> {
+        let toks = &op.toks;
+        let mut c = Cursor::new(toks, op.span);
+        let (iv, _) = c.value()?;
+        c.expect("=")?;
+        let (lb, lbs) = c.value()?;
+        if !c.eat_ident("to") {
+            return Err(c.err("expected `to`"));
+        }
+        let (ub, ubs) = c.value()?;
+        if !c.eat_ident("step") {
+            return Err(c.err("expected `step`"));
+        }
+        let (st, sts) = c.value()?;
+        let mut iters: Vec<(String, String, Span)> = Vec::new();
+        if c.eat_ident("iter_args") {
+            let g = c.group()?;
+            let mut gc = Cursor::new(g, op.span);
+            while !gc.at_end() {
+                let (a, _) = gc.value()?;
+                gc.expect("=")?;
+                let (init, is) = gc.value()?;
+                iters.push((a, init, is));
+                gc.eat(",");
+            }
+        }
+        if self.attr_dict(op)?.has("unsignedCmp") {
+            return Err(self.misuse(op, "unsigned loop bounds are not supported"));
+        }
+        let Some(Tok::Region(ri)) = toks.iter().map(|t| &t.tok).find(|t| matches!(t, Tok::Region(_))) else {
+            return Err(self.misuse(op, "a loop without a body"));
+        };
+        let region = &op.regions[*ri];
+        let start = self.math_operand(&lb, lbs)?;
+        let end = self.math_operand(&ub, ubs)?;
+        let step = self.math_operand(&st, sts)?;
+        let step = if matches!(step.kind, ExprKind::Int(1)) {
+            None
+        } else {
+            Some(step)
+        };
+        let yields = match region.ops.last() {
+            Some(y) if y.name == "scf.yield" => self.operands(y)?,
+            _ => Vec::new(),
+        };
+        let mut vars = Vec::new();
+        let mut bindings = Vec::new();
+        for (i, (a, init, is)) in iters.iter().enumerate() {
+            // The iteration argument's name, unless it is MLIR's `argN`: then the name of the
+            // value the body yields for it (the Python variable's), else the result's.
+            let yielded = yields.get(i).map(|(y, _)| y.split('#').next().unwrap_or(y));
+            let hint = if !generic_name(a) {
+                a.as_str()
+            } else if let Some(y) = yielded.filter(|y| !generic_name(y)) {
+                y
+            } else {
+                op.results.get(i).and_then(|r| r.split('#').next()).unwrap_or(a)
+            };
+            let v = self.get(init, *is)?;
+            let (var, val) = self.carried(hint, v, span)?;
+            vars.push(var);
+            bindings.push((a.clone(), val));
+        }
+        let ivn = self.fresh(&iv);
+        bindings.push((iv.clone(), Val::E(name_e(&ivn, span), Type::Scalar(Elem::I32))));
+        // The body, with the yield turned into assignments.
+        self.scopes.push(HashMap::new());
+        for (n, v) in &bindings {
+            self.bind(n, v.clone());
+        }
+        self.blocks.push(Vec::new());
+        for o in &region.ops {
+            if o.name == "scf.yield" {
+                let y = self.operands(o)?;
+                let yspan = self.span_of(o);
+                if let Err(e) = self.assign_yields(&vars, &y, yspan) {
+                    self.errors.push(e);
+                }
+                continue;
+            }
+            self.op_or_report(o);
+        }
+        let stmts = self.blocks.pop().unwrap_or_default();
+        self.scopes.pop();
+        self.push(
+            StmtKind::For {
+                var: Ident::spanned(ivn, span),
+                start,
+                end,
+                step,
+                body: Block {
+                    stmts,
+                    end_comments: Vec::new(),
+                },
+                unrolled: false,
+            },
+            span,
+        );
+        for (i, r) in op.results.iter().enumerate() {
+            let v = bindings.get(i).map(|b| b.1.clone()).unwrap_or(Val::Poison);
+            self.bind(r, v);
+        }
+        Ok(())
+    }
+
+    pub(super) fn scf_if(&mut self, op: &Op, span: Span) -> R<()> {
+        let mut c = Cursor::new(&op.toks, op.span);
+        let (cond, cs) = c.value()?;
+        let cond = self.math_operand(&cond, cs)?;
+        let regions: Vec<&Region> = op
+            .toks
+            .iter()
+            .filter_map(|t| {
+                if let Tok::Region(i) = t.tok {
+                    op.regions.get(i)
+                } else {
+                    None
+                }
+            })
+            .collect();
+        let then_r = regions
+            .first()
+            .ok_or_else(|| self.misuse(op, "an `if` without a body"))?;
+        // Results: variables declared before the `if`, zero until a branch assigns them.
+        let mut vars = Vec::new();
+        for (i, r) in op.results.iter().enumerate() {
+            let ty = self.result_type(op, i)?;
+            let zero = match &ty {
+                Type::Scalar(Elem::I1) => Val::E(with_span(Expr::bool(false), span), ty.clone()),
+                Type::Scalar(e) if e.is_float() => {
+                    Val::E(float_e(0.0, span).unwrap_or_else(|| int_e(0, span)), ty.clone())
+                }
+                Type::Scalar(_) => Val::E(int_e(0, span), ty.clone()),
+                Type::Tensor { elem, .. } if !matches!(**elem, Type::Ptr(_)) => {
+                    let z = if ty.elem().is_some_and(|e| e.is_float()) {
+                        float_e(0.0, span).unwrap_or_else(|| int_e(0, span))
+                    } else {
+                        int_e(0, span)
+                    };
+                    Val::Splat(z, ty.clone())
+                }
+                _ => return Err(self.misuse(op, "an `if` producing buffers or pointers is not supported")),
+            };
+            let (var, val) = self.carried(r, zero, span)?;
+            vars.push((var, val));
+        }
+        let var_names: Vec<Option<String>> = vars.iter().map(|v| v.0.clone()).collect();
+        let branch = |cx: &mut Cx, r: &Region| -> R<Block> {
+            cx.scopes.push(HashMap::new());
+            cx.blocks.push(Vec::new());
+            for o in &r.ops {
+                if o.name == "scf.yield" {
+                    let y = cx.operands(o)?;
+                    let ys = cx.span_of(o);
+                    if let Err(e) = cx.assign_yields(&var_names, &y, ys) {
+                        cx.errors.push(e);
+                    }
+                    continue;
+                }
+                cx.op_or_report(o);
+            }
+            let stmts = cx.blocks.pop().unwrap_or_default();
+            cx.scopes.pop();
+            Ok(Block {
+                stmts,
+                end_comments: Vec::new(),
+            })
+        };
+        let then_body = branch(self, then_r)?;
+        let else_body = match regions.get(1) {
+            Some(r) if !r.ops.is_empty() => Some(branch(self, r)?),
+            _ => None,
+        };
+        self.push(
+            StmtKind::If {
+                cond,
+                then_body,
+                else_body,
+            },
+            span,
+        );
+        for (r, (_, v)) in op.results.iter().zip(vars) {
+            self.bind(r, v);
+        }
+        Ok(())
+    }
+
+    pub(super) fn warp_specialize(&mut self, op: &Op, span: Span) -> R<()> {
+        if !op.results.is_empty() {
+            return Err(self.misuse(op, "a default partition that returns values is not supported"));
+        }
+        let mut c = Cursor::new(&op.toks, op.span);
+        let mut captured = Vec::new();
+        if matches!(c.peek(), Tok::Punct("(")) {
+            for t in c.group()? {
+                if let Tok::Value(v) = &t.tok {
+                    captured.push((v.clone(), t.span));
+                }
+            }
+        }
+        let attrs = self.attr_dict(op)?;
+        let regs = attrs
+            .get("requestedRegisters")
+            .and_then(|x| x.ints())
+            .unwrap_or_default();
+        let mut default = None;
+        let mut workers = Vec::new();
+        while !c.at_end() {
+            match c.peek().clone() {
+                Tok::Ident(w) if w == "default" => {
+                    c.bump();
+                    let Tok::Region(ri) = *c.peek() else {
+                        return Err(c.err("expected the default partition's body"));
+                    };
+                    c.bump();
+                    let r = &op.regions[ri];
+                    let body = self.region_block(r, &[])?;
+                    default = Some(DefaultPartition {
+                        comments: Vec::new(),
+                        regs: None,
+                        body,
+                        span,
+                    });
+                }
+                Tok::Ident(w) if w.starts_with("partition") => {
+                    c.bump();
+                    let args = if matches!(c.peek(), Tok::Punct("(")) {
+                        c.group()?
+                    } else {
+                        &[]
+                    };
+                    let mut params = Vec::new();
+                    let mut depth = 0i64;
+                    for (i, t) in args.iter().enumerate() {
+                        match t.tok {
+                            Tok::Punct("(") | Tok::Punct("<") | Tok::Punct("[") | Tok::Punct("{") => {
+                                depth += 1
+                            }
+                            Tok::Punct(")") | Tok::Punct(">") | Tok::Punct("]") | Tok::Punct("}") => {
+                                depth -= 1
+                            }
+                            Tok::Value(ref v)
+                                if depth == 0
+                                    && matches!(args.get(i + 1).map(|t| &t.tok), Some(Tok::Punct(":"))) =>
+                            {
+                                params.push(v.clone())
+                            }
+                            _ => {}
+                        }
+                    }
+                    let mut warps = 1;
+                    if c.eat_ident("num_warps") {
+                        let g = c.group()?;
+                        if let Some(Tok::Int(n)) = g.first().map(|t| &t.tok) {
+                            warps = *n;
+                        }
+                    }
+                    let Tok::Region(ri) = *c.peek() else {
+                        return Err(c.err("expected the partition's body"));
+                    };
+                    c.bump();
+                    let k = workers.len();
+                    let mut bindings = Vec::new();
+                    for (i, p) in params.iter().enumerate() {
+                        let (n, s) = captured.get(i).ok_or_else(|| {
+                            self.misuse(op, "more partition arguments than captured values")
+                        })?;
+                        bindings.push((p.clone(), self.get(n, *s)?));
+                    }
+                    let r = &op.regions[ri];
+                    let wname = self.worker_name(r, k);
+                    let body = self.region_block(r, &bindings)?;
+                    let reg = *regs.get(k).ok_or_else(|| {
+                        self.misuse(
+                            op,
+                            format!("no register budget for partition {k} (requestedRegisters)"),
+                        )
+                    })?;
+                    workers.push(Worker {
+                        comments: Vec::new(),
+                        name: Ident::spanned(wname, span),
+                        warps: int_e(warps, span),
+                        regs: int_e(reg, span),
+                        body,
+                        span,
+                    });
+                }
+                _ => {
+                    c.bump();
+                }
+            }
+        }
+        let default = default.ok_or_else(|| self.misuse(op, "no default partition"))?;
+        self.push(StmtKind::WarpSpecialize { default, workers }, span);
+        Ok(())
+    }
+
+    /// A worker's name: the Python function its code comes from, when the file is readable.
+    pub(super) fn worker_name(&mut self, r: &Region, k: usize) -> String {
+        let from_python = r.ops.iter().find_map(|o| {
+            let f = self.locs.user_frame(o.loc.as_deref()?)?;
+            if !self.src.is_real(&f.file) {
+                return None;
+            }
+            let sp = self.src.span(&f)?;
+            enclosing_def(&self.src.file.text, sp.start as usize)
+        });
+        let base = match from_python {
+            Some(n) => n.trim_end_matches("_partition").to_string(),
+            None => format!("partition{k}"),
+        };
+        let mut name = base.clone();
+        let mut i = 2;
+        while self.workers_named.contains(&name) || self.names.contains(&name) {
+            name = format!("{base}_{i}");
+            i += 1;
+        }
+        self.workers_named.insert(name.clone());
+        name
+    }
+}
+
+/// The name of the Python `def` enclosing byte `at` of `text` (the nearest `def` above it
+/// that is less indented).
+pub(super) fn enclosing_def(text: &str, at: usize) -> Option<String> {
+    let before = text.get(..at)?;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let here = &text[line_start..];
+    let indent = here.len() - here.trim_start().len();
+    for line in before[..line_start].lines().rev() {
+        let t = line.trim_start();
+        let ind = line.len() - t.len();
+        if ind < indent {
+            if let Some(rest) = t.strip_prefix("def ") {
+                let name: String = rest
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                return (!name.is_empty()).then_some(name);
+            }
+            if !t.is_empty() && !t.starts_with('#') && !t.starts_with('@') && !t.starts_with(')') {
+                // A less indented statement that is not a `def`: keep looking outwards.
+                continue;
+            }
+        }
+    }
+    None
+}
+
+/// Whether an SSA name says nothing of the Python variable (`%arg16`, `%0`, `%c1_i32`, `%true`).
+pub(super) fn generic_name(n: &str) -> bool {
+    n.strip_prefix("arg")
+        .is_some_and(|d| d.chars().all(|c| c.is_ascii_digit()))
+        || n.starts_with(|c: char| c.is_ascii_digit())
+        || n.starts_with("cst")
+        || n.starts_with("true")
+        || n.starts_with("false")
+        || (n.starts_with('c') && n[1..].starts_with(|c: char| c.is_ascii_digit()))
+}

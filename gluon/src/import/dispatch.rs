@@ -1,0 +1,531 @@
+//! The dispatch of every TTGIR operation to its import (`Cx::op`): the one match that
+//! names each supported operation and refuses the others.
+
+use super::*;
+
+impl<'m> Cx<'m> {
+    pub(super) fn op(&mut self, op: &Op) -> R<()> {
+        let span = self.span_of(op);
+        let name = op.name.as_str();
+        match name {
+            "arith.constant" => self.constant(op, span),
+            "arith.addi" | "arith.subi" | "arith.muli" | "arith.divsi" | "arith.remsi" | "arith.andi"
+            | "arith.ori" | "arith.xori" | "arith.shli" | "arith.shrsi" | "arith.addf" | "arith.subf"
+            | "arith.mulf" | "arith.divf" | "arith.remf" | "arith.minsi" | "arith.maxsi" | "arith.minimumf"
+            | "arith.maximumf" | "arith.minnumf" | "arith.maxnumf" | "arith.cmpi" | "arith.cmpf" => {
+                self.binary(op, span)
+            }
+            "arith.select" => {
+                let v = self.n_operands(op, 3)?;
+                let c = self.math_operand(&v[0].0, v[0].1)?;
+                let a = self.math_operand(&v[1].0, v[1].1)?;
+                let b = self.math_operand(&v[2].0, v[2].1)?;
+                let ty = self.result_type(op, 0)?;
+                let f = if ty.is_tensor() { "where" } else { "select" };
+                let r = self.result(op, 0)?;
+                let scalar_like = |cx: &Self, n: &str| match cx.get(n, span) {
+                    Ok(Val::Splat(..)) => true,
+                    Ok(Val::E(_, t)) => !t.is_tensor(),
+                    _ => false,
+                };
+                if ty.is_tensor() && v[..3].iter().all(|(n, _)| scalar_like(self, n)) {
+                    // Every operand a splat: the result is one too.
+                    let n = self.let_(&r, Rhs::Expr(call("select", vec![c, a, b], span)), span);
+                    self.bind(&r, Val::Splat(name_e(&n, span), ty));
+                    return Ok(());
+                }
+                let n = self.let_(&r, Rhs::Expr(call(f, vec![c, a, b], span)), span);
+                self.bind(&r, Val::E(name_e(&n, span), ty));
+                Ok(())
+            }
+            "arith.extsi" | "arith.extui" | "arith.trunci" | "arith.sitofp" | "arith.fptosi" | "arith.extf"
+            | "arith.truncf" | "arith.index_cast" | "arith.uitofp" => self.cast(op, span),
+            "arith.negf" => {
+                let v = self.n_operands(op, 1)?;
+                let a = self.math_operand(&v[0].0, v[0].1)?;
+                self.unary_result(op, ex(ExprKind::Unary(UnOp::Neg, Box::new(a)), span), &v[0].0, span)
+            }
+            "math.absf" | "math.absi" => {
+                let v = self.n_operands(op, 1)?;
+                let a = self.math_operand(&v[0].0, v[0].1)?;
+                self.unary_result(op, call("abs", vec![a], span), &v[0].0, span)
+            }
+            "math.fma" => {
+                let v = self.n_operands(op, 3)?;
+                let a = self.math_operand(&v[0].0, v[0].1)?;
+                let b = self.math_operand(&v[1].0, v[1].1)?;
+                let c = self.math_operand(&v[2].0, v[2].1)?;
+                self.unary_result(op, call("fma", vec![a, b, c], span), &v[0].0, span)
+            }
+            "tt.get_program_id" | "tt.get_num_programs" => {
+                let mut c = Cursor::new(&op.toks, op.span);
+                let axis = match c.ident()?.as_str() {
+                    "x" => 0,
+                    "y" => 1,
+                    "z" => 2,
+                    other => return Err(c.err(format!("unknown axis `{other}`"))),
+                };
+                let f = if name == "tt.get_program_id" { "program_id" } else { "num_programs" };
+                let r = self.result(op, 0)?;
+                self.bind(&r, Val::E(call(f, vec![int_e(axis, span)], span), Type::Scalar(Elem::I32)));
+                Ok(())
+            }
+            "tt.make_range" => {
+                let a = self.attr_dict(op)?;
+                let (Some(s), Some(e)) = (a.get("start").and_then(|x| x.as_int()), a.get("end").and_then(|x| x.as_int())) else {
+                    return Err(self.misuse(op, "needs `start` and `end`"));
+                };
+                let ty = self.result_type(op, 0)?;
+                let layout = self.required_layout(&ty, span)?;
+                let r = self.result(op, 0)?;
+                let n = self.let_(&r, Rhs::Expr(call("arange", vec![int_e(s, span), int_e(e, span), layout], span)), span);
+                self.bind(&r, Val::E(name_e(&n, span), ty));
+                Ok(())
+            }
+            "tt.splat" => {
+                let v = self.n_operands(op, 1)?;
+                let ty = self.result_type(op, 0)?;
+                let r = self.result(op, 0)?;
+                let val = match self.get(&v[0].0, v[0].1)? {
+                    Val::Ptr { base, offs, .. } => Val::Ptr { base, offs, ty },
+                    _ => Val::Splat(self.expr(&v[0].0, v[0].1)?, ty),
+                };
+                self.bind(&r, val);
+                Ok(())
+            }
+            "tt.addptr" => {
+                let v = self.n_operands(op, 2)?;
+                let ty = self.result_type(op, 0)?;
+                let Val::Ptr { base, offs, .. } = self.get(&v[0].0, v[0].1)? else {
+                    return Err(self.misuse(op, "the pointer operand is not derived from a pointer parameter"));
+                };
+                let off = self.math_operand(&v[1].0, v[1].1)?;
+                let offs = Some(match offs {
+                    Some(o) => bin(BinOp::Add, o, off, span),
+                    None => off,
+                });
+                let r = self.result(op, 0)?;
+                self.bind(&r, Val::Ptr { base, offs, ty });
+                Ok(())
+            }
+            "tt.expand_dims" | "tt.broadcast" => {
+                let v = self.n_operands(op, 1)?;
+                let ty = self.result_type(op, 0)?;
+                let shape = ty.shape().map(|s| s.to_vec()).unwrap_or_default();
+                let axis = self.attr_dict(op)?.get("axis").and_then(|x| x.as_int()).unwrap_or(0);
+                let r = self.result(op, 0)?;
+                let wrap = |e: Expr| {
+                    if name == "tt.expand_dims" {
+                        call("expand_dims", vec![e, int_e(axis, span)], span)
+                    } else {
+                        call("broadcast", vec![e, list_e(&shape, span)], span)
+                    }
+                };
+                let val = match self.get(&v[0].0, v[0].1)? {
+                    Val::Ptr { base, offs, .. } => Val::Ptr {
+                        base,
+                        offs: offs.map(wrap),
+                        ty,
+                    },
+                    Val::Splat(s, _) => Val::Splat(s, ty),
+                    _ => Val::E(wrap(self.expr(&v[0].0, v[0].1)?), ty),
+                };
+                self.bind(&r, val);
+                Ok(())
+            }
+            "tt.reshape" | "tt.trans" => {
+                let v = self.n_operands(op, 1)?;
+                let ty = self.result_type(op, 0)?;
+                let r = self.result(op, 0)?;
+                if let Val::Splat(s, _) = self.get(&v[0].0, v[0].1)? {
+                    self.bind(&r, Val::Splat(s, ty));
+                    return Ok(());
+                }
+                let x = self.expr(&v[0].0, v[0].1)?;
+                let e = if name == "tt.reshape" {
+                    let shape = ty.shape().map(|s| s.to_vec()).unwrap_or_default();
+                    call("reshape", vec![x, list_e(&shape, span)], span)
+                } else {
+                    let order = self
+                        .attr_dict(op)?
+                        .get("order")
+                        .and_then(|o| o.ints())
+                        .ok_or_else(|| self.misuse(op, "needs `order`"))?;
+                    call("permute", vec![x, list_e(&order, span)], span)
+                };
+                let n = self.let_(&r, Rhs::Expr(e), span);
+                self.bind(&r, Val::E(name_e(&n, span), ty));
+                Ok(())
+            }
+            "tt.split" => {
+                let v = self.n_operands(op, 1)?;
+                let ty = self.result_type(op, 0)?;
+                let x = self.expr(&v[0].0, v[0].1)?;
+                let a = self.result(op, 0)?;
+                let b = self.result(op, 1)?;
+                let (na, nb) = (self.fresh(&a), self.fresh(&b));
+                self.push(
+                    StmtKind::Let {
+                        names: vec![Ident::spanned(na.clone(), span), Ident::spanned(nb.clone(), span)],
+                        value: Rhs::Expr(call("split", vec![x], span)),
+                    },
+                    span,
+                );
+                self.bind(&a, Val::E(name_e(&na, span), ty.clone()));
+                self.bind(&b, Val::E(name_e(&nb, span), ty));
+                Ok(())
+            }
+            "tt.join" => {
+                let v = self.n_operands(op, 2)?;
+                let ty = self.result_type(op, 0)?;
+                let a = self.expr(&v[0].0, v[0].1)?;
+                let b = self.expr(&v[1].0, v[1].1)?;
+                let r = self.result(op, 0)?;
+                let n = self.let_(&r, Rhs::Expr(call("join", vec![a, b], span)), span);
+                self.bind(&r, Val::E(name_e(&n, span), ty));
+                Ok(())
+            }
+            "ttg.convert_layout" => {
+                let v = self.n_operands(op, 1)?;
+                let ty = self.result_type(op, 0)?;
+                let r = self.result(op, 0)?;
+                match self.get(&v[0].0, v[0].1)? {
+                    Val::Splat(s, _) => {
+                        self.bind(&r, Val::Splat(s, ty));
+                        return Ok(());
+                    }
+                    Val::Ptr { base, offs, .. } => {
+                        self.bind(&r, Val::Ptr { base, offs, ty });
+                        return Ok(());
+                    }
+                    _ => {}
+                }
+                let x = self.expr(&v[0].0, v[0].1)?;
+                let layout = match ty.encoding() {
+                    Some(enc) => self.layout_expr(&enc.clone(), span)?,
+                    None => None,
+                };
+                match layout {
+                    Some(l) => {
+                        let n = self.let_(&r, Rhs::Expr(call("convert_layout", vec![x, l], span)), span);
+                        self.bind(&r, Val::E(name_e(&n, span), ty));
+                    }
+                    // A layout bwsim cannot name (a linear layout for tcgen05.st): the values
+                    // are the same, so the tile passes through unchanged.
+                    None => self.bind(&r, Val::E(x, ty)),
+                }
+                Ok(())
+            }
+            "tt.load" => self.global_load(op, span),
+            "tt.store" => self.global_store(op, span),
+            "tt.reduce" => self.reduce(op, span),
+            "ttg.local_alloc" => self.local_alloc(op, span),
+            "ttg.local_dealloc" => Ok(()),
+            "ttg.local_load" => {
+                let v = self.n_operands(op, 1)?;
+                let src = self.expr(&v[0].0, v[0].1)?;
+                let ty = self.result_type(op, 0)?;
+                let layout = match ty.encoding() {
+                    Some(enc) => self.layout_expr(&enc.clone(), span)?,
+                    None => None,
+                };
+                let r = self.result(op, 0)?;
+                let n = self.let_op(&r, OpKind::SmemLoad { src, layout }, span);
+                self.bind(&r, Val::E(name_e(&n, span), ty));
+                Ok(())
+            }
+            "ttg.local_store" => {
+                let v = self.n_operands(op, 2)?;
+                let value = self.expr(&v[0].0, v[0].1)?;
+                let dst = self.expr(&v[1].0, v[1].1)?;
+                self.op_stmt(OpKind::SmemStore { dst, value }, span);
+                Ok(())
+            }
+            "ttg.memdesc_index" => {
+                let v = self.n_operands(op, 2)?;
+                let ty = self.result_type(op, 0)?;
+                let i = self.expr(&v[1].0, v[1].1)?;
+                let base = match self.get(&v[0].0, v[0].1)? {
+                    Val::Mbars(e) => e,
+                    _ => self.expr(&v[0].0, v[0].1)?,
+                };
+                let r = self.result(op, 0)?;
+                self.bind(&r, Val::E(index(base, vec![IndexItem::Expr(i)], span), ty));
+                Ok(())
+            }
+            "ttg.memdesc_subslice" => {
+                let toks = self.operand_toks(op);
+                let mut c = Cursor::new(toks, op.span);
+                let (src, ssp) = c.value()?;
+                let offs: Vec<i64> = match c.peek() {
+                    Tok::Punct("[") => c
+                        .group()?
+                        .iter()
+                        .filter_map(|t| if let Tok::Int(v) = t.tok { Some(v) } else { None })
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                let ty = self.result_type(op, 0)?;
+                let shape = ty.shape().map(|s| s.to_vec()).unwrap_or_default();
+                if offs.len() != shape.len() {
+                    return Err(self.misuse(op, "offsets and result rank differ"));
+                }
+                let base = self.expr(&src, ssp)?;
+                let items = offs
+                    .iter()
+                    .zip(&shape)
+                    .map(|(&o, &s)| IndexItem::Slice(Some(int_e(o, span)), Some(int_e(o + s, span))))
+                    .collect();
+                let r = self.result(op, 0)?;
+                self.bind(&r, Val::E(index(base, items, span), ty));
+                Ok(())
+            }
+            "ttng.tmem_subslice" => {
+                let v = self.n_operands(op, 1)?;
+                let n0 = self
+                    .attr_dict(op)?
+                    .get("N")
+                    .and_then(|x| x.as_int())
+                    .ok_or_else(|| self.misuse(op, "needs `N`"))?;
+                let ty = self.result_type(op, 0)?;
+                let shape = ty.shape().map(|s| s.to_vec()).unwrap_or_default();
+                if shape.len() != 2 {
+                    return Err(self.misuse(op, "only 2-D tensor-memory views are supported"));
+                }
+                let base = self.expr(&v[0].0, v[0].1)?;
+                let items = vec![
+                    IndexItem::Slice(None, None),
+                    IndexItem::Slice(Some(int_e(n0, span)), Some(int_e(n0 + shape[1], span))),
+                ];
+                let r = self.result(op, 0)?;
+                self.bind(&r, Val::E(index(base, items, span), ty));
+                Ok(())
+            }
+            "ttg.memdesc_reinterpret" => {
+                let v = self.n_operands(op, 1)?;
+                let ty = self.result_type(op, 0)?;
+                let Type::MemDesc {
+                    shape,
+                    elem,
+                    enc,
+                    tmem: false,
+                    ..
+                } = &ty
+                else {
+                    return Err(self.misuse(op, "only shared-memory views can be reinterpreted"));
+                };
+                let src = self.expr(&v[0].0, v[0].1)?;
+                let t = self.shaped(*elem, shape, span)?;
+                let layout = self.smem_layout(enc, span)?;
+                let r = self.result(op, 0)?;
+                let n = self.let_op(&r, OpKind::SmemReinterpret { src, ty: t, layout }, span);
+                self.bind(&r, Val::E(name_e(&n, span), ty));
+                Ok(())
+            }
+            "ttng.tmem_alloc" => self.tmem_alloc(op, span),
+            "ttng.tmem_load" => {
+                let v = self.n_operands(op, 1)?;
+                let src = self.expr(&v[0].0, v[0].1)?;
+                let ty = self.result_type(op, 0)?;
+                if let Some(enc) = ty.encoding() {
+                    let l = self.attrs.layout(enc, span)?;
+                    if !is_tmem_32x32b(&l) {
+                        return Err(self.misuse(
+                            op,
+                            format!(
+                                "register layout {} is not the 32x32b TMEM message (get_tmem_reg_layout's default), the one bwsim models",
+                                self.layout_name(enc, span)
+                            ),
+                        ));
+                    }
+                }
+                let r = self.result(op, 0)?;
+                let n = self.let_op(&r, OpKind::TmemLoad { src, layout: None }, span);
+                self.bind(&r, Val::E(name_e(&n, span), ty));
+                Ok(())
+            }
+            "ttng.tmem_store" => {
+                let v = self.n_operands(op, 2)?;
+                let value = self.expr(&v[0].0, v[0].1)?;
+                let dst = self.expr(&v[1].0, v[1].1)?;
+                let p = self.pred(v.get(2))?;
+                self.op_pred(OpKind::TmemStore { dst, value }, p, span);
+                Ok(())
+            }
+            "ttng.tmem_copy" => {
+                let v = self.n_operands(op, 2)?;
+                let src = self.expr(&v[0].0, v[0].1)?;
+                let dst = self.expr(&v[1].0, v[1].1)?;
+                self.op_stmt(OpKind::Tcgen05Cp { src, dst }, span);
+                if let Some((b, bs)) = v.get(2) {
+                    let bar = self.expr(b, *bs)?;
+                    self.op_stmt(
+                        OpKind::Tcgen05Commit {
+                            bar,
+                            pred: None,
+                            cta_group: None,
+                        },
+                        span,
+                    );
+                }
+                Ok(())
+            }
+            "ttng.tc_gen5_mma" => self.tc_gen5_mma(op, span),
+            "ttng.tc_gen5_commit" => {
+                let v = self.n_operands(op, 1)?;
+                let bar = self.expr(&v[0].0, v[0].1)?;
+                let pred = self.pred(v.get(1))?;
+                if self.attr_dict(op)?.has("two_ctas") {
+                    return Err(self.misuse(op, "two-CTA commits are not supported"));
+                }
+                self.op_stmt(
+                    OpKind::Tcgen05Commit {
+                        bar,
+                        pred,
+                        cta_group: None,
+                    },
+                    span,
+                );
+                Ok(())
+            }
+            "ttng.warp_group_dot" => {
+                let v = self.n_operands(op, 3)?;
+                let a = self.expr(&v[0].0, v[0].1)?;
+                let b = self.expr(&v[1].0, v[1].1)?;
+                let acc = self.expr(&v[2].0, v[2].1)?;
+                let use_acc = match v.get(3) {
+                    Some((n, s)) => {
+                        let e = self.expr(n, *s)?;
+                        if is_true(&e) {
+                            None
+                        } else {
+                            Some(e)
+                        }
+                    }
+                    None => None,
+                };
+                let attrs = self.attr_dict(op)?;
+                let ty = self.result_type(op, 0)?;
+                let r = self.result(op, 0)?;
+                let n = self.let_op(&r, OpKind::Wgmma { a, b, acc, use_acc }, span);
+                if !attrs.has("isAsync") {
+                    self.op_stmt(OpKind::WgmmaWait { pendings: int_e(0, span) }, span);
+                }
+                self.bind(&r, Val::E(name_e(&n, span), ty));
+                Ok(())
+            }
+            "ttng.warp_group_dot_wait" => {
+                let v = self.operands(op)?;
+                let p = self
+                    .attr_dict(op)?
+                    .get("pendings")
+                    .and_then(|x| x.as_int())
+                    .ok_or_else(|| self.misuse(op, "needs `pendings`"))?;
+                self.op_stmt(OpKind::WgmmaWait { pendings: int_e(p, span) }, span);
+                for (i, r) in op.results.iter().enumerate() {
+                    let (n, s) = v.get(i).ok_or_else(|| self.misuse(op, "more results than operands"))?;
+                    let val = self.get(n, *s)?;
+                    self.bind(r, val);
+                }
+                Ok(())
+            }
+            "ttng.init_barrier" => {
+                let v = self.n_operands(op, 1)?;
+                let bar = self.expr(&v[0].0, v[0].1)?;
+                let count = self.int_after_operands(op)?;
+                self.op_stmt(OpKind::MbarInit { bar, count: int_e(count, span) }, span);
+                Ok(())
+            }
+            "ttng.inval_barrier" => {
+                let v = self.n_operands(op, 1)?;
+                let bar = self.expr(&v[0].0, v[0].1)?;
+                self.op_stmt(OpKind::MbarInvalidate { bar }, span);
+                Ok(())
+            }
+            "ttng.barrier_expect" => {
+                let v = self.n_operands(op, 1)?;
+                let bar = self.expr(&v[0].0, v[0].1)?;
+                let bytes = self.int_after_operands(op)?;
+                let pred = self.pred(v.get(1))?;
+                self.op_stmt(
+                    OpKind::MbarExpect {
+                        bar,
+                        bytes: int_e(bytes, span),
+                        pred,
+                    },
+                    span,
+                );
+                Ok(())
+            }
+            "ttng.wait_barrier" => {
+                let v = self.n_operands(op, 2)?;
+                let bar = self.expr(&v[0].0, v[0].1)?;
+                let phase = self.math_operand(&v[1].0, v[1].1)?;
+                let pred = self.pred(v.get(2))?;
+                self.op_pred(OpKind::MbarWait { bar, phase }, pred, span);
+                Ok(())
+            }
+            "ttng.arrive_barrier" => {
+                let v = self.n_operands(op, 1)?;
+                let bar = self.expr(&v[0].0, v[0].1)?;
+                let count = self.int_after_operands(op)?;
+                let pred = self.pred(v.get(1))?;
+                self.op_stmt(
+                    OpKind::MbarArrive {
+                        bar,
+                        count: Some(int_e(count, span)),
+                        pred,
+                    },
+                    span,
+                );
+                Ok(())
+            }
+            "ttng.fence_async_shared" => {
+                self.op_stmt(OpKind::FenceAsyncShared {}, span);
+                Ok(())
+            }
+            "ttng.fence_mbarrier_init" | "ttng.fence_mbarrier_init_release_cluster" => {
+                self.op_stmt(OpKind::FenceMbarrierInit {}, span);
+                Ok(())
+            }
+            "gpu.barrier" => {
+                self.op_stmt(OpKind::BarSync {}, span);
+                Ok(())
+            }
+            "ttng.async_tma_copy_global_to_local" | "ttng.async_tma_gather" => self.tma_load(op, span),
+            "ttng.async_tma_copy_local_to_global" | "ttng.async_tma_scatter" => self.tma_store(op, span),
+            "ttng.async_tma_store_wait" => {
+                let p = self
+                    .attr_dict(op)?
+                    .get("pendings")
+                    .and_then(|x| x.as_int())
+                    .ok_or_else(|| self.misuse(op, "needs `pendings`"))?;
+                self.op_stmt(
+                    OpKind::TmaStoreWait {
+                        pendings: int_e(p, span),
+                        full: None,
+                    },
+                    span,
+                );
+                Ok(())
+            }
+            "scf.for" => self.scf_for(op, span),
+            "scf.if" => self.scf_if(op, span),
+            "ttg.warp_specialize" => self.warp_specialize(op, span),
+            "math.exp" | "math.exp2" | "math.log" | "math.log2" | "math.sqrt" | "math.rsqrt" | "math.sin"
+            | "math.cos" | "math.tanh" | "math.erf" | "math.floor" | "math.ceil" => Err(self.unsupported(
+                op,
+                "bwsim's IR has add, sub, mul, div, fma, min, max, abs and casts for tile math; no transcendental functions",
+            )),
+            "arith.divui" | "arith.remui" | "arith.shrui" | "arith.minui" | "arith.maxui" | "arith.ceildivsi"
+            | "arith.floordivsi" | "arith.ceildivui" => Err(self.unsupported(
+                op,
+                "bwsim's integers are signed: unsigned and rounding-mode divisions have no equivalent",
+            )),
+            "ttg.memdesc_trans" => self.memdesc_trans(op, span),
+            "tt.call" => Err(self.unsupported(op, "calls to `noinline` functions are not supported")),
+            "ttng.tc_gen5_mma_scaled" => Err(self.unsupported(op, "block-scaled MMA import is not supported yet")),
+            _ => Err(self.unsupported(op, "")),
+        }
+    }
+}

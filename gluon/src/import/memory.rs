@@ -1,0 +1,343 @@
+//! Memory operations: shared and tensor memory allocations and views, TMA copies, the
+//! tensor-core MMAs.
+
+use super::*;
+
+impl<'m> Cx<'m> {
+    /// `ttg.memdesc_trans` (Gluon's `permute((1, 0))` of a shared buffer): an NVMMA matrix
+    /// `[R, C]` stored with C contiguous is, byte for byte, the `[C, R]` matrix of the same
+    /// swizzle with `transposed` flipped (how an `[N, K]` K-major B tile becomes the `[K, N]`
+    /// operand of an MMA), so the view is `smem.reinterpret` of the same bytes. Only whole
+    /// matrices (a buffer or an index of one): a subslice's bytes are not one run of memory,
+    /// and a transposed view of another shared layout has no bwsim layout.
+    pub(super) fn memdesc_trans(&mut self, op: &Op, span: Span) -> R<()> {
+        let v = self.n_operands(op, 1)?;
+        let order = self
+            .attr_dict(op)?
+            .get("order")
+            .and_then(|o| o.ints())
+            .ok_or_else(|| self.misuse(op, "needs `order`"))?;
+        let src_ty = match self.get(&v[0].0, v[0].1)? {
+            Val::E(_, t) => t,
+            _ => return Err(self.misuse(op, "only shared-memory views can be transposed")),
+        };
+        let ty = self.result_type(op, 0)?;
+        let (
+            Type::MemDesc {
+                shape: src_shape,
+                enc: src_enc,
+                tmem: false,
+                alloc,
+                ..
+            },
+            Type::MemDesc {
+                shape,
+                elem,
+                enc,
+                tmem: false,
+                ..
+            },
+        ) = (&src_ty, &ty)
+        else {
+            return Err(self.misuse(op, "only shared-memory views can be transposed"));
+        };
+        let r = order.len();
+        let swaps_last_two = r >= 2
+            && r == src_shape.len()
+            && order.iter().enumerate().all(|(i, &o)| {
+                o == if i + 2 == r {
+                    r as i64 - 1
+                } else if i + 1 == r {
+                    r as i64 - 2
+                } else {
+                    i as i64
+                }
+            });
+        if !swaps_last_two {
+            return Err(self.misuse(
+                op,
+                format!("order {order:?}: only a swap of the last two dimensions (`permute((1, 0))` of a matrix) is imported"),
+            ));
+        }
+        let mut want = src_shape.clone();
+        want.swap(r - 2, r - 1);
+        if *shape != want {
+            return Err(self.misuse(
+                op,
+                "the result shape is not the operand's with its last two dimensions swapped",
+            ));
+        }
+        match (self.attrs.layout(src_enc, span)?, self.attrs.layout(enc, span)?) {
+            (
+                Layout::NvmmaShared {
+                    swizzle: a,
+                    transposed: ta,
+                    fp4_padded: false,
+                },
+                Layout::NvmmaShared {
+                    swizzle: b,
+                    transposed: tb,
+                    fp4_padded: false,
+                },
+            ) if a == b && ta != tb => {}
+            _ => {
+                return Err(self.misuse(
+                    op,
+                    format!(
+                        "a transposed view of layout {} has no bwsim layout: only NVMMA-swizzled buffers transpose in place",
+                        self.layout_name(src_enc, span)
+                    ),
+                ))
+            }
+        }
+        if let Some(a) = alloc {
+            if a.len() < 2 || a[a.len() - 2..] != src_shape[r - 2..] {
+                return Err(self.misuse(
+                    op,
+                    "a transposed view of a subslice: transpose the whole buffer, then slice the transposed view",
+                ));
+            }
+        }
+        let src = self.expr(&v[0].0, v[0].1)?;
+        let t = self.shaped(*elem, shape, span)?;
+        let layout = self.smem_layout(enc, span)?;
+        let res = self.result(op, 0)?;
+        let n = self.let_op(&res, OpKind::SmemReinterpret { src, ty: t, layout }, span);
+        self.bind(&res, Val::E(name_e(&n, span), ty));
+        Ok(())
+    }
+
+    pub(super) fn local_alloc(&mut self, op: &Op, span: Span) -> R<()> {
+        let ty = self.result_type(op, 0)?;
+        let Type::MemDesc {
+            shape,
+            elem,
+            enc,
+            tmem: false,
+            ..
+        } = &ty
+        else {
+            return Err(self.misuse(op, "expected a shared-memory descriptor"));
+        };
+        let r = self.result(op, 0)?;
+        let init = self.operands(op)?;
+        // mbarriers: i64 buffers of shape [N, 1] (an array) or [1] (one barrier).
+        let barrier = *elem == Elem::I64 && (shape.as_slice() == [1] || (shape.len() == 2 && shape[1] == 1));
+        if barrier {
+            if !init.is_empty() {
+                return Err(self.misuse(op, "a barrier allocation with an initial value"));
+            }
+            let count = shape[0];
+            let n = self.let_op(
+                &r,
+                OpKind::MbarAlloc {
+                    count: int_e(count, span),
+                    offset: None,
+                },
+                span,
+            );
+            if shape.len() == 1 {
+                self.bind(
+                    &r,
+                    Val::E(
+                        index(name_e(&n, span), vec![IndexItem::Expr(int_e(0, span))], span),
+                        ty,
+                    ),
+                );
+            } else {
+                self.bind(&r, Val::Mbars(name_e(&n, span)));
+            }
+            return Ok(());
+        }
+        let t = self.shaped(*elem, shape, span)?;
+        let layout = self.smem_layout(enc, span)?;
+        let n = self.let_op(
+            &r,
+            OpKind::SmemAlloc {
+                ty: t,
+                layout,
+                align: None,
+            },
+            span,
+        );
+        if let Some((iv, is)) = init.first() {
+            let value = self.expr(iv, *is)?;
+            self.op_stmt(
+                OpKind::SmemStore {
+                    dst: name_e(&n, span),
+                    value,
+                },
+                span,
+            );
+        }
+        self.bind(&r, Val::E(name_e(&n, span), ty));
+        Ok(())
+    }
+
+    pub(super) fn tmem_alloc(&mut self, op: &Op, span: Span) -> R<()> {
+        let ty = self.result_type(op, 0)?;
+        let Type::MemDesc {
+            shape,
+            elem,
+            enc,
+            tmem: true,
+            ..
+        } = &ty
+        else {
+            return Err(self.misuse(op, "expected a tensor-memory descriptor"));
+        };
+        let r = self.result(op, 0)?;
+        let t = self.shaped(*elem, shape, span)?;
+        let (block, col_stride, scales) = match self.attrs.layout(enc, span)? {
+            Layout::TmemEncoding {
+                block_m,
+                block_n,
+                col_stride,
+            } => (
+                Some(list_e(&[block_m, block_n], span)),
+                Some(int_e(col_stride, span)),
+                None,
+            ),
+            Layout::TmemScales => (None, None, Some(with_span(Expr::bool(true), span))),
+            other => {
+                return Err(self.misuse(op, format!("tensor-memory encoding {other:?} is not supported")))
+            }
+        };
+        let n = self.let_op(
+            &r,
+            OpKind::TmemAlloc {
+                ty: t,
+                block,
+                col_stride,
+                scales,
+                manual: None,
+            },
+            span,
+        );
+        let init = self.operands(op)?;
+        if let Some((iv, is)) = init.first() {
+            let value = self.expr(iv, *is)?;
+            self.op_stmt(
+                OpKind::TmemStore {
+                    dst: name_e(&n, span),
+                    value,
+                },
+                span,
+            );
+        }
+        self.bind(&r, Val::E(name_e(&n, span), ty));
+        Ok(())
+    }
+
+    pub(super) fn tc_gen5_mma(&mut self, op: &Op, span: Span) -> R<()> {
+        let items = self.operand_items(op)?;
+        if items.len() < 5 {
+            return Err(ImportError::Syntax {
+                span: op.span,
+                message: format!(
+                    "`ttng.tc_gen5_mma` expects at least 5 operands, found {}",
+                    items.len()
+                ),
+            });
+        }
+        let attrs = self.attr_dict(op)?;
+        if attrs.has("two_ctas") {
+            return Err(self.misuse(op, "two-CTA MMA is not supported"));
+        }
+        let a = self.expr(&items[0].name, items[0].span)?;
+        let b = self.expr(&items[1].name, items[1].span)?;
+        let acc = self.expr(&items[2].name, items[2].span)?;
+        let use_acc = self.expr(&items[3].name, items[3].span)?;
+        let pred = self.pred(Some(&(items[4].name.clone(), items[4].span)))?;
+        let use_acc = if is_true(&use_acc) { None } else { Some(use_acc) };
+        self.op_stmt(
+            OpKind::Tcgen05Mma {
+                a,
+                b,
+                acc,
+                use_acc,
+                pred: pred.clone(),
+                cta_group: None,
+            },
+            span,
+        );
+        // Completion barriers of the MMA: an arrive when it (and all earlier tcgen05 work) is done.
+        for it in &items[5..] {
+            let bar = self.expr(&it.name, it.span)?;
+            let bp = match it.bracket.first() {
+                Some(p) => self.pred(Some(p))?,
+                None => None,
+            };
+            let p = match (pred.clone(), bp) {
+                (None, x) | (x, None) => x,
+                (Some(x), Some(y)) => Some(bin(BinOp::And, x, y, span)),
+            };
+            self.op_stmt(
+                OpKind::Tcgen05Commit {
+                    bar,
+                    pred: p,
+                    cta_group: None,
+                },
+                span,
+            );
+        }
+        for r in &op.results {
+            self.bind(r, Val::Token);
+        }
+        Ok(())
+    }
+
+    /// `desc[coords...] ...`: the descriptor, its coordinates and the operands after them.
+    pub(super) fn desc_operands(&mut self, op: &Op, span: Span) -> R<(Expr, Vec<(String, Span)>)> {
+        let items = self.operand_items(op)?;
+        let first = items.first().ok_or_else(|| ImportError::Syntax {
+            span: op.span,
+            message: format!("`{}` needs a descriptor", op.name),
+        })?;
+        let desc = self.expr(&first.name, first.span)?;
+        let mut coords = Vec::new();
+        for (n, s) in &first.bracket {
+            coords.push(IndexItem::Expr(self.math_operand(n, *s)?));
+        }
+        let rest = items[1..].iter().map(|i| (i.name.clone(), i.span)).collect();
+        Ok((index(desc, coords, span), rest))
+    }
+
+    pub(super) fn tma_load(&mut self, op: &Op, span: Span) -> R<()> {
+        let (src, rest) = self.desc_operands(op, span)?;
+        if rest.len() < 2 {
+            return Err(ImportError::Syntax {
+                span: op.span,
+                message: format!("`{}` expects a destination and a barrier", op.name),
+            });
+        }
+        let dst = self.expr(&rest[0].0, rest[0].1)?;
+        let bar = self.expr(&rest[1].0, rest[1].1)?;
+        let pred = self.pred(rest.get(2))?;
+        let kind = if op.name == "ttng.async_tma_gather" {
+            OpKind::TmaGather { src, dst, bar, pred }
+        } else {
+            OpKind::TmaLoad { src, dst, bar, pred }
+        };
+        self.op_stmt(kind, span);
+        Ok(())
+    }
+
+    pub(super) fn tma_store(&mut self, op: &Op, span: Span) -> R<()> {
+        let (dst, rest) = self.desc_operands(op, span)?;
+        let (n, s) = rest.first().ok_or_else(|| ImportError::Syntax {
+            span: op.span,
+            message: format!("`{}` expects a source buffer", op.name),
+        })?;
+        let src = self.expr(n, *s)?;
+        let kind = if op.name == "ttng.async_tma_scatter" {
+            OpKind::TmaScatter { dst, src, pred: None }
+        } else {
+            OpKind::TmaStore { dst, src, pred: None }
+        };
+        self.op_stmt(kind, span);
+        Ok(())
+    }
+
+    // ---- structured control flow --------------------------------------------------------
+}

@@ -1,0 +1,290 @@
+//! Values and arithmetic: constants, elementwise operations, casts, global loads and
+//! stores through pointer tensors, reductions.
+
+use super::*;
+
+impl<'m> Cx<'m> {
+    /// The first integer literal after the operands (`init_barrier %b, 1`).
+    pub(super) fn int_after_operands(&self, op: &Op) -> R<i64> {
+        self.operand_toks(op)
+            .iter()
+            .find_map(|t| if let Tok::Int(v) = t.tok { Some(v) } else { None })
+            .ok_or_else(|| ImportError::Syntax {
+                span: op.span,
+                message: format!("`{}` needs an integer operand", op.name),
+            })
+    }
+
+    pub(super) fn constant(&mut self, op: &Op, span: Span) -> R<()> {
+        let mut c = Cursor::new(&op.toks, op.span);
+        let v = attr_val(&mut c)?;
+        let r = self.result(op, 0)?;
+        let ty = match self.sig(op)?.outputs.last() {
+            Some(t) => t.clone(),
+            None => Type::Scalar(Elem::I1),
+        };
+        let scalar = |v: &AttrVal, elem: Option<Elem>| -> Option<Expr> {
+            Some(match v {
+                AttrVal::Int(i) if elem.is_some_and(|e| e.is_float()) => float_e(*i as f64, span)?,
+                AttrVal::Int(i) if elem == Some(Elem::I1) => with_span(Expr::bool(*i != 0), span),
+                AttrVal::Int(i) => int_e(*i, span),
+                AttrVal::Bool(b) => with_span(Expr::bool(*b), span),
+                AttrVal::Float(f) => float_e(*f, span)?,
+                AttrVal::Hex(bits) => {
+                    let f = match elem {
+                        Some(Elem::F32) => f32::from_bits(*bits as u32) as f64,
+                        Some(Elem::F64) => f64::from_bits(*bits),
+                        Some(Elem::F16) => half::f16::from_bits(*bits as u16).to_f64(),
+                        Some(Elem::BF16) => half::bf16::from_bits(*bits as u16).to_f64(),
+                        _ => return None,
+                    };
+                    float_e(f, span)?
+                }
+                _ => return None,
+            })
+        };
+        let val = match (&v, &ty) {
+            (AttrVal::Dense(inner), Type::Tensor { .. }) => match scalar(inner, ty.elem()) {
+                Some(e) => Val::Splat(e, ty.clone()),
+                None => Val::Unusable(format!(
+                    "the constant {inner:?} has no bwsim equivalent (non-finite, or not a splat)"
+                )),
+            },
+            (_, Type::Scalar(e)) => match scalar(&v, Some(*e)) {
+                Some(x) => Val::E(x, ty.clone()),
+                None => Val::Unusable(format!(
+                    "the constant {v:?} has no bwsim equivalent (non-finite?)"
+                )),
+            },
+            _ => Val::Unusable(format!("the constant {v:?} has no bwsim equivalent")),
+        };
+        self.bind(&r, val);
+        Ok(())
+    }
+
+    pub(super) fn binary(&mut self, op: &Op, span: Span) -> R<()> {
+        let mut c = Cursor::new(&op.toks, op.span);
+        let pred = if matches!(op.name.as_str(), "arith.cmpi" | "arith.cmpf") {
+            let p = c.ident()?;
+            c.eat(",");
+            Some(p)
+        } else {
+            None
+        };
+        let v = self.n_operands(op, 2)?;
+        let a_ty = self.val_type(&v[0].0, v[0].1)?;
+        let b_ty = self.val_type(&v[1].0, v[1].1)?;
+        let both_splat = matches!(self.get(&v[0].0, v[0].1)?, Val::Splat(..))
+            && matches!(self.get(&v[1].0, v[1].1)?, Val::Splat(..));
+        let a = self.math_operand(&v[0].0, v[0].1)?;
+        let b = self.math_operand(&v[1].0, v[1].1)?;
+        let op_kind = match op.name.as_str() {
+            "arith.addi" | "arith.addf" => Some(BinOp::Add),
+            "arith.subi" | "arith.subf" => Some(BinOp::Sub),
+            "arith.muli" | "arith.mulf" => Some(BinOp::Mul),
+            "arith.divsi" | "arith.divf" => Some(BinOp::Div),
+            "arith.remsi" | "arith.remf" => Some(BinOp::Rem),
+            "arith.andi" => Some(BinOp::BitAnd),
+            "arith.ori" => Some(BinOp::BitOr),
+            "arith.xori" => Some(BinOp::BitXor),
+            "arith.shli" => Some(BinOp::Shl),
+            "arith.shrsi" => Some(BinOp::Shr),
+            _ => None,
+        };
+        let e = if let Some(k) = op_kind {
+            bin(k, a, b, span)
+        } else if let Some(p) = &pred {
+            let k = match p.as_str() {
+                "eq" | "oeq" | "ueq" => BinOp::Eq,
+                "ne" | "one" | "une" => BinOp::Ne,
+                "slt" | "olt" | "ult" if op.name == "arith.cmpf" || p != "ult" => BinOp::Lt,
+                "sle" | "ole" | "ule" if op.name == "arith.cmpf" || p != "ule" => BinOp::Le,
+                "sgt" | "ogt" | "ugt" if op.name == "arith.cmpf" || p != "ugt" => BinOp::Gt,
+                "sge" | "oge" | "uge" if op.name == "arith.cmpf" || p != "uge" => BinOp::Ge,
+                other => {
+                    return Err(self.misuse(
+                        op,
+                        format!("comparison `{other}` has no bwsim equivalent (integers are signed)"),
+                    ))
+                }
+            };
+            bin(k, a, b, span)
+        } else {
+            let f = match op.name.as_str() {
+                "arith.minsi" | "arith.minimumf" | "arith.minnumf" => "min",
+                _ => "max",
+            };
+            call(f, vec![a, b], span)
+        };
+        let r = self.result(op, 0)?;
+        let mut ty = if a_ty.is_tensor() { a_ty } else { b_ty };
+        if pred.is_some() {
+            ty = match ty {
+                Type::Tensor { shape, enc, .. } => Type::Tensor {
+                    shape,
+                    elem: Box::new(Type::Scalar(Elem::I1)),
+                    enc,
+                },
+                _ => Type::Scalar(Elem::I1),
+            };
+        }
+        let n = self.let_(&r, Rhs::Expr(e), span);
+        let val = if both_splat {
+            Val::Splat(name_e(&n, span), ty)
+        } else {
+            Val::E(name_e(&n, span), ty)
+        };
+        self.bind(&r, val);
+        Ok(())
+    }
+
+    /// Bind the result of a one-operand elementwise operation (`e` already built).
+    pub(super) fn unary_result(&mut self, op: &Op, e: Expr, operand: &str, span: Span) -> R<()> {
+        let r = self.result(op, 0)?;
+        let ty = self.result_type(op, 0)?;
+        let splat = matches!(self.get(operand, span)?, Val::Splat(..));
+        let n = self.let_(&r, Rhs::Expr(e), span);
+        self.bind(
+            &r,
+            if splat {
+                Val::Splat(name_e(&n, span), ty)
+            } else {
+                Val::E(name_e(&n, span), ty)
+            },
+        );
+        Ok(())
+    }
+
+    pub(super) fn cast(&mut self, op: &Op, span: Span) -> R<()> {
+        let v = self.n_operands(op, 1)?;
+        let ty = self.result_type(op, 0)?;
+        let elem = ty
+            .elem()
+            .ok_or_else(|| self.misuse(op, "cast to a non-scalar type"))?;
+        if op.name == "arith.extui" {
+            let from = self.val_type(&v[0].0, v[0].1)?.elem();
+            if from != Some(Elem::I1) {
+                return Err(self.unsupported(
+                    op,
+                    "zero extension of integers wider than i1: bwsim's integers are signed",
+                ));
+            }
+        }
+        if op.name == "arith.uitofp" {
+            return Err(self.unsupported(op, "unsigned conversion: bwsim's integers are signed"));
+        }
+        let d = dtype_of(if elem == Elem::Index { Elem::I64 } else { elem }, span)?;
+        let a = self.math_operand(&v[0].0, v[0].1)?;
+        if !ty.is_tensor() && !matches!(d, DType::I1 | DType::I32 | DType::I64 | DType::F32) {
+            return Err(self.misuse(
+                op,
+                format!("bwsim scalars are i1, i32, i64 or f32, not {}", d.name()),
+            ));
+        }
+        self.unary_result(
+            op,
+            call("cast", vec![a, name_e(d.name(), span)], span),
+            &v[0].0,
+            span,
+        )
+    }
+
+    pub(super) fn global_load(&mut self, op: &Op, span: Span) -> R<()> {
+        let v = self.n_operands(op, 1)?;
+        let Val::Ptr { base, offs, ty: pty } = self.get(&v[0].0, v[0].1)? else {
+            return Err(self.misuse(op, "the pointers are not derived from a pointer parameter"));
+        };
+        if !pty.is_tensor() {
+            return Err(self.misuse(op, "scalar loads are not supported (load a tensor)"));
+        }
+        let offsets = match offs {
+            Some(o) => self.offsets_tile(o, &pty, span)?,
+            None => self.full(&int_tensor(&pty), int_e(0, span), span)?,
+        };
+        let mask = match v.get(1) {
+            Some((n, s)) => Some(self.math_operand(n, *s)?),
+            None => None,
+        };
+        let other = match v.get(2) {
+            Some((n, s)) => Some(self.math_operand(n, *s)?),
+            None => None,
+        };
+        let ty = self.result_type(op, 0)?;
+        let r = self.result(op, 0)?;
+        let n = self.let_op(
+            &r,
+            OpKind::GlobalLoad {
+                ptr: name_e(&base, span),
+                offsets,
+                mask,
+                other,
+            },
+            span,
+        );
+        self.bind(&r, Val::E(name_e(&n, span), ty));
+        Ok(())
+    }
+
+    /// An offset expression as a tile of the pointer tensor's shape.
+    pub(super) fn offsets_tile(&mut self, o: Expr, pty: &Type, span: Span) -> R<Expr> {
+        // A scalar offset (e.g. `ptr + k` splat to a tensor) needs the tensor's shape.
+        let scalar = !matches!(
+            o.kind,
+            ExprKind::Name(_) | ExprKind::Call(..) | ExprKind::Binary(..)
+        );
+        if scalar {
+            let z = self.full(&int_tensor(pty), int_e(0, span), span)?;
+            return Ok(bin(BinOp::Add, z, o, span));
+        }
+        Ok(o)
+    }
+
+    pub(super) fn global_store(&mut self, op: &Op, span: Span) -> R<()> {
+        let v = self.n_operands(op, 2)?;
+        let Val::Ptr { base, offs, ty: pty } = self.get(&v[0].0, v[0].1)? else {
+            return Err(self.misuse(op, "the pointers are not derived from a pointer parameter"));
+        };
+        if !pty.is_tensor() {
+            return Err(self.misuse(op, "scalar stores are not supported (store a tensor)"));
+        }
+        let offsets = match offs {
+            Some(o) => self.offsets_tile(o, &pty, span)?,
+            None => self.full(&int_tensor(&pty), int_e(0, span), span)?,
+        };
+        let value = self.expr(&v[1].0, v[1].1)?;
+        let mask = match v.get(2) {
+            Some((n, s)) => Some(self.math_operand(n, *s)?),
+            None => None,
+        };
+        self.op_stmt(
+            OpKind::GlobalStore {
+                ptr: name_e(&base, span),
+                offsets,
+                value,
+                mask,
+            },
+            span,
+        );
+        Ok(())
+    }
+
+    pub(super) fn reduce(&mut self, op: &Op, span: Span) -> R<()> {
+        let v = self.n_operands(op, 1)?;
+        let axis = self
+            .attr_dict(op)?
+            .get("axis")
+            .and_then(|x| x.as_int())
+            .ok_or_else(|| self.misuse(op, "needs `axis`"))?;
+        let body = op.regions.first().map(|r| &r.ops[..]).unwrap_or(&[]);
+        let is_sum = body.len() == 2 && matches!(body[0].name.as_str(), "arith.addf" | "arith.addi");
+        if !is_sum || v.len() != 1 || op.results.len() != 1 {
+            return Err(self.unsupported(op, "bwsim reduces with `sum` only (one operand, an add combiner)"));
+        }
+        let x = self.expr(&v[0].0, v[0].1)?;
+        let ty = self.result_type(op, 0)?;
+        let r = self.result(op, 0)?;
+        let n = self.let_(&r, Rhs::Expr(call("sum", vec![x, int_e(axis, span)], span)), span);
+        self.bind(&r, Val::E(name_e(&n, span), ty));
+        Ok(())
+    }
+}

@@ -1,0 +1,800 @@
+//! Types and rules of operations: each `OpKind`'s operands, the target it needs, TMA
+//! coordinates and box matches, MMA shapes, allocations.
+
+use super::*;
+
+impl<'k> Cx<'k> {
+    pub(super) fn expect_smem(&mut self, e: &'k Expr, what: &str) -> Result<SmemTy, Diagnostic> {
+        match self.expr_inner(e)? {
+            Ty::Smem(s) => Ok(s),
+            other => Err(e_type(
+                e.span,
+                format!(
+                    "{what} must be a shared-memory buffer, found {}",
+                    other.describe()
+                ),
+                "not in shared memory",
+            )),
+        }
+    }
+    pub(super) fn expect_tmem(&mut self, e: &'k Expr, what: &str) -> Result<TmemTy, Diagnostic> {
+        match self.expr_inner(e)? {
+            Ty::Tmem(s) => Ok(s),
+            other => Err(e_type(
+                e.span,
+                format!(
+                    "{what} must be a tensor-memory buffer, found {}",
+                    other.describe()
+                ),
+                "not in tensor memory",
+            )),
+        }
+    }
+    pub(super) fn expect_bar(&mut self, e: &'k Expr) -> Result<(), Diagnostic> {
+        match self.expr_inner(e)? {
+            Ty::Mbar { count: None, .. } => Ok(()),
+            Ty::Mbar { count: Some(_), .. } => Err(e_type(
+                e.span,
+                "expected one barrier, found a barrier array",
+                "index it: `bars[i]`",
+            )),
+            other => Err(Diagnostic::error(
+                "mbar-type",
+                format!("expected an mbarrier, found {}", other.describe()),
+                e.span,
+                "not a barrier",
+            )
+            .with_help("barriers come from `mbar.alloc N`, indexed as `bars[i]`")),
+        }
+    }
+    pub(super) fn expect_scalar(&mut self, e: &'k Expr, what: &str) -> Result<(), Diagnostic> {
+        let t = self.expr_inner(e)?;
+        if t.is_scalar() {
+            Ok(())
+        } else {
+            Err(e_type(
+                e.span,
+                format!("{what} must be a scalar, found {}", t.describe()),
+                "not a scalar",
+            ))
+        }
+    }
+    pub(super) fn opt_scalar(&mut self, e: &'k Option<Expr>, what: &str) -> Result<(), Diagnostic> {
+        match e {
+            Some(e) => self.expect_scalar(e, what),
+            None => Ok(()),
+        }
+    }
+    /// `desc[coords]`: the descriptor and its coordinate expressions.
+    pub(super) fn desc_coords(&mut self, e: &'k Expr) -> Result<(DescTy, &'k [IndexItem]), Diagnostic> {
+        if let ExprKind::Index(base, items) = &e.kind {
+            if let Ty::Desc(d) = self.expr_inner(base)? {
+                return Ok((d, items));
+            }
+        }
+        Err(e_type(
+            e.span,
+            "expected a tensor descriptor with coordinates, like `a_desc[x, y]`",
+            "here",
+        ))
+    }
+
+    pub(super) fn new_alloc(
+        &mut self,
+        kind: AllocKind,
+        size: u32,
+        align: u32,
+        manual: bool,
+        op: &'k Op,
+    ) -> usize {
+        let key = op as *const Op as usize;
+        if let Some(&i) = self.checked.alloc_of.get(&key) {
+            return i;
+        }
+        let here = self
+            .stmt_stack
+            .last()
+            .and_then(|s| self.pre.get(s))
+            .map(|p| p.0)
+            .unwrap_or(0);
+        let i = self.checked.allocs.len();
+        self.checked.allocs.push(Alloc {
+            kind,
+            offset: 0,
+            size,
+            align,
+            manual,
+            span: op.span,
+            live: (here, here),
+        });
+        self.checked.alloc_of.insert(key, i);
+        // An allocation inside a constant `if` belongs to the block around the `if`.
+        let mut depth = self.stmt_stack.len().saturating_sub(1);
+        for &t in self.transparent.iter().rev() {
+            if t + 1 == depth {
+                depth = t;
+            }
+        }
+        self.alloc_depth.push(depth);
+        i
+    }
+
+    pub(super) fn arch(&mut self, op: &Op, needs: Target, code: &str) {
+        if self.checked.target != needs {
+            let what = op.kind.name();
+            self.emit(
+                Diagnostic::error(
+                    code,
+                    format!("`{what}` is not available on {}", self.checked.target),
+                    op.span,
+                    format!("needs {needs}"),
+                )
+                .with_note(format!(
+                    "ptxas rejects this instruction for .target {} (PTX.md section 7)",
+                    self.checked.target
+                ))
+                .with_help(if needs == Target::Sm100a {
+                    "guard it with `if SM == 100 { ... }` or drop sm_90a from the kernel's targets"
+                        .to_string()
+                } else {
+                    "Blackwell uses tcgen05.mma instead of wgmma: guard it with `if SM == 90 { ... }`"
+                        .to_string()
+                }),
+            );
+        }
+    }
+
+    pub(super) fn op(&mut self, op: &'k Op) -> Option<Ty> {
+        match self.op_inner(op) {
+            Ok(t) => t,
+            Err(d) => {
+                self.emit(d);
+                None
+            }
+        }
+    }
+
+    pub(super) fn op_inner(&mut self, op: &'k Op) -> Result<Option<Ty>, Diagnostic> {
+        use OpKind::*;
+        match &op.kind {
+            SmemAlloc { ty, layout, align } => {
+                let (dtype, shape) = self.shaped(ty)?;
+                let layout = self.smem_layout(layout)?;
+                let mut al = layout.alignment();
+                if let Some(a) = align {
+                    let v = self.checked.consts.dim(a)?;
+                    if !v.is_power_of_two() || v < 16 {
+                        return Err(e_type(a.span, "alignment must be a power of two >= 16", "here"));
+                    }
+                    al = al.max(v);
+                }
+                let size = smem_bytes(dtype, &shape, &layout);
+                let id = self.new_alloc(
+                    AllocKind::Smem {
+                        dtype,
+                        shape: shape.clone(),
+                        layout: layout.clone(),
+                    },
+                    size,
+                    al,
+                    false,
+                    op,
+                );
+                Ok(Some(Ty::Smem(SmemTy {
+                    dtype,
+                    shape,
+                    layout,
+                    alloc: id,
+                })))
+            }
+            SmemReinterpret { src, ty, layout } => {
+                let s = self.expect_smem(src, "the reinterpreted view")?;
+                let (dtype, shape) = self.shaped(ty)?;
+                let layout = self.smem_layout(layout)?;
+                // A reinterpret may reach past its view (Gluon's STEALB epilogue spans two B
+                // buffers) but never past the allocation; the simulator checks the exact bounds.
+                let have = self.checked.allocs[s.alloc].size;
+                let want = smem_bytes(dtype, &shape, &layout);
+                if want > have {
+                    return Err(Diagnostic::error(
+                        "smem-reinterpret",
+                        format!("reinterpret needs {want} bytes but the whole allocation has {have}"),
+                        op.span,
+                        "too large",
+                    ));
+                }
+                Ok(Some(Ty::Smem(SmemTy {
+                    dtype,
+                    shape,
+                    layout,
+                    alloc: s.alloc,
+                })))
+            }
+            MbarAlloc { count, offset } => {
+                let n = self.checked.consts.dim(count)?;
+                if n == 0 || n > 1024 {
+                    return Err(e_type(count.span, "mbar.alloc takes 1..=1024 barriers", "here"));
+                }
+                let misalign = match offset {
+                    Some(o) => self.checked.consts.dim(o)?,
+                    None => 0,
+                };
+                let id = self.new_alloc(
+                    AllocKind::Mbar { count: n, misalign },
+                    (n * 8).saturating_add(misalign),
+                    8,
+                    false,
+                    op,
+                );
+                Ok(Some(Ty::Mbar {
+                    count: Some(n),
+                    alloc: id,
+                }))
+            }
+            TmemAlloc {
+                ty,
+                block,
+                col_stride,
+                scales,
+                manual,
+            } => {
+                self.arch(op, Target::Sm100a, "arch-tcgen05");
+                let (dtype, shape) = self.shaped(ty)?;
+                let block = match block {
+                    Some(b) => {
+                        let l = self.int_list(b)?;
+                        if l.len() != 2 {
+                            return Err(e_type(b.span, "block is [M, N]", "here"));
+                        }
+                        [l[0], l[1]]
+                    }
+                    None => {
+                        let m = if shape.len() >= 2 {
+                            shape[shape.len() - 2]
+                        } else {
+                            128
+                        };
+                        [m.min(128), *shape.last().unwrap_or(&1)]
+                    }
+                };
+                if block[0] != 64 && block[0] != 128 {
+                    return Err(Diagnostic::error(
+                        "tmem-layout",
+                        format!("TMEM block M must be 64 or 128, found {}", block[0]),
+                        op.span,
+                        "here",
+                    ));
+                }
+                let cs = match col_stride {
+                    Some(c) => self.checked.consts.dim(c)?,
+                    None => 1,
+                };
+                let scales = match scales {
+                    Some(s) => self.checked.consts.bool(s)?,
+                    None => false,
+                };
+                let manual = match manual {
+                    Some(m) => self.checked.consts.bool(m)?,
+                    None => false,
+                };
+                if scales && dtype.bits() != 8 {
+                    return Err(Diagnostic::error(
+                        "tmem-layout",
+                        format!("a `scales=true` buffer holds 8-bit scale factors, found {dtype}"),
+                        op.span,
+                        "here",
+                    )
+                    .with_help(
+                        "allocate block-scaled MMA factors as `tmem.alloc ue8m0[M, K / 32], scales=true`",
+                    ));
+                }
+                let tt = TmemTy {
+                    dtype,
+                    shape,
+                    block,
+                    col_stride: cs,
+                    scales,
+                    alloc: 0,
+                };
+                let cols = tt.cols();
+                if manual && (!cols.is_power_of_two() || !(32..=TMEM_COLUMNS).contains(&cols)) {
+                    return Err(Diagnostic::error(
+                        "tmem-alloc-cols",
+                        format!("tcgen05.alloc needs a power-of-two column count in 32..=512, this buffer has {cols}"),
+                        op.span,
+                        "invalid allocation",
+                    )
+                    .with_note("PTX.md section 8: `ncols` is a power of two, 32..512"));
+                }
+                let id = self.new_alloc(AllocKind::Tmem(tt.clone()), cols, 1, manual, op);
+                Ok(Some(Ty::Tmem(TmemTy { alloc: id, ..tt })))
+            }
+            TmemDealloc { buf } => {
+                self.arch(op, Target::Sm100a, "arch-tcgen05");
+                let t = self.expect_tmem(buf, "tmem.dealloc's operand")?;
+                if !self.checked.allocs[t.alloc].manual {
+                    return Err(Diagnostic::error(
+                        "tmem-dealloc",
+                        "only `manual=true` allocations are freed by tmem.dealloc",
+                        op.span,
+                        "scoped allocation",
+                    )
+                    .with_label(
+                        self.checked.allocs[t.alloc].span,
+                        "allocated here without manual=true",
+                    ));
+                }
+                Ok(None)
+            }
+            TmaLoad { src, dst, bar, pred } | TmaGather { src, dst, bar, pred } => {
+                let gather = matches!(op.kind, TmaGather { .. });
+                if gather {
+                    self.arch(op, Target::Sm100a, "arch-gather");
+                }
+                let (d, coords) = self.desc_coords(src)?;
+                self.coords(&d, coords, gather, src)?;
+                let s = self.expect_smem(dst, "the TMA destination")?;
+                self.expect_bar(bar)?;
+                self.opt_scalar(pred, "pred")?;
+                self.tma_smem_match(&d, &s, gather, coords, dst)?;
+                if gather {
+                    self.gather_rules(op, &d, coords)?;
+                }
+                Ok(None)
+            }
+            TmaStore { dst, src, pred } | TmaScatter { dst, src, pred } => {
+                let scatter = matches!(op.kind, TmaScatter { .. });
+                if scatter {
+                    self.arch(op, Target::Sm100a, "arch-gather");
+                }
+                let (d, coords) = self.desc_coords(dst)?;
+                self.coords(&d, coords, scatter, dst)?;
+                let s = self.expect_smem(src, "the TMA source")?;
+                self.opt_scalar(pred, "pred")?;
+                self.tma_smem_match(&d, &s, scatter, coords, src)?;
+                if scatter {
+                    self.gather_rules(op, &d, coords)?;
+                }
+                Ok(None)
+            }
+            TmaStoreWait { pendings, full } => {
+                let n = self.checked.consts.int(pendings)?;
+                if n < 0 {
+                    return Err(e_type(pendings.span, "store_wait count must be >= 0", "here"));
+                }
+                if let Some(f) = full {
+                    self.checked.consts.bool(f)?;
+                }
+                Ok(None)
+            }
+            MbarInit { bar, count } => {
+                self.expect_bar(bar)?;
+                let c = self.checked.consts.int(count)?;
+                if !(1..(1 << 20)).contains(&c) {
+                    return Err(Diagnostic::error(
+                        "mbar-count",
+                        format!("mbarrier expected count must be in 1..2^20, found {c}"),
+                        count.span,
+                        "here",
+                    )
+                    .with_note("PTX.md section 5: expected arrival count 1 .. 2^20 - 1"));
+                }
+                Ok(None)
+            }
+            MbarExpect { bar, bytes, pred }
+            | MbarExpectTx { bar, bytes, pred }
+            | MbarCompleteTx { bar, bytes, pred } => {
+                self.expect_bar(bar)?;
+                self.expect_scalar(bytes, "the byte count")?;
+                self.opt_scalar(pred, "pred")?;
+                Ok(None)
+            }
+            MbarArrive { bar, count, pred } => {
+                self.expect_bar(bar)?;
+                self.opt_scalar(count, "count")?;
+                self.opt_scalar(pred, "pred")?;
+                Ok(None)
+            }
+            MbarWait { bar, phase } => {
+                self.expect_bar(bar)?;
+                self.expect_scalar(phase, "the phase")?;
+                Ok(None)
+            }
+            MbarTestWait { bar, phase } => {
+                self.expect_bar(bar)?;
+                self.expect_scalar(phase, "the phase")?;
+                Ok(Some(Ty::Scalar(ScalarTy::I1)))
+            }
+            MbarInvalidate { bar } => {
+                self.expect_bar(bar)?;
+                Ok(None)
+            }
+            FenceAsyncShared {} | FenceMbarrierInit {} | BarSync {} | ClusterSync {} => Ok(None),
+            Tcgen05FenceBefore {} | Tcgen05FenceAfter {} => {
+                self.arch(op, Target::Sm100a, "arch-tcgen05");
+                Ok(None)
+            }
+            Tcgen05Mma {
+                a,
+                b,
+                acc,
+                use_acc,
+                pred,
+                cta_group,
+            } => {
+                self.arch(op, Target::Sm100a, "arch-tcgen05");
+                self.opt_scalar(use_acc, "use_acc")?;
+                self.opt_scalar(pred, "pred")?;
+                let cg = self.cta_group(cta_group)?;
+                self.mma(op, a, b, acc, None, cg)?;
+                Ok(None)
+            }
+            Tcgen05MmaScaled {
+                a,
+                b,
+                acc,
+                a_scale,
+                b_scale,
+                use_acc,
+                pred,
+                cta_group,
+            } => {
+                self.arch(op, Target::Sm100a, "arch-tcgen05");
+                self.opt_scalar(use_acc, "use_acc")?;
+                self.opt_scalar(pred, "pred")?;
+                let cg = self.cta_group(cta_group)?;
+                self.mma(op, a, b, acc, Some((a_scale, b_scale)), cg)?;
+                Ok(None)
+            }
+            Tcgen05Cp { src, dst } => {
+                self.arch(op, Target::Sm100a, "arch-tcgen05");
+                let s = self.expect_smem(src, "tcgen05.cp's source")?;
+                let t = self.expect_tmem(dst, "tcgen05.cp's destination")?;
+                crate::verify::check_tcgen05_cp(op, &s, &t)?;
+                Ok(None)
+            }
+            Tcgen05Commit { bar, pred, cta_group } => {
+                self.arch(op, Target::Sm100a, "arch-tcgen05");
+                self.expect_bar(bar)?;
+                self.opt_scalar(pred, "pred")?;
+                self.cta_group(cta_group)?;
+                Ok(None)
+            }
+            TmemLoad { src, layout } => {
+                self.arch(op, Target::Sm100a, "arch-tcgen05");
+                let t = self.expect_tmem(src, "tmem.load's source")?;
+                let layout = match layout {
+                    Some(l) => self.layout_arg(l)?,
+                    None => TileLayout::Tmem32x32b,
+                };
+                crate::verify::check_tmem_access(op, &t, self.in_worker_warps())?;
+                Ok(Some(Ty::Tile(TileTy {
+                    dtype: t.dtype,
+                    shape: t.shape.clone(),
+                    layout: Some(layout),
+                })))
+            }
+            TmemStore { dst, value } => {
+                self.arch(op, Target::Sm100a, "arch-tcgen05");
+                let t = self.expect_tmem(dst, "tmem.store's destination")?;
+                let v = self.tile_arg(value, "the stored value")?;
+                if v.shape != t.shape || v.dtype != t.dtype {
+                    return Err(e_type(
+                        op.span,
+                        format!(
+                            "storing tile<{}{:?}> into tmem<{}{:?}>",
+                            v.dtype, v.shape, t.dtype, t.shape
+                        ),
+                        "shape or type mismatch",
+                    ));
+                }
+                crate::verify::check_tmem_access(op, &t, self.in_worker_warps())?;
+                Ok(None)
+            }
+            Wgmma { a, b, acc, use_acc } => {
+                self.arch(op, Target::Sm90a, "arch-wgmma");
+                self.opt_scalar(use_acc, "use_acc")?;
+                let at = self.expr_inner(a)?;
+                let bt = self.expect_smem(b, "wgmma's B operand")?;
+                let acct = self.tile_arg(acc, "wgmma's accumulator")?;
+                crate::verify::check_wgmma(op, &at, &bt, &acct, self.checked.num_warps)?;
+                Ok(Some(Ty::Tile(acct)))
+            }
+            WgmmaWait { pendings } => {
+                self.arch(op, Target::Sm90a, "arch-wgmma");
+                self.checked.consts.int(pendings)?;
+                Ok(None)
+            }
+            SmemLoad { src, layout } => {
+                let s = self.expect_smem(src, "smem.load's source")?;
+                let layout = match layout {
+                    Some(l) => Some(self.layout_arg(l)?),
+                    None => None,
+                };
+                Ok(Some(Ty::Tile(TileTy {
+                    dtype: s.dtype,
+                    shape: s.shape,
+                    layout,
+                })))
+            }
+            SmemStore { dst, value } => {
+                let s = self.expect_smem(dst, "smem.store's destination")?;
+                let v = self.tile_arg(value, "the stored value")?;
+                if v.shape != s.shape || v.dtype != s.dtype {
+                    return Err(e_type(
+                        op.span,
+                        format!(
+                            "storing tile<{}{:?}> into smem<{}{:?}>",
+                            v.dtype, v.shape, s.dtype, s.shape
+                        ),
+                        "shape or type mismatch",
+                    )
+                    .with_help(
+                        "cast with `cast(x, DTYPE)` or take a view of the buffer with the tile's shape",
+                    ));
+                }
+                Ok(None)
+            }
+            GlobalLoad {
+                ptr,
+                offsets,
+                mask,
+                other,
+            } => {
+                let dt = match self.expr_inner(ptr)? {
+                    Ty::Ptr(d) => d,
+                    t => {
+                        return Err(e_type(
+                            ptr.span,
+                            format!("global.load needs a ptr parameter, found {}", t.describe()),
+                            "not a pointer",
+                        ))
+                    }
+                };
+                let mut off = match self.expr_inner(offsets)? {
+                    Ty::Tile(t) if t.dtype.is_int() => t,
+                    Ty::Scalar(s) if s != ScalarTy::F32 => TileTy {
+                        dtype: DType::I32,
+                        shape: vec![1],
+                        layout: None,
+                    },
+                    t => {
+                        return Err(e_type(
+                            offsets.span,
+                            format!("offsets must be an integer tile, found {}", t.describe()),
+                            "here",
+                        ))
+                    }
+                };
+                if let Some(m) = mask {
+                    self.expr_inner(m)?;
+                }
+                if let Some(o) = other {
+                    self.expr_inner(o)?;
+                }
+                off.dtype = dt;
+                Ok(Some(Ty::Tile(off)))
+            }
+            GlobalStore {
+                ptr,
+                offsets,
+                value,
+                mask,
+            } => {
+                let dt = match self.expr_inner(ptr)? {
+                    Ty::Ptr(d) => d,
+                    t => {
+                        return Err(e_type(
+                            ptr.span,
+                            format!("global.store needs a ptr parameter, found {}", t.describe()),
+                            "not a pointer",
+                        ))
+                    }
+                };
+                let off = self.tile_arg(offsets, "the offsets")?;
+                let v = self.tile_arg(value, "the stored value")?;
+                if v.dtype != dt {
+                    return Err(e_type(
+                        value.span,
+                        format!("storing {} into ptr({dt})", v.dtype),
+                        "element type mismatch",
+                    )
+                    .with_help(format!("cast first: `cast(x, {dt})`")));
+                }
+                if broadcast_shapes(&off.shape, &v.shape).is_none() {
+                    return Err(e_type(
+                        op.span,
+                        "offsets and value shapes do not broadcast",
+                        "here",
+                    ));
+                }
+                if let Some(m) = mask {
+                    self.expr_inner(m)?;
+                }
+                Ok(None)
+            }
+        }
+    }
+
+    pub(super) fn gather_rules(
+        &mut self,
+        op: &Op,
+        d: &DescTy,
+        coords: &'k [IndexItem],
+    ) -> Result<(), Diagnostic> {
+        if let Some(IndexItem::Expr(x)) = coords.first() {
+            if let Ty::Tile(t) = self.expr_inner(x)? {
+                crate::verify::check_gather(op, d, &t)?;
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn in_worker_warps(&self) -> u32 {
+        if self.in_worker {
+            self.checked.workers.last().map(|w| w.1).unwrap_or(1)
+        } else {
+            self.checked.num_warps
+        }
+    }
+
+    pub(super) fn cta_group(&mut self, e: &Option<Expr>) -> Result<u32, Diagnostic> {
+        match e {
+            None => Ok(1),
+            Some(e) => match self.checked.consts.int(e)? {
+                1 => Ok(1),
+                2 => Ok(2),
+                v => Err(Diagnostic::error(
+                    "mma-shape",
+                    format!("cta_group must be 1 or 2, found {v}"),
+                    e.span,
+                    "here",
+                )),
+            },
+        }
+    }
+
+    pub(super) fn coords(
+        &mut self,
+        d: &DescTy,
+        coords: &'k [IndexItem],
+        gather: bool,
+        e: &Expr,
+    ) -> Result<(), Diagnostic> {
+        let mut n = 0;
+        for c in coords {
+            match c {
+                IndexItem::Expr(x) => {
+                    let t = self.expr_inner(x)?;
+                    let ok = if gather && n == 0 {
+                        matches!(&t, Ty::Tile(tt) if tt.dtype.is_int() && tt.shape.len() == 1)
+                    } else {
+                        t.is_int_scalar()
+                    };
+                    if !ok {
+                        return Err(e_type(
+                            x.span,
+                            if gather && n == 0 {
+                                format!(
+                                    "gather/scatter row offsets must be a 1-D integer tile, found {}",
+                                    t.describe()
+                                )
+                            } else {
+                                format!("coordinates must be integer scalars, found {}", t.describe())
+                            },
+                            "here",
+                        ));
+                    }
+                    n += 1;
+                }
+                _ => return Err(e_type(e.span, "TMA coordinates are plain expressions", "here")),
+            }
+        }
+        let want = if gather { 2 } else { d.block.len() };
+        if n != want {
+            return Err(Diagnostic::error(
+                "tma-rank",
+                format!(
+                    "descriptor of rank {} takes {want} coordinates, found {n}",
+                    d.block.len()
+                ),
+                e.span,
+                "wrong number of coordinates",
+            ));
+        }
+        Ok(())
+    }
+
+    pub(super) fn tma_smem_match(
+        &mut self,
+        d: &DescTy,
+        s: &SmemTy,
+        gather: bool,
+        coords: &'k [IndexItem],
+        e: &Expr,
+    ) -> Result<(), Diagnostic> {
+        if s.dtype != d.dtype {
+            return Err(Diagnostic::error(
+                "tma-smem",
+                format!(
+                    "shared buffer holds {} but the descriptor moves {}",
+                    s.dtype, d.dtype
+                ),
+                e.span,
+                "element type mismatch",
+            ));
+        }
+        if gather {
+            let rows = match coords.first() {
+                Some(IndexItem::Expr(x)) => match self.expr_inner(x)? {
+                    Ty::Tile(t) => t.shape[0],
+                    _ => 0,
+                },
+                _ => 0,
+            };
+            let want = vec![rows, d.block.last().copied().unwrap_or(0)];
+            if s.shape != want {
+                return Err(Diagnostic::error("tma-smem", format!("gather/scatter of {rows} rows of {} needs a shared buffer of shape {want:?}, found {:?}", want[1], s.shape), e.span, "shape mismatch"));
+            }
+        } else {
+            // A transposed (MN-major) buffer is stored with its last two dimensions swapped.
+            let mut phys = s.shape.clone();
+            if matches!(s.layout, SmemLayout::Nvmma { transposed: true, .. }) && phys.len() >= 2 {
+                let n = phys.len();
+                phys.swap(n - 1, n - 2);
+            }
+            let bx = d.box_shape();
+            let a: u64 = phys.iter().fold(1u64, |a, &x| a.saturating_mul(x as u64));
+            let b: u64 = bx.iter().fold(1u64, |a, &x| a.saturating_mul(x as u64));
+            if a != b || phys.last() != bx.last() {
+                return Err(Diagnostic::error(
+                    "tma-smem",
+                    format!(
+                        "shared buffer of shape {:?} does not hold one box {:?} of the descriptor",
+                        s.shape, bx
+                    ),
+                    e.span,
+                    "shape mismatch",
+                ));
+            }
+        }
+        if s.layout.swizzle() != d.layout.swizzle() {
+            return Err(Diagnostic::error(
+                "tma-smem",
+                format!(
+                    "shared buffer layout {} differs from the descriptor's {}",
+                    s.layout.describe(),
+                    d.layout.describe()
+                ),
+                e.span,
+                "layout mismatch",
+            )
+            .with_help(
+                "allocate the buffer with the descriptor's layout, as Gluon does with `desc.layout`",
+            ));
+        }
+        Ok(())
+    }
+
+    pub(super) fn mma(
+        &mut self,
+        op: &Op,
+        a: &'k Expr,
+        b: &'k Expr,
+        acc: &'k Expr,
+        scales: Option<(&'k Expr, &'k Expr)>,
+        cta_group: u32,
+    ) -> Result<(), Diagnostic> {
+        let at = self.expr_inner(a)?;
+        let bt = self.expect_smem(b, "the MMA's B operand")?;
+        let acct = self.expect_tmem(acc, "the MMA accumulator")?;
+        let st = match scales {
+            Some((x, y)) => Some((
+                self.expect_tmem(x, "A's scale factors")?,
+                self.expect_tmem(y, "B's scale factors")?,
+            )),
+            None => None,
+        };
+        crate::verify::check_tcgen05_mma(op, &at, &bt, &acct, st.as_ref(), cta_group)
+    }
+}
