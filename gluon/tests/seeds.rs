@@ -35,6 +35,8 @@ const FIXTURES: &[(&str, Target, bool)] = &[
     ("async_scatter", Target::Sm100a, false),
     ("tcgen05_copy", Target::Sm100a, false),
     ("gemm_async", Target::Sm100a, false),
+    ("softmax", Target::Sm100a, false),
+    ("softmax", Target::Sm90a, false),
     ("matmul_pipelined", Target::Sm100a, true),
     ("matmul_pipelined", Target::Sm90a, true),
     ("persistent_matmul", Target::Sm100a, true),
@@ -326,6 +328,8 @@ seed_tests! {
     async_scatter_sm100: "async_scatter", Target::Sm100a;
     tcgen05_copy_sm100: "tcgen05_copy", Target::Sm100a;
     gemm_async_sm100: "gemm_async", Target::Sm100a;
+    softmax_sm100: "softmax", Target::Sm100a;
+    softmax_sm90: "softmax", Target::Sm90a;
     matmul_pipelined_sm100: "matmul_pipelined", Target::Sm100a;
     matmul_pipelined_sm90: "matmul_pipelined", Target::Sm90a;
     persistent_matmul_sm100: "persistent_matmul", Target::Sm100a;

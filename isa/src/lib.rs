@@ -1,6 +1,7 @@
 //! bwsim's tile IR: the language every other part of bwsim consumes.
 //!
 //! - [`ir`]: the IR itself (kernels, statements, operations, expressions), plain data.
+//! - [`builtins`]: run-time math functions and reduction combiners.
 //! - [`types`]: element types, targets, swizzle modes: each hardware fact once.
 //! - [`lexer`], [`parser`], [`printer`]: the `.tile` text format (docs/tile-format.md);
 //!   `print(parse(text))` is canonical and `parse(print(ir)) == ir`.
@@ -17,6 +18,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod builder;
+pub mod builtins;
 pub mod consts;
 pub mod diag;
 pub mod ir;

@@ -41,6 +41,8 @@ kernels! {
     "matmul_pipelined", "sm_100a, sm_90a", "07 persistence", "pipelined matmul with the MMA abstraction (wgmma / tcgen05)";
     "persistent_matmul", "sm_100a, sm_90a", "07 persistence", "persistent matmul, row-major or grouped tile scheduler";
     "persistent_matmul_pipelined", "sm_100a, sm_90a", "07 persistence", "persistent matmul pipelined across tiles, optional STEALB epilogue";
+    "softmax", "sm_100a, sm_90a", "attention's row softmax (beyond the seeds)", "row softmax: reduce_max, exp2, sum across the lanes of a warp; masked rows";
+    "tile_math", "sm_100a, sm_90a", "tile math (beyond the seeds)", "every math function and row reduction of tile expressions once, against textbook values";
     "gemm_async", "sm_100a", "TIRx gemm_async", "128x64 @ 64x128 tcgen05.mma into TMEM columns 256:384; f16, block-scaled fp8 and fp4, cta_group 2";
 }
 

@@ -213,6 +213,8 @@ pub fn reference(
         "gemm_async" | "tcgen05_mma_tile" => gemm_async(plan, inputs),
         "tma_roundtrip" => identity(plan, inputs),
         "gather_rows" => gather(plan, inputs),
+        "softmax" | "softmax_kernel" => softmax(plan, inputs),
+        "tile_math" => tile_math(plan, inputs),
         _ => return None,
     };
     Some(r)
@@ -234,6 +236,115 @@ fn add(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String
         values: c,
         tol: Tolerance::Exact,
     }])
+}
+
+/// out[r, :] = exp(x[r, :] - max(x[r, :])) / sum(exp(x[r, :] - max(x[r, :]))) for every row of
+/// the f32 input, computed in f64. Tolerance: the hardware's `ex2.approx.f32` and
+/// `div.full.f32` are each within 2 ulp (PTX ISA), and the row sum's order is unspecified.
+fn softmax(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+    let x = tensor(plan, inputs, "x")?;
+    let out = tensor(plan, inputs, "out")?;
+    if x.dtype != DType::F32 || x.shape.len() != 2 || out.shape != x.shape {
+        return Err("softmax takes an f32 [rows, cols] input and an output of the same shape".into());
+    }
+    let (rows, cols) = (x.shape[0], x.shape[1]);
+    let mut o = HostTensor::zeros("out", out.dtype, out.shape.clone());
+    for r in 0..rows {
+        let row: Vec<f64> = (0..cols).map(|c| val(x, r * cols + c)).collect();
+        let m = row.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let e: Vec<f64> = row.iter().map(|v| (v - m).exp()).collect();
+        let s: f64 = e.iter().sum();
+        for c in 0..cols {
+            put(&mut o, r * cols + c, e[c as usize] / s)?;
+        }
+    }
+    Ok(vec![Expected {
+        tensor: "out".into(),
+        values: o,
+        tol: Tolerance::Close {
+            atol: 1e-7,
+            rtol: 1e-5,
+        },
+    }])
+}
+
+/// The functions and reductions of kernels/tiles/tile_math.tile, from their textbook
+/// definitions in f64 (f32 results rounded once; the integer tile is `8x` truncated toward
+/// zero). Float tolerance: one f32 rounding of each function, and the order of the row sums
+/// and products; integer results exact.
+fn tile_math(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+    let x = tensor(plan, inputs, "x")?;
+    if x.dtype != DType::F32 || x.shape.len() != 2 {
+        return Err("tile_math takes an f32 [R, C] input".into());
+    }
+    let (rows, cols) = (x.shape[0], x.shape[1]);
+    let n = rows * cols;
+    let xs: Vec<f64> = (0..n).map(|i| val(x, i)).collect();
+    let fns: [fn(f64) -> f64; 10] = [
+        f64::exp,
+        f64::exp2,
+        |v| (v.abs() + 0.5).ln(),
+        |v| (v.abs() + 0.5).log2(),
+        |v| (v.abs() + 0.5).sqrt(),
+        |v| 1.0 / (v.abs() + 0.5).sqrt(),
+        f64::sin,
+        f64::cos,
+        |v| ((v * 3.0) as f32 as f64).floor(),
+        |v| ((v * 3.0) as f32 as f64).ceil(),
+    ];
+    let mut y = HostTensor::zeros("y", DType::F32, vec![10, rows, cols]);
+    for (f, func) in fns.iter().enumerate() {
+        for i in 0..n {
+            put(&mut y, f as u64 * n + i, func(xs[i as usize]))?;
+        }
+    }
+    let mut r = HostTensor::zeros("r", DType::F32, vec![4, rows]);
+    let mut q = HostTensor::zeros("q", DType::I32, vec![6, rows]);
+    for row in 0..rows {
+        let v = &xs[(row * cols) as usize..((row + 1) * cols) as usize];
+        let a: Vec<f64> = v.iter().map(|x| (x.abs() + 0.5) as f32 as f64).collect();
+        put(&mut r, row, v.iter().copied().fold(f64::NEG_INFINITY, f64::max))?;
+        put(
+            &mut r,
+            rows + row,
+            v.iter().copied().fold(f64::INFINITY, f64::min),
+        )?;
+        put(&mut r, 2 * rows + row, v.iter().sum())?;
+        put(&mut r, 3 * rows + row, a.iter().product())?;
+        let iv: Vec<i32> = v.iter().map(|x| (x * 8.0) as f32 as i32).collect();
+        let folds = [
+            iv.iter().copied().max().unwrap_or(0),
+            iv.iter().copied().min().unwrap_or(0),
+            iv.iter().fold(0i32, |s, &b| s.wrapping_add(b)),
+            iv.iter().fold(-1i32, |s, &b| s & b),
+            iv.iter().fold(0i32, |s, &b| s | b),
+            iv.iter().fold(0i32, |s, &b| s ^ b),
+        ];
+        for (k, f) in folds.iter().enumerate() {
+            q.set_bits(k as u64 * rows + row, *f as u32 as u64);
+        }
+    }
+    let close = Tolerance::Close {
+        atol: 1e-6,
+        rtol: 1e-6,
+    };
+    Ok(vec![
+        Expected {
+            tensor: "y".into(),
+            values: y,
+            tol: close,
+        },
+        Expected {
+            tensor: "r".into(),
+            values: r,
+            tol: close,
+        },
+        Expected {
+            tensor: "q".into(),
+            values: q,
+            tol: Tolerance::Exact,
+        },
+    ])
 }
 
 /// out[i, j] = input[x[i], y + j], zero where the row or column is out of range (seed 09).

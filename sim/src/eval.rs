@@ -12,6 +12,7 @@
 use crate::lower::{Builtin, CExpr, IItem};
 use crate::trap::{Fault, OpResult};
 use crate::value::*;
+use bwsim_isa::builtins::ReduceOp;
 use bwsim_isa::ir::{BinOp, UnOp};
 use bwsim_isa::numeric;
 use bwsim_isa::types::DType;
@@ -146,7 +147,7 @@ pub fn eval(e: &CExpr, frame: &[Value], cx: &EvalCtx) -> OpResult<Value> {
             shape.push(2);
             Ok(tile(ta.dtype, shape, bits))
         }
-        CExpr::Sum(x, axis) => sum(&*as_tile(&eval(x, frame, cx)?)?, *axis as usize),
+        CExpr::Reduce(op, x, axis) => reduce(*op, &*as_tile(&eval(x, frame, cx)?)?, *axis as usize),
         CExpr::Index(base, items) => {
             let b = eval(base, frame, cx)?;
             index(&b, items, frame, cx)
@@ -517,6 +518,16 @@ fn builtin(f: Builtin, v: &[Value]) -> OpResult<Value> {
             }
             other => Err(err(format!("abs of {}", other.kind()))),
         },
+        Builtin::Math(m) => match &v[0] {
+            Value::F32(x) => Ok(Value::F32(m.eval(*x as f64) as f32)),
+            Value::Tile(t) if t.dtype.is_float() => {
+                let bits = (0..t.numel())
+                    .map(|i| round_to(t.dtype, m.eval(t.f(i))))
+                    .collect();
+                Ok(tile(t.dtype, t.shape.clone(), bits))
+            }
+            other => Err(err(format!("`{}` of {}", m.name(), other.kind()))),
+        },
         Builtin::Fma => {
             if let (Value::F32(a), Value::F32(b), Value::F32(c)) = (&v[0], &v[1], &v[2]) {
                 return Ok(Value::F32(a.mul_add(*b, *c)));
@@ -685,42 +696,93 @@ fn permute(t: &Tile, order: &[u32]) -> OpResult<Tile> {
     })
 }
 
-fn sum(t: &Tile, axis: usize) -> OpResult<Value> {
+/// `op` along `axis` of `t`. Float sums and products accumulate in f64 and round once to the
+/// element type; max and min follow IEEE maxNum/minNum (a NaN loses to a number), as
+/// `arith.maxnumf` does; argmax/argmin give the first position of the extreme value.
+fn reduce(op: ReduceOp, t: &Tile, axis: usize) -> OpResult<Value> {
     if axis >= t.shape.len() {
-        return Err(err("sum axis out of range"));
+        return Err(err(format!("{} axis out of range", op.name())));
     }
     let outer: usize = t.shape[..axis].iter().map(|&x| x as usize).product();
     let len = t.shape[axis] as usize;
     let inner: usize = t.shape[axis + 1..].iter().map(|&x| x as usize).product();
+    if len == 0 {
+        return Err(err(format!("{} of an empty axis", op.name())));
+    }
     let mut out_shape = t.shape.clone();
     out_shape.remove(axis);
+    let out_dtype = if op.is_arg() { DType::I32 } else { t.dtype };
+    let float = t.dtype.is_float();
     let mut bits = Vec::with_capacity(outer * inner);
     for o in 0..outer {
         for i in 0..inner {
-            if t.dtype.is_float() {
-                let mut s = 0f64;
-                for k in 0..len {
-                    s += t.f((o * len + k) * inner + i);
+            let at = |k: usize| (o * len + k) * inner + i;
+            let b = match op {
+                ReduceOp::Argmax | ReduceOp::Argmin => {
+                    let better = |a: f64, b: f64| {
+                        if op == ReduceOp::Argmax {
+                            a > b || (b.is_nan() && !a.is_nan())
+                        } else {
+                            a < b || (b.is_nan() && !a.is_nan())
+                        }
+                    };
+                    let mut best = 0usize;
+                    for k in 1..len {
+                        let (x, y) = if float {
+                            (t.f(at(k)), t.f(at(best)))
+                        } else {
+                            (t.i(at(k)) as f64, t.i(at(best)) as f64)
+                        };
+                        if better(x, y) {
+                            best = k;
+                        }
+                    }
+                    i64_to_bits(DType::I32, best as i64)
                 }
-                bits.push(round_to(t.dtype, s));
-            } else {
-                let mut s = 0i64;
-                for k in 0..len {
-                    s = s.wrapping_add(t.i((o * len + k) * inner + i));
+                _ if float => {
+                    let mut s = t.f(at(0));
+                    for k in 1..len {
+                        let x = t.f(at(k));
+                        s = match op {
+                            ReduceOp::Sum => s + x,
+                            ReduceOp::Prod => s * x,
+                            ReduceOp::Max => s.max(x),
+                            ReduceOp::Min => s.min(x),
+                            _ => return Err(err(format!("{} of a float tile", op.name()))),
+                        };
+                    }
+                    round_to(t.dtype, s)
                 }
-                bits.push(i64_to_bits(t.dtype, s));
-            }
+                _ => {
+                    let mut s = t.i(at(0));
+                    for k in 1..len {
+                        let x = t.i(at(k));
+                        s = match op {
+                            ReduceOp::Sum => s.wrapping_add(x),
+                            ReduceOp::Prod => s.wrapping_mul(x),
+                            ReduceOp::Max => s.max(x),
+                            ReduceOp::Min => s.min(x),
+                            ReduceOp::And => s & x,
+                            ReduceOp::Or => s | x,
+                            ReduceOp::Xor => s ^ x,
+                            ReduceOp::Argmax | ReduceOp::Argmin => s,
+                        };
+                    }
+                    i64_to_bits(t.dtype, s)
+                }
+            };
+            bits.push(b);
         }
     }
     if out_shape.is_empty() {
         let b = bits.first().copied().unwrap_or(0);
-        return Ok(if t.dtype.is_float() {
-            Value::F32(bits_to_f64(t.dtype, b) as f32)
+        return Ok(if out_dtype.is_float() {
+            Value::F32(bits_to_f64(out_dtype, b) as f32)
         } else {
-            Value::Int(bits_to_i64(t.dtype, b))
+            Value::Int(bits_to_i64(out_dtype, b))
         });
     }
-    Ok(tile(t.dtype, out_shape, bits))
+    Ok(tile(out_dtype, out_shape, bits))
 }
 
 fn index(b: &Value, items: &[IItem], frame: &[Value], cx: &EvalCtx) -> OpResult<Value> {

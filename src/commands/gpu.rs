@@ -130,9 +130,33 @@ pub fn run(a: Args) -> CliResult {
         }
     } else {
         let spec = a.kernel.clone().unwrap_or_default();
-        let file = super::load_source(&spec)?;
-        let k = bwsim_isa::parse(&file)
-            .map_err(|_| CliError(format!("`{spec}` does not parse (run `bwsim verify {spec}`)")))?;
+        let path = std::path::Path::new(&spec);
+        let (k, text) = if bwsim_gluon::is_ttgir(path) {
+            // A Gluon kernel: imported, then run as the `.tile` text of the import (launch
+            // section from its sidecar included).
+            let k = bwsim_gluon::load(path)
+                .map_err(|e| CliError(format!("cannot read `{spec}`: {e}")))?
+                .kernel
+                .map_err(|_| CliError(format!("`{spec}` does not import (run `bwsim import {spec}`)")))?;
+            let text = bwsim_isa::print(&k);
+            (k, text)
+        } else {
+            let file = super::load_source(&spec)?;
+            let k = bwsim_isa::parse(&file)
+                .map_err(|_| CliError(format!("`{spec}` does not parse (run `bwsim verify {spec}`)")))?;
+            (k, file.text)
+        };
+        // A bundled kernel, or the Gluon fixture `NAME.TARGET.ttgir` of one, keeps its
+        // tolerance class from the case list.
+        let twin = if bwsim_gluon::is_ttgir(path) {
+            path.file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.split('.').next())
+                .unwrap_or_default()
+                .to_string()
+        } else {
+            spec.clone()
+        };
         let target = a
             .target
             .or(local.filter(|l| k.targets.contains(l)))
@@ -141,7 +165,7 @@ pub fn run(a: Args) -> CliResult {
         // A bundled kernel keeps its tolerance class from the case list.
         let check = cases::all()
             .into_iter()
-            .find(|c| matches!(c.source, cases::Source::Bundled(n) if n == spec))
+            .find(|c| matches!(c.source, cases::Source::Bundled(n) if n == twin))
             .map(|c| c.check)
             .unwrap_or(cases::Check::Exact);
         let consts: Vec<String> = a
@@ -157,7 +181,7 @@ pub fn run(a: Args) -> CliResult {
         work.push((
             cases::Case {
                 name,
-                source: cases::Source::Inline(file.text.clone()),
+                source: cases::Source::Inline(text),
                 consts,
                 targets: k.targets.clone(),
                 check,

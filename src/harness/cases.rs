@@ -63,6 +63,12 @@ const MMA_F32: Check = Check::Tolerance {
     rtol: 1e-4,
 };
 
+/// Outputs of the SFU's approximate math functions and of reordered f32 folds.
+const APPROX: Check = Check::Tolerance {
+    atol: 1e-5,
+    rtol: 1e-5,
+};
+
 const BOTH: &[Target] = &[Target::Sm100a, Target::Sm90a];
 const BLACKWELL: &[Target] = &[Target::Sm100a];
 
@@ -494,6 +500,13 @@ pub fn all() -> Vec<Case> {
         v.push(bundled("gemm_async", c, BLACKWELL, MMA_F32));
     }
     v.push(bundled("matmul_fused_gather_scatter", &[], BLACKWELL, MMA_F16));
+    // Math functions and reductions: the hardware's approximate forms (ex2, lg2, rsqrt,
+    // sin, cos .approx: 2 ulp or 2^-20.9 absolute in the PTX ISA's tables) against the
+    // simulator's correctly rounded values; row sums and products in another order.
+    for c in [&[][..], &["COLS=32"], &["COLS=256", "N_ROWS=100"]] {
+        v.push(bundled("softmax", c, BOTH, APPROX));
+    }
+    v.push(bundled("tile_math", &[], BOTH, APPROX));
 
     // Planted faults: both the simulator and the GPU must trap with the same error.
     const II: &str = "CUDA_ERROR_ILLEGAL_INSTRUCTION";

@@ -38,6 +38,8 @@ for t in sm_100a sm_90a; do
         -D MMAImpl=$mma -D SchedulerImpl=PersistentTileScheduler
     gen persistent_matmul_pipelined.$t $src/persistence.py persistent_matmul_pipelined_kernel --target $t \
         "${mm_args[@]}" -D MMAImpl=$mma -D SchedulerImpl=PersistentTileScheduler -D STEALB=False
+    gen softmax.$t $src/softmax.py softmax_kernel --target $t --num-warps 4 --arg 'x_ptr=*fp32' \
+        --arg 'out_ptr=*fp32' --arg n_rows=i32 -D ROWS=8 -D COLS=128
 done
 
 gen matmul_warp_specialized.sm_100a $src/warp_specialization.py matmul_warp_specialized_kernel --target sm_100a \

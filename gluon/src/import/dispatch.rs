@@ -11,10 +11,9 @@ impl<'m> Cx<'m> {
             "arith.constant" => self.constant(op, span),
             "arith.addi" | "arith.subi" | "arith.muli" | "arith.divsi" | "arith.remsi" | "arith.andi"
             | "arith.ori" | "arith.xori" | "arith.shli" | "arith.shrsi" | "arith.addf" | "arith.subf"
-            | "arith.mulf" | "arith.divf" | "arith.remf" | "arith.minsi" | "arith.maxsi" | "arith.minimumf"
-            | "arith.maximumf" | "arith.minnumf" | "arith.maxnumf" | "arith.cmpi" | "arith.cmpf" => {
-                self.binary(op, span)
-            }
+            | "arith.mulf" | "arith.divf" | "arith.remf" | "arith.minsi" | "arith.maxsi"
+            | "arith.minimumf" | "arith.maximumf" | "arith.minnumf" | "arith.maxnumf" | "arith.cmpi"
+            | "arith.cmpf" => self.binary(op, span),
             "arith.select" => {
                 let v = self.n_operands(op, 3)?;
                 let c = self.math_operand(&v[0].0, v[0].1)?;
@@ -38,12 +37,17 @@ impl<'m> Cx<'m> {
                 self.bind(&r, Val::E(name_e(&n, span), ty));
                 Ok(())
             }
-            "arith.extsi" | "arith.extui" | "arith.trunci" | "arith.sitofp" | "arith.fptosi" | "arith.extf"
-            | "arith.truncf" | "arith.index_cast" | "arith.uitofp" => self.cast(op, span),
+            "arith.extsi" | "arith.extui" | "arith.trunci" | "arith.sitofp" | "arith.fptosi"
+            | "arith.extf" | "arith.truncf" | "arith.index_cast" | "arith.uitofp" => self.cast(op, span),
             "arith.negf" => {
                 let v = self.n_operands(op, 1)?;
                 let a = self.math_operand(&v[0].0, v[0].1)?;
-                self.unary_result(op, ex(ExprKind::Unary(UnOp::Neg, Box::new(a)), span), &v[0].0, span)
+                self.unary_result(
+                    op,
+                    ex(ExprKind::Unary(UnOp::Neg, Box::new(a)), span),
+                    &v[0].0,
+                    span,
+                )
             }
             "math.absf" | "math.absi" => {
                 let v = self.n_operands(op, 1)?;
@@ -65,20 +69,34 @@ impl<'m> Cx<'m> {
                     "z" => 2,
                     other => return Err(c.err(format!("unknown axis `{other}`"))),
                 };
-                let f = if name == "tt.get_program_id" { "program_id" } else { "num_programs" };
+                let f = if name == "tt.get_program_id" {
+                    "program_id"
+                } else {
+                    "num_programs"
+                };
                 let r = self.result(op, 0)?;
-                self.bind(&r, Val::E(call(f, vec![int_e(axis, span)], span), Type::Scalar(Elem::I32)));
+                self.bind(
+                    &r,
+                    Val::E(call(f, vec![int_e(axis, span)], span), Type::Scalar(Elem::I32)),
+                );
                 Ok(())
             }
             "tt.make_range" => {
                 let a = self.attr_dict(op)?;
-                let (Some(s), Some(e)) = (a.get("start").and_then(|x| x.as_int()), a.get("end").and_then(|x| x.as_int())) else {
+                let (Some(s), Some(e)) = (
+                    a.get("start").and_then(|x| x.as_int()),
+                    a.get("end").and_then(|x| x.as_int()),
+                ) else {
                     return Err(self.misuse(op, "needs `start` and `end`"));
                 };
                 let ty = self.result_type(op, 0)?;
                 let layout = self.required_layout(&ty, span)?;
                 let r = self.result(op, 0)?;
-                let n = self.let_(&r, Rhs::Expr(call("arange", vec![int_e(s, span), int_e(e, span), layout], span)), span);
+                let n = self.let_(
+                    &r,
+                    Rhs::Expr(call("arange", vec![int_e(s, span), int_e(e, span), layout], span)),
+                    span,
+                );
                 self.bind(&r, Val::E(name_e(&n, span), ty));
                 Ok(())
             }
@@ -97,7 +115,9 @@ impl<'m> Cx<'m> {
                 let v = self.n_operands(op, 2)?;
                 let ty = self.result_type(op, 0)?;
                 let Val::Ptr { base, offs, .. } = self.get(&v[0].0, v[0].1)? else {
-                    return Err(self.misuse(op, "the pointer operand is not derived from a pointer parameter"));
+                    return Err(
+                        self.misuse(op, "the pointer operand is not derived from a pointer parameter")
+                    );
                 };
                 let off = self.math_operand(&v[1].0, v[1].1)?;
                 let offs = Some(match offs {
@@ -112,7 +132,11 @@ impl<'m> Cx<'m> {
                 let v = self.n_operands(op, 1)?;
                 let ty = self.result_type(op, 0)?;
                 let shape = ty.shape().map(|s| s.to_vec()).unwrap_or_default();
-                let axis = self.attr_dict(op)?.get("axis").and_then(|x| x.as_int()).unwrap_or(0);
+                let axis = self
+                    .attr_dict(op)?
+                    .get("axis")
+                    .and_then(|x| x.as_int())
+                    .unwrap_or(0);
                 let r = self.result(op, 0)?;
                 let wrap = |e: Expr| {
                     if name == "tt.expand_dims" {
@@ -409,7 +433,12 @@ impl<'m> Cx<'m> {
                 let r = self.result(op, 0)?;
                 let n = self.let_op(&r, OpKind::Wgmma { a, b, acc, use_acc }, span);
                 if !attrs.has("isAsync") {
-                    self.op_stmt(OpKind::WgmmaWait { pendings: int_e(0, span) }, span);
+                    self.op_stmt(
+                        OpKind::WgmmaWait {
+                            pendings: int_e(0, span),
+                        },
+                        span,
+                    );
                 }
                 self.bind(&r, Val::E(name_e(&n, span), ty));
                 Ok(())
@@ -421,9 +450,16 @@ impl<'m> Cx<'m> {
                     .get("pendings")
                     .and_then(|x| x.as_int())
                     .ok_or_else(|| self.misuse(op, "needs `pendings`"))?;
-                self.op_stmt(OpKind::WgmmaWait { pendings: int_e(p, span) }, span);
+                self.op_stmt(
+                    OpKind::WgmmaWait {
+                        pendings: int_e(p, span),
+                    },
+                    span,
+                );
                 for (i, r) in op.results.iter().enumerate() {
-                    let (n, s) = v.get(i).ok_or_else(|| self.misuse(op, "more results than operands"))?;
+                    let (n, s) = v
+                        .get(i)
+                        .ok_or_else(|| self.misuse(op, "more results than operands"))?;
                     let val = self.get(n, *s)?;
                     self.bind(r, val);
                 }
@@ -433,7 +469,13 @@ impl<'m> Cx<'m> {
                 let v = self.n_operands(op, 1)?;
                 let bar = self.expr(&v[0].0, v[0].1)?;
                 let count = self.int_after_operands(op)?;
-                self.op_stmt(OpKind::MbarInit { bar, count: int_e(count, span) }, span);
+                self.op_stmt(
+                    OpKind::MbarInit {
+                        bar,
+                        count: int_e(count, span),
+                    },
+                    span,
+                );
                 Ok(())
             }
             "ttng.inval_barrier" => {
@@ -513,18 +555,30 @@ impl<'m> Cx<'m> {
             "scf.if" => self.scf_if(op, span),
             "ttg.warp_specialize" => self.warp_specialize(op, span),
             "math.exp" | "math.exp2" | "math.log" | "math.log2" | "math.sqrt" | "math.rsqrt" | "math.sin"
-            | "math.cos" | "math.tanh" | "math.erf" | "math.floor" | "math.ceil" => Err(self.unsupported(
+            | "math.cos" | "math.erf" | "math.floor" | "math.ceil" | "tt.precise_sqrt" => {
+                let f = match name {
+                    "tt.precise_sqrt" => "sqrt",
+                    n => n.trim_start_matches("math."),
+                };
+                let v = self.n_operands(op, 1)?;
+                let a = self.math_operand(&v[0].0, v[0].1)?;
+                self.unary_result(op, call(f, vec![a], span), &v[0].0, span)
+            }
+            "math.tanh" | "math.exp10" | "math.log10" | "math.log1p" | "math.expm1" | "math.tan"
+            | "math.atan" => Err(self.unsupported(
                 op,
-                "bwsim's IR has add, sub, mul, div, fma, min, max, abs and casts for tile math; no transcendental functions",
+                "bwsim's math functions are exp, exp2, log, log2, sqrt, rsqrt, erf, floor, ceil, sin and cos",
             )),
-            "arith.divui" | "arith.remui" | "arith.shrui" | "arith.minui" | "arith.maxui" | "arith.ceildivsi"
-            | "arith.floordivsi" | "arith.ceildivui" => Err(self.unsupported(
+            "arith.divui" | "arith.remui" | "arith.shrui" | "arith.minui" | "arith.maxui"
+            | "arith.ceildivsi" | "arith.floordivsi" | "arith.ceildivui" => Err(self.unsupported(
                 op,
                 "bwsim's integers are signed: unsigned and rounding-mode divisions have no equivalent",
             )),
             "ttg.memdesc_trans" => self.memdesc_trans(op, span),
             "tt.call" => Err(self.unsupported(op, "calls to `noinline` functions are not supported")),
-            "ttng.tc_gen5_mma_scaled" => Err(self.unsupported(op, "block-scaled MMA import is not supported yet")),
+            "ttng.tc_gen5_mma_scaled" => {
+                Err(self.unsupported(op, "block-scaled MMA import is not supported yet"))
+            }
             _ => Err(self.unsupported(op, "")),
         }
     }

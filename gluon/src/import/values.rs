@@ -2,6 +2,7 @@
 //! stores through pointer tensors, reductions.
 
 use super::*;
+use bwsim_isa::builtins::ReduceOp;
 
 impl<'m> Cx<'m> {
     /// The first integer literal after the operands (`init_barrier %b, 1`).
@@ -276,14 +277,47 @@ impl<'m> Cx<'m> {
             .and_then(|x| x.as_int())
             .ok_or_else(|| self.misuse(op, "needs `axis`"))?;
         let body = op.regions.first().map(|r| &r.ops[..]).unwrap_or(&[]);
-        let is_sum = body.len() == 2 && matches!(body[0].name.as_str(), "arith.addf" | "arith.addi");
-        if !is_sum || v.len() != 1 || op.results.len() != 1 {
-            return Err(self.unsupported(op, "bwsim reduces with `sum` only (one operand, an add combiner)"));
+        let combiner: Vec<&str> = body.iter().map(|o| o.name.as_str()).collect();
+        if v.len() != 1 || op.results.len() != 1 {
+            return Err(self.unsupported(
+                op,
+                &format!(
+                    "a reduction of {} operands (combiner: {}); bwsim imports one-operand reductions",
+                    v.len(),
+                    combiner.join(", ")
+                ),
+            ));
         }
+        let f = match combiner.as_slice() {
+            [c, "tt.reduce.return"] => match *c {
+                "arith.addf" | "arith.addi" => Some(ReduceOp::Sum),
+                "arith.mulf" | "arith.muli" => Some(ReduceOp::Prod),
+                "arith.maxnumf" | "arith.maximumf" | "arith.maxsi" => Some(ReduceOp::Max),
+                "arith.minnumf" | "arith.minimumf" | "arith.minsi" => Some(ReduceOp::Min),
+                "arith.andi" => Some(ReduceOp::And),
+                "arith.ori" => Some(ReduceOp::Or),
+                "arith.xori" => Some(ReduceOp::Xor),
+                _ => None,
+            },
+            _ => None,
+        };
+        let Some(f) = f else {
+            return Err(self.unsupported(
+                op,
+                &format!(
+                    "a reduction whose combiner is `{}`; bwsim imports add, mul, max, min (float, signed), and, or, xor",
+                    combiner.join("; ")
+                ),
+            ));
+        };
         let x = self.expr(&v[0].0, v[0].1)?;
         let ty = self.result_type(op, 0)?;
         let r = self.result(op, 0)?;
-        let n = self.let_(&r, Rhs::Expr(call("sum", vec![x, int_e(axis, span)], span)), span);
+        let n = self.let_(
+            &r,
+            Rhs::Expr(call(f.name(), vec![x, int_e(axis, span)], span)),
+            span,
+        );
         self.bind(&r, Val::E(name_e(&n, span), ty));
         Ok(())
     }

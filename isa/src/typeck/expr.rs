@@ -2,6 +2,7 @@
 //! math functions and reductions, ...), views and indexing.
 
 use super::*;
+use crate::builtins::{MathFn, ReduceOp};
 
 impl<'k> Cx<'k> {
     pub(super) fn expr(&mut self, e: &'k Expr) -> Option<Ty> {
@@ -250,7 +251,11 @@ impl<'k> Cx<'k> {
                     (_, v) => Ok(v),
                 }
             }
+            "log2" if !self.checked.consts.is_const(pos.first().copied().unwrap_or(e)) => {
+                self.math(f, &pos, e)
+            }
             "bitwidth" | "log2" => Ok(Ty::Scalar(ScalarTy::I32)),
+            _ if MathFn::from_name(f).is_some() => self.math(f, &pos, e),
             "arange" => {
                 arity(3)?;
                 let a = self.checked.consts.int(pos[0])?;
@@ -403,15 +408,26 @@ impl<'k> Cx<'k> {
                 let ab = self.binary(BinOp::Mul, &a, &b, e.span)?;
                 self.binary(BinOp::Add, &ab, &c, e.span)
             }
-            "sum" => {
+            _ if ReduceOp::from_name(f).is_some() => {
                 arity(2)?;
-                let mut t = self.tile_arg(pos[0], "sum's operand")?;
+                let op = ReduceOp::from_name(f).unwrap_or(ReduceOp::Sum);
+                let mut t = self.tile_arg(pos[0], &format!("{f}'s operand"))?;
+                if op.is_bitwise() && t.dtype.is_float() {
+                    return Err(e_type(
+                        pos[0].span,
+                        format!("`{f}` needs an integer tile, found {}", t.dtype),
+                        "a float tile",
+                    ));
+                }
                 let axis = self.checked.consts.dim(pos[1])? as usize;
                 if axis >= t.shape.len() {
                     return Err(e_type(pos[1].span, "axis out of range", "here"));
                 }
                 t.shape.remove(axis);
                 t.layout = None;
+                if op.is_arg() {
+                    t.dtype = DType::I32;
+                }
                 if t.shape.is_empty() {
                     return Ok(Ty::Scalar(if t.dtype.is_float() {
                         ScalarTy::F32
@@ -428,6 +444,27 @@ impl<'k> Cx<'k> {
                 "not a built-in",
             )
             .with_help("see docs/tile-format.md for the built-in functions")),
+        }
+    }
+
+    /// A math function (`exp2(x)`, `sqrt(x)`, ...): one float tile or float scalar, same type out.
+    fn math(&mut self, f: &str, pos: &[&'k Expr], e: &'k Expr) -> Result<Ty, Diagnostic> {
+        let [x] = pos else {
+            return Err(e_type(
+                e.span,
+                format!("`{f}` takes 1 argument, found {}", pos.len()),
+                "wrong number of arguments",
+            ));
+        };
+        match self.expr_inner(x)? {
+            Ty::Tile(t) if t.dtype.is_float() => Ok(Ty::Tile(t)),
+            Ty::Scalar(ScalarTy::F32) => Ok(Ty::Scalar(ScalarTy::F32)),
+            other => Err(e_type(
+                x.span,
+                format!("`{f}` needs a float tile or scalar, found {}", other.describe()),
+                "not a float",
+            )
+            .with_help("cast integers first: `cast(x, f32)`")),
         }
     }
 

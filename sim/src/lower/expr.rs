@@ -182,10 +182,16 @@ impl<'a, 'k> Lower<'a, 'k> {
                 need(2)?;
                 Ok(CExpr::Join(bx(self.expr(pos[0])?), bx(self.expr(pos[1])?)))
             }
-            "sum" => {
+            _ if ReduceOp::from_name(f).is_some() => {
                 need(2)?;
+                let op = ReduceOp::from_name(f).unwrap_or(ReduceOp::Sum);
                 let axis = u32::try_from(self.const_int(pos[1])?).unwrap_or(0);
-                Ok(CExpr::Sum(bx(self.expr(pos[0])?), axis))
+                Ok(CExpr::Reduce(op, bx(self.expr(pos[0])?), axis))
+            }
+            _ if MathFn::from_name(f).is_some() => {
+                need(1)?;
+                let m = MathFn::from_name(f).unwrap_or(MathFn::Exp);
+                Ok(CExpr::Call(Builtin::Math(m), vec![self.expr(pos[0])?]))
             }
             _ => Err(unsupported(e.span, format!("built-in `{f}` is not simulated"))),
         }

@@ -9,6 +9,7 @@
 //! nothing of memories or scheduling.
 
 use crate::value::{Dims, Layout, SmemView, TmemView, Value};
+use bwsim_isa::builtins::{MathFn, ReduceOp};
 use bwsim_isa::consts::{ConstEnv, ConstValue};
 use bwsim_isa::ir::*;
 use bwsim_isa::launch::{ArgValue, LaunchPlan};
@@ -31,6 +32,8 @@ pub enum Builtin {
     Select,
     Abs,
     Fma,
+    /// A math function on float elements (`exp2`, `sqrt`, ...).
+    Math(MathFn),
 }
 
 /// One item of `x[...]`.
@@ -69,7 +72,8 @@ pub enum CExpr {
     Permute(Box<CExpr>, Vec<u32>),
     Split(Box<CExpr>),
     Join(Box<CExpr>, Box<CExpr>),
-    Sum(Box<CExpr>, u32),
+    /// A reduction of one axis (`sum`, `reduce_max`, `argmax`, ...).
+    Reduce(ReduceOp, Box<CExpr>, u32),
     /// `x[items]` on a tile (`:`/`None`), a shared or tensor-memory view, or a barrier array.
     Index(Box<CExpr>, Vec<IItem>),
     /// `buf.shape[i]` of a tile or view.

@@ -45,7 +45,7 @@ pub fn touches_tile(e: &CExpr, frame: &[Value]) -> bool {
         | CExpr::Permute(..)
         | CExpr::Split(_)
         | CExpr::Join(..)
-        | CExpr::Sum(..) => true,
+        | CExpr::Reduce(..) => true,
         CExpr::Unary(_, a) | CExpr::Cast(a, _) | CExpr::ShapeOf(a, _) => touches_tile(a, frame),
         CExpr::Binary(_, a, b) => touches_tile(a, frame) || touches_tile(b, frame),
         CExpr::Call(_, args) => args.iter().any(|a| touches_tile(a, frame)),
@@ -69,8 +69,12 @@ pub fn alu_ops(e: &CExpr) -> u32 {
         | CExpr::NumPrograms(_)
         | CExpr::ShapeOf(..) => 0,
         CExpr::Arange { .. } | CExpr::Full { .. } => 1,
-        CExpr::Unary(_, a) | CExpr::Cast(a, _) | CExpr::Sum(a, _) => 1 + alu_ops(a),
+        CExpr::Unary(_, a) | CExpr::Cast(a, _) | CExpr::Reduce(_, a, _) => 1 + alu_ops(a),
         CExpr::Binary(_, a, b) => 1 + alu_ops(a) + alu_ops(b),
+        // A special-function-unit op (ex2, lg2, rsqrt, sin, ...) issues at 16 results per clock
+        // per SM, an eighth of the FP32 pipe's 128 (the CUDA programming guide's throughput
+        // table, compute capabilities 9.0 and 10.0): eight ALU slots.
+        CExpr::Call(Builtin::Math(m), args) if m.is_sfu() => 8 + args.iter().map(alu_ops).sum::<u32>(),
         CExpr::Call(_, args) => 1 + args.iter().map(alu_ops).sum::<u32>(),
         CExpr::Broadcast(a, _)
         | CExpr::ExpandDims(a, _)
@@ -335,16 +339,16 @@ fn shape_eval(e: &CExpr, frame: &[Value], cx: &EvalCtx) -> OpResult<Value> {
             shape.push(2);
             Ok(hollow(dt, shape))
         }
-        CExpr::Sum(x, axis) => {
+        CExpr::Reduce(op, x, axis) => {
             let (dt, mut shape) = need_tile(ev(x)?)?;
             if *axis as usize >= shape.len() {
-                return Err(Fault::error("sim-error", "sum axis out of range"));
+                return Err(Fault::error("sim-error", "reduction axis out of range"));
             }
             shape.remove(*axis as usize);
             if shape.is_empty() {
-                return Err(unsupported("a sum to a scalar"));
+                return Err(unsupported("a reduction to a scalar"));
             }
-            Ok(hollow(dt, shape))
+            Ok(hollow(if op.is_arg() { DType::I32 } else { dt }, shape))
         }
         CExpr::Index(b, items) => {
             let base = ev(b)?;
@@ -443,7 +447,11 @@ mod tests {
         let e = CExpr::Binary(BinOp::Lt, s(1), Box::new(CExpr::Const(Value::F32(0.0))));
         assert_eq!(shape(&eval(&e, &frame, &cx()).expect("lt")).0, DType::I1);
         // A sum to a scalar cannot be known.
-        let e = CExpr::Sum(Box::new(CExpr::Arange { start: 0, end: 8 }), 0);
+        let e = CExpr::Reduce(
+            bwsim_isa::builtins::ReduceOp::Sum,
+            Box::new(CExpr::Arange { start: 0, end: 8 }),
+            0,
+        );
         assert!(eval(&e, &frame, &cx()).is_err());
     }
 

@@ -11,6 +11,7 @@
 use super::*;
 use crate::ptx::emit::{bf16_bits, f16_bits};
 use crate::ptx::layout::{broadcast_projection, project, LinearLayout};
+use bwsim_isa::builtins::{MathFn, ReduceOp};
 use bwsim_isa::typeck::broadcast_shapes;
 
 /// PTX type suffix of arithmetic on a tile element type.
@@ -1110,38 +1111,162 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 }
                 self.tile_fma(a, b, c, span).map(Val::Tile)
             }
-            "sum" => {
+            _ if ReduceOp::from_name(f).is_some() => {
                 need(2)?;
+                let op = ReduceOp::from_name(f).unwrap_or(ReduceOp::Sum);
                 let t = self.tile_arg(pos[0], f)?;
                 let axis = self.const_int(pos[1], f)? as usize;
-                self.tile_sum(&t, axis, span)
+                self.tile_reduce(op, &t, axis, span)
+            }
+            _ if MathFn::from_name(f).is_some() => {
+                need(1)?;
+                let m = MathFn::from_name(f).unwrap_or(MathFn::Exp);
+                match self.expr(pos[0])? {
+                    Val::Tile(t) => self.tile_math(m, &t, span).map(Val::Tile),
+                    v => {
+                        let x = self.scalar_reg(&v, ScalarTy::F32, span)?;
+                        let d = self.e.reg(RegClass::F32);
+                        self.math_f32(m, d, &x.to_string(), span)?;
+                        Ok(Val::Scalar(ScalarTy::F32, d))
+                    }
+                }
             }
             _ => Err(invalid(f, span, format!("unknown function `{f}`"))),
         }
     }
 
-    /// `sum(x, axis)` when every element along `axis` of a thread's elements is in its own
-    /// registers.
-    fn tile_sum(&mut self, t: &Tile, axis: usize, span: Span) -> LResult<Val> {
-        let offs = crate::ptx::layout::dim_offsets(&t.ll.shape).map_err(|m| unsupported("sum", span, m))?;
+    /// One f32 math function: `d = m(x)`. The special-function-unit forms are PTX's
+    /// approximations (`ex2.approx`, `lg2.approx`, `rsqrt.approx`, `sin/cos.approx`, the ones
+    /// Triton emits); `sqrt` is the correctly rounded `sqrt.rn`; `exp` and `log` go through
+    /// base 2 with the f32 constants log2(e) and ln(2), as Triton lowers them.
+    pub fn math_f32(&mut self, m: MathFn, d: Reg, x: &str, span: Span) -> LResult<()> {
+        // f32 bit patterns of log2(e) and ln(2).
+        const LOG2_E: &str = "0f3FB8AA3B";
+        const LN_2: &str = "0f3F317218";
+        match m {
+            MathFn::Exp2 => self.e.ins(format!("ex2.approx.f32 {d}, {x}")),
+            MathFn::Exp => {
+                let t = self.e.reg(RegClass::F32);
+                self.e.ins(format!("mul.f32 {t}, {x}, {LOG2_E}"));
+                self.e.ins(format!("ex2.approx.f32 {d}, {t}"));
+            }
+            MathFn::Log2 => self.e.ins(format!("lg2.approx.f32 {d}, {x}")),
+            MathFn::Log => {
+                let t = self.e.reg(RegClass::F32);
+                self.e.ins(format!("lg2.approx.f32 {t}, {x}"));
+                self.e.ins(format!("mul.f32 {d}, {t}, {LN_2}"));
+            }
+            MathFn::Sqrt => self.e.ins(format!("sqrt.rn.f32 {d}, {x}")),
+            MathFn::Rsqrt => self.e.ins(format!("rsqrt.approx.f32 {d}, {x}")),
+            MathFn::Sin => self.e.ins(format!("sin.approx.f32 {d}, {x}")),
+            MathFn::Cos => self.e.ins(format!("cos.approx.f32 {d}, {x}")),
+            MathFn::Floor => self.e.ins(format!("cvt.rmi.f32.f32 {d}, {x}")),
+            MathFn::Ceil => self.e.ins(format!("cvt.rpi.f32.f32 {d}, {x}")),
+            MathFn::Erf => {
+                return Err(unsupported(
+                    "erf",
+                    span,
+                    "erf has no PTX instruction (Triton calls libdevice's __nv_erff); bwsim simulates it but does not lower it",
+                ))
+            }
+        }
+        Ok(())
+    }
+
+    /// `m(x)` on every element; f16 and bf16 tiles compute in f32 and round back.
+    pub fn tile_math(&mut self, m: MathFn, t: &Tile, span: Span) -> LResult<Tile> {
+        if !is_float(t.dtype) {
+            return Err(invalid(m.name(), span, format!("{} tiles", t.dtype)));
+        }
+        let x = self.cast_tile(t, DType::F32, span)?;
+        let out = self.fresh_tile(DType::F32, x.ll.clone(), x.parent.clone(), span)?;
+        for (d, s) in out.regs.iter().zip(&x.regs) {
+            self.math_f32(m, *d, &s.to_string(), span)?;
+        }
+        self.cast_tile(&out, t.dtype, span)
+    }
+
+    /// `acc = acc OP x` for one register of a reduction.
+    fn combine(&mut self, op: ReduceOp, dtype: DType, acc: Reg, x: &str, span: Span) -> LResult<()> {
+        if dtype == DType::I1 {
+            let f = match op {
+                ReduceOp::And | ReduceOp::Min | ReduceOp::Prod => "and",
+                ReduceOp::Or | ReduceOp::Max => "or",
+                ReduceOp::Xor | ReduceOp::Sum => "xor",
+                ReduceOp::Argmax | ReduceOp::Argmin => {
+                    return Err(unsupported(op.name(), span, "argmax/argmin of i1 tiles"))
+                }
+            };
+            self.e.ins(format!("{f}.pred {acc}, {acc}, {x}"));
+            return Ok(());
+        }
+        let ty = arith_ty(dtype).ok_or_else(|| unsupported(op.name(), span, format!("{dtype} tiles")))?;
+        let ins = match op {
+            ReduceOp::Sum => format!("add.{ty}"),
+            ReduceOp::Prod if is_float(dtype) => format!("mul.{ty}"),
+            ReduceOp::Prod => format!("mul.lo.{ty}"),
+            ReduceOp::Max => format!("max.{ty}"),
+            ReduceOp::Min => format!("min.{ty}"),
+            ReduceOp::And => format!("and.{}", bits_ty(dtype)),
+            ReduceOp::Or => format!("or.{}", bits_ty(dtype)),
+            ReduceOp::Xor => format!("xor.{}", bits_ty(dtype)),
+            ReduceOp::Argmax | ReduceOp::Argmin => {
+                return Err(unsupported(
+                    op.name(),
+                    span,
+                    "argmax/argmin are simulated but not lowered to PTX yet",
+                ))
+            }
+        };
+        self.e.ins(format!("{ins} {acc}, {acc}, {x}"));
+        Ok(())
+    }
+
+    /// A reduction of `axis`: first over the registers of each thread, then across the lanes
+    /// of a warp with butterfly shuffles (`shfl.sync.bfly`, one per lane bit along the axis;
+    /// every lane ends with the result, so the output layout replicates it over those lanes).
+    /// A reduced dimension spread over warps needs shared memory and is refused.
+    fn tile_reduce(&mut self, op: ReduceOp, t: &Tile, axis: usize, span: Span) -> LResult<Val> {
+        let what = op.name();
+        let offs = crate::ptx::layout::dim_offsets(&t.ll.shape).map_err(|m| unsupported(what, span, m))?;
         let nb =
             t.ll.shape
                 .get(axis)
-                .ok_or_else(|| invalid("sum", span, "axis out of range"))?
+                .ok_or_else(|| invalid(what, span, "axis out of range"))?
                 .trailing_zeros();
         let amask = ((1u32 << nb) - 1) << offs[axis];
-        if t.ll.thread_mask() & amask != 0 {
+        if t.ll.warps.iter().any(|&b| b & amask != 0) {
             return Err(unsupported(
-                "sum",
+                what,
                 span,
-                "a reduction across threads (the reduced dimension is spread over lanes or warps)",
+                "a reduction across warps (the reduced dimension is spread over warps; lay it out over registers and lanes)",
+            ));
+        }
+        let lane_bits: Vec<usize> = (0..t.ll.lanes.len())
+            .filter(|&j| t.ll.lanes[j] & amask != 0)
+            .collect();
+        if lane_bits.iter().any(|&j| t.ll.lanes[j] & !amask != 0) {
+            return Err(unsupported(
+                what,
+                span,
+                "a reduction over lanes mixing dimensions",
+            ));
+        }
+        if !lane_bits.is_empty() && !matches!(t.dtype.bits(), 32) {
+            return Err(unsupported(
+                what,
+                span,
+                format!(
+                    "a reduction across lanes of {} tiles (cast to a 32-bit type first)",
+                    t.dtype
+                ),
             ));
         }
         let (inside, outside): (Vec<usize>, Vec<usize>) =
             (0..t.ll.regs.len()).partition(|&i| t.ll.regs[i] & amask != 0);
         if inside.iter().any(|&i| t.ll.regs[i] & !amask != 0) {
             return Err(unsupported(
-                "sum",
+                what,
                 span,
                 "a reduction over registers mixing dimensions",
             ));
@@ -1156,7 +1281,6 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             lanes: t.ll.lanes.iter().map(|&b| squeeze(b)).collect(),
             warps: t.ll.warps.iter().map(|&b| squeeze(b)).collect(),
         };
-        let ty = arith_ty(t.dtype).ok_or_else(|| unsupported("sum", span, format!("{} tiles", t.dtype)))?;
         let out = self.fresh_tile(t.dtype, ll.clone(), None, span)?;
         for (o, reg) in out.regs.iter().enumerate() {
             let base: usize = outside
@@ -1179,8 +1303,16 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                     self.mov(*reg, &src.to_string());
                     first = false;
                 } else {
-                    self.e.ins(format!("add.{ty} {reg}, {reg}, {src}"));
+                    self.combine(op, t.dtype, *reg, &src.to_string(), span)?;
                 }
+            }
+            for &j in &lane_bits {
+                let tmp = self.e.reg(reg.class);
+                self.e.ins(format!(
+                    "shfl.sync.bfly.b32 {tmp}, {reg}, {}, 0x1f, 0xffffffff",
+                    1u32 << j
+                ));
+                self.combine(op, t.dtype, *reg, &tmp.to_string(), span)?;
             }
         }
         if shape.is_empty() {

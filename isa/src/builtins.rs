@@ -1,0 +1,179 @@
+//! The run-time math functions and reductions of tile expressions: their `.tile` names and
+//! what they compute, once, for the type checker, the simulator and the backends.
+//!
+//! Math functions take a float tile (or a float scalar) and return the same type. Their
+//! semantics are the mathematical function rounded to the element type (the simulator
+//! computes in f64 and rounds once); the PTX backend uses the hardware's forms, some of which
+//! are approximations (`ex2.approx`, `lg2.approx`, `rsqrt.approx`, `sin.approx`): see
+//! [`MathFn::ptx_note`] and docs/tile-format.md for their documented error bounds.
+//!
+//! Reductions fold one axis of a tile with a combiner: `sum`, `prod`, `reduce_max`,
+//! `reduce_min`, `reduce_and`, `reduce_or`, `reduce_xor`, and `argmax` / `argmin`, which give
+//! the i32 position along the axis of the first maximum (minimum), as Triton's `argmax` with
+//! its default left tie-break does.
+
+/// A unary math function on float elements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MathFn {
+    Exp,
+    Exp2,
+    Log,
+    Log2,
+    Sqrt,
+    Rsqrt,
+    Erf,
+    Floor,
+    Ceil,
+    Sin,
+    Cos,
+}
+
+impl MathFn {
+    pub const ALL: [MathFn; 11] = [
+        MathFn::Exp,
+        MathFn::Exp2,
+        MathFn::Log,
+        MathFn::Log2,
+        MathFn::Sqrt,
+        MathFn::Rsqrt,
+        MathFn::Erf,
+        MathFn::Floor,
+        MathFn::Ceil,
+        MathFn::Sin,
+        MathFn::Cos,
+    ];
+
+    /// The function's `.tile` name. `log2` of an integer constant is the constant function
+    /// (floor of the base-2 logarithm); of a float value it is this one.
+    pub fn name(self) -> &'static str {
+        match self {
+            MathFn::Exp => "exp",
+            MathFn::Exp2 => "exp2",
+            MathFn::Log => "log",
+            MathFn::Log2 => "log2",
+            MathFn::Sqrt => "sqrt",
+            MathFn::Rsqrt => "rsqrt",
+            MathFn::Erf => "erf",
+            MathFn::Floor => "floor",
+            MathFn::Ceil => "ceil",
+            MathFn::Sin => "sin",
+            MathFn::Cos => "cos",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<MathFn> {
+        MathFn::ALL.into_iter().find(|f| f.name() == name)
+    }
+
+    /// The exact value of the function at `x` (IEEE semantics for the special values).
+    pub fn eval(self, x: f64) -> f64 {
+        match self {
+            MathFn::Exp => x.exp(),
+            MathFn::Exp2 => x.exp2(),
+            MathFn::Log => x.ln(),
+            MathFn::Log2 => x.log2(),
+            MathFn::Sqrt => x.sqrt(),
+            MathFn::Rsqrt => 1.0 / x.sqrt(),
+            MathFn::Erf => libm::erf(x),
+            MathFn::Floor => x.floor(),
+            MathFn::Ceil => x.ceil(),
+            MathFn::Sin => x.sin(),
+            MathFn::Cos => x.cos(),
+        }
+    }
+
+    /// Whether the function runs on the SM's special-function unit (MUFU: 16 results per
+    /// clock per SM on sm_90 and sm_100, an eighth of the FP32 pipe) rather than the FMA pipe.
+    pub fn is_sfu(self) -> bool {
+        !matches!(self, MathFn::Floor | MathFn::Ceil)
+    }
+}
+
+/// The combiner of a reduction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ReduceOp {
+    Sum,
+    Prod,
+    Max,
+    Min,
+    And,
+    Or,
+    Xor,
+    /// Position of the first maximum along the axis (i32).
+    Argmax,
+    /// Position of the first minimum along the axis (i32).
+    Argmin,
+}
+
+impl ReduceOp {
+    pub const ALL: [ReduceOp; 9] = [
+        ReduceOp::Sum,
+        ReduceOp::Prod,
+        ReduceOp::Max,
+        ReduceOp::Min,
+        ReduceOp::And,
+        ReduceOp::Or,
+        ReduceOp::Xor,
+        ReduceOp::Argmax,
+        ReduceOp::Argmin,
+    ];
+
+    /// The reduction's `.tile` function name.
+    pub fn name(self) -> &'static str {
+        match self {
+            ReduceOp::Sum => "sum",
+            ReduceOp::Prod => "prod",
+            ReduceOp::Max => "reduce_max",
+            ReduceOp::Min => "reduce_min",
+            ReduceOp::And => "reduce_and",
+            ReduceOp::Or => "reduce_or",
+            ReduceOp::Xor => "reduce_xor",
+            ReduceOp::Argmax => "argmax",
+            ReduceOp::Argmin => "argmin",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<ReduceOp> {
+        ReduceOp::ALL.into_iter().find(|f| f.name() == name)
+    }
+
+    /// Bitwise combiners apply to integer (and i1) tiles only.
+    pub fn is_bitwise(self) -> bool {
+        matches!(self, ReduceOp::And | ReduceOp::Or | ReduceOp::Xor)
+    }
+
+    /// The result is the position along the axis, not an element.
+    pub fn is_arg(self) -> bool {
+        matches!(self, ReduceOp::Argmax | ReduceOp::Argmin)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for f in MathFn::ALL {
+            assert_eq!(MathFn::from_name(f.name()), Some(f));
+        }
+        for r in ReduceOp::ALL {
+            assert_eq!(ReduceOp::from_name(r.name()), Some(r));
+        }
+        assert_eq!(MathFn::from_name("max"), None);
+        assert_eq!(ReduceOp::from_name("max"), None);
+    }
+
+    #[test]
+    fn math_values_are_the_textbook_ones() {
+        assert_eq!(MathFn::Exp2.eval(3.0), 8.0);
+        assert_eq!(MathFn::Log2.eval(0.25), -2.0);
+        assert_eq!(MathFn::Rsqrt.eval(16.0), 0.25);
+        assert_eq!(MathFn::Floor.eval(-1.5), -2.0);
+        assert_eq!(MathFn::Ceil.eval(-1.5), -1.0);
+        assert!((MathFn::Erf.eval(1.0) - 0.842_700_792_949_714_9).abs() < 1e-15);
+        assert_eq!(MathFn::Erf.eval(0.0), 0.0);
+        assert!(MathFn::Log.eval(-1.0).is_nan());
+        assert_eq!(MathFn::Rsqrt.eval(0.0), f64::INFINITY);
+    }
+}
