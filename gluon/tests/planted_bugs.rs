@@ -12,6 +12,13 @@
 //! | early release (add) | `race` | ws_add_no_load_fence with its release moved before the reads |
 //! | early release (matmul) | `write-while-in-flight` | mma_buffer_reuse |
 //!
+//! | attention: P stored after its ready barrier's arrive | `race` (tcgen05.st against the P @ V read) | - |
+//! | attention: correction without waiting for the previous P @ V | `read-before-complete` | - |
+//! | attention: wrong phase on the S-ready barrier | `phase-aliasing` | - |
+//!
+//! The attention bugs are planted in tests/gluon/attention.py (`BUG=...`), the Blackwell
+//! attention forward whose correct variant is the bundled kernel's twin.
+//!
 //! The checker runs as `bwsim check` runs it (`check::prepare_kernel`, `Prepared::explore`),
 //! over 8 schedules by default, `BWSIM_GLUON_SCHEDULES` otherwise; the rendered findings of the
 //! sm_100a fixtures are snapshotted in traces/gluon/ (at the default count).
@@ -242,6 +249,7 @@ fn correct_variants_run_clean_and_match_the_reference() {
             Target::Sm100a,
             "matmul_pipelined",
         ),
+        ("attention.sm_100a", Target::Sm100a, "attention_kernel"),
     ] {
         let (k, file) = import(stem);
         let (c, plan) = checked(&k, target, &file);
@@ -599,4 +607,49 @@ fn fixed_variants_check_clean() {
         let (e, file) = check_fixture(stem, target);
         assert!(e.findings.is_empty(), "{stem}:\n{}", render(&e, &file));
     }
+}
+
+/// The 1-based line of attention.py right after the `# BUG: NAME` comment.
+fn attention_bug_line(name: &str) -> usize {
+    let py = std::fs::read_to_string(format!("{DIR}/attention.py")).expect("attention.py");
+    let i = py
+        .lines()
+        .position(|l| l.contains(&format!("# BUG: {name} ")))
+        .unwrap_or_else(|| panic!("no `# BUG: {name}` comment in attention.py"));
+    i + 2
+}
+
+/// Each attention bug is found with its code, one of the diagnostic's labels on the line the
+/// bug is planted at.
+#[test]
+fn attention_bugs_are_reported_at_the_python_lines() {
+    for (bug, code) in [
+        ("p_before_store", "race"),
+        ("correction_race", "read-before-complete"),
+        ("s_ready_phase", "phase-aliasing"),
+    ] {
+        let (e, file) = check_fixture(&format!("bug_attention_{bug}.sm_100a"), Target::Sm100a);
+        let line = attention_bug_line(bug);
+        let hits: Vec<_> = findings(&e, code, &file)
+            .into_iter()
+            .filter(|f| {
+                places(&f.diagnostic, &file)
+                    .iter()
+                    .any(|(n, l)| n.ends_with("attention.py") && *l == line)
+            })
+            .collect();
+        assert!(
+            !hits.is_empty(),
+            "{bug}: no {code} at attention.py:{line}:\n{}",
+            render(&e, &file)
+        );
+    }
+}
+
+/// The correct attention kernel checks clean (it runs against the reference in
+/// `correct_variants_run_clean_and_match_the_reference`).
+#[test]
+fn attention_checks_clean() {
+    let (e, file) = check_fixture("attention.sm_100a", Target::Sm100a);
+    assert!(e.findings.is_empty(), "{}", render(&e, &file));
 }

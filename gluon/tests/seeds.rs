@@ -37,6 +37,7 @@ const FIXTURES: &[(&str, Target, bool)] = &[
     ("gemm_async", Target::Sm100a, false),
     ("softmax", Target::Sm100a, false),
     ("softmax", Target::Sm90a, false),
+    ("attention", Target::Sm100a, false),
     ("matmul_pipelined", Target::Sm100a, true),
     ("matmul_pipelined", Target::Sm90a, true),
     ("persistent_matmul", Target::Sm100a, true),
@@ -330,6 +331,7 @@ seed_tests! {
     gemm_async_sm100: "gemm_async", Target::Sm100a;
     softmax_sm100: "softmax", Target::Sm100a;
     softmax_sm90: "softmax", Target::Sm90a;
+    attention_sm100: "attention", Target::Sm100a;
     matmul_pipelined_sm100: "matmul_pipelined", Target::Sm100a;
     matmul_pipelined_sm90: "matmul_pipelined", Target::Sm90a;
     persistent_matmul_sm100: "persistent_matmul", Target::Sm100a;

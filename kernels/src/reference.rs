@@ -215,6 +215,7 @@ pub fn reference(
         "gather_rows" => gather(plan, inputs),
         "softmax" | "softmax_kernel" => softmax(plan, inputs),
         "tile_math" => tile_math(plan, inputs),
+        "attention" | "attention_kernel" => attention(plan, inputs),
         _ => return None,
     };
     Some(r)
@@ -264,6 +265,57 @@ fn softmax(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, St
         tol: Tolerance::Close {
             atol: 1e-7,
             rtol: 1e-5,
+        },
+    }])
+}
+
+/// Attention forward: for each batch-head b (grid y) and query row i,
+/// o[i] = sum_j softmax_j(s_ij) v[j] with s_ij = q[i] . k[j] and the softmax taken in base 2
+/// with the launch's `qk_scale` (sm_scale * log2(e)): p_ij = 2^(qk_scale * s_ij - max_j), in f64.
+/// Tolerance: the kernel rounds P to f16 before P @ V (relative 2^-11 per weight) and O to f16.
+fn attention(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+    let (q, k, v) = (
+        tensor(plan, inputs, "q")?,
+        tensor(plan, inputs, "k")?,
+        tensor(plan, inputs, "v")?,
+    );
+    let scale = match plan.args.iter().find(|(n, _)| n == "qk_scale") {
+        Some((_, ArgValue::Float(x))) => *x as f32 as f64,
+        _ => return Err("launch gives no float `qk_scale`".into()),
+    };
+    if q.shape.len() != 2 || k.shape != q.shape || v.shape != q.shape {
+        return Err("attention takes q, k, v of one shape [BH * N_CTX, HEAD_D]".into());
+    }
+    let bh = plan.grid[1].max(1) as u64;
+    let (rows, d) = (q.shape[0], q.shape[1]);
+    let n_ctx = rows / bh;
+    let mut o = HostTensor::zeros("o", DType::F16, q.shape.clone());
+    for b in 0..bh {
+        for i in 0..n_ctx {
+            let qi = (b * n_ctx + i) * d;
+            let s: Vec<f64> = (0..n_ctx)
+                .map(|j| {
+                    let kj = (b * n_ctx + j) * d;
+                    scale * (0..d).map(|c| val(q, qi + c) * val(k, kj + c)).sum::<f64>()
+                })
+                .collect();
+            let m = s.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let p: Vec<f64> = s.iter().map(|x| (x - m).exp2()).collect();
+            let l: f64 = p.iter().sum();
+            for c in 0..d {
+                let acc: f64 = (0..n_ctx)
+                    .map(|j| p[j as usize] * val(v, (b * n_ctx + j) * d + c))
+                    .sum();
+                put(&mut o, qi + c, acc / l)?;
+            }
+        }
+    }
+    Ok(vec![Expected {
+        tensor: "o".into(),
+        values: o,
+        tol: Tolerance::Close {
+            atol: 4e-3,
+            rtol: 1e-2,
         },
     }])
 }

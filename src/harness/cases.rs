@@ -507,6 +507,7 @@ pub fn all() -> Vec<Case> {
         v.push(bundled("softmax", c, BOTH, APPROX));
     }
     v.push(bundled("tile_math", &[], BOTH, APPROX));
+    v.push(bundled("attention", &[], BLACKWELL, MMA_F16));
 
     // Planted faults: both the simulator and the GPU must trap with the same error.
     const II: &str = "CUDA_ERROR_ILLEGAL_INSTRUCTION";

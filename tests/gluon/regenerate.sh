@@ -67,6 +67,15 @@ gen matmul_accumulate.sm_100a $src/tcgen05_copy.py matmul_accumulate_kernel --ta
     --arg 'd_ptr=*fp32' --arg d_stride_m=i32 --arg d_stride_n=i32 \
     -D 'SchedulerImpl=GroupedPersistentTileScheduler(8)' -D num_buffers=3
 
+# Blackwell attention forward and its planted hand-off bugs (BUG=...).
+attn_args=(--num-warps 4 --arg 'q_desc=desc<fp16[128, 64]>' --arg 'k_desc=desc<fp16[64, 64]>'
+    --arg 'v_desc=desc<fp16[64, 64]>' --arg 'o_desc=desc<fp16[128, 64]>' --arg qk_scale=fp32 -D N_CTX=256
+    -D NUM_BUFFERS=2)
+gen attention.sm_100a $src/attention.py attention_kernel --target sm_100a "${attn_args[@]}" -D "BUG=''"
+for bug in p_before_store correction_race s_ready_phase; do
+    gen bug_attention_$bug.sm_100a $src/attention.py attention_kernel --target sm_100a "${attn_args[@]}" -D "BUG='$bug'"
+done
+
 # The checker catalogue's bugs planted in the Gluon source (planted_bugs.py), and the correct kernels.
 for bug in "" no_fence wrong_parity short_expect early_release; do
     name=${bug:-fixed}

@@ -476,6 +476,9 @@ impl<'m> Cx<'m> {
                 vec![("warps", list_e(warps, span)), ("n", int_e(instr[1], span))],
                 span,
             )),
+            // The 32x32b TMEM message layout (one row per thread), as `get_tmem_reg_layout`
+            // gives it for 128-row tiles; slices of it are the row vectors of an online softmax.
+            l if is_tmem_32x32b(l) => Some(name_e("tmem32x32b", span)),
             _ => None,
         })
     }
