@@ -70,7 +70,7 @@ pub fn run(a: Args) -> CliResult {
     if a.list {
         for c in &cases_all {
             let t: Vec<&str> = c.targets.iter().map(|t| t.name()).collect();
-            println!("{:<60} {:<16} {:?}", c.name, t.join(","), c.check);
+            outln!("{:<60} {:<16} {:?}", c.name, t.join(","), c.check);
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -83,7 +83,7 @@ pub fn run(a: Args) -> CliResult {
     if a.probe {
         return Ok(match &gpu {
             Gpu::Present(i) => {
-                println!(
+                outln!(
                     "{} (sm_{}){}",
                     i.name,
                     i.sm,
@@ -92,7 +92,7 @@ pub fn run(a: Args) -> CliResult {
                 ExitCode::SUCCESS
             }
             Gpu::Absent(why) => {
-                println!("{NO_GPU}: {why}");
+                outln!("{NO_GPU}: {why}");
                 ExitCode::from(EXIT_NO_GPU)
             }
         });
@@ -167,12 +167,12 @@ pub fn run(a: Args) -> CliResult {
     }
     if !a.json {
         match &gpu {
-            Gpu::Present(i) => eprintln!("GPU: {} (sm_{})", i.name, i.sm),
+            Gpu::Present(i) => errln!("GPU: {} (sm_{})", i.name, i.sm),
             Gpu::Absent(why) if !a.dry_run => {
-                eprintln!("{NO_GPU} ({why}): every case is prepared, none runs")
+                errln!("{NO_GPU} ({why}): every case is prepared, none runs")
             }
             Gpu::Absent(_) => {
-                eprintln!("dry run: every case is lowered, assembled and prepared up to the launch")
+                errln!("dry run: every case is lowered, assembled and prepared up to the launch")
             }
         }
     }
@@ -196,15 +196,19 @@ pub fn run(a: Args) -> CliResult {
         .unwrap_or(7)
         .clamp(7, 48);
     if !a.json {
-        println!(
+        outln!(
             "{:<kw$}  {:<cw$}  {:<8}  {:<10}  {:>10}  result",
-            "kernel", "config", "target", "max error", "GPU ms"
+            "kernel",
+            "config",
+            "target",
+            "max error",
+            "GPU ms"
         );
     }
     let progress = !a.json && std::io::IsTerminal::is_terminal(&std::io::stderr());
     let print = |r: &Report| {
         if a.json {
-            println!(
+            outln!(
                 "{}",
                 serde_json::json!({
                     "case": r.case,
@@ -224,10 +228,10 @@ pub fn run(a: Args) -> CliResult {
             return;
         }
         if progress {
-            eprint!("\x1b[2K\r");
+            err!("\x1b[2K\r");
         }
         let (kernel, config) = split(&r.case);
-        println!(
+        outln!(
             "{:<kw$}  {:<cw$}  {:<8}  {:<10}  {:>10}  {}",
             kernel,
             config,
@@ -239,12 +243,12 @@ pub fn run(a: Args) -> CliResult {
             r.verdict.label()
         );
         for n in &r.notes {
-            println!("    {n}");
+            outln!("    {n}");
         }
     };
     let show_progress = |i: usize, name: &str, t: Target| {
         if progress {
-            eprint!("\x1b[2K\r[{}/{}] {name} ({t})...", i + 1, work.len());
+            err!("\x1b[2K\r[{}/{}] {name} ({t})...", i + 1, work.len());
             let _ = std::io::stderr().flush();
         }
     };
@@ -277,6 +281,10 @@ pub fn run(a: Args) -> CliResult {
         reports.iter().for_each(&print);
     } else {
         for (i, (c, t)) in work.iter().enumerate() {
+            // Nobody reads the table any more (`bwsim gpu --all | head`): launch nothing else.
+            if crate::output::stdout_closed() {
+                break;
+            }
             show_progress(i, &c.name, *t);
             let r = harness::run_case(c, *t, &gpu, &opts);
             print(&r);
@@ -292,7 +300,7 @@ pub fn run(a: Args) -> CliResult {
         count(&|v| *v == Verdict::Prepared),
     );
     if !a.json {
-        println!(
+        outln!(
             "{} case(s): {pass} passed, {fail} failed, {err} errors, {skip} skipped, {prep} prepared",
             reports.len()
         );

@@ -23,7 +23,7 @@ pub fn run(a: Args) -> CliResult {
         Ok(k) => k,
         Err(d) => {
             if a.json {
-                println!(
+                outln!(
                     "{}",
                     serde_json::json!({ "file": loaded.source.name, "ok": false, "diagnostics": diags_json(&d, &loaded.source) })
                 );
@@ -35,10 +35,8 @@ pub fn run(a: Args) -> CliResult {
     };
     let text = bwsim_isa::print(&kernel);
     match &a.output {
-        Some(p) => {
-            std::fs::write(p, &text).map_err(|e| CliError(format!("cannot write `{}`: {e}", p.display())))?
-        }
-        None => print!("{text}"),
+        Some(p) => crate::output::write_file(p, text.as_bytes())?,
+        None => out!("{text}"),
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -127,7 +127,7 @@ pub fn parse_or_report(file: &SourceFile, json: bool) -> Option<Kernel> {
         Ok(k) => Some(k),
         Err(d) => {
             if json {
-                println!(
+                outln!(
                     "{}",
                     serde_json::json!({ "file": file.name, "ok": false, "diagnostics": diags_json(&d, file) })
                 );

@@ -44,7 +44,7 @@ pub fn run(a: Args) -> CliResult {
     };
     let report = |diags: &[bwsim_isa::Diagnostic]| {
         if a.json {
-            println!(
+            outln!(
                 "{}",
                 serde_json::json!({ "file": file.name, "ok": false, "diagnostics": diags_json(diags, &file) })
             );
@@ -75,7 +75,7 @@ pub fn run(a: Args) -> CliResult {
         match ptxas::assemble(&module, false) {
             Ok(x) => {
                 for m in &x.messages {
-                    eprintln!("ptxas warning: {}", m.text);
+                    errln!("ptxas warning: {}", m.text);
                 }
                 assembled = Some(x)
             }
@@ -87,19 +87,17 @@ pub fn run(a: Args) -> CliResult {
         }
     }
     if let (Some(path), Some(x)) = (&a.cubin, &assembled) {
-        std::fs::write(path, &x.cubin)
-            .map_err(|e| CliError(format!("cannot write `{}`: {e}", path.display())))?;
+        crate::output::write_file(path, &x.cubin)?;
     }
     if let Some(path) = &a.output {
-        std::fs::write(path, &module.text)
-            .map_err(|e| CliError(format!("cannot write `{}`: {e}", path.display())))?;
+        crate::output::write_file(path, module.text.as_bytes())?;
     }
     if a.sass {
         let x = assembled
             .as_ref()
             .ok_or_else(|| CliError("internal: no cubin to disassemble".into()))?;
         match ptxas::disassemble(&x.cubin).map_err(|e| CliError(e.to_string()))? {
-            Some(s) => print!("{s}"),
+            Some(s) => out!("{s}"),
             None => {
                 return Err(CliError(
                     "--sass needs cuobjdump or nvdisasm: set BWSIM_CUDA_BIN to the folder holding them \
@@ -119,9 +117,9 @@ pub fn run(a: Args) -> CliResult {
             "params": module.params,
             "ptx": module.text,
         });
-        println!("{v}");
+        outln!("{v}");
     } else if a.output.is_none() {
-        print!("{}", module.text);
+        out!("{}", module.text);
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -28,7 +28,7 @@ pub struct Args {
 pub fn run(a: Args) -> CliResult {
     if a.rules {
         for (code, what) in RULES {
-            println!("{code:<22} {what}");
+            outln!("{code:<22} {what}");
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -48,14 +48,14 @@ pub fn run(a: Args) -> CliResult {
     );
     let ok = checked.is_some();
     if a.json {
-        println!(
+        outln!(
             "{}",
             serde_json::json!({ "file": file.name, "ok": ok, "diagnostics": diags_json(&diags, &file) })
         );
     } else {
         print_diags(&diags, &file);
         if let Some(c) = &checked {
-            eprintln!(
+            errln!(
                 "{}: ok ({}, {} warps{}, {} B shared memory, {} TMEM columns)",
                 file.name,
                 c.target,
