@@ -13,6 +13,7 @@ use std::time::Instant;
 #[derive(clap::Args)]
 pub struct Args {
     /// A .tile file, a .ttgir file (Gluon) or a bundled kernel name.
+    #[arg(value_parser = super::kernel_spec())]
     kernel: String,
     /// Schedules to explore (seeds FIRST_SEED..FIRST_SEED+N); Ctrl-C stops early and reports
     /// what the schedules explored so far found.

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 #[derive(clap::Args)]
 pub struct Args {
     /// A .tile file, a .ttgir file (Gluon) or a bundled kernel name.
+    #[arg(value_parser = super::kernel_spec())]
     kernel: String,
     /// Rewrite the file in place.
     #[arg(long, conflicts_with_all = ["check", "json"])]

@@ -16,7 +16,7 @@ pub const EXIT_NO_GPU: u8 = 77;
 #[derive(clap::Args)]
 pub struct Args {
     /// A .tile file, a .ttgir file (Gluon) or a bundled kernel name (omit with --all).
-    #[arg(required_unless_present_any = ["all", "probe", "list"], conflicts_with = "all")]
+    #[arg(required_unless_present_any = ["all", "probe", "list"], conflicts_with = "all", value_parser = super::kernel_spec())]
     kernel: Option<String>,
     /// Run every differential case that supports the local GPU's architecture.
     #[arg(long)]
@@ -38,7 +38,7 @@ pub struct Args {
     #[arg(long)]
     dry_run: bool,
     /// Watchdog per launch, in seconds: a kernel still running then is reported as a hang.
-    #[arg(long, default_value_t = 30)]
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     timeout: u64,
     /// Timed repetitions after the checked launch (GPU time column).
     #[arg(long, default_value_t = 3)]

@@ -15,6 +15,7 @@ use std::process::ExitCode;
 #[derive(clap::Args)]
 pub struct Args {
     /// A .tile file, a .ttgir file (Gluon) or a bundled kernel name.
+    #[arg(value_parser = super::kernel_spec())]
     kernel: String,
     /// Target to lower for (default: the kernel's first target).
     #[arg(long, value_parser = parse_target)]

@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 #[derive(clap::Args)]
 pub struct Args {
     /// A .tile file, a .ttgir file (Gluon) or a bundled kernel name (`bwsim list`).
+    #[arg(value_parser = super::kernel_spec())]
     kernel: String,
     /// Seed of the input data and of the scheduler (same seed, same run).
     #[arg(long, default_value_t = 0)]

@@ -14,6 +14,7 @@ const FUNCTIONAL_LIMIT_BYTES: u64 = 256 << 20;
 #[derive(clap::Args)]
 pub struct Args {
     /// A .tile file, a .ttgir file (Gluon) or a bundled kernel name.
+    #[arg(value_parser = super::kernel_spec())]
     kernel: String,
     /// The chip to time on.
     #[arg(long, value_parser = ["b200", "gb200", "h100", "h200"])]
@@ -38,7 +39,7 @@ pub struct Args {
     #[arg(long, default_value_t = 0)]
     trace_sm: u32,
     /// Cycles a partition may run ahead of the event queue (0: strict time order, slower).
-    #[arg(long, default_value_t = timing::DEFAULT_LOOKAHEAD)]
+    #[arg(long, default_value_t = timing::DEFAULT_LOOKAHEAD, value_parser = super::non_negative_f64)]
     lookahead: f64,
     /// Seed of the functional run's inputs and schedule.
     #[arg(long, default_value_t = 0)]

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 #[derive(clap::Args)]
 pub struct Args {
     /// A .tile file, a .ttgir file (Gluon) or a bundled kernel name.
-    #[arg(required_unless_present = "rules")]
+    #[arg(required_unless_present = "rules", value_parser = super::kernel_spec())]
     kernel: Option<String>,
     /// Target to verify for (default: the kernel's first target).
     #[arg(long, value_parser = parse_target)]
