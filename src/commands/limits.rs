@@ -27,7 +27,8 @@ pub struct LimitArgs {
 
 /// A zero limit stops every run before it starts (or refuses every launch): never what was
 /// meant, so it is refused with the reason rather than obeyed.
-const ZERO: &str = "0 would stop every run before it starts; give at least 1 (or leave the flag out for the default)";
+const ZERO: &str =
+    "0 would stop every run before it starts; give at least 1 (or leave the flag out for the default)";
 
 /// [`limits::parse_count`], refusing 0 and naming an overflow as such.
 fn positive_count(s: &str) -> Result<u64, String> {

@@ -73,9 +73,7 @@ pub fn read_text(path: &std::path::Path) -> Result<String, CliError> {
     }
     let bytes = std::fs::read(path).map_err(|e| CliError(format!("cannot read `{shown}`: {e}")))?;
     if bytes.iter().all(u8::is_ascii_whitespace) {
-        return Err(CliError(format!(
-            "`{shown}` is empty: there is no kernel in it"
-        )));
+        return Err(CliError(format!("`{shown}` is empty: there is no kernel in it")));
     }
     String::from_utf8(bytes).map_err(|e| {
         let at = e.utf8_error().valid_up_to();

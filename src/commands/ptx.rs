@@ -84,7 +84,12 @@ pub fn run(a: Args) -> CliResult {
                 report(&e.diagnostics(k.name.span));
                 return Ok(ExitCode::from(1));
             }
-            Err(e) => return Err(CliError(e.to_string())),
+            Err(e) => {
+                return Err(CliError(match e.help() {
+                    Some(h) => format!("{e}\n  help: {h}"),
+                    None => e.to_string(),
+                }))
+            }
         }
     }
     if let (Some(path), Some(x)) = (&a.cubin, &assembled) {
@@ -100,11 +105,12 @@ pub fn run(a: Args) -> CliResult {
         match ptxas::disassemble(&x.cubin).map_err(|e| CliError(e.to_string()))? {
             Some(s) => out!("{s}"),
             None => {
-                return Err(CliError(
+                return Err(CliError(format!(
                     "--sass needs cuobjdump or nvdisasm: set BWSIM_CUDA_BIN to the folder holding them \
-                     (pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm)"
-                        .into(),
-                ))
+                         (python3 -m pip install --target .tools/py nvidia-cuda-cuobjdump=={v} \
+                         nvidia-cuda-nvdisasm=={v})",
+                    v = ptxas::PIP_VERSION
+                )))
             }
         }
     } else if a.json {
