@@ -59,23 +59,37 @@ pub fn requested() -> Option<(&'static str, u8)> {
     Some((name, u8::try_from(128 + sig).unwrap_or(130)))
 }
 
-/// While alive, a thread that ends the process when a signal arrives, after printing
-/// `interrupted (SIGNAL) <what>` with `what()` saying where the work was.
+/// While alive, a thread that ends the process when a signal arrives, after printing the line
+/// `what(signal name)` returns: where the work was.
 pub struct Watch {
     stop: std::sync::Arc<AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Watch {
-    pub fn start(what: impl Fn() -> String + Send + 'static) -> Watch {
+    /// End the process on the signal, after printing `what(signal name)`.
+    pub fn start(what: impl Fn(&str) -> String + Send + 'static) -> Watch {
+        Watch::spawn(what, true)
+    }
+
+    /// Only print `what(signal name)` when the signal arrives (the work stops by itself, at its
+    /// next look at [`flag`]).
+    pub fn notice(what: impl Fn(&str) -> String + Send + 'static) -> Watch {
+        Watch::spawn(what, false)
+    }
+
+    fn spawn(what: impl Fn(&str) -> String + Send + 'static, exit: bool) -> Watch {
         let stop = std::sync::Arc::new(AtomicBool::new(false));
         let s = stop.clone();
         let thread = std::thread::spawn(move || {
             while !s.load(Ordering::Relaxed) {
                 if let Some((name, code)) = requested() {
-                    errln!("interrupted ({name}) {}", what());
-                    let _ = crate::output::finish();
-                    std::process::exit(i32::from(code));
+                    errln!("{}", what(name));
+                    if exit {
+                        let _ = crate::output::finish();
+                        std::process::exit(i32::from(code));
+                    }
+                    return;
                 }
                 std::thread::sleep(Duration::from_millis(25));
             }

@@ -52,7 +52,13 @@ pub fn run(a: Args) -> CliResult {
     let Some(kernel) = parse_or_report(&file, a.json) else {
         return Ok(ExitCode::from(1));
     };
-    let prepared = match check::prepare_kernel(&kernel, &a.consts, a.target, a.limits.limits()) {
+    let name = file.name.clone();
+    let watch = crate::interrupt::Watch::start(move |sig| {
+        format!("{name}: interrupted ({sig}) while preparing the kernel (its first run); nothing to report")
+    });
+    let prepared = check::prepare_kernel(&kernel, &a.consts, a.target, a.limits.limits());
+    drop(watch);
+    let prepared = match prepared {
         Ok(p) => p,
         Err(d) => {
             report_setup_failure(&d, &file, a.json);
@@ -78,8 +84,8 @@ fn report_setup_failure(d: &[Diagnostic], file: &bwsim_isa::SourceFile, json: bo
 
 fn replay(p: &Prepared, seed: u64, a: &Args, file: &bwsim_isa::SourceFile) -> ExitCode {
     let name = file.name.clone();
-    let watch = crate::interrupt::Watch::start(move || {
-        format!("{name}: while replaying schedule seed {seed}; nothing to report")
+    let watch = crate::interrupt::Watch::start(move |sig| {
+        format!("{name}: interrupted ({sig}) while replaying schedule seed {seed}; nothing to report")
     });
     let r = p.run(seed, a.trace);
     drop(watch);
@@ -143,7 +149,14 @@ fn explore(p: &Prepared, a: &Args, file: &bwsim_isa::SourceFile) -> ExitCode {
         ProgressBar::hidden()
     };
     let start = Instant::now();
+    let watch = crate::interrupt::Watch::notice(move |sig| {
+        format!(
+            "{sig}: finishing the schedules already running, then reporting (each stops at --max-steps or \
+             --max-wall-time); send it again to quit at once"
+        )
+    });
     let e = p.explore_until(&opts, crate::interrupt::flag(), |done, _| bar.set_position(done));
+    drop(watch);
     bar.finish_and_clear();
     let secs = start.elapsed().as_secs_f64();
     let interrupted = crate::interrupt::requested();

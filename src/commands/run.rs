@@ -212,11 +212,11 @@ fn report_static_failure(file: &SourceFile, diags: &[bwsim_isa::Diagnostic], jso
 /// (published every few thousand steps).
 pub(crate) fn interrupted_at(name: &str, seed: u64, p: Arc<Progress>, ctas: u64) -> crate::interrupt::Watch {
     let name = name.to_string();
-    crate::interrupt::Watch::start(move || {
+    crate::interrupt::Watch::start(move |sig| {
         let (steps, done, _) = p.snapshot();
         format!(
-            "{name}: the simulation (seed {seed}) had run about {steps} steps, {done} of {ctas} CTAs finished; \
-             no outputs to report (--max-steps or --max-wall-time stop a run and say where each warp is)"
+            "{name}: interrupted ({sig}) after about {steps} simulated steps (seed {seed}), {done} of {ctas} CTAs \
+             finished; no outputs to report (--max-steps or --max-wall-time stop a run and say where each warp is)"
         )
     })
 }

@@ -135,8 +135,9 @@ pub fn run(a: Args) -> CliResult {
         opts.trace = TraceMode::Sm(a.trace_sm);
     }
     let name = file.name.clone();
-    let watch = crate::interrupt::Watch::start(move || {
-        format!("{name}: in the timing model on {}; nothing to report", chip.name)
+    let chip_name = chip.name.to_string();
+    let watch = crate::interrupt::Watch::start(move |sig| {
+        format!("{name}: interrupted ({sig}) in the timing model on {chip_name}; nothing to report")
     });
     let timed = timing::time(&checked, &plan, &opts);
     drop(watch);
