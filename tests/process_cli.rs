@@ -634,6 +634,10 @@ fn absurd_options_are_refused_with_the_reason() {
             "`-1` is not a finite number >= 0",
         ),
         (&["gpu", k, "--timeout", "0"], "0 is not in 1..=86400"),
+        (
+            &["gpu", k, "--time", "4000000000"],
+            "4000000000 is not in 1..=100000",
+        ),
     ];
     for (args, msg) in cases {
         expect(bwsim(args), 2, &[msg]);

@@ -41,11 +41,11 @@ pub struct Args {
     #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     timeout: u64,
     /// Timed repetitions after the checked launch (GPU time column).
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=100_000))]
     reps: u32,
     /// Timing mode: N timed launches (CUDA events) after the first launch, which warms up and
     /// is the one checked; the JSON gains every time (`times_ms`), `median_ms` and `min_ms`.
-    #[arg(long, value_name = "N", conflicts_with = "reps", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", conflicts_with = "reps", value_parser = clap::value_parser!(u32).range(1..=100_000))]
     time: Option<u32>,
     /// Do not run the simulator or compare (the GPU alone, for timing full-size problems).
     #[arg(long)]
