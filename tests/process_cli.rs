@@ -241,7 +241,7 @@ fn interrupted_check(sig: &str, after: Duration) -> Out {
 #[test]
 fn sigint_during_check_prints_the_findings_so_far_and_exits_130() {
     let out = expect(
-        interrupted_check("-INT", Duration::from_secs(3)),
+        interrupted_check("-INT", Duration::from_secs(2)),
         130,
         &[
             "error[missing-fence]",
@@ -282,7 +282,7 @@ fn sigterm_during_check_exits_143_with_json_findings() {
             "--json",
         ]),
         |pid| {
-            std::thread::sleep(Duration::from_secs(3));
+            std::thread::sleep(Duration::from_secs(2));
             signal(pid, "-TERM");
         },
     );
@@ -315,7 +315,7 @@ fn a_signal_during_run_or_time_says_where_the_run_was() {
     let out = run_with(
         Command::new(BIN).args(["run", s(&k), "--trace", s(&trace)]),
         |pid| {
-            std::thread::sleep(Duration::from_secs(3));
+            std::thread::sleep(Duration::from_millis(1500));
             signal(pid, "-INT");
         },
     );
@@ -335,7 +335,7 @@ fn a_signal_during_run_or_time_says_where_the_run_was() {
         (vec!["time", s(&k), "--chip", "b200"], "simulated steps"),
     ] {
         let out = run_with(Command::new(BIN).args(&args), |pid| {
-            std::thread::sleep(Duration::from_secs(3));
+            std::thread::sleep(Duration::from_millis(1500));
             signal(pid, "-TERM");
         });
         expect(out, 143, &["interrupted (SIGTERM)", what]);
@@ -439,7 +439,7 @@ fn two_processes_writing_one_trace_never_interleave() {
         "the two seeds must give different traces for this test to mean anything"
     );
     let shared = d.join("shared.txt");
-    for _ in 0..3 {
+    for _ in 0..2 {
         let spawn = |seed: &str| {
             Command::new(BIN)
                 .current_dir(env!("CARGO_MANIFEST_DIR"))
