@@ -1,8 +1,12 @@
 //! `bwsim`: the command line. This file only parses arguments and dispatches to
-//! [`commands`]; everything else lives in the library crates.
+//! [`commands`]; everything else lives in the library crates. How the process meets its
+//! surroundings (closed pipes, full disks, signals) is [`output`] and [`interrupt`].
 
+#[macro_use]
+mod output;
 mod commands;
 mod harness;
+mod interrupt;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -140,6 +144,12 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if matches!(
+        cli.command,
+        Command::Check(_) | Command::Run(_) | Command::Time(_)
+    ) {
+        interrupt::install();
+    }
     let r = match cli.command {
         Command::Fmt(a) => commands::fmt::run(a),
         Command::Verify(a) => commands::verify::run(a),
@@ -155,11 +165,21 @@ fn main() -> ExitCode {
         Command::Check(a) => commands::check::run(a),
         Command::Run(a) => commands::run::run(a),
     };
-    match r {
+    let code = match r {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e}");
+            errln!("error: {e}");
             ExitCode::from(2)
         }
+    };
+    if let Err(reason) = output::finish() {
+        errln!("error: cannot write to standard output: {reason}");
+        return ExitCode::from(2);
+    }
+    // A signal that came after the last point that looks for one: the work is done and
+    // reported, but the status still says it was interrupted.
+    match interrupt::requested() {
+        Some((_, status)) => ExitCode::from(status),
+        None => code,
     }
 }

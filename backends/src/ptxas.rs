@@ -16,15 +16,45 @@ use std::process::Command;
 /// Where `scripts/test` installs the CUDA tools (relative to the repository root).
 pub const PIP_BIN_DIR: &str = ".tools/py/nvidia/cu13/bin";
 
+/// The PyPI release of `nvidia-cuda-nvcc` (ptxas), `nvidia-cuda-cuobjdump` and
+/// `nvidia-cuda-nvdisasm` the project is tested with; `scripts/test` installs this one
+/// (`CUDA_PIP_VERSION` there, kept equal by a test).
+pub const PIP_VERSION: &str = "13.5.37";
+
+/// How to install the ptxas the project is tested with: one line for an error's help.
+pub fn install_help() -> String {
+    format!(
+        "install the ptxas the project is tested with: \
+         `python3 -m pip install --target .tools/py nvidia-cuda-nvcc=={PIP_VERSION}` \
+         (what `bash scripts/test` does; bwsim then finds {PIP_BIN_DIR}/ptxas from the repository), \
+         or point BWSIM_PTXAS at a ptxas that accepts PTX ISA {} for sm_100a and sm_90a",
+        crate::ptx::PTX_VERSION
+    )
+}
+
+/// True when a ptxas complaint means the ptxas is older than the PTX or the target.
+fn too_old(text: &str) -> bool {
+    let t = text.to_ascii_lowercase();
+    t.contains("unsupported .version")
+        || t.contains("not defined for option 'gpu-name'")
+        || t.contains("not defined for option 'arch'")
+        || t.contains("unknown option")
+        || t.contains("not supported on .target")
+        || (t.contains("ptx isa") && t.contains("version"))
+}
+
 /// Errors of the driver.
 #[derive(Debug, thiserror::Error)]
 pub enum PtxasError {
     /// No ptxas anywhere we look.
     #[error(
-        "ptxas not found: set BWSIM_PTXAS to the ptxas binary, put it on PATH, or run `bash scripts/test` \
-         once to install it from PyPI (nvidia-cuda-nvcc) into {PIP_BIN_DIR}"
+        "ptxas not found (BWSIM_PTXAS, BWSIM_CUDA_BIN, PATH, {PIP_BIN_DIR}); {}",
+        install_help()
     )]
     NotFound,
+    /// `BWSIM_PTXAS` names something that is not a file (a typo is reported, not skipped).
+    #[error("BWSIM_PTXAS is `{}`, which is not a file; {}", .0.display(), install_help())]
+    BadOverride(PathBuf),
     /// A tool could not be run or its files could not be written.
     #[error("cannot run {tool}: {source}")]
     Io {
@@ -68,8 +98,35 @@ pub struct PtxasMessage {
 }
 
 impl PtxasError {
+    /// What to do about it, when installing another ptxas is the fix: ptxas could not be run,
+    /// crashed, or is too old for the PTX version or the target.
+    pub fn help(&self) -> Option<String> {
+        match self {
+            PtxasError::Io { tool, .. } if tool.contains("ptxas") => Some(install_help()),
+            PtxasError::Rejected { messages, .. }
+                if messages
+                    .iter()
+                    .any(|m| too_old(&m.text) || m.text.contains("exit status signal")) =>
+            {
+                Some(format!(
+                    "this ptxas cannot assemble the module: {}",
+                    install_help()
+                ))
+            }
+            _ => None,
+        }
+    }
+
     /// The error as diagnostics with spans where ptxas named a line (others on `kernel_span`).
     pub fn diagnostics(&self, kernel_span: Span) -> Vec<Diagnostic> {
+        let mut diags = self.diagnostics_only(kernel_span);
+        if let (Some(h), Some(first)) = (self.help(), diags.first_mut()) {
+            *first = first.clone().with_help(h);
+        }
+        diags
+    }
+
+    fn diagnostics_only(&self, kernel_span: Span) -> Vec<Diagnostic> {
         match self {
             PtxasError::Rejected { messages, target, .. } => messages
                 .iter()
@@ -168,8 +225,15 @@ pub fn locate(tool: &str) -> Option<PathBuf> {
     None
 }
 
-/// The ptxas binary, or [`PtxasError::NotFound`].
+/// The ptxas binary, or [`PtxasError::NotFound`] ([`PtxasError::BadOverride`] when
+/// `BWSIM_PTXAS` is set to something that is not a file).
 pub fn ptxas_path() -> Result<PathBuf, PtxasError> {
+    if let Some(p) = std::env::var_os("BWSIM_PTXAS").filter(|p| !p.is_empty()) {
+        let p = PathBuf::from(p);
+        if !is_file(&p) {
+            return Err(PtxasError::BadOverride(p));
+        }
+    }
     locate("ptxas").ok_or(PtxasError::NotFound)
 }
 
@@ -268,7 +332,7 @@ pub fn assemble(module: &PtxModule, warnings_as_errors: bool) -> Result<Assemble
         .arg(&input)
         .output()
         .map_err(|e| PtxasError::Io {
-            tool: ptxas.display().to_string(),
+            tool: format!("ptxas `{}`", ptxas.display()),
             source: e,
         })?;
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
@@ -408,5 +472,50 @@ mod tests {
         assert_eq!(d[0].code, "ptxas");
         assert_eq!(d[0].primary.span, Span::new(10, 20));
         assert!(d[0].notes[0].contains("bad.instr"));
+    }
+
+    #[test]
+    fn the_pinned_version_is_the_one_scripts_test_installs() {
+        let script = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/test"))
+            .expect("scripts/test");
+        assert!(
+            script.contains(&format!("CUDA_PIP_VERSION={PIP_VERSION}\n")),
+            "scripts/test pins another version than ptxas::PIP_VERSION"
+        );
+    }
+
+    #[test]
+    fn a_ptxas_too_old_for_the_module_gets_the_install_help() {
+        let m = module();
+        for line in [
+            "ptxas fatal   : Value 'sm_100a' is not defined for option 'gpu-name'",
+            "ptxas fatal   : Unsupported .version 8.8; current version is '8.4'",
+        ] {
+            let msg = parse_line(line, &m).expect("a complaint");
+            let e = PtxasError::Rejected {
+                entry: "k".into(),
+                target: Target::Sm100a,
+                messages: vec![msg],
+            };
+            let help = e.help().expect("help");
+            assert!(
+                help.contains(&format!("nvidia-cuda-nvcc=={PIP_VERSION}")),
+                "{help}"
+            );
+            let d = e.diagnostics(Span::DUMMY);
+            assert_eq!(d[0].help.as_deref(), Some(help.as_str()));
+        }
+        // A real error in the PTX is not a reason to reinstall.
+        let msg = parse_line(
+            "ptxas /t/k.ptx, line 3; error   : Unknown instruction 'bad.instr'",
+            &m,
+        )
+        .expect("a complaint");
+        let e = PtxasError::Rejected {
+            entry: "k".into(),
+            target: Target::Sm100a,
+            messages: vec![msg],
+        };
+        assert_eq!(e.help(), None);
     }
 }

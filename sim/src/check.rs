@@ -6,7 +6,7 @@
 //!
 //! Inputs are drawn once (data seed 0): the schedule seed varies only the schedule.
 
-use crate::explore::{explore, Exploration, ExploreOptions, Finding};
+use crate::explore::{explore, explore_until, Exploration, ExploreOptions, Finding};
 use crate::lower::{self, Program};
 use crate::machine::{self, RunOptions, RunResult};
 use crate::pct::PctScheduler;
@@ -121,6 +121,17 @@ impl Prepared {
     /// Run `opts.schedules` seeds on `opts.jobs` threads; `progress(done, total)` after each.
     pub fn explore<P: Fn(u64, u64) + Sync>(&self, opts: &ExploreOptions, progress: P) -> Exploration {
         explore(opts, |seed| self.run(seed, false).diagnostics, progress)
+    }
+
+    /// [`Prepared::explore`] that stops handing out seeds once `cancel` is set
+    /// ([`explore_until`]).
+    pub fn explore_until<P: Fn(u64, u64) + Sync>(
+        &self,
+        opts: &ExploreOptions,
+        cancel: &std::sync::atomic::AtomicBool,
+        progress: P,
+    ) -> Exploration {
+        explore_until(opts, cancel, |seed| self.run(seed, false).diagnostics, progress)
     }
 }
 

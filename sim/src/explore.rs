@@ -27,7 +27,7 @@ pub struct Exploration {
     pub schedules: u64,
     /// Findings ordered by (severity, first seed).
     pub findings: Vec<Finding>,
-    /// Set when `stop_on_first_error` cut the run short.
+    /// Set when `stop_on_first_error` or a cancellation cut the run short.
     pub stopped_early: bool,
 }
 
@@ -66,6 +66,19 @@ where
     F: Fn(u64) -> Vec<Diagnostic> + Sync,
     P: Fn(u64, u64) + Sync,
 {
+    explore_until(opts, &AtomicBool::new(false), run, progress)
+}
+
+/// [`explore`], stopping early once `cancel` is set (by a signal handler, say): no seed is
+/// handed out after that, the schedules already running finish, and the result holds the
+/// findings of the seeds `first_seed..first_seed + schedules` that ran (seeds are handed out
+/// in order and every one handed out completes, so they are contiguous). While `cancel` stays
+/// clear the result is exactly [`explore`]'s.
+pub fn explore_until<F, P>(opts: &ExploreOptions, cancel: &AtomicBool, run: F, progress: P) -> Exploration
+where
+    F: Fn(u64) -> Vec<Diagnostic> + Sync,
+    P: Fn(u64, u64) + Sync,
+{
     let next = AtomicU64::new(0);
     let done = AtomicU64::new(0);
     let stop = AtomicBool::new(false);
@@ -75,7 +88,7 @@ where
     crossbeam::scope(|s| {
         for _ in 0..jobs {
             s.spawn(|_| loop {
-                if stop.load(Ordering::Relaxed) {
+                if stop.load(Ordering::Relaxed) || cancel.load(Ordering::Relaxed) {
                     break;
                 }
                 let i = next.fetch_add(1, Ordering::Relaxed);
@@ -179,5 +192,35 @@ mod tests {
             |_, _| {},
         );
         assert!(e.stopped_early && e.schedules == 5, "{}", e.schedules);
+    }
+
+    #[test]
+    fn cancel_stops_handing_out_seeds_and_keeps_what_ran() {
+        let cancel = AtomicBool::new(false);
+        let e = explore_until(
+            &ExploreOptions {
+                first_seed: 100,
+                schedules: 10_000,
+                jobs: 1,
+                stop_on_first_error: false,
+            },
+            &cancel,
+            |s| {
+                if s == 109 {
+                    cancel.store(true, Ordering::Relaxed);
+                }
+                if s % 4 == 1 {
+                    vec![diag("race", 1)]
+                } else {
+                    vec![]
+                }
+            },
+            |_, _| {},
+        );
+        // Seeds 100..=109 ran; 101, 105 and 109 found the race, the first at 101.
+        assert_eq!(e.schedules, 10);
+        assert!(e.stopped_early);
+        assert_eq!(e.findings.len(), 1);
+        assert_eq!((e.findings[0].seed, e.findings[0].count), (101, 3));
     }
 }

@@ -13,13 +13,15 @@ use std::time::Instant;
 #[derive(clap::Args)]
 pub struct Args {
     /// A .tile file, a .ttgir file (Gluon) or a bundled kernel name.
+    #[arg(value_parser = super::kernel_spec())]
     kernel: String,
-    /// Schedules to explore (seeds FIRST_SEED..FIRST_SEED+N).
-    #[arg(long, default_value_t = 200, value_name = "N")]
+    /// Schedules to explore (seeds FIRST_SEED..FIRST_SEED+N); Ctrl-C stops early and reports
+    /// what the schedules explored so far found.
+    #[arg(long, default_value_t = 200, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     schedules: u64,
-    /// Threads to run schedules on (default: every core).
-    #[arg(long, value_name = "J")]
-    jobs: Option<usize>,
+    /// Threads to run schedules on (default: every core; 1 to 1024, at most one per schedule).
+    #[arg(long, value_name = "J", value_parser = clap::value_parser!(u16).range(1..=1024))]
+    jobs: Option<u16>,
     /// Replay one schedule exactly and print every diagnostic of that run.
     #[arg(long, value_name = "S")]
     seed: Option<u64>,
@@ -50,7 +52,13 @@ pub fn run(a: Args) -> CliResult {
     let Some(kernel) = parse_or_report(&file, a.json) else {
         return Ok(ExitCode::from(1));
     };
-    let prepared = match check::prepare_kernel(&kernel, &a.consts, a.target, a.limits.limits()) {
+    let name = file.name.clone();
+    let watch = crate::interrupt::Watch::start(move |sig| {
+        format!("{name}: interrupted ({sig}) while preparing the kernel (its first run); nothing to report")
+    });
+    let prepared = check::prepare_kernel(&kernel, &a.consts, a.target, a.limits.limits());
+    drop(watch);
+    let prepared = match prepared {
         Ok(p) => p,
         Err(d) => {
             report_setup_failure(&d, &file, a.json);
@@ -65,7 +73,7 @@ pub fn run(a: Args) -> CliResult {
 
 fn report_setup_failure(d: &[Diagnostic], file: &bwsim_isa::SourceFile, json: bool) {
     if json {
-        println!(
+        outln!(
             "{}",
             serde_json::json!({ "file": file.name, "ok": false, "diagnostics": diags_json(d, file) })
         );
@@ -75,10 +83,15 @@ fn report_setup_failure(d: &[Diagnostic], file: &bwsim_isa::SourceFile, json: bo
 }
 
 fn replay(p: &Prepared, seed: u64, a: &Args, file: &bwsim_isa::SourceFile) -> ExitCode {
+    let name = file.name.clone();
+    let watch = crate::interrupt::Watch::start(move |sig| {
+        format!("{name}: interrupted ({sig}) while replaying schedule seed {seed}; nothing to report")
+    });
     let r = p.run(seed, a.trace);
+    drop(watch);
     let errors = r.diagnostics.iter().any(|d| d.is_error());
     if a.json {
-        println!(
+        outln!(
             "{}",
             serde_json::json!({
                 "file": file.name,
@@ -91,9 +104,9 @@ fn replay(p: &Prepared, seed: u64, a: &Args, file: &bwsim_isa::SourceFile) -> Ex
     } else {
         print_diags(&r.diagnostics, file);
         if a.trace {
-            print!("{}", r.trace.render(Some(file)));
+            out!("{}", r.trace.render(Some(file)));
         }
-        eprintln!(
+        errln!(
             "{}: schedule seed {seed}: {:?} after {} steps, {}",
             file.name,
             r.outcome,
@@ -115,8 +128,9 @@ fn replay(p: &Prepared, seed: u64, a: &Args, file: &bwsim_isa::SourceFile) -> Ex
 fn explore(p: &Prepared, a: &Args, file: &bwsim_isa::SourceFile) -> ExitCode {
     let jobs = a
         .jobs
+        .map(usize::from)
         .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))
-        .max(1);
+        .clamp(1, usize::try_from(a.schedules).unwrap_or(usize::MAX));
     let opts = ExploreOptions {
         first_seed: a.first_seed,
         schedules: a.schedules,
@@ -135,18 +149,36 @@ fn explore(p: &Prepared, a: &Args, file: &bwsim_isa::SourceFile) -> ExitCode {
         ProgressBar::hidden()
     };
     let start = Instant::now();
-    let e = p.explore(&opts, |done, _| bar.set_position(done));
+    let watch = crate::interrupt::Watch::notice(move |sig| {
+        format!(
+            "{sig}: finishing the schedules already running, then reporting (each stops at --max-steps or \
+             --max-wall-time); send it again to quit at once"
+        )
+    });
+    let e = p.explore_until(&opts, crate::interrupt::flag(), |done, _| bar.set_position(done));
+    drop(watch);
     bar.finish_and_clear();
     let secs = start.elapsed().as_secs_f64();
-    print_exploration(&e, a, file, jobs, secs);
-    if e.has_errors() {
+    let interrupted = crate::interrupt::requested();
+    print_exploration(&e, a, file, jobs, secs, interrupted.map(|(n, _)| n));
+    if let Some((_, status)) = interrupted {
+        ExitCode::from(status)
+    } else if e.has_errors() {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
     }
 }
 
-fn print_exploration(e: &Exploration, a: &Args, file: &bwsim_isa::SourceFile, jobs: usize, secs: f64) {
+/// The findings of `e`; `interrupted` names the signal that cut the exploration short.
+fn print_exploration(
+    e: &Exploration,
+    a: &Args,
+    file: &bwsim_isa::SourceFile,
+    jobs: usize,
+    secs: f64,
+    interrupted: Option<&str>,
+) {
     let rate = if secs > 0.0 {
         e.schedules as f64 * 60.0 / secs
     } else {
@@ -166,7 +198,7 @@ fn print_exploration(e: &Exploration, a: &Args, file: &bwsim_isa::SourceFile, jo
                 })
             })
             .collect();
-        println!(
+        outln!(
             "{}",
             serde_json::json!({
                 "file": file.name,
@@ -174,7 +206,8 @@ fn print_exploration(e: &Exploration, a: &Args, file: &bwsim_isa::SourceFile, jo
                 "first_seed": a.first_seed,
                 "jobs": jobs,
                 "seconds": secs,
-                "ok": errors == 0,
+                "ok": errors == 0 && interrupted.is_none(),
+                "interrupted": interrupted,
                 "findings": findings,
             })
         );
@@ -186,7 +219,17 @@ fn print_exploration(e: &Exploration, a: &Args, file: &bwsim_isa::SourceFile, jo
         .map(|f| check::annotate(f, &file.name, Some(e.schedules)))
         .collect();
     print_diags(&diags, file);
-    eprintln!(
+    if let Some(sig) = interrupted {
+        errln!(
+            "{}: interrupted ({sig}) after {} of {} schedules (seeds {}..{}); the findings above are theirs",
+            file.name,
+            e.schedules,
+            a.schedules,
+            a.first_seed,
+            a.first_seed.wrapping_add(e.schedules)
+        );
+    }
+    errln!(
         "{}: {} schedules in {secs:.1} s ({rate:.0} schedules/min on {jobs} thread{}): {}",
         file.name,
         e.schedules,

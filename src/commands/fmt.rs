@@ -6,6 +6,7 @@ use std::process::ExitCode;
 #[derive(clap::Args)]
 pub struct Args {
     /// A .tile file, a .ttgir file (Gluon) or a bundled kernel name.
+    #[arg(value_parser = super::kernel_spec())]
     kernel: String,
     /// Rewrite the file in place.
     #[arg(long, conflicts_with_all = ["check", "json"])]
@@ -25,7 +26,7 @@ pub fn run(a: Args) -> CliResult {
     };
     if a.json {
         let v = serde_json::to_string_pretty(&k).map_err(|e| CliError(e.to_string()))?;
-        println!("{v}");
+        outln!("{v}");
         return Ok(ExitCode::SUCCESS);
     }
     let out = bwsim_isa::print(&k);
@@ -33,9 +34,10 @@ pub fn run(a: Args) -> CliResult {
         return Ok(if out == file.text {
             ExitCode::SUCCESS
         } else {
-            eprintln!(
+            errln!(
                 "{} is not in canonical form (run `bwsim fmt --write {}`)",
-                file.name, file.name
+                file.name,
+                file.name
             );
             ExitCode::from(1)
         });
@@ -54,14 +56,11 @@ pub fn run(a: Args) -> CliResult {
             )));
         }
         if out != file.text {
-            // Write to a temporary file and rename, so a failure never leaves a truncated file.
-            let tmp = format!("{}.bwsim-fmt.tmp", a.kernel);
-            std::fs::write(&tmp, &out).map_err(|e| CliError(format!("cannot write `{tmp}`: {e}")))?;
-            std::fs::rename(&tmp, &a.kernel)
-                .map_err(|e| CliError(format!("cannot replace `{}`: {e}", a.kernel)))?;
+            // Whole or not at all: a failure never leaves a truncated kernel.
+            crate::output::write_file(std::path::Path::new(&a.kernel), out.as_bytes())?;
         }
         return Ok(ExitCode::SUCCESS);
     }
-    print!("{out}");
+    out!("{out}");
     Ok(ExitCode::SUCCESS)
 }

@@ -16,7 +16,7 @@ pub const EXIT_NO_GPU: u8 = 77;
 #[derive(clap::Args)]
 pub struct Args {
     /// A .tile file, a .ttgir file (Gluon) or a bundled kernel name (omit with --all).
-    #[arg(required_unless_present_any = ["all", "probe", "list"], conflicts_with = "all")]
+    #[arg(required_unless_present_any = ["all", "probe", "list"], conflicts_with = "all", value_parser = super::kernel_spec())]
     kernel: Option<String>,
     /// Run every differential case that supports the local GPU's architecture.
     #[arg(long)]
@@ -38,14 +38,14 @@ pub struct Args {
     #[arg(long)]
     dry_run: bool,
     /// Watchdog per launch, in seconds: a kernel still running then is reported as a hang.
-    #[arg(long, default_value_t = 30)]
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     timeout: u64,
     /// Timed repetitions after the checked launch (GPU time column).
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=100_000))]
     reps: u32,
     /// Timing mode: N timed launches (CUDA events) after the first launch, which warms up and
     /// is the one checked; the JSON gains every time (`times_ms`), `median_ms` and `min_ms`.
-    #[arg(long, value_name = "N", conflicts_with = "reps", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", conflicts_with = "reps", value_parser = clap::value_parser!(u32).range(1..=100_000))]
     time: Option<u32>,
     /// Do not run the simulator or compare (the GPU alone, for timing full-size problems).
     #[arg(long)]
@@ -70,7 +70,7 @@ pub fn run(a: Args) -> CliResult {
     if a.list {
         for c in &cases_all {
             let t: Vec<&str> = c.targets.iter().map(|t| t.name()).collect();
-            println!("{:<60} {:<16} {:?}", c.name, t.join(","), c.check);
+            outln!("{:<60} {:<16} {:?}", c.name, t.join(","), c.check);
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -83,7 +83,7 @@ pub fn run(a: Args) -> CliResult {
     if a.probe {
         return Ok(match &gpu {
             Gpu::Present(i) => {
-                println!(
+                outln!(
                     "{} (sm_{}){}",
                     i.name,
                     i.sm,
@@ -92,7 +92,7 @@ pub fn run(a: Args) -> CliResult {
                 ExitCode::SUCCESS
             }
             Gpu::Absent(why) => {
-                println!("{NO_GPU}: {why}");
+                outln!("{NO_GPU}: {why}");
                 ExitCode::from(EXIT_NO_GPU)
             }
         });
@@ -191,12 +191,12 @@ pub fn run(a: Args) -> CliResult {
     }
     if !a.json {
         match &gpu {
-            Gpu::Present(i) => eprintln!("GPU: {} (sm_{})", i.name, i.sm),
+            Gpu::Present(i) => errln!("GPU: {} (sm_{})", i.name, i.sm),
             Gpu::Absent(why) if !a.dry_run => {
-                eprintln!("{NO_GPU} ({why}): every case is prepared, none runs")
+                errln!("{NO_GPU} ({why}): every case is prepared, none runs")
             }
             Gpu::Absent(_) => {
-                eprintln!("dry run: every case is lowered, assembled and prepared up to the launch")
+                errln!("dry run: every case is lowered, assembled and prepared up to the launch")
             }
         }
     }
@@ -220,15 +220,19 @@ pub fn run(a: Args) -> CliResult {
         .unwrap_or(7)
         .clamp(7, 48);
     if !a.json {
-        println!(
+        outln!(
             "{:<kw$}  {:<cw$}  {:<8}  {:<10}  {:>10}  result",
-            "kernel", "config", "target", "max error", "GPU ms"
+            "kernel",
+            "config",
+            "target",
+            "max error",
+            "GPU ms"
         );
     }
     let progress = !a.json && std::io::IsTerminal::is_terminal(&std::io::stderr());
     let print = |r: &Report| {
         if a.json {
-            println!(
+            outln!(
                 "{}",
                 serde_json::json!({
                     "case": r.case,
@@ -248,10 +252,10 @@ pub fn run(a: Args) -> CliResult {
             return;
         }
         if progress {
-            eprint!("\x1b[2K\r");
+            err!("\x1b[2K\r");
         }
         let (kernel, config) = split(&r.case);
-        println!(
+        outln!(
             "{:<kw$}  {:<cw$}  {:<8}  {:<10}  {:>10}  {}",
             kernel,
             config,
@@ -263,12 +267,12 @@ pub fn run(a: Args) -> CliResult {
             r.verdict.label()
         );
         for n in &r.notes {
-            println!("    {n}");
+            outln!("    {n}");
         }
     };
     let show_progress = |i: usize, name: &str, t: Target| {
         if progress {
-            eprint!("\x1b[2K\r[{}/{}] {name} ({t})...", i + 1, work.len());
+            err!("\x1b[2K\r[{}/{}] {name} ({t})...", i + 1, work.len());
             let _ = std::io::stderr().flush();
         }
     };
@@ -301,6 +305,10 @@ pub fn run(a: Args) -> CliResult {
         reports.iter().for_each(&print);
     } else {
         for (i, (c, t)) in work.iter().enumerate() {
+            // Nobody reads the table any more (`bwsim gpu --all | head`): launch nothing else.
+            if crate::output::stdout_closed() {
+                break;
+            }
             show_progress(i, &c.name, *t);
             let r = harness::run_case(c, *t, &gpu, &opts);
             print(&r);
@@ -316,7 +324,7 @@ pub fn run(a: Args) -> CliResult {
         count(&|v| *v == Verdict::Prepared),
     );
     if !a.json {
-        println!(
+        outln!(
             "{} case(s): {pass} passed, {fail} failed, {err} errors, {skip} skipped, {prep} prepared",
             reports.len()
         );

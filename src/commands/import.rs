@@ -17,13 +17,14 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> CliResult {
+    super::read_text(&a.file)?;
     let loaded = bwsim_gluon::load(&a.file)
         .map_err(|e| CliError(format!("cannot read `{}`: {e}", a.file.display())))?;
     let kernel = match loaded.kernel {
         Ok(k) => k,
         Err(d) => {
             if a.json {
-                println!(
+                outln!(
                     "{}",
                     serde_json::json!({ "file": loaded.source.name, "ok": false, "diagnostics": diags_json(&d, &loaded.source) })
                 );
@@ -35,10 +36,8 @@ pub fn run(a: Args) -> CliResult {
     };
     let text = bwsim_isa::print(&kernel);
     match &a.output {
-        Some(p) => {
-            std::fs::write(p, &text).map_err(|e| CliError(format!("cannot write `{}`: {e}", p.display())))?
-        }
-        None => print!("{text}"),
+        Some(p) => crate::output::write_file(p, text.as_bytes())?,
+        None => out!("{text}"),
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -12,17 +12,56 @@ use std::time::Duration;
 #[derive(Args, Clone, Debug, Default, PartialEq)]
 pub struct LimitArgs {
     /// Stop a run after N simulated steps [default: 200000000].
-    #[arg(long, value_name = "N", value_parser = limits::parse_count)]
+    #[arg(long, value_name = "N", value_parser = positive_count)]
     pub max_steps: Option<u64>,
     /// Stop a run after this much wall-clock time: `90s`, `10m`, `500ms` [default: none].
-    #[arg(long, value_name = "TIME", value_parser = limits::parse_duration)]
+    #[arg(long, value_name = "TIME", value_parser = positive_duration)]
     pub max_wall_time: Option<Duration>,
     /// Refuse a launch whose global tensors need more: `4GiB`, `512MiB` [default: 8GiB].
-    #[arg(long, value_name = "SIZE", value_parser = limits::parse_bytes)]
+    #[arg(long, value_name = "SIZE", value_parser = positive_bytes)]
     pub max_memory: Option<u64>,
     /// Stop a run whose trace reaches N events, keeping them [default: 20000000].
-    #[arg(long, value_name = "N", value_parser = limits::parse_count)]
+    #[arg(long, value_name = "N", value_parser = positive_count)]
     pub max_trace_events: Option<u64>,
+}
+
+/// A zero limit stops every run before it starts (or refuses every launch): never what was
+/// meant, so it is refused with the reason rather than obeyed.
+const ZERO: &str =
+    "0 would stop every run before it starts; give at least 1 (or leave the flag out for the default)";
+
+/// [`limits::parse_count`], refusing 0 and naming an overflow as such.
+fn positive_count(s: &str) -> Result<u64, String> {
+    let n = limits::parse_count(s).map_err(|e| {
+        let digits = s.trim().chars().all(|c| c.is_ascii_digit() || c == '_');
+        if digits && !s.trim().is_empty() {
+            format!("`{}` is too large (at most {})", s.trim(), u64::MAX)
+        } else {
+            e
+        }
+    })?;
+    if n == 0 {
+        return Err(ZERO.into());
+    }
+    Ok(n)
+}
+
+/// [`limits::parse_duration`], refusing a zero duration.
+fn positive_duration(s: &str) -> Result<Duration, String> {
+    let d = limits::parse_duration(s)?;
+    if d.is_zero() {
+        return Err(ZERO.into());
+    }
+    Ok(d)
+}
+
+/// [`limits::parse_bytes`], refusing 0 bytes.
+fn positive_bytes(s: &str) -> Result<u64, String> {
+    let b = limits::parse_bytes(s)?;
+    if b == 0 {
+        return Err("0 bytes would refuse every launch; give a size such as `512MiB`".into());
+    }
+    Ok(b)
 }
 
 impl LimitArgs {
@@ -89,6 +128,23 @@ mod tests {
         assert!(e.contains("unknown time unit `d`"), "{e}");
         let e = parse(&["--max-steps=-5"]).expect_err("refused");
         assert!(e.contains("--max-steps"), "{e}");
+        for zero in [
+            ["--max-steps", "0"],
+            ["--max-trace-events", "0"],
+            ["--max-wall-time", "0ms"],
+        ] {
+            let e = parse(&zero).expect_err("refused");
+            assert!(e.contains("0 would stop every run"), "{e}");
+        }
+        let e = parse(&["--max-memory", "0GiB"]).expect_err("refused");
+        assert!(e.contains("0 bytes would refuse every launch"), "{e}");
+        // 2^64 does not fit.
+        let e = parse(&["--max-steps", "18446744073709551616"]).expect_err("refused");
+        assert!(e.contains("too large (at most 18446744073709551615)"), "{e}");
+        assert_eq!(
+            parse(&["--max-steps", "18446744073709551615"]).map(|l| l.steps),
+            Ok(Some(u64::MAX))
+        );
     }
 
     #[test]

@@ -17,14 +17,17 @@ pub fn run(a: Args) -> CliResult {
             .iter()
             .map(|k| serde_json::json!({"name": k.name, "description": k.description, "seed": k.seed, "targets": k.targets}))
             .collect();
-        println!("{}", serde_json::Value::Array(v));
+        outln!("{}", serde_json::Value::Array(v));
         return Ok(ExitCode::SUCCESS);
     }
     let w = ks.iter().map(|k| k.name.len()).max().unwrap_or(4);
     for k in ks {
-        println!(
+        outln!(
             "{:<w$}  {:<18} {}  [{}]",
-            k.name, k.targets, k.description, k.seed
+            k.name,
+            k.targets,
+            k.description,
+            k.seed
         );
     }
     Ok(ExitCode::SUCCESS)

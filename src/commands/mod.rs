@@ -38,19 +38,13 @@ pub type CliResult = Result<std::process::ExitCode, CliError>;
 pub fn load_source(spec: &str) -> Result<SourceFile, CliError> {
     let path = std::path::Path::new(spec);
     if bwsim_gluon::is_ttgir(path) {
+        read_text(path)?;
         return bwsim_gluon::load(path)
             .map(|l| l.source)
             .map_err(|e| CliError(format!("cannot read `{spec}`: {e}")));
     }
     if path.exists() {
-        let bytes = std::fs::read(path).map_err(|e| CliError(format!("cannot read `{spec}`: {e}")))?;
-        let text = String::from_utf8(bytes).map_err(|e| {
-            CliError(format!(
-                "`{spec}` is not UTF-8 text (invalid byte at offset {})",
-                e.utf8_error().valid_up_to()
-            ))
-        })?;
-        return Ok(SourceFile::new(spec, text));
+        return Ok(SourceFile::new(spec, read_text(path)?));
     }
     if let Some(k) = bwsim_kernels::find(spec) {
         return Ok(SourceFile::new(format!("{}.tile", k.name), k.source));
@@ -67,6 +61,48 @@ pub fn load_source(spec: &str) -> Result<SourceFile, CliError> {
             format!(" (bundled: {})", names.join(", "))
         }
     )))
+}
+
+/// The text of a kernel file, or an error that says what is wrong with it: a directory, an
+/// unreadable file (with the OS's reason), an empty file, bytes that are not UTF-8 (with the
+/// line, column and byte offset of the first one).
+pub fn read_text(path: &std::path::Path) -> Result<String, CliError> {
+    let shown = path.display();
+    if path.is_dir() {
+        return Err(CliError(format!("`{shown}` is a directory, not a kernel file")));
+    }
+    let bytes = std::fs::read(path).map_err(|e| CliError(format!("cannot read `{shown}`: {e}")))?;
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(CliError(format!("`{shown}` is empty: there is no kernel in it")));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let before = &e.as_bytes()[..at];
+        let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+        let line_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        // The column counts characters, as the diagnostics do.
+        let col = String::from_utf8_lossy(&before[line_start..]).chars().count() + 1;
+        CliError(format!(
+            "`{shown}` is not UTF-8 text: byte 0x{:02x} at {shown}:{line}:{col} (offset {at}) starts no \
+             UTF-8 character; save the file as UTF-8",
+            e.as_bytes()[at]
+        ))
+    })
+}
+
+/// The `FILE|KERNEL` argument: any path that is valid UTF-8 (kernel names and diagnostics are
+/// UTF-8 text), refused with the reason otherwise.
+pub fn kernel_spec() -> impl clap::builder::TypedValueParser<Value = String> {
+    use clap::builder::TypedValueParser as _;
+    clap::builder::OsStringValueParser::new().try_map(|s| {
+        s.into_string().map_err(|s| {
+            format!(
+                "the path `{}` is not valid UTF-8 (bwsim reads kernel paths as UTF-8 text); rename the file \
+                 or give a link to it with a UTF-8 name",
+                s.to_string_lossy()
+            )
+        })
+    })
 }
 
 /// Print diagnostics to stderr, rustc style, with colour when stderr is a terminal.
@@ -127,7 +163,7 @@ pub fn parse_or_report(file: &SourceFile, json: bool) -> Option<Kernel> {
         Ok(k) => Some(k),
         Err(d) => {
             if json {
-                println!(
+                outln!(
                     "{}",
                     serde_json::json!({ "file": file.name, "ok": false, "diagnostics": diags_json(&d, file) })
                 );
@@ -142,6 +178,15 @@ pub fn parse_or_report(file: &SourceFile, json: bool) -> Option<Kernel> {
 /// Parse `--target`.
 pub fn parse_target(s: &str) -> Result<Target, String> {
     Target::from_name(s).ok_or_else(|| format!("unknown target `{s}` (use sm_100a or sm_90a)"))
+}
+
+/// A finite number `>= 0` (`--lookahead`): NaN, infinities and negatives are refused.
+pub fn non_negative_f64(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
+        Ok(_) => Err(format!("`{s}` is not a finite number >= 0")),
+        Err(e) => Err(format!("`{s}` is not a number: {e}")),
+    }
 }
 
 /// Parse `--const NAME=VALUE`.

@@ -15,6 +15,7 @@ use std::process::ExitCode;
 #[derive(clap::Args)]
 pub struct Args {
     /// A .tile file, a .ttgir file (Gluon) or a bundled kernel name.
+    #[arg(value_parser = super::kernel_spec())]
     kernel: String,
     /// Target to lower for (default: the kernel's first target).
     #[arg(long, value_parser = parse_target)]
@@ -44,7 +45,7 @@ pub fn run(a: Args) -> CliResult {
     };
     let report = |diags: &[bwsim_isa::Diagnostic]| {
         if a.json {
-            println!(
+            outln!(
                 "{}",
                 serde_json::json!({ "file": file.name, "ok": false, "diagnostics": diags_json(diags, &file) })
             );
@@ -75,7 +76,7 @@ pub fn run(a: Args) -> CliResult {
         match ptxas::assemble(&module, false) {
             Ok(x) => {
                 for m in &x.messages {
-                    eprintln!("ptxas warning: {}", m.text);
+                    errln!("ptxas warning: {}", m.text);
                 }
                 assembled = Some(x)
             }
@@ -83,29 +84,33 @@ pub fn run(a: Args) -> CliResult {
                 report(&e.diagnostics(k.name.span));
                 return Ok(ExitCode::from(1));
             }
-            Err(e) => return Err(CliError(e.to_string())),
+            Err(e) => {
+                return Err(CliError(match e.help() {
+                    Some(h) => format!("{e}\n  help: {h}"),
+                    None => e.to_string(),
+                }))
+            }
         }
     }
     if let (Some(path), Some(x)) = (&a.cubin, &assembled) {
-        std::fs::write(path, &x.cubin)
-            .map_err(|e| CliError(format!("cannot write `{}`: {e}", path.display())))?;
+        crate::output::write_file(path, &x.cubin)?;
     }
     if let Some(path) = &a.output {
-        std::fs::write(path, &module.text)
-            .map_err(|e| CliError(format!("cannot write `{}`: {e}", path.display())))?;
+        crate::output::write_file(path, module.text.as_bytes())?;
     }
     if a.sass {
         let x = assembled
             .as_ref()
             .ok_or_else(|| CliError("internal: no cubin to disassemble".into()))?;
         match ptxas::disassemble(&x.cubin).map_err(|e| CliError(e.to_string()))? {
-            Some(s) => print!("{s}"),
+            Some(s) => out!("{s}"),
             None => {
-                return Err(CliError(
+                return Err(CliError(format!(
                     "--sass needs cuobjdump or nvdisasm: set BWSIM_CUDA_BIN to the folder holding them \
-                     (pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm)"
-                        .into(),
-                ))
+                         (python3 -m pip install --target .tools/py nvidia-cuda-cuobjdump=={v} \
+                         nvidia-cuda-nvdisasm=={v})",
+                    v = ptxas::PIP_VERSION
+                )))
             }
         }
     } else if a.json {
@@ -119,9 +124,9 @@ pub fn run(a: Args) -> CliResult {
             "params": module.params,
             "ptx": module.text,
         });
-        println!("{v}");
+        outln!("{v}");
     } else if a.output.is_none() {
-        print!("{}", module.text);
+        out!("{}", module.text);
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -3,9 +3,8 @@
 //! and a summary of the run.
 
 use super::limits::LimitArgs;
-use super::{
-    diags_json, load_source, parse_or_report, parse_override, parse_target, print_diags, CliError, CliResult,
-};
+use super::{diags_json, load_source, parse_or_report, parse_override, parse_target, print_diags, CliResult};
+use crate::output::write_file;
 use bwsim_isa::consts::Override;
 use bwsim_isa::launch::{self, HostTensor, LaunchPlan};
 use bwsim_isa::verify::{verify, VerifyOptions};
@@ -21,6 +20,7 @@ use std::time::{Duration, Instant};
 #[derive(clap::Args)]
 pub struct Args {
     /// A .tile file, a .ttgir file (Gluon) or a bundled kernel name (`bwsim list`).
+    #[arg(value_parser = super::kernel_spec())]
     kernel: String,
     /// Seed of the input data and of the scheduler (same seed, same run).
     #[arg(long, default_value_t = 0)]
@@ -33,10 +33,10 @@ pub struct Args {
     target: Option<Target>,
     /// Write the event trace in its compact text form to this file.
     #[arg(long, value_name = "FILE")]
-    trace: Option<String>,
+    trace: Option<std::path::PathBuf>,
     /// Write the event trace as Chrome trace JSON (Perfetto, chrome://tracing) to this file.
     #[arg(long, value_name = "FILE")]
-    chrome: Option<String>,
+    chrome: Option<std::path::PathBuf>,
     /// Print the result as JSON on stdout.
     #[arg(long)]
     json: bool,
@@ -126,22 +126,18 @@ pub fn run(a: Args) -> CliResult {
         ..RunOptions::default()
     };
     let started = Instant::now();
+    let watch = interrupted_at(&file.name, a.seed, progress.clone(), plan.num_ctas());
     let result = with_progress(&progress, plan.num_ctas(), || {
         bwsim_sim::run(&checked, &plan, inputs, &opts)
     });
+    drop(watch);
     let wall = started.elapsed();
 
     if let Some(p) = &a.trace {
-        result
-            .trace
-            .write_text(std::path::Path::new(p), Some(&file))
-            .map_err(|e| CliError(format!("cannot write `{p}`: {e}")))?;
+        write_file(p, result.trace.render(Some(&file)).as_bytes())?;
     }
     if let Some(p) = &a.chrome {
-        result
-            .trace
-            .write_chrome(std::path::Path::new(p), Some(&file))
-            .map_err(|e| CliError(format!("cannot write `{p}`: {e}")))?;
+        write_file(p, result.trace.chrome_json(Some(&file)).to_string().as_bytes())?;
     }
 
     // Compare outputs once the run completed.
@@ -202,14 +198,27 @@ pub fn run(a: Args) -> CliResult {
 
 fn report_static_failure(file: &SourceFile, diags: &[bwsim_isa::Diagnostic], json: bool) {
     if json {
-        println!(
+        outln!(
             "{}",
             json!({"file": file.name, "ok": false, "result": "ERROR", "diagnostics": diags_json(diags, file)})
         );
     } else {
         print_diags(diags, file);
-        eprintln!("{}: not run (fix the errors above)", file.name);
+        errln!("{}: not run (fix the errors above)", file.name);
     }
+}
+
+/// Until dropped, end the process on Ctrl-C or SIGTERM saying how far the simulation got
+/// (published every few thousand steps).
+pub(crate) fn interrupted_at(name: &str, seed: u64, p: Arc<Progress>, ctas: u64) -> crate::interrupt::Watch {
+    let name = name.to_string();
+    crate::interrupt::Watch::start(move |sig| {
+        let (steps, done, _) = p.snapshot();
+        format!(
+            "{name}: interrupted ({sig}) after about {steps} simulated steps (seed {seed}), {done} of {ctas} CTAs \
+             finished; no outputs to report (--max-steps or --max-wall-time stop a run and say where each warp is)"
+        )
+    })
 }
 
 /// Run `f` on this thread while another one shows progress on stderr once the run has taken
@@ -242,7 +251,7 @@ fn with_progress<T: Send>(p: &Progress, ctas: u64, f: impl FnOnce() -> T + Send)
                     b.set_message(format!("{steps} steps"));
                 } else if last_line.elapsed() >= Duration::from_secs(10) {
                     last_line = Instant::now();
-                    eprintln!(
+                    errln!(
                         "simulating: {ctas_done}/{ctas} CTAs, {steps} steps, {:.0} s",
                         start.elapsed().as_secs_f64()
                     );
@@ -348,7 +357,7 @@ fn print_text(
     wall: Duration,
 ) {
     let g = plan.grid;
-    println!(
+    outln!(
         "{}  target {}, seed {}, grid [{}, {}, {}] ({} CTAs), {} warps{}{}",
         file.name,
         checked.target,
@@ -380,18 +389,18 @@ fn print_text(
         Outcome::Error => "stopped by a diagnostic".into(),
         Outcome::LimitReached(l) => format!("stopped at the {} limit (`{}`)", l.what(), l.flag()),
     };
-    println!("outcome   {outcome}");
+    outln!("outcome   {outcome}");
     if let Some(t) = &r.trap {
-        println!(
+        outln!(
             "  at      {} `{}` in {}, t={}",
             location(file, t.span),
             t.op,
             t.agent,
             t.time
         );
-        println!("  reason  {}", t.reason);
+        outln!("  reason  {}", t.reason);
     }
-    println!(
+    outln!(
         "summary   {} steps, logical time {}, {} of {} CTAs finished, {} async ops, {} MMAs, {} bytes by TMA, {:.2} s",
         c.steps,
         c.time,
@@ -403,16 +412,16 @@ fn print_text(
         wall.as_secs_f64()
     );
     if let Some(e) = ref_error {
-        println!("reference error: {e}");
+        outln!("reference error: {e}");
     }
     if r.outcome == Outcome::Completed {
-        println!("outputs");
+        outln!("outputs");
         let outs = outputs(plan, r);
         let w = outs.iter().map(|t| t.name.len()).max().unwrap_or(1);
         for t in outs {
             let ty = type_str(t);
             match cmp.iter().find(|(n, _, _)| *n == t.name) {
-                Some((_, Some(cm), Some(tol))) if cm.passed() => println!(
+                Some((_, Some(cm), Some(tol))) if cm.passed() => outln!(
                     "  {:<w$}  {ty}  PASS  {} elements, {}, max |err| {:.3e}",
                     t.name,
                     cm.elements,
@@ -429,7 +438,7 @@ fn print_text(
                             )
                         })
                         .unwrap_or_default();
-                    println!(
+                    outln!(
                         "  {:<w$}  {ty}  FAIL  {} of {} elements differ ({}), max |err| {:.3e}{first}",
                         t.name,
                         cm.mismatches,
@@ -441,7 +450,7 @@ fn print_text(
                 _ => {
                     let (sum, lo, hi, nan) = stats(t);
                     let head: Vec<String> = (0..t.numel().min(4)).map(|i| format!("{}", t.get(i))).collect();
-                    println!(
+                    outln!(
                         "  {:<w$}  {ty}  sum {sum:.6e}, min {lo}, max {hi}, {nan} NaN, first [{}{}]",
                         t.name,
                         head.join(", "),
@@ -453,11 +462,11 @@ fn print_text(
         // A reference output that the launch does not list is still checked.
         for (n, cm, _) in cmp {
             if cm.is_none() {
-                println!("  {n}  FAIL  the run has no tensor of that name");
+                outln!("  {n}  FAIL  the run has no tensor of that name");
             }
         }
     }
-    println!("result    {}", verdict.word(r));
+    outln!("result    {}", verdict.word(r));
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -529,5 +538,5 @@ fn print_json(
         "counters": r.counters,
         "wall_seconds": wall.as_secs_f64(),
     });
-    println!("{v}");
+    outln!("{v}");
 }

@@ -14,6 +14,7 @@ const FUNCTIONAL_LIMIT_BYTES: u64 = 256 << 20;
 #[derive(clap::Args)]
 pub struct Args {
     /// A .tile file, a .ttgir file (Gluon) or a bundled kernel name.
+    #[arg(value_parser = super::kernel_spec())]
     kernel: String,
     /// The chip to time on.
     #[arg(long, value_parser = ["b200", "gb200", "h100", "h200"])]
@@ -38,7 +39,7 @@ pub struct Args {
     #[arg(long, default_value_t = 0)]
     trace_sm: u32,
     /// Cycles a partition may run ahead of the event queue (0: strict time order, slower).
-    #[arg(long, default_value_t = timing::DEFAULT_LOOKAHEAD)]
+    #[arg(long, default_value_t = timing::DEFAULT_LOOKAHEAD, value_parser = super::non_negative_f64)]
     lookahead: f64,
     /// Seed of the functional run's inputs and schedule.
     #[arg(long, default_value_t = 0)]
@@ -89,7 +90,7 @@ pub fn run(a: Args) -> CliResult {
             )));
         }
         if !a.json {
-            eprintln!(
+            errln!(
                 "functional run: {} CTAs, {} KiB of tensors (--timing-only skips it)",
                 plan.num_ctas(),
                 bytes >> 10
@@ -103,17 +104,21 @@ pub fn run(a: Args) -> CliResult {
                 return Ok(ExitCode::from(1));
             }
         };
-        let opts = bwsim_sim::RunOptions {
+        let mut opts = bwsim_sim::RunOptions {
             seed: a.seed,
             trace: false,
             limits: plan.limits,
             ..bwsim_sim::RunOptions::default()
         };
+        let progress = std::sync::Arc::new(bwsim_sim::Progress::default());
+        opts.progress = Some(progress.clone());
+        let watch = super::run::interrupted_at(&file.name, a.seed, progress, plan.num_ctas());
         let r = bwsim_sim::run(&checked, &plan, inputs, &opts);
+        drop(watch);
         if !r.ok() {
             report_diags(&r.diagnostics, &file, a.json);
             if !a.json {
-                eprintln!("the functional run ended with {:?}: not timed", r.outcome);
+                errln!("the functional run ended with {:?}: not timed", r.outcome);
             }
             return Ok(ExitCode::from(1));
         }
@@ -129,7 +134,14 @@ pub fn run(a: Args) -> CliResult {
         }
         opts.trace = TraceMode::Sm(a.trace_sm);
     }
-    let t = match timing::time(&checked, &plan, &opts) {
+    let name = file.name.clone();
+    let chip_name = chip.name.to_string();
+    let watch = crate::interrupt::Watch::start(move |sig| {
+        format!("{name}: interrupted ({sig}) in the timing model on {chip_name}; nothing to report")
+    });
+    let timed = timing::time(&checked, &plan, &opts);
+    drop(watch);
+    let t = match timed {
         Ok(t) => t,
         Err(e) => {
             report_diags(&e.to_diagnostics(), &file, a.json);
@@ -139,10 +151,9 @@ pub fn run(a: Args) -> CliResult {
     if let (Some(path), Some(tr)) = (&a.chrome, &t.trace) {
         let v = tr.chrome_json(Some(&file));
         let text = serde_json::to_string(&v).map_err(|e| CliError(e.to_string()))?;
-        std::fs::write(path, text)
-            .map_err(|e| CliError(format!("cannot write `{}`: {e}", path.display())))?;
+        crate::output::write_file(path, text.as_bytes())?;
         if !a.json {
-            eprintln!(
+            errln!(
                 "wrote {} ({} events of SM {}; open it in ui.perfetto.dev)",
                 path.display(),
                 tr.events.len(),
@@ -151,24 +162,23 @@ pub fn run(a: Args) -> CliResult {
         }
     }
     if let (Some(path), Some(tr)) = (&a.text_trace, &t.trace) {
-        std::fs::write(path, tr.text())
-            .map_err(|e| CliError(format!("cannot write `{}`: {e}", path.display())))?;
+        crate::output::write_file(path, tr.text().as_bytes())?;
     }
     if a.json {
         let mut v = serde_json::to_value(&t.report).map_err(|e| CliError(e.to_string()))?;
         if let Some(o) = v.as_object_mut() {
             o.insert("file".into(), serde_json::Value::String(file.name.clone()));
         }
-        println!("{v}");
+        outln!("{v}");
     } else {
-        print!("{}", t.report.render());
+        out!("{}", t.report.render());
     }
     Ok(ExitCode::SUCCESS)
 }
 
 fn report_diags(d: &[bwsim_isa::Diagnostic], file: &bwsim_isa::SourceFile, json: bool) {
     if json {
-        println!(
+        outln!(
             "{}",
             serde_json::json!({ "file": file.name, "ok": false, "diagnostics": super::diags_json(d, file) })
         );

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 #[derive(clap::Args)]
 pub struct Args {
     /// A .tile file, a .ttgir file (Gluon) or a bundled kernel name.
-    #[arg(required_unless_present = "rules")]
+    #[arg(required_unless_present = "rules", value_parser = super::kernel_spec())]
     kernel: Option<String>,
     /// Target to verify for (default: the kernel's first target).
     #[arg(long, value_parser = parse_target)]
@@ -28,7 +28,7 @@ pub struct Args {
 pub fn run(a: Args) -> CliResult {
     if a.rules {
         for (code, what) in RULES {
-            println!("{code:<22} {what}");
+            outln!("{code:<22} {what}");
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -48,14 +48,14 @@ pub fn run(a: Args) -> CliResult {
     );
     let ok = checked.is_some();
     if a.json {
-        println!(
+        outln!(
             "{}",
             serde_json::json!({ "file": file.name, "ok": ok, "diagnostics": diags_json(&diags, &file) })
         );
     } else {
         print_diags(&diags, &file);
         if let Some(c) = &checked {
-            eprintln!(
+            errln!(
                 "{}: ok ({}, {} warps{}, {} B shared memory, {} TMEM columns)",
                 file.name,
                 c.target,
