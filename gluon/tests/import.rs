@@ -88,15 +88,15 @@ fn module_with(op: &str, py: &str) -> String {
 fn unsupported_op_names_the_op_and_quotes_the_python_line() {
     let dir = std::env::temp_dir().join(format!("bwsim-gluon-import-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
-    std::fs::write(dir.join("kern.py"), "def k(x):\n    # exp\n    y = gl.exp(x)\n").expect("write");
-    let text = module_with("%y = math.exp %x : f32", "kern.py");
+    std::fs::write(dir.join("kern.py"), "def k(x):\n    # tanh\n    y = gl.tanh(x)\n").expect("write");
+    let text = module_with("%y = math.tanh %x : f32", "kern.py");
     let l = bwsim_gluon::import_text("k.ttgir", &text, Some(&dir), None);
-    let d = l.kernel.expect_err("math.exp is not supported");
+    let d = l.kernel.expect_err("math.tanh is not supported");
     assert_eq!(d.len(), 1);
     assert_eq!(d[0].code, "ttgir-unsupported-op");
-    assert!(d[0].message.contains("`math.exp`"), "{}", d[0].message);
+    assert!(d[0].message.contains("`math.tanh`"), "{}", d[0].message);
     let r = diag::render(&d, &l.source);
-    assert!(r.contains("y = gl.exp(x)"), "{r}");
+    assert!(r.contains("y = gl.tanh(x)"), "{r}");
     assert!(r.contains("kern.py:3:5"), "{r}");
     // The TTGIR line is the second label.
     assert!(r.contains("k.ttgir:5:"), "{r}");
@@ -105,9 +105,9 @@ fn unsupported_op_names_the_op_and_quotes_the_python_line() {
 
 #[test]
 fn without_the_python_file_diagnostics_print_file_line_col() {
-    let text = module_with("%y = math.sqrt %x : f32", "gone/kern.py");
+    let text = module_with("%y = math.log10 %x : f32", "gone/kern.py");
     let l = bwsim_gluon::import_text("k.ttgir", &text, None, None);
-    let d = l.kernel.expect_err("math.sqrt is not supported");
+    let d = l.kernel.expect_err("math.log10 is not supported");
     let r = diag::render(&d, &l.source);
     assert!(r.contains("gone/kern.py:3:5"), "{r}");
     assert!(r.contains(bwsim_gluon::source::NOT_AVAILABLE), "{r}");
@@ -118,13 +118,29 @@ fn without_the_python_file_diagnostics_print_file_line_col() {
 #[test]
 fn every_unsupported_op_is_reported_not_only_the_first() {
     let text = module_with(
-        "%y = math.exp %x : f32 loc(#loc2)\n    %z = math.log %x : f32",
+        "%y = math.tanh %x : f32 loc(#loc2)\n    %z = math.log1p %x : f32",
         "kern.py",
     );
     let l = bwsim_gluon::import_text("k.ttgir", &text, None, None);
     let d = l.kernel.expect_err("two unsupported ops");
     let names: Vec<&str> = d.iter().map(|d| d.message.as_str()).collect();
     assert_eq!(d.len(), 2, "{names:?}");
+}
+
+#[test]
+fn math_functions_and_one_op_reductions_import() {
+    let text = module_with(
+        "%y = math.exp2 %x : f32 loc(#loc2)\n    %z = math.rsqrt %y : f32 loc(#loc2)\n    %w = tt.precise_sqrt %z : f32",
+        "kern.py",
+    );
+    let l = bwsim_gluon::import_text("k.ttgir", &text, None, None);
+    let k = l
+        .kernel
+        .unwrap_or_else(|d| panic!("{}", diag::render(&d, &l.source)));
+    let printed = bwsim_isa::print(&k);
+    for f in ["exp2(x)", "rsqrt(y)", "sqrt(z)"] {
+        assert!(printed.contains(f), "{f} in:\n{printed}");
+    }
 }
 
 #[test]

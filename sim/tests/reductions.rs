@@ -90,9 +90,14 @@ kernel funcs {
   global.store out_ptr, arange(64, 65, l), full([1], log2(N), f32, l)
   // A NaN loses to a number in reduce_max (IEEE maxNum, as arith.maxnumf).
   global.store out_ptr, arange(65, 66, l), full([1], reduce_max(sqrt(x - 1.0), 0), f32, l)
+  // inf and nan: exp2(-inf) = 0 (an online softmax's first correction), -inf - -inf = nan.
+  global.store out_ptr, arange(66, 67, l), exp2(full([1], -inf, f32, l))
+  global.store out_ptr, arange(67, 68, l), full([1], -inf, f32, l) - full([1], -inf, f32, l)
+  global.store out_ptr, arange(68, 69, l), full([1], reduce_max(where(k < 8, -inf, 0.0), 0), f32, l)
+  global.store out_ptr, arange(69, 70, l), full([1], nan, f32, l)
   launch {
     grid = [1]
-    tensor out: f32[66] = zeros()
+    tensor out: f32[70] = zeros()
     out_ptr = out
     outputs = [out]
   }
@@ -140,6 +145,10 @@ fn math_functions_give_correctly_rounded_textbook_values() {
     assert_eq!(o[64], 3.0);
     // sqrt(x - 1) is NaN for x = 0.25, -1.5, 0; the maximum of the rest is sqrt(15).
     assert_eq!(o[65], f32r(15f64.sqrt()));
+    assert_eq!(o[66], 0.0);
+    assert!(o[67].is_nan());
+    assert_eq!(o[68], f64::NEG_INFINITY);
+    assert!(o[69].is_nan());
 }
 
 fn type_errors(src: &str) -> Vec<String> {

@@ -83,7 +83,7 @@ def attention_softmax_partition(o_desc, s_tmem, p_tmem, o_tmem, s_ready, p_ready
                                                  gl.num_warps())
     p_layout: gl.constexpr = get_tmem_reg_layout(gl.float16, (BLOCK_M, BLOCK_N), p_tmem.type.layout,
                                                  gl.num_warps())
-    m_i = gl.full([BLOCK_M], -1.0e30, gl.float32, gl.SliceLayout(1, s_layout))
+    m_i = gl.full([BLOCK_M], -float("inf"), gl.float32, gl.SliceLayout(1, s_layout))
     l_i = gl.full([BLOCK_M], 0.0, gl.float32, gl.SliceLayout(1, s_layout))
     for j in range(N_CTX // BLOCK_N):
         if BUG == "s_ready_phase":

@@ -107,6 +107,8 @@ pub fn import(m: &Module, src: &SourceMap) -> Result<Kernel, Vec<ImportError>> {
         "where",
         "fma",
         "sum",
+        "inf",
+        "nan",
         "prod",
         "reduce_max",
         "reduce_min",
@@ -1156,10 +1158,13 @@ pub(super) fn int_tensor(pty: &Type) -> Type {
 }
 
 pub(super) fn float_e(f: f64, span: Span) -> Option<Expr> {
-    if !f.is_finite() {
-        return None;
-    }
-    let lit = ex(ExprKind::Float(f.abs()), span);
+    let lit = if f.is_nan() {
+        return Some(name_e("nan", span));
+    } else if f.is_infinite() {
+        name_e("inf", span)
+    } else {
+        ex(ExprKind::Float(f.abs()), span)
+    };
     Some(if f.is_sign_negative() && f != 0.0 {
         ex(ExprKind::Unary(UnOp::Neg, Box::new(lit)), span)
     } else {

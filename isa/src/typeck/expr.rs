@@ -60,6 +60,10 @@ impl<'k> Cx<'k> {
                 if n == "tmem32x32b" {
                     return Ok(Ty::Layout(TileLayout::Tmem32x32b));
                 }
+                if n == "inf" || n == "nan" {
+                    // The f32 infinity and quiet NaN (`-inf` is the negation).
+                    return Ok(Ty::Scalar(ScalarTy::F32));
+                }
                 Err(Diagnostic::error(
                     "undefined-name",
                     format!("cannot find `{n}` in this scope"),

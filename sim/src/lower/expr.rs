@@ -30,6 +30,8 @@ impl<'a, 'k> Lower<'a, 'k> {
                 Some(Binding::Desc(_)) => {
                     Err(unsupported(e.span, format!("descriptor `{n}` used as a value")))
                 }
+                None if n == "inf" => Ok(CExpr::Const(Value::F32(f32::INFINITY))),
+                None if n == "nan" => Ok(CExpr::Const(Value::F32(f32::NAN))),
                 _ => Err(Diagnostic::error(
                     "undefined-name",
                     format!("cannot find `{n}`"),

@@ -158,6 +158,11 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         if let Some(d) = DType::from_name(n) {
             return Ok(Val::DType(d));
         }
+        match n {
+            "inf" => return Ok(Val::Float(f64::INFINITY)),
+            "nan" => return Ok(Val::Float(f64::NAN)),
+            _ => {}
+        }
         Err(invalid("expression", span, format!("cannot find `{n}`")))
     }
 
