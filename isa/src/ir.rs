@@ -327,6 +327,10 @@ define_ops! {
     /// `tmem.alloc DTYPE[dims], block=[M, N], col_stride=S` → tensor-memory buffer (power-of-two columns).
     /// `scales=true` gives the block-scaled MMA scale-factor layout; `manual=true` requires `tmem.dealloc`.
     TmemAlloc = "tmem.alloc" (ty; block, col_stride, scales, manual),
+    /// `tmem.reinterpret VIEW, DTYPE[dims], block=[M, N], col_stride=S` → the same tensor-memory
+    /// columns, from the view's first column, seen with another type and layout (Gluon's
+    /// `_reinterpret`: attention's P written over S).
+    TmemReinterpret = "tmem.reinterpret" (src, ty; block, col_stride),
     /// `tmem.dealloc BUF`: free a `manual=true` allocation.
     TmemDealloc = "tmem.dealloc" (buf;),
     /// `tma.load DESC[coords], DST, BAR`: global → shared tile copy completing its bytes on BAR.

@@ -290,6 +290,30 @@ pub fn tmem_element_in(v: &TmemView, idx: &[u32], quarter: u32) -> TmemCell {
     }
 }
 
+/// `tmem.reinterpret`: a view of `dtype[shape]` with TMEM layout (`block`, `col_stride`)
+/// starting at the column of `v`'s first element (lane 0 of its matrix).
+pub fn tmem_reinterpret(
+    v: &TmemView,
+    dtype: DType,
+    shape: Dims,
+    block: [u32; 2],
+    col_stride: u32,
+) -> TmemView {
+    let first = tmem_element(v, &vec![0; v.shape.len()]);
+    TmemView {
+        col: first.col,
+        dtype,
+        block,
+        col_stride,
+        scales: false,
+        root: shape,
+        origin: Dims::zeros(shape.len()),
+        dropped: 0,
+        shape,
+        alloc: v.alloc,
+    }
+}
+
 /// The swizzle mode's span in bytes (0 when unswizzled), re-exported for the TMA unit.
 pub fn span_bytes(s: Swizzle) -> u32 {
     s.bytes()

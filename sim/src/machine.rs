@@ -1774,6 +1774,24 @@ impl<'p, 's> Machine<'p, 's> {
                 addr: *addr,
                 count: Some(*count),
             })),
+            LOp::TmemReinterpret {
+                src,
+                dtype,
+                shape,
+                block,
+                col_stride,
+            } => {
+                let v = tmem_of(&ev(src)?)?;
+                let n = layout::tmem_reinterpret(&v, *dtype, *shape, *block, *col_stride);
+                let end = n.col as u64 + layout::tmem_matrix_cols(&n);
+                if end > bwsim_isa::typeck::TMEM_COLUMNS as u64 {
+                    return Err(Fault::error(
+                        "tmem-reinterpret",
+                        format!("the reinterpreted view ends at TMEM column {end}, past the 512 columns"),
+                    ));
+                }
+                Ok(OpFlow::Value(Value::Tmem(n)))
+            }
             LOp::TmemAlloc { view, manual, cols } => {
                 if !manual {
                     return Ok(OpFlow::Value(Value::Tmem(*view)));

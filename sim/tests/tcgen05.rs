@@ -635,3 +635,69 @@ fn scale_buffers_must_hold_8_bit_factors() {
         }
     }
 }
+
+/// `tmem.reinterpret`: P (f16, packed two to a column) written over S (f32) lands in S's first
+/// half of columns, the even element in the low 16 bits; S's other columns keep their values.
+const REINTERPRET: &str = r#"
+kernel tmem_reinterpret {
+  target sm_100a
+  num_warps 4
+  param out_ptr: ptr(f32)
+  layout rows = blocked([1, 64], [32, 1], [4, 1], [0, 1])
+  let s_tmem = tmem.alloc f32[128, 64], block=[128, 64], col_stride=1
+  let r = expand_dims(arange(0, 128, slice(1, rows)), 1)
+  let c = expand_dims(arange(0, 64, slice(0, rows)), 0)
+  let offs = broadcast(r * 64, [128, 64]) + broadcast(c, [128, 64])
+  // S[r, c] = r * 64 + c, then P[r, c] = c (f16) over it.
+  tmem.store s_tmem, convert_layout(cast(offs, f32), tmem32x32b)
+  let p_tmem = tmem.reinterpret s_tmem, f16[128, 64], block=[128, 64], col_stride=1
+  tmem.store p_tmem, convert_layout(cast(broadcast(c, [128, 64]), f16), tmem32x32b)
+  let s = tmem.load s_tmem, layout=tmem32x32b
+  global.store out_ptr, convert_layout(offs, tmem32x32b), s
+  launch {
+    grid = [1]
+    tensor out: f32[128, 64] = zeros()
+    out_ptr = out
+    outputs = [out]
+  }
+}
+"#;
+
+#[test]
+fn p_written_over_s_packs_two_f16_per_column() {
+    let r = run(REINTERPRET, &[]);
+    assert_ok(REINTERPRET, &r);
+    let b = bits(tensor(&r, "out"));
+    for row in 0..128u64 {
+        for col in 0..64u64 {
+            let got = b[(row * 64 + col) as usize];
+            let want = if col < 32 {
+                // Elements 2 col and 2 col + 1 of P's row, low half first.
+                let lo = f16::from_f64((2 * col) as f64).to_bits() as u64;
+                let hi = f16::from_f64((2 * col + 1) as f64).to_bits() as u64;
+                lo | hi << 16
+            } else {
+                ((row * 64 + col) as f32).to_bits() as u64
+            };
+            assert_eq!(got, want, "row {row}, column {col}");
+        }
+    }
+}
+
+#[test]
+fn a_reinterpret_larger_than_its_allocation_is_refused() {
+    let src = REINTERPRET.replace(
+        "tmem.reinterpret s_tmem, f16[128, 64]",
+        "tmem.reinterpret s_tmem, f32[128, 128]",
+    );
+    let file = bwsim_isa::SourceFile::new("t.tile", src.as_str());
+    let k = bwsim_isa::parse(&file).expect("parses");
+    let env = bwsim_isa::consts::ConstEnv::new(&k, bwsim_isa::Target::Sm100a, &[]).expect("constants");
+    let (_, d) = bwsim_isa::typeck::check(&k, env);
+    assert!(
+        d.iter()
+            .any(|d| d.code == "tmem-reinterpret" && d.message.contains("needs 128 TMEM columns")),
+        "{:?}",
+        d.iter().map(|d| &d.message).collect::<Vec<_>>()
+    );
+}

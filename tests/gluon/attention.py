@@ -2,7 +2,8 @@
 partition (Q once, then K and V through a NUM_BUFFERS ring), a 1-warp MMA partition
 (S = Q @ K^T into tensor memory, then O += P @ V with P read from tensor memory), and the
 4-warp default partition doing the online softmax, the correction of O (rescaling it in tensor
-memory by exp2(m_old - m_new) between two P @ V products) and the epilogue. One program per
+memory by exp2(m_old - m_new) between two P @ V products) and the epilogue. As in FA4, P (f16)
+is written over the S it was computed from: the same tensor-memory columns, reinterpreted. One program per
 (BLOCK_M query rows, batch-head); Q, K, V, O are [BH * N_CTX, HEAD_D] f16, row-major.
 
 BUG plants one of the hand-off bugs attention kernels get wrong (empty: the correct kernel):
@@ -25,6 +26,14 @@ from triton.experimental.gluon.language.nvidia.blackwell import (
 
 
 @gluon.jit
+def p_view(s_buf):
+    # P over S: the S buffer's columns as a packed f16 [BLOCK_M, BLOCK_N] matrix.
+    BLOCK_M: gl.constexpr = s_buf.shape[0]
+    BLOCK_N: gl.constexpr = s_buf.shape[1]
+    return s_buf._reinterpret(gl.float16, [BLOCK_M, BLOCK_N], TensorMemoryLayout([BLOCK_M, BLOCK_N], col_stride=1))
+
+
+@gluon.jit
 def attention_load_partition(q_desc, k_desc, v_desc, q_smem, k_bufs, v_bufs, q_bar, kv_empty, kv_ready,
                              N_CTX: gl.constexpr):
     BLOCK_M: gl.constexpr = q_desc.block_type.shape[0]
@@ -44,8 +53,8 @@ def attention_load_partition(q_desc, k_desc, v_desc, q_smem, k_bufs, v_bufs, q_b
 
 
 @gluon.jit
-def attention_mma_partition(q_smem, k_bufs, v_bufs, q_bar, kv_empty, kv_ready, s_tmem, p_tmem, o_tmem, s_ready,
-                            p_ready, o_ready, N_CTX: gl.constexpr):
+def attention_mma_partition(q_smem, k_bufs, v_bufs, q_bar, kv_empty, kv_ready, s_tmem, o_tmem, s_ready, p_ready,
+                            o_ready, N_CTX: gl.constexpr):
     BLOCK_N: gl.constexpr = k_bufs.shape[1]
     NUM_BUFFERS: gl.constexpr = k_bufs.shape[0]
     NUM_KV: gl.constexpr = N_CTX // BLOCK_N
@@ -66,13 +75,13 @@ def attention_mma_partition(q_smem, k_bufs, v_bufs, q_bar, kv_empty, kv_ready, s
             tcgen05_commit(s_ready.index((j + 1) % 2))
         # O += P @ V, P read from tensor memory, once the softmax has written P and corrected O.
         mbarrier.wait(p_ready, j & 1)
-        tcgen05_mma(p_tmem.index(j % 2), v_bufs.index(index), o_tmem, use_acc=j > 0)
+        tcgen05_mma(p_view(s_tmem.index(j % 2)), v_bufs.index(index), o_tmem, use_acc=j > 0)
         tcgen05_commit(kv_empty.index(index))
         tcgen05_commit(o_ready)
 
 
 @gluon.jit
-def attention_softmax_partition(o_desc, s_tmem, p_tmem, o_tmem, s_ready, p_ready, o_ready, o_smem, qk_scale,
+def attention_softmax_partition(o_desc, s_tmem, o_tmem, s_ready, p_ready, o_ready, o_smem, qk_scale,
                                 N_CTX: gl.constexpr, BUG: gl.constexpr):
     BLOCK_M: gl.constexpr = s_tmem.shape[1]
     BLOCK_N: gl.constexpr = s_tmem.shape[2]
@@ -81,8 +90,8 @@ def attention_softmax_partition(o_desc, s_tmem, p_tmem, o_tmem, s_ready, p_ready
                                                  gl.num_warps())
     o_layout: gl.constexpr = get_tmem_reg_layout(gl.float32, (BLOCK_M, HEAD_D), o_tmem.type.layout,
                                                  gl.num_warps())
-    p_layout: gl.constexpr = get_tmem_reg_layout(gl.float16, (BLOCK_M, BLOCK_N), p_tmem.type.layout,
-                                                 gl.num_warps())
+    p_layout: gl.constexpr = get_tmem_reg_layout(gl.float16, (BLOCK_M, BLOCK_N),
+                                                 TensorMemoryLayout([BLOCK_M, BLOCK_N], col_stride=1), gl.num_warps())
     m_i = gl.full([BLOCK_M], -float("inf"), gl.float32, gl.SliceLayout(1, s_layout))
     l_i = gl.full([BLOCK_M], 0.0, gl.float32, gl.SliceLayout(1, s_layout))
     for j in range(N_CTX // BLOCK_N):
@@ -108,9 +117,9 @@ def attention_softmax_partition(o_desc, s_tmem, p_tmem, o_tmem, s_ready, p_ready
         if BUG == "p_before_store":
             mbarrier.arrive(p_ready, count=1)
             # BUG: p_before_store (P is stored after the MMA partition was told it is ready)
-            p_tmem.index(j % 2).store(gl.convert_layout(p.to(gl.float16), p_layout))
+            p_view(s_tmem.index(j % 2)).store(gl.convert_layout(p.to(gl.float16), p_layout))
         else:
-            p_tmem.index(j % 2).store(gl.convert_layout(p.to(gl.float16), p_layout))
+            p_view(s_tmem.index(j % 2)).store(gl.convert_layout(p.to(gl.float16), p_layout))
             mbarrier.arrive(p_ready, count=1)
         m_i = m_new
     # Epilogue: the last P @ V, then O / l.
@@ -147,15 +156,14 @@ def attention_kernel(q_desc, k_desc, v_desc, o_desc, qk_scale, N_CTX: gl.constex
     for i in gl.static_range(NUM_BUFFERS):
         mbarrier.init(kv_empty.index(i), count=1)
         mbarrier.init(kv_ready.index(i), count=1)
-    # S and P double-buffered in tensor memory: block j uses buffer j % 2.
+    # S (and P over it) double-buffered in tensor memory: key block j uses buffer j % 2.
     s_tmem = allocate_tensor_memory(gl.float32, [2, BLOCK_M, BLOCK_N], TensorMemoryLayout([BLOCK_M, BLOCK_N], col_stride=1))
-    p_tmem = allocate_tensor_memory(gl.float16, [2, BLOCK_M, BLOCK_N], TensorMemoryLayout([BLOCK_M, BLOCK_N], col_stride=1))
     o_tmem = allocate_tensor_memory(gl.float32, [BLOCK_M, HEAD_D], TensorMemoryLayout([BLOCK_M, HEAD_D], col_stride=1))
     gl.warp_specialize([
-        (attention_softmax_partition, (o_desc, s_tmem, p_tmem, o_tmem, s_ready, p_ready, o_ready, o_smem, qk_scale,
-                                       N_CTX, BUG)),
+        (attention_softmax_partition, (o_desc, s_tmem, o_tmem, s_ready, p_ready, o_ready, o_smem, qk_scale, N_CTX,
+                                       BUG)),
         (attention_load_partition, (q_desc, k_desc, v_desc, q_smem, k_bufs, v_bufs, q_bar, kv_empty, kv_ready,
                                     N_CTX)),
-        (attention_mma_partition, (q_smem, k_bufs, v_bufs, q_bar, kv_empty, kv_ready, s_tmem, p_tmem, o_tmem,
-                                   s_ready, p_ready, o_ready, N_CTX)),
+        (attention_mma_partition, (q_smem, k_bufs, v_bufs, q_bar, kv_empty, kv_ready, s_tmem, o_tmem, s_ready,
+                                   p_ready, o_ready, N_CTX)),
     ], [1, 1], [24, 24])

@@ -328,6 +328,39 @@ impl<'m> Cx<'m> {
             "ttg.memdesc_reinterpret" => {
                 let v = self.n_operands(op, 1)?;
                 let ty = self.result_type(op, 0)?;
+                if let Type::MemDesc {
+                    shape,
+                    elem,
+                    enc,
+                    tmem: true,
+                    ..
+                } = &ty
+                {
+                    // Gluon's `_reinterpret` of tensor memory (attention's P over S).
+                    let src = self.expr(&v[0].0, v[0].1)?;
+                    let t = self.shaped(*elem, shape, span)?;
+                    let Layout::TmemEncoding {
+                        block_m,
+                        block_n,
+                        col_stride,
+                    } = self.attrs.layout(enc, span)?
+                    else {
+                        return Err(self.misuse(op, "a tensor-memory reinterpret to a scale-factor layout"));
+                    };
+                    let r = self.result(op, 0)?;
+                    let n = self.let_op(
+                        &r,
+                        OpKind::TmemReinterpret {
+                            src,
+                            ty: t,
+                            block: Some(list_e(&[block_m, block_n], span)),
+                            col_stride: Some(int_e(col_stride, span)),
+                        },
+                        span,
+                    );
+                    self.bind(&r, Val::E(name_e(&n, span), ty));
+                    return Ok(());
+                }
                 let Type::MemDesc {
                     shape,
                     elem,
@@ -336,7 +369,7 @@ impl<'m> Cx<'m> {
                     ..
                 } = &ty
                 else {
-                    return Err(self.misuse(op, "only shared-memory views can be reinterpreted"));
+                    return Err(self.misuse(op, "only shared- and tensor-memory views can be reinterpreted"));
                 };
                 let src = self.expr(&v[0].0, v[0].1)?;
                 let t = self.shaped(*elem, shape, span)?;

@@ -231,6 +231,43 @@ impl<'k> Cx<'k> {
                     alloc: id,
                 }))
             }
+            TmemReinterpret {
+                src,
+                ty,
+                block,
+                col_stride,
+            } => {
+                self.arch(op, Target::Sm100a, "arch-tcgen05");
+                let t = self.expect_tmem(src, "the reinterpreted view")?;
+                let (dtype, shape) = self.shaped(ty)?;
+                let (block, cs) = self.tmem_layout(op, &shape, block, col_stride)?;
+                let new = TmemTy {
+                    dtype,
+                    shape,
+                    block,
+                    col_stride: cs,
+                    scales: false,
+                    alloc: t.alloc,
+                };
+                // The new view starts at the source view's first column and must end inside
+                // the allocation; the simulator checks the exact columns.
+                let have = match &self.checked.allocs[t.alloc].kind {
+                    AllocKind::Tmem(a) => a.cols(),
+                    _ => 0,
+                };
+                if new.cols() > have {
+                    return Err(Diagnostic::error(
+                        "tmem-reinterpret",
+                        format!(
+                            "the reinterpreted view needs {} TMEM columns but the whole allocation has {have}",
+                            new.cols()
+                        ),
+                        op.span,
+                        "too large",
+                    ));
+                }
+                Ok(Some(Ty::Tmem(new)))
+            }
             TmemAlloc {
                 ty,
                 block,
@@ -240,35 +277,7 @@ impl<'k> Cx<'k> {
             } => {
                 self.arch(op, Target::Sm100a, "arch-tcgen05");
                 let (dtype, shape) = self.shaped(ty)?;
-                let block = match block {
-                    Some(b) => {
-                        let l = self.int_list(b)?;
-                        if l.len() != 2 {
-                            return Err(e_type(b.span, "block is [M, N]", "here"));
-                        }
-                        [l[0], l[1]]
-                    }
-                    None => {
-                        let m = if shape.len() >= 2 {
-                            shape[shape.len() - 2]
-                        } else {
-                            128
-                        };
-                        [m.min(128), *shape.last().unwrap_or(&1)]
-                    }
-                };
-                if block[0] != 64 && block[0] != 128 {
-                    return Err(Diagnostic::error(
-                        "tmem-layout",
-                        format!("TMEM block M must be 64 or 128, found {}", block[0]),
-                        op.span,
-                        "here",
-                    ));
-                }
-                let cs = match col_stride {
-                    Some(c) => self.checked.consts.dim(c)?,
-                    None => 1,
-                };
+                let (block, cs) = self.tmem_layout(op, &shape, block, col_stride)?;
                 let scales = match scales {
                     Some(s) => self.checked.consts.bool(s)?,
                     None => false,
@@ -796,5 +805,46 @@ impl<'k> Cx<'k> {
             None => None,
         };
         crate::verify::check_tcgen05_mma(op, &at, &bt, &acct, st.as_ref(), cta_group)
+    }
+
+    /// A TMEM layout's `block=[M, N]` (default: the shape's last two dimensions, M at most 128)
+    /// and `col_stride` (default 1), as `tmem.alloc` and `tmem.reinterpret` take them.
+    pub(super) fn tmem_layout(
+        &mut self,
+        op: &Op,
+        shape: &[u32],
+        block: &Option<Expr>,
+        col_stride: &Option<Expr>,
+    ) -> Result<([u32; 2], u32), Diagnostic> {
+        let block = match block {
+            Some(b) => {
+                let l = self.int_list(b)?;
+                if l.len() != 2 {
+                    return Err(e_type(b.span, "block is [M, N]", "here"));
+                }
+                [l[0], l[1]]
+            }
+            None => {
+                let m = if shape.len() >= 2 {
+                    shape[shape.len() - 2]
+                } else {
+                    128
+                };
+                [m.min(128), *shape.last().unwrap_or(&1)]
+            }
+        };
+        if block[0] != 64 && block[0] != 128 {
+            return Err(Diagnostic::error(
+                "tmem-layout",
+                format!("TMEM block M must be 64 or 128, found {}", block[0]),
+                op.span,
+                "here",
+            ));
+        }
+        let cs = match col_stride {
+            Some(c) => self.checked.consts.dim(c)?,
+            None => 1,
+        };
+        Ok((block, cs))
     }
 }

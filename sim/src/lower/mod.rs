@@ -108,6 +108,14 @@ pub enum LOp {
     SmemAlloc {
         view: SmemView,
     },
+    /// `tmem.reinterpret`: the source view's columns with another type and TMEM layout.
+    TmemReinterpret {
+        src: CExpr,
+        dtype: DType,
+        shape: Dims,
+        block: [u32; 2],
+        col_stride: u32,
+    },
     SmemReinterpret {
         src: CExpr,
         dtype: DType,
@@ -995,6 +1003,40 @@ impl<'a, 'k> Lower<'a, 'k> {
                     dtype,
                     shape,
                     layout,
+                }
+            }
+            K::TmemReinterpret {
+                src,
+                ty,
+                block,
+                col_stride,
+            } => {
+                let (dtype, shape) = self.shaped(ty)?;
+                let s = shape.as_slice();
+                let block = match block {
+                    Some(b) => match self.const_list(b)?.as_slice() {
+                        [m, n] => [*m, *n],
+                        _ => return Err(unsupported(b.span, "block is [M, N]")),
+                    },
+                    None => [
+                        if s.len() >= 2 {
+                            s[s.len() - 2].min(128)
+                        } else {
+                            128
+                        },
+                        s.last().copied().unwrap_or(1),
+                    ],
+                };
+                let col_stride = match col_stride {
+                    Some(c) => u32::try_from(self.const_int(c)?).unwrap_or(1),
+                    None => 1,
+                };
+                LOp::TmemReinterpret {
+                    src: self.expr(src)?,
+                    dtype,
+                    shape,
+                    block,
+                    col_stride,
                 }
             }
             K::MbarAlloc { .. } => {

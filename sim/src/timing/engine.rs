@@ -398,6 +398,7 @@ fn synchronises(op: &LOp) -> bool {
         op,
         LOp::SmemAlloc { .. }
             | LOp::SmemReinterpret { .. }
+            | LOp::TmemReinterpret { .. }
             | LOp::MbarAlloc { .. }
             | LOp::TmemAlloc { .. }
             | LOp::TmemDealloc { .. }
@@ -1046,6 +1047,22 @@ impl<'p> Engine<'p> {
                 count: Some(*count),
             }))),
             LOp::TmemAlloc { view, .. } => Ok(Some(Flow::Value(Value::Tmem(*view)))),
+            LOp::TmemReinterpret {
+                src,
+                dtype,
+                shape: sh,
+                block,
+                col_stride,
+            } => {
+                let v = tmem_of(evs(src)?)?;
+                Ok(Some(Flow::Value(Value::Tmem(layout::tmem_reinterpret(
+                    &v,
+                    *dtype,
+                    *sh,
+                    *block,
+                    *col_stride,
+                )))))
+            }
             LOp::TmemDealloc { .. } => Ok(Some(Flow::Next)),
             LOp::TmaLoad {
                 desc,

@@ -145,6 +145,61 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 }))
             }
             TmemAlloc { ty, .. } => self.tmem_alloc(op, ty).map(Some),
+            TmemReinterpret {
+                src,
+                ty,
+                block,
+                col_stride,
+            } => {
+                let v = self.tmem_arg(src, name)?;
+                let (dtype, shape) = self.shaped(ty)?;
+                // The view starts at the source's first element: lane 0 and a whole column.
+                let r = v.offsets.len();
+                let (m0, n0) = match r {
+                    0 => (0, 0),
+                    1 => (0, v.offsets[0]),
+                    _ => (v.offsets[r - 2], v.offsets[r - 1]),
+                };
+                let (lane, col, shift) = tmem_cell(&v, m0, n0);
+                if lane != 0 || shift != 0 || v.offsets[..r.saturating_sub(2)].iter().any(|&o| o != 0) {
+                    return Err(unsupported(
+                        name,
+                        span,
+                        "a reinterpret of a view that does not start at lane 0 of a whole column",
+                    ));
+                }
+                let s = shape.as_slice();
+                let block = match block {
+                    Some(b) => match self.list(b, name)?.as_slice() {
+                        [m, n] => [*m, *n],
+                        _ => return Err(invalid(name, b.span, "block is [M, N]")),
+                    },
+                    None => [
+                        if s.len() >= 2 {
+                            s[s.len() - 2].min(128)
+                        } else {
+                            128
+                        },
+                        s.last().copied().unwrap_or(1),
+                    ],
+                };
+                let col_stride = match col_stride {
+                    Some(c) => u32::try_from(self.const_int(c, name)?).unwrap_or(1),
+                    None => 1,
+                };
+                Ok(Some(Val::Tmem(TmemView {
+                    dtype,
+                    full: shape.clone(),
+                    offsets: vec![0; shape.len()],
+                    shape,
+                    block,
+                    col_stride,
+                    scales: false,
+                    reg: v.reg,
+                    dynamic: v.dynamic,
+                    cols: v.cols + col,
+                })))
+            }
             TmemDealloc { buf } => {
                 let t = self.tmem_arg(buf, name)?;
                 self.tmem_dealloc(&t, span)?;

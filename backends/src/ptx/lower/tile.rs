@@ -873,7 +873,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         Ok(out)
     }
 
-    fn list(&mut self, e: &Expr, what: &str) -> LResult<Vec<u32>> {
+    pub(super) fn list(&mut self, e: &Expr, what: &str) -> LResult<Vec<u32>> {
         match &e.kind {
             ExprKind::List(xs) => xs
                 .iter()
