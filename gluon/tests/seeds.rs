@@ -38,6 +38,8 @@ const FIXTURES: &[(&str, Target, bool)] = &[
     ("softmax", Target::Sm100a, false),
     ("softmax", Target::Sm90a, false),
     ("attention", Target::Sm100a, false),
+    ("int_ops", Target::Sm100a, false),
+    ("int_ops", Target::Sm90a, false),
     ("matmul_pipelined", Target::Sm100a, true),
     ("matmul_pipelined", Target::Sm90a, true),
     ("persistent_matmul", Target::Sm100a, true),
@@ -332,6 +334,8 @@ seed_tests! {
     softmax_sm100: "softmax", Target::Sm100a;
     softmax_sm90: "softmax", Target::Sm90a;
     attention_sm100: "attention", Target::Sm100a;
+    int_ops_sm100: "int_ops", Target::Sm100a;
+    int_ops_sm90: "int_ops", Target::Sm90a;
     matmul_pipelined_sm100: "matmul_pipelined", Target::Sm100a;
     matmul_pipelined_sm90: "matmul_pipelined", Target::Sm90a;
     persistent_matmul_sm100: "persistent_matmul", Target::Sm100a;

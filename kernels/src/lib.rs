@@ -44,6 +44,7 @@ kernels! {
     "softmax", "sm_100a, sm_90a", "attention's row softmax (beyond the seeds)", "row softmax: reduce_max, exp2, sum across the lanes of a warp; masked rows";
     "tile_math", "sm_100a, sm_90a", "tile math (beyond the seeds)", "every math function and row reduction of tile expressions once, against textbook values";
     "attention", "sm_100a", "FA4-style attention (beyond the seeds)", "attention forward: load/MMA/softmax partitions, S and P double-buffered in TMEM, P @ V with P from TMEM, O corrected in TMEM";
+    "int_ops", "sm_100a, sm_90a", "unsigned integer ops (beyond the seeds)", "uint32 division, remainder, logical shift, compare, min and zero extension of an i32 tile";
     "gemm_async", "sm_100a", "TIRx gemm_async", "128x64 @ 64x128 tcgen05.mma into TMEM columns 256:384; f16, block-scaled fp8 and fp4, cta_group 2";
 }
 

@@ -216,6 +216,7 @@ pub fn reference(
         "softmax" | "softmax_kernel" => softmax(plan, inputs),
         "tile_math" => tile_math(plan, inputs),
         "attention" | "attention_kernel" => attention(plan, inputs),
+        "int_ops" | "int_ops_kernel" => int_ops(plan, inputs),
         _ => return None,
     };
     Some(r)
@@ -317,6 +318,36 @@ fn attention(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, 
             atol: 4e-3,
             rtol: 1e-2,
         },
+    }])
+}
+
+/// kernels/tiles/int_ops.tile: x as uint32; x / 7, x % 1000, x >> 3, x < 2000000000,
+/// min(x, 3000000000), x >> 31, each stored as its low 32 bits. Exact.
+fn int_ops(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+    let x = tensor(plan, inputs, "x")?;
+    if x.dtype != DType::I32 {
+        return Err("int_ops takes an i32 input".into());
+    }
+    let n = x.numel();
+    let mut out = HostTensor::zeros("out", DType::I32, vec![6, n]);
+    for i in 0..n {
+        let u = x.get_bits(i) as u32;
+        let r = [
+            u / 7,
+            u % 1000,
+            u >> 3,
+            (u < 2_000_000_000) as u32,
+            u.min(3_000_000_000),
+            u >> 31,
+        ];
+        for (k, v) in r.iter().enumerate() {
+            out.set_bits(k as u64 * n + i, *v as u64);
+        }
+    }
+    Ok(vec![Expected {
+        tensor: "out".into(),
+        values: out,
+        tol: Tolerance::Exact,
     }])
 }
 

@@ -508,6 +508,7 @@ pub fn all() -> Vec<Case> {
     }
     v.push(bundled("tile_math", &[], BOTH, APPROX));
     v.push(bundled("attention", &[], BLACKWELL, MMA_F16));
+    v.push(bundled("int_ops", &[], BOTH, Check::Exact));
 
     // Planted faults: both the simulator and the GPU must trap with the same error.
     const II: &str = "CUDA_ERROR_ILLEGAL_INSTRUCTION";

@@ -13,7 +13,9 @@ impl<'m> Cx<'m> {
             | "arith.ori" | "arith.xori" | "arith.shli" | "arith.shrsi" | "arith.addf" | "arith.subf"
             | "arith.mulf" | "arith.divf" | "arith.remf" | "arith.minsi" | "arith.maxsi"
             | "arith.minimumf" | "arith.maximumf" | "arith.minnumf" | "arith.maxnumf" | "arith.cmpi"
-            | "arith.cmpf" => self.binary(op, span),
+            | "arith.cmpf" | "arith.divui" | "arith.remui" | "arith.shrui" | "arith.minui" | "arith.maxui" => {
+                self.binary(op, span)
+            }
             "arith.select" => {
                 let v = self.n_operands(op, 3)?;
                 let c = self.math_operand(&v[0].0, v[0].1)?;
@@ -602,10 +604,9 @@ impl<'m> Cx<'m> {
                 op,
                 "bwsim's math functions are exp, exp2, log, log2, sqrt, rsqrt, erf, floor, ceil, sin and cos",
             )),
-            "arith.divui" | "arith.remui" | "arith.shrui" | "arith.minui" | "arith.maxui"
-            | "arith.ceildivsi" | "arith.floordivsi" | "arith.ceildivui" => Err(self.unsupported(
+            "arith.ceildivsi" | "arith.floordivsi" | "arith.ceildivui" => Err(self.unsupported(
                 op,
-                "bwsim's integers are signed: unsigned and rounding-mode divisions have no equivalent",
+                "rounding-mode divisions have no bwsim equivalent (write the rounding with `/`, `%` and `where`)",
             )),
             "ttg.memdesc_trans" => self.memdesc_trans(op, span),
             "tt.call" => Err(self.unsupported(op, "calls to `noinline` functions are not supported")),

@@ -79,6 +79,15 @@ impl<'m> Cx<'m> {
             && matches!(self.get(&v[1].0, v[1].1)?, Val::Splat(..));
         let a = self.math_operand(&v[0].0, v[0].1)?;
         let b = self.math_operand(&v[1].0, v[1].1)?;
+        let unsigned_cmp = op.name == "arith.cmpi" && pred.as_deref().is_some_and(|p| p.starts_with('u'));
+        if unsigned_cmp
+            || matches!(
+                op.name.as_str(),
+                "arith.divui" | "arith.remui" | "arith.shrui" | "arith.minui" | "arith.maxui"
+            )
+        {
+            return self.unsigned_binary(op, pred.as_deref(), a, b, a_ty, b_ty, both_splat, span);
+        }
         let op_kind = match op.name.as_str() {
             "arith.addi" | "arith.addf" => Some(BinOp::Add),
             "arith.subi" | "arith.subf" => Some(BinOp::Sub),
@@ -139,6 +148,91 @@ impl<'m> Cx<'m> {
         Ok(())
     }
 
+    /// An unsigned integer operation on integers of at most 32 bits: bwsim's integers are
+    /// signed, so both operands are zero-extended to i64 (`cast(x, i64) & mask`, exact), the
+    /// signed i64 operation is the unsigned one, and the result is truncated back.
+    #[allow(clippy::too_many_arguments)]
+    fn unsigned_binary(
+        &mut self,
+        op: &Op,
+        pred: Option<&str>,
+        a: Expr,
+        b: Expr,
+        a_ty: Type,
+        b_ty: Type,
+        both_splat: bool,
+        span: Span,
+    ) -> R<()> {
+        let elem = a_ty.elem().unwrap_or(Elem::I32);
+        let mask: i64 = match elem {
+            Elem::I1 => 1,
+            Elem::I8 => 0xff,
+            Elem::I16 => 0xffff,
+            Elem::I32 => 0xffff_ffff,
+            _ => {
+                return Err(self.unsupported(
+                    op,
+                    &format!(
+                        "unsigned {} operations: bwsim's integers are signed and 64 bits at most",
+                        format!("{elem:?}").to_lowercase()
+                    ),
+                ))
+            }
+        };
+        let zext = |x: Expr| {
+            bin(
+                BinOp::BitAnd,
+                call("cast", vec![x, name_e("i64", span)], span),
+                int_e(mask, span),
+                span,
+            )
+        };
+        let e = match (op.name.as_str(), pred) {
+            ("arith.cmpi", Some(p)) => {
+                let k = match p {
+                    "ult" => BinOp::Lt,
+                    "ule" => BinOp::Le,
+                    "ugt" => BinOp::Gt,
+                    _ => BinOp::Ge,
+                };
+                bin(k, zext(a), zext(b), span)
+            }
+            (name, _) => {
+                let x = match name {
+                    "arith.divui" => bin(BinOp::Div, zext(a), zext(b), span),
+                    "arith.remui" => bin(BinOp::Rem, zext(a), zext(b), span),
+                    "arith.shrui" => bin(BinOp::Shr, zext(a), b, span),
+                    "arith.minui" => call("min", vec![zext(a), zext(b)], span),
+                    _ => call("max", vec![zext(a), zext(b)], span),
+                };
+                let d = dtype_of(elem, span)?;
+                call("cast", vec![x, name_e(d.name(), span)], span)
+            }
+        };
+        let r = self.result(op, 0)?;
+        let mut ty = if a_ty.is_tensor() { a_ty } else { b_ty };
+        if pred.is_some() {
+            ty = match ty {
+                Type::Tensor { shape, enc, .. } => Type::Tensor {
+                    shape,
+                    elem: Box::new(Type::Scalar(Elem::I1)),
+                    enc,
+                },
+                _ => Type::Scalar(Elem::I1),
+            };
+        }
+        let n = self.let_(&r, Rhs::Expr(e), span);
+        self.bind(
+            &r,
+            if both_splat {
+                Val::Splat(name_e(&n, span), ty)
+            } else {
+                Val::E(name_e(&n, span), ty)
+            },
+        );
+        Ok(())
+    }
+
     /// Bind the result of a one-operand elementwise operation (`e` already built).
     pub(super) fn unary_result(&mut self, op: &Op, e: Expr, operand: &str, span: Span) -> R<()> {
         let r = self.result(op, 0)?;
@@ -162,20 +256,30 @@ impl<'m> Cx<'m> {
         let elem = ty
             .elem()
             .ok_or_else(|| self.misuse(op, "cast to a non-scalar type"))?;
-        if op.name == "arith.extui" {
-            let from = self.val_type(&v[0].0, v[0].1)?.elem();
-            if from != Some(Elem::I1) {
-                return Err(self.unsupported(
+        let from = self.val_type(&v[0].0, v[0].1)?.elem();
+        let zext_mask: Option<i64> =
+            match (op.name.as_str(), from) {
+                ("arith.extui" | "arith.uitofp", Some(Elem::I8)) => Some(0xff),
+                ("arith.extui" | "arith.uitofp", Some(Elem::I16)) => Some(0xffff),
+                ("arith.extui" | "arith.uitofp", Some(Elem::I32)) => Some(0xffff_ffff),
+                ("arith.extui" | "arith.uitofp", Some(Elem::I1)) => None,
+                ("arith.extui" | "arith.uitofp", _) => return Err(self.unsupported(
                     op,
-                    "zero extension of integers wider than i1: bwsim's integers are signed",
-                ));
-            }
-        }
-        if op.name == "arith.uitofp" {
-            return Err(self.unsupported(op, "unsigned conversion: bwsim's integers are signed"));
-        }
+                    "zero extension or unsigned conversion of 64-bit integers: bwsim's integers are signed",
+                )),
+                _ => None,
+            };
         let d = dtype_of(if elem == Elem::Index { Elem::I64 } else { elem }, span)?;
-        let a = self.math_operand(&v[0].0, v[0].1)?;
+        let mut a = self.math_operand(&v[0].0, v[0].1)?;
+        if let Some(mask) = zext_mask {
+            // Zero extension: the value as i64, masked to its width (exact), then converted.
+            a = bin(
+                BinOp::BitAnd,
+                call("cast", vec![a, name_e("i64", span)], span),
+                int_e(mask, span),
+                span,
+            );
+        }
         if !ty.is_tensor() && !matches!(d, DType::I1 | DType::I32 | DType::I64 | DType::F32) {
             return Err(self.misuse(
                 op,
@@ -210,7 +314,18 @@ impl<'m> Cx<'m> {
             Some((n, s)) => Some(self.math_operand(n, *s)?),
             None => None,
         };
-        let ty = self.result_type(op, 0)?;
+        // `tt.load` prints only its pointer type: the result is the pointee's tensor.
+        let ty = match self.result_type(op, 0)? {
+            Type::Tensor { shape, elem, enc } => match *elem {
+                Type::Ptr(p) => Type::Tensor { shape, elem: p, enc },
+                e => Type::Tensor {
+                    shape,
+                    elem: Box::new(e),
+                    enc,
+                },
+            },
+            t => t,
+        };
         let r = self.result(op, 0)?;
         let n = self.let_op(
             &r,
