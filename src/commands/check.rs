@@ -41,6 +41,10 @@ pub struct Args {
     /// Show the progress bar even when stderr is not a terminal.
     #[arg(long)]
     progress: bool,
+    /// Take a launch tensor's contents from a .npy file instead of its initialiser:
+    /// --input a=a.npy (repeatable).
+    #[arg(long = "input", value_name = "NAME=FILE.npy", value_parser = super::npy::parse_input)]
+    inputs: Vec<super::npy::InputArg>,
     #[command(flatten)]
     limits: super::limits::LimitArgs,
 }
@@ -50,13 +54,18 @@ pub fn run(a: Args) -> CliResult {
     let Some(kernel) = parse_or_report(&file, a.json) else {
         return Ok(ExitCode::from(1));
     };
-    let prepared = match check::prepare_kernel(&kernel, &a.consts, a.target, a.limits.limits()) {
+    let mut prepared = match check::prepare_kernel(&kernel, &a.consts, a.target, a.limits.limits()) {
         Ok(p) => p,
         Err(d) => {
             report_setup_failure(&d, &file, a.json);
             return Ok(ExitCode::from(1));
         }
     };
+    if !a.inputs.is_empty() {
+        let mut inputs = prepared.inputs.clone();
+        super::npy::apply_inputs(&mut inputs, &a.inputs).map_err(super::CliError)?;
+        prepared.set_inputs(inputs);
+    }
     match a.seed {
         Some(seed) => Ok(replay(&prepared, seed, &a, &file)),
         None => Ok(explore(&prepared, &a, &file)),

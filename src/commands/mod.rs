@@ -7,6 +7,7 @@ pub mod gpu;
 pub mod import;
 pub mod limits;
 pub mod list;
+pub mod npy;
 pub mod ptx;
 pub mod run;
 pub mod time;
