@@ -167,11 +167,14 @@ fn print_exploration(e: &Exploration, a: &Args, file: &bwsim_isa::SourceFile, jo
             .findings
             .iter()
             .map(|f| {
+                let mut d = diags_json(std::slice::from_ref(&f.diagnostic), file)[0].take();
+                let annotated = check::annotate(f, &file.name, Some(e.schedules));
+                d["rendered"] = serde_json::Value::String(bwsim_isa::diag::render(&[annotated], file));
                 serde_json::json!({
                     "seed": f.seed,
                     "count": f.count,
                     "replay": check::replay_command(&file.name, f.seed),
-                    "diagnostic": f.diagnostic.clone().locate(file),
+                    "diagnostic": d,
                 })
             })
             .collect();
