@@ -54,5 +54,5 @@ def call(args: list[str], timeout: float | None = None) -> tuple[int, dict[str, 
             pass
     msg = p.stderr.strip() or p.stdout.strip() or f"exit status {p.returncode}"
     if msg.startswith("error: "):
-        msg = msg[len("error: "):]
+        msg = msg[len("error: ") :]
     raise BwsimError(f"bwsim {args[0]}: {msg}")

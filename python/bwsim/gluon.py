@@ -174,7 +174,7 @@ class TensorDescriptor:
             raise ArgumentError(
                 f"TensorDescriptor shape {self.shape}: bwsim describes the whole array, of shape {list(arr.shape)}"
             )
-        c_strides = [int(math.prod(arr.shape[i + 1:])) for i in range(len(arr.shape))]
+        c_strides = [int(math.prod(arr.shape[i + 1 :])) for i in range(len(arr.shape))]
         if self.strides != c_strides:
             raise ArgumentError(f"TensorDescriptor strides {self.strides}: the array's are {c_strides}")
         self.block_shape = _check_block_shape(block_shape, arr)
@@ -196,7 +196,7 @@ class TensorDescriptor:
     def from_tensor(array: Any, block_shape: Sequence[int], layout: Any = None) -> TensorDescriptor:
         """A descriptor over all of `array`, moving blocks of `block_shape`."""
         arr = _as_array("array", array)
-        strides = [int(math.prod(arr.shape[i + 1:])) for i in range(len(arr.shape))]
+        strides = [int(math.prod(arr.shape[i + 1 :])) for i in range(len(arr.shape))]
         return TensorDescriptor(array, list(arr.shape), strides, block_shape, layout)
 
     def signature(self) -> str:
@@ -226,6 +226,10 @@ def _check_block_shape(block_shape: Sequence[int], arr: _Array) -> list[int]:
         if b > 256:
             raise ArgumentError(f"block_shape {block}: element {i} ({b}) exceeds the TMA box limit of 256")
     item = np.dtype(arr.dtype.storage).itemsize
+    if (block[-1] * item) % 16:
+        raise ArgumentError(
+            f"block_shape {block}: its last dimension is {block[-1] * item} bytes; a TMA box's is a multiple of 16"
+        )
     if len(arr.shape) > 1 and (arr.shape[-1] * item) % 16:
         raise ArgumentError(
             f"array: rows of {arr.shape[-1]} x {item} bytes; TMA needs every stride but the last "
@@ -289,10 +293,8 @@ def _bind(kernel: Any, args: Sequence[Any], kwargs: dict[str, Any], num_warps: i
     params = list(kernel.params)
     names = [p.name for p in params]
     if len(args) > len(params):
-        raise ArgumentError(
-            f"{name}() takes {len(params)} arguments ({', '.join(names)}) but {len(args)} were given"
-        )
-    bound: dict[str, Any] = dict(zip(names, args))
+        raise ArgumentError(f"{name}() takes {len(params)} arguments ({', '.join(names)}) but {len(args)} were given")
+    bound: dict[str, Any] = dict(zip(names, args, strict=False))
     for k, v in kwargs.items():
         if k not in names:
             raise ArgumentError(f"{name}() has no parameter `{k}` (its parameters: {', '.join(names)})")

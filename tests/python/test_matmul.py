@@ -7,11 +7,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import HERE, at_lines, lines_of
-from user_matmul import matmul_kernel
 
 import bwsim
 import bwsim.gluon as bg
+from conftest import HERE, at_lines, lines_of
+from user_matmul import matmul_kernel
 
 USER = HERE / "user_matmul.py"
 M, N, K = 256, 256, 192
@@ -84,3 +84,17 @@ def test_traces_are_written(rng, tmp_path):
     assert "tcgen05.mma" in text.read_text()
     events = json.loads(chrome.read_text())
     assert isinstance(events, (list, dict)) and events
+
+
+def test_simulate_runs_an_unchanged_launch(rng):
+    a, b, c, descs = operands(rng)
+    with bg.simulate(check=True, schedules=4):
+        matmul_kernel[(M // 128, N // 128)](*descs, K)
+        with pytest.raises(bwsim.HazardError):
+            matmul_kernel[(1, 1)](*descs, K, WAIT_MMA=False)
+    np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-4, atol=1e-3)
+    # Outside the block the launch is Triton's again (which needs a GPU here).
+    from triton.experimental.gluon._runtime import GluonJITFunction
+
+    assert GluonJITFunction.run is not bg.run
+    assert GluonJITFunction.run.__name__ == "run"

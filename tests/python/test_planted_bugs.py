@@ -5,10 +5,10 @@ a @ b."""
 
 import numpy as np
 import pytest
-from conftest import GLUON, at_lines, lines_of
 
 import bwsim
 import bwsim.gluon as bg
+from conftest import GLUON, at_lines, lines_of
 
 PY = GLUON / "planted_bugs.py"
 
@@ -27,8 +27,19 @@ def ws_add(rng, bug: str, op=bg.check, **kw):
     b = rng.standard_normal((32, 384), dtype=np.float32)
     c = np.zeros_like(a)
     descs = [bg.TensorDescriptor.from_tensor(x, [32, 64]) for x in (a, b, c)]
-    r = op(planted_bugs.ws_add_kernel, (1,), *descs, 32, 384, XBLOCK=32, YBLOCK=64, NUM_LOAD_BUFFERS=2,
-           NUM_STORE_BUFFERS=2, BUG=bug, **kw)
+    r = op(
+        planted_bugs.ws_add_kernel,
+        (1,),
+        *descs,
+        32,
+        384,
+        XBLOCK=32,
+        YBLOCK=64,
+        NUM_LOAD_BUFFERS=2,
+        NUM_STORE_BUFFERS=2,
+        BUG=bug,
+        **kw,
+    )
     return r, a, b, c
 
 
@@ -38,8 +49,11 @@ def pipelined_matmul(rng, bug: str, op=bg.check, **kw):
     a = rng.standard_normal((128, 256)).astype(np.float16)
     b = rng.standard_normal((256, 256)).astype(np.float16)
     c = np.zeros((128, 256), np.float16)
-    descs = (bg.TensorDescriptor.from_tensor(a, [128, 64]), bg.TensorDescriptor.from_tensor(b, [64, 256]),
-             bg.TensorDescriptor.from_tensor(c, [128, 256]))
+    descs = (
+        bg.TensorDescriptor.from_tensor(a, [128, 64]),
+        bg.TensorDescriptor.from_tensor(b, [64, 256]),
+        bg.TensorDescriptor.from_tensor(c, [128, 256]),
+    )
     r = op(planted_bugs.pipelined_matmul_kernel, (1, 1), *descs, num_buffers=3, num_warps=8, BUG=bug, **kw)
     return r, a, b, c
 
@@ -80,8 +94,10 @@ def test_ws_add_without_fence_is_a_missing_fence_at_the_copies(rng):
 
 
 def test_ws_add_early_release_is_a_race_with_the_reads(rng):
-    reads = {lines_of(PY, "a_val = a_bufs.index(load_index).load(layout)")[0],
-             lines_of(PY, "b_val = b_bufs.index(load_index).load(layout)")[0]}
+    reads = {
+        lines_of(PY, "a_val = a_bufs.index(load_index).load(layout)")[0],
+        lines_of(PY, "b_val = b_bufs.index(load_index).load(layout)")[0],
+    }
     found = hazard(ws_add, rng, "early_release", "race")
     assert any(at_lines(d, PY, reads) for d in found), found
 

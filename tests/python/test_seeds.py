@@ -4,11 +4,11 @@ output compared with a numpy reference computed from the tutorial's semantics.""
 import ml_dtypes
 import numpy as np
 import pytest
-from conftest import GLUON, lines_of
+from triton.experimental.gluon import language as gl
 
 import bwsim
 import bwsim.gluon as bg
-from triton.experimental.gluon import language as gl
+from conftest import GLUON, lines_of
 
 
 def cdiv(a: int, b: int) -> int:
@@ -18,8 +18,10 @@ def cdiv(a: int, b: int) -> int:
 @pytest.mark.parametrize("target", ["sm_100a", "sm_90a"])
 @pytest.mark.parametrize(
     "kernel,buffers",
-    [("elementwise_add_tma_kernel", {"NUM_BUFFERS": 2}),
-     ("elementwise_add_ws_kernel", {"NUM_LOAD_BUFFERS": 2, "NUM_STORE_BUFFERS": 2})],
+    [
+        ("elementwise_add_tma_kernel", {"NUM_BUFFERS": 2}),
+        ("elementwise_add_ws_kernel", {"NUM_LOAD_BUFFERS": 2, "NUM_STORE_BUFFERS": 2}),
+    ],
 )
 def test_elementwise_add(rng, target, kernel, buffers):
     import elementwise_add
@@ -30,8 +32,7 @@ def test_elementwise_add(rng, target, kernel, buffers):
     c = np.zeros_like(a)
     descs = [bg.TensorDescriptor.from_tensor(x, [XBLOCK, YBLOCK]) for x in (a, b, c)]
     fn = getattr(elementwise_add, kernel)
-    bg.run(fn, (cdiv(xnumel, XBLOCK),), *descs, xnumel, ynumel, XBLOCK=XBLOCK, YBLOCK=YBLOCK, target=target,
-           **buffers)
+    bg.run(fn, (cdiv(xnumel, XBLOCK),), *descs, xnumel, ynumel, XBLOCK=XBLOCK, YBLOCK=YBLOCK, target=target, **buffers)
     np.testing.assert_array_equal(c, a + b)
 
 
@@ -51,15 +52,19 @@ def matmul_reference(a, b):
 
 
 @pytest.mark.parametrize("target", ["sm_100a", "sm_90a"])
-@pytest.mark.parametrize("kernel", ["matmul_pipelined_kernel", "persistent_matmul_kernel",
-                                    "persistent_matmul_pipelined_kernel"])
+@pytest.mark.parametrize(
+    "kernel", ["matmul_pipelined_kernel", "persistent_matmul_kernel", "persistent_matmul_pipelined_kernel"]
+)
 def test_persistence_matmuls(rng, target, kernel):
     import persistence
 
     a, b, c = matmul_operands(rng)
     M, N, _ = MATMUL_SHAPE
-    descs = (bg.TensorDescriptor.from_tensor(a, [128, 64]), bg.TensorDescriptor.from_tensor(b, [64, 256]),
-             bg.TensorDescriptor.from_tensor(c, [128, 256]))
+    descs = (
+        bg.TensorDescriptor.from_tensor(a, [128, 64]),
+        bg.TensorDescriptor.from_tensor(b, [64, 256]),
+        bg.TensorDescriptor.from_tensor(c, [128, 256]),
+    )
     consts = {"MMAImpl": persistence.MMAv5 if target == "sm_100a" else persistence.WGMMA, "num_buffers": 3}
     if kernel == "matmul_pipelined_kernel":
         grid = (cdiv(M, 128), cdiv(N, 256))
@@ -69,8 +74,7 @@ def test_persistence_matmuls(rng, target, kernel):
         if kernel == "persistent_matmul_pipelined_kernel":
             consts["STEALB"] = False
     bg.run(getattr(persistence, kernel), grid, *descs, num_warps=8, target=target, **consts)
-    np.testing.assert_allclose(c.astype(np.float32), matmul_reference(a, b).astype(np.float32), rtol=1e-2,
-                               atol=1e-2)
+    np.testing.assert_allclose(c.astype(np.float32), matmul_reference(a, b).astype(np.float32), rtol=1e-2, atol=1e-2)
 
 
 def test_warp_specialized_matmul(rng):
@@ -78,12 +82,20 @@ def test_warp_specialized_matmul(rng):
     import warp_specialization
 
     a, b, c = matmul_operands(rng)
-    descs = (bg.TensorDescriptor.from_tensor(a, [128, 64]), bg.TensorDescriptor.from_tensor(b, [64, 256]),
-             bg.TensorDescriptor.from_tensor(c, [128, 64]))
-    bg.run(warp_specialization.matmul_warp_specialized_kernel, (4,), *descs,
-           SchedulerImpl=persistence.PersistentTileScheduler, num_buffers=4, SUBTILE_FACTOR=4)
-    np.testing.assert_allclose(c.astype(np.float32), matmul_reference(a, b).astype(np.float32), rtol=1e-2,
-                               atol=1e-2)
+    descs = (
+        bg.TensorDescriptor.from_tensor(a, [128, 64]),
+        bg.TensorDescriptor.from_tensor(b, [64, 256]),
+        bg.TensorDescriptor.from_tensor(c, [128, 64]),
+    )
+    bg.run(
+        warp_specialization.matmul_warp_specialized_kernel,
+        (4,),
+        *descs,
+        SchedulerImpl=persistence.PersistentTileScheduler,
+        num_buffers=4,
+        SUBTILE_FACTOR=4,
+    )
+    np.testing.assert_allclose(c.astype(np.float32), matmul_reference(a, b).astype(np.float32), rtol=1e-2, atol=1e-2)
 
 
 def test_tcgen05_copy_round_trip(rng):
@@ -92,9 +104,16 @@ def test_tcgen05_copy_round_trip(rng):
     M, N = 128, 64
     x = rng.standard_normal((M, N), dtype=np.float32)
     y = np.zeros_like(x)
-    bg.run(tcgen05_copy.tcgen05_copy_kernel, (1,), x, y, M=M, N=N,
-           smem_layout=gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=32, rank=2),
-           tmem_layout=tcgen05_copy.TensorMemoryLayout(block=(M, N), col_stride=1))
+    bg.run(
+        tcgen05_copy.tcgen05_copy_kernel,
+        (1,),
+        x,
+        y,
+        M=M,
+        N=N,
+        smem_layout=gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=32, rank=2),
+        tmem_layout=tcgen05_copy.TensorMemoryLayout(block=(M, N), col_stride=1),
+    )
     np.testing.assert_array_equal(y, x)
 
 
@@ -119,7 +138,7 @@ def test_async_gather_bf16(rng):
     expected = np.zeros(out.shape, np.float32)
     for i, x in enumerate(offsets):
         if 0 <= x < src.shape[0]:
-            expected[i] = src[x, y_offset:y_offset + 128].astype(np.float32)
+            expected[i] = src[x, y_offset : y_offset + 128].astype(np.float32)
     np.testing.assert_array_equal(out.astype(np.float32), expected)
 
 
