@@ -653,7 +653,8 @@ def check(
     else:
         raise _static_failure(out)
     if any(d["severity"] == "error" for d in diags):
-        diags.sort(key=lambda d: d["severity"] != "error")
+        # Errors first, then in source order, as a compiler lists them.
+        diags.sort(key=lambda d: (d["severity"] != "error", d["file"], d["line"], d["column"]))
         raise HazardError(diags)
     return CheckReport(
         schedules=int(out.get("schedules", 1)),
