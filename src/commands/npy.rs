@@ -229,13 +229,17 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         for dt in DType::ALL {
             let mut t = HostTensor::zeros("t", dt, vec![3, 5]);
-            let mask = if dt.bits() == 64 {
-                u64::MAX
-            } else {
-                (1u64 << dt.bits()) - 1
+            // An i1 element is a byte holding 0 or 1 (numpy's bool).
+            let mask = match dt {
+                DType::I1 => 1,
+                _ if dt.bits() == 64 => u64::MAX,
+                _ => (1u64 << dt.bits()) - 1,
             };
             for i in 0..t.numel() {
-                t.set_bits(i, (i * 0x9e37_79b9_7f4a_7c15u64.wrapping_mul(i + 1)) & mask);
+                t.set_bits(
+                    i,
+                    i.wrapping_mul(0x9e37_79b9_7f4a_7c15u64.wrapping_mul(i + 1)) & mask,
+                );
             }
             let p = write(&dir, &t).unwrap();
             let back = read(&p, "t", dt, &[3, 5]).unwrap();
