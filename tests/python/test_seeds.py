@@ -155,3 +155,40 @@ def test_misaligned_gather_is_a_kernel_fault_at_the_python_line(rng):
     assert e.value.line in lines_of(GLUON / "gather_scatter.py", "tma.async_gather(")
     assert e.value.reason
     np.testing.assert_array_equal(out.astype(np.float32), before.astype(np.float32))
+
+
+def test_async_scatter_bf16(rng):
+    import gather_scatter
+
+    X = Y = 1024
+    dst = rng.standard_normal((X, Y)).astype(ml_dtypes.bfloat16)
+    before = dst.copy()
+    # Distinct rows, the upper half out of bounds: TMA drops those rows.
+    offsets = rng.permutation(np.linspace(0, 2 * X, 128).astype(np.int32))
+    src = rng.standard_normal((128, 128)).astype(ml_dtypes.bfloat16)
+    layout = gl.NVMMASharedLayout.get_default_for([128, 128], gl.bfloat16)
+    desc = bg.TensorDescriptor.from_tensor(dst, [1, 128], layout)
+    y_offset = 48
+    r = bg.run(gather_scatter.async_scatter_kernel, (1,), desc, offsets, y_offset, src, BLOCK_X=128)
+    assert r.written == ["tensor_desc"]
+    expected = before.astype(np.float32)
+    for i, x in enumerate(offsets):
+        if x < X:
+            expected[x, y_offset : y_offset + 128] = src[i].astype(np.float32)
+    np.testing.assert_array_equal(dst.astype(np.float32), expected)
+
+
+def test_gemm_async_reads_b_transposed(rng):
+    import gemm_async
+
+    a = rng.standard_normal((128, 64)).astype(np.float16)
+    b = rng.standard_normal((128, 64)).astype(np.float16)  # stored [N, K]
+    out = np.zeros((128, 128), np.float32)
+    bg.run(
+        gemm_async.gemm_async_kernel,
+        (1,),
+        bg.TensorDescriptor.from_tensor(a, [128, 64]),
+        bg.TensorDescriptor.from_tensor(b, [128, 64]),
+        out,
+    )
+    np.testing.assert_allclose(out, a.astype(np.float32) @ b.astype(np.float32).T, rtol=1e-4, atol=1e-3)
