@@ -140,6 +140,8 @@ def _as_array(what: str, x: Any) -> _Array:
         )
     if not x.flags.c_contiguous:
         raise ArgumentError(f"{what}: the array is not C-contiguous; pass np.ascontiguousarray(x)")
+    if x.ndim == 0:
+        raise ArgumentError(f"{what}: a 0-d array; pass a Python scalar, or an array with a dimension")
     if x.size == 0:
         raise ArgumentError(f"{what}: the array is empty; a launch tensor needs at least one element")
     dt = _DTYPES[name]

@@ -52,6 +52,15 @@ def test_wrong_argument_type_is_named():
         bg.run(matmul_kernel, (1, 1), np.zeros((4, 4)), *descs()[1:], 64)
 
 
+def test_empty_and_0d_arrays_are_named():
+    from scalar_kernels import scale_kernel
+
+    with raises("argument `x_ptr`: the array is empty"):
+        bg.run(scale_kernel, (1,), np.zeros(0, np.float32), np.zeros(128, np.float32), 1.0, 0, N=128)
+    with raises("argument `y_ptr`: a 0-d array"):
+        bg.run(scale_kernel, (1,), np.zeros(128, np.float32), np.zeros((), np.float32), 1.0, 0, N=128)
+
+
 def test_unsupported_dtype_is_named():
     with raises("array: dtype float64 is not supported"):
         bg.TensorDescriptor.from_tensor(np.zeros((128, 64)), [128, 64])
