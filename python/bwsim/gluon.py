@@ -15,8 +15,11 @@ the kernel wrote comes back into the caller's array.
 from __future__ import annotations
 
 import contextlib
+import faulthandler
 import math
+import multiprocessing
 import os
+import pickle
 import re
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
@@ -41,6 +44,12 @@ from .errors import (
 TRITON_VERSION = "3.6.0"
 TARGETS = {"sm_100a": 100, "sm_90a": 90}
 CHIPS = {"b200": "sm_100a", "gb200": "sm_100a", "h100": "sm_90a", "h200": "sm_90a"}
+# The hazard checker's codes (bwsim_sim::check::CODES, and `tmem-leak`): an error with one of
+# these is a HazardError, any other a CompileError.
+HAZARD_CODES = frozenset(
+    "race missing-fence read-before-complete write-while-in-flight phase-aliasing deadlock tx-mismatch "
+    "over-arrival uninit-read barrier-misuse illegal-instruction tmem-leak".split()
+)
 
 
 def _require_triton() -> None:
@@ -363,7 +372,9 @@ def _literal(v: Any) -> str:
     return text if not text.endswith(".") else text + "0"
 
 
-def _compile(kernel: Any, signature: dict[str, str], constexprs: dict[str, Any], target: str, num_warps: int) -> str:
+def _compile_here(
+    kernel: Any, signature: dict[str, str], constexprs: dict[str, Any], target: str, num_warps: int
+) -> str:
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.experimental.gluon._runtime import GluonASTSource
@@ -372,6 +383,57 @@ def _compile(kernel: Any, signature: dict[str, str], constexprs: dict[str, Any],
     compiled = triton.compile(src, target=GPUTarget("cuda", TARGETS[target], 32), options={"num_warps": num_warps})
     text: str = compiled.asm["ttgir"]
     return text if text.endswith("\n") else text + "\n"
+
+
+def _compile_child(conn: Any, stderr_path: str, *args: Any) -> None:
+    # What Triton's compiler prints before it aborts goes to the parent's message.
+    faulthandler.disable()
+    with open(stderr_path, "w") as err:
+        os.dup2(err.fileno(), 2)
+    try:
+        conn.send(("ok", _compile_here(*args)))
+    except BaseException as e:  # noqa: BLE001 - every failure goes back to the parent
+        try:
+            pickle.loads(pickle.dumps(e))
+            conn.send(("err", e))
+        except Exception:  # noqa: BLE001 - an exception that does not pickle goes back as text
+            conn.send(("err", CompileError(f"{type(e).__name__}: {e}")))
+    finally:
+        conn.close()
+
+
+def _compile(kernel: Any, signature: dict[str, str], constexprs: dict[str, Any], target: str, num_warps: int) -> str:
+    """Triton's TTGIR of the kernel. Triton runs in a forked child where the platform has fork:
+    some kernels make its compiler abort the process (tcgen05 compiled for sm_90a), which must
+    cost the caller an exception, not the interpreter."""
+    args = (kernel, signature, constexprs, target, num_warps)
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return _compile_here(*args)
+    ctx = multiprocessing.get_context("fork")
+    recv, send = ctx.Pipe(duplex=False)
+    with tempfile.TemporaryDirectory(prefix="bwsim-triton-") as d:
+        stderr_path = os.path.join(d, "stderr")
+        child = ctx.Process(target=_compile_child, args=(send, stderr_path, *args), daemon=True)
+        child.start()
+        send.close()
+        try:
+            kind, payload = recv.recv()
+        except (EOFError, OSError):
+            kind, payload = "died", None
+        finally:
+            recv.close()
+            child.join()
+        said = Path(stderr_path).read_text(errors="replace").strip() if os.path.exists(stderr_path) else ""
+    if kind == "ok":
+        return str(payload)
+    if kind == "err":
+        raise payload
+    tail = "\n".join(said.splitlines()[-12:])
+    raise CompileError(
+        f"Triton's compiler stopped the process (exit status {child.exitcode}) while compiling "
+        f"`{_kernel_name(kernel)}` for {target}; does the kernel use an operation the target lacks "
+        f"(tcgen05 on sm_90a)?" + (f"\nTriton said:\n{tail}" if tail else "")
+    )
 
 
 def _prepare(
@@ -697,7 +759,7 @@ def time(
     if out.get("ok") is False:
         diags = [_diagnostic(d) for d in out.get("diagnostics", [])]
         errors = [d for d in diags if d["severity"] == "error"]
-        if errors and all(d["code"] not in ("parse", "import", "verify") for d in errors):
+        if any(d["code"] in HAZARD_CODES for d in errors):
             raise HazardError(errors)
         raise _static_failure(out)
     return out

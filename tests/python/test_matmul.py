@@ -98,3 +98,14 @@ def test_simulate_runs_an_unchanged_launch(rng):
 
     assert GluonJITFunction.run is not bg.run
     assert GluonJITFunction.run.__name__ == "run"
+
+
+def test_time_reports_hazards_and_refusals(rng):
+    _, _, _, descs = operands(rng)
+    # The functional run before timing stops at the hazard the missing wait causes.
+    with pytest.raises(bwsim.HazardError):
+        bg.time(matmul_kernel, (1, 1), *descs, K, WAIT_MMA=False)
+    # tcgen05 compiled for an H100 (sm_90a) makes Triton's compiler abort: the process it ran
+    # in, not this one.
+    with pytest.raises(bwsim.CompileError, match="while compiling `matmul_kernel` for sm_90a"):
+        bg.time(matmul_kernel, (1, 1), *descs, K, chip="h100")

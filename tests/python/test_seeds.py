@@ -192,3 +192,29 @@ def test_gemm_async_reads_b_transposed(rng):
         out,
     )
     np.testing.assert_allclose(out, a.astype(np.float32) @ b.astype(np.float32).T, rtol=1e-4, atol=1e-3)
+
+
+def test_matmul_accumulate(rng):
+    import tcgen05_copy
+
+    M = N = K = 256
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((K, N)).astype(np.float16)
+    c = rng.standard_normal((M, N), dtype=np.float32)
+    d = np.zeros((M, N), np.float32)
+    descs = (
+        bg.TensorDescriptor.from_tensor(a, [128, 64]),
+        bg.TensorDescriptor.from_tensor(b, [64, 128]),
+        bg.TensorDescriptor.from_tensor(c, [128, 128]),
+    )
+    bg.run(
+        tcgen05_copy.matmul_accumulate_kernel,
+        (4,),
+        *descs,
+        d,
+        N,
+        1,
+        SchedulerImpl=tcgen05_copy.GroupedPersistentTileScheduler(8),
+        num_buffers=3,
+    )
+    np.testing.assert_allclose(d, a.astype(np.float32) @ b.astype(np.float32) + c, rtol=1e-4, atol=1e-3)
