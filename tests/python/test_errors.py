@@ -191,3 +191,26 @@ def test_wrong_triton_version_is_reported(tmp_path):
 def test_missing_triton_is_reported(tmp_path):
     p = run_with_fake_triton(tmp_path, "")
     assert "TritonMissing: bwsim.gluon compiles Gluon kernels with Triton, which is not installed" in p.stdout, p
+
+
+UNDEFINED = """
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+
+
+@gluon.jit
+def undefined_kernel(x_ptr, N: gl.constexpr):
+    layout: gl.constexpr = gl.BlockedLayout([1], [32], [gl.num_warps()], [0])
+    gl.store(x_ptr + gl.arange(0, N, layout), undefined_name)
+"""
+
+
+def test_tritons_compile_errors_reach_the_caller_unchanged(tmp_path, monkeypatch):
+    from triton.compiler.errors import CompilationError
+
+    (tmp_path / "undefined.py").write_text(UNDEFINED)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import undefined
+
+    with pytest.raises(CompilationError, match="undefined_name is not defined"):
+        bg.run(undefined.undefined_kernel, (1,), np.zeros(128, np.float32), N=128)
