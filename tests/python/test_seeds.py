@@ -218,3 +218,33 @@ def test_matmul_accumulate(rng):
         num_buffers=3,
     )
     np.testing.assert_allclose(d, a.astype(np.float32) @ b.astype(np.float32) + c, rtol=1e-4, atol=1e-3)
+
+
+def test_matmul_fused_gather_scatter(rng):
+    import gather_scatter
+
+    M = N = K = 256
+    x = rng.standard_normal((M, K)).astype(ml_dtypes.bfloat16)
+    w = rng.standard_normal((K, N)).astype(ml_dtypes.bfloat16)
+    out = np.zeros((M, N), ml_dtypes.bfloat16)
+    gather = rng.permutation(M).astype(np.int32)
+    scatter = rng.permutation(M).astype(np.int32)
+    descs = (
+        bg.TensorDescriptor.from_tensor(x, [1, 64], gl.NVMMASharedLayout.get_default_for([128, 64], gl.bfloat16)),
+        bg.TensorDescriptor.from_tensor(w, [64, 128]),
+        bg.TensorDescriptor.from_tensor(out, [1, 128], gl.NVMMASharedLayout.get_default_for([128, 128], gl.bfloat16)),
+    )
+    bg.run(
+        gather_scatter.matmul_fused_gather_scatter_kernel,
+        (4,),
+        *descs,
+        gather,
+        scatter,
+        BLOCK_M=128,
+        SchedulerImpl=gather_scatter.GroupedPersistentTileScheduler(8),
+        num_buffers=3,
+    )
+    # Row i of the product of the gathered rows lands in row scatter[i].
+    expected = np.zeros((M, N), np.float32)
+    expected[scatter] = x.astype(np.float32)[gather] @ w.astype(np.float32)
+    np.testing.assert_allclose(out.astype(np.float32), expected, rtol=2e-2, atol=2e-2)
