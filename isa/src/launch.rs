@@ -236,6 +236,18 @@ fn const_list(env: &ConstEnv, e: &Expr) -> Result<Vec<i64>, Diagnostic> {
     }
 }
 
+/// A float literal, negated or not (`1.5`, `-1.5`).
+fn float_literal(e: &Expr) -> Option<f64> {
+    match &e.kind {
+        ExprKind::Float(x) => Some(*x),
+        ExprKind::Unary(UnOp::Neg, inner) => match inner.kind {
+            ExprKind::Float(x) => Some(-x),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 fn init_of(env: &ConstEnv, e: &Expr) -> Result<Init, Diagnostic> {
     let ExprKind::Call(f, args) = &e.kind else {
         return Err(launch_err(e.span, "expected an initialiser like `randn()`", "here")
@@ -245,14 +257,9 @@ fn init_of(env: &ConstEnv, e: &Expr) -> Result<Init, Diagnostic> {
         let a = args
             .get(i)
             .ok_or_else(|| launch_err(e.span, format!("`{f}` needs {} arguments", i + 1), "here"))?;
-        match &a.value.kind {
-            ExprKind::Float(x) => Ok(*x),
-            ExprKind::Unary(UnOp::Neg, inner) if matches!(inner.kind, ExprKind::Float(_)) => match inner.kind
-            {
-                ExprKind::Float(x) => Ok(-x),
-                _ => unreachable!("guarded by the match arm"),
-            },
-            _ => env.int(&a.value).map(|v| v as f64),
+        match float_literal(&a.value) {
+            Some(x) => Ok(x),
+            None => env.int(&a.value).map(|v| v as f64),
         }
     };
     Ok(match f.as_str() {
@@ -451,9 +458,9 @@ pub fn resolve(checked: &Checked, l: &Launch) -> Result<LaunchPlan, Vec<Diagnost
             },
             (Ty::Scalar(s), _) => {
                 if *s == crate::types::ScalarTy::F32 {
-                    match &value.kind {
-                        ExprKind::Float(x) => ArgValue::Float(*x),
-                        _ => match env.int(value) {
+                    match float_literal(value) {
+                        Some(x) => ArgValue::Float(x),
+                        None => match env.int(value) {
                             Ok(v) => ArgValue::Float(v as f64),
                             Err(d) => {
                                 diags.push(d);

@@ -77,31 +77,45 @@ pub fn prepare_kernel(
         max_steps: plan.limits.steps_or_default(),
         limits: plan.limits,
     };
-    // A reference run without the checker tells how long a run is.
-    let opts = RunOptions {
-        trace: false,
-        check: false,
-        limits: p.limits,
-        ..RunOptions::default()
-    };
-    let r = machine::execute(
-        &p.prog,
-        p.grid,
-        p.inputs.clone(),
-        &opts,
-        &mut RandomScheduler::new(0),
-    );
-    p.expected_steps = r.counters.steps.max(1);
-    // A schedule may take longer than the reference; a run 100 times longer is spinning.
-    p.max_steps = r
-        .counters
-        .steps
-        .saturating_mul(100)
-        .clamp(100_000.min(p.max_steps), p.max_steps);
+    p.calibrate();
     Ok(p)
 }
 
 impl Prepared {
+    /// Check the kernel on these inputs (the caller's data, in the launch's tensor order)
+    /// instead of the drawn ones; the run length the schedules are measured against is
+    /// taken again.
+    pub fn set_inputs(&mut self, inputs: Vec<HostTensor>) {
+        self.inputs = inputs;
+        self.calibrate();
+    }
+
+    /// A reference run without the checker tells how long a run is: where the PCT change
+    /// points fall and how many steps a schedule may take.
+    fn calibrate(&mut self) {
+        let limit = self.limits.steps_or_default();
+        let opts = RunOptions {
+            trace: false,
+            check: false,
+            limits: self.limits,
+            ..RunOptions::default()
+        };
+        let r = machine::execute(
+            &self.prog,
+            self.grid,
+            self.inputs.clone(),
+            &opts,
+            &mut RandomScheduler::new(0),
+        );
+        self.expected_steps = r.counters.steps.max(1);
+        // A schedule may take longer than the reference; a run 100 times longer is spinning.
+        self.max_steps = r
+            .counters
+            .steps
+            .saturating_mul(100)
+            .clamp(100_000.min(limit), limit);
+    }
+
     /// Run schedule `seed` with the hazard checker (and the event trace when `trace`).
     pub fn run(&self, seed: u64, trace: bool) -> RunResult {
         let opts = RunOptions {

@@ -43,6 +43,10 @@ pub struct Args {
     /// Show the progress bar even when stderr is not a terminal.
     #[arg(long)]
     progress: bool,
+    /// Take a launch tensor's contents from a .npy file instead of its initialiser:
+    /// --input a=a.npy (repeatable).
+    #[arg(long = "input", value_name = "NAME=FILE.npy", value_parser = super::npy::parse_input)]
+    inputs: Vec<super::npy::InputArg>,
     #[command(flatten)]
     limits: super::limits::LimitArgs,
 }
@@ -58,13 +62,18 @@ pub fn run(a: Args) -> CliResult {
     });
     let prepared = check::prepare_kernel(&kernel, &a.consts, a.target, a.limits.limits());
     drop(watch);
-    let prepared = match prepared {
+    let mut prepared = match prepared {
         Ok(p) => p,
         Err(d) => {
             report_setup_failure(&d, &file, a.json);
             return Ok(ExitCode::from(1));
         }
     };
+    if !a.inputs.is_empty() {
+        let mut inputs = prepared.inputs.clone();
+        super::npy::apply_inputs(&mut inputs, &a.inputs).map_err(super::CliError)?;
+        prepared.set_inputs(inputs);
+    }
     match a.seed {
         Some(seed) => Ok(replay(&prepared, seed, &a, &file)),
         None => Ok(explore(&prepared, &a, &file)),
@@ -190,11 +199,14 @@ fn print_exploration(
             .findings
             .iter()
             .map(|f| {
+                let mut d = diags_json(std::slice::from_ref(&f.diagnostic), file)[0].take();
+                let annotated = check::annotate(f, &file.name, Some(e.schedules));
+                d["rendered"] = serde_json::Value::String(bwsim_isa::diag::render(&[annotated], file));
                 serde_json::json!({
                     "seed": f.seed,
                     "count": f.count,
                     "replay": check::replay_command(&file.name, f.seed),
-                    "diagnostic": f.diagnostic.clone().locate(file),
+                    "diagnostic": d,
                 })
             })
             .collect();

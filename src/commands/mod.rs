@@ -7,6 +7,7 @@ pub mod gpu;
 pub mod import;
 pub mod limits;
 pub mod list;
+pub mod npy;
 pub mod ptx;
 pub mod run;
 pub mod time;
@@ -117,12 +118,17 @@ pub fn print_diags(diags: &[Diagnostic], file: &SourceFile) {
     diag::render_to(&mut w, diags, file);
 }
 
-/// Diagnostics as JSON, with line:column filled in.
+/// Diagnostics as JSON, with line:column filled in and `rendered`, the rustc-style text.
 /// In a composite source (an imported `.ttgir`: TTGIR, launch section, Python files), each
 /// label also names the file its line and column are in.
 pub fn diags_json(diags: &[Diagnostic], file: &SourceFile) -> serde_json::Value {
     let mut v = serde_json::to_value(diags.iter().cloned().map(|d| d.locate(file)).collect::<Vec<_>>())
         .unwrap_or_default();
+    if let Some(list) = v.as_array_mut() {
+        for (jd, d) in list.iter_mut().zip(diags) {
+            jd["rendered"] = serde_json::Value::String(diag::render(std::slice::from_ref(d), file));
+        }
+    }
     if !file.parts().is_empty() {
         if let Some(list) = v.as_array_mut() {
             for (jd, d) in list.iter_mut().zip(diags) {

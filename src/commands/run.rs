@@ -3,7 +3,10 @@
 //! and a summary of the run.
 
 use super::limits::LimitArgs;
-use super::{diags_json, load_source, parse_or_report, parse_override, parse_target, print_diags, CliResult};
+use super::npy::{self, InputArg};
+use super::{
+    diags_json, load_source, parse_or_report, parse_override, parse_target, print_diags, CliError, CliResult,
+};
 use crate::output::write_file;
 use bwsim_isa::consts::Override;
 use bwsim_isa::launch::{self, HostTensor, LaunchPlan};
@@ -40,6 +43,13 @@ pub struct Args {
     /// Print the result as JSON on stdout.
     #[arg(long)]
     json: bool,
+    /// Take a launch tensor's contents from a .npy file instead of its initialiser:
+    /// --input a=a.npy (repeatable; shape and element type must match the launch's tensor).
+    #[arg(long = "input", value_name = "NAME=FILE.npy", value_parser = npy::parse_input)]
+    inputs: Vec<InputArg>,
+    /// Once the run completed, write each output tensor as DIR/NAME.npy.
+    #[arg(long, value_name = "DIR")]
+    save_outputs: Option<std::path::PathBuf>,
     #[command(flatten)]
     limits: LimitArgs,
 }
@@ -108,13 +118,14 @@ pub fn run(a: Args) -> CliResult {
     };
     // The command line's limits over the launch section's.
     plan.limits = a.limits.limits().or(plan.limits);
-    let inputs = match launch::materialize(&plan, a.seed) {
+    let mut inputs = match launch::materialize(&plan, a.seed) {
         Ok(t) => t,
         Err(d) => {
             report_static_failure(&file, &[d], a.json);
             return Ok(ExitCode::from(1));
         }
     };
+    npy::apply_inputs(&mut inputs, &a.inputs).map_err(CliError)?;
     let expected = reference::reference(&k.name.name, &plan, &inputs);
 
     let progress = Arc::new(Progress::default());
@@ -142,6 +153,13 @@ pub fn run(a: Args) -> CliResult {
 
     // Compare outputs once the run completed.
     let completed = result.outcome == Outcome::Completed;
+    let saved = match (&a.save_outputs, completed) {
+        (Some(dir), true) => {
+            let outs: Vec<HostTensor> = outputs(&plan, &result).into_iter().cloned().collect();
+            npy::save_all(dir, &outs).map_err(CliError)?
+        }
+        _ => Vec::new(),
+    };
     let (comparisons, ref_error) = match (&expected, completed) {
         (Some(Ok(exp)), true) => (compare_all(&result, exp), None),
         (Some(Err(e)), _) => (Vec::new(), Some(e.clone())),
@@ -174,6 +192,7 @@ pub fn run(a: Args) -> CliResult {
             &ref_error,
             &verdict,
             &diags,
+            &saved,
             wall,
         );
     } else {
@@ -480,6 +499,7 @@ fn print_json(
     ref_error: &Option<String>,
     verdict: &Verdict,
     diags: &[bwsim_isa::Diagnostic],
+    saved: &[std::path::PathBuf],
     wall: Duration,
 ) {
     let outs: Vec<_> = outputs(plan, r)
@@ -519,7 +539,7 @@ fn print_json(
     let trap = r.trap.as_ref().map(|t| {
         let (l, c) = file.line_col(t.span.start as usize);
         json!({"error": t.error.message(), "code": t.error.code(), "reason": t.reason, "op": t.op,
-               "agent": t.agent, "time": t.time, "line": l, "column": c})
+               "agent": t.agent, "time": t.time, "file": file.file_name_of(t.span), "line": l, "column": c})
     });
     let v = json!({
         "file": file.name,
@@ -536,6 +556,7 @@ fn print_json(
         "trap": trap,
         "diagnostics": diags_json(diags, file),
         "counters": r.counters,
+        "saved": saved.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
         "wall_seconds": wall.as_secs_f64(),
     });
     outln!("{v}");

@@ -44,6 +44,10 @@ pub struct Args {
     /// Seed of the functional run's inputs and schedule.
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// Take a launch tensor's contents for the functional run from a .npy file:
+    /// --input a=a.npy (repeatable).
+    #[arg(long = "input", value_name = "NAME=FILE.npy", value_parser = super::npy::parse_input)]
+    inputs: Vec<super::npy::InputArg>,
     /// Limits of the functional run that checks the kernel first.
     #[command(flatten)]
     limits: super::limits::LimitArgs,
@@ -97,13 +101,14 @@ pub fn run(a: Args) -> CliResult {
             );
         }
         plan.limits = a.limits.limits().or(plan.limits);
-        let inputs = match launch::materialize(&plan, a.seed) {
+        let mut inputs = match launch::materialize(&plan, a.seed) {
             Ok(t) => t,
             Err(d) => {
                 report_diags(&[d], &file, a.json);
                 return Ok(ExitCode::from(1));
             }
         };
+        super::npy::apply_inputs(&mut inputs, &a.inputs).map_err(CliError)?;
         let mut opts = bwsim_sim::RunOptions {
             seed: a.seed,
             trace: false,

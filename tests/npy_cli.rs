@@ -1,0 +1,162 @@
+//! `bwsim run --input NAME=FILE.npy` and `--save-outputs DIR`: the caller's arrays in, the
+//! outputs back as `.npy`, checked against sums computed here; bad files are refused with the
+//! argument named.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn bwsim(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_bwsim"))
+        .args(args)
+        .output()
+        .expect("bwsim runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("bwsim-npy-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("temp dir");
+    d
+}
+
+fn save(path: &Path, shape: &[u64], data: &[f32]) {
+    use npyz::WriterBuilder;
+    let f = std::io::BufWriter::new(std::fs::File::create(path).expect("create .npy"));
+    let mut w = npyz::WriteOptions::new()
+        .default_dtype()
+        .shape(shape)
+        .writer(f)
+        .begin_nd()
+        .expect("npy header");
+    w.extend(data.iter().copied()).expect("npy data");
+    w.finish().expect("npy end");
+}
+
+fn load(path: &Path) -> (Vec<u64>, Vec<f32>) {
+    let f = npyz::NpyFile::new(std::io::BufReader::new(
+        std::fs::File::open(path).expect("output file"),
+    ))
+    .expect("a .npy file");
+    let shape = f.shape().to_vec();
+    (shape, f.into_vec::<f32>().expect("f32 data"))
+}
+
+fn operands(d: &Path, x: u64, y: u64) -> (Vec<f32>, Vec<f32>, String, String) {
+    let n = (x * y) as usize;
+    // Values whose f32 sums are exact, different in every element.
+    let a: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
+    let b: Vec<f32> = (0..n).map(|i| -(i as f32) * 0.25 + 3.0).collect();
+    let (pa, pb) = (d.join("a.npy"), d.join("b.npy"));
+    save(&pa, &[x, y], &a);
+    save(&pb, &[x, y], &b);
+    (a, b, format!("a={}", pa.display()), format!("b={}", pb.display()))
+}
+
+#[test]
+fn inputs_in_outputs_out_for_a_gluon_kernel() {
+    let d = dir("ttgir");
+    let (a, b, ia, ib) = operands(&d, 32, 384);
+    let out = d.join("out");
+    let (code, stdout, err) = bwsim(&[
+        "run",
+        "tests/gluon/bug_ws_add_fixed.sm_100a.ttgir",
+        "--input",
+        &ia,
+        "--input",
+        &ib,
+        "--save-outputs",
+        out.to_str().expect("utf-8 path"),
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).expect("JSON");
+    assert_eq!(v["saved"].as_array().map(|s| s.len()), Some(1), "{stdout}");
+    let (shape, c) = load(&out.join("c.npy"));
+    assert_eq!(shape, [32, 384]);
+    let want: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x + y).collect();
+    assert_eq!(c, want);
+}
+
+#[test]
+fn the_cpu_reference_checks_the_supplied_inputs() {
+    let d = dir("tile");
+    let (a, b, ia, ib) = operands(&d, 64, 128);
+    let out = d.join("out");
+    let (code, stdout, err) = bwsim(&[
+        "run",
+        "elementwise_add_ws",
+        "--const",
+        "XNUMEL=64",
+        "--const",
+        "YNUMEL=128",
+        "--input",
+        &ia,
+        "--input",
+        &ib,
+        "--save-outputs",
+        out.to_str().expect("utf-8 path"),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(stdout.contains("PASS"), "{stdout}");
+    let (_, c) = load(&out.join("c.npy"));
+    let want: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x + y).collect();
+    assert_eq!(c, want);
+    // check and time take the same inputs.
+    let (code, _, err) = bwsim(&[
+        "check",
+        "elementwise_add_ws",
+        "--const",
+        "XNUMEL=64",
+        "--const",
+        "YNUMEL=128",
+        "--schedules",
+        "2",
+        "--input",
+        &ia,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = bwsim(&[
+        "time",
+        "elementwise_add_ws",
+        "--chip",
+        "b200",
+        "--const",
+        "XNUMEL=64",
+        "--const",
+        "YNUMEL=128",
+        "--input",
+        &ib,
+    ]);
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn bad_inputs_are_refused_with_the_argument_named() {
+    let d = dir("bad");
+    let p = d.join("small.npy");
+    save(&p, &[2, 3], &[0.0; 6]);
+    let arg = format!("a={}", p.display());
+    let kernel = "tests/gluon/bug_ws_add_fixed.sm_100a.ttgir";
+    let (code, _, err) = bwsim(&["run", kernel, "--input", &arg]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("--input a=") && err.contains("shape [2, 3], the tensor [32, 384]"),
+        "{err}"
+    );
+    let (code, _, err) = bwsim(&["run", kernel, "--input", &format!("zz={}", p.display())]);
+    assert_eq!(code, 2);
+    assert!(err.contains("no tensor `zz` (its tensors: a, b, c)"), "{err}");
+    let junk = d.join("junk.npy");
+    std::fs::write(&junk, b"\x93NUMPY garbage").expect("write");
+    let (code, _, err) = bwsim(&["run", kernel, "--input", &format!("a={}", junk.display())]);
+    assert_eq!(code, 2);
+    assert!(err.contains("not a .npy file"), "{err}");
+    let (code, _, err) = bwsim(&["run", kernel, "--input", "a"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("is not NAME=FILE.npy"), "{err}");
+}
