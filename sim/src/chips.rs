@@ -373,7 +373,7 @@ pub const B200: Chip = Chip {
     // end to its commit's mbarrier arrival (with mma_latency and mbarrier_latency, the round
     // trip a kernel that waits for every MMA pays per K step). scripts/timing-blackwell fit;
     // docs/hardware/blackwell-calibration.md.
-    commit_latency: 400.0,
+    commit_latency: 280.0,
     // [estimate] 4 sub-partitions x 32 lanes x 4 bytes per cycle.
     tmem_bytes_per_cycle: 512.0,
     tmem_latency: 64.0,
@@ -386,18 +386,18 @@ pub const B200: Chip = Chip {
     // [fitted] the L2-to-SM bandwidth that bounds 06-tcgen05's blocked matmul at three CTAs
     // per SM (128 x 128 tiles read 64 FLOP per byte): bytes per cycle of the sustained clock.
     // Consistent with [S8]: half of the L2 traffic crosses the 10 TB/s die-to-die link.
-    l2_bytes_per_cycle: 14_000.0,
+    l2_bytes_per_cycle: 16_100.0,
     // [derived] the GB200's fitted HBM rate (0.79 of its 8 TB/s datasheet figure) times the
     // B200's bus arithmetic [S10] 7680-bit x 3996 MHz x 2 = 7.67 TB/s.
     hbm_bytes_per_s: 6.05e12,
     // [fitted] what one SM's TMA unit moves per cycle: the single-buffered 06-tcgen05 rows,
     // whose every K step waits for its whole load (BLOCK_K = 256: 128 KB).
-    tma_bytes_per_cycle_sm: 128.0,
+    tma_bytes_per_cycle_sm: 147.0,
     tma_issue_cycles: 8.0,
     // [fitted] an L2-hit TMA load's latency to its first byte, from the same rows; a miss:
     // [estimate] the hit plus Hopper's HBM-over-L2 difference ([S11], see H100: 470).
-    tma_l2_latency: 350.0,
-    tma_hbm_latency: 820.0,
+    tma_l2_latency: 245.0,
+    tma_hbm_latency: 715.0,
     tma_store_read_latency: 100.0,
     tma_store_write_latency: 550.0,
     global_latency: 730.0,
