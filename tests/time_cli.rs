@@ -63,7 +63,14 @@ fn streaming_kernel_reports_bandwidth_and_human_text() {
         "YNUMEL=4096",
     ]);
     assert_eq!(code, 0, "{err}");
-    for s in ["cycles", "TB/s", "L2 hit rate", "utilisation", "critical", "trust "] {
+    for s in [
+        "cycles",
+        "TB/s",
+        "L2 hit rate",
+        "utilisation",
+        "critical",
+        "trust ",
+    ] {
         assert!(out.contains(s), "no `{s}` in:\n{out}");
     }
     // The B200's table is the GB200 calibration at its own clock: the trust line says so.
@@ -102,7 +109,10 @@ fn trust_lists_calibrated_and_estimated_fields_and_what_set_replaced() {
             .collect()
     };
     assert!(names("calibrated").contains(&"clock_mhz".to_string()), "{t}");
-    assert!(names("estimates").contains(&"tmem_bytes_per_cycle".to_string()), "{t}");
+    assert!(
+        names("estimates").contains(&"tmem_bytes_per_cycle".to_string()),
+        "{t}"
+    );
     assert!(t["summary"].as_str().is_some_and(|s| s.contains("GB200")), "{t}");
     assert_eq!(t["set"].as_array().map(|a| a.len()), Some(0));
     let base = v["seconds"].as_f64().expect("seconds");

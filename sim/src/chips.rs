@@ -52,6 +52,9 @@ pub struct Chip {
     pub ctas_per_sm: u32,
     /// Cycles between a CTA retiring and the next CTA starting on that SM.
     pub cta_launch_cycles: f64,
+    /// Fixed time every launch adds to the whole grid's (microseconds): the launch itself, the
+    /// first wave's start and the last wave's drain as a host-side benchmark times them.
+    pub kernel_overhead_us: f64,
     // ----- tensor pipe -----
     /// Dense f16/bf16 tensor FLOP per cycle per SM (2 per multiply-add). Other kinds scale it
     /// ([`crate::timing::cost::kind_rate`]).
@@ -151,6 +154,7 @@ impl Chip {
         let slot = match field {
             "clock_mhz" => &mut self.clock_mhz,
             "cta_launch_cycles" => &mut self.cta_launch_cycles,
+            "kernel_overhead_us" => &mut self.kernel_overhead_us,
             "tensor_flops_per_cycle_sm" => &mut self.tensor_flops_per_cycle_sm,
             "mma_issue_cycles" => &mut self.mma_issue_cycles,
             "mma_latency" => &mut self.mma_latency,
@@ -195,6 +199,7 @@ impl Chip {
     pub const SETTABLE: &'static [&'static str] = &[
         "clock_mhz",
         "cta_launch_cycles",
+        "kernel_overhead_us",
         "tensor_flops_per_cycle_sm",
         "mma_issue_cycles",
         "mma_latency",
@@ -252,6 +257,9 @@ pub const H100: Chip = Chip {
     ctas_per_sm: 32,
     // [estimate] block launch and shared-memory/barrier set-up on a freed SM.
     cta_launch_cycles: 500.0,
+    // [estimate] none: the H100 validation was fitted without it (its K = 512 rows, 12-26 %
+    // optimistic, suggest one of the GB200's order).
+    kernel_overhead_us: 0.0,
     // [measured here] wgmma_rate on all 132 SMs (docs/hardware/h100-calibration.md): a line
     // through the per-instruction times for N = 32..256 gives 3840 FLOP per 1830-MHz cycle
     // (94 % of the datasheet's 4096 [S1, S2]: the part runs below 1830 MHz under tensor load).
@@ -359,6 +367,11 @@ pub const B200: Chip = Chip {
     ctas_per_sm: 32,
     // [estimate] as H100.
     cta_launch_cycles: 500.0,
+    // [fitted] cuBLAS on a GB200 (docs/hardware/blackwell-calibration.md): the time of
+    // 8192 x 8192 x K fp16 against its FLOPs, through K = 512 (60.7 us) and 16384 (1421 us), is
+    // a line of slope 1/1566 TFLOP/s and intercept 16.8 us: what a launch costs beyond its
+    // work, small-K tail and start-up included.
+    kernel_overhead_us: 16.8,
     // [derived] twice Hopper's per-SM rate: 2.25 PF / (148 x 1856 MHz) = 8192 per cycle of the
     // datasheet clock. The shortfall under load is in the sustained clock.
     tensor_flops_per_cycle_sm: 8192.0,
@@ -481,7 +494,10 @@ const fn join<const A: usize, const B: usize, const N: usize>(
     out
 }
 
-const HOPPER_ESTIMATES: [&str; 11] = join(COMMON_ESTIMATES, ["mma_latency", "global_latency"]);
+const HOPPER_ESTIMATES: [&str; 12] = join(
+    COMMON_ESTIMATES,
+    ["mma_latency", "global_latency", "kernel_overhead_us"],
+);
 const BLACKWELL_ESTIMATES: [&str; 18] = join(
     COMMON_ESTIMATES,
     [
@@ -536,8 +552,9 @@ impl Chip {
 }
 
 /// The Blackwell fields fitted to the published measurements (docs/hardware/blackwell-calibration.md).
-const BLACKWELL_CALIBRATED: [&str; 6] = [
+const BLACKWELL_CALIBRATED: [&str; 7] = [
     "clock_mhz",
+    "kernel_overhead_us",
     "commit_latency",
     "l2_bytes_per_cycle",
     "hbm_bytes_per_s",

@@ -32,7 +32,9 @@ const B200: Chip = Chip {
     hbm_bytes_per_s: 6.9e12,
     tma_l2_latency: 550.0,
     tma_hbm_latency: 840.0,
+    tma_bytes_per_cycle_sm: 128.0,
     commit_latency: 16.0,
+    kernel_overhead_us: 0.0,
     ..chips::B200
 };
 const GB200: Chip = Chip {
@@ -131,6 +133,21 @@ fn one_tma_load_is_miss_latency_plus_wakeup() {
     o.chip.tma_issue_cycles = 8.0;
     let t = time_with(ONE_LOAD, &[], &o);
     assert_eq!(t.report.cycles, 16.0 + 790.0 + 128.0 + 40.0 + 8.0);
+}
+
+#[test]
+fn a_launch_adds_the_chips_fixed_overhead_once() {
+    // kernel_overhead_us is time, not cycles: 2 us at the hand table's 1856 MHz is 3712 cycles,
+    // added once to the grid's time whatever the grid.
+    let base = time_with(ONE_LOAD, &[], &quiet(&B200)).report.cycles;
+    let mut o = quiet(&B200);
+    o.chip.kernel_overhead_us = 2.0;
+    assert_eq!(time_with(ONE_LOAD, &[], &o).report.cycles, base + 3712.0);
+    let waves = time_with(ONE_LOAD, &[("CTAS", 3 * 148), ("BIG", 1)], &quiet(&B200))
+        .report
+        .cycles;
+    let t = time_with(ONE_LOAD, &[("CTAS", 3 * 148), ("BIG", 1)], &o);
+    assert_eq!(t.report.cycles, waves + 3712.0);
 }
 
 #[test]
