@@ -6,13 +6,17 @@
 //! - **[S1]**..**[S14]**: a public source (datasheet, NVIDIA guide, microbenchmark paper or
 //!   data file, device query) listed with what it gives in `docs/hardware/public-figures.md`,
 //!   which also shows the arithmetic of every derived figure.
+//! - **[fitted]**: chosen so that the model reproduces published measurements of this chip
+//!   (Blackwell: Gluon tutorial kernels and cuBLAS on a GB200, `scripts/timing-blackwell`,
+//!   `docs/hardware/blackwell-calibration.md`); the comment names the measurements.
 //! - **[derived]**: arithmetic on the above, shown in the comment.
 //! - **[estimate]**: no public figure was found; the comment says what the value is derived
 //!   from. The calibration microbenchmarks (`kernels/bench/`, `scripts/timing-h100`,
 //!   docs/timing.md) replace the sm_90 ones with fitted values. Estimates are written so that
 //!   the quantity they stand for is clear, never tuned to a hoped-for result.
 //!
-//! All latencies and throughputs are in SM cycles at [`Chip::clock_mhz`].
+//! All latencies and throughputs are in SM cycles at [`Chip::clock_mhz`]. [`Chip::trust`] says,
+//! per chip, which fields are calibrated and which are estimates (`bwsim time` prints it).
 
 use bwsim_isa::Target;
 use serde::Serialize;
