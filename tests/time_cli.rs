@@ -63,9 +63,75 @@ fn streaming_kernel_reports_bandwidth_and_human_text() {
         "YNUMEL=4096",
     ]);
     assert_eq!(code, 0, "{err}");
-    for s in ["cycles", "TB/s", "L2 hit rate", "utilisation", "critical"] {
+    for s in [
+        "cycles",
+        "TB/s",
+        "L2 hit rate",
+        "utilisation",
+        "critical",
+        "trust ",
+    ] {
         assert!(out.contains(s), "no `{s}` in:\n{out}");
     }
+    // The B200's table is the GB200 calibration at its own clock: the trust line says so.
+    assert!(out.contains("GB200 calibration"), "{out}");
+}
+
+#[test]
+fn trust_lists_calibrated_and_estimated_fields_and_what_set_replaced() {
+    let args = |set: Option<&str>| {
+        let mut a = vec![
+            "time",
+            "elementwise_add_ws",
+            "--chip",
+            "gb200",
+            "--timing-only",
+            "--json",
+            "--const",
+            "XNUMEL=8192",
+            "--const",
+            "YNUMEL=8192",
+        ];
+        if let Some(s) = set {
+            a.extend(["--set", s]);
+        }
+        bwsim(&a)
+    };
+    let (code, out, err) = args(None);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON object");
+    let t = &v["trust"];
+    let names = |k: &str| -> Vec<String> {
+        t[k].as_array()
+            .unwrap_or_else(|| panic!("no trust.{k} in {t}"))
+            .iter()
+            .map(|x| x.as_str().unwrap_or_default().to_string())
+            .collect()
+    };
+    assert!(names("calibrated").contains(&"clock_mhz".to_string()), "{t}");
+    assert!(
+        names("estimates").contains(&"tmem_bytes_per_cycle".to_string()),
+        "{t}"
+    );
+    assert!(t["summary"].as_str().is_some_and(|s| s.contains("GB200")), "{t}");
+    assert_eq!(t["set"].as_array().map(|a| a.len()), Some(0));
+    let base = v["seconds"].as_f64().expect("seconds");
+    // --set replaces one field for the run: half the HBM rate slows an HBM-bound stream (the
+    // 8192 x 8192 add moves 805 MB; the launch's fixed 16.8 us does not scale) by close to
+    // 2x, and the report says what was set.
+    let (code, out, err) = args(Some("hbm_bytes_per_s=3.15e12"));
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON object");
+    let slow = v["seconds"].as_f64().expect("seconds");
+    assert!(slow > 1.6 * base && slow < 2.1 * base, "{base} -> {slow}");
+    assert_eq!(v["trust"]["set"][0]["field"], "hbm_bytes_per_s");
+    // Unknown fields and bad numbers are refused with the reason.
+    let (code, _, err) = args(Some("sms=1"));
+    assert_ne!(code, 0);
+    assert!(err.contains("not a numeric field"), "{err}");
+    let (code, _, err) = args(Some("clock_mhz=fast"));
+    assert_ne!(code, 0);
+    assert!(err.contains("not a number"), "{err}");
 }
 
 #[test]

@@ -8,7 +8,7 @@
 
 use bwsim_isa::consts::Override;
 use bwsim_isa::{diag, SourceFile};
-use bwsim_sim::chips::{self, Chip, B200, GB200};
+use bwsim_sim::chips::{self, Chip};
 use bwsim_sim::timing::{time_source, TimeOptions, Timing, TraceMode};
 
 /// The H100 figures these hand computations were written against (the table's values before
@@ -21,6 +21,28 @@ const H100: Chip = Chip {
     tma_l2_latency: 500.0,
     mbarrier_latency: 40.0,
     ..chips::H100
+};
+
+/// The Blackwell figures the same hand computations were written against (the table's
+/// estimates before the calibration of docs/hardware/blackwell-calibration.md), for the same
+/// reason: the rules are under test here; `calibrated_blackwell_*` below test the table.
+const B200: Chip = Chip {
+    clock_mhz: 1856.0,
+    l2_bytes_per_cycle: 10_650.0,
+    hbm_bytes_per_s: 6.9e12,
+    tma_l2_latency: 550.0,
+    tma_hbm_latency: 840.0,
+    tma_bytes_per_cycle_sm: 128.0,
+    commit_latency: 16.0,
+    kernel_overhead_us: 0.0,
+    ..chips::B200
+};
+const GB200: Chip = Chip {
+    name: "gb200",
+    clock_mhz: 2062.0,
+    datasheet_clock_mhz: 2062.0,
+    hbm_bytes_per_s: 7.2e12,
+    ..B200
 };
 
 fn kernel(name: &str) -> String {
@@ -114,6 +136,21 @@ fn one_tma_load_is_miss_latency_plus_wakeup() {
 }
 
 #[test]
+fn a_launch_adds_the_chips_fixed_overhead_once() {
+    // kernel_overhead_us is time, not cycles: 2 us at the hand table's 1856 MHz is 3712 cycles,
+    // added once to the grid's time whatever the grid.
+    let base = time_with(ONE_LOAD, &[], &quiet(&B200)).report.cycles;
+    let mut o = quiet(&B200);
+    o.chip.kernel_overhead_us = 2.0;
+    assert_eq!(time_with(ONE_LOAD, &[], &o).report.cycles, base + 3712.0);
+    let waves = time_with(ONE_LOAD, &[("CTAS", 3 * 148), ("BIG", 1)], &quiet(&B200))
+        .report
+        .cycles;
+    let t = time_with(ONE_LOAD, &[("CTAS", 3 * 148), ("BIG", 1)], &o);
+    assert_eq!(t.report.cycles, waves + 3712.0);
+}
+
+#[test]
 fn ctas_queue_for_sms_in_waves() {
     // 3 waves of one-CTA-per-SM (BIG): each CTA takes 944 cycles on B200 (as above) and the
     // next starts cta_launch_cycles = 500 after one retires: 3 x 944 + 2 x 500. HBM is not
@@ -177,6 +214,67 @@ fn tcgen05_chain_is_back_to_back_on_the_pipe() {
     o.chip.mma_issue_cycles = 4.0;
     let t = time_with(MMA_CHAIN, &[], &o);
     assert_eq!(t.report.cycles, 16.0 + 1536.0 + 64.0 + 16.0 + 40.0);
+}
+
+/// The single-thread issue-and-wait loop of a kernel that is not warp-specialized (Gluon
+/// 06-tcgen05's blocked matmul): every MMA is committed and waited for before the next.
+const MMA_WAIT_LOOP: &str = r#"
+kernel mma_wait_loop {
+  target sm_100a
+  num_warps 4
+  const N_MMA: int = 3
+  const CTAS: int = 1
+  let a = smem.alloc f16[128, 64], nvmma(128)
+  let b = smem.alloc f16[64, 256], nvmma(128)
+  let acc = tmem.alloc f32[128, 256]
+  let bar = mbar.alloc 1
+  mbar.init bar[0], 1
+  for i in 0..N_MMA {
+    tcgen05.mma a, b, acc, use_acc=i > 0
+    tcgen05.commit bar[0]
+    mbar.wait bar[0], i & 1
+  }
+  launch {
+    grid = [CTAS]
+  }
+}
+"#;
+
+#[test]
+fn issue_and_wait_loop_pays_the_round_trip_every_step() {
+    // Each 512-cycle MMA is followed by its round trip: mma_latency 64 + commit_latency 16 +
+    // the waiter's wake-up 40 = 120 cycles in which the pipe idles: 3 x (512 + 120).
+    let t = time_with(MMA_WAIT_LOOP, &[], &quiet(&B200));
+    assert_eq!(t.report.cycles, 3.0 * (512.0 + 120.0));
+    // The round trip is what the commit latency adds to every step: +100 cycles, x3.
+    let mut o = quiet(&B200);
+    o.chip.commit_latency += 100.0;
+    let t = time_with(MMA_WAIT_LOOP, &[], &o);
+    assert_eq!(t.report.cycles, 3.0 * (512.0 + 220.0));
+    // Two CTAs on one SM fill each other's round trips: A runs 0..512, B (issued at 0) waits
+    // for the pipe and runs 512..1024; A, awake at 632, waits for B's MMA and so on: the pipe
+    // is never idle once both have started, 6 x 512, plus the last round trip.
+    let mut o = quiet(&B200);
+    o.chip.sms = 1;
+    let t = time_with(MMA_WAIT_LOOP, &[("CTAS", 2)], &o);
+    assert_eq!(t.report.occupancy.ctas_per_sm, 2);
+    assert_eq!(t.report.cycles, 6.0 * 512.0 + 120.0);
+}
+
+#[test]
+fn calibrated_blackwell_round_trip_exceeds_a_128x128x64_mma() {
+    // docs/hardware/blackwell-calibration.md: in Gluon 06-tcgen05's blocked matmul (GB200,
+    // 128 x 128 tiles) one CTA per SM with BLOCK_K = 128 sustains 773-801 TFLOP/s, two with
+    // BLOCK_K = 64 757: a K step costs about the same whatever its MMA, so the issue-and-wait
+    // round trip, not the 256- or 512-cycle MMA, sets the pace. The fitted table must say so.
+    let c = chips::GB200;
+    let round_trip = c.mma_latency + c.commit_latency + c.mbarrier_latency;
+    let mma_64 = 2.0 * 128.0 * 128.0 * 64.0 / c.tensor_flops_per_cycle_sm;
+    assert!(round_trip > mma_64, "{round_trip} vs {mma_64}");
+    // And the loop above on it: the pipe is busy for 512 of every 512 + round-trip cycles.
+    let t = time(MMA_WAIT_LOOP, &[], &c);
+    let busy = t.report.utilisation.tensor;
+    assert!(busy < 512.0 / (512.0 + round_trip) + 0.02, "{busy}");
 }
 
 const WGMMA_ONE: &str = r#"

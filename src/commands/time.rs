@@ -48,6 +48,11 @@ pub struct Args {
     /// --input a=a.npy (repeatable).
     #[arg(long = "input", value_name = "NAME=FILE.npy", value_parser = super::npy::parse_input)]
     inputs: Vec<super::npy::InputArg>,
+    /// Replace one number of the chip table for this run: --set commit_latency=900
+    /// (repeatable; what `scripts/timing-blackwell fit` varies). The report's `trust` then
+    /// lists the field as set.
+    #[arg(long = "set", value_name = "FIELD=VALUE", value_parser = parse_chip_setting)]
+    set: Vec<(String, f64)>,
     /// Limits of the functional run that checks the kernel first.
     #[command(flatten)]
     limits: super::limits::LimitArgs,
@@ -129,6 +134,9 @@ pub fn run(a: Args) -> CliResult {
         }
     }
     let mut opts = TimeOptions::new(chip);
+    for (field, value) in &a.set {
+        opts.chip.set(field, *value).map_err(CliError)?;
+    }
     opts.lookahead_cycles = a.lookahead.max(0.0);
     if a.chrome.is_some() || a.text_trace.is_some() {
         if a.trace_sm >= chip.sms {
@@ -173,12 +181,56 @@ pub fn run(a: Args) -> CliResult {
         let mut v = serde_json::to_value(&t.report).map_err(|e| CliError(e.to_string()))?;
         if let Some(o) = v.as_object_mut() {
             o.insert("file".into(), serde_json::Value::String(file.name.clone()));
+            o.insert("trust".into(), trust_json(&opts.chip, &a.set));
         }
         outln!("{v}");
     } else {
         out!("{}", t.report.render());
+        outln!("{}", trust_line(&opts.chip, &a.set));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The chip table's provenance as `--json` reports it: the summary, the calibrated and the
+/// estimated fields, and the fields this run replaced with `--set`.
+fn trust_json(chip: &chips::Chip, set: &[(String, f64)]) -> serde_json::Value {
+    let t = chip.trust();
+    serde_json::json!({
+        "summary": t.summary,
+        "calibrated": t.calibrated,
+        "estimates": t.estimates,
+        "set": set.iter().map(|(f, v)| serde_json::json!({ "field": f, "value": v })).collect::<Vec<_>>(),
+    })
+}
+
+/// The same as one line of the text report.
+fn trust_line(chip: &chips::Chip, set: &[(String, f64)]) -> String {
+    let t = chip.trust();
+    let mut s = format!(
+        "  trust         {}; {} figures calibrated, {} estimates (`--json` lists them)",
+        t.summary,
+        t.calibrated.len(),
+        t.estimates.len()
+    );
+    if !set.is_empty() {
+        let names: Vec<String> = set.iter().map(|(f, v)| format!("{f}={v}")).collect();
+        s.push_str(&format!("; this run sets {}", names.join(", ")));
+    }
+    s
+}
+
+/// `FIELD=VALUE` of `--set`.
+fn parse_chip_setting(s: &str) -> Result<(String, f64), String> {
+    let (field, value) = s
+        .split_once('=')
+        .ok_or_else(|| format!("expected FIELD=VALUE, got `{s}`"))?;
+    let value: f64 = value
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{value}` is not a number"))?;
+    let mut probe = chips::B200;
+    probe.set(field.trim(), value)?;
+    Ok((field.trim().to_string(), value))
 }
 
 fn report_diags(d: &[bwsim_isa::Diagnostic], file: &bwsim_isa::SourceFile, json: bool) {

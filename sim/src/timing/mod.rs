@@ -343,7 +343,8 @@ pub fn time(checked: &Checked, plan: &LaunchPlan, opts: &TimeOptions) -> Result<
     )
     .with_spills(needs.spills);
     let r = eng.run()?;
-    let cycles = r.cycles.max(1.0);
+    // The grid's time plus the chip's fixed cost of a launch (chips.rs, `kernel_overhead_us`).
+    let cycles = r.cycles.max(1.0) + chip.kernel_overhead_us * chip.clock_mhz;
     let seconds = cycles * chip.cycle_s();
     let sm_cycles = cycles * chip.sms as f64;
     let mem = &r.mem;
