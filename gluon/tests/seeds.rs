@@ -40,6 +40,8 @@ const FIXTURES: &[(&str, Target, bool)] = &[
     ("attention", Target::Sm100a, false),
     ("int_ops", Target::Sm100a, false),
     ("int_ops", Target::Sm90a, false),
+    ("while_loop", Target::Sm100a, false),
+    ("while_loop", Target::Sm90a, false),
     ("matmul_pipelined", Target::Sm100a, true),
     ("matmul_pipelined", Target::Sm90a, true),
     ("persistent_matmul", Target::Sm100a, true),
@@ -336,6 +338,8 @@ seed_tests! {
     attention_sm100: "attention", Target::Sm100a;
     int_ops_sm100: "int_ops", Target::Sm100a;
     int_ops_sm90: "int_ops", Target::Sm90a;
+    while_loop_sm100: "while_loop", Target::Sm100a;
+    while_loop_sm90: "while_loop", Target::Sm90a;
     matmul_pipelined_sm100: "matmul_pipelined", Target::Sm100a;
     matmul_pipelined_sm90: "matmul_pipelined", Target::Sm90a;
     persistent_matmul_sm100: "persistent_matmul", Target::Sm100a;

@@ -475,6 +475,9 @@ pub enum StmtKind {
         body: Block,
         unrolled: bool,
     },
+    /// `while c { }`: runs the body while the (dynamic) condition holds, testing it before
+    /// each iteration (TTGIR's `scf.while`).
+    While { cond: Expr, body: Block },
     /// `if c { } [else { }]`. A condition made only of constants is decided at compile time.
     If {
         cond: Expr,
@@ -611,7 +614,7 @@ pub fn walk_block<'a>(b: &'a Block, f: &mut dyn FnMut(&'a Stmt)) {
     for s in &b.stmts {
         f(s);
         match &s.kind {
-            StmtKind::For { body, .. } => walk_block(body, f),
+            StmtKind::For { body, .. } | StmtKind::While { body, .. } => walk_block(body, f),
             StmtKind::If {
                 then_body, else_body, ..
             } => {

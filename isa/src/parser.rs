@@ -43,6 +43,7 @@ pub const KEYWORDS: &[&str] = &[
     "step",
     "if",
     "else",
+    "while",
     "warp_specialize",
     "default",
     "worker",
@@ -60,6 +61,7 @@ const STATEMENT_KEYWORDS: &[&str] = &[
     "for",
     "static_for",
     "if",
+    "while",
     "else",
     "warp_specialize",
     "static_assert",
@@ -865,6 +867,7 @@ impl Parser {
             "for" => self.for_stmt(false),
             "static_for" => self.for_stmt(true),
             "if" => self.if_stmt(),
+            "while" => self.while_stmt(),
             "warp_specialize" => self.warp_specialize(),
             "static_assert" => self.static_assert(),
             "else" | "target" | "num_warps" | "const" | "param" | "layout" | "launch" | "default"
@@ -1060,6 +1063,13 @@ impl Parser {
             then_body,
             else_body,
         })
+    }
+
+    fn while_stmt(&mut self) -> PResult<StmtKind> {
+        self.expect_kw("while")?;
+        let cond = self.expr()?;
+        let body = self.block()?;
+        Ok(StmtKind::While { cond, body })
     }
 
     fn warp_specialize(&mut self) -> PResult<StmtKind> {

@@ -167,6 +167,10 @@ impl Printer {
                 ));
                 self.block(body, "");
             }
+            StmtKind::While { cond, body } => {
+                self.line(&format!("while {} {{", print_expr(cond)));
+                self.block(body, "");
+            }
             StmtKind::If {
                 cond,
                 then_body,

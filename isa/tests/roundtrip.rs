@@ -218,6 +218,7 @@ fn stmt(depth: u32) -> BoxedStrategy<Stmt> {
                 }),
             1 => (small_expr(), b(), option::of(b()))
                 .prop_map(|(cond, then_body, else_body)| StmtKind::If { cond, then_body, else_body }),
+            1 => (small_expr(), b()).prop_map(|(cond, body)| StmtKind::While { cond, body }),
             // `else if` chains: an else block holding exactly one `if`.
             1 => (small_expr(), b(), small_expr(), b(), option::of(b())).prop_map(|(c1, t1, c2, t2, e2)| {
                 let inner = Stmt {
@@ -379,7 +380,7 @@ fn normalize_block(b: &mut Block, nested: bool) {
     for (i, s) in b.stmts.iter_mut().enumerate() {
         norm(&mut s.comments, nested && i == 0, false);
         match &mut s.kind {
-            StmtKind::For { body, .. } => normalize_block(body, true),
+            StmtKind::For { body, .. } | StmtKind::While { body, .. } => normalize_block(body, true),
             StmtKind::If {
                 then_body, else_body, ..
             } => {

@@ -217,6 +217,7 @@ pub fn reference(
         "tile_math" => tile_math(plan, inputs),
         "attention" | "attention_kernel" => attention(plan, inputs),
         "int_ops" | "int_ops_kernel" => int_ops(plan, inputs),
+        "while_loop" | "while_loop_kernel" => while_loop(plan, inputs),
         _ => return None,
     };
     Some(r)
@@ -318,6 +319,32 @@ fn attention(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, 
             atol: 4e-3,
             rtol: 1e-2,
         },
+    }])
+}
+
+/// kernels/tiles/while_loop.tile: program p adds the sum of n, 3n, 9n, ... below `limit`
+/// (n = p + 1) to its slice of x. Exact.
+fn while_loop(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+    let x = tensor(plan, inputs, "x")?;
+    let limit = int_arg(plan, "limit")?;
+    let programs = plan.grid[0].max(1) as u64;
+    let per = x.numel() / programs;
+    let mut out = HostTensor::zeros("out", DType::I32, x.shape.clone());
+    for p in 0..programs {
+        let (mut n, mut total) = (p as i64 + 1, 0i64);
+        while n < limit {
+            total += n;
+            n *= 3;
+        }
+        for i in p * per..(p + 1) * per {
+            let v = x.get_bits(i) as u32 as i32 as i64 + total;
+            out.set_bits(i, v as i32 as u32 as u64);
+        }
+    }
+    Ok(vec![Expected {
+        tensor: "out".into(),
+        values: out,
+        tol: Tolerance::Exact,
     }])
 }
 

@@ -503,12 +503,20 @@ pub fn all() -> Vec<Case> {
     // Math functions and reductions: the hardware's approximate forms (ex2, lg2, rsqrt,
     // sin, cos .approx: 2 ulp or 2^-20.9 absolute in the PTX ISA's tables) against the
     // simulator's correctly rounded values; row sums and products in another order.
-    for c in [&[][..], &["COLS=32"], &["COLS=256", "N_ROWS=100"]] {
+    for c in [
+        &[][..],
+        &["COLS=32"],
+        &["COLS=256", "N_ROWS=100"],
+        &["WARPS_N=2"],
+        &["COLS=256", "WARPS_N=4"],
+    ] {
         v.push(bundled("softmax", c, BOTH, APPROX));
     }
     v.push(bundled("tile_math", &[], BOTH, APPROX));
     v.push(bundled("attention", &[], BLACKWELL, MMA_F16));
     v.push(bundled("int_ops", &[], BOTH, Check::Exact));
+    v.push(bundled("while_loop", &[], BOTH, Check::Exact));
+    v.push(bundled("while_loop", &["LIMIT=1"], BOTH, Check::Exact));
 
     // Planted faults: both the simulator and the GPU must trap with the same error.
     const II: &str = "CUDA_ERROR_ILLEGAL_INSTRUCTION";

@@ -1,4 +1,5 @@
-//! Control flow: `scf.for` and `scf.if` (iteration arguments and results as variables),
+//! Control flow: `scf.for`, `scf.while` and `scf.if` (iteration arguments and results as
+//! variables),
 //! `ttg.warp_specialize` and the naming of its workers after their Python functions.
 
 use super::*;
@@ -181,6 +182,173 @@ impl<'m> Cx<'m> {
             self.bind(r, v);
         }
         Ok(())
+    }
+
+    /// `scf.while (%a = %init, ...) { before } do { ^bb0(%b...): after }`: the before region
+    /// computes the condition and the values it forwards (`scf.condition(%c) %f...`) to the
+    /// after region and to the results; the after region yields the next iteration's `%a`.
+    /// bwsim has a test-first `while`, so the before region is imported twice, ahead of the
+    /// loop and at the end of its body:
+    ///
+    /// ```text
+    /// let a = init; [before]; let c = cond; let f = forwarded
+    /// while c { [after, with b = f]; a = yields; [before]; c = cond; f = forwarded }
+    /// ```
+    pub(super) fn scf_while(&mut self, op: &Op, span: Span) -> R<()> {
+        let mut c = Cursor::new(&op.toks, op.span);
+        let g = c.group()?;
+        let mut gc = Cursor::new(g, op.span);
+        let mut inits: Vec<(String, String, Span)> = Vec::new();
+        while !gc.at_end() {
+            let (a, _) = gc.value()?;
+            gc.expect("=")?;
+            let (init, is) = gc.value()?;
+            inits.push((a, init, is));
+            gc.eat(",");
+        }
+        let regions: Vec<&Region> = op
+            .toks
+            .iter()
+            .filter_map(|t| match t.tok {
+                Tok::Region(i) => op.regions.get(i),
+                _ => None,
+            })
+            .collect();
+        let (Some(before), Some(after)) = (regions.first(), regions.get(1)) else {
+            return Err(self.misuse(op, "a `while` without its two regions"));
+        };
+        let Some(cond_op) = before.ops.last().filter(|o| o.name == "scf.condition") else {
+            return Err(self.misuse(op, "the `before` region does not end in `scf.condition`"));
+        };
+        // The after region's block arguments, in order.
+        let mut after_args = Vec::new();
+        let mut ac = Cursor::new(&after.label_args, op.span);
+        while !ac.at_end() {
+            let (a, _) = ac.value()?;
+            after_args.push(a);
+            while !ac.at_end() && !ac.eat(",") {
+                ac.skip_item();
+            }
+        }
+        // Variables for the before region's arguments.
+        let mut vars = Vec::new();
+        let mut bindings = Vec::new();
+        for (a, init, is) in &inits {
+            let v = self.get(init, *is)?;
+            let hint = if generic_name(a) { "w" } else { a.as_str() };
+            let (var, val) = self.carried(hint, v, span)?;
+            vars.push(var);
+            bindings.push((a.clone(), val));
+        }
+        // The before region once: the condition and the forwarded values as variables.
+        let (cond_e, fwd) = self.while_before(before, cond_op, &bindings)?;
+        let (cond_var, _) = self.carried("cond", Val::E(cond_e, Type::Scalar(Elem::I1)), span)?;
+        let mut fvars = Vec::new();
+        let mut fvals = Vec::new();
+        for (i, f) in fwd.into_iter().enumerate() {
+            let hint = after_args
+                .get(i)
+                .filter(|a| !generic_name(a))
+                .cloned()
+                .unwrap_or_else(|| "fwd".to_string());
+            let (var, val) = self.carried(&hint, f, span)?;
+            fvars.push(var);
+            fvals.push(val);
+        }
+        let Some(cond_var) = cond_var else {
+            return Err(self.misuse(op, "the `while` condition has no value"));
+        };
+        // The body: after region, yields to the before arguments, then the before region again.
+        self.scopes.push(HashMap::new());
+        for (n, v) in after_args.iter().zip(&fvals) {
+            self.bind(n, v.clone());
+        }
+        for (n, v) in &bindings {
+            if !after_args.contains(n) {
+                self.bind(n, v.clone());
+            }
+        }
+        self.blocks.push(Vec::new());
+        for o in &after.ops {
+            if o.name == "scf.yield" {
+                let y = self.operands(o)?;
+                let yspan = self.span_of(o);
+                if let Err(e) = self.assign_yields(&vars, &y, yspan) {
+                    self.errors.push(e);
+                }
+                continue;
+            }
+            self.op_or_report(o);
+        }
+        self.scopes.pop();
+        let (c2, f2) = self.while_before(before, cond_op, &bindings)?;
+        let cspan = self.span_of(cond_op);
+        self.push(
+            StmtKind::Assign {
+                names: vec![Ident::spanned(cond_var.clone(), cspan)],
+                value: Rhs::Expr(c2),
+            },
+            cspan,
+        );
+        for (var, f) in fvars.iter().zip(f2) {
+            let Some(var) = var else { continue };
+            if let Val::E(e, _) | Val::Splat(e, _) = f {
+                self.push(
+                    StmtKind::Assign {
+                        names: vec![Ident::spanned(var.clone(), cspan)],
+                        value: Rhs::Expr(e),
+                    },
+                    cspan,
+                );
+            }
+        }
+        let stmts = self.blocks.pop().unwrap_or_default();
+        self.push(
+            StmtKind::While {
+                cond: name_e(&cond_var, span),
+                body: Block {
+                    stmts,
+                    end_comments: Vec::new(),
+                },
+            },
+            span,
+        );
+        for (i, r) in op.results.iter().enumerate() {
+            let v = fvals.get(i).cloned().unwrap_or(Val::Poison);
+            self.bind(r, v);
+        }
+        Ok(())
+    }
+
+    /// Import a `while`'s before region (in a scope of its own, its arguments bound to the
+    /// loop variables): the condition and the forwarded values.
+    fn while_before(
+        &mut self,
+        before: &Region,
+        cond_op: &Op,
+        bindings: &[(String, Val)],
+    ) -> R<(Expr, Vec<Val>)> {
+        self.scopes.push(HashMap::new());
+        for (n, v) in bindings {
+            self.bind(n, v.clone());
+        }
+        for o in &before.ops[..before.ops.len() - 1] {
+            self.op_or_report(o);
+        }
+        let r = (|| {
+            let operands = self.operands(cond_op)?;
+            let Some(((cn, cs), rest)) = operands.split_first() else {
+                return Err(self.misuse(cond_op, "`scf.condition` without a condition"));
+            };
+            let cond = self.math_operand(cn, *cs)?;
+            let mut fwd = Vec::new();
+            for (f, fs) in rest {
+                fwd.push(self.get(f, *fs)?);
+            }
+            Ok((cond, fwd))
+        })();
+        self.scopes.pop();
+        r
     }
 
     pub(super) fn scf_if(&mut self, op: &Op, span: Span) -> R<()> {

@@ -587,6 +587,7 @@ impl<'m> Cx<'m> {
                 Ok(())
             }
             "scf.for" => self.scf_for(op, span),
+            "scf.while" => self.scf_while(op, span),
             "scf.if" => self.scf_if(op, span),
             "ttg.warp_specialize" => self.warp_specialize(op, span),
             "math.exp" | "math.exp2" | "math.log" | "math.log2" | "math.sqrt" | "math.rsqrt" | "math.sin"

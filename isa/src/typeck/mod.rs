@@ -816,6 +816,18 @@ impl<'k> Cx<'k> {
                     }
                 }
             }
+            StmtKind::While { cond, body } => {
+                if let Some(t) = self.expr(cond) {
+                    if !t.is_int_scalar() {
+                        self.emit(e_type(
+                            cond.span,
+                            format!("`while` condition must be a scalar, found {}", t.describe()),
+                            "here",
+                        ));
+                    }
+                }
+                self.block(body);
+            }
             StmtKind::WarpSpecialize { default, workers } => {
                 if self.in_worker || !self.checked.workers.is_empty() {
                     self.emit(Diagnostic::error(
@@ -1351,7 +1363,7 @@ fn number_block(b: &Block, counter: &mut usize, pre: &mut HashMap<usize, (usize,
         let me = *counter;
         *counter += 1;
         match &s.kind {
-            StmtKind::For { body, .. } => number_block(body, counter, pre),
+            StmtKind::For { body, .. } | StmtKind::While { body, .. } => number_block(body, counter, pre),
             StmtKind::If {
                 then_body, else_body, ..
             } => {

@@ -909,6 +909,16 @@ impl<'a, 'k> Lower<'a, 'k> {
                     }
                 }
             }
+            StmtKind::While { cond, body } => {
+                // head: if !cond goto exit; body; goto head
+                let head = self.here();
+                let c = self.expr(cond)?;
+                let br = self.emit(IKind::BranchIfNot { cond: c, target: 0 }, s.span);
+                self.scoped(body)?;
+                self.emit(IKind::Jump(head), s.span);
+                let exit = self.here();
+                self.patch(br, exit);
+            }
             StmtKind::WarpSpecialize { default, workers } => {
                 let mut specs = Vec::new();
                 for w in workers {

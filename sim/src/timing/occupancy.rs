@@ -68,7 +68,9 @@ fn largest_tile_words(b: &Block, checked: &Checked, threads: u32) -> u64 {
                     }
                 }
             }
-            StmtKind::For { body, .. } => best = best.max(largest_tile_words(body, checked, threads)),
+            StmtKind::For { body, .. } | StmtKind::While { body, .. } => {
+                best = best.max(largest_tile_words(body, checked, threads))
+            }
             StmtKind::If {
                 then_body, else_body, ..
             } => {

@@ -1015,6 +1015,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             StmtKind::For { unrolled: true, .. } => "static_for".into(),
             StmtKind::For { .. } => "for".into(),
             StmtKind::If { .. } => "if".into(),
+            StmtKind::While { .. } => "while".into(),
             StmtKind::WarpSpecialize { .. } => "warp_specialize".into(),
             StmtKind::StaticAssert { .. } => "static_assert".into(),
         };
@@ -1059,6 +1060,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                     .unwrap_or_default()
             ),
             StmtKind::If { cond, .. } => format!("if {}", print_expr(cond)),
+            StmtKind::While { cond, .. } => format!("while {}", print_expr(cond)),
             StmtKind::WarpSpecialize { .. } | StmtKind::StaticAssert { .. } => return None,
         };
         // One line: long expressions are cut.
@@ -1153,6 +1155,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                     self.dynamic_if(cond, then_body, else_body.as_ref(), s.span)
                 }
             }
+            StmtKind::While { cond, body } => self.dynamic_while(cond, body, s.span),
             StmtKind::WarpSpecialize { default, workers } => self.warp_specialize(default, workers, s.span),
             StmtKind::StaticAssert { .. } => Ok(()),
         }
@@ -1545,6 +1548,33 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         r?;
         self.back_edge(&phis, span)?;
         self.e.ins(format!("add.s32 {i}, {i}, {step_op}"));
+        self.e.ins(format!("bra {head}"));
+        self.e.place(&exit);
+        self.restore_phis(&phis);
+        self.part.all_dirty = true;
+        self.part.issue_dirty = true;
+        Ok(())
+    }
+
+    /// `while c { body }`: the variables the body assigns live in phi registers; the condition
+    /// is evaluated at the loop head from them.
+    fn dynamic_while(&mut self, cond: &Expr, body: &Block, span: Span) -> LResult<()> {
+        let phis = self.make_phis(&[body], span)?;
+        let head = self.e.label("while_head");
+        let exit = self.e.label("while_exit");
+        self.part.all_dirty = true;
+        self.part.issue_dirty = true;
+        self.e.place(&head);
+        let c = self.expr(cond)?;
+        let p = self.pred_of(&c, cond.span)?;
+        self.e.ins(format!("@!{p} bra {exit}"));
+        self.depth += 1;
+        self.scopes.push(HashMap::new());
+        let r = self.block(body);
+        self.scopes.pop();
+        self.depth -= 1;
+        r?;
+        self.back_edge(&phis, span)?;
         self.e.ins(format!("bra {head}"));
         self.e.place(&exit);
         self.restore_phis(&phis);

@@ -1225,7 +1225,8 @@ impl<'c, 'k> Lowerer<'c, 'k> {
     /// A reduction of `axis`: first over the registers of each thread, then across the lanes
     /// of a warp with butterfly shuffles (`shfl.sync.bfly`, one per lane bit along the axis;
     /// every lane ends with the result, so the output layout replicates it over those lanes).
-    /// A reduced dimension spread over warps needs shared memory and is refused.
+    /// A reduced dimension spread over warps is first gathered into each warp's registers
+    /// through shared memory.
     fn tile_reduce(&mut self, op: ReduceOp, t: &Tile, axis: usize, span: Span) -> LResult<Val> {
         let what = op.name();
         let offs = crate::ptx::layout::dim_offsets(&t.ll.shape).map_err(|m| unsupported(what, span, m))?;
@@ -1236,11 +1237,25 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 .trailing_zeros();
         let amask = ((1u32 << nb) - 1) << offs[axis];
         if t.ll.warps.iter().any(|&b| b & amask != 0) {
-            return Err(unsupported(
-                what,
-                span,
-                "a reduction across warps (the reduced dimension is spread over warps; lay it out over registers and lanes)",
-            ));
+            // Across warps: move the warp bits along the axis into registers through the
+            // partition's shared-memory scratch (every warp then holds the whole axis, the
+            // conversion `convert_layout` performs), then reduce as within one warp.
+            if t.ll.warps.iter().any(|&b| b & amask != 0 && b & !amask != 0) {
+                return Err(unsupported(
+                    what,
+                    span,
+                    "a reduction over warps mixing dimensions",
+                ));
+            }
+            let mut ll = t.ll.clone();
+            for j in 0..ll.warps.len() {
+                if ll.warps[j] & amask != 0 {
+                    ll.regs.push(ll.warps[j]);
+                    ll.warps[j] = 0;
+                }
+            }
+            let gathered = self.in_layout(t, &ll, span)?;
+            return self.tile_reduce(op, &gathered, axis, span);
         }
         let lane_bits: Vec<usize> = (0..t.ll.lanes.len())
             .filter(|&j| t.ll.lanes[j] & amask != 0)
