@@ -144,6 +144,38 @@ fn math_functions_and_one_op_reductions_import() {
 }
 
 #[test]
+fn libdevice_calls_import_as_math_functions_and_inline_asm_is_refused_by_name() {
+    let text = module_with(
+        "%y = tt.extern_elementwise %x {libname = \"\", libpath = \"\", pure = true, symbol = \"__nv_fast_expf\"} : (f32) -> f32 loc(#loc2)\n    %z = tt.extern_elementwise %y {libname = \"\", libpath = \"\", pure = true, symbol = \"__nv_erff\"} : (f32) -> f32",
+        "kern.py",
+    );
+    let l = bwsim_gluon::import_text("k.ttgir", &text, None, None);
+    let k = l
+        .kernel
+        .unwrap_or_else(|d| panic!("{}", diag::render(&d, &l.source)));
+    let printed = bwsim_isa::print(&k);
+    assert!(
+        printed.contains("exp(x)") && printed.contains("erf(y)"),
+        "{printed}"
+    );
+    let text = module_with(
+        "%y = tt.elementwise_inline_asm \"tanh.approx.f32 $0, $1;\" {constraints = \"=r,r\", packed_element = 1 : i32, pure = true} %x : f32 -> f32",
+        "kern.py",
+    );
+    let l = bwsim_gluon::import_text("k.ttgir", &text, None, None);
+    let d = l.kernel.expect_err("inline asm is refused");
+    let r = diag::render(&d, &l.source);
+    assert!(r.contains("tanh.approx.f32 $0, $1;"), "{r}");
+    let text = module_with(
+        "%y = tt.extern_elementwise %x {libname = \"\", libpath = \"\", pure = true, symbol = \"__nv_tanhf\"} : (f32) -> f32",
+        "kern.py",
+    );
+    let l = bwsim_gluon::import_text("k.ttgir", &text, None, None);
+    let d = l.kernel.expect_err("tanh is refused");
+    assert!(diag::render(&d, &l.source).contains("`__nv_tanhf`"));
+}
+
+#[test]
 fn unknown_operations_are_errors_not_drops() {
     let text = module_with("%y = tt.frobnicate %x : f32", "kern.py");
     let l = bwsim_gluon::import_text("k.ttgir", &text, None, None);

@@ -600,6 +600,50 @@ impl<'m> Cx<'m> {
                 let a = self.math_operand(&v[0].0, v[0].1)?;
                 self.unary_result(op, call(f, vec![a], span), &v[0].0, span)
             }
+            "tt.extern_elementwise" => {
+                // libdevice calls (`libdevice.erf`, `fast_expf`, ...): those with a bwsim math
+                // function import as it (the fast forms as the exact function, as the simulator
+                // computes every math function); the others are refused by name.
+                let symbol = match self.attr_dict(op)?.get("symbol") {
+                    Some(AttrVal::Str(s)) => s.clone(),
+                    _ => return Err(self.misuse(op, "needs `symbol`")),
+                };
+                let f = match symbol.trim_start_matches("__nv_").trim_start_matches("fast_") {
+                    "expf" => Some("exp"),
+                    "exp2f" => Some("exp2"),
+                    "logf" => Some("log"),
+                    "log2f" => Some("log2"),
+                    "sqrtf" => Some("sqrt"),
+                    "rsqrtf" => Some("rsqrt"),
+                    "erff" => Some("erf"),
+                    "floorf" => Some("floor"),
+                    "ceilf" => Some("ceil"),
+                    "sinf" => Some("sin"),
+                    "cosf" => Some("cos"),
+                    _ => None,
+                };
+                let v = self.operands(op)?;
+                let (Some(f), [(x, xs)]) = (f, v.as_slice()) else {
+                    return Err(self.unsupported(
+                        op,
+                        &format!(
+                            "libdevice `{symbol}` has no bwsim equivalent (bwsim's math functions are exp, exp2, log, log2, sqrt, rsqrt, erf, floor, ceil, sin and cos)"
+                        ),
+                    ));
+                };
+                let a = self.math_operand(x, *xs)?;
+                self.unary_result(op, call(f, vec![a], span), x, span)
+            }
+            "tt.elementwise_inline_asm" => {
+                let asm = match op.toks.first().map(|t| &t.tok) {
+                    Some(Tok::Str(s)) => s.clone(),
+                    _ => String::from("?"),
+                };
+                Err(self.unsupported(
+                    op,
+                    &format!("inline PTX `{asm}` has no semantics bwsim can simulate (write it with tile math)"),
+                ))
+            }
             "math.tanh" | "math.exp10" | "math.log10" | "math.log1p" | "math.expm1" | "math.tan"
             | "math.atan" => Err(self.unsupported(
                 op,
