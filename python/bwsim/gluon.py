@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import contextlib
 import faulthandler
+import hashlib
+import inspect
 import math
 import multiprocessing
 import os
@@ -372,6 +374,18 @@ def _literal(v: Any) -> str:
     return text if not text.endswith(".") else text + "0"
 
 
+def _cache_dir(kernel: Any) -> str:
+    """A Triton cache of this kernel's source file alone. Triton's cache key is the source
+    text, not its path, and the TTGIR it returns carries the file locations of the copy that
+    was compiled first: the same kernel in two checkouts would point diagnostics at the other."""
+    try:
+        path = inspect.getsourcefile(getattr(kernel, "fn", kernel)) or "?"
+    except TypeError:
+        path = "?"
+    key = hashlib.sha256(os.path.abspath(path).encode()).hexdigest()[:16]
+    return os.path.join(tempfile.gettempdir(), "bwsim-triton-cache", key)
+
+
 def _compile_here(
     kernel: Any, signature: dict[str, str], constexprs: dict[str, Any], target: str, num_warps: int
 ) -> str:
@@ -380,7 +394,15 @@ def _compile_here(
     from triton.experimental.gluon._runtime import GluonASTSource
 
     src = GluonASTSource(kernel, signature=signature, constexprs=constexprs)
-    compiled = triton.compile(src, target=GPUTarget("cuda", TARGETS[target], 32), options={"num_warps": num_warps})
+    before = os.environ.get("TRITON_CACHE_DIR")
+    os.environ["TRITON_CACHE_DIR"] = _cache_dir(kernel)
+    try:
+        compiled = triton.compile(src, target=GPUTarget("cuda", TARGETS[target], 32), options={"num_warps": num_warps})
+    finally:
+        if before is None:
+            os.environ.pop("TRITON_CACHE_DIR", None)
+        else:
+            os.environ["TRITON_CACHE_DIR"] = before
     text: str = compiled.asm["ttgir"]
     return text if text.endswith("\n") else text + "\n"
 
