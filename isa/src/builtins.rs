@@ -10,7 +10,7 @@
 //! Reductions fold one axis of a tile with a combiner: `sum`, `prod`, `reduce_max`,
 //! `reduce_min`, `reduce_and`, `reduce_or`, `reduce_xor`, and `argmax` / `argmin`, which give
 //! the i32 position along the axis of the first maximum (minimum), as Triton's `argmax` with
-//! its default left tie-break does.
+//! its default left tie-break does (a number beats a NaN).
 
 /// A unary math function on float elements.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

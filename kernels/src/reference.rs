@@ -409,7 +409,7 @@ fn tile_math(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, 
         }
     }
     let mut r = HostTensor::zeros("r", DType::F32, vec![4, rows]);
-    let mut q = HostTensor::zeros("q", DType::I32, vec![6, rows]);
+    let mut q = HostTensor::zeros("q", DType::I32, vec![9, rows]);
     for row in 0..rows {
         let v = &xs[(row * cols) as usize..((row + 1) * cols) as usize];
         let a: Vec<f64> = v.iter().map(|x| (x.abs() + 0.5) as f32 as f64).collect();
@@ -422,6 +422,17 @@ fn tile_math(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, 
         put(&mut r, 2 * rows + row, v.iter().sum())?;
         put(&mut r, 3 * rows + row, a.iter().product())?;
         let iv: Vec<i32> = v.iter().map(|x| (x * 8.0) as f32 as i32).collect();
+        // The first position of the extreme value (ties: the smaller position).
+        let first = |better: &dyn Fn(f64, f64) -> bool, vals: &[f64]| -> i32 {
+            let mut b = 0;
+            for k in 1..vals.len() {
+                if better(vals[k], vals[b]) {
+                    b = k;
+                }
+            }
+            b as i32
+        };
+        let trunc: Vec<f64> = v.iter().map(|x| (*x as f32) as i32 as f64).collect();
         let folds = [
             iv.iter().copied().max().unwrap_or(0),
             iv.iter().copied().min().unwrap_or(0),
@@ -429,6 +440,9 @@ fn tile_math(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, 
             iv.iter().fold(-1i32, |s, &b| s & b),
             iv.iter().fold(0i32, |s, &b| s | b),
             iv.iter().fold(0i32, |s, &b| s ^ b),
+            first(&|a, b| a > b, v),
+            first(&|a, b| a < b, v),
+            first(&|a, b| a > b, &trunc),
         ];
         for (k, f) in folds.iter().enumerate() {
             q.set_bits(k as u64 * rows + row, *f as u32 as u64);

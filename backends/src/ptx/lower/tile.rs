@@ -1222,6 +1222,119 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         Ok(())
     }
 
+    /// `argmax`/`argmin` of `axis` (the layout checks done by [`Self::tile_reduce`]): each
+    /// thread folds its registers in increasing position, keeping the first extreme (a number
+    /// beats a NaN), adds its lane's position along the axis, then the lanes exchange
+    /// (value, position) pairs with butterfly shuffles, ties going to the smaller position.
+    #[allow(clippy::too_many_arguments)]
+    fn tile_arg_reduce(
+        &mut self,
+        op: ReduceOp,
+        t: &Tile,
+        ll: &LinearLayout,
+        inside: &[usize],
+        outside: &[usize],
+        lane_bits: &[usize],
+        pos: &dyn Fn(u32) -> u32,
+        span: Span,
+    ) -> LResult<Val> {
+        let float = is_float(t.dtype);
+        let ty =
+            arith_ty(t.dtype).ok_or_else(|| unsupported(op.name(), span, format!("{} tiles", t.dtype)))?;
+        let cmp = if op == ReduceOp::Argmax { "gt" } else { "lt" };
+        // This lane's position along the axis.
+        let lane_pos = self.e.reg(RegClass::B32);
+        self.e.ins(format!("mov.u32 {lane_pos}, 0"));
+        for &j in lane_bits {
+            let b = self.e.reg(RegClass::B32);
+            self.e.ins(format!("bfe.u32 {b}, {}, {j}, 1", self.k.lane));
+            self.e.ins(format!(
+                "mad.lo.u32 {lane_pos}, {b}, {}, {lane_pos}",
+                pos(t.ll.lanes[j])
+            ));
+        }
+        let out = self.fresh_tile(DType::I32, ll.clone(), None, span)?;
+        // `take = x better than acc`, with ties and NaNs as documented.
+        let better = |me: &mut Self, x: &str, acc: &str, xi: Option<(&str, &str)>| -> Reg {
+            let p = me.e.reg(RegClass::Pred);
+            me.e.ins(format!("setp.{cmp}.{ty} {p}, {x}, {acc}"));
+            if float {
+                let (q, r) = (me.e.reg(RegClass::Pred), me.e.reg(RegClass::Pred));
+                me.e.ins(format!("setp.nan.{ty} {q}, {acc}, {acc}"));
+                me.e.ins(format!("setp.num.{ty} {r}, {x}, {x}"));
+                me.e.ins(format!("and.pred {q}, {q}, {r}"));
+                me.e.ins(format!("or.pred {p}, {p}, {q}"));
+            }
+            if let Some((xi, ai)) = xi {
+                let (q, r) = (me.e.reg(RegClass::Pred), me.e.reg(RegClass::Pred));
+                me.e.ins(format!("setp.eq.{ty} {q}, {x}, {acc}"));
+                me.e.ins(format!("setp.lt.u32 {r}, {xi}, {ai}"));
+                me.e.ins(format!("and.pred {q}, {q}, {r}"));
+                me.e.ins(format!("or.pred {p}, {p}, {q}"));
+            }
+            p
+        };
+        let vclass = t.regs.first().map(|r| r.class).unwrap_or(RegClass::F32);
+        for (o, idx) in out.regs.iter().enumerate() {
+            let base: usize = outside
+                .iter()
+                .enumerate()
+                .filter(|&(j, _)| o >> j & 1 == 1)
+                .map(|(_, &i)| 1usize << i)
+                .sum();
+            // The thread's elements along the axis, in increasing position.
+            let mut elems: Vec<(u32, usize)> = (0..(1usize << inside.len()))
+                .map(|s| {
+                    let (mut p, mut r) = (0u32, base);
+                    for (j, &i) in inside.iter().enumerate() {
+                        if s >> j & 1 == 1 {
+                            p += pos(t.ll.regs[i]);
+                            r += 1usize << i;
+                        }
+                    }
+                    (p, r)
+                })
+                .collect();
+            elems.sort();
+            let acc = self.e.reg(vclass);
+            let (p0, r0) = elems[0];
+            self.mov(acc, &t.regs[r0].to_string());
+            self.e.ins(format!("mov.u32 {idx}, {p0}"));
+            for &(p, r) in &elems[1..] {
+                let x = t.regs[r].to_string();
+                let take = better(self, &x, &acc.to_string(), None);
+                self.e
+                    .ins(format!("selp.{} {acc}, {x}, {acc}, {take}", bits_ty(t.dtype)));
+                self.e.ins(format!("selp.u32 {idx}, {p}, {idx}, {take}"));
+            }
+            self.e.ins(format!("add.u32 {idx}, {idx}, {lane_pos}"));
+            for &j in lane_bits {
+                let (ov, oi) = (self.e.reg(vclass), self.e.reg(RegClass::B32));
+                self.e.ins(format!(
+                    "shfl.sync.bfly.b32 {ov}, {acc}, {}, 0x1f, 0xffffffff",
+                    1u32 << j
+                ));
+                self.e.ins(format!(
+                    "shfl.sync.bfly.b32 {oi}, {idx}, {}, 0x1f, 0xffffffff",
+                    1u32 << j
+                ));
+                let take = better(
+                    self,
+                    &ov.to_string(),
+                    &acc.to_string(),
+                    Some((&oi.to_string(), &idx.to_string())),
+                );
+                self.e
+                    .ins(format!("selp.{} {acc}, {ov}, {acc}, {take}", bits_ty(t.dtype)));
+                self.e.ins(format!("selp.u32 {idx}, {oi}, {idx}, {take}"));
+            }
+        }
+        if ll.shape.is_empty() {
+            return Ok(Val::Scalar(ScalarTy::I32, out.regs[0]));
+        }
+        Ok(Val::Tile(out))
+    }
+
     /// A reduction of `axis`: first over the registers of each thread, then across the lanes
     /// of a warp with butterfly shuffles (`shfl.sync.bfly`, one per lane bit along the axis;
     /// every lane ends with the result, so the output layout replicates it over those lanes).
@@ -1296,6 +1409,10 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             lanes: t.ll.lanes.iter().map(|&b| squeeze(b)).collect(),
             warps: t.ll.warps.iter().map(|&b| squeeze(b)).collect(),
         };
+        if op.is_arg() {
+            let pos = |basis: u32| (basis & amask) >> offs[axis];
+            return self.tile_arg_reduce(op, t, &ll, &inside, &outside, &lane_bits, &pos, span);
+        }
         let out = self.fresh_tile(t.dtype, ll.clone(), None, span)?;
         for (o, reg) in out.regs.iter().enumerate() {
             let base: usize = outside
