@@ -35,8 +35,11 @@
 //! `.minnctapersm 1` so that ptxas knows the count at entry.
 
 mod expr;
+mod memory;
 mod ops;
+mod tensor;
 mod tile;
+mod tma;
 
 use super::emit::{Emitter, Origin, Reg, RegClass};
 use super::layout::LinearLayout;

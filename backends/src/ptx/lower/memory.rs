@@ -1,0 +1,324 @@
+//! Generic memory accesses: shared-memory loads and stores of register tiles (addresses through
+//! the swizzle) and global loads and stores through pointer parameters.
+
+use super::ops::*;
+use super::*;
+use crate::ptx::layout::xor_bits;
+use crate::ptx::smem::view_map;
+use bwsim_isa::types::Swizzle;
+
+impl<'c, 'k> Lowerer<'c, 'k> {
+    /// Address operands (`[reg+imm]`) of every register of a tile of layout `ll` over a view.
+    pub(super) fn smem_addrs(
+        &mut self,
+        v: &SmemView,
+        ll: &LinearLayout,
+        span: Span,
+        op: &str,
+    ) -> LResult<Vec<String>> {
+        if ll.shape != v.shape {
+            return Err(invalid(
+                op,
+                span,
+                format!("tile shape {:?} differs from the view's {:?}", ll.shape, v.shape),
+            ));
+        }
+        let period = v.geom.layout.swizzle().period() as u64;
+        if !matches!(v.geom.layout.swizzle(), Swizzle::None) && v.align < period {
+            return Err(unsupported(
+                op,
+                span,
+                format!(
+                    "a swizzled view aligned to {} bytes (its pattern repeats every {period})",
+                    v.align
+                ),
+            ));
+        }
+        let map = view_map(&v.geom, &v.offsets, &v.shape).map_err(|m| unsupported(op, span, m))?;
+        let lin = |f: u32| xor_bits(&map.bases, f);
+        let lanes: Vec<u32> = ll.lanes.iter().map(|&b| lin(b)).collect();
+        let warps: Vec<u32> = ll.warps.iter().map(|&b| lin(b)).collect();
+        let tmask = lanes.iter().chain(&warps).fold(0, |a, &b| a | b);
+        let toff = self.thread_part(&lanes, &warps);
+        let t = self.e.reg(RegClass::B32);
+        self.e.ins(format!("add.u32 {t}, {}, {toff}", v.base.reg));
+        let mut out = Vec::new();
+        for r in 0..ll.num_regs() {
+            let ro = map.origin ^ lin(ll.reg_flat(r));
+            if ro & tmask == 0 {
+                out.push(format!("[{t}+{}]", ro as i64 + v.base.off));
+            } else {
+                let x = self.e.reg(RegClass::B32);
+                self.e.ins(format!("xor.b32 {x}, {toff}, {ro}"));
+                self.e.ins(format!("add.u32 {x}, {x}, {}", v.base.reg));
+                out.push(format!("[{x}+{}]", v.base.off));
+            }
+        }
+        Ok(out)
+    }
+
+    /// True on the threads that hold the first copy of each element (lane and warp bits with
+    /// a zero basis are zero), or `None` when no thread holds a copy.
+    pub(super) fn unique_pred(&mut self, ll: &LinearLayout) -> Option<Reg> {
+        let mut lane_mask = 0u32;
+        for (i, &b) in ll.lanes.iter().enumerate() {
+            if b == 0 {
+                lane_mask |= 1 << i;
+            }
+        }
+        let mut warp_mask = 0u32;
+        for (i, &b) in ll.warps.iter().enumerate() {
+            if b == 0 {
+                warp_mask |= 1 << i;
+            }
+        }
+        if lane_mask == 0 && warp_mask == 0 {
+            return None;
+        }
+        let t = self.e.reg(RegClass::B32);
+        let p = self.e.reg(RegClass::Pred);
+        self.e.ins(format!("and.b32 {t}, {}, {lane_mask}", self.k.lane));
+        self.e.ins(format!("setp.eq.u32 {p}, {t}, 0"));
+        if warp_mask != 0 {
+            let w = self.e.reg(RegClass::B32);
+            let q = self.e.reg(RegClass::Pred);
+            self.e
+                .ins(format!("and.b32 {w}, {}, {warp_mask}", self.part.pwarp));
+            self.e.ins(format!("setp.eq.and.u32 {q}, {w}, 0, {p}"));
+            return Some(q);
+        }
+        Some(p)
+    }
+
+    pub(super) fn smem_load(&mut self, v: &SmemView, l: &TileLayout, span: Span) -> LResult<Tile> {
+        let op = "smem.load";
+        let ty = ldst_ty(v.geom.dtype)
+            .ok_or_else(|| unsupported(op, span, format!("loads of {} elements", v.geom.dtype)))?;
+        let ll = self.layout_for(l, &v.shape, span)?;
+        self.before_all_access();
+        let addrs = self.smem_addrs(v, &ll, span, op)?;
+        let out = self.fresh_tile(v.geom.dtype, ll, Some(l.clone()), span)?;
+        for (r, a) in out.regs.iter().zip(addrs) {
+            self.e.ins(format!("ld.shared.{ty} {r}, {a}"));
+        }
+        self.part.all_dirty = true;
+        Ok(out)
+    }
+
+    pub(super) fn smem_store(&mut self, v: &SmemView, t: &Tile, span: Span) -> LResult<()> {
+        let op = "smem.store";
+        let ty = ldst_ty(v.geom.dtype)
+            .ok_or_else(|| unsupported(op, span, format!("stores of {} elements", v.geom.dtype)))?;
+        let t = if t.dtype != v.geom.dtype {
+            self.cast_tile(t, v.geom.dtype, span)?
+        } else {
+            t.clone()
+        };
+        self.before_all_access();
+        let addrs = self.smem_addrs(v, &t.ll, span, op)?;
+        let p = self.unique_pred(&t.ll);
+        for (r, a) in t.regs.iter().zip(addrs) {
+            self.e.ins_if(p, format!("st.shared.{ty} {a}, {r}"));
+        }
+        self.part.all_dirty = true;
+        Ok(())
+    }
+
+    // ----- global memory -----
+
+    pub(super) fn ptr_arg(&mut self, e: &Expr, op: &str) -> LResult<(DType, Reg)> {
+        match self.expr(e)? {
+            Val::Ptr(d, r) => Ok((d, r)),
+            other => Err(invalid(
+                op,
+                e.span,
+                format!("expected a pointer parameter, found {}", other.kind()),
+            )),
+        }
+    }
+
+    /// Offsets (and more tiles) in one common layout; scalars broadcast.
+    pub(super) fn global_tiles(
+        &mut self,
+        vals: &[Val],
+        span: Span,
+    ) -> LResult<(Vec<Option<Tile>>, LinearLayout)> {
+        let refs: Vec<&Val> = vals.iter().collect();
+        if !vals.iter().any(|v| matches!(v, Val::Tile(_))) {
+            // A scalar offset: a one-element tile held by every thread.
+            let ll = LinearLayout {
+                shape: vec![1],
+                regs: vec![],
+                lanes: vec![0; 5],
+                warps: vec![0; self.part.warps.trailing_zeros() as usize],
+            };
+            let mut out = Vec::new();
+            for v in vals {
+                out.push(match v {
+                    Val::Tile(_) => None,
+                    _ => None,
+                });
+            }
+            return Ok((out, ll));
+        }
+        let (ts, ll, _) = self.align_tiles_pub(&refs, span)?;
+        Ok((ts, ll))
+    }
+
+    pub(super) fn global_addr(&mut self, base: Reg, off: &str, es: u32) -> Reg {
+        let a = self.e.reg(RegClass::B64);
+        let o = self.reg_operand(off, RegClass::B32);
+        self.e.ins(format!("mad.wide.s32 {a}, {o}, {es}, {base}"));
+        a
+    }
+
+    pub(super) fn global_load(
+        &mut self,
+        ptr: &Expr,
+        offsets: &Expr,
+        mask: Option<&Expr>,
+        other: Option<&Expr>,
+        span: Span,
+    ) -> LResult<Tile> {
+        let op = "global.load";
+        let (dt, base) = self.ptr_arg(ptr, op)?;
+        let ty = ldst_ty(dt).ok_or_else(|| unsupported(op, span, format!("loads of {dt} elements")))?;
+        let mut vals = vec![self.expr(offsets)?];
+        if let Some(m) = mask {
+            vals.push(self.expr(m)?);
+        }
+        let (ts, ll) = self.global_tiles(&vals, span)?;
+        let n = ll.num_regs();
+        let off_ops: Vec<String> = match &ts[0] {
+            Some(t) => {
+                let t = if t.dtype != DType::I32 {
+                    self.cast_tile(t, DType::I32, span)?
+                } else {
+                    t.clone()
+                };
+                t.regs.iter().map(|r| r.to_string()).collect()
+            }
+            None => vec![self.scalar_operand(&vals[0], ScalarTy::I32, span)?; n],
+        };
+        let mask_ops: Option<Vec<String>> = match mask {
+            None => None,
+            Some(_) => Some(match &ts[1] {
+                Some(t) => {
+                    let t = if t.dtype != DType::I1 {
+                        self.cast_tile(t, DType::I1, span)?
+                    } else {
+                        t.clone()
+                    };
+                    t.regs.iter().map(|r| r.to_string()).collect()
+                }
+                None => vec![self.pred_of(&vals[1], span)?.to_string(); n],
+            }),
+        };
+        let other_op = match other {
+            Some(o) => {
+                let v = self.expr(o)?;
+                Some(self.elem_operand(&v, dt, span)?)
+            }
+            None => None,
+        };
+        let out = self.fresh_tile(dt, ll, None, span)?;
+        let es = dt.bytes();
+        for r in 0..n {
+            let a = self.global_addr(base, &off_ops[r], es);
+            let d = out.regs[r];
+            match &mask_ops {
+                None => self.e.ins(format!("ld.global.{ty} {d}, [{a}]")),
+                Some(ms) => {
+                    let fill = other_op.clone().unwrap_or_else(|| "0".into());
+                    let fill = if d.class == RegClass::F32 && fill == "0" {
+                        "0f00000000".to_string()
+                    } else {
+                        fill
+                    };
+                    self.mov(d, &fill);
+                    self.e.ins(format!("@{} ld.global.{ty} {d}, [{a}]", ms[r]));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    pub(super) fn global_store(
+        &mut self,
+        ptr: &Expr,
+        offsets: &Expr,
+        value: &Expr,
+        mask: Option<&Expr>,
+        span: Span,
+    ) -> LResult<()> {
+        let op = "global.store";
+        let (dt, base) = self.ptr_arg(ptr, op)?;
+        let ty = ldst_ty(dt).ok_or_else(|| unsupported(op, span, format!("stores of {dt} elements")))?;
+        let mut vals = vec![self.expr(offsets)?, self.expr(value)?];
+        if let Some(m) = mask {
+            vals.push(self.expr(m)?);
+        }
+        let (ts, ll) = self.global_tiles(&vals, span)?;
+        let n = ll.num_regs();
+        let off_ops: Vec<String> = match &ts[0] {
+            Some(t) => {
+                let t = if t.dtype != DType::I32 {
+                    self.cast_tile(t, DType::I32, span)?
+                } else {
+                    t.clone()
+                };
+                t.regs.iter().map(|r| r.to_string()).collect()
+            }
+            None => vec![self.scalar_operand(&vals[0], ScalarTy::I32, span)?; n],
+        };
+        let val_ops: Vec<String> = match &ts[1] {
+            Some(t) => {
+                let t = if t.dtype != dt {
+                    self.cast_tile(t, dt, span)?
+                } else {
+                    t.clone()
+                };
+                t.regs.iter().map(|r| r.to_string()).collect()
+            }
+            None => {
+                let o = self.elem_operand(&vals[1], dt, span)?;
+                vec![o; n]
+            }
+        };
+        let mask_ops: Option<Vec<String>> = match mask {
+            None => None,
+            Some(_) => Some(match &ts[2] {
+                Some(t) => {
+                    let t = if t.dtype != DType::I1 {
+                        self.cast_tile(t, DType::I1, span)?
+                    } else {
+                        t.clone()
+                    };
+                    t.regs.iter().map(|r| r.to_string()).collect()
+                }
+                None => vec![self.pred_of(&vals[2], span)?.to_string(); n],
+            }),
+        };
+        let uniq = self.unique_pred(&ll);
+        for r in 0..n {
+            let a = self.global_addr(base, &off_ops[r], dt.bytes());
+            let mut p = uniq.map(|p| p.to_string());
+            if let Some(ms) = &mask_ops {
+                p = Some(match p {
+                    None => ms[r].clone(),
+                    Some(u) => {
+                        let q = self.e.reg(RegClass::Pred);
+                        self.e.ins(format!("and.pred {q}, {u}, {}", ms[r]));
+                        q.to_string()
+                    }
+                });
+            }
+            let v = self.reg_operand(&val_ops[r], dtype_class(dt).unwrap_or(RegClass::B32));
+            match p {
+                Some(p) => self.e.ins(format!("@{p} st.global.{ty} [{a}], {v}")),
+                None => self.e.ins(format!("st.global.{ty} [{a}], {v}")),
+            }
+        }
+        Ok(())
+    }
+}
