@@ -33,7 +33,12 @@
 //! a register budget takes its own path (`setmaxnreg`, then the partitions it holds), because
 //! ptxas allocates registers per region of the control-flow graph, and the entry declares
 //! `.minnctapersm 1` so that ptxas knows the count at entry.
+//!
+//! Submodules: `control` (loops, `if`, `warp_specialize`), `expr` (expressions and views),
+//! `tile` (register tiles, their math, reductions and layout conversions), `ops` (operation
+//! dispatch) with `tma`, `tensor` and `memory` (each operation family's lowering).
 
+mod control;
 mod expr;
 mod memory;
 mod ops;
@@ -129,7 +134,7 @@ pub(super) enum Val {
 }
 
 impl Val {
-    fn kind(&self) -> &'static str {
+    pub(super) fn kind(&self) -> &'static str {
         match self {
             Val::Int(_) | Val::Bool(_) | Val::Float(_) => "a constant",
             Val::Scalar(..) => "a scalar",
@@ -710,7 +715,7 @@ pub(super) fn tmem_hw_cols(tt: &bwsim_isa::typeck::TmemTy) -> u32 {
 }
 
 /// Point the registers of a value at their replacements.
-fn remap_val(v: &mut Val, map: &HashMap<Reg, Reg>) {
+pub(super) fn remap_val(v: &mut Val, map: &HashMap<Reg, Reg>) {
     let m = |r: &mut Reg| {
         if let Some(n) = map.get(r) {
             *r = *n;
@@ -735,7 +740,7 @@ fn remap_val(v: &mut Val, map: &HashMap<Reg, Reg>) {
 /// The leader of a partition whose first warp is `first`: one lane of that warp, chosen with
 /// `elect.sync` as Triton and CUTLASS do (PTX.md section 1). Emitted where the warp is
 /// converged (the partition's entry).
-fn elect_leader(e: &mut Emitter, warp: Reg, first: u32) -> Reg {
+pub(super) fn elect_leader(e: &mut Emitter, warp: Reg, first: u32) -> Reg {
     let w = e.reg(RegClass::Pred);
     let el = e.reg(RegClass::Pred);
     let leader = e.reg(RegClass::Pred);
@@ -746,7 +751,7 @@ fn elect_leader(e: &mut Emitter, warp: Reg, first: u32) -> Reg {
 }
 
 /// Names assigned (not `let`) anywhere in a block, nested blocks included.
-fn assigned_names(b: &Block, out: &mut BTreeSet<String>) {
+pub(super) fn assigned_names(b: &Block, out: &mut BTreeSet<String>) {
     walk_block(b, &mut |s| {
         if let StmtKind::Assign { names, .. } = &s.kind {
             for n in names {
@@ -763,7 +768,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
 
     /// Store every register an outer-scope value holds (other than the kernel registers, which
     /// each partition re-derives) to a backend slot; returns (register, slot offset).
-    fn capture_outer_values(&mut self) -> Vec<(Reg, u32)> {
+    pub(super) fn capture_outer_values(&mut self) -> Vec<(Reg, u32)> {
         let kernel: std::collections::HashSet<Reg> = [
             Some(self.k.tid),
             Some(self.k.warp),
@@ -844,7 +849,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
 
     /// Re-emit the kernel registers at a partition entry and point every visible value at
     /// the new ones (see [`emit_kernel_regs`]).
-    fn fresh_kernel_regs(&mut self, captures: &[(Reg, u32)]) -> LResult<()> {
+    pub(super) fn fresh_kernel_regs(&mut self, captures: &[(Reg, u32)]) -> LResult<()> {
         let mut k = emit_kernel_regs(&mut self.e, self.ck, None)?;
         if let (Some(slot), Some(_)) = (self.reserved.tmem_slot, self.k.tmem) {
             let t = self.e.reg(RegClass::B32);
@@ -907,14 +912,14 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         self.scopes.iter().rev().find_map(|s| s.get(name))
     }
 
-    fn declare(&mut self, name: &str, v: Val) {
+    pub(super) fn declare(&mut self, name: &str, v: Val) {
         if let Some(s) = self.scopes.last_mut() {
             s.insert(name.to_string(), v);
         }
     }
 
     /// Rebind an existing name in the scope that declares it.
-    fn rebind(&mut self, name: &str, v: Val) -> bool {
+    pub(super) fn rebind(&mut self, name: &str, v: Val) -> bool {
         for s in self.scopes.iter_mut().rev() {
             if let Some(slot) = s.get_mut(name) {
                 *slot = v;
@@ -990,7 +995,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
 
     // ----- statements -----
 
-    fn origin_of(s: &Stmt) -> Origin {
+    pub(super) fn origin_of(s: &Stmt) -> Origin {
         let op = match &s.kind {
             StmtKind::Let {
                 value: Rhs::Op(op), ..
@@ -1025,7 +1030,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         Origin { op, span: s.span }
     }
 
-    fn block(&mut self, b: &Block) -> LResult<()> {
+    pub(super) fn block(&mut self, b: &Block) -> LResult<()> {
         self.scopes.push(HashMap::new());
         let r = self.block_in_place(b);
         self.scopes.pop();
@@ -1034,7 +1039,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
 
     /// A one-line PTX comment naming the statement, so that the PTX reads against the
     /// `.tile` source.
-    fn stmt_comment(s: &Stmt) -> Option<String> {
+    pub(super) fn stmt_comment(s: &Stmt) -> Option<String> {
         use bwsim_isa::printer::{print_expr, print_op};
         let names = |ns: &[Ident]| ns.iter().map(|n| n.name.as_str()).collect::<Vec<_>>().join(", ");
         let rhs = |r: &Rhs| match r {
@@ -1075,7 +1080,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
     }
 
     /// The statements of a block in the current scope (kernel body, constant `if` branches).
-    fn block_in_place(&mut self, b: &Block) -> LResult<()> {
+    pub(super) fn block_in_place(&mut self, b: &Block) -> LResult<()> {
         for s in &b.stmts {
             let prev = self.e.set_origin(Some(Self::origin_of(s)));
             if let Some(c) = Self::stmt_comment(s) {
@@ -1088,7 +1093,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         Ok(())
     }
 
-    fn stmt(&mut self, s: &Stmt) -> LResult<()> {
+    pub(super) fn stmt(&mut self, s: &Stmt) -> LResult<()> {
         match &s.kind {
             StmtKind::Let { names, value } => {
                 let v = self.rhs(value, None)?;
@@ -1164,7 +1169,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         }
     }
 
-    fn rhs(&mut self, r: &Rhs, target: Option<String>) -> LResult<Val> {
+    pub(super) fn rhs(&mut self, r: &Rhs, target: Option<String>) -> LResult<Val> {
         match r {
             Rhs::Expr(e) => self.expr(e),
             Rhs::Op(op) => {
@@ -1176,7 +1181,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         }
     }
 
-    fn destructure(&self, names: &[Ident], v: Val, span: Span) -> LResult<Vec<Val>> {
+    pub(super) fn destructure(&self, names: &[Ident], v: Val, span: Span) -> LResult<Vec<Val>> {
         if names.len() == 1 {
             return Ok(vec![v]);
         }
@@ -1193,7 +1198,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
     /// What a `let` binds: constants and scalars get registers of their own (so that a later
     /// assignment can rebind them in loops); a tile named bare (`let c = acc`) is copied so
     /// that an in-place wgmma on `acc` cannot change `c`.
-    fn materialize(&mut self, v: Val, bare: bool, span: Span) -> LResult<Val> {
+    pub(super) fn materialize(&mut self, v: Val, bare: bool, span: Span) -> LResult<Val> {
         match v {
             Val::Int(_) | Val::Bool(_) | Val::Float(_) | Val::Scalar(..) => {
                 let t = self
@@ -1210,7 +1215,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
     }
 
     /// Convert an assigned value to the type of the name's current value.
-    fn coerce_like(&mut self, old: &Val, v: Val, span: Span) -> LResult<Val> {
+    pub(super) fn coerce_like(&mut self, old: &Val, v: Val, span: Span) -> LResult<Val> {
         match old {
             Val::Scalar(t, _) => {
                 let op = self.scalar_operand(&v, *t, span)?;
@@ -1262,538 +1267,5 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             RegClass::B64 => "b64",
         };
         self.e.ins(format!("mov.{ty} {dst}, {src}"));
-    }
-
-    // ----- control flow -----
-
-    fn static_for(
-        &mut self,
-        var: &Ident,
-        start: &Expr,
-        end: &Expr,
-        step: Option<&Expr>,
-        body: &Block,
-        span: Span,
-    ) -> LResult<()> {
-        let a = self
-            .consts
-            .int(start)
-            .map_err(|d| invalid("static_for", span, d.message))?;
-        let b = self
-            .consts
-            .int(end)
-            .map_err(|d| invalid("static_for", span, d.message))?;
-        let st = match step {
-            Some(e) => self
-                .consts
-                .int(e)
-                .map_err(|d| invalid("static_for", span, d.message))?,
-            None => 1,
-        };
-        if st <= 0 {
-            return Err(invalid("static_for", span, "step must be positive"));
-        }
-        let prev = self.consts.get(&var.name);
-        let mut i = a;
-        self.depth += 1;
-        let mut r = Ok(());
-        while i < b {
-            self.consts.bind(&var.name, ConstValue::Int(i));
-            self.scopes.push(HashMap::new());
-            r = self.block(body);
-            self.scopes.pop();
-            if r.is_err() {
-                break;
-            }
-            i += st;
-        }
-        self.depth -= 1;
-        match prev {
-            Some(v) => self.consts.bind(&var.name, v),
-            None => self.consts.unbind(&var.name),
-        }
-        r
-    }
-
-    /// Phi registers for the outer names a region assigns: each gets fresh registers holding
-    /// its current value, and is rebound to them.
-    fn make_phis(&mut self, body: &[&Block], span: Span) -> LResult<Vec<(String, Val)>> {
-        let mut names = BTreeSet::new();
-        for b in body {
-            assigned_names(b, &mut names);
-        }
-        let mut phis = Vec::new();
-        for n in names {
-            let Some(cur) = self.lookup_var(&n).cloned() else {
-                continue;
-            };
-            // A register tile that no other binding shares serves as its own phi: the back
-            // edge then writes the next value over it. Copying it instead would keep two
-            // accumulators live across the loop, and ptxas serializes every wgmma of a loop
-            // whose accumulator is moved between register sets (C7511, "insufficient register
-            // resources for the wgmma pipeline").
-            if let Val::Tile(t) = &cur {
-                if !self.tile_regs_shared(&n, &t.regs) {
-                    phis.push((n, cur));
-                    continue;
-                }
-            }
-            let phi = self.fresh_like(&cur, span)?;
-            self.parallel_copy(&[(phi.clone(), cur)], span)?;
-            self.rebind(&n, phi.clone());
-            phis.push((n, phi));
-        }
-        Ok(phis)
-    }
-
-    /// Whether a binding other than `name`'s innermost one holds any of `regs`.
-    fn tile_regs_shared(&self, name: &str, regs: &[Reg]) -> bool {
-        fn holds(v: &Val, set: &BTreeSet<String>) -> bool {
-            match v {
-                Val::Tile(t) => t.regs.iter().any(|r| set.contains(&r.to_string())),
-                Val::Tuple(vs) => vs.iter().any(|x| holds(x, set)),
-                _ => false,
-            }
-        }
-        let set: BTreeSet<String> = regs.iter().map(|r| r.to_string()).collect();
-        let owner = self.scopes.iter().rposition(|s| s.contains_key(name));
-        self.scopes.iter().enumerate().any(|(i, scope)| {
-            scope
-                .iter()
-                .any(|(n, v)| !(Some(i) == owner && n == name) && holds(v, &set))
-        })
-    }
-
-    /// Fresh registers with the shape of a value.
-    fn fresh_like(&mut self, v: &Val, span: Span) -> LResult<Val> {
-        Ok(match v {
-            Val::Scalar(t, _) => Val::Scalar(*t, self.e.reg(scalar_class(*t))),
-            Val::Tile(t) => {
-                let regs = t.regs.iter().map(|r| self.e.reg(r.class)).collect();
-                Val::Tile(Tile { regs, ..t.clone() })
-            }
-            Val::Smem(s) => {
-                let reg = self.e.reg(RegClass::B32);
-                Val::Smem(SmemView {
-                    base: Addr { reg, off: 0 },
-                    ..s.clone()
-                })
-            }
-            Val::Tmem(t) => {
-                let reg = self.e.reg(RegClass::B32);
-                Val::Tmem(TmemView {
-                    dynamic: Some(reg),
-                    cols: 0,
-                    ..t.clone()
-                })
-            }
-            other => {
-                return Err(unsupported(
-                    "=",
-                    span,
-                    format!("reassigning {} inside a loop or a dynamic `if`", other.kind()),
-                ))
-            }
-        })
-    }
-
-    /// Copy each source value into its phi registers, all reads before all writes.
-    fn parallel_copy(&mut self, pairs: &[(Val, Val)], span: Span) -> LResult<()> {
-        let mut moves: Vec<(Reg, String)> = Vec::new();
-        for (phi, src) in pairs {
-            match (phi, src) {
-                (Val::Scalar(t, d), s) => {
-                    let op = self.scalar_operand(s, *t, span)?;
-                    moves.push((*d, op));
-                }
-                (Val::Tile(pt), Val::Tile(st)) => {
-                    let st = if st.ll == pt.ll {
-                        st.clone()
-                    } else {
-                        self.convert(st, &pt.ll, span)?
-                    };
-                    for (d, s) in pt.regs.iter().zip(&st.regs) {
-                        moves.push((*d, s.to_string()));
-                    }
-                }
-                (Val::Smem(ps), Val::Smem(ss)) => {
-                    if ps.geom != ss.geom || ps.shape != ss.shape || ps.offsets != ss.offsets {
-                        return Err(unsupported(
-                            "=",
-                            span,
-                            "a shared-memory view reassigned with another shape or layout in a loop",
-                        ));
-                    }
-                    let r = self.addr_reg(&ss.base);
-                    moves.push((ps.base.reg, r.to_string()));
-                }
-                (Val::Tmem(pt), Val::Tmem(st)) => {
-                    if pt.shape != st.shape || pt.offsets != st.offsets || pt.reg != st.reg {
-                        return Err(unsupported(
-                            "=",
-                            span,
-                            "a tensor-memory view reassigned with another shape in a loop",
-                        ));
-                    }
-                    let r = self.e.reg(RegClass::B32);
-                    match st.dynamic {
-                        Some(d) => self.e.ins(format!("add.u32 {r}, {d}, {}", st.cols)),
-                        None => self.e.ins(format!("mov.u32 {r}, {}", st.cols)),
-                    }
-                    if let Some(d) = pt.dynamic {
-                        moves.push((d, r.to_string()));
-                    }
-                }
-                (p, s) => {
-                    return Err(unsupported(
-                        "=",
-                        span,
-                        format!("merging {} into {}", s.kind(), p.kind()),
-                    ))
-                }
-            }
-        }
-        let dsts: BTreeSet<String> = moves.iter().map(|(d, _)| d.to_string()).collect();
-        let conflict = moves.iter().any(|(d, s)| dsts.contains(s) && &d.to_string() != s);
-        if conflict {
-            let mut tmp = Vec::new();
-            for (d, s) in &moves {
-                let t = self.e.reg(d.class);
-                self.mov(t, s);
-                tmp.push((*d, t));
-            }
-            for (d, t) in tmp {
-                self.mov(d, &t.to_string());
-            }
-        } else {
-            for (d, s) in moves {
-                self.mov(d, &s);
-            }
-        }
-        Ok(())
-    }
-
-    /// Register holding a shared address.
-    pub fn addr_reg(&mut self, a: &Addr) -> Reg {
-        if a.off == 0 {
-            return a.reg;
-        }
-        let r = self.e.reg(RegClass::B32);
-        self.e.ins(format!("add.u32 {r}, {}, {}", a.reg, a.off));
-        r
-    }
-
-    fn back_edge(&mut self, phis: &[(String, Val)], span: Span) -> LResult<()> {
-        let mut pairs = Vec::new();
-        for (n, phi) in phis {
-            if let Some(cur) = self.lookup_var(n).cloned() {
-                pairs.push((phi.clone(), cur));
-            }
-        }
-        self.parallel_copy(&pairs, span)
-    }
-
-    fn restore_phis(&mut self, phis: &[(String, Val)]) {
-        for (n, phi) in phis {
-            self.rebind(n, phi.clone());
-        }
-    }
-
-    fn dynamic_for(
-        &mut self,
-        var: &Ident,
-        start: &Expr,
-        end: &Expr,
-        step: Option<&Expr>,
-        body: &Block,
-        span: Span,
-    ) -> LResult<()> {
-        let s = self.expr(start)?;
-        let e = self.expr(end)?;
-        let s = self.scalar_operand(&s, ScalarTy::I32, start.span)?;
-        let e_op = self.scalar_operand(&e, ScalarTy::I32, end.span)?;
-        let endr = self.e.reg(RegClass::B32);
-        self.mov(endr, &e_op);
-        let (step_op, negative) = match step {
-            None => ("1".to_string(), false),
-            Some(x) => {
-                let v = self.expr(x)?;
-                let neg = matches!(v, Val::Int(i) if i < 0);
-                if matches!(v, Val::Int(0)) {
-                    return Err(invalid("for", x.span, "step 0"));
-                }
-                let o = self.scalar_operand(&v, ScalarTy::I32, x.span)?;
-                let r = self.e.reg(RegClass::B32);
-                self.mov(r, &o);
-                (r.to_string(), neg)
-            }
-        };
-        let phis = self.make_phis(&[body], span)?;
-        let i = self.e.reg(RegClass::B32);
-        self.mov(i, &s);
-        let head = self.e.label("for_head");
-        let exit = self.e.label("for_exit");
-        let p = self.e.reg(RegClass::Pred);
-        self.part.all_dirty = true;
-        self.part.issue_dirty = true;
-        self.e.place(&head);
-        self.e.ins(format!(
-            "setp.{}.s32 {p}, {i}, {endr}",
-            if negative { "le" } else { "ge" }
-        ));
-        self.e.ins(format!("@{p} bra {exit}"));
-        self.depth += 1;
-        self.scopes.push(HashMap::new());
-        self.declare(&var.name, Val::Scalar(ScalarTy::I32, i));
-        let r = self.block(body);
-        self.scopes.pop();
-        self.depth -= 1;
-        r?;
-        self.back_edge(&phis, span)?;
-        self.e.ins(format!("add.s32 {i}, {i}, {step_op}"));
-        self.e.ins(format!("bra {head}"));
-        self.e.place(&exit);
-        self.restore_phis(&phis);
-        self.part.all_dirty = true;
-        self.part.issue_dirty = true;
-        Ok(())
-    }
-
-    /// `while c { body }`: the variables the body assigns live in phi registers; the condition
-    /// is evaluated at the loop head from them.
-    fn dynamic_while(&mut self, cond: &Expr, body: &Block, span: Span) -> LResult<()> {
-        let phis = self.make_phis(&[body], span)?;
-        let head = self.e.label("while_head");
-        let exit = self.e.label("while_exit");
-        self.part.all_dirty = true;
-        self.part.issue_dirty = true;
-        self.e.place(&head);
-        let c = self.expr(cond)?;
-        let p = self.pred_of(&c, cond.span)?;
-        self.e.ins(format!("@!{p} bra {exit}"));
-        self.depth += 1;
-        self.scopes.push(HashMap::new());
-        let r = self.block(body);
-        self.scopes.pop();
-        self.depth -= 1;
-        r?;
-        self.back_edge(&phis, span)?;
-        self.e.ins(format!("bra {head}"));
-        self.e.place(&exit);
-        self.restore_phis(&phis);
-        self.part.all_dirty = true;
-        self.part.issue_dirty = true;
-        Ok(())
-    }
-
-    fn dynamic_if(
-        &mut self,
-        cond: &Expr,
-        then_body: &Block,
-        else_body: Option<&Block>,
-        span: Span,
-    ) -> LResult<()> {
-        let c = self.expr(cond)?;
-        let p = self.pred_of(&c, cond.span)?;
-        let mut bodies = vec![then_body];
-        if let Some(e) = else_body {
-            bodies.push(e);
-        }
-        let phis = self.make_phis(&bodies, span)?;
-        let else_l = self.e.label("else");
-        let end_l = self.e.label("endif");
-        self.e.ins(format!("@!{p} bra {else_l}"));
-        let (ad, id) = (self.part.all_dirty, self.part.issue_dirty);
-        self.depth += 1;
-        let r = self.block(then_body);
-        self.depth -= 1;
-        r?;
-        self.back_edge(&phis, span)?;
-        self.e.ins(format!("bra {end_l}"));
-        let (ad1, id1) = (self.part.all_dirty, self.part.issue_dirty);
-        self.restore_phis(&phis);
-        self.e.place(&else_l);
-        self.part.all_dirty = ad;
-        self.part.issue_dirty = id;
-        if let Some(eb) = else_body {
-            self.depth += 1;
-            let r = self.block(eb);
-            self.depth -= 1;
-            r?;
-            self.back_edge(&phis, span)?;
-        }
-        self.e.place(&end_l);
-        self.restore_phis(&phis);
-        self.part.all_dirty |= ad1;
-        self.part.issue_dirty |= id1;
-        Ok(())
-    }
-
-    fn warp_specialize(&mut self, default: &DefaultPartition, workers: &[Worker], span: Span) -> LResult<()> {
-        if self.depth > 0 || self.ws_done || self.part.index != 0 {
-            return Err(unsupported(
-                "warp_specialize",
-                span,
-                "warp_specialize inside a loop or a dynamic `if`",
-            ));
-        }
-        self.ws_done = true;
-        let (plan, total_warps) = warp_plan(self.ck);
-        if plan.len() != workers.len() + 1 {
-            return Err(invalid(
-                "warp_specialize",
-                span,
-                "worker partitions differ from the type checker's",
-            ));
-        }
-        let warp = self.k.warp;
-        // Worker warps jumped straight here: the scalars and views the default partition
-        // computed before the fork reach them through shared memory (Triton's explicit
-        // captures), stored by the default partition's leader before the CTA barrier.
-        let captures = self.capture_outer_values();
-        self.e.place("$ws_entry");
-        self.e.comment("warp_specialize: every warp arrives, then each warpgroup sets its register budget and each warp takes its partition");
-        self.e.ins("bar.sync 0");
-        // Register budgets, one setmaxnreg per warpgroup at one PC (PTX: warpgroup-wide).
-        let mut budgets: Vec<Option<u32>> = Vec::new();
-        let regs_of = |i: usize| -> Option<u32> {
-            if i == 0 {
-                default
-                    .regs
-                    .as_ref()
-                    .and_then(|r| self.consts.int(r).ok())
-                    .map(|r| r as u32)
-            } else {
-                self.ck.workers.get(i - 1).map(|w| w.2)
-            }
-        };
-        let groups = total_warps.div_ceil(4);
-        for g in 0..groups {
-            let (lo, hi) = (4 * g, 4 * g + 4);
-            let mut budget: Option<u32> = None;
-            let mut all = true;
-            for (i, &(f, w)) in plan.iter().enumerate() {
-                if f < hi && f + w > lo {
-                    match regs_of(i) {
-                        Some(r) => budget = Some(budget.map_or(r, |b: u32| b.max(r))),
-                        None => all = false,
-                    }
-                }
-            }
-            budgets.push(if all { budget } else { None });
-        }
-        // Registers per thread at entry: the entry declares `.minnctapersm 1`, so ptxas may
-        // give each of the CTA's threads up to 65536 / threads (at most 255).
-        let entry_regs = (65536 / (total_warps * 32)).min(255);
-        let labels: Vec<String> = (0..plan.len())
-            .map(|i| self.e.label(&format!("partition{i}")))
-            .collect();
-        let end = self.end_label.clone();
-        // Each warpgroup with a budget takes its own path (setmaxnreg, then the partitions it
-        // holds), so that no code of one budget is reachable from another's: ptxas allocates
-        // registers per region of the control-flow graph.
-        let reallocs: Vec<(usize, u32, String)> = budgets
-            .iter()
-            .enumerate()
-            .filter_map(|(g, b)| b.filter(|b| *b != entry_regs).map(|b| (g, b, String::new())))
-            .map(|(g, b, _)| (g, b, self.e.label(&format!("warpgroup{g}"))))
-            .collect();
-        let wg = self.e.reg(RegClass::B32);
-        if !reallocs.is_empty() {
-            self.e.ins(format!("shr.u32 {wg}, {warp}, 2"));
-            for (g, _, l) in &reallocs {
-                let p = self.e.reg(RegClass::Pred);
-                self.e.ins(format!("setp.eq.u32 {p}, {wg}, {g}"));
-                self.e.ins(format!("@{p} bra {l}"));
-            }
-        }
-        let dispatch = |lw: &mut Self, only: Option<usize>| {
-            for (i, &(f, w)) in plan.iter().enumerate() {
-                if let Some(g) = only {
-                    let (lo, hi) = (4 * g as u32, 4 * g as u32 + 4);
-                    if !(f < hi && f + w > lo) {
-                        continue;
-                    }
-                }
-                let p = lw.e.reg(RegClass::Pred);
-                let q = lw.e.reg(RegClass::Pred);
-                lw.e.ins(format!("setp.ge.u32 {p}, {warp}, {f}"));
-                lw.e.ins(format!("setp.lt.and.u32 {q}, {warp}, {}, {p}", f + w));
-                lw.e.ins(format!("@{q} bra {}", labels[i]));
-            }
-            lw.e.ins(format!("bra {end}"));
-        };
-        dispatch(self, None);
-        for (g, b, l) in &reallocs {
-            self.e.place(l);
-            let dir = if *b < entry_regs { "dec" } else { "inc" };
-            self.e.ins(format!("setmaxnreg.{dir}.sync.aligned.u32 {b}"));
-            self.setmaxnreg = true;
-            dispatch(self, Some(*g));
-        }
-
-        // Workers first in the text (each ends at the kernel's end), then the default
-        // partition, which falls through to the code after the region.
-        let saved = self.part.clone();
-        // Every partition starts from the values as the fork left them.
-        let (orig_k, orig_scopes) = (self.k.clone(), self.scopes.clone());
-        for (i, w) in workers.iter().enumerate() {
-            let (first, warps) = plan[i + 1];
-            let prev = self.e.set_origin(Some(Origin {
-                op: format!("worker {}", w.name.name),
-                span: w.span,
-            }));
-            self.e.place(&labels[i + 1]);
-            self.k = orig_k.clone();
-            self.scopes = orig_scopes.clone();
-            self.fresh_kernel_regs(&captures)?;
-            let leader = elect_leader(&mut self.e, self.k.warp, first);
-            let pwarp = self.e.reg(RegClass::B32);
-            self.e.ins(format!("sub.u32 {pwarp}, {}, {first}", self.k.warp));
-            self.part = Part {
-                index: i + 1,
-                first_warp: first,
-                warps,
-                bar: 2 + i as u32,
-                leader,
-                pwarp,
-                all_dirty: false,
-                issue_dirty: false,
-                tmem_dirty: false,
-            };
-            if self.part.bar > 15 {
-                return Err(unsupported(
-                    "warp_specialize",
-                    span,
-                    "more than 14 worker partitions (named barriers run out)",
-                ));
-            }
-            self.depth += 1;
-            let r = self.block(&w.body);
-            self.depth -= 1;
-            r?;
-            self.e.ins(format!("bra {end}"));
-            self.e.set_origin(prev);
-        }
-        let prev = self.e.set_origin(Some(Origin {
-            op: "default".into(),
-            span: default.span,
-        }));
-        self.part = saved;
-        self.part.all_dirty = false;
-        self.part.issue_dirty = false;
-        self.part.tmem_dirty = false;
-        self.e.place(&labels[0]);
-        self.k = orig_k;
-        self.scopes = orig_scopes;
-        self.fresh_kernel_regs(&[])?;
-        self.part.leader = elect_leader(&mut self.e, self.k.warp, 0);
-        self.part.pwarp = self.k.warp;
-        self.depth += 1;
-        let r = self.block(&default.body);
-        self.depth -= 1;
-        r?;
-        self.e.set_origin(prev);
-        Ok(())
     }
 }
