@@ -1,0 +1,436 @@
+//! Asynchronous completions: timed events of the TMA units (load pieces, store reads and
+//! writes), the tensor pipe's in-order operations, and mbarrier actions and transaction
+//! deliveries.
+
+use super::*;
+
+impl<'p, 's> Machine<'p, 's> {
+    pub(super) fn fire(&mut self, ev: Ev) -> Result<(), Stop> {
+        let s = ev.slot as usize;
+        self.cta(s).events = self.cta(s).events.saturating_sub(1);
+        match ev.kind {
+            EvKind::TmaPiece { op, lo, hi } => self.fire_tma_piece(s, op, lo, hi),
+            EvKind::StoreRead { op } => self.fire_store_read(s, op),
+            EvKind::StoreWrite { op } => self.fire_store_write(s, op),
+            EvKind::PipeDone => self.fire_pipe(s),
+            EvKind::WgmmaDone { agent, id } => {
+                let c = self.cta(s);
+                let cta_id = c.id;
+                let ag = &mut c.agents[agent as usize];
+                ag.wgmma_pending = ag.wgmma_pending.saturating_sub(1);
+                self.ev(
+                    cta_id,
+                    Unit::Agent(agent),
+                    What::Complete { op: "wgmma", id },
+                    Span::DUMMY,
+                );
+                Ok(())
+            }
+        }
+    }
+
+    pub(super) fn tma_op(&mut self, s: usize, op: u32) -> TmaOp {
+        // Cannot fail: a TMA op is freed only after its last event fired.
+        self.cta(s).tma[op as usize].clone().expect("live TMA op")
+    }
+
+    pub(super) fn fire_tma_piece(&mut self, s: usize, opi: u32, lo: u64, hi: u64) -> Result<(), Stop> {
+        let op = self.tma_op(s, opi);
+        let prog = self.prog;
+        let desc = &prog.descs[op.desc as usize];
+        let cta_id = self.cta(s).id;
+        if self.opts.check {
+            let inner = desc.block.last().copied().unwrap_or(1) as u64;
+            let (e0, e1) = match &op.kind {
+                TmaKind::Gather { xs, .. } => (lo * 4 * inner, (hi * 4).min(xs.len() as u64) * inner),
+                _ => (lo * inner, hi * inner),
+            };
+            let n = op.addrs.len() as u64;
+            let range = (e0.min(n) as usize)..(e1.min(n) as usize);
+            let bits = desc.dtype.bits();
+            let h = self
+                .hb(s)
+                .and_then(|hb| hb.tma_piece(op.hb, op.bar, &op.addrs[range], bits));
+            self.hazard(s, h, false);
+        }
+        // Cannot fail: `s` names a live slot (events, steps and pipe work only exist for resident CTAs, which retire once none is left).
+        let slot = self.slots[s].as_mut().expect("live CTA slot");
+        let g = &self.global[desc.tensor as usize];
+        let r = match &op.kind {
+            TmaKind::Load { coords } => tma::load_rows(desc, coords, g, &mut slot.smem, &op.addrs, lo..hi),
+            TmaKind::Gather { xs, col } => {
+                tma::gather_msgs(desc, xs, *col, g, &mut slot.smem, &op.addrs, lo..hi)
+            }
+            _ => Ok(0),
+        };
+        let bytes = r.map_err(|f| self.fault_stop(f, op.span, cta_id, Unit::Tma, op.name))?;
+        self.counters.tma_bytes += bytes;
+        self.ev(
+            cta_id,
+            Unit::Tma,
+            What::Piece {
+                op: op.name,
+                id: op.id,
+                bytes,
+            },
+            op.span,
+        );
+        self.deliver_tx(s, op.span, op.bar, bytes, op.phase)
+            .map_err(|f| self.fault_stop(f, op.span, cta_id, Unit::Tma, op.name))?;
+        let left = {
+            // Cannot fail: a TMA op is freed only after its last event fired.
+            let o = self.cta(s).tma[opi as usize].as_mut().expect("live TMA op");
+            o.left -= 1;
+            o.left
+        };
+        if left == 0 {
+            self.ev(
+                cta_id,
+                Unit::Tma,
+                What::Complete {
+                    op: op.name,
+                    id: op.id,
+                },
+                op.span,
+            );
+            let c = self.cta(s);
+            c.tma[opi as usize] = None;
+            c.tma_free.push(opi);
+        }
+        Ok(())
+    }
+
+    pub(super) fn fire_store_read(&mut self, s: usize, opi: u32) -> Result<(), Stop> {
+        let op = self.tma_op(s, opi);
+        let prog = self.prog;
+        let desc = &prog.descs[op.desc as usize];
+        let cta_id = self.cta(s).id;
+        // Cannot fail: `s` names a live slot (events, steps and pipe work only exist for resident CTAs, which retire once none is left).
+        let slot = self.slots[s].as_ref().expect("live CTA slot");
+        let mut read = Vec::new();
+        let r = match &op.kind {
+            TmaKind::Store { coords, .. } => tma::store_read(desc, coords, &slot.smem, &op.addrs, &mut read),
+            TmaKind::Scatter { xs, col, .. } => {
+                tma::scatter_read(desc, xs, *col, &slot.smem, &op.addrs, &mut read)
+            }
+            _ => Ok(Vec::new()),
+        };
+        let data = r.map_err(|f| self.fault_stop(f, op.span, cta_id, Unit::Tma, op.name))?;
+        if self.opts.check {
+            let pc = self.hb(s).map(|h| h.op_instr(op.hb)).unwrap_or(0);
+            self.check_smem_init(s, pc, &read);
+            let bits = desc.dtype.bits();
+            let h = self
+                .hb(s)
+                .and_then(|hb| hb.tma_store_read(op.hb, op.agent, &op.addrs, bits));
+            self.hazard(s, h, false);
+        }
+        let c = self.cta(s);
+        if let Some(o) = c.tma[opi as usize].as_mut() {
+            match &mut o.kind {
+                TmaKind::Store { data: d, .. } | TmaKind::Scatter { data: d, .. } => *d = data,
+                _ => {}
+            }
+        }
+        if let Some(g) = c.agents[op.agent as usize]
+            .groups
+            .iter_mut()
+            .find(|g| g.id == op.id)
+        {
+            g.reads = g.reads.saturating_sub(1);
+        }
+        let delay = self.sched.latency(AsyncKind::TmaStoreWrite);
+        self.schedule(s, delay, EvKind::StoreWrite { op: opi });
+        Ok(())
+    }
+
+    pub(super) fn fire_store_write(&mut self, s: usize, opi: u32) -> Result<(), Stop> {
+        let op = self.tma_op(s, opi);
+        let prog = self.prog;
+        let desc = &prog.descs[op.desc as usize];
+        if let TmaKind::Store { data, .. } | TmaKind::Scatter { data, .. } = &op.kind {
+            tma::global_write(&mut self.global[desc.tensor as usize], data);
+        }
+        let cta_id = self.cta(s).id;
+        self.ev(
+            cta_id,
+            Unit::Tma,
+            What::Complete {
+                op: op.name,
+                id: op.id,
+            },
+            op.span,
+        );
+        let c = self.cta(s);
+        let ag = &mut c.agents[op.agent as usize];
+        if let Some(g) = ag.groups.iter_mut().find(|g| g.id == op.id) {
+            g.writes = g.writes.saturating_sub(1);
+        }
+        // Bulk groups retire in commit order (`wait_group N` waits for every group but the N
+        // most recent, docs/hardware/bulk-group-order.md): a finished group leaves only once
+        // every older one has.
+        while ag.groups.front().is_some_and(|g| g.reads == 0 && g.writes == 0) {
+            ag.groups.pop_front();
+        }
+        c.tma[opi as usize] = None;
+        c.tma_free.push(opi);
+        Ok(())
+    }
+
+    pub(super) fn pipe_kick(&mut self, s: usize) {
+        let c = self.cta(s);
+        if c.pipe_busy {
+            return;
+        }
+        let Some(front) = c.pipe.front() else { return };
+        let (kind, id, span, name) = (
+            match front.kind {
+                PipeKind::Mma(_) | PipeKind::MmaPair { .. } => AsyncKind::Mma,
+                PipeKind::Cp { .. } => AsyncKind::Cp,
+                PipeKind::Commit { .. } => AsyncKind::Commit,
+            },
+            front.id,
+            front.span,
+            front.name,
+        );
+        c.pipe_busy = true;
+        let cta_id = c.id;
+        let delay = self.sched.latency(kind);
+        self.schedule(s, delay, EvKind::PipeDone);
+        self.ev(cta_id, Unit::Tc, What::Start { op: name, id }, span);
+    }
+
+    pub(super) fn fire_pipe(&mut self, s: usize) -> Result<(), Stop> {
+        // Cannot fail: `s` names a live slot (events, steps and pipe work only exist for resident CTAs, which retire once none is left).
+        let c = self.slots[s].as_mut().expect("live CTA slot");
+        c.pipe_busy = false;
+        let Some(op) = c.pipe.pop_front() else {
+            return Ok(());
+        };
+        let cta_id = c.id;
+        if self.opts.check {
+            self.check_pipe_op(s, &op);
+        }
+        let c = self.slots[s].as_mut().expect("live CTA slot");
+        let r = match &op.kind {
+            PipeKind::Mma(m) => {
+                self.counters.mmas += 1;
+                tensor::mma(&c.smem, &mut c.tmem, m)
+            }
+            PipeKind::MmaPair { op: m, peer } => {
+                self.counters.mmas += 1;
+                let peer = *peer as usize;
+                // The leader's slot precedes its peer's (same slot group, rank order).
+                let (lo, hi) = self.slots.split_at_mut(peer);
+                match (lo[s].as_mut(), hi[0].as_mut()) {
+                    (Some(l), Some(p)) => tensor::mma_pair([&l.smem, &p.smem], [&mut l.tmem, &mut p.tmem], m),
+                    _ => Err(Fault::unsupported(
+                        "the peer CTA of a cta_group::2 MMA is not resident",
+                    )),
+                }
+            }
+            PipeKind::Cp { src, dst } => tensor::cp(&c.smem, &mut c.tmem, src, dst),
+            PipeKind::Commit { .. } => Ok(()),
+        };
+        r.map_err(|f| self.fault_stop(f, op.span, cta_id, Unit::Tc, op.name))?;
+        self.ev(
+            cta_id,
+            Unit::Tc,
+            What::Complete {
+                op: op.name,
+                id: op.id,
+            },
+            op.span,
+        );
+        if let PipeKind::Commit { bar, peer } = op.kind {
+            self.bar_act(s, Unit::Tc, op.span, bar, BarAct::Arrive(1))
+                .map_err(|f| self.fault_stop(f, op.span, cta_id, Unit::Tc, op.name))?;
+            if let Some(p) = peer {
+                let pid = self.cta(p as usize).id;
+                self.bar_act(p as usize, Unit::Tc, op.span, bar, BarAct::Arrive(1))
+                    .map_err(|f| self.fault_stop(f, op.span, pid, Unit::Tc, op.name))?;
+            }
+        }
+        self.pipe_kick(s);
+        Ok(())
+    }
+
+    /// The checker's view of a tensor-pipe op about to run: its operand reads and its writes.
+    pub(super) fn check_pipe_op(&mut self, s: usize, op: &PipeOp) {
+        let Some(hb) = self.hb(s) else { return };
+        hb.pipe_exec(op.hb);
+        let pc = hb.op_instr(op.hb);
+        let smem_read = |m: &mut Self, v: &SmemView| {
+            if let Some(addrs) = layout::view_addresses(v) {
+                m.check_smem_init(s, pc, &addrs);
+                let h = m
+                    .hb(s)
+                    .and_then(|hb| hb.pipe_smem(op.hb, Kind::Read, &addrs, v.dtype.bits()));
+                m.hazard(s, h, false);
+            }
+        };
+        let tmem = |m: &mut Self, v: &TmemView, kind: Kind| {
+            let cells = tmem_cells(v);
+            if kind == Kind::Read {
+                m.check_tmem_init(s, pc, &cells);
+            }
+            let h = m.hb(s).and_then(|hb| hb.pipe_tmem(op.hb, kind, &cells));
+            m.hazard(s, h, true);
+        };
+        match &op.kind {
+            // A pair MMA is shadowed in the issuing CTA only: the checker's state is per CTA,
+            // and the peer's half of the operands is at the same offsets.
+            PipeKind::Mma(m) | PipeKind::MmaPair { op: m, .. } => {
+                match &m.a {
+                    AOperand::Smem(v) => smem_read(self, v),
+                    AOperand::Tmem(v) => tmem(self, v, Kind::Read),
+                }
+                smem_read(self, &m.b);
+                if let Some((sa, sb)) = &m.scales {
+                    tmem(self, sa, Kind::Read);
+                    tmem(self, sb, Kind::Read);
+                }
+                if m.use_acc {
+                    tmem(self, &m.acc, Kind::Read);
+                }
+                tmem(self, &m.acc, Kind::Write);
+            }
+            PipeKind::Cp { src, dst } => {
+                smem_read(self, src);
+                tmem(self, dst, Kind::Write);
+            }
+            PipeKind::Commit { .. } => {}
+        }
+        // The pair's odd CTA receives its half of the accumulator: record that write in its own
+        // shadow state (so its reads after the commit's phase are initialised and ordered).
+        // Hazards against it are reported in the issuing CTA only.
+        if let PipeKind::MmaPair { op: m, peer } = &op.kind {
+            let cells = tmem_cells(&m.acc);
+            if let Some(hb) = self.hb(*peer as usize) {
+                let _ = hb.pipe_tmem(op.hb, Kind::Write, &cells);
+            }
+        }
+    }
+
+    /// Apply an action to a barrier, tracing arrivals, tx changes and phase flips.
+    pub(super) fn bar_act(
+        &mut self,
+        s: usize,
+        unit: Unit,
+        span: Span,
+        addr: u32,
+        act: BarAct,
+    ) -> OpResult<()> {
+        // Cannot fail: `s` names a live slot (events, steps and pipe work only exist for resident CTAs, which retire once none is left).
+        let c = self.slots[s].as_mut().expect("live CTA slot");
+        let cta_id = c.id;
+        let b = c.bar(addr)?;
+        let flipped = match act {
+            BarAct::Arrive(n) => b.arrive(n),
+            BarAct::ExpectTx(n) => b.expect_tx(n),
+            BarAct::CompleteTx(n) => b.complete_tx(n),
+        }
+        .map_err(|e| match e {
+            MbarFault::Underflow { .. } => {
+                Fault::CodedTrap("over-arrival", CudaError::LaunchFailure, e.reason())
+            }
+            MbarFault::TxRange { .. } => Fault::trap(CudaError::LaunchFailure, e.reason()),
+        })?;
+        let b = *b;
+        if let Some(hb) = c.hb.as_deref_mut() {
+            let who = match unit {
+                Unit::Agent(a) => Actor::Part(a as usize, self.cur_pc),
+                Unit::Tma => Actor::Tma,
+                Unit::Tc => Actor::Pipe,
+            };
+            let (arrival, bytes) = match act {
+                BarAct::Arrive(_) => (true, 0),
+                BarAct::ExpectTx(n) => (false, n),
+                BarAct::CompleteTx(n) => (false, -n),
+            };
+            hb.bar_update(addr, who, arrival, bytes, flipped);
+        }
+        if flipped && self.opts.check {
+            self.check_blocked_aliasing(s, addr, b.phase);
+        }
+        if self.opts.trace {
+            let what = match act {
+                BarAct::Arrive(n) => What::Arrive {
+                    bar: addr,
+                    count: n,
+                    pending: if flipped { 0 } else { b.pending },
+                },
+                BarAct::ExpectTx(n) => What::ExpectTx {
+                    bar: addr,
+                    bytes: n,
+                    tx: b.tx,
+                },
+                BarAct::CompleteTx(n) => What::CompleteTx {
+                    bar: addr,
+                    bytes: n,
+                    tx: b.tx,
+                },
+            };
+            self.ev(cta_id, unit, what, span);
+            if flipped {
+                self.ev(
+                    cta_id,
+                    unit,
+                    What::PhaseFlip {
+                        bar: addr,
+                        phase: b.phase,
+                    },
+                    span,
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// TMA bytes reach the barrier in 16-byte granules [PTX.md §3, H100]: when a delivery
+    /// would carry a phase whose arrivals are all in past tx = 0, the phase completes at that
+    /// point and the surplus counts against the next phase (its tx-count goes negative).
+    /// Bytes that land in a later phase than the one current when the copy was issued mean
+    /// the `expect` was short: a `tx-mismatch` diagnostic.
+    pub(super) fn deliver_tx(
+        &mut self,
+        s: usize,
+        span: Span,
+        addr: u32,
+        bytes: u64,
+        issue_phase: u64,
+    ) -> OpResult<()> {
+        let mut left = bytes as i64;
+        while left > 0 {
+            let b = *self.cta(s).bar(addr)?;
+            if b.phase > issue_phase {
+                let prog = self.prog;
+                let bar = prog.mbar_name(addr);
+                let mut d = Diagnostic::error(
+                    "tx-mismatch",
+                    format!("`{bar}` completed its phase before this copy's bytes had all landed: {left} bytes overshoot the expect"),
+                    span,
+                    format!("delivers {left} bytes to `{bar}` after the phase it was issued in completed"),
+                );
+                if let Some(h) = self.hb(s).and_then(|h| h.bar(addr)) {
+                    for pc in &h.prev_expect_at {
+                        let sp = prog.code.get(*pc as usize).map(|i| i.span).unwrap_or(Span::DUMMY);
+                        d = d.with_label(sp, format!("the phase expected {} bytes in all", h.prev_expected));
+                    }
+                }
+                let d = d
+                    .with_note("the phase completed early (waiters may read bytes that have not landed) and the surplus drives the next phase's tx-count negative (PTX.md section 3)")
+                    .with_help("expect exactly the bytes the copies deliver: the full box, out-of-bounds part included (`desc.nbytes`)");
+                self.report(d);
+            }
+            let chunk = if b.pending == 0 && b.tx > 0 && b.tx < left && b.tx % 16 == 0 {
+                b.tx
+            } else {
+                left
+            };
+            self.bar_act(s, Unit::Tma, span, addr, BarAct::CompleteTx(chunk))?;
+            left -= chunk;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,951 @@
+//! Stepping agents: one instruction of an agent per step, and the execution of every
+//! lowered operation (`exec_op`).
+
+use super::*;
+
+impl<'p, 's> Machine<'p, 's> {
+    pub(super) fn step(&mut self, s: usize, a: usize) -> Result<(), Stop> {
+        let prog = self.prog;
+        let (pc, resumed, cta_id) = {
+            let c = self.cta(s);
+            let ag = &c.agents[a];
+            (ag.pc, matches!(ag.state, AState::Blocked(_)), c.id)
+        };
+        let Some(instr) = prog.code.get(pc as usize) else {
+            self.cta(s).agents[a].state = AState::Done;
+            return Ok(());
+        };
+        let mut frame = std::mem::take(&mut self.cta(s).agents[a].frame);
+        self.cur_pc = pc;
+        let r = self.exec(s, a, instr, &mut frame, resumed);
+        let name = match &instr.kind {
+            IKind::Op { name, .. } => *name,
+            _ => "statement",
+        };
+        self.cta(s).agents[a].frame = frame;
+        let flow = match r {
+            Ok(f) => f,
+            Err(f) => return Err(self.fault_stop(f, instr.span, cta_id, Unit::Agent(a as u32), name)),
+        };
+        let ag = &mut self.cta(s).agents[a];
+        match flow {
+            Flow::Next => {
+                ag.pc = pc + 1;
+                ag.state = AState::Ready;
+            }
+            Flow::Jump(t) => {
+                ag.pc = t;
+                ag.state = AState::Ready;
+            }
+            Flow::Block(b) => {
+                let first = !resumed;
+                ag.state = AState::Blocked(b);
+                if first {
+                    let what = match b {
+                        Block::Mbar { addr, parity } => What::WaitBegin { bar: addr, parity },
+                        Block::StoreWait { .. } => What::Blocked { on: "tma.store_wait" },
+                        Block::WgmmaWait { .. } => What::Blocked { on: "wgmma.wait" },
+                        Block::Join => What::Blocked { on: "join" },
+                        Block::TmemAlloc { .. } => What::Blocked { on: "tmem.alloc" },
+                        Block::ClusterSync { .. } => What::Blocked { on: "cluster.sync" },
+                    };
+                    self.ev(cta_id, Unit::Agent(a as u32), what, instr.span);
+                }
+            }
+            Flow::Done => {
+                ag.state = AState::Done;
+                self.ev(cta_id, Unit::Agent(a as u32), What::AgentEnd, instr.span);
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn cx(&mut self, s: usize) -> EvalCtx {
+        EvalCtx {
+            pid: self.cta(s).pid,
+            grid: self.grid,
+        }
+    }
+
+    pub(super) fn exec(
+        &mut self,
+        s: usize,
+        a: usize,
+        instr: &Instr,
+        frame: &mut [Value],
+        resumed: bool,
+    ) -> OpResult<Flow> {
+        let cx = self.cx(s);
+        match &instr.kind {
+            IKind::Eval { dsts, expr } => {
+                let v = eval::eval(expr, frame, &cx)?;
+                bind(frame, dsts, v)?;
+                Ok(Flow::Next)
+            }
+            IKind::Op { op, name, dsts } => {
+                self.counters.ops += 1;
+                if let Some(hb) = self.hb(s) {
+                    hb.step(a);
+                }
+                match self.exec_op(s, a, op, name, instr.span, frame, &cx, resumed)? {
+                    OpFlow::Value(v) => {
+                        bind(frame, dsts, v)?;
+                        Ok(Flow::Next)
+                    }
+                    OpFlow::Next => Ok(Flow::Next),
+                    OpFlow::Block(b) => Ok(Flow::Block(b)),
+                }
+            }
+            IKind::Jump(t) => Ok(Flow::Jump(*t)),
+            IKind::BranchIfNot { cond, target } => {
+                let c = eval::eval(cond, frame, &cx)?;
+                let b = c
+                    .as_bool()
+                    .ok_or_else(|| Fault::unsupported(format!("`if` condition is {}", c.kind())))?;
+                Ok(if b { Flow::Next } else { Flow::Jump(*target) })
+            }
+            IKind::LoopInit {
+                ctr,
+                end,
+                step,
+                start_e,
+                end_e,
+                step_e,
+            } => {
+                let st = int_of(&eval::eval(step_e, frame, &cx)?, "loop step")?;
+                if st == 0 {
+                    return Err(Fault::error("sim-error", "`for` loop with step 0 never ends"));
+                }
+                frame[*ctr as usize] = Value::Int(int_of(&eval::eval(start_e, frame, &cx)?, "loop start")?);
+                frame[*end as usize] = Value::Int(int_of(&eval::eval(end_e, frame, &cx)?, "loop end")?);
+                frame[*step as usize] = Value::Int(st);
+                Ok(Flow::Next)
+            }
+            IKind::LoopTest {
+                ctr,
+                end,
+                step,
+                var,
+                exit,
+            } => {
+                let c = frame[*ctr as usize].as_int().unwrap_or(0);
+                let e = frame[*end as usize].as_int().unwrap_or(0);
+                let st = frame[*step as usize].as_int().unwrap_or(1);
+                if crate::lower::loop_continues(c, e, st) {
+                    frame[*var as usize] = Value::Int(c);
+                    Ok(Flow::Next)
+                } else {
+                    Ok(Flow::Jump(*exit))
+                }
+            }
+            IKind::LoopNext { ctr, step, head } => {
+                let c = frame[*ctr as usize].as_int().unwrap_or(0);
+                let st = frame[*step as usize].as_int().unwrap_or(1);
+                frame[*ctr as usize] = Value::Int(crate::lower::loop_next(c, st));
+                Ok(Flow::Jump(*head))
+            }
+            IKind::Fork { workers } => {
+                let cta_id = self.cta(s).id;
+                for w in workers {
+                    let c = self.cta(s);
+                    let idx = c.agents.len() as u32;
+                    c.agents.push(Agent {
+                        pc: w.entry,
+                        frame: frame.to_vec(),
+                        first_warp: w.first_warp,
+                        warps: w.warps,
+                        ..Agent::default()
+                    });
+                    c.agents[a].children.push(idx);
+                    if let Some(hb) = self.hb(s) {
+                        hb.fork(a, idx as usize);
+                    }
+                    self.ev(cta_id, Unit::Agent(idx), What::AgentStart, instr.span);
+                }
+                Ok(Flow::Next)
+            }
+            IKind::Join => {
+                let c = self.cta(s);
+                let done = c.agents[a]
+                    .children
+                    .iter()
+                    .all(|&ch| c.agents[ch as usize].state == AState::Done);
+                if done {
+                    let children = c.agents[a].children.clone();
+                    if let Some(hb) = c.hb.as_deref_mut() {
+                        hb.join(a, &children);
+                    }
+                }
+                Ok(if done {
+                    Flow::Next
+                } else {
+                    Flow::Block(Block::Join)
+                })
+            }
+            IKind::EndPartition | IKind::Exit => Ok(Flow::Done),
+        }
+    }
+
+    pub(super) fn pred(&self, p: &Option<CExpr>, frame: &[Value], cx: &EvalCtx) -> OpResult<bool> {
+        match p {
+            None => Ok(true),
+            Some(e) => {
+                let v = eval::eval(e, frame, cx)?;
+                v.as_bool()
+                    .ok_or_else(|| Fault::unsupported(format!("pred must be a boolean, found {}", v.kind())))
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn exec_op(
+        &mut self,
+        s: usize,
+        a: usize,
+        op: &LOp,
+        name: &'static str,
+        span: Span,
+        frame: &[Value],
+        cx: &EvalCtx,
+        resumed: bool,
+    ) -> OpResult<OpFlow> {
+        let prog = self.prog;
+        let ev = |e: &CExpr| eval::eval(e, frame, cx);
+        let cta_id = self.cta(s).id;
+        let me = Unit::Agent(a as u32);
+        match op {
+            LOp::SmemAlloc { view } => Ok(OpFlow::Value(Value::Smem(*view))),
+            LOp::SmemReinterpret {
+                src,
+                dtype,
+                shape,
+                layout,
+            } => {
+                let v = smem_of(&ev(src)?)?;
+                let start = layout::view_start(&v)
+                    .ok_or_else(|| Fault::trap(CudaError::IllegalAddress, "shared address overflow"))?;
+                let bytes = layout::buffer_bytes(*dtype, shape.as_slice(), *layout);
+                if start as u64 + bytes > self.cta(s).smem.len() as u64 {
+                    return Err(Fault::error("smem-reinterpret", format!("reinterpret of {bytes} bytes at shared byte {start} runs past the end of shared memory")));
+                }
+                Ok(OpFlow::Value(Value::Smem(SmemView {
+                    base: start,
+                    dtype: *dtype,
+                    layout: *layout,
+                    root: *shape,
+                    origin: Dims::zeros(shape.len()),
+                    dropped: 0,
+                    shape: *shape,
+                    alloc: v.alloc,
+                })))
+            }
+            LOp::MbarAlloc { addr, count } => Ok(OpFlow::Value(Value::Mbar {
+                addr: *addr,
+                count: Some(*count),
+            })),
+            LOp::TmemReinterpret {
+                src,
+                dtype,
+                shape,
+                block,
+                col_stride,
+            } => {
+                let v = tmem_of(&ev(src)?)?;
+                let n = layout::tmem_reinterpret(&v, *dtype, *shape, *block, *col_stride);
+                let end = n.col as u64 + layout::tmem_matrix_cols(&n);
+                if end > bwsim_isa::typeck::TMEM_COLUMNS as u64 {
+                    return Err(Fault::error(
+                        "tmem-reinterpret",
+                        format!("the reinterpreted view ends at TMEM column {end}, past the 512 columns"),
+                    ));
+                }
+                Ok(OpFlow::Value(Value::Tmem(n)))
+            }
+            LOp::TmemAlloc { view, manual, cols } => {
+                if !manual {
+                    return Ok(OpFlow::Value(Value::Tmem(*view)));
+                }
+                match self.cta(s).tmem.alloc(*cols, span) {
+                    Some(col) => {
+                        if let Some(hb) = self.hb(s) {
+                            hb.tmem_alloc(a);
+                        }
+                        self.ev(cta_id, me, What::TmemAlloc { col, cols: *cols }, span);
+                        Ok(OpFlow::Value(Value::Tmem(TmemView { col, ..*view })))
+                    }
+                    None => Ok(OpFlow::Block(Block::TmemAlloc { cols: *cols })),
+                }
+            }
+            LOp::TmemDealloc { buf } => {
+                let v = tmem_of(&ev(buf)?)?;
+                let c = self.cta(s);
+                let cols = c
+                    .tmem
+                    .manual
+                    .iter()
+                    .find(|m| m.col == v.col)
+                    .map(|m| m.cols)
+                    .unwrap_or(0);
+                let busy = !c.pipe.is_empty();
+                c.tmem.dealloc(v.col, cols)?;
+                if let Some(hb) = c.hb.as_deref_mut() {
+                    hb.tmem_dealloc(a, v.col, cols);
+                }
+                if busy {
+                    self.diags.push(
+                        Diagnostic::warning("tmem-dealloc", "tmem.dealloc while tcgen05 operations are still in flight", span, "freed here")
+                            .with_help("wait for the tcgen05.commit barrier that covers the last MMA before freeing its accumulator"),
+                    );
+                }
+                self.ev(cta_id, me, What::TmemDealloc { col: v.col, cols }, span);
+                Ok(OpFlow::Next)
+            }
+            LOp::TmaLoad {
+                desc,
+                coords,
+                smem,
+                bar,
+                pred,
+                gather,
+            } => {
+                if !self.pred(pred, frame, cx)? {
+                    return Ok(OpFlow::Next);
+                }
+                let d = &prog.descs[*desc as usize];
+                let dst = smem_of(&ev(smem)?)?;
+                let baddr = bar_of(&ev(bar)?)?;
+                let phase = self.cta(s).bar(baddr)?.phase;
+                let (kind, pieces): (TmaKind, Vec<(u64, u64)>) = if *gather {
+                    let xs = ints_of(&ev(&coords[0])?)?;
+                    let col = s32(
+                        int_of(&ev(&coords[1])?, "the gather column")?,
+                        "the gather column",
+                    )?;
+                    tma::check_gather(d, &xs, col, &dst, false)?;
+                    let msgs = (xs.len() as u64).div_ceil(4);
+                    (
+                        TmaKind::Gather { xs, col },
+                        (0..msgs).map(|m| (m, m + 1)).collect(),
+                    )
+                } else {
+                    let mut cs = Vec::with_capacity(coords.len());
+                    for c in coords {
+                        cs.push(s32(int_of(&ev(c)?, "a TMA coordinate")?, "a TMA coordinate")?);
+                    }
+                    tma::check_tile(d, &cs, &dst, false)?;
+                    let rows = tma::rows(d).max(1);
+                    let p = self.sched.pieces(rows.min(4) as u32).max(1) as u64;
+                    let per = rows.div_ceil(p);
+                    let pieces = (0..p)
+                        .map(|i| (i * per, ((i + 1) * per).min(rows)))
+                        .filter(|(lo, hi)| lo < hi)
+                        .collect();
+                    (TmaKind::Load { coords: cs }, pieces)
+                };
+                let id = self.new_id();
+                let addrs = Arc::new(tma::box_addresses(&dst)?);
+                let pc = self.cur_pc;
+                let hbop = self.hb(s).map(|h| h.issue(a, pc)).unwrap_or(0);
+                let opi = self.add_tma(
+                    s,
+                    TmaOp {
+                        kind,
+                        desc: *desc,
+                        addrs,
+                        bar: baddr,
+                        phase,
+                        id,
+                        span,
+                        agent: a as u32,
+                        name,
+                        left: pieces.len() as u32,
+                        hb: hbop,
+                    },
+                );
+                self.counters.async_ops += 1;
+                self.ev(cta_id, me, What::Issue { op: name, id }, span);
+                self.ev(cta_id, Unit::Tma, What::Start { op: name, id }, span);
+                for (lo, hi) in pieces {
+                    let delay = self.sched.latency(AsyncKind::TmaLoad);
+                    self.schedule(s, delay, EvKind::TmaPiece { op: opi, lo, hi });
+                }
+                Ok(OpFlow::Next)
+            }
+            LOp::TmaStore {
+                desc,
+                coords,
+                smem,
+                pred,
+                scatter,
+            } => {
+                if !self.pred(pred, frame, cx)? {
+                    return Ok(OpFlow::Next);
+                }
+                let d = &prog.descs[*desc as usize];
+                let src = smem_of(&ev(smem)?)?;
+                let kind = if *scatter {
+                    let xs = ints_of(&ev(&coords[0])?)?;
+                    let col = s32(
+                        int_of(&ev(&coords[1])?, "the scatter column")?,
+                        "the scatter column",
+                    )?;
+                    tma::check_gather(d, &xs, col, &src, true)?;
+                    TmaKind::Scatter {
+                        xs,
+                        col,
+                        data: Vec::new(),
+                    }
+                } else {
+                    let mut cs = Vec::with_capacity(coords.len());
+                    for c in coords {
+                        cs.push(s32(int_of(&ev(c)?, "a TMA coordinate")?, "a TMA coordinate")?);
+                    }
+                    tma::check_tile(d, &cs, &src, true)?;
+                    TmaKind::Store {
+                        coords: cs,
+                        data: Vec::new(),
+                    }
+                };
+                let id = self.new_id();
+                let addrs = Arc::new(tma::box_addresses(&src)?);
+                let pc = self.cur_pc;
+                let hbop = self.hb(s).map(|h| h.issue(a, pc)).unwrap_or(0);
+                let opi = self.add_tma(
+                    s,
+                    TmaOp {
+                        kind,
+                        desc: *desc,
+                        addrs,
+                        bar: 0,
+                        phase: 0,
+                        id,
+                        span,
+                        agent: a as u32,
+                        name,
+                        left: 1,
+                        hb: hbop,
+                    },
+                );
+                self.cta(s).agents[a].groups.push_back(Group {
+                    id,
+                    reads: 1,
+                    writes: 1,
+                });
+                self.counters.async_ops += 1;
+                self.ev(cta_id, me, What::Issue { op: name, id }, span);
+                self.ev(cta_id, Unit::Tma, What::Start { op: name, id }, span);
+                let delay = self.sched.latency(AsyncKind::TmaStoreRead);
+                self.schedule(s, delay, EvKind::StoreRead { op: opi });
+                Ok(OpFlow::Next)
+            }
+            LOp::TmaStoreWait { pendings, full } => {
+                let pending = store_pending(&self.cta(s).agents[a], *full);
+                if pending <= *pendings {
+                    if let Some(hb) = self.hb(s) {
+                        hb.store_wait(a);
+                    }
+                    if resumed {
+                        self.ev(cta_id, me, What::Resumed { on: "tma.store_wait" }, span);
+                    }
+                    Ok(OpFlow::Next)
+                } else {
+                    Ok(OpFlow::Block(Block::StoreWait {
+                        n: *pendings,
+                        full: *full,
+                    }))
+                }
+            }
+            LOp::MbarInit { bar, count } => {
+                let addr = bar_of(&ev(bar)?)?;
+                let n = int_of(&ev(count)?, "the arrival count")?;
+                if !(1..(1 << 20)).contains(&n) {
+                    return Err(Fault::error(
+                        "mbar-count",
+                        format!("mbarrier expected count must be in 1..2^20, found {n}"),
+                    ));
+                }
+                let c = self.cta(s);
+                c.bars.insert(addr, BarState::Live(Mbar::init(n as u32)));
+                if let Some(hb) = c.hb.as_deref_mut() {
+                    hb.bar_init(addr);
+                }
+                self.ev(
+                    cta_id,
+                    me,
+                    What::Init {
+                        bar: addr,
+                        count: n as u32,
+                    },
+                    span,
+                );
+                Ok(OpFlow::Next)
+            }
+            LOp::MbarTx {
+                bar,
+                bytes,
+                pred,
+                kind,
+            } => {
+                if !self.pred(pred, frame, cx)? {
+                    return Ok(OpFlow::Next);
+                }
+                let addr = bar_of(&ev(bar)?)?;
+                let n = int_of(&ev(bytes)?, "the byte count")?;
+                match kind {
+                    TxKind::Expect => {
+                        self.bar_act(s, me, span, addr, BarAct::ExpectTx(n))?;
+                        self.bar_act(s, me, span, addr, BarAct::Arrive(1))?;
+                    }
+                    TxKind::ExpectTx => self.bar_act(s, me, span, addr, BarAct::ExpectTx(n))?,
+                    TxKind::CompleteTx => self.bar_act(s, me, span, addr, BarAct::CompleteTx(n))?,
+                }
+                Ok(OpFlow::Next)
+            }
+            LOp::MbarArrive { bar, count, pred } => {
+                if !self.pred(pred, frame, cx)? {
+                    return Ok(OpFlow::Next);
+                }
+                let addr = bar_of(&ev(bar)?)?;
+                let n = match count {
+                    Some(c) => int_of(&ev(c)?, "the arrival count")?,
+                    None => 1,
+                };
+                let n = u32::try_from(n).map_err(|_| {
+                    Fault::trap(
+                        CudaError::LaunchFailure,
+                        format!("mbarrier arrive with count {n}"),
+                    )
+                })?;
+                self.bar_act(s, me, span, addr, BarAct::Arrive(n))?;
+                Ok(OpFlow::Next)
+            }
+            LOp::MbarWait { bar, phase } => {
+                let addr = bar_of(&ev(bar)?)?;
+                let parity = (int_of(&ev(phase)?, "the phase")? & 1) as u32;
+                let b = *self.cta(s).bar(addr)?;
+                if self.opts.check {
+                    self.check_aliasing(s, a, addr, b.phase, parity);
+                }
+                if b.test_wait(parity) {
+                    let pc = self.cur_pc;
+                    if let Some(hb) = self.hb(s) {
+                        hb.acquire(a, addr, pc);
+                    }
+                    self.ev(cta_id, me, What::WaitDone { bar: addr, parity }, span);
+                    Ok(OpFlow::Next)
+                } else {
+                    Ok(OpFlow::Block(Block::Mbar { addr, parity }))
+                }
+            }
+            LOp::MbarTestWait { bar, phase } => {
+                let addr = bar_of(&ev(bar)?)?;
+                let parity = (int_of(&ev(phase)?, "the phase")? & 1) as u32;
+                let b = *self.cta(s).bar(addr)?;
+                let passed = b.test_wait(parity);
+                if passed {
+                    let pc = self.cur_pc;
+                    if let Some(hb) = self.hb(s) {
+                        hb.acquire(a, addr, pc);
+                    }
+                }
+                Ok(OpFlow::Value(Value::Bool(passed)))
+            }
+            LOp::MbarInvalidate { bar } => {
+                let addr = bar_of(&ev(bar)?)?;
+                self.cta(s).bar(addr)?;
+                self.cta(s).bars.insert(addr, BarState::Invalid);
+                self.ev(cta_id, me, What::Invalidate { bar: addr }, span);
+                Ok(OpFlow::Next)
+            }
+            LOp::Fence { kind } => {
+                if *kind == FenceKind::AsyncShared {
+                    if let Some(hb) = self.hb(s) {
+                        hb.fence(a);
+                    }
+                }
+                self.ev(cta_id, me, What::Fence { op: name }, span);
+                Ok(OpFlow::Next)
+            }
+            LOp::ClusterSync => {
+                if resumed {
+                    self.ev(cta_id, me, What::Resumed { on: "cluster.sync" }, span);
+                    return Ok(OpFlow::Next);
+                }
+                let (cluster, size) = (self.cta(s).cluster, self.cluster_size);
+                let st = self.cluster_sync.entry(cluster).or_insert((0, 0));
+                let gen = st.1;
+                st.0 += 1;
+                if st.0 >= size {
+                    *st = (0, gen + 1);
+                }
+                self.ev(cta_id, me, What::Fence { op: name }, span);
+                if self.cluster_sync.get(&cluster).is_some_and(|st| st.1 > gen) {
+                    Ok(OpFlow::Next)
+                } else {
+                    Ok(OpFlow::Block(Block::ClusterSync { cluster, gen }))
+                }
+            }
+            LOp::BarSync => {
+                self.ev(cta_id, me, What::Fence { op: name }, span);
+                Ok(OpFlow::Next)
+            }
+            LOp::Mma {
+                a: av,
+                b,
+                acc,
+                scales,
+                use_acc,
+                pred,
+                cta_group,
+            } => {
+                if !self.pred(pred, frame, cx)? {
+                    return Ok(OpFlow::Next);
+                }
+                let peer = if *cta_group == 2 {
+                    Some(self.pair_peer(s, "tcgen05.mma")?)
+                } else {
+                    None
+                };
+                let a_op = match ev(av)? {
+                    Value::Smem(v) => AOperand::Smem(v),
+                    Value::Tmem(v) => AOperand::Tmem(v),
+                    other => return Err(Fault::unsupported(format!("MMA A operand is {}", other.kind()))),
+                };
+                let bv = smem_of(&ev(b)?)?;
+                let accv = tmem_of(&ev(acc)?)?;
+                let sc = match scales {
+                    Some((x, y)) => Some((tmem_of(&ev(x)?)?, tmem_of(&ev(y)?)?)),
+                    None => None,
+                };
+                let ua = match use_acc {
+                    Some(e) => ev(e)?.as_bool().unwrap_or(true),
+                    None => true,
+                };
+                let m = MmaOp {
+                    a: a_op,
+                    b: bv,
+                    acc: accv,
+                    scales: sc,
+                    use_acc: ua,
+                };
+                let kind = match peer {
+                    None => PipeKind::Mma(m),
+                    Some(peer) => {
+                        if m.scales.is_some()
+                            || !matches!(m.a, AOperand::Smem(_))
+                            || accv.shape.as_slice().first() != Some(&128)
+                        {
+                            return Err(Fault::unsupported("the simulator models cta_group::2 MMAs with A in shared memory, no block scaling, and 128 accumulator rows per CTA (M = 256)"));
+                        }
+                        PipeKind::MmaPair { op: m, peer }
+                    }
+                };
+                self.pipe_push(s, a, kind, span, name);
+                Ok(OpFlow::Next)
+            }
+            LOp::Cp { src, dst } => {
+                let sv = smem_of(&ev(src)?)?;
+                let dv = tmem_of(&ev(dst)?)?;
+                self.pipe_push(s, a, PipeKind::Cp { src: sv, dst: dv }, span, name);
+                Ok(OpFlow::Next)
+            }
+            LOp::Commit { bar, pred, cta_group } => {
+                if !self.pred(pred, frame, cx)? {
+                    return Ok(OpFlow::Next);
+                }
+                let peer = if *cta_group == 2 {
+                    Some(self.pair_peer(s, "tcgen05.commit")?)
+                } else {
+                    None
+                };
+                let addr = bar_of(&ev(bar)?)?;
+                self.cta(s).bar(addr)?;
+                self.pipe_push(s, a, PipeKind::Commit { bar: addr, peer }, span, name);
+                Ok(OpFlow::Next)
+            }
+            LOp::TmemLoad { src } => {
+                let v = tmem_of(&ev(src)?)?;
+                let c = self.cta(s);
+                let ag = &c.agents[a];
+                let shape = v.shape.as_slice().to_vec();
+                let n = v.shape.numel();
+                let mut idx = vec![0u32; shape.len()];
+                let mut bits = Vec::with_capacity(n as usize);
+                // Scale factors: every warp reads the copy in its own lane quarter; the tile
+                // is the first warp's.
+                let quarters = if v.scales {
+                    vec![ag.first_warp % 4]
+                } else {
+                    vec![0]
+                };
+                for lin in 0..n {
+                    unravel(lin, &shape, &mut idx);
+                    let cell = layout::tmem_element_in(&v, &idx, quarters[0]);
+                    check_lane(ag, cell.lane, name)?;
+                    bits.push(c.tmem.read(cell, v.dtype.bits())?);
+                }
+                if self.opts.check {
+                    let cells = tmem_cells_in(&v, &quarters);
+                    let pc = self.cur_pc;
+                    self.check_tmem_init(s, pc, &cells);
+                    let h = self
+                        .hb(s)
+                        .and_then(|hb| hb.generic_tmem(a, pc, Kind::Read, &cells));
+                    self.hazard(s, h, true);
+                }
+                self.ev(cta_id, me, What::Exec { op: name }, span);
+                Ok(OpFlow::Value(Value::Tile(Arc::new(Tile {
+                    dtype: v.dtype,
+                    shape,
+                    bits,
+                }))))
+            }
+            LOp::TmemStore { dst, value } => {
+                let v = tmem_of(&ev(dst)?)?;
+                let t = as_tile(&ev(value)?)?;
+                let c = self.cta(s);
+                let shape = v.shape.as_slice().to_vec();
+                if t.shape != shape {
+                    return Err(Fault::unsupported(format!(
+                        "tmem.store of a {:?} tile into a {:?} view",
+                        t.shape, shape
+                    )));
+                }
+                let mut idx = vec![0u32; shape.len()];
+                // Scale factors: each warp writes the copy in its own lane quarter
+                // (docs/hardware/tmem-scales.md), so a warpgroup fills all four.
+                let quarters = if v.scales {
+                    partition_quarters(&c.agents[a])
+                } else {
+                    vec![0]
+                };
+                for lin in 0..v.shape.numel() {
+                    unravel(lin, &shape, &mut idx);
+                    for &q in &quarters {
+                        let cell = layout::tmem_element_in(&v, &idx, q);
+                        check_lane(&c.agents[a], cell.lane, name)?;
+                        c.tmem.write(cell, v.dtype.bits(), t.bits[lin as usize])?;
+                    }
+                }
+                if self.opts.check {
+                    let cells = tmem_cells_in(&v, &quarters);
+                    let pc = self.cur_pc;
+                    let h = self
+                        .hb(s)
+                        .and_then(|hb| hb.generic_tmem(a, pc, Kind::Write, &cells));
+                    self.hazard(s, h, true);
+                }
+                self.ev(cta_id, me, What::Exec { op: name }, span);
+                Ok(OpFlow::Next)
+            }
+            LOp::Wgmma {
+                a: av,
+                b,
+                acc,
+                use_acc,
+            } => {
+                let aval = ev(av)?;
+                let a_op = match &aval {
+                    Value::Smem(v) => WgmmaA::Smem(*v),
+                    Value::Tile(t) => WgmmaA::Regs(t),
+                    other => return Err(Fault::unsupported(format!("wgmma A operand is {}", other.kind()))),
+                };
+                let bv = smem_of(&ev(b)?)?;
+                let accv = as_tile(&ev(acc)?)?;
+                let ua = match use_acc {
+                    Some(e) => ev(e)?.as_bool().unwrap_or(true),
+                    None => true,
+                };
+                let r = tensor::wgmma(&self.cta(s).smem, &a_op, &bv, &accv, ua)?;
+                if self.opts.check {
+                    let pc = self.cur_pc;
+                    let a_addrs = match &a_op {
+                        WgmmaA::Smem(v) => layout::view_addresses(v).map(|x| (x, v.dtype.bits())),
+                        WgmmaA::Regs(_) => None,
+                    };
+                    let b_addrs = layout::view_addresses(&bv).map(|x| (x, bv.dtype.bits()));
+                    let mut reads: Vec<(&[(u32, u32)], u32)> = Vec::new();
+                    for (x, bits) in a_addrs.iter().chain(b_addrs.iter()) {
+                        self.check_smem_init(s, pc, x);
+                        reads.push((x.as_slice(), *bits));
+                    }
+                    let h = self.hb(s).and_then(|hb| hb.wgmma(a, pc, &reads));
+                    self.hazard(s, h, false);
+                }
+                self.counters.mmas += 1;
+                self.counters.async_ops += 1;
+                self.cta(s).agents[a].wgmma_pending += 1;
+                self.cta(s).agents[a].wgmma_issued += 1;
+                let id = self.new_id();
+                self.ev(cta_id, me, What::Issue { op: name, id }, span);
+                let earliest = self.now + self.sched.latency(AsyncKind::Wgmma).max(1);
+                let ag = &mut self.cta(s).agents[a];
+                let done = earliest.max(ag.wgmma_last_done + 1);
+                ag.wgmma_last_done = done;
+                self.schedule(s, done - self.now, EvKind::WgmmaDone { agent: a as u32, id });
+                Ok(OpFlow::Value(Value::Tile(Arc::new(r))))
+            }
+            LOp::WgmmaWait { pendings } => {
+                let ag = &self.cta(s).agents[a];
+                if ag.wgmma_pending <= *pendings {
+                    let retired = ag.wgmma_issued - ag.wgmma_pending;
+                    if let Some(hb) = self.hb(s) {
+                        hb.wgmma_wait(a, retired);
+                    }
+                    if resumed {
+                        self.ev(cta_id, me, What::Resumed { on: "wgmma.wait" }, span);
+                    }
+                    Ok(OpFlow::Next)
+                } else {
+                    Ok(OpFlow::Block(Block::WgmmaWait { n: *pendings }))
+                }
+            }
+            LOp::SmemLoad { src } => {
+                let v = smem_of(&ev(src)?)?;
+                let c = self.cta(s);
+                let shape = v.shape.as_slice().to_vec();
+                let addrs = layout::view_addresses(&v)
+                    .ok_or_else(|| Fault::trap(CudaError::IllegalAddress, "shared address overflow"))?;
+                let eb = v.dtype.bits();
+                let mut bits = Vec::with_capacity(addrs.len());
+                for &(addr, shift) in &addrs {
+                    bits.push(c.smem.read(addr, shift, eb)?);
+                }
+                if self.opts.check {
+                    let pc = self.cur_pc;
+                    self.check_smem_init(s, pc, &addrs);
+                    let h = self
+                        .hb(s)
+                        .and_then(|hb| hb.generic_smem(a, pc, Kind::Read, &addrs, eb));
+                    self.hazard(s, h, false);
+                }
+                Ok(OpFlow::Value(Value::Tile(Arc::new(Tile {
+                    dtype: v.dtype,
+                    shape,
+                    bits,
+                }))))
+            }
+            LOp::SmemStore { dst, value } => {
+                let v = smem_of(&ev(dst)?)?;
+                let t = as_tile(&ev(value)?)?;
+                let shape = v.shape.as_slice().to_vec();
+                let t = if t.shape != shape {
+                    Arc::new(eval::broadcast_to(&t, &shape)?)
+                } else {
+                    t
+                };
+                let c = self.cta(s);
+                let addrs = layout::view_addresses(&v)
+                    .ok_or_else(|| Fault::trap(CudaError::IllegalAddress, "shared address overflow"))?;
+                let eb = v.dtype.bits();
+                for (lin, &(addr, shift)) in addrs.iter().enumerate() {
+                    let b = eval::convert_bits(t.dtype, v.dtype, t.bits[lin]);
+                    c.smem.write(addr, shift, eb, b)?;
+                }
+                let pc = self.cur_pc;
+                let h = self
+                    .hb(s)
+                    .and_then(|hb| hb.generic_smem(a, pc, Kind::Write, &addrs, eb));
+                self.hazard(s, h, false);
+                Ok(OpFlow::Next)
+            }
+            LOp::GlobalLoad {
+                ptr,
+                offsets,
+                mask,
+                other,
+            } => {
+                let Value::Ptr(ti) = ev(ptr)? else {
+                    return Err(Fault::unsupported("global.load needs a pointer"));
+                };
+                let offs = ev(offsets)?;
+                let maskv = match mask {
+                    Some(m) => Some(ev(m)?),
+                    None => None,
+                };
+                let otherv = match other {
+                    Some(o) => Some(ev(o)?),
+                    None => None,
+                };
+                let g = &self.global[ti as usize];
+                Ok(OpFlow::Value(global_load(
+                    g,
+                    &offs,
+                    maskv.as_ref(),
+                    otherv.as_ref(),
+                )?))
+            }
+            LOp::GlobalStore {
+                ptr,
+                offsets,
+                value,
+                mask,
+            } => {
+                let Value::Ptr(ti) = ev(ptr)? else {
+                    return Err(Fault::unsupported("global.store needs a pointer"));
+                };
+                let offs = ev(offsets)?;
+                let val = ev(value)?;
+                let maskv = match mask {
+                    Some(m) => Some(ev(m)?),
+                    None => None,
+                };
+                global_store(&mut self.global[ti as usize], &offs, &val, maskv.as_ref())?;
+                Ok(OpFlow::Next)
+            }
+        }
+    }
+
+    /// The slot of the odd CTA of the pair whose even CTA (in slot `s`) issues a `cta_group::2`
+    /// operation.
+    pub(super) fn pair_peer(&mut self, s: usize, op: &str) -> OpResult<u32> {
+        if self.cluster_size != 2 {
+            return Err(Fault::error(
+                "cta-pair",
+                format!(
+                    "{op} with cta_group=2 needs a cluster of 2 CTAs, the launch has {}",
+                    self.cluster_size
+                ),
+            )
+            .with_help("add `cluster = [2]` to the launch section"));
+        }
+        if self.cta(s).rank != 0 {
+            return Err(Fault::unsupported(format!(
+                "{op} with cta_group=2 issued by the odd CTA of its pair; the simulator models the pair's operations issued by the even CTA, as CUTLASS does"
+            )));
+        }
+        Ok(s as u32 + 1)
+    }
+
+    pub(super) fn add_tma(&mut self, s: usize, op: TmaOp) -> u32 {
+        let c = self.cta(s);
+        match c.tma_free.pop() {
+            Some(i) => {
+                c.tma[i as usize] = Some(op);
+                i
+            }
+            None => {
+                c.tma.push(Some(op));
+                (c.tma.len() - 1) as u32
+            }
+        }
+    }
+
+    pub(super) fn pipe_push(&mut self, s: usize, a: usize, kind: PipeKind, span: Span, name: &'static str) {
+        let id = self.new_id();
+        self.counters.async_ops += 1;
+        let pc = self.cur_pc;
+        let hb = self.hb(s).map(|h| h.issue(a, pc)).unwrap_or(0);
+        let c = self.cta(s);
+        let cta_id = c.id;
+        c.pipe.push_back(PipeOp {
+            kind,
+            id,
+            span,
+            name,
+            hb,
+        });
+        self.ev(cta_id, Unit::Agent(a as u32), What::Issue { op: name, id }, span);
+        self.pipe_kick(s);
+    }
+}

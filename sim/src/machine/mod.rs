@@ -1,0 +1,1418 @@
+//! The interpreter: CTAs, their agents (partitions), TMA units and tensor pipes, driven by a
+//! [`Scheduler`] over logical time.
+//!
+//! - An agent is a program counter and a frame ([`crate::lower`]). It executes one instruction
+//!   per step; a blocking instruction (`mbar.wait`, `tma.store_wait`, `wgmma.wait`, the join at
+//!   the end of `warp_specialize`, a `tcgen05.alloc` that cannot be satisfied) leaves the
+//!   program counter where it is and is re-executed once its condition holds (hardware polls
+//!   the same way, so a waiter that is scheduled late may find the barrier moved on).
+//! - Issue ops (TMA, mbarrier expect/arrive, tcgen05.mma/cp/commit) execute once per partition.
+//! - Asynchronous work becomes timed events: TMA pieces, store reads and writes, the tensor
+//!   pipe's in-order operations, wgmma groups. Latencies and same-time orders come from the
+//!   scheduler, so a seed fixes the whole run.
+//! - When no agent can run and nothing is in flight, the run stops at once with a `deadlock`
+//!   diagnostic naming every waiter and the state of what it waits on.
+//!
+//! CTAs run in groups of `ctas_in_flight` (a new one starts when one retires). The CTAs of a
+//! cluster (along x) are admitted and retired together, so that `cluster.sync` and the pair
+//! operations of `cta_group::2` (an MMA issued by the even CTA reading both CTAs' shared memory
+//! and writing both tensor memories; a commit arriving on both CTAs' barrier) see their peer.
+//! Other cross-CTA operations (multicast TMA, remote barriers) are not modelled.
+//!
+//! This module holds the machine's state, the hazard checker's hooks and the main loop;
+//! `asyncs` fires the asynchronous completions, `exec` steps agents and executes operations.
+
+mod asyncs;
+mod exec;
+
+use crate::eval::{self, as_tile, broadcast_shapes, BIndex, EvalCtx};
+use crate::hazards::{Actor, CtaHb};
+use crate::hb::{Hazard, Kind};
+use crate::layout;
+use crate::limits::{self, Guard};
+use crate::lower::{AllocPlace, CExpr, FenceKind, IKind, Instr, LOp, Program, TxKind};
+use crate::mbarrier::{Mbar, MbarFault};
+use crate::memory::{Smem, Tmem};
+use crate::sched::{AgentRef, AsyncKind, Scheduler};
+use crate::tensor::{self, AOperand, MmaOp, WgmmaA};
+use crate::tma;
+use crate::trace::{Event, Trace, Unit, What};
+use crate::trap::{CudaError, Fault, OpResult, Trap};
+use crate::value::*;
+use crate::waitfor::{self, Arrival, BarStateView, BarWait, WaitOn, Waiter};
+use bwsim_isa::launch::HostTensor;
+use bwsim_isa::limits::{Limit, Limits};
+use bwsim_isa::{Diagnostic, Span};
+use serde::Serialize;
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet, VecDeque};
+use std::sync::Arc;
+
+/// How a run is driven.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// Seed of the default scheduler.
+    pub seed: u64,
+    /// Record the event trace.
+    pub trace: bool,
+    /// Resource limits (steps, wall time, trace events; defaults where unset). The launch
+    /// section's `limit` lines apply under these. Deadlock detection never depends on them.
+    pub limits: Limits,
+    /// CTAs resident at once (at least 1).
+    pub ctas_in_flight: u32,
+    /// Run the hazard checker (happens-before, shadow memory, uninitialised reads, phase
+    /// aliasing).
+    pub check: bool,
+    /// Where to publish live progress (steps, CTAs done), if anywhere.
+    pub progress: Option<std::sync::Arc<crate::progress::Progress>>,
+}
+
+impl Default for RunOptions {
+    fn default() -> RunOptions {
+        RunOptions {
+            seed: 0,
+            trace: true,
+            limits: Limits::default(),
+            ctas_in_flight: 2,
+            check: true,
+            progress: None,
+        }
+    }
+}
+
+/// How a run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Outcome {
+    /// Every CTA ran to its end.
+    Completed,
+    /// A hardware fault ([`RunResult::trap`]).
+    Trapped,
+    /// Every agent blocked with nothing in flight.
+    Deadlock,
+    /// A simulator diagnostic stopped the run (barrier misuse, unsupported construct, ...).
+    Error,
+    /// A resource limit stopped the run (steps, wall time, trace events); the diagnostic says
+    /// which, where every agent was and how to raise it.
+    LimitReached(Limit),
+}
+
+/// Work counters of a run.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Counters {
+    /// Agent steps (instructions executed).
+    pub steps: u64,
+    /// Operations executed (instructions that are IR operations).
+    pub ops: u64,
+    /// Asynchronous operations issued.
+    pub async_ops: u64,
+    /// Bytes delivered to shared memory by TMA loads and gathers.
+    pub tma_bytes: u64,
+    /// tcgen05.mma and wgmma operations executed.
+    pub mmas: u64,
+    /// CTAs run to completion.
+    pub ctas: u64,
+    /// Final logical time.
+    pub time: u64,
+}
+
+/// Everything a run produced.
+#[derive(Clone, Debug)]
+pub struct RunResult {
+    /// Every global tensor after the run (in launch order).
+    pub tensors: Vec<HostTensor>,
+    pub outcome: Outcome,
+    /// The fault that stopped the launch, if any.
+    pub trap: Option<Trap>,
+    /// Diagnostics (errors and warnings), the trap's included.
+    pub diagnostics: Vec<Diagnostic>,
+    pub trace: Trace,
+    pub counters: Counters,
+}
+
+impl RunResult {
+    /// The tensor called `name`.
+    pub fn tensor(&self, name: &str) -> Option<&HostTensor> {
+        self.tensors.iter().find(|t| t.name == name)
+    }
+    /// Whether the run completed with no error diagnostic.
+    pub fn ok(&self) -> bool {
+        self.outcome == Outcome::Completed && !self.diagnostics.iter().any(|d| d.is_error())
+    }
+}
+
+// ------------------------------------------------------------------------------------------
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Block {
+    Mbar {
+        addr: u32,
+        parity: u32,
+    },
+    StoreWait {
+        n: u32,
+        full: bool,
+    },
+    WgmmaWait {
+        n: u32,
+    },
+    Join,
+    TmemAlloc {
+        cols: u32,
+    },
+    /// `cluster.sync`: waiting for generation `gen` of cluster `cluster` to complete.
+    ClusterSync {
+        cluster: u64,
+        gen: u64,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+enum AState {
+    #[default]
+    Ready,
+    Blocked(Block),
+    Done,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Group {
+    id: u64,
+    reads: u32,
+    writes: u32,
+}
+
+/// How many bulk groups `tma.store_wait` counts as pending: every group from the oldest one
+/// still reading (or, with `full`, still writing) to the newest. PTX `cp.async.bulk.wait_group
+/// N` waits until "only N or fewer of the most recent bulk async-groups are pending and all the
+/// prior bulk async-groups committed by the executing threads are complete": groups retire in
+/// order, so a newer group that happens to finish first does not let the wait pass while an
+/// older one still reads shared memory.
+fn pending_groups(groups: &VecDeque<Group>, full: bool) -> u32 {
+    groups
+        .iter()
+        .position(|g| g.reads > 0 || (full && g.writes > 0))
+        .map_or(0, |i| (groups.len() - i) as u32)
+}
+
+#[derive(Debug, Default)]
+struct Agent {
+    pc: u32,
+    frame: Vec<Value>,
+    state: AState,
+    first_warp: u32,
+    warps: u32,
+    groups: VecDeque<Group>,
+    wgmma_pending: u32,
+    /// wgmma groups issued so far.
+    wgmma_issued: u32,
+    /// When this partition's last wgmma group completes: groups complete in issue order
+    /// (`wgmma.wait_group N` waits for all but the N most recent, PTX.md section 9).
+    wgmma_last_done: u64,
+    children: Vec<u32>,
+}
+
+#[derive(Clone, Debug)]
+enum PipeKind {
+    Mma(MmaOp),
+    /// A `cta_group::2` MMA issued by the even CTA of a pair; `peer` is the odd CTA's slot.
+    MmaPair {
+        op: MmaOp,
+        peer: u32,
+    },
+    Cp {
+        src: SmemView,
+        dst: TmemView,
+    },
+    /// `peer`: also arrive on the barrier at the same address in the pair's odd CTA.
+    Commit {
+        bar: u32,
+        peer: Option<u32>,
+    },
+}
+
+#[derive(Clone, Debug)]
+struct PipeOp {
+    kind: PipeKind,
+    id: u64,
+    span: Span,
+    name: &'static str,
+    /// The checker's async-op index.
+    hb: u32,
+}
+
+#[derive(Clone, Debug)]
+enum TmaKind {
+    Load {
+        coords: Vec<i64>,
+    },
+    Gather {
+        xs: Vec<i64>,
+        col: i64,
+    },
+    Store {
+        coords: Vec<i64>,
+        data: Vec<(u64, u64)>,
+    },
+    Scatter {
+        xs: Vec<i64>,
+        col: i64,
+        data: Vec<(u64, u64)>,
+    },
+}
+
+#[derive(Clone, Debug)]
+struct TmaOp {
+    kind: TmaKind,
+    desc: u32,
+    /// Shared-memory address of every box element, in box order.
+    addrs: Arc<Vec<(u32, u32)>>,
+    bar: u32,
+    /// The barrier's phase when the copy was issued.
+    phase: u64,
+    id: u64,
+    span: Span,
+    agent: u32,
+    name: &'static str,
+    left: u32,
+    /// The checker's async-op index.
+    hb: u32,
+}
+
+#[derive(Clone, Debug)]
+enum EvKind {
+    /// Rows (tile load) or messages (gather) `lo..hi` land.
+    TmaPiece {
+        op: u32,
+        lo: u64,
+        hi: u64,
+    },
+    StoreRead {
+        op: u32,
+    },
+    StoreWrite {
+        op: u32,
+    },
+    PipeDone,
+    WgmmaDone {
+        agent: u32,
+        id: u64,
+    },
+}
+
+#[derive(Clone, Copy, Debug)]
+enum BarState {
+    Live(Mbar),
+    Invalid,
+}
+
+struct Cta {
+    id: u32,
+    pid: [u32; 3],
+    /// Cluster index and rank in it (cluster 0..: consecutive groups of `cluster[0]` CTAs).
+    cluster: u64,
+    rank: u32,
+    smem: Smem,
+    tmem: Tmem,
+    bars: BTreeMap<u32, BarState>,
+    agents: Vec<Agent>,
+    pipe: VecDeque<PipeOp>,
+    pipe_busy: bool,
+    tma: Vec<Option<TmaOp>>,
+    tma_free: Vec<u32>,
+    events: u32,
+    /// The hazard checker's state (when checking).
+    hb: Option<Box<CtaHb>>,
+}
+
+enum Flow {
+    Next,
+    Jump(u32),
+    Block(Block),
+    Done,
+}
+
+enum Stop {
+    Trap(Trap),
+    Error(Diagnostic),
+    Deadlock(Diagnostic),
+    Limit(Limit),
+}
+
+struct Ev {
+    slot: u32,
+    kind: EvKind,
+}
+
+struct Machine<'p, 's> {
+    prog: &'p Program,
+    grid: [u32; 3],
+    global: Vec<HostTensor>,
+    slots: Vec<Option<Cta>>,
+    next_cta: u64,
+    total_ctas: u64,
+    queue: BinaryHeap<Reverse<(u64, u64, u32)>>,
+    evs: Vec<Option<Ev>>,
+    ev_free: Vec<u32>,
+    now: u64,
+    next_id: u64,
+    sched: &'s mut dyn Scheduler,
+    opts: RunOptions,
+    trace: Trace,
+    diags: Vec<Diagnostic>,
+    counters: Counters,
+    runnable: Vec<AgentRef>,
+    /// The instruction being executed (for the checker's access records).
+    cur_pc: u32,
+    /// Checker diagnostics already reported in this run (code and spans).
+    reported: HashSet<(String, u32, u32)>,
+    /// CTAs per cluster (1 without clusters).
+    cluster_size: u32,
+    /// `cluster.sync` state per live cluster: (arrivals of the current generation, generation).
+    cluster_sync: BTreeMap<u64, (u32, u64)>,
+    guard: Guard,
+}
+
+/// Run a lowered program over a grid.
+pub fn execute(
+    prog: &Program,
+    grid: [u32; 3],
+    inputs: Vec<HostTensor>,
+    opts: &RunOptions,
+    sched: &mut dyn Scheduler,
+) -> RunResult {
+    let mut names = vec!["default".to_string()];
+    for i in &prog.code {
+        if let IKind::Fork { workers } = &i.kind {
+            names.extend(workers.iter().map(|w| format!("worker.{}", w.name)));
+            break;
+        }
+    }
+    let total_ctas = grid.iter().fold(1u64, |a, &g| a.saturating_mul(g as u64));
+    let cluster_size = prog.cluster[0].max(1);
+    if prog.cluster[1] > 1 || prog.cluster[2] > 1 || !grid[0].is_multiple_of(cluster_size) {
+        let d = Diagnostic::error(
+            "sim-unsupported",
+            format!(
+                "the simulator models clusters along x dividing the grid; this launch has cluster {:?} over grid {:?}",
+                prog.cluster, grid
+            ),
+            Span::DUMMY,
+            "",
+        );
+        return RunResult {
+            tensors: inputs,
+            outcome: Outcome::Error,
+            trap: None,
+            diagnostics: vec![d],
+            trace: Trace::default(),
+            counters: Counters::default(),
+        };
+    }
+    // Whole clusters fit in the resident slots.
+    let slots = opts.ctas_in_flight.max(1).div_ceil(cluster_size) * cluster_size;
+    let mut m = Machine {
+        prog,
+        grid,
+        global: inputs,
+        slots: (0..slots).map(|_| None).collect(),
+        next_cta: 0,
+        total_ctas,
+        queue: BinaryHeap::new(),
+        evs: Vec::new(),
+        ev_free: Vec::new(),
+        now: 0,
+        next_id: 0,
+        sched,
+        opts: opts.clone(),
+        trace: Trace {
+            agent_names: names,
+            events: Vec::new(),
+        },
+        diags: Vec::new(),
+        counters: Counters::default(),
+        runnable: Vec::new(),
+        cur_pc: 0,
+        reported: HashSet::new(),
+        cluster_size,
+        cluster_sync: BTreeMap::new(),
+        guard: Guard::start(&opts.limits),
+    };
+    let (outcome, trap) = match m.run_loop() {
+        Ok(()) => (Outcome::Completed, None),
+        Err(Stop::Trap(t)) => {
+            m.diags.push(t.to_diagnostic());
+            (Outcome::Trapped, Some(t))
+        }
+        Err(Stop::Error(d)) => {
+            m.diags.push(d);
+            (Outcome::Error, None)
+        }
+        Err(Stop::Deadlock(d)) => {
+            m.diags.push(d);
+            (Outcome::Deadlock, None)
+        }
+        Err(Stop::Limit(l)) => {
+            if l == Limit::TraceEvents {
+                m.trace.events.truncate(m.guard.trace_cap());
+            }
+            let at = m.where_now();
+            m.diags.push(limits::limit_diagnostic(l, &m.guard, &at));
+            (Outcome::LimitReached(l), None)
+        }
+    };
+    m.counters.time = m.now;
+    RunResult {
+        tensors: m.global,
+        outcome,
+        trap,
+        diagnostics: m.diags,
+        trace: m.trace,
+        counters: m.counters,
+    }
+}
+
+fn smem_of(v: &Value) -> OpResult<SmemView> {
+    match v {
+        Value::Smem(s) => Ok(*s),
+        other => Err(Fault::unsupported(format!(
+            "expected a shared-memory view, found {}",
+            other.kind()
+        ))),
+    }
+}
+
+fn tmem_of(v: &Value) -> OpResult<TmemView> {
+    match v {
+        Value::Tmem(s) => Ok(*s),
+        other => Err(Fault::unsupported(format!(
+            "expected a tensor-memory view, found {}",
+            other.kind()
+        ))),
+    }
+}
+
+fn int_of(v: &Value, what: &str) -> OpResult<i64> {
+    v.as_int()
+        .ok_or_else(|| Fault::unsupported(format!("{what} must be an integer, found {}", v.kind())))
+}
+
+/// A barrier operand: its address, checked for the 8-byte alignment hardware requires.
+fn bar_of(v: &Value) -> OpResult<u32> {
+    match v {
+        Value::Mbar { addr, count: None } => {
+            if addr % 8 != 0 {
+                return Err(Fault::trap(
+                    CudaError::MisalignedAddress,
+                    format!("mbarrier at shared byte {addr} is not 8-byte aligned"),
+                ));
+            }
+            Ok(*addr)
+        }
+        other => Err(Fault::unsupported(format!(
+            "expected one mbarrier, found {}",
+            other.kind()
+        ))),
+    }
+}
+
+fn ints_of(v: &Value) -> OpResult<Vec<i64>> {
+    match v {
+        Value::Tile(t) => (0..t.numel()).map(|i| s32(t.i(i), "a row offset")).collect(),
+        other => Ok(vec![s32(int_of(other, "row offsets")?, "a row offset")?]),
+    }
+}
+
+/// A TMA coordinate or offset: a 32-bit signed operand. Hardware would use the low 32 bits of
+/// a wider value; bwsim reports it instead of wrapping.
+fn s32(v: i64, what: &str) -> OpResult<i64> {
+    i32::try_from(v).map(i64::from).map_err(|_| {
+        Fault::error(
+            "operand-range",
+            format!(
+                "{what} of {v} does not fit the instruction's 32-bit signed operand (hardware would use {})",
+                v as i32
+            ),
+        )
+        .with_help("TMA coordinates and offsets are `.s32`: keep them within -2^31..2^31")
+    })
+}
+
+impl Cta {
+    fn bar(&mut self, addr: u32) -> OpResult<&mut Mbar> {
+        match self.bars.get_mut(&addr) {
+            Some(BarState::Live(m)) => Ok(m),
+            Some(BarState::Invalid) => Err(Fault::error(
+                "barrier-misuse",
+                format!("mbarrier at shared byte {addr} used after mbar.invalidate"),
+            )
+            .with_help("re-initialise it with `mbar.init` before using it again")),
+            None => Err(Fault::error(
+                "barrier-misuse",
+                format!("mbarrier at shared byte {addr} used before mbar.init"),
+            )
+            .with_help(
+                "initialise every barrier with `mbar.init` before any arrive, expect, wait or TMA on it",
+            )),
+        }
+    }
+}
+
+/// One mbarrier action.
+#[derive(Clone, Copy, Debug)]
+enum BarAct {
+    Arrive(u32),
+    ExpectTx(i64),
+    CompleteTx(i64),
+}
+
+impl<'p, 's> Machine<'p, 's> {
+    fn cta(&mut self, s: usize) -> &mut Cta {
+        // Cannot fail: `s` names a live slot (events, steps and pipe work only exist for resident CTAs, which retire once none is left).
+        self.slots[s].as_mut().expect("live CTA slot")
+    }
+
+    fn ev(&mut self, cta: u32, unit: Unit, what: What, span: Span) {
+        if self.opts.trace {
+            self.trace.events.push(Event {
+                time: self.now,
+                cta,
+                unit,
+                what,
+                span,
+            });
+        }
+    }
+
+    fn fault_stop(&mut self, f: Fault, span: Span, cta: u32, unit: Unit, op: &'static str) -> Stop {
+        let (error, reason, code) =
+            match f {
+                Fault::CodedTrap(code, error, reason) => (error, reason, code),
+                Fault::Trap(error, reason) => (error, reason, error.code()),
+                Fault::Error { code, message, help } => {
+                    let mut d = Diagnostic::error(code, message, span, format!("in `{op}`"))
+                        .with_note(format!("{} at t={}", self.trace.unit_name(cta, unit), self.now));
+                    if let Some(h) = help {
+                        d = d.with_help(h);
+                    }
+                    return Stop::Error(d);
+                }
+            };
+        self.ev(
+            cta,
+            unit,
+            What::Trap {
+                error: error.message(),
+            },
+            span,
+        );
+        Stop::Trap(Trap {
+            error,
+            reason,
+            span,
+            op,
+            agent: self.trace.unit_name(cta, unit),
+            time: self.now,
+            code,
+        })
+    }
+
+    fn schedule(&mut self, s: usize, delay: u64, kind: EvKind) {
+        let tie = self.sched.tiebreak();
+        let ev = Ev { slot: s as u32, kind };
+        let idx = match self.ev_free.pop() {
+            Some(i) => {
+                self.evs[i as usize] = Some(ev);
+                i
+            }
+            None => {
+                self.evs.push(Some(ev));
+                (self.evs.len() - 1) as u32
+            }
+        };
+        self.queue.push(Reverse((self.now + delay.max(1), tie, idx)));
+        self.cta(s).events += 1;
+    }
+
+    fn new_id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    // ----- the hazard checker -----
+
+    /// The checker state of CTA slot `s`, when checking.
+    fn hb(&mut self, s: usize) -> Option<&mut CtaHb> {
+        self.slots[s].as_mut()?.hb.as_deref_mut()
+    }
+
+    /// Record a checker diagnostic once per run (by code and spans).
+    fn report(&mut self, d: Diagnostic) {
+        const MAX_REPORTS: usize = 64;
+        let second = d.labels.first().map(|l| l.span.start).unwrap_or(u32::MAX);
+        if self.reported.len() < MAX_REPORTS
+            && self
+                .reported
+                .insert((d.code.clone(), d.primary.span.start, second))
+        {
+            self.diags.push(d);
+        }
+    }
+
+    /// Turn a hazard found in CTA slot `s` into a diagnostic.
+    fn hazard(&mut self, s: usize, h: Option<Hazard>, tmem: bool) {
+        let Some(h) = h else { return };
+        let Some(c) = self.slots[s].as_ref() else { return };
+        let Some(hb) = c.hb.as_deref() else { return };
+        let cta = c.id;
+        let trace = &self.trace;
+        let name = |p: u32| trace.unit_name(cta, Unit::Agent(p));
+        let d = hb.describe(&h, self.prog, &name, cta, tmem);
+        self.report(d);
+    }
+
+    /// An uninitialised read by the op at instruction `pc`: `what` says which bytes.
+    fn uninit(&mut self, pc: u32, what: String) {
+        let Some(i) = self.prog.code.get(pc as usize) else {
+            return;
+        };
+        let name = match &i.kind {
+            IKind::Op { name, .. } => *name,
+            _ => "this operation",
+        };
+        let d = Diagnostic::error(
+            "uninit-read",
+            format!("`{name}` reads {what} that nothing wrote in this launch"),
+            i.span,
+            "reads uninitialised memory",
+        )
+        .with_note("shared and tensor memory start with undefined contents in every launch")
+        .with_help("write the buffer first (a TMA load waited on, an `smem.store`, an MMA with `use_acc=false`), or check which buffer or stage index this reads");
+        self.report(d);
+    }
+
+    /// Check that shared-memory elements were written before a read.
+    fn check_smem_init(&mut self, s: usize, pc: u32, addrs: &[(u32, u32)]) {
+        if self.opts.check {
+            let c = self.cta(s);
+            if let Some(&(a, _)) = addrs.iter().find(|&&(a, _)| !c.smem.was_written(a)) {
+                let w = match self.prog.smem_names(a).first() {
+                    Some((n, off)) => format!("`{n}` (shared byte {a}, byte {off} of the buffer)"),
+                    None => format!("shared byte {a}"),
+                };
+                self.uninit(pc, w);
+            }
+        }
+    }
+
+    /// Phase aliasing: partition `a` waits (at instruction `pc`) with `parity` on the barrier
+    /// at `addr`, now in `phase`.
+    fn check_aliasing_at(&mut self, s: usize, a: usize, pc: u32, addr: u32, phase: u64, parity: u32) {
+        let Some(c) = self.slots[s].as_ref() else { return };
+        let Some(hb) = c.hb.as_deref() else { return };
+        let Some(al) = hb.aliasing(a, addr, phase, parity) else {
+            return;
+        };
+        let prog = self.prog;
+        let who = self.trace.unit_name(c.id, Unit::Agent(a as u32));
+        let bar = prog.mbar_name(addr);
+        let span = prog.code.get(pc as usize).map(|i| i.span).unwrap_or(Span::DUMMY);
+        let passes = (phase & 1) != parity as u64;
+        let missed = al.missed.iter().flatten().count() as u64;
+        let mut d = Diagnostic::error(
+            "phase-aliasing",
+            format!("phase aliasing on `{bar}`: this wait means a phase the barrier has already moved past"),
+            span,
+            format!("{who} waits for parity {parity} here"),
+        );
+        let mut by_instr: Vec<(u32, Vec<u64>)> = Vec::new();
+        for (k, w) in al.missed.iter().flatten().enumerate() {
+            let phase_k = phase - missed + k as u64;
+            match by_instr.iter_mut().find(|(i, _)| *i == w.instr) {
+                Some((_, v)) => v.push(phase_k),
+                None => by_instr.push((w.instr, vec![phase_k])),
+            }
+        }
+        for (instr, phases) in by_instr {
+            let sp = prog
+                .code
+                .get(instr as usize)
+                .map(|i| i.span)
+                .unwrap_or(Span::DUMMY);
+            let what = match phases.as_slice() {
+                [p] => format!("completed phase {p} of `{bar}` (parity {})", p & 1),
+                ps => format!(
+                    "completed phases {} of `{bar}`",
+                    ps.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(" and ")
+                ),
+            };
+            d = d.with_label(sp, what);
+        }
+        let plural = |n: u64| if n == 1 { "" } else { "s" };
+        let meant = if missed == 2 {
+            format!(
+                "{who} cannot have observed the completion of phase {}: the phase it waits for and the one after it have both completed, and parity cannot tell them apart",
+                phase - 2
+            )
+        } else {
+            format!(
+                "{who} knows of {} completion{} and waits with parity {parity}, which means phase {}{}, already complete; phase {} has completed since and parity now shows it",
+                phase - 1,
+                plural(phase - 1),
+                phase as i64 - 2,
+                if phase == 1 { " (the phase a fresh barrier counts as complete)" } else { "" },
+                phase - 1
+            )
+        };
+        d = d
+            .with_note(format!(
+                "`{bar}` has completed {phase} phase{} (the current phase has parity {}); {meant}",
+                plural(phase),
+                phase & 1,
+            ))
+            .with_note(format!(
+                "in this schedule parity alone {} the wait (PTX.md section 5: parity is all the hardware keeps)",
+                if passes { "passes" } else { "blocks" }
+            ))
+            .with_help("a producer must not get two phases ahead of a waiter: give every pipeline stage its own barrier, release each buffer on its own barrier, or make the producer wait for the consumer's release before completing this barrier again");
+        self.report(d);
+    }
+
+    /// Phase aliasing for a wait being executed now.
+    fn check_aliasing(&mut self, s: usize, a: usize, addr: u32, phase: u64, parity: u32) {
+        let pc = self.cur_pc;
+        self.check_aliasing_at(s, a, pc, addr, phase, parity);
+    }
+
+    /// Phase aliasing for the partitions blocked on the barrier at `addr`, which just moved to
+    /// `phase` (a waiter that is not scheduled in time may miss a phase).
+    fn check_blocked_aliasing(&mut self, s: usize, addr: u32, phase: u64) {
+        let Some(c) = self.slots[s].as_ref() else { return };
+        let waiters: Vec<(usize, u32, u32)> = c
+            .agents
+            .iter()
+            .enumerate()
+            .filter_map(|(i, ag)| match ag.state {
+                AState::Blocked(Block::Mbar { addr: x, parity }) if x == addr => Some((i, ag.pc, parity)),
+                _ => None,
+            })
+            .collect();
+        for (i, pc, parity) in waiters {
+            self.check_aliasing_at(s, i, pc, addr, phase, parity);
+        }
+    }
+
+    /// Check that TMEM cells were written (since allocation) before a read.
+    fn check_tmem_init(&mut self, s: usize, pc: u32, cells: &[(u32, u32)]) {
+        let Some(hb) = self.hb(s) else { return };
+        if let Some(&(lane, col)) = cells.iter().find(|&&(l, c)| !hb.tmem_written(l, c)) {
+            self.uninit(pc, format!("tensor memory (lane {lane}, column {col})"));
+        }
+    }
+
+    // ----- the main loop -----
+
+    fn run_loop(&mut self) -> Result<(), Stop> {
+        loop {
+            self.retire()?;
+            self.admit();
+            if self.slots.iter().all(|s| s.is_none()) {
+                return Ok(());
+            }
+            if let Some(l) = self.guard.check(self.counters.steps, self.trace.events.len()) {
+                return Err(Stop::Limit(l));
+            }
+            while let Some(&Reverse((t, _, idx))) = self.queue.peek() {
+                if t > self.now {
+                    break;
+                }
+                self.queue.pop();
+                let ev = self.evs[idx as usize].take();
+                self.ev_free.push(idx);
+                if let Some(ev) = ev {
+                    self.fire(ev)?;
+                }
+            }
+            self.collect_runnable();
+            if !self.runnable.is_empty() {
+                if let Some(&Reverse((t, _, _))) = self.queue.peek() {
+                    if self.sched.stall() {
+                        self.now = self.now.max(t);
+                        continue;
+                    }
+                }
+                let i = self.sched.pick(&self.runnable).min(self.runnable.len() - 1);
+                let r = self.runnable[i];
+                self.step(r.cta as usize, r.agent as usize)?;
+                self.now += 1;
+                self.counters.steps += 1;
+                if self.counters.steps.is_multiple_of(4096) {
+                    if let Some(p) = &self.opts.progress {
+                        p.publish(self.counters.steps, self.counters.ctas, self.total_ctas);
+                    }
+                }
+                continue;
+            }
+            if let Some(&Reverse((t, _, _))) = self.queue.peek() {
+                self.now = self.now.max(t);
+                continue;
+            }
+            let finished = self
+                .slots
+                .iter()
+                .flatten()
+                .all(|c| c.agents.iter().all(|a| a.state == AState::Done));
+            if finished {
+                continue;
+            }
+            return Err(Stop::Deadlock(self.deadlock()));
+        }
+    }
+
+    fn admit(&mut self) {
+        let cs = self.cluster_size as usize;
+        for s in 0..self.slots.len() {
+            if self.slots[s].is_some() || self.next_cta >= self.total_ctas {
+                continue;
+            }
+            // The CTAs of a cluster enter together, rank r in slot group base + r.
+            if s % cs != 0 || self.slots[s..s + cs].iter().any(|x| x.is_some()) {
+                continue;
+            }
+            for r in 0..cs {
+                self.admit_one(s + r);
+            }
+        }
+    }
+
+    /// Start CTA `next_cta` in slot `s`.
+    fn admit_one(&mut self, s: usize) {
+        let cs = self.cluster_size as usize;
+        if self.next_cta >= self.total_ctas {
+            return;
+        }
+        {
+            let id = self.next_cta;
+            self.next_cta += 1;
+            let (gx, gy) = (self.grid[0].max(1) as u64, self.grid[1].max(1) as u64);
+            let pid = [(id % gx) as u32, ((id / gx) % gy) as u32, (id / (gx * gy)) as u32];
+            let mut tmem = Tmem::new();
+            for t in self.prog.tmem.iter().filter(|t| !t.manual) {
+                tmem.reserve(t.col, t.cols);
+            }
+            let mut frame = vec![Value::Unset; self.prog.nslots as usize];
+            for (sl, v) in &self.prog.init {
+                frame[*sl as usize] = v.clone();
+            }
+            let agent = Agent {
+                frame,
+                first_warp: 0,
+                warps: self.prog.num_warps,
+                ..Agent::default()
+            };
+            let smem = Smem::new(self.prog.smem_bytes);
+            let hb = self.opts.check.then(|| Box::new(CtaHb::new(smem.len())));
+            self.slots[s] = Some(Cta {
+                id: id as u32,
+                pid,
+                smem,
+                cluster: id / cs as u64,
+                rank: (id % cs as u64) as u32,
+                tmem,
+                bars: BTreeMap::new(),
+                agents: vec![agent],
+                pipe: VecDeque::new(),
+                pipe_busy: false,
+                tma: Vec::new(),
+                tma_free: Vec::new(),
+                events: 0,
+                hb,
+            });
+            self.ev(id as u32, Unit::Agent(0), What::AgentStart, Span::DUMMY);
+        }
+    }
+
+    fn retire(&mut self) -> Result<(), Stop> {
+        let cs = self.cluster_size as usize;
+        let finished = |c: &Option<Cta>| match c {
+            Some(c) => c.events == 0 && c.pipe.is_empty() && c.agents.iter().all(|a| a.state == AState::Done),
+            None => true,
+        };
+        for s in 0..self.slots.len() {
+            let group = s - s % cs;
+            // A CTA leaves with its whole cluster: a peer may still read its shared memory.
+            let done = self.slots[s].is_some() && self.slots[group..group + cs].iter().all(finished);
+            if !done {
+                continue;
+            }
+            if let Some(c) = &self.slots[s] {
+                self.cluster_sync.remove(&c.cluster);
+            }
+            let Some(c) = self.slots[s].take() else { continue };
+            self.counters.ctas += 1;
+            for a in &c.tmem.manual {
+                let d = Diagnostic::error(
+                    "tmem-leak",
+                    format!(
+                        "CTA {} exits with TMEM columns {}..{} still allocated",
+                        c.id,
+                        a.col,
+                        a.col + a.cols
+                    ),
+                    a.span,
+                    "allocated here and never freed",
+                )
+                .with_note("every tcgen05.alloc must be freed before the kernel exits (PTX.md section 8)")
+                .with_help("add `tmem.dealloc` for this buffer at the end of the kernel");
+                if !self
+                    .diags
+                    .iter()
+                    .any(|x| x.code == d.code && x.primary.span.start == d.primary.span.start)
+                {
+                    self.diags.push(d);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn collect_runnable(&mut self) {
+        self.runnable.clear();
+        for (s, c) in self.slots.iter().enumerate() {
+            let Some(c) = c else { continue };
+            for (a, ag) in c.agents.iter().enumerate() {
+                let ok = match ag.state {
+                    AState::Ready => true,
+                    AState::Done => false,
+                    AState::Blocked(Block::ClusterSync { cluster, gen }) => {
+                        self.cluster_sync.get(&cluster).is_none_or(|st| st.1 > gen)
+                    }
+                    AState::Blocked(b) => can_resume(c, ag, b),
+                };
+                if ok {
+                    self.runnable.push(AgentRef {
+                        cta: s as u32,
+                        agent: a as u32,
+                    });
+                }
+            }
+        }
+    }
+
+    /// Where every live agent is (for the resource-limit diagnostic).
+    fn where_now(&self) -> limits::Where {
+        let mut agents = Vec::new();
+        for c in self.slots.iter().flatten() {
+            for (a, ag) in c.agents.iter().enumerate() {
+                let how = match ag.state {
+                    AState::Done => continue,
+                    AState::Ready => "runnable",
+                    AState::Blocked(_) => "blocked",
+                };
+                let instr = self.prog.code.get(ag.pc as usize);
+                let span = instr.map_or(Span::DUMMY, |i| i.span);
+                let who = self.trace.unit_name(c.id, Unit::Agent(a as u32));
+                agents.push((span, format!("{who} is here ({how})")));
+            }
+        }
+        limits::Where {
+            steps: self.counters.steps,
+            time: self.now,
+            ctas_done: self.counters.ctas,
+            ctas_total: self.total_ctas,
+            agents,
+        }
+    }
+
+    /// The `deadlock` diagnostic (with its wait-for graph), after reporting a `tx-mismatch`
+    /// for every waited-on barrier whose transaction count cannot reach zero any more.
+    fn deadlock(&mut self) -> Diagnostic {
+        const PER_SLOT: u32 = 1 << 16;
+        let prog = self.prog;
+        let mut waiters = Vec::new();
+        let mut names = HashMap::new();
+        let mut mismatches = Vec::new();
+        let sites = waitfor::arrive_sites(prog);
+        for (si, c) in self.slots.iter().enumerate() {
+            let Some(c) = c else { continue };
+            let gid = |a: u32| si as u32 * PER_SLOT + a;
+            for a in 0..c.agents.len() as u32 {
+                names.insert(gid(a), self.trace.unit_name(c.id, Unit::Agent(a)));
+            }
+            for (a, ag) in c.agents.iter().enumerate() {
+                let AState::Blocked(b) = ag.state else { continue };
+                let span = prog
+                    .code
+                    .get(ag.pc as usize)
+                    .map(|i| i.span)
+                    .unwrap_or(Span::DUMMY);
+                let on = match b {
+                    Block::Mbar { addr, parity } => {
+                        let state = match c.bars.get(&addr) {
+                            Some(BarState::Live(m)) => Some(BarStateView {
+                                phase: m.phase,
+                                pending: m.pending,
+                                expected: m.expected,
+                                tx: m.tx,
+                            }),
+                            _ => None,
+                        };
+                        let hbar = c.hb.as_deref().and_then(|h| h.bar(addr));
+                        let mut arrivals: Vec<Arrival> = prog
+                            .allocs
+                            .iter()
+                            .find_map(|al| match al.place {
+                                AllocPlace::Mbar { addr: a0, count }
+                                    if addr >= a0 && addr < a0 + 8 * count =>
+                                {
+                                    sites.get(&a0)
+                                }
+                                _ => None,
+                            })
+                            .map(|v| v.iter().map(|&(p, op)| Arrival { agent: gid(p), op }).collect())
+                            .unwrap_or_default();
+                        for ar in hbar.map(|h| h.arrivers.as_slice()).unwrap_or_default() {
+                            let x = Arrival {
+                                agent: gid(ar.agent),
+                                op: op_name(prog, ar.instr),
+                            };
+                            if !arrivals.contains(&x) {
+                                arrivals.push(x);
+                            }
+                        }
+                        let arrived =
+                            c.hb.as_deref()
+                                .map(|_| hbar.is_some_and(|h| !h.arrivers.is_empty()));
+                        if let (Some(st), Some(hb)) = (state, hbar) {
+                            if st.tx != 0 && !mismatches.iter().any(|(x, _): &(u32, _)| *x == addr) {
+                                mismatches.push((addr, tx_mismatch(prog, &prog.mbar_name(addr), st.tx, hb)));
+                            }
+                        }
+                        WaitOn::Mbar(BarWait {
+                            addr: si as u32 * PER_SLOT * 16 + addr,
+                            name: prog.mbar_name(addr),
+                            parity,
+                            state,
+                            arrivals,
+                            arrived,
+                        })
+                    }
+                    Block::StoreWait { n, .. } => {
+                        WaitOn::Other(format!("until at most {n} TMA store groups are pending"))
+                    }
+                    Block::WgmmaWait { n } => {
+                        WaitOn::Other(format!("until at most {n} wgmma groups are pending"))
+                    }
+                    Block::Join => WaitOn::Join(ag.children.iter().map(|&ch| gid(ch)).collect()),
+                    Block::TmemAlloc { cols } => WaitOn::Other(format!("for {cols} free TMEM columns")),
+                    Block::ClusterSync { .. } => {
+                        WaitOn::Other("in cluster.sync for the other CTAs of its cluster".to_string())
+                    }
+                };
+                waiters.push(Waiter {
+                    agent: gid(a as u32),
+                    name: self.trace.unit_name(c.id, Unit::Agent(a as u32)),
+                    span,
+                    on,
+                });
+            }
+        }
+        for (_, d) in mismatches {
+            self.report(d);
+        }
+        waitfor::diagnose(&waiters, &names)
+    }
+}
+
+enum OpFlow {
+    Value(Value),
+    Next,
+    Block(Block),
+}
+
+fn can_resume(c: &Cta, ag: &Agent, b: Block) -> bool {
+    match b {
+        Block::Mbar { addr, parity } => match c.bars.get(&addr) {
+            Some(BarState::Live(m)) => m.test_wait(parity),
+            _ => true,
+        },
+        Block::StoreWait { n, full } => store_pending(ag, full) <= n,
+        Block::WgmmaWait { n } => ag.wgmma_pending <= n,
+        Block::Join => ag
+            .children
+            .iter()
+            .all(|&ch| c.agents[ch as usize].state == AState::Done),
+        Block::TmemAlloc { cols } => c.tmem.can_alloc(cols),
+        // Decided by the machine, which holds the cluster's state.
+        Block::ClusterSync { .. } => false,
+    }
+}
+
+/// The `.tile` name of the operation at instruction `pc`.
+fn op_name(prog: &Program, pc: u32) -> &'static str {
+    match prog.code.get(pc as usize).map(|i| &i.kind) {
+        Some(IKind::Op { name, .. }) => name,
+        _ => "an operation",
+    }
+}
+
+/// The `tx-mismatch` of a barrier that will never complete its phase: `tx` is its transaction
+/// count (expected minus delivered bytes).
+fn tx_mismatch(prog: &Program, bar: &str, tx: i64, hb: &crate::hazards::BarHb) -> Diagnostic {
+    let span = |pc: &u32| prog.code.get(*pc as usize).map(|i| i.span).unwrap_or(Span::DUMMY);
+    let expects: Vec<Span> = hb.expect_at.iter().map(span).collect();
+    let delivers: Vec<Span> = hb.deliver_at.iter().map(span).collect();
+    let mut d = if tx < 0 {
+        let primary = delivers.first().copied().unwrap_or(Span::DUMMY);
+        let mut d = Diagnostic::error(
+            "tx-mismatch",
+            format!(
+                "`{bar}` received {} bytes more than its phase expects: the phase can never complete",
+                -tx
+            ),
+            primary,
+            format!("delivers bytes to `{bar}`"),
+        );
+        for s in delivers.iter().skip(1) {
+            d = d.with_label(*s, "delivers bytes too");
+        }
+        for s in &expects {
+            d = d.with_label(*s, format!("expects bytes on `{bar}`"));
+        }
+        d.with_help(if expects.is_empty() {
+            format!("add `mbar.expect {bar}, BYTES` (BYTES: everything the copies deliver, e.g. `desc.nbytes` per copy) before the copies, in the phase they complete")
+        } else {
+            "expect exactly the bytes the copies deliver: the full box of each, out-of-bounds part included".to_string()
+        })
+    } else {
+        let primary = expects.first().copied().unwrap_or(Span::DUMMY);
+        let mut d = Diagnostic::error(
+            "tx-mismatch",
+            format!("`{bar}` still expects {tx} bytes that no copy in flight will deliver: the phase can never complete"),
+            primary,
+            format!("expects bytes on `{bar}`"),
+        );
+        for s in &delivers {
+            d = d.with_label(*s, format!("delivers bytes to `{bar}`"));
+        }
+        d.with_help(
+            "expect only the bytes that the copies issued on this barrier deliver (`desc.nbytes` per copy)",
+        )
+    };
+    d = d.with_note(format!(
+        "in the current phase: {} bytes expected, {} bytes delivered (PTX.md section 3: the phase completes only when the transaction count returns to zero)",
+        hb.expected, hb.delivered
+    ));
+    d
+}
+
+/// Bulk groups a `tma.store_wait` still waits for: groups retire oldest first, so every group
+/// from the oldest one still pending (reading, or also writing when `full`) counts
+/// (docs/hardware/bulk-group-order.md).
+fn store_pending(ag: &Agent, full: bool) -> u32 {
+    pending_groups(&ag.groups, full)
+}
+
+/// The TMEM cells `(lane, column)` of every element of a view (consecutive duplicates of
+/// packed elements removed); a scale-factor view's copies in all four lane quarters (what the
+/// tensor pipe reads and `tcgen05.cp` writes).
+fn tmem_cells(v: &TmemView) -> Vec<(u32, u32)> {
+    if v.scales {
+        tmem_cells_in(v, &[0, 1, 2, 3])
+    } else {
+        tmem_cells_in(v, &[0])
+    }
+}
+
+/// [`tmem_cells`] restricted to the copies in `quarters` (scale-factor views only; other
+/// views have one copy).
+fn tmem_cells_in(v: &TmemView, quarters: &[u32]) -> Vec<(u32, u32)> {
+    let shape = v.shape.as_slice();
+    let n = v.shape.numel();
+    let mut idx = vec![0u32; shape.len()];
+    let mut out: Vec<(u32, u32)> = Vec::with_capacity(n as usize * quarters.len());
+    for &q in quarters {
+        for lin in 0..n {
+            unravel(lin, shape, &mut idx);
+            let c = layout::tmem_element_in(v, &idx, q);
+            if out.last() != Some(&(c.lane, c.col)) {
+                out.push((c.lane, c.col));
+            }
+        }
+    }
+    out
+}
+
+/// The lane quarters a partition's warps reach (warp w reaches quarter w % 4).
+fn partition_quarters(ag: &Agent) -> Vec<u32> {
+    let mut q: Vec<u32> = (0..ag.warps.min(4)).map(|w| (ag.first_warp + w) % 4).collect();
+    q.sort_unstable();
+    q.dedup();
+    q
+}
+
+/// A partition's warps reach the TMEM lanes of their quarter only (PTX.md section 8).
+fn check_lane(ag: &Agent, lane: u32, op: &str) -> OpResult<()> {
+    let q = lane / 32;
+    if (0..ag.warps.min(4)).any(|w| (ag.first_warp + w) % 4 == q) {
+        return Ok(());
+    }
+    Err(Fault::trap(
+        CudaError::IllegalInstruction,
+        format!(
+            "{op} touches TMEM lane {lane}, but this partition's warps {}..{} may access only lanes {} (warp w reaches lanes 32*(w%4)..32*(w%4)+31)",
+            ag.first_warp,
+            ag.first_warp + ag.warps.saturating_sub(1),
+            (0..ag.warps.min(4)).map(|w| format!("{}..{}", 32 * ((ag.first_warp + w) % 4), 32 * ((ag.first_warp + w) % 4) + 31)).collect::<Vec<_>>().join(", ")
+        ),
+    ))
+}
+
+fn bind(frame: &mut [Value], dsts: &[u32], v: Value) -> OpResult<()> {
+    match dsts {
+        [] => Ok(()),
+        [d] => {
+            frame[*d as usize] = v;
+            Ok(())
+        }
+        many => match v {
+            Value::Tuple(parts) if parts.len() == many.len() => {
+                for (d, p) in many.iter().zip(parts.iter()) {
+                    frame[*d as usize] = p.clone();
+                }
+                Ok(())
+            }
+            other => Err(Fault::unsupported(format!(
+                "{} names bound to {}",
+                many.len(),
+                other.kind()
+            ))),
+        },
+    }
+}
+
+fn shape_of(v: &Value) -> Vec<u32> {
+    match v {
+        Value::Tile(t) => t.shape.clone(),
+        _ => vec![1],
+    }
+}
+
+fn elem_i(v: &Value, i: usize) -> i64 {
+    match v {
+        Value::Tile(t) => t.i(i),
+        other => other.as_int().unwrap_or(0),
+    }
+}
+
+fn elem_bits(v: &Value, i: usize, dtype: bwsim_isa::DType) -> OpResult<u64> {
+    match v {
+        Value::Tile(t) => Ok(eval::convert_bits(t.dtype, dtype, t.bits[i])),
+        other => eval::scalar_bits(dtype, other),
+    }
+}
+
+fn oob(g: &HostTensor, off: i64, what: &str) -> Fault {
+    Fault::trap(
+        CudaError::IllegalAddress,
+        format!(
+            "{what} at element offset {off} of tensor `{}`, which has {} elements",
+            g.name,
+            g.numel()
+        ),
+    )
+}
+
+fn global_load(g: &HostTensor, offs: &Value, mask: Option<&Value>, other: Option<&Value>) -> OpResult<Value> {
+    let os = shape_of(offs);
+    let shape = match mask {
+        Some(m) => broadcast_shapes(&os, &shape_of(m))
+            .ok_or_else(|| Fault::unsupported("mask does not broadcast with the offsets"))?,
+        None => os.clone(),
+    };
+    let (bo, bm) = (
+        BIndex::new(&os, &shape),
+        mask.map(|m| BIndex::new(&shape_of(m), &shape)),
+    );
+    let bother = other.map(|o| BIndex::new(&shape_of(o), &shape));
+    let n: u64 = shape.iter().map(|&x| x as u64).product();
+    let mut bits = Vec::with_capacity(n as usize);
+    for lin in 0..n {
+        let on = match (mask, &bm) {
+            (Some(m), Some(b)) => elem_i(m, b.at(lin)) != 0,
+            _ => true,
+        };
+        if !on {
+            bits.push(match (other, &bother) {
+                (Some(o), Some(b)) => elem_bits(o, b.at(lin), g.dtype)?,
+                _ => 0,
+            });
+            continue;
+        }
+        let off = elem_i(offs, bo.at(lin));
+        if off < 0 || off as u64 >= g.numel() {
+            return Err(oob(g, off, "global.load"));
+        }
+        bits.push(g.get_bits(off as u64));
+    }
+    Ok(Value::Tile(Arc::new(Tile {
+        dtype: g.dtype,
+        shape,
+        bits,
+    })))
+}
+
+fn global_store(g: &mut HostTensor, offs: &Value, val: &Value, mask: Option<&Value>) -> OpResult<()> {
+    let os = shape_of(offs);
+    let vs = shape_of(val);
+    let mut shape =
+        broadcast_shapes(&os, &vs).ok_or_else(|| Fault::unsupported("offsets and value do not broadcast"))?;
+    if let Some(m) = mask {
+        shape = broadcast_shapes(&shape, &shape_of(m))
+            .ok_or_else(|| Fault::unsupported("mask does not broadcast"))?;
+    }
+    let (bo, bv) = (BIndex::new(&os, &shape), BIndex::new(&vs, &shape));
+    let bm = mask.map(|m| BIndex::new(&shape_of(m), &shape));
+    let n: u64 = shape.iter().map(|&x| x as u64).product();
+    for lin in 0..n {
+        if let (Some(m), Some(b)) = (mask, &bm) {
+            if elem_i(m, b.at(lin)) == 0 {
+                continue;
+            }
+        }
+        let off = elem_i(offs, bo.at(lin));
+        if off < 0 || off as u64 >= g.numel() {
+            return Err(oob(g, off, "global.store"));
+        }
+        let b = elem_bits(val, bv.at(lin), g.dtype)?;
+        g.set_bits(off as u64, b);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod store_group_tests {
+    use super::*;
+
+    fn g(id: u64, reads: u32, writes: u32) -> Group {
+        Group { id, reads, writes }
+    }
+
+    #[test]
+    fn store_wait_counts_from_the_oldest_unfinished_group() {
+        // The newer group finished reading first: the older one still reads, so both count.
+        let q: VecDeque<Group> = [g(1, 1, 1), g(2, 0, 1)].into_iter().collect();
+        assert_eq!(pending_groups(&q, false), 2);
+        assert_eq!(pending_groups(&q, true), 2);
+        // A finished newer group still counts while it is queued behind an older one.
+        let q: VecDeque<Group> = [g(1, 1, 1), g(2, 0, 0)].into_iter().collect();
+        assert_eq!(pending_groups(&q, false), 2);
+        // In order: only the newest still reads.
+        let q: VecDeque<Group> = [g(1, 0, 1), g(2, 1, 1)].into_iter().collect();
+        assert_eq!(pending_groups(&q, false), 1);
+        assert_eq!(pending_groups(&q, true), 2);
+        let q: VecDeque<Group> = [g(1, 0, 1), g(2, 0, 1)].into_iter().collect();
+        assert_eq!(pending_groups(&q, false), 0);
+        assert_eq!(pending_groups(&q, true), 2);
+        assert_eq!(pending_groups(&VecDeque::new(), true), 0);
+    }
+}

@@ -1,0 +1,629 @@
+//! Executing one lowered operation in the timing engine: its cost, the unit queues it joins
+//! (TMA, tensor pipe, memory system) and the events it schedules.
+
+use super::*;
+
+impl<'p> Engine<'p> {
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn exec_op(
+        &mut self,
+        c: u32,
+        a: u32,
+        pc: u32,
+        op: &LOp,
+        name: &'static str,
+        span: Span,
+        t: &mut f64,
+        frame: &[Value],
+        cx: &EvalCtx,
+    ) -> OpResult<Option<Flow>> {
+        let ev = |e: &CExpr| shape::eval(e, frame, cx);
+        let evs = |e: &CExpr| match shape::quick(e, frame, cx) {
+            Some(q) => Ok(q.value()),
+            None => eval::eval(e, frame, cx),
+        };
+        let pred = |p: &Option<CExpr>| -> OpResult<bool> {
+            match p {
+                None => Ok(true),
+                Some(e) => bool_of(&evs(e)?, "pred"),
+            }
+        };
+        let chip = self.chip;
+        let t0 = *t;
+        let sm = self.cta(c).sm as usize;
+        let me = TUnit::Agent(a);
+        match op {
+            LOp::SmemAlloc { view } => Ok(Some(Flow::Value(Value::Smem(*view)))),
+            LOp::SmemReinterpret {
+                src,
+                dtype,
+                shape: sh,
+                layout: lay,
+            } => {
+                let v = smem_of(evs(src)?)?;
+                let start = layout::view_start(&v)
+                    .ok_or_else(|| Fault::error("sim-error", "shared address overflow"))?;
+                Ok(Some(Flow::Value(Value::Smem(SmemView {
+                    base: start,
+                    dtype: *dtype,
+                    layout: *lay,
+                    root: *sh,
+                    origin: Dims::zeros(sh.len()),
+                    dropped: 0,
+                    shape: *sh,
+                    alloc: v.alloc,
+                }))))
+            }
+            LOp::MbarAlloc { addr, count } => Ok(Some(Flow::Value(Value::Mbar {
+                addr: *addr,
+                count: Some(*count),
+            }))),
+            LOp::TmemAlloc { view, .. } => Ok(Some(Flow::Value(Value::Tmem(*view)))),
+            LOp::TmemReinterpret {
+                src,
+                dtype,
+                shape: sh,
+                block,
+                col_stride,
+            } => {
+                let v = tmem_of(evs(src)?)?;
+                Ok(Some(Flow::Value(Value::Tmem(layout::tmem_reinterpret(
+                    &v,
+                    *dtype,
+                    *sh,
+                    *block,
+                    *col_stride,
+                )))))
+            }
+            LOp::TmemDealloc { .. } => Ok(Some(Flow::Next)),
+            LOp::TmaLoad {
+                desc,
+                coords,
+                smem: _,
+                bar,
+                pred: p,
+                gather,
+            } => {
+                if !pred(p)? {
+                    *t += chip.scalar_op_cycles;
+                    return Ok(Some(Flow::Next));
+                }
+                let d = &self.prog.descs[*desc as usize];
+                let elt = d.dtype.bits() as u64;
+                let baddr = bar_of(evs(bar)?)?;
+                let (bytes, key, msgs) = if *gather {
+                    let (_, xs) = tile_of(&ev(&coords[0])?)?;
+                    let rows = numel(&xs);
+                    let cols = d.block.last().copied().unwrap_or(1) as u64;
+                    (rows * cols * elt / 8, None, rows.div_ceil(4).max(1))
+                } else {
+                    let mut cs = Vec::with_capacity(coords.len());
+                    for e in coords {
+                        cs.push(int_of(&evs(e)?, "a TMA coordinate")? as i32 as i64);
+                    }
+                    (d.nbytes(), Some(box_key(d.tensor, &cs, &d.block)), 1)
+                };
+                self.cta(c).bar(baddr)?;
+                let mut port = self.sms[sm].tma_in;
+                let mut done = t0;
+                // gather4: one message per four rows, each a request of its own.
+                for _ in 0..msgs {
+                    let b = bytes / msgs;
+                    done = done.max(self.mem.load(t0, key, b, &mut port, None));
+                }
+                self.sms[sm].tma_in = port;
+                self.stats.tma_loads += 1;
+                self.stats.global_bytes += bytes as f64;
+                self.push(
+                    done,
+                    EvKind::Tx {
+                        cta: c,
+                        bar: baddr,
+                        bytes: bytes as i64,
+                    },
+                );
+                *t = t0 + chip.tma_issue_cycles * msgs as f64;
+                if self.recording(sm as u32) {
+                    let hit = key.is_some() && done < t0 + chip.tma_hbm_latency - 0.5;
+                    self.record(
+                        t0,
+                        c,
+                        TUnit::Tma,
+                        TWhat::TmaLoad {
+                            op: name,
+                            bytes,
+                            done,
+                            hit,
+                        },
+                        span,
+                    );
+                }
+                Ok(Some(Flow::Next))
+            }
+            LOp::TmaStore {
+                desc,
+                coords,
+                smem: _,
+                pred: p,
+                scatter,
+            } => {
+                if !pred(p)? {
+                    *t += chip.scalar_op_cycles;
+                    return Ok(Some(Flow::Next));
+                }
+                let d = &self.prog.descs[*desc as usize];
+                let elt = d.dtype.bits() as u64;
+                let (bytes, key, msgs) = if *scatter {
+                    let (_, xs) = tile_of(&ev(&coords[0])?)?;
+                    let rows = numel(&xs);
+                    let cols = d.block.last().copied().unwrap_or(1) as u64;
+                    (rows * cols * elt / 8, None, rows.div_ceil(4).max(1))
+                } else {
+                    let mut cs = Vec::with_capacity(coords.len());
+                    for e in coords {
+                        cs.push(int_of(&evs(e)?, "a TMA coordinate")? as i32 as i64);
+                    }
+                    (d.nbytes(), Some(box_key(d.tensor, &cs, &d.block)), 1)
+                };
+                let mut port = self.sms[sm].tma_out;
+                let done = self.mem.store(t0, key, bytes, &mut port, None);
+                self.sms[sm].tma_out = port;
+                self.stats.tma_stores += 1;
+                self.stats.global_bytes += bytes as f64;
+                self.cta(c).agents[a as usize].stores.push_back(done);
+                *t = t0 + chip.tma_issue_cycles * msgs as f64;
+                self.record(
+                    t0,
+                    c,
+                    TUnit::Tma,
+                    TWhat::TmaStore {
+                        op: name,
+                        bytes,
+                        read: done.read,
+                        write: done.write,
+                    },
+                    span,
+                );
+                Ok(Some(Flow::Next))
+            }
+            LOp::TmaStoreWait { pendings, full } => {
+                let ag = &mut self.cta(c).agents[a as usize];
+                let mut times: Vec<f64> = ag
+                    .stores
+                    .iter()
+                    .map(|s| if *full { s.write } else { s.read })
+                    .filter(|&x| x > t0)
+                    .collect();
+                let mut ready = t0;
+                if times.len() > *pendings as usize {
+                    times.sort_by(f64::total_cmp);
+                    ready = times[times.len() - 1 - *pendings as usize];
+                }
+                // Retire groups that are complete by then.
+                ag.stores.retain(|s| s.write > ready || s.read > ready);
+                *t = ready.max(t0) + chip.scalar_op_cycles;
+                if ready > t0 {
+                    self.record(t0, c, me, TWhat::Op { op: name, end: *t }, span);
+                }
+                Ok(Some(Flow::Next))
+            }
+            LOp::MbarInit { bar, count } => {
+                let addr = bar_of(evs(bar)?)?;
+                let n = int_of(&evs(count)?, "the arrival count")?;
+                if !(1..(1 << 20)).contains(&n) {
+                    return Err(Fault::error(
+                        "mbar-count",
+                        format!("mbarrier expected count must be in 1..2^20, found {n}"),
+                    ));
+                }
+                let cta = self.cta(c);
+                let m = Mbar::init(n as u32);
+                match cta.bars.iter_mut().find(|b| b.addr == addr) {
+                    Some(b) => {
+                        b.state = Some(m);
+                        b.waiters.clear();
+                    }
+                    None => cta.bars.push(Bar {
+                        addr,
+                        state: Some(m),
+                        waiters: Vec::new(),
+                        latest: t0,
+                        flip: 0.0,
+                    }),
+                }
+                *t += chip.mbarrier_op_cycles;
+                Ok(Some(Flow::Next))
+            }
+            LOp::MbarTx {
+                bar,
+                bytes,
+                pred: p,
+                kind,
+            } => {
+                if !pred(p)? {
+                    *t += chip.scalar_op_cycles;
+                    return Ok(Some(Flow::Next));
+                }
+                let addr = bar_of(evs(bar)?)?;
+                let n = int_of(&evs(bytes)?, "the byte count")?;
+                match kind {
+                    TxKind::Expect => self.bar_update(c, addr, t0, |m| {
+                        let a = m.expect_tx(n)?;
+                        let b = m.arrive(1)?;
+                        Ok(a || b)
+                    })?,
+                    TxKind::ExpectTx => self.bar_update(c, addr, t0, |m| m.expect_tx(n))?,
+                    TxKind::CompleteTx => self.bar_update(c, addr, t0, |m| m.complete_tx(n))?,
+                }
+                *t += chip.mbarrier_op_cycles;
+                Ok(Some(Flow::Next))
+            }
+            LOp::MbarArrive { bar, count, pred: p } => {
+                if !pred(p)? {
+                    *t += chip.scalar_op_cycles;
+                    return Ok(Some(Flow::Next));
+                }
+                let addr = bar_of(evs(bar)?)?;
+                let n = match count {
+                    Some(e) => int_of(&evs(e)?, "the arrival count")?,
+                    None => 1,
+                };
+                let n = u32::try_from(n).map_err(|_| {
+                    Fault::trap(
+                        CudaError::LaunchFailure,
+                        format!("mbarrier arrive with count {n}"),
+                    )
+                })?;
+                self.bar_update(c, addr, t0, |m| m.arrive(n))?;
+                *t += chip.mbarrier_op_cycles;
+                Ok(Some(Flow::Next))
+            }
+            LOp::MbarWait { bar, phase } => {
+                let addr = bar_of(evs(bar)?)?;
+                let parity = (int_of(&evs(phase)?, "the phase")? & 1) as u32;
+                let since = self.cta(c).agents[a as usize].wait_since;
+                let b = self.cta(c).bar(addr)?;
+                let Some(m) = b.state else {
+                    return Err(Fault::error(
+                        "barrier-misuse",
+                        "mbar.wait on an invalidated mbarrier",
+                    ));
+                };
+                if m.test_wait(parity) {
+                    // A phase stamped later than this agent's clock (an agent ahead of the queue
+                    // completed it) is seen no earlier than it completed.
+                    let seen = t0.max(b.flip);
+                    if !since.is_nan() {
+                        self.cta(c).agents[a as usize].wait_since = f64::NAN;
+                        self.record(seen, c, me, TWhat::Waited { op: name, since }, span);
+                    }
+                    *t = seen + chip.mbarrier_op_cycles;
+                    Ok(Some(Flow::Next))
+                } else {
+                    b.waiters.push((a, parity));
+                    let ag = &mut self.cta(c).agents[a as usize];
+                    ag.wait = Wait::Mbar { addr, parity };
+                    if ag.wait_since.is_nan() {
+                        ag.wait_since = t0;
+                    }
+                    Ok(None)
+                }
+            }
+            LOp::MbarTestWait { bar, phase } => {
+                let addr = bar_of(evs(bar)?)?;
+                let parity = (int_of(&evs(phase)?, "the phase")? & 1) as u32;
+                let b = self.cta(c).bar(addr)?;
+                let Some(m) = b.state else {
+                    return Err(Fault::error(
+                        "barrier-misuse",
+                        "mbar.test_wait on an invalidated mbarrier",
+                    ));
+                };
+                *t += chip.mbarrier_op_cycles;
+                Ok(Some(Flow::Value(Value::Bool(m.test_wait(parity)))))
+            }
+            LOp::MbarInvalidate { bar } => {
+                let addr = bar_of(evs(bar)?)?;
+                self.cta(c).bar(addr)?.state = None;
+                *t += chip.mbarrier_op_cycles;
+                Ok(Some(Flow::Next))
+            }
+            LOp::Fence { .. } => {
+                *t += match name {
+                    "tcgen05.fence_before" | "tcgen05.fence_after" => chip.tcgen05_fence_cycles,
+                    _ => chip.fence_async_cycles,
+                };
+                Ok(Some(Flow::Next))
+            }
+            // cluster.sync is timed like a CTA barrier: the timing model runs the CTAs of a
+            // cluster independently (cta_group::2 is refused above).
+            LOp::BarSync | LOp::ClusterSync => {
+                *t += chip.bar_sync_cycles;
+                Ok(Some(Flow::Next))
+            }
+            LOp::Mma {
+                a: av,
+                b,
+                acc,
+                pred: p,
+                cta_group,
+                ..
+            } => {
+                if !pred(p)? {
+                    *t += chip.scalar_op_cycles;
+                    return Ok(Some(Flow::Next));
+                }
+                if *cta_group != 1 {
+                    return Err(Fault::unsupported(
+                        "tcgen05.mma with cta_group::2 (an MMA across a CTA pair) is not modelled",
+                    ));
+                }
+                let (m, n, k, kind) = match &self.shapes[pc as usize] {
+                    Some(Shapes::Mma { m, n, k, kind }) => (*m, *n, *k, *kind),
+                    _ => {
+                        let (ashape, adt) = match evs(av)? {
+                            Value::Smem(v) => (v.shape, v.dtype),
+                            Value::Tmem(v) => (v.shape, v.dtype),
+                            other => {
+                                return Err(Fault::unsupported(format!("MMA A operand is {}", other.kind())))
+                            }
+                        };
+                        let bv = smem_of(evs(b)?)?;
+                        let accv = tmem_of(evs(acc)?)?;
+                        let (m, k) = last2(ashape.as_slice());
+                        let (_, n) = last2(bv.shape.as_slice());
+                        let (am, an) = last2(accv.shape.as_slice());
+                        let (m, n) = (m.max(am), n.max(an));
+                        let kind = MmaKind::of(adt);
+                        self.shapes[pc as usize] = Some(Shapes::Mma { m, n, k, kind });
+                        (m, n, k, kind)
+                    }
+                };
+                let dur = cost::tcgen05_mma_cycles(&chip, m, n, k, kind);
+                let issue = t0 + chip.mma_issue_cycles * cost::mma_instrs(m, k, kind, false) as f64;
+                let cta = self.cta(c);
+                let start = issue.max(cta.pipe_free).max(self.sms[sm].tensor.free);
+                let end = self.sms[sm].tensor.reserve(start, dur);
+                let cta = self.cta(c);
+                cta.pipe_free = end;
+                cta.pipe_done = cta.pipe_done.max(end + chip.mma_latency);
+                self.stats.flops += cost::flops(m, n, k);
+                self.stats.mmas += 1;
+                *t = issue;
+                self.record_tc(t0, c, name, [m, n, k], end - dur, end, span);
+                Ok(Some(Flow::Next))
+            }
+            LOp::Cp { src, dst } => {
+                let sv = smem_of(evs(src)?)?;
+                let _ = tmem_of(evs(dst)?)?;
+                let bytes = sv.shape.numel() * sv.dtype.bits() as u64 / 8;
+                let dur = cost::tcgen05_cp_cycles(&chip, bytes);
+                let issue = t0 + chip.mma_issue_cycles;
+                let cta = self.cta(c);
+                let start = issue.max(cta.pipe_free);
+                let end = start + dur;
+                cta.pipe_free = end;
+                cta.pipe_done = cta.pipe_done.max(end);
+                *t = issue;
+                self.record_tc(t0, c, name, [0, 0, 0], start, end, span);
+                Ok(Some(Flow::Next))
+            }
+            LOp::Commit {
+                bar,
+                pred: p,
+                cta_group,
+            } => {
+                if !pred(p)? {
+                    *t += chip.scalar_op_cycles;
+                    return Ok(Some(Flow::Next));
+                }
+                if *cta_group != 1 {
+                    return Err(Fault::unsupported(
+                        "tcgen05.commit with cta_group::2 is not modelled",
+                    ));
+                }
+                let addr = bar_of(evs(bar)?)?;
+                self.cta(c).bar(addr)?;
+                let issue = t0 + chip.mma_issue_cycles;
+                let at = issue.max(self.cta(c).pipe_done) + chip.commit_latency;
+                self.push(
+                    at,
+                    EvKind::Arrive {
+                        cta: c,
+                        bar: addr,
+                        count: 1,
+                    },
+                );
+                *t = issue;
+                self.record(t0, c, TUnit::Tc, TWhat::Commit { op: name, arrive: at }, span);
+                Ok(Some(Flow::Next))
+            }
+            LOp::TmemLoad { src } => {
+                let (bytes, value) = match &self.shapes[pc as usize] {
+                    Some(Shapes::Load { bytes, value }) => (*bytes, value.clone()),
+                    _ => {
+                        let v = tmem_of(evs(src)?)?;
+                        let shape = v.shape.as_slice().to_vec();
+                        let bytes = numel(&shape) * v.dtype.bits().max(32) as u64 / 8;
+                        let value = shape::hollow(v.dtype, shape);
+                        self.shapes[pc as usize] = Some(Shapes::Load {
+                            bytes,
+                            value: value.clone(),
+                        });
+                        (bytes, value)
+                    }
+                };
+                let (lat, dur) = cost::tmem_access(&chip, bytes);
+                let end = self.sms[sm].tmem.server.reserve(t0, dur).max(t0 + lat);
+                *t = end;
+                self.record(t0, c, me, TWhat::Op { op: name, end }, span);
+                Ok(Some(Flow::Value(value)))
+            }
+            LOp::TmemStore { dst, .. } => {
+                let v = tmem_of(evs(dst)?)?;
+                let bytes = v.shape.numel() * v.dtype.bits().max(32) as u64 / 8;
+                let (lat, dur) = cost::tmem_access(&chip, bytes);
+                let end = self.sms[sm].tmem.server.reserve(t0, dur).max(t0 + lat);
+                *t = end;
+                self.record(t0, c, me, TWhat::Op { op: name, end }, span);
+                Ok(Some(Flow::Next))
+            }
+            LOp::Wgmma { a: av, b, acc, .. } => {
+                let (m, n, k, kind, accv) = match &self.shapes[pc as usize] {
+                    Some(Shapes::Wgmma { m, n, k, kind, acc }) => (*m, *n, *k, *kind, acc.clone()),
+                    _ => {
+                        let (ashape, adt) = match ev(av)? {
+                            Value::Smem(v) => (v.shape.as_slice().to_vec(), v.dtype),
+                            Value::Tile(tl) => (tl.shape.clone(), tl.dtype),
+                            other => {
+                                return Err(Fault::unsupported(format!(
+                                    "wgmma A operand is {}",
+                                    other.kind()
+                                )))
+                            }
+                        };
+                        let bv = smem_of(evs(b)?)?;
+                        let (accdt, accshape) = tile_of(&ev(acc)?)?;
+                        let (m, k) = last2(&ashape);
+                        let (_, n) = last2(bv.shape.as_slice());
+                        let kind = MmaKind::of(adt);
+                        let accv = shape::hollow(accdt, accshape);
+                        self.shapes[pc as usize] = Some(Shapes::Wgmma {
+                            m,
+                            n,
+                            k,
+                            kind,
+                            acc: accv.clone(),
+                        });
+                        (m, n, k, kind, accv)
+                    }
+                };
+                let dur = cost::wgmma_cycles(&chip, m, n, k, kind);
+                let spills = self.spills;
+                let cta = self.cta(c);
+                let ag = &cta.agents[a as usize];
+                let groups = (ag.warps / 4).max(1);
+                let instrs = cost::mma_instrs(m, k, kind, true).div_ceil(groups);
+                let mut issue = t0 + chip.mma_issue_cycles * instrs as f64;
+                let start = (t0 + chip.mma_issue_cycles)
+                    .max(ag.wg_free)
+                    .max(self.sms[sm].tensor.free);
+                let mut end = self.sms[sm].tensor.reserve(start, dur);
+                if spills {
+                    // ptxas swaps the accumulator's 64-row blocks through local memory
+                    // around their instructions and waits for each: the warpgroup is held
+                    // until the last completes.
+                    end += cost::wgmma_spill(&chip, (m / 64).div_ceil(groups));
+                    self.stats.spilled_wgmmas += 1;
+                    issue = issue.max(end + chip.mma_latency);
+                }
+                let ag = &mut self.cta(c).agents[a as usize];
+                ag.wg_free = end;
+                ag.wgmma.push_back(end + chip.mma_latency);
+                self.stats.flops += cost::flops(m, n, k);
+                self.stats.mmas += 1;
+                *t = issue;
+                self.record_tc(t0, c, name, [m, n, k], end - dur, end, span);
+                Ok(Some(Flow::Value(accv)))
+            }
+            LOp::WgmmaWait { pendings } => {
+                let ag = &mut self.cta(c).agents[a as usize];
+                let mut times: Vec<f64> = ag.wgmma.iter().copied().filter(|&x| x > t0).collect();
+                let mut ready = t0;
+                if times.len() > *pendings as usize {
+                    times.sort_by(f64::total_cmp);
+                    ready = times[times.len() - 1 - *pendings as usize];
+                }
+                ag.wgmma.retain(|&x| x > ready);
+                *t = ready.max(t0) + chip.scalar_op_cycles;
+                if ready > t0 {
+                    self.record(t0, c, me, TWhat::Op { op: name, end: *t }, span);
+                }
+                Ok(Some(Flow::Next))
+            }
+            LOp::SmemLoad { src } => {
+                let (bytes, value) = match &self.shapes[pc as usize] {
+                    Some(Shapes::Load { bytes, value }) => (*bytes, value.clone()),
+                    _ => {
+                        let v = smem_of(evs(src)?)?;
+                        let shape = v.shape.as_slice().to_vec();
+                        let bytes = numel(&shape) * v.dtype.bits() as u64 / 8;
+                        let value = shape::hollow(v.dtype, shape);
+                        self.shapes[pc as usize] = Some(Shapes::Load {
+                            bytes,
+                            value: value.clone(),
+                        });
+                        (bytes, value)
+                    }
+                };
+                let (lat, _) = cost::smem_access(&chip, bytes);
+                let end = self.sms[sm].smem.send(t0, bytes as f64).max(t0 + lat);
+                *t = end;
+                self.record(t0, c, me, TWhat::Op { op: name, end }, span);
+                Ok(Some(Flow::Value(value)))
+            }
+            LOp::SmemStore { dst, .. } => {
+                let bytes = match &self.shapes[pc as usize] {
+                    Some(Shapes::Bytes(b)) => *b,
+                    _ => {
+                        let v = smem_of(evs(dst)?)?;
+                        let b = v.shape.numel() * v.dtype.bits() as u64 / 8;
+                        self.shapes[pc as usize] = Some(Shapes::Bytes(b));
+                        b
+                    }
+                };
+                let (lat, _) = cost::smem_access(&chip, bytes);
+                let end = self.sms[sm].smem.send(t0, bytes as f64).max(t0 + lat);
+                *t = end;
+                self.record(t0, c, me, TWhat::Op { op: name, end }, span);
+                Ok(Some(Flow::Next))
+            }
+            LOp::GlobalLoad { ptr, offsets, .. } => {
+                let Value::Ptr(ti) = evs(ptr)? else {
+                    return Err(Fault::unsupported("global.load needs a pointer"));
+                };
+                let dt = self.dtypes.get(ti as usize).copied().unwrap_or(DType::F32);
+                let (_, shape) = match ev(offsets)? {
+                    Value::Tile(tl) => (tl.dtype, tl.shape.clone()),
+                    _ => (DType::I32, Vec::new()),
+                };
+                let bytes = numel(&shape) * dt.bits() as u64 / 8;
+                let mut port = self.sms[sm].lsu;
+                let end = self.mem.load(
+                    t0,
+                    None,
+                    bytes,
+                    &mut port,
+                    Some((chip.global_latency, chip.global_latency)),
+                );
+                self.sms[sm].lsu = port;
+                self.stats.global_bytes += bytes as f64;
+                *t = end;
+                self.record(t0, c, me, TWhat::Op { op: name, end }, span);
+                Ok(Some(Flow::Value(shape::hollow(dt, shape))))
+            }
+            LOp::GlobalStore { ptr, offsets, .. } => {
+                let Value::Ptr(ti) = evs(ptr)? else {
+                    return Err(Fault::unsupported("global.store needs a pointer"));
+                };
+                let dt = self.dtypes.get(ti as usize).copied().unwrap_or(DType::F32);
+                let shape = match ev(offsets)? {
+                    Value::Tile(tl) => tl.shape.clone(),
+                    _ => Vec::new(),
+                };
+                let bytes = numel(&shape) * dt.bits() as u64 / 8;
+                let mut port = self.sms[sm].lsu;
+                let done = self
+                    .mem
+                    .store(t0, None, bytes, &mut port, Some(chip.global_latency));
+                self.sms[sm].lsu = port;
+                self.stats.global_bytes += bytes as f64;
+                // The warps issue the stores; the writes drain asynchronously.
+                *t = done.read.max(t0 + chip.scalar_op_cycles);
+                self.end = self.end.max(done.write);
+                self.record(t0, c, me, TWhat::Op { op: name, end: *t }, span);
+                Ok(Some(Flow::Next))
+            }
+        }
+    }
+}
