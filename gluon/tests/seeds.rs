@@ -42,6 +42,8 @@ const FIXTURES: &[(&str, Target, bool)] = &[
     ("int_ops", Target::Sm90a, false),
     ("while_loop", Target::Sm100a, false),
     ("while_loop", Target::Sm90a, false),
+    ("atomics", Target::Sm100a, false),
+    ("atomics", Target::Sm90a, false),
     ("matmul_pipelined", Target::Sm100a, true),
     ("matmul_pipelined", Target::Sm90a, true),
     ("persistent_matmul", Target::Sm100a, true),
@@ -340,6 +342,8 @@ seed_tests! {
     int_ops_sm90: "int_ops", Target::Sm90a;
     while_loop_sm100: "while_loop", Target::Sm100a;
     while_loop_sm90: "while_loop", Target::Sm90a;
+    atomics_sm100: "atomics", Target::Sm100a;
+    atomics_sm90: "atomics", Target::Sm90a;
     matmul_pipelined_sm100: "matmul_pipelined", Target::Sm100a;
     matmul_pipelined_sm90: "matmul_pipelined", Target::Sm90a;
     persistent_matmul_sm100: "persistent_matmul", Target::Sm100a;

@@ -394,6 +394,9 @@ define_ops! {
     GlobalLoad = "global.load" (ptr, offsets; mask, other),
     /// `global.store PTR, OFFSETS, VALUE[, mask=M]`.
     GlobalStore = "global.store" (ptr, offsets, value; mask),
+    /// `global.atomic OP, PTR, OFFSETS, VALUE[, mask=M]` → the old values: one atomic
+    /// read-modify-write per element, OP one of `add`, `max`, `min`, `and`, `or`, `xor`, `xchg`.
+    GlobalAtomic = "global.atomic" (op, ptr, offsets, value; mask),
     /// `bar.sync`: all warps of the CTA (or of the partition, inside `warp_specialize`).
     BarSync = "bar.sync" (;),
     /// `cluster.sync`: `barrier.cluster.arrive.release` + `barrier.cluster.wait.acquire`: every

@@ -218,6 +218,7 @@ pub fn reference(
         "attention" | "attention_kernel" => attention(plan, inputs),
         "int_ops" | "int_ops_kernel" => int_ops(plan, inputs),
         "while_loop" | "while_loop_kernel" => while_loop(plan, inputs),
+        "atomics" | "atomics_kernel" => atomics(plan, inputs),
         _ => return None,
     };
     Some(r)
@@ -320,6 +321,42 @@ fn attention(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, 
             rtol: 1e-2,
         },
     }])
+}
+
+/// kernels/tiles/atomics.tile: over the first `n` values, the count, the sum and the maximum
+/// of the values in each bin `x % BINS` (maxima start at -1). Exact: the sums are of integers
+/// far below 2^24.
+fn atomics(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+    let x = tensor(plan, inputs, "x")?;
+    let hist = tensor(plan, inputs, "hist")?;
+    let n = int_arg(plan, "n")?.max(0) as u64;
+    let bins = hist.numel();
+    let mut h = HostTensor::zeros("hist", DType::I32, vec![bins]);
+    let mut s = HostTensor::zeros("sums", DType::F32, vec![bins]);
+    let mut m = HostTensor::zeros("maxes", DType::I32, vec![bins]);
+    let (mut count, mut sum, mut max) = (
+        vec![0i64; bins as usize],
+        vec![0f64; bins as usize],
+        vec![-1i64; bins as usize],
+    );
+    for i in 0..n.min(x.numel()) {
+        let v = x.get_bits(i) as u32 as i32 as i64;
+        let b = v.rem_euclid(bins as i64) as usize;
+        count[b] += 1;
+        sum[b] += v as f64;
+        max[b] = max[b].max(v);
+    }
+    for b in 0..bins {
+        h.set_bits(b, count[b as usize] as u32 as u64);
+        put(&mut s, b, sum[b as usize])?;
+        m.set_bits(b, max[b as usize] as i32 as u32 as u64);
+    }
+    let exact = |t: &str, v: HostTensor| Expected {
+        tensor: t.into(),
+        values: v,
+        tol: Tolerance::Exact,
+    };
+    Ok(vec![exact("hist", h), exact("sums", s), exact("maxes", m)])
 }
 
 /// kernels/tiles/while_loop.tile: program p adds the sum of n, 3n, 9n, ... below `limit`

@@ -179,3 +179,63 @@ fn math_and_reductions_refuse_what_they_cannot_mean() {
     assert!(e.iter().any(|m| m.contains("takes 1 argument")), "{e:?}");
     assert!(type_errors(&wrap("let y = argmax(cast(k, f32), 0) + 1")).is_empty());
 }
+
+const ATOMICS: &str = r#"
+kernel atomics_semantics {
+  target sm_100a, sm_90a
+  num_warps 4
+  param a_ptr: ptr(i32)
+  param f_ptr: ptr(f32)
+  param old_ptr: ptr(i32)
+  layout l = blocked([1], [32], [4], [0])
+  let k = arange(0, 8, l)
+  // Every element hits a[0] or a[1] (k % 2); a starts at [100, 200].
+  let o1 = global.atomic add, a_ptr, k % 2, k + 1
+  global.store old_ptr, k, o1
+  let o2 = global.atomic min, a_ptr, k % 2 + 2, 5 - k, mask=k < 6
+  global.store old_ptr, k + 8, o2
+  let o3 = global.atomic xchg, a_ptr, k * 0 + 4, k
+  global.store old_ptr, k + 16, o3
+  let o4 = global.atomic xor, a_ptr, k * 0 + 5, 1 << k
+  global.store old_ptr, k + 24, o4
+  let o5 = global.atomic max, f_ptr, k % 2, cast(k, f32) - 3.5
+  global.store f_ptr, k + 2, o5
+  launch {
+    grid = [1]
+    tensor a: i32[6] = iota()
+    tensor f: f32[10] = fill(0 - 1)
+    tensor old: i32[32] = fill(77)
+    a_ptr = a
+    f_ptr = f
+    old_ptr = old
+    outputs = [a, f, old]
+  }
+}
+"#;
+
+#[test]
+fn atomics_apply_in_element_order_and_return_the_old_values() {
+    let r = run(ATOMICS, &[]);
+    assert_ok(ATOMICS, &r);
+    let a: Vec<i64> = values(tensor(&r, "a")).iter().map(|&v| v as i64).collect();
+    let old: Vec<i64> = values(tensor(&r, "old")).iter().map(|&v| v as i64).collect();
+    // a = iota = [0, 1, 2, 3, 4, 5]. add: a[0] += 1 + 3 + 5 + 7, a[1] += 2 + 4 + 6 + 8.
+    assert_eq!(a[0], 16);
+    assert_eq!(a[1], 1 + 20);
+    // Old values, element by element: a[0] sees 0, 1, 4, 9; a[1] sees 1, 3, 7, 13.
+    assert_eq!(&old[0..8], &[0, 1, 1, 3, 4, 7, 9, 13]);
+    // min over k < 6 of 5 - k into a[2] (k even: 5, 3, 1) and a[3] (k odd: 4, 2, 0);
+    // masked elements return 0.
+    assert_eq!((a[2], a[3]), (1, 0));
+    assert_eq!(&old[8..16], &[2, 3, 2, 3, 2, 2, 0, 0]);
+    // xchg: a[4] ends with the last element's value; each sees its predecessor's.
+    assert_eq!(a[4], 7);
+    assert_eq!(&old[16..24], &[4, 0, 1, 2, 3, 4, 5, 6]);
+    // xor of 1 << k for k = 0..7 into 5: 5 ^ 255.
+    assert_eq!(a[5], 5 ^ 255);
+    assert_eq!(old[24], 5);
+    // Float max of k - 3.5 into f[0] (even k: ends 2.5) and f[1] (odd k: ends 3.5).
+    let f = values(tensor(&r, "f"));
+    assert_eq!((f[0], f[1]), (2.5, 3.5));
+    assert_eq!(&f[2..10], &[-1.0, -1.0, -1.0, -1.0, -1.0, -0.5, 0.5, 1.5]);
+}

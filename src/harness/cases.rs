@@ -517,6 +517,8 @@ pub fn all() -> Vec<Case> {
     v.push(bundled("int_ops", &[], BOTH, Check::Exact));
     v.push(bundled("while_loop", &[], BOTH, Check::Exact));
     v.push(bundled("while_loop", &["LIMIT=1"], BOTH, Check::Exact));
+    v.push(bundled("atomics", &[], BOTH, Check::Exact));
+    v.push(bundled("atomics", &["BINS=3", "N=5000"], BOTH, Check::Exact));
 
     // Planted faults: both the simulator and the GPU must trap with the same error.
     const II: &str = "CUDA_ERROR_ILLEGAL_INSTRUCTION";

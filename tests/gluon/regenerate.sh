@@ -42,6 +42,8 @@ for t in sm_100a sm_90a; do
         --arg 'out_ptr=*fp32' --arg n_rows=i32 -D ROWS=8 -D COLS=128
     gen int_ops.$t $src/int_ops.py int_ops_kernel --target $t --num-warps 4 --arg 'x_ptr=*i32' \
         --arg 'out_ptr=*i32' -D N=256
+    gen atomics.$t $src/atomics.py atomics_kernel --target $t --num-warps 4 --arg 'x_ptr=*i32' \
+        --arg 'hist_ptr=*i32' --arg 'sums_ptr=*fp32' --arg 'maxes_ptr=*i32' --arg n=i32 -D BINS=16 -D BLOCK=128
     gen while_loop.$t $src/while_loop.py while_loop_kernel --target $t --num-warps 4 --arg 'x_ptr=*i32' \
         --arg 'out_ptr=*i32' --arg limit=i32 -D N=128
 done

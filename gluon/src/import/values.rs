@@ -355,6 +355,60 @@ impl<'m> Cx<'m> {
         Ok(o)
     }
 
+    /// `tt.atomic_rmw KIND, SEM, SCOPE, %ptrs, %vals[, %mask]` → `global.atomic`. Every
+    /// ordering and scope imports the same way: bwsim's global memory has no proxies or caches
+    /// to order (its accesses are not checked for races).
+    pub(super) fn atomic_rmw(&mut self, op: &Op, span: Span) -> R<()> {
+        let mut c = Cursor::new(&op.toks, op.span);
+        let kind = c.ident()?;
+        let k = match kind.as_str() {
+            "add" | "fadd" => "add",
+            "max" => "max",
+            "min" => "min",
+            "and" => "and",
+            "or" => "or",
+            "xor" => "xor",
+            "exch" | "xchg" => "xchg",
+            other => {
+                return Err(self.unsupported(
+                    op,
+                    &format!("atomic `{other}` (bwsim's integers are signed: umax/umin have no equivalent)"),
+                ))
+            }
+        };
+        let v = self.n_operands(op, 2)?;
+        let Val::Ptr { base, offs, ty: pty } = self.get(&v[0].0, v[0].1)? else {
+            return Err(self.misuse(op, "the pointers are not derived from a pointer parameter"));
+        };
+        if !pty.is_tensor() {
+            return Err(self.misuse(op, "scalar atomics are not supported (use a tensor of pointers)"));
+        }
+        let offsets = match offs {
+            Some(o) => self.offsets_tile(o, &pty, span)?,
+            None => self.full(&int_tensor(&pty), int_e(0, span), span)?,
+        };
+        let value = self.expr(&v[1].0, v[1].1)?;
+        let mask = match v.get(2) {
+            Some((n, s)) => Some(self.math_operand(n, *s)?),
+            None => None,
+        };
+        let ty = self.result_type(op, 0)?;
+        let r = self.result(op, 0)?;
+        let n = self.let_op(
+            &r,
+            OpKind::GlobalAtomic {
+                op: name_e(k, span),
+                ptr: name_e(&base, span),
+                offsets,
+                value,
+                mask,
+            },
+            span,
+        );
+        self.bind(&r, Val::E(name_e(&n, span), ty));
+        Ok(())
+    }
+
     pub(super) fn global_store(&mut self, op: &Op, span: Span) -> R<()> {
         let v = self.n_operands(op, 2)?;
         let Val::Ptr { base, offs, ty: pty } = self.get(&v[0].0, v[0].1)? else {

@@ -21,6 +21,9 @@ use std::collections::HashMap;
 mod expr;
 mod ops;
 
+/// The read-modify-write operations of `global.atomic`.
+pub const ATOMIC_OPS: [&str; 7] = ["add", "max", "min", "and", "or", "xor", "xchg"];
+
 /// Shared-memory layout of a buffer.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum SmemLayout {

@@ -622,6 +622,68 @@ impl<'k> Cx<'k> {
                 }
                 Ok(None)
             }
+            GlobalAtomic {
+                op: kind,
+                ptr,
+                offsets,
+                value,
+                mask,
+            } => {
+                let ok = matches!(&kind.kind, ExprKind::Name(n) if ATOMIC_OPS.contains(&n.as_str()));
+                if !ok {
+                    return Err(e_type(
+                        kind.span,
+                        format!("an atomic operation is one of {}", ATOMIC_OPS.join(", ")),
+                        "not an atomic operation",
+                    ));
+                }
+                let dt = match self.expr_inner(ptr)? {
+                    Ty::Ptr(d) => d,
+                    t => {
+                        return Err(e_type(
+                            ptr.span,
+                            format!("global.atomic needs a ptr parameter, found {}", t.describe()),
+                            "not a pointer",
+                        ))
+                    }
+                };
+                if !matches!(dt, DType::F32 | DType::I32 | DType::U32 | DType::I64 | DType::U64) {
+                    return Err(e_type(
+                        ptr.span,
+                        format!("atomics on {dt} elements are not supported (f32, i32, u32, i64, u64)"),
+                        "here",
+                    ));
+                }
+                let off = self.tile_arg(offsets, "the offsets")?;
+                let v = self.expr_inner(value)?;
+                let vshape = match &v {
+                    Ty::Tile(t) if t.dtype != dt => {
+                        return Err(e_type(
+                            value.span,
+                            format!("an atomic of {} on ptr({dt})", t.dtype),
+                            "element type mismatch",
+                        )
+                        .with_help(format!("cast first: `cast(x, {dt})`")))
+                    }
+                    Ty::Tile(t) => t.shape.clone(),
+                    _ => Vec::new(),
+                };
+                if broadcast_shapes(&off.shape, &vshape).as_deref() != Some(off.shape.as_slice()) {
+                    return Err(e_type(
+                        op.span,
+                        "the value does not broadcast to the offsets' shape",
+                        "here",
+                    ));
+                }
+                if let Some(m) = mask {
+                    self.expr_inner(m)?;
+                }
+                Ok(Some(Ty::Tile(TileTy {
+                    dtype: dt,
+                    shape: off.shape,
+                    layout: off.layout,
+                })))
+            }
         }
     }
 

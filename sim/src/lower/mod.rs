@@ -240,6 +240,14 @@ pub enum LOp {
         value: CExpr,
         mask: Option<CExpr>,
     },
+    /// `global.atomic`: `op` is one of [`bwsim_isa::typeck::ATOMIC_OPS`].
+    GlobalAtomic {
+        op: &'static str,
+        ptr: CExpr,
+        offsets: CExpr,
+        value: CExpr,
+        mask: Option<CExpr>,
+    },
 }
 
 /// A worker partition spawned by [`IKind::Fork`].
@@ -1248,6 +1256,29 @@ impl<'a, 'k> Lower<'a, 'k> {
                 value: self.expr(value)?,
                 mask: self.opt(mask)?,
             },
+            K::GlobalAtomic {
+                op: kind,
+                ptr,
+                offsets,
+                value,
+                mask,
+            } => {
+                let ExprKind::Name(n) = &kind.kind else {
+                    return Err(unsupported(kind.span, "an atomic operation is a name"));
+                };
+                let op = bwsim_isa::typeck::ATOMIC_OPS
+                    .iter()
+                    .copied()
+                    .find(|o| o == n)
+                    .ok_or_else(|| unsupported(kind.span, format!("unknown atomic operation `{n}`")))?;
+                LOp::GlobalAtomic {
+                    op,
+                    ptr: self.expr(ptr)?,
+                    offsets: self.expr(offsets)?,
+                    value: self.expr(value)?,
+                    mask: self.opt(mask)?,
+                }
+            }
         };
         Ok((lop, name))
     }

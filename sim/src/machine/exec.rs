@@ -893,6 +893,30 @@ impl<'p, 's> Machine<'p, 's> {
                 global_store(&mut self.global[ti as usize], &offs, &val, maskv.as_ref())?;
                 Ok(OpFlow::Next)
             }
+            LOp::GlobalAtomic {
+                op,
+                ptr,
+                offsets,
+                value,
+                mask,
+            } => {
+                let Value::Ptr(ti) = ev(ptr)? else {
+                    return Err(Fault::unsupported("global.atomic needs a pointer"));
+                };
+                let offs = ev(offsets)?;
+                let val = ev(value)?;
+                let maskv = match mask {
+                    Some(m) => Some(ev(m)?),
+                    None => None,
+                };
+                Ok(OpFlow::Value(global_atomic(
+                    &mut self.global[ti as usize],
+                    op,
+                    &offs,
+                    &val,
+                    maskv.as_ref(),
+                )?))
+            }
         }
     }
 

@@ -1389,6 +1389,83 @@ fn global_store(g: &mut HostTensor, offs: &Value, val: &Value, mask: Option<&Val
     Ok(())
 }
 
+/// `global.atomic`: each unmasked element in order reads the old value, combines it with its
+/// operand and writes the result; the old values come back (0 where masked). Elements that
+/// hit the same address see each other's writes in element order (the hardware's order among
+/// them is unspecified; the final memory is the same for every order of these operations).
+fn global_atomic(
+    g: &mut HostTensor,
+    op: &str,
+    offs: &Value,
+    val: &Value,
+    mask: Option<&Value>,
+) -> OpResult<Value> {
+    let os = shape_of(offs);
+    let vs = shape_of(val);
+    let (bo, bv) = (BIndex::new(&os, &os), BIndex::new(&vs, &os));
+    let bm = mask.map(|m| BIndex::new(&shape_of(m), &os));
+    let n: u64 = os.iter().map(|&x| x as u64).product();
+    let dt = g.dtype;
+    let mut old = vec![0u64; n as usize];
+    for lin in 0..n {
+        if let (Some(m), Some(b)) = (mask, &bm) {
+            if elem_i(m, b.at(lin)) == 0 {
+                continue;
+            }
+        }
+        let off = elem_i(offs, bo.at(lin));
+        if off < 0 || off as u64 >= g.numel() {
+            return Err(oob(g, off, "global.atomic"));
+        }
+        let cur = g.get_bits(off as u64);
+        let x = elem_bits(val, bv.at(lin), dt)?;
+        let new = if dt.is_float() {
+            let (a, b) = (
+                bwsim_isa::numeric::decode(dt, cur),
+                bwsim_isa::numeric::decode(dt, x),
+            );
+            let r = match op {
+                "add" => a + b,
+                "max" => a.max(b),
+                "min" => a.min(b),
+                "xchg" => b,
+                other => return Err(Fault::unsupported(format!("atomic `{other}` on {dt} elements"))),
+            };
+            bwsim_isa::numeric::encode(dt, r)
+        } else {
+            let bits = dt.bits();
+            let mask_bits = if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
+            let signed = |v: u64| -> i64 {
+                if bits >= 64 {
+                    v as i64
+                } else {
+                    ((v << (64 - bits)) as i64) >> (64 - bits)
+                }
+            };
+            let unsigned = matches!(dt, bwsim_isa::DType::U32 | bwsim_isa::DType::U64);
+            let r = match op {
+                "add" => cur.wrapping_add(x),
+                "max" if unsigned => cur.max(x),
+                "min" if unsigned => cur.min(x),
+                "max" => signed(cur).max(signed(x)) as u64,
+                "min" => signed(cur).min(signed(x)) as u64,
+                "and" => cur & x,
+                "or" => cur | x,
+                "xor" => cur ^ x,
+                _ => x,
+            };
+            r & mask_bits
+        };
+        g.set_bits(off as u64, new);
+        old[lin as usize] = cur;
+    }
+    Ok(Value::Tile(Arc::new(Tile {
+        dtype: dt,
+        shape: os,
+        bits: old,
+    })))
+}
+
 #[cfg(test)]
 mod store_group_tests {
     use super::*;

@@ -243,6 +243,106 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         Ok(out)
     }
 
+    /// `global.atomic`: one `atom.global` per element its owning thread holds; the old values
+    /// land in the result's registers. A layout that replicates elements over threads is
+    /// refused (only the owner would see the old value, and a second owner would apply twice).
+    pub(super) fn global_atomic(
+        &mut self,
+        kind: &str,
+        ptr: &Expr,
+        offsets: &Expr,
+        value: &Expr,
+        mask: Option<&Expr>,
+        span: Span,
+    ) -> LResult<Tile> {
+        let op = "global.atomic";
+        let (dt, base) = self.ptr_arg(ptr, op)?;
+        let ty = match (kind, dt) {
+            ("add" | "max" | "min", DType::F32) => "f32",
+            ("add", DType::I32 | DType::U32) => "u32",
+            ("add", DType::I64 | DType::U64) => "u64",
+            ("max" | "min", DType::I32) => "s32",
+            ("max" | "min", DType::U32) => "u32",
+            ("max" | "min", DType::I64) => "s64",
+            ("max" | "min", DType::U64) => "u64",
+            ("and" | "or" | "xor" | "xchg", d) if d.bits() == 32 && !d.is_float() => "b32",
+            ("and" | "or" | "xor" | "xchg", d) if d.bits() == 64 && !d.is_float() => "b64",
+            ("xchg", DType::F32) => "b32",
+            _ => return Err(unsupported(op, span, format!("atomic `{kind}` on {dt} elements"))),
+        };
+        let ins = if kind == "xchg" { "exch" } else { kind };
+        let mut vals = vec![self.expr(offsets)?, self.expr(value)?];
+        if let Some(m) = mask {
+            vals.push(self.expr(m)?);
+        }
+        let (ts, ll) = self.global_tiles(&vals, span)?;
+        if self.unique_pred(&ll).is_some() {
+            return Err(unsupported(
+                op,
+                span,
+                "an atomic over a layout that replicates elements across threads (give the offsets a layout with one owner per element)",
+            ));
+        }
+        let n = ll.num_regs();
+        let off_ops: Vec<String> = match &ts[0] {
+            Some(t) => {
+                let t = if t.dtype != DType::I32 {
+                    self.cast_tile(t, DType::I32, span)?
+                } else {
+                    t.clone()
+                };
+                t.regs.iter().map(|r| r.to_string()).collect()
+            }
+            None => vec![self.scalar_operand(&vals[0], ScalarTy::I32, span)?; n],
+        };
+        let val_ops: Vec<String> = match &ts[1] {
+            Some(t) => {
+                let t = if t.dtype != dt {
+                    self.cast_tile(t, dt, span)?
+                } else {
+                    t.clone()
+                };
+                t.regs.iter().map(|r| r.to_string()).collect()
+            }
+            None => {
+                let o = self.elem_operand(&vals[1], dt, span)?;
+                vec![o; n]
+            }
+        };
+        let mask_ops: Option<Vec<String>> = match mask {
+            None => None,
+            Some(_) => Some(match &ts[2] {
+                Some(t) => {
+                    let t = if t.dtype != DType::I1 {
+                        self.cast_tile(t, DType::I1, span)?
+                    } else {
+                        t.clone()
+                    };
+                    t.regs.iter().map(|r| r.to_string()).collect()
+                }
+                None => vec![self.pred_of(&vals[2], span)?.to_string(); n],
+            }),
+        };
+        let out = self.fresh_tile(dt, ll.clone(), None, span)?;
+        let class = dtype_class(dt).unwrap_or(RegClass::B32);
+        let zero = self.elem_operand(&Val::Int(0), dt, span)?;
+        for r in 0..n {
+            let a = self.global_addr(base, &off_ops[r], dt.bytes());
+            let v = self.reg_operand(&val_ops[r], class);
+            let d = out.regs[r];
+            match &mask_ops {
+                Some(ms) => {
+                    // Masked-off elements read as 0, as the simulator gives them.
+                    self.mov(d, &zero);
+                    self.e
+                        .ins(format!("@{} atom.global.{ins}.{ty} {d}, [{a}], {v}", ms[r]));
+                }
+                None => self.e.ins(format!("atom.global.{ins}.{ty} {d}, [{a}], {v}")),
+            }
+        }
+        Ok(out)
+    }
+
     pub(super) fn global_store(
         &mut self,
         ptr: &Expr,

@@ -495,6 +495,19 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 self.global_store(ptr, offsets, value, mask.as_ref(), span)?;
                 Ok(None)
             }
+            GlobalAtomic {
+                op: kind,
+                ptr,
+                offsets,
+                value,
+                mask,
+            } => {
+                let ExprKind::Name(k) = &kind.kind else {
+                    return Err(invalid(name, kind.span, "an atomic operation is a name"));
+                };
+                self.global_atomic(k, ptr, offsets, value, mask.as_ref(), span)
+                    .map(|t| Some(Val::Tile(t)))
+            }
             BarSync {} => {
                 self.part_barrier();
                 Ok(None)

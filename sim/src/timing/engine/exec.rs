@@ -602,6 +602,22 @@ impl<'p> Engine<'p> {
                 self.record(t0, c, me, TWhat::Op { op: name, end }, span);
                 Ok(Some(Flow::Value(shape::hollow(dt, shape))))
             }
+            LOp::GlobalAtomic { ptr, offsets, .. } => {
+                // A read-modify-write at L2: the round trip of a load, the bytes both ways.
+                let Value::Ptr(ti) = evs(ptr)? else {
+                    return Err(Fault::unsupported("global.atomic needs a pointer"));
+                };
+                let dt = self.dtypes.get(ti as usize).copied().unwrap_or(DType::F32);
+                let shape = match ev(offsets)? {
+                    Value::Tile(tl) => tl.shape.clone(),
+                    _ => Vec::new(),
+                };
+                let bytes = numel(&shape) * dt.bits() as u64 / 8;
+                *t = t0 + chip.global_latency + chip.scalar_op_cycles;
+                self.stats.global_bytes += 2.0 * bytes as f64;
+                self.record(t0, c, me, TWhat::Op { op: name, end: *t }, span);
+                Ok(Some(Flow::Value(shape::hollow(dt, shape))))
+            }
             LOp::GlobalStore { ptr, offsets, .. } => {
                 let Value::Ptr(ti) = evs(ptr)? else {
                     return Err(Fault::unsupported("global.store needs a pointer"));
