@@ -42,6 +42,7 @@ mod control;
 mod expr;
 mod memory;
 mod ops;
+mod reduce;
 mod tensor;
 mod tile;
 mod tma;

@@ -1,6 +1,6 @@
-//! Register tiles: construction (`arange`, `full`), elementwise math, casts, the shape
-//! functions (`expand_dims`, `broadcast`, `reshape`, `permute`, `split`, `join`), reductions
-//! and layout conversion.
+//! Register tiles: construction (`arange`, `full`), elementwise arithmetic, casts, the shape
+//! functions (`expand_dims`, `broadcast`, `reshape`, `permute`, `split`, `join`) and layout
+//! conversion; math functions and reductions are in `reduce`.
 //!
 //! A conversion between two layouts is free when every thread already holds every element it
 //! needs at a register index that is the same for all threads (checked on the linear maps);
@@ -15,7 +15,7 @@ use bwsim_isa::builtins::{MathFn, ReduceOp};
 use bwsim_isa::typeck::broadcast_shapes;
 
 /// PTX type suffix of arithmetic on a tile element type.
-fn arith_ty(d: DType) -> Option<&'static str> {
+pub(super) fn arith_ty(d: DType) -> Option<&'static str> {
     match d {
         DType::F32 | DType::TF32 => Some("f32"),
         DType::F16 => Some("f16"),
@@ -38,7 +38,7 @@ pub(super) fn bits_ty(d: DType) -> &'static str {
     }
 }
 
-fn is_float(d: DType) -> bool {
+pub(super) fn is_float(d: DType) -> bool {
     matches!(d, DType::F32 | DType::TF32 | DType::F16 | DType::BF16)
 }
 
@@ -85,7 +85,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         acc
     }
 
-    fn xor_bits_of(&mut self, acc: Reg, src: Reg, bases: &[u32]) {
+    pub(super) fn xor_bits_of(&mut self, acc: Reg, src: Reg, bases: &[u32]) {
         let mut i = 0;
         while i < bases.len() {
             let b = bases[i];
@@ -168,7 +168,11 @@ impl<'c, 'k> Lowerer<'c, 'k> {
     // ----- layouts -----
 
     /// Registers of `src` for each register of `dst` when the conversion is thread-local.
-    fn local_map(src: &LinearLayout, dst: &LinearLayout, proj: &[Option<u32>]) -> Option<Vec<usize>> {
+    pub(super) fn local_map(
+        src: &LinearLayout,
+        dst: &LinearLayout,
+        proj: &[Option<u32>],
+    ) -> Option<Vec<usize>> {
         if src.lanes.len() != dst.lanes.len() || src.warps.len() != dst.warps.len() {
             return None;
         }
@@ -187,7 +191,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             .collect()
     }
 
-    fn is_local(src: &LinearLayout, dst: &LinearLayout) -> bool {
+    pub(super) fn is_local(src: &LinearLayout, dst: &LinearLayout) -> bool {
         broadcast_projection(&src.shape, &dst.shape)
             .ok()
             .and_then(|p| Self::local_map(src, dst, &p))
@@ -217,7 +221,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
     }
 
     /// Scratch bytes this partition may use for one conversion round.
-    fn scratch_budget(&self) -> u32 {
+    pub(super) fn scratch_budget(&self) -> u32 {
         let mut used = self.reserved.next.div_ceil(128) * 128 + 512;
         for (i, &s) in self.scratch.iter().enumerate() {
             if i != self.part.index {
@@ -227,7 +231,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         SMEM_CAPACITY.saturating_sub(used)
     }
 
-    fn convert_via_smem(
+    pub(super) fn convert_via_smem(
         &mut self,
         t: &Tile,
         dst: &LinearLayout,
@@ -334,7 +338,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
     /// For each register's flat index (`thread ^ flats[r]`): whether it belongs to round `k`
     /// (statically: `None` predicate / skipped; or a run-time predicate), and its address.
     #[allow(clippy::too_many_arguments)]
-    fn chunk_addrs(
+    pub(super) fn chunk_addrs(
         &mut self,
         thread: Reg,
         tmask: u32,
@@ -393,7 +397,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
 
     /// A layout for the broadcast of several tiles to `shape`, preferring one every operand
     /// reaches without moving data. Returns the layout and its parent.
-    fn choose_layout(
+    pub(super) fn choose_layout(
         &self,
         tiles: &[&Tile],
         shape: &[u32],
@@ -433,7 +437,15 @@ impl<'c, 'k> Lowerer<'c, 'k> {
     // ----- elementwise -----
 
     /// One elementwise binary instruction on element type `d`.
-    fn elem_binop(&mut self, op: BinOp, d: DType, dst: Reg, x: &str, y: &str, span: Span) -> LResult<()> {
+    pub(super) fn elem_binop(
+        &mut self,
+        op: BinOp,
+        d: DType,
+        dst: Reg,
+        x: &str,
+        y: &str,
+        span: Span,
+    ) -> LResult<()> {
         if d == DType::I1 {
             match op {
                 BinOp::BitAnd | BinOp::And | BinOp::Mul => self.e.ins(format!("and.pred {dst}, {x}, {y}")),
@@ -514,7 +526,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
 
     /// Tiles (and scalars) of the operands in one common layout of the broadcast shape.
     #[allow(clippy::type_complexity)]
-    fn align_tiles(
+    pub(super) fn align_tiles(
         &mut self,
         vals: &[&Val],
         span: Span,
@@ -705,7 +717,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
     }
 
     #[allow(clippy::needless_range_loop)] // one instruction per register of several operands
-    fn tile_fma(&mut self, a: Val, b: Val, c: Val, span: Span) -> LResult<Tile> {
+    pub(super) fn tile_fma(&mut self, a: Val, b: Val, c: Val, span: Span) -> LResult<Tile> {
         let (ts, ll, parent) = self.align_tiles(&[&a, &b, &c], span)?;
         let dtype = ts.iter().flatten().next().map(|t| t.dtype).unwrap_or(DType::F32);
         let ty = match dtype {
@@ -734,7 +746,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
 
     // ----- casts -----
 
-    fn cvt_elem(&mut self, from: DType, to: DType, d: Reg, s: Reg, span: Span) -> LResult<()> {
+    pub(super) fn cvt_elem(&mut self, from: DType, to: DType, d: Reg, s: Reg, span: Span) -> LResult<()> {
         use DType::*;
         let ins = match (from, to) {
             (a, b) if a == b => format!(
@@ -886,7 +898,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         }
     }
 
-    fn tile_arg(&mut self, e: &Expr, what: &str) -> LResult<Tile> {
+    pub(super) fn tile_arg(&mut self, e: &Expr, what: &str) -> LResult<Tile> {
         match self.expr(e)? {
             Val::Tile(t) => Ok(t),
             other => Err(invalid(
@@ -897,7 +909,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         }
     }
 
-    fn layout_arg(&mut self, e: &Expr, what: &str) -> LResult<TileLayout> {
+    pub(super) fn layout_arg(&mut self, e: &Expr, what: &str) -> LResult<TileLayout> {
         match self.expr(e) {
             Ok(Val::Layout(l)) => Ok(l),
             Ok(other) => Err(invalid(
@@ -910,7 +922,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         }
     }
 
-    fn inline_layout(&mut self, e: &Expr, what: &str) -> LResult<TileLayout> {
+    pub(super) fn inline_layout(&mut self, e: &Expr, what: &str) -> LResult<TileLayout> {
         match &e.kind {
             ExprKind::Name(n) if n == "tmem32x32b" => Ok(TileLayout::Tmem32x32b),
             ExprKind::Name(n) => self
@@ -1133,328 +1145,5 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             }
             _ => Err(invalid(f, span, format!("unknown function `{f}`"))),
         }
-    }
-
-    /// One f32 math function: `d = m(x)`. The special-function-unit forms are PTX's
-    /// approximations (`ex2.approx`, `lg2.approx`, `rsqrt.approx`, `sin/cos.approx`, the ones
-    /// Triton emits); `sqrt` is the correctly rounded `sqrt.rn`; `exp` and `log` go through
-    /// base 2 with the f32 constants log2(e) and ln(2), as Triton lowers them.
-    pub fn math_f32(&mut self, m: MathFn, d: Reg, x: &str, span: Span) -> LResult<()> {
-        // f32 bit patterns of log2(e) and ln(2).
-        const LOG2_E: &str = "0f3FB8AA3B";
-        const LN_2: &str = "0f3F317218";
-        match m {
-            MathFn::Exp2 => self.e.ins(format!("ex2.approx.f32 {d}, {x}")),
-            MathFn::Exp => {
-                let t = self.e.reg(RegClass::F32);
-                self.e.ins(format!("mul.f32 {t}, {x}, {LOG2_E}"));
-                self.e.ins(format!("ex2.approx.f32 {d}, {t}"));
-            }
-            MathFn::Log2 => self.e.ins(format!("lg2.approx.f32 {d}, {x}")),
-            MathFn::Log => {
-                let t = self.e.reg(RegClass::F32);
-                self.e.ins(format!("lg2.approx.f32 {t}, {x}"));
-                self.e.ins(format!("mul.f32 {d}, {t}, {LN_2}"));
-            }
-            MathFn::Sqrt => self.e.ins(format!("sqrt.rn.f32 {d}, {x}")),
-            MathFn::Rsqrt => self.e.ins(format!("rsqrt.approx.f32 {d}, {x}")),
-            MathFn::Sin => self.e.ins(format!("sin.approx.f32 {d}, {x}")),
-            MathFn::Cos => self.e.ins(format!("cos.approx.f32 {d}, {x}")),
-            MathFn::Floor => self.e.ins(format!("cvt.rmi.f32.f32 {d}, {x}")),
-            MathFn::Ceil => self.e.ins(format!("cvt.rpi.f32.f32 {d}, {x}")),
-            MathFn::Erf => {
-                return Err(unsupported(
-                    "erf",
-                    span,
-                    "erf has no PTX instruction (Triton calls libdevice's __nv_erff); bwsim simulates it but does not lower it",
-                ))
-            }
-        }
-        Ok(())
-    }
-
-    /// `m(x)` on every element; f16 and bf16 tiles compute in f32 and round back.
-    pub fn tile_math(&mut self, m: MathFn, t: &Tile, span: Span) -> LResult<Tile> {
-        if !is_float(t.dtype) {
-            return Err(invalid(m.name(), span, format!("{} tiles", t.dtype)));
-        }
-        let x = self.cast_tile(t, DType::F32, span)?;
-        let out = self.fresh_tile(DType::F32, x.ll.clone(), x.parent.clone(), span)?;
-        for (d, s) in out.regs.iter().zip(&x.regs) {
-            self.math_f32(m, *d, &s.to_string(), span)?;
-        }
-        self.cast_tile(&out, t.dtype, span)
-    }
-
-    /// `acc = acc OP x` for one register of a reduction.
-    fn combine(&mut self, op: ReduceOp, dtype: DType, acc: Reg, x: &str, span: Span) -> LResult<()> {
-        if dtype == DType::I1 {
-            let f = match op {
-                ReduceOp::And | ReduceOp::Min | ReduceOp::Prod => "and",
-                ReduceOp::Or | ReduceOp::Max => "or",
-                ReduceOp::Xor | ReduceOp::Sum => "xor",
-                ReduceOp::Argmax | ReduceOp::Argmin => {
-                    return Err(unsupported(op.name(), span, "argmax/argmin of i1 tiles"))
-                }
-            };
-            self.e.ins(format!("{f}.pred {acc}, {acc}, {x}"));
-            return Ok(());
-        }
-        let ty = arith_ty(dtype).ok_or_else(|| unsupported(op.name(), span, format!("{dtype} tiles")))?;
-        let ins = match op {
-            ReduceOp::Sum => format!("add.{ty}"),
-            ReduceOp::Prod if is_float(dtype) => format!("mul.{ty}"),
-            ReduceOp::Prod => format!("mul.lo.{ty}"),
-            ReduceOp::Max => format!("max.{ty}"),
-            ReduceOp::Min => format!("min.{ty}"),
-            ReduceOp::And => format!("and.{}", bits_ty(dtype)),
-            ReduceOp::Or => format!("or.{}", bits_ty(dtype)),
-            ReduceOp::Xor => format!("xor.{}", bits_ty(dtype)),
-            ReduceOp::Argmax | ReduceOp::Argmin => {
-                return Err(unsupported(
-                    op.name(),
-                    span,
-                    "argmax/argmin are simulated but not lowered to PTX yet",
-                ))
-            }
-        };
-        self.e.ins(format!("{ins} {acc}, {acc}, {x}"));
-        Ok(())
-    }
-
-    /// `argmax`/`argmin` of `axis` (the layout checks done by [`Self::tile_reduce`]): each
-    /// thread folds its registers in increasing position, keeping the first extreme (a number
-    /// beats a NaN), adds its lane's position along the axis, then the lanes exchange
-    /// (value, position) pairs with butterfly shuffles, ties going to the smaller position.
-    #[allow(clippy::too_many_arguments)]
-    fn tile_arg_reduce(
-        &mut self,
-        op: ReduceOp,
-        t: &Tile,
-        ll: &LinearLayout,
-        inside: &[usize],
-        outside: &[usize],
-        lane_bits: &[usize],
-        pos: &dyn Fn(u32) -> u32,
-        span: Span,
-    ) -> LResult<Val> {
-        let float = is_float(t.dtype);
-        let ty =
-            arith_ty(t.dtype).ok_or_else(|| unsupported(op.name(), span, format!("{} tiles", t.dtype)))?;
-        let cmp = if op == ReduceOp::Argmax { "gt" } else { "lt" };
-        // This lane's position along the axis.
-        let lane_pos = self.e.reg(RegClass::B32);
-        self.e.ins(format!("mov.u32 {lane_pos}, 0"));
-        for &j in lane_bits {
-            let b = self.e.reg(RegClass::B32);
-            self.e.ins(format!("bfe.u32 {b}, {}, {j}, 1", self.k.lane));
-            self.e.ins(format!(
-                "mad.lo.u32 {lane_pos}, {b}, {}, {lane_pos}",
-                pos(t.ll.lanes[j])
-            ));
-        }
-        let out = self.fresh_tile(DType::I32, ll.clone(), None, span)?;
-        // `take = x better than acc`, with ties and NaNs as documented.
-        let better = |me: &mut Self, x: &str, acc: &str, xi: Option<(&str, &str)>| -> Reg {
-            let p = me.e.reg(RegClass::Pred);
-            me.e.ins(format!("setp.{cmp}.{ty} {p}, {x}, {acc}"));
-            if float {
-                let (q, r) = (me.e.reg(RegClass::Pred), me.e.reg(RegClass::Pred));
-                me.e.ins(format!("setp.nan.{ty} {q}, {acc}, {acc}"));
-                me.e.ins(format!("setp.num.{ty} {r}, {x}, {x}"));
-                me.e.ins(format!("and.pred {q}, {q}, {r}"));
-                me.e.ins(format!("or.pred {p}, {p}, {q}"));
-            }
-            if let Some((xi, ai)) = xi {
-                let (q, r) = (me.e.reg(RegClass::Pred), me.e.reg(RegClass::Pred));
-                me.e.ins(format!("setp.eq.{ty} {q}, {x}, {acc}"));
-                me.e.ins(format!("setp.lt.u32 {r}, {xi}, {ai}"));
-                me.e.ins(format!("and.pred {q}, {q}, {r}"));
-                me.e.ins(format!("or.pred {p}, {p}, {q}"));
-            }
-            p
-        };
-        let vclass = t.regs.first().map(|r| r.class).unwrap_or(RegClass::F32);
-        for (o, idx) in out.regs.iter().enumerate() {
-            let base: usize = outside
-                .iter()
-                .enumerate()
-                .filter(|&(j, _)| o >> j & 1 == 1)
-                .map(|(_, &i)| 1usize << i)
-                .sum();
-            // The thread's elements along the axis, in increasing position.
-            let mut elems: Vec<(u32, usize)> = (0..(1usize << inside.len()))
-                .map(|s| {
-                    let (mut p, mut r) = (0u32, base);
-                    for (j, &i) in inside.iter().enumerate() {
-                        if s >> j & 1 == 1 {
-                            p += pos(t.ll.regs[i]);
-                            r += 1usize << i;
-                        }
-                    }
-                    (p, r)
-                })
-                .collect();
-            elems.sort();
-            let acc = self.e.reg(vclass);
-            let (p0, r0) = elems[0];
-            self.mov(acc, &t.regs[r0].to_string());
-            self.e.ins(format!("mov.u32 {idx}, {p0}"));
-            for &(p, r) in &elems[1..] {
-                let x = t.regs[r].to_string();
-                let take = better(self, &x, &acc.to_string(), None);
-                self.e
-                    .ins(format!("selp.{} {acc}, {x}, {acc}, {take}", bits_ty(t.dtype)));
-                self.e.ins(format!("selp.u32 {idx}, {p}, {idx}, {take}"));
-            }
-            self.e.ins(format!("add.u32 {idx}, {idx}, {lane_pos}"));
-            for &j in lane_bits {
-                let (ov, oi) = (self.e.reg(vclass), self.e.reg(RegClass::B32));
-                self.e.ins(format!(
-                    "shfl.sync.bfly.b32 {ov}, {acc}, {}, 0x1f, 0xffffffff",
-                    1u32 << j
-                ));
-                self.e.ins(format!(
-                    "shfl.sync.bfly.b32 {oi}, {idx}, {}, 0x1f, 0xffffffff",
-                    1u32 << j
-                ));
-                let take = better(
-                    self,
-                    &ov.to_string(),
-                    &acc.to_string(),
-                    Some((&oi.to_string(), &idx.to_string())),
-                );
-                self.e
-                    .ins(format!("selp.{} {acc}, {ov}, {acc}, {take}", bits_ty(t.dtype)));
-                self.e.ins(format!("selp.u32 {idx}, {oi}, {idx}, {take}"));
-            }
-        }
-        if ll.shape.is_empty() {
-            return Ok(Val::Scalar(ScalarTy::I32, out.regs[0]));
-        }
-        Ok(Val::Tile(out))
-    }
-
-    /// A reduction of `axis`: first over the registers of each thread, then across the lanes
-    /// of a warp with butterfly shuffles (`shfl.sync.bfly`, one per lane bit along the axis;
-    /// every lane ends with the result, so the output layout replicates it over those lanes).
-    /// A reduced dimension spread over warps is first gathered into each warp's registers
-    /// through shared memory.
-    fn tile_reduce(&mut self, op: ReduceOp, t: &Tile, axis: usize, span: Span) -> LResult<Val> {
-        let what = op.name();
-        let offs = crate::ptx::layout::dim_offsets(&t.ll.shape).map_err(|m| unsupported(what, span, m))?;
-        let nb =
-            t.ll.shape
-                .get(axis)
-                .ok_or_else(|| invalid(what, span, "axis out of range"))?
-                .trailing_zeros();
-        let amask = ((1u32 << nb) - 1) << offs[axis];
-        if t.ll.warps.iter().any(|&b| b & amask != 0) {
-            // Across warps: move the warp bits along the axis into registers through the
-            // partition's shared-memory scratch (every warp then holds the whole axis, the
-            // conversion `convert_layout` performs), then reduce as within one warp.
-            if t.ll.warps.iter().any(|&b| b & amask != 0 && b & !amask != 0) {
-                return Err(unsupported(
-                    what,
-                    span,
-                    "a reduction over warps mixing dimensions",
-                ));
-            }
-            let mut ll = t.ll.clone();
-            for j in 0..ll.warps.len() {
-                if ll.warps[j] & amask != 0 {
-                    ll.regs.push(ll.warps[j]);
-                    ll.warps[j] = 0;
-                }
-            }
-            let gathered = self.in_layout(t, &ll, span)?;
-            return self.tile_reduce(op, &gathered, axis, span);
-        }
-        let lane_bits: Vec<usize> = (0..t.ll.lanes.len())
-            .filter(|&j| t.ll.lanes[j] & amask != 0)
-            .collect();
-        if lane_bits.iter().any(|&j| t.ll.lanes[j] & !amask != 0) {
-            return Err(unsupported(
-                what,
-                span,
-                "a reduction over lanes mixing dimensions",
-            ));
-        }
-        if !lane_bits.is_empty() && !matches!(t.dtype.bits(), 32) {
-            return Err(unsupported(
-                what,
-                span,
-                format!(
-                    "a reduction across lanes of {} tiles (cast to a 32-bit type first)",
-                    t.dtype
-                ),
-            ));
-        }
-        let (inside, outside): (Vec<usize>, Vec<usize>) =
-            (0..t.ll.regs.len()).partition(|&i| t.ll.regs[i] & amask != 0);
-        if inside.iter().any(|&i| t.ll.regs[i] & !amask != 0) {
-            return Err(unsupported(
-                what,
-                span,
-                "a reduction over registers mixing dimensions",
-            ));
-        }
-        let squeeze =
-            |v: u32| -> u32 { (v & ((1 << offs[axis]) - 1)) | ((v >> (offs[axis] + nb)) << offs[axis]) };
-        let mut shape = t.ll.shape.clone();
-        shape.remove(axis);
-        let ll = LinearLayout {
-            shape: shape.clone(),
-            regs: outside.iter().map(|&i| squeeze(t.ll.regs[i])).collect(),
-            lanes: t.ll.lanes.iter().map(|&b| squeeze(b)).collect(),
-            warps: t.ll.warps.iter().map(|&b| squeeze(b)).collect(),
-        };
-        if op.is_arg() {
-            let pos = |basis: u32| (basis & amask) >> offs[axis];
-            return self.tile_arg_reduce(op, t, &ll, &inside, &outside, &lane_bits, &pos, span);
-        }
-        let out = self.fresh_tile(t.dtype, ll.clone(), None, span)?;
-        for (o, reg) in out.regs.iter().enumerate() {
-            let base: usize = outside
-                .iter()
-                .enumerate()
-                .filter(|&(j, _)| o >> j & 1 == 1)
-                .map(|(_, &i)| 1usize << i)
-                .sum();
-            let mut first = true;
-            for s in 0..(1usize << inside.len()) {
-                let idx = base
-                    + inside
-                        .iter()
-                        .enumerate()
-                        .filter(|&(j, _)| s >> j & 1 == 1)
-                        .map(|(_, &i)| 1usize << i)
-                        .sum::<usize>();
-                let src = t.regs[idx];
-                if first {
-                    self.mov(*reg, &src.to_string());
-                    first = false;
-                } else {
-                    self.combine(op, t.dtype, *reg, &src.to_string(), span)?;
-                }
-            }
-            for &j in &lane_bits {
-                let tmp = self.e.reg(reg.class);
-                self.e.ins(format!(
-                    "shfl.sync.bfly.b32 {tmp}, {reg}, {}, 0x1f, 0xffffffff",
-                    1u32 << j
-                ));
-                self.combine(op, t.dtype, *reg, &tmp.to_string(), span)?;
-            }
-        }
-        if shape.is_empty() {
-            let st = if is_float(t.dtype) {
-                ScalarTy::F32
-            } else {
-                ScalarTy::I32
-            };
-            return Ok(Val::Scalar(st, out.regs[0]));
-        }
-        Ok(Val::Tile(out))
     }
 }

@@ -1,0 +1,340 @@
+//! Math functions and reductions of register tiles: the SFU forms Triton emits, folds over
+//! a thread's registers, butterfly shuffles across lanes, the shared-memory gather of a
+//! dimension spread over warps, argmax/argmin.
+
+use super::tile::{arith_ty, bits_ty, is_float};
+use super::*;
+use crate::ptx::layout::LinearLayout;
+use bwsim_isa::builtins::{MathFn, ReduceOp};
+
+impl<'c, 'k> Lowerer<'c, 'k> {
+    /// One f32 math function: `d = m(x)`. The special-function-unit forms are PTX's
+    /// approximations (`ex2.approx`, `lg2.approx`, `rsqrt.approx`, `sin/cos.approx`, the ones
+    /// Triton emits); `sqrt` is the correctly rounded `sqrt.rn`; `exp` and `log` go through
+    /// base 2 with the f32 constants log2(e) and ln(2), as Triton lowers them.
+    pub fn math_f32(&mut self, m: MathFn, d: Reg, x: &str, span: Span) -> LResult<()> {
+        // f32 bit patterns of log2(e) and ln(2).
+        const LOG2_E: &str = "0f3FB8AA3B";
+        const LN_2: &str = "0f3F317218";
+        match m {
+            MathFn::Exp2 => self.e.ins(format!("ex2.approx.f32 {d}, {x}")),
+            MathFn::Exp => {
+                let t = self.e.reg(RegClass::F32);
+                self.e.ins(format!("mul.f32 {t}, {x}, {LOG2_E}"));
+                self.e.ins(format!("ex2.approx.f32 {d}, {t}"));
+            }
+            MathFn::Log2 => self.e.ins(format!("lg2.approx.f32 {d}, {x}")),
+            MathFn::Log => {
+                let t = self.e.reg(RegClass::F32);
+                self.e.ins(format!("lg2.approx.f32 {t}, {x}"));
+                self.e.ins(format!("mul.f32 {d}, {t}, {LN_2}"));
+            }
+            MathFn::Sqrt => self.e.ins(format!("sqrt.rn.f32 {d}, {x}")),
+            MathFn::Rsqrt => self.e.ins(format!("rsqrt.approx.f32 {d}, {x}")),
+            MathFn::Sin => self.e.ins(format!("sin.approx.f32 {d}, {x}")),
+            MathFn::Cos => self.e.ins(format!("cos.approx.f32 {d}, {x}")),
+            MathFn::Floor => self.e.ins(format!("cvt.rmi.f32.f32 {d}, {x}")),
+            MathFn::Ceil => self.e.ins(format!("cvt.rpi.f32.f32 {d}, {x}")),
+            MathFn::Erf => {
+                return Err(unsupported(
+                    "erf",
+                    span,
+                    "erf has no PTX instruction (Triton calls libdevice's __nv_erff); bwsim simulates it but does not lower it",
+                ))
+            }
+        }
+        Ok(())
+    }
+
+    /// `m(x)` on every element; f16 and bf16 tiles compute in f32 and round back.
+    pub fn tile_math(&mut self, m: MathFn, t: &Tile, span: Span) -> LResult<Tile> {
+        if !is_float(t.dtype) {
+            return Err(invalid(m.name(), span, format!("{} tiles", t.dtype)));
+        }
+        let x = self.cast_tile(t, DType::F32, span)?;
+        let out = self.fresh_tile(DType::F32, x.ll.clone(), x.parent.clone(), span)?;
+        for (d, s) in out.regs.iter().zip(&x.regs) {
+            self.math_f32(m, *d, &s.to_string(), span)?;
+        }
+        self.cast_tile(&out, t.dtype, span)
+    }
+
+    /// `acc = acc OP x` for one register of a reduction.
+    pub(super) fn combine(
+        &mut self,
+        op: ReduceOp,
+        dtype: DType,
+        acc: Reg,
+        x: &str,
+        span: Span,
+    ) -> LResult<()> {
+        if dtype == DType::I1 {
+            let f = match op {
+                ReduceOp::And | ReduceOp::Min | ReduceOp::Prod => "and",
+                ReduceOp::Or | ReduceOp::Max => "or",
+                ReduceOp::Xor | ReduceOp::Sum => "xor",
+                ReduceOp::Argmax | ReduceOp::Argmin => {
+                    return Err(unsupported(op.name(), span, "argmax/argmin of i1 tiles"))
+                }
+            };
+            self.e.ins(format!("{f}.pred {acc}, {acc}, {x}"));
+            return Ok(());
+        }
+        let ty = arith_ty(dtype).ok_or_else(|| unsupported(op.name(), span, format!("{dtype} tiles")))?;
+        let ins = match op {
+            ReduceOp::Sum => format!("add.{ty}"),
+            ReduceOp::Prod if is_float(dtype) => format!("mul.{ty}"),
+            ReduceOp::Prod => format!("mul.lo.{ty}"),
+            ReduceOp::Max => format!("max.{ty}"),
+            ReduceOp::Min => format!("min.{ty}"),
+            ReduceOp::And => format!("and.{}", bits_ty(dtype)),
+            ReduceOp::Or => format!("or.{}", bits_ty(dtype)),
+            ReduceOp::Xor => format!("xor.{}", bits_ty(dtype)),
+            ReduceOp::Argmax | ReduceOp::Argmin => {
+                return Err(unsupported(
+                    op.name(),
+                    span,
+                    "argmax/argmin are simulated but not lowered to PTX yet",
+                ))
+            }
+        };
+        self.e.ins(format!("{ins} {acc}, {acc}, {x}"));
+        Ok(())
+    }
+
+    /// `argmax`/`argmin` of `axis` (the layout checks done by [`Self::tile_reduce`]): each
+    /// thread folds its registers in increasing position, keeping the first extreme (a number
+    /// beats a NaN), adds its lane's position along the axis, then the lanes exchange
+    /// (value, position) pairs with butterfly shuffles, ties going to the smaller position.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn tile_arg_reduce(
+        &mut self,
+        op: ReduceOp,
+        t: &Tile,
+        ll: &LinearLayout,
+        inside: &[usize],
+        outside: &[usize],
+        lane_bits: &[usize],
+        pos: &dyn Fn(u32) -> u32,
+        span: Span,
+    ) -> LResult<Val> {
+        let float = is_float(t.dtype);
+        let ty =
+            arith_ty(t.dtype).ok_or_else(|| unsupported(op.name(), span, format!("{} tiles", t.dtype)))?;
+        let cmp = if op == ReduceOp::Argmax { "gt" } else { "lt" };
+        // This lane's position along the axis.
+        let lane_pos = self.e.reg(RegClass::B32);
+        self.e.ins(format!("mov.u32 {lane_pos}, 0"));
+        for &j in lane_bits {
+            let b = self.e.reg(RegClass::B32);
+            self.e.ins(format!("bfe.u32 {b}, {}, {j}, 1", self.k.lane));
+            self.e.ins(format!(
+                "mad.lo.u32 {lane_pos}, {b}, {}, {lane_pos}",
+                pos(t.ll.lanes[j])
+            ));
+        }
+        let out = self.fresh_tile(DType::I32, ll.clone(), None, span)?;
+        // `take = x better than acc`, with ties and NaNs as documented.
+        let better = |me: &mut Self, x: &str, acc: &str, xi: Option<(&str, &str)>| -> Reg {
+            let p = me.e.reg(RegClass::Pred);
+            me.e.ins(format!("setp.{cmp}.{ty} {p}, {x}, {acc}"));
+            if float {
+                let (q, r) = (me.e.reg(RegClass::Pred), me.e.reg(RegClass::Pred));
+                me.e.ins(format!("setp.nan.{ty} {q}, {acc}, {acc}"));
+                me.e.ins(format!("setp.num.{ty} {r}, {x}, {x}"));
+                me.e.ins(format!("and.pred {q}, {q}, {r}"));
+                me.e.ins(format!("or.pred {p}, {p}, {q}"));
+            }
+            if let Some((xi, ai)) = xi {
+                let (q, r) = (me.e.reg(RegClass::Pred), me.e.reg(RegClass::Pred));
+                me.e.ins(format!("setp.eq.{ty} {q}, {x}, {acc}"));
+                me.e.ins(format!("setp.lt.u32 {r}, {xi}, {ai}"));
+                me.e.ins(format!("and.pred {q}, {q}, {r}"));
+                me.e.ins(format!("or.pred {p}, {p}, {q}"));
+            }
+            p
+        };
+        let vclass = t.regs.first().map(|r| r.class).unwrap_or(RegClass::F32);
+        for (o, idx) in out.regs.iter().enumerate() {
+            let base: usize = outside
+                .iter()
+                .enumerate()
+                .filter(|&(j, _)| o >> j & 1 == 1)
+                .map(|(_, &i)| 1usize << i)
+                .sum();
+            // The thread's elements along the axis, in increasing position.
+            let mut elems: Vec<(u32, usize)> = (0..(1usize << inside.len()))
+                .map(|s| {
+                    let (mut p, mut r) = (0u32, base);
+                    for (j, &i) in inside.iter().enumerate() {
+                        if s >> j & 1 == 1 {
+                            p += pos(t.ll.regs[i]);
+                            r += 1usize << i;
+                        }
+                    }
+                    (p, r)
+                })
+                .collect();
+            elems.sort();
+            let acc = self.e.reg(vclass);
+            let (p0, r0) = elems[0];
+            self.mov(acc, &t.regs[r0].to_string());
+            self.e.ins(format!("mov.u32 {idx}, {p0}"));
+            for &(p, r) in &elems[1..] {
+                let x = t.regs[r].to_string();
+                let take = better(self, &x, &acc.to_string(), None);
+                self.e
+                    .ins(format!("selp.{} {acc}, {x}, {acc}, {take}", bits_ty(t.dtype)));
+                self.e.ins(format!("selp.u32 {idx}, {p}, {idx}, {take}"));
+            }
+            self.e.ins(format!("add.u32 {idx}, {idx}, {lane_pos}"));
+            for &j in lane_bits {
+                let (ov, oi) = (self.e.reg(vclass), self.e.reg(RegClass::B32));
+                self.e.ins(format!(
+                    "shfl.sync.bfly.b32 {ov}, {acc}, {}, 0x1f, 0xffffffff",
+                    1u32 << j
+                ));
+                self.e.ins(format!(
+                    "shfl.sync.bfly.b32 {oi}, {idx}, {}, 0x1f, 0xffffffff",
+                    1u32 << j
+                ));
+                let take = better(
+                    self,
+                    &ov.to_string(),
+                    &acc.to_string(),
+                    Some((&oi.to_string(), &idx.to_string())),
+                );
+                self.e
+                    .ins(format!("selp.{} {acc}, {ov}, {acc}, {take}", bits_ty(t.dtype)));
+                self.e.ins(format!("selp.u32 {idx}, {oi}, {idx}, {take}"));
+            }
+        }
+        if ll.shape.is_empty() {
+            return Ok(Val::Scalar(ScalarTy::I32, out.regs[0]));
+        }
+        Ok(Val::Tile(out))
+    }
+
+    /// A reduction of `axis`: first over the registers of each thread, then across the lanes
+    /// of a warp with butterfly shuffles (`shfl.sync.bfly`, one per lane bit along the axis;
+    /// every lane ends with the result, so the output layout replicates it over those lanes).
+    /// A reduced dimension spread over warps is first gathered into each warp's registers
+    /// through shared memory.
+    pub(super) fn tile_reduce(&mut self, op: ReduceOp, t: &Tile, axis: usize, span: Span) -> LResult<Val> {
+        let what = op.name();
+        let offs = crate::ptx::layout::dim_offsets(&t.ll.shape).map_err(|m| unsupported(what, span, m))?;
+        let nb =
+            t.ll.shape
+                .get(axis)
+                .ok_or_else(|| invalid(what, span, "axis out of range"))?
+                .trailing_zeros();
+        let amask = ((1u32 << nb) - 1) << offs[axis];
+        if t.ll.warps.iter().any(|&b| b & amask != 0) {
+            // Across warps: move the warp bits along the axis into registers through the
+            // partition's shared-memory scratch (every warp then holds the whole axis, the
+            // conversion `convert_layout` performs), then reduce as within one warp.
+            if t.ll.warps.iter().any(|&b| b & amask != 0 && b & !amask != 0) {
+                return Err(unsupported(
+                    what,
+                    span,
+                    "a reduction over warps mixing dimensions",
+                ));
+            }
+            let mut ll = t.ll.clone();
+            for j in 0..ll.warps.len() {
+                if ll.warps[j] & amask != 0 {
+                    ll.regs.push(ll.warps[j]);
+                    ll.warps[j] = 0;
+                }
+            }
+            let gathered = self.in_layout(t, &ll, span)?;
+            return self.tile_reduce(op, &gathered, axis, span);
+        }
+        let lane_bits: Vec<usize> = (0..t.ll.lanes.len())
+            .filter(|&j| t.ll.lanes[j] & amask != 0)
+            .collect();
+        if lane_bits.iter().any(|&j| t.ll.lanes[j] & !amask != 0) {
+            return Err(unsupported(
+                what,
+                span,
+                "a reduction over lanes mixing dimensions",
+            ));
+        }
+        if !lane_bits.is_empty() && !matches!(t.dtype.bits(), 32) {
+            return Err(unsupported(
+                what,
+                span,
+                format!(
+                    "a reduction across lanes of {} tiles (cast to a 32-bit type first)",
+                    t.dtype
+                ),
+            ));
+        }
+        let (inside, outside): (Vec<usize>, Vec<usize>) =
+            (0..t.ll.regs.len()).partition(|&i| t.ll.regs[i] & amask != 0);
+        if inside.iter().any(|&i| t.ll.regs[i] & !amask != 0) {
+            return Err(unsupported(
+                what,
+                span,
+                "a reduction over registers mixing dimensions",
+            ));
+        }
+        let squeeze =
+            |v: u32| -> u32 { (v & ((1 << offs[axis]) - 1)) | ((v >> (offs[axis] + nb)) << offs[axis]) };
+        let mut shape = t.ll.shape.clone();
+        shape.remove(axis);
+        let ll = LinearLayout {
+            shape: shape.clone(),
+            regs: outside.iter().map(|&i| squeeze(t.ll.regs[i])).collect(),
+            lanes: t.ll.lanes.iter().map(|&b| squeeze(b)).collect(),
+            warps: t.ll.warps.iter().map(|&b| squeeze(b)).collect(),
+        };
+        if op.is_arg() {
+            let pos = |basis: u32| (basis & amask) >> offs[axis];
+            return self.tile_arg_reduce(op, t, &ll, &inside, &outside, &lane_bits, &pos, span);
+        }
+        let out = self.fresh_tile(t.dtype, ll.clone(), None, span)?;
+        for (o, reg) in out.regs.iter().enumerate() {
+            let base: usize = outside
+                .iter()
+                .enumerate()
+                .filter(|&(j, _)| o >> j & 1 == 1)
+                .map(|(_, &i)| 1usize << i)
+                .sum();
+            let mut first = true;
+            for s in 0..(1usize << inside.len()) {
+                let idx = base
+                    + inside
+                        .iter()
+                        .enumerate()
+                        .filter(|&(j, _)| s >> j & 1 == 1)
+                        .map(|(_, &i)| 1usize << i)
+                        .sum::<usize>();
+                let src = t.regs[idx];
+                if first {
+                    self.mov(*reg, &src.to_string());
+                    first = false;
+                } else {
+                    self.combine(op, t.dtype, *reg, &src.to_string(), span)?;
+                }
+            }
+            for &j in &lane_bits {
+                let tmp = self.e.reg(reg.class);
+                self.e.ins(format!(
+                    "shfl.sync.bfly.b32 {tmp}, {reg}, {}, 0x1f, 0xffffffff",
+                    1u32 << j
+                ));
+                self.combine(op, t.dtype, *reg, &tmp.to_string(), span)?;
+            }
+        }
+        if shape.is_empty() {
+            let st = if is_float(t.dtype) {
+                ScalarTy::F32
+            } else {
+                ScalarTy::I32
+            };
+            return Ok(Val::Scalar(st, out.regs[0]));
+        }
+        Ok(Val::Tile(out))
+    }
+}
