@@ -44,6 +44,8 @@ const FIXTURES: &[(&str, Target, bool)] = &[
     ("while_loop", Target::Sm90a, false),
     ("atomics", Target::Sm100a, false),
     ("atomics", Target::Sm90a, false),
+    ("scan", Target::Sm100a, false),
+    ("scan", Target::Sm90a, false),
     ("matmul_pipelined", Target::Sm100a, true),
     ("matmul_pipelined", Target::Sm90a, true),
     ("persistent_matmul", Target::Sm100a, true),
@@ -344,6 +346,8 @@ seed_tests! {
     while_loop_sm90: "while_loop", Target::Sm90a;
     atomics_sm100: "atomics", Target::Sm100a;
     atomics_sm90: "atomics", Target::Sm90a;
+    scan_sm100: "scan", Target::Sm100a;
+    scan_sm90: "scan", Target::Sm90a;
     matmul_pipelined_sm100: "matmul_pipelined", Target::Sm100a;
     matmul_pipelined_sm90: "matmul_pipelined", Target::Sm90a;
     persistent_matmul_sm100: "persistent_matmul", Target::Sm100a;

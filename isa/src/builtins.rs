@@ -10,7 +10,8 @@
 //! Reductions fold one axis of a tile with a combiner: `sum`, `prod`, `reduce_max`,
 //! `reduce_min`, `reduce_and`, `reduce_or`, `reduce_xor`, and `argmax` / `argmin`, which give
 //! the i32 position along the axis of the first maximum (minimum), as Triton's `argmax` with
-//! its default left tie-break does (a number beats a NaN).
+//! its default left tie-break does (a number beats a NaN). Scans (`cumsum`, `cumprod`,
+//! `cummax`, `cummin`) keep the shape: element i is the fold of elements 0..=i along the axis.
 
 /// A unary math function on float elements.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -135,6 +136,17 @@ impl ReduceOp {
 
     pub fn from_name(name: &str) -> Option<ReduceOp> {
         ReduceOp::ALL.into_iter().find(|f| f.name() == name)
+    }
+
+    /// The inclusive scan (`cumsum`, `cumprod`, `cummax`, `cummin`) of this combiner, by name.
+    pub fn scan_from_name(name: &str) -> Option<ReduceOp> {
+        Some(match name {
+            "cumsum" => ReduceOp::Sum,
+            "cumprod" => ReduceOp::Prod,
+            "cummax" => ReduceOp::Max,
+            "cummin" => ReduceOp::Min,
+            _ => return None,
+        })
     }
 
     /// Bitwise combiners apply to integer (and i1) tiles only.

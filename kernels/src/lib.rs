@@ -47,6 +47,7 @@ kernels! {
     "int_ops", "sm_100a, sm_90a", "unsigned integer ops (beyond the seeds)", "uint32 division, remainder, logical shift, compare, min and zero extension of an i32 tile";
     "while_loop", "sm_100a, sm_90a", "data-dependent while loop (beyond the seeds)", "per-program sum of a geometric sequence below a runtime limit, added to a slice";
     "atomics", "sm_100a, sm_90a", "global atomics (beyond the seeds)", "histogram, per-bin sum and maximum with atomic add and max from every program";
+    "scan", "sm_100a, sm_90a", "prefix scans (beyond the seeds)", "per-row running sum and maximum across registers and lanes";
     "gemm_async", "sm_100a", "TIRx gemm_async", "128x64 @ 64x128 tcgen05.mma into TMEM columns 256:384; f16, block-scaled fp8 and fp4, cta_group 2";
 }
 

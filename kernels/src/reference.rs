@@ -219,6 +219,7 @@ pub fn reference(
         "int_ops" | "int_ops_kernel" => int_ops(plan, inputs),
         "while_loop" | "while_loop_kernel" => while_loop(plan, inputs),
         "atomics" | "atomics_kernel" => atomics(plan, inputs),
+        "scan" | "scan_kernel" => scan(plan, inputs),
         _ => return None,
     };
     Some(r)
@@ -321,6 +322,33 @@ fn attention(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, 
             rtol: 1e-2,
         },
     }])
+}
+
+/// kernels/tiles/scan.tile: per row of x, the running sum and the running maximum. Exact.
+fn scan(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+    let x = tensor(plan, inputs, "x")?;
+    if x.shape.len() != 2 || x.dtype != DType::I32 {
+        return Err("scan takes an i32 [rows, cols] input".into());
+    }
+    let (rows, cols) = (x.shape[0], x.shape[1]);
+    let mut sums = HostTensor::zeros("sums", DType::I32, x.shape.clone());
+    let mut maxes = HostTensor::zeros("maxes", DType::I32, x.shape.clone());
+    for r in 0..rows {
+        let (mut s, mut m) = (0i32, i32::MIN);
+        for c in 0..cols {
+            let v = x.get_bits(r * cols + c) as u32 as i32;
+            s = s.wrapping_add(v);
+            m = m.max(v);
+            sums.set_bits(r * cols + c, s as u32 as u64);
+            maxes.set_bits(r * cols + c, m as u32 as u64);
+        }
+    }
+    let exact = |t: &str, v: HostTensor| Expected {
+        tensor: t.into(),
+        values: v,
+        tol: Tolerance::Exact,
+    };
+    Ok(vec![exact("sums", sums), exact("maxes", maxes)])
 }
 
 /// kernels/tiles/atomics.tile: over the first `n` values, the count, the sum and the maximum

@@ -148,6 +148,7 @@ pub fn eval(e: &CExpr, frame: &[Value], cx: &EvalCtx) -> OpResult<Value> {
             Ok(tile(ta.dtype, shape, bits))
         }
         CExpr::Reduce(op, x, axis) => reduce(*op, &*as_tile(&eval(x, frame, cx)?)?, *axis as usize),
+        CExpr::Scan(op, x, axis) => scan(*op, &*as_tile(&eval(x, frame, cx)?)?, *axis as usize),
         CExpr::Index(base, items) => {
             let b = eval(base, frame, cx)?;
             index(&b, items, frame, cx)
@@ -694,6 +695,53 @@ fn permute(t: &Tile, order: &[u32]) -> OpResult<Tile> {
         shape: out_shape,
         bits,
     })
+}
+
+/// The inclusive scan of `op` along `axis`: element i is the fold of 0..=i, each prefix
+/// computed exactly (in f64 for floats) and rounded once to the element type.
+fn scan(op: ReduceOp, t: &Tile, axis: usize) -> OpResult<Value> {
+    if axis >= t.shape.len() {
+        return Err(err("scan axis out of range"));
+    }
+    let outer: usize = t.shape[..axis].iter().map(|&x| x as usize).product();
+    let len = t.shape[axis] as usize;
+    let inner: usize = t.shape[axis + 1..].iter().map(|&x| x as usize).product();
+    let mut bits = vec![0u64; t.numel()];
+    for o in 0..outer {
+        for i in 0..inner {
+            let at = |k: usize| (o * len + k) * inner + i;
+            if t.dtype.is_float() {
+                let mut acc = 0f64;
+                for k in 0..len {
+                    let x = t.f(at(k));
+                    acc = match (k, op) {
+                        (0, _) => x,
+                        (_, ReduceOp::Sum) => acc + x,
+                        (_, ReduceOp::Prod) => acc * x,
+                        (_, ReduceOp::Max) => acc.max(x),
+                        (_, ReduceOp::Min) => acc.min(x),
+                        _ => return Err(err(format!("a {} scan", op.name()))),
+                    };
+                    bits[at(k)] = round_to(t.dtype, acc);
+                }
+            } else {
+                let mut acc = 0i64;
+                for k in 0..len {
+                    let x = t.i(at(k));
+                    acc = match (k, op) {
+                        (0, _) => x,
+                        (_, ReduceOp::Sum) => acc.wrapping_add(x),
+                        (_, ReduceOp::Prod) => acc.wrapping_mul(x),
+                        (_, ReduceOp::Max) => acc.max(x),
+                        (_, ReduceOp::Min) => acc.min(x),
+                        _ => return Err(err(format!("a {} scan", op.name()))),
+                    };
+                    bits[at(k)] = i64_to_bits(t.dtype, acc);
+                }
+            }
+        }
+    }
+    Ok(tile(t.dtype, t.shape.clone(), bits))
 }
 
 /// `op` along `axis` of `t`. Float sums and products accumulate in f64 and round once to the

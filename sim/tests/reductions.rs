@@ -239,3 +239,39 @@ fn atomics_apply_in_element_order_and_return_the_old_values() {
     assert_eq!((f[0], f[1]), (2.5, 3.5));
     assert_eq!(&f[2..10], &[-1.0, -1.0, -1.0, -1.0, -1.0, -0.5, 0.5, 1.5]);
 }
+
+const SCANS: &str = r#"
+kernel scans {
+  target sm_100a, sm_90a
+  num_warps 4
+  param out_ptr: ptr(f32)
+  layout l = blocked([1], [32], [4], [0])
+  // x = [3, -1, 4, -1, 5, -9, 2, 6]
+  let k = arange(0, 8, l)
+  let x = where(k == 0, 3.0, where(k == 2, 4.0, where(k == 4, 5.0, where(k == 5, 0.0 - 9.0, where(k == 6, 2.0, where(k == 7, 6.0, 0.0 - 1.0))))))
+  global.store out_ptr, k, cumsum(x, 0)
+  global.store out_ptr, k + 8, cummin(x, 0)
+  global.store out_ptr, k + 16, cummax(x, 0)
+  global.store out_ptr, k + 24, cumprod(x, 0)
+  launch {
+    grid = [1]
+    tensor out: f32[32] = zeros()
+    out_ptr = out
+    outputs = [out]
+  }
+}
+"#;
+
+#[test]
+fn scans_are_inclusive_prefix_folds() {
+    let r = run(SCANS, &[]);
+    assert_ok(SCANS, &r);
+    let o = values(tensor(&r, "out"));
+    assert_eq!(&o[0..8], &[3.0, 2.0, 6.0, 5.0, 10.0, 1.0, 3.0, 9.0]);
+    assert_eq!(&o[8..16], &[3.0, -1.0, -1.0, -1.0, -1.0, -9.0, -9.0, -9.0]);
+    assert_eq!(&o[16..24], &[3.0, 3.0, 4.0, 4.0, 5.0, 5.0, 5.0, 6.0]);
+    assert_eq!(
+        &o[24..32],
+        &[3.0, -3.0, -12.0, 12.0, 60.0, -540.0, -1080.0, -6480.0]
+    );
+}

@@ -518,6 +518,9 @@ pub fn all() -> Vec<Case> {
     v.push(bundled("while_loop", &[], BOTH, Check::Exact));
     v.push(bundled("while_loop", &["LIMIT=1"], BOTH, Check::Exact));
     v.push(bundled("atomics", &[], BOTH, Check::Exact));
+    v.push(bundled("scan", &[], BOTH, Check::Exact));
+    v.push(bundled("scan", &["COLS=32"], BOTH, Check::Exact));
+    v.push(bundled("scan", &["COLS=256"], BOTH, Check::Exact));
     v.push(bundled("atomics", &["BINS=3", "N=5000"], BOTH, Check::Exact));
 
     // Planted faults: both the simulator and the GPU must trap with the same error.

@@ -44,6 +44,8 @@ for t in sm_100a sm_90a; do
         --arg 'out_ptr=*i32' -D N=256
     gen atomics.$t $src/atomics.py atomics_kernel --target $t --num-warps 4 --arg 'x_ptr=*i32' \
         --arg 'hist_ptr=*i32' --arg 'sums_ptr=*fp32' --arg 'maxes_ptr=*i32' --arg n=i32 -D BINS=16 -D BLOCK=128
+    gen scan.$t $src/scan.py scan_kernel --target $t --num-warps 4 --arg 'x_ptr=*i32' --arg 'sum_ptr=*i32' \
+        --arg 'max_ptr=*i32' -D ROWS=8 -D COLS=128
     gen while_loop.$t $src/while_loop.py while_loop_kernel --target $t --num-warps 4 --arg 'x_ptr=*i32' \
         --arg 'out_ptr=*i32' --arg limit=i32 -D N=128
 done

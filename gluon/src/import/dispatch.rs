@@ -245,6 +245,7 @@ impl<'m> Cx<'m> {
             "tt.load" => self.global_load(op, span),
             "tt.store" => self.global_store(op, span),
             "tt.reduce" => self.reduce(op, span),
+            "tt.scan" => self.scan(op, span),
             "ttg.local_alloc" => self.local_alloc(op, span),
             "ttg.local_dealloc" => Ok(()),
             "ttg.local_load" => {

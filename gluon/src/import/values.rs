@@ -438,6 +438,47 @@ impl<'m> Cx<'m> {
         Ok(())
     }
 
+    /// `tt.scan` of one operand with a one-op combiner (`gl.associative_scan` of an add, a
+    /// multiply, a maximum or a minimum), forward: `cumsum`, `cumprod`, `cummax`, `cummin`.
+    pub(super) fn scan(&mut self, op: &Op, span: Span) -> R<()> {
+        let v = self.n_operands(op, 1)?;
+        let attrs = self.attr_dict(op)?;
+        let axis = attrs
+            .get("axis")
+            .and_then(|x| x.as_int())
+            .ok_or_else(|| self.misuse(op, "needs `axis`"))?;
+        if matches!(attrs.get("reverse"), Some(AttrVal::Bool(true))) {
+            return Err(self.unsupported(op, "a reverse scan (bwsim scans forward)"));
+        }
+        let body = op.regions.first().map(|r| &r.ops[..]).unwrap_or(&[]);
+        let combiner: Vec<&str> = body.iter().map(|o| o.name.as_str()).collect();
+        let f = match combiner.as_slice() {
+            [c, "tt.scan.return"] if v.len() == 1 && op.results.len() == 1 => match *c {
+                "arith.addf" | "arith.addi" => Some("cumsum"),
+                "arith.mulf" | "arith.muli" => Some("cumprod"),
+                "arith.maxnumf" | "arith.maximumf" | "arith.maxsi" => Some("cummax"),
+                "arith.minnumf" | "arith.minimumf" | "arith.minsi" => Some("cummin"),
+                _ => None,
+            },
+            _ => None,
+        };
+        let Some(f) = f else {
+            return Err(self.unsupported(
+                op,
+                &format!(
+                    "a scan whose combiner is `{}`; bwsim imports one-operand scans of add, mul, max and min",
+                    combiner.join("; ")
+                ),
+            ));
+        };
+        let x = self.expr(&v[0].0, v[0].1)?;
+        let ty = self.result_type(op, 0)?;
+        let r = self.result(op, 0)?;
+        let n = self.let_(&r, Rhs::Expr(call(f, vec![x, int_e(axis, span)], span)), span);
+        self.bind(&r, Val::E(name_e(&n, span), ty));
+        Ok(())
+    }
+
     pub(super) fn reduce(&mut self, op: &Op, span: Span) -> R<()> {
         let v = self.n_operands(op, 1)?;
         let axis = self

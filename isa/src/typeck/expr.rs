@@ -412,6 +412,15 @@ impl<'k> Cx<'k> {
                 let ab = self.binary(BinOp::Mul, &a, &b, e.span)?;
                 self.binary(BinOp::Add, &ab, &c, e.span)
             }
+            _ if ReduceOp::scan_from_name(f).is_some() => {
+                arity(2)?;
+                let t = self.tile_arg(pos[0], &format!("{f}'s operand"))?;
+                let axis = self.checked.consts.dim(pos[1])? as usize;
+                if axis >= t.shape.len() {
+                    return Err(e_type(pos[1].span, "axis out of range", "here"));
+                }
+                Ok(Ty::Tile(t))
+            }
             _ if ReduceOp::from_name(f).is_some() => {
                 arity(2)?;
                 let op = ReduceOp::from_name(f).unwrap_or(ReduceOp::Sum);

@@ -184,6 +184,12 @@ impl<'a, 'k> Lower<'a, 'k> {
                 need(2)?;
                 Ok(CExpr::Join(bx(self.expr(pos[0])?), bx(self.expr(pos[1])?)))
             }
+            _ if ReduceOp::scan_from_name(f).is_some() => {
+                need(2)?;
+                let op = ReduceOp::scan_from_name(f).unwrap_or(ReduceOp::Sum);
+                let axis = u32::try_from(self.const_int(pos[1])?).unwrap_or(0);
+                Ok(CExpr::Scan(op, bx(self.expr(pos[0])?), axis))
+            }
             _ if ReduceOp::from_name(f).is_some() => {
                 need(2)?;
                 let op = ReduceOp::from_name(f).unwrap_or(ReduceOp::Sum);

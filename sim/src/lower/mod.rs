@@ -72,6 +72,8 @@ pub enum CExpr {
     Permute(Box<CExpr>, Vec<u32>),
     Split(Box<CExpr>),
     Join(Box<CExpr>, Box<CExpr>),
+    /// An inclusive scan of one axis (`cumsum`, `cummax`, ...).
+    Scan(ReduceOp, Box<CExpr>, u32),
     /// A reduction of one axis (`sum`, `reduce_max`, `argmax`, ...).
     Reduce(ReduceOp, Box<CExpr>, u32),
     /// `x[items]` on a tile (`:`/`None`), a shared or tensor-memory view, or a barrier array.

@@ -45,7 +45,8 @@ pub fn touches_tile(e: &CExpr, frame: &[Value]) -> bool {
         | CExpr::Permute(..)
         | CExpr::Split(_)
         | CExpr::Join(..)
-        | CExpr::Reduce(..) => true,
+        | CExpr::Reduce(..)
+        | CExpr::Scan(..) => true,
         CExpr::Unary(_, a) | CExpr::Cast(a, _) | CExpr::ShapeOf(a, _) => touches_tile(a, frame),
         CExpr::Binary(_, a, b) => touches_tile(a, frame) || touches_tile(b, frame),
         CExpr::Call(_, args) => args.iter().any(|a| touches_tile(a, frame)),
@@ -69,7 +70,9 @@ pub fn alu_ops(e: &CExpr) -> u32 {
         | CExpr::NumPrograms(_)
         | CExpr::ShapeOf(..) => 0,
         CExpr::Arange { .. } | CExpr::Full { .. } => 1,
-        CExpr::Unary(_, a) | CExpr::Cast(a, _) | CExpr::Reduce(_, a, _) => 1 + alu_ops(a),
+        CExpr::Unary(_, a) | CExpr::Cast(a, _) | CExpr::Reduce(_, a, _) | CExpr::Scan(_, a, _) => {
+            1 + alu_ops(a)
+        }
         CExpr::Binary(_, a, b) => 1 + alu_ops(a) + alu_ops(b),
         // A special-function-unit op (ex2, lg2, rsqrt, sin, ...) issues at 16 results per clock
         // per SM, an eighth of the FP32 pipe's 128 (the CUDA programming guide's throughput
@@ -337,6 +340,10 @@ fn shape_eval(e: &CExpr, frame: &[Value], cx: &EvalCtx) -> OpResult<Value> {
                 ));
             }
             shape.push(2);
+            Ok(hollow(dt, shape))
+        }
+        CExpr::Scan(_, x, _) => {
+            let (dt, shape) = need_tile(ev(x)?)?;
             Ok(hollow(dt, shape))
         }
         CExpr::Reduce(op, x, axis) => {

@@ -4,6 +4,7 @@
 
 use super::tile::{arith_ty, bits_ty, is_float};
 use super::*;
+use crate::ptx::emit::Reg;
 use crate::ptx::layout::LinearLayout;
 use bwsim_isa::builtins::{MathFn, ReduceOp};
 
@@ -336,5 +337,129 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             return Ok(Val::Scalar(st, out.regs[0]));
         }
         Ok(Val::Tile(out))
+    }
+
+    /// An inclusive scan of `axis`, the layout kept: each thread scans its registers in
+    /// increasing position; when the axis spans lanes (the lowest lane bits, in position order,
+    /// as blocked layouts place it), the threads' totals are scanned with `shfl.sync.up`
+    /// (Hillis-Steele) and each thread folds the total of the lanes before it into its
+    /// registers. A scanned dimension spread over warps, or over lanes in another order, is
+    /// refused.
+    pub(super) fn tile_scan(&mut self, op: ReduceOp, t: &Tile, axis: usize, span: Span) -> LResult<Tile> {
+        let what = "scan";
+        let offs = crate::ptx::layout::dim_offsets(&t.ll.shape).map_err(|m| unsupported(what, span, m))?;
+        let nb =
+            t.ll.shape
+                .get(axis)
+                .ok_or_else(|| invalid(what, span, "axis out of range"))?
+                .trailing_zeros();
+        let amask = ((1u32 << nb) - 1) << offs[axis];
+        let pos = |b: u32| (b & amask) >> offs[axis];
+        if t.ll.warps.iter().any(|&b| b & amask != 0) {
+            return Err(unsupported(
+                what,
+                span,
+                "a scan across warps (lay the scanned dimension out over registers and lanes)",
+            ));
+        }
+        let (inside, outside): (Vec<usize>, Vec<usize>) =
+            (0..t.ll.regs.len()).partition(|&i| t.ll.regs[i] & amask != 0);
+        if inside.iter().any(|&i| t.ll.regs[i] & !amask != 0) {
+            return Err(unsupported(what, span, "a scan over registers mixing dimensions"));
+        }
+        // Lanes along the axis: they must be lane bits 0..m, each doubling the position.
+        let chunk = 1u32 << inside.len();
+        let lane_bits: Vec<usize> = (0..t.ll.lanes.len())
+            .filter(|&j| t.ll.lanes[j] & amask != 0)
+            .collect();
+        for (k, &j) in lane_bits.iter().enumerate() {
+            if j != k || t.ll.lanes[j] & !amask != 0 || pos(t.ll.lanes[j]) != chunk << k {
+                return Err(unsupported(
+                    what,
+                    span,
+                    "a scan over lanes that are not the lowest lane bits in position order",
+                ));
+            }
+        }
+        if !lane_bits.is_empty() && t.dtype.bits() != 32 {
+            return Err(unsupported(
+                what,
+                span,
+                format!("a scan across lanes of {} tiles", t.dtype),
+            ));
+        }
+        let out = self.fresh_tile(t.dtype, t.ll.clone(), t.parent.clone(), span)?;
+        let m = lane_bits.len() as u32;
+        let q = self.e.reg(RegClass::B32);
+        if m > 0 {
+            self.e
+                .ins(format!("and.b32 {q}, {}, {}", self.k.lane, (1u32 << m) - 1));
+        }
+        for o in 0..(1usize << outside.len()) {
+            let base: usize = outside
+                .iter()
+                .enumerate()
+                .filter(|&(j, _)| o >> j & 1 == 1)
+                .map(|(_, &i)| 1usize << i)
+                .sum();
+            let mut elems: Vec<(u32, usize)> = (0..(1usize << inside.len()))
+                .map(|s| {
+                    let (mut p, mut r) = (0u32, base);
+                    for (j, &i) in inside.iter().enumerate() {
+                        if s >> j & 1 == 1 {
+                            p += pos(t.ll.regs[i]);
+                            r += 1usize << i;
+                        }
+                    }
+                    (p, r)
+                })
+                .collect();
+            elems.sort();
+            // In-thread inclusive scan.
+            let mut prev: Option<Reg> = None;
+            for &(_, r) in &elems {
+                let d = out.regs[r];
+                self.mov(d, &t.regs[r].to_string());
+                if let Some(p) = prev {
+                    self.combine(op, t.dtype, d, &p.to_string(), span)?;
+                }
+                prev = Some(d);
+            }
+            let Some(total) = prev else { continue };
+            if m == 0 {
+                continue;
+            }
+            // Inclusive scan of the threads' totals over the axis lanes.
+            let s = self.e.reg(total.class);
+            self.mov(s, &total.to_string());
+            for k in 0..m {
+                let d = 1u32 << k;
+                let tmp = self.e.reg(total.class);
+                let p = self.e.reg(RegClass::Pred);
+                self.e
+                    .ins(format!("shfl.sync.up.b32 {tmp}, {s}, {d}, 0, 0xffffffff"));
+                self.e.ins(format!("setp.ge.u32 {p}, {q}, {d}"));
+                let c = self.e.reg(total.class);
+                self.mov(c, &s.to_string());
+                self.combine(op, t.dtype, c, &tmp.to_string(), span)?;
+                self.e
+                    .ins(format!("selp.{} {s}, {c}, {s}, {p}", bits_ty(t.dtype)));
+            }
+            // The lanes before this one: their inclusive scan, one lane up.
+            let before = self.e.reg(total.class);
+            let p = self.e.reg(RegClass::Pred);
+            self.e
+                .ins(format!("shfl.sync.up.b32 {before}, {s}, 1, 0, 0xffffffff"));
+            self.e.ins(format!("setp.ge.u32 {p}, {q}, 1"));
+            for &(_, r) in &elems {
+                let d = out.regs[r];
+                let c = self.e.reg(total.class);
+                self.mov(c, &d.to_string());
+                self.combine(op, t.dtype, c, &before.to_string(), span)?;
+                self.e
+                    .ins(format!("selp.{} {d}, {c}, {d}, {p}", bits_ty(t.dtype)));
+            }
+        }
+        Ok(out)
     }
 }

@@ -1123,6 +1123,13 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 }
                 self.tile_fma(a, b, c, span).map(Val::Tile)
             }
+            _ if ReduceOp::scan_from_name(f).is_some() => {
+                need(2)?;
+                let op = ReduceOp::scan_from_name(f).unwrap_or(ReduceOp::Sum);
+                let t = self.tile_arg(pos[0], f)?;
+                let axis = self.const_int(pos[1], f)? as usize;
+                self.tile_scan(op, &t, axis, span).map(Val::Tile)
+            }
             _ if ReduceOp::from_name(f).is_some() => {
                 need(2)?;
                 let op = ReduceOp::from_name(f).unwrap_or(ReduceOp::Sum);
