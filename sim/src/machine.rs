@@ -59,6 +59,9 @@ pub struct RunOptions {
     pub check: bool,
     /// Where to publish live progress (steps, CTAs done), if anywhere.
     pub progress: Option<std::sync::Arc<crate::progress::Progress>>,
+    /// The tensor cores' arithmetic per MMA family (default: measured on the H100 for wgmma,
+    /// assumed the same for tcgen05; docs/hardware/wgmma-numerics.md).
+    pub mma: crate::mma_numerics::MmaNumerics,
 }
 
 impl Default for RunOptions {
@@ -70,6 +73,7 @@ impl Default for RunOptions {
             ctas_in_flight: 2,
             check: true,
             progress: None,
+            mma: Default::default(),
         }
     }
 }
@@ -1328,7 +1332,7 @@ impl<'p, 's> Machine<'p, 's> {
         let r = match &op.kind {
             PipeKind::Mma(m) => {
                 self.counters.mmas += 1;
-                tensor::mma(&c.smem, &mut c.tmem, m)
+                tensor::mma(&c.smem, &mut c.tmem, m, &self.opts.mma.tcgen05)
             }
             PipeKind::MmaPair { op: m, peer } => {
                 self.counters.mmas += 1;
@@ -1336,7 +1340,9 @@ impl<'p, 's> Machine<'p, 's> {
                 // The leader's slot precedes its peer's (same slot group, rank order).
                 let (lo, hi) = self.slots.split_at_mut(peer);
                 match (lo[s].as_mut(), hi[0].as_mut()) {
-                    (Some(l), Some(p)) => tensor::mma_pair([&l.smem, &p.smem], [&mut l.tmem, &mut p.tmem], m),
+                    (Some(l), Some(p)) => {
+                        tensor::mma_pair([&l.smem, &p.smem], [&mut l.tmem, &mut p.tmem], m, &self.opts.mma.tcgen05)
+                    }
                     _ => Err(Fault::unsupported(
                         "the peer CTA of a cta_group::2 MMA is not resident",
                     )),
@@ -2269,7 +2275,8 @@ impl<'p, 's> Machine<'p, 's> {
                     Some(e) => ev(e)?.as_bool().unwrap_or(true),
                     None => true,
                 };
-                let r = tensor::wgmma(&self.cta(s).smem, &a_op, &bv, &accv, ua)?;
+                let arith = self.opts.mma.wgmma;
+                let r = tensor::wgmma(&self.cta(s).smem, &a_op, &bv, &accv, ua, &arith)?;
                 if self.opts.check {
                     let pc = self.cur_pc;
                     let a_addrs = match &a_op {
