@@ -136,6 +136,9 @@ pub fn matmul_variant(operand: &str) -> Option<String> {
     Some(s)
 }
 
+/// An fp8 matmul for Hopper (B stored K-major, f32 output), `DTYPE` f8e4m3 or f8e5m2.
+pub const MATMUL_FP8: &str = include_str!("matmul_fp8.tile");
+
 /// A [`matmul_variant`] case (Hopper only: the exact check holds for wgmma).
 fn matmul_f32_out(operand: &'static str, consts: &[&str]) -> Option<Case> {
     let source = matmul_variant(operand)?;
@@ -566,6 +569,18 @@ pub fn all() -> Vec<Case> {
             v.extend(matmul_f32_out(operand, &c));
         }
     }
+    for dtype in ["DTYPE=f8e4m3", "DTYPE=f8e5m2"] {
+        for k in ["K=128", "K=512", "K=4096"] {
+            let consts = [dtype, k];
+            v.push(Case {
+                name: format!("matmul_fp8[{}]", consts.join(",")),
+                source: Source::Inline(MATMUL_FP8.to_string()),
+                consts: consts.iter().map(|c| c.to_string()).collect(),
+                targets: HOPPER.to_vec(),
+                check: Check::Exact,
+            });
+        }
+    }
     for c in [&[][..], &["NUM_BUFFERS=2", "SCHEDULER=1"]] {
         v.push(bundled("matmul_warp_specialized", c, BLACKWELL, MMA_F16));
     }
@@ -704,7 +719,12 @@ mod tests {
             assert!(!f16_left || operand == "f16", "{text}");
         }
         let cases = all();
-        for name in ["matmul_f16_f32out[", "matmul_bf16_f32out["] {
+        for name in [
+            "matmul_f16_f32out[",
+            "matmul_bf16_f32out[",
+            "matmul_fp8[DTYPE=f8e4m3",
+            "matmul_fp8[DTYPE=f8e5m2",
+        ] {
             let ks: Vec<&Case> = cases.iter().filter(|c| c.name.starts_with(name)).collect();
             assert!(
                 ks.iter().any(|c| c.consts.iter().any(|k| k == "K=4096")),
