@@ -144,8 +144,8 @@ fn split(x: f64) -> (i64, i32) {
 /// One block FMA step: `sum(a_i * b_i) + c` (no `c` when the accumulator is not used) as the
 /// tensor core computes it, for operands already decoded to f64 (exactly).
 pub fn block_step(pairs: &[(f64, f64)], c: Option<f32>, p: BlockFma) -> f32 {
-    let special = pairs.iter().any(|(a, b)| !a.is_finite() || !b.is_finite())
-        || c.is_some_and(|c| !c.is_finite());
+    let special =
+        pairs.iter().any(|(a, b)| !a.is_finite() || !b.is_finite()) || c.is_some_and(|c| !c.is_finite());
     if special {
         let s: f64 = pairs.iter().map(|(a, b)| a * b).sum::<f64>() + c.unwrap_or(0.0) as f64;
         return s as f32;
@@ -282,10 +282,17 @@ mod tests {
         assert_eq!(plain_f32(&[(0.5, 0.5)], c), 1.25 + 2f32.powi(-20));
         // 3 * 2^-14 is 1.5 units of 2^-13: truncated to one unit (exact: 1 + 1.5 * 2^-13).
         let small = (0.75, 2f64.powi(-12));
-        assert_eq!(block_step(&[(1.0, 1.0), small], None, NARROW), 1.0 + 2f32.powi(-13));
+        assert_eq!(
+            block_step(&[(1.0, 1.0), small], None, NARROW),
+            1.0 + 2f32.powi(-13)
+        );
         // Negative terms truncate toward zero (magnitude down): -1.5 units become -1, not -2
         // as a two's-complement floor would make them.
-        let r = block_step(&[(-1.0, 1.0), (-0.75, 2f64.powi(-12))], Some(-2f32.powi(-12)), NARROW);
+        let r = block_step(
+            &[(-1.0, 1.0), (-0.75, 2f64.powi(-12))],
+            Some(-2f32.powi(-12)),
+            NARROW,
+        );
         assert_eq!(r, -1.0 - 3.0 * 2f32.powi(-13));
     }
 
@@ -305,7 +312,10 @@ mod tests {
     #[test]
     fn specials_and_overflow() {
         assert!(block_step(&[(f64::INFINITY, 0.0)], None, HALF).is_nan());
-        assert_eq!(block_step(&[(f64::INFINITY, 1.0)], Some(1.0), HALF), f32::INFINITY);
+        assert_eq!(
+            block_step(&[(f64::INFINITY, 1.0)], Some(1.0), HALF),
+            f32::INFINITY
+        );
         assert_eq!(block_step(&[(6e37, 6.0)], None, HALF), f32::INFINITY);
         assert_eq!(instruction_k(DType::F16, false), 16);
         assert_eq!(instruction_k(DType::F8E4M3, false), 32);
