@@ -116,6 +116,7 @@ pub fn instruction_k(dtype: DType, scaled_fp4: bool) -> usize {
 }
 
 /// `floor(log2 |x|)` of a finite non-zero f64.
+#[inline]
 fn exponent(x: f64) -> i32 {
     let b = x.to_bits();
     let e = ((b >> 52) & 0x7ff) as i32;
@@ -129,6 +130,7 @@ fn exponent(x: f64) -> i32 {
 }
 
 /// `x = m * 2^e` exactly, `m` a signed integer of at most 53 bits (x finite, non-zero).
+#[inline]
 fn split(x: f64) -> (i64, i32) {
     let b = x.to_bits();
     let e = ((b >> 52) & 0x7ff) as i32;
@@ -141,40 +143,103 @@ fn split(x: f64) -> (i64, i32) {
     (if x < 0.0 { -m } else { m }, ex)
 }
 
-/// One block FMA step: `sum(a_i * b_i) + c` (no `c` when the accumulator is not used) as the
-/// tensor core computes it, for operands already decoded to f64 (exactly).
-pub fn block_step(pairs: &[(f64, f64)], c: Option<f32>, p: BlockFma) -> f32 {
-    let special =
-        pairs.iter().any(|(a, b)| !a.is_finite() || !b.is_finite()) || c.is_some_and(|c| !c.is_finite());
-    if special {
-        let s: f64 = pairs.iter().map(|(a, b)| a * b).sum::<f64>() + c.unwrap_or(0.0) as f64;
-        return s as f32;
-    }
-    // (value, nominal exponent) of every non-zero term.
-    let mut terms: Vec<(f64, i32)> = Vec::with_capacity(pairs.len() + 1);
-    for &(a, b) in pairs {
-        if a != 0.0 && b != 0.0 {
-            terms.push((a * b, exponent(a) + exponent(b)));
+/// An operand decoded once for many products: `v = m * 2^e` with `m` odd (or 0), `lead` the
+/// exponent of its leading bit.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Operand {
+    /// The value.
+    pub v: f64,
+    m: i64,
+    e: i32,
+    lead: i32,
+}
+
+impl Operand {
+    /// Decode `v` (any f64; zeros and non-finite values are kept as they are).
+    pub fn new(v: f64) -> Operand {
+        if v == 0.0 || !v.is_finite() {
+            return Operand {
+                v,
+                m: 0,
+                e: 0,
+                lead: 0,
+            };
+        }
+        let (m, e) = split(v);
+        let tz = m.trailing_zeros();
+        Operand {
+            v,
+            m: m >> tz,
+            e: e + tz as i32,
+            lead: exponent(v),
         }
     }
-    if let Some(c) = c.filter(|c| *c != 0.0) {
-        terms.push((c as f64, exponent(c as f64)));
+
+    fn live(&self) -> bool {
+        self.m != 0
     }
-    let Some(big) = terms.iter().map(|t| t.1).max() else {
+}
+
+/// Decode a slice of values.
+pub fn operands(vs: &[f64]) -> Vec<Operand> {
+    vs.iter().map(|&v| Operand::new(v)).collect()
+}
+
+/// One block FMA step: `sum(a_i * b_i) + c` (no `c` when the accumulator is not used) as the
+/// tensor core computes it; `a` and `b` have the same length.
+pub fn block_step(a: &[Operand], b: &[Operand], c: Option<f32>, p: BlockFma) -> f32 {
+    let c = c.map(f64::from);
+    // Pass 1: specials, and the reference exponent over the non-zero terms.
+    let mut big = i32::MIN;
+    let mut special = c.is_some_and(|c| !c.is_finite());
+    for (x, y) in a.iter().zip(b) {
+        if x.live() && y.live() {
+            big = big.max(x.lead + y.lead);
+        } else if !x.v.is_finite() || !y.v.is_finite() {
+            special = true;
+        }
+    }
+    if special {
+        let s: f64 = a.iter().zip(b).map(|(x, y)| x.v * y.v).sum::<f64>() + c.unwrap_or(0.0);
+        return s as f32;
+    }
+    let c = c.filter(|c| *c != 0.0).map(Operand::new);
+    if let Some(c) = &c {
+        big = big.max(c.lead);
+    }
+    if big == i32::MIN {
         return 0.0;
-    };
+    }
+    // Pass 2: every term cut toward zero to a multiple of 2^unit, summed exactly. A term
+    // keeps at most align_bits + 2 bits above the unit, so the sum fits an i64.
     let unit = big - p.align_bits as i32;
-    let mut sum: i64 = 0;
-    for (v, _) in terms {
-        let (m, e) = split(v);
+    let cut = |m: i64, e: i32| -> i64 {
         let sh = unit - e;
-        sum += if sh <= 0 {
-            m << (-sh)
+        if sh <= 0 {
+            m << (-sh).min(62)
         } else if sh >= 63 {
             0
+        } else if m < 0 {
+            -((-m) >> sh)
         } else {
-            m.signum() * (m.abs() >> sh)
-        };
+            m >> sh
+        }
+    };
+    let mut sum: i64 = c.map_or(0, |c| cut(c.m, c.e));
+    for (x, y) in a.iter().zip(b) {
+        if x.live() && y.live() {
+            // Stripped significands of tensor-core operands have at most 24 bits; wider ones
+            // (not produced by any decoder here) go through i128 and keep their top bits.
+            let (m, e) = match x.m.checked_mul(y.m) {
+                Some(m) => (m, x.e + y.e),
+                None => {
+                    let w = x.m as i128 * y.m as i128;
+                    let drop = 128 - w.unsigned_abs().leading_zeros() as i32 - 62;
+                    ((w >> drop) as i64, x.e + y.e + drop)
+                }
+            };
+            sum += cut(m, e);
+        }
     }
     round_toward_zero(sum, unit, p.result_bits)
 }
@@ -205,14 +270,11 @@ fn round_toward_zero(s: i64, unit: i32, bits: u32) -> f32 {
 
 /// A chain of steps over a whole K (one step per `k` products), starting from `acc` (unused
 /// when `use_acc` is false): what a sequence of MMA instructions over consecutive K leaves in
-/// an f32 accumulator.
-pub fn chain(pairs: &[(f64, f64)], k: usize, acc: f32, use_acc: bool, p: BlockFma) -> f32 {
+/// an f32 accumulator. `a` is a row of A, `b` a column of B.
+pub fn chain(a: &[Operand], b: &[Operand], k: usize, acc: f32, use_acc: bool, p: BlockFma) -> f32 {
     let mut c = use_acc.then_some(acc);
-    if pairs.is_empty() {
-        return c.unwrap_or(0.0);
-    }
-    for chunk in pairs.chunks(k.max(1)) {
-        c = Some(block_step(chunk, c, p));
+    for (ra, rb) in a.chunks(k.max(1)).zip(b.chunks(k.max(1))) {
+        c = Some(block_step(ra, rb, c, p));
     }
     c.unwrap_or(0.0)
 }
@@ -229,6 +291,22 @@ mod tests {
         align_bits: 13,
         result_bits: 14,
     };
+
+    fn unzip(pairs: &[(f64, f64)]) -> (Vec<f64>, Vec<f64>) {
+        pairs.iter().copied().unzip()
+    }
+
+    /// [`super::block_step`] over (a, b) pairs.
+    fn block_step(pairs: &[(f64, f64)], c: Option<f32>, p: BlockFma) -> f32 {
+        let (a, b) = unzip(pairs);
+        super::block_step(&operands(&a), &operands(&b), c, p)
+    }
+
+    /// [`super::chain`] over (a, b) pairs.
+    fn chain(pairs: &[(f64, f64)], k: usize, acc: f32, use_acc: bool, p: BlockFma) -> f32 {
+        let (a, b) = unzip(pairs);
+        super::chain(&operands(&a), &operands(&b), k, acc, use_acc, p)
+    }
 
     fn plain_f32(pairs: &[(f64, f64)], c: f32) -> f32 {
         pairs.iter().fold(c, |s, (a, b)| s + (*a as f32) * (*b as f32))

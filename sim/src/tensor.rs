@@ -14,7 +14,7 @@
 //! This module knows memories and views; when an operation runs is the machine's business.
 
 use crate::memory::{Smem, Tmem};
-use crate::mma_numerics::{self, Arith};
+use crate::mma_numerics::{self, Arith, Operand};
 use crate::trap::{Fault, OpResult};
 use crate::value::{bits_to_f64, i64_to_bits, round_to, SmemView, Tile, TmemView};
 use bwsim_isa::types::DType;
@@ -105,8 +105,8 @@ fn read_b(smem: &Smem, b: &SmemView, _k: u32, _n: u32) -> OpResult<Vec<f64>> {
 /// sum rounded once.
 #[allow(clippy::too_many_arguments)] // the element's operands, its accumulator and the model
 fn dot(
-    row: &[f64],
-    col: &[f64],
+    row: &[Operand],
+    col: &[Operand],
     old: f64,
     use_acc: bool,
     acc: DType,
@@ -116,12 +116,11 @@ fn dot(
 ) -> u64 {
     match arith.block_for(operand).filter(|_| acc == DType::F32) {
         Some(p) => {
-            let pairs: Vec<(f64, f64)> = row.iter().copied().zip(col.iter().copied()).collect();
             let k = mma_numerics::instruction_k(operand, scaled);
-            mma_numerics::chain(&pairs, k, old as f32, use_acc, p).to_bits() as u64
+            mma_numerics::chain(row, col, k, old as f32, use_acc, p).to_bits() as u64
         }
         None => {
-            let s: f64 = row.iter().zip(col).map(|(a, b)| a * b).sum();
+            let s: f64 = row.iter().zip(col).map(|(a, b)| a.v * b.v).sum();
             round_to(acc, s + if use_acc { old } else { 0.0 })
         }
     }
@@ -202,15 +201,20 @@ pub fn mma(smem: &Smem, tmem: &mut Tmem, op: &MmaOp, arith: &Arith) -> OpResult<
         AOperand::Tmem(v) => v.dtype,
     };
     let scaled = op.scales.is_some();
+    let a_ops = mma_numerics::operands(&av);
+    let b_ops = mma_numerics::operands(&bt);
+    let bq_ops: Vec<Vec<Operand>> = bt_q.iter().map(|b| mma_numerics::operands(b)).collect();
     for i in 0..mu {
         let arow = &av[i * ku..(i + 1) * ku];
-        let bq = if bt_q.is_empty() {
-            &bt
+        let arow_ops = &a_ops[i * ku..(i + 1) * ku];
+        let (bq, bq_op) = if bt_q.is_empty() {
+            (&bt, &b_ops)
         } else {
-            &bt_q[row_quarter[i]]
+            (&bt_q[row_quarter[i]], &bq_ops[row_quarter[i]])
         };
         for j in 0..nu {
             let bcol = &bq[j * ku..(j + 1) * ku];
+            let bcol_ops = &bq_op[j * ku..(j + 1) * ku];
             let idx = [i as u32, j as u32];
             let bits = if int {
                 let mut si = 0i64;
@@ -229,7 +233,16 @@ pub fn mma(smem: &Smem, tmem: &mut Tmem, op: &MmaOp, arith: &Arith) -> OpResult<
                 } else {
                     0.0
                 };
-                dot(arow, bcol, old, op.use_acc, op.acc.dtype, a_dtype, scaled, arith)
+                dot(
+                    arow_ops,
+                    bcol_ops,
+                    old,
+                    op.use_acc,
+                    op.acc.dtype,
+                    a_dtype,
+                    scaled,
+                    arith,
+                )
             };
             tmem.write_view(&op.acc, &idx, bits)?;
         }
@@ -263,8 +276,9 @@ pub fn mma_pair(smem: [&Smem; 2], tmem: [&mut Tmem; 2], op: &MmaOp, arith: &Arit
             }
         }
     }
+    let bt = mma_numerics::operands(&bt);
     for (sm, tm) in smem.iter().zip(tmem) {
-        let av = read_smem(sm, &a)?;
+        let av = mma_numerics::operands(&read_smem(sm, &a)?);
         for i in 0..mu {
             let arow = &av[i * ku..(i + 1) * ku];
             for j in 0..2 * nhu {
@@ -333,16 +347,18 @@ pub fn wgmma(
         WgmmaA::Regs(t) => t.dtype,
     };
     let (ku, nu) = (k as usize, n as usize);
-    let mut col = vec![0f64; ku];
+    let av = mma_numerics::operands(&av);
+    // B as [N, K] columns.
+    let bt: Vec<Operand> = (0..nu * ku)
+        .map(|x| Operand::new(bv[(x % ku) * nu + x / ku]))
+        .collect();
     let mut bits = Vec::with_capacity((m * n) as usize);
     for i in 0..m as usize {
         let row = &av[i * ku..(i + 1) * ku];
         for j in 0..nu {
-            for (kk, c) in col.iter_mut().enumerate() {
-                *c = bv[kk * nu + j];
-            }
+            let col = &bt[j * ku..(j + 1) * ku];
             let old = if use_acc { acc.f(i * nu + j) } else { 0.0 };
-            bits.push(dot(row, &col, old, use_acc, acc.dtype, a_dtype, false, arith));
+            bits.push(dot(row, col, old, use_acc, acc.dtype, a_dtype, false, arith));
         }
     }
     Ok(Tile {

@@ -53,11 +53,11 @@ fn check(name: &str, dtype: DType, k: usize, arith: &Arith) -> Outcome {
         let d = &rec[1 + 64 * k + 8 * k + 512..];
         for i in 0..64 {
             for j in 0..8 {
-                let pairs: Vec<(f64, f64)> = (0..k)
-                    .map(|kk| (operand(dtype, a[i * k + kk]), operand(dtype, b[kk * 8 + j])))
-                    .collect();
+                let row: Vec<f64> = (0..k).map(|kk| operand(dtype, a[i * k + kk])).collect();
+                let col: Vec<f64> = (0..k).map(|kk| operand(dtype, b[kk * 8 + j])).collect();
                 let acc = f32::from_bits(c[i * 8 + j]);
-                let got = mma_numerics::chain(&pairs, k, acc, use_acc, p);
+                let (ra, cb) = (mma_numerics::operands(&row), mma_numerics::operands(&col));
+                let got = mma_numerics::chain(&ra, &cb, k, acc, use_acc, p);
                 let want = d[i * 8 + j];
                 out.checked += 1;
                 if got.to_bits() != want && out.wrong.len() < 5 {
@@ -69,8 +69,9 @@ fn check(name: &str, dtype: DType, k: usize, arith: &Arith) -> Outcome {
                 } else if got.to_bits() != want {
                     out.wrong.push(String::new());
                 }
-                let plain = pairs
+                let plain = row
                     .iter()
+                    .zip(&col)
                     .fold(if use_acc { acc } else { 0.0 }, |s, (x, y)| s + (x * y) as f32);
                 if plain.to_bits() != want {
                     out.plain_differs += 1;
