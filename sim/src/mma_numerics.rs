@@ -18,8 +18,9 @@
 //! A tile-level MMA over a larger K is a chain of such steps, one per instruction, each
 //! step's f32 result the next one's `c`. [`MmaNumerics`] says which parameters each MMA
 //! family uses: wgmma gets the measured Hopper ones; tcgen05 (no Blackwell measured) assumes
-//! the same by default, and a run can switch either to [`Arith::Wide`] (exact sum, one
-//! rounding) or to other parameters ([`crate::RunOptions::mma`]).
+//! the same step with the fp8 width a public B200 report gives ([`BLACKWELL_ASSUMED`]), and a
+//! run can switch either to [`Arith::Wide`] (exact sum, one rounding) or to other parameters
+//! ([`crate::RunOptions::mma`]).
 //!
 //! Not measured, modelled as stated: non-finite operands (an f64 sum, so inf and NaN
 //! propagate as IEEE says), results beyond the f32 range (infinity), subnormal operands
@@ -70,12 +71,31 @@ pub const HOPPER: Arith = Arith::Block {
     },
 };
 
+/// Blackwell's tcgen05.mma, ASSUMED (no B200 measured here): the Hopper block FMA with 25
+/// alignment bits and f32 results for every kind, fp8/fp6/fp4 included. Hopper keeps only 13
+/// bits for fp8; a public B200 report (DeepGEMM issue 176) found 25 for `kind::f8f6f4`, and
+/// more, not pinned down, for the fp4 block-scaled kinds.
+pub const BLACKWELL_ASSUMED: Arith = Arith::Block {
+    half: BlockFma {
+        align_bits: 25,
+        result_bits: 24,
+    },
+    tf32: BlockFma {
+        align_bits: 25,
+        result_bits: 24,
+    },
+    narrow: BlockFma {
+        align_bits: 25,
+        result_bits: 24,
+    },
+};
+
 /// The arithmetic of each MMA family in a run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MmaNumerics {
     /// Hopper wgmma.
     pub wgmma: Arith,
-    /// Blackwell tcgen05.mma: ASSUMED equal to Hopper's until measured on a B200
+    /// Blackwell tcgen05.mma: [`BLACKWELL_ASSUMED`] until measured on a B200
     /// (docs/hardware/wgmma-numerics.md lists the assumptions and the probes that settle them).
     pub tcgen05: Arith,
 }
@@ -84,7 +104,7 @@ impl Default for MmaNumerics {
     fn default() -> MmaNumerics {
         MmaNumerics {
             wgmma: HOPPER,
-            tcgen05: HOPPER,
+            tcgen05: BLACKWELL_ASSUMED,
         }
     }
 }
