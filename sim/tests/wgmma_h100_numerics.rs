@@ -146,3 +146,64 @@ fn neighbouring_parameters_do_not() {
         assert!(!check("e4m3", DType::F8E4M3, 32, &arith).wrong.is_empty());
     }
 }
+
+mod common;
+
+/// The fp8 matmul of the differential suite (a copy: A [M, K], B stored [N, K], f32 out).
+const MATMUL_FP8: &str = include_str!("data/wgmma-h100/matmul_fp8.tile");
+
+fn matmul_fp8(dtype: &str, k: &str, mma: bwsim_sim::mma_numerics::MmaNumerics) -> Vec<u32> {
+    let r = common::run_opts(
+        MATMUL_FP8,
+        &[("DTYPE", dtype), ("K", k)],
+        None,
+        &bwsim_sim::RunOptions {
+            seed: 3,
+            mma,
+            ..Default::default()
+        },
+    );
+    common::assert_ok(MATMUL_FP8, &r);
+    let c = r.tensor("c").expect("output c");
+    (0..c.numel()).map(|i| c.get_bits(i) as u32).collect()
+}
+
+#[test]
+fn the_simulator_runs_wgmma_through_the_model_and_run_options_switch_it() {
+    use bwsim_sim::mma_numerics::MmaNumerics;
+    let default = matmul_fp8("f8e4m3", "512", MmaNumerics::default());
+    let hopper = matmul_fp8(
+        "f8e4m3",
+        "512",
+        MmaNumerics {
+            wgmma: HOPPER,
+            ..MmaNumerics::default()
+        },
+    );
+    let wide = matmul_fp8(
+        "f8e4m3",
+        "512",
+        MmaNumerics {
+            wgmma: Arith::Wide,
+            ..MmaNumerics::default()
+        },
+    );
+    assert_eq!(default, hopper, "wgmma defaults to the measured model");
+    // Every fp8 result carries at most 13 fraction bits (sixteen k32 steps per element, each
+    // cut to 14 significant bits); the exact sum has more in most elements.
+    let short = |v: &[u32]| v.iter().filter(|b| *b & 0x3ff == 0).count();
+    assert_eq!(short(&hopper), hopper.len());
+    assert!(
+        short(&wide) < wide.len() / 2,
+        "{} of {}",
+        short(&wide),
+        wide.len()
+    );
+    // The two agree to the model's precision: partial sums stay below 2^7 here, so each of
+    // the sixteen steps loses less than 33 units of 2^(7 - 13).
+    for (h, w) in hopper.iter().zip(&wide) {
+        let (h, w) = (f32::from_bits(*h) as f64, f32::from_bits(*w) as f64);
+        assert!((h - w).abs() <= 16.0 * 33.0 * 2f64.powi(-6), "{h} vs {w}");
+    }
+    assert!(hopper != wide);
+}

@@ -734,6 +734,9 @@ mod tests {
                 .iter()
                 .all(|c| c.check == Check::Exact && c.targets == [Target::Sm90a]));
         }
+        // The simulator's own test runs the same kernel.
+        let sim_copy = include_str!("../../sim/tests/data/wgmma-h100/matmul_fp8.tile");
+        assert_eq!(MATMUL_FP8, sim_copy, "the two copies of matmul_fp8.tile differ");
         let wg = Check::WgmmaExact { atol: 1.0, rtol: 0.0 };
         assert_eq!(wg.on(Some(Target::Sm90a)), Check::Exact);
         assert_eq!(
