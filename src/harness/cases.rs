@@ -17,8 +17,8 @@
 //! simulator computes the H100's tensor-core arithmetic, docs/hardware/wgmma-numerics.md;
 //! the f32-output variants of [`matmul_variant`] and [`MATMUL_FP8`] expose every accumulator
 //! bit, at K up to 4096, for f16, bf16, e4m3 and e5m2 operands); tcgen05 kernels (no
-//! Blackwell measured) and approximate
-//! math within a stated tolerance (`|gpu - sim| <= atol + rtol * |sim|`).
+//! Blackwell measured) and approximate math within a stated tolerance
+//! (`|gpu - sim| <= atol + rtol * |sim|`).
 
 use bwsim_isa::Target;
 
