@@ -11,7 +11,8 @@
 //! - [`eval`]: expressions and tile math; [`value`]: runtime values.
 //! - [`layout`]: THE element → shared-memory byte / TMEM cell placement function.
 //! - [`memory`]: shared and tensor memory of a CTA; [`mbarrier`]: the PTX mbarrier state
-//!   machine; [`tma`]: TMA data movement and fault rules; [`tensor`]: MMA arithmetic.
+//!   machine; [`tma`]: TMA data movement and fault rules; [`tensor`]: MMA operands and
+//!   accumulators, [`mma_numerics`]: the tensor cores' measured floating-point arithmetic.
 //! - [`limits`]: enforcement of a run's resource limits (steps, wall time, trace events).
 //! - [`trace`]: the event trace (compact text and Chrome JSON); [`trap`]: faults as the user
 //!   sees them.
@@ -43,6 +44,7 @@ pub mod lower;
 pub mod machine;
 pub mod mbarrier;
 pub mod memory;
+pub mod mma_numerics;
 pub mod pct;
 pub mod progress;
 pub mod sched;

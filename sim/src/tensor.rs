@@ -4,14 +4,17 @@
 //! Operands are READ FROM SHARED-MEMORY BITS through the buffer layout ([`crate::layout`]):
 //! A is the view `[M, K]` (K-major unless `transposed`), B the view `[K, N]` (MN-major unless
 //! `transposed`), so a layout or swizzle bug produces wrong numbers exactly as on hardware.
-//! Products are accumulated in f64 and rounded once to the accumulator type (PTX.md section
-//! 10: the hardware's internal precision is not modelled; compare with a tolerance). tf32
-//! operands drop the low 13 mantissa bits of the stored f32 (the tensor core ignores them).
+//! Floating-point products are added into an f32 accumulator as the tensor core does, one
+//! block FMA per instruction's K ([`crate::mma_numerics`], measured on the H100; the run's
+//! [`crate::mma_numerics::MmaNumerics`] picks the arithmetic per MMA family); other
+//! accumulator types take the exact sum rounded once. tf32 operands drop the low 13 mantissa
+//! bits of the stored f32 (the tensor core ignores them; measured with the same probe).
 //! Block scales: ue8m0 = 2^(e-127) per 32 K-elements, ue4m3 per 16.
 //!
 //! This module knows memories and views; when an operation runs is the machine's business.
 
 use crate::memory::{Smem, Tmem};
+use crate::mma_numerics::{self, Arith, Operand};
 use crate::trap::{Fault, OpResult};
 use crate::value::{bits_to_f64, i64_to_bits, round_to, SmemView, Tile, TmemView};
 use bwsim_isa::types::DType;
@@ -97,8 +100,34 @@ fn read_b(smem: &Smem, b: &SmemView, _k: u32, _n: u32) -> OpResult<Vec<f64>> {
     read_smem(smem, b)
 }
 
+/// One accumulator element: `row · col (+ old)` in the accumulator type, through the block
+/// FMA chain when `arith` models this operand type into an f32 accumulator, else the exact
+/// sum rounded once.
+#[allow(clippy::too_many_arguments)] // the element's operands, its accumulator and the model
+fn dot(
+    row: &[Operand],
+    col: &[Operand],
+    old: f64,
+    use_acc: bool,
+    acc: DType,
+    operand: DType,
+    scaled: bool,
+    arith: &Arith,
+) -> u64 {
+    match arith.block_for(operand).filter(|_| acc == DType::F32) {
+        Some(p) => {
+            let k = mma_numerics::instruction_k(operand, scaled);
+            mma_numerics::chain(row, col, k, old as f32, use_acc, p).to_bits() as u64
+        }
+        None => {
+            let s: f64 = row.iter().zip(col).map(|(a, b)| a.v * b.v).sum();
+            round_to(acc, s + if use_acc { old } else { 0.0 })
+        }
+    }
+}
+
 /// D = A·B (+ D): the accumulator is read and written in tensor memory.
-pub fn mma(smem: &Smem, tmem: &mut Tmem, op: &MmaOp) -> OpResult<()> {
+pub fn mma(smem: &Smem, tmem: &mut Tmem, op: &MmaOp, arith: &Arith) -> OpResult<()> {
     let (m, k) = last2(op.a.shape());
     let (kb, n) = last2(op.b.shape.as_slice());
     let (am, an) = last2(op.acc.shape.as_slice());
@@ -167,15 +196,25 @@ pub fn mma(smem: &Smem, tmem: &mut Tmem, op: &MmaOp) -> OpResult<()> {
         }
     }
     let int = op.acc.dtype.is_int();
+    let a_dtype = match op.a {
+        AOperand::Smem(v) => v.dtype,
+        AOperand::Tmem(v) => v.dtype,
+    };
+    let scaled = op.scales.is_some();
+    let a_ops = mma_numerics::operands(&av);
+    let b_ops = mma_numerics::operands(&bt);
+    let bq_ops: Vec<Vec<Operand>> = bt_q.iter().map(|b| mma_numerics::operands(b)).collect();
     for i in 0..mu {
         let arow = &av[i * ku..(i + 1) * ku];
-        let bq = if bt_q.is_empty() {
-            &bt
+        let arow_ops = &a_ops[i * ku..(i + 1) * ku];
+        let (bq, bq_op) = if bt_q.is_empty() {
+            (&bt, &b_ops)
         } else {
-            &bt_q[row_quarter[i]]
+            (&bt_q[row_quarter[i]], &bq_ops[row_quarter[i]])
         };
         for j in 0..nu {
             let bcol = &bq[j * ku..(j + 1) * ku];
+            let bcol_ops = &bq_op[j * ku..(j + 1) * ku];
             let idx = [i as u32, j as u32];
             let bits = if int {
                 let mut si = 0i64;
@@ -189,16 +228,21 @@ pub fn mma(smem: &Smem, tmem: &mut Tmem, op: &MmaOp) -> OpResult<()> {
                 };
                 i64_to_bits(op.acc.dtype, si.wrapping_add(old))
             } else {
-                let mut s = 0f64;
-                for (a, b) in arow.iter().zip(bcol) {
-                    s += a * b;
-                }
                 let old = if op.use_acc {
                     bits_to_f64(op.acc.dtype, tmem.read_view(&op.acc, &idx)?)
                 } else {
                     0.0
                 };
-                round_to(op.acc.dtype, s + old)
+                dot(
+                    arow_ops,
+                    bcol_ops,
+                    old,
+                    op.use_acc,
+                    op.acc.dtype,
+                    a_dtype,
+                    scaled,
+                    arith,
+                )
             };
             tmem.write_view(&op.acc, &idx, bits)?;
         }
@@ -209,7 +253,7 @@ pub fn mma(smem: &Smem, tmem: &mut Tmem, op: &MmaOp) -> OpResult<()> {
 /// A `cta_group::2` MMA of a CTA pair: CTA r holds A_r [M/2, K] and B_r [K, N/2] in its shared
 /// memory and its accumulator rows [M/2, N] in its tensor memory (all at the same addresses in
 /// both CTAs); D_r = A_r · [B_0 | B_1] (+ D_r) [PTX.md section 8, seed TIRx page].
-pub fn mma_pair(smem: [&Smem; 2], tmem: [&mut Tmem; 2], op: &MmaOp) -> OpResult<()> {
+pub fn mma_pair(smem: [&Smem; 2], tmem: [&mut Tmem; 2], op: &MmaOp, arith: &Arith) -> OpResult<()> {
     let AOperand::Smem(a) = op.a else {
         return Err(Fault::unsupported("cta_group::2 MMA with A in tensor memory"));
     };
@@ -232,23 +276,21 @@ pub fn mma_pair(smem: [&Smem; 2], tmem: [&mut Tmem; 2], op: &MmaOp) -> OpResult<
             }
         }
     }
+    let bt = mma_numerics::operands(&bt);
     for (sm, tm) in smem.iter().zip(tmem) {
-        let av = read_smem(sm, &a)?;
+        let av = mma_numerics::operands(&read_smem(sm, &a)?);
         for i in 0..mu {
             let arow = &av[i * ku..(i + 1) * ku];
             for j in 0..2 * nhu {
                 let idx = [i as u32, j as u32];
-                let s: f64 = arow
-                    .iter()
-                    .zip(&bt[j * ku..(j + 1) * ku])
-                    .map(|(x, y)| x * y)
-                    .sum();
                 let old = if op.use_acc {
                     bits_to_f64(op.acc.dtype, tm.read_view(&op.acc, &idx)?)
                 } else {
                     0.0
                 };
-                tm.write_view(&op.acc, &idx, round_to(op.acc.dtype, s + old))?;
+                let col = &bt[j * ku..(j + 1) * ku];
+                let bits = dot(arow, col, old, op.use_acc, op.acc.dtype, a.dtype, false, arith);
+                tm.write_view(&op.acc, &idx, bits)?;
             }
         }
     }
@@ -278,8 +320,15 @@ pub enum WgmmaA<'a> {
     Regs(&'a Tile),
 }
 
-/// wgmma: `acc' = A·B (+ acc)` in f32 registers.
-pub fn wgmma(smem: &Smem, a: &WgmmaA, b: &SmemView, acc: &Tile, use_acc: bool) -> OpResult<Tile> {
+/// wgmma: `acc' = A·B (+ acc)` in f32 registers, one instruction's K at a time.
+pub fn wgmma(
+    smem: &Smem,
+    a: &WgmmaA,
+    b: &SmemView,
+    acc: &Tile,
+    use_acc: bool,
+    arith: &Arith,
+) -> OpResult<Tile> {
     let (m, k) = match a {
         WgmmaA::Smem(v) => last2(v.shape.as_slice()),
         WgmmaA::Regs(t) => last2(&t.shape),
@@ -293,15 +342,23 @@ pub fn wgmma(smem: &Smem, a: &WgmmaA, b: &SmemView, acc: &Tile, use_acc: bool) -
         WgmmaA::Regs(t) => (0..t.numel()).map(|i| operand(t.dtype, t.bits[i])).collect(),
     };
     let bv = read_b(smem, b, k, n)?;
+    let a_dtype = match a {
+        WgmmaA::Smem(v) => v.dtype,
+        WgmmaA::Regs(t) => t.dtype,
+    };
+    let (ku, nu) = (k as usize, n as usize);
+    let av = mma_numerics::operands(&av);
+    // B as [N, K] columns.
+    let bt: Vec<Operand> = (0..nu * ku)
+        .map(|x| Operand::new(bv[(x % ku) * nu + x / ku]))
+        .collect();
     let mut bits = Vec::with_capacity((m * n) as usize);
-    for i in 0..m {
-        for j in 0..n {
-            let mut s = 0f64;
-            for kk in 0..k {
-                s += av[(i * k + kk) as usize] * bv[(kk * n + j) as usize];
-            }
-            let old = if use_acc { acc.f((i * n + j) as usize) } else { 0.0 };
-            bits.push(round_to(acc.dtype, s + old));
+    for i in 0..m as usize {
+        let row = &av[i * ku..(i + 1) * ku];
+        for j in 0..nu {
+            let col = &bt[j * ku..(j + 1) * ku];
+            let old = if use_acc { acc.f(i * nu + j) } else { 0.0 };
+            bits.push(dot(row, col, old, use_acc, acc.dtype, a_dtype, false, arith));
         }
     }
     Ok(Tile {

@@ -13,9 +13,12 @@
 //!   shared-memory box, a misaligned mbarrier, a gather column not 16-byte aligned, a scatter
 //!   to a negative row.
 //!
-//! Comparison: data movement and elementwise kernels bit for bit; MMA kernels within a stated
-//! tolerance (`|gpu - sim| <= atol + rtol * |sim|`), because the hardware's accumulation order
-//! and internal precision are not specified (PTX.md section 10).
+//! Comparison: data movement, elementwise kernels and the wgmma matmuls bit for bit (the
+//! simulator computes the H100's tensor-core arithmetic, docs/hardware/wgmma-numerics.md;
+//! the f32-output variants of [`matmul_variant`] and [`MATMUL_FP8`] expose every accumulator
+//! bit, at K up to 4096, for f16, bf16, e4m3 and e5m2 operands); tcgen05 kernels (no
+//! Blackwell measured) and approximate math within a stated tolerance
+//! (`|gpu - sim| <= atol + rtol * |sim|`).
 
 use bwsim_isa::Target;
 
@@ -38,6 +41,20 @@ pub enum Check {
     /// The launch must trap with this CUDA error (the `CUresult` name), in both the simulator
     /// and the GPU.
     Trap(&'static str),
+    /// An MMA kernel: bit for bit on sm_90a (wgmma, whose arithmetic the simulator computes as
+    /// measured), within `atol + rtol * |sim|` elsewhere (tcgen05: modelled, not measured).
+    WgmmaExact { atol: f64, rtol: f64 },
+}
+
+impl Check {
+    /// The comparison that applies on `target`.
+    pub fn on(self, target: Option<Target>) -> Check {
+        match self {
+            Check::WgmmaExact { .. } if target == Some(Target::Sm90a) => Check::Exact,
+            Check::WgmmaExact { atol, rtol } => Check::Tolerance { atol, rtol },
+            c => c,
+        }
+    }
 }
 
 /// One differential case.
@@ -57,6 +74,11 @@ const MMA_F16: Check = Check::Tolerance {
     atol: 1e-2,
     rtol: 4e-3,
 };
+/// f16 outputs of a matmul: exact on Hopper, [`MMA_F16`] on Blackwell.
+const MMA_F16_EXACT_ON_HOPPER: Check = Check::WgmmaExact {
+    atol: 1e-2,
+    rtol: 4e-3,
+};
 /// f32 outputs of an MMA: accumulation order only.
 const MMA_F32: Check = Check::Tolerance {
     atol: 1e-3,
@@ -70,6 +92,65 @@ const APPROX: Check = Check::Tolerance {
 };
 
 const BOTH: &[Target] = &[Target::Sm100a, Target::Sm90a];
+const HOPPER: &[Target] = &[Target::Sm90a];
+
+/// The bundled `matmul_pipelined` with `operand` (`f16`, `bf16`) inputs and an f32 output
+/// (through an unswizzled buffer, so take BLOCK_N <= 64):
+/// the accumulator reaches global memory unrounded, so a bit-exact comparison checks every
+/// bit of the tensor core's arithmetic. `None` when the bundled source no longer has the
+/// declarations this rewrites.
+pub fn matmul_variant(operand: &str) -> Option<String> {
+    let src = bwsim_kernels::find("matmul_pipelined")?.source;
+    let rewrites = [
+        (
+            "tensor_desc(f16[BLOCK_M, BLOCK_N], nvmma(128))",
+            "tensor_desc(f32[BLOCK_M, BLOCK_N], plain)".to_string(),
+        ),
+        (
+            "smem.alloc f16[BLOCK_M, BLOCK_N], nvmma(128)",
+            "smem.alloc f32[BLOCK_M, BLOCK_N], plain".to_string(),
+        ),
+        ("cast(c, f16)", "cast(c, f32)".to_string()),
+        ("tensor c: f16[", "tensor c: f32[".to_string()),
+        (
+            "tensor_desc(f16[BLOCK_M, BLOCK_K]",
+            format!("tensor_desc({operand}[BLOCK_M, BLOCK_K]"),
+        ),
+        (
+            "tensor_desc(f16[BLOCK_K, BLOCK_N]",
+            format!("tensor_desc({operand}[BLOCK_K, BLOCK_N]"),
+        ),
+        (
+            "smem.alloc f16[NUM_BUFFERS",
+            format!("smem.alloc {operand}[NUM_BUFFERS"),
+        ),
+        ("tensor a: f16[", format!("tensor a: {operand}[")),
+        ("tensor b: f16[", format!("tensor b: {operand}[")),
+    ];
+    let mut s = src.to_string();
+    for (from, to) in &rewrites {
+        if !s.contains(from) {
+            return None;
+        }
+        s = s.replace(from, to);
+    }
+    Some(s)
+}
+
+/// An fp8 matmul for Hopper (B stored K-major, f32 output), `DTYPE` f8e4m3 or f8e5m2.
+pub const MATMUL_FP8: &str = include_str!("matmul_fp8.tile");
+
+/// A [`matmul_variant`] case (Hopper only: the exact check holds for wgmma).
+fn matmul_f32_out(operand: &'static str, consts: &[&str]) -> Option<Case> {
+    let source = matmul_variant(operand)?;
+    Some(Case {
+        name: format!("matmul_{operand}_f32out[{}]", consts.join(",")),
+        source: Source::Inline(source),
+        consts: consts.iter().map(|c| c.to_string()).collect(),
+        targets: HOPPER.to_vec(),
+        check: Check::Exact,
+    })
+}
 const BLACKWELL: &[Target] = &[Target::Sm100a];
 
 fn bundled(kernel: &'static str, consts: &[&str], targets: &[Target], check: Check) -> Case {
@@ -451,20 +532,25 @@ pub fn all() -> Vec<Case> {
     ] {
         v.push(bundled("elementwise_add_ws", c, BOTH, Check::Exact));
     }
+    // The wgmma matmuls: bit for bit on Hopper; on Blackwell (tcgen05, not measured) within
+    // the tolerance.
+    let both_mma = |v: &mut Vec<Case>, kernel: &'static str, c: &[&str]| {
+        v.push(bundled(kernel, c, BOTH, MMA_F16_EXACT_ON_HOPPER));
+    };
     for c in [
         &[][..],
         &["NUM_BUFFERS=2"],
         &["NUM_BUFFERS=4", "NUM_WARPS=4"],
         &["BLOCK_M=64", "BLOCK_N=64", "NUM_WARPS=4"],
     ] {
-        v.push(bundled("matmul_pipelined", c, BOTH, MMA_F16));
+        both_mma(&mut v, "matmul_pipelined", c);
     }
     for c in [
         &[][..],
         &["SCHEDULER=1", "NUM_SMS=4"],
         &["BLOCK_M=64", "BLOCK_N=64", "NUM_WARPS=4"],
     ] {
-        v.push(bundled("persistent_matmul", c, BOTH, MMA_F16));
+        both_mma(&mut v, "persistent_matmul", c);
     }
     for c in [
         &[][..],
@@ -472,7 +558,29 @@ pub fn all() -> Vec<Case> {
         &["SCHEDULER=1", "NUM_SMS=4"],
         &["BLOCK_M=64", "BLOCK_N=64", "NUM_WARPS=4"],
     ] {
-        v.push(bundled("persistent_matmul_pipelined", c, BOTH, MMA_F16));
+        both_mma(&mut v, "persistent_matmul_pipelined", c);
+    }
+    // Every accumulator bit (f32 output), f16 and bf16 operands, K from one partial block
+    // to 4096 (64 blocks of 4 wgmma instructions each).
+    const SMALL: [&str; 3] = ["BLOCK_M=64", "BLOCK_N=64", "NUM_WARPS=4"];
+    for operand in ["f16", "bf16"] {
+        for k in ["K=40", "K=304", "K=1000", "K=4096"] {
+            let mut c = SMALL.to_vec();
+            c.extend(["M=96", "N=80", k]);
+            v.extend(matmul_f32_out(operand, &c));
+        }
+    }
+    for dtype in ["DTYPE=f8e4m3", "DTYPE=f8e5m2"] {
+        for k in ["K=128", "K=512", "K=4096"] {
+            let consts = [dtype, k];
+            v.push(Case {
+                name: format!("matmul_fp8[{}]", consts.join(",")),
+                source: Source::Inline(MATMUL_FP8.to_string()),
+                consts: consts.iter().map(|c| c.to_string()).collect(),
+                targets: HOPPER.to_vec(),
+                check: Check::Exact,
+            });
+        }
     }
     for c in [&[][..], &["NUM_BUFFERS=2", "SCHEDULER=1"]] {
         v.push(bundled("matmul_warp_specialized", c, BLACKWELL, MMA_F16));
@@ -612,6 +720,44 @@ mod tests {
             );
         }
         assert!(cases.iter().filter(|c| matches!(c.check, Check::Trap(_))).count() >= 7);
+    }
+
+    #[test]
+    fn the_f32_output_matmuls_exist_for_both_operand_types_and_parse() {
+        for operand in ["f16", "bf16"] {
+            let src = matmul_variant(operand).expect("matmul_pipelined has the rewritten lines");
+            let k = bwsim_isa::parser::parse(&src).expect("parses");
+            let text = bwsim_isa::print(&k);
+            assert!(text.contains(&format!("tensor a: {operand}[M, K]")), "{text}");
+            assert!(text.contains("tensor c: f32[M, N]"), "{text}");
+            let f16_left = text.contains("(f16[") || text.contains(" f16[");
+            assert!(!f16_left || operand == "f16", "{text}");
+        }
+        let cases = all();
+        for name in [
+            "matmul_f16_f32out[",
+            "matmul_bf16_f32out[",
+            "matmul_fp8[DTYPE=f8e4m3",
+            "matmul_fp8[DTYPE=f8e5m2",
+        ] {
+            let ks: Vec<&Case> = cases.iter().filter(|c| c.name.starts_with(name)).collect();
+            assert!(
+                ks.iter().any(|c| c.consts.iter().any(|k| k == "K=4096")),
+                "{name}"
+            );
+            assert!(ks
+                .iter()
+                .all(|c| c.check == Check::Exact && c.targets == [Target::Sm90a]));
+        }
+        // The simulator's own test runs the same kernel.
+        let sim_copy = include_str!("../../sim/tests/data/wgmma-h100/matmul_fp8.tile");
+        assert_eq!(MATMUL_FP8, sim_copy, "the two copies of matmul_fp8.tile differ");
+        let wg = Check::WgmmaExact { atol: 1.0, rtol: 0.0 };
+        assert_eq!(wg.on(Some(Target::Sm90a)), Check::Exact);
+        assert_eq!(
+            wg.on(Some(Target::Sm100a)),
+            Check::Tolerance { atol: 1.0, rtol: 0.0 }
+        );
     }
 
     #[test]

@@ -515,7 +515,7 @@ fn judge(
                 let (Some(g), Some(s)) = (tensors.get(o), sim.tensors.get(o)) else {
                     return Verdict::Error(format!("output {o} missing"));
                 };
-                let c = compare::compare(s, g, case.check);
+                let c = compare::compare(s, g, case.check.on(report.target));
                 worst = worst.max(c.max_err);
                 if c.mismatches > 0 {
                     bad.push(format!(

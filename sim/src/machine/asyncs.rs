@@ -215,7 +215,7 @@ impl<'p, 's> Machine<'p, 's> {
         let r = match &op.kind {
             PipeKind::Mma(m) => {
                 self.counters.mmas += 1;
-                tensor::mma(&c.smem, &mut c.tmem, m)
+                tensor::mma(&c.smem, &mut c.tmem, m, &self.opts.mma.tcgen05)
             }
             PipeKind::MmaPair { op: m, peer } => {
                 self.counters.mmas += 1;
@@ -223,7 +223,12 @@ impl<'p, 's> Machine<'p, 's> {
                 // The leader's slot precedes its peer's (same slot group, rank order).
                 let (lo, hi) = self.slots.split_at_mut(peer);
                 match (lo[s].as_mut(), hi[0].as_mut()) {
-                    (Some(l), Some(p)) => tensor::mma_pair([&l.smem, &p.smem], [&mut l.tmem, &mut p.tmem], m),
+                    (Some(l), Some(p)) => tensor::mma_pair(
+                        [&l.smem, &p.smem],
+                        [&mut l.tmem, &mut p.tmem],
+                        m,
+                        &self.opts.mma.tcgen05,
+                    ),
                     _ => Err(Fault::unsupported(
                         "the peer CTA of a cta_group::2 MMA is not resident",
                     )),

@@ -756,7 +756,8 @@ impl<'p, 's> Machine<'p, 's> {
                     Some(e) => ev(e)?.as_bool().unwrap_or(true),
                     None => true,
                 };
-                let r = tensor::wgmma(&self.cta(s).smem, &a_op, &bv, &accv, ua)?;
+                let arith = self.opts.mma.wgmma;
+                let r = tensor::wgmma(&self.cta(s).smem, &a_op, &bv, &accv, ua, &arith)?;
                 if self.opts.check {
                     let pc = self.cur_pc;
                     let a_addrs = match &a_op {

@@ -65,6 +65,9 @@ pub struct RunOptions {
     pub check: bool,
     /// Where to publish live progress (steps, CTAs done), if anywhere.
     pub progress: Option<std::sync::Arc<crate::progress::Progress>>,
+    /// The tensor cores' arithmetic per MMA family (default: measured on the H100 for wgmma,
+    /// assumed the same for tcgen05; docs/hardware/wgmma-numerics.md).
+    pub mma: crate::mma_numerics::MmaNumerics,
 }
 
 impl Default for RunOptions {
@@ -76,6 +79,7 @@ impl Default for RunOptions {
             ctas_in_flight: 2,
             check: true,
             progress: None,
+            mma: Default::default(),
         }
     }
 }

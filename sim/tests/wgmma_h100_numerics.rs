@@ -1,0 +1,209 @@
+//! The tensor-core model against outputs recorded on an H100: every dot product of six
+//! wgmma instructions per input type (f16, bf16, e4m3, e5m2, tf32; 3,072 each), bit for bit.
+//!
+//! The data (`tests/data/wgmma-h100/*.bin`) is an excerpt of the probe of
+//! docs/hardware/wgmma-numerics.md (its tests 2 to 7: wide exponent spreads, cancellation, one
+//! large product among small ones, an accumulator far above the products, `use_acc` off).
+//! Per test, u32 words: use_acc, A [64, K] element bits, B [K, 8] element bits (row-major),
+//! C [64, 8] f32 bits, D [64, 8] f32 bits as the H100 returned them. K is one instruction's.
+
+use bwsim_isa::types::DType;
+use bwsim_sim::mma_numerics::{self, Arith, BlockFma, HOPPER};
+use bwsim_sim::value::bits_to_f64;
+
+fn words(name: &str) -> Vec<u32> {
+    let path = format!("{}/tests/data/wgmma-h100/{name}.bin", env!("CARGO_MANIFEST_DIR"));
+    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    bytes
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+/// An operand as the tensor core reads it (tf32: the low 13 bits of the f32 are ignored).
+fn operand(dtype: DType, bits: u32) -> f64 {
+    match dtype {
+        DType::TF32 => f32::from_bits(bits & !0x1fff) as f64,
+        d => bits_to_f64(d, bits as u64),
+    }
+}
+
+struct Outcome {
+    checked: usize,
+    wrong: Vec<String>,
+    /// Outputs where a plain f32 fold (products added in order, rounded to nearest) differs.
+    plain_differs: usize,
+}
+
+fn check(name: &str, dtype: DType, k: usize, arith: &Arith) -> Outcome {
+    let w = words(name);
+    let per = 1 + 64 * k + k * 8 + 512 + 512;
+    assert_eq!(w.len() % per, 0, "{name}: truncated data");
+    let p: BlockFma = arith.block_for(dtype).expect("a block model");
+    let mut out = Outcome {
+        checked: 0,
+        wrong: vec![],
+        plain_differs: 0,
+    };
+    for (t, rec) in w.chunks_exact(per).enumerate() {
+        let use_acc = rec[0] != 0;
+        let a = &rec[1..1 + 64 * k];
+        let b = &rec[1 + 64 * k..1 + 64 * k + 8 * k];
+        let c = &rec[1 + 64 * k + 8 * k..1 + 64 * k + 8 * k + 512];
+        let d = &rec[1 + 64 * k + 8 * k + 512..];
+        for i in 0..64 {
+            for j in 0..8 {
+                let row: Vec<f64> = (0..k).map(|kk| operand(dtype, a[i * k + kk])).collect();
+                let col: Vec<f64> = (0..k).map(|kk| operand(dtype, b[kk * 8 + j])).collect();
+                let acc = f32::from_bits(c[i * 8 + j]);
+                let (ra, cb) = (mma_numerics::operands(&row), mma_numerics::operands(&col));
+                let got = mma_numerics::chain(&ra, &cb, k, acc, use_acc, p);
+                let want = d[i * 8 + j];
+                out.checked += 1;
+                if got.to_bits() != want && out.wrong.len() < 5 {
+                    out.wrong.push(format!(
+                        "test {t} D[{i}][{j}]: model {:#010x} ({got:e}), H100 {want:#010x} ({:e})",
+                        got.to_bits(),
+                        f32::from_bits(want)
+                    ));
+                } else if got.to_bits() != want {
+                    out.wrong.push(String::new());
+                }
+                let plain = row
+                    .iter()
+                    .zip(&col)
+                    .fold(if use_acc { acc } else { 0.0 }, |s, (x, y)| s + (x * y) as f32);
+                if plain.to_bits() != want {
+                    out.plain_differs += 1;
+                }
+            }
+        }
+    }
+    out
+}
+
+fn exact(name: &str, dtype: DType, k: usize) {
+    let o = check(name, dtype, k, &HOPPER);
+    assert_eq!(o.checked, 6 * 512, "{name}");
+    assert!(
+        o.wrong.is_empty(),
+        "{name}: {} of {} outputs differ from the H100:\n{}",
+        o.wrong.len(),
+        o.checked,
+        o.wrong.join("\n")
+    );
+    // The data distinguishes the model from plain f32 arithmetic.
+    assert!(o.plain_differs > o.checked / 10, "{name}: {}", o.plain_differs);
+}
+
+#[test]
+fn f16_matches_the_h100() {
+    exact("f16", DType::F16, 16);
+}
+
+#[test]
+fn bf16_matches_the_h100() {
+    exact("bf16", DType::BF16, 16);
+}
+
+#[test]
+fn e4m3_matches_the_h100() {
+    exact("e4m3", DType::F8E4M3, 32);
+}
+
+#[test]
+fn e5m2_matches_the_h100() {
+    exact("e5m2", DType::F8E5M2, 32);
+}
+
+#[test]
+fn tf32_matches_the_h100() {
+    exact("tf32", DType::TF32, 8);
+}
+
+#[test]
+fn neighbouring_parameters_do_not() {
+    // One more or one fewer alignment bit, or fp8 results at f32 width, each miss outputs.
+    let tweak = |half: u32, narrow: (u32, u32)| Arith::Block {
+        half: BlockFma {
+            align_bits: half,
+            result_bits: 24,
+        },
+        tf32: BlockFma {
+            align_bits: half,
+            result_bits: 24,
+        },
+        narrow: BlockFma {
+            align_bits: narrow.0,
+            result_bits: narrow.1,
+        },
+    };
+    for arith in [tweak(24, (13, 14)), tweak(26, (13, 14))] {
+        assert!(!check("f16", DType::F16, 16, &arith).wrong.is_empty());
+        assert!(!check("bf16", DType::BF16, 16, &arith).wrong.is_empty());
+    }
+    for arith in [tweak(25, (12, 14)), tweak(25, (14, 14)), tweak(25, (13, 24))] {
+        assert!(!check("e4m3", DType::F8E4M3, 32, &arith).wrong.is_empty());
+    }
+}
+
+mod common;
+
+/// The fp8 matmul of the differential suite (a copy: A [M, K], B stored [N, K], f32 out).
+const MATMUL_FP8: &str = include_str!("data/wgmma-h100/matmul_fp8.tile");
+
+fn matmul_fp8(dtype: &str, k: &str, mma: bwsim_sim::mma_numerics::MmaNumerics) -> Vec<u32> {
+    let r = common::run_opts(
+        MATMUL_FP8,
+        &[("DTYPE", dtype), ("K", k)],
+        None,
+        &bwsim_sim::RunOptions {
+            seed: 3,
+            mma,
+            ..Default::default()
+        },
+    );
+    common::assert_ok(MATMUL_FP8, &r);
+    let c = r.tensor("c").expect("output c");
+    (0..c.numel()).map(|i| c.get_bits(i) as u32).collect()
+}
+
+#[test]
+fn the_simulator_runs_wgmma_through_the_model_and_run_options_switch_it() {
+    use bwsim_sim::mma_numerics::MmaNumerics;
+    let default = matmul_fp8("f8e4m3", "512", MmaNumerics::default());
+    let hopper = matmul_fp8(
+        "f8e4m3",
+        "512",
+        MmaNumerics {
+            wgmma: HOPPER,
+            ..MmaNumerics::default()
+        },
+    );
+    let wide = matmul_fp8(
+        "f8e4m3",
+        "512",
+        MmaNumerics {
+            wgmma: Arith::Wide,
+            ..MmaNumerics::default()
+        },
+    );
+    assert_eq!(default, hopper, "wgmma defaults to the measured model");
+    // Every fp8 result carries at most 13 fraction bits (sixteen k32 steps per element, each
+    // cut to 14 significant bits); the exact sum has more in most elements.
+    let short = |v: &[u32]| v.iter().filter(|b| *b & 0x3ff == 0).count();
+    assert_eq!(short(&hopper), hopper.len());
+    assert!(
+        short(&wide) < wide.len() / 2,
+        "{} of {}",
+        short(&wide),
+        wide.len()
+    );
+    // The two agree to the model's precision: partial sums stay below 2^7 here, so each of
+    // the sixteen steps loses less than 33 units of 2^(7 - 13).
+    for (h, w) in hopper.iter().zip(&wide) {
+        let (h, w) = (f32::from_bits(*h) as f64, f32::from_bits(*w) as f64);
+        assert!((h - w).abs() <= 16.0 * 33.0 * 2f64.powi(-6), "{h} vs {w}");
+    }
+    assert!(hopper != wide);
+}
