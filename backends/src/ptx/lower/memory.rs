@@ -189,30 +189,10 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         }
         let (ts, ll) = self.global_tiles(&vals, span)?;
         let n = ll.num_regs();
-        let off_ops: Vec<String> = match &ts[0] {
-            Some(t) => {
-                let t = if t.dtype != DType::I32 {
-                    self.cast_tile(t, DType::I32, span)?
-                } else {
-                    t.clone()
-                };
-                t.regs.iter().map(|r| r.to_string()).collect()
-            }
-            None => vec![self.scalar_operand(&vals[0], ScalarTy::I32, span)?; n],
-        };
-        let mask_ops: Option<Vec<String>> = match mask {
+        let off_ops = self.global_operand(&vals[0], ts[0].as_ref(), DType::I32, n, span)?;
+        let mask_ops = match vals.get(1) {
+            Some(m) => Some(self.global_operand(m, ts[1].as_ref(), DType::I1, n, span)?),
             None => None,
-            Some(_) => Some(match &ts[1] {
-                Some(t) => {
-                    let t = if t.dtype != DType::I1 {
-                        self.cast_tile(t, DType::I1, span)?
-                    } else {
-                        t.clone()
-                    };
-                    t.regs.iter().map(|r| r.to_string()).collect()
-                }
-                None => vec![self.pred_of(&vals[1], span)?.to_string(); n],
-            }),
         };
         let other_op = match other {
             Some(o) => {
@@ -223,7 +203,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         };
         let out = self.fresh_tile(dt, ll, None, span)?;
         let es = dt.bytes();
-        for r in 0..n {
+        for r in 0..off_ops.len() {
             let a = self.global_addr(base, &off_ops[r], es);
             let d = out.regs[r];
             match &mask_ops {
@@ -241,6 +221,58 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             }
         }
         Ok(out)
+    }
+
+    /// One operand of a global access, per register of the access's layout (`n` registers):
+    /// the tile's registers converted to `to`, or the scalar `v` repeated (an i32 offset, a
+    /// predicate for i1, an element of `to` otherwise).
+    fn global_operand(
+        &mut self,
+        v: &Val,
+        t: Option<&Tile>,
+        to: DType,
+        n: usize,
+        span: Span,
+    ) -> LResult<Vec<String>> {
+        Ok(match t {
+            Some(t) => {
+                let t = if t.dtype != to {
+                    self.cast_tile(t, to, span)?
+                } else {
+                    t.clone()
+                };
+                t.regs.iter().map(|r| r.to_string()).collect()
+            }
+            None => vec![
+                match to {
+                    DType::I32 => self.scalar_operand(v, ScalarTy::I32, span)?,
+                    DType::I1 => self.pred_of(v, span)?.to_string(),
+                    _ => self.elem_operand(v, to, span)?,
+                };
+                n
+            ],
+        })
+    }
+
+    /// The offsets, values and (when `vals` has a third entry) mask of a global store or
+    /// atomic, per register of `ll` (`ts` from [`Self::global_tiles`]).
+    #[allow(clippy::type_complexity)]
+    fn global_operands(
+        &mut self,
+        vals: &[Val],
+        ts: &[Option<Tile>],
+        ll: &LinearLayout,
+        dt: DType,
+        span: Span,
+    ) -> LResult<(Vec<String>, Vec<String>, Option<Vec<String>>)> {
+        let n = ll.num_regs();
+        let off_ops = self.global_operand(&vals[0], ts[0].as_ref(), DType::I32, n, span)?;
+        let val_ops = self.global_operand(&vals[1], ts[1].as_ref(), dt, n, span)?;
+        let mask_ops = match vals.get(2) {
+            Some(m) => Some(self.global_operand(m, ts[2].as_ref(), DType::I1, n, span)?),
+            None => None,
+        };
+        Ok((off_ops, val_ops, mask_ops))
     }
 
     /// `global.atomic`: one `atom.global` per element its owning thread holds; the old values
@@ -283,50 +315,11 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 "an atomic over a layout that replicates elements across threads (give the offsets a layout with one owner per element)",
             ));
         }
-        let n = ll.num_regs();
-        let off_ops: Vec<String> = match &ts[0] {
-            Some(t) => {
-                let t = if t.dtype != DType::I32 {
-                    self.cast_tile(t, DType::I32, span)?
-                } else {
-                    t.clone()
-                };
-                t.regs.iter().map(|r| r.to_string()).collect()
-            }
-            None => vec![self.scalar_operand(&vals[0], ScalarTy::I32, span)?; n],
-        };
-        let val_ops: Vec<String> = match &ts[1] {
-            Some(t) => {
-                let t = if t.dtype != dt {
-                    self.cast_tile(t, dt, span)?
-                } else {
-                    t.clone()
-                };
-                t.regs.iter().map(|r| r.to_string()).collect()
-            }
-            None => {
-                let o = self.elem_operand(&vals[1], dt, span)?;
-                vec![o; n]
-            }
-        };
-        let mask_ops: Option<Vec<String>> = match mask {
-            None => None,
-            Some(_) => Some(match &ts[2] {
-                Some(t) => {
-                    let t = if t.dtype != DType::I1 {
-                        self.cast_tile(t, DType::I1, span)?
-                    } else {
-                        t.clone()
-                    };
-                    t.regs.iter().map(|r| r.to_string()).collect()
-                }
-                None => vec![self.pred_of(&vals[2], span)?.to_string(); n],
-            }),
-        };
+        let (off_ops, val_ops, mask_ops) = self.global_operands(&vals, &ts, &ll, dt, span)?;
         let out = self.fresh_tile(dt, ll.clone(), None, span)?;
         let class = dtype_class(dt).unwrap_or(RegClass::B32);
         let zero = self.elem_operand(&Val::Int(0), dt, span)?;
-        for r in 0..n {
+        for r in 0..off_ops.len() {
             let a = self.global_addr(base, &off_ops[r], dt.bytes());
             let v = self.reg_operand(&val_ops[r], class);
             let d = out.regs[r];
@@ -359,48 +352,9 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             vals.push(self.expr(m)?);
         }
         let (ts, ll) = self.global_tiles(&vals, span)?;
-        let n = ll.num_regs();
-        let off_ops: Vec<String> = match &ts[0] {
-            Some(t) => {
-                let t = if t.dtype != DType::I32 {
-                    self.cast_tile(t, DType::I32, span)?
-                } else {
-                    t.clone()
-                };
-                t.regs.iter().map(|r| r.to_string()).collect()
-            }
-            None => vec![self.scalar_operand(&vals[0], ScalarTy::I32, span)?; n],
-        };
-        let val_ops: Vec<String> = match &ts[1] {
-            Some(t) => {
-                let t = if t.dtype != dt {
-                    self.cast_tile(t, dt, span)?
-                } else {
-                    t.clone()
-                };
-                t.regs.iter().map(|r| r.to_string()).collect()
-            }
-            None => {
-                let o = self.elem_operand(&vals[1], dt, span)?;
-                vec![o; n]
-            }
-        };
-        let mask_ops: Option<Vec<String>> = match mask {
-            None => None,
-            Some(_) => Some(match &ts[2] {
-                Some(t) => {
-                    let t = if t.dtype != DType::I1 {
-                        self.cast_tile(t, DType::I1, span)?
-                    } else {
-                        t.clone()
-                    };
-                    t.regs.iter().map(|r| r.to_string()).collect()
-                }
-                None => vec![self.pred_of(&vals[2], span)?.to_string(); n],
-            }),
-        };
+        let (off_ops, val_ops, mask_ops) = self.global_operands(&vals, &ts, &ll, dt, span)?;
         let uniq = self.unique_pred(&ll);
-        for r in 0..n {
+        for r in 0..off_ops.len() {
             let a = self.global_addr(base, &off_ops[r], dt.bytes());
             let mut p = uniq.map(|p| p.to_string());
             if let Some(ms) = &mask_ops {
