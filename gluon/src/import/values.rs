@@ -80,51 +80,52 @@ impl<'m> Cx<'m> {
         let a = self.math_operand(&v[0].0, v[0].1)?;
         let b = self.math_operand(&v[1].0, v[1].1)?;
         let unsigned_cmp = op.name == "arith.cmpi" && pred.as_deref().is_some_and(|p| p.starts_with('u'));
-        if unsigned_cmp
+        let unsigned = unsigned_cmp
             || matches!(
                 op.name.as_str(),
                 "arith.divui" | "arith.remui" | "arith.shrui" | "arith.minui" | "arith.maxui"
-            )
-        {
-            return self.unsigned_binary(op, pred.as_deref(), a, b, a_ty, b_ty, both_splat, span);
-        }
-        let op_kind = match op.name.as_str() {
-            "arith.addi" | "arith.addf" => Some(BinOp::Add),
-            "arith.subi" | "arith.subf" => Some(BinOp::Sub),
-            "arith.muli" | "arith.mulf" => Some(BinOp::Mul),
-            "arith.divsi" | "arith.divf" => Some(BinOp::Div),
-            "arith.remsi" | "arith.remf" => Some(BinOp::Rem),
-            "arith.andi" => Some(BinOp::BitAnd),
-            "arith.ori" => Some(BinOp::BitOr),
-            "arith.xori" => Some(BinOp::BitXor),
-            "arith.shli" => Some(BinOp::Shl),
-            "arith.shrsi" => Some(BinOp::Shr),
-            _ => None,
-        };
-        let e = if let Some(k) = op_kind {
-            bin(k, a, b, span)
-        } else if let Some(p) = &pred {
-            let k = match p.as_str() {
-                "eq" | "oeq" | "ueq" => BinOp::Eq,
-                "ne" | "one" | "une" => BinOp::Ne,
-                "slt" | "olt" | "ult" if op.name == "arith.cmpf" || p != "ult" => BinOp::Lt,
-                "sle" | "ole" | "ule" if op.name == "arith.cmpf" || p != "ule" => BinOp::Le,
-                "sgt" | "ogt" | "ugt" if op.name == "arith.cmpf" || p != "ugt" => BinOp::Gt,
-                "sge" | "oge" | "uge" if op.name == "arith.cmpf" || p != "uge" => BinOp::Ge,
-                other => {
-                    return Err(self.misuse(
-                        op,
-                        format!("comparison `{other}` has no bwsim equivalent (integers are signed)"),
-                    ))
-                }
-            };
-            bin(k, a, b, span)
+            );
+        let e = if unsigned {
+            self.unsigned_expr(op, pred.as_deref(), a, b, &a_ty, span)?
         } else {
-            let f = match op.name.as_str() {
-                "arith.minsi" | "arith.minimumf" | "arith.minnumf" => "min",
-                _ => "max",
+            let op_kind = match op.name.as_str() {
+                "arith.addi" | "arith.addf" => Some(BinOp::Add),
+                "arith.subi" | "arith.subf" => Some(BinOp::Sub),
+                "arith.muli" | "arith.mulf" => Some(BinOp::Mul),
+                "arith.divsi" | "arith.divf" => Some(BinOp::Div),
+                "arith.remsi" | "arith.remf" => Some(BinOp::Rem),
+                "arith.andi" => Some(BinOp::BitAnd),
+                "arith.ori" => Some(BinOp::BitOr),
+                "arith.xori" => Some(BinOp::BitXor),
+                "arith.shli" => Some(BinOp::Shl),
+                "arith.shrsi" => Some(BinOp::Shr),
+                _ => None,
             };
-            call(f, vec![a, b], span)
+            if let Some(k) = op_kind {
+                bin(k, a, b, span)
+            } else if let Some(p) = &pred {
+                let k = match p.as_str() {
+                    "eq" | "oeq" | "ueq" => BinOp::Eq,
+                    "ne" | "one" | "une" => BinOp::Ne,
+                    "slt" | "olt" | "ult" if op.name == "arith.cmpf" || p != "ult" => BinOp::Lt,
+                    "sle" | "ole" | "ule" if op.name == "arith.cmpf" || p != "ule" => BinOp::Le,
+                    "sgt" | "ogt" | "ugt" if op.name == "arith.cmpf" || p != "ugt" => BinOp::Gt,
+                    "sge" | "oge" | "uge" if op.name == "arith.cmpf" || p != "uge" => BinOp::Ge,
+                    other => {
+                        return Err(self.misuse(
+                            op,
+                            format!("comparison `{other}` has no bwsim equivalent (integers are signed)"),
+                        ))
+                    }
+                };
+                bin(k, a, b, span)
+            } else {
+                let f = match op.name.as_str() {
+                    "arith.minsi" | "arith.minimumf" | "arith.minnumf" => "min",
+                    _ => "max",
+                };
+                call(f, vec![a, b], span)
+            }
         };
         let r = self.result(op, 0)?;
         let mut ty = if a_ty.is_tensor() { a_ty } else { b_ty };
@@ -151,43 +152,27 @@ impl<'m> Cx<'m> {
     /// An unsigned integer operation on integers of at most 32 bits: bwsim's integers are
     /// signed, so both operands are zero-extended to i64 (`cast(x, i64) & mask`, exact), the
     /// signed i64 operation is the unsigned one, and the result is truncated back.
-    #[allow(clippy::too_many_arguments)]
-    fn unsigned_binary(
+    fn unsigned_expr(
         &mut self,
         op: &Op,
         pred: Option<&str>,
         a: Expr,
         b: Expr,
-        a_ty: Type,
-        b_ty: Type,
-        both_splat: bool,
+        a_ty: &Type,
         span: Span,
-    ) -> R<()> {
+    ) -> R<Expr> {
         let elem = a_ty.elem().unwrap_or(Elem::I32);
-        let mask: i64 = match elem {
-            Elem::I1 => 1,
-            Elem::I8 => 0xff,
-            Elem::I16 => 0xffff,
-            Elem::I32 => 0xffff_ffff,
-            _ => {
-                return Err(self.unsupported(
-                    op,
-                    &format!(
-                        "unsigned {} operations: bwsim's integers are signed and 64 bits at most",
-                        format!("{elem:?}").to_lowercase()
-                    ),
-                ))
-            }
+        let Some(mask) = zext_mask(elem) else {
+            return Err(self.unsupported(
+                op,
+                &format!(
+                    "unsigned {} operations: bwsim's integers are signed and 64 bits at most",
+                    format!("{elem:?}").to_lowercase()
+                ),
+            ));
         };
-        let zext = |x: Expr| {
-            bin(
-                BinOp::BitAnd,
-                call("cast", vec![x, name_e("i64", span)], span),
-                int_e(mask, span),
-                span,
-            )
-        };
-        let e = match (op.name.as_str(), pred) {
+        let zext = |x: Expr| zext_i64(x, mask, span);
+        Ok(match (op.name.as_str(), pred) {
             ("arith.cmpi", Some(p)) => {
                 let k = match p {
                     "ult" => BinOp::Lt,
@@ -208,29 +193,7 @@ impl<'m> Cx<'m> {
                 let d = dtype_of(elem, span)?;
                 call("cast", vec![x, name_e(d.name(), span)], span)
             }
-        };
-        let r = self.result(op, 0)?;
-        let mut ty = if a_ty.is_tensor() { a_ty } else { b_ty };
-        if pred.is_some() {
-            ty = match ty {
-                Type::Tensor { shape, enc, .. } => Type::Tensor {
-                    shape,
-                    elem: Box::new(Type::Scalar(Elem::I1)),
-                    enc,
-                },
-                _ => Type::Scalar(Elem::I1),
-            };
-        }
-        let n = self.let_(&r, Rhs::Expr(e), span);
-        self.bind(
-            &r,
-            if both_splat {
-                Val::Splat(name_e(&n, span), ty)
-            } else {
-                Val::E(name_e(&n, span), ty)
-            },
-        );
-        Ok(())
+        })
     }
 
     /// Bind the result of a one-operand elementwise operation (`e` already built).
@@ -259,10 +222,8 @@ impl<'m> Cx<'m> {
         let from = self.val_type(&v[0].0, v[0].1)?.elem();
         let zext_mask: Option<i64> =
             match (op.name.as_str(), from) {
-                ("arith.extui" | "arith.uitofp", Some(Elem::I8)) => Some(0xff),
-                ("arith.extui" | "arith.uitofp", Some(Elem::I16)) => Some(0xffff),
-                ("arith.extui" | "arith.uitofp", Some(Elem::I32)) => Some(0xffff_ffff),
                 ("arith.extui" | "arith.uitofp", Some(Elem::I1)) => None,
+                ("arith.extui" | "arith.uitofp", Some(e)) if zext_mask(e).is_some() => zext_mask(e),
                 ("arith.extui" | "arith.uitofp", _) => return Err(self.unsupported(
                     op,
                     "zero extension or unsigned conversion of 64-bit integers: bwsim's integers are signed",
@@ -273,12 +234,7 @@ impl<'m> Cx<'m> {
         let mut a = self.math_operand(&v[0].0, v[0].1)?;
         if let Some(mask) = zext_mask {
             // Zero extension: the value as i64, masked to its width (exact), then converted.
-            a = bin(
-                BinOp::BitAnd,
-                call("cast", vec![a, name_e("i64", span)], span),
-                int_e(mask, span),
-                span,
-            );
+            a = zext_i64(a, mask, span);
         }
         if !ty.is_tensor() && !matches!(d, DType::I1 | DType::I32 | DType::I64 | DType::F32) {
             return Err(self.misuse(
@@ -376,22 +332,11 @@ impl<'m> Cx<'m> {
                 ))
             }
         };
-        let v = self.n_operands(op, 2)?;
-        let Val::Ptr { base, offs, ty: pty } = self.get(&v[0].0, v[0].1)? else {
-            return Err(self.misuse(op, "the pointers are not derived from a pointer parameter"));
-        };
-        if !pty.is_tensor() {
-            return Err(self.misuse(op, "scalar atomics are not supported (use a tensor of pointers)"));
-        }
-        let offsets = match offs {
-            Some(o) => self.offsets_tile(o, &pty, span)?,
-            None => self.full(&int_tensor(&pty), int_e(0, span), span)?,
-        };
-        let value = self.expr(&v[1].0, v[1].1)?;
-        let mask = match v.get(2) {
-            Some((n, s)) => Some(self.math_operand(n, *s)?),
-            None => None,
-        };
+        let (base, offsets, value, mask) = self.pointer_operands(
+            op,
+            "scalar atomics are not supported (use a tensor of pointers)",
+            span,
+        )?;
         let ty = self.result_type(op, 0)?;
         let r = self.result(op, 0)?;
         let n = self.let_op(
@@ -409,13 +354,21 @@ impl<'m> Cx<'m> {
         Ok(())
     }
 
-    pub(super) fn global_store(&mut self, op: &Op, span: Span) -> R<()> {
+    /// The operands of a store or atomic through a tensor of pointers (`%ptrs, %vals[, %mask]`):
+    /// the pointer parameter, the offsets tile, the value and the mask. `scalar` is the
+    /// refusal of a scalar pointer.
+    fn pointer_operands(
+        &mut self,
+        op: &Op,
+        scalar: &str,
+        span: Span,
+    ) -> R<(String, Expr, Expr, Option<Expr>)> {
         let v = self.n_operands(op, 2)?;
         let Val::Ptr { base, offs, ty: pty } = self.get(&v[0].0, v[0].1)? else {
             return Err(self.misuse(op, "the pointers are not derived from a pointer parameter"));
         };
         if !pty.is_tensor() {
-            return Err(self.misuse(op, "scalar stores are not supported (store a tensor)"));
+            return Err(self.misuse(op, scalar));
         }
         let offsets = match offs {
             Some(o) => self.offsets_tile(o, &pty, span)?,
@@ -426,6 +379,12 @@ impl<'m> Cx<'m> {
             Some((n, s)) => Some(self.math_operand(n, *s)?),
             None => None,
         };
+        Ok((base, offsets, value, mask))
+    }
+
+    pub(super) fn global_store(&mut self, op: &Op, span: Span) -> R<()> {
+        let (base, offsets, value, mask) =
+            self.pointer_operands(op, "scalar stores are not supported (store a tensor)", span)?;
         self.op_stmt(
             OpKind::GlobalStore {
                 ptr: name_e(&base, span),
@@ -450,16 +409,12 @@ impl<'m> Cx<'m> {
         if matches!(attrs.get("reverse"), Some(AttrVal::Bool(true))) {
             return Err(self.unsupported(op, "a reverse scan (bwsim scans forward)"));
         }
-        let body = op.regions.first().map(|r| &r.ops[..]).unwrap_or(&[]);
-        let combiner: Vec<&str> = body.iter().map(|o| o.name.as_str()).collect();
-        let f = match combiner.as_slice() {
-            [c, "tt.scan.return"] if v.len() == 1 && op.results.len() == 1 => match *c {
-                "arith.addf" | "arith.addi" => Some("cumsum"),
-                "arith.mulf" | "arith.muli" => Some("cumprod"),
-                "arith.maxnumf" | "arith.maximumf" | "arith.maxsi" => Some("cummax"),
-                "arith.minnumf" | "arith.minimumf" | "arith.minsi" => Some("cummin"),
-                _ => None,
-            },
+        let (combiner, c) = one_op_combiner(op, "tt.scan.return");
+        let f = match c.filter(|_| v.len() == 1 && op.results.len() == 1) {
+            Some(ReduceOp::Sum) => Some("cumsum"),
+            Some(ReduceOp::Prod) => Some("cumprod"),
+            Some(ReduceOp::Max) => Some("cummax"),
+            Some(ReduceOp::Min) => Some("cummin"),
             _ => None,
         };
         let Some(f) = f else {
@@ -486,8 +441,7 @@ impl<'m> Cx<'m> {
             .get("axis")
             .and_then(|x| x.as_int())
             .ok_or_else(|| self.misuse(op, "needs `axis`"))?;
-        let body = op.regions.first().map(|r| &r.ops[..]).unwrap_or(&[]);
-        let combiner: Vec<&str> = body.iter().map(|o| o.name.as_str()).collect();
+        let (combiner, f) = one_op_combiner(op, "tt.reduce.return");
         if v.len() != 1 || op.results.len() != 1 {
             return Err(self.unsupported(
                 op,
@@ -498,19 +452,6 @@ impl<'m> Cx<'m> {
                 ),
             ));
         }
-        let f = match combiner.as_slice() {
-            [c, "tt.reduce.return"] => match *c {
-                "arith.addf" | "arith.addi" => Some(ReduceOp::Sum),
-                "arith.mulf" | "arith.muli" => Some(ReduceOp::Prod),
-                "arith.maxnumf" | "arith.maximumf" | "arith.maxsi" => Some(ReduceOp::Max),
-                "arith.minnumf" | "arith.minimumf" | "arith.minsi" => Some(ReduceOp::Min),
-                "arith.andi" => Some(ReduceOp::And),
-                "arith.ori" => Some(ReduceOp::Or),
-                "arith.xori" => Some(ReduceOp::Xor),
-                _ => None,
-            },
-            _ => None,
-        };
         let Some(f) = f else {
             return Err(self.unsupported(
                 op,
@@ -531,4 +472,46 @@ impl<'m> Cx<'m> {
         self.bind(&r, Val::E(name_e(&n, span), ty));
         Ok(())
     }
+}
+
+/// The combiner region of a `tt.reduce` or `tt.scan` (its op names) and, when it is one
+/// arithmetic operation followed by `ret` (the region's return), that operation's fold.
+fn one_op_combiner<'o>(op: &'o Op, ret: &str) -> (Vec<&'o str>, Option<ReduceOp>) {
+    let body = op.regions.first().map(|r| &r.ops[..]).unwrap_or(&[]);
+    let names: Vec<&str> = body.iter().map(|o| o.name.as_str()).collect();
+    let f = match names.as_slice() {
+        [c, r] if *r == ret => match *c {
+            "arith.addf" | "arith.addi" => Some(ReduceOp::Sum),
+            "arith.mulf" | "arith.muli" => Some(ReduceOp::Prod),
+            "arith.maxnumf" | "arith.maximumf" | "arith.maxsi" => Some(ReduceOp::Max),
+            "arith.minnumf" | "arith.minimumf" | "arith.minsi" => Some(ReduceOp::Min),
+            "arith.andi" => Some(ReduceOp::And),
+            "arith.ori" => Some(ReduceOp::Or),
+            "arith.xori" => Some(ReduceOp::Xor),
+            _ => None,
+        },
+        _ => None,
+    };
+    (names, f)
+}
+
+/// The mask of an integer type's bits, for zero extension to i64 (none for i64 itself).
+fn zext_mask(e: Elem) -> Option<i64> {
+    match e {
+        Elem::I1 => Some(1),
+        Elem::I8 => Some(0xff),
+        Elem::I16 => Some(0xffff),
+        Elem::I32 => Some(0xffff_ffff),
+        _ => None,
+    }
+}
+
+/// `x` zero-extended to i64: `cast(x, i64) & mask` (exact for `mask` of x's width).
+fn zext_i64(x: Expr, mask: i64, span: Span) -> Expr {
+    bin(
+        BinOp::BitAnd,
+        call("cast", vec![x, name_e("i64", span)], span),
+        int_e(mask, span),
+        span,
+    )
 }
