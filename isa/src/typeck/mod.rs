@@ -21,6 +21,17 @@ use std::collections::HashMap;
 mod expr;
 mod ops;
 
+/// The TMEM layout block of a tensor-memory buffer written without `block=`: its last two
+/// dimensions, M at most 128.
+pub fn default_tmem_block(shape: &[u32]) -> [u32; 2] {
+    let m = if shape.len() >= 2 {
+        shape[shape.len() - 2]
+    } else {
+        128
+    };
+    [m.min(128), shape.last().copied().unwrap_or(1)]
+}
+
 /// The read-modify-write operations of `global.atomic`.
 pub const ATOMIC_OPS: [&str; 7] = ["add", "max", "min", "and", "or", "xor", "xchg"];
 

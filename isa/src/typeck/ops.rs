@@ -886,14 +886,7 @@ impl<'k> Cx<'k> {
                 }
                 [l[0], l[1]]
             }
-            None => {
-                let m = if shape.len() >= 2 {
-                    shape[shape.len() - 2]
-                } else {
-                    128
-                };
-                [m.min(128), *shape.last().unwrap_or(&1)]
-            }
+            None => default_tmem_block(shape),
         };
         if block[0] != 64 && block[0] != 128 {
             return Err(Diagnostic::error(

@@ -1032,20 +1032,12 @@ impl<'a, 'k> Lower<'a, 'k> {
                 col_stride,
             } => {
                 let (dtype, shape) = self.shaped(ty)?;
-                let s = shape.as_slice();
                 let block = match block {
                     Some(b) => match self.const_list(b)?.as_slice() {
                         [m, n] => [*m, *n],
                         _ => return Err(unsupported(b.span, "block is [M, N]")),
                     },
-                    None => [
-                        if s.len() >= 2 {
-                            s[s.len() - 2].min(128)
-                        } else {
-                            128
-                        },
-                        s.last().copied().unwrap_or(1),
-                    ],
+                    None => bwsim_isa::typeck::default_tmem_block(shape.as_slice()),
                 };
                 let col_stride = match col_stride {
                     Some(c) => u32::try_from(self.const_int(c)?).unwrap_or(1),

@@ -169,20 +169,12 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                         "a reinterpret of a view that does not start at lane 0 of a whole column",
                     ));
                 }
-                let s = shape.as_slice();
                 let block = match block {
                     Some(b) => match self.list(b, name)?.as_slice() {
                         [m, n] => [*m, *n],
                         _ => return Err(invalid(name, b.span, "block is [M, N]")),
                     },
-                    None => [
-                        if s.len() >= 2 {
-                            s[s.len() - 2].min(128)
-                        } else {
-                            128
-                        },
-                        s.last().copied().unwrap_or(1),
-                    ],
+                    None => bwsim_isa::typeck::default_tmem_block(shape.as_slice()),
                 };
                 let col_stride = match col_stride {
                     Some(c) => u32::try_from(self.const_int(c, name)?).unwrap_or(1),

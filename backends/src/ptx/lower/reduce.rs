@@ -157,25 +157,8 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         };
         let vclass = t.regs.first().map(|r| r.class).unwrap_or(RegClass::F32);
         for (o, idx) in out.regs.iter().enumerate() {
-            let base: usize = outside
-                .iter()
-                .enumerate()
-                .filter(|&(j, _)| o >> j & 1 == 1)
-                .map(|(_, &i)| 1usize << i)
-                .sum();
             // The thread's elements along the axis, in increasing position.
-            let mut elems: Vec<(u32, usize)> = (0..(1usize << inside.len()))
-                .map(|s| {
-                    let (mut p, mut r) = (0u32, base);
-                    for (j, &i) in inside.iter().enumerate() {
-                        if s >> j & 1 == 1 {
-                            p += pos(t.ll.regs[i]);
-                            r += 1usize << i;
-                        }
-                    }
-                    (p, r)
-                })
-                .collect();
+            let mut elems = axis_elems(&t.ll, inside, outside, o, pos);
             elems.sort();
             let acc = self.e.reg(vclass);
             let (p0, r0) = elems[0];
@@ -296,21 +279,8 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         }
         let out = self.fresh_tile(t.dtype, ll.clone(), None, span)?;
         for (o, reg) in out.regs.iter().enumerate() {
-            let base: usize = outside
-                .iter()
-                .enumerate()
-                .filter(|&(j, _)| o >> j & 1 == 1)
-                .map(|(_, &i)| 1usize << i)
-                .sum();
             let mut first = true;
-            for s in 0..(1usize << inside.len()) {
-                let idx = base
-                    + inside
-                        .iter()
-                        .enumerate()
-                        .filter(|&(j, _)| s >> j & 1 == 1)
-                        .map(|(_, &i)| 1usize << i)
-                        .sum::<usize>();
+            for (_, idx) in axis_elems(&t.ll, &inside, &outside, o, &|_| 0) {
                 let src = t.regs[idx];
                 if first {
                     self.mov(*reg, &src.to_string());
@@ -396,24 +366,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 .ins(format!("and.b32 {q}, {}, {}", self.k.lane, (1u32 << m) - 1));
         }
         for o in 0..(1usize << outside.len()) {
-            let base: usize = outside
-                .iter()
-                .enumerate()
-                .filter(|&(j, _)| o >> j & 1 == 1)
-                .map(|(_, &i)| 1usize << i)
-                .sum();
-            let mut elems: Vec<(u32, usize)> = (0..(1usize << inside.len()))
-                .map(|s| {
-                    let (mut p, mut r) = (0u32, base);
-                    for (j, &i) in inside.iter().enumerate() {
-                        if s >> j & 1 == 1 {
-                            p += pos(t.ll.regs[i]);
-                            r += 1usize << i;
-                        }
-                    }
-                    (p, r)
-                })
-                .collect();
+            let mut elems = axis_elems(&t.ll, &inside, &outside, o, &pos);
             elems.sort();
             // In-thread inclusive scan.
             let mut prev: Option<Reg> = None;
@@ -462,4 +415,34 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         }
         Ok(out)
     }
+}
+
+/// The elements one thread holds along a reduced or scanned axis, for output register `o`:
+/// `(position along the axis, register index)` for every subset of the `inside` register bits
+/// (bits along the axis), on top of the `outside` bits that `o` selects, in subset order.
+fn axis_elems(
+    ll: &LinearLayout,
+    inside: &[usize],
+    outside: &[usize],
+    o: usize,
+    pos: &dyn Fn(u32) -> u32,
+) -> Vec<(u32, usize)> {
+    let base: usize = outside
+        .iter()
+        .enumerate()
+        .filter(|&(j, _)| o >> j & 1 == 1)
+        .map(|(_, &i)| 1usize << i)
+        .sum();
+    (0..(1usize << inside.len()))
+        .map(|s| {
+            let (mut p, mut r) = (0u32, base);
+            for (j, &i) in inside.iter().enumerate() {
+                if s >> j & 1 == 1 {
+                    p += pos(ll.regs[i]);
+                    r += 1usize << i;
+                }
+            }
+            (p, r)
+        })
+        .collect()
 }
