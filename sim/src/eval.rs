@@ -697,6 +697,31 @@ fn permute(t: &Tile, order: &[u32]) -> OpResult<Tile> {
     })
 }
 
+/// `a op b` for a float fold (IEEE maxNum/minNum); `None` for the integer-only combiners.
+fn fold_f(op: ReduceOp, a: f64, b: f64) -> Option<f64> {
+    Some(match op {
+        ReduceOp::Sum => a + b,
+        ReduceOp::Prod => a * b,
+        ReduceOp::Max => a.max(b),
+        ReduceOp::Min => a.min(b),
+        _ => return None,
+    })
+}
+
+/// `a op b` for an integer fold (wrapping); argmax/argmin keep `a` (they fold positions).
+fn fold_i(op: ReduceOp, a: i64, b: i64) -> i64 {
+    match op {
+        ReduceOp::Sum => a.wrapping_add(b),
+        ReduceOp::Prod => a.wrapping_mul(b),
+        ReduceOp::Max => a.max(b),
+        ReduceOp::Min => a.min(b),
+        ReduceOp::And => a & b,
+        ReduceOp::Or => a | b,
+        ReduceOp::Xor => a ^ b,
+        ReduceOp::Argmax | ReduceOp::Argmin => a,
+    }
+}
+
 /// The inclusive scan of `op` along `axis`: element i is the fold of 0..=i, each prefix
 /// computed exactly (in f64 for floats) and rounded once to the element type.
 fn scan(op: ReduceOp, t: &Tile, axis: usize) -> OpResult<Value> {
@@ -714,13 +739,10 @@ fn scan(op: ReduceOp, t: &Tile, axis: usize) -> OpResult<Value> {
                 let mut acc = 0f64;
                 for k in 0..len {
                     let x = t.f(at(k));
-                    acc = match (k, op) {
-                        (0, _) => x,
-                        (_, ReduceOp::Sum) => acc + x,
-                        (_, ReduceOp::Prod) => acc * x,
-                        (_, ReduceOp::Max) => acc.max(x),
-                        (_, ReduceOp::Min) => acc.min(x),
-                        _ => return Err(err(format!("a {} scan", op.name()))),
+                    acc = if k == 0 {
+                        x
+                    } else {
+                        fold_f(op, acc, x).ok_or_else(|| err(format!("a {} scan", op.name())))?
                     };
                     bits[at(k)] = round_to(t.dtype, acc);
                 }
@@ -728,14 +750,7 @@ fn scan(op: ReduceOp, t: &Tile, axis: usize) -> OpResult<Value> {
                 let mut acc = 0i64;
                 for k in 0..len {
                     let x = t.i(at(k));
-                    acc = match (k, op) {
-                        (0, _) => x,
-                        (_, ReduceOp::Sum) => acc.wrapping_add(x),
-                        (_, ReduceOp::Prod) => acc.wrapping_mul(x),
-                        (_, ReduceOp::Max) => acc.max(x),
-                        (_, ReduceOp::Min) => acc.min(x),
-                        _ => return Err(err(format!("a {} scan", op.name()))),
-                    };
+                    acc = if k == 0 { x } else { fold_i(op, acc, x) };
                     bits[at(k)] = i64_to_bits(t.dtype, acc);
                 }
             }
@@ -791,13 +806,7 @@ fn reduce(op: ReduceOp, t: &Tile, axis: usize) -> OpResult<Value> {
                     let mut s = t.f(at(0));
                     for k in 1..len {
                         let x = t.f(at(k));
-                        s = match op {
-                            ReduceOp::Sum => s + x,
-                            ReduceOp::Prod => s * x,
-                            ReduceOp::Max => s.max(x),
-                            ReduceOp::Min => s.min(x),
-                            _ => return Err(err(format!("{} of a float tile", op.name()))),
-                        };
+                        s = fold_f(op, s, x).ok_or_else(|| err(format!("{} of a float tile", op.name())))?;
                     }
                     round_to(t.dtype, s)
                 }
@@ -805,16 +814,7 @@ fn reduce(op: ReduceOp, t: &Tile, axis: usize) -> OpResult<Value> {
                     let mut s = t.i(at(0));
                     for k in 1..len {
                         let x = t.i(at(k));
-                        s = match op {
-                            ReduceOp::Sum => s.wrapping_add(x),
-                            ReduceOp::Prod => s.wrapping_mul(x),
-                            ReduceOp::Max => s.max(x),
-                            ReduceOp::Min => s.min(x),
-                            ReduceOp::And => s & x,
-                            ReduceOp::Or => s | x,
-                            ReduceOp::Xor => s ^ x,
-                            ReduceOp::Argmax | ReduceOp::Argmin => s,
-                        };
+                        s = fold_i(op, s, x);
                     }
                     i64_to_bits(t.dtype, s)
                 }
