@@ -287,3 +287,16 @@ fn run_fails_on_wrong_outputs_deadlocks_and_reports_unchecked_kernels() {
         "{out}"
     );
 }
+
+/// A Gluon source file given where a kernel is expected is refused with the way forward, not
+/// parsed as `.tile` text.
+#[test]
+fn a_python_file_is_refused_with_how_to_compile_it() {
+    let (code, _, err) = bwsim(&["run", "tests/gluon/attention.py"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("is Python") && err.contains("gluon_to_ttgir.py"),
+        "{err}"
+    );
+    assert!(!err.contains("error[syntax]"), "{err}");
+}

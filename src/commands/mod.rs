@@ -38,6 +38,13 @@ pub type CliResult = Result<std::process::ExitCode, CliError>;
 /// kernel. Every subcommand that loads kernels through these two functions accepts TTGIR.
 pub fn load_source(spec: &str) -> Result<SourceFile, CliError> {
     let path = std::path::Path::new(spec);
+    if path.extension().is_some_and(|e| e == "py") {
+        return Err(CliError(format!(
+            "`{spec}` is Python: compile the Gluon kernel to TTGIR first \
+             (`python3 tools/gluon_to_ttgir.py {spec} KERNEL --target sm_100a ... -o k.ttgir`, see docs/gluon.md), \
+             or run it from Python with the `bwsim` package (docs/python.md)"
+        )));
+    }
     if bwsim_gluon::is_ttgir(path) {
         read_text(path)?;
         return bwsim_gluon::load(path)
