@@ -175,6 +175,54 @@ fn libdevice_calls_import_as_math_functions_and_inline_asm_is_refused_by_name() 
     assert!(diag::render(&d, &l.source).contains("`__nv_tanhf`"));
 }
 
+/// Inline PTX that pairs f32 lanes imports as the elementwise arithmetic it performs (the
+/// paired multiply of tutorial 01-attention-forward becomes `x * x`, a scalar `fma.rn.f32` an
+/// `fma`), and a snippet that reads its own output register (`mov.b32 $0, $0`, undefined) is
+/// refused saying so.
+#[test]
+fn inline_asm_of_paired_f32_arithmetic_imports_as_tile_math() {
+    // Newlines as MLIR writes them in a string: `\0A`.
+    let mul2 = r"\0A {\0A .reg .b64 ra, rb, rc;\0A mov.b64 ra, { $2, $3 };\0A mov.b64 rb, { $4, $5 };\0A mul.f32x2 rc, ra, rb;\0A mov.b64 { $0, $1 }, rc;\0A }\0A";
+    let text = module_with(
+        &format!(
+            "%y = tt.elementwise_inline_asm \"{mul2}\" {{constraints = \"=r,=r,r,r,r,r\", packed_element = 2 : i32, pure = true}} %x, %x : f32, f32 -> f32 loc(#loc2)\n    %z = tt.elementwise_inline_asm \"fma.rn.f32 $0, $1, $2, $3;\" {{constraints = \"=r,r,r,r\", packed_element = 1 : i32, pure = true}} %y, %x, %x : f32, f32, f32 -> f32"
+        ),
+        "kern.py",
+    );
+    let l = bwsim_gluon::import_text("k.ttgir", &text, None, None);
+    let k = l
+        .kernel
+        .unwrap_or_else(|d| panic!("{}", diag::render(&d, &l.source)));
+    let printed = bwsim_isa::print(&k);
+    assert!(
+        printed.contains("x * x") && printed.contains("fma(y, x, x)"),
+        "{printed}"
+    );
+    let text = module_with(
+        "%y = tt.elementwise_inline_asm \"mov.b32 $0, $0;\" {constraints = \"=r,r\", packed_element = 1 : i32, pure = true} %x : f32 -> f32",
+        "kern.py",
+    );
+    let l = bwsim_gluon::import_text("k.ttgir", &text, None, None);
+    let d = l.kernel.expect_err("reading the output is refused");
+    let r = diag::render(&d, &l.source);
+    assert!(r.contains("reads the output `$0` before writing it"), "{r}");
+}
+
+/// `scf.if` with scalar results writes its result types after `->`, not after a colon.
+#[test]
+fn if_with_scalar_results_imports() {
+    let text = module_with(
+        "%c = arith.cmpf ogt, %x, %x : f32 loc(#loc2)\n    %r:2 = scf.if %c -> (f32, f32) {\n      scf.yield %x, %x : f32, f32 loc(#loc2)\n    } else {\n      %n = arith.negf %x : f32 loc(#loc2)\n      scf.yield %n, %x : f32, f32 loc(#loc2)\n    } loc(#loc2)\n    %s = arith.addf %r#0, %r#1 : f32",
+        "kern.py",
+    );
+    let l = bwsim_gluon::import_text("k.ttgir", &text, None, None);
+    let k = l
+        .kernel
+        .unwrap_or_else(|d| panic!("{}", diag::render(&d, &l.source)));
+    let printed = bwsim_isa::print(&k);
+    assert!(printed.contains("if c"), "{printed}");
+}
+
 #[test]
 fn unknown_operations_are_errors_not_drops() {
     let text = module_with("%y = tt.frobnicate %x : f32", "kern.py");

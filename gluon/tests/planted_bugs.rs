@@ -16,8 +16,13 @@
 //! | attention: correction without waiting for the previous P @ V | `read-before-complete` | - |
 //! | attention: wrong phase on the S-ready barrier | `phase-aliasing` | - |
 //!
+//! | ping-pong attention: alpha announced before it is stored | `race` (tcgen05.st against the correction's tcgen05.ld) | - |
+//! | ping-pong attention: P @ V issued without waiting for P | `race` (tcgen05.st against the MMA's read of P) | - |
+//!
 //! The attention bugs are planted in tests/gluon/attention.py (`BUG=...`), the Blackwell
-//! attention forward whose correct variant is the bundled kernel's twin.
+//! attention forward whose correct variant is the bundled kernel's twin, and in
+//! tests/gluon/attention_pingpong.py (tutorial 01-attention-forward's structure), whose correct
+//! variant runs against its CPU reference in seeds.rs.
 //!
 //! The checker runs as `bwsim check` runs it (`check::prepare_kernel`, `Prepared::explore`),
 //! over 8 schedules by default, `BWSIM_GLUON_SCHEDULES` otherwise; the rendered findings of the
@@ -611,11 +616,16 @@ fn fixed_variants_check_clean() {
 
 /// The 1-based line of attention.py right after the `# BUG: NAME` comment.
 fn attention_bug_line(name: &str) -> usize {
-    let py = std::fs::read_to_string(format!("{DIR}/attention.py")).expect("attention.py");
+    py_bug_line("attention.py", name)
+}
+
+/// The 1-based line of `file` (in tests/gluon) right after its `# BUG: NAME` comment.
+fn py_bug_line(file: &str, name: &str) -> usize {
+    let py = std::fs::read_to_string(format!("{DIR}/{file}")).expect("fixture source");
     let i = py
         .lines()
         .position(|l| l.contains(&format!("# BUG: {name} ")))
-        .unwrap_or_else(|| panic!("no `# BUG: {name}` comment in attention.py"));
+        .unwrap_or_else(|| panic!("no `# BUG: {name}` comment in {file}"));
     i + 2
 }
 
@@ -652,4 +662,29 @@ fn attention_bugs_are_reported_at_the_python_lines() {
 fn attention_checks_clean() {
     let (e, file) = check_fixture("attention.sm_100a", Target::Sm100a);
     assert!(e.findings.is_empty(), "{}", render(&e, &file));
+}
+
+/// The ping-pong attention's hand-off bugs (tests/gluon/attention_pingpong.py, the structure
+/// of tutorial 01-attention-forward): alpha announced before its tensor-memory store races
+/// with the correction's load of it; P @ V issued without waiting for P races with the
+/// softmax's store of P. Each is reported with `race` on the planted line.
+#[test]
+fn pingpong_attention_bugs_are_reported_at_the_python_lines() {
+    for bug in ["alpha_early", "no_p_wait"] {
+        let (e, file) = check_fixture(&format!("bug_attention_pingpong_{bug}.sm_100a"), Target::Sm100a);
+        let line = py_bug_line("attention_pingpong.py", bug);
+        let hits: Vec<_> = findings(&e, "race", &file)
+            .into_iter()
+            .filter(|f| {
+                places(&f.diagnostic, &file)
+                    .iter()
+                    .any(|(n, l)| n.ends_with("attention_pingpong.py") && *l == line)
+            })
+            .collect();
+        assert!(
+            !hits.is_empty(),
+            "{bug}: no race at attention_pingpong.py:{line}:\n{}",
+            render(&e, &file)
+        );
+    }
 }

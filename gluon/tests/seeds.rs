@@ -57,6 +57,11 @@ const FIXTURES: &[(&str, Target, bool)] = &[
     ("matmul_fused_gather_scatter", Target::Sm100a, true),
 ];
 
+/// Fixtures with no `.tile` twin (kernels in the structure of a Gluon tutorial that bwsim does
+/// not bundle): each runs from its sidecar's launch and matches the CPU reference of its
+/// kernel's name, and checks clean. (fixture stem, target)
+const REFERENCE_ONLY: &[(&str, Target)] = &[("attention_pingpong", Target::Sm100a)];
+
 fn fixture_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/gluon")
 }
@@ -108,6 +113,7 @@ fn env_schedules() -> Option<u64> {
 
 fn heavy(stem: &str, target: Target) -> bool {
     FIXTURES.iter().any(|f| f.0 == stem && f.1 == target && f.2)
+        || REFERENCE_ONLY.iter().any(|f| f.0 == stem && f.1 == target)
 }
 
 /// Smaller launch shapes for the runs (twin constants that only size the launch).
@@ -310,6 +316,67 @@ fn checks_clean(stem: &str, target: Target) {
     );
 }
 
+/// A fixture without a twin: its sidecar's launch, run over a few schedules, matches the CPU
+/// reference of the kernel's name every time (the same inputs for every schedule).
+fn matches_reference(stem: &str, target: Target) {
+    let (imported, isrc) = import(stem, target);
+    let ci = check(&imported, target, &isrc, &[]);
+    let iplan = plan(&ci, &isrc);
+    let inputs = launch::materialize(&iplan, 1000).expect("within the memory limit");
+    let expected = bwsim_kernels::reference::reference(&imported.name.name, &iplan, &inputs)
+        .unwrap_or_else(|| panic!("{stem}: no CPU reference for `{}`", imported.name.name))
+        .expect("reference inputs");
+    for seed in 0..env_schedules().unwrap_or(2) {
+        let opts = RunOptions {
+            seed,
+            trace: false,
+            ..RunOptions::default()
+        };
+        let r = bwsim_sim::run(&ci, &iplan, inputs.clone(), &opts);
+        assert_eq!(
+            r.outcome,
+            Outcome::Completed,
+            "{stem}, seed {seed}:\n{}",
+            diag::render(&r.diagnostics, &isrc)
+        );
+        assert!(
+            r.diagnostics.is_empty(),
+            "{stem}, seed {seed}:\n{}",
+            diag::render(&r.diagnostics, &isrc)
+        );
+        for e in &expected {
+            let cmp = bwsim_kernels::reference::compare(r.tensor(&e.tensor).expect("output"), e);
+            assert!(
+                cmp.passed(),
+                "{stem} ({}), seed {seed}, against the CPU reference: {cmp:?}",
+                target.name()
+            );
+        }
+    }
+}
+
+macro_rules! reference_tests {
+    ($($name:ident: $stem:literal, $target:expr;)*) => {$(
+        mod $name {
+            use super::*;
+
+            #[test]
+            fn matches_the_reference() {
+                matches_reference($stem, $target);
+            }
+
+            #[test]
+            fn checks_clean() {
+                super::checks_clean($stem, $target);
+            }
+        }
+    )*};
+}
+
+reference_tests! {
+    attention_pingpong_sm100: "attention_pingpong", Target::Sm100a;
+}
+
 macro_rules! seed_tests {
     ($($name:ident: $stem:literal, $target:expr;)*) => {$(
         mod $name {
@@ -373,8 +440,9 @@ fn every_fixture_has_a_test() {
             continue;
         }
         assert!(
-            FIXTURES.iter().any(|f| f.0 == stem && f.1.name() == target),
-            "{name} is not compared with its twin"
+            FIXTURES.iter().any(|f| f.0 == stem && f.1.name() == target)
+                || REFERENCE_ONLY.iter().any(|f| f.0 == stem && f.1.name() == target),
+            "{name} is neither compared with its twin nor with a reference"
         );
     }
 }

@@ -216,6 +216,7 @@ pub fn reference(
         "softmax" | "softmax_kernel" => softmax(plan, inputs),
         "tile_math" => tile_math(plan, inputs),
         "attention" | "attention_kernel" => attention(plan, inputs),
+        "attention_pingpong_kernel" => attention_causal(plan, inputs),
         "int_ops" | "int_ops_kernel" => int_ops(plan, inputs),
         "while_loop" | "while_loop_kernel" => while_loop(plan, inputs),
         "atomics" | "atomics_kernel" => atomics(plan, inputs),
@@ -322,6 +323,78 @@ fn attention(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, 
             rtol: 1e-2,
         },
     }])
+}
+
+/// Causal attention forward with the log2-sum-exp2 of each row (tests/gluon/attention_pingpong.py,
+/// compiled with CAUSAL): for batch-head b < `Z_H` and query row i < `N_CTX`,
+/// s_ij = qk_scale * q_i . k_j for keys j <= i, qk_scale = f32(sm_scale * log2(e)) (the kernel's
+/// f32 product), p_ij = 2^(s_ij - m_i) with m_i = max_j s_ij, l_i = sum_j p_ij;
+/// o_i = sum_j p_ij v_j / l_i and m[i] = m_i + log2(l_i), in f64. Tolerance of o as in
+/// `attention` (P and O rounded to f16); m is f32 arithmetic on a sum of f32 terms (1e-4).
+fn attention_causal(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+    let (q, k, v) = (
+        tensor(plan, inputs, "q")?,
+        tensor(plan, inputs, "k")?,
+        tensor(plan, inputs, "v")?,
+    );
+    let sm_scale = match plan.args.iter().find(|(n, _)| n == "sm_scale") {
+        Some((_, ArgValue::Float(x))) => *x as f32,
+        _ => return Err("launch gives no float `sm_scale`".into()),
+    };
+    // The kernel's 1.44269504 rounds to the same f32 as log2(e).
+    let scale = (sm_scale * std::f32::consts::LOG2_E) as f64;
+    let (z_h, n_ctx) = (int_arg(plan, "Z_H")?, int_arg(plan, "N_CTX")?);
+    if q.shape.len() != 2 || k.shape != q.shape || v.shape != q.shape {
+        return Err("attention takes q, k, v of one shape [Z_H * N_CTX, HEAD_D]".into());
+    }
+    if z_h < 1 || n_ctx < 1 || (z_h * n_ctx) as u64 != q.shape[0] {
+        return Err(format!(
+            "Z_H * N_CTX = {z_h} * {n_ctx} is not the {} rows of q",
+            q.shape[0]
+        ));
+    }
+    let (bh, n_ctx, d) = (z_h as u64, n_ctx as u64, q.shape[1]);
+    let mut o = HostTensor::zeros("o", DType::F16, q.shape.clone());
+    let mut m = HostTensor::zeros("m", DType::F32, vec![bh * n_ctx]);
+    for b in 0..bh {
+        for i in 0..n_ctx {
+            let qi = (b * n_ctx + i) * d;
+            let s: Vec<f64> = (0..=i)
+                .map(|j| {
+                    let kj = (b * n_ctx + j) * d;
+                    scale * (0..d).map(|c| val(q, qi + c) * val(k, kj + c)).sum::<f64>()
+                })
+                .collect();
+            let mx = s.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let p: Vec<f64> = s.iter().map(|x| (x - mx).exp2()).collect();
+            let l: f64 = p.iter().sum();
+            for c in 0..d {
+                let acc: f64 = (0..=i)
+                    .map(|j| p[j as usize] * val(v, (b * n_ctx + j) * d + c))
+                    .sum();
+                put(&mut o, qi + c, acc / l)?;
+            }
+            put(&mut m, b * n_ctx + i, mx + l.log2())?;
+        }
+    }
+    Ok(vec![
+        Expected {
+            tensor: "o".into(),
+            values: o,
+            tol: Tolerance::Close {
+                atol: 4e-3,
+                rtol: 1e-2,
+            },
+        },
+        Expected {
+            tensor: "m".into(),
+            values: m,
+            tol: Tolerance::Close {
+                atol: 1e-4,
+                rtol: 1e-4,
+            },
+        },
+    ])
 }
 
 /// kernels/tiles/scan.tile: per row of x, the running sum and the running maximum. Exact.

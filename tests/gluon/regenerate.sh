@@ -84,6 +84,18 @@ for bug in p_before_store correction_race s_ready_phase; do
     gen bug_attention_$bug.sm_100a $src/attention.py attention_kernel --target sm_100a "${attn_args[@]}" -D "BUG='$bug'"
 done
 
+# Attention in the structure of tutorial 01-attention-forward (two softmax partitions in
+# ping-pong, a correction partition, persistent, causal) and its planted hand-off bugs.
+pp_args=(--num-warps 4 --arg sm_scale=fp32 --arg 'm_ptr=*fp32' --arg Z_H=i32 --arg N_CTX=i32
+    --arg 'desc_q=desc<fp16[128, 64]>' --arg 'desc_k=desc<fp16[128, 64]>' --arg 'desc_v=desc<fp16[128, 64]>'
+    --arg 'desc_o=desc<fp16[128, 64]>' -D NUM_SMS=1 -D CAUSAL=True -D NUM_KV=3)
+gen attention_pingpong.sm_100a $src/attention_pingpong.py attention_pingpong_kernel --target sm_100a \
+    "${pp_args[@]}" -D "BUG=''"
+for bug in alpha_early no_p_wait; do
+    gen bug_attention_pingpong_$bug.sm_100a $src/attention_pingpong.py attention_pingpong_kernel --target sm_100a \
+        "${pp_args[@]}" -D "BUG='$bug'"
+done
+
 # The checker catalogue's bugs planted in the Gluon source (planted_bugs.py), and the correct kernels.
 for bug in "" no_fence wrong_parity short_expect early_release; do
     name=${bug:-fixed}

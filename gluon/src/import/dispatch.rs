@@ -637,16 +637,7 @@ impl<'m> Cx<'m> {
                 let a = self.math_operand(x, *xs)?;
                 self.unary_result(op, call(f, vec![a], span), x, span)
             }
-            "tt.elementwise_inline_asm" => {
-                let asm = match op.toks.first().map(|t| &t.tok) {
-                    Some(Tok::Str(s)) => s.clone(),
-                    _ => String::from("?"),
-                };
-                Err(self.unsupported(
-                    op,
-                    &format!("inline PTX `{asm}` has no semantics bwsim can simulate (write it with tile math)"),
-                ))
-            }
+            "tt.elementwise_inline_asm" => self.inline_asm(op, span),
             "math.tanh" | "math.exp10" | "math.log10" | "math.log1p" | "math.expm1" | "math.tan"
             | "math.atan" => Err(self.unsupported(
                 op,

@@ -34,6 +34,7 @@ use std::collections::{HashMap, HashSet};
 
 mod control;
 mod dispatch;
+mod inline_asm;
 mod memory;
 mod values;
 
@@ -1042,8 +1043,14 @@ impl<'m> Cx<'m> {
 
     fn sig(&self, op: &Op) -> R<Sig> {
         let c0 = Cursor::new(&op.toks, op.span);
-        let Some(colon) = c0.find_top(":") else {
-            return Ok(Sig { outputs: Vec::new() });
+        // `: (inputs) -> outputs`, or for `scf.if` with results, `-> (outputs)` before the body.
+        let first_region = op.toks.iter().position(|t| matches!(t.tok, Tok::Region(_)));
+        let arrow_first = |c: usize| first_region.is_some_and(|r| r < c);
+        let colon = match (c0.find_top(":"), c0.find_top("->")) {
+            (Some(c), _) if !arrow_first(c) => c,
+            (_, Some(a)) if first_region.is_none_or(|r| a < r) => a.saturating_sub(1),
+            (Some(c), _) => c,
+            _ => return Ok(Sig { outputs: Vec::new() }),
         };
         let end = op.toks[colon..]
             .iter()
