@@ -159,3 +159,37 @@ fn check_reports_the_planted_missing_fence_on_the_python_lines() {
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("no hazards found"), "{err}");
 }
+
+/// Every correct Gluon fixture (tests/gluon, not the planted bugs) lowers to PTX for its target
+/// and ptxas assembles it (`bwsim ptx FILE.ttgir --cubin`), as the bundled kernels do in
+/// backends/tests/ptxas.rs: the imported kernels, with their layouts as Triton chose them,
+/// go through the PTX backend too. ptxas comes from `BWSIM_PTXAS`, `PATH` or `.tools/py`.
+#[test]
+fn every_gluon_fixture_lowers_to_ptx_that_ptxas_assembles() {
+    let dir = std::env::temp_dir().join(format!("bwsim-gluon-ptx-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let mut fixtures: Vec<String> = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/gluon"))
+        .expect("tests/gluon")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".ttgir") && !n.starts_with("bug_"))
+        .collect();
+    fixtures.sort();
+    assert!(fixtures.len() >= 25, "{fixtures:?}");
+    let mut failed = Vec::new();
+    for f in &fixtures {
+        let cubin = dir.join(format!("{f}.cubin"));
+        let (code, _, err) = bwsim(&[
+            "ptx",
+            &format!("tests/gluon/{f}"),
+            "-o",
+            &dir.join(format!("{f}.ptx")).to_string_lossy(),
+            "--cubin",
+            &cubin.to_string_lossy(),
+        ]);
+        if code != 0 || !cubin.exists() {
+            failed.push(format!("{f} (exit {code}):\n{err}"));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
+}

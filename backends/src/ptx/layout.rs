@@ -515,9 +515,19 @@ fn tmem32x32b(shape: &[u32], wbits: u32) -> Result<LinearLayout, String> {
     let mb = log2_exact(*m, "the TMEM tile's M")?;
     let nb = log2_exact(*n, "the TMEM tile's N")?;
     if mb < 6 {
-        return Err(format!(
-            "tmem32x32b tiles of M = {m} (below 64) are not supported by the PTX backend"
-        ));
+        // A tile shorter than the layout's rows (a slice along M: `[1, N]`, the columns
+        // every thread of a 32x32b access holds): the rows past M are replicas, as a linear
+        // layout larger than its tile broadcasts. The bases of those rows become 0.
+        let full = tmem32x32b(&[128, *n], wbits)?;
+        let numel = m * n;
+        let clip = |v: &Vec<u32>| v.iter().map(|&b| if b < numel { b } else { 0 }).collect();
+        return Ok(LinearLayout {
+            shape: shape.to_vec(),
+            regs: clip(&full.regs),
+            lanes: clip(&full.lanes),
+            warps: clip(&full.warps),
+        }
+        .normalized());
     }
     if wbits != 2 && wbits != 3 {
         return Err(format!(
@@ -697,6 +707,28 @@ mod tests {
         assert_eq!(bit, 7);
         // thread 5 of warp 1 holds row 37 of both halves.
         assert_eq!(half.thread_flat(5, 1), 37 * 128);
+    }
+
+    /// `SliceLayout(0, tmem32x32b)` of a [128, 128] tile: the [128] columns every thread of the
+    /// access holds, i.e. each thread holds all 128 (lanes and warps are replicas); with 8
+    /// warps the second warpgroup's columns stay its own.
+    #[test]
+    fn row_slice_of_tmem_32x32b_is_replicated_over_threads() {
+        let s = TileLayout::Slice {
+            dim: 0,
+            parent: Box::new(TileLayout::Tmem32x32b),
+        };
+        let l = LinearLayout::from_tile_layout(&s, &[128], 4).unwrap();
+        assert_eq!(l.num_regs(), 128);
+        assert!(l.lanes.iter().chain(&l.warps).all(|&b| b == 0), "{l:?}");
+        for (lane, warp) in [(0, 0), (7, 2), (31, 3)] {
+            let mut e = elems(&l, lane, warp);
+            e.sort();
+            assert_eq!(e, (0..128).collect::<Vec<_>>());
+        }
+        let l = LinearLayout::from_tile_layout(&s, &[128], 8).unwrap();
+        assert_eq!(l.num_regs(), 64);
+        assert_eq!(l.warps, vec![0, 0, 64]);
     }
 
     /// Bases written as (row, col) pairs, Triton's notation, to flat indices of a tile N wide.
