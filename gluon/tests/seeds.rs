@@ -59,8 +59,12 @@ const FIXTURES: &[(&str, Target, bool)] = &[
 
 /// Fixtures with no `.tile` twin (kernels in the structure of a Gluon tutorial that bwsim does
 /// not bundle): each runs from its sidecar's launch and matches the CPU reference of its
-/// kernel's name, and checks clean. (fixture stem, target)
-const REFERENCE_ONLY: &[(&str, Target)] = &[("attention_pingpong", Target::Sm100a)];
+/// kernel's name, and checks clean. (fixture stem, target, heavy)
+const REFERENCE_ONLY: &[(&str, Target, bool)] = &[
+    ("attention_pingpong", Target::Sm100a, true),
+    ("per_thread", Target::Sm100a, false),
+    ("per_thread", Target::Sm90a, false),
+];
 
 fn fixture_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/gluon")
@@ -113,7 +117,7 @@ fn env_schedules() -> Option<u64> {
 
 fn heavy(stem: &str, target: Target) -> bool {
     FIXTURES.iter().any(|f| f.0 == stem && f.1 == target && f.2)
-        || REFERENCE_ONLY.iter().any(|f| f.0 == stem && f.1 == target)
+        || REFERENCE_ONLY.iter().any(|f| f.0 == stem && f.1 == target && f.2)
 }
 
 /// Smaller launch shapes for the runs (twin constants that only size the launch).
@@ -375,6 +379,8 @@ macro_rules! reference_tests {
 
 reference_tests! {
     attention_pingpong_sm100: "attention_pingpong", Target::Sm100a;
+    per_thread_sm100: "per_thread", Target::Sm100a;
+    per_thread_sm90: "per_thread", Target::Sm90a;
 }
 
 macro_rules! seed_tests {

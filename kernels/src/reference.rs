@@ -217,6 +217,7 @@ pub fn reference(
         "tile_math" => tile_math(plan, inputs),
         "attention" | "attention_kernel" => attention(plan, inputs),
         "attention_pingpong_kernel" => attention_causal(plan, inputs),
+        "per_thread_kernel" => per_thread(plan, inputs),
         "int_ops" | "int_ops_kernel" => int_ops(plan, inputs),
         "while_loop" | "while_loop_kernel" => while_loop(plan, inputs),
         "atomics" | "atomics_kernel" => atomics(plan, inputs),
@@ -393,6 +394,59 @@ fn attention_causal(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expe
                 atol: 1e-4,
                 rtol: 1e-4,
             },
+        },
+    ])
+}
+
+/// tests/gluon/per_thread.py (the operations of Gluon tutorial 14-per-thread-ops) over an f32
+/// [rows, cols] x: `sums` = row sums (f64, tolerance of an f32 sum of 32 terms); `centered` =
+/// x - row max (one f32 subtraction: exact); `deq` = q / s with s = 127 / max(max |x| over the
+/// 8-column group, 1e-12) and q = x * s truncated to an int8 (f32 arithmetic: exact).
+fn per_thread(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+    const GROUP: u64 = 8;
+    let x = tensor(plan, inputs, "x")?;
+    if x.shape.len() != 2 || x.dtype != DType::F32 || x.shape[1] % GROUP != 0 {
+        return Err("per_thread takes an f32 [rows, cols] x, cols a multiple of 8".into());
+    }
+    let (rows, cols) = (x.shape[0], x.shape[1]);
+    let f = |i: u64| f32::from_bits(x.get_bits(i) as u32);
+    let mut sums = HostTensor::zeros("sums", DType::F32, vec![rows]);
+    let mut centered = HostTensor::zeros("centered", DType::F32, x.shape.clone());
+    let mut deq = HostTensor::zeros("deq", DType::F32, x.shape.clone());
+    for r in 0..rows {
+        let row: Vec<f32> = (0..cols).map(|c| f(r * cols + c)).collect();
+        put(&mut sums, r, row.iter().map(|&v| v as f64).sum())?;
+        let mx = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        for (c, chunk) in row.chunks(GROUP as usize).enumerate() {
+            let amax = chunk.iter().fold(0f32, |m, v| m.max(v.abs()));
+            let s = 127.0f32 / amax.max(1e-12);
+            for (k, &v) in chunk.iter().enumerate() {
+                let i = r * cols + c as u64 * GROUP + k as u64;
+                centered.set_bits(i, (v - mx).to_bits() as u64);
+                // Through an int8: a truncated -0.3 comes back as +0.
+                let q = (v * s) as i8 as f32;
+                deq.set_bits(i, (q / s).to_bits() as u64);
+            }
+        }
+    }
+    Ok(vec![
+        Expected {
+            tensor: "sums".into(),
+            values: sums,
+            tol: Tolerance::Close {
+                atol: 1e-5,
+                rtol: 1e-5,
+            },
+        },
+        Expected {
+            tensor: "centered".into(),
+            values: centered,
+            tol: Tolerance::Exact,
+        },
+        Expected {
+            tensor: "deq".into(),
+            values: deq,
+            tol: Tolerance::Exact,
         },
     ])
 }

@@ -48,6 +48,9 @@ for t in sm_100a sm_90a; do
         --arg 'max_ptr=*i32' -D ROWS=8 -D COLS=128
     gen while_loop.$t $src/while_loop.py while_loop_kernel --target $t --num-warps 4 --arg 'x_ptr=*i32' \
         --arg 'out_ptr=*i32' --arg limit=i32 -D N=128
+    gen per_thread.$t $src/per_thread.py per_thread_kernel --target $t --num-warps 4 --arg 'x_ptr=*fp32' \
+        --arg 'sums_ptr=*fp32' --arg 'centered_ptr=*fp32' --arg 'deq_ptr=*fp32' --arg xnumel=i32 -D XBLOCK=32 \
+        -D YBLOCK=32
 done
 
 gen matmul_warp_specialized.sm_100a $src/warp_specialization.py matmul_warp_specialized_kernel --target sm_100a \

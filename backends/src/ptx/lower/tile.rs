@@ -770,6 +770,11 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 return self.cvt_elem(F32, to, d, f, span);
             }
             (F32, I32) => format!("cvt.rzi.s32.f32 {d}, {s}"),
+            // 8-bit integers live in 16-bit registers; cvt reads and writes their low byte.
+            (F32, I8) => format!("cvt.rzi.s8.f32 {d}, {s}"),
+            (F32, U8) => format!("cvt.rzi.u8.f32 {d}, {s}"),
+            (I8, F32) => format!("cvt.rn.f32.s8 {d}, {s}"),
+            (U8, F32) => format!("cvt.rn.f32.u8 {d}, {s}"),
             (F32, I64) => format!("cvt.rzi.s64.f32 {d}, {s}"),
             (I32, F32) => format!("cvt.rn.f32.s32 {d}, {s}"),
             (U32, F32) => format!("cvt.rn.f32.u32 {d}, {s}"),
