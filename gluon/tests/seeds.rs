@@ -62,6 +62,7 @@ const FIXTURES: &[(&str, Target, bool)] = &[
 /// kernel's name, and checks clean. (fixture stem, target, heavy)
 const REFERENCE_ONLY: &[(&str, Target, bool)] = &[
     ("attention_pingpong", Target::Sm100a, true),
+    ("attention_m64", Target::Sm100a, true),
     ("per_thread", Target::Sm100a, false),
     ("per_thread", Target::Sm90a, false),
 ];
@@ -379,6 +380,7 @@ macro_rules! reference_tests {
 
 reference_tests! {
     attention_pingpong_sm100: "attention_pingpong", Target::Sm100a;
+    attention_m64_sm100: "attention_m64", Target::Sm100a;
     per_thread_sm100: "per_thread", Target::Sm100a;
     per_thread_sm90: "per_thread", Target::Sm90a;
 }

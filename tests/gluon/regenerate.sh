@@ -83,6 +83,10 @@ attn_args=(--num-warps 4 --arg 'q_desc=desc<fp16[128, 64]>' --arg 'k_desc=desc<f
     --arg 'v_desc=desc<fp16[64, 64]>' --arg 'o_desc=desc<fp16[128, 64]>' --arg qk_scale=fp32 -D N_CTX=256
     -D NUM_BUFFERS=2)
 gen attention.sm_100a $src/attention.py attention_kernel --target sm_100a "${attn_args[@]}" -D "BUG=''"
+# The same kernel with 64-row query tiles: TMEM blocks of M = 64 (tcgen05.ld/st 16x32bx2).
+gen attention_m64.sm_100a $src/attention.py attention_kernel --target sm_100a --num-warps 4 \
+    --arg 'q_desc=desc<fp16[64, 64]>' --arg 'k_desc=desc<fp16[64, 64]>' --arg 'v_desc=desc<fp16[64, 64]>' \
+    --arg 'o_desc=desc<fp16[64, 64]>' --arg qk_scale=fp32 -D N_CTX=256 -D NUM_BUFFERS=2 -D "BUG=''"
 for bug in p_before_store correction_race s_ready_phase; do
     gen bug_attention_$bug.sm_100a $src/attention.py attention_kernel --target sm_100a "${attn_args[@]}" -D "BUG='$bug'"
 done

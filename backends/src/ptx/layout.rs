@@ -538,30 +538,28 @@ fn tmem32x32b(shape: &[u32], wbits: u32) -> Result<LinearLayout, String> {
     let row = |b: u32| 1u32 << (nb + b);
     let col = |b: u32| 1u32 << b;
     let mut col_regs = nb;
-    let mut take_col = |what: &str| -> Result<u32, String> {
+    // A column bit for the lanes or warps; a tile too narrow to give one (a slice along N:
+    // `[M, 1]`, the row values every thread of the access holds) replicates over them.
+    let mut take_col = || -> u32 {
         if col_regs == 0 {
-            return Err(format!("a tmem32x32b tile of N = {n} is too narrow for {what}"));
+            return 0;
         }
         col_regs -= 1;
-        Ok(col(col_regs))
+        col(col_regs)
     };
     let (lanes, mut warps) = if mb == 6 {
         // M = 64 (TMEM block M 64): rows 16w .. 16w + 15 sit in the first 16 lanes of warp
         // w's lane quarter; the other 16 threads take the upper half of the columns
         // (`tcgen05.ld.16x32bx2`), as Triton's `get_tmem_reg_layout` lays it out.
-        let wcol = if wbits == 3 {
-            Some(take_col("8 warps")?)
-        } else {
-            None
-        };
-        let half = take_col("the 16x32bx2 split")?;
+        let wcol = if wbits == 3 { Some(take_col()) } else { None };
+        let half = take_col();
         let mut warps = vec![row(4), row(5)];
         warps.extend(wcol);
         (vec![row(0), row(1), row(2), row(3), half], warps)
     } else {
         let mut warps = vec![row(5), row(6)];
         if wbits == 3 {
-            warps.push(take_col("8 warps")?);
+            warps.push(take_col());
         }
         ((0..5).map(row).collect(), warps)
     };

@@ -1184,7 +1184,8 @@ pub(super) fn float_e(f: f64, span: Span) -> Option<Expr> {
 }
 
 /// Whether a TMEM load's register layout is the 32x32b message: thread t of warp w holds row
-/// 32 * (w % 4) + t (lanes walk rows 1, 2, 4, 8, 16; the first two warp bases rows 32, 64).
+/// 32 * (w % 4) + t (lanes walk rows 1, 2, 4, 8, 16; the first two warp bases rows 32, 64), or,
+/// for a TMEM block of 64 rows, its 16x32bx2 form (what `get_tmem_reg_layout` gives there).
 pub(super) fn is_tmem_32x32b(l: &Layout) -> bool {
     match l {
         Layout::Linear { lane, warp, .. } => {
@@ -1197,7 +1198,17 @@ pub(super) fn is_tmem_32x32b(l: &Layout) -> bool {
                 && warp[0].first() == Some(&32)
                 && warp[1].first() == Some(&64)
                 && warp[..2].iter().all(|b| b.iter().skip(1).all(|&x| x == 0));
-            rows_ok && warps_ok
+            // TMEM block M = 64 (`tcgen05.ld.16x32bx2`): lanes 0..15 walk rows 1, 2, 4, 8, the
+            // upper 16 lanes take a column half, warps walk rows 16 and 32 (docs/hardware/tmem-scales.md).
+            let row_only = |b: &Vec<i64>, r: i64| b.first() == Some(&r) && b.iter().skip(1).all(|&x| x == 0);
+            let m64 = lane.len() == 5
+                && (0..4).all(|i| row_only(&lane[i], 1 << i))
+                && lane[4].first() == Some(&0)
+                && lane[4].iter().skip(1).any(|&x| x != 0)
+                && warp.len() >= 2
+                && row_only(&warp[0], 16)
+                && row_only(&warp[1], 32);
+            (rows_ok && warps_ok) || m64
         }
         Layout::Blocked { spt, tpw, wpc, .. } => {
             // One row per thread, the whole row in its registers.
@@ -1232,6 +1243,13 @@ mod tests {
             register: vec![vec![0, 1]],
             lane: lane.clone(),
             warp: vec![vec![32, 0], vec![64, 0], vec![0, 128]],
+        };
+        assert!(is_tmem_32x32b(&l));
+        // Triton 3.6's layout for a [64, 64] tile of a TMEM block M = 64, 4 warps.
+        let l = Layout::Linear {
+            register: (0..5).map(|i| vec![0, 1 << i]).collect(),
+            lane: vec![vec![1, 0], vec![2, 0], vec![4, 0], vec![8, 0], vec![0, 32]],
+            warp: vec![vec![16, 0], vec![32, 0]],
         };
         assert!(is_tmem_32x32b(&l));
         let l = Layout::Linear {
