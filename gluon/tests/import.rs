@@ -223,6 +223,20 @@ fn if_with_scalar_results_imports() {
     assert!(printed.contains("if c"), "{printed}");
 }
 
+/// A two-operand reduction whose combiner is neither one fold per operand nor a (value,
+/// index) extreme (here: it swaps the operands) is refused, saying which combiners import.
+#[test]
+fn reductions_with_other_combiners_are_refused_saying_what_imports() {
+    let text = module_with(
+        "%t = tt.splat %x : f32 -> tensor<4xf32, #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>> loc(#loc2)\n    %r:2 = \"tt.reduce\"(%t, %t) <{axis = 0 : i32}> ({\n    ^bb0(%a0: f32 loc(unknown), %b0: f32 loc(unknown), %a1: f32 loc(unknown), %b1: f32 loc(unknown)):\n      tt.reduce.return %b0, %a0 : f32, f32 loc(#loc2)\n    }) : (tensor<4xf32, #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>>, tensor<4xf32, #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>>) -> (f32, f32)",
+        "kern.py",
+    );
+    let l = bwsim_gluon::import_text("k.ttgir", &text, None, None);
+    let d = l.kernel.expect_err("a swapping combiner is refused");
+    let r = diag::render(&d, &l.source);
+    assert!(r.contains("neither one fold per operand"), "{r}");
+}
+
 #[test]
 fn unknown_operations_are_errors_not_drops() {
     let text = module_with("%y = tt.frobnicate %x : f32", "kern.py");

@@ -65,6 +65,8 @@ const REFERENCE_ONLY: &[(&str, Target, bool)] = &[
     ("attention_m64", Target::Sm100a, true),
     ("per_thread", Target::Sm100a, false),
     ("per_thread", Target::Sm90a, false),
+    ("reductions", Target::Sm100a, false),
+    ("reductions", Target::Sm90a, false),
 ];
 
 fn fixture_dir() -> PathBuf {
@@ -383,6 +385,8 @@ reference_tests! {
     attention_m64_sm100: "attention_m64", Target::Sm100a;
     per_thread_sm100: "per_thread", Target::Sm100a;
     per_thread_sm90: "per_thread", Target::Sm90a;
+    reductions_sm100: "reductions", Target::Sm100a;
+    reductions_sm90: "reductions", Target::Sm90a;
 }
 
 macro_rules! seed_tests {

@@ -218,6 +218,7 @@ pub fn reference(
         "attention" | "attention_kernel" => attention(plan, inputs),
         "attention_pingpong_kernel" => attention_causal(plan, inputs),
         "per_thread_kernel" => per_thread(plan, inputs),
+        "reductions_kernel" => combiner_reductions(plan, inputs),
         "int_ops" | "int_ops_kernel" => int_ops(plan, inputs),
         "while_loop" | "while_loop_kernel" => while_loop(plan, inputs),
         "atomics" | "atomics_kernel" => atomics(plan, inputs),
@@ -449,6 +450,65 @@ fn per_thread(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>,
             tol: Tolerance::Exact,
         },
     ])
+}
+
+/// tests/gluon/reductions.py (reductions whose combiners are compare-and-select or several
+/// folds): per row of f32 x and i32 y, the maximum of x and its first position, the minimum
+/// of y and its last position, the sum of x (f64, tolerance of an f32 sum of small integers:
+/// exact) and the maximum of y. Exact.
+fn combiner_reductions(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+    let (x, y) = (tensor(plan, inputs, "x")?, tensor(plan, inputs, "y")?);
+    if x.shape.len() != 2 || y.shape != x.shape || x.dtype != DType::F32 || y.dtype != DType::I32 {
+        return Err("reductions takes f32 x and i32 y of one [rows, cols] shape".into());
+    }
+    let (rows, cols) = (x.shape[0], x.shape[1]);
+    let mut out: Vec<HostTensor> = [
+        ("vmax", DType::F32),
+        ("imax", DType::I32),
+        ("vmin", DType::I32),
+        ("imin", DType::I32),
+        ("sums", DType::F32),
+        ("maxes", DType::I32),
+    ]
+    .iter()
+    .map(|(n, d)| HostTensor::zeros(n, *d, vec![rows]))
+    .collect();
+    for r in 0..rows {
+        let xs: Vec<f32> = (0..cols)
+            .map(|c| f32::from_bits(x.get_bits(r * cols + c) as u32))
+            .collect();
+        let ys: Vec<i32> = (0..cols)
+            .map(|c| y.get_bits(r * cols + c) as u32 as i32)
+            .collect();
+        let vmax = xs.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let imax = xs.iter().position(|&v| v == vmax).unwrap_or(0);
+        let vmin = ys.iter().copied().min().unwrap_or(0);
+        let imin = ys.iter().rposition(|&v| v == vmin).unwrap_or(0);
+        let vals = [
+            vmax as f64,
+            imax as f64,
+            vmin as f64,
+            imin as f64,
+            xs.iter().map(|&v| v as f64).sum::<f64>(),
+            ys.iter().copied().max().unwrap_or(0) as f64,
+        ];
+        for (t, v) in out.iter_mut().zip(vals) {
+            let bits = if t.dtype == DType::F32 {
+                (v as f32).to_bits()
+            } else {
+                v as i32 as u32
+            };
+            t.set_bits(r, bits as u64);
+        }
+    }
+    Ok(out
+        .into_iter()
+        .map(|t| Expected {
+            tensor: t.name.clone(),
+            values: t,
+            tol: Tolerance::Exact,
+        })
+        .collect())
 }
 
 /// kernels/tiles/scan.tile: per row of x, the running sum and the running maximum. Exact.

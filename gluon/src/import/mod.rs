@@ -32,6 +32,7 @@ use bwsim_isa::parser::KEYWORDS;
 use bwsim_isa::{DType, Span, Target};
 use std::collections::{HashMap, HashSet};
 
+mod combiner;
 mod control;
 mod dispatch;
 mod inline_asm;

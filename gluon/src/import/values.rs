@@ -1,6 +1,7 @@
 //! Values and arithmetic: constants, elementwise operations, casts, global loads and
 //! stores through pointer tensors, reductions.
 
+use super::combiner::{self, Combiner};
 use super::inline_asm::{self, AsmExpr};
 use super::*;
 use bwsim_isa::builtins::ReduceOp;
@@ -537,34 +538,105 @@ impl<'m> Cx<'m> {
             .and_then(|x| x.as_int())
             .ok_or_else(|| self.misuse(op, "needs `axis`"))?;
         let (combiner, f) = one_op_combiner(op, "tt.reduce.return");
-        if v.len() != 1 || op.results.len() != 1 {
-            return Err(self.unsupported(
-                op,
-                &format!(
-                    "a reduction of {} operands (combiner: {}); bwsim imports one-operand reductions",
-                    v.len(),
-                    combiner.join(", ")
-                ),
-            ));
+        if let (Some(f), true) = (f, v.len() == 1 && op.results.len() == 1) {
+            let x = self.expr(&v[0].0, v[0].1)?;
+            let ty = self.result_type(op, 0)?;
+            let r = self.result(op, 0)?;
+            let n = self.let_(
+                &r,
+                Rhs::Expr(call(f.name(), vec![x, int_e(axis, span)], span)),
+                span,
+            );
+            self.bind(&r, Val::E(name_e(&n, span), ty));
+            return Ok(());
         }
-        let Some(f) = f else {
+        // Any other combiner: identified by what it computes (combiner::identify).
+        let mut floats = Vec::with_capacity(v.len());
+        for (n, s) in &v {
+            floats.push(self.val_type(n, *s)?.elem().is_some_and(|e| e.is_float()));
+        }
+        let found = op
+            .regions
+            .first()
+            .filter(|_| op.results.len() == v.len())
+            .and_then(|r| combiner::identify(r, "tt.reduce.return", &floats));
+        let Some(found) = found else {
             return Err(self.unsupported(
                 op,
                 &format!(
-                    "a reduction whose combiner is `{}`; bwsim imports add, mul, max, min (float, signed), and, or, xor",
+                    "a reduction of {} operand(s) whose combiner (`{}`) is neither one fold per operand (add, mul, max, min, and, or, xor) nor a (value, index) maximum or minimum",
+                    v.len(),
                     combiner.join("; ")
                 ),
             ));
         };
-        let x = self.expr(&v[0].0, v[0].1)?;
-        let ty = self.result_type(op, 0)?;
-        let r = self.result(op, 0)?;
-        let n = self.let_(
-            &r,
-            Rhs::Expr(call(f.name(), vec![x, int_e(axis, span)], span)),
-            span,
-        );
-        self.bind(&r, Val::E(name_e(&n, span), ty));
+        let xs = v
+            .iter()
+            .map(|(n, s)| self.expr(n, *s))
+            .collect::<R<Vec<Expr>>>()?;
+        match found {
+            Combiner::Folds(folds) => {
+                for (i, (x, f)) in xs.into_iter().zip(folds).enumerate() {
+                    let ty = self.result_type(op, i)?;
+                    let r = self.result(op, i)?;
+                    let n = self.let_(
+                        &r,
+                        Rhs::Expr(call(f.name(), vec![x, int_e(axis, span)], span)),
+                        span,
+                    );
+                    self.bind(&r, Val::E(name_e(&n, span), ty));
+                }
+            }
+            Combiner::ArgExtreme { max, first } => {
+                // The extreme value, then the smallest (largest) index among the positions that
+                // hold it.
+                let (vty, ity) = (self.result_type(op, 0)?, self.result_type(op, 1)?);
+                let shape = match self.val_type(&v[0].0, v[0].1)? {
+                    Type::Tensor { shape, .. } => shape,
+                    _ => return Err(self.misuse(op, "reduces a tensor")),
+                };
+                let rv = self.result(op, 0)?;
+                let ext = if max { "reduce_max" } else { "reduce_min" };
+                let m = self.let_(
+                    &rv,
+                    Rhs::Expr(call(ext, vec![xs[0].clone(), int_e(axis, span)], span)),
+                    span,
+                );
+                self.bind(&rv, Val::E(name_e(&m, span), vty));
+                let back = call(
+                    "broadcast",
+                    vec![
+                        call("expand_dims", vec![name_e(&m, span), int_e(axis, span)], span),
+                        list_e(&shape, span),
+                    ],
+                    span,
+                );
+                let wide = matches!(ity.elem(), Some(Elem::I64));
+                let sentinel = match (first, wide) {
+                    (true, false) => i32::MAX as i64,
+                    (false, false) => i32::MIN as i64,
+                    (true, true) => i64::MAX,
+                    (false, true) => i64::MIN,
+                };
+                let candidates = call(
+                    "where",
+                    vec![
+                        bin(BinOp::Eq, xs[0].clone(), back, span),
+                        xs[1].clone(),
+                        int_e(sentinel, span),
+                    ],
+                    span,
+                );
+                let pick = if first { "reduce_min" } else { "reduce_max" };
+                let ri = self.result(op, 1)?;
+                let i = self.let_(
+                    &ri,
+                    Rhs::Expr(call(pick, vec![candidates, int_e(axis, span)], span)),
+                    span,
+                );
+                self.bind(&ri, Val::E(name_e(&i, span), ity));
+            }
+        }
         Ok(())
     }
 }

@@ -1,0 +1,300 @@
+//! Combiner regions of `tt.reduce`, identified by what they compute rather than by how they
+//! are written: the region is interpreted on sample operands and its results compared with
+//! the folds bwsim has. Gluon has no `argmax`; kernels write it as a reduction of (value,
+//! index) pairs whose combiner compares and selects, in many equivalent spellings, and a
+//! reduction of several operands may fold each with its own operation. Both are recognised
+//! here; anything else is left to the caller to refuse.
+
+use super::*;
+use bwsim_isa::builtins::ReduceOp;
+
+/// What a reduction's combiner computes.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) enum Combiner {
+    /// Result `i` is `fold_i(lhs_i, rhs_i)` of operand `i` alone.
+    Folds(Vec<ReduceOp>),
+    /// Two operands (value, index): the largest (`max`) or smallest value and its index, ties
+    /// resolved to the smaller index (`first`) or the larger.
+    ArgExtreme { max: bool, first: bool },
+}
+
+/// A scalar inside the interpreted region.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum V {
+    F(f64),
+    I(i64),
+    B(bool),
+}
+
+/// Identifies the combiner of a reduction of `floats.len()` operands (`true`: a float operand).
+pub(super) fn identify(region: &Region, ret: &str, floats: &[bool]) -> Option<Combiner> {
+    let n = floats.len();
+    let args = block_args(region);
+    if args.len() != 2 * n || n == 0 {
+        return None;
+    }
+    let run = |lhs: &[V], rhs: &[V]| -> Option<Vec<V>> {
+        let mut env: HashMap<String, V> = HashMap::new();
+        for (i, a) in args.iter().enumerate() {
+            env.insert(a.clone(), if i < n { lhs[i] } else { rhs[i - n] });
+        }
+        interpret(region, ret, &mut env)
+    };
+    let samples = samples(floats);
+    // Independent folds: every result is one fold of its own operand's pair.
+    let mut folds = Vec::with_capacity(n);
+    for i in 0..n {
+        let cands: &[ReduceOp] = if floats[i] {
+            &[ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Max, ReduceOp::Min]
+        } else {
+            &[
+                ReduceOp::Sum,
+                ReduceOp::Prod,
+                ReduceOp::Max,
+                ReduceOp::Min,
+                ReduceOp::And,
+                ReduceOp::Or,
+                ReduceOp::Xor,
+            ]
+        };
+        let found = cands.iter().copied().find(|&op| {
+            samples.iter().all(|(l, r)| {
+                run(l, r).is_some_and(|out| out.len() == n && same(out[i], fold(op, l[i], r[i])))
+            })
+        });
+        match found {
+            Some(op) => folds.push(op),
+            None => {
+                folds.clear();
+                break;
+            }
+        }
+    }
+    if folds.len() == n {
+        return Some(Combiner::Folds(folds));
+    }
+    // (value, index) pairs.
+    if n == 2 && !floats[1] {
+        for max in [true, false] {
+            for first in [true, false] {
+                let ok = samples.iter().all(|(l, r)| {
+                    run(l, r).is_some_and(|out| {
+                        let want = arg_extreme(max, first, (l[0], l[1]), (r[0], r[1]));
+                        out.len() == 2 && same(out[0], want.0) && same(out[1], want.1)
+                    })
+                });
+                if ok {
+                    return Some(Combiner::ArgExtreme { max, first });
+                }
+            }
+        }
+    }
+    None
+}
+
+fn block_args(region: &Region) -> Vec<String> {
+    let mut v = Vec::new();
+    let mut expect_name = true;
+    for t in &region.label_args {
+        match &t.tok {
+            Tok::Value(s) if expect_name => {
+                v.push(s.clone());
+                expect_name = false;
+            }
+            Tok::Punct(",") => expect_name = true,
+            _ => {}
+        }
+    }
+    v
+}
+
+/// Sample operand pairs: values with ties, signs and zero; indices in both orders.
+fn samples(floats: &[bool]) -> Vec<(Vec<V>, Vec<V>)> {
+    let fvals = [-3.5, -1.0, 0.0, 0.5, 2.0, 7.25];
+    let ivals = [-5i64, -1, 0, 1, 3, 12];
+    let mut out = Vec::new();
+    for (a, b) in (0..6).flat_map(|a| (0..6).map(move |b| (a, b))) {
+        for swap in [false, true] {
+            let l: Vec<V> = floats
+                .iter()
+                .enumerate()
+                .map(|(k, &f)| {
+                    let (x, y) = ((a + 2 * k) % 6, (b + 3 * k) % 6);
+                    let j = if swap { y } else { x };
+                    if f {
+                        V::F(fvals[j])
+                    } else {
+                        V::I(ivals[j])
+                    }
+                })
+                .collect();
+            let r: Vec<V> = floats
+                .iter()
+                .enumerate()
+                .map(|(k, &f)| {
+                    let (x, y) = ((a + 2 * k) % 6, (b + 3 * k) % 6);
+                    let j = if swap { x } else { y };
+                    if f {
+                        V::F(fvals[j])
+                    } else {
+                        V::I(ivals[j])
+                    }
+                })
+                .collect();
+            out.push((l, r));
+        }
+    }
+    // Ties of the first operand with distinct second operands (argmax's index tie-break).
+    if floats.len() == 2 {
+        for (x, i, j) in [(2.0, 1i64, 4i64), (-1.0, 7, 3), (0.0, 0, 9)] {
+            let v = |f: bool| if f { V::F(x) } else { V::I(x as i64) };
+            out.push((vec![v(floats[0]), V::I(i)], vec![v(floats[0]), V::I(j)]));
+        }
+    }
+    out
+}
+
+fn same(a: V, b: V) -> bool {
+    match (a, b) {
+        (V::F(x), V::F(y)) => x == y || (x.is_nan() && y.is_nan()),
+        _ => a == b,
+    }
+}
+
+fn fold(op: ReduceOp, a: V, b: V) -> V {
+    match (a, b) {
+        (V::F(x), V::F(y)) => V::F(match op {
+            ReduceOp::Sum => x + y,
+            ReduceOp::Prod => x * y,
+            ReduceOp::Max => x.max(y),
+            ReduceOp::Min => x.min(y),
+            _ => f64::NAN,
+        }),
+        (V::I(x), V::I(y)) => V::I(match op {
+            ReduceOp::Sum => x.wrapping_add(y),
+            ReduceOp::Prod => x.wrapping_mul(y),
+            ReduceOp::Max => x.max(y),
+            ReduceOp::Min => x.min(y),
+            ReduceOp::And => x & y,
+            ReduceOp::Or => x | y,
+            ReduceOp::Xor => x ^ y,
+            _ => i64::MIN,
+        }),
+        _ => V::B(false),
+    }
+}
+
+fn lt(a: V, b: V) -> bool {
+    match (a, b) {
+        (V::F(x), V::F(y)) => x < y,
+        (V::I(x), V::I(y)) => x < y,
+        _ => false,
+    }
+}
+
+fn arg_extreme(max: bool, first: bool, a: (V, V), b: (V, V)) -> (V, V) {
+    let better = if max { lt(b.0, a.0) } else { lt(a.0, b.0) };
+    let tie = a.0 == b.0;
+    let index_first = if first { lt(a.1, b.1) } else { lt(b.1, a.1) };
+    if better || (tie && index_first) {
+        a
+    } else {
+        b
+    }
+}
+
+/// Runs the region's operations; the operands of `ret` are the results.
+fn interpret(region: &Region, ret: &str, env: &mut HashMap<String, V>) -> Option<Vec<V>> {
+    for op in &region.ops {
+        let vals: Vec<&str> = op
+            .toks
+            .iter()
+            .take_while(|t| !matches!(t.tok, Tok::Punct(":")))
+            .filter_map(|t| match &t.tok {
+                Tok::Value(s) => Some(s.as_str()),
+                _ => None,
+            })
+            .collect();
+        let get = |i: usize| vals.get(i).and_then(|n| env.get(*n)).copied();
+        if op.name == ret {
+            return vals.iter().map(|n| env.get(*n).copied()).collect();
+        }
+        let out = match op.name.as_str() {
+            "arith.constant" => match op.toks.first().map(|t| &t.tok) {
+                Some(Tok::Int(v)) => {
+                    let is_bool = op
+                        .toks
+                        .iter()
+                        .any(|t| matches!(&t.tok, Tok::Ident(w) if w == "i1"));
+                    if is_bool {
+                        V::B(*v != 0)
+                    } else {
+                        V::I(*v)
+                    }
+                }
+                Some(Tok::Float(f)) => V::F(*f),
+                Some(Tok::Ident(w)) if w == "true" => V::B(true),
+                Some(Tok::Ident(w)) if w == "false" => V::B(false),
+                _ => return None,
+            },
+            "arith.select" => match get(0)? {
+                V::B(c) => {
+                    if c {
+                        get(1)?
+                    } else {
+                        get(2)?
+                    }
+                }
+                _ => return None,
+            },
+            "arith.cmpf" | "arith.cmpi" => {
+                let pred = op.toks.iter().find_map(|t| match &t.tok {
+                    Tok::Ident(w) => Some(w.as_str()),
+                    _ => None,
+                })?;
+                let (a, b) = (get(0)?, get(1)?);
+                let (less, eq, unordered) = match (a, b) {
+                    (V::F(x), V::F(y)) => (x < y, x == y, x.is_nan() || y.is_nan()),
+                    (V::I(x), V::I(y)) => (x < y, x == y, false),
+                    (V::B(x), V::B(y)) => (!x & y, x == y, false),
+                    _ => return None,
+                };
+                let gt = !less && !eq && !unordered;
+                V::B(match pred {
+                    "oeq" | "eq" => eq,
+                    "one" => !eq && !unordered,
+                    "ne" | "une" => !eq,
+                    "ogt" | "sgt" => gt,
+                    "oge" | "sge" => gt || eq,
+                    "olt" | "slt" => less,
+                    "ole" | "sle" => less || eq,
+                    "ugt" if op.name == "arith.cmpf" => gt || unordered,
+                    "uge" if op.name == "arith.cmpf" => gt || eq || unordered,
+                    "ult" if op.name == "arith.cmpf" => less || unordered,
+                    "ule" if op.name == "arith.cmpf" => less || eq || unordered,
+                    _ => return None,
+                })
+            }
+            name => {
+                let (a, b) = (get(0)?, get(1)?);
+                match (name, a, b) {
+                    ("arith.andi", V::B(x), V::B(y)) => V::B(x & y),
+                    ("arith.ori", V::B(x), V::B(y)) => V::B(x | y),
+                    ("arith.xori", V::B(x), V::B(y)) => V::B(x ^ y),
+                    ("arith.addf", ..) | ("arith.addi", ..) => fold(ReduceOp::Sum, a, b),
+                    ("arith.mulf", ..) | ("arith.muli", ..) => fold(ReduceOp::Prod, a, b),
+                    ("arith.maxnumf" | "arith.maximumf" | "arith.maxsi", ..) => fold(ReduceOp::Max, a, b),
+                    ("arith.minnumf" | "arith.minimumf" | "arith.minsi", ..) => fold(ReduceOp::Min, a, b),
+                    ("arith.andi", ..) => fold(ReduceOp::And, a, b),
+                    ("arith.ori", ..) => fold(ReduceOp::Or, a, b),
+                    ("arith.xori", ..) => fold(ReduceOp::Xor, a, b),
+                    ("arith.subf", V::F(x), V::F(y)) => V::F(x - y),
+                    ("arith.subi", V::I(x), V::I(y)) => V::I(x.wrapping_sub(y)),
+                    _ => return None,
+                }
+            }
+        };
+        env.insert(op.results.first()?.clone(), out);
+    }
+    None
+}
