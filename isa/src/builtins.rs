@@ -11,7 +11,8 @@
 //! `reduce_min`, `reduce_and`, `reduce_or`, `reduce_xor`, and `argmax` / `argmin`, which give
 //! the i32 position along the axis of the first maximum (minimum), as Triton's `argmax` with
 //! its default left tie-break does (a number beats a NaN). Scans (`cumsum`, `cumprod`,
-//! `cummax`, `cummin`) keep the shape: element i is the fold of elements 0..=i along the axis.
+//! `cummax`, `cummin`) keep the shape: element i is the fold of elements 0..=i along the axis;
+//! with `reverse=true` (`cumsum(x, axis, reverse=true)`), of elements i.. to the end.
 
 /// A unary math function on float elements.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -158,6 +159,27 @@ impl ReduceOp {
     pub fn is_arg(self) -> bool {
         matches!(self, ReduceOp::Argmax | ReduceOp::Argmin)
     }
+}
+
+/// The `reverse=` flag of a scan call (`cumsum(x, axis, reverse=true)`): false when absent.
+/// Another keyword, or a value other than `true`/`false`, is an error naming it (with its
+/// span).
+pub fn scan_reverse(args: &[crate::ir::Arg]) -> Result<bool, (crate::Span, String)> {
+    let mut reverse = false;
+    for a in args {
+        let Some(k) = &a.key else { continue };
+        if k.name != "reverse" {
+            return Err((
+                k.span,
+                format!("a scan takes `reverse=true|false`, not `{}=`", k.name),
+            ));
+        }
+        match a.value.kind {
+            crate::ir::ExprKind::Bool(b) => reverse = b,
+            _ => return Err((a.value.span, "`reverse=` takes `true` or `false`".into())),
+        }
+    }
+    Ok(reverse)
 }
 
 #[cfg(test)]

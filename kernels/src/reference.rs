@@ -455,7 +455,7 @@ fn per_thread(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>,
 /// tests/gluon/reductions.py (reductions whose combiners are compare-and-select or several
 /// folds): per row of f32 x and i32 y, the maximum of x and its first position, the minimum
 /// of y and its last position, the sum of x (f64, tolerance of an f32 sum of small integers:
-/// exact) and the maximum of y. Exact.
+/// exact), the maximum of y and the reverse running sums of y (`tails`). Exact.
 fn combiner_reductions(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
     let (x, y) = (tensor(plan, inputs, "x")?, tensor(plan, inputs, "y")?);
     if x.shape.len() != 2 || y.shape != x.shape || x.dtype != DType::F32 || y.dtype != DType::I32 {
@@ -473,6 +473,7 @@ fn combiner_reductions(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<E
     .iter()
     .map(|(n, d)| HostTensor::zeros(n, *d, vec![rows]))
     .collect();
+    let mut tails = HostTensor::zeros("tails", DType::I32, x.shape.clone());
     for r in 0..rows {
         let xs: Vec<f32> = (0..cols)
             .map(|c| f32::from_bits(x.get_bits(r * cols + c) as u32))
@@ -480,6 +481,11 @@ fn combiner_reductions(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<E
         let ys: Vec<i32> = (0..cols)
             .map(|c| y.get_bits(r * cols + c) as u32 as i32)
             .collect();
+        let mut tail = 0i32;
+        for c in (0..cols).rev() {
+            tail = tail.wrapping_add(ys[c as usize]);
+            tails.set_bits(r * cols + c, tail as u32 as u64);
+        }
         let vmax = xs.iter().copied().fold(f32::NEG_INFINITY, f32::max);
         let imax = xs.iter().position(|&v| v == vmax).unwrap_or(0);
         let vmin = ys.iter().copied().min().unwrap_or(0);
@@ -501,6 +507,7 @@ fn combiner_reductions(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<E
             t.set_bits(r, bits as u64);
         }
     }
+    out.push(tails);
     Ok(out
         .into_iter()
         .map(|t| Expected {

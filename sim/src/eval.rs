@@ -148,7 +148,7 @@ pub fn eval(e: &CExpr, frame: &[Value], cx: &EvalCtx) -> OpResult<Value> {
             Ok(tile(ta.dtype, shape, bits))
         }
         CExpr::Reduce(op, x, axis) => reduce(*op, &*as_tile(&eval(x, frame, cx)?)?, *axis as usize),
-        CExpr::Scan(op, x, axis) => scan(*op, &*as_tile(&eval(x, frame, cx)?)?, *axis as usize),
+        CExpr::Scan(op, x, axis, rev) => scan(*op, &*as_tile(&eval(x, frame, cx)?)?, *axis as usize, *rev),
         CExpr::Index(base, items) => {
             let b = eval(base, frame, cx)?;
             index(&b, items, frame, cx)
@@ -722,9 +722,10 @@ fn fold_i(op: ReduceOp, a: i64, b: i64) -> i64 {
     }
 }
 
-/// The inclusive scan of `op` along `axis`: element i is the fold of 0..=i, each prefix
-/// computed exactly (in f64 for floats) and rounded once to the element type.
-fn scan(op: ReduceOp, t: &Tile, axis: usize) -> OpResult<Value> {
+/// The inclusive scan of `op` along `axis`: element i is the fold of 0..=i (of i.. to the end
+/// when `reverse`), each prefix computed exactly (in f64 for floats) and rounded once to the
+/// element type.
+fn scan(op: ReduceOp, t: &Tile, axis: usize, reverse: bool) -> OpResult<Value> {
     if axis >= t.shape.len() {
         return Err(err("scan axis out of range"));
     }
@@ -734,7 +735,10 @@ fn scan(op: ReduceOp, t: &Tile, axis: usize) -> OpResult<Value> {
     let mut bits = vec![0u64; t.numel()];
     for o in 0..outer {
         for i in 0..inner {
-            let at = |k: usize| (o * len + k) * inner + i;
+            let at = |k: usize| {
+                let k = if reverse { len - 1 - k } else { k };
+                (o * len + k) * inner + i
+            };
             if t.dtype.is_float() {
                 let mut acc = 0f64;
                 for k in 0..len {

@@ -275,3 +275,46 @@ fn scans_are_inclusive_prefix_folds() {
         &[3.0, -3.0, -12.0, 12.0, 60.0, -540.0, -1080.0, -6480.0]
     );
 }
+
+const REVERSE_SCANS: &str = r#"
+kernel reverse_scans {
+  target sm_100a, sm_90a
+  num_warps 4
+  param out_ptr: ptr(f32)
+  layout l = blocked([1], [32], [4], [0])
+  // x = [3, -1, 4, -1, 5, -9, 2, 6]
+  let k = arange(0, 8, l)
+  let x = where(k == 0, 3.0, where(k == 2, 4.0, where(k == 4, 5.0, where(k == 5, 0.0 - 9.0, where(k == 6, 2.0, where(k == 7, 6.0, 0.0 - 1.0))))))
+  global.store out_ptr, k, cumsum(x, 0, reverse=true)
+  global.store out_ptr, k + 8, cummax(x, 0, reverse=true)
+  global.store out_ptr, k + 16, cumsum(x, 0, reverse=false)
+  launch {
+    grid = [1]
+    tensor out: f32[24] = zeros()
+    out_ptr = out
+    outputs = [out]
+  }
+}
+"#;
+
+/// `reverse=true`: element i folds elements i.. to the end (hand-computed suffixes of x);
+/// `reverse=false` is the forward scan.
+#[test]
+fn reverse_scans_are_inclusive_suffix_folds() {
+    let r = run(REVERSE_SCANS, &[]);
+    assert_ok(REVERSE_SCANS, &r);
+    let o = values(tensor(&r, "out"));
+    assert_eq!(&o[0..8], &[9.0, 6.0, 7.0, 3.0, 4.0, -1.0, 8.0, 6.0]);
+    assert_eq!(&o[8..16], &[6.0, 6.0, 6.0, 6.0, 6.0, 6.0, 6.0, 6.0]);
+    assert_eq!(&o[16..24], &[3.0, 2.0, 6.0, 5.0, 10.0, 1.0, 3.0, 9.0]);
+}
+
+/// A scan takes only `reverse=true|false`: another keyword is a type error naming it.
+#[test]
+fn scans_refuse_other_keywords() {
+    let src = REVERSE_SCANS.replace("cumsum(x, 0, reverse=true)", "cumsum(x, 0, backwards=true)");
+    let k = bwsim_isa::parser::parse(&src).expect("parses");
+    let (c, d) = bwsim_isa::verify::verify(&k, &bwsim_isa::verify::VerifyOptions::default());
+    assert!(c.is_none());
+    assert!(d.iter().any(|d| d.message.contains("`backwards=`")), "{d:?}");
+}

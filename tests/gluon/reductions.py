@@ -5,6 +5,8 @@ code does), and a reduction of several operands may fold each with its own opera
   vmax, imax  the maximum of x and its first position
   vmin, imin  the minimum of y and its last position
   sums, maxes the sum of x and the maximum of y, from one two-operand reduction
+  tails       the reverse running sum of y (`gl.associative_scan(..., reverse=True)`): element c
+              is y[r, c] + ... + y[r, COLS - 1]
 """
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
@@ -28,7 +30,12 @@ def add_and_max(a0, b0, a1, b1):
 
 
 @gluon.jit
-def reductions_kernel(x_ptr, y_ptr, vmax_ptr, imax_ptr, vmin_ptr, imin_ptr, sums_ptr, maxes_ptr,
+def add(a, b):
+    return a + b
+
+
+@gluon.jit
+def reductions_kernel(x_ptr, y_ptr, vmax_ptr, imax_ptr, vmin_ptr, imin_ptr, sums_ptr, maxes_ptr, tails_ptr,
                       ROWS: gl.constexpr, COLS: gl.constexpr):
     layout: gl.constexpr = gl.BlockedLayout([1, COLS // 32], [1, 32], [gl.num_warps(), 1], [1, 0])
     rows = gl.arange(0, ROWS, gl.SliceLayout(1, layout))
@@ -46,3 +53,4 @@ def reductions_kernel(x_ptr, y_ptr, vmax_ptr, imax_ptr, vmin_ptr, imin_ptr, sums
     gl.store(imin_ptr + rows, imin)
     gl.store(sums_ptr + rows, sums)
     gl.store(maxes_ptr + rows, maxes)
+    gl.store(tails_ptr + offs, gl.associative_scan(y, 1, add, reverse=True))

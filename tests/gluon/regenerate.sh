@@ -50,7 +50,7 @@ for t in sm_100a sm_90a; do
         --arg 'out_ptr=*i32' --arg limit=i32 -D N=128
     gen reductions.$t $src/reductions.py reductions_kernel --target $t --num-warps 4 --arg 'x_ptr=*fp32' \
         --arg 'y_ptr=*i32' --arg 'vmax_ptr=*fp32' --arg 'imax_ptr=*i32' --arg 'vmin_ptr=*i32' --arg 'imin_ptr=*i32' \
-        --arg 'sums_ptr=*fp32' --arg 'maxes_ptr=*i32' -D ROWS=8 -D COLS=64
+        --arg 'sums_ptr=*fp32' --arg 'maxes_ptr=*i32' --arg 'tails_ptr=*i32' -D ROWS=8 -D COLS=64
     gen per_thread.$t $src/per_thread.py per_thread_kernel --target $t --num-warps 4 --arg 'x_ptr=*fp32' \
         --arg 'sums_ptr=*fp32' --arg 'centered_ptr=*fp32' --arg 'deq_ptr=*fp32' --arg xnumel=i32 -D XBLOCK=32 \
         -D YBLOCK=32

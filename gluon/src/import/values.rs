@@ -494,7 +494,8 @@ impl<'m> Cx<'m> {
     }
 
     /// `tt.scan` of one operand with a one-op combiner (`gl.associative_scan` of an add, a
-    /// multiply, a maximum or a minimum), forward: `cumsum`, `cumprod`, `cummax`, `cummin`.
+    /// multiply, a maximum or a minimum): `cumsum`, `cumprod`, `cummax`, `cummin`, with
+    /// `reverse=true` for a reverse scan.
     pub(super) fn scan(&mut self, op: &Op, span: Span) -> R<()> {
         let v = self.n_operands(op, 1)?;
         let attrs = self.attr_dict(op)?;
@@ -502,9 +503,7 @@ impl<'m> Cx<'m> {
             .get("axis")
             .and_then(|x| x.as_int())
             .ok_or_else(|| self.misuse(op, "needs `axis`"))?;
-        if matches!(attrs.get("reverse"), Some(AttrVal::Bool(true))) {
-            return Err(self.unsupported(op, "a reverse scan (bwsim scans forward)"));
-        }
+        let reverse = matches!(attrs.get("reverse"), Some(AttrVal::Bool(true)));
         let (combiner, c) = one_op_combiner(op, "tt.scan.return");
         let f = match c.filter(|_| v.len() == 1 && op.results.len() == 1) {
             Some(ReduceOp::Sum) => Some("cumsum"),
@@ -525,7 +524,18 @@ impl<'m> Cx<'m> {
         let x = self.expr(&v[0].0, v[0].1)?;
         let ty = self.result_type(op, 0)?;
         let r = self.result(op, 0)?;
-        let n = self.let_(&r, Rhs::Expr(call(f, vec![x, int_e(axis, span)], span)), span);
+        let args = vec![x, int_e(axis, span)];
+        let e = if reverse {
+            call_kw(
+                f,
+                args,
+                vec![("reverse", with_span(Expr::bool(true), span))],
+                span,
+            )
+        } else {
+            call(f, args, span)
+        };
+        let n = self.let_(&r, Rhs::Expr(e), span);
         self.bind(&r, Val::E(name_e(&n, span), ty));
         Ok(())
     }

@@ -414,6 +414,7 @@ impl<'k> Cx<'k> {
             }
             _ if ReduceOp::scan_from_name(f).is_some() => {
                 arity(2)?;
+                scan_reverse_arg(args)?;
                 let t = self.tile_arg(pos[0], &format!("{f}'s operand"))?;
                 let axis = self.checked.consts.dim(pos[1])? as usize;
                 if axis >= t.shape.len() {
@@ -665,4 +666,9 @@ impl<'k> Cx<'k> {
         }
         Ok((out, dropped))
     }
+}
+
+/// A scan's `reverse=` keyword, checked (`builtins::scan_reverse`).
+fn scan_reverse_arg(args: &[Arg]) -> Result<bool, Diagnostic> {
+    crate::builtins::scan_reverse(args).map_err(|(span, m)| e_type(span, m, "here"))
 }

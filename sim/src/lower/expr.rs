@@ -188,7 +188,9 @@ impl<'a, 'k> Lower<'a, 'k> {
                 need(2)?;
                 let op = ReduceOp::scan_from_name(f).unwrap_or(ReduceOp::Sum);
                 let axis = u32::try_from(self.const_int(pos[1])?).unwrap_or(0);
-                Ok(CExpr::Scan(op, bx(self.expr(pos[0])?), axis))
+                let reverse =
+                    bwsim_isa::builtins::scan_reverse(args).map_err(|(span, m)| unsupported(span, m))?;
+                Ok(CExpr::Scan(op, bx(self.expr(pos[0])?), axis, reverse))
             }
             _ if ReduceOp::from_name(f).is_some() => {
                 need(2)?;

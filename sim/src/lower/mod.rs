@@ -73,7 +73,8 @@ pub enum CExpr {
     Split(Box<CExpr>),
     Join(Box<CExpr>, Box<CExpr>),
     /// An inclusive scan of one axis (`cumsum`, `cummax`, ...).
-    Scan(ReduceOp, Box<CExpr>, u32),
+    /// An inclusive scan along an axis; `true`: from the end (`reverse=true`).
+    Scan(ReduceOp, Box<CExpr>, u32, bool),
     /// A reduction of one axis (`sum`, `reduce_max`, `argmax`, ...).
     Reduce(ReduceOp, Box<CExpr>, u32),
     /// `x[items]` on a tile (`:`/`None`), a shared or tensor-memory view, or a barrier array.

@@ -70,7 +70,7 @@ pub fn alu_ops(e: &CExpr) -> u32 {
         | CExpr::NumPrograms(_)
         | CExpr::ShapeOf(..) => 0,
         CExpr::Arange { .. } | CExpr::Full { .. } => 1,
-        CExpr::Unary(_, a) | CExpr::Cast(a, _) | CExpr::Reduce(_, a, _) | CExpr::Scan(_, a, _) => {
+        CExpr::Unary(_, a) | CExpr::Cast(a, _) | CExpr::Reduce(_, a, _) | CExpr::Scan(_, a, _, _) => {
             1 + alu_ops(a)
         }
         CExpr::Binary(_, a, b) => 1 + alu_ops(a) + alu_ops(b),
@@ -342,7 +342,7 @@ fn shape_eval(e: &CExpr, frame: &[Value], cx: &EvalCtx) -> OpResult<Value> {
             shape.push(2);
             Ok(hollow(dt, shape))
         }
-        CExpr::Scan(_, x, _) => {
+        CExpr::Scan(_, x, _, _) => {
             let (dt, shape) = need_tile(ev(x)?)?;
             Ok(hollow(dt, shape))
         }

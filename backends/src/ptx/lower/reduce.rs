@@ -314,8 +314,16 @@ impl<'c, 'k> Lowerer<'c, 'k> {
     /// as blocked layouts place it), the threads' totals are scanned with `shfl.sync.up`
     /// (Hillis-Steele) and each thread folds the total of the lanes before it into its
     /// registers. A scanned dimension spread over warps, or over lanes in another order, is
-    /// refused.
-    pub(super) fn tile_scan(&mut self, op: ReduceOp, t: &Tile, axis: usize, span: Span) -> LResult<Tile> {
+    /// refused. `reverse` scans from the end: registers in decreasing position, the lanes'
+    /// totals with `shfl.sync.down`, and each thread folds in the lanes after it.
+    pub(super) fn tile_scan(
+        &mut self,
+        op: ReduceOp,
+        t: &Tile,
+        axis: usize,
+        reverse: bool,
+        span: Span,
+    ) -> LResult<Tile> {
         let what = "scan";
         let offs = crate::ptx::layout::dim_offsets(&t.ll.shape).map_err(|m| unsupported(what, span, m))?;
         let nb =
@@ -368,6 +376,9 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         for o in 0..(1usize << outside.len()) {
             let mut elems = axis_elems(&t.ll, &inside, &outside, o, &pos);
             elems.sort();
+            if reverse {
+                elems.reverse();
+            }
             // In-thread inclusive scan.
             let mut prev: Option<Reg> = None;
             for &(_, r) in &elems {
@@ -385,25 +396,40 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             // Inclusive scan of the threads' totals over the axis lanes.
             let s = self.e.reg(total.class);
             self.mov(s, &total.to_string());
+            let group = 1u32 << m;
             for k in 0..m {
                 let d = 1u32 << k;
                 let tmp = self.e.reg(total.class);
                 let p = self.e.reg(RegClass::Pred);
-                self.e
-                    .ins(format!("shfl.sync.up.b32 {tmp}, {s}, {d}, 0, 0xffffffff"));
-                self.e.ins(format!("setp.ge.u32 {p}, {q}, {d}"));
+                if reverse {
+                    // Lanes q + d within the group hold the later positions.
+                    self.e
+                        .ins(format!("shfl.sync.down.b32 {tmp}, {s}, {d}, 31, 0xffffffff"));
+                    self.e.ins(format!("setp.lt.u32 {p}, {q}, {}", group - d));
+                } else {
+                    self.e
+                        .ins(format!("shfl.sync.up.b32 {tmp}, {s}, {d}, 0, 0xffffffff"));
+                    self.e.ins(format!("setp.ge.u32 {p}, {q}, {d}"));
+                }
                 let c = self.e.reg(total.class);
                 self.mov(c, &s.to_string());
                 self.combine(op, t.dtype, c, &tmp.to_string(), span)?;
                 self.e
                     .ins(format!("selp.{} {s}, {c}, {s}, {p}", bits_ty(t.dtype)));
             }
-            // The lanes before this one: their inclusive scan, one lane up.
+            // The lanes before this one (after it, reversed): their inclusive scan, one lane
+            // over.
             let before = self.e.reg(total.class);
             let p = self.e.reg(RegClass::Pred);
-            self.e
-                .ins(format!("shfl.sync.up.b32 {before}, {s}, 1, 0, 0xffffffff"));
-            self.e.ins(format!("setp.ge.u32 {p}, {q}, 1"));
+            if reverse {
+                self.e
+                    .ins(format!("shfl.sync.down.b32 {before}, {s}, 1, 31, 0xffffffff"));
+                self.e.ins(format!("setp.lt.u32 {p}, {q}, {}", group - 1));
+            } else {
+                self.e
+                    .ins(format!("shfl.sync.up.b32 {before}, {s}, 1, 0, 0xffffffff"));
+                self.e.ins(format!("setp.ge.u32 {p}, {q}, 1"));
+            }
             for &(_, r) in &elems {
                 let d = out.regs[r];
                 let c = self.e.reg(total.class);

@@ -1133,7 +1133,12 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 let op = ReduceOp::scan_from_name(f).unwrap_or(ReduceOp::Sum);
                 let t = self.tile_arg(pos[0], f)?;
                 let axis = self.const_int(pos[1], f)? as usize;
-                self.tile_scan(op, &t, axis, span).map(Val::Tile)
+                let args: &[Arg] = match &e.kind {
+                    ExprKind::Call(_, args) => args,
+                    _ => &[],
+                };
+                let reverse = bwsim_isa::builtins::scan_reverse(args).map_err(|(s, m)| invalid(f, s, m))?;
+                self.tile_scan(op, &t, axis, reverse, span).map(Val::Tile)
             }
             _ if ReduceOp::from_name(f).is_some() => {
                 need(2)?;
