@@ -67,6 +67,8 @@ const REFERENCE_ONLY: &[(&str, Target, bool)] = &[
     ("per_thread", Target::Sm90a, false),
     ("reductions", Target::Sm100a, false),
     ("reductions", Target::Sm90a, false),
+    ("claims", Target::Sm100a, false),
+    ("claims", Target::Sm90a, false),
 ];
 
 fn fixture_dir() -> PathBuf {
@@ -387,6 +389,8 @@ reference_tests! {
     per_thread_sm90: "per_thread", Target::Sm90a;
     reductions_sm100: "reductions", Target::Sm100a;
     reductions_sm90: "reductions", Target::Sm90a;
+    claims_sm100: "claims", Target::Sm100a;
+    claims_sm90: "claims", Target::Sm90a;
 }
 
 macro_rules! seed_tests {

@@ -395,8 +395,10 @@ define_ops! {
     /// `global.store PTR, OFFSETS, VALUE[, mask=M]`.
     GlobalStore = "global.store" (ptr, offsets, value; mask),
     /// `global.atomic OP, PTR, OFFSETS, VALUE[, mask=M]` → the old values: one atomic
-    /// read-modify-write per element, OP one of `add`, `max`, `min`, `and`, `or`, `xor`, `xchg`.
-    GlobalAtomic = "global.atomic" (op, ptr, offsets, value; mask),
+    /// read-modify-write per element, OP one of `add`, `max`, `min`, `and`, `or`, `xor`, `xchg`;
+    /// `global.atomic cas, PTR, OFFSETS, VALUE, compare=C` stores VALUE where the old value
+    /// equals C (compare-and-swap).
+    GlobalAtomic = "global.atomic" (op, ptr, offsets, value; mask, compare),
     /// `bar.sync`: all warps of the CTA (or of the partition, inside `warp_specialize`).
     BarSync = "bar.sync" (;),
     /// `cluster.sync`: `barrier.cluster.arrive.release` + `barrier.cluster.wait.acquire`: every

@@ -219,6 +219,7 @@ pub fn reference(
         "attention_pingpong_kernel" => attention_causal(plan, inputs),
         "per_thread_kernel" => per_thread(plan, inputs),
         "reductions_kernel" => combiner_reductions(plan, inputs),
+        "claims_kernel" => claims(plan, inputs),
         "int_ops" | "int_ops_kernel" => int_ops(plan, inputs),
         "while_loop" | "while_loop_kernel" => while_loop(plan, inputs),
         "atomics" | "atomics_kernel" => atomics(plan, inputs),
@@ -516,6 +517,25 @@ fn combiner_reductions(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<E
             tol: Tolerance::Exact,
         })
         .collect())
+}
+
+/// tests/gluon/claims.py: every program compare-and-swaps 0 -> its id into every flag and
+/// counts its successes per slot, so counts[k] = 1 where flags[k] started at 0 (exactly one
+/// claim of a free slot succeeds, in any order), else 0. Exact.
+fn claims(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+    let flags = tensor(plan, inputs, "flags")?;
+    if flags.dtype != DType::I32 {
+        return Err("claims takes i32 flags".into());
+    }
+    let mut counts = HostTensor::zeros("counts", DType::I32, flags.shape.clone());
+    for k in 0..flags.numel() {
+        counts.set_bits(k, u64::from(flags.get_bits(k) as u32 == 0));
+    }
+    Ok(vec![Expected {
+        tensor: "counts".into(),
+        values: counts,
+        tol: Tolerance::Exact,
+    }])
 }
 
 /// kernels/tiles/scan.tile: per row of x, the running sum and the running maximum. Exact.

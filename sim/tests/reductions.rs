@@ -318,3 +318,65 @@ fn scans_refuse_other_keywords() {
     assert!(c.is_none());
     assert!(d.iter().any(|d| d.message.contains("`backwards=`")), "{d:?}");
 }
+
+const CAS: &str = r#"
+kernel cas_semantics {
+  target sm_100a, sm_90a
+  num_warps 4
+  param a_ptr: ptr(i32)
+  param old_ptr: ptr(i32)
+  layout l = blocked([1], [32], [4], [0])
+  let k = arange(0, 8, l)
+  // a = [0, 10, 20, 30, 40, 50, 60, 70]: elements 0, 2, 4, 6 compare equal (k * 10) and are
+  // swapped to 100 + k; elements 1, 3, 5, 7 compare with k * 10 + 1 and stay.
+  let o = global.atomic cas, a_ptr, k, k + 100, compare=k * 10 + k % 2
+  global.store old_ptr, k, o
+  // A chain on a[0]: element j compares with 100 + j - 1 ... only element 1 matches (100 + 0
+  // was written above), element 2 then sees 7 and fails.
+  let c = global.atomic cas, a_ptr, k * 0, k * 0 + 7, compare=k + 99, mask=k < 3
+  global.store old_ptr, k + 8, c
+  launch {
+    grid = [1]
+    tensor a: i32[8] = linspace(0, 70)
+    tensor old: i32[16] = fill(77)
+    a_ptr = a
+    old_ptr = old
+    outputs = [a, old]
+  }
+}
+"#;
+
+/// `global.atomic cas`: the new value lands where the old one equals the compare value (hand
+/// computed), every element returns the old value, masked-off elements read 0 and touch
+/// nothing.
+#[test]
+fn compare_and_swap_stores_where_the_old_value_matches() {
+    let r = run(CAS, &[]);
+    assert_ok(CAS, &r);
+    let a: Vec<i64> = values(tensor(&r, "a")).iter().map(|&v| v as i64).collect();
+    let old: Vec<i64> = values(tensor(&r, "old")).iter().map(|&v| v as i64).collect();
+    assert_eq!(a, vec![7, 10, 102, 30, 104, 50, 106, 70]);
+    assert_eq!(&old[0..8], &[0, 10, 20, 30, 40, 50, 60, 70]);
+    // a[0] is 100 after the first cas: element 0 compares with 99 (no), element 1 with 100
+    // (swaps in 7), element 2 with 101 (no: it sees 7); elements 3.. are masked off.
+    assert_eq!(&old[8..16], &[100, 100, 7, 0, 0, 0, 0, 0]);
+}
+
+/// `cas` needs `compare=`, and only `cas` takes it.
+#[test]
+fn compare_is_required_by_cas_and_refused_elsewhere() {
+    for (from, to, msg) in [
+        (", compare=k * 10 + k % 2", "", "needs `compare=C`"),
+        (
+            "global.atomic cas, a_ptr, k, k + 100",
+            "global.atomic add, a_ptr, k, k + 100",
+            "only `cas` takes",
+        ),
+    ] {
+        let src = CAS.replacen(from, to, 1);
+        let k = bwsim_isa::parser::parse(&src).expect("parses");
+        let (c, d) = bwsim_isa::verify::verify(&k, &bwsim_isa::verify::VerifyOptions::default());
+        assert!(c.is_none(), "{from}");
+        assert!(d.iter().any(|d| d.message.contains(msg)), "{msg}: {d:?}");
+    }
+}

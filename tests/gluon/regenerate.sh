@@ -48,6 +48,8 @@ for t in sm_100a sm_90a; do
         --arg 'max_ptr=*i32' -D ROWS=8 -D COLS=128
     gen while_loop.$t $src/while_loop.py while_loop_kernel --target $t --num-warps 4 --arg 'x_ptr=*i32' \
         --arg 'out_ptr=*i32' --arg limit=i32 -D N=128
+    gen claims.$t $src/claims.py claims_kernel --target $t --num-warps 4 --arg 'flags_ptr=*i32' \
+        --arg 'counts_ptr=*i32' -D N=128
     gen reductions.$t $src/reductions.py reductions_kernel --target $t --num-warps 4 --arg 'x_ptr=*fp32' \
         --arg 'y_ptr=*i32' --arg 'vmax_ptr=*fp32' --arg 'imax_ptr=*i32' --arg 'vmin_ptr=*i32' --arg 'imin_ptr=*i32' \
         --arg 'sums_ptr=*fp32' --arg 'maxes_ptr=*i32' --arg 'tails_ptr=*i32' -D ROWS=8 -D COLS=64

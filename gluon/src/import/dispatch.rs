@@ -602,7 +602,7 @@ impl<'m> Cx<'m> {
                 self.unary_result(op, call(f, vec![a], span), &v[0].0, span)
             }
             "tt.atomic_rmw" => self.atomic_rmw(op, span),
-            "tt.atomic_cas" => Err(self.unsupported(op, "compare-and-swap is not supported (global.atomic has add, max, min, and, or, xor, xchg)")),
+            "tt.atomic_cas" => self.atomic_cas(op, span),
             "tt.extern_elementwise" => {
                 // libdevice calls (`libdevice.erf`, `fast_expf`, ...): those with a bwsim math
                 // function import as it (the fast forms as the exact function, as the simulator

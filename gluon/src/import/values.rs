@@ -349,6 +349,41 @@ impl<'m> Cx<'m> {
                 offsets,
                 value,
                 mask,
+                compare: None,
+            },
+            span,
+        );
+        self.bind(&r, Val::E(name_e(&n, span), ty));
+        Ok(())
+    }
+
+    /// `tt.atomic_cas SEM, SCOPE, %ptrs, %cmp, %val` → `global.atomic cas, ..., compare=`
+    /// (any ordering and scope, as for `tt.atomic_rmw`).
+    pub(super) fn atomic_cas(&mut self, op: &Op, span: Span) -> R<()> {
+        let v = self.n_operands(op, 3)?;
+        let Val::Ptr { base, offs, ty: pty } = self.get(&v[0].0, v[0].1)? else {
+            return Err(self.misuse(op, "the pointers are not derived from a pointer parameter"));
+        };
+        if !pty.is_tensor() {
+            return Err(self.misuse(op, "scalar atomics are not supported (use a tensor of pointers)"));
+        }
+        let offsets = match offs {
+            Some(o) => self.offsets_tile(o, &pty, span)?,
+            None => self.full(&int_tensor(&pty), int_e(0, span), span)?,
+        };
+        let compare = self.expr(&v[1].0, v[1].1)?;
+        let value = self.expr(&v[2].0, v[2].1)?;
+        let ty = self.result_type(op, 0)?;
+        let r = self.result(op, 0)?;
+        let n = self.let_op(
+            &r,
+            OpKind::GlobalAtomic {
+                op: name_e("cas", span),
+                ptr: name_e(&base, span),
+                offsets,
+                value,
+                mask: None,
+                compare: Some(compare),
             },
             span,
         );

@@ -33,7 +33,7 @@ pub fn default_tmem_block(shape: &[u32]) -> [u32; 2] {
 }
 
 /// The read-modify-write operations of `global.atomic`.
-pub const ATOMIC_OPS: [&str; 7] = ["add", "max", "min", "and", "or", "xor", "xchg"];
+pub const ATOMIC_OPS: [&str; 8] = ["add", "max", "min", "and", "or", "xor", "xchg", "cas"];
 
 /// Shared-memory layout of a buffer.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

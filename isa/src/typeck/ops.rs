@@ -628,6 +628,7 @@ impl<'k> Cx<'k> {
                 offsets,
                 value,
                 mask,
+                compare,
             } => {
                 let ok = matches!(&kind.kind, ExprKind::Name(n) if ATOMIC_OPS.contains(&n.as_str()));
                 if !ok {
@@ -677,6 +678,47 @@ impl<'k> Cx<'k> {
                 }
                 if let Some(m) = mask {
                     self.expr_inner(m)?;
+                }
+                let cas = matches!(&kind.kind, ExprKind::Name(n) if n == "cas");
+                match (cas, compare) {
+                    (true, None) => {
+                        return Err(e_type(
+                            op.span,
+                            "`global.atomic cas` needs `compare=C`, the value to compare with",
+                            "here",
+                        ))
+                    }
+                    (false, Some(c)) => {
+                        return Err(e_type(c.span, "only `cas` takes `compare=`", "here"));
+                    }
+                    (true, Some(c)) => {
+                        if dt == DType::F32 {
+                            return Err(e_type(
+                                ptr.span,
+                                "compare-and-swap on f32 elements is not supported (i32, u32, i64, u64)",
+                                "here",
+                            ));
+                        }
+                        let cshape = match self.expr_inner(c)? {
+                            Ty::Tile(t) if t.dtype != dt => {
+                                return Err(e_type(
+                                    c.span,
+                                    format!("a compare value of {} for ptr({dt})", t.dtype),
+                                    "element type mismatch",
+                                ))
+                            }
+                            Ty::Tile(t) => t.shape,
+                            _ => Vec::new(),
+                        };
+                        if broadcast_shapes(&off.shape, &cshape).as_deref() != Some(off.shape.as_slice()) {
+                            return Err(e_type(
+                                c.span,
+                                "the compare value does not broadcast to the offsets' shape",
+                                "here",
+                            ));
+                        }
+                    }
+                    (false, None) => {}
                 }
                 Ok(Some(Ty::Tile(TileTy {
                     dtype: dt,

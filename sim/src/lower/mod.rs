@@ -243,13 +243,15 @@ pub enum LOp {
         value: CExpr,
         mask: Option<CExpr>,
     },
-    /// `global.atomic`: `op` is one of [`bwsim_isa::typeck::ATOMIC_OPS`].
+    /// `global.atomic`: `op` is one of [`bwsim_isa::typeck::ATOMIC_OPS`]; `compare` is
+    /// `cas`'s compare value.
     GlobalAtomic {
         op: &'static str,
         ptr: CExpr,
         offsets: CExpr,
         value: CExpr,
         mask: Option<CExpr>,
+        compare: Option<CExpr>,
     },
 }
 
@@ -1257,6 +1259,7 @@ impl<'a, 'k> Lower<'a, 'k> {
                 offsets,
                 value,
                 mask,
+                compare,
             } => {
                 let ExprKind::Name(n) = &kind.kind else {
                     return Err(unsupported(kind.span, "an atomic operation is a name"));
@@ -1272,6 +1275,7 @@ impl<'a, 'k> Lower<'a, 'k> {
                     offsets: self.expr(offsets)?,
                     value: self.expr(value)?,
                     mask: self.opt(mask)?,
+                    compare: self.opt(compare)?,
                 }
             }
         };

@@ -900,6 +900,7 @@ impl<'p, 's> Machine<'p, 's> {
                 offsets,
                 value,
                 mask,
+                compare,
             } => {
                 let Value::Ptr(ti) = ev(ptr)? else {
                     return Err(Fault::unsupported("global.atomic needs a pointer"));
@@ -910,12 +911,17 @@ impl<'p, 's> Machine<'p, 's> {
                     Some(m) => Some(ev(m)?),
                     None => None,
                 };
+                let cmpv = match compare {
+                    Some(c) => Some(ev(c)?),
+                    None => None,
+                };
                 Ok(OpFlow::Value(global_atomic(
                     &mut self.global[ti as usize],
                     op,
                     &offs,
                     &val,
                     maskv.as_ref(),
+                    cmpv.as_ref(),
                 )?))
             }
         }

@@ -1403,11 +1403,13 @@ fn global_atomic(
     offs: &Value,
     val: &Value,
     mask: Option<&Value>,
+    compare: Option<&Value>,
 ) -> OpResult<Value> {
     let os = shape_of(offs);
     let vs = shape_of(val);
     let (bo, bv) = (BIndex::new(&os, &os), BIndex::new(&vs, &os));
     let bm = mask.map(|m| BIndex::new(&shape_of(m), &os));
+    let bc = compare.map(|c| BIndex::new(&shape_of(c), &os));
     let n: u64 = os.iter().map(|&x| x as u64).product();
     let dt = g.dtype;
     let mut old = vec![0u64; n as usize];
@@ -1447,7 +1449,17 @@ fn global_atomic(
                 }
             };
             let unsigned = matches!(dt, bwsim_isa::DType::U32 | bwsim_isa::DType::U64);
+            let cmp = match (compare, &bc) {
+                (Some(c), Some(b)) => Some(elem_bits(c, b.at(lin), dt)?),
+                _ => None,
+            };
             let r = match op {
+                // Compare-and-swap: the element's bits against the compare value's.
+                "cas" => match cmp {
+                    Some(c) if c & mask_bits == cur & mask_bits => x,
+                    Some(_) => cur,
+                    None => return Err(Fault::unsupported("`cas` without a compare value")),
+                },
                 "add" => cur.wrapping_add(x),
                 "max" if unsigned => cur.max(x),
                 "min" if unsigned => cur.min(x),

@@ -282,11 +282,15 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         &mut self,
         kind: &str,
         ptr: &Expr,
-        offsets: &Expr,
-        value: &Expr,
-        mask: Option<&Expr>,
+        a: AtomicArgs,
         span: Span,
     ) -> LResult<Tile> {
+        let AtomicArgs {
+            offsets,
+            value,
+            mask,
+            compare,
+        } = a;
         let op = "global.atomic";
         let (dt, base) = self.ptr_arg(ptr, op)?;
         let ty = match (kind, dt) {
@@ -300,12 +304,19 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             ("and" | "or" | "xor" | "xchg", d) if d.bits() == 32 && !d.is_float() => "b32",
             ("and" | "or" | "xor" | "xchg", d) if d.bits() == 64 && !d.is_float() => "b64",
             ("xchg", DType::F32) => "b32",
+            ("cas", d) if d.bits() == 32 && !d.is_float() => "b32",
+            ("cas", d) if d.bits() == 64 && !d.is_float() => "b64",
             _ => return Err(unsupported(op, span, format!("atomic `{kind}` on {dt} elements"))),
         };
         let ins = if kind == "xchg" { "exch" } else { kind };
         let mut vals = vec![self.expr(offsets)?, self.expr(value)?];
         if let Some(m) = mask {
             vals.push(self.expr(m)?);
+        }
+        // cas's compare value, last: aligned with the others, read as its own operand.
+        let with_compare = compare.is_some();
+        if let Some(c) = compare {
+            vals.push(self.expr(c)?);
         }
         let (ts, ll) = self.global_tiles(&vals, span)?;
         if self.unique_pred(&ll).is_some() {
@@ -315,13 +326,25 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 "an atomic over a layout that replicates elements across threads (give the offsets a layout with one owner per element)",
             ));
         }
-        let (off_ops, val_ops, mask_ops) = self.global_operands(&vals, &ts, &ll, dt, span)?;
+        let k = vals.len() - usize::from(with_compare);
+        let (off_ops, val_ops, mask_ops) = self.global_operands(&vals[..k], &ts[..k], &ll, dt, span)?;
+        let cmp_ops = if with_compare {
+            let n = ll.num_regs();
+            Some(self.global_operand(&vals[k], ts[k].as_ref(), dt, n, span)?)
+        } else {
+            None
+        };
         let out = self.fresh_tile(dt, ll.clone(), None, span)?;
         let class = dtype_class(dt).unwrap_or(RegClass::B32);
         let zero = self.elem_operand(&Val::Int(0), dt, span)?;
         for r in 0..off_ops.len() {
             let a = self.global_addr(base, &off_ops[r], dt.bytes());
             let v = self.reg_operand(&val_ops[r], class);
+            // `atom.cas` takes the compare value before the new one.
+            let v = match &cmp_ops {
+                Some(cs) => format!("{}, {v}", self.reg_operand(&cs[r], class)),
+                None => v.to_string(),
+            };
             let d = out.regs[r];
             match &mask_ops {
                 Some(ms) => {
@@ -375,4 +398,12 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         }
         Ok(())
     }
+}
+
+/// The element operands of a `global.atomic`: offsets, value, mask and `cas`'s compare value.
+pub(super) struct AtomicArgs<'a> {
+    pub offsets: &'a Expr,
+    pub value: &'a Expr,
+    pub mask: Option<&'a Expr>,
+    pub compare: Option<&'a Expr>,
 }

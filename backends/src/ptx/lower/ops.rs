@@ -493,12 +493,18 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 offsets,
                 value,
                 mask,
+                compare,
             } => {
                 let ExprKind::Name(k) = &kind.kind else {
                     return Err(invalid(name, kind.span, "an atomic operation is a name"));
                 };
-                self.global_atomic(k, ptr, offsets, value, mask.as_ref(), span)
-                    .map(|t| Some(Val::Tile(t)))
+                let args = super::memory::AtomicArgs {
+                    offsets,
+                    value,
+                    mask: mask.as_ref(),
+                    compare: compare.as_ref(),
+                };
+                self.global_atomic(k, ptr, args, span).map(|t| Some(Val::Tile(t)))
             }
             BarSync {} => {
                 self.part_barrier();
