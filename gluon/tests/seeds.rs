@@ -46,6 +46,8 @@ const FIXTURES: &[(&str, Target, bool)] = &[
     ("atomics", Target::Sm90a, false),
     ("scan", Target::Sm100a, false),
     ("scan", Target::Sm90a, false),
+    ("cp_async", Target::Sm100a, false),
+    ("cp_async", Target::Sm90a, false),
     ("matmul_pipelined", Target::Sm100a, true),
     ("matmul_pipelined", Target::Sm90a, true),
     ("persistent_matmul", Target::Sm100a, true),
@@ -348,6 +350,8 @@ seed_tests! {
     atomics_sm90: "atomics", Target::Sm90a;
     scan_sm100: "scan", Target::Sm100a;
     scan_sm90: "scan", Target::Sm90a;
+    cp_async_sm100: "cp_async", Target::Sm100a;
+    cp_async_sm90: "cp_async", Target::Sm90a;
     matmul_pipelined_sm100: "matmul_pipelined", Target::Sm100a;
     matmul_pipelined_sm90: "matmul_pipelined", Target::Sm90a;
     persistent_matmul_sm100: "persistent_matmul", Target::Sm100a;

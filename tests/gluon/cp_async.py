@@ -47,6 +47,7 @@ def cp_async_kernel(a_ptr, b_ptr, c_ptr, max_ptr, n_rows, n_cols, XBLOCK: gl.con
         cp.commit_group()
         if BUG != 'no_wait':
             cp.wait_group(NUM_BUFFERS - 1)
+        # BUG: no_wait (without the wait above, this reads a stage whose copies may still be landing)
         a = a_bufs.index(k % NUM_BUFFERS).load(layout)
         b = b_bufs.index(k % NUM_BUFFERS).load(layout)
         c = a + b

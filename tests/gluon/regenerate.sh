@@ -48,6 +48,10 @@ for t in sm_100a sm_90a; do
         --arg 'max_ptr=*i32' -D ROWS=8 -D COLS=128
     gen while_loop.$t $src/while_loop.py while_loop_kernel --target $t --num-warps 4 --arg 'x_ptr=*i32' \
         --arg 'out_ptr=*i32' --arg limit=i32 -D N=128
+    cp_args=(--num-warps 4 --arg 'a_ptr=*fp32' --arg 'b_ptr=*fp32' --arg 'c_ptr=*fp32' --arg 'max_ptr=*fp32'
+        --arg n_rows=i32 --arg n_cols=i32 -D XBLOCK=8 -D YBLOCK=64 -D NUM_BUFFERS=3)
+    gen cp_async.$t $src/cp_async.py cp_async_kernel --target $t "${cp_args[@]}"
+    gen bug_cp_async_no_wait.$t $src/cp_async.py cp_async_kernel --target $t "${cp_args[@]}" -D "BUG='no_wait'"
 done
 
 gen matmul_warp_specialized.sm_100a $src/warp_specialization.py matmul_warp_specialized_kernel --target sm_100a \

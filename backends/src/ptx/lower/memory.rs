@@ -283,7 +283,8 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 format!("cp.async.ca.shared.global {}, [{g}], {es}, {size}", addrs[r]),
             );
         }
-        self.part.all_dirty = true;
+        // No barrier is owed to the copies themselves: nothing may touch their bytes before
+        // a `cp.async.wait`, which marks the partition for one.
         Ok(())
     }
 
