@@ -363,8 +363,12 @@ seed_tests! {
     matmul_fused_gather_scatter_sm100: "matmul_fused_gather_scatter", Target::Sm100a;
 }
 
+/// Every fixture is compared with its twin here, or (a fixture without a bundled twin) run
+/// against its CPU reference by gluon/tests/corpus.rs.
 #[test]
 fn every_fixture_has_a_test() {
+    let corpus = std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/corpus.rs"))
+        .expect("tests/corpus.rs");
     for entry in std::fs::read_dir(fixture_dir()).expect("tests/gluon") {
         let name = entry.expect("entry").file_name().to_string_lossy().into_owned();
         let Some(stem) = name.strip_suffix(".ttgir") else {
@@ -376,9 +380,14 @@ fn every_fixture_has_a_test() {
         if stem.contains("bug") {
             continue;
         }
+        let variant = match target {
+            "sm_100a" => "Sm100a",
+            _ => "Sm90a",
+        };
         assert!(
-            FIXTURES.iter().any(|f| f.0 == stem && f.1.name() == target),
-            "{name} is not compared with its twin"
+            FIXTURES.iter().any(|f| f.0 == stem && f.1.name() == target)
+                || corpus.contains(&format!("\"{stem}\", Target::{variant};")),
+            "{name} is not compared with its twin nor run against its reference"
         );
     }
 }
