@@ -19,6 +19,10 @@
 //! | ping-pong attention: alpha announced before it is stored | `race` (tcgen05.st against the correction's tcgen05.ld) | - |
 //! | ping-pong attention: P @ V issued without waiting for P | `race` (tcgen05.st against the MMA's read of P) | - |
 //!
+//! | cp.async pipeline: a stage read without `wait_group` | `read-before-complete` | - |
+//!
+//! The cp.async bug is planted in tests/gluon/cp_async.py (`BUG='no_wait'`), the tutorial
+//! 03-shaped pipeline whose correct variant is the bundled `cp_async` kernel's twin.
 //! The attention bugs are planted in tests/gluon/attention.py (`BUG=...`), the Blackwell
 //! attention forward whose correct variant is the bundled kernel's twin, and in
 //! tests/gluon/attention_pingpong.py (tutorial 01-attention-forward's structure), whose correct
@@ -686,5 +690,60 @@ fn pingpong_attention_bugs_are_reported_at_the_python_lines() {
             "{bug}: no race at attention_pingpong.py:{line}:\n{}",
             render(&e, &file)
         );
+    }
+}
+
+/// A cp.async stage read without the `wait_group` that retires its copies: a
+/// `read-before-complete` (with `uninit-read` where the first copies had not landed), each
+/// one's read a stage load (the one after `# BUG: no_wait` among them) and its write one of the
+/// file's `async_copy_global_to_shared` lines; the correct pipeline checks clean.
+#[test]
+fn cp_async_without_wait_reads_before_complete_at_the_python_lines() {
+    let py = std::fs::read_to_string(format!("{DIR}/cp_async.py")).expect("cp_async.py");
+    let numbered: Vec<(usize, &str)> = py.lines().enumerate().map(|(i, l)| (i + 1, l)).collect();
+    let read = numbered
+        .iter()
+        .find(|(_, l)| l.contains("# BUG: no_wait"))
+        .map(|(i, _)| i + 1)
+        .expect("a `# BUG: no_wait` comment");
+    let copies: BTreeSet<usize> = numbered
+        .iter()
+        .filter(|(_, l)| l.contains("cp.async_copy_global_to_shared("))
+        .map(|(i, _)| *i)
+        .collect();
+    let loads: BTreeSet<usize> = numbered
+        .iter()
+        .filter(|(_, l)| l.contains("_bufs.index(k % NUM_BUFFERS).load("))
+        .map(|(i, _)| *i)
+        .collect();
+    assert!(loads.contains(&read), "line {read} is not a stage load");
+    for (target, t) in both_targets() {
+        let (e, file) = check_fixture(&format!("bug_cp_async_no_wait.{t}"), target);
+        // Where the copy has not landed by the read, the bytes were never written either.
+        let codes = error_codes(&e);
+        assert!(codes.contains("read-before-complete"), "{t}: {codes:?}");
+        assert!(
+            codes
+                .iter()
+                .all(|c| c == "read-before-complete" || c == "uninit-read"),
+            "{t}: {codes:?}"
+        );
+        let mut primaries = BTreeSet::new();
+        for f in findings(&e, "read-before-complete", &file) {
+            let p = places(&f.diagnostic, &file);
+            assert!(p.iter().all(|(n, _)| n.ends_with("cp_async.py")), "{p:?}");
+            assert!(
+                loads.contains(&p[0].1),
+                "{t}: the primary label is a stage's load: {p:?}"
+            );
+            assert!(p[1..].iter().any(|(_, l)| copies.contains(l)), "{t}: {p:?}");
+            primaries.insert(p[0].1);
+        }
+        assert!(
+            primaries.contains(&read),
+            "{t}: nothing at line {read}: {primaries:?}"
+        );
+        let (e, file) = check_fixture(&format!("cp_async.{t}"), target);
+        assert!(e.findings.is_empty(), "{t}:\n{}", render(&e, &file));
     }
 }

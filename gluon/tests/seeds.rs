@@ -46,6 +46,8 @@ const FIXTURES: &[(&str, Target, bool)] = &[
     ("atomics", Target::Sm90a, false),
     ("scan", Target::Sm100a, false),
     ("scan", Target::Sm90a, false),
+    ("cp_async", Target::Sm100a, false),
+    ("cp_async", Target::Sm90a, false),
     ("matmul_pipelined", Target::Sm100a, true),
     ("matmul_pipelined", Target::Sm90a, true),
     ("persistent_matmul", Target::Sm100a, true),
@@ -55,20 +57,6 @@ const FIXTURES: &[(&str, Target, bool)] = &[
     ("matmul_warp_specialized", Target::Sm100a, true),
     ("matmul_accumulate", Target::Sm100a, true),
     ("matmul_fused_gather_scatter", Target::Sm100a, true),
-];
-
-/// Fixtures with no `.tile` twin (kernels in the structure of a Gluon tutorial that bwsim does
-/// not bundle): each runs from its sidecar's launch and matches the CPU reference of its
-/// kernel's name, and checks clean. (fixture stem, target, heavy)
-const REFERENCE_ONLY: &[(&str, Target, bool)] = &[
-    ("attention_pingpong", Target::Sm100a, true),
-    ("attention_m64", Target::Sm100a, true),
-    ("per_thread", Target::Sm100a, false),
-    ("per_thread", Target::Sm90a, false),
-    ("reductions", Target::Sm100a, false),
-    ("reductions", Target::Sm90a, false),
-    ("claims", Target::Sm100a, false),
-    ("claims", Target::Sm90a, false),
 ];
 
 fn fixture_dir() -> PathBuf {
@@ -122,7 +110,6 @@ fn env_schedules() -> Option<u64> {
 
 fn heavy(stem: &str, target: Target) -> bool {
     FIXTURES.iter().any(|f| f.0 == stem && f.1 == target && f.2)
-        || REFERENCE_ONLY.iter().any(|f| f.0 == stem && f.1 == target && f.2)
 }
 
 /// Smaller launch shapes for the runs (twin constants that only size the launch).
@@ -325,74 +312,6 @@ fn checks_clean(stem: &str, target: Target) {
     );
 }
 
-/// A fixture without a twin: its sidecar's launch, run over a few schedules, matches the CPU
-/// reference of the kernel's name every time (the same inputs for every schedule).
-fn matches_reference(stem: &str, target: Target) {
-    let (imported, isrc) = import(stem, target);
-    let ci = check(&imported, target, &isrc, &[]);
-    let iplan = plan(&ci, &isrc);
-    let inputs = launch::materialize(&iplan, 1000).expect("within the memory limit");
-    let expected = bwsim_kernels::reference::reference(&imported.name.name, &iplan, &inputs)
-        .unwrap_or_else(|| panic!("{stem}: no CPU reference for `{}`", imported.name.name))
-        .expect("reference inputs");
-    for seed in 0..env_schedules().unwrap_or(2) {
-        let opts = RunOptions {
-            seed,
-            trace: false,
-            ..RunOptions::default()
-        };
-        let r = bwsim_sim::run(&ci, &iplan, inputs.clone(), &opts);
-        assert_eq!(
-            r.outcome,
-            Outcome::Completed,
-            "{stem}, seed {seed}:\n{}",
-            diag::render(&r.diagnostics, &isrc)
-        );
-        assert!(
-            r.diagnostics.is_empty(),
-            "{stem}, seed {seed}:\n{}",
-            diag::render(&r.diagnostics, &isrc)
-        );
-        for e in &expected {
-            let cmp = bwsim_kernels::reference::compare(r.tensor(&e.tensor).expect("output"), e);
-            assert!(
-                cmp.passed(),
-                "{stem} ({}), seed {seed}, against the CPU reference: {cmp:?}",
-                target.name()
-            );
-        }
-    }
-}
-
-macro_rules! reference_tests {
-    ($($name:ident: $stem:literal, $target:expr;)*) => {$(
-        mod $name {
-            use super::*;
-
-            #[test]
-            fn matches_the_reference() {
-                matches_reference($stem, $target);
-            }
-
-            #[test]
-            fn checks_clean() {
-                super::checks_clean($stem, $target);
-            }
-        }
-    )*};
-}
-
-reference_tests! {
-    attention_pingpong_sm100: "attention_pingpong", Target::Sm100a;
-    attention_m64_sm100: "attention_m64", Target::Sm100a;
-    per_thread_sm100: "per_thread", Target::Sm100a;
-    per_thread_sm90: "per_thread", Target::Sm90a;
-    reductions_sm100: "reductions", Target::Sm100a;
-    reductions_sm90: "reductions", Target::Sm90a;
-    claims_sm100: "claims", Target::Sm100a;
-    claims_sm90: "claims", Target::Sm90a;
-}
-
 macro_rules! seed_tests {
     ($($name:ident: $stem:literal, $target:expr;)*) => {$(
         mod $name {
@@ -431,6 +350,8 @@ seed_tests! {
     atomics_sm90: "atomics", Target::Sm90a;
     scan_sm100: "scan", Target::Sm100a;
     scan_sm90: "scan", Target::Sm90a;
+    cp_async_sm100: "cp_async", Target::Sm100a;
+    cp_async_sm90: "cp_async", Target::Sm90a;
     matmul_pipelined_sm100: "matmul_pipelined", Target::Sm100a;
     matmul_pipelined_sm90: "matmul_pipelined", Target::Sm90a;
     persistent_matmul_sm100: "persistent_matmul", Target::Sm100a;
@@ -442,8 +363,12 @@ seed_tests! {
     matmul_fused_gather_scatter_sm100: "matmul_fused_gather_scatter", Target::Sm100a;
 }
 
+/// Every fixture is compared with its twin here, or (a fixture without a bundled twin) run
+/// against its CPU reference by gluon/tests/corpus.rs.
 #[test]
 fn every_fixture_has_a_test() {
+    let corpus = std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/corpus.rs"))
+        .expect("tests/corpus.rs");
     for entry in std::fs::read_dir(fixture_dir()).expect("tests/gluon") {
         let name = entry.expect("entry").file_name().to_string_lossy().into_owned();
         let Some(stem) = name.strip_suffix(".ttgir") else {
@@ -455,10 +380,14 @@ fn every_fixture_has_a_test() {
         if stem.contains("bug") {
             continue;
         }
+        let variant = match target {
+            "sm_100a" => "Sm100a",
+            _ => "Sm90a",
+        };
         assert!(
             FIXTURES.iter().any(|f| f.0 == stem && f.1.name() == target)
-                || REFERENCE_ONLY.iter().any(|f| f.0 == stem && f.1.name() == target),
-            "{name} is neither compared with its twin nor with a reference"
+                || corpus.contains(&format!("\"{stem}\", Target::{variant}")),
+            "{name} is not compared with its twin nor run against its reference"
         );
     }
 }

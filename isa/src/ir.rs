@@ -399,6 +399,17 @@ define_ops! {
     /// `global.atomic cas, PTR, OFFSETS, VALUE, compare=C` stores VALUE where the old value
     /// equals C (compare-and-swap).
     GlobalAtomic = "global.atomic" (op, ptr, offsets, value; mask, compare),
+    /// `cp.async DST, PTR, OFFSETS[, mask=M]`: each thread copies its elements of the global
+    /// tensor at PTR + OFFSETS into the same positions of the shared view DST, asynchronously
+    /// (`cp.async`); masked elements are written as zeros. The copies join the partition's open
+    /// group; they are visible once a `cp.async.wait` retires that group.
+    CpAsync = "cp.async" (dst, ptr, offsets; mask),
+    /// `cp.async.commit`: close the partition's open group of `cp.async` copies
+    /// (`cp.async.commit_group`).
+    CpAsyncCommit = "cp.async.commit" (;),
+    /// `cp.async.wait N`: wait until at most N committed groups of the partition are in flight
+    /// (`cp.async.wait_group N`); the older groups' copies are then visible to the partition.
+    CpAsyncWait = "cp.async.wait" (pendings;),
     /// `bar.sync`: all warps of the CTA (or of the partition, inside `warp_specialize`).
     BarSync = "bar.sync" (;),
     /// `cluster.sync`: `barrier.cluster.arrive.release` + `barrier.cluster.wait.acquire`: every

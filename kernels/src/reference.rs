@@ -211,7 +211,8 @@ pub fn reference(
         "matmul_accumulate" => matmul_accumulate(plan, inputs),
         "matmul_fused_gather_scatter" => fused_gather_scatter(plan, inputs),
         "gemm_async" | "tcgen05_mma_tile" => gemm_async(plan, inputs),
-        "tma_roundtrip" => identity(plan, inputs),
+        "tma_roundtrip" | "copy_1d_kernel" | "copy_2d_kernel" => identity(plan, inputs),
+        "wgmma_matmul_kernel" => matmul(plan, inputs),
         "gather_rows" => gather(plan, inputs),
         "softmax" | "softmax_kernel" => softmax(plan, inputs),
         "tile_math" => tile_math(plan, inputs),
@@ -224,6 +225,7 @@ pub fn reference(
         "while_loop" | "while_loop_kernel" => while_loop(plan, inputs),
         "atomics" | "atomics_kernel" => atomics(plan, inputs),
         "scan" | "scan_kernel" => scan(plan, inputs),
+        "cp_async" | "cp_async_kernel" => cp_async(plan, inputs),
         _ => return None,
     };
     Some(r)
@@ -599,6 +601,41 @@ fn atomics(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, St
         tol: Tolerance::Exact,
     };
     Ok(vec![exact("hist", h), exact("sums", s), exact("maxes", m)])
+}
+
+/// kernels/tiles/cp_async.tile: c = a + b over the [n_rows, n_cols] f32 inputs (one f32
+/// addition per element), and maxes[r] = the largest element of row r of c for r < n_rows (the
+/// entries past n_rows keep their initial values). Exact: a maximum does not depend on order.
+fn cp_async(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+    let (a, b) = (tensor(plan, inputs, "a")?, tensor(plan, inputs, "b")?);
+    let maxes = tensor(plan, inputs, "maxes")?;
+    if (a.dtype, b.dtype, maxes.dtype) != (DType::F32, DType::F32, DType::F32) || a.shape.len() != 2 {
+        return Err("cp_async takes f32 [rows, cols] inputs a and b and f32 maxes".into());
+    }
+    let n_rows = int_arg(plan, "n_rows")? as u64;
+    let n_cols = int_arg(plan, "n_cols")? as u64;
+    if a.shape != b.shape || n_rows * n_cols > a.numel() || maxes.numel() < n_rows {
+        return Err("cp_async: n_rows x n_cols exceeds the inputs, or maxes is short".into());
+    }
+    let f = |t: &HostTensor, i: u64| f32::from_bits(t.get_bits(i) as u32);
+    let mut c = HostTensor::zeros("c", DType::F32, a.shape.clone());
+    let mut m = maxes.clone();
+    for r in 0..n_rows {
+        let mut best = f32::NEG_INFINITY;
+        for j in 0..n_cols {
+            let i = r * n_cols + j;
+            let v = f(a, i) + f(b, i);
+            c.set_bits(i, v.to_bits() as u64);
+            best = best.max(v);
+        }
+        m.set_bits(r, best.to_bits() as u64);
+    }
+    let exact = |name: &str, values: HostTensor| Expected {
+        tensor: name.into(),
+        values,
+        tol: Tolerance::Exact,
+    };
+    Ok(vec![exact("c", c), exact("maxes", m)])
 }
 
 /// kernels/tiles/while_loop.tile: program p adds the sum of n, 3n, 9n, ... below `limit`

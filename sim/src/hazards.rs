@@ -13,6 +13,9 @@
 //!   "see" copies that completed on another);
 //! - the TMA stores of each partition (observed by that partition's `tma.store_wait`);
 //! - the wgmma groups of each partition (observed by its `wgmma.wait`);
+//! - the `cp.async` groups of each partition (observed by its `cp.async.wait`): a copy of
+//!   group g writes at component time g, and a wait that retires groups up to g raises the
+//!   partition's view of the component to g;
 //! - the tensor pipe (in order: one component, whose clock accumulates every op it runs).
 //!
 //! `bar.sync` synchronises the warps of one partition, which the simulator runs as a single
@@ -44,6 +47,8 @@ pub enum Comp {
     Store(u32),
     /// The wgmma groups of a partition.
     Wgmma(u32),
+    /// The `cp.async` groups of a partition.
+    CpAsync(u32),
     /// The tensor pipe.
     Pipe,
 }
@@ -431,6 +436,39 @@ impl CtaHb {
         found
     }
 
+    /// A `cp.async` of partition `a`'s group `group` (counting from 1), issued as async op
+    /// `op`, lands its elements: the writes are checked at the component time `group`, with
+    /// what the partition knew at the issue. cp.async is a generic-proxy access (no proxy
+    /// fence orders it), only its completion is asynchronous.
+    pub fn cp_async_land(
+        &mut self,
+        op: u32,
+        a: u32,
+        group: u32,
+        addrs: &[(u32, u32)],
+        bits: u32,
+    ) -> Option<Hazard> {
+        let id = self.comp(Comp::CpAsync(a));
+        let mut clock = self.ops.get(op as usize)?.clock.clone();
+        clock.raise(id, group);
+        let rec = Rec {
+            time: group,
+            op: ASYNC_OP | op,
+            agent: id,
+            proxy: Proxy::Generic,
+            kind: Kind::Write,
+        };
+        self.smem_access(addrs, bits, rec, &clock)
+    }
+
+    /// `cp.async.wait` passed in partition `a` with its groups up to `retired` complete.
+    pub fn cp_async_wait(&mut self, a: usize, retired: u32) {
+        let id = self.comp(Comp::CpAsync(a as u32));
+        if let Some(p) = self.parts.get_mut(a) {
+            p.clock.raise(id, retired);
+        }
+    }
+
     /// `wgmma.wait` passed in partition `a` with `retired` of its wgmma groups complete.
     pub fn wgmma_wait(&mut self, a: usize, retired: u32) {
         let Some(&id) = self.index.get(&Comp::Wgmma(a as u32)) else {
@@ -666,6 +704,7 @@ impl CtaHb {
             Some(Comp::TmaBar(b)) => format!("cta{cta}.tma (copies completing on `{}`)", prog.mbar_name(*b)),
             Some(Comp::Store(p)) => format!("cta{cta}.tma (stores of {})", part_name(*p)),
             Some(Comp::Wgmma(p)) => format!("the wgmma groups of {}", part_name(*p)),
+            Some(Comp::CpAsync(p)) => format!("the cp.async groups of {}", part_name(*p)),
             Some(Comp::Pipe) => format!("cta{cta}.tc (the tensor pipe)"),
             None => format!("cta{cta}.agent{id}"),
         }
@@ -801,6 +840,9 @@ impl CtaHb {
                     Some(IKind::Op { name, .. }) if name.starts_with("tcgen05") => format!(
                         "wait on the mbarrier of a `tcgen05.commit` issued after the `{fo}` before the `{so}`"
                     ),
+                    Some(IKind::Op { name: "cp.async", .. }) => format!(
+                        "commit the `{fo}` with `cp.async.commit` and retire its group with `cp.async.wait` before the `{so}`"
+                    ),
                     _ => format!("wait on the mbarrier that counts the `{fo}`'s bytes (in the phase it completes) before the `{so}`"),
                 },
             ),
@@ -811,6 +853,7 @@ impl CtaHb {
                         "wait with `tma.store_wait` until the `{fo}` has read its source before the `{so}`"
                     ),
                     "wgmma" => format!("retire the `wgmma` with `wgmma.wait` before the `{so}`"),
+                    "cp.async" => format!("retire the `cp.async`'s group with `cp.async.wait` before the `{so}`"),
                     n if n.starts_with("tcgen05") => format!(
                         "commit the `{fo}` with `tcgen05.commit` and wait on that barrier before the `{so}`"
                     ),

@@ -28,6 +28,8 @@ pub enum AsyncKind {
     Commit,
     /// A wgmma group.
     Wgmma,
+    /// One `cp.async` (a tile of element copies) landing in shared memory.
+    CpAsync,
 }
 
 /// Who may step: a CTA slot and an agent within it.
@@ -64,6 +66,7 @@ pub struct Latencies {
     pub cp: (u64, u64),
     pub commit: (u64, u64),
     pub wgmma: (u64, u64),
+    pub cp_async: (u64, u64),
 }
 
 impl Default for Latencies {
@@ -76,6 +79,7 @@ impl Default for Latencies {
             cp: (10, 100),
             commit: (1, 20),
             wgmma: (20, 300),
+            cp_async: (10, 300),
         }
     }
 }
@@ -90,6 +94,7 @@ impl Latencies {
             AsyncKind::Cp => self.cp,
             AsyncKind::Commit => self.commit,
             AsyncKind::Wgmma => self.wgmma,
+            AsyncKind::CpAsync => self.cp_async,
         }
     }
 }

@@ -811,3 +811,35 @@ fn calibration_kernels_measure_what_the_fit_assumes() {
     };
     assert_eq!(s(400) - s(200), 200.0 * 256.0);
 }
+
+#[test]
+fn cp_async_stages_in_flight_hide_the_global_round_trip() {
+    // The cp_async kernel reads one stage per step after `cp.async.wait NUM_BUFFERS - 1`:
+    // with one buffer every step waits out its own copies' global round trip; with B buffers B
+    // groups are in flight while a step waits, so a latency-bound step costs about 1/B of it.
+    // 64 column blocks, one CTA per SM: latency, not bandwidth, binds.
+    let src = kernel("cp_async");
+    let cycles = |b: i64| {
+        time(
+            &src,
+            &[("NUM_BUFFERS", b), ("N_COLS", 4096), ("N_ROWS", 8)],
+            &H100,
+        )
+        .report
+        .cycles
+    };
+    let one = cycles(1);
+    let mut last = one;
+    for b in 2..=4 {
+        let c = cycles(b);
+        assert!(c < last, "{b} buffers: {c} cycles, not below {last}");
+        assert!(
+            one / c > 0.8 * b as f64,
+            "{b} buffers: {one} / {c} below {}",
+            0.8 * b as f64
+        );
+        last = c;
+    }
+    // Each serial step pays at least the chip's global latency.
+    assert!(one >= 64.0 * H100.global_latency, "{one}");
+}

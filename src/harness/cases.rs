@@ -630,6 +630,19 @@ pub fn all() -> Vec<Case> {
     v.push(bundled("scan", &["COLS=32"], BOTH, Check::Exact));
     v.push(bundled("scan", &["COLS=256"], BOTH, Check::Exact));
     v.push(bundled("atomics", &["BINS=3", "N=5000"], BOTH, Check::Exact));
+    v.push(bundled("cp_async", &[], BOTH, Check::Exact));
+    v.push(bundled(
+        "cp_async",
+        &["NUM_BUFFERS=2", "N_COLS=1000"],
+        BOTH,
+        Check::Exact,
+    ));
+    v.push(bundled(
+        "cp_async",
+        &["NUM_BUFFERS=4", "N_COLS=64"],
+        BOTH,
+        Check::Exact,
+    ));
 
     // Planted faults: both the simulator and the GPU must trap with the same error.
     const II: &str = "CUDA_ERROR_ILLEGAL_INSTRUCTION";

@@ -56,7 +56,25 @@ for t in sm_100a sm_90a; do
     gen per_thread.$t $src/per_thread.py per_thread_kernel --target $t --num-warps 4 --arg 'x_ptr=*fp32' \
         --arg 'sums_ptr=*fp32' --arg 'centered_ptr=*fp32' --arg 'deq_ptr=*fp32' --arg xnumel=i32 -D XBLOCK=32 \
         -D YBLOCK=32
+    cp_args=(--num-warps 4 --arg 'a_ptr=*fp32' --arg 'b_ptr=*fp32' --arg 'c_ptr=*fp32' --arg 'max_ptr=*fp32'
+        --arg n_rows=i32 --arg n_cols=i32 -D XBLOCK=8 -D YBLOCK=64 -D NUM_BUFFERS=3)
+    gen cp_async.$t $src/cp_async.py cp_async_kernel --target $t "${cp_args[@]}"
+    gen bug_cp_async_no_wait.$t $src/cp_async.py cp_async_kernel --target $t "${cp_args[@]}" -D "BUG='no_wait'"
+    # Copies with different register layouts (tutorials 01 and 02).
+    c1=(--num-warps 4 --arg 'in_ptr=*fp32' --arg 'out_ptr=*fp32' --arg numel=i32 -D XBLOCK=1024)
+    gen copy_1d_scalar.$t $src/layouts.py copy_1d_kernel --target $t "${c1[@]}" \
+        -D 'layout=gl.BlockedLayout([1], [32], [4], [0])'
+    gen copy_1d_vector.$t $src/layouts.py copy_1d_kernel --target $t "${c1[@]}" \
+        -D 'layout=gl.BlockedLayout([4], [32], [4], [0])'
+    c2=(--num-warps 4 --arg 'in_ptr=*fp32' --arg 'out_ptr=*fp32' --arg xnumel=i32 --arg ynumel=i32
+        -D XBLOCK=32 -D YBLOCK=64)
+    gen copy_2d_rows.$t $src/layouts.py copy_2d_kernel --target $t "${c2[@]}" \
+        -D 'layout=gl.BlockedLayout([1, 4], [4, 8], [4, 1], [1, 0])'
+    gen copy_2d_cols.$t $src/layouts.py copy_2d_kernel --target $t "${c2[@]}" \
+        -D 'layout=gl.BlockedLayout([4, 1], [8, 4], [1, 4], [0, 1])'
 done
+gen wgmma_matmul.sm_90a $src/wgmma_matmul.py wgmma_matmul_kernel --target sm_90a --num-warps 4 \
+    --arg 'a_desc=desc<fp16[64, 64]>' --arg 'b_desc=desc<fp16[64, 128]>' --arg 'c_desc=desc<fp16[64, 128]>' --arg K=i32
 
 gen matmul_warp_specialized.sm_100a $src/warp_specialization.py matmul_warp_specialized_kernel --target sm_100a \
     --num-warps 4 --arg 'a_desc=desc<fp16[128, 64]>' --arg 'b_desc=desc<fp16[64, 256]>' \

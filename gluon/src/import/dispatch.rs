@@ -570,6 +570,15 @@ impl<'m> Cx<'m> {
                 self.op_stmt(OpKind::BarSync {}, span);
                 Ok(())
             }
+            "ttg.async_copy_global_to_local" => self.async_copy(op, span),
+            "ttg.async_commit_group" => {
+                self.op_stmt(OpKind::CpAsyncCommit {}, span);
+                for r in &op.results {
+                    self.bind(r, Val::Token);
+                }
+                Ok(())
+            }
+            "ttg.async_wait" => self.async_wait(op, span),
             "ttng.async_tma_copy_global_to_local" | "ttng.async_tma_gather" => self.tma_load(op, span),
             "ttng.async_tma_copy_local_to_global" | "ttng.async_tma_scatter" => self.tma_store(op, span),
             "ttng.async_tma_store_wait" => {

@@ -107,6 +107,101 @@ impl<'m> Cx<'m> {
         Ok(())
     }
 
+    /// `ttg.async_copy_global_to_local %ptrs, %dst [mask %m] [other %o]` (Gluon's
+    /// `async_copy_global_to_shared`) → `cp.async DST, PTR, OFFSETS[, mask=M]`. Masked elements
+    /// are written as zeros (cp.async's zero fill), so an `other` must be zero. Cache and
+    /// eviction hints do not change what is copied; the result is an async token.
+    pub(super) fn async_copy(&mut self, op: &Op, span: Span) -> R<()> {
+        let mut c = Cursor::new(self.operand_toks(op), op.span);
+        let (mut pos, mut mask, mut other) = (Vec::new(), None, None);
+        let mut key: Option<String> = None;
+        while !c.at_end() {
+            match c.peek().clone() {
+                Tok::Value(n) => {
+                    let s = c.span();
+                    c.bump();
+                    match key.take().as_deref() {
+                        Some("mask") => mask = Some((n, s)),
+                        Some("other") => other = Some((n, s)),
+                        _ => pos.push((n, s)),
+                    }
+                }
+                Tok::Ident(w) => {
+                    key = Some(w);
+                    c.bump();
+                }
+                Tok::Punct("{") => c.skip_item(),
+                _ => {
+                    c.bump();
+                }
+            }
+        }
+        let [(p, ps), (d, ds)] = <[(String, Span); 2]>::try_from(pos)
+            .map_err(|_| self.misuse(op, "expects a pointer tensor and a shared-memory destination"))?;
+        let Val::Ptr { base, offs, ty: pty } = self.get(&p, ps)? else {
+            return Err(self.misuse(op, "the pointers are not derived from a pointer parameter"));
+        };
+        if !pty.is_tensor() {
+            return Err(self.misuse(op, "the source must be a tensor of pointers"));
+        }
+        if let Some((o, os)) = &other {
+            let zero = match self.get(o, *os)? {
+                Val::Splat(e, _) => {
+                    matches!(e.kind, ExprKind::Int(0)) || matches!(e.kind, ExprKind::Float(x) if x == 0.0)
+                }
+                _ => false,
+            };
+            if !zero {
+                return Err(self.unsupported(
+                    op,
+                    "an `other` value that is not zero (cp.async writes zeros where the mask is false)",
+                ));
+            }
+        }
+        let offsets = match offs {
+            Some(o) => self.offsets_tile(o, &pty, span)?,
+            None => self.full(&int_tensor(&pty), int_e(0, span), span)?,
+        };
+        let dst = self.expr(&d, ds)?;
+        let mask = match mask {
+            Some((n, s)) => Some(self.math_operand(&n, s)?),
+            None => None,
+        };
+        self.op_stmt(
+            OpKind::CpAsync {
+                dst,
+                ptr: name_e(&base, span),
+                offsets,
+                mask,
+            },
+            span,
+        );
+        for r in &op.results {
+            self.bind(r, Val::Token);
+        }
+        Ok(())
+    }
+
+    /// `ttg.async_wait {num = N}` (Gluon's `wait_group(N)`; its token operands order nothing
+    /// more) → `cp.async.wait N`.
+    pub(super) fn async_wait(&mut self, op: &Op, span: Span) -> R<()> {
+        let n = self
+            .attr_dict(op)?
+            .get("num")
+            .and_then(|x| x.as_int())
+            .ok_or_else(|| self.misuse(op, "needs `num`"))?;
+        self.op_stmt(
+            OpKind::CpAsyncWait {
+                pendings: int_e(n, span),
+            },
+            span,
+        );
+        for r in &op.results {
+            self.bind(r, Val::Token);
+        }
+        Ok(())
+    }
+
     pub(super) fn local_alloc(&mut self, op: &Op, span: Span) -> R<()> {
         let ty = self.result_type(op, 0)?;
         let Type::MemDesc {

@@ -622,6 +622,51 @@ impl<'k> Cx<'k> {
                 }
                 Ok(None)
             }
+            CpAsync {
+                dst,
+                ptr,
+                offsets,
+                mask,
+            } => {
+                let s = self.expect_smem(dst, "cp.async's destination")?;
+                let dt = match self.expr_inner(ptr)? {
+                    Ty::Ptr(d) => d,
+                    t => {
+                        return Err(e_type(
+                            ptr.span,
+                            format!("cp.async needs a ptr parameter, found {}", t.describe()),
+                            "not a pointer",
+                        ))
+                    }
+                };
+                if dt != s.dtype {
+                    return Err(e_type(
+                        op.span,
+                        format!("copying ptr({dt}) elements into smem<{}>", s.dtype),
+                        "element type mismatch",
+                    ));
+                }
+                let off = self.tile_arg(offsets, "the offsets")?;
+                if !off.dtype.is_int() || off.shape != s.shape {
+                    return Err(e_type(
+                        offsets.span,
+                        format!(
+                            "the offsets must be an integer tile of the destination's shape {:?}, found tile<{}{:?}>",
+                            s.shape, off.dtype, off.shape
+                        ),
+                        "here",
+                    ));
+                }
+                if let Some(m) = mask {
+                    self.expr_inner(m)?;
+                }
+                Ok(None)
+            }
+            CpAsyncCommit {} => Ok(None),
+            CpAsyncWait { pendings } => {
+                self.checked.consts.int(pendings)?;
+                Ok(None)
+            }
             GlobalAtomic {
                 op: kind,
                 ptr,

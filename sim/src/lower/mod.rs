@@ -243,6 +243,17 @@ pub enum LOp {
         value: CExpr,
         mask: Option<CExpr>,
     },
+    /// `cp.async`: asynchronous element copies from global into shared memory.
+    CpAsync {
+        dst: CExpr,
+        ptr: CExpr,
+        offsets: CExpr,
+        mask: Option<CExpr>,
+    },
+    CpAsyncCommit,
+    CpAsyncWait {
+        pendings: u32,
+    },
     /// `global.atomic`: `op` is one of [`bwsim_isa::typeck::ATOMIC_OPS`]; `compare` is
     /// `cas`'s compare value.
     GlobalAtomic {
@@ -1252,6 +1263,21 @@ impl<'a, 'k> Lower<'a, 'k> {
                 offsets: self.expr(offsets)?,
                 value: self.expr(value)?,
                 mask: self.opt(mask)?,
+            },
+            K::CpAsync {
+                dst,
+                ptr,
+                offsets,
+                mask,
+            } => LOp::CpAsync {
+                dst: self.expr(dst)?,
+                ptr: self.expr(ptr)?,
+                offsets: self.expr(offsets)?,
+                mask: self.opt(mask)?,
+            },
+            K::CpAsyncCommit {} => LOp::CpAsyncCommit,
+            K::CpAsyncWait { pendings } => LOp::CpAsyncWait {
+                pendings: u32::try_from(self.const_int(pendings)?).unwrap_or(0),
             },
             K::GlobalAtomic {
                 op: kind,

@@ -13,6 +13,7 @@ impl<'p, 's> Machine<'p, 's> {
             EvKind::StoreRead { op } => self.fire_store_read(s, op),
             EvKind::StoreWrite { op } => self.fire_store_write(s, op),
             EvKind::PipeDone => self.fire_pipe(s),
+            EvKind::CpAsyncLand(land) => self.fire_cp_async(s, *land),
             EvKind::WgmmaDone { agent, id } => {
                 let c = self.cta(s);
                 let cta_id = c.id;
@@ -27,6 +28,45 @@ impl<'p, 's> Machine<'p, 's> {
                 Ok(())
             }
         }
+    }
+
+    /// A `cp.async` lands: its elements are written to shared memory (and checked), and its
+    /// group has one copy fewer in flight.
+    fn fire_cp_async(&mut self, s: usize, land: CpLand) -> Result<(), Stop> {
+        let cta_id = self.cta(s).id;
+        if self.opts.check {
+            let addrs: Vec<(u32, u32)> = land.writes.iter().map(|&(a, sh, _)| (a, sh)).collect();
+            let h = self
+                .hb(s)
+                .and_then(|hb| hb.cp_async_land(land.hb, land.agent, land.group, &addrs, land.bits));
+            self.hazard(s, h, false);
+        }
+        let c = self.cta(s);
+        let mut r = Ok(());
+        for &(addr, shift, b) in &land.writes {
+            r = c.smem.write(addr, shift, land.bits, b);
+            if r.is_err() {
+                break;
+            }
+        }
+        r.map_err(|f| self.fault_stop(f, land.span, cta_id, Unit::Agent(land.agent), "cp.async"))?;
+        let ag = &mut self.cta(s).agents[land.agent as usize];
+        if let Some(n) = ag.cp_pending.get_mut(&land.group) {
+            *n -= 1;
+            if *n == 0 {
+                ag.cp_pending.remove(&land.group);
+            }
+        }
+        self.ev(
+            cta_id,
+            Unit::Agent(land.agent),
+            What::Complete {
+                op: "cp.async",
+                id: land.id,
+            },
+            land.span,
+        );
+        Ok(())
     }
 
     pub(super) fn tma_op(&mut self, s: usize, op: u32) -> TmaOp {

@@ -45,6 +45,7 @@ impl<'p, 's> Machine<'p, 's> {
                         Block::Mbar { addr, parity } => What::WaitBegin { bar: addr, parity },
                         Block::StoreWait { .. } => What::Blocked { on: "tma.store_wait" },
                         Block::WgmmaWait { .. } => What::Blocked { on: "wgmma.wait" },
+                        Block::CpAsyncWait { .. } => What::Blocked { on: "cp.async.wait" },
                         Block::Join => What::Blocked { on: "join" },
                         Block::TmemAlloc { .. } => What::Blocked { on: "tmem.alloc" },
                         Block::ClusterSync { .. } => What::Blocked { on: "cluster.sync" },
@@ -799,6 +800,80 @@ impl<'p, 's> Machine<'p, 's> {
                     Ok(OpFlow::Next)
                 } else {
                     Ok(OpFlow::Block(Block::WgmmaWait { n: *pendings }))
+                }
+            }
+            LOp::CpAsync {
+                dst,
+                ptr,
+                offsets,
+                mask,
+            } => {
+                let v = smem_of(&ev(dst)?)?;
+                let Value::Ptr(ti) = ev(ptr)? else {
+                    return Err(Fault::unsupported("cp.async needs a pointer"));
+                };
+                let offs = ev(offsets)?;
+                let maskv = match mask {
+                    Some(m) => Some(ev(m)?),
+                    None => None,
+                };
+                // The global reads happen at the issue (global memory is not checked for
+                // races); the shared-memory writes land later, all at once.
+                let data = global_load(&self.global[ti as usize], &offs, maskv.as_ref(), None)?;
+                let t = as_tile(&data)?;
+                if t.shape != v.shape.as_slice() {
+                    return Err(Fault::unsupported(format!(
+                        "cp.async of {:?} elements into a {:?} view",
+                        t.shape,
+                        v.shape.as_slice()
+                    )));
+                }
+                let addrs = layout::view_addresses(&v)
+                    .ok_or_else(|| Fault::trap(CudaError::IllegalAddress, "shared address overflow"))?;
+                let writes = addrs
+                    .iter()
+                    .zip(t.bits.iter())
+                    .map(|(&(addr, shift), &b)| (addr, shift, eval::convert_bits(t.dtype, v.dtype, b)))
+                    .collect();
+                let pc = self.cur_pc;
+                let hb = self.hb(s).map(|hb| hb.issue(a, pc)).unwrap_or(0);
+                let ag = &mut self.cta(s).agents[a];
+                let group = ag.cp_committed + 1;
+                *ag.cp_pending.entry(group).or_insert(0) += 1;
+                self.counters.async_ops += 1;
+                let id = self.new_id();
+                self.ev(cta_id, me, What::Issue { op: name, id }, span);
+                let delay = self.sched.latency(AsyncKind::CpAsync).max(1);
+                let land = CpLand {
+                    agent: a as u32,
+                    group,
+                    hb,
+                    id,
+                    bits: v.dtype.bits(),
+                    writes,
+                    span,
+                };
+                self.schedule(s, delay, EvKind::CpAsyncLand(Box::new(land)));
+                Ok(OpFlow::Next)
+            }
+            LOp::CpAsyncCommit => {
+                self.cta(s).agents[a].cp_committed += 1;
+                self.ev(cta_id, me, What::Exec { op: name }, span);
+                Ok(OpFlow::Next)
+            }
+            LOp::CpAsyncWait { pendings } => {
+                let ag = &self.cta(s).agents[a];
+                let upto = ag.cp_committed.saturating_sub(*pendings);
+                if ag.cp_pending.range(..=upto).next().is_none() {
+                    if let Some(hb) = self.hb(s) {
+                        hb.cp_async_wait(a, upto);
+                    }
+                    if resumed {
+                        self.ev(cta_id, me, What::Resumed { on: "cp.async.wait" }, span);
+                    }
+                    Ok(OpFlow::Next)
+                } else {
+                    Ok(OpFlow::Block(Block::CpAsyncWait { n: *pendings, upto }))
                 }
             }
             LOp::SmemLoad { src } => {

@@ -159,6 +159,11 @@ enum Block {
     WgmmaWait {
         n: u32,
     },
+    /// `cp.async.wait`: until the partition's groups up to `upto` have landed.
+    CpAsyncWait {
+        n: u32,
+        upto: u32,
+    },
     Join,
     TmemAlloc {
         cols: u32,
@@ -212,6 +217,10 @@ struct Agent {
     /// When this partition's last wgmma group completes: groups complete in issue order
     /// (`wgmma.wait_group N` waits for all but the N most recent, PTX.md section 9).
     wgmma_last_done: u64,
+    /// `cp.async` groups committed so far (the open group is `cp_committed + 1`).
+    cp_committed: u32,
+    /// Copies not yet landed, by group.
+    cp_pending: BTreeMap<u32, u32>,
     children: Vec<u32>,
 }
 
@@ -301,6 +310,20 @@ enum EvKind {
         agent: u32,
         id: u64,
     },
+    CpAsyncLand(Box<CpLand>),
+}
+
+/// One `cp.async` landing: the elements (shared address, bit shift, bits) it writes.
+#[derive(Clone, Debug)]
+struct CpLand {
+    agent: u32,
+    group: u32,
+    /// The checker's async-op index.
+    hb: u32,
+    id: u64,
+    bits: u32,
+    writes: Vec<(u32, u32, u64)>,
+    span: Span,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -1106,6 +1129,9 @@ impl<'p, 's> Machine<'p, 's> {
                     Block::WgmmaWait { n } => {
                         WaitOn::Other(format!("until at most {n} wgmma groups are pending"))
                     }
+                    Block::CpAsyncWait { n, .. } => {
+                        WaitOn::Other(format!("until at most {n} cp.async groups are pending"))
+                    }
                     Block::Join => WaitOn::Join(ag.children.iter().map(|&ch| gid(ch)).collect()),
                     Block::TmemAlloc { cols } => WaitOn::Other(format!("for {cols} free TMEM columns")),
                     Block::ClusterSync { .. } => {
@@ -1141,6 +1167,7 @@ fn can_resume(c: &Cta, ag: &Agent, b: Block) -> bool {
         },
         Block::StoreWait { n, full } => store_pending(ag, full) <= n,
         Block::WgmmaWait { n } => ag.wgmma_pending <= n,
+        Block::CpAsyncWait { upto, .. } => ag.cp_pending.range(..=upto).next().is_none(),
         Block::Join => ag
             .children
             .iter()

@@ -223,6 +223,71 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         Ok(out)
     }
 
+    /// `cp.async`: each thread copies the elements its offsets' registers hold, one
+    /// `cp.async.ca.shared.global` of the element's size each, into the same positions of the
+    /// view (`src-size` 0 for masked elements: the hardware writes zeros). Replicated elements
+    /// are copied by their first owner only. Earlier all-thread accesses of the partition (a
+    /// read of the buffer being refilled) are ordered before the copies by a barrier.
+    pub(super) fn cp_async(
+        &mut self,
+        v: &SmemView,
+        ptr: &Expr,
+        offsets: &Expr,
+        mask: Option<&Expr>,
+        span: Span,
+    ) -> LResult<()> {
+        let op = "cp.async";
+        let (dt, base) = self.ptr_arg(ptr, op)?;
+        let es = dt.bytes();
+        if !matches!(es, 4 | 8) {
+            return Err(unsupported(
+                op,
+                span,
+                format!("copies of {dt} elements (cp.async copies 4, 8 or 16 bytes; bwsim issues one per element)"),
+            ));
+        }
+        let mut vals = vec![self.expr(offsets)?];
+        if let Some(m) = mask {
+            vals.push(self.expr(m)?);
+        }
+        let (ts, ll) = self.global_tiles(&vals, span)?;
+        let n = ll.num_regs();
+        let off_ops = self.global_operand(&vals[0], ts[0].as_ref(), DType::I32, n, span)?;
+        let mask_ops = match vals.get(1) {
+            Some(m) => Some(self.global_operand(m, ts[1].as_ref(), DType::I1, n, span)?),
+            None => None,
+        };
+        if self.part.all_dirty {
+            if self.part.warps > 1 {
+                self.part_barrier();
+            } else {
+                self.e.ins("bar.warp.sync -1");
+                self.part.all_dirty = false;
+            }
+        }
+        self.before_all_access();
+        let addrs = self.smem_addrs(v, &ll, span, op)?;
+        let p = self.unique_pred(&ll);
+        for r in 0..n {
+            let g = self.global_addr(base, &off_ops[r], es);
+            let size = match &mask_ops {
+                None => es.to_string(),
+                Some(ms) => {
+                    let sz = self.e.reg(RegClass::B32);
+                    self.e.ins(format!("selp.b32 {sz}, {es}, 0, {}", ms[r]));
+                    sz.to_string()
+                }
+            };
+            self.e.ins_if(
+                p,
+                format!("cp.async.ca.shared.global {}, [{g}], {es}, {size}", addrs[r]),
+            );
+        }
+        // No barrier is owed to the copies themselves: nothing may touch their bytes before
+        // a `cp.async.wait`, which marks the partition for one.
+        Ok(())
+    }
+
     /// One operand of a global access, per register of the access's layout (`n` registers):
     /// the tile's registers converted to `to`, or the scalar `v` repeated (an i32 offset, a
     /// predicate for i1, an element of `to` otherwise).

@@ -487,6 +487,28 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 self.global_store(ptr, offsets, value, mask.as_ref(), span)?;
                 Ok(None)
             }
+            CpAsync {
+                dst,
+                ptr,
+                offsets,
+                mask,
+            } => {
+                let v = self.smem_arg(dst, name)?;
+                self.cp_async(&v, ptr, offsets, mask.as_ref(), span)?;
+                Ok(None)
+            }
+            CpAsyncCommit {} => {
+                self.e.ins("cp.async.commit_group");
+                Ok(None)
+            }
+            CpAsyncWait { pendings } => {
+                let n = self.const_int(pendings, name)?;
+                self.e.ins(format!("cp.async.wait_group {n}"));
+                // The retired copies are visible to the threads that issued them: the next
+                // all-thread access, which may read other threads' elements, synchronises first.
+                self.part.issue_dirty = true;
+                Ok(None)
+            }
             GlobalAtomic {
                 op: kind,
                 ptr,

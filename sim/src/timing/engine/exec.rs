@@ -602,6 +602,57 @@ impl<'p> Engine<'p> {
                 self.record(t0, c, me, TWhat::Op { op: name, end }, span);
                 Ok(Some(Flow::Value(shape::hollow(dt, shape))))
             }
+            LOp::CpAsync { ptr, offsets, .. } => {
+                // The global read of a load on the LSU path; the thread moves on after the
+                // issue and the bytes land in shared memory when the load returns.
+                let Value::Ptr(ti) = evs(ptr)? else {
+                    return Err(Fault::unsupported("cp.async needs a pointer"));
+                };
+                let dt = self.dtypes.get(ti as usize).copied().unwrap_or(DType::F32);
+                let shape = match ev(offsets)? {
+                    Value::Tile(tl) => tl.shape.clone(),
+                    _ => Vec::new(),
+                };
+                let bytes = numel(&shape) * dt.bits() as u64 / 8;
+                let mut port = self.sms[sm].lsu;
+                let end = self.mem.load(
+                    t0,
+                    None,
+                    bytes,
+                    &mut port,
+                    Some((chip.global_latency, chip.global_latency)),
+                );
+                self.sms[sm].lsu = port;
+                self.stats.global_bytes += bytes as f64;
+                let ag = &mut self.cta(c).agents[a as usize];
+                ag.cp_open = ag.cp_open.max(end);
+                *t = t0 + chip.scalar_op_cycles;
+                self.record(t0, c, me, TWhat::Op { op: name, end }, span);
+                Ok(Some(Flow::Next))
+            }
+            LOp::CpAsyncCommit => {
+                let ag = &mut self.cta(c).agents[a as usize];
+                let done = ag.cp_open.max(t0);
+                ag.cp_groups.push_back(done);
+                ag.cp_open = 0.0;
+                *t = t0 + chip.scalar_op_cycles;
+                Ok(Some(Flow::Next))
+            }
+            LOp::CpAsyncWait { pendings } => {
+                // Every group but the `pendings` newest must have landed.
+                let ag = &mut self.cta(c).agents[a as usize];
+                let mut ready = t0;
+                while ag.cp_groups.len() > *pendings as usize {
+                    if let Some(x) = ag.cp_groups.pop_front() {
+                        ready = ready.max(x);
+                    }
+                }
+                *t = ready + chip.scalar_op_cycles;
+                if ready > t0 {
+                    self.record(t0, c, me, TWhat::Op { op: name, end: *t }, span);
+                }
+                Ok(Some(Flow::Next))
+            }
             LOp::GlobalAtomic { ptr, offsets, .. } => {
                 // A read-modify-write at L2: the round trip of a load, the bytes both ways.
                 let Value::Ptr(ti) = evs(ptr)? else {

@@ -129,6 +129,10 @@ struct Agent {
     stores: VecDeque<StoreDone>,
     wgmma: VecDeque<f64>,
     wg_free: f64,
+    /// When the open `cp.async` group's copies have all landed.
+    cp_open: f64,
+    /// When each committed `cp.async` group lands, oldest first.
+    cp_groups: VecDeque<f64>,
 }
 
 impl Agent {
@@ -146,6 +150,8 @@ impl Agent {
             stores: VecDeque::new(),
             wgmma: VecDeque::new(),
             wg_free: 0.0,
+            cp_open: 0.0,
+            cp_groups: VecDeque::new(),
         }
     }
 }
@@ -409,6 +415,8 @@ fn synchronises(op: &LOp) -> bool {
             | LOp::TmemDealloc { .. }
             | LOp::TmaStoreWait { .. }
             | LOp::WgmmaWait { .. }
+            | LOp::CpAsyncCommit
+            | LOp::CpAsyncWait { .. }
             | LOp::Fence { .. }
             | LOp::BarSync
     )
