@@ -530,6 +530,12 @@ impl<'p> Engine<'p> {
                     self.stats.spilled_wgmmas += 1;
                     issue = issue.max(end + chip.mma_latency);
                 }
+                if chip.wgmma_queue_instrs > 0.0 {
+                    // The warps stall issuing until all but the queue's depth of the
+                    // statement's instructions have started (chips.rs wgmma_queue_instrs).
+                    let total = cost::mma_instrs(m, k, kind, true).max(1) as f64;
+                    issue = issue.max(end - chip.wgmma_queue_instrs * dur / total);
+                }
                 let ag = &mut self.cta(c).agents[a as usize];
                 ag.wg_free = end;
                 ag.wgmma.push_back(end + chip.mma_latency);
