@@ -79,6 +79,12 @@ pub struct Chip {
     /// 128x256 matmul) and waits for each instruction (`WARPGROUP.DEPBAR` after every
     /// `HGMMA`), so the warpgroup issues them one at a time. 0 on Blackwell (no wgmma).
     pub wgmma_spill_cycles: f64,
+    /// How many wgmma instructions (m64nNk16) a warpgroup may have queued ahead of the tensor
+    /// pipe: issuing the next one stalls the warps until the pipe has started all but this
+    /// many. So a partition that issues a wgmma statement continues only when that statement
+    /// is this many instructions from its end, and a TMA load it issues next starts that late.
+    /// 0: no limit (Blackwell, no wgmma).
+    pub wgmma_queue_instrs: f64,
     /// tcgen05.commit: cycles from the last covered operation completing to the arrival.
     pub commit_latency: f64,
     /// tcgen05.ld / tcgen05.st bandwidth per SM (bytes per cycle).
@@ -164,6 +170,7 @@ impl Chip {
             "mma_latency" => &mut self.mma_latency,
             "wgmma_overhead_cycles" => &mut self.wgmma_overhead_cycles,
             "wgmma_spill_cycles" => &mut self.wgmma_spill_cycles,
+            "wgmma_queue_instrs" => &mut self.wgmma_queue_instrs,
             "commit_latency" => &mut self.commit_latency,
             "tmem_bytes_per_cycle" => &mut self.tmem_bytes_per_cycle,
             "tmem_latency" => &mut self.tmem_latency,
@@ -209,6 +216,7 @@ impl Chip {
         "mma_latency",
         "wgmma_overhead_cycles",
         "wgmma_spill_cycles",
+        "wgmma_queue_instrs",
         "commit_latency",
         "tmem_bytes_per_cycle",
         "tmem_latency",
@@ -278,6 +286,14 @@ pub const H100: Chip = Chip {
     // 256 registers per thread), one value for all: mean error 6 %. The same kernels with
     // BLOCK_N = 128 (128 registers) run 2.6x faster on the H100 than with 256 and 4 warps.
     wgmma_spill_cycles: 3000.0,
+    // [measured here] matmul_pipelined with 2 buffers (each K step's load issued right after
+    // the previous step's wgmma statement and waited for before the next) in one CTA alone,
+    // 8 warps, K = 16384: 217.5 us at BLOCK_K = 128 and 218.5 at 64, against 171 with 3 or 4
+    // buffers (docs/hardware/h100-calibration.md, 2026-11-25). Each step costs the wgmma plus
+    // the load's (HBM-miss) latency and transfer less about 900 cycles: the load leaves about
+    // 6.5 m64n256k16 instructions (137 cycles each) before the statement ends. Fitted to those
+    // two rows (the model: 230 and 227 us).
+    wgmma_queue_instrs: 6.5,
     commit_latency: 0.0,
     tmem_bytes_per_cycle: 0.0,
     tmem_latency: 0.0,
@@ -386,11 +402,13 @@ pub const B200: Chip = Chip {
     mma_latency: 64.0,
     wgmma_overhead_cycles: 0.0,
     wgmma_spill_cycles: 0.0,
+    wgmma_queue_instrs: 0.0,
     // [fitted] the single-thread issue-and-wait loop of 06-tcgen05's blocked matmul: an MMA's
     // end to its commit's mbarrier arrival (with mma_latency and mbarrier_latency, the round
-    // trip a kernel that waits for every MMA pays per K step). scripts/timing-blackwell fit;
+    // trip a kernel that waits for every MMA pays per K step). scripts/timing-blackwell fit
+    // with the tensor pipe shared between CTAs (sim/src/timing/pipe.rs);
     // docs/hardware/blackwell-calibration.md.
-    commit_latency: 280.0,
+    commit_latency: 238.0,
     // [estimate] 4 sub-partitions x 32 lanes x 4 bytes per cycle.
     tmem_bytes_per_cycle: 512.0,
     tmem_latency: 64.0,
@@ -523,11 +541,12 @@ impl Chip {
     pub fn trust(&self) -> Trust {
         match self.target {
             Target::Sm90a if self.name == "h100" => Trust {
-                summary: "calibrated on an H100 (docs/timing.md): 6.6 % mean error over 37 measured configurations of the seed kernels",
+                summary: "calibrated on an H100 (docs/timing.md): 6.5 % mean error over 37 measured configurations of the seed kernels (two-buffer pipelines 37 % optimistic)",
                 calibrated: &[
                     "tensor_flops_per_cycle_sm",
                     "wgmma_overhead_cycles",
                     "wgmma_spill_cycles",
+                    "wgmma_queue_instrs",
                     "tma_bytes_per_cycle_sm",
                     "tma_l2_latency",
                     "mbarrier_latency",
@@ -542,7 +561,7 @@ impl Chip {
                 estimates: &HOPPER_ESTIMATES,
             },
             _ if self.name == "gb200" => Trust {
-                summary: "fitted to published GB200 measurements of Gluon tutorial kernels (docs/timing.md, scripts/timing-blackwell); never run on the project's own device",
+                summary: "fitted to published GB200 measurements of Gluon tutorial kernels (docs/timing.md, scripts/timing-blackwell): 8.9 % mean error over 21 configurations, 8.1 % on the matmuls leaving each source out; never run on the project's own device",
                 calibrated: &BLACKWELL_CALIBRATED,
                 estimates: &BLACKWELL_ESTIMATES,
             },
@@ -584,6 +603,7 @@ pub(crate) const H100_HAND: Chip = Chip {
     tma_bytes_per_cycle_sm: 64.0,
     tma_l2_latency: 500.0,
     mbarrier_latency: 40.0,
+    wgmma_queue_instrs: 0.0,
     ..H100
 };
 

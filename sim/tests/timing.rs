@@ -20,6 +20,8 @@ const H100: Chip = Chip {
     tma_bytes_per_cycle_sm: 64.0,
     tma_l2_latency: 500.0,
     mbarrier_latency: 40.0,
+    // No issue back-pressure unless a test sets it (wgmma_issue_stalls_until_the_queue_drains).
+    wgmma_queue_instrs: 0.0,
     ..chips::H100
 };
 
@@ -251,22 +253,61 @@ fn issue_and_wait_loop_pays_the_round_trip_every_step() {
     o.chip.commit_latency += 100.0;
     let t = time_with(MMA_WAIT_LOOP, &[], &o);
     assert_eq!(t.report.cycles, 3.0 * (512.0 + 220.0));
-    // Two CTAs on one SM fill each other's round trips: A runs 0..512, B (issued at 0) waits
-    // for the pipe and runs 512..1024; A, awake at 632, waits for B's MMA and so on: the pipe
-    // is never idle once both have started, 6 x 512, plus the last round trip.
+    // Two CTAs on one SM share the pipe instruction by instruction (sim/src/timing/pipe.rs):
+    // both issue at 0, both MMAs progress at half rate and end at 1024, both round trips end
+    // at 1144, and so on in step: 3 x (2 x 512 + 120). Taking turns whole (a FIFO pipe) would
+    // have hidden each CTA's round trip under the other's MMA: 6 x 512 + 120 = 3192.
     let mut o = quiet(&B200);
     o.chip.sms = 1;
     let t = time_with(MMA_WAIT_LOOP, &[("CTAS", 2)], &o);
     assert_eq!(t.report.occupancy.ctas_per_sm, 2);
-    assert_eq!(t.report.cycles, 6.0 * 512.0 + 120.0);
+    assert_eq!(t.report.cycles, 3.0 * (2.0 * 512.0 + 120.0));
+    assert_eq!(t.report.mmas, 6);
+}
+
+/// Two CTAs of an issue-and-wait loop whose MMAs differ in length: the short one's CTA gets
+/// half the pipe while both run, then the long one runs alone.
+const MMA_WAIT_UNEVEN: &str = r#"
+kernel mma_wait_uneven {
+  target sm_100a
+  num_warps 4
+  let a = smem.alloc f16[128, 64], nvmma(128)
+  let b = smem.alloc f16[64, 256], nvmma(128)
+  let acc = tmem.alloc f32[128, 256]
+  let bar = mbar.alloc 1
+  mbar.init bar[0], 1
+  tcgen05.mma a, b, acc, use_acc=false
+  if program_id(0) == 1 {
+    tcgen05.mma a, b, acc, use_acc=true
+  }
+  tcgen05.commit bar[0]
+  mbar.wait bar[0], 0
+  launch {
+    grid = [2]
+  }
+}
+"#;
+
+#[test]
+fn the_tensor_pipe_is_shared_between_ctas() {
+    // CTA 0 issues 512 cycles of MMA, CTA 1 1024, both at 0. Shared equally, CTA 0's work
+    // is done at 1024 (512 at half rate) and CTA 1's at 1536 (512 more alone): CTA 1's commit
+    // arrives 64 + 16 later and its waiter wakes 40 after that.
+    let mut o = quiet(&B200);
+    o.chip.sms = 1;
+    let t = time_with(MMA_WAIT_UNEVEN, &[], &o);
+    assert_eq!(t.report.occupancy.ctas_per_sm, 2);
+    assert_eq!(t.report.cycles, 1536.0 + 64.0 + 16.0 + 40.0);
+    // The pipe was busy throughout: 1536 of the 1656 cycles.
+    assert!((t.report.utilisation.tensor - 1536.0 / 1656.0).abs() < 1e-9);
 }
 
 #[test]
 fn calibrated_blackwell_round_trip_exceeds_a_128x128x64_mma() {
     // docs/hardware/blackwell-calibration.md: in Gluon 06-tcgen05's blocked matmul (GB200,
-    // 128 x 128 tiles) one CTA per SM with BLOCK_K = 128 sustains 773-801 TFLOP/s, two with
-    // BLOCK_K = 64 757: a K step costs about the same whatever its MMA, so the issue-and-wait
-    // round trip, not the 256- or 512-cycle MMA, sets the pace. The fitted table must say so.
+    // 128 x 128 tiles) one CTA per SM with BLOCK_K = 128 sustains 773-801 TFLOP/s: a K step
+    // costs 990 cycles of the sustained clock for a 512-cycle MMA, so the issue-and-wait round
+    // trip is as long as the MMA or longer. The fitted table must say so.
     let c = chips::GB200;
     let round_trip = c.mma_latency + c.commit_latency + c.mbarrier_latency;
     let mma_64 = 2.0 * 128.0 * 128.0 * 64.0 / c.tensor_flops_per_cycle_sm;
@@ -300,6 +341,51 @@ fn wgmma_tile_and_its_wait() {
     // 1344; wgmma.wait 0 returns mma_latency = 32 later: 1376.
     let t = time_with(WGMMA_ONE, &[], &quiet(&H100));
     assert_eq!(t.report.cycles, 1376.0);
+}
+
+/// A wgmma statement, then a TMA load waited for before the wgmma is.
+const WGMMA_THEN_LOAD: &str = r#"
+kernel wgmma_then_load {
+  target sm_90a
+  num_warps 8
+  layout mma_layout = wgmma(warps=[8, 1], n=256)
+  param src: tensor_desc(f32[64, 32], nvmma(128))
+  let a = smem.alloc f16[128, 64], nvmma(128)
+  let b = smem.alloc f16[64, 256], nvmma(128)
+  let buf = smem.alloc f32[64, 32], nvmma(128)
+  let bar = mbar.alloc 1
+  mbar.init bar[0], 1
+  let acc = full([128, 256], 0.0, f32, mma_layout)
+  acc = wgmma a, b, acc, use_acc=false
+  mbar.expect bar[0], src.nbytes
+  tma.load src[0, 0], buf, bar[0]
+  mbar.wait bar[0], 0
+  wgmma.wait 0
+  launch {
+    grid = [1]
+    tensor input: f32[64, 32] = zeros()
+    src = input
+    outputs = [input]
+  }
+}
+"#;
+
+#[test]
+fn wgmma_issue_stalls_until_the_queue_drains() {
+    // The wgmma is 8 instructions of 136 cycles from 256 (after `full`) to 1344. Without a
+    // queue limit the warps go on at once: the load leaves at 256 and is back at
+    // 256 + 790 + 128 + 40 = 1214, before the wgmma's wait returns at 1344 + 32 = 1376.
+    let t = time_with(WGMMA_THEN_LOAD, &[], &quiet(&H100));
+    assert_eq!(t.report.cycles, 1376.0);
+    // With two instructions of queue the warps get past the statement when all but two have
+    // started, at 1344 - 2 x 136 = 1072: the load is back at 1072 + 790 + 128 + 40 = 2030.
+    let mut o = quiet(&H100);
+    o.chip.wgmma_queue_instrs = 2.0;
+    let t = time_with(WGMMA_THEN_LOAD, &[], &o);
+    assert_eq!(t.report.cycles, 2030.0);
+    // A queue as deep as the statement changes nothing.
+    o.chip.wgmma_queue_instrs = 8.0;
+    assert_eq!(time_with(WGMMA_THEN_LOAD, &[], &o).report.cycles, 1376.0);
 }
 
 #[test]

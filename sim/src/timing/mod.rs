@@ -28,6 +28,7 @@ pub mod cost;
 pub mod engine;
 pub mod memsys;
 pub mod occupancy;
+pub mod pipe;
 pub mod shape;
 pub mod trace;
 

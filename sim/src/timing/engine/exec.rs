@@ -381,16 +381,21 @@ impl<'p> Engine<'p> {
                 };
                 let dur = cost::tcgen05_mma_cycles(&chip, m, n, k, kind);
                 let issue = t0 + chip.mma_issue_cycles * cost::mma_instrs(m, k, kind, false) as f64;
-                let cta = self.cta(c);
-                let start = issue.max(cta.pipe_free).max(self.sms[sm].tensor.free);
-                let end = self.sms[sm].tensor.reserve(start, dur);
+                // In order within the CTA (after a tcgen05.cp), shared with the SM's other
+                // CTAs instruction by instruction (super::pipe).
+                let issue = issue.max(self.cta(c).cp_free);
+                let pipe = &mut self.sms[sm].tc;
+                let before = pipe.issued(c);
+                let start = pipe.when_served(c, before).max(issue);
+                let target = pipe.issue(issue, c, dur);
+                let end = pipe.when_served(c, target);
                 let cta = self.cta(c);
                 cta.pipe_free = end;
                 cta.pipe_done = cta.pipe_done.max(end + chip.mma_latency);
                 self.stats.flops += cost::flops(m, n, k);
                 self.stats.mmas += 1;
                 *t = issue;
-                self.record_tc(t0, c, name, [m, n, k], end - dur, end, span);
+                self.record_tc(t0, c, name, [m, n, k], start, end, span);
                 Ok(Some(Flow::Next))
             }
             LOp::Cp { src, dst } => {
@@ -403,6 +408,7 @@ impl<'p> Engine<'p> {
                 let start = issue.max(cta.pipe_free);
                 let end = start + dur;
                 cta.pipe_free = end;
+                cta.cp_free = end;
                 cta.pipe_done = cta.pipe_done.max(end);
                 *t = issue;
                 self.record_tc(t0, c, name, [0, 0, 0], start, end, span);
@@ -425,13 +431,20 @@ impl<'p> Engine<'p> {
                 let addr = bar_of(evs(bar)?)?;
                 self.cta(c).bar(addr)?;
                 let issue = t0 + chip.mma_issue_cycles;
-                let at = issue.max(self.cta(c).pipe_done) + chip.commit_latency;
+                // Due when the pipe has served every MMA this CTA issued so far; re-checked
+                // then, since other CTAs' MMAs arriving meanwhile slow this one's.
+                let pipe = &mut self.sms[sm].tc;
+                let target = pipe.issued(c);
+                let due = pipe.when_served(c, target).max(issue);
+                let floor = issue.max(self.cta(c).pipe_done);
+                let at = floor + chip.commit_latency;
                 self.push(
-                    at,
-                    EvKind::Arrive {
+                    due,
+                    EvKind::Commit {
                         cta: c,
                         bar: addr,
-                        count: 1,
+                        target,
+                        floor,
                     },
                 );
                 *t = issue;
@@ -516,6 +529,12 @@ impl<'p> Engine<'p> {
                     end += cost::wgmma_spill(&chip, (m / 64).div_ceil(groups));
                     self.stats.spilled_wgmmas += 1;
                     issue = issue.max(end + chip.mma_latency);
+                }
+                if chip.wgmma_queue_instrs > 0.0 {
+                    // The warps stall issuing until all but the queue's depth of the
+                    // statement's instructions have started (chips.rs wgmma_queue_instrs).
+                    let total = cost::mma_instrs(m, k, kind, true).max(1) as f64;
+                    issue = issue.max(end - chip.wgmma_queue_instrs * dur / total);
                 }
                 let ag = &mut self.cta(c).agents[a as usize];
                 ag.wg_free = end;

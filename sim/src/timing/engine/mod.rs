@@ -29,6 +29,7 @@ mod exec;
 
 use super::cost::{self, MmaKind};
 use super::memsys::{MemSys, Port, Server, StoreDone};
+use super::pipe::SharedPipe;
 use super::shape;
 use super::trace::{Rec, TUnit, TWhat};
 use super::TimingError;
@@ -75,10 +76,31 @@ pub struct EngineResult {
 
 #[derive(Clone, Copy, Debug)]
 enum EvKind {
-    Run { cta: u32, agent: u32 },
-    Tx { cta: u32, bar: u32, bytes: i64 },
-    Arrive { cta: u32, bar: u32, count: u32 },
-    Launch { sm: u32 },
+    Run {
+        cta: u32,
+        agent: u32,
+    },
+    Tx {
+        cta: u32,
+        bar: u32,
+        bytes: i64,
+    },
+    Arrive {
+        cta: u32,
+        bar: u32,
+        count: u32,
+    },
+    /// A tcgen05.commit comes due: arrive on `bar` once the CTA's tensor-pipe stream has been
+    /// served `target` (see [`super::pipe`]), not before `floor` (cycles).
+    Commit {
+        cta: u32,
+        bar: u32,
+        target: f64,
+        floor: f64,
+    },
+    Launch {
+        sm: u32,
+    },
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -179,6 +201,8 @@ struct Cta {
     /// issued so far is complete.
     pipe_free: f64,
     pipe_done: f64,
+    /// When the last tcgen05.cp ends (an MMA after it starts no earlier).
+    cp_free: f64,
     live: u32,
 }
 
@@ -201,7 +225,10 @@ struct Sm {
     smem: Port,
     tmem: Port,
     alu: Server,
+    /// wgmma (FIFO per SM).
     tensor: Server,
+    /// tcgen05.mma (shared between the SM's CTAs, [`super::pipe`]).
+    tc: SharedPipe,
 }
 
 enum Step {
@@ -446,6 +473,7 @@ impl<'p> Engine<'p> {
                 tmem: Port::new(chip.tmem_bytes_per_cycle),
                 alu: Server::default(),
                 tensor: Server::default(),
+                tc: SharedPipe::default(),
             })
             .collect();
         let mut mem = MemSys::new(chip);
@@ -580,6 +608,7 @@ impl<'p> Engine<'p> {
             bars: Vec::new(),
             pipe_free: 0.0,
             pipe_done: 0.0,
+            cp_free: 0.0,
             live: 1,
         }));
         self.record(self.now, id, TUnit::Cta, TWhat::CtaStart, Span::default());
@@ -605,7 +634,8 @@ impl<'p> Engine<'p> {
                 // A CTA may exit with a TMA load or a commit still in flight (the tutorial's
                 // persistent pipelined kernel issues one last, unneeded prologue load): its
                 // completion has nobody left to tell.
-                EvKind::Tx { cta, .. } | EvKind::Arrive { cta, .. } if self.ctas[cta as usize].is_none() => {}
+                EvKind::Tx { cta, .. } | EvKind::Arrive { cta, .. } | EvKind::Commit { cta, .. }
+                    if self.ctas[cta as usize].is_none() => {}
                 EvKind::Tx { cta, bar, bytes } => {
                     let t = self.now;
                     if let Err(f) = self.bar_update(cta, bar, t, |m| m.complete_tx(bytes)) {
@@ -616,6 +646,33 @@ impl<'p> Engine<'p> {
                     let t = self.now;
                     if let Err(f) = self.bar_update(cta, bar, t, |m| m.arrive(count)) {
                         return Err(fault(f, Span::default(), format!("cta{cta}.tc"), t));
+                    }
+                }
+                EvKind::Commit {
+                    cta,
+                    bar,
+                    target,
+                    floor,
+                } => {
+                    let t = self.now;
+                    let sm = self.cta(cta).sm as usize;
+                    let pipe = &mut self.sms[sm].tc;
+                    pipe.advance(t);
+                    if pipe.done(cta, target) {
+                        let at = floor.max(t + self.chip.mma_latency) + self.chip.commit_latency;
+                        self.push(at, EvKind::Arrive { cta, bar, count: 1 });
+                    } else {
+                        // Another CTA's work arrived since the prediction: predict again.
+                        let due = pipe.when_served(cta, target);
+                        self.push(
+                            due,
+                            EvKind::Commit {
+                                cta,
+                                bar,
+                                target,
+                                floor,
+                            },
+                        );
                     }
                 }
                 EvKind::Launch { sm } => self.launch(sm),
@@ -664,7 +721,7 @@ impl<'p> Engine<'p> {
         let sum = |f: &dyn Fn(&Sm) -> f64| self.sms.iter().map(f).sum::<f64>();
         Ok(EngineResult {
             cycles: self.end.max(self.now),
-            tensor_busy: sum(&|s| s.tensor.busy),
+            tensor_busy: sum(&|s| s.tensor.busy + s.tc.busy),
             tma_in_busy: sum(&|s| s.tma_in.server.busy),
             tma_out_busy: sum(&|s| s.tma_out.server.busy),
             smem_busy: sum(&|s| s.smem.server.busy),
@@ -996,6 +1053,7 @@ impl<'p> Engine<'p> {
             self.push(t, EvKind::Run { cta: c, agent: p });
         }
         if retire {
+            self.sms[sm as usize].tc.retire(c);
             self.record(t, c, TUnit::Cta, TWhat::CtaEnd, span);
             self.ctas[c as usize] = None;
             self.stats.ctas += 1;
