@@ -35,6 +35,7 @@ const FIXTURES: &[(&str, Target, bool)] = &[
     ("async_scatter", Target::Sm100a, false),
     ("tcgen05_copy", Target::Sm100a, false),
     ("gemm_async", Target::Sm100a, false),
+    ("mma_scaled", Target::Sm100a, false),
     ("softmax", Target::Sm100a, false),
     ("softmax", Target::Sm90a, false),
     ("attention", Target::Sm100a, false),
@@ -337,6 +338,7 @@ seed_tests! {
     async_scatter_sm100: "async_scatter", Target::Sm100a;
     tcgen05_copy_sm100: "tcgen05_copy", Target::Sm100a;
     gemm_async_sm100: "gemm_async", Target::Sm100a;
+    mma_scaled_sm100: "mma_scaled", Target::Sm100a;
     softmax_sm100: "softmax", Target::Sm100a;
     softmax_sm90: "softmax", Target::Sm90a;
     attention_sm100: "attention", Target::Sm100a;

@@ -48,6 +48,7 @@ kernels! {
     "while_loop", "sm_100a, sm_90a", "data-dependent while loop (beyond the seeds)", "per-program sum of a geometric sequence below a runtime limit, added to a slice";
     "atomics", "sm_100a, sm_90a", "global atomics (beyond the seeds)", "histogram, per-bin sum and maximum with atomic add and max from every program";
     "scan", "sm_100a, sm_90a", "prefix scans (beyond the seeds)", "per-row running sum and maximum across registers and lanes";
+    "mma_scaled", "sm_100a", "11 tcgen05-mma-scaled", "block-scaled mxfp8 matmul: ue8m0 factors global -> registers -> tensor memory, tcgen05.mma_scaled, f16 TMA store";
     "gemm_async", "sm_100a", "TIRx gemm_async", "128x64 @ 64x128 tcgen05.mma into TMEM columns 256:384; f16, block-scaled fp8 and fp4, cta_group 2";
 }
 

@@ -75,6 +75,15 @@ gen matmul_accumulate.sm_100a $src/tcgen05_copy.py matmul_accumulate_kernel --ta
     --arg 'd_ptr=*fp32' --arg d_stride_m=i32 --arg d_stride_n=i32 \
     -D 'SchedulerImpl=GroupedPersistentTileScheduler(8)' -D num_buffers=3
 
+# Block-scaled mxfp8 matmul (tutorial 11) and its planted bug: the accumulator read before the last MMA
+# completes.
+sc_args=(--num-warps 4 --arg 'a_desc=desc<fp8e4nv[128, 128]>' --arg 'b_desc=desc<fp8e4nv[128, 128]>'
+    --arg 'c_desc=desc<fp16[128, 128]>' --arg 'a_scale_ptr=*u8' --arg 'b_scale_ptr=*u8' --arg scale_stride_m=i32
+    --arg scale_stride_k=i32 -D VEC_SIZE=32)
+gen mma_scaled.sm_100a $src/mma_scaled.py mma_scaled_kernel --target sm_100a "${sc_args[@]}" -D "BUG=''"
+gen bug_mma_scaled_acc_before_wait.sm_100a $src/mma_scaled.py mma_scaled_kernel --target sm_100a "${sc_args[@]}" \
+    -D "BUG='acc_before_wait'"
+
 # Blackwell attention forward and its planted hand-off bugs (BUG=...).
 attn_args=(--num-warps 4 --arg 'q_desc=desc<fp16[128, 64]>' --arg 'k_desc=desc<fp16[64, 64]>'
     --arg 'v_desc=desc<fp16[64, 64]>' --arg 'o_desc=desc<fp16[128, 64]>' --arg qk_scale=fp32 -D N_CTX=256

@@ -430,7 +430,7 @@ impl<'m> Cx<'m> {
                 }
                 Ok(())
             }
-            "ttng.tc_gen5_mma" => self.tc_gen5_mma(op, span),
+            "ttng.tc_gen5_mma" | "ttng.tc_gen5_mma_scaled" => self.tc_gen5_mma(op, span),
             "ttng.tc_gen5_commit" => {
                 let v = self.n_operands(op, 1)?;
                 let bar = self.expr(&v[0].0, v[0].1)?;
@@ -658,9 +658,6 @@ impl<'m> Cx<'m> {
             )),
             "ttg.memdesc_trans" => self.memdesc_trans(op, span),
             "tt.call" => Err(self.unsupported(op, "calls to `noinline` functions are not supported")),
-            "ttng.tc_gen5_mma_scaled" => {
-                Err(self.unsupported(op, "block-scaled MMA import is not supported yet"))
-            }
             _ => Err(self.unsupported(op, "")),
         }
     }

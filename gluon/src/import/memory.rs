@@ -187,8 +187,21 @@ impl<'m> Cx<'m> {
             return Err(self.misuse(op, "expected a tensor-memory descriptor"));
         };
         let r = self.result(op, 0)?;
-        let t = self.shaped(*elem, shape, span)?;
-        let (block, col_stride, scales) = match self.attrs.layout(enc, span)? {
+        let layout = self.attrs.layout(enc, span)?;
+        let t = match (&layout, elem) {
+            // Scale factors: Gluon carries ue8m0 factors as uint8 (`i8` in TTGIR) and nvfp4's
+            // ue4m3 factors as float8e4nv; the MMA reads them as those formats.
+            (Layout::TmemScales, Elem::I8) => self.shaped_as(DType::UE8M0, shape, span),
+            (Layout::TmemScales, Elem::F8E4M3) => self.shaped_as(DType::UE4M3, shape, span),
+            (Layout::TmemScales, e) => {
+                return Err(self.misuse(
+                    op,
+                    format!("scale factors of type {e:?}: the scaled MMA takes ue8m0 (uint8) or ue4m3 (float8e4nv) factors"),
+                ))
+            }
+            _ => self.shaped(*elem, shape, span)?,
+        };
+        let (block, col_stride, scales) = match layout {
             Layout::TmemEncoding {
                 block_m,
                 block_n,
@@ -229,13 +242,19 @@ impl<'m> Cx<'m> {
         Ok(())
     }
 
+    /// `ttng.tc_gen5_mma` and `ttng.tc_gen5_mma_scaled`: `a, b, acc[dep], [a_scale, b_scale,]
+    /// use_acc, pred [lhs = F rhs = F][, barrier[pred]]*`. The MMA, then one commit per
+    /// completion barrier.
     pub(super) fn tc_gen5_mma(&mut self, op: &Op, span: Span) -> R<()> {
+        let scaled = op.name == "ttng.tc_gen5_mma_scaled";
+        let fixed = if scaled { 7 } else { 5 };
         let items = self.operand_items(op)?;
-        if items.len() < 5 {
+        if items.len() < fixed {
             return Err(ImportError::Syntax {
                 span: op.span,
                 message: format!(
-                    "`ttng.tc_gen5_mma` expects at least 5 operands, found {}",
+                    "`{}` expects at least {fixed} operands, found {}",
+                    op.name,
                     items.len()
                 ),
             });
@@ -247,10 +266,23 @@ impl<'m> Cx<'m> {
         let a = self.expr(&items[0].name, items[0].span)?;
         let b = self.expr(&items[1].name, items[1].span)?;
         let acc = self.expr(&items[2].name, items[2].span)?;
-        let use_acc = self.expr(&items[3].name, items[3].span)?;
-        let pred = self.pred(Some(&(items[4].name.clone(), items[4].span)))?;
+        let rest = &items[fixed - 2..];
+        let use_acc = self.expr(&rest[0].name, rest[0].span)?;
+        let pred = self.pred(Some(&(rest[1].name.clone(), rest[1].span)))?;
         let use_acc = if is_true(&use_acc) { None } else { Some(use_acc) };
-        self.op_stmt(
+        let kind = if scaled {
+            self.mma_formats(op, &items[..2])?;
+            OpKind::Tcgen05MmaScaled {
+                a,
+                b,
+                acc,
+                a_scale: self.expr(&items[3].name, items[3].span)?,
+                b_scale: self.expr(&items[4].name, items[4].span)?,
+                use_acc,
+                pred: pred.clone(),
+                cta_group: None,
+            }
+        } else {
             OpKind::Tcgen05Mma {
                 a,
                 b,
@@ -258,11 +290,11 @@ impl<'m> Cx<'m> {
                 use_acc,
                 pred: pred.clone(),
                 cta_group: None,
-            },
-            span,
-        );
+            }
+        };
+        self.op_stmt(kind, span);
         // Completion barriers of the MMA: an arrive when it (and all earlier tcgen05 work) is done.
-        for it in &items[5..] {
+        for it in &items[fixed..] {
             let bar = self.expr(&it.name, it.span)?;
             let bp = match it.bracket.first() {
                 Some(p) => self.pred(Some(p))?,
@@ -283,6 +315,40 @@ impl<'m> Cx<'m> {
         }
         for r in &op.results {
             self.bind(r, Val::Token);
+        }
+        Ok(())
+    }
+
+    /// The operand formats of a scaled MMA (`lhs = e4m3 rhs = e5m2`) against the element types
+    /// of its shared-memory operands: bwsim reads the operands as the buffers' types, so the
+    /// formats must name them. fp4 operands (`e2m1`, two per byte of a uint8 buffer) and the
+    /// 16-bit formats are refused.
+    fn mma_formats(&self, op: &Op, operands: &[Item]) -> R<()> {
+        let toks: Vec<&Tok> = op.toks.iter().map(|t| &t.tok).collect();
+        for (side, it) in ["lhs", "rhs"].into_iter().zip(operands) {
+            let format = toks
+                .windows(3)
+                .find_map(|w| match w {
+                    [Tok::Ident(k), Tok::Punct("="), Tok::Ident(f)] if k == side => Some(f.clone()),
+                    _ => None,
+                })
+                .ok_or_else(|| self.misuse(op, format!("needs `{side} = FORMAT`")))?;
+            let elem = match self.get(&it.name, it.span)? {
+                Val::E(_, Type::MemDesc { elem, .. }) => Some(elem),
+                _ => None,
+            };
+            let ok = matches!(
+                (format.as_str(), elem),
+                ("e4m3", Some(Elem::F8E4M3)) | ("e5m2", Some(Elem::F8E5M2))
+            );
+            if !ok {
+                let why = match format.as_str() {
+                    "e2m1" => "fp4 operands packed two per uint8 element are not imported (bwsim's f4e2m1 buffers are not byte views)".to_string(),
+                    "e4m3" | "e5m2" => format!("the {side} buffer holds {elem:?}, not {format}"),
+                    f => format!("operand format `{f}` is not supported (bwsim's block-scaled MMA takes e4m3 and e5m2 operands)"),
+                };
+                return Err(self.misuse(op, why));
+            }
         }
         Ok(())
     }

@@ -1,0 +1,99 @@
+"""Block-scaled matmul with tcgen05_mma_scaled (Gluon tutorial 11's first kernel), written for bwsim's
+tests against its hand-written twin kernels/tiles/mma_scaled.tile (same parameters, same order).
+
+C = (A * A_scale) @ (B * B_scale)^T: A is [M, K] and B is [N, K] (K-major) in fp8 e4m3, with one
+ue8m0 factor per VEC_SIZE = 32 elements of K (A_scale [M, K / 32], B_scale [N, K / 32], row-major in
+global memory). One program computes one [BLOCK_M, BLOCK_N] tile of C: per K block it brings the A
+and B tiles by TMA, loads the factors into registers, stores them into `TensorMemoryScalesLayout`
+tensor memory, issues one block-scaled MMA into the f32 accumulator and waits for it; the epilogue
+reads the accumulator, rounds it to f16 and TMA-stores it.
+
+BUG='acc_before_wait' plants a bug: the last K step's MMA is not waited for, so the epilogue reads
+the accumulator while the MMA may still write it.
+"""
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.blackwell import (
+    TensorMemoryLayout,
+    TensorMemoryScalesLayout,
+    allocate_tensor_memory,
+    get_tmem_reg_layout,
+    fence_async_shared,
+    tcgen05_commit,
+    tcgen05_mma_scaled,
+    mbarrier,
+    tma,
+)
+
+
+@gluon.jit
+def mma_scaled_kernel(a_desc, b_desc, c_desc, a_scale_ptr, b_scale_ptr, scale_stride_m, scale_stride_k,
+                      VEC_SIZE: gl.constexpr, BUG: gl.constexpr = ""):
+    BLOCK_M: gl.constexpr = c_desc.block_type.shape[0]
+    BLOCK_N: gl.constexpr = c_desc.block_type.shape[1]
+    BLOCK_K: gl.constexpr = a_desc.block_type.shape[1]
+    SCALE_K: gl.constexpr = BLOCK_K // VEC_SIZE
+    K = a_desc.shape[1]
+
+    a_smem = gl.allocate_shared_memory(a_desc.dtype, a_desc.block_type.shape, a_desc.layout)
+    b_smem = gl.allocate_shared_memory(b_desc.dtype, b_desc.block_type.shape, b_desc.layout)
+
+    # The factors of one K block, in the tensor-memory layout the scaled MMA reads.
+    scales_tmem_layout: gl.constexpr = TensorMemoryScalesLayout()
+    a_scale_tmem = allocate_tensor_memory(a_scale_ptr.dtype.element_ty, [BLOCK_M, SCALE_K], scales_tmem_layout)
+    b_scale_tmem = allocate_tensor_memory(b_scale_ptr.dtype.element_ty, [BLOCK_N, SCALE_K], scales_tmem_layout)
+    acc_layout: gl.constexpr = TensorMemoryLayout([BLOCK_M, BLOCK_N], col_stride=1)
+    acc_tmem = allocate_tensor_memory(gl.float32, [BLOCK_M, BLOCK_N], acc_layout)
+
+    load_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    mma_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    mbarrier.init(load_bar, count=1)
+    mbarrier.init(mma_bar, count=1)
+
+    off_m = gl.program_id(0) * BLOCK_M
+    off_n = gl.program_id(1) * BLOCK_N
+    rows: gl.constexpr = gl.BlockedLayout([1, 1], [1, 32], [1, gl.num_warps()], [1, 0])
+    a_sf_layout: gl.constexpr = get_tmem_reg_layout(gl.uint8, [BLOCK_M, SCALE_K], scales_tmem_layout,
+                                                    gl.num_warps())
+    b_sf_layout: gl.constexpr = get_tmem_reg_layout(gl.uint8, [BLOCK_N, SCALE_K], scales_tmem_layout,
+                                                    gl.num_warps())
+
+    phase = 0
+    use_acc = False
+    for k in range(0, K, BLOCK_K):
+        mbarrier.expect(load_bar, a_desc.block_type.nbytes + b_desc.block_type.nbytes)
+        tma.async_copy_global_to_shared(a_desc, [off_m, k], load_bar, a_smem)
+        tma.async_copy_global_to_shared(b_desc, [off_n, k], load_bar, b_smem)
+
+        # The factors of rows off_m.. and off_n.., K blocks k / VEC_SIZE.., while the tiles load.
+        sf_k = k // VEC_SIZE + gl.arange(0, SCALE_K, gl.SliceLayout(0, rows))
+        sf_m = off_m + gl.arange(0, BLOCK_M, gl.SliceLayout(1, rows))
+        sf_n = off_n + gl.arange(0, BLOCK_N, gl.SliceLayout(1, rows))
+        a_sf = gl.load(a_scale_ptr + sf_m[:, None] * scale_stride_m + sf_k[None, :] * scale_stride_k)
+        b_sf = gl.load(b_scale_ptr + sf_n[:, None] * scale_stride_m + sf_k[None, :] * scale_stride_k)
+        a_scale_tmem.store(gl.convert_layout(a_sf, a_sf_layout))
+        b_scale_tmem.store(gl.convert_layout(b_sf, b_sf_layout))
+
+        mbarrier.wait(load_bar, phase)
+        # B is stored [BLOCK_N, BLOCK_K]; the MMA reads it as [BLOCK_K, BLOCK_N].
+        tcgen05_mma_scaled(a_smem, b_smem.permute((1, 0)), acc_tmem, a_scale_tmem, b_scale_tmem, "e4m3", "e4m3",
+                           use_acc=use_acc)
+        tcgen05_commit(mma_bar)
+        if BUG == "acc_before_wait":
+            # BUG: the last MMA is not waited for before the epilogue reads the accumulator.
+            if k + BLOCK_K < K:
+                mbarrier.wait(mma_bar, phase)
+        else:
+            mbarrier.wait(mma_bar, phase)
+        use_acc = True
+        phase ^= 1
+
+    mbarrier.invalidate(load_bar)
+    mbarrier.invalidate(mma_bar)
+
+    acc = acc_tmem.load(get_tmem_reg_layout(gl.float32, (BLOCK_M, BLOCK_N), acc_layout, gl.num_warps()))
+    c_smem = gl.allocate_shared_memory(c_desc.dtype, c_desc.block_type.shape, c_desc.layout)
+    c_smem.store(acc.to(c_desc.dtype))
+    fence_async_shared()
+    tma.async_copy_shared_to_global(c_desc, [off_m, off_n], c_smem)
+    tma.store_wait(0)
