@@ -19,7 +19,7 @@ fn every_bundled_kernel_passes_its_default_configuration() {
             cases.push(Case::new(k.name).target(t));
         }
     }
-    assert_eq!(bwsim_kernels::all().len(), 19);
+    assert_eq!(bwsim_kernels::all().len(), 20);
     sweep("defaults", cases);
 }
 
@@ -397,6 +397,21 @@ fn gemm_async_variants() {
         cases.push(Case::new("gemm_async").seed(seed));
     }
     sweep("gemm_async", cases);
+}
+
+/// Tutorial 11 `test_simple_mma_scaled` (mxfp8 x mxfp8): BLOCK_N in {32, 64, 128, 256} and
+/// BLOCK_K in {32, 64, 128, 256}, at M = N = K = 256 (the tutorial: 2048 x 2048 x 4096 and
+/// BLOCK_K up to 512).
+#[test]
+fn mma_scaled_grid() {
+    let mut cases = Vec::new();
+    for (bn, bk) in [(32, 32), (64, 64), (256, 64), (128, 256)] {
+        cases.push(Case::new("mma_scaled").c("BLOCK_N", bn).c("BLOCK_K", bk));
+    }
+    for seed in 1..3 {
+        cases.push(Case::new("mma_scaled").seed(seed));
+    }
+    sweep("mma_scaled", cases);
 }
 
 /// A bug of the tutorial's STEALB epilogue that its test shapes never reach: it reinterprets

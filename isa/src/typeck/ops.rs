@@ -277,10 +277,15 @@ impl<'k> Cx<'k> {
             } => {
                 self.arch(op, Target::Sm100a, "arch-tcgen05");
                 let (dtype, shape) = self.shaped(ty)?;
-                let (block, cs) = self.tmem_layout(op, &shape, block, col_stride)?;
                 let scales = match scales {
                     Some(s) => self.checked.consts.bool(s)?,
                     None => false,
+                };
+                // Scale factors sit where `scale_cell` puts them, whatever the block: a buffer
+                // of 32 or 64 rows (B's factors for N = 32, 64) takes the 128-lane default.
+                let (block, cs) = match (scales, block) {
+                    (true, None) => ([128, shape.last().copied().unwrap_or(1)], 1),
+                    _ => self.tmem_layout(op, &shape, block, col_stride)?,
                 };
                 let manual = match manual {
                     Some(m) => self.checked.consts.bool(m)?,
