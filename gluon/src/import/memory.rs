@@ -321,8 +321,8 @@ impl<'m> Cx<'m> {
 
     /// The operand formats of a scaled MMA (`lhs = e4m3 rhs = e5m2`) against the element types
     /// of its shared-memory operands: bwsim reads the operands as the buffers' types, so the
-    /// formats must name them. fp4 operands (`e2m1`, two per byte of a uint8 buffer) and the
-    /// 16-bit formats are refused.
+    /// formats must name them. fp4 operands (`e2m1`, two per byte of a uint8 buffer) and other
+    /// formats are refused.
     fn mma_formats(&self, op: &Op, operands: &[Item]) -> R<()> {
         let toks: Vec<&Tok> = op.toks.iter().map(|t| &t.tok).collect();
         for (side, it) in ["lhs", "rhs"].into_iter().zip(operands) {
@@ -343,7 +343,7 @@ impl<'m> Cx<'m> {
             );
             if !ok {
                 let why = match format.as_str() {
-                    "e2m1" => "fp4 operands packed two per uint8 element are not imported (bwsim's f4e2m1 buffers are not byte views)".to_string(),
+                    "e2m1" => "fp4 (e2m1) operands, two per byte of a uint8 buffer, are not imported yet (bwsim runs fp4 MMAs on f4e2m1 buffers written in .tile, as gemm_async's DTYPE=f4e2m1)".to_string(),
                     "e4m3" | "e5m2" => format!("the {side} buffer holds {elem:?}, not {format}"),
                     f => format!("operand format `{f}` is not supported (bwsim's block-scaled MMA takes e4m3 and e5m2 operands)"),
                 };
