@@ -361,6 +361,67 @@ seed_tests! {
     matmul_fused_gather_scatter_sm100: "matmul_fused_gather_scatter", Target::Sm100a;
 }
 
+/// Fixtures compared with another imported fixture instead of a twin.
+const COMPARED_WITH_A_FIXTURE: &[&str] = &["mma_scaled_contig"];
+
+/// Tutorial 11's contiguous-factors kernel (one 1-D load per block of factors, reshaped to
+/// 2-D) at K = BLOCK_K, where that layout is the row-major one: outputs equal to
+/// `mma_scaled_kernel`'s (itself equal to its twin and the CPU reference) from the same inputs,
+/// bit for bit; and it checks clean.
+#[test]
+fn mma_scaled_contig_equals_the_row_major_kernel() {
+    let target = Target::Sm100a;
+    let (contig, cfile) = import("mma_scaled_contig", target);
+    let (simple, sfile) = import("mma_scaled", target);
+    let cc = check(&contig, target, &cfile, &[]);
+    let cs = check(&simple, target, &sfile, &[]);
+    let cplan = plan(&cc, &cfile);
+    // The row-major kernel on the contiguous kernel's launch, with its factor strides.
+    let splan = LaunchPlan {
+        args: plan(&cs, &sfile)
+            .args
+            .iter()
+            .map(|(n, _)| match n.as_str() {
+                "scale_stride_m" => (n.clone(), ArgValue::Int(4)),
+                "scale_stride_k" => (n.clone(), ArgValue::Int(1)),
+                _ => cplan
+                    .args
+                    .iter()
+                    .find(|(m, _)| m == n)
+                    .cloned()
+                    .unwrap_or_else(|| panic!("no `{n}` in the contiguous kernel's launch")),
+            })
+            .collect(),
+        ..cplan.clone()
+    };
+    for seed in 0..env_schedules().unwrap_or(2) {
+        let inputs = launch::materialize(&cplan, 2000 + seed).expect("within the memory limit");
+        let opts = RunOptions {
+            seed,
+            trace: false,
+            ..RunOptions::default()
+        };
+        let rc = bwsim_sim::run(&cc, &cplan, inputs.clone(), &opts);
+        let rs = bwsim_sim::run(&cs, &splan, inputs, &opts);
+        assert!(
+            rc.ok() && rc.diagnostics.is_empty(),
+            "{}",
+            diag::render(&rc.diagnostics, &cfile)
+        );
+        assert!(
+            rs.ok() && rs.diagnostics.is_empty(),
+            "{}",
+            diag::render(&rs.diagnostics, &sfile)
+        );
+        let (c, s) = (rc.tensor("c").expect("c"), rs.tensor("c").expect("c"));
+        let differ = (0..c.numel()).filter(|&i| c.get_bits(i) != s.get_bits(i)).count();
+        assert_eq!(differ, 0, "seed {seed}: {differ} elements differ");
+        // Not a vacuous comparison: the factors reach the result.
+        assert!((0..c.numel()).any(|i| c.get(i) != 0.0));
+    }
+    checks_clean("mma_scaled_contig", target);
+}
+
 #[test]
 fn every_fixture_has_a_test() {
     for entry in std::fs::read_dir(fixture_dir()).expect("tests/gluon") {
@@ -371,7 +432,7 @@ fn every_fixture_has_a_test() {
         let Some((stem, target)) = stem.rsplit_once('.') else {
             continue;
         };
-        if stem.contains("bug") || stem.starts_with("refused_") {
+        if stem.contains("bug") || stem.starts_with("refused_") || COMPARED_WITH_A_FIXTURE.contains(&stem) {
             continue;
         }
         assert!(

@@ -112,6 +112,71 @@ def mma_scaled_kernel(a_desc, b_desc, c_desc, a_scale_ptr, b_scale_ptr, scale_st
 
 
 @gluon.jit
+def mma_scaled_contig_kernel(a_desc, b_desc, c_desc, a_scale_ptr, b_scale_ptr, VEC_SIZE: gl.constexpr):
+    """Tutorial 11's second form: the factors of each [BLOCK_M, BLOCK_K / VEC_SIZE] block lie contiguous in
+    global memory (scales reshaped to [M / BLOCK_M, SCALE_K / (BLOCK_K / VEC_SIZE), BLOCK_M, BLOCK_K / VEC_SIZE]),
+    so each is one 1-D load reshaped to 2-D. With K = BLOCK_K that layout is the row-major one."""
+    BLOCK_M: gl.constexpr = c_desc.block_type.shape[0]
+    BLOCK_N: gl.constexpr = c_desc.block_type.shape[1]
+    BLOCK_K: gl.constexpr = a_desc.block_type.shape[1]
+    SCALE_BLOCK_K: gl.constexpr = BLOCK_K // VEC_SIZE
+    K = a_desc.shape[1]
+
+    a_smem = gl.allocate_shared_memory(a_desc.dtype, a_desc.block_type.shape, a_desc.layout)
+    b_smem = gl.allocate_shared_memory(b_desc.dtype, b_desc.block_type.shape, b_desc.layout)
+    scales_tmem_layout: gl.constexpr = TensorMemoryScalesLayout()
+    a_scale_tmem = allocate_tensor_memory(gl.uint8, [BLOCK_M, SCALE_BLOCK_K], scales_tmem_layout)
+    b_scale_tmem = allocate_tensor_memory(gl.uint8, [BLOCK_N, SCALE_BLOCK_K], scales_tmem_layout)
+    acc_layout: gl.constexpr = TensorMemoryLayout([BLOCK_M, BLOCK_N], col_stride=1)
+    acc_tmem = allocate_tensor_memory(gl.float32, [BLOCK_M, BLOCK_N], acc_layout)
+
+    load_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    mma_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    mbarrier.init(load_bar, count=1)
+    mbarrier.init(mma_bar, count=1)
+
+    pid_m = gl.program_id(0)
+    pid_n = gl.program_id(1)
+    flat: gl.constexpr = gl.BlockedLayout([1], [32], [gl.num_warps()], [0])
+    # Elements of one block of factors, and of one row of blocks (all K blocks of a tile row).
+    a_block: gl.constexpr = BLOCK_M * SCALE_BLOCK_K
+    b_block: gl.constexpr = BLOCK_N * SCALE_BLOCK_K
+    blocks_per_row = K // BLOCK_K
+    phase = 0
+    use_acc = False
+    for k in range(0, K, BLOCK_K):
+        mbarrier.expect(load_bar, a_desc.block_type.nbytes + b_desc.block_type.nbytes)
+        tma.async_copy_global_to_shared(a_desc, [pid_m * BLOCK_M, k], load_bar, a_smem)
+        tma.async_copy_global_to_shared(b_desc, [pid_n * BLOCK_N, k], load_bar, b_smem)
+        kb = k // BLOCK_K
+        a_sf = gl.load(a_scale_ptr + (pid_m * blocks_per_row + kb) * a_block + gl.arange(0, a_block, flat))
+        b_sf = gl.load(b_scale_ptr + (pid_n * blocks_per_row + kb) * b_block + gl.arange(0, b_block, flat))
+        a_sf = a_sf.reshape(BLOCK_M, SCALE_BLOCK_K)
+        b_sf = b_sf.reshape(BLOCK_N, SCALE_BLOCK_K)
+        a_scale_tmem.store(
+            gl.convert_layout(a_sf, get_tmem_reg_layout(gl.uint8, [BLOCK_M, SCALE_BLOCK_K], scales_tmem_layout,
+                                                        gl.num_warps())))
+        b_scale_tmem.store(
+            gl.convert_layout(b_sf, get_tmem_reg_layout(gl.uint8, [BLOCK_N, SCALE_BLOCK_K], scales_tmem_layout,
+                                                        gl.num_warps())))
+        mbarrier.wait(load_bar, phase)
+        tcgen05_mma_scaled(a_smem, b_smem.permute((1, 0)), acc_tmem, a_scale_tmem, b_scale_tmem, "e4m3", "e4m3",
+                           use_acc=use_acc)
+        tcgen05_commit(mma_bar)
+        mbarrier.wait(mma_bar, phase)
+        use_acc = True
+        phase ^= 1
+
+    mbarrier.invalidate(load_bar)
+    mbarrier.invalidate(mma_bar)
+    acc = acc_tmem.load(get_tmem_reg_layout(gl.float32, (BLOCK_M, BLOCK_N), acc_layout, gl.num_warps()))
+    c_smem = gl.allocate_shared_memory(c_desc.dtype, c_desc.block_type.shape, c_desc.layout)
+    c_smem.store(acc.to(c_desc.dtype))
+    fence_async_shared()
+    tma.async_copy_shared_to_global(c_desc, [pid_m * BLOCK_M, pid_n * BLOCK_N], c_smem)
+    tma.store_wait(0)
+
+@gluon.jit
 def scales_as_tmem_rows(smem, BLOCK_MN: gl.constexpr, SCALE_K: gl.constexpr):
     # A [1, BLOCK_MN / 128, SCALE_K / 4, 2, 256] block of factors stored 32 x 4 x 4 (row % 32, row / 32 % 4,
     # K block) per 128 rows and 4 K blocks, viewed as the [BLOCK_MN, SCALE_K] matrix tcgen05_copy takes.

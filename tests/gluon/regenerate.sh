@@ -83,6 +83,9 @@ sc_args=(--num-warps 4 --arg 'a_desc=desc<fp8e4nv[128, 128]>' --arg 'b_desc=desc
 gen mma_scaled.sm_100a $src/mma_scaled.py mma_scaled_kernel --target sm_100a "${sc_args[@]}" -D "BUG=''"
 gen bug_mma_scaled_acc_before_wait.sm_100a $src/mma_scaled.py mma_scaled_kernel --target sm_100a "${sc_args[@]}" \
     -D "BUG='acc_before_wait'"
+gen mma_scaled_contig.sm_100a $src/mma_scaled.py mma_scaled_contig_kernel --target sm_100a --num-warps 4 \
+    --arg 'a_desc=desc<fp8e4nv[128, 128]>' --arg 'b_desc=desc<fp8e4nv[128, 128]>' --arg 'c_desc=desc<fp16[128, 128]>' \
+    --arg 'a_scale_ptr=*u8' --arg 'b_scale_ptr=*u8' -D VEC_SIZE=32
 # What the importer refuses (gluon/tests/import.rs): fp4 operands, and the factors copied by tcgen05_copy from a
 # reshaped view of a packed-block TMA buffer.
 gen refused_mma_scaled_fp4.sm_100a $src/mma_scaled.py mma_scaled_kernel --target sm_100a --num-warps 4 \
