@@ -388,14 +388,6 @@ fn mma_scaled_refusals_name_the_operation_at_the_python_line() {
             .unwrap_or_else(|| panic!("no `{needle}` in mma_scaled.py"))
     };
     for (name, code, op, why, at, count) in [
-        (
-            "refused_mma_scaled_fp4",
-            "ttgir-unsupported",
-            "ttng.tc_gen5_mma_scaled",
-            "fp4 (e2m1) operands",
-            "A_FORMAT, B_FORMAT,",
-            1,
-        ),
         // One per operand's factors.
         (
             "refused_mma_scaled_copy",

@@ -361,8 +361,47 @@ seed_tests! {
     matmul_fused_gather_scatter_sm100: "matmul_fused_gather_scatter", Target::Sm100a;
 }
 
-/// Fixtures compared with another imported fixture instead of a twin.
-const COMPARED_WITH_A_FIXTURE: &[&str] = &["mma_scaled_contig"];
+/// Fixtures compared with another imported fixture or the CPU reference instead of a twin.
+const COMPARED_WITH_A_FIXTURE: &[&str] = &["mma_scaled_contig", "mma_scaled_fp4"];
+
+/// Tutorial 11's kernel on mxfp4 operands (uint8 descriptors, two e2m1 values a byte, viewed as
+/// f4e2m1 by the import): the CPU reference's result, from bytes unpacked low nibble first; and
+/// it checks clean.
+#[test]
+fn mma_scaled_fp4_matches_the_reference() {
+    let target = Target::Sm100a;
+    let (k, file) = import("mma_scaled_fp4", target);
+    let text = bwsim_isa::print(&k);
+    assert!(text.contains("f4e2m1[128, 128]"), "{text}");
+    let c = check(&k, target, &file, &[]);
+    let p = plan(&c, &file);
+    for seed in 0..env_schedules().unwrap_or(2) {
+        let inputs = launch::materialize(&p, 3000 + seed).expect("within the memory limit");
+        let r = bwsim_sim::run(
+            &c,
+            &p,
+            inputs.clone(),
+            &RunOptions {
+                seed,
+                trace: false,
+                ..RunOptions::default()
+            },
+        );
+        assert!(
+            r.ok() && r.diagnostics.is_empty(),
+            "{}",
+            diag::render(&r.diagnostics, &file)
+        );
+        let expected = bwsim_kernels::reference::reference("mma_scaled", &p, &inputs)
+            .expect("a reference")
+            .expect("reference inputs");
+        for e in &expected {
+            let cmp = bwsim_kernels::reference::compare(r.tensor(&e.tensor).expect("output"), e);
+            assert!(cmp.passed(), "seed {seed}: {cmp:?}");
+        }
+    }
+    checks_clean("mma_scaled_fp4", target);
+}
 
 /// Tutorial 11's contiguous-factors kernel (one 1-D load per block of factors, reshaped to
 /// 2-D) at K = BLOCK_K, where that layout is the row-major one: outputs equal to

@@ -791,18 +791,38 @@ fn gemm_async(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>,
     }])
 }
 
+/// fp4 operands given as bytes (Gluon's uint8 packing): `[R, C]` bytes are the `[R, 2C]` e2m1
+/// matrix whose element `2j` is the low nibble of byte `j`, `2j + 1` the high one (OCP MX).
+fn unpack_fp4(t: &HostTensor) -> HostTensor {
+    let (r, c) = (t.shape[0], t.shape[1]);
+    let mut u = HostTensor::zeros(&t.name, DType::F4E2M1, vec![r, 2 * c]);
+    for i in 0..r {
+        for j in 0..c {
+            let byte = t.get_bits(i * c + j) & 0xff;
+            u.set_bits(i * 2 * c + 2 * j, byte & 0xf);
+            u.set_bits(i * 2 * c + 2 * j + 1, byte >> 4);
+        }
+    }
+    u
+}
+
 /// Gluon tutorial 11's block-scaled matmul: C = (A * A_scale) @ (B * B_scale)^T with A [M, K]
-/// and B [N, K] in fp8 and one ue8m0 factor (given as its byte) per 32 elements of K, the
+/// and B [N, K] in fp8, or in fp4 given as bytes of two (mxfp4, [`unpack_fp4`]), and one
+/// ue8m0 factor (given as its byte) per 32 elements of K, the
 /// factors of row r and K block kb at `r * scale_stride_m + kb * scale_stride_k`, C rounded to
 /// its type. Tolerance: the tutorial's atol = rtol = 1e-3 is for an f16 C against an f32
 /// reference; against the exact f64 sum, the f16 rounding of C (half an ulp, 2^-11 relative)
 /// after the f32 accumulation needs rtol 2e-3, and sums that cancel need atol 1e-2.
 fn mma_scaled(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
-    let (a, b, c0) = (
-        tensor(plan, inputs, "a")?,
-        tensor(plan, inputs, "b")?,
-        tensor(plan, inputs, "c")?,
-    );
+    let operand = |name| -> Result<HostTensor, String> {
+        let t = tensor(plan, inputs, name)?;
+        Ok(match t.dtype {
+            DType::I8 | DType::U8 => unpack_fp4(t),
+            _ => t.clone(),
+        })
+    };
+    let (a, b, c0) = (operand("a")?, operand("b")?, tensor(plan, inputs, "c")?);
+    let (a, b) = (&a, &b);
     let (m, k, n) = (a.shape[0], a.shape[1], b.shape[0]);
     if b.shape[1] != k || c0.shape != [m, n] {
         return Err(format!(
@@ -914,6 +934,19 @@ mod tests {
                 assert!(a == b || (a.is_nan() && b.is_nan()), "{d} {bits:#x}: {a} vs {b}");
             }
         }
+    }
+
+    /// Gluon's fp4 bytes: the even element in the low nibble (0xD = -3.0), the odd one in the
+    /// high nibble (0x7 = 6.0).
+    #[test]
+    fn fp4_bytes_unpack_low_nibble_first() {
+        let mut t = HostTensor::zeros("a", DType::I8, vec![1, 2]);
+        t.set_bits(0, 0x7d);
+        t.set_bits(1, 0x21);
+        let u = unpack_fp4(&t);
+        assert_eq!(u.shape, vec![1, 4]);
+        let v: Vec<f64> = (0..4).map(|i| val(&u, i)).collect();
+        assert_eq!(v, vec![-3.0, 6.0, 0.5, 1.0]);
     }
 
     #[test]

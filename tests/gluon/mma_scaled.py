@@ -11,10 +11,12 @@ reads the accumulator, rounds it to f16 and TMA-stores it.
 BUG='acc_before_wait' plants a bug: the last K step's MMA is not waited for, so the epilogue reads
 the accumulator while the MMA may still write it.
 
-What bwsim does not import yet, kept here as fixtures of the refusals (docs/gluon.md): the same
-kernel on fp4 operands (uint8 descriptors, two e2m1 values per byte), and `mma_scaled_copy_kernel`,
-the tutorial's later form that brings the factors by TMA in a packed-block layout and copies them to
-tensor memory with tcgen05_copy from a reshaped, permuted view of their shared buffer.
+The same kernel runs on mxfp4 operands (uint8 descriptors, two e2m1 values a byte, the even one in
+the low nibble). `mma_scaled_contig_kernel` is the tutorial's second form (each block of factors one
+contiguous load). What bwsim does not import yet, kept here as the fixture of its refusal
+(docs/gluon.md): `mma_scaled_copy_kernel`, the tutorial's later form that brings the factors by TMA in
+a packed-block layout and copies them to tensor memory with tcgen05_copy from a reshaped, permuted
+view of their shared buffer.
 """
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
@@ -35,8 +37,7 @@ from triton.experimental.gluon.language.nvidia.blackwell import (
 @gluon.jit
 def mma_scaled_kernel(a_desc, b_desc, c_desc, a_scale_ptr, b_scale_ptr, scale_stride_m, scale_stride_k,
                       VEC_SIZE: gl.constexpr, BUG: gl.constexpr = ""):
-    # fp4 operands come packed two per uint8 along K (their format is e2m1); bwsim refuses them at
-    # the MMA (docs/gluon.md), the fp8 ones are e4m3.
+    # fp4 operands come packed two per uint8 along K (their format is e2m1), the fp8 ones are e4m3.
     A_PER_BYTE: gl.constexpr = 2 if a_desc.dtype == gl.uint8 else 1
     B_PER_BYTE: gl.constexpr = 2 if b_desc.dtype == gl.uint8 else 1
     A_FORMAT: gl.constexpr = "e2m1" if a_desc.dtype == gl.uint8 else "e4m3"

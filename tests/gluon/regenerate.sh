@@ -86,12 +86,13 @@ gen bug_mma_scaled_acc_before_wait.sm_100a $src/mma_scaled.py mma_scaled_kernel 
 gen mma_scaled_contig.sm_100a $src/mma_scaled.py mma_scaled_contig_kernel --target sm_100a --num-warps 4 \
     --arg 'a_desc=desc<fp8e4nv[128, 128]>' --arg 'b_desc=desc<fp8e4nv[128, 128]>' --arg 'c_desc=desc<fp16[128, 128]>' \
     --arg 'a_scale_ptr=*u8' --arg 'b_scale_ptr=*u8' -D VEC_SIZE=32
-# What the importer refuses (gluon/tests/import.rs): fp4 operands, and the factors copied by tcgen05_copy from a
-# reshaped view of a packed-block TMA buffer.
-gen refused_mma_scaled_fp4.sm_100a $src/mma_scaled.py mma_scaled_kernel --target sm_100a --num-warps 4 \
+# mxfp4 operands (uint8 descriptors, two e2m1 values a byte).
+gen mma_scaled_fp4.sm_100a $src/mma_scaled.py mma_scaled_kernel --target sm_100a --num-warps 4 \
     --arg 'a_desc=desc<u8[128, 64]>' --arg 'b_desc=desc<u8[128, 64]>' --arg 'c_desc=desc<fp16[128, 128]>' \
     --arg 'a_scale_ptr=*u8' --arg 'b_scale_ptr=*u8' --arg scale_stride_m=i32 --arg scale_stride_k=i32 -D VEC_SIZE=32 \
     -D "BUG=''"
+# What the importer refuses (gluon/tests/import.rs): the factors copied by tcgen05_copy from a reshaped view of a
+# packed-block TMA buffer.
 sf_desc='tensordesc<u8[1, 1, 1, 2, 256],NVMMASharedLayout(swizzle_byte_width=0, element_bitwidth=8, rank=5)>'
 gen refused_mma_scaled_copy.sm_100a $src/mma_scaled.py mma_scaled_copy_kernel --target sm_100a --num-warps 4 \
     --arg 'a_desc=desc<fp8e4nv[128, 128]>' --arg 'b_desc=desc<fp8e4nv[128, 128]>' --arg 'c_desc=desc<fp16[128, 128]>' \

@@ -271,7 +271,17 @@ impl<'m> Cx<'m> {
         let pred = self.pred(Some(&(rest[1].name.clone(), rest[1].span)))?;
         let use_acc = if is_true(&use_acc) { None } else { Some(use_acc) };
         let kind = if scaled {
-            self.mma_formats(op, &items[..2])?;
+            let fp4 = self.mma_formats(op, &items[..2])?;
+            let a = if fp4[0] {
+                self.fp4_view(op, &items[0], a, span)?
+            } else {
+                a
+            };
+            let b = if fp4[1] {
+                self.fp4_view(op, &items[1], b, span)?
+            } else {
+                b
+            };
             OpKind::Tcgen05MmaScaled {
                 a,
                 b,
@@ -319,11 +329,55 @@ impl<'m> Cx<'m> {
         Ok(())
     }
 
-    /// The operand formats of a scaled MMA (`lhs = e4m3 rhs = e5m2`) against the element types
-    /// of its shared-memory operands: bwsim reads the operands as the buffers' types, so the
-    /// formats must name them. fp4 operands (`e2m1`, two per byte of a uint8 buffer) and other
-    /// formats are refused.
-    fn mma_formats(&self, op: &Op, operands: &[Item]) -> R<()> {
+    /// An fp4 operand: Gluon packs two e2m1 values per byte of a uint8 (`i8`) NVMMA buffer along
+    /// K, the contiguous dimension (the last one; the second to last of a transposed view), the
+    /// even element in the low nibble as the MMA reads them. bwsim's view of the same bytes is
+    /// `smem.reinterpret X, f4e2m1[..], LAYOUT` with that dimension doubled.
+    fn fp4_view(&mut self, op: &Op, it: &Item, x: Expr, span: Span) -> R<Expr> {
+        let Val::E(
+            _,
+            Type::MemDesc {
+                shape,
+                enc,
+                tmem: false,
+                ..
+            },
+        ) = self.get(&it.name, it.span)?
+        else {
+            return Err(self.misuse(op, "an fp4 operand must be a shared-memory buffer"));
+        };
+        let transposed = match self.attrs.layout(&enc, span)? {
+            Layout::NvmmaShared { transposed, fp4_padded: false, .. } => transposed,
+            Layout::NvmmaShared { fp4_padded: true, .. } => {
+                return Err(self.misuse(
+                    op,
+                    "an fp4 operand padded to a byte per element (`fp4_padded`, the mixed mxfp8 x mxfp4 MMA) is not imported",
+                ))
+            }
+            _ => return Err(self.misuse(op, "an fp4 operand must be in an NVMMA shared layout")),
+        };
+        let r = shape.len();
+        if r < 2 {
+            return Err(self.misuse(op, "an fp4 operand must be a matrix"));
+        }
+        let mut unpacked = shape.clone();
+        unpacked[if transposed { r - 2 } else { r - 1 }] *= 2;
+        let ty = self.shaped_as(DType::F4E2M1, &unpacked, span);
+        let layout = self.smem_layout(&enc, span)?;
+        let n = self.let_op(
+            &format!("{}_fp4", it.name.trim_start_matches('%')),
+            OpKind::SmemReinterpret { src: x, ty, layout },
+            span,
+        );
+        Ok(name_e(&n, span))
+    }
+
+    /// The operand formats of a scaled MMA (`lhs = e4m3 rhs = e2m1`) against the element types
+    /// of its shared-memory operands: `e4m3` and `e5m2` must name the buffers' fp8 types, `e2m1`
+    /// a byte (`i8`) buffer of packed pairs (true in the result: view it as fp4); other formats
+    /// are refused.
+    fn mma_formats(&self, op: &Op, operands: &[Item]) -> R<[bool; 2]> {
+        let mut fp4 = [false; 2];
         let toks: Vec<&Tok> = op.toks.iter().map(|t| &t.tok).collect();
         for (side, it) in ["lhs", "rhs"].into_iter().zip(operands) {
             let format = toks
@@ -339,18 +393,18 @@ impl<'m> Cx<'m> {
             };
             let ok = matches!(
                 (format.as_str(), elem),
-                ("e4m3", Some(Elem::F8E4M3)) | ("e5m2", Some(Elem::F8E5M2))
+                ("e4m3", Some(Elem::F8E4M3)) | ("e5m2", Some(Elem::F8E5M2)) | ("e2m1", Some(Elem::I8))
             );
             if !ok {
                 let why = match format.as_str() {
-                    "e2m1" => "fp4 (e2m1) operands, two per byte of a uint8 buffer, are not imported yet (bwsim runs fp4 MMAs on f4e2m1 buffers written in .tile, as gemm_async's DTYPE=f4e2m1)".to_string(),
-                    "e4m3" | "e5m2" => format!("the {side} buffer holds {elem:?}, not {format}"),
-                    f => format!("operand format `{f}` is not supported (bwsim's block-scaled MMA takes e4m3 and e5m2 operands)"),
+                    "e4m3" | "e5m2" | "e2m1" => format!("the {side} buffer holds {elem:?}, not {format}"),
+                    f => format!("operand format `{f}` is not supported (bwsim's block-scaled MMA takes e4m3, e5m2 and e2m1 operands)"),
                 };
                 return Err(self.misuse(op, why));
             }
+            fp4[usize::from(side == "rhs")] = format == "e2m1";
         }
-        Ok(())
+        Ok(fp4)
     }
 
     /// `desc[coords...] ...`: the descriptor, its coordinates and the operands after them.
