@@ -362,15 +362,25 @@ seed_tests! {
 }
 
 /// Fixtures compared with another imported fixture or the CPU reference instead of a twin.
-const COMPARED_WITH_A_FIXTURE: &[&str] = &["mma_scaled_contig", "mma_scaled_fp4"];
+const COMPARED_WITH_A_FIXTURE: &[&str] = &["mma_scaled_contig", "mma_scaled_fp4", "mma_scaled_nvfp4"];
 
 /// Tutorial 11's kernel on mxfp4 operands (uint8 descriptors, two e2m1 values a byte, viewed as
 /// f4e2m1 by the import): the CPU reference's result, from bytes unpacked low nibble first; and
 /// it checks clean.
 #[test]
 fn mma_scaled_fp4_matches_the_reference() {
+    fp4_matches_the_reference("mma_scaled_fp4");
+}
+
+/// The same on nvfp4: ue4m3 factors (float8e4nv in Gluon) per 16 elements of K.
+#[test]
+fn mma_scaled_nvfp4_matches_the_reference() {
+    fp4_matches_the_reference("mma_scaled_nvfp4");
+}
+
+fn fp4_matches_the_reference(stem: &str) {
     let target = Target::Sm100a;
-    let (k, file) = import("mma_scaled_fp4", target);
+    let (k, file) = import(stem, target);
     let text = bwsim_isa::print(&k);
     assert!(text.contains("f4e2m1[128, 128]"), "{text}");
     let c = check(&k, target, &file, &[]);
@@ -400,7 +410,7 @@ fn mma_scaled_fp4_matches_the_reference() {
             assert!(cmp.passed(), "seed {seed}: {cmp:?}");
         }
     }
-    checks_clean("mma_scaled_fp4", target);
+    checks_clean(stem, target);
 }
 
 /// Tutorial 11's contiguous-factors kernel (one 1-D load per block of factors, reshaped to

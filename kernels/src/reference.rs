@@ -807,13 +807,14 @@ fn unpack_fp4(t: &HostTensor) -> HostTensor {
 }
 
 /// Gluon tutorial 11's block-scaled matmul: C = (A * A_scale) @ (B * B_scale)^T with A [M, K]
-/// and B [N, K] in fp8, or in fp4 given as bytes of two (mxfp4, [`unpack_fp4`]), and one
-/// ue8m0 factor (given as its byte) per 32 elements of K, the
+/// and B [N, K] in fp8, or in fp4 given as bytes of two (mxfp4, nvfp4: [`unpack_fp4`]), and one
+/// ue8m0 factor (given as its byte) per 32 elements of K (nvfp4: a ue4m3 factor, given as a
+/// positive e4m3, per 16), the
 /// factors of row r and K block kb at `r * scale_stride_m + kb * scale_stride_k`, C rounded to
 /// its type. Tolerance: the tutorial's atol = rtol = 1e-3 is for an f16 C against an f32
 /// reference; against the exact f64 sum, the f16 rounding of C (half an ulp, 2^-11 relative)
 /// after the f32 accumulation needs rtol 2e-3, and sums that cancel need atol 1e-2.
-fn mma_scaled(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+fn mma_scaled<'a>(plan: &LaunchPlan, inputs: &'a [HostTensor]) -> Result<Vec<Expected>, String> {
     let operand = |name| -> Result<HostTensor, String> {
         let t = tensor(plan, inputs, name)?;
         Ok(match t.dtype {
@@ -833,18 +834,24 @@ fn mma_scaled(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>,
     let stride = |name| -> Result<u64, String> {
         u64::try_from(int_arg(plan, name)?).map_err(|_| format!("`{name}` is negative"))
     };
-    let sf = |t| -> Result<Scales, String> {
-        Ok(Scales {
+    let (stride_row, stride_k) = (stride("scale_stride_m")?, stride("scale_stride_k")?);
+    // MX: ue8m0 factors (bytes) per 32; nvfp4: ue4m3 factors (positive float8e4nv) per 16.
+    let sf = |t: &'a HostTensor| -> Scales<'a> {
+        let (format, vec) = match t.dtype {
+            DType::F8E4M3 | DType::UE4M3 => (DType::UE4M3, 16),
+            _ => (DType::UE8M0, 32),
+        };
+        Scales {
             t,
-            format: DType::UE8M0,
-            vec: 32,
-            stride_row: stride("scale_stride_m")?,
-            stride_k: stride("scale_stride_k")?,
-        })
+            format,
+            vec,
+            stride_row,
+            stride_k,
+        }
     };
     let scales = (
-        sf(tensor(plan, inputs, "a_scale")?)?,
-        sf(tensor(plan, inputs, "b_scale")?)?,
+        sf(tensor(plan, inputs, "a_scale")?),
+        sf(tensor(plan, inputs, "b_scale")?),
     );
     let mut c = HostTensor::zeros("c", c0.dtype, c0.shape.clone());
     for (i, v) in scaled_dot_nt(a, b, Some(scales)).into_iter().enumerate() {

@@ -91,6 +91,11 @@ gen mma_scaled_fp4.sm_100a $src/mma_scaled.py mma_scaled_kernel --target sm_100a
     --arg 'a_desc=desc<u8[128, 64]>' --arg 'b_desc=desc<u8[128, 64]>' --arg 'c_desc=desc<fp16[128, 128]>' \
     --arg 'a_scale_ptr=*u8' --arg 'b_scale_ptr=*u8' --arg scale_stride_m=i32 --arg scale_stride_k=i32 -D VEC_SIZE=32 \
     -D "BUG=''"
+# nvfp4: fp4 operands with ue4m3 factors (float8e4nv) per 16 elements of K.
+gen mma_scaled_nvfp4.sm_100a $src/mma_scaled.py mma_scaled_kernel --target sm_100a --num-warps 4 \
+    --arg 'a_desc=desc<u8[128, 64]>' --arg 'b_desc=desc<u8[128, 64]>' --arg 'c_desc=desc<fp16[128, 128]>' \
+    --arg 'a_scale_ptr=*fp8e4nv' --arg 'b_scale_ptr=*fp8e4nv' --arg scale_stride_m=i32 --arg scale_stride_k=i32 \
+    -D VEC_SIZE=16 -D "BUG=''"
 # What the importer refuses (gluon/tests/import.rs): the factors copied by tcgen05_copy from a reshaped view of a
 # packed-block TMA buffer.
 sf_desc='tensordesc<u8[1, 1, 1, 2, 256],NVMMASharedLayout(swizzle_byte_width=0, element_bitwidth=8, rank=5)>'

@@ -492,9 +492,10 @@ impl<'k> Cx<'k> {
                 self.arch(op, Target::Sm100a, "arch-tcgen05");
                 let t = self.expect_tmem(dst, "tmem.store's destination")?;
                 let v = self.tile_arg(value, "the stored value")?;
-                // Scale factors travel as raw bytes (Gluon and CUTLASS carry ue8m0 factors as
-                // uint8): an 8-bit integer tile stores its bits into a `scales=true` buffer.
-                let bytes_as_scales = t.scales && v.dtype.is_int() && v.dtype.bits() == 8;
+                // Scale factors travel as raw bytes (Gluon carries ue8m0 factors as uint8 and
+                // nvfp4's ue4m3 ones as float8e4nv): any 8-bit tile stores its bits into a
+                // `scales=true` buffer.
+                let bytes_as_scales = t.scales && v.dtype.bits() == 8;
                 if v.shape != t.shape || (v.dtype != t.dtype && !bytes_as_scales) {
                     return Err(e_type(
                         op.span,
