@@ -195,7 +195,9 @@ impl Elem {
     pub fn from_name(s: &str) -> Option<Elem> {
         Some(match s {
             "i1" => Elem::I1,
-            "i8" => Elem::I8,
+            // Triton keeps `ui8` on tensor descriptors only (uint8 data: fp4 pairs, ue8m0 scale
+            // factors); the buffers they fill and pointers to them are signless `i8`.
+            "i8" | "ui8" => Elem::I8,
             "i16" => Elem::I16,
             "i32" => Elem::I32,
             "i64" => Elem::I64,

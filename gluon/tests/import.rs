@@ -13,7 +13,7 @@ fn fixtures() -> Vec<String> {
         .expect("tests/gluon")
         .filter_map(|e| e.ok())
         .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".ttgir"))
+        .filter(|n| n.ends_with(".ttgir") && !n.starts_with("refused_"))
         .collect();
     v.sort();
     v
@@ -435,5 +435,41 @@ fn memdesc_trans_refuses_what_it_cannot_express() {
         let r = diag::render(&d, &l.source);
         assert_eq!(d.len(), 1, "{r}");
         assert!(r.contains("ttg.memdesc_trans") && r.contains(want), "{r}");
+    }
+}
+
+/// The parts of Gluon tutorial 11 bwsim does not import (tests/gluon/mma_scaled.py, compiled
+/// by regenerate.sh): each is refused with one error naming the operation at its Python line.
+#[test]
+fn mma_scaled_refusals_name_the_operation_at_the_python_line() {
+    let py = std::fs::read_to_string(Path::new(DIR).join("mma_scaled.py")).expect("mma_scaled.py");
+    let line_of = |needle: &str| {
+        py.lines()
+            .position(|l| l.contains(needle))
+            .map(|i| i + 1)
+            .unwrap_or_else(|| panic!("no `{needle}` in mma_scaled.py"))
+    };
+    for (name, code, op, why, at, count) in [
+        // One per operand's factors.
+        (
+            "refused_mma_scaled_copy",
+            "ttgir-unsupported-op",
+            "ttg.memdesc_reshape",
+            "shared_linear",
+            "smem = smem.reshape((smem.shape[1], smem.shape[2], 32, 4, 4))",
+            2,
+        ),
+    ] {
+        let l = bwsim_gluon::load(&Path::new(DIR).join(format!("{name}.sm_100a.ttgir"))).expect("readable");
+        let d = l.kernel.expect_err("refused");
+        let r = diag::render(&d, &l.source);
+        assert_eq!(d.len(), count, "{name}:\n{r}");
+        for e in &d {
+            assert_eq!(e.code, code, "{name}:\n{r}");
+            assert!(e.message.contains(&format!("`{op}`")), "{name}: {}", e.message);
+            let j = e.clone().locate(&l.source);
+            assert_eq!(j.primary.line_col.map(|x| x.0), Some(line_of(at)), "{name}:\n{r}");
+        }
+        assert!(r.contains(why), "{name}:\n{r}");
     }
 }

@@ -15,6 +15,7 @@
 //! | attention: P stored after its ready barrier's arrive | `race` (tcgen05.st against the P @ V read) | - |
 //! | attention: correction without waiting for the previous P @ V | `read-before-complete` | - |
 //! | attention: wrong phase on the S-ready barrier | `phase-aliasing` | - |
+//! | block-scaled matmul: last MMA not waited for | `read-before-complete` (the accumulator read), `barrier-misuse`, `write-while-in-flight` | - |
 //!
 //! | ping-pong attention: alpha announced before it is stored | `race` (tcgen05.st against the correction's tcgen05.ld) | - |
 //! | ping-pong attention: P @ V issued without waiting for P | `race` (tcgen05.st against the MMA's read of P) | - |
@@ -746,4 +747,61 @@ fn cp_async_without_wait_reads_before_complete_at_the_python_lines() {
         let (e, file) = check_fixture(&format!("cp_async.{t}"), target);
         assert!(e.findings.is_empty(), "{t}:\n{}", render(&e, &file));
     }
+}
+
+/// The 1-based lines of mma_scaled.py that contain `needle`.
+fn mma_scaled_lines(needle: &str) -> Vec<usize> {
+    let py = std::fs::read_to_string(format!("{DIR}/mma_scaled.py")).expect("mma_scaled.py");
+    let v: Vec<usize> = py
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.contains(needle))
+        .map(|(i, _)| i + 1)
+        .collect();
+    assert!(!v.is_empty(), "no line with `{needle}`");
+    v
+}
+
+/// The block-scaled matmul (tests/gluon/mma_scaled.py) with the last K step's MMA not waited
+/// for: the epilogue's `tmem_load` of the accumulator is reported against the scaled MMA that
+/// may still write it (`read-before-complete`), at the Python lines of both; so are the two
+/// other consequences of the missing wait: the barrier invalidated under the pending commit
+/// (`barrier-misuse` at the commit) and the epilogue's staging buffer, placed over the
+/// operands' bytes once they are dead, written while the MMA may still read A.
+#[test]
+fn mma_scaled_acc_before_wait_is_reported_at_the_python_lines() {
+    // `mma_scaled_kernel` is the file's first kernel (its refused tcgen05_copy form follows).
+    let line = |needle: &str| mma_scaled_lines(needle)[0];
+    let mma = line("tcgen05_mma_scaled(a_smem, b_smem.permute((1, 0))");
+    let load = line("acc = acc_tmem.load(");
+    let commit = line("tcgen05_commit(mma_bar)");
+    let stage = line("c_smem.store(acc.to(c_desc.dtype))");
+    let (e, file) = check_fixture("bug_mma_scaled_acc_before_wait.sm_100a", Target::Sm100a);
+    assert_eq!(
+        error_codes(&e),
+        ["barrier-misuse", "read-before-complete", "write-while-in-flight"]
+            .map(String::from)
+            .into(),
+        "{}",
+        render(&e, &file)
+    );
+    let in_py = |d: &Diagnostic| -> (usize, BTreeSet<usize>) {
+        let p = places(d, &file);
+        assert!(p.iter().all(|(f, _)| f.ends_with("mma_scaled.py")), "{p:?}");
+        (p[0].1, p.iter().map(|x| x.1).collect())
+    };
+    for f in findings(&e, "read-before-complete", &file) {
+        assert_eq!(in_py(&f.diagnostic), (load, BTreeSet::from([load, mma])));
+    }
+    for f in findings(&e, "barrier-misuse", &file) {
+        assert_eq!(in_py(&f.diagnostic).0, commit);
+    }
+    for f in findings(&e, "write-while-in-flight", &file) {
+        assert_eq!(in_py(&f.diagnostic), (stage, BTreeSet::from([stage, mma])));
+    }
+    snapshot("mma_scaled_acc_before_wait", &render(&e, &file));
+    // The correct kernel checks clean (and runs against its twin and the reference in
+    // seeds.rs).
+    let (e, file) = check_fixture("mma_scaled.sm_100a", Target::Sm100a);
+    assert!(e.findings.is_empty(), "{}", render(&e, &file));
 }

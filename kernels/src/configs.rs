@@ -92,6 +92,11 @@ configs! {
         ["N=64"],
         ["CTA_GROUP=2"],
     ],
+    // Tutorial 11: BLOCK_N 32 to 256, BLOCK_K 32 to 512 (mxfp8).
+    "mma_scaled": [
+        ["BLOCK_N=32", "BLOCK_K=32"],
+        ["BLOCK_N=256", "BLOCK_K=64"],
+    ],
     // Tutorial 09: (BLOCK_M, BLOCK_N) in {(128, 128), (128, 64)}, (BLOCK_K, buffers) in
     // {(128, 2), (64, 3)}.
     "matmul_fused_gather_scatter": [

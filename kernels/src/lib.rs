@@ -49,6 +49,7 @@ kernels! {
     "atomics", "sm_100a, sm_90a", "global atomics (beyond the seeds)", "histogram, per-bin sum and maximum with atomic add and max from every program";
     "scan", "sm_100a, sm_90a", "prefix scans (beyond the seeds)", "per-row running sum and maximum across registers and lanes";
     "cp_async", "sm_100a, sm_90a", "03 async-copy (beyond the seeds)", "c = a + b and row maxima through a 3-stage cp.async ring of shared buffers (commit and wait groups)";
+    "mma_scaled", "sm_100a", "11 tcgen05-mma-scaled", "block-scaled mxfp8 matmul: ue8m0 factors global -> registers -> tensor memory, tcgen05.mma_scaled, f16 TMA store";
     "gemm_async", "sm_100a", "TIRx gemm_async", "128x64 @ 64x128 tcgen05.mma into TMEM columns 256:384; f16, block-scaled fp8 and fp4, cta_group 2";
 }
 

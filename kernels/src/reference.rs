@@ -211,6 +211,7 @@ pub fn reference(
         "matmul_accumulate" => matmul_accumulate(plan, inputs),
         "matmul_fused_gather_scatter" => fused_gather_scatter(plan, inputs),
         "gemm_async" | "tcgen05_mma_tile" => gemm_async(plan, inputs),
+        "mma_scaled" | "mma_scaled_kernel" => mma_scaled(plan, inputs),
         "tma_roundtrip" | "copy_1d_kernel" | "copy_2d_kernel" => identity(plan, inputs),
         "wgmma_matmul_kernel" => matmul(plan, inputs),
         "gather_rows" => gather(plan, inputs),
@@ -953,17 +954,60 @@ fn fused_gather_scatter(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<
     }])
 }
 
+/// A block scale factor: element `i` of `t`, a ue8m0/ue4m3 tensor or the bytes of one (Gluon
+/// carries ue8m0 factors as uint8, TTGIR as i8), decoded as `format`.
+fn scale_factor(t: &HostTensor, i: u64, format: DType) -> f64 {
+    value(format, t.get_bits(i))
+}
+
+/// The factors of a block-scaled MMA operand: `t[row, kb]` at `row * stride_row + kb *
+/// stride_k`, one factor per `vec` elements of K (OCP MX: ue8m0 per 32; nvfp4: ue4m3 per 16).
+struct Scales<'a> {
+    t: &'a HostTensor,
+    format: DType,
+    vec: u64,
+    stride_row: u64,
+    stride_k: u64,
+}
+
+impl Scales<'_> {
+    fn at(&self, row: u64, k: u64) -> f64 {
+        scale_factor(
+            self.t,
+            row * self.stride_row + (k / self.vec) * self.stride_k,
+            self.format,
+        )
+    }
+}
+
+/// `D[i, j] = sum_k A[i, k] * B[j, k]` in f64 with A `[M, K]` and B `[N, K]` (both K-major),
+/// each product multiplied by the factors of its row's and column's K block when scaled (the
+/// block-scaled MMA's semantics: every operand element is dequantised by its block's factor).
+fn scaled_dot_nt(a: &HostTensor, b: &HostTensor, scales: Option<(Scales, Scales)>) -> Vec<f64> {
+    let (m, k, n) = (a.shape[0], a.shape[1], b.shape[0]);
+    let mut out = vec![0.0; (m * n) as usize];
+    for i in 0..m {
+        for j in 0..n {
+            let mut acc = 0.0;
+            for kk in 0..k {
+                let mut p = val(a, i * k + kk) * val(b, j * k + kk);
+                if let Some((sfa, sfb)) = &scales {
+                    p *= sfa.at(i, kk) * sfb.at(j, kk);
+                }
+                acc += p;
+            }
+            out[(i * n + j) as usize] = acc;
+        }
+    }
+    out
+}
+
 /// out = A @ B^T (B stored [N, K], K-major, as TIRx lays it out); for fp8/fp4 operands each
 /// product is scaled by the ue8m0 factors of its row's and column's 32-element K block, as
 /// tcgen05.mma.block_scale computes (seed TIRx page). Also `tcgen05_mma_tile` (f16, unscaled).
 fn gemm_async(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
     let (a, b) = (tensor(plan, inputs, "a")?, tensor(plan, inputs, "b")?);
     let scaled = matches!(a.dtype, DType::F8E4M3 | DType::F8E5M2 | DType::F4E2M1);
-    let scales = if scaled {
-        Some((tensor(plan, inputs, "sfa")?, tensor(plan, inputs, "sfb")?))
-    } else {
-        None
-    };
     let (m, k, n) = (a.shape[0], a.shape[1], b.shape[0]);
     if b.shape[1] != k {
         return Err(format!(
@@ -972,19 +1016,21 @@ fn gemm_async(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>,
         ));
     }
     let kb = k.div_ceil(32);
+    let scales = if scaled {
+        let sf = |t| Scales {
+            t,
+            format: DType::UE8M0,
+            vec: 32,
+            stride_row: kb,
+            stride_k: 1,
+        };
+        Some((sf(tensor(plan, inputs, "sfa")?), sf(tensor(plan, inputs, "sfb")?)))
+    } else {
+        None
+    };
     let mut out = HostTensor::zeros("out", DType::F32, vec![m, n]);
-    for i in 0..m {
-        for j in 0..n {
-            let mut acc = 0.0;
-            for kk in 0..k {
-                let mut p = val(a, i * k + kk) * val(b, j * k + kk);
-                if let Some((sfa, sfb)) = scales {
-                    p *= val(sfa, i * kb + kk / 32) * val(sfb, j * kb + kk / 32);
-                }
-                acc += p;
-            }
-            put(&mut out, i * n + j, acc)?;
-        }
+    for (i, v) in scaled_dot_nt(a, b, scales).into_iter().enumerate() {
+        put(&mut out, i as u64, v)?;
     }
     Ok(vec![Expected {
         tensor: "out".into(),
@@ -992,6 +1038,82 @@ fn gemm_async(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>,
         tol: Tolerance::Close {
             atol: 1e-2,
             rtol: 1e-3,
+        },
+    }])
+}
+
+/// fp4 operands given as bytes (Gluon's uint8 packing): `[R, C]` bytes are the `[R, 2C]` e2m1
+/// matrix whose element `2j` is the low nibble of byte `j`, `2j + 1` the high one (OCP MX).
+fn unpack_fp4(t: &HostTensor) -> HostTensor {
+    let (r, c) = (t.shape[0], t.shape[1]);
+    let mut u = HostTensor::zeros(&t.name, DType::F4E2M1, vec![r, 2 * c]);
+    for i in 0..r {
+        for j in 0..c {
+            let byte = t.get_bits(i * c + j) & 0xff;
+            u.set_bits(i * 2 * c + 2 * j, byte & 0xf);
+            u.set_bits(i * 2 * c + 2 * j + 1, byte >> 4);
+        }
+    }
+    u
+}
+
+/// Gluon tutorial 11's block-scaled matmul: C = (A * A_scale) @ (B * B_scale)^T with A [M, K]
+/// and B [N, K] in fp8, or in fp4 given as bytes of two (mxfp4, nvfp4: [`unpack_fp4`]), and one
+/// ue8m0 factor (given as its byte) per 32 elements of K (nvfp4: a ue4m3 factor, given as a
+/// positive e4m3, per 16), the
+/// factors of row r and K block kb at `r * scale_stride_m + kb * scale_stride_k`, C rounded to
+/// its type. Tolerance: the tutorial's atol = rtol = 1e-3 is for an f16 C against an f32
+/// reference; against the exact f64 sum, the f16 rounding of C (half an ulp, 2^-11 relative)
+/// after the f32 accumulation needs rtol 2e-3, and sums that cancel need atol 1e-2.
+fn mma_scaled<'a>(plan: &LaunchPlan, inputs: &'a [HostTensor]) -> Result<Vec<Expected>, String> {
+    let operand = |name| -> Result<HostTensor, String> {
+        let t = tensor(plan, inputs, name)?;
+        Ok(match t.dtype {
+            DType::I8 | DType::U8 => unpack_fp4(t),
+            _ => t.clone(),
+        })
+    };
+    let (a, b, c0) = (operand("a")?, operand("b")?, tensor(plan, inputs, "c")?);
+    let (a, b) = (&a, &b);
+    let (m, k, n) = (a.shape[0], a.shape[1], b.shape[0]);
+    if b.shape[1] != k || c0.shape != [m, n] {
+        return Err(format!(
+            "a is [{m}, {k}], b {:?}, c {:?} (expected [N, {k}] and [{m}, N])",
+            b.shape, c0.shape
+        ));
+    }
+    let stride = |name| -> Result<u64, String> {
+        u64::try_from(int_arg(plan, name)?).map_err(|_| format!("`{name}` is negative"))
+    };
+    let (stride_row, stride_k) = (stride("scale_stride_m")?, stride("scale_stride_k")?);
+    // MX: ue8m0 factors (bytes) per 32; nvfp4: ue4m3 factors (positive float8e4nv) per 16.
+    let sf = |t: &'a HostTensor| -> Scales<'a> {
+        let (format, vec) = match t.dtype {
+            DType::F8E4M3 | DType::UE4M3 => (DType::UE4M3, 16),
+            _ => (DType::UE8M0, 32),
+        };
+        Scales {
+            t,
+            format,
+            vec,
+            stride_row,
+            stride_k,
+        }
+    };
+    let scales = (
+        sf(tensor(plan, inputs, "a_scale")?),
+        sf(tensor(plan, inputs, "b_scale")?),
+    );
+    let mut c = HostTensor::zeros("c", c0.dtype, c0.shape.clone());
+    for (i, v) in scaled_dot_nt(a, b, Some(scales)).into_iter().enumerate() {
+        put(&mut c, i as u64, v)?;
+    }
+    Ok(vec![Expected {
+        tensor: "c".into(),
+        values: c,
+        tol: Tolerance::Close {
+            atol: 1e-2,
+            rtol: 2e-3,
         },
     }])
 }
@@ -1070,6 +1192,19 @@ mod tests {
                 assert!(a == b || (a.is_nan() && b.is_nan()), "{d} {bits:#x}: {a} vs {b}");
             }
         }
+    }
+
+    /// Gluon's fp4 bytes: the even element in the low nibble (0xD = -3.0), the odd one in the
+    /// high nibble (0x7 = 6.0).
+    #[test]
+    fn fp4_bytes_unpack_low_nibble_first() {
+        let mut t = HostTensor::zeros("a", DType::I8, vec![1, 2]);
+        t.set_bits(0, 0x7d);
+        t.set_bits(1, 0x21);
+        let u = unpack_fp4(&t);
+        assert_eq!(u.shape, vec![1, 4]);
+        let v: Vec<f64> = (0..4).map(|i| val(&u, i)).collect();
+        assert_eq!(v, vec![-3.0, 6.0, 0.5, 1.0]);
     }
 
     #[test]

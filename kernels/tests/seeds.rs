@@ -399,6 +399,21 @@ fn gemm_async_variants() {
     sweep("gemm_async", cases);
 }
 
+/// Tutorial 11 `test_simple_mma_scaled` (mxfp8 x mxfp8): BLOCK_N in {32, 64, 128, 256} and
+/// BLOCK_K in {32, 64, 128, 256}, at M = N = K = 256 (the tutorial: 2048 x 2048 x 4096 and
+/// BLOCK_K up to 512).
+#[test]
+fn mma_scaled_grid() {
+    let mut cases = Vec::new();
+    for (bn, bk) in [(32, 32), (64, 64), (256, 64), (128, 256)] {
+        cases.push(Case::new("mma_scaled").c("BLOCK_N", bn).c("BLOCK_K", bk));
+    }
+    for seed in 1..3 {
+        cases.push(Case::new("mma_scaled").seed(seed));
+    }
+    sweep("mma_scaled", cases);
+}
+
 /// A bug of the tutorial's STEALB epilogue that its test shapes never reach: it reinterprets
 /// B buffer `producer % (num_buffers + 1)` as a C tile two B buffers long, so when that index
 /// is the last buffer the C tile runs past the end of `b_bufs` (on a GPU, over whatever shared

@@ -608,6 +608,14 @@ pub fn all() -> Vec<Case> {
         v.push(bundled("gemm_async", c, BLACKWELL, MMA_F32));
     }
     v.push(bundled("matmul_fused_gather_scatter", &[], BLACKWELL, MMA_F16));
+    // Tutorial 11's block-scaled mxfp8 matmul (f16 C), at its smallest and widest blocks.
+    for c in [
+        &[][..],
+        &["BLOCK_N=32", "BLOCK_K=32"],
+        &["BLOCK_N=256", "BLOCK_K=64"],
+    ] {
+        v.push(bundled("mma_scaled", c, BLACKWELL, MMA_F16));
+    }
     // Math functions and reductions: the hardware's approximate forms (ex2, lg2, rsqrt,
     // sin, cos .approx: 2 ulp or 2^-20.9 absolute in the PTX ISA's tables) against the
     // simulator's correctly rounded values; row sums and products in another order.

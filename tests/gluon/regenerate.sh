@@ -101,6 +101,34 @@ gen matmul_accumulate.sm_100a $src/tcgen05_copy.py matmul_accumulate_kernel --ta
     --arg 'd_ptr=*fp32' --arg d_stride_m=i32 --arg d_stride_n=i32 \
     -D 'SchedulerImpl=GroupedPersistentTileScheduler(8)' -D num_buffers=3
 
+# Block-scaled mxfp8 matmul (tutorial 11) and its planted bug: the accumulator read before the last MMA
+# completes.
+sc_args=(--num-warps 4 --arg 'a_desc=desc<fp8e4nv[128, 128]>' --arg 'b_desc=desc<fp8e4nv[128, 128]>'
+    --arg 'c_desc=desc<fp16[128, 128]>' --arg 'a_scale_ptr=*u8' --arg 'b_scale_ptr=*u8' --arg scale_stride_m=i32
+    --arg scale_stride_k=i32 -D VEC_SIZE=32)
+gen mma_scaled.sm_100a $src/mma_scaled.py mma_scaled_kernel --target sm_100a "${sc_args[@]}" -D "BUG=''"
+gen bug_mma_scaled_acc_before_wait.sm_100a $src/mma_scaled.py mma_scaled_kernel --target sm_100a "${sc_args[@]}" \
+    -D "BUG='acc_before_wait'"
+gen mma_scaled_contig.sm_100a $src/mma_scaled.py mma_scaled_contig_kernel --target sm_100a --num-warps 4 \
+    --arg 'a_desc=desc<fp8e4nv[128, 128]>' --arg 'b_desc=desc<fp8e4nv[128, 128]>' --arg 'c_desc=desc<fp16[128, 128]>' \
+    --arg 'a_scale_ptr=*u8' --arg 'b_scale_ptr=*u8' -D VEC_SIZE=32
+# mxfp4 operands (uint8 descriptors, two e2m1 values a byte).
+gen mma_scaled_fp4.sm_100a $src/mma_scaled.py mma_scaled_kernel --target sm_100a --num-warps 4 \
+    --arg 'a_desc=desc<u8[128, 64]>' --arg 'b_desc=desc<u8[128, 64]>' --arg 'c_desc=desc<fp16[128, 128]>' \
+    --arg 'a_scale_ptr=*u8' --arg 'b_scale_ptr=*u8' --arg scale_stride_m=i32 --arg scale_stride_k=i32 -D VEC_SIZE=32 \
+    -D "BUG=''"
+# nvfp4: fp4 operands with ue4m3 factors (float8e4nv) per 16 elements of K.
+gen mma_scaled_nvfp4.sm_100a $src/mma_scaled.py mma_scaled_kernel --target sm_100a --num-warps 4 \
+    --arg 'a_desc=desc<u8[128, 64]>' --arg 'b_desc=desc<u8[128, 64]>' --arg 'c_desc=desc<fp16[128, 128]>' \
+    --arg 'a_scale_ptr=*fp8e4nv' --arg 'b_scale_ptr=*fp8e4nv' --arg scale_stride_m=i32 --arg scale_stride_k=i32 \
+    -D VEC_SIZE=16 -D "BUG=''"
+# What the importer refuses (gluon/tests/import.rs): the factors copied by tcgen05_copy from a reshaped view of a
+# packed-block TMA buffer.
+sf_desc='tensordesc<u8[1, 1, 1, 2, 256],NVMMASharedLayout(swizzle_byte_width=0, element_bitwidth=8, rank=5)>'
+gen refused_mma_scaled_copy.sm_100a $src/mma_scaled.py mma_scaled_copy_kernel --target sm_100a --num-warps 4 \
+    --arg 'a_desc=desc<fp8e4nv[128, 128]>' --arg 'b_desc=desc<fp8e4nv[128, 128]>' --arg 'c_desc=desc<fp16[128, 128]>' \
+    --arg "a_scale_desc=$sf_desc" --arg "b_scale_desc=$sf_desc" -D VEC_SIZE=32
+
 # Blackwell attention forward and its planted hand-off bugs (BUG=...).
 attn_args=(--num-warps 4 --arg 'q_desc=desc<fp16[128, 64]>' --arg 'k_desc=desc<fp16[64, 64]>'
     --arg 'v_desc=desc<fp16[64, 64]>' --arg 'o_desc=desc<fp16[128, 64]>' --arg qk_scale=fp32 -D N_CTX=256

@@ -430,7 +430,7 @@ impl<'m> Cx<'m> {
                 }
                 Ok(())
             }
-            "ttng.tc_gen5_mma" => self.tc_gen5_mma(op, span),
+            "ttng.tc_gen5_mma" | "ttng.tc_gen5_mma_scaled" => self.tc_gen5_mma(op, span),
             "ttng.tc_gen5_commit" => {
                 let v = self.n_operands(op, 1)?;
                 let bar = self.expr(&v[0].0, v[0].1)?;
@@ -658,9 +658,10 @@ impl<'m> Cx<'m> {
             )),
             "ttg.memdesc_trans" => self.memdesc_trans(op, span),
             "tt.call" => Err(self.unsupported(op, "calls to `noinline` functions are not supported")),
-            "ttng.tc_gen5_mma_scaled" => {
-                Err(self.unsupported(op, "block-scaled MMA import is not supported yet"))
-            }
+            "ttg.memdesc_reshape" => Err(self.unsupported(
+                op,
+                "a reshaped shared-memory view (tutorial 11 views packed-block scale factors this way for tcgen05_copy) has a `shared_linear` layout, which bwsim's plain, swizzled and NVMMA layouts cannot express",
+            )),
             _ => Err(self.unsupported(op, "")),
         }
     }

@@ -282,8 +282,21 @@ impl<'m> Cx<'m> {
             return Err(self.misuse(op, "expected a tensor-memory descriptor"));
         };
         let r = self.result(op, 0)?;
-        let t = self.shaped(*elem, shape, span)?;
-        let (block, col_stride, scales) = match self.attrs.layout(enc, span)? {
+        let layout = self.attrs.layout(enc, span)?;
+        let t = match (&layout, elem) {
+            // Scale factors: Gluon carries ue8m0 factors as uint8 (`i8` in TTGIR) and nvfp4's
+            // ue4m3 factors as float8e4nv; the MMA reads them as those formats.
+            (Layout::TmemScales, Elem::I8) => self.shaped_as(DType::UE8M0, shape, span),
+            (Layout::TmemScales, Elem::F8E4M3) => self.shaped_as(DType::UE4M3, shape, span),
+            (Layout::TmemScales, e) => {
+                return Err(self.misuse(
+                    op,
+                    format!("scale factors of type {e:?}: the scaled MMA takes ue8m0 (uint8) or ue4m3 (float8e4nv) factors"),
+                ))
+            }
+            _ => self.shaped(*elem, shape, span)?,
+        };
+        let (block, col_stride, scales) = match layout {
             Layout::TmemEncoding {
                 block_m,
                 block_n,
@@ -324,13 +337,19 @@ impl<'m> Cx<'m> {
         Ok(())
     }
 
+    /// `ttng.tc_gen5_mma` and `ttng.tc_gen5_mma_scaled`: `a, b, acc[dep], [a_scale, b_scale,]
+    /// use_acc, pred [lhs = F rhs = F][, barrier[pred]]*`. The MMA, then one commit per
+    /// completion barrier.
     pub(super) fn tc_gen5_mma(&mut self, op: &Op, span: Span) -> R<()> {
+        let scaled = op.name == "ttng.tc_gen5_mma_scaled";
+        let fixed = if scaled { 7 } else { 5 };
         let items = self.operand_items(op)?;
-        if items.len() < 5 {
+        if items.len() < fixed {
             return Err(ImportError::Syntax {
                 span: op.span,
                 message: format!(
-                    "`ttng.tc_gen5_mma` expects at least 5 operands, found {}",
+                    "`{}` expects at least {fixed} operands, found {}",
+                    op.name,
                     items.len()
                 ),
             });
@@ -342,10 +361,33 @@ impl<'m> Cx<'m> {
         let a = self.expr(&items[0].name, items[0].span)?;
         let b = self.expr(&items[1].name, items[1].span)?;
         let acc = self.expr(&items[2].name, items[2].span)?;
-        let use_acc = self.expr(&items[3].name, items[3].span)?;
-        let pred = self.pred(Some(&(items[4].name.clone(), items[4].span)))?;
+        let rest = &items[fixed - 2..];
+        let use_acc = self.expr(&rest[0].name, rest[0].span)?;
+        let pred = self.pred(Some(&(rest[1].name.clone(), rest[1].span)))?;
         let use_acc = if is_true(&use_acc) { None } else { Some(use_acc) };
-        self.op_stmt(
+        let kind = if scaled {
+            let fp4 = self.mma_formats(op, &items[..2])?;
+            let a = if fp4[0] {
+                self.fp4_view(op, &items[0], a, span)?
+            } else {
+                a
+            };
+            let b = if fp4[1] {
+                self.fp4_view(op, &items[1], b, span)?
+            } else {
+                b
+            };
+            OpKind::Tcgen05MmaScaled {
+                a,
+                b,
+                acc,
+                a_scale: self.expr(&items[3].name, items[3].span)?,
+                b_scale: self.expr(&items[4].name, items[4].span)?,
+                use_acc,
+                pred: pred.clone(),
+                cta_group: None,
+            }
+        } else {
             OpKind::Tcgen05Mma {
                 a,
                 b,
@@ -353,11 +395,11 @@ impl<'m> Cx<'m> {
                 use_acc,
                 pred: pred.clone(),
                 cta_group: None,
-            },
-            span,
-        );
+            }
+        };
+        self.op_stmt(kind, span);
         // Completion barriers of the MMA: an arrive when it (and all earlier tcgen05 work) is done.
-        for it in &items[5..] {
+        for it in &items[fixed..] {
             let bar = self.expr(&it.name, it.span)?;
             let bp = match it.bracket.first() {
                 Some(p) => self.pred(Some(p))?,
@@ -380,6 +422,84 @@ impl<'m> Cx<'m> {
             self.bind(r, Val::Token);
         }
         Ok(())
+    }
+
+    /// An fp4 operand: Gluon packs two e2m1 values per byte of a uint8 (`i8`) NVMMA buffer along
+    /// K, the contiguous dimension (the last one; the second to last of a transposed view), the
+    /// even element in the low nibble as the MMA reads them. bwsim's view of the same bytes is
+    /// `smem.reinterpret X, f4e2m1[..], LAYOUT` with that dimension doubled.
+    fn fp4_view(&mut self, op: &Op, it: &Item, x: Expr, span: Span) -> R<Expr> {
+        let Val::E(
+            _,
+            Type::MemDesc {
+                shape,
+                enc,
+                tmem: false,
+                ..
+            },
+        ) = self.get(&it.name, it.span)?
+        else {
+            return Err(self.misuse(op, "an fp4 operand must be a shared-memory buffer"));
+        };
+        let transposed = match self.attrs.layout(&enc, span)? {
+            Layout::NvmmaShared { transposed, fp4_padded: false, .. } => transposed,
+            Layout::NvmmaShared { fp4_padded: true, .. } => {
+                return Err(self.misuse(
+                    op,
+                    "an fp4 operand padded to a byte per element (`fp4_padded`, the mixed mxfp8 x mxfp4 MMA) is not imported",
+                ))
+            }
+            _ => return Err(self.misuse(op, "an fp4 operand must be in an NVMMA shared layout")),
+        };
+        let r = shape.len();
+        if r < 2 {
+            return Err(self.misuse(op, "an fp4 operand must be a matrix"));
+        }
+        let mut unpacked = shape.clone();
+        unpacked[if transposed { r - 2 } else { r - 1 }] *= 2;
+        let ty = self.shaped_as(DType::F4E2M1, &unpacked, span);
+        let layout = self.smem_layout(&enc, span)?;
+        let n = self.let_op(
+            &format!("{}_fp4", it.name.trim_start_matches('%')),
+            OpKind::SmemReinterpret { src: x, ty, layout },
+            span,
+        );
+        Ok(name_e(&n, span))
+    }
+
+    /// The operand formats of a scaled MMA (`lhs = e4m3 rhs = e2m1`) against the element types
+    /// of its shared-memory operands: `e4m3` and `e5m2` must name the buffers' fp8 types, `e2m1`
+    /// a byte (`i8`) buffer of packed pairs (true in the result: view it as fp4); other formats
+    /// are refused.
+    fn mma_formats(&self, op: &Op, operands: &[Item]) -> R<[bool; 2]> {
+        let mut fp4 = [false; 2];
+        let toks: Vec<&Tok> = op.toks.iter().map(|t| &t.tok).collect();
+        for (side, it) in ["lhs", "rhs"].into_iter().zip(operands) {
+            let format = toks
+                .windows(3)
+                .find_map(|w| match w {
+                    [Tok::Ident(k), Tok::Punct("="), Tok::Ident(f)] if k == side => Some(f.clone()),
+                    _ => None,
+                })
+                .ok_or_else(|| self.misuse(op, format!("needs `{side} = FORMAT`")))?;
+            let elem = match self.get(&it.name, it.span)? {
+                Val::E(_, Type::MemDesc { elem, .. }) => Some(elem),
+                _ => None,
+            };
+            let ok = matches!(
+                (format.as_str(), elem),
+                ("e4m3", Some(Elem::F8E4M3)) | ("e5m2", Some(Elem::F8E5M2)) | ("e2m1", Some(Elem::I8))
+            );
+            if !ok {
+                let why = match format.as_str() {
+                    "e4m3" | "e5m2" | "e2m1" => format!("the {side} buffer holds {elem:?}, not {format}"),
+                    f => format!("operand format `{f}` is not supported (bwsim's block-scaled MMA takes e4m3, e5m2 and e2m1 operands)"),
+                };
+                return Err(self.misuse(op, why));
+            }
+            fp4[usize::from(side == "rhs")] = format == "e2m1";
+        }
+        Ok(fp4)
     }
 
     /// `desc[coords...] ...`: the descriptor, its coordinates and the operands after them.

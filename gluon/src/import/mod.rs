@@ -556,12 +556,16 @@ impl<'m> Cx<'m> {
     }
 
     fn shaped(&self, elem: Elem, shape: &[i64], span: Span) -> R<Expr> {
-        let d = dtype_of(elem, span)?;
-        Ok(index(
+        Ok(self.shaped_as(dtype_of(elem, span)?, shape, span))
+    }
+
+    /// `DTYPE[dims]` as a type expression.
+    fn shaped_as(&self, d: DType, shape: &[i64], span: Span) -> Expr {
+        index(
             name_e(d.name(), span),
             shape.iter().map(|&x| IndexItem::Expr(int_e(x, span))).collect(),
             span,
-        ))
+        )
     }
 
     /// A tile of `ty` filled with `v`.

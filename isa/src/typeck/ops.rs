@@ -277,10 +277,15 @@ impl<'k> Cx<'k> {
             } => {
                 self.arch(op, Target::Sm100a, "arch-tcgen05");
                 let (dtype, shape) = self.shaped(ty)?;
-                let (block, cs) = self.tmem_layout(op, &shape, block, col_stride)?;
                 let scales = match scales {
                     Some(s) => self.checked.consts.bool(s)?,
                     None => false,
+                };
+                // Scale factors sit where `scale_cell` puts them, whatever the block: a buffer
+                // of 32 or 64 rows (B's factors for N = 32, 64) takes the 128-lane default.
+                let (block, cs) = match (scales, block) {
+                    (true, None) => ([128, shape.last().copied().unwrap_or(1)], 1),
+                    _ => self.tmem_layout(op, &shape, block, col_stride)?,
                 };
                 let manual = match manual {
                     Some(m) => self.checked.consts.bool(m)?,
@@ -487,7 +492,11 @@ impl<'k> Cx<'k> {
                 self.arch(op, Target::Sm100a, "arch-tcgen05");
                 let t = self.expect_tmem(dst, "tmem.store's destination")?;
                 let v = self.tile_arg(value, "the stored value")?;
-                if v.shape != t.shape || v.dtype != t.dtype {
+                // Scale factors travel as raw bytes (Gluon carries ue8m0 factors as uint8 and
+                // nvfp4's ue4m3 ones as float8e4nv): any 8-bit tile stores its bits into a
+                // `scales=true` buffer.
+                let bytes_as_scales = t.scales && v.dtype.bits() == 8;
+                if v.shape != t.shape || (v.dtype != t.dtype && !bytes_as_scales) {
                     return Err(e_type(
                         op.span,
                         format!(

@@ -1,0 +1,250 @@
+"""Block-scaled matmul with tcgen05_mma_scaled (Gluon tutorial 11's first kernel), written for bwsim's
+tests against its hand-written twin kernels/tiles/mma_scaled.tile (same parameters, same order).
+
+C = (A * A_scale) @ (B * B_scale)^T: A is [M, K] and B is [N, K] (K-major) in fp8 e4m3, with one
+ue8m0 factor per VEC_SIZE = 32 elements of K (A_scale [M, K / 32], B_scale [N, K / 32], row-major in
+global memory). One program computes one [BLOCK_M, BLOCK_N] tile of C: per K block it brings the A
+and B tiles by TMA, loads the factors into registers, stores them into `TensorMemoryScalesLayout`
+tensor memory, issues one block-scaled MMA into the f32 accumulator and waits for it; the epilogue
+reads the accumulator, rounds it to f16 and TMA-stores it.
+
+BUG='acc_before_wait' plants a bug: the last K step's MMA is not waited for, so the epilogue reads
+the accumulator while the MMA may still write it.
+
+The same kernel runs on mxfp4 operands (uint8 descriptors, two e2m1 values a byte, the even one in
+the low nibble). `mma_scaled_contig_kernel` is the tutorial's second form (each block of factors one
+contiguous load). What bwsim does not import yet, kept here as the fixture of its refusal
+(docs/gluon.md): `mma_scaled_copy_kernel`, the tutorial's later form that brings the factors by TMA in
+a packed-block layout and copies them to tensor memory with tcgen05_copy from a reshaped, permuted
+view of their shared buffer.
+"""
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.blackwell import (
+    TensorMemoryLayout,
+    TensorMemoryScalesLayout,
+    allocate_tensor_memory,
+    get_tmem_reg_layout,
+    fence_async_shared,
+    tcgen05_commit,
+    tcgen05_copy,
+    tcgen05_mma_scaled,
+    mbarrier,
+    tma,
+)
+
+
+@gluon.jit
+def mma_scaled_kernel(a_desc, b_desc, c_desc, a_scale_ptr, b_scale_ptr, scale_stride_m, scale_stride_k,
+                      VEC_SIZE: gl.constexpr, BUG: gl.constexpr = ""):
+    # fp4 operands come packed two per uint8 along K (their format is e2m1), the fp8 ones are e4m3.
+    A_PER_BYTE: gl.constexpr = 2 if a_desc.dtype == gl.uint8 else 1
+    B_PER_BYTE: gl.constexpr = 2 if b_desc.dtype == gl.uint8 else 1
+    A_FORMAT: gl.constexpr = "e2m1" if a_desc.dtype == gl.uint8 else "e4m3"
+    B_FORMAT: gl.constexpr = "e2m1" if b_desc.dtype == gl.uint8 else "e4m3"
+    BLOCK_M: gl.constexpr = c_desc.block_type.shape[0]
+    BLOCK_N: gl.constexpr = c_desc.block_type.shape[1]
+    BLOCK_K: gl.constexpr = a_desc.block_type.shape[1] * A_PER_BYTE
+    SCALE_K: gl.constexpr = BLOCK_K // VEC_SIZE
+    K = a_desc.shape[1] * A_PER_BYTE
+
+    a_smem = gl.allocate_shared_memory(a_desc.dtype, a_desc.block_type.shape, a_desc.layout)
+    b_smem = gl.allocate_shared_memory(b_desc.dtype, b_desc.block_type.shape, b_desc.layout)
+
+    # The factors of one K block, in the tensor-memory layout the scaled MMA reads.
+    scales_tmem_layout: gl.constexpr = TensorMemoryScalesLayout()
+    a_scale_tmem = allocate_tensor_memory(a_scale_ptr.dtype.element_ty, [BLOCK_M, SCALE_K], scales_tmem_layout)
+    b_scale_tmem = allocate_tensor_memory(b_scale_ptr.dtype.element_ty, [BLOCK_N, SCALE_K], scales_tmem_layout)
+    acc_layout: gl.constexpr = TensorMemoryLayout([BLOCK_M, BLOCK_N], col_stride=1)
+    acc_tmem = allocate_tensor_memory(gl.float32, [BLOCK_M, BLOCK_N], acc_layout)
+
+    load_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    mma_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    mbarrier.init(load_bar, count=1)
+    mbarrier.init(mma_bar, count=1)
+
+    off_m = gl.program_id(0) * BLOCK_M
+    off_n = gl.program_id(1) * BLOCK_N
+    rows: gl.constexpr = gl.BlockedLayout([1, 1], [1, 32], [1, gl.num_warps()], [1, 0])
+    a_sf_layout: gl.constexpr = get_tmem_reg_layout(gl.uint8, [BLOCK_M, SCALE_K], scales_tmem_layout,
+                                                    gl.num_warps())
+    b_sf_layout: gl.constexpr = get_tmem_reg_layout(gl.uint8, [BLOCK_N, SCALE_K], scales_tmem_layout,
+                                                    gl.num_warps())
+
+    phase = 0
+    use_acc = False
+    for k in range(0, K, BLOCK_K):
+        mbarrier.expect(load_bar, a_desc.block_type.nbytes + b_desc.block_type.nbytes)
+        tma.async_copy_global_to_shared(a_desc, [off_m, k // A_PER_BYTE], load_bar, a_smem)
+        tma.async_copy_global_to_shared(b_desc, [off_n, k // B_PER_BYTE], load_bar, b_smem)
+
+        # The factors of rows off_m.. and off_n.., K blocks k / VEC_SIZE.., while the tiles load.
+        sf_k = k // VEC_SIZE + gl.arange(0, SCALE_K, gl.SliceLayout(0, rows))
+        sf_m = off_m + gl.arange(0, BLOCK_M, gl.SliceLayout(1, rows))
+        sf_n = off_n + gl.arange(0, BLOCK_N, gl.SliceLayout(1, rows))
+        a_sf = gl.load(a_scale_ptr + sf_m[:, None] * scale_stride_m + sf_k[None, :] * scale_stride_k)
+        b_sf = gl.load(b_scale_ptr + sf_n[:, None] * scale_stride_m + sf_k[None, :] * scale_stride_k)
+        a_scale_tmem.store(gl.convert_layout(a_sf, a_sf_layout))
+        b_scale_tmem.store(gl.convert_layout(b_sf, b_sf_layout))
+
+        mbarrier.wait(load_bar, phase)
+        # B is stored [BLOCK_N, BLOCK_K]; the MMA reads it as [BLOCK_K, BLOCK_N].
+        tcgen05_mma_scaled(a_smem, b_smem.permute((1, 0)), acc_tmem, a_scale_tmem, b_scale_tmem, A_FORMAT, B_FORMAT,
+                           use_acc=use_acc)
+        tcgen05_commit(mma_bar)
+        if BUG == "acc_before_wait":
+            # BUG: the last MMA is not waited for before the epilogue reads the accumulator.
+            if k + BLOCK_K < K:
+                mbarrier.wait(mma_bar, phase)
+        else:
+            mbarrier.wait(mma_bar, phase)
+        use_acc = True
+        phase ^= 1
+
+    mbarrier.invalidate(load_bar)
+    mbarrier.invalidate(mma_bar)
+
+    acc = acc_tmem.load(get_tmem_reg_layout(gl.float32, (BLOCK_M, BLOCK_N), acc_layout, gl.num_warps()))
+    c_smem = gl.allocate_shared_memory(c_desc.dtype, c_desc.block_type.shape, c_desc.layout)
+    c_smem.store(acc.to(c_desc.dtype))
+    fence_async_shared()
+    tma.async_copy_shared_to_global(c_desc, [off_m, off_n], c_smem)
+    tma.store_wait(0)
+
+
+@gluon.jit
+def mma_scaled_contig_kernel(a_desc, b_desc, c_desc, a_scale_ptr, b_scale_ptr, VEC_SIZE: gl.constexpr):
+    """Tutorial 11's second form: the factors of each [BLOCK_M, BLOCK_K / VEC_SIZE] block lie contiguous in
+    global memory (scales reshaped to [M / BLOCK_M, SCALE_K / (BLOCK_K / VEC_SIZE), BLOCK_M, BLOCK_K / VEC_SIZE]),
+    so each is one 1-D load reshaped to 2-D. With K = BLOCK_K that layout is the row-major one."""
+    BLOCK_M: gl.constexpr = c_desc.block_type.shape[0]
+    BLOCK_N: gl.constexpr = c_desc.block_type.shape[1]
+    BLOCK_K: gl.constexpr = a_desc.block_type.shape[1]
+    SCALE_BLOCK_K: gl.constexpr = BLOCK_K // VEC_SIZE
+    K = a_desc.shape[1]
+
+    a_smem = gl.allocate_shared_memory(a_desc.dtype, a_desc.block_type.shape, a_desc.layout)
+    b_smem = gl.allocate_shared_memory(b_desc.dtype, b_desc.block_type.shape, b_desc.layout)
+    scales_tmem_layout: gl.constexpr = TensorMemoryScalesLayout()
+    a_scale_tmem = allocate_tensor_memory(gl.uint8, [BLOCK_M, SCALE_BLOCK_K], scales_tmem_layout)
+    b_scale_tmem = allocate_tensor_memory(gl.uint8, [BLOCK_N, SCALE_BLOCK_K], scales_tmem_layout)
+    acc_layout: gl.constexpr = TensorMemoryLayout([BLOCK_M, BLOCK_N], col_stride=1)
+    acc_tmem = allocate_tensor_memory(gl.float32, [BLOCK_M, BLOCK_N], acc_layout)
+
+    load_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    mma_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    mbarrier.init(load_bar, count=1)
+    mbarrier.init(mma_bar, count=1)
+
+    pid_m = gl.program_id(0)
+    pid_n = gl.program_id(1)
+    flat: gl.constexpr = gl.BlockedLayout([1], [32], [gl.num_warps()], [0])
+    # Elements of one block of factors, and of one row of blocks (all K blocks of a tile row).
+    a_block: gl.constexpr = BLOCK_M * SCALE_BLOCK_K
+    b_block: gl.constexpr = BLOCK_N * SCALE_BLOCK_K
+    blocks_per_row = K // BLOCK_K
+    phase = 0
+    use_acc = False
+    for k in range(0, K, BLOCK_K):
+        mbarrier.expect(load_bar, a_desc.block_type.nbytes + b_desc.block_type.nbytes)
+        tma.async_copy_global_to_shared(a_desc, [pid_m * BLOCK_M, k], load_bar, a_smem)
+        tma.async_copy_global_to_shared(b_desc, [pid_n * BLOCK_N, k], load_bar, b_smem)
+        kb = k // BLOCK_K
+        a_sf = gl.load(a_scale_ptr + (pid_m * blocks_per_row + kb) * a_block + gl.arange(0, a_block, flat))
+        b_sf = gl.load(b_scale_ptr + (pid_n * blocks_per_row + kb) * b_block + gl.arange(0, b_block, flat))
+        a_sf = a_sf.reshape(BLOCK_M, SCALE_BLOCK_K)
+        b_sf = b_sf.reshape(BLOCK_N, SCALE_BLOCK_K)
+        a_scale_tmem.store(
+            gl.convert_layout(a_sf, get_tmem_reg_layout(gl.uint8, [BLOCK_M, SCALE_BLOCK_K], scales_tmem_layout,
+                                                        gl.num_warps())))
+        b_scale_tmem.store(
+            gl.convert_layout(b_sf, get_tmem_reg_layout(gl.uint8, [BLOCK_N, SCALE_BLOCK_K], scales_tmem_layout,
+                                                        gl.num_warps())))
+        mbarrier.wait(load_bar, phase)
+        tcgen05_mma_scaled(a_smem, b_smem.permute((1, 0)), acc_tmem, a_scale_tmem, b_scale_tmem, "e4m3", "e4m3",
+                           use_acc=use_acc)
+        tcgen05_commit(mma_bar)
+        mbarrier.wait(mma_bar, phase)
+        use_acc = True
+        phase ^= 1
+
+    mbarrier.invalidate(load_bar)
+    mbarrier.invalidate(mma_bar)
+    acc = acc_tmem.load(get_tmem_reg_layout(gl.float32, (BLOCK_M, BLOCK_N), acc_layout, gl.num_warps()))
+    c_smem = gl.allocate_shared_memory(c_desc.dtype, c_desc.block_type.shape, c_desc.layout)
+    c_smem.store(acc.to(c_desc.dtype))
+    fence_async_shared()
+    tma.async_copy_shared_to_global(c_desc, [pid_m * BLOCK_M, pid_n * BLOCK_N], c_smem)
+    tma.store_wait(0)
+
+@gluon.jit
+def scales_as_tmem_rows(smem, BLOCK_MN: gl.constexpr, SCALE_K: gl.constexpr):
+    # A [1, BLOCK_MN / 128, SCALE_K / 4, 2, 256] block of factors stored 32 x 4 x 4 (row % 32, row / 32 % 4,
+    # K block) per 128 rows and 4 K blocks, viewed as the [BLOCK_MN, SCALE_K] matrix tcgen05_copy takes.
+    smem = smem.reshape((smem.shape[1], smem.shape[2], 32, 4, 4))
+    smem = smem.permute((0, 3, 2, 1, 4))
+    return smem.reshape((BLOCK_MN, SCALE_K))
+
+
+@gluon.jit
+def mma_scaled_copy_kernel(a_desc, b_desc, c_desc, a_scale_desc, b_scale_desc, VEC_SIZE: gl.constexpr):
+    """Tutorial 11's later form: the factors arrive by TMA in the packed-block layout and go to tensor
+    memory with tcgen05_copy from a reshaped and permuted view of their shared buffer. bwsim refuses
+    the view (`ttg.memdesc_reshape`, docs/gluon.md)."""
+    BLOCK_M: gl.constexpr = c_desc.block_type.shape[0]
+    BLOCK_N: gl.constexpr = c_desc.block_type.shape[1]
+    BLOCK_K: gl.constexpr = a_desc.block_type.shape[1]
+    SCALE_K: gl.constexpr = BLOCK_K // VEC_SIZE
+    K = a_desc.shape[1]
+
+    a_smem = gl.allocate_shared_memory(a_desc.dtype, a_desc.block_type.shape, a_desc.layout)
+    b_smem = gl.allocate_shared_memory(b_desc.dtype, b_desc.block_type.shape, b_desc.layout)
+    a_sf_smem = gl.allocate_shared_memory(a_scale_desc.dtype, a_scale_desc.block_type.shape, a_scale_desc.layout)
+    b_sf_smem = gl.allocate_shared_memory(b_scale_desc.dtype, b_scale_desc.block_type.shape, b_scale_desc.layout)
+    scales_tmem_layout: gl.constexpr = TensorMemoryScalesLayout()
+    a_scale_tmem = allocate_tensor_memory(a_scale_desc.dtype, [BLOCK_M, SCALE_K], scales_tmem_layout)
+    b_scale_tmem = allocate_tensor_memory(b_scale_desc.dtype, [BLOCK_N, SCALE_K], scales_tmem_layout)
+    acc_layout: gl.constexpr = TensorMemoryLayout([BLOCK_M, BLOCK_N], col_stride=1)
+    acc_tmem = allocate_tensor_memory(gl.float32, [BLOCK_M, BLOCK_N], acc_layout)
+
+    load_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    mma_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    mbarrier.init(load_bar, count=1)
+    mbarrier.init(mma_bar, count=1)
+
+    pid_m = gl.program_id(0)
+    pid_n = gl.program_id(1)
+    phase = 0
+    use_acc = False
+    for k in range(0, K, BLOCK_K):
+        kb = k // BLOCK_K
+        mbarrier.expect(
+            load_bar, a_desc.block_type.nbytes + b_desc.block_type.nbytes + a_scale_desc.block_type.nbytes +
+            b_scale_desc.block_type.nbytes)
+        tma.async_copy_global_to_shared(a_desc, [pid_m * BLOCK_M, k], load_bar, a_smem)
+        tma.async_copy_global_to_shared(b_desc, [pid_n * BLOCK_N, k], load_bar, b_smem)
+        tma.async_copy_global_to_shared(a_scale_desc, [0, pid_m * a_scale_desc.block_type.shape[1],
+                                                       kb * a_scale_desc.block_type.shape[2], 0, 0], load_bar,
+                                        a_sf_smem)
+        tma.async_copy_global_to_shared(b_scale_desc, [0, pid_n * b_scale_desc.block_type.shape[1],
+                                                       kb * b_scale_desc.block_type.shape[2], 0, 0], load_bar,
+                                        b_sf_smem)
+        mbarrier.wait(load_bar, phase)
+        # Ordered before the MMA on the tensor pipe: no wait between them.
+        tcgen05_copy(scales_as_tmem_rows(a_sf_smem, BLOCK_M, SCALE_K), a_scale_tmem)
+        tcgen05_copy(scales_as_tmem_rows(b_sf_smem, BLOCK_N, SCALE_K), b_scale_tmem)
+        tcgen05_mma_scaled(a_smem, b_smem.permute((1, 0)), acc_tmem, a_scale_tmem, b_scale_tmem, "e4m3", "e4m3",
+                           use_acc=use_acc)
+        tcgen05_commit(mma_bar)
+        mbarrier.wait(mma_bar, phase)
+        use_acc = True
+        phase ^= 1
+
+    mbarrier.invalidate(load_bar)
+    mbarrier.invalidate(mma_bar)
+    acc = acc_tmem.load(get_tmem_reg_layout(gl.float32, (BLOCK_M, BLOCK_N), acc_layout, gl.num_warps()))
+    c_smem = gl.allocate_shared_memory(c_desc.dtype, c_desc.block_type.shape, c_desc.layout)
+    c_smem.store(acc.to(c_desc.dtype))
+    fence_async_shared()
+    tma.async_copy_shared_to_global(c_desc, [pid_m * BLOCK_M, pid_n * BLOCK_N], c_smem)
+    tma.store_wait(0)
