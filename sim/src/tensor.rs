@@ -13,8 +13,9 @@
 //!
 //! This module knows memories and views; when an operation runs is the machine's business.
 
+use crate::layout::{self, TmemCell};
 use crate::memory::{Smem, Tmem};
-use crate::mma_numerics::{self, Arith, Operand};
+use crate::mma_numerics::{self, Arith, Operand, PackedLine, PackedLines};
 use crate::trap::{Fault, OpResult};
 use crate::value::{bits_to_f64, i64_to_bits, round_to, SmemView, Tile, TmemView};
 use bwsim_isa::types::DType;
@@ -100,13 +101,47 @@ fn read_b(smem: &Smem, b: &SmemView, _k: u32, _n: u32) -> OpResult<Vec<f64>> {
     read_smem(smem, b)
 }
 
+/// A matrix of operands as lines of `k` (rows of A, columns of B), decoded once for every dot
+/// product that reads them: the reference form of every line, and the packed form
+/// ([`mma_numerics::PackedLines`]) of the lines whose every operand fits it.
+struct Lines {
+    k: usize,
+    ops: Vec<Operand>,
+    packed: PackedLines,
+}
+
+/// One line of [`Lines`].
+#[derive(Clone, Copy)]
+struct Line<'a> {
+    ops: &'a [Operand],
+    packed: Option<PackedLine<'a>>,
+}
+
+impl Lines {
+    /// `lines` lines of `k` values each, row-major.
+    fn new(vs: &[f64], lines: usize, k: usize) -> Lines {
+        Lines {
+            k,
+            ops: mma_numerics::operands(vs),
+            packed: PackedLines::new(vs, lines, k),
+        }
+    }
+
+    fn line(&self, i: usize) -> Line<'_> {
+        Line {
+            ops: &self.ops[i * self.k..(i + 1) * self.k],
+            packed: self.packed.line(i),
+        }
+    }
+}
+
 /// One accumulator element: `row · col (+ old)` in the accumulator type, through the block
-/// FMA chain when `arith` models this operand type into an f32 accumulator, else the exact
-/// sum rounded once.
+/// FMA chain when `arith` models this operand type into an f32 accumulator (the packed chain
+/// when both lines fit it: the same bits), else the exact sum rounded once.
 #[allow(clippy::too_many_arguments)] // the element's operands, its accumulator and the model
 fn dot(
-    row: &[Operand],
-    col: &[Operand],
+    row: Line,
+    col: Line,
     old: f64,
     use_acc: bool,
     acc: DType,
@@ -117,12 +152,40 @@ fn dot(
     match arith.block_for(operand).filter(|_| acc == DType::F32) {
         Some(p) => {
             let k = mma_numerics::instruction_k(operand, scaled);
-            mma_numerics::chain(row, col, k, old as f32, use_acc, p).to_bits() as u64
+            let r = match (row.packed, col.packed) {
+                (Some(a), Some(b)) if mma_numerics::packed_supports(p) => {
+                    mma_numerics::chain_packed(a, b, k, old as f32, use_acc, p)
+                }
+                _ => mma_numerics::chain(row.ops, col.ops, k, old as f32, use_acc, p),
+            };
+            r.to_bits() as u64
         }
         None => {
-            let s: f64 = row.iter().zip(col).map(|(a, b)| a.v * b.v).sum();
+            let s: f64 = row.ops.iter().zip(col.ops).map(|(a, b)| a.v * b.v).sum();
             round_to(acc, s + if use_acc { old } else { 0.0 })
         }
+    }
+}
+
+/// The accumulator's cells, row-major over `[m, n]` (element `[i, j]` of the view, its copy in
+/// lane quarter 0).
+fn acc_cells(v: &TmemView, m: u32, n: u32) -> Vec<TmemCell> {
+    if v.shape.len() == 2 && !v.scales {
+        layout::tmem_view_cells(v, 0)
+    } else {
+        (0..m)
+            .flat_map(|i| (0..n).map(move |j| layout::tmem_element(v, &[i, j])))
+            .collect()
+    }
+}
+
+/// Write accumulator element `idx` at `cell` (its [`acc_cells`] entry): one cell, or a
+/// scale-factor view's copies in every quarter as [`Tmem::write_view`] writes them.
+fn write_acc(tmem: &mut Tmem, v: &TmemView, cell: TmemCell, idx: &[u32], bits: u64) -> OpResult<()> {
+    if v.scales {
+        tmem.write_view(v, idx, bits)
+    } else {
+        tmem.write(cell, v.dtype.bits(), bits)
     }
 }
 
@@ -201,35 +264,41 @@ pub fn mma(smem: &Smem, tmem: &mut Tmem, op: &MmaOp, arith: &Arith) -> OpResult<
         AOperand::Tmem(v) => v.dtype,
     };
     let scaled = op.scales.is_some();
-    let a_ops = mma_numerics::operands(&av);
-    let b_ops = mma_numerics::operands(&bt);
-    let bq_ops: Vec<Vec<Operand>> = bt_q.iter().map(|b| mma_numerics::operands(b)).collect();
+    let a_lines = Lines::new(&av, mu, ku);
+    let b_lines = Lines::new(&bt, nu, ku);
+    let bq_lines: Vec<Lines> = bt_q
+        .iter()
+        .map(|b| Lines::new(b, if b.is_empty() { 0 } else { nu }, ku))
+        .collect();
+    let cells = acc_cells(&op.acc, m, n);
+    let acc_bits = op.acc.dtype.bits();
     for i in 0..mu {
         let arow = &av[i * ku..(i + 1) * ku];
-        let arow_ops = &a_ops[i * ku..(i + 1) * ku];
+        let arow_ops = a_lines.line(i);
         let (bq, bq_op) = if bt_q.is_empty() {
-            (&bt, &b_ops)
+            (&bt, &b_lines)
         } else {
-            (&bt_q[row_quarter[i]], &bq_ops[row_quarter[i]])
+            (&bt_q[row_quarter[i]], &bq_lines[row_quarter[i]])
         };
         for j in 0..nu {
             let bcol = &bq[j * ku..(j + 1) * ku];
-            let bcol_ops = &bq_op[j * ku..(j + 1) * ku];
+            let bcol_ops = bq_op.line(j);
             let idx = [i as u32, j as u32];
+            let cell = cells[i * nu + j];
             let bits = if int {
                 let mut si = 0i64;
                 for (a, b) in arow.iter().zip(bcol) {
                     si = si.wrapping_add((*a as i64).wrapping_mul(*b as i64));
                 }
                 let old = if op.use_acc {
-                    crate::value::bits_to_i64(op.acc.dtype, tmem.read_view(&op.acc, &idx)?)
+                    crate::value::bits_to_i64(op.acc.dtype, tmem.read(cell, acc_bits)?)
                 } else {
                     0
                 };
                 i64_to_bits(op.acc.dtype, si.wrapping_add(old))
             } else {
                 let old = if op.use_acc {
-                    bits_to_f64(op.acc.dtype, tmem.read_view(&op.acc, &idx)?)
+                    bits_to_f64(op.acc.dtype, tmem.read(cell, acc_bits)?)
                 } else {
                     0.0
                 };
@@ -244,7 +313,7 @@ pub fn mma(smem: &Smem, tmem: &mut Tmem, op: &MmaOp, arith: &Arith) -> OpResult<
                     arith,
                 )
             };
-            tmem.write_view(&op.acc, &idx, bits)?;
+            write_acc(tmem, &op.acc, cell, &idx, bits)?;
         }
     }
     Ok(())
@@ -276,21 +345,32 @@ pub fn mma_pair(smem: [&Smem; 2], tmem: [&mut Tmem; 2], op: &MmaOp, arith: &Arit
             }
         }
     }
-    let bt = mma_numerics::operands(&bt);
+    let bt = Lines::new(&bt, 2 * nhu, ku);
+    let cells = acc_cells(&op.acc, m, n);
+    let acc_bits = op.acc.dtype.bits();
     for (sm, tm) in smem.iter().zip(tmem) {
-        let av = mma_numerics::operands(&read_smem(sm, &a)?);
+        let av = Lines::new(&read_smem(sm, &a)?, mu, ku);
         for i in 0..mu {
-            let arow = &av[i * ku..(i + 1) * ku];
+            let arow = av.line(i);
             for j in 0..2 * nhu {
                 let idx = [i as u32, j as u32];
+                let cell = cells[i * 2 * nhu + j];
                 let old = if op.use_acc {
-                    bits_to_f64(op.acc.dtype, tm.read_view(&op.acc, &idx)?)
+                    bits_to_f64(op.acc.dtype, tm.read(cell, acc_bits)?)
                 } else {
                     0.0
                 };
-                let col = &bt[j * ku..(j + 1) * ku];
-                let bits = dot(arow, col, old, op.use_acc, op.acc.dtype, a.dtype, false, arith);
-                tm.write_view(&op.acc, &idx, bits)?;
+                let bits = dot(
+                    arow,
+                    bt.line(j),
+                    old,
+                    op.use_acc,
+                    op.acc.dtype,
+                    a.dtype,
+                    false,
+                    arith,
+                );
+                write_acc(tm, &op.acc, cell, &idx, bits)?;
             }
         }
     }
@@ -347,16 +427,15 @@ pub fn wgmma(
         WgmmaA::Regs(t) => t.dtype,
     };
     let (ku, nu) = (k as usize, n as usize);
-    let av = mma_numerics::operands(&av);
+    let av = Lines::new(&av, m as usize, ku);
     // B as [N, K] columns.
-    let bt: Vec<Operand> = (0..nu * ku)
-        .map(|x| Operand::new(bv[(x % ku) * nu + x / ku]))
-        .collect();
+    let bt: Vec<f64> = (0..nu * ku).map(|x| bv[(x % ku) * nu + x / ku]).collect();
+    let bt = Lines::new(&bt, nu, ku);
     let mut bits = Vec::with_capacity((m * n) as usize);
     for i in 0..m as usize {
-        let row = &av[i * ku..(i + 1) * ku];
+        let row = av.line(i);
         for j in 0..nu {
-            let col = &bt[j * ku..(j + 1) * ku];
+            let col = bt.line(j);
             let old = if use_acc { acc.f(i * nu + j) } else { 0.0 };
             bits.push(dot(row, col, old, use_acc, acc.dtype, a_dtype, false, arith));
         }

@@ -1230,14 +1230,10 @@ fn tmem_cells(v: &TmemView) -> Vec<(u32, u32)> {
 /// [`tmem_cells`] restricted to the copies in `quarters` (scale-factor views only; other
 /// views have one copy).
 fn tmem_cells_in(v: &TmemView, quarters: &[u32]) -> Vec<(u32, u32)> {
-    let shape = v.shape.as_slice();
     let n = v.shape.numel();
-    let mut idx = vec![0u32; shape.len()];
     let mut out: Vec<(u32, u32)> = Vec::with_capacity(n as usize * quarters.len());
     for &q in quarters {
-        for lin in 0..n {
-            unravel(lin, shape, &mut idx);
-            let c = layout::tmem_element_in(v, &idx, q);
+        for c in layout::tmem_view_cells(v, q) {
             if out.last() != Some(&(c.lane, c.col)) {
                 out.push((c.lane, c.col));
             }
