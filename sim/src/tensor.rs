@@ -190,7 +190,7 @@ fn write_acc(tmem: &mut Tmem, v: &TmemView, cell: TmemCell, idx: &[u32], bits: u
 }
 
 /// D = A·B (+ D): the accumulator is read and written in tensor memory.
-pub fn mma(smem: &Smem, tmem: &mut Tmem, op: &MmaOp, arith: &Arith) -> OpResult<()> {
+pub fn mma(smem: &Smem, tmem: &mut Tmem, op: &MmaOp, arith: &Arith, exec: &MmaExec) -> OpResult<()> {
     let (m, k) = last2(op.a.shape());
     let (kb, n) = last2(op.b.shape.as_slice());
     let (am, an) = last2(op.acc.shape.as_slice());
@@ -264,59 +264,291 @@ pub fn mma(smem: &Smem, tmem: &mut Tmem, op: &MmaOp, arith: &Arith) -> OpResult<
         AOperand::Tmem(v) => v.dtype,
     };
     let scaled = op.scales.is_some();
-    let a_lines = Lines::new(&av, mu, ku);
-    let b_lines = Lines::new(&bt, nu, ku);
-    let bq_lines: Vec<Lines> = bt_q
-        .iter()
-        .map(|b| Lines::new(b, if b.is_empty() { 0 } else { nu }, ku))
-        .collect();
     let cells = acc_cells(&op.acc, m, n);
     let acc_bits = op.acc.dtype.bits();
-    for i in 0..mu {
-        let arow = &av[i * ku..(i + 1) * ku];
-        let arow_ops = a_lines.line(i);
-        let (bq, bq_op) = if bt_q.is_empty() {
-            (&bt, &b_lines)
-        } else {
-            (&bt_q[row_quarter[i]], &bq_lines[row_quarter[i]])
-        };
-        for j in 0..nu {
-            let bcol = &bq[j * ku..(j + 1) * ku];
-            let bcol_ops = bq_op.line(j);
-            let idx = [i as u32, j as u32];
-            let cell = cells[i * nu + j];
-            let bits = if int {
-                let mut si = 0i64;
-                for (a, b) in arow.iter().zip(bcol) {
-                    si = si.wrapping_add((*a as i64).wrapping_mul(*b as i64));
-                }
-                let old = if op.use_acc {
-                    crate::value::bits_to_i64(op.acc.dtype, tmem.read(cell, acc_bits)?)
-                } else {
-                    0
-                };
-                i64_to_bits(op.acc.dtype, si.wrapping_add(old))
-            } else {
-                let old = if op.use_acc {
-                    bits_to_f64(op.acc.dtype, tmem.read(cell, acc_bits)?)
-                } else {
-                    0.0
-                };
-                dot(
-                    arow_ops,
-                    bcol_ops,
-                    old,
-                    op.use_acc,
-                    op.acc.dtype,
-                    a_dtype,
-                    scaled,
-                    arith,
-                )
-            };
-            write_acc(tmem, &op.acc, cell, &idx, bits)?;
+    let a_lines = std::cell::OnceCell::new();
+    let b_lines = std::cell::OnceCell::new();
+    let bq_lines = std::cell::OnceCell::new();
+    // The decoded operands, built only when something is computed (not on a memo hit).
+    let inputs = || MmaInputs {
+        av: &av,
+        bt: &bt,
+        bt_q: &bt_q,
+        a_lines: a_lines.get_or_init(|| Lines::new(&av, mu, ku)),
+        b_lines: b_lines.get_or_init(|| Lines::new(&bt, nu, ku)),
+        bq_lines: bq_lines.get_or_init(|| {
+            bt_q.iter()
+                .map(|b| Lines::new(b, if b.is_empty() { 0 } else { nu }, ku))
+                .collect::<Vec<_>>()
+        }),
+        row_quarter: &row_quarter,
+        acc: op.acc.dtype,
+        a_dtype,
+        int,
+        use_acc: op.use_acc,
+        scaled,
+        arith,
+        n: nu,
+    };
+    // Every old value first (the results are a function of the inputs only); a cell outside
+    // the allocation takes the element-by-element loop, which faults where it always did.
+    let olds: Option<Vec<u64>> = if op.use_acc {
+        cells.iter().map(|&c| tmem.read(c, acc_bits).ok()).collect()
+    } else {
+        Some(Vec::new())
+    };
+    let Some(olds) = olds else {
+        let ins = inputs();
+        for i in 0..mu {
+            for j in 0..nu {
+                let cell = cells[i * nu + j];
+                let bits = ins.element(i, j, tmem.read(cell, acc_bits)?);
+                write_acc(tmem, &op.acc, cell, &[i as u32, j as u32], bits)?;
+            }
         }
+        return Ok(());
+    };
+    let key = exec.memo.as_ref().map(|_| {
+        let params = match arith.block_for(a_dtype) {
+            Some(p) => [p.align_bits as u64, p.result_bits as u64],
+            None => [u64::MAX, u64::MAX],
+        };
+        let head = [
+            op.acc.dtype as u64,
+            a_dtype as u64,
+            int as u64,
+            op.use_acc as u64,
+            scaled as u64,
+            nu as u64,
+            ku as u64,
+            params[0],
+            params[1],
+        ];
+        mma_key(&head, &av, &bt, &bt_q, &row_quarter, &olds)
+    });
+    let cached = match (&exec.memo, &key) {
+        (Some(memo), Some(key)) => memo.get(key),
+        _ => None,
+    };
+    let results = match cached {
+        Some(r) => r,
+        None => {
+            let r = inputs().all(&olds, mu, exec.threads);
+            if let (Some(memo), Some(key)) = (&exec.memo, key) {
+                memo.put(key, r.clone());
+            }
+            r
+        }
+    };
+    for (x, (&cell, &bits)) in cells.iter().zip(results.iter()).enumerate() {
+        write_acc(tmem, &op.acc, cell, &[(x / nu) as u32, (x % nu) as u32], bits)?;
     }
     Ok(())
+}
+
+/// The memo key of an MMA: `head` (types, shape, arithmetic), the scaled operand values, the
+/// per-quarter B copies with the rows' quarters, the old accumulator bits.
+fn mma_key(
+    head: &[u64],
+    av: &[f64],
+    bt: &[f64],
+    bt_q: &[Vec<f64>],
+    row_quarter: &[usize],
+    olds: &[u64],
+) -> MemoKey {
+    let mut words = Vec::with_capacity(
+        head.len() + av.len() + bt.len() * bt_q.len().max(1) + olds.len() + row_quarter.len(),
+    );
+    words.extend_from_slice(head);
+    words.extend(av.iter().map(|v| v.to_bits()));
+    if bt_q.is_empty() {
+        words.extend(bt.iter().map(|v| v.to_bits()));
+    } else {
+        for b in bt_q {
+            words.push(b.len() as u64);
+            words.extend(b.iter().map(|v| v.to_bits()));
+        }
+        words.extend(row_quarter.iter().map(|&q| q as u64));
+    }
+    words.extend_from_slice(olds);
+    MemoKey::new(words)
+}
+
+/// Everything one tcgen05.mma's results depend on, decoded.
+struct MmaInputs<'a> {
+    av: &'a [f64],
+    bt: &'a [f64],
+    bt_q: &'a [Vec<f64>],
+    a_lines: &'a Lines,
+    b_lines: &'a Lines,
+    bq_lines: &'a [Lines],
+    row_quarter: &'a [usize],
+    acc: DType,
+    a_dtype: DType,
+    int: bool,
+    use_acc: bool,
+    scaled: bool,
+    arith: &'a Arith,
+    n: usize,
+}
+
+impl MmaInputs<'_> {
+    /// Accumulator element `(i, j)` from its old bits (ignored without `use_acc`).
+    fn element(&self, i: usize, j: usize, old_bits: u64) -> u64 {
+        let ku = self.a_lines.k;
+        let (bq, bq_op) = if self.bt_q.is_empty() {
+            (self.bt, self.b_lines)
+        } else {
+            (
+                self.bt_q[self.row_quarter[i]].as_slice(),
+                &self.bq_lines[self.row_quarter[i]],
+            )
+        };
+        if self.int {
+            let arow = &self.av[i * ku..(i + 1) * ku];
+            let bcol = &bq[j * ku..(j + 1) * ku];
+            let mut si = 0i64;
+            for (a, b) in arow.iter().zip(bcol) {
+                si = si.wrapping_add((*a as i64).wrapping_mul(*b as i64));
+            }
+            let old = if self.use_acc {
+                crate::value::bits_to_i64(self.acc, old_bits)
+            } else {
+                0
+            };
+            i64_to_bits(self.acc, si.wrapping_add(old))
+        } else {
+            let old = if self.use_acc {
+                bits_to_f64(self.acc, old_bits)
+            } else {
+                0.0
+            };
+            dot(
+                self.a_lines.line(i),
+                bq_op.line(j),
+                old,
+                self.use_acc,
+                self.acc,
+                self.a_dtype,
+                self.scaled,
+                self.arith,
+            )
+        }
+    }
+
+    /// Rows `rows` of the result, row-major.
+    fn rows(&self, olds: &[u64], rows: std::ops::Range<usize>) -> Vec<u64> {
+        let mut out = Vec::with_capacity(rows.len() * self.n);
+        for i in rows {
+            for j in 0..self.n {
+                out.push(self.element(i, j, olds.get(i * self.n + j).copied().unwrap_or(0)));
+            }
+        }
+        out
+    }
+
+    /// Every result element, row-major; rows split over up to `threads` threads when the MMA
+    /// is large enough to pay for them (each element is computed alone, so the split cannot
+    /// change a bit).
+    fn all(&self, olds: &[u64], m: usize, threads: usize) -> Vec<u64> {
+        let work = m * self.n * self.a_lines.k;
+        let threads = threads.clamp(1, m.max(1));
+        if threads == 1 || work < PARALLEL_MMA_WORK {
+            return self.rows(olds, 0..m);
+        }
+        let per = m.div_ceil(threads);
+        std::thread::scope(|scope| {
+            let parts: Vec<_> = (0..m)
+                .step_by(per)
+                .map(|lo| scope.spawn(move || self.rows(olds, lo..(lo + per).min(m))))
+                .collect();
+            parts
+                .into_iter()
+                .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .collect()
+        })
+    }
+}
+
+/// Below this many products an MMA runs on one thread (a thread costs tens of microseconds).
+const PARALLEL_MMA_WORK: usize = 1 << 18;
+
+/// How MMAs are computed, never what they compute: a memo of results shared by the runs of
+/// one exploration, and the threads one large MMA may use.
+#[derive(Clone, Debug, Default)]
+pub struct MmaExec {
+    /// Results of recent MMAs by their exact inputs ([`MmaMemo`]).
+    pub memo: Option<std::sync::Arc<MmaMemo>>,
+    /// Threads for the rows of one large MMA (0 or 1: the calling thread only).
+    pub threads: usize,
+}
+
+/// The exact inputs of an MMA as words, with their hash.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemoKey {
+    hash: u64,
+    words: Vec<u64>,
+}
+
+impl MemoKey {
+    fn new(words: Vec<u64>) -> MemoKey {
+        // FNV-style multiply-xor: a cheap filter; equality compares the words.
+        let hash = words.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &w| {
+            (h ^ w).wrapping_mul(0x0000_0100_0000_01b3).rotate_left(29)
+        });
+        MemoKey { hash, words }
+    }
+}
+
+/// Results of recent MMAs by their exact inputs (operand values, old accumulator bits,
+/// types, arithmetic), oldest dropped first past [`MEMO_WORDS`]. The schedules of a check
+/// run one kernel on the same data, so most of their MMAs repeat an earlier schedule's; a
+/// hit returns the very bits a recomputation would give.
+#[derive(Debug, Default)]
+pub struct MmaMemo {
+    entries: std::sync::Mutex<std::collections::VecDeque<(MemoKey, Vec<u64>)>>,
+    hits: std::sync::atomic::AtomicU64,
+}
+
+/// Words (keys and results) an [`MmaMemo`] keeps: 16 MiB.
+const MEMO_WORDS: usize = 2 << 20;
+
+impl MmaMemo {
+    /// MMAs answered from the memo so far.
+    pub fn hits(&self) -> u64 {
+        self.hits.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn get(&self, key: &MemoKey) -> Option<Vec<u64>> {
+        let entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        let r = entries
+            .iter()
+            .find(|(k, _)| k.hash == key.hash && k == key)
+            .map(|(_, r)| r.clone());
+        if r.is_some() {
+            self.hits.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        r
+    }
+
+    fn put(&self, key: MemoKey, result: Vec<u64>) {
+        let size = key.words.len() + result.len();
+        if size > MEMO_WORDS {
+            return;
+        }
+        let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        if entries.iter().any(|(k, _)| k == &key) {
+            return;
+        }
+        let mut held: usize = entries.iter().map(|(k, r)| k.words.len() + r.len()).sum();
+        while held + size > MEMO_WORDS {
+            match entries.pop_front() {
+                Some((k, r)) => held -= k.words.len() + r.len(),
+                None => break,
+            }
+        }
+        entries.push_back((key, result));
+    }
 }
 
 /// A `cta_group::2` MMA of a CTA pair: CTA r holds A_r [M/2, K] and B_r [K, N/2] in its shared

@@ -134,6 +134,12 @@ pub fn run(a: Args) -> CliResult {
         trace: a.trace.is_some() || a.chrome.is_some(),
         limits: plan.limits,
         progress: Some(progress.clone()),
+        // Large MMAs split their rows over the cores (elements are computed independently:
+        // the same bits on any number of threads).
+        mma_exec: bwsim_sim::tensor::MmaExec {
+            memo: None,
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        },
         ..RunOptions::default()
     };
     let started = Instant::now();

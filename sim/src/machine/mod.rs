@@ -68,6 +68,9 @@ pub struct RunOptions {
     /// The tensor cores' arithmetic per MMA family (default: measured on the H100 for wgmma,
     /// assumed the same for tcgen05; docs/hardware/wgmma-numerics.md).
     pub mma: crate::mma_numerics::MmaNumerics,
+    /// How tcgen05 MMAs are computed (a memo shared across runs, threads per MMA); never
+    /// changes a result.
+    pub mma_exec: crate::tensor::MmaExec,
 }
 
 impl Default for RunOptions {
@@ -80,6 +83,7 @@ impl Default for RunOptions {
             check: true,
             progress: None,
             mma: Default::default(),
+            mma_exec: Default::default(),
         }
     }
 }
