@@ -585,7 +585,9 @@ mod tests {
     /// dimensions, scale factors in every quarter.
     #[test]
     fn tmem_view_cells_match_elementwise_placement() {
-        let cases: Vec<(DType, [u32; 2], u32, bool, Vec<u32>, Vec<u32>, Vec<u32>, u8)> = vec![
+        /// dtype, block, col_stride, scales, root, origin, shape, dropped.
+        type Case = (DType, [u32; 2], u32, bool, Vec<u32>, Vec<u32>, Vec<u32>, u8);
+        let cases: Vec<Case> = vec![
             (
                 DType::F32,
                 [128, 64],
