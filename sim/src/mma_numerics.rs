@@ -291,32 +291,31 @@ fn round_toward_zero(s: i64, unit: i32, bits: u32) -> f32 {
 }
 
 /// Zero's `lead` in a [`Packed`] operand: far enough below every real exponent that a
-/// product with a zero factor never sets the reference exponent and shifts out entirely.
+/// product with a zero factor never sets the reference exponent.
 const ZERO_LEAD: i32 = -(1 << 24);
-/// [`Packed::sig`]'s sign bit and magnitude bits.
-const SIGN: u32 = 1 << 31;
-const MAG: u32 = (1 << 24) - 1;
 
-/// An operand in the fast path's fixed-width form: `|v| = mag * 2^(lead - 23)` exactly, `mag`
-/// (the low 24 bits of `sig`) in `[2^23, 2^24)` (0 for a zero), the sign in bit 31 of `sig`,
-/// `lead` = `floor(log2 |v|)`.
-/// Every tensor-core operand fits (f32 and narrower, block scales folded in); see
-/// [`Packed::new`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The exponent range of a packed operand: products of two stay normal f64 numbers with room
+/// for the 2^-unit scale ([`block_step_packed`]).
+const PACKED_LEAD: std::ops::RangeInclusive<i32> = -400..=400;
+
+/// An operand in the fast path's form: its value `v` (at most 24 significant bits, so the
+/// product of two is exact in an f64) and `lead` = `floor(log2 |v|)`. Every tensor-core
+/// operand fits (f32 and narrower, block scales folded in); see [`Packed::new`].
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Packed {
-    sig: u32,
+    v: f64,
     lead: i32,
 }
 
 impl Packed {
     /// A zero.
     pub const ZERO: Packed = Packed {
-        sig: 0,
+        v: 0.0,
         lead: ZERO_LEAD,
     };
 
-    /// `v` in fixed-width form, or `None` when it is not finite, its exponent is outside
-    /// [-1000, 1000], or its significand needs more than 24 bits (such an operand takes the
+    /// `v` in packed form, or `None` when it is not finite, its exponent is outside
+    /// [-400, 400], or its significand needs more than 24 bits (such an operand takes the
     /// reference path).
     pub fn new(v: f64) -> Option<Packed> {
         if v == 0.0 {
@@ -326,47 +325,27 @@ impl Packed {
             return None;
         }
         let lead = exponent(v);
-        if !(-1000..=1000).contains(&lead) {
+        if !PACKED_LEAD.contains(&lead) {
             return None;
         }
-        let (m, e) = split(v);
-        // |v| = |m| * 2^e with |m| < 2^53: the significand at 24 bits is |m| * 2^(e - lead + 23).
-        let sh = e - lead + 23;
-        let a = m.unsigned_abs();
-        let sig = if sh >= 0 {
-            a << sh
-        } else {
-            let drop = (-sh) as u32;
-            if a.trailing_zeros() < drop {
-                return None;
-            }
-            a >> drop
-        };
-        debug_assert!((1 << 23..1 << 24).contains(&sig));
-        Some(Packed {
-            sig: sig as u32 | if m < 0 { SIGN } else { 0 },
-            lead,
-        })
+        // A normal f64 here: 52 fraction bits, of which at most 23 may be set.
+        if v.to_bits().trailing_zeros() < 52 - 23 {
+            return None;
+        }
+        Some(Packed { v, lead })
     }
 
     /// The value (zeros as +0).
     fn value(self) -> f64 {
-        let mag = (self.sig & MAG) as f64;
-        let v = if mag == 0.0 {
+        if self.v == 0.0 {
             0.0
         } else {
-            mag * 2f64.powi(self.lead - 23)
-        };
-        if self.sig & SIGN != 0 {
-            -v
-        } else {
-            v
+            self.v
         }
     }
 }
 
-/// Whether [`chain_packed`] computes these parameters (its terms are shifted right by
-/// `46 - align_bits`).
+/// Whether [`chain_packed`] computes these parameters (every cut term stays below 2^48).
 pub fn packed_supports(p: BlockFma) -> bool {
     p.align_bits <= 46
 }
@@ -376,7 +355,7 @@ pub fn packed_supports(p: BlockFma) -> bool {
 #[derive(Clone, Debug, Default)]
 pub struct PackedLines {
     k: usize,
-    sig: Vec<u32>,
+    v: Vec<f64>,
     lead: Vec<i32>,
     fits: Vec<bool>,
 }
@@ -384,7 +363,7 @@ pub struct PackedLines {
 /// One line of [`PackedLines`].
 #[derive(Clone, Copy, Debug)]
 pub struct PackedLine<'a> {
-    sig: &'a [u32],
+    v: &'a [f64],
     lead: &'a [i32],
 }
 
@@ -393,7 +372,7 @@ impl PackedLines {
     pub fn new(vs: &[f64], lines: usize, k: usize) -> PackedLines {
         let mut out = PackedLines {
             k,
-            sig: Vec::with_capacity(vs.len()),
+            v: Vec::with_capacity(vs.len()),
             lead: Vec::with_capacity(vs.len()),
             fits: vec![true; lines],
         };
@@ -404,7 +383,7 @@ impl PackedLines {
                 }
                 Packed::ZERO
             });
-            out.sig.push(p.sig);
+            out.v.push(p.v);
             out.lead.push(p.lead);
         }
         out
@@ -414,25 +393,27 @@ impl PackedLines {
     pub fn line(&self, i: usize) -> Option<PackedLine<'_>> {
         let r = i * self.k..(i + 1) * self.k;
         self.fits.get(i).copied().unwrap_or(false).then(|| PackedLine {
-            sig: &self.sig[r.clone()],
+            v: &self.v[r.clone()],
             lead: &self.lead[r],
         })
     }
 }
 
 /// [`block_step`] on packed operands with a finite `c`: the same arithmetic without the
-/// per-term decoding. A product `mag_a * mag_b < 2^48` sits at `2^(lead_a + lead_b - 46)`, so
-/// cutting it at the unit `2^(E - align_bits)` is a right shift by
-/// `E - (lead_a + lead_b) + 46 - align_bits >= 0` (toward zero on the magnitude); `c` is
-/// taken as `mag_c * 2^23` at the same scale. Inlined into [`block_step_fixed`], where the
-/// length is a constant and the loops unroll.
+/// per-term decoding. Cutting a term toward zero to a multiple of the unit `2^(E -
+/// align_bits)` is `trunc(term * 2^-unit)`, and every step of that is exact in f64: the
+/// product of two 24-bit significands has 48 bits, both exponents lie in [-400, 400] so it is
+/// a normal number, scaling by a power of two is exact (a term that underflows is below one
+/// unit and cuts to 0 either way), and the cut term is below 2^(align_bits + 2), inside an
+/// i64, where `as` truncates toward zero. Inlined into [`block_step_fixed`], where the length
+/// is a constant and the loops unroll.
 #[inline(always)]
 fn block_step_packed(a: PackedLine, b: PackedLine, c: Option<f32>, p: BlockFma) -> f32 {
-    let n = a.sig.len().min(b.sig.len());
-    let (asig, alead) = (&a.sig[..n], &a.lead[..n]);
-    let (bsig, blead) = (&b.sig[..n], &b.lead[..n]);
-    let c = c.and_then(|c| Packed::new(f64::from(c)));
-    let mut big = c.map_or(ZERO_LEAD, |c| c.lead);
+    let n = a.v.len().min(b.v.len());
+    let (av, alead) = (&a.v[..n], &a.lead[..n]);
+    let (bv, blead) = (&b.v[..n], &b.lead[..n]);
+    let c = c.map(f64::from).filter(|c| *c != 0.0);
+    let mut big = c.map_or(ZERO_LEAD, exponent);
     for t in 0..n {
         // A zero factor's ZERO_LEAD keeps the sum below every live term and below any
         // ZERO_LEAD start, so no branch on liveness.
@@ -441,40 +422,27 @@ fn block_step_packed(a: PackedLine, b: PackedLine, c: Option<f32>, p: BlockFma) 
     if big <= ZERO_LEAD / 2 {
         return 0.0;
     }
-    let s0 = 46 - p.align_bits as i32;
-    // Magnitudes multiplied unsigned (24 x 24 bits), the sign applied after the cut without a
-    // branch (the signs are data; a branch on them mispredicts half the time): with `neg` all
-    // ones for a negative term, `(t ^ neg) - neg` is `-t`.
-    let term = |mag: u64, sign: u32, lsum: i32| -> i64 {
-        let sh = (big - lsum + s0).min(63) as u32;
-        let neg = -((sign >> 31) as i64);
-        ((mag >> sh) as i64 ^ neg) - neg
-    };
-    let mut sum: i64 = c.map_or(0, |c| term(((c.sig & MAG) as u64) << 23, c.sig, c.lead));
+    let unit = big - p.align_bits as i32;
+    // 2^-unit: unit is within [-846, 800], a normal f64 built from its exponent field.
+    let scale = f64::from_bits(((1023 - unit) as u64) << 52);
+    let mut sum: i64 = c.map_or(0, |c| (c * scale) as i64);
     for t in 0..n {
-        let mag = (asig[t] & MAG) as u64 * (bsig[t] & MAG) as u64;
-        sum += term(mag, asig[t] ^ bsig[t], alead[t] + blead[t]);
+        sum += (av[t] * bv[t] * scale) as i64;
     }
-    round_toward_zero(sum, big - p.align_bits as i32, p.result_bits)
+    round_toward_zero(sum, unit, p.result_bits)
 }
 
 /// [`block_step_packed`] for lines of exactly `K` operands (the compiler sees the length).
 fn block_step_fixed<const K: usize>(a: PackedLine, b: PackedLine, c: Option<f32>, p: BlockFma) -> f32 {
     match (
-        <&[u32; K]>::try_from(a.sig),
+        <&[f64; K]>::try_from(a.v),
         <&[i32; K]>::try_from(a.lead),
-        <&[u32; K]>::try_from(b.sig),
+        <&[f64; K]>::try_from(b.v),
         <&[i32; K]>::try_from(b.lead),
     ) {
-        (Ok(asig), Ok(alead), Ok(bsig), Ok(blead)) => block_step_packed(
-            PackedLine {
-                sig: asig,
-                lead: alead,
-            },
-            PackedLine {
-                sig: bsig,
-                lead: blead,
-            },
+        (Ok(av), Ok(alead), Ok(bv), Ok(blead)) => block_step_packed(
+            PackedLine { v: av, lead: alead },
+            PackedLine { v: bv, lead: blead },
             c,
             p,
         ),
@@ -507,16 +475,16 @@ fn chain_steps(
 ) -> f32 {
     debug_assert!(packed_supports(p));
     let k = k.max(1);
-    let n = a.sig.len().min(b.sig.len());
+    let n = a.v.len().min(b.v.len());
     let mut c = use_acc.then_some(acc);
     for lo in (0..n).step_by(k) {
         let r = lo..(lo + k).min(n);
         let ra = PackedLine {
-            sig: &a.sig[r.clone()],
+            v: &a.v[r.clone()],
             lead: &a.lead[r.clone()],
         };
         let rb = PackedLine {
-            sig: &b.sig[r.clone()],
+            v: &b.v[r.clone()],
             lead: &b.lead[r],
         };
         c = Some(match c {
@@ -524,15 +492,13 @@ fn chain_steps(
             Some(cv) if !cv.is_finite() => {
                 let value = |l: PackedLine, t: usize| {
                     Packed {
-                        sig: l.sig[t],
+                        v: l.v[t],
                         lead: l.lead[t],
                     }
                     .value()
                 };
-                let s: f64 = (0..ra.sig.len())
-                    .map(|t| value(ra, t) * value(rb, t))
-                    .sum::<f64>()
-                    + f64::from(cv);
+                let s: f64 =
+                    (0..ra.v.len()).map(|t| value(ra, t) * value(rb, t)).sum::<f64>() + f64::from(cv);
                 s as f32
             }
             _ => step(ra, rb, c, p),
@@ -786,11 +752,12 @@ mod tests {
             assert_eq!(Packed::new(f64::NEG_INFINITY), None);
             // 25 significant bits, and an exponent beyond any tensor-core operand.
             assert_eq!(Packed::new(1.0 + 2f64.powi(-24)), None);
-            assert_eq!(Packed::new(2f64.powi(1001)), None);
+            assert_eq!(Packed::new(2f64.powi(401)), None);
+            assert_eq!(Packed::new(2f64.powi(-401)), None);
             assert_eq!(Packed::new(-0.0), Some(Packed::ZERO));
-            let p = Packed::new(-1.5).expect("fits");
-            assert_eq!((p.sig, p.lead), (SIGN | 3 << 22, 0));
-            assert_eq!(p.value(), -1.5);
+            let p = Packed::new(-1.5 * 2f64.powi(-140)).expect("fits");
+            assert_eq!((p.v, p.lead), (-1.5 * 2f64.powi(-140), -140));
+            assert_eq!(Packed::new(1.0 + 2f64.powi(-23)).map(|p| p.lead), Some(0));
         }
     }
 }
