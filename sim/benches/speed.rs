@@ -1,9 +1,11 @@
 //! The simulator speed figures a kernel author waits on:
 //! - a functional run of `matmul_fused_gather_scatter` at M = N = 1024, K = 2048 (64 CTAs,
-//!   2048 tcgen05 MMAs of 128x128x64; the run `bwsim run` does, without the CPU reference);
+//!   2048 tcgen05 MMAs of 128x128x64; the run `bwsim run` does, without the CPU reference and
+//!   with every MMA on one thread, where `bwsim run` splits large MMAs over the cores);
 //! - one checked schedule of the persistent warp-specialized tcgen05 matmul
 //!   (`matmul_warp_specialized` at M = N = K = 256, BLOCK_N = 128, 3 load buffers, one CTA
-//!   walking 4 tiles: what `bwsim check ... --jobs 1` repeats);
+//!   walking 4 tiles: what `bwsim check ... --jobs 1` repeats, its MMA memo warm after the
+//!   first iteration as it is after a check's first schedule);
 //! - one checked schedule of `elementwise_add_ws` at its 1000 x 2000 default.
 //!
 //! Sample sizes are criterion's minimum (10): the fused run alone takes seconds per sample.
