@@ -30,6 +30,8 @@ pub struct Prepared {
     pub max_steps: u64,
     /// The launch section's limits (wall time, trace events; steps as `max_steps` says).
     pub limits: Limits,
+    /// MMA results shared by the schedules (they run the same data).
+    pub mma_memo: std::sync::Arc<crate::tensor::MmaMemo>,
 }
 
 /// Parse, verify, launch and lower `.tile` source for checking. Errors are the parse, verify,
@@ -76,6 +78,7 @@ pub fn prepare_kernel(
         expected_steps: 0,
         max_steps: plan.limits.steps_or_default(),
         limits: plan.limits,
+        mma_memo: Default::default(),
     };
     p.calibrate();
     Ok(p)
@@ -98,6 +101,10 @@ impl Prepared {
             trace: false,
             check: false,
             limits: self.limits,
+            mma_exec: crate::tensor::MmaExec {
+                memo: Some(self.mma_memo.clone()),
+                threads: 1,
+            },
             ..RunOptions::default()
         };
         let r = machine::execute(
@@ -125,6 +132,10 @@ impl Prepared {
             limits: Limits {
                 steps: Some(self.max_steps),
                 ..self.limits
+            },
+            mma_exec: crate::tensor::MmaExec {
+                memo: Some(self.mma_memo.clone()),
+                threads: 1,
             },
             ..RunOptions::default()
         };

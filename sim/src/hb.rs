@@ -270,6 +270,9 @@ fn pair(prev: &Rec, cur: &Access, w: World) -> Option<(HazardKind, bool)> {
 pub struct Clean {
     recs: [Rec; 4],
     next: usize,
+    /// The last granule state found compatible with the current access: a granule in the
+    /// same state (a buffer one operation wrote whole) needs no check.
+    last: Option<Cell>,
 }
 
 impl Default for Clean {
@@ -277,6 +280,7 @@ impl Default for Clean {
         Clean {
             recs: [Rec::EMPTY; 4],
             next: 0,
+            last: None,
         }
     }
 }
@@ -294,7 +298,7 @@ impl Clean {
 }
 
 /// The state of one granule: the last write and the reads since, at most one per agent.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 struct Cell {
     w: Rec,
     r: [Rec; 2],
@@ -367,7 +371,11 @@ impl Shadow {
         clean: &mut Clean,
     ) {
         let Some(cell) = self.cells.get_mut(g) else { return };
-        if found.is_none() {
+        // The check depends only on the granule's records and `cur`: a state already found
+        // clean for `cur` is clean again (overflow reads are not compared, so not skipped).
+        let seen_clean = cell.more == 0 && clean.last == Some(*cell);
+        if found.is_none() && !seen_clean {
+            let state = *cell;
             let mut check = |r: &Rec| {
                 if r.is_empty() || r.agent == cur.rec.agent || clean.contains(r) {
                     return None;
@@ -385,14 +393,18 @@ impl Shadow {
                     hit = self.extra[cell.more as usize - 1].iter().find_map(&mut check);
                 }
             }
-            if let Some(((kind, swapped), prev)) = hit {
-                let (first, second) = if swapped { (cur.rec, prev) } else { (prev, cur.rec) };
-                *found = Some(Hazard {
-                    kind,
-                    first,
-                    second,
-                    granule: g as u32,
-                });
+            match hit {
+                Some(((kind, swapped), prev)) => {
+                    let (first, second) = if swapped { (cur.rec, prev) } else { (prev, cur.rec) };
+                    *found = Some(Hazard {
+                        kind,
+                        first,
+                        second,
+                        granule: g as u32,
+                    });
+                }
+                None if state.more == 0 => clean.last = Some(state),
+                None => {}
             }
         }
         let rec = cur.rec;

@@ -290,6 +290,41 @@ pub fn tmem_element_in(v: &TmemView, idx: &[u32], quarter: u32) -> TmemCell {
     }
 }
 
+/// [`tmem_element_in`] of every element of a view, row-major over its shape. Within a row of a
+/// matrix view the bit offset grows by `bits * col_stride` per element (the block split along
+/// N cancels: `(n / BN) * BN + n % BN = n`), so each row costs one [`tmem_element_in`].
+pub fn tmem_view_cells(v: &TmemView, quarter: u32) -> Vec<TmemCell> {
+    let shape = v.shape.as_slice();
+    let n = v.shape.numel() as usize;
+    let mut out = Vec::with_capacity(n);
+    let rank = shape.len();
+    let linear = !v.scales && v.root.len() >= 2 && rank >= 1 && v.dropped as usize + rank == v.root.len();
+    let mut idx = vec![0u32; rank];
+    if !linear {
+        for lin in 0..n as u64 {
+            crate::value::unravel(lin, shape, &mut idx);
+            out.push(tmem_element_in(v, &idx, quarter));
+        }
+        return out;
+    }
+    let cols = shape[rank - 1] as usize;
+    let eb = v.dtype.bits() as u64 * v.col_stride.max(1) as u64;
+    for row in 0..n.checked_div(cols).unwrap_or(0) as u64 {
+        crate::value::unravel(row, &shape[..rank - 1], &mut idx[..rank - 1]);
+        idx[rank - 1] = 0;
+        let first = tmem_element_in(v, &idx, quarter);
+        for j in 0..cols as u64 {
+            let bit = first.shift as u64 + j * eb;
+            out.push(TmemCell {
+                lane: first.lane,
+                col: u32::try_from(first.col as u64 + bit / 32).unwrap_or(u32::MAX),
+                shift: (bit % 32) as u32,
+            });
+        }
+    }
+    out
+}
+
 /// `tmem.reinterpret`: a view of `dtype[shape]` with TMEM layout (`block`, `col_stride`)
 /// starting at the column of `v`'s first element (lane 0 of its matrix).
 pub fn tmem_reinterpret(
@@ -543,6 +578,124 @@ mod tests {
             ..v
         };
         assert_eq!(tmem_element_in(&acc, &[33, 1], 2), tmem_element(&acc, &[33, 1]));
+    }
+
+    /// The bulk placement of a TMEM view matches element-wise placement: packed types, column
+    /// strides, 64-row blocks, N blocks, stacked matrices, sub-views with origins and dropped
+    /// dimensions, scale factors in every quarter.
+    #[test]
+    fn tmem_view_cells_match_elementwise_placement() {
+        /// dtype, block, col_stride, scales, root, origin, shape, dropped.
+        type Case = (DType, [u32; 2], u32, bool, Vec<u32>, Vec<u32>, Vec<u32>, u8);
+        let cases: Vec<Case> = vec![
+            (
+                DType::F32,
+                [128, 64],
+                1,
+                false,
+                vec![128, 128],
+                vec![0, 0],
+                vec![128, 128],
+                0,
+            ),
+            (
+                DType::F32,
+                [64, 32],
+                1,
+                false,
+                vec![256, 96],
+                vec![64, 8],
+                vec![128, 40],
+                0,
+            ),
+            (
+                DType::F16,
+                [128, 64],
+                1,
+                false,
+                vec![128, 96],
+                vec![0, 3],
+                vec![128, 61],
+                0,
+            ),
+            (
+                DType::F16,
+                [128, 64],
+                2,
+                false,
+                vec![128, 64],
+                vec![0, 0],
+                vec![128, 64],
+                0,
+            ),
+            (
+                DType::F8E4M3,
+                [64, 16],
+                1,
+                false,
+                vec![64, 40],
+                vec![0, 5],
+                vec![64, 35],
+                0,
+            ),
+            (
+                DType::F32,
+                [128, 128],
+                1,
+                false,
+                vec![2, 128, 64],
+                vec![1, 0, 0],
+                vec![128, 64],
+                1,
+            ),
+            (
+                DType::F32,
+                [128, 64],
+                1,
+                false,
+                vec![3, 128, 32],
+                vec![0, 0, 0],
+                vec![3, 128, 32],
+                0,
+            ),
+            (
+                DType::UE8M0,
+                [128, 8],
+                1,
+                true,
+                vec![128, 8],
+                vec![0, 0],
+                vec![128, 8],
+                0,
+            ),
+        ];
+        for (dtype, block, col_stride, scales, root, origin, shape, dropped) in cases {
+            let v = TmemView {
+                col: 32,
+                dtype,
+                block,
+                col_stride,
+                scales,
+                root: Dims::from_slice(&root).expect("fits"),
+                origin: Dims::from_slice(&origin).expect("fits"),
+                dropped,
+                shape: Dims::from_slice(&shape).expect("fits"),
+                alloc: 0,
+            };
+            for quarter in 0..4 {
+                let bulk = tmem_view_cells(&v, quarter);
+                assert_eq!(bulk.len() as u64, v.shape.numel());
+                let mut idx = vec![0u32; shape.len()];
+                for (lin, got) in bulk.iter().enumerate() {
+                    crate::value::unravel(lin as u64, &shape, &mut idx);
+                    assert_eq!(
+                        *got,
+                        tmem_element_in(&v, &idx, quarter),
+                        "{dtype} {root:?} {shape:?} element {idx:?} quarter {quarter}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

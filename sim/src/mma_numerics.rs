@@ -290,6 +290,223 @@ fn round_toward_zero(s: i64, unit: i32, bits: u32) -> f32 {
     (if neg { -v } else { v }) as f32
 }
 
+/// Zero's `lead` in a [`Packed`] operand: far enough below every real exponent that a
+/// product with a zero factor never sets the reference exponent.
+const ZERO_LEAD: i32 = -(1 << 24);
+
+/// The exponent range of a packed operand: products of two stay normal f64 numbers with room
+/// for the 2^-unit scale ([`block_step_packed`]).
+const PACKED_LEAD: std::ops::RangeInclusive<i32> = -400..=400;
+
+/// An operand in the fast path's form: its value `v` (at most 24 significant bits, so the
+/// product of two is exact in an f64) and `lead` = `floor(log2 |v|)`. Every tensor-core
+/// operand fits (f32 and narrower, block scales folded in); see [`Packed::new`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Packed {
+    v: f64,
+    lead: i32,
+}
+
+impl Packed {
+    /// A zero.
+    pub const ZERO: Packed = Packed {
+        v: 0.0,
+        lead: ZERO_LEAD,
+    };
+
+    /// `v` in packed form, or `None` when it is not finite, its exponent is outside
+    /// [-400, 400], or its significand needs more than 24 bits (such an operand takes the
+    /// reference path).
+    pub fn new(v: f64) -> Option<Packed> {
+        if v == 0.0 {
+            return Some(Packed::ZERO);
+        }
+        if !v.is_finite() {
+            return None;
+        }
+        let lead = exponent(v);
+        if !PACKED_LEAD.contains(&lead) {
+            return None;
+        }
+        // A normal f64 here: 52 fraction bits, of which at most 23 may be set.
+        if v.to_bits().trailing_zeros() < 52 - 23 {
+            return None;
+        }
+        Some(Packed { v, lead })
+    }
+
+    /// The value (zeros as +0).
+    fn value(self) -> f64 {
+        if self.v == 0.0 {
+            0.0
+        } else {
+            self.v
+        }
+    }
+}
+
+/// Whether [`chain_packed`] computes these parameters (every cut term stays below 2^48).
+pub fn packed_supports(p: BlockFma) -> bool {
+    p.align_bits <= 46
+}
+
+/// Lines of packed operands (rows of A or columns of B, `k` each) as a structure of arrays,
+/// with which lines fit the packed form.
+#[derive(Clone, Debug, Default)]
+pub struct PackedLines {
+    k: usize,
+    v: Vec<f64>,
+    lead: Vec<i32>,
+    fits: Vec<bool>,
+}
+
+/// One line of [`PackedLines`].
+#[derive(Clone, Copy, Debug)]
+pub struct PackedLine<'a> {
+    v: &'a [f64],
+    lead: &'a [i32],
+}
+
+impl PackedLines {
+    /// `lines` lines of `k` values each, row-major.
+    pub fn new(vs: &[f64], lines: usize, k: usize) -> PackedLines {
+        let mut out = PackedLines {
+            k,
+            v: Vec::with_capacity(vs.len()),
+            lead: Vec::with_capacity(vs.len()),
+            fits: vec![true; lines],
+        };
+        for (i, &v) in vs.iter().enumerate() {
+            let p = Packed::new(v).unwrap_or_else(|| {
+                if let Some(f) = out.fits.get_mut(i / k.max(1)) {
+                    *f = false;
+                }
+                Packed::ZERO
+            });
+            out.v.push(p.v);
+            out.lead.push(p.lead);
+        }
+        out
+    }
+
+    /// Line `i`, or `None` when one of its operands does not fit the packed form.
+    pub fn line(&self, i: usize) -> Option<PackedLine<'_>> {
+        let r = i * self.k..(i + 1) * self.k;
+        self.fits.get(i).copied().unwrap_or(false).then(|| PackedLine {
+            v: &self.v[r.clone()],
+            lead: &self.lead[r],
+        })
+    }
+}
+
+/// [`block_step`] on packed operands with a finite `c`: the same arithmetic without the
+/// per-term decoding. Cutting a term toward zero to a multiple of the unit `2^(E -
+/// align_bits)` is `trunc(term * 2^-unit)`, and every step of that is exact in f64: the
+/// product of two 24-bit significands has 48 bits, both exponents lie in [-400, 400] so it is
+/// a normal number, scaling by a power of two is exact (a term that underflows is below one
+/// unit and cuts to 0 either way), and the cut term is below 2^(align_bits + 2), inside an
+/// i64, where `as` truncates toward zero. Inlined into [`block_step_fixed`], where the length
+/// is a constant and the loops unroll.
+#[inline(always)]
+fn block_step_packed(a: PackedLine, b: PackedLine, c: Option<f32>, p: BlockFma) -> f32 {
+    let n = a.v.len().min(b.v.len());
+    let (av, alead) = (&a.v[..n], &a.lead[..n]);
+    let (bv, blead) = (&b.v[..n], &b.lead[..n]);
+    let c = c.map(f64::from).filter(|c| *c != 0.0);
+    let mut big = c.map_or(ZERO_LEAD, exponent);
+    for t in 0..n {
+        // A zero factor's ZERO_LEAD keeps the sum below every live term and below any
+        // ZERO_LEAD start, so no branch on liveness.
+        big = big.max(alead[t] + blead[t]);
+    }
+    if big <= ZERO_LEAD / 2 {
+        return 0.0;
+    }
+    let unit = big - p.align_bits as i32;
+    // 2^-unit: unit is within [-846, 800], a normal f64 built from its exponent field.
+    let scale = f64::from_bits(((1023 - unit) as u64) << 52);
+    let mut sum: i64 = c.map_or(0, |c| (c * scale) as i64);
+    for t in 0..n {
+        sum += (av[t] * bv[t] * scale) as i64;
+    }
+    round_toward_zero(sum, unit, p.result_bits)
+}
+
+/// [`block_step_packed`] for lines of exactly `K` operands (the compiler sees the length).
+fn block_step_fixed<const K: usize>(a: PackedLine, b: PackedLine, c: Option<f32>, p: BlockFma) -> f32 {
+    match (
+        <&[f64; K]>::try_from(a.v),
+        <&[i32; K]>::try_from(a.lead),
+        <&[f64; K]>::try_from(b.v),
+        <&[i32; K]>::try_from(b.lead),
+    ) {
+        (Ok(av), Ok(alead), Ok(bv), Ok(blead)) => block_step_packed(
+            PackedLine { v: av, lead: alead },
+            PackedLine { v: bv, lead: blead },
+            c,
+            p,
+        ),
+        _ => block_step_packed(a, b, c, p),
+    }
+}
+
+/// [`chain`] on packed operands ([`packed_supports`] must hold for `p`): the same result bit
+/// for bit, one step per `k` products.
+pub fn chain_packed(a: PackedLine, b: PackedLine, k: usize, acc: f32, use_acc: bool, p: BlockFma) -> f32 {
+    match k {
+        8 => chain_steps(a, b, k, acc, use_acc, p, block_step_fixed::<8>),
+        16 => chain_steps(a, b, k, acc, use_acc, p, block_step_fixed::<16>),
+        32 => chain_steps(a, b, k, acc, use_acc, p, block_step_fixed::<32>),
+        64 => chain_steps(a, b, k, acc, use_acc, p, block_step_fixed::<64>),
+        _ => chain_steps(a, b, k, acc, use_acc, p, block_step_packed),
+    }
+}
+
+/// The steps of [`chain_packed`], each by `step`.
+#[inline(always)]
+fn chain_steps(
+    a: PackedLine,
+    b: PackedLine,
+    k: usize,
+    acc: f32,
+    use_acc: bool,
+    p: BlockFma,
+    step: impl Fn(PackedLine, PackedLine, Option<f32>, BlockFma) -> f32,
+) -> f32 {
+    debug_assert!(packed_supports(p));
+    let k = k.max(1);
+    let n = a.v.len().min(b.v.len());
+    let mut c = use_acc.then_some(acc);
+    for lo in (0..n).step_by(k) {
+        let r = lo..(lo + k).min(n);
+        let ra = PackedLine {
+            v: &a.v[r.clone()],
+            lead: &a.lead[r.clone()],
+        };
+        let rb = PackedLine {
+            v: &b.v[r.clone()],
+            lead: &b.lead[r],
+        };
+        c = Some(match c {
+            // An infinite or NaN accumulator: [`block_step`]'s f64 sum, the same expression.
+            Some(cv) if !cv.is_finite() => {
+                let value = |l: PackedLine, t: usize| {
+                    Packed {
+                        v: l.v[t],
+                        lead: l.lead[t],
+                    }
+                    .value()
+                };
+                let s: f64 =
+                    (0..ra.v.len()).map(|t| value(ra, t) * value(rb, t)).sum::<f64>() + f64::from(cv);
+                s as f32
+            }
+            _ => step(ra, rb, c, p),
+        });
+    }
+    c.unwrap_or(0.0)
+}
+
 /// A chain of steps over a whole K (one step per `k` products), starting from `acc` (unused
 /// when `use_acc` is false): what a sequence of MMA instructions over consecutive K leaves in
 /// an f32 accumulator. `a` is a row of A, `b` a column of B.
@@ -421,5 +638,126 @@ mod tests {
         assert_eq!(instruction_k(DType::F8E4M3, false), 32);
         assert_eq!(instruction_k(DType::TF32, false), 8);
         assert_eq!(instruction_k(DType::F4E2M1, true), 64);
+    }
+
+    mod fast_path {
+        use super::super::*;
+        use super::{HALF, NARROW};
+        use crate::value::bits_to_f64;
+        use proptest::prelude::*;
+
+        /// A tensor-core operand: random bits of one operand type (NaN, infinities, zeros and
+        /// subnormals included), tf32 as the tensor core reads an f32, sometimes multiplied by
+        /// a block scale (a power of two or a ue4m3 factor).
+        fn operand() -> impl Strategy<Value = f64> {
+            let types = prop_oneof![
+                Just(DType::F16),
+                Just(DType::BF16),
+                Just(DType::F32),
+                Just(DType::F8E4M3),
+                Just(DType::F8E5M2),
+                Just(DType::F4E2M1),
+            ];
+            (types, any::<u32>(), 0u32..4, -127i32..128, any::<u8>()).prop_map(|(d, bits, scale, e, s4)| {
+                let bits = bits as u64 & ((1u64 << d.bits()) - 1);
+                let bits = if d == DType::F32 { bits & !0x1fff } else { bits };
+                let v = bits_to_f64(d, bits);
+                match scale {
+                    0 => v * 2f64.powi(e),
+                    1 => v * bits_to_f64(DType::UE4M3, (s4 & 0x7f) as u64),
+                    _ => v,
+                }
+            })
+        }
+
+        fn accumulator() -> impl Strategy<Value = f32> {
+            prop_oneof![
+                any::<u32>().prop_map(f32::from_bits),
+                Just(0.0f32),
+                Just(-0.0f32),
+                Just(f32::INFINITY),
+                (-8.0f32..8.0),
+            ]
+        }
+
+        fn params() -> impl Strategy<Value = BlockFma> {
+            prop_oneof![
+                Just(HALF),
+                Just(NARROW),
+                (0u32..=46, 1u32..=24).prop_map(|(align_bits, result_bits)| BlockFma {
+                    align_bits,
+                    result_bits
+                }),
+            ]
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(4000))]
+
+            /// The packed chain gives the reference chain's bits for every operand it accepts,
+            /// and it accepts every finite tensor-core operand.
+            #[test]
+            fn packed_chain_matches_the_reference(
+                pairs in proptest::collection::vec((operand(), operand()), 0..80),
+                k in prop_oneof![Just(8usize), Just(16), Just(32), Just(64), 1usize..70],
+                acc in accumulator(),
+                use_acc in any::<bool>(),
+                p in params(),
+            ) {
+                let (a, b): (Vec<f64>, Vec<f64>) = pairs.into_iter().unzip();
+                let (la, lb) = (PackedLines::new(&a, 1, a.len()), PackedLines::new(&b, 1, b.len()));
+                let finite = a.iter().chain(&b).all(|v| v.is_finite());
+                prop_assert_eq!(la.line(0).is_some() && lb.line(0).is_some(), finite);
+                let reference = chain(&operands(&a), &operands(&b), k, acc, use_acc, p);
+                if let (Some(pa), Some(pb)) = (la.line(0), lb.line(0)) {
+                    let fast = chain_packed(pa, pb, k, acc, use_acc, p);
+                    prop_assert_eq!(fast.to_bits(), reference.to_bits(), "{} vs {}", fast, reference);
+                }
+            }
+
+            /// Extreme exponents within an MMA: products far apart, cancellation, results at
+            /// the f32 range's ends.
+            #[test]
+            fn packed_chain_matches_at_extreme_exponents(
+                terms in proptest::collection::vec(
+                    (-1i32..2, 1u32..(1 << 24), -160i32..130, 1u32..(1 << 24), -160i32..130),
+                    1..40,
+                ),
+                acc in accumulator(),
+                p in params(),
+            ) {
+                let (a, b): (Vec<f64>, Vec<f64>) = terms
+                    .iter()
+                    .map(|&(s, ma, ea, mb, eb)| {
+                        (s as f64 * ma as f64 * 2f64.powi(ea - 23), mb as f64 * 2f64.powi(eb - 23))
+                    })
+                    .unzip();
+                let (la, lb) = (PackedLines::new(&a, 1, a.len()), PackedLines::new(&b, 1, b.len()));
+                let reference = chain(&operands(&a), &operands(&b), 16, acc, true, p);
+                let fast = chain_packed(
+                    la.line(0).expect("24-bit values"),
+                    lb.line(0).expect("24-bit values"),
+                    16,
+                    acc,
+                    true,
+                    p,
+                );
+                prop_assert_eq!(fast.to_bits(), reference.to_bits(), "{} vs {}", fast, reference);
+            }
+        }
+
+        #[test]
+        fn packing_rejects_what_it_cannot_hold() {
+            assert_eq!(Packed::new(f64::NAN), None);
+            assert_eq!(Packed::new(f64::NEG_INFINITY), None);
+            // 25 significant bits, and an exponent beyond any tensor-core operand.
+            assert_eq!(Packed::new(1.0 + 2f64.powi(-24)), None);
+            assert_eq!(Packed::new(2f64.powi(401)), None);
+            assert_eq!(Packed::new(2f64.powi(-401)), None);
+            assert_eq!(Packed::new(-0.0), Some(Packed::ZERO));
+            let p = Packed::new(-1.5 * 2f64.powi(-140)).expect("fits");
+            assert_eq!((p.v, p.lead), (-1.5 * 2f64.powi(-140), -140));
+            assert_eq!(Packed::new(1.0 + 2f64.powi(-23)).map(|p| p.lead), Some(0));
+        }
     }
 }

@@ -13,8 +13,9 @@
 //!
 //! This module knows memories and views; when an operation runs is the machine's business.
 
+use crate::layout::{self, TmemCell};
 use crate::memory::{Smem, Tmem};
-use crate::mma_numerics::{self, Arith, Operand};
+use crate::mma_numerics::{self, Arith, Operand, PackedLine, PackedLines};
 use crate::trap::{Fault, OpResult};
 use crate::value::{bits_to_f64, i64_to_bits, round_to, SmemView, Tile, TmemView};
 use bwsim_isa::types::DType;
@@ -100,13 +101,47 @@ fn read_b(smem: &Smem, b: &SmemView, _k: u32, _n: u32) -> OpResult<Vec<f64>> {
     read_smem(smem, b)
 }
 
+/// A matrix of operands as lines of `k` (rows of A, columns of B), decoded once for every dot
+/// product that reads them: the reference form of every line, and the packed form
+/// ([`mma_numerics::PackedLines`]) of the lines whose every operand fits it.
+struct Lines {
+    k: usize,
+    ops: Vec<Operand>,
+    packed: PackedLines,
+}
+
+/// One line of [`Lines`].
+#[derive(Clone, Copy)]
+struct Line<'a> {
+    ops: &'a [Operand],
+    packed: Option<PackedLine<'a>>,
+}
+
+impl Lines {
+    /// `lines` lines of `k` values each, row-major.
+    fn new(vs: &[f64], lines: usize, k: usize) -> Lines {
+        Lines {
+            k,
+            ops: mma_numerics::operands(vs),
+            packed: PackedLines::new(vs, lines, k),
+        }
+    }
+
+    fn line(&self, i: usize) -> Line<'_> {
+        Line {
+            ops: &self.ops[i * self.k..(i + 1) * self.k],
+            packed: self.packed.line(i),
+        }
+    }
+}
+
 /// One accumulator element: `row · col (+ old)` in the accumulator type, through the block
-/// FMA chain when `arith` models this operand type into an f32 accumulator, else the exact
-/// sum rounded once.
+/// FMA chain when `arith` models this operand type into an f32 accumulator (the packed chain
+/// when both lines fit it: the same bits), else the exact sum rounded once.
 #[allow(clippy::too_many_arguments)] // the element's operands, its accumulator and the model
 fn dot(
-    row: &[Operand],
-    col: &[Operand],
+    row: Line,
+    col: Line,
     old: f64,
     use_acc: bool,
     acc: DType,
@@ -117,17 +152,45 @@ fn dot(
     match arith.block_for(operand).filter(|_| acc == DType::F32) {
         Some(p) => {
             let k = mma_numerics::instruction_k(operand, scaled);
-            mma_numerics::chain(row, col, k, old as f32, use_acc, p).to_bits() as u64
+            let r = match (row.packed, col.packed) {
+                (Some(a), Some(b)) if mma_numerics::packed_supports(p) => {
+                    mma_numerics::chain_packed(a, b, k, old as f32, use_acc, p)
+                }
+                _ => mma_numerics::chain(row.ops, col.ops, k, old as f32, use_acc, p),
+            };
+            r.to_bits() as u64
         }
         None => {
-            let s: f64 = row.iter().zip(col).map(|(a, b)| a.v * b.v).sum();
+            let s: f64 = row.ops.iter().zip(col.ops).map(|(a, b)| a.v * b.v).sum();
             round_to(acc, s + if use_acc { old } else { 0.0 })
         }
     }
 }
 
+/// The accumulator's cells, row-major over `[m, n]` (element `[i, j]` of the view, its copy in
+/// lane quarter 0).
+fn acc_cells(v: &TmemView, m: u32, n: u32) -> Vec<TmemCell> {
+    if v.shape.len() == 2 && !v.scales {
+        layout::tmem_view_cells(v, 0)
+    } else {
+        (0..m)
+            .flat_map(|i| (0..n).map(move |j| layout::tmem_element(v, &[i, j])))
+            .collect()
+    }
+}
+
+/// Write accumulator element `idx` at `cell` (its [`acc_cells`] entry): one cell, or a
+/// scale-factor view's copies in every quarter as [`Tmem::write_view`] writes them.
+fn write_acc(tmem: &mut Tmem, v: &TmemView, cell: TmemCell, idx: &[u32], bits: u64) -> OpResult<()> {
+    if v.scales {
+        tmem.write_view(v, idx, bits)
+    } else {
+        tmem.write(cell, v.dtype.bits(), bits)
+    }
+}
+
 /// D = A·B (+ D): the accumulator is read and written in tensor memory.
-pub fn mma(smem: &Smem, tmem: &mut Tmem, op: &MmaOp, arith: &Arith) -> OpResult<()> {
+pub fn mma(smem: &Smem, tmem: &mut Tmem, op: &MmaOp, arith: &Arith, exec: &MmaExec) -> OpResult<()> {
     let (m, k) = last2(op.a.shape());
     let (kb, n) = last2(op.b.shape.as_slice());
     let (am, an) = last2(op.acc.shape.as_slice());
@@ -201,53 +264,291 @@ pub fn mma(smem: &Smem, tmem: &mut Tmem, op: &MmaOp, arith: &Arith) -> OpResult<
         AOperand::Tmem(v) => v.dtype,
     };
     let scaled = op.scales.is_some();
-    let a_ops = mma_numerics::operands(&av);
-    let b_ops = mma_numerics::operands(&bt);
-    let bq_ops: Vec<Vec<Operand>> = bt_q.iter().map(|b| mma_numerics::operands(b)).collect();
-    for i in 0..mu {
-        let arow = &av[i * ku..(i + 1) * ku];
-        let arow_ops = &a_ops[i * ku..(i + 1) * ku];
-        let (bq, bq_op) = if bt_q.is_empty() {
-            (&bt, &b_ops)
-        } else {
-            (&bt_q[row_quarter[i]], &bq_ops[row_quarter[i]])
-        };
-        for j in 0..nu {
-            let bcol = &bq[j * ku..(j + 1) * ku];
-            let bcol_ops = &bq_op[j * ku..(j + 1) * ku];
-            let idx = [i as u32, j as u32];
-            let bits = if int {
-                let mut si = 0i64;
-                for (a, b) in arow.iter().zip(bcol) {
-                    si = si.wrapping_add((*a as i64).wrapping_mul(*b as i64));
-                }
-                let old = if op.use_acc {
-                    crate::value::bits_to_i64(op.acc.dtype, tmem.read_view(&op.acc, &idx)?)
-                } else {
-                    0
-                };
-                i64_to_bits(op.acc.dtype, si.wrapping_add(old))
-            } else {
-                let old = if op.use_acc {
-                    bits_to_f64(op.acc.dtype, tmem.read_view(&op.acc, &idx)?)
-                } else {
-                    0.0
-                };
-                dot(
-                    arow_ops,
-                    bcol_ops,
-                    old,
-                    op.use_acc,
-                    op.acc.dtype,
-                    a_dtype,
-                    scaled,
-                    arith,
-                )
-            };
-            tmem.write_view(&op.acc, &idx, bits)?;
+    let cells = acc_cells(&op.acc, m, n);
+    let acc_bits = op.acc.dtype.bits();
+    let a_lines = std::cell::OnceCell::new();
+    let b_lines = std::cell::OnceCell::new();
+    let bq_lines = std::cell::OnceCell::new();
+    // The decoded operands, built only when something is computed (not on a memo hit).
+    let inputs = || MmaInputs {
+        av: &av,
+        bt: &bt,
+        bt_q: &bt_q,
+        a_lines: a_lines.get_or_init(|| Lines::new(&av, mu, ku)),
+        b_lines: b_lines.get_or_init(|| Lines::new(&bt, nu, ku)),
+        bq_lines: bq_lines.get_or_init(|| {
+            bt_q.iter()
+                .map(|b| Lines::new(b, if b.is_empty() { 0 } else { nu }, ku))
+                .collect::<Vec<_>>()
+        }),
+        row_quarter: &row_quarter,
+        acc: op.acc.dtype,
+        a_dtype,
+        int,
+        use_acc: op.use_acc,
+        scaled,
+        arith,
+        n: nu,
+    };
+    // Every old value first (the results are a function of the inputs only); a cell outside
+    // the allocation takes the element-by-element loop, which faults where it always did.
+    let olds: Option<Vec<u64>> = if op.use_acc {
+        cells.iter().map(|&c| tmem.read(c, acc_bits).ok()).collect()
+    } else {
+        Some(Vec::new())
+    };
+    let Some(olds) = olds else {
+        let ins = inputs();
+        for i in 0..mu {
+            for j in 0..nu {
+                let cell = cells[i * nu + j];
+                let bits = ins.element(i, j, tmem.read(cell, acc_bits)?);
+                write_acc(tmem, &op.acc, cell, &[i as u32, j as u32], bits)?;
+            }
         }
+        return Ok(());
+    };
+    let key = exec.memo.as_ref().map(|_| {
+        let params = match arith.block_for(a_dtype) {
+            Some(p) => [p.align_bits as u64, p.result_bits as u64],
+            None => [u64::MAX, u64::MAX],
+        };
+        let head = [
+            op.acc.dtype as u64,
+            a_dtype as u64,
+            int as u64,
+            op.use_acc as u64,
+            scaled as u64,
+            nu as u64,
+            ku as u64,
+            params[0],
+            params[1],
+        ];
+        mma_key(&head, &av, &bt, &bt_q, &row_quarter, &olds)
+    });
+    let cached = match (&exec.memo, &key) {
+        (Some(memo), Some(key)) => memo.get(key),
+        _ => None,
+    };
+    let results = match cached {
+        Some(r) => r,
+        None => {
+            let r = inputs().all(&olds, mu, exec.threads);
+            if let (Some(memo), Some(key)) = (&exec.memo, key) {
+                memo.put(key, r.clone());
+            }
+            r
+        }
+    };
+    for (x, (&cell, &bits)) in cells.iter().zip(results.iter()).enumerate() {
+        write_acc(tmem, &op.acc, cell, &[(x / nu) as u32, (x % nu) as u32], bits)?;
     }
     Ok(())
+}
+
+/// The memo key of an MMA: `head` (types, shape, arithmetic), the scaled operand values, the
+/// per-quarter B copies with the rows' quarters, the old accumulator bits.
+fn mma_key(
+    head: &[u64],
+    av: &[f64],
+    bt: &[f64],
+    bt_q: &[Vec<f64>],
+    row_quarter: &[usize],
+    olds: &[u64],
+) -> MemoKey {
+    let mut words = Vec::with_capacity(
+        head.len() + av.len() + bt.len() * bt_q.len().max(1) + olds.len() + row_quarter.len(),
+    );
+    words.extend_from_slice(head);
+    words.extend(av.iter().map(|v| v.to_bits()));
+    if bt_q.is_empty() {
+        words.extend(bt.iter().map(|v| v.to_bits()));
+    } else {
+        for b in bt_q {
+            words.push(b.len() as u64);
+            words.extend(b.iter().map(|v| v.to_bits()));
+        }
+        words.extend(row_quarter.iter().map(|&q| q as u64));
+    }
+    words.extend_from_slice(olds);
+    MemoKey::new(words)
+}
+
+/// Everything one tcgen05.mma's results depend on, decoded.
+struct MmaInputs<'a> {
+    av: &'a [f64],
+    bt: &'a [f64],
+    bt_q: &'a [Vec<f64>],
+    a_lines: &'a Lines,
+    b_lines: &'a Lines,
+    bq_lines: &'a [Lines],
+    row_quarter: &'a [usize],
+    acc: DType,
+    a_dtype: DType,
+    int: bool,
+    use_acc: bool,
+    scaled: bool,
+    arith: &'a Arith,
+    n: usize,
+}
+
+impl MmaInputs<'_> {
+    /// Accumulator element `(i, j)` from its old bits (ignored without `use_acc`).
+    fn element(&self, i: usize, j: usize, old_bits: u64) -> u64 {
+        let ku = self.a_lines.k;
+        let (bq, bq_op) = if self.bt_q.is_empty() {
+            (self.bt, self.b_lines)
+        } else {
+            (
+                self.bt_q[self.row_quarter[i]].as_slice(),
+                &self.bq_lines[self.row_quarter[i]],
+            )
+        };
+        if self.int {
+            let arow = &self.av[i * ku..(i + 1) * ku];
+            let bcol = &bq[j * ku..(j + 1) * ku];
+            let mut si = 0i64;
+            for (a, b) in arow.iter().zip(bcol) {
+                si = si.wrapping_add((*a as i64).wrapping_mul(*b as i64));
+            }
+            let old = if self.use_acc {
+                crate::value::bits_to_i64(self.acc, old_bits)
+            } else {
+                0
+            };
+            i64_to_bits(self.acc, si.wrapping_add(old))
+        } else {
+            let old = if self.use_acc {
+                bits_to_f64(self.acc, old_bits)
+            } else {
+                0.0
+            };
+            dot(
+                self.a_lines.line(i),
+                bq_op.line(j),
+                old,
+                self.use_acc,
+                self.acc,
+                self.a_dtype,
+                self.scaled,
+                self.arith,
+            )
+        }
+    }
+
+    /// Rows `rows` of the result, row-major.
+    fn rows(&self, olds: &[u64], rows: std::ops::Range<usize>) -> Vec<u64> {
+        let mut out = Vec::with_capacity(rows.len() * self.n);
+        for i in rows {
+            for j in 0..self.n {
+                out.push(self.element(i, j, olds.get(i * self.n + j).copied().unwrap_or(0)));
+            }
+        }
+        out
+    }
+
+    /// Every result element, row-major; rows split over up to `threads` threads when the MMA
+    /// is large enough to pay for them (each element is computed alone, so the split cannot
+    /// change a bit).
+    fn all(&self, olds: &[u64], m: usize, threads: usize) -> Vec<u64> {
+        let work = m * self.n * self.a_lines.k;
+        let threads = threads.clamp(1, m.max(1));
+        if threads == 1 || work < PARALLEL_MMA_WORK {
+            return self.rows(olds, 0..m);
+        }
+        let per = m.div_ceil(threads);
+        std::thread::scope(|scope| {
+            let parts: Vec<_> = (0..m)
+                .step_by(per)
+                .map(|lo| scope.spawn(move || self.rows(olds, lo..(lo + per).min(m))))
+                .collect();
+            parts
+                .into_iter()
+                .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .collect()
+        })
+    }
+}
+
+/// Below this many products an MMA runs on one thread (a thread costs tens of microseconds).
+const PARALLEL_MMA_WORK: usize = 1 << 18;
+
+/// How MMAs are computed, never what they compute: a memo of results shared by the runs of
+/// one exploration, and the threads one large MMA may use.
+#[derive(Clone, Debug, Default)]
+pub struct MmaExec {
+    /// Results of recent MMAs by their exact inputs ([`MmaMemo`]).
+    pub memo: Option<std::sync::Arc<MmaMemo>>,
+    /// Threads for the rows of one large MMA (0 or 1: the calling thread only).
+    pub threads: usize,
+}
+
+/// The exact inputs of an MMA as words, with their hash.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemoKey {
+    hash: u64,
+    words: Vec<u64>,
+}
+
+impl MemoKey {
+    fn new(words: Vec<u64>) -> MemoKey {
+        // FNV-style multiply-xor: a cheap filter; equality compares the words.
+        let hash = words.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &w| {
+            (h ^ w).wrapping_mul(0x0000_0100_0000_01b3).rotate_left(29)
+        });
+        MemoKey { hash, words }
+    }
+}
+
+/// Results of recent MMAs by their exact inputs (operand values, old accumulator bits,
+/// types, arithmetic), oldest dropped first past [`MEMO_WORDS`]. The schedules of a check
+/// run one kernel on the same data, so most of their MMAs repeat an earlier schedule's; a
+/// hit returns the very bits a recomputation would give.
+#[derive(Debug, Default)]
+pub struct MmaMemo {
+    entries: std::sync::Mutex<std::collections::VecDeque<(MemoKey, Vec<u64>)>>,
+    hits: std::sync::atomic::AtomicU64,
+}
+
+/// Words (keys and results) an [`MmaMemo`] keeps: 16 MiB.
+const MEMO_WORDS: usize = 2 << 20;
+
+impl MmaMemo {
+    /// MMAs answered from the memo so far.
+    pub fn hits(&self) -> u64 {
+        self.hits.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn get(&self, key: &MemoKey) -> Option<Vec<u64>> {
+        let entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        let r = entries
+            .iter()
+            .find(|(k, _)| k.hash == key.hash && k == key)
+            .map(|(_, r)| r.clone());
+        if r.is_some() {
+            self.hits.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        r
+    }
+
+    fn put(&self, key: MemoKey, result: Vec<u64>) {
+        let size = key.words.len() + result.len();
+        if size > MEMO_WORDS {
+            return;
+        }
+        let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        if entries.iter().any(|(k, _)| k == &key) {
+            return;
+        }
+        let mut held: usize = entries.iter().map(|(k, r)| k.words.len() + r.len()).sum();
+        while held + size > MEMO_WORDS {
+            match entries.pop_front() {
+                Some((k, r)) => held -= k.words.len() + r.len(),
+                None => break,
+            }
+        }
+        entries.push_back((key, result));
+    }
 }
 
 /// A `cta_group::2` MMA of a CTA pair: CTA r holds A_r [M/2, K] and B_r [K, N/2] in its shared
@@ -276,21 +577,32 @@ pub fn mma_pair(smem: [&Smem; 2], tmem: [&mut Tmem; 2], op: &MmaOp, arith: &Arit
             }
         }
     }
-    let bt = mma_numerics::operands(&bt);
+    let bt = Lines::new(&bt, 2 * nhu, ku);
+    let cells = acc_cells(&op.acc, m, n);
+    let acc_bits = op.acc.dtype.bits();
     for (sm, tm) in smem.iter().zip(tmem) {
-        let av = mma_numerics::operands(&read_smem(sm, &a)?);
+        let av = Lines::new(&read_smem(sm, &a)?, mu, ku);
         for i in 0..mu {
-            let arow = &av[i * ku..(i + 1) * ku];
+            let arow = av.line(i);
             for j in 0..2 * nhu {
                 let idx = [i as u32, j as u32];
+                let cell = cells[i * 2 * nhu + j];
                 let old = if op.use_acc {
-                    bits_to_f64(op.acc.dtype, tm.read_view(&op.acc, &idx)?)
+                    bits_to_f64(op.acc.dtype, tm.read(cell, acc_bits)?)
                 } else {
                     0.0
                 };
-                let col = &bt[j * ku..(j + 1) * ku];
-                let bits = dot(arow, col, old, op.use_acc, op.acc.dtype, a.dtype, false, arith);
-                tm.write_view(&op.acc, &idx, bits)?;
+                let bits = dot(
+                    arow,
+                    bt.line(j),
+                    old,
+                    op.use_acc,
+                    op.acc.dtype,
+                    a.dtype,
+                    false,
+                    arith,
+                );
+                write_acc(tm, &op.acc, cell, &idx, bits)?;
             }
         }
     }
@@ -347,16 +659,15 @@ pub fn wgmma(
         WgmmaA::Regs(t) => t.dtype,
     };
     let (ku, nu) = (k as usize, n as usize);
-    let av = mma_numerics::operands(&av);
+    let av = Lines::new(&av, m as usize, ku);
     // B as [N, K] columns.
-    let bt: Vec<Operand> = (0..nu * ku)
-        .map(|x| Operand::new(bv[(x % ku) * nu + x / ku]))
-        .collect();
+    let bt: Vec<f64> = (0..nu * ku).map(|x| bv[(x % ku) * nu + x / ku]).collect();
+    let bt = Lines::new(&bt, nu, ku);
     let mut bits = Vec::with_capacity((m * n) as usize);
     for i in 0..m as usize {
-        let row = &av[i * ku..(i + 1) * ku];
+        let row = av.line(i);
         for j in 0..nu {
-            let col = &bt[j * ku..(j + 1) * ku];
+            let col = bt.line(j);
             let old = if use_acc { acc.f(i * nu + j) } else { 0.0 };
             bits.push(dot(row, col, old, use_acc, acc.dtype, a_dtype, false, arith));
         }

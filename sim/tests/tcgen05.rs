@@ -167,6 +167,50 @@ fn use_acc_accumulates() {
     check_mma(&[("TWICE", "true")]);
 }
 
+/// How MMAs are computed changes no bit: rows split over threads, and results taken from a
+/// memo shared by later runs, give the outputs, counters and trace of the plain run.
+#[test]
+fn memo_and_threads_change_no_bit() {
+    use bwsim_sim::tensor::{MmaExec, MmaMemo};
+    use bwsim_sim::RunOptions;
+    for (src, consts) in [
+        (MMA, vec![("TWICE", "true")]),
+        (MMA, vec![("DT", "f8e4m3"), ("K", "128")]),
+        (SCALED, vec![("DT", "f4e2m1"), ("K", "256")]),
+    ] {
+        let plain = RunOptions {
+            seed: 1,
+            ..RunOptions::default()
+        };
+        let want = run_opts(src, &consts, None, &plain);
+        assert_ok(src, &want);
+        let memo = std::sync::Arc::new(MmaMemo::default());
+        let fast = RunOptions {
+            mma_exec: MmaExec {
+                memo: Some(memo.clone()),
+                threads: 3,
+            },
+            ..plain.clone()
+        };
+        for pass in 0..2 {
+            let got = run_opts(src, &consts, None, &fast);
+            assert_eq!(
+                bits(tensor(&got, "out")),
+                bits(tensor(&want, "out")),
+                "{consts:?} pass {pass}"
+            );
+            assert_eq!(got.counters, want.counters, "{consts:?} pass {pass}");
+            assert_eq!(
+                got.trace.render(None),
+                want.trace.render(None),
+                "{consts:?} pass {pass}"
+            );
+        }
+        // The second pass took every MMA from the memo.
+        assert_eq!(memo.hits(), want.counters.mmas, "{consts:?}");
+    }
+}
+
 /// Block-scaled MMA (kind::mxf8f6f4 / mxf4 with ue8m0 factors, one per 32 K-elements, or
 /// kind::mxf4nvf4 with ue4m3 factors per 16) with the scale factors written to tensor memory
 /// through registers.

@@ -126,7 +126,6 @@ pub fn run(a: Args) -> CliResult {
         }
     };
     npy::apply_inputs(&mut inputs, &a.inputs).map_err(CliError)?;
-    let expected = reference::reference(&k.name.name, &plan, &inputs);
 
     let progress = Arc::new(Progress::default());
     let opts = RunOptions {
@@ -134,15 +133,28 @@ pub fn run(a: Args) -> CliResult {
         trace: a.trace.is_some() || a.chrome.is_some(),
         limits: plan.limits,
         progress: Some(progress.clone()),
+        // Large MMAs split their rows over the cores (elements are computed independently:
+        // the same bits on any number of threads).
+        mma_exec: bwsim_sim::tensor::MmaExec {
+            memo: None,
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        },
         ..RunOptions::default()
     };
-    let started = Instant::now();
-    let watch = interrupted_at(&file.name, a.seed, progress.clone(), plan.num_ctas());
-    let result = with_progress(&progress, plan.num_ctas(), || {
-        bwsim_sim::run(&checked, &plan, inputs, &opts)
+    // The CPU reference computes on another thread while the simulator runs (it reads the
+    // same inputs; neither depends on the other).
+    let (expected, result, wall) = std::thread::scope(|scope| {
+        let expected = scope.spawn(|| reference::reference(&k.name.name, &plan, &inputs));
+        let started = Instant::now();
+        let watch = interrupted_at(&file.name, a.seed, progress.clone(), plan.num_ctas());
+        let result = with_progress(&progress, plan.num_ctas(), || {
+            bwsim_sim::run(&checked, &plan, inputs.clone(), &opts)
+        });
+        drop(watch);
+        let wall = started.elapsed();
+        let expected = expected.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+        (expected, result, wall)
     });
-    drop(watch);
-    let wall = started.elapsed();
 
     if let Some(p) = &a.trace {
         write_file(p, result.trace.render(Some(&file)).as_bytes())?;

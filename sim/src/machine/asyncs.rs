@@ -255,7 +255,13 @@ impl<'p, 's> Machine<'p, 's> {
         let r = match &op.kind {
             PipeKind::Mma(m) => {
                 self.counters.mmas += 1;
-                tensor::mma(&c.smem, &mut c.tmem, m, &self.opts.mma.tcgen05)
+                tensor::mma(
+                    &c.smem,
+                    &mut c.tmem,
+                    m,
+                    &self.opts.mma.tcgen05,
+                    &self.opts.mma_exec,
+                )
             }
             PipeKind::MmaPair { op: m, peer } => {
                 self.counters.mmas += 1;

@@ -670,7 +670,6 @@ impl<'p, 's> Machine<'p, 's> {
                 let ag = &c.agents[a];
                 let shape = v.shape.as_slice().to_vec();
                 let n = v.shape.numel();
-                let mut idx = vec![0u32; shape.len()];
                 let mut bits = Vec::with_capacity(n as usize);
                 // Scale factors: every warp reads the copy in its own lane quarter; the tile
                 // is the first warp's.
@@ -679,9 +678,7 @@ impl<'p, 's> Machine<'p, 's> {
                 } else {
                     vec![0]
                 };
-                for lin in 0..n {
-                    unravel(lin, &shape, &mut idx);
-                    let cell = layout::tmem_element_in(&v, &idx, quarters[0]);
+                for cell in layout::tmem_view_cells(&v, quarters[0]) {
                     check_lane(ag, cell.lane, name)?;
                     bits.push(c.tmem.read(cell, v.dtype.bits())?);
                 }
@@ -712,7 +709,6 @@ impl<'p, 's> Machine<'p, 's> {
                         t.shape, shape
                     )));
                 }
-                let mut idx = vec![0u32; shape.len()];
                 // Scale factors: each warp writes the copy in its own lane quarter
                 // (docs/hardware/tmem-scales.md), so a warpgroup fills all four.
                 let quarters = if v.scales {
@@ -720,12 +716,13 @@ impl<'p, 's> Machine<'p, 's> {
                 } else {
                     vec![0]
                 };
-                for lin in 0..v.shape.numel() {
-                    unravel(lin, &shape, &mut idx);
-                    for &q in &quarters {
-                        let cell = layout::tmem_element_in(&v, &idx, q);
+                let cells: Vec<Vec<layout::TmemCell>> =
+                    quarters.iter().map(|&q| layout::tmem_view_cells(&v, q)).collect();
+                for (lin, &value) in t.bits.iter().enumerate() {
+                    for qc in &cells {
+                        let cell = qc[lin];
                         check_lane(&c.agents[a], cell.lane, name)?;
-                        c.tmem.write(cell, v.dtype.bits(), t.bits[lin as usize])?;
+                        c.tmem.write(cell, v.dtype.bits(), value)?;
                     }
                 }
                 if self.opts.check {

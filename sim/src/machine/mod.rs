@@ -68,6 +68,9 @@ pub struct RunOptions {
     /// The tensor cores' arithmetic per MMA family (default: measured on the H100 for wgmma,
     /// assumed the same for tcgen05; docs/hardware/wgmma-numerics.md).
     pub mma: crate::mma_numerics::MmaNumerics,
+    /// How tcgen05 MMAs are computed (a memo shared across runs, threads per MMA); never
+    /// changes a result.
+    pub mma_exec: crate::tensor::MmaExec,
 }
 
 impl Default for RunOptions {
@@ -80,6 +83,7 @@ impl Default for RunOptions {
             check: true,
             progress: None,
             mma: Default::default(),
+            mma_exec: Default::default(),
         }
     }
 }
@@ -1257,14 +1261,10 @@ fn tmem_cells(v: &TmemView) -> Vec<(u32, u32)> {
 /// [`tmem_cells`] restricted to the copies in `quarters` (scale-factor views only; other
 /// views have one copy).
 fn tmem_cells_in(v: &TmemView, quarters: &[u32]) -> Vec<(u32, u32)> {
-    let shape = v.shape.as_slice();
     let n = v.shape.numel();
-    let mut idx = vec![0u32; shape.len()];
     let mut out: Vec<(u32, u32)> = Vec::with_capacity(n as usize * quarters.len());
     for &q in quarters {
-        for lin in 0..n {
-            unravel(lin, shape, &mut idx);
-            let c = layout::tmem_element_in(v, &idx, q);
+        for c in layout::tmem_view_cells(v, q) {
             if out.last() != Some(&(c.lane, c.col)) {
                 out.push((c.lane, c.col));
             }
