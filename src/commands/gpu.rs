@@ -47,6 +47,14 @@ pub struct Args {
     /// is the one checked; the JSON gains every time (`times_ms`), `median_ms` and `min_ms`.
     #[arg(long, value_name = "N", conflicts_with = "reps", value_parser = clap::value_parser!(u32).range(1..=100_000))]
     time: Option<u32>,
+    /// Compare the GPU's outputs with the simulator's within `atol + rtol * |sim|` instead of
+    /// the kernel's own comparison (a bundled kernel's tolerance class; bit for bit
+    /// otherwise): for kernels whose float folds the GPU orders differently (row sums).
+    #[arg(long, value_name = "F", requires = "rtol", conflicts_with = "all", value_parser = parse_tol)]
+    atol: Option<f64>,
+    /// The relative part of `--atol`'s tolerance.
+    #[arg(long, value_name = "F", requires = "atol", conflicts_with = "all", value_parser = parse_tol)]
+    rtol: Option<f64>,
     /// Do not run the simulator or compare (the GPU alone, for timing full-size problems).
     #[arg(long)]
     no_check: bool,
@@ -168,6 +176,10 @@ pub fn run(a: Args) -> CliResult {
             .find(|c| matches!(c.source, cases::Source::Bundled(n) if n == twin))
             .map(|c| c.check)
             .unwrap_or(cases::Check::Exact);
+        let check = match (a.atol, a.rtol) {
+            (Some(atol), Some(rtol)) => cases::Check::Tolerance { atol, rtol },
+            _ => check,
+        };
         let consts: Vec<String> = a
             .consts
             .iter()
@@ -336,4 +348,12 @@ pub fn run(a: Args) -> CliResult {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// A tolerance: a finite, non-negative number.
+fn parse_tol(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!("`{s}` is not a finite, non-negative number")),
+    }
 }
