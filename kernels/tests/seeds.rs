@@ -19,7 +19,7 @@ fn every_bundled_kernel_passes_its_default_configuration() {
             cases.push(Case::new(k.name).target(t));
         }
     }
-    assert_eq!(bwsim_kernels::all().len(), 20);
+    assert_eq!(bwsim_kernels::all().len(), 21);
     sweep("defaults", cases);
 }
 
