@@ -126,37 +126,34 @@ def test_overlapping_arrays_are_refused():
         )
 
 
-ATOMIC = """
+TANH = """
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 
 
 @gluon.jit
-def cas_kernel(ptr):
+def tanh_kernel(ptr):
     layout: gl.constexpr = gl.BlockedLayout([1], [32], [gl.num_warps()], [0])
     offs = gl.arange(0, 128, layout)
-    gl.atomic_cas(ptr + offs, gl.full([128], 0, gl.int32, layout), gl.full([128], 1, gl.int32, layout))
+    x = gl.load(ptr + offs)
+    y = gl.inline_asm_elementwise("tanh.approx.f32 $0, $1;", "=r,r", [x], dtype=gl.float32, is_pure=True, pack=1)
+    gl.store(ptr + offs, y)
 """
 
 
 def test_an_operation_bwsim_does_not_import_is_a_compile_error_at_its_line(tmp_path, monkeypatch):
-    (tmp_path / "cas.py").write_text(ATOMIC)
+    (tmp_path / "tanh_asm.py").write_text(TANH)
     monkeypatch.syspath_prepend(str(tmp_path))
-    import cas
+    import tanh_asm
 
-    x = np.zeros(128, np.int32)
+    x = np.zeros(128, np.float32)
     with pytest.raises(bwsim.CompileError) as e:
-        bg.run(cas.cas_kernel, (1,), x)
+        bg.run(tanh_asm.tanh_kernel, (1,), x)
     d = e.value.diagnostics[0]
     assert d["code"] == "ttgir-unsupported-op", d
-    assert (
-        d["file"].endswith("cas.py")
-        and d["line"]
-        == ATOMIC.splitlines().index(
-            "    gl.atomic_cas(ptr + offs, gl.full([128], 0, gl.int32, layout), gl.full([128], 1, gl.int32, layout))"
-        )
-        + 1
-    )
+    assert "tanh.approx.f32" in d["message"] + str(d.get("notes", "")), d
+    asm_line = next(i for i, line in enumerate(TANH.splitlines(), 1) if "inline_asm_elementwise" in line)
+    assert d["file"].endswith("tanh_asm.py") and d["line"] == asm_line
     assert not x.any()
 
 
