@@ -20,10 +20,14 @@
 //! Other cross-CTA operations (multicast TMA, remote barriers) are not modelled.
 //!
 //! This module holds the machine's state, the hazard checker's hooks and the main loop;
-//! `asyncs` fires the asynchronous completions, `exec` steps agents and executes operations.
+//! `asyncs` fires the asynchronous completions, `exec` steps agents and executes operations,
+//! `global` reads and writes global memory for the warps.
 
 mod asyncs;
 mod exec;
+mod global;
+
+use global::*;
 
 use crate::eval::{self, as_tile, broadcast_shapes, BIndex, EvalCtx};
 use crate::hazards::{Actor, CtaHb};
@@ -1319,194 +1323,6 @@ fn bind(frame: &mut [Value], dsts: &[u32], v: Value) -> OpResult<()> {
             ))),
         },
     }
-}
-
-fn shape_of(v: &Value) -> Vec<u32> {
-    match v {
-        Value::Tile(t) => t.shape.clone(),
-        _ => vec![1],
-    }
-}
-
-fn elem_i(v: &Value, i: usize) -> i64 {
-    match v {
-        Value::Tile(t) => t.i(i),
-        other => other.as_int().unwrap_or(0),
-    }
-}
-
-fn elem_bits(v: &Value, i: usize, dtype: bwsim_isa::DType) -> OpResult<u64> {
-    match v {
-        Value::Tile(t) => Ok(eval::convert_bits(t.dtype, dtype, t.bits[i])),
-        other => eval::scalar_bits(dtype, other),
-    }
-}
-
-fn oob(g: &HostTensor, off: i64, what: &str) -> Fault {
-    Fault::trap(
-        CudaError::IllegalAddress,
-        format!(
-            "{what} at element offset {off} of tensor `{}`, which has {} elements",
-            g.name,
-            g.numel()
-        ),
-    )
-}
-
-fn global_load(g: &HostTensor, offs: &Value, mask: Option<&Value>, other: Option<&Value>) -> OpResult<Value> {
-    let os = shape_of(offs);
-    let shape = match mask {
-        Some(m) => broadcast_shapes(&os, &shape_of(m))
-            .ok_or_else(|| Fault::unsupported("mask does not broadcast with the offsets"))?,
-        None => os.clone(),
-    };
-    let (bo, bm) = (
-        BIndex::new(&os, &shape),
-        mask.map(|m| BIndex::new(&shape_of(m), &shape)),
-    );
-    let bother = other.map(|o| BIndex::new(&shape_of(o), &shape));
-    let n: u64 = shape.iter().map(|&x| x as u64).product();
-    let mut bits = Vec::with_capacity(n as usize);
-    for lin in 0..n {
-        let on = match (mask, &bm) {
-            (Some(m), Some(b)) => elem_i(m, b.at(lin)) != 0,
-            _ => true,
-        };
-        if !on {
-            bits.push(match (other, &bother) {
-                (Some(o), Some(b)) => elem_bits(o, b.at(lin), g.dtype)?,
-                _ => 0,
-            });
-            continue;
-        }
-        let off = elem_i(offs, bo.at(lin));
-        if off < 0 || off as u64 >= g.numel() {
-            return Err(oob(g, off, "global.load"));
-        }
-        bits.push(g.get_bits(off as u64));
-    }
-    Ok(Value::Tile(Arc::new(Tile {
-        dtype: g.dtype,
-        shape,
-        bits,
-    })))
-}
-
-fn global_store(g: &mut HostTensor, offs: &Value, val: &Value, mask: Option<&Value>) -> OpResult<()> {
-    let os = shape_of(offs);
-    let vs = shape_of(val);
-    let mut shape =
-        broadcast_shapes(&os, &vs).ok_or_else(|| Fault::unsupported("offsets and value do not broadcast"))?;
-    if let Some(m) = mask {
-        shape = broadcast_shapes(&shape, &shape_of(m))
-            .ok_or_else(|| Fault::unsupported("mask does not broadcast"))?;
-    }
-    let (bo, bv) = (BIndex::new(&os, &shape), BIndex::new(&vs, &shape));
-    let bm = mask.map(|m| BIndex::new(&shape_of(m), &shape));
-    let n: u64 = shape.iter().map(|&x| x as u64).product();
-    for lin in 0..n {
-        if let (Some(m), Some(b)) = (mask, &bm) {
-            if elem_i(m, b.at(lin)) == 0 {
-                continue;
-            }
-        }
-        let off = elem_i(offs, bo.at(lin));
-        if off < 0 || off as u64 >= g.numel() {
-            return Err(oob(g, off, "global.store"));
-        }
-        let b = elem_bits(val, bv.at(lin), g.dtype)?;
-        g.set_bits(off as u64, b);
-    }
-    Ok(())
-}
-
-/// `global.atomic`: each unmasked element in order reads the old value, combines it with its
-/// operand and writes the result; the old values come back (0 where masked). Elements that
-/// hit the same address see each other's writes in element order (the hardware's order among
-/// them is unspecified; the final memory is the same for every order of these operations).
-fn global_atomic(
-    g: &mut HostTensor,
-    op: &str,
-    offs: &Value,
-    val: &Value,
-    mask: Option<&Value>,
-    compare: Option<&Value>,
-) -> OpResult<Value> {
-    let os = shape_of(offs);
-    let vs = shape_of(val);
-    let (bo, bv) = (BIndex::new(&os, &os), BIndex::new(&vs, &os));
-    let bm = mask.map(|m| BIndex::new(&shape_of(m), &os));
-    let bc = compare.map(|c| BIndex::new(&shape_of(c), &os));
-    let n: u64 = os.iter().map(|&x| x as u64).product();
-    let dt = g.dtype;
-    let mut old = vec![0u64; n as usize];
-    for lin in 0..n {
-        if let (Some(m), Some(b)) = (mask, &bm) {
-            if elem_i(m, b.at(lin)) == 0 {
-                continue;
-            }
-        }
-        let off = elem_i(offs, bo.at(lin));
-        if off < 0 || off as u64 >= g.numel() {
-            return Err(oob(g, off, "global.atomic"));
-        }
-        let cur = g.get_bits(off as u64);
-        let x = elem_bits(val, bv.at(lin), dt)?;
-        let new = if dt.is_float() {
-            let (a, b) = (
-                bwsim_isa::numeric::decode(dt, cur),
-                bwsim_isa::numeric::decode(dt, x),
-            );
-            let r = match op {
-                "add" => a + b,
-                "max" => a.max(b),
-                "min" => a.min(b),
-                "xchg" => b,
-                other => return Err(Fault::unsupported(format!("atomic `{other}` on {dt} elements"))),
-            };
-            bwsim_isa::numeric::encode(dt, r)
-        } else {
-            let bits = dt.bits();
-            let mask_bits = if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
-            let signed = |v: u64| -> i64 {
-                if bits >= 64 {
-                    v as i64
-                } else {
-                    ((v << (64 - bits)) as i64) >> (64 - bits)
-                }
-            };
-            let unsigned = matches!(dt, bwsim_isa::DType::U32 | bwsim_isa::DType::U64);
-            let cmp = match (compare, &bc) {
-                (Some(c), Some(b)) => Some(elem_bits(c, b.at(lin), dt)?),
-                _ => None,
-            };
-            let r = match op {
-                // Compare-and-swap: the element's bits against the compare value's.
-                "cas" => match cmp {
-                    Some(c) if c & mask_bits == cur & mask_bits => x,
-                    Some(_) => cur,
-                    None => return Err(Fault::unsupported("`cas` without a compare value")),
-                },
-                "add" => cur.wrapping_add(x),
-                "max" if unsigned => cur.max(x),
-                "min" if unsigned => cur.min(x),
-                "max" => signed(cur).max(signed(x)) as u64,
-                "min" => signed(cur).min(signed(x)) as u64,
-                "and" => cur & x,
-                "or" => cur | x,
-                "xor" => cur ^ x,
-                _ => x,
-            };
-            r & mask_bits
-        };
-        g.set_bits(off as u64, new);
-        old[lin as usize] = cur;
-    }
-    Ok(Value::Tile(Arc::new(Tile {
-        dtype: dt,
-        shape: os,
-        bits: old,
-    })))
 }
 
 #[cfg(test)]
