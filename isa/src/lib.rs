@@ -28,9 +28,11 @@ pub mod limits;
 pub mod numeric;
 pub mod parser;
 pub mod printer;
+pub mod rules;
 pub mod span;
 pub mod typeck;
 pub mod types;
+pub mod tys;
 pub mod verify;
 
 pub use diag::{Diagnostic, Severity};

@@ -464,7 +464,7 @@ impl<'k> Cx<'k> {
                 self.arch(op, Target::Sm100a, "arch-tcgen05");
                 let s = self.expect_smem(src, "tcgen05.cp's source")?;
                 let t = self.expect_tmem(dst, "tcgen05.cp's destination")?;
-                crate::verify::check_tcgen05_cp(op, &s, &t)?;
+                crate::rules::check_tcgen05_cp(op, &s, &t)?;
                 Ok(None)
             }
             Tcgen05Commit { bar, pred, cta_group } => {
@@ -481,7 +481,7 @@ impl<'k> Cx<'k> {
                     Some(l) => self.layout_arg(l)?,
                     None => TileLayout::Tmem32x32b,
                 };
-                crate::verify::check_tmem_access(op, &t, self.in_worker_warps())?;
+                crate::rules::check_tmem_access(op, &t, self.in_worker_warps())?;
                 Ok(Some(Ty::Tile(TileTy {
                     dtype: t.dtype,
                     shape: t.shape.clone(),
@@ -506,7 +506,7 @@ impl<'k> Cx<'k> {
                         "shape or type mismatch",
                     ));
                 }
-                crate::verify::check_tmem_access(op, &t, self.in_worker_warps())?;
+                crate::rules::check_tmem_access(op, &t, self.in_worker_warps())?;
                 Ok(None)
             }
             Wgmma { a, b, acc, use_acc } => {
@@ -515,7 +515,7 @@ impl<'k> Cx<'k> {
                 let at = self.expr_inner(a)?;
                 let bt = self.expect_smem(b, "wgmma's B operand")?;
                 let acct = self.tile_arg(acc, "wgmma's accumulator")?;
-                crate::verify::check_wgmma(op, &at, &bt, &acct, self.checked.num_warps)?;
+                crate::rules::check_wgmma(op, &at, &bt, &acct, self.checked.num_warps)?;
                 Ok(Some(Ty::Tile(acct)))
             }
             WgmmaWait { pendings } => {
@@ -791,7 +791,7 @@ impl<'k> Cx<'k> {
     ) -> Result<(), Diagnostic> {
         if let Some(IndexItem::Expr(x)) = coords.first() {
             if let Ty::Tile(t) = self.expr_inner(x)? {
-                crate::verify::check_gather(op, d, &t)?;
+                crate::rules::check_gather(op, d, &t)?;
             }
         }
         Ok(())
@@ -962,7 +962,7 @@ impl<'k> Cx<'k> {
             )),
             None => None,
         };
-        crate::verify::check_tcgen05_mma(op, &at, &bt, &acct, st.as_ref(), cta_group)
+        crate::rules::check_tcgen05_mma(op, &at, &bt, &acct, st.as_ref(), cta_group)
     }
 
     /// A TMEM layout's `block=[M, N]` (default: the shape's last two dimensions, M at most 128)

@@ -1,0 +1,291 @@
+//! The type vocabulary of the tile IR: register tiles and their layouts, shared and tensor
+//! memory buffers, tensor descriptors, and the values an expression can have (`Ty`), with the
+//! layout arithmetic they carry (TMEM blocks and scale-factor placement). The type checker
+//! (`typeck`) assigns these types; the operation rules (`rules`), the launch checks and the
+//! backends read them.
+
+use crate::types::*;
+
+/// The TMEM layout block of a tensor-memory buffer written without `block=`: its last two
+/// dimensions, M at most 128.
+pub fn default_tmem_block(shape: &[u32]) -> [u32; 2] {
+    let m = if shape.len() >= 2 {
+        shape[shape.len() - 2]
+    } else {
+        128
+    };
+    [m.min(128), shape.last().copied().unwrap_or(1)]
+}
+
+/// The read-modify-write operations of `global.atomic`.
+pub const ATOMIC_OPS: [&str; 8] = ["add", "max", "min", "and", "or", "xor", "xchg", "cas"];
+
+/// Shared-memory layout of a buffer.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum SmemLayout {
+    /// Row-major, unswizzled.
+    Plain,
+    /// Gluon's `NVMMASharedLayout`: rows of the innermost dimension padded to the swizzle span
+    /// and swizzled by absolute address. `transposed` marks an MN-major MMA operand.
+    Nvmma { swizzle: Swizzle, transposed: bool },
+    /// Gluon's `SwizzledSharedLayout(vec, per_phase, max_phase)` (generic ld/st only).
+    Swizzled {
+        vec: u32,
+        per_phase: u32,
+        max_phase: u32,
+    },
+}
+
+impl SmemLayout {
+    pub fn swizzle(&self) -> Swizzle {
+        match self {
+            SmemLayout::Nvmma { swizzle, .. } => *swizzle,
+            _ => Swizzle::None,
+        }
+    }
+    /// Alignment the allocator gives a buffer of this layout: the swizzle period for
+    /// swizzled NVMMA layouts (PTX.md section 2), else 128 bytes (the TMA requirement).
+    pub fn alignment(&self) -> u32 {
+        match self {
+            SmemLayout::Nvmma { swizzle, .. } => swizzle.period().max(128),
+            _ => 128,
+        }
+    }
+    pub fn describe(&self) -> String {
+        match self {
+            SmemLayout::Plain => "plain".into(),
+            SmemLayout::Nvmma { swizzle, transposed } => {
+                format!(
+                    "nvmma({}{})",
+                    swizzle.bytes(),
+                    if *transposed { ", transposed=true" } else { "" }
+                )
+            }
+            SmemLayout::Swizzled {
+                vec,
+                per_phase,
+                max_phase,
+            } => format!("swizzled({vec}, {per_phase}, {max_phase})"),
+        }
+    }
+}
+
+/// Register-tile layout (how a partition's threads hold a tile). Used by lowering; the
+/// functional simulator ignores it except where a rule depends on it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum TileLayout {
+    Blocked {
+        spt: Vec<u32>,
+        tpw: Vec<u32>,
+        wpc: Vec<u32>,
+        order: Vec<u32>,
+    },
+    Slice {
+        dim: u32,
+        parent: Box<TileLayout>,
+    },
+    /// One TMEM lane (accumulator row) per thread: `tcgen05.ld 32x32b`.
+    Tmem32x32b,
+    /// The wgmma accumulator fragment (PTX.md section 9).
+    Wgmma {
+        warps: [u32; 2],
+        n: u32,
+    },
+}
+
+impl TileLayout {
+    /// Rank of tiles this layout can describe (None: any).
+    pub fn rank(&self) -> Option<usize> {
+        match self {
+            TileLayout::Blocked { spt, .. } => Some(spt.len()),
+            TileLayout::Slice { parent, .. } => parent.rank().map(|r| r.saturating_sub(1)),
+            TileLayout::Tmem32x32b | TileLayout::Wgmma { .. } => Some(2),
+        }
+    }
+}
+
+/// A TMA descriptor parameter's static part (global shape and strides come at launch).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct DescTy {
+    pub dtype: DType,
+    pub block: Vec<u32>,
+    pub layout: SmemLayout,
+    pub oob: OobFill,
+    /// `elementStrides` of the tensor map, one per dimension (outermost first, all 1 unless
+    /// `elem_strides=[...]` is given).
+    pub elem_strides: Vec<u32>,
+}
+
+impl DescTy {
+    /// The box a copy moves: `ceil(block / stride)` elements in every dimension but the
+    /// innermost, where a stride has no effect (`INTERLEAVE_NONE`) [PTX.md section 3, H100].
+    pub fn box_shape(&self) -> Vec<u32> {
+        traversed_box(&self.block, &self.elem_strides)
+    }
+    /// Bytes one copy moves and completes on its barrier (Gluon's `block_type.nbytes` when
+    /// every stride is 1).
+    pub fn nbytes(&self) -> u64 {
+        (self.box_shape().iter())
+            .fold(1u64, |a, &d| a.saturating_mul(d as u64))
+            .saturating_mul(self.dtype.bits() as u64)
+            / 8
+    }
+}
+
+/// `ceil(block[k] / strides[k])` for every dimension but the innermost (see
+/// [`DescTy::box_shape`]); a missing stride counts as 1.
+pub fn traversed_box(block: &[u32], strides: &[u32]) -> Vec<u32> {
+    let r = block.len();
+    block
+        .iter()
+        .enumerate()
+        .map(|(k, &b)| {
+            let s = strides.get(k).copied().unwrap_or(1).max(1);
+            if k + 1 == r {
+                b
+            } else {
+                b.div_ceil(s)
+            }
+        })
+        .collect()
+}
+
+/// A shared-memory buffer or view of one.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SmemTy {
+    pub dtype: DType,
+    pub shape: Vec<u32>,
+    pub layout: SmemLayout,
+    /// The allocation this view lies in.
+    pub alloc: usize,
+}
+
+/// A tensor-memory buffer or view.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct TmemTy {
+    pub dtype: DType,
+    pub shape: Vec<u32>,
+    pub block: [u32; 2],
+    pub col_stride: u32,
+    pub scales: bool,
+    pub alloc: usize,
+}
+
+impl TmemTy {
+    /// TMEM columns one `[M, N]` matrix of this type occupies.
+    pub fn matrix_cols(&self) -> u32 {
+        let n = self.shape.last().copied().unwrap_or(1);
+        let m = if self.shape.len() >= 2 {
+            self.shape[self.shape.len() - 2]
+        } else {
+            1
+        };
+        if self.scales {
+            return scale_matrix_cols(m, n, self.dtype.bits());
+        }
+        let mblocks = m.div_ceil(self.block[0].max(1)).max(1);
+        let bits = self.dtype.bits().saturating_mul(self.col_stride);
+        mblocks.saturating_mul(n.saturating_mul(bits).div_ceil(32))
+    }
+    /// TMEM columns of the whole buffer.
+    pub fn cols(&self) -> u32 {
+        let outer: u32 = if self.shape.len() > 2 {
+            self.shape[..self.shape.len() - 2]
+                .iter()
+                .fold(1u32, |a, &b| a.saturating_mul(b))
+        } else {
+            1
+        };
+        outer.saturating_mul(self.matrix_cols())
+    }
+}
+
+/// Lanes of one TMEM lane quarter (a warp reaches one quarter, PTX.md section 8).
+pub const TMEM_QUARTER_LANES: u32 = 32;
+
+/// TMEM columns of one `[rows, nk]` matrix of block-scaled MMA scale factors of `bits` bits
+/// each, in the hardware's placement (see [`scale_cell`]): `ceil(rows / 32)` columns per 32
+/// bits of a row's factors. A 128-row matrix of up to four 8-bit factors per row takes 4
+/// columns (docs/hardware/tmem-scales.md).
+pub fn scale_matrix_cols(rows: u32, nk: u32, bits: u32) -> u32 {
+    let per_row = nk.saturating_mul(bits).div_ceil(32).max(1);
+    rows.div_ceil(TMEM_QUARTER_LANES).max(1).saturating_mul(per_row)
+}
+
+/// Where factor `(m, kb)` (row `m`, K block `kb`) of a `[rows, nk]` scale-factor matrix of
+/// `bits`-bit factors lives, relative to the matrix's first column: `(lane within a lane
+/// quarter, column, bit shift inside the 32-bit cell)`. Row `m` sits in lane `m % 32` of EVERY
+/// lane quarter (the four copies are what the four datapaths of the MMA read), column
+/// `m / 32` of its group of 4 K blocks, the K blocks of a group as consecutive bytes of the
+/// cell, which the MMA selects with the scale-factor id of its instruction descriptor; the
+/// next group of K blocks follows after `ceil(rows / 32)` columns.
+///
+/// Provenance: docs/hardware/tmem-scales.md (CUTLASS `UMMA::tmem_sf_frg`, Triton 3.6's
+/// `TensorMemoryScalesLayout` stores and instruction descriptors).
+pub fn scale_cell(rows: u32, m: u32, kb: u32, bits: u32) -> (u32, u32, u32) {
+    let bits = bits.clamp(1, 32);
+    let per_cell = 32 / bits;
+    let chunks = rows.div_ceil(TMEM_QUARTER_LANES).max(1);
+    (
+        m % TMEM_QUARTER_LANES,
+        (kb / per_cell)
+            .saturating_mul(chunks)
+            .saturating_add(m / TMEM_QUARTER_LANES),
+        (kb % per_cell) * bits,
+    )
+}
+
+/// A register tile.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct TileTy {
+    pub dtype: DType,
+    pub shape: Vec<u32>,
+    pub layout: Option<TileLayout>,
+}
+
+/// The type of a value.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Ty {
+    Scalar(ScalarTy),
+    Tile(TileTy),
+    Smem(SmemTy),
+    /// `count: Some(n)` an array of n barriers; `None` one barrier.
+    Mbar {
+        count: Option<u32>,
+        alloc: usize,
+    },
+    Tmem(TmemTy),
+    Desc(DescTy),
+    Ptr(DType),
+    Tuple(Vec<Ty>),
+    /// A layout or element-type name used as an argument.
+    Layout(TileLayout),
+    DType(DType),
+}
+
+impl Ty {
+    pub fn describe(&self) -> String {
+        match self {
+            Ty::Scalar(s) => s.name().to_string(),
+            Ty::Tile(t) => format!("tile<{}{:?}>", t.dtype, t.shape),
+            Ty::Smem(s) => format!("smem<{}{:?}, {}>", s.dtype, s.shape, s.layout.describe()),
+            Ty::Mbar { count: Some(n), .. } => format!("mbar<{n}>"),
+            Ty::Mbar { count: None, .. } => "mbar".into(),
+            Ty::Tmem(t) => format!("tmem<{}{:?}>", t.dtype, t.shape),
+            Ty::Desc(d) => format!("tensor_desc<{}{:?}>", d.dtype, d.block),
+            Ty::Ptr(d) => format!("ptr({d})"),
+            Ty::Tuple(ts) => format!(
+                "({})",
+                ts.iter().map(|t| t.describe()).collect::<Vec<_>>().join(", ")
+            ),
+            Ty::Layout(_) => "layout".into(),
+            Ty::DType(d) => format!("dtype {d}"),
+        }
+    }
+    pub fn is_scalar(&self) -> bool {
+        matches!(self, Ty::Scalar(_))
+    }
+    pub fn is_int_scalar(&self) -> bool {
+        matches!(self, Ty::Scalar(ScalarTy::I32 | ScalarTy::I64 | ScalarTy::I1))
+    }
+}
