@@ -115,33 +115,27 @@ fn samples(floats: &[bool]) -> Vec<(Vec<V>, Vec<V>)> {
     let mut out = Vec::new();
     for (a, b) in (0..6).flat_map(|a| (0..6).map(move |b| (a, b))) {
         for swap in [false, true] {
-            let l: Vec<V> = floats
-                .iter()
-                .enumerate()
-                .map(|(k, &f)| {
-                    let (x, y) = ((a + 2 * k) % 6, (b + 3 * k) % 6);
-                    let j = if swap { y } else { x };
-                    if f {
-                        V::F(fvals[j])
-                    } else {
-                        V::I(ivals[j])
-                    }
-                })
-                .collect();
-            let r: Vec<V> = floats
-                .iter()
-                .enumerate()
-                .map(|(k, &f)| {
-                    let (x, y) = ((a + 2 * k) % 6, (b + 3 * k) % 6);
-                    let j = if swap { x } else { y };
-                    if f {
-                        V::F(fvals[j])
-                    } else {
-                        V::I(ivals[j])
-                    }
-                })
-                .collect();
-            out.push((l, r));
+            // Operand k's value: sample (a + 2k) % 6 on the left, (b + 3k) % 6 on the right
+            // (swapped: the other way round).
+            let side = |left: bool| -> Vec<V> {
+                floats
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &f)| {
+                        let j = if left != swap {
+                            (a + 2 * k) % 6
+                        } else {
+                            (b + 3 * k) % 6
+                        };
+                        if f {
+                            V::F(fvals[j])
+                        } else {
+                            V::I(ivals[j])
+                        }
+                    })
+                    .collect()
+            };
+            out.push((side(true), side(false)));
         }
     }
     // Ties of the first operand with distinct second operands (argmax's index tie-break).

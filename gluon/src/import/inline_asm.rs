@@ -30,6 +30,15 @@ impl AsmExpr {
     pub(super) fn is_arith(&self) -> bool {
         !matches!(self, AsmExpr::Arg(_))
     }
+
+    /// The arguments the expression reads.
+    pub(super) fn args(&self) -> Vec<usize> {
+        match self {
+            AsmExpr::Arg(i) => vec![*i],
+            AsmExpr::Add(a, b) | AsmExpr::Sub(a, b) | AsmExpr::Mul(a, b) => [a.args(), b.args()].concat(),
+            AsmExpr::Fma(a, b, c) => [a.args(), b.args(), c.args()].concat(),
+        }
+    }
 }
 
 /// A 32-bit value inside the snippet: argument `arg`'s element `elem`, or arithmetic on such.

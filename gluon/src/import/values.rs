@@ -361,16 +361,12 @@ impl<'m> Cx<'m> {
     /// (any ordering and scope, as for `tt.atomic_rmw`).
     pub(super) fn atomic_cas(&mut self, op: &Op, span: Span) -> R<()> {
         let v = self.n_operands(op, 3)?;
-        let Val::Ptr { base, offs, ty: pty } = self.get(&v[0].0, v[0].1)? else {
-            return Err(self.misuse(op, "the pointers are not derived from a pointer parameter"));
-        };
-        if !pty.is_tensor() {
-            return Err(self.misuse(op, "scalar atomics are not supported (use a tensor of pointers)"));
-        }
-        let offsets = match offs {
-            Some(o) => self.offsets_tile(o, &pty, span)?,
-            None => self.full(&int_tensor(&pty), int_e(0, span), span)?,
-        };
+        let (base, offsets) = self.pointer_tensor(
+            op,
+            &v[0],
+            "scalar atomics are not supported (use a tensor of pointers)",
+            span,
+        )?;
         let compare = self.expr(&v[1].0, v[1].1)?;
         let value = self.expr(&v[2].0, v[2].1)?;
         let ty = self.result_type(op, 0)?;
@@ -401,7 +397,25 @@ impl<'m> Cx<'m> {
         span: Span,
     ) -> R<(String, Expr, Expr, Option<Expr>)> {
         let v = self.n_operands(op, 2)?;
-        let Val::Ptr { base, offs, ty: pty } = self.get(&v[0].0, v[0].1)? else {
+        let (base, offsets) = self.pointer_tensor(op, &v[0], scalar, span)?;
+        let value = self.expr(&v[1].0, v[1].1)?;
+        let mask = match v.get(2) {
+            Some((n, s)) => Some(self.math_operand(n, *s)?),
+            None => None,
+        };
+        Ok((base, offsets, value, mask))
+    }
+
+    /// A tensor of pointers derived from a pointer parameter: the parameter and the offsets
+    /// tile. `scalar` is the refusal of a scalar pointer.
+    fn pointer_tensor(
+        &mut self,
+        op: &Op,
+        ptrs: &(String, Span),
+        scalar: &str,
+        span: Span,
+    ) -> R<(String, Expr)> {
+        let Val::Ptr { base, offs, ty: pty } = self.get(&ptrs.0, ptrs.1)? else {
             return Err(self.misuse(op, "the pointers are not derived from a pointer parameter"));
         };
         if !pty.is_tensor() {
@@ -411,12 +425,7 @@ impl<'m> Cx<'m> {
             Some(o) => self.offsets_tile(o, &pty, span)?,
             None => self.full(&int_tensor(&pty), int_e(0, span), span)?,
         };
-        let value = self.expr(&v[1].0, v[1].1)?;
-        let mask = match v.get(2) {
-            Some((n, s)) => Some(self.math_operand(n, *s)?),
-            None => None,
-        };
-        Ok((base, offsets, value, mask))
+        Ok((base, offsets))
     }
 
     pub(super) fn global_store(&mut self, op: &Op, span: Span) -> R<()> {
@@ -469,7 +478,7 @@ impl<'m> Cx<'m> {
             .all(|b| b);
         for (r, x) in exprs.iter().enumerate() {
             let ty = self.result_type(op, r)?;
-            let used = asm_args(x);
+            let used = x.args();
             if x.is_arith() {
                 if ty.elem() != Some(Elem::F32) || used.iter().any(|&i| arg_elems[i] != Some(Elem::F32)) {
                     return Err(refuse(
@@ -583,28 +592,20 @@ impl<'m> Cx<'m> {
             .and_then(|x| x.as_int())
             .ok_or_else(|| self.misuse(op, "needs `axis`"))?;
         let (combiner, f) = one_op_combiner(op, "tt.reduce.return");
-        if let (Some(f), true) = (f, v.len() == 1 && op.results.len() == 1) {
-            let x = self.expr(&v[0].0, v[0].1)?;
-            let ty = self.result_type(op, 0)?;
-            let r = self.result(op, 0)?;
-            let n = self.let_(
-                &r,
-                Rhs::Expr(call(f.name(), vec![x, int_e(axis, span)], span)),
-                span,
-            );
-            self.bind(&r, Val::E(name_e(&n, span), ty));
-            return Ok(());
-        }
-        // Any other combiner: identified by what it computes (combiner::identify).
-        let mut floats = Vec::with_capacity(v.len());
-        for (n, s) in &v {
-            floats.push(self.val_type(n, *s)?.elem().is_some_and(|e| e.is_float()));
-        }
-        let found = op
-            .regions
-            .first()
-            .filter(|_| op.results.len() == v.len())
-            .and_then(|r| combiner::identify(r, "tt.reduce.return", &floats));
+        let found = match f {
+            Some(f) if v.len() == 1 && op.results.len() == 1 => Some(Combiner::Folds(vec![f])),
+            // Any other combiner: identified by what it computes (combiner::identify).
+            _ => {
+                let mut floats = Vec::with_capacity(v.len());
+                for (n, s) in &v {
+                    floats.push(self.val_type(n, *s)?.elem().is_some_and(|e| e.is_float()));
+                }
+                op.regions
+                    .first()
+                    .filter(|_| op.results.len() == v.len())
+                    .and_then(|r| combiner::identify(r, "tt.reduce.return", &floats))
+            }
+        };
         let Some(found) = found else {
             return Err(self.unsupported(
                 op,
@@ -705,24 +706,6 @@ fn one_op_combiner<'o>(op: &'o Op, ret: &str) -> (Vec<&'o str>, Option<ReduceOp>
         _ => None,
     };
     (names, f)
-}
-
-/// The arguments an inline-asm expression reads.
-fn asm_args(x: &AsmExpr) -> Vec<usize> {
-    match x {
-        AsmExpr::Arg(i) => vec![*i],
-        AsmExpr::Add(a, b) | AsmExpr::Sub(a, b) | AsmExpr::Mul(a, b) => {
-            let mut v = asm_args(a);
-            v.extend(asm_args(b));
-            v
-        }
-        AsmExpr::Fma(a, b, c) => {
-            let mut v = asm_args(a);
-            v.extend(asm_args(b));
-            v.extend(asm_args(c));
-            v
-        }
-    }
 }
 
 /// The mask of an integer type's bits, for zero extension to i64 (none for i64 itself).

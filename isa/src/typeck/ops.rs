@@ -710,19 +710,8 @@ impl<'k> Cx<'k> {
                     ));
                 }
                 let off = self.tile_arg(offsets, "the offsets")?;
-                let v = self.expr_inner(value)?;
-                let vshape = match &v {
-                    Ty::Tile(t) if t.dtype != dt => {
-                        return Err(e_type(
-                            value.span,
-                            format!("an atomic of {} on ptr({dt})", t.dtype),
-                            "element type mismatch",
-                        )
-                        .with_help(format!("cast first: `cast(x, {dt})`")))
-                    }
-                    Ty::Tile(t) => t.shape.clone(),
-                    _ => Vec::new(),
-                };
+                let vshape =
+                    self.atomic_operand_shape(value, dt, |t| format!("an atomic of {t} on ptr({dt})"))?;
                 if broadcast_shapes(&off.shape, &vshape).as_deref() != Some(off.shape.as_slice()) {
                     return Err(e_type(
                         op.span,
@@ -753,17 +742,9 @@ impl<'k> Cx<'k> {
                                 "here",
                             ));
                         }
-                        let cshape = match self.expr_inner(c)? {
-                            Ty::Tile(t) if t.dtype != dt => {
-                                return Err(e_type(
-                                    c.span,
-                                    format!("a compare value of {} for ptr({dt})", t.dtype),
-                                    "element type mismatch",
-                                ))
-                            }
-                            Ty::Tile(t) => t.shape,
-                            _ => Vec::new(),
-                        };
+                        let cshape = self.atomic_operand_shape(c, dt, |t| {
+                            format!("a compare value of {t} for ptr({dt})")
+                        })?;
                         if broadcast_shapes(&off.shape, &cshape).as_deref() != Some(off.shape.as_slice()) {
                             return Err(e_type(
                                 c.span,
@@ -780,6 +761,22 @@ impl<'k> Cx<'k> {
                     layout: off.layout,
                 })))
             }
+        }
+    }
+
+    /// The shape of an element operand of `global.atomic` (a tile of the pointer's element
+    /// type, or a scalar: `[]`); a tile of another type is an error worded by `mismatch`.
+    fn atomic_operand_shape(
+        &mut self,
+        e: &'k Expr,
+        dt: DType,
+        mismatch: impl FnOnce(DType) -> String,
+    ) -> Result<Vec<u32>, Diagnostic> {
+        match self.expr_inner(e)? {
+            Ty::Tile(t) if t.dtype != dt => Err(e_type(e.span, mismatch(t.dtype), "element type mismatch")
+                .with_help(format!("cast first: `cast(x, {dt})`"))),
+            Ty::Tile(t) => Ok(t.shape),
+            _ => Ok(Vec::new()),
         }
     }
 
