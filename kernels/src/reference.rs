@@ -303,21 +303,9 @@ fn attention(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, 
     let mut o = HostTensor::zeros("o", DType::F16, q.shape.clone());
     for b in 0..bh {
         for i in 0..n_ctx {
-            let qi = (b * n_ctx + i) * d;
-            let s: Vec<f64> = (0..n_ctx)
-                .map(|j| {
-                    let kj = (b * n_ctx + j) * d;
-                    scale * (0..d).map(|c| val(q, qi + c) * val(k, kj + c)).sum::<f64>()
-                })
-                .collect();
-            let m = s.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            let p: Vec<f64> = s.iter().map(|x| (x - m).exp2()).collect();
-            let l: f64 = p.iter().sum();
-            for c in 0..d {
-                let acc: f64 = (0..n_ctx)
-                    .map(|j| p[j as usize] * val(v, (b * n_ctx + j) * d + c))
-                    .sum();
-                put(&mut o, qi + c, acc / l)?;
+            let (row, _, _) = attention_row((q, k, v), b * n_ctx, i, n_ctx, scale);
+            for (c, x) in row.into_iter().enumerate() {
+                put(&mut o, (b * n_ctx + i) * d + c as u64, x)?;
             }
         }
     }
@@ -329,6 +317,38 @@ fn attention(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, 
             rtol: 1e-2,
         },
     }])
+}
+
+/// One query row of attention in f64: row `i` of the batch-head whose rows start at `row0`
+/// against its first `keys` keys: s_j = scale * q_i . k_j, p_j = 2^(s_j - m) with m = max_j s_j,
+/// l = sum_j p_j; returns (sum_j p_j v_j / l per column, m, l).
+fn attention_row(
+    (q, k, v): (&HostTensor, &HostTensor, &HostTensor),
+    row0: u64,
+    i: u64,
+    keys: u64,
+    scale: f64,
+) -> (Vec<f64>, f64, f64) {
+    let d = q.shape[1];
+    let qi = (row0 + i) * d;
+    let s: Vec<f64> = (0..keys)
+        .map(|j| {
+            let kj = (row0 + j) * d;
+            scale * (0..d).map(|c| val(q, qi + c) * val(k, kj + c)).sum::<f64>()
+        })
+        .collect();
+    let m = s.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let p: Vec<f64> = s.iter().map(|x| (x - m).exp2()).collect();
+    let l: f64 = p.iter().sum();
+    let row = (0..d)
+        .map(|c| {
+            (0..keys)
+                .map(|j| p[j as usize] * val(v, (row0 + j) * d + c))
+                .sum::<f64>()
+                / l
+        })
+        .collect();
+    (row, m, l)
 }
 
 /// Causal attention forward with the log2-sum-exp2 of each row (tests/gluon/attention_pingpong.py,
@@ -364,21 +384,10 @@ fn attention_causal(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expe
     let mut m = HostTensor::zeros("m", DType::F32, vec![bh * n_ctx]);
     for b in 0..bh {
         for i in 0..n_ctx {
-            let qi = (b * n_ctx + i) * d;
-            let s: Vec<f64> = (0..=i)
-                .map(|j| {
-                    let kj = (b * n_ctx + j) * d;
-                    scale * (0..d).map(|c| val(q, qi + c) * val(k, kj + c)).sum::<f64>()
-                })
-                .collect();
-            let mx = s.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            let p: Vec<f64> = s.iter().map(|x| (x - mx).exp2()).collect();
-            let l: f64 = p.iter().sum();
-            for c in 0..d {
-                let acc: f64 = (0..=i)
-                    .map(|j| p[j as usize] * val(v, (b * n_ctx + j) * d + c))
-                    .sum();
-                put(&mut o, qi + c, acc / l)?;
+            // Causal: keys 0..=i.
+            let (row, mx, l) = attention_row((q, k, v), b * n_ctx, i, i + 1, scale);
+            for (c, x) in row.into_iter().enumerate() {
+                put(&mut o, (b * n_ctx + i) * d + c as u64, x)?;
             }
             put(&mut m, b * n_ctx + i, mx + l.log2())?;
         }
