@@ -445,6 +445,10 @@ pub enum Layout {
         max_phase: i64,
         order: Vec<i64>,
     },
+    /// `#ttg.shared_linear`: offset bit i of the shared view holds the coordinates `offset[i]`.
+    SharedLinear {
+        offset: Vec<Vec<i64>>,
+    },
     TmemEncoding {
         block_m: i64,
         block_n: i64,
@@ -556,6 +560,15 @@ impl<'m> Attrs<'m> {
                     max_phase: int(d, "maxPhase")?,
                     order: ints(d, "order")?,
                 }),
+                "ttg.shared_linear" => match d.get("offset") {
+                    Some(AttrVal::List(l)) => Ok(Layout::SharedLinear {
+                        offset: l
+                            .iter()
+                            .map(|b| b.ints().ok_or_else(|| bad("offset")))
+                            .collect::<Result<_, _>>()?,
+                    }),
+                    _ => Err(bad("offset")),
+                },
                 "ttng.tensor_memory_encoding" => Ok(Layout::TmemEncoding {
                     block_m: int(d, "blockM")?,
                     block_n: int(d, "blockN")?,

@@ -770,7 +770,7 @@ fn mma_scaled_lines(needle: &str) -> Vec<usize> {
 /// operands' bytes once they are dead, written while the MMA may still read A.
 #[test]
 fn mma_scaled_acc_before_wait_is_reported_at_the_python_lines() {
-    // `mma_scaled_kernel` is the file's first kernel (its refused tcgen05_copy form follows).
+    // `mma_scaled_kernel` is the file's first kernel (its packed-block forms follow).
     let line = |needle: &str| mma_scaled_lines(needle)[0];
     let mma = line("tcgen05_mma_scaled(a_smem, b_smem.permute((1, 0))");
     let load = line("acc = acc_tmem.load(");
@@ -803,5 +803,47 @@ fn mma_scaled_acc_before_wait_is_reported_at_the_python_lines() {
     // The correct kernel checks clean (and runs against its twin and the reference in
     // seeds.rs).
     let (e, file) = check_fixture("mma_scaled.sm_100a", Target::Sm100a);
+    assert!(e.findings.is_empty(), "{}", render(&e, &file));
+}
+
+/// Tutorial 11's packed-block kernel as the tutorial writes it: the factors' shared buffers are
+/// read by generic-proxy loads and overwritten by the next K step's TMA with no proxy fence
+/// between. Reported as `missing-fence` on both factor buffers, at the TMA copy (primary) and
+/// the load; with the fence (mma_scaled_packed) it checks clean.
+#[test]
+fn mma_scaled_packed_no_fence_is_a_missing_fence_at_the_python_lines() {
+    let (e, file) = check_fixture("bug_mma_scaled_packed_no_fence.sm_100a", Target::Sm100a);
+    assert_eq!(
+        error_codes(&e),
+        BTreeSet::from(["missing-fence".to_string()]),
+        "{}",
+        render(&e, &file)
+    );
+    let a_load = mma_scaled_lines("a_sf = scales_from_packed_registers(a_sf_smem.load(")[0];
+    let b_load = mma_scaled_lines("b_sf = scales_from_packed_registers(b_sf_smem.load(")[0];
+    // The packed kernel's TMA copies of the factors end at the buffer argument's line.
+    let packed_start = mma_scaled_lines("def mma_scaled_packed_kernel(")[0];
+    let a_copy = *mma_scaled_lines("a_sf_smem)")
+        .iter()
+        .find(|&&l| l > packed_start)
+        .expect("a copy");
+    let b_copy = *mma_scaled_lines("b_sf_smem)")
+        .iter()
+        .find(|&&l| l > packed_start)
+        .expect("b copy");
+    let mut seen = BTreeSet::new();
+    for f in findings(&e, "missing-fence", &file) {
+        let p = places(&f.diagnostic, &file);
+        assert!(p.iter().all(|(f, _)| f.ends_with("mma_scaled.py")), "{p:?}");
+        let lines: BTreeSet<usize> = p.iter().map(|x| x.1).collect();
+        assert!(
+            lines == BTreeSet::from([a_copy, a_load]) || lines == BTreeSet::from([b_copy, b_load]),
+            "{lines:?}"
+        );
+        assert!(p[0].1 == a_copy || p[0].1 == b_copy, "{p:?}");
+        seen.insert(p[0].1);
+    }
+    assert_eq!(seen, BTreeSet::from([a_copy, b_copy]));
+    let (e, file) = check_fixture("mma_scaled_packed.sm_100a", Target::Sm100a);
     assert!(e.findings.is_empty(), "{}", render(&e, &file));
 }

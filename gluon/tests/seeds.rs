@@ -366,7 +366,14 @@ seed_tests! {
 }
 
 /// Fixtures compared with another imported fixture or the CPU reference instead of a twin.
-const COMPARED_WITH_A_FIXTURE: &[&str] = &["mma_scaled_contig", "mma_scaled_fp4", "mma_scaled_nvfp4"];
+const COMPARED_WITH_A_FIXTURE: &[&str] = &[
+    "mma_scaled_contig",
+    "mma_scaled_fp4",
+    "mma_scaled_nvfp4",
+    "mma_scaled_packed",
+    "mma_scaled_copy",
+    "mma_scaled_ws",
+];
 
 /// Tutorial 11's kernel on mxfp4 operands (uint8 descriptors, two e2m1 values a byte, viewed as
 /// f4e2m1 by the import): the CPU reference's result, from bytes unpacked low nibble first; and
@@ -473,6 +480,82 @@ fn mma_scaled_contig_equals_the_row_major_kernel() {
         assert!((0..c.numel()).any(|i| c.get(i) != 0.0));
     }
     checks_clean("mma_scaled_contig", target);
+}
+
+/// Tutorial 11's packed-block forms: the factors in global memory as
+/// `[1, M / 128, SCALE_K / 4, 2, 256]`, each 512-byte block holding 128 rows x 4 K blocks with
+/// row `32 j + i`, K block `c` at byte `16 i + 4 j + c` (the tutorial's relayout). Each form's
+/// output equals, bit for bit, `mma_scaled_kernel`'s on the same operands with the factors
+/// unpacked to row-major `[M, SCALE_K]` here; and it checks clean. A misplaced factor would
+/// change the output: the factors vary over the whole block.
+#[test]
+fn packed_block_forms_equal_the_row_major_kernel() {
+    let target = Target::Sm100a;
+    for stem in ["mma_scaled_packed", "mma_scaled_copy", "mma_scaled_ws"] {
+        let (packed, pfile) = import(stem, target);
+        let cp = check(&packed, target, &pfile, &[]);
+        let pplan = plan(&cp, &pfile);
+        let shape = |n: &str| pplan.tensors[pplan.tensor(n).expect("tensor")].shape.clone();
+        let k = shape("a")[1];
+        let (m, n, sk) = (shape("a")[0], shape("b")[0], k / 32);
+        assert_eq!(shape("a_scale"), vec![1, m / 128, sk / 4, 2, 256], "{stem}");
+        // The row-major kernel at the same shapes.
+        let (mut simple, sfile) = import("mma_scaled", target);
+        let ltext = format!(
+            "launch {{\n  grid = [{}, {}]\n  tensor a: f8e4m3[{m}, {k}] = zeros()\n  tensor b: f8e4m3[{n}, {k}] = zeros()\n  \
+             tensor c: f16[{m}, {n}] = zeros()\n  tensor a_scale: i8[{m}, {sk}] = zeros()\n  tensor b_scale: i8[{n}, {sk}] = zeros()\n  \
+             a_desc = a\n  b_desc = b\n  c_desc = c\n  a_scale_ptr = a_scale\n  b_scale_ptr = b_scale\n  scale_stride_m = {sk}\n  \
+             scale_stride_k = 1\n  outputs = [c]\n}}\n",
+            m / 128,
+            n / 128
+        );
+        simple.launch = Some(bwsim_isa::parser::parse_launch(&ltext).expect("launch parses"));
+        let cs = check(&simple, target, &sfile, &[]);
+        let splan = plan(&cs, &sfile);
+        for seed in 0..env_schedules().unwrap_or(2) {
+            let pin = launch::materialize(&pplan, 4000 + seed).expect("within the memory limit");
+            let mut sin = launch::materialize(&splan, 0).expect("within the memory limit");
+            for t in &mut sin {
+                let src = &pin
+                    .iter()
+                    .find(|p| p.name == t.name)
+                    .expect("same tensor names")
+                    .data;
+                if t.name.ends_with("_scale") {
+                    let rows = t.shape[0] as usize;
+                    let rep_k = sk as usize / 4;
+                    for (f, &byte) in src.iter().enumerate() {
+                        let (block, within) = (f / 512, f % 512);
+                        let (rm, rk) = (block / rep_k, block % rep_k);
+                        let (i, j, c) = (within / 16, within / 4 % 4, within % 4);
+                        let row = rm * 128 + 32 * j + i;
+                        assert!(row < rows);
+                        t.data[row * sk as usize + rk * 4 + c] = byte;
+                    }
+                } else {
+                    t.data.clone_from(src);
+                }
+            }
+            let opts = RunOptions {
+                seed,
+                trace: false,
+                ..RunOptions::default()
+            };
+            let rp = bwsim_sim::run(&cp, &pplan, pin, &opts);
+            let rs = bwsim_sim::run(&cs, &splan, sin, &opts);
+            assert!(
+                rp.ok() && rp.diagnostics.is_empty(),
+                "{stem}:\n{}",
+                diag::render(&rp.diagnostics, &pfile)
+            );
+            assert!(rs.ok(), "{}", diag::render(&rs.diagnostics, &sfile));
+            let (c, s) = (rp.tensor("c").expect("c"), rs.tensor("c").expect("c"));
+            let differ = (0..c.numel()).filter(|&i| c.get_bits(i) != s.get_bits(i)).count();
+            assert_eq!(differ, 0, "{stem} seed {seed}: {differ} elements differ");
+            assert!((0..c.numel()).any(|i| c.get(i) != 0.0));
+        }
+        checks_clean(stem, target);
+    }
 }
 
 /// Every fixture is compared with its twin here, or (a fixture without a bundled twin) run

@@ -90,6 +90,28 @@ pub fn check_desc(d: &DescTy, span: crate::Span) -> Vec<Diagnostic> {
     out
 }
 
+/// A `linear` shared layout covers exactly the buffer's shape (every dimension a power of
+/// two, as the offset bases imply).
+pub fn check_linear_shape(op: &Op, shape: &[u32], layout: &SmemLayout) -> Result<(), Diagnostic> {
+    let SmemLayout::Linear { bases } = layout else {
+        return Ok(());
+    };
+    let l = LinearSmem::new(bases)
+        .map_err(|m| Diagnostic::error("smem-layout", m, op.span, "this linear layout"))?;
+    if l.shape() != shape {
+        return Err(Diagnostic::error(
+            "smem-layout",
+            format!(
+                "the linear layout's offset bases cover a {:?} buffer, not {shape:?}",
+                l.shape()
+            ),
+            op.span,
+            "shape and layout disagree",
+        ));
+    }
+    Ok(())
+}
+
 /// Gluon's `NVMMASharedLayout` needs at least one swizzle span along the contiguous dimension.
 pub(crate) fn check_nvmma_inner(
     dtype: DType,

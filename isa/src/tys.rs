@@ -34,9 +34,163 @@ pub enum SmemLayout {
         per_phase: u32,
         max_phase: u32,
     },
+    /// Gluon's `SharedLinearLayout`: bit `i` of an element's offset (in elements from the
+    /// view's first byte, unswizzled memory) contributes the coordinates `bases[i]`, XORed
+    /// together. What a reshaped or permuted view of a dense buffer has (tutorial 11 views its
+    /// packed-block scale factors this way for `tcgen05.cp`). See [`LinearSmem`].
+    Linear { bases: Vec<Vec<u32>> },
+}
+
+/// Largest number of offset bits (elements `2^16`) a `linear` shared layout may have.
+pub const LINEAR_SMEM_MAX_BITS: usize = 16;
+
+/// A `linear` shared layout inverted: for each coordinate bit (dimension 0's bits first, low
+/// bit first), the element offset it contributes. Built from the offset bases by Gaussian
+/// elimination over GF(2); exists only for a bijection between the offsets `0..2^n` and the
+/// coordinates of a shape whose dimensions are powers of two.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LinearSmem {
+    /// Bits of each dimension: the dimension's size is `1 << dim_bits[d]`.
+    pub dim_bits: Vec<u8>,
+    /// Offset contributed by each coordinate bit, in the order of `dim_bits`.
+    pub offsets: Vec<u32>,
+}
+
+impl LinearSmem {
+    /// Inverts offset bases (`bases[i]`: the coordinates of offset bit `i`). Errors name what
+    /// is wrong: ragged bases, too many bits, or a map that is not one to one.
+    pub fn new(bases: &[Vec<u32>]) -> Result<LinearSmem, String> {
+        let n = bases.len();
+        if n > LINEAR_SMEM_MAX_BITS {
+            return Err(format!(
+                "{n} offset bits: linear shared layouts of at most 2^{LINEAR_SMEM_MAX_BITS} elements are supported"
+            ));
+        }
+        let rank = bases.first().map_or(0, |b| b.len());
+        if bases.iter().any(|b| b.len() != rank) {
+            return Err("every offset basis needs one coordinate per dimension".into());
+        }
+        // Bits each dimension needs: the highest coordinate bit any basis sets.
+        let dim_bits: Vec<u8> = (0..rank)
+            .map(|d| {
+                let all = bases.iter().fold(0u32, |a, b| a | b[d]);
+                (32 - all.leading_zeros()) as u8
+            })
+            .collect();
+        let total: usize = dim_bits.iter().map(|&b| b as usize).sum();
+        if total != n {
+            return Err(format!(
+                "{n} offset bits map onto {total} coordinate bits: not one to one"
+            ));
+        }
+        // Row i: the coordinate-bit vector of offset bit i (as a u32 bit set), augmented with
+        // the identity; eliminate to find which offsets give each coordinate bit.
+        let pos: Vec<usize> = dim_bits
+            .iter()
+            .scan(0usize, |acc, &b| {
+                let p = *acc;
+                *acc += b as usize;
+                Some(p)
+            })
+            .collect();
+        let mut rows: Vec<(u32, u32)> = bases
+            .iter()
+            .enumerate()
+            .map(|(i, b)| {
+                let mut v = 0u32;
+                for (d, &c) in b.iter().enumerate() {
+                    v |= c << pos[d];
+                }
+                (v, 1u32 << i)
+            })
+            .collect();
+        let mut offsets = vec![0u32; n];
+        for col in 0..n {
+            let Some(p) = (col..n).find(|&r| rows[r].0 >> col & 1 == 1) else {
+                return Err("the offset bases are linearly dependent: not one to one".into());
+            };
+            rows.swap(col, p);
+            let pivot = rows[col];
+            for (r, row) in rows.iter_mut().enumerate() {
+                if r != col && row.0 >> col & 1 == 1 {
+                    row.0 ^= pivot.0;
+                    row.1 ^= pivot.1;
+                }
+            }
+        }
+        for (col, off) in offsets.iter_mut().enumerate() {
+            *off = rows[col].1;
+        }
+        Ok(LinearSmem { dim_bits, offsets })
+    }
+
+    /// The shape this layout covers.
+    pub fn shape(&self) -> Vec<u32> {
+        self.dim_bits.iter().map(|&b| 1u32 << b).collect()
+    }
+
+    /// Element offset of coordinates `idx`.
+    pub fn offset(&self, idx: &[u32]) -> u32 {
+        let mut o = 0;
+        let mut k = 0;
+        for (d, &b) in self.dim_bits.iter().enumerate() {
+            let x = idx.get(d).copied().unwrap_or(0);
+            for bit in 0..b {
+                if x >> bit & 1 == 1 {
+                    o ^= self.offsets[k];
+                }
+                k += 1;
+            }
+        }
+        o
+    }
+}
+
+/// The offset bases of the row-major layout of `shape` (dimensions powers of two): what
+/// `linear(...)` a plain buffer is.
+pub fn row_major_bases(shape: &[u32]) -> Vec<Vec<u32>> {
+    let mut out = Vec::new();
+    for d in (0..shape.len()).rev() {
+        let mut c = 1;
+        while c < shape[d] {
+            let mut v = vec![0; shape.len()];
+            v[d] = c;
+            out.push(v);
+            c <<= 1;
+        }
+    }
+    out
 }
 
 impl SmemLayout {
+    /// `linear([[c0, c1, ..], ..])`: the offset bases of a `linear` layout, written as integer
+    /// literals (the one argument of the call). `None` when the argument is not a list of
+    /// lists of non-negative integer literals.
+    pub fn linear_from_args(args: &[crate::ir::Arg]) -> Option<SmemLayout> {
+        use crate::ir::ExprKind;
+        let [a] = args else { return None };
+        if a.key.is_some() {
+            return None;
+        }
+        let ExprKind::List(items) = &a.value.kind else {
+            return None;
+        };
+        let bases = items
+            .iter()
+            .map(|b| match &b.kind {
+                ExprKind::List(cs) => cs
+                    .iter()
+                    .map(|c| match c.kind {
+                        ExprKind::Int(v) => u32::try_from(v).ok(),
+                        _ => None,
+                    })
+                    .collect::<Option<Vec<u32>>>(),
+                _ => None,
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some(SmemLayout::Linear { bases })
+    }
+
     pub fn swizzle(&self) -> Swizzle {
         match self {
             SmemLayout::Nvmma { swizzle, .. } => *swizzle,
@@ -66,6 +220,7 @@ impl SmemLayout {
                 per_phase,
                 max_phase,
             } => format!("swizzled({vec}, {per_phase}, {max_phase})"),
+            SmemLayout::Linear { bases } => format!("linear({bases:?})"),
         }
     }
 }
@@ -287,5 +442,61 @@ impl Ty {
     }
     pub fn is_int_scalar(&self) -> bool {
         matches!(self, Ty::Scalar(ScalarTy::I32 | ScalarTy::I64 | ScalarTy::I1))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Tutorial 11's packed-block scale factors seen as the `[128, 4]` matrix `tcgen05.cp`
+    /// takes: offset bits 0-1 are the column, 2-3 the row's group of 32, 4-8 the row within
+    /// the group, so row `32 j + i`, column `c` sits at `16 i + 4 j + c`.
+    #[test]
+    fn packed_block_view_inverts() {
+        let bases = vec![
+            vec![0, 1],
+            vec![0, 2],
+            vec![32, 0],
+            vec![64, 0],
+            vec![1, 0],
+            vec![2, 0],
+            vec![4, 0],
+            vec![8, 0],
+            vec![16, 0],
+        ];
+        let l = LinearSmem::new(&bases).expect("one to one");
+        assert_eq!(l.shape(), vec![128, 4]);
+        for r in 0..128u32 {
+            for c in 0..4u32 {
+                assert_eq!(l.offset(&[r, c]), 16 * (r % 32) + 4 * (r / 32) + c, "({r}, {c})");
+            }
+        }
+    }
+
+    #[test]
+    fn row_major_bases_are_the_plain_layout() {
+        let l = LinearSmem::new(&row_major_bases(&[4, 8, 2])).expect("one to one");
+        assert_eq!(l.shape(), vec![4, 8, 2]);
+        assert_eq!(l.offset(&[3, 5, 1]), 3 * 16 + 5 * 2 + 1);
+    }
+
+    #[test]
+    fn xor_bases_invert() {
+        // Offset bit 1 holds (1, 1): offset 2 is element (1, 1), so (1, 0) is at 2 ^ 1 = 3.
+        let l = LinearSmem::new(&[vec![0, 1], vec![1, 1]]).expect("one to one");
+        assert_eq!(l.offset(&[0, 1]), 1);
+        assert_eq!(l.offset(&[1, 1]), 2);
+        assert_eq!(l.offset(&[1, 0]), 3);
+    }
+
+    #[test]
+    fn maps_that_are_not_one_to_one_are_refused() {
+        let e = LinearSmem::new(&[vec![0, 1], vec![0, 1]]).unwrap_err();
+        assert!(e.contains("not one to one"), "{e}");
+        let e = LinearSmem::new(&[vec![0, 1], vec![0, 2, 0]]).unwrap_err();
+        assert!(e.contains("one coordinate per dimension"), "{e}");
+        let e = LinearSmem::new(&[vec![0, 3]]).unwrap_err();
+        assert!(e.contains("not one to one"), "{e}");
     }
 }

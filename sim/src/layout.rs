@@ -16,7 +16,9 @@
 //!   a shifted pattern.
 //!
 //! `plain` is dense row-major; `swizzled(vec, per_phase, max_phase)` is Gluon's
-//! `SwizzledSharedLayout` (order `[.., 1, 0]`), a permutation within each row.
+//! `SwizzledSharedLayout` (order `[.., 1, 0]`), a permutation within each row; `linear(bases)`
+//! is Gluon's `SharedLinearLayout` (a reshaped or permuted view of a dense buffer): offset bit
+//! `i` holds coordinates `bases[i]`, inverted once into the offset of each coordinate bit.
 //!
 //! Tensor memory (PTX.md §8, Triton's `TensorMemoryLayout`): element (m, n) of an `[M, N]`
 //! buffer with block `[BM, BN]` and `cs` = bits * col_stride / 32 columns per element lives in
@@ -45,6 +47,7 @@ pub fn offset_bits(dtype: DType, shape: &[u32], layout: Layout, idx: &[u32]) -> 
             }
             lin * bits
         }
+        Layout::Linear(m) => m.offset(idx) * bits,
         Layout::Swizzled {
             vec,
             per_phase,
@@ -106,7 +109,7 @@ pub fn buffer_bytes(dtype: DType, shape: &[u32], layout: Layout) -> u64 {
     let bits = dtype.bits() as u64;
     let numel: u64 = shape.iter().map(|&x| x as u64).product();
     match layout {
-        Layout::Plain | Layout::Swizzled { .. } => (numel * bits).div_ceil(8),
+        Layout::Plain | Layout::Swizzled { .. } | Layout::Linear(_) => (numel * bits).div_ceil(8),
         Layout::Nvmma { swizzle, transposed } => {
             let r = shape.len();
             let (rows, cols) = match r {
@@ -163,7 +166,7 @@ pub fn view_addresses(v: &SmemView) -> Option<Vec<(u32, u32)>> {
     let n = v.shape.numel() as usize;
     let root = v.root.as_slice();
     let rr = root.len();
-    let separable = !matches!(v.layout, Layout::Swizzled { .. })
+    let separable = !matches!(v.layout, Layout::Swizzled { .. } | Layout::Linear(_))
         && rr >= 1
         && (v.dropped as usize) < rr
         && !shape.is_empty();

@@ -71,6 +71,51 @@ pub enum Layout {
         per_phase: u32,
         max_phase: u32,
     },
+    /// A `linear` layout, inverted ([`LinearMap`]).
+    Linear(LinearMap),
+}
+
+/// A `linear` shared layout as a `Copy` value: the element offset each coordinate bit
+/// contributes (dimension 0's bits first), XORed ([`bwsim_isa::typeck::LinearSmem`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct LinearMap {
+    pub dim_bits: [u8; MAX_RANK],
+    pub offsets: [u16; bwsim_isa::typeck::LINEAR_SMEM_MAX_BITS],
+}
+
+impl LinearMap {
+    /// From the offset bases; `None` for a map the type checker refuses (not one to one,
+    /// too many bits or dimensions).
+    pub fn new(bases: &[Vec<u32>]) -> Option<LinearMap> {
+        let l = bwsim_isa::typeck::LinearSmem::new(bases).ok()?;
+        if l.dim_bits.len() > MAX_RANK {
+            return None;
+        }
+        let mut m = LinearMap {
+            dim_bits: [0; MAX_RANK],
+            offsets: [0; bwsim_isa::typeck::LINEAR_SMEM_MAX_BITS],
+        };
+        m.dim_bits[..l.dim_bits.len()].copy_from_slice(&l.dim_bits);
+        for (o, &x) in m.offsets.iter_mut().zip(&l.offsets) {
+            *o = u16::try_from(x).ok()?;
+        }
+        Some(m)
+    }
+
+    /// Element offset of coordinates `idx`.
+    pub fn offset(&self, idx: &[u32]) -> u64 {
+        let mut o = 0u64;
+        let mut k = 0;
+        for (d, &x) in idx.iter().enumerate().take(MAX_RANK) {
+            for bit in 0..self.dim_bits[d] {
+                if x >> bit & 1 == 1 {
+                    o ^= self.offsets[k] as u64;
+                }
+                k += 1;
+            }
+        }
+        o
+    }
 }
 
 impl From<&SmemLayout> for Layout {
@@ -90,6 +135,9 @@ impl From<&SmemLayout> for Layout {
                 per_phase: *per_phase,
                 max_phase: *max_phase,
             },
+            // The type checker refuses a linear layout without an inverse; an unchecked one
+            // reads as plain.
+            SmemLayout::Linear { bases } => LinearMap::new(bases).map_or(Layout::Plain, Layout::Linear),
         }
     }
 }

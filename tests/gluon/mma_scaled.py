@@ -13,10 +13,12 @@ the accumulator while the MMA may still write it.
 
 The same kernel runs on mxfp4 operands (uint8 descriptors, two e2m1 values a byte, the even one in
 the low nibble). `mma_scaled_contig_kernel` is the tutorial's second form (each block of factors one
-contiguous load). What bwsim does not import yet, kept here as the fixture of its refusal
-(docs/gluon.md): `mma_scaled_copy_kernel`, the tutorial's later form that brings the factors by TMA in
-a packed-block layout and copies them to tensor memory with tcgen05_copy from a reshaped, permuted
-view of their shared buffer.
+contiguous load). The later forms bring the factors by TMA in the packed-block layout (a
+[1, M / 128, SCALE_K / 4, 2, 256] tensor: factor (m, kb) at [0, m / 128, kb / 4, i / 16 ... ] with
+i = 16 (m % 32) + 4 (m / 32 % 4) + kb % 4 inside each 512-byte block): `mma_scaled_packed_kernel`
+unswizzles them in registers, `mma_scaled_copy_kernel` copies them to tensor memory with
+tcgen05_copy from a reshaped, permuted view of their shared buffer, and `mma_scaled_ws_kernel` does
+the same in a persistent warp-specialized pipeline (load, MMA and epilogue partitions).
 """
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
@@ -189,8 +191,8 @@ def scales_as_tmem_rows(smem, BLOCK_MN: gl.constexpr, SCALE_K: gl.constexpr):
 @gluon.jit
 def mma_scaled_copy_kernel(a_desc, b_desc, c_desc, a_scale_desc, b_scale_desc, VEC_SIZE: gl.constexpr):
     """Tutorial 11's later form: the factors arrive by TMA in the packed-block layout and go to tensor
-    memory with tcgen05_copy from a reshaped and permuted view of their shared buffer. bwsim refuses
-    the view (`ttg.memdesc_reshape`, docs/gluon.md)."""
+    memory with tcgen05_copy from a reshaped and permuted view of their shared buffer (a
+    `shared_linear` view)."""
     BLOCK_M: gl.constexpr = c_desc.block_type.shape[0]
     BLOCK_N: gl.constexpr = c_desc.block_type.shape[1]
     BLOCK_K: gl.constexpr = a_desc.block_type.shape[1]
@@ -248,3 +250,219 @@ def mma_scaled_copy_kernel(a_desc, b_desc, c_desc, a_scale_desc, b_scale_desc, V
     fence_async_shared()
     tma.async_copy_shared_to_global(c_desc, [pid_m * BLOCK_M, pid_n * BLOCK_N], c_smem)
     tma.store_wait(0)
+
+
+@gluon.jit
+def scales_from_packed_registers(sf, BLOCK_MN: gl.constexpr, SCALE_K: gl.constexpr):
+    # The same unswizzle as scales_as_tmem_rows, on a register tensor.
+    sf = sf.reshape(sf.shape[1], sf.shape[2], 32, 4, 4)
+    sf = sf.permute(0, 3, 2, 1, 4)
+    return sf.reshape(BLOCK_MN, SCALE_K)
+
+
+@gluon.jit
+def mma_scaled_packed_kernel(a_desc, b_desc, c_desc, a_scale_desc, b_scale_desc, VEC_SIZE: gl.constexpr,
+                             BUG: gl.constexpr):
+    """Tutorial 11's packed-block form through registers: the factors arrive by TMA in the
+    packed-block layout, are read from shared memory with an automatic layout, unswizzled by a
+    register reshape and permute, and stored to tensor memory.
+
+    The next K step's TMA overwrites the factors' buffers that these generic-proxy loads read, so
+    a proxy fence follows the loads. BUG='no_fence' leaves it out, as the tutorial's kernel does."""
+    BLOCK_M: gl.constexpr = c_desc.block_type.shape[0]
+    BLOCK_N: gl.constexpr = c_desc.block_type.shape[1]
+    BLOCK_K: gl.constexpr = a_desc.block_type.shape[1]
+    SCALE_K: gl.constexpr = BLOCK_K // VEC_SIZE
+    K = a_desc.shape[1]
+
+    a_smem = gl.allocate_shared_memory(a_desc.dtype, a_desc.block_type.shape, a_desc.layout)
+    b_smem = gl.allocate_shared_memory(b_desc.dtype, b_desc.block_type.shape, b_desc.layout)
+    a_sf_smem = gl.allocate_shared_memory(a_scale_desc.dtype, a_scale_desc.block_type.shape, a_scale_desc.layout)
+    b_sf_smem = gl.allocate_shared_memory(b_scale_desc.dtype, b_scale_desc.block_type.shape, b_scale_desc.layout)
+    scales_tmem_layout: gl.constexpr = TensorMemoryScalesLayout()
+    a_scale_tmem = allocate_tensor_memory(a_scale_desc.dtype, [BLOCK_M, SCALE_K], scales_tmem_layout)
+    b_scale_tmem = allocate_tensor_memory(b_scale_desc.dtype, [BLOCK_N, SCALE_K], scales_tmem_layout)
+    acc_layout: gl.constexpr = TensorMemoryLayout([BLOCK_M, BLOCK_N], col_stride=1)
+    acc_tmem = allocate_tensor_memory(gl.float32, [BLOCK_M, BLOCK_N], acc_layout)
+    a_sf_layout: gl.constexpr = get_tmem_reg_layout(a_scale_desc.dtype, [BLOCK_M, SCALE_K], scales_tmem_layout,
+                                                    gl.num_warps())
+    b_sf_layout: gl.constexpr = get_tmem_reg_layout(b_scale_desc.dtype, [BLOCK_N, SCALE_K], scales_tmem_layout,
+                                                    gl.num_warps())
+
+    load_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    mma_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    mbarrier.init(load_bar, count=1)
+    mbarrier.init(mma_bar, count=1)
+
+    pid_m = gl.program_id(0)
+    pid_n = gl.program_id(1)
+    phase = 0
+    use_acc = False
+    for k in range(0, K, BLOCK_K):
+        kb = k // BLOCK_K
+        mbarrier.expect(
+            load_bar, a_desc.block_type.nbytes + b_desc.block_type.nbytes + a_scale_desc.block_type.nbytes +
+            b_scale_desc.block_type.nbytes)
+        tma.async_copy_global_to_shared(a_desc, [pid_m * BLOCK_M, k], load_bar, a_smem)
+        tma.async_copy_global_to_shared(b_desc, [pid_n * BLOCK_N, k], load_bar, b_smem)
+        tma.async_copy_global_to_shared(a_scale_desc, [0, pid_m * a_scale_desc.block_type.shape[1],
+                                                       kb * a_scale_desc.block_type.shape[2], 0, 0], load_bar,
+                                        a_sf_smem)
+        tma.async_copy_global_to_shared(b_scale_desc, [0, pid_n * b_scale_desc.block_type.shape[1],
+                                                       kb * b_scale_desc.block_type.shape[2], 0, 0], load_bar,
+                                        b_sf_smem)
+        mbarrier.wait(load_bar, phase)
+        a_sf = scales_from_packed_registers(a_sf_smem.load(gl.AutoLayout()), BLOCK_M, SCALE_K)
+        b_sf = scales_from_packed_registers(b_sf_smem.load(gl.AutoLayout()), BLOCK_N, SCALE_K)
+        if BUG != "no_fence":
+            fence_async_shared()
+        a_scale_tmem.store(gl.set_auto_layout(a_sf, a_sf_layout))
+        b_scale_tmem.store(gl.set_auto_layout(b_sf, b_sf_layout))
+        tcgen05_mma_scaled(a_smem, b_smem.permute((1, 0)), acc_tmem, a_scale_tmem, b_scale_tmem, "e4m3", "e4m3",
+                           use_acc=use_acc)
+        tcgen05_commit(mma_bar)
+        mbarrier.wait(mma_bar, phase)
+        use_acc = True
+        phase ^= 1
+
+    mbarrier.invalidate(load_bar)
+    mbarrier.invalidate(mma_bar)
+    acc = acc_tmem.load(get_tmem_reg_layout(gl.float32, (BLOCK_M, BLOCK_N), acc_layout, gl.num_warps()))
+    c_smem = gl.allocate_shared_memory(c_desc.dtype, c_desc.block_type.shape, c_desc.layout)
+    c_smem.store(acc.to(c_desc.dtype))
+    fence_async_shared()
+    tma.async_copy_shared_to_global(c_desc, [pid_m * BLOCK_M, pid_n * BLOCK_N], c_smem)
+    tma.store_wait(0)
+
+
+@gluon.jit
+def ws_load_partition(a_desc, b_desc, a_scale_desc, b_scale_desc, a_bufs, b_bufs, a_sf_bufs, b_sf_bufs, load_empty,
+                      load_ready, num_tiles, tiles_n, K):
+    # Fills the ring: per K step the two operand tiles and their two blocks of factors on one barrier.
+    BLOCK_M: gl.constexpr = a_desc.block_type.shape[0]
+    BLOCK_N: gl.constexpr = b_desc.block_type.shape[0]
+    BLOCK_K: gl.constexpr = a_desc.block_type.shape[1]
+    NUM_BUFFERS: gl.constexpr = a_bufs.shape[0]
+    nbytes: gl.constexpr = (a_desc.block_type.nbytes + b_desc.block_type.nbytes + a_scale_desc.block_type.nbytes +
+                            b_scale_desc.block_type.nbytes)
+    i = 0
+    for t in range(gl.program_id(0), num_tiles, gl.num_programs(0)):
+        pid_m = t // tiles_n
+        pid_n = t % tiles_n
+        for k in range(0, K, BLOCK_K):
+            s = i % NUM_BUFFERS
+            # The first pass over the ring finds every slot free.
+            mbarrier.wait(load_empty.index(s), (i // NUM_BUFFERS) & 1 ^ 1)
+            bar = load_ready.index(s)
+            mbarrier.expect(bar, nbytes)
+            kb = k // BLOCK_K
+            tma.async_copy_global_to_shared(a_desc, [pid_m * BLOCK_M, k], bar, a_bufs.index(s))
+            tma.async_copy_global_to_shared(b_desc, [pid_n * BLOCK_N, k], bar, b_bufs.index(s))
+            tma.async_copy_global_to_shared(a_scale_desc, [0, pid_m * a_scale_desc.block_type.shape[1],
+                                                           kb * a_scale_desc.block_type.shape[2], 0, 0], bar,
+                                            a_sf_bufs.index(s))
+            tma.async_copy_global_to_shared(b_scale_desc, [0, pid_n * b_scale_desc.block_type.shape[1],
+                                                           kb * b_scale_desc.block_type.shape[2], 0, 0], bar,
+                                            b_sf_bufs.index(s))
+            i += 1
+
+
+@gluon.jit
+def ws_mma_partition(a_bufs, b_bufs, a_sf_bufs, b_sf_bufs, a_scale_tmem, b_scale_tmem, acc_bufs, load_empty,
+                     load_ready, acc_empty, acc_ready, num_tiles, K, VEC_SIZE: gl.constexpr):
+    # Per K step: copy the factors to tensor memory, then the block-scaled MMA; the commit frees the
+    # ring slot once both have read it. The accumulator alternates between two TMEM buffers.
+    BLOCK_M: gl.constexpr = a_bufs.shape[1]
+    BLOCK_N: gl.constexpr = b_bufs.shape[1]
+    BLOCK_K: gl.constexpr = a_bufs.shape[2]
+    SCALE_K: gl.constexpr = BLOCK_K // VEC_SIZE
+    NUM_BUFFERS: gl.constexpr = a_bufs.shape[0]
+    NUM_ACC: gl.constexpr = acc_bufs.shape[0]
+    i = 0
+    n = 0
+    for t in range(gl.program_id(0), num_tiles, gl.num_programs(0)):
+        a = n % NUM_ACC
+        mbarrier.wait(acc_empty.index(a), (n // NUM_ACC) & 1 ^ 1)
+        acc = acc_bufs.index(a)
+        use_acc = False
+        for k in range(0, K, BLOCK_K):
+            s = i % NUM_BUFFERS
+            mbarrier.wait(load_ready.index(s), (i // NUM_BUFFERS) & 1)
+            tcgen05_copy(scales_as_tmem_rows(a_sf_bufs.index(s), BLOCK_M, SCALE_K), a_scale_tmem)
+            tcgen05_copy(scales_as_tmem_rows(b_sf_bufs.index(s), BLOCK_N, SCALE_K), b_scale_tmem)
+            tcgen05_mma_scaled(a_bufs.index(s), b_bufs.index(s).permute((1, 0)), acc, a_scale_tmem, b_scale_tmem,
+                               "e4m3", "e4m3", use_acc=use_acc)
+            tcgen05_commit(load_empty.index(s))
+            use_acc = True
+            i += 1
+        tcgen05_commit(acc_ready.index(a))
+        n += 1
+
+
+@gluon.jit
+def ws_epilogue_partition(c_desc, acc_bufs, acc_empty, acc_ready, num_tiles, tiles_n):
+    # Reads each finished accumulator, frees its buffer, and stores the tile through one shared buffer.
+    BLOCK_M: gl.constexpr = c_desc.block_type.shape[0]
+    BLOCK_N: gl.constexpr = c_desc.block_type.shape[1]
+    NUM_ACC: gl.constexpr = acc_bufs.shape[0]
+    acc_reg: gl.constexpr = get_tmem_reg_layout(gl.float32, (BLOCK_M, BLOCK_N), acc_bufs.type.layout, gl.num_warps())
+    c_smem = gl.allocate_shared_memory(c_desc.dtype, c_desc.block_type.shape, c_desc.layout)
+    n = 0
+    for t in range(gl.program_id(0), num_tiles, gl.num_programs(0)):
+        a = n % NUM_ACC
+        mbarrier.wait(acc_ready.index(a), (n // NUM_ACC) & 1)
+        acc = acc_bufs.index(a).load(acc_reg)
+        mbarrier.arrive(acc_empty.index(a), count=1)
+        tma.store_wait(0)
+        c_smem.store(acc.to(c_desc.dtype))
+        fence_async_shared()
+        tma.async_copy_shared_to_global(c_desc, [t // tiles_n * BLOCK_M, t % tiles_n * BLOCK_N], c_smem)
+        n += 1
+    tma.store_wait(0)
+
+
+@gluon.jit
+def mma_scaled_ws_kernel(a_desc, b_desc, c_desc, a_scale_desc, b_scale_desc, VEC_SIZE: gl.constexpr,
+                         NUM_BUFFERS: gl.constexpr):
+    """Tutorial 11's warp-specialized form: persistent programs walk the output tiles; a load
+    partition fills a NUM_BUFFERS ring with operand tiles and packed-block factors, an MMA partition
+    copies the factors to tensor memory with tcgen05_copy and issues the block-scaled MMAs into one of
+    two accumulators, and the default partition stores finished tiles."""
+    BLOCK_M: gl.constexpr = c_desc.block_type.shape[0]
+    BLOCK_N: gl.constexpr = c_desc.block_type.shape[1]
+    BLOCK_K: gl.constexpr = a_desc.block_type.shape[1]
+    SCALE_K: gl.constexpr = BLOCK_K // VEC_SIZE
+    K = a_desc.shape[1]
+    tiles_n = gl.cdiv(c_desc.shape[1], BLOCK_N)
+    num_tiles = gl.cdiv(c_desc.shape[0], BLOCK_M) * tiles_n
+
+    a_bufs = gl.allocate_shared_memory(a_desc.dtype, [NUM_BUFFERS] + a_desc.block_type.shape, a_desc.layout)
+    b_bufs = gl.allocate_shared_memory(b_desc.dtype, [NUM_BUFFERS] + b_desc.block_type.shape, b_desc.layout)
+    a_sf_bufs = gl.allocate_shared_memory(a_scale_desc.dtype, [NUM_BUFFERS] + a_scale_desc.block_type.shape,
+                                          a_scale_desc.layout)
+    b_sf_bufs = gl.allocate_shared_memory(b_scale_desc.dtype, [NUM_BUFFERS] + b_scale_desc.block_type.shape,
+                                          b_scale_desc.layout)
+    load_empty = gl.allocate_shared_memory(gl.int64, [NUM_BUFFERS, 1], mbarrier.MBarrierLayout())
+    load_ready = gl.allocate_shared_memory(gl.int64, [NUM_BUFFERS, 1], mbarrier.MBarrierLayout())
+    for s in gl.static_range(NUM_BUFFERS):
+        mbarrier.init(load_empty.index(s), count=1)
+        mbarrier.init(load_ready.index(s), count=1)
+    acc_empty = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
+    acc_ready = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
+    for a in gl.static_range(2):
+        mbarrier.init(acc_empty.index(a), count=1)
+        mbarrier.init(acc_ready.index(a), count=1)
+
+    acc_layout: gl.constexpr = TensorMemoryLayout([BLOCK_M, BLOCK_N], col_stride=1)
+    acc_bufs = allocate_tensor_memory(gl.float32, [2, BLOCK_M, BLOCK_N], acc_layout)
+    scales_tmem_layout: gl.constexpr = TensorMemoryScalesLayout()
+    a_scale_tmem = allocate_tensor_memory(a_scale_desc.dtype, [BLOCK_M, SCALE_K], scales_tmem_layout)
+    b_scale_tmem = allocate_tensor_memory(b_scale_desc.dtype, [BLOCK_N, SCALE_K], scales_tmem_layout)
+
+    gl.warp_specialize([
+        (ws_epilogue_partition, (c_desc, acc_bufs, acc_empty, acc_ready, num_tiles, tiles_n)),
+        (ws_mma_partition, (a_bufs, b_bufs, a_sf_bufs, b_sf_bufs, a_scale_tmem, b_scale_tmem, acc_bufs, load_empty,
+                            load_ready, acc_empty, acc_ready, num_tiles, K, VEC_SIZE)),
+        (ws_load_partition, (a_desc, b_desc, a_scale_desc, b_scale_desc, a_bufs, b_bufs, a_sf_bufs, b_sf_bufs,
+                             load_empty, load_ready, num_tiles, tiles_n, K)),
+    ], [1, 1], [24, 24])

@@ -162,6 +162,8 @@ impl Geom {
                 let col = ((pc / vec) ^ phase) * vec + pc % vec;
                 (pr * ppc + col) * bits
             }
+            // A linear layout maps the whole index at once (no matrix stacking, no swizzle).
+            SmemLayout::Linear { bases } => return linear_offset(bases, self.dtype, idx),
         };
         if off_bits % 8 != 0 {
             return Err(format!(
@@ -181,6 +183,18 @@ impl Geom {
             _ => Ok(off),
         }
     }
+}
+
+/// Byte offset of element `idx` of a `linear` layout.
+fn linear_offset(bases: &[Vec<u32>], dtype: DType, idx: &[u32]) -> Result<u64, String> {
+    let l = bwsim_isa::typeck::LinearSmem::new(bases)?;
+    let off_bits = l.offset(idx) as u64 * dtype.bits() as u64;
+    if !off_bits.is_multiple_of(8) {
+        return Err(format!(
+            "element {idx:?} of a {dtype} buffer does not start on a byte"
+        ));
+    }
+    Ok(off_bits / 8)
 }
 
 /// Row-major multi-index of a flat index.

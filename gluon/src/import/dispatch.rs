@@ -658,10 +658,7 @@ impl<'m> Cx<'m> {
             )),
             "ttg.memdesc_trans" => self.memdesc_trans(op, span),
             "tt.call" => Err(self.unsupported(op, "calls to `noinline` functions are not supported")),
-            "ttg.memdesc_reshape" => Err(self.unsupported(
-                op,
-                "a reshaped shared-memory view (tutorial 11 views packed-block scale factors this way for tcgen05_copy) has a `shared_linear` layout, which bwsim's plain, swizzled and NVMMA layouts cannot express",
-            )),
+            "ttg.memdesc_reshape" => self.memdesc_dense_view(op, span),
             _ => Err(self.unsupported(op, "")),
         }
     }

@@ -11,6 +11,11 @@ impl<'m> Cx<'m> {
     /// matrices (a buffer or an index of one): a subslice's bytes are not one run of memory,
     /// and a transposed view of another shared layout has no bwsim layout.
     pub(super) fn memdesc_trans(&mut self, op: &Op, span: Span) -> R<()> {
+        if let Type::MemDesc { enc, .. } = self.result_type(op, 0)? {
+            if matches!(self.attrs.layout(&enc, span)?, Layout::SharedLinear { .. }) {
+                return self.memdesc_dense_view(op, span);
+            }
+        }
         let v = self.n_operands(op, 1)?;
         let order = self
             .attr_dict(op)?
@@ -95,6 +100,83 @@ impl<'m> Cx<'m> {
                 return Err(self.misuse(
                     op,
                     "a transposed view of a subslice: transpose the whole buffer, then slice the transposed view",
+                ));
+            }
+        }
+        let src = self.expr(&v[0].0, v[0].1)?;
+        let t = self.shaped(*elem, shape, span)?;
+        let layout = self.smem_layout(enc, span)?;
+        let res = self.result(op, 0)?;
+        let n = self.let_op(&res, OpKind::SmemReinterpret { src, ty: t, layout }, span);
+        self.bind(&res, Val::E(name_e(&n, span), ty));
+        Ok(())
+    }
+
+    /// `ttg.memdesc_reshape`, and a `ttg.memdesc_trans` whose result is `shared_linear`: a
+    /// new view of a dense buffer (plain, unswizzled NVMMA or linear: memory where an
+    /// element's offset is all there is to its address). The result's layout says where each
+    /// element lies, counted from the buffer's first element, so the view is `smem.reinterpret`
+    /// of the same bytes with that layout. A subslice (not one run of memory) or a swizzled
+    /// buffer (whose swizzle follows the absolute address) is refused.
+    pub(super) fn memdesc_dense_view(&mut self, op: &Op, span: Span) -> R<()> {
+        let v = self.n_operands(op, 1)?;
+        let src_ty = match self.get(&v[0].0, v[0].1)? {
+            Val::E(_, t) => t,
+            _ => return Err(self.misuse(op, "only shared-memory views can be reshaped")),
+        };
+        let ty = self.result_type(op, 0)?;
+        let (
+            Type::MemDesc {
+                shape: src_shape,
+                enc: src_enc,
+                tmem: false,
+                alloc,
+                ..
+            },
+            Type::MemDesc {
+                shape,
+                elem,
+                enc,
+                tmem: false,
+                ..
+            },
+        ) = (&src_ty, &ty)
+        else {
+            return Err(self.misuse(op, "only shared-memory views can be reshaped"));
+        };
+        let dense = |l: &Layout| {
+            matches!(
+                l,
+                Layout::NvmmaShared {
+                    swizzle: 0,
+                    transposed: false,
+                    fp4_padded: false,
+                } | Layout::SharedLinear { .. }
+                    | Layout::SwizzledShared {
+                        vec: 1,
+                        per_phase: 1,
+                        max_phase: 1,
+                        ..
+                    }
+            )
+        };
+        let (from, to) = (self.attrs.layout(src_enc, span)?, self.attrs.layout(enc, span)?);
+        if !dense(&from) || !dense(&to) {
+            return Err(self.misuse(
+                op,
+                format!(
+                    "a reshaped or permuted view of {} as {}: bwsim views only dense buffers (plain, unswizzled NVMMA, shared_linear) this way",
+                    self.layout_name(src_enc, span),
+                    self.layout_name(enc, span)
+                ),
+            ));
+        }
+        if let Some(a) = alloc {
+            let r = src_shape.len();
+            if a.len() < r || a[a.len() - r..] != src_shape[..] {
+                return Err(self.misuse(
+                    op,
+                    "a reshaped view of a subslice (not one run of memory): reshape the whole buffer",
                 ));
             }
         }

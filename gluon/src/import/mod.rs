@@ -548,6 +548,14 @@ impl<'m> Cx<'m> {
                 vec![int_e(vec, span), int_e(per_phase, span), int_e(max_phase, span)],
                 span,
             )),
+            Layout::SharedLinear { offset } => Ok(call(
+                "linear",
+                vec![ex(
+                    ExprKind::List(offset.iter().map(|b| list_e(b, span)).collect()),
+                    span,
+                )],
+                span,
+            )),
             other => Err(ImportError::UnsupportedType {
                 message: format!("shared-memory layout {other:?} has no bwsim equivalent"),
                 span,

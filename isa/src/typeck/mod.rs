@@ -132,6 +132,9 @@ struct Scope {
     names: HashMap<String, (Ty, Span)>,
     /// Entering a worker partition: names from outside may not be tiles.
     worker_boundary: bool,
+    /// Names bound by a statement that failed to check (declared with a placeholder type):
+    /// errors in a statement that uses one are consequences of the first error, not reported.
+    poisoned: std::collections::HashSet<String>,
 }
 
 struct Cx<'k> {
@@ -149,6 +152,8 @@ struct Cx<'k> {
     /// Statement-stack depths of the constant `if`s whose taken branch is being checked.
     transparent: Vec<usize>,
     seen: std::collections::HashSet<Diagnostic>,
+    /// The statement being checked used a poisoned name: its errors are not reported.
+    poison_hit: bool,
     /// Product of the trip counts of the `static_for`s being unrolled around the current
     /// statement (1 outside any).
     unroll: u64,
@@ -207,6 +212,7 @@ impl<'k> Cx<'k> {
             scopes: vec![Scope {
                 names: HashMap::new(),
                 worker_boundary: false,
+                poisoned: Default::default(),
             }],
             pre: HashMap::new(),
             stmt_stack: Vec::new(),
@@ -214,11 +220,15 @@ impl<'k> Cx<'k> {
             in_worker: false,
             transparent: Vec::new(),
             seen: Default::default(),
+            poison_hit: false,
             unroll: 1,
         }
     }
 
     fn emit(&mut self, d: Diagnostic) {
+        if self.poison_hit && d.is_error() {
+            return;
+        }
         if self.seen.insert(d.clone()) {
             self.diags.push(d);
         }
@@ -304,6 +314,7 @@ impl<'k> Cx<'k> {
             .insert(id as *const Ident as usize, ty.clone());
         // Cannot fail: the kernel's scope is pushed first and never popped.
         let scope = self.scopes.last_mut().expect("scope stack is never empty");
+        scope.poisoned.remove(&id.name);
         scope.names.insert(id.name.clone(), (ty, id.span));
     }
 
@@ -311,6 +322,9 @@ impl<'k> Cx<'k> {
         let mut crossed_worker = false;
         for s in self.scopes.iter().rev() {
             if let Some((ty, def)) = s.names.get(name) {
+                if s.poisoned.contains(name) {
+                    self.poison_hit = true;
+                }
                 if crossed_worker && matches!(ty, Ty::Tile(_)) {
                     let d = Diagnostic::error(
                         "ws-tile-capture",
@@ -362,6 +376,7 @@ impl<'k> Cx<'k> {
         self.scopes.push(Scope {
             names: HashMap::new(),
             worker_boundary: false,
+            poisoned: Default::default(),
         });
         for s in &b.stmts {
             self.stmt(s);
@@ -378,6 +393,7 @@ impl<'k> Cx<'k> {
     }
 
     fn stmt(&mut self, s: &'k Stmt) {
+        self.poison_hit = false;
         self.stmt_stack.push(s as *const Stmt as usize);
         match &s.kind {
             StmtKind::Let { names, value } => {
@@ -386,8 +402,11 @@ impl<'k> Cx<'k> {
                     self.bind_names(names, ty, s.span, true);
                 } else {
                     for n in names {
-                        // Declare with a placeholder so later uses do not cascade.
+                        // Declare with a placeholder, poisoned so that later uses do not cascade.
                         self.declare(n, Ty::Scalar(ScalarTy::I32));
+                        if let Some(scope) = self.scopes.last_mut() {
+                            scope.poisoned.insert(n.name.clone());
+                        }
                     }
                 }
             }
@@ -469,6 +488,7 @@ impl<'k> Cx<'k> {
                                     self.scopes.push(Scope {
                                         names: HashMap::new(),
                                         worker_boundary: false,
+                                        poisoned: Default::default(),
                                     });
                                     self.declare(var, Ty::Scalar(ScalarTy::I32));
                                     self.block(body);
@@ -511,6 +531,7 @@ impl<'k> Cx<'k> {
                     self.scopes.push(Scope {
                         names: HashMap::new(),
                         worker_boundary: false,
+                        poisoned: Default::default(),
                     });
                     self.declare(var, Ty::Scalar(ScalarTy::I32));
                     self.block(body);
@@ -597,6 +618,7 @@ impl<'k> Cx<'k> {
                     self.scopes.push(Scope {
                         names: HashMap::new(),
                         worker_boundary: true,
+                        poisoned: Default::default(),
                     });
                     let was = self.in_worker;
                     self.in_worker = true;
@@ -829,10 +851,11 @@ impl<'k> Cx<'k> {
                         }
                     }
                 }
-                if dims.is_empty() || dims.len() > 5 {
+                // Six: a ring of 5-D TMA blocks (tutorial 11's packed-block scale factors).
+                if dims.is_empty() || dims.len() > 6 {
                     return Err(e_type(
                         e.span,
-                        format!("expected 1 to 5 dimensions, found {}", dims.len()),
+                        format!("expected 1 to 6 dimensions, found {}", dims.len()),
                         "here",
                     ));
                 }
@@ -872,8 +895,18 @@ impl<'k> Cx<'k> {
                 per_phase: self.checked.consts.dim(&args[1].value)?,
                 max_phase: self.checked.consts.dim(&args[2].value)?,
             }),
+            ExprKind::Call(f, args) if f == "linear" => {
+                let l = SmemLayout::linear_from_args(args).ok_or_else(|| {
+                    Diagnostic::error("smem-layout", "linear(...) takes one list of offset bases", e.span, "here")
+                        .with_help("e.g. `linear([[0, 1], [1, 0]])`: offset bit i holds the coordinates of entry i")
+                })?;
+                if let SmemLayout::Linear { bases } = &l {
+                    LinearSmem::new(bases).map_err(|m| Diagnostic::error("smem-layout", m, e.span, "this linear layout"))?;
+                }
+                Ok(l)
+            }
             _ => Err(Diagnostic::error("smem-layout", "unknown shared-memory layout", e.span, "here")
-                .with_help("shared layouts: nvmma(SWIZZLE[, transposed=true]), plain, swizzled(VEC, PER_PHASE, MAX_PHASE)")),
+                .with_help("shared layouts: nvmma(SWIZZLE[, transposed=true]), plain, swizzled(VEC, PER_PHASE, MAX_PHASE), linear([[..], ..])")),
         }
     }
 
@@ -1033,6 +1066,10 @@ impl<'k> Cx<'k> {
 /// A row runs along the contiguous dimension: the last one, the second to last of a
 /// transposed (MN-major) NVMMA buffer (stored with its last two dimensions swapped).
 pub fn smem_bytes(dtype: DType, shape: &[u32], layout: &SmemLayout) -> u32 {
+    if let SmemLayout::Linear { .. } = layout {
+        let n: u64 = shape.iter().map(|&x| x as u64).product();
+        return u32::try_from((n * dtype.bits() as u64).div_ceil(8)).unwrap_or(u32::MAX);
+    }
     let r = shape.len();
     let contiguous = if matches!(layout, SmemLayout::Nvmma { transposed: true, .. }) && r >= 2 {
         r - 2
@@ -1156,5 +1193,46 @@ mod tests {
             .collect();
         assert_eq!(codes, ["smem-reinterpret"], "{d:?}");
         assert!(d[0].message.contains("6144"), "{}", d[0].message);
+    }
+
+    fn errors(src: &str) -> Vec<Diagnostic> {
+        let k = crate::parser::parse(src).expect("parses");
+        let consts = ConstEnv::new(&k, crate::Target::Sm100a, &[]).expect("constants");
+        let (_, d) = check(&k, consts);
+        d.into_iter().filter(|d| d.is_error()).collect()
+    }
+
+    #[test]
+    fn linear_layouts_cover_their_shape_one_to_one() {
+        let head =
+            "kernel k {\n  target sm_100a\n  num_warps 4\n  let buf = smem.alloc i8[1, 2, 256], plain\n";
+        // Tutorial 11's packed-block view: 512 bytes as [128, 4].
+        let ok = format!("{head}  let v = smem.reinterpret buf[0], i8[128, 4], linear([[0, 1], [0, 2], [32, 0], [64, 0], [1, 0], [2, 0], [4, 0], [8, 0], [16, 0]])\n}}\n");
+        assert!(errors(&ok).is_empty(), "{:?}", errors(&ok));
+        // Bases for [128, 4] on a [64, 8] view.
+        let shape = ok.replace("i8[128, 4]", "i8[64, 8]");
+        let d = errors(&shape);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert!(d[0].message.contains("[128, 4]"), "{}", d[0].message);
+        // Two offset bits onto one coordinate bit.
+        let dup = ok.replace("[0, 2], [32, 0]", "[0, 1], [32, 0]");
+        let d = errors(&dup);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert!(d[0].message.contains("not one to one"), "{}", d[0].message);
+    }
+
+    #[test]
+    fn errors_do_not_cascade_through_a_failed_binding() {
+        // The 7-D buffer is refused; the statements that use it report nothing more, and a
+        // later independent error is still reported.
+        let src = "kernel k {\n  target sm_100a\n  num_warps 4\n  let buf = smem.alloc i8[1, 1, 1, 1, 1, 2, 256], plain\n  let v = smem.reinterpret buf[0], i8[1, 1, 1, 1, 2, 256], plain\n  let w = smem.reinterpret v, i8[512], plain\n  let z = smem.alloc f32[32, 64], nvmma(48)\n}\n";
+        let d = errors(src);
+        let msgs: Vec<&str> = d.iter().map(|d| d.message.as_str()).collect();
+        assert_eq!(msgs.len(), 2, "{msgs:?}");
+        assert!(
+            msgs[0].contains("expected 1 to 6 dimensions, found 7"),
+            "{msgs:?}"
+        );
+        assert!(msgs[1].contains("swizzle"), "{msgs:?}");
     }
 }

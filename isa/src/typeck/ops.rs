@@ -160,6 +160,7 @@ impl<'k> Cx<'k> {
             SmemAlloc { ty, layout, align } => {
                 let (dtype, shape) = self.shaped(ty)?;
                 let layout = self.smem_layout(layout)?;
+                crate::rules::check_linear_shape(op, &shape, &layout)?;
                 let mut al = layout.alignment();
                 if let Some(a) = align {
                     let v = self.checked.consts.dim(a)?;
@@ -191,6 +192,7 @@ impl<'k> Cx<'k> {
                 let s = self.expect_smem(src, "the reinterpreted view")?;
                 let (dtype, shape) = self.shaped(ty)?;
                 let layout = self.smem_layout(layout)?;
+                crate::rules::check_linear_shape(op, &shape, &layout)?;
                 // A reinterpret may reach past its view (Gluon's STEALB epilogue spans two B
                 // buffers) but never past the allocation; the simulator checks the exact bounds.
                 let have = self.checked.allocs[s.alloc].size;

@@ -1351,6 +1351,17 @@ impl<'a, 'k> Lower<'a, 'k> {
                 per_phase: u32::try_from(self.const_int(&args[1].value)?).unwrap_or(1),
                 max_phase: u32::try_from(self.const_int(&args[2].value)?).unwrap_or(1),
             }),
+            ExprKind::Call(f, args) if f == "linear" => {
+                match bwsim_isa::typeck::SmemLayout::linear_from_args(args) {
+                    Some(l) => Ok(Layout::from(&l)),
+                    None => Err(Diagnostic::error(
+                        "smem-layout",
+                        "linear(...) takes one list of offset bases",
+                        e.span,
+                        "here",
+                    )),
+                }
+            }
             _ => Err(Diagnostic::error(
                 "smem-layout",
                 "unknown shared-memory layout",

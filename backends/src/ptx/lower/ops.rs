@@ -622,6 +622,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                     max_phase: v[2],
                 })
             }
+            ExprKind::Call(f, args) if f == "linear" => SmemLayout::linear_from_args(args).ok_or_else(bad),
             _ => Err(bad()),
         }
     }

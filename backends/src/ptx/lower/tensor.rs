@@ -649,7 +649,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         let s = self.smem_arg(src, op)?;
         let t = self.tmem_arg(dst, op)?;
         if t.scales {
-            return Err(unsupported(op, span, "tcgen05.cp into a scale-factor buffer"));
+            return self.tcgen05_cp_scales(&s, &t, span);
         }
         if s.shape.len() != 2 || t.shape.len() != 2 || s.shape != t.shape {
             return Err(unsupported(
@@ -695,6 +695,88 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             self.e.ins(format!("add.u32 {a}, {base}, {cell}"));
             self.e
                 .ins(format!("@{p} tcgen05.cp.cta_group::1.128x256b [{a}], {dr}"));
+        }
+        Ok(())
+    }
+
+    /// `tcgen05.cp` of block-scale factors: one `32x128b.warpx4` copy per 128 rows x 4 K blocks
+    /// (512 bytes), which puts smem row `i`'s 16 bytes into lane `i` of every lane quarter,
+    /// 4 bytes a column: the factor placement of docs/hardware/tmem-scales.md when the chunk
+    /// holds row `32 j + i`, K block `c` at byte `16 i + 4 j + c` (tutorial 11's packed-block
+    /// layout, what Triton 3.6 lowers its `tcgen05_copy` of such a view to). Any other source
+    /// layout is refused.
+    fn tcgen05_cp_scales(&mut self, s: &SmemView, t: &TmemView, span: Span) -> LResult<()> {
+        let op = "tcgen05.cp";
+        if t.full.len() != 2 || t.shape != t.full || t.offsets.iter().any(|&o| o != 0) {
+            return Err(unsupported(op, span, "copies into part of a scale-factor buffer"));
+        }
+        let (rows, nk) = (t.full[0], t.full[1]);
+        if s.shape != t.shape || s.geom.dtype.bits() != 8 || rows % 128 != 0 || nk % 4 != 0 {
+            return Err(unsupported(
+                op,
+                span,
+                format!(
+                    "a {rows} x {nk} scale-factor copy (needs 8-bit factors in whole blocks of 128 rows x 4 K blocks)"
+                ),
+            ));
+        }
+        let at = |r: u32, c: u32| -> Result<u64, String> {
+            let mut idx = s.offsets.clone();
+            let n = idx.len();
+            if n < 2 {
+                return Err("a scale-factor source of rank below 2".into());
+            }
+            idx[n - 2] += r;
+            idx[n - 1] += c;
+            s.geom.logical_offset(&idx)
+        };
+        let mut plan = Vec::new();
+        for mb in 0..rows / 128 {
+            for kc in 0..nk / 4 {
+                let start = at(mb * 128, kc * 4).map_err(|m| unsupported(op, span, m))?;
+                for i in 0..32 {
+                    for j in 0..4 {
+                        for c in 0..4 {
+                            let got = at(mb * 128 + 32 * j + i, kc * 4 + c)
+                                .map_err(|m| unsupported(op, span, m))?;
+                            if got != start + (16 * i + 4 * j + c) as u64 {
+                                return Err(unsupported(
+                                    op,
+                                    span,
+                                    format!(
+                                        "scale factors in layout {}: tcgen05.cp needs each 128-row x 4-block chunk as 512 contiguous bytes, row 32j + i and block c at byte 16i + 4j + c (the packed-block view)",
+                                        s.geom.layout.describe()
+                                    ),
+                                ));
+                            }
+                        }
+                    }
+                }
+                if (s.base.off + start as i64) % 16 != 0 {
+                    return Err(unsupported(
+                        op,
+                        span,
+                        "a scale-factor chunk not aligned to 16 bytes",
+                    ));
+                }
+                let (_, col, _) = bwsim_isa::typeck::scale_cell(rows, mb * 128, kc * 4, 8);
+                // Triton sets the matrix base offset of a chunk from its address bits 7-9.
+                let base_offset = (((s.base.off + start as i64) >> 7) & 7) as u32;
+                let fix = desc::tcgen05_smem_desc(0, 0, 0, bwsim_isa::types::Swizzle::None, base_offset)
+                    .map_err(|e| unsupported(op, span, e.0))?;
+                plan.push((s.base.off + start as i64, fix, col));
+            }
+        }
+        let base = self.tmem_region_addr(t);
+        self.before_issue();
+        let p = self.part.leader;
+        self.e.ins("tcgen05.fence::after_thread_sync");
+        for (off, fix, col) in plan {
+            let dr = self.desc_reg(s.base.reg, off, fix);
+            let a = self.e.reg(RegClass::B32);
+            self.e.ins(format!("add.u32 {a}, {base}, {col}"));
+            self.e
+                .ins(format!("@{p} tcgen05.cp.cta_group::1.32x128b.warpx4 [{a}], {dr}"));
         }
         Ok(())
     }
