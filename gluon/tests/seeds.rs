@@ -370,9 +370,11 @@ const COMPARED_WITH_A_FIXTURE: &[&str] = &[
     "mma_scaled_contig",
     "mma_scaled_fp4",
     "mma_scaled_nvfp4",
+    "mma_scaled_mixed",
     "mma_scaled_packed",
     "mma_scaled_copy",
     "mma_scaled_ws",
+    "mma_scaled_pipelined",
 ];
 
 /// Tutorial 11's kernel on mxfp4 operands (uint8 descriptors, two e2m1 values a byte, viewed as
@@ -387,6 +389,20 @@ fn mma_scaled_fp4_matches_the_reference() {
 #[test]
 fn mma_scaled_nvfp4_matches_the_reference() {
     fp4_matches_the_reference("mma_scaled_nvfp4");
+}
+
+/// Mixed mxfp8 x mxfp4 (A in e4m3, B as packed fp4 bytes): B's tile lands in the
+/// `fp4_padded` layout (8 bytes of padding after every 8 of data, the TMA's 16-byte-aligned fp4
+/// format) and the MMA reads it there; the CPU reference's result, and it checks clean.
+#[test]
+fn mma_scaled_mixed_matches_the_reference() {
+    let (k, _) = import("mma_scaled_mixed", Target::Sm100a);
+    let text = bwsim_isa::print(&k);
+    assert!(
+        text.contains("smem.alloc i8[128, 64], nvmma(128, fp4_padded=true)"),
+        "{text}"
+    );
+    fp4_matches_the_reference("mma_scaled_mixed");
 }
 
 fn fp4_matches_the_reference(stem: &str) {
@@ -491,7 +507,12 @@ fn mma_scaled_contig_equals_the_row_major_kernel() {
 #[test]
 fn packed_block_forms_equal_the_row_major_kernel() {
     let target = Target::Sm100a;
-    for stem in ["mma_scaled_packed", "mma_scaled_copy", "mma_scaled_ws"] {
+    for stem in [
+        "mma_scaled_packed",
+        "mma_scaled_copy",
+        "mma_scaled_ws",
+        "mma_scaled_pipelined",
+    ] {
         let (packed, pfile) = import(stem, target);
         let cp = check(&packed, target, &pfile, &[]);
         let pplan = plan(&cp, &pfile);

@@ -122,9 +122,11 @@ pub(crate) fn check_nvmma_inner(
     if let SmemLayout::Nvmma {
         swizzle,
         transposed: false,
+        fp4_padded,
     } = layout
     {
-        let inner = shape.last().copied().unwrap_or(0) as u64 * dtype.bits() as u64 / 8;
+        let data = shape.last().copied().unwrap_or(0) as u64 * dtype.bits() as u64 / 8;
+        let inner = if *fp4_padded { 2 * data } else { data };
         if swizzle.bytes() > 0 && inner < swizzle.bytes() as u64 {
             return vec![Diagnostic::error(
                 "nvmma-inner",
@@ -234,7 +236,12 @@ pub fn check_tcgen05_cp(op: &Op, s: &SmemTy, t: &TmemTy) -> Result<(), Diagnosti
             "not 32-bit",
         );
     }
-    let SmemLayout::Nvmma { swizzle, transposed } = &s.layout else {
+    let SmemLayout::Nvmma {
+        swizzle,
+        transposed,
+        fp4_padded: false,
+    } = &s.layout
+    else {
         return bad(
             "tcgen05.cp source must be an NVMMA shared layout".into(),
             "unsupported layout",

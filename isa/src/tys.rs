@@ -27,7 +27,14 @@ pub enum SmemLayout {
     Plain,
     /// Gluon's `NVMMASharedLayout`: rows of the innermost dimension padded to the swizzle span
     /// and swizzled by absolute address. `transposed` marks an MN-major MMA operand.
-    Nvmma { swizzle: Swizzle, transposed: bool },
+    /// `fp4_padded` is the layout of an fp4 operand of a mixed-precision block-scaled MMA
+    /// (`fp4_padded=True`): every 8 bytes of data (16 fp4 values) followed by 8 bytes of
+    /// padding, so a row takes twice its data's bytes.
+    Nvmma {
+        swizzle: Swizzle,
+        transposed: bool,
+        fp4_padded: bool,
+    },
     /// Gluon's `SwizzledSharedLayout(vec, per_phase, max_phase)` (generic ld/st only).
     Swizzled {
         vec: u32,
@@ -197,6 +204,10 @@ impl SmemLayout {
             _ => Swizzle::None,
         }
     }
+    /// An NVMMA layout with every 8 data bytes followed by 8 bytes of padding.
+    pub fn fp4_padded(&self) -> bool {
+        matches!(self, SmemLayout::Nvmma { fp4_padded: true, .. })
+    }
     /// Alignment the allocator gives a buffer of this layout: the swizzle period for
     /// swizzled NVMMA layouts (PTX.md section 2), else 128 bytes (the TMA requirement).
     pub fn alignment(&self) -> u32 {
@@ -208,11 +219,16 @@ impl SmemLayout {
     pub fn describe(&self) -> String {
         match self {
             SmemLayout::Plain => "plain".into(),
-            SmemLayout::Nvmma { swizzle, transposed } => {
+            SmemLayout::Nvmma {
+                swizzle,
+                transposed,
+                fp4_padded,
+            } => {
                 format!(
-                    "nvmma({}{})",
+                    "nvmma({}{}{})",
                     swizzle.bytes(),
-                    if *transposed { ", transposed=true" } else { "" }
+                    if *transposed { ", transposed=true" } else { "" },
+                    if *fp4_padded { ", fp4_padded=true" } else { "" }
                 )
             }
             SmemLayout::Swizzled {

@@ -65,7 +65,11 @@ pub fn offset_bits(dtype: DType, shape: &[u32], layout: Layout, idx: &[u32]) -> 
             let cs = (((c / vec) ^ phase) % groups) * vec + c % vec;
             (row * c_dim + cs) * bits
         }
-        Layout::Nvmma { swizzle, transposed } => {
+        Layout::Nvmma {
+            swizzle,
+            transposed,
+            fp4_padded,
+        } => {
             // Physical matrix [rows, cols] of the last two dims; cols is the contiguous one.
             let (rows, cols, ri, ci) = match r {
                 0 => (1u64, 1u64, 0u64, 0u64),
@@ -84,9 +88,14 @@ pub fn offset_bits(dtype: DType, shape: &[u32], layout: Layout, idx: &[u32]) -> 
             for k in 0..r.saturating_sub(2) {
                 outer = outer * shape[k] as u64 + idx[k] as u64;
             }
-            let row_bits = cols * bits;
+            let mut row_bits = cols * bits;
+            let mut cbit = ci * bits;
+            if fp4_padded {
+                // Every 8 data bytes are followed by 8 bytes of padding.
+                row_bits *= 2;
+                cbit = cbit / 64 * 128 + cbit % 64;
+            }
             let span_bits = swizzle.bytes() as u64 * 8;
-            let cbit = ci * bits;
             if span_bits == 0 {
                 outer * rows * row_bits + ri * row_bits + cbit
             } else if row_bits <= span_bits {
@@ -110,7 +119,11 @@ pub fn buffer_bytes(dtype: DType, shape: &[u32], layout: Layout) -> u64 {
     let numel: u64 = shape.iter().map(|&x| x as u64).product();
     match layout {
         Layout::Plain | Layout::Swizzled { .. } | Layout::Linear(_) => (numel * bits).div_ceil(8),
-        Layout::Nvmma { swizzle, transposed } => {
+        Layout::Nvmma {
+            swizzle,
+            transposed,
+            fp4_padded,
+        } => {
             let r = shape.len();
             let (rows, cols) = match r {
                 0 => (1u64, 1u64),
@@ -119,7 +132,7 @@ pub fn buffer_bytes(dtype: DType, shape: &[u32], layout: Layout) -> u64 {
                 _ => (shape[r - 2] as u64, shape[r - 1] as u64),
             };
             let outer: u64 = shape[..r.saturating_sub(2)].iter().map(|&x| x as u64).product();
-            let row_bits = cols * bits;
+            let row_bits = cols * bits * if fp4_padded { 2 } else { 1 };
             let span_bits = swizzle.bytes() as u64 * 8;
             let padded = if span_bits == 0 {
                 row_bits
@@ -365,6 +378,7 @@ mod tests {
         Layout::Nvmma {
             swizzle: s,
             transposed: false,
+            fp4_padded: false,
         }
     }
 
@@ -424,6 +438,7 @@ mod tests {
         let l = Layout::Nvmma {
             swizzle: Swizzle::B128,
             transposed: true,
+            fp4_padded: false,
         };
         assert_eq!(
             offset_bits(DType::F16, &[64, 128], l, &[5, 3]),
@@ -441,6 +456,7 @@ mod tests {
                 Layout::Nvmma {
                     swizzle: Swizzle::B128,
                     transposed: false,
+                    fp4_padded: false,
                 },
                 vec![1u32, 0, 16],
                 vec![64u32, 32],
@@ -452,6 +468,7 @@ mod tests {
                 Layout::Nvmma {
                     swizzle: Swizzle::B128,
                     transposed: true,
+                    fp4_padded: false,
                 },
                 vec![16, 0],
                 vec![16, 128],
@@ -463,6 +480,7 @@ mod tests {
                 Layout::Nvmma {
                     swizzle: Swizzle::B64,
                     transposed: false,
+                    fp4_padded: false,
                 },
                 vec![0, 0],
                 vec![8, 4],
@@ -474,6 +492,7 @@ mod tests {
                 Layout::Nvmma {
                     swizzle: Swizzle::B128,
                     transposed: false,
+                    fp4_padded: false,
                 },
                 vec![0, 0],
                 vec![4, 256],
@@ -532,6 +551,28 @@ mod tests {
 
     /// Scale factors as docs/hardware/tmem-scales.md places them: row m in lane m % 32 of every
     /// quarter, column m / 32 per group of 4 K blocks, the K block's byte in the cell.
+    /// `fp4_padded`: 8 data bytes, then 8 bytes of padding, so a 64-byte row of packed fp4 takes
+    /// a whole 128-byte span; the bytes and the fp4 view of them agree, and the swizzle then
+    /// applies as for any row (16-byte chunk `c` of row `r` lands in chunk `c ^ (r % 8)`).
+    #[test]
+    fn fp4_padded_rows_interleave_data_and_padding() {
+        let padded = Layout::Nvmma {
+            swizzle: Swizzle::B128,
+            transposed: false,
+            fp4_padded: true,
+        };
+        assert_eq!(buffer_bytes(DType::I8, &[128, 64], padded), 128 * 128);
+        for (r, j) in [(0u32, 0u32), (0, 7), (0, 8), (1, 9), (3, 63), (127, 40)] {
+            let (byte, shift) = smem_element(0, DType::I8, &[128, 64], padded, &[r, j]).expect("fits");
+            let chunk = (j / 8) ^ (r % 8);
+            assert_eq!((byte, shift), (r * 128 + chunk * 16 + j % 8, 0), "({r}, {j})");
+            // The same byte through the fp4 view: elements 2j (low nibble) and 2j + 1.
+            let lo = smem_element(0, DType::F4E2M1, &[128, 128], padded, &[r, 2 * j]).expect("fits");
+            let hi = smem_element(0, DType::F4E2M1, &[128, 128], padded, &[r, 2 * j + 1]).expect("fits");
+            assert_eq!((lo, hi), ((byte, 0), (byte, 4)), "({r}, {j})");
+        }
+    }
+
     #[test]
     fn scale_factor_placement() {
         let v = TmemView {

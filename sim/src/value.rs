@@ -65,6 +65,7 @@ pub enum Layout {
     Nvmma {
         swizzle: Swizzle,
         transposed: bool,
+        fp4_padded: bool,
     },
     Swizzled {
         vec: u32,
@@ -122,9 +123,14 @@ impl From<&SmemLayout> for Layout {
     fn from(l: &SmemLayout) -> Layout {
         match l {
             SmemLayout::Plain => Layout::Plain,
-            SmemLayout::Nvmma { swizzle, transposed } => Layout::Nvmma {
+            SmemLayout::Nvmma {
+                swizzle,
+                transposed,
+                fp4_padded,
+            } => Layout::Nvmma {
                 swizzle: *swizzle,
                 transposed: *transposed,
+                fp4_padded: *fp4_padded,
             },
             SmemLayout::Swizzled {
                 vec,

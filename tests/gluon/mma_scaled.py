@@ -14,11 +14,11 @@ the accumulator while the MMA may still write it.
 The same kernel runs on mxfp4 operands (uint8 descriptors, two e2m1 values a byte, the even one in
 the low nibble). `mma_scaled_contig_kernel` is the tutorial's second form (each block of factors one
 contiguous load). The later forms bring the factors by TMA in the packed-block layout (a
-[1, M / 128, SCALE_K / 4, 2, 256] tensor: factor (m, kb) at [0, m / 128, kb / 4, i / 16 ... ] with
-i = 16 (m % 32) + 4 (m / 32 % 4) + kb % 4 inside each 512-byte block): `mma_scaled_packed_kernel`
+[1, M / 128, SCALE_K / 4, 2, 256] tensor: factor (m, kb) at byte 16 (m % 32) + 4 (m / 32 % 4) + kb % 4
+of the 512-byte block [0, m / 128, kb / 4]): `mma_scaled_packed_kernel`
 unswizzles them in registers, `mma_scaled_copy_kernel` copies them to tensor memory with
-tcgen05_copy from a reshaped, permuted view of their shared buffer, and `mma_scaled_ws_kernel` does
-the same in a persistent warp-specialized pipeline (load, MMA and epilogue partitions).
+tcgen05_copy from a reshaped, permuted view of their shared buffer; `mma_scaled_ws_kernel` (load, MMA and epilogue
+partitions) and `mma_scaled_pipelined_kernel` (one partition) do the same in persistent pipelines.
 """
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
@@ -466,3 +466,112 @@ def mma_scaled_ws_kernel(a_desc, b_desc, c_desc, a_scale_desc, b_scale_desc, VEC
         (ws_load_partition, (a_desc, b_desc, a_scale_desc, b_scale_desc, a_bufs, b_bufs, a_sf_bufs, b_sf_bufs,
                              load_empty, load_ready, num_tiles, tiles_n, K)),
     ], [1, 1], [24, 24])
+
+
+@gluon.jit
+def pipelined_issue_loads(i, t, k, a_desc, b_desc, a_scale_desc, b_scale_desc, a_bufs, b_bufs, a_sf_bufs, b_sf_bufs,
+                          ready, tiles_n):
+    # Load number i (K step k of tile t) into ring slot i % NUM_BUFFERS.
+    BLOCK_M: gl.constexpr = a_desc.block_type.shape[0]
+    BLOCK_N: gl.constexpr = b_desc.block_type.shape[0]
+    BLOCK_K: gl.constexpr = a_desc.block_type.shape[1]
+    NUM_BUFFERS: gl.constexpr = a_bufs.shape[0]
+    s = i % NUM_BUFFERS
+    bar = ready.index(s)
+    pid_m = t // tiles_n
+    pid_n = t % tiles_n
+    kb = k // BLOCK_K
+    mbarrier.expect(
+        bar, a_desc.block_type.nbytes + b_desc.block_type.nbytes + a_scale_desc.block_type.nbytes +
+        b_scale_desc.block_type.nbytes)
+    tma.async_copy_global_to_shared(a_desc, [pid_m * BLOCK_M, k], bar, a_bufs.index(s))
+    tma.async_copy_global_to_shared(b_desc, [pid_n * BLOCK_N, k], bar, b_bufs.index(s))
+    tma.async_copy_global_to_shared(a_scale_desc, [0, pid_m * a_scale_desc.block_type.shape[1],
+                                                   kb * a_scale_desc.block_type.shape[2], 0, 0], bar,
+                                    a_sf_bufs.index(s))
+    tma.async_copy_global_to_shared(b_scale_desc, [0, pid_n * b_scale_desc.block_type.shape[1],
+                                                   kb * b_scale_desc.block_type.shape[2], 0, 0], bar,
+                                    b_sf_bufs.index(s))
+
+
+@gluon.jit
+def mma_scaled_pipelined_kernel(a_desc, b_desc, c_desc, a_scale_desc, b_scale_desc, VEC_SIZE: gl.constexpr,
+                                NUM_BUFFERS: gl.constexpr):
+    """Tutorial 11's software-pipelined form in one partition: persistent programs walk the output
+    tiles; loads run NUM_BUFFERS - 1 K steps ahead of the MMAs through a ring (a slot is reloaded
+    once the MMA that read it has completed, tracked by a per-slot commit barrier); each K step
+    copies its packed-block factors to tensor memory with tcgen05_copy and issues the block-scaled
+    MMA; the epilogue waits for the tile's last MMA and stores through shared memory."""
+    BLOCK_M: gl.constexpr = c_desc.block_type.shape[0]
+    BLOCK_N: gl.constexpr = c_desc.block_type.shape[1]
+    BLOCK_K: gl.constexpr = a_desc.block_type.shape[1]
+    SCALE_K: gl.constexpr = BLOCK_K // VEC_SIZE
+    K = a_desc.shape[1]
+    k_steps = gl.cdiv(K, BLOCK_K)
+    tiles_n = gl.cdiv(c_desc.shape[1], BLOCK_N)
+    num_tiles = gl.cdiv(c_desc.shape[0], BLOCK_M) * tiles_n
+
+    a_bufs = gl.allocate_shared_memory(a_desc.dtype, [NUM_BUFFERS] + a_desc.block_type.shape, a_desc.layout)
+    b_bufs = gl.allocate_shared_memory(b_desc.dtype, [NUM_BUFFERS] + b_desc.block_type.shape, b_desc.layout)
+    a_sf_bufs = gl.allocate_shared_memory(a_scale_desc.dtype, [NUM_BUFFERS] + a_scale_desc.block_type.shape,
+                                          a_scale_desc.layout)
+    b_sf_bufs = gl.allocate_shared_memory(b_scale_desc.dtype, [NUM_BUFFERS] + b_scale_desc.block_type.shape,
+                                          b_scale_desc.layout)
+    ready = gl.allocate_shared_memory(gl.int64, [NUM_BUFFERS, 1], mbarrier.MBarrierLayout())
+    free = gl.allocate_shared_memory(gl.int64, [NUM_BUFFERS, 1], mbarrier.MBarrierLayout())
+    for i in gl.static_range(NUM_BUFFERS):
+        mbarrier.init(ready.index(i), count=1)
+        mbarrier.init(free.index(i), count=1)
+    acc_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    mbarrier.init(acc_bar, count=1)
+
+    acc_layout: gl.constexpr = TensorMemoryLayout([BLOCK_M, BLOCK_N], col_stride=1)
+    acc_tmem = allocate_tensor_memory(gl.float32, [BLOCK_M, BLOCK_N], acc_layout)
+    scales_tmem_layout: gl.constexpr = TensorMemoryScalesLayout()
+    a_scale_tmem = allocate_tensor_memory(a_scale_desc.dtype, [BLOCK_M, SCALE_K], scales_tmem_layout)
+    b_scale_tmem = allocate_tensor_memory(b_scale_desc.dtype, [BLOCK_N, SCALE_K], scales_tmem_layout)
+    acc_reg: gl.constexpr = get_tmem_reg_layout(gl.float32, (BLOCK_M, BLOCK_N), acc_layout, gl.num_warps())
+    c_smem = gl.allocate_shared_memory(c_desc.dtype, c_desc.block_type.shape, c_desc.layout)
+
+    loads = 0  # loads issued so far (over every tile of this program)
+    mmas = 0  # K steps consumed so far
+    n = 0  # tiles finished by this program
+    for t in range(gl.program_id(0), num_tiles, gl.num_programs(0)):
+        # Prologue: the first NUM_BUFFERS - 1 K steps of this tile. A slot still read by an
+        # earlier MMA is freed by that MMA's commit.
+        for p in gl.static_range(NUM_BUFFERS - 1):
+            if p < k_steps:
+                if loads >= NUM_BUFFERS:
+                    mbarrier.wait(free.index(loads % NUM_BUFFERS), (loads // NUM_BUFFERS - 1) & 1)
+                pipelined_issue_loads(loads, t, p * BLOCK_K, a_desc, b_desc, a_scale_desc, b_scale_desc, a_bufs,
+                                      b_bufs, a_sf_bufs, b_sf_bufs, ready, tiles_n)
+                loads += 1
+        use_acc = False
+        for ki in range(k_steps):
+            s = mmas % NUM_BUFFERS
+            mbarrier.wait(ready.index(s), (mmas // NUM_BUFFERS) & 1)
+            tcgen05_copy(scales_as_tmem_rows(a_sf_bufs.index(s), BLOCK_M, SCALE_K), a_scale_tmem)
+            tcgen05_copy(scales_as_tmem_rows(b_sf_bufs.index(s), BLOCK_N, SCALE_K), b_scale_tmem)
+            tcgen05_mma_scaled(a_bufs.index(s), b_bufs.index(s).permute((1, 0)), acc_tmem, a_scale_tmem, b_scale_tmem,
+                               "e4m3", "e4m3", use_acc=use_acc)
+            tcgen05_commit(free.index(s))
+            use_acc = True
+            mmas += 1
+            # Keep NUM_BUFFERS - 1 loads in flight: the next one reuses the slot of an MMA
+            # issued earlier, so wait for that MMA first.
+            kn = ki + NUM_BUFFERS - 1
+            if kn < k_steps:
+                if loads >= NUM_BUFFERS:
+                    mbarrier.wait(free.index(loads % NUM_BUFFERS), (loads // NUM_BUFFERS - 1) & 1)
+                pipelined_issue_loads(loads, t, kn * BLOCK_K, a_desc, b_desc, a_scale_desc, b_scale_desc, a_bufs,
+                                      b_bufs, a_sf_bufs, b_sf_bufs, ready, tiles_n)
+                loads += 1
+        tcgen05_commit(acc_bar)
+        mbarrier.wait(acc_bar, n & 1)
+        acc = acc_tmem.load(acc_reg)
+        tma.store_wait(0)
+        c_smem.store(acc.to(c_desc.dtype))
+        fence_async_shared()
+        tma.async_copy_shared_to_global(c_desc, [t // tiles_n * BLOCK_M, t % tiles_n * BLOCK_N], c_smem)
+        n += 1
+    tma.store_wait(0)

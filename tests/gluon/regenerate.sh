@@ -122,6 +122,12 @@ gen mma_scaled_nvfp4.sm_100a $src/mma_scaled.py mma_scaled_kernel --target sm_10
     --arg 'a_desc=desc<u8[128, 64]>' --arg 'b_desc=desc<u8[128, 64]>' --arg 'c_desc=desc<fp16[128, 128]>' \
     --arg 'a_scale_ptr=*fp8e4nv' --arg 'b_scale_ptr=*fp8e4nv' --arg scale_stride_m=i32 --arg scale_stride_k=i32 \
     -D VEC_SIZE=16 -D "BUG=''"
+# Mixed mxfp8 x mxfp4: B's fp4 tile in the fp4_padded layout (8 bytes of padding after every 8).
+gen mma_scaled_mixed.sm_100a $src/mma_scaled.py mma_scaled_kernel --target sm_100a --num-warps 4 \
+    --arg 'a_desc=desc<fp8e4nv[128, 128]>' \
+    --arg 'b_desc=tensordesc<u8[128, 64],NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=8, rank=2, fp4_padded=True)>' \
+    --arg 'c_desc=desc<fp16[128, 128]>' --arg 'a_scale_ptr=*u8' --arg 'b_scale_ptr=*u8' --arg scale_stride_m=i32 \
+    --arg scale_stride_k=i32 -D VEC_SIZE=32 -D "BUG=''"
 # The packed-block forms: factors by TMA in the packed-block layout, unswizzled in registers (packed), copied to
 # tensor memory by tcgen05_copy from a shared_linear view (copy), and the warp-specialized pipeline (ws).
 sf_desc='tensordesc<u8[1, 1, 1, 2, 256],NVMMASharedLayout(swizzle_byte_width=0, element_bitwidth=8, rank=5)>'
@@ -134,6 +140,8 @@ gen bug_mma_scaled_packed_no_fence.sm_100a $src/mma_scaled.py mma_scaled_packed_
 gen mma_scaled_copy.sm_100a $src/mma_scaled.py mma_scaled_copy_kernel --target sm_100a "${packed_args[@]}"
 gen mma_scaled_ws.sm_100a $src/mma_scaled.py mma_scaled_ws_kernel --target sm_100a "${packed_args[@]}" \
     -D NUM_BUFFERS=3
+gen mma_scaled_pipelined.sm_100a $src/mma_scaled.py mma_scaled_pipelined_kernel --target sm_100a \
+    "${packed_args[@]}" -D NUM_BUFFERS=3
 
 # Blackwell attention forward and its planted hand-off bugs (BUG=...).
 attn_args=(--num-warps 4 --arg 'q_desc=desc<fp16[128, 64]>' --arg 'k_desc=desc<fp16[64, 64]>'

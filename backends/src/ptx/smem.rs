@@ -67,10 +67,16 @@ impl Geom {
         }
     }
 
-    /// Bytes of one physical row before padding (may be fractional for fp4: rounded up).
+    /// Bytes of one physical row before padding to the swizzle span (may be fractional for
+    /// fp4: rounded up); an `fp4_padded` row holds 8 bytes of padding after every 8 of data.
     pub fn row_bytes(&self) -> u64 {
         let (_, pc) = self.phys_rc();
-        (pc as u64 * self.dtype.bits() as u64).div_ceil(8)
+        let data = (pc as u64 * self.dtype.bits() as u64).div_ceil(8);
+        if self.layout.fp4_padded() {
+            2 * data
+        } else {
+            data
+        }
     }
 
     /// Bytes of one matrix.
@@ -129,13 +135,20 @@ impl Geom {
             SmemLayout::Plain
             | SmemLayout::Nvmma {
                 swizzle: Swizzle::None,
+                fp4_padded: false,
                 ..
             } => (pr * ppc + pc) * bits,
-            SmemLayout::Nvmma { swizzle, .. } => {
+            SmemLayout::Nvmma {
+                swizzle, fp4_padded, ..
+            } => {
                 let span = swizzle.bytes() as u64 * 8;
                 let (ppr, _) = self.phys_rc();
-                let row = ppc * bits;
-                let b = pc * bits;
+                let (row, b) = if *fp4_padded {
+                    // 8 data bytes, then 8 bytes of padding.
+                    (2 * ppc * bits, pc * bits / 64 * 128 + pc * bits % 64)
+                } else {
+                    (ppc * bits, pc * bits)
+                };
                 if row <= span {
                     pr * span + b
                 } else {
@@ -291,7 +304,12 @@ pub fn operand_desc(g: &Geom, mn0: u32, k0: u32, k_is_col: bool) -> Result<Opera
             g.full
         ));
     }
-    let SmemLayout::Nvmma { swizzle, transposed } = g.layout else {
+    let SmemLayout::Nvmma {
+        swizzle,
+        transposed,
+        fp4_padded,
+    } = g.layout
+    else {
         return Err(format!(
             "MMA operands need an NVMMA shared layout, found {}",
             g.layout.describe()
@@ -306,7 +324,8 @@ pub fn operand_desc(g: &Geom, mn0: u32, k0: u32, k_is_col: bool) -> Result<Opera
     let (pr, pc) = if transposed { (lc, lr) } else { (lr, lc) };
     let k_contig = k_is_col != transposed;
     let (ppr, _) = g.phys_rc();
-    let bits = g.dtype.bits() as u64;
+    // A padded fp4 operand takes a byte per value at the 16-byte granularity descriptors see.
+    let bits = if fp4_padded { 8 } else { g.dtype.bits() as u64 };
     let row = g.row_bytes();
     if row > span && !row.is_multiple_of(span) {
         return Err(format!(
@@ -351,6 +370,7 @@ mod tests {
         SmemLayout::Nvmma {
             swizzle: s,
             transposed: false,
+            fp4_padded: false,
         }
     }
 
@@ -432,6 +452,7 @@ mod tests {
             layout: SmemLayout::Nvmma {
                 swizzle: Swizzle::B128,
                 transposed: true,
+                fp4_padded: false,
             },
         };
         let d = operand_desc(&bt, 0, 16, false).unwrap();

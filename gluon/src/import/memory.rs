@@ -77,14 +77,14 @@ impl<'m> Cx<'m> {
                 Layout::NvmmaShared {
                     swizzle: a,
                     transposed: ta,
-                    fp4_padded: false,
+                    fp4_padded: pa,
                 },
                 Layout::NvmmaShared {
                     swizzle: b,
                     transposed: tb,
-                    fp4_padded: false,
+                    fp4_padded: pb,
                 },
-            ) if a == b && ta != tb => {}
+            ) if a == b && ta != tb && pa == pb => {}
             _ => {
                 return Err(self.misuse(
                     op,
@@ -523,14 +523,10 @@ impl<'m> Cx<'m> {
         else {
             return Err(self.misuse(op, "an fp4 operand must be a shared-memory buffer"));
         };
+        // An `fp4_padded` buffer (the fp4 operand of a mixed mxfp8 x mxfp4 MMA) keeps its
+        // layout: the same packed bytes with 8 bytes of padding after every 8.
         let transposed = match self.attrs.layout(&enc, span)? {
-            Layout::NvmmaShared { transposed, fp4_padded: false, .. } => transposed,
-            Layout::NvmmaShared { fp4_padded: true, .. } => {
-                return Err(self.misuse(
-                    op,
-                    "an fp4 operand padded to a byte per element (`fp4_padded`, the mixed mxfp8 x mxfp4 MMA) is not imported",
-                ))
-            }
+            Layout::NvmmaShared { transposed, .. } => transposed,
             _ => return Err(self.misuse(op, "an fp4 operand must be in an NVMMA shared layout")),
         };
         let r = shape.len();

@@ -524,11 +524,14 @@ impl<'m> Cx<'m> {
             Layout::NvmmaShared {
                 swizzle,
                 transposed,
-                fp4_padded: false,
+                fp4_padded,
             } => {
                 let mut kw = Vec::new();
                 if transposed {
                     kw.push(("transposed", with_span(Expr::bool(true), span)));
+                }
+                if fp4_padded {
+                    kw.push(("fp4_padded", with_span(Expr::bool(true), span)));
                 }
                 Ok(call_kw("nvmma", vec![int_e(swizzle, span)], kw, span))
             }

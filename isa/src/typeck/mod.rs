@@ -875,6 +875,7 @@ impl<'k> Cx<'k> {
             ExprKind::Call(f, args) if f == "nvmma" => {
                 let mut swizzle = None;
                 let mut transposed = false;
+                let mut fp4_padded = false;
                 for a in args {
                     match a.key.as_ref().map(|k| k.name.as_str()) {
                         None => {
@@ -884,11 +885,20 @@ impl<'k> Cx<'k> {
                             })?);
                         }
                         Some("transposed") => transposed = self.checked.consts.bool(&a.value)?,
+                        Some("fp4_padded") => fp4_padded = self.checked.consts.bool(&a.value)?,
                         Some(k) => return Err(e_type(a.value.span, format!("unknown nvmma option `{k}`"), "here")),
                     }
                 }
                 let swizzle = swizzle.ok_or_else(|| e_type(e.span, "nvmma needs a swizzle width", "here").with_help("e.g. `nvmma(128)`"))?;
-                Ok(SmemLayout::Nvmma { swizzle, transposed })
+                if fp4_padded && swizzle != Swizzle::B128 {
+                    return Err(Diagnostic::error("smem-layout", "fp4_padded layouts are 128-byte swizzled", e.span, "here")
+                        .with_help("write `nvmma(128, fp4_padded=true)`, as Gluon's NVMMASharedLayout requires"));
+                }
+                Ok(SmemLayout::Nvmma {
+                    swizzle,
+                    transposed,
+                    fp4_padded,
+                })
             }
             ExprKind::Call(f, args) if f == "swizzled" && args.len() == 3 => Ok(SmemLayout::Swizzled {
                 vec: self.checked.consts.dim(&args[0].value)?,
@@ -906,7 +916,7 @@ impl<'k> Cx<'k> {
                 Ok(l)
             }
             _ => Err(Diagnostic::error("smem-layout", "unknown shared-memory layout", e.span, "here")
-                .with_help("shared layouts: nvmma(SWIZZLE[, transposed=true]), plain, swizzled(VEC, PER_PHASE, MAX_PHASE), linear([[..], ..])")),
+                .with_help("shared layouts: nvmma(SWIZZLE[, transposed=true][, fp4_padded=true]), plain, swizzled(VEC, PER_PHASE, MAX_PHASE), linear([[..], ..])")),
         }
     }
 
@@ -1083,6 +1093,9 @@ pub fn smem_bytes(dtype: DType, shape: &[u32], layout: &SmemLayout) -> u32 {
         .filter(|&(i, _)| i != contiguous)
         .fold(1u64, |a, (_, &x)| a.saturating_mul(x as u64));
     let mut row = (inner * dtype.bits() as u64).div_ceil(8);
+    if layout.fp4_padded() {
+        row *= 2;
+    }
     let span = layout.swizzle().bytes() as u64;
     if span > 0 && row < span {
         row = span;
@@ -1163,6 +1176,7 @@ mod tests {
         SmemLayout::Nvmma {
             swizzle: Swizzle::B128,
             transposed,
+            fp4_padded: false,
         }
     }
 
@@ -1177,6 +1191,13 @@ mod tests {
         assert_eq!(smem_bytes(DType::F16, &[2, 64, 16], &nvmma(false)), 16384);
         assert_eq!(smem_bytes(DType::F32, &[16], &nvmma(true)), 128);
         assert_eq!(smem_bytes(DType::F32, &[16, 32], &SmemLayout::Plain), 2048);
+        // fp4_padded: 64 data bytes a row take 128.
+        let padded = SmemLayout::Nvmma {
+            swizzle: Swizzle::B128,
+            transposed: false,
+            fp4_padded: true,
+        };
+        assert_eq!(smem_bytes(DType::I8, &[128, 64], &padded), 16384);
     }
 
     #[test]

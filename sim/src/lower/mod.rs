@@ -1335,16 +1335,22 @@ impl<'a, 'k> Lower<'a, 'k> {
             ExprKind::Call(f, args) if f == "nvmma" => {
                 let mut swizzle = Swizzle::None;
                 let mut transposed = false;
+                let mut fp4_padded = false;
                 for a in args {
                     match a.key.as_ref().map(|k| k.name.as_str()) {
                         None => {
                             swizzle = Swizzle::from_bytes(self.const_int(&a.value)?).unwrap_or(Swizzle::None)
                         }
                         Some("transposed") => transposed = self.env.bool(&a.value)?,
+                        Some("fp4_padded") => fp4_padded = self.env.bool(&a.value)?,
                         Some(_) => {}
                     }
                 }
-                Ok(Layout::Nvmma { swizzle, transposed })
+                Ok(Layout::Nvmma {
+                    swizzle,
+                    transposed,
+                    fp4_padded,
+                })
             }
             ExprKind::Call(f, args) if f == "swizzled" && args.len() == 3 => Ok(Layout::Swizzled {
                 vec: u32::try_from(self.const_int(&args[0].value)?).unwrap_or(1),

@@ -599,6 +599,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             ExprKind::Call(f, args) if f == "nvmma" => {
                 let mut swizzle = Swizzle::None;
                 let mut transposed = false;
+                let mut fp4_padded = false;
                 for a in args {
                     match a.key.as_ref().map(|k| k.name.as_str()) {
                         None => {
@@ -606,10 +607,15 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                             swizzle = Swizzle::from_bytes(b).ok_or_else(bad)?;
                         }
                         Some("transposed") => transposed = self.const_int(&a.value, "nvmma")? != 0,
+                        Some("fp4_padded") => fp4_padded = self.const_int(&a.value, "nvmma")? != 0,
                         Some(_) => return Err(bad()),
                     }
                 }
-                Ok(SmemLayout::Nvmma { swizzle, transposed })
+                Ok(SmemLayout::Nvmma {
+                    swizzle,
+                    transposed,
+                    fp4_padded,
+                })
             }
             ExprKind::Call(f, args) if f == "swizzled" && args.len() == 3 => {
                 let v: Vec<u32> = args
