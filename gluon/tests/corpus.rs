@@ -109,4 +109,6 @@ corpus_tests! {
     reductions_sm90: "reductions", Target::Sm90a;
     claims_sm100: "claims", Target::Sm100a;
     claims_sm90: "claims", Target::Sm90a;
+    conv2d_sm100: "conv2d", Target::Sm100a, 2;
+    conv2d_sm90: "conv2d", Target::Sm90a, 2;
 }

@@ -506,6 +506,11 @@ fn memdesc_reshape_refuses_what_it_cannot_express() {
             "dense buffers",
         ),
         (
+            // Rows of 32 f32 (128 bytes, one span) re-cut into rows of 16: not the same bytes.
+            "    %r = ttg.memdesc_reshape %b1 : !ttg.memdesc<16x32xf32, #shared, #smem, mutable> -> !ttg.memdesc<32x16xf32, #shared, #smem, mutable>\n",
+            "dense buffers",
+        ),
+        (
             "    %p = ttg.local_alloc : () -> !ttg.memdesc<32x32xf32, #plain, #smem, mutable>\n    %s = ttg.memdesc_subslice %p[0, 16] : !ttg.memdesc<32x32xf32, #plain, #smem, mutable> -> !ttg.memdesc<32x16xf32, #plain, #smem, mutable, 32x32>\n    %r = ttg.memdesc_reshape %s : !ttg.memdesc<32x16xf32, #plain, #smem, mutable, 32x32> -> !ttg.memdesc<16x32xf32, #plain, #smem, mutable, 32x32>\n",
             "subslice",
         ),

@@ -227,6 +227,7 @@ pub fn reference(
         "atomics" | "atomics_kernel" => atomics(plan, inputs),
         "scan" | "scan_kernel" => scan(plan, inputs),
         "cp_async" | "cp_async_kernel" => cp_async(plan, inputs),
+        "conv2d_kernel" | "conv2d_wgmma_kernel" => conv2d(plan, inputs),
         _ => return None,
     };
     Some(r)
@@ -894,6 +895,54 @@ fn matmul(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, Str
     Ok(vec![Expected {
         tensor: "c".into(),
         values: out,
+        tol: MATMUL_TOL,
+    }])
+}
+
+/// y[n, h, w, co] = sum over (r, s, c) of x[n, h + r - PAD, w + s - PAD, c] * wt[co, (r S + s) C + c],
+/// NHWC, stride 1, zeros outside the image, accumulated in f64 and compared with the matmul
+/// tolerance. The filter is square (R = S, from wt's `R * S * C` columns) and the convolution
+/// keeps the image's size (y's spatial shape is x's), so PAD = (R - 1) / 2.
+fn conv2d(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+    let (x, wt, y0) = (
+        tensor(plan, inputs, "x")?,
+        tensor(plan, inputs, "wt")?,
+        tensor(plan, inputs, "y")?,
+    );
+    let [n, h, w, c] =
+        <[u64; 4]>::try_from(x.shape.clone()).map_err(|_| "x must be [N, H, W, C]".to_string())?;
+    let [co, k] =
+        <[u64; 2]>::try_from(wt.shape.clone()).map_err(|_| "wt must be [Co, R * S * C]".to_string())?;
+    if y0.shape != [n, h, w, co] {
+        return Err(format!("y must be [N, H, W, Co] = {:?}", [n, h, w, co]));
+    }
+    let taps = k / c.max(1);
+    let r = (1..=taps).find(|r| r * r == taps).filter(|_| k == taps * c);
+    let Some(r) = r.filter(|r| r % 2 == 1) else {
+        return Err(format!("wt's {k} columns are not R * R * {c} for an odd R"));
+    };
+    let pad = (r - 1) / 2;
+    let mut y = HostTensor::zeros("y", y0.dtype, y0.shape.clone());
+    for (ni, hi, wi, oi) in (0..n)
+        .flat_map(|a| (0..h).flat_map(move |b| (0..w).flat_map(move |d| (0..co).map(move |e| (a, b, d, e)))))
+    {
+        let mut acc = 0.0f64;
+        for (ri, si) in (0..r).flat_map(|a| (0..r).map(move |b| (a, b))) {
+            let (ih, iw) = ((hi + ri) as i64 - pad as i64, (wi + si) as i64 - pad as i64);
+            if ih < 0 || iw < 0 || ih >= h as i64 || iw >= w as i64 {
+                continue;
+            }
+            let xb = ((ni * h + ih as u64) * w + iw as u64) * c;
+            let wb = oi * k + (ri * r + si) * c;
+            for ci in 0..c {
+                acc += val(x, xb + ci) * val(wt, wb + ci);
+            }
+        }
+        put(&mut y, ((ni * h + hi) * w + wi) * co + oi, acc)?;
+    }
+    Ok(vec![Expected {
+        tensor: "y".into(),
+        values: y,
         tol: MATMUL_TOL,
     }])
 }

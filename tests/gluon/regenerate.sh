@@ -143,6 +143,12 @@ gen mma_scaled_ws.sm_100a $src/mma_scaled.py mma_scaled_ws_kernel --target sm_10
 gen mma_scaled_pipelined.sm_100a $src/mma_scaled.py mma_scaled_pipelined_kernel --target sm_100a \
     "${packed_args[@]}" -D NUM_BUFFERS=3
 
+# Implicit-GEMM convolution (13-conv-im2col's structure; tiled 4-D TMA boxes shifted per filter tap).
+conv_args=(--num-warps 4 --arg 'x_desc=desc<fp16[1, 8, 16, 64]>' --arg 'w_desc=desc<fp16[64, 64]>'
+    --arg 'y_desc=desc<fp16[1, 8, 16, 64]>' --arg H=i32 --arg W=i32 --arg C=i32 -D R=3 -D S=3 -D PAD=1)
+gen conv2d.sm_100a $src/conv.py conv2d_kernel --target sm_100a "${conv_args[@]}"
+gen conv2d.sm_90a $src/conv.py conv2d_wgmma_kernel --target sm_90a "${conv_args[@]}"
+
 # Blackwell attention forward and its planted hand-off bugs (BUG=...).
 attn_args=(--num-warps 4 --arg 'q_desc=desc<fp16[128, 64]>' --arg 'k_desc=desc<fp16[64, 64]>'
     --arg 'v_desc=desc<fp16[64, 64]>' --arg 'o_desc=desc<fp16[128, 64]>' --arg qk_scale=fp32 -D N_CTX=256

@@ -116,8 +116,10 @@ impl<'m> Cx<'m> {
     /// new view of a dense buffer (plain, unswizzled NVMMA or linear: memory where an
     /// element's offset is all there is to its address). The result's layout says where each
     /// element lies, counted from the buffer's first element, so the view is `smem.reinterpret`
-    /// of the same bytes with that layout. A subslice (not one run of memory) or a swizzled
-    /// buffer (whose swizzle follows the absolute address) is refused.
+    /// of the same bytes with that layout. An NVMMA buffer whose leading dimensions are merged
+    /// or split (its rows unchanged) is the same kind of view. A subslice (not one run of
+    /// memory) or another view of a swizzled buffer (whose swizzle follows the absolute
+    /// address) is refused.
     pub(super) fn memdesc_dense_view(&mut self, op: &Op, span: Span) -> R<()> {
         let v = self.n_operands(op, 1)?;
         let src_ty = match self.get(&v[0].0, v[0].1)? {
@@ -161,7 +163,34 @@ impl<'m> Cx<'m> {
             )
         };
         let (from, to) = (self.attrs.layout(src_enc, span)?, self.attrs.layout(enc, span)?);
-        if !dense(&from) || !dense(&to) {
+        // An NVMMA buffer stacks rows of its last dimension, each padded to the swizzle span
+        // (split into span-wide column blocks per matrix when wider): merging or splitting its
+        // leading dimensions keeps every byte in place when a row fits the span or the
+        // matrices themselves are kept.
+        let stacked_rows = match (&from, &to) {
+            (
+                Layout::NvmmaShared {
+                    swizzle: a,
+                    transposed: false,
+                    fp4_padded: pa,
+                },
+                Layout::NvmmaShared {
+                    swizzle: b,
+                    transposed: false,
+                    fp4_padded: pb,
+                },
+            ) if a == b && pa == pb => {
+                let bits = elem.dtype().map_or(8, |d| d.bits() as i64);
+                let row_bytes = shape.last().copied().unwrap_or(0) * bits / 8 * if *pa { 2 } else { 1 };
+                let same_rows = src_shape.last() == shape.last();
+                let same_matrix = src_shape.len() >= 2
+                    && shape.len() >= 2
+                    && src_shape[src_shape.len() - 2..] == shape[shape.len() - 2..];
+                same_rows && (row_bytes <= *a || same_matrix)
+            }
+            _ => false,
+        };
+        if !stacked_rows && (!dense(&from) || !dense(&to)) {
             return Err(self.misuse(
                 op,
                 format!(

@@ -1,0 +1,127 @@
+"""A 2-D convolution as an implicit GEMM, written for bwsim's tests in the structure of Gluon
+tutorial 13-conv-im2col, with the one change Triton 3.6 needs: it has no TMA im2col mode, so the
+patch rows of each filter tap come from an ordinary 4-D tiled TMA load whose box is a rectangle
+of input pixels, shifted by the tap; TMA fills the zero padding around the image (negative and
+past-the-end coordinates read zeros).
+
+y[n, h, w, co] = sum over (r, s, c) of x[n, h + r - PAD, w + s - PAD, c] * wt[co, (r * S + s) * C + c]
+(NHWC, stride 1). One program computes a TILE_H x TILE_W rectangle of output pixels (the GEMM's
+BLOCK_M = TILE_H * TILE_W rows) for BLOCK_N output channels. Per K step (a filter tap and a block
+of BLOCK_C input channels) it brings the shifted [1, TILE_H, TILE_W, BLOCK_C] box of x and the
+[BLOCK_N, BLOCK_C] block of weights by TMA, views the box as the [BLOCK_M, BLOCK_C] A operand (a
+reshape of the shared buffer that merges its leading dimensions: the same bytes), and issues one
+MMA; the epilogue stores the tile through a [1, TILE_H, TILE_W, BLOCK_N] buffer.
+
+`conv2d_kernel` uses tcgen05 (sm_100a), `conv2d_wgmma_kernel` a synchronous warpgroup MMA (sm_90a).
+"""
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.blackwell import (
+    TensorMemoryLayout,
+    allocate_tensor_memory,
+    fence_async_shared,
+    get_tmem_reg_layout,
+    mbarrier,
+    tcgen05_commit,
+    tcgen05_mma,
+    tma,
+)
+from triton.experimental.gluon.language.nvidia.hopper import warpgroup_mma
+
+
+@gluon.jit
+def conv2d_kernel(x_desc, w_desc, y_desc, H, W, C, R: gl.constexpr, S: gl.constexpr, PAD: gl.constexpr):
+    TILE_H: gl.constexpr = x_desc.block_type.shape[1]
+    TILE_W: gl.constexpr = x_desc.block_type.shape[2]
+    BLOCK_C: gl.constexpr = x_desc.block_type.shape[3]
+    BLOCK_N: gl.constexpr = w_desc.block_type.shape[0]
+    BLOCK_M: gl.constexpr = TILE_H * TILE_W
+
+    tiles_w = W // TILE_W
+    tiles_per_image = (H // TILE_H) * tiles_w
+    pid = gl.program_id(0)
+    n = pid // tiles_per_image
+    oh0 = (pid % tiles_per_image) // tiles_w * TILE_H
+    ow0 = pid % tiles_w * TILE_W
+    co0 = gl.program_id(1) * BLOCK_N
+
+    x_smem = gl.allocate_shared_memory(x_desc.dtype, x_desc.block_type.shape, x_desc.layout)
+    w_smem = gl.allocate_shared_memory(w_desc.dtype, w_desc.block_type.shape, w_desc.layout)
+    load_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    mma_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    mbarrier.init(load_bar, count=1)
+    mbarrier.init(mma_bar, count=1)
+    acc_layout: gl.constexpr = TensorMemoryLayout([BLOCK_M, BLOCK_N], col_stride=1)
+    acc_tmem = allocate_tensor_memory(gl.float32, [BLOCK_M, BLOCK_N], acc_layout)
+
+    phase = 0
+    use_acc = False
+    for rs in range(R * S):
+        r = rs // S
+        s = rs % S
+        for c0 in range(0, C, BLOCK_C):
+            mbarrier.expect(load_bar, x_desc.block_type.nbytes + w_desc.block_type.nbytes)
+            # The tap's shifted box: rows and columns outside the image read zeros.
+            tma.async_copy_global_to_shared(x_desc, [n, oh0 + r - PAD, ow0 + s - PAD, c0], load_bar, x_smem)
+            tma.async_copy_global_to_shared(w_desc, [co0, rs * C + c0], load_bar, w_smem)
+            mbarrier.wait(load_bar, phase)
+            a = x_smem.reshape([BLOCK_M, BLOCK_C])
+            tcgen05_mma(a, w_smem.permute((1, 0)), acc_tmem, use_acc=use_acc)
+            tcgen05_commit(mma_bar)
+            mbarrier.wait(mma_bar, phase)
+            use_acc = True
+            phase ^= 1
+
+    mbarrier.invalidate(load_bar)
+    mbarrier.invalidate(mma_bar)
+    acc = acc_tmem.load(get_tmem_reg_layout(gl.float32, (BLOCK_M, BLOCK_N), acc_layout, gl.num_warps()))
+    y_smem = gl.allocate_shared_memory(y_desc.dtype, y_desc.block_type.shape, y_desc.layout)
+    y_smem.reshape([BLOCK_M, BLOCK_N]).store(acc.to(y_desc.dtype))
+    fence_async_shared()
+    tma.async_copy_shared_to_global(y_desc, [n, oh0, ow0, co0], y_smem)
+    tma.store_wait(0)
+
+
+@gluon.jit
+def conv2d_wgmma_kernel(x_desc, w_desc, y_desc, H, W, C, R: gl.constexpr, S: gl.constexpr, PAD: gl.constexpr):
+    TILE_H: gl.constexpr = x_desc.block_type.shape[1]
+    TILE_W: gl.constexpr = x_desc.block_type.shape[2]
+    BLOCK_C: gl.constexpr = x_desc.block_type.shape[3]
+    BLOCK_N: gl.constexpr = w_desc.block_type.shape[0]
+    BLOCK_M: gl.constexpr = TILE_H * TILE_W
+
+    tiles_w = W // TILE_W
+    tiles_per_image = (H // TILE_H) * tiles_w
+    pid = gl.program_id(0)
+    n = pid // tiles_per_image
+    oh0 = (pid % tiles_per_image) // tiles_w * TILE_H
+    ow0 = pid % tiles_w * TILE_W
+    co0 = gl.program_id(1) * BLOCK_N
+
+    x_smem = gl.allocate_shared_memory(x_desc.dtype, x_desc.block_type.shape, x_desc.layout)
+    w_smem = gl.allocate_shared_memory(w_desc.dtype, w_desc.block_type.shape, w_desc.layout)
+    bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    mbarrier.init(bar, count=1)
+    fence_async_shared()
+
+    acc_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[gl.num_warps(), 1],
+                                                         instr_shape=[16, BLOCK_N, 16])
+    acc = gl.zeros((BLOCK_M, BLOCK_N), gl.float32, acc_layout)
+    phase = 0
+    for rs in range(R * S):
+        r = rs // S
+        s = rs % S
+        for c0 in range(0, C, BLOCK_C):
+            mbarrier.expect(bar, x_desc.block_type.nbytes + w_desc.block_type.nbytes)
+            tma.async_copy_global_to_shared(x_desc, [n, oh0 + r - PAD, ow0 + s - PAD, c0], bar, x_smem)
+            tma.async_copy_global_to_shared(w_desc, [co0, rs * C + c0], bar, w_smem)
+            mbarrier.wait(bar, phase)
+            acc = warpgroup_mma(x_smem.reshape([BLOCK_M, BLOCK_C]), w_smem.permute((1, 0)), acc)
+            phase ^= 1
+
+    mbarrier.invalidate(bar)
+    y_smem = gl.allocate_shared_memory(y_desc.dtype, y_desc.block_type.shape, y_desc.layout)
+    y_smem.reshape([BLOCK_M, BLOCK_N]).store(acc.to(y_desc.dtype))
+    fence_async_shared()
+    tma.async_copy_shared_to_global(y_desc, [n, oh0, ow0, co0], y_smem)
+    tma.store_wait(0)
