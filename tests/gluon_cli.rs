@@ -135,6 +135,11 @@ fn check_reports_the_planted_missing_fence_on_the_python_lines() {
         "{err}"
     );
     assert!(err.contains("4 schedules in"), "{err}");
+    // The bwsim operations the diagnostic names, in Gluon's words.
+    assert!(
+        err.contains("in Gluon: `fence.async_shared` is fence_async_shared()"),
+        "{err}"
+    );
 
     let (code, out, _) = bwsim(&["check", file, "--schedules", "4", "--json"]);
     assert_eq!(code, 1);
@@ -145,6 +150,13 @@ fn check_reports_the_planted_missing_fence_on_the_python_lines() {
     for f in findings {
         let d = &f["diagnostic"];
         assert_eq!(d["code"], "missing-fence", "{out}");
+        let notes = d["notes"].as_array().expect("notes");
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.as_str().is_some_and(|n| n.starts_with("in Gluon: "))),
+            "{out}"
+        );
         // The two TMA loads of planted_bugs.py.
         let line = d["primary"]["line_col"][0].as_u64();
         assert!(matches!(line, Some(45) | Some(46)), "{out}");

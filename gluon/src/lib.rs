@@ -27,6 +27,7 @@ pub mod lexer;
 pub mod loc;
 pub mod source;
 pub mod syntax;
+pub mod terms;
 pub mod types;
 
 pub use error::ImportError;

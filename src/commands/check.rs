@@ -201,7 +201,10 @@ fn print_exploration(
             .map(|f| {
                 let mut d = diags_json(std::slice::from_ref(&f.diagnostic), file)[0].take();
                 let annotated = check::annotate(f, &file.name, Some(e.schedules));
-                d["rendered"] = serde_json::Value::String(bwsim_isa::diag::render(&[annotated], file));
+                d["rendered"] = serde_json::Value::String(bwsim_isa::diag::render(
+                    &super::for_source(&[annotated], file),
+                    file,
+                ));
                 serde_json::json!({
                     "seed": f.seed,
                     "count": f.count,

@@ -113,8 +113,19 @@ pub fn kernel_spec() -> impl clap::builder::TypedValueParser<Value = String> {
     })
 }
 
+/// Diagnostics about an imported Gluon kernel (a composite TTGIR source) get a note naming
+/// the bwsim operations they mention in Gluon's words; others are returned as they are.
+pub fn for_source(diags: &[Diagnostic], file: &SourceFile) -> Vec<Diagnostic> {
+    if file.parts().is_empty() {
+        diags.to_vec()
+    } else {
+        diags.iter().map(bwsim_gluon::terms::in_gluon_terms).collect()
+    }
+}
+
 /// Print diagnostics to stderr, rustc style, with colour when stderr is a terminal.
 pub fn print_diags(diags: &[Diagnostic], file: &SourceFile) {
+    let diags = &for_source(diags, file)[..];
     use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
     let choice = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
         ColorChoice::Auto
@@ -129,6 +140,7 @@ pub fn print_diags(diags: &[Diagnostic], file: &SourceFile) {
 /// In a composite source (an imported `.ttgir`: TTGIR, launch section, Python files), each
 /// label also names the file its line and column are in.
 pub fn diags_json(diags: &[Diagnostic], file: &SourceFile) -> serde_json::Value {
+    let diags = &for_source(diags, file)[..];
     let mut v = serde_json::to_value(diags.iter().cloned().map(|d| d.locate(file)).collect::<Vec<_>>())
         .unwrap_or_default();
     if let Some(list) = v.as_array_mut() {
