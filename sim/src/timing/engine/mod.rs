@@ -28,7 +28,7 @@
 mod exec;
 
 use super::cost::{self, MmaKind};
-use super::memsys::{MemSys, Port, Server, StoreDone};
+use super::memsys::{Landing, MemSys, Port, Server, StoreDone};
 use super::pipe::SharedPipe;
 use super::shape;
 use super::trace::{Rec, TUnit, TWhat};
@@ -80,10 +80,13 @@ enum EvKind {
         cta: u32,
         agent: u32,
     },
+    /// A TMA load lands: complete `bytes` of transaction on `bar`, once the L2 has served
+    /// the load's share (`landing`; re-checked when due, as later requests slow it down).
     Tx {
         cta: u32,
         bar: u32,
         bytes: i64,
+        landing: Option<Landing>,
     },
     Arrive {
         cta: u32,
@@ -636,7 +639,25 @@ impl<'p> Engine<'p> {
                 // completion has nobody left to tell.
                 EvKind::Tx { cta, .. } | EvKind::Arrive { cta, .. } | EvKind::Commit { cta, .. }
                     if self.ctas[cta as usize].is_none() => {}
-                EvKind::Tx { cta, bar, bytes } => {
+                EvKind::Tx {
+                    cta,
+                    bar,
+                    bytes,
+                    landing: Some(l),
+                } if self.mem.landing(self.now, &l).is_some() => {
+                    // Later requests shared the L2 with this one: it lands later.
+                    let due = self.mem.landing(self.now, &l).unwrap_or(self.now);
+                    self.push(
+                        due.max(self.now),
+                        EvKind::Tx {
+                            cta,
+                            bar,
+                            bytes,
+                            landing: Some(l),
+                        },
+                    );
+                }
+                EvKind::Tx { cta, bar, bytes, .. } => {
                     let t = self.now;
                     if let Err(f) = self.bar_update(cta, bar, t, |m| m.complete_tx(bytes)) {
                         return Err(fault(f, Span::default(), format!("cta{cta}.tma"), t));
