@@ -16,7 +16,10 @@
 //! transfer, not two). Accesses without a key (generic loads, gathers) always miss.
 //!
 //! **L2 bandwidth** is one server at the chip's `l2_bytes_per_cycle`, which every byte the L2
-//! delivers to an SM uses, hit or miss, and every byte stored. A miss is filled from HBM and
+//! delivers to an SM uses, hit or miss, and every byte stored. Unlike the other servers it is
+//! shared equally between the requests in flight ([`super::share`], measured on the H100): a
+//! load's landing is therefore only predicted when it is issued ([`Landing`]) and re-checked by
+//! the engine when due. A miss is filled from HBM and
 //! then delivered through the same slices and crossbar as a hit, so it costs the L2 at least
 //! what a hit costs; counting only hits would make a hit dearer than the miss it replaces
 //! whenever the L2 is the bound. As it is, turning a miss into a hit never delays anything

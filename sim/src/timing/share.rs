@@ -53,6 +53,8 @@ pub struct SharedServer {
     v: f64,
     /// Requests in flight, by finish.
     jobs: BTreeMap<(u64, u64), ()>,
+    /// The sum of their finishes (so the work left in flight is `sum - n v` without a walk).
+    sum: f64,
     seq: u64,
     /// Total service handed out (cycles), for utilisation.
     pub busy: f64,
@@ -78,9 +80,13 @@ impl SharedServer {
                 while let Some((&(b, _), _)) = self.jobs.first_key_value() {
                     if f64::from_bits(b) <= self.v + EPS {
                         self.jobs.pop_first();
+                        self.sum -= f64::from_bits(b);
                     } else {
                         break;
                     }
+                }
+                if self.jobs.is_empty() {
+                    self.sum = 0.0;
                 }
             } else {
                 self.v += (t - self.last) / n as f64;
@@ -100,6 +106,7 @@ impl SharedServer {
         };
         if dur > EPS {
             self.jobs.insert(key(job), ());
+            self.sum += job.finish;
         }
         job
     }
@@ -115,13 +122,31 @@ impl SharedServer {
             return self.last;
         }
         let x = job.finish - self.v;
-        let mut t = self.last;
-        let mut below = 0usize;
-        for (&(bits, _), _) in self.jobs.range(..key(job)) {
-            t += f64::from_bits(bits) - self.v;
-            below += 1;
+        let n = self.jobs.len();
+        let top = self
+            .jobs
+            .last_key_value()
+            .map_or(job.finish, |(&(b, _), _)| f64::from_bits(b));
+        if job.finish >= (self.v + top) / 2.0 {
+            // Near the top (a new request usually is): all the work in flight, less what the
+            // requests finishing after this one still need beyond x.
+            let all = (self.sum - n as f64 * self.v).max(0.0);
+            let above: f64 = self
+                .jobs
+                .range(key(job)..)
+                .skip(1)
+                .map(|(&(b, _), _)| f64::from_bits(b) - job.finish)
+                .sum();
+            self.last + (all - above).max(x)
+        } else {
+            let mut t = self.last;
+            let mut below = 0usize;
+            for (&(bits, _), _) in self.jobs.range(..key(job)) {
+                t += f64::from_bits(bits) - self.v;
+                below += 1;
+            }
+            t + (n - below) as f64 * x
         }
-        t + (self.jobs.len() - below) as f64 * x
     }
 
     /// Requests in flight.
@@ -189,6 +214,15 @@ mod tests {
         let b = s.request(0.0, 20.0);
         assert_eq!(s.when_done(b), 40.0);
         assert_eq!(s.when_done(a), 320.0);
+        // Three in flight: 100, 250 and 300 at t = 0. The 250 is done when each has had 250 or
+        // finished: 100 + 250 + 250 = 600 (the same sum, walked from either end).
+        let mut m = SharedServer::default();
+        let small = m.request(0.0, 100.0);
+        let mid = m.request(0.0, 250.0);
+        let big = m.request(0.0, 300.0);
+        assert_eq!(m.when_done(small), 300.0);
+        assert_eq!(m.when_done(mid), 600.0);
+        assert_eq!(m.when_done(big), 650.0);
         // Out-of-order arrival (look-ahead) counts as arriving at the time reached.
         s.advance(40.0);
         let c = s.request(30.0, 10.0);
