@@ -543,7 +543,7 @@ impl Chip {
     pub fn trust(&self) -> Trust {
         match self.target {
             Target::Sm90a if self.name == "h100" => Trust {
-                summary: "calibrated on an H100 (docs/timing.md): 6.5 % mean error over 37 measured configurations of the seed kernels (two-buffer pipelines 37 % optimistic)",
+                summary: "calibrated on an H100 (docs/timing.md): 4.2 % mean error over 37 measured configurations of the seed kernels",
                 calibrated: &[
                     "tensor_flops_per_cycle_sm",
                     "wgmma_overhead_cycles",
@@ -563,7 +563,7 @@ impl Chip {
                 estimates: &HOPPER_ESTIMATES,
             },
             _ if self.name == "gb200" => Trust {
-                summary: "fitted to published GB200 measurements of Gluon tutorial kernels (docs/timing.md, scripts/timing-blackwell): 8.9 % mean error over 21 configurations, 8.1 % on the matmuls leaving each source out; never run on the project's own device",
+                summary: "fitted to published GB200 measurements of Gluon tutorial kernels (docs/timing.md, scripts/timing-blackwell): 8.3 % mean error over 21 configurations, 8.5 % on the matmuls leaving each source out; never run on the project's own device",
                 calibrated: &BLACKWELL_CALIBRATED,
                 estimates: &BLACKWELL_ESTIMATES,
             },
