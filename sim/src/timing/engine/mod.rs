@@ -643,23 +643,19 @@ impl<'p> Engine<'p> {
                     cta,
                     bar,
                     bytes,
-                    landing: Some(l),
-                } if self.mem.landing(self.now, &l).is_some() => {
+                    landing,
+                } => {
+                    let t = self.now;
                     // Later requests shared the L2 with this one: it lands later.
-                    let due = self.mem.landing(self.now, &l).unwrap_or(self.now);
-                    self.push(
-                        due.max(self.now),
-                        EvKind::Tx {
+                    if let Some(due) = landing.and_then(|l| self.mem.landing(t, &l)) {
+                        let kind = EvKind::Tx {
                             cta,
                             bar,
                             bytes,
-                            landing: Some(l),
-                        },
-                    );
-                }
-                EvKind::Tx { cta, bar, bytes, .. } => {
-                    let t = self.now;
-                    if let Err(f) = self.bar_update(cta, bar, t, |m| m.complete_tx(bytes)) {
+                            landing,
+                        };
+                        self.push(due.max(t), kind);
+                    } else if let Err(f) = self.bar_update(cta, bar, t, |m| m.complete_tx(bytes)) {
                         return Err(fault(f, Span::default(), format!("cta{cta}.tma"), t));
                     }
                 }
