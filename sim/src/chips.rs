@@ -288,12 +288,14 @@ pub const H100: Chip = Chip {
     wgmma_spill_cycles: 3000.0,
     // [measured here] matmul_pipelined with 2 buffers (each K step's load issued right after
     // the previous step's wgmma statement and waited for before the next) in one CTA alone,
-    // 8 warps, K = 16384: 217.5 us at BLOCK_K = 128 and 218.5 at 64, against 171 with 3 or 4
-    // buffers (docs/hardware/h100-calibration.md, 2026-11-25). Each step costs the wgmma plus
-    // the load's (HBM-miss) latency and transfer less about 900 cycles: the load leaves about
-    // 6.5 m64n256k16 instructions (137 cycles each) before the statement ends. Fitted to those
-    // two rows (the model: 230 and 227 us).
-    wgmma_queue_instrs: 6.5,
+    // 8 warps, with A and B larger than the L2 so that every launch reads HBM (K = 131072):
+    // 2037 cycles per K step at BLOCK_K = 64 and 3736 at 128, against 1157 with 3 buffers
+    // (docs/hardware/data/2026-11-25/nb2-l2.jsonl). Each step costs the wgmma plus the load's
+    // HBM-miss latency and transfer less what the load overlaps: the load leaves about 3.5
+    // m64n256k16 instructions (141.5 cycles each) before the statement ends. Fitted to those
+    // two rows (the model: within 1.2 % of both). An earlier fit (6.5) used K = 16384 with one
+    // CTA, whose 12 MB stay in the L2 between the timed launches: L2 hits, not misses.
+    wgmma_queue_instrs: 3.5,
     commit_latency: 0.0,
     tmem_bytes_per_cycle: 0.0,
     tmem_latency: 0.0,
@@ -541,7 +543,7 @@ impl Chip {
     pub fn trust(&self) -> Trust {
         match self.target {
             Target::Sm90a if self.name == "h100" => Trust {
-                summary: "calibrated on an H100 (docs/timing.md): 6.5 % mean error over 37 measured configurations of the seed kernels (two-buffer pipelines 37 % optimistic)",
+                summary: "calibrated on an H100 (docs/timing.md): 4.2 % mean error over 37 measured configurations of the seed kernels",
                 calibrated: &[
                     "tensor_flops_per_cycle_sm",
                     "wgmma_overhead_cycles",
@@ -561,7 +563,7 @@ impl Chip {
                 estimates: &HOPPER_ESTIMATES,
             },
             _ if self.name == "gb200" => Trust {
-                summary: "fitted to published GB200 measurements of Gluon tutorial kernels (docs/timing.md, scripts/timing-blackwell): 8.9 % mean error over 21 configurations, 8.1 % on the matmuls leaving each source out; never run on the project's own device",
+                summary: "fitted to published GB200 measurements of Gluon tutorial kernels (docs/timing.md, scripts/timing-blackwell): 8.3 % mean error over 21 configurations, 8.5 % on the matmuls leaving each source out; never run on the project's own device",
                 calibrated: &BLACKWELL_CALIBRATED,
                 estimates: &BLACKWELL_ESTIMATES,
             },

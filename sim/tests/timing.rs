@@ -388,6 +388,56 @@ fn wgmma_issue_stalls_until_the_queue_drains() {
     assert_eq!(time_with(WGMMA_THEN_LOAD, &[], &o).report.cycles, 1376.0);
 }
 
+const TWO_LOADS: &str = r#"
+kernel two_loads {
+  target sm_100a, sm_90a
+  num_warps 4
+  const CTAS: int = 1
+  param src: tensor_desc(f32[64, 32], nvmma(128))
+  let buf = smem.alloc f32[64, 32], nvmma(128)
+  // Most of shared memory: one CTA per SM.
+  let pad = smem.alloc u8[200000], plain
+  let bar = mbar.alloc 1
+  mbar.init bar[0], 1
+  mbar.expect bar[0], src.nbytes
+  tma.load src[program_id(0) * 64, 0], buf, bar[0]
+  mbar.wait bar[0], 0
+  // Work between the two loads: a shared-memory read the test's chip makes slow.
+  let x = smem.load buf
+  mbar.expect bar[0], src.nbytes
+  tma.load src[(CTAS + program_id(0)) * 64, 0], buf, bar[0]
+  mbar.wait bar[0], 1
+  launch {
+    grid = [CTAS]
+    tensor input: f32[128 * CTAS, 32] = zeros()
+    src = input
+    outputs = [input]
+  }
+}
+"#;
+
+#[test]
+fn ctas_in_step_share_the_l2_and_stay_in_step() {
+    // Four CTAs, one per SM, each load an 8 KiB box (a miss: first byte after 790, then 128
+    // cycles on the port), read it from shared memory for 2048 cycles (8192 B at 4 B per
+    // cycle) and load a second box. The L2 moves 16 B per cycle: 512 cycles per box.
+    // Shared (sim/src/timing/share.rs), the four loads issued together are each served at a
+    // quarter of the rate and all land at 2048; the CTAs wake at 2088, read until 4136, and
+    // load together again: 4136 + 2048 + 40 = 6224 for every CTA.
+    // A FIFO queue would let the first CTA's load land at 918 (its own latency), the next
+    // ones at 1024, 1536 and 2048: the CTAs would come out staggered, their second loads
+    // would not meet, and the last CTA would be done at 5094.
+    let mut o = quiet(&H100);
+    o.chip.l2_bytes_per_cycle = 16.0;
+    o.chip.smem_bytes_per_cycle = 4.0;
+    let t = time_with(TWO_LOADS, &[("CTAS", 4)], &o);
+    assert_eq!(t.report.cycles, 6224.0);
+    // One CTA alone: 790 + 128 (the L2's 512 end earlier) + 40, 2048 of reading, and the
+    // same again: 2 x 958 + 2048 = 3964.
+    let t = time_with(TWO_LOADS, &[("CTAS", 1)], &o);
+    assert_eq!(t.report.cycles, 3964.0);
+}
+
 #[test]
 fn a_spilling_accumulator_pays_per_row_block() {
     // With 4 warps the 128x256 f32 accumulator is 32768 / 128 = 256 registers per thread,
@@ -698,7 +748,9 @@ fn grouped_order_pays_by_the_hbm_bytes_it_saves_when_hbm_binds() {
     // The same kernels bound by L2 bandwidth instead (2048 B per cycle, HBM ample): every
     // byte delivered or stored crosses the L2, hit or miss, so the time is (2048 x 16 x 48 KiB
     // + 128 MiB) / 2048 = 851,968 cycles whatever the order, and the higher hit rate buys
-    // nothing.
+    // nothing. Within 3 % above: the L2 is shared between the requests in flight
+    // (sim/src/timing/share.rs), which keeps the CTAs in step, and it idles more while their
+    // pipelines fill and drain than a FIFO queue's staggered CTAs let it (2.3 % here).
     let l2_bound = Chip {
         l2_bytes_per_cycle: 2048.0,
         hbm_bytes_per_s: 1e15,
@@ -708,7 +760,7 @@ fn grouped_order_pays_by_the_hbm_bytes_it_saves_when_hbm_binds() {
     let hand = (2048.0 * 16.0 * 48.0 * 1024.0 + 128.0 * mib) / 2048.0;
     for r in [&g1, &g8] {
         assert!(
-            (r.cycles - hand).abs() < 0.01 * hand,
+            r.cycles >= hand * 0.999 && r.cycles < 1.03 * hand,
             "{} cycles, {hand} by hand",
             r.cycles
         );

@@ -16,7 +16,10 @@
 //! transfer, not two). Accesses without a key (generic loads, gathers) always miss.
 //!
 //! **L2 bandwidth** is one server at the chip's `l2_bytes_per_cycle`, which every byte the L2
-//! delivers to an SM uses, hit or miss, and every byte stored. A miss is filled from HBM and
+//! delivers to an SM uses, hit or miss, and every byte stored. Unlike the other servers it is
+//! shared equally between the requests in flight ([`super::share`], measured on the H100): a
+//! load's landing is therefore only predicted when it is issued ([`Landing`]) and re-checked by
+//! the engine when due. A miss is filled from HBM and
 //! then delivered through the same slices and crossbar as a hit, so it costs the L2 at least
 //! what a hit costs; counting only hits would make a hit dearer than the miss it replaces
 //! whenever the L2 is the bound. As it is, turning a miss into a hit never delays anything
@@ -36,6 +39,7 @@
 //!
 //! This module knows bytes, keys and times; it knows nothing of operations or agents.
 
+use super::share::{Job, SharedServer};
 use crate::chips::Chip;
 use std::collections::{HashMap, VecDeque};
 
@@ -233,7 +237,8 @@ impl HbmTimeline {
 #[derive(Clone, Debug)]
 pub struct MemSys {
     pub l2: L2,
-    pub l2_port: Server,
+    /// The L2's bandwidth, shared between the requests in flight ([`super::share`]).
+    pub l2_port: SharedServer,
     pub hbm: Server,
     l2_bpc: f64,
     hbm_bpc: f64,
@@ -250,6 +255,16 @@ pub struct MemSys {
     pub dirty_limit: f64,
 }
 
+/// When a load lands in the SM: at `at` as predicted when it was issued, which is final once
+/// the L2 has served `job` (a later request sharing the L2 may delay that; see
+/// [`MemSys::landing`]); `rest` is the part of `at` that does not depend on the L2's share.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Landing {
+    pub at: f64,
+    pub job: Job,
+    pub rest: f64,
+}
+
 /// When a store is done reading shared memory and when its writes are done.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct StoreDone {
@@ -261,7 +276,7 @@ impl MemSys {
     pub fn new(chip: &Chip) -> MemSys {
         MemSys {
             l2: L2::new(chip.l2_effective_bytes()),
-            l2_port: Server::default(),
+            l2_port: SharedServer::default(),
             hbm: Server::default(),
             l2_bpc: chip.l2_bytes_per_cycle,
             hbm_bpc: chip.hbm_bytes_per_cycle(),
@@ -332,8 +347,9 @@ impl MemSys {
     /// A load of `bytes` issued at `t` by an SM whose ingress port is `port`, found in L2 by
     /// `key` (None: always a miss). Unloaded, it completes after the hit or miss latency (to
     /// the first byte) plus its own transfer through the port; loaded, after the backlog of
-    /// the port, the L2 or HBM queue it waits in. `latency` overrides the (hit, miss) latencies of TMA (generic
-    /// loads have their own). Returns when the data has landed in the SM.
+    /// the port or the HBM queue it waits in, or after its share of the L2's bandwidth.
+    /// `latency` overrides the (hit, miss) latencies of TMA (generic loads have their own).
+    /// Returns when the data lands in the SM, as far as known now ([`Landing`]).
     pub fn load(
         &mut self,
         t: f64,
@@ -341,7 +357,7 @@ impl MemSys {
         bytes: u64,
         port: &mut Port,
         latency: Option<(f64, f64)>,
-    ) -> f64 {
+    ) -> Landing {
         let b = bytes as f64;
         let (lat_hit, lat_miss) = latency.unwrap_or((self.l2_latency, self.hbm_latency));
         self.stats.loads += 1;
@@ -350,14 +366,15 @@ impl MemSys {
         // arrives (latency + its own transfer), and a busy port delays it by its backlog.
         let port_free = port.send(t, b);
         let transfer = port.duration(b);
-        let l2_done = self.l2_port.reserve(t, b / self.l2_bpc);
+        let job = self.l2_port.request(t, b / self.l2_bpc);
+        let l2_done = self.l2_port.when_done(job);
         let found = key.map(|k| self.l2.lookup(k)).unwrap_or(Lookup::Miss);
-        match found {
+        let rest = match found {
             Lookup::Hit { ready } => {
                 self.stats.hits += 1;
                 self.stats.hit_bytes += b;
                 let first = (t + lat_hit).max(ready);
-                (first + transfer).max(port_free + lat_hit).max(l2_done)
+                (first + transfer).max(port_free + lat_hit)
             }
             Lookup::Miss => {
                 let hbm_done = self.hbm_read(t, b);
@@ -365,8 +382,24 @@ impl MemSys {
                 if let Some(k) = key {
                     self.l2.insert(k, bytes, first);
                 }
-                (first + transfer).max(port_free + lat_miss).max(l2_done)
+                (first + transfer).max(port_free + lat_miss)
             }
+        };
+        Landing {
+            at: rest.max(l2_done),
+            job,
+            rest,
+        }
+    }
+
+    /// Where a load stands at `t`: `None` once it has landed (its L2 share is served and
+    /// `rest` has passed), else the next time to ask again (a lower bound).
+    pub fn landing(&mut self, t: f64, l: &Landing) -> Option<f64> {
+        self.l2_port.advance(t);
+        if self.l2_port.done(l.job) {
+            (l.rest > t + 1e-9).then_some(l.rest)
+        } else {
+            Some(self.l2_port.when_done(l.job).max(l.rest))
         }
     }
 
@@ -385,7 +418,10 @@ impl MemSys {
         self.stats.store_bytes += b;
         let sent = port.send(t, b);
         let read = (t + self.store_read_latency).max(sent);
-        let l2_done = self.l2_port.reserve(t, b / self.l2_bpc);
+        // Stores take their share of the L2 as predicted now (their completion is not
+        // re-checked: a later request may still slow them down on the hardware).
+        let job = self.l2_port.request(t, b / self.l2_bpc);
+        let l2_done = self.l2_port.when_done(job);
         self.hbm_write(t, b);
         let write = (t + write_latency.unwrap_or(self.store_write_latency))
             .max(read)
@@ -449,25 +485,25 @@ mod tests {
         let mut port = Port::new(H100.tma_bytes_per_cycle_sm);
         // 16 KiB miss at 0: HBM takes 10 cycles, so the first byte comes after the 790-cycle
         // latency, and the box crosses the port in 256 more: 1046.
-        assert_eq!(m.load(0.0, Some(7), 16384, &mut port, None), 1046.0);
+        assert_eq!(m.load(0.0, Some(7), 16384, &mut port, None).at, 1046.0);
         // Same box from another SM at 10 while the fill is in flight: its first byte comes
         // with the fill's (790), then 256 on its own port.
         let mut port2 = Port::new(H100.tma_bytes_per_cycle_sm);
-        assert_eq!(m.load(10.0, Some(7), 16384, &mut port2, None), 1046.0);
+        assert_eq!(m.load(10.0, Some(7), 16384, &mut port2, None).at, 1046.0);
         // At 1000 it is a plain hit: 1000 + 500 + 256.
-        assert_eq!(m.load(1000.0, Some(7), 16384, &mut port2, None), 1756.0);
+        assert_eq!(m.load(1000.0, Some(7), 16384, &mut port2, None).at, 1756.0);
         assert_eq!((m.stats.loads, m.stats.hits), (3, 2));
         assert_eq!(m.stats.hbm_bytes, 16384.0);
         // A 64 KiB miss at 1000: 790 + 1024 of transfer.
-        assert_eq!(m.load(1000.0, Some(8), 65536, &mut port, None), 2814.0);
+        assert_eq!(m.load(1000.0, Some(8), 65536, &mut port, None).at, 2814.0);
         // Right behind it on the same port, a 16 KiB miss waits for the port's backlog:
         // the port is busy until 2024 in request time, + 256 + 790 latency.
         assert_eq!(
-            m.load(1000.0, Some(9), 16384, &mut port, None),
+            m.load(1000.0, Some(9), 16384, &mut port, None).at,
             2024.0 + 256.0 + 790.0
         );
         // No key: always a miss.
-        m.load(2000.0, None, 64, &mut port2, None);
+        let _ = m.load(2000.0, None, 64, &mut port2, None);
         assert_eq!(m.stats.hits, 2);
     }
 
@@ -478,7 +514,7 @@ mod tests {
         let mut ports: Vec<Port> = (0..100).map(|_| Port::new(64.0)).collect();
         let mut last: f64 = 0.0;
         for (i, p) in ports.iter_mut().enumerate() {
-            last = last.max(m.load(0.0, Some(i as u64), 1 << 20, p, None));
+            last = last.max(m.load(0.0, Some(i as u64), 1 << 20, p, None).at);
         }
         // 100 MiB through HBM at 1639.3 B per cycle; the last MiB then crosses its SM's port
         // (16384 cycles at 64 B per cycle).
@@ -494,11 +530,11 @@ mod tests {
         // 0 right after is not delayed by it (790 + 256).
         m.store(0.0, Some(1), 1 << 20, &mut port, None);
         let mut p2 = Port::new(64.0);
-        assert_eq!(m.load(0.0, Some(2), 16384, &mut p2, None), 1046.0);
+        assert_eq!(m.load(0.0, Some(2), 16384, &mut p2, None).at, 1046.0);
         assert_eq!(m.dirty, (1 << 20) as f64);
         // Idle HBM time before a later read drains it: at 10000 cycles (16 MB of bandwidth)
         // all of it is gone.
-        m.load(10_000.0, Some(3), 16384, &mut p2, None);
+        let _ = m.load(10_000.0, Some(3), 16384, &mut p2, None);
         assert_eq!(m.dirty, 0.0);
         // Past the limit, the excess queues ahead of later reads.
         let mut m = MemSys::new(&H100);
@@ -507,7 +543,7 @@ mod tests {
         m.store(0.0, None, (limit + excess) as u64, &mut port, None);
         // The excess is 10,000 HBM cycles of bytes; a miss at 0 starts after it, then crosses
         // its port (256 cycles).
-        let t = m.load(0.0, Some(9), 16384, &mut Port::new(64.0), None);
+        let t = m.load(0.0, Some(9), 16384, &mut Port::new(64.0), None).at;
         assert!(
             (t - (10_000.0 + 16384.0 / H100.hbm_bytes_per_cycle() + 256.0)).abs() < 0.02,
             "{t}"
@@ -529,6 +565,7 @@ mod tests {
                 t += dt as f64;
                 let bytes = 1024 * (1 + kib as u64 % 64);
                 m.load(t, Some(key as u64 % 16), bytes, &mut ports[sm as usize % 4], None)
+                    .at
             })
             .collect()
     }

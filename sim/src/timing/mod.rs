@@ -30,6 +30,7 @@ pub mod memsys;
 pub mod occupancy;
 pub mod pipe;
 pub mod shape;
+pub mod share;
 pub mod trace;
 
 pub use occupancy::{Limiter, Needs, Occupancy};

@@ -105,12 +105,17 @@ impl<'p> Engine<'p> {
                 };
                 self.cta(c).bar(baddr)?;
                 let mut port = self.sms[sm].tma_in;
-                let mut done = t0;
-                // gather4: one message per four rows, each a request of its own.
+                // gather4: one message per four rows, each a request of its own; the load
+                // lands with the last.
+                let mut landing: Option<Landing> = None;
                 for _ in 0..msgs {
                     let b = bytes / msgs;
-                    done = done.max(self.mem.load(t0, key, b, &mut port, None));
+                    let l = self.mem.load(t0, key, b, &mut port, None);
+                    if landing.is_none_or(|w| l.at > w.at) {
+                        landing = Some(l);
+                    }
                 }
+                let done = landing.map_or(t0, |l| l.at);
                 self.sms[sm].tma_in = port;
                 self.stats.tma_loads += 1;
                 self.stats.global_bytes += bytes as f64;
@@ -120,6 +125,7 @@ impl<'p> Engine<'p> {
                         cta: c,
                         bar: baddr,
                         bytes: bytes as i64,
+                        landing,
                     },
                 );
                 *t = t0 + chip.tma_issue_cycles * msgs as f64;
@@ -608,13 +614,16 @@ impl<'p> Engine<'p> {
                 };
                 let bytes = numel(&shape) * dt.bits() as u64 / 8;
                 let mut port = self.sms[sm].lsu;
-                let end = self.mem.load(
-                    t0,
-                    None,
-                    bytes,
-                    &mut port,
-                    Some((chip.global_latency, chip.global_latency)),
-                );
+                let end = self
+                    .mem
+                    .load(
+                        t0,
+                        None,
+                        bytes,
+                        &mut port,
+                        Some((chip.global_latency, chip.global_latency)),
+                    )
+                    .at;
                 self.sms[sm].lsu = port;
                 self.stats.global_bytes += bytes as f64;
                 *t = end;
@@ -634,13 +643,16 @@ impl<'p> Engine<'p> {
                 };
                 let bytes = numel(&shape) * dt.bits() as u64 / 8;
                 let mut port = self.sms[sm].lsu;
-                let end = self.mem.load(
-                    t0,
-                    None,
-                    bytes,
-                    &mut port,
-                    Some((chip.global_latency, chip.global_latency)),
-                );
+                let end = self
+                    .mem
+                    .load(
+                        t0,
+                        None,
+                        bytes,
+                        &mut port,
+                        Some((chip.global_latency, chip.global_latency)),
+                    )
+                    .at;
                 self.sms[sm].lsu = port;
                 self.stats.global_bytes += bytes as f64;
                 let ag = &mut self.cta(c).agents[a as usize];

@@ -28,7 +28,7 @@
 mod exec;
 
 use super::cost::{self, MmaKind};
-use super::memsys::{MemSys, Port, Server, StoreDone};
+use super::memsys::{Landing, MemSys, Port, Server, StoreDone};
 use super::pipe::SharedPipe;
 use super::shape;
 use super::trace::{Rec, TUnit, TWhat};
@@ -80,10 +80,13 @@ enum EvKind {
         cta: u32,
         agent: u32,
     },
+    /// A TMA load lands: complete `bytes` of transaction on `bar`, once the L2 has served
+    /// the load's share (`landing`; re-checked when due, as later requests slow it down).
     Tx {
         cta: u32,
         bar: u32,
         bytes: i64,
+        landing: Option<Landing>,
     },
     Arrive {
         cta: u32,
@@ -636,9 +639,23 @@ impl<'p> Engine<'p> {
                 // completion has nobody left to tell.
                 EvKind::Tx { cta, .. } | EvKind::Arrive { cta, .. } | EvKind::Commit { cta, .. }
                     if self.ctas[cta as usize].is_none() => {}
-                EvKind::Tx { cta, bar, bytes } => {
+                EvKind::Tx {
+                    cta,
+                    bar,
+                    bytes,
+                    landing,
+                } => {
                     let t = self.now;
-                    if let Err(f) = self.bar_update(cta, bar, t, |m| m.complete_tx(bytes)) {
+                    // Later requests shared the L2 with this one: it lands later.
+                    if let Some(due) = landing.and_then(|l| self.mem.landing(t, &l)) {
+                        let kind = EvKind::Tx {
+                            cta,
+                            bar,
+                            bytes,
+                            landing,
+                        };
+                        self.push(due.max(t), kind);
+                    } else if let Err(f) = self.bar_update(cta, bar, t, |m| m.complete_tx(bytes)) {
                         return Err(fault(f, Span::default(), format!("cta{cta}.tma"), t));
                     }
                 }
