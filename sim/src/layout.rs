@@ -31,6 +31,9 @@
 
 use crate::value::{Dims, Layout, SmemView, TmemView};
 use bwsim_isa::types::{DType, Swizzle};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::Arc;
 
 /// Bit offset of element `idx` of a buffer, relative to the buffer's first byte, before any
 /// swizzle. `shape` and `idx` have the same rank.
@@ -154,11 +157,43 @@ pub fn view_element(v: &SmemView, idx: &[u32]) -> Option<(u32, u32)> {
     smem_element(v.base, v.dtype, v.root.as_slice(), v.layout, r.as_slice())
 }
 
-/// Physical `(byte, bit shift)` of every element of a view, in the view's row-major order.
-/// Same results as calling [`view_element`] per element, computed in bulk: for NVMMA and plain
-/// layouts the offset is a sum of a part that depends on the last index only and a part that
-/// does not, so each row costs one full evaluation and each element an addition.
-pub fn view_addresses(v: &SmemView) -> Option<Vec<(u32, u32)>> {
+/// Physical `(byte, bit shift)` of every element of a view, in the view's row-major order
+/// ([`place_view`]). A kernel's loop walks the same few views again and again (a ring of
+/// buffers), so each thread keeps the lists it placed, by view, up to [`PLACED_ELEMENTS`]
+/// elements in all (then it starts over).
+pub fn view_addresses(v: &SmemView) -> Option<Arc<Vec<(u32, u32)>>> {
+    thread_local! {
+        static PLACED: RefCell<(HashMap<SmemView, Arc<Vec<(u32, u32)>>>, usize)> =
+            RefCell::new((HashMap::new(), 0));
+    }
+    // The allocation index names the buffer in diagnostics; it does not move an element.
+    let key = SmemView { alloc: 0, ..*v };
+    if let Some(hit) = PLACED.with(|p| p.borrow().0.get(&key).cloned()) {
+        return Some(hit);
+    }
+    let placed = Arc::new(place_view(v)?);
+    PLACED.with(|p| {
+        let (map, elements) = &mut *p.borrow_mut();
+        if *elements + placed.len() > PLACED_ELEMENTS {
+            map.clear();
+            *elements = 0;
+        }
+        if placed.len() <= PLACED_ELEMENTS {
+            *elements += placed.len();
+            map.insert(key, placed.clone());
+        }
+    });
+    Some(placed)
+}
+
+/// Elements of placed views a thread keeps ([`view_addresses`]): 8 MiB.
+const PLACED_ELEMENTS: usize = 1 << 20;
+
+/// [`view_addresses`] computed: the same results as calling [`view_element`] per element, in
+/// bulk: for NVMMA and plain layouts the offset is a sum of a part that depends on the last
+/// index only and a part that does not, so each row costs one full evaluation and each element
+/// an addition.
+pub fn place_view(v: &SmemView) -> Option<Vec<(u32, u32)>> {
     let shape = v.shape.as_slice();
     let n = v.shape.numel() as usize;
     let root = v.root.as_slice();

@@ -76,7 +76,7 @@ fn read_smem(smem: &Smem, v: &SmemView) -> OpResult<Vec<f64>> {
         .ok_or_else(|| Fault::trap(crate::trap::CudaError::IllegalAddress, "shared address overflow"))?;
     let bits = v.dtype.bits();
     let mut out = Vec::with_capacity(addrs.len());
-    for (addr, shift) in addrs {
+    for &(addr, shift) in addrs.iter() {
         out.push(operand(v.dtype, smem.read(addr, shift, bits)?));
     }
     Ok(out)
