@@ -278,6 +278,17 @@ impl CtaHb {
         };
         let acc = Access { rec, clock };
         let mut last = usize::MAX;
+        // Elements that each lie within one granule (every naturally aligned element of 32
+        // bits or fewer): one granule per element, without the inner ranges.
+        let within =
+            |&(addr, shift): &(u32, u32)| (addr % SMEM_GRANULE) * 8 + shift + bits <= SMEM_GRANULE * 8;
+        if addrs.iter().all(within) {
+            let granules = addrs
+                .iter()
+                .map(|&(addr, _)| (addr / SMEM_GRANULE) as usize)
+                .filter(move |&g| std::mem::replace(&mut last, g) != g);
+            return self.smem.access_all(granules, &acc, w);
+        }
         let granules = addrs.iter().flat_map(|&(addr, shift)| {
             let nbytes = (shift + bits).div_ceil(8).max(1);
             let g0 = (addr / SMEM_GRANULE) as usize;

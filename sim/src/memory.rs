@@ -69,23 +69,27 @@ impl Smem {
         Ok((a, nbytes))
     }
     /// Read `bits` bits at `(addr, shift)`.
+    #[inline]
     pub fn read(&self, addr: u32, shift: u32, bits: u32) -> OpResult<u64> {
-        let (a, n) = self.range(addr, shift, bits)?;
         if shift == 0 {
-            match bits {
-                32 => {
-                    return Ok(u32::from_le_bytes([
-                        self.bytes[a],
-                        self.bytes[a + 1],
-                        self.bytes[a + 2],
-                        self.bytes[a + 3],
-                    ]) as u64)
-                }
-                16 => return Ok(u16::from_le_bytes([self.bytes[a], self.bytes[a + 1]]) as u64),
-                8 => return Ok(self.bytes[a] as u64),
-                _ => {}
+            let a = addr as usize;
+            let word = match bits {
+                32 => self
+                    .bytes
+                    .get(a..a + 4)
+                    .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as u64),
+                16 => self
+                    .bytes
+                    .get(a..a + 2)
+                    .map(|b| u16::from_le_bytes([b[0], b[1]]) as u64),
+                8 => self.bytes.get(a).map(|&b| b as u64),
+                _ => None,
+            };
+            if let Some(w) = word {
+                return Ok(w);
             }
         }
+        let (a, n) = self.range(addr, shift, bits)?;
         let mut v = 0u64;
         for k in 0..n {
             v |= (self.bytes[a + k] as u64) << (8 * k);
