@@ -325,10 +325,36 @@ pub fn tmem_element_in(v: &TmemView, idx: &[u32], quarter: u32) -> TmemCell {
     }
 }
 
-/// [`tmem_element_in`] of every element of a view, row-major over its shape. Within a row of a
-/// matrix view the bit offset grows by `bits * col_stride` per element (the block split along
-/// N cancels: `(n / BN) * BN + n % BN = n`), so each row costs one [`tmem_element_in`].
-pub fn tmem_view_cells(v: &TmemView, quarter: u32) -> Vec<TmemCell> {
+/// [`tmem_element_in`] of every element of a view, row-major over its shape
+/// ([`place_tmem_view`]), kept per thread by view and quarter like [`view_addresses`].
+pub fn tmem_view_cells(v: &TmemView, quarter: u32) -> Arc<Vec<TmemCell>> {
+    thread_local! {
+        static PLACED: RefCell<(HashMap<(TmemView, u32), Arc<Vec<TmemCell>>>, usize)> =
+            RefCell::new((HashMap::new(), 0));
+    }
+    let key = (TmemView { alloc: 0, ..*v }, quarter);
+    if let Some(hit) = PLACED.with(|p| p.borrow().0.get(&key).cloned()) {
+        return hit;
+    }
+    let placed = Arc::new(place_tmem_view(v, quarter));
+    PLACED.with(|p| {
+        let (map, elements) = &mut *p.borrow_mut();
+        if *elements + placed.len() > PLACED_ELEMENTS {
+            map.clear();
+            *elements = 0;
+        }
+        if placed.len() <= PLACED_ELEMENTS {
+            *elements += placed.len();
+            map.insert(key, placed.clone());
+        }
+    });
+    placed
+}
+
+/// [`tmem_view_cells`] computed. Within a row of a matrix view the bit offset grows by `bits *
+/// col_stride` per element (the block split along N cancels: `(n / BN) * BN + n % BN = n`), so
+/// each row costs one [`tmem_element_in`].
+pub fn place_tmem_view(v: &TmemView, quarter: u32) -> Vec<TmemCell> {
     let shape = v.shape.as_slice();
     let n = v.shape.numel() as usize;
     let mut out = Vec::with_capacity(n);

@@ -169,13 +169,15 @@ fn dot(
 
 /// The accumulator's cells, row-major over `[m, n]` (element `[i, j]` of the view, its copy in
 /// lane quarter 0).
-fn acc_cells(v: &TmemView, m: u32, n: u32) -> Vec<TmemCell> {
+fn acc_cells(v: &TmemView, m: u32, n: u32) -> std::sync::Arc<Vec<TmemCell>> {
     if v.shape.len() == 2 && !v.scales {
         layout::tmem_view_cells(v, 0)
     } else {
-        (0..m)
-            .flat_map(|i| (0..n).map(move |j| layout::tmem_element(v, &[i, j])))
-            .collect()
+        std::sync::Arc::new(
+            (0..m)
+                .flat_map(|i| (0..n).map(move |j| layout::tmem_element(v, &[i, j])))
+                .collect(),
+        )
     }
 }
 

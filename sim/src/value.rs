@@ -141,7 +141,7 @@ impl SmemView {
 
 /// A view of a tensor-memory buffer (same structure as [`SmemView`]; `col` is the root's first
 /// column).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct TmemView {
     pub col: u32,
     pub dtype: DType,

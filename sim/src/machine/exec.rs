@@ -678,7 +678,7 @@ impl<'p, 's> Machine<'p, 's> {
                 } else {
                     vec![0]
                 };
-                for cell in layout::tmem_view_cells(&v, quarters[0]) {
+                for &cell in layout::tmem_view_cells(&v, quarters[0]).iter() {
                     check_lane(ag, cell.lane, name)?;
                     bits.push(c.tmem.read(cell, v.dtype.bits())?);
                 }
@@ -716,7 +716,7 @@ impl<'p, 's> Machine<'p, 's> {
                 } else {
                     vec![0]
                 };
-                let cells: Vec<Vec<layout::TmemCell>> =
+                let cells: Vec<Arc<Vec<layout::TmemCell>>> =
                     quarters.iter().map(|&q| layout::tmem_view_cells(&v, q)).collect();
                 for (lin, &value) in t.bits.iter().enumerate() {
                     for qc in &cells {
