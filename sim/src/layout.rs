@@ -163,27 +163,50 @@ pub fn view_element(v: &SmemView, idx: &[u32]) -> Option<(u32, u32)> {
 /// elements in all (then it starts over).
 pub fn view_addresses(v: &SmemView) -> Option<Arc<Vec<(u32, u32)>>> {
     thread_local! {
-        static PLACED: RefCell<(HashMap<SmemView, Arc<Vec<(u32, u32)>>>, usize)> =
-            RefCell::new((HashMap::new(), 0));
+        static PLACED: RefCell<Placed<SmemView, (u32, u32)>> = RefCell::new(Placed::default());
     }
     // The allocation index names the buffer in diagnostics; it does not move an element.
-    let key = SmemView { alloc: 0, ..*v };
-    if let Some(hit) = PLACED.with(|p| p.borrow().0.get(&key).cloned()) {
+    placed(&PLACED, SmemView { alloc: 0, ..*v }, || place_view(v))
+}
+
+/// Placements a thread keeps, by view: up to [`PLACED_ELEMENTS`] elements in all, then it
+/// starts over.
+struct Placed<K, T> {
+    map: HashMap<K, Arc<Vec<T>>>,
+    elements: usize,
+}
+
+impl<K, T> Default for Placed<K, T> {
+    fn default() -> Self {
+        Placed {
+            map: HashMap::new(),
+            elements: 0,
+        }
+    }
+}
+
+/// The placement kept in `cache` under `key`, or `place()` (kept when it fits).
+fn placed<K: std::hash::Hash + Eq, T>(
+    cache: &'static std::thread::LocalKey<RefCell<Placed<K, T>>>,
+    key: K,
+    place: impl FnOnce() -> Option<Vec<T>>,
+) -> Option<Arc<Vec<T>>> {
+    if let Some(hit) = cache.with(|p| p.borrow().map.get(&key).cloned()) {
         return Some(hit);
     }
-    let placed = Arc::new(place_view(v)?);
-    PLACED.with(|p| {
-        let (map, elements) = &mut *p.borrow_mut();
-        if *elements + placed.len() > PLACED_ELEMENTS {
-            map.clear();
-            *elements = 0;
+    let fresh = Arc::new(place()?);
+    cache.with(|p| {
+        let p = &mut *p.borrow_mut();
+        if p.elements + fresh.len() > PLACED_ELEMENTS {
+            p.map.clear();
+            p.elements = 0;
         }
-        if placed.len() <= PLACED_ELEMENTS {
-            *elements += placed.len();
-            map.insert(key, placed.clone());
+        if fresh.len() <= PLACED_ELEMENTS {
+            p.elements += fresh.len();
+            p.map.insert(key, fresh.clone());
         }
     });
-    Some(placed)
+    Some(fresh)
 }
 
 /// Elements of placed views a thread keeps ([`view_addresses`]): 8 MiB.
@@ -329,26 +352,10 @@ pub fn tmem_element_in(v: &TmemView, idx: &[u32], quarter: u32) -> TmemCell {
 /// ([`place_tmem_view`]), kept per thread by view and quarter like [`view_addresses`].
 pub fn tmem_view_cells(v: &TmemView, quarter: u32) -> Arc<Vec<TmemCell>> {
     thread_local! {
-        static PLACED: RefCell<(HashMap<(TmemView, u32), Arc<Vec<TmemCell>>>, usize)> =
-            RefCell::new((HashMap::new(), 0));
+        static PLACED: RefCell<Placed<(TmemView, u32), TmemCell>> = RefCell::new(Placed::default());
     }
     let key = (TmemView { alloc: 0, ..*v }, quarter);
-    if let Some(hit) = PLACED.with(|p| p.borrow().0.get(&key).cloned()) {
-        return hit;
-    }
-    let placed = Arc::new(place_tmem_view(v, quarter));
-    PLACED.with(|p| {
-        let (map, elements) = &mut *p.borrow_mut();
-        if *elements + placed.len() > PLACED_ELEMENTS {
-            map.clear();
-            *elements = 0;
-        }
-        if placed.len() <= PLACED_ELEMENTS {
-            *elements += placed.len();
-            map.insert(key, placed.clone());
-        }
-    });
-    placed
+    placed(&PLACED, key, || Some(place_tmem_view(v, quarter))).unwrap_or_default()
 }
 
 /// [`tmem_view_cells`] computed. Within a row of a matrix view the bit offset grows by `bits *
