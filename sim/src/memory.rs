@@ -89,6 +89,12 @@ impl Smem {
                 return Ok(w);
             }
         }
+        self.read_general(addr, shift, bits)
+    }
+
+    /// [`Smem::read`] of any width and bit offset (kept out of line).
+    #[inline(never)]
+    fn read_general(&self, addr: u32, shift: u32, bits: u32) -> OpResult<u64> {
         let (a, n) = self.range(addr, shift, bits)?;
         let mut v = 0u64;
         for k in 0..n {
@@ -115,6 +121,13 @@ impl Smem {
                 return Ok(());
             }
         }
+        self.write_general(addr, shift, bits, value)
+    }
+
+    /// [`Smem::write`] of any width and bit offset (kept out of line: the whole-element
+    /// path above is the common one).
+    #[inline(never)]
+    fn write_general(&mut self, addr: u32, shift: u32, bits: u32, value: u64) -> OpResult<()> {
         let (a, n) = self.range(addr, shift, bits)?;
         if bits.is_multiple_of(8) && shift == 0 {
             let le = value.to_le_bytes();
