@@ -133,6 +133,19 @@ impl HostTensor {
         }
         let w = (bits / 8) as usize;
         let o = i as usize * w;
+        // Fixed widths read as one word (the loop below is the general case).
+        match w {
+            4 => {
+                return u32::from_le_bytes([
+                    self.data[o],
+                    self.data[o + 1],
+                    self.data[o + 2],
+                    self.data[o + 3],
+                ]) as u64
+            }
+            2 => return u16::from_le_bytes([self.data[o], self.data[o + 1]]) as u64,
+            _ => {}
+        }
         let mut v = 0u64;
         for k in 0..w {
             v |= (self.data[o + k] as u64) << (8 * k);
@@ -152,8 +165,14 @@ impl HostTensor {
         }
         let w = (bits / 8) as usize;
         let o = i as usize * w;
-        for k in 0..w {
-            self.data[o + k] = (v >> (8 * k)) as u8;
+        match w {
+            4 => self.data[o..o + 4].copy_from_slice(&(v as u32).to_le_bytes()),
+            2 => self.data[o..o + 2].copy_from_slice(&(v as u16).to_le_bytes()),
+            _ => {
+                for k in 0..w {
+                    self.data[o + k] = (v >> (8 * k)) as u8;
+                }
+            }
         }
     }
     pub fn get(&self, i: u64) -> f64 {

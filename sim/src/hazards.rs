@@ -25,8 +25,7 @@
 //! values or of how the machine schedules.
 
 use crate::hb::{
-    Access, AgentId, AgentInfo, Clean, Hazard, HazardKind, Issued, Kind, Proxy, Rec, Shadow, VClock, World,
-    ASYNC_OP,
+    Access, AgentId, AgentInfo, Hazard, HazardKind, Issued, Kind, Proxy, Rec, Shadow, VClock, World, ASYNC_OP,
 };
 use crate::lower::{AllocPlace, IKind, Program};
 use crate::memory::TMEM_LANES;
@@ -278,21 +277,26 @@ impl CtaHb {
             ops: &self.ops,
         };
         let acc = Access { rec, clock };
-        let mut found = None;
-        let mut clean = Clean::default();
         let mut last = usize::MAX;
-        for &(addr, shift) in addrs {
+        // Elements that each lie within one granule (every naturally aligned element of 32
+        // bits or fewer): one granule per element, without the inner ranges.
+        let within =
+            |&(addr, shift): &(u32, u32)| (addr % SMEM_GRANULE) * 8 + shift + bits <= SMEM_GRANULE * 8;
+        if addrs.iter().all(within) {
+            let granules = addrs
+                .iter()
+                .map(|&(addr, _)| (addr / SMEM_GRANULE) as usize)
+                .filter(move |&g| std::mem::replace(&mut last, g) != g);
+            return self.smem.access_all(granules, &acc, w);
+        }
+        let granules = addrs.iter().flat_map(|&(addr, shift)| {
             let nbytes = (shift + bits).div_ceil(8).max(1);
             let g0 = (addr / SMEM_GRANULE) as usize;
             let g1 = ((addr + nbytes - 1) / SMEM_GRANULE) as usize;
-            for g in g0..=g1 {
-                if g != last {
-                    self.smem.access(g, &acc, w, &mut found, &mut clean);
-                    last = g;
-                }
-            }
-        }
-        found
+            g0..g1 + 1
+        });
+        let granules = granules.filter(move |&g| std::mem::replace(&mut last, g) != g);
+        self.smem.access_all(granules, &acc, w)
     }
 
     fn tmem_access(&mut self, cells: &[(u32, u32)], rec: Rec, clock: &VClock) -> Option<Hazard> {
@@ -311,17 +315,12 @@ impl CtaHb {
             ops: &self.ops,
         };
         let acc = Access { rec, clock };
-        let mut found = None;
-        let mut clean = Clean::default();
         let mut last = usize::MAX;
-        for &(lane, col) in cells {
-            let g = tmem_granule(lane, col);
-            if g != last {
-                self.tmem.access(g, &acc, w, &mut found, &mut clean);
-                last = g;
-            }
-        }
-        found
+        let granules = cells
+            .iter()
+            .map(|&(lane, col)| tmem_granule(lane, col))
+            .filter(move |&g| std::mem::replace(&mut last, g) != g);
+        self.tmem.access_all(granules, &acc, w)
     }
 
     /// Whether TMEM cell `(lane, col)` was written since it was allocated.

@@ -267,12 +267,9 @@ fn pair(prev: &Rec, cur: &Access, w: World) -> Option<(HazardKind, bool)> {
 
 /// Earlier accesses already checked against the current one (a small cache, oldest replaced).
 #[derive(Clone, Copy, Debug)]
-pub struct Clean {
+struct Clean {
     recs: [Rec; 4],
     next: usize,
-    /// The last granule state found compatible with the current access: a granule in the
-    /// same state (a buffer one operation wrote whole) needs no check.
-    last: Option<Cell>,
 }
 
 impl Default for Clean {
@@ -280,7 +277,6 @@ impl Default for Clean {
         Clean {
             recs: [Rec::EMPTY; 4],
             next: 0,
-            last: None,
         }
     }
 }
@@ -297,85 +293,153 @@ impl Clean {
     }
 }
 
-/// The state of one granule: the last write and the reads since, at most one per agent.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// The state of one granule: the last write and the reads since, at most one per agent, in
+/// the order their agents first read.
+#[derive(Clone, Debug, PartialEq)]
 struct Cell {
     w: Rec,
-    r: [Rec; 2],
-    /// 1 + index of this cell's overflow reads in [`Shadow::extra`], or 0.
-    more: u32,
+    r: Vec<Rec>,
 }
 
 impl Cell {
     const EMPTY: Cell = Cell {
         w: Rec::EMPTY,
-        r: [Rec::EMPTY; 2],
-        more: 0,
+        r: Vec::new(),
     };
 }
 
-/// Shadow memory: one cell per granule.
+/// What one sequence of accesses ([`Shadow::access_all`]) remembers between its granules:
+/// the states already found clean for the access, and the states it made.
+struct Seq {
+    clean: Clean,
+    /// States whose check found nothing (a granule in one of them needs no check).
+    clean_states: [u32; 2],
+    /// The state every granule a write reaches is left in.
+    written: Option<u32>,
+    /// The last state a read moved a granule from, and the state it moved it to.
+    read_from: u32,
+    read_to: u32,
+}
+
+/// The state a granule starts in (nothing recorded).
+const EMPTY_STATE: u32 = 0;
+/// No state.
+const NO_STATE: u32 = u32::MAX;
+
+/// Shadow memory: the state of every granule. Granules share states: an access moves every
+/// granule that was in one state into one new state (a TMA box, an MMA operand or a tile
+/// store makes one state for the whole buffer), so a granule holds the index of its state
+/// and a check is made once per distinct state an access meets, not once per granule.
+/// States no granule holds any more are dropped once they outnumber the live ones.
 #[derive(Clone, Debug)]
 pub struct Shadow {
-    cells: Vec<Cell>,
-    extra: Vec<Vec<Rec>>,
+    ids: Vec<u32>,
+    states: Vec<Cell>,
+    /// [`Shadow::states`]' length at which the unused states are dropped.
+    compact_at: usize,
 }
+
+/// The fewest states kept before unused ones are dropped.
+const MIN_COMPACT: usize = 4096;
 
 impl Shadow {
     pub fn new(granules: usize) -> Shadow {
         Shadow {
-            cells: vec![Cell::EMPTY; granules],
-            extra: Vec::new(),
+            ids: vec![EMPTY_STATE; granules],
+            states: vec![Cell::EMPTY],
+            compact_at: MIN_COMPACT,
         }
     }
     pub fn len(&self) -> usize {
-        self.cells.len()
+        self.ids.len()
     }
     pub fn is_empty(&self) -> bool {
-        self.cells.is_empty()
+        self.ids.is_empty()
     }
     /// Grow to `granules` cells (the new ones empty).
     pub fn grow(&mut self, granules: usize) {
-        if granules > self.cells.len() {
-            self.cells.resize(granules, Cell::EMPTY);
+        if granules > self.ids.len() {
+            self.ids.resize(granules, EMPTY_STATE);
         }
     }
     /// Whether any access ever wrote granule `g`.
     pub fn written(&self, g: usize) -> bool {
-        self.cells.get(g).is_some_and(|c| !c.w.is_empty())
+        self.ids
+            .get(g)
+            .is_some_and(|&id| !self.states[id as usize].w.is_empty())
     }
     /// Forget granules `range` (freed tensor memory).
     pub fn clear(&mut self, range: std::ops::Range<usize>) {
-        let end = range.end.min(self.cells.len());
-        for g in range.start.min(end)..end {
-            let c = &mut self.cells[g];
-            if c.more != 0 {
-                self.extra[c.more as usize - 1].clear();
-            }
-            let more = c.more;
-            *c = Cell { more, ..Cell::EMPTY };
-        }
+        let end = range.end.min(self.ids.len());
+        self.ids[range.start.min(end)..end].fill(EMPTY_STATE);
     }
 
-    /// Check `cur` against granule `g` and record it there. The first hazard of a sequence of
-    /// calls is kept in `found` (one report per operation keeps the output readable); `clean`
-    /// remembers the earlier accesses already found compatible with `cur` over the sequence
-    /// (an operation's granules mostly meet the same few earlier accesses).
-    #[inline]
-    pub fn access(
+    /// Drop the states no granule holds (renumbering the rest) once there are many.
+    fn compact(&mut self) {
+        if self.states.len() < self.compact_at {
+            return;
+        }
+        let mut remap = vec![NO_STATE; self.states.len()];
+        remap[EMPTY_STATE as usize] = EMPTY_STATE;
+        let mut kept = vec![Cell::EMPTY];
+        for id in self.ids.iter_mut() {
+            let r = &mut remap[*id as usize];
+            if *r == NO_STATE {
+                *r = kept.len() as u32;
+                kept.push(std::mem::replace(&mut self.states[*id as usize], Cell::EMPTY));
+            }
+            *id = *r;
+        }
+        self.compact_at = (2 * kept.len()).max(MIN_COMPACT);
+        self.states = kept;
+    }
+
+    /// Check `cur` against granules `granules`, in order, and record it in each. The first
+    /// hazard is returned (one report per operation keeps the output readable); the
+    /// records are made in every granule. A granule outside the shadow is skipped.
+    pub fn access_all(
         &mut self,
-        g: usize,
+        granules: impl IntoIterator<Item = usize>,
         cur: &Access,
         w: World,
-        found: &mut Option<Hazard>,
-        clean: &mut Clean,
-    ) {
-        let Some(cell) = self.cells.get_mut(g) else { return };
+    ) -> Option<Hazard> {
+        self.compact();
+        let mut found = None;
+        let mut seq = Seq {
+            clean: Clean::default(),
+            clean_states: [NO_STATE; 2],
+            written: None,
+            read_from: NO_STATE,
+            read_to: NO_STATE,
+        };
+        for g in granules {
+            let Some(&id) = self.ids.get(g) else { continue };
+            // The common case inline: a granule that needs no check and whose new state is
+            // known.
+            if found.is_some() || seq.clean_states.contains(&id) {
+                let next = match cur.rec.kind {
+                    Kind::Write => seq.written,
+                    Kind::Read => (id == seq.read_from).then_some(seq.read_to),
+                };
+                if let Some(next) = next {
+                    self.ids[g] = next;
+                    continue;
+                }
+            }
+            self.access(g, cur, w, &mut found, &mut seq);
+        }
+        found
+    }
+
+    /// Check `cur` against granule `g` and record it there ([`Shadow::access_all`]).
+    #[inline(never)]
+    fn access(&mut self, g: usize, cur: &Access, w: World, found: &mut Option<Hazard>, seq: &mut Seq) {
+        let Some(&id) = self.ids.get(g) else { return };
         // The check depends only on the granule's records and `cur`: a state already found
-        // clean for `cur` is clean again (overflow reads are not compared, so not skipped).
-        let seen_clean = cell.more == 0 && clean.last == Some(*cell);
-        if found.is_none() && !seen_clean {
-            let state = *cell;
+        // clean for `cur` is clean again.
+        if found.is_none() && !seq.clean_states.contains(&id) {
+            let cell = &self.states[id as usize];
+            let clean = &mut seq.clean;
             let mut check = |r: &Rec| {
                 if r.is_empty() || r.agent == cur.rec.agent || clean.contains(r) {
                     return None;
@@ -389,9 +453,6 @@ impl Shadow {
             let mut hit = check(&cell.w);
             if hit.is_none() && cur.rec.kind == Kind::Write {
                 hit = cell.r.iter().find_map(&mut check);
-                if hit.is_none() && cell.more != 0 {
-                    hit = self.extra[cell.more as usize - 1].iter().find_map(&mut check);
-                }
             }
             match hit {
                 Some(((kind, swapped), prev)) => {
@@ -403,37 +464,32 @@ impl Shadow {
                         granule: g as u32,
                     });
                 }
-                None if state.more == 0 => clean.last = Some(state),
-                None => {}
+                None => seq.clean_states = [id, seq.clean_states[0]],
             }
         }
         let rec = cur.rec;
-        match rec.kind {
-            Kind::Write => {
-                cell.w = rec;
-                cell.r = [Rec::EMPTY; 2];
-                if cell.more != 0 {
-                    self.extra[cell.more as usize - 1].clear();
-                }
-            }
+        let next = match rec.kind {
+            Kind::Write => *seq.written.get_or_insert_with(|| {
+                self.states.push(Cell {
+                    w: rec,
+                    r: Vec::new(),
+                });
+                (self.states.len() - 1) as u32
+            }),
+            Kind::Read if id == seq.read_from => seq.read_to,
             Kind::Read => {
-                for slot in cell.r.iter_mut() {
-                    if slot.is_empty() || slot.agent == rec.agent {
-                        *slot = rec;
-                        return;
-                    }
-                }
-                if cell.more == 0 {
-                    self.extra.push(Vec::new());
-                    cell.more = self.extra.len() as u32;
-                }
-                let v = &mut self.extra[cell.more as usize - 1];
-                match v.iter_mut().find(|r| r.agent == rec.agent) {
+                let mut cell = self.states[id as usize].clone();
+                match cell.r.iter_mut().find(|r| r.agent == rec.agent) {
                     Some(r) => *r = rec,
-                    None => v.push(rec),
+                    None => cell.r.push(rec),
                 }
+                self.states.push(cell);
+                seq.read_from = id;
+                seq.read_to = (self.states.len() - 1) as u32;
+                seq.read_to
             }
-        }
+        };
+        self.ids[g] = next;
     }
 }
 
@@ -482,13 +538,8 @@ mod tests {
         ag: &[AgentInfo],
         ops: &[Issued],
     ) -> Option<Hazard> {
-        let mut found = None;
-        let mut clean = Clean::default();
         let w = World { agents: ag, ops };
-        for g in gs {
-            s.access(g, &Access { rec: r, clock: c }, w, &mut found, &mut clean);
-        }
-        found
+        s.access_all(gs, &Access { rec: r, clock: c }, w)
     }
     fn async_rec(agent: AgentId, time: u32, kind: Kind, op: u32) -> Rec {
         Rec {

@@ -33,6 +33,9 @@
 
 use crate::value::{Dims, Layout, SmemView, TmemView};
 use bwsim_isa::types::{DType, Swizzle};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::Arc;
 
 /// Bit offset of element `idx` of a buffer, relative to the buffer's first byte, before any
 /// swizzle. `shape` and `idx` have the same rank.
@@ -170,11 +173,66 @@ pub fn view_element(v: &SmemView, idx: &[u32]) -> Option<(u32, u32)> {
     smem_element(v.base, v.dtype, v.root.as_slice(), v.layout, r.as_slice())
 }
 
-/// Physical `(byte, bit shift)` of every element of a view, in the view's row-major order.
-/// Same results as calling [`view_element`] per element, computed in bulk: for NVMMA and plain
-/// layouts the offset is a sum of a part that depends on the last index only and a part that
-/// does not, so each row costs one full evaluation and each element an addition.
-pub fn view_addresses(v: &SmemView) -> Option<Vec<(u32, u32)>> {
+/// Physical `(byte, bit shift)` of every element of a view, in the view's row-major order
+/// ([`place_view`]). A kernel's loop walks the same few views again and again (a ring of
+/// buffers), so each thread keeps the lists it placed, by view, up to [`PLACED_ELEMENTS`]
+/// elements in all (then it starts over).
+pub fn view_addresses(v: &SmemView) -> Option<Arc<Vec<(u32, u32)>>> {
+    thread_local! {
+        static PLACED: RefCell<Placed<SmemView, (u32, u32)>> = RefCell::new(Placed::default());
+    }
+    // The allocation index names the buffer in diagnostics; it does not move an element.
+    placed(&PLACED, SmemView { alloc: 0, ..*v }, || place_view(v))
+}
+
+/// Placements a thread keeps, by view: up to [`PLACED_ELEMENTS`] elements in all, then it
+/// starts over.
+struct Placed<K, T> {
+    map: HashMap<K, Arc<Vec<T>>>,
+    elements: usize,
+}
+
+impl<K, T> Default for Placed<K, T> {
+    fn default() -> Self {
+        Placed {
+            map: HashMap::new(),
+            elements: 0,
+        }
+    }
+}
+
+/// The placement kept in `cache` under `key`, or `place()` (kept when it fits).
+fn placed<K: std::hash::Hash + Eq, T>(
+    cache: &'static std::thread::LocalKey<RefCell<Placed<K, T>>>,
+    key: K,
+    place: impl FnOnce() -> Option<Vec<T>>,
+) -> Option<Arc<Vec<T>>> {
+    if let Some(hit) = cache.with(|p| p.borrow().map.get(&key).cloned()) {
+        return Some(hit);
+    }
+    let fresh = Arc::new(place()?);
+    cache.with(|p| {
+        let p = &mut *p.borrow_mut();
+        if p.elements + fresh.len() > PLACED_ELEMENTS {
+            p.map.clear();
+            p.elements = 0;
+        }
+        if fresh.len() <= PLACED_ELEMENTS {
+            p.elements += fresh.len();
+            p.map.insert(key, fresh.clone());
+        }
+    });
+    Some(fresh)
+}
+
+/// Elements of placed views a thread keeps ([`view_addresses`]): 8 MiB.
+const PLACED_ELEMENTS: usize = 1 << 20;
+
+/// [`view_addresses`] computed: the same results as calling [`view_element`] per element, in
+/// bulk: for NVMMA and plain layouts the offset is a sum of a part that depends on the last
+/// index only and a part that does not, so each row costs one full evaluation and each element
+/// an addition.
+pub fn place_view(v: &SmemView) -> Option<Vec<(u32, u32)>> {
     let shape = v.shape.as_slice();
     let n = v.shape.numel() as usize;
     let root = v.root.as_slice();
@@ -306,10 +364,20 @@ pub fn tmem_element_in(v: &TmemView, idx: &[u32], quarter: u32) -> TmemCell {
     }
 }
 
-/// [`tmem_element_in`] of every element of a view, row-major over its shape. Within a row of a
-/// matrix view the bit offset grows by `bits * col_stride` per element (the block split along
-/// N cancels: `(n / BN) * BN + n % BN = n`), so each row costs one [`tmem_element_in`].
-pub fn tmem_view_cells(v: &TmemView, quarter: u32) -> Vec<TmemCell> {
+/// [`tmem_element_in`] of every element of a view, row-major over its shape
+/// ([`place_tmem_view`]), kept per thread by view and quarter like [`view_addresses`].
+pub fn tmem_view_cells(v: &TmemView, quarter: u32) -> Arc<Vec<TmemCell>> {
+    thread_local! {
+        static PLACED: RefCell<Placed<(TmemView, u32), TmemCell>> = RefCell::new(Placed::default());
+    }
+    let key = (TmemView { alloc: 0, ..*v }, quarter);
+    placed(&PLACED, key, || Some(place_tmem_view(v, quarter))).unwrap_or_default()
+}
+
+/// [`tmem_view_cells`] computed. Within a row of a matrix view the bit offset grows by `bits *
+/// col_stride` per element (the block split along N cancels: `(n / BN) * BN + n % BN = n`), so
+/// each row costs one [`tmem_element_in`].
+pub fn place_tmem_view(v: &TmemView, quarter: u32) -> Vec<TmemCell> {
     let shape = v.shape.as_slice();
     let n = v.shape.numel() as usize;
     let mut out = Vec::with_capacity(n);

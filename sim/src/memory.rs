@@ -69,23 +69,33 @@ impl Smem {
         Ok((a, nbytes))
     }
     /// Read `bits` bits at `(addr, shift)`.
+    #[inline]
     pub fn read(&self, addr: u32, shift: u32, bits: u32) -> OpResult<u64> {
-        let (a, n) = self.range(addr, shift, bits)?;
         if shift == 0 {
-            match bits {
-                32 => {
-                    return Ok(u32::from_le_bytes([
-                        self.bytes[a],
-                        self.bytes[a + 1],
-                        self.bytes[a + 2],
-                        self.bytes[a + 3],
-                    ]) as u64)
-                }
-                16 => return Ok(u16::from_le_bytes([self.bytes[a], self.bytes[a + 1]]) as u64),
-                8 => return Ok(self.bytes[a] as u64),
-                _ => {}
+            let a = addr as usize;
+            let word = match bits {
+                32 => self
+                    .bytes
+                    .get(a..a + 4)
+                    .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as u64),
+                16 => self
+                    .bytes
+                    .get(a..a + 2)
+                    .map(|b| u16::from_le_bytes([b[0], b[1]]) as u64),
+                8 => self.bytes.get(a).map(|&b| b as u64),
+                _ => None,
+            };
+            if let Some(w) = word {
+                return Ok(w);
             }
         }
+        self.read_general(addr, shift, bits)
+    }
+
+    /// [`Smem::read`] of any width and bit offset (kept out of line).
+    #[inline(never)]
+    fn read_general(&self, addr: u32, shift: u32, bits: u32) -> OpResult<u64> {
+        let (a, n) = self.range(addr, shift, bits)?;
         let mut v = 0u64;
         for k in 0..n {
             v |= (self.bytes[a + k] as u64) << (8 * k);
@@ -93,7 +103,31 @@ impl Smem {
         Ok((v >> shift) & mask(bits))
     }
     /// Write `bits` bits at `(addr, shift)`.
+    #[inline]
     pub fn write(&mut self, addr: u32, shift: u32, bits: u32, value: u64) -> OpResult<()> {
+        // Whole 8/16/32-bit elements within one word of the written bits: fixed-size copies
+        // (a copy of a run-time length is a library call).
+        let a = addr as usize;
+        if shift == 0 && a % 64 + (bits / 8) as usize <= 64 {
+            let le = value.to_le_bytes();
+            let done = match bits {
+                32 => self.bytes.get_mut(a..a + 4).map(|d| d.copy_from_slice(&le[..4])),
+                16 => self.bytes.get_mut(a..a + 2).map(|d| d.copy_from_slice(&le[..2])),
+                8 => self.bytes.get_mut(a).map(|d| *d = le[0]),
+                _ => None,
+            };
+            if done.is_some() {
+                self.written[a / 64] |= mask(bits / 8) << (a % 64);
+                return Ok(());
+            }
+        }
+        self.write_general(addr, shift, bits, value)
+    }
+
+    /// [`Smem::write`] of any width and bit offset (kept out of line: the whole-element
+    /// path above is the common one).
+    #[inline(never)]
+    fn write_general(&mut self, addr: u32, shift: u32, bits: u32, value: u64) -> OpResult<()> {
         let (a, n) = self.range(addr, shift, bits)?;
         if bits.is_multiple_of(8) && shift == 0 {
             let le = value.to_le_bytes();
@@ -294,6 +328,24 @@ mod tests {
             s.read(1023, 0, 16),
             Err(Fault::Trap(CudaError::IllegalAddress, _))
         ));
+    }
+
+    #[test]
+    fn whole_element_writes_mark_exactly_their_bytes() {
+        let mut s = Smem::new(1024);
+        // Within one 64-byte word of the written bits, and across two.
+        s.write(60, 0, 32, 0x1122_3344).expect("in range");
+        s.write(126, 0, 32, 0xaabb_ccdd).expect("in range");
+        s.write(200, 0, 16, 0xbeef).expect("in range");
+        s.write(300, 0, 8, 0x7f).expect("in range");
+        assert_eq!(s.read(60, 0, 32).expect("in range"), 0x1122_3344);
+        assert_eq!(s.read(126, 0, 32).expect("in range"), 0xaabb_ccdd);
+        assert_eq!(s.read(200, 0, 16).expect("in range"), 0xbeef);
+        assert_eq!(s.read(300, 0, 8).expect("in range"), 0x7f);
+        assert_eq!(&s.bytes()[126..130], &[0xdd, 0xcc, 0xbb, 0xaa]);
+        let written: Vec<u32> = (0..1024).filter(|&a| s.was_written(a)).collect();
+        assert_eq!(written, vec![60, 61, 62, 63, 126, 127, 128, 129, 200, 201, 300]);
+        assert!(s.write(1022, 0, 32, 0).is_err(), "past the end");
     }
 
     #[test]

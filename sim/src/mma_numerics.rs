@@ -292,7 +292,8 @@ fn round_toward_zero(s: i64, unit: i32, bits: u32) -> f32 {
 
 /// Zero's `lead` in a [`Packed`] operand: far enough below every real exponent that a
 /// product with a zero factor never sets the reference exponent.
-const ZERO_LEAD: i32 = -(1 << 24);
+/// Leads are 16 bits wide (two zeros' sum, -2^15, still fits) so their maxima vectorise.
+const ZERO_LEAD: i16 = -(1 << 14);
 
 /// The exponent range of a packed operand: products of two stay normal f64 numbers with room
 /// for the 2^-unit scale ([`block_step_packed`]).
@@ -304,7 +305,7 @@ const PACKED_LEAD: std::ops::RangeInclusive<i32> = -400..=400;
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Packed {
     v: f64,
-    lead: i32,
+    lead: i16,
 }
 
 impl Packed {
@@ -332,7 +333,7 @@ impl Packed {
         if v.to_bits().trailing_zeros() < 52 - 23 {
             return None;
         }
-        Some(Packed { v, lead })
+        Some(Packed { v, lead: lead as i16 })
     }
 
     /// The value (zeros as +0).
@@ -356,7 +357,7 @@ pub fn packed_supports(p: BlockFma) -> bool {
 pub struct PackedLines {
     k: usize,
     v: Vec<f64>,
-    lead: Vec<i32>,
+    lead: Vec<i16>,
     fits: Vec<bool>,
 }
 
@@ -364,7 +365,7 @@ pub struct PackedLines {
 #[derive(Clone, Copy, Debug)]
 pub struct PackedLine<'a> {
     v: &'a [f64],
-    lead: &'a [i32],
+    lead: &'a [i16],
 }
 
 impl PackedLines {
@@ -404,41 +405,100 @@ impl PackedLines {
 /// align_bits)` is `trunc(term * 2^-unit)`, and every step of that is exact in f64: the
 /// product of two 24-bit significands has 48 bits, both exponents lie in [-400, 400] so it is
 /// a normal number, scaling by a power of two is exact (a term that underflows is below one
-/// unit and cuts to 0 either way), and the cut term is below 2^(align_bits + 2), inside an
-/// i64, where `as` truncates toward zero. Inlined into [`block_step_fixed`], where the length
-/// is a constant and the loops unroll.
+/// unit and cuts to 0 either way), and the cut term is an integer below 2^(align_bits + 2).
+/// When the step's terms cannot add up to 2^53 ([`sums_exact_in_f64`]), they are cut and
+/// summed as f64 integers ([`trunc_small`], vector operations); otherwise as i64, where `as`
+/// truncates toward zero. Inlined into [`block_step_fixed`], where the length is a constant
+/// and the loops unroll.
 #[inline(always)]
 fn block_step_packed(a: PackedLine, b: PackedLine, c: Option<f32>, p: BlockFma) -> f32 {
     let n = a.v.len().min(b.v.len());
     let (av, alead) = (&a.v[..n], &a.lead[..n]);
     let (bv, blead) = (&b.v[..n], &b.lead[..n]);
     let c = c.map(f64::from).filter(|c| *c != 0.0);
-    let mut big = c.map_or(ZERO_LEAD, exponent);
-    for t in 0..n {
-        // A zero factor's ZERO_LEAD keeps the sum below every live term and below any
-        // ZERO_LEAD start, so no branch on liveness.
-        big = big.max(alead[t] + blead[t]);
+    // A zero factor's ZERO_LEAD keeps the sum below every live term and below any ZERO_LEAD
+    // start, so no branch on liveness; lanes of 16-bit maxima let the loop vectorise.
+    let mut bigs = [ZERO_LEAD; LEAD_LANES];
+    let (al, bl) = (alead.chunks_exact(LEAD_LANES), blead.chunks_exact(LEAD_LANES));
+    for t in (n - n % LEAD_LANES)..n {
+        bigs[0] = bigs[0].max(alead[t] + blead[t]);
     }
-    if big <= ZERO_LEAD / 2 {
+    for (ca, cb) in al.zip(bl) {
+        for l in 0..LEAD_LANES {
+            bigs[l] = bigs[l].max(ca[l] + cb[l]);
+        }
+    }
+    let big = bigs
+        .iter()
+        .fold(c.map_or(i32::from(ZERO_LEAD), exponent), |m, &x| {
+            m.max(i32::from(x))
+        });
+    if big <= i32::from(ZERO_LEAD) / 2 {
         return 0.0;
     }
     let unit = big - p.align_bits as i32;
     // 2^-unit: unit is within [-846, 800], a normal f64 built from its exponent field.
     let scale = f64::from_bits(((1023 - unit) as u64) << 52);
-    let mut sum: i64 = c.map_or(0, |c| (c * scale) as i64);
-    for t in 0..n {
-        sum += (av[t] * bv[t] * scale) as i64;
-    }
+    let sum = if sums_exact_in_f64(n, p) {
+        // Sums of integers below 2^53 are exact in any order: lanes of running sums.
+        let mut sums = [0f64; LANES];
+        let mut rest = c.map_or(0.0, |c| trunc_small(c * scale));
+        for t in (n - n % LANES)..n {
+            rest += trunc_small(av[t] * bv[t] * scale);
+        }
+        let (ac, bc) = (av.chunks_exact(LANES), bv.chunks_exact(LANES));
+        for (ca, cb) in ac.zip(bc) {
+            for l in 0..LANES {
+                sums[l] += trunc_small(ca[l] * cb[l] * scale);
+            }
+        }
+        (sums.iter().sum::<f64>() + rest) as i64
+    } else {
+        let mut sum: i64 = c.map_or(0, |c| (c * scale) as i64);
+        for t in 0..n {
+            sum += (av[t] * bv[t] * scale) as i64;
+        }
+        sum
+    };
     round_toward_zero(sum, unit, p.result_bits)
 }
+
+/// Whether `n` cut terms and a cut `c`, each below `2^(align_bits + 2)`, add up below 2^53
+/// however they are grouped (so an f64 sum of them is exact).
+#[inline(always)]
+fn sums_exact_in_f64(n: usize, p: BlockFma) -> bool {
+    p.align_bits <= 50 && ((n as u128 + 1) << (p.align_bits + 2)) <= 1u128 << 53
+}
+
+/// 2^52: adding it to an f64 in [0, 2^51) rounds that to an integer (the sum's unit in the
+/// last place is 1).
+const TWO_52: f64 = 4_503_599_627_370_496.0;
+
+/// `x` truncated toward zero for `|x| < 2^51`, in operations that vectorise (`f64::trunc`
+/// is a library call on baseline x86-64): `|x|` rounded to the nearest integer through
+/// `2^52`, one less when that went up, with `x`'s sign.
+#[inline(always)]
+fn trunc_small(x: f64) -> f64 {
+    const SIGN: u64 = 1 << 63;
+    let bits = x.to_bits();
+    let a = f64::from_bits(bits & !SIGN);
+    let r = (a + TWO_52) - TWO_52;
+    // 1.0 where the rounding went up, else 0.0 (a mask, not a branch).
+    let up = f64::from_bits(1f64.to_bits() & 0u64.wrapping_sub(u64::from(r > a)));
+    f64::from_bits((r - up).to_bits() | (bits & SIGN))
+}
+
+/// Running sums of [`block_step_packed`]'s terms, and running maxima of its exponents.
+const LANES: usize = 4;
+const LEAD_LANES: usize = 8;
 
 /// [`block_step_packed`] for lines of exactly `K` operands (the compiler sees the length).
 fn block_step_fixed<const K: usize>(a: PackedLine, b: PackedLine, c: Option<f32>, p: BlockFma) -> f32 {
     match (
         <&[f64; K]>::try_from(a.v),
-        <&[i32; K]>::try_from(a.lead),
+        <&[i16; K]>::try_from(a.lead),
         <&[f64; K]>::try_from(b.v),
-        <&[i32; K]>::try_from(b.lead),
+        <&[i16; K]>::try_from(b.lead),
     ) {
         (Ok(av), Ok(alead), Ok(bv), Ok(blead)) => block_step_packed(
             PackedLine { v: av, lead: alead },
@@ -453,6 +513,24 @@ fn block_step_fixed<const K: usize>(a: PackedLine, b: PackedLine, c: Option<f32>
 /// [`chain`] on packed operands ([`packed_supports`] must hold for `p`): the same result bit
 /// for bit, one step per `k` products.
 pub fn chain_packed(a: PackedLine, b: PackedLine, k: usize, acc: f32, use_acc: bool, p: BlockFma) -> f32 {
+    let n = a.v.len().min(b.v.len());
+    let [r] = chain_packed_cols(a.prefix(n), [b.prefix(n)], k, [acc], use_acc, p);
+    r
+}
+
+/// [`chain_packed`] of one row against `W` columns, each column's result the one
+/// [`chain_packed`] gives; the columns' chains are independent, so their steps run
+/// interleaved (a step waits on the previous step's result, not on another column's).
+/// Every line must have the row's length.
+pub fn chain_packed_cols<const W: usize>(
+    a: PackedLine,
+    b: [PackedLine; W],
+    k: usize,
+    acc: [f32; W],
+    use_acc: bool,
+    p: BlockFma,
+) -> [f32; W] {
+    assert!(b.iter().all(|b| b.v.len() == a.v.len()), "lines of one length");
     match k {
         8 => chain_steps(a, b, k, acc, use_acc, p, block_step_fixed::<8>),
         16 => chain_steps(a, b, k, acc, use_acc, p, block_step_fixed::<16>),
@@ -462,49 +540,59 @@ pub fn chain_packed(a: PackedLine, b: PackedLine, k: usize, acc: f32, use_acc: b
     }
 }
 
-/// The steps of [`chain_packed`], each by `step`.
+impl<'a> PackedLine<'a> {
+    /// Operands `r` of the line.
+    fn slice(self, r: std::ops::Range<usize>) -> PackedLine<'a> {
+        PackedLine {
+            v: &self.v[r.clone()],
+            lead: &self.lead[r],
+        }
+    }
+    /// The first `n` operands.
+    fn prefix(self, n: usize) -> PackedLine<'a> {
+        self.slice(0..n.min(self.v.len()))
+    }
+}
+
+/// The steps of [`chain_packed_cols`], each by `step`.
 #[inline(always)]
-fn chain_steps(
+fn chain_steps<const W: usize>(
     a: PackedLine,
-    b: PackedLine,
+    b: [PackedLine; W],
     k: usize,
-    acc: f32,
+    acc: [f32; W],
     use_acc: bool,
     p: BlockFma,
     step: impl Fn(PackedLine, PackedLine, Option<f32>, BlockFma) -> f32,
-) -> f32 {
+) -> [f32; W] {
     debug_assert!(packed_supports(p));
     let k = k.max(1);
-    let n = a.v.len().min(b.v.len());
-    let mut c = use_acc.then_some(acc);
+    let n = a.v.len();
+    let mut c = acc.map(|acc| use_acc.then_some(acc));
     for lo in (0..n).step_by(k) {
         let r = lo..(lo + k).min(n);
-        let ra = PackedLine {
-            v: &a.v[r.clone()],
-            lead: &a.lead[r.clone()],
-        };
-        let rb = PackedLine {
-            v: &b.v[r.clone()],
-            lead: &b.lead[r],
-        };
-        c = Some(match c {
-            // An infinite or NaN accumulator: [`block_step`]'s f64 sum, the same expression.
-            Some(cv) if !cv.is_finite() => {
-                let value = |l: PackedLine, t: usize| {
-                    Packed {
-                        v: l.v[t],
-                        lead: l.lead[t],
-                    }
-                    .value()
-                };
-                let s: f64 =
-                    (0..ra.v.len()).map(|t| value(ra, t) * value(rb, t)).sum::<f64>() + f64::from(cv);
-                s as f32
-            }
-            _ => step(ra, rb, c, p),
-        });
+        let ra = a.slice(r.clone());
+        for (c, b) in c.iter_mut().zip(&b) {
+            let rb = b.slice(r.clone());
+            *c = Some(match *c {
+                // An infinite or NaN accumulator: [`block_step`]'s f64 sum, the same expression.
+                Some(cv) if !cv.is_finite() => {
+                    let value = |l: PackedLine, t: usize| {
+                        Packed {
+                            v: l.v[t],
+                            lead: l.lead[t],
+                        }
+                        .value()
+                    };
+                    let s: f64 =
+                        (0..ra.v.len()).map(|t| value(ra, t) * value(rb, t)).sum::<f64>() + f64::from(cv);
+                    s as f32
+                }
+                _ => step(ra, rb, *c, p),
+            });
+        }
     }
-    c.unwrap_or(0.0)
+    c.map(|c| c.unwrap_or(0.0))
 }
 
 /// A chain of steps over a whole K (one step per `k` products), starting from `acc` (unused
@@ -713,6 +801,46 @@ mod tests {
                     let fast = chain_packed(pa, pb, k, acc, use_acc, p);
                     prop_assert_eq!(fast.to_bits(), reference.to_bits(), "{} vs {}", fast, reference);
                 }
+            }
+
+            /// One row against four columns at once gives each column's reference chain.
+            #[test]
+            fn packed_columns_match_the_reference(
+                row in proptest::collection::vec(operand(), 1..70),
+                cols in proptest::collection::vec(proptest::collection::vec(operand(), 70), 4),
+                k in prop_oneof![Just(8usize), Just(16), Just(32), Just(64), 1usize..70],
+                accs in proptest::collection::vec(accumulator(), 4),
+                use_acc in any::<bool>(),
+                p in params(),
+            ) {
+                // Non-finite operands take the reference path before this one: zero them.
+                let finite = |v: &f64| if v.is_finite() { *v } else { 0.0 };
+                let n = row.len();
+                let row: Vec<f64> = row.iter().map(finite).collect();
+                let cols: Vec<Vec<f64>> = cols.iter().map(|c| c[..n].iter().map(finite).collect()).collect();
+                let la = PackedLines::new(&row, 1, n);
+                let lb: Vec<PackedLines> = cols.iter().map(|c| PackedLines::new(c, 1, n)).collect();
+                let a = la.line(0).expect("finite");
+                let b: [PackedLine; 4] = std::array::from_fn(|w| lb[w].line(0).expect("finite"));
+                let acc: [f32; 4] = std::array::from_fn(|w| accs[w]);
+                let fast = chain_packed_cols(a, b, k, acc, use_acc, p);
+                for w in 0..4 {
+                    let reference = chain(&operands(&row), &operands(&cols[w]), k, acc[w], use_acc, p);
+                    prop_assert_eq!(fast[w].to_bits(), reference.to_bits(), "column {}", w);
+                }
+            }
+
+            /// The vectorisable truncation is `f64::trunc`, at every magnitude it is used for
+            /// (integers, halves and ties included) and far below one.
+            #[test]
+            fn trunc_small_truncates(m in any::<u64>(), e in -1100i32..51, neg in any::<bool>()) {
+                // A random 53-bit significand in [1, 2), scaled.
+                let x = (1.0 + (m >> 12) as f64 * 2f64.powi(-52)) * 2f64.powi(e);
+                let x = if neg { -x } else { x };
+                prop_assume!(x.abs() < 2f64.powi(51));
+                prop_assert_eq!(trunc_small(x).to_bits(), x.trunc().to_bits(), "{}", x);
+                let half = (x * 2.0).trunc() / 2.0;
+                prop_assert_eq!(trunc_small(half).to_bits(), half.trunc().to_bits(), "{}", half);
             }
 
             /// Extreme exponents within an MMA: products far apart, cancellation, results at

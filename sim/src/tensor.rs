@@ -76,7 +76,7 @@ fn read_smem(smem: &Smem, v: &SmemView) -> OpResult<Vec<f64>> {
         .ok_or_else(|| Fault::trap(crate::trap::CudaError::IllegalAddress, "shared address overflow"))?;
     let bits = v.dtype.bits();
     let mut out = Vec::with_capacity(addrs.len());
-    for (addr, shift) in addrs {
+    for &(addr, shift) in addrs.iter() {
         out.push(operand(v.dtype, smem.read(addr, shift, bits)?));
     }
     Ok(out)
@@ -169,13 +169,15 @@ fn dot(
 
 /// The accumulator's cells, row-major over `[m, n]` (element `[i, j]` of the view, its copy in
 /// lane quarter 0).
-fn acc_cells(v: &TmemView, m: u32, n: u32) -> Vec<TmemCell> {
+fn acc_cells(v: &TmemView, m: u32, n: u32) -> std::sync::Arc<Vec<TmemCell>> {
     if v.shape.len() == 2 && !v.scales {
         layout::tmem_view_cells(v, 0)
     } else {
-        (0..m)
-            .flat_map(|i| (0..n).map(move |j| layout::tmem_element(v, &[i, j])))
-            .collect()
+        std::sync::Arc::new(
+            (0..m)
+                .flat_map(|i| (0..n).map(move |j| layout::tmem_element(v, &[i, j])))
+                .collect(),
+        )
     }
 }
 
@@ -440,11 +442,52 @@ impl MmaInputs<'_> {
     fn rows(&self, olds: &[u64], rows: std::ops::Range<usize>) -> Vec<u64> {
         let mut out = Vec::with_capacity(rows.len() * self.n);
         for i in rows {
-            for j in 0..self.n {
-                out.push(self.element(i, j, olds.get(i * self.n + j).copied().unwrap_or(0)));
+            let mut j = 0;
+            while j < self.n {
+                if let Some(r) = self.packed_cols::<PACKED_COLS>(i, j, olds) {
+                    out.extend_from_slice(&r);
+                    j += PACKED_COLS;
+                } else {
+                    out.push(self.element(i, j, olds.get(i * self.n + j).copied().unwrap_or(0)));
+                    j += 1;
+                }
             }
         }
         out
+    }
+
+    /// Elements `(i, j..j + W)` when every one takes the packed block-FMA chain ([`dot`]'s
+    /// first arm), computed together by [`mma_numerics::chain_packed_cols`]: the same bits
+    /// [`MmaInputs::element`] gives each.
+    fn packed_cols<const W: usize>(&self, i: usize, j: usize, olds: &[u64]) -> Option<[u64; W]> {
+        if self.int || j + W > self.n || self.acc != DType::F32 {
+            return None;
+        }
+        let p = self.arith.block_for(self.a_dtype)?;
+        if !mma_numerics::packed_supports(p) {
+            return None;
+        }
+        let lines = if self.bt_q.is_empty() {
+            self.b_lines
+        } else {
+            &self.bq_lines[self.row_quarter[i]]
+        };
+        let a = self.a_lines.line(i).packed?;
+        let mut b = [a; W];
+        for (w, b) in b.iter_mut().enumerate() {
+            *b = lines.line(j + w).packed?;
+        }
+        let acc = std::array::from_fn(|w| {
+            let old = olds.get(i * self.n + j + w).copied().unwrap_or(0);
+            if self.use_acc {
+                bits_to_f64(self.acc, old) as f32
+            } else {
+                0.0
+            }
+        });
+        let k = mma_numerics::instruction_k(self.a_dtype, self.scaled);
+        let r = mma_numerics::chain_packed_cols(a, b, k, acc, self.use_acc, p);
+        Some(r.map(|x| x.to_bits() as u64))
     }
 
     /// Every result element, row-major; rows split over up to `threads` threads when the MMA
@@ -469,6 +512,9 @@ impl MmaInputs<'_> {
         })
     }
 }
+
+/// Accumulator columns whose block-FMA chains run interleaved ([`MmaInputs::packed_cols`]).
+const PACKED_COLS: usize = 4;
 
 /// Below this many products an MMA runs on one thread (a thread costs tens of microseconds).
 const PARALLEL_MMA_WORK: usize = 1 << 18;

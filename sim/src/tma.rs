@@ -28,6 +28,7 @@ use crate::value::{unravel, SmemView, MAX_RANK};
 use bwsim_isa::launch::HostTensor;
 use bwsim_isa::types::{DType, OobFill};
 use std::ops::Range;
+use std::sync::Arc;
 
 /// The bits an out-of-bounds element reads, given its physical address.
 pub fn oob_bits(fill: OobFill, dtype: DType, addr: u32) -> u64 {
@@ -160,7 +161,7 @@ pub fn check_gather(desc: &DescInfo, xs: &[i64], col: i64, smem: &SmemView, scat
 /// Physical `(byte, shift)` of every box element, in box order (row-major over the box): the
 /// destination view's elements in its physical order (last two dimensions swapped for an
 /// MN-major `transposed` view).
-pub fn box_addresses(v: &SmemView) -> OpResult<Vec<(u32, u32)>> {
+pub fn box_addresses(v: &SmemView) -> OpResult<Arc<Vec<(u32, u32)>>> {
     let addrs = layout::view_addresses(v)
         .ok_or_else(|| Fault::trap(CudaError::IllegalAddress, "shared address overflow"))?;
     let shape = v.shape.as_slice();
@@ -179,7 +180,7 @@ pub fn box_addresses(v: &SmemView) -> OpResult<Vec<(u32, u32)>> {
             }
         }
     }
-    Ok(out)
+    Ok(Arc::new(out))
 }
 
 /// For box row `row` (all dims but the innermost, in the traversed box), the global linear

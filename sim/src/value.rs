@@ -163,7 +163,7 @@ impl Layout {
 /// A view of a shared-memory buffer: the root buffer (its first byte, element type, shape and
 /// layout) plus the view's origin inside the root and its own shape. Leading integer indices
 /// drop root dimensions (`dropped` of them); slices keep them.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct SmemView {
     /// Byte offset of the root buffer in the CTA's shared memory (unswizzled).
     pub base: u32,
@@ -195,7 +195,7 @@ impl SmemView {
 
 /// A view of a tensor-memory buffer (same structure as [`SmemView`]; `col` is the root's first
 /// column).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct TmemView {
     pub col: u32,
     pub dtype: DType,

@@ -344,7 +344,7 @@ impl<'p, 's> Machine<'p, 's> {
                     (TmaKind::Load { coords: cs }, pieces)
                 };
                 let id = self.new_id();
-                let addrs = Arc::new(tma::box_addresses(&dst)?);
+                let addrs = tma::box_addresses(&dst)?;
                 let pc = self.cur_pc;
                 let hbop = self.hb(s).map(|h| h.issue(a, pc)).unwrap_or(0);
                 let opi = self.add_tma(
@@ -408,7 +408,7 @@ impl<'p, 's> Machine<'p, 's> {
                     }
                 };
                 let id = self.new_id();
-                let addrs = Arc::new(tma::box_addresses(&src)?);
+                let addrs = tma::box_addresses(&src)?;
                 let pc = self.cur_pc;
                 let hbop = self.hb(s).map(|h| h.issue(a, pc)).unwrap_or(0);
                 let opi = self.add_tma(
@@ -678,7 +678,7 @@ impl<'p, 's> Machine<'p, 's> {
                 } else {
                     vec![0]
                 };
-                for cell in layout::tmem_view_cells(&v, quarters[0]) {
+                for &cell in layout::tmem_view_cells(&v, quarters[0]).iter() {
                     check_lane(ag, cell.lane, name)?;
                     bits.push(c.tmem.read(cell, v.dtype.bits())?);
                 }
@@ -716,7 +716,7 @@ impl<'p, 's> Machine<'p, 's> {
                 } else {
                     vec![0]
                 };
-                let cells: Vec<Vec<layout::TmemCell>> =
+                let cells: Vec<Arc<Vec<layout::TmemCell>>> =
                     quarters.iter().map(|&q| layout::tmem_view_cells(&v, q)).collect();
                 for (lin, &value) in t.bits.iter().enumerate() {
                     for qc in &cells {
@@ -881,7 +881,7 @@ impl<'p, 's> Machine<'p, 's> {
                     .ok_or_else(|| Fault::trap(CudaError::IllegalAddress, "shared address overflow"))?;
                 let eb = v.dtype.bits();
                 let mut bits = Vec::with_capacity(addrs.len());
-                for &(addr, shift) in &addrs {
+                for &(addr, shift) in addrs.iter() {
                     bits.push(c.smem.read(addr, shift, eb)?);
                 }
                 if self.opts.check {

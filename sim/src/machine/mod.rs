@@ -1268,7 +1268,7 @@ fn tmem_cells_in(v: &TmemView, quarters: &[u32]) -> Vec<(u32, u32)> {
     let n = v.shape.numel();
     let mut out: Vec<(u32, u32)> = Vec::with_capacity(n as usize * quarters.len());
     for &q in quarters {
-        for c in layout::tmem_view_cells(v, q) {
+        for c in layout::tmem_view_cells(v, q).iter() {
             if out.last() != Some(&(c.lane, c.col)) {
                 out.push((c.lane, c.col));
             }
