@@ -124,6 +124,24 @@ impl Smem {
         self.write_general(addr, shift, bits, value)
     }
 
+    /// Write whole bytes at `addr` (as many [`Smem::write`]s of their bytes would), marking
+    /// them written.
+    pub fn write_bytes(&mut self, addr: u32, data: &[u8]) -> OpResult<()> {
+        if data.is_empty() {
+            return Ok(());
+        }
+        let (a, n) = self.range(addr, 0, data.len() as u32 * 8)?;
+        self.bytes[a..a + n].copy_from_slice(data);
+        let mut k = a;
+        while k < a + n {
+            let w = k / 64;
+            let end = (a + n).min((w + 1) * 64);
+            self.written[w] |= mask((end - k) as u32) << (k % 64);
+            k = end;
+        }
+        Ok(())
+    }
+
     /// [`Smem::write`] of any width and bit offset (kept out of line: the whole-element
     /// path above is the common one).
     #[inline(never)]
@@ -326,6 +344,27 @@ mod tests {
         assert!(s.was_written(3) && !s.was_written(4));
         assert!(matches!(
             s.read(1023, 0, 16),
+            Err(Fault::Trap(CudaError::IllegalAddress, _))
+        ));
+    }
+
+    /// A run of bytes written at once leaves the same bytes and written marks as writing them
+    /// one by one, across 64-byte words; out of range it traps.
+    #[test]
+    fn byte_runs_write_and_mark_like_single_bytes() {
+        let data: Vec<u8> = (0..150u32).map(|i| (i * 7 + 3) as u8).collect();
+        let (mut bulk, mut single) = (Smem::new(1024), Smem::new(1024));
+        bulk.write_bytes(50, &data).expect("in range");
+        for (i, &b) in data.iter().enumerate() {
+            single.write(50 + i as u32, 0, 8, b as u64).expect("in range");
+        }
+        assert_eq!(bulk.bytes(), single.bytes());
+        for a in 0..1024 {
+            assert_eq!(bulk.was_written(a), single.was_written(a), "byte {a}");
+        }
+        assert!(bulk.was_written(50) && bulk.was_written(199) && !bulk.was_written(200));
+        assert!(matches!(
+            bulk.write_bytes(1000, &data),
             Err(Fault::Trap(CudaError::IllegalAddress, _))
         ));
     }

@@ -217,16 +217,41 @@ pub fn load_rows(
     let mut scratch = [0u32; MAX_RANK];
     let c0 = coords.last().copied().unwrap_or(0);
     let width = desc.shape.last().copied().unwrap_or(1) as i64;
+    let w = (bits / 8) as usize;
     for row in rows.clone() {
         let base = row_base(desc, coords, row, &mut scratch);
-        for c in 0..inner {
-            let (addr, shift) = addrs[(row * inner + c) as usize];
+        let row_addrs = &addrs[(row * inner) as usize..((row + 1) * inner) as usize];
+        let mut c = 0u64;
+        while c < inner {
+            let (addr, shift) = row_addrs[c as usize];
             let gc = c0.saturating_add(c as i64);
-            let v = match base {
-                Some(b) if gc >= 0 && gc < width => g.get_bits((b + gc) as u64),
-                _ => oob_bits(desc.oob, desc.dtype, addr),
-            };
-            smem.write(addr, shift, bits, v)?;
+            match base {
+                Some(b) if gc >= 0 && gc < width => {
+                    if bits.is_multiple_of(8) && shift == 0 {
+                        // A run of whole-byte elements that lie next to each other in shared
+                        // memory (a 16-byte chunk at least, whatever the swizzle) and in the
+                        // row: one copy of their bytes.
+                        let last = (inner - 1).min((width - 1 - c0).max(0) as u64);
+                        let mut end = c + 1;
+                        while end <= last
+                            && row_addrs[end as usize] == (addr + (end - c) as u32 * w as u32, 0)
+                        {
+                            end += 1;
+                        }
+                        let from = (b + gc) as usize * w;
+                        let to = from + (end - c) as usize * w;
+                        let bytes = g.data.get(from..to).ok_or_else(|| {
+                            Fault::unsupported("TMA load reads past the end of its global tensor")
+                        })?;
+                        smem.write_bytes(addr, bytes)?;
+                        c = end;
+                        continue;
+                    }
+                    smem.write(addr, shift, bits, g.get_bits((b + gc) as u64))?;
+                }
+                _ => smem.write(addr, shift, bits, oob_bits(desc.oob, desc.dtype, addr))?,
+            }
+            c += 1;
         }
     }
     Ok((rows.end - rows.start) * inner * bits as u64 / 8)
