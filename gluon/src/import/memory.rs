@@ -3,7 +3,59 @@
 
 use super::*;
 
+/// The parts of a shared-memory view operation's operand and result types its importers read.
+struct SharedViewTypes<'t> {
+    src_shape: &'t Vec<i64>,
+    src_enc: &'t AttrVal,
+    alloc: &'t Option<Vec<i64>>,
+    shape: &'t Vec<i64>,
+    elem: &'t Elem,
+    enc: &'t AttrVal,
+}
+
+impl<'t> SharedViewTypes<'t> {
+    /// Both types shared-memory descriptors, else `None`.
+    fn of(src: &'t Type, res: &'t Type) -> Option<SharedViewTypes<'t>> {
+        match (src, res) {
+            (
+                Type::MemDesc {
+                    shape: src_shape,
+                    enc: src_enc,
+                    tmem: false,
+                    alloc,
+                    ..
+                },
+                Type::MemDesc {
+                    shape,
+                    elem,
+                    enc,
+                    tmem: false,
+                    ..
+                },
+            ) => Some(SharedViewTypes {
+                src_shape,
+                src_enc,
+                alloc,
+                shape,
+                elem,
+                enc,
+            }),
+            _ => None,
+        }
+    }
+}
+
 impl<'m> Cx<'m> {
+    /// The operand's and the result's types of a view operation on shared memory (`what`:
+    /// "transposed", "reshaped"), the operand a value of the module.
+    fn shared_view_types(&mut self, op: &Op, operand: &(String, Span), what: &str) -> R<(Type, Type)> {
+        let src_ty = match self.get(&operand.0, operand.1)? {
+            Val::E(_, t) => t,
+            _ => return Err(self.misuse(op, format!("only shared-memory views can be {what}"))),
+        };
+        Ok((src_ty, self.result_type(op, 0)?))
+    }
+
     /// `ttg.memdesc_trans` (Gluon's `permute((1, 0))` of a shared buffer): an NVMMA matrix
     /// `[R, C]` stored with C contiguous is, byte for byte, the `[C, R]` matrix of the same
     /// swizzle with `transposed` flipped (how an `[N, K]` K-major B tile becomes the `[K, N]`
@@ -22,30 +74,16 @@ impl<'m> Cx<'m> {
             .get("order")
             .and_then(|o| o.ints())
             .ok_or_else(|| self.misuse(op, "needs `order`"))?;
-        let src_ty = match self.get(&v[0].0, v[0].1)? {
-            Val::E(_, t) => t,
-            _ => return Err(self.misuse(op, "only shared-memory views can be transposed")),
-        };
-        let ty = self.result_type(op, 0)?;
-        let (
-            Type::MemDesc {
-                shape: src_shape,
-                enc: src_enc,
-                tmem: false,
-                alloc,
-                ..
-            },
-            Type::MemDesc {
-                shape,
-                elem,
-                enc,
-                tmem: false,
-                ..
-            },
-        ) = (&src_ty, &ty)
-        else {
-            return Err(self.misuse(op, "only shared-memory views can be transposed"));
-        };
+        let (src_ty, ty) = self.shared_view_types(op, &v[0], "transposed")?;
+        let SharedViewTypes {
+            src_shape,
+            src_enc,
+            alloc,
+            shape,
+            elem,
+            enc,
+        } = SharedViewTypes::of(&src_ty, &ty)
+            .ok_or_else(|| self.misuse(op, "only shared-memory views can be transposed"))?;
         let r = order.len();
         let swaps_last_two = r >= 2
             && r == src_shape.len()
@@ -122,30 +160,16 @@ impl<'m> Cx<'m> {
     /// address) is refused.
     pub(super) fn memdesc_dense_view(&mut self, op: &Op, span: Span) -> R<()> {
         let v = self.n_operands(op, 1)?;
-        let src_ty = match self.get(&v[0].0, v[0].1)? {
-            Val::E(_, t) => t,
-            _ => return Err(self.misuse(op, "only shared-memory views can be reshaped")),
-        };
-        let ty = self.result_type(op, 0)?;
-        let (
-            Type::MemDesc {
-                shape: src_shape,
-                enc: src_enc,
-                tmem: false,
-                alloc,
-                ..
-            },
-            Type::MemDesc {
-                shape,
-                elem,
-                enc,
-                tmem: false,
-                ..
-            },
-        ) = (&src_ty, &ty)
-        else {
-            return Err(self.misuse(op, "only shared-memory views can be reshaped"));
-        };
+        let (src_ty, ty) = self.shared_view_types(op, &v[0], "reshaped")?;
+        let SharedViewTypes {
+            src_shape,
+            src_enc,
+            alloc,
+            shape,
+            elem,
+            enc,
+        } = SharedViewTypes::of(&src_ty, &ty)
+            .ok_or_else(|| self.misuse(op, "only shared-memory views can be reshaped"))?;
         let dense = |l: &Layout| {
             matches!(
                 l,

@@ -4,6 +4,17 @@
 use super::*;
 
 impl<'p> Engine<'p> {
+    /// A global read of `bytes` on SM `sm`'s load/store path (generic loads, cp.async),
+    /// issued at `t0` with the chip's global latency: when it returns.
+    fn lsu_global_load(&mut self, sm: usize, t0: f64, bytes: u64) -> f64 {
+        let lat = self.chip.global_latency;
+        let mut port = self.sms[sm].lsu;
+        let end = self.mem.load(t0, None, bytes, &mut port, Some((lat, lat))).at;
+        self.sms[sm].lsu = port;
+        self.stats.global_bytes += bytes as f64;
+        end
+    }
+
     #[allow(clippy::too_many_arguments)]
     pub(super) fn exec_op(
         &mut self,
@@ -608,24 +619,11 @@ impl<'p> Engine<'p> {
                     return Err(Fault::unsupported("global.load needs a pointer"));
                 };
                 let dt = self.dtypes.get(ti as usize).copied().unwrap_or(DType::F32);
-                let (_, shape) = match ev(offsets)? {
-                    Value::Tile(tl) => (tl.dtype, tl.shape.clone()),
-                    _ => (DType::I32, Vec::new()),
+                let shape = match ev(offsets)? {
+                    Value::Tile(tl) => tl.shape.clone(),
+                    _ => Vec::new(),
                 };
-                let bytes = numel(&shape) * dt.bits() as u64 / 8;
-                let mut port = self.sms[sm].lsu;
-                let end = self
-                    .mem
-                    .load(
-                        t0,
-                        None,
-                        bytes,
-                        &mut port,
-                        Some((chip.global_latency, chip.global_latency)),
-                    )
-                    .at;
-                self.sms[sm].lsu = port;
-                self.stats.global_bytes += bytes as f64;
+                let end = self.lsu_global_load(sm, t0, numel(&shape) * dt.bits() as u64 / 8);
                 *t = end;
                 self.record(t0, c, me, TWhat::Op { op: name, end }, span);
                 Ok(Some(Flow::Value(shape::hollow(dt, shape))))
@@ -641,20 +639,7 @@ impl<'p> Engine<'p> {
                     Value::Tile(tl) => tl.shape.clone(),
                     _ => Vec::new(),
                 };
-                let bytes = numel(&shape) * dt.bits() as u64 / 8;
-                let mut port = self.sms[sm].lsu;
-                let end = self
-                    .mem
-                    .load(
-                        t0,
-                        None,
-                        bytes,
-                        &mut port,
-                        Some((chip.global_latency, chip.global_latency)),
-                    )
-                    .at;
-                self.sms[sm].lsu = port;
-                self.stats.global_bytes += bytes as f64;
+                let end = self.lsu_global_load(sm, t0, numel(&shape) * dt.bits() as u64 / 8);
                 let ag = &mut self.cta(c).agents[a as usize];
                 ag.cp_open = ag.cp_open.max(end);
                 *t = t0 + chip.scalar_op_cycles;
