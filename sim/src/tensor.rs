@@ -15,6 +15,7 @@
 
 use crate::layout::{self, TmemCell};
 use crate::memory::{Smem, Tmem};
+use crate::mma_narrow::{self, NarrowLines};
 use crate::mma_numerics::{self, Arith, Operand, PackedLine, PackedLines};
 use crate::trap::{Fault, OpResult};
 use crate::value::{bits_to_f64, i64_to_bits, round_to, SmemView, Tile, TmemView};
@@ -271,6 +272,9 @@ pub fn mma(smem: &Smem, tmem: &mut Tmem, op: &MmaOp, arith: &Arith, exec: &MmaEx
     let a_lines = std::cell::OnceCell::new();
     let b_lines = std::cell::OnceCell::new();
     let bq_lines = std::cell::OnceCell::new();
+    let a_narrow = std::cell::OnceCell::new();
+    let b_narrow = std::cell::OnceCell::new();
+    let bq_narrow = std::cell::OnceCell::new();
     // The decoded operands, built only when something is computed (not on a memo hit).
     let inputs = || MmaInputs {
         av: &av,
@@ -281,6 +285,13 @@ pub fn mma(smem: &Smem, tmem: &mut Tmem, op: &MmaOp, arith: &Arith, exec: &MmaEx
         bq_lines: bq_lines.get_or_init(|| {
             bt_q.iter()
                 .map(|b| Lines::new(b, if b.is_empty() { 0 } else { nu }, ku))
+                .collect::<Vec<_>>()
+        }),
+        a_narrow: a_narrow.get_or_init(|| NarrowLines::new(&av, mu, ku)),
+        b_narrow: b_narrow.get_or_init(|| NarrowLines::transposed(&bt, ku, nu)),
+        bq_narrow: bq_narrow.get_or_init(|| {
+            bt_q.iter()
+                .map(|b| NarrowLines::transposed(b, ku, if b.is_empty() { 0 } else { nu }))
                 .collect::<Vec<_>>()
         }),
         row_quarter: &row_quarter,
@@ -384,6 +395,10 @@ struct MmaInputs<'a> {
     a_lines: &'a Lines,
     b_lines: &'a Lines,
     bq_lines: &'a [Lines],
+    /// A as `[M, K]` and B as `[K, N]` (per lane quarter when scaled) in the narrow form.
+    a_narrow: &'a NarrowLines,
+    b_narrow: &'a NarrowLines,
+    bq_narrow: &'a [NarrowLines],
     row_quarter: &'a [usize],
     acc: DType,
     a_dtype: DType,
@@ -444,7 +459,10 @@ impl MmaInputs<'_> {
         for i in rows {
             let mut j = 0;
             while j < self.n {
-                if let Some(r) = self.packed_cols::<PACKED_COLS>(i, j, olds) {
+                if let Some(r) = self.narrow_cols::<NARROW_COLS>(i, j, olds) {
+                    out.extend_from_slice(&r);
+                    j += NARROW_COLS;
+                } else if let Some(r) = self.packed_cols::<PACKED_COLS>(i, j, olds) {
                     out.extend_from_slice(&r);
                     j += PACKED_COLS;
                 } else {
@@ -490,6 +508,42 @@ impl MmaInputs<'_> {
         Some(r.map(|x| x.to_bits() as u64))
     }
 
+    /// Elements `(i, j..j + W)` when every one takes the block-FMA chain and their operands
+    /// fit the narrow form, computed together by [`mma_narrow::chain_cols`]: the same bits
+    /// [`MmaInputs::element`] gives each.
+    fn narrow_cols<const W: usize>(&self, i: usize, j: usize, olds: &[u64]) -> Option<[u64; W]> {
+        if self.int || self.acc != DType::F32 {
+            return None;
+        }
+        let p = self.arith.block_for(self.a_dtype)?;
+        let (lines, narrow) = if self.bt_q.is_empty() {
+            (self.b_lines, self.b_narrow)
+        } else {
+            let q = self.row_quarter[i];
+            (&self.bq_lines[q], &self.bq_narrow[q])
+        };
+        if !mma_narrow::narrow_supports(p) || !narrow.cols_fit(j..j + W) {
+            return None;
+        }
+        let a = self.a_narrow.row(i)?;
+        let acc = std::array::from_fn(|w| {
+            let old = olds.get(i * self.n + j + w).copied().unwrap_or(0);
+            if self.use_acc {
+                bits_to_f64(self.acc, old) as f32
+            } else {
+                0.0
+            }
+        });
+        let k = mma_numerics::instruction_k(self.a_dtype, self.scaled);
+        let row = self.a_lines.line(i).ops;
+        let general = |w: usize, r: std::ops::Range<usize>, c: Option<f32>| {
+            let col = lines.line(j + w).ops;
+            mma_numerics::block_step(&row[r.clone()], &col[r], c, p)
+        };
+        let r = mma_narrow::chain_cols(a, narrow, j, k, acc, self.use_acc, p, general);
+        Some(r.map(|x| x.to_bits() as u64))
+    }
+
     /// Every result element, row-major; rows split over up to `threads` threads when the MMA
     /// is large enough to pay for them (each element is computed alone, so the split cannot
     /// change a bit).
@@ -512,6 +566,9 @@ impl MmaInputs<'_> {
         })
     }
 }
+
+/// Accumulator columns computed together in the narrow form ([`MmaInputs::narrow_cols`]).
+const NARROW_COLS: usize = 8;
 
 /// Accumulator columns whose block-FMA chains run interleaved ([`MmaInputs::packed_cols`]).
 const PACKED_COLS: usize = 4;
