@@ -12,8 +12,10 @@
 //! - with `align_bits <= 25` a scaled term `y` is below 2^27, and where `|y| >= 1/2` its 24
 //!   significant bits reach no lower than 2^-24; so `y - copysign(1/2 - 2^-25, y)` is exact
 //!   and lies strictly within half an integer of `trunc(y)`, which rounding it to the nearest
-//!   integer (adding 1.5 * 2^52) gives, as the low bits of the f64 sum: integer sums of those
-//!   bits are the exact sum of the cut terms (the same for `c`, an f32 of 24 bits);
+//!   integer (adding and subtracting 1.5 * 2^52) gives; the cut terms (and `c`'s, an f32 of
+//!   24 bits) are integers below 2^27, so their f64 sum is exact in any order;
+//! - the reference exponent is that of the largest product of the operands' leading powers of
+//!   two (exact, and a normal f64);
 //! - the sum `s * 2^unit` rounded toward zero to `result_bits` significant bits is `s` (an
 //!   integer below 2^51, so an exact f64) with its low fraction bits cleared, scaled by
 //!   `2^unit`; when the result is a normal f32 (or beyond the f32 range, where the cast gives
@@ -28,39 +30,26 @@
 use crate::mma_numerics::BlockFma;
 
 /// Exponents of narrow operands: products of two are normal f64 numbers with room for the
-/// 2^-unit scale ([`NarrowLines::new`]).
+/// 2^-unit scale ([`narrow`]).
 pub const NARROW_LEAD: std::ops::RangeInclusive<i32> = -400..=400;
 
 /// Significant bits of a narrow operand: the product of two has at most 24.
 const NARROW_BITS: u32 = 12;
 
-/// A zero operand's exponent: far enough below every real exponent that a product with a
-/// zero factor never sets the reference exponent, and the sum of two still fits an i16.
-const ZERO_LEAD: i16 = -(1 << 14);
+/// Accumulator columns computed together: the width of one panel of B.
+pub const COLS: usize = 8;
 
 /// Whether [`chain_cols`] computes these parameters.
 pub fn narrow_supports(p: BlockFma) -> bool {
     p.align_bits <= 25 && (1..=24).contains(&p.result_bits)
 }
 
-/// A matrix of operands in the narrow form, row-major: values, exponents
-/// (`floor(log2 |v|)`, zeros [`ZERO_LEAD`]) as i16, and which rows and columns hold only
-/// operands that fit the form.
-#[derive(Clone, Debug, Default)]
-pub struct NarrowLines {
-    rows: usize,
-    cols: usize,
-    v: Vec<f64>,
-    lead: Vec<i16>,
-    row_fits: Vec<bool>,
-    col_fits: Vec<bool>,
-}
-
-/// `v` in the narrow form: `(value, exponent)`, or `None` when it is not finite, has more
-/// than [`NARROW_BITS`] significant bits or an exponent outside [`NARROW_LEAD`].
-fn narrow(v: f64) -> Option<(f64, i16)> {
+/// `v` in the narrow form: `(v, 2^floor(log2 |v|))` (zeros `(0, 0)`), or `None` when it is
+/// not finite, has more than [`NARROW_BITS`] significant bits or an exponent outside
+/// [`NARROW_LEAD`].
+fn narrow(v: f64) -> Option<(f64, f64)> {
     if v == 0.0 {
-        return Some((0.0, ZERO_LEAD));
+        return Some((0.0, 0.0));
     }
     if !v.is_finite() {
         return None;
@@ -71,169 +60,241 @@ fn narrow(v: f64) -> Option<(f64, i16)> {
     if !NARROW_LEAD.contains(&lead) || bits.trailing_zeros() < 52 - (NARROW_BITS - 1) {
         return None;
     }
-    Some((v, lead as i16))
+    Some((v, f64::from_bits(bits & (0x7ff << 52))))
 }
 
-impl NarrowLines {
-    /// A `rows x cols` matrix, `vs` row-major.
-    pub fn new(vs: &[f64], rows: usize, cols: usize) -> NarrowLines {
-        NarrowLines::build(rows, cols, |r, c| vs[r * cols + c])
-    }
+/// The rows of A (`k` operands each) in the narrow form, with which rows fit it.
+#[derive(Clone, Debug, Default)]
+pub struct NarrowRows {
+    k: usize,
+    v: Vec<f64>,
+    pow: Vec<f64>,
+    fits: Vec<bool>,
+}
 
-    /// The `rows x cols` matrix whose transpose `vs` is (row-major `cols x rows`): B's
-    /// `[K, N]` form from its columns.
-    pub fn transposed(vs: &[f64], rows: usize, cols: usize) -> NarrowLines {
-        NarrowLines::build(rows, cols, |r, c| vs[c * rows + r])
-    }
-
-    fn build(rows: usize, cols: usize, at: impl Fn(usize, usize) -> f64) -> NarrowLines {
-        let mut out = NarrowLines {
-            rows,
-            cols,
-            v: Vec::with_capacity(rows * cols),
-            lead: Vec::with_capacity(rows * cols),
-            row_fits: vec![true; rows],
-            col_fits: vec![true; cols],
+impl NarrowRows {
+    /// `rows` rows of `k` values, `vs` row-major.
+    pub fn new(vs: &[f64], rows: usize, k: usize) -> NarrowRows {
+        let mut out = NarrowRows {
+            k,
+            v: Vec::with_capacity(rows * k),
+            pow: Vec::with_capacity(rows * k),
+            fits: vec![true; rows],
         };
-        for r in 0..rows {
-            for c in 0..cols {
-                let (v, lead) = narrow(at(r, c)).unwrap_or_else(|| {
-                    out.row_fits[r] = false;
-                    out.col_fits[c] = false;
-                    (0.0, ZERO_LEAD)
+        for (i, &v) in vs.iter().take(rows * k).enumerate() {
+            let (v, pow) = narrow(v).unwrap_or_else(|| {
+                out.fits[i / k] = false;
+                (0.0, 0.0)
+            });
+            out.v.push(v);
+            out.pow.push(pow);
+        }
+        out
+    }
+
+    /// Row `i`, or `None` when one of its operands does not fit.
+    pub fn row(&self, i: usize) -> Option<NarrowRow<'_>> {
+        let r = i * self.k..(i + 1) * self.k;
+        self.fits.get(i).copied().unwrap_or(false).then(|| NarrowRow {
+            v: &self.v[r.clone()],
+            pow: &self.pow[r],
+        })
+    }
+}
+
+/// One row of [`NarrowRows`]: values, and the power of two of each one's leading bit.
+#[derive(Clone, Copy, Debug)]
+pub struct NarrowRow<'a> {
+    v: &'a [f64],
+    pow: &'a [f64],
+}
+
+/// The columns of B (`k` operands each) in the narrow form, in panels of [`COLS`] columns:
+/// panel `p` holds, for each K index, the operands of columns `p * COLS..(p + 1) * COLS` side
+/// by side, so a step reads whole vectors. A panel fits when all its columns exist and every
+/// operand fits.
+#[derive(Clone, Debug, Default)]
+pub struct NarrowPanels {
+    k: usize,
+    v: Vec<[f64; COLS]>,
+    pow: Vec<[f64; COLS]>,
+    fits: Vec<bool>,
+}
+
+impl NarrowPanels {
+    /// `cols` columns of `k` values, `vs` column after column (B transposed, `[N, K]`).
+    pub fn new(vs: &[f64], cols: usize, k: usize) -> NarrowPanels {
+        let panels = cols.div_ceil(COLS);
+        let mut out = NarrowPanels {
+            k,
+            v: vec![[0.0; COLS]; panels * k],
+            pow: vec![[0.0; COLS]; panels * k],
+            fits: (0..panels).map(|p| (p + 1) * COLS <= cols).collect(),
+        };
+        for (c, col) in vs.chunks_exact(k.max(1)).take(cols).enumerate() {
+            let (p, w) = (c / COLS, c % COLS);
+            for (t, &v) in col.iter().enumerate() {
+                let (v, pow) = narrow(v).unwrap_or_else(|| {
+                    out.fits[p] = false;
+                    (0.0, 0.0)
                 });
-                out.v.push(v);
-                out.lead.push(lead);
+                out.v[p * k + t][w] = v;
+                out.pow[p * k + t][w] = pow;
             }
         }
         out
     }
 
-    /// Row `i` as a line of operands, or `None` when one of them does not fit.
-    pub fn row(&self, i: usize) -> Option<NarrowRow<'_>> {
-        let r = i * self.cols..(i + 1) * self.cols;
-        self.row_fits.get(i).copied().unwrap_or(false).then(|| NarrowRow {
+    /// Panel `p` (columns `p * COLS..(p + 1) * COLS`), or `None` when it does not fit.
+    pub fn panel(&self, p: usize) -> Option<NarrowPanel<'_>> {
+        let r = p * self.k..(p + 1) * self.k;
+        self.fits.get(p).copied().unwrap_or(false).then(|| NarrowPanel {
             v: &self.v[r.clone()],
-            lead: &self.lead[r],
+            pow: &self.pow[r],
         })
     }
-
-    /// Whether columns `cols` exist and hold only operands that fit.
-    pub fn cols_fit(&self, cols: std::ops::Range<usize>) -> bool {
-        self.col_fits.get(cols).is_some_and(|f| f.iter().all(|&f| f))
-    }
 }
 
-/// One row of [`NarrowLines`].
+/// One panel of [`NarrowPanels`].
 #[derive(Clone, Copy, Debug)]
-pub struct NarrowRow<'a> {
-    v: &'a [f64],
-    lead: &'a [i16],
+pub struct NarrowPanel<'a> {
+    v: &'a [[f64; COLS]],
+    pow: &'a [[f64; COLS]],
 }
 
-/// [`crate::mma_numerics::chain`] of row `a` against columns `j0..j0 + W` of `b` (`b` has
-/// `a`'s length in rows; [`narrow_supports`] must hold for `p`, and the columns must fit,
-/// [`NarrowLines::cols_fit`]), one step per `k` products, starting from `acc` (unused when
-/// `use_acc` is false). A column's step that the narrow arithmetic cannot compute is
-/// `general(w, terms, c)`: [`crate::mma_numerics::block_step`] of column `j0 + w` over the
-/// products `terms` from `c`.
-#[allow(clippy::too_many_arguments)] // a chain's operands, accumulators, model and fallback
-pub fn chain_cols<const W: usize>(
+/// [`crate::mma_numerics::chain`] of row `a` against the [`COLS`] columns of panel `b` (of
+/// `a`'s length; [`narrow_supports`] must hold for `p`), one step per `k` products, starting
+/// from `acc` (unused when `use_acc` is false). A column's step that the narrow arithmetic
+/// cannot compute is `general(w, terms, c)`: [`crate::mma_numerics::block_step`] of the
+/// panel's column `w` over the products `terms` from `c`.
+pub fn chain_cols(
     a: NarrowRow,
-    b: &NarrowLines,
-    j0: usize,
+    b: NarrowPanel,
     k: usize,
-    acc: [f32; W],
+    acc: [f32; COLS],
     use_acc: bool,
     p: BlockFma,
     mut general: impl FnMut(usize, std::ops::Range<usize>, Option<f32>) -> f32,
-) -> [f32; W] {
+) -> [f32; COLS] {
     assert!(narrow_supports(p), "narrow arithmetic for {p:?}");
-    assert!(
-        b.rows == a.v.len() && b.cols_fit(j0..j0 + W),
-        "columns of the row's length that fit"
-    );
+    assert_eq!(a.v.len(), b.v.len(), "a row and a panel of one length");
     let k = k.max(1);
     let n = a.v.len();
-    let mut c: [Option<f32>; W] = acc.map(|acc| use_acc.then_some(acc));
+    // Without the accumulator the first step has no `c`, which a step treats as a zero `c`.
+    let mut c = if use_acc { acc } else { [0.0; COLS] };
     for lo in (0..n).step_by(k) {
         let r = lo..(lo + k).min(n);
-        let (out, bad) = step_cols::<W>(a, b, j0, r.clone(), c, p);
-        for w in 0..W {
-            c[w] = Some(if bad[w] {
-                general(w, r.clone(), c[w])
+        let (av, ap) = (&a.v[r.clone()], &a.pow[r.clone()]);
+        let (bv, bp) = (&b.v[r.clone()], &b.pow[r.clone()]);
+        let (out, bad) = match r.len() {
+            8 => step_fixed::<8>(av, ap, bv, bp, c, p),
+            16 => step_fixed::<16>(av, ap, bv, bp, c, p),
+            32 => step_fixed::<32>(av, ap, bv, bp, c, p),
+            64 => step_fixed::<64>(av, ap, bv, bp, c, p),
+            _ => step_cols(av, ap, bv, bp, c, p),
+        };
+        for w in 0..COLS {
+            c[w] = if bad[w] {
+                general(w, r.clone(), Some(c[w]))
             } else {
                 out[w]
-            });
+            };
         }
     }
-    c.map(|c| c.unwrap_or(0.0))
+    c
 }
 
-/// One block FMA step of row `a` against columns `j0..j0 + W` over the products `r`, from
-/// accumulators `c`: each column's result, and which columns the narrow arithmetic could not
-/// compute (their results are meaningless). Loops over the columns, so that every operation
-/// is one vector operation on the lanes.
-#[inline(always)]
-fn step_cols<const W: usize>(
-    a: NarrowRow,
-    b: &NarrowLines,
-    j0: usize,
-    r: std::ops::Range<usize>,
-    c: [Option<f32>; W],
+/// [`step_cols`] for steps of exactly `S` products (the compiler sees the length).
+fn step_fixed<const S: usize>(
+    av: &[f64],
+    ap: &[f64],
+    bv: &[[f64; COLS]],
+    bp: &[[f64; COLS]],
+    c: [f32; COLS],
     p: BlockFma,
-) -> ([f32; W], [bool; W]) {
-    let stride = b.cols;
-    // Pass 1: the largest product exponent per column (16-bit lanes).
-    let mut leads = [i16::MIN; W];
-    for t in r.clone() {
-        let al = a.lead[t];
-        let bl = &b.lead[t * stride + j0..t * stride + j0 + W];
-        for w in 0..W {
-            leads[w] = leads[w].max(al + bl[w]);
+) -> ([f32; COLS], [bool; COLS]) {
+    match (
+        <&[f64; S]>::try_from(av),
+        <&[f64; S]>::try_from(ap),
+        <&[[f64; COLS]; S]>::try_from(bv),
+        <&[[f64; COLS]; S]>::try_from(bp),
+    ) {
+        (Ok(av), Ok(ap), Ok(bv), Ok(bp)) => step_cols(av, ap, bv, bp, c, p),
+        _ => step_cols(av, ap, bv, bp, c, p),
+    }
+}
+
+/// One block FMA step of the row's operands `av` (powers of two `ap`) against a panel's `bv`
+/// (`bp`), from accumulators `c`: each column's result, and which columns the narrow
+/// arithmetic could not compute (their results are meaningless). Every loop runs over the
+/// columns, every operation one vector operation on them; the running maxima and sums are
+/// f64 operations, which the compiler keeps in order over K (so it vectorises across the
+/// columns, not along K).
+#[inline(always)]
+fn step_cols(
+    av: &[f64],
+    ap: &[f64],
+    bv: &[[f64; COLS]],
+    bp: &[[f64; COLS]],
+    c: [f32; COLS],
+    p: BlockFma,
+) -> ([f32; COLS], [bool; COLS]) {
+    // Pass 1: 2^E for the largest product exponent E per column: the largest product of the
+    // operands' leading powers of two (exact, normal: exponents within [-800, 800]; 0 when
+    // every product has a zero factor).
+    let mut top = [0f64; COLS];
+    for (&ap, bp) in ap.iter().zip(bp) {
+        for w in 0..COLS {
+            let x = ap * bp[w];
+            top[w] = if x > top[w] { x } else { top[w] };
         }
     }
-    // The accumulators: exponent (an f32 is a normal f64), and whether they are finite.
-    let cf: [f64; W] = c.map(|c| f64::from(c.unwrap_or(0.0)));
-    let mut bad = [false; W];
-    let mut unit = [0i64; W];
-    let mut live = [false; W];
-    let mut scale = [0f64; W];
-    for w in 0..W {
+    // The reference exponent with the accumulator's (an f32 is a normal f64), the unit, and
+    // whether the accumulator is finite.
+    let cf: [f64; COLS] = c.map(f64::from);
+    let mut bad = [false; COLS];
+    let mut unit = [0i64; COLS];
+    let mut live = [false; COLS];
+    let mut scale = [0f64; COLS];
+    for w in 0..COLS {
         let cb = cf[w].to_bits();
         let field = ((cb >> 52) & 0x7ff) as i64;
         let c_live = cb << 1 != 0;
         bad[w] = field == 0x7ff;
         let c_lead = if c_live { field - 1023 } else { i64::MIN / 2 };
-        let big = i64::from(leads[w]).max(c_lead);
-        live[w] = big > i64::from(ZERO_LEAD) / 2;
+        let p_lead = if top[w] > 0.0 {
+            (top[w].to_bits() >> 52) as i64 - 1023
+        } else {
+            i64::MIN / 2
+        };
+        live[w] = c_live || top[w] > 0.0;
         // A column without live terms computes nothing: any unit in range will do.
-        unit[w] = if live[w] { big - i64::from(p.align_bits) } else { 0 };
+        unit[w] = if live[w] {
+            p_lead.max(c_lead) - i64::from(p.align_bits)
+        } else {
+            0
+        };
         // 2^-unit: unit is within [-850, 800], a normal f64 built from its exponent field.
         scale[w] = f64::from_bits(((1023 - unit[w]) as u64) << 52);
     }
-    // Pass 2: every product cut toward zero to the unit, summed exactly: `y - copysign(HALF,
-    // y)` rounded to the nearest integer through MAGIC is `trunc(y)`, its bits MAGIC's bits
-    // plus that integer.
-    let mut sums = [0u64; W];
-    for t in r.clone() {
-        let av = a.v[t];
-        let bv = &b.v[t * stride + j0..t * stride + j0 + W];
-        for w in 0..W {
-            let y = av * bv[w] * scale[w];
+    // Pass 2: every product cut toward zero to the unit, summed exactly (integers below
+    // 2^53): `y - copysign(HALF, y)` rounded to the nearest integer through MAGIC is
+    // `trunc(y)`.
+    let mut sums = [0f64; COLS];
+    for (&a, bv) in av.iter().zip(bv) {
+        for w in 0..COLS {
+            let y = a * bv[w] * scale[w];
             let d = y - HALF.copysign(y);
-            sums[w] = sums[w].wrapping_add((d + MAGIC).to_bits());
+            sums[w] += (d + MAGIC) - MAGIC;
         }
     }
-    let bias = MAGIC.to_bits().wrapping_mul(r.len() as u64);
     // Rounding toward zero to result_bits, scaled back by 2^unit.
     let keep = !((1u64 << (53 - p.result_bits)) - 1);
-    let mut out = [0f32; W];
-    for w in 0..W {
+    let mut out = [0f32; COLS];
+    for w in 0..COLS {
         let y = cf[w] * scale[w];
         let d = y - HALF.copysign(y);
-        // MAGIC's bits plus the sum s (|s| < 2^51): s + MAGIC as an f64, so s exactly.
-        let s = f64::from_bits(sums[w].wrapping_sub(bias).wrapping_add((d + MAGIC).to_bits())) - MAGIC;
+        let s = sums[w] + ((d + MAGIC) - MAGIC);
         let cut = f64::from_bits(s.to_bits() & keep);
         let v = cut * f64::from_bits(((unit[w] + 1023) as u64) << 52);
         let zero = !live[w] || s == 0.0;
@@ -243,8 +304,8 @@ fn step_cols<const W: usize>(
     (out, bad)
 }
 
-/// 1.5 * 2^52: adding it to an f64 of magnitude below 2^51 rounds that to the nearest integer,
-/// which the sum's low bits then hold (two's complement).
+/// 1.5 * 2^52: adding it to an f64 of magnitude below 2^51 rounds that to the nearest integer
+/// (subtracting it again is exact).
 const MAGIC: f64 = 6_755_399_441_055_744.0;
 
 /// 1/2 less 2^-25: a cut term `y` (|y| < 2^27, fraction bits down to 2^-24 at least where
@@ -319,26 +380,23 @@ mod tests {
 
     /// [`chain_cols`] over `row` and the columns `cols` (each the row's length), the general
     /// step being the reference [`block_step`]; also how many column steps took it.
-    fn narrow_chain<const W: usize>(
+    fn narrow_chain(
         row: &[f64],
         cols: &[Vec<f64>],
         k: usize,
-        acc: [f32; W],
+        acc: [f32; COLS],
         use_acc: bool,
         p: BlockFma,
-    ) -> Option<([f32; W], usize)> {
+    ) -> Option<([f32; COLS], usize)> {
         let n = row.len();
         let flat: Vec<f64> = cols.iter().flatten().copied().collect();
-        let a = NarrowLines::new(row, 1, n);
-        let b = NarrowLines::transposed(&flat, n, cols.len());
+        let a = NarrowRows::new(row, 1, n);
+        let b = NarrowPanels::new(&flat, cols.len(), n);
         let ra = operands(row);
         let rb: Vec<_> = cols.iter().map(|c| operands(c)).collect();
         let mut general_steps = 0;
-        let row = a.row(0)?;
-        if !b.cols_fit(0..W) {
-            return None;
-        }
-        let r = chain_cols(row, &b, 0, k, acc, use_acc, p, |w, r, c| {
+        let (row, panel) = (a.row(0)?, b.panel(0)?);
+        let r = chain_cols(row, panel, k, acc, use_acc, p, |w, r, c| {
             general_steps += 1;
             block_step(&ra[r.clone()], &rb[w][r], c, p)
         });
@@ -353,15 +411,15 @@ mod tests {
         #[test]
         fn narrow_columns_match_the_reference(
             row in proptest::collection::vec(operand(), 1..70),
-            cols in proptest::collection::vec(proptest::collection::vec(operand(), 70), 8),
+            cols in proptest::collection::vec(proptest::collection::vec(operand(), 70), COLS),
             k in prop_oneof![Just(8usize), Just(16), Just(32), Just(64), 1usize..70],
-            accs in proptest::collection::vec(accumulator(), 8),
+            accs in proptest::collection::vec(accumulator(), COLS),
             use_acc in any::<bool>(),
             p in params(),
         ) {
             let n = row.len();
             let cols: Vec<Vec<f64>> = cols.iter().map(|c| c[..n].to_vec()).collect();
-            let acc: [f32; 8] = std::array::from_fn(|w| accs[w]);
+            let acc: [f32; COLS] = std::array::from_fn(|w| accs[w]);
             let fits = |v: &f64| {
                 *v == 0.0
                     || (v.is_finite()
@@ -372,7 +430,7 @@ mod tests {
             match narrow_chain(&row, &cols, k, acc, use_acc, p) {
                 Some((fast, _)) => {
                     prop_assert!(all_fit);
-                    for w in 0..8 {
+                    for w in 0..COLS {
                         let reference = chain(&operands(&row), &operands(&cols[w]), k, acc[w], use_acc, p);
                         prop_assert_eq!(fast[w].to_bits(), reference.to_bits(), "column {}: {} vs {}", w, fast[w], reference);
                     }
@@ -403,8 +461,44 @@ mod tests {
                     (if neg && !near { -a } else { a }, mb as f64 * 2f64.powi(eb - 11))
                 })
                 .unzip();
-            let cols = vec![col; 4];
-            let (fast, _) = narrow_chain::<4>(&row, &cols, 16, [acc; 4], true, p).expect("12-bit operands fit");
+            let cols = vec![col; COLS];
+            let (fast, _) = narrow_chain(&row, &cols, 16, [acc; COLS], true, p).expect("12-bit operands fit");
+            let reference = chain(&operands(&row), &operands(&cols[0]), 16, acc, true, p);
+            for f in fast {
+                prop_assert_eq!(f.to_bits(), reference.to_bits(), "{} vs {}", f, reference);
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// Terms right at the unit: products of two 12-bit significands and accumulators of 24
+        /// bits placed around the unit, where their lowest bits are the fraction that the
+        /// truncation must drop (an accumulator of 1 - 2^-24 units cuts to 0).
+        #[test]
+        fn narrow_columns_match_at_the_unit(
+            tail in proptest::collection::vec((any::<bool>(), 0u32..2048, 0u32..2048, -2i32..4), 1..16),
+            c in (any::<bool>(), 0u32..(1 << 23), -2i32..3, any::<bool>()),
+            p in params(),
+        ) {
+            // c: 24 significant bits (all ones at times), its units' place d binades below
+            // the unit (1 - 2^-24 units for d = 0 and all ones).
+            let (neg, low, d, ones) = c;
+            let m = if ones { (1u32 << 24) - 1 } else { (1 << 23) | low };
+            let acc = (if neg { -1.0 } else { 1.0 }) * m as f32 * 2f32.powi(-(p.align_bits as i32) - 24 - d);
+            // The first product, 1, sets the reference exponent 0 (unless c is larger).
+            let mut row = vec![1.0];
+            let mut col = vec![1.0];
+            for &(neg, ma, mb, d) in &tail {
+                // 12-bit significands with their top bits set: 4095 * 4095 has 24 bits.
+                let (ma, mb) = (f64::from(ma | 0xf80 | 1), f64::from(mb | 0xf80 | 1));
+                let e = -(p.align_bits as i32) - d;
+                row.push(if neg { -ma } else { ma } * 2f64.powi(e - 11));
+                col.push(mb * 2f64.powi(-11));
+            }
+            let cols = vec![col; COLS];
+            let (fast, _) = narrow_chain(&row, &cols, 16, [acc; COLS], true, p).expect("12-bit operands fit");
             let reference = chain(&operands(&row), &operands(&cols[0]), 16, acc, true, p);
             for f in fast {
                 prop_assert_eq!(f.to_bits(), reference.to_bits(), "{} vs {}", f, reference);
@@ -425,36 +519,40 @@ mod tests {
                     .collect()
             })
             .collect();
-        let (fast, general) =
-            narrow_chain::<8>(&row, &cols, 16, [1.0; 8], true, HALF).expect("bf16 values fit");
+        let (fast, general) = narrow_chain(&row, &cols, 16, [1.0; 8], true, HALF).expect("bf16 values fit");
         assert_eq!(general, 0);
-        for w in 0..8 {
+        for w in 0..COLS {
             // Every product and partial sum is a multiple of 2^-4 below 2^10: exact.
             let exact: f64 = 1.0 + row.iter().zip(&cols[w]).map(|(a, b)| a * b).sum::<f64>();
             assert_eq!(fast[w], exact as f32, "column {w}");
         }
-        let (fresh, _) = narrow_chain::<8>(&row, &cols, 16, [5.0; 8], false, HALF).expect("fits");
+        let (fresh, _) = narrow_chain(&row, &cols, 16, [5.0; 8], false, HALF).expect("fits");
         assert_eq!(fresh[0] + 1.0, fast[0]);
         // A NaN accumulator takes the general step, and propagates.
-        let (nan, general) = narrow_chain::<8>(&row, &cols, 16, [f32::NAN; 8], true, HALF).expect("fits");
+        let (nan, general) = narrow_chain(&row, &cols, 16, [f32::NAN; 8], true, HALF).expect("fits");
         assert!(nan.iter().all(|v| v.is_nan()));
         assert_eq!(general, 8 * 4);
     }
 
     #[test]
     fn narrow_form_refuses_what_it_cannot_hold() {
-        assert_eq!(narrow(0.0), Some((0.0, ZERO_LEAD)));
+        assert_eq!(narrow(0.0), Some((0.0, 0.0)));
         assert_eq!(
             narrow(-1.5 * 2f64.powi(-400)),
-            Some((-1.5 * 2f64.powi(-400), -400))
+            Some((-1.5 * 2f64.powi(-400), 2f64.powi(-400)))
         );
         assert_eq!(narrow(2f64.powi(401)), None);
         assert_eq!(narrow(2f64.powi(-401)), None);
-        assert_eq!(narrow(1.0 + 2f64.powi(-11)).map(|n| n.1), Some(0));
+        assert_eq!(narrow(-3.0 + 2f64.powi(-10)).map(|n| n.1), Some(2.0));
         assert_eq!(narrow(1.0 + 2f64.powi(-12)), None);
         assert_eq!(narrow(f64::INFINITY), None);
-        let m = NarrowLines::new(&[1.0, 2.0, 1.0 + 2f64.powi(-20), 4.0], 2, 2);
-        assert!(m.row(0).is_some() && m.row(1).is_none());
-        assert!(m.cols_fit(1..2) && !m.cols_fit(0..2) && !m.cols_fit(1..3));
+        let m = NarrowRows::new(&[1.0, 2.0, 1.0 + 2f64.powi(-20), 4.0], 2, 2);
+        assert!(m.row(0).is_some() && m.row(1).is_none() && m.row(2).is_none());
+        // Three panels of columns of K = 2: the second holds a 13-bit operand, the third is
+        // short of columns.
+        let mut cols = vec![0.5; (2 * COLS + 3) * 2];
+        cols[COLS * 2 + 5] = 1.0 + 2f64.powi(-12);
+        let b = NarrowPanels::new(&cols, 2 * COLS + 3, 2);
+        assert!(b.panel(0).is_some() && b.panel(1).is_none() && b.panel(2).is_none());
     }
 }
