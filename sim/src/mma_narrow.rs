@@ -37,7 +37,7 @@ pub const NARROW_LEAD: std::ops::RangeInclusive<i32> = -400..=400;
 const NARROW_BITS: u32 = 12;
 
 /// Accumulator columns computed together: the width of one panel of B.
-pub const COLS: usize = 8;
+pub const COLS: usize = 16;
 
 /// Whether [`chain_cols`] computes these parameters.
 pub fn narrow_supports(p: BlockFma) -> bool {
@@ -249,33 +249,25 @@ fn step_cols(
             top[w] = if x > top[w] { x } else { top[w] };
         }
     }
-    // The reference exponent with the accumulator's (an f32 is a normal f64), the unit, and
-    // whether the accumulator is finite.
+    // The reference exponent with the accumulator's (an f32 is a normal f64, its leading
+    // power of two its exponent field), as powers of two: 2^-unit and 2^unit are that of E
+    // with align_bits taken from or added to the exponent field. A column without live terms
+    // computes nothing: its E is taken as 2^FLOOR, which keeps both scales finite.
     let cf: [f64; COLS] = c.map(f64::from);
+    let align = u64::from(p.align_bits) << 52;
     let mut bad = [false; COLS];
-    let mut unit = [0i64; COLS];
     let mut live = [false; COLS];
     let mut scale = [0f64; COLS];
+    let mut unit = [0f64; COLS];
     for w in 0..COLS {
-        let cb = cf[w].to_bits();
-        let field = ((cb >> 52) & 0x7ff) as i64;
-        let c_live = cb << 1 != 0;
-        bad[w] = field == 0x7ff;
-        let c_lead = if c_live { field - 1023 } else { i64::MIN / 2 };
-        let p_lead = if top[w] > 0.0 {
-            (top[w].to_bits() >> 52) as i64 - 1023
-        } else {
-            i64::MIN / 2
-        };
-        live[w] = c_live || top[w] > 0.0;
-        // A column without live terms computes nothing: any unit in range will do.
-        unit[w] = if live[w] {
-            p_lead.max(c_lead) - i64::from(p.align_bits)
-        } else {
-            0
-        };
-        // 2^-unit: unit is within [-850, 800], a normal f64 built from its exponent field.
-        scale[w] = f64::from_bits(((1023 - unit[w]) as u64) << 52);
+        // An infinite or NaN accumulator takes the general path.
+        bad[w] = !cf[w].is_finite();
+        let c_pow = f64::from_bits(cf[w].to_bits() & EXPONENT);
+        let big = if c_pow > top[w] { c_pow } else { top[w] };
+        live[w] = big > 0.0;
+        let big = if big > FLOOR { big } else { FLOOR }.to_bits();
+        scale[w] = f64::from_bits(((2046 << 52) + align).wrapping_sub(big));
+        unit[w] = f64::from_bits(big.wrapping_sub(align));
     }
     // Pass 2: every product cut toward zero to the unit, summed exactly (integers below
     // 2^53): `y - copysign(HALF, y)` rounded to the nearest integer through MAGIC is
@@ -296,13 +288,20 @@ fn step_cols(
         let d = y - HALF.copysign(y);
         let s = sums[w] + ((d + MAGIC) - MAGIC);
         let cut = f64::from_bits(s.to_bits() & keep);
-        let v = cut * f64::from_bits(((unit[w] + 1023) as u64) << 52);
+        let v = cut * unit[w];
         let zero = !live[w] || s == 0.0;
         bad[w] |= !zero && v.abs() < f64::from(f32::MIN_POSITIVE);
         out[w] = if zero { 0.0 } else { v as f32 };
     }
     (out, bad)
 }
+
+/// The exponent field of an f64.
+const EXPONENT: u64 = 0x7ff << 52;
+
+/// 2^-900: below every reference exponent (products' exponents are at least -800, an f32's
+/// -149), and 2^(align_bits + 900) is still a finite f64.
+const FLOOR: f64 = 1.183_052_186_166_774_7e-271;
 
 /// 1.5 * 2^52: adding it to an f64 of magnitude below 2^51 rounds that to the nearest integer
 /// (subtracting it again is exact).
@@ -512,26 +511,35 @@ mod tests {
     #[test]
     fn bf16_data_stays_narrow() {
         let row: Vec<f64> = (0..64).map(|t| f64::from(t - 20) * 0.125).collect();
-        let cols: Vec<Vec<f64>> = (0..8)
+        let cols: Vec<Vec<f64>> = (0..COLS as i32)
             .map(|w| {
                 (0..64)
                     .map(|t| if t % 5 == w { 0.0 } else { f64::from(w - 3) * 0.5 })
                     .collect()
             })
             .collect();
-        let (fast, general) = narrow_chain(&row, &cols, 16, [1.0; 8], true, HALF).expect("bf16 values fit");
+        let (fast, general) =
+            narrow_chain(&row, &cols, 16, [1.0; COLS], true, HALF).expect("bf16 values fit");
         assert_eq!(general, 0);
         for w in 0..COLS {
             // Every product and partial sum is a multiple of 2^-4 below 2^10: exact.
             let exact: f64 = 1.0 + row.iter().zip(&cols[w]).map(|(a, b)| a * b).sum::<f64>();
             assert_eq!(fast[w], exact as f32, "column {w}");
         }
-        let (fresh, _) = narrow_chain(&row, &cols, 16, [5.0; 8], false, HALF).expect("fits");
+        let (fresh, _) = narrow_chain(&row, &cols, 16, [5.0; COLS], false, HALF).expect("fits");
         assert_eq!(fresh[0] + 1.0, fast[0]);
         // A NaN accumulator takes the general step, and propagates.
-        let (nan, general) = narrow_chain(&row, &cols, 16, [f32::NAN; 8], true, HALF).expect("fits");
+        let (nan, general) = narrow_chain(&row, &cols, 16, [f32::NAN; COLS], true, HALF).expect("fits");
         assert!(nan.iter().all(|v| v.is_nan()));
-        assert_eq!(general, 8 * 4);
+        assert_eq!(general, COLS * 4);
+    }
+
+    #[test]
+    fn constants_are_what_they_say() {
+        assert_eq!(FLOOR, 2f64.powi(-900));
+        assert_eq!(MAGIC, 1.5 * 2f64.powi(52));
+        assert_eq!(super::HALF, 0.5 - 2f64.powi(-25));
+        assert_eq!(f64::from_bits(EXPONENT), f64::INFINITY);
     }
 
     #[test]
