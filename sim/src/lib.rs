@@ -12,7 +12,8 @@
 //! - [`layout`]: THE element → shared-memory byte / TMEM cell placement function.
 //! - [`memory`]: shared and tensor memory of a CTA; [`mbarrier`]: the PTX mbarrier state
 //!   machine; [`tma`]: TMA data movement and fault rules; [`tensor`]: MMA operands and
-//!   accumulators, [`mma_numerics`]: the tensor cores' measured floating-point arithmetic.
+//!   accumulators, [`mma_numerics`]: the tensor cores' measured floating-point arithmetic,
+//!   [`mma_narrow`]: the same for narrow operands, many columns at once.
 //! - [`limits`]: enforcement of a run's resource limits (steps, wall time, trace events).
 //! - [`trace`]: the event trace (compact text and Chrome JSON); [`trap`]: faults as the user
 //!   sees them.
@@ -44,6 +45,7 @@ pub mod lower;
 pub mod machine;
 pub mod mbarrier;
 pub mod memory;
+pub mod mma_narrow;
 pub mod mma_numerics;
 pub mod pct;
 pub mod progress;

@@ -15,6 +15,7 @@
 
 use crate::layout::{self, TmemCell};
 use crate::memory::{Smem, Tmem};
+use crate::mma_narrow::{self, NarrowPanels, NarrowRows};
 use crate::mma_numerics::{self, Arith, Operand, PackedLine, PackedLines};
 use crate::trap::{Fault, OpResult};
 use crate::value::{bits_to_f64, i64_to_bits, round_to, SmemView, Tile, TmemView};
@@ -268,21 +269,15 @@ pub fn mma(smem: &Smem, tmem: &mut Tmem, op: &MmaOp, arith: &Arith, exec: &MmaEx
     let scaled = op.scales.is_some();
     let cells = acc_cells(&op.acc, m, n);
     let acc_bits = op.acc.dtype.bits();
-    let a_lines = std::cell::OnceCell::new();
-    let b_lines = std::cell::OnceCell::new();
-    let bq_lines = std::cell::OnceCell::new();
-    // The decoded operands, built only when something is computed (not on a memo hit).
+    // The decoded operands, each form built when first needed (none on a memo hit).
+    let forms = Forms::default();
     let inputs = || MmaInputs {
         av: &av,
         bt: &bt,
         bt_q: &bt_q,
-        a_lines: a_lines.get_or_init(|| Lines::new(&av, mu, ku)),
-        b_lines: b_lines.get_or_init(|| Lines::new(&bt, nu, ku)),
-        bq_lines: bq_lines.get_or_init(|| {
-            bt_q.iter()
-                .map(|b| Lines::new(b, if b.is_empty() { 0 } else { nu }, ku))
-                .collect::<Vec<_>>()
-        }),
+        forms: &forms,
+        m: mu,
+        k: ku,
         row_quarter: &row_quarter,
         acc: op.acc.dtype,
         a_dtype,
@@ -381,9 +376,9 @@ struct MmaInputs<'a> {
     av: &'a [f64],
     bt: &'a [f64],
     bt_q: &'a [Vec<f64>],
-    a_lines: &'a Lines,
-    b_lines: &'a Lines,
-    bq_lines: &'a [Lines],
+    forms: &'a Forms,
+    m: usize,
+    k: usize,
     row_quarter: &'a [usize],
     acc: DType,
     a_dtype: DType,
@@ -394,17 +389,72 @@ struct MmaInputs<'a> {
     n: usize,
 }
 
-impl MmaInputs<'_> {
+/// The forms of an MMA's operands, each built by the first thread that needs it: A's rows
+/// and B's columns (per lane quarter when scaled) as [`Lines`], and in the narrow form.
+#[derive(Default)]
+struct Forms {
+    a_lines: std::sync::OnceLock<Lines>,
+    b_lines: std::sync::OnceLock<Lines>,
+    bq_lines: std::sync::OnceLock<Vec<Lines>>,
+    a_narrow: std::sync::OnceLock<NarrowRows>,
+    b_narrow: std::sync::OnceLock<NarrowPanels>,
+    bq_narrow: std::sync::OnceLock<Vec<NarrowPanels>>,
+}
+
+impl<'a> MmaInputs<'a> {
+    fn a_lines(&self) -> &'a Lines {
+        self.forms
+            .a_lines
+            .get_or_init(|| Lines::new(self.av, self.m, self.k))
+    }
+
+    /// B's columns as row `i` of the result reads them.
+    fn b_lines(&self, i: usize) -> &'a Lines {
+        if self.bt_q.is_empty() {
+            return self
+                .forms
+                .b_lines
+                .get_or_init(|| Lines::new(self.bt, self.n, self.k));
+        }
+        let quarters = self.forms.bq_lines.get_or_init(|| {
+            self.bt_q
+                .iter()
+                .map(|b| Lines::new(b, if b.is_empty() { 0 } else { self.n }, self.k))
+                .collect()
+        });
+        &quarters[self.row_quarter[i]]
+    }
+
+    fn a_narrow(&self) -> &'a NarrowRows {
+        self.forms
+            .a_narrow
+            .get_or_init(|| NarrowRows::new(self.av, self.m, self.k))
+    }
+
+    /// B's columns in the narrow form, as row `i` of the result reads them.
+    fn b_narrow(&self, i: usize) -> &'a NarrowPanels {
+        if self.bt_q.is_empty() {
+            return self
+                .forms
+                .b_narrow
+                .get_or_init(|| NarrowPanels::new(self.bt, self.n, self.k));
+        }
+        let quarters = self.forms.bq_narrow.get_or_init(|| {
+            self.bt_q
+                .iter()
+                .map(|b| NarrowPanels::new(b, if b.is_empty() { 0 } else { self.n }, self.k))
+                .collect()
+        });
+        &quarters[self.row_quarter[i]]
+    }
+
     /// Accumulator element `(i, j)` from its old bits (ignored without `use_acc`).
     fn element(&self, i: usize, j: usize, old_bits: u64) -> u64 {
-        let ku = self.a_lines.k;
-        let (bq, bq_op) = if self.bt_q.is_empty() {
-            (self.bt, self.b_lines)
+        let ku = self.k;
+        let bq = if self.bt_q.is_empty() {
+            self.bt
         } else {
-            (
-                self.bt_q[self.row_quarter[i]].as_slice(),
-                &self.bq_lines[self.row_quarter[i]],
-            )
+            self.bt_q[self.row_quarter[i]].as_slice()
         };
         if self.int {
             let arow = &self.av[i * ku..(i + 1) * ku];
@@ -426,8 +476,8 @@ impl MmaInputs<'_> {
                 0.0
             };
             dot(
-                self.a_lines.line(i),
-                bq_op.line(j),
+                self.a_lines().line(i),
+                self.b_lines(i).line(j),
                 old,
                 self.use_acc,
                 self.acc,
@@ -442,14 +492,28 @@ impl MmaInputs<'_> {
     fn rows(&self, olds: &[u64], rows: std::ops::Range<usize>) -> Vec<u64> {
         let mut out = Vec::with_capacity(rows.len() * self.n);
         for i in rows {
-            let mut j = 0;
-            while j < self.n {
-                if let Some(r) = self.packed_cols::<PACKED_COLS>(i, j, olds) {
+            for j0 in (0..self.n).step_by(mma_narrow::COLS) {
+                if let Some(r) = self.narrow_cols(i, j0, olds) {
                     out.extend_from_slice(&r);
-                    j += PACKED_COLS;
-                } else {
-                    out.push(self.element(i, j, olds.get(i * self.n + j).copied().unwrap_or(0)));
-                    j += 1;
+                    continue;
+                }
+                let end = (j0 + mma_narrow::COLS).min(self.n);
+                let mut j = j0;
+                while j < end {
+                    let whole = j + PACKED_COLS <= end;
+                    match whole
+                        .then(|| self.packed_cols::<PACKED_COLS>(i, j, olds))
+                        .flatten()
+                    {
+                        Some(r) => {
+                            out.extend_from_slice(&r);
+                            j += PACKED_COLS;
+                        }
+                        None => {
+                            out.push(self.element(i, j, olds.get(i * self.n + j).copied().unwrap_or(0)));
+                            j += 1;
+                        }
+                    }
                 }
             }
         }
@@ -467,12 +531,8 @@ impl MmaInputs<'_> {
         if !mma_numerics::packed_supports(p) {
             return None;
         }
-        let lines = if self.bt_q.is_empty() {
-            self.b_lines
-        } else {
-            &self.bq_lines[self.row_quarter[i]]
-        };
-        let a = self.a_lines.line(i).packed?;
+        let lines = self.b_lines(i);
+        let a = self.a_lines().line(i).packed?;
         let mut b = [a; W];
         for (w, b) in b.iter_mut().enumerate() {
             *b = lines.line(j + w).packed?;
@@ -490,11 +550,43 @@ impl MmaInputs<'_> {
         Some(r.map(|x| x.to_bits() as u64))
     }
 
+    /// Elements `(i, j..j + COLS)` (`j` a multiple of [`mma_narrow::COLS`]) when every one
+    /// takes the block-FMA chain and their operands fit the narrow form, computed together by
+    /// [`mma_narrow::chain_cols`]: the same bits [`MmaInputs::element`] gives each.
+    fn narrow_cols(&self, i: usize, j: usize, olds: &[u64]) -> Option<[u64; mma_narrow::COLS]> {
+        if self.int || self.acc != DType::F32 {
+            return None;
+        }
+        let p = self.arith.block_for(self.a_dtype)?;
+        if !mma_narrow::narrow_supports(p) {
+            return None;
+        }
+        let b = self.b_narrow(i).panel(j / mma_narrow::COLS)?;
+        let a = self.a_narrow().row(i)?;
+        let acc = std::array::from_fn(|w| {
+            let old = olds.get(i * self.n + j + w).copied().unwrap_or(0);
+            if self.use_acc {
+                bits_to_f64(self.acc, old) as f32
+            } else {
+                0.0
+            }
+        });
+        let k = mma_numerics::instruction_k(self.a_dtype, self.scaled);
+        // Rare (an accumulator out of the narrow range): the reference forms, built then.
+        let general = |w: usize, r: std::ops::Range<usize>, c: Option<f32>| {
+            let row = self.a_lines().line(i).ops;
+            let col = self.b_lines(i).line(j + w).ops;
+            mma_numerics::block_step(&row[r.clone()], &col[r], c, p)
+        };
+        let r = mma_narrow::chain_cols(a, b, k, acc, self.use_acc, p, general);
+        Some(r.map(|x| x.to_bits() as u64))
+    }
+
     /// Every result element, row-major; rows split over up to `threads` threads when the MMA
     /// is large enough to pay for them (each element is computed alone, so the split cannot
     /// change a bit).
     fn all(&self, olds: &[u64], m: usize, threads: usize) -> Vec<u64> {
-        let work = m * self.n * self.a_lines.k;
+        let work = m * self.n * self.k;
         let threads = threads.clamp(1, m.max(1));
         if threads == 1 || work < PARALLEL_MMA_WORK {
             return self.rows(olds, 0..m);
