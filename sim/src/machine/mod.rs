@@ -405,6 +405,11 @@ struct Machine<'p, 's> {
     /// `cluster.sync` state per live cluster: (arrivals of the current generation, generation).
     cluster_sync: BTreeMap<u64, (u32, u64)>,
     guard: Guard,
+    /// MMAs being computed ahead on other threads, by CTA slot and pipe-op id
+    /// ([`crate::tensor::MmaExec::ahead`]).
+    ahead: HashMap<(usize, u64), crate::tensor::AheadMma>,
+    /// The thread computing them, started by the first.
+    ahead_worker: Option<crate::tensor::AheadWorker>,
 }
 
 /// Run a lowered program over a grid.
@@ -471,6 +476,8 @@ pub fn execute(
         cluster_size,
         cluster_sync: BTreeMap::new(),
         guard: Guard::start(&opts.limits),
+        ahead: HashMap::new(),
+        ahead_worker: None,
     };
     let (outcome, trap) = match m.run_loop() {
         Ok(()) => (Outcome::Completed, None),
