@@ -653,15 +653,89 @@ pub fn check_memory(plan: &LaunchPlan) -> Result<(), Diagnostic> {
 /// does not change the others.
 pub fn materialize(plan: &LaunchPlan, seed: u64) -> Result<Vec<HostTensor>, Diagnostic> {
     check_memory(plan)?;
-    Ok(plan
-        .tensors
-        .iter()
-        .enumerate()
-        .map(|(k, spec)| {
-            let mut t = HostTensor::zeros(&spec.name, spec.dtype, spec.shape.clone());
+    let make = |k: usize, spec: &TensorSpec| {
+        let mut t = HostTensor::zeros(&spec.name, spec.dtype, spec.shape.clone());
+        let mut rng = Rng::new(seed.wrapping_mul(1_000_003).wrapping_add(k as u64));
+        fill(&mut t, &spec.init, &mut rng);
+        t
+    };
+    // Each tensor draws from its own stream, so large ones are filled on threads of their
+    // own with the same values.
+    let elements = plan.tensors.iter().fold(0u64, |a, t| a.saturating_add(t.numel()));
+    if elements < PARALLEL_FILL_ELEMENTS || plan.tensors.len() < 2 {
+        return Ok(plan
+            .tensors
+            .iter()
+            .enumerate()
+            .map(|(k, spec)| make(k, spec))
+            .collect());
+    }
+    Ok(std::thread::scope(|scope| {
+        let parts: Vec<_> = plan
+            .tensors
+            .iter()
+            .enumerate()
+            .map(|(k, spec)| scope.spawn(move || make(k, spec)))
+            .collect();
+        parts
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    }))
+}
+
+/// Below this many elements in all, a launch's tensors are filled on the calling thread.
+const PARALLEL_FILL_ELEMENTS: u64 = 1 << 20;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(name: &str, dtype: DType, shape: Vec<u64>, init: Init) -> TensorSpec {
+        TensorSpec {
+            name: name.into(),
+            dtype,
+            shape,
+            init,
+            span: Span::DUMMY,
+        }
+    }
+
+    /// Large launches fill their tensors on threads: every value is the one the tensor's own
+    /// stream gives when filled alone, in order.
+    #[test]
+    fn threaded_fill_draws_each_tensors_own_stream() {
+        let plan = LaunchPlan {
+            grid: [1, 1, 1],
+            cluster: [1, 1, 1],
+            tensors: vec![
+                spec("a", DType::F16, vec![1024, 600], Init::Randn),
+                spec("b", DType::F32, vec![600, 1024], Init::Uniform(-1.0, 2.0)),
+                spec("i", DType::I32, vec![4096], Init::Perm),
+                spec("c", DType::F32, vec![16], Init::Zeros),
+            ],
+            args: Vec::new(),
+            outputs: Vec::new(),
+            limits: Limits::default(),
+        };
+        assert!(plan.tensors.iter().map(|t| t.numel()).sum::<u64>() >= PARALLEL_FILL_ELEMENTS);
+        let seed = 7;
+        let got = materialize(&plan, seed).expect("fits");
+        for (k, (t, spec)) in got.iter().zip(&plan.tensors).enumerate() {
+            let mut want = HostTensor::zeros(&spec.name, spec.dtype, spec.shape.clone());
             let mut rng = Rng::new(seed.wrapping_mul(1_000_003).wrapping_add(k as u64));
-            fill(&mut t, &spec.init, &mut rng);
-            t
-        })
-        .collect())
+            fill(&mut want, &spec.init, &mut rng);
+            assert_eq!(t.name, spec.name);
+            assert!(
+                (0..t.numel()).all(|i| t.get_bits(i) == want.get_bits(i)),
+                "{}",
+                spec.name
+            );
+        }
+        // A permutation really is one (the stream was used, not left at zeros).
+        let mut perm: Vec<u64> = (0..4096).map(|i| got[2].get_bits(i)).collect();
+        assert_ne!(perm, (0..4096).collect::<Vec<u64>>());
+        perm.sort_unstable();
+        assert_eq!(perm, (0..4096).collect::<Vec<u64>>());
+    }
 }

@@ -104,6 +104,7 @@ impl Prepared {
             mma_exec: crate::tensor::MmaExec {
                 memo: Some(self.mma_memo.clone()),
                 threads: 1,
+                ahead: false,
             },
             ..RunOptions::default()
         };
@@ -136,6 +137,7 @@ impl Prepared {
             mma_exec: crate::tensor::MmaExec {
                 memo: Some(self.mma_memo.clone()),
                 threads: 1,
+                ahead: false,
             },
             ..RunOptions::default()
         };

@@ -374,6 +374,29 @@ pub fn tmem_view_cells(v: &TmemView, quarter: u32) -> Arc<Vec<TmemCell>> {
     placed(&PLACED, key, || Some(place_tmem_view(v, quarter))).unwrap_or_default()
 }
 
+/// The TMEM cells `(lane, column)` of every element of a view in the lane quarters whose bits
+/// are set in `quarters` (in increasing quarter order), consecutive duplicates of packed
+/// elements removed; kept per thread like [`tmem_view_cells`] (the checker asks for the same
+/// accumulator's cells on every MMA).
+pub fn tmem_view_lane_cols(v: &TmemView, quarters: u8) -> Arc<Vec<(u32, u32)>> {
+    thread_local! {
+        static PLACED: RefCell<Placed<(TmemView, u8), (u32, u32)>> = RefCell::new(Placed::default());
+    }
+    let key = (TmemView { alloc: 0, ..*v }, quarters);
+    placed(&PLACED, key, || {
+        let mut out: Vec<(u32, u32)> = Vec::with_capacity(v.shape.numel() as usize);
+        for q in (0..4u32).filter(|q| quarters & (1 << q) != 0) {
+            for c in tmem_view_cells(v, q).iter() {
+                if out.last() != Some(&(c.lane, c.col)) {
+                    out.push((c.lane, c.col));
+                }
+            }
+        }
+        Some(out)
+    })
+    .unwrap_or_default()
+}
+
 /// [`tmem_view_cells`] computed. Within a row of a matrix view the bit offset grows by `bits *
 /// col_stride` per element (the block split along N cancels: `(n / BN) * BN + n % BN = n`), so
 /// each row costs one [`tmem_element_in`].

@@ -190,6 +190,14 @@ impl Smem {
     pub fn bytes(&self) -> &[u8] {
         &self.bytes
     }
+
+    /// Whether the bytes in `range` equal `other`'s (a range past either end: false).
+    pub fn same_bytes(&self, other: &Smem, range: std::ops::Range<usize>) -> bool {
+        match (self.bytes.get(range.clone()), other.bytes.get(range)) {
+            (Some(a), Some(b)) => a == b,
+            _ => false,
+        }
+    }
 }
 
 fn addr_overflow() -> Fault {
@@ -294,6 +302,11 @@ impl Tmem {
         }
         Ok((cell.lane * TMEM_COLS + cell.col) as usize)
     }
+    /// Whether every cell and the allocation state equal `other`'s.
+    pub fn same_contents(&self, other: &Tmem) -> bool {
+        self.cells == other.cells && self.allocated == other.allocated
+    }
+
     pub fn read(&self, cell: TmemCell, bits: u32) -> OpResult<u64> {
         let i = self.check(cell)?;
         if bits >= 32 {

@@ -35,6 +35,13 @@ impl AOperand {
             AOperand::Tmem(v) => v.shape.as_slice(),
         }
     }
+    /// The shared-memory view, when A is in shared memory.
+    fn smem_view(&self) -> Option<SmemView> {
+        match self {
+            AOperand::Smem(v) => Some(*v),
+            AOperand::Tmem(_) => None,
+        }
+    }
     /// Offset of the view's K index 0 inside its root (for whole-K scale buffers).
     fn k_origin(&self) -> u32 {
         let (o, _) = match self {
@@ -193,7 +200,180 @@ fn write_acc(tmem: &mut Tmem, v: &TmemView, cell: TmemCell, idx: &[u32], bits: u
 }
 
 /// D = A·B (+ D): the accumulator is read and written in tensor memory.
-pub fn mma(smem: &Smem, tmem: &mut Tmem, op: &MmaOp, arith: &Arith, exec: &MmaExec) -> OpResult<()> {
+///
+/// `ahead` is this MMA as an [`AheadWorker`] started computing it when it started on the pipe:
+/// its result is taken when every byte it read is still the same now (so it is the result a
+/// computation now would give, bit for bit), and dropped otherwise.
+pub fn mma(
+    smem: &Smem,
+    tmem: &mut Tmem,
+    op: &MmaOp,
+    arith: &Arith,
+    exec: &MmaExec,
+    ahead: Option<AheadMma>,
+) -> OpResult<()> {
+    if let Some(results) = ahead.and_then(|a| a.take(smem, tmem)) {
+        let (m, _) = last2(op.a.shape());
+        let (_, n) = last2(op.acc.shape.as_slice());
+        let cells = acc_cells(&op.acc, m, n);
+        let nu = n as usize;
+        for (x, (&cell, &bits)) in cells.iter().zip(results.iter()).enumerate() {
+            write_acc(tmem, &op.acc, cell, &[(x / nu) as u32, (x % nu) as u32], bits)?;
+        }
+        return Ok(());
+    }
+    let g = gather(smem, tmem, op)?;
+    // Every old value was readable (the results are a function of the inputs only); a cell
+    // outside the allocation takes the element-by-element loop, which faults where it always
+    // did.
+    let Some(olds) = &g.olds else {
+        let forms = Forms::default();
+        let ins = g.inputs(&forms, arith);
+        let acc_bits = op.acc.dtype.bits();
+        for i in 0..g.mu {
+            for j in 0..g.nu {
+                let cell = g.cells[i * g.nu + j];
+                let bits = ins.element(i, j, tmem.read(cell, acc_bits)?);
+                write_acc(tmem, &op.acc, cell, &[i as u32, j as u32], bits)?;
+            }
+        }
+        return Ok(());
+    };
+    let key = exec.memo.as_ref().map(|_| g.key(arith));
+    let cached = match (&exec.memo, &key) {
+        (Some(memo), Some(key)) => memo.get(key),
+        _ => None,
+    };
+    let results = match cached {
+        Some(r) => r,
+        None => {
+            let r = g.compute(olds, arith, exec.threads);
+            if let (Some(memo), Some(key)) = (&exec.memo, key) {
+                memo.put(key, r.clone());
+            }
+            r
+        }
+    };
+    for (x, (&cell, &bits)) in g.cells.iter().zip(results.iter()).enumerate() {
+        write_acc(tmem, &op.acc, cell, &[(x / g.nu) as u32, (x % g.nu) as u32], bits)?;
+    }
+    Ok(())
+}
+
+/// A thread that computes MMAs ahead of their completion, in the order they start on the
+/// tensor pipe ([`MmaExec::ahead`]). It keeps its own view placements warm across MMAs and
+/// ends when dropped, after the MMAs already given to it.
+#[derive(Debug)]
+pub struct AheadWorker {
+    jobs: crossbeam::channel::Sender<Box<dyn FnOnce() + Send>>,
+}
+
+impl Default for AheadWorker {
+    fn default() -> AheadWorker {
+        AheadWorker::new()
+    }
+}
+
+impl AheadWorker {
+    pub fn new() -> AheadWorker {
+        let (jobs, rx) = crossbeam::channel::unbounded::<Box<dyn FnOnce() + Send>>();
+        std::thread::spawn(move || {
+            for job in rx {
+                job();
+            }
+        });
+        AheadWorker { jobs }
+    }
+
+    /// Start computing `op` from copies of the memories as they are now (the simulation goes
+    /// on meanwhile). `None` when the MMA is too small to pay for the copies (then [`mma`]
+    /// computes it at completion).
+    pub fn start(
+        &self,
+        smem: &Smem,
+        tmem: &Tmem,
+        op: &MmaOp,
+        arith: &Arith,
+        threads: usize,
+    ) -> Option<AheadMma> {
+        let (m, k) = last2(op.a.shape());
+        let (_, n) = last2(op.b.shape.as_slice());
+        if (m as usize) * (n as usize) * (k as usize) < AHEAD_MMA_WORK {
+            return None;
+        }
+        // The shared-memory bytes the operands lie in (tensor memory is compared whole).
+        let mut ranges = Vec::new();
+        for v in [op.a.smem_view(), Some(op.b)].into_iter().flatten() {
+            let addrs = layout::view_addresses(&v)?;
+            let lo = addrs.iter().map(|&(a, _)| a).min()? as usize;
+            let hi = addrs.iter().map(|&(a, _)| a).max()? as usize + v.dtype.bits().div_ceil(8) as usize;
+            ranges.push(lo..hi.min(smem.len()));
+        }
+        let seen = std::sync::Arc::new((smem.clone(), tmem.clone()));
+        let (tx, result) = crossbeam::channel::bounded(1);
+        let (op, arith, mem) = (*op, *arith, seen.clone());
+        let job = Box::new(move || {
+            let r = gather(&mem.0, &mem.1, &op)
+                .ok()
+                .and_then(|g| Some(g.compute(g.olds.as_deref()?, &arith, threads)));
+            // The run may have ended and dropped its end of the channel.
+            let _ = tx.send(r);
+        });
+        self.jobs.send(job).ok()?;
+        Some(AheadMma { seen, ranges, result })
+    }
+}
+
+/// Below this many products an MMA is not computed ahead (the copies of the memories cost
+/// about as much as computing it).
+const AHEAD_MMA_WORK: usize = 1 << 18;
+
+/// An MMA being computed by an [`AheadWorker`] from copies of the memories taken when it
+/// started.
+#[derive(Debug)]
+pub struct AheadMma {
+    seen: std::sync::Arc<(Smem, Tmem)>,
+    ranges: Vec<std::ops::Range<usize>>,
+    result: crossbeam::channel::Receiver<Option<Vec<u64>>>,
+}
+
+impl AheadMma {
+    /// The results, when the operands' shared-memory bytes and the whole tensor memory are
+    /// what they were when the MMA started (waiting for the worker if needed); `None` when
+    /// something changed or the inputs could not be read (a fault [`mma`] reports).
+    fn take(self, smem: &Smem, tmem: &Tmem) -> Option<Vec<u64>> {
+        let (s0, t0) = &*self.seen;
+        let same = self.ranges.iter().all(|r| smem.same_bytes(s0, r.clone())) && tmem.same_contents(t0);
+        if !same {
+            return None;
+        }
+        self.result.recv().ok().flatten()
+    }
+}
+
+/// Everything an MMA's results depend on, read from memory and owned: the operands as
+/// numbers (block scales folded in), the accumulator's cells and old bits, the types.
+struct Gathered {
+    av: Vec<f64>,
+    bt: Vec<f64>,
+    bt_q: Vec<Vec<f64>>,
+    row_quarter: Vec<usize>,
+    /// The old accumulator bits, row-major (empty without `use_acc`); `None` when a cell
+    /// cannot be read.
+    olds: Option<Vec<u64>>,
+    cells: std::sync::Arc<Vec<TmemCell>>,
+    mu: usize,
+    nu: usize,
+    ku: usize,
+    acc: DType,
+    a_dtype: DType,
+    int: bool,
+    use_acc: bool,
+    scaled: bool,
+}
+
+/// Read an MMA's inputs.
+fn gather(smem: &Smem, tmem: &Tmem, op: &MmaOp) -> OpResult<Gathered> {
     let (m, k) = last2(op.a.shape());
     let (kb, n) = last2(op.b.shape.as_slice());
     let (am, an) = last2(op.acc.shape.as_slice());
@@ -266,81 +446,77 @@ pub fn mma(smem: &Smem, tmem: &mut Tmem, op: &MmaOp, arith: &Arith, exec: &MmaEx
         AOperand::Smem(v) => v.dtype,
         AOperand::Tmem(v) => v.dtype,
     };
-    let scaled = op.scales.is_some();
     let cells = acc_cells(&op.acc, m, n);
     let acc_bits = op.acc.dtype.bits();
-    // The decoded operands, each form built when first needed (none on a memo hit).
-    let forms = Forms::default();
-    let inputs = || MmaInputs {
-        av: &av,
-        bt: &bt,
-        bt_q: &bt_q,
-        forms: &forms,
-        m: mu,
-        k: ku,
-        row_quarter: &row_quarter,
-        acc: op.acc.dtype,
-        a_dtype,
-        int,
-        use_acc: op.use_acc,
-        scaled,
-        arith,
-        n: nu,
-    };
-    // Every old value first (the results are a function of the inputs only); a cell outside
-    // the allocation takes the element-by-element loop, which faults where it always did.
     let olds: Option<Vec<u64>> = if op.use_acc {
         cells.iter().map(|&c| tmem.read(c, acc_bits).ok()).collect()
     } else {
         Some(Vec::new())
     };
-    let Some(olds) = olds else {
-        let ins = inputs();
-        for i in 0..mu {
-            for j in 0..nu {
-                let cell = cells[i * nu + j];
-                let bits = ins.element(i, j, tmem.read(cell, acc_bits)?);
-                write_acc(tmem, &op.acc, cell, &[i as u32, j as u32], bits)?;
-            }
+    Ok(Gathered {
+        av,
+        bt,
+        bt_q,
+        row_quarter,
+        olds,
+        cells,
+        mu,
+        nu,
+        ku,
+        acc: op.acc.dtype,
+        a_dtype,
+        int,
+        use_acc: op.use_acc,
+        scaled: op.scales.is_some(),
+    })
+}
+
+impl Gathered {
+    fn inputs<'a>(&'a self, forms: &'a Forms, arith: &'a Arith) -> MmaInputs<'a> {
+        MmaInputs {
+            av: &self.av,
+            bt: &self.bt,
+            bt_q: &self.bt_q,
+            forms,
+            m: self.mu,
+            k: self.ku,
+            row_quarter: &self.row_quarter,
+            acc: self.acc,
+            a_dtype: self.a_dtype,
+            int: self.int,
+            use_acc: self.use_acc,
+            scaled: self.scaled,
+            arith,
+            n: self.nu,
         }
-        return Ok(());
-    };
-    let key = exec.memo.as_ref().map(|_| {
-        let params = match arith.block_for(a_dtype) {
+    }
+
+    /// Every result element, row-major, from the old accumulator bits `olds`.
+    fn compute(&self, olds: &[u64], arith: &Arith, threads: usize) -> Vec<u64> {
+        let forms = Forms::default();
+        self.inputs(&forms, arith).all(olds, self.mu, threads)
+    }
+
+    /// The memo key: the types, shape and arithmetic, then every input value and old bit.
+    fn key(&self, arith: &Arith) -> MemoKey {
+        let params = match arith.block_for(self.a_dtype) {
             Some(p) => [p.align_bits as u64, p.result_bits as u64],
             None => [u64::MAX, u64::MAX],
         };
         let head = [
-            op.acc.dtype as u64,
-            a_dtype as u64,
-            int as u64,
-            op.use_acc as u64,
-            scaled as u64,
-            nu as u64,
-            ku as u64,
+            self.acc as u64,
+            self.a_dtype as u64,
+            self.int as u64,
+            self.use_acc as u64,
+            self.scaled as u64,
+            self.nu as u64,
+            self.ku as u64,
             params[0],
             params[1],
         ];
-        mma_key(&head, &av, &bt, &bt_q, &row_quarter, &olds)
-    });
-    let cached = match (&exec.memo, &key) {
-        (Some(memo), Some(key)) => memo.get(key),
-        _ => None,
-    };
-    let results = match cached {
-        Some(r) => r,
-        None => {
-            let r = inputs().all(&olds, mu, exec.threads);
-            if let (Some(memo), Some(key)) = (&exec.memo, key) {
-                memo.put(key, r.clone());
-            }
-            r
-        }
-    };
-    for (x, (&cell, &bits)) in cells.iter().zip(results.iter()).enumerate() {
-        write_acc(tmem, &op.acc, cell, &[(x / nu) as u32, (x % nu) as u32], bits)?;
+        let olds = self.olds.as_deref().unwrap_or(&[]);
+        mma_key(&head, &self.av, &self.bt, &self.bt_q, &self.row_quarter, olds)
     }
-    Ok(())
 }
 
 /// The memo key of an MMA: `head` (types, shape, arithmetic), the scaled operand values, the
@@ -612,13 +788,17 @@ const PACKED_COLS: usize = 4;
 const PARALLEL_MMA_WORK: usize = 1 << 18;
 
 /// How MMAs are computed, never what they compute: a memo of results shared by the runs of
-/// one exploration, and the threads one large MMA may use.
+/// one exploration, the threads one large MMA may use, and whether MMAs are computed ahead.
 #[derive(Clone, Debug, Default)]
 pub struct MmaExec {
     /// Results of recent MMAs by their exact inputs ([`MmaMemo`]).
     pub memo: Option<std::sync::Arc<MmaMemo>>,
     /// Threads for the rows of one large MMA (0 or 1: the calling thread only).
     pub threads: usize,
+    /// Compute each large MMA on another thread from the moment it starts on the tensor pipe
+    /// ([`AheadWorker`]), while the simulation goes on; taken at completion only if its
+    /// inputs are unchanged, so the results are the same bits.
+    pub ahead: bool,
 }
 
 /// The exact inputs of an MMA as words, with their hash.

@@ -189,6 +189,7 @@ fn memo_and_threads_change_no_bit() {
             mma_exec: MmaExec {
                 memo: Some(memo.clone()),
                 threads: 3,
+                ahead: false,
             },
             ..plain.clone()
         };
@@ -210,6 +211,105 @@ fn memo_and_threads_change_no_bit() {
         assert_eq!(memo.hits(), want.counters.mmas, "{consts:?}");
     }
 }
+
+/// MMAs computed ahead on another thread ([`bwsim_sim::tensor::MmaExec::ahead`]) give the
+/// outputs, counters and trace of the plain run, also when the operands change while the MMA
+/// is in flight (then the result computed ahead must be dropped).
+#[test]
+fn computing_ahead_changes_no_bit() {
+    use bwsim_sim::tensor::MmaExec;
+    use bwsim_sim::RunOptions;
+    let ahead = |seed| RunOptions {
+        seed,
+        mma_exec: MmaExec {
+            memo: None,
+            threads: 2,
+            ahead: true,
+        },
+        ..RunOptions::default()
+    };
+    let plain = |seed| RunOptions {
+        seed,
+        ..RunOptions::default()
+    };
+    for (src, consts) in [
+        (MMA, vec![("TWICE", "true")]),
+        (MMA, vec![("A_TMEM", "true"), ("K", "32")]),
+        (SCALED, vec![("DT", "f4e2m1"), ("K", "256")]),
+    ] {
+        let want = run_opts(src, &consts, None, &plain(1));
+        assert_ok(src, &want);
+        let got = run_opts(src, &consts, None, &ahead(1));
+        assert!(
+            bits(tensor(&got, "out")) == bits(tensor(&want, "out")),
+            "{consts:?}: outputs differ"
+        );
+        assert_eq!(got.counters, want.counters, "{consts:?}");
+        assert_eq!(got.trace.render(None), want.trace.render(None), "{consts:?}");
+    }
+    // A racy kernel: A's buffer is reloaded with other data while the MMA may be in flight.
+    let mut outs = std::collections::HashSet::new();
+    for seed in 0..12 {
+        let want = run_opts(OVERWRITTEN, &[], None, &plain(seed));
+        // The checker reports the race; the run itself completes.
+        assert_eq!(want.outcome, bwsim_sim::Outcome::Completed, "seed {seed}");
+        let got = run_opts(OVERWRITTEN, &[], None, &ahead(seed));
+        assert!(
+            bits(tensor(&got, "out")) == bits(tensor(&want, "out")),
+            "seed {seed}: outputs differ"
+        );
+        assert_eq!(got.trace.render(None), want.trace.render(None), "seed {seed}");
+        outs.insert(bits(tensor(&want, "out")));
+    }
+    // Some schedules read the old A, some the new one (or a mix): the race is real.
+    assert!(outs.len() > 1, "every schedule gave the same result");
+}
+
+/// One 128 x 128 x 64 MMA whose A buffer a second TMA load overwrites without waiting for it.
+const OVERWRITTEN: &str = r#"
+kernel mma_overwritten {
+  target sm_100a
+  num_warps 4
+  param a_desc: tensor_desc(f16[128, 64], nvmma(128))
+  param a2_desc: tensor_desc(f16[128, 64], nvmma(128))
+  param b_desc: tensor_desc(f16[128, 64], nvmma(128))
+  param out_ptr: ptr(f32)
+  layout row = blocked([1, 1], [1, 32], [4, 1], [1, 0])
+  let a_smem = smem.alloc f16[128, 64], nvmma(128)
+  let b_smem = smem.alloc f16[64, 128], nvmma(128, transposed=true)
+  let bars = mbar.alloc 3
+  static_for i in 0..3 {
+    mbar.init bars[i], 1
+  }
+  let acc = tmem.alloc f32[128, 128]
+  mbar.expect bars[0], a_desc.nbytes + b_desc.nbytes
+  tma.load a_desc[0, 0], a_smem, bars[0]
+  tma.load b_desc[0, 0], b_smem, bars[0]
+  mbar.wait bars[0], 0
+  tcgen05.mma a_smem, b_smem, acc, use_acc=false
+  tcgen05.commit bars[1]
+  mbar.expect bars[2], a2_desc.nbytes
+  tma.load a2_desc[0, 0], a_smem, bars[2]
+  mbar.wait bars[1], 0
+  mbar.wait bars[2], 0
+  tcgen05.fence_after
+  let d = tmem.load acc
+  let offs = expand_dims(arange(0, 128, slice(1, row)), 1) * 128 + expand_dims(arange(0, 128, slice(0, row)), 0)
+  global.store out_ptr, offs, convert_layout(d, row)
+  launch {
+    grid = [1]
+    tensor a: f16[128, 64] = randn()
+    tensor a2: f16[128, 64] = randn()
+    tensor b: f16[128, 64] = randn()
+    tensor out: f32[128, 128] = zeros()
+    a_desc = a
+    a2_desc = a2
+    b_desc = b
+    out_ptr = out
+    outputs = [out]
+  }
+}
+"#;
 
 /// Block-scaled MMA (kind::mxf8f6f4 / mxf4 with ue8m0 factors, one per 32 K-elements, or
 /// kind::mxf4nvf4 with ue4m3 factors per 16) with the scale factors written to tensor memory

@@ -138,6 +138,8 @@ pub fn run(a: Args) -> CliResult {
         mma_exec: bwsim_sim::tensor::MmaExec {
             memo: None,
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            // Each MMA is computed on other threads while the run goes on (the same bits).
+            ahead: true,
         },
         ..RunOptions::default()
     };

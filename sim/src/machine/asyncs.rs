@@ -235,6 +235,17 @@ impl<'p, 's> Machine<'p, 's> {
         );
         c.pipe_busy = true;
         let cta_id = c.id;
+        if self.opts.mma_exec.ahead && self.opts.mma_exec.memo.is_none() {
+            // Cannot fail: `s` is the live slot just read.
+            let c = self.slots[s].as_ref().expect("live CTA slot");
+            if let Some(PipeKind::Mma(m)) = c.pipe.front().map(|f| &f.kind) {
+                let worker = self.ahead_worker.get_or_insert_with(tensor::AheadWorker::new);
+                let (arith, threads) = (&self.opts.mma.tcgen05, self.opts.mma_exec.threads);
+                if let Some(a) = worker.start(&c.smem, &c.tmem, m, arith, threads) {
+                    self.ahead.insert((s, id), a);
+                }
+            }
+        }
         let delay = self.sched.latency(kind);
         self.schedule(s, delay, EvKind::PipeDone);
         self.ev(cta_id, Unit::Tc, What::Start { op: name, id }, span);
@@ -255,12 +266,14 @@ impl<'p, 's> Machine<'p, 's> {
         let r = match &op.kind {
             PipeKind::Mma(m) => {
                 self.counters.mmas += 1;
+                let ahead = self.ahead.remove(&(s, op.id));
                 tensor::mma(
                     &c.smem,
                     &mut c.tmem,
                     m,
                     &self.opts.mma.tcgen05,
                     &self.opts.mma_exec,
+                    ahead,
                 )
             }
             PipeKind::MmaPair { op: m, peer } => {

@@ -405,6 +405,11 @@ struct Machine<'p, 's> {
     /// `cluster.sync` state per live cluster: (arrivals of the current generation, generation).
     cluster_sync: BTreeMap<u64, (u32, u64)>,
     guard: Guard,
+    /// MMAs being computed ahead on other threads, by CTA slot and pipe-op id
+    /// ([`crate::tensor::MmaExec::ahead`]).
+    ahead: HashMap<(usize, u64), crate::tensor::AheadMma>,
+    /// The thread computing them, started by the first.
+    ahead_worker: Option<crate::tensor::AheadWorker>,
 }
 
 /// Run a lowered program over a grid.
@@ -471,6 +476,8 @@ pub fn execute(
         cluster_size,
         cluster_sync: BTreeMap::new(),
         guard: Guard::start(&opts.limits),
+        ahead: HashMap::new(),
+        ahead_worker: None,
     };
     let (outcome, trap) = match m.run_loop() {
         Ok(()) => (Outcome::Completed, None),
@@ -1254,7 +1261,7 @@ fn store_pending(ag: &Agent, full: bool) -> u32 {
 /// The TMEM cells `(lane, column)` of every element of a view (consecutive duplicates of
 /// packed elements removed); a scale-factor view's copies in all four lane quarters (what the
 /// tensor pipe reads and `tcgen05.cp` writes).
-fn tmem_cells(v: &TmemView) -> Vec<(u32, u32)> {
+fn tmem_cells(v: &TmemView) -> std::sync::Arc<Vec<(u32, u32)>> {
     if v.scales {
         tmem_cells_in(v, &[0, 1, 2, 3])
     } else {
@@ -1264,17 +1271,12 @@ fn tmem_cells(v: &TmemView) -> Vec<(u32, u32)> {
 
 /// [`tmem_cells`] restricted to the copies in `quarters` (scale-factor views only; other
 /// views have one copy).
-fn tmem_cells_in(v: &TmemView, quarters: &[u32]) -> Vec<(u32, u32)> {
-    let n = v.shape.numel();
-    let mut out: Vec<(u32, u32)> = Vec::with_capacity(n as usize * quarters.len());
-    for &q in quarters {
-        for c in layout::tmem_view_cells(v, q).iter() {
-            if out.last() != Some(&(c.lane, c.col)) {
-                out.push((c.lane, c.col));
-            }
-        }
-    }
-    out
+fn tmem_cells_in(v: &TmemView, quarters: &[u32]) -> std::sync::Arc<Vec<(u32, u32)>> {
+    let mask = quarters
+        .iter()
+        .filter(|&&q| q < 4)
+        .fold(0u8, |m, &q| m | (1 << q));
+    layout::tmem_view_lane_cols(v, mask)
 }
 
 /// The lane quarters a partition's warps reach (warp w reaches quarter w % 4).
