@@ -370,13 +370,16 @@ fn persistent_matmul_pipelined_grid() {
 }
 
 /// The TIRx gemm_async page: the 128x64 x 64x128 f16 tile into TMEM columns 256:384, the
-/// block-scaled fp8 and fp4 variants, the cta_group 2 variant, and the other M/N the dispatch
+/// unscaled fp8 and block-scaled fp8 and fp4 variants, the cta_group 2 variant, and the other M/N the dispatch
 /// accepts.
 #[test]
 fn gemm_async_variants() {
     let mut cases = vec![
         Case::new("gemm_async"),
         Case::new("gemm_async").c("DTYPE", "f8e4m3").c("SCALED", true),
+        // kind::f8f6f4 without factors.
+        Case::new("gemm_async").c("DTYPE", "f8e4m3"),
+        Case::new("gemm_async").c("DTYPE", "f8e5m2"),
         Case::new("gemm_async")
             .c("DTYPE", "f4e2m1")
             .c("SCALED", true)
