@@ -38,8 +38,14 @@ fn consts(pairs: &[(&str, u32)]) -> Vec<Override> {
 
 fn fused_run(c: &mut Criterion) {
     let overrides = consts(&[("M", 1024), ("N", 1024), ("K", 2048)]);
+    // As `bwsim run` executes it: large MMAs split over the cores and computed ahead.
     let opts = RunOptions {
         trace: false,
+        mma_exec: bwsim_sim::tensor::MmaExec {
+            memo: None,
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            ahead: true,
+        },
         ..RunOptions::default()
     };
     let mut g = c.benchmark_group("speed");
