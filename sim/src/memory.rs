@@ -92,6 +92,12 @@ impl Smem {
         self.read_general(addr, shift, bits)
     }
 
+    /// The `n` bytes at `addr`, or `None` when they do not all lie in this CTA's shared memory.
+    pub fn read_bytes(&self, addr: u32, n: usize) -> Option<&[u8]> {
+        let a = addr as usize;
+        self.bytes.get(a..a.checked_add(n)?)
+    }
+
     /// [`Smem::read`] of any width and bit offset (kept out of line).
     #[inline(never)]
     fn read_general(&self, addr: u32, shift: u32, bits: u32) -> OpResult<u64> {

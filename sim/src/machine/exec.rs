@@ -394,7 +394,7 @@ impl<'p, 's> Machine<'p, 's> {
                     TmaKind::Scatter {
                         xs,
                         col,
-                        data: Vec::new(),
+                        data: Default::default(),
                     }
                 } else {
                     let mut cs = Vec::with_capacity(coords.len());
@@ -404,7 +404,7 @@ impl<'p, 's> Machine<'p, 's> {
                     tma::check_tile(d, &cs, &src, true)?;
                     TmaKind::Store {
                         coords: cs,
-                        data: Vec::new(),
+                        data: Default::default(),
                     }
                 };
                 let id = self.new_id();

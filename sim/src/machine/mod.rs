@@ -272,12 +272,12 @@ enum TmaKind {
     },
     Store {
         coords: Vec<i64>,
-        data: Vec<(u64, u64)>,
+        data: tma::StoreData,
     },
     Scatter {
         xs: Vec<i64>,
         col: i64,
-        data: Vec<(u64, u64)>,
+        data: tma::StoreData,
     },
 }
 
