@@ -187,8 +187,8 @@ pub fn box_addresses(v: &SmemView) -> OpResult<Arc<Vec<(u32, u32)>>> {
 /// index of its element at inner offset 0, or `None` when an outer coordinate is out of range.
 /// Element strides step the outer coordinates: row index `i` of dimension `k` is global
 /// coordinate `coords[k] + i * stride[k]` [PTX.md section 3].
-fn row_base(desc: &DescInfo, coords: &[i64], row: u64, scratch: &mut [u32]) -> Option<i64> {
-    let bx = desc.box_shape();
+/// `bx` is the traversed box ([`DescInfo::box_shape`], taken once per copy).
+fn row_base(desc: &DescInfo, bx: &[u32], coords: &[i64], row: u64, scratch: &mut [u32]) -> Option<i64> {
     let r = bx.len();
     unravel(row, &bx[..r - 1], &mut scratch[..r - 1]);
     let mut lin: i64 = 0;
@@ -218,8 +218,9 @@ pub fn load_rows(
     let c0 = coords.last().copied().unwrap_or(0);
     let width = desc.shape.last().copied().unwrap_or(1) as i64;
     let w = (bits / 8) as usize;
+    let bx = desc.box_shape();
     for row in rows.clone() {
-        let base = row_base(desc, coords, row, &mut scratch);
+        let base = row_base(desc, &bx, coords, row, &mut scratch);
         let row_addrs = &addrs[(row * inner) as usize..((row + 1) * inner) as usize];
         let mut c = 0u64;
         while c < inner {
@@ -336,12 +337,13 @@ pub fn store_read(
     let whole = bits.is_multiple_of(8);
     let w = (bits / 8) as usize;
     let mut out = StoreData::default();
+    let bx = desc.box_shape();
     read.reserve(addrs.len());
     if whole {
         out.bytes.reserve(addrs.len() * w);
     }
-    for row in 0..rows(desc) {
-        let Some(base) = row_base(desc, coords, row, &mut scratch) else {
+    for row in 0..box_rows(&bx) {
+        let Some(base) = row_base(desc, &bx, coords, row, &mut scratch) else {
             continue;
         };
         let row_addrs = &addrs[row as usize * inner..(row as usize + 1) * inner];

@@ -881,9 +881,7 @@ impl<'p, 's> Machine<'p, 's> {
                     .ok_or_else(|| Fault::trap(CudaError::IllegalAddress, "shared address overflow"))?;
                 let eb = v.dtype.bits();
                 let mut bits = Vec::with_capacity(addrs.len());
-                for &(addr, shift) in addrs.iter() {
-                    bits.push(c.smem.read(addr, shift, eb)?);
-                }
+                c.smem.read_elems(&addrs, eb, &mut bits)?;
                 if self.opts.check {
                     let pc = self.cur_pc;
                     self.check_smem_init(s, pc, &addrs);
@@ -911,10 +909,9 @@ impl<'p, 's> Machine<'p, 's> {
                 let addrs = layout::view_addresses(&v)
                     .ok_or_else(|| Fault::trap(CudaError::IllegalAddress, "shared address overflow"))?;
                 let eb = v.dtype.bits();
-                for (lin, &(addr, shift)) in addrs.iter().enumerate() {
-                    let b = eval::convert_bits(t.dtype, v.dtype, t.bits[lin]);
-                    c.smem.write(addr, shift, eb, b)?;
-                }
+                c.smem.write_elems(&addrs, eb, |lin| {
+                    eval::convert_bits(t.dtype, v.dtype, t.bits[lin])
+                })?;
                 let pc = self.cur_pc;
                 let h = self
                     .hb(s)
