@@ -187,11 +187,12 @@ impl Smem {
         let Some(last) = self.bytes.len().checked_sub(w) else {
             return false;
         };
-        // One pass without early exits (it vectorises); `w` is a power of two.
-        matches!(bits, 8 | 16 | 32)
-            && addrs.iter().fold(true, |all, &(a, shift)| {
-                all & (shift == 0) & (a as usize & (w - 1) == 0) & (a as usize <= last)
-            })
+        // One pass without early exits: the shifts and addresses ORed (any shift, any
+        // misaligned address shows) and the highest address; `w` is a power of two.
+        let (shifts, ors, hi) = addrs
+            .iter()
+            .fold((0, 0, 0), |(s, o, h), &(a, shift)| (s | shift, o | a, h.max(a)));
+        matches!(bits, 8 | 16 | 32) && shifts == 0 && ors as usize & (w - 1) == 0 && hi as usize <= last
     }
 
     /// [`Smem::read`] of each element at `addrs` (`bits` wide), appended to `out` in order
@@ -245,6 +246,42 @@ impl Smem {
             self.write(a, shift, bits, value(i))?;
         }
         Ok(())
+    }
+
+    /// Write element `k` of `addrs` (whole aligned 8/16/32-bit elements inside this shared
+    /// memory) from bytes `src[k * w..(k + 1) * w]`, as [`Smem::write`] of each in order
+    /// would; returns `false`, writing nothing, when an element is not such an element or
+    /// `src` is not as long as the elements.
+    pub fn copy_elems(&mut self, addrs: &[(u32, u32)], bits: u32, src: &[u8]) -> bool {
+        let w = (bits / 8) as usize;
+        if src.len() != addrs.len() * w || !self.all_whole(addrs, bits) {
+            return false;
+        }
+        let m = mask(bits / 8);
+        match w {
+            4 => {
+                for (&(a, _), v) in addrs.iter().zip(src.chunks_exact(4)) {
+                    let a = a as usize;
+                    self.bytes[a..a + 4].copy_from_slice(v);
+                    self.written[a / 64] |= m << (a % 64);
+                }
+            }
+            2 => {
+                for (&(a, _), v) in addrs.iter().zip(src.chunks_exact(2)) {
+                    let a = a as usize;
+                    self.bytes[a..a + 2].copy_from_slice(v);
+                    self.written[a / 64] |= m << (a % 64);
+                }
+            }
+            _ => {
+                for (&(a, _), &v) in addrs.iter().zip(src) {
+                    let a = a as usize;
+                    self.bytes[a] = v;
+                    self.written[a / 64] |= m << (a % 64);
+                }
+            }
+        }
+        true
     }
 
     /// [`Smem::write`] of any width and bit offset (kept out of line: the whole-element
@@ -492,8 +529,8 @@ mod tests {
         assert!(s.write(1022, 0, 32, 0).is_err(), "past the end");
     }
 
-    /// Element lists read and written in bulk give the same values, bytes and written marks
-    /// as element-by-element reads and writes, for whole aligned elements (the tight loop)
+    /// Element lists read, written and copied in bulk give the same values, bytes and
+    /// written marks as element-by-element reads and writes, for whole aligned elements (the tight loop)
     /// and for shifted, unaligned or out-of-range ones (one by one, trapping where a single
     /// access traps).
     #[test]
@@ -529,6 +566,21 @@ mod tests {
             for a in 0..1024 {
                 assert_eq!(bulk.was_written(a), single.was_written(a), "byte {a}");
             }
+            // The same elements copied from their bytes: the same memory, or nothing written
+            // when the list is not one of whole aligned elements inside shared memory.
+            let mut copied = Smem::new(1024);
+            let w = (bits as usize).div_ceil(8);
+            let src: Vec<u8> = (0..addrs.len())
+                .flat_map(|i| value(i).to_le_bytes()[..w].to_vec())
+                .collect();
+            if copied.copy_elems(&addrs, bits, &src) {
+                assert_eq!(copied.bytes(), single.bytes(), "{bits}: {addrs:?}");
+                assert!((0..1024).all(|a| copied.was_written(a) == single.was_written(a)));
+            } else {
+                assert!(r_single.is_err() || bits == 4 || addrs.iter().any(|&(a, _)| a % (bits / 8) != 0));
+                assert!((0..1024).all(|a| !copied.was_written(a)), "{bits}: {addrs:?}");
+            }
+            assert!(!copied.copy_elems(&addrs, bits, &src[1..]), "short source");
             let mut got = Vec::new();
             let r = bulk.read_elems(&addrs, bits, &mut got);
             let want: Result<Vec<u64>, _> = addrs.iter().map(|&(a, sh)| single.read(a, sh, bits)).collect();

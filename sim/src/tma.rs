@@ -222,6 +222,16 @@ pub fn load_rows(
     for row in rows.clone() {
         let base = row_base(desc, &bx, coords, row, &mut scratch);
         let row_addrs = &addrs[(row * inner) as usize..((row + 1) * inner) as usize];
+        // A row wholly inside the tensor, of whole aligned elements inside shared memory: one
+        // tight copy (anything else takes the element and run walk below).
+        if let Some(b) = base.filter(|_| c0 >= 0 && c0.saturating_add(inner as i64) <= width) {
+            let from = (b + c0) as usize * w;
+            if let Some(src) = g.data.get(from..from + inner as usize * w) {
+                if smem.copy_elems(row_addrs, bits, src) {
+                    continue;
+                }
+            }
+        }
         let mut c = 0u64;
         while c < inner {
             let (addr, shift) = row_addrs[c as usize];

@@ -909,9 +909,13 @@ impl<'p, 's> Machine<'p, 's> {
                 let addrs = layout::view_addresses(&v)
                     .ok_or_else(|| Fault::trap(CudaError::IllegalAddress, "shared address overflow"))?;
                 let eb = v.dtype.bits();
-                c.smem.write_elems(&addrs, eb, |lin| {
-                    eval::convert_bits(t.dtype, v.dtype, t.bits[lin])
-                })?;
+                if t.dtype == v.dtype {
+                    c.smem.write_elems(&addrs, eb, |lin| t.bits[lin])?;
+                } else {
+                    c.smem.write_elems(&addrs, eb, |lin| {
+                        eval::convert_bits(t.dtype, v.dtype, t.bits[lin])
+                    })?;
+                }
                 let pc = self.cur_pc;
                 let h = self
                     .hb(s)
