@@ -288,8 +288,21 @@ impl CtaHb {
         });
         if within {
             self.granules.clear();
-            self.granules
-                .extend(addrs.iter().map(|&(addr, _)| addr / SMEM_GRANULE));
+            if bits >= SMEM_GRANULE * 8 {
+                self.granules
+                    .extend(addrs.iter().map(|&(addr, _)| addr / SMEM_GRANULE));
+            } else {
+                // Narrower elements share granules: one entry per run of them, so that a
+                // granule window holds each granule once.
+                let mut last = u32::MAX;
+                for &(addr, _) in addrs {
+                    let g = addr / SMEM_GRANULE;
+                    if g != last {
+                        self.granules.push(g);
+                        last = g;
+                    }
+                }
+            }
             return self.smem.access_granules(&self.granules, &acc, w);
         }
         let granules = addrs.iter().flat_map(|&(addr, shift)| {
