@@ -126,6 +126,33 @@ impl Prepared {
 
     /// Run schedule `seed` with the hazard checker (and the event trace when `trace`).
     pub fn run(&self, seed: u64, trace: bool) -> RunResult {
+        self.run_on(self.inputs.clone(), seed, trace)
+    }
+
+    /// The diagnostics of schedule `seed`. The launch's tensors are copied into the buffers
+    /// the thread's previous schedule left (same contents as a fresh copy, without fresh
+    /// pages for every schedule).
+    fn diagnostics(&self, seed: u64) -> Vec<Diagnostic> {
+        thread_local! {
+            static SPARE: std::cell::RefCell<Vec<HostTensor>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+        let mut tensors = SPARE.with(|s| std::mem::take(&mut *s.borrow_mut()));
+        if tensors.len() == self.inputs.len() {
+            for (t, i) in tensors.iter_mut().zip(&self.inputs) {
+                t.name.clone_from(&i.name);
+                t.dtype = i.dtype;
+                t.shape.clone_from(&i.shape);
+                t.data.clone_from(&i.data);
+            }
+        } else {
+            tensors = self.inputs.clone();
+        }
+        let r = self.run_on(tensors, seed, false);
+        SPARE.with(|s| *s.borrow_mut() = r.tensors);
+        r.diagnostics
+    }
+
+    fn run_on(&self, inputs: Vec<HostTensor>, seed: u64, trace: bool) -> RunResult {
         let opts = RunOptions {
             seed,
             trace,
@@ -142,12 +169,12 @@ impl Prepared {
             ..RunOptions::default()
         };
         let mut sched = PctScheduler::new(seed, self.expected_steps);
-        machine::execute(&self.prog, self.grid, self.inputs.clone(), &opts, &mut sched)
+        machine::execute(&self.prog, self.grid, inputs, &opts, &mut sched)
     }
 
     /// Run `opts.schedules` seeds on `opts.jobs` threads; `progress(done, total)` after each.
     pub fn explore<P: Fn(u64, u64) + Sync>(&self, opts: &ExploreOptions, progress: P) -> Exploration {
-        explore(opts, |seed| self.run(seed, false).diagnostics, progress)
+        explore(opts, |seed| self.diagnostics(seed), progress)
     }
 
     /// [`Prepared::explore`] that stops handing out seeds once `cancel` is set
@@ -158,7 +185,7 @@ impl Prepared {
         cancel: &std::sync::atomic::AtomicBool,
         progress: P,
     ) -> Exploration {
-        explore_until(opts, cancel, |seed| self.run(seed, false).diagnostics, progress)
+        explore_until(opts, cancel, |seed| self.diagnostics(seed), progress)
     }
 }
 

@@ -142,6 +142,8 @@ pub struct CtaHb {
     tmem_free: VClock,
     pub smem: Shadow,
     tmem: Shadow,
+    /// Scratch: the granule of each element of a shared-memory access.
+    granules: Vec<u32>,
 }
 
 fn tmem_granule(lane: u32, col: u32) -> usize {
@@ -166,6 +168,7 @@ impl CtaHb {
             tmem_free: VClock::default(),
             smem: Shadow::new(smem_bytes.div_ceil(SMEM_GRANULE as usize)),
             tmem: Shadow::new(0),
+            granules: Vec::new(),
         };
         let id = hb.comp(Comp::Part(0));
         let mut clock = VClock::default();
@@ -280,14 +283,27 @@ impl CtaHb {
         let mut last = usize::MAX;
         // Elements that each lie within one granule (every naturally aligned element of 32
         // bits or fewer): one granule per element, without the inner ranges.
-        let within =
-            |&(addr, shift): &(u32, u32)| (addr % SMEM_GRANULE) * 8 + shift + bits <= SMEM_GRANULE * 8;
-        if addrs.iter().all(within) {
-            let granules = addrs
-                .iter()
-                .map(|&(addr, _)| (addr / SMEM_GRANULE) as usize)
-                .filter(move |&g| std::mem::replace(&mut last, g) != g);
-            return self.smem.access_all(granules, &acc, w);
+        let within = addrs.iter().fold(true, |all, &(addr, shift)| {
+            all & ((addr % SMEM_GRANULE) * 8 + shift + bits <= SMEM_GRANULE * 8)
+        });
+        if within {
+            self.granules.clear();
+            if bits >= SMEM_GRANULE * 8 {
+                self.granules
+                    .extend(addrs.iter().map(|&(addr, _)| addr / SMEM_GRANULE));
+            } else {
+                // Narrower elements share granules: one entry per run of them, so that a
+                // granule window holds each granule once.
+                let mut last = u32::MAX;
+                for &(addr, _) in addrs {
+                    let g = addr / SMEM_GRANULE;
+                    if g != last {
+                        self.granules.push(g);
+                        last = g;
+                    }
+                }
+            }
+            return self.smem.access_granules(&self.granules, &acc, w);
         }
         let granules = addrs.iter().flat_map(|&(addr, shift)| {
             let nbytes = (shift + bits).div_ceil(8).max(1);

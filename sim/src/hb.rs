@@ -306,6 +306,36 @@ impl Cell {
         w: Rec::EMPTY,
         r: Vec::new(),
     };
+
+    /// The first of this state's records that `cur` conflicts with (the write, then the reads
+    /// when `cur` writes), with the conflict; records found clean are remembered in `clean`.
+    fn check(&self, cur: &Access, w: World, clean: &mut Clean) -> Option<((HazardKind, bool), Rec)> {
+        let mut check = |r: &Rec| {
+            if r.is_empty() || r.agent == cur.rec.agent || clean.contains(r) {
+                return None;
+            }
+            let k = pair(r, cur, w);
+            if k.is_none() {
+                clean.insert(*r);
+            }
+            k.map(|k| (k, *r))
+        };
+        let hit = check(&self.w);
+        if hit.is_none() && cur.rec.kind == Kind::Write {
+            return self.r.iter().find_map(&mut check);
+        }
+        hit
+    }
+
+    /// This state after the read `rec`: its reader's earlier read replaced, or `rec` added.
+    fn with_read(&self, rec: Rec) -> Cell {
+        let mut cell = self.clone();
+        match cell.r.iter_mut().find(|r| r.agent == rec.agent) {
+            Some(r) => *r = rec,
+            None => cell.r.push(rec),
+        }
+        cell
+    }
 }
 
 /// What one sequence of accesses ([`Shadow::access_all`]) remembers between its granules:
@@ -319,6 +349,32 @@ struct Seq {
     /// The last state a read moved a granule from, and the state it moved it to.
     read_from: u32,
     read_to: u32,
+}
+
+impl Seq {
+    fn new() -> Seq {
+        Seq {
+            clean: Clean::default(),
+            clean_states: [NO_STATE; 2],
+            written: None,
+            read_from: NO_STATE,
+            read_to: NO_STATE,
+        }
+    }
+
+    /// The state a granule in state `id` moves to without a check, when that is known: the
+    /// state needs no check (a hazard was already found, or it was found clean) and this
+    /// sequence already made its successor.
+    #[inline]
+    fn next(&self, id: u32, found: bool, kind: Kind) -> Option<u32> {
+        if !(found || self.clean_states.contains(&id)) {
+            return None;
+        }
+        match kind {
+            Kind::Write => self.written,
+            Kind::Read => (id == self.read_from).then_some(self.read_to),
+        }
+    }
 }
 
 /// The state a granule starts in (nothing recorded).
@@ -338,6 +394,10 @@ pub struct Shadow {
     /// [`Shadow::states`]' length at which the unused states are dropped.
     compact_at: usize,
 }
+
+/// Granules [`Shadow::access_granules`] moves at once: 128 bytes of shared memory, a row of
+/// the 128-byte swizzle (whose 16-byte chunks it permutes).
+const WINDOW: usize = 32;
 
 /// The fewest states kept before unused ones are dropped.
 const MIN_COMPACT: usize = 4096;
@@ -405,30 +465,72 @@ impl Shadow {
     ) -> Option<Hazard> {
         self.compact();
         let mut found = None;
-        let mut seq = Seq {
-            clean: Clean::default(),
-            clean_states: [NO_STATE; 2],
-            written: None,
-            read_from: NO_STATE,
-            read_to: NO_STATE,
-        };
+        let mut seq = Seq::new();
         for g in granules {
-            let Some(&id) = self.ids.get(g) else { continue };
-            // The common case inline: a granule that needs no check and whose new state is
-            // known.
-            if found.is_some() || seq.clean_states.contains(&id) {
-                let next = match cur.rec.kind {
-                    Kind::Write => seq.written,
-                    Kind::Read => (id == seq.read_from).then_some(seq.read_to),
-                };
-                if let Some(next) = next {
-                    self.ids[g] = next;
-                    continue;
-                }
-            }
-            self.access(g, cur, w, &mut found, &mut seq);
+            self.step(g, cur, w, &mut found, &mut seq);
         }
         found
+    }
+
+    /// [`Shadow::access_all`] over granules `gs` in order, a granule equal to the one before
+    /// skipped. A window of 32 granules that are an aligned run `lo..lo + 32` in some
+    /// order, all in one state that needs no check and whose new state is known, is moved
+    /// at once: every granule of it would take the same step, in whatever order (a
+    /// swizzled buffer visits its granules in permuted 16-byte chunks).
+    pub fn access_granules(&mut self, gs: &[u32], cur: &Access, w: World) -> Option<Hazard> {
+        self.compact();
+        let mut found = None;
+        let mut seq = Seq::new();
+        let mut last = u32::MAX;
+        for win in gs.chunks(WINDOW) {
+            if let Some((lo, hi)) = self.window_run(win, last) {
+                let first = self.ids[lo];
+                if let Some(next) = seq.next(first, found.is_some(), cur.rec.kind) {
+                    let ids = &mut self.ids[lo..hi];
+                    if ids.iter().all(|&id| id == first) {
+                        ids.fill(next);
+                        last = win[win.len() - 1];
+                        continue;
+                    }
+                }
+            }
+            for &g in win {
+                if g != last {
+                    self.step(g as usize, cur, w, &mut found, &mut seq);
+                }
+                last = g;
+            }
+        }
+        found
+    }
+
+    /// The aligned block of [`WINDOW`] shadow granules `lo..hi` when `win` holds each of them
+    /// once (in any order) and does not start with `last`.
+    #[inline]
+    fn window_run(&self, win: &[u32], last: u32) -> Option<(usize, usize)> {
+        const BLOCK: u32 = !(WINDOW as u32 - 1);
+        let first = *win.first()?;
+        let lo = first & BLOCK;
+        let hi = lo as usize + WINDOW;
+        if win.len() != WINDOW || first == last || hi > self.ids.len() {
+            return None;
+        }
+        // One pass without early exits: every granule in the block, each bit of it set once.
+        let (inside, seen) = win.iter().fold((true, 0u32), |(inside, seen), &g| {
+            (inside & (g & BLOCK == lo), seen | 1 << (g & !BLOCK))
+        });
+        (inside && seen == u32::MAX).then_some((lo as usize, hi))
+    }
+
+    /// One granule of [`Shadow::access_all`]: the common case inline (a granule that needs no
+    /// check and whose new state is known), the rest in [`Shadow::access`].
+    #[inline]
+    fn step(&mut self, g: usize, cur: &Access, w: World, found: &mut Option<Hazard>, seq: &mut Seq) {
+        let Some(&id) = self.ids.get(g) else { return };
+        match seq.next(id, found.is_some(), cur.rec.kind) {
+            Some(next) => self.ids[g] = next,
+            None => self.access(g, cur, w, found, seq),
+        }
     }
 
     /// Check `cur` against granule `g` and record it there ([`Shadow::access_all`]).
@@ -438,23 +540,7 @@ impl Shadow {
         // The check depends only on the granule's records and `cur`: a state already found
         // clean for `cur` is clean again.
         if found.is_none() && !seq.clean_states.contains(&id) {
-            let cell = &self.states[id as usize];
-            let clean = &mut seq.clean;
-            let mut check = |r: &Rec| {
-                if r.is_empty() || r.agent == cur.rec.agent || clean.contains(r) {
-                    return None;
-                }
-                let k = pair(r, cur, w);
-                if k.is_none() {
-                    clean.insert(*r);
-                }
-                k.map(|k| (k, *r))
-            };
-            let mut hit = check(&cell.w);
-            if hit.is_none() && cur.rec.kind == Kind::Write {
-                hit = cell.r.iter().find_map(&mut check);
-            }
-            match hit {
+            match self.states[id as usize].check(cur, w, &mut seq.clean) {
                 Some(((kind, swapped), prev)) => {
                     let (first, second) = if swapped { (cur.rec, prev) } else { (prev, cur.rec) };
                     *found = Some(Hazard {
@@ -478,11 +564,7 @@ impl Shadow {
             }),
             Kind::Read if id == seq.read_from => seq.read_to,
             Kind::Read => {
-                let mut cell = self.states[id as usize].clone();
-                match cell.r.iter_mut().find(|r| r.agent == rec.agent) {
-                    Some(r) => *r = rec,
-                    None => cell.r.push(rec),
-                }
+                let cell = self.states[id as usize].with_read(rec);
                 self.states.push(cell);
                 seq.read_from = id;
                 seq.read_to = (self.states.len() - 1) as u32;
@@ -815,5 +897,104 @@ mod tests {
         b.raise(4, 7);
         assert_eq!(b, VClock(vec![2, 1, 5, 0, 7]));
         assert!(b.knows(3, 0) && !b.knows(9, 1));
+    }
+
+    /// One access of [`windows_walk_like_single_granules`]: who, how, and over which granules
+    /// (a span cut in chunks taken in a shuffled order, some granules listed twice).
+    #[derive(Clone, Debug)]
+    struct Step {
+        agent: AgentId,
+        write: bool,
+        proxy: u8,
+        op: Option<u32>,
+        clock: Vec<u32>,
+        start: usize,
+        len: usize,
+        chunk: usize,
+        order: Vec<usize>,
+        twice: Vec<usize>,
+    }
+
+    fn step() -> impl proptest::strategy::Strategy<Value = Step> {
+        use proptest::prelude::*;
+        (
+            (0..4u16, any::<bool>(), 0..3u8, proptest::option::of(0..3u32)),
+            proptest::collection::vec(0..6u32, 4),
+            (0..140usize, 1..100usize, 1..6usize),
+            proptest::collection::vec(any::<usize>(), 100),
+            proptest::collection::vec(any::<usize>(), 0..3),
+        )
+            .prop_map(
+                |((agent, write, proxy, op), clock, (start, len, chunk), order, twice)| Step {
+                    agent,
+                    write,
+                    proxy,
+                    op,
+                    clock,
+                    start,
+                    len,
+                    chunk,
+                    order,
+                    twice,
+                },
+            )
+    }
+
+    proptest::proptest! {
+        /// [`Shadow::access_granules`] finds the same first hazard as [`Shadow::access_all`]
+        /// over the same granules one by one (repeats of the granule before skipped, as
+        /// callers do), and leaves every granule with the same records.
+        #[test]
+        fn windows_walk_like_single_granules(steps in proptest::collection::vec(step(), 1..40)) {
+            let ag = vec![
+                AgentInfo { fences: vec![1, 3] },
+                AgentInfo { fences: vec![2] },
+                AgentInfo::default(),
+                AgentInfo { fences: vec![4] },
+            ];
+            let ops = [
+                issued(0, &[2, 1, 0, 0], Some(&[1, 1, 0, 0])),
+                issued(1, &[0, 3, 0, 1], None),
+                issued(3, &[1, 0, 2, 4], Some(&[1, 0, 2, 3])),
+            ];
+            let w = World { agents: &ag, ops: &ops };
+            let (mut single, mut windows) = (Shadow::new(160), Shadow::new(160));
+            for (i, st) in steps.iter().enumerate() {
+                let rec = Rec {
+                    time: st.clock[st.agent as usize],
+                    op: st.op.map(|o| ASYNC_OP | o).unwrap_or(i as u32),
+                    agent: st.agent,
+                    proxy: [Proxy::Generic, Proxy::Async, Proxy::Tensor][st.proxy as usize],
+                    kind: if st.write { Kind::Write } else { Kind::Read },
+                };
+                let clock = VClock(st.clock.clone());
+                let cur = Access { rec, clock: &clock };
+                // The span's chunks in a shuffled order, some granules twice (the shadow ends
+                // at 160).
+                let span: Vec<usize> = (st.start..st.start + st.len).collect();
+                let mut chunks: Vec<&[usize]> = span.chunks(st.chunk).collect();
+                for k in (1..chunks.len()).rev() {
+                    chunks.swap(k, st.order[k] % (k + 1));
+                }
+                let mut gs: Vec<usize> = chunks.concat();
+                for &t in &st.twice {
+                    let g = gs[t % gs.len()];
+                    gs.insert(t % (gs.len() + 1), g);
+                }
+                let mut once = gs.clone();
+                once.dedup();
+                let want = single.access_all(once, &cur, w);
+                let gs: Vec<u32> = gs.iter().map(|&g| g as u32).collect();
+                let got = windows.access_granules(&gs, &cur, w);
+                proptest::prop_assert_eq!(got, want, "step {}", i);
+                for g in 0..160 {
+                    let (a, b) = (
+                        &single.states[single.ids[g] as usize],
+                        &windows.states[windows.ids[g] as usize],
+                    );
+                    proptest::prop_assert_eq!(a, b, "granule {} after step {}", g, i);
+                }
+            }
+        }
     }
 }

@@ -92,6 +92,12 @@ impl Smem {
         self.read_general(addr, shift, bits)
     }
 
+    /// The `n` bytes at `addr`, or `None` when they do not all lie in this CTA's shared memory.
+    pub fn read_bytes(&self, addr: u32, n: usize) -> Option<&[u8]> {
+        let a = addr as usize;
+        self.bytes.get(a..a.checked_add(n)?)
+    }
+
     /// [`Smem::read`] of any width and bit offset (kept out of line).
     #[inline(never)]
     fn read_general(&self, addr: u32, shift: u32, bits: u32) -> OpResult<u64> {
@@ -132,6 +138,12 @@ impl Smem {
         }
         let (a, n) = self.range(addr, 0, data.len() as u32 * 8)?;
         self.bytes[a..a + n].copy_from_slice(data);
+        self.mark_written(a, n);
+        Ok(())
+    }
+
+    /// Mark bytes `a..a + n` (in range) written.
+    fn mark_written(&mut self, a: usize, n: usize) {
         let mut k = a;
         while k < a + n {
             let w = k / 64;
@@ -139,7 +151,137 @@ impl Smem {
             self.written[w] |= mask((end - k) as u32) << (k % 64);
             k = end;
         }
+    }
+
+    /// Whether every byte of `a..=b` (in range) was written.
+    fn all_written(&self, a: usize, b: usize) -> bool {
+        let (w0, w1) = (a / 64, b / 64);
+        let head = !0u64 << (a % 64);
+        let tail = mask((b % 64) as u32 + 1);
+        if w0 == w1 {
+            return self.written[w0] & head & tail == head & tail;
+        }
+        self.written[w0] & head == head
+            && self.written[w0 + 1..w1].iter().all(|&x| x == u64::MAX)
+            && self.written[w1] & tail == tail
+    }
+
+    /// The first of the element addresses `addrs` whose first byte was not written in this
+    /// launch (as [`Smem::was_written`] of each in order), looked for one by one only when
+    /// some byte between the lowest and the highest address is unwritten.
+    pub fn first_unwritten(&self, addrs: &[(u32, u32)]) -> Option<u32> {
+        let (lo, hi) = addrs
+            .iter()
+            .fold((u32::MAX, 0), |(lo, hi), &(a, _)| (lo.min(a), hi.max(a)));
+        if !addrs.is_empty() && (hi as usize) < self.bytes.len() && self.all_written(lo as usize, hi as usize)
+        {
+            return None;
+        }
+        addrs.iter().map(|&(a, _)| a).find(|&a| !self.was_written(a))
+    }
+
+    /// Whether every element at `addrs` is a whole, naturally aligned 8/16/32-bit element
+    /// inside this shared memory (what the bulk paths below take).
+    fn all_whole(&self, addrs: &[(u32, u32)], bits: u32) -> bool {
+        let w = (bits / 8) as usize;
+        let Some(last) = self.bytes.len().checked_sub(w) else {
+            return false;
+        };
+        // One pass without early exits: the shifts and addresses ORed (any shift, any
+        // misaligned address shows) and the highest address; `w` is a power of two.
+        let (shifts, ors, hi) = addrs
+            .iter()
+            .fold((0, 0, 0), |(s, o, h), &(a, shift)| (s | shift, o | a, h.max(a)));
+        matches!(bits, 8 | 16 | 32) && shifts == 0 && ors as usize & (w - 1) == 0 && hi as usize <= last
+    }
+
+    /// [`Smem::read`] of each element at `addrs` (`bits` wide), appended to `out` in order
+    /// (whole aligned elements in one tight loop).
+    pub fn read_elems(&self, addrs: &[(u32, u32)], bits: u32, out: &mut Vec<u64>) -> OpResult<()> {
+        if self.all_whole(addrs, bits) {
+            let b = &self.bytes;
+            match bits {
+                32 => out.extend(addrs.iter().map(|&(a, _)| {
+                    let c = &b[a as usize..a as usize + 4];
+                    u32::from_le_bytes([c[0], c[1], c[2], c[3]]) as u64
+                })),
+                16 => out.extend(addrs.iter().map(|&(a, _)| {
+                    let c = &b[a as usize..a as usize + 2];
+                    u16::from_le_bytes([c[0], c[1]]) as u64
+                })),
+                _ => out.extend(addrs.iter().map(|&(a, _)| b[a as usize] as u64)),
+            }
+            return Ok(());
+        }
+        for &(a, shift) in addrs {
+            out.push(self.read(a, shift, bits)?);
+        }
         Ok(())
+    }
+
+    /// [`Smem::write`] of `value(i)` to each element `i` at `addrs` (`bits` wide), in order
+    /// (whole aligned elements in one tight loop).
+    pub fn write_elems(
+        &mut self,
+        addrs: &[(u32, u32)],
+        bits: u32,
+        value: impl Fn(usize) -> u64,
+    ) -> OpResult<()> {
+        if self.all_whole(addrs, bits) {
+            let w = (bits / 8) as usize;
+            let m = mask(bits / 8);
+            for (i, &(a, _)) in addrs.iter().enumerate() {
+                let (a, v) = (a as usize, value(i));
+                match w {
+                    4 => self.bytes[a..a + 4].copy_from_slice(&(v as u32).to_le_bytes()),
+                    2 => self.bytes[a..a + 2].copy_from_slice(&(v as u16).to_le_bytes()),
+                    _ => self.bytes[a] = v as u8,
+                }
+                // Naturally aligned: the element lies within one word of the written bits.
+                self.written[a / 64] |= m << (a % 64);
+            }
+            return Ok(());
+        }
+        for (i, &(a, shift)) in addrs.iter().enumerate() {
+            self.write(a, shift, bits, value(i))?;
+        }
+        Ok(())
+    }
+
+    /// Write element `k` of `addrs` (whole aligned 8/16/32-bit elements inside this shared
+    /// memory) from bytes `src[k * w..(k + 1) * w]`, as [`Smem::write`] of each in order
+    /// would; returns `false`, writing nothing, when an element is not such an element or
+    /// `src` is not as long as the elements.
+    pub fn copy_elems(&mut self, addrs: &[(u32, u32)], bits: u32, src: &[u8]) -> bool {
+        let w = (bits / 8) as usize;
+        if src.len() != addrs.len() * w || !self.all_whole(addrs, bits) {
+            return false;
+        }
+        let m = mask(bits / 8);
+        match w {
+            4 => {
+                for (&(a, _), v) in addrs.iter().zip(src.chunks_exact(4)) {
+                    let a = a as usize;
+                    self.bytes[a..a + 4].copy_from_slice(v);
+                    self.written[a / 64] |= m << (a % 64);
+                }
+            }
+            2 => {
+                for (&(a, _), v) in addrs.iter().zip(src.chunks_exact(2)) {
+                    let a = a as usize;
+                    self.bytes[a..a + 2].copy_from_slice(v);
+                    self.written[a / 64] |= m << (a % 64);
+                }
+            }
+            _ => {
+                for (&(a, _), &v) in addrs.iter().zip(src) {
+                    let a = a as usize;
+                    self.bytes[a] = v;
+                    self.written[a / 64] |= m << (a % 64);
+                }
+            }
+        }
+        true
     }
 
     /// [`Smem::write`] of any width and bit offset (kept out of line: the whole-element
@@ -398,6 +540,90 @@ mod tests {
         let written: Vec<u32> = (0..1024).filter(|&a| s.was_written(a)).collect();
         assert_eq!(written, vec![60, 61, 62, 63, 126, 127, 128, 129, 200, 201, 300]);
         assert!(s.write(1022, 0, 32, 0).is_err(), "past the end");
+    }
+
+    /// Element lists read, written and copied in bulk give the same values, bytes and
+    /// written marks as element-by-element reads and writes, for whole aligned elements (the tight loop)
+    /// and for shifted, unaligned or out-of-range ones (one by one, trapping where a single
+    /// access traps).
+    #[test]
+    fn bulk_element_reads_and_writes_match_single_ones() {
+        let perm = |n: u32, w: u32, base: u32| -> Vec<(u32, u32)> {
+            (0..n).map(|i| (base + ((i * 7 + 3) % n) * w, 0)).collect()
+        };
+        let cases: Vec<(u32, Vec<(u32, u32)>)> = vec![
+            (32, perm(64, 4, 128)),
+            (16, perm(50, 2, 6)),
+            (8, perm(33, 1, 900)),
+            (32, vec![(10, 0), (3, 0), (40, 0)]),
+            (4, vec![(5, 4), (5, 0), (6, 4)]),
+            (32, vec![(0, 0), (1022, 0), (8, 0)]),
+        ];
+        for (bits, addrs) in cases {
+            let value = |i: usize| (i as u64).wrapping_mul(0x9e37_79b9) & mask(bits);
+            let (mut bulk, mut single) = (Smem::new(1024), Smem::new(1024));
+            let r_bulk = bulk.write_elems(&addrs, bits, value);
+            let mut r_single = Ok(());
+            for (i, &(a, sh)) in addrs.iter().enumerate() {
+                r_single = single.write(a, sh, bits, value(i));
+                if r_single.is_err() {
+                    break;
+                }
+            }
+            assert_eq!(
+                format!("{r_bulk:?}"),
+                format!("{r_single:?}"),
+                "{bits}: {addrs:?}"
+            );
+            assert_eq!(bulk.bytes(), single.bytes(), "{bits}: {addrs:?}");
+            for a in 0..1024 {
+                assert_eq!(bulk.was_written(a), single.was_written(a), "byte {a}");
+            }
+            // The same elements copied from their bytes: the same memory, or nothing written
+            // when the list is not one of whole aligned elements inside shared memory.
+            let mut copied = Smem::new(1024);
+            let w = (bits as usize).div_ceil(8);
+            let src: Vec<u8> = (0..addrs.len())
+                .flat_map(|i| value(i).to_le_bytes()[..w].to_vec())
+                .collect();
+            if copied.copy_elems(&addrs, bits, &src) {
+                assert_eq!(copied.bytes(), single.bytes(), "{bits}: {addrs:?}");
+                assert!((0..1024).all(|a| copied.was_written(a) == single.was_written(a)));
+            } else {
+                assert!(r_single.is_err() || bits == 4 || addrs.iter().any(|&(a, _)| a % (bits / 8) != 0));
+                assert!((0..1024).all(|a| !copied.was_written(a)), "{bits}: {addrs:?}");
+            }
+            assert!(!copied.copy_elems(&addrs, bits, &src[1..]), "short source");
+            let mut got = Vec::new();
+            let r = bulk.read_elems(&addrs, bits, &mut got);
+            let want: Result<Vec<u64>, _> = addrs.iter().map(|&(a, sh)| single.read(a, sh, bits)).collect();
+            match want {
+                Ok(want) => assert_eq!((r.is_ok(), got), (true, want), "{bits}: {addrs:?}"),
+                Err(e) => assert_eq!(format!("{:?}", r.err()), format!("{:?}", Some(e))),
+            }
+        }
+    }
+
+    /// The first element whose first byte is unwritten, in list order, whether the bytes
+    /// between the lowest and highest address are all written or not.
+    #[test]
+    fn first_unwritten_finds_the_first_in_order() {
+        let mut s = Smem::new(1024);
+        s.write_bytes(100, &[1; 200]).expect("in range");
+        let addrs: Vec<(u32, u32)> = (0..50).map(|i| (296 - 4 * i, 0)).collect();
+        assert_eq!(s.first_unwritten(&addrs), None);
+        assert_eq!(s.first_unwritten(&[(100, 0), (299, 0)]), None);
+        assert_eq!(s.first_unwritten(&[(200, 0), (300, 0), (99, 0)]), Some(300));
+        let mut gap = Smem::new(1024);
+        gap.write_bytes(0, &[1; 64]).expect("in range");
+        gap.write_bytes(65, &[1; 63]).expect("in range");
+        assert_eq!(gap.first_unwritten(&[(0, 0), (127, 0), (66, 0)]), None);
+        assert_eq!(
+            gap.first_unwritten(&[(0, 0), (127, 0), (64, 0), (63, 0)]),
+            Some(64)
+        );
+        assert_eq!(gap.first_unwritten(&[(1020, 0)]), Some(1020));
+        assert_eq!(gap.first_unwritten(&[]), None);
     }
 
     #[test]

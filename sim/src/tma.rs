@@ -187,8 +187,8 @@ pub fn box_addresses(v: &SmemView) -> OpResult<Arc<Vec<(u32, u32)>>> {
 /// index of its element at inner offset 0, or `None` when an outer coordinate is out of range.
 /// Element strides step the outer coordinates: row index `i` of dimension `k` is global
 /// coordinate `coords[k] + i * stride[k]` [PTX.md section 3].
-fn row_base(desc: &DescInfo, coords: &[i64], row: u64, scratch: &mut [u32]) -> Option<i64> {
-    let bx = desc.box_shape();
+/// `bx` is the traversed box ([`DescInfo::box_shape`], taken once per copy).
+fn row_base(desc: &DescInfo, bx: &[u32], coords: &[i64], row: u64, scratch: &mut [u32]) -> Option<i64> {
     let r = bx.len();
     unravel(row, &bx[..r - 1], &mut scratch[..r - 1]);
     let mut lin: i64 = 0;
@@ -218,9 +218,20 @@ pub fn load_rows(
     let c0 = coords.last().copied().unwrap_or(0);
     let width = desc.shape.last().copied().unwrap_or(1) as i64;
     let w = (bits / 8) as usize;
+    let bx = desc.box_shape();
     for row in rows.clone() {
-        let base = row_base(desc, coords, row, &mut scratch);
+        let base = row_base(desc, &bx, coords, row, &mut scratch);
         let row_addrs = &addrs[(row * inner) as usize..((row + 1) * inner) as usize];
+        // A row wholly inside the tensor, of whole aligned elements inside shared memory: one
+        // tight copy (anything else takes the element and run walk below).
+        if let Some(b) = base.filter(|_| c0 >= 0 && c0.saturating_add(inner as i64) <= width) {
+            let from = (b + c0) as usize * w;
+            if let Some(src) = g.data.get(from..from + inner as usize * w) {
+                if smem.copy_elems(row_addrs, bits, src) {
+                    continue;
+                }
+            }
+        }
         let mut c = 0u64;
         while c < inner {
             let (addr, shift) = row_addrs[c as usize];
@@ -294,33 +305,80 @@ pub fn gather_msgs(
     Ok(moved)
 }
 
-/// A store's shared-memory reads: (global linear index, bits) of every in-bounds element; the
-/// shared-memory `(byte, shift)` of each element read is appended to `read`.
+/// What a TMA store or scatter read from shared memory, written to its global tensor when the
+/// store lands: runs of whole-byte elements that lie next to each other in shared memory and
+/// in the global row (copied as bytes), and single elements of any width.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StoreData {
+    /// `(global byte offset, length)` of each run; their bytes follow one another in `bytes`.
+    runs: Vec<(usize, usize)>,
+    bytes: Vec<u8>,
+    /// `(global linear index, bits)` of each element outside the runs.
+    elems: Vec<(u64, u64)>,
+}
+
+impl StoreData {
+    /// Single elements, `(global linear index, bits)` each.
+    pub fn from_elems(elems: Vec<(u64, u64)>) -> StoreData {
+        StoreData {
+            elems,
+            ..StoreData::default()
+        }
+    }
+}
+
+/// A store's shared-memory reads: the data of every in-bounds element; the shared-memory
+/// `(byte, shift)` of each element read is appended to `read`.
 pub fn store_read(
     desc: &DescInfo,
     coords: &[i64],
     smem: &Smem,
     addrs: &[(u32, u32)],
     read: &mut Vec<(u32, u32)>,
-) -> OpResult<Vec<(u64, u64)>> {
-    let inner = desc.block.last().copied().unwrap_or(1) as u64;
+) -> OpResult<StoreData> {
+    let inner = desc.block.last().copied().unwrap_or(1) as usize;
     let bits = desc.dtype.bits();
     let mut scratch = [0u32; MAX_RANK];
     let c0 = coords.last().copied().unwrap_or(0);
     let width = desc.shape.last().copied().unwrap_or(1) as i64;
-    let mut out = Vec::new();
-    for row in 0..rows(desc) {
-        let Some(base) = row_base(desc, coords, row, &mut scratch) else {
+    // The in-bounds columns of every row: `c0 + c` in `0..width`.
+    let lo = c0.saturating_neg().clamp(0, inner as i64) as usize;
+    let hi = width.saturating_sub(c0).clamp(lo as i64, inner as i64) as usize;
+    let whole = bits.is_multiple_of(8);
+    let w = (bits / 8) as usize;
+    let mut out = StoreData::default();
+    let bx = desc.box_shape();
+    read.reserve(addrs.len());
+    if whole {
+        out.bytes.reserve(addrs.len() * w);
+    }
+    for row in 0..box_rows(&bx) {
+        let Some(base) = row_base(desc, &bx, coords, row, &mut scratch) else {
             continue;
         };
-        for c in 0..inner {
-            let gc = c0.saturating_add(c as i64);
-            if gc < 0 || gc >= width {
-                continue;
+        let row_addrs = &addrs[row as usize * inner..(row as usize + 1) * inner];
+        read.extend_from_slice(&row_addrs[lo..hi]);
+        let mut c = lo;
+        while c < hi {
+            let (addr, shift) = row_addrs[c];
+            let lin = (base + c0 + c as i64) as u64;
+            if whole && shift == 0 {
+                // A run of whole-byte elements next to each other in shared memory (a 16-byte
+                // chunk at least, whatever the swizzle) and in the row: one copy of their bytes.
+                let mut end = c + 1;
+                while end < hi && row_addrs[end] == (addr.wrapping_add(((end - c) * w) as u32), 0) {
+                    end += 1;
+                }
+                // Out of range, the element reads below trap at the first element outside.
+                if let Some(b) = smem.read_bytes(addr, (end - c) * w) {
+                    out.runs.push((lin as usize * w, b.len()));
+                    out.bytes.extend_from_slice(b);
+                    c = end;
+                    continue;
+                }
             }
-            let (addr, shift) = addrs[(row * inner + c) as usize];
-            read.push((addr, shift));
-            out.push(((base + gc) as u64, smem.read(addr, shift, bits)?));
+            out.elems.push((lin, smem.read(addr, shift, bits)?));
+            c += 1;
         }
     }
     Ok(out)
@@ -335,7 +393,7 @@ pub fn scatter_read(
     smem: &Smem,
     addrs: &[(u32, u32)],
     read: &mut Vec<(u32, u32)>,
-) -> OpResult<Vec<(u64, u64)>> {
+) -> OpResult<StoreData> {
     let by = desc.block.last().copied().unwrap_or(1) as u64;
     let bits = desc.dtype.bits();
     let (nrows, ncols) = (
@@ -357,15 +415,139 @@ pub fn scatter_read(
             out.push(((x * ncols + gc) as u64, smem.read(addr, shift, bits)?));
         }
     }
-    Ok(out)
+    Ok(StoreData::from_elems(out))
 }
 
-/// Write a store's data to global memory.
-pub fn global_write(g: &mut HostTensor, data: &[(u64, u64)]) {
+/// Write a store's data to global memory (what lies past the tensor's end is dropped).
+pub fn global_write(g: &mut HostTensor, data: &StoreData) {
+    let mut k = 0;
+    for &(off, len) in &data.runs {
+        let src = &data.bytes[k..k + len];
+        k += len;
+        let end = (off + len).min(g.data.len());
+        if off < end {
+            g.data[off..end].copy_from_slice(&src[..end - off]);
+        }
+    }
     let n = g.numel();
-    for &(lin, bits) in data {
+    for &(lin, bits) in &data.elems {
         if lin < n {
             g.set_bits(lin, bits);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::value::Layout;
+
+    fn desc(dtype: DType, block: [u32; 2], shape: [u64; 2]) -> DescInfo {
+        DescInfo {
+            name: "d".into(),
+            dtype,
+            block: block.to_vec(),
+            layout: Layout::Plain,
+            oob: OobFill::Zero,
+            tensor: 0,
+            shape: shape.to_vec(),
+            elem_strides: vec![1, 1],
+        }
+    }
+
+    /// A box of `rows x inner` elements of `bits` placed in 16-byte chunks whose order is
+    /// reversed within each row (a swizzle-like permutation: runs of 16 bytes), `(byte,
+    /// shift)` per element in box order.
+    fn chunked_addrs(rows: u32, inner: u32, bits: u32) -> Vec<(u32, u32)> {
+        let row_bytes = inner * bits / 8;
+        let chunks = row_bytes / 16;
+        (0..rows * inner)
+            .map(|l| {
+                let (r, c) = (l / inner, l % inner);
+                let bit = c * bits;
+                let (chunk, within) = (bit / 128, bit % 128);
+                let byte = r * row_bytes + (chunks - 1 - chunk) * 16 + within / 8;
+                (byte, within % 8)
+            })
+            .collect()
+    }
+
+    /// What a store must leave in global memory, element by element: the in-bounds box
+    /// elements read from shared memory, every other element untouched.
+    fn expected(
+        d: &DescInfo,
+        coords: [i64; 2],
+        smem: &Smem,
+        addrs: &[(u32, u32)],
+        g: &HostTensor,
+    ) -> HostTensor {
+        let mut want = g.clone();
+        let (rows, inner) = (d.block[0] as i64, d.block[1] as i64);
+        for r in 0..rows {
+            for c in 0..inner {
+                let (gr, gc) = (coords[0] + r, coords[1] + c);
+                if gr < 0 || gr >= d.shape[0] as i64 || gc < 0 || gc >= d.shape[1] as i64 {
+                    continue;
+                }
+                let (addr, shift) = addrs[(r * inner + c) as usize];
+                let v = smem.read(addr, shift, d.dtype.bits()).expect("in range");
+                want.set_bits((gr * d.shape[1] as i64 + gc) as u64, v);
+            }
+        }
+        want
+    }
+
+    /// Stores of whole-byte elements (copied as byte runs) and of 4-bit ones (element by
+    /// element) leave exactly the in-bounds elements in global memory, past the right and
+    /// bottom edges and at a negative column included; the elements read are the in-bounds
+    /// ones.
+    #[test]
+    fn a_store_writes_exactly_its_in_bounds_elements() {
+        for (dtype, inner) in [
+            (DType::F32, 16u32),
+            (DType::F16, 32),
+            (DType::F8E4M3, 64),
+            (DType::F4E2M1, 64),
+        ] {
+            let bits = dtype.bits();
+            let d = desc(dtype, [4, inner], [6, 100]);
+            let addrs = chunked_addrs(4, inner, bits);
+            let mut smem = Smem::new(1024);
+            let n = 4 * inner * bits / 8;
+            let fill: Vec<u8> = (0..n).map(|i| (i * 37 + 11) as u8).collect();
+            smem.write_bytes(0, &fill).expect("in range");
+            for coords in [
+                [0i64, 0],
+                [1, 100 - inner as i64 / 2],
+                [4, 32],
+                [2, -(inner as i64) / 4],
+            ] {
+                let mut g = HostTensor::zeros("g", dtype, vec![6, 100]);
+                let pattern: Vec<u8> = (0..g.data.len()).map(|i| (i * 13 + 5) as u8).collect();
+                g.data.copy_from_slice(&pattern);
+                let want = expected(&d, coords, &smem, &addrs, &g);
+                let mut read = Vec::new();
+                let data = store_read(&d, &coords, &smem, &addrs, &mut read).expect("in range");
+                global_write(&mut g, &data);
+                assert_eq!(g.data, want.data, "{dtype:?} at {coords:?}");
+                let in_rows = (coords[0]..coords[0] + 4).filter(|&r| r < 6).count();
+                let in_cols = (coords[1]..coords[1] + inner as i64)
+                    .filter(|&c| (0..100).contains(&c))
+                    .count();
+                assert_eq!(read.len(), in_rows * in_cols, "{dtype:?} at {coords:?}");
+            }
+        }
+    }
+
+    /// A store whose box reaches past the CTA's shared memory traps at the first element
+    /// outside it, as element-by-element reads do.
+    #[test]
+    fn a_store_reading_past_shared_memory_traps_at_the_first_element_outside() {
+        let d = desc(DType::F32, [2, 16], [2, 16]);
+        let addrs: Vec<(u32, u32)> = (0..32).map(|i| (1024 - 64 + 4 * i, 0)).collect();
+        let smem = Smem::new(1024);
+        let err = store_read(&d, &[0, 0], &smem, &addrs, &mut Vec::new()).expect_err("outside");
+        let want = smem.read(1024, 0, 32).expect_err("outside");
+        assert_eq!(format!("{err:?}"), format!("{want:?}"));
     }
 }

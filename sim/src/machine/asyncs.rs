@@ -153,7 +153,7 @@ impl<'p, 's> Machine<'p, 's> {
             TmaKind::Scatter { xs, col, .. } => {
                 tma::scatter_read(desc, xs, *col, &slot.smem, &op.addrs, &mut read)
             }
-            _ => Ok(Vec::new()),
+            _ => Ok(tma::StoreData::default()),
         };
         let data = r.map_err(|f| self.fault_stop(f, op.span, cta_id, Unit::Tma, op.name))?;
         if self.opts.check {
@@ -185,7 +185,9 @@ impl<'p, 's> Machine<'p, 's> {
     }
 
     pub(super) fn fire_store_write(&mut self, s: usize, opi: u32) -> Result<(), Stop> {
-        let op = self.tma_op(s, opi);
+        // The store's last event: the op leaves its slot here (its data is not copied).
+        // Cannot fail: a TMA op is freed only after its last event fired.
+        let op = self.cta(s).tma[opi as usize].take().expect("live TMA op");
         let prog = self.prog;
         let desc = &prog.descs[op.desc as usize];
         if let TmaKind::Store { data, .. } | TmaKind::Scatter { data, .. } = &op.kind {
@@ -212,7 +214,6 @@ impl<'p, 's> Machine<'p, 's> {
         while ag.groups.front().is_some_and(|g| g.reads == 0 && g.writes == 0) {
             ag.groups.pop_front();
         }
-        c.tma[opi as usize] = None;
         c.tma_free.push(opi);
         Ok(())
     }

@@ -394,7 +394,7 @@ impl<'p, 's> Machine<'p, 's> {
                     TmaKind::Scatter {
                         xs,
                         col,
-                        data: Vec::new(),
+                        data: Default::default(),
                     }
                 } else {
                     let mut cs = Vec::with_capacity(coords.len());
@@ -404,7 +404,7 @@ impl<'p, 's> Machine<'p, 's> {
                     tma::check_tile(d, &cs, &src, true)?;
                     TmaKind::Store {
                         coords: cs,
-                        data: Vec::new(),
+                        data: Default::default(),
                     }
                 };
                 let id = self.new_id();
@@ -881,9 +881,7 @@ impl<'p, 's> Machine<'p, 's> {
                     .ok_or_else(|| Fault::trap(CudaError::IllegalAddress, "shared address overflow"))?;
                 let eb = v.dtype.bits();
                 let mut bits = Vec::with_capacity(addrs.len());
-                for &(addr, shift) in addrs.iter() {
-                    bits.push(c.smem.read(addr, shift, eb)?);
-                }
+                c.smem.read_elems(&addrs, eb, &mut bits)?;
                 if self.opts.check {
                     let pc = self.cur_pc;
                     self.check_smem_init(s, pc, &addrs);
@@ -911,9 +909,12 @@ impl<'p, 's> Machine<'p, 's> {
                 let addrs = layout::view_addresses(&v)
                     .ok_or_else(|| Fault::trap(CudaError::IllegalAddress, "shared address overflow"))?;
                 let eb = v.dtype.bits();
-                for (lin, &(addr, shift)) in addrs.iter().enumerate() {
-                    let b = eval::convert_bits(t.dtype, v.dtype, t.bits[lin]);
-                    c.smem.write(addr, shift, eb, b)?;
+                if t.dtype == v.dtype {
+                    c.smem.write_elems(&addrs, eb, |lin| t.bits[lin])?;
+                } else {
+                    c.smem.write_elems(&addrs, eb, |lin| {
+                        eval::convert_bits(t.dtype, v.dtype, t.bits[lin])
+                    })?;
                 }
                 let pc = self.cur_pc;
                 let h = self

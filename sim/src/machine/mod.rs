@@ -272,12 +272,12 @@ enum TmaKind {
     },
     Store {
         coords: Vec<i64>,
-        data: Vec<(u64, u64)>,
+        data: tma::StoreData,
     },
     Scatter {
         xs: Vec<i64>,
         col: i64,
-        data: Vec<(u64, u64)>,
+        data: tma::StoreData,
     },
 }
 
@@ -736,7 +736,7 @@ impl<'p, 's> Machine<'p, 's> {
     fn check_smem_init(&mut self, s: usize, pc: u32, addrs: &[(u32, u32)]) {
         if self.opts.check {
             let c = self.cta(s);
-            if let Some(&(a, _)) = addrs.iter().find(|&&(a, _)| !c.smem.was_written(a)) {
+            if let Some(a) = c.smem.first_unwritten(addrs) {
                 let w = match self.prog.smem_names(a).first() {
                     Some((n, off)) => format!("`{n}` (shared byte {a}, byte {off} of the buffer)"),
                     None => format!("shared byte {a}"),
