@@ -167,6 +167,7 @@ pub struct NarrowPanel<'a> {
 /// from `acc` (unused when `use_acc` is false). A column's step that the narrow arithmetic
 /// cannot compute is `general(w, terms, c)`: [`crate::mma_numerics::block_step`] of the
 /// panel's column `w` over the products `terms` from `c`.
+#[inline(always)]
 pub fn chain_cols(
     a: NarrowRow,
     b: NarrowPanel,
@@ -205,6 +206,7 @@ pub fn chain_cols(
 }
 
 /// [`step_cols`] for steps of exactly `S` products (the compiler sees the length).
+#[inline(always)]
 fn step_fixed<const S: usize>(
     av: &[f64],
     ap: &[f64],

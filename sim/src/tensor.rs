@@ -665,7 +665,34 @@ impl<'a> MmaInputs<'a> {
     }
 
     /// Rows `rows` of the result, row-major.
+    ///
+    /// Compiled also for wider vector units, taken where the CPU has them (`pulp`'s run-time
+    /// dispatch): the same operations in wider lanes, so the same bits on every CPU.
     fn rows(&self, olds: &[u64], rows: std::ops::Range<usize>) -> Vec<u64> {
+        /// The rows as one operation for `pulp` (no closure, which would be compiled once
+        /// outside every vector-unit variant).
+        struct Rows<'i, 'a> {
+            inputs: &'i MmaInputs<'a>,
+            olds: &'i [u64],
+            rows: std::ops::Range<usize>,
+        }
+        impl pulp::WithSimd for Rows<'_, '_> {
+            type Output = Vec<u64>;
+            #[inline(always)]
+            fn with_simd<S: pulp::Simd>(self, _: S) -> Vec<u64> {
+                self.inputs.rows_in(self.olds, self.rows)
+            }
+        }
+        pulp::Arch::new().dispatch(Rows {
+            inputs: self,
+            olds,
+            rows,
+        })
+    }
+
+    /// [`MmaInputs::rows`], inlined into each of its vector-unit variants.
+    #[inline(always)]
+    fn rows_in(&self, olds: &[u64], rows: std::ops::Range<usize>) -> Vec<u64> {
         let mut out = Vec::with_capacity(rows.len() * self.n);
         for i in rows {
             for j0 in (0..self.n).step_by(mma_narrow::COLS) {
@@ -729,6 +756,7 @@ impl<'a> MmaInputs<'a> {
     /// Elements `(i, j..j + COLS)` (`j` a multiple of [`mma_narrow::COLS`]) when every one
     /// takes the block-FMA chain and their operands fit the narrow form, computed together by
     /// [`mma_narrow::chain_cols`]: the same bits [`MmaInputs::element`] gives each.
+    #[inline(always)]
     fn narrow_cols(&self, i: usize, j: usize, olds: &[u64]) -> Option<[u64; mma_narrow::COLS]> {
         if self.int || self.acc != DType::F32 {
             return None;
