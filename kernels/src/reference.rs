@@ -871,8 +871,35 @@ fn mm(a: &HostTensor, b: &HostTensor) -> Vec<f64> {
 const MM_ROWS: usize = 8;
 const MM_COLS: usize = 128;
 
-/// [`mm`] of decoded values.
+/// [`mm`] of decoded values, compiled also for wider vector units and run on the widest the
+/// CPU has (`pulp`'s run-time dispatch): each element's additions are the same operations
+/// in the same order in any lane width, so the same bits.
 fn mm_values(av: &[f64], bv: &[f64], m: usize, k: usize, n: usize) -> Vec<f64> {
+    /// The product as one operation for `pulp` (a closure would be compiled once, outside
+    /// every vector-unit variant).
+    struct Mm<'a> {
+        av: &'a [f64],
+        bv: &'a [f64],
+        mkn: (usize, usize, usize),
+    }
+    impl pulp::WithSimd for Mm<'_> {
+        type Output = Vec<f64>;
+        #[inline(always)]
+        fn with_simd<S: pulp::Simd>(self, _: S) -> Vec<f64> {
+            let (m, k, n) = self.mkn;
+            mm_blocked(self.av, self.bv, m, k, n)
+        }
+    }
+    pulp::Arch::new().dispatch(Mm {
+        av,
+        bv,
+        mkn: (m, k, n),
+    })
+}
+
+/// The blocked loops of [`mm_values`].
+#[inline(always)]
+fn mm_blocked(av: &[f64], bv: &[f64], m: usize, k: usize, n: usize) -> Vec<f64> {
     let mut c = vec![0.0; m * n];
     for i0 in (0..m).step_by(MM_ROWS) {
         let rows = i0..(i0 + MM_ROWS).min(m);
