@@ -216,11 +216,7 @@ pub fn mma(
         let (m, _) = last2(op.a.shape());
         let (_, n) = last2(op.acc.shape.as_slice());
         let cells = acc_cells(&op.acc, m, n);
-        let nu = n as usize;
-        for (x, (&cell, &bits)) in cells.iter().zip(results.iter()).enumerate() {
-            write_acc(tmem, &op.acc, cell, &[(x / nu) as u32, (x % nu) as u32], bits)?;
-        }
-        return Ok(());
+        return write_results(tmem, &op.acc, &cells, &results, n as usize);
     }
     let g = gather(smem, tmem, op)?;
     // Every old value was readable (the results are a function of the inputs only); a cell
@@ -254,8 +250,27 @@ pub fn mma(
             r
         }
     };
-    for (x, (&cell, &bits)) in g.cells.iter().zip(results.iter()).enumerate() {
-        write_acc(tmem, &op.acc, cell, &[(x / g.nu) as u32, (x % g.nu) as u32], bits)?;
+    write_results(tmem, &op.acc, &g.cells, &results, g.nu)
+}
+
+/// Write an MMA's results, row-major over the accumulator view of `n` columns, at its
+/// [`acc_cells`].
+fn write_results(
+    tmem: &mut Tmem,
+    acc: &TmemView,
+    cells: &[TmemCell],
+    results: &[u64],
+    n: usize,
+) -> OpResult<()> {
+    if acc.scales {
+        for (x, (&cell, &bits)) in cells.iter().zip(results).enumerate() {
+            write_acc(tmem, acc, cell, &[(x / n) as u32, (x % n) as u32], bits)?;
+        }
+        return Ok(());
+    }
+    let width = acc.dtype.bits();
+    for (&cell, &bits) in cells.iter().zip(results) {
+        tmem.write(cell, width, bits)?;
     }
     Ok(())
 }
