@@ -333,6 +333,22 @@ impl Smem {
         &self.bytes
     }
 
+    /// A shared memory of the same size holding this one's bytes in `ranges` and zeros
+    /// elsewhere, every byte marked unwritten (what a computation that reads only `ranges`
+    /// needs).
+    pub fn with_ranges(&self, ranges: &[std::ops::Range<usize>]) -> Smem {
+        let mut bytes = vec![0; self.bytes.len()];
+        for r in ranges {
+            if let (Some(dst), Some(src)) = (bytes.get_mut(r.clone()), self.bytes.get(r.clone())) {
+                dst.copy_from_slice(src);
+            }
+        }
+        Smem {
+            bytes,
+            written: vec![0; self.written.len()],
+        }
+    }
+
     /// Whether the bytes in `range` equal `other`'s (a range past either end: false).
     pub fn same_bytes(&self, other: &Smem, range: std::ops::Range<usize>) -> bool {
         match (self.bytes.get(range.clone()), other.bytes.get(range)) {
@@ -444,9 +460,37 @@ impl Tmem {
         }
         Ok((cell.lane * TMEM_COLS + cell.col) as usize)
     }
-    /// Whether every cell and the allocation state equal `other`'s.
-    pub fn same_contents(&self, other: &Tmem) -> bool {
-        self.cells == other.cells && self.allocated == other.allocated
+    /// A tensor memory with this one's allocation state and the cells of columns `cols` in
+    /// every lane, zeros elsewhere (what a computation that reads only `cols` needs).
+    pub fn with_columns(&self, cols: std::ops::Range<u32>) -> Tmem {
+        let mut out = Tmem {
+            cells: vec![0; self.cells.len()],
+            allocated: self.allocated.clone(),
+            manual: self.manual.clone(),
+        };
+        for lane in 0..TMEM_LANES {
+            let r = Tmem::lane_range(lane, &cols);
+            if let (Some(dst), Some(src)) = (out.cells.get_mut(r.clone()), self.cells.get(r)) {
+                dst.copy_from_slice(src);
+            }
+        }
+        out
+    }
+
+    /// Whether the cells of columns `cols` in every lane and the allocation state equal
+    /// `other`'s.
+    pub fn same_columns(&self, other: &Tmem, cols: std::ops::Range<u32>) -> bool {
+        self.allocated == other.allocated
+            && (0..TMEM_LANES).all(|lane| {
+                let r = Tmem::lane_range(lane, &cols);
+                matches!((self.cells.get(r.clone()), other.cells.get(r)), (Some(a), Some(b)) if a == b)
+            })
+    }
+
+    /// The indices of columns `cols` of `lane` in `cells`.
+    fn lane_range(lane: u32, cols: &std::ops::Range<u32>) -> std::ops::Range<usize> {
+        let base = (lane * TMEM_COLS) as usize;
+        base + cols.start.min(TMEM_COLS) as usize..base + cols.end.min(TMEM_COLS) as usize
     }
 
     pub fn read(&self, cell: TmemCell, bits: u32) -> OpResult<u64> {

@@ -316,7 +316,9 @@ impl AheadWorker {
         if (m as usize) * (n as usize) * (k as usize) < AHEAD_MMA_WORK {
             return None;
         }
-        // The shared-memory bytes the operands lie in (tensor memory is compared whole).
+        // The shared-memory bytes the operands lie in, and the tensor-memory columns the
+        // accumulator, the scale factors and an A in tensor memory lie in: copied now,
+        // compared at completion.
         let mut ranges = Vec::new();
         for v in [op.a.smem_view(), Some(op.b)].into_iter().flatten() {
             let addrs = layout::view_addresses(&v)?;
@@ -324,11 +326,30 @@ impl AheadWorker {
             let hi = addrs.iter().map(|&(a, _)| a).max()? as usize + v.dtype.bits().div_ceil(8) as usize;
             ranges.push(lo..hi.min(smem.len()));
         }
-        let seen = std::sync::Arc::new((smem.clone(), tmem.clone()));
+        let mut cols: Option<std::ops::Range<u32>> = None;
+        let mut views = vec![op.acc];
+        views.extend(op.scales.iter().flat_map(|(a, b)| [*a, *b]));
+        if let AOperand::Tmem(v) = op.a {
+            views.push(v);
+        }
+        for v in &views {
+            for q in 0..4 {
+                for c in layout::tmem_view_cells(v, q).iter() {
+                    let r = cols.get_or_insert(c.col..c.col + 1);
+                    *r = r.start.min(c.col)..r.end.max(c.col + 1);
+                }
+            }
+        }
+        let cols = cols?;
+        let seen = std::sync::Arc::new(Seen {
+            smem: smem.with_ranges(&ranges),
+            tmem: tmem.with_columns(cols.clone()),
+            cols,
+        });
         let (tx, result) = crossbeam::channel::bounded(1);
         let (op, arith, mem) = (*op, *arith, seen.clone());
         let job = Box::new(move || {
-            let r = gather(&mem.0, &mem.1, &op)
+            let r = gather(&mem.smem, &mem.tmem, &op)
                 .ok()
                 .and_then(|g| Some(g.compute(g.olds.as_deref()?, &arith, threads)));
             // The run may have ended and dropped its end of the channel.
@@ -343,22 +364,33 @@ impl AheadWorker {
 /// about as much as computing it).
 const AHEAD_MMA_WORK: usize = 1 << 18;
 
+/// What an [`AheadWorker`] copied of the memories when an MMA started: the operands' bytes of
+/// shared memory (the rest zero), the tensor-memory columns `cols` (the rest zero) and its
+/// allocation state.
+#[derive(Debug)]
+struct Seen {
+    smem: Smem,
+    tmem: Tmem,
+    cols: std::ops::Range<u32>,
+}
+
 /// An MMA being computed by an [`AheadWorker`] from copies of the memories taken when it
 /// started.
 #[derive(Debug)]
 pub struct AheadMma {
-    seen: std::sync::Arc<(Smem, Tmem)>,
+    seen: std::sync::Arc<Seen>,
     ranges: Vec<std::ops::Range<usize>>,
     result: crossbeam::channel::Receiver<Option<Vec<u64>>>,
 }
 
 impl AheadMma {
-    /// The results, when the operands' shared-memory bytes and the whole tensor memory are
-    /// what they were when the MMA started (waiting for the worker if needed); `None` when
+    /// The results, when the operands' shared-memory bytes and tensor-memory columns (and the
+    /// allocation state) are what they were when the MMA started (waiting for the worker if needed); `None` when
     /// something changed or the inputs could not be read (a fault [`mma`] reports).
     fn take(self, smem: &Smem, tmem: &Tmem) -> Option<Vec<u64>> {
-        let (s0, t0) = &*self.seen;
-        let same = self.ranges.iter().all(|r| smem.same_bytes(s0, r.clone())) && tmem.same_contents(t0);
+        let seen = &*self.seen;
+        let same = self.ranges.iter().all(|r| smem.same_bytes(&seen.smem, r.clone()))
+            && tmem.same_columns(&seen.tmem, seen.cols.clone());
         if !same {
             return None;
         }
