@@ -80,7 +80,12 @@ fn operand(dtype: DType, bits: u64) -> f64 {
 
 /// A shared-memory operand as numbers, row-major over its view.
 fn read_smem(smem: &Smem, v: &SmemView) -> OpResult<Vec<f64>> {
-    let addrs = crate::layout::view_addresses(v)
+    read_smem_at(smem, v, crate::layout::view_addresses(v).as_deref())
+}
+
+/// [`read_smem`] at the view's placement `addrs` (`None`: it overflows the address space).
+fn read_smem_at(smem: &Smem, v: &SmemView, addrs: Option<&Vec<(u32, u32)>>) -> OpResult<Vec<f64>> {
+    let addrs = addrs
         .ok_or_else(|| Fault::trap(crate::trap::CudaError::IllegalAddress, "shared address overflow"))?;
     let bits = v.dtype.bits();
     let mut out = Vec::with_capacity(addrs.len());
@@ -103,10 +108,6 @@ fn read_a(smem: &Smem, tmem: &Tmem, a: &AOperand, m: u32, k: u32) -> OpResult<Ve
             Ok(out)
         }
     }
-}
-
-fn read_b(smem: &Smem, b: &SmemView, _k: u32, _n: u32) -> OpResult<Vec<f64>> {
-    read_smem(smem, b)
 }
 
 /// A matrix of operands as lines of `k` (rows of A, columns of B), decoded once for every dot
@@ -218,7 +219,7 @@ pub fn mma(
         let cells = acc_cells(&op.acc, m, n);
         return write_results(tmem, &op.acc, &cells, &results, n as usize);
     }
-    let g = gather(smem, tmem, op)?;
+    let g = gather(smem, tmem, op, exec.threads > 1)?;
     // Every old value was readable (the results are a function of the inputs only); a cell
     // outside the allocation takes the element-by-element loop, which faults where it always
     // did.
@@ -349,7 +350,7 @@ impl AheadWorker {
         let (tx, result) = crossbeam::channel::bounded(1);
         let (op, arith, mem) = (*op, *arith, seen.clone());
         let job = Box::new(move || {
-            let r = gather(&mem.smem, &mem.tmem, &op)
+            let r = gather(&mem.smem, &mem.tmem, &op, threads > 1)
                 .ok()
                 .and_then(|g| Some(g.compute(g.olds.as_deref()?, &arith, threads)));
             // The run may have ended and dropped its end of the channel.
@@ -420,7 +421,10 @@ struct Gathered {
 }
 
 /// Read an MMA's inputs.
-fn gather(smem: &Smem, tmem: &Tmem, op: &MmaOp) -> OpResult<Gathered> {
+///
+/// With `parallel`, B is read on a second thread while A is read (its placement taken here,
+/// where the thread's placements are kept).
+fn gather(smem: &Smem, tmem: &Tmem, op: &MmaOp, parallel: bool) -> OpResult<Gathered> {
     let (m, k) = last2(op.a.shape());
     let (kb, n) = last2(op.b.shape.as_slice());
     let (am, an) = last2(op.acc.shape.as_slice());
@@ -429,17 +433,30 @@ fn gather(smem: &Smem, tmem: &Tmem, op: &MmaOp) -> OpResult<Gathered> {
             "MMA shapes {m}x{k}, {kb}x{n}, {am}x{an}"
         )));
     }
-    let av = read_a(smem, tmem, &op.a, m, k)?;
-    let bv = read_b(smem, &op.b, k, n)?;
     let (mu, nu, ku) = (m as usize, n as usize, k as usize);
-    let mut av = av;
     // B transposed to [N, K] so every dot product walks contiguous memory.
-    let mut bt = vec![0f64; nu * ku];
-    for kk in 0..ku {
-        for j in 0..nu {
-            bt[j * ku + kk] = bv[kk * nu + j];
+    let b_addrs = layout::view_addresses(&op.b);
+    let read_bt = || -> OpResult<Vec<f64>> {
+        let bv = read_smem_at(smem, &op.b, b_addrs.as_deref())?;
+        let mut bt = vec![0f64; nu * ku];
+        for kk in 0..ku {
+            for j in 0..nu {
+                bt[j * ku + kk] = bv[kk * nu + j];
+            }
         }
-    }
+        Ok(bt)
+    };
+    let (av, bt) = if parallel {
+        std::thread::scope(|scope| {
+            let bt = scope.spawn(read_bt);
+            let av = read_a(smem, tmem, &op.a, m, k);
+            (av, bt.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+        })
+    } else {
+        (read_a(smem, tmem, &op.a, m, k), read_bt())
+    };
+    let mut av = av?;
+    let bt = bt?;
     // Block scales (one factor per `vec` K-elements) folded into the operands (exact: scales
     // are powers of two or 4-bit values). The datapath of lane quarter q computes the
     // accumulator rows in that quarter and reads both operands' factors from the copies in
@@ -833,6 +850,27 @@ impl<'a> MmaInputs<'a> {
         Some(r.map(|x| x.to_bits() as u64))
     }
 
+    /// Part of the operand forms row `i`'s results read, built by the `t`-th thread of
+    /// [`MmaInputs::all`] before its rows: A's by the first, B's by the second, so the two
+    /// are built at once (a form is built once, by whichever thread asks first).
+    fn prepare(&self, t: usize, i: usize) {
+        if self.int {
+            return;
+        }
+        let narrow = self.acc == DType::F32
+            && self
+                .arith
+                .block_for(self.a_dtype)
+                .is_some_and(mma_narrow::narrow_supports);
+        match (t, narrow) {
+            (0, true) => drop(self.a_narrow()),
+            (1, true) => drop(self.b_narrow(i)),
+            (0, false) => drop(self.a_lines()),
+            (1, false) => drop(self.b_lines(i)),
+            _ => {}
+        }
+    }
+
     /// Every result element, row-major; rows split over up to `threads` threads when the MMA
     /// is large enough to pay for them (each element is computed alone, so the split cannot
     /// change a bit).
@@ -846,7 +884,13 @@ impl<'a> MmaInputs<'a> {
         std::thread::scope(|scope| {
             let parts: Vec<_> = (0..m)
                 .step_by(per)
-                .map(|lo| scope.spawn(move || self.rows(olds, lo..(lo + per).min(m))))
+                .enumerate()
+                .map(|(t, lo)| {
+                    scope.spawn(move || {
+                        self.prepare(t, lo);
+                        self.rows(olds, lo..(lo + per).min(m))
+                    })
+                })
                 .collect();
             parts
                 .into_iter()
@@ -1046,7 +1090,7 @@ pub fn wgmma(
         WgmmaA::Smem(v) => read_smem(smem, v)?,
         WgmmaA::Regs(t) => (0..t.numel()).map(|i| operand(t.dtype, t.bits[i])).collect(),
     };
-    let bv = read_b(smem, b, k, n)?;
+    let bv = read_smem(smem, b)?;
     let a_dtype = match a {
         WgmmaA::Smem(v) => v.dtype,
         WgmmaA::Regs(t) => t.dtype,
