@@ -349,6 +349,16 @@ impl Smem {
         }
     }
 
+    /// Copy `src`'s bytes in `ranges` into this shared memory of the same size (the rest and
+    /// the written marks are left as they are).
+    pub fn copy_ranges(&mut self, src: &Smem, ranges: &[std::ops::Range<usize>]) {
+        for r in ranges {
+            if let (Some(dst), Some(src)) = (self.bytes.get_mut(r.clone()), src.bytes.get(r.clone())) {
+                dst.copy_from_slice(src);
+            }
+        }
+    }
+
     /// Whether the bytes in `range` equal `other`'s (a range past either end: false).
     pub fn same_bytes(&self, other: &Smem, range: std::ops::Range<usize>) -> bool {
         match (self.bytes.get(range.clone()), other.bytes.get(range)) {
@@ -475,6 +485,19 @@ impl Tmem {
             }
         }
         out
+    }
+
+    /// Copy `src`'s allocation state and the cells of columns `cols` in every lane into this
+    /// tensor memory (the other cells are left as they are).
+    pub fn copy_columns(&mut self, src: &Tmem, cols: std::ops::Range<u32>) {
+        self.allocated.clone_from(&src.allocated);
+        self.manual.clone_from(&src.manual);
+        for lane in 0..TMEM_LANES {
+            let r = Tmem::lane_range(lane, &cols);
+            if let (Some(dst), Some(src)) = (self.cells.get_mut(r.clone()), src.cells.get(r)) {
+                dst.copy_from_slice(src);
+            }
+        }
     }
 
     /// Whether the cells of columns `cols` in every lane and the allocation state equal

@@ -282,6 +282,13 @@ fn write_results(
 #[derive(Debug)]
 pub struct AheadWorker {
     jobs: crossbeam::channel::Sender<Box<dyn FnOnce() + Send>>,
+    /// Copies of the memories whose MMAs are done, reused for the next (only the parts an
+    /// MMA reads are ever copied into them, and only those are read).
+    spare: std::sync::Arc<std::sync::Mutex<Vec<Seen>>>,
+    /// The byte span of each shared-memory view and the column span of each set of
+    /// tensor-memory views seen so far (a loop walks the same few).
+    spans: std::cell::RefCell<std::collections::HashMap<SmemView, std::ops::Range<usize>>>,
+    cols: std::cell::RefCell<std::collections::HashMap<[Option<TmemView>; 4], std::ops::Range<u32>>>,
 }
 
 impl Default for AheadWorker {
@@ -289,6 +296,9 @@ impl Default for AheadWorker {
         AheadWorker::new()
     }
 }
+
+/// Spans an [`AheadWorker`] keeps before it starts over.
+const AHEAD_SPANS: usize = 1024;
 
 impl AheadWorker {
     pub fn new() -> AheadWorker {
@@ -298,7 +308,61 @@ impl AheadWorker {
                 job();
             }
         });
-        AheadWorker { jobs }
+        AheadWorker {
+            jobs,
+            spare: Default::default(),
+            spans: Default::default(),
+            cols: Default::default(),
+        }
+    }
+
+    /// The bytes of shared memory view `v` lies in.
+    fn span(&self, v: &SmemView, len: usize) -> Option<std::ops::Range<usize>> {
+        if let Some(r) = self.spans.borrow().get(v) {
+            return Some(r.clone());
+        }
+        let addrs = layout::view_addresses(v)?;
+        let lo = addrs.iter().map(|&(a, _)| a).min()? as usize;
+        let hi = addrs.iter().map(|&(a, _)| a).max()? as usize + v.dtype.bits().div_ceil(8) as usize;
+        let r = lo..hi.min(len);
+        let mut spans = self.spans.borrow_mut();
+        if spans.len() >= AHEAD_SPANS {
+            spans.clear();
+        }
+        spans.insert(*v, r.clone());
+        Some(r)
+    }
+
+    /// The tensor-memory columns the accumulator, the scale factors and an A in tensor memory
+    /// of `op` lie in.
+    fn columns(&self, op: &MmaOp) -> Option<std::ops::Range<u32>> {
+        let (sa, sb) = op.scales.unzip();
+        let a = match op.a {
+            AOperand::Tmem(v) => Some(v),
+            AOperand::Smem(_) => None,
+        };
+        let key = [Some(op.acc), sa, sb, a];
+        if let Some(r) = self.cols.borrow().get(&key) {
+            return Some(r.clone());
+        }
+        let mut cols: Option<std::ops::Range<u32>> = None;
+        for v in key.iter().flatten() {
+            // A scale-factor view has a copy in every lane quarter; other views one.
+            let quarters = if v.scales { 0..4 } else { 0..1 };
+            for q in quarters {
+                for c in layout::tmem_view_cells(v, q).iter() {
+                    let r = cols.get_or_insert(c.col..c.col + 1);
+                    *r = r.start.min(c.col)..r.end.max(c.col + 1);
+                }
+            }
+        }
+        let r = cols?;
+        let mut all = self.cols.borrow_mut();
+        if all.len() >= AHEAD_SPANS {
+            all.clear();
+        }
+        all.insert(key, r.clone());
+        Some(r)
     }
 
     /// Start computing `op` from copies of the memories as they are now (the simulation goes
@@ -322,42 +386,42 @@ impl AheadWorker {
         // compared at completion.
         let mut ranges = Vec::new();
         for v in [op.a.smem_view(), Some(op.b)].into_iter().flatten() {
-            let addrs = layout::view_addresses(&v)?;
-            let lo = addrs.iter().map(|&(a, _)| a).min()? as usize;
-            let hi = addrs.iter().map(|&(a, _)| a).max()? as usize + v.dtype.bits().div_ceil(8) as usize;
-            ranges.push(lo..hi.min(smem.len()));
+            ranges.push(self.span(&v, smem.len())?);
         }
-        let mut cols: Option<std::ops::Range<u32>> = None;
-        let mut views = vec![op.acc];
-        views.extend(op.scales.iter().flat_map(|(a, b)| [*a, *b]));
-        if let AOperand::Tmem(v) = op.a {
-            views.push(v);
-        }
-        for v in &views {
-            for q in 0..4 {
-                for c in layout::tmem_view_cells(v, q).iter() {
-                    let r = cols.get_or_insert(c.col..c.col + 1);
-                    *r = r.start.min(c.col)..r.end.max(c.col + 1);
-                }
+        let cols = self.columns(op)?;
+        let spare = self.spare.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let seen = match spare {
+            Some(mut seen) if seen.smem.len() == smem.len() => {
+                seen.smem.copy_ranges(smem, &ranges);
+                seen.tmem.copy_columns(tmem, cols.clone());
+                seen.cols = cols;
+                seen
             }
-        }
-        let cols = cols?;
-        let seen = std::sync::Arc::new(Seen {
-            smem: smem.with_ranges(&ranges),
-            tmem: tmem.with_columns(cols.clone()),
-            cols,
-        });
+            _ => Seen {
+                smem: smem.with_ranges(&ranges),
+                tmem: tmem.with_columns(cols.clone()),
+                cols,
+            },
+        };
+        let seen = std::sync::Arc::new(seen);
         let (tx, result) = crossbeam::channel::bounded(1);
         let (op, arith, mem) = (*op, *arith, seen.clone());
         let job = Box::new(move || {
             let r = gather(&mem.smem, &mem.tmem, &op, threads > 1)
                 .ok()
                 .and_then(|g| Some(g.compute(g.olds.as_deref()?, &arith, threads)));
+            // Let the copies go before answering, so that they can be reused.
+            drop(mem);
             // The run may have ended and dropped its end of the channel.
             let _ = tx.send(r);
         });
         self.jobs.send(job).ok()?;
-        Some(AheadMma { seen, ranges, result })
+        Some(AheadMma {
+            seen,
+            ranges,
+            result,
+            spare: self.spare.clone(),
+        })
     }
 }
 
@@ -366,8 +430,8 @@ impl AheadWorker {
 const AHEAD_MMA_WORK: usize = 1 << 18;
 
 /// What an [`AheadWorker`] copied of the memories when an MMA started: the operands' bytes of
-/// shared memory (the rest zero), the tensor-memory columns `cols` (the rest zero) and its
-/// allocation state.
+/// shared memory, the tensor-memory columns `cols` and the allocation state (the rest is
+/// zero or left from an earlier MMA, and never read).
 #[derive(Debug)]
 struct Seen {
     smem: Smem,
@@ -379,6 +443,7 @@ struct Seen {
 /// started.
 #[derive(Debug)]
 pub struct AheadMma {
+    spare: std::sync::Arc<std::sync::Mutex<Vec<Seen>>>,
     seen: std::sync::Arc<Seen>,
     ranges: Vec<std::ops::Range<usize>>,
     result: crossbeam::channel::Receiver<Option<Vec<u64>>>,
@@ -395,7 +460,15 @@ impl AheadMma {
         if !same {
             return None;
         }
-        self.result.recv().ok().flatten()
+        let r = self.result.recv().ok().flatten();
+        // The worker has let its copies go before answering: keep them for the next MMA.
+        if let Ok(seen) = std::sync::Arc::try_unwrap(self.seen) {
+            let mut spare = self.spare.lock().unwrap_or_else(|e| e.into_inner());
+            if spare.len() < 4 {
+                spare.push(seen);
+            }
+        }
+        r
     }
 }
 
