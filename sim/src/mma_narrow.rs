@@ -318,8 +318,6 @@ const HALF: f64 = 0.5 - 1.0 / 33_554_432.0;
 mod tests {
     use super::*;
     use crate::mma_numerics::{block_step, chain, operands};
-    use crate::value::bits_to_f64;
-    use bwsim_isa::types::DType;
     use proptest::prelude::*;
 
     const HALF: BlockFma = BlockFma {
@@ -331,28 +329,11 @@ mod tests {
         result_bits: 14,
     };
 
-    /// A narrow tensor-core operand: random bits of one operand type (zeros, subnormals,
-    /// NaN and infinities included), tf32 as the tensor core reads an f32, sometimes scaled
-    /// by a power of two (out of the narrow range at times) or a ue4m3 block scale.
+    /// A narrow tensor-core operand (zeros, subnormals, NaN and infinities included),
+    /// sometimes scaled by a power of two (out of the narrow range at times) or a ue4m3 block
+    /// scale.
     fn operand() -> impl Strategy<Value = f64> {
-        let types = prop_oneof![
-            Just(DType::F16),
-            Just(DType::BF16),
-            Just(DType::F32),
-            Just(DType::F8E4M3),
-            Just(DType::F8E5M2),
-            Just(DType::F4E2M1),
-        ];
-        (types, any::<u32>(), 0u32..6, -420i32..420, any::<u8>()).prop_map(|(d, bits, scale, e, s4)| {
-            let bits = bits as u64 & ((1u64 << d.bits()) - 1);
-            let bits = if d == DType::F32 { bits & !0x1fff } else { bits };
-            let v = bits_to_f64(d, bits);
-            match scale {
-                0 => v * 2f64.powi(e),
-                1 => v * bits_to_f64(DType::UE4M3, (s4 & 0x7f) as u64),
-                _ => v,
-            }
-        })
+        crate::mma_numerics::strategies::operand(6, -420..420)
     }
 
     fn accumulator() -> impl Strategy<Value = f32> {

@@ -606,6 +606,39 @@ pub fn chain(a: &[Operand], b: &[Operand], k: usize, acc: f32, use_acc: bool, p:
     c.unwrap_or(0.0)
 }
 
+/// Proptest strategies the tests of the MMA arithmetic share.
+#[cfg(test)]
+pub(crate) mod strategies {
+    use crate::value::bits_to_f64;
+    use bwsim_isa::types::DType;
+    use proptest::prelude::*;
+
+    /// A tensor-core operand: random bits of one operand type (NaN, infinities, zeros and
+    /// subnormals included), tf32 as the tensor core reads an f32. Of `choices` equally likely
+    /// cases one multiplies it by `2^e` for an `e` in `exps`, one by a ue4m3 factor; the
+    /// others leave it as it is.
+    pub fn operand(choices: u32, exps: std::ops::Range<i32>) -> impl Strategy<Value = f64> {
+        let types = prop_oneof![
+            Just(DType::F16),
+            Just(DType::BF16),
+            Just(DType::F32),
+            Just(DType::F8E4M3),
+            Just(DType::F8E5M2),
+            Just(DType::F4E2M1),
+        ];
+        (types, any::<u32>(), 0u32..choices, exps, any::<u8>()).prop_map(|(d, bits, scale, e, s4)| {
+            let bits = bits as u64 & ((1u64 << d.bits()) - 1);
+            let bits = if d == DType::F32 { bits & !0x1fff } else { bits };
+            let v = bits_to_f64(d, bits);
+            match scale {
+                0 => v * 2f64.powi(e),
+                1 => v * bits_to_f64(DType::UE4M3, (s4 & 0x7f) as u64),
+                _ => v,
+            }
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -731,31 +764,12 @@ mod tests {
     mod fast_path {
         use super::super::*;
         use super::{HALF, NARROW};
-        use crate::value::bits_to_f64;
         use proptest::prelude::*;
 
-        /// A tensor-core operand: random bits of one operand type (NaN, infinities, zeros and
-        /// subnormals included), tf32 as the tensor core reads an f32, sometimes multiplied by
-        /// a block scale (a power of two or a ue4m3 factor).
+        /// A tensor-core operand, sometimes multiplied by a block scale (a power of two or a
+        /// ue4m3 factor).
         fn operand() -> impl Strategy<Value = f64> {
-            let types = prop_oneof![
-                Just(DType::F16),
-                Just(DType::BF16),
-                Just(DType::F32),
-                Just(DType::F8E4M3),
-                Just(DType::F8E5M2),
-                Just(DType::F4E2M1),
-            ];
-            (types, any::<u32>(), 0u32..4, -127i32..128, any::<u8>()).prop_map(|(d, bits, scale, e, s4)| {
-                let bits = bits as u64 & ((1u64 << d.bits()) - 1);
-                let bits = if d == DType::F32 { bits & !0x1fff } else { bits };
-                let v = bits_to_f64(d, bits);
-                match scale {
-                    0 => v * 2f64.powi(e),
-                    1 => v * bits_to_f64(DType::UE4M3, (s4 & 0x7f) as u64),
-                    _ => v,
-                }
-            })
+            super::super::strategies::operand(4, -127..128)
         }
 
         fn accumulator() -> impl Strategy<Value = f32> {
