@@ -320,14 +320,7 @@ mod tests {
     use crate::mma_numerics::{block_step, chain, operands};
     use proptest::prelude::*;
 
-    const HALF: BlockFma = BlockFma {
-        align_bits: 25,
-        result_bits: 24,
-    };
-    const NARROW: BlockFma = BlockFma {
-        align_bits: 13,
-        result_bits: 14,
-    };
+    use crate::mma_numerics::strategies::{HALF, NARROW};
 
     /// A narrow tensor-core operand (zeros, subnormals, NaN and infinities included),
     /// sometimes scaled by a power of two (out of the narrow range at times) or a ue4m3 block

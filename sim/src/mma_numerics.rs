@@ -609,9 +609,21 @@ pub fn chain(a: &[Operand], b: &[Operand], k: usize, acc: f32, use_acc: bool, p:
 /// Proptest strategies the tests of the MMA arithmetic share.
 #[cfg(test)]
 pub(crate) mod strategies {
+    use super::BlockFma;
     use crate::value::bits_to_f64;
     use bwsim_isa::types::DType;
     use proptest::prelude::*;
+
+    /// The measured Hopper step for f16/bf16/tf32 (and the assumed Blackwell one).
+    pub const HALF: BlockFma = BlockFma {
+        align_bits: 25,
+        result_bits: 24,
+    };
+    /// The measured Hopper step for fp8.
+    pub const NARROW: BlockFma = BlockFma {
+        align_bits: 13,
+        result_bits: 14,
+    };
 
     /// A tensor-core operand: random bits of one operand type (NaN, infinities, zeros and
     /// subnormals included), tf32 as the tensor core reads an f32. Of `choices` equally likely
@@ -643,14 +655,7 @@ pub(crate) mod strategies {
 mod tests {
     use super::*;
 
-    const HALF: BlockFma = BlockFma {
-        align_bits: 25,
-        result_bits: 24,
-    };
-    const NARROW: BlockFma = BlockFma {
-        align_bits: 13,
-        result_bits: 14,
-    };
+    use super::strategies::{HALF, NARROW};
 
     fn unzip(pairs: &[(f64, f64)]) -> (Vec<f64>, Vec<f64>) {
         pairs.iter().copied().unzip()
