@@ -364,23 +364,7 @@ impl<'m> Cx<'m> {
                     self.bind(&r, Val::E(name_e(&n, span), ty));
                     return Ok(());
                 }
-                let Type::MemDesc {
-                    shape,
-                    elem,
-                    enc,
-                    tmem: false,
-                    ..
-                } = &ty
-                else {
-                    return Err(self.misuse(op, "only shared- and tensor-memory views can be reinterpreted"));
-                };
-                let src = self.expr(&v[0].0, v[0].1)?;
-                let t = self.shaped(*elem, shape, span)?;
-                let layout = self.smem_layout(enc, span)?;
-                let r = self.result(op, 0)?;
-                let n = self.let_op(&r, OpKind::SmemReinterpret { src, ty: t, layout }, span);
-                self.bind(&r, Val::E(name_e(&n, span), ty));
-                Ok(())
+                self.smem_reinterpret(op, &v[0], ty, span)
             }
             "ttng.tmem_alloc" => self.tmem_alloc(op, span),
             "ttng.tmem_load" => {

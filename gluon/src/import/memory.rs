@@ -56,6 +56,34 @@ impl<'m> Cx<'m> {
         Ok((src_ty, self.result_type(op, 0)?))
     }
 
+    /// Bind `op`'s result, of the shared-memory type `ty`, to `smem.reinterpret` of
+    /// `operand`'s bytes as `ty` says: its shape, element type and layout.
+    pub(super) fn smem_reinterpret(
+        &mut self,
+        op: &Op,
+        operand: &(String, Span),
+        ty: Type,
+        span: Span,
+    ) -> R<()> {
+        let Type::MemDesc {
+            shape,
+            elem,
+            enc,
+            tmem: false,
+            ..
+        } = &ty
+        else {
+            return Err(self.misuse(op, "only shared- and tensor-memory views can be reinterpreted"));
+        };
+        let src = self.expr(&operand.0, operand.1)?;
+        let t = self.shaped(*elem, shape, span)?;
+        let layout = self.smem_layout(enc, span)?;
+        let res = self.result(op, 0)?;
+        let n = self.let_op(&res, OpKind::SmemReinterpret { src, ty: t, layout }, span);
+        self.bind(&res, Val::E(name_e(&n, span), ty));
+        Ok(())
+    }
+
     /// `ttg.memdesc_trans` (Gluon's `permute((1, 0))` of a shared buffer): an NVMMA matrix
     /// `[R, C]` stored with C contiguous is, byte for byte, the `[C, R]` matrix of the same
     /// swizzle with `transposed` flipped (how an `[N, K]` K-major B tile becomes the `[K, N]`
@@ -80,7 +108,7 @@ impl<'m> Cx<'m> {
             src_enc,
             alloc,
             shape,
-            elem,
+            elem: _,
             enc,
         } = SharedViewTypes::of(&src_ty, &ty)
             .ok_or_else(|| self.misuse(op, "only shared-memory views can be transposed"))?;
@@ -141,13 +169,7 @@ impl<'m> Cx<'m> {
                 ));
             }
         }
-        let src = self.expr(&v[0].0, v[0].1)?;
-        let t = self.shaped(*elem, shape, span)?;
-        let layout = self.smem_layout(enc, span)?;
-        let res = self.result(op, 0)?;
-        let n = self.let_op(&res, OpKind::SmemReinterpret { src, ty: t, layout }, span);
-        self.bind(&res, Val::E(name_e(&n, span), ty));
-        Ok(())
+        self.smem_reinterpret(op, &v[0], ty, span)
     }
 
     /// `ttg.memdesc_reshape`, and a `ttg.memdesc_trans` whose result is `shared_linear`: a
@@ -233,13 +255,7 @@ impl<'m> Cx<'m> {
                 ));
             }
         }
-        let src = self.expr(&v[0].0, v[0].1)?;
-        let t = self.shaped(*elem, shape, span)?;
-        let layout = self.smem_layout(enc, span)?;
-        let res = self.result(op, 0)?;
-        let n = self.let_op(&res, OpKind::SmemReinterpret { src, ty: t, layout }, span);
-        self.bind(&res, Val::E(name_e(&n, span), ty));
-        Ok(())
+        self.smem_reinterpret(op, &v[0], ty, span)
     }
 
     /// `ttg.async_copy_global_to_local %ptrs, %dst [mask %m] [other %o]` (Gluon's
