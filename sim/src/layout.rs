@@ -397,6 +397,12 @@ pub fn tmem_view_lane_cols(v: &TmemView, quarters: u8) -> Arc<Vec<(u32, u32)>> {
     .unwrap_or_default()
 }
 
+/// [`tmem_view_lane_cols`] of every copy of a view: a scale-factor view's copies in all four
+/// lane quarters (what the tensor pipe reads and `tcgen05.cp` writes), another view's one.
+pub fn tmem_view_copies(v: &TmemView) -> Arc<Vec<(u32, u32)>> {
+    tmem_view_lane_cols(v, if v.scales { 0b1111 } else { 0b0001 })
+}
+
 /// [`tmem_view_cells`] computed. Within a row of a matrix view the bit offset grows by `bits *
 /// col_stride` per element (the block split along N cancels: `(n / BN) * BN + n % BN = n`), so
 /// each row costs one [`tmem_element_in`].

@@ -347,13 +347,9 @@ impl AheadWorker {
         }
         let mut cols: Option<std::ops::Range<u32>> = None;
         for v in key.iter().flatten() {
-            // A scale-factor view has a copy in every lane quarter; other views one.
-            let quarters = if v.scales { 0..4 } else { 0..1 };
-            for q in quarters {
-                for c in layout::tmem_view_cells(v, q).iter() {
-                    let r = cols.get_or_insert(c.col..c.col + 1);
-                    *r = r.start.min(c.col)..r.end.max(c.col + 1);
-                }
+            for &(_, col) in layout::tmem_view_copies(v).iter() {
+                let r = cols.get_or_insert(col..col + 1);
+                *r = r.start.min(col)..r.end.max(col + 1);
             }
         }
         let r = cols?;

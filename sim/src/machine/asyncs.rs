@@ -335,7 +335,7 @@ impl<'p, 's> Machine<'p, 's> {
             }
         };
         let tmem = |m: &mut Self, v: &TmemView, kind: Kind| {
-            let cells = tmem_cells(v);
+            let cells = layout::tmem_view_copies(v);
             if kind == Kind::Read {
                 m.check_tmem_init(s, pc, &cells);
             }
@@ -370,7 +370,7 @@ impl<'p, 's> Machine<'p, 's> {
         // shadow state (so its reads after the commit's phase are initialised and ordered).
         // Hazards against it are reported in the issuing CTA only.
         if let PipeKind::MmaPair { op: m, peer } = &op.kind {
-            let cells = tmem_cells(&m.acc);
+            let cells = layout::tmem_view_copies(&m.acc);
             if let Some(hb) = self.hb(*peer as usize) {
                 let _ = hb.pipe_tmem(op.hb, Kind::Write, &cells);
             }

@@ -1258,19 +1258,9 @@ fn store_pending(ag: &Agent, full: bool) -> u32 {
     pending_groups(&ag.groups, full)
 }
 
-/// The TMEM cells `(lane, column)` of every element of a view (consecutive duplicates of
-/// packed elements removed); a scale-factor view's copies in all four lane quarters (what the
-/// tensor pipe reads and `tcgen05.cp` writes).
-fn tmem_cells(v: &TmemView) -> std::sync::Arc<Vec<(u32, u32)>> {
-    if v.scales {
-        tmem_cells_in(v, &[0, 1, 2, 3])
-    } else {
-        tmem_cells_in(v, &[0])
-    }
-}
-
-/// [`tmem_cells`] restricted to the copies in `quarters` (scale-factor views only; other
-/// views have one copy).
+/// The TMEM cells `(lane, column)` of a view's copies in `quarters` (scale-factor views have
+/// one in each quarter, other views one in all), consecutive duplicates of packed elements
+/// removed.
 fn tmem_cells_in(v: &TmemView, quarters: &[u32]) -> std::sync::Arc<Vec<(u32, u32)>> {
     let mask = quarters
         .iter()
