@@ -337,16 +337,12 @@ impl Smem {
     /// elsewhere, every byte marked unwritten (what a computation that reads only `ranges`
     /// needs).
     pub fn with_ranges(&self, ranges: &[std::ops::Range<usize>]) -> Smem {
-        let mut bytes = vec![0; self.bytes.len()];
-        for r in ranges {
-            if let (Some(dst), Some(src)) = (bytes.get_mut(r.clone()), self.bytes.get(r.clone())) {
-                dst.copy_from_slice(src);
-            }
-        }
-        Smem {
-            bytes,
+        let mut out = Smem {
+            bytes: vec![0; self.bytes.len()],
             written: vec![0; self.written.len()],
-        }
+        };
+        out.copy_ranges(self, ranges);
+        out
     }
 
     /// Copy `src`'s bytes in `ranges` into this shared memory of the same size (the rest and
@@ -475,15 +471,10 @@ impl Tmem {
     pub fn with_columns(&self, cols: std::ops::Range<u32>) -> Tmem {
         let mut out = Tmem {
             cells: vec![0; self.cells.len()],
-            allocated: self.allocated.clone(),
-            manual: self.manual.clone(),
+            allocated: Vec::new(),
+            manual: Vec::new(),
         };
-        for lane in 0..TMEM_LANES {
-            let r = Tmem::lane_range(lane, &cols);
-            if let (Some(dst), Some(src)) = (out.cells.get_mut(r.clone()), self.cells.get(r)) {
-                dst.copy_from_slice(src);
-            }
-        }
+        out.copy_columns(self, cols);
         out
     }
 
