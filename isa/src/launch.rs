@@ -96,12 +96,32 @@ impl LaunchPlan {
 }
 
 /// A host buffer: raw little-endian element bits, row-major.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Debug, PartialEq)]
 pub struct HostTensor {
     pub name: String,
     pub dtype: DType,
     pub shape: Vec<u64>,
     pub data: Vec<u8>,
+}
+
+impl Clone for HostTensor {
+    fn clone(&self) -> HostTensor {
+        HostTensor {
+            name: self.name.clone(),
+            dtype: self.dtype,
+            shape: self.shape.clone(),
+            data: self.data.clone(),
+        }
+    }
+
+    /// Into this tensor's buffers (no fresh pages when they are large enough; an
+    /// exploration copies the launch's tensors this way for every schedule).
+    fn clone_from(&mut self, src: &HostTensor) {
+        self.name.clone_from(&src.name);
+        self.dtype = src.dtype;
+        self.shape.clone_from(&src.shape);
+        self.data.clone_from(&src.data);
+    }
 }
 
 impl HostTensor {
@@ -698,6 +718,20 @@ mod tests {
             shape,
             init,
             span: Span::DUMMY,
+        }
+    }
+
+    /// `clone_from` into a tensor of another name, type and size leaves the source's copy.
+    #[test]
+    fn clone_from_gives_the_source() {
+        let mut src = HostTensor::zeros("a", DType::F16, vec![3, 5]);
+        src.data.iter_mut().enumerate().for_each(|(i, b)| *b = i as u8);
+        for mut dst in [
+            HostTensor::zeros("bigger", DType::F32, vec![64]),
+            HostTensor::zeros("b", DType::I8, vec![2]),
+        ] {
+            dst.clone_from(&src);
+            assert_eq!(dst, src);
         }
     }
 

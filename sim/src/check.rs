@@ -137,16 +137,7 @@ impl Prepared {
             static SPARE: std::cell::RefCell<Vec<HostTensor>> = const { std::cell::RefCell::new(Vec::new()) };
         }
         let mut tensors = SPARE.with(|s| std::mem::take(&mut *s.borrow_mut()));
-        if tensors.len() == self.inputs.len() {
-            for (t, i) in tensors.iter_mut().zip(&self.inputs) {
-                t.name.clone_from(&i.name);
-                t.dtype = i.dtype;
-                t.shape.clone_from(&i.shape);
-                t.data.clone_from(&i.data);
-            }
-        } else {
-            tensors = self.inputs.clone();
-        }
+        tensors.clone_from(&self.inputs);
         let r = self.run_on(tensors, seed, false);
         SPARE.with(|s| *s.borrow_mut() = r.tensors);
         r.diagnostics
