@@ -985,7 +985,8 @@ pub struct MmaExec {
     pub threads: usize,
     /// Compute each large MMA on another thread from the moment it starts on the tensor pipe
     /// ([`AheadWorker`]), while the simulation goes on; taken at completion only if its
-    /// inputs are unchanged, so the results are the same bits.
+    /// inputs are unchanged, so the results are the same bits. Not with a `memo` (the
+    /// schedules of a check take their results from it instead).
     pub ahead: bool,
 }
 
