@@ -39,7 +39,16 @@ impl<'p> Engine<'p> {
                 Some(e) => bool_of(&evs(e)?, "pred"),
             }
         };
-        let chip = self.chip;
+        let warps = self.cta(c).agents[a as usize].warps;
+        let slots = self.slots(c, a);
+        // Issue costs as this partition's scheduler sees them (cost::issue_scaled).
+        let chip = cost::issue_scaled(&self.chip, slots);
+        // A TMA copy, an mbarrier expect or a tcgen05.commit is issued by one thread; in a
+        // partition of several warps the warps meet at a CTA barrier around it (Triton's
+        // barrier analysis, and bwsim's PTX backend, put a bar.sync next to each).
+        if warps > 1 && single_thread_issue(op) {
+            *t += chip.bar_sync_cycles;
+        }
         let t0 = *t;
         let sm = self.cta(c).sm as usize;
         let me = TUnit::Agent(a);
@@ -406,12 +415,20 @@ impl<'p> Engine<'p> {
                 let start = pipe.when_served(c, before).max(issue);
                 let target = pipe.issue(issue, c, dur);
                 let end = pipe.when_served(c, target);
+                // The issuing thread goes on once all but the issue queue's depth of the CTA's
+                // instructions have started (chips.rs tcgen05_queue_instrs).
+                let instrs = cost::mma_instrs(m, k, kind, false).max(1) as f64;
+                let release = if chip.tcgen05_queue_instrs > 0.0 {
+                    pipe.when_served(c, target - chip.tcgen05_queue_instrs * dur / instrs)
+                } else {
+                    issue
+                };
                 let cta = self.cta(c);
                 cta.pipe_free = end;
                 cta.pipe_done = cta.pipe_done.max(end + chip.mma_latency);
                 self.stats.flops += cost::flops(m, n, k);
                 self.stats.mmas += 1;
-                *t = issue;
+                *t = issue.max(release);
                 self.record_tc(t0, c, name, [m, n, k], start, end, span);
                 Ok(Some(Flow::Next))
             }
@@ -529,15 +546,16 @@ impl<'p> Engine<'p> {
                     }
                 };
                 let dur = cost::wgmma_cycles(&chip, m, n, k, kind);
+                let per = self.chip.mma_issue_cycles;
                 let spills = self.spills;
                 let cta = self.cta(c);
                 let ag = &cta.agents[a as usize];
                 let groups = (ag.warps / 4).max(1);
                 let instrs = cost::mma_instrs(m, k, kind, true).div_ceil(groups);
-                let mut issue = t0 + chip.mma_issue_cycles * instrs as f64;
-                let start = (t0 + chip.mma_issue_cycles)
-                    .max(ag.wg_free)
-                    .max(self.sms[sm].tensor.free);
+                // Each warpgroup issues its own wgmma instructions: not scaled by the
+                // partition's issue slots.
+                let mut issue = t0 + per * instrs as f64;
+                let start = (t0 + per).max(ag.wg_free).max(self.sms[sm].tensor.free);
                 let mut end = self.sms[sm].tensor.reserve(start, dur);
                 if spills {
                     // ptxas swaps the accumulator's 64-row blocks through local memory
@@ -709,4 +727,19 @@ impl<'p> Engine<'p> {
             }
         }
     }
+}
+
+/// Operations one thread issues for its partition: TMA copies, mbarrier transaction-count
+/// expects, tcgen05 commits (see [`Engine::exec_op`]).
+fn single_thread_issue(op: &LOp) -> bool {
+    matches!(
+        op,
+        LOp::TmaLoad { .. }
+            | LOp::TmaStore { .. }
+            | LOp::Commit { .. }
+            | LOp::MbarTx {
+                kind: TxKind::Expect | TxKind::ExpectTx,
+                ..
+            }
+    )
 }

@@ -542,6 +542,13 @@ impl<'p> Engine<'p> {
         });
     }
 
+    /// Issue slots per instruction of agent `a` of CTA `c`: [`cost::issue_slots`] of the
+    /// partition's warps, which all run its instruction stream. (Co-resident CTAs' warps share
+    /// the schedulers too; the model does not count them.)
+    fn slots(&mut self, c: u32, a: u32) -> f64 {
+        cost::issue_slots(self.cta(c).agents[a as usize].warps)
+    }
+
     fn cta(&mut self, c: u32) -> &mut Cta {
         self.ctas[c as usize]
             .as_deref_mut()
@@ -930,7 +937,7 @@ impl<'p> Engine<'p> {
                         Some(q) => q.value(),
                         None => eval::eval(expr, frame, cx)?,
                     };
-                    *t += self.scalar_cost[pc as usize];
+                    *t += self.scalar_cost[pc as usize] * self.slots(c, a);
                     bind(frame, dsts, v)?;
                 }
                 Ok(Step::Next)
@@ -938,7 +945,7 @@ impl<'p> Engine<'p> {
             IKind::Jump(to) => Ok(Step::Jump(*to)),
             IKind::BranchIfNot { cond, target } => {
                 let v = shape::eval(cond, frame, cx)?;
-                *t += self.scalar_cost[pc as usize] + self.chip.branch_cycles;
+                *t += (self.scalar_cost[pc as usize] + self.chip.branch_cycles) * self.slots(c, a);
                 let b = bool_of(&v, "an `if` condition")?;
                 Ok(if b { Step::Next } else { Step::Jump(*target) })
             }
@@ -959,7 +966,7 @@ impl<'p> Engine<'p> {
                 frame[*ctr as usize] = Value::Int(s0);
                 frame[*end as usize] = Value::Int(e0);
                 frame[*step as usize] = Value::Int(st);
-                *t += self.scalar_cost[pc as usize];
+                *t += self.scalar_cost[pc as usize] * self.slots(c, a);
                 Ok(Step::Next)
             }
             IKind::LoopTest {
@@ -972,7 +979,7 @@ impl<'p> Engine<'p> {
                 let cv = frame[*ctr as usize].as_int().unwrap_or(0);
                 let e = frame[*end as usize].as_int().unwrap_or(0);
                 let st = frame[*step as usize].as_int().unwrap_or(1);
-                *t += self.chip.branch_cycles;
+                *t += self.chip.branch_cycles * self.slots(c, a);
                 if crate::lower::loop_continues(cv, e, st) {
                     frame[*var as usize] = Value::Int(cv);
                     Ok(Step::Next)
@@ -984,7 +991,7 @@ impl<'p> Engine<'p> {
                 let cv = frame[*ctr as usize].as_int().unwrap_or(0);
                 let st = frame[*step as usize].as_int().unwrap_or(1);
                 frame[*ctr as usize] = Value::Int(crate::lower::loop_next(cv, st));
-                *t += self.chip.scalar_op_cycles;
+                *t += self.chip.scalar_op_cycles * self.slots(c, a);
                 Ok(Step::Jump(*head))
             }
             IKind::Fork { workers } => {
