@@ -138,6 +138,13 @@ pub struct Chip {
     pub tcgen05_fence_cycles: f64,
     /// bar.sync of a CTA.
     pub bar_sync_cycles: f64,
+    /// CTA barriers (`bar_sync_cycles` each) that the compiled code puts before each operation
+    /// one thread issues for a partition of several warps: a TMA copy, an mbarrier expect, a
+    /// tcgen05.commit. Triton's barrier insertion puts one before each (1); a compiler that
+    /// synchronises only where other threads wrote what the issue reads puts none in a
+    /// steady-state loop (0). A property of how the calibration kernels were compiled, kept
+    /// with the chip whose measurements it describes.
+    pub issue_barriers: f64,
     /// One scalar operation of a dependent chain (an expression node of the IR).
     pub scalar_op_cycles: f64,
     /// A loop test, loop step or branch.
@@ -199,6 +206,7 @@ impl Chip {
             "fence_async_cycles" => &mut self.fence_async_cycles,
             "tcgen05_fence_cycles" => &mut self.tcgen05_fence_cycles,
             "bar_sync_cycles" => &mut self.bar_sync_cycles,
+            "issue_barriers" => &mut self.issue_barriers,
             "scalar_op_cycles" => &mut self.scalar_op_cycles,
             "branch_cycles" => &mut self.branch_cycles,
             "alu_lanes_per_cycle" => &mut self.alu_lanes_per_cycle,
@@ -246,6 +254,7 @@ impl Chip {
         "fence_async_cycles",
         "tcgen05_fence_cycles",
         "bar_sync_cycles",
+        "issue_barriers",
         "scalar_op_cycles",
         "branch_cycles",
         "alu_lanes_per_cycle",
@@ -356,6 +365,10 @@ pub const H100: Chip = Chip {
     fence_async_cycles: 8.0,
     tcgen05_fence_cycles: 0.0,
     bar_sync_cycles: 10.0,
+    // [derived] the H100 rows were measured on bwsim's own PTX (backends/src/ptx), which meets
+    // at a barrier before a single-thread issue only when the partition's threads wrote what
+    // it reads (lower/mod.rs `before_issue`): none in the matmul and add loops.
+    issue_barriers: 0.0,
     scalar_op_cycles: 1.0,
     branch_cycles: 1.0,
     // [S6] 4 warp schedulers x 32 lanes per SM (cc 9.0 / 10.0).
@@ -479,6 +492,9 @@ pub const B200: Chip = Chip {
     // each TMA copy, expect and commit (four or five BAR.SYNC per K step in the SASS of
     // tutorials 06 and 07); fitted with mma_issue_cycles (see there).
     bar_sync_cycles: 40.0,
+    // [derived] the calibration kernels are Triton's: one BAR.SYNC before each TMA copy,
+    // expect and commit of a partition of several warps (the SASS of tutorials 06 and 07).
+    issue_barriers: 1.0,
     scalar_op_cycles: 2.0,
     branch_cycles: 2.0,
     // [S6]

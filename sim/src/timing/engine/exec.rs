@@ -44,10 +44,10 @@ impl<'p> Engine<'p> {
         // Issue costs as this partition's scheduler sees them (cost::issue_scaled).
         let chip = cost::issue_scaled(&self.chip, slots);
         // A TMA copy, an mbarrier expect or a tcgen05.commit is issued by one thread; in a
-        // partition of several warps the warps meet at a CTA barrier around it (Triton's
-        // barrier analysis, and bwsim's PTX backend, put a bar.sync next to each).
+        // partition of several warps the compiled code may meet at CTA barriers before it
+        // (chips.rs issue_barriers: Triton puts a bar.sync before each).
         if warps > 1 && single_thread_issue(op) {
-            *t += chip.bar_sync_cycles;
+            *t += chip.issue_barriers * chip.bar_sync_cycles;
         }
         let t0 = *t;
         let sm = self.cta(c).sm as usize;
