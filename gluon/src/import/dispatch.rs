@@ -56,6 +56,7 @@ impl<'m> Cx<'m> {
                 let a = self.math_operand(&v[0].0, v[0].1)?;
                 self.unary_result(op, call("abs", vec![a], span), &v[0].0, span)
             }
+            "ttng.packed_arith" => self.packed_arith(op, span),
             "math.fma" => {
                 let v = self.n_operands(op, 3)?;
                 let a = self.math_operand(&v[0].0, v[0].1)?;
@@ -245,6 +246,7 @@ impl<'m> Cx<'m> {
             "tt.load" => self.global_load(op, span),
             "tt.store" => self.global_store(op, span),
             "tt.reduce" => self.reduce(op, span),
+            "tt.map_elementwise" => self.map_elementwise(op, span),
             "tt.scan" => self.scan(op, span),
             "ttg.local_alloc" => self.local_alloc(op, span),
             "ttg.local_dealloc" => Ok(()),
@@ -566,15 +568,19 @@ impl<'m> Cx<'m> {
             "ttng.async_tma_copy_global_to_local" | "ttng.async_tma_gather" => self.tma_load(op, span),
             "ttng.async_tma_copy_local_to_global" | "ttng.async_tma_scatter" => self.tma_store(op, span),
             "ttng.async_tma_store_wait" => {
-                let p = self
-                    .attr_dict(op)?
+                let attrs = self.attr_dict(op)?;
+                let p = attrs
                     .get("pendings")
                     .and_then(|x| x.as_int())
                     .ok_or_else(|| self.misuse(op, "needs `pendings`"))?;
+                // 3.6 and 3.7 wait for the stores' reads of shared memory only (and print no
+                // attribute); from 3.8 on, `read_only` says so and its absence means a wait for
+                // the global writes too (`cp.async.bulk.wait_group N`).
+                let full = self.version.has("store-wait-read-only") && !attrs.has("read_only");
                 self.op_stmt(
                     OpKind::TmaStoreWait {
                         pendings: int_e(p, span),
-                        full: None,
+                        full: full.then(|| Expr::new(ExprKind::Bool(true), span)),
                     },
                     span,
                 );

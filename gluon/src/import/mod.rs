@@ -26,6 +26,7 @@ use crate::loc::Locs;
 use crate::source::SourceMap;
 use crate::syntax::{Cursor, Module, Op, Region};
 use crate::types::{attr_val, parse_type, AttrVal, Attrs, Elem, Layout, Type};
+use crate::version::Version;
 use bwsim_isa::ir::Op as IrOp;
 use bwsim_isa::ir::*;
 use bwsim_isa::parser::KEYWORDS;
@@ -63,8 +64,9 @@ enum Val {
 }
 
 /// Import the module's kernel.
-pub fn import(m: &Module, src: &SourceMap) -> Result<Kernel, Vec<ImportError>> {
+pub fn import(m: &Module, src: &SourceMap, version: Version) -> Result<Kernel, Vec<ImportError>> {
     let mut cx = Cx {
+        version,
         attrs: Attrs::new(&m.attr_aliases),
         locs: Locs::new(&m.loc_aliases),
         src,
@@ -76,6 +78,7 @@ pub fn import(m: &Module, src: &SourceMap) -> Result<Kernel, Vec<ImportError>> {
         errors: Vec::new(),
         workers_named: HashSet::new(),
         params_seen: HashSet::new(),
+        elementwise: None,
     };
     // Names with a meaning in `.tile` expressions: layouts, built-in constants and functions.
     for reserved in [
@@ -155,6 +158,9 @@ pub fn import(m: &Module, src: &SourceMap) -> Result<Kernel, Vec<ImportError>> {
 }
 
 struct Cx<'m> {
+    /// The Triton release the file is read as (what its version-dependent forms mean:
+    /// [`crate::version::FEATURES`]).
+    version: Version,
     attrs: Attrs<'m>,
     locs: Locs<'m>,
     src: &'m SourceMap,
@@ -169,6 +175,9 @@ struct Cx<'m> {
     errors: Vec<ImportError>,
     workers_named: HashSet<String>,
     params_seen: HashSet<String>,
+    /// Inside a `tt.map_elementwise` body: the tensor type its scalar operations apply to
+    /// elementwise (their printed scalar types are read as tensors of this shape and layout).
+    elementwise: Option<Type>,
 }
 
 type R<T> = Result<T, ImportError>;
@@ -799,11 +808,22 @@ impl<'m> Cx<'m> {
                     let layout = self.smem_layout(&enc, span)?;
                     let shaped = self.shaped(*elem, block, span)?;
                     self.bind(&a.ssa, Val::E(name_e(&pname, span), a.ty.clone()));
-                    // Triton passes the global shape (i32 each) and strides (i64 each) after it.
+                    // Triton passes the global shape (i32 each) and strides (i64 each) after it,
+                    // located at the descriptor's name (3.6, 3.7) or at `NAME.shape.K` /
+                    // `NAME.stride.K` (3.8 and later, which name the values so too).
                     let rank = block.len();
+                    let part_of = |x: &FArg, k: usize| -> bool {
+                        let (Some(d), Some(n)) = (&a.loc_name, &x.loc_name) else { return false };
+                        let dotted = if k < rank {
+                            format!("{d}.shape.{k}")
+                        } else {
+                            format!("{d}.stride.{}", k - rank)
+                        };
+                        n == d || *n == dotted
+                    };
                     for k in 0..2 * rank {
                         let Some(x) = fargs.get(i + 1 + k) else { break };
-                        if x.loc_name != a.loc_name || a.loc_name.is_none() {
+                        if !part_of(x, k) {
                             break;
                         }
                         let v = if k < rank {
@@ -825,11 +845,7 @@ impl<'m> Cx<'m> {
                         self.names.insert(x.ssa.clone());
                     }
                     let mut skip = 0;
-                    while skip < 2 * rank
-                        && fargs
-                            .get(i + 1 + skip)
-                            .is_some_and(|x| x.loc_name == a.loc_name && a.loc_name.is_some())
-                    {
+                    while skip < 2 * rank && fargs.get(i + 1 + skip).is_some_and(|x| part_of(x, skip)) {
                         skip += 1;
                     }
                     i += skip;
@@ -1099,11 +1115,22 @@ impl<'m> Cx<'m> {
             Ok(v)
         };
         let inputs = list(&mut c)?;
-        let outputs = if c.eat("->") || c.eat_ident("to") {
+        let mut outputs = if c.eat("->") || c.eat_ident("to") {
             list(&mut c)?
         } else {
             inputs
         };
+        if let Some(Type::Tensor { shape, enc, .. }) = &self.elementwise {
+            for t in &mut outputs {
+                if let Type::Scalar(e) = t {
+                    *t = Type::Tensor {
+                        shape: shape.clone(),
+                        elem: Box::new(Type::Scalar(*e)),
+                        enc: enc.clone(),
+                    };
+                }
+            }
+        }
         Ok(Sig { outputs })
     }
 
