@@ -373,13 +373,14 @@ impl<'m> Cx<'m> {
                 let v = self.n_operands(op, 1)?;
                 let src = self.expr(&v[0].0, v[0].1)?;
                 let ty = self.result_type(op, 0)?;
+                let block_m = self.tmem_block_m(&v[0].0, v[0].1);
                 if let Some(enc) = ty.encoding() {
                     let l = self.attrs.layout(enc, span)?;
-                    if !is_tmem_32x32b(&l) {
+                    if let Err(why) = tmem_access_check(&l, block_m) {
                         return Err(self.misuse(
                             op,
                             format!(
-                                "register layout {} is not the 32x32b TMEM message (get_tmem_reg_layout's default), the one bwsim models",
+                                "register layout {} cannot be loaded from tensor memory: {why}",
                                 self.layout_name(enc, span)
                             ),
                         ));
@@ -392,6 +393,21 @@ impl<'m> Cx<'m> {
             }
             "ttng.tmem_store" => {
                 let v = self.n_operands(op, 2)?;
+                let block_m = self.tmem_block_m(&v[1].0, v[1].1);
+                if let Some(enc) = self.val_type(&v[0].0, v[0].1)?.encoding() {
+                    let l = self.attrs.layout(enc, span)?;
+                    if matches!(l, Layout::Linear { .. }) {
+                        if let Err(why) = tmem_access_check(&l, block_m) {
+                            return Err(self.misuse(
+                                op,
+                                format!(
+                                    "register layout {} cannot be stored to tensor memory: {why}",
+                                    self.layout_name(enc, span)
+                                ),
+                            ));
+                        }
+                    }
+                }
                 let value = self.expr(&v[0].0, v[0].1)?;
                 let dst = self.expr(&v[1].0, v[1].1)?;
                 let p = self.pred(v.get(2))?;

@@ -79,6 +79,7 @@ pub fn import(m: &Module, src: &SourceMap, version: Version) -> Result<Kernel, V
         workers_named: HashSet::new(),
         params_seen: HashSet::new(),
         elementwise: None,
+        tmem_layouts: HashSet::new(),
     };
     // Names with a meaning in `.tile` expressions: layouts, built-in constants and functions.
     for reserved in [
@@ -146,6 +147,7 @@ pub fn import(m: &Module, src: &SourceMap, version: Version) -> Result<Kernel, V
     for d in DType::ALL {
         cx.names.insert(d.name().to_string());
     }
+    cx.collect_tmem_layouts(&m.ops);
     let k = cx.module(m);
     match k {
         Ok(k) if cx.errors.is_empty() => Ok(k),
@@ -178,6 +180,9 @@ struct Cx<'m> {
     /// Inside a `tt.map_elementwise` body: the tensor type its scalar operations apply to
     /// elementwise (their printed scalar types are read as tensors of this shape and layout).
     elementwise: Option<Type>,
+    /// Register layout aliases that tensor memory is loaded into or stored from
+    /// ([`tmem_access_check`]): bwsim's `tmem32x32b`, whatever message shape Triton chose.
+    tmem_layouts: HashSet<String>,
 }
 
 type R<T> = Result<T, ImportError>;
@@ -423,8 +428,56 @@ impl<'m> Cx<'m> {
     // ---- layouts and types --------------------------------------------------------------
 
     /// A register layout as a bwsim layout expression (declaring named layouts for aliases).
+    /// Every register layout alias a `ttng.tmem_load` produces or a `ttng.tmem_store` stores
+    /// from, when it is a layout tensor memory can be accessed with (checked again, with its
+    /// error, at the operation).
+    fn collect_tmem_layouts(&mut self, ops: &[Op]) {
+        for op in ops {
+            let found = match op.name.as_str() {
+                "ttng.tmem_load" => self.sig(op).ok().and_then(|s| s.outputs.last().cloned()),
+                "ttng.tmem_store" => {
+                    let c = Cursor::new(&op.toks, op.span);
+                    c.find_top(":").and_then(|at| {
+                        let mut tc = Cursor::new(&op.toks[at + 1..], op.span);
+                        parse_type(&mut tc).ok()
+                    })
+                }
+                _ => None,
+            };
+            if let Some(Type::Tensor {
+                enc: Some(AttrVal::Alias(a)),
+                ..
+            }) = found
+            {
+                if let Ok(l) = self.attrs.layout(&AttrVal::Alias(a.clone()), op.span) {
+                    // The block is checked at the operation; any block will do to recognise one.
+                    if [128, 64].iter().any(|&bm| tmem_access_check(&l, bm).is_ok()) {
+                        self.tmem_layouts.insert(a);
+                    }
+                }
+            }
+            for r in &op.regions {
+                self.collect_tmem_layouts(&r.ops);
+            }
+        }
+    }
+
+    /// The block rows of the tensor-memory buffer `%name` (128 when not known).
+    fn tmem_block_m(&self, name: &str, span: Span) -> i64 {
+        match self.val_type(name, span) {
+            Ok(Type::MemDesc { enc, .. }) => match self.attrs.layout(&enc, span) {
+                Ok(Layout::TmemEncoding { block_m, .. }) => block_m,
+                _ => 128,
+            },
+            _ => 128,
+        }
+    }
+
     fn layout_expr(&mut self, v: &AttrVal, span: Span) -> R<Option<Expr>> {
         if let AttrVal::Alias(a) = v {
+            if self.tmem_layouts.contains(a) {
+                return Ok(Some(name_e("tmem32x32b", span)));
+            }
             if !a.contains('.') {
                 if let Some(n) = self.layout_names.get(a) {
                     return Ok(Some(name_e(n, span)));
@@ -1229,6 +1282,64 @@ pub(super) fn float_e(f: f64, span: Span) -> Option<Expr> {
 /// Whether a TMEM load's register layout is the 32x32b message: thread t of warp w holds row
 /// 32 * (w % 4) + t (lanes walk rows 1, 2, 4, 8, 16; the first two warp bases rows 32, 64), or,
 /// for a TMEM block of 64 rows, its 16x32bx2 form (what `get_tmem_reg_layout` gives there).
+/// The tensor-memory lane that holds row `m` of a buffer whose blocks are `block_m` rows
+/// (Triton's `TensorMemoryLayout`; bwsim_sim::layout places elements the same way): row
+/// `m % 128` for 128-row blocks; for 64-row blocks, rows 16 at a time in the first 16 lanes of
+/// each 32-lane quarter.
+pub(super) fn tmem_lane(block_m: i64, m: i64) -> i64 {
+    if block_m == 64 {
+        let r = m.rem_euclid(64);
+        (r / 16) * 32 + r % 16
+    } else {
+        m.rem_euclid(block_m.max(1))
+    }
+}
+
+/// Whether a register layout is one a warp can load from or store to tensor memory with
+/// `tcgen05.ld`/`tcgen05.st` (any message shape: 32x32b, 16x64b, 16x128b, 16x256b,
+/// 16x32bx2, repeated): every element a warp holds lies in the tensor-memory lanes of its
+/// quarter (PTX: warp `w` of a warpgroup accesses lanes `32 (w % 4)` to `32 (w % 4) + 31`).
+/// A `#ttg.linear` layout is read as the map it denotes (register, lane and warp bits to
+/// coordinates, combined by XOR); the error says which warp would reach which lane.
+pub(super) fn tmem_access_check(l: &Layout, block_m: i64) -> Result<(), String> {
+    match l {
+        Layout::Linear { register, lane, warp } => {
+            let coord = |bases: &[Vec<i64>], bits: usize| -> i64 {
+                bases
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| bits >> i & 1 == 1)
+                    .fold(0, |acc, (_, b)| acc ^ b.first().copied().unwrap_or(0))
+            };
+            if register.len() > 16 || lane.len() > 5 || warp.len() > 5 {
+                return Err("a layout larger than a CTA".into());
+            }
+            for w in 0..1usize << warp.len() {
+                let quarter = (w % 4) as i64;
+                for t in 0..1usize << lane.len() {
+                    for r in 0..1usize << register.len() {
+                        let row = coord(warp, w) ^ coord(lane, t) ^ coord(register, r);
+                        let tl = tmem_lane(block_m, row);
+                        if tl / 32 != quarter {
+                            return Err(format!(
+                                "warp {w} would hold row {row}, which lives in tensor-memory lane {tl}, outside the \
+                                 lanes {}..{} its position in the warpgroup reaches",
+                                32 * quarter,
+                                32 * quarter + 31
+                            ));
+                        }
+                    }
+                }
+            }
+            Ok(())
+        }
+        other if is_tmem_32x32b(other) => Ok(()),
+        _ => {
+            Err("it is not a tensor-memory message layout (a `#ttg.linear` from get_tmem_reg_layout)".into())
+        }
+    }
+}
+
 pub(super) fn is_tmem_32x32b(l: &Layout) -> bool {
     match l {
         Layout::Linear { lane, warp, .. } => {

@@ -358,7 +358,9 @@ impl<'m> Cx<'m> {
         v: &[(String, Span)],
         span: Span,
     ) -> R<()> {
-        let elem = match pty {
+        // `tt.load %p : !tt.ptr<T>` prints the pointer's type.
+        let pty = self.printed_ptr_type(op).unwrap_or_else(|| pty.clone());
+        let elem = match &pty {
             Type::Ptr(p) => p.elem(),
             t => t.elem(),
         };
@@ -403,12 +405,22 @@ impl<'m> Cx<'m> {
         );
         let e = call("reduce_max", vec![name_e(&t, span), int_e(0, span)], span);
         let n = self.let_(&r, Rhs::Expr(e), span);
-        let ty = match pty {
-            Type::Ptr(p) => (**p).clone(),
-            t => t.clone(),
-        };
-        self.bind(&r, Val::E(name_e(&n, span), ty));
+        self.bind(
+            &r,
+            Val::E(name_e(&n, span), Type::Scalar(elem.unwrap_or(Elem::F32))),
+        );
         Ok(())
+    }
+
+    /// The pointer type an operation prints after its colon (`tt.load %p : !tt.ptr<f32>`).
+    fn printed_ptr_type(&self, op: &Op) -> Option<Type> {
+        let c = Cursor::new(&op.toks, op.span);
+        let at = c.find_top(":")?;
+        let mut tc = Cursor::new(&op.toks[at + 1..], op.span);
+        match parse_type(&mut tc) {
+            Ok(t @ Type::Ptr(_)) => Some(t),
+            _ => None,
+        }
     }
 
     /// An offset expression as a tile of the pointer tensor's shape.
@@ -573,7 +585,9 @@ impl<'m> Cx<'m> {
         v: &[(String, Span)],
         span: Span,
     ) -> R<()> {
-        let elem = match pty {
+        // `tt.store %p, %v : !tt.ptr<T>` prints the pointer's type.
+        let pty = self.printed_ptr_type(op).unwrap_or_else(|| pty.clone());
+        let elem = match &pty {
             Type::Ptr(p) => p.elem(),
             t => t.elem(),
         };
