@@ -482,6 +482,57 @@ pub const FEATURES: &[Feature] = &[
              `a + b`, `a - b`, `a * b`, `fma(a, b, c)`; fp8/fp4 forms and min2/max2 refused",
         ),
     },
+    Feature {
+        name: "gpu.barrier",
+        kind: Kind::Op,
+        example: "gpu.barrier",
+        since: Version::V3_6,
+        until: None,
+        support: Support::Imported("`bar.sync` (Gluon's `thread_barrier()`, which 3.7 renamed `barrier()`)"),
+    },
+    Feature {
+        name: "ttg.barrier",
+        kind: Kind::Op,
+        example: "ttg.barrier all",
+        since: Version::V3_7,
+        until: None,
+        support: Support::Imported("`bar.sync` (Gluon's `barrier()`)"),
+    },
+    Feature {
+        name: "ttng.clc_try_cancel",
+        kind: Kind::Op,
+        example: "ttng.clc_try_cancel %result, %bar : ...",
+        since: Version::V3_8,
+        until: None,
+        support: Support::Imported(
+            "`clc.try_cancel RESULT, BAR` (cancels the next launch not started; a response that cancels nothing once \
+             every CTA has started; 16 bytes complete on BAR); `multicast` is refused when run",
+        ),
+    },
+    Feature {
+        name: "ttng.clc_load_result",
+        kind: Kind::Op,
+        example: "%r = ttng.clc_load_result %result : ... -> i128",
+        since: Version::V3_8,
+        until: None,
+        support: Support::Imported("`let (canceled, x, y, z) = clc.query RESULT` (a read of the response)"),
+    },
+    Feature {
+        name: "ttng.clc_is_canceled",
+        kind: Kind::Op,
+        example: "%c = ttng.clc_is_canceled %r : i128 -> i1",
+        since: Version::V3_8,
+        until: None,
+        support: Support::Imported("`clc.query`'s `canceled`"),
+    },
+    Feature {
+        name: "ttng.clc_get_program_id",
+        kind: Kind::Op,
+        example: "%p = ttng.clc_get_program_id %r, x : i128 -> i32",
+        since: Version::V3_8,
+        until: None,
+        support: Support::Imported("`clc.query`'s `x`, `y` or `z`"),
+    },
 ];
 
 /// docs/gluon.md's version table: one row per [`FEATURES`] entry, one column per supported

@@ -30,6 +30,16 @@ impl<'m> Cx<'m> {
                     ttgir: span,
                 })
             }
+            Val::Clc(_) => {
+                return Err(ImportError::Unsupported {
+                    op: "scf.for".into(),
+                    message: "a cluster-launch-control response (`clc.load_result`) carried through a loop or \
+                              `if` is not supported: query it (`is_canceled()`, `program_id(d)`) where it is loaded"
+                        .into(),
+                    span,
+                    ttgir: span,
+                })
+            }
             Val::Unusable(m) => (None, Val::Unusable(m)),
             Val::Poison => (None, Val::Poison),
         })

@@ -57,6 +57,66 @@ impl<'m> Cx<'m> {
                 self.unary_result(op, call("abs", vec![a], span), &v[0].0, span)
             }
             "ttng.packed_arith" => self.packed_arith(op, span),
+            // Cluster launch control (Triton 3.8 and later, Gluon's `blackwell.clc`).
+            "ttng.clc_try_cancel" => {
+                let v = self.n_operands(op, 2)?;
+                let result = self.expr(&v[0].0, v[0].1)?;
+                let bar = self.expr(&v[1].0, v[1].1)?;
+                let multicast = self.attr_dict(op)?.has("multicast");
+                self.op_stmt(
+                    OpKind::ClcTryCancel {
+                        result,
+                        bar,
+                        multicast: multicast.then(|| Expr::new(ExprKind::Bool(true), span)),
+                    },
+                    span,
+                );
+                Ok(())
+            }
+            "ttng.clc_load_result" => {
+                let v = self.n_operands(op, 1)?;
+                let result = self.expr(&v[0].0, v[0].1)?;
+                let r = self.result(op, 0)?;
+                let names: Vec<String> = ["canceled", "x", "y", "z"]
+                    .iter()
+                    .map(|p| self.fresh(&format!("{r}_{p}")))
+                    .collect();
+                self.push(
+                    StmtKind::Let {
+                        names: names.iter().map(|n| Ident::spanned(n.clone(), span)).collect(),
+                        value: Rhs::Op(IrOp {
+                            kind: OpKind::ClcQuery { result },
+                            span,
+                        }),
+                    },
+                    span,
+                );
+                self.bind(&r, Val::Clc(names.iter().map(|n| name_e(n, span)).collect()));
+                Ok(())
+            }
+            "ttng.clc_is_canceled" | "ttng.clc_get_program_id" => {
+                let v = self.n_operands(op, 1)?;
+                let Val::Clc(parts) = self.get(&v[0].0, v[0].1)? else {
+                    return Err(self.misuse(op, "needs the result of `ttng.clc_load_result`"));
+                };
+                let (i, ty) = if op.name == "ttng.clc_is_canceled" {
+                    (0, Elem::I1)
+                } else {
+                    let mut c = Cursor::new(&op.toks, op.span);
+                    c.value()?;
+                    c.eat(",");
+                    let axis = match c.ident()?.as_str() {
+                        "x" => 1,
+                        "y" => 2,
+                        "z" => 3,
+                        other => return Err(self.misuse(op, format!("unknown dimension `{other}`"))),
+                    };
+                    (axis, Elem::I32)
+                };
+                let r = self.result(op, 0)?;
+                self.bind(&r, Val::E(parts[i].clone(), Type::Scalar(ty)));
+                Ok(())
+            }
             "math.fma" => {
                 let v = self.n_operands(op, 3)?;
                 let a = self.math_operand(&v[0].0, v[0].1)?;
@@ -374,7 +434,7 @@ impl<'m> Cx<'m> {
                 let src = self.expr(&v[0].0, v[0].1)?;
                 let ty = self.result_type(op, 0)?;
                 let block_m = self.tmem_block_m(&v[0].0, v[0].1);
-                if let Some(enc) = ty.encoding() {
+                if let (Some(enc), Some(block_m)) = (ty.encoding(), block_m) {
                     let l = self.attrs.layout(enc, span)?;
                     if let Err(why) = tmem_access_check(&l, block_m) {
                         return Err(self.misuse(
@@ -394,7 +454,8 @@ impl<'m> Cx<'m> {
             "ttng.tmem_store" => {
                 let v = self.n_operands(op, 2)?;
                 let block_m = self.tmem_block_m(&v[1].0, v[1].1);
-                if let Some(enc) = self.val_type(&v[0].0, v[0].1)?.encoding() {
+                let value_ty = self.val_type(&v[0].0, v[0].1)?;
+                if let (Some(enc), Some(block_m)) = (value_ty.encoding(), block_m) {
                     let l = self.attrs.layout(enc, span)?;
                     if matches!(l, Layout::Linear { .. }) {
                         if let Err(why) = tmem_access_check(&l, block_m) {
@@ -568,7 +629,10 @@ impl<'m> Cx<'m> {
                 self.op_stmt(OpKind::FenceMbarrierInit {}, span);
                 Ok(())
             }
-            "gpu.barrier" => {
+            // `gl.thread_barrier()` (3.6: `gpu.barrier`), `gl.barrier()` (3.7 and later:
+            // `ttg.barrier all`, or the address spaces it orders): a barrier of the warps that
+            // run it, with the memory ordering bar.sync gives within the CTA.
+            "gpu.barrier" | "ttg.barrier" => {
                 self.op_stmt(OpKind::BarSync {}, span);
                 Ok(())
             }

@@ -57,6 +57,9 @@ enum Val {
     Mbars(Expr),
     /// An async token: ordering that bwsim's IR expresses by program order.
     Token,
+    /// A cluster-launch-control response read into registers (`ttng.clc_load_result`, an
+    /// `i128`): `clc.query`'s canceled flag and program id x, y, z.
+    Clc(Vec<Expr>),
     /// A value bwsim cannot represent; using it is an error with this message.
     Unusable(String),
     /// The result of an operation that failed to import (uses report nothing more).
@@ -462,14 +465,17 @@ impl<'m> Cx<'m> {
         }
     }
 
-    /// The block rows of the tensor-memory buffer `%name` (128 when not known).
-    fn tmem_block_m(&self, name: &str, span: Span) -> i64 {
+    /// The block rows of the tensor-memory buffer `%name` (128 when not known); None for a
+    /// scale-factor buffer, whose every row has a copy in each lane quarter
+    /// (docs/hardware/tmem-scales.md), so any warp reaches it.
+    fn tmem_block_m(&self, name: &str, span: Span) -> Option<i64> {
         match self.val_type(name, span) {
             Ok(Type::MemDesc { enc, .. }) => match self.attrs.layout(&enc, span) {
-                Ok(Layout::TmemEncoding { block_m, .. }) => block_m,
-                _ => 128,
+                Ok(Layout::TmemEncoding { block_m, .. }) => Some(block_m),
+                Ok(Layout::TmemScales) => None,
+                _ => Some(128),
             },
-            _ => 128,
+            _ => Some(128),
         }
     }
 
@@ -669,6 +675,15 @@ impl<'m> Cx<'m> {
             Val::Ptr { .. } => Err(ImportError::Unsupported {
                 op: "pointer".into(),
                 message: format!("`%{name}` (a pointer) is used where bwsim needs a value"),
+                span,
+                ttgir: span,
+            }),
+            Val::Clc(_) => Err(ImportError::Unsupported {
+                op: "clc result".into(),
+                message: format!(
+                    "`%{name}` is a cluster-launch-control response: bwsim reads it through \
+                     `clc_is_canceled` and `clc_get_program_id`"
+                ),
                 span,
                 ttgir: span,
             }),
