@@ -226,6 +226,16 @@ pub fn markers(toks: &[Token]) -> Vec<(&'static Feature, Span)> {
             Tok::Value(v) if v.contains('.') => note("dotted-value-names", t.span, &mut found),
             Tok::Str(s) => note(s, t.span, &mut found),
             Tok::Ident(w) if w == "read_only" => note("store-wait-read-only", t.span, &mut found),
+            Tok::Ident(w) if w == "ttng.tmem_subslice" => {
+                let attrs = toks[i..].iter().take(12).map(|t| &t.tok);
+                for a in attrs {
+                    match a {
+                        Tok::Ident(k) if k == "N" => note("tmem-subslice-n", t.span, &mut found),
+                        Tok::Ident(k) if k == "offset" => note("tmem-subslice-dim", t.span, &mut found),
+                        _ => {}
+                    }
+                }
+            }
             Tok::Ident(w) if feature(w).is_some_and(|f| f.kind == Kind::Op) => note(w, t.span, &mut found),
             _ => {}
         }
@@ -472,6 +482,22 @@ pub const FEATURES: &[Feature] = &[
         ),
     },
     Feature {
+        name: "tmem-subslice-n",
+        kind: Kind::Syntax,
+        example: "ttng.tmem_subslice %t {N = 256 : i32}",
+        since: Version::V3_6,
+        until: Some(Version::V3_8),
+        support: Support::Imported("the column slice `t[:, N:N+w]`"),
+    },
+    Feature {
+        name: "tmem-subslice-dim",
+        kind: Kind::Syntax,
+        example: "ttng.tmem_subslice %t {dim = 0 : i32, offset = 128 : i32}",
+        since: Version::V3_9,
+        until: None,
+        support: Support::Imported("the row (`dim = 0`) or column slice `t[128:128+h, :]`"),
+    },
+    Feature {
         name: "ttng.packed_arith",
         kind: Kind::Op,
         example: "ttng.packed_arith fma %a, %b, %c : (...) -> tensor<128x64xf32, #l>",
@@ -505,8 +531,9 @@ pub const FEATURES: &[Feature] = &[
         since: Version::V3_8,
         until: None,
         support: Support::Imported(
-            "`clc.try_cancel RESULT, BAR` (cancels the next launch not started; a response that cancels nothing once \
-             every CTA has started; 16 bytes complete on BAR); `multicast` is refused when run",
+            "`clc.try_cancel RESULT, BAR[, multicast=true]` (cancels the next launch not started; a response that \
+             cancels nothing once every CTA has started; 16 bytes complete on BAR, in every CTA of the cluster \
+             with multicast)",
         ),
     },
     Feature {

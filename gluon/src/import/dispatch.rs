@@ -369,23 +369,28 @@ impl<'m> Cx<'m> {
                 self.bind(&r, Val::E(index(base, items, span), ty));
                 Ok(())
             }
+            // 3.6 to 3.8 print `{N = 256}` (a column slice); 3.9 prints `{dim = D, offset = O}`
+            // (`slice(start, length, dim=...)`: columns for dim 1, rows for dim 0).
             "ttng.tmem_subslice" => {
                 let v = self.n_operands(op, 1)?;
-                let n0 = self
-                    .attr_dict(op)?
-                    .get("N")
-                    .and_then(|x| x.as_int())
-                    .ok_or_else(|| self.misuse(op, "needs `N`"))?;
+                let attrs = self.attr_dict(op)?;
+                let (dim, start) = match (attrs.get("N"), attrs.get("offset")) {
+                    (Some(n), _) => (1, n.as_int()),
+                    (None, Some(o)) => (attrs.get("dim").and_then(|d| d.as_int()).unwrap_or(1), o.as_int()),
+                    _ => (1, None),
+                };
+                let start = start.ok_or_else(|| self.misuse(op, "needs `N` or `offset`"))?;
                 let ty = self.result_type(op, 0)?;
                 let shape = ty.shape().map(|s| s.to_vec()).unwrap_or_default();
-                if shape.len() != 2 {
+                if shape.len() != 2 || !(0..2).contains(&dim) {
                     return Err(self.misuse(op, "only 2-D tensor-memory views are supported"));
                 }
                 let base = self.expr(&v[0].0, v[0].1)?;
-                let items = vec![
-                    IndexItem::Slice(None, None),
-                    IndexItem::Slice(Some(int_e(n0, span)), Some(int_e(n0 + shape[1], span))),
-                ];
+                let mut items = vec![IndexItem::Slice(None, None), IndexItem::Slice(None, None)];
+                items[dim as usize] = IndexItem::Slice(
+                    Some(int_e(start, span)),
+                    Some(int_e(start + shape[dim as usize], span)),
+                );
                 let r = self.result(op, 0)?;
                 self.bind(&r, Val::E(index(base, items, span), ty));
                 Ok(())
