@@ -19,6 +19,7 @@ import argparse
 import difflib
 import os
 import re
+import signal
 import sys
 
 _SSA = re.compile(r"%[A-Za-z0-9_$.#-]+")
@@ -135,4 +136,5 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # quiet when piped into `head`
     sys.exit(main(sys.argv[1:]))
