@@ -27,10 +27,13 @@ from triton.experimental.gluon.language.nvidia.blackwell import (
 
 @gluon.jit
 def p_view(s_buf):
-    # P over S: the S buffer's columns as a packed f16 [BLOCK_M, BLOCK_N] matrix.
+    # P over S: the S buffer's columns as a packed f16 [BLOCK_M, 2 * BLOCK_N] matrix, of which P is the
+    # first BLOCK_N columns (the first half of S's columns).
     BLOCK_M: gl.constexpr = s_buf.shape[0]
     BLOCK_N: gl.constexpr = s_buf.shape[1]
-    return s_buf.reinterpret(gl.float16, [BLOCK_M, BLOCK_N], TensorMemoryLayout([BLOCK_M, BLOCK_N], col_stride=1))
+    s_as_f16 = s_buf.reinterpret(gl.float16, [BLOCK_M, 2 * BLOCK_N],
+                                 TensorMemoryLayout([BLOCK_M, 2 * BLOCK_N], col_stride=1))
+    return s_as_f16.slice(0, BLOCK_N)
 
 
 @gluon.jit

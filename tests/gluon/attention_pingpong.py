@@ -122,8 +122,9 @@ def p_of(s_tmem, h: gl.constexpr):
     # P over the first half of S's columns: [SPLIT_M, BLOCK_N] f16, two per column.
     SPLIT_M: gl.constexpr = s_tmem.shape[1]
     BLOCK_N: gl.constexpr = s_tmem.shape[2]
-    return s_tmem.index(h).slice(0, BLOCK_N // 2).reinterpret(
-        gl.float16, [SPLIT_M, BLOCK_N], TensorMemoryLayout([SPLIT_M, BLOCK_N], col_stride=1))
+    s_as_f16 = s_tmem.index(h).reinterpret(gl.float16, [SPLIT_M, 2 * BLOCK_N],
+                                           TensorMemoryLayout([SPLIT_M, 2 * BLOCK_N], col_stride=1))
+    return s_as_f16.slice(0, BLOCK_N)
 
 
 @gluon.jit
@@ -131,8 +132,7 @@ def alpha_of(s_tmem, h: gl.constexpr):
     # alpha: the column after P.
     SPLIT_M: gl.constexpr = s_tmem.shape[1]
     BLOCK_N: gl.constexpr = s_tmem.shape[2]
-    return s_tmem.index(h).slice(BLOCK_N // 2, 1).reinterpret(
-        gl.float32, [SPLIT_M, 1], TensorMemoryLayout([SPLIT_M, 1], col_stride=1))
+    return s_tmem.index(h).slice(BLOCK_N // 2, 1)
 
 
 @gluon.jit
