@@ -16,7 +16,8 @@
 # (`../elementwise_add.py`); the launch sidecars stay in tests/gluon/ (`../NAME.launch`).
 #
 # Each kernel that fails to compile is reported and the others go on; the exit status is 1 if any
-# failed.
+# failed. BWSIM_REGEN_ONLY=REGEX compiles only the fixtures whose names match (`^attention`), the
+# others left as they are.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 src=tests/gluon
@@ -74,9 +75,13 @@ trap 'rm -rf "$TRITON_CACHE_DIR"' EXIT
 
 failed=()
 count=0
+only=${BWSIM_REGEN_ONLY:-}
 gen() {
     local name=$1
     shift
+    if [ -n "$only" ] && ! [[ $name =~ $only ]]; then
+        return 0
+    fi
     count=$((count + 1))
     if ! "$python" tools/gluon_to_ttgir.py "$@" --locations-relative-to "$dest" -o "$out/$name.ttgir"; then
         failed+=("$name")
