@@ -8,9 +8,9 @@ step being the last, so it completes once, when every MMA issued before it has. 
 here: `mbarrier.allocate_mbarrier(batch=N)` (a ring of barriers) and the commit's `pred`.
 
 BUG plants a wrong commit predicate (empty: the correct kernel):
-  'commit_first'  the commit is taken on the first K step: the accumulator barrier completes after
-                  the first MMA (bwsim: `read-before-complete` at the epilogue's `acc_tmem.load`,
-                  naming the MMA still in flight)
+  'commit_first'  the commit is taken on the first K step, so the accumulator barrier completes after
+                  the first MMA (bwsim: `read-before-complete` at `acc_tmem.load`, and
+                  `write-while-in-flight` at `c_smem.store`, over operand tiles later MMAs still read)
   'commit_never'  the predicate is never true: nothing commits to the accumulator barrier (bwsim:
                   `deadlock` at the epilogue's `mbarrier.wait(acc_bar, 0)`)
 """
