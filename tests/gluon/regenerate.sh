@@ -6,8 +6,10 @@
 #   bash tests/gluon/regenerate.sh all [OUT_DIR]     # 3.6.0, 3.7.1, 3.8.0 and 3.9.0 (OUT_DIR/3.6, ...)
 #
 # VERSION is one of 3.6.0 3.7.1 3.8.0 3.9.0. Triton is taken from BWSIM_TRITON_PYTHON (a python that
-# has that Triton installed), else from the virtual environment .tools/triton-VERSION, created on
-# demand (`python3 -m venv`, `pip install triton==VERSION numpy`). No GPU and no torch are needed.
+# has that Triton installed; for one VERSION, not `all`), else from the virtual environment
+# .tools/triton-VERSION, created on demand (`python3 -m venv`, `pip install triton==VERSION numpy`).
+# No GPU and no torch are needed. The output does not depend on the machine: regenerating into
+# OUT_DIR and comparing with the checked-in folder finds any difference byte for byte.
 #
 # Every release compiles the shared kernels of tests/gluon (written once, in Triton 3.9's Gluon API;
 # triton_compat.py gives older Tritons the names they spell differently), and the new-feature
