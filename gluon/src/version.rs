@@ -560,6 +560,54 @@ pub const FEATURES: &[Feature] = &[
         until: None,
         support: Support::Imported("`clc.query`'s `x`, `y` or `z`"),
     },
+    Feature {
+        name: "ttg.local_gather",
+        kind: Kind::Op,
+        example: "%g = ttg.local_gather %smem[%idx] {axis = 1 : i32} : ...",
+        since: Version::V3_7,
+        until: None,
+        support: Support::Refused("shared-memory gather (`shared_memory_descriptor.gather`) has no bwsim operation yet"),
+    },
+    Feature {
+        name: "ttg.local_scatter",
+        kind: Kind::Op,
+        example: "ttg.local_scatter %smem[%idx], %v {axis = 1 : i32} : ...",
+        since: Version::V3_7,
+        until: None,
+        support: Support::Refused("shared-memory scatter (`shared_memory_descriptor.scatter`) has no bwsim operation yet"),
+    },
+    Feature {
+        name: "ttg.local_atomic_scatter_rmw",
+        kind: Kind::Op,
+        example: "%old = ttg.local_atomic_scatter_rmw add, %smem[%idx], %v, %mask {axis = 0 : i32} : ...",
+        since: Version::V3_8,
+        until: None,
+        support: Support::Refused(
+            "shared-memory atomic scatter (`shared_memory_descriptor.atomic_scatter_*`) has no bwsim operation yet",
+        ),
+    },
+    Feature {
+        name: "tt.atomic_store",
+        kind: Kind::Op,
+        example: "tt.atomic_store release, gpu, %ptrs, %vals, %mask : ...",
+        since: Version::V3_9,
+        until: None,
+        support: Support::Refused(
+            "release/acquire hand-offs through global memory (`gl.atomic_store`) are not modelled: bwsim does not \
+             check global memory for races",
+        ),
+    },
+    Feature {
+        name: "tt.atomic_poll",
+        kind: Kind::Op,
+        example: "%ok = tt.atomic_poll acquire, gpu, %ptrs, %expected : ...",
+        since: Version::V3_9,
+        until: None,
+        support: Support::Refused(
+            "spin-waits on global memory (`gl.atomic_poll`) are not modelled: bwsim does not check global memory for \
+             races",
+        ),
+    },
 ];
 
 /// docs/gluon.md's version table: one row per [`FEATURES`] entry, one column per supported
