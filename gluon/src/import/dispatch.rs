@@ -14,7 +14,7 @@ impl<'m> Cx<'m> {
                 return Err(self.unsupported(
                     op,
                     &format!(
-                        "`{name}` ({}, this file read as {}) is not modelled by bwsim: {why}",
+                        "{why} (`{name}` is {}; this file was read as Triton {})",
                         crate::version::release_range(f),
                         self.version
                     ),
@@ -27,9 +27,8 @@ impl<'m> Cx<'m> {
             | "arith.ori" | "arith.xori" | "arith.shli" | "arith.shrsi" | "arith.addf" | "arith.subf"
             | "arith.mulf" | "arith.divf" | "arith.remf" | "arith.minsi" | "arith.maxsi"
             | "arith.minimumf" | "arith.maximumf" | "arith.minnumf" | "arith.maxnumf" | "arith.cmpi"
-            | "arith.cmpf" | "arith.divui" | "arith.remui" | "arith.shrui" | "arith.minui" | "arith.maxui" => {
-                self.binary(op, span)
-            }
+            | "arith.cmpf" | "arith.divui" | "arith.remui" | "arith.shrui" | "arith.minui"
+            | "arith.maxui" => self.binary(op, span),
             "arith.select" => {
                 let v = self.n_operands(op, 3)?;
                 let c = self.math_operand(&v[0].0, v[0].1)?;
@@ -736,19 +735,19 @@ impl<'m> Cx<'m> {
                 self.unary_result(op, call(f, vec![a], span), x, span)
             }
             "tt.elementwise_inline_asm" => self.inline_asm(op, span),
-            "math.tanh" | "math.exp10" | "math.log10" | "math.log1p" | "math.expm1" | "math.tan"
-            | "math.atan" => Err(self.unsupported(
-                op,
-                "bwsim's math functions are exp, exp2, log, log2, sqrt, rsqrt, erf, floor, ceil, sin and cos",
-            )),
-            "arith.ceildivsi" | "arith.floordivsi" | "arith.ceildivui" => Err(self.unsupported(
-                op,
-                "rounding-mode divisions have no bwsim equivalent (write the rounding with `/`, `%` and `where`)",
-            )),
             "ttg.memdesc_trans" => self.memdesc_trans(op, span),
-            "tt.call" => Err(self.unsupported(op, "calls to `noinline` functions are not supported")),
             "ttg.memdesc_reshape" => self.memdesc_dense_view(op, span),
-            _ => Err(self.unsupported(op, "")),
+            // Terminators are read by the region that holds them.
+            "scf.yield" | "scf.condition" | "tt.return" | "ttg.warp_yield" | "ttg.warp_return" => {
+                Err(self.misuse(op, "a terminator outside the region that ends with it"))
+            }
+            // Not in bwsim_gluon::version::FEATURES, the table of every operation Gluon kernels
+            // emit for sm_90a and sm_100a.
+            _ => Err(self.unsupported(
+                op,
+                "it is not one of the operations Triton's Gluon emits for NVIDIA GPUs that bwsim knows \
+                 (docs/gluon.md, operation coverage)",
+            )),
         }
     }
 }

@@ -762,8 +762,16 @@ impl<'m> Cx<'m> {
         let num_warps = mattrs.get("ttg.num-warps").and_then(|v| v.as_int()).unwrap_or(4);
         if let Some(n) = mattrs.get("ttg.num-ctas").and_then(|v| v.as_int()) {
             if n != 1 {
+                let why = match crate::version::feature("num-ctas").map(|f| f.support) {
+                    Some(crate::version::Support::Refused(why)) => why,
+                    _ => "",
+                };
                 return Err(ImportError::Module {
-                    message: format!("{n} CTAs per cluster (ttg.num-ctas) are not supported"),
+                    message: format!(
+                        "a cluster kernel of {n} CTAs (`ttg.num-ctas = {n}`, Gluon's `num_ctas`): {why} (this file read \
+                         as Triton {})",
+                        self.version
+                    ),
                     span: module.span,
                 });
             }
