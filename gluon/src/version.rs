@@ -866,7 +866,7 @@ pub const FEATURES: &[Feature] = &[
         example: "tt.unsplat",
         since: Version::V3_6,
         until: None,
-        support: Support::Refused("a one-element tile back to a scalar (inside two-operand reduce combiners) is not supported yet"),
+        support: Support::Imported("the element of a one-element tile as a scalar (i1, i32, i64, f32)"),
     },
     Feature {
         name: "tt.return",

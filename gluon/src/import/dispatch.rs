@@ -70,6 +70,39 @@ impl<'m> Cx<'m> {
                 self.unary_result(op, call("abs", vec![a], span), &v[0].0, span)
             }
             "ttng.packed_arith" => self.packed_arith(op, span),
+            // A one-element tile as a scalar (`x.item()`, `reshape(x, ())`, `split` of a [2]
+            // tile): the element (`reduce_max` of one element is the element, bit for bit).
+            "tt.unsplat" => {
+                let v = self.n_operands(op, 1)?;
+                let ty = self.val_type(&v[0].0, v[0].1)?;
+                let shape = ty.shape().map(|s| s.to_vec()).unwrap_or_default();
+                if shape.iter().product::<i64>() != 1 {
+                    return Err(self.misuse(op, "the operand has more than one element"));
+                }
+                let rty = self.result_type(op, 0)?;
+                let elem = rty.elem().unwrap_or(Elem::F32);
+                let d = dtype_of(elem, span)?;
+                if !matches!(d, DType::I1 | DType::I32 | DType::I64 | DType::F32) {
+                    return Err(self.misuse(
+                        op,
+                        format!("a {} scalar: bwsim scalars are i1, i32, i64 or f32", d.name()),
+                    ));
+                }
+                let mut x = self.math_operand(&v[0].0, v[0].1)?;
+                if let Val::Splat(s, _) = self.get(&v[0].0, v[0].1)? {
+                    let r = self.result(op, 0)?;
+                    self.bind(&r, Val::E(s, rty));
+                    return Ok(());
+                }
+                if shape.len() != 1 {
+                    x = call("reshape", vec![x, list_e(&[1], span)], span);
+                }
+                let e = call("reduce_max", vec![x, int_e(0, span)], span);
+                let r = self.result(op, 0)?;
+                let n = self.let_(&r, Rhs::Expr(e), span);
+                self.bind(&r, Val::E(name_e(&n, span), rty));
+                Ok(())
+            }
             // Cluster launch control (Triton 3.8 and later, Gluon's `blackwell.clc`).
             "ttng.clc_try_cancel" => {
                 let v = self.n_operands(op, 2)?;
