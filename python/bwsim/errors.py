@@ -18,7 +18,8 @@ class ArgumentError(BwsimError, TypeError, ValueError):
 
 
 class TritonMissing(BwsimError, ImportError):
-    """Triton is not installed, or not the version bwsim reads (3.6.0)."""
+    """Triton is not installed, or not a release bwsim reads (3.6.0, 3.7.x, 3.8.x, 3.9.x); the
+    message names them."""
 
 
 class CompileError(BwsimError):
