@@ -209,6 +209,7 @@ pub fn reference(
         | "persistent_matmul_pipelined"
         | "matmul_warp_specialized" => matmul(plan, inputs),
         "matmul_accumulate" => matmul_accumulate(plan, inputs),
+        "wgmma_dtypes" => wgmma_dtypes(plan, inputs),
         "matmul_fused_gather_scatter" => fused_gather_scatter(plan, inputs),
         "gemm_async" | "tcgen05_mma_tile" => gemm_async(plan, inputs),
         "mma_scaled" | "mma_scaled_kernel" => mma_scaled(plan, inputs),
@@ -1004,6 +1005,64 @@ fn conv2d(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, Str
         tensor: "y".into(),
         values: y,
         tol: MATMUL_TOL,
+    }])
+}
+
+/// D = A @ B^T + C (B stored [N, K]), the PTX ISA's `wgmma.mma_async` semantics, in f64 and
+/// rounded once to the accumulator type. Integers (s8/u8 into s32) are exact, wrapped to 32
+/// bits as the s32 accumulator wraps. Float accumulation order and precision are not specified
+/// (PTX.md section 10): the tolerance allows each K step of 32 bytes one rounding of a partial
+/// sum of at most a few hundred at the accumulator's precision (f16: 11 bits; f32: the 14
+/// bits Hopper keeps for fp8 operands, 24 otherwise), with uniform(-2, 2) operands and K up to
+/// a few hundred.
+fn wgmma_dtypes(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+    let (a, b, c) = (
+        tensor(plan, inputs, "a")?,
+        tensor(plan, inputs, "b")?,
+        tensor(plan, inputs, "c")?,
+    );
+    let (m, k) = (a.shape[0], a.shape[1]);
+    let n = b.shape[0];
+    if b.shape[1] != k || c.shape != [m, n] {
+        return Err(format!(
+            "a {:?}, b {:?} (stored [N, K]), c {:?} do not form D = A @ B^T + C",
+            a.shape, b.shape, c.shape
+        ));
+    }
+    let mut d = HostTensor::zeros("d", c.dtype, c.shape.clone());
+    for i in 0..m {
+        for j in 0..n {
+            let mut s = val(c, i * n + j);
+            for kk in 0..k {
+                s += val(a, i * k + kk) * val(b, j * k + kk);
+            }
+            if c.dtype == DType::I32 {
+                d.set_bits(i * n + j, (s as i64) as u32 as u64);
+            } else {
+                put(&mut d, i * n + j, s)?;
+            }
+        }
+    }
+    let narrow = a.dtype.bits() == 8;
+    let tol = match c.dtype {
+        DType::I32 => Tolerance::Exact,
+        DType::F16 => Tolerance::Close {
+            atol: 0.5,
+            rtol: 1e-2,
+        },
+        _ if narrow => Tolerance::Close {
+            atol: 0.1,
+            rtol: 1e-2,
+        },
+        _ => Tolerance::Close {
+            atol: 1e-2,
+            rtol: 1e-2,
+        },
+    };
+    Ok(vec![Expected {
+        tensor: "d".into(),
+        values: d,
+        tol,
     }])
 }
 

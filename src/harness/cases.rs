@@ -6,8 +6,12 @@
 //!   load, dropped elements on store). Generated `.tile` sources (see [`tma_roundtrip`]).
 //! - The bundled kernels in their default configuration and the test-grid configurations of
 //!   `bwsim_kernels::configs`: the elementwise adds, the wgmma pipelined and persistent
-//!   matmuls, the warp-specialized kernels, and the Blackwell-only kernels (which say so on a
-//!   Hopper GPU instead of passing).
+//!   matmuls, wgmma over its dtype matrix (`wgmma_dtypes`: f16, bf16, tf32, fp8 and 8-bit
+//!   integer operands into f16, f32 and s32 accumulators, A in shared memory or registers),
+//!   the warp-specialized kernels, and the Blackwell-only kernels (which say so on a Hopper GPU
+//!   instead of passing).
+//! - The imported Gluon fixtures (TTGIR with a launch sidecar) found under `tests/gluon`
+//!   ([`super::gluon`]), added by `bwsim gpu` after these.
 //! - Planted faults that must trap, with the simulator predicting the same CUDA error:
 //!   misaligned innermost coordinate, negative and misaligned store coordinates, a misaligned
 //!   shared-memory box, a misaligned mbarrier, a gather column not 16-byte aligned, a scatter
@@ -29,6 +33,10 @@ pub enum Source {
     Bundled(&'static str),
     /// Generated `.tile` text.
     Inline(String),
+    /// A Gluon kernel's TTGIR with its launch sidecar ([`super::gluon`]).
+    Gluon(std::path::PathBuf),
+    /// A Gluon fixture with a planted bug: prepared, never launched ([`super::gluon`]).
+    PlantedBug(std::path::PathBuf),
 }
 
 /// What a case must produce.
@@ -581,6 +589,13 @@ pub fn all() -> Vec<Case> {
                 check: Check::Exact,
             });
         }
+    }
+    // wgmma's whole dtype matrix (f16/f32/s32 accumulators stored unrounded, A from shared
+    // memory or registers): bit for bit, the f16 accumulator as measured
+    // (docs/hardware/wgmma-numerics.md).
+    v.push(bundled("wgmma_dtypes", &[], HOPPER, Check::Exact));
+    for cfg in bwsim_kernels::configs::of("wgmma_dtypes") {
+        v.push(bundled("wgmma_dtypes", cfg.consts, HOPPER, Check::Exact));
     }
     for c in [&[][..], &["NUM_BUFFERS=2", "SCHEDULER=1"]] {
         v.push(bundled("matmul_warp_specialized", c, BLACKWELL, MMA_F16));
