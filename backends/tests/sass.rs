@@ -215,6 +215,28 @@ fn wgmma_dtype_forms_are_their_gmma_instructions() {
     }
 }
 
+/// tcgen05.mma's kinds over their dtypes become their UTC*MMA: kind::f16 and kind::tf32 (f16
+/// accumulators too) `UTCHMMA`, kind::f8f6f4 `UTCQMMA`, kind::i8 `UTCIMMA`.
+#[test]
+fn tcgen05_kinds_are_their_utc_mma() {
+    for (consts, want) in [
+        (&["ACC=f16"][..], "UTCHMMA"),
+        (&["A_TYPE=tf32", "B_TYPE=tf32", "BLOCK_K=32"], "UTCHMMA"),
+        (
+            &["A_TYPE=f8e4m3", "B_TYPE=f8e5m2", "BLOCK_K=128", "BLOCK_N=32"],
+            "UTCQMMA",
+        ),
+        (
+            &["A_TYPE=f8e4m3", "B_TYPE=f8e4m3", "ACC=f16", "BLOCK_K=128"],
+            "UTCQMMA",
+        ),
+        (&["A_TYPE=i8", "B_TYPE=u8", "ACC=i32", "BLOCK_K=128"], "UTCIMMA"),
+    ] {
+        let ops = opcodes(&sass("tcgen05_dtypes", Target::Sm100a, consts));
+        assert!(count_prefix(&ops, want) >= 1, "{consts:?}: {want} in {ops:?}");
+    }
+}
+
 #[test]
 fn register_budgets_become_usetmaxreg() {
     let ops = opcodes(&sass("matmul_warp_specialized", Target::Sm100a, &[]));

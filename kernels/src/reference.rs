@@ -209,7 +209,7 @@ pub fn reference(
         | "persistent_matmul_pipelined"
         | "matmul_warp_specialized" => matmul(plan, inputs),
         "matmul_accumulate" => matmul_accumulate(plan, inputs),
-        "wgmma_dtypes" => wgmma_dtypes(plan, inputs),
+        "wgmma_dtypes" | "tcgen05_dtypes" => wgmma_dtypes(plan, inputs),
         "wgmma_regs_kernel" => wgmma_regs(plan, inputs),
         "matmul_fused_gather_scatter" => fused_gather_scatter(plan, inputs),
         "gemm_async" | "tcgen05_mma_tile" => gemm_async(plan, inputs),
@@ -1009,7 +1009,7 @@ fn conv2d(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, Str
     }])
 }
 
-/// D = A @ B^T + C with B stored [N, K] (`wgmma_dtypes`).
+/// D = A @ B^T + C with B stored [N, K] (`wgmma_dtypes`, `tcgen05_dtypes`).
 fn wgmma_dtypes(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
     mma_plus_c(plan, inputs, Some(true))
 }

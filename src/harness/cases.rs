@@ -597,6 +597,57 @@ pub fn all() -> Vec<Case> {
     for cfg in bwsim_kernels::configs::of("wgmma_dtypes") {
         v.push(bundled("wgmma_dtypes", cfg.consts, HOPPER, Check::Exact));
     }
+    // Long chains into an f16 accumulator: 256 instructions, each rounding into f16.
+    for c in [
+        &["ACC=f16", "M=64", "N=64", "K=4096"][..],
+        &["ACC=f16", "M=64", "N=64", "K=4096", "A_REGS=true"],
+        &[
+            "A_TYPE=f8e4m3",
+            "B_TYPE=f8e4m3",
+            "ACC=f16",
+            "BLOCK_K=128",
+            "M=64",
+            "N=64",
+            "K=4096",
+        ],
+        &[
+            "A_TYPE=f8e5m2",
+            "B_TYPE=f8e5m2",
+            "ACC=f16",
+            "BLOCK_K=128",
+            "M=64",
+            "N=64",
+            "K=4096",
+        ],
+    ] {
+        v.push(bundled("wgmma_dtypes", c, HOPPER, Check::Exact));
+    }
+    // tcgen05.mma's kinds over their dtypes: modelled, not measured (no Blackwell lent), so
+    // within a tolerance; s32 exact.
+    let tc_check = |consts: &[&str]| -> Check {
+        if consts.contains(&"ACC=i32") {
+            Check::Exact
+        } else if consts.contains(&"ACC=f16") {
+            MMA_F16
+        } else if consts.iter().any(|c| c.contains("f8e")) {
+            // fp8 partial sums: 14 bits on Hopper, 25 assumed on Blackwell.
+            Check::Tolerance {
+                atol: 5e-2,
+                rtol: 1e-2,
+            }
+        } else {
+            MMA_F32
+        }
+    };
+    v.push(bundled("tcgen05_dtypes", &[], BLACKWELL, MMA_F32));
+    for cfg in bwsim_kernels::configs::of("tcgen05_dtypes") {
+        v.push(bundled(
+            "tcgen05_dtypes",
+            cfg.consts,
+            BLACKWELL,
+            tc_check(cfg.consts),
+        ));
+    }
     for c in [&[][..], &["NUM_BUFFERS=2", "SCHEDULER=1"]] {
         v.push(bundled("matmul_warp_specialized", c, BLACKWELL, MMA_F16));
     }
