@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from ._cli import call
+from ._gpu import GpuResult, run_on_gpu
 from .errors import (
     ArgumentError,
     BwsimError,
@@ -664,17 +665,27 @@ def run(
     trace: str | os.PathLike[str] | None = None,
     chrome: str | os.PathLike[str] | None = None,
     workdir: str | os.PathLike[str] | None = None,
+    device: str = "sim",
     **constexprs: Any,
-) -> RunResult:
+) -> RunResult | GpuResult:
     """Simulate `kernel[grid](*args, **constexprs)` and write the arrays it wrote back.
 
     Raises `KernelFault` on a trap, `Deadlock` when every agent blocks, `HazardError` when the
     run stops at an error diagnostic, `CompileError` when bwsim cannot import the kernel.
     `trace` / `chrome` write the event trace (text, or Chrome JSON for Perfetto); `workdir`
     keeps the TTGIR, launch sidecar and arrays there instead of a temporary directory.
+
+    `device="gpu"` runs bwsim's PTX of the kernel on the local GPU (whose architecture must be
+    `target`'s) and the simulator on the same arrays, writes the GPU's outputs back and returns
+    the comparison as a `GpuResult`; raises `NoGpu` without a suitable GPU and `GpuMismatch`
+    when the two differ (`bwsim gpu`).
     """
+    if device not in ("sim", "gpu"):
+        raise ArgumentError(f"device: `{device}` is neither 'sim' nor 'gpu'")
     with _workdir(workdir) as wd:
         launch = _prepare(kernel, grid, args, constexprs, num_warps, target, wd)
+        if device == "gpu":
+            return run_on_gpu(launch, seed, wd / "gpu_out", _write_back)
         outdir = wd / "out"
         cmd = ["run", str(launch.ttgir), "--seed", str(int(seed)), "--save-outputs", str(outdir)]
         if trace is not None:
