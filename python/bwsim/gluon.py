@@ -35,6 +35,7 @@ import numpy as np
 
 from . import _triton
 from ._cli import call
+from ._gpu import GpuResult, run_on_gpu
 from .errors import (
     ArgumentError,
     BwsimError,
@@ -697,8 +698,9 @@ def run(
     trace: str | os.PathLike[str] | None = None,
     chrome: str | os.PathLike[str] | None = None,
     workdir: str | os.PathLike[str] | None = None,
+    device: str = "sim",
     **constexprs: Any,
-) -> RunResult:
+) -> RunResult | GpuResult:
     """Simulate `kernel[grid](*args, **constexprs)` and write the arrays it wrote back.
 
     Raises `KernelFault` on a trap, `Deadlock` when every agent blocks, `HazardError` when the
@@ -707,9 +709,18 @@ def run(
     keeps the TTGIR, launch sidecar and arrays there instead of a temporary directory.
     `num_warps` and `num_ctas` are Triton's launch options: `num_ctas` > 1 runs every program
     of `grid` as a cluster of that many CTAs.
+
+    `device="gpu"` runs bwsim's PTX of the kernel on the local GPU (whose architecture must be
+    `target`'s) and the simulator on the same arrays, writes the GPU's outputs back and returns
+    the comparison as a `GpuResult`; raises `NoGpu` without a suitable GPU and `GpuMismatch`
+    when the two differ (`bwsim gpu`).
     """
+    if device not in ("sim", "gpu"):
+        raise ArgumentError(f"device: `{device}` is neither 'sim' nor 'gpu'")
     with _workdir(workdir) as wd:
         launch = _prepare(kernel, grid, args, constexprs, num_warps, num_ctas, target, wd)
+        if device == "gpu":
+            return run_on_gpu(launch, seed, wd / "gpu_out", _write_back)
         outdir = wd / "out"
         cmd = ["run", str(launch.ttgir), "--seed", str(int(seed)), "--save-outputs", str(outdir)]
         if trace is not None:
