@@ -63,14 +63,24 @@ impl Flow<'_> {
                 let src = self.get(*a, bits * ds.len() as u32);
                 ds.iter()
                     .enumerate()
-                    .filter_map(|(k, d)| d.map(|d| (d, src[k * *bits as usize..(k + 1) * *bits as usize].to_vec())))
+                    .filter_map(|(k, d)| {
+                        d.map(|d| (d, src[k * *bits as usize..(k + 1) * *bits as usize].to_vec()))
+                    })
                     .collect()
             }
             Op::Bit { d, s, bits, .. } => {
                 let n = *bits as usize;
                 let srcs: Vec<D> = s.iter().map(|x| self.get(*x, *bits)).collect();
-                let v = (0..n).map(|i| srcs.iter().fold(0, |a, x| a | x[i])).collect::<D>();
-                if matches!(ins.op, Op::Bit { op: super::parse::BOp::Cnot, .. }) {
+                let v = (0..n)
+                    .map(|i| srcs.iter().fold(0, |a, x| a | x[i]))
+                    .collect::<D>();
+                if matches!(
+                    ins.op,
+                    Op::Bit {
+                        op: super::parse::BOp::Cnot,
+                        ..
+                    }
+                ) {
                     let m = union(&v);
                     return vec![(*d, self.set_all(*d, m))];
                 }
@@ -116,7 +126,11 @@ impl Flow<'_> {
                         let v = (0..n)
                             .map(|i| {
                                 if *left {
-                                    if i >= k { src[i - k] } else { 0 }
+                                    if i >= k {
+                                        src[i - k]
+                                    } else {
+                                        0
+                                    }
                                 } else if i + k < n {
                                     src[i + k]
                                 } else if *arith {
@@ -134,7 +148,14 @@ impl Flow<'_> {
                     }
                 }
             }
-            Op::Shf { left, clamp, d, a, b, c } => {
+            Op::Shf {
+                left,
+                clamp,
+                d,
+                a,
+                b,
+                c,
+            } => {
                 let mut src = self.get(*a, 32);
                 src.extend(self.get(*b, 32));
                 match Self::imm(*c) {
@@ -166,7 +187,11 @@ impl Flow<'_> {
                             let sel = ((c >> (4 * k)) & 0xf) as usize;
                             let byte = (sel & 7) * 8;
                             for i in 0..8 {
-                                v[8 * k + i] = if sel & 8 != 0 { src[byte + 7] } else { src[byte + i] };
+                                v[8 * k + i] = if sel & 8 != 0 {
+                                    src[byte + 7]
+                                } else {
+                                    src[byte + i]
+                                };
                             }
                         }
                         vec![(*d, v)]
@@ -177,15 +202,32 @@ impl Flow<'_> {
                     }
                 }
             }
-            Op::Bfe { bits, d, a, b, c, signed } => {
+            Op::Bfe {
+                bits,
+                d,
+                a,
+                b,
+                c,
+                signed,
+            } => {
                 let n = *bits as usize;
                 let src = self.get(*a, *bits);
                 match (Self::imm(*b), Self::imm(*c)) {
                     (Some(pos), Some(len)) => {
                         let (pos, len) = ((pos & 0xff) as usize, (len & 0xff) as usize);
-                        let sbit = if *signed && len > 0 { src[(pos + len - 1).min(n - 1)] } else { 0 };
+                        let sbit = if *signed && len > 0 {
+                            src[(pos + len - 1).min(n - 1)]
+                        } else {
+                            0
+                        };
                         let v = (0..n)
-                            .map(|i| if i < len && pos + i < n { src[pos + i] } else { sbit })
+                            .map(|i| {
+                                if i < len && pos + i < n {
+                                    src[pos + i]
+                                } else {
+                                    sbit
+                                }
+                            })
                             .collect();
                         vec![(*d, v)]
                     }
@@ -202,7 +244,13 @@ impl Flow<'_> {
                     (Some(pos), Some(len)) => {
                         let (pos, len) = ((pos & 0xff) as usize, (len & 0xff) as usize);
                         let v = (0..n)
-                            .map(|i| if i >= pos && i - pos < len { sa[i - pos] } else { sb[i] })
+                            .map(|i| {
+                                if i >= pos && i - pos < len {
+                                    sa[i - pos]
+                                } else {
+                                    sb[i]
+                                }
+                            })
                             .collect();
                         vec![(*d, v)]
                     }
@@ -213,13 +261,24 @@ impl Flow<'_> {
                 }
             }
             Op::Setp {
-                ty, lanes, p, q, a, b, combine, ..
+                ty,
+                lanes,
+                p,
+                q,
+                a,
+                b,
+                combine,
+                ..
             } => {
                 let lb = ty.bits() as usize;
                 let (a, b) = (self.get(*a, ty.bits() * lanes), self.get(*b, ty.bits() * lanes));
                 let cm = combine.map(|(_, s, _)| self.all(s, 1)).unwrap_or(0);
                 let lane = |k: usize| union(&a[k * lb..(k + 1) * lb]) | union(&b[k * lb..(k + 1) * lb]) | cm;
-                let (mp, mq) = if *lanes == 2 { (lane(0), lane(1)) } else { (lane(0), lane(0)) };
+                let (mp, mq) = if *lanes == 2 {
+                    (lane(0), lane(1))
+                } else {
+                    (lane(0), lane(0))
+                };
                 let mut out = Vec::new();
                 if let Some(p) = p {
                     out.push((*p, vec![mp]));
@@ -237,7 +296,9 @@ impl Flow<'_> {
                 let m = self.all(*a, src.bits().max(16));
                 vec![(*d, self.set_all(*d, m))]
             }
-            Op::CvtPack { dst, src, d, a, b, .. } => {
+            Op::CvtPack {
+                dst, src, d, a, b, ..
+            } => {
                 let db = dst.bits as usize;
                 let (hi, lo) = if src.bits == 16 {
                     let s = self.get(*a, 32);

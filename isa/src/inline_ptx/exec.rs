@@ -254,7 +254,11 @@ impl Regs<'_> {
                 b,
                 c,
             } => {
-                let (a, b, c) = (rd(self, *a)? & 0xffff_ffff, rd(self, *b)? & 0xffff_ffff, rd(self, *c)? & 0xffff_ffff);
+                let (a, b, c) = (
+                    rd(self, *a)? & 0xffff_ffff,
+                    rd(self, *b)? & 0xffff_ffff,
+                    rd(self, *c)? & 0xffff_ffff,
+                );
                 let n = if *clamp { c.min(32) } else { c & 31 };
                 let wide = b << 32 | a;
                 let v = if *left {
@@ -407,10 +411,7 @@ fn rnd(f: Fmt, x: Exact, r: Rnd, zero_neg: bool) -> u64 {
 /// One lane of a float instruction.
 pub(super) fn float_op(op: FOp, f: Fmt, m: FMods, s: &[u64]) -> u64 {
     let nan = f.canonical_nan();
-    let s: Vec<u64> = s
-        .iter()
-        .map(|&x| if m.ftz { f.flush(x) } else { x })
-        .collect();
+    let s: Vec<u64> = s.iter().map(|&x| if m.ftz { f.flush(x) } else { x }).collect();
     let d: Vec<Val> = s.iter().map(|&x| decode(f, x)).collect();
     let r = m.rnd;
     let any_nan = d.iter().any(|v| matches!(v, Val::Nan));
@@ -483,7 +484,12 @@ pub(super) fn float_op(op: FOp, f: Fmt, m: FMods, s: &[u64]) -> u64 {
                         f.inf(x.neg != y.neg)
                     }
                 }
-                (Val::Fin(x), Val::Fin(y)) => rnd(f, float::div(x, y), if m.approx { Rnd::Rn } else { r }, x.neg != y.neg),
+                (Val::Fin(x), Val::Fin(y)) => rnd(
+                    f,
+                    float::div(x, y),
+                    if m.approx { Rnd::Rn } else { r },
+                    x.neg != y.neg,
+                ),
                 _ => nan,
             }
         }
@@ -615,11 +621,7 @@ fn compare(c: Cmp, t: Ty, ftz: bool, a: u64, b: u64) -> bool {
         Ty::Float(f) => {
             let (a, b) = if ftz { (f.flush(a), f.flush(b)) } else { (a, b) };
             let unordered = f.is_nan(a) || f.is_nan(b);
-            let ord = if unordered {
-                None
-            } else {
-                Some(fcmp(f, a, b))
-            };
+            let ord = if unordered { None } else { Some(fcmp(f, a, b)) };
             use std::cmp::Ordering::*;
             match (c, ord) {
                 (Cmp::Num, o) => o.is_some(),

@@ -63,11 +63,17 @@ pub(super) fn lex(s: &str) -> Result<Vec<Token>, PtxError> {
             while i < b.len() && b[i].is_ascii_digit() {
                 i += 1;
             }
-            let n = s[start + 1..i]
-                .parse::<usize>()
-                .map_err(|_| err((start, i.max(start + 1)), "`$` must be followed by an operand number".into()))?;
+            let n = s[start + 1..i].parse::<usize>().map_err(|_| {
+                err(
+                    (start, i.max(start + 1)),
+                    "`$` must be followed by an operand number".into(),
+                )
+            })?;
             Tok::Operand(n)
-        } else if c == b'.' && b.get(i + 1).is_some_and(|&d| d.is_ascii_alphabetic() || d == b'_') {
+        } else if c == b'.'
+            && b.get(i + 1)
+                .is_some_and(|&d| d.is_ascii_alphabetic() || d == b'_')
+        {
             i += 1;
             while i < b.len() && (ident_char(b[i]) || b[i] == b':') {
                 i += 1;
@@ -93,13 +99,17 @@ pub(super) fn lex(s: &str) -> Result<Vec<Token>, PtxError> {
                     i += 1;
                 }
             }
-            number(&s[start..i]).ok_or_else(|| err((start, i), format!("`{}` is not a PTX number", &s[start..i])))?
+            number(&s[start..i])
+                .ok_or_else(|| err((start, i), format!("`{}` is not a PTX number", &s[start..i])))?
         } else if b"{};,@!|<>-:[]+".contains(&c) {
             i += 1;
             Tok::Punct(c as char)
         } else {
             let ch = s[i..].chars().next().unwrap_or('?');
-            return Err(err((i, i + ch.len_utf8()), format!("unexpected character `{ch}`")));
+            return Err(err(
+                (i, i + ch.len_utf8()),
+                format!("unexpected character `{ch}`"),
+            ));
         };
         out.push(Token { tok, at: (start, i) });
     }
@@ -114,7 +124,11 @@ fn number(t: &str) -> Option<Tok> {
         return (h.len() == 8).then(|| u32::from_str_radix(h, 16).ok().map(Tok::F32Bits))?;
     }
     if let Some(h) = lower.strip_prefix("0d") {
-        return (h.len() == 16).then(|| u64::from_str_radix(h, 16).ok().map(|b| Tok::F64(f64::from_bits(b))))?;
+        return (h.len() == 16).then(|| {
+            u64::from_str_radix(h, 16)
+                .ok()
+                .map(|b| Tok::F64(f64::from_bits(b)))
+        })?;
     }
     if lower.contains('.') || (lower.contains('e') && !lower.starts_with("0x")) {
         return lower.parse::<f64>().ok().map(Tok::F64);

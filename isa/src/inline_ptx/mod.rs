@@ -91,9 +91,17 @@ fn letter_bits(c: char) -> Option<u32> {
 
 /// Checks `asm` with its `constraints` for arguments and results of the given element types,
 /// `pack` elements per call.
-pub fn compile(asm: &str, constraints: &str, args: &[DType], results: &[DType], pack: usize) -> Result<Program, PtxError> {
+pub fn compile(
+    asm: &str,
+    constraints: &str,
+    args: &[DType],
+    results: &[DType],
+    pack: usize,
+) -> Result<Program, PtxError> {
     if pack == 0 || pack > 16 || !pack.is_power_of_two() {
-        return Err(PtxError::whole(format!("`pack={pack}`: bwsim takes packs of 1, 2, 4, 8 or 16 elements")));
+        return Err(PtxError::whole(format!(
+            "`pack={pack}`: bwsim takes packs of 1, 2, 4, 8 or 16 elements"
+        )));
     }
     if results.is_empty() {
         return Err(PtxError::whole("the snippet has no result".into()));
@@ -108,7 +116,11 @@ pub fn compile(asm: &str, constraints: &str, args: &[DType], results: &[DType], 
                 if output { "result" } else { "argument" }
             )));
         }
-        let per = if bits < 32 { (32 / bits as usize).min(pack) } else { 1 };
+        let per = if bits < 32 {
+            (32 / bits as usize).min(pack)
+        } else {
+            1
+        };
         for first in (0..pack).step_by(per) {
             slots.push(Slot {
                 output,
@@ -140,7 +152,9 @@ pub fn compile(asm: &str, constraints: &str, args: &[DType], results: &[DType], 
     for (k, (s, c)) in slots.iter_mut().zip(&cons).enumerate() {
         let body = c.trim_start_matches('=').trim_start_matches('&');
         if c.starts_with('=') != s.output || (!s.output && k < n_out) {
-            return Err(PtxError::whole(format!("constraint `{c}` of `${k}`: outputs (`=`) come first")));
+            return Err(PtxError::whole(format!(
+                "constraint `{c}` of `${k}`: outputs (`=`) come first"
+            )));
         }
         let letter = body.chars().next().filter(|_| body.len() == 1).unwrap_or('?');
         let Some(b) = letter_bits(letter) else {
@@ -211,7 +225,14 @@ fn assigned_before_use(asm: &str, p: &parse::Parsed, slots: &[Slot]) -> Result<(
                 reads.extend([*a, *b]);
                 writes.push(*d);
             }
-            Op::Setp { p: pp, q, a, b, combine, .. } => {
+            Op::Setp {
+                p: pp,
+                q,
+                a,
+                b,
+                combine,
+                ..
+            } => {
                 reads.extend([*a, *b]);
                 reads.extend(combine.map(|c| c.1));
                 writes.extend(pp.iter().chain(q.iter()));
@@ -240,7 +261,11 @@ fn assigned_before_use(asm: &str, p: &parse::Parsed, slots: &[Slot]) -> Result<(
         for r in reads {
             if let Src::Reg(r) = r {
                 if !w[r as usize] {
-                    let what = if (r as usize) < slots.len() { "the output" } else { "the register" };
+                    let what = if (r as usize) < slots.len() {
+                        "the output"
+                    } else {
+                        "the register"
+                    };
                     return Err(PtxError::at(
                         asm,
                         ins.at,
@@ -259,7 +284,9 @@ fn assigned_before_use(asm: &str, p: &parse::Parsed, slots: &[Slot]) -> Result<(
     }
     for (k, s) in slots.iter().enumerate() {
         if s.output && !w[k] {
-            return Err(PtxError::whole(format!("the snippet never writes its output `${k}`")));
+            return Err(PtxError::whole(format!(
+                "the snippet never writes its output `${k}`"
+            )));
         }
     }
     Ok(())
@@ -311,7 +338,8 @@ impl Program {
                 });
             }
             for j in 0..s.elems {
-                out[s.value * self.pack + s.first + j] = (regs.v[k] >> (j as u32 * s.elem_bits)) & parse::mask(s.elem_bits);
+                out[s.value * self.pack + s.first + j] =
+                    (regs.v[k] >> (j as u32 * s.elem_bits)) & parse::mask(s.elem_bits);
             }
         }
         Ok(out)

@@ -335,7 +335,11 @@ pub fn parse(src: &str, operand_bits: &[u32]) -> Result<Parsed, PtxError> {
         }
     }
     if p.scopes.len() != 1 {
-        return Err(PtxError::at(src, (src.len(), src.len()), "a `{` scope is never closed".into()));
+        return Err(PtxError::at(
+            src,
+            (src.len(), src.len()),
+            "a `{` scope is never closed".into(),
+        ));
     }
     Ok(Parsed {
         ins,
@@ -553,7 +557,10 @@ impl<'s> P<'s> {
                 if n < self.reg_names.len() && self.reg_names[n] == format!("${n}") {
                     Ok(n as RegId)
                 } else {
-                    Err(self.err(at, format!("`${n}` is not an operand of this snippet (its constraints bind fewer)")))
+                    Err(self.err(
+                        at,
+                        format!("`${n}` is not an operand of this snippet (its constraints bind fewer)"),
+                    ))
                 }
             }
             Some(Tok::Ident(n)) => {
@@ -619,7 +626,10 @@ impl<'s> P<'s> {
                 self.i += 1;
                 Ok(Raw::F32(b))
             }
-            Some(Tok::Punct('[')) => Err(self.err(at, "memory operands are outside the inline-PTX subset bwsim interprets")),
+            Some(Tok::Punct('[')) => Err(self.err(
+                at,
+                "memory operands are outside the inline-PTX subset bwsim interprets",
+            )),
             _ => {
                 let r = self.reg_name()?;
                 if self.eat('|') {
@@ -641,7 +651,10 @@ impl<'s> P<'s> {
             let neg = self.eat('!');
             let p = self.reg_name()?;
             if self.reg_bits[p as usize] != 1 {
-                return Err(self.err(start, format!("the guard `{}` is not a predicate", self.reg_names[p as usize])));
+                return Err(self.err(
+                    start,
+                    format!("the guard `{}` is not a predicate", self.reg_names[p as usize]),
+                ));
             }
             guard = Some((p, neg));
         }
@@ -654,7 +667,10 @@ impl<'s> P<'s> {
             _ => return Err(self.err(op_at, "expected an instruction")),
         };
         if self.peek() == Some(&Tok::Punct(':')) {
-            return Err(self.err(op_at, format!("the label `{opcode}:` is outside the subset (no branches)")));
+            return Err(self.err(
+                op_at,
+                format!("the label `{opcode}:` is outside the subset (no branches)"),
+            ));
         }
         let mut mods = Vec::new();
         while let Some(Tok::Dot(m)) = self.peek().cloned() {
@@ -672,7 +688,10 @@ impl<'s> P<'s> {
         }
         let end = self.at().1;
         if !self.eat(';') {
-            return Err(self.err((op_at.0, end), format!("expected `;` after `{opcode}`'s operands")));
+            return Err(self.err(
+                (op_at.0, end),
+                format!("expected `;` after `{opcode}`'s operands"),
+            ));
         }
         let at = (op_at.0, end);
         let text = self.src[at.0..at.1].to_string();
@@ -713,7 +732,10 @@ impl Resolve<'_, '_> {
                 if b == bits || (wider && b > bits && bits > 1) {
                     Ok(*r)
                 } else {
-                    Err(self.err(format!("`{}` is a {b}-bit register; the instruction writes {bits} bits", self.name(*r))))
+                    Err(self.err(format!(
+                        "`{}` is a {b}-bit register; the instruction writes {bits} bits",
+                        self.name(*r)
+                    )))
                 }
             }
             _ => Err(self.err("the destination must be a register")),
@@ -773,7 +795,9 @@ impl Resolve<'_, '_> {
             "shl" | "shr" => {
                 self.none(rest)?;
                 self.n(ops, 3)?;
-                let it = int_of(ty).filter(|t| t.bits >= 16).ok_or_else(|| self.err(format!("`.{ty}`: shifts take .b16/.b32/.b64 (.u/.s for shr)")))?;
+                let it = int_of(ty).filter(|t| t.bits >= 16).ok_or_else(|| {
+                    self.err(format!("`.{ty}`: shifts take .b16/.b32/.b64 (.u/.s for shr)"))
+                })?;
                 if opcode == "shl" && it.signed {
                     return Err(self.err("`shl` takes .b16, .b32 or .b64"));
                 }
@@ -819,7 +843,9 @@ impl Resolve<'_, '_> {
             "lop3" => {
                 self.n(ops, 5)?;
                 if !rest.is_empty() || *ty != "b32" {
-                    return Err(self.err("bwsim interprets `lop3.b32 d, a, b, c, lut` (not the predicate forms)"));
+                    return Err(
+                        self.err("bwsim interprets `lop3.b32 d, a, b, c, lut` (not the predicate forms)")
+                    );
                 }
                 let lut = match &ops[4] {
                     Raw::Int(v) if *v <= 255 => *v as u8,
@@ -836,7 +862,9 @@ impl Resolve<'_, '_> {
             "bfe" => {
                 self.none(rest)?;
                 self.n(ops, 4)?;
-                let it = int_of(ty).filter(|t| t.bits >= 32 && !ty.starts_with('b')).ok_or_else(|| self.err("`bfe` takes .u32, .s32, .u64 or .s64"))?;
+                let it = int_of(ty)
+                    .filter(|t| t.bits >= 32 && !ty.starts_with('b'))
+                    .ok_or_else(|| self.err("`bfe` takes .u32, .s32, .u64 or .s64"))?;
                 Ok(Op::Bfe {
                     signed: it.signed,
                     bits: it.bits,
@@ -869,7 +897,11 @@ impl Resolve<'_, '_> {
                 let (bits, f) = match scalar_of(ty) {
                     Some(Ty::Int(i)) if i.bits >= 16 => (i.bits, None),
                     Some(Ty::Float(f)) if f.bits >= 32 => (f.bits, Some(f)),
-                    _ => return Err(self.err(format!("`selp.{ty}`: selp takes 16-, 32- or 64-bit integer types, .f32 or .f64"))),
+                    _ => {
+                        return Err(self.err(format!(
+                            "`selp.{ty}`: selp takes 16-, 32- or 64-bit integer types, .f32 or .f64"
+                        )))
+                    }
                 };
                 Ok(Op::Selp {
                     d: self.dst(&ops[0], bits, false)?,
@@ -910,7 +942,11 @@ impl Resolve<'_, '_> {
             match scalar_of(ty) {
                 Some(Ty::Int(i)) if i.bits >= 16 => (i.bits, None),
                 Some(Ty::Float(f)) if f.bits >= 32 => (f.bits, Some(f)),
-                _ => return Err(self.err(format!("`mov.{ty}`: mov takes .pred, .b16/.b32/.b64, .u/.s of those, .f32 or .f64"))),
+                _ => {
+                    return Err(self.err(format!(
+                        "`mov.{ty}`: mov takes .pred, .b16/.b32/.b64, .u/.s of those, .f32 or .f64"
+                    )))
+                }
             }
         };
         if let Raw::Vec(parts) = &ops[1] {
@@ -1012,7 +1048,9 @@ impl Resolve<'_, '_> {
         for m in rest {
             match *m {
                 "sat" if it.bits == 32 && it.signed && matches!(opcode, "add" | "sub" | "mad") => sat = true,
-                "lo" | "hi" | "wide" if matches!(opcode, "mul" | "mad") && shape.is_none() => shape = Some(*m),
+                "lo" | "hi" | "wide" if matches!(opcode, "mul" | "mad") && shape.is_none() => {
+                    shape = Some(*m)
+                }
                 _ => return Err(self.err(format!("the modifier `.{m}` is not one integer `{opcode}` takes"))),
             }
         }
@@ -1065,7 +1103,11 @@ impl Resolve<'_, '_> {
         let mut s = Vec::new();
         for (k, o) in ops[1..].iter().enumerate() {
             // mad.wide adds a double-width c.
-            let b = if op == IOp::MadWide && k == 2 { dbits } else { it.bits };
+            let b = if op == IOp::MadWide && k == 2 {
+                dbits
+            } else {
+                it.bits
+            };
             s.push(self.src(o, b, None, false)?);
         }
         Ok(Op::Int {
@@ -1100,7 +1142,8 @@ impl Resolve<'_, '_> {
                 }
                 "approx" => {
                     m.approx = true;
-                    matches!(opcode, "ex2" | "rcp" | "div" | "sqrt") && (f32ish && ty.lanes == 1 || (ty.fmt == F64 && opcode == "rcp"))
+                    matches!(opcode, "ex2" | "rcp" | "div" | "sqrt")
+                        && (f32ish && ty.lanes == 1 || (ty.fmt == F64 && opcode == "rcp"))
                 }
                 "full" => {
                     full = true;
@@ -1125,7 +1168,9 @@ impl Resolve<'_, '_> {
                 _ => false,
             };
             if !ok {
-                return Err(self.err(format!("the modifier `.{md}` is not one `{opcode}.{tyname}` takes")));
+                return Err(self.err(format!(
+                    "the modifier `.{md}` is not one `{opcode}.{tyname}` takes"
+                )));
             }
         }
         if m.sat && m.relu {
@@ -1152,22 +1197,34 @@ impl Resolve<'_, '_> {
             FOp::Div | FOp::Sqrt | FOp::Rcp => ty.lanes == 1 && (f32ish || ty.fmt == F64),
             FOp::Ex2 => f32ish && ty.lanes == 1,
         };
-        if !allowed || (ty.lanes == 2 && ty.fmt == F32 && matches!(op, FOp::Min | FOp::Max | FOp::Neg | FOp::Abs)) {
-            return Err(self.err(format!("`{opcode}.{tyname}` is not a PTX instruction bwsim interprets")));
+        if !allowed
+            || (ty.lanes == 2 && ty.fmt == F32 && matches!(op, FOp::Min | FOp::Max | FOp::Neg | FOp::Abs))
+        {
+            return Err(self.err(format!(
+                "`{opcode}.{tyname}` is not a PTX instruction bwsim interprets"
+            )));
         }
         if opcode == "mad" && (half || ty.lanes != 1) {
             return Err(self.err("float `mad` takes .f32 or .f64 (use `fma`)"));
         }
         match op {
-            FOp::Fma if !rnd_given => return Err(self.err(format!("`{opcode}.{tyname}` needs a rounding modifier (`.rn`, `.rz`, `.rm`, `.rp`)"))),
+            FOp::Fma if !rnd_given => {
+                return Err(self.err(format!(
+                    "`{opcode}.{tyname}` needs a rounding modifier (`.rn`, `.rz`, `.rm`, `.rp`)"
+                )))
+            }
             FOp::Ex2 if !m.approx => return Err(self.err("`ex2.f32` needs `.approx`")),
             FOp::Div | FOp::Sqrt | FOp::Rcp if !(m.approx || full || rnd_given) => {
-                return Err(self.err(format!("`{opcode}.{tyname}` needs `.approx`, `.rn`, `.rz`, `.rm` or `.rp`")))
+                return Err(self.err(format!(
+                    "`{opcode}.{tyname}` needs `.approx`, `.rn`, `.rz`, `.rm` or `.rp`"
+                )))
             }
             FOp::Div | FOp::Sqrt | FOp::Rcp if (m.approx || full) && rnd_given => {
                 return Err(self.err("`.approx` and a rounding modifier exclude each other"))
             }
-            FOp::Rcp if ty.fmt == F64 && m.approx && !m.ftz => return Err(self.err("`rcp.approx.f64` needs `.ftz`")),
+            FOp::Rcp if ty.fmt == F64 && m.approx && !m.ftz => {
+                return Err(self.err("`rcp.approx.f64` needs `.ftz`"))
+            }
             FOp::Ex2 | FOp::Min | FOp::Max | FOp::Neg | FOp::Abs if rnd_given => {
                 return Err(self.err(format!("`{opcode}` takes no rounding modifier")))
             }
@@ -1311,7 +1368,9 @@ impl Resolve<'_, '_> {
         // Packing conversions.
         if let (Some((df, 2)), Some((F32, 1))) = (fmt_of(dname).filter(|f| f.0 != F32), fmt_of(sname)) {
             if !matches!(cm.rnd, Some(Rnd::Rn | Rnd::Rz)) || cm.int_rnd || cm.ftz || cm.sat {
-                return Err(self.err(format!("`cvt.{dname}.f32` takes `.rn` or `.rz`, optionally `.relu` and `.satfinite`")));
+                return Err(self.err(format!(
+                    "`cvt.{dname}.f32` takes `.rn` or `.rz`, optionally `.relu` and `.satfinite`"
+                )));
             }
             self.n(ops, 3)?;
             return Ok(Op::CvtPack {
@@ -1325,7 +1384,9 @@ impl Resolve<'_, '_> {
         }
         if let Some(df) = f8(dname) {
             if cm.rnd != Some(Rnd::Rn) || cm.int_rnd || !cm.satfinite || cm.ftz || cm.sat {
-                return Err(self.err(format!("`cvt` to `.{dname}` is `cvt.rn.satfinite{{.relu}}.{dname}.f32` or `.f16x2`")));
+                return Err(self.err(format!(
+                    "`cvt` to `.{dname}` is `cvt.rn.satfinite{{.relu}}.{dname}.f32` or `.f16x2`"
+                )));
             }
             return match sname {
                 "f32" => {
@@ -1350,12 +1411,16 @@ impl Resolve<'_, '_> {
                         b: Src::Imm(0),
                     })
                 }
-                _ => Err(self.err(format!("`cvt.{dname}.{sname}` is not a conversion bwsim interprets"))),
+                _ => Err(self.err(format!(
+                    "`cvt.{dname}.{sname}` is not a conversion bwsim interprets"
+                ))),
             };
         }
         if let Some(sf) = f8(sname) {
             if dname != "f16x2" || cm.rnd != Some(Rnd::Rn) || cm.int_rnd || cm.satfinite || cm.ftz || cm.sat {
-                return Err(self.err(format!("`cvt` from `.{sname}` is `cvt.rn{{.relu}}.f16x2.{sname}`")));
+                return Err(self.err(format!(
+                    "`cvt` from `.{sname}` is `cvt.rn{{.relu}}.f16x2.{sname}`"
+                )));
             }
             self.n(ops, 2)?;
             return Ok(Op::CvtUnpack {
@@ -1367,14 +1432,20 @@ impl Resolve<'_, '_> {
             });
         }
         let (Some(dt), Some(st)) = (scalar_of(dname), scalar_of(sname)) else {
-            return Err(self.err(format!("`cvt.{dname}.{sname}` is not a conversion bwsim interprets")));
+            return Err(self.err(format!(
+                "`cvt.{dname}.{sname}` is not a conversion bwsim interprets"
+            )));
         };
         if dname.starts_with('b') || sname.starts_with('b') {
             return Err(self.err("`cvt` takes .u, .s and float types, not .b"));
         }
         // The rounding PTX requires (and allows) for each pair of types.
         let need = match (dt, st) {
-            (Ty::Float(d), Ty::Float(s)) if d.bits < s.bits || (d == BF16 && s == F16) || (d == F16 && s == BF16) => "float",
+            (Ty::Float(d), Ty::Float(s))
+                if d.bits < s.bits || (d == BF16 && s == F16) || (d == F16 && s == BF16) =>
+            {
+                "float"
+            }
             (Ty::Float(d), Ty::Float(s)) if d == s => "optional-int",
             (Ty::Float(_), Ty::Float(_)) => "none-or-int",
             (Ty::Float(_), Ty::Int(_)) => "float",
