@@ -298,6 +298,14 @@ impl Program {
         self.parsed.ins.len()
     }
 
+    /// Whether the snippet uses an instruction of sm_100 (`.f32x2` arithmetic).
+    pub fn needs_sm100(&self) -> bool {
+        self.parsed
+            .ins
+            .iter()
+            .any(|i| matches!(&i.op, parse::Op::Float { ty, .. } if ty.lanes == 2 && ty.fmt == float::F32))
+    }
+
     /// The width of each `$N` register.
     pub fn operand_bits(&self) -> Vec<u32> {
         self.slots.iter().map(|s| s.reg_bits).collect()
