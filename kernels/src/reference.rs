@@ -217,7 +217,7 @@ pub fn reference(
         "gather_rows" => gather(plan, inputs),
         "softmax" | "softmax_kernel" => softmax(plan, inputs),
         "tile_math" => tile_math(plan, inputs),
-        "attention" | "attention_kernel" => attention(plan, inputs),
+        "attention" | "attention_kernel" | "attention_f32x2_kernel" => attention(plan, inputs),
         "attention_pingpong_kernel" => attention_causal(plan, inputs),
         "per_thread_kernel" => per_thread(plan, inputs),
         "reductions_kernel" => combiner_reductions(plan, inputs),

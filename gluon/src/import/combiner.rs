@@ -200,7 +200,7 @@ fn arg_extreme(max: bool, first: bool, a: (V, V), b: (V, V)) -> (V, V) {
 /// A `tt.elementwise_inline_asm` of the region on sample scalars, through the PTX-subset
 /// interpreter: samples become the bits of the operand types (`: f32, i64 -> i64`), results
 /// are read back from theirs.
-fn inline_asm(op: &Op, vals: &[&str], env: &HashMap<String, V>) -> Option<Vec<V>> {
+fn inline_asm(op: &Op, env: &HashMap<String, V>) -> Option<Vec<V>> {
     use bwsim_isa::DType;
     let asm = op.toks.iter().find_map(|t| match &t.tok {
         Tok::Str(s) => Some(s.clone()),
@@ -211,9 +211,14 @@ fn inline_asm(op: &Op, vals: &[&str], env: &HashMap<String, V>) -> Option<Vec<V>
     let mut types: (Vec<DType>, Vec<DType>) = (Vec::new(), Vec::new());
     let mut after_colon = false;
     let mut after_arrow = false;
+    let mut depth = 0i32;
+    let mut vals: Vec<&str> = Vec::new();
     for (i, t) in op.toks.iter().enumerate() {
         let next2 = op.toks.get(i + 2).map(|t| &t.tok);
         match &t.tok {
+            Tok::Punct("{") => depth += 1,
+            Tok::Punct("}") => depth -= 1,
+            Tok::Value(v) if depth == 0 && !after_colon => vals.push(v.as_str()),
             Tok::Ident(w) if w == "constraints" && !after_colon => {
                 if let Some(Tok::Str(c)) = next2 {
                     constraints = Some(c.clone());
@@ -224,9 +229,9 @@ fn inline_asm(op: &Op, vals: &[&str], env: &HashMap<String, V>) -> Option<Vec<V>
                     pack = usize::try_from(*n).ok()?;
                 }
             }
-            Tok::Punct(":") if !after_colon => after_colon = true,
+            Tok::Punct(":") if !after_colon && depth == 0 => after_colon = true,
             Tok::Punct("->") if after_colon => after_arrow = true,
-            Tok::Ident(w) if after_colon => {
+            Tok::Ident(w) if after_colon && depth == 0 => {
                 let d = Elem::from_name(w).and_then(|e| e.dtype())?;
                 if after_arrow {
                     types.1.push(d);
@@ -347,7 +352,7 @@ fn interpret(region: &Region, ret: &str, env: &mut HashMap<String, V>) -> Option
             return vals.iter().map(|n| env.get(*n).copied()).collect();
         }
         if op.name == "tt.elementwise_inline_asm" {
-            let outs = inline_asm(op, &vals, env)?;
+            let outs = inline_asm(op, env)?;
             if outs.len() != op.results.len() {
                 return None;
             }

@@ -350,13 +350,23 @@ impl<'m> Cx<'m> {
         if let Err(e) = bwsim_isa::inline_ptx::compile(&asm, &constraints, &arg_dtypes, &res_dtypes, pack) {
             return Err(self.unsupported(op, &format!("inline PTX: {}", e.message)));
         }
-        let tensor = res_types.iter().any(|t| matches!(t, Type::Tensor { .. }));
-        let mut arg_exprs = Vec::with_capacity(args.len());
+        // Splats go in as their scalar (the op broadcasts scalars); when every argument is
+        // one, the op computes scalars and the results are splats of them.
+        let mut splat = Vec::with_capacity(args.len());
         for (n, s) in &args {
-            arg_exprs.push(if tensor {
-                self.expr(n, *s)?
-            } else {
+            splat.push(matches!(self.get(n, *s)?, Val::Splat(..)));
+        }
+        let scalar_results = res_dtypes
+            .iter()
+            .all(|d| matches!(d, DType::I32 | DType::I64 | DType::F32));
+        let all_splat = splat.iter().all(|b| *b) && scalar_results && pack == 1;
+        let any_tile = splat.iter().any(|b| !b);
+        let mut arg_exprs = Vec::with_capacity(args.len());
+        for ((n, s), sp) in args.iter().zip(&splat) {
+            arg_exprs.push(if *sp && (any_tile || all_splat) {
                 self.math_operand(n, *s)?
+            } else {
+                self.expr(n, *s)?
             });
         }
         let kind = OpKind::InlineAsm {
@@ -386,7 +396,12 @@ impl<'m> Cx<'m> {
             span,
         );
         for ((res, n), ty) in names.into_iter().zip(res_types) {
-            self.bind(&res, Val::E(name_e(&n, span), ty));
+            let v = if all_splat && matches!(ty, Type::Tensor { .. }) {
+                Val::Splat(name_e(&n, span), ty)
+            } else {
+                Val::E(name_e(&n, span), ty)
+            };
+            self.bind(&res, v);
         }
         Ok(())
     }

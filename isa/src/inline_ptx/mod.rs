@@ -279,6 +279,16 @@ fn assigned_before_use(asm: &str, p: &parse::Parsed, slots: &[Slot]) -> Result<(
             }
         }
         for r in writes {
+            if slots.get(r as usize).is_some_and(|s| !s.output) {
+                return Err(PtxError::at(
+                    asm,
+                    ins.at,
+                    format!(
+                        "`{}` writes the input `${r}` (inputs are read-only)",
+                        &asm[ins.at.0..ins.at.1]
+                    ),
+                ));
+            }
             w[r as usize] = true;
         }
     }
