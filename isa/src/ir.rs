@@ -410,12 +410,29 @@ define_ops! {
     /// `cp.async.wait N`: wait until at most N committed groups of the partition are in flight
     /// (`cp.async.wait_group N`); the older groups' copies are then visible to the partition.
     CpAsyncWait = "cp.async.wait" (pendings;),
+    /// `clc.try_cancel RESULT, BAR`: cluster launch control (Blackwell): ask the hardware to
+    /// cancel the launch of a cluster that has not started yet, asynchronously; a 16-byte
+    /// response lands in RESULT (a 16-byte shared buffer) and completes 16 bytes on BAR
+    /// (`clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes.b128`).
+    /// `multicast=true` writes the response into every CTA of the cluster.
+    ClcTryCancel = "clc.try_cancel" (result, bar; multicast),
+    /// `let (canceled, x, y, z) = clc.query RESULT`: read a `clc.try_cancel` response from shared
+    /// memory: whether it cancelled a launch (i1) and that launch's first program id (i32 each;
+    /// undefined when it did not) (`clusterlaunchcontrol.query_cancel`).
+    ClcQuery = "clc.query" (result;),
     /// `bar.sync`: all warps of the CTA (or of the partition, inside `warp_specialize`).
     BarSync = "bar.sync" (;),
     /// `cluster.sync`: `barrier.cluster.arrive.release` + `barrier.cluster.wait.acquire`: every
     /// CTA of the cluster arrives before any proceeds (e.g. both CTAs of a `cta_group=2` pair
     /// have their operands in shared memory before the pair's MMA is issued).
     ClusterSync = "cluster.sync" (;),
+    /// `inline_asm "PTX", "CONSTRAINTS", [ARGS], [DTYPES], pack=N` → one value per result
+    /// dtype (a tuple when there are several): an elementwise inline-PTX snippet (Gluon's
+    /// `inline_asm_elementwise`) run on every group of `pack` elements of the argument tiles
+    /// (scalars broadcast; all-scalar arguments give scalars), its `$N` operands bound as
+    /// Triton binds them. `pure=false` records Gluon's `is_pure=False` (no effect here: the
+    /// interpreted subset has no side effects).
+    InlineAsm = "inline_asm" (asm, constraints, args, dtypes; pack, pure),
 }
 
 /// Why written operands do not fit an operation's signature.

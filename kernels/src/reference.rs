@@ -9,6 +9,8 @@
 //! both. References are looked up by the kernel's declared name, so hand-written `.tile` files
 //! named like a reference (`tma_roundtrip`, `tcgen05_mma_tile`, `gather_rows`) are checked too.
 
+mod language;
+
 use bwsim_isa::launch::{ArgValue, HostTensor, LaunchPlan};
 use bwsim_isa::DType;
 use half::{bf16, f16};
@@ -159,7 +161,9 @@ pub fn compare(actual: &HostTensor, e: &Expected) -> Comparison {
         let ok = match e.tol {
             Tolerance::Exact => ab == eb,
             Tolerance::Close { atol, rtol } => {
-                if x.is_nan() || a.is_nan() {
+                if a == x {
+                    true
+                } else if x.is_nan() || a.is_nan() {
                     x.is_nan() && a.is_nan()
                 } else {
                     (a - x).abs() <= atol + rtol * x.abs()
@@ -209,20 +213,27 @@ pub fn reference(
         | "persistent_matmul_pipelined"
         | "matmul_warp_specialized" => matmul(plan, inputs),
         "matmul_accumulate" => matmul_accumulate(plan, inputs),
+        "wgmma_dtypes" | "tcgen05_dtypes" => wgmma_dtypes(plan, inputs),
+        "wgmma_regs_kernel" => wgmma_regs(plan, inputs),
         "matmul_fused_gather_scatter" => fused_gather_scatter(plan, inputs),
         "gemm_async" | "tcgen05_mma_tile" => gemm_async(plan, inputs),
         "mma_scaled" | "mma_scaled_kernel" => mma_scaled(plan, inputs),
-        "tma_roundtrip" | "copy_1d_kernel" | "copy_2d_kernel" => identity(plan, inputs),
+        "tma_roundtrip" | "copy_1d_kernel" | "copy_2d_kernel" | "tmem_roundtrip_kernel" => {
+            identity(plan, inputs)
+        }
+        "scalars_kernel" => language::scalars(plan, inputs),
+        "map_elementwise_kernel" => language::map_elementwise(plan, inputs),
         "wgmma_matmul_kernel" => matmul(plan, inputs),
         "gather_rows" => gather(plan, inputs),
         "softmax" | "softmax_kernel" => softmax(plan, inputs),
         "tile_math" => tile_math(plan, inputs),
-        "attention" | "attention_kernel" => attention(plan, inputs),
+        "attention" | "attention_kernel" | "attention_f32x2_kernel" => attention(plan, inputs),
         "attention_pingpong_kernel" => attention_causal(plan, inputs),
         "per_thread_kernel" => per_thread(plan, inputs),
         "reductions_kernel" => combiner_reductions(plan, inputs),
         "claims_kernel" => claims(plan, inputs),
         "int_ops" | "int_ops_kernel" => int_ops(plan, inputs),
+        "bit_tricks_kernel" => bit_tricks(plan, inputs),
         "while_loop" | "while_loop_kernel" => while_loop(plan, inputs),
         "atomics" | "atomics_kernel" => atomics(plan, inputs),
         "scan" | "scan_kernel" => scan(plan, inputs),
@@ -705,6 +716,84 @@ fn int_ops(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, St
     }])
 }
 
+/// tests/gluon/bit_tricks.py's inline-PTX helpers, each from its instruction's definition in
+/// the PTX ISA (written here, not taken from bwsim's interpreter): `prmt` with selector
+/// 0x0123 reverses the bytes; `lop3` with table 0xE8 is the bitwise majority; `shf.l.wrap` of
+/// {x, x} by 13 rotates left; `bfe.s32 x, 5, 7` is bits 5..11 sign-extended and `bfi` puts the
+/// low 8 bits of that into bits 20..27 of x; `cvt.rn.f16x2.f32 d, a, b` is f16(a) in the high
+/// half, f16(b) in the low; `ex2.approx.ftz` of y * 50 is 2^x (bwsim gives the correctly rounded
+/// value: here f64 exp2 rounded to f32, so within one f32 rounding, with subnormal results
+/// flushed to +0); `setp`/`selp` give y where y > 0, else -1 for odd x and 0 for even;
+/// `add.rn.f16x2` adds f16(y) and f16(f16(y) * 3) with one rounding; `mul.wide.s32` is x * x
+/// in 64 bits.
+fn bit_tricks(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+    let x = tensor(plan, inputs, "x")?;
+    let y = tensor(plan, inputs, "y")?;
+    if x.dtype != DType::I32 || y.dtype != DType::F32 {
+        return Err("bit_tricks takes an i32 x and an f32 y".into());
+    }
+    let n = x.numel();
+    let mut out = HostTensor::zeros("out", DType::I32, vec![5, n]);
+    let mut f = HostTensor::zeros("f", DType::F32, vec![2, n]);
+    let mut h = HostTensor::zeros("h", DType::F16, vec![n]);
+    let mut w = HostTensor::zeros("w", DType::I64, vec![n]);
+    for i in 0..n {
+        let u = x.get_bits(i) as u32;
+        let yv = f32::from_bits(y.get_bits(i) as u32);
+        let swapped = u.swap_bytes();
+        let rot = u.rotate_left(13);
+        let major = (u & swapped) | (u & rot) | (swapped & rot);
+        let field = (((u >> 5) & 0x7f) as i32) << 25 >> 25;
+        let inserted = (u & !(0xff << 20)) | ((field as u32 & 0xff) << 20);
+        let hi = half::f16::from_f32(yv).to_bits() as u32;
+        let lo = half::f16::from_f32(yv * -0.5).to_bits() as u32;
+        for (k, v) in [swapped, major, rot, inserted, hi << 16 | lo].iter().enumerate() {
+            out.set_bits(k as u64 * n + i, *v as u64);
+        }
+        let e = ((yv * 50.0) as f64).exp2() as f32;
+        let e = if e.is_subnormal() { 0.0 } else { e };
+        f.set_bits(i, e.to_bits() as u64);
+        let sel = if yv > 0.0 {
+            yv
+        } else if u & 1 == 1 {
+            -1.0
+        } else {
+            0.0
+        };
+        f.set_bits(n + i, sel.to_bits() as u64);
+        let a = half::f16::from_f32(yv);
+        let b = half::f16::from_f64(a.to_f64() * 3.0);
+        h.set_bits(i, half::f16::from_f64(a.to_f64() + b.to_f64()).to_bits() as u64);
+        let xi = u as i32 as i64;
+        w.set_bits(i, (xi * xi) as u64);
+    }
+    Ok(vec![
+        Expected {
+            tensor: "out".into(),
+            values: out,
+            tol: Tolerance::Exact,
+        },
+        Expected {
+            tensor: "f".into(),
+            values: f,
+            tol: Tolerance::Close {
+                atol: 0.0,
+                rtol: f32::EPSILON as f64,
+            },
+        },
+        Expected {
+            tensor: "h".into(),
+            values: h,
+            tol: Tolerance::Exact,
+        },
+        Expected {
+            tensor: "w".into(),
+            values: w,
+            tol: Tolerance::Exact,
+        },
+    ])
+}
+
 /// The functions and reductions of kernels/tiles/tile_math.tile, from their textbook
 /// definitions in f64 (f32 results rounded once; the integer tile is `8x` truncated toward
 /// zero). Float tolerance: one f32 rounding of each function, and the order of the row sums
@@ -1004,6 +1093,93 @@ fn conv2d(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, Str
         tensor: "y".into(),
         values: y,
         tol: MATMUL_TOL,
+    }])
+}
+
+/// D = A @ B^T + C with B stored [N, K] (`wgmma_dtypes`, `tcgen05_dtypes`).
+fn wgmma_dtypes(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+    mma_plus_c(plan, inputs, Some(true))
+}
+
+/// D = A @ B + C of the Gluon fixtures `wgmma_regs_kernel` (tests/gluon/wgmma_regs.py): B is
+/// stored [K, N], or [N, K] when the kernel reads it transposed; the fixtures keep N != K so
+/// that B's shape says which.
+fn wgmma_regs(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+    mma_plus_c(plan, inputs, None)
+}
+
+/// D = A @ B + C (`b_nk`: B stored [N, K]; `None`: decided by B's shape), the PTX ISA's
+/// `wgmma.mma_async` semantics, in f64 and rounded once to the accumulator type. Integers
+/// (s8/u8 into s32) are exact, wrapped to 32 bits as the s32 accumulator wraps. Float
+/// accumulation order and precision are not specified (PTX.md section 10): the tolerance
+/// allows each K step of 32 bytes one rounding of a partial sum of at most a few hundred at the
+/// accumulator's precision (f16: 11 bits; f32: the 14 bits Hopper keeps for fp8 operands, 24
+/// otherwise), for operands of magnitude about 1 and K up to a few hundred.
+fn mma_plus_c(plan: &LaunchPlan, inputs: &[HostTensor], b_nk: Option<bool>) -> Result<Vec<Expected>, String> {
+    let (a, b, c) = (
+        tensor(plan, inputs, "a")?,
+        tensor(plan, inputs, "b")?,
+        tensor(plan, inputs, "c")?,
+    );
+    let (m, k) = (a.shape[0], a.shape[1]);
+    let b_nk = match b_nk {
+        Some(t) => t,
+        None if b.shape[0] == k && b.shape[1] != k => false,
+        None if b.shape[1] == k && b.shape[0] != k => true,
+        None => {
+            return Err(format!(
+                "B {:?} with K = {k}: its orientation is ambiguous",
+                b.shape
+            ))
+        }
+    };
+    let n = if b_nk { b.shape[0] } else { b.shape[1] };
+    let bk = if b_nk { b.shape[1] } else { b.shape[0] };
+    if bk != k || c.shape != [m, n] {
+        return Err(format!(
+            "a {:?}, b {:?}, c {:?} do not form D = A @ B + C",
+            a.shape, b.shape, c.shape
+        ));
+    }
+    let mut d = HostTensor::zeros("d", c.dtype, c.shape.clone());
+    for i in 0..m {
+        for j in 0..n {
+            let mut s = val(c, i * n + j);
+            for kk in 0..k {
+                let bv = if b_nk {
+                    val(b, j * k + kk)
+                } else {
+                    val(b, kk * n + j)
+                };
+                s += val(a, i * k + kk) * bv;
+            }
+            if c.dtype == DType::I32 {
+                d.set_bits(i * n + j, (s as i64) as u32 as u64);
+            } else {
+                put(&mut d, i * n + j, s)?;
+            }
+        }
+    }
+    let narrow = a.dtype.bits() == 8;
+    let tol = match c.dtype {
+        DType::I32 => Tolerance::Exact,
+        DType::F16 => Tolerance::Close {
+            atol: 0.5,
+            rtol: 1e-2,
+        },
+        _ if narrow => Tolerance::Close {
+            atol: 0.1,
+            rtol: 1e-2,
+        },
+        _ => Tolerance::Close {
+            atol: 1e-2,
+            rtol: 1e-2,
+        },
+    };
+    Ok(vec![Expected {
+        tensor: "d".into(),
+        values: d,
+        tol,
     }])
 }
 
