@@ -1125,3 +1125,132 @@ fn cp_async_stages_in_flight_hide_the_global_round_trip() {
     // Each serial step pays at least the chip's global latency.
     assert!(one >= 64.0 * H100.global_latency, "{one}");
 }
+
+/// One row of `kernels/bench/blackwell.tsv`: its source, kernel path (from the repository
+/// root), constants and published figure (TFLOP/s for matmuls, milliseconds for the rest).
+struct PublishedRow {
+    source: String,
+    kernel: String,
+    consts: Vec<(String, i64)>,
+    published: f64,
+    tflops: bool,
+}
+
+fn published_rows() -> Vec<PublishedRow> {
+    let path = format!("{}/../kernels/bench/blackwell.tsv", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let mut out = Vec::new();
+    for line in text.lines() {
+        if line.starts_with('#') || line.trim().is_empty() || line.starts_with("source\t") {
+            continue;
+        }
+        let f: Vec<&str> = line.split('\t').collect();
+        assert_eq!(f.len(), 5, "{path}: {line}");
+        let consts = f[2]
+            .split_whitespace()
+            .map(|kv| {
+                let (k, v) = kv.split_once('=').unwrap_or_else(|| panic!("{path}: {kv}"));
+                let v = v.parse().unwrap_or_else(|e| panic!("{path}: {kv}: {e}"));
+                (k.to_string(), v)
+            })
+            .collect();
+        out.push(PublishedRow {
+            source: f[0].to_string(),
+            kernel: f[1].to_string(),
+            consts,
+            published: f[3].parse().unwrap_or_else(|e| panic!("{path}: {line}: {e}")),
+            tflops: f[4] == "TFLOP/s",
+        });
+    }
+    out
+}
+
+/// The calibrated GB200 table's prediction of a published row at the published size (the
+/// problem sizes of scripts/timing-blackwell), in the row's unit.
+fn predict_published(row: &PublishedRow) -> f64 {
+    let path = format!("{}/../{}", env!("CARGO_MANIFEST_DIR"), row.kernel);
+    let src = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let mut consts: Vec<(&str, i64)> = if row.kernel.contains("softmax") {
+        vec![]
+    } else if row.tflops {
+        vec![("M", 8192), ("N", 8192), ("K", 16384)]
+    } else {
+        vec![("XNUMEL", 32768), ("YNUMEL", 32768)]
+    };
+    consts.extend(row.consts.iter().map(|(k, v)| (k.as_str(), *v)));
+    let r = time(&src, &consts, &chips::GB200).report;
+    if row.tflops {
+        r.tflops.unwrap_or(0.0)
+    } else {
+        r.microseconds / 1000.0
+    }
+}
+
+#[test]
+#[ignore = "times 27 full-size problems: cargo test --release -p bwsim-sim --test timing -- --ignored"]
+fn blackwell_calibration_table_meets_its_bounds() {
+    // kernels/bench/blackwell.tsv is the independent reference: the calibrated GB200 table must
+    // reproduce it within 10 % MAPE, get every ordering 07's released pipelined rows state
+    // (4 > 3 > 2 buffers at each warp count, 4 warps > 8 at each BLOCK_K / buffers) and
+    // 06-tcgen05's (the best NUM_BUFFERS at each BLOCK_K, the best BLOCK_K single-buffered at
+    // 128 x 128), and predict no matmul above what cuBLAS sustains at that shape (1548 TFLOP/s).
+    let rows = published_rows();
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let out = std::sync::Mutex::new(vec![0.0; rows.len()]);
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(row) = rows.get(i) else { break };
+                let p = predict_published(row);
+                out.lock().unwrap_or_else(|e| e.into_inner())[i] = p;
+            });
+        }
+    });
+    let preds = out.into_inner().unwrap_or_else(|e| e.into_inner());
+    let mut sum = 0.0;
+    for (r, p) in rows.iter().zip(&preds) {
+        let e = (p - r.published) / r.published;
+        eprintln!("{} {} {:?}: {} -> {p:.2} ({:+.1} %)", r.source, r.kernel, r.consts, r.published, 100.0 * e);
+        sum += e.abs();
+        if r.tflops {
+            assert!(*p < 1548.42, "{} {:?}: {p} above cuBLAS", r.kernel, r.consts);
+        }
+    }
+    let mape = 100.0 * sum / rows.len() as f64;
+    eprintln!("MAPE over {} rows: {mape:.1} %", rows.len());
+    assert!(mape <= 10.0, "MAPE {mape:.1} %");
+    let find = |source: &str, want: &[(&str, i64)]| -> f64 {
+        let i = rows
+            .iter()
+            .position(|r| {
+                r.source == source
+                    && want
+                        .iter()
+                        .all(|(k, v)| r.consts.iter().any(|(rk, rv)| rk == k && rv == v))
+            })
+            .unwrap_or_else(|| panic!("no {source} row {want:?}"));
+        preds[i]
+    };
+    for w in [4, 8] {
+        let nb = |b, k| {
+            find(
+                "pipelined",
+                &[("NUM_BUFFERS", b), ("BLOCK_K", k), ("NUM_WARPS", w)],
+            )
+        };
+        assert!(nb(4, 64) > nb(3, 64) && nb(3, 64) > nb(2, 128), "{w} warps");
+    }
+    for (b, k) in [(2, 128), (3, 64), (4, 64)] {
+        let at = |w| find("pipelined", &[("NUM_BUFFERS", b), ("BLOCK_K", k), ("NUM_WARPS", w)]);
+        assert!(at(4) > at(8), "{b} buffers, BLOCK_K {k}");
+    }
+    // 06-tcgen05 (the revision with num_buffers): 2 buffers win at BLOCK_K = 64, 1 at 128.
+    let t = |k, b| find("tcgen05", &[("BLOCK_K", k), ("NUM_BUFFERS", b)]);
+    assert!(t(64, 2) > t(64, 1) && t(64, 2) > t(64, 3));
+    assert!(t(128, 1) > t(128, 2) && t(128, 1) > t(128, 3));
+    // Its earlier revision, single-buffered 128 x 128: BLOCK_K = 128 wins.
+    let r1 = |k| find("tcgen05-r1", &[("BLOCK_MN", 128), ("BLOCK_K", k)]);
+    assert!(r1(128) > r1(64) && r1(128) > r1(256));
+}
