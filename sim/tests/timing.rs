@@ -313,11 +313,8 @@ fn calibrated_blackwell_round_trip_is_the_microbenchmarks() {
     // that; and the issue-and-wait loop on it pays 136 cycles beyond each of its 128 x 256 x 64
     // MMAs' 512 (4 instructions of 128), plus the issue of the three instructions more.
     for c in [chips::GB200, chips::B200] {
-        let round_trip = c.mma_issue_cycles
-            + c.mma_latency
-            + c.commit_latency
-            + c.mbarrier_latency
-            + c.mbarrier_op_cycles;
+        let round_trip =
+            c.mma_issue_cycles + c.mma_latency + c.commit_latency + c.mbarrier_latency + c.mbarrier_op_cycles;
         assert_eq!(round_trip, 136.0, "{}", c.name);
     }
     let c = Chip {
@@ -1212,7 +1209,14 @@ fn blackwell_calibration_table_meets_its_bounds() {
     let mut sum = 0.0;
     for (r, p) in rows.iter().zip(&preds) {
         let e = (p - r.published) / r.published;
-        eprintln!("{} {} {:?}: {} -> {p:.2} ({:+.1} %)", r.source, r.kernel, r.consts, r.published, 100.0 * e);
+        eprintln!(
+            "{} {} {:?}: {} -> {p:.2} ({:+.1} %)",
+            r.source,
+            r.kernel,
+            r.consts,
+            r.published,
+            100.0 * e
+        );
         sum += e.abs();
         if r.tflops {
             assert!(*p < 1548.42, "{} {:?}: {p} above cuBLAS", r.kernel, r.consts);
@@ -1243,7 +1247,12 @@ fn blackwell_calibration_table_meets_its_bounds() {
         assert!(nb(4, 64) > nb(3, 64) && nb(3, 64) > nb(2, 128), "{w} warps");
     }
     for (b, k) in [(2, 128), (3, 64), (4, 64)] {
-        let at = |w| find("pipelined", &[("NUM_BUFFERS", b), ("BLOCK_K", k), ("NUM_WARPS", w)]);
+        let at = |w| {
+            find(
+                "pipelined",
+                &[("NUM_BUFFERS", b), ("BLOCK_K", k), ("NUM_WARPS", w)],
+            )
+        };
         assert!(at(4) > at(8), "{b} buffers, BLOCK_K {k}");
     }
     // 06-tcgen05 (the revision with num_buffers): 2 buffers win at BLOCK_K = 64, 1 at 128.
