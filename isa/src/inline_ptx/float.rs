@@ -183,6 +183,8 @@ impl Exact {
             sticky: false,
         }
     }
+    /// The value negated (a method, not `std::ops::Neg`: callers chain it on exact values).
+    #[allow(clippy::should_implement_trait)]
     pub fn neg(self) -> Exact {
         Exact {
             neg: !self.neg,
