@@ -3,7 +3,7 @@
 //!
 //! All arithmetic is checked: an overflow is a diagnostic, never a wrap or a panic.
 
-use crate::diag::Diagnostic;
+use crate::diag::{Code, Diagnostic};
 use crate::ir::{BinOp, ConstKind, Expr, ExprKind, Kernel, UnOp};
 use crate::types::{DType, Target};
 use std::collections::HashMap;
@@ -55,7 +55,7 @@ impl Override {
 }
 
 fn err(e: &Expr, msg: impl Into<String>, label: impl Into<String>) -> Diagnostic {
-    Diagnostic::error("const-eval", msg, e.span, label)
+    Diagnostic::error(Code::ConstEval, msg, e.span, label)
 }
 
 impl ConstEnv {
@@ -76,7 +76,7 @@ impl ConstEnv {
                 let names: Vec<&str> = kernel.consts.iter().map(|c| c.name.name.as_str()).collect();
                 diags.push(
                     Diagnostic::error(
-                        "unknown-const",
+                        Code::UnknownConst,
                         format!(
                             "`--const {}` names no constant of kernel `{}`",
                             o.name, kernel.name.name
@@ -97,7 +97,7 @@ impl ConstEnv {
                 match parse_override(c.kind, &o.value) {
                     Some(v) => Ok(v),
                     None => Err(Diagnostic::error(
-                        "bad-const",
+                        Code::BadConst,
                         format!(
                             "`--const {}={}` is not a valid {}",
                             o.name,
@@ -121,7 +121,7 @@ impl ConstEnv {
                     );
                     if !ok {
                         diags.push(Diagnostic::error(
-                            "E-type",
+                            Code::EType,
                             format!(
                                 "constant `{}` is declared `{}` but its value is `{v}`",
                                 c.name.name,

@@ -7,6 +7,7 @@
 //! resolution enforces [`Limit::Memory`] before allocating, the simulator the others. It knows
 //! nothing of how they are enforced.
 
+use crate::codes::Code;
 use serde::Serialize;
 use std::fmt;
 use std::time::Duration;
@@ -48,12 +49,12 @@ impl Limit {
     }
 
     /// The stable diagnostic code of a run stopped (or a launch refused) by this limit.
-    pub fn code(self) -> &'static str {
+    pub fn code(self) -> Code {
         match self {
-            Limit::Steps => "step-limit",
-            Limit::WallTime => "wall-time-limit",
-            Limit::Memory => "memory-limit",
-            Limit::TraceEvents => "trace-limit",
+            Limit::Steps => Code::StepLimit,
+            Limit::WallTime => Code::WallTimeLimit,
+            Limit::Memory => Code::MemoryLimit,
+            Limit::TraceEvents => Code::TraceLimit,
         }
     }
 

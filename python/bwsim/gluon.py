@@ -46,7 +46,7 @@ from .errors import (
 TRITON_VERSION = "3.6.0"
 TARGETS = {"sm_100a": 100, "sm_90a": 90}
 CHIPS = {"b200": "sm_100a", "gb200": "sm_100a", "h100": "sm_90a", "h200": "sm_90a"}
-# The hazard checker's codes (bwsim_sim::check::CODES, and `tmem-leak`): an error with one of
+# The hazard checker's codes (stage `check` in docs/codes.md): an error with one of
 # these is a HazardError, any other a CompileError.
 HAZARD_CODES = frozenset(
     "race missing-fence read-before-complete write-while-in-flight phase-aliasing deadlock tx-mismatch "

@@ -16,6 +16,7 @@ use bwsim_isa::builtins::ReduceOp;
 use bwsim_isa::ir::{BinOp, UnOp};
 use bwsim_isa::numeric;
 use bwsim_isa::types::DType;
+use bwsim_isa::Code;
 use std::sync::Arc;
 
 /// What an expression may read besides the frame.
@@ -26,7 +27,7 @@ pub struct EvalCtx {
 }
 
 fn err(msg: impl Into<String>) -> Fault {
-    Fault::error("sim-error", msg)
+    Fault::error(Code::SimError, msg)
 }
 
 /// Evaluate an expression in a frame.
@@ -889,7 +890,7 @@ fn index(b: &Value, items: &[IItem], frame: &[Value], cx: &EvalCtx) -> OpResult<
                 .ok_or_else(|| err("barrier index must be an integer"))?;
             if i < 0 || i >= *n as i64 {
                 return Err(Fault::error(
-                    "view-bounds",
+                    Code::ViewBounds,
                     format!("barrier index {i} out of range 0..{n}"),
                 ));
             }
@@ -1006,7 +1007,7 @@ fn view_items(
                     .ok_or_else(|| err("view index must be an integer"))?;
                 if i < 0 || i >= dim {
                     return Err(Fault::error(
-                        "view-bounds",
+                        Code::ViewBounds,
                         format!("index {i} out of range 0..{dim}"),
                     ));
                 }
@@ -1020,7 +1021,7 @@ fn view_items(
                 let hi = hi.unwrap_or(dim);
                 if lo < 0 || hi > dim || lo >= hi {
                     return Err(Fault::error(
-                        "view-bounds",
+                        Code::ViewBounds,
                         format!("slice {lo}:{hi} out of range 0..{dim}"),
                     ));
                 }

@@ -69,6 +69,7 @@ use bwsim_isa::consts::Override;
 use bwsim_isa::launch::{self, HostTensor, LaunchPlan};
 use bwsim_isa::typeck::Checked;
 use bwsim_isa::verify::{verify, VerifyOptions};
+use bwsim_isa::Code;
 use bwsim_isa::{Diagnostic, Target};
 
 /// Run a verified kernel with the default seeded scheduler (`opts.seed`).
@@ -134,7 +135,7 @@ pub fn run_source_with(
     let Some(checked) = checked else { return Err(diags) };
     let Some(l) = &kernel.launch else {
         return Err(vec![Diagnostic::error(
-            "launch",
+            Code::Launch,
             "kernel has no `launch { }` section",
             kernel.name.span,
             "here",

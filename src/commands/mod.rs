@@ -175,7 +175,7 @@ pub fn parse_or_report(file: &SourceFile, json: bool) -> Option<Kernel> {
         match bwsim_gluon::load(std::path::Path::new(&file.name)) {
             Ok(l) => l.kernel,
             Err(e) => Err(vec![Diagnostic::error(
-                "io",
+                bwsim_isa::Code::Io,
                 format!("cannot read `{}`: {e}", file.name),
                 bwsim_isa::Span::DUMMY,
                 "",

@@ -98,7 +98,7 @@ pub fn run(a: Args) -> CliResult {
     };
     let Some(l) = &k.launch else {
         let d = bwsim_isa::Diagnostic::error(
-            "launch",
+            bwsim_isa::Code::Launch,
             "kernel has no `launch { }` section",
             k.name.span,
             "here",

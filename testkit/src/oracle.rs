@@ -219,10 +219,10 @@ fn check_run(r: &RunResult, len: usize) {
 fn same_run(a: &RunResult, b: &RunResult) {
     assert_eq!(a.outcome, b.outcome, "same seed, different outcome");
     assert_eq!(a.counters, b.counters, "same seed, different counters");
-    let codes = |r: &RunResult| -> Vec<(String, String)> {
+    let codes = |r: &RunResult| -> Vec<(bwsim_isa::Code, String)> {
         r.diagnostics
             .iter()
-            .map(|d| (d.code.clone(), d.message.clone()))
+            .map(|d| (d.code, d.message.clone()))
             .collect()
     };
     assert_eq!(codes(a), codes(b), "same seed, different diagnostics");

@@ -15,6 +15,7 @@ use bwsim_isa::ir::*;
 use bwsim_isa::launch::{ArgValue, LaunchPlan};
 use bwsim_isa::typeck::{AllocKind, Checked, Ty};
 use bwsim_isa::types::{DType, OobFill, ScalarTy};
+use bwsim_isa::Code;
 use bwsim_isa::{Diagnostic, Span};
 use std::collections::HashMap;
 
@@ -493,7 +494,12 @@ struct Lower<'a, 'k> {
 }
 
 fn unsupported(span: Span, msg: impl Into<String>) -> Diagnostic {
-    Diagnostic::error("sim-unsupported", msg, span, "the simulator does not model this")
+    Diagnostic::error(
+        Code::SimUnsupported,
+        msg,
+        span,
+        "the simulator does not model this",
+    )
 }
 
 /// Lower a verified kernel for one launch.
@@ -518,7 +524,7 @@ pub fn lower(checked: &Checked, plan: &LaunchPlan) -> Result<Program, Vec<Diagno
             .map(|(_, a)| a.clone());
         let Some(arg) = arg else {
             diags.push(Diagnostic::error(
-                "launch",
+                Code::Launch,
                 format!("parameter `{}` gets no argument", p.name),
                 p.span,
                 "here",
@@ -555,7 +561,7 @@ pub fn lower(checked: &Checked, plan: &LaunchPlan) -> Result<Program, Vec<Diagno
                     (_, ArgValue::Float(f)) => Value::Int(f as i64),
                     (_, ArgValue::Tensor(_)) => {
                         diags.push(Diagnostic::error(
-                            "launch",
+                            Code::Launch,
                             format!("scalar `{}` bound to a tensor", p.name),
                             p.span,
                             "here",
@@ -568,7 +574,7 @@ pub fn lower(checked: &Checked, plan: &LaunchPlan) -> Result<Program, Vec<Diagno
                 l.bind(&p.name, Binding::Slot(s));
             }
             _ => diags.push(Diagnostic::error(
-                "launch",
+                Code::Launch,
                 format!("parameter `{}` has an argument of the wrong kind", p.name),
                 p.span,
                 "here",
@@ -719,7 +725,7 @@ impl<'a, 'k> Lower<'a, 'k> {
                     let v = self.const_int(i)?;
                     u32::try_from(v).map_err(|_| {
                         Diagnostic::error(
-                            "const-eval",
+                            Code::ConstEval,
                             format!("expected a size, found {v}"),
                             i.span,
                             "here",
@@ -728,7 +734,7 @@ impl<'a, 'k> Lower<'a, 'k> {
                 })
                 .collect(),
             _ => Err(Diagnostic::error(
-                "E-type",
+                Code::EType,
                 "expected a list of constants",
                 e.span,
                 "here",
@@ -767,7 +773,7 @@ impl<'a, 'k> Lower<'a, 'k> {
                             Some(Binding::Slot(sl)) => dsts.push(*sl),
                             _ => {
                                 return Err(Diagnostic::error(
-                                    "undefined-name",
+                                    Code::UndefinedName,
                                     format!("cannot assign to `{}`", n.name),
                                     n.span,
                                     "not a variable",
@@ -830,7 +836,7 @@ impl<'a, 'k> Lower<'a, 'k> {
                 };
                 if st <= 0 {
                     return Err(Diagnostic::error(
-                        "static-for",
+                        Code::StaticFor,
                         "static_for step must be positive",
                         s.span,
                         "here",
@@ -1001,7 +1007,7 @@ impl<'a, 'k> Lower<'a, 'k> {
         let name = op.kind.name();
         let missing_alloc = || {
             Diagnostic::error(
-                "sim-unsupported",
+                Code::SimUnsupported,
                 "allocation missing from the static plan",
                 op.span,
                 "here",
@@ -1321,7 +1327,7 @@ impl<'a, 'k> Lower<'a, 'k> {
             return Ok((dtype, d));
         }
         Err(Diagnostic::error(
-            "E-type",
+            Code::EType,
             "expected a shaped type",
             e.span,
             "here",
@@ -1361,7 +1367,7 @@ impl<'a, 'k> Lower<'a, 'k> {
                 match bwsim_isa::typeck::SmemLayout::linear_from_args(args) {
                     Some(l) => Ok(Layout::from(&l)),
                     None => Err(Diagnostic::error(
-                        "smem-layout",
+                        Code::SmemLayout,
                         "linear(...) takes one list of offset bases",
                         e.span,
                         "here",
@@ -1369,7 +1375,7 @@ impl<'a, 'k> Lower<'a, 'k> {
                 }
             }
             _ => Err(Diagnostic::error(
-                "smem-layout",
+                Code::SmemLayout,
                 "unknown shared-memory layout",
                 e.span,
                 "here",

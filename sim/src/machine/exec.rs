@@ -115,7 +115,7 @@ impl<'p, 's> Machine<'p, 's> {
             } => {
                 let st = int_of(&eval::eval(step_e, frame, &cx)?, "loop step")?;
                 if st == 0 {
-                    return Err(Fault::error("sim-error", "`for` loop with step 0 never ends"));
+                    return Err(Fault::error(Code::SimError, "`for` loop with step 0 never ends"));
                 }
                 frame[*ctr as usize] = Value::Int(int_of(&eval::eval(start_e, frame, &cx)?, "loop start")?);
                 frame[*end as usize] = Value::Int(int_of(&eval::eval(end_e, frame, &cx)?, "loop end")?);
@@ -227,7 +227,7 @@ impl<'p, 's> Machine<'p, 's> {
                     .ok_or_else(|| Fault::trap(CudaError::IllegalAddress, "shared address overflow"))?;
                 let bytes = layout::buffer_bytes(*dtype, shape.as_slice(), *layout);
                 if start as u64 + bytes > self.cta(s).smem.len() as u64 {
-                    return Err(Fault::error("smem-reinterpret", format!("reinterpret of {bytes} bytes at shared byte {start} runs past the end of shared memory")));
+                    return Err(Fault::error(Code::SmemReinterpret, format!("reinterpret of {bytes} bytes at shared byte {start} runs past the end of shared memory")));
                 }
                 Ok(OpFlow::Value(Value::Smem(SmemView {
                     base: start,
@@ -256,7 +256,7 @@ impl<'p, 's> Machine<'p, 's> {
                 let end = n.col as u64 + layout::tmem_matrix_cols(&n);
                 if end > bwsim_isa::typeck::TMEM_COLUMNS as u64 {
                     return Err(Fault::error(
-                        "tmem-reinterpret",
+                        Code::TmemReinterpret,
                         format!("the reinterpreted view ends at TMEM column {end}, past the 512 columns"),
                     ));
                 }
@@ -294,7 +294,7 @@ impl<'p, 's> Machine<'p, 's> {
                 }
                 if busy {
                     self.diags.push(
-                        Diagnostic::warning("tmem-dealloc", "tmem.dealloc while tcgen05 operations are still in flight", span, "freed here")
+                        Diagnostic::warning(Code::TmemDealloc, "tmem.dealloc while tcgen05 operations are still in flight", span, "freed here")
                             .with_help("wait for the tcgen05.commit barrier that covers the last MMA before freeing its accumulator"),
                     );
                 }
@@ -461,7 +461,7 @@ impl<'p, 's> Machine<'p, 's> {
                 let n = int_of(&ev(count)?, "the arrival count")?;
                 if !(1..(1 << 20)).contains(&n) {
                     return Err(Fault::error(
-                        "mbar-count",
+                        Code::MbarCount,
                         format!("mbarrier expected count must be in 1..2^20, found {n}"),
                     ));
                 }
@@ -1005,7 +1005,7 @@ impl<'p, 's> Machine<'p, 's> {
     pub(super) fn pair_peer(&mut self, s: usize, op: &str) -> OpResult<u32> {
         if self.cluster_size != 2 {
             return Err(Fault::error(
-                "cta-pair",
+                Code::CtaPair,
                 format!(
                     "{op} with cta_group=2 needs a cluster of 2 CTAs, the launch has {}",
                     self.cluster_size

@@ -27,6 +27,7 @@ mod asyncs;
 mod exec;
 mod global;
 
+use bwsim_isa::Code;
 use global::*;
 
 use crate::eval::{self, as_tile, broadcast_shapes, BIndex, EvalCtx};
@@ -399,7 +400,7 @@ struct Machine<'p, 's> {
     /// The instruction being executed (for the checker's access records).
     cur_pc: u32,
     /// Checker diagnostics already reported in this run (code and spans).
-    reported: HashSet<(String, u32, u32)>,
+    reported: HashSet<(Code, u32, u32)>,
     /// CTAs per cluster (1 without clusters).
     cluster_size: u32,
     /// `cluster.sync` state per live cluster: (arrivals of the current generation, generation).
@@ -431,7 +432,7 @@ pub fn execute(
     let cluster_size = prog.cluster[0].max(1);
     if prog.cluster[1] > 1 || prog.cluster[2] > 1 || !grid[0].is_multiple_of(cluster_size) {
         let d = Diagnostic::error(
-            "sim-unsupported",
+            Code::SimUnsupported,
             format!(
                 "the simulator models clusters along x dividing the grid; this launch has cluster {:?} over grid {:?}",
                 prog.cluster, grid
@@ -569,7 +570,7 @@ fn ints_of(v: &Value) -> OpResult<Vec<i64>> {
 fn s32(v: i64, what: &str) -> OpResult<i64> {
     i32::try_from(v).map(i64::from).map_err(|_| {
         Fault::error(
-            "operand-range",
+            Code::OperandRange,
             format!(
                 "{what} of {v} does not fit the instruction's 32-bit signed operand (hardware would use {})",
                 v as i32
@@ -584,12 +585,12 @@ impl Cta {
         match self.bars.get_mut(&addr) {
             Some(BarState::Live(m)) => Ok(m),
             Some(BarState::Invalid) => Err(Fault::error(
-                "barrier-misuse",
+                Code::BarrierMisuse,
                 format!("mbarrier at shared byte {addr} used after mbar.invalidate"),
             )
             .with_help("re-initialise it with `mbar.init` before using it again")),
             None => Err(Fault::error(
-                "barrier-misuse",
+                Code::BarrierMisuse,
                 format!("mbarrier at shared byte {addr} used before mbar.init"),
             )
             .with_help(
@@ -691,11 +692,7 @@ impl<'p, 's> Machine<'p, 's> {
     fn report(&mut self, d: Diagnostic) {
         const MAX_REPORTS: usize = 64;
         let second = d.labels.first().map(|l| l.span.start).unwrap_or(u32::MAX);
-        if self.reported.len() < MAX_REPORTS
-            && self
-                .reported
-                .insert((d.code.clone(), d.primary.span.start, second))
-        {
+        if self.reported.len() < MAX_REPORTS && self.reported.insert((d.code, d.primary.span.start, second)) {
             self.diags.push(d);
         }
     }
@@ -722,7 +719,7 @@ impl<'p, 's> Machine<'p, 's> {
             _ => "this operation",
         };
         let d = Diagnostic::error(
-            "uninit-read",
+            Code::UninitRead,
             format!("`{name}` reads {what} that nothing wrote in this launch"),
             i.span,
             "reads uninitialised memory",
@@ -761,7 +758,7 @@ impl<'p, 's> Machine<'p, 's> {
         let passes = (phase & 1) != parity as u64;
         let missed = al.missed.iter().flatten().count() as u64;
         let mut d = Diagnostic::error(
-            "phase-aliasing",
+            Code::PhaseAliasing,
             format!("phase aliasing on `{bar}`: this wait means a phase the barrier has already moved past"),
             span,
             format!("{who} waits for parity {parity} here"),
@@ -993,7 +990,7 @@ impl<'p, 's> Machine<'p, 's> {
             self.counters.ctas += 1;
             for a in &c.tmem.manual {
                 let d = Diagnostic::error(
-                    "tmem-leak",
+                    Code::TmemLeak,
                     format!(
                         "CTA {} exits with TMEM columns {}..{} still allocated",
                         c.id,
@@ -1210,7 +1207,7 @@ fn tx_mismatch(prog: &Program, bar: &str, tx: i64, hb: &crate::hazards::BarHb) -
     let mut d = if tx < 0 {
         let primary = delivers.first().copied().unwrap_or(Span::DUMMY);
         let mut d = Diagnostic::error(
-            "tx-mismatch",
+            Code::TxMismatch,
             format!(
                 "`{bar}` received {} bytes more than its phase expects: the phase can never complete",
                 -tx
@@ -1232,7 +1229,7 @@ fn tx_mismatch(prog: &Program, bar: &str, tx: i64, hb: &crate::hazards::BarHb) -
     } else {
         let primary = expects.first().copied().unwrap_or(Span::DUMMY);
         let mut d = Diagnostic::error(
-            "tx-mismatch",
+            Code::TxMismatch,
             format!("`{bar}` still expects {tx} bytes that no copy in flight will deliver: the phase can never complete"),
             primary,
             format!("expects bytes on `{bar}`"),

@@ -2,6 +2,7 @@
 //! (TMA, tensor pipe, memory system) and the events it schedules.
 
 use super::*;
+use bwsim_isa::Code;
 
 impl<'p> Engine<'p> {
     /// A global read of `bytes` on SM `sm`'s load/store path (generic loads, cp.async),
@@ -53,7 +54,7 @@ impl<'p> Engine<'p> {
             } => {
                 let v = smem_of(evs(src)?)?;
                 let start = layout::view_start(&v)
-                    .ok_or_else(|| Fault::error("sim-error", "shared address overflow"))?;
+                    .ok_or_else(|| Fault::error(Code::SimError, "shared address overflow"))?;
                 Ok(Some(Flow::Value(Value::Smem(SmemView {
                     base: start,
                     dtype: *dtype,
@@ -229,7 +230,7 @@ impl<'p> Engine<'p> {
                 let n = int_of(&evs(count)?, "the arrival count")?;
                 if !(1..(1 << 20)).contains(&n) {
                     return Err(Fault::error(
-                        "mbar-count",
+                        Code::MbarCount,
                         format!("mbarrier expected count must be in 1..2^20, found {n}"),
                     ));
                 }
@@ -302,7 +303,7 @@ impl<'p> Engine<'p> {
                 let b = self.cta(c).bar(addr)?;
                 let Some(m) = b.state else {
                     return Err(Fault::error(
-                        "barrier-misuse",
+                        Code::BarrierMisuse,
                         "mbar.wait on an invalidated mbarrier",
                     ));
                 };
@@ -332,7 +333,7 @@ impl<'p> Engine<'p> {
                 let b = self.cta(c).bar(addr)?;
                 let Some(m) = b.state else {
                     return Err(Fault::error(
-                        "barrier-misuse",
+                        Code::BarrierMisuse,
                         "mbar.test_wait on an invalidated mbarrier",
                     ));
                 };
