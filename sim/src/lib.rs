@@ -21,6 +21,8 @@
 //!   same lowered program) and [`chips`]: the chip tables it reads.
 //! - The hazard checker: [`hb`] (vector clocks, shadow memory and the proxy-fence rule),
 //!   [`hazards`] (its per-CTA bookkeeping, fed by the machine, and hazard diagnostics),
+//!   [`diagnostics`] (the checker's other diagnostics: uninitialised reads, phase aliasing,
+//!   transaction mismatches, leaked TMEM, mbarrier misuse),
 //!   [`waitfor`] (the wait-for graph of a deadlock), [`pct`] (the exploration scheduler),
 //!   [`explore`] (many seeds in parallel, each distinct finding once) and [`check`] (a kernel
 //!   prepared once and run or explored: `bwsim check`).
@@ -35,6 +37,7 @@
 
 pub mod check;
 pub mod chips;
+pub mod diagnostics;
 pub mod eval;
 pub mod explore;
 pub mod hazards;

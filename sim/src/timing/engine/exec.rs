@@ -302,10 +302,7 @@ impl<'p> Engine<'p> {
                 let since = self.cta(c).agents[a as usize].wait_since;
                 let b = self.cta(c).bar(addr)?;
                 let Some(m) = b.state else {
-                    return Err(Fault::error(
-                        Code::BarrierMisuse,
-                        "mbar.wait on an invalidated mbarrier",
-                    ));
+                    return Err(crate::diagnostics::barrier_after_invalidate(addr));
                 };
                 if m.test_wait(parity) {
                     // A phase stamped later than this agent's clock (an agent ahead of the queue
@@ -332,10 +329,7 @@ impl<'p> Engine<'p> {
                 let parity = (int_of(&evs(phase)?, "the phase")? & 1) as u32;
                 let b = self.cta(c).bar(addr)?;
                 let Some(m) = b.state else {
-                    return Err(Fault::error(
-                        Code::BarrierMisuse,
-                        "mbar.test_wait on an invalidated mbarrier",
-                    ));
+                    return Err(crate::diagnostics::barrier_after_invalidate(addr));
                 };
                 *t += chip.mbarrier_op_cycles;
                 Ok(Some(Flow::Value(Value::Bool(m.test_wait(parity)))))

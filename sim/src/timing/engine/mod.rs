@@ -214,10 +214,7 @@ impl Cta {
     fn bar(&mut self, addr: u32) -> OpResult<&mut Bar> {
         match self.bars.iter_mut().position(|b| b.addr == addr) {
             Some(i) => Ok(&mut self.bars[i]),
-            None => Err(Fault::error(
-                Code::BarrierMisuse,
-                format!("mbarrier at shared byte {addr} used before mbar.init"),
-            )),
+            None => Err(crate::diagnostics::barrier_before_init(addr)),
         }
     }
 }
@@ -780,10 +777,7 @@ impl<'p> Engine<'p> {
         let cta = self.cta(c);
         let b = cta.bar(addr)?;
         let Some(m) = &mut b.state else {
-            return Err(Fault::error(
-                Code::BarrierMisuse,
-                "mbarrier used after mbar.invalidate",
-            ));
+            return Err(crate::diagnostics::barrier_after_invalidate(addr));
         };
         let flipped = f(m).map_err(|e| Fault::trap(CudaError::LaunchFailure, e.reason()))?;
         b.latest = b.latest.max(t);
