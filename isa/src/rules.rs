@@ -97,7 +97,7 @@ pub fn check_linear_shape(op: &Op, shape: &[u32], layout: &SmemLayout) -> Result
         return Ok(());
     };
     let l = LinearSmem::new(bases)
-        .map_err(|m| Diagnostic::error(Code::SmemLayout, m, op.span, "this linear layout"))?;
+        .map_err(|m| Diagnostic::error(Code::SmemLayout, m.to_string(), op.span, "this linear layout"))?;
     if l.shape() != shape {
         return Err(Diagnostic::error(
             Code::SmemLayout,

@@ -215,6 +215,6 @@ pub fn non_negative_f64(s: &str) -> Result<f64, String> {
 }
 
 /// Parse `--const NAME=VALUE`.
-pub fn parse_override(s: &str) -> Result<Override, String> {
+pub fn parse_override(s: &str) -> Result<Override, bwsim_isa::consts::BadOverride> {
     Override::parse(s)
 }

@@ -176,7 +176,7 @@ pub fn run(a: Args) -> CliResult {
     };
     let (comparisons, ref_error) = match (&expected, completed) {
         (Some(Ok(exp)), true) => (compare_all(&result, exp), None),
-        (Some(Err(e)), _) => (Vec::new(), Some(e.clone())),
+        (Some(Err(e)), _) => (Vec::new(), Some(e.to_string())),
         _ => (Vec::new(), None),
     };
     let verdict = if !result.ok() {

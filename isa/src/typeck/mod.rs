@@ -911,7 +911,7 @@ impl<'k> Cx<'k> {
                         .with_help("e.g. `linear([[0, 1], [1, 0]])`: offset bit i holds the coordinates of entry i")
                 })?;
                 if let SmemLayout::Linear { bases } = &l {
-                    LinearSmem::new(bases).map_err(|m| Diagnostic::error(Code::SmemLayout, m, e.span, "this linear layout"))?;
+                    LinearSmem::new(bases).map_err(|m| Diagnostic::error(Code::SmemLayout, m.to_string(), e.span, "this linear layout"))?;
                 }
                 Ok(l)
             }
