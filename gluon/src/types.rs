@@ -195,12 +195,13 @@ impl Elem {
     pub fn from_name(s: &str) -> Option<Elem> {
         Some(match s {
             "i1" => Elem::I1,
-            // Triton keeps `ui8` on tensor descriptors only (uint8 data: fp4 pairs, ue8m0 scale
-            // factors); the buffers they fill and pointers to them are signless `i8`.
-            "i8" | "ui8" => Elem::I8,
-            "i16" => Elem::I16,
-            "i32" => Elem::I32,
-            "i64" => Elem::I64,
+            // Triton keeps `ui8` and `si8`.. on tensor descriptors only (uint8 data: fp4 pairs,
+            // ue8m0 scale factors; int8 and int32 MMA operands and results); the buffers they
+            // fill and pointers to them are signless.
+            "i8" | "ui8" | "si8" => Elem::I8,
+            "i16" | "si16" => Elem::I16,
+            "i32" | "si32" => Elem::I32,
+            "i64" | "si64" => Elem::I64,
             "f16" => Elem::F16,
             "bf16" => Elem::BF16,
             "f32" => Elem::F32,
@@ -301,30 +302,34 @@ impl Type {
 }
 
 /// Read one type.
+/// The inside of `tensor<...>` (`128x64xf16, #blocked`), or a `tensor<...>` type itself.
+fn parse_tensor_body(c: &mut Cursor) -> Result<Type, ImportError> {
+    if matches!(c.peek(), Tok::Ident(w) if w == "tensor") {
+        return parse_type(c);
+    }
+    let shape = match c.peek().clone() {
+        Tok::Shape(d) => {
+            c.bump();
+            d
+        }
+        _ => Vec::new(),
+    };
+    let elem = parse_type(c)?;
+    let enc = if c.eat(",") { Some(attr_val(c)?) } else { None };
+    Ok(Type::Tensor {
+        shape,
+        elem: Box::new(elem),
+        enc,
+    })
+}
+
 pub fn parse_type(c: &mut Cursor) -> Result<Type, ImportError> {
     match c.peek().clone() {
         Tok::Ident(w) if w == "tensor" => {
             c.bump();
             let inner = c.group()?;
             let mut ic = Cursor::new(inner, c.end);
-            let shape = match ic.peek().clone() {
-                Tok::Shape(d) => {
-                    ic.bump();
-                    d
-                }
-                _ => Vec::new(),
-            };
-            let elem = parse_type(&mut ic)?;
-            let enc = if ic.eat(",") {
-                Some(attr_val(&mut ic)?)
-            } else {
-                None
-            };
-            Ok(Type::Tensor {
-                shape,
-                elem: Box::new(elem),
-                enc,
-            })
+            parse_tensor_body(&mut ic)
         }
         Tok::Ident(w) => {
             let e = Elem::from_name(&w).ok_or_else(|| ImportError::UnsupportedType {
@@ -345,7 +350,9 @@ pub fn parse_type(c: &mut Cursor) -> Result<Type, ImportError> {
             let mut ic = Cursor::new(inner, span);
             match name.as_str() {
                 "tt.ptr" => Ok(Type::Ptr(Box::new(parse_type(&mut ic)?))),
-                "tt.tensordesc" => match parse_type(&mut ic)? {
+                // 3.6-3.7 print `!tt.tensordesc<tensor<32x64xf32, #shared>>`, 3.8 and later
+                // `!tt.tensordesc<32x64xf32, #shared>` (crate::version: tensordesc-*).
+                "tt.tensordesc" => match parse_tensor_body(&mut ic)? {
                     Type::Tensor { shape, elem, enc } => Ok(Type::TensorDesc {
                         block: shape,
                         elem: elem.elem().ok_or_else(|| ImportError::UnsupportedType {

@@ -136,6 +136,7 @@ define_codes! {
     ArchTcgen05 = "arch-tcgen05", [Verify], Hard, "tcgen05 / tensor memory used on sm_90a";
     ArchGather = "arch-gather", [Verify], Hard, "gather4/scatter4 used on sm_90a";
     ArchWgmma = "arch-wgmma", [Verify], Hard, "wgmma used on sm_100a";
+    ArchClc = "arch-clc", [Verify], Hard, "cluster launch control (clc.try_cancel, clc.query) used on sm_90a (it needs sm_100a)";
     NumWarps = "num-warps", [Verify], Hard, "num_warps out of range";
     WsRegs = "ws-regs", [Verify], Hard, "warp_specialize register budget not a multiple of 8 in [24, 256]";
     WsWarps = "ws-warps", [Verify], Hard, "worker warp count out of range, or too many warps in all";
@@ -182,6 +183,7 @@ define_codes! {
     TtgirUndefined = "ttgir-undefined", [Import], Hard, "a TTGIR operand that names no value defined before it";
     TtgirModule = "ttgir-module", [Import], Hard, "no `tt.func` to import, or more than one public one";
     TtgirCascade = "ttgir-cascade", [Import], Hard, "a use of a value whose definition failed to import (dropped)";
+    TtgirVersion = "ttgir-version", [Import], Hard, "TTGIR of a Triton release bwsim does not support, or whose release cannot be settled";
     // ---- the hazard checker ----
     Race = "race", [Check], Deny, "conflicting shared- or tensor-memory accesses (at least one write) not ordered by happens-before";
     MissingFence = "missing-fence", [Check], Deny, "generic- and async-proxy accesses (TMA, MMA operand) ordered without `fence.async_shared` between them";
@@ -195,6 +197,7 @@ define_codes! {
     TmemLeak = "tmem-leak", [Check], Deny, "tensor memory still allocated when the CTA exits";
     BarrierMisuse = "barrier-misuse", [Run, Check, Time], Hard, "an mbarrier used before `mbar.init` or after `mbar.invalidate`";
     IllegalInstruction = "illegal-instruction", [Run, Check], Hard, "an operation the hardware traps on (misaligned TMA coordinates, ...)";
+    ClcMisuse = "clc-misuse", [Run, Check], Deny, "`clc.try_cancel` after the CTA read a response that cancelled nothing (undefined in PTX)";
     // ---- the simulator ----
     MisalignedAddress = "misaligned-address", [Run], Hard, "a hardware trap: cudaErrorMisalignedAddress";
     IllegalAddress = "illegal-address", [Run], Hard, "a hardware trap: cudaErrorIllegalAddress (an access outside its memory)";
