@@ -522,8 +522,15 @@ mod tests {
 
     #[test]
     fn maps_that_are_not_one_to_one_are_refused() {
+        // Two offset bits onto the one coordinate bit of dimension 1.
         let e = LinearSmem::new(&[vec![0, 1], vec![0, 1]]).unwrap_err();
-        assert_eq!(e, LinearSmemError::Dependent);
+        assert_eq!(
+            e,
+            LinearSmemError::BitCount {
+                offsets: 2,
+                coords: 1
+            }
+        );
         assert!(e.to_string().contains("not one to one"), "{e}");
         let e = LinearSmem::new(&[vec![0, 1], vec![0, 2, 0]]).unwrap_err();
         assert_eq!(e, LinearSmemError::Ragged);
