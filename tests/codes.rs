@@ -32,6 +32,9 @@ fn verify_rules_lists_every_code_once_with_its_stages_and_level() {
         "barrier-misuse",
         "uninit-read",
         "ttgir-syntax",
+        "ttgir-version",
+        "arch-clc",
+        "clc-misuse",
     ] {
         assert!(
             lines.iter().any(|l| l.starts_with(&format!("{name} "))),
@@ -70,5 +73,57 @@ fn every_code_has_a_row_in_docs_codes_md_and_checker_codes_in_the_readme() {
             c.emitted_by(Stage::Check),
             "README.md's checker table and `{c}`"
         );
+    }
+}
+
+/// The Rust sources under `dir` (recursively).
+fn sources(dir: &Path, out: &mut Vec<(std::path::PathBuf, String)>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            sources(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            if let Ok(text) = std::fs::read_to_string(&p) {
+                out.push((p, text));
+            }
+        }
+    }
+}
+
+/// Every row of the table is emitted by some stage (a `Code::Variant` in a library or the
+/// command line, outside the table itself), and every code a test compares a diagnostic with
+/// (`d.code == NAME`) is a row: a stage cannot emit a code the table lacks (a diagnostic
+/// carries a `Code`), and the table lists nothing no stage emits.
+#[test]
+fn every_code_any_stage_emits_is_in_the_table_and_every_row_is_emitted() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut lib = Vec::new();
+    for d in ["isa/src", "sim/src", "backends/src", "gluon/src", "kernels/src", "src"] {
+        sources(&root.join(d), &mut lib);
+    }
+    lib.retain(|(p, _)| !p.ends_with("isa/src/codes.rs"));
+    for &c in Code::ALL {
+        let variant = format!("Code::{c:?}");
+        let used = lib.iter().any(|(_, t)| {
+            t.match_indices(&variant)
+                .any(|(i, _)| !t[i + variant.len()..].starts_with(|ch: char| ch.is_ascii_alphanumeric()))
+        });
+        assert!(used, "`{c}` ({variant}) is in the table but no stage emits it");
+    }
+    let mut all = lib;
+    for d in ["tests", "isa/tests", "sim/tests", "backends/tests", "gluon/tests", "kernels/tests", "testkit"] {
+        sources(&root.join(d), &mut all);
+    }
+    for (p, t) in &all {
+        for (i, _) in t.match_indices("code == \"") {
+            let rest = &t[i + "code == \"".len()..];
+            let name = &rest[..rest.find('"').unwrap_or(0)];
+            assert!(
+                Code::from_name(name).is_some(),
+                "{} compares a diagnostic with `{name}`, which is not a code of the table",
+                p.display()
+            );
+        }
     }
 }

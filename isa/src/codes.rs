@@ -193,7 +193,7 @@ define_codes! {
     Deadlock = "deadlock", [Run, Check, Time], Hard, "every agent blocked with nothing in flight (with the wait-for graph)";
     TxMismatch = "tx-mismatch", [Check], Hard, "`mbar.expect` bytes differ from the bytes the copies deliver (the phase never completes)";
     OverArrival = "over-arrival", [Run, Check], Hard, "an arrival beyond the pending count of the phase (arrival underflow; the hardware traps)";
-    UninitRead = "uninit-read", [Check], Deny, "a read of shared or tensor memory nothing wrote in this launch";
+    UninitRead = "uninit-read", [Check], Warn, "a read of shared or tensor memory nothing wrote in this launch (a warning; it says whether the undefined bytes reach a global store, an address, a branch condition or an MMA operand)";
     TmemLeak = "tmem-leak", [Check], Deny, "tensor memory still allocated when the CTA exits";
     BarrierMisuse = "barrier-misuse", [Run, Check, Time], Hard, "an mbarrier used before `mbar.init` or after `mbar.invalidate`";
     IllegalInstruction = "illegal-instruction", [Run, Check], Hard, "an operation the hardware traps on (misaligned TMA coordinates, ...)";
@@ -425,6 +425,7 @@ mod tests {
         assert_eq!(Code::TmemLeak.default_level(), Level::Error);
         assert_eq!(Code::Race.default_level(), Level::Error);
         assert_eq!(Code::Syntax.default_level(), Level::Error);
+        assert_eq!(Code::UninitRead.default_level(), Level::Warning);
         assert!(Code::UninitRead.is_lint() && Code::Race.is_lint() && !Code::Deadlock.is_lint());
     }
 

@@ -13,8 +13,10 @@ use bwsim_isa::{Code, Diagnostic, Span};
 
 /// `uninit-read`: the operation `op` (at `span`) reads `what` (which bytes or cells) that
 /// nothing wrote in this launch.
+/// A warning by default (the code's level): reading undefined bytes is harmless until they
+/// reach a global store, an address, a branch or an MMA ([`crate::taint`] adds where they do).
 pub fn uninit_read(op: &str, what: &str, span: Span) -> Diagnostic {
-    Diagnostic::error(
+    Diagnostic::new(
         Code::UninitRead,
         format!("`{op}` reads {what} that nothing wrote in this launch"),
         span,

@@ -53,6 +53,7 @@ pub mod mma_numerics;
 pub mod pct;
 pub mod progress;
 pub mod sched;
+pub mod taint;
 pub mod tensor;
 pub mod timing;
 pub mod tma;

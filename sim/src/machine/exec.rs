@@ -2,6 +2,7 @@
 //! lowered operation (`exec_op`).
 
 use super::*;
+use crate::taint::{self, set_undef};
 
 impl<'p, 's> Machine<'p, 's> {
     pub(super) fn step(&mut self, s: usize, a: usize) -> Result<(), Stop> {
@@ -61,6 +62,92 @@ impl<'p, 's> Machine<'p, 's> {
         Ok(())
     }
 
+    /// Where operation `op` of partition `a` uses undefined values ([`crate::taint`]): the
+    /// value a global store writes, an address or index, a predicate or mask, a register MMA
+    /// operand. Each use is recorded against the origin of its undefined bytes.
+    pub(super) fn undef_sinks(&mut self, s: usize, a: usize, op: &LOp) {
+        let undef = &self.cta(s).agents[a].undef;
+        if undef.is_empty() {
+            return;
+        }
+        let mut uses: Vec<(Sink, &CExpr)> = Vec::new();
+        let mut views: Vec<&CExpr> = Vec::new();
+        match op {
+            LOp::GlobalStore {
+                offsets, value, mask, ..
+            } => {
+                uses.extend([(Sink::GlobalStore, value), (Sink::Address, offsets)]);
+                uses.extend(mask.iter().map(|m| (Sink::Branch, m)));
+            }
+            LOp::GlobalAtomic {
+                offsets,
+                value,
+                mask,
+                compare,
+                ..
+            } => {
+                uses.extend([(Sink::GlobalStore, value), (Sink::Address, offsets)]);
+                uses.extend(compare.iter().map(|c| (Sink::GlobalStore, c)));
+                uses.extend(mask.iter().map(|m| (Sink::Branch, m)));
+            }
+            LOp::GlobalLoad { offsets, mask, .. } => {
+                uses.push((Sink::Address, offsets));
+                uses.extend(mask.iter().map(|m| (Sink::Branch, m)));
+            }
+            LOp::CpAsync {
+                dst, offsets, mask, ..
+            } => {
+                uses.push((Sink::Address, offsets));
+                uses.extend(mask.iter().map(|m| (Sink::Branch, m)));
+                views.push(dst);
+            }
+            LOp::TmaLoad {
+                coords, smem, pred, ..
+            }
+            | LOp::TmaStore {
+                coords, smem, pred, ..
+            } => {
+                uses.extend(coords.iter().map(|c| (Sink::Address, c)));
+                uses.extend(pred.iter().map(|p| (Sink::Branch, p)));
+                views.push(smem);
+            }
+            LOp::Mma {
+                a: x,
+                b,
+                acc,
+                use_acc,
+                pred,
+                ..
+            } => {
+                uses.extend(use_acc.iter().chain(pred.iter()).map(|p| (Sink::Branch, p)));
+                views.extend([x, b, acc]);
+            }
+            LOp::Wgmma {
+                a: x, b, acc, use_acc, ..
+            } => {
+                uses.push((Sink::MmaOperand, x));
+                uses.extend(use_acc.iter().map(|p| (Sink::Branch, p)));
+                views.extend([b, acc]);
+            }
+            LOp::MbarArrive { pred, .. } | LOp::Commit { pred, .. } | LOp::MbarTx { pred, .. } => {
+                uses.extend(pred.iter().map(|p| (Sink::Branch, p)));
+            }
+            LOp::SmemLoad { src } | LOp::TmemLoad { src } => views.push(src),
+            LOp::SmemStore { dst, .. } | LOp::TmemStore { dst, .. } => views.push(dst),
+            _ => {}
+        }
+        let mut found: Vec<(u32, Sink)> = uses
+            .into_iter()
+            .filter_map(|(sink, e)| taint::origin(e, undef).map(|o| (o, sink)))
+            .collect();
+        // An undefined index into a view (a stage index read from shared memory) is an address.
+        found.extend(views.into_iter().filter_map(|e| taint::index_origin(e, undef).map(|o| (o, Sink::Address))));
+        let pc = self.cur_pc;
+        for (o, sink) in found {
+            self.reached.add(o, sink, pc);
+        }
+    }
+
     pub(super) fn cx(&mut self, s: usize) -> EvalCtx {
         EvalCtx {
             pid: self.cta(s).pid,
@@ -81,6 +168,11 @@ impl<'p, 's> Machine<'p, 's> {
             IKind::Eval { dsts, expr } => {
                 let v = eval::eval(expr, frame, &cx)?;
                 bind(frame, dsts, v)?;
+                if self.opts.check {
+                    let undef = &mut self.cta(s).agents[a].undef;
+                    let o = taint::origin(expr, undef);
+                    set_undef(undef, dsts, o);
+                }
                 Ok(Flow::Next)
             }
             IKind::Op { op, name, dsts } => {
@@ -88,9 +180,17 @@ impl<'p, 's> Machine<'p, 's> {
                 if let Some(hb) = self.hb(s) {
                     hb.step(a);
                 }
+                if self.opts.check {
+                    self.undef_now = None;
+                    self.undef_sinks(s, a, op);
+                }
                 match self.exec_op(s, a, op, name, instr.span, frame, &cx, resumed)? {
                     OpFlow::Value(v) => {
                         bind(frame, dsts, v)?;
+                        if self.opts.check {
+                            let o = self.undef_now.take();
+                            set_undef(&mut self.cta(s).agents[a].undef, dsts, o);
+                        }
                         Ok(Flow::Next)
                     }
                     OpFlow::Next => Ok(Flow::Next),
@@ -100,6 +200,12 @@ impl<'p, 's> Machine<'p, 's> {
             IKind::Jump(t) => Ok(Flow::Jump(*t)),
             IKind::BranchIfNot { cond, target } => {
                 let c = eval::eval(cond, frame, &cx)?;
+                if self.opts.check {
+                    if let Some(o) = taint::origin(cond, &self.cta(s).agents[a].undef) {
+                        let pc = self.cur_pc;
+                        self.reached.add(o, Sink::Branch, pc);
+                    }
+                }
                 let b = c
                     .as_bool()
                     .ok_or_else(|| Fault::unsupported(format!("`if` condition is {}", c.kind())))?;
@@ -150,9 +256,11 @@ impl<'p, 's> Machine<'p, 's> {
                 for w in workers {
                     let c = self.cta(s);
                     let idx = c.agents.len() as u32;
+                    let undef = c.agents[a].undef.clone();
                     c.agents.push(Agent {
                         pc: w.entry,
                         frame: frame.to_vec(),
+                        undef,
                         first_warp: w.first_warp,
                         warps: w.warps,
                         ..Agent::default()
@@ -1001,6 +1109,12 @@ impl<'p, 's> Machine<'p, 's> {
                     c.smem.write_elems(&addrs, eb, |lin| {
                         eval::convert_bits(t.dtype, v.dtype, t.bits[lin])
                     })?;
+                }
+                if self.opts.check {
+                    // Undefined values stored stay undefined in shared memory.
+                    let c = self.cta(s);
+                    let o = taint::origin(value, &c.agents[a].undef);
+                    c.smem_undef.store(&addrs, eb.div_ceil(8), o);
                 }
                 let pc = self.cur_pc;
                 let h = self

@@ -41,6 +41,7 @@ use crate::mbarrier::{Mbar, MbarFault};
 use crate::memory::{Smem, Tmem};
 use crate::sched::{AgentRef, AsyncKind, Scheduler};
 use crate::tensor::{self, AOperand, MmaOp, WgmmaA};
+use crate::taint::{Reached, Sink, SlotTaint, SmemTaint};
 use crate::tma;
 use crate::trace::{Event, Trace, Unit, What};
 use crate::trap::{CudaError, Fault, OpResult, Trap};
@@ -240,6 +241,9 @@ struct Agent {
     /// Copies not yet landed, by group.
     cp_pending: BTreeMap<u32, u32>,
     children: Vec<u32>,
+    /// Frame slots holding values computed from undefined bytes, with their origin
+    /// ([`crate::taint`]; empty unless checking).
+    undef: SlotTaint,
 }
 
 #[derive(Clone, Debug)]
@@ -389,6 +393,8 @@ struct Cta {
     /// Whether the CTA has read a `clc.try_cancel` response that cancelled nothing (PTX: a
     /// later `try_cancel` is undefined behaviour).
     clc_failed: Option<Span>,
+    /// Shared-memory bytes holding undefined values stored there ([`crate::taint`]).
+    smem_undef: SmemTaint,
 }
 
 enum Flow {
@@ -432,6 +438,10 @@ struct Machine<'p, 's> {
     cur_pc: u32,
     /// Checker diagnostics already reported in this run (code and spans).
     reported: HashSet<(Code, u32, u32)>,
+    /// Set while an operation reads undefined bytes: the origin its result carries.
+    undef_now: Option<u32>,
+    /// Where the undefined bytes of each `uninit-read` went ([`crate::taint`]).
+    reached: Reached,
     /// CTAs per cluster (1 without clusters).
     cluster_size: u32,
     /// `cluster.sync` state per live cluster: (arrivals of the current generation, generation).
@@ -505,6 +515,8 @@ pub fn execute(
         runnable: Vec::new(),
         cur_pc: 0,
         reported: HashSet::new(),
+        undef_now: None,
+        reached: Reached::default(),
         cluster_size,
         cluster_sync: BTreeMap::new(),
         guard: Guard::start(&opts.limits),
@@ -535,6 +547,9 @@ pub fn execute(
         }
     };
     m.counters.time = m.now;
+    if m.opts.check {
+        m.reached.annotate(&mut m.diags, prog);
+    }
     RunResult {
         tensors: m.global,
         outcome,
@@ -741,18 +756,43 @@ impl<'p, 's> Machine<'p, 's> {
         };
         let d = diagnostics::uninit_read(name, &what, i.span);
         self.report(d);
+        // The read's result is undefined; an MMA or a TMA store reads the bytes as an operand
+        // or copies them to global memory itself.
+        self.undef_now = Some(pc);
+        match &i.kind {
+            IKind::Op {
+                op: LOp::Mma { .. } | LOp::Wgmma { .. },
+                ..
+            } => self.reached.add(pc, Sink::MmaOperand, pc),
+            IKind::Op {
+                op: LOp::TmaStore { .. },
+                ..
+            } => self.reached.add(pc, Sink::GlobalStore, pc),
+            _ => {}
+        }
     }
 
     /// Check that shared-memory elements were written before a read.
     fn check_smem_init(&mut self, s: usize, pc: u32, addrs: &[(u32, u32)]) {
         if self.opts.check {
             let c = self.cta(s);
+            let stored = c.smem_undef.origin(addrs, 1);
             if let Some(a) = c.smem.first_unwritten(addrs) {
                 let w = match self.prog.smem_names(a).first() {
                     Some((n, off)) => format!("`{n}` (shared byte {a}, byte {off} of the buffer)"),
                     None => format!("shared byte {a}"),
                 };
                 self.uninit(pc, w);
+            } else if let Some(o) = stored {
+                // Bytes an undefined value was stored to: no new warning, the origin's.
+                self.undef_now = Some(o);
+                if let Some(IKind::Op { op, .. }) = self.prog.code.get(pc as usize).map(|i| &i.kind) {
+                    match op {
+                        LOp::Mma { .. } | LOp::Wgmma { .. } => self.reached.add(o, Sink::MmaOperand, pc),
+                        LOp::TmaStore { .. } => self.reached.add(o, Sink::GlobalStore, pc),
+                        _ => {}
+                    }
+                }
             }
         }
     }
@@ -923,6 +963,7 @@ impl<'p, 's> Machine<'p, 's> {
                 events: 0,
                 hb,
                 clc_failed: None,
+                smem_undef: SmemTaint::default(),
             });
             self.ev(id as u32, Unit::Agent(0), What::AgentStart, Span::DUMMY);
         }
