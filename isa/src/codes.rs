@@ -175,6 +175,7 @@ define_codes! {
     SmemReinterpret = "smem-reinterpret", [Verify, Run], Hard, "reinterpret larger than the viewed bytes";
     SmemLayout = "smem-layout", [Verify], Hard, "unknown shared layout or swizzle width";
     Launch = "launch", [Verify, Run], Hard, "launch section missing or inconsistent with the parameters";
+    InlineAsm = "inline-asm", [Verify, Run], Hard, "an `inline_asm` snippet outside the PTX subset bwsim interprets (or needing sm_100a), or one that fails as it runs";
     // ---- importing TTGIR ----
     TtgirSyntax = "ttgir-syntax", [Import], Hard, "TTGIR text that is not the MLIR Triton prints";
     TtgirUnsupportedOp = "ttgir-unsupported-op", [Import], Hard, "a TTGIR operation bwsim does not import";

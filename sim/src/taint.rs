@@ -78,7 +78,7 @@ pub fn for_each_slot(e: &CExpr, f: &mut impl FnMut(Slot)) {
             for_each_slot(x, f);
             for_each_slot(y, f);
         }
-        CExpr::Call(_, xs) => xs.iter().for_each(|x| for_each_slot(x, f)),
+        CExpr::Call(_, xs) | CExpr::InlineAsm(_, xs) => xs.iter().for_each(|x| for_each_slot(x, f)),
         CExpr::Index(x, items) => {
             for_each_slot(x, f);
             for i in items {
@@ -141,7 +141,7 @@ pub fn index_origin(e: &CExpr, t: &SlotTaint) -> Option<u32> {
                 walk(x, visit);
                 walk(y, visit);
             }
-            CExpr::Call(_, xs) => xs.iter().for_each(|x| walk(x, visit)),
+            CExpr::Call(_, xs) | CExpr::InlineAsm(_, xs) => xs.iter().for_each(|x| walk(x, visit)),
             _ => {}
         }
     }
