@@ -94,7 +94,10 @@ fn load(dir: &str, path: &Path) -> Case {
             case.level = Some(match v.trim() {
                 "error" => Level::Error,
                 "warning" => Level::Warning,
-                other => panic!("{}: `level: {other}` is neither error nor warning", path.display()),
+                other => panic!(
+                    "{}: `level: {other}` is neither error nor warning",
+                    path.display()
+                ),
             });
         }
     }
@@ -187,9 +190,9 @@ fn every_buggy_kernel_reports_its_diagnostic() {
             ));
             continue;
         };
-        let want = c.level.unwrap_or_else(|| {
-            Code::from_name(&c.expect).map_or(Level::Error, |code| code.default_level())
-        });
+        let want = c
+            .level
+            .unwrap_or_else(|| Code::from_name(&c.expect).map_or(Level::Error, |code| code.default_level()));
         if f.diagnostic.severity.level() != Some(want) {
             failures.push(format!(
                 "{}: `{}` is a {:?}, expected a {}",

@@ -78,7 +78,9 @@ fn every_code_has_a_row_in_docs_codes_md_and_checker_codes_in_the_readme() {
 
 /// The Rust sources under `dir` (recursively).
 fn sources(dir: &Path, out: &mut Vec<(std::path::PathBuf, String)>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
     for e in entries.flatten() {
         let p = e.path();
         if p.is_dir() {
@@ -99,7 +101,14 @@ fn sources(dir: &Path, out: &mut Vec<(std::path::PathBuf, String)>) {
 fn every_code_any_stage_emits_is_in_the_table_and_every_row_is_emitted() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut lib = Vec::new();
-    for d in ["isa/src", "sim/src", "backends/src", "gluon/src", "kernels/src", "src"] {
+    for d in [
+        "isa/src",
+        "sim/src",
+        "backends/src",
+        "gluon/src",
+        "kernels/src",
+        "src",
+    ] {
         sources(&root.join(d), &mut lib);
     }
     lib.retain(|(p, _)| !p.ends_with("isa/src/codes.rs"));
@@ -112,7 +121,15 @@ fn every_code_any_stage_emits_is_in_the_table_and_every_row_is_emitted() {
         assert!(used, "`{c}` ({variant}) is in the table but no stage emits it");
     }
     let mut tests = Vec::new();
-    for d in ["tests", "isa/tests", "sim/tests", "backends/tests", "gluon/tests", "kernels/tests", "testkit"] {
+    for d in [
+        "tests",
+        "isa/tests",
+        "sim/tests",
+        "backends/tests",
+        "gluon/tests",
+        "kernels/tests",
+        "testkit",
+    ] {
         sources(&root.join(d), &mut tests);
     }
     let needle = ".code == \"";

@@ -37,7 +37,10 @@ fn an_uninitialised_read_is_a_warning_and_exits_0() {
     assert!(out.is_empty(), "{out}");
     assert!(err.contains("warning[uninit-read]"), "{err}");
     // Where the undefined bytes go, as memcheck would say it.
-    assert!(err.contains("the undefined bytes reach a global store here"), "{err}");
+    assert!(
+        err.contains("the undefined bytes reach a global store here"),
+        "{err}"
+    );
     assert!(err.contains("1 warning (no errors)"), "{err}");
 }
 
@@ -93,7 +96,13 @@ fn bad_level_flags_are_refused_with_the_reason() {
     assert_eq!(code, 2, "{err}");
     // --help teaches the flags.
     let (_, out, _) = bwsim(&["check", "--help"]);
-    for s in ["--deny <CODE|warnings>", "--warn <CODE>", "--allow <CODE>", "--format <FORMAT>", "sarif"] {
+    for s in [
+        "--deny <CODE|warnings>",
+        "--warn <CODE>",
+        "--allow <CODE>",
+        "--format <FORMAT>",
+        "sarif",
+    ] {
         assert!(out.contains(s), "`{s}` missing from:\n{out}");
     }
 }
@@ -138,22 +147,41 @@ fn assert_valid_sarif(log: &serde_json::Value) -> Vec<serde_json::Value> {
     assert_eq!(unique.len(), ids.len(), "rule ids are unique");
     for r in rules {
         assert!(r["shortDescription"]["text"].is_string(), "{r}");
-        let l = r["defaultConfiguration"]["level"].as_str().expect("default level");
+        let l = r["defaultConfiguration"]["level"]
+            .as_str()
+            .expect("default level");
         assert!(["error", "warning", "note", "none"].contains(&l), "{r}");
     }
     assert!(ids.contains(&"uninit-read") && ids.contains(&"race") && ids.contains(&"syntax"));
-    let results = runs[0]["results"].as_array().expect("results is an array").clone();
+    let results = runs[0]["results"]
+        .as_array()
+        .expect("results is an array")
+        .clone();
     for r in &results {
-        assert!(r["message"]["text"].as_str().is_some_and(|t| !t.is_empty()), "{r}");
+        assert!(
+            r["message"]["text"].as_str().is_some_and(|t| !t.is_empty()),
+            "{r}"
+        );
         let id = r["ruleId"].as_str().expect("ruleId");
         let i = r["ruleIndex"].as_u64().expect("ruleIndex") as usize;
         assert_eq!(ids.get(i), Some(&id), "ruleIndex points at the rule");
         assert!(["error", "warning", "note", "none"].contains(&r["level"].as_str().expect("level")));
         for loc in r["locations"].as_array().expect("locations") {
             let pl = &loc["physicalLocation"];
-            assert!(pl["artifactLocation"]["uri"].as_str().is_some_and(|u| !u.is_empty()), "{loc}");
-            assert!(pl["region"]["startLine"].as_u64().is_some_and(|n| n >= 1), "{loc}");
-            assert!(pl["region"]["startColumn"].as_u64().is_some_and(|n| n >= 1), "{loc}");
+            assert!(
+                pl["artifactLocation"]["uri"]
+                    .as_str()
+                    .is_some_and(|u| !u.is_empty()),
+                "{loc}"
+            );
+            assert!(
+                pl["region"]["startLine"].as_u64().is_some_and(|n| n >= 1),
+                "{loc}"
+            );
+            assert!(
+                pl["region"]["startColumn"].as_u64().is_some_and(|n| n >= 1),
+                "{loc}"
+            );
         }
     }
     results
@@ -175,7 +203,9 @@ fn sarif_output_follows_the_specification() {
     assert!(r["relatedLocations"][0]["message"]["text"]
         .as_str()
         .is_some_and(|t| t.contains("global store")));
-    assert!(r["properties"]["replay"].as_str().is_some_and(|t| t.contains("--seed")));
+    assert!(r["properties"]["replay"]
+        .as_str()
+        .is_some_and(|t| t.contains("--seed")));
 
     let (code, out, _) = check(&["--format", "sarif", "--deny", "warnings"]);
     assert_eq!(code, 1);

@@ -64,7 +64,11 @@ impl Levels {
     /// The levels of `--deny`, `--warn` and `--allow` (code names, or `warnings` for `--deny`).
     pub fn from_flags<S: AsRef<str>>(deny: &[S], warn: &[S], allow: &[S]) -> Result<Levels, LevelError> {
         let mut l = Levels::new();
-        for (names, level) in [(deny, Level::Error), (warn, Level::Warning), (allow, Level::Allow)] {
+        for (names, level) in [
+            (deny, Level::Error),
+            (warn, Level::Warning),
+            (allow, Level::Allow),
+        ] {
             for n in names {
                 l.set(n.as_ref(), level)?;
             }
@@ -106,7 +110,11 @@ impl Levels {
 
     /// The codes the flags set to `level`, in table order.
     pub fn named(&self, level: Level) -> Vec<Code> {
-        self.set.iter().filter(|(_, &l)| l == level).map(|(&c, _)| c).collect()
+        self.set
+            .iter()
+            .filter(|(_, &l)| l == level)
+            .map(|(&c, _)| c)
+            .collect()
     }
 
     /// The level of a diagnostic of `code` that its emitter gave `emitted`.
@@ -170,18 +178,30 @@ mod tests {
     #[test]
     fn defaults_come_from_the_table() {
         let l = Levels::new();
-        assert_eq!(l.apply(d(Code::UninitRead)).map(|d| d.severity), Some(Severity::Warning));
+        assert_eq!(
+            l.apply(d(Code::UninitRead)).map(|d| d.severity),
+            Some(Severity::Warning)
+        );
         assert_eq!(l.apply(d(Code::Race)).map(|d| d.severity), Some(Severity::Error));
     }
 
     #[test]
     fn flags_change_lints() {
         let l = Levels::from_flags(&["uninit-read"], &["race"], &["tmem-leak"]).expect("valid flags");
-        assert_eq!(l.apply(d(Code::UninitRead)).map(|d| d.severity), Some(Severity::Error));
-        assert_eq!(l.apply(d(Code::Race)).map(|d| d.severity), Some(Severity::Warning));
+        assert_eq!(
+            l.apply(d(Code::UninitRead)).map(|d| d.severity),
+            Some(Severity::Error)
+        );
+        assert_eq!(
+            l.apply(d(Code::Race)).map(|d| d.severity),
+            Some(Severity::Warning)
+        );
         assert_eq!(l.apply(d(Code::TmemLeak)), None);
         let w = Levels::from_flags(&["warnings"], &[], &[]).expect("valid flags");
-        assert_eq!(w.apply(d(Code::UninitRead)).map(|d| d.severity), Some(Severity::Error));
+        assert_eq!(
+            w.apply(d(Code::UninitRead)).map(|d| d.severity),
+            Some(Severity::Error)
+        );
         let ptxas = Diagnostic::warning(Code::Ptxas, "m", Span::DUMMY, "");
         assert_eq!(w.apply(ptxas).map(|d| d.severity), Some(Severity::Error));
     }

@@ -67,7 +67,9 @@ fn location(l: &Label, file: &SourceFile) -> Option<Value> {
         return None;
     }
     let (sl, sc) = file.line_col(l.span.start as usize);
-    let end = (l.span.end as usize).max(l.span.start as usize).min(file.text.len());
+    let end = (l.span.end as usize)
+        .max(l.span.start as usize)
+        .min(file.text.len());
     let (el, ec) = file.line_col(end);
     let mut loc = json!({
         "physicalLocation": {
@@ -155,9 +157,15 @@ mod tests {
         assert_eq!(pl["artifactLocation"]["uri"], "dir/k%201.tile");
         assert_eq!(pl["region"]["startLine"], 2);
         assert_eq!(pl["region"]["startColumn"], 5);
-        assert_eq!(Code::ALL[r["ruleIndex"].as_u64().expect("index") as usize], Code::UninitRead);
+        assert_eq!(
+            Code::ALL[r["ruleIndex"].as_u64().expect("index") as usize],
+            Code::UninitRead
+        );
         let l = log(vec![r], "0.1.0");
         assert_eq!(l["version"], "2.1.0");
-        assert_eq!(l["runs"][0]["tool"]["driver"]["rules"].as_array().map(Vec::len), Some(Code::ALL.len()));
+        assert_eq!(
+            l["runs"][0]["tool"]["driver"]["rules"].as_array().map(Vec::len),
+            Some(Code::ALL.len())
+        );
     }
 }

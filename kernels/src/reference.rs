@@ -1156,7 +1156,11 @@ fn wgmma_regs(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>,
 /// allows each K step of 32 bytes one rounding of a partial sum of at most a few hundred at the
 /// accumulator's precision (f16: 11 bits; f32: the 14 bits Hopper keeps for fp8 operands, 24
 /// otherwise), for operands of magnitude about 1 and K up to a few hundred.
-fn mma_plus_c(plan: &LaunchPlan, inputs: &[HostTensor], b_nk: Option<bool>) -> Result<Vec<Expected>, RefError> {
+fn mma_plus_c(
+    plan: &LaunchPlan,
+    inputs: &[HostTensor],
+    b_nk: Option<bool>,
+) -> Result<Vec<Expected>, RefError> {
     let (a, b, c) = (
         tensor(plan, inputs, "a")?,
         tensor(plan, inputs, "b")?,
@@ -1167,13 +1171,7 @@ fn mma_plus_c(plan: &LaunchPlan, inputs: &[HostTensor], b_nk: Option<bool>) -> R
         Some(t) => t,
         None if b.shape[0] == k && b.shape[1] != k => false,
         None if b.shape[1] == k && b.shape[0] != k => true,
-        None => {
-            return Err(format!(
-                "B {:?} with K = {k}: its orientation is ambiguous",
-                b.shape
-            )
-            .into())
-        }
+        None => return Err(format!("B {:?} with K = {k}: its orientation is ambiguous", b.shape).into()),
     };
     let n = if b_nk { b.shape[0] } else { b.shape[1] };
     let bk = if b_nk { b.shape[1] } else { b.shape[0] };

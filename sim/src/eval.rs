@@ -180,7 +180,9 @@ pub fn eval(e: &CExpr, frame: &[Value], cx: &EvalCtx) -> OpResult<Value> {
 /// does not matter; a last partial group repeats its last element). Scalar arguments are
 /// broadcast; all-scalar arguments give scalars.
 pub fn inline_asm(prog: &bwsim_isa::inline_ptx::Program, vals: &[Value]) -> OpResult<Value> {
-    let fail = |e: bwsim_isa::inline_ptx::RunError| Fault::error(bwsim_isa::Code::InlineAsm, format!("inline PTX: {e}"));
+    let fail = |e: bwsim_isa::inline_ptx::RunError| {
+        Fault::error(bwsim_isa::Code::InlineAsm, format!("inline PTX: {e}"))
+    };
     let shape = vals.iter().find_map(|v| match v {
         Value::Tile(t) => Some(t.shape.clone()),
         _ => None,

@@ -212,9 +212,9 @@ mod tests {
             // Every schedule reports the same race four times (one per warp), and seed 2 also
             // reports another.
             |s| {
-                let mut v = vec![diag("race", 1); 4];
+                let mut v = vec![diag(Code::Race, 1); 4];
                 if s == 2 {
-                    v.push(diag("race", 7));
+                    v.push(diag(Code::Race, 7));
                 }
                 v
             },

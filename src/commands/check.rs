@@ -1,9 +1,11 @@
 //! `bwsim check`: the hazard checker over many schedules, or one schedule replayed.
 
 use super::levels::{self, Format, LevelArgs};
-use super::{diags_json, load_source, parse_or_report_as, parse_override, parse_target, print_diags, CliResult};
-use bwsim_isa::levels::Levels;
+use super::{
+    diags_json, load_source, parse_or_report_as, parse_override, parse_target, print_diags, CliResult,
+};
 use bwsim_isa::consts::Override;
+use bwsim_isa::levels::Levels;
 use bwsim_isa::{Diagnostic, Target};
 use bwsim_sim::check::{self, Prepared};
 use bwsim_sim::explore::{Exploration, ExploreOptions};

@@ -90,7 +90,8 @@ pub fn report_failure(diags: &[Diagnostic], file: &SourceFile, format: Format, e
     match format {
         Format::Sarif => outln!("{}", sarif_log(diags, file)),
         Format::Json => {
-            let mut v = serde_json::json!({ "file": file.name, "ok": false, "diagnostics": diags_json(diags, file) });
+            let mut v =
+                serde_json::json!({ "file": file.name, "ok": false, "diagnostics": diags_json(diags, file) });
             if let (Some(o), serde_json::Value::Object(e)) = (v.as_object_mut(), extra) {
                 o.extend(e);
             }

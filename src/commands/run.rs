@@ -4,9 +4,7 @@
 
 use super::limits::LimitArgs;
 use super::npy::{self, InputArg};
-use super::{
-    diags_json, load_source, parse_override, parse_target, print_diags, CliError, CliResult,
-};
+use super::{diags_json, load_source, parse_override, parse_target, print_diags, CliError, CliResult};
 use crate::output::write_file;
 use bwsim_isa::consts::Override;
 use bwsim_isa::launch::{self, HostTensor, LaunchPlan};

@@ -183,6 +183,8 @@ impl Exact {
             sticky: false,
         }
     }
+    /// The value negated (`Exact` is a value type, not an operator overload).
+    #[allow(clippy::should_implement_trait)]
     pub fn neg(self) -> Exact {
         Exact {
             neg: !self.neg,

@@ -123,7 +123,11 @@ impl<'p, 's> Machine<'p, 's> {
                 views.extend([x, b, acc]);
             }
             LOp::Wgmma {
-                a: x, b, acc, use_acc, ..
+                a: x,
+                b,
+                acc,
+                use_acc,
+                ..
             } => {
                 uses.push((Sink::MmaOperand, x));
                 uses.extend(use_acc.iter().map(|p| (Sink::Branch, p)));
@@ -141,7 +145,11 @@ impl<'p, 's> Machine<'p, 's> {
             .filter_map(|(sink, e)| taint::origin(e, undef).map(|o| (o, sink)))
             .collect();
         // An undefined index into a view (a stage index read from shared memory) is an address.
-        found.extend(views.into_iter().filter_map(|e| taint::index_origin(e, undef).map(|o| (o, Sink::Address))));
+        found.extend(
+            views
+                .into_iter()
+                .filter_map(|e| taint::index_origin(e, undef).map(|o| (o, Sink::Address))),
+        );
         let pc = self.cur_pc;
         for (o, sink) in found {
             self.reached.add(o, sink, pc);

@@ -40,8 +40,8 @@ use crate::lower::{AllocPlace, CExpr, FenceKind, IKind, Instr, LOp, Program, TxK
 use crate::mbarrier::{Mbar, MbarFault};
 use crate::memory::{Smem, Tmem};
 use crate::sched::{AgentRef, AsyncKind, Scheduler};
-use crate::tensor::{self, AOperand, MmaOp, WgmmaA};
 use crate::taint::{Reached, Sink, SlotTaint, SmemTaint};
+use crate::tensor::{self, AOperand, MmaOp, WgmmaA};
 use crate::tma;
 use crate::trace::{Event, Trace, Unit, What};
 use crate::trap::{CudaError, Fault, OpResult, Trap};
