@@ -226,3 +226,71 @@ fn sarif_output_follows_the_specification() {
     assert!(results.iter().any(|r| r["level"] == "error"), "{out}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Definedness as memcheck tracks it: undefined bytes reach a branch condition through a
+/// reduction, and a global store through a copy in shared memory.
+#[test]
+fn undefined_bytes_are_followed_through_values_and_shared_memory() {
+    let dir = std::env::temp_dir().join(format!("bwsim-taint-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    for (name, text, want) in [
+        (
+            "branch.tile",
+            BRANCH,
+            "the undefined bytes reach a branch condition here",
+        ),
+        ("copy.tile", COPY, "the undefined bytes reach a global store here"),
+    ] {
+        let path = dir.join(name);
+        std::fs::write(&path, text).expect("write");
+        let (code, _, err) = bwsim(&["check", path.to_str().expect("utf-8 path"), "--schedules", "1"]);
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            err.contains("warning[uninit-read]") && err.contains(want),
+            "{name}: {err}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+const BRANCH: &str = "\
+kernel uninit_branch {
+  target sm_100a
+  num_warps 4
+  param out: ptr(i32)
+  layout one = blocked([1], [32], [4], [0])
+  let buf = smem.alloc i32[128], plain
+  let v = smem.load buf, layout=one
+  let s = sum(v, 0)
+  if s > 0 {
+    global.store out, arange(0, 128, one), v
+  }
+  launch {
+    grid = [1]
+    tensor o: i32[128] = zeros()
+    out = o
+    outputs = [o]
+  }
+}
+";
+
+const COPY: &str = "\
+kernel uninit_copy {
+  target sm_100a
+  num_warps 4
+  param out: ptr(i32)
+  layout one = blocked([1], [32], [4], [0])
+  let buf = smem.alloc i32[128], plain
+  let buf2 = smem.alloc i32[128], plain
+  let v = smem.load buf, layout=one
+  smem.store buf2, v + 1
+  let w = smem.load buf2, layout=one
+  global.store out, arange(0, 128, one), w
+  launch {
+    grid = [1]
+    tensor o: i32[128] = zeros()
+    out = o
+    outputs = [o]
+  }
+}
+";
