@@ -84,7 +84,7 @@ fn run(c: &Checked, plan: &LaunchPlan, seed: u64) -> RunResult {
 fn codes(ds: &[Diagnostic]) -> BTreeSet<String> {
     ds.iter()
         .filter(|d| d.is_error())
-        .map(|d| d.code.clone())
+        .map(|d| d.code.to_string())
         .collect()
 }
 
@@ -417,7 +417,7 @@ fn error_codes(e: &Exploration) -> BTreeSet<String> {
     e.findings
         .iter()
         .filter(|f| f.diagnostic.is_error())
-        .map(|f| f.diagnostic.code.clone())
+        .map(|f| f.diagnostic.code.to_string())
         .collect()
 }
 

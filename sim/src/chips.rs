@@ -21,6 +21,15 @@
 use bwsim_isa::Target;
 use serde::Serialize;
 
+/// A `bwsim time --set FIELD=VALUE` that [`Chip::set`] refuses.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum ChipSetError {
+    #[error("`{field}` must be a finite non-negative number, not {value}")]
+    Value { field: String, value: f64 },
+    #[error("`{field}` is not a numeric field of the chip table (one of: {})", Chip::SETTABLE.join(", "))]
+    Field { field: String },
+}
+
 /// A GPU as the timing model sees it.
 #[derive(Clone, Copy, Debug, Serialize, PartialEq)]
 pub struct Chip {
@@ -168,11 +177,12 @@ impl Chip {
     }
     /// Sets one of the table's numeric fields by name (`bwsim time --set FIELD=VALUE`): what
     /// a calibration fit varies. Integer fields (SMs, capacities) are not settable.
-    pub fn set(&mut self, field: &str, value: f64) -> Result<(), String> {
+    pub fn set(&mut self, field: &str, value: f64) -> Result<(), ChipSetError> {
         if !value.is_finite() || value < 0.0 {
-            return Err(format!(
-                "`{field}` must be a finite non-negative number, not {value}"
-            ));
+            return Err(ChipSetError::Value {
+                field: field.to_string(),
+                value,
+            });
         }
         let slot = match field {
             "clock_mhz" => &mut self.clock_mhz,
@@ -211,10 +221,9 @@ impl Chip {
             "branch_cycles" => &mut self.branch_cycles,
             "alu_lanes_per_cycle" => &mut self.alu_lanes_per_cycle,
             _ => {
-                return Err(format!(
-                    "`{field}` is not a numeric field of the chip table (one of: {})",
-                    Chip::SETTABLE.join(", ")
-                ))
+                return Err(ChipSetError::Field {
+                    field: field.to_string(),
+                })
             }
         };
         *slot = value;
@@ -744,9 +753,22 @@ mod tests {
             },
             GB200
         );
-        assert!(c.set("sms", 100.0).unwrap_err().contains("not a numeric field"));
+        let e = c.set("sms", 100.0).unwrap_err();
+        assert_eq!(
+            e,
+            ChipSetError::Field {
+                field: "sms".to_string()
+            }
+        );
+        assert!(e.to_string().contains("not a numeric field"), "{e}");
         assert!(c.set("clock_mhz", f64::NAN).is_err());
-        assert!(c.set("clock_mhz", -1.0).is_err());
+        assert_eq!(
+            c.set("clock_mhz", -1.0),
+            Err(ChipSetError::Value {
+                field: "clock_mhz".to_string(),
+                value: -1.0
+            })
+        );
         // Every settable name is accepted.
         for f in Chip::SETTABLE {
             assert!(c.clone().set(f, 1.0).is_ok(), "{f}");

@@ -183,7 +183,7 @@ impl Exact {
             sticky: false,
         }
     }
-    /// The value negated (a method, not `std::ops::Neg`: callers chain it on exact values).
+    /// The value negated (`Exact` is a value type, not an operator overload).
     #[allow(clippy::should_implement_trait)]
     pub fn neg(self) -> Exact {
         Exact {

@@ -2,6 +2,7 @@
 //! (TMA, tensor pipe, memory system) and the events it schedules.
 
 use super::*;
+use bwsim_isa::Code;
 
 impl<'p> Engine<'p> {
     /// A global read of `bytes` on SM `sm`'s load/store path (generic loads, cp.async),
@@ -62,7 +63,7 @@ impl<'p> Engine<'p> {
             } => {
                 let v = smem_of(evs(src)?)?;
                 let start = layout::view_start(&v)
-                    .ok_or_else(|| Fault::error("sim-error", "shared address overflow"))?;
+                    .ok_or_else(|| Fault::error(Code::SimError, "shared address overflow"))?;
                 Ok(Some(Flow::Value(Value::Smem(SmemView {
                     base: start,
                     dtype: *dtype,
@@ -273,7 +274,7 @@ impl<'p> Engine<'p> {
                 let n = int_of(&evs(count)?, "the arrival count")?;
                 if !(1..(1 << 20)).contains(&n) {
                     return Err(Fault::error(
-                        "mbar-count",
+                        Code::MbarCount,
                         format!("mbarrier expected count must be in 1..2^20, found {n}"),
                     ));
                 }
@@ -345,10 +346,7 @@ impl<'p> Engine<'p> {
                 let since = self.cta(c).agents[a as usize].wait_since;
                 let b = self.cta(c).bar(addr)?;
                 let Some(m) = b.state else {
-                    return Err(Fault::error(
-                        "barrier-misuse",
-                        "mbar.wait on an invalidated mbarrier",
-                    ));
+                    return Err(crate::diagnostics::barrier_after_invalidate(addr));
                 };
                 if m.test_wait(parity) {
                     // A phase stamped later than this agent's clock (an agent ahead of the queue
@@ -375,10 +373,7 @@ impl<'p> Engine<'p> {
                 let parity = (int_of(&evs(phase)?, "the phase")? & 1) as u32;
                 let b = self.cta(c).bar(addr)?;
                 let Some(m) = b.state else {
-                    return Err(Fault::error(
-                        "barrier-misuse",
-                        "mbar.test_wait on an invalidated mbarrier",
-                    ));
+                    return Err(crate::diagnostics::barrier_after_invalidate(addr));
                 };
                 *t += chip.mbarrier_op_cycles;
                 Ok(Some(Flow::Value(Value::Bool(m.test_wait(parity)))))

@@ -40,6 +40,7 @@ use crate::lower::{CExpr, IKind, LOp, Program, TxKind};
 use crate::mbarrier::{Mbar, MbarFault};
 use crate::trap::{CudaError, Fault, OpResult};
 use crate::value::{Dims, SmemView, TmemView, Value};
+use bwsim_isa::Code;
 use bwsim_isa::{DType, Span};
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
@@ -222,10 +223,7 @@ impl Cta {
     fn bar(&mut self, addr: u32) -> OpResult<&mut Bar> {
         match self.bars.iter_mut().position(|b| b.addr == addr) {
             Some(i) => Ok(&mut self.bars[i]),
-            None => Err(Fault::error(
-                "barrier-misuse",
-                format!("mbarrier at shared byte {addr} used before mbar.init"),
-            )),
+            None => Err(crate::diagnostics::barrier_before_init(addr)),
         }
     }
 }
@@ -818,10 +816,7 @@ impl<'p> Engine<'p> {
         let cta = self.cta(c);
         let b = cta.bar(addr)?;
         let Some(m) = &mut b.state else {
-            return Err(Fault::error(
-                "barrier-misuse",
-                "mbarrier used after mbar.invalidate",
-            ));
+            return Err(crate::diagnostics::barrier_after_invalidate(addr));
         };
         let flipped = f(m).map_err(|e| Fault::trap(CudaError::LaunchFailure, e.reason()))?;
         b.latest = b.latest.max(t);
@@ -923,7 +918,7 @@ impl<'p> Engine<'p> {
     ) -> OpResult<Step> {
         let prog = self.prog;
         let Some(instr) = prog.code.get(pc as usize) else {
-            return Err(Fault::error("sim-error", "program counter past the end"));
+            return Err(Fault::error(Code::SimError, "program counter past the end"));
         };
         let span = instr.span;
         match &instr.kind {
@@ -991,7 +986,7 @@ impl<'p> Engine<'p> {
             } => {
                 let st = int_of(&eval::eval(step_e, frame, cx)?, "the loop step")?;
                 if st == 0 {
-                    return Err(Fault::error("sim-error", "`for` loop with step 0 never ends"));
+                    return Err(Fault::error(Code::SimError, "`for` loop with step 0 never ends"));
                 }
                 let s0 = int_of(&eval::eval(start_e, frame, cx)?, "the loop start")?;
                 let e0 = int_of(&eval::eval(end_e, frame, cx)?, "the loop end")?;
