@@ -1,5 +1,6 @@
 //! Gluon fixtures without a bundled `.tile` twin (tests/gluon/layouts.py in the shape of
 //! tutorials 01-intro and 02-layouts, tests/gluon/wgmma_matmul.py in the shape of 05-wgmma,
+//! cp_async_overlap.py (the concurrency sanitizer's cp.async test, its correct variant),
 //! attention_pingpong.py in the structure of 01-attention-forward, attention.py at 64-row
 //! tiles, per_thread.py (14-per-thread-ops), reductions.py, claims.py):
 //! each imports from its checked-in TTGIR as it is, runs its sidecar launch to the CPU
@@ -111,4 +112,6 @@ corpus_tests! {
     claims_sm90: "claims", Target::Sm90a;
     conv2d_sm100: "conv2d", Target::Sm100a, 2;
     conv2d_sm90: "conv2d", Target::Sm90a, 2;
+    cp_async_overlap_sm100: "cp_async_overlap", Target::Sm100a;
+    cp_async_overlap_sm90: "cp_async_overlap", Target::Sm90a;
 }

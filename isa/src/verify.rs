@@ -67,7 +67,15 @@ pub const RULES: &[(&str, &str)] = &[
     ),
     (
         "tma-smem",
-        "TMA shared buffer does not match the descriptor's block",
+        "TMA shared buffer that cannot be copied through the descriptor",
+    ),
+    (
+        "tma-dtype",
+        "TMA descriptor element type differs from the shared buffer's (reported; the run goes on)",
+    ),
+    (
+        "tma-buffer-box",
+        "TMA copy whose pieces of the buffer are not the descriptor's box (reported; the run goes on)",
     ),
     (
         "gather-desc",
@@ -128,9 +136,32 @@ pub struct VerifyOptions {
     pub overrides: Vec<Override>,
 }
 
+/// Verifier errors whose hardware behaviour is defined: the kernel still runs on a GPU and
+/// does something definite (a TMA copy moves the descriptor's element type and box whatever
+/// the buffer holds). [`verify_to_run`] reports them and lets the simulation go on, doing
+/// what the hardware does, so that one pass shows them with every hazard; every other error
+/// stops (nothing definite to simulate).
+pub const CONTINUES: &[&str] = &["tma-dtype", "tma-buffer-box"];
+
+/// Whether `d` is an error that stops the analysis (not one of [`CONTINUES`]).
+pub fn stops(d: &Diagnostic) -> bool {
+    d.is_error() && !CONTINUES.contains(&d.code.as_str())
+}
+
 /// Verify a kernel. Returns the checked kernel when there is no error, and every diagnostic
 /// (warnings included) either way.
 pub fn verify<'k>(k: &'k Kernel, opts: &VerifyOptions) -> (Option<Checked<'k>>, Vec<Diagnostic>) {
+    let (checked, diags) = verify_to_run(k, opts);
+    if diags.iter().any(|d| d.is_error()) {
+        (None, diags)
+    } else {
+        (checked, diags)
+    }
+}
+
+/// [`verify`] for simulating: the checked kernel unless an error [`stops`]; the errors of
+/// [`CONTINUES`] are among the diagnostics, for the caller to report with the run's.
+pub fn verify_to_run<'k>(k: &'k Kernel, opts: &VerifyOptions) -> (Option<Checked<'k>>, Vec<Diagnostic>) {
     let target = opts
         .target
         .or_else(|| k.targets.first().copied())
@@ -167,7 +198,7 @@ pub fn verify<'k>(k: &'k Kernel, opts: &VerifyOptions) -> (Option<Checked<'k>>, 
     }
     let mut seen = std::collections::HashSet::new();
     diags.retain(|d| seen.insert(d.clone()));
-    if diags.iter().any(|d| d.is_error()) {
+    if diags.iter().any(stops) {
         (None, diags)
     } else {
         (Some(checked), diags)

@@ -426,3 +426,49 @@ fn rank3_box_with_oob_dims() {
     }
     assert_eq!(values(tensor(&r, "o")), want);
 }
+
+/// A copy whose buffer's piece is not the descriptor's box runs as the hardware runs it
+/// (docs/hardware/tma-messages.md): a `[64, 64]` buffer loaded through a descriptor whose box is
+/// `[128, 64]` is one message, and that message moves all 128 rows from the buffer's first byte,
+/// the second half into the next ring slot. The verifier's `tma-buffer-box` is reported with the
+/// run, which completes (the `expect` is the 16384 bytes the message delivers).
+const PIECE_NOT_BOX: &str = r#"
+kernel piece_not_box {
+  target sm_100a, sm_90a
+  num_warps 4
+  param a_desc: tensor_desc(f16[128, 64], nvmma(128))
+  param out: ptr(f16)
+  layout row = blocked([1, 8], [4, 8], [4, 1], [1, 0])
+  let bufs = smem.alloc f16[2, 64, 64], nvmma(128)
+  let bar = mbar.alloc 1
+  mbar.init bar[0], 1
+  mbar.expect bar[0], 16384
+  tma.load a_desc[0, 0], bufs[0], bar[0]
+  mbar.wait bar[0], 0
+  let offs = expand_dims(arange(0, 64, slice(1, row)), 1) * 64 + expand_dims(arange(0, 64, slice(0, row)), 0)
+  let lo = smem.load bufs[0], layout=row
+  let hi = smem.load bufs[1], layout=row
+  global.store out, offs, lo
+  global.store out, offs + 4096, hi
+  launch {
+    grid = [1]
+    tensor a: f16[128, 64] = randn()
+    tensor o: f16[128, 64] = zeros()
+    a_desc = a
+    out = o
+    outputs = [o]
+  }
+}
+"#;
+
+#[test]
+fn a_piece_that_is_not_the_box_moves_the_whole_box_from_the_piece() {
+    let r = run(PIECE_NOT_BOX, &[]);
+    assert_eq!(r.outcome, bwsim_sim::Outcome::Completed, "{}", rendered(PIECE_NOT_BOX, &r));
+    let codes: Vec<&str> = (r.diagnostics.iter())
+        .filter(|d| d.is_error())
+        .map(|d| d.code.as_str())
+        .collect();
+    assert_eq!(codes, ["tma-buffer-box"], "{}", rendered(PIECE_NOT_BOX, &r));
+    assert_eq!(bits(tensor(&r, "o")), bits(tensor(&r, "a")));
+}

@@ -184,3 +184,23 @@ for bug in "" no_fence wrong_parity short_expect early_release; do
     gen bug_pipelined_matmul_$name.sm_100a $src/planted_bugs.py pipelined_matmul_kernel --target sm_100a \
         "${mm_args[@]}" -D "BUG='$bug'"
 done
+
+# cp.async over a cp.async in flight (the concurrency sanitizer's cp.async test shape) and the correct variant.
+ov_args=(--num-warps 4 --arg 'a_ptr=*fp32' --arg 'b_ptr=*fp32' --arg 'out_ptr=*fp32' -D XBLOCK=32 -D YBLOCK=64)
+for t in sm_100a sm_90a; do
+    gen cp_async_overlap.$t $src/cp_async_overlap.py cp_async_overlap_kernel --target $t "${ov_args[@]}" -D "BUG=''"
+    gen bug_cp_async_overlap.$t $src/cp_async_overlap.py cp_async_overlap_kernel --target $t "${ov_args[@]}" \
+        -D "BUG='overlap'"
+done
+
+# A subtiled TMA epilogue as tutorial 08 writes it: [128, 64] stores through a [128, 256] descriptor.
+for t in sm_100a sm_90a; do
+    gen subtiled_epilogue.$t $src/subtiled_epilogue.py subtiled_epilogue_kernel --target $t --num-warps 4 \
+        --arg 'x_desc=desc<fp16[128, 256]>' --arg 'y_desc=desc<fp16[128, 256]>' -D SUBTILE_FACTOR=4
+done
+
+# An f32 buffer stored through an f16 descriptor and overwritten in flight: both bugs in one check.
+for t in sm_100a sm_90a; do
+    gen bug_tma_dtype_race.$t $src/tma_dtype_race.py tma_dtype_race_kernel --target $t --num-warps 4 \
+        --arg 'out_desc=desc<fp16[64, 64]>' -D XBLOCK=64 -D YBLOCK=64
+done
