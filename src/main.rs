@@ -35,6 +35,20 @@ use std::process::ExitCode;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// The Triton release (3.6.0 to 3.9.0) that compiled a `.ttgir` input, for a file that does
+    /// not say: one without the `// triton-version: X.Y.Z` first line that
+    /// tools/gluon_to_ttgir.py writes, and without Triton's cache metadata (`NAME.json`) next to
+    /// it. Without any of these, bwsim reads the file as the earliest release whose syntax it
+    /// matches.
+    #[arg(long, global = true, value_name = "X.Y.Z", value_parser = triton_release)]
+    triton_version: Option<String>,
+}
+
+/// `--triton-version`: a supported Triton release, refused with the supported list otherwise.
+fn triton_release(s: &str) -> Result<String, String> {
+    bwsim_gluon::Version::parse(s)
+        .map(|_| s.trim().to_string())
+        .map_err(|e| e.to_string())
 }
 
 #[derive(Subcommand)]
@@ -144,6 +158,9 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    commands::set_import_options(bwsim_gluon::ImportOptions {
+        triton_version: cli.triton_version.clone(),
+    });
     if matches!(
         cli.command,
         Command::Check(_) | Command::Run(_) | Command::Time(_)

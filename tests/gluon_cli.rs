@@ -178,7 +178,7 @@ fn check_reports_the_planted_missing_fence_on_the_python_lines() {
 /// 1; `bwsim run` runs it to completion and reports the static error with its outputs.
 #[test]
 fn check_and_run_report_a_tma_dtype_mismatch_with_the_hazard() {
-    let file = "tests/gluon/bug_tma_dtype_race.sm_100a.ttgir";
+    let file = "tests/gluon/3.6/bug_tma_dtype_race.sm_100a.ttgir";
     let (code, out, err) = bwsim(&["check", file, "--schedules", "4", "--json"]);
     assert_eq!(code, 1, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
@@ -199,7 +199,7 @@ fn check_and_run_report_a_tma_dtype_mismatch_with_the_hazard() {
     assert!(out.contains("outcome   completed"), "{out}");
     assert!(out.contains("result    ERROR"), "{out}");
     assert!(err.contains("error[tma-dtype]"), "{err}");
-    assert!(err.contains("tests/gluon/tma_dtype_race.py:28:5"), "{err}");
+    assert!(err.contains("tma_dtype_race.py:29:5"), "{err}");
 }
 
 /// Every correct Gluon fixture (tests/gluon, not the planted bugs or refusals) lowers to PTX for its target

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Compile one Gluon kernel to TTGIR for sm_100a or sm_90a, with no GPU and no torch.
 
-    pip install triton==3.6.0
+    pip install triton==3.9.0                   # or 3.6.0, 3.7.x, 3.8.x
     python3 tools/gluon_to_ttgir.py my_kernels.py my_kernel --target sm_100a --num-warps 4 \\
         --arg a_desc='desc<fp32[32, 64]>' --arg n=i32 -D BLOCK=64 -o my_kernel.ttgir
     bwsim check my_kernel.ttgir
@@ -9,14 +9,31 @@
 Every non-constexpr parameter of the kernel needs an `--arg NAME=TYPE`:
   i32, i64, fp32, ...              a scalar (Triton's signature names)
   *fp16, *i32, ...                 a global pointer
+  TYPE:16                          a pointer or integer known to be a multiple of 16 (bytes for a
+                                   pointer): `tt.divisibility = 16` on the parameter, as Triton's
+                                   launcher specializes an argument that is (`--arg 'n=i32:16'`)
   desc<fp16[128, 64]>              a TMA tensor descriptor with the block [128, 64] and
                                    NVMMASharedLayout.get_default_for(block, dtype)
   desc<bf16[1, 64], [128, 64]>     the same, with the default layout of another shape (the
                                    gather/scatter descriptors of Gluon tutorial 09)
+  desc<fp16[256, 64], cga=[[1, 0]]>  the default layout split over the CTAs of a cluster
+                                   (`cga_layout`, Triton 3.7+): [[1, 0]] halves the rows between
+                                   two CTAs, [[0, 0]] gives both the whole block (multicast)
   tensordesc<...>                  Triton's own descriptor signature, passed through
 Every constexpr parameter needs a `-D NAME=VALUE`; VALUE is a Python expression evaluated in
 the kernel's module (`-D num_buffers=3`, `-D MMAImpl=WGMMA`, `-D Sched='Grouped(8)'`). A
 parameter named `num_warps` gets the value of `--num-warps`.
+
+Pointer alignment: launched through `kernel[grid](...)`, Triton marks every pointer argument whose
+address is a multiple of 16 bytes (every freshly allocated array) with `tt.divisibility = 16`, and
+the lowering uses it (cp.async copies of 16 bytes, vector loads and stores). `--aligned`, the
+default, does the same for every pointer parameter; `--no-aligned` marks only the `:16` ones.
+
+`--num-ctas N` compiles for clusters of N CTAs (Triton's `num_ctas` option, `ttg.num-ctas` in the
+module): multicast TMA, cluster barriers, two-CTA MMAs.
+
+The Tritons this reads are 3.6.0, 3.7.x, 3.8.x and 3.9.x; any other is refused. The output's first
+line is `// triton-version: X.Y.Z`, the Triton that compiled it.
 
 Locations in the output are rewritten so that the file does not depend on where it was made:
 source files become paths relative to the output file's directory, files of the Triton
@@ -25,10 +42,16 @@ lines its diagnostics point at.
 """
 
 import argparse
+import ast
 import importlib.util
 import os
 import re
 import sys
+
+# The Triton releases whose Gluon and TTGIR bwsim reads: an exact version, or MAJOR.MINOR for any patch
+# release of it.
+SUPPORTED_TRITON = ("3.6.0", "3.7", "3.8", "3.9")
+SUPPORTED_TEXT = "3.6.0, 3.7.x, 3.8.x and 3.9.x"
 
 # Leave no __pycache__ next to the user's files.
 sys.dont_write_bytecode = True
@@ -40,6 +63,10 @@ def parse_args(argv):
     p.add_argument("kernel", help="the @gluon.jit kernel's name in that module")
     p.add_argument("--target", choices=["sm_100a", "sm_90a"], default="sm_100a")
     p.add_argument("--num-warps", type=int, default=4)
+    p.add_argument("--num-ctas", type=int, default=1, help="CTAs per cluster (Triton's num_ctas)")
+    p.add_argument("--aligned", action=argparse.BooleanOptionalAction, default=True,
+                   help="mark every pointer parameter 16-byte aligned, as Triton's launcher does for "
+                        "aligned arrays (default: on)")
     p.add_argument("--arg", action="append", default=[], metavar="NAME=TYPE", help="a runtime parameter's type")
     p.add_argument("-D", dest="consts", action="append", default=[], metavar="NAME=VALUE",
                    help="a constexpr parameter's value (a Python expression)")
@@ -77,7 +104,35 @@ def load_module(path):
     return module
 
 
-DESC_RE = re.compile(r"^desc<\s*(\w+)\s*\[([^\]]*)\]\s*(?:,\s*\[([^\]]*)\])?\s*>$")
+def check_triton_version():
+    """The installed Triton's version, or a clear refusal if bwsim does not read its TTGIR."""
+    try:
+        import triton
+    except ImportError:
+        fail(f"Triton is not installed; bwsim reads the TTGIR of Triton {SUPPORTED_TEXT} "
+             "(python3 -m pip install triton==3.9.0)")
+    version = getattr(triton, "__version__", "unknown")
+    release = version.split("+")[0]
+    for supported in SUPPORTED_TRITON:
+        if release == supported or (supported.count(".") == 1 and release.startswith(supported + ".")):
+            return version
+    fail(f"Triton {version} is not supported: bwsim reads the TTGIR of Triton {SUPPORTED_TEXT}")
+
+
+DIVISIBLE_RE = re.compile(r"^(.*?)\s*:\s*(\d+)$")
+
+
+def split_divisibility(text):
+    """`*fp32:16` -> (`*fp32`, 16); `i32` -> (`i32`, None)."""
+    m = DIVISIBLE_RE.match(text)
+    if not m or "<" in text:  # descriptors carry no divisibility
+        return text, None
+    if m.group(2) != "16":
+        fail(f"`{text}`: the only divisibility Triton specializes on is 16")
+    return m.group(1), 16
+
+
+DESC_RE = re.compile(r"^desc<\s*(\w+)\s*\[([^\]]*)\]\s*(?:,\s*\[([^\]]*)\])?\s*(?:,\s*cga\s*=\s*(\[.*\]))?\s*>$")
 
 
 def signature_type(text):
@@ -88,11 +143,18 @@ def signature_type(text):
     from triton.language import str_to_ty
     from triton.experimental.gluon import language as gl
 
-    dtype_name, block, layout_shape = m.group(1), m.group(2), m.group(3)
+    dtype_name, block, layout_shape, cga = m.group(1), m.group(2), m.group(3), m.group(4)
     block = [int(x) for x in block.split(",")]
     shape = [int(x) for x in layout_shape.split(",")] if layout_shape else block
     dtype = str_to_ty(dtype_name, None)
-    layout = gl.NVMMASharedLayout.get_default_for(shape, dtype)
+    if cga:
+        try:
+            cga_layout = ast.literal_eval(cga)
+        except (ValueError, SyntaxError):
+            fail(f"`{text}`: cga={cga} is not a list of bases such as [[1, 0]]")
+        layout = gl.NVMMASharedLayout.get_default_for(shape, dtype, cga_layout=cga_layout)
+    else:
+        layout = gl.NVMMASharedLayout.get_default_for(shape, dtype)
     return f"tensordesc<{dtype_name}[{', '.join(map(str, block))}],{layout!r}>"
 
 
@@ -116,6 +178,10 @@ def relocate(ttgir, out_dir):
 
 def main(argv):
     a = parse_args(argv)
+    # Triton 3.9 warns when the FP-fusion default is left implicit; fusion changes the PTX, not
+    # the TTGIR, and this keeps the default of every release.
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    version = check_triton_version()
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.experimental.gluon._runtime import GluonASTSource
@@ -126,8 +192,8 @@ def main(argv):
         fail(f"`{a.kernel}` is not a @gluon.jit function of {a.module}")
     args = split_pairs(a.arg, "--arg")
     consts = split_pairs(a.consts, "-D")
-    signature, constexprs = {}, {}
-    for p in fn.params:
+    signature, constexprs, attrs = {}, {}, {}
+    for i, p in enumerate(fn.params):
         if p.is_constexpr:
             if p.name == "num_warps" and p.name not in consts:
                 value = a.num_warps
@@ -145,15 +211,24 @@ def main(argv):
         else:
             if p.name not in args:
                 fail(f"parameter `{p.name}` needs --arg {p.name}=TYPE")
-            signature[p.name] = signature_type(args.pop(p.name))
+            ty, divisible = split_divisibility(args.pop(p.name))
+            if divisible is None and a.aligned and ty.startswith("*"):
+                divisible = 16
+            if divisible is not None:
+                if not (ty.startswith("*") or re.fullmatch(r"[iu](8|16|32|64)", ty)):
+                    fail(f"--arg {p.name}: only pointers and integers take `:16`, not `{ty}`")
+                # As JITFunction.run hands them to triton.compile: {(index,): [[attribute, value]]}.
+                attrs[(i, )] = [["tt.divisibility", divisible]]
+            signature[p.name] = signature_type(ty)
     for extra in list(args) + list(consts):
         fail(f"`{a.kernel}` has no parameter `{extra}`")
     arch = {"sm_100a": 100, "sm_90a": 90}[a.target]
-    src = GluonASTSource(fn, signature=signature, constexprs=constexprs)
-    compiled = triton.compile(src, target=GPUTarget("cuda", arch, 32), options={"num_warps": a.num_warps})
+    src = GluonASTSource(fn, signature=signature, constexprs=constexprs, attrs=attrs)
+    options = {"num_warps": a.num_warps, "num_ctas": a.num_ctas}
+    compiled = triton.compile(src, target=GPUTarget("cuda", arch, 32), options=options)
     out = os.path.abspath(a.output)
     base = os.path.abspath(a.locations_relative_to) if a.locations_relative_to else os.path.dirname(out)
-    text = relocate(compiled.asm["ttgir"], base)
+    text = f"// triton-version: {version}\n" + relocate(compiled.asm["ttgir"], base)
     if not text.endswith("\n"):
         text += "\n"
     with open(out, "w") as f:
@@ -162,3 +237,8 @@ def main(argv):
 
 if __name__ == "__main__":
     main(sys.argv[1:])
+    # Triton 3.9's bindings report reference leaks at interpreter exit (nanobind); the output is
+    # written, so leave without the teardown that prints them.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)

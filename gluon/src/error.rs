@@ -39,6 +39,13 @@ pub enum ImportError {
     /// No `tt.func` to import, or more than one public one.
     #[error("{message}")]
     Module { message: String, span: Span },
+    /// The Triton release that compiled the file is unsupported, or cannot be settled.
+    #[error("{message}")]
+    Version {
+        message: String,
+        span: Span,
+        notes: Vec<String>,
+    },
     /// A use of a value whose definition failed to import: already reported there, so the
     /// importer drops this one.
     #[error("a value whose definition failed to import")]
@@ -56,6 +63,7 @@ impl ImportError {
             ImportError::Undefined { .. } => "ttgir-undefined",
             ImportError::Module { .. } => "ttgir-module",
             ImportError::Cascade { .. } => "ttgir-cascade",
+            ImportError::Version { .. } => "ttgir-version",
         }
     }
 
@@ -63,8 +71,23 @@ impl ImportError {
     pub fn to_diagnostic(&self) -> Diagnostic {
         let msg = self.to_string();
         match self {
-            ImportError::Syntax { span, .. } => Diagnostic::error(self.code(), msg, *span, "here")
-                .with_help("bwsim reads TTGIR as Triton 3.6 prints it (tools/gluon_to_ttgir.py writes it)"),
+            ImportError::Syntax { span, .. } => {
+                Diagnostic::error(self.code(), msg, *span, "here").with_help(format!(
+                    "bwsim reads the TTGIR of Triton {} (tools/gluon_to_ttgir.py writes it)",
+                    crate::version::supported_list()
+                ))
+            }
+            ImportError::Version { span, notes, .. } => {
+                let mut d = Diagnostic::error(self.code(), msg, *span, "here");
+                for n in notes {
+                    d = d.with_note(n.clone());
+                }
+                d.with_help(format!(
+                    "bwsim reads the TTGIR of Triton {}; a file without a `// triton-version: X.Y.Z` first line \
+                     takes its version from `--triton-version X.Y.Z`",
+                    crate::version::supported_list()
+                ))
+            }
             ImportError::UnsupportedOp {
                 op,
                 span,

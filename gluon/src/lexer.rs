@@ -51,8 +51,15 @@ const PUNCTS: &[&str] = &[
     "->", "(", ")", "[", "]", "{", "}", "<", ">", ",", ":", "=", "*", "?", "+", "-",
 ];
 
+/// A character of MLIR's `bare-id` after the first: letters, digits, `_`, `$`, `.`.
 fn ident_char(c: u8) -> bool {
     c.is_ascii_alphanumeric() || c == b'_' || c == b'.' || c == b'$'
+}
+
+/// A character of MLIR's `suffix-id` (the name after `%`, `^`, `@`): a `bare-id` character
+/// or `-` (`%c-1_i32`, the name MLIR gives the constant -1).
+fn suffix_char(c: u8) -> bool {
+    ident_char(c) || c == b'-'
 }
 
 /// Split `text` into tokens; `base` is added to every span (the text's offset in its file).
@@ -123,10 +130,43 @@ pub fn lex(text: &str, base: usize) -> Result<Vec<Token>, ImportError> {
                     span: sp(start, i),
                 });
             }
+            b'@' if b.get(i + 1) == Some(&b'"') => {
+                // `@"name"`: a symbol written as a string literal.
+                let mut j = i + 2;
+                while j < b.len() && b[j] != b'"' && b[j] != b'\n' {
+                    j += if b[j] == b'\\' { 2 } else { 1 };
+                }
+                if b.get(j) != Some(&b'"') {
+                    return Err(ImportError::Syntax {
+                        span: sp(start, j.min(b.len())),
+                        message: "unterminated symbol name".into(),
+                    });
+                }
+                out.push(Token {
+                    tok: Tok::Symbol(text[i + 2..j].to_string()),
+                    span: sp(start, j + 1),
+                });
+                i = j + 1;
+            }
             b'%' | b'^' | b'@' | b'#' | b'!' => {
                 i += 1;
-                while i < b.len() && (ident_char(b[i]) || (c == b'%' && b[i] == b'#')) {
+                // `%`, `^`, `@` take MLIR's suffix-id (with `-`); `#` and `!` its bare-id; a
+                // value may end in `#N`, the Nth result of a multi-result operation.
+                let suffix = matches!(c, b'%' | b'^' | b'@');
+                while i < b.len()
+                    && (if suffix {
+                        suffix_char(b[i])
+                    } else {
+                        ident_char(b[i])
+                    })
+                {
                     i += 1;
+                }
+                if c == b'%' && b.get(i) == Some(&b'#') && b.get(i + 1).is_some_and(|d| d.is_ascii_digit()) {
+                    i += 1;
+                    while i < b.len() && b[i].is_ascii_digit() {
+                        i += 1;
+                    }
                 }
                 let name = text[start + 1..i].to_string();
                 if name.is_empty() {
@@ -324,9 +364,35 @@ mod tests {
     }
 
     #[test]
+    fn value_names_follow_mlir_suffix_ids() {
+        assert_eq!(
+            toks("%c-1_i32 = arith.constant -1 : i32")[..3],
+            [
+                Tok::Value("c-1_i32".into()),
+                Tok::Punct("="),
+                Tok::Ident("arith.constant".into())
+            ]
+        );
+        assert_eq!(toks("%a_desc.shape.0")[0], Tok::Value("a_desc.shape.0".into()));
+        assert_eq!(toks("%x$y")[0], Tok::Value("x$y".into()));
+        assert_eq!(toks("%0#12")[0], Tok::Value("0#12".into()));
+        assert_eq!(toks("^bb-1")[0], Tok::Label("bb-1".into()));
+        assert_eq!(
+            toks("@\"k e\"(")[..2],
+            [Tok::Symbol("k e".into()), Tok::Punct("(")]
+        );
+        // `#` and `!` names are bare-ids: no `-`.
+        assert_eq!(
+            toks("#loc-1")[..3],
+            [Tok::Hash("loc".into()), Tok::Int(-1), Tok::Eof]
+        );
+    }
+
+    #[test]
     fn bad_input_is_an_error_not_a_panic() {
         assert!(lex("\"open", 0).is_err());
         assert!(lex("a ` b", 0).is_err());
         assert!(lex("%", 0).is_err());
+        assert!(lex("@\"open", 0).is_err());
     }
 }

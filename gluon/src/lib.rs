@@ -29,8 +29,10 @@ pub mod source;
 pub mod syntax;
 pub mod terms;
 pub mod types;
+pub mod version;
 
 pub use error::ImportError;
+pub use version::{Detected, Version};
 
 use bwsim_isa::ir::{Expr, ExprKind, IndexItem, Launch, LaunchItemKind};
 use bwsim_isa::{Diagnostic, Kernel, SourceFile, Span};
@@ -43,6 +45,19 @@ pub struct Loaded {
     /// The composite source: the TTGIR, the launch section, the Python files.
     pub source: SourceFile,
     pub kernel: Result<Kernel, Vec<Diagnostic>>,
+    /// The Triton release the file was read as (None when the text did not lex or its version
+    /// could not be settled: then `kernel` says why).
+    pub version: Option<Detected>,
+}
+
+/// What a caller knows about a TTGIR file beyond its text.
+#[derive(Clone, Debug, Default)]
+pub struct ImportOptions {
+    /// The Triton release that compiled the file (`3.9.0`), when the caller knows it: the
+    /// `--triton-version` option, the Triton the Python package compiled with. A file that
+    /// states its own version (a `// triton-version:` line, Triton's cache metadata next to it)
+    /// must agree.
+    pub triton_version: Option<String>,
 }
 
 /// Whether a path names a TTGIR file (by its extension).
@@ -51,15 +66,21 @@ pub fn is_ttgir(path: &Path) -> bool {
 }
 
 /// The launch sidecar of a `.ttgir` file, if one exists: `NAME.sm_100a.launch`, then
-/// `NAME.launch` for `NAME.sm_100a.ttgir` (and `NAME.launch` for `NAME.ttgir`).
+/// `NAME.launch` for `NAME.sm_100a.ttgir` (and `NAME.launch` for `NAME.ttgir`), next to the
+/// file and then in its parent directory (a corpus compiled by several Triton releases into
+/// `3.6/`, `3.9/`, ... shares one sidecar per kernel).
 pub fn launch_path_for(path: &Path) -> Option<PathBuf> {
     let stem = path.file_stem()?.to_str()?;
     let dir = path.parent().unwrap_or(Path::new(""));
-    let mut candidates = vec![dir.join(format!("{stem}.launch"))];
+    let mut names = vec![format!("{stem}.launch")];
     if let Some((base, target)) = stem.rsplit_once('.') {
         if target.starts_with("sm_") {
-            candidates.push(dir.join(format!("{base}.launch")));
+            names.push(format!("{base}.launch"));
         }
+    }
+    let mut candidates: Vec<PathBuf> = names.iter().map(|n| dir.join(n)).collect();
+    if let Some(p) = dir.parent() {
+        candidates.extend(names.iter().map(|n| p.join(n)));
     }
     candidates.into_iter().find(|p| p.is_file())
 }
@@ -67,42 +88,115 @@ pub fn launch_path_for(path: &Path) -> Option<PathBuf> {
 /// Read and import a `.ttgir` file (with its launch sidecar, if any). Python files named by
 /// its locations are looked up next to it, then from the working directory.
 pub fn load(path: &Path) -> std::io::Result<Loaded> {
+    load_with(path, &ImportOptions::default())
+}
+
+/// [`load`] with what the caller knows about the file (its Triton version).
+pub fn load_with(path: &Path, options: &ImportOptions) -> std::io::Result<Loaded> {
     let text = std::fs::read_to_string(path)?;
     let launch = match launch_path_for(path) {
         Some(p) => Some((p.display().to_string(), std::fs::read_to_string(&p)?)),
         None => None,
     };
-    Ok(import_text(
+    let stated = version::Stated {
+        caller: options.triton_version.clone(),
+        metadata: version::cache_metadata(path),
+    };
+    Ok(import_stated(
         &path.display().to_string(),
         &text,
         path.parent(),
         launch,
+        &stated,
     ))
 }
 
 /// Import TTGIR text. `name` names it in diagnostics, `dir` is where relative Python paths
 /// resolve first, `launch` is a launch section's file name and text.
 pub fn import_text(name: &str, text: &str, dir: Option<&Path>, launch: Option<(String, String)>) -> Loaded {
+    import_stated(name, text, dir, launch, &version::Stated::default())
+}
+
+/// [`import_text`] with what the caller knows about the file's Triton version.
+pub fn import_text_with(
+    name: &str,
+    text: &str,
+    dir: Option<&Path>,
+    launch: Option<(String, String)>,
+    options: &ImportOptions,
+) -> Loaded {
+    let stated = version::Stated {
+        caller: options.triton_version.clone(),
+        metadata: None,
+    };
+    import_stated(name, text, dir, launch, &stated)
+}
+
+fn import_stated(
+    name: &str,
+    text: &str,
+    dir: Option<&Path>,
+    launch: Option<(String, String)>,
+    stated: &version::Stated,
+) -> Loaded {
     let toks = match lexer::lex(text, 0) {
         Ok(t) => t,
         Err(e) => {
             return Loaded {
                 source: SourceFile::composite(name, vec![(name.to_string(), text.to_string())]),
                 kernel: Err(vec![e.to_diagnostic()]),
+                version: None,
             }
         }
     };
     let map = source::SourceMap::new(name, text, &toks, dir, launch.clone());
+    let detected = match version::detect(text, &toks, stated) {
+        Ok(d) => d,
+        Err(e) => {
+            return Loaded {
+                source: map.file,
+                kernel: Err(vec![ImportError::Version {
+                    message: e.message,
+                    span: e.span,
+                    notes: e.notes,
+                }
+                .to_diagnostic()]),
+                version: None,
+            }
+        }
+    };
+    let with_version = |d: Diagnostic| -> Diagnostic {
+        if matches!(
+            d.code.as_str(),
+            "ttgir-syntax" | "ttgir-unsupported-op" | "ttgir-unsupported-type"
+        ) {
+            d.with_note(format!(
+                "the file was read as the TTGIR of {}",
+                detected.describe()
+            ))
+        } else {
+            d
+        }
+    };
     let kernel = syntax::parse(toks)
         .map_err(|e| vec![e.to_diagnostic()])
-        .and_then(|m| import::import(&m, &map).map_err(|es| es.iter().map(|e| e.to_diagnostic()).collect()))
+        .and_then(|m| {
+            import::import(&m, &map, detected.version)
+                .map_err(|es| es.iter().map(|e| e.to_diagnostic()).collect())
+        })
+        .map_err(|ds: Vec<Diagnostic>| ds.into_iter().map(with_version).collect())
         .and_then(|mut k| {
             k.comments = vec![format!(
-                "// Imported from {} (the TTGIR of Gluon kernel `{}`).",
+                "// Imported from {} (the TTGIR of Gluon kernel `{}`, {}).",
                 Path::new(name)
                     .file_name()
                     .map_or(name.into(), |f| f.to_string_lossy()),
-                k.name.name
+                k.name.name,
+                if detected.stated() {
+                    format!("Triton {}", detected.release)
+                } else {
+                    format!("Triton {} syntax", detected.version)
+                }
             )];
             if let Some((_, ltext)) = &launch {
                 let base = map.launch_base();
@@ -119,6 +213,7 @@ pub fn import_text(name: &str, text: &str, dir: Option<&Path>, launch: Option<(S
     Loaded {
         source: map.file,
         kernel,
+        version: Some(detected),
     }
 }
 

@@ -301,30 +301,34 @@ impl Type {
 }
 
 /// Read one type.
+/// The inside of `tensor<...>` (`128x64xf16, #blocked`), or a `tensor<...>` type itself.
+fn parse_tensor_body(c: &mut Cursor) -> Result<Type, ImportError> {
+    if matches!(c.peek(), Tok::Ident(w) if w == "tensor") {
+        return parse_type(c);
+    }
+    let shape = match c.peek().clone() {
+        Tok::Shape(d) => {
+            c.bump();
+            d
+        }
+        _ => Vec::new(),
+    };
+    let elem = parse_type(c)?;
+    let enc = if c.eat(",") { Some(attr_val(c)?) } else { None };
+    Ok(Type::Tensor {
+        shape,
+        elem: Box::new(elem),
+        enc,
+    })
+}
+
 pub fn parse_type(c: &mut Cursor) -> Result<Type, ImportError> {
     match c.peek().clone() {
         Tok::Ident(w) if w == "tensor" => {
             c.bump();
             let inner = c.group()?;
             let mut ic = Cursor::new(inner, c.end);
-            let shape = match ic.peek().clone() {
-                Tok::Shape(d) => {
-                    ic.bump();
-                    d
-                }
-                _ => Vec::new(),
-            };
-            let elem = parse_type(&mut ic)?;
-            let enc = if ic.eat(",") {
-                Some(attr_val(&mut ic)?)
-            } else {
-                None
-            };
-            Ok(Type::Tensor {
-                shape,
-                elem: Box::new(elem),
-                enc,
-            })
+            parse_tensor_body(&mut ic)
         }
         Tok::Ident(w) => {
             let e = Elem::from_name(&w).ok_or_else(|| ImportError::UnsupportedType {
@@ -345,7 +349,9 @@ pub fn parse_type(c: &mut Cursor) -> Result<Type, ImportError> {
             let mut ic = Cursor::new(inner, span);
             match name.as_str() {
                 "tt.ptr" => Ok(Type::Ptr(Box::new(parse_type(&mut ic)?))),
-                "tt.tensordesc" => match parse_type(&mut ic)? {
+                // 3.6-3.7 print `!tt.tensordesc<tensor<32x64xf32, #shared>>`, 3.8 and later
+                // `!tt.tensordesc<32x64xf32, #shared>` (crate::version: tensordesc-*).
+                "tt.tensordesc" => match parse_tensor_body(&mut ic)? {
                     Type::Tensor { shape, elem, enc } => Ok(Type::TensorDesc {
                         block: shape,
                         elem: elem.elem().ok_or_else(|| ImportError::UnsupportedType {

@@ -473,6 +473,9 @@ fn snapshot(name: &str, rendered: &str) {
     });
 }
 
+/// The Triton releases whose TTGIR of a fixture compiled by all of them is checked.
+const VERSIONS: [&str; 4] = ["3.6", "3.7", "3.8", "3.9"];
+
 fn both_targets() -> [(Target, &'static str); 2] {
     [(Target::Sm100a, "sm_100a"), (Target::Sm90a, "sm_90a")]
 }
@@ -773,15 +776,11 @@ fn marked_lines(file: &str, bug: &str, needle: &str) -> (usize, BTreeSet<usize>)
 /// copy) checks clean (tests/gluon/corpus.rs runs it against its reference, out = b).
 #[test]
 fn cp_async_over_a_cp_async_in_flight_is_reported_at_the_python_lines() {
-    let (second, copies) = marked_lines(
-        "cp_async_overlap.py",
-        "overlap",
-        "cp.async_copy_global_to_shared(",
-    );
+    let (second, copies) = marked_lines("cp_async_overlap.py", "overlap", "cp.async_load(");
     assert!(copies.contains(&second), "line {second} is not a copy");
     let first = *copies.iter().next().expect("two copies");
-    for (target, t) in both_targets() {
-        let (e, file) = check_fixture(&format!("bug_cp_async_overlap.{t}"), target);
+    for ((target, t), v) in both_targets().into_iter().flat_map(|t| VERSIONS.map(|v| (t, v))) {
+        let (e, file) = check_fixture(&format!("{v}/bug_cp_async_overlap.{t}"), target);
         let codes = error_codes(&e);
         assert_eq!(
             codes,
@@ -795,8 +794,8 @@ fn cp_async_over_a_cp_async_in_flight_is_reported_at_the_python_lines() {
             assert_eq!(p[0].1, second, "{t}: the primary label is the second copy: {p:?}");
             assert!(p[1..].iter().any(|(_, l)| *l == first), "{t}: {p:?}");
         }
-        let (e, file) = check_fixture(&format!("cp_async_overlap.{t}"), target);
-        assert!(e.findings.is_empty(), "{t}:\n{}", render(&e, &file));
+        let (e, file) = check_fixture(&format!("{v}/cp_async_overlap.{t}"), target);
+        assert!(e.findings.is_empty(), "{v} {t}:\n{}", render(&e, &file));
     }
 }
 
@@ -807,10 +806,10 @@ fn cp_async_over_a_cp_async_in_flight_is_reported_at_the_python_lines() {
 /// moves the buffer's first half as f16: `bwsim run` gives those bits to `out`.
 #[test]
 fn a_tma_dtype_mismatch_is_reported_with_the_hazard_in_one_check() {
-    let (store, _) = marked_lines("tma_dtype_race.py", "tma-dtype", "async_copy_shared_to_global(");
+    let (store, _) = marked_lines("tma_dtype_race.py", "tma-dtype", "tma.async_store(");
     let (overwrite, _) = marked_lines("tma_dtype_race.py", "race", "buf.store(");
     for (target, t) in both_targets() {
-        let (e, file) = check_fixture(&format!("bug_tma_dtype_race.{t}"), target);
+        let (e, file) = check_fixture(&format!("3.6/bug_tma_dtype_race.{t}"), target);
         let codes = error_codes(&e);
         assert_eq!(
             codes,
@@ -831,7 +830,7 @@ fn a_tma_dtype_mismatch_is_reported_with_the_hazard_in_one_check() {
         // (R, C) is the low (C even) or high (C odd) half of f32 element (R, C / 2); the
         // swizzle permutes the same absolute addresses for both. That element holds 64 R +
         // C / 2, or that plus 1 where the racing overwrite landed first.
-        let (k, file) = import(&format!("bug_tma_dtype_race.{t}"));
+        let (k, file) = import(&format!("3.6/bug_tma_dtype_race.{t}"));
         let (c, plan) = {
             let (c, d) = bwsim_isa::verify::verify_to_run(
                 &k,

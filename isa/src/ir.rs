@@ -410,6 +410,16 @@ define_ops! {
     /// `cp.async.wait N`: wait until at most N committed groups of the partition are in flight
     /// (`cp.async.wait_group N`); the older groups' copies are then visible to the partition.
     CpAsyncWait = "cp.async.wait" (pendings;),
+    /// `clc.try_cancel RESULT, BAR`: cluster launch control (Blackwell): ask the hardware to
+    /// cancel the launch of a cluster that has not started yet, asynchronously; a 16-byte
+    /// response lands in RESULT (a 16-byte shared buffer) and completes 16 bytes on BAR
+    /// (`clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes.b128`).
+    /// `multicast=true` writes the response into every CTA of the cluster.
+    ClcTryCancel = "clc.try_cancel" (result, bar; multicast),
+    /// `let (canceled, x, y, z) = clc.query RESULT`: read a `clc.try_cancel` response from shared
+    /// memory: whether it cancelled a launch (i1) and that launch's first program id (i32 each;
+    /// undefined when it did not) (`clusterlaunchcontrol.query_cancel`).
+    ClcQuery = "clc.query" (result;),
     /// `bar.sync`: all warps of the CTA (or of the partition, inside `warp_specialize`).
     BarSync = "bar.sync" (;),
     /// `cluster.sync`: `barrier.cluster.arrive.release` + `barrier.cluster.wait.acquire`: every

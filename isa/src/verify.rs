@@ -30,6 +30,10 @@ pub const RULES: &[(&str, &str)] = &[
     ("arch-tcgen05", "tcgen05 / tensor memory used on sm_90a"),
     ("arch-gather", "gather4/scatter4 used on sm_90a"),
     ("arch-wgmma", "wgmma used on sm_100a"),
+    (
+        "arch-clc",
+        "cluster launch control (clc.try_cancel, clc.query) used on sm_90a",
+    ),
     ("num-warps", "num_warps out of range"),
     (
         "ws-regs",

@@ -9,6 +9,8 @@
 //! both. References are looked up by the kernel's declared name, so hand-written `.tile` files
 //! named like a reference (`tma_roundtrip`, `tcgen05_mma_tile`, `gather_rows`) are checked too.
 
+mod language;
+
 use bwsim_isa::launch::{ArgValue, HostTensor, LaunchPlan};
 use bwsim_isa::DType;
 use half::{bf16, f16};
@@ -212,7 +214,11 @@ pub fn reference(
         "matmul_fused_gather_scatter" => fused_gather_scatter(plan, inputs),
         "gemm_async" | "tcgen05_mma_tile" => gemm_async(plan, inputs),
         "mma_scaled" | "mma_scaled_kernel" => mma_scaled(plan, inputs),
-        "tma_roundtrip" | "copy_1d_kernel" | "copy_2d_kernel" => identity(plan, inputs),
+        "tma_roundtrip" | "copy_1d_kernel" | "copy_2d_kernel" | "tmem_roundtrip_kernel" => {
+            identity(plan, inputs)
+        }
+        "scalars_kernel" => language::scalars(plan, inputs),
+        "map_elementwise_kernel" => language::map_elementwise(plan, inputs),
         "wgmma_matmul_kernel" => matmul(plan, inputs),
         "gather_rows" => gather(plan, inputs),
         "softmax" | "softmax_kernel" => softmax(plan, inputs),

@@ -257,4 +257,8 @@ pub const CODES: &[(&str, &str)] = &[
         "illegal-instruction",
         "an operation the hardware traps on (misaligned TMA coordinates, ...)",
     ),
+    (
+        "clc-misuse",
+        "`clc.try_cancel` after the CTA read a response that cancelled nothing (undefined in PTX)",
+    ),
 ];

@@ -399,6 +399,28 @@ impl CtaHb {
         h
     }
 
+    /// The response of `clc.try_cancel` `op` lands on behalf of barrier `bar`, like a TMA load
+    /// piece but checked as a generic-proxy write: NVIDIA's CUDA Programming Guide
+    /// (cluster launch control, "thread block cancellation steps") and Triton's Gluon tutorial
+    /// 12 both read the response and issue the next `try_cancel` into the same bytes with no
+    /// proxy fence between them, so bwsim does not require one (a read before the response's
+    /// barrier completed is still `read-before-complete`, an unordered write still a race).
+    pub fn clc_response(&mut self, op: u32, bar: u32, addrs: &[(u32, u32)], bits: u32) -> Option<Hazard> {
+        let (id, t) = self.unit_tick(Comp::TmaBar(bar));
+        let mut clock = self.ops.get(op as usize)?.clock.clone();
+        clock.raise(id, t);
+        let rec = Rec {
+            time: t,
+            op: ASYNC_OP | op,
+            agent: id,
+            proxy: Proxy::Generic,
+            kind: Kind::Write,
+        };
+        let h = self.smem_access(addrs, bits, rec, &clock);
+        self.piece = Some((clock, id, op));
+        h
+    }
+
     /// TMA store (or scatter) `op`, issued by partition `issuer`, reads its source.
     pub fn tma_store_read(
         &mut self,

@@ -136,12 +136,7 @@ pub fn plan_of(desc: &DescInfo, v: &SmemView) -> OpResult<bwsim_isa::tma::Plan> 
 /// Resolve a tile load or store at its issue: its messages, and the shared-memory address of
 /// every element each moves (the messages' boxes one after another, each in box order). The
 /// faults the hardware raises before it moves a byte are checked for every message.
-pub fn tile_copy(
-    desc: &DescInfo,
-    coords: &[i64],
-    v: &SmemView,
-    store: bool,
-) -> OpResult<(Msgs, Addrs)> {
+pub fn tile_copy(desc: &DescInfo, coords: &[i64], v: &SmemView, store: bool) -> OpResult<(Msgs, Addrs)> {
     let r = desc.block.len();
     if coords.len() != r {
         return Err(Fault::unsupported(format!(

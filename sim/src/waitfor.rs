@@ -332,7 +332,8 @@ pub fn arrive_sites(prog: &Program) -> HashMap<u32, Vec<(u32, &'static str)>> {
                         LOp::MbarTx { bar, .. }
                         | LOp::MbarArrive { bar, .. }
                         | LOp::Commit { bar, .. }
-                        | LOp::TmaLoad { bar, .. } => Some(bar),
+                        | LOp::TmaLoad { bar, .. }
+                        | LOp::ClcTryCancel { bar, .. } => Some(bar),
                         _ => None,
                     };
                     if let Some(addr) = bar.and_then(root_slot).and_then(|sl| alloc_of_slot.get(&sl)) {

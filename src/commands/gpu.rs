@@ -142,7 +142,7 @@ pub fn run(a: Args) -> CliResult {
         let (k, text) = if bwsim_gluon::is_ttgir(path) {
             // A Gluon kernel: imported, then run as the `.tile` text of the import (launch
             // section from its sidecar included).
-            let k = bwsim_gluon::load(path)
+            let k = super::load_ttgir(path)
                 .map_err(|e| CliError(format!("cannot read `{spec}`: {e}")))?
                 .kernel
                 .map_err(|_| CliError(format!("`{spec}` does not import (run `bwsim import {spec}`)")))?;

@@ -18,7 +18,7 @@ pub struct Args {
 
 pub fn run(a: Args) -> CliResult {
     super::read_text(&a.file)?;
-    let loaded = bwsim_gluon::load(&a.file)
+    let loaded = super::load_ttgir(&a.file)
         .map_err(|e| CliError(format!("cannot read `{}`: {e}", a.file.display())))?;
     let kernel = match loaded.kernel {
         Ok(k) => k,

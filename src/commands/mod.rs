@@ -30,6 +30,19 @@ impl Display for CliError {
 
 pub type CliResult = Result<std::process::ExitCode, CliError>;
 
+static IMPORT_OPTIONS: std::sync::OnceLock<bwsim_gluon::ImportOptions> = std::sync::OnceLock::new();
+
+/// Set once, from the global options, what every `.ttgir` import of this process is told
+/// (`--triton-version`).
+pub fn set_import_options(options: bwsim_gluon::ImportOptions) {
+    let _ = IMPORT_OPTIONS.set(options);
+}
+
+/// Import a `.ttgir` file with the process's import options.
+pub fn load_ttgir(path: &std::path::Path) -> std::io::Result<bwsim_gluon::Loaded> {
+    bwsim_gluon::load_with(path, IMPORT_OPTIONS.get_or_init(Default::default))
+}
+
 /// Resolve `FILE|KERNEL` to source text: an existing path, or a bundled kernel name.
 ///
 /// A `.ttgir` file (Triton's TTGIR of a Gluon kernel) is imported: the source is the
@@ -47,7 +60,7 @@ pub fn load_source(spec: &str) -> Result<SourceFile, CliError> {
     }
     if bwsim_gluon::is_ttgir(path) {
         read_text(path)?;
-        return bwsim_gluon::load(path)
+        return load_ttgir(path)
             .map(|l| l.source)
             .map_err(|e| CliError(format!("cannot read `{spec}`: {e}")));
     }
@@ -172,7 +185,7 @@ pub fn diags_json(diags: &[Diagnostic], file: &SourceFile) -> serde_json::Value 
 /// Parse (or, for a `.ttgir` file, import), printing diagnostics (or JSON) on failure.
 pub fn parse_or_report(file: &SourceFile, json: bool) -> Option<Kernel> {
     let parsed = if bwsim_gluon::is_ttgir(std::path::Path::new(&file.name)) {
-        match bwsim_gluon::load(std::path::Path::new(&file.name)) {
+        match load_ttgir(std::path::Path::new(&file.name)) {
             Ok(l) => l.kernel,
             Err(e) => Err(vec![Diagnostic::error(
                 "io",

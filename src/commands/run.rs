@@ -436,8 +436,13 @@ fn print_text(
         );
         outln!("  reason  {}", t.reason);
     }
+    let canceled = if c.ctas_canceled > 0 {
+        format!(" ({} canceled by clc.try_cancel)", c.ctas_canceled)
+    } else {
+        String::new()
+    };
     outln!(
-        "summary   {} steps, logical time {}, {} of {} CTAs finished, {} async ops, {} MMAs, {} bytes by TMA, {:.2} s",
+        "summary   {} steps, logical time {}, {} of {} CTAs finished{canceled}, {} async ops, {} MMAs, {} bytes by TMA, {:.2} s",
         c.steps,
         c.time,
         c.ctas,

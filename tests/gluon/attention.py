@@ -11,12 +11,12 @@ BUG plants one of the hand-off bugs attention kernels get wrong (empty: the corr
   'correction_race'  the correction rescales O without waiting for the previous P @ V
   's_ready_phase'    the softmax waits on the S-ready barrier with the wrong phase
 """
+import triton_compat  # noqa: F401  (Triton 3.9 names on older Tritons)
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.blackwell import (
     TensorMemoryLayout,
     allocate_tensor_memory,
-    get_tmem_reg_layout,
     tcgen05_mma,
     tcgen05_commit,
     tma,
@@ -27,10 +27,13 @@ from triton.experimental.gluon.language.nvidia.blackwell import (
 
 @gluon.jit
 def p_view(s_buf):
-    # P over S: the S buffer's columns as a packed f16 [BLOCK_M, BLOCK_N] matrix.
+    # P over S: the S buffer's columns as a packed f16 [BLOCK_M, 2 * BLOCK_N] matrix, of which P is the
+    # first BLOCK_N columns (the first half of S's columns).
     BLOCK_M: gl.constexpr = s_buf.shape[0]
     BLOCK_N: gl.constexpr = s_buf.shape[1]
-    return s_buf._reinterpret(gl.float16, [BLOCK_M, BLOCK_N], TensorMemoryLayout([BLOCK_M, BLOCK_N], col_stride=1))
+    s_as_f16 = s_buf.reinterpret(gl.float16, [BLOCK_M, 2 * BLOCK_N],
+                                 TensorMemoryLayout([BLOCK_M, 2 * BLOCK_N], col_stride=1))
+    return s_as_f16.slice(0, BLOCK_N)
 
 
 @gluon.jit
@@ -41,15 +44,15 @@ def attention_load_partition(q_desc, k_desc, v_desc, q_smem, k_bufs, v_bufs, q_b
     NUM_BUFFERS: gl.constexpr = k_bufs.shape[0]
     row0 = gl.program_id(1) * N_CTX
     mbarrier.expect(q_bar, q_desc.block_type.nbytes)
-    tma.async_copy_global_to_shared(q_desc, [row0 + gl.program_id(0) * BLOCK_M, 0], q_bar, q_smem)
+    tma.async_load(q_desc, [row0 + gl.program_id(0) * BLOCK_M, 0], q_bar, q_smem)
     for j in range(N_CTX // BLOCK_N):
         index = j % NUM_BUFFERS
         phase = (j // NUM_BUFFERS) & 1
         mbarrier.wait(kv_empty.index(index), phase ^ 1)
         bar = kv_ready.index(index)
         mbarrier.expect(bar, k_desc.block_type.nbytes + v_desc.block_type.nbytes)
-        tma.async_copy_global_to_shared(k_desc, [row0 + j * BLOCK_N, 0], bar, k_bufs.index(index))
-        tma.async_copy_global_to_shared(v_desc, [row0 + j * BLOCK_N, 0], bar, v_bufs.index(index))
+        tma.async_load(k_desc, [row0 + j * BLOCK_N, 0], bar, k_bufs.index(index))
+        tma.async_load(v_desc, [row0 + j * BLOCK_N, 0], bar, v_bufs.index(index))
 
 
 @gluon.jit
@@ -85,13 +88,10 @@ def attention_softmax_partition(o_desc, s_tmem, o_tmem, s_ready, p_ready, o_read
                                 N_CTX: gl.constexpr, BUG: gl.constexpr):
     BLOCK_M: gl.constexpr = s_tmem.shape[1]
     BLOCK_N: gl.constexpr = s_tmem.shape[2]
-    HEAD_D: gl.constexpr = o_tmem.shape[1]
-    s_layout: gl.constexpr = get_tmem_reg_layout(gl.float32, (BLOCK_M, BLOCK_N), s_tmem.type.layout,
-                                                 gl.num_warps())
-    o_layout: gl.constexpr = get_tmem_reg_layout(gl.float32, (BLOCK_M, HEAD_D), o_tmem.type.layout,
-                                                 gl.num_warps())
-    p_layout: gl.constexpr = get_tmem_reg_layout(gl.float16, (BLOCK_M, BLOCK_N),
-                                                 TensorMemoryLayout([BLOCK_M, BLOCK_N], col_stride=1), gl.num_warps())
+    s_layout: gl.constexpr = s_tmem.index(0).get_reg_layout()
+    o_layout: gl.constexpr = o_tmem.get_reg_layout()
+    # P's register layout: that of the f16 view of S it is stored to.
+    p_layout: gl.constexpr = p_view(s_tmem.index(0)).get_reg_layout()
     m_i = gl.full([BLOCK_M], -float("inf"), gl.float32, gl.SliceLayout(1, s_layout))
     l_i = gl.full([BLOCK_M], 0.0, gl.float32, gl.SliceLayout(1, s_layout))
     for j in range(N_CTX // BLOCK_N):
@@ -128,7 +128,7 @@ def attention_softmax_partition(o_desc, s_tmem, o_tmem, s_ready, p_ready, o_read
     l_o = gl.convert_layout(l_i, gl.SliceLayout(1, o_layout))
     o_smem.store((o / l_o[:, None]).to(gl.float16))
     fence_async_shared()
-    tma.async_copy_shared_to_global(o_desc, [gl.program_id(1) * N_CTX + gl.program_id(0) * BLOCK_M, 0], o_smem)
+    tma.async_store(o_desc, [gl.program_id(1) * N_CTX + gl.program_id(0) * BLOCK_M, 0], o_smem)
     tma.store_wait(pendings=0)
 
 

@@ -24,12 +24,12 @@ BUG plants a hand-off bug of this protocol (empty: the correct kernel):
   'alpha_early'   the softmax says alpha is ready before it stores alpha into tensor memory
   'no_p_wait'     the MMA partition issues P @ V without waiting for the softmax to store P
 """
+import triton_compat  # noqa: F401  (Triton 3.9 names on older Tritons)
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.blackwell import (
     TensorMemoryLayout,
     allocate_tensor_memory,
-    get_tmem_reg_layout,
     tcgen05_mma,
     tcgen05_commit,
     tma,
@@ -122,8 +122,9 @@ def p_of(s_tmem, h: gl.constexpr):
     # P over the first half of S's columns: [SPLIT_M, BLOCK_N] f16, two per column.
     SPLIT_M: gl.constexpr = s_tmem.shape[1]
     BLOCK_N: gl.constexpr = s_tmem.shape[2]
-    return s_tmem.index(h).slice(0, BLOCK_N // 2)._reinterpret(
-        gl.float16, [SPLIT_M, BLOCK_N], TensorMemoryLayout([SPLIT_M, BLOCK_N], col_stride=1))
+    s_as_f16 = s_tmem.index(h).reinterpret(gl.float16, [SPLIT_M, 2 * BLOCK_N],
+                                           TensorMemoryLayout([SPLIT_M, 2 * BLOCK_N], col_stride=1))
+    return s_as_f16.slice(0, BLOCK_N)
 
 
 @gluon.jit
@@ -131,8 +132,7 @@ def alpha_of(s_tmem, h: gl.constexpr):
     # alpha: the column after P.
     SPLIT_M: gl.constexpr = s_tmem.shape[1]
     BLOCK_N: gl.constexpr = s_tmem.shape[2]
-    return s_tmem.index(h).slice(BLOCK_N // 2, 1)._reinterpret(
-        gl.float32, [SPLIT_M, 1], TensorMemoryLayout([SPLIT_M, 1], col_stride=1))
+    return s_tmem.index(h).slice(BLOCK_N // 2, 1)
 
 
 @gluon.jit
@@ -151,7 +151,7 @@ def load_partition(desc_q, desc_k, desc_v, q_smem, kv_smem, q_ready, q_empty, kv
             # Q half h: its slot is free once the previous tile's MMAs on it have completed.
             mbarrier.wait(q_empty.index(h), (t & 1) ^ 1)
             mbarrier.expect(q_ready.index(h), desc_q.block_type.nbytes)
-            tma.async_copy_global_to_shared(desc_q, [row0 + start_m * 2 * SPLIT_M + h * SPLIT_M, 0],
+            tma.async_load(desc_q, [row0 + start_m * 2 * SPLIT_M + h * SPLIT_M, 0],
                                             q_ready.index(h), q_smem.index(h))
         lo, hi = key_range(start_m, N_CTX, 2 * SPLIT_M, CAUSAL, 0)
         for start_n in range(lo, hi, BLOCK_N):
@@ -159,11 +159,11 @@ def load_partition(desc_q, desc_k, desc_v, q_smem, kv_smem, q_ready, q_empty, kv
             slot, phase = ring(kv_count, NUM_KV)
             mbarrier.wait(kv_empty.index(slot), phase ^ 1)
             mbarrier.expect(kv_ready.index(slot), desc_k.block_type.nbytes)
-            tma.async_copy_global_to_shared(desc_k, [row0 + start_n, 0], kv_ready.index(slot), kv_smem.index(slot))
+            tma.async_load(desc_k, [row0 + start_n, 0], kv_ready.index(slot), kv_smem.index(slot))
             slot, phase = ring(kv_count + 1, NUM_KV)
             mbarrier.wait(kv_empty.index(slot), phase ^ 1)
             mbarrier.expect(kv_ready.index(slot), desc_v.block_type.nbytes)
-            tma.async_copy_global_to_shared(desc_v, [row0 + start_n, 0], kv_ready.index(slot), kv_smem.index(slot))
+            tma.async_load(desc_v, [row0 + start_n, 0], kv_ready.index(slot), kv_smem.index(slot))
             kv_count += 2
         t += 1
 
@@ -236,9 +236,8 @@ def softmax_partition(h: gl.constexpr, desc_o, m_ptr, s_tmem, o_tmem, o_smem, s_
                       CAUSAL: gl.constexpr, BUG: gl.constexpr):
     SPLIT_M: gl.constexpr = s_tmem.shape[1]
     BLOCK_N: gl.constexpr = s_tmem.shape[2]
-    HEAD_D: gl.constexpr = o_tmem.shape[2]
-    s_layout: gl.constexpr = get_tmem_reg_layout(gl.float32, (SPLIT_M, BLOCK_N), s_tmem.type.layout, gl.num_warps())
-    o_layout: gl.constexpr = get_tmem_reg_layout(gl.float32, (SPLIT_M, HEAD_D), o_tmem.type.layout, gl.num_warps())
+    s_layout: gl.constexpr = s_of(s_tmem, h).get_reg_layout()
+    o_layout: gl.constexpr = o_tmem.index(h).get_reg_layout()
     p_layout: gl.constexpr = rows_32x32b(BLOCK_N // 2)
     a_layout: gl.constexpr = gl.BlockedLayout([1, 1], [32, 1], [4, 1], [0, 1])
     rows_layout: gl.constexpr = gl.SliceLayout(1, s_layout)
@@ -260,7 +259,7 @@ def softmax_partition(h: gl.constexpr, desc_o, m_ptr, s_tmem, o_tmem, o_smem, s_
                 mbarrier.arrive(s_empty.index(h), count=1)
                 if phase_id == 2:
                     cols = opaque_i32(offs_n)
-                    s = gl.where(offs_m[:, None] >= start_n + cols[None, :], s, -1.0e8)
+                    s = gl.map_elementwise(causal_mask, s, offs_m[:, None] - (start_n + cols[None, :]))
                 m_new = gl.maximum(m_i, gl.max(s, 1) * qk_scale)
                 alpha = gl.exp2(m_i - m_new)
                 # alpha for the correction partition, in the column after P.
@@ -297,7 +296,7 @@ def softmax_partition(h: gl.constexpr, desc_o, m_ptr, s_tmem, o_tmem, o_smem, s_
         tma.store_wait(0)
         o_smem.index(h).store(o.to(gl.float16))
         fence_async_shared()
-        tma.async_copy_shared_to_global(desc_o, [bh * N_CTX + start_m * 2 * SPLIT_M + h * SPLIT_M, 0], o_smem.index(h))
+        tma.async_store(desc_o, [bh * N_CTX + start_m * 2 * SPLIT_M + h * SPLIT_M, 0], o_smem.index(h))
         t += 1
     tma.store_wait(0)
 
@@ -423,3 +422,10 @@ def attention_pingpong_kernel(sm_scale, m_ptr, Z_H, N_CTX, desc_q, desc_k, desc_
         (load_partition, (desc_q, desc_k, desc_v, q_smem, kv_smem, q_ready, q_empty, kv_ready, kv_empty, N_CTX, Z_H,
                           NUM_SMS, CAUSAL, BUG)),
     ], [4, 4, 1, 1], [192, 192, 32, 32])
+
+
+@gluon.jit
+def causal_mask(s, row_minus_key):
+    # The band's mask, one element at a time (tutorial 01-attention-forward's mask helper is a
+    # gl.map_elementwise function too): a key after the query row is -1e8 before the softmax.
+    return gl.where(row_minus_key > -1, s, -1.0e8)

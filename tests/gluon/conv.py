@@ -14,13 +14,13 @@ MMA; the epilogue stores the tile through a [1, TILE_H, TILE_W, BLOCK_N] buffer.
 
 `conv2d_kernel` uses tcgen05 (sm_100a), `conv2d_wgmma_kernel` a synchronous warpgroup MMA (sm_90a).
 """
+import triton_compat  # noqa: F401  (Triton 3.9 names on older Tritons)
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.blackwell import (
     TensorMemoryLayout,
     allocate_tensor_memory,
     fence_async_shared,
-    get_tmem_reg_layout,
     mbarrier,
     tcgen05_commit,
     tcgen05_mma,
@@ -62,8 +62,8 @@ def conv2d_kernel(x_desc, w_desc, y_desc, H, W, C, R: gl.constexpr, S: gl.conste
         for c0 in range(0, C, BLOCK_C):
             mbarrier.expect(load_bar, x_desc.block_type.nbytes + w_desc.block_type.nbytes)
             # The tap's shifted box: rows and columns outside the image read zeros.
-            tma.async_copy_global_to_shared(x_desc, [n, oh0 + r - PAD, ow0 + s - PAD, c0], load_bar, x_smem)
-            tma.async_copy_global_to_shared(w_desc, [co0, rs * C + c0], load_bar, w_smem)
+            tma.async_load(x_desc, [n, oh0 + r - PAD, ow0 + s - PAD, c0], load_bar, x_smem)
+            tma.async_load(w_desc, [co0, rs * C + c0], load_bar, w_smem)
             mbarrier.wait(load_bar, phase)
             a = x_smem.reshape([BLOCK_M, BLOCK_C])
             tcgen05_mma(a, w_smem.permute((1, 0)), acc_tmem, use_acc=use_acc)
@@ -74,11 +74,11 @@ def conv2d_kernel(x_desc, w_desc, y_desc, H, W, C, R: gl.constexpr, S: gl.conste
 
     mbarrier.invalidate(load_bar)
     mbarrier.invalidate(mma_bar)
-    acc = acc_tmem.load(get_tmem_reg_layout(gl.float32, (BLOCK_M, BLOCK_N), acc_layout, gl.num_warps()))
+    acc = acc_tmem.load(acc_tmem.get_reg_layout())
     y_smem = gl.allocate_shared_memory(y_desc.dtype, y_desc.block_type.shape, y_desc.layout)
     y_smem.reshape([BLOCK_M, BLOCK_N]).store(acc.to(y_desc.dtype))
     fence_async_shared()
-    tma.async_copy_shared_to_global(y_desc, [n, oh0, ow0, co0], y_smem)
+    tma.async_store(y_desc, [n, oh0, ow0, co0], y_smem)
     tma.store_wait(0)
 
 
@@ -113,8 +113,8 @@ def conv2d_wgmma_kernel(x_desc, w_desc, y_desc, H, W, C, R: gl.constexpr, S: gl.
         s = rs % S
         for c0 in range(0, C, BLOCK_C):
             mbarrier.expect(bar, x_desc.block_type.nbytes + w_desc.block_type.nbytes)
-            tma.async_copy_global_to_shared(x_desc, [n, oh0 + r - PAD, ow0 + s - PAD, c0], bar, x_smem)
-            tma.async_copy_global_to_shared(w_desc, [co0, rs * C + c0], bar, w_smem)
+            tma.async_load(x_desc, [n, oh0 + r - PAD, ow0 + s - PAD, c0], bar, x_smem)
+            tma.async_load(w_desc, [co0, rs * C + c0], bar, w_smem)
             mbarrier.wait(bar, phase)
             acc = warpgroup_mma(x_smem.reshape([BLOCK_M, BLOCK_C]), w_smem.permute((1, 0)), acc)
             phase ^= 1
@@ -123,5 +123,5 @@ def conv2d_wgmma_kernel(x_desc, w_desc, y_desc, H, W, C, R: gl.constexpr, S: gl.
     y_smem = gl.allocate_shared_memory(y_desc.dtype, y_desc.block_type.shape, y_desc.layout)
     y_smem.reshape([BLOCK_M, BLOCK_N]).store(acc.to(y_desc.dtype))
     fence_async_shared()
-    tma.async_copy_shared_to_global(y_desc, [n, oh0, ow0, co0], y_smem)
+    tma.async_store(y_desc, [n, oh0, ow0, co0], y_smem)
     tma.store_wait(0)

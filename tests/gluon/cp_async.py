@@ -8,6 +8,7 @@ Outputs: the sum a + b, and the running maximum of each row of the sum.
 BUG='no_wait' drops the wait in the steady-state loop: the stage is read while its copies may
 still be landing.
 """
+import triton_compat  # noqa: F401  (Triton 3.9 names on older Tritons)
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.ampere import async_copy as cp
@@ -32,8 +33,8 @@ def cp_async_kernel(a_ptr, b_ptr, c_ptr, max_ptr, n_rows, n_cols, XBLOCK: gl.con
     for s in gl.static_range(NUM_BUFFERS - 1):
         y = s * YBLOCK + cols
         m = row_ok & (y < n_cols)[None, :]
-        cp.async_copy_global_to_shared(a_bufs.index(s), a_ptr + base + y[None, :], mask=m)
-        cp.async_copy_global_to_shared(b_bufs.index(s), b_ptr + base + y[None, :], mask=m)
+        cp.async_load(a_bufs.index(s), a_ptr + base + y[None, :], mask=m)
+        cp.async_load(b_bufs.index(s), b_ptr + base + y[None, :], mask=m)
         cp.commit_group()
 
     row_max = gl.full([XBLOCK], float('-inf'), gl.float32, gl.SliceLayout(1, layout))
@@ -42,8 +43,8 @@ def cp_async_kernel(a_ptr, b_ptr, c_ptr, max_ptr, n_rows, n_cols, XBLOCK: gl.con
         nxt = k + NUM_BUFFERS - 1
         y = nxt * YBLOCK + cols
         m = row_ok & (y < n_cols)[None, :]
-        cp.async_copy_global_to_shared(a_bufs.index(nxt % NUM_BUFFERS), a_ptr + base + y[None, :], mask=m)
-        cp.async_copy_global_to_shared(b_bufs.index(nxt % NUM_BUFFERS), b_ptr + base + y[None, :], mask=m)
+        cp.async_load(a_bufs.index(nxt % NUM_BUFFERS), a_ptr + base + y[None, :], mask=m)
+        cp.async_load(b_bufs.index(nxt % NUM_BUFFERS), b_ptr + base + y[None, :], mask=m)
         cp.commit_group()
         if BUG != 'no_wait':
             cp.wait_group(NUM_BUFFERS - 1)

@@ -7,6 +7,7 @@ the first may still be landing, so the buffer holds a mix of `a` and `b` (bwsim:
 `write-while-in-flight` at the second copy). The correct variant retires the first copy's group
 before issuing the second: `out` is `b`.
 """
+import triton_compat  # noqa: F401  (Triton 3.9 names on older Tritons)
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.ampere import async_copy as cp
@@ -20,12 +21,12 @@ def cp_async_overlap_kernel(a_ptr, b_ptr, out_ptr, XBLOCK: gl.constexpr, YBLOCK:
     cols = gl.arange(0, YBLOCK, gl.SliceLayout(0, layout))
     offs = rows[:, None] * YBLOCK + cols[None, :]
     buf = gl.allocate_shared_memory(gl.float32, [XBLOCK, YBLOCK], smem_layout)
-    cp.async_copy_global_to_shared(buf, a_ptr + offs)
+    cp.async_load(buf, a_ptr + offs)
     if BUG != 'overlap':
         cp.commit_group()
         cp.wait_group(0)
     # BUG: overlap (without the wait above, this copy lands over one still in flight)
-    cp.async_copy_global_to_shared(buf, b_ptr + offs)
+    cp.async_load(buf, b_ptr + offs)
     cp.commit_group()
     cp.wait_group(0)
     gl.store(out_ptr + offs, buf.load(layout))

@@ -4,6 +4,7 @@
 splits the same work into a load, a compute and a store partition. Their hand-written twins are
 kernels/tiles/elementwise_add_tma.tile and kernels/tiles/elementwise_add_ws.tile.
 """
+import triton_compat  # noqa: F401  (Triton 3.9 names on older Tritons)
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import tma, mbarrier, fence_async_shared
@@ -27,8 +28,8 @@ def elementwise_add_tma_kernel(a_desc, b_desc, c_desc, xnumel, ynumel, XBLOCK: g
     for i in gl.static_range(NUM_BUFFERS - 1):
         bar = bars.index(i)
         mbarrier.expect(bar, a_desc.block_type.nbytes + b_desc.block_type.nbytes, pred=i < n)
-        tma.async_copy_global_to_shared(a_desc, [xoff, i * YBLOCK], bar, a_bufs.index(i), pred=i < n)
-        tma.async_copy_global_to_shared(b_desc, [xoff, i * YBLOCK], bar, b_bufs.index(i), pred=i < n)
+        tma.async_load(a_desc, [xoff, i * YBLOCK], bar, a_bufs.index(i), pred=i < n)
+        tma.async_load(b_desc, [xoff, i * YBLOCK], bar, b_bufs.index(i), pred=i < n)
 
     for i in range(n):
         # Issue the load NUM_BUFFERS - 1 blocks ahead, into the buffer read in the previous iteration.
@@ -36,8 +37,8 @@ def elementwise_add_tma_kernel(a_desc, b_desc, c_desc, xnumel, ynumel, XBLOCK: g
         jb = j % NUM_BUFFERS
         bar = bars.index(jb)
         mbarrier.expect(bar, a_desc.block_type.nbytes + b_desc.block_type.nbytes, pred=j < n)
-        tma.async_copy_global_to_shared(a_desc, [xoff, j * YBLOCK], bar, a_bufs.index(jb), pred=j < n)
-        tma.async_copy_global_to_shared(b_desc, [xoff, j * YBLOCK], bar, b_bufs.index(jb), pred=j < n)
+        tma.async_load(a_desc, [xoff, j * YBLOCK], bar, a_bufs.index(jb), pred=j < n)
+        tma.async_load(b_desc, [xoff, j * YBLOCK], bar, b_bufs.index(jb), pred=j < n)
 
         index = i % NUM_BUFFERS
         mbarrier.wait(bars.index(index), i // NUM_BUFFERS & 1)
@@ -49,7 +50,7 @@ def elementwise_add_tma_kernel(a_desc, b_desc, c_desc, xnumel, ynumel, XBLOCK: g
         tma.store_wait(0)
         c_smem.store(c_val)
         fence_async_shared()
-        tma.async_copy_shared_to_global(c_desc, [xoff, i * YBLOCK], c_smem)
+        tma.async_store(c_desc, [xoff, i * YBLOCK], c_smem)
     tma.store_wait(0)
 
 
@@ -65,8 +66,8 @@ def load_partition(a_desc, b_desc, a_bufs, b_bufs, load_empty_bars, load_ready_b
         yoff = i * YBLOCK
         bar = load_ready_bars.index(index)
         mbarrier.expect(bar, a_desc.block_type.nbytes + b_desc.block_type.nbytes)
-        tma.async_copy_global_to_shared(a_desc, [xoff, yoff], bar, a_bufs.index(index))
-        tma.async_copy_global_to_shared(b_desc, [xoff, yoff], bar, b_bufs.index(index))
+        tma.async_load(a_desc, [xoff, yoff], bar, a_bufs.index(index))
+        tma.async_load(b_desc, [xoff, yoff], bar, b_bufs.index(index))
 
 
 @gluon.jit
@@ -102,7 +103,7 @@ def store_partition(c_desc, c_bufs, c_empty_bars, c_ready_bars, ynumel, XBLOCK: 
         index = i % NUM_STORE_BUFFERS
         phase = i // NUM_STORE_BUFFERS & 1
         mbarrier.wait(c_ready_bars.index(index), phase)
-        tma.async_copy_shared_to_global(c_desc, [xoff, i * YBLOCK], c_bufs.index(index))
+        tma.async_store(c_desc, [xoff, i * YBLOCK], c_bufs.index(index))
         tma.store_wait(NUM_STORE_BUFFERS - 1)
         # Release the buffer stored NUM_STORE_BUFFERS - 1 iterations ago.
         mbarrier.arrive(c_empty_bars.index((i + 1) % NUM_STORE_BUFFERS), count=1, pred=i >= NUM_STORE_BUFFERS - 1)

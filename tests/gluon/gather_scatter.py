@@ -2,6 +2,7 @@
 for bwsim's tests against their hand-written twins kernels/tiles/async_gather.tile,
 async_scatter.tile and matmul_fused_gather_scatter.tile (same parameters, in the same order).
 """
+import triton_compat  # noqa: F401  (Triton 3.9 names on older Tritons)
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.blackwell import tma, mbarrier, fence_async_shared
@@ -73,7 +74,7 @@ def issue_loads(producer, X_desc, W_desc, X_gather_indx_ptr, off_m, off_n, k, ba
     bar = bars.index(index)
     mbarrier.expect(bar, W_desc.block_type.nbytes + BLOCK_M * X_desc.block_type.nbytes)
     tma.async_gather(X_desc, offs_x_m, k, bar, x_bufs.index(index), pred)
-    tma.async_copy_global_to_shared(W_desc, [k, off_n], bar, w_bufs.index(index), pred)
+    tma.async_load(W_desc, [k, off_n], bar, w_bufs.index(index), pred)
     return producer
 
 

@@ -4,12 +4,12 @@ twin kernels/tiles/gemm_async.tile at f16 on one CTA: one warpgroup multiplies a
 allocation. A and B are TMA-loaded into stages 1 and 2 of 3-stage shared rings; K / MMA_K MMAs
 accumulate after the first, a commit signals the mbarrier, and the result is read back and stored.
 """
+import triton_compat  # noqa: F401  (Triton 3.9 names on older Tritons)
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.blackwell import (
     TensorMemoryLayout,
     allocate_tensor_memory,
-    get_tmem_reg_layout,
     tcgen05_commit,
     tcgen05_mma,
     mbarrier,
@@ -39,8 +39,8 @@ def gemm_async_kernel(a_desc, b_desc, out_ptr, num_warps: gl.constexpr):
     acc = tm.slice(256, N)
 
     mbarrier.expect(tma_bar, a_desc.block_type.nbytes + b_desc.block_type.nbytes)
-    tma.async_copy_global_to_shared(a_desc, [0, 0], tma_bar, a_smem.index(1))
-    tma.async_copy_global_to_shared(b_desc, [0, 0], tma_bar, b_smem.index(2))
+    tma.async_load(a_desc, [0, 0], tma_bar, a_smem.index(1))
+    tma.async_load(b_desc, [0, 0], tma_bar, b_smem.index(2))
     mbarrier.wait(tma_bar, 0)
 
     # B is stored [N, K]; the MMA reads it as [K, N] through a transposed view.
@@ -52,7 +52,7 @@ def gemm_async_kernel(a_desc, b_desc, out_ptr, num_warps: gl.constexpr):
     tcgen05_commit(mma_bar)
     mbarrier.wait(mma_bar, 0)
 
-    reg_layout: gl.constexpr = get_tmem_reg_layout(gl.float32, (M, N), tmem_layout, num_warps)
+    reg_layout: gl.constexpr = acc.get_reg_layout(num_warps)
     d = acc.load(reg_layout)
     row: gl.constexpr = gl.BlockedLayout([1, 1], [1, 32], [num_warps, 1], [1, 0])
     offs_m = gl.arange(0, M, gl.SliceLayout(1, row))

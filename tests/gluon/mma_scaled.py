@@ -20,13 +20,13 @@ unswizzles them in registers, `mma_scaled_copy_kernel` copies them to tensor mem
 tcgen05_copy from a reshaped, permuted view of their shared buffer; `mma_scaled_ws_kernel` (load, MMA and epilogue
 partitions) and `mma_scaled_pipelined_kernel` (one partition) do the same in persistent pipelines.
 """
+import triton_compat  # noqa: F401  (Triton 3.9 names on older Tritons)
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.blackwell import (
     TensorMemoryLayout,
     TensorMemoryScalesLayout,
     allocate_tensor_memory,
-    get_tmem_reg_layout,
     fence_async_shared,
     tcgen05_commit,
     tcgen05_copy,
@@ -68,17 +68,16 @@ def mma_scaled_kernel(a_desc, b_desc, c_desc, a_scale_ptr, b_scale_ptr, scale_st
     off_m = gl.program_id(0) * BLOCK_M
     off_n = gl.program_id(1) * BLOCK_N
     rows: gl.constexpr = gl.BlockedLayout([1, 1], [1, 32], [1, gl.num_warps()], [1, 0])
-    a_sf_layout: gl.constexpr = get_tmem_reg_layout(gl.uint8, [BLOCK_M, SCALE_K], scales_tmem_layout,
-                                                    gl.num_warps())
-    b_sf_layout: gl.constexpr = get_tmem_reg_layout(gl.uint8, [BLOCK_N, SCALE_K], scales_tmem_layout,
-                                                    gl.num_warps())
+    # The factors' register layouts: those of the tensor memory they are stored to.
+    a_sf_layout: gl.constexpr = a_scale_tmem.get_reg_layout()
+    b_sf_layout: gl.constexpr = b_scale_tmem.get_reg_layout()
 
     phase = 0
     use_acc = False
     for k in range(0, K, BLOCK_K):
         mbarrier.expect(load_bar, a_desc.block_type.nbytes + b_desc.block_type.nbytes)
-        tma.async_copy_global_to_shared(a_desc, [off_m, k // A_PER_BYTE], load_bar, a_smem)
-        tma.async_copy_global_to_shared(b_desc, [off_n, k // B_PER_BYTE], load_bar, b_smem)
+        tma.async_load(a_desc, [off_m, k // A_PER_BYTE], load_bar, a_smem)
+        tma.async_load(b_desc, [off_n, k // B_PER_BYTE], load_bar, b_smem)
 
         # The factors of rows off_m.. and off_n.., K blocks k / VEC_SIZE.., while the tiles load.
         sf_k = k // VEC_SIZE + gl.arange(0, SCALE_K, gl.SliceLayout(0, rows))
@@ -106,11 +105,11 @@ def mma_scaled_kernel(a_desc, b_desc, c_desc, a_scale_ptr, b_scale_ptr, scale_st
     mbarrier.invalidate(load_bar)
     mbarrier.invalidate(mma_bar)
 
-    acc = acc_tmem.load(get_tmem_reg_layout(gl.float32, (BLOCK_M, BLOCK_N), acc_layout, gl.num_warps()))
+    acc = acc_tmem.load(acc_tmem.get_reg_layout())
     c_smem = gl.allocate_shared_memory(c_desc.dtype, c_desc.block_type.shape, c_desc.layout)
     c_smem.store(acc.to(c_desc.dtype))
     fence_async_shared()
-    tma.async_copy_shared_to_global(c_desc, [off_m, off_n], c_smem)
+    tma.async_store(c_desc, [off_m, off_n], c_smem)
     tma.store_wait(0)
 
 
@@ -149,19 +148,15 @@ def mma_scaled_contig_kernel(a_desc, b_desc, c_desc, a_scale_ptr, b_scale_ptr, V
     use_acc = False
     for k in range(0, K, BLOCK_K):
         mbarrier.expect(load_bar, a_desc.block_type.nbytes + b_desc.block_type.nbytes)
-        tma.async_copy_global_to_shared(a_desc, [pid_m * BLOCK_M, k], load_bar, a_smem)
-        tma.async_copy_global_to_shared(b_desc, [pid_n * BLOCK_N, k], load_bar, b_smem)
+        tma.async_load(a_desc, [pid_m * BLOCK_M, k], load_bar, a_smem)
+        tma.async_load(b_desc, [pid_n * BLOCK_N, k], load_bar, b_smem)
         kb = k // BLOCK_K
         a_sf = gl.load(a_scale_ptr + (pid_m * blocks_per_row + kb) * a_block + gl.arange(0, a_block, flat))
         b_sf = gl.load(b_scale_ptr + (pid_n * blocks_per_row + kb) * b_block + gl.arange(0, b_block, flat))
         a_sf = a_sf.reshape(BLOCK_M, SCALE_BLOCK_K)
         b_sf = b_sf.reshape(BLOCK_N, SCALE_BLOCK_K)
-        a_scale_tmem.store(
-            gl.convert_layout(a_sf, get_tmem_reg_layout(gl.uint8, [BLOCK_M, SCALE_BLOCK_K], scales_tmem_layout,
-                                                        gl.num_warps())))
-        b_scale_tmem.store(
-            gl.convert_layout(b_sf, get_tmem_reg_layout(gl.uint8, [BLOCK_N, SCALE_BLOCK_K], scales_tmem_layout,
-                                                        gl.num_warps())))
+        a_scale_tmem.store(gl.convert_layout(a_sf, a_scale_tmem.get_reg_layout()))
+        b_scale_tmem.store(gl.convert_layout(b_sf, b_scale_tmem.get_reg_layout()))
         mbarrier.wait(load_bar, phase)
         tcgen05_mma_scaled(a_smem, b_smem.permute((1, 0)), acc_tmem, a_scale_tmem, b_scale_tmem, "e4m3", "e4m3",
                            use_acc=use_acc)
@@ -172,11 +167,11 @@ def mma_scaled_contig_kernel(a_desc, b_desc, c_desc, a_scale_ptr, b_scale_ptr, V
 
     mbarrier.invalidate(load_bar)
     mbarrier.invalidate(mma_bar)
-    acc = acc_tmem.load(get_tmem_reg_layout(gl.float32, (BLOCK_M, BLOCK_N), acc_layout, gl.num_warps()))
+    acc = acc_tmem.load(acc_tmem.get_reg_layout())
     c_smem = gl.allocate_shared_memory(c_desc.dtype, c_desc.block_type.shape, c_desc.layout)
     c_smem.store(acc.to(c_desc.dtype))
     fence_async_shared()
-    tma.async_copy_shared_to_global(c_desc, [pid_m * BLOCK_M, pid_n * BLOCK_N], c_smem)
+    tma.async_store(c_desc, [pid_m * BLOCK_M, pid_n * BLOCK_N], c_smem)
     tma.store_wait(0)
 
 @gluon.jit
@@ -223,12 +218,12 @@ def mma_scaled_copy_kernel(a_desc, b_desc, c_desc, a_scale_desc, b_scale_desc, V
         mbarrier.expect(
             load_bar, a_desc.block_type.nbytes + b_desc.block_type.nbytes + a_scale_desc.block_type.nbytes +
             b_scale_desc.block_type.nbytes)
-        tma.async_copy_global_to_shared(a_desc, [pid_m * BLOCK_M, k], load_bar, a_smem)
-        tma.async_copy_global_to_shared(b_desc, [pid_n * BLOCK_N, k], load_bar, b_smem)
-        tma.async_copy_global_to_shared(a_scale_desc, [0, pid_m * a_scale_desc.block_type.shape[1],
+        tma.async_load(a_desc, [pid_m * BLOCK_M, k], load_bar, a_smem)
+        tma.async_load(b_desc, [pid_n * BLOCK_N, k], load_bar, b_smem)
+        tma.async_load(a_scale_desc, [0, pid_m * a_scale_desc.block_type.shape[1],
                                                        kb * a_scale_desc.block_type.shape[2], 0, 0], load_bar,
                                         a_sf_smem)
-        tma.async_copy_global_to_shared(b_scale_desc, [0, pid_n * b_scale_desc.block_type.shape[1],
+        tma.async_load(b_scale_desc, [0, pid_n * b_scale_desc.block_type.shape[1],
                                                        kb * b_scale_desc.block_type.shape[2], 0, 0], load_bar,
                                         b_sf_smem)
         mbarrier.wait(load_bar, phase)
@@ -244,11 +239,11 @@ def mma_scaled_copy_kernel(a_desc, b_desc, c_desc, a_scale_desc, b_scale_desc, V
 
     mbarrier.invalidate(load_bar)
     mbarrier.invalidate(mma_bar)
-    acc = acc_tmem.load(get_tmem_reg_layout(gl.float32, (BLOCK_M, BLOCK_N), acc_layout, gl.num_warps()))
+    acc = acc_tmem.load(acc_tmem.get_reg_layout())
     c_smem = gl.allocate_shared_memory(c_desc.dtype, c_desc.block_type.shape, c_desc.layout)
     c_smem.store(acc.to(c_desc.dtype))
     fence_async_shared()
-    tma.async_copy_shared_to_global(c_desc, [pid_m * BLOCK_M, pid_n * BLOCK_N], c_smem)
+    tma.async_store(c_desc, [pid_m * BLOCK_M, pid_n * BLOCK_N], c_smem)
     tma.store_wait(0)
 
 
@@ -284,10 +279,8 @@ def mma_scaled_packed_kernel(a_desc, b_desc, c_desc, a_scale_desc, b_scale_desc,
     b_scale_tmem = allocate_tensor_memory(b_scale_desc.dtype, [BLOCK_N, SCALE_K], scales_tmem_layout)
     acc_layout: gl.constexpr = TensorMemoryLayout([BLOCK_M, BLOCK_N], col_stride=1)
     acc_tmem = allocate_tensor_memory(gl.float32, [BLOCK_M, BLOCK_N], acc_layout)
-    a_sf_layout: gl.constexpr = get_tmem_reg_layout(a_scale_desc.dtype, [BLOCK_M, SCALE_K], scales_tmem_layout,
-                                                    gl.num_warps())
-    b_sf_layout: gl.constexpr = get_tmem_reg_layout(b_scale_desc.dtype, [BLOCK_N, SCALE_K], scales_tmem_layout,
-                                                    gl.num_warps())
+    a_sf_layout: gl.constexpr = a_scale_tmem.get_reg_layout()
+    b_sf_layout: gl.constexpr = b_scale_tmem.get_reg_layout()
 
     load_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
     mma_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
@@ -303,12 +296,12 @@ def mma_scaled_packed_kernel(a_desc, b_desc, c_desc, a_scale_desc, b_scale_desc,
         mbarrier.expect(
             load_bar, a_desc.block_type.nbytes + b_desc.block_type.nbytes + a_scale_desc.block_type.nbytes +
             b_scale_desc.block_type.nbytes)
-        tma.async_copy_global_to_shared(a_desc, [pid_m * BLOCK_M, k], load_bar, a_smem)
-        tma.async_copy_global_to_shared(b_desc, [pid_n * BLOCK_N, k], load_bar, b_smem)
-        tma.async_copy_global_to_shared(a_scale_desc, [0, pid_m * a_scale_desc.block_type.shape[1],
+        tma.async_load(a_desc, [pid_m * BLOCK_M, k], load_bar, a_smem)
+        tma.async_load(b_desc, [pid_n * BLOCK_N, k], load_bar, b_smem)
+        tma.async_load(a_scale_desc, [0, pid_m * a_scale_desc.block_type.shape[1],
                                                        kb * a_scale_desc.block_type.shape[2], 0, 0], load_bar,
                                         a_sf_smem)
-        tma.async_copy_global_to_shared(b_scale_desc, [0, pid_n * b_scale_desc.block_type.shape[1],
+        tma.async_load(b_scale_desc, [0, pid_n * b_scale_desc.block_type.shape[1],
                                                        kb * b_scale_desc.block_type.shape[2], 0, 0], load_bar,
                                         b_sf_smem)
         mbarrier.wait(load_bar, phase)
@@ -327,11 +320,11 @@ def mma_scaled_packed_kernel(a_desc, b_desc, c_desc, a_scale_desc, b_scale_desc,
 
     mbarrier.invalidate(load_bar)
     mbarrier.invalidate(mma_bar)
-    acc = acc_tmem.load(get_tmem_reg_layout(gl.float32, (BLOCK_M, BLOCK_N), acc_layout, gl.num_warps()))
+    acc = acc_tmem.load(acc_tmem.get_reg_layout())
     c_smem = gl.allocate_shared_memory(c_desc.dtype, c_desc.block_type.shape, c_desc.layout)
     c_smem.store(acc.to(c_desc.dtype))
     fence_async_shared()
-    tma.async_copy_shared_to_global(c_desc, [pid_m * BLOCK_M, pid_n * BLOCK_N], c_smem)
+    tma.async_store(c_desc, [pid_m * BLOCK_M, pid_n * BLOCK_N], c_smem)
     tma.store_wait(0)
 
 
@@ -356,12 +349,12 @@ def ws_load_partition(a_desc, b_desc, a_scale_desc, b_scale_desc, a_bufs, b_bufs
             bar = load_ready.index(s)
             mbarrier.expect(bar, nbytes)
             kb = k // BLOCK_K
-            tma.async_copy_global_to_shared(a_desc, [pid_m * BLOCK_M, k], bar, a_bufs.index(s))
-            tma.async_copy_global_to_shared(b_desc, [pid_n * BLOCK_N, k], bar, b_bufs.index(s))
-            tma.async_copy_global_to_shared(a_scale_desc, [0, pid_m * a_scale_desc.block_type.shape[1],
+            tma.async_load(a_desc, [pid_m * BLOCK_M, k], bar, a_bufs.index(s))
+            tma.async_load(b_desc, [pid_n * BLOCK_N, k], bar, b_bufs.index(s))
+            tma.async_load(a_scale_desc, [0, pid_m * a_scale_desc.block_type.shape[1],
                                                            kb * a_scale_desc.block_type.shape[2], 0, 0], bar,
                                             a_sf_bufs.index(s))
-            tma.async_copy_global_to_shared(b_scale_desc, [0, pid_n * b_scale_desc.block_type.shape[1],
+            tma.async_load(b_scale_desc, [0, pid_n * b_scale_desc.block_type.shape[1],
                                                            kb * b_scale_desc.block_type.shape[2], 0, 0], bar,
                                             b_sf_bufs.index(s))
             i += 1
@@ -405,7 +398,7 @@ def ws_epilogue_partition(c_desc, acc_bufs, acc_empty, acc_ready, num_tiles, til
     BLOCK_M: gl.constexpr = c_desc.block_type.shape[0]
     BLOCK_N: gl.constexpr = c_desc.block_type.shape[1]
     NUM_ACC: gl.constexpr = acc_bufs.shape[0]
-    acc_reg: gl.constexpr = get_tmem_reg_layout(gl.float32, (BLOCK_M, BLOCK_N), acc_bufs.type.layout, gl.num_warps())
+    acc_reg: gl.constexpr = acc_bufs.index(0).get_reg_layout()
     c_smem = gl.allocate_shared_memory(c_desc.dtype, c_desc.block_type.shape, c_desc.layout)
     n = 0
     for t in range(gl.program_id(0), num_tiles, gl.num_programs(0)):
@@ -416,7 +409,7 @@ def ws_epilogue_partition(c_desc, acc_bufs, acc_empty, acc_ready, num_tiles, til
         tma.store_wait(0)
         c_smem.store(acc.to(c_desc.dtype))
         fence_async_shared()
-        tma.async_copy_shared_to_global(c_desc, [t // tiles_n * BLOCK_M, t % tiles_n * BLOCK_N], c_smem)
+        tma.async_store(c_desc, [t // tiles_n * BLOCK_M, t % tiles_n * BLOCK_N], c_smem)
         n += 1
     tma.store_wait(0)
 
@@ -484,12 +477,12 @@ def pipelined_issue_loads(i, t, k, a_desc, b_desc, a_scale_desc, b_scale_desc, a
     mbarrier.expect(
         bar, a_desc.block_type.nbytes + b_desc.block_type.nbytes + a_scale_desc.block_type.nbytes +
         b_scale_desc.block_type.nbytes)
-    tma.async_copy_global_to_shared(a_desc, [pid_m * BLOCK_M, k], bar, a_bufs.index(s))
-    tma.async_copy_global_to_shared(b_desc, [pid_n * BLOCK_N, k], bar, b_bufs.index(s))
-    tma.async_copy_global_to_shared(a_scale_desc, [0, pid_m * a_scale_desc.block_type.shape[1],
+    tma.async_load(a_desc, [pid_m * BLOCK_M, k], bar, a_bufs.index(s))
+    tma.async_load(b_desc, [pid_n * BLOCK_N, k], bar, b_bufs.index(s))
+    tma.async_load(a_scale_desc, [0, pid_m * a_scale_desc.block_type.shape[1],
                                                    kb * a_scale_desc.block_type.shape[2], 0, 0], bar,
                                     a_sf_bufs.index(s))
-    tma.async_copy_global_to_shared(b_scale_desc, [0, pid_n * b_scale_desc.block_type.shape[1],
+    tma.async_load(b_scale_desc, [0, pid_n * b_scale_desc.block_type.shape[1],
                                                    kb * b_scale_desc.block_type.shape[2], 0, 0], bar,
                                     b_sf_bufs.index(s))
 
@@ -530,7 +523,7 @@ def mma_scaled_pipelined_kernel(a_desc, b_desc, c_desc, a_scale_desc, b_scale_de
     scales_tmem_layout: gl.constexpr = TensorMemoryScalesLayout()
     a_scale_tmem = allocate_tensor_memory(a_scale_desc.dtype, [BLOCK_M, SCALE_K], scales_tmem_layout)
     b_scale_tmem = allocate_tensor_memory(b_scale_desc.dtype, [BLOCK_N, SCALE_K], scales_tmem_layout)
-    acc_reg: gl.constexpr = get_tmem_reg_layout(gl.float32, (BLOCK_M, BLOCK_N), acc_layout, gl.num_warps())
+    acc_reg: gl.constexpr = acc_tmem.get_reg_layout()
     c_smem = gl.allocate_shared_memory(c_desc.dtype, c_desc.block_type.shape, c_desc.layout)
 
     loads = 0  # loads issued so far (over every tile of this program)
@@ -572,6 +565,6 @@ def mma_scaled_pipelined_kernel(a_desc, b_desc, c_desc, a_scale_desc, b_scale_de
         tma.store_wait(0)
         c_smem.store(acc.to(c_desc.dtype))
         fence_async_shared()
-        tma.async_copy_shared_to_global(c_desc, [t // tiles_n * BLOCK_M, t % tiles_n * BLOCK_N], c_smem)
+        tma.async_store(c_desc, [t // tiles_n * BLOCK_M, t % tiles_n * BLOCK_N], c_smem)
         n += 1
     tma.store_wait(0)

@@ -7,6 +7,7 @@ mistake (`""` is the correct kernel):
 - "short_expect":  `mbarrier.expect` of fewer bytes than the TMA loads deliver.
 - "early_release": a buffer handed back before the reads of it are done.
 """
+import triton_compat  # noqa: F401  (Triton 3.9 names on older Tritons)
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.language.core import _aggregate as aggregate
@@ -15,7 +16,6 @@ from triton.experimental.gluon.language.nvidia.blackwell import (
     TensorMemoryLayout,
     tensor_memory_descriptor,
     allocate_tensor_memory,
-    get_tmem_reg_layout,
     tcgen05_mma,
     tcgen05_commit,
 )
@@ -42,8 +42,8 @@ def load_partition(a_desc, b_desc, a_bufs, b_bufs, load_empty_bars, load_ready_b
             mbarrier.expect(bar, a_desc.block_type.nbytes)
         else:
             mbarrier.expect(bar, a_desc.block_type.nbytes + b_desc.block_type.nbytes)
-        tma.async_copy_global_to_shared(a_desc, [xoff, yoff], bar, a_bufs.index(index))
-        tma.async_copy_global_to_shared(b_desc, [xoff, yoff], bar, b_bufs.index(index))
+        tma.async_load(a_desc, [xoff, yoff], bar, a_bufs.index(index))
+        tma.async_load(b_desc, [xoff, yoff], bar, b_bufs.index(index))
 
 
 @gluon.jit
@@ -128,7 +128,7 @@ class MMAv5:
         acc_tmem = allocate_tensor_memory(gl.float32, [BLOCK_M, BLOCK_N], layout)
         bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
         mbarrier.init(bar, count=1)
-        reg_layout: gl.constexpr = get_tmem_reg_layout(gl.float32, (BLOCK_M, BLOCK_N), layout, num_warps)
+        reg_layout: gl.constexpr = acc_tmem.get_reg_layout(num_warps)
         return MMAv5(gl.to_tensor(False), acc_tmem, bar, gl.to_tensor(0), reg_layout, BUG)
 
     @gluon.jit
@@ -163,8 +163,8 @@ def issue_loads(producer, a_desc, b_desc, off_m, off_n, k, bars, a_bufs, b_bufs,
         mbarrier.expect(bar, a_desc.block_type.nbytes)
     else:
         mbarrier.expect(bar, a_desc.block_type.nbytes + b_desc.block_type.nbytes)
-    tma.async_copy_global_to_shared(a_desc, [off_m, k], bar, a_bufs.index(index))
-    tma.async_copy_global_to_shared(b_desc, [k, off_n], bar, b_bufs.index(index))
+    tma.async_load(a_desc, [off_m, k], bar, a_bufs.index(index))
+    tma.async_load(b_desc, [k, off_n], bar, b_bufs.index(index))
     return producer
 
 
@@ -222,5 +222,5 @@ def pipelined_matmul_kernel(a_desc, b_desc, c_desc, num_buffers: gl.constexpr, n
     if BUG != "no_fence":
         # The fence orders the generic store before the TMA store reads c_smem.
         fence_async_shared()
-    tma.async_copy_shared_to_global(c_desc, [off_m, off_n], c_smem)
+    tma.async_store(c_desc, [off_m, off_n], c_smem)
     tma.store_wait(pendings=0)

@@ -1,28 +1,100 @@
 #!/usr/bin/env bash
-# Regenerate the TTGIR fixtures of tests/gluon from their Gluon sources with Triton 3.6.0:
+# Regenerate the TTGIR fixtures of tests/gluon with one Triton release, into that release's folder:
 #
-#   python3 -m pip install --target .tools/triton triton==3.6.0
-#   PYTHONPATH=.tools/triton bash tests/gluon/regenerate.sh            # rewrite tests/gluon/*.ttgir
-#   PYTHONPATH=.tools/triton bash tests/gluon/regenerate.sh OUT_DIR    # write them to OUT_DIR instead
+#   bash tests/gluon/regenerate.sh 3.9.0             # tests/gluon/3.9/*.ttgir
+#   bash tests/gluon/regenerate.sh 3.6.0 OUT_DIR     # the 3.6.0 files written to OUT_DIR instead
+#   bash tests/gluon/regenerate.sh all [OUT_DIR]     # 3.6.0, 3.7.1, 3.8.0 and 3.9.0 (OUT_DIR/3.6, ...)
 #
-# No GPU and no torch are needed. `BWSIM_GLUON_REGEN=1 cargo test -p bwsim-gluon --test regenerate`
-# runs this into a temporary directory and fails on any difference from the checked-in files.
+# VERSION is one of 3.6.0 3.7.1 3.8.0 3.9.0. Triton is taken from BWSIM_TRITON_PYTHON (a python that
+# has that Triton installed; for one VERSION, not `all`), else from the virtual environment
+# .tools/triton-VERSION, created on demand (`python3 -m venv`, `pip install triton==VERSION numpy`).
+# No GPU and no torch are needed. The output does not depend on the machine: regenerating into
+# OUT_DIR and comparing with the checked-in folder finds any difference byte for byte.
+#
+# Every release compiles the shared kernels of tests/gluon (written once, in Triton 3.9's Gluon API;
+# triton_compat.py gives older Tritons the names they spell differently), and the new-feature
+# kernels of its own folder and of every older release's folder (tests/gluon/3.7/*.py, ...) that
+# its API still accepts. Source locations in the TTGIR are relative to the release's folder
+# (`../elementwise_add.py`); the launch sidecars stay in tests/gluon/ (`../NAME.launch`).
+#
+# Each kernel that fails to compile is reported and the others go on; the exit status is 1 if any
+# failed. BWSIM_REGEN_ONLY=REGEX compiles only the fixtures whose names match (`^attention`), the
+# others left as they are.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 src=tests/gluon
-out=${1:-$src}
+all_versions=(3.6.0 3.7.1 3.8.0 3.9.0)
+
+usage() {
+    echo "usage: bash tests/gluon/regenerate.sh VERSION [OUT_DIR]   (VERSION: ${all_versions[*]} or all)" >&2
+    exit 2
+}
+[ $# -ge 1 ] && [ $# -le 2 ] || usage
+version=$1
+if [ "$version" = all ]; then
+    status=0
+    for v in "${all_versions[@]}"; do
+        if [ $# -eq 2 ]; then
+            bash "$0" "$v" "$2/${v%.*}" || status=1
+        else
+            bash "$0" "$v" || status=1
+        fi
+    done
+    exit $status
+fi
+case " ${all_versions[*]} " in
+*" $version "*) ;;
+*) echo "regenerate.sh: Triton $version is not one of: ${all_versions[*]}" >&2; usage ;;
+esac
+minor=${version%.*}
+dest=$src/$minor
+out=${2:-$dest}
 mkdir -p "$out"
+
+# The Python with this Triton.
+if [ -n "${BWSIM_TRITON_PYTHON:-}" ]; then
+    python=$BWSIM_TRITON_PYTHON
+else
+    venv=.tools/triton-$version
+    if [ ! -x "$venv/bin/python" ]; then
+        echo "regenerate.sh: creating $venv (triton==$version numpy)" >&2
+        python3 -m venv "$venv"
+        "$venv/bin/python" -m pip install --quiet "triton==$version" numpy
+    fi
+    python=$venv/bin/python
+fi
+found=$("$python" -c 'import triton; print(triton.__version__)' 2>/dev/null || echo none)
+if [ "$found" != "$version" ]; then
+    echo "regenerate.sh: $python has Triton $found, not $version" >&2
+    exit 2
+fi
+
 # A private Triton cache: a cached kernel compiled from a copy of these sources elsewhere carries
 # that copy's file locations.
 TRITON_CACHE_DIR=$(mktemp -d)
 export TRITON_CACHE_DIR
 trap 'rm -rf "$TRITON_CACHE_DIR"' EXIT
+
+failed=()
+count=0
+only=${BWSIM_REGEN_ONLY:-}
 gen() {
     local name=$1
     shift
-    python3 tools/gluon_to_ttgir.py "$@" --locations-relative-to "$src" -o "$out/$name.ttgir"
+    if [ -n "$only" ] && ! [[ $name =~ $only ]]; then
+        return 0
+    fi
+    count=$((count + 1))
+    if ! "$python" tools/gluon_to_ttgir.py "$@" --locations-relative-to "$dest" -o "$out/$name.ttgir"; then
+        failed+=("$name")
+        rm -f "$out/$name.ttgir"
+    fi
 }
+# `since 3.8` / `before 3.9`: whether this release is at least / older than MAJOR.MINOR.
+since() { [ "$(printf '%s\n%s\n' "$1" "$minor" | sort -V | head -1)" = "$1" ]; }
+before() { ! since "$1"; }
 
+# ---- The shared kernels (Triton 3.9's API), compiled by every release ----
 add_args=(--num-warps 4 --arg 'a_desc=desc<fp32[32, 64]>' --arg 'b_desc=desc<fp32[32, 64]>'
     --arg 'c_desc=desc<fp32[32, 64]>' --arg xnumel=i32 --arg ynumel=i32 -D XBLOCK=32 -D YBLOCK=64)
 mm_args=(--num-warps 8 --arg 'a_desc=desc<fp16[128, 64]>' --arg 'b_desc=desc<fp16[64, 256]>'
@@ -40,6 +112,11 @@ for t in sm_100a sm_90a; do
         "${mm_args[@]}" -D MMAImpl=$mma -D SchedulerImpl=PersistentTileScheduler -D STEALB=False
     gen softmax.$t $src/softmax.py softmax_kernel --target $t --num-warps 4 --arg 'x_ptr=*fp32' \
         --arg 'out_ptr=*fp32' --arg n_rows=i32 -D ROWS=8 -D COLS=128
+    # Scalar loads and stores (tutorial 01-intro's), and gl.map_elementwise.
+    gen scalars.$t $src/scalars.py scalars_kernel --target $t --num-warps 4 --arg 'x_ptr=*fp32' \
+        --arg 'out_ptr=*fp32' --arg n=i32 -D N=128
+    gen map_elementwise.$t $src/map_elementwise.py map_elementwise_kernel --target $t --num-warps 4 \
+        --arg 'x_ptr=*fp32' --arg 'y_ptr=*fp32' --arg 'out_ptr=*fp32' -D N=256
     gen int_ops.$t $src/int_ops.py int_ops_kernel --target $t --num-warps 4 --arg 'x_ptr=*i32' \
         --arg 'out_ptr=*i32' -D N=256
     gen atomics.$t $src/atomics.py atomics_kernel --target $t --num-warps 4 --arg 'x_ptr=*i32' \
@@ -76,6 +153,13 @@ done
 gen wgmma_matmul.sm_90a $src/wgmma_matmul.py wgmma_matmul_kernel --target sm_90a --num-warps 4 \
     --arg 'a_desc=desc<fp16[64, 64]>' --arg 'b_desc=desc<fp16[64, 128]>' --arg 'c_desc=desc<fp16[64, 128]>' --arg K=i32
 
+# Tensor-memory register layouts: one round trip per TMEM message shape and block size.
+for cfg in "32x32b 128 64 128 64" "16x64b 128 64 128 64" "16x128b 128 128 128 128" "16x256b 128 256 128 256" \
+    "32x32b 128 128 64 64" "32x32b 256 64 128 64"; do
+    set -- $cfg
+    gen tmem_layout_$1_$2x$3_b$4x$5.sm_100a $src/tmem_layouts.py tmem_roundtrip_kernel --target sm_100a --num-warps 4 \
+        --arg 'in_ptr=*fp32' --arg 'out_ptr=*fp32' -D M=$2 -D N=$3 -D BM=$4 -D BN=$5 -D "VARIANT='$1'"
+done
 gen matmul_warp_specialized.sm_100a $src/warp_specialization.py matmul_warp_specialized_kernel --target sm_100a \
     --num-warps 4 --arg 'a_desc=desc<fp16[128, 64]>' --arg 'b_desc=desc<fp16[64, 256]>' \
     --arg 'c_desc=desc<fp16[128, 64]>' -D SchedulerImpl=PersistentTileScheduler -D num_buffers=4 -D SUBTILE_FACTOR=4
@@ -193,14 +277,110 @@ for t in sm_100a sm_90a; do
         -D "BUG='overlap'"
 done
 
-# A subtiled TMA epilogue as tutorial 08 writes it: [128, 64] stores through a [128, 256] descriptor.
-for t in sm_100a sm_90a; do
-    gen subtiled_epilogue.$t $src/subtiled_epilogue.py subtiled_epilogue_kernel --target $t --num-warps 4 \
-        --arg 'x_desc=desc<fp16[128, 256]>' --arg 'y_desc=desc<fp16[128, 256]>' -D SUBTILE_FACTOR=4
-done
+if before 3.7; then
+    # Triton 3.7's verifier refuses a copy whose buffer is not the descriptor's block in element count or
+    # type ("descriptor block and tensor must have the same number of elements", "... element types must
+    # match"); 3.6 compiles both, and the hardware runs what it emits (docs/hardware/tma-messages.md).
+    for t in sm_100a sm_90a; do
+        # A subtiled TMA epilogue in the shape of tutorial 08's: [128, 64] stores through a [128, 256]
+        # descriptor.
+        gen subtiled_epilogue.$t $src/subtiled_epilogue.py subtiled_epilogue_kernel --target $t --num-warps 4 \
+            --arg 'x_desc=desc<fp16[128, 256]>' --arg 'y_desc=desc<fp16[128, 256]>' -D SUBTILE_FACTOR=4
+        # An f32 buffer stored through an f16 descriptor and overwritten in flight: both bugs in one check.
+        gen bug_tma_dtype_race.$t $src/tma_dtype_race.py tma_dtype_race_kernel --target $t --num-warps 4 \
+            --arg 'out_desc=desc<fp16[64, 64]>' -D XBLOCK=64 -D YBLOCK=64
+    done
+fi
 
-# An f32 buffer stored through an f16 descriptor and overwritten in flight: both bugs in one check.
-for t in sm_100a sm_90a; do
-    gen bug_tma_dtype_race.$t $src/tma_dtype_race.py tma_dtype_race_kernel --target $t --num-warps 4 \
-        --arg 'out_desc=desc<fp16[64, 64]>' -D XBLOCK=64 -D YBLOCK=64
-done
+# ---- The new-feature kernels of each release's folder (tests/gluon/3.7/, ...), compiled by that
+# release and every later one whose API still accepts them ----
+mc_args=(--num-ctas 2 --arg 'a_desc=desc<fp16[256, 64], cga=[[1, 0]]>' --arg 'b_desc=desc<fp16[64, 64], cga=[[0, 0]]>'
+    --arg 'c_desc=desc<fp16[256, 64], cga=[[1, 0]]>' --arg K=i32)
+if since 3.7; then
+    # Triton 3.7's (tests/gluon/3.7/).
+    f=$src/3.7
+    if before 3.8; then
+        # A two-CTA cluster matmul with TMA multicast, and its planted cluster-synchronisation bugs (3.8
+        # changed tcgen05_mma_barrier_count and TensorMemoryLayout's cluster split and dropped
+        # get_tmem_reg_layout; 3.8/multicast_matmul.py is the same kernel in 3.8's API).
+        for bug in "" no_cluster_init expect_cluster; do
+            name=multicast_matmul
+            [ -n "$bug" ] && name=bug_multicast_matmul_$bug
+            gen $name.sm_100a $f/multicast_matmul.py multicast_matmul_kernel --target sm_100a "${mc_args[@]}" \
+                -D "BUG='$bug'"
+        done
+    fi
+    if before 3.9; then
+        # The accumulator's barrier committed once, by a predicated tcgen05_commit (3.9 removed
+        # async_copy_global_to_shared).
+        for bug in "" commit_first commit_never; do
+            name=commit_pred
+            [ -n "$bug" ] && name=bug_commit_pred_$bug
+            gen $name.sm_100a $f/commit_pred.py commit_pred_kernel --target sm_100a --arg 'a_desc=desc<fp16[128, 64]>' \
+                --arg 'b_desc=desc<fp16[64, 128]>' --arg 'c_desc=desc<fp16[128, 128]>' --arg K=i32 -D NUM_BUFFERS=2 \
+                -D "BUG='$bug'"
+        done
+    fi
+    for t in sm_100a sm_90a; do
+        gen smem_gather_scatter.$t $f/smem_gather_scatter.py smem_gather_scatter_kernel --target $t \
+            --arg 'x_ptr=*fp32' --arg 'perm_ptr=*i32' --arg 'gathered_ptr=*fp32' --arg 'scattered_ptr=*fp32' \
+            -D ROWS=16 -D COLS=32
+    done
+fi
+if since 3.8; then
+    # Triton 3.8's (tests/gluon/3.8/).
+    f=$src/3.8
+    for bug in "" single_count; do
+        name=multicast_matmul
+        [ -n "$bug" ] && name=bug_multicast_matmul_$bug
+        gen $name.sm_100a $f/multicast_matmul.py multicast_matmul_kernel --target sm_100a "${mc_args[@]}" -D "BUG='$bug'"
+    done
+    for bug in "" per_cta_load_bar; do
+        name=two_cta_matmul
+        [ -n "$bug" ] && name=bug_two_cta_matmul_$bug
+        gen $name.sm_100a $f/two_cta_matmul.py two_cta_matmul_kernel --target sm_100a --num-ctas 2 \
+            --arg 'a_desc=desc<fp16[256, 64], cga=[[1, 0]]>' --arg 'b_desc=desc<fp16[64, 128], cga=[[0, 1]]>' \
+            --arg 'c_desc=desc<fp16[256, 128], cga=[[1, 0]]>' --arg K=i32 -D "BUG='$bug'"
+    done
+    # Cluster launch control: a persistent TMA kernel claiming tiles, and its planted hand-off bugs.
+    for bug in "" no_expect no_wait; do
+        name=clc_scale
+        [ -n "$bug" ] && name=bug_clc_scale_$bug
+        gen $name.sm_100a $f/clc_scale.py clc_scale_kernel --target sm_100a --arg 'x_desc=desc<fp32[32, 64]>' \
+            --arg 'y_desc=desc<fp32[32, 64]>' --arg alpha=fp32 -D "BUG='$bug'"
+    done
+    gen packed_arith.sm_100a $f/packed_arith.py packed_arith_kernel --target sm_100a --arg 'x_ptr=*fp32' \
+        --arg 'acc_ptr=*fp32' --arg 'out_ptr=*fp32' --arg scale=fp32 --arg alpha=fp32 -D ROWS=8 -D COLS=64
+    for t in sm_100a sm_90a; do
+        for bug in "" no_store_wait; do
+            name=tma_reduce
+            [ -n "$bug" ] && name=bug_tma_reduce_$bug
+            gen $name.$t $f/tma_reduce.py tma_reduce_kernel --target $t --arg 'x_desc=desc<fp32[32, 64]>' \
+                --arg 'out_desc=desc<fp32[32, 64]>' -D "BUG='$bug'"
+        done
+        gen smem_histogram.$t $f/smem_histogram.py smem_histogram_kernel --target $t --arg 'x_ptr=*i32' \
+            --arg 'hist_ptr=*i32' --arg 'maxes_ptr=*i32' --arg n=i32 -D BINS=16 -D BLOCK=256
+    done
+fi
+if since 3.9; then
+    # Triton 3.9's (tests/gluon/3.9/).
+    f=$src/3.9
+    gen tmem_row_slice.sm_100a $f/tmem_row_slice.py tmem_row_slice_kernel --target sm_100a \
+        --arg 'a_desc=desc<fp16[256, 64]>' --arg 'b_desc=desc<fp16[64, 64]>' --arg 'c_desc=desc<fp16[128, 64]>' --arg K=i32
+    for t in sm_100a sm_90a; do
+        for bug in "" relaxed_flag; do
+            name=flag_handoff
+            [ -n "$bug" ] && name=bug_flag_handoff_$bug
+            gen $name.$t $f/flag_handoff.py flag_handoff_kernel --target $t --arg 'x_ptr=*i32' --arg 'data_ptr=*i32' \
+                --arg 'out_ptr=*i32' --arg 'flags_ptr=*i32' -D BLOCK=128 -D "BUG='$bug'"
+        done
+        gen inline_asm.$t $f/inline_asm.py inline_asm_kernel --target $t --arg 'x_ptr=*fp32' --arg 'out_ptr=*fp32' \
+            --arg scale=fp32 -D BLOCK=512
+    done
+fi
+
+echo "regenerate.sh: Triton $version: $((count - ${#failed[@]})) of $count kernels compiled into $out" >&2
+if [ ${#failed[@]} -gt 0 ]; then
+    echo "regenerate.sh: Triton $version: failed: ${failed[*]}" >&2
+    exit 1
+fi

@@ -6,6 +6,7 @@ span, so the copy is BLOCK_N / 64 messages) and stores it back to y one subtile 
 y = x. Triton 3.6 encodes both tensor maps with the box [128, 64] and issues one message per
 [128, 64] store (docs/hardware/tma-messages.md).
 """
+import triton_compat  # noqa: F401  (Triton 3.9 names on older Tritons)
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, mbarrier, tma
@@ -24,7 +25,7 @@ def subtiled_epilogue_kernel(x_desc, y_desc, SUBTILE_FACTOR: gl.constexpr):
     bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
     mbarrier.init(bar, count=1)
     mbarrier.expect(bar, x_desc.block_type.nbytes)
-    tma.async_copy_global_to_shared(x_desc, [off_m, off_n], bar, x_smem)
+    tma.async_load(x_desc, [off_m, off_n], bar, x_smem)
     mbarrier.wait(bar, 0)
 
     # The epilogue's buffer holds one subtile; the descriptor's block is the whole tile.
@@ -34,6 +35,6 @@ def subtiled_epilogue_kernel(x_desc, y_desc, SUBTILE_FACTOR: gl.constexpr):
         tma.store_wait(pendings=0)
         acc_smem.store(sub)
         fence_async_shared()
-        tma.async_copy_shared_to_global(y_desc, [off_m, off_n + i * SPLIT_N], acc_smem)
+        tma.async_store(y_desc, [off_m, off_n + i * SPLIT_N], acc_smem)
     tma.store_wait(pendings=0)
     mbarrier.invalidate(bar)

@@ -2,6 +2,7 @@
 (Gluon tutorial 10), written for bwsim's tests against their hand-written twins
 kernels/tiles/tcgen05_copy.tile and matmul_accumulate.tile (same parameters, in the same order).
 """
+import triton_compat  # noqa: F401  (Triton 3.9 names on older Tritons)
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.language.core import _aggregate as aggregate
@@ -9,7 +10,6 @@ from triton.experimental.gluon.language.nvidia.blackwell import (
     TensorMemoryLayout,
     tensor_memory_descriptor,
     allocate_tensor_memory,
-    get_tmem_reg_layout,
     fence_async_shared,
     tcgen05_copy,
     tcgen05_commit,
@@ -46,7 +46,7 @@ def tcgen05_copy_kernel(in_ptr, out_ptr, M: gl.constexpr, N: gl.constexpr, smem_
     mbarrier.wait(bar, phase=0)
     mbarrier.invalidate(bar)
 
-    reg_layout: gl.constexpr = get_tmem_reg_layout(input.dtype, (M, N), tmem_layout, gl.num_warps())
+    reg_layout: gl.constexpr = tmem.get_reg_layout()
     output = tmem.load(reg_layout)
     output = gl.convert_layout(output, coalesced_2d_layout)
     gl.store(out_ptr + offs_m[:, None] * N + offs_n[None, :], output)
@@ -112,15 +112,15 @@ def matmul_accumulate_load_partition(p):
         # Issue the async TMA load for the C tile.
         mbarrier.wait(p.c_empty_bar, c_phase)
         mbarrier.expect(p.c_ready_bar, p.c_desc.block_type.nbytes)
-        tma.async_copy_global_to_shared(p.c_desc, [off_m, off_n], p.c_ready_bar, p.c_buf)
+        tma.async_load(p.c_desc, [off_m, off_n], p.c_ready_bar, p.c_buf)
         c_phase ^= 1
         # Inner loop loads.
         for k in range(0, K, BLOCK_K):
             bar = p.load_ready_bars.index(state.index)
             mbarrier.wait(p.load_empty_bars.index(state.index), state.phase)
             mbarrier.expect(bar, p.a_desc.block_type.nbytes + p.b_desc.block_type.nbytes)
-            tma.async_copy_global_to_shared(p.a_desc, [off_m, k], bar, p.a_bufs.index(state.index))
-            tma.async_copy_global_to_shared(p.b_desc, [k, off_n], bar, p.b_bufs.index(state.index))
+            tma.async_load(p.a_desc, [off_m, k], bar, p.a_bufs.index(state.index))
+            tma.async_load(p.b_desc, [k, off_n], bar, p.b_bufs.index(state.index))
             state = state.next()
 
 
@@ -162,8 +162,7 @@ def matmul_accumulate_epilogue_partition(p):
     coalesced_2d_layout: gl.constexpr = gl.BlockedLayout([1, 1], [1, 32], [1, gl.num_warps()], [1, 0])
     range_m = gl.arange(0, BLOCK_M, gl.SliceLayout(1, coalesced_2d_layout))
     range_n = gl.arange(0, BLOCK_N, gl.SliceLayout(0, coalesced_2d_layout))
-    acc_layout: gl.constexpr = get_tmem_reg_layout(gl.float32, (BLOCK_M, BLOCK_N), p.acc_bufs.type.layout,
-                                                   gl.num_warps())
+    acc_layout: gl.constexpr = p.acc_bufs.index(0).get_reg_layout()
 
     acc_state = Counter.create(0, p.acc_empty_bars.shape[0])
     scheduler = p.SchedulerImpl.initialize(p.c_desc.shape[0], p.c_desc.shape[1], BLOCK_M, BLOCK_N)

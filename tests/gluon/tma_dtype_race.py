@@ -10,6 +10,7 @@ buffer is overwritten before `store_wait` says the store has read it.
 
 `bwsim check` reports both in one run: the element type mismatch does not stop the analysis.
 """
+import triton_compat  # noqa: F401  (Triton 3.9 names on older Tritons)
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import fence_async_shared, tma
@@ -25,7 +26,7 @@ def tma_dtype_race_kernel(out_desc, XBLOCK: gl.constexpr, YBLOCK: gl.constexpr):
     buf.store(values)
     fence_async_shared()
     # BUG: tma-dtype (an f32 buffer, allocated with the f16 descriptor's layout, stored through it)
-    tma.async_copy_shared_to_global(out_desc, [0, 0], buf)
+    tma.async_store(out_desc, [0, 0], buf)
     # BUG: race (the store above may still be reading the buffer)
     buf.store(values + 1.0)
     tma.store_wait(pendings=0)

@@ -1,13 +1,13 @@
 """Warp-specialized persistent tcgen05 matmul (Gluon tutorial 08), written for bwsim's tests
 against its hand-written twin kernels/tiles/matmul_warp_specialized.tile.
 """
+import triton_compat  # noqa: F401  (Triton 3.9 names on older Tritons)
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.language.core import _aggregate as aggregate
 from triton.experimental.gluon.language.nvidia.blackwell import (
     TensorMemoryLayout,
     allocate_tensor_memory,
-    get_tmem_reg_layout,
     tcgen05_mma,
     tcgen05_commit,
     tma,
@@ -73,8 +73,8 @@ def matmul_load_partition(a_desc, b_desc, a_bufs, b_bufs, load_empty_bars, load_
             bar = load_ready_bars.index(state.index)
             mbarrier.wait(load_empty_bars.index(state.index), state.phase)
             mbarrier.expect(bar, a_desc.block_type.nbytes + b_desc.block_type.nbytes)
-            tma.async_copy_global_to_shared(a_desc, [off_m, k], bar, a_bufs.index(state.index))
-            tma.async_copy_global_to_shared(b_desc, [k, off_n], bar, b_bufs.index(state.index))
+            tma.async_load(a_desc, [off_m, k], bar, a_bufs.index(state.index))
+            tma.async_load(b_desc, [k, off_n], bar, b_bufs.index(state.index))
             state = state.next()
 
 
@@ -114,8 +114,7 @@ def matmul_epilogue_partition(c_desc, acc_bufs, acc_empty_bars, acc_ready_bars, 
     BLOCK_N: gl.constexpr = SPLIT_N * SUBTILE_FACTOR
     dtype: gl.constexpr = c_desc.dtype
     gl.static_assert(SUBTILE_FACTOR == 4, "the epilogue is written for SUBTILE_FACTOR = 4")
-    acc_layout: gl.constexpr = get_tmem_reg_layout(gl.float32, (BLOCK_M, BLOCK_N), acc_bufs.type.layout,
-                                                   gl.num_warps())
+    acc_layout: gl.constexpr = acc_bufs.index(0).get_reg_layout()
 
     acc_state = Counter.create(0, acc_empty_bars.shape[0])
     scheduler = SchedulerImpl.initialize(M, N, BLOCK_M, BLOCK_N)
@@ -132,19 +131,19 @@ def matmul_epilogue_partition(c_desc, acc_bufs, acc_empty_bars, acc_ready_bars, 
         # Release the accumulator after the first shared-memory store.
         mbarrier.arrive(acc_empty_bars.index(acc_state.index), count=1)
         fence_async_shared()
-        tma.async_copy_shared_to_global(c_desc, [off_m, off_n], acc_smem)
+        tma.async_store(c_desc, [off_m, off_n], acc_smem)
         tma.store_wait(pendings=0)
         acc_smem.store(q1.to(dtype))
         fence_async_shared()
-        tma.async_copy_shared_to_global(c_desc, [off_m, off_n + SPLIT_N], acc_smem)
+        tma.async_store(c_desc, [off_m, off_n + SPLIT_N], acc_smem)
         tma.store_wait(pendings=0)
         acc_smem.store(q2.to(dtype))
         fence_async_shared()
-        tma.async_copy_shared_to_global(c_desc, [off_m, off_n + 2 * SPLIT_N], acc_smem)
+        tma.async_store(c_desc, [off_m, off_n + 2 * SPLIT_N], acc_smem)
         tma.store_wait(pendings=0)
         acc_smem.store(q3.to(dtype))
         fence_async_shared()
-        tma.async_copy_shared_to_global(c_desc, [off_m, off_n + 3 * SPLIT_N], acc_smem)
+        tma.async_store(c_desc, [off_m, off_n + 3 * SPLIT_N], acc_smem)
         acc_state = acc_state.next()
     # Overlap the last store with the wait, then wait for it here.
     tma.store_wait(pendings=0)

@@ -4,6 +4,7 @@ out). Per K step, one mbarrier counts the bytes of the A and B tiles TMA brings 
 memory; a synchronous `warpgroup_mma` consumes them before the next step reuses the buffers.
 The tile goes back through shared memory and a TMA store.
 """
+import triton_compat  # noqa: F401  (Triton 3.9 names on older Tritons)
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import (
@@ -36,8 +37,8 @@ def wgmma_matmul_kernel(a_desc, b_desc, c_desc, K):
     phase = 0
     for k in range(0, K, BLOCK_K):
         mbarrier.expect(bar, a_desc.block_type.nbytes + b_desc.block_type.nbytes)
-        tma.async_copy_global_to_shared(a_desc, [off_m, k], bar, a_smem)
-        tma.async_copy_global_to_shared(b_desc, [k, off_n], bar, b_smem)
+        tma.async_load(a_desc, [off_m, k], bar, a_smem)
+        tma.async_load(b_desc, [k, off_n], bar, b_smem)
         mbarrier.wait(bar, phase)
         phase ^= 1
         acc = warpgroup_mma(a_smem, b_smem, acc)
@@ -46,5 +47,5 @@ def wgmma_matmul_kernel(a_desc, b_desc, c_desc, K):
     c_smem = gl.allocate_shared_memory(dtype, c_desc.block_type.shape, c_desc.layout)
     c_smem.store(acc.to(dtype))
     fence_async_shared()
-    tma.async_copy_shared_to_global(c_desc, [off_m, off_n], c_smem)
+    tma.async_store(c_desc, [off_m, off_n], c_smem)
     tma.store_wait(0)

@@ -20,15 +20,18 @@ pub enum RegClass {
     F32,
     /// 64-bit integers and addresses (`%rd`).
     B64,
+    /// 128-bit values (`%rq`): a cluster-launch-control response.
+    B128,
 }
 
 impl RegClass {
-    const ALL: [RegClass; 5] = [
+    const ALL: [RegClass; 6] = [
         RegClass::Pred,
         RegClass::B16,
         RegClass::B32,
         RegClass::F32,
         RegClass::B64,
+        RegClass::B128,
     ];
 
     fn index(self) -> usize {
@@ -38,6 +41,7 @@ impl RegClass {
             RegClass::B32 => 2,
             RegClass::F32 => 3,
             RegClass::B64 => 4,
+            RegClass::B128 => 5,
         }
     }
     fn prefix(self) -> &'static str {
@@ -47,6 +51,7 @@ impl RegClass {
             RegClass::B32 => "%r",
             RegClass::F32 => "%f",
             RegClass::B64 => "%rd",
+            RegClass::B128 => "%rq",
         }
     }
     fn decl_type(self) -> &'static str {
@@ -56,6 +61,7 @@ impl RegClass {
             RegClass::B32 => ".b32",
             RegClass::F32 => ".f32",
             RegClass::B64 => ".b64",
+            RegClass::B128 => ".b128",
         }
     }
 }
@@ -85,7 +91,7 @@ pub struct Origin {
 #[derive(Default)]
 pub struct Emitter {
     lines: Vec<(String, Option<Origin>)>,
-    counts: [u32; 5],
+    counts: [u32; 6],
     labels: u32,
     cur: Option<Origin>,
     /// Deferred tensor-memory loads (see [`Emitter::defer_load`]).

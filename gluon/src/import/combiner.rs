@@ -92,7 +92,8 @@ pub(super) fn identify(region: &Region, ret: &str, floats: &[bool]) -> Option<Co
     None
 }
 
-fn block_args(region: &Region) -> Vec<String> {
+/// The names of a region's block arguments (`^bb0(%a: f32 loc(..), %b: f32 loc(..))`).
+pub(super) fn block_args(region: &Region) -> Vec<String> {
     let mut v = Vec::new();
     let mut expect_name = true;
     for t in &region.label_args {

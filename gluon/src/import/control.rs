@@ -30,6 +30,16 @@ impl<'m> Cx<'m> {
                     ttgir: span,
                 })
             }
+            Val::Clc(_) => {
+                return Err(ImportError::Unsupported {
+                    op: "scf.for".into(),
+                    message: "a cluster-launch-control response (`clc.load_result`) carried through a loop or \
+                              `if` is not supported: query it (`is_canceled()`, `program_id(d)`) where it is loaded"
+                        .into(),
+                    span,
+                    ttgir: span,
+                })
+            }
             Val::Unusable(m) => (None, Val::Unusable(m)),
             Val::Poison => (None, Val::Poison),
         })
@@ -433,6 +443,86 @@ impl<'m> Cx<'m> {
         Ok(())
     }
 
+    /// `tt.map_elementwise(%a, ...) <{pack = 1}> ({ ^bb0(%x, ...): ... tt.map_elementwise.return %r })`
+    /// (Gluon's `gl.map_elementwise(fn, a, ...)`): the body's scalar operations applied to
+    /// every element, which is what the same operations do on whole tiles. The body is imported
+    /// inline with its block arguments bound to the operand tiles and its scalar types read as
+    /// the result's tensor type. `pack > 1` (several elements per call) is refused.
+    pub(super) fn map_elementwise(&mut self, op: &Op, span: Span) -> R<()> {
+        let pack = self
+            .attr_dict(op)?
+            .get("pack")
+            .and_then(|p| p.as_int())
+            .unwrap_or(1);
+        if pack != 1 {
+            return Err(self.unsupported(
+                op,
+                &format!(
+                    "`pack = {pack}`: bwsim imports map_elementwise bodies applied to one element at a time"
+                ),
+            ));
+        }
+        let Some(region) = op.regions.first() else {
+            return Err(self.misuse(op, "needs a body"));
+        };
+        let operands = self.operands(op)?;
+        let args = combiner::block_args(region);
+        if args.len() != operands.len() {
+            return Err(self.misuse(
+                op,
+                format!("{} operands for {} block arguments", operands.len(), args.len()),
+            ));
+        }
+        let ty = self.result_type(op, 0)?;
+        if !ty.is_tensor() {
+            return Err(self.misuse(op, "a map over scalars"));
+        }
+        let mut bindings = Vec::new();
+        for ((name, sp), arg) in operands.iter().zip(&args) {
+            bindings.push((arg.clone(), self.get(name, *sp)?));
+        }
+        self.scopes.push(HashMap::new());
+        for (n, v) in bindings {
+            self.bind(&n, v);
+        }
+        let saved = self.elementwise.replace(ty);
+        let mut returned = Vec::new();
+        for inner in &region.ops {
+            if inner.name == "tt.map_elementwise.return" {
+                for (n, sp) in self.operands(inner)? {
+                    returned.push(self.get(&n, sp));
+                }
+                continue;
+            }
+            self.op_or_report(inner);
+        }
+        self.elementwise = saved;
+        self.scopes.pop();
+        if returned.len() != op.results.len() {
+            return Err(self.misuse(
+                op,
+                format!(
+                    "the body returns {} values for {} results",
+                    returned.len(),
+                    op.results.len()
+                ),
+            ));
+        }
+        for (i, (r, v)) in op.results.iter().zip(returned).enumerate() {
+            let v = v?;
+            let rty = self.result_type(op, i)?;
+            // A body that returns an operand or a constant as it is: make it a tile.
+            let v = match v {
+                Val::Splat(e, _) => Val::Splat(e, rty),
+                Val::E(e, t) if !t.is_tensor() => Val::Splat(e, rty),
+                other => other,
+            };
+            let _ = span;
+            self.bind(r, v);
+        }
+        Ok(())
+    }
+
     pub(super) fn warp_specialize(&mut self, op: &Op, span: Span) -> R<()> {
         if !op.results.is_empty() {
             return Err(self.misuse(op, "a default partition that returns values is not supported"));
@@ -517,7 +607,10 @@ impl<'m> Cx<'m> {
                     }
                     let r = &op.regions[ri];
                     let wname = self.worker_name(r, k);
-                    let body = self.region_block(r, &bindings)?;
+                    let outer_warps = std::mem::replace(&mut self.warps, warps);
+                    let body = self.region_block(r, &bindings);
+                    self.warps = outer_warps;
+                    let body = body?;
                     let reg = *regs.get(k).ok_or_else(|| {
                         self.misuse(
                             op,

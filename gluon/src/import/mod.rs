@@ -26,6 +26,7 @@ use crate::loc::Locs;
 use crate::source::SourceMap;
 use crate::syntax::{Cursor, Module, Op, Region};
 use crate::types::{attr_val, parse_type, AttrVal, Attrs, Elem, Layout, Type};
+use crate::version::Version;
 use bwsim_isa::ir::Op as IrOp;
 use bwsim_isa::ir::*;
 use bwsim_isa::parser::KEYWORDS;
@@ -56,6 +57,9 @@ enum Val {
     Mbars(Expr),
     /// An async token: ordering that bwsim's IR expresses by program order.
     Token,
+    /// A cluster-launch-control response read into registers (`ttng.clc_load_result`, an
+    /// `i128`): `clc.query`'s canceled flag and program id x, y, z.
+    Clc(Vec<Expr>),
     /// A value bwsim cannot represent; using it is an error with this message.
     Unusable(String),
     /// The result of an operation that failed to import (uses report nothing more).
@@ -63,8 +67,9 @@ enum Val {
 }
 
 /// Import the module's kernel.
-pub fn import(m: &Module, src: &SourceMap) -> Result<Kernel, Vec<ImportError>> {
+pub fn import(m: &Module, src: &SourceMap, version: Version) -> Result<Kernel, Vec<ImportError>> {
     let mut cx = Cx {
+        version,
         attrs: Attrs::new(&m.attr_aliases),
         locs: Locs::new(&m.loc_aliases),
         src,
@@ -76,6 +81,9 @@ pub fn import(m: &Module, src: &SourceMap) -> Result<Kernel, Vec<ImportError>> {
         errors: Vec::new(),
         workers_named: HashSet::new(),
         params_seen: HashSet::new(),
+        elementwise: None,
+        tmem_layouts: HashSet::new(),
+        warps: 4,
     };
     // Names with a meaning in `.tile` expressions: layouts, built-in constants and functions.
     for reserved in [
@@ -143,6 +151,7 @@ pub fn import(m: &Module, src: &SourceMap) -> Result<Kernel, Vec<ImportError>> {
     for d in DType::ALL {
         cx.names.insert(d.name().to_string());
     }
+    cx.collect_tmem_layouts(&m.ops);
     let k = cx.module(m);
     match k {
         Ok(k) if cx.errors.is_empty() => Ok(k),
@@ -155,6 +164,9 @@ pub fn import(m: &Module, src: &SourceMap) -> Result<Kernel, Vec<ImportError>> {
 }
 
 struct Cx<'m> {
+    /// The Triton release the file is read as (what its version-dependent forms mean:
+    /// [`crate::version::FEATURES`]).
+    version: Version,
     attrs: Attrs<'m>,
     locs: Locs<'m>,
     src: &'m SourceMap,
@@ -169,6 +181,14 @@ struct Cx<'m> {
     errors: Vec<ImportError>,
     workers_named: HashSet<String>,
     params_seen: HashSet<String>,
+    /// Inside a `tt.map_elementwise` body: the tensor type its scalar operations apply to
+    /// elementwise (their printed scalar types are read as tensors of this shape and layout).
+    elementwise: Option<Type>,
+    /// Register layout aliases that tensor memory is loaded into or stored from
+    /// ([`tmem_access_check`]): bwsim's `tmem32x32b`, whatever message shape Triton chose.
+    tmem_layouts: HashSet<String>,
+    /// Warps of the partition being imported (the module's, or a worker's).
+    warps: i64,
 }
 
 type R<T> = Result<T, ImportError>;
@@ -414,8 +434,59 @@ impl<'m> Cx<'m> {
     // ---- layouts and types --------------------------------------------------------------
 
     /// A register layout as a bwsim layout expression (declaring named layouts for aliases).
+    /// Every register layout alias a `ttng.tmem_load` produces or a `ttng.tmem_store` stores
+    /// from, when it is a layout tensor memory can be accessed with (checked again, with its
+    /// error, at the operation).
+    fn collect_tmem_layouts(&mut self, ops: &[Op]) {
+        for op in ops {
+            let found = match op.name.as_str() {
+                "ttng.tmem_load" => self.sig(op).ok().and_then(|s| s.outputs.last().cloned()),
+                "ttng.tmem_store" => {
+                    let c = Cursor::new(&op.toks, op.span);
+                    c.find_top(":").and_then(|at| {
+                        let mut tc = Cursor::new(&op.toks[at + 1..], op.span);
+                        parse_type(&mut tc).ok()
+                    })
+                }
+                _ => None,
+            };
+            if let Some(Type::Tensor {
+                enc: Some(AttrVal::Alias(a)),
+                ..
+            }) = found
+            {
+                if let Ok(l) = self.attrs.layout(&AttrVal::Alias(a.clone()), op.span) {
+                    // The block is checked at the operation; any block will do to recognise one.
+                    if [128, 64].iter().any(|&bm| tmem_access_check(&l, bm).is_ok()) {
+                        self.tmem_layouts.insert(a);
+                    }
+                }
+            }
+            for r in &op.regions {
+                self.collect_tmem_layouts(&r.ops);
+            }
+        }
+    }
+
+    /// The block rows of the tensor-memory buffer `%name` (128 when not known); None for a
+    /// scale-factor buffer, whose every row has a copy in each lane quarter
+    /// (docs/hardware/tmem-scales.md), so any warp reaches it.
+    fn tmem_block_m(&self, name: &str, span: Span) -> Option<i64> {
+        match self.val_type(name, span) {
+            Ok(Type::MemDesc { enc, .. }) => match self.attrs.layout(&enc, span) {
+                Ok(Layout::TmemEncoding { block_m, .. }) => Some(block_m),
+                Ok(Layout::TmemScales) => None,
+                _ => Some(128),
+            },
+            _ => Some(128),
+        }
+    }
+
     fn layout_expr(&mut self, v: &AttrVal, span: Span) -> R<Option<Expr>> {
         if let AttrVal::Alias(a) = v {
+            if self.tmem_layouts.contains(a) {
+                return Ok(Some(name_e("tmem32x32b", span)));
+            }
             if !a.contains('.') {
                 if let Some(n) = self.layout_names.get(a) {
                     return Ok(Some(name_e(n, span)));
@@ -610,6 +681,15 @@ impl<'m> Cx<'m> {
                 span,
                 ttgir: span,
             }),
+            Val::Clc(_) => Err(ImportError::Unsupported {
+                op: "clc result".into(),
+                message: format!(
+                    "`%{name}` is a cluster-launch-control response: bwsim reads it through \
+                     `clc_is_canceled` and `clc_get_program_id`"
+                ),
+                span,
+                ttgir: span,
+            }),
             Val::Token => Err(ImportError::Unsupported {
                 op: "async token".into(),
                 message: format!("`%{name}` is an async token; bwsim orders by program order"),
@@ -683,10 +763,19 @@ impl<'m> Cx<'m> {
             }
         };
         let num_warps = mattrs.get("ttg.num-warps").and_then(|v| v.as_int()).unwrap_or(4);
+        self.warps = num_warps;
         if let Some(n) = mattrs.get("ttg.num-ctas").and_then(|v| v.as_int()) {
             if n != 1 {
+                let why = match crate::version::feature("num-ctas").map(|f| f.support) {
+                    Some(crate::version::Support::Refused(why)) => why,
+                    _ => "",
+                };
                 return Err(ImportError::Module {
-                    message: format!("{n} CTAs per cluster (ttg.num-ctas) are not supported"),
+                    message: format!(
+                        "a cluster kernel of {n} CTAs (`ttg.num-ctas = {n}`, Gluon's `num_ctas`): {why} (this file read \
+                         as Triton {})",
+                        self.version
+                    ),
                     span: module.span,
                 });
             }
@@ -799,11 +888,22 @@ impl<'m> Cx<'m> {
                     let layout = self.smem_layout(&enc, span)?;
                     let shaped = self.shaped(*elem, block, span)?;
                     self.bind(&a.ssa, Val::E(name_e(&pname, span), a.ty.clone()));
-                    // Triton passes the global shape (i32 each) and strides (i64 each) after it.
+                    // Triton passes the global shape (i32 each) and strides (i64 each) after it,
+                    // located at the descriptor's name (3.6, 3.7) or at `NAME.shape.K` /
+                    // `NAME.stride.K` (3.8 and later, which name the values so too).
                     let rank = block.len();
+                    let part_of = |x: &FArg, k: usize| -> bool {
+                        let (Some(d), Some(n)) = (&a.loc_name, &x.loc_name) else { return false };
+                        let dotted = if k < rank {
+                            format!("{d}.shape.{k}")
+                        } else {
+                            format!("{d}.stride.{}", k - rank)
+                        };
+                        n == d || *n == dotted
+                    };
                     for k in 0..2 * rank {
                         let Some(x) = fargs.get(i + 1 + k) else { break };
-                        if x.loc_name != a.loc_name || a.loc_name.is_none() {
+                        if !part_of(x, k) {
                             break;
                         }
                         let v = if k < rank {
@@ -825,11 +925,7 @@ impl<'m> Cx<'m> {
                         self.names.insert(x.ssa.clone());
                     }
                     let mut skip = 0;
-                    while skip < 2 * rank
-                        && fargs
-                            .get(i + 1 + skip)
-                            .is_some_and(|x| x.loc_name == a.loc_name && a.loc_name.is_some())
-                    {
+                    while skip < 2 * rank && fargs.get(i + 1 + skip).is_some_and(|x| part_of(x, skip)) {
                         skip += 1;
                     }
                     i += skip;
@@ -1099,11 +1195,22 @@ impl<'m> Cx<'m> {
             Ok(v)
         };
         let inputs = list(&mut c)?;
-        let outputs = if c.eat("->") || c.eat_ident("to") {
+        let mut outputs = if c.eat("->") || c.eat_ident("to") {
             list(&mut c)?
         } else {
             inputs
         };
+        if let Some(Type::Tensor { shape, enc, .. }) = &self.elementwise {
+            for t in &mut outputs {
+                if let Type::Scalar(e) = t {
+                    *t = Type::Tensor {
+                        shape: shape.clone(),
+                        elem: Box::new(Type::Scalar(*e)),
+                        enc: enc.clone(),
+                    };
+                }
+            }
+        }
         Ok(Sig { outputs })
     }
 
@@ -1202,6 +1309,64 @@ pub(super) fn float_e(f: f64, span: Span) -> Option<Expr> {
 /// Whether a TMEM load's register layout is the 32x32b message: thread t of warp w holds row
 /// 32 * (w % 4) + t (lanes walk rows 1, 2, 4, 8, 16; the first two warp bases rows 32, 64), or,
 /// for a TMEM block of 64 rows, its 16x32bx2 form (what `get_tmem_reg_layout` gives there).
+/// The tensor-memory lane that holds row `m` of a buffer whose blocks are `block_m` rows
+/// (Triton's `TensorMemoryLayout`; bwsim_sim::layout places elements the same way): row
+/// `m % 128` for 128-row blocks; for 64-row blocks, rows 16 at a time in the first 16 lanes of
+/// each 32-lane quarter.
+pub(super) fn tmem_lane(block_m: i64, m: i64) -> i64 {
+    if block_m == 64 {
+        let r = m.rem_euclid(64);
+        (r / 16) * 32 + r % 16
+    } else {
+        m.rem_euclid(block_m.max(1))
+    }
+}
+
+/// Whether a register layout is one a warp can load from or store to tensor memory with
+/// `tcgen05.ld`/`tcgen05.st` (any message shape: 32x32b, 16x64b, 16x128b, 16x256b,
+/// 16x32bx2, repeated): every element a warp holds lies in the tensor-memory lanes of its
+/// quarter (PTX: warp `w` of a warpgroup accesses lanes `32 (w % 4)` to `32 (w % 4) + 31`).
+/// A `#ttg.linear` layout is read as the map it denotes (register, lane and warp bits to
+/// coordinates, combined by XOR); the error says which warp would reach which lane.
+pub(super) fn tmem_access_check(l: &Layout, block_m: i64) -> Result<(), String> {
+    match l {
+        Layout::Linear { register, lane, warp } => {
+            let coord = |bases: &[Vec<i64>], bits: usize| -> i64 {
+                bases
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| bits >> i & 1 == 1)
+                    .fold(0, |acc, (_, b)| acc ^ b.first().copied().unwrap_or(0))
+            };
+            if register.len() > 16 || lane.len() > 5 || warp.len() > 5 {
+                return Err("a layout larger than a CTA".into());
+            }
+            for w in 0..1usize << warp.len() {
+                let quarter = (w % 4) as i64;
+                for t in 0..1usize << lane.len() {
+                    for r in 0..1usize << register.len() {
+                        let row = coord(warp, w) ^ coord(lane, t) ^ coord(register, r);
+                        let tl = tmem_lane(block_m, row);
+                        if tl / 32 != quarter {
+                            return Err(format!(
+                                "warp {w} would hold row {row}, which lives in tensor-memory lane {tl}, outside the \
+                                 lanes {}..{} its position in the warpgroup reaches",
+                                32 * quarter,
+                                32 * quarter + 31
+                            ));
+                        }
+                    }
+                }
+            }
+            Ok(())
+        }
+        other if is_tmem_32x32b(other) => Ok(()),
+        _ => {
+            Err("it is not a tensor-memory message layout (a `#ttg.linear` from get_tmem_reg_layout)".into())
+        }
+    }
+}
+
 pub(super) fn is_tmem_32x32b(l: &Layout) -> bool {
     match l {
         Layout::Linear { lane, warp, .. } => {

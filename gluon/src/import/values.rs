@@ -199,6 +199,52 @@ impl<'m> Cx<'m> {
     }
 
     /// Bind the result of a one-operand elementwise operation (`e` already built).
+    /// `ttng.packed_arith add|sub|mul|fma` (Gluon's `add2`, `sub2`, `mul2`, `fma2`, Triton 3.8
+    /// and later): elementwise arithmetic that the hardware does two lanes at a time
+    /// (`add.f32x2`, `fma.rn.f32x2`, `add.f16x2`), each lane rounded to nearest even as the scalar
+    /// operation is; so the elementwise expression. The packed fp8/fp4 forms (`min2`/`max2`
+    /// too) are refused by name.
+    pub(super) fn packed_arith(&mut self, op: &Op, span: Span) -> R<()> {
+        let mut c = Cursor::new(&op.toks, op.span);
+        let kind = c.ident()?;
+        let arity = if kind == "fma" { 3 } else { 2 };
+        let v = self.n_operands(op, arity)?;
+        let ty = self.result_type(op, 0)?;
+        let elem = ty.elem();
+        let float = matches!(elem, Some(Elem::F32 | Elem::F16 | Elem::BF16));
+        let same = v
+            .iter()
+            .map(|(n, s)| self.val_type(n, *s).map(|t| t.elem()))
+            .collect::<R<Vec<_>>>()?
+            .iter()
+            .all(|e| *e == elem);
+        if !float || !same || !matches!(kind.as_str(), "add" | "sub" | "mul" | "fma") {
+            return Err(self.unsupported(
+                op,
+                &format!(
+                    "`ttng.packed_arith {kind}` on {}: bwsim imports add, sub, mul and fma of f32, f16 or bf16 \
+                     operands of the result's type (Gluon's add2, sub2, mul2, fma2)",
+                    elem.map_or("these operands".to_string(), |e| format!("{e:?}").to_lowercase())
+                ),
+            ));
+        }
+        let xs = v
+            .iter()
+            .map(|(n, s)| self.math_operand(n, *s))
+            .collect::<R<Vec<_>>>()?;
+        let e = match kind.as_str() {
+            "add" => bin(BinOp::Add, xs[0].clone(), xs[1].clone(), span),
+            "sub" => bin(BinOp::Sub, xs[0].clone(), xs[1].clone(), span),
+            "mul" => bin(BinOp::Mul, xs[0].clone(), xs[1].clone(), span),
+            _ => call("fma", xs, span),
+        };
+        let first_tensor = v
+            .iter()
+            .find(|(n, s)| !matches!(self.get(n, *s), Ok(Val::Splat(..))))
+            .map_or(v[0].0.clone(), |(n, _)| n.clone());
+        self.unary_result(op, e, &first_tensor, span)
+    }
+
     pub(super) fn unary_result(&mut self, op: &Op, e: Expr, operand: &str, span: Span) -> R<()> {
         let r = self.result(op, 0)?;
         let ty = self.result_type(op, 0)?;
@@ -258,7 +304,7 @@ impl<'m> Cx<'m> {
             return Err(self.misuse(op, "the pointers are not derived from a pointer parameter"));
         };
         if !pty.is_tensor() {
-            return Err(self.misuse(op, "scalar loads are not supported (load a tensor)"));
+            return self.scalar_load(op, &base, offs, &pty, &v, span);
         }
         let offsets = match offs {
             Some(o) => self.offsets_tile(o, &pty, span)?,
@@ -297,6 +343,90 @@ impl<'m> Cx<'m> {
         );
         self.bind(&r, Val::E(name_e(&n, span), ty));
         Ok(())
+    }
+
+    /// `tt.load %p[, %mask[, %other]] : !tt.ptr<T>`: one element (Gluon's `gl.load(ptr)`), as
+    /// `global.load` of a one-element tile and that element (`reduce_max` of one element is the
+    /// element, bit for bit). bwsim scalars are i1, i32, i64 and f32, so other element types
+    /// are refused.
+    fn scalar_load(
+        &mut self,
+        op: &Op,
+        base: &str,
+        offs: Option<Expr>,
+        pty: &Type,
+        v: &[(String, Span)],
+        span: Span,
+    ) -> R<()> {
+        // `tt.load %p : !tt.ptr<T>` prints the pointer's type.
+        let pty = self.printed_ptr_type(op).unwrap_or_else(|| pty.clone());
+        let elem = match &pty {
+            Type::Ptr(p) => p.elem(),
+            t => t.elem(),
+        };
+        let Some(d) = elem.and_then(|e| dtype_of(e, span).ok()) else {
+            return Err(self.misuse(op, "a scalar load of a pointer to pointers"));
+        };
+        if !matches!(d, DType::I1 | DType::I32 | DType::I64 | DType::F32) {
+            return Err(self.misuse(
+                op,
+                format!(
+                    "a scalar load of {}: bwsim scalars are i1, i32, i64 or f32 (load a tensor instead)",
+                    d.name()
+                ),
+            ));
+        }
+        let warps = self.warps;
+        let one = |x: Expr, d: DType| -> Expr {
+            call(
+                "full",
+                vec![
+                    list_e(&[1], span),
+                    x,
+                    name_e(d.name(), span),
+                    scalar_layout(warps, span),
+                ],
+                span,
+            )
+        };
+        let offsets = one(offs.unwrap_or_else(|| int_e(0, span)), DType::I32);
+        let mask = match v.get(1) {
+            Some((n, s)) => Some(one(self.math_operand(n, *s)?, DType::I1)),
+            None => None,
+        };
+        let other = match v.get(2) {
+            Some((n, s)) => Some(self.math_operand(n, *s)?),
+            None => None,
+        };
+        let r = self.result(op, 0)?;
+        let t = self.let_op(
+            &format!("{r}_elem"),
+            OpKind::GlobalLoad {
+                ptr: name_e(base, span),
+                offsets,
+                mask,
+                other,
+            },
+            span,
+        );
+        let e = call("reduce_max", vec![name_e(&t, span), int_e(0, span)], span);
+        let n = self.let_(&r, Rhs::Expr(e), span);
+        self.bind(
+            &r,
+            Val::E(name_e(&n, span), Type::Scalar(elem.unwrap_or(Elem::F32))),
+        );
+        Ok(())
+    }
+
+    /// The pointer type an operation prints after its colon (`tt.load %p : !tt.ptr<f32>`).
+    fn printed_ptr_type(&self, op: &Op) -> Option<Type> {
+        let c = Cursor::new(&op.toks, op.span);
+        let at = c.find_top(":")?;
+        let mut tc = Cursor::new(&op.toks[at + 1..], op.span);
+        match parse_type(&mut tc) {
+            Ok(t @ Type::Ptr(_)) => Some(t),
+            _ => None,
+        }
     }
 
     /// An offset expression as a tile of the pointer tensor's shape.
@@ -429,11 +559,69 @@ impl<'m> Cx<'m> {
     }
 
     pub(super) fn global_store(&mut self, op: &Op, span: Span) -> R<()> {
+        let v = self.n_operands(op, 2)?;
+        if let Val::Ptr { base, offs, ty } = self.get(&v[0].0, v[0].1)? {
+            if !ty.is_tensor() {
+                return self.scalar_store(op, &base, offs, &ty, &v, span);
+            }
+        }
         let (base, offsets, value, mask) =
             self.pointer_operands(op, "scalar stores are not supported (store a tensor)", span)?;
         self.op_stmt(
             OpKind::GlobalStore {
                 ptr: name_e(&base, span),
+                offsets,
+                value,
+                mask,
+            },
+            span,
+        );
+        Ok(())
+    }
+
+    /// `tt.store %p, %v[, %mask] : !tt.ptr<T>`: one element (Gluon's `gl.store(ptr, x)`), as
+    /// `global.store` of one-element tiles (every thread of the partition stores the same value
+    /// to the same address on the GPU: one store).
+    fn scalar_store(
+        &mut self,
+        op: &Op,
+        base: &str,
+        offs: Option<Expr>,
+        pty: &Type,
+        v: &[(String, Span)],
+        span: Span,
+    ) -> R<()> {
+        // `tt.store %p, %v : !tt.ptr<T>` prints the pointer's type.
+        let pty = self.printed_ptr_type(op).unwrap_or_else(|| pty.clone());
+        let elem = match &pty {
+            Type::Ptr(p) => p.elem(),
+            t => t.elem(),
+        };
+        let Some(d) = elem.and_then(|e| dtype_of(e, span).ok()) else {
+            return Err(self.misuse(op, "a scalar store through a pointer to pointers"));
+        };
+        let warps = self.warps;
+        let tile = |x: Expr, d: DType| -> Expr {
+            call(
+                "full",
+                vec![
+                    list_e(&[1], span),
+                    x,
+                    name_e(d.name(), span),
+                    scalar_layout(warps, span),
+                ],
+                span,
+            )
+        };
+        let offsets = tile(offs.unwrap_or_else(|| int_e(0, span)), DType::I32);
+        let value = tile(self.math_operand(&v[1].0, v[1].1)?, d);
+        let mask = match v.get(2) {
+            Some((n, s)) => Some(tile(self.math_operand(n, *s)?, DType::I1)),
+            None => None,
+        };
+        self.op_stmt(
+            OpKind::GlobalStore {
+                ptr: name_e(base, span),
                 offsets,
                 value,
                 mask,
@@ -725,6 +913,21 @@ fn zext_i64(x: Expr, mask: i64, span: Span) -> Expr {
         BinOp::BitAnd,
         call("cast", vec![x, name_e("i64", span)], span),
         int_e(mask, span),
+        span,
+    )
+}
+
+/// The register layout of a one-element tile (a scalar load's or store's): the element on every
+/// lane of every warp of the partition (`warps`).
+fn scalar_layout(warps: i64, span: Span) -> Expr {
+    call(
+        "blocked",
+        vec![
+            list_e(&[1], span),
+            list_e(&[32], span),
+            list_e(&[warps], span),
+            list_e(&[0], span),
+        ],
         span,
     )
 }

@@ -443,10 +443,12 @@ impl<'k> Cx<'k> {
                     t.dtype = DType::I32;
                 }
                 if t.shape.is_empty() {
-                    return Ok(Ty::Scalar(if t.dtype.is_float() {
-                        ScalarTy::F32
-                    } else {
-                        ScalarTy::I32
+                    // The scalar of the element type where bwsim has one (i1, i32, i64, f32);
+                    // narrower floats widen to f32 and narrower integers to i32, exactly.
+                    return Ok(Ty::Scalar(match ScalarTy::from_name(t.dtype.name()) {
+                        Some(s) => s,
+                        None if t.dtype.is_float() => ScalarTy::F32,
+                        None => ScalarTy::I32,
                     }));
                 }
                 Ok(Ty::Tile(t))

@@ -17,6 +17,24 @@ impl<'k> Cx<'k> {
             )),
         }
     }
+    /// A cluster-launch-control response buffer: 16 bytes of shared memory (PTX: naturally
+    /// aligned, which the allocation's 16-byte alignment gives).
+    pub(super) fn clc_response(&mut self, e: &'k Expr) -> Result<(), Diagnostic> {
+        let t = self.expect_smem(e, "the response buffer")?;
+        let bits: u64 = t.shape.iter().map(|&d| d as u64).product::<u64>() * t.dtype.bits() as u64;
+        if bits != 128 {
+            return Err(e_type(
+                e.span,
+                format!(
+                    "a cluster-launch-control response is 16 bytes, and this buffer holds {} bits",
+                    bits
+                ),
+                "not 16 bytes",
+            )
+            .with_help("allocate `smem.alloc i64[2], plain` (Gluon: `gl.allocate_shared_memory(gl.int64, [2], ...)`)"));
+        }
+        Ok(())
+    }
     pub(super) fn expect_tmem(&mut self, e: &'k Expr, what: &str) -> Result<TmemTy, Diagnostic> {
         match self.expr_inner(e)? {
             Ty::Tmem(s) => Ok(s),
@@ -468,6 +486,27 @@ impl<'k> Cx<'k> {
                 let t = self.expect_tmem(dst, "tcgen05.cp's destination")?;
                 crate::rules::check_tcgen05_cp(op, &s, &t)?;
                 Ok(None)
+            }
+            ClcTryCancel {
+                result,
+                bar,
+                multicast,
+            } => {
+                self.arch(op, Target::Sm100a, "arch-clc");
+                self.clc_response(result)?;
+                self.expect_bar(bar)?;
+                self.opt_scalar(multicast, "multicast")?;
+                Ok(None)
+            }
+            ClcQuery { result } => {
+                self.arch(op, Target::Sm100a, "arch-clc");
+                self.clc_response(result)?;
+                Ok(Some(Ty::Tuple(vec![
+                    Ty::Scalar(ScalarTy::I1),
+                    Ty::Scalar(ScalarTy::I32),
+                    Ty::Scalar(ScalarTy::I32),
+                    Ty::Scalar(ScalarTy::I32),
+                ])))
             }
             Tcgen05Commit { bar, pred, cta_group } => {
                 self.arch(op, Target::Sm100a, "arch-tcgen05");

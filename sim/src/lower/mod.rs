@@ -157,6 +157,16 @@ pub enum LOp {
         pendings: u32,
         full: bool,
     },
+    /// `clc.try_cancel`: the 16-byte response view and its barrier.
+    ClcTryCancel {
+        result: CExpr,
+        bar: CExpr,
+        multicast: bool,
+    },
+    /// `clc.query`: (canceled, x, y, z) from a response view.
+    ClcQuery {
+        result: CExpr,
+    },
     MbarInit {
         bar: CExpr,
         count: CExpr,
@@ -1130,6 +1140,21 @@ impl<'a, 'k> Lower<'a, 'k> {
                 };
                 LOp::TmaStoreWait { pendings: n, full }
             }
+            K::ClcTryCancel {
+                result,
+                bar,
+                multicast,
+            } => LOp::ClcTryCancel {
+                result: self.expr(result)?,
+                bar: self.expr(bar)?,
+                multicast: match multicast {
+                    Some(m) => self.env.bool(m)?,
+                    None => false,
+                },
+            },
+            K::ClcQuery { result } => LOp::ClcQuery {
+                result: self.expr(result)?,
+            },
             K::MbarInit { bar, count } => LOp::MbarInit {
                 bar: self.expr(bar)?,
                 count: self.expr(count)?,

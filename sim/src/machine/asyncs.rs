@@ -14,6 +14,7 @@ impl<'p, 's> Machine<'p, 's> {
             EvKind::StoreWrite { op } => self.fire_store_write(s, op),
             EvKind::PipeDone => self.fire_pipe(s),
             EvKind::CpAsyncLand(land) => self.fire_cp_async(s, *land),
+            EvKind::Clc(req) => self.fire_clc(s, *req),
             EvKind::WgmmaDone { agent, id } => {
                 let c = self.cta(s);
                 let cta_id = c.id;
@@ -65,6 +66,82 @@ impl<'p, 's> Machine<'p, 's> {
                 id: land.id,
             },
             land.span,
+        );
+        Ok(())
+    }
+
+    /// A `clc.try_cancel` response lands: the launch of the next cluster that has not started
+    /// is cancelled (CTAs start in grid order, so that is the one `admit` would start next),
+    /// its first program id written as the response, or a response that cancelled nothing
+    /// once every cluster has started; then 16 bytes complete on the barrier.
+    ///
+    /// The response's 16 bytes are opaque on hardware; bwsim writes four little-endian words:
+    /// 1 if a launch was cancelled (else 0), then that launch's program id x, y, z.
+    fn fire_clc(&mut self, s: usize, req: ClcReq) -> Result<(), Stop> {
+        let cta_id = self.cta(s).id;
+        let cs = self.cluster_size as u64;
+        let words: [u32; 4] = if self.next_cta < self.total_ctas {
+            let first = self.next_cta;
+            self.next_cta += cs;
+            self.counters.ctas_canceled += cs.min(self.total_ctas - first);
+            let (gx, gy) = (self.grid[0].max(1) as u64, self.grid[1].max(1) as u64);
+            [
+                1,
+                (first % gx) as u32,
+                ((first / gx) % gy) as u32,
+                (first / (gx * gy)) as u32,
+            ]
+        } else {
+            [0; 4]
+        };
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        if self.opts.check {
+            let h = self
+                .hb(s)
+                .and_then(|hb| hb.clc_response(req.hb, req.bar, &req.addrs, req.elem_bits));
+            self.hazard(s, h, false);
+        }
+        let eb = req.elem_bits as usize;
+        let group = s - s % cs as usize;
+        let targets: Vec<usize> = if req.multicast {
+            (group..group + cs as usize)
+                .filter(|&t| self.slots[t].is_some())
+                .collect()
+        } else {
+            vec![s]
+        };
+        for t in targets {
+            let c = self.cta(t);
+            let mut r = Ok(());
+            for (i, &(addr, shift)) in req.addrs.iter().enumerate() {
+                let mut v = 0u64;
+                for b in 0..eb / 8 {
+                    let byte = bytes.get(i * eb / 8 + b).copied().unwrap_or(0);
+                    v |= (byte as u64) << (8 * b);
+                }
+                r = c.smem.write(addr, shift, req.elem_bits, v);
+                if r.is_err() {
+                    break;
+                }
+            }
+            r.map_err(|f| self.fault_stop(f, req.span, cta_id, Unit::Tma, req.name))?;
+            // A peer's barrier is in the phase it is in now (its own expect set it up).
+            let phase = if t == s {
+                req.phase
+            } else {
+                self.cta(t).bar(req.bar).map(|b| b.phase).unwrap_or(req.phase)
+            };
+            self.deliver_tx(t, req.span, req.bar, 16, phase)
+                .map_err(|f| self.fault_stop(f, req.span, cta_id, Unit::Tma, req.name))?;
+        }
+        self.ev(
+            cta_id,
+            Unit::Tma,
+            What::Complete {
+                op: req.name,
+                id: req.id,
+            },
+            req.span,
         );
         Ok(())
     }

@@ -557,6 +557,92 @@ impl<'p, 's> Machine<'p, 's> {
                 }
                 Ok(OpFlow::Value(Value::Bool(passed)))
             }
+            LOp::ClcTryCancel {
+                result,
+                bar,
+                multicast,
+            } => {
+                let v = smem_of(&ev(result)?)?;
+                let addrs = layout::view_addresses(&v)
+                    .ok_or_else(|| Fault::trap(CudaError::IllegalAddress, "shared address overflow"))?;
+                let baddr = bar_of(&ev(bar)?)?;
+                let phase = self.cta(s).bar(baddr)?.phase;
+                if let Some(seen) = self.cta(s).clc_failed {
+                    self.diags.push(
+                        Diagnostic::error(
+                            "clc-misuse",
+                            "`clc.try_cancel` after this CTA read a response that cancelled nothing",
+                            span,
+                            "undefined behaviour (PTX: clusterlaunchcontrol.try_cancel)",
+                        )
+                        .with_label(seen, "the CTA learned here that no launch was left to cancel")
+                        .with_help("stop asking once a response says nothing was cancelled: leave the loop"),
+                    );
+                }
+                let id = self.new_id();
+                let pc = self.cur_pc;
+                let hbop = self.hb(s).map(|h| h.issue(a, pc)).unwrap_or(0);
+                self.counters.async_ops += 1;
+                self.ev(cta_id, me, What::Issue { op: name, id }, span);
+                self.ev(cta_id, Unit::Tma, What::Start { op: name, id }, span);
+                let delay = self.sched.latency(AsyncKind::TmaLoad);
+                self.schedule(
+                    s,
+                    delay,
+                    EvKind::Clc(Box::new(ClcReq {
+                        addrs,
+                        elem_bits: v.dtype.bits(),
+                        bar: baddr,
+                        phase,
+                        hb: hbop,
+                        id,
+                        span,
+                        name,
+                        multicast: *multicast,
+                    })),
+                );
+                Ok(OpFlow::Next)
+            }
+            LOp::ClcQuery { result } => {
+                let v = smem_of(&ev(result)?)?;
+                let addrs = layout::view_addresses(&v)
+                    .ok_or_else(|| Fault::trap(CudaError::IllegalAddress, "shared address overflow"))?;
+                let eb = v.dtype.bits();
+                let mut bits = Vec::with_capacity(addrs.len());
+                self.cta(s).smem.read_elems(&addrs, eb, &mut bits)?;
+                if self.opts.check {
+                    let pc = self.cur_pc;
+                    self.check_smem_init(s, pc, &addrs);
+                    let h = self
+                        .hb(s)
+                        .and_then(|hb| hb.generic_smem(a, pc, Kind::Read, &addrs, eb));
+                    self.hazard(s, h, false);
+                }
+                // The four little-endian words `fire_clc` wrote.
+                let mut bytes = Vec::with_capacity(16);
+                for b in &bits {
+                    for k in 0..eb / 8 {
+                        bytes.push((b >> (8 * k)) as u8);
+                    }
+                }
+                let word = |i: usize| -> u32 {
+                    let mut w = [0u8; 4];
+                    for (k, x) in w.iter_mut().enumerate() {
+                        *x = bytes.get(4 * i + k).copied().unwrap_or(0);
+                    }
+                    u32::from_le_bytes(w)
+                };
+                let canceled = word(0) & 1 == 1;
+                if !canceled && self.cta(s).clc_failed.is_none() {
+                    self.cta(s).clc_failed = Some(span);
+                }
+                Ok(OpFlow::Value(Value::Tuple(Arc::from(vec![
+                    Value::Bool(canceled),
+                    Value::Int(word(1) as i64),
+                    Value::Int(word(2) as i64),
+                    Value::Int(word(3) as i64),
+                ]))))
+            }
             LOp::MbarInvalidate { bar } => {
                 let addr = bar_of(&ev(bar)?)?;
                 self.cta(s).bar(addr)?;

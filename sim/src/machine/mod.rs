@@ -123,8 +123,16 @@ pub struct Counters {
     pub mmas: u64,
     /// CTAs run to completion.
     pub ctas: u64,
+    /// CTAs whose launch a `clc.try_cancel` cancelled (they never run; their work is the
+    /// canceller's).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub ctas_canceled: u64,
     /// Final logical time.
     pub time: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Everything a run produced.
@@ -320,6 +328,25 @@ enum EvKind {
         id: u64,
     },
     CpAsyncLand(Box<CpLand>),
+    /// A `clc.try_cancel` response lands.
+    Clc(Box<ClcReq>),
+}
+
+/// One `clc.try_cancel` in flight: where its 16-byte response goes and what it completes.
+#[derive(Clone, Debug)]
+struct ClcReq {
+    /// Shared-memory (address, bit shift) of each element of the response view.
+    addrs: Arc<Vec<(u32, u32)>>,
+    elem_bits: u32,
+    bar: u32,
+    phase: u64,
+    hb: u32,
+    id: u64,
+    span: Span,
+    name: &'static str,
+    /// `multicast=true`: the response goes to every CTA of the issuer's cluster (same shared
+    /// address, each CTA's barrier at the same offset).
+    multicast: bool,
 }
 
 /// One `cp.async` landing: the elements (shared address, bit shift, bits) it writes.
@@ -358,6 +385,9 @@ struct Cta {
     events: u32,
     /// The hazard checker's state (when checking).
     hb: Option<Box<CtaHb>>,
+    /// Whether the CTA has read a `clc.try_cancel` response that cancelled nothing (PTX: a
+    /// later `try_cancel` is undefined behaviour).
+    clc_failed: Option<Span>,
 }
 
 enum Flow {
@@ -969,6 +999,7 @@ impl<'p, 's> Machine<'p, 's> {
                 tma_free: Vec::new(),
                 events: 0,
                 hb,
+                clc_failed: None,
             });
             self.ev(id as u32, Unit::Agent(0), What::AgentStart, Span::DUMMY);
         }

@@ -824,7 +824,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         let p = self.part.leader;
         let mut out = Vec::new();
         for r in regs {
-            let slot = self.reserve_slot(8);
+            let slot = self.reserve_slot(if r.class == RegClass::B128 { 16 } else { 8 });
             let a = format!("[{smem}+{slot}]");
             match r.class {
                 RegClass::Pred => {
@@ -836,6 +836,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 RegClass::B32 => self.e.ins(format!("@{p} st.shared.b32 {a}, {r}")),
                 RegClass::F32 => self.e.ins(format!("@{p} st.shared.f32 {a}, {r}")),
                 RegClass::B64 => self.e.ins(format!("@{p} st.shared.b64 {a}, {r}")),
+                RegClass::B128 => self.e.ins(format!("@{p} st.shared.b128 {a}, {r}")),
             }
             out.push((r, slot));
         }
@@ -866,6 +867,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 RegClass::B32 => self.e.ins(format!("ld.shared.b32 {n}, {a}")),
                 RegClass::F32 => self.e.ins(format!("ld.shared.f32 {n}, {a}")),
                 RegClass::B64 => self.e.ins(format!("ld.shared.b64 {n}, {a}")),
+                RegClass::B128 => self.e.ins(format!("ld.shared.b128 {n}, {a}")),
             }
             map.insert(r, n);
         }
@@ -1260,6 +1262,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             RegClass::B32 => "b32",
             RegClass::F32 => "f32",
             RegClass::B64 => "b64",
+            RegClass::B128 => "b128",
         };
         self.e.ins(format!("mov.{ty} {dst}, {src}"));
     }

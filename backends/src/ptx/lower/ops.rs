@@ -379,6 +379,68 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 self.tcgen05_cp(src, dst, span)?;
                 Ok(None)
             }
+            ClcTryCancel {
+                result,
+                bar,
+                multicast,
+            } => {
+                let v = self.smem_arg(result, name)?;
+                let at = v
+                    .geom
+                    .logical_offset(&v.offsets)
+                    .map_err(|m| unsupported(name, span, m))?;
+                let r = if v.base.off + at as i64 == 0 {
+                    format!("[{}]", v.base.reg)
+                } else {
+                    format!("[{}+{}]", v.base.reg, v.base.off + at as i64)
+                };
+                let b = self.bar_addr(bar, name)?;
+                let mc = match multicast {
+                    Some(m) => self.const_int(m, name)? != 0,
+                    None => false,
+                };
+                if mc {
+                    self.uses_cluster = true;
+                }
+                self.before_issue();
+                let p = self.issue_pred(None);
+                self.e.ins(format!(
+                    "@{p} clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes{}.b128 {r}, {b}",
+                    if mc { ".multicast::cluster::all" } else { "" }
+                ));
+                Ok(None)
+            }
+            ClcQuery { result } => {
+                // Every thread reads the 16-byte response and decodes it.
+                let v = self.smem_arg(result, name)?;
+                let at = v
+                    .geom
+                    .logical_offset(&v.offsets)
+                    .map_err(|m| unsupported(name, span, m))?;
+                let addr = if v.base.off + at as i64 == 0 {
+                    format!("[{}]", v.base.reg)
+                } else {
+                    format!("[{}+{}]", v.base.reg, v.base.off + at as i64)
+                };
+                let lo = self.e.reg(RegClass::B64);
+                let hi = self.e.reg(RegClass::B64);
+                let q = self.e.reg(RegClass::B128);
+                let c = self.e.reg(RegClass::Pred);
+                self.e.ins(format!("ld.shared.v2.b64 {{{lo}, {hi}}}, {addr}"));
+                self.e.ins(format!("mov.b128 {q}, {{{lo}, {hi}}}"));
+                self.e.ins(format!(
+                    "clusterlaunchcontrol.query_cancel.is_canceled.pred.b128 {c}, {q}"
+                ));
+                let mut out = vec![Val::Scalar(ScalarTy::I1, c)];
+                for d in ["x", "y", "z"] {
+                    let r = self.e.reg(RegClass::B32);
+                    self.e.ins(format!(
+                        "clusterlaunchcontrol.query_cancel.get_first_ctaid::{d}.b32.b128 {r}, {q}"
+                    ));
+                    out.push(Val::Scalar(ScalarTy::I32, r));
+                }
+                Ok(Some(Val::Tuple(out)))
+            }
             Tcgen05Commit { bar, pred, cta_group } => {
                 let g = self.cta_group(cta_group.as_ref(), name, span)?;
                 let a = self.bar_addr(bar, name)?;

@@ -87,6 +87,41 @@ impl<'p> Engine<'p> {
                 )))))
             }
             LOp::TmemDealloc { .. } => Ok(Some(Flow::Next)),
+            LOp::ClcTryCancel { result, bar, .. } => {
+                let v = smem_of(evs(result)?)?;
+                let addr = layout::view_start(&v).unwrap_or(0);
+                let baddr = bar_of(evs(bar)?)?;
+                self.cta(c).bar(baddr)?;
+                // The response's latency is not measured on Blackwell: an on-chip round trip
+                // like a TMA load that hits in the L2 (an estimate).
+                self.push(
+                    t0 + chip.tma_l2_latency,
+                    EvKind::Clc {
+                        cta: c,
+                        bar: baddr,
+                        addr,
+                    },
+                );
+                *t = t0 + chip.tma_issue_cycles;
+                Ok(Some(Flow::Next))
+            }
+            LOp::ClcQuery { result } => {
+                let v = smem_of(evs(result)?)?;
+                let addr = layout::view_start(&v).unwrap_or(0);
+                let w = self
+                    .cta(c)
+                    .clc
+                    .iter()
+                    .find(|(a, _)| *a == addr)
+                    .map_or([0; 4], |x| x.1);
+                *t = t0 + chip.smem_latency + 4.0 * chip.scalar_op_cycles;
+                Ok(Some(Flow::Value(Value::Tuple(std::sync::Arc::from(vec![
+                    Value::Bool(w[0] == 1),
+                    Value::Int(w[1] as i64),
+                    Value::Int(w[2] as i64),
+                    Value::Int(w[3] as i64),
+                ])))))
+            }
             LOp::TmaLoad {
                 desc,
                 coords,

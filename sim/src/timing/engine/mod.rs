@@ -104,6 +104,13 @@ enum EvKind {
     Launch {
         sm: u32,
     },
+    /// A `clc.try_cancel` response lands at shared address `addr`: cancel the next launch
+    /// not started, then complete 16 bytes on `bar`.
+    Clc {
+        cta: u32,
+        bar: u32,
+        addr: u32,
+    },
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -207,6 +214,8 @@ struct Cta {
     /// When the last tcgen05.cp ends (an MMA after it starts no earlier).
     cp_free: f64,
     live: u32,
+    /// `clc.try_cancel` responses by shared address: canceled, program id x, y, z.
+    clc: Vec<(u32, [u32; 4])>,
 }
 
 impl Cta {
@@ -628,6 +637,7 @@ impl<'p> Engine<'p> {
             pipe_done: 0.0,
             cp_free: 0.0,
             live: 1,
+            clc: Vec::new(),
         }));
         self.record(self.now, id, TUnit::Cta, TWhat::CtaStart, Span::default());
         self.push(self.now, EvKind::Run { cta: id, agent: 0 });
@@ -652,8 +662,30 @@ impl<'p> Engine<'p> {
                 // A CTA may exit with a TMA load or a commit still in flight (the tutorial's
                 // persistent pipelined kernel issues one last, unneeded prologue load): its
                 // completion has nobody left to tell.
-                EvKind::Tx { cta, .. } | EvKind::Arrive { cta, .. } | EvKind::Commit { cta, .. }
+                EvKind::Tx { cta, .. }
+                | EvKind::Arrive { cta, .. }
+                | EvKind::Commit { cta, .. }
+                | EvKind::Clc { cta, .. }
                     if self.ctas[cta as usize].is_none() => {}
+                EvKind::Clc { cta, bar, addr } => {
+                    let t = self.now;
+                    // The next CTA of the grid not yet launched is cancelled (launches go in grid
+                    // order), as the functional machine does.
+                    let resp = if self.next_cta < self.total_ctas {
+                        let id = self.next_cta;
+                        self.next_cta += 1;
+                        let [gx, gy, _] = self.grid;
+                        [1, id % gx, (id / gx) % gy, id / (gx * gy)]
+                    } else {
+                        [0; 4]
+                    };
+                    let c = self.cta(cta);
+                    c.clc.retain(|(a, _)| *a != addr);
+                    c.clc.push((addr, resp));
+                    if let Err(f) = self.bar_update(cta, bar, t, |m| m.complete_tx(16)) {
+                        return Err(fault(f, Span::default(), format!("cta{cta}.clc"), t));
+                    }
+                }
                 EvKind::Tx {
                     cta,
                     bar,
