@@ -287,7 +287,10 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 format!("the shared view cannot be copied through `{dname}`: {e:?}"),
             )
         })?;
-        if plan.mismatch.is_some() || v.geom.dtype != d.dtype {
+        // A view of another element type in one message is what the hardware runs for it
+        // (the descriptor's box from the view's first byte, `tma-dtype`); pieces that are not
+        // the box, or several messages over another element type, are not lowered.
+        if plan.mismatch.is_some() || (v.geom.dtype != d.dtype && plan.messages() > 1) {
             return Err(invalid(
                 op,
                 span,
