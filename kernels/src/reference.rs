@@ -227,7 +227,8 @@ pub fn reference(
         "gather_rows" => gather(plan, inputs),
         "softmax" | "softmax_kernel" => softmax(plan, inputs),
         "tile_math" => tile_math(plan, inputs),
-        "attention" | "attention_kernel" | "attention_f32x2_kernel" => attention(plan, inputs),
+        "attention" | "attention_kernel" | "attention_f32x2_kernel" => attention(plan, inputs, false),
+        "attention_f32x2_causal_kernel" => attention(plan, inputs, true),
         "attention_pingpong_kernel" => attention_causal(plan, inputs),
         "per_thread_kernel" => per_thread(plan, inputs),
         "reductions_kernel" => combiner_reductions(plan, inputs),
@@ -297,7 +298,8 @@ fn softmax(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, St
 /// o[i] = sum_j softmax_j(s_ij) v[j] with s_ij = q[i] . k[j] and the softmax taken in base 2
 /// with the launch's `qk_scale` (sm_scale * log2(e)): p_ij = 2^(qk_scale * s_ij - max_j), in f64.
 /// Tolerance: the kernel rounds P to f16 before P @ V (relative 2^-11 per weight) and O to f16.
-fn attention(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+/// With `causal`, query i attends to keys j <= i only (attention_f32x2_causal_kernel).
+fn attention(plan: &LaunchPlan, inputs: &[HostTensor], causal: bool) -> Result<Vec<Expected>, String> {
     let (q, k, v) = (
         tensor(plan, inputs, "q")?,
         tensor(plan, inputs, "k")?,
@@ -316,7 +318,9 @@ fn attention(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, 
     let mut o = HostTensor::zeros("o", DType::F16, q.shape.clone());
     for b in 0..bh {
         for i in 0..n_ctx {
-            let (row, _, _) = attention_row((q, k, v), b * n_ctx, i, n_ctx, scale);
+            // Causal: keys 0..=i only.
+            let keys = if causal { i + 1 } else { n_ctx };
+            let (row, _, _) = attention_row((q, k, v), b * n_ctx, i, keys, scale);
             for (c, x) in row.into_iter().enumerate() {
                 put(&mut o, (b * n_ctx + i) * d + c as u64, x)?;
             }

@@ -6,6 +6,11 @@ a `gl.reduce` over the pairs whose combiner is an `add.f32x2`. Otherwise the str
 attention.py: a 1-warp load partition, a 1-warp MMA partition (S = Q @ K^T, O += P @ V with P
 over S in tensor memory), the 4-warp default partition doing the softmax, the correction and
 the epilogue.
+
+attention_f32x2_causal_kernel is the same kernel with a causal mask (key j of query i only for
+j <= i), applied to the paired values' halves. BUG plants a hand-off bug of the softmax
+partition (empty: the correct kernel): 'no_s_wait' reads S without waiting for its MMA,
+'p_ready_early' tells the MMA partition P is ready before storing it.
 """
 import triton_compat  # noqa: F401  (Triton 3.9 names on older Tritons)
 from triton.experimental import gluon
@@ -145,7 +150,7 @@ def attention_mma_partition(q_smem, k_bufs, v_bufs, q_bar, kv_empty, kv_ready, s
 
 @gluon.jit
 def attention_softmax_partition(o_desc, s_tmem, o_tmem, s_ready, p_ready, o_ready, o_smem, qk_scale,
-                                N_CTX: gl.constexpr):
+                                N_CTX: gl.constexpr, CAUSAL: gl.constexpr, BUG: gl.constexpr):
     BLOCK_M: gl.constexpr = s_tmem.shape[1]
     BLOCK_N: gl.constexpr = s_tmem.shape[2]
     HEAD_D: gl.constexpr = o_tmem.shape[1]
@@ -157,12 +162,22 @@ def attention_softmax_partition(o_desc, s_tmem, o_tmem, s_ready, p_ready, o_read
     m_i = gl.full([BLOCK_M], -float("inf"), gl.float32, gl.SliceLayout(1, s_layout))
     l_i = gl.full([BLOCK_M], 0.0, gl.float32, gl.SliceLayout(1, s_layout))
     for j in range(N_CTX // BLOCK_N):
-        mbarrier.wait(s_ready.index(j % 2), (j // 2) & 1)
+        if BUG != "no_s_wait":
+            mbarrier.wait(s_ready.index(j % 2), (j // 2) & 1)
+        # BUG: no_s_wait (without the wait above, S is read while its MMA may still write it)
         s_even, s_odd = split_columns(s_tmem.index(j % 2).load(s_layout), pair_layout)
         s2 = pair(s_even, s_odd)
         scale = gl.full(s_even.shape, qk_scale, gl.float32, s_even.type.layout)
         s2 = mul_pairs(s2, pair(scale, scale))
         e_scaled, o_scaled = unpair(s2)
+        if CAUSAL:
+            # Key columns 2k and 2k + 1 of this block against each query row: masked to -inf
+            # beyond the diagonal, then paired again.
+            q_idx = gl.program_id(0) * BLOCK_M + gl.arange(0, BLOCK_M, gl.SliceLayout(1, pair_layout))
+            k_even = j * BLOCK_N + 2 * gl.arange(0, BLOCK_N // 2, gl.SliceLayout(0, pair_layout))
+            e_scaled = gl.where(k_even[None, :] <= q_idx[:, None], e_scaled, -float("inf"))
+            o_scaled = gl.where(k_even[None, :] + 1 <= q_idx[:, None], o_scaled, -float("inf"))
+            s2 = pair(e_scaled, o_scaled)
         row_max = gl.maximum(gl.max(e_scaled, axis=1), gl.max(o_scaled, axis=1))
         m_new = gl.maximum(m_i, gl.convert_layout(row_max, m_i.type.layout))
         alpha = gl.exp2(m_i - m_new)
@@ -178,8 +193,13 @@ def attention_softmax_partition(o_desc, s_tmem, o_tmem, s_ready, p_ready, o_read
             o_tmem.store(o * alpha_o[:, None])
         p_even, p_odd = unpair(p2)
         p = join_columns(p_even, p_odd)
-        p_view(s_tmem.index(j % 2)).store(gl.convert_layout(p.to(gl.float16), p_layout))
-        mbarrier.arrive(p_ready, count=1)
+        if BUG == "p_ready_early":
+            mbarrier.arrive(p_ready, count=1)
+            # BUG: p_ready_early (P is stored after the MMA partition was told it is ready)
+            p_view(s_tmem.index(j % 2)).store(gl.convert_layout(p.to(gl.float16), p_layout))
+        else:
+            p_view(s_tmem.index(j % 2)).store(gl.convert_layout(p.to(gl.float16), p_layout))
+            mbarrier.arrive(p_ready, count=1)
         m_i = m_new
     mbarrier.wait(o_ready, (N_CTX // BLOCK_N - 1) & 1)
     o = o_tmem.load(o_layout)
@@ -192,7 +212,19 @@ def attention_softmax_partition(o_desc, s_tmem, o_tmem, s_ready, p_ready, o_read
 
 @gluon.jit
 def attention_f32x2_kernel(q_desc, k_desc, v_desc, o_desc, qk_scale, N_CTX: gl.constexpr,
-                           NUM_BUFFERS: gl.constexpr):
+                           NUM_BUFFERS: gl.constexpr, BUG: gl.constexpr = ''):
+    attention_f32x2(q_desc, k_desc, v_desc, o_desc, qk_scale, N_CTX, NUM_BUFFERS, False, BUG)
+
+
+@gluon.jit
+def attention_f32x2_causal_kernel(q_desc, k_desc, v_desc, o_desc, qk_scale, N_CTX: gl.constexpr,
+                                  NUM_BUFFERS: gl.constexpr, BUG: gl.constexpr = ''):
+    attention_f32x2(q_desc, k_desc, v_desc, o_desc, qk_scale, N_CTX, NUM_BUFFERS, True, BUG)
+
+
+@gluon.jit
+def attention_f32x2(q_desc, k_desc, v_desc, o_desc, qk_scale, N_CTX: gl.constexpr, NUM_BUFFERS: gl.constexpr,
+                    CAUSAL: gl.constexpr, BUG: gl.constexpr):
     BLOCK_M: gl.constexpr = q_desc.block_type.shape[0]
     HEAD_D: gl.constexpr = q_desc.block_type.shape[1]
     BLOCK_N: gl.constexpr = k_desc.block_type.shape[0]
@@ -218,7 +250,8 @@ def attention_f32x2_kernel(q_desc, k_desc, v_desc, o_desc, qk_scale, N_CTX: gl.c
     s_tmem = allocate_tensor_memory(gl.float32, [2, BLOCK_M, BLOCK_N], TensorMemoryLayout([BLOCK_M, BLOCK_N], col_stride=1))
     o_tmem = allocate_tensor_memory(gl.float32, [BLOCK_M, HEAD_D], TensorMemoryLayout([BLOCK_M, HEAD_D], col_stride=1))
     gl.warp_specialize([
-        (attention_softmax_partition, (o_desc, s_tmem, o_tmem, s_ready, p_ready, o_ready, o_smem, qk_scale, N_CTX)),
+        (attention_softmax_partition, (o_desc, s_tmem, o_tmem, s_ready, p_ready, o_ready, o_smem, qk_scale, N_CTX,
+                                       CAUSAL, BUG)),
         (attention_load_partition, (q_desc, k_desc, v_desc, q_smem, k_bufs, v_bufs, q_bar, kv_empty, kv_ready,
                                     N_CTX)),
         (attention_mma_partition, (q_smem, k_bufs, v_bufs, q_bar, kv_empty, kv_ready, s_tmem, o_tmem, s_ready,
