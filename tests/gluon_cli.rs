@@ -172,6 +172,36 @@ fn check_reports_the_planted_missing_fence_on_the_python_lines() {
     assert!(err.contains("no hazards found"), "{err}");
 }
 
+/// One pass reports everything: `bwsim check` on a kernel whose TMA store moves an f32 buffer
+/// through an f16 descriptor reports that (`tma-dtype`, defined hardware behaviour) and goes on
+/// to the hazard the kernel is about (`write-while-in-flight`), both at the Python lines, exit
+/// 1; `bwsim run` runs it to completion and reports the static error with its outputs.
+#[test]
+fn check_and_run_report_a_tma_dtype_mismatch_with_the_hazard() {
+    let file = "tests/gluon/3.6/bug_tma_dtype_race.sm_100a.ttgir";
+    let (code, out, err) = bwsim(&["check", file, "--schedules", "4", "--json"]);
+    assert_eq!(code, 1, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let codes: std::collections::BTreeSet<String> = (v["findings"].as_array().expect("findings"))
+        .iter()
+        .filter_map(|f| f["diagnostic"]["code"].as_str().map(str::to_string))
+        .collect();
+    assert_eq!(
+        codes,
+        ["tma-dtype", "write-while-in-flight"]
+            .iter()
+            .map(|c| c.to_string())
+            .collect(),
+        "{out}"
+    );
+    let (code, out, err) = bwsim(&["run", file]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("outcome   completed"), "{out}");
+    assert!(out.contains("result    ERROR"), "{out}");
+    assert!(err.contains("error[tma-dtype]"), "{err}");
+    assert!(err.contains("tma_dtype_race.py:29:5"), "{err}");
+}
+
 /// Every correct Gluon fixture (tests/gluon, not the planted bugs or refusals) lowers to PTX for its target
 /// and ptxas assembles it (`bwsim ptx FILE.ttgir --cubin`), as the bundled kernels do in
 /// backends/tests/ptxas.rs: the imported kernels, with their layouts as Triton chose them,

@@ -2,6 +2,7 @@
 //! tutorials 01-intro and 02-layouts, tests/gluon/wgmma_matmul.py in the shape of 05-wgmma,
 //! wgmma_regs.py in the shape of 05-wgmma's small MMA: A in registers, f16/f32/s32
 //! accumulators,
+//! cp_async_overlap.py (the concurrency sanitizer's cp.async test, its correct variant),
 //! attention_pingpong.py in the structure of 01-attention-forward, attention.py at 64-row
 //! tiles, per_thread.py (14-per-thread-ops), reductions.py, claims.py):
 //! each imports from its checked-in TTGIR as it is, runs its sidecar launch to the CPU
@@ -113,6 +114,8 @@ corpus_tests! {
     claims_sm90: "claims", Target::Sm90a;
     conv2d_sm100: "conv2d", Target::Sm100a, 2;
     conv2d_sm90: "conv2d", Target::Sm90a, 2;
+    cp_async_overlap_sm100: "cp_async_overlap", Target::Sm100a;
+    cp_async_overlap_sm90: "cp_async_overlap", Target::Sm90a;
     wgmma_regs_sm90: "wgmma_regs", Target::Sm90a;
     wgmma_regs_f16acc_sm90: "wgmma_regs_f16acc", Target::Sm90a;
     wgmma_regs_bf16_sm90: "wgmma_regs_bf16", Target::Sm90a;

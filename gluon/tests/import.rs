@@ -36,7 +36,8 @@ fn every_fixture_round_trips_through_tile_text() {
             )
         });
         assert_eq!(back, k, "{name}: parse(print(import)) != import");
-        let (c, d) = verify(&back, &VerifyOptions::default());
+        // (tma_dtype_race has an error the simulation goes past: verify::CONTINUES.)
+        let (c, d) = bwsim_isa::verify::verify_to_run(&back, &VerifyOptions::default());
         assert!(
             c.is_some(),
             "{name}: the printed kernel does not verify:\n{}",

@@ -21,6 +21,8 @@
 //! | ping-pong attention: P @ V issued without waiting for P | `race` (tcgen05.st against the MMA's read of P) | - |
 //!
 //! | cp.async pipeline: a stage read without `wait_group` | `read-before-complete` | - |
+//! | two cp.async copies into one buffer before `wait_group` | `write-while-in-flight` | cp_async_overlap |
+//! | an f32 buffer stored through an f16 descriptor, then overwritten in flight | `tma-dtype` and `write-while-in-flight`, in one check | - |
 //!
 //! The cp.async bug is planted in tests/gluon/cp_async.py (`BUG='no_wait'`), the tutorial
 //! 03-shaped pipeline whose correct variant is the bundled `cp_async` kernel's twin.
@@ -471,6 +473,9 @@ fn snapshot(name: &str, rendered: &str) {
     });
 }
 
+/// The Triton releases whose TTGIR of a fixture compiled by all of them is checked.
+const VERSIONS: [&str; 4] = ["3.6", "3.7", "3.8", "3.9"];
+
 fn both_targets() -> [(Target, &'static str); 2] {
     [(Target::Sm100a, "sm_100a"), (Target::Sm90a, "sm_90a")]
 }
@@ -746,6 +751,118 @@ fn cp_async_without_wait_reads_before_complete_at_the_python_lines() {
         );
         let (e, file) = check_fixture(&format!("cp_async.{t}"), target);
         assert!(e.findings.is_empty(), "{t}:\n{}", render(&e, &file));
+    }
+}
+
+/// The 1-based line after the `# BUG: NAME` comment of tests/gluon/FILE, and every line of it
+/// containing `needle`.
+fn marked_lines(file: &str, bug: &str, needle: &str) -> (usize, BTreeSet<usize>) {
+    let py = std::fs::read_to_string(format!("{DIR}/{file}")).expect("fixture source");
+    let at = py
+        .lines()
+        .position(|l| l.contains(&format!("# BUG: {bug}")))
+        .unwrap_or_else(|| panic!("no `# BUG: {bug}` in {file}"));
+    let lines = (py.lines().enumerate())
+        .filter(|(_, l)| l.contains(needle))
+        .map(|(i, _)| i + 1)
+        .collect();
+    (at + 2, lines)
+}
+
+/// cp.async over a cp.async in flight, as the concurrency sanitizer's test writes it (two
+/// copies into one buffer, one `wait_group`; tests/gluon/cp_async_overlap.py): a
+/// `write-while-in-flight` at the second copy's line, the first copy's line as the other
+/// access, and nothing else; the correct variant (the first group retired before the second
+/// copy) checks clean (tests/gluon/corpus.rs runs it against its reference, out = b).
+#[test]
+fn cp_async_over_a_cp_async_in_flight_is_reported_at_the_python_lines() {
+    let (second, copies) = marked_lines("cp_async_overlap.py", "overlap", "cp.async_load(");
+    assert!(copies.contains(&second), "line {second} is not a copy");
+    let first = *copies.iter().next().expect("two copies");
+    for ((target, t), v) in both_targets().into_iter().flat_map(|t| VERSIONS.map(|v| (t, v))) {
+        let (e, file) = check_fixture(&format!("{v}/bug_cp_async_overlap.{t}"), target);
+        let codes = error_codes(&e);
+        assert_eq!(
+            codes,
+            BTreeSet::from(["write-while-in-flight".to_string()]),
+            "{t}:\n{}",
+            render(&e, &file)
+        );
+        for f in findings(&e, "write-while-in-flight", &file) {
+            let p = places(&f.diagnostic, &file);
+            assert!(p.iter().all(|(n, _)| n.ends_with("cp_async_overlap.py")), "{p:?}");
+            assert_eq!(p[0].1, second, "{t}: the primary label is the second copy: {p:?}");
+            assert!(p[1..].iter().any(|(_, l)| *l == first), "{t}: {p:?}");
+        }
+        let (e, file) = check_fixture(&format!("{v}/cp_async_overlap.{t}"), target);
+        assert!(e.findings.is_empty(), "{v} {t}:\n{}", render(&e, &file));
+    }
+}
+
+/// One check reports everything (tests/gluon/tma_dtype_race.py): an f32 buffer stored through
+/// an f16 descriptor is `tma-dtype` at the store's line, and the simulation goes on doing what
+/// the hardware does, so the buffer overwritten while the store may still read it is reported
+/// too (`write-while-in-flight` at the overwrite, the store as the other access). The store
+/// moves the buffer's first half as f16: `bwsim run` gives those bits to `out`.
+#[test]
+fn a_tma_dtype_mismatch_is_reported_with_the_hazard_in_one_check() {
+    let (store, _) = marked_lines("tma_dtype_race.py", "tma-dtype", "tma.async_store(");
+    let (overwrite, _) = marked_lines("tma_dtype_race.py", "race", "buf.store(");
+    for (target, t) in both_targets() {
+        let (e, file) = check_fixture(&format!("3.6/bug_tma_dtype_race.{t}"), target);
+        let codes = error_codes(&e);
+        assert_eq!(
+            codes,
+            BTreeSet::from(["tma-dtype".to_string(), "write-while-in-flight".to_string()]),
+            "{t}:\n{}",
+            render(&e, &file)
+        );
+        let d = &findings(&e, "tma-dtype", &file)[0].diagnostic;
+        assert_eq!(places(d, &file)[0].1, store, "{t}: {:?}", places(d, &file));
+        for f in findings(&e, "write-while-in-flight", &file) {
+            let p = places(&f.diagnostic, &file);
+            assert_eq!(p[0].1, overwrite, "{t}: {p:?}");
+            assert!(p[1..].iter().any(|(_, l)| *l == store), "{t}: {p:?}");
+        }
+        // The run: the store moves the f16 box [64, 64] from the buffer's first byte. Under the
+        // 128-byte swizzle an f32 row of 64 elements is two column blocks of 32 (8 KiB each),
+        // so box row R (128 bytes) is f32 elements (R, 0..32) of block 0, and f16 element
+        // (R, C) is the low (C even) or high (C odd) half of f32 element (R, C / 2); the
+        // swizzle permutes the same absolute addresses for both. That element holds 64 R +
+        // C / 2, or that plus 1 where the racing overwrite landed first.
+        let (k, file) = import(&format!("3.6/bug_tma_dtype_race.{t}"));
+        let (c, plan) = {
+            let (c, d) = bwsim_isa::verify::verify_to_run(
+                &k,
+                &VerifyOptions {
+                    target: Some(target),
+                    overrides: Vec::new(),
+                },
+            );
+            let c = c.unwrap_or_else(|| panic!("{}", diag::render(&d, &file)));
+            let plan = launch::resolve(&c, k.launch.as_ref().expect("launch sidecar"))
+                .unwrap_or_else(|d| panic!("launch:\n{}", diag::render(&d, &file)));
+            (c, plan)
+        };
+        let r = run(&c, &plan, 0);
+        assert_eq!(r.outcome, Outcome::Completed, "{t}");
+        let out = r.tensor("out").expect("out");
+        let half = |v: f32, hi: bool| {
+            if hi {
+                v.to_bits() >> 16
+            } else {
+                v.to_bits() & 0xffff
+            }
+        };
+        for i in 0..64 * 64u64 {
+            let (row, col) = (i / 64, i % 64);
+            let v = (row * 64 + col / 2) as f32;
+            let got = out.get_bits(i) as u32;
+            assert!(
+                got == half(v, col % 2 == 1) || got == half(v + 1.0, col % 2 == 1),
+                "{t}: out[{row}, {col}] = {got:#06x}"
+            );
+        }
     }
 }
 

@@ -49,6 +49,8 @@ const FIXTURES: &[(&str, Target, bool)] = &[
     ("scan", Target::Sm90a, false),
     ("cp_async", Target::Sm100a, false),
     ("cp_async", Target::Sm90a, false),
+    ("subtiled_epilogue", Target::Sm100a, false),
+    ("subtiled_epilogue", Target::Sm90a, false),
     ("matmul_pipelined", Target::Sm100a, true),
     ("matmul_pipelined", Target::Sm90a, true),
     ("persistent_matmul", Target::Sm100a, true),
@@ -354,6 +356,8 @@ seed_tests! {
     scan_sm90: "scan", Target::Sm90a;
     cp_async_sm100: "cp_async", Target::Sm100a;
     cp_async_sm90: "cp_async", Target::Sm90a;
+    subtiled_epilogue_sm100: "subtiled_epilogue", Target::Sm100a;
+    subtiled_epilogue_sm90: "subtiled_epilogue", Target::Sm90a;
     matmul_pipelined_sm100: "matmul_pipelined", Target::Sm100a;
     matmul_pipelined_sm90: "matmul_pipelined", Target::Sm90a;
     persistent_matmul_sm100: "persistent_matmul", Target::Sm100a;

@@ -151,7 +151,9 @@ define_codes! {
     TmaElemStrides = "tma-elem-strides", [Verify], Hard, "TMA element stride outside 1..8";
     TmaBoxInner = "tma-box-inner", [Verify], Hard, "TMA box inner dimension not a multiple of 16 bytes";
     TmaSwizzle = "tma-swizzle", [Verify], Hard, "TMA box inner dimension inconsistent with the swizzle span";
-    TmaSmem = "tma-smem", [Verify], Hard, "TMA shared buffer does not match the descriptor's block";
+    TmaSmem = "tma-smem", [Verify], Hard, "TMA shared buffer that cannot be copied through the descriptor";
+    TmaDtype = "tma-dtype", [Verify], Hard, "TMA descriptor element type differs from the shared buffer's (reported; the run goes on)";
+    TmaBufferBox = "tma-buffer-box", [Verify], Hard, "TMA copy whose pieces of the buffer are not the descriptor's box (reported; the run goes on)";
     GatherDesc = "gather-desc", [Verify], Hard, "gather/scatter descriptor block is not [1, BLOCK_Y]";
     GatherRows = "gather-rows", [Verify], Hard, "gather/scatter with fewer than 8 rows or not a multiple of 4";
     GatherCols = "gather-cols", [Verify], Hard, "gather/scatter BLOCK_Y below (32 / bitwidth) * 8";
@@ -189,7 +191,7 @@ define_codes! {
     Race = "race", [Check], Deny, "conflicting shared- or tensor-memory accesses (at least one write) not ordered by happens-before";
     MissingFence = "missing-fence", [Check], Deny, "generic- and async-proxy accesses (TMA, MMA operand) ordered without `fence.async_shared` between them";
     ReadBeforeComplete = "read-before-complete", [Check], Deny, "a read of a TMA destination or MMA accumulator before its completion was observed";
-    WriteWhileInFlight = "write-while-in-flight", [Check], Deny, "a write to bytes an asynchronous operation (TMA store, MMA, wgmma) may still be reading";
+    WriteWhileInFlight = "write-while-in-flight", [Check], Deny, "a write to bytes another asynchronous operation (cp.async, TMA, tcgen05.cp, MMA, wgmma) may still be writing or reading";
     PhaseAliasing = "phase-aliasing", [Check], Deny, "an `mbar.wait` that means a phase its barrier has already moved past";
     Deadlock = "deadlock", [Run, Check, Time], Hard, "every agent blocked with nothing in flight (with the wait-for graph)";
     TxMismatch = "tx-mismatch", [Check], Hard, "`mbar.expect` bytes differ from the bytes the copies deliver (the phase never completes)";

@@ -8,6 +8,7 @@
 //! - [`consts`]: compile-time constants and constant evaluation.
 //! - [`typeck`]: types of every value, resolved layouts and shapes.
 //! - [`verify`]: the static rules of DESIGN.md section 3, each with a stable code.
+//! - [`tma`]: how a TMA copy moves a buffer: the hardware box and the messages.
 //! - [`builder`]: constructing kernels from Rust.
 //! - [`launch`]: launch specs and host data; [`limits`]: resource limits of a launch.
 //! - [`diag`]: diagnostics rendered like rustc; [`codes`]: the one table of their codes and levels.
@@ -34,6 +35,7 @@ pub mod printer;
 pub mod rules;
 pub mod sarif;
 pub mod span;
+pub mod tma;
 pub mod typeck;
 pub mod types;
 pub mod tys;

@@ -37,31 +37,51 @@ pub fn check_desc(d: &DescTy, span: crate::Span) -> Vec<Diagnostic> {
         );
     }
     let inner_bytes = d.block.last().copied().unwrap_or(0) as u64 * d.dtype.bits() as u64 / 8;
-    let span_b = d.layout.swizzle().bytes() as u64;
-    // Triton splits a box wider than the swizzle span into span-wide messages.
-    let msg_inner = if span_b > 0 && inner_bytes > span_b {
-        span_b * 8 / d.dtype.bits() as u64
-    } else {
-        d.block.last().copied().unwrap_or(0) as u64
-    };
-    for (i, &b) in d.block.iter().enumerate() {
-        let eff = if i + 1 == d.block.len() {
-            msg_inner
-        } else {
-            b as u64
-        };
-        if !(1..=256).contains(&eff) {
+    let span_b = d.layout.swizzle().bytes();
+    // The hardware box is the block clipped to 256 elements per dimension and, under a
+    // swizzle, to the span along the inner one; a copy issues as many boxes as the block
+    // holds (crate::tma, docs/hardware/tma-messages.md), so a clipped dimension must be a
+    // whole number of boxes.
+    let hw = crate::tma::hw_box(&d.block, d.dtype, span_b);
+    let strided = d.elem_strides.iter().any(|&s| s > 1);
+    let r = d.block.len();
+    for (i, (&b, &h)) in d.block.iter().zip(&hw).enumerate() {
+        let inner = i + 1 == r;
+        let splits = b > h;
+        // (An inner dimension that is not a whole number of swizzle spans is `tma-swizzle`.)
+        let bad = h == 0 || (splits && strided) || (splits && !b.is_multiple_of(h) && !(inner && span_b > 0));
+        if bad {
             out.push(
                 Diagnostic::error(
                     Code::TmaBox,
-                    format!("box dimension {i} is {b}; TMA boxes are 1..=256 elements per dimension"),
+                    format!(
+                        "box dimension {i} is {b}; TMA boxes are 1..=256 elements per dimension, and a larger block must be a whole number of 256-element boxes{}",
+                        if strided { " (a strided descriptor is copied as one box)" } else { "" }
+                    ),
                     span,
                     "box too large",
                 )
-                .with_note("cuTensorMapEncodeTiled: 0 < boxDim[i] <= 256")
-                .with_help("split the block into several TMA copies"),
+                .with_note("cuTensorMapEncodeTiled: 0 < boxDim[i] <= 256; Triton copies a larger block in boxes of 256")
+                .with_help("make the block dimension at most 256, or a multiple of 256"),
             );
         }
+    }
+    // A block's copy lands in shared memory: a block that no CTA's shared memory holds is no
+    // descriptor a kernel can use (and its `nbytes` would not fit the transaction count).
+    let block_bytes = (d.block.iter()).fold(d.dtype.bits() as u64, |a, &b| a.saturating_mul(b as u64)) / 8;
+    if out.is_empty() && block_bytes > crate::typeck::SMEM_CAPACITY as u64 {
+        out.push(
+            Diagnostic::error(
+                Code::TmaBox,
+                format!(
+                    "a block of {block_bytes} bytes is larger than a CTA's shared memory ({} bytes)",
+                    crate::typeck::SMEM_CAPACITY
+                ),
+                span,
+                "block too large",
+            )
+            .with_help("make the block a tile a CTA can hold"),
+        );
     }
     if !inner_bytes.is_multiple_of(16) {
         out.push(
@@ -75,6 +95,7 @@ pub fn check_desc(d: &DescTy, span: crate::Span) -> Vec<Diagnostic> {
             .with_help("widen the block's last dimension"),
         );
     }
+    let span_b = span_b as u64;
     if span_b > 0 && inner_bytes > span_b && !inner_bytes.is_multiple_of(span_b) {
         out.push(
             Diagnostic::error(

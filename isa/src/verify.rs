@@ -30,9 +30,32 @@ pub struct VerifyOptions {
     pub overrides: Vec<Override>,
 }
 
+/// Verifier errors whose hardware behaviour is defined: the kernel still runs on a GPU and
+/// does something definite (a TMA copy moves the descriptor's element type and box whatever
+/// the buffer holds). [`verify_to_run`] reports them and lets the simulation go on, doing
+/// what the hardware does, so that one pass shows them with every hazard; every other error
+/// stops (nothing definite to simulate).
+pub const CONTINUES: &[Code] = &[Code::TmaDtype, Code::TmaBufferBox];
+
+/// Whether `d` is an error that stops the analysis (not one of [`CONTINUES`]).
+pub fn stops(d: &Diagnostic) -> bool {
+    d.is_error() && !CONTINUES.contains(&d.code)
+}
+
 /// Verify a kernel. Returns the checked kernel when there is no error, and every diagnostic
 /// (warnings included) either way.
 pub fn verify<'k>(k: &'k Kernel, opts: &VerifyOptions) -> (Option<Checked<'k>>, Vec<Diagnostic>) {
+    let (checked, diags) = verify_to_run(k, opts);
+    if diags.iter().any(|d| d.is_error()) {
+        (None, diags)
+    } else {
+        (checked, diags)
+    }
+}
+
+/// [`verify`] for simulating: the checked kernel unless an error [`stops`]; the errors of
+/// [`CONTINUES`] are among the diagnostics, for the caller to report with the run's.
+pub fn verify_to_run<'k>(k: &'k Kernel, opts: &VerifyOptions) -> (Option<Checked<'k>>, Vec<Diagnostic>) {
     let target = opts
         .target
         .or_else(|| k.targets.first().copied())
@@ -69,7 +92,7 @@ pub fn verify<'k>(k: &'k Kernel, opts: &VerifyOptions) -> (Option<Checked<'k>>, 
     }
     let mut seen = std::collections::HashSet::new();
     diags.retain(|d| seen.insert(d.clone()));
-    if diags.iter().any(|d| d.is_error()) {
+    if diags.iter().any(stops) {
         (None, diags)
     } else {
         (Some(checked), diags)

@@ -37,6 +37,7 @@ kernels! {
     "matmul_accumulate", "sm_100a", "10 tcgen05-copy", "warp-specialized D = A@B + C, C brought into TMEM by TMA + tcgen05.cp";
     "elementwise_add_tma", "sm_100a, sm_90a", "08 warp-specialization (04 baseline)", "software-pipelined TMA add c = a + b";
     "elementwise_add_ws", "sm_100a, sm_90a", "08 warp-specialization", "warp-specialized add: load, compute and store partitions";
+    "subtiled_epilogue", "sm_100a, sm_90a", "08 warp-specialization", "tutorial 08's subtiled TMA epilogue: [128, 64] stores through a descriptor whose block is [128, 256]";
     "matmul_warp_specialized", "sm_100a", "08 warp-specialization", "persistent tcgen05 matmul, load/MMA/epilogue partitions, double-buffered TMEM accumulator";
     "matmul_pipelined", "sm_100a, sm_90a", "07 persistence", "pipelined matmul with the MMA abstraction (wgmma / tcgen05)";
     "persistent_matmul", "sm_100a, sm_90a", "07 persistence", "persistent matmul, row-major or grouped tile scheduler";

@@ -243,7 +243,7 @@ pub fn reference(
         "elementwise_add_ws" | "elementwise_add_tma" => add(plan, inputs),
         "async_gather" => gather(plan, inputs),
         "async_scatter" => scatter(plan, inputs),
-        "tcgen05_copy" => identity(plan, inputs),
+        "tcgen05_copy" | "subtiled_epilogue" | "subtiled_epilogue_kernel" => identity(plan, inputs),
         "matmul_pipelined"
         | "persistent_matmul"
         | "persistent_matmul_pipelined"
@@ -275,6 +275,7 @@ pub fn reference(
         "atomics" | "atomics_kernel" => atomics(plan, inputs),
         "scan" | "scan_kernel" => scan(plan, inputs),
         "cp_async" | "cp_async_kernel" => cp_async(plan, inputs),
+        "cp_async_overlap" | "cp_async_overlap_kernel" => second_copy(plan, inputs),
         "conv2d_kernel" | "conv2d_wgmma_kernel" => conv2d(plan, inputs),
         _ => return None,
     };
@@ -1466,6 +1467,22 @@ fn identity(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, R
     v.name = "output".into();
     Ok(vec![Expected {
         tensor: "output".into(),
+        values: v,
+        tol: Tolerance::Exact,
+    }])
+}
+
+/// out = b: two copies into one buffer, `a` then `b`, the second issued once the first has
+/// landed (cp_async_overlap's correct variant); exact.
+fn second_copy(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
+    let (b, out) = (tensor(plan, inputs, "b")?, tensor(plan, inputs, "out")?);
+    if (b.dtype, &b.shape) != (out.dtype, &out.shape) {
+        return Err("`b` and `out` differ in type or shape".into());
+    }
+    let mut v = b.clone();
+    v.name = "out".into();
+    Ok(vec![Expected {
+        tensor: "out".into(),
         values: v,
         tol: Tolerance::Exact,
     }])

@@ -19,7 +19,7 @@ fn every_bundled_kernel_passes_its_default_configuration() {
             cases.push(Case::new(k.name).target(t));
         }
     }
-    assert_eq!(bwsim_kernels::all().len(), 23);
+    assert_eq!(bwsim_kernels::all().len(), 24);
     sweep("defaults", cases);
 }
 
@@ -214,6 +214,29 @@ fn elementwise_add_tma_grid() {
         }
     }
     sweep("elementwise_add_tma", cases);
+}
+
+/// Tutorial 08's subtiled epilogue: [BLOCK_M, SPLIT_N] stores through a descriptor whose block
+/// is the whole [BLOCK_M, BLOCK_N] tile (the box is the block clipped to the swizzle span), at
+/// SUBTILE_FACTOR 1, 2 and 4, on a matrix whose last tiles hang off it and on one they tile
+/// exactly, both targets; bit-exact (y = x).
+#[test]
+fn subtiled_epilogue_grid() {
+    let mut cases = Vec::new();
+    for (m, n) in [(300, 712), (256, 512)] {
+        for sf in [1, 2, 4] {
+            for t in ["sm_100a", "sm_90a"] {
+                cases.push(
+                    Case::new("subtiled_epilogue")
+                        .target(t)
+                        .c("M", m)
+                        .c("N", n)
+                        .c("SUBTILE_FACTOR", sf),
+                );
+            }
+        }
+    }
+    sweep("subtiled_epilogue", cases);
 }
 
 /// The schedulers of tutorial 07 (`t7.schedulers`): PersistentTileScheduler,

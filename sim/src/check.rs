@@ -4,7 +4,9 @@
 //! distinct diagnostic once, with the smallest seed that shows it, so the result is the same
 //! whatever the number of threads. [`Prepared::run`] replays one seed exactly.
 //!
-//! Inputs are drawn once (data seed 0): the schedule seed varies only the schedule.
+//! Inputs are drawn once (data seed 0): the schedule seed varies only the schedule. A kernel
+//! with verifier errors whose hardware behaviour is defined (`verify::CONTINUES`) is still
+//! prepared: every schedule reports them together with its own findings.
 
 use crate::explore::{explore, explore_until, Exploration, ExploreOptions, Finding};
 use crate::lower::{self, Program};
@@ -15,7 +17,7 @@ use bwsim_isa::consts::Override;
 use bwsim_isa::ir::Kernel;
 use bwsim_isa::launch::{self, HostTensor};
 use bwsim_isa::limits::Limits;
-use bwsim_isa::verify::{verify, VerifyOptions};
+use bwsim_isa::verify::{verify_to_run, VerifyOptions};
 use bwsim_isa::{Code, Diagnostic, Stage, Target};
 
 /// A kernel ready to run under many schedules.
@@ -32,6 +34,9 @@ pub struct Prepared {
     pub limits: Limits,
     /// MMA results shared by the schedules (they run the same data).
     pub mma_memo: std::sync::Arc<crate::tensor::MmaMemo>,
+    /// The verifier's errors whose hardware behaviour is defined (`verify::CONTINUES`): the
+    /// kernel runs doing what the hardware does, and every schedule reports them first.
+    pub static_diags: Vec<Diagnostic>,
 }
 
 /// Parse, verify, launch and lower `.tile` source for checking. Errors are the parse, verify,
@@ -57,8 +62,9 @@ pub fn prepare_kernel(
         target,
         overrides: overrides.to_vec(),
     };
-    let (checked, diags) = verify(kernel, &vopts);
+    let (checked, diags) = verify_to_run(kernel, &vopts);
     let Some(checked) = checked else { return Err(diags) };
+    let static_diags: Vec<Diagnostic> = diags.into_iter().filter(|d| d.is_error()).collect();
     let Some(l) = &kernel.launch else {
         return Err(vec![Diagnostic::error(
             Code::Launch,
@@ -79,6 +85,7 @@ pub fn prepare_kernel(
         max_steps: plan.limits.steps_or_default(),
         limits: plan.limits,
         mma_memo: Default::default(),
+        static_diags,
     };
     p.calibrate();
     Ok(p)
@@ -160,7 +167,11 @@ impl Prepared {
             ..RunOptions::default()
         };
         let mut sched = PctScheduler::new(seed, self.expected_steps);
-        machine::execute(&self.prog, self.grid, inputs, &opts, &mut sched)
+        let mut r = machine::execute(&self.prog, self.grid, inputs, &opts, &mut sched);
+        if !self.static_diags.is_empty() {
+            r.diagnostics.splice(0..0, self.static_diags.iter().cloned());
+        }
+        r
     }
 
     /// Run `opts.schedules` seeds on `opts.jobs` threads; `progress(done, total)` after each.

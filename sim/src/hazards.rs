@@ -188,7 +188,11 @@ impl CtaHb {
         let id = self.comps.len() as AgentId;
         self.comps.push(c);
         self.index.insert(c, id);
-        self.agents.push(AgentInfo::default());
+        self.agents.push(AgentInfo {
+            // Copies, stores and wgmma groups run side by side; partitions and the pipe in order.
+            concurrent: !matches!(c, Comp::Part(_) | Comp::Pipe),
+            ..AgentInfo::default()
+        });
         self.unit_time.push(0);
         id
     }
@@ -883,6 +887,20 @@ impl CtaHb {
                     _ => format!("wait on the mbarrier that counts the `{fo}`'s bytes (in the phase it completes) before the `{so}`"),
                 },
             ),
+            // Two operations of one kind (two copies into one buffer): "an earlier" one.
+            HazardKind::WriteWhileInFlight if fo == so => (
+                format!(
+                    "`{so}` overwrites {what} while an earlier `{fo}` may still be {} it",
+                    if f.kind == Kind::Write { "writing" } else { "reading" }
+                ),
+                match fo {
+                    "cp.async" => "retire the earlier `cp.async`'s group with `cp.async.wait` before issuing this one".to_string(),
+                    n if n.starts_with("tma.store") || n.starts_with("tma.scatter") => format!(
+                        "wait with `tma.store_wait` until the earlier `{fo}` has read its source before this one"
+                    ),
+                    _ => format!("wait for the earlier `{fo}` to complete (its mbarrier phase) before issuing this one"),
+                },
+            ),
             HazardKind::WriteWhileInFlight => (
                 format!("`{so}` overwrites {what} while `{fo}` may still be accessing it"),
                 match opname(f) {
@@ -939,8 +957,14 @@ impl CtaHb {
                 observer(s)
             )),
             HazardKind::WriteWhileInFlight => d.with_note(format!(
-                "{} had not observed that the `{fo}` finished with these bytes",
-                observer(s)
+                "{} had not observed that the {}`{fo}` finished with these bytes{}",
+                observer(s),
+                if fo == so { "earlier " } else { "" },
+                if fo == so && f.is_async() && s.is_async() {
+                    " (asynchronous copies run side by side: issue order does not order them)"
+                } else {
+                    ""
+                }
             )),
         };
         d.with_help(help)

@@ -21,6 +21,12 @@
 //! - async write → generic read is ordered by the mbarrier wait alone; async → async and every
 //!   tensor-memory pair ([`Proxy::Tensor`]) need only happens-before.
 //!
+//! An agent orders its own accesses (program order in a partition, issue order on the
+//! tensor pipe), except a *concurrent* one ([`AgentInfo::concurrent`]): the copies of one
+//! TMA barrier or of one partition's `cp.async` groups run side by side, so two of them are
+//! ordered only when the later one's issuer had observed the earlier one's completion, and
+//! an unordered write between them is `write-while-in-flight` whatever the two engines are.
+//!
 //! This module knows nothing of the interpreter: the machine feeds it agents, clocks, fences
 //! and accesses ([`crate::hazards`] does the bookkeeping).
 
@@ -146,6 +152,12 @@ pub struct Issued {
 pub struct AgentInfo {
     /// The agent's own component at each `fence.async_shared` it executed, ascending.
     pub fences: Vec<u32>,
+    /// The agent's accesses are made by operations that run concurrently with one another
+    /// (the TMA copies completing on one barrier, one partition's `cp.async` groups): two of
+    /// them are ordered only when the later one was issued after the earlier was observed to
+    /// complete, not by the agent's own order as a partition's or the in-order tensor pipe's
+    /// are.
+    pub concurrent: bool,
 }
 
 /// What the checks of one CTA share.
@@ -211,9 +223,11 @@ fn fenced(g: &Rec, a: &Access, w: World) -> bool {
             return true;
         }
     }
-    // Generic read → async write: a fence by the issuer after it learned of the read.
-    g.kind == Kind::Read
-        && a.rec.kind == Kind::Write
+    // Generic read → async write: a fence by the issuer after it learned of the read. A
+    // cp.async writes through the generic proxy on behalf of its partition, which fences
+    // after its `cp.async.wait`: a fence by the issuer after it observed the copy's
+    // completion counts in either direction.
+    ((g.kind == Kind::Read && a.rec.kind == Kind::Write) || g.is_async())
         && a.rec
             .async_index()
             .and_then(|i| w.ops.get(i))
@@ -229,15 +243,33 @@ fn origin(r: &Rec, w: World) -> (AgentId, u32) {
     }
 }
 
+/// Whether `prev` needs no check against `cur` because their agent orders them: the same
+/// operation, or one agent that runs its accesses in order (a partition, the tensor pipe).
+#[inline]
+fn own_order(prev: &Rec, cur: &Rec, w: World) -> bool {
+    prev.agent == cur.agent
+        && (prev.op == cur.op || !w.agents.get(prev.agent as usize).is_some_and(|a| a.concurrent))
+}
+
 /// Check the new access `cur` against one earlier access `prev`.
 fn pair(prev: &Rec, cur: &Access, w: World) -> Option<(HazardKind, bool)> {
-    if prev.agent == cur.rec.agent {
+    if own_order(prev, &cur.rec, w) {
         return None; // program order, or the unit's own order
     }
     if prev.kind == Kind::Read && cur.rec.kind == Kind::Read {
         return None;
     }
-    if cur.clock.knows(prev.agent, prev.time) {
+    // Two operations of one concurrent unit: `cur`'s clock includes the unit's own component
+    // (raised past `prev`'s), so only what its issuer knew at the issue orders them.
+    let knows = if prev.agent == cur.rec.agent {
+        cur.rec
+            .async_index()
+            .and_then(|i| w.ops.get(i))
+            .is_some_and(|op| op.clock.knows(prev.agent, prev.time))
+    } else {
+        cur.clock.knows(prev.agent, prev.time)
+    };
+    if knows {
         // Ordered: the proxy rule.
         return match (prev.proxy, cur.rec.proxy) {
             (Proxy::Generic, Proxy::Async) if !fenced(prev, cur, w) => {
@@ -312,7 +344,7 @@ impl Cell {
     /// when `cur` writes), with the conflict; records found clean are remembered in `clean`.
     fn check(&self, cur: &Access, w: World, clean: &mut Clean) -> Option<((HazardKind, bool), Rec)> {
         let mut check = |r: &Rec| {
-            if r.is_empty() || r.agent == cur.rec.agent || clean.contains(r) {
+            if r.is_empty() || own_order(r, &cur.rec, w) || clean.contains(r) {
                 return None;
             }
             let k = pair(r, cur, w);
@@ -586,7 +618,10 @@ mod tests {
 
     fn agents(fences0: Vec<u32>) -> Vec<AgentInfo> {
         vec![
-            AgentInfo { fences: fences0 },
+            AgentInfo {
+                fences: fences0,
+                ..AgentInfo::default()
+            },
             AgentInfo::default(),
             AgentInfo::default(),
         ]
@@ -831,6 +866,41 @@ mod tests {
     }
 
     #[test]
+    fn writes_of_one_concurrent_unit_are_ordered_only_through_their_issue() {
+        // Agent 2 is a concurrent unit (the copies of one TMA barrier, or one partition's
+        // cp.async groups); P0 issues copy 0 at its time 1 and copy 1 at its time 2.
+        let mut ag = agents(vec![]);
+        ag[TMA as usize].concurrent = true;
+        let ops = [issued(P0, &[1, 0, 0], None), issued(P0, &[2, 0, 0], None)];
+        let copy = |t, op| async_rec(TMA, t, Kind::Write, op);
+        let mut s = Shadow::new(4);
+        assert!(go(&mut s, 0..2, copy(1, 0), &vc(&[1, 0, 1]), &ag, &ops).is_none());
+        // Copy 1 lands over copy 0's bytes; its issuer never observed copy 0 complete (the
+        // unit's own component in its access clock is not knowledge of the issuer).
+        let h = go(&mut s, 1..2, copy(2, 1), &vc(&[2, 0, 2]), &ag, &ops).expect("in flight");
+        assert_eq!(h.kind, HazardKind::WriteWhileInFlight);
+        assert_eq!((h.first.op, h.second.op), (ASYNC_OP, ASYNC_OP | 1));
+        // The same copies landing in the other order: copy 0 is still the logically first.
+        let mut s = Shadow::new(4);
+        go(&mut s, 0..1, copy(1, 1), &vc(&[2, 0, 1]), &ag, &ops);
+        let h = go(&mut s, 0..1, copy(2, 0), &vc(&[1, 0, 2]), &ag, &ops).expect("in flight");
+        assert_eq!(h.kind, HazardKind::WriteWhileInFlight);
+        assert_eq!((h.first.op, h.second.op), (ASYNC_OP, ASYNC_OP | 1));
+        // Issued after its issuer observed copy 0 (its issue clock knows the unit's times 1
+        // and 2, both pieces of copy 0): ordered. Two pieces of one copy never conflict.
+        let ops = [issued(P0, &[1, 0, 0], None), issued(P0, &[2, 0, 2], None)];
+        let mut s = Shadow::new(4);
+        go(&mut s, 0..2, copy(1, 0), &vc(&[1, 0, 1]), &ag, &ops);
+        assert!(go(&mut s, 1..2, copy(2, 0), &vc(&[1, 0, 2]), &ag, &ops).is_none());
+        assert!(go(&mut s, 0..2, copy(3, 1), &vc(&[2, 0, 3]), &ag, &ops).is_none());
+        // An agent that runs in order (a partition, the tensor pipe) orders its own accesses.
+        let ag = agents(vec![]);
+        let mut s = Shadow::new(4);
+        go(&mut s, 0..1, copy(1, 0), &vc(&[1, 0, 1]), &ag, &ops);
+        assert!(go(&mut s, 0..1, copy(2, 1), &vc(&[2, 0, 2]), &ag, &ops).is_none());
+    }
+
+    #[test]
     fn many_readers_are_all_checked_by_the_next_write() {
         let ag = vec![AgentInfo::default(); 5];
         let ops = [];
@@ -948,10 +1018,19 @@ mod tests {
         #[test]
         fn windows_walk_like_single_granules(steps in proptest::collection::vec(step(), 1..40)) {
             let ag = vec![
-                AgentInfo { fences: vec![1, 3] },
-                AgentInfo { fences: vec![2] },
+                AgentInfo {
+                    fences: vec![1, 3],
+                    ..AgentInfo::default()
+                },
+                AgentInfo {
+                    fences: vec![2],
+                    ..AgentInfo::default()
+                },
                 AgentInfo::default(),
-                AgentInfo { fences: vec![4] },
+                AgentInfo {
+                    fences: vec![4],
+                    ..AgentInfo::default()
+                },
             ];
             let ops = [
                 issued(0, &[2, 1, 0, 0], Some(&[1, 1, 0, 0])),

@@ -72,7 +72,7 @@ pub use trap::{CudaError, Trap};
 use bwsim_isa::consts::Override;
 use bwsim_isa::launch::{self, HostTensor, LaunchPlan};
 use bwsim_isa::typeck::Checked;
-use bwsim_isa::verify::{verify, VerifyOptions};
+use bwsim_isa::verify::{verify_to_run, VerifyOptions};
 use bwsim_isa::Code;
 use bwsim_isa::{Diagnostic, Target};
 
@@ -110,7 +110,8 @@ pub fn run_with(
 
 /// Parse, verify, launch (with the kernel's `launch { }` section, inputs drawn for `seed`) and
 /// run `.tile` source with scheduler seed `seed`. Errors are the parse, verify or launch
-/// diagnostics.
+/// diagnostics; verifier errors whose hardware behaviour is defined (`verify::CONTINUES`) do
+/// not stop the run and lead its diagnostics.
 pub fn run_source(src: &str, overrides: &[Override], seed: u64) -> Result<RunResult, Vec<Diagnostic>> {
     run_source_with(
         src,
@@ -135,7 +136,7 @@ pub fn run_source_with(
         target,
         overrides: overrides.to_vec(),
     };
-    let (checked, diags) = verify(&kernel, &vopts);
+    let (checked, diags) = verify_to_run(&kernel, &vopts);
     let Some(checked) = checked else { return Err(diags) };
     let Some(l) = &kernel.launch else {
         return Err(vec![Diagnostic::error(
@@ -148,5 +149,9 @@ pub fn run_source_with(
     let mut plan = launch::resolve(&checked, l)?;
     plan.limits = opts.limits.or(plan.limits);
     let inputs = launch::materialize(&plan, opts.seed).map_err(|d| vec![d])?;
-    Ok(run(&checked, &plan, inputs, opts))
+    let mut r = run(&checked, &plan, inputs, opts);
+    // Verifier errors whose hardware behaviour is defined come first among the findings.
+    r.diagnostics
+        .splice(0..0, diags.into_iter().filter(|d| d.is_error()));
+    Ok(r)
 }

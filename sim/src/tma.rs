@@ -1,5 +1,12 @@
 //! The TMA unit's data movement and fault rules (PTX.md sections 3, 4 and 7).
 //!
+//! - A tile copy is cut into messages ([`tile_copy`], [`bwsim_isa::tma`],
+//!   docs/hardware/tma-messages.md): the box is the descriptor's block clipped to 256 elements
+//!   per dimension and to the swizzle span along the inner one, and one message moves one box
+//!   per piece of the buffer (its shape clipped the same way). When the pieces are the box,
+//!   message `k` lands in the buffer's sub-block at `k * piece`; when they are not (or the
+//!   element types differ), each message still moves a whole box of the descriptor's type,
+//!   laid out from where its piece starts: the bytes are what the hardware moves.
 //! - Tile loads (rank 1..5): every box element outside the tensor (negative or past the end,
 //!   any dimension) is filled with zeros, or with the 16-bit pattern 0x7FF7 repeated for
 //!   `oob=nan` (an f32 reads 0x7FF77FF7) [H100]. The transaction count is the full box, OOB
@@ -14,9 +21,9 @@
 //!   scatter → illegal instruction; shared-memory box not 128-byte aligned → misaligned
 //!   address.
 //!
-//! The box is placed in shared memory through [`crate::layout`]: box element with linear index
-//! `l` (row-major over the box) is element `l` of the destination view in its physical order
-//! (the last two dimensions swapped for an MN-major `transposed` buffer). Coordinates are in
+//! A box is placed in shared memory through [`crate::layout`]: box element with linear index
+//! `l` (row-major over the box) is element `l` of its message's view in physical order (the
+//! last two dimensions swapped for an MN-major `transposed` buffer). Coordinates are in
 //! the descriptor's dimension order (outermost first, as Gluon writes them); PTX's `c0` is the
 //! last one. This module knows memories and descriptors, not agents or time.
 
@@ -24,7 +31,7 @@ use crate::layout;
 use crate::lower::DescInfo;
 use crate::memory::Smem;
 use crate::trap::{CudaError, Fault, OpResult};
-use crate::value::{unravel, SmemView, MAX_RANK};
+use crate::value::{unravel, Dims, Layout, SmemView, MAX_RANK};
 use bwsim_isa::launch::HostTensor;
 use bwsim_isa::types::{DType, OobFill};
 use std::ops::Range;
@@ -57,13 +64,79 @@ fn box_rows(block: &[u32]) -> u64 {
         .product()
 }
 
-/// Number of box rows (all dimensions but the innermost) a copy moves.
-pub fn rows(desc: &DescInfo) -> u64 {
-    box_rows(&desc.box_shape())
+/// The messages of one tile copy, resolved at its issue ([`tile_copy`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Msgs {
+    /// What each message moves: the descriptor's traversed hardware box.
+    pub boxd: Vec<u32>,
+    /// Each message's coordinates (the descriptor's rank each), one message after another.
+    coords: Vec<i64>,
 }
 
-/// Check a tile load or store before it is issued.
-pub fn check_tile(desc: &DescInfo, coords: &[i64], smem: &SmemView, store: bool) -> OpResult<()> {
+impl Msgs {
+    /// Number of messages.
+    pub fn count(&self) -> u64 {
+        (self.coords.len() / self.boxd.len().max(1)) as u64
+    }
+    /// The coordinates of message `m`.
+    pub fn coords(&self, m: u64) -> &[i64] {
+        let r = self.boxd.len();
+        &self.coords[m as usize * r..(m as usize + 1) * r]
+    }
+    /// Box rows (all dimensions but the innermost) of one message.
+    pub fn rows(&self) -> u64 {
+        box_rows(&self.boxd)
+    }
+    /// Elements of one message.
+    pub fn elems(&self) -> u64 {
+        self.boxd.iter().map(|&d| d as u64).product()
+    }
+    /// Box rows of the whole copy: message `m` is rows `m * rows()..(m + 1) * rows()`.
+    pub fn total_rows(&self) -> u64 {
+        self.rows() * self.count()
+    }
+    /// Bytes of the whole copy (what a load completes on its barrier).
+    pub fn bytes(&self, dtype: DType) -> u64 {
+        self.elems() * self.count() * dtype.bits() as u64 / 8
+    }
+}
+
+/// The shared-memory `(byte, bit shift)` of every element a copy moves, in order.
+pub type Addrs = Arc<Vec<(u32, u32)>>;
+
+/// The physical shape of a view: its shape, the last two dimensions swapped for an MN-major
+/// (`transposed`) buffer, which is stored that way.
+fn physical(v: &SmemView) -> Vec<u32> {
+    let mut s = v.shape.as_slice().to_vec();
+    let r = s.len();
+    if v.layout.transposed() && r >= 2 {
+        s.swap(r - 1, r - 2);
+    }
+    s
+}
+
+/// The messages of a tile copy of view `v` through `desc` ([`bwsim_isa::tma::plan`]).
+pub fn plan_of(desc: &DescInfo, v: &SmemView) -> OpResult<bwsim_isa::tma::Plan> {
+    bwsim_isa::tma::plan(
+        &desc.block,
+        desc.dtype,
+        desc.layout.swizzle().bytes(),
+        &desc.elem_strides,
+        &physical(v),
+    )
+    .map_err(|e| {
+        Fault::unsupported(format!(
+            "a shared view of shape {:?} cannot be copied through a descriptor of block {:?} ({e:?})",
+            v.shape.as_slice(),
+            desc.block
+        ))
+    })
+}
+
+/// Resolve a tile load or store at its issue: its messages, and the shared-memory address of
+/// every element each moves (the messages' boxes one after another, each in box order). The
+/// faults the hardware raises before it moves a byte are checked for every message.
+pub fn tile_copy(desc: &DescInfo, coords: &[i64], v: &SmemView, store: bool) -> OpResult<(Msgs, Addrs)> {
     let r = desc.block.len();
     if coords.len() != r {
         return Err(Fault::unsupported(format!(
@@ -71,6 +144,44 @@ pub fn check_tile(desc: &DescInfo, coords: &[i64], smem: &SmemView, store: bool)
             coords.len()
         )));
     }
+    let plan = plan_of(desc, v)?;
+    let n = plan.messages();
+    let mut mc = Vec::with_capacity(n as usize * r);
+    for m in 0..n {
+        // One message of a buffer of another rank (a reshaped box) starts at the coordinates.
+        let o = if n == 1 { vec![0; r] } else { plan.origin(m) };
+        for (k, &c) in coords.iter().enumerate() {
+            mc.push(c.saturating_add(o.get(k).copied().unwrap_or(0) as i64));
+        }
+        check_coords(desc, &mc[m as usize * r..], store)?;
+    }
+    let msgs = Msgs {
+        boxd: plan.boxd.clone(),
+        coords: mc,
+    };
+    let whole = plan.mismatch.is_none() && v.dtype == desc.dtype;
+    if n == 1 && whole {
+        check_smem(v)?;
+        return Ok((msgs, box_addresses(v)?));
+    }
+    let mut addrs = Vec::with_capacity((msgs.elems() * n) as usize);
+    for m in 0..n {
+        let view = if whole {
+            piece_view(v, &plan.origin(m), &plan.piece)
+        } else {
+            box_at(desc, v, &plan, m)
+        }
+        .ok_or_else(|| Fault::trap(CudaError::IllegalAddress, "shared address overflow"))?;
+        check_smem(&view)?;
+        addrs.extend_from_slice(&box_addresses(&view)?);
+    }
+    Ok((msgs, Arc::new(addrs)))
+}
+
+/// The faults of a message's coordinates: an innermost coordinate not 16-byte aligned, and a
+/// negative coordinate on a store.
+fn check_coords(desc: &DescInfo, coords: &[i64], store: bool) -> OpResult<()> {
+    let r = desc.block.len();
     let c0 = coords[r - 1];
     let bits = desc.dtype.bits() as i64;
     if !bit_offset_aligned(c0, bits) {
@@ -91,15 +202,59 @@ pub fn check_tile(desc: &DescInfo, coords: &[i64], smem: &SmemView, store: bool)
             ));
         }
     }
-    check_smem(smem)?;
-    let box_elems: u64 = desc.box_shape().iter().map(|&x| x as u64).product();
-    if smem.shape.numel() != box_elems {
-        return Err(Fault::unsupported(format!(
-            "shared view of {} elements for a box of {box_elems}",
-            smem.shape.numel()
-        )));
-    }
     Ok(())
+}
+
+/// The sub-view of `v` a message moves when its piece is the box: `piece` elements from
+/// `origin` (both in physical order).
+fn piece_view(v: &SmemView, origin: &[u32], piece: &[u32]) -> Option<SmemView> {
+    let (mut o, mut p) = (origin.to_vec(), piece.to_vec());
+    let r = o.len();
+    if v.layout.transposed() && r >= 2 {
+        o.swap(r - 1, r - 2);
+        p.swap(r - 1, r - 2);
+    }
+    Some(SmemView {
+        origin: v.root_index(&o),
+        shape: Dims::from_slice(&p)?,
+        ..*v
+    })
+}
+
+/// Where message `m` of a copy whose pieces are not its box (or whose element type differs
+/// from the buffer's) lands: one box of the descriptor's element type, laid out as the
+/// descriptor's layout lays a box out, from the byte where the message's piece starts in the
+/// buffer seen with the descriptor's element type.
+fn box_at(desc: &DescInfo, v: &SmemView, plan: &bwsim_isa::tma::Plan, m: u64) -> Option<SmemView> {
+    let phys = physical(v);
+    let layout = match v.layout {
+        Layout::Nvmma {
+            swizzle, fp4_padded, ..
+        } => Layout::Nvmma {
+            swizzle,
+            transposed: false,
+            fp4_padded,
+        },
+        _ => Layout::Plain,
+    };
+    let origin = if plan.messages() == 1 {
+        vec![0; phys.len()]
+    } else {
+        plan.origin(m)
+    };
+    let off = layout::offset_bits(desc.dtype, &phys, layout, &origin) / 8;
+    let base = u32::try_from((layout::view_start(v)? as u64).checked_add(off)?).ok()?;
+    let bx = Dims::from_slice(&plan.boxd)?;
+    Some(SmemView {
+        base,
+        dtype: desc.dtype,
+        layout,
+        root: bx,
+        origin: Dims::zeros(bx.len()),
+        dropped: 0,
+        shape: bx,
+        alloc: v.alloc,
+    })
 }
 
 /// Whether element offset `c` of `bits`-bit elements starts on a 16-byte boundary (for any
@@ -187,7 +342,7 @@ pub fn box_addresses(v: &SmemView) -> OpResult<Arc<Vec<(u32, u32)>>> {
 /// index of its element at inner offset 0, or `None` when an outer coordinate is out of range.
 /// Element strides step the outer coordinates: row index `i` of dimension `k` is global
 /// coordinate `coords[k] + i * stride[k]` [PTX.md section 3].
-/// `bx` is the traversed box ([`DescInfo::box_shape`], taken once per copy).
+/// `bx` is the message's traversed box ([`Msgs::boxd`]).
 fn row_base(desc: &DescInfo, bx: &[u32], coords: &[i64], row: u64, scratch: &mut [u32]) -> Option<i64> {
     let r = bx.len();
     unravel(row, &bx[..r - 1], &mut scratch[..r - 1]);
@@ -202,25 +357,51 @@ fn row_base(desc: &DescInfo, bx: &[u32], coords: &[i64], row: u64, scratch: &mut
     lin.checked_mul(desc.shape[r - 1] as i64)
 }
 
-/// Land box rows `rows` of a tile load at `addrs` (see [`box_addresses`]); returns the bytes
-/// delivered (OOB included).
-pub fn load_rows(
+/// Land rows `rows` of a tile load's messages (message `m` is rows `m * msgs.rows()..` of the
+/// copy) at `addrs` (from [`tile_copy`]); returns the bytes delivered (OOB included).
+pub fn load_msgs(
     desc: &DescInfo,
+    msgs: &Msgs,
+    g: &HostTensor,
+    smem: &mut Smem,
+    addrs: &[(u32, u32)],
+    rows: Range<u64>,
+) -> OpResult<u64> {
+    let per = msgs.rows().max(1);
+    let elems = msgs.elems() as usize;
+    let mut bytes = 0;
+    let mut row = rows.start;
+    while row < rows.end {
+        let m = row / per;
+        let hi = (rows.end - m * per).min(per);
+        let a = addrs
+            .get(m as usize * elems..(m as usize + 1) * elems)
+            .ok_or_else(|| Fault::unsupported("TMA message outside its copy"))?;
+        bytes += load_rows(desc, &msgs.boxd, msgs.coords(m), g, smem, a, row % per..hi)?;
+        row = m * per + hi;
+    }
+    Ok(bytes)
+}
+
+/// Land box rows `rows` of one message (box `bx`, coordinates `coords`) at `addrs`, its box's
+/// addresses; returns the bytes delivered (OOB included).
+fn load_rows(
+    desc: &DescInfo,
+    bx: &[u32],
     coords: &[i64],
     g: &HostTensor,
     smem: &mut Smem,
     addrs: &[(u32, u32)],
     rows: Range<u64>,
 ) -> OpResult<u64> {
-    let inner = desc.block.last().copied().unwrap_or(1) as u64;
+    let inner = bx.last().copied().unwrap_or(1) as u64;
     let bits = desc.dtype.bits();
     let mut scratch = [0u32; MAX_RANK];
     let c0 = coords.last().copied().unwrap_or(0);
     let width = desc.shape.last().copied().unwrap_or(1) as i64;
     let w = (bits / 8) as usize;
-    let bx = desc.box_shape();
     for row in rows.clone() {
-        let base = row_base(desc, &bx, coords, row, &mut scratch);
+        let base = row_base(desc, bx, coords, row, &mut scratch);
         let row_addrs = &addrs[(row * inner) as usize..((row + 1) * inner) as usize];
         // A row wholly inside the tensor, of whole aligned elements inside shared memory: one
         // tight copy (anything else takes the element and run walk below).
@@ -327,16 +508,44 @@ impl StoreData {
     }
 }
 
-/// A store's shared-memory reads: the data of every in-bounds element; the shared-memory
-/// `(byte, shift)` of each element read is appended to `read`.
-pub fn store_read(
+/// A store's shared-memory reads, every message's: the data of every in-bounds element; the
+/// shared-memory `(byte, shift)` of each element read is appended to `read`.
+pub fn store_msgs(
     desc: &DescInfo,
+    msgs: &Msgs,
+    smem: &Smem,
+    addrs: &[(u32, u32)],
+    read: &mut Vec<(u32, u32)>,
+) -> OpResult<StoreData> {
+    let elems = msgs.elems() as usize;
+    let mut out = StoreData::default();
+    for m in 0..msgs.count() {
+        let a = addrs
+            .get(m as usize * elems..(m as usize + 1) * elems)
+            .ok_or_else(|| Fault::unsupported("TMA message outside its copy"))?;
+        let d = store_read(desc, &msgs.boxd, msgs.coords(m), smem, a, read)?;
+        if m == 0 {
+            out = d;
+        } else {
+            out.runs.extend(d.runs);
+            out.bytes.extend(d.bytes);
+            out.elems.extend(d.elems);
+        }
+    }
+    Ok(out)
+}
+
+/// One message's shared-memory reads (box `bx`, coordinates `coords`, its box's addresses
+/// `addrs`): the data of every in-bounds element, each element read appended to `read`.
+fn store_read(
+    desc: &DescInfo,
+    bx: &[u32],
     coords: &[i64],
     smem: &Smem,
     addrs: &[(u32, u32)],
     read: &mut Vec<(u32, u32)>,
 ) -> OpResult<StoreData> {
-    let inner = desc.block.last().copied().unwrap_or(1) as usize;
+    let inner = bx.last().copied().unwrap_or(1) as usize;
     let bits = desc.dtype.bits();
     let mut scratch = [0u32; MAX_RANK];
     let c0 = coords.last().copied().unwrap_or(0);
@@ -347,13 +556,12 @@ pub fn store_read(
     let whole = bits.is_multiple_of(8);
     let w = (bits / 8) as usize;
     let mut out = StoreData::default();
-    let bx = desc.box_shape();
     read.reserve(addrs.len());
     if whole {
         out.bytes.reserve(addrs.len() * w);
     }
-    for row in 0..box_rows(&bx) {
-        let Some(base) = row_base(desc, &bx, coords, row, &mut scratch) else {
+    for row in 0..box_rows(bx) {
+        let Some(base) = row_base(desc, bx, coords, row, &mut scratch) else {
             continue;
         };
         let row_addrs = &addrs[row as usize * inner..(row as usize + 1) * inner];
@@ -527,7 +735,7 @@ mod tests {
                 g.data.copy_from_slice(&pattern);
                 let want = expected(&d, coords, &smem, &addrs, &g);
                 let mut read = Vec::new();
-                let data = store_read(&d, &coords, &smem, &addrs, &mut read).expect("in range");
+                let data = store_read(&d, &d.block, &coords, &smem, &addrs, &mut read).expect("in range");
                 global_write(&mut g, &data);
                 assert_eq!(g.data, want.data, "{dtype:?} at {coords:?}");
                 let in_rows = (coords[0]..coords[0] + 4).filter(|&r| r < 6).count();
@@ -546,7 +754,7 @@ mod tests {
         let d = desc(DType::F32, [2, 16], [2, 16]);
         let addrs: Vec<(u32, u32)> = (0..32).map(|i| (1024 - 64 + 4 * i, 0)).collect();
         let smem = Smem::new(1024);
-        let err = store_read(&d, &[0, 0], &smem, &addrs, &mut Vec::new()).expect_err("outside");
+        let err = store_read(&d, &d.block, &[0, 0], &smem, &addrs, &mut Vec::new()).expect_err("outside");
         let want = smem.read(1024, 0, 32).expect_err("outside");
         assert_eq!(format!("{err:?}"), format!("{want:?}"));
     }

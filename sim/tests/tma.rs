@@ -426,3 +426,130 @@ fn rank3_box_with_oob_dims() {
     }
     assert_eq!(values(tensor(&r, "o")), want);
 }
+
+/// A copy whose buffer's piece is not the descriptor's box runs as the hardware runs it
+/// (docs/hardware/tma-messages.md): a `[64, 64]` buffer loaded through a descriptor whose box is
+/// `[128, 64]` is one message, and that message moves all 128 rows from the buffer's first byte,
+/// the second half into the next ring slot. The verifier's `tma-buffer-box` is reported with the
+/// run, which completes (the `expect` is the 16384 bytes the message delivers).
+const PIECE_NOT_BOX: &str = r#"
+kernel piece_not_box {
+  target sm_100a, sm_90a
+  num_warps 4
+  param a_desc: tensor_desc(f16[128, 64], nvmma(128))
+  param out: ptr(f16)
+  layout row = blocked([1, 8], [4, 8], [4, 1], [1, 0])
+  let bufs = smem.alloc f16[2, 64, 64], nvmma(128)
+  let bar = mbar.alloc 1
+  mbar.init bar[0], 1
+  mbar.expect bar[0], 16384
+  tma.load a_desc[0, 0], bufs[0], bar[0]
+  mbar.wait bar[0], 0
+  let offs = expand_dims(arange(0, 64, slice(1, row)), 1) * 64 + expand_dims(arange(0, 64, slice(0, row)), 0)
+  let lo = smem.load bufs[0], layout=row
+  let hi = smem.load bufs[1], layout=row
+  global.store out, offs, lo
+  global.store out, offs + 4096, hi
+  launch {
+    grid = [1]
+    tensor a: f16[128, 64] = randn()
+    tensor o: f16[128, 64] = zeros()
+    a_desc = a
+    out = o
+    outputs = [o]
+  }
+}
+"#;
+
+#[test]
+fn a_piece_that_is_not_the_box_moves_the_whole_box_from_the_piece() {
+    let r = run(PIECE_NOT_BOX, &[]);
+    assert_eq!(
+        r.outcome,
+        bwsim_sim::Outcome::Completed,
+        "{}",
+        rendered(PIECE_NOT_BOX, &r)
+    );
+    let codes: Vec<&str> = (r.diagnostics.iter())
+        .filter(|d| d.is_error())
+        .map(|d| d.code.as_str())
+        .collect();
+    assert_eq!(codes, ["tma-buffer-box"], "{}", rendered(PIECE_NOT_BOX, &r));
+    assert_eq!(bits(tensor(&r, "o")), bits(tensor(&r, "a")));
+}
+
+/// tests/fail/tma_dtype_race.tile: an f32 buffer stored through an f16 descriptor, and
+/// overwritten before `tma.store_wait`.
+fn dtype_race_src() -> String {
+    std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/fail/tma_dtype_race.tile"
+    ))
+    .expect("tests/fail/tma_dtype_race.tile")
+}
+
+/// One check reports everything: the element-type mismatch (`tma-dtype`, a verifier error
+/// whose hardware behaviour is defined) does not stop the analysis, so the overwrite of the
+/// buffer the store may still read (`write-while-in-flight`) is reported in the same pass.
+#[test]
+fn a_tma_dtype_mismatch_is_reported_together_with_the_race() {
+    let src = dtype_race_src();
+    let p = bwsim_sim::check::prepare(&src, &[], None).unwrap_or_else(|d| {
+        panic!(
+            "the check stops:\n{}",
+            bwsim_isa::diag::render(&d, &bwsim_isa::SourceFile::new("t.tile", src.clone()))
+        )
+    });
+    let e = p.explore(
+        &bwsim_sim::explore::ExploreOptions {
+            first_seed: 0,
+            schedules: 4,
+            jobs: 1,
+            stop_on_first_error: false,
+        },
+        |_, _| {},
+    );
+    let codes: std::collections::BTreeSet<&str> = (e.findings.iter())
+        .filter(|f| f.diagnostic.is_error())
+        .map(|f| f.diagnostic.code.as_str())
+        .collect();
+    assert_eq!(
+        codes,
+        ["tma-dtype", "write-while-in-flight"].into_iter().collect(),
+        "{:?}",
+        e.findings
+            .iter()
+            .map(|f| &f.diagnostic.message)
+            .collect::<Vec<_>>()
+    );
+}
+
+/// What the hardware does with that store: the f16 box [64, 64] (64 rows of 128 bytes) moved from
+/// the f32 buffer's first byte. Under the 128-byte swizzle an f32 row of 64 elements is two
+/// column blocks of 32 (8 KiB each), and the swizzle permutes the same 16-byte chunks of each
+/// 128-byte row for both views, so f16 element (R, C) is the low (C even) or high (C odd) half
+/// of f32 element (R, C / 2): of `a`, or of `a + a` where the racing overwrite landed first.
+#[test]
+fn a_tma_dtype_mismatch_moves_the_descriptors_type_from_the_buffer() {
+    let src = dtype_race_src();
+    let r = run(&src, &[]);
+    assert_eq!(r.outcome, bwsim_sim::Outcome::Completed, "{}", rendered(&src, &r));
+    assert!(
+        r.diagnostics.iter().any(|d| d.code == "tma-dtype"),
+        "{}",
+        rendered(&src, &r)
+    );
+    let a = bits(tensor(&r, "a"));
+    let out = bits(tensor(&r, "out"));
+    let half = |v: u32, hi: bool| if hi { v >> 16 } else { v & 0xffff } as u64;
+    for (i, &got) in out.iter().enumerate() {
+        let (row, col) = (i / 64, i % 64);
+        let x = a[row * 64 + col / 2] as u32;
+        let twice = (f32::from_bits(x) * 2.0).to_bits();
+        let hi = col % 2 == 1;
+        assert!(
+            got == half(x, hi) || got == half(twice, hi),
+            "out[{row}, {col}] = {got:#06x}, a = {x:#010x}"
+        );
+    }
+}

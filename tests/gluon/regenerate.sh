@@ -305,6 +305,29 @@ for bug in "" no_fence wrong_parity short_expect early_release; do
         "${mm_args[@]}" -D "BUG='$bug'"
 done
 
+# cp.async over a cp.async in flight (the concurrency sanitizer's cp.async test shape) and the correct variant.
+ov_args=(--num-warps 4 --arg 'a_ptr=*fp32' --arg 'b_ptr=*fp32' --arg 'out_ptr=*fp32' -D XBLOCK=32 -D YBLOCK=64)
+for t in sm_100a sm_90a; do
+    gen cp_async_overlap.$t $src/cp_async_overlap.py cp_async_overlap_kernel --target $t "${ov_args[@]}" -D "BUG=''"
+    gen bug_cp_async_overlap.$t $src/cp_async_overlap.py cp_async_overlap_kernel --target $t "${ov_args[@]}" \
+        -D "BUG='overlap'"
+done
+
+if before 3.7; then
+    # Triton 3.7's verifier refuses a copy whose buffer is not the descriptor's block in element count or
+    # type ("descriptor block and tensor must have the same number of elements", "... element types must
+    # match"); 3.6 compiles both, and the hardware runs what it emits (docs/hardware/tma-messages.md).
+    for t in sm_100a sm_90a; do
+        # A subtiled TMA epilogue in the shape of tutorial 08's: [128, 64] stores through a [128, 256]
+        # descriptor.
+        gen subtiled_epilogue.$t $src/subtiled_epilogue.py subtiled_epilogue_kernel --target $t --num-warps 4 \
+            --arg 'x_desc=desc<fp16[128, 256]>' --arg 'y_desc=desc<fp16[128, 256]>' -D SUBTILE_FACTOR=4
+        # An f32 buffer stored through an f16 descriptor and overwritten in flight: both bugs in one check.
+        gen bug_tma_dtype_race.$t $src/tma_dtype_race.py tma_dtype_race_kernel --target $t --num-warps 4 \
+            --arg 'out_desc=desc<fp16[64, 64]>' -D XBLOCK=64 -D YBLOCK=64
+    done
+fi
+
 # ---- The new-feature kernels of each release's folder (tests/gluon/3.7/, ...), compiled by that
 # release and every later one whose API still accepts them ----
 mc_args=(--num-ctas 2 --arg 'a_desc=desc<fp16[256, 64], cga=[[1, 0]]>' --arg 'b_desc=desc<fp16[64, 64], cga=[[0, 0]]>'

@@ -47,8 +47,9 @@
 //!   of the IR order), element strides [`ParamAbi::TensorMap::elem_strides`], interleave none, L2 promotion free, the swizzle of
 //!   [`ParamAbi::TensorMap::swizzle_bytes`], OOB fill NaN (`NAN_REQUEST_ZERO_FMA`) when `oob`
 //!   is `nan` else none, and box = [`ParamAbi::TensorMap::box_dims`] (IR order): the descriptor's
-//!   block, except that an inner dimension wider than the swizzle span is clamped to the span
-//!   (the kernel issues several span-wide copies, as Triton does).
+//!   block clipped to 256 elements per dimension and to the swizzle span along the inner one
+//!   ([`bwsim_isa::tma::hw_box`]); a copy issues one message per box of its shared buffer, as
+//!   Triton does (docs/hardware/tma-messages.md).
 //! - **TMEM**: kernels using tensor memory allocate it themselves (`tcgen05.alloc`) and free it
 //!   before exiting. The backend lays out the kernel-level buffers itself (scale-factor
 //!   buffers in the hardware's shape, docs/hardware/tmem-scales.md).

@@ -162,6 +162,7 @@ pub struct Exact {
     pub sticky: bool,
 }
 
+/// The same magnitude with the other sign.
 impl Exact {
     pub fn zero(neg: bool) -> Exact {
         Exact {

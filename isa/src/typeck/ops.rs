@@ -370,7 +370,7 @@ impl<'k> Cx<'k> {
                 let s = self.expect_smem(dst, "the TMA destination")?;
                 self.expect_bar(bar)?;
                 self.opt_scalar(pred, "pred")?;
-                self.tma_smem_match(&d, &s, gather, coords, dst)?;
+                self.tma_smem_match(&d, &s, gather, coords, dst, op.span)?;
                 if gather {
                     self.gather_rules(op, &d, coords)?;
                 }
@@ -385,7 +385,7 @@ impl<'k> Cx<'k> {
                 self.coords(&d, coords, scatter, dst)?;
                 let s = self.expect_smem(src, "the TMA source")?;
                 self.opt_scalar(pred, "pred")?;
-                self.tma_smem_match(&d, &s, scatter, coords, src)?;
+                self.tma_smem_match(&d, &s, scatter, coords, src, op.span)?;
                 if scatter {
                     self.gather_rules(op, &d, coords)?;
                 }
@@ -920,6 +920,10 @@ impl<'k> Cx<'k> {
         Ok(())
     }
 
+    /// A TMA copy's shared buffer against its descriptor. What cannot run is an error that
+    /// stops (`tma-smem`); an element type or a box the buffer does not match are errors the
+    /// hardware still runs (`tma-dtype`, `tma-buffer-box`): reported here, and the simulation
+    /// does what the hardware does ([`crate::verify::CONTINUES`]).
     pub(super) fn tma_smem_match(
         &mut self,
         d: &DescTy,
@@ -927,19 +931,20 @@ impl<'k> Cx<'k> {
         gather: bool,
         coords: &'k [IndexItem],
         e: &Expr,
+        op_span: Span,
     ) -> Result<(), Diagnostic> {
-        if s.dtype != d.dtype {
-            return Err(Diagnostic::error(
-                Code::TmaSmem,
-                format!(
-                    "shared buffer holds {} but the descriptor moves {}",
-                    s.dtype, d.dtype
-                ),
-                e.span,
-                "element type mismatch",
-            ));
-        }
         if gather {
+            if s.dtype != d.dtype {
+                return Err(Diagnostic::error(
+                    Code::TmaSmem,
+                    format!(
+                        "shared buffer holds {} but the descriptor moves {}",
+                        s.dtype, d.dtype
+                    ),
+                    e.span,
+                    "element type mismatch",
+                ));
+            }
             let rows = match coords.first() {
                 Some(IndexItem::Expr(x)) => match self.expr_inner(x)? {
                     Ty::Tile(t) => t.shape[0],
@@ -950,27 +955,6 @@ impl<'k> Cx<'k> {
             let want = vec![rows, d.block.last().copied().unwrap_or(0)];
             if s.shape != want {
                 return Err(Diagnostic::error(Code::TmaSmem, format!("gather/scatter of {rows} rows of {} needs a shared buffer of shape {want:?}, found {:?}", want[1], s.shape), e.span, "shape mismatch"));
-            }
-        } else {
-            // A transposed (MN-major) buffer is stored with its last two dimensions swapped.
-            let mut phys = s.shape.clone();
-            if matches!(s.layout, SmemLayout::Nvmma { transposed: true, .. }) && phys.len() >= 2 {
-                let n = phys.len();
-                phys.swap(n - 1, n - 2);
-            }
-            let bx = d.box_shape();
-            let a: u64 = phys.iter().fold(1u64, |a, &x| a.saturating_mul(x as u64));
-            let b: u64 = bx.iter().fold(1u64, |a, &x| a.saturating_mul(x as u64));
-            if a != b || phys.last() != bx.last() {
-                return Err(Diagnostic::error(
-                    Code::TmaSmem,
-                    format!(
-                        "shared buffer of shape {:?} does not hold one box {:?} of the descriptor",
-                        s.shape, bx
-                    ),
-                    e.span,
-                    "shape mismatch",
-                ));
             }
         }
         if s.layout.swizzle() != d.layout.swizzle() {
@@ -988,7 +972,91 @@ impl<'k> Cx<'k> {
                 "allocate the buffer with the descriptor's layout, as Gluon does with `desc.layout`",
             ));
         }
-        Ok(())
+        if gather {
+            return Ok(());
+        }
+        if s.dtype != d.dtype {
+            self.emit(
+                Diagnostic::error(
+                    Code::TmaDtype,
+                    format!(
+                        "shared buffer holds {} but the descriptor moves {}",
+                        s.dtype, d.dtype
+                    ),
+                    op_span,
+                    "the copy moves the descriptor's element type",
+                )
+                .with_label(e.span, format!("this buffer holds {}", s.dtype))
+                .with_note(format!(
+                    "the copy moves {} elements: the buffer's bytes are read or written as {} (the simulation goes on doing so)",
+                    d.dtype, d.dtype
+                ))
+                .with_help("give the buffer the descriptor's element type, or convert in registers before the copy"),
+            );
+        }
+        // A transposed (MN-major) buffer is stored with its last two dimensions swapped.
+        let mut phys = s.shape.clone();
+        if matches!(s.layout, SmemLayout::Nvmma { transposed: true, .. }) && phys.len() >= 2 {
+            let n = phys.len();
+            phys.swap(n - 1, n - 2);
+        }
+        let sw = d.layout.swizzle().bytes();
+        match crate::tma::plan(&d.block, d.dtype, sw, &d.elem_strides, &phys) {
+            Ok(p) => {
+                if let Some(m) = &p.mismatch {
+                    self.emit(
+                        Diagnostic::error(
+                            Code::TmaBufferBox,
+                            format!(
+                                "shared buffer of shape {:?} is copied in pieces of {:?}, but each message moves the descriptor's box {:?}",
+                                s.shape, m.piece, m.moved
+                            ),
+                            op_span,
+                            "each message moves one box",
+                        )
+                        .with_label(e.span, "this buffer")
+                        .with_note(format!(
+                            "one message per piece of the buffer (the buffer's shape clipped to 256 elements per dimension and to the {sw}-byte swizzle span), each moving one box of the descriptor (its block clipped the same way): {} message(s) of {} bytes (the simulation goes on doing so)",
+                            p.messages(),
+                            p.box_bytes(d.dtype)
+                        ))
+                        .with_help(format!(
+                            "make the buffer {:?}, or a whole number of such boxes along dimensions where the box is clipped",
+                            m.moved
+                        )),
+                    );
+                }
+                Ok(())
+            }
+            // A descriptor that breaks its own rules is reported at its parameter.
+            Err(_) if !crate::rules::check_desc(d, e.span).is_empty() => Ok(()),
+            Err(err) => {
+                let why = match err {
+                    crate::tma::PlanError::Rank => format!(
+                        "a buffer of rank {} is not one box {:?} of the descriptor",
+                        phys.len(),
+                        p_box(d)
+                    ),
+                    crate::tma::PlanError::Partial { dim, size, piece } => format!(
+                        "dimension {dim} of {size} elements is not a whole number of {piece}-element boxes"
+                    ),
+                    crate::tma::PlanError::Strided => format!(
+                        "a descriptor with element strides copies one box {:?}",
+                        d.box_shape()
+                    ),
+                };
+                Err(Diagnostic::error(
+                    Code::TmaSmem,
+                    format!(
+                        "shared buffer of shape {:?} cannot be copied through the descriptor: {why}",
+                        s.shape
+                    ),
+                    e.span,
+                    "shape mismatch",
+                )
+                .with_help("give the buffer the descriptor's block shape"))
+            }
+        }
     }
 
     pub(super) fn mma(
@@ -1046,4 +1114,12 @@ impl<'k> Cx<'k> {
         };
         Ok((block, cs))
     }
+}
+
+/// A descriptor's hardware box, traversed (what one message moves).
+fn p_box(d: &DescTy) -> Vec<u32> {
+    crate::tys::traversed_box(
+        &crate::tma::hw_box(&d.block, d.dtype, d.layout.swizzle().bytes()),
+        &d.elem_strides,
+    )
 }

@@ -157,10 +157,16 @@ impl<'p, 's> Machine<'p, 's> {
         let desc = &prog.descs[op.desc as usize];
         let cta_id = self.cta(s).id;
         if self.opts.check {
-            let inner = desc.block.last().copied().unwrap_or(1) as u64;
             let (e0, e1) = match &op.kind {
-                TmaKind::Gather { xs, .. } => (lo * 4 * inner, (hi * 4).min(xs.len() as u64) * inner),
-                _ => (lo * inner, hi * inner),
+                TmaKind::Gather { xs, .. } => {
+                    let inner = desc.block.last().copied().unwrap_or(1) as u64;
+                    (lo * 4 * inner, (hi * 4).min(xs.len() as u64) * inner)
+                }
+                TmaKind::Load { msgs } => {
+                    let inner = msgs.boxd.last().copied().unwrap_or(1) as u64;
+                    (lo * inner, hi * inner)
+                }
+                _ => (0, 0),
             };
             let n = op.addrs.len() as u64;
             let range = (e0.min(n) as usize)..(e1.min(n) as usize);
@@ -174,7 +180,7 @@ impl<'p, 's> Machine<'p, 's> {
         let slot = self.slots[s].as_mut().expect("live CTA slot");
         let g = &self.global[desc.tensor as usize];
         let r = match &op.kind {
-            TmaKind::Load { coords } => tma::load_rows(desc, coords, g, &mut slot.smem, &op.addrs, lo..hi),
+            TmaKind::Load { msgs } => tma::load_msgs(desc, msgs, g, &mut slot.smem, &op.addrs, lo..hi),
             TmaKind::Gather { xs, col } => {
                 tma::gather_msgs(desc, xs, *col, g, &mut slot.smem, &op.addrs, lo..hi)
             }
@@ -226,7 +232,7 @@ impl<'p, 's> Machine<'p, 's> {
         let slot = self.slots[s].as_ref().expect("live CTA slot");
         let mut read = Vec::new();
         let r = match &op.kind {
-            TmaKind::Store { coords, .. } => tma::store_read(desc, coords, &slot.smem, &op.addrs, &mut read),
+            TmaKind::Store { msgs, .. } => tma::store_msgs(desc, msgs, &slot.smem, &op.addrs, &mut read),
             TmaKind::Scatter { xs, col, .. } => {
                 tma::scatter_read(desc, xs, *col, &slot.smem, &op.addrs, &mut read)
             }

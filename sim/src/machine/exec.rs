@@ -432,7 +432,7 @@ impl<'p, 's> Machine<'p, 's> {
                 let dst = smem_of(&ev(smem)?)?;
                 let baddr = bar_of(&ev(bar)?)?;
                 let phase = self.cta(s).bar(baddr)?.phase;
-                let (kind, pieces): (TmaKind, Vec<(u64, u64)>) = if *gather {
+                let (kind, pieces, addrs): (TmaKind, Vec<(u64, u64)>, _) = if *gather {
                     let xs = ints_of(&ev(&coords[0])?)?;
                     let col = s32(
                         int_of(&ev(&coords[1])?, "the gather column")?,
@@ -443,24 +443,25 @@ impl<'p, 's> Machine<'p, 's> {
                     (
                         TmaKind::Gather { xs, col },
                         (0..msgs).map(|m| (m, m + 1)).collect(),
+                        tma::box_addresses(&dst)?,
                     )
                 } else {
                     let mut cs = Vec::with_capacity(coords.len());
                     for c in coords {
                         cs.push(s32(int_of(&ev(c)?, "a TMA coordinate")?, "a TMA coordinate")?);
                     }
-                    tma::check_tile(d, &cs, &dst, false)?;
-                    let rows = tma::rows(d).max(1);
+                    let (msgs, addrs) = tma::tile_copy(d, &cs, &dst, false)?;
+                    // The copy's box rows, message after message, land in up to 4 pieces.
+                    let rows = msgs.total_rows().max(1);
                     let p = self.sched.pieces(rows.min(4) as u32).max(1) as u64;
                     let per = rows.div_ceil(p);
                     let pieces = (0..p)
                         .map(|i| (i * per, ((i + 1) * per).min(rows)))
                         .filter(|(lo, hi)| lo < hi)
                         .collect();
-                    (TmaKind::Load { coords: cs }, pieces)
+                    (TmaKind::Load { msgs }, pieces, addrs)
                 };
                 let id = self.new_id();
-                let addrs = tma::box_addresses(&dst)?;
                 let pc = self.cur_pc;
                 let hbop = self.hb(s).map(|h| h.issue(a, pc)).unwrap_or(0);
                 let opi = self.add_tma(
@@ -500,31 +501,36 @@ impl<'p, 's> Machine<'p, 's> {
                 }
                 let d = &prog.descs[*desc as usize];
                 let src = smem_of(&ev(smem)?)?;
-                let kind = if *scatter {
+                let (kind, addrs) = if *scatter {
                     let xs = ints_of(&ev(&coords[0])?)?;
                     let col = s32(
                         int_of(&ev(&coords[1])?, "the scatter column")?,
                         "the scatter column",
                     )?;
                     tma::check_gather(d, &xs, col, &src, true)?;
-                    TmaKind::Scatter {
-                        xs,
-                        col,
-                        data: Default::default(),
-                    }
+                    (
+                        TmaKind::Scatter {
+                            xs,
+                            col,
+                            data: Default::default(),
+                        },
+                        tma::box_addresses(&src)?,
+                    )
                 } else {
                     let mut cs = Vec::with_capacity(coords.len());
                     for c in coords {
                         cs.push(s32(int_of(&ev(c)?, "a TMA coordinate")?, "a TMA coordinate")?);
                     }
-                    tma::check_tile(d, &cs, &src, true)?;
-                    TmaKind::Store {
-                        coords: cs,
-                        data: Default::default(),
-                    }
+                    let (msgs, addrs) = tma::tile_copy(d, &cs, &src, true)?;
+                    (
+                        TmaKind::Store {
+                            msgs,
+                            data: Default::default(),
+                        },
+                        addrs,
+                    )
                 };
                 let id = self.new_id();
-                let addrs = tma::box_addresses(&src)?;
                 let pc = self.cur_pc;
                 let hbop = self.hb(s).map(|h| h.issue(a, pc)).unwrap_or(0);
                 let opi = self.add_tma(

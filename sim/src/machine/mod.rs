@@ -278,14 +278,14 @@ struct PipeOp {
 #[derive(Clone, Debug)]
 enum TmaKind {
     Load {
-        coords: Vec<i64>,
+        msgs: tma::Msgs,
     },
     Gather {
         xs: Vec<i64>,
         col: i64,
     },
     Store {
-        coords: Vec<i64>,
+        msgs: tma::Msgs,
         data: tma::StoreData,
     },
     Scatter {
@@ -299,7 +299,8 @@ enum TmaKind {
 struct TmaOp {
     kind: TmaKind,
     desc: u32,
-    /// Shared-memory address of every box element, in box order.
+    /// Shared-memory address of every element moved: each message's box in box order, one
+    /// message after another (gather/scatter: the rows in order).
     addrs: Arc<Vec<(u32, u32)>>,
     bar: u32,
     /// The barrier's phase when the copy was issued.

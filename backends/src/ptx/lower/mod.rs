@@ -357,13 +357,7 @@ fn emit_kernel_regs(
                 e.ins(format!("mov.b64 {r}, {pname}"));
                 e.ins(format!("cvta.param.u64 {r}, {r}"));
                 let span_b = d.layout.swizzle().bytes();
-                let mut box_dims = d.block.clone();
-                if let Some(last) = box_dims.last_mut() {
-                    let bytes = *last as u64 * d.dtype.bits() as u64 / 8;
-                    if span_b > 0 && bytes > span_b as u64 {
-                        *last = span_b * 8 / d.dtype.bits();
-                    }
-                }
+                let box_dims = bwsim_isa::tma::hw_box(&d.block, d.dtype, span_b);
                 if let Some(abi) = abi.as_deref_mut() {
                     abi.push(ParamAbi::TensorMap {
                         ir_name: p.name.clone(),

@@ -178,25 +178,20 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         Ok(out)
     }
 
-    /// The TMA box of a descriptor parameter (IR order) and how many span-wide messages cover
-    /// its block.
+    /// The TMA box of a descriptor parameter (IR order: the block clipped as
+    /// [`bwsim_isa::tma::hw_box`] says) and how many span-wide boxes cover its block's inner
+    /// dimension (gather4/scatter4 issue that many messages per four rows).
     pub(super) fn tma_box(
         &self,
         dname: &str,
         span: Span,
     ) -> LResult<(bwsim_isa::typeck::DescTy, Vec<u32>, u32)> {
         let d = self.desc_ty(dname, span)?;
-        let sw = d.layout.swizzle().bytes();
-        let mut bx = d.block.clone();
-        let mut nmsg = 1;
-        if let Some(last) = bx.last_mut() {
-            let bytes = *last as u64 * d.dtype.bits() as u64 / 8;
-            if sw > 0 && bytes > sw as u64 {
-                let per = sw * 8 / d.dtype.bits();
-                nmsg = last.div_ceil(per);
-                *last = per;
-            }
-        }
+        let bx = bwsim_isa::tma::hw_box(&d.block, d.dtype, d.layout.swizzle().bytes());
+        let nmsg = match (d.block.last(), bx.last()) {
+            (Some(&b), Some(&x)) if x > 0 => b.div_ceil(x),
+            _ => 1,
+        };
         Ok((d, bx, nmsg))
     }
 
@@ -247,9 +242,11 @@ impl<'c, 'k> Lowerer<'c, 'k> {
     }
 
     /// One TMA tile copy between the descriptor `desc` (with its coordinates) and the shared
-    /// view `smem`, issued by the partition's leader as span-wide messages: message `j` starts
-    /// `j` boxes further along the innermost coordinate and `j` span images further in shared
-    /// memory. `ins` formats one message's instruction. Returns the issue predicate.
+    /// view `smem`, issued by the partition's leader as the messages of
+    /// [`bwsim_isa::tma::plan`] (docs/hardware/tma-messages.md): message `k` at the
+    /// coordinates `coords + k * piece` and at the view's element `k * piece`, each moving one
+    /// box of the tensor map. `ins` formats one message's instruction. Returns the issue
+    /// predicate.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn tma_tile_copy(
         &mut self,
@@ -269,7 +266,37 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             None => String::new(),
         };
         let pr = self.opt_pred(pred)?;
-        let (d, bx, nmsg) = self.tma_box(&dname, span)?;
+        let d = self.desc_ty(&dname, span)?;
+        let transposed = matches!(v.geom.layout, SmemLayout::Nvmma { transposed: true, .. });
+        let mut phys = v.shape.clone();
+        let r = phys.len();
+        if transposed && r >= 2 {
+            phys.swap(r - 1, r - 2);
+        }
+        let plan = bwsim_isa::tma::plan(
+            &d.block,
+            d.dtype,
+            d.layout.swizzle().bytes(),
+            &d.elem_strides,
+            &phys,
+        )
+        .map_err(|e| {
+            invalid(
+                op,
+                span,
+                format!("the shared view cannot be copied through `{dname}`: {e:?}"),
+            )
+        })?;
+        // A view of another element type in one message is what the hardware runs for it
+        // (the descriptor's box from the view's first byte, `tma-dtype`); pieces that are not
+        // the box, or several messages over another element type, are not lowered.
+        if plan.mismatch.is_some() || (v.geom.dtype != d.dtype && plan.messages() > 1) {
+            return Err(invalid(
+                op,
+                span,
+                "the shared view is not whole boxes of the descriptor (the verifier reports it)",
+            ));
+        }
         let (sreg, soff) = self.smem_start(&v, span, op)?;
         let tmap = self
             .k
@@ -278,16 +305,40 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             .map(|t| t.0)
             .ok_or_else(|| invalid(op, span, "unknown descriptor"))?;
         let rank = d.block.len();
-        let block_bytes = self.msg_stride(&d, nmsg, span, op)?;
+        let n = plan.messages();
+        // Each message's offset from the view's start, and its coordinates' offsets.
+        let mut msgs = Vec::with_capacity(n as usize);
+        for m in 0..n {
+            if n == 1 {
+                msgs.push((0i64, vec![0u32; rank]));
+                continue;
+            }
+            let o = plan.origin(m);
+            let mut lo = o.clone();
+            if transposed && r >= 2 {
+                lo.swap(r - 1, r - 2);
+            }
+            let idx: Vec<u32> = v.offsets.iter().zip(&lo).map(|(a, b)| a + b).collect();
+            let off = v
+                .geom
+                .logical_offset(&idx)
+                .map_err(|e| unsupported(op, span, e))?;
+            msgs.push((v.base.off + off as i64, o));
+        }
         self.before_issue();
         let p = self.issue_pred(pr);
-        for j in 0..nmsg {
-            let mut cs: Vec<String> = coords.iter().rev().cloned().collect();
-            if j > 0 {
-                let c = self.e.reg(RegClass::B32);
-                self.e
-                    .ins(format!("add.s32 {c}, {}, {}", cs[0], j * bx[rank - 1]));
-                cs[0] = c.to_string();
+        for (smem_off, o) in msgs {
+            // Coordinates innermost first.
+            let mut cs = Vec::with_capacity(rank);
+            for (k, c) in coords.iter().enumerate().rev() {
+                let add = o.get(k).copied().unwrap_or(0);
+                if add == 0 {
+                    cs.push(c.clone());
+                } else {
+                    let t = self.e.reg(RegClass::B32);
+                    self.e.ins(format!("add.s32 {t}, {c}, {add}"));
+                    cs.push(t.to_string());
+                }
             }
             let msg = TmaMsg {
                 pred: p.to_string(),
@@ -295,40 +346,12 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 tmap: tmap.to_string(),
                 coords: cs.join(", "),
                 sreg: sreg.to_string(),
-                smem_off: soff + (j as u64 * block_bytes) as i64,
+                smem_off: if n == 1 { soff } else { smem_off },
                 bar: bar.clone(),
             };
             self.e.ins(ins(&msg));
         }
         Ok(p)
-    }
-
-    /// Bytes between the shared-memory images of consecutive span-wide messages of one copy.
-    pub(super) fn msg_stride(
-        &self,
-        d: &bwsim_isa::typeck::DescTy,
-        nmsg: u32,
-        span: Span,
-        op: &str,
-    ) -> LResult<u64> {
-        if nmsg <= 1 {
-            return Ok(0);
-        }
-        let rank = d.block.len();
-        let outer: u64 = d.block[..rank.saturating_sub(2)]
-            .iter()
-            .map(|&x| x as u64)
-            .product();
-        if outer > 1 {
-            return Err(unsupported(
-                op,
-                span,
-                "a box wider than the swizzle span with more than two non-unit dimensions",
-            ));
-        }
-        let rows = if rank >= 2 { d.block[rank - 2] as u64 } else { 1 };
-        let sw = d.layout.swizzle().bytes() as u64;
-        Ok(rows * sw)
     }
 
     /// gather4 (`gather` true) or scatter4: the row offsets tile is held by the partition's

@@ -135,7 +135,7 @@ impl<'p> Engine<'p> {
             LOp::TmaLoad {
                 desc,
                 coords,
-                smem: _,
+                smem,
                 bar,
                 pred: p,
                 gather,
@@ -147,6 +147,9 @@ impl<'p> Engine<'p> {
                 let d = &self.prog.descs[*desc as usize];
                 let elt = d.dtype.bits() as u64;
                 let baddr = bar_of(evs(bar)?)?;
+                // gather4: one message per four rows, each a request of its own; the load
+                // lands with the last. A tile copy is one request, one issue slot per message
+                // (its boxes, docs/hardware/tma-messages.md).
                 let (bytes, key, msgs) = if *gather {
                     let (_, xs) = tile_of(&ev(&coords[0])?)?;
                     let rows = numel(&xs);
@@ -157,15 +160,14 @@ impl<'p> Engine<'p> {
                     for e in coords {
                         cs.push(int_of(&evs(e)?, "a TMA coordinate")? as i32 as i64);
                     }
-                    (d.nbytes(), Some(box_key(d.tensor, &cs, &d.block)), 1)
+                    tile_messages(d, &cs, &smem_of(evs(smem)?)?)?
                 };
                 self.cta(c).bar(baddr)?;
                 let mut port = self.sms[sm].tma_in;
-                // gather4: one message per four rows, each a request of its own; the load
-                // lands with the last.
+                let requests = if *gather { msgs } else { 1 };
                 let mut landing: Option<Landing> = None;
-                for _ in 0..msgs {
-                    let b = bytes / msgs;
+                for _ in 0..requests {
+                    let b = bytes / requests;
                     let l = self.mem.load(t0, key, b, &mut port, None);
                     if landing.is_none_or(|w| l.at > w.at) {
                         landing = Some(l);
@@ -205,7 +207,7 @@ impl<'p> Engine<'p> {
             LOp::TmaStore {
                 desc,
                 coords,
-                smem: _,
+                smem,
                 pred: p,
                 scatter,
             } => {
@@ -225,7 +227,7 @@ impl<'p> Engine<'p> {
                     for e in coords {
                         cs.push(int_of(&evs(e)?, "a TMA coordinate")? as i32 as i64);
                     }
-                    (d.nbytes(), Some(box_key(d.tensor, &cs, &d.block)), 1)
+                    tile_messages(d, &cs, &smem_of(evs(smem)?)?)?
                 };
                 let mut port = self.sms[sm].tma_out;
                 let done = self.mem.store(t0, key, bytes, &mut port, None);

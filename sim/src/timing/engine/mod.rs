@@ -36,7 +36,7 @@ use super::TimingError;
 use crate::chips::Chip;
 use crate::eval::{self, EvalCtx};
 use crate::layout;
-use crate::lower::{CExpr, IKind, LOp, Program, TxKind};
+use crate::lower::{CExpr, DescInfo, IKind, LOp, Program, TxKind};
 use crate::mbarrier::{Mbar, MbarFault};
 use crate::trap::{CudaError, Fault, OpResult};
 use crate::value::{Dims, SmemView, TmemView, Value};
@@ -422,6 +422,21 @@ fn bind(frame: &mut [Value], dsts: &[u32], v: Value) -> OpResult<()> {
 }
 
 /// The L2 identity of a TMA box: tensor, coordinates and box shape.
+/// A tile copy of view `v` at coordinates `cs` ([`crate::tma::plan_of`]): its bytes, its L2
+/// key (the region of the tensor it moves) and its number of messages. The memory system
+/// sees the copy as one request; each message takes an issue slot.
+fn tile_messages(d: &DescInfo, cs: &[i64], v: &SmemView) -> OpResult<(u64, Option<u64>, u64)> {
+    let plan = crate::tma::plan_of(d, v)?;
+    let region: Vec<u32> = (plan.boxd.iter().zip(&plan.grid))
+        .map(|(&b, &g)| b.saturating_mul(g))
+        .collect();
+    Ok((
+        plan.bytes(d.dtype),
+        Some(box_key(d.tensor, cs, &region)),
+        plan.messages(),
+    ))
+}
+
 fn box_key(tensor: u32, coords: &[i64], block: &[u32]) -> u64 {
     // FNV-1a over the words; collisions between distinct boxes are astronomically unlikely.
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
