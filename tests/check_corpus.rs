@@ -7,9 +7,10 @@
 //!   check clean over every explored schedule.
 //! - Every bundled seed kernel (kernels/tiles) must check clean on each of its targets.
 //!
-//! Directives in leading comments: `// expect: CODE|ok`, `// target: sm_90a`,
-//! `// const: NAME=VALUE`, `// schedules: N` (a smaller default for a slow kernel). Adding a
-//! case needs no Rust: drop in a buggy kernel and its fixed twin.
+//! Directives in leading comments (read by `bwsim_testkit::directives`, the one parser of test
+//! directives): `// expect: CODE|ok`, `// target: sm_90a`, `// const: NAME=VALUE`,
+//! `// schedules: N` (a smaller default for a slow kernel). Adding a case needs no Rust: drop
+//! in a buggy kernel and its fixed twin.
 //!
 //! `BWSIM_CHECK_SCHEDULES=N` explores N schedules per kernel instead of the small defaults, and
 //! runs the seed kernels in their default configurations instead of small shapes (the full
@@ -19,6 +20,7 @@ use bwsim_isa::consts::Override;
 use bwsim_isa::{diag, SourceFile, Target};
 use bwsim_sim::check::{self, CODES};
 use bwsim_sim::explore::{Exploration, ExploreOptions};
+use bwsim_testkit::directives;
 use std::path::{Path, PathBuf};
 
 /// Schedules per buggy kernel in the default (fast, debug) suite: enough for the bugs that
@@ -61,17 +63,18 @@ fn load(dir: &str, path: &Path) -> Case {
             text.clone(),
         ),
     };
-    for line in text.lines().take_while(|l| l.starts_with("//")) {
-        let l = line.trim_start_matches("//").trim();
-        if let Some(v) = l.strip_prefix("expect:") {
-            case.expect = v.trim().to_string();
-        } else if let Some(v) = l.strip_prefix("target:") {
-            case.target = Target::from_name(v.trim());
-        } else if let Some(v) = l.strip_prefix("const:") {
-            case.overrides
-                .push(Override::parse(v.trim()).expect("valid const directive"));
-        } else if let Some(v) = l.strip_prefix("schedules:") {
-            case.schedules = v.trim().parse().expect("schedules: N");
+    let header = directives::parse(&text, directives::CHECK_KEYS, false)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    for d in header {
+        let v = d.value.as_str();
+        match d.key.as_str() {
+            "expect" => case.expect = v.to_string(),
+            "target" => case.target = Target::from_name(v),
+            "const" => case
+                .overrides
+                .push(Override::parse(v).expect("valid const directive")),
+            "schedules" => case.schedules = v.parse().expect("schedules: N"),
+            _ => unreachable!("a key of CHECK_KEYS"),
         }
     }
     if let Some(n) = env_schedules() {

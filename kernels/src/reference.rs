@@ -228,6 +228,17 @@ pub fn reference(
         "scan" | "scan_kernel" => scan(plan, inputs),
         "cp_async" | "cp_async_kernel" => cp_async(plan, inputs),
         "conv2d_kernel" | "conv2d_wgmma_kernel" => conv2d(plan, inputs),
+        // The new-feature kernels of Triton 3.7 to 3.9 (tests/gluon/3.7/, 3.8/, 3.9/).
+        "commit_pred_kernel" | "multicast_matmul_kernel" | "two_cta_matmul_kernel" | "tmem_row_slice_kernel" => {
+            matmul(plan, inputs)
+        }
+        "clc_scale_kernel" => clc_scale(plan, inputs),
+        "packed_arith_kernel" => packed_arith(plan, inputs),
+        "inline_asm_kernel" => inline_asm(plan, inputs),
+        "smem_gather_scatter_kernel" => smem_gather_scatter(plan, inputs),
+        "smem_histogram_kernel" => smem_histogram(plan, inputs),
+        "tma_reduce_kernel" => tma_reduce(plan, inputs),
+        "flag_handoff_kernel" => flag_handoff(plan, inputs),
         _ => return None,
     };
     Some(r)
@@ -1250,6 +1261,189 @@ fn identity(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, S
         values: v,
         tol: Tolerance::Exact,
     }])
+}
+
+fn float_arg(plan: &LaunchPlan, name: &str) -> Result<f32, String> {
+    match plan.args.iter().find(|(n, _)| n == name) {
+        Some((_, ArgValue::Float(x))) => Ok(*x as f32),
+        _ => Err(format!("launch gives no float `{name}`")),
+    }
+}
+
+fn f32_at(t: &HostTensor, i: u64) -> f32 {
+    f32::from_bits(t.get_bits(i) as u32)
+}
+
+fn i32_at(t: &HostTensor, i: u64) -> i32 {
+    t.get_bits(i) as u32 as i32
+}
+
+fn exact(tensor: &str, values: HostTensor) -> Expected {
+    Expected {
+        tensor: tensor.into(),
+        values,
+        tol: Tolerance::Exact,
+    }
+}
+
+/// tests/gluon/3.8/clc_scale.py: y = alpha * x + 1 over the whole f32 tensor (every tile is
+/// processed once, by its own program or by the one that cancelled it). The compiler may fuse
+/// the multiply and the add into one `fma` (one rounding instead of two): within 1 ulp.
+fn clc_scale(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+    let x = tensor(plan, inputs, "x")?;
+    let y0 = tensor(plan, inputs, "y")?;
+    if x.dtype != DType::F32 || y0.shape != x.shape {
+        return Err("clc_scale takes an f32 x and a y of its shape".into());
+    }
+    let alpha = float_arg(plan, "alpha")?;
+    let mut y = HostTensor::zeros("y", DType::F32, x.shape.clone());
+    for i in 0..x.numel() {
+        put(&mut y, i, (f32_at(x, i) * alpha + 1.0) as f64)?;
+    }
+    Ok(vec![Expected {
+        tensor: "y".into(),
+        values: y,
+        tol: Tolerance::Close {
+            atol: 1e-6,
+            rtol: 2.5e-7,
+        },
+    }])
+}
+
+/// tests/gluon/3.8/packed_arith.py, per row r of the [rows, cols] f32 tiles:
+/// m = max_c (x * scale), rounded products; p = fma(x, scale, -m) (one rounding, `fma.rn.f32x2`);
+/// out = acc * alpha + p, the product and the sum each rounded (`mul.f32x2`, `add.f32x2`). Exact.
+fn packed_arith(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+    let (x, acc) = (tensor(plan, inputs, "x")?, tensor(plan, inputs, "acc")?);
+    let out0 = tensor(plan, inputs, "out")?;
+    if x.dtype != DType::F32 || x.shape.len() != 2 || acc.shape != x.shape || out0.shape != x.shape {
+        return Err("packed_arith takes f32 [rows, cols] x, acc and out".into());
+    }
+    let (scale, alpha) = (float_arg(plan, "scale")?, float_arg(plan, "alpha")?);
+    let (rows, cols) = (x.shape[0], x.shape[1]);
+    let mut out = HostTensor::zeros("out", DType::F32, x.shape.clone());
+    for r in 0..rows {
+        let m = (0..cols)
+            .map(|c| f32_at(x, r * cols + c) * scale)
+            .fold(f32::NEG_INFINITY, f32::max);
+        for c in 0..cols {
+            let i = r * cols + c;
+            let p = f32_at(x, i).mul_add(scale, -m);
+            let a = f32_at(acc, i) * alpha;
+            out.set_bits(i, (a + p).to_bits() as u64);
+        }
+    }
+    Ok(vec![exact("out", out)])
+}
+
+/// tests/gluon/3.9/inline_asm.py: out = x * scale + x, one `fma.rn.f32` per element. Exact.
+fn inline_asm(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+    let x = tensor(plan, inputs, "x")?;
+    let out0 = tensor(plan, inputs, "out")?;
+    if x.dtype != DType::F32 || out0.shape != x.shape {
+        return Err("inline_asm takes an f32 x and an out of its shape".into());
+    }
+    let scale = float_arg(plan, "scale")?;
+    let mut out = HostTensor::zeros("out", DType::F32, x.shape.clone());
+    for i in 0..x.numel() {
+        let v = f32_at(x, i);
+        out.set_bits(i, v.mul_add(scale, v).to_bits() as u64);
+    }
+    Ok(vec![exact("out", out)])
+}
+
+/// tests/gluon/3.7/smem_gather_scatter.py over the [rows, cols] f32 x and a permutation `perm`
+/// of the columns: gathered[r, c] = x[r, perm[c]] and scattered[r, perm[c]] = x[r, c]. Exact.
+fn smem_gather_scatter(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+    let (x, perm) = (tensor(plan, inputs, "x")?, tensor(plan, inputs, "perm")?);
+    if x.dtype != DType::F32 || x.shape.len() != 2 || perm.numel() != x.shape[1] {
+        return Err("smem_gather_scatter takes an f32 [rows, cols] x and a perm of cols entries".into());
+    }
+    let (rows, cols) = (x.shape[0], x.shape[1]);
+    let p: Vec<u64> = (0..cols).map(|c| i32_at(perm, c) as u64).collect();
+    let mut seen = vec![false; cols as usize];
+    for &q in &p {
+        if q >= cols || std::mem::replace(&mut seen[q as usize], true) {
+            return Err("perm is not a permutation of the columns".into());
+        }
+    }
+    let mut g = HostTensor::zeros("gathered", DType::F32, x.shape.clone());
+    let mut s = HostTensor::zeros("scattered", DType::F32, x.shape.clone());
+    for r in 0..rows {
+        for c in 0..cols {
+            g.set_bits(r * cols + c, x.get_bits(r * cols + p[c as usize]));
+            s.set_bits(r * cols + p[c as usize], x.get_bits(r * cols + c));
+        }
+    }
+    Ok(vec![exact("gathered", g), exact("scattered", s)])
+}
+
+/// tests/gluon/3.8/smem_histogram.py over the first n values of the non-negative int32 x and
+/// `hist.numel()` bins (bin v % BINS): hist gains each bin's count, and maxes[b] becomes the
+/// largest of its initial value and the bin's values. Exact.
+fn smem_histogram(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+    let x = tensor(plan, inputs, "x")?;
+    let (hist0, maxes0) = (tensor(plan, inputs, "hist")?, tensor(plan, inputs, "maxes")?);
+    let n = int_arg(plan, "n")?.max(0) as u64;
+    let bins = hist0.numel();
+    if maxes0.numel() != bins || bins == 0 {
+        return Err("smem_histogram takes hist and maxes of BINS entries".into());
+    }
+    let (mut h, mut m) = (hist0.clone(), maxes0.clone());
+    for i in 0..n.min(x.numel()) {
+        let v = i32_at(x, i);
+        if v < 0 {
+            return Err("smem_histogram's values are non-negative".into());
+        }
+        let b = (v as u64) % bins;
+        h.set_bits(b, i32_at(&h, b).wrapping_add(1) as u32 as u64);
+        m.set_bits(b, i32_at(&m, b).max(v) as u32 as u64);
+    }
+    Ok(vec![exact("hist", h), exact("maxes", m)])
+}
+
+/// tests/gluon/3.8/tma_reduce.py: x holds S matrices of out's shape [R, C] stacked by rows; out
+/// gains their sum. The additions happen in any order: exact for the integer-valued inputs of
+/// the fixture, within f32 rounding of the sum otherwise.
+fn tma_reduce(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+    let (x, out0) = (tensor(plan, inputs, "x")?, tensor(plan, inputs, "out")?);
+    if x.dtype != DType::F32 || out0.dtype != DType::F32 || x.shape.len() != 2 || out0.shape.len() != 2 {
+        return Err("tma_reduce takes f32 [S * R, C] x and [R, C] out".into());
+    }
+    let (r, c) = (out0.shape[0], out0.shape[1]);
+    if x.shape[1] != c || r == 0 || x.shape[0] % r != 0 {
+        return Err("x is not S matrices of out's shape stacked by rows".into());
+    }
+    let mut out = HostTensor::zeros("out", DType::F32, out0.shape.clone());
+    for i in 0..r * c {
+        let sum: f64 = val(out0, i) + (0..x.shape[0] / r).map(|s| val(x, s * r * c + i)).sum::<f64>();
+        put(&mut out, i, sum)?;
+    }
+    Ok(vec![Expected {
+        tensor: "out".into(),
+        values: out,
+        tol: Tolerance::Close { atol: 0.0, rtol: 1e-6 },
+    }])
+}
+
+/// tests/gluon/3.9/flag_handoff.py: the grid is pairs of programs over BLOCK = x's length / pairs
+/// values each; for every value, data = 2 x + 1 (the producer's) and out = data + x (the
+/// consumer's, after the flag). Exact (int32, wrapping).
+fn flag_handoff(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+    let x = tensor(plan, inputs, "x")?;
+    let (data0, out0) = (tensor(plan, inputs, "data")?, tensor(plan, inputs, "out")?);
+    let pairs = plan.grid[0] as u64 / 2;
+    if pairs == 0 || x.numel() % pairs != 0 || data0.numel() != x.numel() || out0.numel() != x.numel() {
+        return Err("flag_handoff takes pairs of programs over x, data and out of one length".into());
+    }
+    let (mut d, mut o) = (data0.clone(), out0.clone());
+    for i in 0..x.numel() {
+        let v = i32_at(x, i);
+        let dv = v.wrapping_mul(2).wrapping_add(1);
+        d.set_bits(i, dv as u32 as u64);
+        o.set_bits(i, dv.wrapping_add(v) as u32 as u64);
+    }
+    Ok(vec![exact("data", d), exact("out", o)])
 }
 
 #[cfg(test)]
