@@ -41,7 +41,7 @@
 //! `BWSIM_GLUON_SCHEDULES=N` sets both to N and uses the sidecars' full launches (the full run:
 //! `BWSIM_GLUON_SCHEDULES=200 cargo test --release -p bwsim-gluon --test gluon_corpus`);
 //! snapshots are compared at the default count only. `BWSIM_BLESS=1` rewrites the snapshots
-//! from what the checker reports.
+//! from what the checker reports; `BWSIM_GLUON_TIMES=1` prints each test's time.
 //!
 //! Besides the fixtures, the test `corpus_layout` checks the folders: one per supported
 //! version, and each fixture present in exactly the versions its `versions:` names.
@@ -834,7 +834,14 @@ fn main() {
     }];
     for f in all {
         let name = f.test_name();
-        trials.push(Trial::test(name, move || run_fixture(&f).map_err(Failed::from)));
+        trials.push(Trial::test(name, move || {
+            let t = std::time::Instant::now();
+            let r = run_fixture(&f).map_err(Failed::from);
+            if std::env::var_os("BWSIM_GLUON_TIMES").is_some() {
+                eprintln!("{:8.2}s {}", t.elapsed().as_secs_f64(), f.test_name());
+            }
+            r
+        }));
     }
     libtest_mimic::run(&args, trials).exit();
 }
