@@ -1,6 +1,7 @@
 //! The verifier's rule corpus: `tests/verify/CODE.fail.tile` must produce the diagnostic
-//! `CODE` (its rendered text is snapshotted under traces/verify/), and its twin
-//! `CODE.pass.tile` must verify clean.
+//! `CODE` (its rendered text is snapshotted under traces/verify/ by the file's stem), and its
+//! twin `CODE.pass.tile` must verify clean. More examples of a rule take other stems
+//! (`wgmma-acc.fail.tile` expecting `mma-dtype`).
 //!
 //! Directives in leading comments (read by `bwsim_testkit::directives`, the one parser of test
 //! directives): `// expect: CODE` (or `ok`), `// target: sm_90a`, `// const: NAME=VALUE`.
@@ -88,12 +89,19 @@ fn every_failing_example_reports_its_rule() {
             continue;
         }
         let rendered = diag::render(&diags, &c.file);
+        let stem = c
+            .path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_suffix(".fail.tile"))
+            .unwrap_or(&c.expect)
+            .to_string();
         insta::with_settings!({
             snapshot_path => "../traces/verify",
             prepend_module_to_snapshot => false,
             omit_expression => true,
         }, {
-            insta::assert_snapshot!(c.expect.clone(), rendered);
+            insta::assert_snapshot!(stem, rendered);
         });
     }
     assert!(

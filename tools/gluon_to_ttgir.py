@@ -48,13 +48,13 @@ import os
 import re
 import sys
 
-# The Triton releases whose Gluon and TTGIR bwsim reads: an exact version, or MAJOR.MINOR for any patch
-# release of it.
-SUPPORTED_TRITON = ("3.6.0", "3.7", "3.8", "3.9")
-SUPPORTED_TEXT = "3.6.0, 3.7.x, 3.8.x and 3.9.x"
-
-# Leave no __pycache__ next to the user's files.
+# Leave no __pycache__ next to the user's files (nor in the repository's python/).
 sys.dont_write_bytecode = True
+# What is shared with the Python package: the supported releases, the launcher's specialization,
+# descriptor signatures and the compile call (python/bwsim/_triton.py). It needs no Triton to import.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+from bwsim import _triton  # noqa: E402
+from bwsim.errors import TritonMissing  # noqa: E402
 
 
 def parse_args(argv):
@@ -107,16 +107,9 @@ def load_module(path):
 def check_triton_version():
     """The installed Triton's version, or a clear refusal if bwsim does not read its TTGIR."""
     try:
-        import triton
-    except ImportError:
-        fail(f"Triton is not installed; bwsim reads the TTGIR of Triton {SUPPORTED_TEXT} "
-             "(python3 -m pip install triton==3.9.0)")
-    version = getattr(triton, "__version__", "unknown")
-    release = version.split("+")[0]
-    for supported in SUPPORTED_TRITON:
-        if release == supported or (supported.count(".") == 1 and release.startswith(supported + ".")):
-            return version
-    fail(f"Triton {version} is not supported: bwsim reads the TTGIR of Triton {SUPPORTED_TEXT}")
+        return _triton.require_triton()
+    except TritonMissing as e:
+        fail(str(e))
 
 
 DIVISIBLE_RE = re.compile(r"^(.*?)\s*:\s*(\d+)$")
@@ -140,40 +133,17 @@ def signature_type(text):
     m = DESC_RE.match(text)
     if not m:
         return text
-    from triton.language import str_to_ty
-    from triton.experimental.gluon import language as gl
-
     dtype_name, block, layout_shape, cga = m.group(1), m.group(2), m.group(3), m.group(4)
     block = [int(x) for x in block.split(",")]
     shape = [int(x) for x in layout_shape.split(",")] if layout_shape else block
-    dtype = str_to_ty(dtype_name, None)
+    cga_layout = None
     if cga:
         try:
             cga_layout = ast.literal_eval(cga)
         except (ValueError, SyntaxError):
             fail(f"`{text}`: cga={cga} is not a list of bases such as [[1, 0]]")
-        layout = gl.NVMMASharedLayout.get_default_for(shape, dtype, cga_layout=cga_layout)
-    else:
-        layout = gl.NVMMASharedLayout.get_default_for(shape, dtype)
-    return f"tensordesc<{dtype_name}[{', '.join(map(str, block))}],{layout!r}>"
-
-
-def relocate(ttgir, out_dir):
-    """Make every `loc("FILE":L:C)` independent of this machine."""
-    import triton
-
-    triton_dir = os.path.dirname(os.path.abspath(triton.__file__))
-
-    def fix(m):
-        path = m.group(1)
-        if os.path.isabs(path):
-            if path.startswith(triton_dir + os.sep):
-                path = "<triton>/" + os.path.relpath(path, triton_dir)
-            else:
-                path = os.path.relpath(path, out_dir)
-        return f'loc("{path}":'
-
-    return re.sub(r'loc\("([^"]+)":', fix, ttgir)
+    layout = _triton.default_layout(shape, dtype_name, cga_layout)
+    return _triton.descriptor_signature(dtype_name, block, layout)
 
 
 def main(argv):
@@ -181,10 +151,7 @@ def main(argv):
     # Triton 3.9 warns when the FP-fusion default is left implicit; fusion changes the PTX, not
     # the TTGIR, and this keeps the default of every release.
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
-    version = check_triton_version()
-    import triton
-    from triton.backends.compiler import GPUTarget
-    from triton.experimental.gluon._runtime import GluonASTSource
+    check_triton_version()
 
     module = load_module(a.module)
     fn = getattr(module, a.kernel, None)
@@ -222,15 +189,10 @@ def main(argv):
             signature[p.name] = signature_type(ty)
     for extra in list(args) + list(consts):
         fail(f"`{a.kernel}` has no parameter `{extra}`")
-    arch = {"sm_100a": 100, "sm_90a": 90}[a.target]
-    src = GluonASTSource(fn, signature=signature, constexprs=constexprs, attrs=attrs)
-    options = {"num_warps": a.num_warps, "num_ctas": a.num_ctas}
-    compiled = triton.compile(src, target=GPUTarget("cuda", arch, 32), options=options)
+    ttgir = _triton.compile_ttgir(fn, signature, constexprs, attrs, a.target, a.num_warps, a.num_ctas)
     out = os.path.abspath(a.output)
     base = os.path.abspath(a.locations_relative_to) if a.locations_relative_to else os.path.dirname(out)
-    text = f"// triton-version: {version}\n" + relocate(compiled.asm["ttgir"], base)
-    if not text.endswith("\n"):
-        text += "\n"
+    text = _triton.relocate(ttgir, base)
     with open(out, "w") as f:
         f.write(text)
 

@@ -155,6 +155,88 @@ fn wgmma_is_hgmma() {
     );
 }
 
+/// wgmma's dtype matrix reaches the tensor core as the instruction of each form: f16
+/// accumulators as `HGMMA...F16`, fp8 as `QGMMA` (mixed e4m3 x e5m2 too), 8-bit integers as
+/// `IGMMA`, tf32 as `HGMMA...TF32`; A from registers is a register operand (`R..`) where a
+/// descriptor would be `gdesc[..]`.
+#[test]
+fn wgmma_dtype_forms_are_their_gmma_instructions() {
+    let sass_of = |consts: &[&str]| sass("wgmma_dtypes", Target::Sm90a, consts);
+    let gmma = |s: &str| -> Vec<String> {
+        s.lines()
+            .filter_map(|l| l.split("*/").nth(1))
+            .map(|b| b.trim().to_string())
+            .filter(|b| b.contains("GMMA."))
+            .collect()
+    };
+    for (consts, want) in [
+        (&["ACC=f16"][..], "HGMMA.64x64x16.F16 "),
+        (&["ACC=f16", "A_REGS=true"], "HGMMA.64x64x16.F16 "),
+        (
+            &["A_TYPE=bf16", "B_TYPE=bf16", "A_REGS=true"],
+            "HGMMA.64x64x16.F32.BF16 ",
+        ),
+        (
+            &["A_TYPE=tf32", "B_TYPE=tf32", "BLOCK_K=32", "A_REGS=true"],
+            "HGMMA.64x64x8.F32.TF32 ",
+        ),
+        (
+            &["A_TYPE=f8e4m3", "B_TYPE=f8e5m2", "BLOCK_K=128"],
+            "QGMMA.64x64x32.F32.E4M3.E5M2 ",
+        ),
+        (
+            &[
+                "A_TYPE=f8e5m2",
+                "B_TYPE=f8e5m2",
+                "ACC=f16",
+                "BLOCK_K=128",
+                "A_REGS=true",
+            ],
+            "QGMMA.64x64x32.F16.E5M2.E5M2 ",
+        ),
+        (
+            &["A_TYPE=i8", "B_TYPE=u8", "ACC=i32", "BLOCK_K=128"],
+            "IGMMA.64x64x32.S8.U8 ",
+        ),
+        (
+            &["A_TYPE=u8", "B_TYPE=u8", "ACC=i32", "BLOCK_K=128", "A_REGS=true"],
+            "IGMMA.64x64x32.U8.U8 ",
+        ),
+    ] {
+        let lines = gmma(&sass_of(consts));
+        let regs = consts.contains(&"A_REGS=true");
+        assert!(!lines.is_empty(), "{consts:?}: no GMMA");
+        for l in &lines {
+            assert!(l.starts_with(want), "{consts:?}: {l}, want {want}");
+            // `GMMA D, A, B, C`: A is the second operand.
+            let a = l.split(',').nth(1).map(str::trim).unwrap_or_default();
+            assert_eq!(a.starts_with('R'), regs, "{consts:?}: A operand `{a}` in {l}");
+        }
+    }
+}
+
+/// tcgen05.mma's kinds over their dtypes become their UTC*MMA: kind::f16 and kind::tf32 (f16
+/// accumulators too) `UTCHMMA`, kind::f8f6f4 `UTCQMMA`, kind::i8 `UTCIMMA`.
+#[test]
+fn tcgen05_kinds_are_their_utc_mma() {
+    for (consts, want) in [
+        (&["ACC=f16"][..], "UTCHMMA"),
+        (&["A_TYPE=tf32", "B_TYPE=tf32", "BLOCK_K=32"], "UTCHMMA"),
+        (
+            &["A_TYPE=f8e4m3", "B_TYPE=f8e5m2", "BLOCK_K=128", "BLOCK_N=32"],
+            "UTCQMMA",
+        ),
+        (
+            &["A_TYPE=f8e4m3", "B_TYPE=f8e4m3", "ACC=f16", "BLOCK_K=128"],
+            "UTCQMMA",
+        ),
+        (&["A_TYPE=i8", "B_TYPE=u8", "ACC=i32", "BLOCK_K=128"], "UTCIMMA"),
+    ] {
+        let ops = opcodes(&sass("tcgen05_dtypes", Target::Sm100a, consts));
+        assert!(count_prefix(&ops, want) >= 1, "{consts:?}: {want} in {ops:?}");
+    }
+}
+
 #[test]
 fn register_budgets_become_usetmaxreg() {
     let ops = opcodes(&sass("matmul_warp_specialized", Target::Sm100a, &[]));

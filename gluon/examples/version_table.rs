@@ -1,7 +1,11 @@
-//! Print docs/gluon.md's table of what differs between the supported Triton releases
-//! (`bwsim_gluon::version::FEATURES`), to paste between its `version-table` markers.
-//! `cargo test -p bwsim-gluon --test docs` fails while the two differ.
+//! Print docs/gluon.md's generated tables from `bwsim_gluon::version::FEATURES`: with no
+//! argument (or `versions`) the table of what differs between the supported Triton releases,
+//! with `coverage` the operation coverage table; paste each between its markers.
+//! `cargo test -p bwsim-gluon --test docs` fails while a table and the docs differ.
 
 fn main() {
-    print!("{}", bwsim_gluon::version::markdown_table());
+    match std::env::args().nth(1).as_deref() {
+        Some("coverage") => print!("{}", bwsim_gluon::version::coverage_table()),
+        _ => print!("{}", bwsim_gluon::version::markdown_table()),
+    }
 }

@@ -195,12 +195,13 @@ impl Elem {
     pub fn from_name(s: &str) -> Option<Elem> {
         Some(match s {
             "i1" => Elem::I1,
-            // Triton keeps `ui8` on tensor descriptors only (uint8 data: fp4 pairs, ue8m0 scale
-            // factors); the buffers they fill and pointers to them are signless `i8`.
-            "i8" | "ui8" => Elem::I8,
-            "i16" => Elem::I16,
-            "i32" => Elem::I32,
-            "i64" => Elem::I64,
+            // Triton keeps `ui8` and `si8`.. on tensor descriptors only (uint8 data: fp4 pairs,
+            // ue8m0 scale factors; int8 and int32 MMA operands and results); the buffers they
+            // fill and pointers to them are signless.
+            "i8" | "ui8" | "si8" => Elem::I8,
+            "i16" | "si16" => Elem::I16,
+            "i32" | "si32" => Elem::I32,
+            "i64" | "si64" => Elem::I64,
             "f16" => Elem::F16,
             "bf16" => Elem::BF16,
             "f32" => Elem::F32,

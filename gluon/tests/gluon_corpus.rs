@@ -31,6 +31,7 @@
 //! // shapes: NAME=VALUE ...           smaller launch values by name (the grid, a scalar
 //!                                     argument, a tensor's shape) for the default runs
 //! // runs: N / schedules: N           the default number of runs / checker schedules
+//! // gpu: atol=A rtol=R               read by `bwsim gpu` (its GPU comparison), not here
 //! ```
 //!
 //! Any directive may carry qualifiers, `// expect [3.8+ sm_90a]: ...`: Triton versions (`3.7`,
@@ -270,6 +271,8 @@ impl Spec {
                 "shapes" => s.shapes.extend(shape_list(v).map_err(at)?),
                 "runs" => s.run_count = Some(v.parse().map_err(|_| at(format!("`runs: {v}`")))?),
                 "schedules" => s.schedules = Some(v.parse().map_err(|_| at(format!("`schedules: {v}`")))?),
+                // The GPU comparison's tolerance (`bwsim gpu`), not this test's.
+                "gpu" => {}
                 _ => unreachable!("a known key"),
             }
         }

@@ -466,8 +466,31 @@ pub fn check_tcgen05_mma(
     Ok(())
 }
 
+/// The accumulator types a wgmma takes for operands `a` x `b` (PTX ISA, `wgmma.mma_async`):
+/// f16 into f16 or f32, bf16 and tf32 into f32, e4m3/e5m2 (mixed as well) into f16 or f32,
+/// s8/u8 (mixed as well) into s32. `None` when no wgmma takes the operand pair.
+pub fn wgmma_accumulators(a: DType, b: DType) -> Option<&'static [DType]> {
+    let fp8 = |d: DType| matches!(d, DType::F8E4M3 | DType::F8E5M2);
+    let int8 = |d: DType| matches!(d, DType::I8 | DType::U8);
+    match (a, b) {
+        (DType::F16, DType::F16) => Some(&[DType::F32, DType::F16]),
+        (DType::BF16, DType::BF16) => Some(&[DType::F32]),
+        (DType::TF32 | DType::F32, DType::TF32 | DType::F32) => Some(&[DType::F32]),
+        (x, y) if fp8(x) && fp8(y) => Some(&[DType::F32, DType::F16]),
+        (x, y) if int8(x) && int8(y) => Some(&[DType::I32]),
+        _ => None,
+    }
+}
+
+/// Whether `n` is an N of the integer wgmma (`.s32` accumulators): 8, 16, 24, then multiples
+/// of 16 up to 256 (PTX ISA, `wgmma.mma_async` shapes; ptxas refuses the others).
+pub fn wgmma_int_n(n: u32) -> bool {
+    matches!(n, 8 | 16 | 24) || (n.is_multiple_of(16) && (32..=256).contains(&n))
+}
+
 /// wgmma rules (PTX.md section 9): a warpgroup multiple, M = 64 per warpgroup, N a multiple of
-/// 8 up to 256, K steps of 32 bytes, f16/bf16/tf32/fp8 into f32.
+/// 8 up to 256 (for integers 8, 16, 24 or a multiple of 16), K steps of 32 bytes, the operand
+/// and accumulator types of [`wgmma_accumulators`]; A in shared memory or in registers.
 pub fn check_wgmma(op: &Op, a: &Ty, b: &SmemTy, acc: &TileTy, num_warps: u32) -> Result<(), Diagnostic> {
     let err = |m: String| {
         Err(Diagnostic::error("wgmma-shape", m, op.span, "invalid wgmma")
@@ -504,35 +527,43 @@ pub fn check_wgmma(op: &Op, a: &Ty, b: &SmemTy, acc: &TileTy, num_warps: u32) ->
     if n % 8 != 0 || n > 256 {
         return err(format!("N = {n} must be a multiple of 8 up to 256"));
     }
-    if a_dtype != b.dtype
-        || !matches!(
-            a_dtype,
-            DType::F16 | DType::BF16 | DType::TF32 | DType::F32 | DType::F8E4M3 | DType::F8E5M2
-        )
-    {
+    let Some(accs) = wgmma_accumulators(a_dtype, b.dtype) else {
         return Err(Diagnostic::error(
             "mma-dtype",
-            format!(
-                "wgmma takes matching f16/bf16/tf32/fp8 operands, found {a_dtype} and {}",
-                b.dtype
-            ),
+            format!("no wgmma takes A {a_dtype} and B {}", b.dtype),
             op.span,
             "here",
-        ));
-    }
+        )
+        .with_note(WGMMA_TYPES));
+    };
     if k % mma_k_step(a_dtype) != 0 {
         return err(format!(
             "K = {k} is not a multiple of the {}-element K step",
             mma_k_step(a_dtype)
         ));
     }
-    if acc.dtype != DType::F32 {
+    if !accs.contains(&acc.dtype) {
+        let names: Vec<String> = accs.iter().map(|d| d.to_string()).collect();
         return Err(Diagnostic::error(
             "mma-dtype",
-            "wgmma accumulates in f32 here",
+            format!(
+                "wgmma with {a_dtype} operands accumulates in {}, not {}",
+                names.join(" or "),
+                acc.dtype
+            ),
             op.span,
             "here",
+        )
+        .with_note(WGMMA_TYPES));
+    }
+    if acc.dtype == DType::I32 && !wgmma_int_n(n) {
+        return err(format!(
+            "N = {n} is not an N of the integer wgmma (8, 16, 24 or a multiple of 16 up to 256)"
         ));
     }
     Ok(())
 }
+
+/// The note of a wgmma type error: the operand and accumulator types the instruction takes.
+const WGMMA_TYPES: &str =
+    "wgmma types (PTX ISA): f16 -> f16 or f32; bf16, tf32 -> f32; e4m3/e5m2 -> f16 or f32; s8/u8 -> s32";

@@ -97,6 +97,38 @@ configs! {
         ["BLOCK_N=32", "BLOCK_K=32"],
         ["BLOCK_N=256", "BLOCK_K=64"],
     ],
+    // wgmma's dtype matrix (PTX ISA `wgmma.mma_async`): every operand type into every
+    // accumulator it takes, A from shared memory and from registers, one and two warpgroups.
+    "wgmma_dtypes": [
+        ["A_REGS=true"],
+        ["ACC=f16"],
+        ["ACC=f16", "A_REGS=true"],
+        ["ACC=f16", "A_REGS=true", "NUM_WARPS=8", "BLOCK_M=128"],
+        ["A_TYPE=bf16", "B_TYPE=bf16", "A_REGS=true"],
+        ["A_TYPE=bf16", "B_TYPE=bf16", "NUM_WARPS=8", "BLOCK_M=128"],
+        ["A_TYPE=tf32", "B_TYPE=tf32", "BLOCK_K=32"],
+        ["A_TYPE=tf32", "B_TYPE=tf32", "BLOCK_K=32", "A_REGS=true"],
+        ["A_TYPE=f8e4m3", "B_TYPE=f8e4m3", "ACC=f16", "BLOCK_K=128"],
+        ["A_TYPE=f8e5m2", "B_TYPE=f8e5m2", "ACC=f16", "BLOCK_K=128", "A_REGS=true"],
+        ["A_TYPE=f8e4m3", "B_TYPE=f8e5m2", "BLOCK_K=128"],
+        ["A_TYPE=f8e4m3", "B_TYPE=f8e4m3", "BLOCK_K=128", "A_REGS=true"],
+        ["A_TYPE=i8", "B_TYPE=i8", "ACC=i32", "BLOCK_K=128", "LO=-128", "HI=128"],
+        ["A_TYPE=u8", "B_TYPE=u8", "ACC=i32", "BLOCK_K=128", "LO=0", "HI=256", "A_REGS=true"],
+        ["A_TYPE=i8", "B_TYPE=u8", "ACC=i32", "BLOCK_K=128", "LO=0", "HI=128"],
+    ],
+    // tcgen05.mma's kinds over their dtypes (PTX ISA `tcgen05.mma`): kind::f16 into f32 and f16,
+    // kind::tf32, kind::f8f6f4 into f32 and f16 (mixed operands too), kind::i8 into s32.
+    "tcgen05_dtypes": [
+        ["ACC=f16"],
+        ["A_TYPE=bf16", "B_TYPE=bf16", "BLOCK_N=128"],
+        ["A_TYPE=tf32", "B_TYPE=tf32", "BLOCK_K=32"],
+        ["A_TYPE=f8e4m3", "B_TYPE=f8e4m3", "ACC=f16", "BLOCK_K=128"],
+        ["A_TYPE=f8e5m2", "B_TYPE=f8e5m2", "BLOCK_K=128"],
+        ["A_TYPE=f8e4m3", "B_TYPE=f8e5m2", "BLOCK_K=128", "BLOCK_N=32"],
+        ["A_TYPE=i8", "B_TYPE=i8", "ACC=i32", "BLOCK_K=128", "LO=-128", "HI=128"],
+        ["A_TYPE=u8", "B_TYPE=u8", "ACC=i32", "BLOCK_K=128", "LO=0", "HI=256"],
+        ["A_TYPE=i8", "B_TYPE=u8", "ACC=i32", "BLOCK_K=128", "LO=0", "HI=128"],
+    ],
     // Tutorial 09: (BLOCK_M, BLOCK_N) in {(128, 128), (128, 64)}, (BLOCK_K, buffers) in
     // {(128, 2), (64, 3)}.
     "matmul_fused_gather_scatter": [

@@ -50,6 +50,8 @@ kernels! {
     "scan", "sm_100a, sm_90a", "prefix scans (beyond the seeds)", "per-row running sum and maximum across registers and lanes";
     "cp_async", "sm_100a, sm_90a", "03 async-copy (beyond the seeds)", "c = a + b and row maxima through a 3-stage cp.async ring of shared buffers (commit and wait groups)";
     "mma_scaled", "sm_100a", "11 tcgen05-mma-scaled", "block-scaled mxfp8 matmul: ue8m0 factors global -> registers -> tensor memory, tcgen05.mma_scaled, f16 TMA store";
+    "wgmma_dtypes", "sm_90a", "05 wgmma (beyond the seeds)", "D = A @ B^T + C over wgmma's dtype matrix (f16/bf16/tf32/e4m3/e5m2/s8/u8 into f16/f32/s32), A from shared memory or registers";
+    "tcgen05_dtypes", "sm_100a", "tcgen05 kinds (beyond the seeds)", "D = A @ B^T + C over tcgen05.mma's kinds: f16, tf32, f8f6f4 (into f32 or f16) and i8 (into s32), C through tensor memory";
     "gemm_async", "sm_100a", "TIRx gemm_async", "128x64 @ 64x128 tcgen05.mma into TMEM columns 256:384; f16, block-scaled fp8 and fp4, cta_group 2";
 }
 

@@ -9,6 +9,8 @@
 //! both. References are looked up by the kernel's declared name, so hand-written `.tile` files
 //! named like a reference (`tma_roundtrip`, `tcgen05_mma_tile`, `gather_rows`) are checked too.
 
+mod language;
+
 use bwsim_isa::launch::{ArgValue, HostTensor, LaunchPlan};
 use bwsim_isa::DType;
 use half::{bf16, f16};
@@ -209,10 +211,16 @@ pub fn reference(
         | "persistent_matmul_pipelined"
         | "matmul_warp_specialized" => matmul(plan, inputs),
         "matmul_accumulate" => matmul_accumulate(plan, inputs),
+        "wgmma_dtypes" | "tcgen05_dtypes" => wgmma_dtypes(plan, inputs),
+        "wgmma_regs_kernel" => wgmma_regs(plan, inputs),
         "matmul_fused_gather_scatter" => fused_gather_scatter(plan, inputs),
         "gemm_async" | "tcgen05_mma_tile" => gemm_async(plan, inputs),
         "mma_scaled" | "mma_scaled_kernel" => mma_scaled(plan, inputs),
-        "tma_roundtrip" | "copy_1d_kernel" | "copy_2d_kernel" => identity(plan, inputs),
+        "tma_roundtrip" | "copy_1d_kernel" | "copy_2d_kernel" | "tmem_roundtrip_kernel" => {
+            identity(plan, inputs)
+        }
+        "scalars_kernel" => language::scalars(plan, inputs),
+        "map_elementwise_kernel" => language::map_elementwise(plan, inputs),
         "wgmma_matmul_kernel" => matmul(plan, inputs),
         "gather_rows" => gather(plan, inputs),
         "softmax" | "softmax_kernel" => softmax(plan, inputs),
@@ -1015,6 +1023,93 @@ fn conv2d(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, Str
         tensor: "y".into(),
         values: y,
         tol: MATMUL_TOL,
+    }])
+}
+
+/// D = A @ B^T + C with B stored [N, K] (`wgmma_dtypes`, `tcgen05_dtypes`).
+fn wgmma_dtypes(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+    mma_plus_c(plan, inputs, Some(true))
+}
+
+/// D = A @ B + C of the Gluon fixtures `wgmma_regs_kernel` (tests/gluon/wgmma_regs.py): B is
+/// stored [K, N], or [N, K] when the kernel reads it transposed; the fixtures keep N != K so
+/// that B's shape says which.
+fn wgmma_regs(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+    mma_plus_c(plan, inputs, None)
+}
+
+/// D = A @ B + C (`b_nk`: B stored [N, K]; `None`: decided by B's shape), the PTX ISA's
+/// `wgmma.mma_async` semantics, in f64 and rounded once to the accumulator type. Integers
+/// (s8/u8 into s32) are exact, wrapped to 32 bits as the s32 accumulator wraps. Float
+/// accumulation order and precision are not specified (PTX.md section 10): the tolerance
+/// allows each K step of 32 bytes one rounding of a partial sum of at most a few hundred at the
+/// accumulator's precision (f16: 11 bits; f32: the 14 bits Hopper keeps for fp8 operands, 24
+/// otherwise), for operands of magnitude about 1 and K up to a few hundred.
+fn mma_plus_c(plan: &LaunchPlan, inputs: &[HostTensor], b_nk: Option<bool>) -> Result<Vec<Expected>, String> {
+    let (a, b, c) = (
+        tensor(plan, inputs, "a")?,
+        tensor(plan, inputs, "b")?,
+        tensor(plan, inputs, "c")?,
+    );
+    let (m, k) = (a.shape[0], a.shape[1]);
+    let b_nk = match b_nk {
+        Some(t) => t,
+        None if b.shape[0] == k && b.shape[1] != k => false,
+        None if b.shape[1] == k && b.shape[0] != k => true,
+        None => {
+            return Err(format!(
+                "B {:?} with K = {k}: its orientation is ambiguous",
+                b.shape
+            ))
+        }
+    };
+    let n = if b_nk { b.shape[0] } else { b.shape[1] };
+    let bk = if b_nk { b.shape[1] } else { b.shape[0] };
+    if bk != k || c.shape != [m, n] {
+        return Err(format!(
+            "a {:?}, b {:?}, c {:?} do not form D = A @ B + C",
+            a.shape, b.shape, c.shape
+        ));
+    }
+    let mut d = HostTensor::zeros("d", c.dtype, c.shape.clone());
+    for i in 0..m {
+        for j in 0..n {
+            let mut s = val(c, i * n + j);
+            for kk in 0..k {
+                let bv = if b_nk {
+                    val(b, j * k + kk)
+                } else {
+                    val(b, kk * n + j)
+                };
+                s += val(a, i * k + kk) * bv;
+            }
+            if c.dtype == DType::I32 {
+                d.set_bits(i * n + j, (s as i64) as u32 as u64);
+            } else {
+                put(&mut d, i * n + j, s)?;
+            }
+        }
+    }
+    let narrow = a.dtype.bits() == 8;
+    let tol = match c.dtype {
+        DType::I32 => Tolerance::Exact,
+        DType::F16 => Tolerance::Close {
+            atol: 0.5,
+            rtol: 1e-2,
+        },
+        _ if narrow => Tolerance::Close {
+            atol: 0.1,
+            rtol: 1e-2,
+        },
+        _ => Tolerance::Close {
+            atol: 1e-2,
+            rtol: 1e-2,
+        },
+    };
+    Ok(vec![Expected {
+        tensor: "d".into(),
+        values: d,
+        tol,
     }])
 }
 

@@ -19,7 +19,7 @@ fn every_bundled_kernel_passes_its_default_configuration() {
             cases.push(Case::new(k.name).target(t));
         }
     }
-    assert_eq!(bwsim_kernels::all().len(), 21);
+    assert_eq!(bwsim_kernels::all().len(), 23);
     sweep("defaults", cases);
 }
 
@@ -400,6 +400,39 @@ fn gemm_async_variants() {
         cases.push(Case::new("gemm_async").seed(seed));
     }
     sweep("gemm_async", cases);
+}
+
+/// wgmma's dtype matrix (bwsim_kernels::configs): every operand type into every accumulator
+/// type the PTX ISA gives it, A from shared memory and from registers, against D = A @ B^T + C
+/// computed in f64.
+#[test]
+fn wgmma_dtypes_grid() {
+    let mut cases: Vec<Case> = bwsim_kernels::configs::of("wgmma_dtypes")
+        .map(|cfg| {
+            cfg.consts.iter().fold(Case::new("wgmma_dtypes"), |c, kv| {
+                let (k, v) = kv.split_once('=').expect("NAME=VALUE");
+                c.c(k, v)
+            })
+        })
+        .collect();
+    cases.push(Case::new("wgmma_dtypes").seed(1));
+    sweep("wgmma_dtypes", cases);
+}
+
+/// tcgen05.mma's kinds over their dtypes (bwsim_kernels::configs), against D = A @ B^T + C in
+/// f64: the Blackwell arithmetic is assumed (docs/hardware/wgmma-numerics.md), the semantics
+/// are the PTX ISA's.
+#[test]
+fn tcgen05_dtypes_grid() {
+    let cases: Vec<Case> = std::iter::once(Case::new("tcgen05_dtypes"))
+        .chain(bwsim_kernels::configs::of("tcgen05_dtypes").map(|cfg| {
+            cfg.consts.iter().fold(Case::new("tcgen05_dtypes"), |c, kv| {
+                let (k, v) = kv.split_once('=').expect("NAME=VALUE");
+                c.c(k, v)
+            })
+        }))
+        .collect();
+    sweep("tcgen05_dtypes", cases);
 }
 
 /// Tutorial 11 `test_simple_mma_scaled` (mxfp8 x mxfp8): BLOCK_N in {32, 64, 128, 256} and

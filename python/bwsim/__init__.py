@@ -15,9 +15,11 @@ from .errors import (
     BwsimError,
     CompileError,
     Deadlock,
+    GpuMismatch,
     HazardError,
     KernelFault,
     LimitReached,
+    NoGpu,
     TritonMissing,
 )
 
@@ -26,9 +28,11 @@ __all__ = [
     "BwsimError",
     "CompileError",
     "Deadlock",
+    "GpuMismatch",
     "HazardError",
     "KernelFault",
     "LimitReached",
+    "NoGpu",
     "TritonMissing",
     "binary",
 ]

@@ -31,11 +31,14 @@ def binary() -> str:
     raise BwsimError("the `bwsim` executable is missing: reinstall the package (pip install bwsim)")
 
 
-def call(args: list[str], timeout: float | None = None) -> tuple[int, dict[str, Any], str]:
+def call(
+    args: list[str], timeout: float | None = None, statuses: tuple[int, ...] = (0, 1)
+) -> tuple[int, dict[str, Any], str]:
     """Run `bwsim ARGS --json`; returns (exit status, the JSON object, stderr).
 
-    A status other than 0 and 1, or output that is not JSON, is an internal error of bwsim or
-    a refused command line and raises `BwsimError` with bwsim's own message.
+    A status outside `statuses` (0 and 1: the kernel passed or failed), or output that is not
+    JSON, is an internal error of bwsim or a refused command line and raises `BwsimError` with
+    bwsim's own message.
     """
     try:
         p = subprocess.run(
@@ -47,7 +50,7 @@ def call(args: list[str], timeout: float | None = None) -> tuple[int, dict[str, 
         )
     except subprocess.TimeoutExpired as e:
         raise BwsimError(f"bwsim {args[0]} did not finish within {timeout} s") from e
-    if p.returncode in (0, 1):
+    if p.returncode in statuses:
         try:
             return p.returncode, json.loads(p.stdout), p.stderr
         except json.JSONDecodeError:

@@ -18,7 +18,8 @@ class ArgumentError(BwsimError, TypeError, ValueError):
 
 
 class TritonMissing(BwsimError, ImportError):
-    """Triton is not installed, or not the version bwsim reads (3.6.0)."""
+    """Triton is not installed, or not a release bwsim reads (3.6.0, 3.7.x, 3.8.x, 3.9.x); the
+    message names them."""
 
 
 class CompileError(BwsimError):
@@ -76,3 +77,22 @@ class Deadlock(BwsimError):
 
 class LimitReached(BwsimError):
     """The run stopped at a resource limit (steps, wall time, memory, trace events)."""
+
+
+class NoGpu(BwsimError):
+    """`device="gpu"` found no CUDA driver or GPU, or a GPU of another architecture than the
+    kernel's target; the message says which."""
+
+
+class GpuMismatch(BwsimError):
+    """`device="gpu"`: the GPU's outputs differ from the simulator's (or one of them trapped).
+
+    `.result` is the verdict of `bwsim gpu`, `.max_err` the largest |gpu - sim|, `.notes` the
+    first mismatching elements. The arrays hold what the GPU computed.
+    """
+
+    def __init__(self, row: dict[str, Any]) -> None:
+        self.result: str = str(row.get("result", ""))
+        self.max_err: float | None = row.get("max_err")
+        self.notes: list[str] = list(row.get("notes", []))
+        super().__init__("\n".join([self.result, *self.notes]))

@@ -1,8 +1,10 @@
 """Run, check and time a `@gluon.jit` kernel on numpy arrays with bwsim, no GPU needed.
 
-The kernel is compiled on the CPU by Triton 3.6.0 to TTGIR, with a signature inferred from the
-arguments as Triton's launcher infers it (arrays are global pointers, `TensorDescriptor`s are
-TMA descriptors, Python ints and floats are scalars; constexprs come by keyword). The arrays go
+The kernel is compiled on the CPU by the installed Triton (3.6.0, 3.7.x, 3.8.x or 3.9.x) to TTGIR,
+specialized for the arguments as Triton's launcher specializes them (arrays are global pointers,
+16-byte aligned ones marked so, `TensorDescriptor`s are TMA descriptors, Python ints and floats are
+scalars, an int 1 a constexpr, ints that are multiples of 16 marked so; constexprs come by
+keyword). The arrays go
 to the `bwsim` executable as `.npy` files next to the TTGIR and its launch sidecar; every array
 the kernel wrote comes back into the caller's array.
 
@@ -31,7 +33,9 @@ from typing import Any
 
 import numpy as np
 
+from . import _triton
 from ._cli import call
+from ._gpu import GpuResult, run_on_gpu
 from .errors import (
     ArgumentError,
     BwsimError,
@@ -40,11 +44,9 @@ from .errors import (
     HazardError,
     KernelFault,
     LimitReached,
-    TritonMissing,
 )
 
-TRITON_VERSION = "3.6.0"
-TARGETS = {"sm_100a": 100, "sm_90a": 90}
+TARGETS = _triton.TARGETS
 CHIPS = {"b200": "sm_100a", "gb200": "sm_100a", "h100": "sm_90a", "h200": "sm_90a"}
 # The hazard checker's codes (bwsim_sim::check::CODES, and `tmem-leak`): an error with one of
 # these is a HazardError, any other a CompileError.
@@ -54,23 +56,11 @@ HAZARD_CODES = frozenset(
 )
 
 
-def _require_triton() -> None:
-    try:
-        import triton
-    except ImportError as e:
-        raise TritonMissing(
-            "bwsim.gluon compiles Gluon kernels with Triton, which is not installed: "
-            f"pip install triton=={TRITON_VERSION}"
-        ) from e
-    found = getattr(triton, "__version__", "unknown")
-    if found != TRITON_VERSION:
-        raise TritonMissing(
-            f"bwsim.gluon reads the TTGIR of Triton {TRITON_VERSION}, but Triton {found} is installed: "
-            f"pip install triton=={TRITON_VERSION}"
-        )
-
-
-_require_triton()
+#: The Triton releases bwsim reads ("3.6.0, 3.7.x, 3.8.x and 3.9.x").
+SUPPORTED_TRITON = _triton.SUPPORTED_TEXT
+#: The installed Triton's version, which compiles every kernel (a supported one, else importing
+#: this module raised `TritonMissing`).
+TRITON_VERSION = _triton.require_triton()
 
 
 @dataclass(frozen=True)
@@ -167,7 +157,10 @@ class TensorDescriptor:
     """A TMA tensor descriptor over a whole numpy array (or torch CPU tensor), as Gluon's.
 
     `layout` is the shared-memory layout of a block, by default
-    `NVMMASharedLayout.get_default_for(block_shape, dtype)`.
+    `NVMMASharedLayout.get_default_for(block_shape, dtype, cga_layout=cga_layout)`. A kernel
+    launched with `num_ctas` > 1 (a cluster) splits a block between the CTAs of the cluster by its
+    layout's `cga_layout`: `[[1, 0]]` halves the rows between two CTAs, `[[0, 0]]` gives each CTA
+    the whole block (what a multicast load delivers).
     """
 
     def __init__(
@@ -178,6 +171,7 @@ class TensorDescriptor:
         block_shape: Sequence[int],
         layout: Any = None,
         padding: str = "zero",
+        cga_layout: Sequence[Sequence[int]] | None = None,
     ) -> None:
         arr = _as_array("TensorDescriptor base", base)
         self.base = base
@@ -194,9 +188,11 @@ class TensorDescriptor:
         from triton.experimental.gluon import language as gl
 
         if layout is None:
-            layout = gl.NVMMASharedLayout.get_default_for(self.block_shape, _triton_dtype(arr.dtype.triton))
+            layout = _default_layout(self.block_shape, arr.dtype.triton, cga_layout)
         elif not isinstance(layout, gl.NVMMASharedLayout):
             raise ArgumentError(f"layout: expected a gl.NVMMASharedLayout, got {type(layout).__name__}")
+        elif cga_layout is not None:
+            raise ArgumentError("cga_layout: give it to the layout you pass (NVMMASharedLayout(..., cga_layout=...))")
         if padding not in ("zero", "nan"):
             raise ArgumentError(f"padding: `{padding}` is neither 'zero' nor 'nan'")
         if padding == "nan":
@@ -206,16 +202,21 @@ class TensorDescriptor:
         self._array = arr
 
     @staticmethod
-    def from_tensor(array: Any, block_shape: Sequence[int], layout: Any = None) -> TensorDescriptor:
+    def from_tensor(
+        array: Any,
+        block_shape: Sequence[int],
+        layout: Any = None,
+        padding: str = "zero",
+        cga_layout: Sequence[Sequence[int]] | None = None,
+    ) -> TensorDescriptor:
         """A descriptor over all of `array`, moving blocks of `block_shape`."""
         arr = _as_array("array", array)
         strides = [int(math.prod(arr.shape[i + 1 :])) for i in range(len(arr.shape))]
-        return TensorDescriptor(array, list(arr.shape), strides, block_shape, layout)
+        return TensorDescriptor(array, list(arr.shape), strides, block_shape, layout, padding, cga_layout)
 
     def signature(self) -> str:
         """Triton's signature string of this descriptor (`tensordesc<fp16[128, 64],...>`)."""
-        block = ", ".join(str(b) for b in self.block_shape)
-        return f"tensordesc<{self._array.dtype.triton}[{block}],{self.layout!r}>"
+        return _triton.descriptor_signature(self._array.dtype.triton, self.block_shape, self.layout)
 
     def __repr__(self) -> str:
         return (
@@ -251,10 +252,21 @@ def _check_block_shape(block_shape: Sequence[int], arr: _Array) -> list[int]:
     return block
 
 
-def _triton_dtype(name: str) -> Any:
-    from triton.language import str_to_ty
-
-    return str_to_ty(name, None)
+def _default_layout(block: list[int], dtype: str, cga_layout: Sequence[Sequence[int]] | None) -> Any:
+    if cga_layout is not None:
+        try:
+            bases = [[int(x) for x in basis] for basis in cga_layout]
+        except (TypeError, ValueError) as e:
+            raise ArgumentError(f"cga_layout: expected a list of bases such as [[1, 0]], got {cga_layout!r}") from e
+        if any(len(basis) != len(block) for basis in bases):
+            raise ArgumentError(f"cga_layout {bases}: each basis has one entry per dimension of the block {block}")
+        cga_layout = bases
+    try:
+        return _triton.default_layout(block, dtype, cga_layout)
+    except TypeError as e:
+        if cga_layout is None:
+            raise
+        raise ArgumentError(f"cga_layout: Triton {TRITON_VERSION}'s NVMMASharedLayout has no cga_layout ({e})") from e
 
 
 def _as_descriptor(what: str, x: Any) -> TensorDescriptor | None:
@@ -262,6 +274,10 @@ def _as_descriptor(what: str, x: Any) -> TensorDescriptor | None:
     if isinstance(x, TensorDescriptor):
         return x
     if all(hasattr(x, a) for a in ("base", "block_shape", "layout", "shape", "strides")):
+        if getattr(x, "mode", "tiled") != "tiled":
+            raise ArgumentError(f"{what}: a {x.mode} TMA descriptor; bwsim simulates tiled ones")
+        if getattr(x, "round_f32_to_tf32", False):
+            raise ArgumentError(f"{what}: round_f32_to_tf32 is not simulated by bwsim")
         try:
             return TensorDescriptor(x.base, x.shape, x.strides, x.block_shape, x.layout, getattr(x, "padding", "zero"))
         except ArgumentError as e:
@@ -341,20 +357,19 @@ def _grid(grid: Any, bound: dict[str, Any]) -> list[int]:
     return dims + [1] * (3 - len(dims))
 
 
-def _scalar_type(what: str, v: Any) -> str:
+def _scalar(what: str, v: Any) -> bool | int | float:
+    """`v` as the Python scalar Triton's launcher takes (numpy scalars become Python's)."""
     if isinstance(v, (bool, np.bool_)):
-        return "i1"
+        return bool(v)
     if isinstance(v, (int, np.integer)):
         v = int(v)
-        if -(2**31) <= v < 2**31:
-            return "i32"
-        if -(2**63) <= v < 2**63:
-            return "i64"
-        raise ArgumentError(f"{what}: {v} does not fit in 64 bits")
+        if not -(2**63) <= v < 2**63:
+            raise ArgumentError(f"{what}: {v} does not fit in a signed 64-bit integer")
+        return v
     if isinstance(v, (float, np.floating)):
         if not math.isfinite(float(v)):
             raise ArgumentError(f"{what}: {v} is not a finite float")
-        return "fp32"
+        return float(v)
     raise ArgumentError(
         f"{what}: {type(v).__name__} is not an argument bwsim can pass "
         "(numpy arrays, TensorDescriptor, int, float, bool)"
@@ -386,34 +401,38 @@ def _cache_dir(kernel: Any) -> str:
     return os.path.join(tempfile.gettempdir(), "bwsim-triton-cache", key)
 
 
-def _compile_here(
-    kernel: Any, signature: dict[str, str], constexprs: dict[str, Any], target: str, num_warps: int
-) -> str:
-    import triton
-    from triton.backends.compiler import GPUTarget
-    from triton.experimental.gluon._runtime import GluonASTSource
+@dataclass(frozen=True)
+class _Compile:
+    """What Triton compiles: the kernel, its specialized signature and the options."""
 
-    src = GluonASTSource(kernel, signature=signature, constexprs=constexprs)
+    kernel: Any
+    signature: dict[str, str]
+    constexprs: dict[str, Any]
+    attrs: dict[tuple[int, ...], list[list[Any]]]
+    target: str
+    num_warps: int
+    num_ctas: int
+
+
+def _compile_here(c: _Compile) -> str:
     before = os.environ.get("TRITON_CACHE_DIR")
-    os.environ["TRITON_CACHE_DIR"] = _cache_dir(kernel)
+    os.environ["TRITON_CACHE_DIR"] = _cache_dir(c.kernel)
     try:
-        compiled = triton.compile(src, target=GPUTarget("cuda", TARGETS[target], 32), options={"num_warps": num_warps})
+        return _triton.compile_ttgir(c.kernel, c.signature, c.constexprs, c.attrs, c.target, c.num_warps, c.num_ctas)
     finally:
         if before is None:
             os.environ.pop("TRITON_CACHE_DIR", None)
         else:
             os.environ["TRITON_CACHE_DIR"] = before
-    text: str = compiled.asm["ttgir"]
-    return text if text.endswith("\n") else text + "\n"
 
 
-def _compile_child(conn: Any, stderr_path: str, *args: Any) -> None:
+def _compile_child(conn: Any, stderr_path: str, c: _Compile) -> None:
     # What Triton's compiler prints before it aborts goes to the parent's message.
     faulthandler.disable()
     with open(stderr_path, "w") as err:
         os.dup2(err.fileno(), 2)
     try:
-        conn.send(("ok", _compile_here(*args)))
+        conn.send(("ok", _compile_here(c)))
     except BaseException as e:  # noqa: BLE001 - every failure goes back to the parent
         try:
             pickle.loads(pickle.dumps(e))
@@ -424,18 +443,17 @@ def _compile_child(conn: Any, stderr_path: str, *args: Any) -> None:
         conn.close()
 
 
-def _compile(kernel: Any, signature: dict[str, str], constexprs: dict[str, Any], target: str, num_warps: int) -> str:
+def _compile(c: _Compile) -> str:
     """Triton's TTGIR of the kernel. Triton runs in a forked child where the platform has fork:
     some kernels make its compiler abort the process (tcgen05 compiled for sm_90a), which must
     cost the caller an exception, not the interpreter."""
-    args = (kernel, signature, constexprs, target, num_warps)
     if "fork" not in multiprocessing.get_all_start_methods():
-        return _compile_here(*args)
+        return _compile_here(c)
     ctx = multiprocessing.get_context("fork")
     recv, send = ctx.Pipe(duplex=False)
     with tempfile.TemporaryDirectory(prefix="bwsim-triton-") as d:
         stderr_path = os.path.join(d, "stderr")
-        child = ctx.Process(target=_compile_child, args=(send, stderr_path, *args), daemon=True)
+        child = ctx.Process(target=_compile_child, args=(send, stderr_path, c), daemon=True)
         child.start()
         send.close()
         try:
@@ -453,7 +471,7 @@ def _compile(kernel: Any, signature: dict[str, str], constexprs: dict[str, Any],
     tail = "\n".join(said.splitlines()[-12:])
     raise CompileError(
         f"Triton's compiler stopped the process (exit status {child.exitcode}) while compiling "
-        f"`{_kernel_name(kernel)}` for {target}; does the kernel use an operation the target lacks "
+        f"`{_kernel_name(c.kernel)}` for {c.target}; does the kernel use an operation the target lacks "
         f"(tcgen05 on sm_90a)?" + (f"\nTriton said:\n{tail}" if tail else "")
     )
 
@@ -464,6 +482,7 @@ def _prepare(
     args: Sequence[Any],
     kwargs: dict[str, Any],
     num_warps: int,
+    num_ctas: int,
     target: str,
     workdir: Path,
 ) -> _Launch:
@@ -473,10 +492,15 @@ def _prepare(
         raise ArgumentError(f"target: `{target}` is not one of {', '.join(TARGETS)}")
     if not isinstance(num_warps, int) or not _is_power_of_two(num_warps):
         raise ArgumentError(f"num_warps: {num_warps!r} is not a power of two")
+    if not isinstance(num_ctas, int) or not _is_power_of_two(num_ctas) or num_ctas > 16:
+        raise ArgumentError(f"num_ctas: {num_ctas!r} is not a cluster size (a power of two, at most 16)")
     bound = _bind(kernel, args, kwargs, num_warps)
     dims = _grid(grid, bound)
+    # Triton's launcher runs `grid` clusters of `num_ctas` CTAs along x (CUDA's grid counts CTAs).
+    dims[0] *= num_ctas
     signature: dict[str, str] = {}
     constexprs: dict[str, Any] = {}
+    specs: dict[str, _triton.ArgSpec] = {}
     tensors: list[_Tensor] = []
     lines: list[str] = []
     by_key: dict[tuple[int, tuple[int, ...], str], _Tensor] = {}
@@ -495,26 +519,34 @@ def _prepare(
         t.args.append(param)
         return t
 
+    # Each parameter specialized as Triton's launcher specializes it (`_triton.specialize`): a
+    # pointer or an int marked divisible by 16 when it is, an int 1 compiled as a constexpr.
     for p in kernel.params:
         v = bound[p.name]
         what = f"argument `{p.name}`"
         if p.is_constexpr:
-            signature[p.name] = "constexpr"
-            constexprs[p.name] = v
-            continue
-        desc = _as_descriptor(what, v)
-        if desc is not None:
-            signature[p.name] = desc.signature()
+            spec = _triton.specialize(p, v)
+        elif (desc := _as_descriptor(what, v)) is not None:
+            if desc._array.key[0] % 16:
+                raise ArgumentError(f"{what}: the descriptor's base is not 16-byte aligned, as TMA requires")
+            spec = _triton.specialize(p, _triton.Descriptor(desc.signature()))
             lines.append(f"  {p.name} = {tensor_of(p.name, desc._array).name}")
         elif isinstance(v, np.ndarray) or _is_torch(v):
             arr = _as_array(what, v)
-            signature[p.name] = "*" + arr.dtype.triton
+            spec = _triton.specialize(p, _triton.Pointer(arr.dtype.triton, arr.key[0]))
             lines.append(f"  {p.name} = {tensor_of(p.name, arr).name}")
         else:
-            signature[p.name] = _scalar_type(what, v)
-            lines.append(f"  {p.name} = {_literal(v)}")
+            scalar = None if v is None else _scalar(what, v)
+            spec = _triton.specialize(p, scalar)
+            if not spec.is_constexpr:
+                lines.append(f"  {p.name} = {_literal(scalar)}")
+        specs[p.name] = spec
+        signature[p.name] = spec.type
+        if spec.is_constexpr:
+            constexprs[p.name] = spec.value
 
-    ttgir = _compile(kernel, signature, constexprs, target, num_warps)
+    attrs = _triton.divisibility_attrs(kernel.params, specs)
+    ttgir = _compile(_Compile(kernel, signature, constexprs, attrs, target, num_warps, num_ctas))
     name = re.sub(r"\W", "_", _kernel_name(kernel))
     path = workdir / f"{name}.{target}.ttgir"
     path.write_text(ttgir)
@@ -526,6 +558,7 @@ def _prepare(
         f"// Launch of {name}, written by bwsim.gluon.",
         "launch {",
         f"  grid = [{', '.join(str(d) for d in dims)}]",
+        *([f"  cluster = [{num_ctas}]"] if num_ctas > 1 else []),
         *decls,
         *lines,
         f"  outputs = [{', '.join(t.name for t in tensors)}]",
@@ -659,22 +692,35 @@ def run(
     grid: Any,
     *args: Any,
     num_warps: int = 4,
+    num_ctas: int = 1,
     target: str = "sm_100a",
     seed: int = 0,
     trace: str | os.PathLike[str] | None = None,
     chrome: str | os.PathLike[str] | None = None,
     workdir: str | os.PathLike[str] | None = None,
+    device: str = "sim",
     **constexprs: Any,
-) -> RunResult:
+) -> RunResult | GpuResult:
     """Simulate `kernel[grid](*args, **constexprs)` and write the arrays it wrote back.
 
     Raises `KernelFault` on a trap, `Deadlock` when every agent blocks, `HazardError` when the
     run stops at an error diagnostic, `CompileError` when bwsim cannot import the kernel.
     `trace` / `chrome` write the event trace (text, or Chrome JSON for Perfetto); `workdir`
     keeps the TTGIR, launch sidecar and arrays there instead of a temporary directory.
+    `num_warps` and `num_ctas` are Triton's launch options: `num_ctas` > 1 runs every program
+    of `grid` as a cluster of that many CTAs.
+
+    `device="gpu"` runs bwsim's PTX of the kernel on the local GPU (whose architecture must be
+    `target`'s) and the simulator on the same arrays, writes the GPU's outputs back and returns
+    the comparison as a `GpuResult`; raises `NoGpu` without a suitable GPU and `GpuMismatch`
+    when the two differ (`bwsim gpu`).
     """
+    if device not in ("sim", "gpu"):
+        raise ArgumentError(f"device: `{device}` is neither 'sim' nor 'gpu'")
     with _workdir(workdir) as wd:
-        launch = _prepare(kernel, grid, args, constexprs, num_warps, target, wd)
+        launch = _prepare(kernel, grid, args, constexprs, num_warps, num_ctas, target, wd)
+        if device == "gpu":
+            return run_on_gpu(launch, seed, wd / "gpu_out", _write_back)
         outdir = wd / "out"
         cmd = ["run", str(launch.ttgir), "--seed", str(int(seed)), "--save-outputs", str(outdir)]
         if trace is not None:
@@ -706,6 +752,7 @@ def check(
     seed: int | None = None,
     jobs: int | None = None,
     num_warps: int = 4,
+    num_ctas: int = 1,
     target: str = "sm_100a",
     workdir: str | os.PathLike[str] | None = None,
     **constexprs: Any,
@@ -718,7 +765,7 @@ def check(
     if not isinstance(schedules, int) or schedules < 1:
         raise ArgumentError(f"schedules: {schedules!r} is not a positive int")
     with _workdir(workdir) as wd:
-        launch = _prepare(kernel, grid, args, constexprs, num_warps, target, wd)
+        launch = _prepare(kernel, grid, args, constexprs, num_warps, num_ctas, target, wd)
         cmd = ["check", str(launch.ttgir)]
         if seed is not None:
             cmd += ["--seed", str(int(seed))]
@@ -756,6 +803,7 @@ def time(
     *args: Any,
     chip: str = "gb200",
     num_warps: int = 4,
+    num_ctas: int = 1,
     target: str | None = None,
     timing_only: bool = False,
     chrome: str | os.PathLike[str] | None = None,
@@ -771,7 +819,7 @@ def time(
     if chip not in CHIPS:
         raise ArgumentError(f"chip: `{chip}` is not one of {', '.join(CHIPS)}")
     with _workdir(workdir) as wd:
-        launch = _prepare(kernel, grid, args, constexprs, num_warps, target or CHIPS[chip], wd)
+        launch = _prepare(kernel, grid, args, constexprs, num_warps, num_ctas, target or CHIPS[chip], wd)
         cmd = ["time", str(launch.ttgir), "--chip", chip]
         if timing_only:
             cmd.append("--timing-only")
@@ -801,11 +849,13 @@ def simulate(check: bool = False, schedules: int = 50, target: str = "sm_100a") 
         if warmup:
             return None
         num_warps = int(kwargs.pop("num_warps", 4))
-        for option in ("num_stages", "num_ctas", "maxnreg", "debug", "instrumentation_mode"):
+        num_ctas = int(kwargs.pop("num_ctas", 1))
+        for option in ("num_stages", "maxnreg", "debug", "instrumentation_mode"):
             kwargs.pop(option, None)
+        launch = {"num_warps": num_warps, "num_ctas": num_ctas, "target": target}
         if checking:
-            _check_fn(self, grid, *args, schedules=schedules, num_warps=num_warps, target=target, **kwargs)
-        return run(self, grid, *args, num_warps=num_warps, target=target, **kwargs)
+            _check_fn(self, grid, *args, schedules=schedules, **launch, **kwargs)
+        return run(self, grid, *args, **launch, **kwargs)
 
     GluonJITFunction.run = run_on_bwsim  # type: ignore[method-assign]
     try:

@@ -22,10 +22,16 @@
 //! run can switch either to [`Arith::Wide`] (exact sum, one rounding) or to other parameters
 //! ([`crate::RunOptions::mma`]).
 //!
+//! Into an f16 accumulator (measured too, 196,608 dot products each for f16, e4m3 and e5m2
+//! operands): the same alignment and cut, the exact sum of the cut terms rounded once to the
+//! nearest f16 ([`block_step_f16`]); a subnormal f16 accumulator counts with exponent -14.
+//! Integer accumulators (s8/u8) are exact sums wrapped to 32 bits (measured), computed by
+//! the caller.
+//!
 //! Not measured, modelled as stated: non-finite operands (an f64 sum, so inf and NaN
-//! propagate as IEEE says), results beyond the f32 range (infinity), subnormal operands
-//! (their exponent is that of their leading bit), the sign of an exact zero (+0), non-f32
-//! accumulators (the wide sum).
+//! propagate as IEEE says), results beyond the f32 range (infinity), subnormal operands and
+//! f32 accumulators (their exponent is that of their leading bit), the sign of an exact zero
+//! (+0).
 
 use bwsim_isa::types::DType;
 
@@ -205,10 +211,58 @@ pub fn operands(vs: &[f64]) -> Vec<Operand> {
     vs.iter().map(|&v| Operand::new(v)).collect()
 }
 
+/// The sum of one block FMA step before its rounding: the cut terms' exact sum `s * 2^unit`,
+/// or the f64 sum of a step with a non-finite operand or accumulator, or nothing non-zero.
+enum StepSum {
+    Cut(i64, i32),
+    Special(f64),
+    Zero,
+}
+
 /// One block FMA step: `sum(a_i * b_i) + c` (no `c` when the accumulator is not used) as the
-/// tensor core computes it; `a` and `b` have the same length.
+/// tensor core computes it, its sum rounded toward zero to `p.result_bits`; `a` and `b` have
+/// the same length.
 pub fn block_step(a: &[Operand], b: &[Operand], c: Option<f32>, p: BlockFma) -> f32 {
-    let c = c.map(f64::from);
+    match block_sum(a, b, c.map(f64::from), p.align_bits, i32::MIN) {
+        StepSum::Cut(s, unit) => round_toward_zero(s, unit, p.result_bits),
+        StepSum::Special(v) => v as f32,
+        StepSum::Zero => 0.0,
+    }
+}
+
+/// One block FMA step into an f16 accumulator (measured on the H100 for f16 and fp8 operands,
+/// docs/hardware/wgmma-numerics.md): the terms aligned and cut as for an f32 accumulator
+/// (`align_bits`), their exact sum rounded once to the nearest f16, ties to even (subnormals
+/// kept, beyond the largest f16 infinity, an exact zero +0). `c` is the incoming f16 value; a
+/// subnormal one counts with the f16's smallest normal exponent, -14, in the reference
+/// exponent (the exponent its field encodes; measured: with its leading bit's, 3 of 196,608
+/// e5m2 dot products differ). Returns the f16 bits.
+pub fn block_step_f16(a: &[Operand], b: &[Operand], c: Option<f32>, align_bits: u32) -> u16 {
+    match block_sum(a, b, c.map(f64::from), align_bits, F16_MIN_EXP) {
+        StepSum::Cut(s, unit) => round_nearest_f16(s, unit),
+        StepSum::Special(v) => half::f16::from_f64(v).to_bits(),
+        StepSum::Zero => 0,
+    }
+}
+
+/// [`block_step_f16`] over a whole K: one step per `k` products, each step's f16 result the
+/// next one's `c` (the f16 accumulator of `acc` bits dropped when not `use_acc`).
+pub fn chain_f16(a: &[Operand], b: &[Operand], k: usize, acc: u16, use_acc: bool, align_bits: u32) -> u16 {
+    let mut c = use_acc.then_some(acc);
+    for (ra, rb) in a.chunks(k.max(1)).zip(b.chunks(k.max(1))) {
+        let cv = c.map(|h| half::f16::from_bits(h).to_f32());
+        c = Some(block_step_f16(ra, rb, cv, align_bits));
+    }
+    c.unwrap_or(0)
+}
+
+/// The smallest normal exponent of an f16.
+const F16_MIN_EXP: i32 = -14;
+
+/// The exact sum of one step's terms, each cut toward zero to a multiple of `2^unit` for
+/// `unit` = the reference exponent minus `align_bits` (module doc); `c` takes part in the
+/// reference with its leading bit's exponent, at least `c_min_exp`.
+fn block_sum(a: &[Operand], b: &[Operand], c: Option<f64>, align_bits: u32, c_min_exp: i32) -> StepSum {
     // Pass 1: specials, and the reference exponent over the non-zero terms.
     let mut big = i32::MIN;
     let mut special = c.is_some_and(|c| !c.is_finite());
@@ -221,18 +275,18 @@ pub fn block_step(a: &[Operand], b: &[Operand], c: Option<f32>, p: BlockFma) -> 
     }
     if special {
         let s: f64 = a.iter().zip(b).map(|(x, y)| x.v * y.v).sum::<f64>() + c.unwrap_or(0.0);
-        return s as f32;
+        return StepSum::Special(s);
     }
     let c = c.filter(|c| *c != 0.0).map(Operand::new);
     if let Some(c) = &c {
-        big = big.max(c.lead);
+        big = big.max(c.lead.max(c_min_exp));
     }
     if big == i32::MIN {
-        return 0.0;
+        return StepSum::Zero;
     }
     // Pass 2: every term cut toward zero to a multiple of 2^unit, summed exactly. A term
     // keeps at most align_bits + 2 bits above the unit, so the sum fits an i64.
-    let unit = big - p.align_bits as i32;
+    let unit = big - align_bits as i32;
     let cut = |m: i64, e: i32| -> i64 {
         let sh = unit - e;
         if sh <= 0 {
@@ -261,7 +315,44 @@ pub fn block_step(a: &[Operand], b: &[Operand], c: Option<f32>, p: BlockFma) -> 
             sum += cut(m, e);
         }
     }
-    round_toward_zero(sum, unit, p.result_bits)
+    StepSum::Cut(sum, unit)
+}
+
+/// `s * 2^unit` rounded to the nearest f16, ties to even: 11 significant bits, quantum at
+/// least 2^-24 (subnormals), beyond the largest finite f16 (65504) infinity, a zero +0.
+fn round_nearest_f16(s: i64, unit: i32) -> u16 {
+    if s == 0 {
+        return 0;
+    }
+    let neg = s < 0;
+    let a = s.unsigned_abs();
+    let lead = unit + 63 - a.leading_zeros() as i32;
+    let q = (lead - 10).max(-24);
+    let m = if q > unit {
+        let sh = (q - unit) as u32;
+        if sh > 64 {
+            0
+        } else {
+            let (kept, rest) = if sh == 64 {
+                (0, a)
+            } else {
+                (a >> sh, a & ((1u64 << sh) - 1))
+            };
+            let half_ulp = 1u64 << (sh - 1);
+            let up = rest > half_ulp || (rest == half_ulp && kept & 1 == 1);
+            kept + up as u64
+        }
+    } else {
+        // unit >= q >= -24 and the value is at most 2^(q + 11): a fits.
+        a << (unit - q) as u32
+    };
+    if m == 0 {
+        return 0;
+    }
+    // m * 2^q is exact in f64; at most 11 significant bits, so the f16 conversion is exact
+    // (or overflows to infinity beyond 65504).
+    let v = m as f64 * f64::from_bits(((q + 1023) as u64) << 52);
+    half::f16::from_f64(if neg { -v } else { v }).to_bits()
 }
 
 /// `s * 2^unit` rounded toward zero to `bits` significant bits within the f32 range

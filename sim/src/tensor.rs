@@ -6,8 +6,9 @@
 //! `transposed`), so a layout or swizzle bug produces wrong numbers exactly as on hardware.
 //! Floating-point products are added into an f32 accumulator as the tensor core does, one
 //! block FMA per instruction's K ([`crate::mma_numerics`], measured on the H100; the run's
-//! [`crate::mma_numerics::MmaNumerics`] picks the arithmetic per MMA family); other
-//! accumulator types take the exact sum rounded once. tf32 operands drop the low 13 mantissa
+//! [`crate::mma_numerics::MmaNumerics`] picks the arithmetic per MMA family), and into an f16
+//! accumulator with the same alignment, each step rounded to nearest f16 (measured too);
+//! integer accumulators take the exact sum, wrapped to 32 bits as s32 wraps (measured). tf32 operands drop the low 13 mantissa
 //! bits of the stored f32 (the tensor core ignores them; measured with the same probe).
 //! Block scales: ue8m0 = 2^(e-127) per 32 K-elements, ue4m3 per 16.
 //!
@@ -146,7 +147,8 @@ impl Lines {
 
 /// One accumulator element: `row · col (+ old)` in the accumulator type, through the block
 /// FMA chain when `arith` models this operand type into an f32 accumulator (the packed chain
-/// when both lines fit it: the same bits), else the exact sum rounded once.
+/// when both lines fit it: the same bits) or an f16 one (each step rounded to nearest f16),
+/// else the exact sum rounded once (integers: exact, wrapped to the accumulator's width).
 #[allow(clippy::too_many_arguments)] // the element's operands, its accumulator and the model
 fn dot(
     row: Line,
@@ -158,6 +160,15 @@ fn dot(
     scaled: bool,
     arith: &Arith,
 ) -> u64 {
+    if acc == DType::F16 {
+        if let Some(p) = arith.block_for(operand) {
+            // An f16 accumulator: the same alignment, each step's sum rounded to nearest f16
+            // (mma_numerics::block_step_f16, measured on the H100).
+            let k = mma_numerics::instruction_k(operand, scaled);
+            let old = round_to(DType::F16, old) as u16;
+            return mma_numerics::chain_f16(row.ops, col.ops, k, old, use_acc, p.align_bits) as u64;
+        }
+    }
     match arith.block_for(operand).filter(|_| acc == DType::F32) {
         Some(p) => {
             let k = mma_numerics::instruction_k(operand, scaled);

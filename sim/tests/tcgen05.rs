@@ -1,6 +1,6 @@
 //! tcgen05 on the simulated tensor pipe: MMA results against an f64 reference written here
 //! (f16/bf16/tf32/fp8/fp4, K-major and MN-major B, every swizzle mode, M 64/128, A from tensor memory,
-//! use_acc, block-scaled fp8/fp4 with ue8m0 and nvf4 with ue4m3 factors decoded here, the
+//! use_acc, f16 accumulators of kind::f16 and kind::f8f6f4, s8/u8 into s32 with kind::i8, block-scaled fp8/fp4 with ue8m0 and nvf4 with ue4m3 factors decoded here, the
 //! scale buffers' hardware column counts), tcgen05.cp before an MMA that reads its destination,
 //! and tcgen05.commit covering exactly the earlier operations.
 
@@ -17,6 +17,7 @@ kernel mma_test {
   target sm_100a
   num_warps 4
   const DT: dtype = f16
+  const ACC: dtype = f32
   const M: int = 128
   const N: int = 128
   const K: int = 64
@@ -29,7 +30,7 @@ kernel mma_test {
   const SWB: int = min(128, BC * bitwidth(DT) / 8)
   param a_desc: tensor_desc(DT[M, K], nvmma(SWA))
   param b_desc: tensor_desc(DT[BR, BC], nvmma(SWB))
-  param out_ptr: ptr(f32)
+  param out_ptr: ptr(ACC)
   layout row = blocked([1, 1], [1, 32], [4, 1], [1, 0])
   let a_smem = smem.alloc DT[M, K], nvmma(SWA)
   let b_smem = smem.alloc DT[K, N], nvmma(SWB, transposed=B_KMAJOR)
@@ -37,7 +38,7 @@ kernel mma_test {
   let mma_bar = mbar.alloc 1
   mbar.init tma_bar[0], 1
   mbar.init mma_bar[0], 1
-  let acc = tmem.alloc f32[M, N]
+  let acc = tmem.alloc ACC[M, N]
   mbar.expect tma_bar[0], a_desc.nbytes + b_desc.nbytes
   tma.load a_desc[0, 0], a_smem, tma_bar[0]
   tma.load b_desc[0, 0], b_smem, tma_bar[0]
@@ -63,7 +64,7 @@ kernel mma_test {
     grid = [1]
     tensor a: DT[M, K] = randn()
     tensor b: DT[BR, BC] = randn()
-    tensor out: f32[M, N] = zeros()
+    tensor out: ACC[M, N] = zeros()
     a_desc = a
     b_desc = b
     out_ptr = out
@@ -80,6 +81,8 @@ fn operand(t: &HostTensor, i: u64) -> f64 {
         bwsim_isa::DType::F16 => f16::from_bits(b as u16).to_f64(),
         bwsim_isa::DType::BF16 => bf16::from_bits(b as u16).to_f64(),
         bwsim_isa::DType::F32 => f32::from_bits(b as u32 & !0x1fff) as f64,
+        bwsim_isa::DType::I8 => b as u8 as i8 as f64,
+        bwsim_isa::DType::U8 => b as u8 as f64,
         _ => low_precision(t, i),
     }
 }
@@ -117,8 +120,21 @@ fn check_mma(consts: &[(&str, &str)]) {
         1.0
     };
     let want = reference(&inp[0], &inp[1], b_kmajor, times);
-    let got = values(tensor(&r, "out"));
-    let w = worst(&got, &want, 1e-3, 1e-4);
+    let out = tensor(&r, "out");
+    let got = values(out);
+    // The accumulator's precision: f16 rounds each K step's sum (about 2^-11 of partial sums
+    // of a few tens here); s32 is exact.
+    let (atol, rtol) = match out.dtype {
+        bwsim_isa::DType::F16 => (0.1, 1e-2),
+        bwsim_isa::DType::I32 => (0.0, 0.0),
+        _ => (1e-3, 1e-4),
+    };
+    if atol == 0.0 {
+        assert_eq!(got, want, "{consts:?}: s32 results are exact");
+        assert!(want.iter().any(|v| v.abs() > 1.0));
+        return;
+    }
+    let w = worst(&got, &want, atol, rtol);
     assert!(w <= 1.0, "{consts:?}: worst error {w} of the tolerance");
     // Not trivially passing: the reference is far from zero.
     assert!(want.iter().any(|v| v.abs() > 1.0));
@@ -155,6 +171,29 @@ fn fp8_and_fp4_unscaled_kind_f8f6f4() {
     check_mma(&[("DT", "f8e4m3"), ("K", "128")]);
     check_mma(&[("DT", "f8e5m2"), ("K", "64"), ("N", "64")]);
     check_mma(&[("DT", "f4e2m1"), ("K", "128")]);
+}
+
+/// The accumulators the PTX ISA gives each kind beside f32: kind::f16 and kind::f8f6f4 into
+/// f16 (packed two to a TMEM cell), kind::i8 (s8, u8) into s32.
+#[test]
+fn f16_and_s32_accumulators() {
+    check_mma(&[("ACC", "f16")]);
+    check_mma(&[("ACC", "f16"), ("DT", "f8e4m3"), ("K", "128")]);
+    check_mma(&[
+        ("ACC", "f16"),
+        ("DT", "f8e5m2"),
+        ("K", "64"),
+        ("N", "64"),
+        ("TWICE", "true"),
+    ]);
+    check_mma(&[("ACC", "i32"), ("DT", "i8"), ("K", "128")]);
+    check_mma(&[
+        ("ACC", "i32"),
+        ("DT", "u8"),
+        ("K", "64"),
+        ("B_KMAJOR", "false"),
+        ("N", "64"),
+    ]);
 }
 
 #[test]

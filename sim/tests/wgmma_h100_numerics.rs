@@ -1,11 +1,16 @@
 //! The tensor-core model against outputs recorded on an H100: every dot product of six
-//! wgmma instructions per input type (f16, bf16, e4m3, e5m2, tf32; 3,072 each), bit for bit.
+//! wgmma instructions per input type (f16, bf16, e4m3, e5m2, tf32; 3,072 each), bit for bit;
+//! of nine or twelve per input type into an f16 accumulator (f16, e4m3, e5m2), of three mixed
+//! e4m3 x e5m2 into f32 and of two s8 x u8 into s32.
 //!
 //! The data (`tests/data/wgmma-h100/*.bin`) is an excerpt of the probe of
-//! docs/hardware/wgmma-numerics.md (its tests 2 to 7: wide exponent spreads, cancellation, one
-//! large product among small ones, an accumulator far above the products, `use_acc` off).
+//! docs/hardware/wgmma-numerics.md (f32 set: its tests 2 to 7: wide exponent spreads,
+//! cancellation, one large product among small ones, an accumulator far above the products,
+//! `use_acc` off; `ext` set: tests 2 to 10, every category including the rounding ties, and for
+//! e5m2 tests 115, 241 and 313, whose subnormal accumulators decide the reference exponent).
 //! Per test, u32 words: use_acc, A [64, K] element bits, B [K, 8] element bits (row-major),
-//! C [64, 8] f32 bits, D [64, 8] f32 bits as the H100 returned them. K is one instruction's.
+//! C [64, 8] bits, D [64, 8] bits as the H100 returned them (f16 in the low half of a word).
+//! K is one instruction's.
 
 use bwsim_isa::types::DType;
 use bwsim_sim::mma_numerics::{self, Arith, BlockFma, HOPPER};
@@ -145,6 +150,131 @@ fn neighbouring_parameters_do_not() {
     for arith in [tweak(25, (12, 14)), tweak(25, (14, 14)), tweak(25, (13, 24))] {
         assert!(!check("e4m3", DType::F8E4M3, 32, &arith).wrong.is_empty());
     }
+}
+
+/// Every dot product of one file of the probe's `ext` set: `model(row, col, c bits, use_acc)`
+/// against the H100's D bits; returns (checked, mismatches described).
+fn check_ext(
+    name: &str,
+    (adt, bdt): (DType, DType),
+    k: usize,
+    model: impl Fn(&[f64], &[f64], u32, bool) -> u32,
+) -> (usize, Vec<String>) {
+    let w = words(name);
+    let per = 1 + 64 * k + k * 8 + 512 + 512;
+    assert_eq!(w.len() % per, 0, "{name}: truncated data");
+    let (mut checked, mut wrong) = (0, Vec::new());
+    for (t, rec) in w.chunks_exact(per).enumerate() {
+        let use_acc = rec[0] != 0;
+        let a = &rec[1..1 + 64 * k];
+        let b = &rec[1 + 64 * k..1 + 64 * k + 8 * k];
+        let c = &rec[1 + 64 * k + 8 * k..1 + 64 * k + 8 * k + 512];
+        let d = &rec[1 + 64 * k + 8 * k + 512..];
+        for i in 0..64 {
+            for j in 0..8 {
+                let row: Vec<f64> = (0..k).map(|kk| operand(adt, a[i * k + kk])).collect();
+                let col: Vec<f64> = (0..k).map(|kk| operand(bdt, b[kk * 8 + j])).collect();
+                let got = model(&row, &col, c[i * 8 + j], use_acc);
+                checked += 1;
+                if got != d[i * 8 + j] {
+                    wrong.push(format!(
+                        "test {t} D[{i}][{j}]: model {got:#x}, H100 {:#x}",
+                        d[i * 8 + j]
+                    ));
+                }
+            }
+        }
+    }
+    (checked, wrong)
+}
+
+/// The f16-accumulator step with `align_bits`, over one instruction.
+fn f16_step(align_bits: u32) -> impl Fn(&[f64], &[f64], u32, bool) -> u32 {
+    move |row, col, c, use_acc| {
+        let (ra, cb) = (mma_numerics::operands(row), mma_numerics::operands(col));
+        mma_numerics::chain_f16(&ra, &cb, row.len(), c as u16, use_acc, align_bits) as u32
+    }
+}
+
+#[test]
+fn f16_accumulators_match_the_h100() {
+    for (name, dtype, k, tests) in [
+        ("f16_f16acc", DType::F16, 16, 9),
+        ("e4m3_f16acc", DType::F8E4M3, 32, 9),
+        ("e5m2_f16acc", DType::F8E5M2, 32, 12),
+    ] {
+        let align = HOPPER.block_for(dtype).expect("a block model").align_bits;
+        let (checked, wrong) = check_ext(name, (dtype, dtype), k, f16_step(align));
+        assert_eq!(checked, tests * 512, "{name}");
+        assert!(
+            wrong.is_empty(),
+            "{name}: {} of {checked} differ from the H100:\n{}",
+            wrong.len(),
+            wrong[..wrong.len().min(5)].join("\n")
+        );
+        // One alignment bit fewer misses outputs; so does the exact sum rounded once to f16
+        // (no cut), and the f32 accumulator's sum first cut to 24 bits (the rounding ties).
+        let (_, fewer) = check_ext(name, (dtype, dtype), k, f16_step(align - 1));
+        assert!(!fewer.is_empty(), "{name}: align {} fits too", align - 1);
+        let exact = |row: &[f64], col: &[f64], c: u32, use_acc: bool| {
+            let s: f64 = row.iter().zip(col).map(|(x, y)| x * y).sum::<f64>()
+                + if use_acc {
+                    half::f16::from_bits(c as u16).to_f64()
+                } else {
+                    0.0
+                };
+            half::f16::from_f64(s).to_bits() as u32
+        };
+        assert!(
+            !check_ext(name, (dtype, dtype), k, exact).1.is_empty(),
+            "{name}: exact fits"
+        );
+        let via_f32 = |row: &[f64], col: &[f64], c: u32, use_acc: bool| {
+            let (ra, cb) = (mma_numerics::operands(row), mma_numerics::operands(col));
+            let p = BlockFma {
+                align_bits: align,
+                result_bits: 24,
+            };
+            let acc = half::f16::from_bits(c as u16).to_f32();
+            half::f16::from_f32(mma_numerics::chain(&ra, &cb, row.len(), acc, use_acc, p)).to_bits() as u32
+        };
+        if dtype == DType::F16 {
+            assert!(
+                !check_ext(name, (dtype, dtype), k, via_f32).1.is_empty(),
+                "{name}: via f32 fits"
+            );
+        }
+    }
+}
+
+#[test]
+fn mixed_fp8_into_f32_matches_the_h100() {
+    let p = HOPPER.block_for(DType::F8E4M3).expect("a block model");
+    let model = |row: &[f64], col: &[f64], c: u32, use_acc: bool| {
+        let (ra, cb) = (mma_numerics::operands(row), mma_numerics::operands(col));
+        mma_numerics::chain(&ra, &cb, row.len(), f32::from_bits(c), use_acc, p).to_bits()
+    };
+    let (checked, wrong) = check_ext("e4m3_e5m2", (DType::F8E4M3, DType::F8E5M2), 32, model);
+    assert_eq!(checked, 3 * 512);
+    assert!(wrong.is_empty(), "{}", wrong[..wrong.len().min(5)].join("\n"));
+}
+
+#[test]
+fn integer_accumulators_wrap_as_on_the_h100() {
+    // s8 x u8 into s32 near INT_MAX and INT_MIN: the exact sum modulo 2^32, no saturation.
+    let wrapped = std::cell::Cell::new(0);
+    let model = |row: &[f64], col: &[f64], c: u32, use_acc: bool| {
+        let s: i64 = row.iter().zip(col).map(|(x, y)| (x * y) as i64).sum::<i64>()
+            + if use_acc { c as i32 as i64 } else { 0 };
+        if i32::try_from(s).is_err() {
+            wrapped.set(wrapped.get() + 1);
+        }
+        s as u32
+    };
+    let (checked, wrong) = check_ext("s8_u8", (DType::I8, DType::U8), 32, model);
+    assert_eq!(checked, 2 * 512);
+    assert!(wrong.is_empty(), "{}", wrong[..wrong.len().min(5)].join("\n"));
+    assert!(wrapped.get() > 0, "the excerpt wraps");
 }
 
 mod common;

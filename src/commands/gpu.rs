@@ -1,8 +1,9 @@
 //! `bwsim gpu`: run kernels on the local GPU and diff them against the simulator (the
 //! differential harness lives in `crate::harness`).
 
+use super::npy::{self, InputArg};
 use super::{parse_override, parse_target, CliError, CliResult};
-use crate::harness::{self, cases, Gpu, Options, Report, Verdict, NO_GPU};
+use crate::harness::{self, cases, gluon, Gpu, Options, Report, Verdict, NO_GPU};
 use bwsim_isa::consts::Override;
 use bwsim_isa::Target;
 use std::io::Write;
@@ -21,9 +22,21 @@ pub struct Args {
     /// Run every differential case that supports the local GPU's architecture.
     #[arg(long)]
     all: bool,
-    /// Only run the cases whose name contains this text (with --all).
+    /// Only run the cases whose name contains this text (with --all; imported Gluon kernels
+    /// are named `gluon/PATH`).
     #[arg(long, value_name = "TEXT", requires = "all")]
     filter: Option<String>,
+    /// Where --all and --list find the Gluon fixtures (every `.ttgir` below it, with its
+    /// `.launch` sidecar) [default: tests/gluon, when it exists].
+    #[arg(long, value_name = "DIR")]
+    gluon_dir: Option<std::path::PathBuf>,
+    /// Replace a launch tensor by an array instead of random data: --input a=a.npy
+    /// (repeatable; shape and element type must match the launch's tensor).
+    #[arg(long = "input", value_name = "NAME=FILE.npy", value_parser = npy::parse_input, conflicts_with_all = ["all", "no_check"])]
+    inputs: Vec<InputArg>,
+    /// Write the GPU's output tensors into DIR as NAME.npy once it finished.
+    #[arg(long, value_name = "DIR", conflicts_with = "all")]
+    save_outputs: Option<std::path::PathBuf>,
     /// Override a compile-time constant: --const BLOCK_N=128 (repeatable).
     #[arg(long = "const", value_name = "NAME=VALUE", value_parser = parse_override)]
     consts: Vec<Override>,
@@ -73,8 +86,26 @@ fn exe() -> Result<std::path::PathBuf, CliError> {
     std::env::current_exe().map_err(|e| CliError(format!("cannot locate the bwsim executable: {e}")))
 }
 
+/// The suite: the generated and bundled cases, then the Gluon fixtures.
+fn suite(dir: Option<&std::path::Path>) -> Result<Vec<cases::Case>, CliError> {
+    let mut v = cases::all();
+    let default = std::path::Path::new(gluon::DEFAULT_DIR);
+    let dir = match dir {
+        Some(d) => d,
+        None if default.is_dir() => default,
+        None => return Ok(v),
+    };
+    let fixtures = gluon::fixtures(dir, &v).map_err(CliError)?;
+    v.extend(fixtures);
+    Ok(v)
+}
+
 pub fn run(a: Args) -> CliResult {
-    let cases_all = cases::all();
+    let cases_all = if a.all || a.list {
+        suite(a.gluon_dir.as_deref())?
+    } else {
+        Vec::new()
+    };
     if a.list {
         for c in &cases_all {
             let t: Vec<&str> = c.targets.iter().map(|t| t.name()).collect();
@@ -112,6 +143,8 @@ pub fn run(a: Args) -> CliResult {
         timing_reps: a.time.unwrap_or(a.reps),
         check: !a.no_check,
         exe,
+        inputs: a.inputs.clone(),
+        save_outputs: a.save_outputs.clone(),
     };
     let local = match &gpu {
         Gpu::Present(i) => i.target(),

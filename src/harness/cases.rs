@@ -6,8 +6,12 @@
 //!   load, dropped elements on store). Generated `.tile` sources (see [`tma_roundtrip`]).
 //! - The bundled kernels in their default configuration and the test-grid configurations of
 //!   `bwsim_kernels::configs`: the elementwise adds, the wgmma pipelined and persistent
-//!   matmuls, the warp-specialized kernels, and the Blackwell-only kernels (which say so on a
-//!   Hopper GPU instead of passing).
+//!   matmuls, wgmma over its dtype matrix (`wgmma_dtypes`: f16, bf16, tf32, fp8 and 8-bit
+//!   integer operands into f16, f32 and s32 accumulators, A in shared memory or registers),
+//!   the warp-specialized kernels, and the Blackwell-only kernels (which say so on a Hopper GPU
+//!   instead of passing).
+//! - The imported Gluon fixtures (TTGIR with a launch sidecar) found under `tests/gluon`
+//!   ([`super::gluon`]), added by `bwsim gpu` after these.
 //! - Planted faults that must trap, with the simulator predicting the same CUDA error:
 //!   misaligned innermost coordinate, negative and misaligned store coordinates, a misaligned
 //!   shared-memory box, a misaligned mbarrier, a gather column not 16-byte aligned, a scatter
@@ -29,6 +33,10 @@ pub enum Source {
     Bundled(&'static str),
     /// Generated `.tile` text.
     Inline(String),
+    /// A Gluon kernel's TTGIR with its launch sidecar ([`super::gluon`]).
+    Gluon(std::path::PathBuf),
+    /// A Gluon fixture with a planted bug: prepared, never launched ([`super::gluon`]).
+    PlantedBug(std::path::PathBuf),
 }
 
 /// What a case must produce.
@@ -581,6 +589,64 @@ pub fn all() -> Vec<Case> {
                 check: Check::Exact,
             });
         }
+    }
+    // wgmma's whole dtype matrix (f16/f32/s32 accumulators stored unrounded, A from shared
+    // memory or registers): bit for bit, the f16 accumulator as measured
+    // (docs/hardware/wgmma-numerics.md).
+    v.push(bundled("wgmma_dtypes", &[], HOPPER, Check::Exact));
+    for cfg in bwsim_kernels::configs::of("wgmma_dtypes") {
+        v.push(bundled("wgmma_dtypes", cfg.consts, HOPPER, Check::Exact));
+    }
+    // Long chains into an f16 accumulator: 256 instructions, each rounding into f16.
+    for c in [
+        &["ACC=f16", "M=64", "N=64", "K=4096"][..],
+        &["ACC=f16", "M=64", "N=64", "K=4096", "A_REGS=true"],
+        &[
+            "A_TYPE=f8e4m3",
+            "B_TYPE=f8e4m3",
+            "ACC=f16",
+            "BLOCK_K=128",
+            "M=64",
+            "N=64",
+            "K=4096",
+        ],
+        &[
+            "A_TYPE=f8e5m2",
+            "B_TYPE=f8e5m2",
+            "ACC=f16",
+            "BLOCK_K=128",
+            "M=64",
+            "N=64",
+            "K=4096",
+        ],
+    ] {
+        v.push(bundled("wgmma_dtypes", c, HOPPER, Check::Exact));
+    }
+    // tcgen05.mma's kinds over their dtypes: modelled, not measured (no Blackwell lent), so
+    // within a tolerance; s32 exact.
+    let tc_check = |consts: &[&str]| -> Check {
+        if consts.contains(&"ACC=i32") {
+            Check::Exact
+        } else if consts.contains(&"ACC=f16") {
+            MMA_F16
+        } else if consts.iter().any(|c| c.contains("f8e")) {
+            // fp8 partial sums: 14 bits on Hopper, 25 assumed on Blackwell.
+            Check::Tolerance {
+                atol: 5e-2,
+                rtol: 1e-2,
+            }
+        } else {
+            MMA_F32
+        }
+    };
+    v.push(bundled("tcgen05_dtypes", &[], BLACKWELL, MMA_F32));
+    for cfg in bwsim_kernels::configs::of("tcgen05_dtypes") {
+        v.push(bundled(
+            "tcgen05_dtypes",
+            cfg.consts,
+            BLACKWELL,
+            tc_check(cfg.consts),
+        ));
     }
     for c in [&[][..], &["NUM_BUFFERS=2", "SCHEDULER=1"]] {
         v.push(bundled("matmul_warp_specialized", c, BLACKWELL, MMA_F16));

@@ -14,6 +14,7 @@
 
 pub mod cases;
 pub mod compare;
+pub mod gluon;
 
 use bwsim_backends::ptx::{self, ParamAbi, PtxModule};
 use bwsim_backends::ptxas;
@@ -42,6 +43,12 @@ pub struct Options {
     pub check: bool,
     /// The `bwsim` executable (re-invoked as the child).
     pub exe: PathBuf,
+    /// Launch tensors replaced by the caller's arrays (`--input NAME=FILE.npy`) instead of the
+    /// random draw.
+    pub inputs: Vec<crate::commands::npy::InputArg>,
+    /// Where the GPU's output tensors are written as `.npy` once it finished
+    /// (`--save-outputs DIR`).
+    pub save_outputs: Option<PathBuf>,
 }
 
 /// The hidden subcommand the child runs under.
@@ -318,6 +325,13 @@ fn source_text(case: &Case) -> Result<String, String> {
             .map(|k| k.source.to_string())
             .ok_or_else(|| format!("no bundled kernel `{n}`")),
         Source::Inline(s) => Ok(s.clone()),
+        Source::Gluon(p) | Source::PlantedBug(p) => {
+            let loaded = bwsim_gluon::load(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+            match loaded.kernel {
+                Ok(k) => Ok(bwsim_isa::print(&k)),
+                Err(d) => Err(format!("import: {}", first_message(&d))),
+            }
+        }
     }
 }
 
@@ -364,11 +378,12 @@ fn run_inner(
     let spec = kernel.launch.as_ref().ok_or("the kernel has no launch section")?;
     let plan = launch::resolve(&checked, spec).map_err(|d| format!("launch: {}", first_message(&d)))?;
     let plan = never_zeros(plan);
-    let inputs = if opts.check {
+    let mut inputs = if opts.check {
         draw_inputs(&plan, opts.seed)?
     } else {
         pattern_inputs(&plan, opts.seed)?
     };
+    crate::commands::npy::apply_inputs(&mut inputs, &opts.inputs)?;
     let module = ptx::lower(&checked).map_err(|e| format!("lowering: {e}"))?;
     let cubin = match ptxas::assemble(&module, false) {
         Ok(a) => Some(a.cubin),
@@ -390,6 +405,11 @@ fn run_inner(
     job.pattern_inputs = !opts.check;
     if opts.dry_run {
         return Ok(Verdict::Prepared);
+    }
+    if matches!(case.source, Source::PlantedBug(_)) {
+        return Ok(Verdict::Skipped(
+            "planted bug: `bwsim check` reports it; a racy kernel has no one right answer on hardware".into(),
+        ));
     }
     let info = match gpu {
         Gpu::Absent(_) => return Ok(Verdict::Skipped(NO_GPU.into())),
@@ -418,6 +438,14 @@ fn run_inner(
     );
     let outcome =
         runner::run_isolated(&opts.exe, CHILD_ARG, &job, &inputs, opts.timeout).map_err(|e| e.to_string())?;
+    if let (Some(dir), Outcome::Finished { tensors, .. }) = (&opts.save_outputs, &outcome) {
+        let outs: Vec<HostTensor> = plan
+            .outputs
+            .iter()
+            .filter_map(|&o| tensors.get(o).cloned())
+            .collect();
+        crate::commands::npy::save_all(dir, &outs)?;
+    }
     Ok(judge(case, &plan, &sim, outcome, report))
 }
 
@@ -573,6 +601,8 @@ mod tests {
             timing_reps: 0,
             check: true,
             exe: PathBuf::from("bwsim"),
+            inputs: Vec::new(),
+            save_outputs: None,
         }
     }
 

@@ -22,7 +22,8 @@
 use std::fmt;
 
 /// The keys of the Gluon fixtures' launch sidecars (tests/gluon/*.launch; their meaning is
-/// gluon/tests/gluon_corpus.rs's).
+/// gluon/tests/gluon_corpus.rs's, except `gpu:`, the tolerance `bwsim gpu` compares a fixture's
+/// GPU run with, which the corpus test accepts and leaves to it).
 pub const GLUON_KEYS: &[&str] = &[
     "run",
     "check",
@@ -35,6 +36,7 @@ pub const GLUON_KEYS: &[&str] = &[
     "shapes",
     "runs",
     "schedules",
+    "gpu",
 ];
 
 /// The keys of the checker's corpus (tests/fail, tests/pass: tests/check_corpus.rs).

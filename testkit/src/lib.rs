@@ -1,11 +1,13 @@
 //! bwsim's robustness kit: what the fuzz drivers (the short proptest runs in this crate's
 //! tests, `scripts/fuzz`, and the libFuzzer targets under `fuzz/`) generate and check.
 //!
-//! - [`corpus`]: the seed `.tile` files of the repository.
+//! - [`corpus`]: the seed `.tile` files of the repository and the TTGIR of every supported
+//!   Triton release with its launch sidecars.
 //! - [`mutate`]: token-level mutations of `.tile` text near the grammar.
+//! - [`ttgir`]: TTGIR cases (text and sidecar) and MLIR-aware mutations of them.
 //! - [`gen`]: random kernels from a grammar of valid programs, with random launch specs.
-//! - [`oracle`]: the properties every input must satisfy (no panic, diagnostics with spans,
-//!   runs end in a known outcome, determinism for a seed).
+//! - [`oracle`]: the properties every input must satisfy (no panic, no hang, diagnostics with
+//!   spans, runs end in a known outcome, determinism for a seed).
 //! - [`directives`]: the header directives of the file-driven tests (`// expect: CODE`).
 //!
 //! Every generator draws from an [`arbitrary::Unstructured`], so a failing case is its bytes.
@@ -15,34 +17,98 @@ pub mod directives;
 pub mod gen;
 pub mod mutate;
 pub mod oracle;
+pub mod ttgir;
 
 pub use arbitrary::Unstructured;
+pub use ttgir::TtgirCase;
 
 /// Which generator a case comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Source {
-    /// A seed file with token mutations.
+    /// A `.tile` seed file with token mutations.
     Mutant,
     /// A kernel from [`gen::kernel`].
     Generated,
     /// A generated kernel with token mutations on top.
     MutatedGenerated,
+    /// A TTGIR seed (any release) with MLIR-aware mutations, and its sidecar.
+    Ttgir,
 }
 
-/// The input text (maybe not UTF-8) of one case drawn from `data`.
-pub fn case_input(source: Source, data: &[u8], seeds: &[corpus::Seed]) -> Vec<u8> {
+impl Source {
+    /// Every source, in the order drivers take turns.
+    pub const ALL: [Source; 4] = [
+        Source::Mutant,
+        Source::Generated,
+        Source::MutatedGenerated,
+        Source::Ttgir,
+    ];
+
+    /// The name drivers use for it (`mutated-generated`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Source::Mutant => "mutant",
+            Source::Generated => "generated",
+            Source::MutatedGenerated => "mutated-generated",
+            Source::Ttgir => "ttgir",
+        }
+    }
+
+    /// The source a name stands for.
+    pub fn from_name(name: &str) -> Option<Source> {
+        Source::ALL.into_iter().find(|s| s.name() == name)
+    }
+}
+
+/// One input: `.tile` bytes, or a TTGIR case.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Case {
+    Tile(Vec<u8>),
+    Ttgir(TtgirCase),
+}
+
+impl Case {
+    /// Check every property of [`oracle`] on the case.
+    pub fn check(&self, budget: &oracle::Budget) -> oracle::Verdict {
+        match self {
+            Case::Tile(b) => oracle::check(b, budget),
+            Case::Ttgir(c) => oracle::check_ttgir(c, budget),
+        }
+    }
+
+    /// The case as a file's bytes (a TTGIR case with its sidecar after
+    /// [`ttgir::LAUNCH_MARKER`]).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        match self {
+            Case::Tile(b) => b.clone(),
+            Case::Ttgir(c) => c.to_bytes(),
+        }
+    }
+
+    /// The extension of a file holding it: `tile` or `ttgir`.
+    pub fn extension(&self) -> &'static str {
+        match self {
+            Case::Tile(_) => "tile",
+            Case::Ttgir(_) => "ttgir",
+        }
+    }
+}
+
+/// The case drawn from `data` by `source` (seeds from `corpus`).
+pub fn case(source: Source, data: &[u8], corpus: &corpus::Corpus) -> Case {
     let mut u = Unstructured::new(data);
     match source {
         Source::Mutant => {
-            let i = u.choose_index(seeds.len().max(1)).unwrap_or(0);
-            let text = seeds.get(i).map(|s| s.text.as_str()).unwrap_or("");
-            mutate::mutate(&mut u, text, 3)
+            let i = u.choose_index(corpus.tile.len().max(1)).unwrap_or(0);
+            let text = corpus.tile.get(i).map_or("", |s| s.text.as_str());
+            Case::Tile(mutate::mutate(&mut u, text, 3))
         }
-        Source::Generated => gen::kernel(&mut u).into_bytes(),
+        Source::Generated => Case::Tile(gen::kernel(&mut u).into_bytes()),
         Source::MutatedGenerated => {
             let k = gen::kernel(&mut u);
-            mutate::mutate(&mut u, &k, 2)
+            Case::Tile(mutate::mutate(&mut u, &k, 2))
         }
+        Source::Ttgir => Case::Ttgir(ttgir::case(&mut u, &corpus.ttgir, 4)),
     }
 }
 

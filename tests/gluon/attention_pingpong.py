@@ -259,7 +259,7 @@ def softmax_partition(h: gl.constexpr, desc_o, m_ptr, s_tmem, o_tmem, o_smem, s_
                 mbarrier.arrive(s_empty.index(h), count=1)
                 if phase_id == 2:
                     cols = opaque_i32(offs_n)
-                    s = gl.where(offs_m[:, None] >= start_n + cols[None, :], s, -1.0e8)
+                    s = gl.map_elementwise(causal_mask, s, offs_m[:, None] - (start_n + cols[None, :]))
                 m_new = gl.maximum(m_i, gl.max(s, 1) * qk_scale)
                 alpha = gl.exp2(m_i - m_new)
                 # alpha for the correction partition, in the column after P.
@@ -422,3 +422,10 @@ def attention_pingpong_kernel(sm_scale, m_ptr, Z_H, N_CTX, desc_q, desc_k, desc_
         (load_partition, (desc_q, desc_k, desc_v, q_smem, kv_smem, q_ready, q_empty, kv_ready, kv_empty, N_CTX, Z_H,
                           NUM_SMS, CAUSAL, BUG)),
     ], [4, 4, 1, 1], [192, 192, 32, 32])
+
+
+@gluon.jit
+def causal_mask(s, row_minus_key):
+    # The band's mask, one element at a time (tutorial 01-attention-forward's mask helper is a
+    # gl.map_elementwise function too): a key after the query row is -1e8 before the softmax.
+    return gl.where(row_minus_key > -1, s, -1.0e8)

@@ -112,6 +112,11 @@ for t in sm_100a sm_90a; do
         "${mm_args[@]}" -D MMAImpl=$mma -D SchedulerImpl=PersistentTileScheduler -D STEALB=False
     gen softmax.$t $src/softmax.py softmax_kernel --target $t --num-warps 4 --arg 'x_ptr=*fp32' \
         --arg 'out_ptr=*fp32' --arg n_rows=i32 -D ROWS=8 -D COLS=128
+    # Scalar loads and stores (tutorial 01-intro's), and gl.map_elementwise.
+    gen scalars.$t $src/scalars.py scalars_kernel --target $t --num-warps 4 --arg 'x_ptr=*fp32' \
+        --arg 'out_ptr=*fp32' --arg n=i32 -D N=128
+    gen map_elementwise.$t $src/map_elementwise.py map_elementwise_kernel --target $t --num-warps 4 \
+        --arg 'x_ptr=*fp32' --arg 'y_ptr=*fp32' --arg 'out_ptr=*fp32' -D N=256
     gen int_ops.$t $src/int_ops.py int_ops_kernel --target $t --num-warps 4 --arg 'x_ptr=*i32' \
         --arg 'out_ptr=*i32' -D N=256
     gen atomics.$t $src/atomics.py atomics_kernel --target $t --num-warps 4 --arg 'x_ptr=*i32' \
@@ -147,6 +152,34 @@ for t in sm_100a sm_90a; do
 done
 gen wgmma_matmul.sm_90a $src/wgmma_matmul.py wgmma_matmul_kernel --target sm_90a --num-warps 4 \
     --arg 'a_desc=desc<fp16[64, 64]>' --arg 'b_desc=desc<fp16[64, 128]>' --arg 'c_desc=desc<fp16[64, 128]>' --arg K=i32
+
+# Tensor-memory register layouts: one round trip per TMEM message shape and block size.
+for cfg in "32x32b 128 64 128 64" "16x64b 128 64 128 64" "16x128b 128 128 128 128" "16x256b 128 256 128 256" \
+    "32x32b 128 128 64 64" "32x32b 256 64 128 64"; do
+    set -- $cfg
+    gen tmem_layout_$1_$2x$3_b$4x$5.sm_100a $src/tmem_layouts.py tmem_roundtrip_kernel --target sm_100a --num-warps 4 \
+        --arg 'in_ptr=*fp32' --arg 'out_ptr=*fp32' -D M=$2 -D N=$3 -D BM=$4 -D BN=$5 -D "VARIANT='$1'"
+done
+# wgmma with A in registers (tutorial 05's small MMA, LHS_IN_REG) over the dtype matrix: f16 into f32 and
+# f16, bf16 on two warpgroups, A from shared memory into an f16 accumulator, fp8 into f16 and s8 into s32
+# with B stored [N, K] (TRANSPOSE_B).
+wr() {
+    local name=$1 warps=$2 a=$3 b=$4 c=$5
+    shift 5
+    gen $name.sm_90a $src/wgmma_regs.py wgmma_regs_kernel --target sm_90a --num-warps $warps --arg "a_desc=desc<$a>" \
+        --arg "b_desc=desc<$b>" --arg "c_desc=desc<$c>" --arg "d_desc=desc<$c>" "$@"
+}
+wr wgmma_regs 4 'fp16[64, 64]' 'fp16[64, 128]' 'fp32[64, 128]' -D LHS_IN_REG=True -D TRANSPOSE_B=False -D INSTR_N=128
+wr wgmma_regs_f16acc 4 'fp16[64, 64]' 'fp16[64, 128]' 'fp16[64, 128]' -D LHS_IN_REG=True -D TRANSPOSE_B=False \
+    -D INSTR_N=64
+wr wgmma_regs_bf16 8 'bf16[128, 64]' 'bf16[64, 128]' 'fp32[128, 128]' -D LHS_IN_REG=True -D TRANSPOSE_B=False \
+    -D INSTR_N=128
+wr wgmma_smem_f16acc 4 'fp16[64, 64]' 'fp16[64, 128]' 'fp16[64, 128]' -D LHS_IN_REG=False -D TRANSPOSE_B=False \
+    -D INSTR_N=128
+wr wgmma_regs_fp8 4 'fp8e4nv[64, 128]' 'fp8e4nv[64, 128]' 'fp16[64, 64]' -D LHS_IN_REG=True -D TRANSPOSE_B=True \
+    -D INSTR_N=64
+wr wgmma_i8 4 'i8[64, 128]' 'i8[64, 128]' 'i32[64, 64]' -D LHS_IN_REG=False -D TRANSPOSE_B=True -D INSTR_N=64
+wr wgmma_regs_i8 4 'i8[64, 128]' 'i8[64, 128]' 'i32[64, 64]' -D LHS_IN_REG=True -D TRANSPOSE_B=True -D INSTR_N=32
 
 gen matmul_warp_specialized.sm_100a $src/warp_specialization.py matmul_warp_specialized_kernel --target sm_100a \
     --num-warps 4 --arg 'a_desc=desc<fp16[128, 64]>' --arg 'b_desc=desc<fp16[64, 256]>' \

@@ -597,15 +597,32 @@ fn wgmma(warps: [u32; 2], shape: &[u32], wbits: u32) -> Result<LinearLayout, Str
     }
     let mb = log2_exact(*m, "the accumulator's M")?;
     let nb = log2_exact(*n, "the accumulator's N")?;
-    if nb < 3 {
-        return Err(format!("wgmma accumulators need N >= 8, found {n}"));
-    }
-    if mb < 4 + wbits {
-        return Err(format!(
-            "an accumulator of M = {m} is smaller than the {} rows of {} warps",
-            16u32 << wbits,
-            1u32 << wbits
-        ));
+    if nb < 3 || mb < 4 + wbits {
+        // A tile narrower than one fragment (a slice of the accumulator layout: `[M, 1]`, the
+        // row values each thread holds, or `[1, N]`): the layout of the smallest whole
+        // fragment with the bits past the tile dropped, so those threads and registers hold
+        // copies (as a linear layout larger than its tile broadcasts).
+        let (fm, fn_) = (mb.max(4 + wbits), nb.max(3));
+        let full = wgmma(warps, &[1 << fm, 1 << fn_], wbits)?;
+        let clip = |v: &Vec<u32>| -> Vec<u32> {
+            v.iter()
+                .map(|&b| {
+                    let (r, c) = (b >> fn_, b & ((1 << fn_) - 1));
+                    if r >= 1 << mb || c >= 1 << nb {
+                        0
+                    } else {
+                        (r << nb) | c
+                    }
+                })
+                .collect()
+        };
+        return Ok(LinearLayout {
+            shape: shape.to_vec(),
+            regs: clip(&full.regs),
+            lanes: clip(&full.lanes),
+            warps: clip(&full.warps),
+        }
+        .normalized());
     }
     let row = |b: u32| 1u32 << (nb + b);
     let col = |b: u32| 1u32 << b;
@@ -616,6 +633,60 @@ fn wgmma(warps: [u32; 2], shape: &[u32], wbits: u32) -> Result<LinearLayout, Str
     for b in (4 + wbits)..mb {
         regs.push(row(b));
     }
+    Ok(LinearLayout {
+        shape: shape.to_vec(),
+        regs,
+        lanes,
+        warps,
+    })
+}
+
+/// The A operand of a wgmma in registers, for elements of `bits` bits (16: f16/bf16, 32:
+/// tf32, 8: e4m3/e5m2/s8/u8) over an `[M, K]` tile: the PTX ISA's register fragments of
+/// `wgmma.mma_async` (section "Register Fragments"), which give each warp of a warpgroup the
+/// A fragment of `mma.m16n8kK` for its 16 rows (warp `w` rows `16w..16w+15`, the accumulator's
+/// rows). With `g = lane / 4` and `t = lane % 4`, element `i` of one instruction's fragment
+/// (32 bytes of K) is at
+///
+/// - 16-bit (K 16): row `g + 8 (i >> 1 & 1)`, column `2t + (i & 1) + 8 (i >> 2)`;
+/// - 32-bit (K 8): row `g + 8 (i & 1)`, column `t + 4 (i >> 1)`;
+/// - 8-bit (K 32): row `g + 8 (i >> 2 & 1)`, column `4t + (i & 3) + 16 (i >> 3)`;
+///
+/// and the instruction's 4 registers hold elements `i` in order, `32 / bits` per register,
+/// the first in the low bits. Further registers: the K steps, then the 64-row blocks beyond the
+/// partition's warpgroups (as in [`wgmma`]'s accumulator), so the registers of block `b` and K
+/// step `s` are `(b * K / k + s) * n .. + n` for `n` = elements per instruction.
+pub fn wgmma_a(bits: u32, shape: &[u32], wbits: u32) -> Result<LinearLayout, String> {
+    let [m, k] = shape else {
+        return Err(format!("the wgmma A operand is a 2-D tile, not {shape:?}"));
+    };
+    let mb = log2_exact(*m, "the A operand's M")?;
+    let kb = log2_exact(*k, "the A operand's K")?;
+    let row = |b: u32| 1u32 << (kb + b);
+    let col = |b: u32| 1u32 << b;
+    let (mut regs, step_bits, lane_cols) = match bits {
+        16 => (vec![col(0), row(3), col(3)], 4, [col(1), col(2)]),
+        32 => (vec![row(3), col(2)], 3, [col(0), col(1)]),
+        8 => (vec![col(0), col(1), row(3), col(4)], 5, [col(2), col(3)]),
+        _ => return Err(format!("no wgmma takes {bits}-bit A operands from registers")),
+    };
+    if kb < step_bits {
+        return Err(format!(
+            "an A operand of K = {k} is narrower than one instruction's {}",
+            1u32 << step_bits
+        ));
+    }
+    if wbits < 2 || mb < 4 + wbits {
+        return Err(format!(
+            "an A operand of M = {m} does not cover the {} rows of {} warps",
+            16u32 << wbits,
+            1u32 << wbits
+        ));
+    }
+    let lanes = vec![lane_cols[0], lane_cols[1], row(0), row(1), row(2)];
+    let warps: Vec<u32> = (0..wbits).map(|w| row(4 + w)).collect();
+    regs.extend((step_bits..kb).map(col));
+    regs.extend(((4 + wbits)..mb).map(row));
     Ok(LinearLayout {
         shape: shape.to_vec(),
         regs,
@@ -765,6 +836,32 @@ mod tests {
     }
 
     #[test]
+    fn slices_of_the_wgmma_layout_hold_their_rows_and_columns() {
+        // slice(1, wgmma): thread (lane, warp) holds rows 16w + lane/4 and 8 below it; the
+        // four lanes of a row group hold copies.
+        let rows = wgmma([4, 1], &[64, 1], 2).unwrap();
+        for w in 0..4 {
+            for lane in 0..32 {
+                let got: Vec<u32> = (0..rows.num_regs())
+                    .map(|r| rows.reg_flat(r) ^ rows.thread_flat(lane, w))
+                    .collect();
+                assert_eq!(got, [16 * w + lane / 4, 16 * w + lane / 4 + 8]);
+            }
+        }
+        // slice(0, wgmma) over N = 16: columns 8j + 2(lane % 4) (+1), the same in every warp.
+        let cols = wgmma([4, 1], &[1, 16], 2).unwrap();
+        for w in 0..4 {
+            for lane in 0..32 {
+                let got: Vec<u32> = (0..cols.num_regs())
+                    .map(|r| cols.reg_flat(r) ^ cols.thread_flat(lane, w))
+                    .collect();
+                let c = 2 * (lane % 4);
+                assert_eq!(got, [c, c + 1, c + 8, c + 9]);
+            }
+        }
+    }
+
+    #[test]
     fn wgmma_fragment_matches_ptx_md() {
         // Thread t (warp w, lane l): reg 4j+0/1 at row 16w + l/4, cols 8j + 2(l%4) (+1);
         // regs 4j+2/3 at row 16w + l/4 + 8.
@@ -779,6 +876,51 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The A fragments of the PTX ISA's `mma.m16n8kK` (per warp, rows 16w..) as the wgmma
+    /// register fragments give them, element `i` of each instruction: (row, column).
+    fn ptx_a_element(bits: u32, lane: u32, i: u32) -> (u32, u32) {
+        let (g, t) = (lane / 4, lane % 4);
+        match bits {
+            16 => (g + 8 * (i >> 1 & 1), 2 * t + (i & 1) + 8 * (i >> 2)),
+            32 => (g + 8 * (i & 1), t + 4 * (i >> 1)),
+            _ => (g + 8 * (i >> 2 & 1), 4 * t + (i & 3) + 16 * (i >> 3)),
+        }
+    }
+
+    #[test]
+    fn wgmma_a_fragment_matches_the_ptx_isa() {
+        // Two K steps and, with 4 warps, two 64-row blocks; with 8 warps, one block per
+        // warpgroup.
+        for (bits, kstep) in [(16u32, 16u32), (32, 8), (8, 32)] {
+            for (wbits, m) in [(2u32, 128u32), (3, 128)] {
+                let k = 2 * kstep;
+                let l = wgmma_a(bits, &[m, k], wbits).unwrap();
+                let per = kstep / 2; // elements of one instruction per thread
+                let steps = k / kstep;
+                let wgs = 1u32 << (wbits - 2);
+                assert_eq!(l.num_regs() as u32, per * steps * (m / 64 / wgs));
+                for w in 0..1u32 << wbits {
+                    for lane in 0..32 {
+                        for r in 0..l.num_regs() as u32 {
+                            let (i, s, blk) = (r % per, r / per % steps, r / per / steps);
+                            let (row, col) = ptx_a_element(bits, lane, i);
+                            let row = 64 * (wgs * blk + w / 4) + 16 * (w % 4) + row;
+                            let col = s * kstep + col;
+                            assert_eq!(
+                                l.reg_flat(r as usize) ^ l.thread_flat(lane, w),
+                                row * k + col,
+                                "bits {bits}, warps {}, warp {w}, lane {lane}, reg {r}",
+                                1 << wbits
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        assert!(wgmma_a(16, &[64, 8], 2).is_err(), "K below one instruction");
+        assert!(wgmma_a(4, &[64, 64], 2).is_err(), "fp4 A has no register form");
     }
 
     #[test]

@@ -607,7 +607,10 @@ impl<'m> Cx<'m> {
                     }
                     let r = &op.regions[ri];
                     let wname = self.worker_name(r, k);
-                    let body = self.region_block(r, &bindings)?;
+                    let outer_warps = std::mem::replace(&mut self.warps, warps);
+                    let body = self.region_block(r, &bindings);
+                    self.warps = outer_warps;
+                    let body = body?;
                     let reg = *regs.get(k).ok_or_else(|| {
                         self.misuse(
                             op,

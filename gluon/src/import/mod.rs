@@ -83,6 +83,7 @@ pub fn import(m: &Module, src: &SourceMap, version: Version) -> Result<Kernel, V
         params_seen: HashSet::new(),
         elementwise: None,
         tmem_layouts: HashSet::new(),
+        warps: 4,
     };
     // Names with a meaning in `.tile` expressions: layouts, built-in constants and functions.
     for reserved in [
@@ -186,6 +187,8 @@ struct Cx<'m> {
     /// Register layout aliases that tensor memory is loaded into or stored from
     /// ([`tmem_access_check`]): bwsim's `tmem32x32b`, whatever message shape Triton chose.
     tmem_layouts: HashSet<String>,
+    /// Warps of the partition being imported (the module's, or a worker's).
+    warps: i64,
 }
 
 type R<T> = Result<T, ImportError>;
@@ -760,10 +763,19 @@ impl<'m> Cx<'m> {
             }
         };
         let num_warps = mattrs.get("ttg.num-warps").and_then(|v| v.as_int()).unwrap_or(4);
+        self.warps = num_warps;
         if let Some(n) = mattrs.get("ttg.num-ctas").and_then(|v| v.as_int()) {
             if n != 1 {
+                let why = match crate::version::feature("num-ctas").map(|f| f.support) {
+                    Some(crate::version::Support::Refused(why)) => why,
+                    _ => "",
+                };
                 return Err(ImportError::Module {
-                    message: format!("{n} CTAs per cluster (ttg.num-ctas) are not supported"),
+                    message: format!(
+                        "a cluster kernel of {n} CTAs (`ttg.num-ctas = {n}`, Gluon's `num_ctas`): {why} (this file read \
+                         as Triton {})",
+                        self.version
+                    ),
                     span: module.span,
                 });
             }

@@ -376,10 +376,16 @@ impl<'m> Cx<'m> {
                 ),
             ));
         }
+        let warps = self.warps;
         let one = |x: Expr, d: DType| -> Expr {
             call(
                 "full",
-                vec![list_e(&[1], span), x, name_e(d.name(), span), scalar_layout(span)],
+                vec![
+                    list_e(&[1], span),
+                    x,
+                    name_e(d.name(), span),
+                    scalar_layout(warps, span),
+                ],
                 span,
             )
         };
@@ -594,10 +600,16 @@ impl<'m> Cx<'m> {
         let Some(d) = elem.and_then(|e| dtype_of(e, span).ok()) else {
             return Err(self.misuse(op, "a scalar store through a pointer to pointers"));
         };
+        let warps = self.warps;
         let tile = |x: Expr, d: DType| -> Expr {
             call(
                 "full",
-                vec![list_e(&[1], span), x, name_e(d.name(), span), scalar_layout(span)],
+                vec![
+                    list_e(&[1], span),
+                    x,
+                    name_e(d.name(), span),
+                    scalar_layout(warps, span),
+                ],
                 span,
             )
         };
@@ -905,15 +917,15 @@ fn zext_i64(x: Expr, mask: i64, span: Span) -> Expr {
     )
 }
 
-/// The register layout of a one-element tile (a scalar load's or store's): one element, on
-/// every lane of one warp.
-fn scalar_layout(span: Span) -> Expr {
+/// The register layout of a one-element tile (a scalar load's or store's): the element on every
+/// lane of every warp of the partition (`warps`).
+fn scalar_layout(warps: i64, span: Span) -> Expr {
     call(
         "blocked",
         vec![
             list_e(&[1], span),
             list_e(&[32], span),
-            list_e(&[1], span),
+            list_e(&[warps], span),
             list_e(&[0], span),
         ],
         span,

@@ -14,14 +14,17 @@ pub enum MmaKind {
     F16,
     /// tf32 (f32 inputs).
     Tf32,
-    /// 8-bit floats and i8 (`kind::f8f6f4`, `kind::i8`, wgmma e4m3/e5m2).
+    /// 8-bit floats and integers (`kind::f8f6f4`, `kind::i8`, wgmma e4m3/e5m2/s8/u8): the
+    /// datasheets give INT8 the FP8 rate (H100 SXM 1979 dense TOPS, B200 4.5 dense POPS).
     Fp8,
     /// 4-bit floats (`kind::mxf4` / `mxf4nvf4`).
     Fp4,
 }
 
 impl MmaKind {
-    /// The kind an A operand of element type `dt` selects.
+    /// The kind an A operand of element type `dt` selects. The accumulator type does not
+    /// change the rate: an f16 accumulator runs at the f32 accumulator's (H100 SXM: dense
+    /// FP16 989.4 TFLOP/s either way [datasheet]).
     pub fn of(dt: DType) -> MmaKind {
         match dt.bits() {
             32 => MmaKind::Tf32,
@@ -179,6 +182,10 @@ mod tests {
         assert_eq!(MmaKind::of(DType::F32), MmaKind::Tf32);
         assert_eq!(MmaKind::of(DType::F8E4M3), MmaKind::Fp8);
         assert_eq!(MmaKind::of(DType::F4E2M1), MmaKind::Fp4);
+        // 8-bit integers at the fp8 rate (wgmma .s32.s8.s8, kind::i8).
+        assert_eq!(MmaKind::of(DType::I8), MmaKind::Fp8);
+        assert_eq!(MmaKind::of(DType::U8), MmaKind::Fp8);
+        assert_eq!(wgmma_cycles(&H100, 64, 128, 32, MmaKind::of(DType::I8)), 72.0);
     }
 
     #[test]

@@ -1,16 +1,22 @@
 //! The long fuzz run without libFuzzer: cases drawn from a seeded stream of random bytes go
-//! through [`bwsim_testkit::oracle`], each on a worker thread watched for hangs. Every distinct
-//! failure (panic location) is written to the output folder as the failing `.tile` input; a
-//! hang is written too and ends the run. Prints throughput and the verdict histogram as it goes.
+//! through [`bwsim_testkit::oracle`], each on a worker thread watched for hangs. The sources
+//! take turns: mutated `.tile` seeds, generated kernels, mutated generated kernels, and mutated
+//! TTGIR of every supported Triton release with its launch sidecar. Every distinct failure
+//! (panic location) is written to the output folder as the failing input (`.tile`, or `.ttgir`
+//! with the sidecar after its marker line) and the bytes that drew it (`.bin`); a hang is
+//! written too and ends the run. Prints throughput and the verdict histogram as it goes.
 //!
 //! ```text
 //! bwsim-fuzz --minutes 30 --out fuzz-findings     # what scripts/fuzz runs
 //! bwsim-fuzz --cases 2000 --seed 7 --source generated
-//! bwsim-fuzz --replay fuzz-findings/panic-....bin # re-run one saved case
+//! bwsim-fuzz --minutes 5 --source ttgir
+//! bwsim-fuzz --replay fuzz-findings/panic-....bin # re-run one saved case (also .tile, .ttgir)
+//! bwsim-fuzz --export-ttgir-corpus fuzz/corpus/ttgir  # the libFuzzer `ttgir` target's seeds
 //! ```
 
-use bwsim_testkit::oracle::{self, Budget};
-use bwsim_testkit::{case_input, corpus, Source};
+use bwsim_testkit::corpus::Corpus;
+use bwsim_testkit::oracle::Budget;
+use bwsim_testkit::{case, Case, Source, TtgirCase};
 use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -26,13 +32,15 @@ struct Args {
     case_timeout: Duration,
     sources: Vec<Source>,
     replay: Option<PathBuf>,
+    export: Option<PathBuf>,
     verbose: bool,
 }
 
 fn usage() -> ! {
     eprintln!(
         "usage: bwsim-fuzz [--minutes M | --cases N] [--seed S] [--out DIR] [--case-timeout SECS]\n\
-         \x20                 [--source mutant|generated|mutated-generated|all] [--replay FILE] [--verbose]"
+         \x20                 [--source mutant|generated|mutated-generated|ttgir|all] [--replay FILE] [--verbose]\n\
+         \x20      bwsim-fuzz --export-ttgir-corpus DIR"
     );
     std::process::exit(2)
 }
@@ -44,8 +52,9 @@ fn parse_args() -> Args {
         seed: 1,
         out: PathBuf::from("fuzz-findings"),
         case_timeout: Duration::from_secs(60),
-        sources: vec![Source::Mutant, Source::Generated, Source::MutatedGenerated],
+        sources: Source::ALL.to_vec(),
         replay: None,
+        export: None,
         verbose: false,
     };
     let mut it = std::env::args().skip(1);
@@ -58,14 +67,12 @@ fn parse_args() -> Args {
             "--out" => a.out = PathBuf::from(v()),
             "--case-timeout" => a.case_timeout = Duration::from_secs(v().parse().unwrap_or_else(|_| usage())),
             "--replay" => a.replay = Some(PathBuf::from(v())),
+            "--export-ttgir-corpus" => a.export = Some(PathBuf::from(v())),
             "--verbose" => a.verbose = true,
             "--source" => {
                 a.sources = match v().as_str() {
-                    "mutant" => vec![Source::Mutant],
-                    "generated" => vec![Source::Generated],
-                    "mutated-generated" => vec![Source::MutatedGenerated],
-                    "all" => a.sources.clone(),
-                    _ => usage(),
+                    "all" => Source::ALL.to_vec(),
+                    name => vec![Source::from_name(name).unwrap_or_else(|| usage())],
                 }
             }
             _ => usage(),
@@ -81,9 +88,80 @@ fn case_bytes(seed: u64, i: u64) -> Vec<u8> {
     (0..n).map(|_| rng.next_u64() as u8).collect()
 }
 
+/// The case a saved file stands for: a `.bin` is the bytes a source drew it from (the source
+/// named in the file name, as bwsim-fuzz saves them), a `.ttgir` a TTGIR case (the sidecar after
+/// its marker line), anything else `.tile` text.
+fn replay_case(path: &std::path::Path, data: &[u8], corpus: &Corpus) -> Case {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("bin") => {
+            let source = [Source::MutatedGenerated, Source::Generated, Source::Ttgir]
+                .into_iter()
+                .find(|s| name.contains(s.name()) || name.contains(&s.name().replace('-', "")))
+                .unwrap_or(Source::Mutant);
+            case(source, data, corpus)
+        }
+        Some("ttgir") => Case::Ttgir(TtgirCase::from_bytes(data)),
+        _ => Case::Tile(data.to_vec()),
+    }
+}
+
+/// Write every TTGIR seed as a case file of the libFuzzer `ttgir` target (the text, then its
+/// sidecar after the marker line), and a few inputs of its mutator mode (a 0 byte, then the
+/// bytes the mutations draw from). Returns how many files it wrote.
+fn export_ttgir(dir: &std::path::Path, corpus: &Corpus) -> std::io::Result<usize> {
+    std::fs::create_dir_all(dir)?;
+    let mut n = 0;
+    for s in &corpus.ttgir {
+        let stem = std::path::Path::new(&s.name)
+            .file_stem()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let c = TtgirCase::new(&s.text, s.launch.as_deref());
+        std::fs::write(dir.join(format!("{}-{stem}.ttgir", s.release)), c.to_bytes())?;
+        n += 1;
+    }
+    for i in 0..16u64 {
+        let mut data = vec![0u8];
+        data.extend(case_bytes(0x7467_6972, i).into_iter().take(64));
+        std::fs::write(dir.join(format!("mutator-{i}.bin")), data)?;
+        n += 1;
+    }
+    Ok(n)
+}
+
 fn main() {
     let args = parse_args();
-    let seeds = Arc::new(corpus::seeds());
+    let seeds = Arc::new(Corpus::load());
+    if let Some(dir) = &args.export {
+        match export_ttgir(dir, &seeds) {
+            Ok(n) => println!("{n} TTGIR cases written to {}", dir.display()),
+            Err(e) => {
+                eprintln!("cannot write {}: {e}", dir.display());
+                std::process::exit(2)
+            }
+        }
+        return;
+    }
+
+    if let Some(path) = &args.replay {
+        let Ok(data) = std::fs::read(path) else {
+            eprintln!("cannot read {}", path.display());
+            std::process::exit(2)
+        };
+        let input = replay_case(path, &data, &seeds);
+        match &input {
+            Case::Tile(b) => println!("{}", String::from_utf8_lossy(b)),
+            Case::Ttgir(c) => println!("{}", String::from_utf8_lossy(&c.to_bytes())),
+        }
+        let v = input.check(&Budget::default());
+        println!("verdict: {v:?}");
+        return;
+    }
+
     // The panic hook records the last panic's location and message for the report.
     let last_panic: Arc<Mutex<Option<String>>> = Arc::new(Mutex::new(None));
     {
@@ -103,26 +181,6 @@ fn main() {
                 *g = Some(format!("{loc}: {msg}"));
             }
         }));
-    }
-
-    if let Some(path) = &args.replay {
-        let Ok(data) = std::fs::read(path) else {
-            eprintln!("cannot read {}", path.display());
-            std::process::exit(2)
-        };
-        let name = path.to_string_lossy();
-        let src = if name.contains("mutatedgenerated") {
-            Source::MutatedGenerated
-        } else if name.contains("generated") {
-            Source::Generated
-        } else {
-            Source::Mutant
-        };
-        let input = case_input(src, &data, &seeds);
-        println!("{}", String::from_utf8_lossy(&input));
-        let v = oracle::check(&input, &Budget::default());
-        println!("verdict: {v:?}");
-        return;
     }
 
     let _ = std::fs::create_dir_all(&args.out);
@@ -147,8 +205,8 @@ fn main() {
         let data2 = data.clone();
         let t0 = Instant::now();
         let spawned = std::thread::Builder::new().stack_size(8 << 20).spawn(move || {
-            let input = case_input(source, &data2, &seeds2);
-            let r = std::panic::catch_unwind(|| oracle::check(&input, &Budget::default()));
+            let input = case(source, &data2, &seeds2);
+            let r = std::panic::catch_unwind(|| input.check(&Budget::default()));
             let _ = tx.send(r.map_err(|_| ()));
         });
         if spawned.is_err() {
@@ -163,28 +221,34 @@ fn main() {
                     .ok()
                     .and_then(|g| g.clone())
                     .unwrap_or_else(|| "unknown panic".into());
-                let loc = what.split(": ").next().unwrap_or("").to_string();
+                // A distinct finding: where it panicked and what it said (numbers aside, so
+                // that one oracle assertion on different diagnostics counts once per message).
+                let (at, msg) = what.split_once(": ").unwrap_or((what.as_str(), ""));
+                let msg: String = msg.chars().filter(|c| !c.is_ascii_digit()).take(120).collect();
+                let loc = format!("{at}: {msg}");
                 let n = findings.entry(loc.clone()).or_default();
                 *n += 1;
                 if *n == 1 {
-                    let input = case_input(source, &data, &seeds);
-                    let stem = format!("panic-{:?}-{}-{i}", source, args.seed).to_lowercase();
-                    let _ = std::fs::write(args.out.join(format!("{stem}.tile")), &input);
+                    let input = case(source, &data, &seeds);
+                    let stem = format!("panic-{}-{}-{i}", source.name(), args.seed);
+                    let file = format!("{stem}.{}", input.extension());
+                    let _ = std::fs::write(args.out.join(&file), input.to_bytes());
                     let _ = std::fs::write(args.out.join(format!("{stem}.bin")), &data);
                     println!(
-                        "FINDING case {i} ({source:?}): {what}\n  saved {}/{stem}.tile",
+                        "FINDING case {i} ({source:?}): {what}\n  saved {}/{file}",
                         args.out.display()
                     );
                 }
                 *hist.entry("PANIC".into()).or_default() += 1;
             }
             Err(_) => {
-                let input = case_input(source, &data, &seeds);
-                let stem = format!("hang-{:?}-{}-{i}", source, args.seed).to_lowercase();
-                let _ = std::fs::write(args.out.join(format!("{stem}.tile")), &input);
+                let input = case(source, &data, &seeds);
+                let stem = format!("hang-{}-{}-{i}", source.name(), args.seed);
+                let file = format!("{stem}.{}", input.extension());
+                let _ = std::fs::write(args.out.join(&file), input.to_bytes());
                 let _ = std::fs::write(args.out.join(format!("{stem}.bin")), &data);
                 println!(
-                    "HANG case {i} ({source:?}): no result after {:?}; saved {}/{stem}.tile",
+                    "HANG case {i} ({source:?}): no result after {:?}; saved {}/{file}",
                     args.case_timeout,
                     args.out.display()
                 );

@@ -46,6 +46,7 @@ mod reduce;
 mod tensor;
 mod tile;
 mod tma;
+mod wgmma;
 
 use super::emit::{Emitter, Origin, Reg, RegClass};
 use super::layout::LinearLayout;

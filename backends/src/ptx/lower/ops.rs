@@ -49,6 +49,8 @@ pub(super) fn wgmma_ty(d: DType) -> Option<&'static str> {
         DType::TF32 | DType::F32 => "tf32",
         DType::F8E4M3 => "e4m3",
         DType::F8E5M2 => "e5m2",
+        DType::I8 => "s8",
+        DType::U8 => "u8",
         _ => return None,
     })
 }

@@ -1,0 +1,190 @@
+//! Imported Gluon kernels in the differential suite: every TTGIR fixture found under a
+//! directory (`tests/gluon` by default), recursively, becomes a [`Case`] whose source is the
+//! import of the file with its launch sidecar (`bwsim_gluon::load`), so that a user's kernel
+//! runs on the GPU exactly as the simulator reads it.
+//!
+//! - The target is the one in the file name (`NAME.sm_90a.ttgir`), else the kernel's own.
+//! - The comparison is that of the bundled kernel the fixture is the Gluon twin of (the stem
+//!   before the first `.`, e.g. `softmax.sm_90a.ttgir` takes `softmax`'s tolerance), else bit
+//!   for bit, unless the sidecar says otherwise in a comment line
+//!   `// gpu: atol=A rtol=R` (float folds that the GPU orders differently).
+//! - Planted bugs (`bug_*`, except the fixed twins `bug_*_fixed`) are listed and skipped: a racy
+//!   kernel has no single right answer on hardware; `bwsim check` is what reports them.
+//! - A fixture that does not import, lower or assemble reports why, as its own row.
+
+use super::cases::{Case, Check, Source};
+use bwsim_isa::Target;
+use std::path::{Path, PathBuf};
+
+/// Where `bwsim gpu --all` looks for fixtures when not told: the repository's Gluon corpus,
+/// relative to the current directory.
+pub const DEFAULT_DIR: &str = "tests/gluon";
+
+/// Every `.ttgir` file under `dir` (recursively), in path order.
+pub fn ttgir_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let entries = std::fs::read_dir(&d).map_err(|e| format!("cannot read {}: {e}", d.display()))?;
+        for e in entries {
+            let p = e.map_err(|e| format!("cannot read {}: {e}", d.display()))?.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if bwsim_gluon::is_ttgir(&p) {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// The target a fixture's file name gives (`NAME.sm_90a.ttgir`).
+fn target_in_name(path: &Path) -> Option<Target> {
+    let stem = path.file_stem()?.to_str()?;
+    Target::from_name(stem.rsplit('.').next()?)
+}
+
+/// Whether a fixture is a planted bug (`bug_*`, not a fixed twin).
+pub fn is_planted_bug(path: &Path) -> bool {
+    let stem = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.split('.').next())
+        .unwrap_or_default();
+    stem.starts_with("bug_") && !stem.ends_with("_fixed")
+}
+
+/// A `// gpu: atol=A rtol=R` line of the launch sidecar.
+fn sidecar_tolerance(path: &Path) -> Option<Check> {
+    let text = std::fs::read_to_string(bwsim_gluon::launch_path_for(path)?).ok()?;
+    text.lines().find_map(|l| {
+        let rest = l.trim().strip_prefix("//")?.trim().strip_prefix("gpu:")?;
+        let mut atol = None;
+        let mut rtol = None;
+        for kv in rest.split_whitespace() {
+            match kv.split_once('=') {
+                Some(("atol", v)) => atol = v.parse::<f64>().ok(),
+                Some(("rtol", v)) => rtol = v.parse::<f64>().ok(),
+                _ => {}
+            }
+        }
+        Some(Check::Tolerance {
+            atol: atol?,
+            rtol: rtol?,
+        })
+    })
+}
+
+/// The fixture cases under `dir`; `bundled` are the suite's other cases (for the twins'
+/// comparisons).
+pub fn fixtures(dir: &Path, bundled: &[Case]) -> Result<Vec<Case>, String> {
+    let mut v = Vec::new();
+    for path in ttgir_files(dir)? {
+        let rel = path.strip_prefix(dir).unwrap_or(&path).with_extension("");
+        let name = format!("gluon/{}", rel.to_string_lossy().replace('\\', "/"));
+        let twin = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.split('.').next())
+            .unwrap_or_default();
+        let check = sidecar_tolerance(&path)
+            .or_else(|| {
+                bundled
+                    .iter()
+                    .find(|c| matches!(c.source, Source::Bundled(n) if n == twin))
+                    .map(|c| c.check)
+            })
+            .unwrap_or(Check::Exact);
+        let targets = match target_in_name(&path) {
+            Some(t) => vec![t],
+            None => bwsim_gluon::load(&path)
+                .ok()
+                .and_then(|l| l.kernel.ok())
+                .map(|k| k.targets)
+                .unwrap_or_else(|| vec![Target::Sm90a]),
+        };
+        let source = if is_planted_bug(&path) {
+            Source::PlantedBug(path)
+        } else {
+            Source::Gluon(path)
+        };
+        v.push(Case {
+            name,
+            source,
+            consts: Vec::new(),
+            targets,
+            check,
+        });
+    }
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn corpus() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(DEFAULT_DIR)
+    }
+
+    #[test]
+    fn every_fixture_of_the_corpus_becomes_one_case_with_its_target() {
+        let files = ttgir_files(&corpus()).expect("tests/gluon is readable");
+        let cases = fixtures(&corpus(), &super::super::cases::all()).expect("fixtures");
+        assert_eq!(cases.len(), files.len());
+        assert!(cases.len() >= 20, "{} fixtures", cases.len());
+        let find = |n: &str| {
+            cases
+                .iter()
+                .find(|c| c.name == n)
+                .unwrap_or_else(|| panic!("no case {n}"))
+        };
+        assert_eq!(find("gluon/wgmma_matmul.sm_90a").targets, [Target::Sm90a]);
+        assert_eq!(find("gluon/attention.sm_100a").targets, [Target::Sm100a]);
+        // Twins keep the bundled kernel's comparison; others are exact.
+        assert_eq!(find("gluon/softmax.sm_90a").check, {
+            let all = super::super::cases::all();
+            all.iter()
+                .find(|c| c.name == "softmax")
+                .map(|c| c.check)
+                .expect("softmax case")
+        });
+        assert_eq!(find("gluon/copy_1d_scalar.sm_90a").check, Check::Exact);
+        assert!(matches!(
+            find("gluon/bug_ws_add_no_fence.sm_90a").source,
+            Source::PlantedBug(_)
+        ));
+        assert!(matches!(
+            find("gluon/bug_ws_add_fixed.sm_90a").source,
+            Source::Gluon(_)
+        ));
+    }
+
+    #[test]
+    fn fixtures_are_found_in_subdirectories_and_read_their_sidecar_tolerance() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let sub = dir.path().join("3.9");
+        std::fs::create_dir_all(&sub).expect("mkdir");
+        let src = std::fs::read_to_string(corpus().join("copy_1d_scalar.sm_90a.ttgir")).expect("fixture");
+        std::fs::write(sub.join("copy.sm_90a.ttgir"), &src).expect("write");
+        std::fs::write(sub.join("bug_copy.sm_100a.ttgir"), &src).expect("write");
+        std::fs::write(
+            sub.join("copy.launch"),
+            "// gpu: atol=1e-5 rtol=2e-5\nlaunch {\n  grid = [1]\n}\n",
+        )
+        .expect("write");
+        let cases = fixtures(dir.path(), &[]).expect("fixtures");
+        let names: Vec<&str> = cases.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["gluon/3.9/bug_copy.sm_100a", "gluon/3.9/copy.sm_90a"]);
+        assert_eq!(cases[0].targets, [Target::Sm100a]);
+        assert!(matches!(cases[0].source, Source::PlantedBug(_)));
+        assert_eq!(
+            cases[1].check,
+            Check::Tolerance {
+                atol: 1e-5,
+                rtol: 2e-5
+            }
+        );
+    }
+}
