@@ -215,7 +215,13 @@ pub fn reference(
         "wgmma_regs_kernel" => wgmma_regs(plan, inputs),
         "matmul_fused_gather_scatter" => fused_gather_scatter(plan, inputs),
         "gemm_async" | "tcgen05_mma_tile" => gemm_async(plan, inputs),
-        "mma_scaled" | "mma_scaled_kernel" => mma_scaled(plan, inputs),
+        "mma_scaled"
+        | "mma_scaled_kernel"
+        | "mma_scaled_contig_kernel"
+        | "mma_scaled_packed_kernel"
+        | "mma_scaled_copy_kernel"
+        | "mma_scaled_pipelined_kernel"
+        | "mma_scaled_ws_kernel" => mma_scaled(plan, inputs),
         "tma_roundtrip" | "copy_1d_kernel" | "copy_2d_kernel" | "tmem_roundtrip_kernel" => {
             identity(plan, inputs)
         }
@@ -1195,6 +1201,22 @@ struct Scales<'a> {
 }
 
 impl Scales<'_> {
+    /// Factors of `t` at `row * stride_row + (k / vec) * stride_k`: MX's ue8m0 (bytes) per 32
+    /// elements of K, or nvfp4's ue4m3 (positive float8e4nv) per 16.
+    fn of(t: &HostTensor, stride_row: u64, stride_k: u64) -> Scales<'_> {
+        let (format, vec) = match t.dtype {
+            DType::F8E4M3 | DType::UE4M3 => (DType::UE4M3, 16),
+            _ => (DType::UE8M0, 32),
+        };
+        Scales {
+            t,
+            format,
+            vec,
+            stride_row,
+            stride_k,
+        }
+    }
+
     fn at(&self, row: u64, k: u64) -> f64 {
         scale_factor(
             self.t,
@@ -1209,18 +1231,27 @@ impl Scales<'_> {
 /// block-scaled MMA's semantics: every operand element is dequantised by its block's factor).
 fn scaled_dot_nt(a: &HostTensor, b: &HostTensor, scales: Option<(Scales, Scales)>) -> Vec<f64> {
     let (m, k, n) = (a.shape[0], a.shape[1], b.shape[0]);
-    let mut out = vec![0.0; (m * n) as usize];
-    for i in 0..m {
-        for j in 0..n {
-            let mut acc = 0.0;
-            for kk in 0..k {
-                let mut p = val(a, i * k + kk) * val(b, j * k + kk);
-                if let Some((sfa, sfb)) = &scales {
-                    p *= sfa.at(i, kk) * sfb.at(j, kk);
-                }
-                acc += p;
-            }
-            out[(i * n + j) as usize] = acc;
+    if k == 0 {
+        return vec![0.0; (m * n) as usize];
+    }
+    // Each operand decoded once, with its factors applied: the products of small floats and
+    // their factors are exact in f64, so the order of the multiplications does not matter.
+    let decode = |t: &HostTensor, rows: u64, sf: Option<&Scales>| -> Vec<f64> {
+        (0..rows)
+            .flat_map(|r| (0..k).map(move |kk| (r, kk)))
+            .map(|(r, kk)| val(t, r * k + kk) * sf.map_or(1.0, |s| s.at(r, kk)))
+            .collect()
+    };
+    let (sa, sb) = match &scales {
+        Some((x, y)) => (Some(x), Some(y)),
+        None => (None, None),
+    };
+    let (da, db) = (decode(a, m, sa), decode(b, n, sb));
+    let k = k as usize;
+    let mut out = Vec::with_capacity((m * n) as usize);
+    for ra in da.chunks_exact(k) {
+        for rb in db.chunks_exact(k) {
+            out.push(ra.iter().zip(rb).map(|(x, y)| x * y).sum());
         }
     }
     out
@@ -1268,6 +1299,27 @@ fn gemm_async(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>,
 
 /// fp4 operands given as bytes (Gluon's uint8 packing): `[R, C]` bytes are the `[R, 2C]` e2m1
 /// matrix whose element `2j` is the low nibble of byte `j`, `2j + 1` the high one (OCP MX).
+/// Tutorial 11's packed-block factors, `[1, rows / 128, SCALE_K / 4, 2, 256]`, as row-major
+/// `[rows, SCALE_K]`: each 512-byte block holds 128 rows by 4 K blocks, row `32 j + i` and K
+/// block `c` at byte `16 i + 4 j + c` (the tutorial's relayout).
+fn unpack_scale_blocks(t: &HostTensor, rows: u64) -> Result<HostTensor, String> {
+    let [1, rep_m, rep_k, 2, 256] = t.shape[..] else {
+        return Err(format!("packed factors `{}` are {:?}, not [1, M / 128, SCALE_K / 4, 2, 256]", t.name, t.shape));
+    };
+    if rep_m * 128 != rows {
+        return Err(format!("packed factors `{}` cover {} rows, not {rows}", t.name, rep_m * 128));
+    }
+    let sk = rep_k * 4;
+    let mut u = HostTensor::zeros(&t.name, t.dtype, vec![rows, sk]);
+    for f in 0..t.numel() {
+        let (block, within) = (f / 512, f % 512);
+        let (rm, rk) = (block / rep_k, block % rep_k);
+        let (i, j, c) = (within / 16, within / 4 % 4, within % 4);
+        u.set_bits((rm * 128 + 32 * j + i) * sk + rk * 4 + c, t.get_bits(f));
+    }
+    Ok(u)
+}
+
 fn unpack_fp4(t: &HostTensor) -> HostTensor {
     let (r, c) = (t.shape[0], t.shape[1]);
     let mut u = HostTensor::zeros(&t.name, DType::F4E2M1, vec![r, 2 * c]);
@@ -1289,7 +1341,7 @@ fn unpack_fp4(t: &HostTensor) -> HostTensor {
 /// its type. Tolerance: the tutorial's atol = rtol = 1e-3 is for an f16 C against an f32
 /// reference; against the exact f64 sum, the f16 rounding of C (half an ulp, 2^-11 relative)
 /// after the f32 accumulation needs rtol 2e-3, and sums that cancel need atol 1e-2.
-fn mma_scaled<'a>(plan: &LaunchPlan, inputs: &'a [HostTensor]) -> Result<Vec<Expected>, String> {
+fn mma_scaled(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
     let operand = |name| -> Result<HostTensor, String> {
         let t = tensor(plan, inputs, name)?;
         Ok(match t.dtype {
@@ -1306,27 +1358,32 @@ fn mma_scaled<'a>(plan: &LaunchPlan, inputs: &'a [HostTensor]) -> Result<Vec<Exp
             b.shape, c0.shape
         ));
     }
-    let stride = |name| -> Result<u64, String> {
-        u64::try_from(int_arg(plan, name)?).map_err(|_| format!("`{name}` is negative"))
-    };
-    let (stride_row, stride_k) = (stride("scale_stride_m")?, stride("scale_stride_k")?);
-    // MX: ue8m0 factors (bytes) per 32; nvfp4: ue4m3 factors (positive float8e4nv) per 16.
-    let sf = |t: &'a HostTensor| -> Scales<'a> {
-        let (format, vec) = match t.dtype {
-            DType::F8E4M3 | DType::UE4M3 => (DType::UE4M3, 16),
-            _ => (DType::UE8M0, 32),
-        };
-        Scales {
-            t,
-            format,
-            vec,
-            stride_row,
-            stride_k,
+    // The factors row-major with their strides: as launched with `scale_stride_m` and
+    // `scale_stride_k` (tutorial 11's simple kernel), packed blocks unpacked, or a row-major
+    // `[rows, SCALE_K]` tensor (the contiguous-factors kernel at K = BLOCK_K).
+    let factors = |name: &str, rows: u64| -> Result<(HostTensor, u64, u64), String> {
+        let t = tensor(plan, inputs, name)?;
+        if t.shape.len() == 5 {
+            let u = unpack_scale_blocks(t, rows)?;
+            let sk = u.shape[1];
+            return Ok((u, sk, 1));
+        }
+        if plan.args.iter().any(|(n, _)| n == "scale_stride_m") {
+            let stride = |name| -> Result<u64, String> {
+                u64::try_from(int_arg(plan, name)?).map_err(|_| format!("`{name}` is negative"))
+            };
+            return Ok((t.clone(), stride("scale_stride_m")?, stride("scale_stride_k")?));
+        }
+        match t.shape[..] {
+            [r, sk] if r == rows => Ok((t.clone(), sk, 1)),
+            _ => Err(format!("`{name}` is {:?}, not [{rows}, SCALE_K]", t.shape)),
         }
     };
+    let (a_scale, a_row, a_k) = factors("a_scale", m)?;
+    let (b_scale, b_row, b_k) = factors("b_scale", n)?;
     let scales = (
-        sf(tensor(plan, inputs, "a_scale")?),
-        sf(tensor(plan, inputs, "b_scale")?),
+        Scales::of(&a_scale, a_row, a_k),
+        Scales::of(&b_scale, b_row, b_k),
     );
     let mut c = HostTensor::zeros("c", c0.dtype, c0.shape.clone());
     for (i, v) in scaled_dot_nt(a, b, Some(scales)).into_iter().enumerate() {
