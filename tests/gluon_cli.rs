@@ -122,7 +122,7 @@ fn check_reports_the_planted_missing_fence_on_the_python_lines() {
     let (code, _, err) = bwsim(&["check", file, "--schedules", "4", "--jobs", "2"]);
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("error[missing-fence]"), "{err}");
-    assert!(err.contains("tests/gluon/3.9/../planted_bugs.py:45:9"), "{err}");
+    assert!(err.contains("tests/gluon/planted_bugs.py:45:9"), "{err}");
     for quoted in [
         "tma.async_load(a_desc, [xoff, yoff], bar, a_bufs.index(index))",
         "a_val = a_bufs.index(load_index).load(layout)",

@@ -984,6 +984,11 @@ fn matmul(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, Str
     }])
 }
 
+/// Every element of `t` as f64, in order.
+fn decoded(t: &HostTensor) -> Vec<f64> {
+    (0..t.numel()).map(|i| val(t, i)).collect()
+}
+
 /// y[n, h, w, co] = sum over (r, s, c) of x[n, h + r - PAD, w + s - PAD, c] * wt[co, (r S + s) C + c],
 /// NHWC, stride 1, zeros outside the image, accumulated in f64 and compared with the matmul
 /// tolerance. The filter is square (R = S, from wt's `R * S * C` columns) and the convolution
@@ -1007,6 +1012,8 @@ fn conv2d(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, Str
         return Err(format!("wt's {k} columns are not R * R * {c} for an odd R"));
     };
     let pad = (r - 1) / 2;
+    // The operands decoded once (a debug build spends its time decoding otherwise).
+    let (xv, wv) = (decoded(x), decoded(wt));
     let mut y = HostTensor::zeros("y", y0.dtype, y0.shape.clone());
     for (ni, hi, wi, oi) in (0..n)
         .flat_map(|a| (0..h).flat_map(move |b| (0..w).flat_map(move |d| (0..co).map(move |e| (a, b, d, e)))))
@@ -1017,10 +1024,11 @@ fn conv2d(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, Str
             if ih < 0 || iw < 0 || ih >= h as i64 || iw >= w as i64 {
                 continue;
             }
-            let xb = ((ni * h + ih as u64) * w + iw as u64) * c;
-            let wb = oi * k + (ri * r + si) * c;
-            for ci in 0..c {
-                acc += val(x, xb + ci) * val(wt, wb + ci);
+            let xb = (((ni * h + ih as u64) * w + iw as u64) * c) as usize;
+            let wb = (oi * k + (ri * r + si) * c) as usize;
+            let c = c as usize;
+            for (xi, wi) in xv[xb..xb + c].iter().zip(&wv[wb..wb + c]) {
+                acc += xi * wi;
             }
         }
         put(&mut y, ((ni * h + hi) * w + wi) * co + oi, acc)?;
