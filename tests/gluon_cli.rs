@@ -102,15 +102,16 @@ fn a_missing_ttgir_file_is_a_clear_error() {
 
 #[test]
 fn fmt_write_never_overwrites_ttgir() {
+    let path = format!(
+        "{}/tests/gluon/3.9/tcgen05_copy.sm_100a.ttgir",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let before = std::fs::read_to_string(&path).expect("fixture");
     let (code, _, err) = bwsim(&["fmt", "--write", "tests/gluon/3.9/tcgen05_copy.sm_100a.ttgir"]);
     assert_eq!(code, 2);
     assert!(err.contains("bwsim import"), "{err}");
-    let text = std::fs::read_to_string(format!(
-        "{}/tests/gluon/3.9/tcgen05_copy.sm_100a.ttgir",
-        env!("CARGO_MANIFEST_DIR")
-    ))
-    .expect("fixture");
-    assert!(text.starts_with('#') && text.contains("ttng.tmem_copy"));
+    let after = std::fs::read_to_string(&path).expect("fixture");
+    assert!(after == before && after.contains("ttng.tmem_copy"));
 }
 
 /// `bwsim check` on a planted bug's TTGIR (Triton 3.9's): the missing fence is reported on the
@@ -172,24 +173,42 @@ fn check_reports_the_planted_missing_fence_on_the_python_lines() {
     assert!(err.contains("no hazards found"), "{err}");
 }
 
-/// Whether the sidecar of a fixture of `version` (`(3, 9)`) says the import refuses it (a
-/// `// refused:` directive that applies: gluon/tests/gluon_corpus.rs).
-fn refused(ttgir: &std::path::Path, version: (u32, u32), target: &str) -> bool {
+/// What the sidecar of a fixture of `version` (`(3, 9)`) says of it: whether the import
+/// refuses it (a `// refused:` directive that applies: gluon/tests/gluon_corpus.rs), and the
+/// error code and message text with which the PTX backend refuses it (`// ptx: CODE TEXT`),
+/// if it does.
+fn sidecar_says(
+    ttgir: &std::path::Path,
+    version: (u32, u32),
+    target: &str,
+) -> (bool, Option<(String, String)>) {
     let Some(sidecar) = bwsim_gluon::launch_path_for(ttgir) else {
-        return false;
+        return (false, None);
     };
     let text = std::fs::read_to_string(&sidecar).expect("sidecar");
-    bwsim_testkit::directives::parse(&text, bwsim_testkit::directives::GLUON_KEYS, true)
-        .unwrap_or_else(|e| panic!("{}: {e}", sidecar.display()))
-        .iter()
-        .any(|d| d.key == "refused" && d.applies(version, target))
+    let ds = bwsim_testkit::directives::parse(&text, bwsim_testkit::directives::GLUON_KEYS, true)
+        .unwrap_or_else(|e| panic!("{}: {e}", sidecar.display()));
+    let applies = |key: &'static str| {
+        ds.iter()
+            .filter(move |d| d.key == key && d.applies(version, target))
+    };
+    let ptx = applies("ptx").last().map(|d| {
+        let (code, text) = d
+            .value
+            .split_once(' ')
+            .unwrap_or_else(|| panic!("{}: `ptx: CODE TEXT`", sidecar.display()));
+        (code.to_string(), text.trim().to_string())
+    });
+    (applies("refused").next().is_some(), ptx)
 }
 
 /// Every correct Gluon fixture of every Triton version (tests/gluon/VERSION/, not the planted
 /// bugs nor the fixtures whose import is refused) lowers to PTX for its target and ptxas
 /// assembles it (`bwsim ptx FILE.ttgir --cubin`), as the bundled kernels do in
 /// backends/tests/ptxas.rs: the imported kernels, with their layouts as Triton chose them,
-/// go through the PTX backend too. ptxas comes from `BWSIM_PTXAS`, `PATH` or `.tools/py`.
+/// go through the PTX backend too; a fixture whose sidecar says the backend refuses it
+/// (`// ptx: CODE TEXT`) fails with that error, and the test fails once it lowers. ptxas comes
+/// from `BWSIM_PTXAS`, `PATH` or `.tools/py`.
 #[test]
 fn every_gluon_fixture_lowers_to_ptx_that_ptxas_assembles() {
     let dir = std::env::temp_dir().join(format!("bwsim-gluon-ptx-{}", std::process::id()));
@@ -204,15 +223,16 @@ fn every_gluon_fixture_lowers_to_ptx_that_ptxas_assembles() {
             let Some((_, target)) = name.strip_suffix(".ttgir").and_then(|s| s.rsplit_once('.')) else {
                 continue;
             };
-            if !name.starts_with("bug_") && !refused(&folder.join(&name), version, target) {
-                fixtures.push(format!("{}/{name}", v.minor()));
+            let (refused, ptx) = sidecar_says(&folder.join(&name), version, target);
+            if !name.starts_with("bug_") && !refused {
+                fixtures.push((format!("{}/{name}", v.minor()), ptx));
             }
         }
     }
     fixtures.sort();
     assert!(fixtures.len() >= 4 * 25, "{fixtures:?}");
     let mut failed = Vec::new();
-    for f in &fixtures {
+    for (f, ptx) in &fixtures {
         let out = dir.join(f.replace('/', "_"));
         let cubin = out.with_extension("cubin");
         let (code, _, err) = bwsim(&[
@@ -223,8 +243,15 @@ fn every_gluon_fixture_lowers_to_ptx_that_ptxas_assembles() {
             "--cubin",
             &cubin.to_string_lossy(),
         ]);
-        if code != 0 || !cubin.exists() {
-            failed.push(format!("{f} (exit {code}):\n{err}"));
+        match ptx {
+            None if code != 0 || !cubin.exists() => failed.push(format!("{f} (exit {code}):\n{err}")),
+            Some((c, text)) if code == 0 => failed.push(format!(
+                "{f} lowers now, but its sidecar says the backend refuses it ({c}: {text}); remove its `ptx:` line"
+            )),
+            Some((c, text)) if !(err.contains(&format!("error[{c}]")) && err.contains(text.as_str())) => {
+                failed.push(format!("{f}: not the refusal its sidecar states ({c}: {text}):\n{err}"))
+            }
+            _ => {}
         }
     }
     let _ = std::fs::remove_dir_all(&dir);

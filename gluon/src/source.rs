@@ -176,7 +176,10 @@ mod tests {
     #[test]
     fn display_paths_fold_a_folder_and_its_parent() {
         let c = |p: &str| clean(Path::new(p)).display().to_string();
-        assert_eq!(c("tests/gluon/3.9/../planted_bugs.py"), "tests/gluon/planted_bugs.py");
+        assert_eq!(
+            c("tests/gluon/3.9/../planted_bugs.py"),
+            "tests/gluon/planted_bugs.py"
+        );
         assert_eq!(c("./a/./b.py"), "a/b.py");
         assert_eq!(c("../k.py"), "../k.py");
         assert_eq!(c("../../a/../k.py"), "../../k.py");

@@ -32,6 +32,7 @@
 //!                                     argument, a tensor's shape) for the default runs
 //! // runs: N / schedules: N           the default number of runs / checker schedules
 //! // gpu: atol=A rtol=R               read by `bwsim gpu` (its GPU comparison), not here
+//! // ptx: CODE TEXT                   the PTX backend refuses it (tests/gluon_cli.rs), not here
 //! ```
 //!
 //! Any directive may carry qualifiers, `// expect [3.8+ sm_90a]: ...`: Triton versions (`3.7`,
@@ -242,7 +243,8 @@ impl Spec {
             let at = |e: String| format!("line {}: {e}", d.line);
             // `versions:` says where the file is, whatever the fixture's version.
             if d.key == "versions" {
-                s.versions = Some(Versions::parse(v).ok_or_else(|| at(format!("`{v}` is not a version range")))?);
+                s.versions =
+                    Some(Versions::parse(v).ok_or_else(|| at(format!("`{v}` is not a version range")))?);
                 continue;
             }
             if !applies(d, version, target)? {
@@ -260,7 +262,11 @@ impl Spec {
                                 .collect::<Result<_, _>>()?,
                         },
                         (Some("error"), Some(code)) => Run::Error(code.to_string()),
-                        _ => return Err(at(format!("`run: {v}`: reference [NAME], twin NAME or error CODE"))),
+                        _ => {
+                            return Err(at(format!(
+                                "`run: {v}`: reference [NAME], twin NAME or error CODE"
+                            )))
+                        }
                     });
                 }
                 "check" if v == "clean" => s.clean = true,
@@ -271,14 +277,17 @@ impl Spec {
                 "catalogue" => s.catalogue.push(v.to_string()),
                 "snapshot" => s.snapshot = Some(v.to_string()),
                 "refused" => {
-                    let (code, text) = v.split_once(' ').ok_or_else(|| at("`refused: CODE TEXT`".into()))?;
+                    let (code, text) = v
+                        .split_once(' ')
+                        .ok_or_else(|| at("`refused: CODE TEXT`".into()))?;
                     s.refused.push((code.to_string(), text.trim().to_string()));
                 }
                 "shapes" => s.shapes.extend(shape_list(v).map_err(at)?),
                 "runs" => s.run_count = Some(v.parse().map_err(|_| at(format!("`runs: {v}`")))?),
                 "schedules" => s.schedules = Some(v.parse().map_err(|_| at(format!("`schedules: {v}`")))?),
-                // The GPU comparison's tolerance (`bwsim gpu`), not this test's.
-                "gpu" => {}
+                // The GPU comparison's tolerance (`bwsim gpu`) and the PTX backend's refusal
+                // (tests/gluon_cli.rs), not this test's.
+                "gpu" | "ptx" => {}
                 _ => unreachable!("a known key"),
             }
         }
@@ -364,7 +373,9 @@ impl Fixture {
 }
 
 fn env_schedules() -> Option<u64> {
-    std::env::var("BWSIM_GLUON_SCHEDULES").ok().and_then(|s| s.parse().ok())
+    std::env::var("BWSIM_GLUON_SCHEDULES")
+        .ok()
+        .and_then(|s| s.parse().ok())
 }
 
 fn render(d: &[Diagnostic], file: &SourceFile) -> String {
@@ -372,11 +383,20 @@ fn render(d: &[Diagnostic], file: &SourceFile) -> String {
 }
 
 fn run_fixture(f: &Fixture) -> Res {
-    let sidecar = f.sidecar.as_ref().ok_or("no launch sidecar (NAME.launch) with its directives")?;
+    let sidecar = f
+        .sidecar
+        .as_ref()
+        .ok_or("no launch sidecar (NAME.launch) with its directives")?;
     let side_text = std::fs::read_to_string(sidecar).map_err(|e| format!("{}: {e}", sidecar.display()))?;
-    let spec = Spec::parse(&side_text, f.version, f.target).map_err(|e| format!("{}: {e}", sidecar.display()))?;
+    let spec =
+        Spec::parse(&side_text, f.version, f.target).map_err(|e| format!("{}: {e}", sidecar.display()))?;
     if let Some(vs) = spec.versions {
-        ensure!(vs.contains(f.version), "{}: `versions:` leaves out {}", sidecar.display(), f.version);
+        ensure!(
+            vs.contains(f.version),
+            "{}: `versions:` leaves out {}",
+            sidecar.display(),
+            f.version
+        );
     }
     let full = env_schedules();
     let launch_text = if full.is_some() {
@@ -411,7 +431,9 @@ fn run_fixture(f: &Fixture) -> Res {
     for r in &spec.runs {
         match r {
             Run::Reference(name) => against_reference(&k, f.target, &file, name.as_deref(), runs)?,
-            Run::Twin { name, consts } => against_twin(&k, f.target, &file, name, consts, full.is_some(), runs)?,
+            Run::Twin { name, consts } => {
+                against_twin(&k, f.target, &file, name, consts, full.is_some(), runs)?
+            }
             Run::Error(code) => run_reports(&k, f.target, &file, code, runs)?,
         }
     }
@@ -435,9 +457,16 @@ fn refused(spec: &Spec, kernel: Result<Kernel, Vec<Diagnostic>>, file: &SourceFi
         Err(d) => d,
     };
     let r = render(&d, file);
-    let matches = |(code, text): &(String, String), e: &Diagnostic| e.code == *code && e.message.contains(text.as_str());
+    let matches = |(code, text): &(String, String), e: &Diagnostic| {
+        e.code == *code && e.message.contains(text.as_str())
+    };
     for want in &spec.refused {
-        ensure!(d.iter().any(|e| matches(want, e)), "no `{}` error naming `{}`:\n{r}", want.0, want.1);
+        ensure!(
+            d.iter().any(|e| matches(want, e)),
+            "no `{}` error naming `{}`:\n{r}",
+            want.0,
+            want.1
+        );
     }
     for e in d.iter().filter(|e| e.is_error()) {
         ensure!(
@@ -451,8 +480,12 @@ fn refused(spec: &Spec, kernel: Result<Kernel, Vec<Diagnostic>>, file: &SourceFi
 /// The imported kernel prints as `.tile` text that parses back to the same kernel and verifies.
 fn round_trips(k: &Kernel) -> Res {
     let text = bwsim_isa::print(k);
-    let back = bwsim_isa::parser::parse(&text)
-        .map_err(|d| format!("prints unparsable text:\n{}", render(&d, &SourceFile::new("p.tile", text.clone()))))?;
+    let back = bwsim_isa::parser::parse(&text).map_err(|d| {
+        format!(
+            "prints unparsable text:\n{}",
+            render(&d, &SourceFile::new("p.tile", text.clone()))
+        )
+    })?;
     ensure!(back == *k, "parse(print(import)) != import");
     let (c, d) = verify(&back, &VerifyOptions::default());
     ensure!(
@@ -463,7 +496,12 @@ fn round_trips(k: &Kernel) -> Res {
     Ok(())
 }
 
-fn checked<'k>(k: &'k Kernel, target: Target, file: &SourceFile, overrides: &[Override]) -> Result<(Checked<'k>, LaunchPlan), String> {
+fn checked<'k>(
+    k: &'k Kernel,
+    target: Target,
+    file: &SourceFile,
+    overrides: &[Override],
+) -> Result<(Checked<'k>, LaunchPlan), String> {
     let (c, d) = verify(
         k,
         &VerifyOptions {
@@ -509,9 +547,14 @@ fn against_reference(k: &Kernel, target: Target, file: &SourceFile, name: Option
         let r = bwsim_sim::run(&c, &plan, inputs, &run_opts(seed));
         clean_run(&r, &format!("seed {seed}"), file)?;
         for e in &expected {
-            let got = r.tensor(&e.tensor).ok_or_else(|| format!("no output `{}`", e.tensor))?;
+            let got = r
+                .tensor(&e.tensor)
+                .ok_or_else(|| format!("no output `{}`", e.tensor))?;
             let cmp = bwsim_kernels::reference::compare(got, e);
-            ensure!(cmp.passed(), "seed {seed}, against the CPU reference `{name}`: {cmp:?}");
+            ensure!(
+                cmp.passed(),
+                "seed {seed}, against the CPU reference `{name}`: {cmp:?}"
+            );
         }
     }
     Ok(())
@@ -535,7 +578,12 @@ fn named_args(plan: &LaunchPlan) -> Vec<(String, String)> {
 /// every tensor (dtype, shape, initialiser), the outputs.
 fn same_launch(i: &LaunchPlan, t: &LaunchPlan) -> Res {
     ensure!(i.grid == t.grid, "grid {:?}, the twin's {:?}", i.grid, t.grid);
-    ensure!(i.cluster == t.cluster, "cluster {:?}, the twin's {:?}", i.cluster, t.cluster);
+    ensure!(
+        i.cluster == t.cluster,
+        "cluster {:?}, the twin's {:?}",
+        i.cluster,
+        t.cluster
+    );
     let twin_args = named_args(t);
     for a in named_args(i) {
         ensure!(twin_args.contains(&a), "argument {a:?} is not the twin's");
@@ -553,14 +601,28 @@ fn same_launch(i: &LaunchPlan, t: &LaunchPlan) -> Res {
             (b.dtype, &b.shape, &b.init)
         );
     }
-    let names = |p: &LaunchPlan| -> Vec<String> { p.outputs.iter().map(|&j| p.tensors[j].name.clone()).collect() };
-    ensure!(names(i) == names(t), "outputs {:?}, the twin's {:?}", names(i), names(t));
+    let names =
+        |p: &LaunchPlan| -> Vec<String> { p.outputs.iter().map(|&j| p.tensors[j].name.clone()).collect() };
+    ensure!(
+        names(i) == names(t),
+        "outputs {:?}, the twin's {:?}",
+        names(i),
+        names(t)
+    );
     Ok(())
 }
 
 /// The imported kernel and its bundled `.tile` twin from the same inputs: the same outputs, bit
 /// for bit, over `runs` schedules; the first run's also equal to the CPU reference.
-fn against_twin(k: &Kernel, target: Target, file: &SourceFile, twin: &str, consts: &[Override], full: bool, runs: u64) -> Res {
+fn against_twin(
+    k: &Kernel,
+    target: Target,
+    file: &SourceFile,
+    twin: &str,
+    consts: &[Override],
+    full: bool,
+    runs: u64,
+) -> Res {
     let src = bwsim_kernels::find(twin)
         .ok_or_else(|| format!("no bundled kernel `{twin}`"))?
         .source;
@@ -586,7 +648,9 @@ fn against_twin(k: &Kernel, target: Target, file: &SourceFile, twin: &str, const
             .collect::<Result<_, _>>()?,
         ..tplan.clone()
     };
-    let outputs = |r: &bwsim_sim::RunResult| -> Vec<HostTensor> { tplan.outputs.iter().map(|&i| r.tensors[i].clone()).collect() };
+    let outputs = |r: &bwsim_sim::RunResult| -> Vec<HostTensor> {
+        tplan.outputs.iter().map(|&i| r.tensors[i].clone()).collect()
+    };
     for seed in 0..runs {
         let inputs = launch::materialize(&tplan, 1000 + seed).map_err(|e| format!("{e:?}"))?;
         let rt = bwsim_sim::run(&ct, &tplan, inputs.clone(), &run_opts(seed));
@@ -598,16 +662,26 @@ fn against_twin(k: &Kernel, target: Target, file: &SourceFile, twin: &str, const
                 .ok_or_else(|| format!("no CPU reference named `{twin}`"))?
                 .map_err(|e| format!("reference `{twin}`: {e}"))?;
             for e in &expected {
-                let got = ri.tensor(&e.tensor).ok_or_else(|| format!("no output `{}`", e.tensor))?;
+                let got = ri
+                    .tensor(&e.tensor)
+                    .ok_or_else(|| format!("no output `{}`", e.tensor))?;
                 let cmp = bwsim_kernels::reference::compare(got, e);
                 ensure!(cmp.passed(), "against the CPU reference: {cmp:?}");
             }
         }
         for (t, i) in outputs(&rt).iter().zip(&outputs(&ri)) {
-            ensure!((t.dtype, &t.shape) == (i.dtype, &i.shape), "`{}`: dtype or shape differ", t.name);
+            ensure!(
+                (t.dtype, &t.shape) == (i.dtype, &i.shape),
+                "`{}`: dtype or shape differ",
+                t.name
+            );
             let n = t.numel();
             let differ = (0..n).filter(|&j| t.get_bits(j) != i.get_bits(j)).count();
-            ensure!(differ == 0, "seed {seed}: {differ} of {n} elements of `{}` differ from the twin's", t.name);
+            ensure!(
+                differ == 0,
+                "seed {seed}: {differ} of {n} elements of `{}` differ from the twin's",
+                t.name
+            );
         }
     }
     Ok(())
@@ -656,18 +730,38 @@ fn error_codes(e: &Exploration) -> BTreeSet<String> {
 fn places(d: &Diagnostic, file: &SourceFile) -> Vec<(String, usize)> {
     std::iter::once(&d.primary)
         .chain(&d.labels)
-        .map(|l| (file.file_name_of(l.span).to_string(), file.line_col(l.span.start as usize).0))
+        .map(|l| {
+            (
+                file.file_name_of(l.span).to_string(),
+                file.line_col(l.span.start as usize).0,
+            )
+        })
         .collect()
 }
 
 /// The checker, as `bwsim check FILE.ttgir` runs it, over `schedules` schedules.
-fn check_findings(spec: &Spec, k: &Kernel, target: Target, file: &SourceFile, schedules: u64, default_count: bool) -> Res {
+fn check_findings(
+    spec: &Spec,
+    k: &Kernel,
+    target: Target,
+    file: &SourceFile,
+    schedules: u64,
+    default_count: bool,
+) -> Res {
     let p = check::prepare_kernel(k, &[], Some(target), Limits::default())
         .map_err(|d| format!("the checker's setup:\n{}", render(&d, file)))?;
     let e = explore(&p, schedules);
-    ensure!(e.schedules == schedules, "{} of {schedules} schedules explored", e.schedules);
+    ensure!(
+        e.schedules == schedules,
+        "{} of {schedules} schedules explored",
+        e.schedules
+    );
     let rendered = {
-        let d: Vec<_> = e.findings.iter().map(|f| check::annotate(f, &file.name, None)).collect();
+        let d: Vec<_> = e
+            .findings
+            .iter()
+            .map(|f| check::annotate(f, &file.name, None))
+            .collect();
         render(&d, file)
     };
     if spec.clean {
@@ -697,8 +791,12 @@ fn check_findings(spec: &Spec, k: &Kernel, target: Target, file: &SourceFile, sc
     for name in &spec.catalogue {
         let path = format!("tests/fail/{name}.tile");
         let src = std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;
-        let tp = check::prepare(&src, &[], Some(target))
-            .map_err(|d| format!("{path}:\n{}", render(&d, &SourceFile::new(path.clone(), src.clone()))))?;
+        let tp = check::prepare(&src, &[], Some(target)).map_err(|d| {
+            format!(
+                "{path}:\n{}",
+                render(&d, &SourceFile::new(path.clone(), src.clone()))
+            )
+        })?;
         let twin = error_codes(&explore(&tp, schedules));
         ensure!(
             twin.is_subset(&found),
@@ -784,13 +882,19 @@ fn fixtures() -> Vec<Fixture> {
 fn corpus_layout(all: &[Fixture]) -> Res {
     let supported: BTreeSet<String> = Version::all().map(|v| v.minor().to_string()).collect();
     let mut folders = BTreeSet::new();
-    for e in std::fs::read_dir(CORPUS).map_err(|e| e.to_string())?.filter_map(|e| e.ok()) {
+    for e in std::fs::read_dir(CORPUS)
+        .map_err(|e| e.to_string())?
+        .filter_map(|e| e.ok())
+    {
         let n = e.file_name().to_string_lossy().into_owned();
         if e.path().is_dir() && Minor::parse(&n).is_some() {
             folders.insert(n);
         }
     }
-    ensure!(folders == supported, "version folders {folders:?}, supported {supported:?}");
+    ensure!(
+        folders == supported,
+        "version folders {folders:?}, supported {supported:?}"
+    );
     for v in &supported {
         let n = all.iter().filter(|f| f.version.to_string() == *v).count();
         ensure!(n >= 30, "{CORPUS}/{v}: {n} fixtures");
@@ -805,7 +909,10 @@ fn corpus_layout(all: &[Fixture]) -> Res {
     let mut seen: BTreeMap<String, (BTreeSet<Minor>, Option<PathBuf>)> = BTreeMap::new();
     for f in all {
         ensure!(
-            f.stem.rsplit_once('.').and_then(|(_, t)| Target::from_name(t)).is_some(),
+            f.stem
+                .rsplit_once('.')
+                .and_then(|(_, t)| Target::from_name(t))
+                .is_some(),
             "{}: not NAME.TARGET.ttgir",
             f.ttgir.display()
         );
@@ -815,7 +922,10 @@ fn corpus_layout(all: &[Fixture]) -> Res {
     }
     // Every sidecar of the corpus is some fixture's (a fixture renamed leaves none behind).
     let used: BTreeSet<PathBuf> = all.iter().filter_map(|f| f.sidecar.clone()).collect();
-    for e in std::fs::read_dir(CORPUS).map_err(|e| e.to_string())?.filter_map(|e| e.ok()) {
+    for e in std::fs::read_dir(CORPUS)
+        .map_err(|e| e.to_string())?
+        .filter_map(|e| e.ok())
+    {
         let p = Path::new(CORPUS).join(e.file_name());
         ensure!(
             p.extension().is_none_or(|x| x != "launch") || used.contains(&p),
@@ -829,7 +939,8 @@ fn corpus_layout(all: &[Fixture]) -> Res {
         let text = std::fs::read_to_string(sidecar).map_err(|e| e.to_string())?;
         let ds = directives::parse(&text, KEYS, true).map_err(|e| format!("{}: {e}", sidecar.display()))?;
         let range = match directives::last(&ds, "versions") {
-            Some(d) => Versions::parse(&d.value).ok_or_else(|| format!("{}: `versions: {}`", sidecar.display(), d.value))?,
+            Some(d) => Versions::parse(&d.value)
+                .ok_or_else(|| format!("{}: `versions: {}`", sidecar.display(), d.value))?,
             None => Versions(minors[0], None),
         };
         let want: BTreeSet<Minor> = minors.iter().copied().filter(|m| range.contains(*m)).collect();
@@ -910,7 +1021,9 @@ fn regenerate(v: Version) -> Res {
     let differ = if status.success() {
         differences(&Path::new(CORPUS).join(v.minor()), &out)
     } else {
-        Err(format!("tests/gluon/regenerate.sh {release} failed (see its output above)"))
+        Err(format!(
+            "tests/gluon/regenerate.sh {release} failed (see its output above)"
+        ))
     };
     let _ = std::fs::remove_dir_all(&out);
     let differ = differ?;

@@ -5,8 +5,8 @@
 //! each fixture's test in gluon_corpus.rs.)
 
 use bwsim_gluon::version::Version;
-use bwsim_isa::verify::{verify, VerifyOptions};
 use bwsim_isa::diag;
+use bwsim_isa::verify::{verify, VerifyOptions};
 use std::path::{Path, PathBuf};
 
 /// The fixtures of one Triton version (tests/gluon/3.9/, ...).
@@ -38,7 +38,11 @@ fn spans_point_at_python_lines() {
                 if op.kind.name() == "fence.async_shared" {
                     let line = l.source.line_col(op.span.start as usize).0;
                     assert!(l.source.file_name_of(op.span).ends_with("elementwise_add.py"));
-                    assert_eq!(l.source.snippet(op.span), "fence_async_shared()", "{v:?} line {line}");
+                    assert_eq!(
+                        l.source.snippet(op.span),
+                        "fence_async_shared()",
+                        "{v:?} line {line}"
+                    );
                     seen += 1;
                 }
             }

@@ -27,7 +27,11 @@ fn import(v: Version, stem: &str) -> (Kernel, SourceFile) {
     let l = bwsim_gluon::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     match l.kernel {
         Ok(k) => (k, l.source),
-        Err(d) => panic!("{} does not import:\n{}", path.display(), diag::render(&d, &l.source)),
+        Err(d) => panic!(
+            "{} does not import:\n{}",
+            path.display(),
+            diag::render(&d, &l.source)
+        ),
     }
 }
 
@@ -63,7 +67,9 @@ fn checker_only_bugs_are_in_the_imported_ir() {
             assert!(c.is_some(), "{v:?} {stem}:\n{}", diag::render(&d, &file));
             // The mistake is in the imported IR: the fence (or the arrive's position) differs
             // from the correct kernel's.
-            let fixed = stem.replace("no_fence", "fixed").replace("early_release", "fixed");
+            let fixed = stem
+                .replace("no_fence", "fixed")
+                .replace("early_release", "fixed");
             let (kf, _) = import(v, &fixed);
             let count = |k: &Kernel, name: &str| {
                 let mut n = 0;

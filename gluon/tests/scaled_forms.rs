@@ -27,7 +27,11 @@ fn import(v: Version, stem: &str, target: Target) -> (Kernel, SourceFile) {
     let l = bwsim_gluon::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     match l.kernel {
         Ok(k) => (k, l.source),
-        Err(d) => panic!("{} does not import:\n{}", path.display(), diag::render(&d, &l.source)),
+        Err(d) => panic!(
+            "{} does not import:\n{}",
+            path.display(),
+            diag::render(&d, &l.source)
+        ),
     }
 }
 
@@ -48,7 +52,9 @@ fn plan(c: &Checked, file: &SourceFile) -> LaunchPlan {
 }
 
 fn env_schedules() -> Option<u64> {
-    std::env::var("BWSIM_GLUON_SCHEDULES").ok().and_then(|s| s.parse().ok())
+    std::env::var("BWSIM_GLUON_SCHEDULES")
+        .ok()
+        .and_then(|s| s.parse().ok())
 }
 
 /// Tutorial 11's kernel on mxfp4 and nvfp4 operands (uint8 descriptors, two e2m1 values a
@@ -226,4 +232,3 @@ fn packed_block_forms(v: Version) {
         }
     }
 }
-

@@ -243,9 +243,10 @@ pub fn reference(
         "cp_async" | "cp_async_kernel" => cp_async(plan, inputs),
         "conv2d_kernel" | "conv2d_wgmma_kernel" => conv2d(plan, inputs),
         // The new-feature kernels of Triton 3.7 to 3.9 (tests/gluon/3.7/, 3.8/, 3.9/).
-        "commit_pred_kernel" | "multicast_matmul_kernel" | "two_cta_matmul_kernel" | "tmem_row_slice_kernel" => {
-            matmul(plan, inputs)
-        }
+        "commit_pred_kernel"
+        | "multicast_matmul_kernel"
+        | "two_cta_matmul_kernel"
+        | "tmem_row_slice_kernel" => matmul(plan, inputs),
         "clc_scale_kernel" => clc_scale(plan, inputs),
         "packed_arith_kernel" => packed_arith(plan, inputs),
         "inline_asm_kernel" => inline_asm(plan, inputs),
@@ -1312,10 +1313,17 @@ fn gemm_async(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>,
 /// block `c` at byte `16 i + 4 j + c` (the tutorial's relayout).
 fn unpack_scale_blocks(t: &HostTensor, rows: u64) -> Result<HostTensor, String> {
     let [1, rep_m, rep_k, 2, 256] = t.shape[..] else {
-        return Err(format!("packed factors `{}` are {:?}, not [1, M / 128, SCALE_K / 4, 2, 256]", t.name, t.shape));
+        return Err(format!(
+            "packed factors `{}` are {:?}, not [1, M / 128, SCALE_K / 4, 2, 256]",
+            t.name, t.shape
+        ));
     };
     if rep_m * 128 != rows {
-        return Err(format!("packed factors `{}` cover {} rows, not {rows}", t.name, rep_m * 128));
+        return Err(format!(
+            "packed factors `{}` cover {} rows, not {rows}",
+            t.name,
+            rep_m * 128
+        ));
     }
     let sk = rep_k * 4;
     let mut u = HostTensor::zeros(&t.name, t.dtype, vec![rows, sk]);
@@ -1389,10 +1397,7 @@ fn mma_scaled(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>,
     };
     let (a_scale, a_row, a_k) = factors("a_scale", m)?;
     let (b_scale, b_row, b_k) = factors("b_scale", n)?;
-    let scales = (
-        Scales::of(&a_scale, a_row, a_k),
-        Scales::of(&b_scale, b_row, b_k),
-    );
+    let scales = (Scales::of(&a_scale, a_row, a_k), Scales::of(&b_scale, b_row, b_k));
     let mut c = HostTensor::zeros("c", c0.dtype, c0.shape.clone());
     for (i, v) in scaled_dot_nt(a, b, Some(scales)).into_iter().enumerate() {
         put(&mut c, i as u64, v)?;
@@ -1582,7 +1587,10 @@ fn tma_reduce(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>,
     Ok(vec![Expected {
         tensor: "out".into(),
         values: out,
-        tol: Tolerance::Close { atol: 0.0, rtol: 1e-6 },
+        tol: Tolerance::Close {
+            atol: 0.0,
+            rtol: 1e-6,
+        },
     }])
 }
 

@@ -23,7 +23,8 @@ use std::fmt;
 
 /// The keys of the Gluon fixtures' launch sidecars (tests/gluon/*.launch; their meaning is
 /// gluon/tests/gluon_corpus.rs's, except `gpu:`, the tolerance `bwsim gpu` compares a fixture's
-/// GPU run with, which the corpus test accepts and leaves to it).
+/// GPU run with, and `ptx: CODE TEXT`, the error with which the PTX backend refuses the fixture
+/// (tests/gluon_cli.rs), which the corpus test accepts and leaves to them).
 pub const GLUON_KEYS: &[&str] = &[
     "run",
     "check",
@@ -37,6 +38,7 @@ pub const GLUON_KEYS: &[&str] = &[
     "runs",
     "schedules",
     "gpu",
+    "ptx",
 ];
 
 /// The keys of the checker's corpus (tests/fail, tests/pass: tests/check_corpus.rs).
@@ -140,7 +142,10 @@ impl Directive {
                 None => words.push(q.as_str()),
             }
         }
-        (selectors.is_empty() || selectors.iter().any(|(lo, hi)| version >= *lo && hi.is_none_or(|hi| version <= hi)))
+        (selectors.is_empty()
+            || selectors
+                .iter()
+                .any(|(lo, hi)| version >= *lo && hi.is_none_or(|hi| version <= hi)))
             && (words.is_empty() || words.contains(&target))
     }
 }
