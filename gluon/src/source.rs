@@ -128,6 +128,23 @@ impl SourceMap {
         self.parts.get(file).is_some_and(|&i| self.real[i])
     }
 
+    /// A span for what concerns the whole TTGIR file: its first non-blank line (the file's
+    /// first byte when it has none), so that such a diagnostic still shows where it is.
+    pub fn ttgir_span(&self) -> Span {
+        // The TTGIR is the composite's first part, at offset 0, followed by a newline.
+        let text = self.file.part_text(0);
+        let mut at = 0;
+        for line in text.split_inclusive('\n') {
+            let t = line.trim_end();
+            let lead = t.len() - t.trim_start().len();
+            if lead < t.len() {
+                return Span::new(at + lead, at + t.len());
+            }
+            at += line.len();
+        }
+        Span::new(0, 1)
+    }
+
     /// The offset of the launch section's part (its spans are shifted by this).
     pub fn launch_base(&self) -> usize {
         self.launch_part.map_or(0, |i| self.file.parts()[i].start)
@@ -145,10 +162,19 @@ fn read_python(f: &str, dir: Option<&Path>) -> Option<(PathBuf, String)> {
         }
         candidates.push(p.to_path_buf());
     }
-    candidates
-        .into_iter()
-        .find_map(|c| std::fs::read_to_string(&c).ok().map(|t| (clean(&c), t)))
+    candidates.into_iter().find_map(|c| {
+        // Only a regular file of sensible size is read: a location may name anything
+        // (`/dev/zero`, a FIFO), and reading that would never end.
+        let meta = std::fs::metadata(&c).ok()?;
+        if !meta.is_file() || meta.len() > MAX_PYTHON_BYTES {
+            return None;
+        }
+        std::fs::read_to_string(&c).ok().map(|t| (clean(&c), t))
+    })
 }
+
+/// The largest Python file a location may quote (larger ones are shown as not available).
+const MAX_PYTHON_BYTES: u64 = 16 << 20;
 
 /// `a/./b` → `a/b` and `a/3.9/../b` → `a/b`, for display: a release folder's TTGIR names its
 /// shared sources `../NAME.py`, which reads better as the path of the file itself. A `..`

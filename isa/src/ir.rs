@@ -426,6 +426,13 @@ define_ops! {
     /// CTA of the cluster arrives before any proceeds (e.g. both CTAs of a `cta_group=2` pair
     /// have their operands in shared memory before the pair's MMA is issued).
     ClusterSync = "cluster.sync" (;),
+    /// `inline_asm "PTX", "CONSTRAINTS", [ARGS], [DTYPES], pack=N` → one value per result
+    /// dtype (a tuple when there are several): an elementwise inline-PTX snippet (Gluon's
+    /// `inline_asm_elementwise`) run on every group of `pack` elements of the argument tiles
+    /// (scalars broadcast; all-scalar arguments give scalars), its `$N` operands bound as
+    /// Triton binds them. `pure=false` records Gluon's `is_pure=False` (no effect here: the
+    /// interpreted subset has no side effects).
+    InlineAsm = "inline_asm" (asm, constraints, args, dtypes; pack, pure),
 }
 
 /// Why written operands do not fit an operation's signature.

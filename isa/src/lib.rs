@@ -21,6 +21,7 @@ pub mod builder;
 pub mod builtins;
 pub mod consts;
 pub mod diag;
+pub mod inline_ptx;
 pub mod ir;
 pub mod launch;
 pub mod lexer;

@@ -161,7 +161,9 @@ pub fn compare(actual: &HostTensor, e: &Expected) -> Comparison {
         let ok = match e.tol {
             Tolerance::Exact => ab == eb,
             Tolerance::Close { atol, rtol } => {
-                if x.is_nan() || a.is_nan() {
+                if a == x {
+                    true
+                } else if x.is_nan() || a.is_nan() {
                     x.is_nan() && a.is_nan()
                 } else {
                     (a - x).abs() <= atol + rtol * x.abs()
@@ -231,12 +233,14 @@ pub fn reference(
         "gather_rows" => gather(plan, inputs),
         "softmax" | "softmax_kernel" => softmax(plan, inputs),
         "tile_math" => tile_math(plan, inputs),
-        "attention" | "attention_kernel" => attention(plan, inputs),
+        "attention" | "attention_kernel" | "attention_f32x2_kernel" => attention(plan, inputs, false),
+        "attention_f32x2_causal_kernel" => attention(plan, inputs, true),
         "attention_pingpong_kernel" => attention_causal(plan, inputs),
         "per_thread_kernel" => per_thread(plan, inputs),
         "reductions_kernel" => combiner_reductions(plan, inputs),
         "claims_kernel" => claims(plan, inputs),
         "int_ops" | "int_ops_kernel" => int_ops(plan, inputs),
+        "bit_tricks_kernel" => bit_tricks(plan, inputs),
         "while_loop" | "while_loop_kernel" => while_loop(plan, inputs),
         "atomics" | "atomics_kernel" => atomics(plan, inputs),
         "scan" | "scan_kernel" => scan(plan, inputs),
@@ -311,7 +315,8 @@ fn softmax(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, St
 /// o[i] = sum_j softmax_j(s_ij) v[j] with s_ij = q[i] . k[j] and the softmax taken in base 2
 /// with the launch's `qk_scale` (sm_scale * log2(e)): p_ij = 2^(qk_scale * s_ij - max_j), in f64.
 /// Tolerance: the kernel rounds P to f16 before P @ V (relative 2^-11 per weight) and O to f16.
-fn attention(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+/// With `causal`, query i attends to keys j <= i only (attention_f32x2_causal_kernel).
+fn attention(plan: &LaunchPlan, inputs: &[HostTensor], causal: bool) -> Result<Vec<Expected>, String> {
     let (q, k, v) = (
         tensor(plan, inputs, "q")?,
         tensor(plan, inputs, "k")?,
@@ -330,7 +335,9 @@ fn attention(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, 
     let mut o = HostTensor::zeros("o", DType::F16, q.shape.clone());
     for b in 0..bh {
         for i in 0..n_ctx {
-            let (row, _, _) = attention_row((q, k, v), b * n_ctx, i, n_ctx, scale);
+            // Causal: keys 0..=i only.
+            let keys = if causal { i + 1 } else { n_ctx };
+            let (row, _, _) = attention_row((q, k, v), b * n_ctx, i, keys, scale);
             for (c, x) in row.into_iter().enumerate() {
                 put(&mut o, (b * n_ctx + i) * d + c as u64, x)?;
             }
@@ -729,6 +736,84 @@ fn int_ops(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, St
         values: out,
         tol: Tolerance::Exact,
     }])
+}
+
+/// tests/gluon/bit_tricks.py's inline-PTX helpers, each from its instruction's definition in
+/// the PTX ISA (written here, not taken from bwsim's interpreter): `prmt` with selector
+/// 0x0123 reverses the bytes; `lop3` with table 0xE8 is the bitwise majority; `shf.l.wrap` of
+/// {x, x} by 13 rotates left; `bfe.s32 x, 5, 7` is bits 5..11 sign-extended and `bfi` puts the
+/// low 8 bits of that into bits 20..27 of x; `cvt.rn.f16x2.f32 d, a, b` is f16(a) in the high
+/// half, f16(b) in the low; `ex2.approx.ftz` of y * 50 is 2^x (bwsim gives the correctly rounded
+/// value: here f64 exp2 rounded to f32, so within one f32 rounding, with subnormal results
+/// flushed to +0); `setp`/`selp` give y where y > 0, else -1 for odd x and 0 for even;
+/// `add.rn.f16x2` adds f16(y) and f16(f16(y) * 3) with one rounding; `mul.wide.s32` is x * x
+/// in 64 bits.
+fn bit_tricks(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+    let x = tensor(plan, inputs, "x")?;
+    let y = tensor(plan, inputs, "y")?;
+    if x.dtype != DType::I32 || y.dtype != DType::F32 {
+        return Err("bit_tricks takes an i32 x and an f32 y".into());
+    }
+    let n = x.numel();
+    let mut out = HostTensor::zeros("out", DType::I32, vec![5, n]);
+    let mut f = HostTensor::zeros("f", DType::F32, vec![2, n]);
+    let mut h = HostTensor::zeros("h", DType::F16, vec![n]);
+    let mut w = HostTensor::zeros("w", DType::I64, vec![n]);
+    for i in 0..n {
+        let u = x.get_bits(i) as u32;
+        let yv = f32::from_bits(y.get_bits(i) as u32);
+        let swapped = u.swap_bytes();
+        let rot = u.rotate_left(13);
+        let major = (u & swapped) | (u & rot) | (swapped & rot);
+        let field = (((u >> 5) & 0x7f) as i32) << 25 >> 25;
+        let inserted = (u & !(0xff << 20)) | ((field as u32 & 0xff) << 20);
+        let hi = half::f16::from_f32(yv).to_bits() as u32;
+        let lo = half::f16::from_f32(yv * -0.5).to_bits() as u32;
+        for (k, v) in [swapped, major, rot, inserted, hi << 16 | lo].iter().enumerate() {
+            out.set_bits(k as u64 * n + i, *v as u64);
+        }
+        let e = ((yv * 50.0) as f64).exp2() as f32;
+        let e = if e.is_subnormal() { 0.0 } else { e };
+        f.set_bits(i, e.to_bits() as u64);
+        let sel = if yv > 0.0 {
+            yv
+        } else if u & 1 == 1 {
+            -1.0
+        } else {
+            0.0
+        };
+        f.set_bits(n + i, sel.to_bits() as u64);
+        let a = half::f16::from_f32(yv);
+        let b = half::f16::from_f64(a.to_f64() * 3.0);
+        h.set_bits(i, half::f16::from_f64(a.to_f64() + b.to_f64()).to_bits() as u64);
+        let xi = u as i32 as i64;
+        w.set_bits(i, (xi * xi) as u64);
+    }
+    Ok(vec![
+        Expected {
+            tensor: "out".into(),
+            values: out,
+            tol: Tolerance::Exact,
+        },
+        Expected {
+            tensor: "f".into(),
+            values: f,
+            tol: Tolerance::Close {
+                atol: 0.0,
+                rtol: f32::EPSILON as f64,
+            },
+        },
+        Expected {
+            tensor: "h".into(),
+            values: h,
+            tol: Tolerance::Exact,
+        },
+        Expected {
+            tensor: "w".into(),
+            values: w,
+            tol: Tolerance::Exact,
+        },
+    ])
 }
 
 /// The functions and reductions of kernels/tiles/tile_math.tile, from their textbook

@@ -164,7 +164,84 @@ pub fn eval(e: &CExpr, frame: &[Value], cx: &EvalCtx) -> OpResult<Value> {
             s.map(|x| Value::Int(x as i64))
                 .ok_or_else(|| err(format!("`.shape[{i}]` of {}", v.kind())))
         }
+        CExpr::InlineAsm(prog, args) => {
+            let mut vals = Vec::with_capacity(args.len());
+            for a in args {
+                vals.push(eval(a, frame, cx)?);
+            }
+            inline_asm(prog, &vals)
+        }
     }
+}
+
+/// An `inline_asm` snippet on every group of `pack` elements (row-major groups: the type
+/// checker admits only snippets whose elements do not depend on each other, so the grouping
+/// does not matter; a last partial group repeats its last element). Scalar arguments are
+/// broadcast; all-scalar arguments give scalars.
+pub fn inline_asm(prog: &bwsim_isa::inline_ptx::Program, vals: &[Value]) -> OpResult<Value> {
+    let fail = |e: bwsim_isa::inline_ptx::RunError| Fault::error("inline-asm", format!("inline PTX: {e}"));
+    let shape = vals.iter().find_map(|v| match v {
+        Value::Tile(t) => Some(t.shape.clone()),
+        _ => None,
+    });
+    let pack = prog.pack;
+    let Some(shape) = shape else {
+        let mut bits = Vec::with_capacity(vals.len());
+        for (v, d) in vals.iter().zip(&prog.args) {
+            bits.push(scalar_bits(*d, v)?);
+        }
+        let out = prog.run(&bits).map_err(fail)?;
+        let one = |d: DType, b: u64| match d {
+            DType::F32 => Value::F32(f32::from_bits(b as u32)),
+            _ => Value::Int(bits_to_i64(d, b)),
+        };
+        let rs: Vec<Value> = prog.results.iter().zip(&out).map(|(d, b)| one(*d, *b)).collect();
+        return Ok(if rs.len() == 1 {
+            rs.into_iter().next().unwrap_or_default()
+        } else {
+            Value::Tuple(Arc::from(rs))
+        });
+    };
+    let n: usize = shape.iter().map(|&x| x as usize).product();
+    let mut srcs: Vec<Vec<u64>> = Vec::with_capacity(vals.len());
+    for (v, d) in vals.iter().zip(&prog.args) {
+        match v {
+            Value::Tile(t) if t.numel() == n => srcs.push(t.bits.clone()),
+            Value::Tile(t) => {
+                return Err(err(format!(
+                    "inline_asm arguments of shapes {:?} and {shape:?}",
+                    t.shape
+                )))
+            }
+            s => srcs.push(vec![scalar_bits(*d, s)?; n]),
+        }
+    }
+    let mut outs: Vec<Vec<u64>> = vec![vec![0; n]; prog.results.len()];
+    let mut buf = vec![0u64; vals.len() * pack];
+    for g in (0..n).step_by(pack) {
+        for (a, src) in srcs.iter().enumerate() {
+            for e in 0..pack {
+                buf[a * pack + e] = src[(g + e).min(n - 1)];
+            }
+        }
+        let out = prog.run(&buf).map_err(fail)?;
+        for (r, o) in outs.iter_mut().enumerate() {
+            for e in 0..pack.min(n - g) {
+                o[g + e] = out[r * pack + e];
+            }
+        }
+    }
+    let rs: Vec<Value> = prog
+        .results
+        .iter()
+        .zip(outs)
+        .map(|(d, b)| tile(*d, shape.clone(), b))
+        .collect();
+    Ok(if rs.len() == 1 {
+        rs.into_iter().next().unwrap_or_default()
+    } else {
+        Value::Tuple(Arc::from(rs))
+    })
 }
 
 fn tile(dtype: DType, shape: Vec<u32>, bits: Vec<u64>) -> Value {

@@ -103,7 +103,13 @@ where
                 if !diags.is_empty() {
                     // A poisoned lock means another worker panicked; its panic is re-raised below.
                     if let Ok(mut f) = found.lock() {
+                        // A schedule counts once per distinct diagnostic, however often it showed
+                        // (once per warp or per CTA).
+                        let mut seen = std::collections::HashSet::new();
                         for d in diags {
+                            if !seen.insert(key(&d)) {
+                                continue;
+                            }
                             let e = f.entry(key(&d)).or_insert_with(|| Finding {
                                 diagnostic: d.clone(),
                                 seed,
@@ -192,6 +198,30 @@ mod tests {
             |_, _| {},
         );
         assert!(e.stopped_early && e.schedules == 5, "{}", e.schedules);
+    }
+
+    #[test]
+    fn a_diagnostic_repeated_within_one_schedule_counts_that_schedule_once() {
+        let e = explore(
+            &ExploreOptions {
+                first_seed: 0,
+                schedules: 5,
+                jobs: 2,
+                stop_on_first_error: false,
+            },
+            // Every schedule reports the same race four times (one per warp), and seed 2 also
+            // reports another.
+            |s| {
+                let mut v = vec![diag("race", 1); 4];
+                if s == 2 {
+                    v.push(diag("race", 7));
+                }
+                v
+            },
+            |_, _| {},
+        );
+        let counts: Vec<(u64, u64)> = e.findings.iter().map(|f| (f.seed, f.count)).collect();
+        assert_eq!(counts, vec![(0, 5), (2, 1)]);
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! Element-wise comparison of a GPU output with the simulator's: bit for bit ([`Check::Exact`]:
 //! data movement and elementwise arithmetic, where the hardware's result is defined to the
 //! bit) or within `atol + rtol * |sim|` ([`Check::Tolerance`]: MMA results, whose accumulation
-//! order the hardware does not specify). NaNs compare equal to NaNs under a tolerance.
+//! order the hardware does not specify). NaNs compare equal to NaNs under a tolerance; a
+//! tolerance applies to float tensors only (integer outputs of a case compare bit for bit).
 
 use super::cases::Check;
 use bwsim_isa::launch::HostTensor;
@@ -40,6 +41,7 @@ pub fn compare(sim: &HostTensor, gpu: &HostTensor, check: Check) -> Comparison {
         let ok = match check {
             // `WgmmaExact` unresolved (see `Check::on`) compares exactly.
             Check::Exact | Check::Trap(_) | Check::WgmmaExact { .. } => sb == gb,
+            Check::Tolerance { .. } if !sim.dtype.is_float() => sb == gb,
             Check::Tolerance { atol, rtol } => {
                 (sv.is_nan() && gv.is_nan())
                     || sv == gv
@@ -107,5 +109,20 @@ mod tests {
         assert!((c.max_err - 0.105).abs() < 1e-4, "{}", c.max_err);
         let b = t(&[100.2, 0.02, 1.0]);
         assert_eq!(compare(&a, &b, tol).mismatches, 3);
+    }
+
+    #[test]
+    fn a_tolerance_leaves_integer_outputs_exact() {
+        let tol = Check::Tolerance {
+            atol: 0.0,
+            rtol: 1e-3,
+        };
+        let mut a = HostTensor::zeros("x", DType::I32, vec![2]);
+        a.set_bits(0, 100_000);
+        a.set_bits(1, 7);
+        let mut b = a.clone();
+        b.set_bits(0, 100_001); // within 1e-3 relative, but an integer differs
+        assert_eq!(compare(&a, &b, tol).mismatches, 1);
+        assert_eq!(compare(&a, &a.clone(), tol).mismatches, 0);
     }
 }

@@ -76,6 +76,31 @@ fn sidecar_tolerance(path: &Path) -> Option<Check> {
     })
 }
 
+/// Whether the launch sidecar of `path` says its import is refused with the error `message`
+/// (a `// refused: CODE ...` line, optionally qualified `// refused [3.8+]: CODE ...`, whose
+/// CODE is the error's `[CODE]`): an operation the importer does not read yet, stated and
+/// tested by the corpus (gluon/tests), so `bwsim gpu` lists the fixture as skipped with the
+/// importer's reason. A refusal the sidecar does not state stays an error.
+pub fn refusal_is_expected(path: &Path, message: &str) -> bool {
+    let Some(text) = bwsim_gluon::launch_path_for(path).and_then(|p| std::fs::read_to_string(p).ok()) else {
+        return false;
+    };
+    text.lines().any(|l| {
+        let Some(rest) = l.trim().strip_prefix("//").map(str::trim) else {
+            return false;
+        };
+        let Some(rest) = rest.strip_prefix("refused") else {
+            return false;
+        };
+        let Some((_, what)) = rest.split_once(':') else {
+            return false;
+        };
+        what.split_whitespace()
+            .next()
+            .is_some_and(|code| message.contains(&format!("[{code}]")))
+    })
+}
+
 /// The fixture cases under `dir`; `bundled` are the suite's other cases (for the twins'
 /// comparisons).
 pub fn fixtures(dir: &Path, bundled: &[Case]) -> Result<Vec<Case>, String> {
@@ -140,23 +165,23 @@ mod tests {
                 .find(|c| c.name == n)
                 .unwrap_or_else(|| panic!("no case {n}"))
         };
-        assert_eq!(find("gluon/wgmma_matmul.sm_90a").targets, [Target::Sm90a]);
-        assert_eq!(find("gluon/attention.sm_100a").targets, [Target::Sm100a]);
+        assert_eq!(find("gluon/3.9/wgmma_matmul.sm_90a").targets, [Target::Sm90a]);
+        assert_eq!(find("gluon/3.6/attention.sm_100a").targets, [Target::Sm100a]);
         // Twins keep the bundled kernel's comparison; others are exact.
-        assert_eq!(find("gluon/softmax.sm_90a").check, {
+        assert_eq!(find("gluon/3.7/softmax.sm_90a").check, {
             let all = super::super::cases::all();
             all.iter()
                 .find(|c| c.name == "softmax")
                 .map(|c| c.check)
                 .expect("softmax case")
         });
-        assert_eq!(find("gluon/copy_1d_scalar.sm_90a").check, Check::Exact);
+        assert_eq!(find("gluon/3.8/copy_1d_scalar.sm_90a").check, Check::Exact);
         assert!(matches!(
-            find("gluon/bug_ws_add_no_fence.sm_90a").source,
+            find("gluon/3.9/bug_ws_add_no_fence.sm_90a").source,
             Source::PlantedBug(_)
         ));
         assert!(matches!(
-            find("gluon/bug_ws_add_fixed.sm_90a").source,
+            find("gluon/3.9/bug_ws_add_fixed.sm_90a").source,
             Source::Gluon(_)
         ));
     }
@@ -166,7 +191,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("temp dir");
         let sub = dir.path().join("3.9");
         std::fs::create_dir_all(&sub).expect("mkdir");
-        let src = std::fs::read_to_string(corpus().join("copy_1d_scalar.sm_90a.ttgir")).expect("fixture");
+        let src = std::fs::read_to_string(corpus().join("3.9/copy_1d_scalar.sm_90a.ttgir")).expect("fixture");
         std::fs::write(sub.join("copy.sm_90a.ttgir"), &src).expect("write");
         std::fs::write(sub.join("bug_copy.sm_100a.ttgir"), &src).expect("write");
         std::fs::write(
@@ -186,5 +211,31 @@ mod tests {
                 rtol: 2e-5
             }
         );
+    }
+
+    #[test]
+    fn a_refusal_counts_as_expected_only_when_the_sidecar_states_its_code() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let sub = dir.path().join("3.9");
+        std::fs::create_dir_all(&sub).expect("mkdir");
+        let ttgir = sub.join("k.sm_100a.ttgir");
+        std::fs::write(&ttgir, "module {}\n").expect("write");
+        let message = "import: [ttgir-unsupported-op] unsupported TTGIR operation `tt.atomic_store`";
+        // No sidecar: an error.
+        assert!(!refusal_is_expected(&ttgir, message));
+        // A sidecar stating another code: still an error.
+        std::fs::write(
+            dir.path().join("k.launch"),
+            "// refused: ttgir-module ttg.num-ctas\n",
+        )
+        .expect("write");
+        assert!(!refusal_is_expected(&ttgir, message));
+        // Stated (with a version qualifier): expected.
+        std::fs::write(
+            dir.path().join("k.launch"),
+            "// versions: 3.9\n// refused [3.9]: ttgir-unsupported-op `tt.atomic_store`\nlaunch {\n}\n",
+        )
+        .expect("write");
+        assert!(refusal_is_expected(&ttgir, message));
     }
 }

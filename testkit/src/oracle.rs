@@ -61,18 +61,6 @@ impl Default for Budget {
     }
 }
 
-/// Spanless import errors the fuzzers found whose fix in the importer is pending, as (code,
-/// message): the oracle lets exactly these through, so that the drivers go on finding other
-/// defects. Each has a test in `testkit/tests/regressions.rs`, ignored until the fix, that
-/// fails while the error is spanless; the fix removes its row here and the `#[ignore]` there.
-pub const PENDING_SPANLESS: &[(&str, &str)] = &[("ttgir-module", "no `module` in the file")];
-
-fn pending_spanless(d: &Diagnostic) -> bool {
-    PENDING_SPANLESS
-        .iter()
-        .any(|(code, message)| d.code == *code && d.message == *message)
-}
-
 /// How far a case got (for statistics; every verdict is a pass).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Verdict {
@@ -176,7 +164,7 @@ pub fn check_ttgir(case: &TtgirCase, budget: &Budget) -> Verdict {
             check_spans("import", diags, len);
             for d in diags.iter().filter(|d| d.is_error()) {
                 assert!(
-                    !d.primary.span.is_dummy() || pending_spanless(d),
+                    !d.primary.span.is_dummy(),
                     "the import refused with a spanless error: {d:?}"
                 );
             }

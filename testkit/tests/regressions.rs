@@ -249,7 +249,7 @@ fn saved_findings_pass_the_oracle() {
         n += 1;
     }
     assert!(n >= 1, "no saved findings in {}", dir.display());
-    // TTGIR cases (none fixed yet: those pending are in findings/pending/, tested below).
+    // TTGIR cases (their inputs in findings/, tested below).
     let mut paths: Vec<_> = std::fs::read_dir(&dir)
         .expect("findings folder")
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -262,15 +262,15 @@ fn saved_findings_pass_the_oracle() {
     }
 }
 
-fn pending(name: &str) -> String {
+fn finding(name: &str) -> String {
     let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/findings/pending")
+        .join("tests/findings")
         .join(name);
     std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
 /// Every error of a refused import points at text inside the composite source (the oracle's
-/// property, without the tolerance of [`oracle::PENDING_SPANLESS`]).
+/// property).
 fn assert_refused_with_spans(text: &str) {
     let l = bwsim_gluon::import_text("k.ttgir", text, None, None);
     let ds = l.kernel.expect_err("refused");
@@ -283,25 +283,23 @@ fn assert_refused_with_spans(text: &str) {
 }
 
 /// Found by the first short run of the TTGIR property (Triton 3.7 seeds, a truncation:
-/// `findings/pending/ttgir-no-module-spanless.ttgir`): a file without a `module` is refused
-/// with `error[ttgir-module]: no \`module\` in the file` at `Span::DUMMY`
-/// (gluon/src/import/mod.rs, `module()`), so the diagnostic shows no location.
+/// `findings/ttgir-no-module-spanless.ttgir`): a file without a `module` is refused
+/// with `error[ttgir-module]: no \`module\` in the file`, which had no span (it showed no
+/// location); it now points at the file's first line.
 #[test]
-#[ignore = "importer fix pending: `no `module` in the file` (ttgir-module) is reported without a span"]
 fn a_file_without_a_module_is_refused_with_a_span() {
-    assert_refused_with_spans(&pending("ttgir-no-module-spanless.ttgir"));
+    assert_refused_with_spans(&finding("ttgir-no-module-spanless.ttgir"));
     for text in ["", "\n", "#loc = loc(unknown)\n", "// triton-version: 3.9.0\n"] {
         assert_refused_with_spans(text);
     }
 }
 
-/// Found by probing what a TTGIR location may name (`findings/pending/python-location-dev-zero.ttgir`):
+/// Found by probing what a TTGIR location may name (`findings/python-location-dev-zero.ttgir`):
 /// the import reads every Python file the locations name (gluon/src/source.rs, `read_python`,
 /// `std::fs::read_to_string`), whatever it is, so `loc("/dev/zero":1:1)` reads until memory
-/// runs out and a FIFO blocks the import forever. This test names a FIFO (a hang without the
+/// runs out and a FIFO blocks the import forever; only regular files up to 16 MiB are read now. This test names a FIFO (a hang without the
 /// memory) and gives the import 5 seconds.
 #[test]
-#[ignore = "importer fix pending: a location naming /dev/zero or a FIFO makes the import read forever"]
 fn python_locations_naming_special_files_do_not_hang_the_import() {
     let fifo = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("ttgir-location.fifo");
     let _ = std::fs::remove_file(&fifo);
@@ -310,7 +308,7 @@ fn python_locations_naming_special_files_do_not_hang_the_import() {
         .status()
         .expect("mkfifo runs");
     assert!(made.success(), "mkfifo {}", fifo.display());
-    let text = pending("python-location-dev-zero.ttgir").replace("/dev/zero", &fifo.to_string_lossy());
+    let text = finding("python-location-dev-zero.ttgir").replace("/dev/zero", &fifo.to_string_lossy());
     let budget = Budget {
         import_time: std::time::Duration::from_secs(5),
         ..Budget::default()

@@ -279,6 +279,21 @@ for bug in alpha_early no_p_wait; do
         "${pp_args[@]}" -D "BUG='$bug'"
 done
 
+# Attention with paired-f32 helpers in 64-bit inline PTX (mov.b64 packs, add/mul/fma.f32x2, a
+# reduction whose combiner is inline PTX), and elementwise inline PTX of the integer and
+# conversion instructions Gluon helpers use.
+gen attention_f32x2.sm_100a $src/attention_f32x2.py attention_f32x2_kernel --target sm_100a "${attn_args[@]}"
+gen attention_f32x2_causal.sm_100a $src/attention_f32x2.py attention_f32x2_causal_kernel --target sm_100a \
+    "${attn_args[@]}"
+for bug in no_s_wait p_ready_early; do
+    gen bug_attention_f32x2_$bug.sm_100a $src/attention_f32x2.py attention_f32x2_kernel --target sm_100a \
+        "${attn_args[@]}" -D "BUG='$bug'"
+done
+for t in sm_100a sm_90a; do
+    gen bit_tricks.$t $src/bit_tricks.py bit_tricks_kernel --target $t --num-warps 4 --arg 'x_ptr=*i32' \
+        --arg 'y_ptr=*fp32' --arg 'out_ptr=*i32' --arg 'f_ptr=*fp32' --arg 'h_ptr=*fp16' --arg 'w_ptr=*i64' -D N=256
+done
+
 # The checker catalogue's bugs planted in the Gluon source (planted_bugs.py), and the correct kernels.
 for bug in "" no_fence wrong_parity short_expect early_release; do
     name=${bug:-fixed}

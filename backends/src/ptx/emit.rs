@@ -179,6 +179,15 @@ impl Emitter {
         self.lines.push((format!("\t{t};"), self.cur.clone()));
     }
 
+    /// Lines as written (an inline-PTX block: its own `{ }` and `;`s), after every deferred
+    /// load (the block may read any register).
+    pub fn raw(&mut self, lines: Vec<String>) {
+        self.flush_all();
+        for l in lines {
+            self.lines.push((l, self.cur.clone()));
+        }
+    }
+
     /// Hold back a tensor-memory load (`lines`, which write `regs`, followed by a
     /// `tcgen05.wait::ld`) until an instruction reads one of `regs`, or until any instruction
     /// that synchronises, branches or touches tensor memory. This keeps a large accumulator

@@ -198,6 +198,144 @@ fn arg_extreme(max: bool, first: bool, a: (V, V), b: (V, V)) -> (V, V) {
     }
 }
 
+/// A `tt.elementwise_inline_asm` of the region on sample scalars, through the PTX-subset
+/// interpreter: samples become the bits of the operand types (`: f32, i64 -> i64`), results
+/// are read back from theirs.
+fn inline_asm(op: &Op, env: &HashMap<String, V>) -> Option<Vec<V>> {
+    use bwsim_isa::DType;
+    let asm = op.toks.iter().find_map(|t| match &t.tok {
+        Tok::Str(s) => Some(s.clone()),
+        _ => None,
+    })?;
+    let mut constraints = None;
+    let mut pack = 1usize;
+    let mut types: (Vec<DType>, Vec<DType>) = (Vec::new(), Vec::new());
+    let mut after_colon = false;
+    let mut after_arrow = false;
+    let mut depth = 0i32;
+    let mut vals: Vec<&str> = Vec::new();
+    for (i, t) in op.toks.iter().enumerate() {
+        let next2 = op.toks.get(i + 2).map(|t| &t.tok);
+        match &t.tok {
+            Tok::Punct("{") => depth += 1,
+            Tok::Punct("}") => depth -= 1,
+            Tok::Value(v) if depth == 0 && !after_colon => vals.push(v.as_str()),
+            Tok::Ident(w) if w == "constraints" && !after_colon => {
+                if let Some(Tok::Str(c)) = next2 {
+                    constraints = Some(c.clone());
+                }
+            }
+            Tok::Ident(w) if w == "packed_element" && !after_colon => {
+                if let Some(Tok::Int(n)) = next2 {
+                    pack = usize::try_from(*n).ok()?;
+                }
+            }
+            Tok::Punct(":") if !after_colon && depth == 0 => after_colon = true,
+            Tok::Punct("->") if after_colon => after_arrow = true,
+            Tok::Ident(w) if after_colon && depth == 0 => {
+                let d = Elem::from_name(w).and_then(|e| e.dtype())?;
+                if after_arrow {
+                    types.1.push(d);
+                } else {
+                    types.0.push(d);
+                }
+            }
+            _ => {}
+        }
+    }
+    if pack != 1 || types.0.len() != vals.len() {
+        return None;
+    }
+    let prog = bwsim_isa::inline_ptx::compile(&asm, &constraints?, &types.0, &types.1, 1).ok()?;
+    let mut bits = Vec::with_capacity(vals.len());
+    for (n, d) in vals.iter().zip(&types.0) {
+        bits.push(to_bits(*env.get(*n)?, *d)?);
+    }
+    let out = prog.run(&bits).ok()?;
+    out.iter().zip(&types.1).map(|(b, d)| from_bits(*b, *d)).collect()
+}
+
+fn to_bits(v: V, d: bwsim_isa::DType) -> Option<u64> {
+    use bwsim_isa::DType;
+    Some(match (v, d) {
+        (V::F(x), DType::F32) => (x as f32).to_bits() as u64,
+        (V::F(x), DType::F16) => half::f16::from_f64(x).to_bits() as u64,
+        (V::F(x), DType::BF16) => half::bf16::from_f64(x).to_bits() as u64,
+        (V::I(x), _) if !d.is_float() && d.bits() > 1 => x as u64 & mask(d.bits()),
+        _ => return None,
+    })
+}
+
+fn from_bits(b: u64, d: bwsim_isa::DType) -> Option<V> {
+    use bwsim_isa::DType;
+    Some(match d {
+        DType::F32 => V::F(f32::from_bits(b as u32) as f64),
+        DType::F16 => V::F(half::f16::from_bits(b as u16).to_f64()),
+        DType::BF16 => V::F(half::bf16::from_bits(b as u16).to_f64()),
+        _ if !d.is_float() && d.bits() > 1 => {
+            let s = 64 - d.bits();
+            V::I(((b << s) as i64) >> s)
+        }
+        _ => return None,
+    })
+}
+
+fn mask(bits: u32) -> u64 {
+    if bits >= 64 {
+        u64::MAX
+    } else {
+        (1 << bits) - 1
+    }
+}
+
+/// Identifies a combiner of `n` i64 operands that each hold two f32 lanes (Gluon's paired
+/// f32 values, `mov.b64 $0, {lo, hi}`) folded lane by lane (`add.f32x2` in inline PTX):
+/// the fold of each operand's lanes.
+pub(super) fn identify_f32_pairs(region: &Region, ret: &str, n: usize) -> Option<Vec<ReduceOp>> {
+    let args = block_args(region);
+    if args.len() != 2 * n || n == 0 {
+        return None;
+    }
+    let pair = |lo: f64, hi: f64| ((hi as f32).to_bits() as i64) << 32 | (lo as f32).to_bits() as i64;
+    let lanes = |v: i64| {
+        (
+            f32::from_bits(v as u32) as f64,
+            f32::from_bits((v >> 32) as u32) as f64,
+        )
+    };
+    let fvals = [-3.5, -1.0, 0.0, 0.5, 2.0, 7.25];
+    let mut folds = Vec::with_capacity(n);
+    for i in 0..n {
+        let found = [ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Max, ReduceOp::Min]
+            .into_iter()
+            .find(|&f| {
+                (0..36).all(|s| {
+                    let (a, b) = (s / 6, s % 6);
+                    let side = |k: usize, l: bool| {
+                        let (x, y) = if l { (a + k, b + 2 * k) } else { (b + 3 * k, a + 1) };
+                        pair(fvals[x % 6], fvals[(y + 1) % 6])
+                    };
+                    let mut env: HashMap<String, V> = HashMap::new();
+                    for k in 0..n {
+                        env.insert(args[k].clone(), V::I(side(k, true)));
+                        env.insert(args[n + k].clone(), V::I(side(k, false)));
+                    }
+                    let Some(out) = interpret(region, ret, &mut env) else {
+                        return false;
+                    };
+                    let (l, r) = (lanes(side(i, true)), lanes(side(i, false)));
+                    let want = |x: f64, y: f64| match fold(f, V::F(x), V::F(y)) {
+                        V::F(v) => v,
+                        _ => f64::NAN,
+                    };
+                    out.len() == n && out[i] == V::I(pair(want(l.0, r.0), want(l.1, r.1)))
+                })
+            })?;
+        folds.push(found);
+    }
+    Some(folds)
+}
+
 /// Runs the region's operations; the operands of `ret` are the results.
 fn interpret(region: &Region, ret: &str, env: &mut HashMap<String, V>) -> Option<Vec<V>> {
     for op in &region.ops {
@@ -213,6 +351,16 @@ fn interpret(region: &Region, ret: &str, env: &mut HashMap<String, V>) -> Option
         let get = |i: usize| vals.get(i).and_then(|n| env.get(*n)).copied();
         if op.name == ret {
             return vals.iter().map(|n| env.get(*n).copied()).collect();
+        }
+        if op.name == "tt.elementwise_inline_asm" {
+            let outs = inline_asm(op, env)?;
+            if outs.len() != op.results.len() {
+                return None;
+            }
+            for (r, v) in op.results.iter().zip(outs) {
+                env.insert(r.clone(), v);
+            }
+            continue;
         }
         let out = match op.name.as_str() {
             "arith.constant" => match op.toks.first().map(|t| &t.tok) {

@@ -1,16 +1,21 @@
-//! Inline PTX of `tt.elementwise_inline_asm` (Gluon's `gl.inline_asm_elementwise`): the small
-//! language of 32-bit moves and f32 arithmetic that kernels use to pair f32 lanes
-//! (`mul.f32x2`, `add.f32x2`, `fma.rn.f32x2`) or to hide a value from the compiler
-//! (`mov.b32 $0, $1`), interpreted symbolically into one elementwise expression per result.
+//! Inline PTX of `tt.elementwise_inline_asm` (Gluon's `gl.inline_asm_elementwise`).
+//!
+//! Two ways in. The small language of 32-bit moves and f32 arithmetic on `r`/`f` registers
+//! that kernels use to pair f32 lanes (`mul.f32x2`, `add.f32x2`, `fma.rn.f32x2`) or to hide a
+//! value from the compiler (`mov.b32 $0, $1`) is interpreted symbolically ([`interpret`])
+//! into one plain elementwise expression per result (`a * b`, `fma(a, b, c)`, `a`), so the
+//! kernels that used it read as before. Every other snippet of the PTX subset of
+//! [`bwsim_isa::inline_ptx`] (64-bit and packed operands, integer and bit tricks, rounding
+//! modes, conversions, predicates) imports as the `inline_asm` operation, which the
+//! simulator runs instruction by instruction; a snippet outside the subset is refused naming
+//! its instruction, at the Python line of the call.
 //!
 //! Operand numbering follows Triton's lowering: with `pack` elements per operand, `$0 ..`
-//! are the outputs (result `r`, element `e` is `$(r * pack + e)`), then each argument's `pack`
-//! elements in argument order. A snippet imports when every output element is the same
-//! expression of the same element of the arguments; anything else (other instructions,
-//! rounding or flush-to-zero modifiers, reading an output before writing it, lanes that mix
-//! elements) is refused with the reason.
+//! are the outputs (result `r`, element `e` is `$(r * pack + e)` for 32-bit elements), then
+//! each argument's `pack` elements in argument order.
 
-use std::collections::HashMap;
+use super::*;
+use bwsim_isa::builtins::ReduceOp;
 
 /// One result of an inline-asm snippet as an elementwise expression of its arguments.
 #[derive(Clone, Debug, PartialEq)]
@@ -293,6 +298,255 @@ fn step(ins: &str, regs: &mut HashMap<String, Reg>, n_out: usize) -> Result<(), 
         }
     }
     Ok(())
+}
+
+impl<'m> Cx<'m> {
+    /// `tt.elementwise_inline_asm`: a plain expression per result when the snippet is the
+    /// f32 pairing language ([`interpret`]), else the `inline_asm` operation.
+    pub(super) fn inline_asm(&mut self, op: &Op, span: Span) -> R<()> {
+        let asm = match op.toks.first().map(|t| &t.tok) {
+            Some(Tok::Str(s)) => s.clone(),
+            _ => return Err(self.misuse(op, "needs its PTX text")),
+        };
+        let attrs = self.attr_dict(op)?;
+        let constraints = match attrs.get("constraints") {
+            Some(AttrVal::Str(c)) => c.clone(),
+            _ => return Err(self.misuse(op, "needs `constraints`")),
+        };
+        let pack = attrs
+            .get("packed_element")
+            .and_then(|x| x.as_int())
+            .unwrap_or(1)
+            .max(0) as usize;
+        let pure = !matches!(attrs.get("pure"), Some(AttrVal::Bool(false)));
+        let args = self.operands(op)?;
+        let mut arg_elems = Vec::with_capacity(args.len());
+        for (n, s) in &args {
+            arg_elems.push(self.val_type(n, *s)?.elem());
+        }
+        if let Ok(exprs) = interpret(&asm, &constraints, args.len(), op.results.len(), pack) {
+            if self.plain_asm_types(op, &exprs, &arg_elems)? {
+                return self.plain_asm(op, &exprs, &args, span);
+            }
+        }
+        // The general path: the snippet checked by the PTX-subset interpreter.
+        let mut arg_dtypes = Vec::with_capacity(args.len());
+        for e in &arg_elems {
+            arg_dtypes.push(match e.and_then(|e| e.dtype()) {
+                Some(d) => d,
+                None => return Err(self.unsupported(op, "inline PTX on operands that are not numbers")),
+            });
+        }
+        let mut res_types = Vec::with_capacity(op.results.len());
+        let mut res_dtypes = Vec::with_capacity(op.results.len());
+        for r in 0..op.results.len() {
+            let ty = self.result_type(op, r)?;
+            match ty.elem().and_then(|e| e.dtype()) {
+                Some(d) => res_dtypes.push(d),
+                None => return Err(self.unsupported(op, "inline PTX with results that are not numbers")),
+            }
+            res_types.push(ty);
+        }
+        if let Err(e) = bwsim_isa::inline_ptx::compile(&asm, &constraints, &arg_dtypes, &res_dtypes, pack) {
+            return Err(self.unsupported(op, &format!("inline PTX: {}", e.message)));
+        }
+        // Splats go in as their scalar (the op broadcasts scalars); when every argument is
+        // one, the op computes scalars and the results are splats of them.
+        let mut splat = Vec::with_capacity(args.len());
+        for (n, s) in &args {
+            splat.push(matches!(self.get(n, *s)?, Val::Splat(..)));
+        }
+        let scalar_results = res_dtypes
+            .iter()
+            .all(|d| matches!(d, DType::I32 | DType::I64 | DType::F32));
+        let all_splat = splat.iter().all(|b| *b) && scalar_results && pack == 1;
+        let any_tile = splat.iter().any(|b| !b);
+        let mut arg_exprs = Vec::with_capacity(args.len());
+        for ((n, s), sp) in args.iter().zip(&splat) {
+            arg_exprs.push(if *sp && (any_tile || all_splat) {
+                self.math_operand(n, *s)?
+            } else {
+                self.expr(n, *s)?
+            });
+        }
+        let kind = OpKind::InlineAsm {
+            asm: with_span(Expr::new(ExprKind::Str(asm.clone()), span), span),
+            constraints: with_span(Expr::new(ExprKind::Str(constraints.clone()), span), span),
+            args: with_span(Expr::list(arg_exprs), span),
+            dtypes: with_span(
+                Expr::list(res_dtypes.iter().map(|d| name_e(d.name(), span)).collect()),
+                span,
+            ),
+            pack: (pack != 1).then(|| int_e(pack as i64, span)),
+            pure: (!pure).then(|| with_span(Expr::bool(false), span)),
+        };
+        let mut names = Vec::with_capacity(op.results.len());
+        for r in 0..op.results.len() {
+            let res = self.result(op, r)?;
+            names.push((res.clone(), self.fresh(&res)));
+        }
+        self.push(
+            StmtKind::Let {
+                names: names
+                    .iter()
+                    .map(|(_, n)| Ident::spanned(n.clone(), span))
+                    .collect(),
+                value: Rhs::Op(IrOp { kind, span }),
+            },
+            span,
+        );
+        for ((res, n), ty) in names.into_iter().zip(res_types) {
+            let v = if all_splat && matches!(ty, Type::Tensor { .. }) {
+                Val::Splat(name_e(&n, span), ty)
+            } else {
+                Val::E(name_e(&n, span), ty)
+            };
+            self.bind(&res, v);
+        }
+        Ok(())
+    }
+
+    /// The folds of a reduction or scan of i64 operands that each hold two f32 lanes, when
+    /// its combiner folds them lane by lane (`add.f32x2` in inline PTX, Gluon's paired f32
+    /// values): `None` when the operands or the combiner are anything else.
+    pub(super) fn f32_pair_folds(
+        &self,
+        op: &Op,
+        v: &[(String, Span)],
+        ret: &str,
+    ) -> R<Option<Vec<ReduceOp>>> {
+        for (n, s) in v {
+            if self.val_type(n, *s)?.elem() != Some(Elem::I64) {
+                return Ok(None);
+            }
+        }
+        Ok(op
+            .regions
+            .first()
+            .filter(|_| op.results.len() == v.len())
+            .and_then(|r| super::combiner::identify_f32_pairs(r, ret, v.len())))
+    }
+
+    /// Result `i` of a reduction or scan of f32 pairs: the operand split into its lanes
+    /// (`mov.b64 {$0, $1}, $2`), each lane folded by `fold` (a `sum`, a `cumsum`, ...), the
+    /// lanes paired again (`mov.b64 $0, {$1, $2}`). Lane by lane is what the combiner
+    /// computes, so this is the reduction the kernel wrote.
+    pub(super) fn f32_pair_fold(
+        &mut self,
+        op: &Op,
+        i: usize,
+        x: Expr,
+        fold: &dyn Fn(Expr) -> Expr,
+        span: Span,
+    ) -> R<()> {
+        let res = self.result(op, i)?;
+        let ty = self.result_type(op, i)?;
+        let (lo, hi) = (self.fresh(&format!("{res}_lo")), self.fresh(&format!("{res}_hi")));
+        let asm_op = |asm: &str, cons: &str, args: Vec<Expr>, dtypes: &[&str]| OpKind::InlineAsm {
+            asm: with_span(Expr::new(ExprKind::Str(asm.into()), span), span),
+            constraints: with_span(Expr::new(ExprKind::Str(cons.into()), span), span),
+            args: with_span(Expr::list(args), span),
+            dtypes: with_span(Expr::list(dtypes.iter().map(|d| name_e(d, span)).collect()), span),
+            pack: None,
+            pure: None,
+        };
+        self.push(
+            StmtKind::Let {
+                names: vec![Ident::spanned(lo.clone(), span), Ident::spanned(hi.clone(), span)],
+                value: Rhs::Op(IrOp {
+                    kind: asm_op("mov.b64 { $0, $1 }, $2;", "=r,=r,l", vec![x], &["f32", "f32"]),
+                    span,
+                }),
+            },
+            span,
+        );
+        let flo = self.let_(&lo, Rhs::Expr(fold(name_e(&lo, span))), span);
+        let fhi = self.let_(&hi, Rhs::Expr(fold(name_e(&hi, span))), span);
+        let n = self.let_op(
+            &res,
+            asm_op(
+                "mov.b64 $0, { $1, $2 };",
+                "=l,r,r",
+                vec![name_e(&flo, span), name_e(&fhi, span)],
+                &["i64"],
+            ),
+            span,
+        );
+        self.bind(&res, Val::E(name_e(&n, span), ty));
+        Ok(())
+    }
+
+    /// Whether the f32 expressions of [`interpret`] type-check as plain math: f32 arithmetic
+    /// on f32 operands, moves between values of one element type.
+    fn plain_asm_types(&self, op: &Op, exprs: &[AsmExpr], arg_elems: &[Option<Elem>]) -> R<bool> {
+        for (r, x) in exprs.iter().enumerate() {
+            let ty = self.result_type(op, r)?;
+            let used = x.args();
+            let ok = if x.is_arith() {
+                ty.elem() == Some(Elem::F32) && used.iter().all(|&i| arg_elems[i] == Some(Elem::F32))
+            } else {
+                used.iter().all(|&i| arg_elems[i] == ty.elem())
+            };
+            if !ok {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    fn plain_asm(&mut self, op: &Op, exprs: &[AsmExpr], args: &[(String, Span)], span: Span) -> R<()> {
+        let all_splat = args
+            .iter()
+            .map(|(n, s)| self.get(n, *s).map(|v| matches!(v, Val::Splat(..))))
+            .collect::<R<Vec<bool>>>()?
+            .into_iter()
+            .all(|b| b);
+        for (r, x) in exprs.iter().enumerate() {
+            let ty = self.result_type(op, r)?;
+            let e = self.asm_expr(x, args, span)?;
+            let res = self.result(op, r)?;
+            let n = self.let_(&res, Rhs::Expr(e), span);
+            let v = if all_splat {
+                Val::Splat(name_e(&n, span), ty)
+            } else {
+                Val::E(name_e(&n, span), ty)
+            };
+            self.bind(&res, v);
+        }
+        Ok(())
+    }
+
+    fn asm_expr(&mut self, x: &AsmExpr, args: &[(String, Span)], span: Span) -> R<Expr> {
+        Ok(match x {
+            AsmExpr::Arg(i) => self.math_operand(&args[*i].0, args[*i].1)?,
+            AsmExpr::Add(a, b) => bin(
+                BinOp::Add,
+                self.asm_expr(a, args, span)?,
+                self.asm_expr(b, args, span)?,
+                span,
+            ),
+            AsmExpr::Sub(a, b) => bin(
+                BinOp::Sub,
+                self.asm_expr(a, args, span)?,
+                self.asm_expr(b, args, span)?,
+                span,
+            ),
+            AsmExpr::Mul(a, b) => bin(
+                BinOp::Mul,
+                self.asm_expr(a, args, span)?,
+                self.asm_expr(b, args, span)?,
+                span,
+            ),
+            AsmExpr::Fma(a, b, c) => {
+                let v = vec![
+                    self.asm_expr(a, args, span)?,
+                    self.asm_expr(b, args, span)?,
+                    self.asm_expr(c, args, span)?,
+                ];
+                call("fma", v, span)
+            }
+        })
+    }
 }
 
 fn is_output(name: &str, n_out: usize) -> bool {

@@ -739,7 +739,7 @@ impl<'m> Cx<'m> {
             .find(|o| o.name == "module")
             .ok_or_else(|| ImportError::Module {
                 message: "no `module` in the file".into(),
-                span: Span::DUMMY,
+                span: self.src.ttgir_span(),
             })?;
         let mut c = Cursor::new(&module.toks, module.span);
         let mut mattrs = AttrVal::Dict(Vec::new());

@@ -2,7 +2,6 @@
 //! stores through pointer tensors, reductions.
 
 use super::combiner::{self, Combiner};
-use super::inline_asm::{self, AsmExpr};
 use super::*;
 use bwsim_isa::builtins::ReduceOp;
 
@@ -631,100 +630,6 @@ impl<'m> Cx<'m> {
         Ok(())
     }
 
-    /// `tt.elementwise_inline_asm` whose PTX is pairs of f32 lanes or 32-bit moves
-    /// (`inline_asm::interpret`): each result becomes its elementwise expression of the
-    /// arguments (`a * b`, `a + b`, `fma(a, b, c)`, `a`); other PTX is refused naming it.
-    pub(super) fn inline_asm(&mut self, op: &Op, span: Span) -> R<()> {
-        let asm = match op.toks.first().map(|t| &t.tok) {
-            Some(Tok::Str(s)) => s.clone(),
-            _ => return Err(self.misuse(op, "needs its PTX text")),
-        };
-        let attrs = self.attr_dict(op)?;
-        let constraints = match attrs.get("constraints") {
-            Some(AttrVal::Str(c)) => c.clone(),
-            _ => return Err(self.misuse(op, "needs `constraints`")),
-        };
-        let pack = attrs
-            .get("packed_element")
-            .and_then(|x| x.as_int())
-            .unwrap_or(1)
-            .max(0) as usize;
-        let args = self.operands(op)?;
-        let refuse =
-            |this: &Self, why: &str| this.unsupported(op, &format!("inline PTX `{}`: {why}", asm.trim()));
-        let exprs = inline_asm::interpret(&asm, &constraints, args.len(), op.results.len(), pack)
-            .map_err(|why| refuse(self, &why))?;
-        let mut arg_elems = Vec::with_capacity(args.len());
-        for (n, s) in &args {
-            arg_elems.push(self.val_type(n, *s)?.elem());
-        }
-        let all_splat = args
-            .iter()
-            .map(|(n, s)| self.get(n, *s).map(|v| matches!(v, Val::Splat(..))))
-            .collect::<R<Vec<bool>>>()?
-            .into_iter()
-            .all(|b| b);
-        for (r, x) in exprs.iter().enumerate() {
-            let ty = self.result_type(op, r)?;
-            let used = x.args();
-            if x.is_arith() {
-                if ty.elem() != Some(Elem::F32) || used.iter().any(|&i| arg_elems[i] != Some(Elem::F32)) {
-                    return Err(refuse(
-                        self,
-                        "f32 arithmetic on operands or results that are not f32",
-                    ));
-                }
-            } else if used.iter().any(|&i| arg_elems[i] != ty.elem()) {
-                return Err(refuse(
-                    self,
-                    "a move between different element types (a bit cast)",
-                ));
-            }
-            let e = self.asm_expr(x, &args, span)?;
-            let res = self.result(op, r)?;
-            let n = self.let_(&res, Rhs::Expr(e), span);
-            let v = if all_splat {
-                Val::Splat(name_e(&n, span), ty)
-            } else {
-                Val::E(name_e(&n, span), ty)
-            };
-            self.bind(&res, v);
-        }
-        Ok(())
-    }
-
-    fn asm_expr(&mut self, x: &AsmExpr, args: &[(String, Span)], span: Span) -> R<Expr> {
-        Ok(match x {
-            AsmExpr::Arg(i) => self.math_operand(&args[*i].0, args[*i].1)?,
-            AsmExpr::Add(a, b) => bin(
-                BinOp::Add,
-                self.asm_expr(a, args, span)?,
-                self.asm_expr(b, args, span)?,
-                span,
-            ),
-            AsmExpr::Sub(a, b) => bin(
-                BinOp::Sub,
-                self.asm_expr(a, args, span)?,
-                self.asm_expr(b, args, span)?,
-                span,
-            ),
-            AsmExpr::Mul(a, b) => bin(
-                BinOp::Mul,
-                self.asm_expr(a, args, span)?,
-                self.asm_expr(b, args, span)?,
-                span,
-            ),
-            AsmExpr::Fma(a, b, c) => {
-                let v = vec![
-                    self.asm_expr(a, args, span)?,
-                    self.asm_expr(b, args, span)?,
-                    self.asm_expr(c, args, span)?,
-                ];
-                call("fma", v, span)
-            }
-        })
-    }
-
     /// `tt.scan` of one operand with a one-op combiner (`gl.associative_scan` of an add, a
     /// multiply, a maximum or a minimum): `cumsum`, `cumprod`, `cummax`, `cummin`, with
     /// `reverse=true` for a reverse scan.
@@ -745,6 +650,32 @@ impl<'m> Cx<'m> {
             _ => None,
         };
         let Some(f) = f else {
+            if let Some(folds) = self
+                .f32_pair_folds(op, &v, "tt.scan.return")?
+                .filter(|f| f.len() == 1)
+            {
+                let name = match folds[0] {
+                    ReduceOp::Sum => "cumsum",
+                    ReduceOp::Prod => "cumprod",
+                    ReduceOp::Max => "cummax",
+                    _ => "cummin",
+                };
+                let x = self.expr(&v[0].0, v[0].1)?;
+                let fold = |e: Expr| {
+                    let args = vec![e, int_e(axis, span)];
+                    if reverse {
+                        call_kw(
+                            name,
+                            args,
+                            vec![("reverse", with_span(Expr::bool(true), span))],
+                            span,
+                        )
+                    } else {
+                        call(name, args, span)
+                    }
+                };
+                return self.f32_pair_fold(op, 0, x, &fold, span);
+            }
             return Err(self.unsupported(
                 op,
                 &format!(
@@ -795,6 +726,19 @@ impl<'m> Cx<'m> {
             }
         };
         let Some(found) = found else {
+            if let Some(folds) = self.f32_pair_folds(op, &v, "tt.reduce.return")? {
+                for (i, f) in folds.into_iter().enumerate() {
+                    let x = self.expr(&v[i].0, v[i].1)?;
+                    self.f32_pair_fold(
+                        op,
+                        i,
+                        x,
+                        &|e| call(f.name(), vec![e, int_e(axis, span)], span),
+                        span,
+                    )?;
+                }
+                return Ok(());
+            }
             return Err(self.unsupported(
                 op,
                 &format!(

@@ -20,6 +20,7 @@ use crate::span::Span;
 use crate::types::*;
 use std::collections::HashMap;
 
+mod asm;
 mod expr;
 mod ops;
 
@@ -85,6 +86,8 @@ pub struct Checked<'k> {
     binding_types: HashMap<usize, Ty>,
     /// Worker partitions: (name, warps, regs).
     pub workers: Vec<(String, u32, u32)>,
+    /// The checked snippet of each `inline_asm` op (keyed by the op's address), parsed once.
+    inline_asm: HashMap<usize, std::sync::Arc<crate::inline_ptx::Program>>,
 }
 
 impl<'k> Checked<'k> {
@@ -97,6 +100,10 @@ impl<'k> Checked<'k> {
     /// Index of the allocation an allocating op makes.
     pub fn alloc_index(&self, op: &Op) -> Option<usize> {
         self.alloc_of.get(&(op as *const Op as usize)).copied()
+    }
+    /// The checked snippet of an `inline_asm` op.
+    pub fn inline_asm(&self, op: &Op) -> Option<&std::sync::Arc<crate::inline_ptx::Program>> {
+        self.inline_asm.get(&(op as *const Op as usize))
     }
     /// The type of a name bound by `let` (pass the `Ident` inside the kernel).
     pub fn binding_type(&self, ident: &Ident) -> Option<&Ty> {
@@ -207,6 +214,7 @@ impl<'k> Cx<'k> {
                 tmem_cols: 0,
                 binding_types: HashMap::new(),
                 workers: Vec::new(),
+                inline_asm: HashMap::new(),
             },
             diags: Vec::new(),
             scopes: vec![Scope {

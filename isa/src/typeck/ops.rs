@@ -444,6 +444,16 @@ impl<'k> Cx<'k> {
                 Ok(None)
             }
             FenceAsyncShared {} | FenceMbarrierInit {} | BarSync {} | ClusterSync {} => Ok(None),
+            InlineAsm {
+                asm,
+                constraints,
+                args,
+                dtypes,
+                pack,
+                pure,
+            } => self
+                .inline_asm(op, asm, constraints, args, dtypes, pack, pure)
+                .map(Some),
             Tcgen05FenceBefore {} | Tcgen05FenceAfter {} => {
                 self.arch(op, Target::Sm100a, "arch-tcgen05");
                 Ok(None)

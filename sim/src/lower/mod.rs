@@ -81,6 +81,8 @@ pub enum CExpr {
     Index(Box<CExpr>, Vec<IItem>),
     /// `buf.shape[i]` of a tile or view.
     ShapeOf(Box<CExpr>, u32),
+    /// `inline_asm`: the type checker's snippet run on every pack group of its arguments.
+    InlineAsm(std::sync::Arc<bwsim_isa::inline_ptx::Program>, Vec<CExpr>),
 }
 
 /// How `mbar.expect`-like ops touch the transaction count.
@@ -813,6 +815,22 @@ impl<'a, 'k> Lower<'a, 'k> {
                     }
                 }
             }
+            StmtKind::Op(
+                op @ Op {
+                    kind: OpKind::InlineAsm { args, .. },
+                    ..
+                },
+            ) => {
+                // Results nobody reads: still run (an undefined value is still an error).
+                let expr = self.inline_asm(op, args)?;
+                self.emit(
+                    IKind::Eval {
+                        dsts: Vec::new(),
+                        expr,
+                    },
+                    op.span,
+                );
+            }
             StmtKind::Op(op) => {
                 let (lop, name) = self.op(op)?;
                 self.emit(
@@ -996,6 +1014,12 @@ impl<'a, 'k> Lower<'a, 'k> {
                 expr: self.expr(e)?,
             }),
             Rhs::Op(op) => {
+                if let OpKind::InlineAsm { args, .. } = &op.kind {
+                    return Ok(IKind::Eval {
+                        dsts: Vec::new(),
+                        expr: self.inline_asm(op, args)?,
+                    });
+                }
                 let (lop, name) = self.op(op)?;
                 Ok(IKind::Op {
                     op: lop,
@@ -1004,6 +1028,31 @@ impl<'a, 'k> Lower<'a, 'k> {
                 })
             }
         }
+    }
+
+    /// `inline_asm` is pure elementwise math: an expression over its arguments.
+    fn inline_asm(&mut self, op: &'k Op, args: &'k Expr) -> Result<CExpr, Diagnostic> {
+        let prog = self.checked.inline_asm(op).cloned().ok_or_else(|| {
+            Diagnostic::error(
+                "sim-unsupported",
+                "inline_asm was not type-checked",
+                op.span,
+                "here",
+            )
+        })?;
+        let ExprKind::List(items) = &args.kind else {
+            return Err(Diagnostic::error(
+                "sim-unsupported",
+                "inline_asm arguments are a list",
+                args.span,
+                "here",
+            ));
+        };
+        let mut v = Vec::with_capacity(items.len());
+        for a in items {
+            v.push(self.expr(a)?);
+        }
+        Ok(CExpr::InlineAsm(prog, v))
     }
 
     fn op(&mut self, op: &'k Op) -> Result<(LOp, &'static str), Diagnostic> {
@@ -1018,6 +1067,14 @@ impl<'a, 'k> Lower<'a, 'k> {
             )
         };
         let lop = match &op.kind {
+            K::InlineAsm { .. } => {
+                return Err(Diagnostic::error(
+                    "sim-unsupported",
+                    "inline_asm is lowered as an expression",
+                    op.span,
+                    "here",
+                ))
+            }
             K::SmemAlloc { .. } => {
                 let a = self.checked.alloc_of(op).ok_or_else(missing_alloc)?;
                 let idx = self.checked.alloc_index(op).unwrap_or(0) as u32;

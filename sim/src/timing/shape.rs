@@ -49,7 +49,7 @@ pub fn touches_tile(e: &CExpr, frame: &[Value]) -> bool {
         | CExpr::Scan(..) => true,
         CExpr::Unary(_, a) | CExpr::Cast(a, _) | CExpr::ShapeOf(a, _) => touches_tile(a, frame),
         CExpr::Binary(_, a, b) => touches_tile(a, frame) || touches_tile(b, frame),
-        CExpr::Call(_, args) => args.iter().any(|a| touches_tile(a, frame)),
+        CExpr::Call(_, args) | CExpr::InlineAsm(_, args) => args.iter().any(|a| touches_tile(a, frame)),
         CExpr::Index(b, items) => {
             touches_tile(b, frame)
                 || items.iter().any(|i| match i {
@@ -86,6 +86,12 @@ pub fn alu_ops(e: &CExpr) -> u32 {
         | CExpr::Split(a)
         | CExpr::Index(a, _) => alu_ops(a),
         CExpr::Join(a, b) => alu_ops(a) + alu_ops(b),
+        // One issue per instruction per pack group, spread over the results' elements (the
+        // engine charges this per element of every result).
+        CExpr::InlineAsm(p, args) => {
+            let per = (p.pack * p.results.len()).max(1) as u32;
+            (p.instructions() as u32).div_ceil(per).max(1) + args.iter().map(alu_ops).sum::<u32>()
+        }
     }
 }
 
@@ -95,6 +101,7 @@ pub fn scalar_ops(e: &CExpr) -> u32 {
         CExpr::Const(_) | CExpr::Slot(_) | CExpr::ProgramId(_) | CExpr::NumPrograms(_) => 0,
         CExpr::Unary(_, a) | CExpr::Cast(a, _) | CExpr::ShapeOf(a, _) => 1 + scalar_ops(a),
         CExpr::Binary(_, a, b) => 1 + scalar_ops(a) + scalar_ops(b),
+        CExpr::InlineAsm(p, args) => p.instructions() as u32 + args.iter().map(scalar_ops).sum::<u32>(),
         CExpr::Call(f, args) => {
             // cdiv is a divide and an add; the rest are one instruction.
             let own = if *f == Builtin::Cdiv { 2 } else { 1 };
@@ -379,6 +386,23 @@ fn shape_eval(e: &CExpr, frame: &[Value], cx: &EvalCtx) -> OpResult<Value> {
                 Value::Tuple(_) => Err(unsupported("indexing a tuple of tiles")),
                 _ => Err(unsupported("an index computed from a tile")),
             }
+        }
+        CExpr::InlineAsm(p, args) => {
+            let mut shape = None;
+            for a in args {
+                if let Value::Tile(t) = ev(a)? {
+                    shape.get_or_insert(t.shape.clone());
+                }
+            }
+            let Some(shape) = shape else {
+                return eval::eval(e, frame, cx);
+            };
+            let rs: Vec<Value> = p.results.iter().map(|d| hollow(*d, shape.clone())).collect();
+            Ok(if rs.len() == 1 {
+                rs.into_iter().next().unwrap_or_default()
+            } else {
+                Value::Tuple(Arc::from(rs))
+            })
         }
         CExpr::ShapeOf(x, i) => {
             let (_, shape) = need_tile(ev(x)?)?;

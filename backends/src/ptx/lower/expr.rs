@@ -396,9 +396,13 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 let s = int_suffix(t);
                 let bits = bits_suffix(t);
                 let ins = match (op, t) {
+                    // `.rn` keeps ptxas from contracting a mul and an add into one fma (see
+                    // the tile form in tile.rs).
+                    (BinOp::Add, ScalarTy::F32) => format!("add.rn.f32 {d}, {x}, {y}"),
+                    (BinOp::Sub, ScalarTy::F32) => format!("sub.rn.f32 {d}, {x}, {y}"),
+                    (BinOp::Mul, ScalarTy::F32) => format!("mul.rn.f32 {d}, {x}, {y}"),
                     (BinOp::Add, _) => format!("add.{s} {d}, {x}, {y}"),
                     (BinOp::Sub, _) => format!("sub.{s} {d}, {x}, {y}"),
-                    (BinOp::Mul, ScalarTy::F32) => format!("mul.f32 {d}, {x}, {y}"),
                     (BinOp::Mul, _) => format!("mul.lo.{s} {d}, {x}, {y}"),
                     (BinOp::Div, ScalarTy::F32) => format!("div.rn.f32 {d}, {x}, {y}"),
                     (BinOp::Div, _) => format!("div.{s} {d}, {x}, {y}"),

@@ -82,6 +82,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         let span = op.span;
         let name = op.kind.name();
         match &op.kind {
+            InlineAsm { args, .. } => self.inline_asm(op, args).map(Some),
             SmemAlloc { ty, layout, .. } => self.smem_alloc(op, ty, layout).map(Some),
             SmemReinterpret { src, ty, layout } => {
                 let v = match self.expr(src)? {

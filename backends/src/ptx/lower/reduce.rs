@@ -83,8 +83,9 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         }
         let ty = arith_ty(dtype).ok_or_else(|| unsupported(op.name(), span, format!("{dtype} tiles")))?;
         let ins = match op {
+            ReduceOp::Sum if is_float(dtype) => format!("add.rn.{ty}"),
             ReduceOp::Sum => format!("add.{ty}"),
-            ReduceOp::Prod if is_float(dtype) => format!("mul.{ty}"),
+            ReduceOp::Prod if is_float(dtype) => format!("mul.rn.{ty}"),
             ReduceOp::Prod => format!("mul.lo.{ty}"),
             ReduceOp::Max => format!("max.{ty}"),
             ReduceOp::Min => format!("min.{ty}"),

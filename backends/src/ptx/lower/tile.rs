@@ -477,10 +477,15 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             return Ok(());
         }
         let b = bits_ty(d);
+        // Float add, sub and mul carry `.rn`: without a rounding modifier ptxas may contract a
+        // mul and an add into one fma (one rounding), while the simulator, like the kernel's
+        // IR, rounds each (PTX ISA, `add`: "treated conservatively by the code optimizer").
         let ins = match op {
+            BinOp::Add if float => format!("add.rn.{a} {dst}, {x}, {y}"),
+            BinOp::Sub if float => format!("sub.rn.{a} {dst}, {x}, {y}"),
+            BinOp::Mul if float => format!("mul.rn.{a} {dst}, {x}, {y}"),
             BinOp::Add => format!("add.{a} {dst}, {x}, {y}"),
             BinOp::Sub => format!("sub.{a} {dst}, {x}, {y}"),
-            BinOp::Mul if float => format!("mul.{a} {dst}, {x}, {y}"),
             BinOp::Mul => format!("mul.lo.{a} {dst}, {x}, {y}"),
             BinOp::Div if d == DType::F32 || d == DType::TF32 => format!("div.rn.f32 {dst}, {x}, {y}"),
             BinOp::Div if float => {

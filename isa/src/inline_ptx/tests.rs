@@ -1,0 +1,550 @@
+//! Unit tests of the inline-PTX interpreter against hand-computed values.
+
+use super::*;
+use crate::types::DType::*;
+
+fn run1(asm: &str, cons: &str, args: &[DType], res: &[DType], pack: usize, input: &[u64]) -> Vec<u64> {
+    let p = compile(asm, cons, args, res, pack).unwrap_or_else(|e| panic!("{e}"));
+    p.run(input).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn f(x: f32) -> u64 {
+    x.to_bits() as u64
+}
+
+#[test]
+fn paired_f32_through_64_bit_registers() {
+    let pack = "mov.b64 $0, { $1, $2 };";
+    assert_eq!(
+        run1(pack, "=l,r,r", &[F32, F32], &[I64], 1, &[f(1.5), f(-2.0)]),
+        vec![f(-2.0) << 32 | f(1.5)]
+    );
+    let unpack = "mov.b64 { $0, $1 }, $2;";
+    assert_eq!(
+        run1(
+            unpack,
+            "=r,=r,l",
+            &[I64],
+            &[F32, F32],
+            1,
+            &[f(-2.0) << 32 | f(1.5)]
+        ),
+        vec![f(1.5), f(-2.0)]
+    );
+    let add = "add.f32x2 $0, $1, $2;";
+    let a = f(1.0) << 32 | f(0.1);
+    let b = f(2.0) << 32 | f(0.2);
+    assert_eq!(
+        run1(add, "=l,l,l", &[I64, I64], &[I64], 1, &[a, b]),
+        vec![f(3.0) << 32 | f(0.1 + 0.2)]
+    );
+    let fma = "fma.rn.f32x2 $0, $1, $2, $3;";
+    let c = f(-1.0) << 32 | f(1e-8);
+    let want = f(1.0f32.mul_add(2.0, -1.0)) << 32 | f(0.1f32.mul_add(0.2, 1e-8));
+    assert_eq!(
+        run1(fma, "=l,l,l,l", &[I64, I64, I64], &[I64], 1, &[a, b, c]),
+        vec![want]
+    );
+}
+
+#[test]
+fn sub_word_elements_share_a_register_as_triton_packs_them() {
+    // pack=2 f16: one 32-bit register per argument and result, element 0 in the low half.
+    let p = compile("add.rn.f16x2 $0, $1, $2;", "=r,r,r", &[F16, F16], &[F16], 2).unwrap();
+    assert_eq!(p.slots.len(), 3);
+    let h = |x: f32| half::f16::from_f32(x).to_bits() as u64;
+    assert_eq!(
+        p.run(&[h(1.0), h(2.0), h(0.5), h(-4.0)]).unwrap(),
+        vec![h(1.5), h(-2.0)]
+    );
+    // pack=1 f16 travels in a 16-bit `h` register; `r` is refused.
+    assert!(compile("mov.b16 $0, $1;", "=h,h", &[F16], &[F16], 1).is_ok());
+    let e = compile("mov.b32 $0, $1;", "=r,r", &[F16], &[F16], 1).unwrap_err();
+    assert!(e.message.contains("16 bits"), "{e}");
+    // pack=4 i8: four bytes in one register; prmt reverses them, which mixes elements.
+    let e = compile("prmt.b32 $0, $1, 0, 0x0123;", "=r,r", &[I8], &[I8], 4).unwrap_err();
+    assert!(e.message.contains("depend on other elements"), "{e}");
+    // ... while a byte-wise xor keeps every element to itself.
+    let p = compile("xor.b32 $0, $1, 0x80808080;", "=r,r", &[I8], &[I8], 4).unwrap();
+    assert_eq!(p.run(&[1, 2, 0x80, 0xff]).unwrap(), vec![0x81, 0x82, 0, 0x7f]);
+}
+
+#[test]
+fn bit_manipulation_matches_hand_computed_values() {
+    let r = |asm: &str, n: usize, x: &[u64]| {
+        let cons = std::iter::once("=r")
+            .chain(std::iter::repeat_n("r", n))
+            .collect::<Vec<_>>()
+            .join(",");
+        run1(asm, &cons, &vec![I32; n], &[I32], 1, x)[0]
+    };
+    // prmt: bytes of {b, a} = 0x77665544_33221100 picked by nibbles; 8+ replicates the sign.
+    assert_eq!(
+        r("prmt.b32 $0, $1, $2, 0x7531;", 2, &[0x3322_1100, 0x7766_5544]),
+        0x7755_3311
+    );
+    // Selector 2 copies byte 2 (0x80); selector 0xa replicates its sign bit.
+    assert_eq!(
+        r("prmt.b32 $0, $1, $2, $3;", 3, &[0x0080_0000, 0, 0x0000_aaa2]),
+        0xffff_ff80
+    );
+    // lop3 with the table of a & b | c (0xF0 & 0xCC | 0xAA = 0xEA).
+    assert_eq!(
+        r(
+            "lop3.b32 $0, $1, $2, $3, 0xEA;",
+            3,
+            &[0xff00_ff00, 0x0ff0_0ff0, 0x0000_000f]
+        ),
+        0x0f00_0f0f
+    );
+    // shf: funnel shifts of {b, a}.
+    assert_eq!(
+        r("shf.l.wrap.b32 $0, $1, $2, 8;", 2, &[0xaabb_ccdd, 0x1122_3344]),
+        0x2233_44aa
+    );
+    assert_eq!(
+        r("shf.r.wrap.b32 $0, $1, $2, 8;", 2, &[0xaabb_ccdd, 0x1122_3344]),
+        0x44aa_bbcc
+    );
+    assert_eq!(
+        r("shf.l.clamp.b32 $0, $1, $2, 40;", 2, &[0xaabb_ccdd, 0x1122_3344]),
+        0xaabb_ccdd
+    );
+    assert_eq!(
+        r("shf.r.wrap.b32 $0, $1, $2, 40;", 2, &[0xaabb_ccdd, 0x1122_3344]),
+        0x44aa_bbcc
+    );
+    // bfe: bits 4..12 of 0xf0f0 = 0x0f; signed from a field whose top bit is set.
+    assert_eq!(r("bfe.u32 $0, $1, 4, 8;", 1, &[0xf0f0]), 0x0f);
+    assert_eq!(r("bfe.s32 $0, $1, 4, 4;", 1, &[0x00f0]), 0xffff_ffff);
+    assert_eq!(r("bfe.s32 $0, $1, 28, 8;", 1, &[0x8000_0000]), 0xffff_fff8);
+    // bfi: 0xab into bits 8..16 of 0x11223344.
+    assert_eq!(
+        r("bfi.b32 $0, $1, $2, 8, 8;", 2, &[0xab, 0x1122_3344]),
+        0x1122_ab44
+    );
+    // Shifts past the width.
+    assert_eq!(r("shl.b32 $0, $1, 33;", 1, &[1]), 0);
+    assert_eq!(r("shr.s32 $0, $1, 40;", 1, &[0x8000_0000]), 0xffff_ffff);
+    assert_eq!(r("shr.u32 $0, $1, 31;", 1, &[0x8000_0000]), 1);
+    // Integer arithmetic: saturation, high and wide products, population and leading zeros.
+    assert_eq!(r("add.sat.s32 $0, $1, $2;", 2, &[0x7fff_ffff, 5]), 0x7fff_ffff);
+    assert_eq!(
+        r("mul.hi.u32 $0, $1, $2;", 2, &[0xffff_ffff, 0xffff_ffff]),
+        0xffff_fffe
+    );
+    assert_eq!(r("mul.hi.s32 $0, $1, $2;", 2, &[0xffff_ffff, 0xffff_ffff]), 0);
+    assert_eq!(r("popc.b32 $0, $1;", 1, &[0xf0f0_0001]), 9);
+    assert_eq!(r("clz.b32 $0, $1;", 1, &[0x0000_8000]), 16);
+    assert_eq!(r("brev.b32 $0, $1;", 1, &[1]), 0x8000_0000);
+    assert_eq!(
+        run1(
+            "mul.wide.s32 $0, $1, $2;",
+            "=l,r,r",
+            &[I32, I32],
+            &[I64],
+            1,
+            &[0xffff_fffe, 3]
+        )[0],
+        (-6i64) as u64
+    );
+}
+
+#[test]
+fn predicates_guards_and_scopes() {
+    // max(a, b) with setp/selp, and again with guarded moves in a scope.
+    let a = "{ .reg .pred p; setp.lt.s32 p, $1, $2; selp.b32 $0, $2, $1, p; }";
+    let c = "=r,r,r";
+    assert_eq!(
+        run1(a, c, &[I32, I32], &[I32], 1, &[(-3i32) as u32 as u64, 2]),
+        vec![2]
+    );
+    let g = "{ .reg .pred p, q; setp.gt.u32 p|q, $1, $2; @p mov.b32 $0, $1; @q mov.b32 $0, $2; }";
+    assert_eq!(
+        run1(g, c, &[I32, I32], &[I32], 1, &[(-3i32) as u32 as u64, 2]),
+        vec![(-3i32) as u32 as u64]
+    );
+    // Unordered float comparison: NaN compares true with `ltu`, false with `lt`.
+    let nan = f(f32::NAN);
+    let lt = "{ .reg .pred p; setp.lt.f32 p, $1, $2; selp.u32 $0, 1, 0, p; }";
+    assert_eq!(
+        run1(lt, "=r,r,r", &[F32, F32], &[I32], 1, &[nan, f(1.0)]),
+        vec![0]
+    );
+    let ltu = "{ .reg .pred p; setp.ltu.f32 p, $1, $2; selp.u32 $0, 1, 0, p; }";
+    assert_eq!(
+        run1(ltu, "=r,r,r", &[F32, F32], &[I32], 1, &[nan, f(1.0)]),
+        vec![1]
+    );
+    // Registers of one scope are not those of another: `x` is declared twice.
+    let s = "{ .reg .b32 x; add.s32 x, $1, 1; mov.b32 $0, x; } { .reg .b32 x; mov.b32 x, 7; }";
+    assert_eq!(run1(s, "=r,r", &[I32], &[I32], 1, &[41]), vec![42]);
+    // A guarded write that is skipped leaves the output undefined: a run-time error.
+    let p = compile(
+        "{ .reg .pred p; setp.eq.s32 p, $1, 0; @p mov.b32 $0, 1; }",
+        "=r,r",
+        &[I32],
+        &[I32],
+        1,
+    )
+    .unwrap();
+    assert_eq!(p.run(&[0]).unwrap(), vec![1]);
+    assert!(matches!(p.run(&[5]), Err(RunError::Undefined { .. })));
+}
+
+#[test]
+fn float_special_cases() {
+    let r1 = |asm: &str, x: u64| run1(asm, "=r,r", &[F32], &[F32], 1, &[x])[0];
+    let r2 = |asm: &str, x: u64, y: u64| run1(asm, "=r,r,r", &[F32, F32], &[F32], 1, &[x, y])[0];
+    // ex2: exact powers, limits, and the flush of a subnormal result under .ftz.
+    assert_eq!(r1("ex2.approx.f32 $0, $1;", f(3.0)), f(8.0));
+    assert_eq!(r1("ex2.approx.f32 $0, $1;", f(f32::NEG_INFINITY)), 0);
+    assert_eq!(r1("ex2.approx.f32 $0, $1;", f(-140.0)), f(2f32.powi(-140)));
+    assert_eq!(r1("ex2.approx.ftz.f32 $0, $1;", f(-140.0)), 0);
+    assert_eq!(r1("ex2.approx.f32 $0, $1;", f(f32::NAN)), 0x7fff_ffff);
+    // rcp: approximate and IEEE forms give the correctly rounded 1/x; 1/-0 = -inf.
+    assert_eq!(r1("rcp.approx.f32 $0, $1;", f(3.0)), f(1.0 / 3.0));
+    assert_eq!(r1("rcp.rz.f32 $0, $1;", f(3.0)), f(1.0 / 3.0) - 1);
+    assert_eq!(r1("rcp.rn.f32 $0, $1;", f(-0.0)), f(f32::NEG_INFINITY));
+    // min/max: a NaN operand loses unless .NaN; -0 is below +0.
+    assert_eq!(r2("max.f32 $0, $1, $2;", f(f32::NAN), f(2.0)), f(2.0));
+    assert_eq!(r2("max.NaN.f32 $0, $1, $2;", f(f32::NAN), f(2.0)), 0x7fff_ffff);
+    assert_eq!(r2("min.f32 $0, $1, $2;", f(0.0), f(-0.0)), f(-0.0));
+    assert_eq!(r2("max.f32 $0, $1, $2;", f(-0.0), f(0.0)), f(0.0));
+    // NaN results are canonical; inf - inf is NaN; .sat clamps and zeroes NaN.
+    assert_eq!(r2("add.f32 $0, $1, $2;", 0x7fc0_0001, f(1.0)), 0x7fff_ffff);
+    assert_eq!(
+        r2("sub.f32 $0, $1, $2;", f(f32::INFINITY), f(f32::INFINITY)),
+        0x7fff_ffff
+    );
+    assert_eq!(r2("add.sat.f32 $0, $1, $2;", f(0.75), f(0.5)), f(1.0));
+    assert_eq!(r2("mul.sat.f32 $0, $1, $2;", f(f32::INFINITY), f(0.0)), 0);
+    // Signed zeros of sums: x - x is +0, but -0 when rounding down.
+    assert_eq!(r2("sub.rn.f32 $0, $1, $2;", f(1.5), f(1.5)), 0);
+    assert_eq!(r2("sub.rm.f32 $0, $1, $2;", f(1.5), f(1.5)), f(-0.0));
+    assert_eq!(r2("add.rn.f32 $0, $1, $2;", f(-0.0), f(-0.0)), f(-0.0));
+    // .ftz flushes subnormal inputs: tiny * 2^100 is 0.
+    let tiny = 1u64;
+    assert_eq!(r2("mul.ftz.f32 $0, $1, $2;", tiny, f(2f32.powi(100))), 0);
+    assert_eq!(
+        r2("mul.f32 $0, $1, $2;", tiny, f(2f32.powi(100))),
+        f(2f32.powi(-49))
+    );
+    // Directed rounding of a sum.
+    assert_eq!(r2("add.rp.f32 $0, $1, $2;", f(1.0), f(1e-10)), f(1.0) + 1);
+    assert_eq!(r2("add.rz.f32 $0, $1, $2;", f(-1.0), f(-1e-10)), f(-1.0));
+    assert_eq!(r2("add.rm.f32 $0, $1, $2;", f(-1.0), f(-1e-10)), f(-1.0) + 1);
+}
+
+#[test]
+fn conversions() {
+    let h = |x: f32| half::f16::from_f32(x).to_bits() as u64;
+    let b = |x: f32| half::bf16::from_f32(x).to_bits() as u64;
+    // Packing conversions: the first source goes to the high half.
+    let p = "cvt.rn.f16x2.f32 $0, $1, $2;";
+    assert_eq!(
+        run1(p, "=r,r,r", &[F32, F32], &[I32], 1, &[f(1.0), f(-2.5)]),
+        vec![h(1.0) << 16 | h(-2.5)]
+    );
+    let p = "cvt.rz.bf16x2.f32 $0, $1, $2;";
+    // 1 + 2^-8 + 2^-9 truncates to 1 + 2^-8 in bf16 (8 significant bits... 7 stored).
+    let x = 1.0 + 2f32.powi(-7) + 2f32.powi(-9);
+    assert_eq!(
+        run1(p, "=r,r,r", &[F32, F32], &[I32], 1, &[f(x), f(3.0)]),
+        vec![b(1.0 + 2f32.powi(-7)) << 16 | b(3.0)]
+    );
+    // fp8 round trip: 0.3 to e4m3 and back to f16.
+    let to8 = "cvt.rn.satfinite.e4m3x2.f32 $0, $1, $2;";
+    let v = run1(to8, "=h,r,r", &[F32, F32], &[I16], 1, &[f(1000.0), f(0.3)])[0];
+    // 1000 saturates to 448 (0x7e); 0.3 rounds to 1.25 * 2^-2 = 0.3125 (nearer than 0.28125):
+    // exponent field 5, significand field 2: 0x2a.
+    assert_eq!(v, 0x7e2a);
+    let back = "cvt.rn.f16x2.e4m3x2 $0, $1;";
+    assert_eq!(
+        run1(back, "=r,h", &[I16], &[I32], 1, &[v])[0],
+        h(448.0) << 16 | h(0.3125)
+    );
+    // Float to integer: the four integer roundings, saturation and NaN.
+    let i = |asm: &str, x: f32| run1(asm, "=r,r", &[F32], &[I32], 1, &[f(x)])[0] as u32 as i32;
+    assert_eq!(i("cvt.rni.s32.f32 $0, $1;", 2.5), 2);
+    assert_eq!(i("cvt.rni.s32.f32 $0, $1;", -3.5), -4);
+    assert_eq!(i("cvt.rzi.s32.f32 $0, $1;", -3.7), -3);
+    assert_eq!(i("cvt.rmi.s32.f32 $0, $1;", -3.2), -4);
+    assert_eq!(i("cvt.rpi.s32.f32 $0, $1;", 3.2), 4);
+    assert_eq!(i("cvt.rzi.s32.f32 $0, $1;", 1e20), i32::MAX);
+    assert_eq!(i("cvt.rzi.u32.f32 $0, $1;", -5.0), 0);
+    assert_eq!(i("cvt.rni.s32.f32 $0, $1;", f32::NAN), 0);
+    // Integer to float with rounding: 2^24 + 1 is not an f32.
+    let fl = |asm: &str, x: i32| {
+        f32::from_bits(run1(asm, "=r,r", &[I32], &[F32], 1, &[x as u32 as u64])[0] as u32)
+    };
+    assert_eq!(fl("cvt.rn.f32.s32 $0, $1;", (1 << 24) + 1), 16777216.0);
+    assert_eq!(fl("cvt.rp.f32.s32 $0, $1;", (1 << 24) + 1), 16777218.0);
+    // Round to an integral float.
+    assert_eq!(
+        run1("cvt.rmi.f32.f32 $0, $1;", "=r,r", &[F32], &[F32], 1, &[f(-0.5)])[0],
+        f(-1.0)
+    );
+    // Integer narrowing with saturation.
+    assert_eq!(
+        run1("cvt.sat.s8.s32 $0, $1;", "=r,r", &[I32], &[I32], 1, &[300])[0],
+        127
+    );
+    assert_eq!(
+        run1("cvt.s8.s32 $0, $1;", "=r,r", &[I32], &[I32], 1, &[0x1ff])[0],
+        0xffff_ffff
+    );
+}
+
+#[test]
+fn refusals_name_the_instruction() {
+    let e = |asm: &str, c: &str| compile(asm, c, &[F32], &[F32], 1).unwrap_err().message;
+    let m = e("tanh.approx.f32 $0, $1;", "=r,r");
+    assert!(
+        m.contains("`tanh.approx.f32 $0, $1;`") && m.contains("outside"),
+        "{m}"
+    );
+    assert!(e("mov.b32 $0, $0;", "=r,r").contains("before writing it"));
+    assert!(e("ld.global.b32 $0, [$1];", "=r,l").contains("constraint"));
+    assert!(e("prmt.b32.f4e $0, $1, $1, 0;", "=r,r").contains(".f4e"));
+    assert!(e("fma.f32 $0, $1, $1, $1;", "=r,r").contains("rounding modifier"));
+    assert!(e("add.f32 $0, $1;", "=r,r").contains("3 operands"));
+    assert!(e("add.f32 $0, $1, $9;", "=r,r").contains("$9"));
+    assert!(e("L: mov.b32 $0, $1;", "=r,r").contains("label"));
+    assert!(e("{ mov.b32 $0, $1;", "=r,r").contains("never closed"));
+    assert!(e("mov.b32 $0, $1;", "=r,r,r").contains("constraints"));
+    assert!(e("mov.b64 $0, $1;", "=r,r").contains("32-bit register"));
+}
+
+/// Property tests of the arithmetic against independent references: the host's IEEE
+/// arithmetic (round to nearest) and, for the directed modes, exact big-integer values.
+mod props {
+    use super::super::exec::float_op;
+    use super::super::float::{Rnd, F16, F32, F64};
+    use super::super::parse::{FMods, FOp};
+    use num_bigint::BigInt;
+    use proptest::prelude::*;
+
+    fn mods(rnd: Rnd) -> FMods {
+        FMods {
+            rnd,
+            approx: false,
+            ftz: false,
+            sat: false,
+            nan: false,
+            relu: false,
+        }
+    }
+
+    /// f32 values: normal, subnormal and special, weighted to moderate exponents.
+    fn f32s() -> impl Strategy<Value = f32> {
+        prop_oneof![
+            8 => (any::<bool>(), 90u32..165, any::<u32>()).prop_map(|(s, e, m)| f32::from_bits((s as u32) << 31 | e << 23 | m & 0x7f_ffff)),
+            1 => (any::<bool>(), any::<u32>()).prop_map(|(s, m)| f32::from_bits((s as u32) << 31 | m & 0x7f_ffff)),
+            1 => any::<u32>().prop_map(f32::from_bits),
+        ]
+    }
+
+    fn same32(a: u32, b: f32) -> bool {
+        a == b.to_bits() || (b.is_nan() && a == 0x7fff_ffff)
+    }
+
+    const SCALE: u32 = 400;
+
+    /// `x * 2^SCALE` exactly (x finite).
+    fn big(x: f64) -> BigInt {
+        if x == 0.0 {
+            return BigInt::from(0);
+        }
+        let b = x.to_bits();
+        let e = ((b >> 52) & 0x7ff) as i64;
+        let m = b & ((1 << 52) - 1);
+        let (m, e) = if e == 0 {
+            (m, -1074)
+        } else {
+            (m | 1 << 52, e - 1075)
+        };
+        let v = BigInt::from(m) << (e + SCALE as i64) as usize;
+        if x < 0.0 {
+            -v
+        } else {
+            v
+        }
+    }
+
+    /// The f32 an exact value `t` (scaled by 2^SCALE) rounds to, found by comparing `t` with
+    /// the f32s around an approximation (no overflow: callers keep `t` small).
+    fn reference_round(t: &BigInt, r: Rnd) -> u32 {
+        use num_bigint::Sign;
+        let approx = {
+            let (s, mag) = (t.sign(), t.magnitude());
+            let bits = mag.bits() as i64;
+            let shift = (bits - 60).max(0);
+            let top = (mag >> shift as usize).iter_u64_digits().next().unwrap_or(0) as f64;
+            let v = top * 2f64.powi((shift - SCALE as i64) as i32);
+            if s == Sign::Minus {
+                -v
+            } else {
+                v
+            }
+        };
+        let c = approx as f32;
+        // Candidates in value order.
+        let ord = |x: f32| -> i64 {
+            let b = x.to_bits() as i64;
+            if b >> 31 != 0 {
+                -(b & 0x7fff_ffff)
+            } else {
+                b
+            }
+        };
+        let unord = |k: i64| -> f32 {
+            if k < 0 {
+                f32::from_bits((-k) as u32 | 0x8000_0000)
+            } else {
+                f32::from_bits(k as u32)
+            }
+        };
+        let k0 = ord(c);
+        let mut down = None;
+        let mut up = None;
+        for k in k0 - 4..=k0 + 4 {
+            let v = unord(k);
+            if !v.is_finite() {
+                continue;
+            }
+            let bv = big(v as f64);
+            if &bv <= t {
+                down = Some(v);
+            }
+            if &bv >= t && up.is_none() {
+                up = Some(v);
+            }
+        }
+        let (down, up) = (down.expect("a lower neighbour"), up.expect("an upper neighbour"));
+        let zero_neg = t.sign() == num_bigint::Sign::Minus;
+        let fix = |v: f32| -> u32 {
+            if v == 0.0 {
+                if zero_neg {
+                    0x8000_0000
+                } else {
+                    0
+                }
+            } else {
+                v.to_bits()
+            }
+        };
+        if down == up {
+            return fix(down);
+        }
+        let pick = match r {
+            Rnd::Rm => down,
+            Rnd::Rp => up,
+            Rnd::Rz => {
+                if zero_neg {
+                    up
+                } else {
+                    down
+                }
+            }
+            Rnd::Rn => {
+                let two_t = t * 2;
+                let mid = big(down as f64) + big(up as f64);
+                if two_t < mid {
+                    down
+                } else if two_t > mid {
+                    up
+                } else if down.to_bits() & 1 == 0 {
+                    down
+                } else {
+                    up
+                }
+            }
+        };
+        fix(pick)
+    }
+
+    fn rnds() -> impl Strategy<Value = Rnd> {
+        prop_oneof![Just(Rnd::Rn), Just(Rnd::Rz), Just(Rnd::Rm), Just(Rnd::Rp)]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+
+        #[test]
+        fn f32_nearest_matches_the_host(a in f32s(), b in f32s(), c in f32s()) {
+            let m = mods(Rnd::Rn);
+            let (x, y, z) = (a.to_bits() as u64, b.to_bits() as u64, c.to_bits() as u64);
+            prop_assert!(same32(float_op(FOp::Add, F32, m, &[x, y]) as u32, a + b));
+            prop_assert!(same32(float_op(FOp::Sub, F32, m, &[x, y]) as u32, a - b));
+            prop_assert!(same32(float_op(FOp::Mul, F32, m, &[x, y]) as u32, a * b));
+            prop_assert!(same32(float_op(FOp::Fma, F32, m, &[x, y, z]) as u32, a.mul_add(b, c)));
+            prop_assert!(same32(float_op(FOp::Div, F32, m, &[x, y]) as u32, a / b));
+            prop_assert!(same32(float_op(FOp::Sqrt, F32, m, &[x]) as u32, a.sqrt()));
+        }
+
+        #[test]
+        fn f64_nearest_matches_the_host(a in any::<f64>(), b in any::<f64>(), c in any::<f64>()) {
+            let m = mods(Rnd::Rn);
+            let (x, y, z) = (a.to_bits(), b.to_bits(), c.to_bits());
+            let same = |r: u64, w: f64| r == w.to_bits() || (w.is_nan() && r == F64.canonical_nan());
+            prop_assert!(same(float_op(FOp::Add, F64, m, &[x, y]), a + b));
+            prop_assert!(same(float_op(FOp::Mul, F64, m, &[x, y]), a * b));
+            prop_assert!(same(float_op(FOp::Fma, F64, m, &[x, y, z]), a.mul_add(b, c)));
+            prop_assert!(same(float_op(FOp::Div, F64, m, &[x, y]), a / b));
+            prop_assert!(same(float_op(FOp::Sqrt, F64, m, &[x]), a.sqrt()));
+        }
+
+        #[test]
+        fn f16_nearest_matches_the_half_crate(a in any::<u16>(), b in any::<u16>()) {
+            let (ha, hb) = (half::f16::from_bits(a), half::f16::from_bits(b));
+            let m = mods(Rnd::Rn);
+            // Sums and products of f16 values are exact in f64: one rounding to f16.
+            let want_add = half::f16::from_f64(ha.to_f64() + hb.to_f64());
+            let want_mul = half::f16::from_f64(ha.to_f64() * hb.to_f64());
+            let got_add = float_op(FOp::Add, F16, m, &[a as u64, b as u64]) as u16;
+            let got_mul = float_op(FOp::Mul, F16, m, &[a as u64, b as u64]) as u16;
+            prop_assert!(got_add == want_add.to_bits() || (want_add.is_nan() && got_add == 0x7fff));
+            prop_assert!(got_mul == want_mul.to_bits() || (want_mul.is_nan() && got_mul == 0x7fff));
+        }
+
+        #[test]
+        fn f32_directed_rounding_matches_exact_values(
+            a in f32s().prop_filter("finite", |x| x.is_finite() && x.abs() < 1e30),
+            b in f32s().prop_filter("finite", |x| x.is_finite() && x.abs() < 1e30),
+            c in f32s().prop_filter("finite", |x| x.is_finite() && x.abs() < 1e30),
+            r in rnds(),
+        ) {
+            let m = mods(r);
+            let (x, y, z) = (a.to_bits() as u64, b.to_bits() as u64, c.to_bits() as u64);
+            let (ba, bb, bc) = (big(a as f64), big(b as f64), big(c as f64));
+            let scale = BigInt::from(1) << SCALE as usize;
+            // a + b and a * b + c, exactly (a product carries 2^SCALE twice).
+            let sum = &ba + &bb;
+            if sum != BigInt::from(0) {
+                prop_assert_eq!(float_op(FOp::Add, F32, m, &[x, y]) as u32, reference_round(&sum, r));
+            }
+            let fma = (&ba * &bb + &bc * &scale) / &scale;
+            let exact = (&ba * &bb + &bc * &scale) % &scale == BigInt::from(0);
+            if exact && fma != BigInt::from(0) && (a * b).abs() < 1e30 {
+                prop_assert_eq!(float_op(FOp::Fma, F32, m, &[x, y, z]) as u32, reference_round(&fma, r));
+            }
+            // a / b: the rounding brackets the exact quotient (q*b against a).
+            if b != 0.0 && a != 0.0 && (a / b).is_normal() {
+                let q = f32::from_bits(float_op(FOp::Div, F32, m, &[x, y]) as u32);
+                let step = |v: f32, up: bool| f32::from_bits(if (v > 0.0) == up { v.to_bits() + 1 } else { v.to_bits() - 1 });
+                // t = a / b; sign of (q - t) is sign of (q*b - a) * sign(b).
+                let rel = |v: f32| (big(v as f64) * &bb - &ba * &scale) * if b < 0.0 { -1 } else { 1 };
+                let zero = BigInt::from(0);
+                let (lo, hi) = match r {
+                    Rnd::Rm => (q, step(q, true)),
+                    Rnd::Rp => (step(q, false), q),
+                    Rnd::Rz if a / b > 0.0 => (q, step(q, true)),
+                    Rnd::Rz => (step(q, false), q),
+                    Rnd::Rn => (step(q, false), step(q, true)),
+                };
+                prop_assert!(rel(lo) <= zero && rel(hi) >= zero, "{a} / {b} {r:?} gave {q}");
+            }
+        }
+    }
+}
