@@ -192,7 +192,7 @@ fn sidecar_says(
         ds.iter()
             .filter(move |d| d.key == key && d.applies(version, target))
     };
-    let ptx = applies("ptx").last().map(|d| {
+    let ptx = applies("ptx").next_back().map(|d| {
         let (code, text) = d
             .value
             .split_once(' ')

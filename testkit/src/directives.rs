@@ -134,7 +134,7 @@ impl Directive {
     /// target `target` (`sm_100a`): its qualifiers are version selectors (`3.8`, `3.8+`,
     /// `3.6-3.7`) and other words (targets); it applies when `version` matches one of its
     /// selectors (if it has any) and `target` is one of its words (if it has any).
-    pub fn applies(&self, version: (u32, u32), target: &str) -> bool {
+    pub fn applies(&self, version: Release, target: &str) -> bool {
         let (mut selectors, mut words) = (Vec::new(), Vec::new());
         for q in &self.qualifiers {
             match versions(q) {
@@ -150,15 +150,21 @@ impl Directive {
     }
 }
 
+/// A Triton release line as (major, minor): `3.8` is `(3, 8)`.
+pub type Release = (u32, u32);
+
+/// A version selector's first release and last (`None`: no last).
+pub type Selector = (Release, Option<Release>);
+
 /// A release line, `3.8`.
-pub fn release(s: &str) -> Option<(u32, u32)> {
+pub fn release(s: &str) -> Option<Release> {
     let (a, b) = s.split_once('.')?;
     Some((a.parse().ok()?, b.parse().ok()?))
 }
 
 /// A version selector: `3.8` (that release), `3.8+` (it and later), `3.6-3.7` (a range), as
 /// (first, last) with `None` for no last.
-pub fn versions(s: &str) -> Option<((u32, u32), Option<(u32, u32)>)> {
+pub fn versions(s: &str) -> Option<Selector> {
     if let Some(v) = s.strip_suffix('+') {
         return Some((release(v)?, None));
     }

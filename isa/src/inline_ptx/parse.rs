@@ -1452,14 +1452,14 @@ impl Resolve<'_, '_> {
             (Ty::Int(_), Ty::Float(_)) => "int",
             (Ty::Int(_), Ty::Int(_)) => "none",
         };
-        let ok = match (need, cm.rnd, cm.int_rnd) {
-            ("float", Some(_), false) => true,
-            ("int", Some(_), true) => true,
-            ("optional-int" | "none-or-int", None, _) => true,
-            ("optional-int" | "none-or-int", Some(_), true) => true,
-            ("none", None, _) => true,
-            _ => false,
-        };
+        let ok = matches!(
+            (need, cm.rnd, cm.int_rnd),
+            ("float", Some(_), false)
+                | ("int", Some(_), true)
+                | ("optional-int" | "none-or-int", None, _)
+                | ("optional-int" | "none-or-int", Some(_), true)
+                | ("none", None, _)
+        );
         if !ok {
             let want = match need {
                 "float" => "a float rounding (`.rn`, `.rz`, `.rm`, `.rp`)",
