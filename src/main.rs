@@ -56,7 +56,10 @@ enum Command {
     /// List the bundled kernels with the seed each comes from.
     List(commands::list::Args),
     /// Simulate a kernel on its launch spec's inputs and check the outputs against the CPU
-    /// reference; exit 1 on FAIL, trap or deadlock.
+    /// reference; exit 1 on FAIL, trap, deadlock or an error diagnostic (warnings alone exit 0).
+    ///
+    /// The run is checked as `bwsim check` checks one schedule; `--deny`, `--warn` and
+    /// `--allow` set the levels of its diagnostics (see `bwsim check --help`).
     ///
     /// Examples:
     ///   bwsim run elementwise_add_ws                     # default configuration: PASS/FAIL
@@ -64,6 +67,7 @@ enum Command {
     ///   bwsim run async_gather --const Y_OFFSET=2        # the tutorial's illegal instruction
     ///   bwsim run kernel.tile --seed 7 --trace run.txt --chrome run.json
     ///   bwsim run matmul_pipelined --target sm_90a --json
+    ///   bwsim run kernel.tile --deny warnings --format sarif > run.sarif
     #[command(verbatim_doc_comment)]
     Run(commands::run::Args),
     /// Run a kernel under many schedules with the hazard checker; exit 1 on any error.
@@ -73,12 +77,26 @@ enum Command {
     /// uninitialised reads, TMEM leaks, barrier misuse and illegal instructions, each distinct
     /// diagnostic once with the first schedule seed that shows it.
     ///
+    /// Levels work as in rustc and clippy: every code has a default level (`bwsim verify
+    /// --rules`: `deny` is an error, `warn` a warning). Errors exit 1; warnings are printed
+    /// and exit 0. `uninit-read` is a warning: it says whether the undefined bytes reach a
+    /// global store, an address, a branch condition or an MMA operand (tracked through every
+    /// value computed from them, as Valgrind's memcheck does).
+    ///
+    ///   --deny uninit-read       make a lint an error (-D)
+    ///   --deny warnings          make every warning an error (CI)
+    ///   --warn race              report a lint without failing (-W)
+    ///   --allow uninit-read      silence a lint (-A)
+    ///   --format sarif           SARIF 2.1.0 on stdout, for code scanning
+    ///
     /// Examples:
     ///   bwsim check kernel.tile                     # 200 schedules on every core
     ///   bwsim check elementwise_add_ws --schedules 1000 --jobs 2
     ///   bwsim check kernel.tile --seed 17           # replay one schedule exactly
     ///   bwsim check kernel.tile --seed 17 --trace   # ... and print its event trace
     ///   bwsim check kernel.tile --json              # findings as JSON
+    ///   bwsim check kernel.tile --deny uninit-read  # an uninitialised read fails the check
+    ///   bwsim check kernel.tile -D warnings --format sarif > check.sarif
     #[command(verbatim_doc_comment)]
     Check(commands::check::Args),
     /// Check a kernel against the static rules before anything runs; exit 1 on error.

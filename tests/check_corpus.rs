@@ -9,16 +9,19 @@
 //!
 //! Directives in leading comments (read by `bwsim_testkit::directives`, the one parser of test
 //! directives): `// expect: CODE|ok`, `// target: sm_90a`, `// const: NAME=VALUE`,
-//! `// schedules: N` (a smaller default for a slow kernel). Adding a case needs no Rust: drop
-//! in a buggy kernel and its fixed twin.
+//! `// schedules: N` (a smaller default for a slow kernel), `// deny: CODE`, `// warn: CODE`,
+//! `// allow: CODE` (levels, as `bwsim check --deny ...`; `deny: warnings` too) and
+//! `// level: error|warning` (the level the expected finding must have; by default the code's
+//! default level). Adding a case needs no Rust: drop in a buggy kernel and its fixed twin.
 //!
 //! `BWSIM_CHECK_SCHEDULES=N` explores N schedules per kernel instead of the small defaults, and
 //! runs the seed kernels in their default configurations instead of small shapes (the full
 //! run: `BWSIM_CHECK_SCHEDULES=1000 cargo test --release --test check_corpus`).
 
 use bwsim_isa::consts::Override;
-use bwsim_isa::{diag, SourceFile, Target};
-use bwsim_sim::check::{self, CODES};
+use bwsim_isa::levels::Levels;
+use bwsim_isa::{diag, Code, Level, SourceFile, Target};
+use bwsim_sim::check;
 use bwsim_sim::explore::{Exploration, ExploreOptions};
 use bwsim_testkit::directives;
 use std::path::{Path, PathBuf};
@@ -44,6 +47,10 @@ struct Case {
     overrides: Vec<Override>,
     schedules: u64,
     file: SourceFile,
+    /// The `deny:`, `warn:`, `allow:` directives.
+    levels: Levels,
+    /// The `level:` directive.
+    level: Option<Level>,
 }
 
 fn load(dir: &str, path: &Path) -> Case {
@@ -62,6 +69,8 @@ fn load(dir: &str, path: &Path) -> Case {
             format!("{dir}/{}", path.file_name().unwrap_or_default().to_string_lossy()),
             text.clone(),
         ),
+        levels: Levels::new(),
+        level: None,
     };
     let header = directives::parse(&text, directives::CHECK_KEYS, false)
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -74,6 +83,26 @@ fn load(dir: &str, path: &Path) -> Case {
                 .overrides
                 .push(Override::parse(v).expect("valid const directive")),
             "schedules" => case.schedules = v.parse().expect("schedules: N"),
+            key @ ("deny" | "warn" | "allow") => {
+                let level = match key {
+                    "deny" => Level::Error,
+                    "warn" => Level::Warning,
+                    _ => Level::Allow,
+                };
+                case.levels
+                    .set(v, level)
+                    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            }
+            "level" => {
+                case.level = Some(match v {
+                    "error" => Level::Error,
+                    "warning" => Level::Warning,
+                    other => panic!(
+                        "{}: `level: {other}` is neither error nor warning",
+                        path.display()
+                    ),
+                })
+            }
             _ => unreachable!("a key of CHECK_KEYS"),
         }
     }
@@ -115,6 +144,7 @@ fn explore(
     overrides: &[Override],
     target: Option<Target>,
     schedules: u64,
+    levels: &Levels,
 ) -> Result<Exploration, String> {
     let p = check::prepare(&src.text, overrides, target).map_err(|d| diag::render(&d, src))?;
     let opts = ExploreOptions {
@@ -123,7 +153,16 @@ fn explore(
         jobs: jobs(),
         stop_on_first_error: false,
     };
-    Ok(p.explore(&opts, |_, _| {}))
+    let mut e = p.explore(&opts, |_, _| {});
+    // Each finding at the level the case's directives give it (allowed ones dropped).
+    e.findings = std::mem::take(&mut e.findings)
+        .into_iter()
+        .filter_map(|mut f| {
+            f.diagnostic = levels.apply(f.diagnostic)?;
+            Some(f)
+        })
+        .collect();
+    Ok(e)
 }
 
 fn render_findings(e: &Exploration, file: &SourceFile) -> String {
@@ -139,7 +178,7 @@ fn render_findings(e: &Exploration, file: &SourceFile) -> String {
 fn every_buggy_kernel_reports_its_diagnostic() {
     let mut failures = Vec::new();
     for c in corpus("tests/fail") {
-        let e = match explore(&c.file, &c.overrides, c.target, c.schedules) {
+        let e = match explore(&c.file, &c.overrides, c.target, c.schedules, &c.levels) {
             Ok(e) => e,
             Err(r) => {
                 failures.push(format!("{}: does not run:\n{r}", c.path.display()));
@@ -156,6 +195,18 @@ fn every_buggy_kernel_reports_its_diagnostic() {
             ));
             continue;
         };
+        let want = c
+            .level
+            .unwrap_or_else(|| Code::from_name(&c.expect).map_or(Level::Error, |code| code.default_level()));
+        if f.diagnostic.severity.level() != Some(want) {
+            failures.push(format!(
+                "{}: `{}` is a {:?}, expected a {}",
+                c.path.display(),
+                c.expect,
+                f.diagnostic.severity,
+                want.name()
+            ));
+        }
         // The count depends on how many schedules ran; the first seed does not.
         let rendered = diag::render(&[check::annotate(f, &c.file.name, None)], &c.file);
         let name = c
@@ -184,7 +235,7 @@ fn every_fixed_twin_checks_clean() {
     let mut failures = Vec::new();
     for c in corpus("tests/pass") {
         assert_eq!(c.expect, "ok", "{}", c.path.display());
-        match explore(&c.file, &c.overrides, c.target, c.schedules) {
+        match explore(&c.file, &c.overrides, c.target, c.schedules, &c.levels) {
             Ok(e) if e.findings.is_empty() => {}
             Ok(e) => failures.push(format!("{}:\n{}", c.path.display(), render_findings(&e, &c.file))),
             Err(r) => failures.push(format!("{}: does not run:\n{r}", c.path.display())),
@@ -212,7 +263,7 @@ fn every_code_has_a_buggy_kernel_and_a_fixed_twin() {
         .collect();
     for c in &fails {
         assert!(
-            CODES.iter().any(|(code, _)| *code == c.expect),
+            check::codes().any(|code| code == c.expect.as_str()),
             "{} expects `{}`, which is not a checker code",
             c.path.display(),
             c.expect
@@ -229,9 +280,9 @@ fn every_code_has_a_buggy_kernel_and_a_fixed_twin() {
             c.path.display()
         );
     }
-    for (code, _) in CODES {
+    for code in check::codes() {
         assert!(
-            fails.iter().any(|c| c.expect == *code),
+            fails.iter().any(|c| code == c.expect.as_str()),
             "no buggy kernel in tests/fail expects `{code}`"
         );
     }
@@ -270,7 +321,7 @@ fn every_seed_kernel_checks_clean_on_each_target() {
         for t in k.targets.split(',').map(str::trim) {
             let target = Target::from_name(t);
             assert!(target.is_some(), "{}: unknown target `{t}`", k.name);
-            match explore(&file, &overrides, target, schedules) {
+            match explore(&file, &overrides, target, schedules, &Levels::new()) {
                 Ok(e) if e.findings.is_empty() => checked += 1,
                 Ok(e) => failures.push(format!("{} on {t}:\n{}", k.name, render_findings(&e, &file))),
                 Err(r) => failures.push(format!("{} on {t}: does not run:\n{r}", k.name)),

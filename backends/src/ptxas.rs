@@ -9,7 +9,7 @@
 //! the current directory and the executable's directory upwards).
 
 use crate::ptx::PtxModule;
-use bwsim_isa::{Diagnostic, Span, Target};
+use bwsim_isa::{Code, Diagnostic, Span, Target};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -138,9 +138,9 @@ impl PtxasError {
                     };
                     let title = format!("ptxas ({target}): {}", m.text);
                     let mut d = if m.error {
-                        Diagnostic::error("ptxas", title, span, label)
+                        Diagnostic::error(Code::Ptxas, title, span, label)
                     } else {
-                        Diagnostic::warning("ptxas", title, span, label)
+                        Diagnostic::warning(Code::Ptxas, title, span, label)
                     };
                     if let (Some(l), Some(t)) = (m.line, &m.ptx_line) {
                         d = d.with_note(format!("PTX line {l}: {}", t.trim()));
@@ -149,7 +149,7 @@ impl PtxasError {
                 })
                 .collect(),
             other => vec![Diagnostic::error(
-                "ptxas",
+                Code::Ptxas,
                 other.to_string(),
                 kernel_span,
                 "while assembling this kernel",

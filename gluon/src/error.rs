@@ -4,7 +4,7 @@
 //! text for syntax errors, the user's Python line (with the TTGIR line as a second label) for
 //! an operation that bwsim does not support.
 
-use bwsim_isa::{Diagnostic, Span};
+use bwsim_isa::{Code, Diagnostic, Span};
 use thiserror::Error;
 
 /// One import error.
@@ -54,16 +54,16 @@ pub enum ImportError {
 
 impl ImportError {
     /// The diagnostic code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> Code {
         match self {
-            ImportError::Syntax { .. } => "ttgir-syntax",
-            ImportError::UnsupportedOp { .. } => "ttgir-unsupported-op",
-            ImportError::Unsupported { .. } => "ttgir-unsupported",
-            ImportError::UnsupportedType { .. } => "ttgir-unsupported-type",
-            ImportError::Undefined { .. } => "ttgir-undefined",
-            ImportError::Module { .. } => "ttgir-module",
-            ImportError::Cascade { .. } => "ttgir-cascade",
-            ImportError::Version { .. } => "ttgir-version",
+            ImportError::Syntax { .. } => Code::TtgirSyntax,
+            ImportError::UnsupportedOp { .. } => Code::TtgirUnsupportedOp,
+            ImportError::Unsupported { .. } => Code::TtgirUnsupported,
+            ImportError::UnsupportedType { .. } => Code::TtgirUnsupportedType,
+            ImportError::Undefined { .. } => Code::TtgirUndefined,
+            ImportError::Module { .. } => Code::TtgirModule,
+            ImportError::Cascade { .. } => Code::TtgirCascade,
+            ImportError::Version { .. } => Code::TtgirVersion,
         }
     }
 

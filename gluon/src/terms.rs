@@ -75,12 +75,12 @@ pub fn in_gluon_terms(d: &Diagnostic) -> Diagnostic {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bwsim_isa::Span;
+    use bwsim_isa::{Code, Span};
 
     #[test]
     fn the_operations_a_diagnostic_names_get_their_gluon_calls() {
         let d = Diagnostic::error(
-            "missing-fence",
+            Code::MissingFence,
             "missing `fence.async_shared`: `tma.load` (async proxy) overwrites `a` that `smem.load` (generic proxy) read",
             Span::DUMMY,
             "",
@@ -98,14 +98,14 @@ mod tests {
     #[test]
     fn names_that_are_not_operations_add_nothing() {
         let d = Diagnostic::error(
-            "race",
+            Code::Race,
             "`x` written while `tma.store_waits` runs",
             Span::DUMMY,
             "",
         );
         assert_eq!(in_gluon_terms(&d), d);
         let w = Diagnostic::error(
-            "x",
+            Code::Race,
             "wait on `tma.store_wait` before `tma.store`",
             Span::DUMMY,
             "",

@@ -138,7 +138,7 @@ fn error_codes(e: &Exploration) -> BTreeSet<String> {
     e.findings
         .iter()
         .filter(|f| f.diagnostic.is_error())
-        .map(|f| f.diagnostic.code.clone())
+        .map(|f| f.diagnostic.code.to_string())
         .collect()
 }
 

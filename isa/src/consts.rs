@@ -3,7 +3,7 @@
 //!
 //! All arithmetic is checked: an overflow is a diagnostic, never a wrap or a panic.
 
-use crate::diag::Diagnostic;
+use crate::diag::{Code, Diagnostic};
 use crate::ir::{BinOp, ConstKind, Expr, ExprKind, Kernel, UnOp};
 use crate::types::{DType, Target};
 use std::collections::HashMap;
@@ -41,21 +41,40 @@ pub struct Override {
     pub value: String,
 }
 
+/// `--const` text that is not `NAME=VALUE`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("expected NAME=VALUE, found `{0}`")]
+pub struct BadOverride(pub String);
+
 impl Override {
     /// Parse `NAME=VALUE`.
-    pub fn parse(s: &str) -> Result<Override, String> {
+    pub fn parse(s: &str) -> Result<Override, BadOverride> {
         match s.split_once('=') {
             Some((n, v)) if !n.trim().is_empty() && !v.trim().is_empty() => Ok(Override {
                 name: n.trim().to_string(),
                 value: v.trim().to_string(),
             }),
-            _ => Err(format!("expected NAME=VALUE, found `{s}`")),
+            _ => Err(BadOverride(s.to_string())),
         }
     }
 }
 
+/// Why a binary operator cannot be applied to two constants.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ConstOpError {
+    #[error("integer overflow in constant expression")]
+    Overflow,
+    #[error("division by zero")]
+    DivisionByZero,
+    #[error("remainder by zero")]
+    RemainderByZero,
+    /// `what`: `booleans`, `element types`, `these constants`.
+    #[error("`{}` does not apply to {what}", .op.symbol())]
+    NotApplicable { op: BinOp, what: &'static str },
+}
+
 fn err(e: &Expr, msg: impl Into<String>, label: impl Into<String>) -> Diagnostic {
-    Diagnostic::error("const-eval", msg, e.span, label)
+    Diagnostic::error(Code::ConstEval, msg, e.span, label)
 }
 
 impl ConstEnv {
@@ -76,7 +95,7 @@ impl ConstEnv {
                 let names: Vec<&str> = kernel.consts.iter().map(|c| c.name.name.as_str()).collect();
                 diags.push(
                     Diagnostic::error(
-                        "unknown-const",
+                        Code::UnknownConst,
                         format!(
                             "`--const {}` names no constant of kernel `{}`",
                             o.name, kernel.name.name
@@ -97,7 +116,7 @@ impl ConstEnv {
                 match parse_override(c.kind, &o.value) {
                     Some(v) => Ok(v),
                     None => Err(Diagnostic::error(
-                        "bad-const",
+                        Code::BadConst,
                         format!(
                             "`--const {}={}` is not a valid {}",
                             o.name,
@@ -121,7 +140,7 @@ impl ConstEnv {
                     );
                     if !ok {
                         diags.push(Diagnostic::error(
-                            "E-type",
+                            Code::EType,
                             format!(
                                 "constant `{}` is declared `{}` but its value is `{v}`",
                                 c.name.name,
@@ -198,7 +217,7 @@ impl ConstEnv {
             },
             ExprKind::Binary(op, a, b) => {
                 let (x, y) = (self.eval(a)?, self.eval(b)?);
-                binop(*op, x, y).map_err(|m| err(e, m, "in this constant expression"))
+                binop(*op, x, y).map_err(|m| err(e, m.to_string(), "in this constant expression"))
             }
             ExprKind::Call(f, args) => {
                 let vals: Result<Vec<ConstValue>, Diagnostic> =
@@ -311,17 +330,18 @@ fn parse_override(kind: ConstKind, s: &str) -> Option<ConstValue> {
 }
 
 /// Apply a binary operator to two constants (integer division truncates toward zero).
-pub fn binop(op: BinOp, x: ConstValue, y: ConstValue) -> Result<ConstValue, String> {
+pub fn binop(op: BinOp, x: ConstValue, y: ConstValue) -> Result<ConstValue, ConstOpError> {
     use ConstValue::*;
+    let not_for = |what| ConstOpError::NotApplicable { op, what };
     match (x, y) {
         (Int(a), Int(b)) => {
-            let ov = || "integer overflow in constant expression".to_string();
+            let ov = || ConstOpError::Overflow;
             Ok(match op {
                 BinOp::Add => Int(a.checked_add(b).ok_or_else(ov)?),
                 BinOp::Sub => Int(a.checked_sub(b).ok_or_else(ov)?),
                 BinOp::Mul => Int(a.checked_mul(b).ok_or_else(ov)?),
-                BinOp::Div if b == 0 => return Err("division by zero".into()),
-                BinOp::Rem if b == 0 => return Err("remainder by zero".into()),
+                BinOp::Div if b == 0 => return Err(ConstOpError::DivisionByZero),
+                BinOp::Rem if b == 0 => return Err(ConstOpError::RemainderByZero),
                 BinOp::Div => Int(a.checked_div(b).ok_or_else(ov)?),
                 BinOp::Rem => Int(a.checked_rem(b).ok_or_else(ov)?),
                 BinOp::BitAnd => Int(a & b),
@@ -350,15 +370,15 @@ pub fn binop(op: BinOp, x: ConstValue, y: ConstValue) -> Result<ConstValue, Stri
             BinOp::Or | BinOp::BitOr => a || b,
             BinOp::BitXor | BinOp::Ne => a != b,
             BinOp::Eq => a == b,
-            _ => return Err(format!("`{}` does not apply to booleans", op.symbol())),
+            _ => return Err(not_for("booleans")),
         })),
         (Bool(a), Int(_)) => binop(op, Int(a as i64), y),
         (Int(_), Bool(b)) => binop(op, x, Int(b as i64)),
         (DType(a), DType(b)) => match op {
             BinOp::Eq => Ok(Bool(a == b)),
             BinOp::Ne => Ok(Bool(a != b)),
-            _ => Err(format!("`{}` does not apply to element types", op.symbol())),
+            _ => Err(not_for("element types")),
         },
-        _ => Err(format!("`{}` does not apply to these constants", op.symbol())),
+        _ => Err(not_for("these constants")),
     }
 }

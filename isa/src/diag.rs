@@ -1,9 +1,12 @@
 //! Diagnostics: the one error/warning type of bwsim, from the parser to the checker.
 //!
-//! A [`Diagnostic`] is data (serde) with a stable code, a one-line title, a primary span,
-//! secondary labels, notes and a help line. It renders like rustc through
-//! codespan-reporting ([`render`]) and serialises to JSON unchanged.
+//! A [`Diagnostic`] is data (serde) with a stable code (a [`Code`] of the one table in
+//! [`crate::codes`]), a one-line title, a primary span, secondary labels, notes and a help line.
+//! It renders like rustc through codespan-reporting ([`render`]) and serialises to JSON
+//! unchanged (the code as its name).
 
+pub use crate::codes::Code;
+use crate::codes::Level;
 use crate::span::{SourceFile, Span};
 use codespan_reporting::diagnostic as cs;
 use codespan_reporting::files::SimpleFiles;
@@ -17,6 +20,17 @@ pub enum Severity {
     Error,
     Warning,
     Note,
+}
+
+impl Severity {
+    /// The level of an error or warning (`None` for a note).
+    pub fn level(self) -> Option<Level> {
+        match self {
+            Severity::Error => Some(Level::Error),
+            Severity::Warning => Some(Level::Warning),
+            Severity::Note => None,
+        }
+    }
 }
 
 /// A labelled span.
@@ -33,7 +47,7 @@ pub struct Label {
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Diagnostic {
     pub severity: Severity,
-    pub code: String,
+    pub code: Code,
     pub message: String,
     /// The primary span with its label; secondary labels follow in `labels`.
     pub primary: Label,
@@ -43,15 +57,22 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
-    pub fn error(
-        code: impl Into<String>,
-        message: impl Into<String>,
-        span: Span,
-        label: impl Into<String>,
-    ) -> Diagnostic {
+    /// A diagnostic at its code's default level ([`Code::default_level`]).
+    pub fn new(code: Code, message: impl Into<String>, span: Span, label: impl Into<String>) -> Diagnostic {
+        let d = Diagnostic::error(code, message, span, label);
+        match code.default_level() {
+            Level::Warning => Diagnostic {
+                severity: Severity::Warning,
+                ..d
+            },
+            _ => d,
+        }
+    }
+    /// An error, whatever the code's default level.
+    pub fn error(code: Code, message: impl Into<String>, span: Span, label: impl Into<String>) -> Diagnostic {
         Diagnostic {
             severity: Severity::Error,
-            code: code.into(),
+            code,
             message: message.into(),
             primary: Label {
                 span,
@@ -63,8 +84,9 @@ impl Diagnostic {
             help: None,
         }
     }
+    /// A warning, whatever the code's default level.
     pub fn warning(
-        code: impl Into<String>,
+        code: Code,
         message: impl Into<String>,
         span: Span,
         label: impl Into<String>,
@@ -167,7 +189,7 @@ pub fn render_to(w: &mut dyn term::termcolor::WriteColor, diags: &[Diagnostic], 
             notes.push(format!("help: {h}"));
         }
         let diag = cs::Diagnostic::new(sev)
-            .with_code(d.code.clone())
+            .with_code(d.code.name())
             .with_message(&d.message)
             .with_labels(labels)
             .with_notes(notes);

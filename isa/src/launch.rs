@@ -8,7 +8,7 @@
 //! `materialize(plan, seed)`, so they see bit-identical inputs.
 
 use crate::consts::ConstEnv;
-use crate::diag::Diagnostic;
+use crate::diag::{Code, Diagnostic};
 use crate::ir::*;
 use crate::limits::{self, Limit, Limits};
 use crate::numeric;
@@ -204,7 +204,7 @@ impl HostTensor {
 }
 
 fn launch_err(span: Span, msg: impl Into<String>, label: impl Into<String>) -> Diagnostic {
-    Diagnostic::error("launch", msg, span, label)
+    Diagnostic::error(Code::Launch, msg, span, label)
 }
 
 /// Static checks of a launch section (run by the verifier).

@@ -12,7 +12,7 @@
 //! - The lexer never panics. Bad characters, unterminated strings and literals that do not fit
 //!   are diagnostics (code `syntax`); lexing goes on after each so that several are reported.
 
-use crate::diag::Diagnostic;
+use crate::diag::{Code, Diagnostic};
 use crate::span::Span;
 
 /// Most diagnostics reported for one input.
@@ -214,7 +214,7 @@ impl Lexer<'_> {
         let ch = rest.chars().next().unwrap_or('\u{fffd}');
         self.i += ch.len_utf8().max(1);
         self.error(Diagnostic::error(
-            "syntax",
+            Code::Syntax,
             format!("unexpected character {ch:?}"),
             Span::new(start, self.i),
             "not part of the .tile language",
@@ -230,7 +230,7 @@ impl Lexer<'_> {
                 None | Some(b'\n') => {
                     self.error(
                         Diagnostic::error(
-                            "syntax",
+                            Code::Syntax,
                             "unterminated string",
                             Span::new(start, self.i),
                             "string starts here",
@@ -265,7 +265,7 @@ impl Lexer<'_> {
                                 .map_or(0, char::len_utf8);
                             self.error(
                                 Diagnostic::error(
-                                    "syntax",
+                                    Code::Syntax,
                                     "unknown escape in string",
                                     Span::new(self.i, self.i + 1 + len),
                                     "unknown escape",
@@ -312,7 +312,7 @@ impl Lexer<'_> {
             let span = Span::new(start, self.i);
             if digits.is_empty() {
                 self.error(Diagnostic::error(
-                    "syntax",
+                    Code::Syntax,
                     "expected hex digits after `0x`",
                     span,
                     "no digits",
@@ -323,7 +323,7 @@ impl Lexer<'_> {
                 Ok(v) => self.push(Tok::Int(v), start),
                 Err(_) => self.error(
                     Diagnostic::error(
-                        "syntax",
+                        Code::Syntax,
                         "integer literal does not fit in 64 bits",
                         span,
                         "too large",
@@ -364,7 +364,7 @@ impl Lexer<'_> {
             match text.parse::<f64>() {
                 Ok(v) if v.is_finite() => self.push(Tok::Float(v), start),
                 _ => self.error(Diagnostic::error(
-                    "syntax",
+                    Code::Syntax,
                     "float literal out of range",
                     span,
                     "not a finite f64",
@@ -375,7 +375,7 @@ impl Lexer<'_> {
                 Ok(v) => self.push(Tok::Int(v), start),
                 Err(_) => self.error(
                     Diagnostic::error(
-                        "syntax",
+                        Code::Syntax,
                         "integer literal does not fit in 64 bits",
                         span,
                         "too large",

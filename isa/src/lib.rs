@@ -10,7 +10,7 @@
 //! - [`verify`]: the static rules of DESIGN.md section 3, each with a stable code.
 //! - [`builder`]: constructing kernels from Rust.
 //! - [`launch`]: launch specs and host data; [`limits`]: resource limits of a launch.
-//! - [`diag`]: diagnostics rendered like rustc.
+//! - [`diag`]: diagnostics rendered like rustc; [`codes`]: the one table of their codes and levels.
 //!
 //! This crate knows nothing of the simulator or the backends.
 
@@ -19,23 +19,27 @@
 
 pub mod builder;
 pub mod builtins;
+pub mod codes;
 pub mod consts;
 pub mod diag;
 pub mod inline_ptx;
 pub mod ir;
 pub mod launch;
+pub mod levels;
 pub mod lexer;
 pub mod limits;
 pub mod numeric;
 pub mod parser;
 pub mod printer;
 pub mod rules;
+pub mod sarif;
 pub mod span;
 pub mod typeck;
 pub mod types;
 pub mod tys;
 pub mod verify;
 
+pub use codes::{Code, Level, Stage};
 pub use diag::{Diagnostic, Severity};
 pub use ir::Kernel;
 pub use span::{SourceFile, Span};

@@ -7,6 +7,7 @@
 //! resolution enforces [`Limit::Memory`] before allocating, the simulator the others. It knows
 //! nothing of how they are enforced.
 
+use crate::codes::Code;
 use serde::Serialize;
 use std::fmt;
 use std::time::Duration;
@@ -48,12 +49,12 @@ impl Limit {
     }
 
     /// The stable diagnostic code of a run stopped (or a launch refused) by this limit.
-    pub fn code(self) -> &'static str {
+    pub fn code(self) -> Code {
         match self {
-            Limit::Steps => "step-limit",
-            Limit::WallTime => "wall-time-limit",
-            Limit::Memory => "memory-limit",
-            Limit::TraceEvents => "trace-limit",
+            Limit::Steps => Code::StepLimit,
+            Limit::WallTime => Code::WallTimeLimit,
+            Limit::Memory => Code::MemoryLimit,
+            Limit::TraceEvents => Code::TraceLimit,
         }
     }
 
@@ -169,8 +170,23 @@ pub const BYTE_UNITS: &[(&str, u64)] = &[
     ("TB", 1_000_000_000_000),
 ];
 
+/// A limit value that does not parse.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LimitValueError {
+    #[error("unknown size unit `{0}` (use B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)")]
+    SizeUnit(String),
+    #[error("`{0}` is not a size like `4GiB` or `65536`")]
+    Size(String),
+    #[error("unknown time unit `{0}` (use ms, s, m or h)")]
+    TimeUnit(String),
+    #[error("`{0}` is not a duration like `90s` or `10m`")]
+    Duration(String),
+    #[error("`{0}` is not a non-negative integer")]
+    Count(String),
+}
+
 /// `4096`, `512MiB`, `4GiB`, `1.5GB` (case-sensitive units from [`BYTE_UNITS`]) → bytes.
-pub fn parse_bytes(s: &str) -> Result<u64, String> {
+pub fn parse_bytes(s: &str) -> Result<u64, LimitValueError> {
     let s = s.trim();
     let split = s
         .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_'))
@@ -184,15 +200,13 @@ pub fn parse_bytes(s: &str) -> Result<u64, String> {
             .iter()
             .find(|(u, _)| *u == unit)
             .map(|(_, m)| *m)
-            .ok_or_else(|| {
-                format!("unknown size unit `{unit}` (use B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)")
-            })?
+            .ok_or_else(|| LimitValueError::SizeUnit(unit.to_string()))?
     };
-    scaled(num, mult as f64).ok_or_else(|| format!("`{s}` is not a size like `4GiB` or `65536`"))
+    scaled(num, mult as f64).ok_or_else(|| LimitValueError::Size(s.to_string()))
 }
 
 /// `90`, `90s`, `1.5s`, `500ms`, `10m`, `2h` → a duration (a bare number is seconds).
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
+pub fn parse_duration(s: &str) -> Result<Duration, LimitValueError> {
     let s = s.trim();
     let split = s
         .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_'))
@@ -203,18 +217,18 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         "ms" => 1.0,
         "m" | "min" => 60_000.0,
         "h" => 3_600_000.0,
-        u => return Err(format!("unknown time unit `{u}` (use ms, s, m or h)")),
+        u => return Err(LimitValueError::TimeUnit(u.to_string())),
     };
     scaled(num, ms_per)
         .map(Duration::from_millis)
-        .ok_or_else(|| format!("`{s}` is not a duration like `90s` or `10m`"))
+        .ok_or_else(|| LimitValueError::Duration(s.to_string()))
 }
 
 /// A count with optional `_` separators.
-pub fn parse_count(s: &str) -> Result<u64, String> {
+pub fn parse_count(s: &str) -> Result<u64, LimitValueError> {
     let t: String = s.trim().chars().filter(|&c| c != '_').collect();
     t.parse::<u64>()
-        .map_err(|_| format!("`{}` is not a non-negative integer", s.trim()))
+        .map_err(|_| LimitValueError::Count(s.trim().to_string()))
 }
 
 /// `num * mult` for a decimal `num`, rounded up; `None` when malformed, negative or too large

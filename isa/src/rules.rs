@@ -3,7 +3,7 @@
 //! by warp quarters, `tcgen05.mma` and `wgmma` shapes, types and layouts. The type checker calls
 //! them as it meets each operation; `verify` adds the kernel-wide ones.
 
-use crate::diag::Diagnostic;
+use crate::diag::{Code, Diagnostic};
 use crate::ir::*;
 use crate::types::*;
 use crate::tys::*;
@@ -13,7 +13,7 @@ pub fn check_desc(d: &DescTy, span: crate::Span) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     if d.block.is_empty() || d.block.len() > 5 {
         out.push(Diagnostic::error(
-            "tma-rank",
+            Code::TmaRank,
             format!("tensor descriptors have rank 1..5, this one {}", d.block.len()),
             span,
             "here",
@@ -28,7 +28,7 @@ pub fn check_desc(d: &DescTy, span: crate::Span) -> Vec<Diagnostic> {
     {
         out.push(
             Diagnostic::error(
-                "tma-elem-strides",
+                Code::TmaElemStrides,
                 format!("element stride {st} in dimension {i}; TMA element strides are 1..=8"),
                 span,
                 "here",
@@ -53,7 +53,7 @@ pub fn check_desc(d: &DescTy, span: crate::Span) -> Vec<Diagnostic> {
         if !(1..=256).contains(&eff) {
             out.push(
                 Diagnostic::error(
-                    "tma-box",
+                    Code::TmaBox,
                     format!("box dimension {i} is {b}; TMA boxes are 1..=256 elements per dimension"),
                     span,
                     "box too large",
@@ -66,7 +66,7 @@ pub fn check_desc(d: &DescTy, span: crate::Span) -> Vec<Diagnostic> {
     if !inner_bytes.is_multiple_of(16) {
         out.push(
             Diagnostic::error(
-                "tma-box-inner",
+                Code::TmaBoxInner,
                 format!("box inner dimension is {inner_bytes} bytes, not a multiple of 16"),
                 span,
                 "here",
@@ -78,7 +78,7 @@ pub fn check_desc(d: &DescTy, span: crate::Span) -> Vec<Diagnostic> {
     if span_b > 0 && inner_bytes > span_b && !inner_bytes.is_multiple_of(span_b) {
         out.push(
             Diagnostic::error(
-                "tma-swizzle",
+                Code::TmaSwizzle,
                 format!("box inner dimension of {inner_bytes} bytes is wider than the {span_b}-byte swizzle span and not a multiple of it"),
                 span,
                 "here",
@@ -97,10 +97,10 @@ pub fn check_linear_shape(op: &Op, shape: &[u32], layout: &SmemLayout) -> Result
         return Ok(());
     };
     let l = LinearSmem::new(bases)
-        .map_err(|m| Diagnostic::error("smem-layout", m, op.span, "this linear layout"))?;
+        .map_err(|m| Diagnostic::error(Code::SmemLayout, m.to_string(), op.span, "this linear layout"))?;
     if l.shape() != shape {
         return Err(Diagnostic::error(
-            "smem-layout",
+            Code::SmemLayout,
             format!(
                 "the linear layout's offset bases cover a {:?} buffer, not {shape:?}",
                 l.shape()
@@ -129,7 +129,7 @@ pub(crate) fn check_nvmma_inner(
         let inner = if *fp4_padded { 2 * data } else { data };
         if swizzle.bytes() > 0 && inner < swizzle.bytes() as u64 {
             return vec![Diagnostic::error(
-                "nvmma-inner",
+                Code::NvmmaInner,
                 format!(
                     "rows of {inner} bytes are narrower than the {}-byte swizzle",
                     swizzle.bytes()
@@ -151,7 +151,7 @@ pub(crate) fn check_nvmma_inner(
 pub fn check_gather(op: &Op, d: &DescTy, rows: &TileTy) -> Result<(), Diagnostic> {
     if d.block.len() != 2 || d.block[0] != 1 || d.elem_strides.iter().any(|&s| s != 1) {
         return Err(Diagnostic::error(
-            "gather-desc",
+            Code::GatherDesc,
             format!(
                 "gather/scatter needs a 2-D descriptor with block [1, BLOCK_Y] and unit element strides, found {:?}{}",
                 d.block,
@@ -166,7 +166,7 @@ pub fn check_gather(op: &Op, d: &DescTy, rows: &TileTy) -> Result<(), Diagnostic
     let n = rows.shape.first().copied().unwrap_or(0);
     if n < 8 || n % 4 != 0 {
         return Err(Diagnostic::error(
-            "gather-rows",
+            Code::GatherRows,
             format!("gather/scatter of {n} rows: needs at least 8, in chunks of 4"),
             op.span,
             "here",
@@ -176,7 +176,7 @@ pub fn check_gather(op: &Op, d: &DescTy, rows: &TileTy) -> Result<(), Diagnostic
     let min = (32 / d.dtype.bits().max(1)) * 8;
     if d.block[1] < min {
         return Err(Diagnostic::error(
-            "gather-cols",
+            Code::GatherCols,
             format!("BLOCK_Y is {} but {} needs at least {min}", d.block[1], d.dtype),
             op.span,
             "too few columns",
@@ -185,7 +185,7 @@ pub fn check_gather(op: &Op, d: &DescTy, rows: &TileTy) -> Result<(), Diagnostic
     }
     if let Some(l) = &rows.layout {
         if !offsets_layout_ok(l, n) {
-            return Err(Diagnostic::error("gather-offset-layout", "row offsets layout does not give each warp whole chunks of 4 consecutive offsets", op.span, "invalid row-offset layout")
+            return Err(Diagnostic::error(Code::GatherOffsetLayout, "row offsets layout does not give each warp whole chunks of 4 consecutive offsets", op.span, "invalid row-offset layout")
                 .with_note("the first two register bases must be [1] and [2] and every lane basis [0]: chunks of 4 in consecutive registers, the same in every lane (seed 09)")
                 .with_help("convert first: `convert_layout(x_offsets, slice(0, blocked([1, 4], [32, 1], [1, NUM_WARPS], [1, 0])))`"));
         }
@@ -215,7 +215,7 @@ fn offsets_layout_ok(l: &TileLayout, n: u32) -> bool {
 /// TMEM block M 128, matching shapes, and the atoms that exist.
 pub fn check_tcgen05_cp(op: &Op, s: &SmemTy, t: &TmemTy) -> Result<(), Diagnostic> {
     let bad = |m: String, label: &str| {
-        Err(Diagnostic::error("tcgen05-cp-layout", m, op.span, label)
+        Err(Diagnostic::error(Code::Tcgen05CpLayout, m, op.span, label)
             .with_note("tcgen05.cp supports a limited set of smem → tmem shapes (seed 10)"))
     };
     if s.shape != t.shape {
@@ -294,7 +294,7 @@ pub fn check_tmem_access(op: &Op, t: &TmemTy, warps: u32) -> Result<(), Diagnost
     let lanes_needed = m.min(128);
     if warps * 32 < lanes_needed || (lanes_needed >= 128 && !warps.is_multiple_of(4)) {
         return Err(Diagnostic::error(
-            "tmem-lanes",
+            Code::TmemLanes,
             format!("a partition of {warps} warps cannot reach the {lanes_needed} TMEM lanes of this buffer"),
             op.span,
             "here",
@@ -328,7 +328,7 @@ pub fn check_tcgen05_mma(
         Ty::Tmem(t) => (t.dtype, t.shape.clone(), false),
         other => {
             return Err(Diagnostic::error(
-                "E-type",
+                Code::EType,
                 format!(
                     "the MMA's A operand must be in shared or tensor memory, found {}",
                     other.describe()
@@ -350,7 +350,7 @@ pub fn check_tcgen05_mma(
     let (kb, n) = last2(&b.shape);
     let (am, an) = last2(&acc.shape);
     let shape_err = |msg: String| {
-        Diagnostic::error("mma-shape", msg, op.span, "invalid MMA shape").with_note("PTX.md section 8: cta_group::1 M 64 (N % 8) or 128 (N % 16), N <= 256; cta_group::2 M 128 or 256")
+        Diagnostic::error(Code::MmaShape, msg, op.span, "invalid MMA shape").with_note("PTX.md section 8: cta_group::1 M 64 (N % 8) or 128 (N % 16), N <= 256; cta_group::2 M 128 or 256")
     };
     // cta_group::2: each CTA of the pair names its halves, A [M/2, K], B [K, N/2], ACC [M/2, N].
     let (m, n_b) = if cta_group == 2 { (2 * m, 2 * n) } else { (m, n) };
@@ -386,7 +386,8 @@ pub fn check_tcgen05_mma(
             "K = {k} is not a multiple of the {step}-element K step of {a_dtype}"
         )));
     }
-    let dtype_err = |msg: String| Diagnostic::error("mma-dtype", msg, op.span, "unsupported operand types");
+    let dtype_err =
+        |msg: String| Diagnostic::error(Code::MmaDtype, msg, op.span, "unsupported operand types");
     let f8f6f4 = |d: DType| matches!(d, DType::F8E4M3 | DType::F8E5M2 | DType::F4E2M1);
     let b_dtype = b.dtype;
     if scales.is_none() {
@@ -414,7 +415,7 @@ pub fn check_tcgen05_mma(
             for s in [sa, sb] {
                 if !s.dtype.is_scale() || !s.scales {
                     return Err(Diagnostic::error(
-                        "mma-scale",
+                        Code::MmaScale,
                         format!(
                             "scale factors must be ue8m0/ue4m3 in a `scales=true` TMEM buffer, found {}",
                             s.dtype
@@ -427,7 +428,7 @@ pub fn check_tcgen05_mma(
             }
             if sa.dtype != sb.dtype {
                 return Err(Diagnostic::error(
-                    "mma-scale",
+                    Code::MmaScale,
                     "A and B scale factors must have the same type",
                     op.span,
                     "here",
@@ -452,7 +453,7 @@ pub fn check_tcgen05_mma(
     // B is written [K, N]: its contiguous dimension is N, i.e. MN-major, unless transposed.
     if (a_transposed && !mn_ok(a_dtype)) || (b_mn_major && !mn_ok(b_dtype)) {
         return Err(Diagnostic::error(
-            "mma-major",
+            Code::MmaMajor,
             format!(
                 "{} operands must be K-major",
                 if a_transposed { a_dtype } else { b_dtype }
@@ -493,7 +494,7 @@ pub fn wgmma_int_n(n: u32) -> bool {
 /// and accumulator types of [`wgmma_accumulators`]; A in shared memory or in registers.
 pub fn check_wgmma(op: &Op, a: &Ty, b: &SmemTy, acc: &TileTy, num_warps: u32) -> Result<(), Diagnostic> {
     let err = |m: String| {
-        Err(Diagnostic::error("wgmma-shape", m, op.span, "invalid wgmma")
+        Err(Diagnostic::error(Code::WgmmaShape, m, op.span, "invalid wgmma")
             .with_note("PTX.md section 9: M 64 per warpgroup, N % 8 == 0 and <= 256"))
     };
     if !num_warps.is_multiple_of(4) {
@@ -529,7 +530,7 @@ pub fn check_wgmma(op: &Op, a: &Ty, b: &SmemTy, acc: &TileTy, num_warps: u32) ->
     }
     let Some(accs) = wgmma_accumulators(a_dtype, b.dtype) else {
         return Err(Diagnostic::error(
-            "mma-dtype",
+            Code::MmaDtype,
             format!("no wgmma takes A {a_dtype} and B {}", b.dtype),
             op.span,
             "here",
@@ -545,7 +546,7 @@ pub fn check_wgmma(op: &Op, a: &Ty, b: &SmemTy, acc: &TileTy, num_warps: u32) ->
     if !accs.contains(&acc.dtype) {
         let names: Vec<String> = accs.iter().map(|d| d.to_string()).collect();
         return Err(Diagnostic::error(
-            "mma-dtype",
+            Code::MmaDtype,
             format!(
                 "wgmma with {a_dtype} operands accumulates in {}, not {}",
                 names.join(" or "),

@@ -63,19 +63,32 @@ pub struct LinearSmem {
     pub offsets: Vec<u32>,
 }
 
+/// Why offset bases make no linear shared layout.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LinearSmemError {
+    #[error(
+        "{0} offset bits: linear shared layouts of at most 2^{LINEAR_SMEM_MAX_BITS} elements are supported"
+    )]
+    TooManyBits(usize),
+    #[error("every offset basis needs one coordinate per dimension")]
+    Ragged,
+    #[error("{offsets} offset bits map onto {coords} coordinate bits: not one to one")]
+    BitCount { offsets: usize, coords: usize },
+    #[error("the offset bases are linearly dependent: not one to one")]
+    Dependent,
+}
+
 impl LinearSmem {
     /// Inverts offset bases (`bases[i]`: the coordinates of offset bit `i`). Errors name what
     /// is wrong: ragged bases, too many bits, or a map that is not one to one.
-    pub fn new(bases: &[Vec<u32>]) -> Result<LinearSmem, String> {
+    pub fn new(bases: &[Vec<u32>]) -> Result<LinearSmem, LinearSmemError> {
         let n = bases.len();
         if n > LINEAR_SMEM_MAX_BITS {
-            return Err(format!(
-                "{n} offset bits: linear shared layouts of at most 2^{LINEAR_SMEM_MAX_BITS} elements are supported"
-            ));
+            return Err(LinearSmemError::TooManyBits(n));
         }
         let rank = bases.first().map_or(0, |b| b.len());
         if bases.iter().any(|b| b.len() != rank) {
-            return Err("every offset basis needs one coordinate per dimension".into());
+            return Err(LinearSmemError::Ragged);
         }
         // Bits each dimension needs: the highest coordinate bit any basis sets.
         let dim_bits: Vec<u8> = (0..rank)
@@ -86,9 +99,10 @@ impl LinearSmem {
             .collect();
         let total: usize = dim_bits.iter().map(|&b| b as usize).sum();
         if total != n {
-            return Err(format!(
-                "{n} offset bits map onto {total} coordinate bits: not one to one"
-            ));
+            return Err(LinearSmemError::BitCount {
+                offsets: n,
+                coords: total,
+            });
         }
         // Row i: the coordinate-bit vector of offset bit i (as a u32 bit set), augmented with
         // the identity; eliminate to find which offsets give each coordinate bit.
@@ -114,7 +128,7 @@ impl LinearSmem {
         let mut offsets = vec![0u32; n];
         for col in 0..n {
             let Some(p) = (col..n).find(|&r| rows[r].0 >> col & 1 == 1) else {
-                return Err("the offset bases are linearly dependent: not one to one".into());
+                return Err(LinearSmemError::Dependent);
             };
             rows.swap(col, p);
             let pivot = rows[col];
@@ -508,11 +522,29 @@ mod tests {
 
     #[test]
     fn maps_that_are_not_one_to_one_are_refused() {
+        // Two offset bits onto the one coordinate bit of dimension 1.
         let e = LinearSmem::new(&[vec![0, 1], vec![0, 1]]).unwrap_err();
-        assert!(e.contains("not one to one"), "{e}");
+        assert_eq!(
+            e,
+            LinearSmemError::BitCount {
+                offsets: 2,
+                coords: 1
+            }
+        );
+        assert!(e.to_string().contains("not one to one"), "{e}");
         let e = LinearSmem::new(&[vec![0, 1], vec![0, 2, 0]]).unwrap_err();
-        assert!(e.contains("one coordinate per dimension"), "{e}");
+        assert_eq!(e, LinearSmemError::Ragged);
+        assert!(e.to_string().contains("one coordinate per dimension"), "{e}");
+        // Offset bits 0 and 1 both map to coordinate bits of dimension 1 (value 3 needs 2 bits)
+        // but there is one offset bit: 1 offset bit onto 2 coordinate bits.
         let e = LinearSmem::new(&[vec![0, 3]]).unwrap_err();
-        assert!(e.contains("not one to one"), "{e}");
+        assert_eq!(
+            e,
+            LinearSmemError::BitCount {
+                offsets: 1,
+                coords: 2
+            }
+        );
+        assert!(e.to_string().contains("not one to one"), "{e}");
     }
 }

@@ -15,6 +15,40 @@ use bwsim_isa::launch::{ArgValue, HostTensor, LaunchPlan};
 use bwsim_isa::DType;
 use half::{bf16, f16};
 
+/// Why a reference cannot be computed for a launch.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum RefError {
+    #[error("launch has no tensor `{0}`")]
+    NoTensor(String),
+    #[error("input `{0}` missing")]
+    MissingInput(String),
+    #[error("launch gives no integer `{0}`")]
+    NoInt(String),
+    #[error("launch gives no float `{0}`")]
+    NoFloat(&'static str),
+    #[error("`{0}` is negative")]
+    Negative(&'static str),
+    #[error("references produce f32, f16 or bf16 outputs, not {0}")]
+    OutputType(DType),
+    #[error("index {index} of `{tensor}` is outside 0..{len}")]
+    Index { index: f64, tensor: String, len: u64 },
+    /// The launch's tensors are not the ones the reference computes on (which, in words).
+    #[error("{0}")]
+    Inputs(String),
+}
+
+impl From<&str> for RefError {
+    fn from(s: &str) -> RefError {
+        RefError::Inputs(s.to_string())
+    }
+}
+
+impl From<String> for RefError {
+    fn from(s: String) -> RefError {
+        RefError::Inputs(s)
+    }
+}
+
 /// A minifloat with `e` exponent bits, `m` mantissa bits and exponent bias `bias`, no
 /// infinities or NaNs (the caller handles the format's specials): the value of `bits`.
 fn minifloat(bits: u32, e: u32, m: u32, bias: i32) -> f64 {
@@ -95,12 +129,12 @@ fn val(t: &HostTensor, i: u64) -> f64 {
 }
 
 /// Store `v` rounded once to nearest even into element `i` of an f32, f16 or bf16 tensor.
-fn put(t: &mut HostTensor, i: u64, v: f64) -> Result<(), String> {
+fn put(t: &mut HostTensor, i: u64, v: f64) -> Result<(), RefError> {
     let bits = match t.dtype {
         DType::F32 => (v as f32).to_bits() as u64,
         DType::F16 => f16::from_f64(v).to_bits() as u64,
         DType::BF16 => bf16::from_f64(v).to_bits() as u64,
-        d => return Err(format!("references produce f32, f16 or bf16 outputs, not {d}")),
+        d => return Err(RefError::OutputType(d)),
     };
     t.set_bits(i, bits);
     Ok(())
@@ -183,17 +217,19 @@ pub fn compare(actual: &HostTensor, e: &Expected) -> Comparison {
     c
 }
 
-fn tensor<'a>(plan: &LaunchPlan, inputs: &'a [HostTensor], name: &str) -> Result<&'a HostTensor, String> {
+fn tensor<'a>(plan: &LaunchPlan, inputs: &'a [HostTensor], name: &str) -> Result<&'a HostTensor, RefError> {
     let i = plan
         .tensor(name)
-        .ok_or_else(|| format!("launch has no tensor `{name}`"))?;
-    inputs.get(i).ok_or_else(|| format!("input `{name}` missing"))
+        .ok_or_else(|| RefError::NoTensor(name.to_string()))?;
+    inputs
+        .get(i)
+        .ok_or_else(|| RefError::MissingInput(name.to_string()))
 }
 
-fn int_arg(plan: &LaunchPlan, name: &str) -> Result<i64, String> {
+fn int_arg(plan: &LaunchPlan, name: &str) -> Result<i64, RefError> {
     match plan.args.iter().find(|(n, _)| n == name) {
         Some((_, ArgValue::Int(v))) => Ok(*v),
-        _ => Err(format!("launch gives no integer `{name}`")),
+        _ => Err(RefError::NoInt(name.to_string())),
     }
 }
 
@@ -202,7 +238,7 @@ pub fn reference(
     kernel: &str,
     plan: &LaunchPlan,
     inputs: &[HostTensor],
-) -> Option<Result<Vec<Expected>, String>> {
+) -> Option<Result<Vec<Expected>, RefError>> {
     let r = match kernel {
         "elementwise_add_ws" | "elementwise_add_tma" => add(plan, inputs),
         "async_gather" => gather(plan, inputs),
@@ -264,7 +300,7 @@ pub fn reference(
 }
 
 /// c = a + b, f32, exact (one f32 addition per element, as `cvt`-free hardware add does).
-fn add(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+fn add(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
     let (a, b) = (tensor(plan, inputs, "a")?, tensor(plan, inputs, "b")?);
     if (a.dtype, b.dtype) != (DType::F32, DType::F32) {
         return Err("the add kernels take f32 inputs".into());
@@ -284,7 +320,7 @@ fn add(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String
 /// out[r, :] = exp(x[r, :] - max(x[r, :])) / sum(exp(x[r, :] - max(x[r, :]))) for every row of
 /// the f32 input, computed in f64. Tolerance: the hardware's `ex2.approx.f32` and
 /// `div.full.f32` are each within 2 ulp (PTX ISA), and the row sum's order is unspecified.
-fn softmax(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+fn softmax(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
     let x = tensor(plan, inputs, "x")?;
     let out = tensor(plan, inputs, "out")?;
     if x.dtype != DType::F32 || x.shape.len() != 2 || out.shape != x.shape {
@@ -316,7 +352,7 @@ fn softmax(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, St
 /// with the launch's `qk_scale` (sm_scale * log2(e)): p_ij = 2^(qk_scale * s_ij - max_j), in f64.
 /// Tolerance: the kernel rounds P to f16 before P @ V (relative 2^-11 per weight) and O to f16.
 /// With `causal`, query i attends to keys j <= i only (attention_f32x2_causal_kernel).
-fn attention(plan: &LaunchPlan, inputs: &[HostTensor], causal: bool) -> Result<Vec<Expected>, String> {
+fn attention(plan: &LaunchPlan, inputs: &[HostTensor], causal: bool) -> Result<Vec<Expected>, RefError> {
     let (q, k, v) = (
         tensor(plan, inputs, "q")?,
         tensor(plan, inputs, "k")?,
@@ -324,7 +360,7 @@ fn attention(plan: &LaunchPlan, inputs: &[HostTensor], causal: bool) -> Result<V
     );
     let scale = match plan.args.iter().find(|(n, _)| n == "qk_scale") {
         Some((_, ArgValue::Float(x))) => *x as f32 as f64,
-        _ => return Err("launch gives no float `qk_scale`".into()),
+        _ => return Err(RefError::NoFloat("qk_scale")),
     };
     if q.shape.len() != 2 || k.shape != q.shape || v.shape != q.shape {
         return Err("attention takes q, k, v of one shape [BH * N_CTX, HEAD_D]".into());
@@ -391,7 +427,7 @@ fn attention_row(
 /// f32 product), p_ij = 2^(s_ij - m_i) with m_i = max_j s_ij, l_i = sum_j p_ij;
 /// o_i = sum_j p_ij v_j / l_i and m[i] = m_i + log2(l_i), in f64. Tolerance of o as in
 /// `attention` (P and O rounded to f16); m is f32 arithmetic on a sum of f32 terms (1e-4).
-fn attention_causal(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+fn attention_causal(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
     let (q, k, v) = (
         tensor(plan, inputs, "q")?,
         tensor(plan, inputs, "k")?,
@@ -399,7 +435,7 @@ fn attention_causal(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expe
     );
     let sm_scale = match plan.args.iter().find(|(n, _)| n == "sm_scale") {
         Some((_, ArgValue::Float(x))) => *x as f32,
-        _ => return Err("launch gives no float `sm_scale`".into()),
+        _ => return Err(RefError::NoFloat("sm_scale")),
     };
     // The kernel's 1.44269504 rounds to the same f32 as log2(e).
     let scale = (sm_scale * std::f32::consts::LOG2_E) as f64;
@@ -411,7 +447,8 @@ fn attention_causal(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expe
         return Err(format!(
             "Z_H * N_CTX = {z_h} * {n_ctx} is not the {} rows of q",
             q.shape[0]
-        ));
+        )
+        .into());
     }
     let (bh, n_ctx, d) = (z_h as u64, n_ctx as u64, q.shape[1]);
     let mut o = HostTensor::zeros("o", DType::F16, q.shape.clone());
@@ -450,7 +487,7 @@ fn attention_causal(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expe
 /// [rows, cols] x: `sums` = row sums (f64, tolerance of an f32 sum of 32 terms); `centered` =
 /// x - row max (one f32 subtraction: exact); `deq` = q / s with s = 127 / max(max |x| over the
 /// 8-column group, 1e-12) and q = x * s truncated to an int8 (f32 arithmetic: exact).
-fn per_thread(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+fn per_thread(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
     const GROUP: u64 = 8;
     let x = tensor(plan, inputs, "x")?;
     if x.shape.len() != 2 || x.dtype != DType::F32 || x.shape[1] % GROUP != 0 {
@@ -503,7 +540,7 @@ fn per_thread(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>,
 /// folds): per row of f32 x and i32 y, the maximum of x and its first position, the minimum
 /// of y and its last position, the sum of x (f64, tolerance of an f32 sum of small integers:
 /// exact), the maximum of y and the reverse running sums of y (`tails`). Exact.
-fn combiner_reductions(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+fn combiner_reductions(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
     let (x, y) = (tensor(plan, inputs, "x")?, tensor(plan, inputs, "y")?);
     if x.shape.len() != 2 || y.shape != x.shape || x.dtype != DType::F32 || y.dtype != DType::I32 {
         return Err("reductions takes f32 x and i32 y of one [rows, cols] shape".into());
@@ -568,7 +605,7 @@ fn combiner_reductions(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<E
 /// tests/gluon/claims.py: every program compare-and-swaps 0 -> its id into every flag and
 /// counts its successes per slot, so counts[k] = 1 where flags[k] started at 0 (exactly one
 /// claim of a free slot succeeds, in any order), else 0. Exact.
-fn claims(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+fn claims(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
     let flags = tensor(plan, inputs, "flags")?;
     if flags.dtype != DType::I32 {
         return Err("claims takes i32 flags".into());
@@ -585,7 +622,7 @@ fn claims(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, Str
 }
 
 /// kernels/tiles/scan.tile: per row of x, the running sum and the running maximum. Exact.
-fn scan(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+fn scan(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
     let x = tensor(plan, inputs, "x")?;
     if x.shape.len() != 2 || x.dtype != DType::I32 {
         return Err("scan takes an i32 [rows, cols] input".into());
@@ -614,7 +651,7 @@ fn scan(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, Strin
 /// kernels/tiles/atomics.tile: over the first `n` values, the count, the sum and the maximum
 /// of the values in each bin `x % BINS` (maxima start at -1). Exact: the sums are of integers
 /// far below 2^24.
-fn atomics(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+fn atomics(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
     let x = tensor(plan, inputs, "x")?;
     let hist = tensor(plan, inputs, "hist")?;
     let n = int_arg(plan, "n")?.max(0) as u64;
@@ -650,7 +687,7 @@ fn atomics(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, St
 /// kernels/tiles/cp_async.tile: c = a + b over the [n_rows, n_cols] f32 inputs (one f32
 /// addition per element), and maxes[r] = the largest element of row r of c for r < n_rows (the
 /// entries past n_rows keep their initial values). Exact: a maximum does not depend on order.
-fn cp_async(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+fn cp_async(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
     let (a, b) = (tensor(plan, inputs, "a")?, tensor(plan, inputs, "b")?);
     let maxes = tensor(plan, inputs, "maxes")?;
     if (a.dtype, b.dtype, maxes.dtype) != (DType::F32, DType::F32, DType::F32) || a.shape.len() != 2 {
@@ -684,7 +721,7 @@ fn cp_async(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, S
 
 /// kernels/tiles/while_loop.tile: program p adds the sum of n, 3n, 9n, ... below `limit`
 /// (n = p + 1) to its slice of x. Exact.
-fn while_loop(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+fn while_loop(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
     let x = tensor(plan, inputs, "x")?;
     let limit = int_arg(plan, "limit")?;
     let programs = plan.grid[0].max(1) as u64;
@@ -710,7 +747,7 @@ fn while_loop(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>,
 
 /// kernels/tiles/int_ops.tile: x as uint32; x / 7, x % 1000, x >> 3, x < 2000000000,
 /// min(x, 3000000000), x >> 31, each stored as its low 32 bits. Exact.
-fn int_ops(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+fn int_ops(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
     let x = tensor(plan, inputs, "x")?;
     if x.dtype != DType::I32 {
         return Err("int_ops takes an i32 input".into());
@@ -748,7 +785,7 @@ fn int_ops(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, St
 /// flushed to +0); `setp`/`selp` give y where y > 0, else -1 for odd x and 0 for even;
 /// `add.rn.f16x2` adds f16(y) and f16(f16(y) * 3) with one rounding; `mul.wide.s32` is x * x
 /// in 64 bits.
-fn bit_tricks(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+fn bit_tricks(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
     let x = tensor(plan, inputs, "x")?;
     let y = tensor(plan, inputs, "y")?;
     if x.dtype != DType::I32 || y.dtype != DType::F32 {
@@ -820,7 +857,7 @@ fn bit_tricks(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>,
 /// definitions in f64 (f32 results rounded once; the integer tile is `8x` truncated toward
 /// zero). Float tolerance: one f32 rounding of each function, and the order of the row sums
 /// and products; integer results exact.
-fn tile_math(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+fn tile_math(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
     let x = tensor(plan, inputs, "x")?;
     if x.dtype != DType::F32 || x.shape.len() != 2 {
         return Err("tile_math takes an f32 [R, C] input".into());
@@ -910,7 +947,7 @@ fn tile_math(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, 
 }
 
 /// out[i, j] = input[x[i], y + j], zero where the row or column is out of range (seed 09).
-fn gather(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+fn gather(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
     let input = tensor(plan, inputs, "input")?;
     let xo = tensor(plan, inputs, "x_offsets")?;
     let out0 = tensor(plan, inputs, "out")?;
@@ -938,7 +975,7 @@ fn gather(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, Str
 }
 
 /// input[x[i], y + j] = src[i, j] for rows and columns in range (seed 09).
-fn scatter(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+fn scatter(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
     let input = tensor(plan, inputs, "input")?;
     let xo = tensor(plan, inputs, "x_offsets")?;
     let src = tensor(plan, inputs, "src")?;
@@ -1055,7 +1092,7 @@ const MATMUL_TOL: Tolerance = Tolerance::Close {
 };
 
 /// C = A @ B, f16 out (tutorials 07 and 08).
-fn matmul(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+fn matmul(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
     let (a, b) = (tensor(plan, inputs, "a")?, tensor(plan, inputs, "b")?);
     let c0 = tensor(plan, inputs, "c")?;
     let c = mm(a, b);
@@ -1079,7 +1116,7 @@ fn decoded(t: &HostTensor) -> Vec<f64> {
 /// NHWC, stride 1, zeros outside the image, accumulated in f64 and compared with the matmul
 /// tolerance. The filter is square (R = S, from wt's `R * S * C` columns) and the convolution
 /// keeps the image's size (y's spatial shape is x's), so PAD = (R - 1) / 2.
-fn conv2d(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+fn conv2d(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
     let (x, wt, y0) = (
         tensor(plan, inputs, "x")?,
         tensor(plan, inputs, "wt")?,
@@ -1090,12 +1127,12 @@ fn conv2d(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, Str
     let [co, k] =
         <[u64; 2]>::try_from(wt.shape.clone()).map_err(|_| "wt must be [Co, R * S * C]".to_string())?;
     if y0.shape != [n, h, w, co] {
-        return Err(format!("y must be [N, H, W, Co] = {:?}", [n, h, w, co]));
+        return Err(format!("y must be [N, H, W, Co] = {:?}", [n, h, w, co]).into());
     }
     let taps = k / c.max(1);
     let r = (1..=taps).find(|r| r * r == taps).filter(|_| k == taps * c);
     let Some(r) = r.filter(|r| r % 2 == 1) else {
-        return Err(format!("wt's {k} columns are not R * R * {c} for an odd R"));
+        return Err(format!("wt's {k} columns are not R * R * {c} for an odd R").into());
     };
     let pad = (r - 1) / 2;
     // The operands decoded once (a debug build spends its time decoding otherwise).
@@ -1127,14 +1164,14 @@ fn conv2d(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, Str
 }
 
 /// D = A @ B^T + C with B stored [N, K] (`wgmma_dtypes`, `tcgen05_dtypes`).
-fn wgmma_dtypes(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+fn wgmma_dtypes(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
     mma_plus_c(plan, inputs, Some(true))
 }
 
 /// D = A @ B + C of the Gluon fixtures `wgmma_regs_kernel` (tests/gluon/wgmma_regs.py): B is
 /// stored [K, N], or [N, K] when the kernel reads it transposed; the fixtures keep N != K so
 /// that B's shape says which.
-fn wgmma_regs(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+fn wgmma_regs(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
     mma_plus_c(plan, inputs, None)
 }
 
@@ -1145,7 +1182,11 @@ fn wgmma_regs(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>,
 /// allows each K step of 32 bytes one rounding of a partial sum of at most a few hundred at the
 /// accumulator's precision (f16: 11 bits; f32: the 14 bits Hopper keeps for fp8 operands, 24
 /// otherwise), for operands of magnitude about 1 and K up to a few hundred.
-fn mma_plus_c(plan: &LaunchPlan, inputs: &[HostTensor], b_nk: Option<bool>) -> Result<Vec<Expected>, String> {
+fn mma_plus_c(
+    plan: &LaunchPlan,
+    inputs: &[HostTensor],
+    b_nk: Option<bool>,
+) -> Result<Vec<Expected>, RefError> {
     let (a, b, c) = (
         tensor(plan, inputs, "a")?,
         tensor(plan, inputs, "b")?,
@@ -1156,12 +1197,7 @@ fn mma_plus_c(plan: &LaunchPlan, inputs: &[HostTensor], b_nk: Option<bool>) -> R
         Some(t) => t,
         None if b.shape[0] == k && b.shape[1] != k => false,
         None if b.shape[1] == k && b.shape[0] != k => true,
-        None => {
-            return Err(format!(
-                "B {:?} with K = {k}: its orientation is ambiguous",
-                b.shape
-            ))
-        }
+        None => return Err(format!("B {:?} with K = {k}: its orientation is ambiguous", b.shape).into()),
     };
     let n = if b_nk { b.shape[0] } else { b.shape[1] };
     let bk = if b_nk { b.shape[1] } else { b.shape[0] };
@@ -1169,7 +1205,8 @@ fn mma_plus_c(plan: &LaunchPlan, inputs: &[HostTensor], b_nk: Option<bool>) -> R
         return Err(format!(
             "a {:?}, b {:?}, c {:?} do not form D = A @ B + C",
             a.shape, b.shape, c.shape
-        ));
+        )
+        .into());
     }
     let mut d = HostTensor::zeros("d", c.dtype, c.shape.clone());
     for i in 0..m {
@@ -1214,7 +1251,7 @@ fn mma_plus_c(plan: &LaunchPlan, inputs: &[HostTensor], b_nk: Option<bool>) -> R
 }
 
 /// D = A @ B + C in f32 (seed 10 tolerance: atol 5e-3, rtol 1e-2).
-fn matmul_accumulate(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+fn matmul_accumulate(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
     let (a, b, c) = (
         tensor(plan, inputs, "a")?,
         tensor(plan, inputs, "b")?,
@@ -1238,17 +1275,21 @@ fn matmul_accumulate(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Exp
 /// out[scatter[i], :] = X[gather[i], :] @ W, bf16 (seed 09 tolerance atol = rtol = 1e-3 is for
 /// its torch reference in bf16; against an exact f64 product the bf16 rounding of the output
 /// needs rtol 1e-2).
-fn fused_gather_scatter(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+fn fused_gather_scatter(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
     let x = tensor(plan, inputs, "x")?;
     let w = tensor(plan, inputs, "w")?;
     let g = tensor(plan, inputs, "x_gather_indx")?;
     let s = tensor(plan, inputs, "out_scatter_indx")?;
     let out0 = tensor(plan, inputs, "out")?;
     let (m, k) = (x.shape[0], x.shape[1]);
-    let row = |t: &HostTensor, i: u64| -> Result<u64, String> {
+    let row = |t: &HostTensor, i: u64| -> Result<u64, RefError> {
         let r = val(t, i);
         if r < 0.0 || r >= m as f64 {
-            return Err(format!("index {r} of `{}` is outside 0..{m}", t.name));
+            return Err(RefError::Index {
+                index: r,
+                tensor: t.name.clone(),
+                len: m,
+            });
         }
         Ok(r as u64)
     };
@@ -1354,15 +1395,12 @@ fn scaled_dot_nt(a: &HostTensor, b: &HostTensor, scales: Option<(Scales, Scales)
 /// out = A @ B^T (B stored [N, K], K-major, as TIRx lays it out); for fp8/fp4 operands each
 /// product is scaled by the ue8m0 factors of its row's and column's 32-element K block, as
 /// tcgen05.mma.block_scale computes (seed TIRx page). Also `tcgen05_mma_tile` (f16, unscaled).
-fn gemm_async(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+fn gemm_async(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
     let (a, b) = (tensor(plan, inputs, "a")?, tensor(plan, inputs, "b")?);
     let scaled = matches!(a.dtype, DType::F8E4M3 | DType::F8E5M2 | DType::F4E2M1);
     let (m, k, n) = (a.shape[0], a.shape[1], b.shape[0]);
     if b.shape[1] != k {
-        return Err(format!(
-            "a is [{m}, {k}] but b is {:?} (expected [N, {k}])",
-            b.shape
-        ));
+        return Err(format!("a is [{m}, {k}] but b is {:?} (expected [N, {k}])", b.shape).into());
     }
     let kb = k.div_ceil(32);
     let scales = if scaled {
@@ -1442,8 +1480,8 @@ fn unpack_fp4(t: &HostTensor) -> HostTensor {
 /// its type. Tolerance: the tutorial's atol = rtol = 1e-3 is for an f16 C against an f32
 /// reference; against the exact f64 sum, the f16 rounding of C (half an ulp, 2^-11 relative)
 /// after the f32 accumulation needs rtol 2e-3, and sums that cancel need atol 1e-2.
-fn mma_scaled(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
-    let operand = |name| -> Result<HostTensor, String> {
+fn mma_scaled(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
+    let operand = |name| -> Result<HostTensor, RefError> {
         let t = tensor(plan, inputs, name)?;
         Ok(match t.dtype {
             DType::I8 | DType::U8 => unpack_fp4(t),
@@ -1457,12 +1495,13 @@ fn mma_scaled(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>,
         return Err(format!(
             "a is [{m}, {k}], b {:?}, c {:?} (expected [N, {k}] and [{m}, N])",
             b.shape, c0.shape
-        ));
+        )
+        .into());
     }
     // The factors row-major with their strides: as launched with `scale_stride_m` and
     // `scale_stride_k` (tutorial 11's simple kernel), packed blocks unpacked, or a row-major
     // `[rows, SCALE_K]` tensor (the contiguous-factors kernel at K = BLOCK_K).
-    let factors = |name: &str, rows: u64| -> Result<(HostTensor, u64, u64), String> {
+    let factors = |name: &str, rows: u64| -> Result<(HostTensor, u64, u64), RefError> {
         let t = tensor(plan, inputs, name)?;
         if t.shape.len() == 5 {
             let u = unpack_scale_blocks(t, rows)?;
@@ -1470,14 +1509,15 @@ fn mma_scaled(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>,
             return Ok((u, sk, 1));
         }
         if plan.args.iter().any(|(n, _)| n == "scale_stride_m") {
-            let stride = |name| -> Result<u64, String> {
-                u64::try_from(int_arg(plan, name)?).map_err(|_| format!("`{name}` is negative"))
+            let stride = |name| -> Result<u64, RefError> {
+                u64::try_from(int_arg(plan, name)?)
+                    .map_err(|_| RefError::from(format!("`{name}` is negative")))
             };
             return Ok((t.clone(), stride("scale_stride_m")?, stride("scale_stride_k")?));
         }
         match t.shape[..] {
             [r, sk] if r == rows => Ok((t.clone(), sk, 1)),
-            _ => Err(format!("`{name}` is {:?}, not [{rows}, SCALE_K]", t.shape)),
+            _ => Err(format!("`{name}` is {:?}, not [{rows}, SCALE_K]", t.shape).into()),
         }
     };
     let (a_scale, a_row, a_k) = factors("a_scale", m)?;
@@ -1498,7 +1538,7 @@ fn mma_scaled(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>,
 }
 
 /// A copy kernel: `output` equals `input` bit for bit (`tma_roundtrip`).
-fn identity(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+fn identity(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
     let input = tensor(plan, inputs, "input")?;
     let out0 = tensor(plan, inputs, "output")?;
     if (input.dtype, &input.shape) != (out0.dtype, &out0.shape) {
@@ -1513,10 +1553,10 @@ fn identity(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, S
     }])
 }
 
-fn float_arg(plan: &LaunchPlan, name: &str) -> Result<f32, String> {
+fn float_arg(plan: &LaunchPlan, name: &str) -> Result<f32, RefError> {
     match plan.args.iter().find(|(n, _)| n == name) {
         Some((_, ArgValue::Float(x))) => Ok(*x as f32),
-        _ => Err(format!("launch gives no float `{name}`")),
+        _ => Err(format!("launch gives no float `{name}`").into()),
     }
 }
 
@@ -1539,7 +1579,7 @@ fn exact(tensor: &str, values: HostTensor) -> Expected {
 /// tests/gluon/3.8/clc_scale.py: y = alpha * x + 1 over the whole f32 tensor (every tile is
 /// processed once, by its own program or by the one that cancelled it). The compiler may fuse
 /// the multiply and the add into one `fma` (one rounding instead of two): within 1 ulp.
-fn clc_scale(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+fn clc_scale(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
     let x = tensor(plan, inputs, "x")?;
     let y0 = tensor(plan, inputs, "y")?;
     if x.dtype != DType::F32 || y0.shape != x.shape {
@@ -1563,7 +1603,7 @@ fn clc_scale(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, 
 /// tests/gluon/3.8/packed_arith.py, per row r of the [rows, cols] f32 tiles:
 /// m = max_c (x * scale), rounded products; p = fma(x, scale, -m) (one rounding, `fma.rn.f32x2`);
 /// out = acc * alpha + p, the product and the sum each rounded (`mul.f32x2`, `add.f32x2`). Exact.
-fn packed_arith(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+fn packed_arith(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
     let (x, acc) = (tensor(plan, inputs, "x")?, tensor(plan, inputs, "acc")?);
     let out0 = tensor(plan, inputs, "out")?;
     if x.dtype != DType::F32 || x.shape.len() != 2 || acc.shape != x.shape || out0.shape != x.shape {
@@ -1587,7 +1627,7 @@ fn packed_arith(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected
 }
 
 /// tests/gluon/3.9/inline_asm.py: out = x * scale + x, one `fma.rn.f32` per element. Exact.
-fn inline_asm(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+fn inline_asm(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
     let x = tensor(plan, inputs, "x")?;
     let out0 = tensor(plan, inputs, "out")?;
     if x.dtype != DType::F32 || out0.shape != x.shape {
@@ -1604,7 +1644,7 @@ fn inline_asm(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>,
 
 /// tests/gluon/3.7/smem_gather_scatter.py over the [rows, cols] f32 x and a permutation `perm`
 /// of the columns: gathered[r, c] = x[r, perm[c]] and scattered[r, perm[c]] = x[r, c]. Exact.
-fn smem_gather_scatter(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+fn smem_gather_scatter(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
     let (x, perm) = (tensor(plan, inputs, "x")?, tensor(plan, inputs, "perm")?);
     if x.dtype != DType::F32 || x.shape.len() != 2 || perm.numel() != x.shape[1] {
         return Err("smem_gather_scatter takes an f32 [rows, cols] x and a perm of cols entries".into());
@@ -1631,7 +1671,7 @@ fn smem_gather_scatter(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<E
 /// tests/gluon/3.8/smem_histogram.py over the first n values of the non-negative int32 x and
 /// `hist.numel()` bins (bin v % BINS): hist gains each bin's count, and maxes[b] becomes the
 /// largest of its initial value and the bin's values. Exact.
-fn smem_histogram(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+fn smem_histogram(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
     let x = tensor(plan, inputs, "x")?;
     let (hist0, maxes0) = (tensor(plan, inputs, "hist")?, tensor(plan, inputs, "maxes")?);
     let n = int_arg(plan, "n")?.max(0) as u64;
@@ -1655,7 +1695,7 @@ fn smem_histogram(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expect
 /// tests/gluon/3.8/tma_reduce.py: x holds S matrices of out's shape [R, C] stacked by rows; out
 /// gains their sum. The additions happen in any order: exact for the integer-valued inputs of
 /// the fixture, within f32 rounding of the sum otherwise.
-fn tma_reduce(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+fn tma_reduce(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
     let (x, out0) = (tensor(plan, inputs, "x")?, tensor(plan, inputs, "out")?);
     if x.dtype != DType::F32 || out0.dtype != DType::F32 || x.shape.len() != 2 || out0.shape.len() != 2 {
         return Err("tma_reduce takes f32 [S * R, C] x and [R, C] out".into());
@@ -1682,7 +1722,7 @@ fn tma_reduce(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>,
 /// tests/gluon/3.9/flag_handoff.py: the grid is pairs of programs over BLOCK = x's length / pairs
 /// values each; for every value, data = 2 x + 1 (the producer's) and out = data + x (the
 /// consumer's, after the flag). Exact (int32, wrapping).
-fn flag_handoff(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+fn flag_handoff(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
     let x = tensor(plan, inputs, "x")?;
     let (data0, out0) = (tensor(plan, inputs, "data")?, tensor(plan, inputs, "out")?);
     let pairs = plan.grid[0] as u64 / 2;

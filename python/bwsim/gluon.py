@@ -48,7 +48,7 @@ from .errors import (
 
 TARGETS = _triton.TARGETS
 CHIPS = {"b200": "sm_100a", "gb200": "sm_100a", "h100": "sm_90a", "h200": "sm_90a"}
-# The hazard checker's codes (bwsim_sim::check::CODES, and `tmem-leak`): an error with one of
+# The hazard checker's codes (stage `check` in docs/codes.md): an error with one of
 # these is a HazardError, any other a CompileError.
 HAZARD_CODES = frozenset(
     "race missing-fence read-before-complete write-while-in-flight phase-aliasing deadlock tx-mismatch "
@@ -591,6 +591,8 @@ def _diagnostic(d: dict[str, Any], seed: int | None = None, replay: str | None =
         "code": d.get("code", ""),
         "message": d.get("message", ""),
         "severity": str(d.get("severity", "")).lower(),
+        "level": str(d.get("level", d.get("severity", ""))).lower(),
+        "default_level": str(d.get("default_level", "")).lower(),
         "file": prim.get("file", ""),
         "line": int(line),
         "column": int(col),
@@ -610,6 +612,26 @@ def _diagnostic(d: dict[str, Any], seed: int | None = None, replay: str | None =
         "replay": replay,
         "rendered": d.get("rendered", ""),
     }
+
+
+Codes = str | Sequence[str] | None
+"""A code (`"uninit-read"`), several, or none: what `deny=`, `warn=` and `allow=` take."""
+
+
+def _level_flags(deny: Codes, warn: Codes, allow: Codes) -> list[str]:
+    """`--deny CODE ...` for the keyword arguments, as `bwsim check --help` describes them:
+    `deny` makes codes errors (`"warnings"`: every warning), `warn` makes lints warnings,
+    `allow` silences lints. bwsim refuses unknown codes and conflicting levels."""
+    flags: list[str] = []
+    for flag, codes in (("--deny", deny), ("--warn", warn), ("--allow", allow)):
+        if codes is None:
+            continue
+        names = [codes] if isinstance(codes, str) else list(codes)
+        for n in names:
+            if not isinstance(n, str) or not n:
+                raise ArgumentError(f"{flag[2:]}: {n!r} is not a diagnostic code (a str such as 'uninit-read')")
+            flags += [flag, n]
+    return flags
 
 
 def _python_replay(text: str, ttgir: Path) -> str:
@@ -699,6 +721,9 @@ def run(
     chrome: str | os.PathLike[str] | None = None,
     workdir: str | os.PathLike[str] | None = None,
     device: str = "sim",
+    deny: Codes = None,
+    warn: Codes = None,
+    allow: Codes = None,
     **constexprs: Any,
 ) -> RunResult | GpuResult:
     """Simulate `kernel[grid](*args, **constexprs)` and write the arrays it wrote back.
@@ -714,7 +739,9 @@ def run(
     `target`'s) and the simulator on the same arrays, writes the GPU's outputs back and returns
     the comparison as a `GpuResult`; raises `NoGpu` without a suitable GPU and `GpuMismatch`
     when the two differ (`bwsim gpu`).
+    `deny`, `warn`, `allow` set diagnostic levels as `bwsim run --deny CODE` does.
     """
+    levels = _level_flags(deny, warn, allow)
     if device not in ("sim", "gpu"):
         raise ArgumentError(f"device: `{device}` is neither 'sim' nor 'gpu'")
     with _workdir(workdir) as wd:
@@ -727,7 +754,7 @@ def run(
             cmd += ["--trace", os.fspath(Path(trace).resolve())]
         if chrome is not None:
             cmd += ["--chrome", os.fspath(Path(chrome).resolve())]
-        _, out, _ = call(cmd + launch.input_flags())
+        _, out, _ = call(cmd + levels + launch.input_flags())
         _raise_for_outcome(out)
         written = _write_back(launch, outdir)
     counters = out.get("counters", {})
@@ -755,15 +782,22 @@ def check(
     num_ctas: int = 1,
     target: str = "sm_100a",
     workdir: str | os.PathLike[str] | None = None,
+    deny: Codes = None,
+    warn: Codes = None,
+    allow: Codes = None,
     **constexprs: Any,
 ) -> CheckReport:
     """Run the hazard checker over `schedules` schedules (or replay one with `seed=`).
 
     Raises `HazardError` when any error is found; its `.diagnostics` point at your Python
-    lines. Returns a `CheckReport` when clean. Arrays are read, never written.
+    lines. Returns a `CheckReport` when there is none: warnings (an `uninit-read`, by
+    default) are in its `diagnostics`. Levels work as `bwsim check --deny/--warn/--allow`:
+    `deny=["uninit-read"]` makes a code an error, `deny="warnings"` every warning,
+    `warn=`/`allow=` make a lint a warning or silence it. Arrays are read, never written.
     """
     if not isinstance(schedules, int) or schedules < 1:
         raise ArgumentError(f"schedules: {schedules!r} is not a positive int")
+    levels = _level_flags(deny, warn, allow)
     with _workdir(workdir) as wd:
         launch = _prepare(kernel, grid, args, constexprs, num_warps, num_ctas, target, wd)
         cmd = ["check", str(launch.ttgir)]
@@ -773,7 +807,7 @@ def check(
             cmd += ["--schedules", str(schedules)]
         if jobs is not None:
             cmd += ["--jobs", str(int(jobs))]
-        _, out, _ = call(cmd + launch.input_flags())
+        _, out, _ = call(cmd + levels + launch.input_flags())
     if "findings" in out:
         diags = []
         for f in out["findings"]:

@@ -21,6 +21,15 @@
 use bwsim_isa::Target;
 use serde::Serialize;
 
+/// A `bwsim time --set FIELD=VALUE` that [`Chip::set`] refuses.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum ChipSetError {
+    #[error("`{field}` must be a finite non-negative number, not {value}")]
+    Value { field: String, value: f64 },
+    #[error("`{field}` is not a numeric field of the chip table (one of: {})", Chip::SETTABLE.join(", "))]
+    Field { field: String },
+}
+
 /// A GPU as the timing model sees it.
 #[derive(Clone, Copy, Debug, Serialize, PartialEq)]
 pub struct Chip {
@@ -85,6 +94,12 @@ pub struct Chip {
     /// is this many instructions from its end, and a TMA load it issues next starts that late.
     /// 0: no limit (Blackwell, no wgmma).
     pub wgmma_queue_instrs: f64,
+    /// How many tcgen05.mma instructions (K = 32 bytes of A each) a CTA may have queued ahead of
+    /// the tensor pipe: the issuing thread stalls until the pipe has started all but this many
+    /// of the CTA's instructions, as a warpgroup stalls on wgmma ([`Chip::wgmma_queue_instrs`]).
+    /// So a thread that issues a 128 x 256 x 128 MMA (8 instructions) and then a TMA load
+    /// issues the load only when the MMA is this many instructions from its end. 0: no limit.
+    pub tcgen05_queue_instrs: f64,
     /// tcgen05.commit: cycles from the last covered operation completing to the arrival.
     pub commit_latency: f64,
     /// tcgen05.ld / tcgen05.st bandwidth per SM (bytes per cycle).
@@ -132,6 +147,13 @@ pub struct Chip {
     pub tcgen05_fence_cycles: f64,
     /// bar.sync of a CTA.
     pub bar_sync_cycles: f64,
+    /// CTA barriers (`bar_sync_cycles` each) that the compiled code puts before each operation
+    /// one thread issues for a partition of several warps: a TMA copy, an mbarrier expect, a
+    /// tcgen05.commit. Triton's barrier insertion puts one before each (1); a compiler that
+    /// synchronises only where other threads wrote what the issue reads puts none in a
+    /// steady-state loop (0). A property of how the calibration kernels were compiled, kept
+    /// with the chip whose measurements it describes.
+    pub issue_barriers: f64,
     /// One scalar operation of a dependent chain (an expression node of the IR).
     pub scalar_op_cycles: f64,
     /// A loop test, loop step or branch.
@@ -155,11 +177,12 @@ impl Chip {
     }
     /// Sets one of the table's numeric fields by name (`bwsim time --set FIELD=VALUE`): what
     /// a calibration fit varies. Integer fields (SMs, capacities) are not settable.
-    pub fn set(&mut self, field: &str, value: f64) -> Result<(), String> {
+    pub fn set(&mut self, field: &str, value: f64) -> Result<(), ChipSetError> {
         if !value.is_finite() || value < 0.0 {
-            return Err(format!(
-                "`{field}` must be a finite non-negative number, not {value}"
-            ));
+            return Err(ChipSetError::Value {
+                field: field.to_string(),
+                value,
+            });
         }
         let slot = match field {
             "clock_mhz" => &mut self.clock_mhz,
@@ -171,6 +194,7 @@ impl Chip {
             "wgmma_overhead_cycles" => &mut self.wgmma_overhead_cycles,
             "wgmma_spill_cycles" => &mut self.wgmma_spill_cycles,
             "wgmma_queue_instrs" => &mut self.wgmma_queue_instrs,
+            "tcgen05_queue_instrs" => &mut self.tcgen05_queue_instrs,
             "commit_latency" => &mut self.commit_latency,
             "tmem_bytes_per_cycle" => &mut self.tmem_bytes_per_cycle,
             "tmem_latency" => &mut self.tmem_latency,
@@ -192,14 +216,14 @@ impl Chip {
             "fence_async_cycles" => &mut self.fence_async_cycles,
             "tcgen05_fence_cycles" => &mut self.tcgen05_fence_cycles,
             "bar_sync_cycles" => &mut self.bar_sync_cycles,
+            "issue_barriers" => &mut self.issue_barriers,
             "scalar_op_cycles" => &mut self.scalar_op_cycles,
             "branch_cycles" => &mut self.branch_cycles,
             "alu_lanes_per_cycle" => &mut self.alu_lanes_per_cycle,
             _ => {
-                return Err(format!(
-                    "`{field}` is not a numeric field of the chip table (one of: {})",
-                    Chip::SETTABLE.join(", ")
-                ))
+                return Err(ChipSetError::Field {
+                    field: field.to_string(),
+                })
             }
         };
         *slot = value;
@@ -217,6 +241,7 @@ impl Chip {
         "wgmma_overhead_cycles",
         "wgmma_spill_cycles",
         "wgmma_queue_instrs",
+        "tcgen05_queue_instrs",
         "commit_latency",
         "tmem_bytes_per_cycle",
         "tmem_latency",
@@ -238,6 +263,7 @@ impl Chip {
         "fence_async_cycles",
         "tcgen05_fence_cycles",
         "bar_sync_cycles",
+        "issue_barriers",
         "scalar_op_cycles",
         "branch_cycles",
         "alu_lanes_per_cycle",
@@ -296,6 +322,7 @@ pub const H100: Chip = Chip {
     // two rows (the model: within 1.2 % of both). An earlier fit (6.5) used K = 16384 with one
     // CTA, whose 12 MB stay in the L2 between the timed launches: L2 hits, not misses.
     wgmma_queue_instrs: 3.5,
+    tcgen05_queue_instrs: 0.0,
     commit_latency: 0.0,
     tmem_bytes_per_cycle: 0.0,
     tmem_latency: 0.0,
@@ -318,8 +345,10 @@ pub const H100: Chip = Chip {
     // (docs/hardware/h100-calibration.md). Not binding on a full GPU (4210 / 132 = 32 B/cycle
     // per SM of L2).
     tma_bytes_per_cycle_sm: 95.0,
-    // [estimate]
-    tma_issue_cycles: 8.0,
+    // [estimate] per issue slot (cost::issue_slots): an 8-warp partition, which every
+    // validated H100 matmul is, pays twice this (8 per TMA copy, the value before issue slots
+    // were modelled).
+    tma_issue_cycles: 4.0,
     // [measured here] tma_latency (one box in flight, L2-resident): 391 cycles per 1 KB box from
     // issue to the waiter's wake-up; less the model's issue, mbarrier and transfer time: 320
     // (docs/hardware/h100-calibration.md; [S11]'s pointer-chase mean of 390 is the same order).
@@ -340,12 +369,17 @@ pub const H100: Chip = Chip {
     // (docs/hardware/h100-calibration.md) = 2 x (latency + 2 x op) + loop.
     mbarrier_latency: 64.0,
     mbarrier_op_cycles: 8.0,
-    // [estimate]
-    fence_async_cycles: 16.0,
+    // [estimate] per issue slot, as tma_issue_cycles (an 8-warp partition pays 16, 20, 2 and 2,
+    // the values before issue slots were modelled).
+    fence_async_cycles: 8.0,
     tcgen05_fence_cycles: 0.0,
-    bar_sync_cycles: 20.0,
-    scalar_op_cycles: 2.0,
-    branch_cycles: 2.0,
+    bar_sync_cycles: 10.0,
+    // [derived] the H100 rows were measured on bwsim's own PTX (backends/src/ptx), which meets
+    // at a barrier before a single-thread issue only when the partition's threads wrote what
+    // it reads (lower/mod.rs `before_issue`): none in the matmul and add loops.
+    issue_barriers: 0.0,
+    scalar_op_cycles: 1.0,
+    branch_cycles: 1.0,
     // [S6] 4 warp schedulers x 32 lanes per SM (cc 9.0 / 10.0).
     alu_lanes_per_cycle: 128.0,
 };
@@ -397,20 +431,28 @@ pub const B200: Chip = Chip {
     // [derived] twice Hopper's per-SM rate: 2.25 PF / (148 x 1856 MHz) = 8192 per cycle of the
     // datasheet clock. The shortfall under load is in the sustained clock.
     tensor_flops_per_cycle_sm: 8192.0,
-    // [estimate] one thread issues tcgen05.mma.
-    mma_issue_cycles: 4.0,
-    // [estimate] pipeline depth beyond throughput time; only its sum with commit_latency is
-    // seen by the calibration kernels.
-    mma_latency: 64.0,
+    // [fitted] one tcgen05.mma instruction (K = 32 bytes of A) as a compiled Triton loop issues
+    // it: the elected thread builds its shared-memory descriptors (about 6 uniform-datapath
+    // instructions per UTCHMMA in the SASS of tutorials 06 and 07 compiled for sm_100a,
+    // docs/hardware/blackwell-calibration.md) between the wait that releases it and the MMA.
+    // Fitted with bar_sync_cycles to the per-step cost of the single-partition loops
+    // (06-tcgen05's one-CTA rows against 07's released pipelined rows); [S17]'s bare issue
+    // costs 12 cycles of its 1965-MHz clock.
+    mma_issue_cycles: 8.0,
+    // [estimate] pipeline fill and drain beyond the N/2-cycle throughput time ([S17] quotes
+    // about 11 from earlier microbenchmarks); only its sum with commit_latency is constrained.
+    mma_latency: 32.0,
     wgmma_overhead_cycles: 0.0,
     wgmma_spill_cycles: 0.0,
     wgmma_queue_instrs: 0.0,
-    // [fitted] the single-thread issue-and-wait loop of 06-tcgen05's blocked matmul: an MMA's
-    // end to its commit's mbarrier arrival (with mma_latency and mbarrier_latency, the round
-    // trip a kernel that waits for every MMA pays per K step). scripts/timing-blackwell fit
-    // with the tensor pipe shared between CTAs (sim/src/timing/pipe.rs);
-    // docs/hardware/blackwell-calibration.md.
-    commit_latency: 238.0,
+    // [estimate] the H100's measured wgmma issue queue (3.5 instructions, H100 table) by
+    // analogy: no Blackwell measurement of the tcgen05 issue path was found.
+    tcgen05_queue_instrs: 3.5,
+    // [derived] [S17] one tcgen05.mma (SS, M = 128) issued, committed and waited for by the
+    // issuing CTA takes N/2 + 136 cycles: its throughput time plus 136 of issue, pipeline
+    // drain, commit and mbarrier wake-up. Less the model's one-instruction issue (8),
+    // mma_latency (32), mbarrier_latency (40) and the satisfied wait (8): 48.
+    commit_latency: 48.0,
     // [estimate] 4 sub-partitions x 32 lanes x 4 bytes per cycle.
     tmem_bytes_per_cycle: 512.0,
     tmem_latency: 64.0,
@@ -427,14 +469,21 @@ pub const B200: Chip = Chip {
     // [derived] the GB200's fitted HBM rate (0.79 of its 8 TB/s datasheet figure) times the
     // B200's bus arithmetic [S10] 7680-bit x 3996 MHz x 2 = 7.67 TB/s.
     hbm_bytes_per_s: 6.05e12,
-    // [fitted] what one SM's TMA unit moves per cycle: the single-buffered 06-tcgen05 rows,
-    // whose every K step waits for its whole load (BLOCK_K = 256: 128 KB).
-    tma_bytes_per_cycle_sm: 147.0,
+    // [fitted] what one SM's TMA unit moves per cycle once a load's first byte has arrived:
+    // the loads a single-partition loop waits for whole (07's two-buffer rows, 06's
+    // single-buffered BLOCK_K = 256 rows). At least the 124 B/cycle one CTA alone sustains
+    // with a 128 x 128 x 64 CUTLASS mainloop at full MMA rate ([S17]).
+    tma_bytes_per_cycle_sm: 256.0,
+    // [estimate]
     tma_issue_cycles: 8.0,
-    // [fitted] an L2-hit TMA load's latency to its first byte, from the same rows; a miss:
-    // [estimate] the hit plus Hopper's HBM-over-L2 difference ([S11], see H100: 470).
+    // [fitted] an L2-hit TMA load's latency to its first byte (06-tcgen05's rows). A miss:
+    // [fitted] the first byte of a box that comes from HBM while every SM loads (in the
+    // one-tile-per-CTA matmuls every K step waits for an A box that its wave reads for the
+    // first time): 07's released three- and two-buffer rows. [S17] measures one 16 KB box
+    // per SM from HBM on all 148 SMs at 715 ns (913 cycles of this clock) including its
+    // transfer.
     tma_l2_latency: 245.0,
-    tma_hbm_latency: 715.0,
+    tma_hbm_latency: 950.0,
     tma_store_read_latency: 100.0,
     tma_store_write_latency: 550.0,
     global_latency: 730.0,
@@ -448,7 +497,13 @@ pub const B200: Chip = Chip {
     fence_async_cycles: 16.0,
     // [estimate]
     tcgen05_fence_cycles: 2.0,
-    bar_sync_cycles: 20.0,
+    // [fitted] a CTA barrier of the warps of a single-partition loop: Triton puts one next to
+    // each TMA copy, expect and commit (four or five BAR.SYNC per K step in the SASS of
+    // tutorials 06 and 07); fitted with mma_issue_cycles (see there).
+    bar_sync_cycles: 40.0,
+    // [derived] the calibration kernels are Triton's: one BAR.SYNC before each TMA copy,
+    // expect and commit of a partition of several warps (the SASS of tutorials 06 and 07).
+    issue_barriers: 1.0,
     scalar_op_cycles: 2.0,
     branch_cycles: 2.0,
     // [S6]
@@ -489,14 +544,12 @@ pub struct Trust {
 }
 
 /// Estimates shared by every table (no kernel the project has measured depends on them much).
-const COMMON_ESTIMATES: [&str; 9] = [
+const COMMON_ESTIMATES: [&str; 7] = [
     "cta_launch_cycles",
-    "mma_issue_cycles",
     "tma_issue_cycles",
     "tma_store_read_latency",
     "tma_store_write_latency",
     "fence_async_cycles",
-    "bar_sync_cycles",
     "scalar_op_cycles",
     "branch_cycles",
 ];
@@ -520,16 +573,22 @@ const fn join<const A: usize, const B: usize, const N: usize>(
 
 const HOPPER_ESTIMATES: [&str; 12] = join(
     COMMON_ESTIMATES,
-    ["mma_latency", "global_latency", "kernel_overhead_us"],
+    [
+        "mma_issue_cycles",
+        "bar_sync_cycles",
+        "mma_latency",
+        "global_latency",
+        "kernel_overhead_us",
+    ],
 );
-const BLACKWELL_ESTIMATES: [&str; 18] = join(
+const BLACKWELL_ESTIMATES: [&str; 16] = join(
     COMMON_ESTIMATES,
     [
         "mma_latency",
+        "tcgen05_queue_instrs",
         "tmem_bytes_per_cycle",
         "tmem_latency",
         "tcgen05_cp_bytes_per_cycle",
-        "tma_hbm_latency",
         "global_latency",
         "l2_effective_fraction",
         "mbarrier_latency",
@@ -577,10 +636,13 @@ impl Chip {
 }
 
 /// The Blackwell fields fitted to the published measurements (docs/hardware/blackwell-calibration.md).
-const BLACKWELL_CALIBRATED: [&str; 7] = [
+const BLACKWELL_CALIBRATED: [&str; 10] = [
     "clock_mhz",
     "kernel_overhead_us",
     "commit_latency",
+    "mma_issue_cycles",
+    "bar_sync_cycles",
+    "tma_hbm_latency",
     "l2_bytes_per_cycle",
     "hbm_bytes_per_s",
     "tma_bytes_per_cycle_sm",
@@ -691,9 +753,22 @@ mod tests {
             },
             GB200
         );
-        assert!(c.set("sms", 100.0).unwrap_err().contains("not a numeric field"));
+        let e = c.set("sms", 100.0).unwrap_err();
+        assert_eq!(
+            e,
+            ChipSetError::Field {
+                field: "sms".to_string()
+            }
+        );
+        assert!(e.to_string().contains("not a numeric field"), "{e}");
         assert!(c.set("clock_mhz", f64::NAN).is_err());
-        assert!(c.set("clock_mhz", -1.0).is_err());
+        assert_eq!(
+            c.set("clock_mhz", -1.0),
+            Err(ChipSetError::Value {
+                field: "clock_mhz".to_string(),
+                value: -1.0
+            })
+        );
         // Every settable name is accepted.
         for f in Chip::SETTABLE {
             assert!(c.clone().set(f, 1.0).is_ok(), "{f}");

@@ -16,6 +16,7 @@ use bwsim_isa::builtins::ReduceOp;
 use bwsim_isa::ir::{BinOp, UnOp};
 use bwsim_isa::numeric;
 use bwsim_isa::types::DType;
+use bwsim_isa::Code;
 use std::sync::Arc;
 
 /// What an expression may read besides the frame.
@@ -26,7 +27,7 @@ pub struct EvalCtx {
 }
 
 fn err(msg: impl Into<String>) -> Fault {
-    Fault::error("sim-error", msg)
+    Fault::error(Code::SimError, msg)
 }
 
 /// Evaluate an expression in a frame.
@@ -179,7 +180,9 @@ pub fn eval(e: &CExpr, frame: &[Value], cx: &EvalCtx) -> OpResult<Value> {
 /// does not matter; a last partial group repeats its last element). Scalar arguments are
 /// broadcast; all-scalar arguments give scalars.
 pub fn inline_asm(prog: &bwsim_isa::inline_ptx::Program, vals: &[Value]) -> OpResult<Value> {
-    let fail = |e: bwsim_isa::inline_ptx::RunError| Fault::error("inline-asm", format!("inline PTX: {e}"));
+    let fail = |e: bwsim_isa::inline_ptx::RunError| {
+        Fault::error(bwsim_isa::Code::InlineAsm, format!("inline PTX: {e}"))
+    };
     let shape = vals.iter().find_map(|v| match v {
         Value::Tile(t) => Some(t.shape.clone()),
         _ => None,
@@ -966,7 +969,7 @@ fn index(b: &Value, items: &[IItem], frame: &[Value], cx: &EvalCtx) -> OpResult<
                 .ok_or_else(|| err("barrier index must be an integer"))?;
             if i < 0 || i >= *n as i64 {
                 return Err(Fault::error(
-                    "view-bounds",
+                    Code::ViewBounds,
                     format!("barrier index {i} out of range 0..{n}"),
                 ));
             }
@@ -1083,7 +1086,7 @@ fn view_items(
                     .ok_or_else(|| err("view index must be an integer"))?;
                 if i < 0 || i >= dim {
                     return Err(Fault::error(
-                        "view-bounds",
+                        Code::ViewBounds,
                         format!("index {i} out of range 0..{dim}"),
                     ));
                 }
@@ -1097,7 +1100,7 @@ fn view_items(
                 let hi = hi.unwrap_or(dim);
                 if lo < 0 || hi > dim || lo >= hi {
                     return Err(Fault::error(
-                        "view-bounds",
+                        Code::ViewBounds,
                         format!("slice {lo}:{hi} out of range 0..{dim}"),
                     ));
                 }

@@ -6,7 +6,7 @@
 //! counter), so the result does not depend on the number of threads: for each distinct
 //! diagnostic the *smallest* seed that produced it is kept.
 
-use bwsim_isa::Diagnostic;
+use bwsim_isa::{Code, Diagnostic};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -50,13 +50,13 @@ pub struct ExploreOptions {
 /// Identity of a diagnostic for deduplication: its code and its spans. Phase aliasing is one
 /// finding per wait and barrier (the spans of the completions it missed vary by schedule);
 /// a deadlock is one per set of blocked waits.
-fn key(d: &Diagnostic) -> (String, Vec<(u32, u32)>, String) {
+fn key(d: &Diagnostic) -> (&'static str, Vec<(u32, u32)>, String) {
     let mut spans = vec![(d.primary.span.start, d.primary.span.end)];
-    if d.code == "phase-aliasing" {
-        return (d.code.clone(), spans, d.message.clone());
+    if d.code == Code::PhaseAliasing {
+        return (d.code.name(), spans, d.message.clone());
     }
     spans.extend(d.labels.iter().map(|l| (l.span.start, l.span.end)));
-    (d.code.clone(), spans, String::new())
+    (d.code.name(), spans, String::new())
 }
 
 /// Run `run(seed)` for every seed and merge the findings. `progress(done, total)` is called
@@ -82,7 +82,7 @@ where
     let next = AtomicU64::new(0);
     let done = AtomicU64::new(0);
     let stop = AtomicBool::new(false);
-    type Found = BTreeMap<(String, Vec<(u32, u32)>, String), Finding>;
+    type Found = BTreeMap<(&'static str, Vec<(u32, u32)>, String), Finding>;
     let found: Mutex<Found> = Mutex::new(BTreeMap::new());
     let jobs = opts.jobs.max(1);
     crossbeam::scope(|s| {
@@ -144,8 +144,8 @@ mod tests {
     use super::*;
     use bwsim_isa::Span;
 
-    fn diag(code: &str, at: usize) -> Diagnostic {
-        Diagnostic::error(code, code, Span::new(at, at + 1), "here")
+    fn diag(code: Code, at: usize) -> Diagnostic {
+        Diagnostic::error(code, code.name(), Span::new(at, at + 1), "here")
     }
 
     #[test]
@@ -153,10 +153,10 @@ mod tests {
         let run = |seed: u64| -> Vec<Diagnostic> {
             let mut v = Vec::new();
             if seed % 7 == 3 {
-                v.push(diag("race", 10));
+                v.push(diag(Code::Race, 10));
             }
             if seed % 11 == 5 {
-                v.push(diag("deadlock", 20));
+                v.push(diag(Code::Deadlock, 20));
             }
             v
         };
@@ -172,14 +172,14 @@ mod tests {
                 |_, _| {},
             );
             assert_eq!(e.schedules, 100);
-            let got: Vec<(String, u64, u64)> = e
+            let got: Vec<(Code, u64, u64)> = e
                 .findings
                 .iter()
-                .map(|f| (f.diagnostic.code.clone(), f.seed, f.count))
+                .map(|f| (f.diagnostic.code, f.seed, f.count))
                 .collect();
             assert_eq!(
                 got,
-                vec![("race".to_string(), 3, 14), ("deadlock".to_string(), 5, 9)],
+                vec![(Code::Race, 3, 14), (Code::Deadlock, 5, 9)],
                 "jobs={jobs}"
             );
         }
@@ -194,7 +194,7 @@ mod tests {
                 jobs: 1,
                 stop_on_first_error: true,
             },
-            |s| if s == 4 { vec![diag("race", 1)] } else { vec![] },
+            |s| if s == 4 { vec![diag(Code::Race, 1)] } else { vec![] },
             |_, _| {},
         );
         assert!(e.stopped_early && e.schedules == 5, "{}", e.schedules);
@@ -212,9 +212,9 @@ mod tests {
             // Every schedule reports the same race four times (one per warp), and seed 2 also
             // reports another.
             |s| {
-                let mut v = vec![diag("race", 1); 4];
+                let mut v = vec![diag(Code::Race, 1); 4];
                 if s == 2 {
-                    v.push(diag("race", 7));
+                    v.push(diag(Code::Race, 7));
                 }
                 v
             },
@@ -240,7 +240,7 @@ mod tests {
                     cancel.store(true, Ordering::Relaxed);
                 }
                 if s % 4 == 1 {
-                    vec![diag("race", 1)]
+                    vec![diag(Code::Race, 1)]
                 } else {
                     vec![]
                 }

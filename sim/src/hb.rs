@@ -178,12 +178,13 @@ pub enum HazardKind {
 }
 
 impl HazardKind {
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> bwsim_isa::Code {
+        use bwsim_isa::Code;
         match self {
-            HazardKind::Race => "race",
-            HazardKind::MissingFence => "missing-fence",
-            HazardKind::ReadBeforeComplete => "read-before-complete",
-            HazardKind::WriteWhileInFlight => "write-while-in-flight",
+            HazardKind::Race => Code::Race,
+            HazardKind::MissingFence => Code::MissingFence,
+            HazardKind::ReadBeforeComplete => Code::ReadBeforeComplete,
+            HazardKind::WriteWhileInFlight => Code::WriteWhileInFlight,
         }
     }
 }

@@ -21,6 +21,8 @@
 //!   same lowered program) and [`chips`]: the chip tables it reads.
 //! - The hazard checker: [`hb`] (vector clocks, shadow memory and the proxy-fence rule),
 //!   [`hazards`] (its per-CTA bookkeeping, fed by the machine, and hazard diagnostics),
+//!   [`diagnostics`] (the checker's other diagnostics: uninitialised reads, phase aliasing,
+//!   transaction mismatches, leaked TMEM, mbarrier misuse),
 //!   [`waitfor`] (the wait-for graph of a deadlock), [`pct`] (the exploration scheduler),
 //!   [`explore`] (many seeds in parallel, each distinct finding once) and [`check`] (a kernel
 //!   prepared once and run or explored: `bwsim check`).
@@ -35,6 +37,7 @@
 
 pub mod check;
 pub mod chips;
+pub mod diagnostics;
 pub mod eval;
 pub mod explore;
 pub mod hazards;
@@ -50,6 +53,7 @@ pub mod mma_numerics;
 pub mod pct;
 pub mod progress;
 pub mod sched;
+pub mod taint;
 pub mod tensor;
 pub mod timing;
 pub mod tma;
@@ -69,6 +73,7 @@ use bwsim_isa::consts::Override;
 use bwsim_isa::launch::{self, HostTensor, LaunchPlan};
 use bwsim_isa::typeck::Checked;
 use bwsim_isa::verify::{verify, VerifyOptions};
+use bwsim_isa::Code;
 use bwsim_isa::{Diagnostic, Target};
 
 /// Run a verified kernel with the default seeded scheduler (`opts.seed`).
@@ -134,7 +139,7 @@ pub fn run_source_with(
     let Some(checked) = checked else { return Err(diags) };
     let Some(l) = &kernel.launch else {
         return Err(vec![Diagnostic::error(
-            "launch",
+            Code::Launch,
             "kernel has no `launch { }` section",
             kernel.name.span,
             "here",

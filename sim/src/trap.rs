@@ -6,7 +6,7 @@
 //! the span and agent. Diagnostics that are not hardware traps (barrier misuse, unsupported
 //! constructs) stop the run as [`Fault::Error`] and end up in `RunResult::diagnostics`.
 
-use bwsim_isa::{Diagnostic, Span};
+use bwsim_isa::{Code, Diagnostic, Span};
 use serde::Serialize;
 use std::fmt;
 
@@ -34,12 +34,12 @@ impl CudaError {
         }
     }
     /// Stable diagnostic code.
-    pub fn code(self) -> &'static str {
+    pub fn code(self) -> Code {
         match self {
-            CudaError::IllegalInstruction => "illegal-instruction",
-            CudaError::MisalignedAddress => "misaligned-address",
-            CudaError::IllegalAddress => "illegal-address",
-            CudaError::LaunchFailure => "launch-failure",
+            CudaError::IllegalInstruction => Code::IllegalInstruction,
+            CudaError::MisalignedAddress => Code::MisalignedAddress,
+            CudaError::IllegalAddress => Code::IllegalAddress,
+            CudaError::LaunchFailure => Code::LaunchFailure,
         }
     }
 }
@@ -65,7 +65,7 @@ pub struct Trap {
     /// Logical time of the fault.
     pub time: u64,
     /// The diagnostic code: [`CudaError::code`], or a more precise one (`over-arrival`).
-    pub code: &'static str,
+    pub code: Code,
 }
 
 impl Trap {
@@ -80,7 +80,7 @@ impl Trap {
         .with_note(format!("issued by {} at t={}", self.agent, self.time))
         .with_note("after a fault the CUDA context is unusable; the whole launch fails");
         match self.code {
-            "over-arrival" => d.with_help(
+            Code::OverArrival => d.with_help(
                 "arrive at most as many times per phase as `mbar.init` expects: initialise the barrier with the number of arrivals each phase gets, or wait for the phase to complete before arriving again",
             ),
             _ => d,
@@ -108,10 +108,10 @@ pub enum Fault {
     Trap(CudaError, String),
     /// A hardware trap reported under a more precise code than the CUDA error's
     /// (`over-arrival` for an arrival underflow).
-    CodedTrap(&'static str, CudaError, String),
+    CodedTrap(Code, CudaError, String),
     /// A simulator diagnostic that stops the run (`barrier-misuse`, `sim-unsupported`, ...).
     Error {
-        code: &'static str,
+        code: Code,
         message: String,
         help: Option<String>,
     },
@@ -121,7 +121,7 @@ impl Fault {
     pub fn trap(e: CudaError, reason: impl Into<String>) -> Fault {
         Fault::Trap(e, reason.into())
     }
-    pub fn error(code: &'static str, message: impl Into<String>) -> Fault {
+    pub fn error(code: Code, message: impl Into<String>) -> Fault {
         Fault::Error {
             code,
             message: message.into(),
@@ -140,7 +140,7 @@ impl Fault {
     }
     /// An internal inconsistency that a verified kernel should not reach.
     pub fn unsupported(message: impl Into<String>) -> Fault {
-        Fault::error("sim-unsupported", message)
+        Fault::error(Code::SimUnsupported, message)
     }
 }
 

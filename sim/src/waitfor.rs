@@ -12,6 +12,7 @@
 //! static arrive sites ([`arrive_sites`]).
 
 use crate::lower::{CExpr, IKind, LOp, Program};
+use bwsim_isa::Code;
 use bwsim_isa::{Diagnostic, Span};
 use petgraph::algo::tarjan_scc;
 use petgraph::graph::{DiGraph, NodeIndex};
@@ -239,7 +240,7 @@ pub fn diagnose(waiters: &[Waiter], names: &HashMap<u32, String>) -> Diagnostic 
         WaitOn::Other(s) => format!("{} waits {s}", w.name),
     };
     let mut d = Diagnostic::error(
-        "deadlock",
+        Code::Deadlock,
         "deadlock: every agent is blocked and nothing is in flight",
         first_span,
         waiters.first().map(short).unwrap_or(first),

@@ -92,7 +92,7 @@ fn codes(case: i64, n: u64) -> Vec<String> {
         .findings
         .iter()
         .filter(|f| f.diagnostic.is_error())
-        .map(|f| f.diagnostic.code.clone())
+        .map(|f| f.diagnostic.code.to_string())
         .collect();
     v.sort();
     v.dedup();

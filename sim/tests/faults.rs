@@ -246,7 +246,7 @@ kernel underflow {
 #[test]
 fn arrival_underflow_is_a_launch_failure() {
     let r = run(UNDERFLOW, &[]);
-    assert_eq!(r.trap.as_ref().map(|t| t.code), Some("over-arrival"));
+    assert_eq!(r.trap.as_ref().map(|t| t.code.name()), Some("over-arrival"));
     assert_trap(
         UNDERFLOW,
         &r,

@@ -28,7 +28,7 @@ fn codes(src: &str, case: i64, n: u64) -> Vec<String> {
         },
         |_, _| {},
     );
-    let mut v: Vec<String> = e.findings.iter().map(|f| f.diagnostic.code.clone()).collect();
+    let mut v: Vec<String> = e.findings.iter().map(|f| f.diagnostic.code.to_string()).collect();
     v.dedup();
     v
 }

@@ -94,8 +94,9 @@ kernel undef {
 #[test]
 fn paired_f32_is_refused_on_sm90a() {
     let src = PAIRS.replace("target sm_100a", "target sm_90a");
-    let err =
-        bwsim_sim::run_source_with(&src, &[], None, &bwsim_sim::RunOptions::default()).expect_err("refused");
+    let Err(err) = bwsim_sim::run_source_with(&src, &[], None, &bwsim_sim::RunOptions::default()) else {
+        panic!("refused");
+    };
     let text = bwsim_isa::diag::render(&err, &bwsim_isa::SourceFile::new("t.tile", &src));
     assert!(text.contains("inline-asm") && text.contains("sm_100a"), "{text}");
 }

@@ -1,7 +1,11 @@
 //! `bwsim check`: the hazard checker over many schedules, or one schedule replayed.
 
-use super::{diags_json, load_source, parse_or_report, parse_override, parse_target, print_diags, CliResult};
+use super::levels::{self, Format, LevelArgs};
+use super::{
+    diags_json, load_source, parse_or_report_as, parse_override, parse_target, print_diags, CliResult,
+};
 use bwsim_isa::consts::Override;
+use bwsim_isa::levels::Levels;
 use bwsim_isa::{Diagnostic, Target};
 use bwsim_sim::check::{self, Prepared};
 use bwsim_sim::explore::{Exploration, ExploreOptions};
@@ -49,11 +53,23 @@ pub struct Args {
     inputs: Vec<super::npy::InputArg>,
     #[command(flatten)]
     limits: super::limits::LimitArgs,
+    #[command(flatten)]
+    levels: LevelArgs,
+}
+
+/// What `check` prints and how it judges: the output format and the diagnostic levels.
+struct Report {
+    format: Format,
+    levels: Levels,
 }
 
 pub fn run(a: Args) -> CliResult {
+    let out = Report {
+        format: a.levels.format(a.json)?,
+        levels: a.levels.levels()?,
+    };
     let file = load_source(&a.kernel)?;
-    let Some(kernel) = parse_or_report(&file, a.json) else {
+    let Some(kernel) = parse_or_report_as(&file, out.format) else {
         return Ok(ExitCode::from(1));
     };
     let name = file.name.clone();
@@ -65,7 +81,7 @@ pub fn run(a: Args) -> CliResult {
     let mut prepared = match prepared {
         Ok(p) => p,
         Err(d) => {
-            report_setup_failure(&d, &file, a.json);
+            levels::report_failure(&d, &file, out.format, serde_json::json!({}));
             return Ok(ExitCode::from(1));
         }
     };
@@ -75,31 +91,36 @@ pub fn run(a: Args) -> CliResult {
         prepared.set_inputs(inputs);
     }
     match a.seed {
-        Some(seed) => Ok(replay(&prepared, seed, &a, &file)),
-        None => Ok(explore(&prepared, &a, &file)),
+        Some(seed) => Ok(replay(&prepared, seed, &a, &out, &file)),
+        None => Ok(explore(&prepared, &a, &out, &file)),
     }
 }
 
-fn report_setup_failure(d: &[Diagnostic], file: &bwsim_isa::SourceFile, json: bool) {
-    if json {
-        outln!(
-            "{}",
-            serde_json::json!({ "file": file.name, "ok": false, "diagnostics": diags_json(d, file) })
-        );
-    } else {
-        print_diags(d, file);
+/// `N errors, M warnings` (or `no hazards found`).
+fn tally(diags: &[&Diagnostic]) -> String {
+    let errors = diags.iter().filter(|d| d.is_error()).count();
+    let warnings = diags.len() - errors;
+    let n = |k: usize, w: &str| format!("{k} {w}{}", if k == 1 { "" } else { "s" });
+    match (errors, warnings) {
+        (0, 0) => "no hazards found".to_string(),
+        (e, 0) => n(e, "error"),
+        (0, w) => format!("{} (no errors)", n(w, "warning")),
+        (e, w) => format!("{}, {}", n(e, "error"), n(w, "warning")),
     }
 }
 
-fn replay(p: &Prepared, seed: u64, a: &Args, file: &bwsim_isa::SourceFile) -> ExitCode {
+fn replay(p: &Prepared, seed: u64, a: &Args, out: &Report, file: &bwsim_isa::SourceFile) -> ExitCode {
     let name = file.name.clone();
     let watch = crate::interrupt::Watch::start(move |sig| {
         format!("{name}: interrupted ({sig}) while replaying schedule seed {seed}; nothing to report")
     });
     let r = p.run(seed, a.trace);
     drop(watch);
-    let errors = r.diagnostics.iter().any(|d| d.is_error());
-    if a.json {
+    let diags = out.levels.apply_all(r.diagnostics.iter().cloned());
+    let errors = diags.iter().any(|d| d.is_error());
+    if out.format == Format::Sarif {
+        outln!("{}", levels::sarif_log(&diags, file));
+    } else if out.format == Format::Json {
         outln!(
             "{}",
             serde_json::json!({
@@ -107,11 +128,12 @@ fn replay(p: &Prepared, seed: u64, a: &Args, file: &bwsim_isa::SourceFile) -> Ex
                 "seed": seed,
                 "outcome": r.outcome,
                 "ok": !errors,
-                "diagnostics": diags_json(&r.diagnostics, file),
+                "levels": out.levels.to_json(),
+                "diagnostics": diags_json(&diags, file),
             })
         );
     } else {
-        print_diags(&r.diagnostics, file);
+        print_diags(&diags, file);
         if a.trace {
             out!("{}", r.trace.render(Some(file)));
         }
@@ -120,11 +142,7 @@ fn replay(p: &Prepared, seed: u64, a: &Args, file: &bwsim_isa::SourceFile) -> Ex
             file.name,
             r.outcome,
             r.counters.steps,
-            if errors {
-                "errors found"
-            } else {
-                "no hazards found"
-            }
+            tally(&diags.iter().collect::<Vec<_>>())
         );
     }
     if errors {
@@ -134,7 +152,7 @@ fn replay(p: &Prepared, seed: u64, a: &Args, file: &bwsim_isa::SourceFile) -> Ex
     }
 }
 
-fn explore(p: &Prepared, a: &Args, file: &bwsim_isa::SourceFile) -> ExitCode {
+fn explore(p: &Prepared, a: &Args, out: &Report, file: &bwsim_isa::SourceFile) -> ExitCode {
     let jobs = a
         .jobs
         .map(usize::from)
@@ -146,7 +164,7 @@ fn explore(p: &Prepared, a: &Args, file: &bwsim_isa::SourceFile) -> ExitCode {
         jobs,
         stop_on_first_error: false,
     };
-    let bar = if a.progress || (std::io::stderr().is_terminal() && !a.json) {
+    let bar = if a.progress || (std::io::stderr().is_terminal() && out.format == Format::Text) {
         let b = ProgressBar::with_draw_target(Some(a.schedules), ProgressDrawTarget::stderr());
         if let Ok(style) =
             ProgressStyle::with_template("{spinner} {pos}/{len} schedules [{bar:30}] {per_sec} eta {eta}")
@@ -164,12 +182,21 @@ fn explore(p: &Prepared, a: &Args, file: &bwsim_isa::SourceFile) -> ExitCode {
              --max-wall-time); send it again to quit at once"
         )
     });
-    let e = p.explore_until(&opts, crate::interrupt::flag(), |done, _| bar.set_position(done));
+    let mut e = p.explore_until(&opts, crate::interrupt::flag(), |done, _| bar.set_position(done));
+    // Each finding at its level (allowed ones dropped); errors first again.
+    e.findings = std::mem::take(&mut e.findings)
+        .into_iter()
+        .filter_map(|mut f| {
+            f.diagnostic = out.levels.apply(f.diagnostic)?;
+            Some(f)
+        })
+        .collect();
+    e.findings.sort_by_key(|f| (f.diagnostic.severity, f.seed));
     drop(watch);
     bar.finish_and_clear();
     let secs = start.elapsed().as_secs_f64();
     let interrupted = crate::interrupt::requested();
-    print_exploration(&e, a, file, jobs, secs, interrupted.map(|(n, _)| n));
+    print_exploration(&e, a, out, file, jobs, secs, interrupted.map(|(n, _)| n));
     if let Some((_, status)) = interrupted {
         ExitCode::from(status)
     } else if e.has_errors() {
@@ -183,6 +210,7 @@ fn explore(p: &Prepared, a: &Args, file: &bwsim_isa::SourceFile) -> ExitCode {
 fn print_exploration(
     e: &Exploration,
     a: &Args,
+    out: &Report,
     file: &bwsim_isa::SourceFile,
     jobs: usize,
     secs: f64,
@@ -194,7 +222,27 @@ fn print_exploration(
         0.0
     };
     let errors = e.findings.iter().filter(|f| f.diagnostic.is_error()).count();
-    if a.json {
+    if out.format == Format::Sarif {
+        let diags: Vec<Diagnostic> = e
+            .findings
+            .iter()
+            .map(|f| check::annotate(f, &file.name, Some(e.schedules)))
+            .collect();
+        let mut log = levels::sarif_log(&diags, file);
+        // Each result's replay seed and count, as SARIF properties.
+        if let Some(results) = log["runs"][0]["results"].as_array_mut() {
+            for (r, f) in results.iter_mut().zip(&e.findings) {
+                r["properties"] = serde_json::json!({
+                    "seed": f.seed,
+                    "count": f.count,
+                    "replay": check::replay_command(&file.name, f.seed),
+                });
+            }
+        }
+        outln!("{log}");
+        return;
+    }
+    if out.format == Format::Json {
         let findings: Vec<serde_json::Value> = e
             .findings
             .iter()
@@ -222,6 +270,7 @@ fn print_exploration(
                 "jobs": jobs,
                 "seconds": secs,
                 "ok": errors == 0 && interrupted.is_none(),
+                "levels": out.levels.to_json(),
                 "interrupted": interrupted,
                 "findings": findings,
             })
@@ -253,10 +302,10 @@ fn print_exploration(
             "no hazards found".to_string()
         } else {
             format!(
-                "{} distinct diagnostic{}, {errors} error{}",
+                "{} distinct diagnostic{}: {}",
                 e.findings.len(),
                 if e.findings.len() == 1 { "" } else { "s" },
-                if errors == 1 { "" } else { "s" }
+                tally(&e.findings.iter().map(|f| &f.diagnostic).collect::<Vec<_>>())
             )
         }
     );

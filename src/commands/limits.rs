@@ -37,7 +37,7 @@ fn positive_count(s: &str) -> Result<u64, String> {
         if digits && !s.trim().is_empty() {
             format!("`{}` is too large (at most {})", s.trim(), u64::MAX)
         } else {
-            e
+            e.to_string()
         }
     })?;
     if n == 0 {
@@ -48,7 +48,7 @@ fn positive_count(s: &str) -> Result<u64, String> {
 
 /// [`limits::parse_duration`], refusing a zero duration.
 fn positive_duration(s: &str) -> Result<Duration, String> {
-    let d = limits::parse_duration(s)?;
+    let d = limits::parse_duration(s).map_err(|e| e.to_string())?;
     if d.is_zero() {
         return Err(ZERO.into());
     }
@@ -57,7 +57,7 @@ fn positive_duration(s: &str) -> Result<Duration, String> {
 
 /// [`limits::parse_bytes`], refusing 0 bytes.
 fn positive_bytes(s: &str) -> Result<u64, String> {
-    let b = limits::parse_bytes(s)?;
+    let b = limits::parse_bytes(s).map_err(|e| e.to_string())?;
     if b == 0 {
         return Err("0 bytes would refuse every launch; give a size such as `512MiB`".into());
     }

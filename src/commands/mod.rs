@@ -5,6 +5,7 @@ pub mod check;
 pub mod fmt;
 pub mod gpu;
 pub mod import;
+pub mod levels;
 pub mod limits;
 pub mod list;
 pub mod npy;
@@ -159,6 +160,9 @@ pub fn diags_json(diags: &[Diagnostic], file: &SourceFile) -> serde_json::Value 
     if let Some(list) = v.as_array_mut() {
         for (jd, d) in list.iter_mut().zip(diags) {
             jd["rendered"] = serde_json::Value::String(diag::render(std::slice::from_ref(d), file));
+            // The level after `--deny`/`--warn`/`--allow`, and the code table's default.
+            jd["level"] = serde_json::json!(d.severity.level().map_or("note", |l| l.name()));
+            jd["default_level"] = serde_json::json!(d.code.default_level().name());
         }
     }
     if !file.parts().is_empty() {
@@ -184,11 +188,21 @@ pub fn diags_json(diags: &[Diagnostic], file: &SourceFile) -> serde_json::Value 
 
 /// Parse (or, for a `.ttgir` file, import), printing diagnostics (or JSON) on failure.
 pub fn parse_or_report(file: &SourceFile, json: bool) -> Option<Kernel> {
+    let format = if json {
+        levels::Format::Json
+    } else {
+        levels::Format::Text
+    };
+    parse_or_report_as(file, format)
+}
+
+/// [`parse_or_report`], printing a failure in `format` (text, JSON or SARIF).
+pub fn parse_or_report_as(file: &SourceFile, format: levels::Format) -> Option<Kernel> {
     let parsed = if bwsim_gluon::is_ttgir(std::path::Path::new(&file.name)) {
         match load_ttgir(std::path::Path::new(&file.name)) {
             Ok(l) => l.kernel,
             Err(e) => Err(vec![Diagnostic::error(
-                "io",
+                bwsim_isa::Code::Io,
                 format!("cannot read `{}`: {e}", file.name),
                 bwsim_isa::Span::DUMMY,
                 "",
@@ -200,14 +214,7 @@ pub fn parse_or_report(file: &SourceFile, json: bool) -> Option<Kernel> {
     match parsed {
         Ok(k) => Some(k),
         Err(d) => {
-            if json {
-                outln!(
-                    "{}",
-                    serde_json::json!({ "file": file.name, "ok": false, "diagnostics": diags_json(&d, file) })
-                );
-            } else {
-                print_diags(&d, file);
-            }
+            levels::report_failure(&d, file, format, serde_json::json!({}));
             None
         }
     }
@@ -228,6 +235,6 @@ pub fn non_negative_f64(s: &str) -> Result<f64, String> {
 }
 
 /// Parse `--const NAME=VALUE`.
-pub fn parse_override(s: &str) -> Result<Override, String> {
+pub fn parse_override(s: &str) -> Result<Override, bwsim_isa::consts::BadOverride> {
     Override::parse(s)
 }

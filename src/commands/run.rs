@@ -4,9 +4,7 @@
 
 use super::limits::LimitArgs;
 use super::npy::{self, InputArg};
-use super::{
-    diags_json, load_source, parse_or_report, parse_override, parse_target, print_diags, CliError, CliResult,
-};
+use super::{diags_json, load_source, parse_override, parse_target, print_diags, CliError, CliResult};
 use crate::output::write_file;
 use bwsim_isa::consts::Override;
 use bwsim_isa::launch::{self, HostTensor, LaunchPlan};
@@ -52,6 +50,8 @@ pub struct Args {
     save_outputs: Option<std::path::PathBuf>,
     #[command(flatten)]
     limits: LimitArgs,
+    #[command(flatten)]
+    levels: super::levels::LevelArgs,
 }
 
 /// What the run's outputs came to.
@@ -81,8 +81,10 @@ impl Verdict {
 }
 
 pub fn run(a: Args) -> CliResult {
+    let format = a.levels.format(a.json)?;
+    let levels = a.levels.levels()?;
     let file = load_source(&a.kernel)?;
-    let Some(k) = parse_or_report(&file, a.json) else {
+    let Some(k) = super::parse_or_report_as(&file, format) else {
         return Ok(ExitCode::from(1));
     };
     let (checked, vdiags) = verify(
@@ -93,12 +95,12 @@ pub fn run(a: Args) -> CliResult {
         },
     );
     let Some(checked) = checked else {
-        report_static_failure(&file, &vdiags, a.json);
+        report_static_failure(&file, &vdiags, format);
         return Ok(ExitCode::from(1));
     };
     let Some(l) = &k.launch else {
         let d = bwsim_isa::Diagnostic::error(
-            "launch",
+            bwsim_isa::Code::Launch,
             "kernel has no `launch { }` section",
             k.name.span,
             "here",
@@ -106,13 +108,13 @@ pub fn run(a: Args) -> CliResult {
         .with_help(
             "add a launch section: grid, tensors and the argument of every parameter (docs/tile-format.md)",
         );
-        report_static_failure(&file, &[d], a.json);
+        report_static_failure(&file, &[d], format);
         return Ok(ExitCode::from(1));
     };
     let mut plan = match launch::resolve(&checked, l) {
         Ok(p) => p,
         Err(d) => {
-            report_static_failure(&file, &d, a.json);
+            report_static_failure(&file, &d, format);
             return Ok(ExitCode::from(1));
         }
     };
@@ -121,7 +123,7 @@ pub fn run(a: Args) -> CliResult {
     let mut inputs = match launch::materialize(&plan, a.seed) {
         Ok(t) => t,
         Err(d) => {
-            report_static_failure(&file, &[d], a.json);
+            report_static_failure(&file, &[d], format);
             return Ok(ExitCode::from(1));
         }
     };
@@ -176,10 +178,18 @@ pub fn run(a: Args) -> CliResult {
     };
     let (comparisons, ref_error) = match (&expected, completed) {
         (Some(Ok(exp)), true) => (compare_all(&result, exp), None),
-        (Some(Err(e)), _) => (Vec::new(), Some(e.clone())),
+        (Some(Err(e)), _) => (Vec::new(), Some(e.to_string())),
         _ => (Vec::new(), None),
     };
-    let verdict = if !result.ok() {
+    // Every diagnostic at its level (`--deny`, `--warn`, `--allow`): the verifier's warnings,
+    // then the run's.
+    let diags = levels.apply_all(
+        vdiags
+            .into_iter()
+            .filter(|d| !d.is_error())
+            .chain(result.diagnostics.iter().cloned()),
+    );
+    let verdict = if !completed || diags.iter().any(|d| d.is_error()) {
         Verdict::Stopped
     } else if ref_error.is_some()
         || comparisons
@@ -193,9 +203,9 @@ pub fn run(a: Args) -> CliResult {
         Verdict::Unchecked
     };
 
-    let mut diags = vdiags.into_iter().filter(|d| !d.is_error()).collect::<Vec<_>>();
-    diags.extend(result.diagnostics.iter().cloned());
-    if a.json {
+    if format == super::levels::Format::Sarif {
+        outln!("{}", super::levels::sarif_log(&diags, &file));
+    } else if format == super::levels::Format::Json {
         print_json(
             &file,
             &a,
@@ -229,14 +239,9 @@ pub fn run(a: Args) -> CliResult {
     })
 }
 
-fn report_static_failure(file: &SourceFile, diags: &[bwsim_isa::Diagnostic], json: bool) {
-    if json {
-        outln!(
-            "{}",
-            json!({"file": file.name, "ok": false, "result": "ERROR", "diagnostics": diags_json(diags, file)})
-        );
-    } else {
-        print_diags(diags, file);
+fn report_static_failure(file: &SourceFile, diags: &[bwsim_isa::Diagnostic], format: super::levels::Format) {
+    super::levels::report_failure(diags, file, format, json!({"result": "ERROR"}));
+    if format == super::levels::Format::Text {
         errln!("{}: not run (fix the errors above)", file.name);
     }
 }
@@ -573,6 +578,7 @@ fn print_json(
         "outputs": outs,
         "reference_error": ref_error,
         "trap": trap,
+        "levels": a.levels.levels().map(|l| l.to_json()).unwrap_or_default(),
         "diagnostics": diags_json(diags, file),
         "counters": r.counters,
         "saved": saved.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),

@@ -135,7 +135,9 @@ pub fn run(a: Args) -> CliResult {
     }
     let mut opts = TimeOptions::new(chip);
     for (field, value) in &a.set {
-        opts.chip.set(field, *value).map_err(CliError)?;
+        opts.chip
+            .set(field, *value)
+            .map_err(|e| CliError(e.to_string()))?;
     }
     opts.lookahead_cycles = a.lookahead.max(0.0);
     if a.chrome.is_some() || a.text_trace.is_some() {
@@ -229,7 +231,7 @@ fn parse_chip_setting(s: &str) -> Result<(String, f64), String> {
         .parse()
         .map_err(|_| format!("`{value}` is not a number"))?;
     let mut probe = chips::B200;
-    probe.set(field.trim(), value)?;
+    probe.set(field.trim(), value).map_err(|e| e.to_string())?;
     Ok((field.trim().to_string(), value))
 }
 

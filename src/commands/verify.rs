@@ -2,7 +2,7 @@
 
 use super::{diags_json, load_source, parse_or_report, parse_override, parse_target, print_diags, CliResult};
 use bwsim_isa::consts::Override;
-use bwsim_isa::verify::{verify, VerifyOptions, RULES};
+use bwsim_isa::verify::{verify, VerifyOptions};
 use bwsim_isa::Target;
 use std::process::ExitCode;
 
@@ -20,16 +20,15 @@ pub struct Args {
     /// Print diagnostics as JSON.
     #[arg(long)]
     json: bool,
-    /// List every rule code with its meaning.
+    /// List every diagnostic code of every stage: its name, the stages that emit it, its level
+    /// (`error`: a hard error; `deny`, `warn`: a lint and its default level) and its meaning.
     #[arg(long)]
     rules: bool,
 }
 
 pub fn run(a: Args) -> CliResult {
     if a.rules {
-        for (code, what) in RULES {
-            outln!("{code:<22} {what}");
-        }
+        out!("{}", bwsim_isa::codes::rules_listing());
         return Ok(ExitCode::SUCCESS);
     }
     let Some(spec) = a.kernel else {

@@ -71,7 +71,7 @@ impl Gpu {
                 Some(i) => Gpu::Present(i),
                 None => Gpu::Absent(format!("unrecognised device description `{desc}`")),
             },
-            Err(e) => Gpu::Absent(e),
+            Err(e) => Gpu::Absent(e.to_string()),
         }
     }
 }
@@ -373,7 +373,8 @@ fn run_inner(
         .consts
         .iter()
         .map(|c| Override::parse(c))
-        .collect::<Result<Vec<_>, _>>()?;
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| e.to_string())?;
     let (checked, diags) = verify(
         &kernel,
         &VerifyOptions {

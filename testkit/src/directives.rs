@@ -42,7 +42,16 @@ pub const GLUON_KEYS: &[&str] = &[
 ];
 
 /// The keys of the checker's corpus (tests/fail, tests/pass: tests/check_corpus.rs).
-pub const CHECK_KEYS: &[&str] = &["expect", "target", "const", "schedules"];
+pub const CHECK_KEYS: &[&str] = &[
+    "expect",
+    "target",
+    "const",
+    "schedules",
+    "deny",
+    "warn",
+    "allow",
+    "level",
+];
 
 /// The keys of the verifier's corpus (tests/verify: tests/verify_rules.rs).
 pub const VERIFY_KEYS: &[&str] = &["expect", "target", "const"];

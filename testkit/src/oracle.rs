@@ -205,14 +205,14 @@ pub fn check_ttgir(case: &TtgirCase, budget: &Budget) -> Verdict {
 
 /// What an import produced, for comparing two imports: the kernel's text, or the diagnostics
 /// with their spans.
-fn summary(l: &bwsim_gluon::Loaded) -> Result<String, Vec<(String, String, u32, u32)>> {
+fn summary(l: &bwsim_gluon::Loaded) -> Result<String, Vec<(bwsim_isa::Code, String, u32, u32)>> {
     match &l.kernel {
         Ok(k) => Ok(bwsim_isa::printer::print(k)),
         Err(ds) => Err(ds
             .iter()
             .map(|d| {
                 (
-                    d.code.clone(),
+                    d.code,
                     d.message.clone(),
                     d.primary.span.start,
                     d.primary.span.end,
@@ -361,10 +361,10 @@ fn check_run(r: &RunResult, len: usize) {
 fn same_run(a: &RunResult, b: &RunResult) {
     assert_eq!(a.outcome, b.outcome, "same seed, different outcome");
     assert_eq!(a.counters, b.counters, "same seed, different counters");
-    let codes = |r: &RunResult| -> Vec<(String, String)> {
+    let codes = |r: &RunResult| -> Vec<(bwsim_isa::Code, String)> {
         r.diagnostics
             .iter()
-            .map(|d| (d.code.clone(), d.message.clone()))
+            .map(|d| (d.code, d.message.clone()))
             .collect()
     };
     assert_eq!(codes(a), codes(b), "same seed, different diagnostics");

@@ -30,17 +30,48 @@ pub struct LinearLayout {
     pub warps: Vec<u32>,
 }
 
+/// Why a register layout or a shared-memory addressing has no PTX form here.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LayoutError {
+    #[error("{what} is {value}, not a power of two")]
+    NotPowerOfTwo { what: String, value: u32 },
+    #[error("cannot broadcast {from:?} to {to:?}")]
+    Broadcast { from: Vec<u32>, to: Vec<u32> },
+    #[error("shared-memory offset overflows 32 bits")]
+    OffsetOverflow,
+    #[error(transparent)]
+    Linear(#[from] bwsim_isa::tys::LinearSmemError),
+    /// Any other reason, in words.
+    #[error("{0}")]
+    Unsupported(String),
+}
+
+impl From<&str> for LayoutError {
+    fn from(s: &str) -> LayoutError {
+        LayoutError::Unsupported(s.to_string())
+    }
+}
+
+impl From<String> for LayoutError {
+    fn from(s: String) -> LayoutError {
+        LayoutError::Unsupported(s)
+    }
+}
+
 /// log2 of a power of two, or an error naming what is not one.
-pub fn log2_exact(x: u32, what: &str) -> Result<u32, String> {
+pub fn log2_exact(x: u32, what: &str) -> Result<u32, LayoutError> {
     if x == 0 || !x.is_power_of_two() {
-        Err(format!("{what} is {x}, not a power of two"))
+        Err(LayoutError::NotPowerOfTwo {
+            what: what.to_string(),
+            value: x,
+        })
     } else {
         Ok(x.trailing_zeros())
     }
 }
 
 /// Bit offset of each dimension in the row-major flat index of `shape`.
-pub fn dim_offsets(shape: &[u32]) -> Result<Vec<u32>, String> {
+pub fn dim_offsets(shape: &[u32]) -> Result<Vec<u32>, LayoutError> {
     let mut offs = vec![0; shape.len()];
     let mut acc = 0;
     for d in (0..shape.len()).rev() {
@@ -89,7 +120,11 @@ impl LinearLayout {
     }
 
     /// The layout a `TileLayout` gives a tile of `shape` in a partition of `num_warps` warps.
-    pub fn from_tile_layout(l: &TileLayout, shape: &[u32], num_warps: u32) -> Result<LinearLayout, String> {
+    pub fn from_tile_layout(
+        l: &TileLayout,
+        shape: &[u32],
+        num_warps: u32,
+    ) -> Result<LinearLayout, LayoutError> {
         let wbits = log2_exact(num_warps, "the partition's warp count")?;
         match l {
             TileLayout::Blocked { spt, tpw, wpc, order } => blocked(spt, tpw, wpc, order, shape, wbits),
@@ -99,7 +134,8 @@ impl LinearLayout {
                     return Err(format!(
                         "slice dimension {d} out of range for a tile of rank {}",
                         shape.len()
-                    ));
+                    )
+                    .into());
                 }
                 let mut pshape = shape.to_vec();
                 pshape.insert(d, 1);
@@ -118,14 +154,15 @@ impl LinearLayout {
     }
 
     /// The same registers seen as a tile of another shape with the same element count.
-    pub fn reshape(&self, shape: &[u32]) -> Result<LinearLayout, String> {
+    pub fn reshape(&self, shape: &[u32]) -> Result<LinearLayout, LayoutError> {
         dim_offsets(shape)?;
         let a: u64 = shape.iter().map(|&d| d as u64).product();
         if a != self.numel() {
             return Err(format!(
                 "reshape from {:?} to {shape:?} changes the element count",
                 self.shape
-            ));
+            )
+            .into());
         }
         Ok(LinearLayout {
             shape: shape.to_vec(),
@@ -134,7 +171,7 @@ impl LinearLayout {
     }
 
     /// `permute(x, order)`: dimension `i` of the result is dimension `order[i]` of the source.
-    pub fn permute(&self, order: &[u32]) -> Result<LinearLayout, String> {
+    pub fn permute(&self, order: &[u32]) -> Result<LinearLayout, LayoutError> {
         let old_offs = dim_offsets(&self.shape)?;
         let new_shape: Vec<u32> = order.iter().map(|&i| self.shape[i as usize]).collect();
         let new_offs = dim_offsets(&new_shape)?;
@@ -299,7 +336,7 @@ impl LinearLayout {
 
     /// A layout for a broadcast of this tile to `shape`: the same threads keep the same
     /// (projected) elements and every new element bit comes from new registers.
-    pub fn broadcast_to(&self, shape: &[u32]) -> Result<LinearLayout, String> {
+    pub fn broadcast_to(&self, shape: &[u32]) -> Result<LinearLayout, LayoutError> {
         let src_offs = dim_offsets(&self.shape)?;
         let dst_offs = dim_offsets(shape)?;
         let rank = shape.len();
@@ -321,7 +358,10 @@ impl LinearLayout {
                     new_bits.push(1u32 << (dst_offs[d] + b));
                 }
             } else {
-                return Err(format!("cannot broadcast {:?} to {shape:?}", self.shape));
+                return Err(LayoutError::Broadcast {
+                    from: self.shape.clone(),
+                    to: shape.to_vec(),
+                });
             }
         }
         let f = |v: u32| -> u32 {
@@ -342,7 +382,7 @@ impl LinearLayout {
 
 /// The projection of a flat index of `dst` onto a flat index of `src`, where `src`
 /// broadcasts to `dst` (numpy rules): bits of broadcast dimensions are dropped.
-pub fn broadcast_projection(src: &[u32], dst: &[u32]) -> Result<Vec<Option<u32>>, String> {
+pub fn broadcast_projection(src: &[u32], dst: &[u32]) -> Result<Vec<Option<u32>>, LayoutError> {
     let src_offs = dim_offsets(src)?;
     let dst_offs = dim_offsets(dst)?;
     let total: u32 = dst.iter().map(|&d| d.trailing_zeros()).sum();
@@ -350,7 +390,7 @@ pub fn broadcast_projection(src: &[u32], dst: &[u32]) -> Result<Vec<Option<u32>>
     let lead = dst
         .len()
         .checked_sub(src.len())
-        .ok_or("source has higher rank than destination")?;
+        .ok_or(LayoutError::from("source has higher rank than destination"))?;
     for d in 0..dst.len() {
         let Some(s) = d.checked_sub(lead) else { continue };
         if src[s] == dst[d] {
@@ -358,7 +398,10 @@ pub fn broadcast_projection(src: &[u32], dst: &[u32]) -> Result<Vec<Option<u32>>
                 map[(dst_offs[d] + b) as usize] = Some(src_offs[s] + b);
             }
         } else if src[s] != 1 {
-            return Err(format!("cannot broadcast {src:?} to {dst:?}"));
+            return Err(LayoutError::Broadcast {
+                from: src.to_vec(),
+                to: dst.to_vec(),
+            });
         }
     }
     Ok(map)
@@ -434,13 +477,14 @@ fn blocked(
     order: &[u32],
     shape: &[u32],
     wbits: u32,
-) -> Result<LinearLayout, String> {
+) -> Result<LinearLayout, LayoutError> {
     let rank = shape.len();
     if spt.len() != rank || tpw.len() != rank || wpc.len() != rank || order.len() != rank {
         return Err(format!(
             "blocked layout of rank {} used for a tile of rank {rank}",
             spt.len()
-        ));
+        )
+        .into());
     }
     let offs = dim_offsets(shape)?;
     let dbits: Vec<u32> = shape.iter().map(|&d| d.trailing_zeros()).collect();
@@ -483,7 +527,8 @@ fn blocked(
             "blocked layout spreads over {} warps but the partition has {}",
             1u32 << wtotal,
             1u32 << wbits
-        ));
+        )
+        .into());
     }
     for &d in &order {
         while next.borrow()[d] < dbits[d] {
@@ -508,9 +553,9 @@ fn blocked(
 /// `32 * (warp % 4) + lane` of each 128-row block, its registers run along the columns; with
 /// 8 warps the second warpgroup holds the upper half of the columns; rows past 128 (a second
 /// M block) come in further registers.
-fn tmem32x32b(shape: &[u32], wbits: u32) -> Result<LinearLayout, String> {
+fn tmem32x32b(shape: &[u32], wbits: u32) -> Result<LinearLayout, LayoutError> {
     let [m, n] = shape else {
-        return Err(format!("tmem32x32b describes 2-D tiles, not {shape:?}"));
+        return Err(format!("tmem32x32b describes 2-D tiles, not {shape:?}").into());
     };
     let mb = log2_exact(*m, "the TMEM tile's M")?;
     let nb = log2_exact(*n, "the TMEM tile's N")?;
@@ -533,7 +578,8 @@ fn tmem32x32b(shape: &[u32], wbits: u32) -> Result<LinearLayout, String> {
         return Err(format!(
             "tmem32x32b needs 4 or 8 warps, the partition has {}",
             1u32 << wbits
-        ));
+        )
+        .into());
     }
     let row = |b: u32| 1u32 << (nb + b);
     let col = |b: u32| 1u32 << b;
@@ -579,21 +625,23 @@ fn tmem32x32b(shape: &[u32], wbits: u32) -> Result<LinearLayout, String> {
 /// The wgmma accumulator fragment (PTX.md section 9): register bits (column bit 0, row bit 3,
 /// column bits 3..), lane bits (column bits 1, 2, row bits 0..2), warp bits (row bits 4, 5,
 /// then one more row bit per further warpgroup), then further 64-row blocks in registers.
-fn wgmma(warps: [u32; 2], shape: &[u32], wbits: u32) -> Result<LinearLayout, String> {
+fn wgmma(warps: [u32; 2], shape: &[u32], wbits: u32) -> Result<LinearLayout, LayoutError> {
     let [m, n] = shape else {
-        return Err(format!("the wgmma layout describes 2-D tiles, not {shape:?}"));
+        return Err(format!("the wgmma layout describes 2-D tiles, not {shape:?}").into());
     };
     if warps[1] != 1 {
         return Err(format!(
             "wgmma layouts with warps {warps:?} (split along N) are not supported by the PTX backend"
-        ));
+        )
+        .into());
     }
     if warps[0] != 1 << wbits || wbits < 2 {
         return Err(format!(
             "the wgmma layout has {} warps but the partition has {}",
             warps[0],
             1u32 << wbits
-        ));
+        )
+        .into());
     }
     let mb = log2_exact(*m, "the accumulator's M")?;
     let nb = log2_exact(*n, "the accumulator's N")?;
@@ -656,9 +704,9 @@ fn wgmma(warps: [u32; 2], shape: &[u32], wbits: u32) -> Result<LinearLayout, Str
 /// the first in the low bits. Further registers: the K steps, then the 64-row blocks beyond the
 /// partition's warpgroups (as in [`wgmma`]'s accumulator), so the registers of block `b` and K
 /// step `s` are `(b * K / k + s) * n .. + n` for `n` = elements per instruction.
-pub fn wgmma_a(bits: u32, shape: &[u32], wbits: u32) -> Result<LinearLayout, String> {
+pub fn wgmma_a(bits: u32, shape: &[u32], wbits: u32) -> Result<LinearLayout, LayoutError> {
     let [m, k] = shape else {
-        return Err(format!("the wgmma A operand is a 2-D tile, not {shape:?}"));
+        return Err(format!("the wgmma A operand is a 2-D tile, not {shape:?}").into());
     };
     let mb = log2_exact(*m, "the A operand's M")?;
     let kb = log2_exact(*k, "the A operand's K")?;
@@ -668,20 +716,22 @@ pub fn wgmma_a(bits: u32, shape: &[u32], wbits: u32) -> Result<LinearLayout, Str
         16 => (vec![col(0), row(3), col(3)], 4, [col(1), col(2)]),
         32 => (vec![row(3), col(2)], 3, [col(0), col(1)]),
         8 => (vec![col(0), col(1), row(3), col(4)], 5, [col(2), col(3)]),
-        _ => return Err(format!("no wgmma takes {bits}-bit A operands from registers")),
+        _ => return Err(format!("no wgmma takes {bits}-bit A operands from registers").into()),
     };
     if kb < step_bits {
         return Err(format!(
             "an A operand of K = {k} is narrower than one instruction's {}",
             1u32 << step_bits
-        ));
+        )
+        .into());
     }
     if wbits < 2 || mb < 4 + wbits {
         return Err(format!(
             "an A operand of M = {m} does not cover the {} rows of {} warps",
             16u32 << wbits,
             1u32 << wbits
-        ));
+        )
+        .into());
     }
     let lanes = vec![lane_cols[0], lane_cols[1], row(0), row(1), row(2)];
     let warps: Vec<u32> = (0..wbits).map(|w| row(4 + w)).collect();

@@ -66,7 +66,7 @@ pub use emit::Origin;
 
 use bwsim_isa::typeck::Checked;
 use bwsim_isa::types::{DType, Target};
-use bwsim_isa::Span;
+use bwsim_isa::{Code, Span};
 use serde::Serialize;
 
 /// The PTX ISA version written in every module.
@@ -182,15 +182,18 @@ impl LowerError {
     pub fn to_diagnostic(&self) -> bwsim_isa::Diagnostic {
         match self {
             LowerError::Unsupported { op, span, .. } => bwsim_isa::Diagnostic::error(
-                "ptx-unsupported",
+                Code::PtxUnsupported,
                 self.to_string(),
                 *span,
                 format!("`{op}` here"),
             )
             .with_help("the simulator runs this kernel; the PTX backend cannot lower it yet"),
-            LowerError::Invalid { op, span, .. } => {
-                bwsim_isa::Diagnostic::error("ptx-invalid", self.to_string(), *span, format!("`{op}` here"))
-            }
+            LowerError::Invalid { op, span, .. } => bwsim_isa::Diagnostic::error(
+                Code::PtxInvalid,
+                self.to_string(),
+                *span,
+                format!("`{op}` here"),
+            ),
         }
     }
 }

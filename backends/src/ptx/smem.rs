@@ -16,6 +16,7 @@
 //! an element's flat index to the bits of its byte offset; [`view_map`] computes that map and
 //! checks it, and the lowering then addresses any register of any thread with one XOR.
 
+use super::layout::LayoutError;
 use bwsim_isa::typeck::SmemLayout;
 use bwsim_isa::types::{DType, Swizzle};
 
@@ -98,17 +99,17 @@ impl Geom {
     }
 
     /// Byte offset of a logical element of the region (full-rank index), swizzle included.
-    pub fn byte_offset(&self, idx: &[u32]) -> Result<u64, String> {
+    pub fn byte_offset(&self, idx: &[u32]) -> Result<u64, LayoutError> {
         self.offset(idx, true)
     }
 
     /// Byte offset of a logical element before the swizzle: the address TMA copies and MMA
     /// descriptors are given (the hardware swizzles by absolute address, PTX.md section 2).
-    pub fn logical_offset(&self, idx: &[u32]) -> Result<u64, String> {
+    pub fn logical_offset(&self, idx: &[u32]) -> Result<u64, LayoutError> {
         self.offset(idx, false)
     }
 
-    fn offset(&self, idx: &[u32], swizzled: bool) -> Result<u64, String> {
+    fn offset(&self, idx: &[u32], swizzled: bool) -> Result<u64, LayoutError> {
         let n = self.full.len();
         if idx.len() != n {
             return Err("index rank differs from the buffer's".into());
@@ -157,7 +158,8 @@ impl Geom {
                             "rows of {} bytes are not a multiple of the {}-byte swizzle span",
                             row / 8,
                             span / 8
-                        ));
+                        )
+                        .into());
                     }
                     (b / span) * (ppr as u64 * span) + pr * span + b % span
                 }
@@ -182,15 +184,15 @@ impl Geom {
             return Err(format!(
                 "element {idx:?} of a {} buffer does not start on a byte",
                 self.dtype
-            ));
+            )
+            .into());
         }
         let off = mi * self.matrix_bytes() + off_bits / 8;
         match (&self.layout, swizzled) {
             (SmemLayout::Nvmma { swizzle, .. }, true) => {
                 // The region is aligned to the swizzle period, so the pattern is a function of
                 // the offset.
-                let u =
-                    u32::try_from(off).map_err(|_| "shared-memory offset overflows 32 bits".to_string())?;
+                let u = u32::try_from(off).map_err(|_| LayoutError::OffsetOverflow)?;
                 Ok(swizzle.apply(u) as u64)
             }
             _ => Ok(off),
@@ -199,13 +201,11 @@ impl Geom {
 }
 
 /// Byte offset of element `idx` of a `linear` layout.
-fn linear_offset(bases: &[Vec<u32>], dtype: DType, idx: &[u32]) -> Result<u64, String> {
+fn linear_offset(bases: &[Vec<u32>], dtype: DType, idx: &[u32]) -> Result<u64, LayoutError> {
     let l = bwsim_isa::typeck::LinearSmem::new(bases)?;
     let off_bits = l.offset(idx) as u64 * dtype.bits() as u64;
     if !off_bits.is_multiple_of(8) {
-        return Err(format!(
-            "element {idx:?} of a {dtype} buffer does not start on a byte"
-        ));
+        return Err(format!("element {idx:?} of a {dtype} buffer does not start on a byte").into());
     }
     Ok(off_bits / 8)
 }
@@ -223,17 +223,17 @@ pub fn unflatten(shape: &[u32], mut flat: u64) -> Vec<u32> {
 
 /// The linear byte-offset map of the view `offsets .. offsets + vshape` of `g`, checked
 /// (exhaustively up to 2^14 elements, on a deterministic sample beyond).
-pub fn view_map(g: &Geom, offsets: &[u32], vshape: &[u32]) -> Result<SmemMap, String> {
+pub fn view_map(g: &Geom, offsets: &[u32], vshape: &[u32]) -> Result<SmemMap, LayoutError> {
     if offsets.len() != g.full.len() || vshape.len() != g.full.len() {
         return Err("view rank differs from the buffer's".into());
     }
     super::layout::dim_offsets(vshape)?;
     let nbits: u32 = vshape.iter().map(|&d| d.trailing_zeros()).sum();
-    let at = |flat: u64| -> Result<u32, String> {
+    let at = |flat: u64| -> Result<u32, LayoutError> {
         let v = unflatten(vshape, flat);
         let idx: Vec<u32> = v.iter().zip(offsets).map(|(a, b)| a + b).collect();
         let o = g.byte_offset(&idx)?;
-        u32::try_from(o).map_err(|_| "shared-memory offset overflows 32 bits".to_string())
+        u32::try_from(o).map_err(|_| LayoutError::OffsetOverflow)
     };
     let origin = at(0)?;
     let mut bases = Vec::with_capacity(nbits as usize);
@@ -242,7 +242,7 @@ pub fn view_map(g: &Geom, offsets: &[u32], vshape: &[u32]) -> Result<SmemMap, St
     }
     let map = SmemMap { origin, bases };
     let total = 1u64 << nbits;
-    let check = |f: u64| -> Result<(), String> {
+    let check = |f: u64| -> Result<(), LayoutError> {
         if at(f)? != map.offset(f as u32) {
             return Err("this view's addressing is not linear (an unaligned slice or a non-power-of-two layout parameter)".into());
         }
@@ -297,12 +297,9 @@ pub struct OperandDesc {
 /// - MN-major swizzled (CUTLASS's canonical `((T,S/T,m),(8,k)):((1,T,LBO),(S,SBO))`): the
 ///   contiguous MN extent comes in span-wide column blocks LBO bytes apart, SBO = 8 * span
 ///   between 8-row groups along K.
-pub fn operand_desc(g: &Geom, mn0: u32, k0: u32, k_is_col: bool) -> Result<OperandDesc, String> {
+pub fn operand_desc(g: &Geom, mn0: u32, k0: u32, k_is_col: bool) -> Result<OperandDesc, LayoutError> {
     if g.full.len() != 2 {
-        return Err(format!(
-            "MMA operands are 2-D views, found a region of shape {:?}",
-            g.full
-        ));
+        return Err(format!("MMA operands are 2-D views, found a region of shape {:?}", g.full).into());
     }
     let SmemLayout::Nvmma {
         swizzle,
@@ -313,7 +310,8 @@ pub fn operand_desc(g: &Geom, mn0: u32, k0: u32, k_is_col: bool) -> Result<Opera
         return Err(format!(
             "MMA operands need an NVMMA shared layout, found {}",
             g.layout.describe()
-        ));
+        )
+        .into());
     };
     let span = swizzle.bytes() as u64;
     if span == 0 {
@@ -328,18 +326,17 @@ pub fn operand_desc(g: &Geom, mn0: u32, k0: u32, k_is_col: bool) -> Result<Opera
     let bits = if fp4_padded { 8 } else { g.dtype.bits() as u64 };
     let row = g.row_bytes();
     if row > span && !row.is_multiple_of(span) {
-        return Err(format!(
-            "rows of {row} bytes are not a multiple of the {span}-byte swizzle span"
-        ));
+        return Err(format!("rows of {row} bytes are not a multiple of the {span}-byte swizzle span").into());
     }
     let byte_in_row = pc as u64 * bits / 8;
     let start = (byte_in_row / span) * (ppr as u64 * span) + pr as u64 * span + byte_in_row % span;
     if pr % 8 != 0 {
-        return Err(format!(
-            "the operand starts at row {pr} of its swizzle atom (needs a multiple of 8)"
-        ));
+        return Err(
+            format!("the operand starts at row {pr} of its swizzle atom (needs a multiple of 8)").into(),
+        );
     }
-    let block_stride = u32::try_from(ppr as u64 * span).map_err(|_| "operand too large".to_string())?;
+    let block_stride =
+        u32::try_from(ppr as u64 * span).map_err(|_| LayoutError::from("operand too large"))?;
     if k_contig {
         Ok(OperandDesc {
             start,

@@ -350,8 +350,23 @@ impl GpuInfo {
     }
 }
 
+/// Why [`probe`] found no usable GPU.
+#[derive(Debug, thiserror::Error)]
+pub enum ProbeError {
+    /// The child stopped at a setup stage other than the probe (the driver's error).
+    #[error("{stage}: {error}")]
+    Setup { stage: String, error: String },
+    /// The child crashed: no usable driver (the first line of its stderr).
+    #[error("no usable CUDA driver ({0})")]
+    NoDriver(String),
+    #[error("unexpected probe outcome {0}")]
+    Unexpected(String),
+    #[error(transparent)]
+    Runner(#[from] RunnerError),
+}
+
 /// Ask a child process for the GPU's name (`Err` with the reason when there is none).
-pub fn probe(exe: &Path, child_arg: &str) -> Result<String, String> {
+pub fn probe(exe: &Path, child_arg: &str) -> Result<String, ProbeError> {
     let job = GpuJob {
         ptx: String::new(),
         cubin: None,
@@ -370,10 +385,13 @@ pub fn probe(exe: &Path, child_arg: &str) -> Result<String, String> {
             stage: Stage::Probe,
             error,
         }) => Ok(error),
-        Ok(Outcome::Setup { stage, error }) => Err(format!("{stage}: {error}")),
-        Ok(Outcome::Crashed { stderr }) => Err(format!("no usable CUDA driver ({})", first_line(&stderr))),
-        Ok(other) => Err(format!("unexpected probe outcome {other:?}")),
-        Err(e) => Err(e.to_string()),
+        Ok(Outcome::Setup { stage, error }) => Err(ProbeError::Setup {
+            stage: stage.to_string(),
+            error,
+        }),
+        Ok(Outcome::Crashed { stderr }) => Err(ProbeError::NoDriver(first_line(&stderr))),
+        Ok(other) => Err(ProbeError::Unexpected(format!("{other:?}"))),
+        Err(e) => Err(e.into()),
     }
 }
 

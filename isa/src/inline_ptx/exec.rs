@@ -512,7 +512,7 @@ fn neg(v: Val) -> Val {
     match v {
         Val::Nan => Val::Nan,
         Val::Inf(n) => Val::Inf(!n),
-        Val::Fin(x) => Val::Fin(-x),
+        Val::Fin(x) => Val::Fin(x.neg()),
     }
 }
 

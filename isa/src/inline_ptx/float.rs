@@ -162,18 +162,6 @@ pub struct Exact {
     pub sticky: bool,
 }
 
-/// The value with its sign flipped (exactly).
-impl std::ops::Neg for Exact {
-    type Output = Exact;
-
-    fn neg(self) -> Exact {
-        Exact {
-            neg: !self.neg,
-            ..self
-        }
-    }
-}
-
 impl Exact {
     pub fn zero(neg: bool) -> Exact {
         Exact {
@@ -193,6 +181,14 @@ impl Exact {
             mant: v.unsigned_abs(),
             exp: 0,
             sticky: false,
+        }
+    }
+    /// The value negated (`Exact` is a value type, not an operator overload).
+    #[allow(clippy::should_implement_trait)]
+    pub fn neg(self) -> Exact {
+        Exact {
+            neg: !self.neg,
+            ..self
         }
     }
     /// Shifted so that the leading one is at bit 125 (no bits lost).
@@ -631,7 +627,7 @@ mod tests {
         assert_eq!(round(third, F32, Rnd::Rp, false).bits, 0x3eaa_aaab);
         assert_eq!(round(third, F32, Rnd::Rz, false).bits, 0x3eaa_aaaa);
         assert_eq!(round(third, F32, Rnd::Rm, false).bits, 0x3eaa_aaaa);
-        assert_eq!(round(-third, F32, Rnd::Rm, false).bits, 0xbeaa_aaab);
+        assert_eq!(round(third.neg(), F32, Rnd::Rm, false).bits, 0xbeaa_aaab);
     }
 
     #[test]

@@ -64,7 +64,7 @@ impl Parser {
             if let Some((kw, dist)) = kw {
                 if dist <= 1 || (dist == 2 && path.len() > 5) {
                     let d = Diagnostic::error(
-                        "syntax",
+                        Code::Syntax,
                         format!("unknown statement `{path}`"),
                         sp,
                         "not a statement",
@@ -75,7 +75,7 @@ impl Parser {
             }
         }
         let mut d = Diagnostic::error(
-            "unknown-op",
+            Code::UnknownOp,
             format!("unknown operation `{path}`"),
             sp,
             "not an operation",
@@ -114,7 +114,7 @@ impl Parser {
                     let e = self.expr()?;
                     if let Some((k, _)) = kw.last() {
                         let d = Diagnostic::error(
-                            "syntax",
+                            Code::Syntax,
                             "positional operand after a keyword operand",
                             e.span,
                             "positional operand",
@@ -136,7 +136,7 @@ impl Parser {
             let found = self.peek().describe();
             let sp = self.span();
             let d = Diagnostic::error(
-                "syntax",
+                Code::Syntax,
                 format!("expected `,` or end of line, found {found}"),
                 sp,
                 "expected `,`",
@@ -152,10 +152,10 @@ impl Parser {
                         let n = expected.len();
                         let plural = if n == 1 { "" } else { "s" };
                         let msg = format!("`{op}` takes {n} positional operand{plural}, found {found}");
-                        Diagnostic::error("op-operands", msg, span, "wrong number of operands")
+                        Diagnostic::error(Code::OpOperands, msg, span, "wrong number of operands")
                     }
                     OpShapeError::DuplicateKeyword { op, key } => Diagnostic::error(
-                        "op-operands",
+                        Code::OpOperands,
                         format!("`{op}` given `{}` twice", key.name),
                         key.span,
                         "given again here",
@@ -167,10 +167,10 @@ impl Parser {
                         } else {
                             format!("expected one of: {}", allowed.join(", "))
                         };
-                        Diagnostic::error("op-operands", msg, key.span, label)
+                        Diagnostic::error(Code::OpOperands, msg, key.span, label)
                     }
                     OpShapeError::UnknownOp => Diagnostic::error(
-                        "unknown-op",
+                        Code::UnknownOp,
                         format!("unknown operation `{name}`"),
                         name_span,
                         "here",
@@ -205,7 +205,7 @@ impl Parser {
 
     pub(super) fn too_deep(&mut self, span: Span) -> Failed {
         let d = Diagnostic::error(
-            "syntax",
+            Code::Syntax,
             "expression nested too deep",
             span,
             format!("more than {MAX_DEPTH} levels"),
@@ -283,7 +283,7 @@ impl Parser {
                 e = Expr::new(ExprKind::Field(Box::new(e), f.name), self.since(start));
             } else if self.at_punct("(") {
                 let sp = self.span();
-                let d = Diagnostic::error("syntax", "only names can be called", sp, "call of a non-name")
+                let d = Diagnostic::error(Code::Syntax, "only names can be called", sp, "call of a non-name")
                     .with_help("built-in functions are called by name: `cdiv(a, b)`");
                 return Err(self.report(d));
             } else {
@@ -342,7 +342,7 @@ impl Parser {
                     "true" => return Ok((Expr::new(ExprKind::Bool(true), sp), 1)),
                     "false" => return Ok((Expr::new(ExprKind::Bool(false), sp), 1)),
                     "None" => {
-                        let d = Diagnostic::error("syntax", "`None` outside an index", sp, "not a value")
+                        let d = Diagnostic::error(Code::Syntax, "`None` outside an index", sp, "not a value")
                             .with_help("`None` adds an axis inside `x[...]`, as in `x[:, None]`");
                         return Err(self.report(d));
                     }

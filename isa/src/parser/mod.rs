@@ -22,7 +22,7 @@
 mod expr;
 mod stmt;
 
-use crate::diag::{Diagnostic, Label};
+use crate::diag::{Code, Diagnostic, Label};
 use crate::ir::*;
 pub use crate::lexer::MAX_ERRORS;
 use crate::lexer::{lex, Tok, Token};
@@ -100,8 +100,12 @@ pub fn parse(src: &str) -> Result<Kernel, Vec<Diagnostic>> {
             if p.errors.is_empty() {
                 // Every failing path records a diagnostic; this is a safety net.
                 let sp = p.span();
-                p.errors
-                    .push(Diagnostic::error("syntax", "the text does not parse", sp, "here"));
+                p.errors.push(Diagnostic::error(
+                    Code::Syntax,
+                    "the text does not parse",
+                    sp,
+                    "here",
+                ));
             }
             p.errors.truncate(MAX_ERRORS);
             Err(p.errors)
@@ -145,8 +149,12 @@ pub fn parse_launch(src: &str) -> Result<Launch, Vec<Diagnostic>> {
         _ => {
             if p.errors.is_empty() {
                 let sp = p.span();
-                p.errors
-                    .push(Diagnostic::error("syntax", "the text does not parse", sp, "here"));
+                p.errors.push(Diagnostic::error(
+                    Code::Syntax,
+                    "the text does not parse",
+                    sp,
+                    "here",
+                ));
             }
             p.errors.truncate(MAX_ERRORS);
             Err(p.errors)
@@ -356,7 +364,7 @@ impl Parser {
             };
         }
         self.report(Diagnostic::error(
-            "syntax",
+            Code::Syntax,
             format!("expected {what}, found {found}"),
             sp,
             format!("expected {what}"),
@@ -419,18 +427,28 @@ impl Parser {
             let sp = self.span();
             if is_keyword(s) {
                 let msg = format!("`{s}` is a keyword, not a name");
-                return Err(self.report(Diagnostic::error("syntax", msg, sp, format!("expected {what}"))));
+                return Err(self.report(Diagnostic::error(
+                    Code::Syntax,
+                    msg,
+                    sp,
+                    format!("expected {what}"),
+                )));
             }
             if OpKind::NAMES.contains(&s.as_str()) {
                 let msg = format!("`{s}` is an operation name, not a name");
-                return Err(self.report(Diagnostic::error("syntax", msg, sp, format!("expected {what}"))));
+                return Err(self.report(Diagnostic::error(
+                    Code::Syntax,
+                    msg,
+                    sp,
+                    format!("expected {what}"),
+                )));
             }
             // An element-type name would read as that type in constant expressions
             // (`bufs[i1 % 2]` with a loop variable `i1`), so it cannot be bound.
             if crate::types::DType::from_name(s).is_some() {
                 let msg = format!("`{s}` is an element type, not a name");
                 return Err(self.report(
-                    Diagnostic::error("syntax", msg, sp, format!("expected {what}")).with_help(
+                    Diagnostic::error(Code::Syntax, msg, sp, format!("expected {what}")).with_help(
                         "pick another name: element-type names (`i1`, `i8`, `f32`, ...) are reserved",
                     ),
                 ));
@@ -481,7 +499,7 @@ impl Parser {
         if self.nest > MAX_DEPTH {
             let sp = self.span();
             let d = Diagnostic::error(
-                "syntax",
+                Code::Syntax,
                 "nesting too deep",
                 sp,
                 format!("more than {MAX_DEPTH} levels deep"),
@@ -573,7 +591,7 @@ impl Parser {
                 "target" => self.targets_line().and_then(|t| {
                     if let Some((_, prev)) = &targets {
                         let d = Diagnostic::error(
-                            "syntax",
+                            Code::Syntax,
                             "`target` given twice",
                             self.since(start),
                             "second `target`",
@@ -587,7 +605,7 @@ impl Parser {
                 "num_warps" => self.num_warps_line().and_then(|e| {
                     if let Some((_, prev)) = &num_warps {
                         let d = Diagnostic::error(
-                            "syntax",
+                            Code::Syntax,
                             "`num_warps` given twice",
                             self.since(start),
                             "second `num_warps`",
@@ -638,7 +656,7 @@ impl Parser {
                 let found = self.peek().describe();
                 let launch_span = launch.as_ref().map_or(Span::DUMMY, |l| l.span);
                 let d = Diagnostic::error(
-                    "syntax",
+                    Code::Syntax,
                     format!("expected the kernel's `}}` after the launch section, found {found}"),
                     sp,
                     "after `launch { }`",
@@ -663,13 +681,18 @@ impl Parser {
             return Err(self.expected("end of file after the kernel's `}`"));
         }
         if targets.is_none() {
-            let d = Diagnostic::error("syntax", "kernel has no `target` line", name.span, "this kernel")
-                .with_help("add `target sm_100a` (or `target sm_100a, sm_90a`) after `kernel NAME {`");
+            let d = Diagnostic::error(
+                Code::Syntax,
+                "kernel has no `target` line",
+                name.span,
+                "this kernel",
+            )
+            .with_help("add `target sm_100a` (or `target sm_100a, sm_90a`) after `kernel NAME {`");
             self.report(d);
         }
         if num_warps.is_none() {
             let d = Diagnostic::error(
-                "syntax",
+                Code::Syntax,
                 "kernel has no `num_warps` line",
                 name.span,
                 "this kernel",
@@ -707,7 +730,7 @@ impl Parser {
                 Some(t) => v.push(t),
                 None => {
                     let d = Diagnostic::error(
-                        "syntax",
+                        Code::Syntax,
                         format!("unknown target `{}`", id.name),
                         id.span,
                         "unknown target",

@@ -191,20 +191,20 @@ impl Parser {
             _ => String::new(),
         };
         let d = match word.as_str() {
-            "else" => Diagnostic::error("syntax", "`else` without `if`", sp, "not after an `if` block")
+            "else" => Diagnostic::error(Code::Syntax, "`else` without `if`", sp, "not after an `if` block")
                 .with_help("write `} else {` on the line that closes the `if` block"),
-            "launch" => Diagnostic::error("syntax", "`launch` inside a block", sp, "misplaced `launch`")
+            "launch" => Diagnostic::error(Code::Syntax, "`launch` inside a block", sp, "misplaced `launch`")
                 .with_help("`launch { ... }` goes at the end of the kernel body, outside every block"),
             "default" | "worker" => Diagnostic::error(
-                "syntax",
+                Code::Syntax,
                 format!("`{word}` outside `warp_specialize`"),
                 sp,
                 "misplaced",
             )
             .with_help("partitions are written inside `warp_specialize { ... }`"),
-            "kernel" => Diagnostic::error("syntax", "nested `kernel`", sp, "one kernel per file"),
+            "kernel" => Diagnostic::error(Code::Syntax, "nested `kernel`", sp, "one kernel per file"),
             _ => Diagnostic::error(
-                "syntax",
+                Code::Syntax,
                 format!("`{word}` declaration among statements"),
                 sp,
                 "declarations go in the kernel header",
@@ -339,7 +339,7 @@ impl Parser {
                         Ok(d) => {
                             if let Some(prev) = &default {
                                 let d = Diagnostic::error(
-                                    "syntax",
+                                    Code::Syntax,
                                     "two default partitions",
                                     d.span,
                                     "second `default`",
@@ -368,7 +368,7 @@ impl Parser {
             None => {
                 let sp = self.since(kw);
                 let d = Diagnostic::error(
-                    "syntax",
+                    Code::Syntax,
                     "`warp_specialize` without a default partition",
                     sp,
                     "no `default { }`",
@@ -422,7 +422,7 @@ impl Parser {
                 "regs" => &mut regs,
                 _ => {
                     let d = Diagnostic::error(
-                        "syntax",
+                        Code::Syntax,
                         format!("unknown worker setting `{}`", key.name),
                         key.span,
                         "unknown",
@@ -432,7 +432,12 @@ impl Parser {
                 }
             };
             if slot.is_some() {
-                let d = Diagnostic::error("syntax", format!("`{}` given twice", key.name), key.span, "again");
+                let d = Diagnostic::error(
+                    Code::Syntax,
+                    format!("`{}` given twice", key.name),
+                    key.span,
+                    "again",
+                );
                 return Err(self.report(d));
             }
             *slot = Some(v);
@@ -444,7 +449,7 @@ impl Parser {
         let (Some(warps), Some(regs)) = (warps, regs) else {
             let sp = self.since(open);
             let d = Diagnostic::error(
-                "syntax",
+                Code::Syntax,
                 format!("worker `{}` needs `warps` and `regs`", name.name),
                 sp,
                 "here",

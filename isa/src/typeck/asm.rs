@@ -83,7 +83,7 @@ impl<'k> Cx<'k> {
         }
         let prog = inline_ptx::compile(&asm_text, &cons, &arg_dtypes, &res_dtypes, pack_n).map_err(|e| {
             Diagnostic::error(
-                "inline-asm",
+                crate::Code::InlineAsm,
                 format!("inline PTX: {}", e.message),
                 asm.span,
                 "in this snippet",
@@ -94,7 +94,7 @@ impl<'k> Cx<'k> {
         })?;
         if self.checked.target == Target::Sm90a && prog.needs_sm100() {
             return Err(Diagnostic::error(
-                "inline-asm",
+                crate::Code::InlineAsm,
                 "inline PTX: `.f32x2` arithmetic needs sm_100a",
                 asm.span,
                 "in this snippet",

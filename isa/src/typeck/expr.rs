@@ -65,7 +65,7 @@ impl<'k> Cx<'k> {
                     return Ok(Ty::Scalar(ScalarTy::F32));
                 }
                 Err(Diagnostic::error(
-                    "undefined-name",
+                    Code::UndefinedName,
                     format!("cannot find `{n}` in this scope"),
                     e.span,
                     "not found",
@@ -454,7 +454,7 @@ impl<'k> Cx<'k> {
                 Ok(Ty::Tile(t))
             }
             _ => Err(Diagnostic::error(
-                "undefined-name",
+                Code::UndefinedName,
                 format!("unknown function `{f}`"),
                 e.span,
                 "not a built-in",
@@ -568,7 +568,7 @@ impl<'k> Cx<'k> {
                             };
                             if lo < 0 || hi > dim as i64 || lo >= hi {
                                 return Err(Diagnostic::error(
-                                    "view-bounds",
+                                    Code::ViewBounds,
                                     format!("slice {lo}:{hi} out of range 0..{dim}"),
                                     e.span,
                                     "out of bounds",
@@ -631,7 +631,7 @@ impl<'k> Cx<'k> {
                         let v = self.checked.consts.int(i)?;
                         if v < 0 || v >= shape[k] as i64 {
                             return Err(Diagnostic::error(
-                                "view-bounds",
+                                Code::ViewBounds,
                                 format!("index {v} out of range 0..{}", shape[k]),
                                 i.span,
                                 "out of bounds",
@@ -651,7 +651,7 @@ impl<'k> Cx<'k> {
                     };
                     if lo < 0 || hi > shape[k] as i64 || lo >= hi {
                         return Err(Diagnostic::error(
-                            "view-bounds",
+                            Code::ViewBounds,
                             format!("slice {lo}:{hi} out of range 0..{}", shape[k]),
                             e.span,
                             "out of bounds",

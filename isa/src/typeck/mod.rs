@@ -14,7 +14,7 @@
 //! and `ops` types operations.
 
 use crate::consts::{ConstEnv, ConstValue};
-use crate::diag::Diagnostic;
+use crate::diag::{Code, Diagnostic};
 use crate::ir::*;
 use crate::span::Span;
 use crate::types::*;
@@ -173,7 +173,7 @@ pub const MAX_STATIC_FOR_TRIPS: u64 = 1024;
 pub const MAX_UNROLLED: u64 = 1 << 16;
 
 fn e_type(span: Span, msg: impl Into<String>, label: impl Into<String>) -> Diagnostic {
-    Diagnostic::error("E-type", msg, span, label)
+    Diagnostic::error(Code::EType, msg, span, label)
 }
 
 /// The most elements a register tile may have: Triton's and Gluon's `TRITON_MAX_TENSOR_NUMEL`
@@ -188,7 +188,7 @@ fn check_tile_size(shape: &[u32], span: Span) -> Result<(), Diagnostic> {
         return Ok(());
     }
     Err(Diagnostic::error(
-        "tile-size",
+        Code::TileSize,
         format!("register tile {shape:?} has {n} elements, more than {MAX_TILE_NUMEL}"),
         span,
         "too large for a register tile",
@@ -248,7 +248,7 @@ impl<'k> Cx<'k> {
             let supported: Vec<&str> = k.targets.iter().map(|t| t.name()).collect();
             self.emit(
                 Diagnostic::error(
-                    "arch-target",
+                    Code::ArchTarget,
                     format!(
                         "kernel `{}` does not support target {}",
                         k.name.name, self.checked.target
@@ -263,7 +263,7 @@ impl<'k> Cx<'k> {
             Ok(w) if (1..=32).contains(&w) => self.checked.num_warps = w as u32,
             Ok(w) => self.emit(
                 Diagnostic::error(
-                    "num-warps",
+                    Code::NumWarps,
                     format!("num_warps must be in 1..=32, found {w}"),
                     k.num_warps.span,
                     "here",
@@ -308,7 +308,7 @@ impl<'k> Cx<'k> {
             let prev = *prev;
             self.emit(
                 Diagnostic::error(
-                    "duplicate-name",
+                    Code::DuplicateName,
                     format!("`{}` is already defined in this block", id.name),
                     id.span,
                     "redefined here",
@@ -335,7 +335,7 @@ impl<'k> Cx<'k> {
                 }
                 if crossed_worker && matches!(ty, Ty::Tile(_)) {
                     let d = Diagnostic::error(
-                        "ws-tile-capture",
+                        Code::WsTileCapture,
                         format!("worker partition uses register tile `{name}` defined outside it"),
                         span,
                         "tile captured by a worker partition",
@@ -450,7 +450,7 @@ impl<'k> Cx<'k> {
                     })();
                     match bounds {
                         Ok((_, _, st)) if st <= 0 => self.emit(Diagnostic::error(
-                            "static-for",
+                            Code::StaticFor,
                             "static_for step must be positive",
                             step.as_ref().map(|e| e.span).unwrap_or(s.span),
                             "here",
@@ -466,7 +466,7 @@ impl<'k> Cx<'k> {
                             if trips > MAX_STATIC_FOR_TRIPS {
                                 self.emit(
                                     Diagnostic::error(
-                                        "static-for",
+                                        Code::StaticFor,
                                         format!(
                                             "static_for unrolls {trips} iterations (limit {MAX_STATIC_FOR_TRIPS})"
                                         ),
@@ -478,7 +478,7 @@ impl<'k> Cx<'k> {
                             } else if total > MAX_UNROLLED {
                                 self.emit(
                                     Diagnostic::error(
-                                        "static-for",
+                                        Code::StaticFor,
                                         format!(
                                             "nested static_for loops unroll {total} copies of their body (limit {MAX_UNROLLED})"
                                         ),
@@ -515,7 +515,7 @@ impl<'k> Cx<'k> {
                         }
                         Err(d) => self.emit(
                             Diagnostic::error(
-                                "static-for",
+                                Code::StaticFor,
                                 "static_for bounds must be compile-time constants",
                                 d.primary.span,
                                 d.primary.message,
@@ -594,7 +594,7 @@ impl<'k> Cx<'k> {
             StmtKind::WarpSpecialize { default, workers } => {
                 if self.in_worker || !self.checked.workers.is_empty() {
                     self.emit(Diagnostic::error(
-                        "ws-nested",
+                        Code::WsNested,
                         "only one warp_specialize region per kernel, at the top level",
                         s.span,
                         "second region",
@@ -609,7 +609,7 @@ impl<'k> Cx<'k> {
                         Ok(n) if (1..=32).contains(&n) => n as u32,
                         Ok(n) => {
                             self.emit(Diagnostic::error(
-                                "ws-warps",
+                                Code::WsWarps,
                                 format!("a worker partition needs 1..=32 warps, found {n}"),
                                 w.warps.span,
                                 "here",
@@ -637,7 +637,7 @@ impl<'k> Cx<'k> {
                 let total = self.checked.total_warps();
                 if total > 32 {
                     self.emit(Diagnostic::error(
-                        "ws-warps",
+                        Code::WsWarps,
                         format!(
                             "{total} warps in all partitions exceed the 32 warps (1024 threads) of a CTA"
                         ),
@@ -649,7 +649,7 @@ impl<'k> Cx<'k> {
             StmtKind::StaticAssert { cond, message } => match self.checked.consts.bool(cond) {
                 Ok(true) => {}
                 Ok(false) => self.emit(Diagnostic::error(
-                    "static-assert",
+                    Code::StaticAssert,
                     format!("static assertion failed: {message}"),
                     cond.span,
                     "this is false",
@@ -666,7 +666,7 @@ impl<'k> Cx<'k> {
             Ok(r) => {
                 self.emit(
                     Diagnostic::error(
-                        "ws-regs",
+                        Code::WsRegs,
                         format!("register budget {r} is not a multiple of 8 in [24, 256]"),
                         e.span,
                         "invalid budget",
@@ -706,7 +706,7 @@ impl<'k> Cx<'k> {
                 match self.lookup(&n.name, n.span) {
                     None => self.emit(
                         Diagnostic::error(
-                            "undefined-name",
+                            Code::UndefinedName,
                             format!("cannot assign to undefined name `{}`", n.name),
                             n.span,
                             "not defined",
@@ -889,7 +889,7 @@ impl<'k> Cx<'k> {
                         None => {
                             let b = self.checked.consts.int(&a.value)?;
                             swizzle = Some(Swizzle::from_bytes(b).ok_or_else(|| {
-                                Diagnostic::error("smem-layout", format!("swizzle must be 0, 32, 64 or 128 bytes, found {b}"), a.value.span, "here")
+                                Diagnostic::error(Code::SmemLayout, format!("swizzle must be 0, 32, 64 or 128 bytes, found {b}"), a.value.span, "here")
                             })?);
                         }
                         Some("transposed") => transposed = self.checked.consts.bool(&a.value)?,
@@ -899,7 +899,7 @@ impl<'k> Cx<'k> {
                 }
                 let swizzle = swizzle.ok_or_else(|| e_type(e.span, "nvmma needs a swizzle width", "here").with_help("e.g. `nvmma(128)`"))?;
                 if fp4_padded && swizzle != Swizzle::B128 {
-                    return Err(Diagnostic::error("smem-layout", "fp4_padded layouts are 128-byte swizzled", e.span, "here")
+                    return Err(Diagnostic::error(Code::SmemLayout, "fp4_padded layouts are 128-byte swizzled", e.span, "here")
                         .with_help("write `nvmma(128, fp4_padded=true)`, as Gluon's NVMMASharedLayout requires"));
                 }
                 Ok(SmemLayout::Nvmma {
@@ -915,15 +915,15 @@ impl<'k> Cx<'k> {
             }),
             ExprKind::Call(f, args) if f == "linear" => {
                 let l = SmemLayout::linear_from_args(args).ok_or_else(|| {
-                    Diagnostic::error("smem-layout", "linear(...) takes one list of offset bases", e.span, "here")
+                    Diagnostic::error(Code::SmemLayout, "linear(...) takes one list of offset bases", e.span, "here")
                         .with_help("e.g. `linear([[0, 1], [1, 0]])`: offset bit i holds the coordinates of entry i")
                 })?;
                 if let SmemLayout::Linear { bases } = &l {
-                    LinearSmem::new(bases).map_err(|m| Diagnostic::error("smem-layout", m, e.span, "this linear layout"))?;
+                    LinearSmem::new(bases).map_err(|m| Diagnostic::error(Code::SmemLayout, m.to_string(), e.span, "this linear layout"))?;
                 }
                 Ok(l)
             }
-            _ => Err(Diagnostic::error("smem-layout", "unknown shared-memory layout", e.span, "here")
+            _ => Err(Diagnostic::error(Code::SmemLayout, "unknown shared-memory layout", e.span, "here")
                 .with_help("shared layouts: nvmma(SWIZZLE[, transposed=true][, fp4_padded=true]), plain, swizzled(VEC, PER_PHASE, MAX_PHASE), linear([[..], ..])")),
         }
     }
@@ -943,7 +943,7 @@ impl<'k> Cx<'k> {
         match &e.kind {
             ExprKind::Name(n) if n == "tmem32x32b" => Ok(TileLayout::Tmem32x32b),
             ExprKind::Name(n) => self.checked.layouts.get(n).cloned().ok_or_else(|| {
-                Diagnostic::error("undefined-name", format!("unknown layout `{n}`"), e.span, "not a layout")
+                Diagnostic::error(Code::UndefinedName, format!("unknown layout `{n}`"), e.span, "not a layout")
                     .with_help("declare it in the header: `layout NAME = blocked(...)`")
             }),
             ExprKind::Call(f, args) if f == "blocked" && args.len() == 4 => {
@@ -953,11 +953,11 @@ impl<'k> Cx<'k> {
                 let order = self.int_list(&args[3].value)?;
                 let r = spt.len();
                 if tpw.len() != r || wpc.len() != r || order.len() != r {
-                    return Err(Diagnostic::error("layout", "blocked layout lists must all have the tile's rank", e.span, "rank mismatch"));
+                    return Err(Diagnostic::error(Code::Layout, "blocked layout lists must all have the tile's rank", e.span, "rank mismatch"));
                 }
                 let lanes: u32 = tpw.iter().fold(1u32, |a, &b| a.saturating_mul(b));
                 if lanes != 32 {
-                    return Err(Diagnostic::error("layout", format!("threads_per_warp must multiply to 32, found {lanes}"), args[1].value.span, "here"));
+                    return Err(Diagnostic::error(Code::Layout, format!("threads_per_warp must multiply to 32, found {lanes}"), args[1].value.span, "here"));
                 }
                 Ok(TileLayout::Blocked { spt, tpw, wpc, order })
             }
@@ -965,7 +965,7 @@ impl<'k> Cx<'k> {
                 let dim = self.checked.consts.dim(&args[0].value)?;
                 let parent = self.tile_layout(&args[1].value)?;
                 if parent.rank().is_some_and(|r| dim as usize >= r) {
-                    return Err(Diagnostic::error("layout", "slice dimension out of range of its parent", args[0].value.span, "here"));
+                    return Err(Diagnostic::error(Code::Layout, "slice dimension out of range of its parent", args[0].value.span, "here"));
                 }
                 Ok(TileLayout::Slice { dim, parent: Box::new(parent) })
             }
@@ -977,17 +977,17 @@ impl<'k> Cx<'k> {
                         Some("warps") => {
                             let l = self.int_list(&a.value)?;
                             if l.len() != 2 {
-                                return Err(Diagnostic::error("layout", "wgmma warps is [W0, W1]", a.value.span, "here"));
+                                return Err(Diagnostic::error(Code::Layout, "wgmma warps is [W0, W1]", a.value.span, "here"));
                             }
                             warps = [l[0], l[1]];
                         }
                         Some("n") => n = self.checked.consts.dim(&a.value)?,
-                        _ => return Err(Diagnostic::error("layout", "wgmma layout takes warps=[W0, W1], n=N", a.value.span, "here")),
+                        _ => return Err(Diagnostic::error(Code::Layout, "wgmma layout takes warps=[W0, W1], n=N", a.value.span, "here")),
                     }
                 }
                 Ok(TileLayout::Wgmma { warps, n })
             }
-            _ => Err(Diagnostic::error("layout", "unknown register layout", e.span, "here")
+            _ => Err(Diagnostic::error(Code::Layout, "unknown register layout", e.span, "here")
                 .with_help("layouts: blocked(spt, tpw, wpc, order), slice(DIM, PARENT), tmem32x32b, wgmma(warps=[4, 1], n=N), or a declared name")),
         }
     }
@@ -1032,7 +1032,7 @@ impl<'k> Cx<'k> {
         self.checked.smem_bytes = top;
         if top > SMEM_CAPACITY {
             let mut d = Diagnostic::error(
-                "smem-capacity",
+                Code::SmemCapacity,
                 format!("kernel needs {top} bytes of shared memory; a CTA may use at most {SMEM_CAPACITY}"),
                 self.checked.kernel.name.span,
                 "too much shared memory",
@@ -1061,7 +1061,7 @@ impl<'k> Cx<'k> {
         self.checked.tmem_cols = col;
         if col > TMEM_COLUMNS {
             let mut d = Diagnostic::error(
-                "tmem-capacity",
+                Code::TmemCapacity,
                 format!("kernel needs {col} TMEM columns; a CTA has {TMEM_COLUMNS}"),
                 self.checked.kernel.name.span,
                 "too much tensor memory",

@@ -57,7 +57,7 @@ impl<'k> Cx<'k> {
                 "index it: `bars[i]`",
             )),
             other => Err(Diagnostic::error(
-                "mbar-type",
+                Code::MbarType,
                 format!("expected an mbarrier, found {}", other.describe()),
                 e.span,
                 "not a barrier",
@@ -137,7 +137,7 @@ impl<'k> Cx<'k> {
         i
     }
 
-    pub(super) fn arch(&mut self, op: &Op, needs: Target, code: &str) {
+    pub(super) fn arch(&mut self, op: &Op, needs: Target, code: Code) {
         if self.checked.target != needs {
             let what = op.kind.name();
             self.emit(
@@ -217,7 +217,7 @@ impl<'k> Cx<'k> {
                 let want = smem_bytes(dtype, &shape, &layout);
                 if want > have {
                     return Err(Diagnostic::error(
-                        "smem-reinterpret",
+                        Code::SmemReinterpret,
                         format!("reinterpret needs {want} bytes but the whole allocation has {have}"),
                         op.span,
                         "too large",
@@ -257,7 +257,7 @@ impl<'k> Cx<'k> {
                 block,
                 col_stride,
             } => {
-                self.arch(op, Target::Sm100a, "arch-tcgen05");
+                self.arch(op, Target::Sm100a, Code::ArchTcgen05);
                 let t = self.expect_tmem(src, "the reinterpreted view")?;
                 let (dtype, shape) = self.shaped(ty)?;
                 let (block, cs) = self.tmem_layout(op, &shape, block, col_stride)?;
@@ -277,7 +277,7 @@ impl<'k> Cx<'k> {
                 };
                 if new.cols() > have {
                     return Err(Diagnostic::error(
-                        "tmem-reinterpret",
+                        Code::TmemReinterpret,
                         format!(
                             "the reinterpreted view needs {} TMEM columns but the whole allocation has {have}",
                             new.cols()
@@ -295,7 +295,7 @@ impl<'k> Cx<'k> {
                 scales,
                 manual,
             } => {
-                self.arch(op, Target::Sm100a, "arch-tcgen05");
+                self.arch(op, Target::Sm100a, Code::ArchTcgen05);
                 let (dtype, shape) = self.shaped(ty)?;
                 let scales = match scales {
                     Some(s) => self.checked.consts.bool(s)?,
@@ -313,7 +313,7 @@ impl<'k> Cx<'k> {
                 };
                 if scales && dtype.bits() != 8 {
                     return Err(Diagnostic::error(
-                        "tmem-layout",
+                        Code::TmemLayout,
                         format!("a `scales=true` buffer holds 8-bit scale factors, found {dtype}"),
                         op.span,
                         "here",
@@ -333,7 +333,7 @@ impl<'k> Cx<'k> {
                 let cols = tt.cols();
                 if manual && (!cols.is_power_of_two() || !(32..=TMEM_COLUMNS).contains(&cols)) {
                     return Err(Diagnostic::error(
-                        "tmem-alloc-cols",
+                        Code::TmemAllocCols,
                         format!("tcgen05.alloc needs a power-of-two column count in 32..=512, this buffer has {cols}"),
                         op.span,
                         "invalid allocation",
@@ -344,11 +344,11 @@ impl<'k> Cx<'k> {
                 Ok(Some(Ty::Tmem(TmemTy { alloc: id, ..tt })))
             }
             TmemDealloc { buf } => {
-                self.arch(op, Target::Sm100a, "arch-tcgen05");
+                self.arch(op, Target::Sm100a, Code::ArchTcgen05);
                 let t = self.expect_tmem(buf, "tmem.dealloc's operand")?;
                 if !self.checked.allocs[t.alloc].manual {
                     return Err(Diagnostic::error(
-                        "tmem-dealloc",
+                        Code::TmemDealloc,
                         "only `manual=true` allocations are freed by tmem.dealloc",
                         op.span,
                         "scoped allocation",
@@ -363,7 +363,7 @@ impl<'k> Cx<'k> {
             TmaLoad { src, dst, bar, pred } | TmaGather { src, dst, bar, pred } => {
                 let gather = matches!(op.kind, TmaGather { .. });
                 if gather {
-                    self.arch(op, Target::Sm100a, "arch-gather");
+                    self.arch(op, Target::Sm100a, Code::ArchGather);
                 }
                 let (d, coords) = self.desc_coords(src)?;
                 self.coords(&d, coords, gather, src)?;
@@ -379,7 +379,7 @@ impl<'k> Cx<'k> {
             TmaStore { dst, src, pred } | TmaScatter { dst, src, pred } => {
                 let scatter = matches!(op.kind, TmaScatter { .. });
                 if scatter {
-                    self.arch(op, Target::Sm100a, "arch-gather");
+                    self.arch(op, Target::Sm100a, Code::ArchGather);
                 }
                 let (d, coords) = self.desc_coords(dst)?;
                 self.coords(&d, coords, scatter, dst)?;
@@ -406,7 +406,7 @@ impl<'k> Cx<'k> {
                 let c = self.checked.consts.int(count)?;
                 if !(1..(1 << 20)).contains(&c) {
                     return Err(Diagnostic::error(
-                        "mbar-count",
+                        Code::MbarCount,
                         format!("mbarrier expected count must be in 1..2^20, found {c}"),
                         count.span,
                         "here",
@@ -455,7 +455,7 @@ impl<'k> Cx<'k> {
                 .inline_asm(op, asm, constraints, args, dtypes, pack, pure)
                 .map(Some),
             Tcgen05FenceBefore {} | Tcgen05FenceAfter {} => {
-                self.arch(op, Target::Sm100a, "arch-tcgen05");
+                self.arch(op, Target::Sm100a, Code::ArchTcgen05);
                 Ok(None)
             }
             Tcgen05Mma {
@@ -466,7 +466,7 @@ impl<'k> Cx<'k> {
                 pred,
                 cta_group,
             } => {
-                self.arch(op, Target::Sm100a, "arch-tcgen05");
+                self.arch(op, Target::Sm100a, Code::ArchTcgen05);
                 self.opt_scalar(use_acc, "use_acc")?;
                 self.opt_scalar(pred, "pred")?;
                 let cg = self.cta_group(cta_group)?;
@@ -483,7 +483,7 @@ impl<'k> Cx<'k> {
                 pred,
                 cta_group,
             } => {
-                self.arch(op, Target::Sm100a, "arch-tcgen05");
+                self.arch(op, Target::Sm100a, Code::ArchTcgen05);
                 self.opt_scalar(use_acc, "use_acc")?;
                 self.opt_scalar(pred, "pred")?;
                 let cg = self.cta_group(cta_group)?;
@@ -491,7 +491,7 @@ impl<'k> Cx<'k> {
                 Ok(None)
             }
             Tcgen05Cp { src, dst } => {
-                self.arch(op, Target::Sm100a, "arch-tcgen05");
+                self.arch(op, Target::Sm100a, Code::ArchTcgen05);
                 let s = self.expect_smem(src, "tcgen05.cp's source")?;
                 let t = self.expect_tmem(dst, "tcgen05.cp's destination")?;
                 crate::rules::check_tcgen05_cp(op, &s, &t)?;
@@ -502,14 +502,14 @@ impl<'k> Cx<'k> {
                 bar,
                 multicast,
             } => {
-                self.arch(op, Target::Sm100a, "arch-clc");
+                self.arch(op, Target::Sm100a, Code::ArchClc);
                 self.clc_response(result)?;
                 self.expect_bar(bar)?;
                 self.opt_scalar(multicast, "multicast")?;
                 Ok(None)
             }
             ClcQuery { result } => {
-                self.arch(op, Target::Sm100a, "arch-clc");
+                self.arch(op, Target::Sm100a, Code::ArchClc);
                 self.clc_response(result)?;
                 Ok(Some(Ty::Tuple(vec![
                     Ty::Scalar(ScalarTy::I1),
@@ -519,14 +519,14 @@ impl<'k> Cx<'k> {
                 ])))
             }
             Tcgen05Commit { bar, pred, cta_group } => {
-                self.arch(op, Target::Sm100a, "arch-tcgen05");
+                self.arch(op, Target::Sm100a, Code::ArchTcgen05);
                 self.expect_bar(bar)?;
                 self.opt_scalar(pred, "pred")?;
                 self.cta_group(cta_group)?;
                 Ok(None)
             }
             TmemLoad { src, layout } => {
-                self.arch(op, Target::Sm100a, "arch-tcgen05");
+                self.arch(op, Target::Sm100a, Code::ArchTcgen05);
                 let t = self.expect_tmem(src, "tmem.load's source")?;
                 let layout = match layout {
                     Some(l) => self.layout_arg(l)?,
@@ -540,7 +540,7 @@ impl<'k> Cx<'k> {
                 })))
             }
             TmemStore { dst, value } => {
-                self.arch(op, Target::Sm100a, "arch-tcgen05");
+                self.arch(op, Target::Sm100a, Code::ArchTcgen05);
                 let t = self.expect_tmem(dst, "tmem.store's destination")?;
                 let v = self.tile_arg(value, "the stored value")?;
                 // Scale factors travel as raw bytes (Gluon carries ue8m0 factors as uint8 and
@@ -561,7 +561,7 @@ impl<'k> Cx<'k> {
                 Ok(None)
             }
             Wgmma { a, b, acc, use_acc } => {
-                self.arch(op, Target::Sm90a, "arch-wgmma");
+                self.arch(op, Target::Sm90a, Code::ArchWgmma);
                 self.opt_scalar(use_acc, "use_acc")?;
                 let at = self.expr_inner(a)?;
                 let bt = self.expect_smem(b, "wgmma's B operand")?;
@@ -570,7 +570,7 @@ impl<'k> Cx<'k> {
                 Ok(Some(Ty::Tile(acct)))
             }
             WgmmaWait { pendings } => {
-                self.arch(op, Target::Sm90a, "arch-wgmma");
+                self.arch(op, Target::Sm90a, Code::ArchWgmma);
                 self.checked.consts.int(pendings)?;
                 Ok(None)
             }
@@ -860,7 +860,7 @@ impl<'k> Cx<'k> {
                 1 => Ok(1),
                 2 => Ok(2),
                 v => Err(Diagnostic::error(
-                    "mma-shape",
+                    Code::MmaShape,
                     format!("cta_group must be 1 or 2, found {v}"),
                     e.span,
                     "here",
@@ -908,7 +908,7 @@ impl<'k> Cx<'k> {
         let want = if gather { 2 } else { d.block.len() };
         if n != want {
             return Err(Diagnostic::error(
-                "tma-rank",
+                Code::TmaRank,
                 format!(
                     "descriptor of rank {} takes {want} coordinates, found {n}",
                     d.block.len()
@@ -930,7 +930,7 @@ impl<'k> Cx<'k> {
     ) -> Result<(), Diagnostic> {
         if s.dtype != d.dtype {
             return Err(Diagnostic::error(
-                "tma-smem",
+                Code::TmaSmem,
                 format!(
                     "shared buffer holds {} but the descriptor moves {}",
                     s.dtype, d.dtype
@@ -949,7 +949,7 @@ impl<'k> Cx<'k> {
             };
             let want = vec![rows, d.block.last().copied().unwrap_or(0)];
             if s.shape != want {
-                return Err(Diagnostic::error("tma-smem", format!("gather/scatter of {rows} rows of {} needs a shared buffer of shape {want:?}, found {:?}", want[1], s.shape), e.span, "shape mismatch"));
+                return Err(Diagnostic::error(Code::TmaSmem, format!("gather/scatter of {rows} rows of {} needs a shared buffer of shape {want:?}, found {:?}", want[1], s.shape), e.span, "shape mismatch"));
             }
         } else {
             // A transposed (MN-major) buffer is stored with its last two dimensions swapped.
@@ -963,7 +963,7 @@ impl<'k> Cx<'k> {
             let b: u64 = bx.iter().fold(1u64, |a, &x| a.saturating_mul(x as u64));
             if a != b || phys.last() != bx.last() {
                 return Err(Diagnostic::error(
-                    "tma-smem",
+                    Code::TmaSmem,
                     format!(
                         "shared buffer of shape {:?} does not hold one box {:?} of the descriptor",
                         s.shape, bx
@@ -975,7 +975,7 @@ impl<'k> Cx<'k> {
         }
         if s.layout.swizzle() != d.layout.swizzle() {
             return Err(Diagnostic::error(
-                "tma-smem",
+                Code::TmaSmem,
                 format!(
                     "shared buffer layout {} differs from the descriptor's {}",
                     s.layout.describe(),
@@ -1034,7 +1034,7 @@ impl<'k> Cx<'k> {
         };
         if block[0] != 64 && block[0] != 128 {
             return Err(Diagnostic::error(
-                "tmem-layout",
+                Code::TmemLayout,
                 format!("TMEM block M must be 64 or 128, found {}", block[0]),
                 op.span,
                 "here",

@@ -2,7 +2,7 @@
 //! tests/gluon/map_elementwise.py): each written from the kernel's documented semantics, in f32
 //! arithmetic where the kernel's TTGIR does one f32 operation per step.
 
-use super::{int_arg, tensor, Expected, Tolerance};
+use super::{int_arg, tensor, Expected, RefError, Tolerance};
 use bwsim_isa::launch::{HostTensor, LaunchPlan};
 use bwsim_isa::DType;
 
@@ -10,9 +10,9 @@ fn f32_of(t: &HostTensor, i: u64) -> f32 {
     f32::from_bits(t.get_bits(i) as u32)
 }
 
-fn f32_out(name: &str, like: &HostTensor, values: &[f32]) -> Result<HostTensor, String> {
+fn f32_out(name: &str, like: &HostTensor, values: &[f32]) -> Result<HostTensor, RefError> {
     if like.dtype != DType::F32 || like.numel() != values.len() as u64 {
-        return Err(format!("`{name}` must be f32 with {} elements", values.len()));
+        return Err(format!("`{name}` must be f32 with {} elements", values.len()).into());
     }
     let mut o = HostTensor::zeros(name, DType::F32, like.shape.clone());
     for (i, v) in values.iter().enumerate() {
@@ -24,7 +24,7 @@ fn f32_out(name: &str, like: &HostTensor, values: &[f32]) -> Result<HostTensor, 
 /// `scalars_kernel`: `out[i] = x[3 + i] * x[0] + x[1]` for `i < n` (lanes `n..N` load 0.0, so
 /// `x[1]`), `out[N] = (x[0] + x[1]) + x[2]`, every other element as launched; each step one f32
 /// operation rounded to nearest (the TTGIR has separate multiply and add).
-pub(super) fn scalars(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+pub(super) fn scalars(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
     let x = tensor(plan, inputs, "x")?;
     let out = tensor(plan, inputs, "out")?;
     let n = int_arg(plan, "n")?.max(0) as u64;
@@ -48,7 +48,7 @@ pub(super) fn scalars(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Ex
 
 /// `map_elementwise_kernel`: `out[0, i] = x[i] if x[i] > y[i] else y[i]` and
 /// `out[1, i] = x[i] * y[i] + 0.5` for even `i`, `x[i] - y[i]` for odd `i` (f32 steps).
-pub(super) fn map_elementwise(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, String> {
+pub(super) fn map_elementwise(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
     let x = tensor(plan, inputs, "x")?;
     let y = tensor(plan, inputs, "y")?;
     let out = tensor(plan, inputs, "out")?;

@@ -84,7 +84,7 @@ impl Case {
         let file = self.source();
         let k = match bwsim_isa::parse(&file) {
             Ok(k) => k,
-            Err(d) => return d.into_iter().map(|d| d.code).collect(),
+            Err(d) => return d.into_iter().map(|d| d.code.to_string()).collect(),
         };
         let (checked, diags) = verify(
             &k,
@@ -96,11 +96,11 @@ impl Case {
         let mut codes: Vec<String> = diags
             .into_iter()
             .filter(|d| d.is_error())
-            .map(|d| d.code)
+            .map(|d| d.code.to_string())
             .collect();
         if let (Some(c), Some(l)) = (&checked, &k.launch) {
             if let Err(d) = launch::resolve(c, l) {
-                codes.extend(d.into_iter().map(|d| d.code));
+                codes.extend(d.into_iter().map(|d| d.code.to_string()));
             }
         }
         codes

@@ -2,6 +2,7 @@
 //! reductions, shape functions) to [`CExpr`] nodes, views and descriptor coordinates.
 
 use super::*;
+use bwsim_isa::Code;
 
 impl<'a, 'k> Lower<'a, 'k> {
     pub(super) fn expr(&mut self, e: &Expr) -> Result<CExpr, Diagnostic> {
@@ -10,7 +11,7 @@ impl<'a, 'k> Lower<'a, 'k> {
                 ConstValue::Int(i) => Ok(CExpr::Const(Value::Int(i))),
                 ConstValue::Bool(b) => Ok(CExpr::Const(Value::Bool(b))),
                 ConstValue::DType(_) => Err(Diagnostic::error(
-                    "E-type",
+                    Code::EType,
                     "an element type is not a value",
                     e.span,
                     "here",
@@ -33,7 +34,7 @@ impl<'a, 'k> Lower<'a, 'k> {
                 None if n == "inf" => Ok(CExpr::Const(Value::F32(f32::INFINITY))),
                 None if n == "nan" => Ok(CExpr::Const(Value::F32(f32::NAN))),
                 _ => Err(Diagnostic::error(
-                    "undefined-name",
+                    Code::UndefinedName,
                     format!("cannot find `{n}`"),
                     e.span,
                     "not a value",
@@ -48,13 +49,13 @@ impl<'a, 'k> Lower<'a, 'k> {
                 Ok(CExpr::Const(Value::Int(self.descs[d as usize].nbytes() as i64)))
             }
             ExprKind::Field(_, f) => Err(Diagnostic::error(
-                "E-type",
+                Code::EType,
                 format!("`.{f}` must be indexed"),
                 e.span,
                 "here",
             )),
             ExprKind::List(_) => Err(Diagnostic::error(
-                "E-type",
+                Code::EType,
                 "a list is not a value here",
                 e.span,
                 "here",
@@ -69,7 +70,7 @@ impl<'a, 'k> Lower<'a, 'k> {
             }
         }
         Err(Diagnostic::error(
-            "E-type",
+            Code::EType,
             "expected a tensor descriptor",
             e.span,
             "here",
@@ -85,7 +86,7 @@ impl<'a, 'k> Lower<'a, 'k> {
         let need = |n: usize| -> Result<(), Diagnostic> {
             if pos.len() < n {
                 Err(Diagnostic::error(
-                    "E-type",
+                    Code::EType,
                     format!("`{f}` takes {n} arguments"),
                     e.span,
                     "here",
@@ -213,7 +214,7 @@ impl<'a, 'k> Lower<'a, 'k> {
                 [IndexItem::Expr(i)] => u32::try_from(self.const_int(i)?).unwrap_or(u32::MAX),
                 _ => {
                     return Err(Diagnostic::error(
-                        "E-type",
+                        Code::EType,
                         format!("`.{field}` takes one index"),
                         e.span,
                         "here",
@@ -229,7 +230,7 @@ impl<'a, 'k> Lower<'a, 'k> {
                 };
                 return v.map(|v| CExpr::Const(Value::Int(v))).ok_or_else(|| {
                     Diagnostic::error(
-                        "E-type",
+                        Code::EType,
                         format!("no `.{field}[{i}]` on this descriptor"),
                         e.span,
                         "here",
@@ -240,7 +241,7 @@ impl<'a, 'k> Lower<'a, 'k> {
                 return Ok(CExpr::ShapeOf(Box::new(self.expr(inner)?), i));
             }
             return Err(Diagnostic::error(
-                "E-type",
+                Code::EType,
                 format!("unknown field `{field}`"),
                 e.span,
                 "here",
@@ -284,7 +285,7 @@ impl<'a, 'k> Lower<'a, 'k> {
                     IndexItem::Expr(x) => coords.push(self.expr(x)?),
                     _ => {
                         return Err(Diagnostic::error(
-                            "E-type",
+                            Code::EType,
                             "TMA coordinates are plain expressions",
                             e.span,
                             "here",
@@ -295,7 +296,7 @@ impl<'a, 'k> Lower<'a, 'k> {
             return Ok((d, coords));
         }
         Err(Diagnostic::error(
-            "E-type",
+            Code::EType,
             "expected `desc[coords]`",
             e.span,
             "here",

@@ -15,6 +15,7 @@ use bwsim_isa::ir::*;
 use bwsim_isa::launch::{ArgValue, LaunchPlan};
 use bwsim_isa::typeck::{AllocKind, Checked, Ty};
 use bwsim_isa::types::{DType, OobFill, ScalarTy};
+use bwsim_isa::Code;
 use bwsim_isa::{Diagnostic, Span};
 use std::collections::HashMap;
 
@@ -505,7 +506,12 @@ struct Lower<'a, 'k> {
 }
 
 fn unsupported(span: Span, msg: impl Into<String>) -> Diagnostic {
-    Diagnostic::error("sim-unsupported", msg, span, "the simulator does not model this")
+    Diagnostic::error(
+        Code::SimUnsupported,
+        msg,
+        span,
+        "the simulator does not model this",
+    )
 }
 
 /// Lower a verified kernel for one launch.
@@ -530,7 +536,7 @@ pub fn lower(checked: &Checked, plan: &LaunchPlan) -> Result<Program, Vec<Diagno
             .map(|(_, a)| a.clone());
         let Some(arg) = arg else {
             diags.push(Diagnostic::error(
-                "launch",
+                Code::Launch,
                 format!("parameter `{}` gets no argument", p.name),
                 p.span,
                 "here",
@@ -567,7 +573,7 @@ pub fn lower(checked: &Checked, plan: &LaunchPlan) -> Result<Program, Vec<Diagno
                     (_, ArgValue::Float(f)) => Value::Int(f as i64),
                     (_, ArgValue::Tensor(_)) => {
                         diags.push(Diagnostic::error(
-                            "launch",
+                            Code::Launch,
                             format!("scalar `{}` bound to a tensor", p.name),
                             p.span,
                             "here",
@@ -580,7 +586,7 @@ pub fn lower(checked: &Checked, plan: &LaunchPlan) -> Result<Program, Vec<Diagno
                 l.bind(&p.name, Binding::Slot(s));
             }
             _ => diags.push(Diagnostic::error(
-                "launch",
+                Code::Launch,
                 format!("parameter `{}` has an argument of the wrong kind", p.name),
                 p.span,
                 "here",
@@ -731,7 +737,7 @@ impl<'a, 'k> Lower<'a, 'k> {
                     let v = self.const_int(i)?;
                     u32::try_from(v).map_err(|_| {
                         Diagnostic::error(
-                            "const-eval",
+                            Code::ConstEval,
                             format!("expected a size, found {v}"),
                             i.span,
                             "here",
@@ -740,7 +746,7 @@ impl<'a, 'k> Lower<'a, 'k> {
                 })
                 .collect(),
             _ => Err(Diagnostic::error(
-                "E-type",
+                Code::EType,
                 "expected a list of constants",
                 e.span,
                 "here",
@@ -779,7 +785,7 @@ impl<'a, 'k> Lower<'a, 'k> {
                             Some(Binding::Slot(sl)) => dsts.push(*sl),
                             _ => {
                                 return Err(Diagnostic::error(
-                                    "undefined-name",
+                                    Code::UndefinedName,
                                     format!("cannot assign to `{}`", n.name),
                                     n.span,
                                     "not a variable",
@@ -858,7 +864,7 @@ impl<'a, 'k> Lower<'a, 'k> {
                 };
                 if st <= 0 {
                     return Err(Diagnostic::error(
-                        "static-for",
+                        Code::StaticFor,
                         "static_for step must be positive",
                         s.span,
                         "here",
@@ -1034,7 +1040,7 @@ impl<'a, 'k> Lower<'a, 'k> {
     fn inline_asm(&mut self, op: &'k Op, args: &'k Expr) -> Result<CExpr, Diagnostic> {
         let prog = self.checked.inline_asm(op).cloned().ok_or_else(|| {
             Diagnostic::error(
-                "sim-unsupported",
+                Code::SimUnsupported,
                 "inline_asm was not type-checked",
                 op.span,
                 "here",
@@ -1042,7 +1048,7 @@ impl<'a, 'k> Lower<'a, 'k> {
         })?;
         let ExprKind::List(items) = &args.kind else {
             return Err(Diagnostic::error(
-                "sim-unsupported",
+                Code::SimUnsupported,
                 "inline_asm arguments are a list",
                 args.span,
                 "here",
@@ -1060,7 +1066,7 @@ impl<'a, 'k> Lower<'a, 'k> {
         let name = op.kind.name();
         let missing_alloc = || {
             Diagnostic::error(
-                "sim-unsupported",
+                Code::SimUnsupported,
                 "allocation missing from the static plan",
                 op.span,
                 "here",
@@ -1069,7 +1075,7 @@ impl<'a, 'k> Lower<'a, 'k> {
         let lop = match &op.kind {
             K::InlineAsm { .. } => {
                 return Err(Diagnostic::error(
-                    "sim-unsupported",
+                    Code::SimUnsupported,
                     "inline_asm is lowered as an expression",
                     op.span,
                     "here",
@@ -1403,7 +1409,7 @@ impl<'a, 'k> Lower<'a, 'k> {
             return Ok((dtype, d));
         }
         Err(Diagnostic::error(
-            "E-type",
+            Code::EType,
             "expected a shaped type",
             e.span,
             "here",
@@ -1443,7 +1449,7 @@ impl<'a, 'k> Lower<'a, 'k> {
                 match bwsim_isa::typeck::SmemLayout::linear_from_args(args) {
                     Some(l) => Ok(Layout::from(&l)),
                     None => Err(Diagnostic::error(
-                        "smem-layout",
+                        Code::SmemLayout,
                         "linear(...) takes one list of offset bases",
                         e.span,
                         "here",
@@ -1451,7 +1457,7 @@ impl<'a, 'k> Lower<'a, 'k> {
                 }
             }
             _ => Err(Diagnostic::error(
-                "smem-layout",
+                Code::SmemLayout,
                 "unknown shared-memory layout",
                 e.span,
                 "here",

@@ -474,7 +474,7 @@ impl<'p, 's> Machine<'p, 's> {
         }
         .map_err(|e| match e {
             MbarFault::Underflow { .. } => {
-                Fault::CodedTrap("over-arrival", CudaError::LaunchFailure, e.reason())
+                Fault::CodedTrap(Code::OverArrival, CudaError::LaunchFailure, e.reason())
             }
             MbarFault::TxRange { .. } => Fault::trap(CudaError::LaunchFailure, e.reason()),
         })?;
@@ -549,7 +549,7 @@ impl<'p, 's> Machine<'p, 's> {
                 let prog = self.prog;
                 let bar = prog.mbar_name(addr);
                 let mut d = Diagnostic::error(
-                    "tx-mismatch",
+                    Code::TxMismatch,
                     format!("`{bar}` completed its phase before this copy's bytes had all landed: {left} bytes overshoot the expect"),
                     span,
                     format!("delivers {left} bytes to `{bar}` after the phase it was issued in completed"),

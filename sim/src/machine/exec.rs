@@ -2,6 +2,7 @@
 //! lowered operation (`exec_op`).
 
 use super::*;
+use crate::taint::{self, set_undef};
 
 impl<'p, 's> Machine<'p, 's> {
     pub(super) fn step(&mut self, s: usize, a: usize) -> Result<(), Stop> {
@@ -61,6 +62,100 @@ impl<'p, 's> Machine<'p, 's> {
         Ok(())
     }
 
+    /// Where operation `op` of partition `a` uses undefined values ([`crate::taint`]): the
+    /// value a global store writes, an address or index, a predicate or mask, a register MMA
+    /// operand. Each use is recorded against the origin of its undefined bytes.
+    pub(super) fn undef_sinks(&mut self, s: usize, a: usize, op: &LOp) {
+        let undef = &self.cta(s).agents[a].undef;
+        if undef.is_empty() {
+            return;
+        }
+        let mut uses: Vec<(Sink, &CExpr)> = Vec::new();
+        let mut views: Vec<&CExpr> = Vec::new();
+        match op {
+            LOp::GlobalStore {
+                offsets, value, mask, ..
+            } => {
+                uses.extend([(Sink::GlobalStore, value), (Sink::Address, offsets)]);
+                uses.extend(mask.iter().map(|m| (Sink::Branch, m)));
+            }
+            LOp::GlobalAtomic {
+                offsets,
+                value,
+                mask,
+                compare,
+                ..
+            } => {
+                uses.extend([(Sink::GlobalStore, value), (Sink::Address, offsets)]);
+                uses.extend(compare.iter().map(|c| (Sink::GlobalStore, c)));
+                uses.extend(mask.iter().map(|m| (Sink::Branch, m)));
+            }
+            LOp::GlobalLoad { offsets, mask, .. } => {
+                uses.push((Sink::Address, offsets));
+                uses.extend(mask.iter().map(|m| (Sink::Branch, m)));
+            }
+            LOp::CpAsync {
+                dst, offsets, mask, ..
+            } => {
+                uses.push((Sink::Address, offsets));
+                uses.extend(mask.iter().map(|m| (Sink::Branch, m)));
+                views.push(dst);
+            }
+            LOp::TmaLoad {
+                coords, smem, pred, ..
+            }
+            | LOp::TmaStore {
+                coords, smem, pred, ..
+            } => {
+                uses.extend(coords.iter().map(|c| (Sink::Address, c)));
+                uses.extend(pred.iter().map(|p| (Sink::Branch, p)));
+                views.push(smem);
+            }
+            LOp::Mma {
+                a: x,
+                b,
+                acc,
+                use_acc,
+                pred,
+                ..
+            } => {
+                uses.extend(use_acc.iter().chain(pred.iter()).map(|p| (Sink::Branch, p)));
+                views.extend([x, b, acc]);
+            }
+            LOp::Wgmma {
+                a: x,
+                b,
+                acc,
+                use_acc,
+                ..
+            } => {
+                uses.push((Sink::MmaOperand, x));
+                uses.extend(use_acc.iter().map(|p| (Sink::Branch, p)));
+                views.extend([b, acc]);
+            }
+            LOp::MbarArrive { pred, .. } | LOp::Commit { pred, .. } | LOp::MbarTx { pred, .. } => {
+                uses.extend(pred.iter().map(|p| (Sink::Branch, p)));
+            }
+            LOp::SmemLoad { src } | LOp::TmemLoad { src } => views.push(src),
+            LOp::SmemStore { dst, .. } | LOp::TmemStore { dst, .. } => views.push(dst),
+            _ => {}
+        }
+        let mut found: Vec<(u32, Sink)> = uses
+            .into_iter()
+            .filter_map(|(sink, e)| taint::origin(e, undef).map(|o| (o, sink)))
+            .collect();
+        // An undefined index into a view (a stage index read from shared memory) is an address.
+        found.extend(
+            views
+                .into_iter()
+                .filter_map(|e| taint::index_origin(e, undef).map(|o| (o, Sink::Address))),
+        );
+        let pc = self.cur_pc;
+        for (o, sink) in found {
+            self.reached.add(o, sink, pc);
+        }
+    }
+
     pub(super) fn cx(&mut self, s: usize) -> EvalCtx {
         EvalCtx {
             pid: self.cta(s).pid,
@@ -81,6 +176,11 @@ impl<'p, 's> Machine<'p, 's> {
             IKind::Eval { dsts, expr } => {
                 let v = eval::eval(expr, frame, &cx)?;
                 bind(frame, dsts, v)?;
+                if self.opts.check {
+                    let undef = &mut self.cta(s).agents[a].undef;
+                    let o = taint::origin(expr, undef);
+                    set_undef(undef, dsts, o);
+                }
                 Ok(Flow::Next)
             }
             IKind::Op { op, name, dsts } => {
@@ -88,9 +188,17 @@ impl<'p, 's> Machine<'p, 's> {
                 if let Some(hb) = self.hb(s) {
                     hb.step(a);
                 }
+                if self.opts.check {
+                    self.undef_now = None;
+                    self.undef_sinks(s, a, op);
+                }
                 match self.exec_op(s, a, op, name, instr.span, frame, &cx, resumed)? {
                     OpFlow::Value(v) => {
                         bind(frame, dsts, v)?;
+                        if self.opts.check {
+                            let o = self.undef_now.take();
+                            set_undef(&mut self.cta(s).agents[a].undef, dsts, o);
+                        }
                         Ok(Flow::Next)
                     }
                     OpFlow::Next => Ok(Flow::Next),
@@ -100,6 +208,12 @@ impl<'p, 's> Machine<'p, 's> {
             IKind::Jump(t) => Ok(Flow::Jump(*t)),
             IKind::BranchIfNot { cond, target } => {
                 let c = eval::eval(cond, frame, &cx)?;
+                if self.opts.check {
+                    if let Some(o) = taint::origin(cond, &self.cta(s).agents[a].undef) {
+                        let pc = self.cur_pc;
+                        self.reached.add(o, Sink::Branch, pc);
+                    }
+                }
                 let b = c
                     .as_bool()
                     .ok_or_else(|| Fault::unsupported(format!("`if` condition is {}", c.kind())))?;
@@ -115,7 +229,7 @@ impl<'p, 's> Machine<'p, 's> {
             } => {
                 let st = int_of(&eval::eval(step_e, frame, &cx)?, "loop step")?;
                 if st == 0 {
-                    return Err(Fault::error("sim-error", "`for` loop with step 0 never ends"));
+                    return Err(Fault::error(Code::SimError, "`for` loop with step 0 never ends"));
                 }
                 frame[*ctr as usize] = Value::Int(int_of(&eval::eval(start_e, frame, &cx)?, "loop start")?);
                 frame[*end as usize] = Value::Int(int_of(&eval::eval(end_e, frame, &cx)?, "loop end")?);
@@ -150,9 +264,11 @@ impl<'p, 's> Machine<'p, 's> {
                 for w in workers {
                     let c = self.cta(s);
                     let idx = c.agents.len() as u32;
+                    let undef = c.agents[a].undef.clone();
                     c.agents.push(Agent {
                         pc: w.entry,
                         frame: frame.to_vec(),
+                        undef,
                         first_warp: w.first_warp,
                         warps: w.warps,
                         ..Agent::default()
@@ -227,7 +343,7 @@ impl<'p, 's> Machine<'p, 's> {
                     .ok_or_else(|| Fault::trap(CudaError::IllegalAddress, "shared address overflow"))?;
                 let bytes = layout::buffer_bytes(*dtype, shape.as_slice(), *layout);
                 if start as u64 + bytes > self.cta(s).smem.len() as u64 {
-                    return Err(Fault::error("smem-reinterpret", format!("reinterpret of {bytes} bytes at shared byte {start} runs past the end of shared memory")));
+                    return Err(Fault::error(Code::SmemReinterpret, format!("reinterpret of {bytes} bytes at shared byte {start} runs past the end of shared memory")));
                 }
                 Ok(OpFlow::Value(Value::Smem(SmemView {
                     base: start,
@@ -256,7 +372,7 @@ impl<'p, 's> Machine<'p, 's> {
                 let end = n.col as u64 + layout::tmem_matrix_cols(&n);
                 if end > bwsim_isa::typeck::TMEM_COLUMNS as u64 {
                     return Err(Fault::error(
-                        "tmem-reinterpret",
+                        Code::TmemReinterpret,
                         format!("the reinterpreted view ends at TMEM column {end}, past the 512 columns"),
                     ));
                 }
@@ -294,7 +410,7 @@ impl<'p, 's> Machine<'p, 's> {
                 }
                 if busy {
                     self.diags.push(
-                        Diagnostic::warning("tmem-dealloc", "tmem.dealloc while tcgen05 operations are still in flight", span, "freed here")
+                        Diagnostic::warning(Code::TmemDealloc, "tmem.dealloc while tcgen05 operations are still in flight", span, "freed here")
                             .with_help("wait for the tcgen05.commit barrier that covers the last MMA before freeing its accumulator"),
                     );
                 }
@@ -461,7 +577,7 @@ impl<'p, 's> Machine<'p, 's> {
                 let n = int_of(&ev(count)?, "the arrival count")?;
                 if !(1..(1 << 20)).contains(&n) {
                     return Err(Fault::error(
-                        "mbar-count",
+                        Code::MbarCount,
                         format!("mbarrier expected count must be in 1..2^20, found {n}"),
                     ));
                 }
@@ -564,7 +680,7 @@ impl<'p, 's> Machine<'p, 's> {
                 if let Some(seen) = self.cta(s).clc_failed {
                     self.diags.push(
                         Diagnostic::error(
-                            "clc-misuse",
+                            Code::ClcMisuse,
                             "`clc.try_cancel` after this CTA read a response that cancelled nothing",
                             span,
                             "undefined behaviour (PTX: clusterlaunchcontrol.try_cancel)",
@@ -1002,6 +1118,12 @@ impl<'p, 's> Machine<'p, 's> {
                         eval::convert_bits(t.dtype, v.dtype, t.bits[lin])
                     })?;
                 }
+                if self.opts.check {
+                    // Undefined values stored stay undefined in shared memory.
+                    let c = self.cta(s);
+                    let o = taint::origin(value, &c.agents[a].undef);
+                    c.smem_undef.store(&addrs, eb.div_ceil(8), o);
+                }
                 let pc = self.cur_pc;
                 let h = self
                     .hb(s)
@@ -1091,7 +1213,7 @@ impl<'p, 's> Machine<'p, 's> {
     pub(super) fn pair_peer(&mut self, s: usize, op: &str) -> OpResult<u32> {
         if self.cluster_size != 2 {
             return Err(Fault::error(
-                "cta-pair",
+                Code::CtaPair,
                 format!(
                     "{op} with cta_group=2 needs a cluster of 2 CTAs, the launch has {}",
                     self.cluster_size

@@ -27,8 +27,10 @@ mod asyncs;
 mod exec;
 mod global;
 
+use bwsim_isa::Code;
 use global::*;
 
+use crate::diagnostics;
 use crate::eval::{self, as_tile, broadcast_shapes, BIndex, EvalCtx};
 use crate::hazards::{Actor, CtaHb};
 use crate::hb::{Hazard, Kind};
@@ -38,6 +40,7 @@ use crate::lower::{AllocPlace, CExpr, FenceKind, IKind, Instr, LOp, Program, TxK
 use crate::mbarrier::{Mbar, MbarFault};
 use crate::memory::{Smem, Tmem};
 use crate::sched::{AgentRef, AsyncKind, Scheduler};
+use crate::taint::{Reached, Sink, SlotTaint, SmemTaint};
 use crate::tensor::{self, AOperand, MmaOp, WgmmaA};
 use crate::tma;
 use crate::trace::{Event, Trace, Unit, What};
@@ -238,6 +241,9 @@ struct Agent {
     /// Copies not yet landed, by group.
     cp_pending: BTreeMap<u32, u32>,
     children: Vec<u32>,
+    /// Frame slots holding values computed from undefined bytes, with their origin
+    /// ([`crate::taint`]; empty unless checking).
+    undef: SlotTaint,
 }
 
 #[derive(Clone, Debug)]
@@ -387,6 +393,8 @@ struct Cta {
     /// Whether the CTA has read a `clc.try_cancel` response that cancelled nothing (PTX: a
     /// later `try_cancel` is undefined behaviour).
     clc_failed: Option<Span>,
+    /// Shared-memory bytes holding undefined values stored there ([`crate::taint`]).
+    smem_undef: SmemTaint,
 }
 
 enum Flow {
@@ -429,7 +437,11 @@ struct Machine<'p, 's> {
     /// The instruction being executed (for the checker's access records).
     cur_pc: u32,
     /// Checker diagnostics already reported in this run (code and spans).
-    reported: HashSet<(String, u32, u32)>,
+    reported: HashSet<(Code, u32, u32)>,
+    /// Set while an operation reads undefined bytes: the origin its result carries.
+    undef_now: Option<u32>,
+    /// Where the undefined bytes of each `uninit-read` went ([`crate::taint`]).
+    reached: Reached,
     /// CTAs per cluster (1 without clusters).
     cluster_size: u32,
     /// `cluster.sync` state per live cluster: (arrivals of the current generation, generation).
@@ -461,7 +473,7 @@ pub fn execute(
     let cluster_size = prog.cluster[0].max(1);
     if prog.cluster[1] > 1 || prog.cluster[2] > 1 || !grid[0].is_multiple_of(cluster_size) {
         let d = Diagnostic::error(
-            "sim-unsupported",
+            Code::SimUnsupported,
             format!(
                 "the simulator models clusters along x dividing the grid; this launch has cluster {:?} over grid {:?}",
                 prog.cluster, grid
@@ -503,6 +515,8 @@ pub fn execute(
         runnable: Vec::new(),
         cur_pc: 0,
         reported: HashSet::new(),
+        undef_now: None,
+        reached: Reached::default(),
         cluster_size,
         cluster_sync: BTreeMap::new(),
         guard: Guard::start(&opts.limits),
@@ -533,6 +547,9 @@ pub fn execute(
         }
     };
     m.counters.time = m.now;
+    if m.opts.check {
+        m.reached.annotate(&mut m.diags, prog);
+    }
     RunResult {
         tensors: m.global,
         outcome,
@@ -599,7 +616,7 @@ fn ints_of(v: &Value) -> OpResult<Vec<i64>> {
 fn s32(v: i64, what: &str) -> OpResult<i64> {
     i32::try_from(v).map(i64::from).map_err(|_| {
         Fault::error(
-            "operand-range",
+            Code::OperandRange,
             format!(
                 "{what} of {v} does not fit the instruction's 32-bit signed operand (hardware would use {})",
                 v as i32
@@ -613,18 +630,8 @@ impl Cta {
     fn bar(&mut self, addr: u32) -> OpResult<&mut Mbar> {
         match self.bars.get_mut(&addr) {
             Some(BarState::Live(m)) => Ok(m),
-            Some(BarState::Invalid) => Err(Fault::error(
-                "barrier-misuse",
-                format!("mbarrier at shared byte {addr} used after mbar.invalidate"),
-            )
-            .with_help("re-initialise it with `mbar.init` before using it again")),
-            None => Err(Fault::error(
-                "barrier-misuse",
-                format!("mbarrier at shared byte {addr} used before mbar.init"),
-            )
-            .with_help(
-                "initialise every barrier with `mbar.init` before any arrive, expect, wait or TMA on it",
-            )),
+            Some(BarState::Invalid) => Err(diagnostics::barrier_after_invalidate(addr)),
+            None => Err(diagnostics::barrier_before_init(addr)),
         }
     }
 }
@@ -721,11 +728,7 @@ impl<'p, 's> Machine<'p, 's> {
     fn report(&mut self, d: Diagnostic) {
         const MAX_REPORTS: usize = 64;
         let second = d.labels.first().map(|l| l.span.start).unwrap_or(u32::MAX);
-        if self.reported.len() < MAX_REPORTS
-            && self
-                .reported
-                .insert((d.code.clone(), d.primary.span.start, second))
-        {
+        if self.reported.len() < MAX_REPORTS && self.reported.insert((d.code, d.primary.span.start, second)) {
             self.diags.push(d);
         }
     }
@@ -751,27 +754,45 @@ impl<'p, 's> Machine<'p, 's> {
             IKind::Op { name, .. } => *name,
             _ => "this operation",
         };
-        let d = Diagnostic::error(
-            "uninit-read",
-            format!("`{name}` reads {what} that nothing wrote in this launch"),
-            i.span,
-            "reads uninitialised memory",
-        )
-        .with_note("shared and tensor memory start with undefined contents in every launch")
-        .with_help("write the buffer first (a TMA load waited on, an `smem.store`, an MMA with `use_acc=false`), or check which buffer or stage index this reads");
+        let d = diagnostics::uninit_read(name, &what, i.span);
         self.report(d);
+        // The read's result is undefined; an MMA or a TMA store reads the bytes as an operand
+        // or copies them to global memory itself.
+        self.undef_now = Some(pc);
+        match &i.kind {
+            IKind::Op {
+                op: LOp::Mma { .. } | LOp::Wgmma { .. },
+                ..
+            } => self.reached.add(pc, Sink::MmaOperand, pc),
+            IKind::Op {
+                op: LOp::TmaStore { .. },
+                ..
+            } => self.reached.add(pc, Sink::GlobalStore, pc),
+            _ => {}
+        }
     }
 
     /// Check that shared-memory elements were written before a read.
     fn check_smem_init(&mut self, s: usize, pc: u32, addrs: &[(u32, u32)]) {
         if self.opts.check {
             let c = self.cta(s);
+            let stored = c.smem_undef.origin(addrs, 1);
             if let Some(a) = c.smem.first_unwritten(addrs) {
                 let w = match self.prog.smem_names(a).first() {
                     Some((n, off)) => format!("`{n}` (shared byte {a}, byte {off} of the buffer)"),
                     None => format!("shared byte {a}"),
                 };
                 self.uninit(pc, w);
+            } else if let Some(o) = stored {
+                // Bytes an undefined value was stored to: no new warning, the origin's.
+                self.undef_now = Some(o);
+                if let Some(IKind::Op { op, .. }) = self.prog.code.get(pc as usize).map(|i| &i.kind) {
+                    match op {
+                        LOp::Mma { .. } | LOp::Wgmma { .. } => self.reached.add(o, Sink::MmaOperand, pc),
+                        LOp::TmaStore { .. } => self.reached.add(o, Sink::GlobalStore, pc),
+                        _ => {}
+                    }
+                }
             }
         }
     }
@@ -788,64 +809,7 @@ impl<'p, 's> Machine<'p, 's> {
         let who = self.trace.unit_name(c.id, Unit::Agent(a as u32));
         let bar = prog.mbar_name(addr);
         let span = prog.code.get(pc as usize).map(|i| i.span).unwrap_or(Span::DUMMY);
-        let passes = (phase & 1) != parity as u64;
-        let missed = al.missed.iter().flatten().count() as u64;
-        let mut d = Diagnostic::error(
-            "phase-aliasing",
-            format!("phase aliasing on `{bar}`: this wait means a phase the barrier has already moved past"),
-            span,
-            format!("{who} waits for parity {parity} here"),
-        );
-        let mut by_instr: Vec<(u32, Vec<u64>)> = Vec::new();
-        for (k, w) in al.missed.iter().flatten().enumerate() {
-            let phase_k = phase - missed + k as u64;
-            match by_instr.iter_mut().find(|(i, _)| *i == w.instr) {
-                Some((_, v)) => v.push(phase_k),
-                None => by_instr.push((w.instr, vec![phase_k])),
-            }
-        }
-        for (instr, phases) in by_instr {
-            let sp = prog
-                .code
-                .get(instr as usize)
-                .map(|i| i.span)
-                .unwrap_or(Span::DUMMY);
-            let what = match phases.as_slice() {
-                [p] => format!("completed phase {p} of `{bar}` (parity {})", p & 1),
-                ps => format!(
-                    "completed phases {} of `{bar}`",
-                    ps.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(" and ")
-                ),
-            };
-            d = d.with_label(sp, what);
-        }
-        let plural = |n: u64| if n == 1 { "" } else { "s" };
-        let meant = if missed == 2 {
-            format!(
-                "{who} cannot have observed the completion of phase {}: the phase it waits for and the one after it have both completed, and parity cannot tell them apart",
-                phase - 2
-            )
-        } else {
-            format!(
-                "{who} knows of {} completion{} and waits with parity {parity}, which means phase {}{}, already complete; phase {} has completed since and parity now shows it",
-                phase - 1,
-                plural(phase - 1),
-                phase as i64 - 2,
-                if phase == 1 { " (the phase a fresh barrier counts as complete)" } else { "" },
-                phase - 1
-            )
-        };
-        d = d
-            .with_note(format!(
-                "`{bar}` has completed {phase} phase{} (the current phase has parity {}); {meant}",
-                plural(phase),
-                phase & 1,
-            ))
-            .with_note(format!(
-                "in this schedule parity alone {} the wait (PTX.md section 5: parity is all the hardware keeps)",
-                if passes { "passes" } else { "blocks" }
-            ))
-            .with_help("a producer must not get two phases ahead of a waiter: give every pipeline stage its own barrier, release each buffer on its own barrier, or make the producer wait for the consumer's release before completing this barrier again");
+        let d = diagnostics::phase_aliasing(prog, &al, &who, &bar, span, phase, parity);
         self.report(d);
     }
 
@@ -999,6 +963,7 @@ impl<'p, 's> Machine<'p, 's> {
                 events: 0,
                 hb,
                 clc_failed: None,
+                smem_undef: SmemTaint::default(),
             });
             self.ev(id as u32, Unit::Agent(0), What::AgentStart, Span::DUMMY);
         }
@@ -1023,19 +988,7 @@ impl<'p, 's> Machine<'p, 's> {
             let Some(c) = self.slots[s].take() else { continue };
             self.counters.ctas += 1;
             for a in &c.tmem.manual {
-                let d = Diagnostic::error(
-                    "tmem-leak",
-                    format!(
-                        "CTA {} exits with TMEM columns {}..{} still allocated",
-                        c.id,
-                        a.col,
-                        a.col + a.cols
-                    ),
-                    a.span,
-                    "allocated here and never freed",
-                )
-                .with_note("every tcgen05.alloc must be freed before the kernel exits (PTX.md section 8)")
-                .with_help("add `tmem.dealloc` for this buffer at the end of the kernel");
+                let d = diagnostics::tmem_leak(c.id, a.col, a.cols, a.span);
                 if !self
                     .diags
                     .iter()
@@ -1157,7 +1110,10 @@ impl<'p, 's> Machine<'p, 's> {
                                 .map(|_| hbar.is_some_and(|h| !h.arrivers.is_empty()));
                         if let (Some(st), Some(hb)) = (state, hbar) {
                             if st.tx != 0 && !mismatches.iter().any(|(x, _): &(u32, _)| *x == addr) {
-                                mismatches.push((addr, tx_mismatch(prog, &prog.mbar_name(addr), st.tx, hb)));
+                                mismatches.push((
+                                    addr,
+                                    diagnostics::tx_mismatch(prog, &prog.mbar_name(addr), st.tx, hb),
+                                ));
                             }
                         }
                         WaitOn::Mbar(BarWait {
@@ -1230,56 +1186,6 @@ fn op_name(prog: &Program, pc: u32) -> &'static str {
         Some(IKind::Op { name, .. }) => name,
         _ => "an operation",
     }
-}
-
-/// The `tx-mismatch` of a barrier that will never complete its phase: `tx` is its transaction
-/// count (expected minus delivered bytes).
-fn tx_mismatch(prog: &Program, bar: &str, tx: i64, hb: &crate::hazards::BarHb) -> Diagnostic {
-    let span = |pc: &u32| prog.code.get(*pc as usize).map(|i| i.span).unwrap_or(Span::DUMMY);
-    let expects: Vec<Span> = hb.expect_at.iter().map(span).collect();
-    let delivers: Vec<Span> = hb.deliver_at.iter().map(span).collect();
-    let mut d = if tx < 0 {
-        let primary = delivers.first().copied().unwrap_or(Span::DUMMY);
-        let mut d = Diagnostic::error(
-            "tx-mismatch",
-            format!(
-                "`{bar}` received {} bytes more than its phase expects: the phase can never complete",
-                -tx
-            ),
-            primary,
-            format!("delivers bytes to `{bar}`"),
-        );
-        for s in delivers.iter().skip(1) {
-            d = d.with_label(*s, "delivers bytes too");
-        }
-        for s in &expects {
-            d = d.with_label(*s, format!("expects bytes on `{bar}`"));
-        }
-        d.with_help(if expects.is_empty() {
-            format!("add `mbar.expect {bar}, BYTES` (BYTES: everything the copies deliver, e.g. `desc.nbytes` per copy) before the copies, in the phase they complete")
-        } else {
-            "expect exactly the bytes the copies deliver: the full box of each, out-of-bounds part included".to_string()
-        })
-    } else {
-        let primary = expects.first().copied().unwrap_or(Span::DUMMY);
-        let mut d = Diagnostic::error(
-            "tx-mismatch",
-            format!("`{bar}` still expects {tx} bytes that no copy in flight will deliver: the phase can never complete"),
-            primary,
-            format!("expects bytes on `{bar}`"),
-        );
-        for s in &delivers {
-            d = d.with_label(*s, format!("delivers bytes to `{bar}`"));
-        }
-        d.with_help(
-            "expect only the bytes that the copies issued on this barrier deliver (`desc.nbytes` per copy)",
-        )
-    };
-    d = d.with_note(format!(
-        "in the current phase: {} bytes expected, {} bytes delivered (PTX.md section 3: the phase completes only when the transaction count returns to zero)",
-        hb.expected, hb.delivered
-    ));
-    d
 }
 
 /// Bulk groups a `tma.store_wait` still waits for: groups retire oldest first, so every group

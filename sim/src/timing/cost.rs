@@ -134,6 +134,34 @@ pub fn scalar_cycles(chip: &Chip, nodes: u32) -> f64 {
     chip.scalar_op_cycles * nodes.max(1) as f64
 }
 
+/// Issue slots an instruction takes when `warps` warps of the SM are issuing: warps are spread
+/// over the SM's 4 schedulers, each issuing one instruction per cycle, so with more than 4
+/// warps issuing the scheduler of a partition's first warp (whose elected thread issues the
+/// partition's TMA copies and MMAs) also issues other warps' instructions between its own:
+/// `ceil(warps / 4)` slots per instruction, 1 up to 4 warps. A partition that is not
+/// warp-specialized runs its whole instruction stream in every warp (8 warps: 2 slots).
+pub fn issue_slots(warps: u32) -> f64 {
+    warps.div_ceil(4).max(1) as f64
+}
+
+/// The chip table as a partition of `slots` issue slots per instruction ([`issue_slots`]) sees
+/// it: the costs of issuing (scalar operations, branches, mbarrier operations, fences, CTA
+/// barriers, TMA and tcgen05 instructions) multiplied by `slots`; latencies and bandwidths
+/// unchanged.
+pub fn issue_scaled(chip: &Chip, slots: f64) -> Chip {
+    Chip {
+        scalar_op_cycles: chip.scalar_op_cycles * slots,
+        branch_cycles: chip.branch_cycles * slots,
+        mbarrier_op_cycles: chip.mbarrier_op_cycles * slots,
+        fence_async_cycles: chip.fence_async_cycles * slots,
+        tcgen05_fence_cycles: chip.tcgen05_fence_cycles * slots,
+        bar_sync_cycles: chip.bar_sync_cycles * slots,
+        tma_issue_cycles: chip.tma_issue_cycles * slots,
+        mma_issue_cycles: chip.mma_issue_cycles * slots,
+        ..*chip
+    }
+}
+
 /// Extra cycles a spilling kernel's wgmma holds its warpgroup: the chip's
 /// `wgmma_spill_cycles` for each 64-row block of the warpgroup's accumulator (ptxas swaps the
 /// blocks through local memory once per wgmma statement).

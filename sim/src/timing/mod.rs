@@ -42,6 +42,7 @@ use bwsim_isa::consts::Override;
 use bwsim_isa::launch::{self, LaunchPlan};
 use bwsim_isa::typeck::Checked;
 use bwsim_isa::verify::{verify, VerifyOptions};
+use bwsim_isa::Code;
 use bwsim_isa::{Diagnostic, Span};
 use serde::Serialize;
 
@@ -55,7 +56,7 @@ pub enum TimingError {
     /// the timing model does not support.
     #[error("{code}: {message} ({agent} at cycle {time:.0})")]
     Op {
-        code: &'static str,
+        code: Code,
         message: String,
         span: Span,
         agent: String,
@@ -99,7 +100,7 @@ impl TimingError {
                     None => (Span::DUMMY, &waiters[..]),
                 };
                 let mut d = Diagnostic::error(
-                    "deadlock",
+                    Code::Deadlock,
                     format!("every partition is blocked at cycle {time:.0} of the timing model"),
                     first_span,
                     "blocked here",
@@ -111,7 +112,7 @@ impl TimingError {
             }
             TimingError::DoesNotFit { why, span, .. } => {
                 vec![Diagnostic::error(
-                    "occupancy",
+                    Code::Occupancy,
                     self.to_string(),
                     *span,
                     why.clone(),
@@ -119,7 +120,7 @@ impl TimingError {
             }
             TimingError::EventLimit(_) => {
                 vec![Diagnostic::error(
-                    "timing-limit",
+                    Code::TimingLimit,
                     self.to_string(),
                     Span::DUMMY,
                     "",
@@ -430,7 +431,7 @@ pub fn time_source(src: &str, overrides: &[Override], opts: &TimeOptions) -> Res
     let Some(checked) = checked else { return Err(diags) };
     let Some(l) = &kernel.launch else {
         return Err(vec![Diagnostic::error(
-            "launch",
+            Code::Launch,
             "kernel has no `launch { }` section",
             kernel.name.span,
             "here",

@@ -11,6 +11,7 @@ use crate::lower::{Builtin, CExpr, IItem};
 use crate::trap::{Fault, OpResult};
 use crate::value::{Tile, Value};
 use bwsim_isa::ir::{BinOp, UnOp};
+use bwsim_isa::Code;
 use bwsim_isa::DType;
 use std::sync::Arc;
 
@@ -229,7 +230,7 @@ fn result_shape(vals: &[&Value]) -> OpResult<Vec<u32>> {
         if let Some((_, s)) = tile_of(v) {
             shape = broadcast_shapes(&shape, s).ok_or_else(|| {
                 Fault::error(
-                    "sim-error",
+                    Code::SimError,
                     format!("shapes {shape:?} and {s:?} do not broadcast"),
                 )
             })?;
@@ -242,7 +243,7 @@ fn need_tile(v: Value) -> OpResult<(DType, Vec<u32>)> {
     match v {
         Value::Tile(t) => Ok((t.dtype, t.shape.clone())),
         other => Err(Fault::error(
-            "sim-error",
+            Code::SimError,
             format!("expected a tile, found {}", other.kind()),
         )),
     }
@@ -296,7 +297,7 @@ fn shape_eval(e: &CExpr, frame: &[Value], cx: &EvalCtx) -> OpResult<Value> {
         CExpr::ExpandDims(x, axis) => {
             let (dt, mut shape) = need_tile(ev(x)?)?;
             if *axis as usize > shape.len() {
-                return Err(Fault::error("sim-error", "expand_dims axis out of range"));
+                return Err(Fault::error(Code::SimError, "expand_dims axis out of range"));
             }
             shape.insert(*axis as usize, 1);
             Ok(hollow(dt, shape))
@@ -307,7 +308,7 @@ fn shape_eval(e: &CExpr, frame: &[Value], cx: &EvalCtx) -> OpResult<Value> {
             let m: u64 = old.iter().map(|&v| v as u64).product();
             if n != m {
                 return Err(Fault::error(
-                    "sim-error",
+                    Code::SimError,
                     format!("reshape of {old:?} to {shape:?} changes the element count"),
                 ));
             }
@@ -316,14 +317,17 @@ fn shape_eval(e: &CExpr, frame: &[Value], cx: &EvalCtx) -> OpResult<Value> {
         CExpr::Permute(x, order) => {
             let (dt, shape) = need_tile(ev(x)?)?;
             if order.len() != shape.len() {
-                return Err(Fault::error("sim-error", "permute order does not match the rank"));
+                return Err(Fault::error(
+                    Code::SimError,
+                    "permute order does not match the rank",
+                ));
             }
             let mut out = Vec::with_capacity(shape.len());
             for &o in order {
                 out.push(
                     *shape
                         .get(o as usize)
-                        .ok_or_else(|| Fault::error("sim-error", "permute axis out of range"))?,
+                        .ok_or_else(|| Fault::error(Code::SimError, "permute axis out of range"))?,
                 );
             }
             Ok(hollow(dt, out))
@@ -331,7 +335,7 @@ fn shape_eval(e: &CExpr, frame: &[Value], cx: &EvalCtx) -> OpResult<Value> {
         CExpr::Split(x) => {
             let (dt, mut shape) = need_tile(ev(x)?)?;
             if shape.last() != Some(&2) {
-                return Err(Fault::error("sim-error", "split needs a last dimension of 2"));
+                return Err(Fault::error(Code::SimError, "split needs a last dimension of 2"));
             }
             shape.pop();
             let h = hollow(dt, shape);
@@ -342,7 +346,7 @@ fn shape_eval(e: &CExpr, frame: &[Value], cx: &EvalCtx) -> OpResult<Value> {
             let (_, sb) = need_tile(ev(b)?)?;
             if sb != shape {
                 return Err(Fault::error(
-                    "sim-error",
+                    Code::SimError,
                     "join needs two tiles of the same shape",
                 ));
             }
@@ -356,7 +360,7 @@ fn shape_eval(e: &CExpr, frame: &[Value], cx: &EvalCtx) -> OpResult<Value> {
         CExpr::Reduce(op, x, axis) => {
             let (dt, mut shape) = need_tile(ev(x)?)?;
             if *axis as usize >= shape.len() {
-                return Err(Fault::error("sim-error", "reduction axis out of range"));
+                return Err(Fault::error(Code::SimError, "reduction axis out of range"));
             }
             shape.remove(*axis as usize);
             if shape.is_empty() {
@@ -373,10 +377,11 @@ fn shape_eval(e: &CExpr, frame: &[Value], cx: &EvalCtx) -> OpResult<Value> {
                     for it in items {
                         match it {
                             IItem::NewAxis => shape.push(1),
-                            IItem::Slice(None, None) => shape
-                                .push(*src.next().ok_or_else(|| {
-                                    Fault::error("sim-error", "too many `:` for this tile")
-                                })?),
+                            IItem::Slice(None, None) => {
+                                shape.push(*src.next().ok_or_else(|| {
+                                    Fault::error(Code::SimError, "too many `:` for this tile")
+                                })?)
+                            }
                             _ => return Err(unsupported("an element of a register tile")),
                         }
                     }
@@ -409,7 +414,7 @@ fn shape_eval(e: &CExpr, frame: &[Value], cx: &EvalCtx) -> OpResult<Value> {
             shape
                 .get(*i as usize)
                 .map(|&v| Value::Int(v as i64))
-                .ok_or_else(|| Fault::error("sim-error", format!("`.shape[{i}]` out of range")))
+                .ok_or_else(|| Fault::error(Code::SimError, format!("`.shape[{i}]` out of range")))
         }
     }
 }

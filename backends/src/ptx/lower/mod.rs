@@ -233,19 +233,19 @@ pub(super) struct Lowerer<'c, 'k> {
 /// (TMEM allocation management, commits); replaced when the module is assembled.
 pub(super) const CTA_GROUP_PLACEHOLDER: &str = "__CTA_GROUP__";
 
-pub(super) fn unsupported(op: &str, span: Span, reason: impl Into<String>) -> LowerError {
+pub(super) fn unsupported(op: &str, span: Span, reason: impl std::fmt::Display) -> LowerError {
     LowerError::Unsupported {
         op: op.to_string(),
         span,
-        reason: reason.into(),
+        reason: reason.to_string(),
     }
 }
 
-pub(super) fn invalid(op: &str, span: Span, reason: impl Into<String>) -> LowerError {
+pub(super) fn invalid(op: &str, span: Span, reason: impl std::fmt::Display) -> LowerError {
     LowerError::Invalid {
         op: op.to_string(),
         span,
-        reason: reason.into(),
+        reason: reason.to_string(),
     }
 }
 

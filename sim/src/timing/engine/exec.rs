@@ -2,6 +2,7 @@
 //! (TMA, tensor pipe, memory system) and the events it schedules.
 
 use super::*;
+use bwsim_isa::Code;
 
 impl<'p> Engine<'p> {
     /// A global read of `bytes` on SM `sm`'s load/store path (generic loads, cp.async),
@@ -39,7 +40,16 @@ impl<'p> Engine<'p> {
                 Some(e) => bool_of(&evs(e)?, "pred"),
             }
         };
-        let chip = self.chip;
+        let warps = self.cta(c).agents[a as usize].warps;
+        let slots = self.slots(c, a);
+        // Issue costs as this partition's scheduler sees them (cost::issue_scaled).
+        let chip = cost::issue_scaled(&self.chip, slots);
+        // A TMA copy, an mbarrier expect or a tcgen05.commit is issued by one thread; in a
+        // partition of several warps the compiled code may meet at CTA barriers before it
+        // (chips.rs issue_barriers: Triton puts a bar.sync before each).
+        if warps > 1 && single_thread_issue(op) {
+            *t += chip.issue_barriers * chip.bar_sync_cycles;
+        }
         let t0 = *t;
         let sm = self.cta(c).sm as usize;
         let me = TUnit::Agent(a);
@@ -53,7 +63,7 @@ impl<'p> Engine<'p> {
             } => {
                 let v = smem_of(evs(src)?)?;
                 let start = layout::view_start(&v)
-                    .ok_or_else(|| Fault::error("sim-error", "shared address overflow"))?;
+                    .ok_or_else(|| Fault::error(Code::SimError, "shared address overflow"))?;
                 Ok(Some(Flow::Value(Value::Smem(SmemView {
                     base: start,
                     dtype: *dtype,
@@ -264,7 +274,7 @@ impl<'p> Engine<'p> {
                 let n = int_of(&evs(count)?, "the arrival count")?;
                 if !(1..(1 << 20)).contains(&n) {
                     return Err(Fault::error(
-                        "mbar-count",
+                        Code::MbarCount,
                         format!("mbarrier expected count must be in 1..2^20, found {n}"),
                     ));
                 }
@@ -336,10 +346,7 @@ impl<'p> Engine<'p> {
                 let since = self.cta(c).agents[a as usize].wait_since;
                 let b = self.cta(c).bar(addr)?;
                 let Some(m) = b.state else {
-                    return Err(Fault::error(
-                        "barrier-misuse",
-                        "mbar.wait on an invalidated mbarrier",
-                    ));
+                    return Err(crate::diagnostics::barrier_after_invalidate(addr));
                 };
                 if m.test_wait(parity) {
                     // A phase stamped later than this agent's clock (an agent ahead of the queue
@@ -366,10 +373,7 @@ impl<'p> Engine<'p> {
                 let parity = (int_of(&evs(phase)?, "the phase")? & 1) as u32;
                 let b = self.cta(c).bar(addr)?;
                 let Some(m) = b.state else {
-                    return Err(Fault::error(
-                        "barrier-misuse",
-                        "mbar.test_wait on an invalidated mbarrier",
-                    ));
+                    return Err(crate::diagnostics::barrier_after_invalidate(addr));
                 };
                 *t += chip.mbarrier_op_cycles;
                 Ok(Some(Flow::Value(Value::Bool(m.test_wait(parity)))))
@@ -441,12 +445,20 @@ impl<'p> Engine<'p> {
                 let start = pipe.when_served(c, before).max(issue);
                 let target = pipe.issue(issue, c, dur);
                 let end = pipe.when_served(c, target);
+                // The issuing thread goes on once all but the issue queue's depth of the CTA's
+                // instructions have started (chips.rs tcgen05_queue_instrs).
+                let instrs = cost::mma_instrs(m, k, kind, false).max(1) as f64;
+                let release = if chip.tcgen05_queue_instrs > 0.0 {
+                    pipe.when_served(c, target - chip.tcgen05_queue_instrs * dur / instrs)
+                } else {
+                    issue
+                };
                 let cta = self.cta(c);
                 cta.pipe_free = end;
                 cta.pipe_done = cta.pipe_done.max(end + chip.mma_latency);
                 self.stats.flops += cost::flops(m, n, k);
                 self.stats.mmas += 1;
-                *t = issue;
+                *t = issue.max(release);
                 self.record_tc(t0, c, name, [m, n, k], start, end, span);
                 Ok(Some(Flow::Next))
             }
@@ -564,15 +576,16 @@ impl<'p> Engine<'p> {
                     }
                 };
                 let dur = cost::wgmma_cycles(&chip, m, n, k, kind);
+                let per = self.chip.mma_issue_cycles;
                 let spills = self.spills;
                 let cta = self.cta(c);
                 let ag = &cta.agents[a as usize];
                 let groups = (ag.warps / 4).max(1);
                 let instrs = cost::mma_instrs(m, k, kind, true).div_ceil(groups);
-                let mut issue = t0 + chip.mma_issue_cycles * instrs as f64;
-                let start = (t0 + chip.mma_issue_cycles)
-                    .max(ag.wg_free)
-                    .max(self.sms[sm].tensor.free);
+                // Each warpgroup issues its own wgmma instructions: not scaled by the
+                // partition's issue slots.
+                let mut issue = t0 + per * instrs as f64;
+                let start = (t0 + per).max(ag.wg_free).max(self.sms[sm].tensor.free);
                 let mut end = self.sms[sm].tensor.reserve(start, dur);
                 if spills {
                     // ptxas swaps the accumulator's 64-row blocks through local memory
@@ -744,4 +757,19 @@ impl<'p> Engine<'p> {
             }
         }
     }
+}
+
+/// Operations one thread issues for its partition: TMA copies, mbarrier transaction-count
+/// expects, tcgen05 commits (see [`Engine::exec_op`]).
+fn single_thread_issue(op: &LOp) -> bool {
+    matches!(
+        op,
+        LOp::TmaLoad { .. }
+            | LOp::TmaStore { .. }
+            | LOp::Commit { .. }
+            | LOp::MbarTx {
+                kind: TxKind::Expect | TxKind::ExpectTx,
+                ..
+            }
+    )
 }

@@ -40,6 +40,7 @@ use crate::lower::{CExpr, IKind, LOp, Program, TxKind};
 use crate::mbarrier::{Mbar, MbarFault};
 use crate::trap::{CudaError, Fault, OpResult};
 use crate::value::{Dims, SmemView, TmemView, Value};
+use bwsim_isa::Code;
 use bwsim_isa::{DType, Span};
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
@@ -222,10 +223,7 @@ impl Cta {
     fn bar(&mut self, addr: u32) -> OpResult<&mut Bar> {
         match self.bars.iter_mut().position(|b| b.addr == addr) {
             Some(i) => Ok(&mut self.bars[i]),
-            None => Err(Fault::error(
-                "barrier-misuse",
-                format!("mbarrier at shared byte {addr} used before mbar.init"),
-            )),
+            None => Err(crate::diagnostics::barrier_before_init(addr)),
         }
     }
 }
@@ -551,6 +549,13 @@ impl<'p> Engine<'p> {
         });
     }
 
+    /// Issue slots per instruction of agent `a` of CTA `c`: [`cost::issue_slots`] of the
+    /// partition's warps, which all run its instruction stream. (Co-resident CTAs' warps share
+    /// the schedulers too; the model does not count them.)
+    fn slots(&mut self, c: u32, a: u32) -> f64 {
+        cost::issue_slots(self.cta(c).agents[a as usize].warps)
+    }
+
     fn cta(&mut self, c: u32) -> &mut Cta {
         self.ctas[c as usize]
             .as_deref_mut()
@@ -811,10 +816,7 @@ impl<'p> Engine<'p> {
         let cta = self.cta(c);
         let b = cta.bar(addr)?;
         let Some(m) = &mut b.state else {
-            return Err(Fault::error(
-                "barrier-misuse",
-                "mbarrier used after mbar.invalidate",
-            ));
+            return Err(crate::diagnostics::barrier_after_invalidate(addr));
         };
         let flipped = f(m).map_err(|e| Fault::trap(CudaError::LaunchFailure, e.reason()))?;
         b.latest = b.latest.max(t);
@@ -916,7 +918,7 @@ impl<'p> Engine<'p> {
     ) -> OpResult<Step> {
         let prog = self.prog;
         let Some(instr) = prog.code.get(pc as usize) else {
-            return Err(Fault::error("sim-error", "program counter past the end"));
+            return Err(Fault::error(Code::SimError, "program counter past the end"));
         };
         let span = instr.span;
         match &instr.kind {
@@ -962,7 +964,7 @@ impl<'p> Engine<'p> {
                         Some(q) => q.value(),
                         None => eval::eval(expr, frame, cx)?,
                     };
-                    *t += self.scalar_cost[pc as usize];
+                    *t += self.scalar_cost[pc as usize] * self.slots(c, a);
                     bind(frame, dsts, v)?;
                 }
                 Ok(Step::Next)
@@ -970,7 +972,7 @@ impl<'p> Engine<'p> {
             IKind::Jump(to) => Ok(Step::Jump(*to)),
             IKind::BranchIfNot { cond, target } => {
                 let v = shape::eval(cond, frame, cx)?;
-                *t += self.scalar_cost[pc as usize] + self.chip.branch_cycles;
+                *t += (self.scalar_cost[pc as usize] + self.chip.branch_cycles) * self.slots(c, a);
                 let b = bool_of(&v, "an `if` condition")?;
                 Ok(if b { Step::Next } else { Step::Jump(*target) })
             }
@@ -984,14 +986,14 @@ impl<'p> Engine<'p> {
             } => {
                 let st = int_of(&eval::eval(step_e, frame, cx)?, "the loop step")?;
                 if st == 0 {
-                    return Err(Fault::error("sim-error", "`for` loop with step 0 never ends"));
+                    return Err(Fault::error(Code::SimError, "`for` loop with step 0 never ends"));
                 }
                 let s0 = int_of(&eval::eval(start_e, frame, cx)?, "the loop start")?;
                 let e0 = int_of(&eval::eval(end_e, frame, cx)?, "the loop end")?;
                 frame[*ctr as usize] = Value::Int(s0);
                 frame[*end as usize] = Value::Int(e0);
                 frame[*step as usize] = Value::Int(st);
-                *t += self.scalar_cost[pc as usize];
+                *t += self.scalar_cost[pc as usize] * self.slots(c, a);
                 Ok(Step::Next)
             }
             IKind::LoopTest {
@@ -1004,7 +1006,7 @@ impl<'p> Engine<'p> {
                 let cv = frame[*ctr as usize].as_int().unwrap_or(0);
                 let e = frame[*end as usize].as_int().unwrap_or(0);
                 let st = frame[*step as usize].as_int().unwrap_or(1);
-                *t += self.chip.branch_cycles;
+                *t += self.chip.branch_cycles * self.slots(c, a);
                 if crate::lower::loop_continues(cv, e, st) {
                     frame[*var as usize] = Value::Int(cv);
                     Ok(Step::Next)
@@ -1016,7 +1018,7 @@ impl<'p> Engine<'p> {
                 let cv = frame[*ctr as usize].as_int().unwrap_or(0);
                 let st = frame[*step as usize].as_int().unwrap_or(1);
                 frame[*ctr as usize] = Value::Int(crate::lower::loop_next(cv, st));
-                *t += self.chip.scalar_op_cycles;
+                *t += self.chip.scalar_op_cycles * self.slots(c, a);
                 Ok(Step::Jump(*head))
             }
             IKind::Fork { workers } => {

@@ -1,0 +1,296 @@
+//! Diagnostic levels on the command line (`--deny`, `--warn`, `--allow`, `--deny warnings`) as
+//! `bwsim check` and `bwsim run` meet them, their exit statuses, levels in `--json`, and
+//! `--format sarif` held to the SARIF 2.1.0 specification's required properties.
+
+use std::process::Command;
+
+fn bwsim(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_bwsim"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(args)
+        .output()
+        .expect("bwsim runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn json(s: &str) -> serde_json::Value {
+    serde_json::from_str(s).unwrap_or_else(|e| panic!("not JSON ({e}): {s}"))
+}
+
+/// A clean kernel except that it reads shared memory nothing filled.
+const UNINIT: &str = "tests/fail/uninit_read.tile";
+
+fn check(extra: &[&str]) -> (i32, String, String) {
+    let mut args = vec!["check", UNINIT, "--schedules", "2", "--jobs", "1"];
+    args.extend_from_slice(extra);
+    bwsim(&args)
+}
+
+#[test]
+fn an_uninitialised_read_is_a_warning_and_exits_0() {
+    let (code, out, err) = check(&[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.is_empty(), "{out}");
+    assert!(err.contains("warning[uninit-read]"), "{err}");
+    // Where the undefined bytes go, as memcheck would say it.
+    assert!(
+        err.contains("the undefined bytes reach a global store here"),
+        "{err}"
+    );
+    assert!(err.contains("1 warning (no errors)"), "{err}");
+}
+
+#[test]
+fn deny_makes_it_an_error() {
+    for flags in [
+        &["--deny", "uninit-read"][..],
+        &["-D", "uninit-read"],
+        &["--deny", "warnings"],
+    ] {
+        let (code, _, err) = check(flags);
+        assert_eq!(code, 1, "{flags:?}: {err}");
+        assert!(err.contains("error[uninit-read]"), "{flags:?}: {err}");
+    }
+    let (code, _, err) = bwsim(&["run", UNINIT, "--deny", "uninit-read"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("error[uninit-read]"), "{err}");
+    let (code, _, err) = bwsim(&["run", UNINIT]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("warning[uninit-read]"), "{err}");
+}
+
+#[test]
+fn allow_silences_a_lint_and_warn_relaxes_one() {
+    let (code, _, err) = check(&["--allow", "uninit-read"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("uninit-read"), "{err}");
+    assert!(err.contains("no hazards found"), "{err}");
+    let (code, _, err) = bwsim(&[
+        "check",
+        "tests/fail/missing_fence_store.tile",
+        "--schedules",
+        "2",
+        "--warn",
+        "missing-fence",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("warning[missing-fence]"), "{err}");
+}
+
+#[test]
+fn bad_level_flags_are_refused_with_the_reason() {
+    let (code, _, err) = check(&["--warn", "deadlock"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("`deadlock` is a hard error"), "{err}");
+    let (code, _, err) = check(&["--deny", "no-such-code"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("not a diagnostic code"), "{err}");
+    let (code, _, err) = check(&["--deny", "race", "--allow", "race"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("both `--deny` and `--allow`"), "{err}");
+    let (code, _, err) = check(&["--json", "--format", "sarif"]);
+    assert_eq!(code, 2, "{err}");
+    // --help teaches the flags.
+    let (_, out, _) = bwsim(&["check", "--help"]);
+    for s in [
+        "--deny <CODE|warnings>",
+        "--warn <CODE>",
+        "--allow <CODE>",
+        "--format <FORMAT>",
+        "sarif",
+    ] {
+        assert!(out.contains(s), "`{s}` missing from:\n{out}");
+    }
+}
+
+#[test]
+fn json_carries_levels() {
+    let (code, out, _) = check(&["--json"]);
+    assert_eq!(code, 0);
+    let v = json(&out);
+    assert_eq!(v["ok"], true);
+    let d = &v["findings"][0]["diagnostic"];
+    assert_eq!(d["code"], "uninit-read");
+    assert_eq!(d["level"], "warning");
+    assert_eq!(d["default_level"], "warning");
+    let (code, out, _) = check(&["--json", "--deny", "uninit-read"]);
+    assert_eq!(code, 1);
+    let v = json(&out);
+    assert_eq!(v["ok"], false);
+    assert_eq!(v["levels"]["deny"][0], "uninit-read");
+    assert_eq!(v["findings"][0]["diagnostic"]["level"], "error");
+    let (_, out, _) = bwsim(&["run", UNINIT, "--json", "--seed", "1"]);
+    let v = json(&out);
+    assert_eq!(v["ok"], true);
+    assert_eq!(v["diagnostics"][0]["level"], "warning");
+}
+
+/// The properties SARIF 2.1.0 requires (section 3: sarifLog `version`, `runs`; run `tool`;
+/// toolComponent `name`; reportingDescriptor `id`; result `message` with `text`; and the
+/// location properties bwsim promises), and that each result names a rule of the log.
+fn assert_valid_sarif(log: &serde_json::Value) -> Vec<serde_json::Value> {
+    assert_eq!(log["version"], "2.1.0");
+    assert!(log["$schema"].as_str().is_some_and(|s| s.contains("sarif-2.1.0")));
+    let runs = log["runs"].as_array().expect("runs is an array");
+    assert_eq!(runs.len(), 1);
+    let driver = &runs[0]["tool"]["driver"];
+    assert_eq!(driver["name"], "bwsim");
+    let rules = driver["rules"].as_array().expect("rules is an array");
+    let ids: Vec<&str> = rules.iter().map(|r| r["id"].as_str().expect("rule id")).collect();
+    let mut unique = ids.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), ids.len(), "rule ids are unique");
+    for r in rules {
+        assert!(r["shortDescription"]["text"].is_string(), "{r}");
+        let l = r["defaultConfiguration"]["level"]
+            .as_str()
+            .expect("default level");
+        assert!(["error", "warning", "note", "none"].contains(&l), "{r}");
+    }
+    assert!(ids.contains(&"uninit-read") && ids.contains(&"race") && ids.contains(&"syntax"));
+    let results = runs[0]["results"]
+        .as_array()
+        .expect("results is an array")
+        .clone();
+    for r in &results {
+        assert!(
+            r["message"]["text"].as_str().is_some_and(|t| !t.is_empty()),
+            "{r}"
+        );
+        let id = r["ruleId"].as_str().expect("ruleId");
+        let i = r["ruleIndex"].as_u64().expect("ruleIndex") as usize;
+        assert_eq!(ids.get(i), Some(&id), "ruleIndex points at the rule");
+        assert!(["error", "warning", "note", "none"].contains(&r["level"].as_str().expect("level")));
+        for loc in r["locations"].as_array().expect("locations") {
+            let pl = &loc["physicalLocation"];
+            assert!(
+                pl["artifactLocation"]["uri"]
+                    .as_str()
+                    .is_some_and(|u| !u.is_empty()),
+                "{loc}"
+            );
+            assert!(
+                pl["region"]["startLine"].as_u64().is_some_and(|n| n >= 1),
+                "{loc}"
+            );
+            assert!(
+                pl["region"]["startColumn"].as_u64().is_some_and(|n| n >= 1),
+                "{loc}"
+            );
+        }
+    }
+    results
+}
+
+#[test]
+fn sarif_output_follows_the_specification() {
+    let (code, out, _) = check(&["--format", "sarif"]);
+    assert_eq!(code, 0);
+    let results = assert_valid_sarif(&json(&out));
+    assert_eq!(results.len(), 1);
+    let r = &results[0];
+    assert_eq!(r["ruleId"], "uninit-read");
+    assert_eq!(r["level"], "warning");
+    let pl = &r["locations"][0]["physicalLocation"];
+    assert_eq!(pl["artifactLocation"]["uri"], UNINIT);
+    assert_eq!(pl["region"]["startLine"], 11);
+    assert_eq!(pl["region"]["startColumn"], 11);
+    assert!(r["relatedLocations"][0]["message"]["text"]
+        .as_str()
+        .is_some_and(|t| t.contains("global store")));
+    assert!(r["properties"]["replay"]
+        .as_str()
+        .is_some_and(|t| t.contains("--seed")));
+
+    let (code, out, _) = check(&["--format", "sarif", "--deny", "warnings"]);
+    assert_eq!(code, 1);
+    assert_eq!(assert_valid_sarif(&json(&out))[0]["level"], "error");
+    // A replay, a run and a kernel that does not parse write SARIF too.
+    let (_, out, _) = check(&["--format", "sarif", "--seed", "0"]);
+    assert_eq!(assert_valid_sarif(&json(&out)).len(), 1);
+    let (code, out, _) = bwsim(&["run", UNINIT, "--format", "sarif"]);
+    assert_eq!(code, 0);
+    assert_eq!(assert_valid_sarif(&json(&out))[0]["ruleId"], "uninit-read");
+    let dir = std::env::temp_dir().join(format!("bwsim-sarif-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let bad = dir.join("bad.tile");
+    std::fs::write(&bad, "kernel k {\n  num_warps four\n}\n").expect("write");
+    let (code, out, _) = bwsim(&["check", bad.to_str().expect("utf-8 path"), "--format", "sarif"]);
+    assert_eq!(code, 1);
+    let results = assert_valid_sarif(&json(&out));
+    assert!(results.iter().any(|r| r["level"] == "error"), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Definedness as memcheck tracks it: undefined bytes reach a branch condition through a
+/// reduction, and a global store through a copy in shared memory.
+#[test]
+fn undefined_bytes_are_followed_through_values_and_shared_memory() {
+    let dir = std::env::temp_dir().join(format!("bwsim-taint-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    for (name, text, want) in [
+        (
+            "branch.tile",
+            BRANCH,
+            "the undefined bytes reach a branch condition here",
+        ),
+        ("copy.tile", COPY, "the undefined bytes reach a global store here"),
+    ] {
+        let path = dir.join(name);
+        std::fs::write(&path, text).expect("write");
+        let (code, _, err) = bwsim(&["check", path.to_str().expect("utf-8 path"), "--schedules", "1"]);
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            err.contains("warning[uninit-read]") && err.contains(want),
+            "{name}: {err}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+const BRANCH: &str = "\
+kernel uninit_branch {
+  target sm_100a
+  num_warps 4
+  param out: ptr(i32)
+  layout one = blocked([1], [32], [4], [0])
+  let buf = smem.alloc i32[128], plain
+  let v = smem.load buf, layout=one
+  let s = sum(v, 0)
+  if s > 0 {
+    global.store out, arange(0, 128, one), v
+  }
+  launch {
+    grid = [1]
+    tensor o: i32[128] = zeros()
+    out = o
+    outputs = [o]
+  }
+}
+";
+
+const COPY: &str = "\
+kernel uninit_copy {
+  target sm_100a
+  num_warps 4
+  param out: ptr(i32)
+  layout one = blocked([1], [32], [4], [0])
+  let buf = smem.alloc i32[128], plain
+  let buf2 = smem.alloc i32[128], plain
+  let v = smem.load buf, layout=one
+  smem.store buf2, v + 1
+  let w = smem.load buf2, layout=one
+  global.store out, arange(0, 128, one), w
+  launch {
+    grid = [1]
+    tensor o: i32[128] = zeros()
+    out = o
+    outputs = [o]
+  }
+}
+";
