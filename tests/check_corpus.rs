@@ -7,12 +7,12 @@
 //!   check clean over every explored schedule.
 //! - Every bundled seed kernel (kernels/tiles) must check clean on each of its targets.
 //!
-//! Directives in leading comments: `// expect: CODE|ok`, `// target: sm_90a`,
-//! `// const: NAME=VALUE`, `// schedules: N` (a smaller default for a slow kernel),
-//! `// deny: CODE`, `// warn: CODE`, `// allow: CODE` (levels, as `bwsim check --deny ...`;
-//! `deny: warnings` too) and `// level: error|warning` (the level the expected finding must
-//! have; by default the code's default level). Adding a case needs no Rust: drop in a buggy
-//! kernel and its fixed twin.
+//! Directives in leading comments (read by `bwsim_testkit::directives`, the one parser of test
+//! directives): `// expect: CODE|ok`, `// target: sm_90a`, `// const: NAME=VALUE`,
+//! `// schedules: N` (a smaller default for a slow kernel), `// deny: CODE`, `// warn: CODE`,
+//! `// allow: CODE` (levels, as `bwsim check --deny ...`; `deny: warnings` too) and
+//! `// level: error|warning` (the level the expected finding must have; by default the code's
+//! default level). Adding a case needs no Rust: drop in a buggy kernel and its fixed twin.
 //!
 //! `BWSIM_CHECK_SCHEDULES=N` explores N schedules per kernel instead of the small defaults, and
 //! runs the seed kernels in their default configurations instead of small shapes (the full
@@ -23,6 +23,7 @@ use bwsim_isa::levels::Levels;
 use bwsim_isa::{diag, Code, Level, SourceFile, Target};
 use bwsim_sim::check;
 use bwsim_sim::explore::{Exploration, ExploreOptions};
+use bwsim_testkit::directives;
 use std::path::{Path, PathBuf};
 
 /// Schedules per buggy kernel in the default (fast, debug) suite: enough for the bugs that
@@ -71,34 +72,38 @@ fn load(dir: &str, path: &Path) -> Case {
         levels: Levels::new(),
         level: None,
     };
-    for line in text.lines().take_while(|l| l.starts_with("//")) {
-        let l = line.trim_start_matches("//").trim();
-        if let Some(v) = l.strip_prefix("expect:") {
-            case.expect = v.trim().to_string();
-        } else if let Some(v) = l.strip_prefix("target:") {
-            case.target = Target::from_name(v.trim());
-        } else if let Some(v) = l.strip_prefix("const:") {
-            case.overrides
-                .push(Override::parse(v.trim()).expect("valid const directive"));
-        } else if let Some(v) = l.strip_prefix("schedules:") {
-            case.schedules = v.trim().parse().expect("schedules: N");
-        } else if let Some((flag, v)) = ["deny:", "warn:", "allow:"]
-            .iter()
-            .zip([Level::Error, Level::Warning, Level::Allow])
-            .find_map(|(p, lv)| l.strip_prefix(p).map(|v| (lv, v)))
-        {
-            case.levels
-                .set(v.trim(), flag)
-                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        } else if let Some(v) = l.strip_prefix("level:") {
-            case.level = Some(match v.trim() {
-                "error" => Level::Error,
-                "warning" => Level::Warning,
-                other => panic!(
-                    "{}: `level: {other}` is neither error nor warning",
-                    path.display()
-                ),
-            });
+    let header = directives::parse(&text, directives::CHECK_KEYS, false)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    for d in header {
+        let v = d.value.as_str();
+        match d.key.as_str() {
+            "expect" => case.expect = v.to_string(),
+            "target" => case.target = Target::from_name(v),
+            "const" => case
+                .overrides
+                .push(Override::parse(v).expect("valid const directive")),
+            "schedules" => case.schedules = v.parse().expect("schedules: N"),
+            key @ ("deny" | "warn" | "allow") => {
+                let level = match key {
+                    "deny" => Level::Error,
+                    "warn" => Level::Warning,
+                    _ => Level::Allow,
+                };
+                case.levels
+                    .set(v, level)
+                    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            }
+            "level" => {
+                case.level = Some(match v {
+                    "error" => Level::Error,
+                    "warning" => Level::Warning,
+                    other => panic!(
+                        "{}: `level: {other}` is neither error nor warning",
+                        path.display()
+                    ),
+                })
+            }
+            _ => unreachable!("a key of CHECK_KEYS"),
         }
     }
     if let Some(n) = env_schedules() {

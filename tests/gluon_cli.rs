@@ -19,7 +19,7 @@ fn bwsim(args: &[&str]) -> (i32, String, String) {
 
 #[test]
 fn import_prints_tile_source_that_verifies() {
-    let (code, out, err) = bwsim(&["import", "tests/gluon/elementwise_add_ws.sm_90a.ttgir"]);
+    let (code, out, err) = bwsim(&["import", "tests/gluon/3.9/elementwise_add_ws.sm_90a.ttgir"]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("kernel elementwise_add_ws_kernel {"), "{out}");
     assert!(out.contains("warp_specialize {"), "{out}");
@@ -31,7 +31,7 @@ fn import_prints_tile_source_that_verifies() {
     let tile = tile.to_string_lossy();
     let (code, _, err) = bwsim(&[
         "import",
-        "tests/gluon/elementwise_add_ws.sm_90a.ttgir",
+        "tests/gluon/3.9/elementwise_add_ws.sm_90a.ttgir",
         "-o",
         &tile,
     ]);
@@ -47,10 +47,10 @@ fn import_prints_tile_source_that_verifies() {
 
 #[test]
 fn verify_takes_ttgir() {
-    let (code, _, err) = bwsim(&["verify", "tests/gluon/matmul_pipelined.sm_100a.ttgir"]);
+    let (code, _, err) = bwsim(&["verify", "tests/gluon/3.9/matmul_pipelined.sm_100a.ttgir"]);
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("ok (sm_100a, 8 warps"), "{err}");
-    let (code, out, _) = bwsim(&["verify", "--json", "tests/gluon/async_gather.sm_100a.ttgir"]);
+    let (code, out, _) = bwsim(&["verify", "--json", "tests/gluon/3.9/async_gather.sm_100a.ttgir"]);
     assert_eq!(code, 0);
     assert!(out.contains("\"ok\":true"), "{out}");
 }
@@ -102,29 +102,30 @@ fn a_missing_ttgir_file_is_a_clear_error() {
 
 #[test]
 fn fmt_write_never_overwrites_ttgir() {
-    let (code, _, err) = bwsim(&["fmt", "--write", "tests/gluon/tcgen05_copy.sm_100a.ttgir"]);
+    let path = format!(
+        "{}/tests/gluon/3.9/tcgen05_copy.sm_100a.ttgir",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let before = std::fs::read_to_string(&path).expect("fixture");
+    let (code, _, err) = bwsim(&["fmt", "--write", "tests/gluon/3.9/tcgen05_copy.sm_100a.ttgir"]);
     assert_eq!(code, 2);
     assert!(err.contains("bwsim import"), "{err}");
-    let text = std::fs::read_to_string(format!(
-        "{}/tests/gluon/tcgen05_copy.sm_100a.ttgir",
-        env!("CARGO_MANIFEST_DIR")
-    ))
-    .expect("fixture");
-    assert!(text.starts_with('#') && text.contains("ttng.tmem_copy"));
+    let after = std::fs::read_to_string(&path).expect("fixture");
+    assert!(after == before && after.contains("ttng.tmem_copy"));
 }
 
-/// `bwsim check` on a planted bug's TTGIR: the missing fence is reported on the Python lines
-/// (the TMA load that overwrites the buffer, the read, the release without a fence); the
-/// correct kernel checks clean.
+/// `bwsim check` on a planted bug's TTGIR (Triton 3.9's): the missing fence is reported on the
+/// Python lines (the TMA load that overwrites the buffer, the read, the release without a
+/// fence); the correct kernel checks clean.
 #[test]
 fn check_reports_the_planted_missing_fence_on_the_python_lines() {
-    let file = "tests/gluon/bug_ws_add_no_fence.sm_100a.ttgir";
+    let file = "tests/gluon/3.9/bug_ws_add_no_fence.sm_100a.ttgir";
     let (code, _, err) = bwsim(&["check", file, "--schedules", "4", "--jobs", "2"]);
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("error[missing-fence]"), "{err}");
     assert!(err.contains("tests/gluon/planted_bugs.py:45:9"), "{err}");
     for quoted in [
-        "tma.async_copy_global_to_shared(a_desc, [xoff, yoff], bar, a_bufs.index(index))",
+        "tma.async_load(a_desc, [xoff, yoff], bar, a_bufs.index(index))",
         "a_val = a_bufs.index(load_index).load(layout)",
         "mbarrier.arrive(load_empty_bars.index(load_index), count=1)",
     ] {
@@ -164,7 +165,7 @@ fn check_reports_the_planted_missing_fence_on_the_python_lines() {
 
     let (code, _, err) = bwsim(&[
         "check",
-        "tests/gluon/bug_ws_add_fixed.sm_100a.ttgir",
+        "tests/gluon/3.9/bug_ws_add_fixed.sm_100a.ttgir",
         "--schedules",
         "4",
     ]);
@@ -202,35 +203,85 @@ fn check_and_run_report_a_tma_dtype_mismatch_with_the_hazard() {
     assert!(err.contains("tma_dtype_race.py:29:5"), "{err}");
 }
 
-/// Every correct Gluon fixture (tests/gluon, not the planted bugs or refusals) lowers to PTX for its target
-/// and ptxas assembles it (`bwsim ptx FILE.ttgir --cubin`), as the bundled kernels do in
+/// What the sidecar of a fixture of `version` (`(3, 9)`) says of it: whether the import
+/// refuses it (a `// refused:` directive that applies: gluon/tests/gluon_corpus.rs), and the
+/// error code and message text with which the PTX backend refuses it (`// ptx: CODE TEXT`),
+/// if it does.
+fn sidecar_says(
+    ttgir: &std::path::Path,
+    version: (u32, u32),
+    target: &str,
+) -> (bool, Option<(String, String)>) {
+    let Some(sidecar) = bwsim_gluon::launch_path_for(ttgir) else {
+        return (false, None);
+    };
+    let text = std::fs::read_to_string(&sidecar).expect("sidecar");
+    let ds = bwsim_testkit::directives::parse(&text, bwsim_testkit::directives::GLUON_KEYS, true)
+        .unwrap_or_else(|e| panic!("{}: {e}", sidecar.display()));
+    let applies = |key: &'static str| {
+        ds.iter()
+            .filter(move |d| d.key == key && d.applies(version, target))
+    };
+    let ptx = applies("ptx").next_back().map(|d| {
+        let (code, text) = d
+            .value
+            .split_once(' ')
+            .unwrap_or_else(|| panic!("{}: `ptx: CODE TEXT`", sidecar.display()));
+        (code.to_string(), text.trim().to_string())
+    });
+    (applies("refused").next().is_some(), ptx)
+}
+
+/// Every correct Gluon fixture of every Triton version (tests/gluon/VERSION/, not the planted
+/// bugs nor the fixtures whose import is refused) lowers to PTX for its target and ptxas
+/// assembles it (`bwsim ptx FILE.ttgir --cubin`), as the bundled kernels do in
 /// backends/tests/ptxas.rs: the imported kernels, with their layouts as Triton chose them,
-/// go through the PTX backend too. ptxas comes from `BWSIM_PTXAS`, `PATH` or `.tools/py`.
+/// go through the PTX backend too; a fixture whose sidecar says the backend refuses it
+/// (`// ptx: CODE TEXT`) fails with that error, and the test fails once it lowers. ptxas comes
+/// from `BWSIM_PTXAS`, `PATH` or `.tools/py`.
 #[test]
 fn every_gluon_fixture_lowers_to_ptx_that_ptxas_assembles() {
     let dir = std::env::temp_dir().join(format!("bwsim-gluon-ptx-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
-    let mut fixtures: Vec<String> = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/gluon"))
-        .expect("tests/gluon")
-        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
-        // Not the planted bugs, nor the fixtures kept to show an operation is refused.
-        .filter(|n| n.ends_with(".ttgir") && !n.starts_with("bug_") && !n.starts_with("refused_"))
-        .collect();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut fixtures = Vec::new();
+    for v in bwsim_gluon::version::Version::all() {
+        let version = bwsim_testkit::directives::release(v.minor()).expect("a release line");
+        let folder = root.join("tests/gluon").join(v.minor());
+        for e in std::fs::read_dir(&folder).expect("a version folder") {
+            let name = e.expect("entry").file_name().to_string_lossy().into_owned();
+            let Some((_, target)) = name.strip_suffix(".ttgir").and_then(|s| s.rsplit_once('.')) else {
+                continue;
+            };
+            let (refused, ptx) = sidecar_says(&folder.join(&name), version, target);
+            if !name.starts_with("bug_") && !refused {
+                fixtures.push((format!("{}/{name}", v.minor()), ptx));
+            }
+        }
+    }
     fixtures.sort();
-    assert!(fixtures.len() >= 25, "{fixtures:?}");
+    assert!(fixtures.len() >= 4 * 25, "{fixtures:?}");
     let mut failed = Vec::new();
-    for f in &fixtures {
-        let cubin = dir.join(format!("{f}.cubin"));
+    for (f, ptx) in &fixtures {
+        let out = dir.join(f.replace('/', "_"));
+        let cubin = out.with_extension("cubin");
         let (code, _, err) = bwsim(&[
             "ptx",
             &format!("tests/gluon/{f}"),
             "-o",
-            &dir.join(format!("{f}.ptx")).to_string_lossy(),
+            &out.with_extension("ptx").to_string_lossy(),
             "--cubin",
             &cubin.to_string_lossy(),
         ]);
-        if code != 0 || !cubin.exists() {
-            failed.push(format!("{f} (exit {code}):\n{err}"));
+        match ptx {
+            None if code != 0 || !cubin.exists() => failed.push(format!("{f} (exit {code}):\n{err}")),
+            Some((c, text)) if code == 0 => failed.push(format!(
+                "{f} lowers now, but its sidecar says the backend refuses it ({c}: {text}); remove its `ptx:` line"
+            )),
+            Some((c, text)) if !(err.contains(&format!("error[{c}]")) && err.contains(text.as_str())) => {
+                failed.push(format!("{f}: not the refusal its sidecar states ({c}: {text}):\n{err}"))
+            }
+            _ => {}
         }
     }
     let _ = std::fs::remove_dir_all(&dir);

@@ -64,7 +64,7 @@ fn inputs_in_outputs_out_for_a_gluon_kernel() {
     let out = d.join("out");
     let (code, stdout, err) = bwsim(&[
         "run",
-        "tests/gluon/bug_ws_add_fixed.sm_100a.ttgir",
+        "tests/gluon/3.9/bug_ws_add_fixed.sm_100a.ttgir",
         "--input",
         &ia,
         "--input",
@@ -141,7 +141,7 @@ fn bad_inputs_are_refused_with_the_argument_named() {
     let p = d.join("small.npy");
     save(&p, &[2, 3], &[0.0; 6]);
     let arg = format!("a={}", p.display());
-    let kernel = "tests/gluon/bug_ws_add_fixed.sm_100a.ttgir";
+    let kernel = "tests/gluon/3.9/bug_ws_add_fixed.sm_100a.ttgir";
     let (code, _, err) = bwsim(&["run", kernel, "--input", &arg]);
     assert_eq!(code, 2);
     assert!(

@@ -3,12 +3,14 @@
 //! twin `CODE.pass.tile` must verify clean. More examples of a rule take other stems
 //! (`wgmma-acc.fail.tile` expecting `mma-dtype`).
 //!
-//! Directives in leading comments: `// expect: CODE` (or `ok`), `// target: sm_90a`,
-//! `// const: NAME=VALUE`. Adding a rule test needs no Rust: drop in two files.
+//! Directives in leading comments (read by `bwsim_testkit::directives`, the one parser of test
+//! directives): `// expect: CODE` (or `ok`), `// target: sm_90a`, `// const: NAME=VALUE`.
+//! Adding a rule test needs no Rust: drop in two files.
 
 use bwsim_isa::consts::Override;
 use bwsim_isa::verify::{rules, verify, VerifyOptions};
 use bwsim_isa::{diag, SourceFile, Target};
+use bwsim_testkit::directives;
 use std::path::{Path, PathBuf};
 
 struct Case {
@@ -22,15 +24,17 @@ fn load(path: &Path) -> Case {
     let text = std::fs::read_to_string(path).expect("test corpus file is readable");
     let mut expect = String::new();
     let mut opts = VerifyOptions::default();
-    for line in text.lines().take_while(|l| l.starts_with("//")) {
-        let l = line.trim_start_matches("//").trim();
-        if let Some(v) = l.strip_prefix("expect:") {
-            expect = v.trim().to_string();
-        } else if let Some(v) = l.strip_prefix("target:") {
-            opts.target = Target::from_name(v.trim());
-        } else if let Some(v) = l.strip_prefix("const:") {
-            opts.overrides
-                .push(Override::parse(v.trim()).expect("valid const directive"));
+    let header = directives::parse(&text, directives::VERIFY_KEYS, false)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    for d in header {
+        let v = d.value.as_str();
+        match d.key.as_str() {
+            "expect" => expect = v.to_string(),
+            "target" => opts.target = Target::from_name(v),
+            "const" => opts
+                .overrides
+                .push(Override::parse(v).expect("valid const directive")),
+            _ => unreachable!("a key of VERIFY_KEYS"),
         }
     }
     assert!(!expect.is_empty(), "{} has no `// expect:` line", path.display());

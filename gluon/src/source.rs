@@ -176,17 +176,40 @@ fn read_python(f: &str, dir: Option<&Path>) -> Option<(PathBuf, String)> {
 /// The largest Python file a location may quote (larger ones are shown as not available).
 const MAX_PYTHON_BYTES: u64 = 16 << 20;
 
-/// `a/./b` → `a/b`, for display.
+/// `a/./b` → `a/b` and `a/3.9/../b` → `a/b`, for display: a release folder's TTGIR names its
+/// shared sources `../NAME.py`, which reads better as the path of the file itself. A `..`
+/// after another `..` or at the start stays.
 fn clean(p: &Path) -> PathBuf {
-    p.components()
-        .filter(|c| !matches!(c, std::path::Component::CurDir))
-        .collect()
+    use std::path::Component;
+    let mut out: Vec<Component> = Vec::new();
+    for c in p.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir if matches!(out.last(), Some(Component::Normal(_))) => {
+                out.pop();
+            }
+            c => out.push(c),
+        }
+    }
+    out.into_iter().collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::lexer::lex;
+
+    #[test]
+    fn display_paths_fold_a_folder_and_its_parent() {
+        let c = |p: &str| clean(Path::new(p)).display().to_string();
+        assert_eq!(
+            c("tests/gluon/3.9/../planted_bugs.py"),
+            "tests/gluon/planted_bugs.py"
+        );
+        assert_eq!(c("./a/./b.py"), "a/b.py");
+        assert_eq!(c("../k.py"), "../k.py");
+        assert_eq!(c("../../a/../k.py"), "../../k.py");
+    }
 
     #[test]
     fn missing_files_print_line_and_column() {

@@ -1,54 +1,22 @@
-//! The importer on its own: every fixture prints as `.tile` text that parses back to the same
-//! kernel; unsupported operations are errors naming the operation at its Python line (quoted
-//! when the file is there, `file:line:col` when it is not); malformed TTGIR never panics.
+//! The importer on its own: its printed output (one fixture snapshotted); statements carry
+//! their Python lines in every version's TTGIR; unsupported operations are errors naming the
+//! operation at its Python line (quoted when the file is there, `file:line:col` when it is not);
+//! malformed TTGIR never panics. (Every fixture's round trip through `.tile` text is part of
+//! each fixture's test in gluon_corpus.rs.)
 
+use bwsim_gluon::version::Version;
+use bwsim_isa::diag;
 use bwsim_isa::verify::{verify, VerifyOptions};
-use bwsim_isa::{diag, SourceFile};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-const DIR: &str = "../tests/gluon";
-
-fn fixtures() -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(DIR)
-        .expect("tests/gluon")
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".ttgir") && !n.starts_with("refused_"))
-        .collect();
-    v.sort();
-    v
-}
-
-#[test]
-fn every_fixture_round_trips_through_tile_text() {
-    let names = fixtures();
-    assert!(names.len() >= 30, "{names:?}");
-    for name in names {
-        let l = bwsim_gluon::load(&Path::new(DIR).join(&name)).expect("readable");
-        let k = l
-            .kernel
-            .unwrap_or_else(|d| panic!("{name}:\n{}", diag::render(&d, &l.source)));
-        let text = bwsim_isa::print(&k);
-        let back = bwsim_isa::parser::parse(&text).unwrap_or_else(|d| {
-            panic!(
-                "{name} prints unparsable text:\n{}",
-                diag::render(&d, &SourceFile::new("p.tile", text.clone()))
-            )
-        });
-        assert_eq!(back, k, "{name}: parse(print(import)) != import");
-        // (tma_dtype_race has an error the simulation goes past: verify::CONTINUES.)
-        let (c, d) = bwsim_isa::verify::verify_to_run(&back, &VerifyOptions::default());
-        assert!(
-            c.is_some(),
-            "{name}: the printed kernel does not verify:\n{}",
-            diag::render(&d, &SourceFile::new("p.tile", text))
-        );
-    }
+/// The fixtures of one Triton version (tests/gluon/3.9/, ...).
+fn dir(v: Version) -> PathBuf {
+    Path::new("../tests/gluon").join(v.minor())
 }
 
 #[test]
 fn import_output_snapshot() {
-    let l = bwsim_gluon::load(&Path::new(DIR).join("tcgen05_copy.sm_100a.ttgir")).expect("readable");
+    let l = bwsim_gluon::load(&dir(Version::newest()).join("tcgen05_copy.sm_100a.ttgir")).expect("readable");
     let k = l.kernel.expect("imports");
     insta::with_settings!({
         snapshot_path => "../../traces/gluon",
@@ -58,23 +26,29 @@ fn import_output_snapshot() {
     });
 }
 
-/// Statements carry the Python line they came from.
+/// Statements carry the Python line they came from, in every version's TTGIR.
 #[test]
 fn spans_point_at_python_lines() {
-    let l = bwsim_gluon::load(&Path::new(DIR).join("elementwise_add_ws.sm_100a.ttgir")).expect("readable");
-    let k = l.kernel.expect("imports");
-    let mut seen = 0;
-    k.walk_stmts(&mut |s| {
-        if let bwsim_isa::ir::StmtKind::Op(op) = &s.kind {
-            if op.kind.name() == "fence.async_shared" {
-                let line = l.source.line_col(op.span.start as usize).0;
-                assert!(l.source.file_name_of(op.span).ends_with("elementwise_add.py"));
-                assert_eq!(l.source.snippet(op.span), "fence_async_shared()", "line {line}");
-                seen += 1;
+    for v in Version::all() {
+        let l = bwsim_gluon::load(&dir(v).join("elementwise_add_ws.sm_100a.ttgir")).expect("readable");
+        let k = l.kernel.expect("imports");
+        let mut seen = 0;
+        k.walk_stmts(&mut |s| {
+            if let bwsim_isa::ir::StmtKind::Op(op) = &s.kind {
+                if op.kind.name() == "fence.async_shared" {
+                    let line = l.source.line_col(op.span.start as usize).0;
+                    assert!(l.source.file_name_of(op.span).ends_with("elementwise_add.py"));
+                    assert_eq!(
+                        l.source.snippet(op.span),
+                        "fence_async_shared()",
+                        "{v:?} line {line}"
+                    );
+                    seen += 1;
+                }
             }
-        }
-    });
-    assert_eq!(seen, 2);
+        });
+        assert_eq!(seen, 2, "{v:?}");
+    }
 }
 
 /// A TTGIR module with one operation `op` (a line of MLIR using `%x`, an i32 parameter) at
@@ -256,12 +230,15 @@ fn floor(s: &str, mut i: usize) -> usize {
 
 #[test]
 fn malformed_ttgir_never_panics() {
-    for name in [
-        "elementwise_add_ws.sm_100a.ttgir",
-        "matmul_warp_specialized.sm_100a.ttgir",
-        "async_gather.sm_100a.ttgir",
-    ] {
-        let text = std::fs::read_to_string(Path::new(DIR).join(name)).expect("fixture");
+    for (v, name) in Version::all().flat_map(|v| {
+        [
+            "elementwise_add_ws.sm_100a.ttgir",
+            "matmul_warp_specialized.sm_100a.ttgir",
+            "async_gather.sm_100a.ttgir",
+        ]
+        .map(|n| (v, n))
+    }) {
+        let text = std::fs::read_to_string(dir(v).join(name)).expect("fixture");
         let n = text.len();
         // Truncations, and single-byte replacements by characters MLIR gives meaning to.
         for k in 0..200 {

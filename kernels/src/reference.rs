@@ -253,7 +253,13 @@ pub fn reference(
         "wgmma_regs_kernel" => wgmma_regs(plan, inputs),
         "matmul_fused_gather_scatter" => fused_gather_scatter(plan, inputs),
         "gemm_async" | "tcgen05_mma_tile" => gemm_async(plan, inputs),
-        "mma_scaled" | "mma_scaled_kernel" => mma_scaled(plan, inputs),
+        "mma_scaled"
+        | "mma_scaled_kernel"
+        | "mma_scaled_contig_kernel"
+        | "mma_scaled_packed_kernel"
+        | "mma_scaled_copy_kernel"
+        | "mma_scaled_pipelined_kernel"
+        | "mma_scaled_ws_kernel" => mma_scaled(plan, inputs),
         "tma_roundtrip" | "copy_1d_kernel" | "copy_2d_kernel" | "tmem_roundtrip_kernel" => {
             identity(plan, inputs)
         }
@@ -277,6 +283,18 @@ pub fn reference(
         "cp_async" | "cp_async_kernel" => cp_async(plan, inputs),
         "cp_async_overlap" | "cp_async_overlap_kernel" => second_copy(plan, inputs),
         "conv2d_kernel" | "conv2d_wgmma_kernel" => conv2d(plan, inputs),
+        // The new-feature kernels of Triton 3.7 to 3.9 (tests/gluon/3.7/, 3.8/, 3.9/).
+        "commit_pred_kernel"
+        | "multicast_matmul_kernel"
+        | "two_cta_matmul_kernel"
+        | "tmem_row_slice_kernel" => matmul(plan, inputs),
+        "clc_scale_kernel" => clc_scale(plan, inputs),
+        "packed_arith_kernel" => packed_arith(plan, inputs),
+        "inline_asm_kernel" => inline_asm(plan, inputs),
+        "smem_gather_scatter_kernel" => smem_gather_scatter(plan, inputs),
+        "smem_histogram_kernel" => smem_histogram(plan, inputs),
+        "tma_reduce_kernel" => tma_reduce(plan, inputs),
+        "flag_handoff_kernel" => flag_handoff(plan, inputs),
         _ => return None,
     };
     Some(r)
@@ -1090,6 +1108,11 @@ fn matmul(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, Ref
     }])
 }
 
+/// Every element of `t` as f64, in order.
+fn decoded(t: &HostTensor) -> Vec<f64> {
+    (0..t.numel()).map(|i| val(t, i)).collect()
+}
+
 /// y[n, h, w, co] = sum over (r, s, c) of x[n, h + r - PAD, w + s - PAD, c] * wt[co, (r S + s) C + c],
 /// NHWC, stride 1, zeros outside the image, accumulated in f64 and compared with the matmul
 /// tolerance. The filter is square (R = S, from wt's `R * S * C` columns) and the convolution
@@ -1113,6 +1136,8 @@ fn conv2d(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, Ref
         return Err(format!("wt's {k} columns are not R * R * {c} for an odd R").into());
     };
     let pad = (r - 1) / 2;
+    // The operands decoded once (a debug build spends its time decoding otherwise).
+    let (xv, wv) = (decoded(x), decoded(wt));
     let mut y = HostTensor::zeros("y", y0.dtype, y0.shape.clone());
     for (ni, hi, wi, oi) in (0..n)
         .flat_map(|a| (0..h).flat_map(move |b| (0..w).flat_map(move |d| (0..co).map(move |e| (a, b, d, e)))))
@@ -1123,10 +1148,11 @@ fn conv2d(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, Ref
             if ih < 0 || iw < 0 || ih >= h as i64 || iw >= w as i64 {
                 continue;
             }
-            let xb = ((ni * h + ih as u64) * w + iw as u64) * c;
-            let wb = oi * k + (ri * r + si) * c;
-            for ci in 0..c {
-                acc += val(x, xb + ci) * val(wt, wb + ci);
+            let xb = (((ni * h + ih as u64) * w + iw as u64) * c) as usize;
+            let wb = (oi * k + (ri * r + si) * c) as usize;
+            let c = c as usize;
+            for (xi, wi) in xv[xb..xb + c].iter().zip(&wv[wb..wb + c]) {
+                acc += xi * wi;
             }
         }
         put(&mut y, ((ni * h + hi) * w + wi) * co + oi, acc)?;
@@ -1311,6 +1337,22 @@ struct Scales<'a> {
 }
 
 impl Scales<'_> {
+    /// Factors of `t` at `row * stride_row + (k / vec) * stride_k`: MX's ue8m0 (bytes) per 32
+    /// elements of K, or nvfp4's ue4m3 (positive float8e4nv) per 16.
+    fn of(t: &HostTensor, stride_row: u64, stride_k: u64) -> Scales<'_> {
+        let (format, vec) = match t.dtype {
+            DType::F8E4M3 | DType::UE4M3 => (DType::UE4M3, 16),
+            _ => (DType::UE8M0, 32),
+        };
+        Scales {
+            t,
+            format,
+            vec,
+            stride_row,
+            stride_k,
+        }
+    }
+
     fn at(&self, row: u64, k: u64) -> f64 {
         scale_factor(
             self.t,
@@ -1325,18 +1367,27 @@ impl Scales<'_> {
 /// block-scaled MMA's semantics: every operand element is dequantised by its block's factor).
 fn scaled_dot_nt(a: &HostTensor, b: &HostTensor, scales: Option<(Scales, Scales)>) -> Vec<f64> {
     let (m, k, n) = (a.shape[0], a.shape[1], b.shape[0]);
-    let mut out = vec![0.0; (m * n) as usize];
-    for i in 0..m {
-        for j in 0..n {
-            let mut acc = 0.0;
-            for kk in 0..k {
-                let mut p = val(a, i * k + kk) * val(b, j * k + kk);
-                if let Some((sfa, sfb)) = &scales {
-                    p *= sfa.at(i, kk) * sfb.at(j, kk);
-                }
-                acc += p;
-            }
-            out[(i * n + j) as usize] = acc;
+    if k == 0 {
+        return vec![0.0; (m * n) as usize];
+    }
+    // Each operand decoded once, with its factors applied: the products of small floats and
+    // their factors are exact in f64, so the order of the multiplications does not matter.
+    let decode = |t: &HostTensor, rows: u64, sf: Option<&Scales>| -> Vec<f64> {
+        (0..rows)
+            .flat_map(|r| (0..k).map(move |kk| (r, kk)))
+            .map(|(r, kk)| val(t, r * k + kk) * sf.map_or(1.0, |s| s.at(r, kk)))
+            .collect()
+    };
+    let (sa, sb) = match &scales {
+        Some((x, y)) => (Some(x), Some(y)),
+        None => (None, None),
+    };
+    let (da, db) = (decode(a, m, sa), decode(b, n, sb));
+    let k = k as usize;
+    let mut out = Vec::with_capacity((m * n) as usize);
+    for ra in da.chunks_exact(k) {
+        for rb in db.chunks_exact(k) {
+            out.push(ra.iter().zip(rb).map(|(x, y)| x * y).sum());
         }
     }
     out
@@ -1381,6 +1432,34 @@ fn gemm_async(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>,
 
 /// fp4 operands given as bytes (Gluon's uint8 packing): `[R, C]` bytes are the `[R, 2C]` e2m1
 /// matrix whose element `2j` is the low nibble of byte `j`, `2j + 1` the high one (OCP MX).
+/// Tutorial 11's packed-block factors, `[1, rows / 128, SCALE_K / 4, 2, 256]`, as row-major
+/// `[rows, SCALE_K]`: each 512-byte block holds 128 rows by 4 K blocks, row `32 j + i` and K
+/// block `c` at byte `16 i + 4 j + c` (the tutorial's relayout).
+fn unpack_scale_blocks(t: &HostTensor, rows: u64) -> Result<HostTensor, String> {
+    let [1, rep_m, rep_k, 2, 256] = t.shape[..] else {
+        return Err(format!(
+            "packed factors `{}` are {:?}, not [1, M / 128, SCALE_K / 4, 2, 256]",
+            t.name, t.shape
+        ));
+    };
+    if rep_m * 128 != rows {
+        return Err(format!(
+            "packed factors `{}` cover {} rows, not {rows}",
+            t.name,
+            rep_m * 128
+        ));
+    }
+    let sk = rep_k * 4;
+    let mut u = HostTensor::zeros(&t.name, t.dtype, vec![rows, sk]);
+    for f in 0..t.numel() {
+        let (block, within) = (f / 512, f % 512);
+        let (rm, rk) = (block / rep_k, block % rep_k);
+        let (i, j, c) = (within / 16, within / 4 % 4, within % 4);
+        u.set_bits((rm * 128 + 32 * j + i) * sk + rk * 4 + c, t.get_bits(f));
+    }
+    Ok(u)
+}
+
 fn unpack_fp4(t: &HostTensor) -> HostTensor {
     let (r, c) = (t.shape[0], t.shape[1]);
     let mut u = HostTensor::zeros(&t.name, DType::F4E2M1, vec![r, 2 * c]);
@@ -1402,7 +1481,7 @@ fn unpack_fp4(t: &HostTensor) -> HostTensor {
 /// its type. Tolerance: the tutorial's atol = rtol = 1e-3 is for an f16 C against an f32
 /// reference; against the exact f64 sum, the f16 rounding of C (half an ulp, 2^-11 relative)
 /// after the f32 accumulation needs rtol 2e-3, and sums that cancel need atol 1e-2.
-fn mma_scaled<'a>(plan: &LaunchPlan, inputs: &'a [HostTensor]) -> Result<Vec<Expected>, RefError> {
+fn mma_scaled(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
     let operand = |name| -> Result<HostTensor, RefError> {
         let t = tensor(plan, inputs, name)?;
         Ok(match t.dtype {
@@ -1420,28 +1499,31 @@ fn mma_scaled<'a>(plan: &LaunchPlan, inputs: &'a [HostTensor]) -> Result<Vec<Exp
         )
         .into());
     }
-    let stride = |name| -> Result<u64, RefError> {
-        u64::try_from(int_arg(plan, name)?).map_err(|_| RefError::Negative(name))
-    };
-    let (stride_row, stride_k) = (stride("scale_stride_m")?, stride("scale_stride_k")?);
-    // MX: ue8m0 factors (bytes) per 32; nvfp4: ue4m3 factors (positive float8e4nv) per 16.
-    let sf = |t: &'a HostTensor| -> Scales<'a> {
-        let (format, vec) = match t.dtype {
-            DType::F8E4M3 | DType::UE4M3 => (DType::UE4M3, 16),
-            _ => (DType::UE8M0, 32),
-        };
-        Scales {
-            t,
-            format,
-            vec,
-            stride_row,
-            stride_k,
+    // The factors row-major with their strides: as launched with `scale_stride_m` and
+    // `scale_stride_k` (tutorial 11's simple kernel), packed blocks unpacked, or a row-major
+    // `[rows, SCALE_K]` tensor (the contiguous-factors kernel at K = BLOCK_K).
+    let factors = |name: &str, rows: u64| -> Result<(HostTensor, u64, u64), RefError> {
+        let t = tensor(plan, inputs, name)?;
+        if t.shape.len() == 5 {
+            let u = unpack_scale_blocks(t, rows)?;
+            let sk = u.shape[1];
+            return Ok((u, sk, 1));
+        }
+        if plan.args.iter().any(|(n, _)| n == "scale_stride_m") {
+            let stride = |name| -> Result<u64, RefError> {
+                u64::try_from(int_arg(plan, name)?)
+                    .map_err(|_| RefError::from(format!("`{name}` is negative")))
+            };
+            return Ok((t.clone(), stride("scale_stride_m")?, stride("scale_stride_k")?));
+        }
+        match t.shape[..] {
+            [r, sk] if r == rows => Ok((t.clone(), sk, 1)),
+            _ => Err(format!("`{name}` is {:?}, not [{rows}, SCALE_K]", t.shape).into()),
         }
     };
-    let scales = (
-        sf(tensor(plan, inputs, "a_scale")?),
-        sf(tensor(plan, inputs, "b_scale")?),
-    );
+    let (a_scale, a_row, a_k) = factors("a_scale", m)?;
+    let (b_scale, b_row, b_k) = factors("b_scale", n)?;
+    let scales = (Scales::of(&a_scale, a_row, a_k), Scales::of(&b_scale, b_row, b_k));
     let mut c = HostTensor::zeros("c", c0.dtype, c0.shape.clone());
     for (i, v) in scaled_dot_nt(a, b, Some(scales)).into_iter().enumerate() {
         put(&mut c, i as u64, v)?;
@@ -1486,6 +1568,192 @@ fn second_copy(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>
         values: v,
         tol: Tolerance::Exact,
     }])
+}
+
+fn float_arg(plan: &LaunchPlan, name: &str) -> Result<f32, RefError> {
+    match plan.args.iter().find(|(n, _)| n == name) {
+        Some((_, ArgValue::Float(x))) => Ok(*x as f32),
+        _ => Err(format!("launch gives no float `{name}`").into()),
+    }
+}
+
+fn f32_at(t: &HostTensor, i: u64) -> f32 {
+    f32::from_bits(t.get_bits(i) as u32)
+}
+
+fn i32_at(t: &HostTensor, i: u64) -> i32 {
+    t.get_bits(i) as u32 as i32
+}
+
+fn exact(tensor: &str, values: HostTensor) -> Expected {
+    Expected {
+        tensor: tensor.into(),
+        values,
+        tol: Tolerance::Exact,
+    }
+}
+
+/// tests/gluon/3.8/clc_scale.py: y = alpha * x + 1 over the whole f32 tensor (every tile is
+/// processed once, by its own program or by the one that cancelled it). The compiler may fuse
+/// the multiply and the add into one `fma` (one rounding instead of two): within 1 ulp.
+fn clc_scale(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
+    let x = tensor(plan, inputs, "x")?;
+    let y0 = tensor(plan, inputs, "y")?;
+    if x.dtype != DType::F32 || y0.shape != x.shape {
+        return Err("clc_scale takes an f32 x and a y of its shape".into());
+    }
+    let alpha = float_arg(plan, "alpha")?;
+    let mut y = HostTensor::zeros("y", DType::F32, x.shape.clone());
+    for i in 0..x.numel() {
+        put(&mut y, i, (f32_at(x, i) * alpha + 1.0) as f64)?;
+    }
+    Ok(vec![Expected {
+        tensor: "y".into(),
+        values: y,
+        tol: Tolerance::Close {
+            atol: 1e-6,
+            rtol: 2.5e-7,
+        },
+    }])
+}
+
+/// tests/gluon/3.8/packed_arith.py, per row r of the [rows, cols] f32 tiles:
+/// m = max_c (x * scale), rounded products; p = fma(x, scale, -m) (one rounding, `fma.rn.f32x2`);
+/// out = acc * alpha + p, the product and the sum each rounded (`mul.f32x2`, `add.f32x2`). Exact.
+fn packed_arith(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
+    let (x, acc) = (tensor(plan, inputs, "x")?, tensor(plan, inputs, "acc")?);
+    let out0 = tensor(plan, inputs, "out")?;
+    if x.dtype != DType::F32 || x.shape.len() != 2 || acc.shape != x.shape || out0.shape != x.shape {
+        return Err("packed_arith takes f32 [rows, cols] x, acc and out".into());
+    }
+    let (scale, alpha) = (float_arg(plan, "scale")?, float_arg(plan, "alpha")?);
+    let (rows, cols) = (x.shape[0], x.shape[1]);
+    let mut out = HostTensor::zeros("out", DType::F32, x.shape.clone());
+    for r in 0..rows {
+        let m = (0..cols)
+            .map(|c| f32_at(x, r * cols + c) * scale)
+            .fold(f32::NEG_INFINITY, f32::max);
+        for c in 0..cols {
+            let i = r * cols + c;
+            let p = f32_at(x, i).mul_add(scale, -m);
+            let a = f32_at(acc, i) * alpha;
+            out.set_bits(i, (a + p).to_bits() as u64);
+        }
+    }
+    Ok(vec![exact("out", out)])
+}
+
+/// tests/gluon/3.9/inline_asm.py: out = x * scale + x, one `fma.rn.f32` per element. Exact.
+fn inline_asm(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
+    let x = tensor(plan, inputs, "x")?;
+    let out0 = tensor(plan, inputs, "out")?;
+    if x.dtype != DType::F32 || out0.shape != x.shape {
+        return Err("inline_asm takes an f32 x and an out of its shape".into());
+    }
+    let scale = float_arg(plan, "scale")?;
+    let mut out = HostTensor::zeros("out", DType::F32, x.shape.clone());
+    for i in 0..x.numel() {
+        let v = f32_at(x, i);
+        out.set_bits(i, v.mul_add(scale, v).to_bits() as u64);
+    }
+    Ok(vec![exact("out", out)])
+}
+
+/// tests/gluon/3.7/smem_gather_scatter.py over the [rows, cols] f32 x and a permutation `perm`
+/// of the columns: gathered[r, c] = x[r, perm[c]] and scattered[r, perm[c]] = x[r, c]. Exact.
+fn smem_gather_scatter(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
+    let (x, perm) = (tensor(plan, inputs, "x")?, tensor(plan, inputs, "perm")?);
+    if x.dtype != DType::F32 || x.shape.len() != 2 || perm.numel() != x.shape[1] {
+        return Err("smem_gather_scatter takes an f32 [rows, cols] x and a perm of cols entries".into());
+    }
+    let (rows, cols) = (x.shape[0], x.shape[1]);
+    let p: Vec<u64> = (0..cols).map(|c| i32_at(perm, c) as u64).collect();
+    let mut seen = vec![false; cols as usize];
+    for &q in &p {
+        if q >= cols || std::mem::replace(&mut seen[q as usize], true) {
+            return Err("perm is not a permutation of the columns".into());
+        }
+    }
+    let mut g = HostTensor::zeros("gathered", DType::F32, x.shape.clone());
+    let mut s = HostTensor::zeros("scattered", DType::F32, x.shape.clone());
+    for r in 0..rows {
+        for c in 0..cols {
+            g.set_bits(r * cols + c, x.get_bits(r * cols + p[c as usize]));
+            s.set_bits(r * cols + p[c as usize], x.get_bits(r * cols + c));
+        }
+    }
+    Ok(vec![exact("gathered", g), exact("scattered", s)])
+}
+
+/// tests/gluon/3.8/smem_histogram.py over the first n values of the non-negative int32 x and
+/// `hist.numel()` bins (bin v % BINS): hist gains each bin's count, and maxes[b] becomes the
+/// largest of its initial value and the bin's values. Exact.
+fn smem_histogram(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
+    let x = tensor(plan, inputs, "x")?;
+    let (hist0, maxes0) = (tensor(plan, inputs, "hist")?, tensor(plan, inputs, "maxes")?);
+    let n = int_arg(plan, "n")?.max(0) as u64;
+    let bins = hist0.numel();
+    if maxes0.numel() != bins || bins == 0 {
+        return Err("smem_histogram takes hist and maxes of BINS entries".into());
+    }
+    let (mut h, mut m) = (hist0.clone(), maxes0.clone());
+    for i in 0..n.min(x.numel()) {
+        let v = i32_at(x, i);
+        if v < 0 {
+            return Err("smem_histogram's values are non-negative".into());
+        }
+        let b = (v as u64) % bins;
+        h.set_bits(b, i32_at(&h, b).wrapping_add(1) as u32 as u64);
+        m.set_bits(b, i32_at(&m, b).max(v) as u32 as u64);
+    }
+    Ok(vec![exact("hist", h), exact("maxes", m)])
+}
+
+/// tests/gluon/3.8/tma_reduce.py: x holds S matrices of out's shape [R, C] stacked by rows; out
+/// gains their sum. The additions happen in any order: exact for the integer-valued inputs of
+/// the fixture, within f32 rounding of the sum otherwise.
+fn tma_reduce(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
+    let (x, out0) = (tensor(plan, inputs, "x")?, tensor(plan, inputs, "out")?);
+    if x.dtype != DType::F32 || out0.dtype != DType::F32 || x.shape.len() != 2 || out0.shape.len() != 2 {
+        return Err("tma_reduce takes f32 [S * R, C] x and [R, C] out".into());
+    }
+    let (r, c) = (out0.shape[0], out0.shape[1]);
+    if x.shape[1] != c || r == 0 || x.shape[0] % r != 0 {
+        return Err("x is not S matrices of out's shape stacked by rows".into());
+    }
+    let mut out = HostTensor::zeros("out", DType::F32, out0.shape.clone());
+    for i in 0..r * c {
+        let sum: f64 = val(out0, i) + (0..x.shape[0] / r).map(|s| val(x, s * r * c + i)).sum::<f64>();
+        put(&mut out, i, sum)?;
+    }
+    Ok(vec![Expected {
+        tensor: "out".into(),
+        values: out,
+        tol: Tolerance::Close {
+            atol: 0.0,
+            rtol: 1e-6,
+        },
+    }])
+}
+
+/// tests/gluon/3.9/flag_handoff.py: the grid is pairs of programs over BLOCK = x's length / pairs
+/// values each; for every value, data = 2 x + 1 (the producer's) and out = data + x (the
+/// consumer's, after the flag). Exact (int32, wrapping).
+fn flag_handoff(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
+    let x = tensor(plan, inputs, "x")?;
+    let (data0, out0) = (tensor(plan, inputs, "data")?, tensor(plan, inputs, "out")?);
+    let pairs = plan.grid[0] as u64 / 2;
+    if pairs == 0 || x.numel() % pairs != 0 || data0.numel() != x.numel() || out0.numel() != x.numel() {
+        return Err("flag_handoff takes pairs of programs over x, data and out of one length".into());
+    }
+    let (mut d, mut o) = (data0.clone(), out0.clone());
+    for i in 0..x.numel() {
+        let v = i32_at(x, i);
+        let dv = v.wrapping_mul(2).wrapping_add(1);
+        d.set_bits(i, dv as u32 as u64);
+        o.set_bits(i, dv.wrapping_add(v) as u32 as u64);
+    }
+    Ok(vec![exact("data", d), exact("out", o)])
 }
 
 #[cfg(test)]

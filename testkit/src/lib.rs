@@ -8,10 +8,12 @@
 //! - [`gen`]: random kernels from a grammar of valid programs, with random launch specs.
 //! - [`oracle`]: the properties every input must satisfy (no panic, no hang, diagnostics with
 //!   spans, runs end in a known outcome, determinism for a seed).
+//! - [`directives`]: the header directives of the file-driven tests (`// expect: CODE`).
 //!
 //! Every generator draws from an [`arbitrary::Unstructured`], so a failing case is its bytes.
 
 pub mod corpus;
+pub mod directives;
 pub mod gen;
 pub mod mutate;
 pub mod oracle;
