@@ -181,7 +181,7 @@ def matmul_accumulate_epilogue_partition(p):
         gl.store(p.d_ptr + offs_m[:, None] * p.d_stride_m + offs_n[None, :] * p.d_stride_n, acc)
 
 
-@gluon.jit
+@gluon.jit(do_not_specialize=["d_stride_m", "d_stride_n"])  # strides of 1 stay arguments
 def matmul_accumulate_kernel(a_desc, b_desc, c_desc, d_ptr, d_stride_m, d_stride_n, SchedulerImpl: gl.constexpr,
                              num_buffers: gl.constexpr):
     BLOCK_M: gl.constexpr = c_desc.block_type.shape[0]

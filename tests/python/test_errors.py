@@ -181,13 +181,17 @@ def run_with_fake_triton(tmp_path, body: str) -> subprocess.CompletedProcess:
 
 def test_wrong_triton_version_is_reported(tmp_path):
     p = run_with_fake_triton(tmp_path, "__version__ = '3.5.1'\n")
-    assert "TritonMissing: bwsim.gluon reads the TTGIR of Triton 3.6.0, but Triton 3.5.1 is installed" in p.stdout, p
-    assert "pip install triton==3.6.0" in p.stdout
+    expected = (
+        "TritonMissing: Triton 3.5.1 is installed, but bwsim reads the TTGIR of Triton 3.6.0, 3.7.x, 3.8.x"
+        " and 3.9.x only"
+    )
+    assert expected in p.stdout, p
+    assert "pip install triton==3.9.0" in p.stdout
 
 
 def test_missing_triton_is_reported(tmp_path):
     p = run_with_fake_triton(tmp_path, "")
-    assert "TritonMissing: bwsim.gluon compiles Gluon kernels with Triton, which is not installed" in p.stdout, p
+    assert "TritonMissing: bwsim compiles Gluon kernels with Triton, which is not installed" in p.stdout, p
 
 
 UNDEFINED = """

@@ -86,7 +86,7 @@ def test_short_expect_is_a_tx_mismatch_at_the_copies(rng, launch):
 
 
 def test_ws_add_without_fence_is_a_missing_fence_at_the_copies(rng):
-    copies = set(lines_of(PY, "tma.async_copy_global_to_shared("))
+    copies = set(lines_of(PY, "tma.async_load("))
     release = lines_of(PY, "mbarrier.arrive(load_empty_bars.index(load_index), count=1)")[1]
     for d in hazard(ws_add, rng, "no_fence", "missing-fence"):
         assert d["line"] in copies and d["file"].endswith("planted_bugs.py"), d
@@ -104,13 +104,13 @@ def test_ws_add_early_release_is_a_race_with_the_reads(rng):
 
 def test_matmul_without_fence_is_a_missing_fence_at_the_epilogue(rng):
     store = lines_of(PY, "c_smem.store(c.to(dtype))")[0]
-    tma_store = lines_of(PY, "tma.async_copy_shared_to_global(c_desc, [off_m, off_n], c_smem)")[0]
+    tma_store = lines_of(PY, "tma.async_store(c_desc, [off_m, off_n], c_smem)")[0]
     found = hazard(pipelined_matmul, rng, "no_fence", "missing-fence")
     assert all(at_lines(d, PY, {store}) and at_lines(d, PY, {tma_store}) for d in found), found
 
 
 def test_matmul_early_release_overwrites_an_mma_operand(rng):
-    copies = set(lines_of(PY, "tma.async_copy_global_to_shared("))
+    copies = set(lines_of(PY, "tma.async_load("))
     found = hazard(pipelined_matmul, rng, "early_release", "write-while-in-flight")
     assert any(at_lines(d, PY, copies) for d in found), found
 
