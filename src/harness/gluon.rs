@@ -76,26 +76,30 @@ fn sidecar_tolerance(path: &Path) -> Option<Check> {
     })
 }
 
+/// The values of the launch sidecar's `// KEY: VALUE` lines for `key` (a qualified
+/// `// KEY [3.8+]: VALUE` included), in order; none when there is no readable sidecar.
+fn sidecar_values(path: &Path, key: &str) -> Vec<String> {
+    let Some(text) = bwsim_gluon::launch_path_for(path).and_then(|p| std::fs::read_to_string(p).ok()) else {
+        return Vec::new();
+    };
+    text.lines()
+        .filter_map(|l| {
+            let rest = l.trim().strip_prefix("//")?.trim().strip_prefix(key)?;
+            let (qualifier, value) = rest.split_once(':')?;
+            let q = qualifier.trim();
+            (q.is_empty() || (q.starts_with('[') && q.ends_with(']'))).then(|| value.trim().to_string())
+        })
+        .collect()
+}
+
 /// Whether the launch sidecar of `path` says its import is refused with the error `message`
 /// (a `// refused: CODE ...` line, optionally qualified `// refused [3.8+]: CODE ...`, whose
 /// CODE is the error's `[CODE]`): an operation the importer does not read yet, stated and
 /// tested by the corpus (gluon/tests), so `bwsim gpu` lists the fixture as skipped with the
 /// importer's reason. A refusal the sidecar does not state stays an error.
 pub fn refusal_is_expected(path: &Path, message: &str) -> bool {
-    let Some(text) = bwsim_gluon::launch_path_for(path).and_then(|p| std::fs::read_to_string(p).ok()) else {
-        return false;
-    };
-    text.lines().any(|l| {
-        let Some(rest) = l.trim().strip_prefix("//").map(str::trim) else {
-            return false;
-        };
-        let Some(rest) = rest.strip_prefix("refused") else {
-            return false;
-        };
-        let Some((_, what)) = rest.split_once(':') else {
-            return false;
-        };
-        what.split_whitespace()
+    sidecar_values(path, "refused").iter().any(|v| {
+        v.split_whitespace()
             .next()
             .is_some_and(|code| message.contains(&format!("[{code}]")))
     })
@@ -106,21 +110,8 @@ pub fn refusal_is_expected(path: &Path, message: &str) -> bool {
 /// contains): a form the backend does not lower yet, stated and tested by the corpus
 /// (tests/gluon_cli.rs fails once it lowers). Any other lowering error stays an error.
 pub fn ptx_refusal_is_expected(path: &Path, message: &str) -> bool {
-    let Some(text) = bwsim_gluon::launch_path_for(path).and_then(|p| std::fs::read_to_string(p).ok()) else {
-        return false;
-    };
-    text.lines().any(|l| {
-        let Some(rest) = l.trim().strip_prefix("//").map(str::trim) else {
-            return false;
-        };
-        let Some(rest) = rest.strip_prefix("ptx") else {
-            return false;
-        };
-        let Some((_, what)) = rest.split_once(':') else {
-            return false;
-        };
-        what.trim()
-            .split_once(' ')
+    sidecar_values(path, "ptx").iter().any(|v| {
+        v.split_once(' ')
             .is_some_and(|(_, text)| !text.trim().is_empty() && message.contains(text.trim()))
     })
 }
