@@ -635,6 +635,27 @@ mod tests {
             kind,
         }
     }
+    /// A generic-proxy write (`gw`) or read (`gr`) by `agent` at its `time`.
+    fn gw(agent: AgentId, time: u32) -> Rec {
+        rec(agent, time, Proxy::Generic, Kind::Write)
+    }
+    fn gr(agent: AgentId, time: u32) -> Rec {
+        rec(agent, time, Proxy::Generic, Kind::Read)
+    }
+    /// A tensor-proxy write (`tw`) or read (`tr`) by `agent` at its `time`.
+    fn tw(agent: AgentId, time: u32) -> Rec {
+        rec(agent, time, Proxy::Tensor, Kind::Write)
+    }
+    fn tr(agent: AgentId, time: u32) -> Rec {
+        rec(agent, time, Proxy::Tensor, Kind::Read)
+    }
+    /// An MMA's access (the tensor proxy) of async op `op` by unit `agent`.
+    fn mma_rec(agent: AgentId, time: u32, kind: Kind, op: u32) -> Rec {
+        Rec {
+            proxy: Proxy::Tensor,
+            ..async_rec(agent, time, kind, op)
+        }
+    }
     fn vc(v: &[u32]) -> VClock {
         VClock(v.to_vec())
     }
@@ -648,16 +669,23 @@ mod tests {
         }
     }
     /// Check `r` (clock `c`) over granules `gs`; the first hazard's kind.
+    /// Records access `r` with access clock `c` over granules `gs` in the world `(agents, ops)`.
     fn go(
         s: &mut Shadow,
         gs: std::ops::Range<usize>,
         r: Rec,
-        c: &VClock,
-        ag: &[AgentInfo],
-        ops: &[Issued],
+        c: &[u32],
+        (agents, ops): (&[AgentInfo], &[Issued]),
     ) -> Option<Hazard> {
-        let w = World { agents: ag, ops };
-        s.access_all(gs, &Access { rec: r, clock: c }, w)
+        let w = World { agents, ops };
+        s.access_all(
+            gs,
+            &Access {
+                rec: r,
+                clock: &vc(c),
+            },
+            w,
+        )
     }
     fn async_rec(agent: AgentId, time: u32, kind: Kind, op: u32) -> Rec {
         Rec {
@@ -673,64 +701,42 @@ mod tests {
         let tma = async_rec(TMA, 1, Kind::Read, 0);
         let mut s = Shadow::new(16);
         let ag = agents(vec![]);
-        assert!(go(
-            &mut s,
-            0..4,
-            rec(P0, 1, Proxy::Generic, Kind::Write),
-            &vc(&[1, 0, 0]),
-            &ag,
-            &ops
-        )
-        .is_none());
-        let h = go(&mut s, 0..4, tma, &vc(&[2, 0, 1]), &ag, &ops).expect("hazard");
+        assert!(go(&mut s, 0..4, gw(P0, 1), &[1, 0, 0], (&ag, &ops)).is_none());
+        let h = go(&mut s, 0..4, tma, &[2, 0, 1], (&ag, &ops)).expect("hazard");
         assert_eq!(h.kind, HazardKind::MissingFence);
         assert_eq!((h.first.agent, h.second.agent), (P0, TMA));
         // With a fence by P0 at its time 2 (after the write, before the issue): clean.
         let mut s = Shadow::new(16);
         let ag = agents(vec![2]);
-        go(
-            &mut s,
-            0..4,
-            rec(P0, 1, Proxy::Generic, Kind::Write),
-            &vc(&[1, 0, 0]),
-            &ag,
-            &ops,
-        );
-        assert!(go(&mut s, 0..4, tma, &vc(&[2, 0, 1]), &ag, &ops).is_none());
+        go(&mut s, 0..4, gw(P0, 1), &[1, 0, 0], (&ag, &ops));
+        assert!(go(&mut s, 0..4, tma, &[2, 0, 1], (&ag, &ops)).is_none());
         // A fence before the write does not count.
         let mut s = Shadow::new(16);
         let ag = agents(vec![1]);
-        go(
-            &mut s,
-            0..4,
-            rec(P0, 1, Proxy::Generic, Kind::Write),
-            &vc(&[1, 0, 0]),
-            &ag,
-            &ops,
-        );
-        assert!(go(&mut s, 0..4, tma, &vc(&[2, 0, 1]), &ag, &ops).is_some());
+        go(&mut s, 0..4, gw(P0, 1), &[1, 0, 0], (&ag, &ops));
+        assert!(go(&mut s, 0..4, tma, &[2, 0, 1], (&ag, &ops)).is_some());
     }
 
     #[test]
     fn generic_read_then_tma_load_accepts_a_fence_on_either_side() {
-        let read = rec(P0, 3, Proxy::Generic, Kind::Read);
+        let read = gr(P0, 3);
         // Issued by P1, which learned of P0's read (clock [3, 5, 0]) but neither fenced.
         let ops = [issued(P1, &[3, 5, 0], None)];
         let tma_w = async_rec(TMA, 1, Kind::Write, 0);
         let mut s = Shadow::new(16);
-        go(&mut s, 0..1, read, &vc(&[3, 0, 0]), &agents(vec![]), &ops);
-        let h = go(&mut s, 0..1, tma_w, &vc(&[3, 5, 1]), &agents(vec![]), &ops);
+        go(&mut s, 0..1, read, &[3, 0, 0], (&agents(vec![]), &ops));
+        let h = go(&mut s, 0..1, tma_w, &[3, 5, 1], (&agents(vec![]), &ops));
         assert_eq!(h.map(|h| h.kind), Some(HazardKind::MissingFence));
         // The reader fenced at its time 4 and released at 4: clean.
         let ops2 = [issued(P1, &[4, 5, 0], None)];
         let mut s = Shadow::new(16);
-        go(&mut s, 0..1, read, &vc(&[3, 0, 0]), &agents(vec![4]), &ops2);
-        assert!(go(&mut s, 0..1, tma_w, &vc(&[4, 5, 1]), &agents(vec![4]), &ops2).is_none());
+        go(&mut s, 0..1, read, &[3, 0, 0], (&agents(vec![4]), &ops2));
+        assert!(go(&mut s, 0..1, tma_w, &[4, 5, 1], (&agents(vec![4]), &ops2)).is_none());
         // The issuer fenced after its wait (its fence clock knows the read): clean (seed 08).
         let ops3 = [issued(P1, &[3, 5, 0], Some(&[3, 4, 0]))];
         let mut s = Shadow::new(16);
-        go(&mut s, 0..1, read, &vc(&[3, 0, 0]), &agents(vec![]), &ops3);
-        assert!(go(&mut s, 0..1, tma_w, &vc(&[3, 5, 1]), &agents(vec![]), &ops3).is_none());
+        go(&mut s, 0..1, read, &[3, 0, 0], (&agents(vec![]), &ops3));
+        assert!(go(&mut s, 0..1, tma_w, &[3, 5, 1], (&agents(vec![]), &ops3)).is_none());
     }
 
     #[test]
@@ -742,30 +748,13 @@ mod tests {
             &mut s,
             2..4,
             async_rec(TMA, 1, Kind::Write, 0),
-            &vc(&[0, 1, 1]),
-            &ag,
-            &ops,
+            &[0, 1, 1],
+            (&ag, &ops),
         );
         // P0 observed the phase that counted the bytes: its clock knows TMA time 1.
-        assert!(go(
-            &mut s,
-            2..4,
-            rec(P0, 2, Proxy::Generic, Kind::Read),
-            &vc(&[2, 1, 1]),
-            &ag,
-            &ops
-        )
-        .is_none());
+        assert!(go(&mut s, 2..4, gr(P0, 2), &[2, 1, 1], (&ag, &ops)).is_none());
         // P1 (the issuer) did not wait: read-before-complete.
-        let h = go(
-            &mut s,
-            3..4,
-            rec(P1, 2, Proxy::Generic, Kind::Read),
-            &vc(&[0, 2, 0]),
-            &ag,
-            &ops,
-        )
-        .expect("hazard");
+        let h = go(&mut s, 3..4, gr(P1, 2), &[0, 2, 0], (&ag, &ops)).expect("hazard");
         assert_eq!(h.kind, HazardKind::ReadBeforeComplete);
         assert_eq!(h.granule, 3);
     }
@@ -777,19 +766,9 @@ mod tests {
         let ops = [issued(P0, &[1, 0, 0], None)];
         let mut s = Shadow::new(4);
         let ag = agents(vec![]);
-        go(
-            &mut s,
-            0..1,
-            rec(P0, 2, Proxy::Tensor, Kind::Read),
-            &vc(&[2, 0, 0]),
-            &ag,
-            &ops,
-        );
-        let mma = Rec {
-            proxy: Proxy::Tensor,
-            ..async_rec(TMA, 1, Kind::Write, 0)
-        };
-        let h = go(&mut s, 0..1, mma, &vc(&[1, 0, 1]), &ag, &ops).expect("hazard");
+        go(&mut s, 0..1, tr(P0, 2), &[2, 0, 0], (&ag, &ops));
+        let mma = mma_rec(TMA, 1, Kind::Write, 0);
+        let h = go(&mut s, 0..1, mma, &[1, 0, 1], (&ag, &ops)).expect("hazard");
         assert_eq!(h.kind, HazardKind::ReadBeforeComplete);
         assert_eq!(
             (h.first.agent, h.second.agent),
@@ -803,23 +782,8 @@ mod tests {
         let ops = [issued(P1, &[0, 1, 0], None), issued(P0, &[3, 0, 0], None)];
         let mut s = Shadow::new(16);
         let ag = agents(vec![]);
-        go(
-            &mut s,
-            0..1,
-            rec(P0, 1, Proxy::Generic, Kind::Write),
-            &vc(&[1, 0, 0]),
-            &ag,
-            &ops,
-        );
-        let h = go(
-            &mut s,
-            0..1,
-            rec(P1, 1, Proxy::Generic, Kind::Write),
-            &vc(&[0, 1, 0]),
-            &ag,
-            &ops,
-        )
-        .expect("race");
+        go(&mut s, 0..1, gw(P0, 1), &[1, 0, 0], (&ag, &ops));
+        let h = go(&mut s, 0..1, gw(P1, 1), &[0, 1, 0], (&ag, &ops)).expect("race");
         assert_eq!(h.kind, HazardKind::Race);
         // An async read issued by P1, then P0 writes without knowing of it.
         let mut s = Shadow::new(16);
@@ -827,19 +791,10 @@ mod tests {
             &mut s,
             0..1,
             async_rec(TMA, 1, Kind::Read, 0),
-            &vc(&[0, 1, 1]),
-            &ag,
-            &ops,
+            &[0, 1, 1],
+            (&ag, &ops),
         );
-        let h = go(
-            &mut s,
-            0..1,
-            rec(P0, 1, Proxy::Generic, Kind::Write),
-            &vc(&[1, 0, 0]),
-            &ag,
-            &ops,
-        )
-        .expect("in flight");
+        let h = go(&mut s, 0..1, gw(P0, 1), &[1, 0, 0], (&ag, &ops)).expect("in flight");
         assert_eq!(h.kind, HazardKind::WriteWhileInFlight);
         // An async write (op 1, issued by P0 at time 3) lands after an async read (op 0) whose
         // issue it does not know: write-while-in-flight. Had op 1 been issued first, the read
@@ -849,17 +804,15 @@ mod tests {
             &mut s,
             0..1,
             async_rec(TMA, 1, Kind::Read, 0),
-            &vc(&[0, 1, 1]),
-            &ag,
-            &ops,
+            &[0, 1, 1],
+            (&ag, &ops),
         );
         let h = go(
             &mut s,
             0..1,
             async_rec(TMA + 1, 1, Kind::Write, 1),
-            &vc(&[3, 0, 0, 1]),
-            &ag,
-            &ops,
+            &[3, 0, 0, 1],
+            (&ag, &ops),
         )
         .expect("hazard");
         assert_eq!(h.kind, HazardKind::WriteWhileInFlight);
@@ -874,30 +827,30 @@ mod tests {
         let ops = [issued(P0, &[1, 0, 0], None), issued(P0, &[2, 0, 0], None)];
         let copy = |t, op| async_rec(TMA, t, Kind::Write, op);
         let mut s = Shadow::new(4);
-        assert!(go(&mut s, 0..2, copy(1, 0), &vc(&[1, 0, 1]), &ag, &ops).is_none());
+        assert!(go(&mut s, 0..2, copy(1, 0), &[1, 0, 1], (&ag, &ops)).is_none());
         // Copy 1 lands over copy 0's bytes; its issuer never observed copy 0 complete (the
         // unit's own component in its access clock is not knowledge of the issuer).
-        let h = go(&mut s, 1..2, copy(2, 1), &vc(&[2, 0, 2]), &ag, &ops).expect("in flight");
+        let h = go(&mut s, 1..2, copy(2, 1), &[2, 0, 2], (&ag, &ops)).expect("in flight");
         assert_eq!(h.kind, HazardKind::WriteWhileInFlight);
         assert_eq!((h.first.op, h.second.op), (ASYNC_OP, ASYNC_OP | 1));
         // The same copies landing in the other order: copy 0 is still the logically first.
         let mut s = Shadow::new(4);
-        go(&mut s, 0..1, copy(1, 1), &vc(&[2, 0, 1]), &ag, &ops);
-        let h = go(&mut s, 0..1, copy(2, 0), &vc(&[1, 0, 2]), &ag, &ops).expect("in flight");
+        go(&mut s, 0..1, copy(1, 1), &[2, 0, 1], (&ag, &ops));
+        let h = go(&mut s, 0..1, copy(2, 0), &[1, 0, 2], (&ag, &ops)).expect("in flight");
         assert_eq!(h.kind, HazardKind::WriteWhileInFlight);
         assert_eq!((h.first.op, h.second.op), (ASYNC_OP, ASYNC_OP | 1));
         // Issued after its issuer observed copy 0 (its issue clock knows the unit's times 1
         // and 2, both pieces of copy 0): ordered. Two pieces of one copy never conflict.
         let ops = [issued(P0, &[1, 0, 0], None), issued(P0, &[2, 0, 2], None)];
         let mut s = Shadow::new(4);
-        go(&mut s, 0..2, copy(1, 0), &vc(&[1, 0, 1]), &ag, &ops);
-        assert!(go(&mut s, 1..2, copy(2, 0), &vc(&[1, 0, 2]), &ag, &ops).is_none());
-        assert!(go(&mut s, 0..2, copy(3, 1), &vc(&[2, 0, 3]), &ag, &ops).is_none());
+        go(&mut s, 0..2, copy(1, 0), &[1, 0, 1], (&ag, &ops));
+        assert!(go(&mut s, 1..2, copy(2, 0), &[1, 0, 2], (&ag, &ops)).is_none());
+        assert!(go(&mut s, 0..2, copy(3, 1), &[2, 0, 3], (&ag, &ops)).is_none());
         // An agent that runs in order (a partition, the tensor pipe) orders its own accesses.
         let ag = agents(vec![]);
         let mut s = Shadow::new(4);
-        go(&mut s, 0..1, copy(1, 0), &vc(&[1, 0, 1]), &ag, &ops);
-        assert!(go(&mut s, 0..1, copy(2, 1), &vc(&[2, 0, 2]), &ag, &ops).is_none());
+        go(&mut s, 0..1, copy(1, 0), &[1, 0, 1], (&ag, &ops));
+        assert!(go(&mut s, 0..1, copy(2, 1), &[2, 0, 2], (&ag, &ops)).is_none());
     }
 
     #[test]
@@ -907,31 +860,15 @@ mod tests {
         let mut s = Shadow::new(1);
         // Readers 0..4 at time 1; a write by agent 4 that knows readers 0..3 only.
         for a in 0..4 {
-            let mut c = VClock::new(5);
-            c.raise(a, 1);
-            go(&mut s, 0..1, rec(a, 1, Proxy::Generic, Kind::Read), &c, &ag, &ops);
+            let mut c = vec![0; 5];
+            c[a as usize] = 1;
+            go(&mut s, 0..1, gr(a, 1), &c, (&ag, &ops));
         }
-        let h = go(
-            &mut s,
-            0..1,
-            rec(4, 1, Proxy::Generic, Kind::Write),
-            &vc(&[1, 1, 1, 0, 1]),
-            &ag,
-            &ops,
-        )
-        .expect("race with reader 3");
+        let h = go(&mut s, 0..1, gw(4, 1), &[1, 1, 1, 0, 1], (&ag, &ops)).expect("race with reader 3");
         assert_eq!(h.first.agent, 3);
         // After the write, the cell holds only the write.
         assert!(s.written(0));
-        let h = go(
-            &mut s,
-            0..1,
-            rec(0, 2, Proxy::Generic, Kind::Write),
-            &vc(&[2, 0, 0, 0, 0]),
-            &ag,
-            &ops,
-        )
-        .expect("race with the write");
+        let h = go(&mut s, 0..1, gw(0, 2), &[2, 0, 0, 0, 0], (&ag, &ops)).expect("race with the write");
         assert_eq!(h.first.agent, 4);
         s.clear(0..1);
         assert!(!s.written(0));
@@ -942,19 +879,9 @@ mod tests {
         let ops = [issued(P0, &[1, 0, 0], None)];
         let mut s = Shadow::new(1);
         let ag = agents(vec![]);
-        go(
-            &mut s,
-            0..1,
-            rec(P0, 1, Proxy::Tensor, Kind::Write),
-            &vc(&[1, 0, 0]),
-            &ag,
-            &ops,
-        );
-        let mma = Rec {
-            proxy: Proxy::Tensor,
-            ..async_rec(TMA, 1, Kind::Read, 0)
-        };
-        assert!(go(&mut s, 0..1, mma, &vc(&[2, 0, 1]), &ag, &ops).is_none());
+        go(&mut s, 0..1, tw(P0, 1), &[1, 0, 0], (&ag, &ops));
+        let mma = mma_rec(TMA, 1, Kind::Read, 0);
+        assert!(go(&mut s, 0..1, mma, &[2, 0, 1], (&ag, &ops)).is_none());
     }
 
     #[test]
