@@ -414,15 +414,26 @@ fn float_op(op: BinOp, x: f64, y: f64) -> OpResult<Result<f64, bool>> {
         BinOp::Mul => Ok(x * y),
         BinOp::Div => Ok(x / y),
         BinOp::Rem => Ok(x % y),
-        BinOp::Eq => Err(x == y),
-        BinOp::Ne => Err(x != y),
-        BinOp::Lt => Err(x < y),
-        BinOp::Le => Err(x <= y),
-        BinOp::Gt => Err(x > y),
-        BinOp::Ge => Err(x >= y),
-        BinOp::And => Err(x != 0.0 && y != 0.0),
-        BinOp::Or => Err(x != 0.0 || y != 0.0),
-        _ => return Err(err(format!("`{}` does not apply to floats", op.symbol()))),
+        _ => match truth(op, x, y, 0.0) {
+            Some(t) => Err(t),
+            None => return Err(err(format!("`{}` does not apply to floats", op.symbol()))),
+        },
+    })
+}
+
+/// A comparison or logical operator on two numbers (`zero` is false), `None` for the others.
+#[inline]
+fn truth<T: PartialOrd>(op: BinOp, x: T, y: T, zero: T) -> Option<bool> {
+    Some(match op {
+        BinOp::Eq => x == y,
+        BinOp::Ne => x != y,
+        BinOp::Lt => x < y,
+        BinOp::Le => x <= y,
+        BinOp::Gt => x > y,
+        BinOp::Ge => x >= y,
+        BinOp::And => x != zero && y != zero,
+        BinOp::Or => x != zero || y != zero,
+        _ => return None,
     })
 }
 
@@ -450,14 +461,9 @@ pub fn int_op(op: BinOp, x: i64, y: i64) -> OpResult<Result<i64, bool>> {
         } else {
             0
         }),
-        BinOp::Eq => Err(x == y),
-        BinOp::Ne => Err(x != y),
-        BinOp::Lt => Err(x < y),
-        BinOp::Le => Err(x <= y),
-        BinOp::Gt => Err(x > y),
-        BinOp::Ge => Err(x >= y),
-        BinOp::And => Err(x != 0 && y != 0),
-        BinOp::Or => Err(x != 0 || y != 0),
+        BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::And | BinOp::Or => {
+            Err(truth(op, x, y, 0).unwrap_or(false))
+        }
     })
 }
 

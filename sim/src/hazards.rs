@@ -197,6 +197,21 @@ impl CtaHb {
         id
     }
 
+    /// The record and access clock of async op `op` acting as unit `id` at the unit's time
+    /// `t`: what the issuer knew at the issue, plus the unit's own step.
+    fn unit_access(&self, id: AgentId, t: u32, op: u32, proxy: Proxy, kind: Kind) -> Option<(Rec, VClock)> {
+        let mut clock = self.ops.get(op as usize)?.clock.clone();
+        clock.raise(id, t);
+        let rec = Rec {
+            time: t,
+            op: ASYNC_OP | op,
+            agent: id,
+            proxy,
+            kind,
+        };
+        Some((rec, clock))
+    }
+
     fn unit_tick(&mut self, c: Comp) -> (AgentId, u32) {
         let id = self.comp(c);
         self.unit_time[id as usize] += 1;
@@ -384,16 +399,21 @@ impl CtaHb {
     /// A piece of TMA load (or gather) `op` lands on behalf of barrier `bar`: its writes are
     /// checked, and its clock is what the following `complete_tx` releases.
     pub fn tma_piece(&mut self, op: u32, bar: u32, addrs: &[(u32, u32)], bits: u32) -> Option<Hazard> {
+        self.bar_unit_write(op, bar, addrs, bits, Proxy::Async)
+    }
+
+    /// A write of async op `op` that completes bytes on barrier `bar` (a TMA piece, a CLC
+    /// response) as proxy `proxy`; its clock is what the following `complete_tx` releases.
+    fn bar_unit_write(
+        &mut self,
+        op: u32,
+        bar: u32,
+        addrs: &[(u32, u32)],
+        bits: u32,
+        proxy: Proxy,
+    ) -> Option<Hazard> {
         let (id, t) = self.unit_tick(Comp::TmaBar(bar));
-        let mut clock = self.ops.get(op as usize)?.clock.clone();
-        clock.raise(id, t);
-        let rec = Rec {
-            time: t,
-            op: ASYNC_OP | op,
-            agent: id,
-            proxy: Proxy::Async,
-            kind: Kind::Write,
-        };
+        let (rec, clock) = self.unit_access(id, t, op, proxy, Kind::Write)?;
         let h = self.smem_access(addrs, bits, rec, &clock);
         self.piece = Some((clock, id, op));
         h
@@ -406,19 +426,7 @@ impl CtaHb {
     /// proxy fence between them, so bwsim does not require one (a read before the response's
     /// barrier completed is still `read-before-complete`, an unordered write still a race).
     pub fn clc_response(&mut self, op: u32, bar: u32, addrs: &[(u32, u32)], bits: u32) -> Option<Hazard> {
-        let (id, t) = self.unit_tick(Comp::TmaBar(bar));
-        let mut clock = self.ops.get(op as usize)?.clock.clone();
-        clock.raise(id, t);
-        let rec = Rec {
-            time: t,
-            op: ASYNC_OP | op,
-            agent: id,
-            proxy: Proxy::Generic,
-            kind: Kind::Write,
-        };
-        let h = self.smem_access(addrs, bits, rec, &clock);
-        self.piece = Some((clock, id, op));
-        h
+        self.bar_unit_write(op, bar, addrs, bits, Proxy::Generic)
     }
 
     /// TMA store (or scatter) `op`, issued by partition `issuer`, reads its source.
@@ -430,16 +438,7 @@ impl CtaHb {
         bits: u32,
     ) -> Option<Hazard> {
         let (id, t) = self.unit_tick(Comp::Store(issuer));
-        let o = self.ops.get(op as usize)?;
-        let mut clock = o.clock.clone();
-        clock.raise(id, t);
-        let rec = Rec {
-            time: t,
-            op: ASYNC_OP | op,
-            agent: id,
-            proxy: Proxy::Async,
-            kind: Kind::Read,
-        };
+        let (rec, clock) = self.unit_access(id, t, op, Proxy::Async, Kind::Read)?;
         self.smem_access(addrs, bits, rec, &clock)
     }
 
@@ -460,15 +459,7 @@ impl CtaHb {
     pub fn wgmma(&mut self, a: usize, instr: u32, reads: &[(&[(u32, u32)], u32)]) -> Option<Hazard> {
         let op = self.issue(a, instr);
         let (id, t) = self.unit_tick(Comp::Wgmma(a as u32));
-        let mut clock = self.ops[op as usize].clock.clone();
-        clock.raise(id, t);
-        let rec = Rec {
-            time: t,
-            op: ASYNC_OP | op,
-            agent: id,
-            proxy: Proxy::Async,
-            kind: Kind::Read,
-        };
+        let (rec, clock) = self.unit_access(id, t, op, Proxy::Async, Kind::Read)?;
         let mut found = None;
         for (addrs, bits) in reads {
             let h = self.smem_access(addrs, *bits, rec, &clock);
@@ -490,15 +481,7 @@ impl CtaHb {
         bits: u32,
     ) -> Option<Hazard> {
         let id = self.comp(Comp::CpAsync(a));
-        let mut clock = self.ops.get(op as usize)?.clock.clone();
-        clock.raise(id, group);
-        let rec = Rec {
-            time: group,
-            op: ASYNC_OP | op,
-            agent: id,
-            proxy: Proxy::Generic,
-            kind: Kind::Write,
-        };
+        let (rec, clock) = self.unit_access(id, group, op, Proxy::Generic, Kind::Write)?;
         self.smem_access(addrs, bits, rec, &clock)
     }
 

@@ -58,11 +58,14 @@ pub fn set_undef(t: &mut SlotTaint, dsts: &[Slot], origin: Option<u32>) {
     }
 }
 
-/// Call `f` on every frame slot `e` reads.
-pub fn for_each_slot(e: &CExpr, f: &mut impl FnMut(Slot)) {
+/// Call `f` on each direct operand of `e` (an index's dynamic items included).
+pub fn for_each_operand<'e>(e: &'e CExpr, f: &mut impl FnMut(&'e CExpr)) {
     match e {
-        CExpr::Slot(s) => f(*s),
-        CExpr::Const(_) | CExpr::ProgramId(_) | CExpr::NumPrograms(_) | CExpr::Arange { .. } => {}
+        CExpr::Slot(_)
+        | CExpr::Const(_)
+        | CExpr::ProgramId(_)
+        | CExpr::NumPrograms(_)
+        | CExpr::Arange { .. } => {}
         CExpr::Unary(_, x)
         | CExpr::Cast(x, _)
         | CExpr::ExpandDims(x, _)
@@ -72,21 +75,29 @@ pub fn for_each_slot(e: &CExpr, f: &mut impl FnMut(Slot)) {
         | CExpr::Split(x)
         | CExpr::Scan(_, x, _, _)
         | CExpr::Reduce(_, x, _)
-        | CExpr::ShapeOf(x, _) => for_each_slot(x, f),
-        CExpr::Full { value, .. } => for_each_slot(value, f),
+        | CExpr::ShapeOf(x, _) => f(x),
+        CExpr::Full { value, .. } => f(value),
         CExpr::Binary(_, x, y) | CExpr::Join(x, y) => {
-            for_each_slot(x, f);
-            for_each_slot(y, f);
+            f(x);
+            f(y);
         }
-        CExpr::Call(_, xs) | CExpr::InlineAsm(_, xs) => xs.iter().for_each(|x| for_each_slot(x, f)),
+        CExpr::Call(_, xs) | CExpr::InlineAsm(_, xs) => xs.iter().for_each(f),
         CExpr::Index(x, items) => {
-            for_each_slot(x, f);
+            f(x);
             for i in items {
                 if let IItem::Expr(x) = i {
-                    for_each_slot(x, f);
+                    f(x);
                 }
             }
         }
+    }
+}
+
+/// Call `f` on every frame slot `e` reads.
+pub fn for_each_slot(e: &CExpr, f: &mut impl FnMut(Slot)) {
+    match e {
+        CExpr::Slot(s) => f(*s),
+        _ => for_each_operand(e, &mut |x| for_each_slot(x, &mut *f)),
     }
 }
 
@@ -126,23 +137,7 @@ pub fn index_origin(e: &CExpr, t: &SlotTaint) -> Option<u32> {
                     }
                 }
             }
-            CExpr::Unary(_, x)
-            | CExpr::Cast(x, _)
-            | CExpr::ExpandDims(x, _)
-            | CExpr::Broadcast(x, _)
-            | CExpr::Reshape(x, _)
-            | CExpr::Permute(x, _)
-            | CExpr::Split(x)
-            | CExpr::Scan(_, x, _, _)
-            | CExpr::Reduce(_, x, _)
-            | CExpr::ShapeOf(x, _) => walk(x, visit),
-            CExpr::Full { value, .. } => walk(value, visit),
-            CExpr::Binary(_, x, y) | CExpr::Join(x, y) => {
-                walk(x, visit);
-                walk(y, visit);
-            }
-            CExpr::Call(_, xs) | CExpr::InlineAsm(_, xs) => xs.iter().for_each(|x| walk(x, visit)),
-            _ => {}
+            _ => for_each_operand(e, &mut |x| walk(x, visit)),
         }
     }
     walk(e, &mut visit);

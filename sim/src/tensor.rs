@@ -730,16 +730,24 @@ impl<'a> MmaInputs<'a> {
 
     /// B's columns as row `i` of the result reads them.
     fn b_lines(&self, i: usize) -> &'a Lines {
+        self.b_form(i, &self.forms.b_lines, &self.forms.bq_lines, Lines::new)
+    }
+
+    /// B's columns in the form `make` builds, as row `i` of the result reads them: one form of
+    /// the whole B, or (block-scaled) one per lane quarter, each built once.
+    fn b_form<T>(
+        &self,
+        i: usize,
+        one: &'a std::sync::OnceLock<T>,
+        quarters: &'a std::sync::OnceLock<Vec<T>>,
+        make: impl Fn(&[f64], usize, usize) -> T,
+    ) -> &'a T {
         if self.bt_q.is_empty() {
-            return self
-                .forms
-                .b_lines
-                .get_or_init(|| Lines::new(self.bt, self.n, self.k));
+            return one.get_or_init(|| make(self.bt, self.n, self.k));
         }
-        let quarters = self.forms.bq_lines.get_or_init(|| {
-            self.bt_q
-                .iter()
-                .map(|b| Lines::new(b, if b.is_empty() { 0 } else { self.n }, self.k))
+        let quarters = quarters.get_or_init(|| {
+            (self.bt_q.iter())
+                .map(|b| make(b, if b.is_empty() { 0 } else { self.n }, self.k))
                 .collect()
         });
         &quarters[self.row_quarter[i]]
@@ -753,19 +761,7 @@ impl<'a> MmaInputs<'a> {
 
     /// B's columns in the narrow form, as row `i` of the result reads them.
     fn b_narrow(&self, i: usize) -> &'a NarrowPanels {
-        if self.bt_q.is_empty() {
-            return self
-                .forms
-                .b_narrow
-                .get_or_init(|| NarrowPanels::new(self.bt, self.n, self.k));
-        }
-        let quarters = self.forms.bq_narrow.get_or_init(|| {
-            self.bt_q
-                .iter()
-                .map(|b| NarrowPanels::new(b, if b.is_empty() { 0 } else { self.n }, self.k))
-                .collect()
-        });
-        &quarters[self.row_quarter[i]]
+        self.b_form(i, &self.forms.b_narrow, &self.forms.bq_narrow, NarrowPanels::new)
     }
 
     /// Accumulator element `(i, j)` from its old bits (ignored without `use_acc`).
