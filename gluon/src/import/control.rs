@@ -45,6 +45,24 @@ impl<'m> Cx<'m> {
         })
     }
 
+    /// Import the operations of a region body into the current block, its `scf.yield`
+    /// turned into assignments to `vars` ([`Cx::assign_yields`]; an error there is reported
+    /// and the import goes on).
+    fn yielding_ops(&mut self, ops: &[Op], vars: &[Option<String>]) -> R<()> {
+        for o in ops {
+            if o.name == "scf.yield" {
+                let y = self.operands(o)?;
+                let yspan = self.span_of(o);
+                if let Err(e) = self.assign_yields(vars, &y, yspan) {
+                    self.errors.push(e);
+                }
+                continue;
+            }
+            self.op_or_report(o);
+        }
+        Ok(())
+    }
+
     /// Assign yielded values to their variables (through temporaries when one reads a
     /// variable assigned before it).
     pub(super) fn assign_yields(
@@ -160,17 +178,7 @@ impl<'m> Cx<'m> {
             self.bind(n, v.clone());
         }
         self.blocks.push(Vec::new());
-        for o in &region.ops {
-            if o.name == "scf.yield" {
-                let y = self.operands(o)?;
-                let yspan = self.span_of(o);
-                if let Err(e) = self.assign_yields(&vars, &y, yspan) {
-                    self.errors.push(e);
-                }
-                continue;
-            }
-            self.op_or_report(o);
-        }
+        self.yielding_ops(&region.ops, &vars)?;
         let stmts = self.blocks.pop().unwrap_or_default();
         self.scopes.pop();
         self.push(
@@ -279,17 +287,7 @@ impl<'m> Cx<'m> {
             }
         }
         self.blocks.push(Vec::new());
-        for o in &after.ops {
-            if o.name == "scf.yield" {
-                let y = self.operands(o)?;
-                let yspan = self.span_of(o);
-                if let Err(e) = self.assign_yields(&vars, &y, yspan) {
-                    self.errors.push(e);
-                }
-                continue;
-            }
-            self.op_or_report(o);
-        }
+        self.yielding_ops(&after.ops, &vars)?;
         self.scopes.pop();
         let (c2, f2) = self.while_before(before, cond_op, &bindings)?;
         let cspan = self.span_of(cond_op);
@@ -406,17 +404,7 @@ impl<'m> Cx<'m> {
         let branch = |cx: &mut Cx, r: &Region| -> R<Block> {
             cx.scopes.push(HashMap::new());
             cx.blocks.push(Vec::new());
-            for o in &r.ops {
-                if o.name == "scf.yield" {
-                    let y = cx.operands(o)?;
-                    let ys = cx.span_of(o);
-                    if let Err(e) = cx.assign_yields(&var_names, &y, ys) {
-                        cx.errors.push(e);
-                    }
-                    continue;
-                }
-                cx.op_or_report(o);
-            }
+            cx.yielding_ops(&r.ops, &var_names)?;
             let stmts = cx.blocks.pop().unwrap_or_default();
             cx.scopes.pop();
             Ok(Block {
