@@ -354,18 +354,10 @@ impl<'m> Cx<'m> {
     }
 
     pub(super) fn local_alloc(&mut self, op: &Op, span: Span) -> R<()> {
-        let ty = self.result_type(op, 0)?;
-        let Type::MemDesc {
-            shape,
-            elem,
-            enc,
-            tmem: false,
-            ..
-        } = &ty
-        else {
+        let (ty, r) = self.alloc_result(op, false)?;
+        let Type::MemDesc { shape, elem, enc, .. } = &ty else {
             return Err(self.misuse(op, "expected a shared-memory descriptor"));
         };
-        let r = self.result(op, 0)?;
         let init = self.operands(op)?;
         // mbarriers: i64 buffers of shape [N, 1] (an array) or [1] (one barrier).
         let barrier = *elem == Elem::I64 && (shape.as_slice() == [1] || (shape.len() == 2 && shape[1] == 1));
@@ -406,33 +398,45 @@ impl<'m> Cx<'m> {
             },
             span,
         );
-        if let Some((iv, is)) = init.first() {
-            let value = self.expr(iv, *is)?;
-            self.op_stmt(
-                OpKind::SmemStore {
-                    dst: name_e(&n, span),
-                    value,
-                },
-                span,
-            );
-        }
+        self.init_alloc(init.first(), &n, span, |dst, value| OpKind::SmemStore {
+            dst,
+            value,
+        })?;
         self.bind(&r, Val::E(name_e(&n, span), ty));
         Ok(())
     }
 
-    pub(super) fn tmem_alloc(&mut self, op: &Op, span: Span) -> R<()> {
+    /// The result of a `local_alloc` (`tmem` false) or `tmem_alloc` (true): its type, a memory
+    /// descriptor of that kind, and its name.
+    fn alloc_result(&self, op: &Op, tmem: bool) -> R<(Type, String)> {
         let ty = self.result_type(op, 0)?;
-        let Type::MemDesc {
-            shape,
-            elem,
-            enc,
-            tmem: true,
-            ..
-        } = &ty
-        else {
+        if !matches!(&ty, Type::MemDesc { tmem: t, .. } if *t == tmem) {
+            let what = if tmem { "tensor-memory" } else { "shared-memory" };
+            return Err(self.misuse(op, format!("expected a {what} descriptor")));
+        }
+        Ok((ty, self.result(op, 0)?))
+    }
+
+    /// An allocation's initial value `init` (if any) stored into buffer `n` by `store(dst, value)`.
+    fn init_alloc(
+        &mut self,
+        init: Option<&(String, Span)>,
+        n: &str,
+        span: Span,
+        store: impl Fn(Expr, Expr) -> OpKind,
+    ) -> R<()> {
+        if let Some((iv, is)) = init {
+            let value = self.expr(iv, *is)?;
+            self.op_stmt(store(name_e(n, span), value), span);
+        }
+        Ok(())
+    }
+
+    pub(super) fn tmem_alloc(&mut self, op: &Op, span: Span) -> R<()> {
+        let (ty, r) = self.alloc_result(op, true)?;
+        let Type::MemDesc { shape, elem, enc, .. } = &ty else {
             return Err(self.misuse(op, "expected a tensor-memory descriptor"));
         };
-        let r = self.result(op, 0)?;
         let layout = self.attrs.layout(enc, span)?;
         let t = match (&layout, elem) {
             // Scale factors: Gluon carries ue8m0 factors as uint8 (`i8` in TTGIR) and nvfp4's
@@ -474,16 +478,10 @@ impl<'m> Cx<'m> {
             span,
         );
         let init = self.operands(op)?;
-        if let Some((iv, is)) = init.first() {
-            let value = self.expr(iv, *is)?;
-            self.op_stmt(
-                OpKind::TmemStore {
-                    dst: name_e(&n, span),
-                    value,
-                },
-                span,
-            );
-        }
+        self.init_alloc(init.first(), &n, span, |dst, value| OpKind::TmemStore {
+            dst,
+            value,
+        })?;
         self.bind(&r, Val::E(name_e(&n, span), ty));
         Ok(())
     }

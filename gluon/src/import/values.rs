@@ -303,7 +303,7 @@ impl<'m> Cx<'m> {
             return Err(self.misuse(op, "the pointers are not derived from a pointer parameter"));
         };
         if !pty.is_tensor() {
-            return self.scalar_load(op, &base, offs, &pty, &v, span);
+            return self.scalar_load(op, (&base, offs, &pty), &v, span);
         }
         let offsets = match offs {
             Some(o) => self.offsets_tile(o, &pty, span)?,
@@ -348,24 +348,9 @@ impl<'m> Cx<'m> {
     /// `global.load` of a one-element tile and that element (`reduce_max` of one element is the
     /// element, bit for bit). bwsim scalars are i1, i32, i64 and f32, so other element types
     /// are refused.
-    fn scalar_load(
-        &mut self,
-        op: &Op,
-        base: &str,
-        offs: Option<Expr>,
-        pty: &Type,
-        v: &[(String, Span)],
-        span: Span,
-    ) -> R<()> {
-        // `tt.load %p : !tt.ptr<T>` prints the pointer's type.
-        let pty = self.printed_ptr_type(op).unwrap_or_else(|| pty.clone());
-        let elem = match &pty {
-            Type::Ptr(p) => p.elem(),
-            t => t.elem(),
-        };
-        let Some(d) = elem.and_then(|e| dtype_of(e, span).ok()) else {
-            return Err(self.misuse(op, "a scalar load of a pointer to pointers"));
-        };
+    fn scalar_load(&mut self, op: &Op, ptr: ScalarPtr, v: &[(String, Span)], span: Span) -> R<()> {
+        let (base, offs, pty) = ptr;
+        let (elem, d) = self.scalar_pointee(op, pty, "a scalar load of a pointer to pointers", span)?;
         if !matches!(d, DType::I1 | DType::I32 | DType::I64 | DType::F32) {
             return Err(self.misuse(
                 op,
@@ -376,18 +361,7 @@ impl<'m> Cx<'m> {
             ));
         }
         let warps = self.warps;
-        let one = |x: Expr, d: DType| -> Expr {
-            call(
-                "full",
-                vec![
-                    list_e(&[1], span),
-                    x,
-                    name_e(d.name(), span),
-                    scalar_layout(warps, span),
-                ],
-                span,
-            )
-        };
+        let one = |x: Expr, d: DType| one_element(x, d, warps, span);
         let offsets = one(offs.unwrap_or_else(|| int_e(0, span)), DType::I32);
         let mask = match v.get(1) {
             Some((n, s)) => Some(one(self.math_operand(n, *s)?, DType::I1)),
@@ -415,6 +389,21 @@ impl<'m> Cx<'m> {
             Val::E(name_e(&n, span), Type::Scalar(elem.unwrap_or(Elem::F32))),
         );
         Ok(())
+    }
+
+    /// The element a scalar `tt.load`/`tt.store` moves: the pointee of the pointer type the
+    /// operation prints after its colon (else `pty`), and its dtype; `what` is the error for a
+    /// pointer to pointers.
+    fn scalar_pointee(&self, op: &Op, pty: &Type, what: &str, span: Span) -> R<(Option<Elem>, DType)> {
+        let pty = self.printed_ptr_type(op).unwrap_or_else(|| pty.clone());
+        let elem = match &pty {
+            Type::Ptr(p) => p.elem(),
+            t => t.elem(),
+        };
+        match elem.and_then(|e| dtype_of(e, span).ok()) {
+            Some(d) => Ok((elem, d)),
+            None => Err(self.misuse(op, what)),
+        }
     }
 
     /// The pointer type an operation prints after its colon (`tt.load %p : !tt.ptr<f32>`).
@@ -561,7 +550,7 @@ impl<'m> Cx<'m> {
         let v = self.n_operands(op, 2)?;
         if let Val::Ptr { base, offs, ty } = self.get(&v[0].0, v[0].1)? {
             if !ty.is_tensor() {
-                return self.scalar_store(op, &base, offs, &ty, &v, span);
+                return self.scalar_store(op, (&base, offs, &ty), &v, span);
             }
         }
         let (base, offsets, value, mask) =
@@ -581,37 +570,11 @@ impl<'m> Cx<'m> {
     /// `tt.store %p, %v[, %mask] : !tt.ptr<T>`: one element (Gluon's `gl.store(ptr, x)`), as
     /// `global.store` of one-element tiles (every thread of the partition stores the same value
     /// to the same address on the GPU: one store).
-    fn scalar_store(
-        &mut self,
-        op: &Op,
-        base: &str,
-        offs: Option<Expr>,
-        pty: &Type,
-        v: &[(String, Span)],
-        span: Span,
-    ) -> R<()> {
-        // `tt.store %p, %v : !tt.ptr<T>` prints the pointer's type.
-        let pty = self.printed_ptr_type(op).unwrap_or_else(|| pty.clone());
-        let elem = match &pty {
-            Type::Ptr(p) => p.elem(),
-            t => t.elem(),
-        };
-        let Some(d) = elem.and_then(|e| dtype_of(e, span).ok()) else {
-            return Err(self.misuse(op, "a scalar store through a pointer to pointers"));
-        };
+    fn scalar_store(&mut self, op: &Op, ptr: ScalarPtr, v: &[(String, Span)], span: Span) -> R<()> {
+        let (base, offs, pty) = ptr;
+        let (_, d) = self.scalar_pointee(op, pty, "a scalar store through a pointer to pointers", span)?;
         let warps = self.warps;
-        let tile = |x: Expr, d: DType| -> Expr {
-            call(
-                "full",
-                vec![
-                    list_e(&[1], span),
-                    x,
-                    name_e(d.name(), span),
-                    scalar_layout(warps, span),
-                ],
-                span,
-            )
-        };
+        let tile = |x: Expr, d: DType| one_element(x, d, warps, span);
         let offsets = tile(offs.unwrap_or_else(|| int_e(0, span)), DType::I32);
         let value = tile(self.math_operand(&v[1].0, v[1].1)?, d);
         let mask = match v.get(2) {
@@ -871,6 +834,25 @@ fn scalar_layout(warps: i64, span: Span) -> Expr {
             list_e(&[32], span),
             list_e(&[warps], span),
             list_e(&[0], span),
+        ],
+        span,
+    )
+}
+
+/// A scalar pointer operand: its base parameter, its offset (none: the base itself) and the
+/// pointer type.
+type ScalarPtr<'a> = (&'a str, Option<Expr>, &'a Type);
+
+/// `full([1], x, dtype, layout)`: the one-element tile of a scalar access, in the layout every
+/// thread of a `warps`-warp partition holds it.
+fn one_element(x: Expr, d: DType, warps: i64, span: Span) -> Expr {
+    call(
+        "full",
+        vec![
+            list_e(&[1], span),
+            x,
+            name_e(d.name(), span),
+            scalar_layout(warps, span),
         ],
         span,
     )
