@@ -290,6 +290,23 @@ impl Lexer<'_> {
         self.push(Tok::Str(s), start);
     }
 
+    /// An integer token, or (`None`: it does not fit) the error, whose help names the largest
+    /// integer as `max` spells it.
+    fn int_literal(&mut self, v: Option<i64>, start: usize, span: Span, max: &str) {
+        match v {
+            Some(v) => self.push(Tok::Int(v), start),
+            None => self.error(
+                Diagnostic::error(
+                    Code::Syntax,
+                    "integer literal does not fit in 64 bits",
+                    span,
+                    "too large",
+                )
+                .with_help(format!("integers are signed 64-bit: at most {max}")),
+            ),
+        }
+    }
+
     fn digits(&mut self, pred: fn(u8) -> bool) {
         while self.i < self.b.len() && (pred(self.b[self.i]) || self.b[self.i] == b'_') {
             self.i += 1;
@@ -319,18 +336,8 @@ impl Lexer<'_> {
                 ));
                 return;
             }
-            match i64::from_str_radix(&digits, 16) {
-                Ok(v) => self.push(Tok::Int(v), start),
-                Err(_) => self.error(
-                    Diagnostic::error(
-                        Code::Syntax,
-                        "integer literal does not fit in 64 bits",
-                        span,
-                        "too large",
-                    )
-                    .with_help("integers are signed 64-bit: at most 0x7fff_ffff_ffff_ffff"),
-                ),
-            }
+            let v = i64::from_str_radix(&digits, 16);
+            self.int_literal(v.ok(), start, span, "0x7fff_ffff_ffff_ffff");
             return;
         }
         self.digits(|c| c.is_ascii_digit());
@@ -371,18 +378,7 @@ impl Lexer<'_> {
                 )),
             }
         } else {
-            match text.parse::<i64>() {
-                Ok(v) => self.push(Tok::Int(v), start),
-                Err(_) => self.error(
-                    Diagnostic::error(
-                        Code::Syntax,
-                        "integer literal does not fit in 64 bits",
-                        span,
-                        "too large",
-                    )
-                    .with_help(format!("integers are signed 64-bit: at most {}", i64::MAX)),
-                ),
-            }
+            self.int_literal(text.parse::<i64>().ok(), start, span, &i64::MAX.to_string());
         }
     }
 }

@@ -185,13 +185,16 @@ pub enum LimitValueError {
     Count(String),
 }
 
+/// `1.5GB` → (`1.5`, `GB`): the leading number (digits, `.`, `_`) and what follows it.
+fn number_and_unit(s: &str) -> (&str, &str) {
+    let split = (s.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_'))).unwrap_or(s.len());
+    s.split_at(split)
+}
+
 /// `4096`, `512MiB`, `4GiB`, `1.5GB` (case-sensitive units from [`BYTE_UNITS`]) → bytes.
 pub fn parse_bytes(s: &str) -> Result<u64, LimitValueError> {
     let s = s.trim();
-    let split = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_'))
-        .unwrap_or(s.len());
-    let (num, unit) = s.split_at(split);
+    let (num, unit) = number_and_unit(s);
     let unit = unit.trim();
     let mult = if unit.is_empty() {
         1
@@ -208,10 +211,7 @@ pub fn parse_bytes(s: &str) -> Result<u64, LimitValueError> {
 /// `90`, `90s`, `1.5s`, `500ms`, `10m`, `2h` → a duration (a bare number is seconds).
 pub fn parse_duration(s: &str) -> Result<Duration, LimitValueError> {
     let s = s.trim();
-    let split = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_'))
-        .unwrap_or(s.len());
-    let (num, unit) = s.split_at(split);
+    let (num, unit) = number_and_unit(s);
     let ms_per = match unit.trim() {
         "" | "s" => 1000.0,
         "ms" => 1.0,
