@@ -427,6 +427,25 @@ mod tests {
     }
 
     #[test]
+    fn too_large_integers_say_the_largest_in_their_own_base() {
+        for (src, max) in [
+            ("9223372036854775808", "at most 9223372036854775807"),
+            ("0x8000000000000000", "at most 0x7fff_ffff_ffff_ffff"),
+        ] {
+            let l = lex(src);
+            assert_eq!(l.errors.len(), 1, "{src}");
+            assert_eq!(l.errors[0].message, "integer literal does not fit in 64 bits");
+            assert!(
+                l.errors[0].help.iter().any(|h| h.contains(max)),
+                "{src}: {:?}",
+                l.errors[0].help
+            );
+        }
+        assert_eq!(toks("9223372036854775807"), vec![Tok::Int(i64::MAX), Tok::Eof]);
+        assert_eq!(toks("0x7fffffffffffffff"), vec![Tok::Int(i64::MAX), Tok::Eof]);
+    }
+
+    #[test]
     fn errors_do_not_panic() {
         for src in [
             "99999999999999999999",
