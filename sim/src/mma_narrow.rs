@@ -320,7 +320,7 @@ mod tests {
     use crate::mma_numerics::{block_step, chain, operands};
     use proptest::prelude::*;
 
-    use crate::mma_numerics::strategies::{HALF, NARROW};
+    use crate::mma_numerics::strategies::HALF;
 
     /// A narrow tensor-core operand (zeros, subnormals, NaN and infinities included),
     /// sometimes scaled by a power of two (out of the narrow range at times) or a ue4m3 block
@@ -329,28 +329,10 @@ mod tests {
         crate::mma_numerics::strategies::operand(6, -420..420)
     }
 
-    fn accumulator() -> impl Strategy<Value = f32> {
-        prop_oneof![
-            any::<u32>().prop_map(f32::from_bits),
-            Just(0.0f32),
-            Just(-0.0f32),
-            Just(f32::INFINITY),
-            Just(f32::NAN),
-            Just(f32::from_bits(1)),
-            (-8.0f32..8.0),
-            (-1e-36f32..1e-36),
-        ]
-    }
+    use crate::mma_numerics::strategies::accumulator;
 
     fn params() -> impl Strategy<Value = BlockFma> {
-        prop_oneof![
-            Just(HALF),
-            Just(NARROW),
-            (0u32..=25, 1u32..=24).prop_map(|(align_bits, result_bits)| BlockFma {
-                align_bits,
-                result_bits
-            }),
-        ]
+        crate::mma_numerics::strategies::params(25)
     }
 
     /// [`chain_cols`] over `row` and the columns `cols` (each the row's length), the general

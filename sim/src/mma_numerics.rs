@@ -44,6 +44,16 @@ pub struct BlockFma {
     pub result_bits: u32,
 }
 
+impl BlockFma {
+    /// The step that keeps `align_bits` when aligning and rounds to `result_bits`.
+    pub const fn new(align_bits: u32, result_bits: u32) -> BlockFma {
+        BlockFma {
+            align_bits,
+            result_bits,
+        }
+    }
+}
+
 /// How one MMA family adds products into an f32 accumulator.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Arith {
@@ -63,18 +73,9 @@ pub enum Arith {
 
 /// The Hopper tensor core, measured (docs/hardware/wgmma-numerics.md).
 pub const HOPPER: Arith = Arith::Block {
-    half: BlockFma {
-        align_bits: 25,
-        result_bits: 24,
-    },
-    tf32: BlockFma {
-        align_bits: 25,
-        result_bits: 24,
-    },
-    narrow: BlockFma {
-        align_bits: 13,
-        result_bits: 14,
-    },
+    half: BlockFma::new(25, 24),
+    tf32: BlockFma::new(25, 24),
+    narrow: BlockFma::new(13, 14),
 };
 
 /// Blackwell's tcgen05.mma, ASSUMED (no B200 measured here): the Hopper block FMA with 25
@@ -82,18 +83,9 @@ pub const HOPPER: Arith = Arith::Block {
 /// bits for fp8; a public B200 report (DeepGEMM issue 176) found 25 for `kind::f8f6f4`, and
 /// more, not pinned down, for the fp4 block-scaled kinds.
 pub const BLACKWELL_ASSUMED: Arith = Arith::Block {
-    half: BlockFma {
-        align_bits: 25,
-        result_bits: 24,
-    },
-    tf32: BlockFma {
-        align_bits: 25,
-        result_bits: 24,
-    },
-    narrow: BlockFma {
-        align_bits: 25,
-        result_bits: 24,
-    },
+    half: BlockFma::new(25, 24),
+    tf32: BlockFma::new(25, 24),
+    narrow: BlockFma::new(25, 24),
 };
 
 /// The arithmetic of each MMA family in a run.
@@ -706,15 +698,33 @@ pub(crate) mod strategies {
     use proptest::prelude::*;
 
     /// The measured Hopper step for f16/bf16/tf32 (and the assumed Blackwell one).
-    pub const HALF: BlockFma = BlockFma {
-        align_bits: 25,
-        result_bits: 24,
-    };
+    pub const HALF: BlockFma = BlockFma::new(25, 24);
     /// The measured Hopper step for fp8.
-    pub const NARROW: BlockFma = BlockFma {
-        align_bits: 13,
-        result_bits: 14,
-    };
+    pub const NARROW: BlockFma = BlockFma::new(13, 14);
+
+    /// An f32 accumulator: random bits, the zeros, an infinity, NaN, the smallest subnormal,
+    /// small values and tiny ones.
+    pub fn accumulator() -> impl Strategy<Value = f32> {
+        prop_oneof![
+            any::<u32>().prop_map(f32::from_bits),
+            Just(0.0f32),
+            Just(-0.0f32),
+            Just(f32::INFINITY),
+            Just(f32::NAN),
+            Just(f32::from_bits(1)),
+            (-8.0f32..8.0),
+            (-1e-36f32..1e-36),
+        ]
+    }
+
+    /// A block-FMA step: the measured ones, or any with up to `max_align` alignment bits.
+    pub fn params(max_align: u32) -> impl Strategy<Value = BlockFma> {
+        prop_oneof![
+            Just(HALF),
+            Just(NARROW),
+            (0u32..=max_align, 1u32..=24).prop_map(|(a, r)| BlockFma::new(a, r)),
+        ]
+    }
 
     /// A tensor-core operand: random bits of one operand type (NaN, infinities, zeros and
     /// subnormals included), tf32 as the tensor core reads an f32. Of `choices` equally likely
@@ -859,7 +869,6 @@ mod tests {
 
     mod fast_path {
         use super::super::*;
-        use super::{HALF, NARROW};
         use proptest::prelude::*;
 
         /// A tensor-core operand, sometimes multiplied by a block scale (a power of two or a
@@ -868,26 +877,7 @@ mod tests {
             super::super::strategies::operand(4, -127..128)
         }
 
-        fn accumulator() -> impl Strategy<Value = f32> {
-            prop_oneof![
-                any::<u32>().prop_map(f32::from_bits),
-                Just(0.0f32),
-                Just(-0.0f32),
-                Just(f32::INFINITY),
-                (-8.0f32..8.0),
-            ]
-        }
-
-        fn params() -> impl Strategy<Value = BlockFma> {
-            prop_oneof![
-                Just(HALF),
-                Just(NARROW),
-                (0u32..=46, 1u32..=24).prop_map(|(align_bits, result_bits)| BlockFma {
-                    align_bits,
-                    result_bits
-                }),
-            ]
-        }
+        use super::super::strategies::{accumulator, params};
 
         proptest! {
             #![proptest_config(ProptestConfig::with_cases(4000))]
@@ -900,7 +890,7 @@ mod tests {
                 k in prop_oneof![Just(8usize), Just(16), Just(32), Just(64), 1usize..70],
                 acc in accumulator(),
                 use_acc in any::<bool>(),
-                p in params(),
+                p in params(46),
             ) {
                 let (a, b): (Vec<f64>, Vec<f64>) = pairs.into_iter().unzip();
                 let (la, lb) = (PackedLines::new(&a, 1, a.len()), PackedLines::new(&b, 1, b.len()));
@@ -921,7 +911,7 @@ mod tests {
                 k in prop_oneof![Just(8usize), Just(16), Just(32), Just(64), 1usize..70],
                 accs in proptest::collection::vec(accumulator(), 4),
                 use_acc in any::<bool>(),
-                p in params(),
+                p in params(46),
             ) {
                 // Non-finite operands take the reference path before this one: zero them.
                 let finite = |v: &f64| if v.is_finite() { *v } else { 0.0 };
@@ -962,7 +952,7 @@ mod tests {
                     1..40,
                 ),
                 acc in accumulator(),
-                p in params(),
+                p in params(46),
             ) {
                 let (a, b): (Vec<f64>, Vec<f64>) = terms
                     .iter()
