@@ -189,6 +189,24 @@ pub fn step<F: Effects>(fx: &mut F, pc: u32, instr: &Instr, frame: &mut [Value])
     }
 }
 
+/// Where control can go from instruction `pc` of kind `kind`, as [`step`] moves it (for
+/// analyses that follow a partition's code): nothing after the end of a partition, the
+/// fall-through first where there are two.
+pub fn successors(pc: u32, kind: &IKind) -> impl Iterator<Item = u32> {
+    let next = pc + 1;
+    let (first, second) = match kind {
+        IKind::Jump(t) => (Some(*t), None),
+        IKind::BranchIfNot { target, .. } => (Some(next), Some(*target)),
+        IKind::LoopTest { exit, .. } => (Some(next), Some(*exit)),
+        IKind::LoopNext { head, .. } => (Some(*head), None),
+        IKind::EndPartition | IKind::Exit => (None, None),
+        IKind::Eval { .. } | IKind::Op { .. } | IKind::LoopInit { .. } | IKind::Fork { .. } | IKind::Join => {
+            (Some(next), None)
+        }
+    };
+    first.into_iter().chain(second)
+}
+
 fn int_of(v: &Value, what: &str) -> OpResult<i64> {
     v.as_int()
         .ok_or_else(|| Fault::unsupported(format!("{what} must be an integer, found {}", v.kind())))
@@ -215,5 +233,20 @@ pub fn bind(frame: &mut [Value], dsts: &[Slot], v: Value) -> OpResult<()> {
                 other.kind()
             ))),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn successors_follow_the_stepping() {
+        let succ = |kind: IKind| successors(4, &kind).collect::<Vec<_>>();
+        let cond = CExpr::Const(Value::Bool(true));
+        assert_eq!(succ(IKind::BranchIfNot { cond, target: 9 }), [5, 9]);
+        assert_eq!(succ(IKind::Jump(2)), [2]);
+        assert_eq!(succ(IKind::Join), [5]);
+        assert_eq!(succ(IKind::EndPartition), [] as [u32; 0]);
     }
 }
