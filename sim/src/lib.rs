@@ -42,6 +42,7 @@ pub mod eval;
 pub mod explore;
 pub mod hazards;
 pub mod hb;
+pub mod interp;
 pub mod layout;
 pub mod limits;
 pub mod lower;

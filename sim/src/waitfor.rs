@@ -11,6 +11,7 @@
 //! This module knows nothing of the machine: it gets plain descriptions, plus the program's
 //! static arrive sites ([`arrive_sites`]).
 
+use crate::interp;
 use crate::lower::{CExpr, IKind, LOp, Program};
 use bwsim_isa::Code;
 use bwsim_isa::{Diagnostic, Span};
@@ -321,32 +322,23 @@ pub fn arrive_sites(prog: &Program) -> HashMap<u32, Vec<(u32, &'static str)>> {
             if std::mem::replace(&mut seen[pc as usize], true) {
                 continue;
             }
-            let next = pc + 1;
-            match &i.kind {
-                IKind::Jump(t) => todo.push(*t),
-                IKind::BranchIfNot { target, .. } => todo.extend([next, *target]),
-                IKind::LoopTest { exit, .. } => todo.extend([next, *exit]),
-                IKind::LoopNext { head, .. } => todo.push(*head),
-                IKind::EndPartition | IKind::Exit => {}
-                IKind::Op { op, name, .. } => {
-                    let bar = match op {
-                        LOp::MbarTx { bar, .. }
-                        | LOp::MbarArrive { bar, .. }
-                        | LOp::Commit { bar, .. }
-                        | LOp::TmaLoad { bar, .. }
-                        | LOp::ClcTryCancel { bar, .. } => Some(bar),
-                        _ => None,
-                    };
-                    if let Some(addr) = bar.and_then(root_slot).and_then(|sl| alloc_of_slot.get(&sl)) {
-                        let v = out.entry(*addr).or_default();
-                        if !v.contains(&(part as u32, name)) {
-                            v.push((part as u32, name));
-                        }
+            if let IKind::Op { op, name, .. } = &i.kind {
+                let bar = match op {
+                    LOp::MbarTx { bar, .. }
+                    | LOp::MbarArrive { bar, .. }
+                    | LOp::Commit { bar, .. }
+                    | LOp::TmaLoad { bar, .. }
+                    | LOp::ClcTryCancel { bar, .. } => Some(bar),
+                    _ => None,
+                };
+                if let Some(addr) = bar.and_then(root_slot).and_then(|sl| alloc_of_slot.get(&sl)) {
+                    let v = out.entry(*addr).or_default();
+                    if !v.contains(&(part as u32, name)) {
+                        v.push((part as u32, name));
                     }
-                    todo.push(next);
                 }
-                _ => todo.push(next),
             }
+            todo.extend(interp::successors(pc, &i.kind));
         }
     }
     out

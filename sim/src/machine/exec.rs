@@ -1,5 +1,6 @@
-//! Stepping agents: one instruction of an agent per step, and the execution of every
-//! lowered operation (`exec_op`).
+//! Stepping agents: one instruction of an agent per step (the control flow is
+//! [`crate::interp`]'s; this module is the functional machine's [`Effects`] of it), and the
+//! execution of every lowered operation (`exec_op`).
 
 use super::*;
 use crate::taint::{self, set_undef};
@@ -18,7 +19,14 @@ impl<'p, 's> Machine<'p, 's> {
         };
         let mut frame = std::mem::take(&mut self.cta(s).agents[a].frame);
         self.cur_pc = pc;
-        let r = self.exec(s, a, instr, &mut frame, resumed);
+        let mut fx = Fx {
+            cx: self.cx(s),
+            m: self,
+            s,
+            a,
+            resumed,
+        };
+        let r = interp::step(&mut fx, pc, instr, &mut frame);
         let name = match &instr.kind {
             IKind::Op { name, .. } => *name,
             _ => "statement",
@@ -38,7 +46,7 @@ impl<'p, 's> Machine<'p, 's> {
                 ag.pc = t;
                 ag.state = AState::Ready;
             }
-            Flow::Block(b) => {
+            Flow::Wait(b) => {
                 let first = !resumed;
                 ag.state = AState::Blocked(b);
                 if first {
@@ -163,146 +171,6 @@ impl<'p, 's> Machine<'p, 's> {
         }
     }
 
-    pub(super) fn exec(
-        &mut self,
-        s: usize,
-        a: usize,
-        instr: &Instr,
-        frame: &mut [Value],
-        resumed: bool,
-    ) -> OpResult<Flow> {
-        let cx = self.cx(s);
-        match &instr.kind {
-            IKind::Eval { dsts, expr } => {
-                let v = eval::eval(expr, frame, &cx)?;
-                bind(frame, dsts, v)?;
-                if self.opts.check {
-                    let undef = &mut self.cta(s).agents[a].undef;
-                    let o = taint::origin(expr, undef);
-                    set_undef(undef, dsts, o);
-                }
-                Ok(Flow::Next)
-            }
-            IKind::Op { op, name, dsts } => {
-                self.counters.ops += 1;
-                if let Some(hb) = self.hb(s) {
-                    hb.step(a);
-                }
-                if self.opts.check {
-                    self.undef_now = None;
-                    self.undef_sinks(s, a, op);
-                }
-                match self.exec_op(s, a, op, name, instr.span, frame, &cx, resumed)? {
-                    OpFlow::Value(v) => {
-                        bind(frame, dsts, v)?;
-                        if self.opts.check {
-                            let o = self.undef_now.take();
-                            set_undef(&mut self.cta(s).agents[a].undef, dsts, o);
-                        }
-                        Ok(Flow::Next)
-                    }
-                    OpFlow::Next => Ok(Flow::Next),
-                    OpFlow::Block(b) => Ok(Flow::Block(b)),
-                }
-            }
-            IKind::Jump(t) => Ok(Flow::Jump(*t)),
-            IKind::BranchIfNot { cond, target } => {
-                let c = eval::eval(cond, frame, &cx)?;
-                if self.opts.check {
-                    if let Some(o) = taint::origin(cond, &self.cta(s).agents[a].undef) {
-                        let pc = self.cur_pc;
-                        self.reached.add(o, Sink::Branch, pc);
-                    }
-                }
-                let b = c
-                    .as_bool()
-                    .ok_or_else(|| Fault::unsupported(format!("`if` condition is {}", c.kind())))?;
-                Ok(if b { Flow::Next } else { Flow::Jump(*target) })
-            }
-            IKind::LoopInit {
-                ctr,
-                end,
-                step,
-                start_e,
-                end_e,
-                step_e,
-            } => {
-                let st = int_of(&eval::eval(step_e, frame, &cx)?, "loop step")?;
-                if st == 0 {
-                    return Err(Fault::error(Code::SimError, "`for` loop with step 0 never ends"));
-                }
-                frame[*ctr as usize] = Value::Int(int_of(&eval::eval(start_e, frame, &cx)?, "loop start")?);
-                frame[*end as usize] = Value::Int(int_of(&eval::eval(end_e, frame, &cx)?, "loop end")?);
-                frame[*step as usize] = Value::Int(st);
-                Ok(Flow::Next)
-            }
-            IKind::LoopTest {
-                ctr,
-                end,
-                step,
-                var,
-                exit,
-            } => {
-                let c = frame[*ctr as usize].as_int().unwrap_or(0);
-                let e = frame[*end as usize].as_int().unwrap_or(0);
-                let st = frame[*step as usize].as_int().unwrap_or(1);
-                if crate::lower::loop_continues(c, e, st) {
-                    frame[*var as usize] = Value::Int(c);
-                    Ok(Flow::Next)
-                } else {
-                    Ok(Flow::Jump(*exit))
-                }
-            }
-            IKind::LoopNext { ctr, step, head } => {
-                let c = frame[*ctr as usize].as_int().unwrap_or(0);
-                let st = frame[*step as usize].as_int().unwrap_or(1);
-                frame[*ctr as usize] = Value::Int(crate::lower::loop_next(c, st));
-                Ok(Flow::Jump(*head))
-            }
-            IKind::Fork { workers } => {
-                let cta_id = self.cta(s).id;
-                for w in workers {
-                    let c = self.cta(s);
-                    let idx = c.agents.len() as u32;
-                    let undef = c.agents[a].undef.clone();
-                    c.agents.push(Agent {
-                        pc: w.entry,
-                        frame: frame.to_vec(),
-                        undef,
-                        first_warp: w.first_warp,
-                        warps: w.warps,
-                        ..Agent::default()
-                    });
-                    c.agents[a].children.push(idx);
-                    if let Some(hb) = self.hb(s) {
-                        hb.fork(a, idx as usize);
-                    }
-                    self.ev(cta_id, Unit::Agent(idx), What::AgentStart, instr.span);
-                }
-                Ok(Flow::Next)
-            }
-            IKind::Join => {
-                let c = self.cta(s);
-                let done = c.agents[a]
-                    .children
-                    .iter()
-                    .all(|&ch| c.agents[ch as usize].state == AState::Done);
-                if done {
-                    let children = c.agents[a].children.clone();
-                    if let Some(hb) = c.hb.as_deref_mut() {
-                        hb.join(a, &children);
-                    }
-                }
-                Ok(if done {
-                    Flow::Next
-                } else {
-                    Flow::Block(Block::Join)
-                })
-            }
-            IKind::EndPartition | IKind::Exit => Ok(Flow::Done),
-        }
-    }
-
     pub(super) fn pred(&self, p: &Option<CExpr>, frame: &[Value], cx: &EvalCtx) -> OpResult<bool> {
         match p {
             None => Ok(true),
@@ -325,13 +193,13 @@ impl<'p, 's> Machine<'p, 's> {
         frame: &[Value],
         cx: &EvalCtx,
         resumed: bool,
-    ) -> OpResult<OpFlow> {
+    ) -> OpResult<OpDone<Block>> {
         let prog = self.prog;
         let ev = |e: &CExpr| eval::eval(e, frame, cx);
         let cta_id = self.cta(s).id;
         let me = Unit::Agent(a as u32);
         match op {
-            LOp::SmemAlloc { view } => Ok(OpFlow::Value(Value::Smem(*view))),
+            LOp::SmemAlloc { view } => Ok(OpDone::Value(Value::Smem(*view))),
             LOp::SmemReinterpret {
                 src,
                 dtype,
@@ -345,7 +213,7 @@ impl<'p, 's> Machine<'p, 's> {
                 if start as u64 + bytes > self.cta(s).smem.len() as u64 {
                     return Err(Fault::error(Code::SmemReinterpret, format!("reinterpret of {bytes} bytes at shared byte {start} runs past the end of shared memory")));
                 }
-                Ok(OpFlow::Value(Value::Smem(SmemView {
+                Ok(OpDone::Value(Value::Smem(SmemView {
                     base: start,
                     dtype: *dtype,
                     layout: *layout,
@@ -356,7 +224,7 @@ impl<'p, 's> Machine<'p, 's> {
                     alloc: v.alloc,
                 })))
             }
-            LOp::MbarAlloc { addr, count } => Ok(OpFlow::Value(Value::Mbar {
+            LOp::MbarAlloc { addr, count } => Ok(OpDone::Value(Value::Mbar {
                 addr: *addr,
                 count: Some(*count),
             })),
@@ -376,11 +244,11 @@ impl<'p, 's> Machine<'p, 's> {
                         format!("the reinterpreted view ends at TMEM column {end}, past the 512 columns"),
                     ));
                 }
-                Ok(OpFlow::Value(Value::Tmem(n)))
+                Ok(OpDone::Value(Value::Tmem(n)))
             }
             LOp::TmemAlloc { view, manual, cols } => {
                 if !manual {
-                    return Ok(OpFlow::Value(Value::Tmem(*view)));
+                    return Ok(OpDone::Value(Value::Tmem(*view)));
                 }
                 match self.cta(s).tmem.alloc(*cols, span) {
                     Some(col) => {
@@ -388,9 +256,9 @@ impl<'p, 's> Machine<'p, 's> {
                             hb.tmem_alloc(a);
                         }
                         self.ev(cta_id, me, What::TmemAlloc { col, cols: *cols }, span);
-                        Ok(OpFlow::Value(Value::Tmem(TmemView { col, ..*view })))
+                        Ok(OpDone::Value(Value::Tmem(TmemView { col, ..*view })))
                     }
-                    None => Ok(OpFlow::Block(Block::TmemAlloc { cols: *cols })),
+                    None => Ok(OpDone::Wait(Block::TmemAlloc { cols: *cols })),
                 }
             }
             LOp::TmemDealloc { buf } => {
@@ -415,7 +283,7 @@ impl<'p, 's> Machine<'p, 's> {
                     );
                 }
                 self.ev(cta_id, me, What::TmemDealloc { col: v.col, cols }, span);
-                Ok(OpFlow::Next)
+                Ok(OpDone::Next)
             }
             LOp::TmaLoad {
                 desc,
@@ -426,7 +294,7 @@ impl<'p, 's> Machine<'p, 's> {
                 gather,
             } => {
                 if !self.pred(pred, frame, cx)? {
-                    return Ok(OpFlow::Next);
+                    return Ok(OpDone::Next);
                 }
                 let d = &prog.descs[*desc as usize];
                 let dst = smem_of(&ev(smem)?)?;
@@ -487,7 +355,7 @@ impl<'p, 's> Machine<'p, 's> {
                     let delay = self.sched.latency(AsyncKind::TmaLoad);
                     self.schedule(s, delay, EvKind::TmaPiece { op: opi, lo, hi });
                 }
-                Ok(OpFlow::Next)
+                Ok(OpDone::Next)
             }
             LOp::TmaStore {
                 desc,
@@ -497,7 +365,7 @@ impl<'p, 's> Machine<'p, 's> {
                 scatter,
             } => {
                 if !self.pred(pred, frame, cx)? {
-                    return Ok(OpFlow::Next);
+                    return Ok(OpDone::Next);
                 }
                 let d = &prog.descs[*desc as usize];
                 let src = smem_of(&ev(smem)?)?;
@@ -559,7 +427,7 @@ impl<'p, 's> Machine<'p, 's> {
                 self.ev(cta_id, Unit::Tma, What::Start { op: name, id }, span);
                 let delay = self.sched.latency(AsyncKind::TmaStoreRead);
                 self.schedule(s, delay, EvKind::StoreRead { op: opi });
-                Ok(OpFlow::Next)
+                Ok(OpDone::Next)
             }
             LOp::TmaStoreWait { pendings, full } => {
                 let pending = store_pending(&self.cta(s).agents[a], *full);
@@ -570,9 +438,9 @@ impl<'p, 's> Machine<'p, 's> {
                     if resumed {
                         self.ev(cta_id, me, What::Resumed { on: "tma.store_wait" }, span);
                     }
-                    Ok(OpFlow::Next)
+                    Ok(OpDone::Next)
                 } else {
-                    Ok(OpFlow::Block(Block::StoreWait {
+                    Ok(OpDone::Wait(Block::StoreWait {
                         n: *pendings,
                         full: *full,
                     }))
@@ -601,7 +469,7 @@ impl<'p, 's> Machine<'p, 's> {
                     },
                     span,
                 );
-                Ok(OpFlow::Next)
+                Ok(OpDone::Next)
             }
             LOp::MbarTx {
                 bar,
@@ -610,7 +478,7 @@ impl<'p, 's> Machine<'p, 's> {
                 kind,
             } => {
                 if !self.pred(pred, frame, cx)? {
-                    return Ok(OpFlow::Next);
+                    return Ok(OpDone::Next);
                 }
                 let addr = bar_of(&ev(bar)?)?;
                 let n = int_of(&ev(bytes)?, "the byte count")?;
@@ -622,11 +490,11 @@ impl<'p, 's> Machine<'p, 's> {
                     TxKind::ExpectTx => self.bar_act(s, me, span, addr, BarAct::ExpectTx(n))?,
                     TxKind::CompleteTx => self.bar_act(s, me, span, addr, BarAct::CompleteTx(n))?,
                 }
-                Ok(OpFlow::Next)
+                Ok(OpDone::Next)
             }
             LOp::MbarArrive { bar, count, pred } => {
                 if !self.pred(pred, frame, cx)? {
-                    return Ok(OpFlow::Next);
+                    return Ok(OpDone::Next);
                 }
                 let addr = bar_of(&ev(bar)?)?;
                 let n = match count {
@@ -640,7 +508,7 @@ impl<'p, 's> Machine<'p, 's> {
                     )
                 })?;
                 self.bar_act(s, me, span, addr, BarAct::Arrive(n))?;
-                Ok(OpFlow::Next)
+                Ok(OpDone::Next)
             }
             LOp::MbarWait { bar, phase } => {
                 let addr = bar_of(&ev(bar)?)?;
@@ -655,9 +523,9 @@ impl<'p, 's> Machine<'p, 's> {
                         hb.acquire(a, addr, pc);
                     }
                     self.ev(cta_id, me, What::WaitDone { bar: addr, parity }, span);
-                    Ok(OpFlow::Next)
+                    Ok(OpDone::Next)
                 } else {
-                    Ok(OpFlow::Block(Block::Mbar { addr, parity }))
+                    Ok(OpDone::Wait(Block::Mbar { addr, parity }))
                 }
             }
             LOp::MbarTestWait { bar, phase } => {
@@ -671,7 +539,7 @@ impl<'p, 's> Machine<'p, 's> {
                         hb.acquire(a, addr, pc);
                     }
                 }
-                Ok(OpFlow::Value(Value::Bool(passed)))
+                Ok(OpDone::Value(Value::Bool(passed)))
             }
             LOp::ClcTryCancel {
                 result,
@@ -717,7 +585,7 @@ impl<'p, 's> Machine<'p, 's> {
                         multicast: *multicast,
                     })),
                 );
-                Ok(OpFlow::Next)
+                Ok(OpDone::Next)
             }
             LOp::ClcQuery { result } => {
                 let v = smem_of(&ev(result)?)?;
@@ -752,7 +620,7 @@ impl<'p, 's> Machine<'p, 's> {
                 if !canceled && self.cta(s).clc_failed.is_none() {
                     self.cta(s).clc_failed = Some(span);
                 }
-                Ok(OpFlow::Value(Value::Tuple(Arc::from(vec![
+                Ok(OpDone::Value(Value::Tuple(Arc::from(vec![
                     Value::Bool(canceled),
                     Value::Int(word(1) as i64),
                     Value::Int(word(2) as i64),
@@ -764,7 +632,7 @@ impl<'p, 's> Machine<'p, 's> {
                 self.cta(s).bar(addr)?;
                 self.cta(s).bars.insert(addr, BarState::Invalid);
                 self.ev(cta_id, me, What::Invalidate { bar: addr }, span);
-                Ok(OpFlow::Next)
+                Ok(OpDone::Next)
             }
             LOp::Fence { kind } => {
                 if *kind == FenceKind::AsyncShared {
@@ -773,12 +641,12 @@ impl<'p, 's> Machine<'p, 's> {
                     }
                 }
                 self.ev(cta_id, me, What::Fence { op: name }, span);
-                Ok(OpFlow::Next)
+                Ok(OpDone::Next)
             }
             LOp::ClusterSync => {
                 if resumed {
                     self.ev(cta_id, me, What::Resumed { on: "cluster.sync" }, span);
-                    return Ok(OpFlow::Next);
+                    return Ok(OpDone::Next);
                 }
                 let (cluster, size) = (self.cta(s).cluster, self.cluster_size);
                 let st = self.cluster_sync.entry(cluster).or_insert((0, 0));
@@ -789,14 +657,14 @@ impl<'p, 's> Machine<'p, 's> {
                 }
                 self.ev(cta_id, me, What::Fence { op: name }, span);
                 if self.cluster_sync.get(&cluster).is_some_and(|st| st.1 > gen) {
-                    Ok(OpFlow::Next)
+                    Ok(OpDone::Next)
                 } else {
-                    Ok(OpFlow::Block(Block::ClusterSync { cluster, gen }))
+                    Ok(OpDone::Wait(Block::ClusterSync { cluster, gen }))
                 }
             }
             LOp::BarSync => {
                 self.ev(cta_id, me, What::Fence { op: name }, span);
-                Ok(OpFlow::Next)
+                Ok(OpDone::Next)
             }
             LOp::Mma {
                 a: av,
@@ -808,7 +676,7 @@ impl<'p, 's> Machine<'p, 's> {
                 cta_group,
             } => {
                 if !self.pred(pred, frame, cx)? {
-                    return Ok(OpFlow::Next);
+                    return Ok(OpDone::Next);
                 }
                 let peer = if *cta_group == 2 {
                     Some(self.pair_peer(s, "tcgen05.mma")?)
@@ -850,17 +718,17 @@ impl<'p, 's> Machine<'p, 's> {
                     }
                 };
                 self.pipe_push(s, a, kind, span, name);
-                Ok(OpFlow::Next)
+                Ok(OpDone::Next)
             }
             LOp::Cp { src, dst } => {
                 let sv = smem_of(&ev(src)?)?;
                 let dv = tmem_of(&ev(dst)?)?;
                 self.pipe_push(s, a, PipeKind::Cp { src: sv, dst: dv }, span, name);
-                Ok(OpFlow::Next)
+                Ok(OpDone::Next)
             }
             LOp::Commit { bar, pred, cta_group } => {
                 if !self.pred(pred, frame, cx)? {
-                    return Ok(OpFlow::Next);
+                    return Ok(OpDone::Next);
                 }
                 let peer = if *cta_group == 2 {
                     Some(self.pair_peer(s, "tcgen05.commit")?)
@@ -870,7 +738,7 @@ impl<'p, 's> Machine<'p, 's> {
                 let addr = bar_of(&ev(bar)?)?;
                 self.cta(s).bar(addr)?;
                 self.pipe_push(s, a, PipeKind::Commit { bar: addr, peer }, span, name);
-                Ok(OpFlow::Next)
+                Ok(OpDone::Next)
             }
             LOp::TmemLoad { src } => {
                 let v = tmem_of(&ev(src)?)?;
@@ -900,7 +768,7 @@ impl<'p, 's> Machine<'p, 's> {
                     self.hazard(s, h, true);
                 }
                 self.ev(cta_id, me, What::Exec { op: name }, span);
-                Ok(OpFlow::Value(Value::Tile(Arc::new(Tile {
+                Ok(OpDone::Value(Value::Tile(Arc::new(Tile {
                     dtype: v.dtype,
                     shape,
                     bits,
@@ -942,7 +810,7 @@ impl<'p, 's> Machine<'p, 's> {
                     self.hazard(s, h, true);
                 }
                 self.ev(cta_id, me, What::Exec { op: name }, span);
-                Ok(OpFlow::Next)
+                Ok(OpDone::Next)
             }
             LOp::Wgmma {
                 a: av,
@@ -990,7 +858,7 @@ impl<'p, 's> Machine<'p, 's> {
                 let done = earliest.max(ag.wgmma_last_done + 1);
                 ag.wgmma_last_done = done;
                 self.schedule(s, done - self.now, EvKind::WgmmaDone { agent: a as u32, id });
-                Ok(OpFlow::Value(Value::Tile(Arc::new(r))))
+                Ok(OpDone::Value(Value::Tile(Arc::new(r))))
             }
             LOp::WgmmaWait { pendings } => {
                 let ag = &self.cta(s).agents[a];
@@ -1002,9 +870,9 @@ impl<'p, 's> Machine<'p, 's> {
                     if resumed {
                         self.ev(cta_id, me, What::Resumed { on: "wgmma.wait" }, span);
                     }
-                    Ok(OpFlow::Next)
+                    Ok(OpDone::Next)
                 } else {
-                    Ok(OpFlow::Block(Block::WgmmaWait { n: *pendings }))
+                    Ok(OpDone::Wait(Block::WgmmaWait { n: *pendings }))
                 }
             }
             LOp::CpAsync {
@@ -1059,12 +927,12 @@ impl<'p, 's> Machine<'p, 's> {
                     span,
                 };
                 self.schedule(s, delay, EvKind::CpAsyncLand(Box::new(land)));
-                Ok(OpFlow::Next)
+                Ok(OpDone::Next)
             }
             LOp::CpAsyncCommit => {
                 self.cta(s).agents[a].cp_committed += 1;
                 self.ev(cta_id, me, What::Exec { op: name }, span);
-                Ok(OpFlow::Next)
+                Ok(OpDone::Next)
             }
             LOp::CpAsyncWait { pendings } => {
                 let ag = &self.cta(s).agents[a];
@@ -1076,9 +944,9 @@ impl<'p, 's> Machine<'p, 's> {
                     if resumed {
                         self.ev(cta_id, me, What::Resumed { on: "cp.async.wait" }, span);
                     }
-                    Ok(OpFlow::Next)
+                    Ok(OpDone::Next)
                 } else {
-                    Ok(OpFlow::Block(Block::CpAsyncWait { n: *pendings, upto }))
+                    Ok(OpDone::Wait(Block::CpAsyncWait { n: *pendings, upto }))
                 }
             }
             LOp::SmemLoad { src } => {
@@ -1098,7 +966,7 @@ impl<'p, 's> Machine<'p, 's> {
                         .and_then(|hb| hb.generic_smem(a, pc, Kind::Read, &addrs, eb));
                     self.hazard(s, h, false);
                 }
-                Ok(OpFlow::Value(Value::Tile(Arc::new(Tile {
+                Ok(OpDone::Value(Value::Tile(Arc::new(Tile {
                     dtype: v.dtype,
                     shape,
                     bits,
@@ -1135,7 +1003,7 @@ impl<'p, 's> Machine<'p, 's> {
                     .hb(s)
                     .and_then(|hb| hb.generic_smem(a, pc, Kind::Write, &addrs, eb));
                 self.hazard(s, h, false);
-                Ok(OpFlow::Next)
+                Ok(OpDone::Next)
             }
             LOp::GlobalLoad {
                 ptr,
@@ -1156,7 +1024,7 @@ impl<'p, 's> Machine<'p, 's> {
                     None => None,
                 };
                 let g = &self.global[ti as usize];
-                Ok(OpFlow::Value(global_load(
+                Ok(OpDone::Value(global_load(
                     g,
                     &offs,
                     maskv.as_ref(),
@@ -1179,7 +1047,7 @@ impl<'p, 's> Machine<'p, 's> {
                     None => None,
                 };
                 global_store(&mut self.global[ti as usize], &offs, &val, maskv.as_ref())?;
-                Ok(OpFlow::Next)
+                Ok(OpDone::Next)
             }
             LOp::GlobalAtomic {
                 op,
@@ -1202,7 +1070,7 @@ impl<'p, 's> Machine<'p, 's> {
                     Some(c) => Some(ev(c)?),
                     None => None,
                 };
-                Ok(OpFlow::Value(global_atomic(
+                Ok(OpDone::Value(global_atomic(
                     &mut self.global[ti as usize],
                     op,
                     &offs,
@@ -1265,5 +1133,103 @@ impl<'p, 's> Machine<'p, 's> {
         });
         self.ev(cta_id, Unit::Agent(a as u32), What::Issue { op: name, id }, span);
         self.pipe_kick(s);
+    }
+}
+
+/// The functional machine's [`Effects`]: values, hazards and undefined-value tracking of
+/// partition `a` of CTA slot `s`.
+struct Fx<'m, 'p, 's> {
+    m: &'m mut Machine<'p, 's>,
+    s: usize,
+    a: usize,
+    cx: EvalCtx,
+    /// The partition resumes a blocked operation.
+    resumed: bool,
+}
+
+impl Effects for Fx<'_, '_, '_> {
+    type Wait = Block;
+
+    fn eval(&mut self, _pc: u32, expr: &CExpr, frame: &[Value]) -> OpResult<Result<Value, Block>> {
+        eval::eval(expr, frame, &self.cx).map(Ok)
+    }
+
+    fn op(&mut self, pc: u32, op: &LOp, name: &'static str, frame: &[Value]) -> OpResult<OpDone<Block>> {
+        let span = self.m.prog.code[pc as usize].span;
+        let (m, s, a) = (&mut *self.m, self.s, self.a);
+        m.counters.ops += 1;
+        if let Some(hb) = m.hb(s) {
+            hb.step(a);
+        }
+        if m.opts.check {
+            m.undef_now = None;
+            m.undef_sinks(s, a, op);
+        }
+        m.exec_op(s, a, op, name, span, frame, &self.cx, self.resumed)
+    }
+
+    fn bound(&mut self, dsts: &[u32], from: Bound<'_>) {
+        if !self.m.opts.check {
+            return;
+        }
+        let o = match from {
+            Bound::Expr(e) => taint::origin(e, &self.m.cta(self.s).agents[self.a].undef),
+            Bound::Op => self.m.undef_now.take(),
+        };
+        set_undef(&mut self.m.cta(self.s).agents[self.a].undef, dsts, o);
+    }
+
+    fn scalar(&mut self, e: &CExpr, frame: &[Value]) -> OpResult<Value> {
+        eval::eval(e, frame, &self.cx)
+    }
+
+    fn branch_on(&mut self, pc: u32, cond: &CExpr) {
+        if self.m.opts.check {
+            if let Some(o) = taint::origin(cond, &self.m.cta(self.s).agents[self.a].undef) {
+                self.m.reached.add(o, Sink::Branch, pc);
+            }
+        }
+    }
+
+    fn spawn(&mut self, w: &WorkerSpec, frame: &[Value], span: Span) {
+        let (m, s, a) = (&mut *self.m, self.s, self.a);
+        let cta_id = m.cta(s).id;
+        let c = m.cta(s);
+        let idx = c.agents.len() as u32;
+        let undef = c.agents[a].undef.clone();
+        c.agents.push(Agent {
+            pc: w.entry,
+            frame: frame.to_vec(),
+            undef,
+            first_warp: w.first_warp,
+            warps: w.warps,
+            ..Agent::default()
+        });
+        c.agents[a].children.push(idx);
+        if let Some(hb) = m.hb(s) {
+            hb.fork(a, idx as usize);
+        }
+        m.ev(cta_id, Unit::Agent(idx), What::AgentStart, span);
+    }
+
+    fn join(&mut self) -> Option<Block> {
+        let a = self.a;
+        let c = self.m.cta(self.s);
+        let done = c.agents[a]
+            .children
+            .iter()
+            .all(|&ch| c.agents[ch as usize].state == AState::Done);
+        if !done {
+            return Some(Block::Join);
+        }
+        let children = c.agents[a].children.clone();
+        if let Some(hb) = c.hb.as_deref_mut() {
+            hb.join(a, &children);
+        }
+        None
+    }
+
+    fn end(&mut self, _span: Span) -> Option<Block> {
+        None
     }
 }

@@ -1,11 +1,13 @@
-//! The interpreter: CTAs, their agents (partitions), TMA units and tensor pipes, driven by a
-//! [`Scheduler`] over logical time.
+//! The functional machine: CTAs, their agents (partitions), TMA units and tensor pipes, driven
+//! by a [`Scheduler`] over logical time.
 //!
 //! - An agent is a program counter and a frame ([`crate::lower`]). It executes one instruction
-//!   per step; a blocking instruction (`mbar.wait`, `tma.store_wait`, `wgmma.wait`, the join at
-//!   the end of `warp_specialize`, a `tcgen05.alloc` that cannot be satisfied) leaves the
-//!   program counter where it is and is re-executed once its condition holds (hardware polls
-//!   the same way, so a waiter that is scheduled late may find the barrier moved on).
+//!   per step; its control flow is [`crate::interp`]'s (this machine is one [`Effects`] handler
+//!   of it, the timing engine the other). A blocking instruction (`mbar.wait`,
+//!   `tma.store_wait`, `wgmma.wait`, the join at the end of `warp_specialize`, a
+//!   `tcgen05.alloc` that cannot be satisfied) leaves the program counter where it is and is
+//!   re-executed once its condition holds (hardware polls the same way, so a waiter that is
+//!   scheduled late may find the barrier moved on).
 //! - Issue ops (TMA, mbarrier expect/arrive, tcgen05.mma/cp/commit) execute once per partition.
 //! - Asynchronous work becomes timed events: TMA pieces, store reads and writes, the tensor
 //!   pipe's in-order operations, wgmma groups. Latencies and same-time orders come from the
@@ -34,9 +36,10 @@ use crate::diagnostics;
 use crate::eval::{self, as_tile, broadcast_shapes, BIndex, EvalCtx};
 use crate::hazards::{Actor, CtaHb};
 use crate::hb::{Hazard, Kind};
+use crate::interp::{self, Bound, Effects, Flow, OpDone};
 use crate::layout;
 use crate::limits::{self, Guard};
-use crate::lower::{AllocPlace, CExpr, FenceKind, IKind, Instr, LOp, Program, TxKind};
+use crate::lower::{AllocPlace, CExpr, FenceKind, IKind, LOp, Program, TxKind, WorkerSpec};
 use crate::mbarrier::{Mbar, MbarFault};
 use crate::memory::{Smem, Tmem};
 use crate::sched::{AgentRef, AsyncKind, Scheduler};
@@ -396,13 +399,6 @@ struct Cta {
     clc_failed: Option<Span>,
     /// Shared-memory bytes holding undefined values stored there ([`crate::taint`]).
     smem_undef: SmemTaint,
-}
-
-enum Flow {
-    Next,
-    Jump(u32),
-    Block(Block),
-    Done,
 }
 
 enum Stop {
@@ -1156,12 +1152,6 @@ impl<'p, 's> Machine<'p, 's> {
     }
 }
 
-enum OpFlow {
-    Value(Value),
-    Next,
-    Block(Block),
-}
-
 fn can_resume(c: &Cta, ag: &Agent, b: Block) -> bool {
     match b {
         Block::Mbar { addr, parity } => match c.bars.get(&addr) {
@@ -1230,29 +1220,6 @@ fn check_lane(ag: &Agent, lane: u32, op: &str) -> OpResult<()> {
             (0..ag.warps.min(4)).map(|w| format!("{}..{}", 32 * ((ag.first_warp + w) % 4), 32 * ((ag.first_warp + w) % 4) + 31)).collect::<Vec<_>>().join(", ")
         ),
     ))
-}
-
-fn bind(frame: &mut [Value], dsts: &[u32], v: Value) -> OpResult<()> {
-    match dsts {
-        [] => Ok(()),
-        [d] => {
-            frame[*d as usize] = v;
-            Ok(())
-        }
-        many => match v {
-            Value::Tuple(parts) if parts.len() == many.len() => {
-                for (d, p) in many.iter().zip(parts.iter()) {
-                    frame[*d as usize] = p.clone();
-                }
-                Ok(())
-            }
-            other => Err(Fault::unsupported(format!(
-                "{} names bound to {}",
-                many.len(),
-                other.kind()
-            ))),
-        },
-    }
 }
 
 #[cfg(test)]

@@ -28,7 +28,7 @@ impl<'p> Engine<'p> {
         t: &mut f64,
         frame: &[Value],
         cx: &EvalCtx,
-    ) -> OpResult<Option<Flow>> {
+    ) -> OpResult<OpDone<Pause>> {
         let ev = |e: &CExpr| shape::eval(e, frame, cx);
         let evs = |e: &CExpr| match shape::quick(e, frame, cx) {
             Some(q) => Ok(q.value()),
@@ -54,7 +54,7 @@ impl<'p> Engine<'p> {
         let sm = self.cta(c).sm as usize;
         let me = TUnit::Agent(a);
         match op {
-            LOp::SmemAlloc { view } => Ok(Some(Flow::Value(Value::Smem(*view)))),
+            LOp::SmemAlloc { view } => Ok(OpDone::Value(Value::Smem(*view))),
             LOp::SmemReinterpret {
                 src,
                 dtype,
@@ -64,7 +64,7 @@ impl<'p> Engine<'p> {
                 let v = smem_of(evs(src)?)?;
                 let start = layout::view_start(&v)
                     .ok_or_else(|| Fault::error(Code::SimError, "shared address overflow"))?;
-                Ok(Some(Flow::Value(Value::Smem(SmemView {
+                Ok(OpDone::Value(Value::Smem(SmemView {
                     base: start,
                     dtype: *dtype,
                     layout: *lay,
@@ -73,13 +73,13 @@ impl<'p> Engine<'p> {
                     dropped: 0,
                     shape: *sh,
                     alloc: v.alloc,
-                }))))
+                })))
             }
-            LOp::MbarAlloc { addr, count } => Ok(Some(Flow::Value(Value::Mbar {
+            LOp::MbarAlloc { addr, count } => Ok(OpDone::Value(Value::Mbar {
                 addr: *addr,
                 count: Some(*count),
-            }))),
-            LOp::TmemAlloc { view, .. } => Ok(Some(Flow::Value(Value::Tmem(*view)))),
+            })),
+            LOp::TmemAlloc { view, .. } => Ok(OpDone::Value(Value::Tmem(*view))),
             LOp::TmemReinterpret {
                 src,
                 dtype,
@@ -88,15 +88,15 @@ impl<'p> Engine<'p> {
                 col_stride,
             } => {
                 let v = tmem_of(evs(src)?)?;
-                Ok(Some(Flow::Value(Value::Tmem(layout::tmem_reinterpret(
+                Ok(OpDone::Value(Value::Tmem(layout::tmem_reinterpret(
                     &v,
                     *dtype,
                     *sh,
                     *block,
                     *col_stride,
-                )))))
+                ))))
             }
-            LOp::TmemDealloc { .. } => Ok(Some(Flow::Next)),
+            LOp::TmemDealloc { .. } => Ok(OpDone::Next),
             LOp::ClcTryCancel { result, bar, .. } => {
                 let v = smem_of(evs(result)?)?;
                 let addr = layout::view_start(&v).unwrap_or(0);
@@ -113,7 +113,7 @@ impl<'p> Engine<'p> {
                     },
                 );
                 *t = t0 + chip.tma_issue_cycles;
-                Ok(Some(Flow::Next))
+                Ok(OpDone::Next)
             }
             LOp::ClcQuery { result } => {
                 let v = smem_of(evs(result)?)?;
@@ -125,12 +125,12 @@ impl<'p> Engine<'p> {
                     .find(|(a, _)| *a == addr)
                     .map_or([0; 4], |x| x.1);
                 *t = t0 + chip.smem_latency + 4.0 * chip.scalar_op_cycles;
-                Ok(Some(Flow::Value(Value::Tuple(std::sync::Arc::from(vec![
+                Ok(OpDone::Value(Value::Tuple(std::sync::Arc::from(vec![
                     Value::Bool(w[0] == 1),
                     Value::Int(w[1] as i64),
                     Value::Int(w[2] as i64),
                     Value::Int(w[3] as i64),
-                ])))))
+                ]))))
             }
             LOp::TmaLoad {
                 desc,
@@ -142,7 +142,7 @@ impl<'p> Engine<'p> {
             } => {
                 if !pred(p)? {
                     *t += chip.scalar_op_cycles;
-                    return Ok(Some(Flow::Next));
+                    return Ok(OpDone::Next);
                 }
                 let d = &self.prog.descs[*desc as usize];
                 let elt = d.dtype.bits() as u64;
@@ -202,7 +202,7 @@ impl<'p> Engine<'p> {
                         span,
                     );
                 }
-                Ok(Some(Flow::Next))
+                Ok(OpDone::Next)
             }
             LOp::TmaStore {
                 desc,
@@ -213,7 +213,7 @@ impl<'p> Engine<'p> {
             } => {
                 if !pred(p)? {
                     *t += chip.scalar_op_cycles;
-                    return Ok(Some(Flow::Next));
+                    return Ok(OpDone::Next);
                 }
                 let d = &self.prog.descs[*desc as usize];
                 let elt = d.dtype.bits() as u64;
@@ -248,7 +248,7 @@ impl<'p> Engine<'p> {
                     },
                     span,
                 );
-                Ok(Some(Flow::Next))
+                Ok(OpDone::Next)
             }
             LOp::TmaStoreWait { pendings, full } => {
                 let ag = &mut self.cta(c).agents[a as usize];
@@ -269,7 +269,7 @@ impl<'p> Engine<'p> {
                 if ready > t0 {
                     self.record(t0, c, me, TWhat::Op { op: name, end: *t }, span);
                 }
-                Ok(Some(Flow::Next))
+                Ok(OpDone::Next)
             }
             LOp::MbarInit { bar, count } => {
                 let addr = bar_of(evs(bar)?)?;
@@ -296,7 +296,7 @@ impl<'p> Engine<'p> {
                     }),
                 }
                 *t += chip.mbarrier_op_cycles;
-                Ok(Some(Flow::Next))
+                Ok(OpDone::Next)
             }
             LOp::MbarTx {
                 bar,
@@ -306,7 +306,7 @@ impl<'p> Engine<'p> {
             } => {
                 if !pred(p)? {
                     *t += chip.scalar_op_cycles;
-                    return Ok(Some(Flow::Next));
+                    return Ok(OpDone::Next);
                 }
                 let addr = bar_of(evs(bar)?)?;
                 let n = int_of(&evs(bytes)?, "the byte count")?;
@@ -320,12 +320,12 @@ impl<'p> Engine<'p> {
                     TxKind::CompleteTx => self.bar_update(c, addr, t0, |m| m.complete_tx(n))?,
                 }
                 *t += chip.mbarrier_op_cycles;
-                Ok(Some(Flow::Next))
+                Ok(OpDone::Next)
             }
             LOp::MbarArrive { bar, count, pred: p } => {
                 if !pred(p)? {
                     *t += chip.scalar_op_cycles;
-                    return Ok(Some(Flow::Next));
+                    return Ok(OpDone::Next);
                 }
                 let addr = bar_of(evs(bar)?)?;
                 let n = match count {
@@ -340,7 +340,7 @@ impl<'p> Engine<'p> {
                 })?;
                 self.bar_update(c, addr, t0, |m| m.arrive(n))?;
                 *t += chip.mbarrier_op_cycles;
-                Ok(Some(Flow::Next))
+                Ok(OpDone::Next)
             }
             LOp::MbarWait { bar, phase } => {
                 let addr = bar_of(evs(bar)?)?;
@@ -359,7 +359,7 @@ impl<'p> Engine<'p> {
                         self.record(seen, c, me, TWhat::Waited { op: name, since }, span);
                     }
                     *t = seen + chip.mbarrier_op_cycles;
-                    Ok(Some(Flow::Next))
+                    Ok(OpDone::Next)
                 } else {
                     b.waiters.push((a, parity));
                     let ag = &mut self.cta(c).agents[a as usize];
@@ -367,7 +367,7 @@ impl<'p> Engine<'p> {
                     if ag.wait_since.is_nan() {
                         ag.wait_since = t0;
                     }
-                    Ok(None)
+                    Ok(OpDone::Wait(Pause::Block))
                 }
             }
             LOp::MbarTestWait { bar, phase } => {
@@ -378,26 +378,26 @@ impl<'p> Engine<'p> {
                     return Err(crate::diagnostics::barrier_after_invalidate(addr));
                 };
                 *t += chip.mbarrier_op_cycles;
-                Ok(Some(Flow::Value(Value::Bool(m.test_wait(parity)))))
+                Ok(OpDone::Value(Value::Bool(m.test_wait(parity))))
             }
             LOp::MbarInvalidate { bar } => {
                 let addr = bar_of(evs(bar)?)?;
                 self.cta(c).bar(addr)?.state = None;
                 *t += chip.mbarrier_op_cycles;
-                Ok(Some(Flow::Next))
+                Ok(OpDone::Next)
             }
             LOp::Fence { .. } => {
                 *t += match name {
                     "tcgen05.fence_before" | "tcgen05.fence_after" => chip.tcgen05_fence_cycles,
                     _ => chip.fence_async_cycles,
                 };
-                Ok(Some(Flow::Next))
+                Ok(OpDone::Next)
             }
             // cluster.sync is timed like a CTA barrier: the timing model runs the CTAs of a
             // cluster independently (cta_group::2 is refused above).
             LOp::BarSync | LOp::ClusterSync => {
                 *t += chip.bar_sync_cycles;
-                Ok(Some(Flow::Next))
+                Ok(OpDone::Next)
             }
             LOp::Mma {
                 a: av,
@@ -409,7 +409,7 @@ impl<'p> Engine<'p> {
             } => {
                 if !pred(p)? {
                     *t += chip.scalar_op_cycles;
-                    return Ok(Some(Flow::Next));
+                    return Ok(OpDone::Next);
                 }
                 if *cta_group != 1 {
                     return Err(Fault::unsupported(
@@ -462,7 +462,7 @@ impl<'p> Engine<'p> {
                 self.stats.mmas += 1;
                 *t = issue.max(release);
                 self.record_tc(t0, c, name, [m, n, k], start, end, span);
-                Ok(Some(Flow::Next))
+                Ok(OpDone::Next)
             }
             LOp::Cp { src, dst } => {
                 let sv = smem_of(evs(src)?)?;
@@ -478,7 +478,7 @@ impl<'p> Engine<'p> {
                 cta.pipe_done = cta.pipe_done.max(end);
                 *t = issue;
                 self.record_tc(t0, c, name, [0, 0, 0], start, end, span);
-                Ok(Some(Flow::Next))
+                Ok(OpDone::Next)
             }
             LOp::Commit {
                 bar,
@@ -487,7 +487,7 @@ impl<'p> Engine<'p> {
             } => {
                 if !pred(p)? {
                     *t += chip.scalar_op_cycles;
-                    return Ok(Some(Flow::Next));
+                    return Ok(OpDone::Next);
                 }
                 if *cta_group != 1 {
                     return Err(Fault::unsupported(
@@ -515,7 +515,7 @@ impl<'p> Engine<'p> {
                 );
                 *t = issue;
                 self.record(t0, c, TUnit::Tc, TWhat::Commit { op: name, arrive: at }, span);
-                Ok(Some(Flow::Next))
+                Ok(OpDone::Next)
             }
             LOp::TmemLoad { src } => {
                 let (bytes, value) = match &self.shapes[pc as usize] {
@@ -536,7 +536,7 @@ impl<'p> Engine<'p> {
                 let end = self.sms[sm].tmem.server.reserve(t0, dur).max(t0 + lat);
                 *t = end;
                 self.record(t0, c, me, TWhat::Op { op: name, end }, span);
-                Ok(Some(Flow::Value(value)))
+                Ok(OpDone::Value(value))
             }
             LOp::TmemStore { dst, .. } => {
                 let v = tmem_of(evs(dst)?)?;
@@ -545,7 +545,7 @@ impl<'p> Engine<'p> {
                 let end = self.sms[sm].tmem.server.reserve(t0, dur).max(t0 + lat);
                 *t = end;
                 self.record(t0, c, me, TWhat::Op { op: name, end }, span);
-                Ok(Some(Flow::Next))
+                Ok(OpDone::Next)
             }
             LOp::Wgmma { a: av, b, acc, .. } => {
                 let (m, n, k, kind, accv) = match &self.shapes[pc as usize] {
@@ -610,7 +610,7 @@ impl<'p> Engine<'p> {
                 self.stats.mmas += 1;
                 *t = issue;
                 self.record_tc(t0, c, name, [m, n, k], end - dur, end, span);
-                Ok(Some(Flow::Value(accv)))
+                Ok(OpDone::Value(accv))
             }
             LOp::WgmmaWait { pendings } => {
                 let ag = &mut self.cta(c).agents[a as usize];
@@ -625,7 +625,7 @@ impl<'p> Engine<'p> {
                 if ready > t0 {
                     self.record(t0, c, me, TWhat::Op { op: name, end: *t }, span);
                 }
-                Ok(Some(Flow::Next))
+                Ok(OpDone::Next)
             }
             LOp::SmemLoad { src } => {
                 let (bytes, value) = match &self.shapes[pc as usize] {
@@ -646,7 +646,7 @@ impl<'p> Engine<'p> {
                 let end = self.sms[sm].smem.send(t0, bytes as f64).max(t0 + lat);
                 *t = end;
                 self.record(t0, c, me, TWhat::Op { op: name, end }, span);
-                Ok(Some(Flow::Value(value)))
+                Ok(OpDone::Value(value))
             }
             LOp::SmemStore { dst, .. } => {
                 let bytes = match &self.shapes[pc as usize] {
@@ -662,7 +662,7 @@ impl<'p> Engine<'p> {
                 let end = self.sms[sm].smem.send(t0, bytes as f64).max(t0 + lat);
                 *t = end;
                 self.record(t0, c, me, TWhat::Op { op: name, end }, span);
-                Ok(Some(Flow::Next))
+                Ok(OpDone::Next)
             }
             LOp::GlobalLoad { ptr, offsets, .. } => {
                 let Value::Ptr(ti) = evs(ptr)? else {
@@ -676,7 +676,7 @@ impl<'p> Engine<'p> {
                 let end = self.lsu_global_load(sm, t0, numel(&shape) * dt.bits() as u64 / 8);
                 *t = end;
                 self.record(t0, c, me, TWhat::Op { op: name, end }, span);
-                Ok(Some(Flow::Value(shape::hollow(dt, shape))))
+                Ok(OpDone::Value(shape::hollow(dt, shape)))
             }
             LOp::CpAsync { ptr, offsets, .. } => {
                 // The global read of a load on the LSU path; the thread moves on after the
@@ -694,7 +694,7 @@ impl<'p> Engine<'p> {
                 ag.cp_open = ag.cp_open.max(end);
                 *t = t0 + chip.scalar_op_cycles;
                 self.record(t0, c, me, TWhat::Op { op: name, end }, span);
-                Ok(Some(Flow::Next))
+                Ok(OpDone::Next)
             }
             LOp::CpAsyncCommit => {
                 let ag = &mut self.cta(c).agents[a as usize];
@@ -702,7 +702,7 @@ impl<'p> Engine<'p> {
                 ag.cp_groups.push_back(done);
                 ag.cp_open = 0.0;
                 *t = t0 + chip.scalar_op_cycles;
-                Ok(Some(Flow::Next))
+                Ok(OpDone::Next)
             }
             LOp::CpAsyncWait { pendings } => {
                 // Every group but the `pendings` newest must have landed.
@@ -717,7 +717,7 @@ impl<'p> Engine<'p> {
                 if ready > t0 {
                     self.record(t0, c, me, TWhat::Op { op: name, end: *t }, span);
                 }
-                Ok(Some(Flow::Next))
+                Ok(OpDone::Next)
             }
             LOp::GlobalAtomic { ptr, offsets, .. } => {
                 // A read-modify-write at L2: the round trip of a load, the bytes both ways.
@@ -733,7 +733,7 @@ impl<'p> Engine<'p> {
                 *t = t0 + chip.global_latency + chip.scalar_op_cycles;
                 self.stats.global_bytes += 2.0 * bytes as f64;
                 self.record(t0, c, me, TWhat::Op { op: name, end: *t }, span);
-                Ok(Some(Flow::Value(shape::hollow(dt, shape))))
+                Ok(OpDone::Value(shape::hollow(dt, shape)))
             }
             LOp::GlobalStore { ptr, offsets, .. } => {
                 let Value::Ptr(ti) = evs(ptr)? else {
@@ -755,7 +755,7 @@ impl<'p> Engine<'p> {
                 *t = done.read.max(t0 + chip.scalar_op_cycles);
                 self.end = self.end.max(done.write);
                 self.record(t0, c, me, TWhat::Op { op: name, end: *t }, span);
-                Ok(Some(Flow::Next))
+                Ok(OpDone::Next)
             }
         }
     }

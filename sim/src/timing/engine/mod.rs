@@ -19,7 +19,9 @@
 //! every waiter whose parity now passes, `mbarrier_latency` later.
 //!
 //! `exec` executes one operation (its cost and the queues it joins); this module holds the
-//! engine's state, the event loop and the stepping of agents.
+//! engine's state, the event loop and the stepping of agents, whose control flow (loops,
+//! branches, fork/join, bindings) is [`crate::interp`]'s: the engine is its [`Effects`] handler
+//! (time, unit queues, events, yielding to earlier events).
 //!
 //! **CTA scheduling.** CTAs are dispatched in linear order (x fastest) to SMs round-robin at
 //! the start, up to the occupancy limit per SM; when a CTA retires, the next one starts on its
@@ -35,8 +37,9 @@ use super::trace::{Rec, TUnit, TWhat};
 use super::TimingError;
 use crate::chips::Chip;
 use crate::eval::{self, EvalCtx};
+use crate::interp::{self, Control, Effects, Flow, OpDone};
 use crate::layout;
-use crate::lower::{CExpr, DescInfo, IKind, LOp, Program, TxKind};
+use crate::lower::{CExpr, DescInfo, IKind, LOp, Program, TxKind, WorkerSpec};
 use crate::mbarrier::{Mbar, MbarFault};
 use crate::trap::{CudaError, Fault, OpResult};
 use crate::value::{Dims, SmemView, TmemView, Value};
@@ -241,13 +244,13 @@ struct Sm {
     tc: SharedPipe,
 }
 
-enum Step {
-    Next,
-    Jump(u32),
+/// Why a partition of the engine stops at an instruction (its [`Effects::Wait`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Pause {
     /// Resume later at the agent's local time (something happens before it).
     Yield,
+    /// Blocked until something wakes it (a barrier phase, its workers ending).
     Block,
-    Done,
 }
 
 /// The engine.
@@ -396,29 +399,6 @@ fn last2(s: &[u32]) -> (u32, u32) {
 
 fn numel(s: &[u32]) -> u64 {
     s.iter().map(|&d| d as u64).product()
-}
-
-fn bind(frame: &mut [Value], dsts: &[u32], v: Value) -> OpResult<()> {
-    match dsts {
-        [] => Ok(()),
-        [d] => {
-            frame[*d as usize] = v;
-            Ok(())
-        }
-        many => match v {
-            Value::Tuple(parts) if parts.len() == many.len() => {
-                for (d, p) in many.iter().zip(parts.iter()) {
-                    frame[*d as usize] = p.clone();
-                }
-                Ok(())
-            }
-            other => Err(Fault::unsupported(format!(
-                "{} names bound to {}",
-                many.len(),
-                other.kind()
-            ))),
-        },
-    }
 }
 
 /// The L2 identity of a TMA box: tensor, coordinates and box shape.
@@ -894,13 +874,13 @@ impl<'p> Engine<'p> {
         let result = loop {
             self.stats.instructions += 1;
             match self.step(c, a, pc, &mut t, &mut frame, &cx) {
-                Ok(Step::Next) => pc += 1,
-                Ok(Step::Jump(to)) => pc = to,
-                Ok(Step::Yield) => {
+                Ok(Flow::Next) => pc += 1,
+                Ok(Flow::Jump(to)) => pc = to,
+                Ok(Flow::Wait(Pause::Yield)) => {
                     self.push(t, EvKind::Run { cta: c, agent: a });
                     break Ok(());
                 }
-                Ok(Step::Block) | Ok(Step::Done) => break Ok(()),
+                Ok(Flow::Wait(Pause::Block)) | Ok(Flow::Done) => break Ok(()),
                 Err(f) => {
                     let span = self
                         .prog
@@ -930,163 +910,12 @@ impl<'p> Engine<'p> {
         t: &mut f64,
         frame: &mut [Value],
         cx: &EvalCtx,
-    ) -> OpResult<Step> {
+    ) -> OpResult<Flow<Pause>> {
         let prog = self.prog;
         let Some(instr) = prog.code.get(pc as usize) else {
             return Err(Fault::error(Code::SimError, "program counter past the end"));
         };
-        let span = instr.span;
-        match &instr.kind {
-            IKind::Eval { dsts, expr } => {
-                // A slot keeps one type (the type checker's), so whether an instruction involves
-                // tiles is decided once.
-                let tiles = match self.tile_pc[pc as usize] {
-                    0 => {
-                        let k = shape::touches_tile(expr, frame);
-                        self.tile_pc[pc as usize] = if k { 2 } else { 1 };
-                        k
-                    }
-                    k => k == 2,
-                };
-                if tiles {
-                    let ops = shape::alu_ops(expr);
-                    if ops > 0 && !self.sync(*t) {
-                        return Ok(Step::Yield);
-                    }
-                    let v = shape::eval(expr, frame, cx)?;
-                    if ops > 0 {
-                        let (n, bits) = match &v {
-                            Value::Tile(tl) => (numel(&tl.shape), tl.dtype.bits()),
-                            Value::Tuple(parts) => parts
-                                .iter()
-                                .map(|p| match p {
-                                    Value::Tile(tl) => (numel(&tl.shape), tl.dtype.bits()),
-                                    _ => (0, 32),
-                                })
-                                .fold((0, 32), |acc, x| (acc.0 + x.0, x.1)),
-                            _ => (0, 32),
-                        };
-                        let warps = self.cta(c).agents[a as usize].warps;
-                        let (own, sm_cycles) = cost::tile_alu_cycles(&self.chip, n, bits, ops, warps);
-                        let sm = self.cta(c).sm as usize;
-                        let end = self.sms[sm].alu.reserve(*t, sm_cycles).max(*t + own);
-                        self.record(*t, c, TUnit::Agent(a), TWhat::Op { op: "tile math", end }, span);
-                        *t = end;
-                    }
-                    bind(frame, dsts, v)?;
-                } else {
-                    let v = match shape::quick(expr, frame, cx) {
-                        Some(q) => q.value(),
-                        None => eval::eval(expr, frame, cx)?,
-                    };
-                    *t += self.scalar_cost[pc as usize] * self.slots(c, a);
-                    bind(frame, dsts, v)?;
-                }
-                Ok(Step::Next)
-            }
-            IKind::Jump(to) => Ok(Step::Jump(*to)),
-            IKind::BranchIfNot { cond, target } => {
-                let v = shape::eval(cond, frame, cx)?;
-                *t += (self.scalar_cost[pc as usize] + self.chip.branch_cycles) * self.slots(c, a);
-                let b = bool_of(&v, "an `if` condition")?;
-                Ok(if b { Step::Next } else { Step::Jump(*target) })
-            }
-            IKind::LoopInit {
-                ctr,
-                end,
-                step,
-                start_e,
-                end_e,
-                step_e,
-            } => {
-                let st = int_of(&eval::eval(step_e, frame, cx)?, "the loop step")?;
-                if st == 0 {
-                    return Err(Fault::error(Code::SimError, "`for` loop with step 0 never ends"));
-                }
-                let s0 = int_of(&eval::eval(start_e, frame, cx)?, "the loop start")?;
-                let e0 = int_of(&eval::eval(end_e, frame, cx)?, "the loop end")?;
-                frame[*ctr as usize] = Value::Int(s0);
-                frame[*end as usize] = Value::Int(e0);
-                frame[*step as usize] = Value::Int(st);
-                *t += self.scalar_cost[pc as usize] * self.slots(c, a);
-                Ok(Step::Next)
-            }
-            IKind::LoopTest {
-                ctr,
-                end,
-                step,
-                var,
-                exit,
-            } => {
-                let cv = frame[*ctr as usize].as_int().unwrap_or(0);
-                let e = frame[*end as usize].as_int().unwrap_or(0);
-                let st = frame[*step as usize].as_int().unwrap_or(1);
-                *t += self.chip.branch_cycles * self.slots(c, a);
-                if crate::lower::loop_continues(cv, e, st) {
-                    frame[*var as usize] = Value::Int(cv);
-                    Ok(Step::Next)
-                } else {
-                    Ok(Step::Jump(*exit))
-                }
-            }
-            IKind::LoopNext { ctr, step, head } => {
-                let cv = frame[*ctr as usize].as_int().unwrap_or(0);
-                let st = frame[*step as usize].as_int().unwrap_or(1);
-                frame[*ctr as usize] = Value::Int(crate::lower::loop_next(cv, st));
-                *t += self.chip.scalar_op_cycles * self.slots(c, a);
-                Ok(Step::Jump(*head))
-            }
-            IKind::Fork { workers } => {
-                let t0 = *t;
-                for w in workers {
-                    let cta = self.cta(c);
-                    let idx = cta.agents.len() as u32;
-                    cta.agents
-                        .push(Agent::new(w.entry, frame.to_vec(), t0, w.warps, Some(a)));
-                    cta.agents[a as usize].children.push(idx);
-                    cta.live += 1;
-                    if let Some(r) = &mut self.rec {
-                        r.name_agent(idx, &w.name);
-                    }
-                    self.record(t0, c, TUnit::Agent(idx), TWhat::AgentStart, w_span(span));
-                    self.push(t0, EvKind::Run { cta: c, agent: idx });
-                }
-                Ok(Step::Next)
-            }
-            IKind::Join => {
-                let cta = self.cta(c);
-                let done = cta.agents[a as usize]
-                    .children
-                    .iter()
-                    .all(|&ch| cta.agents[ch as usize].done);
-                if done {
-                    Ok(Step::Next)
-                } else {
-                    cta.agents[a as usize].wait = Wait::Join;
-                    Ok(Step::Block)
-                }
-            }
-            IKind::EndPartition | IKind::Exit => {
-                if !self.sync(*t) {
-                    return Ok(Step::Yield);
-                }
-                self.finish_agent(c, a, *t, span);
-                Ok(Step::Done)
-            }
-            IKind::Op { op, name, dsts } => {
-                if synchronises(op) && !self.sync(*t) {
-                    return Ok(Step::Yield);
-                }
-                match self.exec_op(c, a, pc, op, name, span, t, frame, cx)? {
-                    Some(Flow::Value(v)) => {
-                        bind(frame, dsts, v)?;
-                        Ok(Step::Next)
-                    }
-                    Some(Flow::Next) => Ok(Step::Next),
-                    None => Ok(Step::Block),
-                }
-            }
-        }
+        interp::step(&mut Fx { e: self, c, a, t, cx }, pc, instr, frame)
     }
 
     fn finish_agent(&mut self, c: u32, a: u32, t: f64, span: Span) {
@@ -1130,13 +959,126 @@ impl<'p> Engine<'p> {
     }
 }
 
-/// The span recorded for a worker's start: the fork's.
-fn w_span(s: Span) -> Span {
-    s
+/// The engine's [`Effects`]: time, unit queues and events of agent `a` of CTA `c`, whose local
+/// time is `t`.
+struct Fx<'e, 'p> {
+    e: &'e mut Engine<'p>,
+    c: u32,
+    a: u32,
+    t: &'e mut f64,
+    cx: &'e EvalCtx,
 }
 
-/// What an op did to its agent.
-enum Flow {
-    Next,
-    Value(Value),
+impl Effects for Fx<'_, '_> {
+    type Wait = Pause;
+
+    fn eval(&mut self, pc: u32, expr: &CExpr, frame: &[Value]) -> OpResult<Result<Value, Pause>> {
+        let (e, c, a, cx) = (&mut *self.e, self.c, self.a, self.cx);
+        let t = &mut *self.t;
+        // A slot keeps one type (the type checker's), so whether an instruction involves
+        // tiles is decided once.
+        let tiles = match e.tile_pc[pc as usize] {
+            0 => {
+                let k = shape::touches_tile(expr, frame);
+                e.tile_pc[pc as usize] = if k { 2 } else { 1 };
+                k
+            }
+            k => k == 2,
+        };
+        if !tiles {
+            let v = match shape::quick(expr, frame, cx) {
+                Some(q) => q.value(),
+                None => eval::eval(expr, frame, cx)?,
+            };
+            *t += e.scalar_cost[pc as usize] * e.slots(c, a);
+            return Ok(Ok(v));
+        }
+        let ops = shape::alu_ops(expr);
+        if ops > 0 && !e.sync(*t) {
+            return Ok(Err(Pause::Yield));
+        }
+        let v = shape::eval(expr, frame, cx)?;
+        if ops > 0 {
+            let (n, bits) = match &v {
+                Value::Tile(tl) => (numel(&tl.shape), tl.dtype.bits()),
+                Value::Tuple(parts) => parts
+                    .iter()
+                    .map(|p| match p {
+                        Value::Tile(tl) => (numel(&tl.shape), tl.dtype.bits()),
+                        _ => (0, 32),
+                    })
+                    .fold((0, 32), |acc, x| (acc.0 + x.0, x.1)),
+                _ => (0, 32),
+            };
+            let warps = e.cta(c).agents[a as usize].warps;
+            let (own, sm_cycles) = cost::tile_alu_cycles(&e.chip, n, bits, ops, warps);
+            let sm = e.cta(c).sm as usize;
+            let end = e.sms[sm].alu.reserve(*t, sm_cycles).max(*t + own);
+            let span = e.prog.code[pc as usize].span;
+            e.record(*t, c, TUnit::Agent(a), TWhat::Op { op: "tile math", end }, span);
+            *t = end;
+        }
+        Ok(Ok(v))
+    }
+
+    fn op(&mut self, pc: u32, op: &LOp, name: &'static str, frame: &[Value]) -> OpResult<OpDone<Pause>> {
+        if synchronises(op) && !self.e.sync(*self.t) {
+            return Ok(OpDone::Wait(Pause::Yield));
+        }
+        let span = self.e.prog.code[pc as usize].span;
+        (self.e).exec_op(self.c, self.a, pc, op, name, span, self.t, frame, self.cx)
+    }
+
+    fn scalar(&mut self, e: &CExpr, frame: &[Value]) -> OpResult<Value> {
+        shape::eval(e, frame, self.cx)
+    }
+
+    fn control(&mut self, pc: u32, k: Control) {
+        let e = &mut *self.e;
+        let per_slot = match k {
+            Control::Branch => e.scalar_cost[pc as usize] + e.chip.branch_cycles,
+            Control::LoopInit => e.scalar_cost[pc as usize],
+            Control::LoopTest => e.chip.branch_cycles,
+            Control::LoopNext => e.chip.scalar_op_cycles,
+        };
+        *self.t += per_slot * e.slots(self.c, self.a);
+    }
+
+    fn spawn(&mut self, w: &WorkerSpec, frame: &[Value], span: Span) {
+        let (e, c, a, t0) = (&mut *self.e, self.c, self.a, *self.t);
+        let cta = e.cta(c);
+        let idx = cta.agents.len() as u32;
+        cta.agents
+            .push(Agent::new(w.entry, frame.to_vec(), t0, w.warps, Some(a)));
+        cta.agents[a as usize].children.push(idx);
+        cta.live += 1;
+        if let Some(r) = &mut e.rec {
+            r.name_agent(idx, &w.name);
+        }
+        // A worker's start is recorded at the fork.
+        e.record(t0, c, TUnit::Agent(idx), TWhat::AgentStart, span);
+        e.push(t0, EvKind::Run { cta: c, agent: idx });
+    }
+
+    fn join(&mut self) -> Option<Pause> {
+        let a = self.a as usize;
+        let cta = self.e.cta(self.c);
+        if cta.agents[a]
+            .children
+            .iter()
+            .all(|&ch| cta.agents[ch as usize].done)
+        {
+            return None;
+        }
+        cta.agents[a].wait = Wait::Join;
+        Some(Pause::Block)
+    }
+
+    fn end(&mut self, span: Span) -> Option<Pause> {
+        if !self.e.sync(*self.t) {
+            return Some(Pause::Yield);
+        }
+        self.e.finish_agent(self.c, self.a, *self.t, span);
+        None
+    }
 }
