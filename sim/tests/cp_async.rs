@@ -5,10 +5,6 @@
 //! wait covers), and overwriting them earlier is a write while the copy is in flight.
 
 mod common;
-use bwsim_isa::consts::Override;
-use bwsim_isa::{diag, SourceFile};
-use bwsim_sim::check;
-use bwsim_sim::explore::ExploreOptions;
 use common::*;
 
 /// x = [0, 1, ..., 255] as an [8, 32] f32 matrix, copied with a mask (columns below 20) into a
@@ -69,27 +65,7 @@ fn copies_land_masked_elements_as_zeros_in_any_layout() {
 
 /// The distinct error codes over `n` schedules of COPY with `CASE=case`.
 fn codes(case: i64, n: u64) -> Vec<String> {
-    let o = [Override {
-        name: "CASE".into(),
-        value: case.to_string(),
-    }];
-    let p = check::prepare(COPY, &o, None).unwrap_or_else(|d| {
-        panic!(
-            "does not run:\n{}",
-            diag::render(&d, &SourceFile::new("t.tile", COPY))
-        )
-    });
-    let e = p.explore(
-        &ExploreOptions {
-            first_seed: 0,
-            schedules: n,
-            jobs: 2,
-            stop_on_first_error: false,
-        },
-        |_, _| {},
-    );
-    let mut v: Vec<String> = e
-        .findings
+    let mut v: Vec<String> = explore(COPY, &[("CASE", &case.to_string())], n)
         .iter()
         .filter(|f| f.diagnostic.is_error())
         .map(|f| f.diagnostic.code.to_string())

@@ -2,33 +2,16 @@
 //! that switches between a correct form and a buggy one, and the buggy one must report the
 //! code the proxy rule (PTX.md section 6) or the completion rules give, over a few schedules.
 
-use bwsim_isa::consts::Override;
-use bwsim_isa::{diag, SourceFile};
-use bwsim_sim::check;
-use bwsim_sim::explore::ExploreOptions;
+mod common;
+
+use common::explore;
 
 /// The distinct codes found over `n` schedules of `src` with `CASE=case`.
 fn codes(src: &str, case: i64, n: u64) -> Vec<String> {
-    let o = [Override {
-        name: "CASE".into(),
-        value: case.to_string(),
-    }];
-    let p = check::prepare(src, &o, None).unwrap_or_else(|d| {
-        panic!(
-            "does not run:\n{}",
-            diag::render(&d, &SourceFile::new("t.tile", src))
-        )
-    });
-    let e = p.explore(
-        &ExploreOptions {
-            first_seed: 0,
-            schedules: n,
-            jobs: 2,
-            stop_on_first_error: false,
-        },
-        |_, _| {},
-    );
-    let mut v: Vec<String> = e.findings.iter().map(|f| f.diagnostic.code.to_string()).collect();
+    let mut v: Vec<String> = explore(src, &[("CASE", &case.to_string())], n)
+        .iter()
+        .map(|f| f.diagnostic.code.to_string())
+        .collect();
     v.dedup();
     v
 }

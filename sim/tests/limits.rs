@@ -177,18 +177,11 @@ kernel big {
 "#;
 
 fn refused(src: &str, consts: &[(&str, &str)], limits: Limits) -> bwsim_isa::Diagnostic {
-    let overrides: Vec<_> = consts
-        .iter()
-        .map(|(n, v)| bwsim_isa::consts::Override {
-            name: n.to_string(),
-            value: v.to_string(),
-        })
-        .collect();
     let opts = RunOptions {
         limits,
         ..RunOptions::default()
     };
-    match run_source_with(src, &overrides, None, &opts) {
+    match run_source_with(src, &overrides(consts), None, &opts) {
         Ok(r) => panic!("launched: {:?}", r.outcome),
         Err(d) => {
             assert_eq!(d.len(), 1, "{d:?}");

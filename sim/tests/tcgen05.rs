@@ -525,16 +525,7 @@ fn scale_buffers_take_the_hardware_columns() {
         let kernel = bwsim_isa::parse(&src).expect("parses");
         let opts = bwsim_isa::verify::VerifyOptions {
             target: None,
-            overrides: vec![
-                bwsim_isa::consts::Override {
-                    name: "DT".into(),
-                    value: "f4e2m1".into(),
-                },
-                bwsim_isa::consts::Override {
-                    name: "K".into(),
-                    value: k.into(),
-                },
-            ],
+            overrides: overrides(&[("DT", "f4e2m1"), ("K", k)]),
         };
         let (checked, diags) = bwsim_isa::verify::verify(&kernel, &opts);
         let checked = checked.unwrap_or_else(|| panic!("verifies: {diags:?}"));

@@ -6,10 +6,12 @@
 //! with memory ample, a pipelined matmul runs at the tensor pipe's rate), trace snapshots of
 //! two small kernels, and the Chrome trace's shape.
 
-use bwsim_isa::consts::Override;
+mod common;
+
 use bwsim_isa::{diag, SourceFile};
 use bwsim_sim::chips::{self, Chip};
 use bwsim_sim::timing::{time_source, TimeOptions, Timing, TraceMode};
+use common::overrides;
 
 /// The H100 figures these hand computations were written against (the table's values before
 /// the H100 calibration of docs/hardware/h100-calibration.md): the cost rules are under test
@@ -56,14 +58,7 @@ fn kernel(name: &str) -> String {
 }
 
 fn time_with(src: &str, consts: &[(&str, i64)], opts: &TimeOptions) -> Timing {
-    let o: Vec<Override> = consts
-        .iter()
-        .map(|(n, v)| Override {
-            name: n.to_string(),
-            value: v.to_string(),
-        })
-        .collect();
-    match time_source(src, &o, opts) {
+    match time_source(src, &overrides(consts), opts) {
         Ok(t) => t,
         Err(d) => panic!(
             "kernel does not time:\n{}",
