@@ -50,8 +50,7 @@ fn tma_load_innermost_coordinate_must_be_16_byte_aligned() {
         );
     }
     for c0 in ["4", "-4", "0", "60", "-32"] {
-        let r = run(LOAD_AT, &[("C0", c0), ("C1", "-3")]);
-        assert_ok(LOAD_AT, &r);
+        run_ok(LOAD_AT, &[("C0", c0), ("C1", "-3")]);
     }
 }
 
@@ -87,8 +86,7 @@ fn tma_store_faults() {
         "negative coordinate -1 in dimension 0",
     );
     // Past the end is fine (nothing written).
-    let r = run(STORE_AT, &[("C0", "64"), ("C1", "100")]);
-    assert_ok(STORE_AT, &r);
+    run_ok(STORE_AT, &[("C0", "64"), ("C1", "100")]);
 }
 
 /// The TMA box at buffer `bufs[1]` of 32-byte matrices: not 128-byte aligned.
@@ -141,8 +139,7 @@ fn tx_count_beyond_2_pow_20_is_a_launch_failure() {
         "mbar.complete_tx bar[0], C",
         "-1048576",
     );
-    let r = run(TX_RANGE, &[("E", "1048575"), ("C", "1048575")]);
-    assert_ok(TX_RANGE, &r);
+    run_ok(TX_RANGE, &[("E", "1048575"), ("C", "1048575")]);
 }
 
 const UNDERFLOW: &str = include_str!("tiles/faults/underflow.tile");
@@ -168,8 +165,7 @@ fn arrival_underflow_is_a_launch_failure() {
         "count 3 while only 2",
     );
     // Equal to pending completes the phase normally.
-    let r = run(UNDERFLOW, &[("FIRST", "2"), ("SECOND", "1")]);
-    assert_ok(UNDERFLOW, &r);
+    run_ok(UNDERFLOW, &[("FIRST", "2"), ("SECOND", "1")]);
 }
 
 /// TMEM accesses: after dealloc, twice dealloc, and outside the warp's lane quarter.
@@ -203,8 +199,7 @@ fn tmem_faults() {
     );
     let t = r.trap.as_ref().expect("trap");
     assert_eq!(t.agent, "cta0.worker.reader");
-    let r = run(TMEM, &[("CASE", "3")]);
-    assert_ok(TMEM, &r);
+    run_ok(TMEM, &[("CASE", "3")]);
 }
 
 const LEAK: &str = include_str!("tiles/faults/leak.tile");
@@ -263,8 +258,7 @@ fn gather_with_misaligned_y_offset_is_an_illegal_instruction() {
     );
     assert_eq!(t.op, "tma.gather");
     // Aligned offsets (8 bf16 = 16 bytes) run.
-    let r = run(GATHER_Y2, &[("Y_OFFSET", "8")]);
-    assert_ok(GATHER_Y2, &r);
+    run_ok(GATHER_Y2, &[("Y_OFFSET", "8")]);
 }
 
 const SCATTER_NEG: &str = include_str!("tiles/faults/scatter_neg.tile");

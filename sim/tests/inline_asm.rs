@@ -9,8 +9,7 @@ const PAIRS: &str = include_str!("tiles/inline_asm/pairs.tile");
 
 #[test]
 fn paired_f32_bit_tricks_and_scalars_match_plain_rust() {
-    let r = run(PAIRS, &[]);
-    assert_ok(PAIRS, &r);
+    let r = run_ok(PAIRS, &[]);
     let out = bits(tensor(&r, "out"));
     let b = bits(tensor(&r, "b"));
     for i in 0..256usize {

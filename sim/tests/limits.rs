@@ -17,16 +17,12 @@ const SPIN: &str = include_str!("tiles/limits/spin.tile");
 const ARRIVALS: &str = include_str!("tiles/limits/arrivals.tile");
 
 fn with_limits(src: &str, consts: &[(&str, &str)], limits: Limits) -> RunResult {
-    run_opts(
-        src,
-        consts,
-        None,
-        &RunOptions {
-            seed: 1,
-            limits,
-            ..RunOptions::default()
-        },
-    )
+    let opts = RunOptions {
+        seed: 1,
+        limits,
+        ..RunOptions::default()
+    };
+    run_opts(src, consts, None, &opts)
 }
 
 fn limit_diag(r: &RunResult, l: Limit) -> &bwsim_isa::Diagnostic {

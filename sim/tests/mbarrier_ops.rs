@@ -25,8 +25,7 @@ const WAITS: [(u64, u64); 11] = [
 
 #[test]
 fn measured_sequence_as_test_wait_sees_it() {
-    let r = run(SEQ, &[]);
-    assert_ok(SEQ, &r);
+    let r = run_ok(SEQ, &[]);
     let out = bits(tensor(&r, "out"));
     for (i, &(w0, w1)) in WAITS.iter().enumerate() {
         let step = i + 1;

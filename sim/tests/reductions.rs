@@ -10,8 +10,7 @@ const FOLDS: &str = include_str!("tiles/reductions/folds.tile");
 
 #[test]
 fn every_combiner_folds_as_computed_by_hand() {
-    let r = run(FOLDS, &[]);
-    assert_ok(FOLDS, &r);
+    let r = run_ok(FOLDS, &[]);
     let row = |i: i64| -> Vec<i64> { (0..8).map(|j| (j - 2) * (j - 2) - i).collect() };
     let f = values(tensor(&r, "f"));
     // Row maxima: 25 - i at j = 7; minima: -i at j = 2.
@@ -38,8 +37,7 @@ const FUNCS: &str = include_str!("tiles/reductions/funcs.tile");
 
 #[test]
 fn math_functions_give_correctly_rounded_textbook_values() {
-    let r = run(FUNCS, &[]);
-    assert_ok(FUNCS, &r);
+    let r = run_ok(FUNCS, &[]);
     let o = values(tensor(&r, "out"));
     let x = [0.25f64, 1.0, 2.0, 4.0, 9.0, 16.0, -1.5, 0.0];
     let f32r = |v: f64| v as f32 as f64;
@@ -116,8 +114,7 @@ const ATOMICS: &str = include_str!("tiles/reductions/atomics.tile");
 
 #[test]
 fn atomics_apply_in_element_order_and_return_the_old_values() {
-    let r = run(ATOMICS, &[]);
-    assert_ok(ATOMICS, &r);
+    let r = run_ok(ATOMICS, &[]);
     let a: Vec<i64> = values(tensor(&r, "a")).iter().map(|&v| v as i64).collect();
     let old: Vec<i64> = values(tensor(&r, "old")).iter().map(|&v| v as i64).collect();
     // a = iota = [0, 1, 2, 3, 4, 5]. add: a[0] += 1 + 3 + 5 + 7, a[1] += 2 + 4 + 6 + 8.
@@ -145,8 +142,7 @@ const SCANS: &str = include_str!("tiles/reductions/scans.tile");
 
 #[test]
 fn scans_are_inclusive_prefix_folds() {
-    let r = run(SCANS, &[]);
-    assert_ok(SCANS, &r);
+    let r = run_ok(SCANS, &[]);
     let o = values(tensor(&r, "out"));
     assert_eq!(&o[0..8], &[3.0, 2.0, 6.0, 5.0, 10.0, 1.0, 3.0, 9.0]);
     assert_eq!(&o[8..16], &[3.0, -1.0, -1.0, -1.0, -1.0, -9.0, -9.0, -9.0]);
@@ -163,8 +159,7 @@ const REVERSE_SCANS: &str = include_str!("tiles/reductions/reverse_scans.tile");
 /// `reverse=false` is the forward scan.
 #[test]
 fn reverse_scans_are_inclusive_suffix_folds() {
-    let r = run(REVERSE_SCANS, &[]);
-    assert_ok(REVERSE_SCANS, &r);
+    let r = run_ok(REVERSE_SCANS, &[]);
     let o = values(tensor(&r, "out"));
     assert_eq!(&o[0..8], &[9.0, 6.0, 7.0, 3.0, 4.0, -1.0, 8.0, 6.0]);
     assert_eq!(&o[8..16], &[6.0, 6.0, 6.0, 6.0, 6.0, 6.0, 6.0, 6.0]);
@@ -188,8 +183,7 @@ const CAS: &str = include_str!("tiles/reductions/cas.tile");
 /// nothing.
 #[test]
 fn compare_and_swap_stores_where_the_old_value_matches() {
-    let r = run(CAS, &[]);
-    assert_ok(CAS, &r);
+    let r = run_ok(CAS, &[]);
     let a: Vec<i64> = values(tensor(&r, "a")).iter().map(|&v| v as i64).collect();
     let old: Vec<i64> = values(tensor(&r, "old")).iter().map(|&v| v as i64).collect();
     assert_eq!(a, vec![7, 10, 102, 30, 104, 50, 106, 70]);

@@ -34,8 +34,7 @@ const TABLE: [(u32, u32, u32, u32); 7] = [
 ];
 
 fn words(span: u32, pad: u32) -> Vec<u64> {
-    let r = run(SWZ, &[("SPAN", &span.to_string()), ("PAD", &pad.to_string())]);
-    assert_ok(SWZ, &r);
+    let r = run_ok(SWZ, &[("SPAN", &span.to_string()), ("PAD", &pad.to_string())]);
     bits(tensor(&r, "out"))
 }
 

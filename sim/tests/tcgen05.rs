@@ -561,8 +561,7 @@ const REINTERPRET: &str = include_str!("tiles/tcgen05/reinterpret.tile");
 
 #[test]
 fn p_written_over_s_packs_two_f16_per_column() {
-    let r = run(REINTERPRET, &[]);
-    assert_ok(REINTERPRET, &r);
+    let r = run_ok(REINTERPRET, &[]);
     let b = bits(tensor(&r, "out"));
     for row in 0..128u64 {
         for col in 0..64u64 {

@@ -10,8 +10,7 @@ const CASTS: &str = include_str!("tiles/tile_ops/casts.tile");
 
 #[test]
 fn casts_round_to_nearest_even() {
-    let r = run(CASTS, &[]);
-    assert_ok(CASTS, &r);
+    let r = run_ok(CASTS, &[]);
     // Mantissa steps above 1.0 after rounding k half-steps to even (hand-computed).
     let steps = [0u64, 0, 1, 2, 2, 2, 3, 4];
     let h: Vec<u64> = steps.iter().map(|m| 0x3c00 + m).chain([0x7c00, 0x7bff]).collect();
@@ -24,8 +23,7 @@ const MATH: &str = include_str!("tiles/tile_ops/math.tile");
 
 #[test]
 fn elementwise_math_reductions_and_reshapes() {
-    let r = run(MATH, &[]);
-    assert_ok(MATH, &r);
+    let r = run_ok(MATH, &[]);
     let x = |i: usize, j: usize| -> f64 {
         let (fi, fj) = (i as f64, j as f64);
         if fi < fj {
@@ -68,8 +66,7 @@ const MASKED: &str = include_str!("tiles/tile_ops/masked.tile");
 
 #[test]
 fn masked_global_loads_and_stores() {
-    let r = run(MASKED, &[]);
-    assert_ok(MASKED, &r);
+    let r = run_ok(MASKED, &[]);
     let want: Vec<f64> = (0..12)
         .map(|i| if i < 10 { 2.0 * i as f64 } else { -6.0 })
         .collect();

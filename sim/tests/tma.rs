@@ -12,8 +12,7 @@ const ROUND_TRIP: &str = include_str!("tiles/tma/round_trip.tile");
 #[test]
 fn round_trip_is_bit_exact() {
     for (bm, bn, n) in [("64", "32", "96"), ("32", "64", "128"), ("16", "16", "48")] {
-        let r = run(ROUND_TRIP, &[("BM", bm), ("BN", bn), ("N", n)]);
-        assert_ok(ROUND_TRIP, &r);
+        let r = run_ok(ROUND_TRIP, &[("BM", bm), ("BN", bn), ("N", n)]);
         assert_eq!(
             bits(tensor(&r, "output")),
             bits(tensor(&r, "input")),
@@ -100,8 +99,7 @@ const STORE_OOB: &str = include_str!("tiles/tma/store_oob.tile");
 
 #[test]
 fn store_writes_only_in_bounds_elements() {
-    let r = run(STORE_OOB, &[]);
-    assert_ok(STORE_OOB, &r);
+    let r = run_ok(STORE_OOB, &[]);
     let t = values(tensor(&r, "t"));
     let written: Vec<(usize, usize)> = (0..64 * 64)
         .filter(|&i| t[i] == 1.5)
@@ -190,8 +188,7 @@ const SCATTER: &str = include_str!("tiles/tma/scatter.tile");
 
 #[test]
 fn scatter_matches_reference() {
-    let r = run(SCATTER, &[]);
-    assert_ok(SCATTER, &r);
+    let r = run_ok(SCATTER, &[]);
     let xs = values(tensor(&r, "x_offsets"));
     let src = tensor(&r, "src");
     let mut want = vec![0u64; 24 * 40];
@@ -211,8 +208,7 @@ const RANK3: &str = include_str!("tiles/tma/rank3.tile");
 
 #[test]
 fn rank3_box_with_oob_dims() {
-    let r = run(RANK3, &[]);
-    assert_ok(RANK3, &r);
+    let r = run_ok(RANK3, &[]);
     let mut want = Vec::new();
     for i in 0..2i64 {
         for j in 0..4i64 {

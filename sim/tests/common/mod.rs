@@ -63,7 +63,16 @@ pub fn rendered(src: &str, r: &RunResult) -> String {
     diag::render(&r.diagnostics, &SourceFile::new("test.tile", src))
 }
 
+/// [`run`], asserting that the run completed without error diagnostics.
+#[track_caller]
+pub fn run_ok(src: &str, consts: &[(&str, &str)]) -> RunResult {
+    let r = run(src, consts);
+    assert_ok(src, &r);
+    r
+}
+
 /// Assert the run completed without error diagnostics.
+#[track_caller]
 pub fn assert_ok(src: &str, r: &RunResult) {
     assert!(
         r.ok(),
