@@ -1,26 +1,8 @@
 //! The `bwsim` command line as a user meets it: bundled kernels, bad input, exit codes.
 
-use std::process::Command;
+mod common;
 
-fn bwsim(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_bwsim"))
-        .args(args)
-        .output()
-        .expect("bwsim runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn tmp(name: &str, text: &[u8]) -> String {
-    let dir = std::env::temp_dir().join(format!("bwsim-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let p = dir.join(name);
-    std::fs::write(&p, text).expect("write temp file");
-    p.to_string_lossy().into_owned()
-}
+use common::{bwsim, scratch, scratch_file};
 
 #[test]
 fn list_names_every_seed_kernel_with_its_seed() {
@@ -100,7 +82,8 @@ fn bad_input_gives_one_clear_error_and_never_panics() {
     let (code, _, err) = bwsim(&["verify", "not_a_kernel"]);
     assert_eq!(code, 2);
     assert!(err.contains("neither a file nor a bundled kernel"), "{err}");
-    let p = tmp(
+    let p = scratch_file(
+        "cli",
         "bad.tile",
         b"kernel k {\n  target sm_100a\n  num_warps 4\n  tma.laod x, y, z\n}\n",
     );
@@ -108,7 +91,7 @@ fn bad_input_gives_one_clear_error_and_never_panics() {
     assert_eq!(code, 1);
     assert!(err.contains("unknown-op") && err.contains("tma.load"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
-    let p = tmp("bin.tile", &[0xff, 0xfe, 0x00, 0x41]);
+    let p = scratch_file("cli", "bin.tile", [0xff, 0xfe, 0x00, 0x41]);
     let (code, _, err) = bwsim(&["fmt", &p]);
     assert_eq!(code, 2);
     assert!(err.contains("not UTF-8"), "{err}");
@@ -124,7 +107,8 @@ fn fmt_is_a_fixed_point_on_every_bundled_kernel_and_check_detects_drift() {
         let (code, _, err) = bwsim(&["fmt", "--check", &p]);
         assert_eq!(code, 0, "{p} is not canonical: {err}");
     }
-    let p = tmp(
+    let p = scratch_file(
+        "cli",
         "drift.tile",
         b"kernel k {\n  num_warps 4\n    target sm_100a\n  bar.sync\n}\n",
     );
@@ -197,8 +181,7 @@ fn run_reports_the_illegal_gather_with_its_span_and_reason() {
 
 #[test]
 fn run_json_and_trace_files() {
-    let dir = std::env::temp_dir().join(format!("bwsim-run-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
+    let dir = scratch("run");
     let (txt, chrome) = (dir.join("t.txt"), dir.join("t.json"));
     let (code, out, err) = bwsim(&[
         "run",
@@ -243,7 +226,8 @@ fn run_json_and_trace_files() {
 #[test]
 fn run_fails_on_wrong_outputs_deadlocks_and_reports_unchecked_kernels() {
     // Named like the round trip (so its reference applies) but it never stores the tile.
-    let wrong = tmp(
+    let wrong = scratch_file(
+        "cli",
         "wrong.tile",
         br#"kernel tma_roundtrip {
   target sm_100a
@@ -268,7 +252,8 @@ fn run_fails_on_wrong_outputs_deadlocks_and_reports_unchecked_kernels() {
         "{out}"
     );
     assert!(out.contains("first at [0, 0]"), "{out}");
-    let hang = tmp(
+    let hang = scratch_file(
+        "cli",
         "hang.tile",
         b"kernel hang {\n  target sm_100a\n  num_warps 4\n  let bar = mbar.alloc 1\n  mbar.init bar[0], 1\n  mbar.wait bar[0], 0\n  launch {\n    grid = [1]\n  }\n}\n",
     );
@@ -276,7 +261,8 @@ fn run_fails_on_wrong_outputs_deadlocks_and_reports_unchecked_kernels() {
     assert_eq!(code, 1);
     assert!(out.contains("result    DEADLOCK"), "{out}");
     assert!(err.contains("error[deadlock]"), "{err}");
-    let plain = tmp(
+    let plain = scratch_file(
+        "cli",
         "plain.tile",
         b"kernel plain {\n  target sm_100a\n  num_warps 4\n  param p: ptr(f32)\n  layout l = blocked([1], [32], [4], [0])\n  global.store p, arange(0, 128, l), full([128], 2.0, f32, l)\n  launch {\n    grid = [1]\n    tensor t: f32[128] = zeros()\n    p = t\n    outputs = [t]\n  }\n}\n",
     );

@@ -2,20 +2,9 @@
 //! kernels take a `.ttgir` file wherever they take a `.tile` one, with diagnostics quoting the
 //! Python source.
 
-use std::process::Command;
+mod common;
 
-fn bwsim(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_bwsim"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("bwsim runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use common::{bwsim, scratch};
 
 #[test]
 fn import_prints_tile_source_that_verifies() {
@@ -25,8 +14,7 @@ fn import_prints_tile_source_that_verifies() {
     assert!(out.contains("warp_specialize {"), "{out}");
     assert!(out.contains("worker load(warps=1, regs=24)"), "{out}");
     assert!(out.contains("launch {"), "{out}");
-    let dir = std::env::temp_dir().join(format!("bwsim-gluon-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
+    let dir = scratch("gluon-cli");
     let tile = dir.join("ws.tile");
     let tile = tile.to_string_lossy();
     let (code, _, err) = bwsim(&[
@@ -57,8 +45,7 @@ fn verify_takes_ttgir() {
 
 #[test]
 fn import_errors_quote_the_python_line() {
-    let dir = std::env::temp_dir().join(format!("bwsim-gluon-cli-err-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
+    let dir = scratch("gluon-cli-err");
     std::fs::write(dir.join("k.py"), "def k(x):\n    y = gl.tanh(x)\n").expect("write");
     let ttgir = dir.join("k.ttgir");
     std::fs::write(
@@ -241,8 +228,7 @@ fn sidecar_says(
 /// from `BWSIM_PTXAS`, `PATH` or `.tools/py`.
 #[test]
 fn every_gluon_fixture_lowers_to_ptx_that_ptxas_assembles() {
-    let dir = std::env::temp_dir().join(format!("bwsim-gluon-ptx-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
+    let dir = scratch("gluon-ptx");
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut fixtures = Vec::new();
     for v in bwsim_gluon::version::Version::all() {

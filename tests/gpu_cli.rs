@@ -4,23 +4,27 @@
 //! (`--dry-run`), and a real run reports each case as skipped with exit status 77. The test
 //! that launches on a GPU is opt-in: `BWSIM_GPU_TESTS=1 cargo test --test gpu_cli`.
 
-use std::process::Command;
+mod common;
 
-fn bwsim(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_bwsim"))
-        .args(args)
-        .output()
-        .expect("bwsim runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use common::bwsim;
 
 /// Whether a GPU is present (`bwsim gpu --probe` exits 0).
 fn gpu_present() -> bool {
     bwsim(&["gpu", "--probe"]).0 == 0
+}
+
+/// Whether the opt-in tests that launch on the local GPU run: `BWSIM_GPU_TESTS=1` and a GPU
+/// present; otherwise says why they are skipped.
+fn gpu_tests_run() -> bool {
+    if std::env::var("BWSIM_GPU_TESTS").as_deref() != Ok("1") {
+        eprintln!("skipped: set BWSIM_GPU_TESTS=1 to launch on the local GPU");
+        return false;
+    }
+    if !gpu_present() {
+        eprintln!("skipped: BWSIM_GPU_TESTS=1 but no CUDA driver/GPU found");
+        return false;
+    }
+    true
 }
 
 #[test]
@@ -70,12 +74,7 @@ fn without_a_gpu_every_case_says_skipped_and_the_status_is_77() {
 
 #[test]
 fn on_a_gpu_every_case_for_its_architecture_agrees_with_the_simulator() {
-    if std::env::var("BWSIM_GPU_TESTS").as_deref() != Ok("1") {
-        eprintln!("skipped: set BWSIM_GPU_TESTS=1 to launch on the local GPU");
-        return;
-    }
-    if !gpu_present() {
-        eprintln!("skipped: BWSIM_GPU_TESTS=1 but no CUDA driver/GPU found");
+    if !gpu_tests_run() {
         return;
     }
     let (code, out, err) = bwsim(&["gpu", "--all"]);
@@ -118,12 +117,7 @@ fn timing_mode_without_a_gpu_reports_the_skip_reason() {
 
 #[test]
 fn on_a_gpu_timing_mode_reports_every_launch() {
-    if std::env::var("BWSIM_GPU_TESTS").as_deref() != Ok("1") {
-        eprintln!("skipped: set BWSIM_GPU_TESTS=1 to launch on the local GPU");
-        return;
-    }
-    if !gpu_present() {
-        eprintln!("skipped: BWSIM_GPU_TESTS=1 but no CUDA driver/GPU found");
+    if !gpu_tests_run() {
         return;
     }
     let (code, out, err) = bwsim(&[

@@ -2,24 +2,9 @@
 //! `bwsim check` and `bwsim run` meet them, their exit statuses, levels in `--json`, and
 //! `--format sarif` held to the SARIF 2.1.0 specification's required properties.
 
-use std::process::Command;
+mod common;
 
-fn bwsim(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_bwsim"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(args)
-        .output()
-        .expect("bwsim runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn json(s: &str) -> serde_json::Value {
-    serde_json::from_str(s).unwrap_or_else(|e| panic!("not JSON ({e}): {s}"))
-}
+use common::{bwsim, json, scratch};
 
 /// A clean kernel except that it reads shared memory nothing filled.
 const UNINIT: &str = "tests/fail/uninit_read.tile";
@@ -83,17 +68,20 @@ fn allow_silences_a_lint_and_warn_relaxes_one() {
 
 #[test]
 fn bad_level_flags_are_refused_with_the_reason() {
-    let (code, _, err) = check(&["--warn", "deadlock"]);
-    assert_eq!(code, 2, "{err}");
-    assert!(err.contains("`deadlock` is a hard error"), "{err}");
-    let (code, _, err) = check(&["--deny", "no-such-code"]);
-    assert_eq!(code, 2, "{err}");
-    assert!(err.contains("not a diagnostic code"), "{err}");
-    let (code, _, err) = check(&["--deny", "race", "--allow", "race"]);
-    assert_eq!(code, 2, "{err}");
-    assert!(err.contains("both `--deny` and `--allow`"), "{err}");
-    let (code, _, err) = check(&["--json", "--format", "sarif"]);
-    assert_eq!(code, 2, "{err}");
+    // The flags, and what the refusal says ("": the status alone is checked).
+    for (flags, why) in [
+        (&["--warn", "deadlock"][..], "`deadlock` is a hard error"),
+        (&["--deny", "no-such-code"], "not a diagnostic code"),
+        (
+            &["--deny", "race", "--allow", "race"],
+            "both `--deny` and `--allow`",
+        ),
+        (&["--json", "--format", "sarif"], ""),
+    ] {
+        let (code, _, err) = check(flags);
+        assert_eq!(code, 2, "{flags:?}: {err}");
+        assert!(err.contains(why), "{flags:?}: {err}");
+    }
     // --help teaches the flags.
     let (_, out, _) = bwsim(&["check", "--help"]);
     for s in [
@@ -216,8 +204,7 @@ fn sarif_output_follows_the_specification() {
     let (code, out, _) = bwsim(&["run", UNINIT, "--format", "sarif"]);
     assert_eq!(code, 0);
     assert_eq!(assert_valid_sarif(&json(&out))[0]["ruleId"], "uninit-read");
-    let dir = std::env::temp_dir().join(format!("bwsim-sarif-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
+    let dir = scratch("sarif");
     let bad = dir.join("bad.tile");
     std::fs::write(&bad, "kernel k {\n  num_warps four\n}\n").expect("write");
     let (code, out, _) = bwsim(&["check", bad.to_str().expect("utf-8 path"), "--format", "sarif"]);
@@ -231,8 +218,7 @@ fn sarif_output_follows_the_specification() {
 /// reduction, and a global store through a copy in shared memory.
 #[test]
 fn undefined_bytes_are_followed_through_values_and_shared_memory() {
-    let dir = std::env::temp_dir().join(format!("bwsim-taint-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
+    let dir = scratch("taint");
     for (name, text, want) in [
         (
             "branch.tile",

@@ -2,27 +2,10 @@
 //! outputs back as `.npy`, checked against sums computed here; bad files are refused with the
 //! argument named.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
 
-fn bwsim(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_bwsim"))
-        .args(args)
-        .output()
-        .expect("bwsim runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("bwsim-npy-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("temp dir");
-    d
-}
+use common::{bwsim, fresh_scratch};
+use std::path::Path;
 
 fn save(path: &Path, shape: &[u64], data: &[f32]) {
     use npyz::WriterBuilder;
@@ -46,6 +29,14 @@ fn load(path: &Path) -> (Vec<u64>, Vec<f32>) {
     (shape, f.into_vec::<f32>().expect("f32 data"))
 }
 
+/// Asserts that the `c.npy` saved in `out` holds `a + b` element by element; its shape.
+fn saved_sum(out: &Path, a: &[f32], b: &[f32]) -> Vec<u64> {
+    let (shape, c) = load(&out.join("c.npy"));
+    let want: Vec<f32> = a.iter().zip(b).map(|(x, y)| x + y).collect();
+    assert_eq!(c, want);
+    shape
+}
+
 fn operands(d: &Path, x: u64, y: u64) -> (Vec<f32>, Vec<f32>, String, String) {
     let n = (x * y) as usize;
     // Values whose f32 sums are exact, different in every element.
@@ -59,7 +50,7 @@ fn operands(d: &Path, x: u64, y: u64) -> (Vec<f32>, Vec<f32>, String, String) {
 
 #[test]
 fn inputs_in_outputs_out_for_a_gluon_kernel() {
-    let d = dir("ttgir");
+    let d = fresh_scratch("npy-cli-ttgir");
     let (a, b, ia, ib) = operands(&d, 32, 384);
     let out = d.join("out");
     let (code, stdout, err) = bwsim(&[
@@ -76,15 +67,12 @@ fn inputs_in_outputs_out_for_a_gluon_kernel() {
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&stdout).expect("JSON");
     assert_eq!(v["saved"].as_array().map(|s| s.len()), Some(1), "{stdout}");
-    let (shape, c) = load(&out.join("c.npy"));
-    assert_eq!(shape, [32, 384]);
-    let want: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x + y).collect();
-    assert_eq!(c, want);
+    assert_eq!(saved_sum(&out, &a, &b), [32, 384]);
 }
 
 #[test]
 fn the_cpu_reference_checks_the_supplied_inputs() {
-    let d = dir("tile");
+    let d = fresh_scratch("npy-cli-tile");
     let (a, b, ia, ib) = operands(&d, 64, 128);
     let out = d.join("out");
     let (code, stdout, err) = bwsim(&[
@@ -103,9 +91,7 @@ fn the_cpu_reference_checks_the_supplied_inputs() {
     ]);
     assert_eq!(code, 0, "{err}");
     assert!(stdout.contains("PASS"), "{stdout}");
-    let (_, c) = load(&out.join("c.npy"));
-    let want: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x + y).collect();
-    assert_eq!(c, want);
+    saved_sum(&out, &a, &b);
     // check and time take the same inputs.
     let (code, _, err) = bwsim(&[
         "check",
@@ -137,7 +123,7 @@ fn the_cpu_reference_checks_the_supplied_inputs() {
 
 #[test]
 fn bad_inputs_are_refused_with_the_argument_named() {
-    let d = dir("bad");
+    let d = fresh_scratch("npy-cli-bad");
     let p = d.join("small.npy");
     save(&p, &[2, 3], &[0.0; 6]);
     let arg = format!("a={}", p.display());

@@ -1,25 +1,9 @@
 //! `bwsim ptx` as a user meets it: PTX on stdout, cubin and SASS through ptxas/cuobjdump,
 //! JSON with the launch ABI, and the verifier's refusal of Blackwell-only kernels on sm_90a.
 
-use std::process::Command;
+mod common;
 
-fn bwsim(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_bwsim"))
-        .args(args)
-        .output()
-        .expect("bwsim runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn tmp(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("bwsim-ptx-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir.join(name)
-}
+use common::{bwsim, scratch};
 
 #[test]
 fn ptx_prints_a_module_for_the_chosen_target() {
@@ -48,8 +32,8 @@ fn blackwell_only_kernels_are_refused_on_sm_90a() {
 
 #[test]
 fn ptx_writes_files_and_assembles_a_cubin() {
-    let ptx = tmp("g.ptx");
-    let cubin = tmp("g.cubin");
+    let ptx = scratch("ptx-cli").join("g.ptx");
+    let cubin = scratch("ptx-cli").join("g.cubin");
     let (code, out, err) = bwsim(&[
         "ptx",
         "async_gather",

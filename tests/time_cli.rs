@@ -1,24 +1,8 @@
 //! `bwsim time` as a user meets it: the report, its JSON, the Perfetto trace, and errors.
 
-use std::process::Command;
+mod common;
 
-fn bwsim(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_bwsim"))
-        .args(args)
-        .output()
-        .expect("bwsim runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn tmp(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("bwsim-time-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir.join(name)
-}
+use common::{bwsim, scratch};
 
 #[test]
 fn json_report_has_the_promised_fields() {
@@ -136,7 +120,7 @@ fn trust_lists_calibrated_and_estimated_fields_and_what_set_replaced() {
 
 #[test]
 fn chrome_trace_is_written_and_loads() {
-    let p = tmp("trace.json");
+    let p = scratch("time-cli").join("trace.json");
     let ps = p.to_string_lossy().into_owned();
     let (code, _, err) = bwsim(&[
         "time",

@@ -6,36 +6,7 @@ mod common;
 use bwsim_sim::{AsyncKind, What};
 use common::*;
 
-const TWO_STORES: &str = r#"
-kernel two_stores {
-  target sm_100a, sm_90a
-  num_warps 4
-  const FULL: bool = false
-  param out_desc: tensor_desc(f32[8, 32], nvmma(128))
-  layout row = blocked([1, 1], [1, 32], [4, 1], [1, 0])
-  let bufs = smem.alloc f32[2, 8, 32], nvmma(128)
-  smem.store bufs[0], full([8, 32], 1.0, f32, row)
-  smem.store bufs[1], full([8, 32], 2.0, f32, row)
-  fence.async_shared
-  tma.store out_desc[0, 0], bufs[0]
-  tma.store out_desc[8, 0], bufs[1]
-  // Buffer 0 is free once every group but the most recent one has read it.
-  if FULL {
-    tma.store_wait 1, full=true
-  } else {
-    tma.store_wait 1
-  }
-  smem.store bufs[0], full([8, 32], 3.0, f32, row)
-  fence.async_shared
-  tma.store_wait 0, full=true
-  launch {
-    grid = [1]
-    tensor out: f32[16, 32] = zeros()
-    out_desc = out
-    outputs = [out]
-  }
-}
-"#;
+const TWO_STORES: &str = include_str!("tiles/bulk_groups/two_stores.tile");
 
 fn rows_value(r: &bwsim_sim::RunResult, rows: std::ops::Range<u64>) -> Vec<f64> {
     let t = tensor(r, "out");

@@ -6,31 +6,7 @@ mod common;
 use bwsim_sim::{CudaError, Outcome};
 use common::*;
 
-const LOAD_AT: &str = r#"
-kernel load_at {
-  target sm_100a, sm_90a
-  num_warps 4
-  param src: tensor_desc(f32[8, 32], nvmma(128))
-  param c0: i64
-  param c1: i64
-  let buf = smem.alloc f32[8, 32], nvmma(128)
-  let bar = mbar.alloc 1
-  mbar.init bar[0], 1
-  mbar.expect bar[0], src.nbytes
-  tma.load src[c1, c0], buf, bar[0]
-  mbar.wait bar[0], 0
-  tma.store src[c1, c0], buf
-  tma.store_wait 0
-  launch {
-    grid = [1]
-    tensor t: f32[64, 64] = randn()
-    src = t
-    c0 = C0
-    c1 = C1
-    outputs = [t]
-  }
-}
-"#;
+const LOAD_AT: &str = include_str!("tiles/extremes/load_at.tile");
 
 fn kernel(c0: &str, c1: &str) -> String {
     LOAD_AT
@@ -99,30 +75,7 @@ fn extreme_tma_coordinates_trap_or_fill_never_wrap() {
 }
 
 /// One arrival per iteration of a loop from `START` to `END` in steps of `STEP`.
-const LOOP: &str = r#"
-kernel counted {
-  target sm_100a
-  num_warps 4
-  param start: i64
-  param end: i64
-  param stride: i64
-  param out: ptr(i32)
-  layout lin = blocked([1], [32], [4], [0])
-  let bar = mbar.alloc 1
-  mbar.init bar[0], 1
-  for i in start..end step stride {
-    mbar.arrive bar[0]
-  }
-  launch {
-    grid = [1]
-    tensor o: i32[128] = zeros()
-    start = START
-    end = END
-    stride = STEP
-    out = o
-  }
-}
-"#;
+const LOOP: &str = include_str!("tiles/extremes/loop.tile");
 
 fn iterations(start: &str, end: &str, step: &str) -> usize {
     let src = LOOP

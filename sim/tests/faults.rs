@@ -35,26 +35,7 @@ fn assert_trap(src: &str, r: &RunResult, error: CudaError, op_text: &str, reason
 }
 
 /// A TMA load at innermost coordinate C0 (f32).
-const LOAD_AT: &str = r#"
-kernel load_at {
-  target sm_100a, sm_90a
-  num_warps 4
-  const C0: int = 0
-  const C1: int = 0
-  param src: tensor_desc(f32[8, 32], nvmma(128))
-  let buf = smem.alloc f32[8, 32], nvmma(128)
-  let bar = mbar.alloc 1
-  mbar.init bar[0], 1
-  mbar.expect bar[0], src.nbytes
-  tma.load src[C1, C0], buf, bar[0]
-  mbar.wait bar[0], 0
-  launch {
-    grid = [1]
-    tensor t: f32[64, 64] = randn()
-    src = t
-  }
-}
-"#;
+const LOAD_AT: &str = include_str!("tiles/faults/load_at.tile");
 
 #[test]
 fn tma_load_innermost_coordinate_must_be_16_byte_aligned() {
@@ -69,32 +50,12 @@ fn tma_load_innermost_coordinate_must_be_16_byte_aligned() {
         );
     }
     for c0 in ["4", "-4", "0", "60", "-32"] {
-        let r = run(LOAD_AT, &[("C0", c0), ("C1", "-3")]);
-        assert_ok(LOAD_AT, &r);
+        run_ok(LOAD_AT, &[("C0", c0), ("C1", "-3")]);
     }
 }
 
 /// A TMA store at (C1, C0).
-const STORE_AT: &str = r#"
-kernel store_at {
-  target sm_100a, sm_90a
-  num_warps 4
-  const C0: int = 0
-  const C1: int = 0
-  layout row = blocked([1, 1], [1, 32], [4, 1], [1, 0])
-  param dst: tensor_desc(f32[8, 32], nvmma(128))
-  let buf = smem.alloc f32[8, 32], nvmma(128)
-  smem.store buf, full([8, 32], 1.0, f32, row)
-  fence.async_shared
-  tma.store dst[C1, C0], buf
-  tma.store_wait 0
-  launch {
-    grid = [1]
-    tensor t: f32[64, 64] = zeros()
-    dst = t
-  }
-}
-"#;
+const STORE_AT: &str = include_str!("tiles/faults/store_at.tile");
 
 #[test]
 fn tma_store_faults() {
@@ -125,29 +86,11 @@ fn tma_store_faults() {
         "negative coordinate -1 in dimension 0",
     );
     // Past the end is fine (nothing written).
-    let r = run(STORE_AT, &[("C0", "64"), ("C1", "100")]);
-    assert_ok(STORE_AT, &r);
+    run_ok(STORE_AT, &[("C0", "64"), ("C1", "100")]);
 }
 
 /// The TMA box at buffer `bufs[1]` of 32-byte matrices: not 128-byte aligned.
-const MISALIGNED_SMEM: &str = r#"
-kernel misaligned_smem {
-  target sm_100a, sm_90a
-  num_warps 4
-  param src: tensor_desc(f32[1, 8], plain)
-  let bufs = smem.alloc f32[4, 1, 8], plain
-  let bar = mbar.alloc 1
-  mbar.init bar[0], 1
-  mbar.expect bar[0], src.nbytes
-  tma.load src[0, 0], bufs[1], bar[0]
-  mbar.wait bar[0], 0
-  launch {
-    grid = [1]
-    tensor t: f32[4, 8] = randn()
-    src = t
-  }
-}
-"#;
+const MISALIGNED_SMEM: &str = include_str!("tiles/faults/misaligned_smem.tile");
 
 #[test]
 fn tma_smem_box_must_be_128_byte_aligned() {
@@ -162,18 +105,7 @@ fn tma_smem_box_must_be_128_byte_aligned() {
 }
 
 /// A barrier at offset 4 of its allocation.
-const MISALIGNED_BAR: &str = r#"
-kernel misaligned_bar {
-  target sm_100a, sm_90a
-  num_warps 4
-  let bar = mbar.alloc 1, offset=4
-  mbar.init bar[0], 1
-  mbar.arrive bar[0]
-  launch {
-    grid = [1]
-  }
-}
-"#;
+const MISALIGNED_BAR: &str = include_str!("tiles/faults/misaligned_bar.tile");
 
 #[test]
 fn mbarrier_must_be_8_byte_aligned() {
@@ -187,23 +119,7 @@ fn mbarrier_must_be_8_byte_aligned() {
     );
 }
 
-const TX_RANGE: &str = r#"
-kernel tx_range {
-  target sm_100a, sm_90a
-  num_warps 4
-  const E: int = 1048576
-  const C: int = 0
-  let bar = mbar.alloc 1
-  mbar.init bar[0], 1
-  mbar.expect_tx bar[0], E
-  mbar.complete_tx bar[0], C
-  mbar.arrive bar[0]
-  mbar.wait bar[0], 0
-  launch {
-    grid = [1]
-  }
-}
-"#;
+const TX_RANGE: &str = include_str!("tiles/faults/tx_range.tile");
 
 #[test]
 fn tx_count_beyond_2_pow_20_is_a_launch_failure() {
@@ -223,25 +139,10 @@ fn tx_count_beyond_2_pow_20_is_a_launch_failure() {
         "mbar.complete_tx bar[0], C",
         "-1048576",
     );
-    let r = run(TX_RANGE, &[("E", "1048575"), ("C", "1048575")]);
-    assert_ok(TX_RANGE, &r);
+    run_ok(TX_RANGE, &[("E", "1048575"), ("C", "1048575")]);
 }
 
-const UNDERFLOW: &str = r#"
-kernel underflow {
-  target sm_100a, sm_90a
-  num_warps 4
-  const FIRST: int = 1
-  const SECOND: int = 2
-  let bar = mbar.alloc 1
-  mbar.init bar[0], 2
-  mbar.arrive bar[0], count=FIRST
-  mbar.arrive bar[0], count=SECOND
-  launch {
-    grid = [1]
-  }
-}
-"#;
+const UNDERFLOW: &str = include_str!("tiles/faults/underflow.tile");
 
 #[test]
 fn arrival_underflow_is_a_launch_failure() {
@@ -264,49 +165,11 @@ fn arrival_underflow_is_a_launch_failure() {
         "count 3 while only 2",
     );
     // Equal to pending completes the phase normally.
-    let r = run(UNDERFLOW, &[("FIRST", "2"), ("SECOND", "1")]);
-    assert_ok(UNDERFLOW, &r);
+    run_ok(UNDERFLOW, &[("FIRST", "2"), ("SECOND", "1")]);
 }
 
 /// TMEM accesses: after dealloc, twice dealloc, and outside the warp's lane quarter.
-const TMEM: &str = r#"
-kernel tmem_faults {
-  target sm_100a
-  num_warps 4
-  const CASE: int = 0
-  let tm = tmem.alloc f32[128, 64], manual=true
-  let bar = mbar.alloc 1
-  mbar.init bar[0], 1
-  if CASE == 0 {
-    tmem.dealloc tm
-    let x = tmem.load tm
-  }
-  if CASE == 1 {
-    tmem.dealloc tm
-    tmem.dealloc tm
-  }
-  if CASE == 2 {
-    warp_specialize {
-      default {
-        mbar.wait bar[0], 0
-        tmem.dealloc tm
-      }
-      worker reader(warps=1, regs=24) {
-        let upper = tmem.load tm[32:64, :]
-        mbar.arrive bar[0]
-      }
-    }
-  }
-  if CASE == 3 {
-    tmem.store tm[0:32, :], full([32, 64], 1.0, f32, tmem32x32b)
-    let fine = tmem.load tm[0:32, :]
-    tmem.dealloc tm
-  }
-  launch {
-    grid = [1]
-  }
-}
-"#;
+const TMEM: &str = include_str!("tiles/faults/tmem.tile");
 
 #[test]
 fn tmem_faults() {
@@ -336,21 +199,10 @@ fn tmem_faults() {
     );
     let t = r.trap.as_ref().expect("trap");
     assert_eq!(t.agent, "cta0.worker.reader");
-    let r = run(TMEM, &[("CASE", "3")]);
-    assert_ok(TMEM, &r);
+    run_ok(TMEM, &[("CASE", "3")]);
 }
 
-const LEAK: &str = r#"
-kernel leak {
-  target sm_100a
-  num_warps 4
-  let tm = tmem.alloc f32[128, 32], manual=true
-  let x = tmem.load tm
-  launch {
-    grid = [2]
-  }
-}
-"#;
+const LEAK: &str = include_str!("tiles/faults/leak.tile");
 
 #[test]
 fn exit_with_tmem_allocated_is_a_leak() {
@@ -365,22 +217,7 @@ fn exit_with_tmem_allocated_is_a_leak() {
     assert!(!r.ok());
 }
 
-const GLOBAL_OOB: &str = r#"
-kernel global_oob {
-  target sm_100a, sm_90a
-  num_warps 4
-  layout l = blocked([1], [32], [4], [0])
-  param p: ptr(f32)
-  let offs = arange(0, 128, l) + 100
-  let v = global.load p, offs, mask=offs < 128
-  let w = global.load p, offs
-  launch {
-    grid = [1]
-    tensor t: f32[128] = zeros()
-    p = t
-  }
-}
-"#;
+const GLOBAL_OOB: &str = include_str!("tiles/faults/global_oob.tile");
 
 #[test]
 fn unmasked_global_access_out_of_bounds_is_an_illegal_address() {
@@ -395,34 +232,7 @@ fn unmasked_global_access_out_of_bounds_is_an_illegal_address() {
 }
 
 /// Seed 09's illegal-instruction case: a bf16 gather with y_offset = 2 (4 bytes).
-const GATHER_Y2: &str = r#"
-kernel gather_y2 {
-  target sm_100a
-  num_warps 4
-  const Y_OFFSET: int = 2
-  param tensor_desc: tensor_desc(bf16[1, 64], nvmma(128))
-  param x_offsets_ptr: ptr(i32)
-  param y_offset: i32
-  layout coalesced_1d = blocked([1], [32], [4], [0])
-  layout offsets_layout = slice(0, blocked([1, 4], [32, 1], [1, 4], [1, 0]))
-  let x_offsets = global.load x_offsets_ptr, arange(0, 8, coalesced_1d)
-  let offs = convert_layout(x_offsets, offsets_layout)
-  let smem_dest = smem.alloc bf16[8, 64], nvmma(128)
-  let bar = mbar.alloc 1
-  mbar.init bar[0], 1
-  mbar.expect bar[0], 8 * tensor_desc.nbytes
-  tma.gather tensor_desc[offs, y_offset], smem_dest, bar[0]
-  mbar.wait bar[0], 0
-  launch {
-    grid = [1]
-    tensor input: bf16[64, 128] = randn()
-    tensor x_offsets: i32[8] = perm()
-    tensor_desc = input
-    x_offsets_ptr = x_offsets
-    y_offset = Y_OFFSET
-  }
-}
-"#;
+const GATHER_Y2: &str = include_str!("tiles/faults/gather_y2.tile");
 
 #[test]
 fn gather_with_misaligned_y_offset_is_an_illegal_instruction() {
@@ -448,32 +258,10 @@ fn gather_with_misaligned_y_offset_is_an_illegal_instruction() {
     );
     assert_eq!(t.op, "tma.gather");
     // Aligned offsets (8 bf16 = 16 bytes) run.
-    let r = run(GATHER_Y2, &[("Y_OFFSET", "8")]);
-    assert_ok(GATHER_Y2, &r);
+    run_ok(GATHER_Y2, &[("Y_OFFSET", "8")]);
 }
 
-const SCATTER_NEG: &str = r#"
-kernel scatter_neg {
-  target sm_100a
-  num_warps 4
-  param tensor_desc: tensor_desc(f32[1, 32], nvmma(128))
-  param x_offsets_ptr: ptr(i32)
-  layout coalesced_1d = blocked([1], [32], [4], [0])
-  layout offsets_layout = slice(0, blocked([1, 4], [32, 1], [1, 4], [1, 0]))
-  let x_offsets = global.load x_offsets_ptr, arange(0, 8, coalesced_1d)
-  let offs = convert_layout(x_offsets, offsets_layout)
-  let smem_src = smem.alloc f32[8, 32], nvmma(128)
-  tma.scatter tensor_desc[offs, 0], smem_src
-  tma.store_wait 0
-  launch {
-    grid = [1]
-    tensor input: f32[16, 32] = zeros()
-    tensor x_offsets: i32[8] = linspace(-1, 6)
-    tensor_desc = input
-    x_offsets_ptr = x_offsets
-  }
-}
-"#;
+const SCATTER_NEG: &str = include_str!("tiles/faults/scatter_neg.tile");
 
 #[test]
 fn scatter_with_negative_row_is_an_illegal_instruction() {
@@ -487,24 +275,7 @@ fn scatter_with_negative_row_is_an_illegal_instruction() {
     );
 }
 
-const MISUSE: &str = r#"
-kernel misuse {
-  target sm_100a, sm_90a
-  num_warps 4
-  const CASE: int = 0
-  let bar = mbar.alloc 2
-  if CASE == 0 {
-    mbar.arrive bar[1]
-  } else {
-    mbar.init bar[1], 1
-    mbar.invalidate bar[1]
-    mbar.wait bar[1], 0
-  }
-  launch {
-    grid = [1]
-  }
-}
-"#;
+const MISUSE: &str = include_str!("tiles/faults/misuse.tile");
 
 #[test]
 fn barrier_use_before_init_or_after_invalidate_is_misuse() {
@@ -534,35 +305,7 @@ fn barrier_use_before_init_or_after_invalidate_is_misuse() {
 }
 
 /// A consumer waiting on the wrong parity: phase 0 never completes.
-const DEADLOCK: &str = r#"
-kernel deadlock {
-  target sm_100a, sm_90a
-  num_warps 4
-  param a_desc: tensor_desc(f32[16, 32], nvmma(128))
-  let buf = smem.alloc f32[16, 32], nvmma(128)
-  let ready = mbar.alloc 1
-  let done = mbar.alloc 1
-  mbar.init ready[0], 1
-  mbar.init done[0], 2
-  warp_specialize {
-    default {
-      mbar.wait ready[0], 1
-      mbar.wait ready[0], 0
-      mbar.arrive done[0]
-    }
-    worker load(warps=1, regs=24) {
-      mbar.expect ready[0], a_desc.nbytes + 64
-      tma.load a_desc[0, 0], buf, ready[0]
-      mbar.wait done[0], 0
-    }
-  }
-  launch {
-    grid = [1]
-    tensor a: f32[16, 32] = randn()
-    a_desc = a
-  }
-}
-"#;
+const DEADLOCK: &str = include_str!("tiles/faults/deadlock.tile");
 
 #[test]
 fn deadlock_lists_every_waiter_and_its_barrier() {

@@ -5,45 +5,11 @@
 mod common;
 use common::*;
 
-const PAIRS: &str = r#"
-kernel pairs {
-  target sm_100a
-  num_warps 4
-  param out_ptr: ptr(f32)
-  param bits_ptr: ptr(i32)
-  layout l = blocked([2], [32], [4], [0])
-  let offs = arange(0, 256, l)
-  let x = cast(offs, f32) * 0.1 + 0.3
-  let y = cast(offs, f32) * -0.7 + 1.0
-  let p = inline_asm "mov.b64 $0, { $1, $2 };", "=l,r,r", [x, y], [i64]
-  let q = inline_asm "mov.b64 $0, { $1, $2 };", "=l,r,r", [y, 2.5], [i64]
-  let s = inline_asm "fma.rn.f32x2 $0, $1, $2, $2;", "=l,l,l", [p, q], [i64]
-  let (lo, hi) = inline_asm "mov.b64 { $0, $1 }, $2;", "=r,=r,l", [s], [f32, f32]
-  global.store out_ptr, offs, lo
-  global.store out_ptr, 256 + offs, hi
-  let k = offs * 16777619 + 12345
-  let t = inline_asm "{ .reg .b32 t; prmt.b32 t, $1, 0, 0x0123; lop3.b32 $0, t, $1, 0xff00ff00, 0xE8; }", "=r,r", [k], [i32]
-  global.store bits_ptr, offs, t
-  let h = inline_asm "{ .reg .b32 u; cvt.rn.f16x2.f32 u, $2, $1; mov.b32 { $0, _ }, u; }", "=h,r,r", [x, y], [f16]
-  let hh = inline_asm "mov.b32 $0, { $1, $1 };", "=r,h", [h], [i32]
-  global.store bits_ptr, 256 + offs, hh
-  let n = inline_asm "mad.lo.s32 $0, $1, $2, $3;", "=r,r,r,r", [7, 6, 1], [i32]
-  global.store bits_ptr, 512 + offs, full([256], n, i32, l)
-  launch {
-    grid = [1]
-    tensor out: f32[512] = zeros()
-    tensor b: i32[768] = zeros()
-    out_ptr = out
-    bits_ptr = b
-    outputs = [out, b]
-  }
-}
-"#;
+const PAIRS: &str = include_str!("tiles/inline_asm/pairs.tile");
 
 #[test]
 fn paired_f32_bit_tricks_and_scalars_match_plain_rust() {
-    let r = run(PAIRS, &[]);
-    assert_ok(PAIRS, &r);
+    let r = run_ok(PAIRS, &[]);
     let out = bits(tensor(&r, "out"));
     let b = bits(tensor(&r, "b"));
     for i in 0..256usize {

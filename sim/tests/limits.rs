@@ -11,50 +11,18 @@ use std::time::{Duration, Instant};
 
 /// A loop of `N` iterations, each polling a barrier nobody arrives on: it never blocks, so only
 /// a limit stops it when N is large.
-const SPIN: &str = r#"
-kernel spin {
-  target sm_100a
-  num_warps 4
-  const N: int = 2147483647
-  let bar = mbar.alloc 1
-  mbar.init bar[0], 1
-  for i in 0..N {
-    let done = mbar.test_wait bar[0], 0
-  }
-  launch {
-    grid = [1]
-  }
-}
-"#;
+const SPIN: &str = include_str!("tiles/limits/spin.tile");
 
 /// `N` arrivals on a one-arrival barrier: two trace events (arrive, phase flip) per iteration.
-const ARRIVALS: &str = r#"
-kernel arrivals {
-  target sm_100a
-  num_warps 4
-  const N: int = 40
-  let bar = mbar.alloc 1
-  mbar.init bar[0], 1
-  for i in 0..N {
-    mbar.arrive bar[0]
-  }
-  launch {
-    grid = [1]
-  }
-}
-"#;
+const ARRIVALS: &str = include_str!("tiles/limits/arrivals.tile");
 
 fn with_limits(src: &str, consts: &[(&str, &str)], limits: Limits) -> RunResult {
-    run_opts(
-        src,
-        consts,
-        None,
-        &RunOptions {
-            seed: 1,
-            limits,
-            ..RunOptions::default()
-        },
-    )
+    let opts = RunOptions {
+        seed: 1,
+        limits,
+        ..RunOptions::default()
+    };
+    run_opts(src, consts, None, &opts)
 }
 
 fn limit_diag(r: &RunResult, l: Limit) -> &bwsim_isa::Diagnostic {
@@ -159,36 +127,14 @@ fn trace_limit_keeps_exactly_the_events_up_to_it() {
     assert_ok(ARRIVALS, &r);
 }
 
-const BIG: &str = r#"
-kernel big {
-  target sm_100a
-  num_warps 4
-  const ROWS: int = 1
-  param p: ptr(f32)
-  param q: ptr(f32)
-  launch {
-    grid = [1]
-    tensor small: f32[256] = zeros()
-    tensor huge: f32[ROWS, 1048576] = randn()
-    p = small
-    q = huge
-  }
-}
-"#;
+const BIG: &str = include_str!("tiles/limits/big.tile");
 
 fn refused(src: &str, consts: &[(&str, &str)], limits: Limits) -> bwsim_isa::Diagnostic {
-    let overrides: Vec<_> = consts
-        .iter()
-        .map(|(n, v)| bwsim_isa::consts::Override {
-            name: n.to_string(),
-            value: v.to_string(),
-        })
-        .collect();
     let opts = RunOptions {
         limits,
         ..RunOptions::default()
     };
-    match run_source_with(src, &overrides, None, &opts) {
+    match run_source_with(src, &overrides(consts), None, &opts) {
         Ok(r) => panic!("launched: {:?}", r.outcome),
         Err(d) => {
             assert_eq!(d.len(), 1, "{d:?}");
@@ -275,18 +221,7 @@ fn launch_section_step_limit_applies_under_the_callers() {
 
 /// Waits for a phase nobody completes: with every limit raised far beyond need, the run still
 /// stops at once with the deadlock diagnostic (it never waits for the clock).
-const STUCK: &str = r#"
-kernel stuck {
-  target sm_100a
-  num_warps 4
-  let bar = mbar.alloc 1
-  mbar.init bar[0], 1
-  mbar.wait bar[0], 0
-  launch {
-    grid = [1]
-  }
-}
-"#;
+const STUCK: &str = include_str!("tiles/limits/stuck.tile");
 
 #[test]
 fn deadlock_is_reported_at_once_whatever_the_limits() {

@@ -6,92 +6,7 @@ mod common;
 use bwsim_sim::What;
 use common::*;
 
-const SEQ: &str = r#"
-kernel mbar_seq {
-  target sm_100a, sm_90a
-  num_warps 4
-  param out_ptr: ptr(i32)
-  layout l = blocked([1], [32], [4], [0])
-  let bar = mbar.alloc 1
-  // step 1
-  mbar.init bar[0], 2
-  let w2 = mbar.test_wait bar[0], 0
-  global.store out_ptr, arange(2, 3, l), full([1], select(w2, 1, 0), i32, l)
-  let w3 = mbar.test_wait bar[0], 1
-  global.store out_ptr, arange(3, 4, l), full([1], select(w3, 1, 0), i32, l)
-  // step 2
-  mbar.arrive bar[0]
-  let w4 = mbar.test_wait bar[0], 0
-  global.store out_ptr, arange(4, 5, l), full([1], select(w4, 1, 0), i32, l)
-  let w5 = mbar.test_wait bar[0], 1
-  global.store out_ptr, arange(5, 6, l), full([1], select(w5, 1, 0), i32, l)
-  // step 3
-  mbar.expect_tx bar[0], 1024
-  let w6 = mbar.test_wait bar[0], 0
-  global.store out_ptr, arange(6, 7, l), full([1], select(w6, 1, 0), i32, l)
-  let w7 = mbar.test_wait bar[0], 1
-  global.store out_ptr, arange(7, 8, l), full([1], select(w7, 1, 0), i32, l)
-  // step 4
-  mbar.arrive bar[0]
-  let w8 = mbar.test_wait bar[0], 0
-  global.store out_ptr, arange(8, 9, l), full([1], select(w8, 1, 0), i32, l)
-  let w9 = mbar.test_wait bar[0], 1
-  global.store out_ptr, arange(9, 10, l), full([1], select(w9, 1, 0), i32, l)
-  // step 5
-  mbar.complete_tx bar[0], 1024
-  let w10 = mbar.test_wait bar[0], 0
-  global.store out_ptr, arange(10, 11, l), full([1], select(w10, 1, 0), i32, l)
-  let w11 = mbar.test_wait bar[0], 1
-  global.store out_ptr, arange(11, 12, l), full([1], select(w11, 1, 0), i32, l)
-  // step 6
-  mbar.complete_tx bar[0], 512
-  let w12 = mbar.test_wait bar[0], 0
-  global.store out_ptr, arange(12, 13, l), full([1], select(w12, 1, 0), i32, l)
-  let w13 = mbar.test_wait bar[0], 1
-  global.store out_ptr, arange(13, 14, l), full([1], select(w13, 1, 0), i32, l)
-  // step 7
-  mbar.arrive bar[0]
-  mbar.arrive bar[0]
-  let w14 = mbar.test_wait bar[0], 0
-  global.store out_ptr, arange(14, 15, l), full([1], select(w14, 1, 0), i32, l)
-  let w15 = mbar.test_wait bar[0], 1
-  global.store out_ptr, arange(15, 16, l), full([1], select(w15, 1, 0), i32, l)
-  // step 8
-  mbar.expect_tx bar[0], 512
-  let w16 = mbar.test_wait bar[0], 0
-  global.store out_ptr, arange(16, 17, l), full([1], select(w16, 1, 0), i32, l)
-  let w17 = mbar.test_wait bar[0], 1
-  global.store out_ptr, arange(17, 18, l), full([1], select(w17, 1, 0), i32, l)
-  // step 9
-  mbar.arrive bar[0]
-  mbar.arrive bar[0]
-  let w18 = mbar.test_wait bar[0], 0
-  global.store out_ptr, arange(18, 19, l), full([1], select(w18, 1, 0), i32, l)
-  let w19 = mbar.test_wait bar[0], 1
-  global.store out_ptr, arange(19, 20, l), full([1], select(w19, 1, 0), i32, l)
-  // step 10
-  mbar.arrive bar[0]
-  mbar.arrive bar[0]
-  let w20 = mbar.test_wait bar[0], 0
-  global.store out_ptr, arange(20, 21, l), full([1], select(w20, 1, 0), i32, l)
-  let w21 = mbar.test_wait bar[0], 1
-  global.store out_ptr, arange(21, 22, l), full([1], select(w21, 1, 0), i32, l)
-  // step 11
-  mbar.arrive bar[0]
-  mbar.arrive bar[0]
-  mbar.arrive bar[0]
-  let w22 = mbar.test_wait bar[0], 0
-  global.store out_ptr, arange(22, 23, l), full([1], select(w22, 1, 0), i32, l)
-  let w23 = mbar.test_wait bar[0], 1
-  global.store out_ptr, arange(23, 24, l), full([1], select(w23, 1, 0), i32, l)
-  launch {
-    grid = [1]
-    tensor out: i32[24] = fill(-1)
-    out_ptr = out
-    outputs = [out]
-  }
-}
-"#;
+const SEQ: &str = include_str!("tiles/mbarrier_ops/seq.tile");
 
 /// (w0, w1) after steps 1..11, from PTX.md's table.
 const WAITS: [(u64, u64); 11] = [
@@ -110,8 +25,7 @@ const WAITS: [(u64, u64); 11] = [
 
 #[test]
 fn measured_sequence_as_test_wait_sees_it() {
-    let r = run(SEQ, &[]);
-    assert_ok(SEQ, &r);
+    let r = run_ok(SEQ, &[]);
     let out = bits(tensor(&r, "out"));
     for (i, &(w0, w1)) in WAITS.iter().enumerate() {
         let step = i + 1;

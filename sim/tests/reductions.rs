@@ -6,46 +6,11 @@
 mod common;
 use common::*;
 
-const FOLDS: &str = r#"
-kernel folds {
-  target sm_100a, sm_90a
-  num_warps 4
-  param f_ptr: ptr(f32)
-  param i_ptr: ptr(i32)
-  layout l2 = blocked([1, 1], [1, 32], [4, 1], [1, 0])
-  layout l1 = blocked([1], [32], [4], [0])
-  // x[i, j] = (j - 2)^2 - i: row i is [4, 1, 0, 1, 4, 9, 16, 25] - i, minimum -i at j = 2.
-  let ii = expand_dims(arange(0, 4, slice(1, l2)), 1)
-  let jj = expand_dims(arange(0, 8, slice(0, l2)), 0)
-  let d = broadcast(jj, [4, 8]) - 2
-  let xi = d * d - broadcast(ii, [4, 8])
-  let x = cast(xi, f32)
-  global.store f_ptr, arange(0, 4, slice(1, l2)), reduce_max(x, 1)
-  global.store f_ptr, arange(4, 8, slice(1, l2)), reduce_min(x, 1)
-  global.store f_ptr, arange(8, 16, slice(0, l2)), prod(x * 0.5 + 1.0, 0)
-  global.store i_ptr, arange(0, 4, slice(1, l2)), argmin(x, 1)
-  global.store i_ptr, arange(4, 8, slice(1, l2)), argmax(x, 1)
-  global.store i_ptr, arange(8, 16, slice(0, l2)), reduce_and(xi + 16, 0)
-  global.store i_ptr, arange(16, 24, slice(0, l2)), reduce_or(xi + 16, 0)
-  global.store i_ptr, arange(24, 32, slice(0, l2)), reduce_xor(xi + 16, 0)
-  // Ties: [3, 7, 7, 1] has its maximum at 1 and 2, and argmax says 1.
-  let t = where(arange(0, 4, l1) == 0, 3, where(arange(0, 4, l1) == 3, 1, 7))
-  global.store i_ptr, arange(32, 33, l1), full([1], argmax(t, 0), i32, l1)
-  launch {
-    grid = [1]
-    tensor f: f32[16] = fill(-1)
-    tensor i: i32[33] = fill(-1)
-    f_ptr = f
-    i_ptr = i
-    outputs = [f, i]
-  }
-}
-"#;
+const FOLDS: &str = include_str!("tiles/reductions/folds.tile");
 
 #[test]
 fn every_combiner_folds_as_computed_by_hand() {
-    let r = run(FOLDS, &[]);
-    assert_ok(FOLDS, &r);
+    let r = run_ok(FOLDS, &[]);
     let row = |i: i64| -> Vec<i64> { (0..8).map(|j| (j - 2) * (j - 2) - i).collect() };
     let f = values(tensor(&r, "f"));
     // Row maxima: 25 - i at j = 7; minima: -i at j = 2.
@@ -68,46 +33,11 @@ fn every_combiner_folds_as_computed_by_hand() {
     assert_eq!(iv[32], 1, "argmax takes the first of equal maxima");
 }
 
-const FUNCS: &str = r#"
-kernel funcs {
-  target sm_100a, sm_90a
-  num_warps 4
-  const N: int = 8
-  param out_ptr: ptr(f32)
-  layout l = blocked([1], [32], [4], [0])
-  // x = [0.25, 1, 2, 4, 9, 16, -1.5, 0]
-  let k = arange(0, 8, l)
-  let x = where(k == 0, 0.25, where(k == 6, 0.0 - 1.5, where(k == 7, 0.0, where(k == 4, 9.0, where(k == 5, 16.0, cast(1 << (k - 1), f32))))))
-  global.store out_ptr, k, exp2(x)
-  global.store out_ptr, k + N, log2(x)
-  global.store out_ptr, k + 2 * N, sqrt(x)
-  global.store out_ptr, k + 3 * N, rsqrt(x)
-  global.store out_ptr, k + 4 * N, floor(x)
-  global.store out_ptr, k + 5 * N, ceil(x)
-  global.store out_ptr, k + 6 * N, erf(x)
-  global.store out_ptr, k + 7 * N, exp(log(x))
-  // log2 of an integer constant is the constant floor(log2): 3.
-  global.store out_ptr, arange(64, 65, l), full([1], log2(N), f32, l)
-  // A NaN loses to a number in reduce_max (IEEE maxNum, as arith.maxnumf).
-  global.store out_ptr, arange(65, 66, l), full([1], reduce_max(sqrt(x - 1.0), 0), f32, l)
-  // inf and nan: exp2(-inf) = 0 (an online softmax's first correction), -inf - -inf = nan.
-  global.store out_ptr, arange(66, 67, l), exp2(full([1], -inf, f32, l))
-  global.store out_ptr, arange(67, 68, l), full([1], -inf, f32, l) - full([1], -inf, f32, l)
-  global.store out_ptr, arange(68, 69, l), full([1], reduce_max(where(k < 8, -inf, 0.0), 0), f32, l)
-  global.store out_ptr, arange(69, 70, l), full([1], nan, f32, l)
-  launch {
-    grid = [1]
-    tensor out: f32[70] = zeros()
-    out_ptr = out
-    outputs = [out]
-  }
-}
-"#;
+const FUNCS: &str = include_str!("tiles/reductions/funcs.tile");
 
 #[test]
 fn math_functions_give_correctly_rounded_textbook_values() {
-    let r = run(FUNCS, &[]);
-    assert_ok(FUNCS, &r);
+    let r = run_ok(FUNCS, &[]);
     let o = values(tensor(&r, "out"));
     let x = [0.25f64, 1.0, 2.0, 4.0, 9.0, 16.0, -1.5, 0.0];
     let f32r = |v: f64| v as f32 as f64;
@@ -180,43 +110,11 @@ fn math_and_reductions_refuse_what_they_cannot_mean() {
     assert!(type_errors(&wrap("let y = argmax(cast(k, f32), 0) + 1")).is_empty());
 }
 
-const ATOMICS: &str = r#"
-kernel atomics_semantics {
-  target sm_100a, sm_90a
-  num_warps 4
-  param a_ptr: ptr(i32)
-  param f_ptr: ptr(f32)
-  param old_ptr: ptr(i32)
-  layout l = blocked([1], [32], [4], [0])
-  let k = arange(0, 8, l)
-  // Every element hits a[0] or a[1] (k % 2); a starts at [100, 200].
-  let o1 = global.atomic add, a_ptr, k % 2, k + 1
-  global.store old_ptr, k, o1
-  let o2 = global.atomic min, a_ptr, k % 2 + 2, 5 - k, mask=k < 6
-  global.store old_ptr, k + 8, o2
-  let o3 = global.atomic xchg, a_ptr, k * 0 + 4, k
-  global.store old_ptr, k + 16, o3
-  let o4 = global.atomic xor, a_ptr, k * 0 + 5, 1 << k
-  global.store old_ptr, k + 24, o4
-  let o5 = global.atomic max, f_ptr, k % 2, cast(k, f32) - 3.5
-  global.store f_ptr, k + 2, o5
-  launch {
-    grid = [1]
-    tensor a: i32[6] = iota()
-    tensor f: f32[10] = fill(0 - 1)
-    tensor old: i32[32] = fill(77)
-    a_ptr = a
-    f_ptr = f
-    old_ptr = old
-    outputs = [a, f, old]
-  }
-}
-"#;
+const ATOMICS: &str = include_str!("tiles/reductions/atomics.tile");
 
 #[test]
 fn atomics_apply_in_element_order_and_return_the_old_values() {
-    let r = run(ATOMICS, &[]);
-    assert_ok(ATOMICS, &r);
+    let r = run_ok(ATOMICS, &[]);
     let a: Vec<i64> = values(tensor(&r, "a")).iter().map(|&v| v as i64).collect();
     let old: Vec<i64> = values(tensor(&r, "old")).iter().map(|&v| v as i64).collect();
     // a = iota = [0, 1, 2, 3, 4, 5]. add: a[0] += 1 + 3 + 5 + 7, a[1] += 2 + 4 + 6 + 8.
@@ -240,32 +138,11 @@ fn atomics_apply_in_element_order_and_return_the_old_values() {
     assert_eq!(&f[2..10], &[-1.0, -1.0, -1.0, -1.0, -1.0, -0.5, 0.5, 1.5]);
 }
 
-const SCANS: &str = r#"
-kernel scans {
-  target sm_100a, sm_90a
-  num_warps 4
-  param out_ptr: ptr(f32)
-  layout l = blocked([1], [32], [4], [0])
-  // x = [3, -1, 4, -1, 5, -9, 2, 6]
-  let k = arange(0, 8, l)
-  let x = where(k == 0, 3.0, where(k == 2, 4.0, where(k == 4, 5.0, where(k == 5, 0.0 - 9.0, where(k == 6, 2.0, where(k == 7, 6.0, 0.0 - 1.0))))))
-  global.store out_ptr, k, cumsum(x, 0)
-  global.store out_ptr, k + 8, cummin(x, 0)
-  global.store out_ptr, k + 16, cummax(x, 0)
-  global.store out_ptr, k + 24, cumprod(x, 0)
-  launch {
-    grid = [1]
-    tensor out: f32[32] = zeros()
-    out_ptr = out
-    outputs = [out]
-  }
-}
-"#;
+const SCANS: &str = include_str!("tiles/reductions/scans.tile");
 
 #[test]
 fn scans_are_inclusive_prefix_folds() {
-    let r = run(SCANS, &[]);
-    assert_ok(SCANS, &r);
+    let r = run_ok(SCANS, &[]);
     let o = values(tensor(&r, "out"));
     assert_eq!(&o[0..8], &[3.0, 2.0, 6.0, 5.0, 10.0, 1.0, 3.0, 9.0]);
     assert_eq!(&o[8..16], &[3.0, -1.0, -1.0, -1.0, -1.0, -9.0, -9.0, -9.0]);
@@ -276,33 +153,13 @@ fn scans_are_inclusive_prefix_folds() {
     );
 }
 
-const REVERSE_SCANS: &str = r#"
-kernel reverse_scans {
-  target sm_100a, sm_90a
-  num_warps 4
-  param out_ptr: ptr(f32)
-  layout l = blocked([1], [32], [4], [0])
-  // x = [3, -1, 4, -1, 5, -9, 2, 6]
-  let k = arange(0, 8, l)
-  let x = where(k == 0, 3.0, where(k == 2, 4.0, where(k == 4, 5.0, where(k == 5, 0.0 - 9.0, where(k == 6, 2.0, where(k == 7, 6.0, 0.0 - 1.0))))))
-  global.store out_ptr, k, cumsum(x, 0, reverse=true)
-  global.store out_ptr, k + 8, cummax(x, 0, reverse=true)
-  global.store out_ptr, k + 16, cumsum(x, 0, reverse=false)
-  launch {
-    grid = [1]
-    tensor out: f32[24] = zeros()
-    out_ptr = out
-    outputs = [out]
-  }
-}
-"#;
+const REVERSE_SCANS: &str = include_str!("tiles/reductions/reverse_scans.tile");
 
 /// `reverse=true`: element i folds elements i.. to the end (hand-computed suffixes of x);
 /// `reverse=false` is the forward scan.
 #[test]
 fn reverse_scans_are_inclusive_suffix_folds() {
-    let r = run(REVERSE_SCANS, &[]);
-    assert_ok(REVERSE_SCANS, &r);
+    let r = run_ok(REVERSE_SCANS, &[]);
     let o = values(tensor(&r, "out"));
     assert_eq!(&o[0..8], &[9.0, 6.0, 7.0, 3.0, 4.0, -1.0, 8.0, 6.0]);
     assert_eq!(&o[8..16], &[6.0, 6.0, 6.0, 6.0, 6.0, 6.0, 6.0, 6.0]);
@@ -319,40 +176,14 @@ fn scans_refuse_other_keywords() {
     assert!(d.iter().any(|d| d.message.contains("`backwards=`")), "{d:?}");
 }
 
-const CAS: &str = r#"
-kernel cas_semantics {
-  target sm_100a, sm_90a
-  num_warps 4
-  param a_ptr: ptr(i32)
-  param old_ptr: ptr(i32)
-  layout l = blocked([1], [32], [4], [0])
-  let k = arange(0, 8, l)
-  // a = [0, 10, 20, 30, 40, 50, 60, 70]: elements 0, 2, 4, 6 compare equal (k * 10) and are
-  // swapped to 100 + k; elements 1, 3, 5, 7 compare with k * 10 + 1 and stay.
-  let o = global.atomic cas, a_ptr, k, k + 100, compare=k * 10 + k % 2
-  global.store old_ptr, k, o
-  // A chain on a[0]: element j compares with 100 + j - 1 ... only element 1 matches (100 + 0
-  // was written above), element 2 then sees 7 and fails.
-  let c = global.atomic cas, a_ptr, k * 0, k * 0 + 7, compare=k + 99, mask=k < 3
-  global.store old_ptr, k + 8, c
-  launch {
-    grid = [1]
-    tensor a: i32[8] = linspace(0, 70)
-    tensor old: i32[16] = fill(77)
-    a_ptr = a
-    old_ptr = old
-    outputs = [a, old]
-  }
-}
-"#;
+const CAS: &str = include_str!("tiles/reductions/cas.tile");
 
 /// `global.atomic cas`: the new value lands where the old one equals the compare value (hand
 /// computed), every element returns the old value, masked-off elements read 0 and touch
 /// nothing.
 #[test]
 fn compare_and_swap_stores_where_the_old_value_matches() {
-    let r = run(CAS, &[]);
-    assert_ok(CAS, &r);
+    let r = run_ok(CAS, &[]);
     let a: Vec<i64> = values(tensor(&r, "a")).iter().map(|&v| v as i64).collect();
     let old: Vec<i64> = values(tensor(&r, "old")).iter().map(|&v| v as i64).collect();
     assert_eq!(a, vec![7, 10, 102, 30, 104, 50, 106, 70]);

@@ -9,37 +9,7 @@ use common::*;
 /// A `u32[1024 / SPAN, SPAN / 4]` tile whose element i holds i, TMA-loaded into a SPAN-byte
 /// swizzled buffer that starts PAD bytes into a 1024-aligned plain buffer; the plain buffer's
 /// 512 words are written out.
-const SWZ: &str = r#"
-kernel swz {
-  target sm_100a, sm_90a
-  num_warps 4
-  const SPAN: int = 128
-  const PAD: int = 0
-  param src: tensor_desc(u32[1024 / SPAN, SPAN / 4], nvmma(SPAN))
-  param out_ptr: ptr(u32)
-  layout l = blocked([1], [32], [4], [0])
-  let raw = smem.alloc u32[512], plain, align=1024
-  // Every byte is written before the copy, so no read below sees uninitialised memory.
-  smem.store raw, full([512], 4294967295, u32, l)
-  fence.async_shared
-  let buf = smem.reinterpret raw[PAD / 4:PAD / 4 + 256], u32[1024 / SPAN, SPAN / 4], nvmma(SPAN)
-  let bar = mbar.alloc 1
-  mbar.init bar[0], 1
-  mbar.expect bar[0], src.nbytes
-  tma.load src[0, 0], buf, bar[0]
-  mbar.wait bar[0], 0
-  let words = smem.load raw, layout=l
-  global.store out_ptr, arange(0, 512, l), words
-  launch {
-    grid = [1]
-    tensor t: u32[1024 / SPAN, SPAN / 4] = iota()
-    tensor out: u32[512] = zeros()
-    src = t
-    out_ptr = out
-    outputs = [out]
-  }
-}
-"#;
+const SWZ: &str = include_str!("tiles/swizzle/swz.tile");
 
 /// PTX.md section 2: XOR address bits 6:4 (as wide as the mode needs) with bits 9:7.
 fn swizzle(span: u32, a: u32) -> u32 {
@@ -64,8 +34,7 @@ const TABLE: [(u32, u32, u32, u32); 7] = [
 ];
 
 fn words(span: u32, pad: u32) -> Vec<u64> {
-    let r = run(SWZ, &[("SPAN", &span.to_string()), ("PAD", &pad.to_string())]);
-    assert_ok(SWZ, &r);
+    let r = run_ok(SWZ, &[("SPAN", &span.to_string()), ("PAD", &pad.to_string())]);
     bits(tensor(&r, "out"))
 }
 

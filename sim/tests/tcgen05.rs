@@ -12,66 +12,7 @@ use half::{bf16, f16};
 
 /// One MMA (twice with TWICE: the second accumulates) of TMA-loaded A [M, K] and B (stored
 /// [N, K] K-major, or [K, N] MN-major), read back through registers.
-const MMA: &str = r#"
-kernel mma_test {
-  target sm_100a
-  num_warps 4
-  const DT: dtype = f16
-  const ACC: dtype = f32
-  const M: int = 128
-  const N: int = 128
-  const K: int = 64
-  const B_KMAJOR: bool = true
-  const A_TMEM: bool = false
-  const TWICE: bool = false
-  const SWA: int = min(128, K * bitwidth(DT) / 8)
-  const BR: int = select(B_KMAJOR, N, K)
-  const BC: int = select(B_KMAJOR, K, N)
-  const SWB: int = min(128, BC * bitwidth(DT) / 8)
-  param a_desc: tensor_desc(DT[M, K], nvmma(SWA))
-  param b_desc: tensor_desc(DT[BR, BC], nvmma(SWB))
-  param out_ptr: ptr(ACC)
-  layout row = blocked([1, 1], [1, 32], [4, 1], [1, 0])
-  let a_smem = smem.alloc DT[M, K], nvmma(SWA)
-  let b_smem = smem.alloc DT[K, N], nvmma(SWB, transposed=B_KMAJOR)
-  let tma_bar = mbar.alloc 1
-  let mma_bar = mbar.alloc 1
-  mbar.init tma_bar[0], 1
-  mbar.init mma_bar[0], 1
-  let acc = tmem.alloc ACC[M, N]
-  mbar.expect tma_bar[0], a_desc.nbytes + b_desc.nbytes
-  tma.load a_desc[0, 0], a_smem, tma_bar[0]
-  tma.load b_desc[0, 0], b_smem, tma_bar[0]
-  mbar.wait tma_bar[0], 0
-  if A_TMEM {
-    let a_tm = tmem.alloc DT[M, K]
-    let a_regs = smem.load a_smem, layout=row
-    tmem.store a_tm, a_regs
-    tcgen05.mma a_tm, b_smem, acc, use_acc=false
-  } else {
-    tcgen05.mma a_smem, b_smem, acc, use_acc=false
-  }
-  if TWICE {
-    tcgen05.mma a_smem, b_smem, acc, use_acc=true
-  }
-  tcgen05.commit mma_bar[0]
-  mbar.wait mma_bar[0], 0
-  tcgen05.fence_after
-  let d = tmem.load acc
-  let offs = expand_dims(arange(0, M, slice(1, row)), 1) * N + expand_dims(arange(0, N, slice(0, row)), 0)
-  global.store out_ptr, offs, convert_layout(d, row)
-  launch {
-    grid = [1]
-    tensor a: DT[M, K] = randn()
-    tensor b: DT[BR, BC] = randn()
-    tensor out: ACC[M, N] = zeros()
-    a_desc = a
-    b_desc = b
-    out_ptr = out
-    outputs = [out]
-  }
-}
-"#;
+const MMA: &str = include_str!("tiles/tcgen05/mma.tile");
 
 /// An element as the tensor core reads it: f16/bf16 exactly, f32 as tf32 (the low 13
 /// mantissa bits ignored).
@@ -305,118 +246,12 @@ fn computing_ahead_changes_no_bit() {
 }
 
 /// One 128 x 128 x 64 MMA whose A buffer a second TMA load overwrites without waiting for it.
-const OVERWRITTEN: &str = r#"
-kernel mma_overwritten {
-  target sm_100a
-  num_warps 4
-  param a_desc: tensor_desc(f16[128, 64], nvmma(128))
-  param a2_desc: tensor_desc(f16[128, 64], nvmma(128))
-  param b_desc: tensor_desc(f16[128, 64], nvmma(128))
-  param out_ptr: ptr(f32)
-  layout row = blocked([1, 1], [1, 32], [4, 1], [1, 0])
-  let a_smem = smem.alloc f16[128, 64], nvmma(128)
-  let b_smem = smem.alloc f16[64, 128], nvmma(128, transposed=true)
-  let bars = mbar.alloc 3
-  static_for i in 0..3 {
-    mbar.init bars[i], 1
-  }
-  let acc = tmem.alloc f32[128, 128]
-  mbar.expect bars[0], a_desc.nbytes + b_desc.nbytes
-  tma.load a_desc[0, 0], a_smem, bars[0]
-  tma.load b_desc[0, 0], b_smem, bars[0]
-  mbar.wait bars[0], 0
-  tcgen05.mma a_smem, b_smem, acc, use_acc=false
-  tcgen05.commit bars[1]
-  mbar.expect bars[2], a2_desc.nbytes
-  tma.load a2_desc[0, 0], a_smem, bars[2]
-  mbar.wait bars[1], 0
-  mbar.wait bars[2], 0
-  tcgen05.fence_after
-  let d = tmem.load acc
-  let offs = expand_dims(arange(0, 128, slice(1, row)), 1) * 128 + expand_dims(arange(0, 128, slice(0, row)), 0)
-  global.store out_ptr, offs, convert_layout(d, row)
-  launch {
-    grid = [1]
-    tensor a: f16[128, 64] = randn()
-    tensor a2: f16[128, 64] = randn()
-    tensor b: f16[128, 64] = randn()
-    tensor out: f32[128, 128] = zeros()
-    a_desc = a
-    a2_desc = a2
-    b_desc = b
-    out_ptr = out
-    outputs = [out]
-  }
-}
-"#;
+const OVERWRITTEN: &str = include_str!("tiles/tcgen05/overwritten.tile");
 
 /// Block-scaled MMA (kind::mxf8f6f4 / mxf4 with ue8m0 factors, one per 32 K-elements, or
 /// kind::mxf4nvf4 with ue4m3 factors per 16) with the scale factors written to tensor memory
 /// through registers.
-const SCALED: &str = r#"
-kernel scaled_mma {
-  target sm_100a
-  num_warps 4
-  const DT: dtype = f8e4m3
-  const SF: dtype = ue8m0
-  const SV: int = 32
-  const LO: int = 124
-  const HI: int = 131
-  const M: int = 128
-  const N: int = 128
-  const K: int = 128
-  const SW: int = min(128, K * bitwidth(DT) / 8)
-  param a_desc: tensor_desc(DT[M, K], nvmma(SW))
-  param b_desc: tensor_desc(DT[N, K], nvmma(SW))
-  param sfa_ptr: ptr(SF)
-  param sfb_ptr: ptr(SF)
-  param out_ptr: ptr(f32)
-  layout row = blocked([1, 1], [1, 32], [4, 1], [1, 0])
-  layout sf = blocked([1, 1], [32, 1], [4, 1], [1, 0])
-  let a_smem = smem.alloc DT[M, K], nvmma(SW)
-  let b_smem = smem.alloc DT[K, N], nvmma(SW, transposed=true)
-  let tma_bar = mbar.alloc 1
-  let mma_bar = mbar.alloc 1
-  mbar.init tma_bar[0], 1
-  mbar.init mma_bar[0], 1
-  let acc = tmem.alloc f32[M, N]
-  let sfa = tmem.alloc SF[M, K / SV], block=[128, K / SV], scales=true
-  let sfb = tmem.alloc SF[N, K / SV], block=[128, K / SV], scales=true
-  mbar.expect tma_bar[0], a_desc.nbytes + b_desc.nbytes
-  tma.load a_desc[0, 0], a_smem, tma_bar[0]
-  tma.load b_desc[0, 0], b_smem, tma_bar[0]
-  let sf_offs = expand_dims(arange(0, M, slice(1, sf)), 1) * (K / SV) + expand_dims(arange(0, K / SV, slice(0, sf)), 0)
-  let sfa_val = global.load sfa_ptr, sf_offs
-  let sfb_val = global.load sfb_ptr, sf_offs
-  tmem.store sfa, sfa_val
-  tmem.store sfb, sfb_val
-  tcgen05.fence_before
-  bar.sync
-  tcgen05.fence_after
-  mbar.wait tma_bar[0], 0
-  tcgen05.mma_scaled a_smem, b_smem, acc, sfa, sfb, use_acc=false
-  tcgen05.commit mma_bar[0]
-  mbar.wait mma_bar[0], 0
-  tcgen05.fence_after
-  let d = tmem.load acc
-  let offs = expand_dims(arange(0, M, slice(1, row)), 1) * N + expand_dims(arange(0, N, slice(0, row)), 0)
-  global.store out_ptr, offs, convert_layout(d, row)
-  launch {
-    grid = [1]
-    tensor a: DT[M, K] = randn()
-    tensor b: DT[N, K] = randn()
-    tensor sfa: SF[M, K / SV] = randint(LO, HI)
-    tensor sfb: SF[N, K / SV] = randint(LO, HI)
-    tensor out: f32[M, N] = zeros()
-    a_desc = a
-    b_desc = b
-    sfa_ptr = sfa
-    sfb_ptr = sfb
-    out_ptr = out
-    outputs = [out]
-  }
-}
-"#;
+const SCALED: &str = include_str!("tiles/tcgen05/scaled.tile");
 
 /// OCP MX element decodings, written here from the format tables.
 fn low_precision(t: &HostTensor, i: u64) -> f64 {
@@ -525,16 +360,7 @@ fn scale_buffers_take_the_hardware_columns() {
         let kernel = bwsim_isa::parse(&src).expect("parses");
         let opts = bwsim_isa::verify::VerifyOptions {
             target: None,
-            overrides: vec![
-                bwsim_isa::consts::Override {
-                    name: "DT".into(),
-                    value: "f4e2m1".into(),
-                },
-                bwsim_isa::consts::Override {
-                    name: "K".into(),
-                    value: k.into(),
-                },
-            ],
+            overrides: overrides(&[("DT", "f4e2m1"), ("K", k)]),
         };
         let (checked, diags) = bwsim_isa::verify::verify(&kernel, &opts);
         let checked = checked.unwrap_or_else(|| panic!("verifies: {diags:?}"));
@@ -552,53 +378,7 @@ fn scale_buffers_take_the_hardware_columns() {
 /// D = A @ B + C: C arrives by TMA, tcgen05.cp puts it in the accumulator, and the MMA that
 /// accumulates on it is issued right after with no wait (seed 10: the tensor pipe runs
 /// tcgen05 operations in issue order). Then two MMAs with a commit after each.
-const PIPE: &str = r#"
-kernel pipe_order {
-  target sm_100a
-  num_warps 4
-  param a_desc: tensor_desc(f16[128, 64], nvmma(128))
-  param b_desc: tensor_desc(f16[32, 64], nvmma(128))
-  param c_desc: tensor_desc(f32[128, 32], nvmma(128))
-  param out_ptr: ptr(f32)
-  layout row = blocked([1, 1], [1, 32], [4, 1], [1, 0])
-  let a_smem = smem.alloc f16[128, 64], nvmma(128)
-  let b_smem = smem.alloc f16[64, 32], nvmma(128, transposed=true)
-  let c_smem = smem.alloc f32[128, 32], nvmma(128)
-  let bars = mbar.alloc 3
-  mbar.init bars[0], 1
-  mbar.init bars[1], 1
-  mbar.init bars[2], 1
-  let acc = tmem.alloc f32[2, 128, 32], block=[128, 32], col_stride=1
-  mbar.expect bars[0], a_desc.nbytes + b_desc.nbytes + c_desc.nbytes
-  tma.load a_desc[0, 0], a_smem, bars[0]
-  tma.load b_desc[0, 0], b_smem, bars[0]
-  tma.load c_desc[0, 0], c_smem, bars[0]
-  mbar.wait bars[0], 0
-  tcgen05.cp c_smem, acc[0]
-  tcgen05.mma a_smem, b_smem, acc[0], use_acc=true
-  tcgen05.commit bars[1]
-  tcgen05.mma a_smem, b_smem, acc[1], use_acc=false
-  tcgen05.commit bars[2]
-  mbar.wait bars[1], 0
-  tcgen05.fence_after
-  let d = tmem.load acc[0]
-  let offs = expand_dims(arange(0, 128, slice(1, row)), 1) * 32 + expand_dims(arange(0, 32, slice(0, row)), 0)
-  global.store out_ptr, offs, convert_layout(d, row)
-  mbar.wait bars[2], 0
-  launch {
-    grid = [1]
-    tensor a: f16[128, 64] = randn()
-    tensor b: f16[32, 64] = randn()
-    tensor c: f32[128, 32] = randn()
-    tensor out: f32[128, 32] = zeros()
-    a_desc = a
-    b_desc = b
-    c_desc = c
-    out_ptr = out
-    outputs = [out]
-  }
-}
-"#;
+const PIPE: &str = include_str!("tiles/tcgen05/pipe.tile");
 
 /// The expected D for the inputs drawn with `seed`.
 fn d_reference(seed: u64) -> Vec<f64> {
@@ -691,51 +471,7 @@ fn commit_covers_earlier_operations_only() {
 /// A CTA pair (cluster of 2) computes D [256, N] = A [256, K] B^T with cta_group::2: CTA r
 /// loads A rows 128r.., B rows (N) (N/2)r.., the even CTA issues the MMA after `cluster.sync`,
 /// the commit arrives on both CTAs' barrier, each reads back its 128 accumulator rows.
-const PAIR: &str = r#"
-kernel pair {
-  target sm_100a
-  num_warps 4
-  const N: int = 128
-  const CLUSTER: int = 2
-  param a_desc: tensor_desc(f16[128, 64], nvmma(128))
-  param b_desc: tensor_desc(f16[N / 2, 64], nvmma(128))
-  param out_ptr: ptr(f32)
-  layout row = blocked([1, 1], [1, 32], [4, 1], [1, 0])
-  let a_smem = smem.alloc f16[128, 64], nvmma(128)
-  let b_smem = smem.alloc f16[64, N / 2], nvmma(128, transposed=true)
-  let bars = mbar.alloc 2
-  mbar.init bars[0], 1
-  mbar.init bars[1], 1
-  fence.mbarrier_init
-  let acc = tmem.alloc f32[128, N]
-  let rank = program_id(0) % 2
-  mbar.expect bars[0], a_desc.nbytes + b_desc.nbytes
-  tma.load a_desc[rank * 128, 0], a_smem, bars[0]
-  tma.load b_desc[rank * (N / 2), 0], b_smem, bars[0]
-  mbar.wait bars[0], 0
-  cluster.sync
-  if rank == 0 {
-    tcgen05.mma a_smem, b_smem, acc, use_acc=false, cta_group=2
-    tcgen05.commit bars[1], cta_group=2
-  }
-  mbar.wait bars[1], 0
-  tcgen05.fence_after
-  let d = tmem.load acc
-  let offs = expand_dims(rank * 128 + arange(0, 128, slice(1, row)), 1) * N + expand_dims(arange(0, N, slice(0, row)), 0)
-  global.store out_ptr, offs, convert_layout(d, row)
-  launch {
-    grid = [4]
-    cluster = [CLUSTER]
-    tensor a: f16[256, 64] = randn()
-    tensor b: f16[N, 64] = randn()
-    tensor out: f32[256, N] = zeros()
-    a_desc = a
-    b_desc = b
-    out_ptr = out
-    outputs = [out]
-  }
-}
-"#;
+const PAIR: &str = include_str!("tiles/tcgen05/pair.tile");
 
 #[test]
 fn cta_pair_mma_against_an_f64_reference() {
@@ -821,35 +557,11 @@ fn scale_buffers_must_hold_8_bit_factors() {
 
 /// `tmem.reinterpret`: P (f16, packed two to a column) written over S (f32) lands in S's first
 /// half of columns, the even element in the low 16 bits; S's other columns keep their values.
-const REINTERPRET: &str = r#"
-kernel tmem_reinterpret {
-  target sm_100a
-  num_warps 4
-  param out_ptr: ptr(f32)
-  layout rows = blocked([1, 64], [32, 1], [4, 1], [0, 1])
-  let s_tmem = tmem.alloc f32[128, 64], block=[128, 64], col_stride=1
-  let r = expand_dims(arange(0, 128, slice(1, rows)), 1)
-  let c = expand_dims(arange(0, 64, slice(0, rows)), 0)
-  let offs = broadcast(r * 64, [128, 64]) + broadcast(c, [128, 64])
-  // S[r, c] = r * 64 + c, then P[r, c] = c (f16) over it.
-  tmem.store s_tmem, convert_layout(cast(offs, f32), tmem32x32b)
-  let p_tmem = tmem.reinterpret s_tmem, f16[128, 64], block=[128, 64], col_stride=1
-  tmem.store p_tmem, convert_layout(cast(broadcast(c, [128, 64]), f16), tmem32x32b)
-  let s = tmem.load s_tmem, layout=tmem32x32b
-  global.store out_ptr, convert_layout(offs, tmem32x32b), s
-  launch {
-    grid = [1]
-    tensor out: f32[128, 64] = zeros()
-    out_ptr = out
-    outputs = [out]
-  }
-}
-"#;
+const REINTERPRET: &str = include_str!("tiles/tcgen05/reinterpret.tile");
 
 #[test]
 fn p_written_over_s_packs_two_f16_per_column() {
-    let r = run(REINTERPRET, &[]);
-    assert_ok(REINTERPRET, &r);
+    let r = run_ok(REINTERPRET, &[]);
     let b = bits(tensor(&r, "out"));
     for row in 0..128u64 {
         for col in 0..64u64 {

@@ -6,10 +6,12 @@
 //! with memory ample, a pipelined matmul runs at the tensor pipe's rate), trace snapshots of
 //! two small kernels, and the Chrome trace's shape.
 
-use bwsim_isa::consts::Override;
+mod common;
+
 use bwsim_isa::{diag, SourceFile};
 use bwsim_sim::chips::{self, Chip};
 use bwsim_sim::timing::{time_source, TimeOptions, Timing, TraceMode};
+use common::overrides;
 
 /// The H100 figures these hand computations were written against (the table's values before
 /// the H100 calibration of docs/hardware/h100-calibration.md): the cost rules are under test
@@ -56,14 +58,7 @@ fn kernel(name: &str) -> String {
 }
 
 fn time_with(src: &str, consts: &[(&str, i64)], opts: &TimeOptions) -> Timing {
-    let o: Vec<Override> = consts
-        .iter()
-        .map(|(n, v)| Override {
-            name: n.to_string(),
-            value: v.to_string(),
-        })
-        .collect();
-    match time_source(src, &o, opts) {
+    match time_source(src, &overrides(consts), opts) {
         Ok(t) => t,
         Err(d) => panic!(
             "kernel does not time:\n{}",
@@ -95,29 +90,7 @@ fn quiet(base: &Chip) -> TimeOptions {
     o
 }
 
-const ONE_LOAD: &str = r#"
-kernel one_load {
-  target sm_100a, sm_90a
-  num_warps 4
-  const CTAS: int = 1
-  const BIG: int = 0
-  param src: tensor_desc(f32[64, 32], nvmma(128))
-  let buf = smem.alloc f32[64, 32], nvmma(128)
-  // BIG = 1 takes most of shared memory, so one CTA fits per SM.
-  let pad = smem.alloc u8[1 + BIG * 200000], plain
-  let bar = mbar.alloc 1
-  mbar.init bar[0], 1
-  mbar.expect bar[0], src.nbytes
-  tma.load src[program_id(0) * 64, 0], buf, bar[0]
-  mbar.wait bar[0], 0
-  launch {
-    grid = [CTAS]
-    tensor input: f32[64 * CTAS, 32] = zeros()
-    src = input
-    outputs = [input]
-  }
-}
-"#;
+const ONE_LOAD: &str = include_str!("tiles/timing/one_load.tile");
 
 #[test]
 fn one_tma_load_is_miss_latency_plus_wakeup() {
@@ -183,26 +156,7 @@ fn ctas_queue_for_sms_in_waves() {
     assert!(840.0 + 3.0 * 64.0 < hbm + 64.0);
 }
 
-const MMA_CHAIN: &str = r#"
-kernel mma_chain {
-  target sm_100a
-  num_warps 4
-  const N_MMA: int = 3
-  let a = smem.alloc f16[128, 64], nvmma(128)
-  let b = smem.alloc f16[64, 256], nvmma(128)
-  let acc = tmem.alloc f32[128, 256]
-  let bar = mbar.alloc 1
-  mbar.init bar[0], 1
-  static_for i in 0..N_MMA {
-    tcgen05.mma a, b, acc, use_acc=true
-  }
-  tcgen05.commit bar[0]
-  mbar.wait bar[0], 0
-  launch {
-    grid = [1]
-  }
-}
-"#;
+const MMA_CHAIN: &str = include_str!("tiles/timing/mma_chain.tile");
 
 #[test]
 fn tcgen05_chain_is_back_to_back_on_the_pipe() {
@@ -223,27 +177,7 @@ fn tcgen05_chain_is_back_to_back_on_the_pipe() {
 
 /// The single-thread issue-and-wait loop of a kernel that is not warp-specialized (Gluon
 /// 06-tcgen05's blocked matmul): every MMA is committed and waited for before the next.
-const MMA_WAIT_LOOP: &str = r#"
-kernel mma_wait_loop {
-  target sm_100a
-  num_warps 4
-  const N_MMA: int = 3
-  const CTAS: int = 1
-  let a = smem.alloc f16[128, 64], nvmma(128)
-  let b = smem.alloc f16[64, 256], nvmma(128)
-  let acc = tmem.alloc f32[128, 256]
-  let bar = mbar.alloc 1
-  mbar.init bar[0], 1
-  for i in 0..N_MMA {
-    tcgen05.mma a, b, acc, use_acc=i > 0
-    tcgen05.commit bar[0]
-    mbar.wait bar[0], i & 1
-  }
-  launch {
-    grid = [CTAS]
-  }
-}
-"#;
+const MMA_WAIT_LOOP: &str = include_str!("tiles/timing/mma_wait_loop.tile");
 
 #[test]
 fn issue_and_wait_loop_pays_the_round_trip_every_step() {
@@ -270,26 +204,7 @@ fn issue_and_wait_loop_pays_the_round_trip_every_step() {
 
 /// Two CTAs of an issue-and-wait loop whose MMAs differ in length: the short one's CTA gets
 /// half the pipe while both run, then the long one runs alone.
-const MMA_WAIT_UNEVEN: &str = r#"
-kernel mma_wait_uneven {
-  target sm_100a
-  num_warps 4
-  let a = smem.alloc f16[128, 64], nvmma(128)
-  let b = smem.alloc f16[64, 256], nvmma(128)
-  let acc = tmem.alloc f32[128, 256]
-  let bar = mbar.alloc 1
-  mbar.init bar[0], 1
-  tcgen05.mma a, b, acc, use_acc=false
-  if program_id(0) == 1 {
-    tcgen05.mma a, b, acc, use_acc=true
-  }
-  tcgen05.commit bar[0]
-  mbar.wait bar[0], 0
-  launch {
-    grid = [2]
-  }
-}
-"#;
+const MMA_WAIT_UNEVEN: &str = include_str!("tiles/timing/mma_wait_uneven.tile");
 
 #[test]
 fn the_tensor_pipe_is_shared_between_ctas() {
@@ -334,26 +249,7 @@ fn calibrated_blackwell_round_trip_is_the_microbenchmarks() {
 }
 
 /// The issue-and-wait loop with a warp count of choice.
-const MMA_WAIT_WARPS: &str = r#"
-kernel mma_wait_warps {
-  target sm_100a
-  num_warps WARPS
-  const WARPS: int = 4
-  let a = smem.alloc f16[128, 64], nvmma(128)
-  let b = smem.alloc f16[64, 256], nvmma(128)
-  let acc = tmem.alloc f32[128, 256]
-  let bar = mbar.alloc 1
-  mbar.init bar[0], 1
-  for i in 0..3 {
-    tcgen05.mma a, b, acc, use_acc=i > 0
-    tcgen05.commit bar[0]
-    mbar.wait bar[0], i & 1
-  }
-  launch {
-    grid = [1]
-  }
-}
-"#;
+const MMA_WAIT_WARPS: &str = include_str!("tiles/timing/mma_wait_warps.tile");
 
 #[test]
 fn eight_warps_take_two_issue_slots_per_instruction() {
@@ -378,32 +274,7 @@ fn eight_warps_take_two_issue_slots_per_instruction() {
 }
 
 /// An MMA of 8 instructions followed by a TMA load that the same thread issues.
-const MMA_THEN_LOAD: &str = r#"
-kernel mma_then_load {
-  target sm_100a
-  num_warps 1
-  param src: tensor_desc(f32[64, 32], nvmma(128))
-  let a = smem.alloc f16[128, 128], nvmma(128)
-  let b = smem.alloc f16[128, 256], nvmma(128)
-  let buf = smem.alloc f32[64, 32], nvmma(128)
-  let acc = tmem.alloc f32[128, 256]
-  let bars = mbar.alloc 2
-  mbar.init bars[0], 1
-  mbar.init bars[1], 1
-  tcgen05.mma a, b, acc, use_acc=false
-  tcgen05.commit bars[0]
-  mbar.expect bars[1], src.nbytes
-  tma.load src[0, 0], buf, bars[1]
-  mbar.wait bars[1], 0
-  mbar.wait bars[0], 0
-  launch {
-    grid = [1]
-    tensor input: f32[64, 32] = zeros()
-    src = input
-    outputs = [input]
-  }
-}
-"#;
+const MMA_THEN_LOAD: &str = include_str!("tiles/timing/mma_then_load.tile");
 
 #[test]
 fn tcgen05_issue_queue_delays_the_next_load() {
@@ -459,21 +330,7 @@ fn released_pipelined_orderings_hold_on_the_calibrated_table() {
     }
 }
 
-const WGMMA_ONE: &str = r#"
-kernel wgmma_one {
-  target sm_90a
-  num_warps 8
-  layout mma_layout = wgmma(warps=[8, 1], n=256)
-  let a = smem.alloc f16[128, 64], nvmma(128)
-  let b = smem.alloc f16[64, 256], nvmma(128)
-  let acc = full([128, 256], 0.0, f32, mma_layout)
-  acc = wgmma a, b, acc, use_acc=false
-  wgmma.wait 0
-  launch {
-    grid = [1]
-  }
-}
-"#;
+const WGMMA_ONE: &str = include_str!("tiles/timing/wgmma_one.tile");
 
 #[test]
 fn wgmma_tile_and_its_wait() {
@@ -485,31 +342,7 @@ fn wgmma_tile_and_its_wait() {
 }
 
 /// A wgmma statement, then a TMA load waited for before the wgmma is.
-const WGMMA_THEN_LOAD: &str = r#"
-kernel wgmma_then_load {
-  target sm_90a
-  num_warps 8
-  layout mma_layout = wgmma(warps=[8, 1], n=256)
-  param src: tensor_desc(f32[64, 32], nvmma(128))
-  let a = smem.alloc f16[128, 64], nvmma(128)
-  let b = smem.alloc f16[64, 256], nvmma(128)
-  let buf = smem.alloc f32[64, 32], nvmma(128)
-  let bar = mbar.alloc 1
-  mbar.init bar[0], 1
-  let acc = full([128, 256], 0.0, f32, mma_layout)
-  acc = wgmma a, b, acc, use_acc=false
-  mbar.expect bar[0], src.nbytes
-  tma.load src[0, 0], buf, bar[0]
-  mbar.wait bar[0], 0
-  wgmma.wait 0
-  launch {
-    grid = [1]
-    tensor input: f32[64, 32] = zeros()
-    src = input
-    outputs = [input]
-  }
-}
-"#;
+const WGMMA_THEN_LOAD: &str = include_str!("tiles/timing/wgmma_then_load.tile");
 
 #[test]
 fn wgmma_issue_stalls_until_the_queue_drains() {
@@ -529,33 +362,7 @@ fn wgmma_issue_stalls_until_the_queue_drains() {
     assert_eq!(time_with(WGMMA_THEN_LOAD, &[], &o).report.cycles, 1376.0);
 }
 
-const TWO_LOADS: &str = r#"
-kernel two_loads {
-  target sm_100a, sm_90a
-  num_warps 4
-  const CTAS: int = 1
-  param src: tensor_desc(f32[64, 32], nvmma(128))
-  let buf = smem.alloc f32[64, 32], nvmma(128)
-  // Most of shared memory: one CTA per SM.
-  let pad = smem.alloc u8[200000], plain
-  let bar = mbar.alloc 1
-  mbar.init bar[0], 1
-  mbar.expect bar[0], src.nbytes
-  tma.load src[program_id(0) * 64, 0], buf, bar[0]
-  mbar.wait bar[0], 0
-  // Work between the two loads: a shared-memory read the test's chip makes slow.
-  let x = smem.load buf
-  mbar.expect bar[0], src.nbytes
-  tma.load src[(CTAS + program_id(0)) * 64, 0], buf, bar[0]
-  mbar.wait bar[0], 1
-  launch {
-    grid = [CTAS]
-    tensor input: f32[128 * CTAS, 32] = zeros()
-    src = input
-    outputs = [input]
-  }
-}
-"#;
+const TWO_LOADS: &str = include_str!("tiles/timing/two_loads.tile");
 
 #[test]
 fn ctas_in_step_share_the_l2_and_stay_in_step() {

@@ -7,44 +7,12 @@ mod common;
 use common::*;
 
 /// TMA load of a BM x BN tile into shared memory, then a TMA store of it.
-const ROUND_TRIP: &str = r#"
-kernel tma_round_trip {
-  target sm_100a, sm_90a
-  num_warps 4
-  const M: int = 128
-  const N: int = 96
-  const BM: int = 64
-  const BN: int = 32
-  const SW: int = min(128, BN * 4)
-  param in_desc: tensor_desc(f32[BM, BN], nvmma(SW))
-  param out_desc: tensor_desc(f32[BM, BN], nvmma(SW))
-  let buf = smem.alloc f32[BM, BN], nvmma(SW)
-  let bar = mbar.alloc 1
-  mbar.init bar[0], 1
-  let off_m = program_id(0) * BM
-  let off_n = program_id(1) * BN
-  mbar.expect bar[0], in_desc.nbytes
-  tma.load in_desc[off_m, off_n], buf, bar[0]
-  mbar.wait bar[0], 0
-  tma.store out_desc[off_m, off_n], buf
-  tma.store_wait 0
-  mbar.invalidate bar[0]
-  launch {
-    grid = [cdiv(M, BM), cdiv(N, BN)]
-    tensor input: f32[M, N] = randn()
-    tensor output: f32[M, N] = zeros()
-    in_desc = input
-    out_desc = output
-    outputs = [output]
-  }
-}
-"#;
+const ROUND_TRIP: &str = include_str!("tiles/tma/round_trip.tile");
 
 #[test]
 fn round_trip_is_bit_exact() {
     for (bm, bn, n) in [("64", "32", "96"), ("32", "64", "128"), ("16", "16", "48")] {
-        let r = run(ROUND_TRIP, &[("BM", bm), ("BN", bn), ("N", n)]);
-        assert_ok(ROUND_TRIP, &r);
+        let r = run_ok(ROUND_TRIP, &[("BM", bm), ("BN", bn), ("N", n)]);
         assert_eq!(
             bits(tensor(&r, "output")),
             bits(tensor(&r, "input")),
@@ -54,40 +22,7 @@ fn round_trip_is_bit_exact() {
 }
 
 /// One TMA load of a box at (X, Y) of a 20 x 40 tensor, read back through registers.
-const OOB: &str = r#"
-kernel oob_box {
-  target sm_100a, sm_90a
-  num_warps 4
-  const X: int = 0
-  const Y: int = 0
-  const DT: dtype = f32
-  const NAN: bool = false
-  layout row = blocked([1, 1], [1, 32], [4, 1], [1, 0])
-  if NAN {
-    param src: tensor_desc(DT[8, 32], nvmma(0), oob=nan)
-  } else {
-    param src: tensor_desc(DT[8, 32], nvmma(0))
-  }
-  param out: ptr(DT)
-  let buf = smem.alloc DT[8, 32], nvmma(0)
-  let bar = mbar.alloc 1
-  mbar.init bar[0], 1
-  mbar.expect bar[0], src.nbytes
-  tma.load src[X, Y], buf, bar[0]
-  mbar.wait bar[0], 0
-  let v = smem.load buf, layout=row
-  let offs = expand_dims(arange(0, 8, slice(1, row)), 1) * 32 + expand_dims(arange(0, 32, slice(0, row)), 0)
-  global.store out, offs, v
-  launch {
-    grid = [1]
-    tensor t: DT[20, 40] = iota()
-    tensor o: DT[8, 32] = fill(7)
-    src = t
-    out = o
-    outputs = [o]
-  }
-}
-"#;
+const OOB: &str = include_str!("tiles/tma/oob.tile");
 
 fn oob_kernel(nan: bool) -> String {
     // `param` cannot sit inside `if`; pick the declaration textually.
@@ -160,30 +95,11 @@ fn oob_nan_fill_is_0x7ff7_repeated() {
 }
 
 /// A TMA store of a 32x8 box (8 rows of 32) at column 48, row 60 of a 64 x 64 tensor.
-const STORE_OOB: &str = r#"
-kernel store_oob {
-  target sm_100a, sm_90a
-  num_warps 4
-  layout row = blocked([1, 1], [1, 32], [4, 1], [1, 0])
-  param dst: tensor_desc(f32[8, 32], nvmma(128))
-  let buf = smem.alloc f32[8, 32], nvmma(128)
-  smem.store buf, full([8, 32], 1.5, f32, row)
-  fence.async_shared
-  tma.store dst[60, 48], buf
-  tma.store_wait 0, full=true
-  launch {
-    grid = [1]
-    tensor t: f32[64, 64] = fill(-1)
-    dst = t
-    outputs = [t]
-  }
-}
-"#;
+const STORE_OOB: &str = include_str!("tiles/tma/store_oob.tile");
 
 #[test]
 fn store_writes_only_in_bounds_elements() {
-    let r = run(STORE_OOB, &[]);
-    assert_ok(STORE_OOB, &r);
+    let r = run_ok(STORE_OOB, &[]);
     let t = values(tensor(&r, "t"));
     let written: Vec<(usize, usize)> = (0..64 * 64)
         .filter(|&i| t[i] == 1.5)
@@ -197,24 +113,7 @@ fn store_writes_only_in_bounds_elements() {
 }
 
 /// `expect` smaller than the copy: the phase completes early, the surplus goes negative.
-const SHORT_EXPECT: &str = r#"
-kernel short_expect {
-  target sm_100a, sm_90a
-  num_warps 4
-  param a_desc: tensor_desc(f32[16, 16], nvmma(64))
-  let buf = smem.alloc f32[16, 16], nvmma(64)
-  let bar = mbar.alloc 1
-  mbar.init bar[0], 1
-  mbar.expect bar[0], 512
-  tma.load a_desc[0, 0], buf, bar[0]
-  mbar.wait bar[0], 0
-  launch {
-    grid = [1]
-    tensor a: f32[16, 16] = randn()
-    a_desc = a
-  }
-}
-"#;
+const SHORT_EXPECT: &str = include_str!("tiles/tma/short_expect.tile");
 
 #[test]
 fn short_expect_completes_the_phase_early_and_surplus_goes_negative() {
@@ -244,48 +143,7 @@ fn short_expect_completes_the_phase_early_and_surplus_goes_negative() {
 }
 
 /// gather4: rows `x_offsets` of columns `Y_OFFSET..+BLOCK_Y`, OOB rows/columns read zeros.
-const GATHER: &str = r#"
-kernel gather {
-  target sm_100a
-  num_warps 4
-  const DTYPE: dtype = bf16
-  const BLOCK_X: int = 16
-  const BLOCK_Y: int = 64
-  const Y_OFFSET: int = 48
-  const X_MAX: int = 40
-  const Y_MAX: int = 96
-  param tensor_desc: tensor_desc(DTYPE[1, BLOCK_Y], nvmma(128))
-  param x_offsets_ptr: ptr(i32)
-  param y_offset: i32
-  param out_ptr: ptr(DTYPE)
-  layout coalesced_1d = blocked([1], [32], [4], [0])
-  layout offsets_layout = slice(0, blocked([1, 4], [32, 1], [1, 4], [1, 0]))
-  layout coalesced_2d = blocked([1, 1], [1, 32], [1, 4], [1, 0])
-  let x_offsets = global.load x_offsets_ptr, arange(0, BLOCK_X, coalesced_1d)
-  let offs = convert_layout(x_offsets, offsets_layout)
-  let smem_dest = smem.alloc DTYPE[BLOCK_X, BLOCK_Y], nvmma(128)
-  let bar = mbar.alloc 1
-  mbar.init bar[0], 1
-  mbar.expect bar[0], BLOCK_X * tensor_desc.nbytes
-  tma.gather tensor_desc[offs, y_offset], smem_dest, bar[0]
-  mbar.wait bar[0], 0
-  let out = smem.load smem_dest, layout=coalesced_2d
-  let ix = expand_dims(arange(0, BLOCK_X, slice(1, coalesced_2d)), 1) * BLOCK_Y
-  let iy = expand_dims(arange(0, BLOCK_Y, slice(0, coalesced_2d)), 0)
-  global.store out_ptr, ix + iy, out
-  launch {
-    grid = [1]
-    tensor input: DTYPE[X_MAX, Y_MAX] = randn()
-    tensor x_offsets: i32[BLOCK_X] = shuffled(linspace(0 - X_MAX, 2 * X_MAX))
-    tensor out: DTYPE[BLOCK_X, BLOCK_Y] = fill(7)
-    tensor_desc = input
-    x_offsets_ptr = x_offsets
-    y_offset = Y_OFFSET
-    out_ptr = out
-    outputs = [out]
-  }
-}
-"#;
+const GATHER: &str = include_str!("tiles/tma/gather.tile");
 
 #[test]
 fn gather_matches_reference() {
@@ -326,46 +184,11 @@ fn gather_matches_reference() {
 }
 
 /// scatter4: out[x_offsets, Y_OFFSET..] = src; rows/columns past the end dropped.
-const SCATTER: &str = r#"
-kernel scatter {
-  target sm_100a
-  num_warps 4
-  const BLOCK_X: int = 16
-  const BLOCK_Y: int = 32
-  const Y_OFFSET: int = 16
-  param tensor_desc: tensor_desc(f32[1, BLOCK_Y], nvmma(128))
-  param x_offsets_ptr: ptr(i32)
-  param src_ptr: ptr(f32)
-  layout coalesced_1d = blocked([1], [32], [4], [0])
-  layout offsets_layout = slice(0, blocked([1, 4], [32, 1], [1, 4], [1, 0]))
-  layout coalesced_2d = blocked([1, 1], [1, 32], [1, 4], [1, 0])
-  let ix = expand_dims(arange(0, BLOCK_X, slice(1, coalesced_2d)), 1) * BLOCK_Y
-  let iy = expand_dims(arange(0, BLOCK_Y, slice(0, coalesced_2d)), 0)
-  let src = global.load src_ptr, ix + iy
-  let x_offsets = global.load x_offsets_ptr, arange(0, BLOCK_X, coalesced_1d)
-  let offs = convert_layout(x_offsets, offsets_layout)
-  let smem_src = smem.alloc f32[BLOCK_X, BLOCK_Y], nvmma(128)
-  smem.store smem_src, src
-  fence.async_shared
-  tma.scatter tensor_desc[offs, Y_OFFSET], smem_src
-  tma.store_wait 0, full=true
-  launch {
-    grid = [1]
-    tensor input: f32[24, 40] = zeros()
-    tensor x_offsets: i32[BLOCK_X] = shuffled(linspace(0, 32))
-    tensor src: f32[BLOCK_X, BLOCK_Y] = randn()
-    tensor_desc = input
-    x_offsets_ptr = x_offsets
-    src_ptr = src
-    outputs = [input]
-  }
-}
-"#;
+const SCATTER: &str = include_str!("tiles/tma/scatter.tile");
 
 #[test]
 fn scatter_matches_reference() {
-    let r = run(SCATTER, &[]);
-    assert_ok(SCATTER, &r);
+    let r = run_ok(SCATTER, &[]);
     let xs = values(tensor(&r, "x_offsets"));
     let src = tensor(&r, "src");
     let mut want = vec![0u64; 24 * 40];
@@ -381,39 +204,11 @@ fn scatter_matches_reference() {
 }
 
 /// A rank-3 load: a [2, 4, 16] box at (1, -1, 8) of a [3, 5, 24] tensor.
-const RANK3: &str = r#"
-kernel rank3 {
-  target sm_100a
-  num_warps 4
-  layout l3 = blocked([1, 1, 1], [1, 1, 32], [1, 4, 1], [2, 1, 0])
-  param src: tensor_desc(f32[2, 4, 16], nvmma(64))
-  param out: ptr(f32)
-  let buf = smem.alloc f32[2, 4, 16], nvmma(64)
-  let bar = mbar.alloc 1
-  mbar.init bar[0], 1
-  mbar.expect bar[0], src.nbytes
-  tma.load src[1, -1, 8], buf, bar[0]
-  mbar.wait bar[0], 0
-  let v = smem.load buf, layout=l3
-  let i = expand_dims(expand_dims(arange(0, 2, slice(1, slice(2, l3))), 1), 2)
-  let j = expand_dims(expand_dims(arange(0, 4, slice(0, slice(2, l3))), 0), 2)
-  let k = expand_dims(expand_dims(arange(0, 16, slice(0, slice(1, l3))), 0), 1)
-  global.store out, i * 64 + j * 16 + k, v
-  launch {
-    grid = [1]
-    tensor t: f32[3, 5, 24] = iota()
-    tensor o: f32[2, 4, 16] = zeros()
-    src = t
-    out = o
-    outputs = [o]
-  }
-}
-"#;
+const RANK3: &str = include_str!("tiles/tma/rank3.tile");
 
 #[test]
 fn rank3_box_with_oob_dims() {
-    let r = run(RANK3, &[]);
-    assert_ok(RANK3, &r);
+    let r = run_ok(RANK3, &[]);
     let mut want = Vec::new();
     for i in 0..2i64 {
         for j in 0..4i64 {
@@ -432,34 +227,7 @@ fn rank3_box_with_oob_dims() {
 /// `[128, 64]` is one message, and that message moves all 128 rows from the buffer's first byte,
 /// the second half into the next ring slot. The verifier's `tma-buffer-box` is reported with the
 /// run, which completes (the `expect` is the 16384 bytes the message delivers).
-const PIECE_NOT_BOX: &str = r#"
-kernel piece_not_box {
-  target sm_100a, sm_90a
-  num_warps 4
-  param a_desc: tensor_desc(f16[128, 64], nvmma(128))
-  param out: ptr(f16)
-  layout row = blocked([1, 8], [4, 8], [4, 1], [1, 0])
-  let bufs = smem.alloc f16[2, 64, 64], nvmma(128)
-  let bar = mbar.alloc 1
-  mbar.init bar[0], 1
-  mbar.expect bar[0], 16384
-  tma.load a_desc[0, 0], bufs[0], bar[0]
-  mbar.wait bar[0], 0
-  let offs = expand_dims(arange(0, 64, slice(1, row)), 1) * 64 + expand_dims(arange(0, 64, slice(0, row)), 0)
-  let lo = smem.load bufs[0], layout=row
-  let hi = smem.load bufs[1], layout=row
-  global.store out, offs, lo
-  global.store out, offs + 4096, hi
-  launch {
-    grid = [1]
-    tensor a: f16[128, 64] = randn()
-    tensor o: f16[128, 64] = zeros()
-    a_desc = a
-    out = o
-    outputs = [o]
-  }
-}
-"#;
+const PIECE_NOT_BOX: &str = include_str!("tiles/tma/piece_not_box.tile");
 
 #[test]
 fn a_piece_that_is_not_the_box_moves_the_whole_box_from_the_piece() {

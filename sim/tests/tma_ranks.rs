@@ -123,34 +123,7 @@ fn a_box_entirely_out_of_range_still_delivers_its_bytes() {
 /// `elementStrides`: an f32 box of 8 rows x 32 with stride S in the row dimension moves rows
 /// R0, R0 + S, ... (ceil(8 / S) of them) packed densely, and completes that many bytes; a
 /// stride in the innermost dimension has no effect [PTX.md section 3, H100].
-const STRIDED: &str = r#"
-kernel strided {
-  target sm_100a, sm_90a
-  num_warps 4
-  const S: int = 2
-  const SI: int = 1
-  const R0: int = 0
-  const ROWS: int = (8 + S - 1) / S
-  param src: tensor_desc(f32[8, 32], nvmma(128), elem_strides=[S, SI])
-  param dst: tensor_desc(f32[ROWS, 32], nvmma(128))
-  let buf = smem.alloc f32[ROWS, 32], nvmma(128)
-  let bar = mbar.alloc 1
-  mbar.init bar[0], 1
-  mbar.expect bar[0], src.nbytes
-  tma.load src[R0, 0], buf, bar[0]
-  mbar.wait bar[0], 0
-  tma.store dst[0, 0], buf
-  tma.store_wait 0, full=true
-  launch {
-    grid = [1]
-    tensor t: f32[16, 32] = iota()
-    tensor o: f32[ROWS, 32] = fill(-1)
-    src = t
-    dst = o
-    outputs = [o]
-  }
-}
-"#;
+const STRIDED: &str = include_str!("tiles/tma_ranks/strided.tile");
 
 #[test]
 fn element_strides_shrink_the_box_and_its_byte_count() {

@@ -7,31 +7,7 @@ use bwsim_isa::SourceFile;
 use bwsim_sim::AsyncKind;
 use common::*;
 
-const SMALL: &str = r#"
-kernel small {
-  target sm_100a, sm_90a
-  num_warps 4
-  param src: tensor_desc(f32[8, 32], nvmma(128))
-  param dst: tensor_desc(f32[8, 32], nvmma(128))
-  let buf = smem.alloc f32[8, 32], nvmma(128)
-  let bar = mbar.alloc 1
-  mbar.init bar[0], 1
-  mbar.expect bar[0], src.nbytes
-  tma.load src[0, 0], buf, bar[0]
-  mbar.wait bar[0], 0
-  fence.async_shared
-  tma.store dst[0, 0], buf
-  tma.store_wait 0
-  launch {
-    grid = [1]
-    tensor a: f32[8, 32] = randn()
-    tensor b: f32[8, 32] = zeros()
-    src = a
-    dst = b
-    outputs = [b]
-  }
-}
-"#;
+const SMALL: &str = include_str!("tiles/trace/small.tile");
 
 fn small_trace() -> (String, serde_json::Value) {
     let mut s = Scripted::default()

@@ -7,52 +7,7 @@ use bwsim_sim::{AsyncKind, What};
 use common::*;
 use half::f16;
 
-const WG: &str = r#"
-kernel wg {
-  target sm_90a
-  num_warps 4
-  const M: int = 64
-  const N: int = 64
-  const K: int = 64
-  const A_REGS: bool = false
-  param a_desc: tensor_desc(f16[M, K], nvmma(128))
-  param b_desc: tensor_desc(f16[K, N], nvmma(128))
-  param out_ptr: ptr(f32)
-  layout acc_l = wgmma(warps=[4, 1], n=N)
-  layout row = blocked([1, 1], [1, 32], [4, 1], [1, 0])
-  let a_smem = smem.alloc f16[M, K], nvmma(128)
-  let b_smem = smem.alloc f16[K, N], nvmma(128)
-  let bar = mbar.alloc 1
-  mbar.init bar[0], 1
-  mbar.expect bar[0], a_desc.nbytes + b_desc.nbytes
-  tma.load a_desc[0, 0], a_smem, bar[0]
-  tma.load b_desc[0, 0], b_smem, bar[0]
-  mbar.wait bar[0], 0
-  let acc0 = full([M, N], 0.0, f32, acc_l)
-  if A_REGS {
-    let a_regs = smem.load a_smem, layout=row
-    let acc1 = wgmma a_regs, b_smem, acc0, use_acc=false
-  } else {
-    let acc1 = wgmma a_smem, b_smem, acc0, use_acc=false
-  }
-  // A second group accumulating on the first: D = 2 A B.
-  let acc2 = wgmma a_smem, b_smem, acc1, use_acc=true
-  wgmma.wait 1
-  wgmma.wait 0
-  let offs = expand_dims(arange(0, M, slice(1, row)), 1) * N + expand_dims(arange(0, N, slice(0, row)), 0)
-  global.store out_ptr, offs, convert_layout(acc2, row)
-  launch {
-    grid = [1]
-    tensor a: f16[M, K] = randn()
-    tensor b: f16[K, N] = randn()
-    tensor out: f32[M, N] = zeros()
-    a_desc = a
-    b_desc = b
-    out_ptr = out
-    outputs = [out]
-  }
-}
-"#;
+const WG: &str = include_str!("tiles/wgmma/wg.tile");
 
 fn want(seed: u64) -> Vec<f64> {
     let inp = inputs(WG, &[], seed);

@@ -31,19 +31,24 @@ def small_mma(rng: np.random.Generator, acc: type) -> tuple[list, np.ndarray, np
     return descs, d, want
 
 
+def run_small_mma(descs: list, device: str, instr_n: int = 128) -> bg.RunResult | bg.GpuResult:
+    """Tutorial 05's kernel on `descs` (`small_mma`'s), A in registers, for sm_90a on `device`."""
+    return bg.run(
+        wgmma_regs_kernel,
+        (1,),
+        *descs,
+        LHS_IN_REG=True,
+        TRANSPOSE_B=False,
+        INSTR_N=instr_n,
+        target="sm_90a",
+        device=device,
+    )
+
+
 def test_device_is_sim_or_gpu(rng):
     descs, _, _ = small_mma(rng, np.float32)
     with pytest.raises(bwsim.ArgumentError, match="device: `tpu`"):
-        bg.run(
-            wgmma_regs_kernel,
-            (1,),
-            *descs,
-            LHS_IN_REG=True,
-            TRANSPOSE_B=False,
-            INSTR_N=128,
-            target="sm_90a",
-            device="tpu",
-        )
+        run_small_mma(descs, "tpu")
 
 
 def test_without_a_gpu_device_gpu_raises_no_gpu(rng):
@@ -52,16 +57,7 @@ def test_without_a_gpu_device_gpu_raises_no_gpu(rng):
         pytest.skip(f"a GPU is present ({gpu}): test_on_a_gpu_a_in_registers_matches_bit_for_bit runs instead")
     descs, d, _ = small_mma(rng, np.float32)
     with pytest.raises(bwsim.NoGpu, match="no CUDA driver/GPU found"):
-        bg.run(
-            wgmma_regs_kernel,
-            (1,),
-            *descs,
-            LHS_IN_REG=True,
-            TRANSPOSE_B=False,
-            INSTR_N=128,
-            target="sm_90a",
-            device="gpu",
-        )
+        run_small_mma(descs, "gpu")
     assert not d.any(), "nothing is written back when nothing ran"
 
 
@@ -71,16 +67,7 @@ def test_on_a_gpu_a_in_registers_matches_bit_for_bit(rng, acc):
     if gpu is None or "sm_90a" not in gpu:
         pytest.skip(f"needs an sm_90a GPU; bwsim gpu --probe says: {gpu or 'none'}")
     descs, d, want = small_mma(rng, acc)
-    r = bg.run(
-        wgmma_regs_kernel,
-        (1,),
-        *descs,
-        LHS_IN_REG=True,
-        TRANSPOSE_B=False,
-        INSTR_N=128 if acc is np.float32 else 64,
-        target="sm_90a",
-        device="gpu",
-    )
+    r = run_small_mma(descs, "gpu", instr_n=128 if acc is np.float32 else 64)
     assert (r.result, r.max_err) == ("pass", 0.0)
     assert r.written == ["d_desc"]
     np.testing.assert_allclose(d.astype(np.float64), want, atol=0.5 if acc is np.float16 else 1e-3, rtol=1e-2)

@@ -3,21 +3,29 @@
 #![allow(dead_code)]
 
 use bwsim_isa::consts::Override;
-use bwsim_isa::launch::HostTensor;
+use bwsim_isa::launch::{HostTensor, LaunchPlan};
+use bwsim_isa::typeck::Checked;
+use bwsim_isa::verify::{verify, VerifyOptions};
 use bwsim_isa::{diag, SourceFile, Target};
+use bwsim_sim::check;
+use bwsim_sim::explore::{ExploreOptions, Finding};
 use bwsim_sim::{run_source_with, RunOptions, RunResult};
 
-/// Run `.tile` source with `NAME=VALUE` overrides; panics with rendered diagnostics when the
-/// kernel does not parse, verify or launch.
-pub fn run_opts(src: &str, consts: &[(&str, &str)], target: Option<Target>, opts: &RunOptions) -> RunResult {
-    let overrides: Vec<Override> = consts
+/// `NAME=VALUE` pairs as the constant overrides the front end takes.
+pub fn overrides<V: ToString>(consts: &[(&str, V)]) -> Vec<Override> {
+    consts
         .iter()
         .map(|(n, v)| Override {
             name: n.to_string(),
             value: v.to_string(),
         })
-        .collect();
-    match run_source_with(src, &overrides, target, opts) {
+        .collect()
+}
+
+/// Run `.tile` source with `NAME=VALUE` overrides; panics with rendered diagnostics when the
+/// kernel does not parse, verify or launch.
+pub fn run_opts(src: &str, consts: &[(&str, &str)], target: Option<Target>, opts: &RunOptions) -> RunResult {
+    match run_source_with(src, &overrides(consts), target, opts) {
         Ok(r) => r,
         Err(d) => panic!(
             "kernel does not run:\n{}",
@@ -55,7 +63,16 @@ pub fn rendered(src: &str, r: &RunResult) -> String {
     diag::render(&r.diagnostics, &SourceFile::new("test.tile", src))
 }
 
+/// [`run`], asserting that the run completed without error diagnostics.
+#[track_caller]
+pub fn run_ok(src: &str, consts: &[(&str, &str)]) -> RunResult {
+    let r = run(src, consts);
+    assert_ok(src, &r);
+    r
+}
+
 /// Assert the run completed without error diagnostics.
+#[track_caller]
 pub fn assert_ok(src: &str, r: &RunResult) {
     assert!(
         r.ok(),
@@ -87,29 +104,30 @@ pub fn line_col_of(src: &str, needle: &str) -> (usize, usize) {
     SourceFile::new("t", src).line_col(off)
 }
 
-/// The input tensors a run started from (drawn from the launch spec for `seed`, independent of
-/// the simulator).
-pub fn inputs(src: &str, consts: &[(&str, &str)], seed: u64) -> Vec<HostTensor> {
-    use bwsim_isa::verify::{verify, VerifyOptions};
-    let k = bwsim_isa::parser::parse(src).expect("parses");
-    let overrides: Vec<Override> = consts
-        .iter()
-        .map(|(n, v)| Override {
-            name: n.to_string(),
-            value: v.to_string(),
-        })
-        .collect();
+/// `src` parsed, verified with `consts` (on the kernel's first target) and its launch resolved,
+/// handed to `f`; panics with the rendered diagnostics when a step fails.
+pub fn with_checked<T>(src: &str, consts: &[(&str, &str)], f: impl FnOnce(&Checked, &LaunchPlan) -> T) -> T {
+    let k = bwsim_isa::parser::parse(src).unwrap_or_else(|d| panic!("parse: {d:?}"));
     let (checked, d) = verify(
         &k,
         &VerifyOptions {
             target: None,
-            overrides,
+            overrides: overrides(consts),
         },
     );
-    let checked = checked.unwrap_or_else(|| panic!("verify: {d:?}"));
+    let checked =
+        checked.unwrap_or_else(|| panic!("verify: {}", diag::render(&d, &SourceFile::new("t", src))));
     let plan =
         bwsim_isa::launch::resolve(&checked, k.launch.as_ref().expect("launch")).expect("launch resolves");
-    bwsim_isa::launch::materialize(&plan, seed).expect("within the memory limit")
+    f(&checked, &plan)
+}
+
+/// The input tensors a run started from (drawn from the launch spec for `seed`, independent of
+/// the simulator).
+pub fn inputs(src: &str, consts: &[(&str, &str)], seed: u64) -> Vec<HostTensor> {
+    with_checked(src, consts, |_, plan| {
+        bwsim_isa::launch::materialize(plan, seed).expect("within the memory limit")
+    })
 }
 
 /// Largest |got - want| / (atol + rtol * |want|) over all elements (<= 1 passes).
@@ -123,28 +141,32 @@ pub fn worst(got: &[f64], want: &[f64], atol: f64, rtol: f64) -> f64 {
 
 /// Run `.tile` source (its launch inputs drawn for seed 1) under a caller-provided scheduler.
 pub fn run_sched(src: &str, consts: &[(&str, &str)], sched: &mut dyn bwsim_sim::Scheduler) -> RunResult {
-    use bwsim_isa::verify::{verify, VerifyOptions};
-    let k = bwsim_isa::parser::parse(src).unwrap_or_else(|d| panic!("parse: {d:?}"));
-    let overrides: Vec<Override> = consts
-        .iter()
-        .map(|(n, v)| Override {
-            name: n.to_string(),
-            value: v.to_string(),
-        })
-        .collect();
-    let (checked, d) = verify(
-        &k,
-        &VerifyOptions {
-            target: None,
-            overrides,
+    with_checked(src, consts, |checked, plan| {
+        let inputs = bwsim_isa::launch::materialize(plan, 1).expect("within the memory limit");
+        bwsim_sim::run_with(checked, plan, inputs, &RunOptions::default(), sched)
+    })
+}
+
+/// The hazard checker's findings over `schedules` schedules of `src` with `consts` (seeds from
+/// 0, two jobs, every schedule explored); panics with the rendered diagnostics when the kernel
+/// does not run.
+pub fn explore(src: &str, consts: &[(&str, &str)], schedules: u64) -> Vec<Finding> {
+    let p = check::prepare(src, &overrides(consts), None).unwrap_or_else(|d| {
+        panic!(
+            "does not run:\n{}",
+            diag::render(&d, &SourceFile::new("t.tile", src))
+        )
+    });
+    p.explore(
+        &ExploreOptions {
+            first_seed: 0,
+            schedules,
+            jobs: 2,
+            stop_on_first_error: false,
         },
-    );
-    let checked =
-        checked.unwrap_or_else(|| panic!("verify: {}", diag::render(&d, &SourceFile::new("t", src))));
-    let plan =
-        bwsim_isa::launch::resolve(&checked, k.launch.as_ref().expect("launch")).expect("launch resolves");
-    let inputs = bwsim_isa::launch::materialize(&plan, 1).expect("within the memory limit");
-    bwsim_sim::run_with(&checked, &plan, inputs, &RunOptions::default(), sched)
+        |_, _| {},
+    )
+    .findings
 }
 
 /// A scheduler whose choices are scripted: always the first runnable agent, one piece per TMA

@@ -1,0 +1,648 @@
+//! From tokens to checked instructions: statements, `{ }` scopes, `.reg` declarations and
+//! guards here; every instruction's form resolved (types, modifiers, operand widths) or refused
+//! with the instruction's text and the reason in `resolve`.
+
+mod resolve;
+
+use super::float::{Fmt, Rnd};
+use super::lex::{lex, Tok, Token};
+use super::PtxError;
+use resolve::Resolve;
+use std::collections::HashMap;
+
+/// A register of the snippet (`$N` operands first, then declared locals).
+pub type RegId = u16;
+
+/// A source operand.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Src {
+    Reg(RegId),
+    /// An immediate, already encoded in the operand's type.
+    Imm(u64),
+}
+
+/// A float type of an arithmetic instruction: its format and lanes (`.f16x2`: 2).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FTy {
+    pub fmt: Fmt,
+    pub lanes: u32,
+}
+
+impl FTy {
+    pub fn bits(self) -> u32 {
+        self.fmt.bits * self.lanes
+    }
+}
+
+/// An integer type: width and signedness (`.bN` counts as unsigned).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ITy {
+    pub bits: u32,
+    pub signed: bool,
+}
+
+/// A scalar type of a conversion or comparison.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Ty {
+    Int(ITy),
+    Float(Fmt),
+}
+
+impl Ty {
+    pub fn bits(self) -> u32 {
+        match self {
+            Ty::Int(i) => i.bits,
+            Ty::Float(f) => f.bits,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum IOp {
+    Add,
+    Sub,
+    MulLo,
+    MulHi,
+    MulWide,
+    MadLo,
+    MadHi,
+    MadWide,
+    Min,
+    Max,
+    Div,
+    Rem,
+    Abs,
+    Neg,
+    Popc,
+    Clz,
+    Brev,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum BOp {
+    And,
+    Or,
+    Xor,
+    Not,
+    Cnot,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum FOp {
+    Add,
+    Sub,
+    Mul,
+    Fma,
+    Div,
+    Rcp,
+    Sqrt,
+    Ex2,
+    Min,
+    Max,
+    Neg,
+    Abs,
+}
+
+/// Modifiers of a float instruction.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FMods {
+    pub rnd: Rnd,
+    /// `.approx` (`ex2`, `rcp`, `div`, `sqrt`; `div.full` too): computed correctly rounded.
+    pub approx: bool,
+    pub ftz: bool,
+    pub sat: bool,
+    /// `min`/`max` `.NaN`: a NaN operand gives NaN.
+    pub nan: bool,
+    /// `.relu`: negative results (and NaN) become +0.
+    pub relu: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Cmp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Lo,
+    Ls,
+    Hi,
+    Hs,
+    Equ,
+    Neu,
+    Ltu,
+    Leu,
+    Gtu,
+    Geu,
+    Num,
+    Nan,
+}
+
+/// How a `cvt` converts.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CvtMods {
+    /// `.rn`/`.rz`/`.rm`/`.rp`, or the integer roundings `.rni` etc. (`int_rnd`).
+    pub rnd: Option<Rnd>,
+    pub int_rnd: bool,
+    pub ftz: bool,
+    pub sat: bool,
+    pub relu: bool,
+    pub satfinite: bool,
+}
+
+/// One checked instruction.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Op {
+    Mov {
+        d: RegId,
+        a: Src,
+    },
+    /// `mov.bN d, {a, b, ...}`: parts from the least significant.
+    Pack {
+        d: RegId,
+        parts: Vec<Src>,
+        bits: u32,
+    },
+    /// `mov.bN {a, b, ...}, s` (`_` drops a part).
+    Unpack {
+        ds: Vec<Option<RegId>>,
+        a: Src,
+        bits: u32,
+    },
+    Int {
+        op: IOp,
+        ty: ITy,
+        sat: bool,
+        d: RegId,
+        s: Vec<Src>,
+    },
+    /// Bitwise logic on `bits` bits (1: predicates).
+    Bit {
+        op: BOp,
+        bits: u32,
+        d: RegId,
+        s: Vec<Src>,
+    },
+    Shift {
+        left: bool,
+        arith: bool,
+        bits: u32,
+        d: RegId,
+        a: Src,
+        b: Src,
+    },
+    Float {
+        op: FOp,
+        ty: FTy,
+        m: FMods,
+        d: RegId,
+        s: Vec<Src>,
+    },
+    Setp {
+        cmp: Cmp,
+        ty: Ty,
+        lanes: u32,
+        ftz: bool,
+        p: Option<RegId>,
+        q: Option<RegId>,
+        a: Src,
+        b: Src,
+        /// `.and`/`.or`/`.xor` with a predicate (negated when the bool is set).
+        combine: Option<(BOp, Src, bool)>,
+    },
+    Selp {
+        d: RegId,
+        a: Src,
+        b: Src,
+        c: Src,
+    },
+    Cvt {
+        dst: Ty,
+        src: Ty,
+        m: CvtMods,
+        d: RegId,
+        a: Src,
+    },
+    /// `cvt` packing two values into one register: `d = {cvt(a) high, cvt(b) low}`.
+    CvtPack {
+        dst: Fmt,
+        src: Fmt,
+        m: CvtMods,
+        d: RegId,
+        a: Src,
+        b: Src,
+    },
+    /// `cvt.f16x2.e4m3x2` and the like: two narrow lanes of `a` widened.
+    CvtUnpack {
+        dst: Fmt,
+        src: Fmt,
+        relu: bool,
+        d: RegId,
+        a: Src,
+    },
+    Prmt {
+        d: RegId,
+        a: Src,
+        b: Src,
+        c: Src,
+    },
+    Lop3 {
+        d: RegId,
+        a: Src,
+        b: Src,
+        c: Src,
+        lut: u8,
+    },
+    Shf {
+        left: bool,
+        clamp: bool,
+        d: RegId,
+        a: Src,
+        b: Src,
+        c: Src,
+    },
+    Bfe {
+        signed: bool,
+        bits: u32,
+        d: RegId,
+        a: Src,
+        b: Src,
+        c: Src,
+    },
+    Bfi {
+        bits: u32,
+        d: RegId,
+        a: Src,
+        b: Src,
+        c: Src,
+        e: Src,
+    },
+}
+
+/// An instruction with its guard and its place in the snippet.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ins {
+    pub guard: Option<(RegId, bool)>,
+    pub op: Op,
+    /// Byte range of the instruction (opcode to `;`) in the snippet.
+    pub at: (usize, usize),
+}
+
+/// A parsed snippet: its instructions and registers.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Parsed {
+    pub ins: Vec<Ins>,
+    /// Width of every register in bits (1: a predicate); `$N` operands first.
+    pub reg_bits: Vec<u32>,
+    /// Names of the registers (for messages).
+    pub reg_names: Vec<String>,
+}
+
+/// A raw operand before its instruction is resolved.
+#[derive(Clone, Debug)]
+enum Raw {
+    Reg(RegId),
+    NotReg(RegId),
+    Int(u64),
+    F32(u32),
+    F64(f64),
+    Vec(Vec<Option<RegId>>),
+    /// `p|q`.
+    Pair(RegId, Option<RegId>),
+}
+
+struct P<'s> {
+    src: &'s str,
+    toks: Vec<Token>,
+    i: usize,
+    scopes: Vec<HashMap<String, RegId>>,
+    reg_bits: Vec<u32>,
+    reg_names: Vec<String>,
+}
+
+/// Parses `src`, whose `$N` operands have the widths `operand_bits` (16, 32 or 64).
+pub fn parse(src: &str, operand_bits: &[u32]) -> Result<Parsed, PtxError> {
+    let mut p = P {
+        src,
+        toks: lex(src)?,
+        i: 0,
+        scopes: vec![HashMap::new()],
+        reg_bits: operand_bits.to_vec(),
+        reg_names: (0..operand_bits.len()).map(|i| format!("${i}")).collect(),
+    };
+    let mut ins = Vec::new();
+    while p.i < p.toks.len() {
+        if let Some(i) = p.statement()? {
+            ins.push(i);
+        }
+    }
+    if p.scopes.len() != 1 {
+        return Err(PtxError::at(
+            src,
+            (src.len(), src.len()),
+            "a `{` scope is never closed".into(),
+        ));
+    }
+    Ok(Parsed {
+        ins,
+        reg_bits: p.reg_bits,
+        reg_names: p.reg_names,
+    })
+}
+
+/// The width of a `.reg` type.
+fn reg_type_bits(t: &str) -> Option<u32> {
+    Some(match t {
+        "pred" => 1,
+        "b16" | "u16" | "s16" | "f16" | "bf16" => 16,
+        "b32" | "u32" | "s32" | "f32" | "f16x2" | "bf16x2" => 32,
+        "b64" | "u64" | "s64" | "f64" | "f32x2" => 64,
+        _ => return None,
+    })
+}
+
+/// The opcodes of the subset, for the message that refuses another.
+pub const OPCODES: &[&str] = &[
+    "mov", "add", "sub", "mul", "mad", "fma", "div", "rem", "min", "max", "abs", "neg", "rcp", "sqrt", "ex2",
+    "and", "or", "xor", "not", "cnot", "shl", "shr", "shf", "prmt", "lop3", "bfe", "bfi", "popc", "clz",
+    "brev", "setp", "selp", "cvt",
+];
+
+impl<'s> P<'s> {
+    fn peek(&self) -> Option<&Tok> {
+        self.toks.get(self.i).map(|t| &t.tok)
+    }
+    fn at(&self) -> (usize, usize) {
+        self.toks
+            .get(self.i)
+            .map(|t| t.at)
+            .unwrap_or((self.src.len(), self.src.len()))
+    }
+    fn err(&self, at: (usize, usize), m: impl Into<String>) -> PtxError {
+        PtxError::at(self.src, at, m.into())
+    }
+    fn eat(&mut self, c: char) -> bool {
+        if self.peek() == Some(&Tok::Punct(c)) {
+            self.i += 1;
+            true
+        } else {
+            false
+        }
+    }
+    fn expect(&mut self, c: char, what: &str) -> Result<(), PtxError> {
+        if self.eat(c) {
+            Ok(())
+        } else {
+            Err(self.err(self.at(), format!("expected `{c}` {what}")))
+        }
+    }
+
+    fn lookup(&self, name: &str) -> Option<RegId> {
+        self.scopes.iter().rev().find_map(|s| s.get(name).copied())
+    }
+
+    fn statement(&mut self) -> Result<Option<Ins>, PtxError> {
+        let start = self.at();
+        match self.peek().cloned() {
+            Some(Tok::Punct('{')) => {
+                self.i += 1;
+                self.scopes.push(HashMap::new());
+                Ok(None)
+            }
+            Some(Tok::Punct('}')) => {
+                self.i += 1;
+                if self.scopes.len() == 1 {
+                    return Err(self.err(start, "`}` closes no scope"));
+                }
+                self.scopes.pop();
+                Ok(None)
+            }
+            Some(Tok::Punct(';')) => {
+                self.i += 1;
+                Ok(None)
+            }
+            Some(Tok::Dot(d)) if d == "reg" => {
+                self.i += 1;
+                self.reg_decl(start)?;
+                Ok(None)
+            }
+            Some(Tok::Dot(d)) => Err(self.err(start, format!("the directive `.{d}` is outside the inline-PTX subset bwsim interprets (only `.reg` declarations)"))),
+            _ => self.instruction(start).map(Some),
+        }
+    }
+
+    fn reg_decl(&mut self, start: (usize, usize)) -> Result<(), PtxError> {
+        let ty = match self.peek().cloned() {
+            Some(Tok::Dot(t)) => {
+                self.i += 1;
+                t
+            }
+            _ => return Err(self.err(start, "`.reg` needs a type (`.reg .b32 r;`)")),
+        };
+        let bits = reg_type_bits(&ty)
+            .ok_or_else(|| self.err(start, format!("registers of type `.{ty}` are outside the subset")))?;
+        loop {
+            let name = match self.peek().cloned() {
+                Some(Tok::Ident(n)) => {
+                    self.i += 1;
+                    n
+                }
+                _ => return Err(self.err(self.at(), "expected a register name")),
+            };
+            // `%r<4>` declares %r0 .. %r3.
+            let names = if self.eat('<') {
+                let n = match self.peek().cloned() {
+                    Some(Tok::Int(n)) if n <= 256 => {
+                        self.i += 1;
+                        n
+                    }
+                    _ => return Err(self.err(self.at(), "expected a register count (at most 256)")),
+                };
+                self.expect('>', "after the register count")?;
+                (0..n).map(|k| format!("{name}{k}")).collect()
+            } else {
+                vec![name]
+            };
+            for n in names {
+                if self.reg_bits.len() >= u16::MAX as usize {
+                    return Err(self.err(start, "too many registers"));
+                }
+                let id = self.reg_bits.len() as RegId;
+                self.reg_bits.push(bits);
+                self.reg_names.push(n.clone());
+                if let Some(s) = self.scopes.last_mut() {
+                    s.insert(n, id);
+                }
+            }
+            if self.eat(',') {
+                continue;
+            }
+            self.expect(';', "after a `.reg` declaration")?;
+            return Ok(());
+        }
+    }
+
+    fn reg_name(&mut self) -> Result<RegId, PtxError> {
+        let at = self.at();
+        match self.peek().cloned() {
+            Some(Tok::Operand(n)) => {
+                self.i += 1;
+                if n < self.reg_names.len() && self.reg_names[n] == format!("${n}") {
+                    Ok(n as RegId)
+                } else {
+                    Err(self.err(
+                        at,
+                        format!("`${n}` is not an operand of this snippet (its constraints bind fewer)"),
+                    ))
+                }
+            }
+            Some(Tok::Ident(n)) => {
+                self.i += 1;
+                self.lookup(&n)
+                    .ok_or_else(|| self.err(at, format!("`{n}` is not a declared register")))
+            }
+            _ => Err(self.err(at, "expected a register")),
+        }
+    }
+
+    fn operand(&mut self) -> Result<Raw, PtxError> {
+        let at = self.at();
+        match self.peek().cloned() {
+            Some(Tok::Punct('{')) => {
+                self.i += 1;
+                let mut v = Vec::new();
+                loop {
+                    if matches!(self.peek(), Some(Tok::Ident(n)) if n == "_") {
+                        self.i += 1;
+                        v.push(None);
+                    } else {
+                        v.push(Some(self.reg_name()?));
+                    }
+                    if self.eat(',') {
+                        continue;
+                    }
+                    self.expect('}', "closing the vector operand")?;
+                    return Ok(Raw::Vec(v));
+                }
+            }
+            Some(Tok::Punct('!')) => {
+                self.i += 1;
+                Ok(Raw::NotReg(self.reg_name()?))
+            }
+            Some(Tok::Punct('-')) => {
+                self.i += 1;
+                match self.peek().cloned() {
+                    Some(Tok::Int(v)) => {
+                        self.i += 1;
+                        Ok(Raw::Int(v.wrapping_neg()))
+                    }
+                    Some(Tok::F64(v)) => {
+                        self.i += 1;
+                        Ok(Raw::F64(-v))
+                    }
+                    Some(Tok::F32Bits(b)) => {
+                        self.i += 1;
+                        Ok(Raw::F32(b ^ 0x8000_0000))
+                    }
+                    _ => Err(self.err(at, "a negated register operand is outside the subset (use `neg`)")),
+                }
+            }
+            Some(Tok::Int(v)) => {
+                self.i += 1;
+                Ok(Raw::Int(v))
+            }
+            Some(Tok::F64(v)) => {
+                self.i += 1;
+                Ok(Raw::F64(v))
+            }
+            Some(Tok::F32Bits(b)) => {
+                self.i += 1;
+                Ok(Raw::F32(b))
+            }
+            Some(Tok::Punct('[')) => Err(self.err(
+                at,
+                "memory operands are outside the inline-PTX subset bwsim interprets",
+            )),
+            _ => {
+                let r = self.reg_name()?;
+                if self.eat('|') {
+                    if matches!(self.peek(), Some(Tok::Ident(n)) if n == "_") {
+                        self.i += 1;
+                        return Ok(Raw::Pair(r, None));
+                    }
+                    let q = self.reg_name()?;
+                    return Ok(Raw::Pair(r, Some(q)));
+                }
+                Ok(Raw::Reg(r))
+            }
+        }
+    }
+
+    fn instruction(&mut self, start: (usize, usize)) -> Result<Ins, PtxError> {
+        let mut guard = None;
+        if self.eat('@') {
+            let neg = self.eat('!');
+            let p = self.reg_name()?;
+            if self.reg_bits[p as usize] != 1 {
+                return Err(self.err(
+                    start,
+                    format!("the guard `{}` is not a predicate", self.reg_names[p as usize]),
+                ));
+            }
+            guard = Some((p, neg));
+        }
+        let op_at = self.at();
+        let opcode = match self.peek().cloned() {
+            Some(Tok::Ident(n)) => {
+                self.i += 1;
+                n
+            }
+            _ => return Err(self.err(op_at, "expected an instruction")),
+        };
+        if self.peek() == Some(&Tok::Punct(':')) {
+            return Err(self.err(
+                op_at,
+                format!("the label `{opcode}:` is outside the subset (no branches)"),
+            ));
+        }
+        let mut mods = Vec::new();
+        while let Some(Tok::Dot(m)) = self.peek().cloned() {
+            self.i += 1;
+            mods.push(m);
+        }
+        let mut ops = Vec::new();
+        if self.peek() != Some(&Tok::Punct(';')) {
+            loop {
+                ops.push(self.operand()?);
+                if !self.eat(',') {
+                    break;
+                }
+            }
+        }
+        let end = self.at().1;
+        if !self.eat(';') {
+            return Err(self.err(
+                (op_at.0, end),
+                format!("expected `;` after `{opcode}`'s operands"),
+            ));
+        }
+        let at = (op_at.0, end);
+        let text = self.src[at.0..at.1].to_string();
+        let r = Resolve {
+            p: self,
+            text: &text,
+            at,
+        };
+        let op = r.resolve(&opcode, &mods, &ops)?;
+        Ok(Ins { guard, op, at })
+    }
+}
+
+pub fn mask(bits: u32) -> u64 {
+    if bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    }
+}

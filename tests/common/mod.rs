@@ -1,0 +1,48 @@
+//! Helpers shared by the command-line tests (`tests/*_cli.rs`, `tests/cli.rs`): run the real
+//! `bwsim` binary from the repository root, read its JSON, and give a test a scratch folder.
+//! Each test file uses some of them.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::Command;
+
+/// Runs `bwsim ARGS` from the repository root (where the tests' relative paths start): its exit
+/// status (-1 when a signal ended it), its stdout and its stderr.
+pub fn bwsim(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_bwsim"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(args)
+        .output()
+        .expect("bwsim runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// `s` as one JSON value; panics with the text when it is not JSON.
+pub fn json(s: &str) -> serde_json::Value {
+    serde_json::from_str(s).unwrap_or_else(|e| panic!("not JSON ({e}): {s}"))
+}
+
+/// The scratch folder `bwsim-TAG-PID` in the system's temporary folder, created if missing
+/// (what an earlier test of the same process wrote there stays).
+pub fn scratch(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("bwsim-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+/// `scratch(tag)`, emptied first.
+pub fn fresh_scratch(tag: &str) -> PathBuf {
+    let _ = std::fs::remove_dir_all(std::env::temp_dir().join(format!("bwsim-{tag}-{}", std::process::id())));
+    scratch(tag)
+}
+
+/// Writes `text` to `NAME` in `scratch(tag)`; its path as text, for an argument.
+pub fn scratch_file(tag: &str, name: &str, text: impl AsRef<[u8]>) -> String {
+    let p = scratch(tag).join(name);
+    std::fs::write(&p, text).expect("write temp file");
+    p.to_string_lossy().into_owned()
+}
