@@ -38,6 +38,7 @@
 //! `tile` (register tiles, their math, reductions and layout conversions), `ops` (operation
 //! dispatch) with `tma`, `tensor` and `memory` (each operation family's lowering).
 
+mod access;
 mod asm;
 mod control;
 mod expr;
