@@ -1080,35 +1080,10 @@ impl<'k> Cx<'k> {
     }
 }
 
-/// Bytes a shared buffer occupies: rows of an NVMMA-swizzled layout are padded to the span.
-/// A row runs along the contiguous dimension: the last one, the second to last of a
-/// transposed (MN-major) NVMMA buffer (stored with its last two dimensions swapped).
+/// Bytes a shared buffer occupies ([`crate::placement::buffer_bytes`]), saturated to `u32`.
 pub fn smem_bytes(dtype: DType, shape: &[u32], layout: &SmemLayout) -> u32 {
-    if let SmemLayout::Linear { .. } = layout {
-        let n: u64 = shape.iter().map(|&x| x as u64).product();
-        return u32::try_from((n * dtype.bits() as u64).div_ceil(8)).unwrap_or(u32::MAX);
-    }
-    let r = shape.len();
-    let contiguous = if matches!(layout, SmemLayout::Nvmma { transposed: true, .. }) && r >= 2 {
-        r - 2
-    } else {
-        r.saturating_sub(1)
-    };
-    let inner = shape.get(contiguous).copied().unwrap_or(1) as u64;
-    let outer: u64 = shape
-        .iter()
-        .enumerate()
-        .filter(|&(i, _)| i != contiguous)
-        .fold(1u64, |a, (_, &x)| a.saturating_mul(x as u64));
-    let mut row = (inner * dtype.bits() as u64).div_ceil(8);
-    if layout.fp4_padded() {
-        row *= 2;
-    }
-    let span = layout.swizzle().bytes() as u64;
-    if span > 0 && row < span {
-        row = span;
-    }
-    u32::try_from(outer.saturating_mul(row)).unwrap_or(u32::MAX)
+    let layout = crate::placement::Layout::from(layout);
+    u32::try_from(crate::placement::buffer_bytes(dtype, shape, layout)).unwrap_or(u32::MAX)
 }
 
 fn promote(a: ScalarTy, b: ScalarTy) -> ScalarTy {
@@ -1179,34 +1154,6 @@ fn number_block(b: &Block, counter: &mut usize, pre: &mut HashMap<usize, (usize,
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn nvmma(transposed: bool) -> SmemLayout {
-        SmemLayout::Nvmma {
-            swizzle: Swizzle::B128,
-            transposed,
-            fp4_padded: false,
-        }
-    }
-
-    #[test]
-    fn smem_bytes_pads_rows_along_the_contiguous_dimension() {
-        // [16, 32] f32: 16 rows of 128 bytes; seen transposed as [32, 16], the same rows.
-        assert_eq!(smem_bytes(DType::F32, &[16, 32], &nvmma(false)), 2048);
-        assert_eq!(smem_bytes(DType::F32, &[32, 16], &nvmma(true)), 2048);
-        // [2, 64, 16] f16 transposed: 2 x 16 rows of 64 elements (128 bytes).
-        assert_eq!(smem_bytes(DType::F16, &[2, 64, 16], &nvmma(true)), 4096);
-        // Not transposed: 2 x 64 rows of 32 bytes, each padded to the 128-byte span.
-        assert_eq!(smem_bytes(DType::F16, &[2, 64, 16], &nvmma(false)), 16384);
-        assert_eq!(smem_bytes(DType::F32, &[16], &nvmma(true)), 128);
-        assert_eq!(smem_bytes(DType::F32, &[16, 32], &SmemLayout::Plain), 2048);
-        // fp4_padded: 64 data bytes a row take 128.
-        let padded = SmemLayout::Nvmma {
-            swizzle: Swizzle::B128,
-            transposed: false,
-            fp4_padded: true,
-        };
-        assert_eq!(smem_bytes(DType::I8, &[128, 64], &padded), 16384);
-    }
 
     #[test]
     fn a_transposed_reinterpret_of_a_buffer_fits_its_bytes() {

@@ -39,22 +39,27 @@ pub(super) fn wgmma_ty(d: DType) -> Option<&'static str> {
     })
 }
 
-/// Where an element of a TMEM view lives relative to the view's region address: (lane,
-/// column), as the simulator places it (DESIGN.md section 4; Triton's `TensorMemoryLayout`).
+/// Where element `(m, n)` of a TMEM view lives relative to the view's region address: (lane,
+/// column, bit shift), by [`bwsim_isa::placement::TmemLayout::cell`], the simulator's
+/// placement. Scale-factor views are placed as plain 8-bit matrices here: the lowerings that
+/// move scale factors place them with [`bwsim_isa::typeck::scale_cell`] themselves.
 pub(super) fn tmem_cell(v: &TmemView, m: u32, n: u32) -> (u32, u32, u32) {
-    let (mm, nn) = match v.full.len() {
-        0 => (0u64, 1u64),
-        1 => (0, v.full[0] as u64),
-        r => (m as u64, v.full[r - 1] as u64),
+    let layout = bwsim_isa::placement::TmemLayout {
+        dtype: v.dtype,
+        block: v.block,
+        col_stride: v.col_stride,
+        scales: false,
     };
-    let _ = mm;
-    let bm = v.block[0].max(1) as u64;
-    let bn = v.block[1].max(1) as u64;
-    let eb = v.dtype.bits() as u64 * v.col_stride.max(1) as u64;
-    let m = m as u64;
-    let n = n as u64;
-    let rr = m % bm;
-    let lane = if bm == 64 { (rr / 16) * 32 + rr % 16 } else { rr };
-    let bit = (m / bm) * nn.div_ceil(bn) * bn * eb + (n / bn) * bn * eb + (n % bn) * eb;
-    (lane as u32, (bit / 32) as u32, (bit % 32) as u32)
+    let r = v.full.len();
+    let mut idx = vec![0; r];
+    match r {
+        0 => {}
+        1 => idx[0] = n,
+        _ => {
+            idx[r - 2] = m;
+            idx[r - 1] = n;
+        }
+    }
+    let c = layout.cell(0, &v.full, &idx, 0);
+    (c.lane, c.col, c.shift)
 }
