@@ -88,6 +88,12 @@ pub struct Checked<'k> {
     pub workers: Vec<(String, u32, u32)>,
     /// The checked snippet of each `inline_asm` op (keyed by the op's address), parsed once.
     inline_asm: HashMap<usize, std::sync::Arc<crate::inline_ptx::Program>>,
+    /// The type each value-producing op resolved to (its written type and layout as values),
+    /// keyed by the op's address, then by the iteration of every `static_for` around it.
+    op_types: HashMap<usize, HashMap<Vec<i64>, Ty>>,
+    /// The register layout each layout operand (`arange`'s, `layout=`, ...) resolved to, keyed
+    /// by the operand expression's address, then like `op_types`.
+    tile_layouts: HashMap<usize, HashMap<Vec<i64>, TileLayout>>,
 }
 
 impl<'k> Checked<'k> {
@@ -104,6 +110,16 @@ impl<'k> Checked<'k> {
     /// The checked snippet of an `inline_asm` op.
     pub fn inline_asm(&self, op: &Op) -> Option<&std::sync::Arc<crate::inline_ptx::Program>> {
         self.inline_asm.get(&(op as *const Op as usize))
+    }
+    /// The type an op produces, its written type and layout resolved: `iters` holds the
+    /// iteration value of every `static_for` around the op, outermost first (a `static_for`
+    /// body is checked once per iteration, and its types may depend on the iteration).
+    pub fn op_type(&self, op: &Op, iters: &[i64]) -> Option<&Ty> {
+        self.op_types.get(&(op as *const Op as usize))?.get(iters)
+    }
+    /// The register layout a layout operand resolved to (`iters` as for [`Checked::op_type`]).
+    pub fn layout_of(&self, e: &Expr, iters: &[i64]) -> Option<&TileLayout> {
+        self.tile_layouts.get(&(e as *const Expr as usize))?.get(iters)
     }
     /// The type of a name bound by `let` (pass the `Ident` inside the kernel).
     pub fn binding_type(&self, ident: &Ident) -> Option<&Ty> {
@@ -164,6 +180,9 @@ struct Cx<'k> {
     /// Product of the trip counts of the `static_for`s being unrolled around the current
     /// statement (1 outside any).
     unroll: u64,
+    /// The iteration value of every `static_for` being unrolled, outermost first: with an
+    /// op's address, what keys the facts recorded for later stages.
+    iters: Vec<i64>,
 }
 
 /// Most iterations one `static_for` unrolls.
@@ -215,6 +234,8 @@ impl<'k> Cx<'k> {
                 binding_types: HashMap::new(),
                 workers: Vec::new(),
                 inline_asm: HashMap::new(),
+                op_types: HashMap::new(),
+                tile_layouts: HashMap::new(),
             },
             diags: Vec::new(),
             scopes: vec![Scope {
@@ -230,6 +251,7 @@ impl<'k> Cx<'k> {
             seen: Default::default(),
             poison_hit: false,
             unroll: 1,
+            iters: Vec::new(),
         }
     }
 
@@ -499,7 +521,9 @@ impl<'k> Cx<'k> {
                                         poisoned: Default::default(),
                                     });
                                     self.declare(var, Ty::Scalar(ScalarTy::I32));
+                                    self.iters.push(i);
                                     self.block(body);
+                                    self.iters.pop();
                                     self.scopes.pop();
                                     match i.checked_add(st) {
                                         Some(n) => i = n,
