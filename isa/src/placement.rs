@@ -607,16 +607,7 @@ mod tests {
     /// element (r, c) is r * span + c.
     #[test]
     fn swizzle_table_through_smem_element() {
-        let table: [(u32, u32, u32, u32); 7] = [
-            (0, 0, 0, 0),
-            (16, 16, 16, 16),
-            (128, 144, 144, 144),
-            (176, 160, 160, 160),
-            (256, 256, 288, 288),
-            (640, 656, 656, 720),
-            (896, 912, 944, 1008),
-        ];
-        for (a, s32, s64, s128) in table {
+        for (a, s32, s64, s128) in crate::types::SWIZZLE_VECTORS {
             for (sw, want) in [(Swizzle::B32, s32), (Swizzle::B64, s64), (Swizzle::B128, s128)] {
                 let span = sw.bytes();
                 let shape = [64u32, span];
