@@ -8,6 +8,8 @@
 //! - [`consts`]: compile-time constants and constant evaluation.
 //! - [`typeck`]: types of every value, resolved layouts and shapes.
 //! - [`verify`]: the static rules of DESIGN.md section 3, each with a stable code.
+//! - [`placement`]: where an element of a shared- or tensor-memory buffer lives (the one
+//!   placement function of the simulator and the backends).
 //! - [`tma`]: how a TMA copy moves a buffer: the hardware box and the messages.
 //! - [`builder`]: constructing kernels from Rust.
 //! - [`launch`]: launch specs and host data; [`limits`]: resource limits of a launch.
@@ -31,6 +33,7 @@ pub mod lexer;
 pub mod limits;
 pub mod numeric;
 pub mod parser;
+pub mod placement;
 pub mod printer;
 pub mod rules;
 pub mod sarif;

@@ -276,6 +276,19 @@ impl Swizzle {
     }
 }
 
+/// The 21 test vectors of PTX.md section 2 (H100-measured): a logical address and its physical
+/// address under the 32, 64 and 128-byte swizzles.
+#[cfg(test)]
+pub(crate) const SWIZZLE_VECTORS: [(u32, u32, u32, u32); 7] = [
+    (0, 0, 0, 0),
+    (16, 16, 16, 16),
+    (128, 144, 144, 144),
+    (176, 160, 160, 160),
+    (256, 256, 288, 288),
+    (640, 656, 656, 720),
+    (896, 912, 944, 1008),
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -283,16 +296,7 @@ mod tests {
     /// The 21 test vectors of PTX.md section 2 (H100-measured).
     #[test]
     fn swizzle_vectors_from_ptx_md() {
-        let table: [(u32, u32, u32, u32); 7] = [
-            (0, 0, 0, 0),
-            (16, 16, 16, 16),
-            (128, 144, 144, 144),
-            (176, 160, 160, 160),
-            (256, 256, 288, 288),
-            (640, 656, 656, 720),
-            (896, 912, 944, 1008),
-        ];
-        for (a, s32, s64, s128) in table {
+        for (a, s32, s64, s128) in SWIZZLE_VECTORS {
             assert_eq!(Swizzle::B32.apply(a), s32, "32B at {a}");
             assert_eq!(Swizzle::B64.apply(a), s64, "64B at {a}");
             assert_eq!(Swizzle::B128.apply(a), s128, "128B at {a}");

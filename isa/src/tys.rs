@@ -1,10 +1,15 @@
 //! The type vocabulary of the tile IR: register tiles and their layouts, shared and tensor
 //! memory buffers, tensor descriptors, and the values an expression can have (`Ty`), with the
-//! layout arithmetic they carry (TMEM blocks and scale-factor placement). The type checker
+//! sizes they carry. The type checker
 //! (`typeck`) assigns these types; the operation rules (`rules`), the launch checks and the
-//! backends read them.
+//! backends read them. Where an element of a buffer lives is [`crate::placement`]'s.
 
 use crate::types::*;
+
+pub use crate::placement::{
+    row_major_bases, scale_cell, scale_matrix_cols, LinearSmem, LinearSmemError, LINEAR_SMEM_MAX_BITS,
+    TMEM_QUARTER_LANES,
+};
 
 /// The TMEM layout block of a tensor-memory buffer written without `block=`: its last two
 /// dimensions, M at most 128.
@@ -46,141 +51,6 @@ pub enum SmemLayout {
     /// together. What a reshaped or permuted view of a dense buffer has (tutorial 11 views its
     /// packed-block scale factors this way for `tcgen05.cp`). See [`LinearSmem`].
     Linear { bases: Vec<Vec<u32>> },
-}
-
-/// Largest number of offset bits (elements `2^16`) a `linear` shared layout may have.
-pub const LINEAR_SMEM_MAX_BITS: usize = 16;
-
-/// A `linear` shared layout inverted: for each coordinate bit (dimension 0's bits first, low
-/// bit first), the element offset it contributes. Built from the offset bases by Gaussian
-/// elimination over GF(2); exists only for a bijection between the offsets `0..2^n` and the
-/// coordinates of a shape whose dimensions are powers of two.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LinearSmem {
-    /// Bits of each dimension: the dimension's size is `1 << dim_bits[d]`.
-    pub dim_bits: Vec<u8>,
-    /// Offset contributed by each coordinate bit, in the order of `dim_bits`.
-    pub offsets: Vec<u32>,
-}
-
-/// Why offset bases make no linear shared layout.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum LinearSmemError {
-    #[error(
-        "{0} offset bits: linear shared layouts of at most 2^{LINEAR_SMEM_MAX_BITS} elements are supported"
-    )]
-    TooManyBits(usize),
-    #[error("every offset basis needs one coordinate per dimension")]
-    Ragged,
-    #[error("{offsets} offset bits map onto {coords} coordinate bits: not one to one")]
-    BitCount { offsets: usize, coords: usize },
-    #[error("the offset bases are linearly dependent: not one to one")]
-    Dependent,
-}
-
-impl LinearSmem {
-    /// Inverts offset bases (`bases[i]`: the coordinates of offset bit `i`). Errors name what
-    /// is wrong: ragged bases, too many bits, or a map that is not one to one.
-    pub fn new(bases: &[Vec<u32>]) -> Result<LinearSmem, LinearSmemError> {
-        let n = bases.len();
-        if n > LINEAR_SMEM_MAX_BITS {
-            return Err(LinearSmemError::TooManyBits(n));
-        }
-        let rank = bases.first().map_or(0, |b| b.len());
-        if bases.iter().any(|b| b.len() != rank) {
-            return Err(LinearSmemError::Ragged);
-        }
-        // Bits each dimension needs: the highest coordinate bit any basis sets.
-        let dim_bits: Vec<u8> = (0..rank)
-            .map(|d| {
-                let all = bases.iter().fold(0u32, |a, b| a | b[d]);
-                (32 - all.leading_zeros()) as u8
-            })
-            .collect();
-        let total: usize = dim_bits.iter().map(|&b| b as usize).sum();
-        if total != n {
-            return Err(LinearSmemError::BitCount {
-                offsets: n,
-                coords: total,
-            });
-        }
-        // Row i: the coordinate-bit vector of offset bit i (as a u32 bit set), augmented with
-        // the identity; eliminate to find which offsets give each coordinate bit.
-        let pos: Vec<usize> = dim_bits
-            .iter()
-            .scan(0usize, |acc, &b| {
-                let p = *acc;
-                *acc += b as usize;
-                Some(p)
-            })
-            .collect();
-        let mut rows: Vec<(u32, u32)> = bases
-            .iter()
-            .enumerate()
-            .map(|(i, b)| {
-                let mut v = 0u32;
-                for (d, &c) in b.iter().enumerate() {
-                    v |= c << pos[d];
-                }
-                (v, 1u32 << i)
-            })
-            .collect();
-        let mut offsets = vec![0u32; n];
-        for col in 0..n {
-            let Some(p) = (col..n).find(|&r| rows[r].0 >> col & 1 == 1) else {
-                return Err(LinearSmemError::Dependent);
-            };
-            rows.swap(col, p);
-            let pivot = rows[col];
-            for (r, row) in rows.iter_mut().enumerate() {
-                if r != col && row.0 >> col & 1 == 1 {
-                    row.0 ^= pivot.0;
-                    row.1 ^= pivot.1;
-                }
-            }
-        }
-        for (col, off) in offsets.iter_mut().enumerate() {
-            *off = rows[col].1;
-        }
-        Ok(LinearSmem { dim_bits, offsets })
-    }
-
-    /// The shape this layout covers.
-    pub fn shape(&self) -> Vec<u32> {
-        self.dim_bits.iter().map(|&b| 1u32 << b).collect()
-    }
-
-    /// Element offset of coordinates `idx`.
-    pub fn offset(&self, idx: &[u32]) -> u32 {
-        let mut o = 0;
-        let mut k = 0;
-        for (d, &b) in self.dim_bits.iter().enumerate() {
-            let x = idx.get(d).copied().unwrap_or(0);
-            for bit in 0..b {
-                if x >> bit & 1 == 1 {
-                    o ^= self.offsets[k];
-                }
-                k += 1;
-            }
-        }
-        o
-    }
-}
-
-/// The offset bases of the row-major layout of `shape` (dimensions powers of two): what
-/// `linear(...)` a plain buffer is.
-pub fn row_major_bases(shape: &[u32]) -> Vec<Vec<u32>> {
-    let mut out = Vec::new();
-    for d in (0..shape.len()).rev() {
-        let mut c = 1;
-        while c < shape[d] {
-            let mut v = vec![0; shape.len()];
-            v[d] = c;
-            out.push(v);
-            c <<= 1;
-        }
-    }
-    out
 }
 
 impl SmemLayout {
@@ -357,20 +227,18 @@ pub struct TmemTy {
 }
 
 impl TmemTy {
+    /// What placing this buffer's elements needs ([`crate::placement::TmemLayout`]).
+    pub fn placement(&self) -> crate::placement::TmemLayout {
+        crate::placement::TmemLayout {
+            dtype: self.dtype,
+            block: self.block,
+            col_stride: self.col_stride,
+            scales: self.scales,
+        }
+    }
     /// TMEM columns one `[M, N]` matrix of this type occupies.
     pub fn matrix_cols(&self) -> u32 {
-        let n = self.shape.last().copied().unwrap_or(1);
-        let m = if self.shape.len() >= 2 {
-            self.shape[self.shape.len() - 2]
-        } else {
-            1
-        };
-        if self.scales {
-            return scale_matrix_cols(m, n, self.dtype.bits());
-        }
-        let mblocks = m.div_ceil(self.block[0].max(1)).max(1);
-        let bits = self.dtype.bits().saturating_mul(self.col_stride);
-        mblocks.saturating_mul(n.saturating_mul(bits).div_ceil(32))
+        u32::try_from(self.placement().matrix_cols(&self.shape)).unwrap_or(u32::MAX)
     }
     /// TMEM columns of the whole buffer.
     pub fn cols(&self) -> u32 {
@@ -383,41 +251,6 @@ impl TmemTy {
         };
         outer.saturating_mul(self.matrix_cols())
     }
-}
-
-/// Lanes of one TMEM lane quarter (a warp reaches one quarter, PTX.md section 8).
-pub const TMEM_QUARTER_LANES: u32 = 32;
-
-/// TMEM columns of one `[rows, nk]` matrix of block-scaled MMA scale factors of `bits` bits
-/// each, in the hardware's placement (see [`scale_cell`]): `ceil(rows / 32)` columns per 32
-/// bits of a row's factors. A 128-row matrix of up to four 8-bit factors per row takes 4
-/// columns (docs/hardware/tmem-scales.md).
-pub fn scale_matrix_cols(rows: u32, nk: u32, bits: u32) -> u32 {
-    let per_row = nk.saturating_mul(bits).div_ceil(32).max(1);
-    rows.div_ceil(TMEM_QUARTER_LANES).max(1).saturating_mul(per_row)
-}
-
-/// Where factor `(m, kb)` (row `m`, K block `kb`) of a `[rows, nk]` scale-factor matrix of
-/// `bits`-bit factors lives, relative to the matrix's first column: `(lane within a lane
-/// quarter, column, bit shift inside the 32-bit cell)`. Row `m` sits in lane `m % 32` of EVERY
-/// lane quarter (the four copies are what the four datapaths of the MMA read), column
-/// `m / 32` of its group of 4 K blocks, the K blocks of a group as consecutive bytes of the
-/// cell, which the MMA selects with the scale-factor id of its instruction descriptor; the
-/// next group of K blocks follows after `ceil(rows / 32)` columns.
-///
-/// Provenance: docs/hardware/tmem-scales.md (CUTLASS `UMMA::tmem_sf_frg`, Triton 3.6's
-/// `TensorMemoryScalesLayout` stores and instruction descriptors).
-pub fn scale_cell(rows: u32, m: u32, kb: u32, bits: u32) -> (u32, u32, u32) {
-    let bits = bits.clamp(1, 32);
-    let per_cell = 32 / bits;
-    let chunks = rows.div_ceil(TMEM_QUARTER_LANES).max(1);
-    (
-        m % TMEM_QUARTER_LANES,
-        (kb / per_cell)
-            .saturating_mul(chunks)
-            .saturating_add(m / TMEM_QUARTER_LANES),
-        (kb % per_cell) * bits,
-    )
 }
 
 /// A register tile.
@@ -472,79 +305,5 @@ impl Ty {
     }
     pub fn is_int_scalar(&self) -> bool {
         matches!(self, Ty::Scalar(ScalarTy::I32 | ScalarTy::I64 | ScalarTy::I1))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Tutorial 11's packed-block scale factors seen as the `[128, 4]` matrix `tcgen05.cp`
-    /// takes: offset bits 0-1 are the column, 2-3 the row's group of 32, 4-8 the row within
-    /// the group, so row `32 j + i`, column `c` sits at `16 i + 4 j + c`.
-    #[test]
-    fn packed_block_view_inverts() {
-        let bases = vec![
-            vec![0, 1],
-            vec![0, 2],
-            vec![32, 0],
-            vec![64, 0],
-            vec![1, 0],
-            vec![2, 0],
-            vec![4, 0],
-            vec![8, 0],
-            vec![16, 0],
-        ];
-        let l = LinearSmem::new(&bases).expect("one to one");
-        assert_eq!(l.shape(), vec![128, 4]);
-        for r in 0..128u32 {
-            for c in 0..4u32 {
-                assert_eq!(l.offset(&[r, c]), 16 * (r % 32) + 4 * (r / 32) + c, "({r}, {c})");
-            }
-        }
-    }
-
-    #[test]
-    fn row_major_bases_are_the_plain_layout() {
-        let l = LinearSmem::new(&row_major_bases(&[4, 8, 2])).expect("one to one");
-        assert_eq!(l.shape(), vec![4, 8, 2]);
-        assert_eq!(l.offset(&[3, 5, 1]), 3 * 16 + 5 * 2 + 1);
-    }
-
-    #[test]
-    fn xor_bases_invert() {
-        // Offset bit 1 holds (1, 1): offset 2 is element (1, 1), so (1, 0) is at 2 ^ 1 = 3.
-        let l = LinearSmem::new(&[vec![0, 1], vec![1, 1]]).expect("one to one");
-        assert_eq!(l.offset(&[0, 1]), 1);
-        assert_eq!(l.offset(&[1, 1]), 2);
-        assert_eq!(l.offset(&[1, 0]), 3);
-    }
-
-    #[test]
-    fn maps_that_are_not_one_to_one_are_refused() {
-        // Two offset bits onto the one coordinate bit of dimension 1.
-        let e = LinearSmem::new(&[vec![0, 1], vec![0, 1]]).unwrap_err();
-        assert_eq!(
-            e,
-            LinearSmemError::BitCount {
-                offsets: 2,
-                coords: 1
-            }
-        );
-        assert!(e.to_string().contains("not one to one"), "{e}");
-        let e = LinearSmem::new(&[vec![0, 1], vec![0, 2, 0]]).unwrap_err();
-        assert_eq!(e, LinearSmemError::Ragged);
-        assert!(e.to_string().contains("one coordinate per dimension"), "{e}");
-        // Offset bits 0 and 1 both map to coordinate bits of dimension 1 (value 3 needs 2 bits)
-        // but there is one offset bit: 1 offset bit onto 2 coordinate bits.
-        let e = LinearSmem::new(&[vec![0, 3]]).unwrap_err();
-        assert_eq!(
-            e,
-            LinearSmemError::BitCount {
-                offsets: 1,
-                coords: 2
-            }
-        );
-        assert!(e.to_string().contains("not one to one"), "{e}");
     }
 }

@@ -1,171 +1,20 @@
 //! Where an element lives: shared-memory buffer element → physical byte (and bit), and
 //! tensor-memory buffer element → (lane, column, bit).
 //!
-//! This is THE placement function of the simulator: TMA loads/stores/gather/scatter, generic
-//! `smem.load`/`smem.store`, tcgen05.mma/cp and wgmma operand reads all call
-//! [`smem_element`], so a layout bug shows up everywhere at once, as it would on hardware.
-//!
-//! NVMMA layouts (Gluon's `NVMMASharedLayout`, what TMA writes and tensor cores read):
-//! - the contiguous dimension is the last one (the second to last when `transposed`, i.e. an
-//!   MN-major operand): a buffer `[.., R, C]` is a stack of matrices with rows of `C` elements;
-//! - a row narrower than the swizzle span still occupies a whole span (padding) [PTX.md §2];
-//! - a row wider than the span is split into column blocks, each a dense `[R, span]` block
-//!   (how Triton issues span-wide TMA messages);
-//! - the XOR swizzle is applied to the ABSOLUTE shared-memory address with
-//!   [`Swizzle::apply`] [PTX.md §2, H100], so a buffer not aligned to the pattern period sees
-//!   a shifted pattern.
-//!
-//! `plain` is dense row-major; `swizzled(vec, per_phase, max_phase)` is Gluon's
-//! `SwizzledSharedLayout` (order `[.., 1, 0]`), a permutation within each row; `linear(bases)`
-//! is Gluon's `SharedLinearLayout` (a reshaped or permuted view of a dense buffer): offset bit
-//! `i` holds coordinates `bases[i]`, inverted once into the offset of each coordinate bit.
-//!
-//! Tensor memory (PTX.md §8, Triton's `TensorMemoryLayout`): element (m, n) of an `[M, N]`
-//! buffer with block `[BM, BN]` and `cs` = bits * col_stride / 32 columns per element lives in
-//! lane `m % BM` (BM = 128) or `(r / 16) * 32 + r % 16` with `r = m % 64` (BM = 64), column
-//! `col + (m / BM) * ceil(N / BN) * BN * cs + (n / BN) * BN * cs + (n % BN) * cs`; leading
-//! dimensions stack whole matrices along the columns.
-//!
-//! Scale factors of a block-scaled MMA (`scales=true`, docs/hardware/tmem-scales.md): factor
-//! (m, kb) of an `[M, nk]` matrix lives in lane `m % 32` of every lane quarter, column
-//! `col + (kb / 4) * ceil(M / 32) + m / 32`, byte `kb % 4` ([`bwsim_isa::typeck::scale_cell`]);
-//! [`tmem_element`] names the copy in quarter 0, [`tmem_element_in`] the one in any quarter.
+//! The placement itself (NVMMA, swizzled, linear and plain shared layouts; TMEM blocks and
+//! scale factors) is [`bwsim_isa::placement`], shared with the PTX backend; this module adds
+//! what the simulator needs on top of it: views (an origin and a shape inside a root buffer),
+//! and the per-thread caches of whole placed views that TMA loads/stores/gather/scatter,
+//! generic `smem.load`/`smem.store`, tcgen05.mma/cp and wgmma operand reads all go through,
+//! so a layout bug shows up everywhere at once, as it would on hardware.
 
 use crate::value::{Dims, Layout, SmemView, TmemView};
+use bwsim_isa::placement::TmemLayout;
+pub use bwsim_isa::placement::{buffer_bytes, offset_bits, smem_element, TmemCell};
 use bwsim_isa::types::{DType, Swizzle};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::Arc;
-
-/// Bit offset of element `idx` of a buffer, relative to the buffer's first byte, before any
-/// swizzle. `shape` and `idx` have the same rank.
-pub fn offset_bits(dtype: DType, shape: &[u32], layout: Layout, idx: &[u32]) -> u64 {
-    let bits = dtype.bits() as u64;
-    let r = shape.len();
-    match layout {
-        Layout::Plain => {
-            let mut lin = 0u64;
-            for k in 0..r {
-                lin = lin * shape[k] as u64 + idx[k] as u64;
-            }
-            lin * bits
-        }
-        Layout::Linear(m) => m.offset(idx) * bits,
-        Layout::Swizzled {
-            vec,
-            per_phase,
-            max_phase,
-        } => {
-            let c_dim = shape.last().copied().unwrap_or(1).max(1) as u64;
-            let c = idx.last().copied().unwrap_or(0) as u64;
-            let mut row = 0u64;
-            for k in 0..r.saturating_sub(1) {
-                row = row * shape[k] as u64 + idx[k] as u64;
-            }
-            let vec = vec.max(1) as u64;
-            let groups = (c_dim / vec).max(1);
-            let phase = (row / per_phase.max(1) as u64) % max_phase.max(1) as u64;
-            let cs = (((c / vec) ^ phase) % groups) * vec + c % vec;
-            (row * c_dim + cs) * bits
-        }
-        Layout::Nvmma {
-            swizzle,
-            transposed,
-            fp4_padded,
-        } => {
-            // Physical matrix [rows, cols] of the last two dims; cols is the contiguous one.
-            let (rows, cols, ri, ci) = match r {
-                0 => (1u64, 1u64, 0u64, 0u64),
-                1 => (1, shape[0] as u64, 0, idx[0] as u64),
-                _ => {
-                    let (a, b) = (shape[r - 2] as u64, shape[r - 1] as u64);
-                    let (ia, ib) = (idx[r - 2] as u64, idx[r - 1] as u64);
-                    if transposed {
-                        (b, a, ib, ia)
-                    } else {
-                        (a, b, ia, ib)
-                    }
-                }
-            };
-            let mut outer = 0u64;
-            for k in 0..r.saturating_sub(2) {
-                outer = outer * shape[k] as u64 + idx[k] as u64;
-            }
-            let mut row_bits = cols * bits;
-            let mut cbit = ci * bits;
-            if fp4_padded {
-                // Every 8 data bytes are followed by 8 bytes of padding.
-                row_bits *= 2;
-                cbit = cbit / 64 * 128 + cbit % 64;
-            }
-            let span_bits = swizzle.bytes() as u64 * 8;
-            if span_bits == 0 {
-                outer * rows * row_bits + ri * row_bits + cbit
-            } else if row_bits <= span_bits {
-                outer * rows * span_bits + ri * span_bits + cbit
-            } else {
-                let nblocks = row_bits.div_ceil(span_bits);
-                let block = cbit / span_bits;
-                outer * rows * nblocks * span_bits
-                    + block * rows * span_bits
-                    + ri * span_bits
-                    + cbit % span_bits
-            }
-        }
-    }
-}
-
-/// Bytes one buffer of this shape occupies under the layout (the matrix stack, padded rows
-/// included).
-pub fn buffer_bytes(dtype: DType, shape: &[u32], layout: Layout) -> u64 {
-    let bits = dtype.bits() as u64;
-    let numel: u64 = shape.iter().map(|&x| x as u64).product();
-    match layout {
-        Layout::Plain | Layout::Swizzled { .. } | Layout::Linear(_) => (numel * bits).div_ceil(8),
-        Layout::Nvmma {
-            swizzle,
-            transposed,
-            fp4_padded,
-        } => {
-            let r = shape.len();
-            let (rows, cols) = match r {
-                0 => (1u64, 1u64),
-                1 => (1, shape[0] as u64),
-                _ if transposed => (shape[r - 1] as u64, shape[r - 2] as u64),
-                _ => (shape[r - 2] as u64, shape[r - 1] as u64),
-            };
-            let outer: u64 = shape[..r.saturating_sub(2)].iter().map(|&x| x as u64).product();
-            let row_bits = cols * bits * if fp4_padded { 2 } else { 1 };
-            let span_bits = swizzle.bytes() as u64 * 8;
-            let padded = if span_bits == 0 {
-                row_bits
-            } else {
-                row_bits.div_ceil(span_bits) * span_bits
-            };
-            (outer * rows * padded).div_ceil(8)
-        }
-    }
-}
-
-/// Physical location of an element in shared memory: `(byte address, bit shift within the
-/// byte)`. `base` is the buffer's first byte (absolute shared address); the swizzle applies to
-/// the absolute address. `None` when the address does not fit 32 bits.
-pub fn smem_element(
-    base: u32,
-    dtype: DType,
-    shape: &[u32],
-    layout: Layout,
-    idx: &[u32],
-) -> Option<(u32, u32)> {
-    let off = offset_bits(dtype, shape, layout, idx);
-    let byte = (base as u64).checked_add(off / 8)?;
-    let byte = u32::try_from(byte).ok()?;
-    let phys = match layout {
-        Layout::Nvmma { swizzle, .. } => swizzle.apply(byte),
-        _ => byte,
-    };
-    Some((phys, (off % 8) as u32))
-}
 
 /// Physical location of element `idx` of a view.
 pub fn view_element(v: &SmemView, idx: &[u32]) -> Option<(u32, u32)> {
@@ -292,30 +141,20 @@ pub fn view_start(v: &SmemView) -> Option<u32> {
     u32::try_from((v.base as u64).checked_add(off)?).ok()
 }
 
-/// A tensor-memory cell: lane, column, and the element's bit offset inside the 32-bit cell.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TmemCell {
-    pub lane: u32,
-    pub col: u32,
-    pub shift: u32,
+/// The TMEM layout of a view's buffer.
+fn tmem_layout(v: &TmemView) -> TmemLayout {
+    TmemLayout {
+        dtype: v.dtype,
+        block: v.block,
+        col_stride: v.col_stride,
+        scales: v.scales,
+    }
 }
 
 /// Columns one `[M, N]` matrix of a TMEM view's buffer occupies (as
 /// [`bwsim_isa::typeck::TmemTy::matrix_cols`]).
 pub fn tmem_matrix_cols(v: &TmemView) -> u64 {
-    let root = v.root.as_slice();
-    let n = root.last().copied().unwrap_or(1) as u64;
-    let m = if root.len() >= 2 {
-        root[root.len() - 2] as u64
-    } else {
-        1
-    };
-    if v.scales {
-        return bwsim_isa::typeck::scale_matrix_cols(m as u32, n as u32, v.dtype.bits()) as u64;
-    }
-    let mblocks = m.div_ceil(v.block[0].max(1) as u64).max(1);
-    let eb = v.dtype.bits() as u64 * v.col_stride.max(1) as u64;
-    mblocks * (n * eb).div_ceil(32)
+    tmem_layout(v).matrix_cols(v.root.as_slice())
 }
 
 /// Where element `idx` of a TMEM view lives (for a scale-factor view, its copy in lane
@@ -328,40 +167,7 @@ pub fn tmem_element(v: &TmemView, idx: &[u32]) -> TmemCell {
 /// a copy of every row in each quarter; any other view has one cell (`quarter` is ignored).
 pub fn tmem_element_in(v: &TmemView, idx: &[u32], quarter: u32) -> TmemCell {
     let ri: Dims = v.root_index(idx);
-    let root = v.root.as_slice();
-    let ri = ri.as_slice();
-    let r = root.len();
-    let (m, n, nn) = match r {
-        0 => (0u64, 0u64, 1u64),
-        1 => (0, ri[0] as u64, root[0] as u64),
-        _ => (ri[r - 2] as u64, ri[r - 1] as u64, root[r - 1] as u64),
-    };
-    let mut outer = 0u64;
-    for k in 0..r.saturating_sub(2) {
-        outer = outer * root[k] as u64 + ri[k] as u64;
-    }
-    if v.scales {
-        let rows = if r >= 2 { root[r - 2] } else { 1 };
-        let (lane, col, shift) = bwsim_isa::typeck::scale_cell(rows, m as u32, n as u32, v.dtype.bits());
-        let col = v.col as u64 + outer * tmem_matrix_cols(v) + col as u64;
-        return TmemCell {
-            lane: lane + (quarter % 4) * bwsim_isa::typeck::TMEM_QUARTER_LANES,
-            col: u32::try_from(col).unwrap_or(u32::MAX),
-            shift,
-        };
-    }
-    let bm = v.block[0].max(1) as u64;
-    let bn = v.block[1].max(1) as u64;
-    let eb = v.dtype.bits() as u64 * v.col_stride.max(1) as u64;
-    let rr = m % bm;
-    let lane = if bm == 64 { (rr / 16) * 32 + rr % 16 } else { rr };
-    let bit = (m / bm) * nn.div_ceil(bn) * bn * eb + (n / bn) * bn * eb + (n % bn) * eb;
-    let col = v.col as u64 + outer * tmem_matrix_cols(v) + bit / 32;
-    TmemCell {
-        lane: lane as u32,
-        col: u32::try_from(col).unwrap_or(u32::MAX),
-        shift: (bit % 32) as u32,
-    }
+    tmem_layout(v).cell(v.col, v.root.as_slice(), ri.as_slice(), quarter)
 }
 
 /// [`tmem_element_in`] of every element of a view, row-major over its shape
@@ -471,78 +277,6 @@ pub fn span_bytes(s: Swizzle) -> u32 {
 mod tests {
     use super::*;
 
-    fn nv(s: Swizzle) -> Layout {
-        Layout::Nvmma {
-            swizzle: s,
-            transposed: false,
-            fp4_padded: false,
-        }
-    }
-
-    /// The 21 H100-measured vectors of PTX.md section 2, through the placement function: a
-    /// byte buffer whose rows are exactly one span wide at base 0, so the logical address of
-    /// element (r, c) is r * span + c.
-    #[test]
-    fn swizzle_table_through_smem_element() {
-        let table: [(u32, u32, u32, u32); 7] = [
-            (0, 0, 0, 0),
-            (16, 16, 16, 16),
-            (128, 144, 144, 144),
-            (176, 160, 160, 160),
-            (256, 256, 288, 288),
-            (640, 656, 656, 720),
-            (896, 912, 944, 1008),
-        ];
-        for (a, s32, s64, s128) in table {
-            for (sw, want) in [(Swizzle::B32, s32), (Swizzle::B64, s64), (Swizzle::B128, s128)] {
-                let span = sw.bytes();
-                let shape = [64u32, span];
-                let idx = [a / span, a % span];
-                let (phys, shift) = smem_element(0, DType::U8, &shape, nv(sw), &idx).expect("fits");
-                assert_eq!((phys, shift), (want, 0), "{}B swizzle at {a}", span);
-            }
-        }
-    }
-
-    #[test]
-    fn swizzle_uses_absolute_address() {
-        // A 128B-swizzled buffer at 128 (mod 1024): its row 0 is physical row 1 of the pattern.
-        let shape = [8u32, 64];
-        let (p, _) = smem_element(128, DType::F16, &shape, nv(Swizzle::B128), &[0, 0]).expect("fits");
-        assert_eq!(p, 128 ^ 16);
-        let (p0, _) = smem_element(1024, DType::F16, &shape, nv(Swizzle::B128), &[0, 0]).expect("fits");
-        assert_eq!(p0, 1024);
-    }
-
-    #[test]
-    fn narrow_rows_are_padded_and_wide_rows_split() {
-        // f32[4, 8] with 64B swizzle: 32-byte rows padded to 64.
-        let l = nv(Swizzle::B64);
-        assert_eq!(offset_bits(DType::F32, &[4, 8], l, &[1, 0]) / 8, 64);
-        // f16[2, 128] with 128B swizzle: 256-byte rows = 2 column blocks of [2, 128 B].
-        let l = nv(Swizzle::B128);
-        assert_eq!(offset_bits(DType::F16, &[2, 128], l, &[0, 64]) / 8, 2 * 128);
-        assert_eq!(offset_bits(DType::F16, &[2, 128], l, &[1, 64]) / 8, 3 * 128);
-        assert_eq!(buffer_bytes(DType::F16, &[2, 128], l), 512);
-        // Leading dims stack whole matrices.
-        assert_eq!(offset_bits(DType::F16, &[3, 2, 128], l, &[1, 0, 0]) / 8, 512);
-    }
-
-    #[test]
-    fn transposed_swaps_roles() {
-        // [K=64, N=128] f16 MN-major... transposed=true means contiguous along K: element
-        // (k, n) is physical row n, column k.
-        let l = Layout::Nvmma {
-            swizzle: Swizzle::B128,
-            transposed: true,
-            fp4_padded: false,
-        };
-        assert_eq!(
-            offset_bits(DType::F16, &[64, 128], l, &[5, 3]),
-            (3 * 128 + 5 * 2) * 8
-        );
-    }
-
     #[test]
     fn bulk_addresses_match_per_element() {
         use crate::value::Dims;
@@ -640,36 +374,8 @@ mod tests {
         }
     }
 
-    #[test]
-    fn fp4_elements_pack_two_per_byte() {
-        let (b0, s0) = smem_element(0, DType::F4E2M1, &[1, 64], Layout::Plain, &[0, 3]).expect("fits");
-        assert_eq!((b0, s0), (1, 4));
-    }
-
     /// Scale factors as docs/hardware/tmem-scales.md places them: row m in lane m % 32 of every
     /// quarter, column m / 32 per group of 4 K blocks, the K block's byte in the cell.
-    /// `fp4_padded`: 8 data bytes, then 8 bytes of padding, so a 64-byte row of packed fp4 takes
-    /// a whole 128-byte span; the bytes and the fp4 view of them agree, and the swizzle then
-    /// applies as for any row (16-byte chunk `c` of row `r` lands in chunk `c ^ (r % 8)`).
-    #[test]
-    fn fp4_padded_rows_interleave_data_and_padding() {
-        let padded = Layout::Nvmma {
-            swizzle: Swizzle::B128,
-            transposed: false,
-            fp4_padded: true,
-        };
-        assert_eq!(buffer_bytes(DType::I8, &[128, 64], padded), 128 * 128);
-        for (r, j) in [(0u32, 0u32), (0, 7), (0, 8), (1, 9), (3, 63), (127, 40)] {
-            let (byte, shift) = smem_element(0, DType::I8, &[128, 64], padded, &[r, j]).expect("fits");
-            let chunk = (j / 8) ^ (r % 8);
-            assert_eq!((byte, shift), (r * 128 + chunk * 16 + j % 8, 0), "({r}, {j})");
-            // The same byte through the fp4 view: elements 2j (low nibble) and 2j + 1.
-            let lo = smem_element(0, DType::F4E2M1, &[128, 128], padded, &[r, 2 * j]).expect("fits");
-            let hi = smem_element(0, DType::F4E2M1, &[128, 128], padded, &[r, 2 * j + 1]).expect("fits");
-            assert_eq!((lo, hi), ((byte, 0), (byte, 4)), "({r}, {j})");
-        }
-    }
-
     #[test]
     fn scale_factor_placement() {
         let v = TmemView {
@@ -837,49 +543,5 @@ mod tests {
                 }
             }
         }
-    }
-
-    #[test]
-    fn tmem_mapping() {
-        let v = TmemView {
-            col: 256,
-            dtype: DType::F32,
-            block: [128, 64],
-            col_stride: 1,
-            scales: false,
-            root: Dims::from_slice(&[256, 128]).expect("fits"),
-            origin: Dims::zeros(2),
-            dropped: 0,
-            shape: Dims::from_slice(&[256, 128]).expect("fits"),
-            alloc: 0,
-        };
-        // m = 130 → lane 2, second M block: + 2 blocks of 64 columns; n = 70 → block 1, +6.
-        assert_eq!(
-            tmem_element(&v, &[130, 70]),
-            TmemCell {
-                lane: 2,
-                col: 256 + 128 + 64 + 6,
-                shift: 0
-            }
-        );
-        let v64 = TmemView {
-            block: [64, 64],
-            root: Dims::from_slice(&[64, 64]).expect("fits"),
-            ..v
-        };
-        assert_eq!(tmem_element(&v64, &[17, 0]).lane, 33);
-        // f16 packs two per column.
-        let vh = TmemView {
-            dtype: DType::F16,
-            ..v
-        };
-        assert_eq!(
-            tmem_element(&vh, &[0, 3]),
-            TmemCell {
-                lane: 0,
-                col: 257,
-                shift: 16
-            }
-        );
     }
 }

@@ -7,14 +7,13 @@
 //! except for tuples; tiles are reference counted.
 
 use bwsim_isa::numeric;
-use bwsim_isa::typeck::SmemLayout;
-use bwsim_isa::types::{DType, Swizzle};
+use bwsim_isa::types::DType;
 use half::{bf16, f16};
 use std::sync::Arc;
 
 /// Largest rank of a buffer or tile the simulator handles (the IR allows 5 for buffers;
-/// reshapes and joins may add one).
-pub const MAX_RANK: usize = 6;
+/// reshapes and joins may add one): placement's.
+pub const MAX_RANK: usize = bwsim_isa::placement::MAX_RANK;
 
 /// A small fixed-capacity list of dimensions (`Copy`, no allocation).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
@@ -58,107 +57,9 @@ impl Dims {
     }
 }
 
-/// A shared-memory layout, as a `Copy` value (see [`bwsim_isa::typeck::SmemLayout`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Layout {
-    Plain,
-    Nvmma {
-        swizzle: Swizzle,
-        transposed: bool,
-        fp4_padded: bool,
-    },
-    Swizzled {
-        vec: u32,
-        per_phase: u32,
-        max_phase: u32,
-    },
-    /// A `linear` layout, inverted ([`LinearMap`]).
-    Linear(LinearMap),
-}
-
-/// A `linear` shared layout as a `Copy` value: the element offset each coordinate bit
-/// contributes (dimension 0's bits first), XORed ([`bwsim_isa::typeck::LinearSmem`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct LinearMap {
-    pub dim_bits: [u8; MAX_RANK],
-    pub offsets: [u16; bwsim_isa::typeck::LINEAR_SMEM_MAX_BITS],
-}
-
-impl LinearMap {
-    /// From the offset bases; `None` for a map the type checker refuses (not one to one,
-    /// too many bits or dimensions).
-    pub fn new(bases: &[Vec<u32>]) -> Option<LinearMap> {
-        let l = bwsim_isa::typeck::LinearSmem::new(bases).ok()?;
-        if l.dim_bits.len() > MAX_RANK {
-            return None;
-        }
-        let mut m = LinearMap {
-            dim_bits: [0; MAX_RANK],
-            offsets: [0; bwsim_isa::typeck::LINEAR_SMEM_MAX_BITS],
-        };
-        m.dim_bits[..l.dim_bits.len()].copy_from_slice(&l.dim_bits);
-        for (o, &x) in m.offsets.iter_mut().zip(&l.offsets) {
-            *o = u16::try_from(x).ok()?;
-        }
-        Some(m)
-    }
-
-    /// Element offset of coordinates `idx`.
-    pub fn offset(&self, idx: &[u32]) -> u64 {
-        let mut o = 0u64;
-        let mut k = 0;
-        for (d, &x) in idx.iter().enumerate().take(MAX_RANK) {
-            for bit in 0..self.dim_bits[d] {
-                if x >> bit & 1 == 1 {
-                    o ^= self.offsets[k] as u64;
-                }
-                k += 1;
-            }
-        }
-        o
-    }
-}
-
-impl From<&SmemLayout> for Layout {
-    fn from(l: &SmemLayout) -> Layout {
-        match l {
-            SmemLayout::Plain => Layout::Plain,
-            SmemLayout::Nvmma {
-                swizzle,
-                transposed,
-                fp4_padded,
-            } => Layout::Nvmma {
-                swizzle: *swizzle,
-                transposed: *transposed,
-                fp4_padded: *fp4_padded,
-            },
-            SmemLayout::Swizzled {
-                vec,
-                per_phase,
-                max_phase,
-            } => Layout::Swizzled {
-                vec: *vec,
-                per_phase: *per_phase,
-                max_phase: *max_phase,
-            },
-            // The type checker refuses a linear layout without an inverse; an unchecked one
-            // reads as plain.
-            SmemLayout::Linear { bases } => LinearMap::new(bases).map_or(Layout::Plain, Layout::Linear),
-        }
-    }
-}
-
-impl Layout {
-    pub fn swizzle(&self) -> Swizzle {
-        match self {
-            Layout::Nvmma { swizzle, .. } => *swizzle,
-            _ => Swizzle::None,
-        }
-    }
-    pub fn transposed(&self) -> bool {
-        matches!(self, Layout::Nvmma { transposed: true, .. })
-    }
-}
+/// A shared-memory layout as views carry it: the isa's placement form of
+/// [`bwsim_isa::typeck::SmemLayout`] (`Copy`, a `linear` layout inverted).
+pub use bwsim_isa::placement::{Layout, LinearMap};
 
 /// A view of a shared-memory buffer: the root buffer (its first byte, element type, shape and
 /// layout) plus the view's origin inside the root and its own shape. Leading integer indices

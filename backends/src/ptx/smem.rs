@@ -12,11 +12,14 @@
 //! - `plain` and `nvmma(0)`: row-major. `swizzled(vec, per_phase, max_phase)`: Triton's
 //!   `SwizzledSharedLayout` (`vec`-element chunks of a row XORed with the row's phase).
 //!
-//! With power-of-two extents every one of these is a linear map (over GF(2)) from the bits of
-//! an element's flat index to the bits of its byte offset; [`view_map`] computes that map and
-//! checks it, and the lowering then addresses any register of any thread with one XOR.
+//! Where an element lives is [`bwsim_isa::placement`]'s, the simulator's placement; this
+//! module refuses what the backend cannot address and builds the maps below from it. With
+//! power-of-two extents every one of these layouts is a linear map (over GF(2)) from the bits
+//! of an element's flat index to the bits of its byte offset; [`view_map`] computes that map
+//! and checks it, and the lowering then addresses any register of any thread with one XOR.
 
 use super::layout::LayoutError;
+use bwsim_isa::placement;
 use bwsim_isa::typeck::SmemLayout;
 use bwsim_isa::types::{DType, Swizzle};
 
@@ -80,22 +83,9 @@ impl Geom {
         }
     }
 
-    /// Bytes of one matrix.
-    pub fn matrix_bytes(&self) -> u64 {
-        let (pr, _) = self.phys_rc();
-        let span = self.layout.swizzle().bytes() as u64;
-        let row = self.row_bytes();
-        pr as u64 * if span > 0 { row.max(span) } else { row }
-    }
-
-    /// Bytes of the whole region.
+    /// Bytes of the whole region ([`placement::buffer_bytes`]).
     pub fn total_bytes(&self) -> u64 {
-        let n = self.full.len();
-        let outer: u64 = self.full[..n.saturating_sub(2)]
-            .iter()
-            .map(|&x| x as u64)
-            .product();
-        outer * self.matrix_bytes()
+        placement::buffer_bytes(self.dtype, &self.full, placement::Layout::from(&self.layout))
     }
 
     /// Byte offset of a logical element of the region (full-rank index), swizzle included.
@@ -109,105 +99,59 @@ impl Geom {
         self.offset(idx, false)
     }
 
-    fn offset(&self, idx: &[u32], swizzled: bool) -> Result<u64, LayoutError> {
-        let n = self.full.len();
-        if idx.len() != n {
-            return Err("index rank differs from the buffer's".into());
-        }
-        // Work in bits so that sub-byte (fp4) buffers can be addressed at byte boundaries.
-        let bits = self.dtype.bits() as u64;
-        let (r, c) = if n >= 2 {
-            (idx[n - 2], idx[n - 1])
-        } else {
-            (0, idx[0])
-        };
-        let mut mi: u64 = 0;
-        for (f, i) in self.full.iter().zip(idx).take(n.saturating_sub(2)) {
-            mi = mi * *f as u64 + *i as u64;
-        }
-        let (pr, pc) = if transposed(&self.layout) {
-            (c as u64, r as u64)
-        } else {
-            (r as u64, c as u64)
-        };
-        let (_, ppc) = self.phys_rc();
-        let ppc = ppc as u64;
-        let off_bits = match &self.layout {
-            SmemLayout::Plain
-            | SmemLayout::Nvmma {
-                swizzle: Swizzle::None,
-                fp4_padded: false,
-                ..
-            } => (pr * ppc + pc) * bits,
-            SmemLayout::Nvmma {
-                swizzle, fp4_padded, ..
-            } => {
-                let span = swizzle.bytes() as u64 * 8;
-                let (ppr, _) = self.phys_rc();
-                let (row, b) = if *fp4_padded {
-                    // 8 data bytes, then 8 bytes of padding.
-                    (2 * ppc * bits, pc * bits / 64 * 128 + pc * bits % 64)
-                } else {
-                    (ppc * bits, pc * bits)
-                };
-                if row <= span {
-                    pr * span + b
-                } else {
-                    if !row.is_multiple_of(span) {
-                        return Err(format!(
-                            "rows of {} bytes are not a multiple of the {}-byte swizzle span",
-                            row / 8,
-                            span / 8
-                        )
-                        .into());
-                    }
-                    (b / span) * (ppr as u64 * span) + pr * span + b % span
+    /// The layout in placement form, refusing what the backend cannot address: wide NVMMA rows
+    /// that are not a whole number of spans, a zero `swizzled` parameter, a linear layout
+    /// without an inverse.
+    fn placement(&self) -> Result<placement::Layout, LayoutError> {
+        match &self.layout {
+            SmemLayout::Nvmma { swizzle, .. } if *swizzle != Swizzle::None => {
+                let (span, row) = (swizzle.bytes() as u64, self.row_bytes());
+                if row > span && !row.is_multiple_of(span) {
+                    return Err(format!(
+                        "rows of {row} bytes are not a multiple of the {span}-byte swizzle span"
+                    )
+                    .into());
                 }
             }
             SmemLayout::Swizzled {
                 vec,
                 per_phase,
                 max_phase,
-            } => {
-                let (vec, pp, mp) = (*vec as u64, *per_phase as u64, *max_phase as u64);
-                if vec == 0 || pp == 0 || mp == 0 {
-                    return Err("swizzled layout with a zero parameter".into());
-                }
-                let phase = (pr / pp) % mp;
-                let col = ((pc / vec) ^ phase) * vec + pc % vec;
-                (pr * ppc + col) * bits
+            } if *vec == 0 || *per_phase == 0 || *max_phase == 0 => {
+                return Err("swizzled layout with a zero parameter".into());
             }
-            // A linear layout maps the whole index at once (no matrix stacking, no swizzle).
-            SmemLayout::Linear { bases } => return linear_offset(bases, self.dtype, idx),
-        };
-        if off_bits % 8 != 0 {
+            SmemLayout::Linear { bases } => {
+                bwsim_isa::typeck::LinearSmem::new(bases)?;
+            }
+            _ => {}
+        }
+        Ok(placement::Layout::from(&self.layout))
+    }
+
+    /// [`placement::offset_bits`] in whole bytes; the region is aligned to the swizzle
+    /// period, so the swizzle (when `swizzled`) is a function of the offset.
+    fn offset(&self, idx: &[u32], swizzled: bool) -> Result<u64, LayoutError> {
+        if idx.len() != self.full.len() {
+            return Err("index rank differs from the buffer's".into());
+        }
+        let layout = self.placement()?;
+        let off_bits = placement::offset_bits(self.dtype, &self.full, layout, idx);
+        if !off_bits.is_multiple_of(8) {
             return Err(format!(
                 "element {idx:?} of a {} buffer does not start on a byte",
                 self.dtype
             )
             .into());
         }
-        let off = mi * self.matrix_bytes() + off_bits / 8;
-        match (&self.layout, swizzled) {
-            (SmemLayout::Nvmma { swizzle, .. }, true) => {
-                // The region is aligned to the swizzle period, so the pattern is a function of
-                // the offset.
+        let off = off_bits / 8;
+        match layout {
+            placement::Layout::Nvmma { swizzle, .. } if swizzled => {
                 let u = u32::try_from(off).map_err(|_| LayoutError::OffsetOverflow)?;
                 Ok(swizzle.apply(u) as u64)
             }
             _ => Ok(off),
         }
     }
-}
-
-/// Byte offset of element `idx` of a `linear` layout.
-fn linear_offset(bases: &[Vec<u32>], dtype: DType, idx: &[u32]) -> Result<u64, LayoutError> {
-    let l = bwsim_isa::typeck::LinearSmem::new(bases)?;
-    let off_bits = l.offset(idx) as u64 * dtype.bits() as u64;
-    if !off_bits.is_multiple_of(8) {
-        return Err(format!("element {idx:?} of a {dtype} buffer does not start on a byte").into());
-    }
-    Ok(off_bits / 8)
 }
 
 /// Row-major multi-index of a flat index.
@@ -329,7 +273,7 @@ pub fn operand_desc(g: &Geom, mn0: u32, k0: u32, k_is_col: bool) -> Result<Opera
         return Err(format!("rows of {row} bytes are not a multiple of the {span}-byte swizzle span").into());
     }
     let byte_in_row = pc as u64 * bits / 8;
-    let start = (byte_in_row / span) * (ppr as u64 * span) + pr as u64 * span + byte_in_row % span;
+    let start = g.logical_offset(&[lr, lc])?;
     if pr % 8 != 0 {
         return Err(
             format!("the operand starts at row {pr} of its swizzle atom (needs a multiple of 8)").into(),
@@ -405,7 +349,7 @@ mod tests {
         };
         assert_eq!(g.byte_offset(&[0, 64]).unwrap(), 64 * 128);
         assert_eq!(g.byte_offset(&[1, 64]).unwrap(), 64 * 128 + (128 ^ 16));
-        assert_eq!(g.matrix_bytes(), 32768);
+        assert_eq!(g.total_bytes(), 32768);
     }
 
     #[test]
@@ -519,5 +463,79 @@ mod tests {
         };
         assert_eq!(f.logical_offset(&[1, 2]).unwrap(), 33);
         assert!(f.logical_offset(&[1, 1]).is_err());
+    }
+
+    /// The GF(2) map the lowering addresses with agrees with the placement function the
+    /// simulator uses, on every element, for every kind of layout: NVMMA 32/64/128-byte
+    /// swizzles (narrow, exact and wide rows, stacked matrices), transposed, `swizzled`,
+    /// `linear`, plain.
+    #[test]
+    fn view_map_agrees_with_placement() {
+        let nvt = |s: Swizzle| SmemLayout::Nvmma {
+            swizzle: s,
+            transposed: true,
+            fp4_padded: false,
+        };
+        let cases: Vec<(DType, Vec<u32>, SmemLayout)> = vec![
+            (DType::F16, vec![64, 16], nv(Swizzle::B32)),
+            (DType::F16, vec![32, 32], nv(Swizzle::B64)),
+            (DType::F16, vec![2, 64, 64], nv(Swizzle::B128)),
+            (DType::F32, vec![8, 128], nv(Swizzle::B128)),
+            (DType::I8, vec![16, 64], nv(Swizzle::B64)),
+            (DType::F16, vec![64, 128], nvt(Swizzle::B128)),
+            (DType::BF16, vec![32, 64], nvt(Swizzle::B64)),
+            (DType::F16, vec![32, 64], nvt(Swizzle::B32)),
+            (
+                DType::F16,
+                vec![16, 64],
+                SmemLayout::Swizzled {
+                    vec: 8,
+                    per_phase: 1,
+                    max_phase: 8,
+                },
+            ),
+            (
+                DType::I8,
+                vec![32, 64],
+                SmemLayout::Swizzled {
+                    vec: 16,
+                    per_phase: 2,
+                    max_phase: 4,
+                },
+            ),
+            // Column-major, with one column bit XORed into another.
+            (
+                DType::I8,
+                vec![16, 16],
+                SmemLayout::Linear {
+                    bases: [[1, 0], [2, 0], [4, 0], [8, 0], [0, 1], [0, 3], [0, 4], [0, 8]]
+                        .iter()
+                        .map(|b| b.to_vec())
+                        .collect(),
+                },
+            ),
+            (DType::F32, vec![4, 8, 16], SmemLayout::Plain),
+        ];
+        for (dtype, full, layout) in cases {
+            let placed = placement::Layout::from(&layout);
+            let g = Geom {
+                dtype,
+                full: full.clone(),
+                layout,
+            };
+            let zero = vec![0; full.len()];
+            let map = view_map(&g, &zero, &full).expect("a linear map");
+            let n: u64 = full.iter().map(|&d| d as u64).product();
+            for flat in 0..n {
+                let idx = unflatten(&full, flat);
+                let want = placement::smem_element(0, dtype, &full, placed, &idx).expect("fits");
+                assert_eq!(
+                    (map.offset(flat as u32), 0),
+                    want,
+                    "{dtype} {full:?} {:?} element {idx:?}",
+                    g.layout
+                );
+            }
+        }
     }
 }

@@ -181,8 +181,13 @@ impl<'k> Cx<'k> {
         }
     }
 
+    /// A register-layout operand, recorded for the later stages ([`Checked::layout_of`]).
     pub(super) fn layout_arg(&mut self, e: &'k Expr) -> Result<TileLayout, Diagnostic> {
-        self.tile_layout(e)
+        let l = self.tile_layout(e)?;
+        (self.checked.tile_layouts.entry(e as *const Expr as usize))
+            .or_default()
+            .insert(self.iters.clone(), l.clone());
+        Ok(l)
     }
 
     pub(super) fn tile_arg(&mut self, e: &'k Expr, what: &str) -> Result<TileTy, Diagnostic> {

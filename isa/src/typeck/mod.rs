@@ -88,6 +88,12 @@ pub struct Checked<'k> {
     pub workers: Vec<(String, u32, u32)>,
     /// The checked snippet of each `inline_asm` op (keyed by the op's address), parsed once.
     inline_asm: HashMap<usize, std::sync::Arc<crate::inline_ptx::Program>>,
+    /// The type each value-producing op resolved to (its written type and layout as values),
+    /// keyed by the op's address, then by the iteration of every `static_for` around it.
+    op_types: HashMap<usize, HashMap<Vec<i64>, Ty>>,
+    /// The register layout each layout operand (`arange`'s, `layout=`, ...) resolved to, keyed
+    /// by the operand expression's address, then like `op_types`.
+    tile_layouts: HashMap<usize, HashMap<Vec<i64>, TileLayout>>,
 }
 
 impl<'k> Checked<'k> {
@@ -104,6 +110,16 @@ impl<'k> Checked<'k> {
     /// The checked snippet of an `inline_asm` op.
     pub fn inline_asm(&self, op: &Op) -> Option<&std::sync::Arc<crate::inline_ptx::Program>> {
         self.inline_asm.get(&(op as *const Op as usize))
+    }
+    /// The type an op produces, its written type and layout resolved: `iters` holds the
+    /// iteration value of every `static_for` around the op, outermost first (a `static_for`
+    /// body is checked once per iteration, and its types may depend on the iteration).
+    pub fn op_type(&self, op: &Op, iters: &[i64]) -> Option<&Ty> {
+        self.op_types.get(&(op as *const Op as usize))?.get(iters)
+    }
+    /// The register layout a layout operand resolved to (`iters` as for [`Checked::op_type`]).
+    pub fn layout_of(&self, e: &Expr, iters: &[i64]) -> Option<&TileLayout> {
+        self.tile_layouts.get(&(e as *const Expr as usize))?.get(iters)
     }
     /// The type of a name bound by `let` (pass the `Ident` inside the kernel).
     pub fn binding_type(&self, ident: &Ident) -> Option<&Ty> {
@@ -164,6 +180,9 @@ struct Cx<'k> {
     /// Product of the trip counts of the `static_for`s being unrolled around the current
     /// statement (1 outside any).
     unroll: u64,
+    /// The iteration value of every `static_for` being unrolled, outermost first: with an
+    /// op's address, what keys the facts recorded for later stages.
+    iters: Vec<i64>,
 }
 
 /// Most iterations one `static_for` unrolls.
@@ -215,6 +234,8 @@ impl<'k> Cx<'k> {
                 binding_types: HashMap::new(),
                 workers: Vec::new(),
                 inline_asm: HashMap::new(),
+                op_types: HashMap::new(),
+                tile_layouts: HashMap::new(),
             },
             diags: Vec::new(),
             scopes: vec![Scope {
@@ -230,6 +251,7 @@ impl<'k> Cx<'k> {
             seen: Default::default(),
             poison_hit: false,
             unroll: 1,
+            iters: Vec::new(),
         }
     }
 
@@ -499,7 +521,9 @@ impl<'k> Cx<'k> {
                                         poisoned: Default::default(),
                                     });
                                     self.declare(var, Ty::Scalar(ScalarTy::I32));
+                                    self.iters.push(i);
                                     self.block(body);
+                                    self.iters.pop();
                                     self.scopes.pop();
                                     match i.checked_add(st) {
                                         Some(n) => i = n,
@@ -1080,35 +1104,10 @@ impl<'k> Cx<'k> {
     }
 }
 
-/// Bytes a shared buffer occupies: rows of an NVMMA-swizzled layout are padded to the span.
-/// A row runs along the contiguous dimension: the last one, the second to last of a
-/// transposed (MN-major) NVMMA buffer (stored with its last two dimensions swapped).
+/// Bytes a shared buffer occupies ([`crate::placement::buffer_bytes`]), saturated to `u32`.
 pub fn smem_bytes(dtype: DType, shape: &[u32], layout: &SmemLayout) -> u32 {
-    if let SmemLayout::Linear { .. } = layout {
-        let n: u64 = shape.iter().map(|&x| x as u64).product();
-        return u32::try_from((n * dtype.bits() as u64).div_ceil(8)).unwrap_or(u32::MAX);
-    }
-    let r = shape.len();
-    let contiguous = if matches!(layout, SmemLayout::Nvmma { transposed: true, .. }) && r >= 2 {
-        r - 2
-    } else {
-        r.saturating_sub(1)
-    };
-    let inner = shape.get(contiguous).copied().unwrap_or(1) as u64;
-    let outer: u64 = shape
-        .iter()
-        .enumerate()
-        .filter(|&(i, _)| i != contiguous)
-        .fold(1u64, |a, (_, &x)| a.saturating_mul(x as u64));
-    let mut row = (inner * dtype.bits() as u64).div_ceil(8);
-    if layout.fp4_padded() {
-        row *= 2;
-    }
-    let span = layout.swizzle().bytes() as u64;
-    if span > 0 && row < span {
-        row = span;
-    }
-    u32::try_from(outer.saturating_mul(row)).unwrap_or(u32::MAX)
+    let layout = crate::placement::Layout::from(layout);
+    u32::try_from(crate::placement::buffer_bytes(dtype, shape, layout)).unwrap_or(u32::MAX)
 }
 
 fn promote(a: ScalarTy, b: ScalarTy) -> ScalarTy {
@@ -1179,34 +1178,6 @@ fn number_block(b: &Block, counter: &mut usize, pre: &mut HashMap<usize, (usize,
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn nvmma(transposed: bool) -> SmemLayout {
-        SmemLayout::Nvmma {
-            swizzle: Swizzle::B128,
-            transposed,
-            fp4_padded: false,
-        }
-    }
-
-    #[test]
-    fn smem_bytes_pads_rows_along_the_contiguous_dimension() {
-        // [16, 32] f32: 16 rows of 128 bytes; seen transposed as [32, 16], the same rows.
-        assert_eq!(smem_bytes(DType::F32, &[16, 32], &nvmma(false)), 2048);
-        assert_eq!(smem_bytes(DType::F32, &[32, 16], &nvmma(true)), 2048);
-        // [2, 64, 16] f16 transposed: 2 x 16 rows of 64 elements (128 bytes).
-        assert_eq!(smem_bytes(DType::F16, &[2, 64, 16], &nvmma(true)), 4096);
-        // Not transposed: 2 x 64 rows of 32 bytes, each padded to the 128-byte span.
-        assert_eq!(smem_bytes(DType::F16, &[2, 64, 16], &nvmma(false)), 16384);
-        assert_eq!(smem_bytes(DType::F32, &[16], &nvmma(true)), 128);
-        assert_eq!(smem_bytes(DType::F32, &[16, 32], &SmemLayout::Plain), 2048);
-        // fp4_padded: 64 data bytes a row take 128.
-        let padded = SmemLayout::Nvmma {
-            swizzle: Swizzle::B128,
-            transposed: false,
-            fp4_padded: true,
-        };
-        assert_eq!(smem_bytes(DType::I8, &[128, 64], &padded), 16384);
-    }
 
     #[test]
     fn a_transposed_reinterpret_of_a_buffer_fits_its_bytes() {

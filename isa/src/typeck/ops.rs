@@ -162,9 +162,17 @@ impl<'k> Cx<'k> {
         }
     }
 
+    /// The type of an op's value, recorded for the later stages ([`Checked::op_type`]).
     pub(super) fn op(&mut self, op: &'k Op) -> Option<Ty> {
         match self.op_inner(op) {
-            Ok(t) => t,
+            Ok(t) => {
+                if let Some(t) = &t {
+                    (self.checked.op_types.entry(op as *const Op as usize))
+                        .or_default()
+                        .insert(self.iters.clone(), t.clone());
+                }
+                t
+            }
             Err(d) => {
                 self.emit(d);
                 None

@@ -503,6 +503,9 @@ struct Lower<'a, 'k> {
     descs: Vec<DescInfo>,
     next_warp: u32,
     allocs: Vec<AllocName>,
+    /// The iteration value of every `static_for` being unrolled, outermost first: where the
+    /// checker's per-op facts are looked up ([`Checked::op_type`]).
+    iters: Vec<i64>,
 }
 
 fn unsupported(span: Span, msg: impl Into<String>) -> Diagnostic {
@@ -511,6 +514,16 @@ fn unsupported(span: Span, msg: impl Into<String>) -> Diagnostic {
         msg,
         span,
         "the simulator does not model this",
+    )
+}
+
+/// An op the checker has no type for (lowering runs on checked kernels only).
+fn unchecked(op: &Op) -> Diagnostic {
+    Diagnostic::error(
+        Code::SimUnsupported,
+        format!("`{}` was not resolved by the type checker", op.kind.name()),
+        op.span,
+        "here",
     )
 }
 
@@ -525,6 +538,7 @@ pub fn lower(checked: &Checked, plan: &LaunchPlan) -> Result<Program, Vec<Diagno
         descs: Vec::new(),
         next_warp: checked.num_warps,
         allocs: Vec::new(),
+        iters: Vec::new(),
     };
     let mut init = Vec::new();
     let mut diags = Vec::new();
@@ -876,7 +890,9 @@ impl<'a, 'k> Lower<'a, 'k> {
                     self.env.bind(&var.name, ConstValue::Int(i));
                     self.scopes.push(HashMap::new());
                     self.bind(&var.name, Binding::Const(ConstValue::Int(i)));
+                    self.iters.push(i);
                     let r = self.scoped(body);
+                    self.iters.pop();
                     self.scopes.pop();
                     r?;
                     i = i.saturating_add(st);
@@ -1102,40 +1118,27 @@ impl<'a, 'k> Lower<'a, 'k> {
                     },
                 }
             }
-            K::SmemReinterpret { src, ty, layout } => {
-                let (dtype, shape) = self.shaped(ty)?;
-                let layout = self.smem_layout(layout)?;
+            K::SmemReinterpret { src, .. } => {
+                let Some(Ty::Smem(t)) = self.checked.op_type(op, &self.iters) else {
+                    return Err(unchecked(op));
+                };
                 LOp::SmemReinterpret {
                     src: self.expr(src)?,
-                    dtype,
-                    shape,
-                    layout,
+                    dtype: t.dtype,
+                    shape: self.dims(&t.shape, op.span)?,
+                    layout: Layout::from(&t.layout),
                 }
             }
-            K::TmemReinterpret {
-                src,
-                ty,
-                block,
-                col_stride,
-            } => {
-                let (dtype, shape) = self.shaped(ty)?;
-                let block = match block {
-                    Some(b) => match self.const_list(b)?.as_slice() {
-                        [m, n] => [*m, *n],
-                        _ => return Err(unsupported(b.span, "block is [M, N]")),
-                    },
-                    None => bwsim_isa::typeck::default_tmem_block(shape.as_slice()),
-                };
-                let col_stride = match col_stride {
-                    Some(c) => u32::try_from(self.const_int(c)?).unwrap_or(1),
-                    None => 1,
+            K::TmemReinterpret { src, .. } => {
+                let Some(Ty::Tmem(t)) = self.checked.op_type(op, &self.iters) else {
+                    return Err(unchecked(op));
                 };
                 LOp::TmemReinterpret {
                     src: self.expr(src)?,
-                    dtype,
-                    shape,
-                    block,
-                    col_stride,
+                    dtype: t.dtype,
+                    shape: self.dims(&t.shape, op.span)?,
+                    block: t.block,
+                    col_stride: t.col_stride,
                 }
             }
             K::MbarAlloc { .. } => {
@@ -1396,73 +1399,9 @@ impl<'a, 'k> Lower<'a, 'k> {
         Ok((lop, name))
     }
 
-    fn shaped(&self, e: &Expr) -> Result<(DType, Dims), Diagnostic> {
-        if let ExprKind::Index(base, items) = &e.kind {
-            let dtype = self.env.dtype(base)?;
-            let mut dims = Vec::new();
-            for it in items {
-                if let IndexItem::Expr(d) = it {
-                    dims.push(u32::try_from(self.const_int(d)?).unwrap_or(0));
-                }
-            }
-            let d = Dims::from_slice(&dims).ok_or_else(|| unsupported(e.span, "rank above 6"))?;
-            return Ok((dtype, d));
-        }
-        Err(Diagnostic::error(
-            Code::EType,
-            "expected a shaped type",
-            e.span,
-            "here",
-        ))
-    }
-
-    fn smem_layout(&self, e: &Expr) -> Result<Layout, Diagnostic> {
-        use bwsim_isa::types::Swizzle;
-        match &e.kind {
-            ExprKind::Name(n) if n == "plain" => Ok(Layout::Plain),
-            ExprKind::Call(f, args) if f == "nvmma" => {
-                let mut swizzle = Swizzle::None;
-                let mut transposed = false;
-                let mut fp4_padded = false;
-                for a in args {
-                    match a.key.as_ref().map(|k| k.name.as_str()) {
-                        None => {
-                            swizzle = Swizzle::from_bytes(self.const_int(&a.value)?).unwrap_or(Swizzle::None)
-                        }
-                        Some("transposed") => transposed = self.env.bool(&a.value)?,
-                        Some("fp4_padded") => fp4_padded = self.env.bool(&a.value)?,
-                        Some(_) => {}
-                    }
-                }
-                Ok(Layout::Nvmma {
-                    swizzle,
-                    transposed,
-                    fp4_padded,
-                })
-            }
-            ExprKind::Call(f, args) if f == "swizzled" && args.len() == 3 => Ok(Layout::Swizzled {
-                vec: u32::try_from(self.const_int(&args[0].value)?).unwrap_or(1),
-                per_phase: u32::try_from(self.const_int(&args[1].value)?).unwrap_or(1),
-                max_phase: u32::try_from(self.const_int(&args[2].value)?).unwrap_or(1),
-            }),
-            ExprKind::Call(f, args) if f == "linear" => {
-                match bwsim_isa::typeck::SmemLayout::linear_from_args(args) {
-                    Some(l) => Ok(Layout::from(&l)),
-                    None => Err(Diagnostic::error(
-                        Code::SmemLayout,
-                        "linear(...) takes one list of offset bases",
-                        e.span,
-                        "here",
-                    )),
-                }
-            }
-            _ => Err(Diagnostic::error(
-                Code::SmemLayout,
-                "unknown shared-memory layout",
-                e.span,
-                "here",
-            )),
-        }
+    /// A shape the checker resolved, as [`Dims`].
+    fn dims(&self, shape: &[u32], span: Span) -> Result<Dims, Diagnostic> {
+        Dims::from_slice(shape).ok_or_else(|| unsupported(span, "rank above 6"))
     }
 }
 

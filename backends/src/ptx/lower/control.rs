@@ -39,7 +39,9 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         while i < b {
             self.consts.bind(&var.name, ConstValue::Int(i));
             self.scopes.push(HashMap::new());
+            self.iters.push(i);
             r = self.block(body);
+            self.iters.pop();
             self.scopes.pop();
             if r.is_err() {
                 break;

@@ -149,11 +149,8 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         if let Some(v) = self.k.params.get(n) {
             return Ok(v.clone());
         }
-        if let Some(l) = self.ck.layouts.get(n) {
-            return Ok(Val::Layout(l.clone()));
-        }
-        if n == "tmem32x32b" {
-            return Ok(Val::Layout(TileLayout::Tmem32x32b));
+        if self.ck.layouts.contains_key(n) {
+            return Ok(Val::Layout);
         }
         if let Some(d) = DType::from_name(n) {
             return Ok(Val::DType(d));

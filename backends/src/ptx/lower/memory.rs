@@ -1,7 +1,7 @@
 //! Generic memory accesses: shared-memory loads and stores of register tiles (addresses through
 //! the swizzle) and global loads and stores through pointer parameters.
 
-use super::ops::*;
+use super::access::*;
 use super::*;
 use crate::ptx::layout::xor_bits;
 use crate::ptx::smem::view_map;

@@ -38,6 +38,7 @@
 //! `tile` (register tiles, their math, reductions and layout conversions), `ops` (operation
 //! dispatch) with `tma`, `tensor` and `memory` (each operation family's lowering).
 
+mod access;
 mod asm;
 mod control;
 mod expr;
@@ -132,7 +133,8 @@ pub(super) enum Val {
     /// A global pointer parameter: element type and 64-bit generic address.
     Ptr(DType, Reg),
     Tuple(Vec<Val>),
-    Layout(TileLayout),
+    /// A register layout named as a value (layout operands come from the checker).
+    Layout,
     DType(DType),
 }
 
@@ -148,7 +150,7 @@ impl Val {
             Val::Desc(_) => "a tensor descriptor",
             Val::Ptr(..) => "a pointer",
             Val::Tuple(_) => "a tuple",
-            Val::Layout(_) => "a layout",
+            Val::Layout => "a layout",
             Val::DType(_) => "an element type",
         }
     }
@@ -209,6 +211,9 @@ pub(super) struct Lowerer<'c, 'k> {
     reserved: Reserved,
     /// Nesting of control flow (warp_specialize must be at depth 0).
     depth: usize,
+    /// The iteration value of every `static_for` being unrolled, outermost first: where the
+    /// checker's per-op facts are looked up ([`Checked::op_type`]).
+    iters: Vec<i64>,
     end_label: String,
     ws_done: bool,
     /// The name a statement assigns, while lowering its right-hand side (for in-place wgmma).
@@ -525,6 +530,7 @@ pub(super) fn lower(ck: &Checked) -> Result<PtxModule, LowerError> {
         scratch: vec![0; plan.len()],
         reserved,
         depth: 0,
+        iters: Vec::new(),
         end_label: end_label.clone(),
         ws_done: false,
         assign_target: None,
@@ -730,7 +736,7 @@ pub(super) fn remap_val(v: &mut Val, map: &HashMap<Reg, Reg>) {
         }
         Val::Mbar { base, .. } => m(&mut base.reg),
         Val::Tuple(vs) => vs.iter_mut().for_each(|x| remap_val(x, map)),
-        Val::Int(_) | Val::Bool(_) | Val::Float(_) | Val::Desc(_) | Val::Layout(_) | Val::DType(_) => {}
+        Val::Int(_) | Val::Bool(_) | Val::Float(_) | Val::Desc(_) | Val::Layout | Val::DType(_) => {}
     }
 }
 

@@ -17,63 +17,8 @@
 //! `tma` lowers allocations and TMA copies, `tensor` tensor memory and the MMAs, `memory` the
 //! generic shared and global accesses.
 
+use super::access::*;
 use super::*;
-use bwsim_isa::types::Swizzle;
-
-/// Per register of a tile: (TMEM column relative to the warp's base address, register index,
-/// bit shift inside the 32-bit cell).
-pub(super) type TmemCells = Vec<(u32, usize, u32)>;
-
-/// PTX type of a load/store of one tile element.
-pub(super) fn ldst_ty(d: DType) -> Option<&'static str> {
-    Some(match d.bits() {
-        64 => "b64",
-        32 => {
-            if matches!(d, DType::F32 | DType::TF32) {
-                "f32"
-            } else {
-                "b32"
-            }
-        }
-        16 => "b16",
-        8 => "u8",
-        _ => return None,
-    })
-}
-
-/// Operand-type name of a wgmma / descriptor type.
-pub(super) fn wgmma_ty(d: DType) -> Option<&'static str> {
-    Some(match d {
-        DType::F16 => "f16",
-        DType::BF16 => "bf16",
-        DType::TF32 | DType::F32 => "tf32",
-        DType::F8E4M3 => "e4m3",
-        DType::F8E5M2 => "e5m2",
-        DType::I8 => "s8",
-        DType::U8 => "u8",
-        _ => return None,
-    })
-}
-
-/// Where an element of a TMEM view lives relative to the view's region address: (lane,
-/// column), as the simulator places it (DESIGN.md section 4; Triton's `TensorMemoryLayout`).
-pub(super) fn tmem_cell(v: &TmemView, m: u32, n: u32) -> (u32, u32, u32) {
-    let (mm, nn) = match v.full.len() {
-        0 => (0u64, 1u64),
-        1 => (0, v.full[0] as u64),
-        r => (m as u64, v.full[r - 1] as u64),
-    };
-    let _ = mm;
-    let bm = v.block[0].max(1) as u64;
-    let bn = v.block[1].max(1) as u64;
-    let eb = v.dtype.bits() as u64 * v.col_stride.max(1) as u64;
-    let m = m as u64;
-    let n = n as u64;
-    let rr = m % bm;
-    let lane = if bm == 64 { (rr / 16) * 32 + rr % 16 } else { rr };
-    let bit = (m / bm) * nn.div_ceil(bn) * bn * eb + (n / bn) * bn * eb + (n % bn) * eb;
-    (lane as u32, (bit / 32) as u32, (bit % 32) as u32)
-}
 
 impl<'c, 'k> Lowerer<'c, 'k> {
     /// Lower one operation; returns its value when it has one.
@@ -83,8 +28,8 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         let name = op.kind.name();
         match &op.kind {
             InlineAsm { args, .. } => self.inline_asm(op, args).map(Some),
-            SmemAlloc { ty, layout, .. } => self.smem_alloc(op, ty, layout).map(Some),
-            SmemReinterpret { src, ty, layout } => {
+            SmemAlloc { .. } => self.smem_alloc(op).map(Some),
+            SmemReinterpret { src, .. } => {
                 let v = match self.expr(src)? {
                     Val::Smem(v) => v,
                     other => {
@@ -95,8 +40,14 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                         ))
                     }
                 };
-                let (dtype, shape) = self.shaped(ty)?;
-                let layout = self.smem_layout_arg(layout)?;
+                let Ty::Smem(t) = self.op_type(op)? else {
+                    return Err(invalid(
+                        name,
+                        span,
+                        "the checker did not resolve a shared-memory view",
+                    ));
+                };
+                let (dtype, shape, layout) = (t.dtype, t.shape.clone(), t.layout.clone());
                 // The reinterpreted view starts at the first byte of the source view.
                 let start = v
                     .geom
@@ -148,15 +99,17 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                     count: Some(n),
                 }))
             }
-            TmemAlloc { ty, .. } => self.tmem_alloc(op, ty).map(Some),
-            TmemReinterpret {
-                src,
-                ty,
-                block,
-                col_stride,
-            } => {
+            TmemAlloc { .. } => self.tmem_alloc(op).map(Some),
+            TmemReinterpret { src, .. } => {
                 let v = self.tmem_arg(src, name)?;
-                let (dtype, shape) = self.shaped(ty)?;
+                let Ty::Tmem(tt) = self.op_type(op)? else {
+                    return Err(invalid(
+                        name,
+                        span,
+                        "the checker did not resolve a tensor-memory view",
+                    ));
+                };
+                let (dtype, shape, block, col_stride) = (tt.dtype, tt.shape.clone(), tt.block, tt.col_stride);
                 // The view starts at the source's first element: lane 0 and a whole column.
                 let r = v.offsets.len();
                 let (m0, n0) = match r {
@@ -172,17 +125,6 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                         "a reinterpret of a view that does not start at lane 0 of a whole column",
                     ));
                 }
-                let block = match block {
-                    Some(b) => match self.list(b, name)?.as_slice() {
-                        [m, n] => [*m, *n],
-                        _ => return Err(invalid(name, b.span, "block is [M, N]")),
-                    },
-                    None => bwsim_isa::typeck::default_tmem_block(shape.as_slice()),
-                };
-                let col_stride = match col_stride {
-                    Some(c) => u32::try_from(self.const_int(c, name)?).unwrap_or(1),
-                    None => 1,
-                };
                 Ok(Some(Val::Tmem(TmemView {
                     dtype,
                     full: shape.clone(),
@@ -479,7 +421,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             TmemLoad { src, layout } => {
                 let t = self.tmem_arg(src, name)?;
                 let l = match layout {
-                    Some(l) => self.layout_arg_pub(l, name)?,
+                    Some(l) => self.layout_arg(l, name)?,
                     None => TileLayout::Tmem32x32b,
                 };
                 self.tmem_load(&t, &l, span).map(|t| Some(Val::Tile(t)))
@@ -515,7 +457,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             SmemLoad { src, layout } => {
                 let v = self.smem_arg(src, name)?;
                 let l = match layout {
-                    Some(l) => self.layout_arg_pub(l, name)?,
+                    Some(l) => self.layout_arg(l, name)?,
                     None => self.default_layout(&v.shape),
                 };
                 self.smem_load(&v, &l, span).map(|t| Some(Val::Tile(t)))
@@ -628,74 +570,10 @@ impl<'c, 'k> Lowerer<'c, 'k> {
 
     // ----- operand helpers -----
 
-    pub(super) fn shaped(&mut self, ty: &Expr) -> LResult<(DType, Vec<u32>)> {
-        if let ExprKind::Index(base, items) = &ty.kind {
-            if let Some(Val::DType(d)) = base.as_name().and_then(|n| {
-                if let Some(ConstValue::DType(d)) = self.consts.get(n) {
-                    Some(Val::DType(d))
-                } else {
-                    DType::from_name(n).map(Val::DType)
-                }
-            }) {
-                let mut dims = Vec::new();
-                for it in items {
-                    let IndexItem::Expr(x) = it else {
-                        return Err(invalid("type", ty.span, "a shaped type takes dimensions"));
-                    };
-                    let v = self.const_int(x, "type")?;
-                    dims.push(
-                        u32::try_from(v).map_err(|_| invalid("type", x.span, "dimension out of range"))?,
-                    );
-                }
-                return Ok((d, dims));
-            }
-        }
-        Err(invalid(
-            "type",
-            ty.span,
-            "expected a shaped type like `f16[128, 64]`",
-        ))
-    }
-
-    pub(super) fn smem_layout_arg(&mut self, e: &Expr) -> LResult<SmemLayout> {
-        let bad = || invalid("layout", e.span, "expected a shared-memory layout");
-        match &e.kind {
-            ExprKind::Name(n) if n == "plain" => Ok(SmemLayout::Plain),
-            ExprKind::Call(f, args) if f == "nvmma" => {
-                let mut swizzle = Swizzle::None;
-                let mut transposed = false;
-                let mut fp4_padded = false;
-                for a in args {
-                    match a.key.as_ref().map(|k| k.name.as_str()) {
-                        None => {
-                            let b = self.const_int(&a.value, "nvmma")?;
-                            swizzle = Swizzle::from_bytes(b).ok_or_else(bad)?;
-                        }
-                        Some("transposed") => transposed = self.const_int(&a.value, "nvmma")? != 0,
-                        Some("fp4_padded") => fp4_padded = self.const_int(&a.value, "nvmma")? != 0,
-                        Some(_) => return Err(bad()),
-                    }
-                }
-                Ok(SmemLayout::Nvmma {
-                    swizzle,
-                    transposed,
-                    fp4_padded,
-                })
-            }
-            ExprKind::Call(f, args) if f == "swizzled" && args.len() == 3 => {
-                let v: Vec<u32> = args
-                    .iter()
-                    .map(|a| self.const_int(&a.value, "swizzled").map(|x| x as u32))
-                    .collect::<LResult<_>>()?;
-                Ok(SmemLayout::Swizzled {
-                    vec: v[0],
-                    per_phase: v[1],
-                    max_phase: v[2],
-                })
-            }
-            ExprKind::Call(f, args) if f == "linear" => SmemLayout::linear_from_args(args).ok_or_else(bad),
-            _ => Err(bad()),
-        }
+    /// The type the checker resolved for an op's value (its written type and layout).
+    pub(super) fn op_type(&self, op: &Op) -> LResult<Ty> {
+        (self.ck.op_type(op, &self.iters).cloned())
+            .ok_or_else(|| invalid(op.kind.name(), op.span, "not resolved by the type checker"))
     }
 
     pub(super) fn smem_arg(&mut self, e: &Expr, op: &str) -> LResult<SmemView> {
@@ -789,16 +667,10 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         }
     }
 
-    pub fn layout_arg_pub(&mut self, e: &Expr, what: &str) -> LResult<TileLayout> {
-        match self.expr(e) {
-            Ok(Val::Layout(l)) => Ok(l),
-            Ok(other) => Err(invalid(
-                what,
-                e.span,
-                format!("expected a layout, found {}", other.kind()),
-            )),
-            Err(err) => Err(err),
-        }
+    /// A register-layout operand, as the checker resolved it.
+    pub(super) fn layout_arg(&self, e: &Expr, what: &str) -> LResult<TileLayout> {
+        (self.ck.layout_of(e, &self.iters).cloned())
+            .ok_or_else(|| invalid(what, e.span, "a layout the type checker did not resolve"))
     }
 
     /// The layout of a tile loaded without one: 32 consecutive elements of the last dimension

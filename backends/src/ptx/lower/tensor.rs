@@ -1,7 +1,7 @@
 //! Tensor memory and the tensor pipes: TMEM load/store messages (and the scale-factor layout),
 //! MMA operand descriptors, tcgen05.mma and tcgen05.cp (wgmma: [`super::wgmma`]).
 
-use super::ops::*;
+use super::access::*;
 use super::*;
 use crate::ptx::desc::{self, MmaKind};
 use crate::ptx::smem::{operand_desc, Major, OperandDesc};

@@ -919,63 +919,6 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         }
     }
 
-    pub(super) fn layout_arg(&mut self, e: &Expr, what: &str) -> LResult<TileLayout> {
-        match self.expr(e) {
-            Ok(Val::Layout(l)) => Ok(l),
-            Ok(other) => Err(invalid(
-                what,
-                e.span,
-                format!("expected a layout, found {}", other.kind()),
-            )),
-            // Inline layouts (`blocked(...)`, `slice(...)`) are resolved like the type checker does.
-            Err(_) => self.inline_layout(e, what),
-        }
-    }
-
-    pub(super) fn inline_layout(&mut self, e: &Expr, what: &str) -> LResult<TileLayout> {
-        match &e.kind {
-            ExprKind::Name(n) if n == "tmem32x32b" => Ok(TileLayout::Tmem32x32b),
-            ExprKind::Name(n) => self
-                .ck
-                .layouts
-                .get(n)
-                .cloned()
-                .ok_or_else(|| invalid(what, e.span, format!("unknown layout `{n}`"))),
-            ExprKind::Call(f, args) if f == "blocked" && args.len() == 4 => Ok(TileLayout::Blocked {
-                spt: self.list(&args[0].value, what)?,
-                tpw: self.list(&args[1].value, what)?,
-                wpc: self.list(&args[2].value, what)?,
-                order: self.list(&args[3].value, what)?,
-            }),
-            ExprKind::Call(f, args) if f == "slice" && args.len() == 2 => {
-                let dim = self.const_int(&args[0].value, what)? as u32;
-                let parent = self.inline_layout(&args[1].value, what)?;
-                Ok(TileLayout::Slice {
-                    dim,
-                    parent: Box::new(parent),
-                })
-            }
-            ExprKind::Call(f, args) if f == "wgmma" => {
-                let mut warps = [4, 1];
-                let mut n = 0;
-                for a in args {
-                    match a.key.as_ref().map(|k| k.name.as_str()) {
-                        Some("warps") => {
-                            let l = self.list(&a.value, what)?;
-                            if l.len() == 2 {
-                                warps = [l[0], l[1]];
-                            }
-                        }
-                        Some("n") => n = self.const_int(&a.value, what)? as u32,
-                        _ => {}
-                    }
-                }
-                Ok(TileLayout::Wgmma { warps, n })
-            }
-            _ => Err(invalid(what, e.span, "expected a register layout")),
-        }
-    }
-
     /// Tile-valued built-in functions.
     pub fn tile_call(&mut self, f: &str, pos: &[&Expr], e: &Expr) -> LResult<Val> {
         let span = e.span;

@@ -4,15 +4,21 @@
 use super::*;
 
 impl<'c, 'k> Lowerer<'c, 'k> {
-    pub(super) fn smem_alloc(&mut self, op: &Op, ty: &Expr, layout: &Expr) -> LResult<Val> {
+    pub(super) fn smem_alloc(&mut self, op: &Op) -> LResult<Val> {
         let name = op.kind.name();
         let alloc = self
             .ck
             .alloc_of(op)
             .ok_or_else(|| invalid(name, op.span, "no allocation planned for this buffer"))?
             .clone();
-        let (dtype, shape) = self.shaped(ty)?;
-        let layout = self.smem_layout_arg(layout)?;
+        let Ty::Smem(t) = self.op_type(op)? else {
+            return Err(invalid(
+                name,
+                op.span,
+                "the checker did not resolve a shared-memory buffer",
+            ));
+        };
+        let (dtype, shape, layout) = (t.dtype, t.shape, t.layout);
         let align = 1024u64.min(1u64 << (alloc.offset as u64 | 1024).trailing_zeros());
         Ok(Val::Smem(SmemView {
             geom: Geom {
@@ -31,7 +37,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         }))
     }
 
-    pub(super) fn tmem_alloc(&mut self, op: &Op, ty: &Expr) -> LResult<Val> {
+    pub(super) fn tmem_alloc(&mut self, op: &Op) -> LResult<Val> {
         let name = op.kind.name();
         let span = op.span;
         let alloc = self
@@ -46,7 +52,14 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 "the planned allocation is not in tensor memory",
             ));
         };
-        let (_, shape) = self.shaped(ty)?;
+        let Ty::Tmem(ty) = self.op_type(op)? else {
+            return Err(invalid(
+                name,
+                span,
+                "the checker did not resolve a tensor-memory buffer",
+            ));
+        };
+        let shape = ty.shape;
         let view = |reg: Reg, cols: u32| TmemView {
             dtype: tt.dtype,
             full: shape.clone(),

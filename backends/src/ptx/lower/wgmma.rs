@@ -13,7 +13,7 @@
 //! (`wgmma.wait_group 0` after its commit) and then unpacks, so its packed registers are never
 //! live across another instruction. The IR's own `wgmma.wait` then finds nothing pending.
 
-use super::ops::*;
+use super::access::*;
 use super::*;
 use crate::ptx::desc;
 use crate::ptx::layout;
