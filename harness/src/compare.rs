@@ -4,7 +4,7 @@
 //! order the hardware does not specify). NaNs compare equal to NaNs under a tolerance; a
 //! tolerance applies to float tensors only (integer outputs of a case compare bit for bit).
 
-use super::cases::Check;
+use crate::cases::Check;
 use bwsim_isa::launch::HostTensor;
 
 /// How two tensors differ.
