@@ -49,7 +49,7 @@ pub enum SetupError {
     Launch(Vec<Diagnostic>),
     /// The inputs could not be drawn (the launch's tensors exceed the memory limit).
     #[error("the inputs could not be drawn")]
-    Inputs(Diagnostic),
+    Inputs(Box<Diagnostic>),
     /// Lowering failed.
     #[error("the kernel could not be lowered")]
     Lower(Vec<Diagnostic>),
@@ -61,7 +61,7 @@ impl SetupError {
     pub fn into_diagnostics(self) -> Vec<Diagnostic> {
         match self {
             SetupError::Parse(d) | SetupError::Verify(d) | SetupError::Launch(d) | SetupError::Lower(d) => d,
-            SetupError::Inputs(d) => vec![d],
+            SetupError::Inputs(d) => vec![*d],
             SetupError::NoLaunch { span } => vec![no_launch(span)],
         }
     }
@@ -139,7 +139,7 @@ impl<'k> Session<'k> {
 
     /// The launch's input tensors, drawn for `seed` ([`launch::materialize`]).
     pub fn inputs(&self, seed: u64) -> Result<Vec<HostTensor>, SetupError> {
-        launch::materialize(&self.plan, seed).map_err(SetupError::Inputs)
+        launch::materialize(&self.plan, seed).map_err(|d| SetupError::Inputs(Box::new(d)))
     }
 
     /// The kernel lowered for this launch ([`lower::lower`]).
