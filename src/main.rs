@@ -5,7 +5,6 @@
 #[macro_use]
 mod output;
 mod commands;
-mod harness;
 mod interrupt;
 
 use clap::{Parser, Subcommand};

@@ -14,6 +14,7 @@
 //! - [`builder`]: constructing kernels from Rust.
 //! - [`launch`]: launch specs and host data; [`limits`]: resource limits of a launch.
 //! - [`diag`]: diagnostics rendered like rustc; [`codes`]: the one table of their codes and levels.
+//! - [`directives`]: the `// KEY: VALUE` header lines of test files and launch sidecars.
 //!
 //! This crate knows nothing of the simulator or the backends.
 
@@ -25,6 +26,7 @@ pub mod builtins;
 pub mod codes;
 pub mod consts;
 pub mod diag;
+pub mod directives;
 pub mod inline_ptx;
 pub mod ir;
 pub mod launch;

@@ -3,8 +3,10 @@
 //! Each kernel lives in `kernels/tiles/NAME.tile`, parametrised by compile-time constants
 //! exactly as its tutorial parametrises it, with a `launch { }` section for its default
 //! configuration. CPU references (plain Rust, independent of the simulator) live in
-//! [`reference`].
+//! [`reference`]; [`compare`] is the one comparison of an output with its expected values
+//! (the references' and the differential harness's).
 
+pub mod compare;
 pub mod configs;
 pub mod reference;
 

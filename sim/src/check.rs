@@ -9,15 +9,15 @@
 //! prepared: every schedule reports them together with its own findings.
 
 use crate::explore::{explore, explore_until, Exploration, ExploreOptions, Finding};
-use crate::lower::{self, Program};
+use crate::lower::Program;
 use crate::machine::{self, RunOptions, RunResult};
 use crate::pct::PctScheduler;
 use crate::sched::RandomScheduler;
+use crate::session::{Session, Verify};
 use bwsim_isa::consts::Override;
 use bwsim_isa::ir::Kernel;
-use bwsim_isa::launch::{self, HostTensor};
+use bwsim_isa::launch::HostTensor;
 use bwsim_isa::limits::Limits;
-use bwsim_isa::verify::{verify_to_run, VerifyOptions};
 use bwsim_isa::{Code, Diagnostic, Stage, Target};
 
 /// A kernel ready to run under many schedules.
@@ -46,7 +46,7 @@ pub fn prepare(
     overrides: &[Override],
     target: Option<Target>,
 ) -> Result<Prepared, Vec<Diagnostic>> {
-    let kernel = bwsim_isa::parser::parse(src)?;
+    let kernel = crate::session::parse(src)?;
     prepare_kernel(&kernel, overrides, target, Limits::default())
 }
 
@@ -58,25 +58,11 @@ pub fn prepare_kernel(
     target: Option<Target>,
     limits: Limits,
 ) -> Result<Prepared, Vec<Diagnostic>> {
-    let vopts = VerifyOptions {
-        target,
-        overrides: overrides.to_vec(),
-    };
-    let (checked, diags) = verify_to_run(kernel, &vopts);
-    let Some(checked) = checked else { return Err(diags) };
-    let static_diags: Vec<Diagnostic> = diags.into_iter().filter(|d| d.is_error()).collect();
-    let Some(l) = &kernel.launch else {
-        return Err(vec![Diagnostic::error(
-            Code::Launch,
-            "kernel has no `launch { }` section",
-            kernel.name.span,
-            "here",
-        )]);
-    };
-    let mut plan = launch::resolve(&checked, l)?;
-    plan.limits = limits.or(plan.limits);
-    let inputs = launch::materialize(&plan, 0).map_err(|d| vec![d])?;
-    let prog = lower::lower(&checked, &plan)?;
+    let s = Session::new(kernel, target, overrides, Verify::ToRun)?.with_limits(limits);
+    let static_diags: Vec<Diagnostic> = s.continuing_errors().cloned().collect();
+    let inputs = s.inputs(0)?;
+    let prog = s.lower()?;
+    let plan = s.plan;
     let mut p = Prepared {
         prog,
         grid: plan.grid,

@@ -27,6 +27,9 @@
 //!   [`explore`] (many seeds in parallel, each distinct finding once) and [`check`] (a kernel
 //!   prepared once and run or explored: `bwsim check`).
 //!
+//! - [`session`]: the prelude every entry point shares (verify, resolve the launch, draw the
+//!   inputs, lower), with its errors by step.
+//!
 //! Entry points: [`run`] (a checked kernel with its launch plan and inputs) and
 //! [`run_source`] (`.tile` text, for tests and tools).
 
@@ -54,6 +57,7 @@ pub mod mma_numerics;
 pub mod pct;
 pub mod progress;
 pub mod sched;
+pub mod session;
 pub mod taint;
 pub mod tensor;
 pub mod timing;
@@ -67,14 +71,13 @@ pub use bwsim_isa::limits::{Limit, Limits};
 pub use machine::{Counters, Outcome, RunOptions, RunResult};
 pub use progress::Progress;
 pub use sched::{AgentRef, AsyncKind, Latencies, RandomScheduler, Scheduler};
+pub use session::{Session, SetupError};
 pub use trace::{Event, Trace, Unit, What};
 pub use trap::{CudaError, Trap};
 
 use bwsim_isa::consts::Override;
-use bwsim_isa::launch::{self, HostTensor, LaunchPlan};
+use bwsim_isa::launch::{HostTensor, LaunchPlan};
 use bwsim_isa::typeck::Checked;
-use bwsim_isa::verify::{verify_to_run, VerifyOptions};
-use bwsim_isa::Code;
 use bwsim_isa::{Diagnostic, Target};
 
 /// Run a verified kernel with the default seeded scheduler (`opts.seed`).
@@ -132,27 +135,11 @@ pub fn run_source_with(
     target: Option<Target>,
     opts: &RunOptions,
 ) -> Result<RunResult, Vec<Diagnostic>> {
-    let kernel = bwsim_isa::parser::parse(src)?;
-    let vopts = VerifyOptions {
-        target,
-        overrides: overrides.to_vec(),
-    };
-    let (checked, diags) = verify_to_run(&kernel, &vopts);
-    let Some(checked) = checked else { return Err(diags) };
-    let Some(l) = &kernel.launch else {
-        return Err(vec![Diagnostic::error(
-            Code::Launch,
-            "kernel has no `launch { }` section",
-            kernel.name.span,
-            "here",
-        )]);
-    };
-    let mut plan = launch::resolve(&checked, l)?;
-    plan.limits = opts.limits.or(plan.limits);
-    let inputs = launch::materialize(&plan, opts.seed).map_err(|d| vec![d])?;
-    let mut r = run(&checked, &plan, inputs, opts);
+    let kernel = session::parse(src)?;
+    let s = Session::new(&kernel, target, overrides, session::Verify::ToRun)?.with_limits(opts.limits);
+    let inputs = s.inputs(opts.seed)?;
+    let mut r = run(&s.checked, &s.plan, inputs, opts);
     // Verifier errors whose hardware behaviour is defined come first among the findings.
-    r.diagnostics
-        .splice(0..0, diags.into_iter().filter(|d| d.is_error()));
+    r.diagnostics.splice(0..0, s.continuing_errors().cloned());
     Ok(r)
 }

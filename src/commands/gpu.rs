@@ -1,9 +1,9 @@
 //! `bwsim gpu`: run kernels on the local GPU and diff them against the simulator (the
-//! differential harness lives in `crate::harness`).
+//! differential harness lives in `bwsim_harness`).
 
 use super::npy::{self, InputArg};
 use super::{parse_override, parse_target, CliError, CliResult};
-use crate::harness::{self, cases, gluon, Gpu, Options, Report, Verdict, NO_GPU};
+use bwsim_harness::{self as harness, cases, gluon, Gpu, Options, Report, Verdict, NO_GPU};
 use bwsim_isa::consts::Override;
 use bwsim_isa::Target;
 use std::io::Write;

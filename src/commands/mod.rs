@@ -8,11 +8,12 @@ pub mod import;
 pub mod levels;
 pub mod limits;
 pub mod list;
-pub mod npy;
 pub mod ptx;
 pub mod run;
 pub mod time;
 pub mod verify;
+
+pub use bwsim_harness::npy;
 
 use bwsim_isa::consts::Override;
 use bwsim_isa::diag::{self, Diagnostic};

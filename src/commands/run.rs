@@ -7,10 +7,10 @@ use super::npy::{self, InputArg};
 use super::{diags_json, load_source, parse_override, parse_target, print_diags, CliError, CliResult};
 use crate::output::write_file;
 use bwsim_isa::consts::Override;
-use bwsim_isa::launch::{self, HostTensor, LaunchPlan};
-use bwsim_isa::verify::{verify_to_run, VerifyOptions};
+use bwsim_isa::launch::{HostTensor, LaunchPlan};
 use bwsim_isa::{SourceFile, Target};
 use bwsim_kernels::reference::{self, Comparison, Expected, Tolerance};
+use bwsim_sim::session::{self, Session, SetupError, Verify};
 use bwsim_sim::{Outcome, Progress, RunOptions, RunResult};
 use serde_json::json;
 use std::io::IsTerminal;
@@ -88,44 +88,22 @@ pub fn run(a: Args) -> CliResult {
         return Ok(ExitCode::from(1));
     };
     // Errors whose hardware behaviour is defined (verify::CONTINUES) are reported with the
-    // run's findings; the run does what the hardware does.
-    let (checked, vdiags) = verify_to_run(
-        &k,
-        &VerifyOptions {
-            target: a.target,
-            overrides: a.consts.clone(),
+    // run's findings; the run does what the hardware does. The command line's limits over the
+    // launch section's.
+    let prepared = Session::new(&k, a.target, &a.consts, Verify::ToRun)
+        .map(|s| s.with_limits(a.limits.limits()))
+        .and_then(|s| s.inputs(a.seed).map(|inputs| (s, inputs)));
+    let (
+        Session {
+            checked,
+            plan,
+            diagnostics: vdiags,
         },
-    );
-    let Some(checked) = checked else {
-        report_static_failure(&file, &vdiags, format);
-        return Ok(ExitCode::from(1));
-    };
-    let Some(l) = &k.launch else {
-        let d = bwsim_isa::Diagnostic::error(
-            bwsim_isa::Code::Launch,
-            "kernel has no `launch { }` section",
-            k.name.span,
-            "here",
-        )
-        .with_help(
-            "add a launch section: grid, tensors and the argument of every parameter (docs/tile-format.md)",
-        );
-        report_static_failure(&file, &[d], format);
-        return Ok(ExitCode::from(1));
-    };
-    let mut plan = match launch::resolve(&checked, l) {
+        mut inputs,
+    ) = match prepared {
         Ok(p) => p,
-        Err(d) => {
-            report_static_failure(&file, &d, format);
-            return Ok(ExitCode::from(1));
-        }
-    };
-    // The command line's limits over the launch section's.
-    plan.limits = a.limits.limits().or(plan.limits);
-    let mut inputs = match launch::materialize(&plan, a.seed) {
-        Ok(t) => t,
-        Err(d) => {
-            report_static_failure(&file, &[d], format);
+        Err(e) => {
+            report_static_failure(&file, &setup_diagnostics(e), format);
             return Ok(ExitCode::from(1));
         }
     };
@@ -235,6 +213,16 @@ pub fn run(a: Args) -> CliResult {
         Verdict::Pass | Verdict::Unchecked => ExitCode::SUCCESS,
         Verdict::Fail | Verdict::Stopped => ExitCode::from(1),
     })
+}
+
+/// A setup error's diagnostics; a missing `launch { }` section says how to add one.
+fn setup_diagnostics(e: SetupError) -> Vec<bwsim_isa::Diagnostic> {
+    match e {
+        SetupError::NoLaunch { span } => vec![session::no_launch(span).with_help(
+            "add a launch section: grid, tensors and the argument of every parameter (docs/tile-format.md)",
+        )],
+        e => e.into_diagnostics(),
+    }
 }
 
 fn report_static_failure(file: &SourceFile, diags: &[bwsim_isa::Diagnostic], format: super::levels::Format) {

@@ -2,9 +2,8 @@
 
 use super::{load_source, parse_or_report, parse_override, print_diags, CliError, CliResult};
 use bwsim_isa::consts::Override;
-use bwsim_isa::launch;
-use bwsim_isa::verify::{verify, VerifyOptions};
 use bwsim_sim::chips;
+use bwsim_sim::session::{Session, SetupError, Verify};
 use bwsim_sim::timing::{self, TimeOptions, TraceMode};
 use std::process::ExitCode;
 
@@ -65,32 +64,23 @@ pub fn run(a: Args) -> CliResult {
         return Ok(ExitCode::from(1));
     };
     let overrides = timing::chip_overrides(&k, chip, &a.consts);
-    let (checked, diags) = verify(
-        &k,
-        &VerifyOptions {
-            target: Some(chip.target),
-            overrides,
-        },
-    );
-    let Some(checked) = checked else {
-        report_diags(&diags, &file, a.json);
-        return Ok(ExitCode::from(1));
-    };
-    let Some(l) = &k.launch else {
-        return Err(CliError(format!(
-            "`{}` has no `launch {{ }}` section to time",
-            file.name
-        )));
-    };
-    let mut plan = match launch::resolve(&checked, l) {
-        Ok(p) => p,
-        Err(d) => {
-            report_diags(&d, &file, a.json);
+    // Verified for the chip's target: every verifier error stops (the timing model runs only
+    // kernels without any).
+    let mut s = match Session::new(&k, Some(chip.target), &overrides, Verify::Strict) {
+        Ok(s) => s,
+        Err(SetupError::NoLaunch { .. }) => {
+            return Err(CliError(format!(
+                "`{}` has no `launch {{ }}` section to time",
+                file.name
+            )));
+        }
+        Err(e) => {
+            report_diags(&e.into_diagnostics(), &file, a.json);
             return Ok(ExitCode::from(1));
         }
     };
     if !a.timing_only {
-        let bytes = plan.total_bytes();
+        let bytes = s.plan.total_bytes();
         if bytes > FUNCTIONAL_LIMIT_BYTES {
             return Err(CliError(format!(
                 "the launch has {} MiB of tensors, too many for the functional run that checks the kernel first; \
@@ -101,15 +91,15 @@ pub fn run(a: Args) -> CliResult {
         if !a.json {
             errln!(
                 "functional run: {} CTAs, {} KiB of tensors (--timing-only skips it)",
-                plan.num_ctas(),
+                s.plan.num_ctas(),
                 bytes >> 10
             );
         }
-        plan.limits = a.limits.limits().or(plan.limits);
-        let mut inputs = match launch::materialize(&plan, a.seed) {
+        s = s.with_limits(a.limits.limits());
+        let mut inputs = match s.inputs(a.seed) {
             Ok(t) => t,
-            Err(d) => {
-                report_diags(&[d], &file, a.json);
+            Err(e) => {
+                report_diags(&e.into_diagnostics(), &file, a.json);
                 return Ok(ExitCode::from(1));
             }
         };
@@ -117,13 +107,13 @@ pub fn run(a: Args) -> CliResult {
         let mut opts = bwsim_sim::RunOptions {
             seed: a.seed,
             trace: false,
-            limits: plan.limits,
+            limits: s.plan.limits,
             ..bwsim_sim::RunOptions::default()
         };
         let progress = std::sync::Arc::new(bwsim_sim::Progress::default());
         opts.progress = Some(progress.clone());
-        let watch = super::run::interrupted_at(&file.name, a.seed, progress, plan.num_ctas());
-        let r = bwsim_sim::run(&checked, &plan, inputs, &opts);
+        let watch = super::run::interrupted_at(&file.name, a.seed, progress, s.plan.num_ctas());
+        let r = bwsim_sim::run(&s.checked, &s.plan, inputs, &opts);
         drop(watch);
         if !r.ok() {
             report_diags(&r.diagnostics, &file, a.json);
@@ -154,7 +144,7 @@ pub fn run(a: Args) -> CliResult {
     let watch = crate::interrupt::Watch::start(move |sig| {
         format!("{name}: interrupted ({sig}) in the timing model on {chip_name}; nothing to report")
     });
-    let timed = timing::time(&checked, &plan, &opts);
+    let timed = timing::time(&s.checked, &s.plan, &opts);
     drop(watch);
     let t = match timed {
         Ok(t) => t,

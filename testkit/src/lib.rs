@@ -8,12 +8,14 @@
 //! - [`gen`]: random kernels from a grammar of valid programs, with random launch specs.
 //! - [`oracle`]: the properties every input must satisfy (no panic, no hang, diagnostics with
 //!   spans, runs end in a known outcome, determinism for a seed).
-//! - [`directives`]: the header directives of the file-driven tests (`// expect: CODE`).
+//! - [`directives`]: the header directives of the file-driven tests (`// expect: CODE`),
+//!   re-exported from `bwsim_isa::directives` (the harness behind `bwsim gpu` reads the
+//!   launch sidecars through it too).
 //!
 //! Every generator draws from an [`arbitrary::Unstructured`], so a failing case is its bytes.
 
 pub mod corpus;
-pub mod directives;
+pub use bwsim_isa::directives;
 pub mod gen;
 pub mod mutate;
 pub mod oracle;

@@ -38,10 +38,10 @@ pub use trace::{Rec as TimingTrace, TEvent, TUnit, TWhat, TraceMode};
 
 use crate::chips::Chip;
 use crate::lower;
+use crate::session::{Session, Verify};
 use bwsim_isa::consts::Override;
-use bwsim_isa::launch::{self, LaunchPlan};
+use bwsim_isa::launch::LaunchPlan;
 use bwsim_isa::typeck::Checked;
-use bwsim_isa::verify::{verify, VerifyOptions};
 use bwsim_isa::Code;
 use bwsim_isa::{Diagnostic, Span};
 use serde::Serialize;
@@ -422,21 +422,8 @@ pub fn chip_overrides(kernel: &bwsim_isa::Kernel, chip: &Chip, user: &[Override]
 /// Parse, verify for the chip's target, resolve the `launch { }` section (no inputs are made)
 /// and time `.tile` source.
 pub fn time_source(src: &str, overrides: &[Override], opts: &TimeOptions) -> Result<Timing, Vec<Diagnostic>> {
-    let kernel = bwsim_isa::parser::parse(src)?;
-    let vopts = VerifyOptions {
-        target: Some(opts.chip.target),
-        overrides: chip_overrides(&kernel, &opts.chip, overrides),
-    };
-    let (checked, diags) = verify(&kernel, &vopts);
-    let Some(checked) = checked else { return Err(diags) };
-    let Some(l) = &kernel.launch else {
-        return Err(vec![Diagnostic::error(
-            Code::Launch,
-            "kernel has no `launch { }` section",
-            kernel.name.span,
-            "here",
-        )]);
-    };
-    let plan = launch::resolve(&checked, l)?;
-    time(&checked, &plan, opts).map_err(|e| e.to_diagnostics())
+    let kernel = crate::session::parse(src)?;
+    let overrides = chip_overrides(&kernel, &opts.chip, overrides);
+    let s = Session::new(&kernel, Some(opts.chip.target), &overrides, Verify::Strict)?;
+    time(&s.checked, &s.plan, opts).map_err(|e| e.to_diagnostics())
 }

@@ -15,6 +15,7 @@
 pub mod cases;
 pub mod compare;
 pub mod gluon;
+pub mod npy;
 
 use bwsim_backends::ptx::{self, ParamAbi, PtxModule};
 use bwsim_backends::ptxas;
@@ -22,8 +23,8 @@ use bwsim_backends::runner::{self, GpuInfo, GpuJob, JobArg, Outcome, TensorMeta}
 use bwsim_isa::consts::Override;
 use bwsim_isa::launch::{self, ArgValue, HostTensor, Init, LaunchPlan};
 use bwsim_isa::types::{OobFill, Swizzle};
-use bwsim_isa::verify::{verify_to_run, VerifyOptions};
 use bwsim_isa::Target;
+use bwsim_sim::session::{Session, SetupError, Verify};
 use cases::{Case, Check, Source};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -45,7 +46,7 @@ pub struct Options {
     pub exe: PathBuf,
     /// Launch tensors replaced by the caller's arrays (`--input NAME=FILE.npy`) instead of the
     /// random draw.
-    pub inputs: Vec<crate::commands::npy::InputArg>,
+    pub inputs: Vec<crate::npy::InputArg>,
     /// Where the GPU's output tensors are written as `.npy` once it finished
     /// (`--save-outputs DIR`).
     pub save_outputs: Option<PathBuf>,
@@ -377,26 +378,24 @@ fn run_inner(
         .map_err(|e| e.to_string())?;
     // Verifier errors whose hardware behaviour is defined (verify::CONTINUES: a TMA copy of
     // another element type, say) do not stop the case: the GPU runs it as the simulator does.
-    let (checked, diags) = verify_to_run(
-        &kernel,
-        &VerifyOptions {
-            target: Some(target),
-            overrides,
-        },
-    );
-    let checked = checked.ok_or_else(|| format!("verifier: {}", first_message(&diags)))?;
-    for d in diags.iter().filter(|d| d.is_error()) {
-        report.notes.push(format!("verifier: {} [{}]", d.message, d.code));
-    }
-    let spec = kernel.launch.as_ref().ok_or("the kernel has no launch section")?;
-    let plan = launch::resolve(&checked, spec).map_err(|d| format!("launch: {}", first_message(&d)))?;
+    let Session { checked, plan, .. } = match Session::new(&kernel, Some(target), &overrides, Verify::ToRun) {
+        Ok(s) => {
+            for d in s.continuing_errors() {
+                report.notes.push(format!("verifier: {} [{}]", d.message, d.code));
+            }
+            s
+        }
+        Err(SetupError::NoLaunch { .. }) => return Err("the kernel has no launch section".into()),
+        Err(SetupError::Launch(d)) => return Err(format!("launch: {}", first_message(&d))),
+        Err(e) => return Err(format!("verifier: {}", first_message(&e.into_diagnostics()))),
+    };
     let plan = never_zeros(plan);
     let mut inputs = if opts.check {
         draw_inputs(&plan, opts.seed)?
     } else {
         pattern_inputs(&plan, opts.seed)?
     };
-    crate::commands::npy::apply_inputs(&mut inputs, &opts.inputs)?;
+    crate::npy::apply_inputs(&mut inputs, &opts.inputs)?;
     let module = match (ptx::lower(&checked), &case.source) {
         (Ok(m), _) => m,
         (Err(e), Source::Gluon(p) | Source::PlantedBug(p))
@@ -467,7 +466,7 @@ fn run_inner(
             .iter()
             .filter_map(|&o| tensors.get(o).cloned())
             .collect();
-        crate::commands::npy::save_all(dir, &outs)?;
+        crate::npy::save_all(dir, &outs)?;
     }
     Ok(judge(case, &plan, &sim, outcome, report))
 }
@@ -614,7 +613,7 @@ pub fn draw_inputs(plan: &LaunchPlan, seed: u64) -> Result<Vec<HostTensor>, Stri
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bwsim_isa::verify::verify;
+    use bwsim_isa::verify::{verify, VerifyOptions};
     use bwsim_isa::DType;
 
     fn opts() -> Options {

@@ -17,7 +17,9 @@
 //! loudly instead of being ignored. The header ends at the first line that is not a comment.
 //!
 //! This is the one parser of test directives: tests/check_corpus.rs, tests/verify_rules.rs and
-//! gluon/tests/gluon_corpus.rs read their files through it.
+//! gluon/tests/gluon_corpus.rs read their files through it (as `bwsim_testkit::directives`), and
+//! `bwsim gpu` reads the sidecars' `refused:`, `ptx:` and `gpu:` lines through it. It knows
+//! nothing of what a directive means.
 
 use std::fmt;
 

@@ -12,7 +12,8 @@
 //!   kernel has no single right answer on hardware; `bwsim check` is what reports them.
 //! - A fixture that does not import, lower or assemble reports why, as its own row.
 
-use super::cases::{Case, Check, Source};
+use crate::cases::{Case, Check, Source};
+use bwsim_isa::directives::{self, Directive};
 use bwsim_isa::Target;
 use std::path::{Path, PathBuf};
 
@@ -55,40 +56,46 @@ pub fn is_planted_bug(path: &Path) -> bool {
     stem.starts_with("bug_") && !stem.ends_with("_fixed")
 }
 
-/// A `// gpu: atol=A rtol=R` line of the launch sidecar.
-fn sidecar_tolerance(path: &Path) -> Option<Check> {
-    let text = std::fs::read_to_string(bwsim_gluon::launch_path_for(path)?).ok()?;
-    text.lines().find_map(|l| {
-        let rest = l.trim().strip_prefix("//")?.trim().strip_prefix("gpu:")?;
-        let mut atol = None;
-        let mut rtol = None;
-        for kv in rest.split_whitespace() {
-            match kv.split_once('=') {
-                Some(("atol", v)) => atol = v.parse::<f64>().ok(),
-                Some(("rtol", v)) => rtol = v.parse::<f64>().ok(),
-                _ => {}
-            }
-        }
-        Some(Check::Tolerance {
-            atol: atol?,
-            rtol: rtol?,
-        })
-    })
-}
-
-/// The values of the launch sidecar's `// KEY: VALUE` lines for `key` (a qualified
-/// `// KEY [3.8+]: VALUE` included), in order; none when there is no readable sidecar.
-fn sidecar_values(path: &Path, key: &str) -> Vec<String> {
+/// The directives of the launch sidecar of `path` (its `// KEY: VALUE` header lines, read by
+/// the one directive parser with the corpus's keys); none when there is no readable sidecar or
+/// its header does not parse (the corpus test, gluon/tests/gluon_corpus.rs, rejects such a
+/// sidecar).
+fn sidecar(path: &Path) -> Vec<Directive> {
     let Some(text) = bwsim_gluon::launch_path_for(path).and_then(|p| std::fs::read_to_string(p).ok()) else {
         return Vec::new();
     };
-    text.lines()
-        .filter_map(|l| {
-            let rest = l.trim().strip_prefix("//")?.trim().strip_prefix(key)?;
-            let (qualifier, value) = rest.split_once(':')?;
-            let q = qualifier.trim();
-            (q.is_empty() || (q.starts_with('[') && q.ends_with(']'))).then(|| value.trim().to_string())
+    directives::parse(&text, directives::GLUON_KEYS, true).unwrap_or_default()
+}
+
+/// The first unqualified `// gpu: atol=A rtol=R` line of the launch sidecar that gives both.
+fn sidecar_tolerance(path: &Path) -> Option<Check> {
+    sidecar(path)
+        .iter()
+        .filter(|d| d.key == "gpu" && d.qualifiers.is_empty())
+        .find_map(|d| {
+            let mut atol = None;
+            let mut rtol = None;
+            for kv in d.value.split_whitespace() {
+                match kv.split_once('=') {
+                    Some(("atol", v)) => atol = v.parse::<f64>().ok(),
+                    Some(("rtol", v)) => rtol = v.parse::<f64>().ok(),
+                    _ => {}
+                }
+            }
+            Some(Check::Tolerance {
+                atol: atol?,
+                rtol: rtol?,
+            })
         })
+}
+
+/// The values of the launch sidecar's `// KEY: VALUE` lines for `key` (a qualified
+/// `// KEY [3.8+]: VALUE` included), in order.
+fn sidecar_values(path: &Path, key: &str) -> Vec<String> {
+    sidecar(path)
+        .into_iter()
+        .filter(|d| d.key == key)
+        .map(|d| d.value)
         .collect()
 }
 
@@ -165,13 +172,14 @@ mod tests {
     use super::*;
 
     fn corpus() -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join(DEFAULT_DIR)
+        // The corpus is the repository's (this crate sits one folder below its root).
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(DEFAULT_DIR)
     }
 
     #[test]
     fn every_fixture_of_the_corpus_becomes_one_case_with_its_target() {
         let files = ttgir_files(&corpus()).expect("tests/gluon is readable");
-        let cases = fixtures(&corpus(), &super::super::cases::all()).expect("fixtures");
+        let cases = fixtures(&corpus(), &crate::cases::all()).expect("fixtures");
         assert_eq!(cases.len(), files.len());
         assert!(cases.len() >= 20, "{} fixtures", cases.len());
         let find = |n: &str| {
@@ -184,7 +192,7 @@ mod tests {
         assert_eq!(find("gluon/3.6/attention.sm_100a").targets, [Target::Sm100a]);
         // Twins keep the bundled kernel's comparison; others are exact.
         assert_eq!(find("gluon/3.7/softmax.sm_90a").check, {
-            let all = super::super::cases::all();
+            let all = crate::cases::all();
             all.iter()
                 .find(|c| c.name == "softmax")
                 .map(|c| c.check)

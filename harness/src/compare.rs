@@ -1,11 +1,13 @@
-//! Element-wise comparison of a GPU output with the simulator's: bit for bit ([`Check::Exact`]:
-//! data movement and elementwise arithmetic, where the hardware's result is defined to the
-//! bit) or within `atol + rtol * |sim|` ([`Check::Tolerance`]: MMA results, whose accumulation
-//! order the hardware does not specify). NaNs compare equal to NaNs under a tolerance; a
-//! tolerance applies to float tensors only (integer outputs of a case compare bit for bit).
+//! Element-wise comparison of a GPU output with the simulator's, by the one comparator
+//! (`bwsim_kernels::compare`, whose documentation states the rules): bit for bit
+//! ([`Check::Exact`]: data movement and elementwise arithmetic, where the hardware's result is
+//! defined to the bit) or within `atol + rtol * |sim|` ([`Check::Tolerance`]: MMA results,
+//! whose accumulation order the hardware does not specify). Under a tolerance NaNs match NaNs,
+//! an infinity matches only the same-sign infinity, and integer outputs compare bit for bit.
 
-use super::cases::Check;
+use crate::cases::Check;
 use bwsim_isa::launch::HostTensor;
+use bwsim_kernels::compare::{self as cmp, Tolerance};
 
 /// How two tensors differ.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -29,34 +31,24 @@ pub fn compare(sim: &HostTensor, gpu: &HostTensor, check: Check) -> Comparison {
         ));
         return c;
     }
-    for i in 0..sim.numel() {
-        let (sb, gb) = (sim.get_bits(i), gpu.get_bits(i));
-        let (sv, gv) = (sim.get(i), gpu.get(i));
-        let err = if sv.is_finite() && gv.is_finite() {
-            (sv - gv).abs()
-        } else {
-            0.0
-        };
-        c.max_err = c.max_err.max(err);
-        let ok = match check {
-            // `WgmmaExact` unresolved (see `Check::on`) compares exactly.
-            Check::Exact | Check::Trap(_) | Check::WgmmaExact { .. } => sb == gb,
-            Check::Tolerance { .. } if !sim.dtype.is_float() => sb == gb,
-            Check::Tolerance { atol, rtol } => {
-                (sv.is_nan() && gv.is_nan())
-                    || sv == gv
-                    || (sv.is_finite() && gv.is_finite() && err <= atol + rtol * sv.abs())
-            }
-        };
-        if !ok {
-            c.mismatches += 1;
-            if c.first.len() < 5 {
-                let idx = unravel(i, &sim.shape);
-                c.first
-                    .push(format!("{idx:?}: simulator {sv} (0x{sb:x}), GPU {gv} (0x{gb:x})"));
-            }
-        }
-    }
+    // `WgmmaExact` unresolved (see `Check::on`) compares exactly.
+    let tol = match check {
+        Check::Tolerance { atol, rtol } => Tolerance::Close { atol, rtol },
+        Check::Exact | Check::Trap(_) | Check::WgmmaExact { .. } => Tolerance::Exact,
+    };
+    let m = cmp::elements(gpu, sim, tol, 5);
+    c.mismatches = m.count;
+    c.max_err = m.max_abs_err;
+    c.first = m
+        .first
+        .iter()
+        .map(|&i| {
+            let (sb, gb) = (sim.get_bits(i), gpu.get_bits(i));
+            let (sv, gv) = (sim.get(i), gpu.get(i));
+            let idx = unravel(i, &sim.shape);
+            format!("{idx:?}: simulator {sv} (0x{sb:x}), GPU {gv} (0x{gb:x})")
+        })
+        .collect();
     c
 }
 

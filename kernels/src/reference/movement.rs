@@ -1,0 +1,123 @@
+//! CPU references of the data-movement kernels: copies, gathers and scatters (TMA, shared
+//! memory), exact.
+
+use super::{exact, i32_at, int_arg, tensor, val, Expected, RefError, Tolerance};
+use bwsim_isa::launch::{HostTensor, LaunchPlan};
+use bwsim_isa::DType;
+
+/// out[i, j] = input[x[i], y + j], zero where the row or column is out of range (seed 09).
+pub(super) fn gather(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
+    let input = tensor(plan, inputs, "input")?;
+    let xo = tensor(plan, inputs, "x_offsets")?;
+    let out0 = tensor(plan, inputs, "out")?;
+    let y = int_arg(plan, "y_offset")?;
+    let (xmax, ymax) = (input.shape[0] as i64, input.shape[1] as i64);
+    let (bx, by) = (out0.shape[0], out0.shape[1]);
+    let mut out = HostTensor::zeros("out", out0.dtype, out0.shape.clone());
+    for i in 0..bx {
+        let r = val(xo, i) as i64;
+        for j in 0..by {
+            let c = y + j as i64;
+            let bits = if (0..xmax).contains(&r) && (0..ymax).contains(&c) {
+                input.get_bits((r * ymax + c) as u64)
+            } else {
+                0
+            };
+            out.set_bits(i * by + j, bits);
+        }
+    }
+    Ok(vec![Expected {
+        tensor: "out".into(),
+        values: out,
+        tol: Tolerance::Exact,
+    }])
+}
+
+/// input[x[i], y + j] = src[i, j] for rows and columns in range (seed 09).
+pub(super) fn scatter(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
+    let input = tensor(plan, inputs, "input")?;
+    let xo = tensor(plan, inputs, "x_offsets")?;
+    let src = tensor(plan, inputs, "src")?;
+    let y = int_arg(plan, "y_offset")?;
+    let (xmax, ymax) = (input.shape[0] as i64, input.shape[1] as i64);
+    let (bx, by) = (src.shape[0], src.shape[1]);
+    let mut out = input.clone();
+    for i in 0..bx {
+        let r = val(xo, i) as i64;
+        if !(0..xmax).contains(&r) {
+            continue;
+        }
+        for j in 0..by {
+            let c = y + j as i64;
+            if (0..ymax).contains(&c) {
+                out.set_bits((r * ymax + c) as u64, src.get_bits(i * by + j));
+            }
+        }
+    }
+    Ok(vec![Expected {
+        tensor: "input".into(),
+        values: out,
+        tol: Tolerance::Exact,
+    }])
+}
+
+/// A copy kernel: `output` equals `input` bit for bit (`tma_roundtrip`).
+pub(super) fn identity(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
+    let input = tensor(plan, inputs, "input")?;
+    let out0 = tensor(plan, inputs, "output")?;
+    if (input.dtype, &input.shape) != (out0.dtype, &out0.shape) {
+        return Err("`input` and `output` differ in type or shape".into());
+    }
+    let mut v = input.clone();
+    v.name = "output".into();
+    Ok(vec![Expected {
+        tensor: "output".into(),
+        values: v,
+        tol: Tolerance::Exact,
+    }])
+}
+
+/// out = b: two copies into one buffer, `a` then `b`, the second issued once the first has
+/// landed (cp_async_overlap's correct variant); exact.
+pub(super) fn second_copy(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
+    let (b, out) = (tensor(plan, inputs, "b")?, tensor(plan, inputs, "out")?);
+    if (b.dtype, &b.shape) != (out.dtype, &out.shape) {
+        return Err("`b` and `out` differ in type or shape".into());
+    }
+    let mut v = b.clone();
+    v.name = "out".into();
+    Ok(vec![Expected {
+        tensor: "out".into(),
+        values: v,
+        tol: Tolerance::Exact,
+    }])
+}
+
+/// tests/gluon/3.7/smem_gather_scatter.py over the [rows, cols] f32 x and a permutation `perm`
+/// of the columns: gathered[r, c] = x[r, perm[c]] and scattered[r, perm[c]] = x[r, c]. Exact.
+pub(super) fn smem_gather_scatter(
+    plan: &LaunchPlan,
+    inputs: &[HostTensor],
+) -> Result<Vec<Expected>, RefError> {
+    let (x, perm) = (tensor(plan, inputs, "x")?, tensor(plan, inputs, "perm")?);
+    if x.dtype != DType::F32 || x.shape.len() != 2 || perm.numel() != x.shape[1] {
+        return Err("smem_gather_scatter takes an f32 [rows, cols] x and a perm of cols entries".into());
+    }
+    let (rows, cols) = (x.shape[0], x.shape[1]);
+    let p: Vec<u64> = (0..cols).map(|c| i32_at(perm, c) as u64).collect();
+    let mut seen = vec![false; cols as usize];
+    for &q in &p {
+        if q >= cols || std::mem::replace(&mut seen[q as usize], true) {
+            return Err("perm is not a permutation of the columns".into());
+        }
+    }
+    let mut g = HostTensor::zeros("gathered", DType::F32, x.shape.clone());
+    let mut s = HostTensor::zeros("scattered", DType::F32, x.shape.clone());
+    for r in 0..rows {
+        for c in 0..cols {
+            g.set_bits(r * cols + c, x.get_bits(r * cols + p[c as usize]));
+            s.set_bits(r * cols + p[c as usize], x.get_bits(r * cols + c));
+        }
+    }
+    Ok(vec![exact("gathered", g), exact("scattered", s)])
+}

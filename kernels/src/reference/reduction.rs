@@ -1,0 +1,208 @@
+//! CPU references of the reductions: row reductions, scans, atomics and histograms, claims
+//! and TMA reductions.
+
+use super::{exact, i32_at, int_arg, put, tensor, val, Expected, RefError, Tolerance};
+use bwsim_isa::launch::{HostTensor, LaunchPlan};
+use bwsim_isa::DType;
+
+/// tests/gluon/reductions.py (reductions whose combiners are compare-and-select or several
+/// folds): per row of f32 x and i32 y, the maximum of x and its first position, the minimum
+/// of y and its last position, the sum of x (f64, tolerance of an f32 sum of small integers:
+/// exact), the maximum of y and the reverse running sums of y (`tails`). Exact.
+pub(super) fn combiner_reductions(
+    plan: &LaunchPlan,
+    inputs: &[HostTensor],
+) -> Result<Vec<Expected>, RefError> {
+    let (x, y) = (tensor(plan, inputs, "x")?, tensor(plan, inputs, "y")?);
+    if x.shape.len() != 2 || y.shape != x.shape || x.dtype != DType::F32 || y.dtype != DType::I32 {
+        return Err("reductions takes f32 x and i32 y of one [rows, cols] shape".into());
+    }
+    let (rows, cols) = (x.shape[0], x.shape[1]);
+    let mut out: Vec<HostTensor> = [
+        ("vmax", DType::F32),
+        ("imax", DType::I32),
+        ("vmin", DType::I32),
+        ("imin", DType::I32),
+        ("sums", DType::F32),
+        ("maxes", DType::I32),
+    ]
+    .iter()
+    .map(|(n, d)| HostTensor::zeros(n, *d, vec![rows]))
+    .collect();
+    let mut tails = HostTensor::zeros("tails", DType::I32, x.shape.clone());
+    for r in 0..rows {
+        let xs: Vec<f32> = (0..cols)
+            .map(|c| f32::from_bits(x.get_bits(r * cols + c) as u32))
+            .collect();
+        let ys: Vec<i32> = (0..cols)
+            .map(|c| y.get_bits(r * cols + c) as u32 as i32)
+            .collect();
+        let mut tail = 0i32;
+        for c in (0..cols).rev() {
+            tail = tail.wrapping_add(ys[c as usize]);
+            tails.set_bits(r * cols + c, tail as u32 as u64);
+        }
+        let vmax = xs.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let imax = xs.iter().position(|&v| v == vmax).unwrap_or(0);
+        let vmin = ys.iter().copied().min().unwrap_or(0);
+        let imin = ys.iter().rposition(|&v| v == vmin).unwrap_or(0);
+        let vals = [
+            vmax as f64,
+            imax as f64,
+            vmin as f64,
+            imin as f64,
+            xs.iter().map(|&v| v as f64).sum::<f64>(),
+            ys.iter().copied().max().unwrap_or(0) as f64,
+        ];
+        for (t, v) in out.iter_mut().zip(vals) {
+            let bits = if t.dtype == DType::F32 {
+                (v as f32).to_bits()
+            } else {
+                v as i32 as u32
+            };
+            t.set_bits(r, bits as u64);
+        }
+    }
+    out.push(tails);
+    Ok(out
+        .into_iter()
+        .map(|t| Expected {
+            tensor: t.name.clone(),
+            values: t,
+            tol: Tolerance::Exact,
+        })
+        .collect())
+}
+
+/// tests/gluon/claims.py: every program compare-and-swaps 0 -> its id into every flag and
+/// counts its successes per slot, so counts[k] = 1 where flags[k] started at 0 (exactly one
+/// claim of a free slot succeeds, in any order), else 0. Exact.
+pub(super) fn claims(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
+    let flags = tensor(plan, inputs, "flags")?;
+    if flags.dtype != DType::I32 {
+        return Err("claims takes i32 flags".into());
+    }
+    let mut counts = HostTensor::zeros("counts", DType::I32, flags.shape.clone());
+    for k in 0..flags.numel() {
+        counts.set_bits(k, u64::from(flags.get_bits(k) as u32 == 0));
+    }
+    Ok(vec![Expected {
+        tensor: "counts".into(),
+        values: counts,
+        tol: Tolerance::Exact,
+    }])
+}
+
+/// kernels/tiles/scan.tile: per row of x, the running sum and the running maximum. Exact.
+pub(super) fn scan(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
+    let x = tensor(plan, inputs, "x")?;
+    if x.shape.len() != 2 || x.dtype != DType::I32 {
+        return Err("scan takes an i32 [rows, cols] input".into());
+    }
+    let (rows, cols) = (x.shape[0], x.shape[1]);
+    let mut sums = HostTensor::zeros("sums", DType::I32, x.shape.clone());
+    let mut maxes = HostTensor::zeros("maxes", DType::I32, x.shape.clone());
+    for r in 0..rows {
+        let (mut s, mut m) = (0i32, i32::MIN);
+        for c in 0..cols {
+            let v = x.get_bits(r * cols + c) as u32 as i32;
+            s = s.wrapping_add(v);
+            m = m.max(v);
+            sums.set_bits(r * cols + c, s as u32 as u64);
+            maxes.set_bits(r * cols + c, m as u32 as u64);
+        }
+    }
+    let exact = |t: &str, v: HostTensor| Expected {
+        tensor: t.into(),
+        values: v,
+        tol: Tolerance::Exact,
+    };
+    Ok(vec![exact("sums", sums), exact("maxes", maxes)])
+}
+
+/// kernels/tiles/atomics.tile: over the first `n` values, the count, the sum and the maximum
+/// of the values in each bin `x % BINS` (maxima start at -1). Exact: the sums are of integers
+/// far below 2^24.
+pub(super) fn atomics(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
+    let x = tensor(plan, inputs, "x")?;
+    let hist = tensor(plan, inputs, "hist")?;
+    let n = int_arg(plan, "n")?.max(0) as u64;
+    let bins = hist.numel();
+    let mut h = HostTensor::zeros("hist", DType::I32, vec![bins]);
+    let mut s = HostTensor::zeros("sums", DType::F32, vec![bins]);
+    let mut m = HostTensor::zeros("maxes", DType::I32, vec![bins]);
+    let (mut count, mut sum, mut max) = (
+        vec![0i64; bins as usize],
+        vec![0f64; bins as usize],
+        vec![-1i64; bins as usize],
+    );
+    for i in 0..n.min(x.numel()) {
+        let v = x.get_bits(i) as u32 as i32 as i64;
+        let b = v.rem_euclid(bins as i64) as usize;
+        count[b] += 1;
+        sum[b] += v as f64;
+        max[b] = max[b].max(v);
+    }
+    for b in 0..bins {
+        h.set_bits(b, count[b as usize] as u32 as u64);
+        put(&mut s, b, sum[b as usize])?;
+        m.set_bits(b, max[b as usize] as i32 as u32 as u64);
+    }
+    let exact = |t: &str, v: HostTensor| Expected {
+        tensor: t.into(),
+        values: v,
+        tol: Tolerance::Exact,
+    };
+    Ok(vec![exact("hist", h), exact("sums", s), exact("maxes", m)])
+}
+
+/// tests/gluon/3.8/smem_histogram.py over the first n values of the non-negative int32 x and
+/// `hist.numel()` bins (bin v % BINS): hist gains each bin's count, and maxes[b] becomes the
+/// largest of its initial value and the bin's values. Exact.
+pub(super) fn smem_histogram(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
+    let x = tensor(plan, inputs, "x")?;
+    let (hist0, maxes0) = (tensor(plan, inputs, "hist")?, tensor(plan, inputs, "maxes")?);
+    let n = int_arg(plan, "n")?.max(0) as u64;
+    let bins = hist0.numel();
+    if maxes0.numel() != bins || bins == 0 {
+        return Err("smem_histogram takes hist and maxes of BINS entries".into());
+    }
+    let (mut h, mut m) = (hist0.clone(), maxes0.clone());
+    for i in 0..n.min(x.numel()) {
+        let v = i32_at(x, i);
+        if v < 0 {
+            return Err("smem_histogram's values are non-negative".into());
+        }
+        let b = (v as u64) % bins;
+        h.set_bits(b, i32_at(&h, b).wrapping_add(1) as u32 as u64);
+        m.set_bits(b, i32_at(&m, b).max(v) as u32 as u64);
+    }
+    Ok(vec![exact("hist", h), exact("maxes", m)])
+}
+
+/// tests/gluon/3.8/tma_reduce.py: x holds S matrices of out's shape [R, C] stacked by rows; out
+/// gains their sum. The additions happen in any order: exact for the integer-valued inputs of
+/// the fixture, within f32 rounding of the sum otherwise.
+pub(super) fn tma_reduce(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
+    let (x, out0) = (tensor(plan, inputs, "x")?, tensor(plan, inputs, "out")?);
+    if x.dtype != DType::F32 || out0.dtype != DType::F32 || x.shape.len() != 2 || out0.shape.len() != 2 {
+        return Err("tma_reduce takes f32 [S * R, C] x and [R, C] out".into());
+    }
+    let (r, c) = (out0.shape[0], out0.shape[1]);
+    if x.shape[1] != c || r == 0 || x.shape[0] % r != 0 {
+        return Err("x is not S matrices of out's shape stacked by rows".into());
+    }
+    let mut out = HostTensor::zeros("out", DType::F32, out0.shape.clone());
+    for i in 0..r * c {
+        let sum: f64 = val(out0, i) + (0..x.shape[0] / r).map(|s| val(x, s * r * c + i)).sum::<f64>();
+        put(&mut out, i, sum)?;
+    }
+    Ok(vec![Expected {
+        tensor: "out".into(),
+        values: out,
+        tol: Tolerance::Close {
+            atol: 0.0,
+            rtol: 1e-6,
+        },
+    }])
+}
