@@ -767,24 +767,22 @@ mod tests {
 
     /// The job of a case, built as `run_case` builds it (no ptxas: PTX only).
     fn job_of(case: &Case, target: Target) -> GpuJob {
+        with_session(case, target, |s| {
+            let m = ptx::lower(&s.checked).expect("lowers");
+            build_job(&m, &s.plan, None, 0).expect("job")
+        })
+    }
+
+    /// `f` of the case's kernel verified strictly for `target` with its launch resolved (the
+    /// prelude `run_case` goes through, every verifier error fatal).
+    fn with_session<R>(case: &Case, target: Target, f: impl FnOnce(Session) -> R) -> R {
         let text = source_text(case).expect("source");
         let k = bwsim_isa::parser::parse(&text).expect("parses");
-        let ov: Vec<Override> = case
-            .consts
-            .iter()
+        let ov: Vec<Override> = (case.consts.iter())
             .map(|c| Override::parse(c).expect("override"))
             .collect();
-        let (c, d) = verify(
-            &k,
-            &VerifyOptions {
-                target: Some(target),
-                overrides: ov,
-            },
-        );
-        let c = c.unwrap_or_else(|| panic!("{d:?}"));
-        let plan = launch::resolve(&c, k.launch.as_ref().expect("launch")).expect("resolves");
-        let m = ptx::lower(&c).expect("lowers");
-        build_job(&m, &plan, None, 0).expect("job")
+        let s = Session::new(&k, Some(target), &ov, Verify::Strict).unwrap_or_else(|e| panic!("{e:?}"));
+        f(s)
     }
 
     /// A strided round trip passes its elementStrides (innermost last, as the IR writes them)
@@ -835,34 +833,21 @@ mod tests {
 
     /// Simulate a case as the harness would (same inputs), for the judging tests.
     fn simulate(case: &Case, target: Target, seed: u64) -> (LaunchPlan, bwsim_sim::RunResult) {
-        let text = source_text(case).expect("source");
-        let k = bwsim_isa::parser::parse(&text).expect("parses");
-        let ov: Vec<Override> = case
-            .consts
-            .iter()
-            .map(|c| Override::parse(c).expect("override"))
-            .collect();
-        let (c, d) = verify(
-            &k,
-            &VerifyOptions {
-                target: Some(target),
-                overrides: ov,
-            },
-        );
-        let c = c.unwrap_or_else(|| panic!("{d:?}"));
-        let plan = never_zeros(launch::resolve(&c, k.launch.as_ref().expect("launch")).expect("resolves"));
-        let inputs = draw_inputs(&plan, seed).expect("within the memory limit");
-        let sim = bwsim_sim::run(
-            &c,
-            &plan,
-            inputs,
-            &bwsim_sim::RunOptions {
-                seed,
-                trace: false,
-                ..Default::default()
-            },
-        );
-        (plan, sim)
+        with_session(case, target, |s| {
+            let plan = never_zeros(s.plan);
+            let inputs = draw_inputs(&plan, seed).expect("within the memory limit");
+            let sim = bwsim_sim::run(
+                &s.checked,
+                &plan,
+                inputs,
+                &bwsim_sim::RunOptions {
+                    seed,
+                    trace: false,
+                    ..Default::default()
+                },
+            );
+            (plan, sim)
+        })
     }
 
     fn case(name: &str) -> Case {
