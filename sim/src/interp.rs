@@ -98,6 +98,10 @@ pub trait Effects {
 }
 
 /// Execute instruction `instr` (at `pc`) of a partition whose slots are `frame`.
+///
+/// Inlined into each engine's own step, so that a handler's results are built in place (a
+/// [`Value`] is about a hundred bytes; moved through a call it is copied twice).
+#[inline(always)]
 pub fn step<F: Effects>(fx: &mut F, pc: u32, instr: &Instr, frame: &mut [Value]) -> OpResult<Flow<F::Wait>> {
     match &instr.kind {
         IKind::Eval { dsts, expr } => match fx.eval(pc, expr, frame)? {
@@ -213,6 +217,7 @@ fn int_of(v: &Value, what: &str) -> OpResult<i64> {
 }
 
 /// Bind `v` to `dsts`: one name takes the value, several destructure a tuple of as many parts.
+#[inline]
 pub fn bind(frame: &mut [Value], dsts: &[Slot], v: Value) -> OpResult<()> {
     match dsts {
         [] => Ok(()),

@@ -160,7 +160,7 @@ impl<'p> Engine<'p> {
                     for e in coords {
                         cs.push(int_of(&evs(e)?, "a TMA coordinate")? as i32 as i64);
                     }
-                    tile_messages(d, &cs, &smem_of(evs(smem)?)?)?
+                    self.tile_messages(pc, d, &cs, &smem_of(evs(smem)?)?)?
                 };
                 self.cta(c).bar(baddr)?;
                 let mut port = self.sms[sm].tma_in;
@@ -227,7 +227,7 @@ impl<'p> Engine<'p> {
                     for e in coords {
                         cs.push(int_of(&evs(e)?, "a TMA coordinate")? as i32 as i64);
                     }
-                    tile_messages(d, &cs, &smem_of(evs(smem)?)?)?
+                    self.tile_messages(pc, d, &cs, &smem_of(evs(smem)?)?)?
                 };
                 let mut port = self.sms[sm].tma_out;
                 let done = self.mem.store(t0, key, bytes, &mut port, None);

@@ -281,6 +281,9 @@ pub struct Engine<'p> {
     /// Per instruction: the operand shapes of its op, found on its first execution (view and
     /// tile shapes at one instruction are the type checker's, the same every time).
     shapes: Vec<Option<Shapes>>,
+    /// Per instruction: what its tile copy moves ([`Engine::tile_messages`]), found on its
+    /// first execution and kept while the view's shape stays the same.
+    tile_msgs: Vec<Option<TileMsgs>>,
     /// The kernel's register tiles exceed 255 registers per thread (occupancy estimate): its
     /// wgmmas pay the chip's `wgmma_spill_cycles` per instruction and run one at a time.
     spills: bool,
@@ -401,22 +404,35 @@ fn numel(s: &[u32]) -> u64 {
     s.iter().map(|&d| d as u64).product()
 }
 
-/// The L2 identity of a TMA box: tensor, coordinates and box shape.
-/// A tile copy of view `v` at coordinates `cs` ([`crate::tma::plan_of`]): its bytes, its L2
-/// key (the region of the tensor it moves) and its number of messages. The memory system
-/// sees the copy as one request; each message takes an issue slot.
-fn tile_messages(d: &DescInfo, cs: &[i64], v: &SmemView) -> OpResult<(u64, Option<u64>, u64)> {
-    let plan = crate::tma::plan_of(d, v)?;
-    let region: Vec<u32> = (plan.boxd.iter().zip(&plan.grid))
-        .map(|(&b, &g)| b.saturating_mul(g))
-        .collect();
-    Ok((
-        plan.bytes(d.dtype),
-        Some(box_key(d.tensor, cs, &region)),
-        plan.messages(),
-    ))
+/// What a tile copy through a descriptor moves, as the engine counts it: a pure function of
+/// the descriptor (fixed per instruction) and the view's physical shape.
+#[derive(Clone, Debug)]
+struct TileMsgs {
+    /// The view's shape and whether it is stored transposed: the key it was found for.
+    shape: Dims,
+    transposed: bool,
+    bytes: u64,
+    /// The region of the tensor one copy covers: the traversed box times the messages.
+    region: Vec<u32>,
+    messages: u64,
 }
 
+impl TileMsgs {
+    fn of(d: &DescInfo, v: &SmemView) -> OpResult<TileMsgs> {
+        let plan = crate::tma::plan_of(d, v)?;
+        Ok(TileMsgs {
+            shape: v.shape,
+            transposed: v.layout.transposed(),
+            bytes: plan.bytes(d.dtype),
+            region: (plan.boxd.iter().zip(&plan.grid))
+                .map(|(&b, &g)| b.saturating_mul(g))
+                .collect(),
+            messages: plan.messages(),
+        })
+    }
+}
+
+/// The L2 identity of a TMA box: tensor, coordinates and box shape.
 fn box_key(tensor: u32, coords: &[i64], block: &[u32]) -> u64 {
     // FNV-1a over the words; collisions between distinct boxes are astronomically unlikely.
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
@@ -524,6 +540,7 @@ impl<'p> Engine<'p> {
             lookahead,
             tile_pc: vec![0; prog.code.len()],
             shapes: vec![None; prog.code.len()],
+            tile_msgs: vec![None; prog.code.len()],
             spills: false,
         };
         for _ in 0..ctas_per_sm {
@@ -918,6 +935,25 @@ impl<'p> Engine<'p> {
         interp::step(&mut Fx { e: self, c, a, t, cx }, pc, instr, frame)
     }
 
+    /// A tile copy of view `v` at coordinates `cs` ([`crate::tma::plan_of`]) by the instruction
+    /// at `pc`: its bytes, its L2 key (the region of the tensor it moves) and its number of
+    /// messages. The memory system sees the copy as one request; each message takes an issue
+    /// slot. The plan is made once per instruction and view shape.
+    fn tile_messages(
+        &mut self,
+        pc: u32,
+        d: &DescInfo,
+        cs: &[i64],
+        v: &SmemView,
+    ) -> OpResult<(u64, Option<u64>, u64)> {
+        let slot = &mut self.tile_msgs[pc as usize];
+        let m = match slot {
+            Some(m) if m.shape == v.shape && m.transposed == v.layout.transposed() => m,
+            _ => slot.insert(TileMsgs::of(d, v)?),
+        };
+        Ok((m.bytes, Some(box_key(d.tensor, cs, &m.region)), m.messages))
+    }
+
     fn finish_agent(&mut self, c: u32, a: u32, t: f64, span: Span) {
         self.record(t, c, TUnit::Agent(a), TWhat::AgentEnd, span);
         let cta = self.cta(c);
@@ -972,6 +1008,7 @@ struct Fx<'e, 'p> {
 impl Effects for Fx<'_, '_> {
     type Wait = Pause;
 
+    #[inline(always)]
     fn eval(&mut self, pc: u32, expr: &CExpr, frame: &[Value]) -> OpResult<Result<Value, Pause>> {
         let (e, c, a, cx) = (&mut *self.e, self.c, self.a, self.cx);
         let t = &mut *self.t;
@@ -1021,6 +1058,7 @@ impl Effects for Fx<'_, '_> {
         Ok(Ok(v))
     }
 
+    #[inline(always)]
     fn op(&mut self, pc: u32, op: &LOp, name: &'static str, frame: &[Value]) -> OpResult<OpDone<Pause>> {
         if synchronises(op) && !self.e.sync(*self.t) {
             return Ok(OpDone::Wait(Pause::Yield));
@@ -1029,10 +1067,12 @@ impl Effects for Fx<'_, '_> {
         (self.e).exec_op(self.c, self.a, pc, op, name, span, self.t, frame, self.cx)
     }
 
+    #[inline(always)]
     fn scalar(&mut self, e: &CExpr, frame: &[Value]) -> OpResult<Value> {
         shape::eval(e, frame, self.cx)
     }
 
+    #[inline(always)]
     fn control(&mut self, pc: u32, k: Control) {
         let e = &mut *self.e;
         let per_slot = match k {
