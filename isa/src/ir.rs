@@ -229,24 +229,21 @@ impl Expr {
 
 /// Declares every operation: its `.tile` name, its positional operands (required, in
 /// order) and its keyword operands (optional). Generates [`OpKind`] and the conversions
-/// the parser and printer use, so an operation's syntax is defined exactly once.
+/// the parser and printer use, so an operation's syntax is defined exactly once. [`OpKind`]
+/// is generic over its operand type so a later stage (the simulator's lowered program) keeps
+/// the same operation shape with its own operands, converted by [`OpKind::try_map`].
 macro_rules! define_ops {
     ($( $(#[$doc:meta])* $variant:ident = $name:literal ( $($pos:ident),* ; $($kw:ident),* ) ),* $(,)?) => {
         /// Every operation of the IR. Operand meaning per variant is documented on it and
-        /// enforced by the type checker.
+        /// enforced by the type checker. `E` is the operand type: [`Expr`] in the IR.
         #[derive(Clone, Debug, PartialEq, Serialize)]
-        pub enum OpKind {
-            $( $(#[$doc])* $variant { $($pos: Expr,)* $($kw: Option<Expr>,)* }, )*
+        pub enum OpKind<E = Expr> {
+            $( $(#[$doc])* $variant { $($pos: E,)* $($kw: Option<E>,)* }, )*
         }
 
         impl OpKind {
             /// All operation names, as written in `.tile` files.
             pub const NAMES: &'static [&'static str] = &[$($name),*];
-
-            /// The `.tile` name of this operation.
-            pub fn name(&self) -> &'static str {
-                match self { $( OpKind::$variant { .. } => $name, )* }
-            }
 
             /// Positional and keyword operand names of the operation called `name`.
             pub fn signature(name: &str) -> Option<(&'static [&'static str], &'static [&'static str])> {
@@ -288,13 +285,20 @@ macro_rules! define_ops {
                     _ => Err(OpShapeError::UnknownOp),
                 }
             }
+        }
+
+        impl<E> OpKind<E> {
+            /// The `.tile` name of this operation.
+            pub fn name(&self) -> &'static str {
+                match self { $( OpKind::$variant { .. } => $name, )* }
+            }
 
             /// The operation's operands as written: positional ones, then keyword ones that are present.
-            pub fn to_parts(&self) -> (Vec<&Expr>, Vec<(&'static str, &Expr)>) {
+            pub fn to_parts(&self) -> (Vec<&E>, Vec<(&'static str, &E)>) {
                 match self {
                     $( OpKind::$variant { $($pos,)* $($kw,)* } => {
                         #[allow(unused_mut)]
-                        let mut kws: Vec<(&'static str, &Expr)> = Vec::new();
+                        let mut kws: Vec<(&'static str, &E)> = Vec::new();
                         $( if let Some(e) = $kw { kws.push((stringify!($kw), e)); } )*
                         (vec![$($pos),*], kws)
                     } )*
@@ -302,15 +306,38 @@ macro_rules! define_ops {
             }
 
             /// Mutable access to every operand expression (for rewriting passes).
-            pub fn operands_mut(&mut self) -> Vec<&mut Expr> {
+            pub fn operands_mut(&mut self) -> Vec<&mut E> {
                 match self {
                     $( OpKind::$variant { $($pos,)* $($kw,)* } => {
                         #[allow(unused_mut)]
-                        let mut v: Vec<&mut Expr> = vec![$($pos),*];
+                        let mut v: Vec<&mut E> = vec![$($pos),*];
                         $( if let Some(e) = $kw { v.push(e); } )*
                         v
                     } )*
                 }
+            }
+
+            /// The same operation with every operand converted by `f`, which is given the
+            /// operand's name (`"bar"`, `"layout"`, ...) and may return `None` for an operand
+            /// the target has no counterpart for (a layout or type operand that is not a
+            /// value): a keyword operand is then left out, while a positional one makes the
+            /// operation unconvertible (`Ok(None)`). The first error of `f` is returned.
+            pub fn try_map<'a, F, X>(
+                &'a self,
+                mut f: impl FnMut(&'static str, &'a E) -> Result<Option<F>, X>,
+            ) -> Result<Option<OpKind<F>>, X> {
+                Ok(Some(match self {
+                    $( OpKind::$variant { $($pos,)* $($kw,)* } => OpKind::$variant {
+                        $( $pos: match f(stringify!($pos), $pos)? {
+                            Some(v) => v,
+                            None => return Ok(None),
+                        }, )*
+                        $( $kw: match $kw {
+                            Some(e) => f(stringify!($kw), e)?,
+                            None => None,
+                        }, )*
+                    }, )*
+                }))
             }
         }
     };

@@ -22,8 +22,61 @@ pub fn default_tmem_block(shape: &[u32]) -> [u32; 2] {
     [m.min(128), shape.last().copied().unwrap_or(1)]
 }
 
-/// The read-modify-write operations of `global.atomic`.
-pub const ATOMIC_OPS: [&str; 8] = ["add", "max", "min", "and", "or", "xor", "xchg", "cas"];
+/// A read-modify-write operation of `global.atomic`, by its `.tile` name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AtomicOp {
+    Add,
+    Max,
+    Min,
+    And,
+    Or,
+    Xor,
+    Xchg,
+    /// Compare-and-swap: stores the value where the old one equals `compare`.
+    Cas,
+}
+
+impl AtomicOp {
+    pub const ALL: [AtomicOp; 8] = [
+        AtomicOp::Add,
+        AtomicOp::Max,
+        AtomicOp::Min,
+        AtomicOp::And,
+        AtomicOp::Or,
+        AtomicOp::Xor,
+        AtomicOp::Xchg,
+        AtomicOp::Cas,
+    ];
+
+    /// The name written in `.tile` (`global.atomic add, ...`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            AtomicOp::Add => "add",
+            AtomicOp::Max => "max",
+            AtomicOp::Min => "min",
+            AtomicOp::And => "and",
+            AtomicOp::Or => "or",
+            AtomicOp::Xor => "xor",
+            AtomicOp::Xchg => "xchg",
+            AtomicOp::Cas => "cas",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<AtomicOp> {
+        AtomicOp::ALL.into_iter().find(|o| o.name() == name)
+    }
+}
+
+/// The read-modify-write operations of `global.atomic`, by name (see [`AtomicOp`]).
+pub const ATOMIC_OPS: [&str; 8] = {
+    let mut names = [""; 8];
+    let mut i = 0;
+    while i < names.len() {
+        names[i] = AtomicOp::ALL[i].name();
+        i += 1;
+    }
+    names
+};
 
 /// Shared-memory layout of a buffer.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

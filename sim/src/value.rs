@@ -81,6 +81,21 @@ pub struct SmemView {
 }
 
 impl SmemView {
+    /// A view of a whole buffer of `shape` at shared byte `base` (an allocation, or a
+    /// reinterpretation's new root).
+    pub fn whole(base: u32, dtype: DType, layout: Layout, shape: Dims, alloc: u32) -> SmemView {
+        SmemView {
+            base,
+            dtype,
+            layout,
+            root: shape,
+            origin: Dims::zeros(shape.len()),
+            dropped: 0,
+            shape,
+            alloc,
+        }
+    }
+
     /// The root index of view element `idx`.
     pub fn root_index(&self, idx: &[u32]) -> Dims {
         let mut r = self.origin;

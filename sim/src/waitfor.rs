@@ -13,6 +13,7 @@
 
 use crate::interp;
 use crate::lower::{CExpr, IKind, LOp, Program};
+use bwsim_isa::ir::OpKind as K;
 use bwsim_isa::Code;
 use bwsim_isa::{Diagnostic, Span};
 use petgraph::algo::tarjan_scc;
@@ -323,12 +324,16 @@ pub fn arrive_sites(prog: &Program) -> HashMap<u32, Vec<(u32, &'static str)>> {
                 continue;
             }
             if let IKind::Op { op, name, .. } = &i.kind {
-                let bar = match op {
-                    LOp::MbarTx { bar, .. }
-                    | LOp::MbarArrive { bar, .. }
-                    | LOp::Commit { bar, .. }
-                    | LOp::TmaLoad { bar, .. }
-                    | LOp::ClcTryCancel { bar, .. } => Some(bar),
+                let bar: Option<&CExpr> = match op {
+                    LOp::Op(
+                        K::MbarExpect { bar, .. }
+                        | K::MbarExpectTx { bar, .. }
+                        | K::MbarCompleteTx { bar, .. }
+                        | K::MbarArrive { bar, .. },
+                    ) => Some(bar),
+                    LOp::Commit { bar, .. } | LOp::TmaLoad { bar, .. } | LOp::ClcTryCancel { bar, .. } => {
+                        Some(bar)
+                    }
                     _ => None,
                 };
                 if let Some(addr) = bar.and_then(root_slot).and_then(|sl| alloc_of_slot.get(&sl)) {

@@ -13,7 +13,7 @@ use bwsim_isa::builtins::{MathFn, ReduceOp};
 use bwsim_isa::consts::{ConstEnv, ConstValue};
 use bwsim_isa::ir::*;
 use bwsim_isa::launch::{ArgValue, LaunchPlan};
-use bwsim_isa::typeck::{AllocKind, Checked, Ty};
+use bwsim_isa::typeck::{AllocKind, AtomicOp, Checked, Ty};
 use bwsim_isa::types::{DType, OobFill, ScalarTy};
 use bwsim_isa::Code;
 use bwsim_isa::{Diagnostic, Span};
@@ -86,31 +86,17 @@ pub enum CExpr {
     InlineAsm(std::sync::Arc<bwsim_isa::inline_ptx::Program>, Vec<CExpr>),
 }
 
-/// How `mbar.expect`-like ops touch the transaction count.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TxKind {
-    /// `mbar.expect`: expect_tx then arrive once.
-    Expect,
-    ExpectTx,
-    CompleteTx,
-}
-
-/// Which fence a [`LOp::Fence`] is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FenceKind {
-    /// `fence.async_shared` (fence.proxy.async.shared::cta): orders generic and async proxies.
-    AsyncShared,
-    /// `fence.mbarrier_init`.
-    MbarrierInit,
-    /// `tcgen05.fence_before` (before_thread_sync).
-    Tcgen05Before,
-    /// `tcgen05.fence_after` (after_thread_sync).
-    Tcgen05After,
-}
-
-/// A lowered operation. Operand meaning follows [`OpKind`].
+/// A lowered operation. An operation whose operands are all values keeps the IR's shape
+/// ([`LOp::Op`]: the same [`OpKind`] over lowered expressions); the others carry what the
+/// checker and the static plan resolved (a planned view, a checked type, a TMA descriptor, a
+/// constant count).
 #[derive(Clone, Debug)]
 pub enum LOp {
+    /// An operation lowered operand for operand (`mbar.wait`, `global.load`, `wgmma`, ...).
+    /// Operands that are not values (`tmem.load`'s and `smem.load`'s `layout`) are left out.
+    /// Boxed operands keep this variant small: [`OpKind`] has room for its widest operation
+    /// (eight operands), which never lowers here.
+    Op(OpKind<Box<CExpr>>),
     SmemAlloc {
         view: SmemView,
     },
@@ -138,9 +124,7 @@ pub enum LOp {
         manual: bool,
         cols: u32,
     },
-    TmemDealloc {
-        buf: CExpr,
-    },
+    /// `tma.load` and `tma.gather` (`gather`): the descriptor parameter's index and coordinates.
     TmaLoad {
         desc: u32,
         coords: Vec<CExpr>,
@@ -149,6 +133,7 @@ pub enum LOp {
         pred: Option<CExpr>,
         gather: bool,
     },
+    /// `tma.store` and `tma.scatter` (`scatter`).
     TmaStore {
         desc: u32,
         coords: Vec<CExpr>,
@@ -166,111 +151,31 @@ pub enum LOp {
         bar: CExpr,
         multicast: bool,
     },
-    /// `clc.query`: (canceled, x, y, z) from a response view.
-    ClcQuery {
-        result: CExpr,
-    },
-    MbarInit {
-        bar: CExpr,
-        count: CExpr,
-    },
-    MbarTx {
-        bar: CExpr,
-        bytes: CExpr,
-        pred: Option<CExpr>,
-        kind: TxKind,
-    },
-    MbarArrive {
-        bar: CExpr,
-        count: Option<CExpr>,
-        pred: Option<CExpr>,
-    },
-    MbarWait {
-        bar: CExpr,
-        phase: CExpr,
-    },
-    MbarTestWait {
-        bar: CExpr,
-        phase: CExpr,
-    },
-    MbarInvalidate {
-        bar: CExpr,
-    },
-    /// A fence (`fence.async_shared`, `fence.mbarrier_init`, `tcgen05.fence_before/after`).
-    Fence {
-        kind: FenceKind,
-    },
-    BarSync,
-    /// `cluster.sync`: every CTA of the cluster arrives before any proceeds.
-    ClusterSync,
+    /// `tcgen05.mma` and `tcgen05.mma_scaled` (`scales`: the A and B scale factors).
     Mma {
         a: CExpr,
         b: CExpr,
         acc: CExpr,
-        scales: Option<(CExpr, CExpr)>,
+        scales: Option<Box<(CExpr, CExpr)>>,
         use_acc: Option<CExpr>,
         pred: Option<CExpr>,
         cta_group: u32,
     },
-    Cp {
-        src: CExpr,
-        dst: CExpr,
-    },
+    /// `tcgen05.commit`.
     Commit {
         bar: CExpr,
         pred: Option<CExpr>,
         cta_group: u32,
     },
-    TmemLoad {
-        src: CExpr,
-    },
-    TmemStore {
-        dst: CExpr,
-        value: CExpr,
-    },
-    Wgmma {
-        a: CExpr,
-        b: CExpr,
-        acc: CExpr,
-        use_acc: Option<CExpr>,
-    },
     WgmmaWait {
         pendings: u32,
     },
-    SmemLoad {
-        src: CExpr,
-    },
-    SmemStore {
-        dst: CExpr,
-        value: CExpr,
-    },
-    GlobalLoad {
-        ptr: CExpr,
-        offsets: CExpr,
-        mask: Option<CExpr>,
-        other: Option<CExpr>,
-    },
-    GlobalStore {
-        ptr: CExpr,
-        offsets: CExpr,
-        value: CExpr,
-        mask: Option<CExpr>,
-    },
-    /// `cp.async`: asynchronous element copies from global into shared memory.
-    CpAsync {
-        dst: CExpr,
-        ptr: CExpr,
-        offsets: CExpr,
-        mask: Option<CExpr>,
-    },
-    CpAsyncCommit,
     CpAsyncWait {
         pendings: u32,
     },
-    /// `global.atomic`: `op` is one of [`bwsim_isa::typeck::ATOMIC_OPS`]; `compare` is
-    /// `cas`'s compare value.
+    /// `global.atomic`; `compare` is `cas`'s compare value.
     GlobalAtomic {
-        op: &'static str,
+        op: AtomicOp,
         ptr: CExpr,
         offsets: CExpr,
         value: CExpr,
@@ -1106,16 +1011,7 @@ impl<'a, 'k> Lower<'a, 'k> {
                 let dims =
                     Dims::from_slice(shape).ok_or_else(|| unsupported(op.span, "buffer rank above 6"))?;
                 LOp::SmemAlloc {
-                    view: SmemView {
-                        base: a.offset,
-                        dtype: *dtype,
-                        layout: Layout::from(layout),
-                        root: dims,
-                        origin: Dims::zeros(dims.len()),
-                        dropped: 0,
-                        shape: dims,
-                        alloc: idx,
-                    },
+                    view: SmemView::whole(a.offset, *dtype, Layout::from(layout), dims, idx),
                 }
             }
             K::SmemReinterpret { src, .. } => {
@@ -1176,7 +1072,6 @@ impl<'a, 'k> Lower<'a, 'k> {
                     cols: a.size,
                 }
             }
-            K::TmemDealloc { buf } => LOp::TmemDealloc { buf: self.expr(buf)? },
             K::TmaLoad { src, dst, bar, pred } | K::TmaGather { src, dst, bar, pred } => {
                 let (desc, coords) = self.desc_coords(src)?;
                 LOp::TmaLoad {
@@ -1218,59 +1113,6 @@ impl<'a, 'k> Lower<'a, 'k> {
                     None => false,
                 },
             },
-            K::ClcQuery { result } => LOp::ClcQuery {
-                result: self.expr(result)?,
-            },
-            K::MbarInit { bar, count } => LOp::MbarInit {
-                bar: self.expr(bar)?,
-                count: self.expr(count)?,
-            },
-            K::MbarExpect { bar, bytes, pred } => LOp::MbarTx {
-                bar: self.expr(bar)?,
-                bytes: self.expr(bytes)?,
-                pred: self.opt(pred)?,
-                kind: TxKind::Expect,
-            },
-            K::MbarExpectTx { bar, bytes, pred } => LOp::MbarTx {
-                bar: self.expr(bar)?,
-                bytes: self.expr(bytes)?,
-                pred: self.opt(pred)?,
-                kind: TxKind::ExpectTx,
-            },
-            K::MbarCompleteTx { bar, bytes, pred } => LOp::MbarTx {
-                bar: self.expr(bar)?,
-                bytes: self.expr(bytes)?,
-                pred: self.opt(pred)?,
-                kind: TxKind::CompleteTx,
-            },
-            K::MbarArrive { bar, count, pred } => LOp::MbarArrive {
-                bar: self.expr(bar)?,
-                count: self.opt(count)?,
-                pred: self.opt(pred)?,
-            },
-            K::MbarWait { bar, phase } => LOp::MbarWait {
-                bar: self.expr(bar)?,
-                phase: self.expr(phase)?,
-            },
-            K::MbarTestWait { bar, phase } => LOp::MbarTestWait {
-                bar: self.expr(bar)?,
-                phase: self.expr(phase)?,
-            },
-            K::MbarInvalidate { bar } => LOp::MbarInvalidate { bar: self.expr(bar)? },
-            K::FenceAsyncShared {} => LOp::Fence {
-                kind: FenceKind::AsyncShared,
-            },
-            K::FenceMbarrierInit {} => LOp::Fence {
-                kind: FenceKind::MbarrierInit,
-            },
-            K::Tcgen05FenceBefore {} => LOp::Fence {
-                kind: FenceKind::Tcgen05Before,
-            },
-            K::Tcgen05FenceAfter {} => LOp::Fence {
-                kind: FenceKind::Tcgen05After,
-            },
-            K::BarSync {} => LOp::BarSync,
-            K::ClusterSync {} => LOp::ClusterSync,
             K::Tcgen05Mma {
                 a,
                 b,
@@ -1300,73 +1142,19 @@ impl<'a, 'k> Lower<'a, 'k> {
                 a: self.expr(a)?,
                 b: self.expr(b)?,
                 acc: self.expr(acc)?,
-                scales: Some((self.expr(a_scale)?, self.expr(b_scale)?)),
+                scales: Some(Box::new((self.expr(a_scale)?, self.expr(b_scale)?))),
                 use_acc: self.opt(use_acc)?,
                 pred: self.opt(pred)?,
                 cta_group: self.cta_group(cta_group)?,
-            },
-            K::Tcgen05Cp { src, dst } => LOp::Cp {
-                src: self.expr(src)?,
-                dst: self.expr(dst)?,
             },
             K::Tcgen05Commit { bar, pred, cta_group } => LOp::Commit {
                 bar: self.expr(bar)?,
                 pred: self.opt(pred)?,
                 cta_group: self.cta_group(cta_group)?,
             },
-            K::TmemLoad { src, .. } => LOp::TmemLoad { src: self.expr(src)? },
-            K::TmemStore { dst, value } => LOp::TmemStore {
-                dst: self.expr(dst)?,
-                value: self.expr(value)?,
-            },
-            K::Wgmma { a, b, acc, use_acc } => LOp::Wgmma {
-                a: self.expr(a)?,
-                b: self.expr(b)?,
-                acc: self.expr(acc)?,
-                use_acc: self.opt(use_acc)?,
-            },
             K::WgmmaWait { pendings } => LOp::WgmmaWait {
                 pendings: u32::try_from(self.const_int(pendings)?).unwrap_or(0),
             },
-            K::SmemLoad { src, .. } => LOp::SmemLoad { src: self.expr(src)? },
-            K::SmemStore { dst, value } => LOp::SmemStore {
-                dst: self.expr(dst)?,
-                value: self.expr(value)?,
-            },
-            K::GlobalLoad {
-                ptr,
-                offsets,
-                mask,
-                other,
-            } => LOp::GlobalLoad {
-                ptr: self.expr(ptr)?,
-                offsets: self.expr(offsets)?,
-                mask: self.opt(mask)?,
-                other: self.opt(other)?,
-            },
-            K::GlobalStore {
-                ptr,
-                offsets,
-                value,
-                mask,
-            } => LOp::GlobalStore {
-                ptr: self.expr(ptr)?,
-                offsets: self.expr(offsets)?,
-                value: self.expr(value)?,
-                mask: self.opt(mask)?,
-            },
-            K::CpAsync {
-                dst,
-                ptr,
-                offsets,
-                mask,
-            } => LOp::CpAsync {
-                dst: self.expr(dst)?,
-                ptr: self.expr(ptr)?,
-                offsets: self.expr(offsets)?,
-                mask: self.opt(mask)?,
-            },
-            K::CpAsyncCommit {} => LOp::CpAsyncCommit,
             K::CpAsyncWait { pendings } => LOp::CpAsyncWait {
                 pendings: u32::try_from(self.const_int(pendings)?).unwrap_or(0),
             },
@@ -1381,10 +1169,7 @@ impl<'a, 'k> Lower<'a, 'k> {
                 let ExprKind::Name(n) = &kind.kind else {
                     return Err(unsupported(kind.span, "an atomic operation is a name"));
                 };
-                let op = bwsim_isa::typeck::ATOMIC_OPS
-                    .iter()
-                    .copied()
-                    .find(|o| o == n)
+                let op = AtomicOp::from_name(n)
                     .ok_or_else(|| unsupported(kind.span, format!("unknown atomic operation `{n}`")))?;
                 LOp::GlobalAtomic {
                     op,
@@ -1394,6 +1179,15 @@ impl<'a, 'k> Lower<'a, 'k> {
                     mask: self.opt(mask)?,
                     compare: self.opt(compare)?,
                 }
+            }
+            // Every other operation's operands are values, lowered one for one. A layout
+            // operand is the checker's business and has no run-time value.
+            kind => {
+                let lowered = kind.try_map(|operand, e| match operand {
+                    "layout" => Ok(None),
+                    _ => self.expr(e).map(|e| Some(Box::new(e))),
+                })?;
+                LOp::Op(lowered.ok_or_else(|| unsupported(op.span, "an operand that is not a value"))?)
             }
         };
         Ok((lop, name))

@@ -81,11 +81,11 @@ impl<'p, 's> Machine<'p, 's> {
         let mut uses: Vec<(Sink, &CExpr)> = Vec::new();
         let mut views: Vec<&CExpr> = Vec::new();
         match op {
-            LOp::GlobalStore {
+            LOp::Op(K::GlobalStore {
                 offsets, value, mask, ..
-            } => {
-                uses.extend([(Sink::GlobalStore, value), (Sink::Address, offsets)]);
-                uses.extend(mask.iter().map(|m| (Sink::Branch, m)));
+            }) => {
+                uses.extend([(Sink::GlobalStore, &**value), (Sink::Address, &**offsets)]);
+                uses.extend(mask.as_deref().map(|m| (Sink::Branch, m)));
             }
             LOp::GlobalAtomic {
                 offsets,
@@ -98,15 +98,15 @@ impl<'p, 's> Machine<'p, 's> {
                 uses.extend(compare.iter().map(|c| (Sink::GlobalStore, c)));
                 uses.extend(mask.iter().map(|m| (Sink::Branch, m)));
             }
-            LOp::GlobalLoad { offsets, mask, .. } => {
+            LOp::Op(K::GlobalLoad { offsets, mask, .. }) => {
                 uses.push((Sink::Address, offsets));
-                uses.extend(mask.iter().map(|m| (Sink::Branch, m)));
+                uses.extend(mask.as_deref().map(|m| (Sink::Branch, m)));
             }
-            LOp::CpAsync {
+            LOp::Op(K::CpAsync {
                 dst, offsets, mask, ..
-            } => {
+            }) => {
                 uses.push((Sink::Address, offsets));
-                uses.extend(mask.iter().map(|m| (Sink::Branch, m)));
+                uses.extend(mask.as_deref().map(|m| (Sink::Branch, m)));
                 views.push(dst);
             }
             LOp::TmaLoad {
@@ -130,22 +130,26 @@ impl<'p, 's> Machine<'p, 's> {
                 uses.extend(use_acc.iter().chain(pred.iter()).map(|p| (Sink::Branch, p)));
                 views.extend([x, b, acc]);
             }
-            LOp::Wgmma {
+            LOp::Op(K::Wgmma {
                 a: x,
                 b,
                 acc,
                 use_acc,
                 ..
-            } => {
+            }) => {
                 uses.push((Sink::MmaOperand, x));
-                uses.extend(use_acc.iter().map(|p| (Sink::Branch, p)));
-                views.extend([b, acc]);
+                uses.extend(use_acc.as_deref().map(|p| (Sink::Branch, p)));
+                views.extend([&**b, &**acc]);
             }
-            LOp::MbarArrive { pred, .. } | LOp::Commit { pred, .. } | LOp::MbarTx { pred, .. } => {
-                uses.extend(pred.iter().map(|p| (Sink::Branch, p)));
-            }
-            LOp::SmemLoad { src } | LOp::TmemLoad { src } => views.push(src),
-            LOp::SmemStore { dst, .. } | LOp::TmemStore { dst, .. } => views.push(dst),
+            LOp::Op(
+                K::MbarArrive { pred, .. }
+                | K::MbarExpect { pred, .. }
+                | K::MbarExpectTx { pred, .. }
+                | K::MbarCompleteTx { pred, .. },
+            ) => uses.extend(pred.as_deref().map(|p| (Sink::Branch, p))),
+            LOp::Commit { pred, .. } => uses.extend(pred.iter().map(|p| (Sink::Branch, p))),
+            LOp::Op(K::SmemLoad { src, .. }) | LOp::Op(K::TmemLoad { src, .. }) => views.push(src),
+            LOp::Op(K::SmemStore { dst, .. }) | LOp::Op(K::TmemStore { dst, .. }) => views.push(dst),
             _ => {}
         }
         let mut found: Vec<(u32, Sink)> = uses
@@ -171,11 +175,17 @@ impl<'p, 's> Machine<'p, 's> {
         }
     }
 
-    pub(super) fn pred(&self, p: &Option<CExpr>, frame: &[Value], cx: &EvalCtx) -> OpResult<bool> {
+    /// Whether an optional predicate (a plain or a boxed operand) holds; none always does.
+    pub(super) fn pred<E: std::borrow::Borrow<CExpr>>(
+        &self,
+        p: &Option<E>,
+        frame: &[Value],
+        cx: &EvalCtx,
+    ) -> OpResult<bool> {
         match p {
             None => Ok(true),
             Some(e) => {
-                let v = eval::eval(e, frame, cx)?;
+                let v = eval::eval(e.borrow(), frame, cx)?;
                 v.as_bool()
                     .ok_or_else(|| Fault::unsupported(format!("pred must be a boolean, found {}", v.kind())))
             }
@@ -213,16 +223,9 @@ impl<'p, 's> Machine<'p, 's> {
                 if start as u64 + bytes > self.cta(s).smem.len() as u64 {
                     return Err(Fault::error(Code::SmemReinterpret, format!("reinterpret of {bytes} bytes at shared byte {start} runs past the end of shared memory")));
                 }
-                Ok(OpDone::Value(Value::Smem(SmemView {
-                    base: start,
-                    dtype: *dtype,
-                    layout: *layout,
-                    root: *shape,
-                    origin: Dims::zeros(shape.len()),
-                    dropped: 0,
-                    shape: *shape,
-                    alloc: v.alloc,
-                })))
+                Ok(OpDone::Value(Value::Smem(SmemView::whole(
+                    start, *dtype, *layout, *shape, v.alloc,
+                ))))
             }
             LOp::MbarAlloc { addr, count } => Ok(OpDone::Value(Value::Mbar {
                 addr: *addr,
@@ -261,7 +264,7 @@ impl<'p, 's> Machine<'p, 's> {
                     None => Ok(OpDone::Wait(Block::TmemAlloc { cols: *cols })),
                 }
             }
-            LOp::TmemDealloc { buf } => {
+            LOp::Op(K::TmemDealloc { buf }) => {
                 let v = tmem_of(&ev(buf)?)?;
                 let c = self.cta(s);
                 let cols = c
@@ -446,7 +449,7 @@ impl<'p, 's> Machine<'p, 's> {
                     }))
                 }
             }
-            LOp::MbarInit { bar, count } => {
+            LOp::Op(K::MbarInit { bar, count }) => {
                 let addr = bar_of(&ev(bar)?)?;
                 let n = int_of(&ev(count)?, "the arrival count")?;
                 if !(1..(1 << 20)).contains(&n) {
@@ -471,28 +474,29 @@ impl<'p, 's> Machine<'p, 's> {
                 );
                 Ok(OpDone::Next)
             }
-            LOp::MbarTx {
-                bar,
-                bytes,
-                pred,
-                kind,
-            } => {
+            LOp::Op(
+                K::MbarExpect { bar, bytes, pred }
+                | K::MbarExpectTx { bar, bytes, pred }
+                | K::MbarCompleteTx { bar, bytes, pred },
+            ) => {
                 if !self.pred(pred, frame, cx)? {
                     return Ok(OpDone::Next);
                 }
                 let addr = bar_of(&ev(bar)?)?;
                 let n = int_of(&ev(bytes)?, "the byte count")?;
-                match kind {
-                    TxKind::Expect => {
+                match op {
+                    LOp::Op(K::MbarExpect { .. }) => {
                         self.bar_act(s, me, span, addr, BarAct::ExpectTx(n))?;
                         self.bar_act(s, me, span, addr, BarAct::Arrive(1))?;
                     }
-                    TxKind::ExpectTx => self.bar_act(s, me, span, addr, BarAct::ExpectTx(n))?,
-                    TxKind::CompleteTx => self.bar_act(s, me, span, addr, BarAct::CompleteTx(n))?,
+                    LOp::Op(K::MbarExpectTx { .. }) => {
+                        self.bar_act(s, me, span, addr, BarAct::ExpectTx(n))?
+                    }
+                    _ => self.bar_act(s, me, span, addr, BarAct::CompleteTx(n))?,
                 }
                 Ok(OpDone::Next)
             }
-            LOp::MbarArrive { bar, count, pred } => {
+            LOp::Op(K::MbarArrive { bar, count, pred }) => {
                 if !self.pred(pred, frame, cx)? {
                     return Ok(OpDone::Next);
                 }
@@ -510,7 +514,7 @@ impl<'p, 's> Machine<'p, 's> {
                 self.bar_act(s, me, span, addr, BarAct::Arrive(n))?;
                 Ok(OpDone::Next)
             }
-            LOp::MbarWait { bar, phase } => {
+            LOp::Op(K::MbarWait { bar, phase }) => {
                 let addr = bar_of(&ev(bar)?)?;
                 let parity = (int_of(&ev(phase)?, "the phase")? & 1) as u32;
                 let b = *self.cta(s).bar(addr)?;
@@ -528,7 +532,7 @@ impl<'p, 's> Machine<'p, 's> {
                     Ok(OpDone::Wait(Block::Mbar { addr, parity }))
                 }
             }
-            LOp::MbarTestWait { bar, phase } => {
+            LOp::Op(K::MbarTestWait { bar, phase }) => {
                 let addr = bar_of(&ev(bar)?)?;
                 let parity = (int_of(&ev(phase)?, "the phase")? & 1) as u32;
                 let b = *self.cta(s).bar(addr)?;
@@ -587,7 +591,7 @@ impl<'p, 's> Machine<'p, 's> {
                 );
                 Ok(OpDone::Next)
             }
-            LOp::ClcQuery { result } => {
+            LOp::Op(K::ClcQuery { result }) => {
                 let v = smem_of(&ev(result)?)?;
                 let addrs = layout::view_addresses(&v)
                     .ok_or_else(|| Fault::trap(CudaError::IllegalAddress, "shared address overflow"))?;
@@ -627,15 +631,20 @@ impl<'p, 's> Machine<'p, 's> {
                     Value::Int(word(3) as i64),
                 ]))))
             }
-            LOp::MbarInvalidate { bar } => {
+            LOp::Op(K::MbarInvalidate { bar }) => {
                 let addr = bar_of(&ev(bar)?)?;
                 self.cta(s).bar(addr)?;
                 self.cta(s).bars.insert(addr, BarState::Invalid);
                 self.ev(cta_id, me, What::Invalidate { bar: addr }, span);
                 Ok(OpDone::Next)
             }
-            LOp::Fence { kind } => {
-                if *kind == FenceKind::AsyncShared {
+            LOp::Op(
+                K::FenceAsyncShared {}
+                | K::FenceMbarrierInit {}
+                | K::Tcgen05FenceBefore {}
+                | K::Tcgen05FenceAfter {},
+            ) => {
+                if matches!(op, LOp::Op(K::FenceAsyncShared {})) {
                     if let Some(hb) = self.hb(s) {
                         hb.fence(a);
                     }
@@ -643,7 +652,7 @@ impl<'p, 's> Machine<'p, 's> {
                 self.ev(cta_id, me, What::Fence { op: name }, span);
                 Ok(OpDone::Next)
             }
-            LOp::ClusterSync => {
+            LOp::Op(K::ClusterSync {}) => {
                 if resumed {
                     self.ev(cta_id, me, What::Resumed { on: "cluster.sync" }, span);
                     return Ok(OpDone::Next);
@@ -662,7 +671,7 @@ impl<'p, 's> Machine<'p, 's> {
                     Ok(OpDone::Wait(Block::ClusterSync { cluster, gen }))
                 }
             }
-            LOp::BarSync => {
+            LOp::Op(K::BarSync {}) => {
                 self.ev(cta_id, me, What::Fence { op: name }, span);
                 Ok(OpDone::Next)
             }
@@ -690,7 +699,7 @@ impl<'p, 's> Machine<'p, 's> {
                 };
                 let bv = smem_of(&ev(b)?)?;
                 let accv = tmem_of(&ev(acc)?)?;
-                let sc = match scales {
+                let sc = match scales.as_deref() {
                     Some((x, y)) => Some((tmem_of(&ev(x)?)?, tmem_of(&ev(y)?)?)),
                     None => None,
                 };
@@ -720,7 +729,7 @@ impl<'p, 's> Machine<'p, 's> {
                 self.pipe_push(s, a, kind, span, name);
                 Ok(OpDone::Next)
             }
-            LOp::Cp { src, dst } => {
+            LOp::Op(K::Tcgen05Cp { src, dst }) => {
                 let sv = smem_of(&ev(src)?)?;
                 let dv = tmem_of(&ev(dst)?)?;
                 self.pipe_push(s, a, PipeKind::Cp { src: sv, dst: dv }, span, name);
@@ -740,7 +749,7 @@ impl<'p, 's> Machine<'p, 's> {
                 self.pipe_push(s, a, PipeKind::Commit { bar: addr, peer }, span, name);
                 Ok(OpDone::Next)
             }
-            LOp::TmemLoad { src } => {
+            LOp::Op(K::TmemLoad { src, .. }) => {
                 let v = tmem_of(&ev(src)?)?;
                 let c = self.cta(s);
                 let ag = &c.agents[a];
@@ -774,7 +783,7 @@ impl<'p, 's> Machine<'p, 's> {
                     bits,
                 }))))
             }
-            LOp::TmemStore { dst, value } => {
+            LOp::Op(K::TmemStore { dst, value }) => {
                 let v = tmem_of(&ev(dst)?)?;
                 let t = as_tile(&ev(value)?)?;
                 let c = self.cta(s);
@@ -812,12 +821,12 @@ impl<'p, 's> Machine<'p, 's> {
                 self.ev(cta_id, me, What::Exec { op: name }, span);
                 Ok(OpDone::Next)
             }
-            LOp::Wgmma {
+            LOp::Op(K::Wgmma {
                 a: av,
                 b,
                 acc,
                 use_acc,
-            } => {
+            }) => {
                 let aval = ev(av)?;
                 let a_op = match &aval {
                     Value::Smem(v) => WgmmaA::Smem(*v),
@@ -875,21 +884,18 @@ impl<'p, 's> Machine<'p, 's> {
                     Ok(OpDone::Wait(Block::WgmmaWait { n: *pendings }))
                 }
             }
-            LOp::CpAsync {
+            LOp::Op(K::CpAsync {
                 dst,
                 ptr,
                 offsets,
                 mask,
-            } => {
+            }) => {
                 let v = smem_of(&ev(dst)?)?;
                 let Value::Ptr(ti) = ev(ptr)? else {
                     return Err(Fault::unsupported("cp.async needs a pointer"));
                 };
                 let offs = ev(offsets)?;
-                let maskv = match mask {
-                    Some(m) => Some(ev(m)?),
-                    None => None,
-                };
+                let maskv = mask.as_deref().map(ev).transpose()?;
                 // The global reads happen at the issue (global memory is not checked for
                 // races); the shared-memory writes land later, all at once.
                 let data = global_load(&self.global[ti as usize], &offs, maskv.as_ref(), None)?;
@@ -929,7 +935,7 @@ impl<'p, 's> Machine<'p, 's> {
                 self.schedule(s, delay, EvKind::CpAsyncLand(Box::new(land)));
                 Ok(OpDone::Next)
             }
-            LOp::CpAsyncCommit => {
+            LOp::Op(K::CpAsyncCommit {}) => {
                 self.cta(s).agents[a].cp_committed += 1;
                 self.ev(cta_id, me, What::Exec { op: name }, span);
                 Ok(OpDone::Next)
@@ -949,7 +955,7 @@ impl<'p, 's> Machine<'p, 's> {
                     Ok(OpDone::Wait(Block::CpAsyncWait { n: *pendings, upto }))
                 }
             }
-            LOp::SmemLoad { src } => {
+            LOp::Op(K::SmemLoad { src, .. }) => {
                 let v = smem_of(&ev(src)?)?;
                 let c = self.cta(s);
                 let shape = v.shape.as_slice().to_vec();
@@ -972,7 +978,7 @@ impl<'p, 's> Machine<'p, 's> {
                     bits,
                 }))))
             }
-            LOp::SmemStore { dst, value } => {
+            LOp::Op(K::SmemStore { dst, value }) => {
                 let v = smem_of(&ev(dst)?)?;
                 let t = as_tile(&ev(value)?)?;
                 let shape = v.shape.as_slice().to_vec();
@@ -1005,24 +1011,18 @@ impl<'p, 's> Machine<'p, 's> {
                 self.hazard(s, h, false);
                 Ok(OpDone::Next)
             }
-            LOp::GlobalLoad {
+            LOp::Op(K::GlobalLoad {
                 ptr,
                 offsets,
                 mask,
                 other,
-            } => {
+            }) => {
                 let Value::Ptr(ti) = ev(ptr)? else {
                     return Err(Fault::unsupported("global.load needs a pointer"));
                 };
                 let offs = ev(offsets)?;
-                let maskv = match mask {
-                    Some(m) => Some(ev(m)?),
-                    None => None,
-                };
-                let otherv = match other {
-                    Some(o) => Some(ev(o)?),
-                    None => None,
-                };
+                let maskv = mask.as_deref().map(ev).transpose()?;
+                let otherv = other.as_deref().map(ev).transpose()?;
                 let g = &self.global[ti as usize];
                 Ok(OpDone::Value(global_load(
                     g,
@@ -1031,21 +1031,18 @@ impl<'p, 's> Machine<'p, 's> {
                     otherv.as_ref(),
                 )?))
             }
-            LOp::GlobalStore {
+            LOp::Op(K::GlobalStore {
                 ptr,
                 offsets,
                 value,
                 mask,
-            } => {
+            }) => {
                 let Value::Ptr(ti) = ev(ptr)? else {
                     return Err(Fault::unsupported("global.store needs a pointer"));
                 };
                 let offs = ev(offsets)?;
                 let val = ev(value)?;
-                let maskv = match mask {
-                    Some(m) => Some(ev(m)?),
-                    None => None,
-                };
+                let maskv = mask.as_deref().map(ev).transpose()?;
                 global_store(&mut self.global[ti as usize], &offs, &val, maskv.as_ref())?;
                 Ok(OpDone::Next)
             }
@@ -1062,23 +1059,20 @@ impl<'p, 's> Machine<'p, 's> {
                 };
                 let offs = ev(offsets)?;
                 let val = ev(value)?;
-                let maskv = match mask {
-                    Some(m) => Some(ev(m)?),
-                    None => None,
-                };
-                let cmpv = match compare {
-                    Some(c) => Some(ev(c)?),
-                    None => None,
-                };
+                let maskv = mask.as_ref().map(ev).transpose()?;
+                let cmpv = compare.as_ref().map(ev).transpose()?;
                 Ok(OpDone::Value(global_atomic(
                     &mut self.global[ti as usize],
-                    op,
+                    *op,
                     &offs,
                     &val,
                     maskv.as_ref(),
                     cmpv.as_ref(),
                 )?))
             }
+            // Allocations, reinterpretations, TMA copies, MMAs, waits and atomics are lowered
+            // to variants of their own (`crate::lower`).
+            LOp::Op(other) => Err(Fault::unsupported(format!("unlowered `{}`", other.name()))),
         }
     }
 

@@ -119,7 +119,7 @@ pub(super) fn global_store(
 /// them is unspecified; the final memory is the same for every order of these operations).
 pub(super) fn global_atomic(
     g: &mut HostTensor,
-    op: &str,
+    op: AtomicOp,
     offs: &Value,
     val: &Value,
     mask: Option<&Value>,
@@ -151,11 +151,14 @@ pub(super) fn global_atomic(
                 bwsim_isa::numeric::decode(dt, x),
             );
             let r = match op {
-                "add" => a + b,
-                "max" => a.max(b),
-                "min" => a.min(b),
-                "xchg" => b,
-                other => return Err(Fault::unsupported(format!("atomic `{other}` on {dt} elements"))),
+                AtomicOp::Add => a + b,
+                AtomicOp::Max => a.max(b),
+                AtomicOp::Min => a.min(b),
+                AtomicOp::Xchg => b,
+                other => {
+                    let other = other.name();
+                    return Err(Fault::unsupported(format!("atomic `{other}` on {dt} elements")));
+                }
             };
             bwsim_isa::numeric::encode(dt, r)
         } else {
@@ -175,20 +178,20 @@ pub(super) fn global_atomic(
             };
             let r = match op {
                 // Compare-and-swap: the element's bits against the compare value's.
-                "cas" => match cmp {
+                AtomicOp::Cas => match cmp {
                     Some(c) if c & mask_bits == cur & mask_bits => x,
                     Some(_) => cur,
                     None => return Err(Fault::unsupported("`cas` without a compare value")),
                 },
-                "add" => cur.wrapping_add(x),
-                "max" if unsigned => cur.max(x),
-                "min" if unsigned => cur.min(x),
-                "max" => signed(cur).max(signed(x)) as u64,
-                "min" => signed(cur).min(signed(x)) as u64,
-                "and" => cur & x,
-                "or" => cur | x,
-                "xor" => cur ^ x,
-                _ => x,
+                AtomicOp::Add => cur.wrapping_add(x),
+                AtomicOp::Max if unsigned => cur.max(x),
+                AtomicOp::Min if unsigned => cur.min(x),
+                AtomicOp::Max => signed(cur).max(signed(x)) as u64,
+                AtomicOp::Min => signed(cur).min(signed(x)) as u64,
+                AtomicOp::And => cur & x,
+                AtomicOp::Or => cur | x,
+                AtomicOp::Xor => cur ^ x,
+                AtomicOp::Xchg => x,
             };
             r & mask_bits
         };

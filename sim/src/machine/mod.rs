@@ -39,7 +39,7 @@ use crate::hb::{Hazard, Kind};
 use crate::interp::{self, Bound, Effects, Flow, OpDone};
 use crate::layout;
 use crate::limits::{self, Guard};
-use crate::lower::{AllocPlace, CExpr, FenceKind, IKind, LOp, Program, TxKind, WorkerSpec};
+use crate::lower::{AllocPlace, CExpr, IKind, LOp, Program, WorkerSpec};
 use crate::mbarrier::{Mbar, MbarFault};
 use crate::memory::{Smem, Tmem};
 use crate::sched::{AgentRef, AsyncKind, Scheduler};
@@ -50,8 +50,10 @@ use crate::trace::{Event, Trace, Unit, What};
 use crate::trap::{CudaError, Fault, OpResult, Trap};
 use crate::value::*;
 use crate::waitfor::{self, Arrival, BarStateView, BarWait, WaitOn, Waiter};
+use bwsim_isa::ir::OpKind as K;
 use bwsim_isa::launch::HostTensor;
 use bwsim_isa::limits::{Limit, Limits};
+use bwsim_isa::typeck::AtomicOp;
 use bwsim_isa::{Diagnostic, Span};
 use serde::Serialize;
 use std::cmp::Reverse;
@@ -758,7 +760,7 @@ impl<'p, 's> Machine<'p, 's> {
         self.undef_now = Some(pc);
         match &i.kind {
             IKind::Op {
-                op: LOp::Mma { .. } | LOp::Wgmma { .. },
+                op: LOp::Mma { .. } | LOp::Op(K::Wgmma { .. }),
                 ..
             } => self.reached.add(pc, Sink::MmaOperand, pc),
             IKind::Op {
@@ -785,7 +787,9 @@ impl<'p, 's> Machine<'p, 's> {
                 self.undef_now = Some(o);
                 if let Some(IKind::Op { op, .. }) = self.prog.code.get(pc as usize).map(|i| &i.kind) {
                     match op {
-                        LOp::Mma { .. } | LOp::Wgmma { .. } => self.reached.add(o, Sink::MmaOperand, pc),
+                        LOp::Mma { .. } | LOp::Op(K::Wgmma { .. }) => {
+                            self.reached.add(o, Sink::MmaOperand, pc)
+                        }
                         LOp::TmaStore { .. } => self.reached.add(o, Sink::GlobalStore, pc),
                         _ => {}
                     }

@@ -34,7 +34,7 @@ impl<'p> Engine<'p> {
             Some(q) => Ok(q.value()),
             None => eval::eval(e, frame, cx),
         };
-        let pred = |p: &Option<CExpr>| -> OpResult<bool> {
+        let pred = |p: Option<&CExpr>| -> OpResult<bool> {
             match p {
                 None => Ok(true),
                 Some(e) => bool_of(&evs(e)?, "pred"),
@@ -64,16 +64,9 @@ impl<'p> Engine<'p> {
                 let v = smem_of(evs(src)?)?;
                 let start = layout::view_start(&v)
                     .ok_or_else(|| Fault::error(Code::SimError, "shared address overflow"))?;
-                Ok(OpDone::Value(Value::Smem(SmemView {
-                    base: start,
-                    dtype: *dtype,
-                    layout: *lay,
-                    root: *sh,
-                    origin: Dims::zeros(sh.len()),
-                    dropped: 0,
-                    shape: *sh,
-                    alloc: v.alloc,
-                })))
+                Ok(OpDone::Value(Value::Smem(SmemView::whole(
+                    start, *dtype, *lay, *sh, v.alloc,
+                ))))
             }
             LOp::MbarAlloc { addr, count } => Ok(OpDone::Value(Value::Mbar {
                 addr: *addr,
@@ -96,7 +89,7 @@ impl<'p> Engine<'p> {
                     *col_stride,
                 ))))
             }
-            LOp::TmemDealloc { .. } => Ok(OpDone::Next),
+            LOp::Op(K::TmemDealloc { .. }) => Ok(OpDone::Next),
             LOp::ClcTryCancel { result, bar, .. } => {
                 let v = smem_of(evs(result)?)?;
                 let addr = layout::view_start(&v).unwrap_or(0);
@@ -115,7 +108,7 @@ impl<'p> Engine<'p> {
                 *t = t0 + chip.tma_issue_cycles;
                 Ok(OpDone::Next)
             }
-            LOp::ClcQuery { result } => {
+            LOp::Op(K::ClcQuery { result }) => {
                 let v = smem_of(evs(result)?)?;
                 let addr = layout::view_start(&v).unwrap_or(0);
                 let w = self
@@ -140,7 +133,7 @@ impl<'p> Engine<'p> {
                 pred: p,
                 gather,
             } => {
-                if !pred(p)? {
+                if !pred(p.as_ref())? {
                     *t += chip.scalar_op_cycles;
                     return Ok(OpDone::Next);
                 }
@@ -211,7 +204,7 @@ impl<'p> Engine<'p> {
                 pred: p,
                 scatter,
             } => {
-                if !pred(p)? {
+                if !pred(p.as_ref())? {
                     *t += chip.scalar_op_cycles;
                     return Ok(OpDone::Next);
                 }
@@ -271,7 +264,7 @@ impl<'p> Engine<'p> {
                 }
                 Ok(OpDone::Next)
             }
-            LOp::MbarInit { bar, count } => {
+            LOp::Op(K::MbarInit { bar, count }) => {
                 let addr = bar_of(evs(bar)?)?;
                 let n = int_of(&evs(count)?, "the arrival count")?;
                 if !(1..(1 << 20)).contains(&n) {
@@ -298,32 +291,31 @@ impl<'p> Engine<'p> {
                 *t += chip.mbarrier_op_cycles;
                 Ok(OpDone::Next)
             }
-            LOp::MbarTx {
-                bar,
-                bytes,
-                pred: p,
-                kind,
-            } => {
-                if !pred(p)? {
+            LOp::Op(
+                K::MbarExpect { bar, bytes, pred: p }
+                | K::MbarExpectTx { bar, bytes, pred: p }
+                | K::MbarCompleteTx { bar, bytes, pred: p },
+            ) => {
+                if !pred(p.as_deref())? {
                     *t += chip.scalar_op_cycles;
                     return Ok(OpDone::Next);
                 }
                 let addr = bar_of(evs(bar)?)?;
                 let n = int_of(&evs(bytes)?, "the byte count")?;
-                match kind {
-                    TxKind::Expect => self.bar_update(c, addr, t0, |m| {
+                match op {
+                    LOp::Op(K::MbarExpect { .. }) => self.bar_update(c, addr, t0, |m| {
                         let a = m.expect_tx(n)?;
                         let b = m.arrive(1)?;
                         Ok(a || b)
                     })?,
-                    TxKind::ExpectTx => self.bar_update(c, addr, t0, |m| m.expect_tx(n))?,
-                    TxKind::CompleteTx => self.bar_update(c, addr, t0, |m| m.complete_tx(n))?,
+                    LOp::Op(K::MbarExpectTx { .. }) => self.bar_update(c, addr, t0, |m| m.expect_tx(n))?,
+                    _ => self.bar_update(c, addr, t0, |m| m.complete_tx(n))?,
                 }
                 *t += chip.mbarrier_op_cycles;
                 Ok(OpDone::Next)
             }
-            LOp::MbarArrive { bar, count, pred: p } => {
-                if !pred(p)? {
+            LOp::Op(K::MbarArrive { bar, count, pred: p }) => {
+                if !pred(p.as_deref())? {
                     *t += chip.scalar_op_cycles;
                     return Ok(OpDone::Next);
                 }
@@ -342,7 +334,7 @@ impl<'p> Engine<'p> {
                 *t += chip.mbarrier_op_cycles;
                 Ok(OpDone::Next)
             }
-            LOp::MbarWait { bar, phase } => {
+            LOp::Op(K::MbarWait { bar, phase }) => {
                 let addr = bar_of(evs(bar)?)?;
                 let parity = (int_of(&evs(phase)?, "the phase")? & 1) as u32;
                 let since = self.cta(c).agents[a as usize].wait_since;
@@ -370,7 +362,7 @@ impl<'p> Engine<'p> {
                     Ok(OpDone::Wait(Pause::Block))
                 }
             }
-            LOp::MbarTestWait { bar, phase } => {
+            LOp::Op(K::MbarTestWait { bar, phase }) => {
                 let addr = bar_of(evs(bar)?)?;
                 let parity = (int_of(&evs(phase)?, "the phase")? & 1) as u32;
                 let b = self.cta(c).bar(addr)?;
@@ -380,13 +372,18 @@ impl<'p> Engine<'p> {
                 *t += chip.mbarrier_op_cycles;
                 Ok(OpDone::Value(Value::Bool(m.test_wait(parity))))
             }
-            LOp::MbarInvalidate { bar } => {
+            LOp::Op(K::MbarInvalidate { bar }) => {
                 let addr = bar_of(evs(bar)?)?;
                 self.cta(c).bar(addr)?.state = None;
                 *t += chip.mbarrier_op_cycles;
                 Ok(OpDone::Next)
             }
-            LOp::Fence { .. } => {
+            LOp::Op(
+                K::FenceAsyncShared {}
+                | K::FenceMbarrierInit {}
+                | K::Tcgen05FenceBefore {}
+                | K::Tcgen05FenceAfter {},
+            ) => {
                 *t += match name {
                     "tcgen05.fence_before" | "tcgen05.fence_after" => chip.tcgen05_fence_cycles,
                     _ => chip.fence_async_cycles,
@@ -395,7 +392,7 @@ impl<'p> Engine<'p> {
             }
             // cluster.sync is timed like a CTA barrier: the timing model runs the CTAs of a
             // cluster independently (cta_group::2 is refused above).
-            LOp::BarSync | LOp::ClusterSync => {
+            LOp::Op(K::BarSync {}) | LOp::Op(K::ClusterSync {}) => {
                 *t += chip.bar_sync_cycles;
                 Ok(OpDone::Next)
             }
@@ -407,7 +404,7 @@ impl<'p> Engine<'p> {
                 cta_group,
                 ..
             } => {
-                if !pred(p)? {
+                if !pred(p.as_ref())? {
                     *t += chip.scalar_op_cycles;
                     return Ok(OpDone::Next);
                 }
@@ -464,7 +461,7 @@ impl<'p> Engine<'p> {
                 self.record_tc(t0, c, name, [m, n, k], start, end, span);
                 Ok(OpDone::Next)
             }
-            LOp::Cp { src, dst } => {
+            LOp::Op(K::Tcgen05Cp { src, dst }) => {
                 let sv = smem_of(evs(src)?)?;
                 let _ = tmem_of(evs(dst)?)?;
                 let bytes = sv.shape.numel() * sv.dtype.bits() as u64 / 8;
@@ -485,7 +482,7 @@ impl<'p> Engine<'p> {
                 pred: p,
                 cta_group,
             } => {
-                if !pred(p)? {
+                if !pred(p.as_ref())? {
                     *t += chip.scalar_op_cycles;
                     return Ok(OpDone::Next);
                 }
@@ -517,7 +514,7 @@ impl<'p> Engine<'p> {
                 self.record(t0, c, TUnit::Tc, TWhat::Commit { op: name, arrive: at }, span);
                 Ok(OpDone::Next)
             }
-            LOp::TmemLoad { src } => {
+            LOp::Op(K::TmemLoad { src, .. }) => {
                 let (bytes, value) = match &self.shapes[pc as usize] {
                     Some(Shapes::Load { bytes, value }) => (*bytes, value.clone()),
                     _ => {
@@ -538,7 +535,7 @@ impl<'p> Engine<'p> {
                 self.record(t0, c, me, TWhat::Op { op: name, end }, span);
                 Ok(OpDone::Value(value))
             }
-            LOp::TmemStore { dst, .. } => {
+            LOp::Op(K::TmemStore { dst, .. }) => {
                 let v = tmem_of(evs(dst)?)?;
                 let bytes = v.shape.numel() * v.dtype.bits().max(32) as u64 / 8;
                 let (lat, dur) = cost::tmem_access(&chip, bytes);
@@ -547,7 +544,7 @@ impl<'p> Engine<'p> {
                 self.record(t0, c, me, TWhat::Op { op: name, end }, span);
                 Ok(OpDone::Next)
             }
-            LOp::Wgmma { a: av, b, acc, .. } => {
+            LOp::Op(K::Wgmma { a: av, b, acc, .. }) => {
                 let (m, n, k, kind, accv) = match &self.shapes[pc as usize] {
                     Some(Shapes::Wgmma { m, n, k, kind, acc }) => (*m, *n, *k, *kind, acc.clone()),
                     _ => {
@@ -627,7 +624,7 @@ impl<'p> Engine<'p> {
                 }
                 Ok(OpDone::Next)
             }
-            LOp::SmemLoad { src } => {
+            LOp::Op(K::SmemLoad { src, .. }) => {
                 let (bytes, value) = match &self.shapes[pc as usize] {
                     Some(Shapes::Load { bytes, value }) => (*bytes, value.clone()),
                     _ => {
@@ -648,7 +645,7 @@ impl<'p> Engine<'p> {
                 self.record(t0, c, me, TWhat::Op { op: name, end }, span);
                 Ok(OpDone::Value(value))
             }
-            LOp::SmemStore { dst, .. } => {
+            LOp::Op(K::SmemStore { dst, .. }) => {
                 let bytes = match &self.shapes[pc as usize] {
                     Some(Shapes::Bytes(b)) => *b,
                     _ => {
@@ -664,7 +661,7 @@ impl<'p> Engine<'p> {
                 self.record(t0, c, me, TWhat::Op { op: name, end }, span);
                 Ok(OpDone::Next)
             }
-            LOp::GlobalLoad { ptr, offsets, .. } => {
+            LOp::Op(K::GlobalLoad { ptr, offsets, .. }) => {
                 let Value::Ptr(ti) = evs(ptr)? else {
                     return Err(Fault::unsupported("global.load needs a pointer"));
                 };
@@ -678,7 +675,7 @@ impl<'p> Engine<'p> {
                 self.record(t0, c, me, TWhat::Op { op: name, end }, span);
                 Ok(OpDone::Value(shape::hollow(dt, shape)))
             }
-            LOp::CpAsync { ptr, offsets, .. } => {
+            LOp::Op(K::CpAsync { ptr, offsets, .. }) => {
                 // The global read of a load on the LSU path; the thread moves on after the
                 // issue and the bytes land in shared memory when the load returns.
                 let Value::Ptr(ti) = evs(ptr)? else {
@@ -696,7 +693,7 @@ impl<'p> Engine<'p> {
                 self.record(t0, c, me, TWhat::Op { op: name, end }, span);
                 Ok(OpDone::Next)
             }
-            LOp::CpAsyncCommit => {
+            LOp::Op(K::CpAsyncCommit {}) => {
                 let ag = &mut self.cta(c).agents[a as usize];
                 let done = ag.cp_open.max(t0);
                 ag.cp_groups.push_back(done);
@@ -735,7 +732,7 @@ impl<'p> Engine<'p> {
                 self.record(t0, c, me, TWhat::Op { op: name, end: *t }, span);
                 Ok(OpDone::Value(shape::hollow(dt, shape)))
             }
-            LOp::GlobalStore { ptr, offsets, .. } => {
+            LOp::Op(K::GlobalStore { ptr, offsets, .. }) => {
                 let Value::Ptr(ti) = evs(ptr)? else {
                     return Err(Fault::unsupported("global.store needs a pointer"));
                 };
@@ -757,6 +754,8 @@ impl<'p> Engine<'p> {
                 self.record(t0, c, me, TWhat::Op { op: name, end: *t }, span);
                 Ok(OpDone::Next)
             }
+            // Lowered to variants of their own (`crate::lower`).
+            LOp::Op(other) => Err(Fault::unsupported(format!("unlowered `{}`", other.name()))),
         }
     }
 }
@@ -769,9 +768,6 @@ fn single_thread_issue(op: &LOp) -> bool {
         LOp::TmaLoad { .. }
             | LOp::TmaStore { .. }
             | LOp::Commit { .. }
-            | LOp::MbarTx {
-                kind: TxKind::Expect | TxKind::ExpectTx,
-                ..
-            }
+            | LOp::Op(K::MbarExpect { .. } | K::MbarExpectTx { .. })
     )
 }

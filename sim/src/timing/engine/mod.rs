@@ -39,10 +39,11 @@ use crate::chips::Chip;
 use crate::eval::{self, EvalCtx};
 use crate::interp::{self, Control, Effects, Flow, OpDone};
 use crate::layout;
-use crate::lower::{CExpr, DescInfo, IKind, LOp, Program, TxKind, WorkerSpec};
+use crate::lower::{CExpr, DescInfo, IKind, LOp, Program, WorkerSpec};
 use crate::mbarrier::{Mbar, MbarFault};
 use crate::trap::{CudaError, Fault, OpResult};
-use crate::value::{Dims, SmemView, TmemView, Value};
+use crate::value::{SmemView, TmemView, Value};
+use bwsim_isa::ir::OpKind as K;
 use bwsim_isa::Code;
 use bwsim_isa::{DType, Span};
 use std::cmp::Ordering;
@@ -460,13 +461,18 @@ fn synchronises(op: &LOp) -> bool {
             | LOp::TmemReinterpret { .. }
             | LOp::MbarAlloc { .. }
             | LOp::TmemAlloc { .. }
-            | LOp::TmemDealloc { .. }
+            | LOp::Op(K::TmemDealloc { .. })
             | LOp::TmaStoreWait { .. }
             | LOp::WgmmaWait { .. }
-            | LOp::CpAsyncCommit
+            | LOp::Op(K::CpAsyncCommit {})
             | LOp::CpAsyncWait { .. }
-            | LOp::Fence { .. }
-            | LOp::BarSync
+            | LOp::Op(
+                K::FenceAsyncShared {}
+                    | K::FenceMbarrierInit {}
+                    | K::Tcgen05FenceBefore {}
+                    | K::Tcgen05FenceAfter {}
+            )
+            | LOp::Op(K::BarSync {})
     )
 }
 
