@@ -42,7 +42,7 @@ use crate::layout;
 use crate::lower::{CExpr, DescInfo, IKind, LOp, Program, WorkerSpec};
 use crate::mbarrier::{Mbar, MbarFault};
 use crate::trap::{CudaError, Fault, OpResult};
-use crate::value::{SmemView, TmemView, Value};
+use crate::value::{Dims, SmemView, TmemView, Value};
 use bwsim_isa::ir::OpKind as K;
 use bwsim_isa::Code;
 use bwsim_isa::{DType, Span};
