@@ -14,15 +14,9 @@ BUG plants one of the hand-off bugs attention kernels get wrong (empty: the corr
 import triton_compat  # noqa: F401  (Triton 3.9 names on older Tritons)
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
-from triton.experimental.gluon.language.nvidia.blackwell import (
-    TensorMemoryLayout,
-    allocate_tensor_memory,
-    tcgen05_mma,
-    tcgen05_commit,
-    tma,
-    mbarrier,
-    fence_async_shared,
-)
+from triton.experimental.gluon.language.nvidia.blackwell import TensorMemoryLayout, allocate_tensor_memory
+from triton.experimental.gluon.language.nvidia.blackwell import fence_async_shared, mbarrier, tma
+from triton.experimental.gluon.language.nvidia.blackwell import tcgen05_commit, tcgen05_mma
 
 
 @gluon.jit
@@ -84,12 +78,48 @@ def attention_mma_partition(q_smem, k_bufs, v_bufs, q_bar, kv_empty, kv_ready, s
 
 
 @gluon.jit
+def correct_o(o_tmem, alpha, o_ready, j, WAIT: gl.constexpr):
+    # Correction: O *= alpha, after the previous P @ V has landed in O (S of this block was committed
+    # before that product was issued, so its barrier does not cover it). WAIT=False drops that wait.
+    o_layout: gl.constexpr = o_tmem.get_reg_layout()
+    if WAIT:
+        mbarrier.wait(o_ready, (j - 1) & 1)
+    o = o_tmem.load(o_layout)
+    alpha_o = gl.convert_layout(alpha, gl.SliceLayout(1, o_layout))
+    o_tmem.store(o * alpha_o[:, None])
+
+
+@gluon.jit
+def store_p(s_tmem, j, p, p_layout: gl.constexpr, p_ready, READY_FIRST: gl.constexpr):
+    # P (f16) over S of key block j, then p_ready; READY_FIRST=True arrives on p_ready first.
+    if READY_FIRST:
+        mbarrier.arrive(p_ready, count=1)
+        p_view(s_tmem.index(j % 2)).store(gl.convert_layout(p.to(gl.float16), p_layout))
+    else:
+        p_view(s_tmem.index(j % 2)).store(gl.convert_layout(p.to(gl.float16), p_layout))
+        mbarrier.arrive(p_ready, count=1)
+
+
+@gluon.jit
+def attention_epilogue(o_desc, o_tmem, o_smem, o_ready, l_i, N_CTX: gl.constexpr, BLOCK_N: gl.constexpr):
+    # The last P @ V, then O / l stored by TMA.
+    BLOCK_M: gl.constexpr = o_tmem.shape[0]
+    o_layout: gl.constexpr = o_tmem.get_reg_layout()
+    mbarrier.wait(o_ready, (N_CTX // BLOCK_N - 1) & 1)
+    o = o_tmem.load(o_layout)
+    l_o = gl.convert_layout(l_i, gl.SliceLayout(1, o_layout))
+    o_smem.store((o / l_o[:, None]).to(gl.float16))
+    fence_async_shared()
+    tma.async_store(o_desc, [gl.program_id(1) * N_CTX + gl.program_id(0) * BLOCK_M, 0], o_smem)
+    tma.store_wait(pendings=0)
+
+
+@gluon.jit
 def attention_softmax_partition(o_desc, s_tmem, o_tmem, s_ready, p_ready, o_ready, o_smem, qk_scale,
                                 N_CTX: gl.constexpr, BUG: gl.constexpr):
     BLOCK_M: gl.constexpr = s_tmem.shape[1]
     BLOCK_N: gl.constexpr = s_tmem.shape[2]
     s_layout: gl.constexpr = s_tmem.index(0).get_reg_layout()
-    o_layout: gl.constexpr = o_tmem.get_reg_layout()
     # P's register layout: that of the f16 view of S it is stored to.
     p_layout: gl.constexpr = p_view(s_tmem.index(0)).get_reg_layout()
     m_i = gl.full([BLOCK_M], -float("inf"), gl.float32, gl.SliceLayout(1, s_layout))
@@ -106,35 +136,17 @@ def attention_softmax_partition(o_desc, s_tmem, o_tmem, s_ready, p_ready, o_read
         p = gl.exp2(s - m_new[:, None])
         l_i = l_i * alpha + gl.sum(p, axis=1)
         if j > 0:
-            # Correction: O *= alpha, after the previous P @ V has landed in O (S of this block
-            # was committed before that product was issued, so its barrier does not cover it).
-            if BUG != "correction_race":
-                mbarrier.wait(o_ready, (j - 1) & 1)
-            # BUG: correction_race (without the wait above, this reads O under the previous P @ V)
-            o = o_tmem.load(o_layout)
-            alpha_o = gl.convert_layout(alpha, gl.SliceLayout(1, o_layout))
-            o_tmem.store(o * alpha_o[:, None])
-        if BUG == "p_before_store":
-            mbarrier.arrive(p_ready, count=1)
-            # BUG: p_before_store (P is stored after the MMA partition was told it is ready)
-            p_view(s_tmem.index(j % 2)).store(gl.convert_layout(p.to(gl.float16), p_layout))
-        else:
-            p_view(s_tmem.index(j % 2)).store(gl.convert_layout(p.to(gl.float16), p_layout))
-            mbarrier.arrive(p_ready, count=1)
+            # BUG: correction_race (without its wait, the correction reads O under the previous P @ V)
+            correct_o(o_tmem, alpha, o_ready, j, BUG != "correction_race")
+        # BUG: p_before_store (P is stored after the MMA partition was told it is ready)
+        store_p(s_tmem, j, p, p_layout, p_ready, BUG == "p_before_store")
         m_i = m_new
-    # Epilogue: the last P @ V, then O / l.
-    mbarrier.wait(o_ready, (N_CTX // BLOCK_N - 1) & 1)
-    o = o_tmem.load(o_layout)
-    l_o = gl.convert_layout(l_i, gl.SliceLayout(1, o_layout))
-    o_smem.store((o / l_o[:, None]).to(gl.float16))
-    fence_async_shared()
-    tma.async_store(o_desc, [gl.program_id(1) * N_CTX + gl.program_id(0) * BLOCK_M, 0], o_smem)
-    tma.store_wait(pendings=0)
+    attention_epilogue(o_desc, o_tmem, o_smem, o_ready, l_i, N_CTX, BLOCK_N)
 
 
 @gluon.jit
-def attention_kernel(q_desc, k_desc, v_desc, o_desc, qk_scale, N_CTX: gl.constexpr, NUM_BUFFERS: gl.constexpr,
-                     BUG: gl.constexpr):
+def attention_buffers(q_desc, k_desc, v_desc, o_desc, NUM_BUFFERS: gl.constexpr):
+    # The shared buffers, barriers and tensor memory of the three partitions.
     BLOCK_M: gl.constexpr = q_desc.block_type.shape[0]
     HEAD_D: gl.constexpr = q_desc.block_type.shape[1]
     BLOCK_N: gl.constexpr = k_desc.block_type.shape[0]
@@ -159,6 +171,14 @@ def attention_kernel(q_desc, k_desc, v_desc, o_desc, qk_scale, N_CTX: gl.constex
     # S (and P over it) double-buffered in tensor memory: key block j uses buffer j % 2.
     s_tmem = allocate_tensor_memory(gl.float32, [2, BLOCK_M, BLOCK_N], TensorMemoryLayout([BLOCK_M, BLOCK_N], col_stride=1))
     o_tmem = allocate_tensor_memory(gl.float32, [BLOCK_M, HEAD_D], TensorMemoryLayout([BLOCK_M, HEAD_D], col_stride=1))
+    return q_smem, k_bufs, v_bufs, o_smem, q_bar, kv_empty, kv_ready, s_ready, p_ready, o_ready, s_tmem, o_tmem
+
+
+@gluon.jit
+def attention_kernel(q_desc, k_desc, v_desc, o_desc, qk_scale, N_CTX: gl.constexpr, NUM_BUFFERS: gl.constexpr,
+                     BUG: gl.constexpr):
+    q_smem, k_bufs, v_bufs, o_smem, q_bar, kv_empty, kv_ready, s_ready, p_ready, o_ready, s_tmem, o_tmem = \
+        attention_buffers(q_desc, k_desc, v_desc, o_desc, NUM_BUFFERS)
     gl.warp_specialize([
         (attention_softmax_partition, (o_desc, s_tmem, o_tmem, s_ready, p_ready, o_ready, o_smem, qk_scale, N_CTX,
                                        BUG)),

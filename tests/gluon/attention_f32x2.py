@@ -2,10 +2,10 @@
 registers, as Triton's Blackwell attention tutorial does: two columns of S are paired into one
 i64 (`mov.b64 $0, {lo, hi}` in inline PTX), scaled and shifted with `mul.f32x2` and
 `fma.rn.f32x2`, exponentiated lane by lane with `ex2.approx.ftz.f32`, and the row sums of P are
-a `gl.reduce` over the pairs whose combiner is an `add.f32x2`. Otherwise the structure of
-attention.py: a 1-warp load partition, a 1-warp MMA partition (S = Q @ K^T, O += P @ V with P
-over S in tensor memory), the 4-warp default partition doing the softmax, the correction and
-the epilogue.
+a `gl.reduce` over the pairs whose combiner is an `add.f32x2`. Otherwise attention.py, whose
+pieces it calls (buffers, load and MMA partitions, correction, P store, epilogue): a 1-warp load
+partition, a 1-warp MMA partition (S = Q @ K^T, O += P @ V with P over S in tensor memory), the
+4-warp default partition doing the softmax, the correction and the epilogue.
 
 attention_f32x2_causal_kernel is the same kernel with a causal mask (key j of query i only for
 j <= i), applied to the paired values' halves. BUG plants a hand-off bug of the softmax
@@ -15,15 +15,10 @@ partition (empty: the correct kernel): 'no_s_wait' reads S without waiting for i
 import triton_compat  # noqa: F401  (Triton 3.9 names on older Tritons)
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
-from triton.experimental.gluon.language.nvidia.blackwell import (
-    TensorMemoryLayout,
-    allocate_tensor_memory,
-    tcgen05_mma,
-    tcgen05_commit,
-    tma,
-    mbarrier,
-    fence_async_shared,
-)
+from triton.experimental.gluon.language.nvidia.blackwell import mbarrier
+
+from attention import attention_buffers, attention_epilogue, correct_o, p_view, store_p
+from attention import attention_load_partition, attention_mma_partition
 
 
 @gluon.jit
@@ -89,73 +84,12 @@ def join_columns(a, b):
     return gl.join(a, b).reshape([M, 2 * N])
 
 
-
-@gluon.jit
-def p_view(s_buf):
-    # P over S: the S buffer's columns as a packed f16 [BLOCK_M, 2 * BLOCK_N] matrix, of which P is the
-    # first BLOCK_N columns (the first half of S's columns).
-    BLOCK_M: gl.constexpr = s_buf.shape[0]
-    BLOCK_N: gl.constexpr = s_buf.shape[1]
-    s_as_f16 = s_buf.reinterpret(gl.float16, [BLOCK_M, 2 * BLOCK_N],
-                                 TensorMemoryLayout([BLOCK_M, 2 * BLOCK_N], col_stride=1))
-    return s_as_f16.slice(0, BLOCK_N)
-
-
-@gluon.jit
-def attention_load_partition(q_desc, k_desc, v_desc, q_smem, k_bufs, v_bufs, q_bar, kv_empty, kv_ready,
-                             N_CTX: gl.constexpr):
-    BLOCK_M: gl.constexpr = q_desc.block_type.shape[0]
-    BLOCK_N: gl.constexpr = k_desc.block_type.shape[0]
-    NUM_BUFFERS: gl.constexpr = k_bufs.shape[0]
-    row0 = gl.program_id(1) * N_CTX
-    mbarrier.expect(q_bar, q_desc.block_type.nbytes)
-    tma.async_load(q_desc, [row0 + gl.program_id(0) * BLOCK_M, 0], q_bar, q_smem)
-    for j in range(N_CTX // BLOCK_N):
-        index = j % NUM_BUFFERS
-        phase = (j // NUM_BUFFERS) & 1
-        mbarrier.wait(kv_empty.index(index), phase ^ 1)
-        bar = kv_ready.index(index)
-        mbarrier.expect(bar, k_desc.block_type.nbytes + v_desc.block_type.nbytes)
-        tma.async_load(k_desc, [row0 + j * BLOCK_N, 0], bar, k_bufs.index(index))
-        tma.async_load(v_desc, [row0 + j * BLOCK_N, 0], bar, v_bufs.index(index))
-
-
-@gluon.jit
-def attention_mma_partition(q_smem, k_bufs, v_bufs, q_bar, kv_empty, kv_ready, s_tmem, o_tmem, s_ready, p_ready,
-                            o_ready, N_CTX: gl.constexpr):
-    BLOCK_N: gl.constexpr = k_bufs.shape[1]
-    NUM_BUFFERS: gl.constexpr = k_bufs.shape[0]
-    NUM_KV: gl.constexpr = N_CTX // BLOCK_N
-    mbarrier.wait(q_bar, 0)
-    # S = Q @ K^T into one of two S buffers; K is stored [BLOCK_N, HEAD_D] and read through its
-    # transposed view. S of the next block is issued before P @ V of this one, so the tensor
-    # core computes it while the softmax works on this block.
-    mbarrier.wait(kv_ready.index(0), 0)
-    tcgen05_mma(q_smem, k_bufs.index(0).permute((1, 0)), s_tmem.index(0), use_acc=False)
-    tcgen05_commit(s_ready.index(0))
-    for j in range(NUM_KV):
-        index = j % NUM_BUFFERS
-        if j + 1 < NUM_KV:
-            next_index = (j + 1) % NUM_BUFFERS
-            mbarrier.wait(kv_ready.index(next_index), ((j + 1) // NUM_BUFFERS) & 1)
-            tcgen05_mma(q_smem, k_bufs.index(next_index).permute((1, 0)), s_tmem.index((j + 1) % 2),
-                        use_acc=False)
-            tcgen05_commit(s_ready.index((j + 1) % 2))
-        # O += P @ V, P read from tensor memory, once the softmax has written P and corrected O.
-        mbarrier.wait(p_ready, j & 1)
-        tcgen05_mma(p_view(s_tmem.index(j % 2)), v_bufs.index(index), o_tmem, use_acc=j > 0)
-        tcgen05_commit(kv_empty.index(index))
-        tcgen05_commit(o_ready)
-
-
 @gluon.jit
 def attention_softmax_partition(o_desc, s_tmem, o_tmem, s_ready, p_ready, o_ready, o_smem, qk_scale,
                                 N_CTX: gl.constexpr, CAUSAL: gl.constexpr, BUG: gl.constexpr):
     BLOCK_M: gl.constexpr = s_tmem.shape[1]
     BLOCK_N: gl.constexpr = s_tmem.shape[2]
-    HEAD_D: gl.constexpr = o_tmem.shape[1]
     s_layout: gl.constexpr = s_tmem.index(0).get_reg_layout()
-    o_layout: gl.constexpr = o_tmem.get_reg_layout()
     p_layout: gl.constexpr = p_view(s_tmem.index(0)).get_reg_layout()
     # One row per thread, as the tensor-memory load gives it, for the paired columns.
     pair_layout: gl.constexpr = gl.BlockedLayout([1, BLOCK_N // 2], [32, 1], [gl.num_warps(), 1], [1, 0])
@@ -187,27 +121,13 @@ def attention_softmax_partition(o_desc, s_tmem, o_tmem, s_ready, p_ready, o_read
         sums_lo, sums_hi = unpair(gl.reduce(p2, 1, add_pairs))
         l_i = l_i * alpha + gl.convert_layout(sums_lo + sums_hi, l_i.type.layout)
         if j > 0:
-            mbarrier.wait(o_ready, (j - 1) & 1)
-            o = o_tmem.load(o_layout)
-            alpha_o = gl.convert_layout(alpha, gl.SliceLayout(1, o_layout))
-            o_tmem.store(o * alpha_o[:, None])
+            correct_o(o_tmem, alpha, o_ready, j, True)
         p_even, p_odd = unpair(p2)
         p = join_columns(p_even, p_odd)
-        if BUG == "p_ready_early":
-            mbarrier.arrive(p_ready, count=1)
-            # BUG: p_ready_early (P is stored after the MMA partition was told it is ready)
-            p_view(s_tmem.index(j % 2)).store(gl.convert_layout(p.to(gl.float16), p_layout))
-        else:
-            p_view(s_tmem.index(j % 2)).store(gl.convert_layout(p.to(gl.float16), p_layout))
-            mbarrier.arrive(p_ready, count=1)
+        # BUG: p_ready_early (P is stored after the MMA partition was told it is ready)
+        store_p(s_tmem, j, p, p_layout, p_ready, BUG == "p_ready_early")
         m_i = m_new
-    mbarrier.wait(o_ready, (N_CTX // BLOCK_N - 1) & 1)
-    o = o_tmem.load(o_layout)
-    l_o = gl.convert_layout(l_i, gl.SliceLayout(1, o_layout))
-    o_smem.store((o / l_o[:, None]).to(gl.float16))
-    fence_async_shared()
-    tma.async_store(o_desc, [gl.program_id(1) * N_CTX + gl.program_id(0) * BLOCK_M, 0], o_smem)
-    tma.store_wait(pendings=0)
+    attention_epilogue(o_desc, o_tmem, o_smem, o_ready, l_i, N_CTX, BLOCK_N)
 
 
 @gluon.jit
@@ -225,30 +145,8 @@ def attention_f32x2_causal_kernel(q_desc, k_desc, v_desc, o_desc, qk_scale, N_CT
 @gluon.jit
 def attention_f32x2(q_desc, k_desc, v_desc, o_desc, qk_scale, N_CTX: gl.constexpr, NUM_BUFFERS: gl.constexpr,
                     CAUSAL: gl.constexpr, BUG: gl.constexpr):
-    BLOCK_M: gl.constexpr = q_desc.block_type.shape[0]
-    HEAD_D: gl.constexpr = q_desc.block_type.shape[1]
-    BLOCK_N: gl.constexpr = k_desc.block_type.shape[0]
-    q_smem = gl.allocate_shared_memory(gl.float16, q_desc.block_type.shape, q_desc.layout)
-    k_bufs = gl.allocate_shared_memory(gl.float16, [NUM_BUFFERS] + k_desc.block_type.shape, k_desc.layout)
-    v_bufs = gl.allocate_shared_memory(gl.float16, [NUM_BUFFERS] + v_desc.block_type.shape, v_desc.layout)
-    o_smem = gl.allocate_shared_memory(gl.float16, o_desc.block_type.shape, o_desc.layout)
-    q_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
-    kv_empty = gl.allocate_shared_memory(gl.int64, [NUM_BUFFERS, 1], mbarrier.MBarrierLayout())
-    kv_ready = gl.allocate_shared_memory(gl.int64, [NUM_BUFFERS, 1], mbarrier.MBarrierLayout())
-    s_ready = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
-    p_ready = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
-    o_ready = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
-    mbarrier.init(q_bar, count=1)
-    mbarrier.init(p_ready, count=1)
-    mbarrier.init(o_ready, count=1)
-    for i in gl.static_range(2):
-        mbarrier.init(s_ready.index(i), count=1)
-    for i in gl.static_range(NUM_BUFFERS):
-        mbarrier.init(kv_empty.index(i), count=1)
-        mbarrier.init(kv_ready.index(i), count=1)
-    # S (and P over it) double-buffered in tensor memory: key block j uses buffer j % 2.
-    s_tmem = allocate_tensor_memory(gl.float32, [2, BLOCK_M, BLOCK_N], TensorMemoryLayout([BLOCK_M, BLOCK_N], col_stride=1))
-    o_tmem = allocate_tensor_memory(gl.float32, [BLOCK_M, HEAD_D], TensorMemoryLayout([BLOCK_M, HEAD_D], col_stride=1))
+    q_smem, k_bufs, v_bufs, o_smem, q_bar, kv_empty, kv_ready, s_ready, p_ready, o_ready, s_tmem, o_tmem = \
+        attention_buffers(q_desc, k_desc, v_desc, o_desc, NUM_BUFFERS)
     gl.warp_specialize([
         (attention_softmax_partition, (o_desc, s_tmem, o_tmem, s_ready, p_ready, o_ready, o_smem, qk_scale, N_CTX,
                                        CAUSAL, BUG)),

@@ -27,15 +27,8 @@ BUG plants a hand-off bug of this protocol (empty: the correct kernel):
 import triton_compat  # noqa: F401  (Triton 3.9 names on older Tritons)
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
-from triton.experimental.gluon.language.nvidia.blackwell import (
-    TensorMemoryLayout,
-    allocate_tensor_memory,
-    tcgen05_mma,
-    tcgen05_commit,
-    tma,
-    mbarrier,
-    fence_async_shared,
-)
+from triton.experimental.gluon.language.nvidia.blackwell import TensorMemoryLayout, allocate_tensor_memory, tcgen05_mma
+from triton.experimental.gluon.language.nvidia.blackwell import tcgen05_commit, tma, mbarrier, fence_async_shared
 
 
 @gluon.jit

@@ -47,6 +47,11 @@ def matmul_operands(rng):
     return a, b, c
 
 
+def descriptors(*arrays_and_blocks):
+    """A TensorDescriptor of each (array, block shape) pair."""
+    return tuple(bg.TensorDescriptor.from_tensor(x, block) for x, block in arrays_and_blocks)
+
+
 def matmul_reference(a, b):
     return (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float16)
 
@@ -60,11 +65,7 @@ def test_persistence_matmuls(rng, target, kernel):
 
     a, b, c = matmul_operands(rng)
     M, N, _ = MATMUL_SHAPE
-    descs = (
-        bg.TensorDescriptor.from_tensor(a, [128, 64]),
-        bg.TensorDescriptor.from_tensor(b, [64, 256]),
-        bg.TensorDescriptor.from_tensor(c, [128, 256]),
-    )
+    descs = descriptors((a, [128, 64]), (b, [64, 256]), (c, [128, 256]))
     consts = {"MMAImpl": persistence.MMAv5 if target == "sm_100a" else persistence.WGMMA, "num_buffers": 3}
     if kernel == "matmul_pipelined_kernel":
         grid = (cdiv(M, 128), cdiv(N, 256))
@@ -82,11 +83,7 @@ def test_warp_specialized_matmul(rng):
     import warp_specialization
 
     a, b, c = matmul_operands(rng)
-    descs = (
-        bg.TensorDescriptor.from_tensor(a, [128, 64]),
-        bg.TensorDescriptor.from_tensor(b, [64, 256]),
-        bg.TensorDescriptor.from_tensor(c, [128, 64]),
-    )
+    descs = descriptors((a, [128, 64]), (b, [64, 256]), (c, [128, 64]))
     bg.run(
         warp_specialization.matmul_warp_specialized_kernel,
         (4,),
@@ -202,11 +199,7 @@ def test_matmul_accumulate(rng):
     b = rng.standard_normal((K, N)).astype(np.float16)
     c = rng.standard_normal((M, N), dtype=np.float32)
     d = np.zeros((M, N), np.float32)
-    descs = (
-        bg.TensorDescriptor.from_tensor(a, [128, 64]),
-        bg.TensorDescriptor.from_tensor(b, [64, 128]),
-        bg.TensorDescriptor.from_tensor(c, [128, 128]),
-    )
+    descs = descriptors((a, [128, 64]), (b, [64, 128]), (c, [128, 128]))
     bg.run(
         tcgen05_copy.matmul_accumulate_kernel,
         (4,),

@@ -16,15 +16,9 @@ BUG plants a wrong commit predicate (empty: the correct kernel):
 """
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
-from triton.experimental.gluon.language.nvidia.blackwell import (
-    TensorMemoryLayout,
-    allocate_tensor_memory,
-    fence_async_shared,
-    mbarrier,
-    tcgen05_commit,
-    tcgen05_mma,
-    tma,
-)
+from triton.experimental.gluon.language.nvidia.blackwell import TensorMemoryLayout, allocate_tensor_memory
+from triton.experimental.gluon.language.nvidia.blackwell import fence_async_shared, mbarrier, tcgen05_commit
+from triton.experimental.gluon.language.nvidia.blackwell import tcgen05_mma, tma
 
 
 @gluon.jit

@@ -21,16 +21,9 @@ BUG plants one cluster synchronisation mistake (empty: the correct kernel):
 """
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
-from triton.experimental.gluon.language.nvidia.blackwell import (
-    TensorMemoryLayout,
-    allocate_tensor_memory,
-    fence_async_shared,
-    get_tmem_reg_layout,
-    mbarrier,
-    tcgen05_mma,
-    tcgen05_mma_barrier_count,
-    tma,
-)
+from triton.experimental.gluon.language.nvidia.blackwell import TensorMemoryLayout, allocate_tensor_memory
+from triton.experimental.gluon.language.nvidia.blackwell import fence_async_shared, get_tmem_reg_layout, mbarrier
+from triton.experimental.gluon.language.nvidia.blackwell import tcgen05_mma, tcgen05_mma_barrier_count, tma
 
 
 @gluon.jit

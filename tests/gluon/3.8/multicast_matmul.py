@@ -16,15 +16,9 @@ other CTA's `tcgen05_mma` as the access in flight).
 """
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
-from triton.experimental.gluon.language.nvidia.blackwell import (
-    TensorMemoryLayout,
-    allocate_tensor_memory,
-    fence_async_shared,
-    mbarrier,
-    tcgen05_mma,
-    tcgen05_mma_barrier_count,
-    tma,
-)
+from triton.experimental.gluon.language.nvidia.blackwell import TensorMemoryLayout, allocate_tensor_memory
+from triton.experimental.gluon.language.nvidia.blackwell import fence_async_shared, mbarrier, tcgen05_mma
+from triton.experimental.gluon.language.nvidia.blackwell import tcgen05_mma_barrier_count, tma
 
 
 @gluon.jit

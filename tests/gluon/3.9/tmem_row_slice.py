@@ -10,15 +10,9 @@ rows `a_smem.slice(r, 128, dim=0)`. The epilogue loads each row slice with the r
 """
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
-from triton.experimental.gluon.language.nvidia.blackwell import (
-    TensorMemoryLayout,
-    allocate_tensor_memory,
-    fence_async_shared,
-    mbarrier,
-    tcgen05_commit,
-    tcgen05_mma,
-    tma,
-)
+from triton.experimental.gluon.language.nvidia.blackwell import TensorMemoryLayout, allocate_tensor_memory
+from triton.experimental.gluon.language.nvidia.blackwell import fence_async_shared, mbarrier, tcgen05_commit
+from triton.experimental.gluon.language.nvidia.blackwell import tcgen05_mma, tma
 
 
 @gluon.jit
