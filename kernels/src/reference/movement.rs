@@ -1,7 +1,7 @@
 //! CPU references of the data-movement kernels: copies, gathers and scatters (TMA, shared
 //! memory), exact.
 
-use super::{exact, i32_at, int_arg, tensor, val, Expected, RefError, Tolerance};
+use super::{i32_at, int_arg, tensor, val, Expected, RefError};
 use bwsim_isa::launch::{HostTensor, LaunchPlan};
 use bwsim_isa::DType;
 
@@ -26,11 +26,7 @@ pub(super) fn gather(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Exp
             out.set_bits(i * by + j, bits);
         }
     }
-    Ok(vec![Expected {
-        tensor: "out".into(),
-        values: out,
-        tol: Tolerance::Exact,
-    }])
+    Ok(vec![Expected::exact("out", out)])
 }
 
 /// input[x[i], y + j] = src[i, j] for rows and columns in range (seed 09).
@@ -54,11 +50,7 @@ pub(super) fn scatter(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Ex
             }
         }
     }
-    Ok(vec![Expected {
-        tensor: "input".into(),
-        values: out,
-        tol: Tolerance::Exact,
-    }])
+    Ok(vec![Expected::exact("input", out)])
 }
 
 /// A copy kernel: `output` equals `input` bit for bit (`tma_roundtrip`).
@@ -70,11 +62,7 @@ pub(super) fn identity(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<E
     }
     let mut v = input.clone();
     v.name = "output".into();
-    Ok(vec![Expected {
-        tensor: "output".into(),
-        values: v,
-        tol: Tolerance::Exact,
-    }])
+    Ok(vec![Expected::exact("output", v)])
 }
 
 /// out = b: two copies into one buffer, `a` then `b`, the second issued once the first has
@@ -86,11 +74,7 @@ pub(super) fn second_copy(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Ve
     }
     let mut v = b.clone();
     v.name = "out".into();
-    Ok(vec![Expected {
-        tensor: "out".into(),
-        values: v,
-        tol: Tolerance::Exact,
-    }])
+    Ok(vec![Expected::exact("out", v)])
 }
 
 /// tests/gluon/3.7/smem_gather_scatter.py over the [rows, cols] f32 x and a permutation `perm`
@@ -119,5 +103,8 @@ pub(super) fn smem_gather_scatter(
             s.set_bits(r * cols + p[c as usize], x.get_bits(r * cols + c));
         }
     }
-    Ok(vec![exact("gathered", g), exact("scattered", s)])
+    Ok(vec![
+        Expected::exact("gathered", g),
+        Expected::exact("scattered", s),
+    ])
 }
