@@ -3,38 +3,27 @@
 
 mod common;
 
-use common::{bwsim, json};
+use common::{bwsim, bwsim_says, json};
 
 #[test]
 fn a_buggy_kernel_exits_1_with_the_diagnostic_and_its_replay_seed() {
-    let (code, out, err) = bwsim(&[
-        "check",
-        "tests/fail/missing_fence_store.tile",
-        "--schedules",
-        "4",
-        "--jobs",
-        "1",
-    ]);
-    assert_eq!(code, 1, "{err}");
-    assert!(out.is_empty(), "diagnostics go to stderr: {out}");
-    assert!(err.contains("error[missing-fence]"), "{err}");
-    assert!(
-        err.contains("replay: bwsim check tests/fail/missing_fence_store.tile --seed 0"),
-        "{err}"
+    let file = "tests/fail/missing_fence_store.tile";
+    let (out, _) = bwsim_says(
+        &["check", file, "--schedules", "4", "--jobs", "1"],
+        1,
+        &[
+            "error[missing-fence]",
+            "replay: bwsim check tests/fail/missing_fence_store.tile --seed 0",
+            "4 schedules in",
+        ],
     );
-    assert!(err.contains("4 schedules in"), "{err}");
+    assert!(out.is_empty(), "diagnostics go to stderr: {out}");
 }
 
 #[test]
 fn a_correct_kernel_exits_0() {
-    let (code, _, err) = bwsim(&[
-        "check",
-        "tests/pass/missing_fence_store_fixed.tile",
-        "--schedules",
-        "4",
-    ]);
-    assert_eq!(code, 0, "{err}");
-    assert!(err.contains("no hazards found"), "{err}");
+    let file = "tests/pass/missing_fence_store_fixed.tile";
+    bwsim_says(&["check", file, "--schedules", "4"], 0, &["no hazards found"]);
     // A bundled kernel by name.
     let (code, _, err) = bwsim(&["check", "tcgen05_copy", "--schedules", "2"]);
     assert_eq!(code, 0, "{err}");

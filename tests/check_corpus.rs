@@ -18,12 +18,15 @@
 //! runs the seed kernels in their default configurations instead of small shapes (the full
 //! run: `BWSIM_CHECK_SCHEDULES=1000 cargo test --release --test check_corpus`).
 
+mod common;
+
 use bwsim_isa::consts::Override;
 use bwsim_isa::levels::Levels;
 use bwsim_isa::{diag, Code, Level, SourceFile, Target};
 use bwsim_sim::check;
 use bwsim_sim::explore::{Exploration, ExploreOptions};
 use bwsim_testkit::directives;
+use common::{assert_no_failures, assert_trace_snapshot};
 use std::path::{Path, PathBuf};
 
 /// Schedules per buggy kernel in the default (fast, debug) suite: enough for the bugs that
@@ -215,19 +218,9 @@ fn every_buggy_kernel_reports_its_diagnostic() {
             .unwrap_or_default()
             .to_string_lossy()
             .into_owned();
-        insta::with_settings!({
-            snapshot_path => "../traces/check",
-            prepend_module_to_snapshot => false,
-            omit_expression => true,
-        }, {
-            insta::assert_snapshot!(name, rendered);
-        });
+        assert_trace_snapshot("check", &name, &rendered);
     }
-    assert!(
-        failures.is_empty(),
-        "buggy kernels that did not report their bug:\n{}",
-        failures.join("\n")
-    );
+    assert_no_failures("buggy kernels that did not report their bug", &failures);
 }
 
 #[test]
@@ -241,11 +234,7 @@ fn every_fixed_twin_checks_clean() {
             Err(r) => failures.push(format!("{}: does not run:\n{r}", c.path.display())),
         }
     }
-    assert!(
-        failures.is_empty(),
-        "false positives on correct kernels:\n{}",
-        failures.join("\n")
-    );
+    assert_no_failures("false positives on correct kernels", &failures);
 }
 
 #[test]
@@ -328,10 +317,6 @@ fn every_seed_kernel_checks_clean_on_each_target() {
             }
         }
     }
-    assert!(
-        failures.is_empty(),
-        "false positives on seed kernels:\n{}",
-        failures.join("\n")
-    );
+    assert_no_failures("false positives on seed kernels", &failures);
     assert!(checked >= 12, "only {checked} kernel/target pairs checked");
 }

@@ -82,12 +82,8 @@ fn bad_input_gives_one_clear_error_and_never_panics() {
     let (code, _, err) = bwsim(&["verify", "not_a_kernel"]);
     assert_eq!(code, 2);
     assert!(err.contains("neither a file nor a bundled kernel"), "{err}");
-    let p = scratch_file(
-        "cli",
-        "bad.tile",
-        b"kernel k {\n  target sm_100a\n  num_warps 4\n  tma.laod x, y, z\n}\n",
-    );
-    let (code, _, err) = bwsim(&["verify", &p]);
+    let p = "tests/run/unknown_op.tile";
+    let (code, _, err) = bwsim(&["verify", p]);
     assert_eq!(code, 1);
     assert!(err.contains("unknown-op") && err.contains("tma.load"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
@@ -225,48 +221,21 @@ fn run_json_and_trace_files() {
 
 #[test]
 fn run_fails_on_wrong_outputs_deadlocks_and_reports_unchecked_kernels() {
-    // Named like the round trip (so its reference applies) but it never stores the tile.
-    let wrong = scratch_file(
-        "cli",
-        "wrong.tile",
-        br#"kernel tma_roundtrip {
-  target sm_100a
-  num_warps 4
-  param in_desc: tensor_desc(f32[64, 32], nvmma(128))
-  param out_desc: tensor_desc(f32[64, 32], nvmma(128))
-  launch {
-    grid = [1]
-    tensor input: f32[64, 32] = randn()
-    tensor output: f32[64, 32] = zeros()
-    in_desc = input
-    out_desc = output
-    outputs = [output]
-  }
-}
-"#,
-    );
-    let (code, out, _) = bwsim(&["run", &wrong]);
+    let wrong = "tests/run/wrong_outputs.tile";
+    let (code, out, _) = bwsim(&["run", wrong]);
     assert_eq!(code, 1, "{out}");
     assert!(
         out.contains("FAIL  2048 of 2048 elements differ (bit-exact)"),
         "{out}"
     );
     assert!(out.contains("first at [0, 0]"), "{out}");
-    let hang = scratch_file(
-        "cli",
-        "hang.tile",
-        b"kernel hang {\n  target sm_100a\n  num_warps 4\n  let bar = mbar.alloc 1\n  mbar.init bar[0], 1\n  mbar.wait bar[0], 0\n  launch {\n    grid = [1]\n  }\n}\n",
-    );
-    let (code, out, err) = bwsim(&["run", &hang]);
+    let hang = "tests/run/hang.tile";
+    let (code, out, err) = bwsim(&["run", hang]);
     assert_eq!(code, 1);
     assert!(out.contains("result    DEADLOCK"), "{out}");
     assert!(err.contains("error[deadlock]"), "{err}");
-    let plain = scratch_file(
-        "cli",
-        "plain.tile",
-        b"kernel plain {\n  target sm_100a\n  num_warps 4\n  param p: ptr(f32)\n  layout l = blocked([1], [32], [4], [0])\n  global.store p, arange(0, 128, l), full([128], 2.0, f32, l)\n  launch {\n    grid = [1]\n    tensor t: f32[128] = zeros()\n    p = t\n    outputs = [t]\n  }\n}\n",
-    );
-    let (code, out, err) = bwsim(&["run", &plain]);
+    let plain = "tests/run/plain.tile";
+    let (code, out, err) = bwsim(&["run", plain]);
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(
         out.contains("t  f32[128]  sum 2.56") && out.contains("COMPLETED"),

@@ -82,6 +82,15 @@ fn on_a_gpu_every_case_for_its_architecture_agrees_with_the_simulator() {
     assert!(out.lines().any(|l| l.ends_with("  pass")), "{out}");
 }
 
+/// `bwsim gpu KERNEL... --time 5 --no-check --json`: asserts the exit status `code`; the one
+/// JSON object it prints.
+fn timed_json(kernel: &[&str], code: i32) -> serde_json::Value {
+    let args = [&["gpu"][..], kernel, &["--time", "5", "--no-check", "--json"][..]].concat();
+    let (got, out, err) = bwsim(&args);
+    assert_eq!(got, code, "{out}{err}");
+    serde_json::from_str(out.trim()).expect("one JSON object")
+}
+
 /// Timing mode without a GPU: the case is prepared, says why it did not run, and the JSON
 /// carries the (empty) times; `--time 0` and `--time` with `--reps` are refused.
 #[test]
@@ -90,20 +99,14 @@ fn timing_mode_without_a_gpu_reports_the_skip_reason() {
         eprintln!("skipped: a GPU is present (see on_a_gpu_timing_mode_reports_every_launch)");
         return;
     }
-    let (code, out, err) = bwsim(&[
-        "gpu",
+    let kernel = [
         "kernels/bench/wgmma_rate.tile",
         "--target",
         "sm_90a",
         "--const",
         "REPS=10",
-        "--time",
-        "5",
-        "--no-check",
-        "--json",
-    ]);
-    assert_eq!(code, 77, "{out}{err}");
-    let v: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON object");
+    ];
+    let v = timed_json(&kernel, 77);
     assert_eq!(v["result"], "skipped: no CUDA driver/GPU found");
     assert_eq!(v["checked"], false);
     assert_eq!(v["times_ms"], serde_json::json!([]));
@@ -120,16 +123,7 @@ fn on_a_gpu_timing_mode_reports_every_launch() {
     if !gpu_tests_run() {
         return;
     }
-    let (code, out, err) = bwsim(&[
-        "gpu",
-        "elementwise_add_tma",
-        "--time",
-        "5",
-        "--no-check",
-        "--json",
-    ]);
-    assert_eq!(code, 0, "{out}{err}");
-    let v: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON object");
+    let v = timed_json(&["elementwise_add_tma"], 0);
     assert_eq!(v["result"], "ran (not checked)");
     let times: Vec<f64> = v["times_ms"]
         .as_array()

@@ -4,29 +4,35 @@
 
 mod common;
 
-use common::{bwsim, json, scratch};
+use common::{bwsim, bwsim_says, json, scratch};
 
 /// A clean kernel except that it reads shared memory nothing filled.
 const UNINIT: &str = "tests/fail/uninit_read.tile";
 
-fn check(extra: &[&str]) -> (i32, String, String) {
+/// `bwsim check UNINIT` on two schedules and one thread, then `extra`.
+fn check_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
     let mut args = vec!["check", UNINIT, "--schedules", "2", "--jobs", "1"];
     args.extend_from_slice(extra);
-    bwsim(&args)
+    args
+}
+
+fn check(extra: &[&str]) -> (i32, String, String) {
+    bwsim(&check_args(extra))
 }
 
 #[test]
 fn an_uninitialised_read_is_a_warning_and_exits_0() {
-    let (code, out, err) = check(&[]);
-    assert_eq!(code, 0, "{err}");
-    assert!(out.is_empty(), "{out}");
-    assert!(err.contains("warning[uninit-read]"), "{err}");
-    // Where the undefined bytes go, as memcheck would say it.
-    assert!(
-        err.contains("the undefined bytes reach a global store here"),
-        "{err}"
+    let (out, _) = bwsim_says(
+        &check_args(&[]),
+        0,
+        &[
+            "warning[uninit-read]",
+            // Where the undefined bytes go, as memcheck would say it.
+            "the undefined bytes reach a global store here",
+            "1 warning (no errors)",
+        ],
     );
-    assert!(err.contains("1 warning (no errors)"), "{err}");
+    assert!(out.is_empty(), "{out}");
 }
 
 #[test]
@@ -54,16 +60,9 @@ fn allow_silences_a_lint_and_warn_relaxes_one() {
     assert_eq!(code, 0, "{err}");
     assert!(!err.contains("uninit-read"), "{err}");
     assert!(err.contains("no hazards found"), "{err}");
-    let (code, _, err) = bwsim(&[
-        "check",
-        "tests/fail/missing_fence_store.tile",
-        "--schedules",
-        "2",
-        "--warn",
-        "missing-fence",
-    ]);
-    assert_eq!(code, 0, "{err}");
-    assert!(err.contains("warning[missing-fence]"), "{err}");
+    let file = "tests/fail/missing_fence_store.tile";
+    let args = ["check", file, "--schedules", "2", "--warn", "missing-fence"];
+    bwsim_says(&args, 0, &["warning[missing-fence]"]);
 }
 
 #[test]
@@ -218,65 +217,21 @@ fn sarif_output_follows_the_specification() {
 /// reduction, and a global store through a copy in shared memory.
 #[test]
 fn undefined_bytes_are_followed_through_values_and_shared_memory() {
-    let dir = scratch("taint");
-    for (name, text, want) in [
+    for (path, want) in [
         (
-            "branch.tile",
-            BRANCH,
+            "tests/levels/uninit_branch.tile",
             "the undefined bytes reach a branch condition here",
         ),
-        ("copy.tile", COPY, "the undefined bytes reach a global store here"),
+        (
+            "tests/levels/uninit_copy.tile",
+            "the undefined bytes reach a global store here",
+        ),
     ] {
-        let path = dir.join(name);
-        std::fs::write(&path, text).expect("write");
-        let (code, _, err) = bwsim(&["check", path.to_str().expect("utf-8 path"), "--schedules", "1"]);
+        let (code, _, err) = bwsim(&["check", path, "--schedules", "1"]);
         assert_eq!(code, 0, "{err}");
         assert!(
             err.contains("warning[uninit-read]") && err.contains(want),
-            "{name}: {err}"
+            "{path}: {err}"
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
-
-const BRANCH: &str = "\
-kernel uninit_branch {
-  target sm_100a
-  num_warps 4
-  param out: ptr(i32)
-  layout one = blocked([1], [32], [4], [0])
-  let buf = smem.alloc i32[128], plain
-  let v = smem.load buf, layout=one
-  let s = sum(v, 0)
-  if s > 0 {
-    global.store out, arange(0, 128, one), v
-  }
-  launch {
-    grid = [1]
-    tensor o: i32[128] = zeros()
-    out = o
-    outputs = [o]
-  }
-}
-";
-
-const COPY: &str = "\
-kernel uninit_copy {
-  target sm_100a
-  num_warps 4
-  param out: ptr(i32)
-  layout one = blocked([1], [32], [4], [0])
-  let buf = smem.alloc i32[128], plain
-  let buf2 = smem.alloc i32[128], plain
-  let v = smem.load buf, layout=one
-  smem.store buf2, v + 1
-  let w = smem.load buf2, layout=one
-  global.store out, arange(0, 128, one), w
-  launch {
-    grid = [1]
-    tensor o: i32[128] = zeros()
-    out = o
-    outputs = [o]
-  }
-}
-";

@@ -5,7 +5,7 @@
 mod common;
 
 use common::{bwsim, fresh_scratch};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 fn save(path: &Path, shape: &[u64], data: &[f32]) {
     use npyz::WriterBuilder;
@@ -48,76 +48,69 @@ fn operands(d: &Path, x: u64, y: u64) -> (Vec<f32>, Vec<f32>, String, String) {
     (a, b, format!("a={}", pa.display()), format!("b={}", pb.display()))
 }
 
+/// The operands `a` and `b` (`x` by `y`, written to `.npy` files in the scratch folder
+/// `tag`) and the folder their sum is saved to by `bwsim run KERNEL... --input a=.. --input
+/// b=.. --save-outputs DIR EXTRA...`; with bwsim's exit status, stdout and stderr.
+struct SavedRun {
+    a: Vec<f32>,
+    b: Vec<f32>,
+    inputs: [String; 2],
+    out: PathBuf,
+    code: i32,
+    stdout: String,
+    err: String,
+}
+
+fn run_saving(tag: &str, (x, y): (u64, u64), kernel: &[&str], extra: &[&str]) -> SavedRun {
+    let d = fresh_scratch(tag);
+    let (a, b, ia, ib) = operands(&d, x, y);
+    let out = d.join("out");
+    let dir = out.to_str().expect("utf-8 path");
+    let mut args = vec!["run"];
+    args.extend_from_slice(kernel);
+    args.extend_from_slice(&["--input", &ia, "--input", &ib, "--save-outputs", dir]);
+    args.extend_from_slice(extra);
+    let (code, stdout, err) = bwsim(&args);
+    SavedRun {
+        a,
+        b,
+        inputs: [ia, ib],
+        out,
+        code,
+        stdout,
+        err,
+    }
+}
+
 #[test]
 fn inputs_in_outputs_out_for_a_gluon_kernel() {
-    let d = fresh_scratch("npy-cli-ttgir");
-    let (a, b, ia, ib) = operands(&d, 32, 384);
-    let out = d.join("out");
-    let (code, stdout, err) = bwsim(&[
-        "run",
-        "tests/gluon/3.9/bug_ws_add_fixed.sm_100a.ttgir",
-        "--input",
-        &ia,
-        "--input",
-        &ib,
-        "--save-outputs",
-        out.to_str().expect("utf-8 path"),
-        "--json",
-    ]);
-    assert_eq!(code, 0, "{err}");
-    let v: serde_json::Value = serde_json::from_str(&stdout).expect("JSON");
-    assert_eq!(v["saved"].as_array().map(|s| s.len()), Some(1), "{stdout}");
-    assert_eq!(saved_sum(&out, &a, &b), [32, 384]);
+    let kernel = ["tests/gluon/3.9/bug_ws_add_fixed.sm_100a.ttgir"];
+    let r = run_saving("npy-cli-ttgir", (32, 384), &kernel, &["--json"]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("JSON");
+    assert_eq!(v["saved"].as_array().map(|s| s.len()), Some(1), "{}", r.stdout);
+    assert_eq!(saved_sum(&r.out, &r.a, &r.b), [32, 384]);
 }
 
 #[test]
 fn the_cpu_reference_checks_the_supplied_inputs() {
-    let d = fresh_scratch("npy-cli-tile");
-    let (a, b, ia, ib) = operands(&d, 64, 128);
-    let out = d.join("out");
-    let (code, stdout, err) = bwsim(&[
-        "run",
+    let kernel = [
         "elementwise_add_ws",
         "--const",
         "XNUMEL=64",
         "--const",
         "YNUMEL=128",
-        "--input",
-        &ia,
-        "--input",
-        &ib,
-        "--save-outputs",
-        out.to_str().expect("utf-8 path"),
-    ]);
-    assert_eq!(code, 0, "{err}");
-    assert!(stdout.contains("PASS"), "{stdout}");
-    saved_sum(&out, &a, &b);
+    ];
+    let r = run_saving("npy-cli-tile", (64, 128), &kernel, &[]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert!(r.stdout.contains("PASS"), "{}", r.stdout);
+    saved_sum(&r.out, &r.a, &r.b);
     // check and time take the same inputs.
-    let (code, _, err) = bwsim(&[
-        "check",
-        "elementwise_add_ws",
-        "--const",
-        "XNUMEL=64",
-        "--const",
-        "YNUMEL=128",
-        "--schedules",
-        "2",
-        "--input",
-        &ia,
-    ]);
+    let [ia, ib] = &r.inputs;
+    let on_kernel = |cmd: &str, extra: &[&str]| bwsim(&[&[cmd][..], &kernel[..], extra].concat());
+    let (code, _, err) = on_kernel("check", &["--schedules", "2", "--input", ia]);
     assert_eq!(code, 0, "{err}");
-    let (code, _, err) = bwsim(&[
-        "time",
-        "elementwise_add_ws",
-        "--chip",
-        "b200",
-        "--const",
-        "XNUMEL=64",
-        "--const",
-        "YNUMEL=128",
-        "--input",
-        &ib,
-    ]);
+    let (code, _, err) = on_kernel("time", &["--chip", "b200", "--input", ib]);
     assert_eq!(code, 0, "{err}");
 }
 

@@ -7,10 +7,13 @@
 //! directives): `// expect: CODE` (or `ok`), `// target: sm_90a`, `// const: NAME=VALUE`.
 //! Adding a rule test needs no Rust: drop in two files.
 
+mod common;
+
 use bwsim_isa::consts::Override;
 use bwsim_isa::verify::{rules, verify, VerifyOptions};
 use bwsim_isa::{diag, SourceFile, Target};
 use bwsim_testkit::directives;
+use common::{assert_no_failures, assert_trace_snapshot};
 use std::path::{Path, PathBuf};
 
 struct Case {
@@ -96,19 +99,9 @@ fn every_failing_example_reports_its_rule() {
             .and_then(|n| n.strip_suffix(".fail.tile"))
             .unwrap_or(&c.expect)
             .to_string();
-        insta::with_settings!({
-            snapshot_path => "../traces/verify",
-            prepend_module_to_snapshot => false,
-            omit_expression => true,
-        }, {
-            insta::assert_snapshot!(stem, rendered);
-        });
+        assert_trace_snapshot("verify", &stem, &rendered);
     }
-    assert!(
-        failures.is_empty(),
-        "rule examples that did not fire:\n{}",
-        failures.join("\n")
-    );
+    assert_no_failures("rule examples that did not fire", &failures);
 }
 
 #[test]
@@ -126,11 +119,7 @@ fn every_passing_twin_verifies_clean() {
             ));
         }
     }
-    assert!(
-        failures.is_empty(),
-        "passing twins with errors:\n{}",
-        failures.join("\n")
-    );
+    assert_no_failures("passing twins with errors", &failures);
 }
 
 #[test]

@@ -434,14 +434,19 @@ mod tests {
         }
     }
 
+    /// ptxas's error on line 3 of [`module`]: an unknown instruction.
+    fn unknown_instruction(m: &PtxModule) -> PtxasMessage {
+        parse_line(
+            "ptxas /tmp/x/k.ptx, line 3; error   : Unknown instruction 'bad.instr'",
+            m,
+        )
+        .unwrap()
+    }
+
     #[test]
     fn parses_ptxas_error_lines_and_maps_them_to_ops() {
         let m = module();
-        let msg = parse_line(
-            "ptxas /tmp/x/k.ptx, line 3; error   : Unknown instruction 'bad.instr'",
-            &m,
-        )
-        .unwrap();
+        let msg = unknown_instruction(&m);
         assert!(msg.error);
         assert_eq!(msg.line, Some(3));
         assert_eq!(msg.text, "Unknown instruction 'bad.instr'");
@@ -457,11 +462,7 @@ mod tests {
     #[test]
     fn rejection_renders_as_spanned_diagnostics() {
         let m = module();
-        let msg = parse_line(
-            "ptxas /tmp/x/k.ptx, line 3; error   : Unknown instruction 'bad.instr'",
-            &m,
-        )
-        .unwrap();
+        let msg = unknown_instruction(&m);
         let e = PtxasError::Rejected {
             entry: "k".into(),
             target: Target::Sm100a,

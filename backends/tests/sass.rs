@@ -43,6 +43,16 @@ fn count_prefix(ops: &[String], prefix: &str) -> usize {
     ops.iter().filter(|o| o.starts_with(prefix)).count()
 }
 
+/// Asserts that some opcode of `ops` starts with `prefix`; `what` names it in the failure.
+fn assert_has_prefix(ops: &[String], prefix: &str, what: &str) {
+    assert!(count_prefix(ops, prefix) >= 1, "{what} in {ops:?}");
+}
+
+/// Asserts that `ops` holds the opcode `exact`; `what` names it in the failure.
+fn assert_has(ops: &[String], exact: &str, what: &str) {
+    assert!(count(ops, exact) >= 1, "{what} in {ops:?}");
+}
+
 #[test]
 fn tma_tile_loads_and_stores_are_utmaldg_and_utmastg() {
     for t in [Target::Sm100a, Target::Sm90a] {
@@ -60,28 +70,22 @@ fn tma_tile_loads_and_stores_are_utmaldg_and_utmastg() {
 #[test]
 fn gather4_and_scatter4_are_their_utma_forms() {
     let ops = opcodes(&sass("async_gather", Target::Sm100a, &[]));
-    assert!(
-        count(&ops, "UTMALDG.2D.GATHER4") >= 1,
-        "UTMALDG.2D.GATHER4 in {ops:?}"
-    );
+    assert_has(&ops, "UTMALDG.2D.GATHER4", "UTMALDG.2D.GATHER4");
     assert_eq!(
         count(&ops, "UTMALDG.2D"),
         0,
         "a gather must not become a tile load"
     );
     let ops = opcodes(&sass("async_scatter", Target::Sm100a, &[]));
-    assert!(
-        count(&ops, "UTMASTG.2D.SCATTER4") >= 1,
-        "UTMASTG.2D.SCATTER4 in {ops:?}"
-    );
+    assert_has(&ops, "UTMASTG.2D.SCATTER4", "UTMASTG.2D.SCATTER4");
 }
 
 #[test]
 fn tcgen05_mma_is_utc_mma() {
     // kind::f16 is UTCHMMA.
     let ops = opcodes(&sass("matmul_pipelined", Target::Sm100a, &[]));
-    assert!(count(&ops, "UTCHMMA") >= 1, "UTCHMMA in {ops:?}");
-    assert!(count_prefix(&ops, "LDTM") >= 1, "tcgen05.ld as LDTM in {ops:?}");
+    assert_has(&ops, "UTCHMMA", "UTCHMMA");
+    assert_has_prefix(&ops, "LDTM", "tcgen05.ld as LDTM");
     // Block-scaled kinds are UTC*MMA too.
     for consts in [
         &["DTYPE=f8e4m3", "SCALED=true"][..],
@@ -116,18 +120,12 @@ fn cta_pair_mma_commit_and_cluster_barrier() {
         count(&ops, "UTCHMMA.2CTA") == 4,
         "4 pair MMAs (K 64 / 16) as UTCHMMA.2CTA in {ops:?}"
     );
-    assert!(
-        count(&ops, "UTCBAR.2CTA.MULTICAST") >= 1,
-        "the multicast commit in {ops:?}"
-    );
+    assert_has(&ops, "UTCBAR.2CTA.MULTICAST", "the multicast commit");
     assert!(
         count(&ops, "UCGABAR_ARV") >= 1 && count(&ops, "UCGABAR_WAIT") >= 1,
         "cluster.sync in {ops:?}"
     );
-    assert!(
-        count_prefix(&ops, "UTCATOMSWS.2CTA") >= 1,
-        "the pair's TMEM allocation in {ops:?}"
-    );
+    assert_has_prefix(&ops, "UTCATOMSWS.2CTA", "the pair's TMEM allocation");
     // The single-CTA variant keeps the 1-CTA forms and a plain launch.
     let one = common::lower("gemm_async", Target::Sm100a, &[]).unwrap_or_else(|e| panic!("{e}"));
     assert!(!one.explicit_cluster && !one.text.contains("cta_group::2"));
@@ -139,20 +137,14 @@ fn cta_pair_mma_commit_and_cluster_barrier() {
 #[test]
 fn tcgen05_cp_is_utccp() {
     let ops = opcodes(&sass("tcgen05_copy", Target::Sm100a, &[]));
-    assert!(count_prefix(&ops, "UTCCP") >= 1, "UTCCP in {ops:?}");
+    assert_has_prefix(&ops, "UTCCP", "UTCCP");
 }
 
 #[test]
 fn wgmma_is_hgmma() {
     let ops = opcodes(&sass("matmul_pipelined", Target::Sm90a, &[]));
-    assert!(
-        count_prefix(&ops, "HGMMA.64x256x16") >= 1,
-        "HGMMA.64x256x16 in {ops:?}"
-    );
-    assert!(
-        count_prefix(&ops, "WARPGROUP") >= 1,
-        "wgmma.fence/wait as WARPGROUP.* in {ops:?}"
-    );
+    assert_has_prefix(&ops, "HGMMA.64x256x16", "HGMMA.64x256x16");
+    assert_has_prefix(&ops, "WARPGROUP", "wgmma.fence/wait as WARPGROUP.*");
 }
 
 /// wgmma's dtype matrix reaches the tensor core as the instruction of each form: f16
@@ -240,10 +232,7 @@ fn tcgen05_kinds_are_their_utc_mma() {
 #[test]
 fn register_budgets_become_usetmaxreg() {
     let ops = opcodes(&sass("matmul_warp_specialized", Target::Sm100a, &[]));
-    assert!(
-        count_prefix(&ops, "USETMAXREG") >= 1,
-        "setmaxnreg as USETMAXREG in {ops:?}"
-    );
+    assert_has_prefix(&ops, "USETMAXREG", "setmaxnreg as USETMAXREG");
 }
 
 #[test]

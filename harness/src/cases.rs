@@ -77,27 +77,23 @@ pub struct Case {
     pub check: Check,
 }
 
+/// Every output element within `atol + rtol * |sim|`.
+const fn within(atol: f64, rtol: f64) -> Check {
+    Check::Tolerance { atol, rtol }
+}
+
 /// f16 outputs of an MMA: about two f16 ulps of the result (K is at most a few hundred).
-const MMA_F16: Check = Check::Tolerance {
-    atol: 1e-2,
-    rtol: 4e-3,
-};
+const MMA_F16: Check = within(1e-2, 4e-3);
 /// f16 outputs of a matmul: exact on Hopper, [`MMA_F16`] on Blackwell.
-const MMA_F16_EXACT_ON_HOPPER: Check = Check::WgmmaExact {
-    atol: 1e-2,
-    rtol: 4e-3,
+const MMA_F16_EXACT_ON_HOPPER: Check = match MMA_F16 {
+    Check::Tolerance { atol, rtol } => Check::WgmmaExact { atol, rtol },
+    c => c,
 };
 /// f32 outputs of an MMA: accumulation order only.
-const MMA_F32: Check = Check::Tolerance {
-    atol: 1e-3,
-    rtol: 1e-4,
-};
+const MMA_F32: Check = within(1e-3, 1e-4);
 
 /// Outputs of the SFU's approximate math functions and of reordered f32 folds.
-const APPROX: Check = Check::Tolerance {
-    atol: 1e-5,
-    rtol: 1e-5,
-};
+const APPROX: Check = within(1e-5, 1e-5);
 
 const BOTH: &[Target] = &[Target::Sm100a, Target::Sm90a];
 const HOPPER: &[Target] = &[Target::Sm90a];
@@ -631,10 +627,7 @@ pub fn all() -> Vec<Case> {
             MMA_F16
         } else if consts.iter().any(|c| c.contains("f8e")) {
             // fp8 partial sums: 14 bits on Hopper, 25 assumed on Blackwell.
-            Check::Tolerance {
-                atol: 5e-2,
-                rtol: 1e-2,
-            }
+            within(5e-2, 1e-2)
         } else {
             MMA_F32
         }

@@ -52,7 +52,8 @@ pub fn compare(sim: &HostTensor, gpu: &HostTensor, check: Check) -> Comparison {
     c
 }
 
-fn unravel(mut i: u64, shape: &[u64]) -> Vec<u64> {
+/// The multi-index of row-major linear index `i` in `shape`.
+pub fn unravel(mut i: u64, shape: &[u64]) -> Vec<u64> {
     let mut idx = vec![0; shape.len()];
     for d in (0..shape.len()).rev() {
         let e = shape[d].max(1);

@@ -236,6 +236,11 @@ mod tests {
         );
     }
 
+    /// Writes the launch sidecar `k.launch` of the fixtures in `dir`.
+    fn sidecar(dir: &std::path::Path, text: &str) {
+        std::fs::write(dir.join("k.launch"), text).expect("write");
+    }
+
     #[test]
     fn a_refusal_counts_as_expected_only_when_the_sidecar_states_its_code() {
         let dir = tempfile::tempdir().expect("temp dir");
@@ -247,18 +252,13 @@ mod tests {
         // No sidecar: an error.
         assert!(!refusal_is_expected(&ttgir, message));
         // A sidecar stating another code: still an error.
-        std::fs::write(
-            dir.path().join("k.launch"),
-            "// refused: ttgir-module ttg.num-ctas\n",
-        )
-        .expect("write");
+        sidecar(dir.path(), "// refused: ttgir-module ttg.num-ctas\n");
         assert!(!refusal_is_expected(&ttgir, message));
         // Stated (with a version qualifier): expected.
-        std::fs::write(
-            dir.path().join("k.launch"),
+        sidecar(
+            dir.path(),
             "// versions: 3.9\n// refused [3.9]: ttgir-unsupported-op `tt.atomic_store`\nlaunch {\n}\n",
-        )
-        .expect("write");
+        );
         assert!(refusal_is_expected(&ttgir, message));
     }
 
@@ -269,11 +269,10 @@ mod tests {
         std::fs::write(&ttgir, "module {}\n").expect("write");
         let message = "`tmem.store` is not supported by the PTX backend yet: a tensor-memory access whose register layout is not tmem32x32b";
         assert!(!ptx_refusal_is_expected(&ttgir, message));
-        std::fs::write(
-            dir.path().join("k.launch"),
+        sidecar(
+            dir.path(),
             "// ptx: ptx-unsupported a tensor-memory access whose register layout is not tmem32x32b\nlaunch {\n}\n",
-        )
-        .expect("write");
+        );
         assert!(ptx_refusal_is_expected(&ttgir, message));
         assert!(!ptx_refusal_is_expected(
             &ttgir,

@@ -613,7 +613,6 @@ pub fn draw_inputs(plan: &LaunchPlan, seed: u64) -> Result<Vec<HostTensor>, Stri
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bwsim_isa::verify::{verify, VerifyOptions};
     use bwsim_isa::DType;
 
     fn opts() -> Options {
@@ -631,21 +630,7 @@ mod tests {
 
     #[test]
     fn zeros_become_random_and_other_inits_stay() {
-        let k = bwsim_isa::parser::parse(
-            bwsim_kernels::find("elementwise_add_tma")
-                .expect("bundled")
-                .source,
-        )
-        .expect("parses");
-        let (c, _) = verify(
-            &k,
-            &VerifyOptions {
-                target: Some(Target::Sm90a),
-                overrides: vec![],
-            },
-        );
-        let c = c.expect("verifies");
-        let plan = launch::resolve(&c, k.launch.as_ref().expect("launch")).expect("resolves");
+        let plan = with_session(&bundled("elementwise_add_tma"), Target::Sm90a, |s| s.plan);
         let out = plan.tensor("c").expect("c");
         assert_eq!(plan.tensors[out].init, Init::Zeros);
         let inputs = draw_inputs(&plan, 3).expect("within the memory limit");
@@ -663,18 +648,9 @@ mod tests {
 
     #[test]
     fn job_arguments_follow_the_ptx_parameter_order() {
-        let k = bwsim_isa::parser::parse(bwsim_kernels::find("async_gather").expect("bundled").source)
-            .expect("parses");
-        let (c, _) = verify(
-            &k,
-            &VerifyOptions {
-                target: Some(Target::Sm100a),
-                overrides: vec![],
-            },
-        );
-        let c = c.expect("verifies");
-        let plan = launch::resolve(&c, k.launch.as_ref().expect("launch")).expect("resolves");
-        let m = ptx::lower(&c).expect("lowers");
+        let (m, plan) = with_session(&bundled("async_gather"), Target::Sm100a, |s| {
+            (ptx::lower(&s.checked).expect("lowers"), s.plan)
+        });
         let args = job_args(&m, &plan).expect("binds");
         let input = plan.tensor("input").expect("input");
         // tensor_desc (map + 2 extents), x_offsets_ptr, y_offset, out_ptr.
@@ -850,6 +826,25 @@ mod tests {
         })
     }
 
+    /// The bundled kernel `name` with its default constants, as a case.
+    fn bundled(name: &'static str) -> Case {
+        Case {
+            name: name.into(),
+            source: Source::Bundled(name),
+            consts: vec![],
+            targets: vec![],
+            check: Check::Exact,
+        }
+    }
+
+    /// [`simulate`] on sm_90a, asserting that the run completed.
+    fn simulate_completed(c: &Case, seed: u64) -> (LaunchPlan, bwsim_sim::RunResult) {
+        let (plan, sim) = simulate(c, Target::Sm90a, seed);
+        let ok = sim.outcome == bwsim_sim::Outcome::Completed;
+        assert!(ok, "{}: {:?} {:?}", c.name, sim.outcome, sim.diagnostics);
+        (plan, sim)
+    }
+
     fn case(name: &str) -> Case {
         cases::all()
             .into_iter()
@@ -872,13 +867,7 @@ mod tests {
     #[test]
     fn a_gpu_that_agrees_bit_for_bit_passes_and_one_flipped_bit_fails() {
         let c = case("tma_roundtrip[r2-sw64]");
-        let (plan, sim) = simulate(&c, Target::Sm90a, 5);
-        assert_eq!(
-            sim.outcome,
-            bwsim_sim::Outcome::Completed,
-            "{:?}",
-            sim.diagnostics
-        );
+        let (plan, sim) = simulate_completed(&c, 5);
         let finished = |tensors: Vec<HostTensor>| Outcome::Finished {
             tensors,
             times_ms: vec![0.5, 0.2, 0.3],
@@ -917,13 +906,7 @@ mod tests {
             ("tma_roundtrip[stride2-inner]", 8, 32, 1, 8),
         ] {
             let c = case(name);
-            let (plan, sim) = simulate(&c, Target::Sm90a, 9);
-            assert_eq!(
-                sim.outcome,
-                bwsim_sim::Outcome::Completed,
-                "{name}: {:?}",
-                sim.diagnostics
-            );
+            let (plan, sim) = simulate_completed(&c, 9);
             let inputs = draw_inputs(&plan, 9).expect("drawn");
             let (a, b) = (plan.tensor("a").expect("a"), plan.tensor("b").expect("b"));
             let out = &sim.tensors[b];
@@ -1024,39 +1007,26 @@ mod tests {
             device: "test".into(),
         };
         let mut r = blank();
-        assert_eq!(
-            judge(&c, &plan, &sim, trap("CUDA_ERROR_ILLEGAL_INSTRUCTION"), &mut r),
-            Verdict::Pass
-        );
-        let v = judge(&c, &plan, &sim, trap("CUDA_ERROR_MISALIGNED_ADDRESS"), &mut r);
+        // The verdict on this GPU outcome against the simulated trap.
+        let mut judge_gpu = |gpu: Outcome| judge(&c, &plan, &sim, gpu, &mut r);
+        assert_eq!(judge_gpu(trap("CUDA_ERROR_ILLEGAL_INSTRUCTION")), Verdict::Pass);
+        let v = judge_gpu(trap("CUDA_ERROR_MISALIGNED_ADDRESS"));
         assert!(
             matches!(&v, Verdict::Fail(m) if m.contains("expected CUDA_ERROR_ILLEGAL_INSTRUCTION")),
             "{v:?}"
         );
-        let v = judge(
-            &c,
-            &plan,
-            &sim,
-            Outcome::Finished {
-                tensors: sim.tensors.clone(),
-                times_ms: vec![],
-                device: "t".into(),
-            },
-            &mut r,
-        );
+        let v = judge_gpu(Outcome::Finished {
+            tensors: sim.tensors.clone(),
+            times_ms: vec![],
+            device: "t".into(),
+        });
         assert!(
             matches!(&v, Verdict::Fail(m) if m.contains("the GPU finished")),
             "{v:?}"
         );
-        let v = judge(
-            &c,
-            &plan,
-            &sim,
-            Outcome::Hang {
-                after: Duration::from_secs(30),
-            },
-            &mut r,
-        );
+        let v = judge_gpu(Outcome::Hang {
+            after: Duration::from_secs(30),
+        });
         assert!(
             matches!(&v, Verdict::Fail(m) if m.starts_with("hang: no completion after 30 s")),
             "{v:?}"
@@ -1073,23 +1043,17 @@ mod tests {
 
     #[test]
     fn without_a_gpu_a_case_says_so_after_preparing_its_launch() {
-        let case = cases::all()
-            .into_iter()
-            .find(|c| c.name == "elementwise_add_tma")
-            .expect("case");
-        let mut o = opts();
-        o.dry_run = false;
-        let r = run_case(&case, Target::Sm90a, &Gpu::Absent("test".into()), &o);
+        let c = case("elementwise_add_tma");
+        let o = Options {
+            dry_run: false,
+            ..opts()
+        };
+        let r = run_case(&c, Target::Sm90a, &Gpu::Absent("test".into()), &o);
         assert_eq!(r.verdict, Verdict::Skipped(NO_GPU.into()), "{:?}", r.notes);
-        let r = run_case(&case, Target::Sm90a, &Gpu::Absent("test".into()), &opts());
+        let r = run_case(&c, Target::Sm90a, &Gpu::Absent("test".into()), &opts());
         assert_eq!(r.verdict, Verdict::Prepared);
         // A Blackwell kernel on a Hopper GPU says so instead of passing.
-        let bw = cases::all()
-            .into_iter()
-            .find(|c| c.name == "tcgen05_copy")
-            .expect("case");
-        let mut o = opts();
-        o.dry_run = false;
+        let bw = case("tcgen05_copy");
         let h100 = Gpu::Present(GpuInfo {
             name: "NVIDIA H100".into(),
             sm: 90,

@@ -78,6 +78,14 @@ fn read_vec<T: npyz::Deserialize>(
         .map_err(|e| format!("cannot read its {ty} data: {e}"))
 }
 
+/// The elements of `f`, read as `T`, as element bits (`to_bits`).
+fn read_bits<T: npyz::Deserialize>(
+    f: npyz::NpyFile<std::io::BufReader<std::fs::File>>,
+    to_bits: impl Fn(T) -> u64,
+) -> Result<Vec<u64>, String> {
+    Ok(read_vec::<T>(f)?.into_iter().map(to_bits).collect())
+}
+
 /// Read `path` as a tensor `name` of `dtype` and `shape`.
 pub fn read(path: &Path, name: &str, dtype: DType, shape: &[u64]) -> Result<HostTensor, String> {
     let file = std::fs::File::open(path).map_err(|e| format!("cannot open: {e}"))?;
@@ -93,61 +101,22 @@ pub fn read(path: &Path, name: &str, dtype: DType, shape: &[u64]) -> Result<Host
     }
     let want = numpy_dtype(dtype);
     let mismatch = |e: String| format!("{e} (a {dtype} tensor is read from a {want} array)");
-    let bits: Vec<u64> = match dtype {
-        DType::F32 | DType::TF32 => read_vec::<f32>(f)
-            .map_err(mismatch)?
-            .into_iter()
-            .map(|v| v.to_bits() as u64)
-            .collect(),
-        DType::F16 => read_vec::<f16>(f)
-            .map_err(mismatch)?
-            .into_iter()
-            .map(|v| v.to_bits() as u64)
-            .collect(),
-        DType::BF16 | DType::U16 => read_vec::<u16>(f)
-            .map_err(mismatch)?
-            .into_iter()
-            .map(u64::from)
-            .collect(),
+    let bits = match dtype {
+        DType::F32 | DType::TF32 => read_bits(f, |v: f32| v.to_bits() as u64),
+        DType::F16 => read_bits(f, |v: f16| v.to_bits() as u64),
+        DType::BF16 | DType::U16 => read_bits::<u16>(f, u64::from),
         DType::F8E4M3 | DType::F8E5M2 | DType::F4E2M1 | DType::UE8M0 | DType::UE4M3 | DType::U8 => {
-            read_vec::<u8>(f)
-                .map_err(mismatch)?
-                .into_iter()
-                .map(u64::from)
-                .collect()
+            read_bits::<u8>(f, u64::from)
         }
-        DType::I1 => read_vec::<bool>(f)
-            .map_err(mismatch)?
-            .into_iter()
-            .map(u64::from)
-            .collect(),
-        DType::I8 => read_vec::<i8>(f)
-            .map_err(mismatch)?
-            .into_iter()
-            .map(|v| v as u8 as u64)
-            .collect(),
-        DType::I16 => read_vec::<i16>(f)
-            .map_err(mismatch)?
-            .into_iter()
-            .map(|v| v as u16 as u64)
-            .collect(),
-        DType::I32 => read_vec::<i32>(f)
-            .map_err(mismatch)?
-            .into_iter()
-            .map(|v| v as u32 as u64)
-            .collect(),
-        DType::I64 => read_vec::<i64>(f)
-            .map_err(mismatch)?
-            .into_iter()
-            .map(|v| v as u64)
-            .collect(),
-        DType::U32 => read_vec::<u32>(f)
-            .map_err(mismatch)?
-            .into_iter()
-            .map(u64::from)
-            .collect(),
-        DType::U64 => read_vec::<u64>(f).map_err(mismatch)?,
-    };
+        DType::I1 => read_bits::<bool>(f, u64::from),
+        DType::I8 => read_bits(f, |v: i8| v as u8 as u64),
+        DType::I16 => read_bits(f, |v: i16| v as u16 as u64),
+        DType::I32 => read_bits(f, |v: i32| v as u32 as u64),
+        DType::I64 => read_bits(f, |v: i64| v as u64),
+        DType::U32 => read_bits::<u32>(f, u64::from),
+        DType::U64 => read_vec::<u64>(f),
+    }
+    .map_err(mismatch)?;
     if dtype == DType::F4E2M1 {
         if let Some(i) = bits.iter().position(|&b| b > 0xf) {
             return Err(format!(

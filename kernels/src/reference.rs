@@ -156,6 +156,27 @@ pub struct Expected {
     pub tol: Tolerance,
 }
 
+impl Expected {
+    /// `tensor` must hold `values` within `tol`.
+    pub fn new(tensor: &str, values: HostTensor, tol: Tolerance) -> Expected {
+        Expected {
+            tensor: tensor.into(),
+            values,
+            tol,
+        }
+    }
+
+    /// `tensor` must hold `values` bit for bit.
+    pub fn exact(tensor: &str, values: HostTensor) -> Expected {
+        Expected::new(tensor, values, Tolerance::Exact)
+    }
+
+    /// `tensor` must hold `values` within `atol + rtol * |expected|`.
+    pub fn close(tensor: &str, values: HostTensor, atol: f64, rtol: f64) -> Expected {
+        Expected::new(tensor, values, Tolerance::Close { atol, rtol })
+    }
+}
+
 /// Result of comparing one output.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Comparison {
@@ -295,14 +316,6 @@ fn i32_at(t: &HostTensor, i: u64) -> i32 {
     t.get_bits(i) as u32 as i32
 }
 
-fn exact(tensor: &str, values: HostTensor) -> Expected {
-    Expected {
-        tensor: tensor.into(),
-        values,
-        tol: Tolerance::Exact,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::matmul::mm_values;
@@ -432,11 +445,7 @@ mod tests {
         let mut got = want.clone();
         put(&mut want, 3, 1.0).expect("f32");
         put(&mut got, 3, 1.05).expect("f32");
-        let e = Expected {
-            tensor: "c".into(),
-            values: want.clone(),
-            tol: Tolerance::Close { atol: 0.0, rtol: 0.1 },
-        };
+        let e = Expected::close("c", want.clone(), 0.0, 0.1);
         assert!(compare(&got, &e).passed());
         let e = Expected {
             tol: Tolerance::Exact,

@@ -23,19 +23,20 @@ fn every_bundled_kernel_passes_its_default_configuration() {
     sweep("defaults", cases);
 }
 
+/// Tutorial 09's blocks of `test_async_gather` and `test_async_scatter`: dtype x BLOCK_X x
+/// BLOCK_Y.
+const GATHER_BLOCKS: Axes = &[
+    ("DTYPE", &["bf16", "f32"]),
+    ("BLOCK_X", &["8", "128"]),
+    ("BLOCK_Y", &["16", "128"]),
+];
+
 /// Tutorial 09 `test_async_gather`: dtype x BLOCK_X x BLOCK_Y x y_offset at X_MAX = Y_MAX =
 /// 1024, row offsets linspace(-X_MAX, 2 X_MAX) shuffled; bit-exact with OOB zeros.
 #[test]
 fn async_gather_grid() {
-    let cases = grid(
-        Case::new("async_gather"),
-        &[
-            ("DTYPE", &["bf16", "f32"]),
-            ("BLOCK_X", &["8", "128"]),
-            ("BLOCK_Y", &["16", "128"]),
-            ("Y_OFFSET", &["-16", "0", "48", "1000"]),
-        ],
-    );
+    let offsets: Axes = &[("Y_OFFSET", &["-16", "0", "48", "1000"])];
+    let cases = grid_of(grid(Case::new("async_gather"), GATHER_BLOCKS), offsets);
     assert_eq!(cases.len(), 32);
     sweep("async_gather", cases);
 }
@@ -70,17 +71,16 @@ fn async_gather_misaligned_y_offset_is_an_illegal_instruction() {
 /// columns past the end dropped, everything else of `input` untouched.
 #[test]
 fn async_scatter_grid() {
-    let cases = grid(
-        Case::new("async_scatter"),
-        &[
-            ("DTYPE", &["bf16", "f32"]),
-            ("BLOCK_X", &["8", "128"]),
-            ("BLOCK_Y", &["16", "128"]),
-            ("Y_OFFSET", &["0", "48", "1000"]),
-        ],
-    );
+    let offsets: Axes = &[("Y_OFFSET", &["0", "48", "1000"])];
+    let cases = grid_of(grid(Case::new("async_scatter"), GATHER_BLOCKS), offsets);
     assert_eq!(cases.len(), 24);
     sweep("async_scatter", cases);
+}
+
+/// `kernel` with tutorial 09's and 10's (BLOCK_M, BLOCK_N): (128, 128) and (128, 64).
+fn mn_blocks(kernel: &'static str) -> Vec<Case> {
+    let blocks = [(128, 128), (128, 64)];
+    paired(vec![Case::new(kernel)], ("BLOCK_M", "BLOCK_N"), &blocks)
 }
 
 /// Tutorial 09 `test_matmul_fused_gather_scatter`: (BLOCK_M, BLOCK_N) x (BLOCK_K, buffers).
@@ -88,22 +88,12 @@ fn async_scatter_grid() {
 /// own several tiles); full grid: the tutorial's M = N = 1024, K = 2048.
 #[test]
 fn matmul_fused_gather_scatter_grid() {
-    let mut cases = Vec::new();
-    for (bm, bn) in [(128, 128), (128, 64)] {
-        for (bk, nb) in [(128, 2), (64, 3)] {
-            let base = Case::new("matmul_fused_gather_scatter")
-                .c("BLOCK_M", bm)
-                .c("BLOCK_N", bn)
-                .c("BLOCK_K", bk)
-                .c("NUM_BUFFERS", nb);
-            cases.push(base.clone());
-            cases.push(base.clone().c("NUM_SMS", 3));
-            if full_grid() {
-                cases.push(base.c("M", 1024).c("N", 1024).c("K", 2048));
-            }
-        }
-    }
-    sweep("matmul_fused_gather_scatter", cases);
+    let blocks = mn_blocks("matmul_fused_gather_scatter");
+    let configs = paired(blocks, ("BLOCK_K", "NUM_BUFFERS"), &[(128, 2), (64, 3)]);
+    sweep(
+        "matmul_fused_gather_scatter",
+        configs.into_iter().flat_map(grid_sizes).collect(),
+    );
 }
 
 /// Tutorial 10 `test_tcgen05_copy_nvmma_shared`: every (M, N, TMEM_BLOCK_N) the tutorial
@@ -152,68 +142,46 @@ fn tcgen05_copy_grid() {
 /// programs; full grid: (1024, 1024, 2048).
 #[test]
 fn matmul_accumulate_grid() {
-    let mut cases = Vec::new();
-    for (bm, bn) in [(128, 128), (128, 64)] {
-        let base = Case::new("matmul_accumulate").c("BLOCK_M", bm).c("BLOCK_N", bn);
-        cases.push(base.clone());
-        cases.push(base.clone().c("NUM_SMS", 3));
-        if full_grid() {
-            cases.push(base.c("M", 1024).c("N", 1024).c("K", 2048));
-        }
-    }
-    sweep("matmul_accumulate", cases);
+    let blocks = mn_blocks("matmul_accumulate");
+    sweep(
+        "matmul_accumulate",
+        blocks.into_iter().flat_map(grid_sizes).collect(),
+    );
 }
 
-fn add_shapes() -> Vec<(&'static str, &'static str)> {
-    vec![("1000", "2000"), ("4000", "120")]
+/// `base` with the tutorial's grid size and with 3 programs (so programs own several tiles),
+/// and in the full grid at the tutorial's (1024, 1024, 2048).
+fn grid_sizes(base: Case) -> Vec<Case> {
+    let mut v = vec![base.clone(), base.clone().c("NUM_SMS", 3)];
+    if full_grid() {
+        v.push(base.c("M", 1024).c("N", 1024).c("K", 2048));
+    }
+    v
+}
+
+/// `kernel` at tutorial 08's add shapes, 1000x2000 and 4000x120.
+fn add_cases(kernel: &'static str) -> Vec<Case> {
+    let shapes = [(1000, 2000), (4000, 120)];
+    paired(vec![Case::new(kernel)], ("XNUMEL", "YNUMEL"), &shapes)
 }
 
 /// Tutorial 08 `test_elementwise_add_warp_specialized`: 1000x2000 and 4000x120, buffers
 /// (1, 1) and (2, 2), 4 and 8 warps, on both targets; bit-exact.
 #[test]
 fn elementwise_add_ws_grid() {
-    let mut cases = Vec::new();
-    for (x, y) in add_shapes() {
-        for nb in [1, 2] {
-            for w in [4, 8] {
-                for t in ["sm_100a", "sm_90a"] {
-                    cases.push(
-                        Case::new("elementwise_add_ws")
-                            .target(t)
-                            .c("XNUMEL", x)
-                            .c("YNUMEL", y)
-                            .c("NUM_LOAD_BUFFERS", nb)
-                            .c("NUM_STORE_BUFFERS", nb)
-                            .c("NUM_WARPS", w),
-                    );
-                }
-            }
-        }
-    }
-    sweep("elementwise_add_ws", cases);
+    let cases = each(add_cases("elementwise_add_ws"), &[1, 2], |c, nb| {
+        c.c("NUM_LOAD_BUFFERS", nb).c("NUM_STORE_BUFFERS", nb)
+    });
+    let cases = grid_of(cases, &[("NUM_WARPS", &["4", "8"])]);
+    sweep("elementwise_add_ws", on_both_targets(cases));
 }
 
 /// The software-pipelined TMA add over the same grid (buffers 1 and 2, 4 and 8 warps).
 #[test]
 fn elementwise_add_tma_grid() {
-    let mut cases = Vec::new();
-    for (x, y) in add_shapes() {
-        for nb in [1, 2] {
-            for w in [4, 8] {
-                for t in ["sm_100a", "sm_90a"] {
-                    cases.push(
-                        Case::new("elementwise_add_tma")
-                            .target(t)
-                            .c("XNUMEL", x)
-                            .c("YNUMEL", y)
-                            .c("NUM_BUFFERS", nb)
-                            .c("NUM_WARPS", w),
-                    );
-                }
-            }
-        }
-    }
-    sweep("elementwise_add_tma", cases);
+    let axes: Axes = &[("NUM_BUFFERS", &["1", "2"]), ("NUM_WARPS", &["4", "8"])];
+    let cases = grid_of(add_cases("elementwise_add_tma"), axes);
+    sweep("elementwise_add_tma", on_both_targets(cases));
 }
 
 /// Tutorial 08's subtiled epilogue: [BLOCK_M, SPLIT_N] stores through a descriptor whose block
@@ -222,21 +190,13 @@ fn elementwise_add_tma_grid() {
 /// exactly, both targets; bit-exact (y = x).
 #[test]
 fn subtiled_epilogue_grid() {
-    let mut cases = Vec::new();
-    for (m, n) in [(300, 712), (256, 512)] {
-        for sf in [1, 2, 4] {
-            for t in ["sm_100a", "sm_90a"] {
-                cases.push(
-                    Case::new("subtiled_epilogue")
-                        .target(t)
-                        .c("M", m)
-                        .c("N", n)
-                        .c("SUBTILE_FACTOR", sf),
-                );
-            }
-        }
-    }
-    sweep("subtiled_epilogue", cases);
+    let shapes = paired(
+        vec![Case::new("subtiled_epilogue")],
+        ("M", "N"),
+        &[(300, 712), (256, 512)],
+    );
+    let cases = grid_of(shapes, &[("SUBTILE_FACTOR", &["1", "2", "4"])]);
+    sweep("subtiled_epilogue", on_both_targets(cases));
 }
 
 /// The schedulers of tutorial 07 (`t7.schedulers`): PersistentTileScheduler,
@@ -245,43 +205,55 @@ const SCHEDULERS: [(u32, u32); 3] = [(0, 8), (1, 1), (1, 8)];
 
 /// Programs of a persistent launch: 3 at the small shape, so that each walks several tiles;
 /// the tutorial's `min(SMs, tiles)` (the kernel's default NUM_SMS) at the tutorial's shape.
-fn programs(c: Case, m: u32) -> Case {
-    if m == 208 {
+fn programs(c: Case) -> Case {
+    if at_small_shape(&c) {
         c.c("NUM_SMS", 3)
     } else {
         c
     }
 }
 
-fn matmul_shapes() -> Vec<(u32, u32, u32)> {
-    let mut v = vec![(208, 416, 304)];
-    if full_grid() {
-        v.push((2000, 1000, 2000));
-    }
-    v
+/// Whether `c` is at the small matmul shape (M 208).
+fn at_small_shape(c: &Case) -> bool {
+    c.consts.iter().any(|(n, v)| n == "M" && v == "208")
 }
+
+/// `kernel` at the matmul shapes: (208, 416, 304), and the tutorial's (2000, 1000, 2000) in the
+/// full grid.
+fn matmul_cases(kernel: &'static str) -> Vec<Case> {
+    let mut shapes = vec![(208, 416, 304)];
+    if full_grid() {
+        shapes.push((2000, 1000, 2000));
+    }
+    each(vec![Case::new(kernel)], &shapes, |c, (m, n, k)| {
+        c.c("M", m).c("N", n).c("K", k)
+    })
+}
+
+/// A scheduler of [`SCHEDULERS`].
+fn scheduler(c: Case, (s, g): (u32, u32)) -> Case {
+    c.c("SCHEDULER", s).c("GROUP_SIZE_M", g)
+}
+
+/// Tutorial 07's buffers and warps of the (128, 256, 64) blocks: 2/3/4, 4/8.
+const BUFFERS_AND_WARPS: Axes = &[("NUM_BUFFERS", &["2", "3", "4"]), ("NUM_WARPS", &["4", "8"])];
 
 /// Tutorial 08 `test_matmul_warp_specialized`: (128, 256, 64) blocks, buffers 2/3/4,
 /// SUBTILE_FACTOR 4, both schedulers; (208, 416, 304) by default with the tutorial's grid size
 /// and with 3 programs, (2000, 1000, 2000) with the tutorial's grid in the full grid.
 #[test]
 fn matmul_warp_specialized_grid() {
+    let buffers = grid_of(
+        matmul_cases("matmul_warp_specialized"),
+        &[("NUM_BUFFERS", &["2", "3", "4"])],
+    );
     let mut cases = Vec::new();
-    for (m, n, k) in matmul_shapes() {
-        for nb in [2, 3, 4] {
-            for (s, g) in SCHEDULERS {
-                let base = Case::new("matmul_warp_specialized")
-                    .c("M", m)
-                    .c("N", n)
-                    .c("K", k)
-                    .c("NUM_BUFFERS", nb)
-                    .c("SCHEDULER", s)
-                    .c("GROUP_SIZE_M", g);
-                cases.push(programs(base.clone(), m));
-                if (m, nb) == (208, 3) {
-                    cases.push(base);
-                }
-            }
+    for base in each(buffers, &SCHEDULERS, scheduler) {
+        // At the small shape with 3 buffers, with the tutorial's grid size as well.
+        let both = at_small_shape(&base) && base.consts.iter().any(|(n, v)| n == "NUM_BUFFERS" && v == "3");
+        cases.push(programs(base.clone()));
+        if both {
+            cases.push(base);
         }
     }
     // SUBTILE_FACTOR is a parameter of the kernel as of the tutorial: 1 (fits with 2 buffers),
@@ -302,25 +274,8 @@ fn matmul_warp_specialized_grid() {
 /// (2000, 1000, 2000) in the full grid.
 #[test]
 fn matmul_pipelined_grid() {
-    let mut cases = Vec::new();
-    for (m, n, k) in matmul_shapes() {
-        for nb in [2, 3, 4] {
-            for w in [4, 8] {
-                for t in ["sm_100a", "sm_90a"] {
-                    cases.push(
-                        Case::new("matmul_pipelined")
-                            .target(t)
-                            .c("M", m)
-                            .c("N", n)
-                            .c("K", k)
-                            .c("NUM_BUFFERS", nb)
-                            .c("NUM_WARPS", w),
-                    );
-                }
-            }
-        }
-    }
-    sweep("matmul_pipelined", cases);
+    let cases = grid_of(matmul_cases("matmul_pipelined"), BUFFERS_AND_WARPS);
+    sweep("matmul_pipelined", on_both_targets(cases));
 }
 
 /// Tutorial 07 `test_persistent_matmul`: (128, 256, 64) blocks, buffers 2/3/4, 4/8 warps,
@@ -328,29 +283,12 @@ fn matmul_pipelined_grid() {
 /// tiles, with the tutorial's grid at (2000, 1000, 2000).
 #[test]
 fn persistent_matmul_grid() {
-    let mut cases = Vec::new();
-    for (m, n, k) in matmul_shapes() {
-        for nb in [2, 3, 4] {
-            for w in [4, 8] {
-                for (s, g) in SCHEDULERS {
-                    for t in ["sm_100a", "sm_90a"] {
-                        cases.push(programs(
-                            Case::new("persistent_matmul")
-                                .target(t)
-                                .c("M", m)
-                                .c("N", n)
-                                .c("K", k)
-                                .c("NUM_BUFFERS", nb)
-                                .c("NUM_WARPS", w)
-                                .c("SCHEDULER", s)
-                                .c("GROUP_SIZE_M", g),
-                            m,
-                        ));
-                    }
-                }
-            }
-        }
-    }
+    let configs = each(
+        grid_of(matmul_cases("persistent_matmul"), BUFFERS_AND_WARPS),
+        &SCHEDULERS,
+        scheduler,
+    );
+    let cases = on_both_targets(configs).into_iter().map(programs).collect();
     sweep("persistent_matmul", cases);
 }
 
@@ -360,35 +298,21 @@ fn persistent_matmul_grid() {
 /// grid at (2000, 1000, 2000) (with 3 programs there, STEALB overruns: see the last test).
 #[test]
 fn persistent_matmul_pipelined_grid() {
-    let mut cases = Vec::new();
-    for (m, n, k) in matmul_shapes() {
-        for (bm, bn, bk) in [(64, 64, 64), (128, 256, 64)] {
-            for nb in [3, 4] {
-                for w in [4, 8] {
-                    for (s, g) in SCHEDULERS {
-                        for t in ["sm_100a", "sm_90a"] {
-                            cases.push(programs(
-                                Case::new("persistent_matmul_pipelined")
-                                    .target(t)
-                                    .c("M", m)
-                                    .c("N", n)
-                                    .c("K", k)
-                                    .c("BLOCK_M", bm)
-                                    .c("BLOCK_N", bn)
-                                    .c("BLOCK_K", bk)
-                                    .c("NUM_BUFFERS", nb)
-                                    .c("STEALB", nb == 4)
-                                    .c("NUM_WARPS", w)
-                                    .c("SCHEDULER", s)
-                                    .c("GROUP_SIZE_M", g),
-                                m,
-                            ));
-                        }
-                    }
-                }
-            }
-        }
-    }
+    let blocks = [(64, 64, 64), (128, 256, 64)];
+    let blocks = each(
+        matmul_cases("persistent_matmul_pipelined"),
+        &blocks,
+        |c, (bm, bn, bk)| c.c("BLOCK_M", bm).c("BLOCK_N", bn).c("BLOCK_K", bk),
+    );
+    let buffers = each(blocks, &[3, 4], |c, nb| {
+        c.c("NUM_BUFFERS", nb).c("STEALB", nb == 4)
+    });
+    let configs = each(
+        grid_of(buffers, &[("NUM_WARPS", &["4", "8"])]),
+        &SCHEDULERS,
+        scheduler,
+    );
+    let cases = on_both_targets(configs).into_iter().map(programs).collect();
     sweep("persistent_matmul_pipelined", cases);
 }
 
@@ -425,19 +349,22 @@ fn gemm_async_variants() {
     sweep("gemm_async", cases);
 }
 
+/// The configurations of `kernel` that bwsim_kernels::configs lists.
+fn config_cases(kernel: &'static str) -> impl Iterator<Item = Case> {
+    bwsim_kernels::configs::of(kernel).map(move |cfg| {
+        cfg.consts.iter().fold(Case::new(kernel), |c, kv| {
+            let (k, v) = kv.split_once('=').expect("NAME=VALUE");
+            c.c(k, v)
+        })
+    })
+}
+
 /// wgmma's dtype matrix (bwsim_kernels::configs): every operand type into every accumulator
 /// type the PTX ISA gives it, A from shared memory and from registers, against D = A @ B^T + C
 /// computed in f64.
 #[test]
 fn wgmma_dtypes_grid() {
-    let mut cases: Vec<Case> = bwsim_kernels::configs::of("wgmma_dtypes")
-        .map(|cfg| {
-            cfg.consts.iter().fold(Case::new("wgmma_dtypes"), |c, kv| {
-                let (k, v) = kv.split_once('=').expect("NAME=VALUE");
-                c.c(k, v)
-            })
-        })
-        .collect();
+    let mut cases: Vec<Case> = config_cases("wgmma_dtypes").collect();
     cases.push(Case::new("wgmma_dtypes").seed(1));
     sweep("wgmma_dtypes", cases);
 }
@@ -448,12 +375,7 @@ fn wgmma_dtypes_grid() {
 #[test]
 fn tcgen05_dtypes_grid() {
     let cases: Vec<Case> = std::iter::once(Case::new("tcgen05_dtypes"))
-        .chain(bwsim_kernels::configs::of("tcgen05_dtypes").map(|cfg| {
-            cfg.consts.iter().fold(Case::new("tcgen05_dtypes"), |c, kv| {
-                let (k, v) = kv.split_once('=').expect("NAME=VALUE");
-                c.c(k, v)
-            })
-        }))
+        .chain(config_cases("tcgen05_dtypes"))
         .collect();
     sweep("tcgen05_dtypes", cases);
 }

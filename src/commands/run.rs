@@ -6,6 +6,7 @@ use super::limits::LimitArgs;
 use super::npy::{self, InputArg};
 use super::{diags_json, load_source, parse_override, parse_target, print_diags, CliError, CliResult};
 use crate::output::write_file;
+use bwsim_harness::compare::unravel;
 use bwsim_isa::consts::Override;
 use bwsim_isa::launch::{HostTensor, LaunchPlan};
 use bwsim_isa::{SourceFile, Target};
@@ -179,35 +180,24 @@ pub fn run(a: Args) -> CliResult {
         Verdict::Unchecked
     };
 
+    let rep = Report {
+        file: &file,
+        args: &a,
+        checked: &checked,
+        plan: &plan,
+        result: &result,
+        cmp: &comparisons,
+        ref_error: &ref_error,
+        verdict: &verdict,
+        wall,
+    };
     if format == super::levels::Format::Sarif {
         outln!("{}", super::levels::sarif_log(&diags, &file));
     } else if format == super::levels::Format::Json {
-        print_json(
-            &file,
-            &a,
-            &checked,
-            &plan,
-            &result,
-            &comparisons,
-            &ref_error,
-            &verdict,
-            &diags,
-            &saved,
-            wall,
-        );
+        print_json(&rep, &diags, &saved);
     } else {
         print_diags(&diags, &file);
-        print_text(
-            &file,
-            &a,
-            &checked,
-            &plan,
-            &result,
-            &comparisons,
-            &ref_error,
-            &verdict,
-            wall,
-        );
+        print_text(&rep);
     }
     Ok(match verdict {
         Verdict::Pass | Verdict::Unchecked => ExitCode::SUCCESS,
@@ -322,17 +312,6 @@ fn type_str(t: &HostTensor) -> String {
     )
 }
 
-/// Row-major linear index to a multi-index.
-fn index_of(shape: &[u64], mut lin: u64) -> Vec<u64> {
-    let mut idx = vec![0; shape.len()];
-    for k in (0..shape.len()).rev() {
-        let d = shape[k].max(1);
-        idx[k] = lin % d;
-        lin /= d;
-    }
-    idx
-}
-
 fn tol_str(t: &Tolerance) -> String {
     match t {
         Tolerance::Exact => "bit-exact".into(),
@@ -368,33 +347,36 @@ fn consts_str(a: &Args) -> String {
         .join(" ")
 }
 
-#[allow(clippy::too_many_arguments)]
-fn print_text(
-    file: &SourceFile,
-    a: &Args,
-    checked: &bwsim_isa::typeck::Checked,
-    plan: &LaunchPlan,
-    r: &RunResult,
-    cmp: &[(String, Option<Comparison>, Option<Tolerance>)],
-    ref_error: &Option<String>,
-    verdict: &Verdict,
+/// What a run found, as the text and JSON reports print it.
+struct Report<'a> {
+    file: &'a SourceFile,
+    args: &'a Args,
+    checked: &'a bwsim_isa::typeck::Checked<'a>,
+    plan: &'a LaunchPlan,
+    result: &'a RunResult,
+    cmp: &'a [(String, Option<Comparison>, Option<Tolerance>)],
+    ref_error: &'a Option<String>,
+    verdict: &'a Verdict,
     wall: Duration,
-) {
+}
+
+fn print_text(rep: &Report) {
+    let (file, a, plan, r) = (rep.file, rep.args, rep.plan, rep.result);
     let g = plan.grid;
     outln!(
         "{}  target {}, seed {}, grid [{}, {}, {}] ({} CTAs), {} warps{}{}",
         file.name,
-        checked.target,
+        rep.checked.target,
         a.seed,
         g[0],
         g[1],
         g[2],
         plan.num_ctas(),
-        checked.total_warps(),
-        if checked.workers.is_empty() {
+        rep.checked.total_warps(),
+        if rep.checked.workers.is_empty() {
             String::new()
         } else {
-            format!(" in {} partitions", checked.workers.len() + 1)
+            format!(" in {} partitions", rep.checked.workers.len() + 1)
         },
         if a.consts.is_empty() {
             String::new()
@@ -438,9 +420,9 @@ fn print_text(
         c.async_ops,
         c.mmas,
         c.tma_bytes,
-        wall.as_secs_f64()
+        rep.wall.as_secs_f64()
     );
-    if let Some(e) = ref_error {
+    if let Some(e) = rep.ref_error {
         outln!("reference error: {e}");
     }
     if r.outcome == Outcome::Completed {
@@ -449,7 +431,7 @@ fn print_text(
         let w = outs.iter().map(|t| t.name.len()).max().unwrap_or(1);
         for t in outs {
             let ty = type_str(t);
-            match cmp.iter().find(|(n, _, _)| *n == t.name) {
+            match rep.cmp.iter().find(|(n, _, _)| *n == t.name) {
                 Some((_, Some(cm), Some(tol))) if cm.passed() => outln!(
                     "  {:<w$}  {ty}  PASS  {} elements, {}, max |err| {:.3e}",
                     t.name,
@@ -463,7 +445,7 @@ fn print_text(
                         .map(|(i, got, want)| {
                             format!(
                                 "; first at {:?}: got {got}, expected {want}",
-                                index_of(&t.shape, i)
+                                unravel(i, &t.shape)
                             )
                         })
                         .unwrap_or_default();
@@ -489,34 +471,22 @@ fn print_text(
             }
         }
         // A reference output that the launch does not list is still checked.
-        for (n, cm, _) in cmp {
+        for (n, cm, _) in rep.cmp {
             if cm.is_none() {
                 outln!("  {n}  FAIL  the run has no tensor of that name");
             }
         }
     }
-    outln!("result    {}", verdict.word(r));
+    outln!("result    {}", rep.verdict.word(r));
 }
 
-#[allow(clippy::too_many_arguments)]
-fn print_json(
-    file: &SourceFile,
-    a: &Args,
-    checked: &bwsim_isa::typeck::Checked,
-    plan: &LaunchPlan,
-    r: &RunResult,
-    cmp: &[(String, Option<Comparison>, Option<Tolerance>)],
-    ref_error: &Option<String>,
-    verdict: &Verdict,
-    diags: &[bwsim_isa::Diagnostic],
-    saved: &[std::path::PathBuf],
-    wall: Duration,
-) {
+fn print_json(rep: &Report, diags: &[bwsim_isa::Diagnostic], saved: &[std::path::PathBuf]) {
+    let (file, a, plan, r) = (rep.file, rep.args, rep.plan, rep.result);
     let outs: Vec<_> = outputs(plan, r)
         .into_iter()
         .map(|t| {
             let mut o = json!({"tensor": t.name, "dtype": t.dtype.to_string(), "shape": t.shape});
-            match cmp.iter().find(|(n, _, _)| *n == t.name) {
+            match rep.cmp.iter().find(|(n, _, _)| *n == t.name) {
                 Some((_, Some(cm), Some(tol))) => {
                     o["checked"] = json!(true);
                     o["pass"] = json!(cm.passed());
@@ -529,7 +499,7 @@ fn print_json(
                     };
                     o["first_mismatch"] = match cm.first_mismatch {
                         Some((i, got, want)) => {
-                            json!({"index": index_of(&t.shape, i), "actual": got, "expected": want})
+                            json!({"index": unravel(i, &t.shape), "actual": got, "expected": want})
                         }
                         None => json!(null),
                     };
@@ -553,22 +523,22 @@ fn print_json(
     });
     let v = json!({
         "file": file.name,
-        "kernel": checked.kernel.name.name,
-        "target": checked.target.to_string(),
+        "kernel": rep.checked.kernel.name.name,
+        "target": rep.checked.target.to_string(),
         "seed": a.seed,
         "consts": a.consts.iter().map(|o| json!({"name": o.name, "value": o.value})).collect::<Vec<_>>(),
         "grid": plan.grid,
         "outcome": r.outcome,
-        "result": verdict.word(r),
-        "ok": matches!(verdict, Verdict::Pass | Verdict::Unchecked),
+        "result": rep.verdict.word(r),
+        "ok": matches!(rep.verdict, Verdict::Pass | Verdict::Unchecked),
         "outputs": outs,
-        "reference_error": ref_error,
+        "reference_error": rep.ref_error,
         "trap": trap,
         "levels": a.levels.levels().map(|l| l.to_json()).unwrap_or_default(),
         "diagnostics": diags_json(diags, file),
         "counters": r.counters,
         "saved": saved.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
-        "wall_seconds": wall.as_secs_f64(),
+        "wall_seconds": rep.wall.as_secs_f64(),
     });
     outln!("{v}");
 }

@@ -46,3 +46,31 @@ pub fn scratch_file(tag: &str, name: &str, text: impl AsRef<[u8]>) -> String {
     std::fs::write(&p, text).expect("write temp file");
     p.to_string_lossy().into_owned()
 }
+
+/// Runs `bwsim ARGS` and asserts that it exits with `code` and that its stderr contains each
+/// of `says`; its stdout and stderr.
+pub fn bwsim_says(args: &[&str], code: i32, says: &[&str]) -> (String, String) {
+    let (got, out, err) = bwsim(args);
+    assert_eq!(got, code, "{err}");
+    for s in says {
+        assert!(err.contains(s), "{err}");
+    }
+    (out, err)
+}
+
+/// Asserts that `text` is the snapshot `name` under `traces/DIR` (insta: `cargo insta review`
+/// or `INSTA_UPDATE=always` re-blesses).
+pub fn assert_trace_snapshot(dir: &str, name: &str, text: &str) {
+    insta::with_settings!({
+        snapshot_path => format!("../../traces/{dir}"),
+        prepend_module_to_snapshot => false,
+        omit_expression => true,
+    }, {
+        insta::assert_snapshot!(name, text);
+    });
+}
+
+/// Asserts that nothing failed; otherwise lists the failures under `what`.
+pub fn assert_no_failures(what: &str, failures: &[String]) {
+    assert!(failures.is_empty(), "{what}:\n{}", failures.join("\n"));
+}

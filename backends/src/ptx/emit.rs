@@ -304,6 +304,14 @@ pub fn bf16_bits(v: f64) -> u16 {
 mod tests {
     use super::*;
 
+    /// The emitted lines without their indentation.
+    fn trimmed(e: Emitter) -> Vec<String> {
+        e.into_lines()
+            .into_iter()
+            .map(|l| l.0.trim().to_string())
+            .collect()
+    }
+
     #[test]
     fn registers_and_declarations() {
         let mut e = Emitter::new();
@@ -342,11 +350,7 @@ mod tests {
         e.ins(format!("cvt.rn.f16.f32 %h0, {b}"));
         // A barrier is a synchronisation point: a's load is emitted before it.
         e.ins("bar.sync 0");
-        let lines: Vec<String> = e
-            .into_lines()
-            .into_iter()
-            .map(|l| l.0.trim().to_string())
-            .collect();
+        let lines = trimmed(e);
         assert_eq!(
             lines,
             vec![
@@ -366,11 +370,7 @@ mod tests {
         e.defer_load(vec![c], vec!["LD".into()]);
         e.ins("@%p1 cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%rd1, {%r1, %r2}], [%r3]");
         e.ins("@%p1 mbarrier.arrive.shared::cta.b64 _, [%r4]");
-        let lines: Vec<String> = e
-            .into_lines()
-            .into_iter()
-            .map(|l| l.0.trim().to_string())
-            .collect();
+        let lines = trimmed(e);
         assert_eq!(lines[1], "LD;", "{lines:?}");
         let mut e = Emitter::new();
         e.defer_load(vec![c], vec!["LD".into()]);

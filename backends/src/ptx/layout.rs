@@ -322,6 +322,19 @@ impl LinearLayout {
         }
     }
 
+    /// This layout's bases mapped by `f` onto a tile of `shape` (a clip of a larger layout
+    /// onto a smaller tile: bases past the tile map to 0, so they become replicas), normalized.
+    fn clipped(&self, shape: &[u32], f: impl Fn(u32) -> u32) -> LinearLayout {
+        let clip = |v: &Vec<u32>| v.iter().map(|&b| f(b)).collect();
+        LinearLayout {
+            shape: shape.to_vec(),
+            regs: clip(&self.regs),
+            lanes: clip(&self.lanes),
+            warps: clip(&self.warps),
+        }
+        .normalized()
+    }
+
     /// Drop register bases that are zero or depend on earlier ones.
     pub fn normalized(mut self) -> LinearLayout {
         let mut kept: Vec<u32> = Vec::new();
@@ -565,14 +578,7 @@ fn tmem32x32b(shape: &[u32], wbits: u32) -> Result<LinearLayout, LayoutError> {
         // layout larger than its tile broadcasts. The bases of those rows become 0.
         let full = tmem32x32b(&[128, *n], wbits)?;
         let numel = m * n;
-        let clip = |v: &Vec<u32>| v.iter().map(|&b| if b < numel { b } else { 0 }).collect();
-        return Ok(LinearLayout {
-            shape: shape.to_vec(),
-            regs: clip(&full.regs),
-            lanes: clip(&full.lanes),
-            warps: clip(&full.warps),
-        }
-        .normalized());
+        return Ok(full.clipped(shape, |b| if b < numel { b } else { 0 }));
     }
     if wbits != 2 && wbits != 3 {
         return Err(format!(
@@ -652,25 +658,14 @@ fn wgmma(warps: [u32; 2], shape: &[u32], wbits: u32) -> Result<LinearLayout, Lay
         // copies (as a linear layout larger than its tile broadcasts).
         let (fm, fn_) = (mb.max(4 + wbits), nb.max(3));
         let full = wgmma(warps, &[1 << fm, 1 << fn_], wbits)?;
-        let clip = |v: &Vec<u32>| -> Vec<u32> {
-            v.iter()
-                .map(|&b| {
-                    let (r, c) = (b >> fn_, b & ((1 << fn_) - 1));
-                    if r >= 1 << mb || c >= 1 << nb {
-                        0
-                    } else {
-                        (r << nb) | c
-                    }
-                })
-                .collect()
-        };
-        return Ok(LinearLayout {
-            shape: shape.to_vec(),
-            regs: clip(&full.regs),
-            lanes: clip(&full.lanes),
-            warps: clip(&full.warps),
-        }
-        .normalized());
+        return Ok(full.clipped(shape, |b| {
+            let (r, c) = (b >> fn_, b & ((1 << fn_) - 1));
+            if r >= 1 << mb || c >= 1 << nb {
+                0
+            } else {
+                (r << nb) | c
+            }
+        }));
     }
     let row = |b: u32| 1u32 << (nb + b);
     let col = |b: u32| 1u32 << b;

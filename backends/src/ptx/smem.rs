@@ -315,15 +315,20 @@ mod tests {
         }
     }
 
+    /// A `dtype` region of shape `full` in an (untransposed) NVMMA layout of swizzle `s`.
+    fn nv_geom(dtype: DType, full: &[u32], s: Swizzle) -> Geom {
+        Geom {
+            dtype,
+            full: full.to_vec(),
+            layout: nv(s),
+        }
+    }
+
     /// PTX.md section 2's vectors: an f32 [8, 32] tile with 128-byte rows has its 16-byte
     /// chunk at unswizzled address a (row a / 128) physically at the table's address.
     #[test]
     fn swizzle_vectors() {
-        let g = Geom {
-            dtype: DType::F32,
-            full: vec![8, 32],
-            layout: nv(Swizzle::B128),
-        };
+        let g = nv_geom(DType::F32, &[8, 32], Swizzle::B128);
         for (a, want) in [
             (0u64, 0u64),
             (16, 16),
@@ -342,11 +347,7 @@ mod tests {
     #[test]
     fn column_blocks_for_wide_rows() {
         // f16 [64, 256] with 128B swizzle: 4 column blocks of 64 rows x 128 bytes.
-        let g = Geom {
-            dtype: DType::F16,
-            full: vec![64, 256],
-            layout: nv(Swizzle::B128),
-        };
+        let g = nv_geom(DType::F16, &[64, 256], Swizzle::B128);
         assert_eq!(g.byte_offset(&[0, 64]).unwrap(), 64 * 128);
         assert_eq!(g.byte_offset(&[1, 64]).unwrap(), 64 * 128 + (128 ^ 16));
         assert_eq!(g.total_bytes(), 32768);
@@ -354,11 +355,7 @@ mod tests {
 
     #[test]
     fn view_map_is_linear() {
-        let g = Geom {
-            dtype: DType::F32,
-            full: vec![2, 32, 64],
-            layout: nv(Swizzle::B128),
-        };
+        let g = nv_geom(DType::F32, &[2, 32, 64], Swizzle::B128);
         let m = view_map(&g, &[1, 0, 0], &[1, 32, 64]).unwrap();
         assert_eq!(m.origin, 8192);
         let e = view_map(&g, &[0, 3, 0], &[1, 5, 64]);
@@ -368,19 +365,11 @@ mod tests {
     #[test]
     fn operand_descriptors() {
         // A: f16 [128, 64] 128B K-major: SBO 1024, K step 16 = 32 bytes.
-        let a = Geom {
-            dtype: DType::F16,
-            full: vec![128, 64],
-            layout: nv(Swizzle::B128),
-        };
+        let a = nv_geom(DType::F16, &[128, 64], Swizzle::B128);
         let d = operand_desc(&a, 0, 16, true).unwrap();
         assert_eq!((d.start, d.lbo, d.sbo, d.major), (32, 16, 1024, Major::K));
         // B: f16 [64, 256] MN-major: column blocks 64 rows * 128 bytes apart; K step 16 rows.
-        let b = Geom {
-            dtype: DType::F16,
-            full: vec![64, 256],
-            layout: nv(Swizzle::B128),
-        };
+        let b = nv_geom(DType::F16, &[64, 256], Swizzle::B128);
         let d = operand_desc(&b, 0, 16, false).unwrap();
         assert_eq!(
             (d.start, d.lbo, d.sbo, d.major),
@@ -410,29 +399,17 @@ mod tests {
     ///   K groups, K step 16 = +16 * 64 bytes.
     #[test]
     fn operand_descriptors_by_hand() {
-        let a = Geom {
-            dtype: DType::BF16,
-            full: vec![128, 32],
-            layout: nv(Swizzle::B64),
-        };
+        let a = nv_geom(DType::BF16, &[128, 32], Swizzle::B64);
         let d = operand_desc(&a, 0, 16, true).unwrap();
         assert_eq!(
             (d.start, d.sbo, d.major, d.swizzle),
             (32, 512, Major::K, Swizzle::B64)
         );
         assert_eq!(operand_desc(&a, 64, 0, true).unwrap().start, 64 * 64);
-        let c = Geom {
-            dtype: DType::F32,
-            full: vec![128, 16],
-            layout: nv(Swizzle::B32),
-        };
+        let c = nv_geom(DType::F32, &[128, 16], Swizzle::B32);
         let d = operand_desc(&c, 0, 8, true).unwrap();
         assert_eq!((d.start, d.sbo), (4096, 256));
-        let b = Geom {
-            dtype: DType::F16,
-            full: vec![64, 128],
-            layout: nv(Swizzle::B64),
-        };
+        let b = nv_geom(DType::F16, &[64, 128], Swizzle::B64);
         let d = operand_desc(&b, 0, 16, false).unwrap();
         assert_eq!((d.start, d.lbo, d.sbo, d.major), (1024, 4096, 512, Major::MN));
         assert_eq!(
@@ -448,19 +425,11 @@ mod tests {
     /// generic loads use) for row 1 of a 128B-swizzled f16 [8, 64] tile: 128 and 128 ^ 16.
     #[test]
     fn logical_versus_physical_offsets() {
-        let g = Geom {
-            dtype: DType::F16,
-            full: vec![8, 64],
-            layout: nv(Swizzle::B128),
-        };
+        let g = nv_geom(DType::F16, &[8, 64], Swizzle::B128);
         assert_eq!(g.logical_offset(&[1, 0]).unwrap(), 128);
         assert_eq!(g.byte_offset(&[1, 0]).unwrap(), 144);
         // fp4: byte-aligned elements have offsets, odd ones do not.
-        let f = Geom {
-            dtype: DType::F4E2M1,
-            full: vec![8, 64],
-            layout: nv(Swizzle::B32),
-        };
+        let f = nv_geom(DType::F4E2M1, &[8, 64], Swizzle::B32);
         assert_eq!(f.logical_offset(&[1, 2]).unwrap(), 33);
         assert!(f.logical_offset(&[1, 1]).is_err());
     }

@@ -106,7 +106,11 @@ def load(dt, path, cdec=None, bdt=None):
     return out
 
 
-def model(prods, c, G, F, ref, cut, final, P=24):
+def _accumulate(prods, c, G, F, ref, cut, c_lead, step):
+    """The shared step structure: the products in groups of G with the running accumulator
+    (m, e) (its exponent from `c_lead`), each term cut to the group's unit (the largest
+    exponent - F) and summed exactly; `step(S, unit)` rounds the sum S * 2^unit: (bits, the
+    next accumulator), or (bits, None) to stop there. The last bits."""
     cm, ce = c
     bits = 0
     for g in range(0, len(prods), G):
@@ -115,7 +119,7 @@ def model(prods, c, G, F, ref, cut, final, P=24):
         exps = [nom if ref == 'nom' else lead(m, e) for (m, e, nom) in grp]
         if cm:
             terms.append((cm, ce))
-            exps.append(lead(cm, ce))
+            exps.append(c_lead(cm, ce))
         if not terms:
             cm, ce, bits = 0, 0, 0
             continue
@@ -129,9 +133,18 @@ def model(prods, c, G, F, ref, cut, final, P=24):
                 S += (abs(m) >> sh) * (1 if m > 0 else -1)
             else:
                 S += m >> sh
-        bits = to_f32(S, unit, final, P)
-        cm, ce = _f32(bits)
+        bits, nxt = step(S, unit)
+        if nxt is None:
+            return bits
+        cm, ce = nxt
     return bits
+
+
+def model(prods, c, G, F, ref, cut, final, P=24):
+    def step(S, unit):
+        bits = to_f32(S, unit, final, P)
+        return bits, _f32(bits)
+    return _accumulate(prods, c, G, F, ref, cut, lead, step)
 
 
 def _f16(bits):
@@ -190,37 +203,17 @@ CHAINS = {
 def model16(prods, c, G, F, ref, cut, chain):
     """`model` with an f16 accumulator: each group's cut terms summed exactly and rounded
     through `chain` to an f16, the next group's c."""
-    cm, ce = c
-    bits = 0
-    for g in range(0, len(prods), G):
-        grp = [p for p in prods[g:g + G] if p is not None]
-        terms = [(m, e) for (m, e, _) in grp]
-        exps = [nom if ref == 'nom' else lead(m, e) for (m, e, nom) in grp]
-        if cm:
-            terms.append((cm, ce))
-            # A subnormal f16 counts with the exponent its field encodes (-14).
-            exps.append(max(lead(cm, ce), -14))
-        if not terms:
-            cm, ce, bits = 0, 0, 0
-            continue
-        unit = max(exps) - F
-        S = 0
-        for (m, e) in terms:
-            sh = unit - e
-            if sh <= 0:
-                S += m << -sh
-            elif cut == 'rz':
-                S += (abs(m) >> sh) * (1 if m > 0 else -1)
-            else:
-                S += m >> sh
+    def step(S, unit):
         M, q = S, unit
         for (P, mode) in CHAINS[chain]:
             M, q = _round(M, q, P, mode, -149 if P != 11 else -24)
         bits = to_f16(M, q, CHAINS[chain][-1][1])
-        if bits & 0x7c00 == 0x7c00:
-            return bits
-        cm, ce = _f16(bits)
-    return bits
+        return bits, (None if bits & 0x7c00 == 0x7c00 else _f16(bits))
+
+    def c_lead(m, e):
+        # A subnormal f16 counts with the exponent its field encodes (-14).
+        return max(lead(m, e), -14)
+    return _accumulate(prods, c, G, F, ref, cut, c_lead, step)
 
 
 # What the fit selected (docs/hardware/wgmma-numerics.md): the f32 step's alignment, the exact cut
@@ -229,20 +222,27 @@ CHOSEN16 = {'f16': (16, 25, 'nom', 'rz', 'h_rne'), 'e4m3': (32, 13, 'nom', 'rz',
             'e5m2': (32, 13, 'nom', 'rz', 'h_rne')}
 
 
-def fit16(dt, samples):
+def _grid_search(dt, samples, Fs, tails, run, show):
+    """The fit's search on 1500 sampled dot products: every group size G up to K, alignment
+    F in `Fs`, exponent reference and cut, and each `tail` (the rounding after the sum);
+    `run(prods, c, G, F, ref, cut, tail)` models one. Prints the `show` best (wrong, name)."""
     random.seed(1)
     sub = random.sample(samples, 1500)
     res = []
     for G in [g for g in (8, 16, 32) if g <= K[dt]]:
-        for F in range(9, 29):
+        for F in Fs:
             for ref in ('nom', 'act'):
                 for cut in ('rz', 'floor'):
-                    for chain in CHAINS:
-                        bad = sum(model16(p, c, G, F, ref, cut, chain) != d for (p, c, d) in sub)
-                        res.append((bad, 'G=%d F=%d ref=%s cut=%s chain=%s' % (G, F, ref, cut, chain)))
+                    for tail, name in tails:
+                        bad = sum(run(p, c, G, F, ref, cut, tail) != d for (p, c, d) in sub)
+                        res.append((bad, 'G=%d F=%d ref=%s cut=%s %s' % (G, F, ref, cut, name)))
     res.sort()
-    for bad, desc in res[:8]:
+    for bad, desc in res[:show]:
         print('%4d of 1500 wrong: %s' % (bad, desc))
+
+
+def fit16(dt, samples):
+    _grid_search(dt, samples, range(9, 29), [(chain, 'chain=%s' % chain) for chain in CHAINS], model16, 8)
 
 
 def check_int(a, b, path):
@@ -287,21 +287,9 @@ if __name__ == '__main__':
         sys.exit(0)
     samples = load(dt, path)
     if cmd == 'fit':
-        random.seed(1)
-        sub = random.sample(samples, 1500)
-        res = []
-        for G in [g for g in (8, 16, 32) if g <= K[dt]]:
-            for F in range(11, 29):
-                for ref in ('nom', 'act'):
-                    for cut in ('rz', 'floor'):
-                        for final, P in (('rz', 24), ('rne', 24), ('rz', 14)):
-                            bad = sum(model(p, c, G, F, ref, cut, final, P) != d
-                                      for (p, c, d) in sub)
-                            res.append((bad, 'G=%d F=%d ref=%s cut=%s round=%s P=%d'
-                                        % (G, F, ref, cut, final, P)))
-        res.sort()
-        for bad, desc in res[:6]:
-            print('%4d of 1500 wrong: %s' % (bad, desc))
+        finals = [((final, P), 'round=%s P=%d' % (final, P)) for final, P in (('rz', 24), ('rne', 24), ('rz', 14))]
+        _grid_search(dt, samples, range(11, 29), finals,
+                     lambda p, c, G, F, ref, cut, fp: model(p, c, G, F, ref, cut, *fp), 6)
     else:
         F, P = CHOSEN[dt]
         bad = sum(model(p, c, K[dt], F, 'nom', 'rz', 'rz', P) != d for (p, c, d) in samples)

@@ -1,7 +1,7 @@
 //! CPU references of the attention kernels: row softmax and attention forward (plain and
 //! causal, with the log2-sum-exp2 of each row), in f64.
 
-use super::{int_arg, put, tensor, val, Expected, RefError, Tolerance};
+use super::{int_arg, put, tensor, val, Expected, RefError};
 use bwsim_isa::launch::{ArgValue, HostTensor, LaunchPlan};
 use bwsim_isa::DType;
 
@@ -25,14 +25,7 @@ pub(super) fn softmax(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Ex
             put(&mut o, r * cols + c, e[c as usize] / s)?;
         }
     }
-    Ok(vec![Expected {
-        tensor: "out".into(),
-        values: o,
-        tol: Tolerance::Close {
-            atol: 1e-7,
-            rtol: 1e-5,
-        },
-    }])
+    Ok(vec![Expected::close("out", o, 1e-7, 1e-5)])
 }
 
 /// Attention forward: for each batch-head b (grid y) and query row i,
@@ -71,14 +64,7 @@ pub(super) fn attention(
             }
         }
     }
-    Ok(vec![Expected {
-        tensor: "o".into(),
-        values: o,
-        tol: Tolerance::Close {
-            atol: 4e-3,
-            rtol: 1e-2,
-        },
-    }])
+    Ok(vec![Expected::close("o", o, 4e-3, 1e-2)])
 }
 
 /// One query row of attention in f64: row `i` of the batch-head whose rows start at `row0`
@@ -156,21 +142,7 @@ pub(super) fn attention_causal(plan: &LaunchPlan, inputs: &[HostTensor]) -> Resu
         }
     }
     Ok(vec![
-        Expected {
-            tensor: "o".into(),
-            values: o,
-            tol: Tolerance::Close {
-                atol: 4e-3,
-                rtol: 1e-2,
-            },
-        },
-        Expected {
-            tensor: "m".into(),
-            values: m,
-            tol: Tolerance::Close {
-                atol: 1e-4,
-                rtol: 1e-4,
-            },
-        },
+        Expected::close("o", o, 4e-3, 1e-2),
+        Expected::close("m", m, 1e-4, 1e-4),
     ])
 }

@@ -1,7 +1,7 @@
 //! CPU references of the element-wise kernels: arithmetic, integer and bit operations, tile
 //! math and per-thread operations, each element computed on its own.
 
-use super::{exact, f32_at, float_arg, i32_at, int_arg, put, tensor, val, Expected, RefError, Tolerance};
+use super::{f32_at, float_arg, i32_at, int_arg, put, tensor, val, Expected, RefError, Tolerance};
 use bwsim_isa::launch::{HostTensor, LaunchPlan};
 use bwsim_isa::DType;
 
@@ -16,11 +16,7 @@ pub(super) fn add(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expect
         let v = f32::from_bits(a.get_bits(i) as u32) + f32::from_bits(b.get_bits(i) as u32);
         c.set_bits(i, v.to_bits() as u64);
     }
-    Ok(vec![Expected {
-        tensor: "c".into(),
-        values: c,
-        tol: Tolerance::Exact,
-    }])
+    Ok(vec![Expected::exact("c", c)])
 }
 
 /// tests/gluon/per_thread.py (the operations of Gluon tutorial 14-per-thread-ops) over an f32
@@ -55,24 +51,9 @@ pub(super) fn per_thread(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec
         }
     }
     Ok(vec![
-        Expected {
-            tensor: "sums".into(),
-            values: sums,
-            tol: Tolerance::Close {
-                atol: 1e-5,
-                rtol: 1e-5,
-            },
-        },
-        Expected {
-            tensor: "centered".into(),
-            values: centered,
-            tol: Tolerance::Exact,
-        },
-        Expected {
-            tensor: "deq".into(),
-            values: deq,
-            tol: Tolerance::Exact,
-        },
+        Expected::close("sums", sums, 1e-5, 1e-5),
+        Expected::exact("centered", centered),
+        Expected::exact("deq", deq),
     ])
 }
 
@@ -103,12 +84,7 @@ pub(super) fn cp_async(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<E
         }
         m.set_bits(r, best.to_bits() as u64);
     }
-    let exact = |name: &str, values: HostTensor| Expected {
-        tensor: name.into(),
-        values,
-        tol: Tolerance::Exact,
-    };
-    Ok(vec![exact("c", c), exact("maxes", m)])
+    Ok(vec![Expected::exact("c", c), Expected::exact("maxes", m)])
 }
 
 /// kernels/tiles/while_loop.tile: program p adds the sum of n, 3n, 9n, ... below `limit`
@@ -130,11 +106,7 @@ pub(super) fn while_loop(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec
             out.set_bits(i, v as i32 as u32 as u64);
         }
     }
-    Ok(vec![Expected {
-        tensor: "out".into(),
-        values: out,
-        tol: Tolerance::Exact,
-    }])
+    Ok(vec![Expected::exact("out", out)])
 }
 
 /// kernels/tiles/int_ops.tile: x as uint32; x / 7, x % 1000, x >> 3, x < 2000000000,
@@ -160,11 +132,7 @@ pub(super) fn int_ops(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Ex
             out.set_bits(k as u64 * n + i, *v as u64);
         }
     }
-    Ok(vec![Expected {
-        tensor: "out".into(),
-        values: out,
-        tol: Tolerance::Exact,
-    }])
+    Ok(vec![Expected::exact("out", out)])
 }
 
 /// tests/gluon/bit_tricks.py's inline-PTX helpers, each from its instruction's definition in
@@ -219,29 +187,10 @@ pub(super) fn bit_tricks(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec
         w.set_bits(i, (xi * xi) as u64);
     }
     Ok(vec![
-        Expected {
-            tensor: "out".into(),
-            values: out,
-            tol: Tolerance::Exact,
-        },
-        Expected {
-            tensor: "f".into(),
-            values: f,
-            tol: Tolerance::Close {
-                atol: 0.0,
-                rtol: f32::EPSILON as f64,
-            },
-        },
-        Expected {
-            tensor: "h".into(),
-            values: h,
-            tol: Tolerance::Exact,
-        },
-        Expected {
-            tensor: "w".into(),
-            values: w,
-            tol: Tolerance::Exact,
-        },
+        Expected::exact("out", out),
+        Expected::close("f", f, 0.0, f32::EPSILON as f64),
+        Expected::exact("h", h),
+        Expected::exact("w", w),
     ])
 }
 
@@ -320,21 +269,9 @@ pub(super) fn tile_math(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<
         rtol: 1e-6,
     };
     Ok(vec![
-        Expected {
-            tensor: "y".into(),
-            values: y,
-            tol: close,
-        },
-        Expected {
-            tensor: "r".into(),
-            values: r,
-            tol: close,
-        },
-        Expected {
-            tensor: "q".into(),
-            values: q,
-            tol: Tolerance::Exact,
-        },
+        Expected::new("y", y, close),
+        Expected::new("r", r, close),
+        Expected::exact("q", q),
     ])
 }
 
@@ -352,14 +289,7 @@ pub(super) fn clc_scale(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<
     for i in 0..x.numel() {
         put(&mut y, i, (f32_at(x, i) * alpha + 1.0) as f64)?;
     }
-    Ok(vec![Expected {
-        tensor: "y".into(),
-        values: y,
-        tol: Tolerance::Close {
-            atol: 1e-6,
-            rtol: 2.5e-7,
-        },
-    }])
+    Ok(vec![Expected::close("y", y, 1e-6, 2.5e-7)])
 }
 
 /// tests/gluon/3.8/packed_arith.py, per row r of the [rows, cols] f32 tiles:
@@ -385,7 +315,7 @@ pub(super) fn packed_arith(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<V
             out.set_bits(i, (a + p).to_bits() as u64);
         }
     }
-    Ok(vec![exact("out", out)])
+    Ok(vec![Expected::exact("out", out)])
 }
 
 /// tests/gluon/3.9/inline_asm.py: out = x * scale + x, one `fma.rn.f32` per element. Exact.
@@ -401,7 +331,7 @@ pub(super) fn inline_asm(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec
         let v = f32_at(x, i);
         out.set_bits(i, v.mul_add(scale, v).to_bits() as u64);
     }
-    Ok(vec![exact("out", out)])
+    Ok(vec![Expected::exact("out", out)])
 }
 
 /// tests/gluon/3.9/flag_handoff.py: the grid is pairs of programs over BLOCK = x's length / pairs
@@ -421,5 +351,5 @@ pub(super) fn flag_handoff(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<V
         d.set_bits(i, dv as u32 as u64);
         o.set_bits(i, dv.wrapping_add(v) as u32 as u64);
     }
-    Ok(vec![exact("data", d), exact("out", o)])
+    Ok(vec![Expected::exact("data", d), Expected::exact("out", o)])
 }

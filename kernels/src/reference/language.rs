@@ -39,11 +39,11 @@ pub(super) fn scalars(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Ex
         v[i as usize] = xi * scale + shift;
     }
     v[lanes as usize] = scale + shift + third;
-    Ok(vec![Expected {
-        tensor: "out".into(),
-        values: f32_out("out", out, &v)?,
-        tol: Tolerance::Exact,
-    }])
+    Ok(vec![Expected::new(
+        "out",
+        f32_out("out", out, &v)?,
+        Tolerance::Exact,
+    )])
 }
 
 /// `map_elementwise_kernel`: `out[0, i] = x[i] if x[i] > y[i] else y[i]` and
@@ -62,9 +62,9 @@ pub(super) fn map_elementwise(plan: &LaunchPlan, inputs: &[HostTensor]) -> Resul
         v[i as usize] = if a > b { a } else { b };
         v[(n + i) as usize] = if i % 2 == 0 { a * b + 0.5 } else { a - b };
     }
-    Ok(vec![Expected {
-        tensor: "out".into(),
-        values: f32_out("out", out, &v)?,
-        tol: Tolerance::Exact,
-    }])
+    Ok(vec![Expected::new(
+        "out",
+        f32_out("out", out, &v)?,
+        Tolerance::Exact,
+    )])
 }

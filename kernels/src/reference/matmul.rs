@@ -103,11 +103,7 @@ pub(super) fn matmul(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Exp
     for (i, v) in c.iter().enumerate() {
         put(&mut out, i as u64, *v)?;
     }
-    Ok(vec![Expected {
-        tensor: "c".into(),
-        values: out,
-        tol: MATMUL_TOL,
-    }])
+    Ok(vec![Expected::new("c", out, MATMUL_TOL)])
 }
 
 /// Every element of `t` as f64, in order.
@@ -159,11 +155,7 @@ pub(super) fn conv2d(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Exp
         }
         put(&mut y, ((ni * h + hi) * w + wi) * co + oi, acc)?;
     }
-    Ok(vec![Expected {
-        tensor: "y".into(),
-        values: y,
-        tol: MATMUL_TOL,
-    }])
+    Ok(vec![Expected::new("y", y, MATMUL_TOL)])
 }
 
 /// D = A @ B^T + C with B stored [N, K] (`wgmma_dtypes`, `tcgen05_dtypes`).
@@ -246,11 +238,7 @@ pub(super) fn mma_plus_c(
             rtol: 1e-2,
         },
     };
-    Ok(vec![Expected {
-        tensor: "d".into(),
-        values: d,
-        tol,
-    }])
+    Ok(vec![Expected::new("d", d, tol)])
 }
 
 /// D = A @ B + C in f32 (seed 10 tolerance: atol 5e-3, rtol 1e-2).
@@ -265,14 +253,7 @@ pub(super) fn matmul_accumulate(plan: &LaunchPlan, inputs: &[HostTensor]) -> Res
     for (i, v) in ab.iter().enumerate() {
         put(&mut d, i as u64, v + val(c, i as u64))?;
     }
-    Ok(vec![Expected {
-        tensor: "d".into(),
-        values: d,
-        tol: Tolerance::Close {
-            atol: 5e-3,
-            rtol: 1e-2,
-        },
-    }])
+    Ok(vec![Expected::close("d", d, 5e-3, 1e-2)])
 }
 
 /// out[scatter[i], :] = X[gather[i], :] @ W, bf16 (seed 09 tolerance atol = rtol = 1e-3 is for
@@ -315,12 +296,5 @@ pub(super) fn fused_gather_scatter(
             put(&mut out, r * n + j, prod[(i * n + j) as usize])?;
         }
     }
-    Ok(vec![Expected {
-        tensor: "out".into(),
-        values: out,
-        tol: Tolerance::Close {
-            atol: 1e-1,
-            rtol: 1e-2,
-        },
-    }])
+    Ok(vec![Expected::close("out", out, 1e-1, 1e-2)])
 }

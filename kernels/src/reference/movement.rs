@@ -1,17 +1,44 @@
 //! CPU references of the data-movement kernels: copies, gathers and scatters (TMA, shared
 //! memory), exact.
 
-use super::{exact, i32_at, int_arg, tensor, val, Expected, RefError, Tolerance};
+use super::{i32_at, int_arg, tensor, val, Expected, RefError};
 use bwsim_isa::launch::{HostTensor, LaunchPlan};
 use bwsim_isa::DType;
 
-/// out[i, j] = input[x[i], y + j], zero where the row or column is out of range (seed 09).
-pub(super) fn gather(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
+/// What seed 09's gather and scatter index: `input` ([xmax, ymax]), the row offsets `xo`
+/// and the column offset `y`.
+struct Indexed<'a> {
+    input: &'a HostTensor,
+    xo: &'a HostTensor,
+    y: i64,
+    xmax: i64,
+    ymax: i64,
+}
+
+fn indexed<'a>(plan: &LaunchPlan, inputs: &'a [HostTensor]) -> Result<Indexed<'a>, RefError> {
     let input = tensor(plan, inputs, "input")?;
     let xo = tensor(plan, inputs, "x_offsets")?;
-    let out0 = tensor(plan, inputs, "out")?;
     let y = int_arg(plan, "y_offset")?;
     let (xmax, ymax) = (input.shape[0] as i64, input.shape[1] as i64);
+    Ok(Indexed {
+        input,
+        xo,
+        y,
+        xmax,
+        ymax,
+    })
+}
+
+/// out[i, j] = input[x[i], y + j], zero where the row or column is out of range (seed 09).
+pub(super) fn gather(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
+    let Indexed {
+        input,
+        xo,
+        y,
+        xmax,
+        ymax,
+    } = indexed(plan, inputs)?;
+    let out0 = tensor(plan, inputs, "out")?;
     let (bx, by) = (out0.shape[0], out0.shape[1]);
     let mut out = HostTensor::zeros("out", out0.dtype, out0.shape.clone());
     for i in 0..bx {
@@ -26,20 +53,14 @@ pub(super) fn gather(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Exp
             out.set_bits(i * by + j, bits);
         }
     }
-    Ok(vec![Expected {
-        tensor: "out".into(),
-        values: out,
-        tol: Tolerance::Exact,
-    }])
+    Ok(vec![Expected::exact("out", out)])
 }
 
 /// input[x[i], y + j] = src[i, j] for rows and columns in range (seed 09).
 pub(super) fn scatter(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
-    let input = tensor(plan, inputs, "input")?;
-    let xo = tensor(plan, inputs, "x_offsets")?;
+    let ix = indexed(plan, inputs)?;
+    let (input, xo, y, xmax, ymax) = (ix.input, ix.xo, ix.y, ix.xmax, ix.ymax);
     let src = tensor(plan, inputs, "src")?;
-    let y = int_arg(plan, "y_offset")?;
-    let (xmax, ymax) = (input.shape[0] as i64, input.shape[1] as i64);
     let (bx, by) = (src.shape[0], src.shape[1]);
     let mut out = input.clone();
     for i in 0..bx {
@@ -54,43 +75,34 @@ pub(super) fn scatter(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Ex
             }
         }
     }
-    Ok(vec![Expected {
-        tensor: "input".into(),
-        values: out,
-        tol: Tolerance::Exact,
-    }])
+    Ok(vec![Expected::exact("input", out)])
 }
 
 /// A copy kernel: `output` equals `input` bit for bit (`tma_roundtrip`).
 pub(super) fn identity(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
-    let input = tensor(plan, inputs, "input")?;
-    let out0 = tensor(plan, inputs, "output")?;
-    if (input.dtype, &input.shape) != (out0.dtype, &out0.shape) {
-        return Err("`input` and `output` differ in type or shape".into());
-    }
-    let mut v = input.clone();
-    v.name = "output".into();
-    Ok(vec![Expected {
-        tensor: "output".into(),
-        values: v,
-        tol: Tolerance::Exact,
-    }])
+    copy_of(plan, inputs, "input", "output")
 }
 
 /// out = b: two copies into one buffer, `a` then `b`, the second issued once the first has
 /// landed (cp_async_overlap's correct variant); exact.
 pub(super) fn second_copy(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
-    let (b, out) = (tensor(plan, inputs, "b")?, tensor(plan, inputs, "out")?);
-    if (b.dtype, &b.shape) != (out.dtype, &out.shape) {
-        return Err("`b` and `out` differ in type or shape".into());
+    copy_of(plan, inputs, "b", "out")
+}
+
+/// Tensor `to` equals tensor `from` bit for bit.
+fn copy_of(
+    plan: &LaunchPlan,
+    inputs: &[HostTensor],
+    from: &str,
+    to: &str,
+) -> Result<Vec<Expected>, RefError> {
+    let (a, out) = (tensor(plan, inputs, from)?, tensor(plan, inputs, to)?);
+    if (a.dtype, &a.shape) != (out.dtype, &out.shape) {
+        return Err(format!("`{from}` and `{to}` differ in type or shape").into());
     }
-    let mut v = b.clone();
-    v.name = "out".into();
-    Ok(vec![Expected {
-        tensor: "out".into(),
-        values: v,
-        tol: Tolerance::Exact,
-    }])
+    let mut v = a.clone();
+    v.name = to.into();
+    Ok(vec![Expected::exact(to, v)])
 }
 
 /// tests/gluon/3.7/smem_gather_scatter.py over the [rows, cols] f32 x and a permutation `perm`
@@ -119,5 +131,8 @@ pub(super) fn smem_gather_scatter(
             s.set_bits(r * cols + p[c as usize], x.get_bits(r * cols + c));
         }
     }
-    Ok(vec![exact("gathered", g), exact("scattered", s)])
+    Ok(vec![
+        Expected::exact("gathered", g),
+        Expected::exact("scattered", s),
+    ])
 }

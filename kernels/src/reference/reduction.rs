@@ -1,7 +1,7 @@
 //! CPU references of the reductions: row reductions, scans, atomics and histograms, claims
 //! and TMA reductions.
 
-use super::{exact, i32_at, int_arg, put, tensor, val, Expected, RefError, Tolerance};
+use super::{i32_at, int_arg, put, tensor, val, Expected, RefError, Tolerance};
 use bwsim_isa::launch::{HostTensor, LaunchPlan};
 use bwsim_isa::DType;
 
@@ -86,11 +86,7 @@ pub(super) fn claims(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Exp
     for k in 0..flags.numel() {
         counts.set_bits(k, u64::from(flags.get_bits(k) as u32 == 0));
     }
-    Ok(vec![Expected {
-        tensor: "counts".into(),
-        values: counts,
-        tol: Tolerance::Exact,
-    }])
+    Ok(vec![Expected::exact("counts", counts)])
 }
 
 /// kernels/tiles/scan.tile: per row of x, the running sum and the running maximum. Exact.
@@ -112,12 +108,10 @@ pub(super) fn scan(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expec
             maxes.set_bits(r * cols + c, m as u32 as u64);
         }
     }
-    let exact = |t: &str, v: HostTensor| Expected {
-        tensor: t.into(),
-        values: v,
-        tol: Tolerance::Exact,
-    };
-    Ok(vec![exact("sums", sums), exact("maxes", maxes)])
+    Ok(vec![
+        Expected::exact("sums", sums),
+        Expected::exact("maxes", maxes),
+    ])
 }
 
 /// kernels/tiles/atomics.tile: over the first `n` values, the count, the sum and the maximum
@@ -148,12 +142,11 @@ pub(super) fn atomics(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Ex
         put(&mut s, b, sum[b as usize])?;
         m.set_bits(b, max[b as usize] as i32 as u32 as u64);
     }
-    let exact = |t: &str, v: HostTensor| Expected {
-        tensor: t.into(),
-        values: v,
-        tol: Tolerance::Exact,
-    };
-    Ok(vec![exact("hist", h), exact("sums", s), exact("maxes", m)])
+    Ok(vec![
+        Expected::exact("hist", h),
+        Expected::exact("sums", s),
+        Expected::exact("maxes", m),
+    ])
 }
 
 /// tests/gluon/3.8/smem_histogram.py over the first n values of the non-negative int32 x and
@@ -177,7 +170,7 @@ pub(super) fn smem_histogram(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result
         h.set_bits(b, i32_at(&h, b).wrapping_add(1) as u32 as u64);
         m.set_bits(b, i32_at(&m, b).max(v) as u32 as u64);
     }
-    Ok(vec![exact("hist", h), exact("maxes", m)])
+    Ok(vec![Expected::exact("hist", h), Expected::exact("maxes", m)])
 }
 
 /// tests/gluon/3.8/tma_reduce.py: x holds S matrices of out's shape [R, C] stacked by rows; out
@@ -197,12 +190,5 @@ pub(super) fn tma_reduce(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec
         let sum: f64 = val(out0, i) + (0..x.shape[0] / r).map(|s| val(x, s * r * c + i)).sum::<f64>();
         put(&mut out, i, sum)?;
     }
-    Ok(vec![Expected {
-        tensor: "out".into(),
-        values: out,
-        tol: Tolerance::Close {
-            atol: 0.0,
-            rtol: 1e-6,
-        },
-    }])
+    Ok(vec![Expected::close("out", out, 0.0, 1e-6)])
 }

@@ -1,7 +1,7 @@
 //! CPU references of the block-scaled MMAs: scale factors (ue8m0, ue4m3), fp4 unpacking and
 //! the scaled products.
 
-use super::{int_arg, put, tensor, val, value, Expected, RefError, Tolerance};
+use super::{int_arg, put, tensor, val, value, Expected, RefError};
 use bwsim_isa::launch::{HostTensor, LaunchPlan};
 use bwsim_isa::DType;
 
@@ -105,14 +105,7 @@ pub(super) fn gemm_async(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec
     for (i, v) in scaled_dot_nt(a, b, scales).into_iter().enumerate() {
         put(&mut out, i as u64, v)?;
     }
-    Ok(vec![Expected {
-        tensor: "out".into(),
-        values: out,
-        tol: Tolerance::Close {
-            atol: 1e-2,
-            rtol: 1e-3,
-        },
-    }])
+    Ok(vec![Expected::close("out", out, 1e-2, 1e-3)])
 }
 
 /// fp4 operands given as bytes (Gluon's uint8 packing): `[R, C]` bytes are the `[R, 2C]` e2m1
@@ -213,12 +206,5 @@ pub(super) fn mma_scaled(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec
     for (i, v) in scaled_dot_nt(a, b, Some(scales)).into_iter().enumerate() {
         put(&mut c, i as u64, v)?;
     }
-    Ok(vec![Expected {
-        tensor: "c".into(),
-        values: c,
-        tol: Tolerance::Close {
-            atol: 1e-2,
-            rtol: 2e-3,
-        },
-    }])
+    Ok(vec![Expected::close("c", c, 1e-2, 2e-3)])
 }

@@ -239,14 +239,41 @@ pub fn sweep_with(name: &str, cases: Vec<Case>, f: impl Fn(&Case) -> Result<(), 
     );
 }
 
+/// Constant lists: (name, values).
+pub type Axes<'a> = &'a [(&'a str, &'a [&'a str])];
+
 /// The cartesian product of constant lists applied to `base`.
-pub fn grid(base: Case, axes: &[(&str, &[&str])]) -> Vec<Case> {
-    let mut out = vec![base];
+pub fn grid(base: Case, axes: Axes) -> Vec<Case> {
+    grid_of(vec![base], axes)
+}
+
+/// The cartesian product of constant lists applied to each of `cases` (the first axis
+/// outermost).
+pub fn grid_of(cases: Vec<Case>, axes: Axes) -> Vec<Case> {
+    let mut out = cases;
     for (name, values) in axes {
-        out = out
-            .into_iter()
-            .flat_map(|c| values.iter().map(move |v| c.clone().c(name, v)))
-            .collect();
+        out = each(out, values, |c, v| c.c(name, v));
     }
     out
+}
+
+/// Each of `cases` once per value of `values` (innermost), set by `set`.
+pub fn each<V: Copy>(cases: Vec<Case>, values: &[V], set: impl Fn(Case, V) -> Case) -> Vec<Case> {
+    let mut out = Vec::with_capacity(cases.len() * values.len());
+    for c in cases {
+        for &v in values {
+            out.push(set(c.clone(), v));
+        }
+    }
+    out
+}
+
+/// Each of `cases` on sm_100a and on sm_90a.
+pub fn on_both_targets(cases: Vec<Case>) -> Vec<Case> {
+    each(cases, &["sm_100a", "sm_90a"], Case::target)
+}
+
+/// Each of `cases` once per pair of `values`, as the constants `names`.
+pub fn paired(cases: Vec<Case>, names: (&str, &str), values: &[(u32, u32)]) -> Vec<Case> {
+    each(cases, values, |c, (a, b)| c.c(names.0, a).c(names.1, b))
 }

@@ -5,33 +5,37 @@
 use super::*;
 
 impl<'c, 'k> Lowerer<'c, 'k> {
-    pub(super) fn static_for(
-        &mut self,
-        var: &Ident,
+    /// The constant range of a `static_for`: start, end and the (positive) step.
+    pub(super) fn static_range(
+        &self,
         start: &Expr,
         end: &Expr,
         step: Option<&Expr>,
-        body: &Block,
         span: Span,
-    ) -> LResult<()> {
-        let a = self
-            .consts
-            .int(start)
-            .map_err(|d| invalid("static_for", span, d.message))?;
-        let b = self
-            .consts
-            .int(end)
-            .map_err(|d| invalid("static_for", span, d.message))?;
-        let st = match step {
-            Some(e) => self
-                .consts
+    ) -> LResult<(i64, i64, i64)> {
+        let int = |e: &Expr| {
+            self.consts
                 .int(e)
-                .map_err(|d| invalid("static_for", span, d.message))?,
+                .map_err(|d| invalid("static_for", span, d.message))
+        };
+        let (a, b) = (int(start)?, int(end)?);
+        let st = match step {
+            Some(e) => int(e)?,
             None => 1,
         };
         if st <= 0 {
             return Err(invalid("static_for", span, "step must be positive"));
         }
+        Ok((a, b, st))
+    }
+
+    /// `static_for`: the body once per value of `var` in the range, `var` a constant in each.
+    pub(super) fn static_for(
+        &mut self,
+        var: &Ident,
+        (a, b, st): (i64, i64, i64),
+        body: &Block,
+    ) -> LResult<()> {
         let prev = self.consts.get(&var.name);
         let mut i = a;
         self.depth += 1;
@@ -272,56 +276,68 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         let phis = self.make_phis(&[body], span)?;
         let i = self.e.reg(RegClass::B32);
         self.mov(i, &s);
-        let head = self.e.label("for_head");
-        let exit = self.e.label("for_exit");
         let p = self.e.reg(RegClass::Pred);
-        self.part.all_dirty = true;
-        self.part.issue_dirty = true;
-        self.e.place(&head);
+        let (head, exit) = self.loop_head("for");
         self.e.ins(format!(
             "setp.{}.s32 {p}, {i}, {endr}",
             if negative { "le" } else { "ge" }
         ));
         self.e.ins(format!("@{p} bra {exit}"));
-        self.depth += 1;
-        self.scopes.push(HashMap::new());
-        self.declare(&var.name, Val::Scalar(ScalarTy::I32, i));
-        let r = self.block(body);
-        self.scopes.pop();
-        self.depth -= 1;
-        r?;
-        self.back_edge(&phis, span)?;
-        self.e.ins(format!("add.s32 {i}, {i}, {step_op}"));
-        self.e.ins(format!("bra {head}"));
-        self.e.place(&exit);
-        self.restore_phis(&phis);
-        self.part.all_dirty = true;
-        self.part.issue_dirty = true;
-        Ok(())
+        let latch = format!("add.s32 {i}, {i}, {step_op}");
+        let bound = (var.name.as_str(), Val::Scalar(ScalarTy::I32, i));
+        self.loop_rest(body, Some(bound), &phis, Some(latch), (&head, &exit), span)
     }
 
     /// `while c { body }`: the variables the body assigns live in phi registers; the condition
     /// is evaluated at the loop head from them.
     pub(super) fn dynamic_while(&mut self, cond: &Expr, body: &Block, span: Span) -> LResult<()> {
         let phis = self.make_phis(&[body], span)?;
-        let head = self.e.label("while_head");
-        let exit = self.e.label("while_exit");
-        self.part.all_dirty = true;
-        self.part.issue_dirty = true;
-        self.e.place(&head);
+        let (head, exit) = self.loop_head("while");
         let c = self.expr(cond)?;
         let p = self.pred_of(&c, cond.span)?;
         self.e.ins(format!("@!{p} bra {exit}"));
+        self.loop_rest(body, None, &phis, None, (&head, &exit), span)
+    }
+
+    /// A loop's labels (`{hint}_head`, `{hint}_exit`), with the head placed. The head is
+    /// reached again from the back edge, so every access before it counts as pending there.
+    fn loop_head(&mut self, hint: &str) -> (String, String) {
+        let head = self.e.label(&format!("{hint}_head"));
+        let exit = self.e.label(&format!("{hint}_exit"));
+        self.part.all_dirty = true;
+        self.part.issue_dirty = true;
+        self.e.place(&head);
+        (head, exit)
+    }
+
+    /// A loop after its exit test: the body in its own scope (with `bound`, the loop variable,
+    /// declared), the back edge into the phis, `latch` (the induction update), the jump to the
+    /// head and the exit label, after which the phis hold the loop's variables.
+    fn loop_rest(
+        &mut self,
+        body: &Block,
+        bound: Option<(&str, Val)>,
+        phis: &[(String, Val)],
+        latch: Option<String>,
+        (head, exit): (&str, &str),
+        span: Span,
+    ) -> LResult<()> {
         self.depth += 1;
         self.scopes.push(HashMap::new());
+        if let Some((name, v)) = bound {
+            self.declare(name, v);
+        }
         let r = self.block(body);
         self.scopes.pop();
         self.depth -= 1;
         r?;
-        self.back_edge(&phis, span)?;
+        self.back_edge(phis, span)?;
+        if let Some(l) = latch {
+            self.e.ins(l);
+        }
         self.e.ins(format!("bra {head}"));
-        self.e.place(&exit);
-        self.restore_phis(&phis);
+        self.e.place(exit);
+        self.restore_phis(phis);
         self.part.all_dirty = true;
         self.part.issue_dirty = true;
         Ok(())

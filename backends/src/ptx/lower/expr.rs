@@ -81,11 +81,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         match self.expr(e)? {
             Val::Int(i) => Ok(i),
             Val::Bool(b) => Ok(b as i64),
-            other => Err(invalid(
-                op,
-                e.span,
-                format!("expected a compile-time integer, found {}", other.kind()),
-            )),
+            other => Err(wrong_kind(op, e.span, "expected a compile-time integer", &other)),
         }
     }
 
@@ -165,6 +161,12 @@ impl<'c, 'k> Lowerer<'c, 'k> {
 
     // ----- scalar helpers -----
 
+    /// The scalar type of `v`, an operand of `op` that must be a scalar.
+    pub(super) fn scalar_ty_arg(&self, v: &Val, op: &str, span: Span) -> LResult<ScalarTy> {
+        self.scalar_ty_of(v)
+            .ok_or_else(|| invalid(op, span, "not a scalar"))
+    }
+
     pub fn scalar_ty_of(&self, v: &Val) -> Option<ScalarTy> {
         match v {
             Val::Int(i) => Some(if i32::try_from(*i).is_ok() {
@@ -196,13 +198,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             (Val::Float(f), _) => (*f as i64).to_string(),
             (Val::Scalar(st, r), _) if *st == t => r.to_string(),
             (Val::Scalar(st, r), _) => self.convert_scalar(*st, *r, t).to_string(),
-            (other, _) => {
-                return Err(invalid(
-                    "expression",
-                    span,
-                    format!("expected a scalar, found {}", other.kind()),
-                ))
-            }
+            (other, _) => return Err(wrong_kind("expression", span, "expected a scalar", other)),
         })
     }
 
@@ -248,10 +244,11 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             Val::Bool(_) | Val::Int(_) | Val::Float(_) | Val::Scalar(..) => {
                 self.scalar_reg(v, ScalarTy::I1, span)
             }
-            other => Err(invalid(
+            other => Err(wrong_kind(
                 "condition",
                 span,
-                format!("expected a scalar condition, found {}", other.kind()),
+                "expected a scalar condition",
+                other,
             )),
         }
     }
@@ -462,12 +459,8 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 if matches!(a, Val::Tile(_)) || matches!(b, Val::Tile(_)) {
                     return self.tile_minmax(f == "min", a, b, e.span).map(Val::Tile);
                 }
-                let ta = self
-                    .scalar_ty_of(&a)
-                    .ok_or_else(|| invalid(f, e.span, "not a scalar"))?;
-                let tb = self
-                    .scalar_ty_of(&b)
-                    .ok_or_else(|| invalid(f, e.span, "not a scalar"))?;
+                let ta = self.scalar_ty_arg(&a, f, e.span)?;
+                let tb = self.scalar_ty_arg(&b, f, e.span)?;
                 let t = promote(ta, tb);
                 let x = self.scalar_operand(&a, t, e.span)?;
                 let y = self.scalar_operand(&b, t, e.span)?;
@@ -489,9 +482,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 match self.expr(pos[0])? {
                     Val::Tile(t) => self.tile_abs(&t, e.span).map(Val::Tile),
                     v => {
-                        let t = self
-                            .scalar_ty_of(&v)
-                            .ok_or_else(|| invalid(f, e.span, "not a scalar"))?;
+                        let t = self.scalar_ty_arg(&v, f, e.span)?;
                         let x = self.scalar_reg(&v, t, e.span)?;
                         let d = self.e.reg(scalar_class(t));
                         self.e.ins(format!("abs.{} {d}, {x}", int_suffix(t)));
@@ -508,12 +499,8 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                     return self.tile_where(c, a, b, e.span).map(Val::Tile);
                 }
                 let p = self.pred_of(&c, e.span)?;
-                let ta = self
-                    .scalar_ty_of(&a)
-                    .ok_or_else(|| invalid(f, e.span, "not a scalar"))?;
-                let tb = self
-                    .scalar_ty_of(&b)
-                    .ok_or_else(|| invalid(f, e.span, "not a scalar"))?;
+                let ta = self.scalar_ty_arg(&a, f, e.span)?;
+                let tb = self.scalar_ty_arg(&b, f, e.span)?;
                 let t = promote(ta, tb);
                 if ta == ScalarTy::I1 && tb == ScalarTy::I1 {
                     let x = self.pred_of(&a, e.span)?;
@@ -537,13 +524,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 let v = self.expr(pos[0])?;
                 let d = match self.expr(pos[1])? {
                     Val::DType(d) => d,
-                    other => {
-                        return Err(invalid(
-                            "cast",
-                            e.span,
-                            format!("expected an element type, found {}", other.kind()),
-                        ))
-                    }
+                    other => return Err(wrong_kind("cast", e.span, "expected an element type", &other)),
                 };
                 match v {
                     Val::Tile(t) => self.cast_tile(&t, d, e.span).map(Val::Tile),
@@ -663,6 +644,9 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         items: &[IndexItem],
         span: Span,
     ) -> LResult<(Vec<Val>, Vec<(u32, u32)>)> {
+        if items.len() > shape.len() {
+            return Err(invalid("index", span, "too many indices"));
+        }
         let mut idx = Vec::new();
         let mut rest = Vec::new();
         for (k, it) in items.iter().enumerate() {
@@ -703,9 +687,6 @@ impl<'c, 'k> Lowerer<'c, 'k> {
     }
 
     fn smem_index(&mut self, v: SmemView, items: &[IndexItem], span: Span) -> LResult<SmemView> {
-        if items.len() > v.shape.len() {
-            return Err(invalid("index", span, "too many indices"));
-        }
         let (idx, rest) = self.view_items(&v.shape, items, span)?;
         let mut v = v;
         for i in idx {
@@ -745,21 +726,13 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 }
             }
             v.geom = sub;
-            v.shape.remove(0);
-            v.offsets.remove(0);
+            drop_leading(&mut v.shape, &mut v.offsets);
         }
-        // Slices: `rest` covers the remaining dims of the view.
-        for (d, (lo, ext)) in rest.into_iter().enumerate() {
-            v.offsets[d] += lo;
-            v.shape[d] = ext;
-        }
+        apply_slices(&mut v.shape, &mut v.offsets, rest);
         Ok(v)
     }
 
     fn tmem_index(&mut self, v: TmemView, items: &[IndexItem], span: Span) -> LResult<TmemView> {
-        if items.len() > v.shape.len() {
-            return Err(invalid("index", span, "too many indices"));
-        }
         let (idx, rest) = self.view_items(&v.shape, items, span)?;
         let mut v = v;
         for i in idx {
@@ -793,13 +766,9 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 }
             }
             v.full = sub_full;
-            v.shape.remove(0);
-            v.offsets.remove(0);
+            drop_leading(&mut v.shape, &mut v.offsets);
         }
-        for (d, (lo, ext)) in rest.into_iter().enumerate() {
-            v.offsets[d] += lo;
-            v.shape[d] = ext;
-        }
+        apply_slices(&mut v.shape, &mut v.offsets, rest);
         Ok(v)
     }
 
@@ -816,6 +785,21 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             None => self.e.ins(format!("add.u32 {r}, {}, {}", v.reg, v.cols)),
         }
         r
+    }
+}
+
+/// A view after an integer index of its leading dimension: that dimension is gone.
+fn drop_leading(shape: &mut Vec<u32>, offsets: &mut Vec<u32>) {
+    shape.remove(0);
+    offsets.remove(0);
+}
+
+/// A view narrowed by its slices: `rest` (from `view_items`) gives the (offset, extent) of
+/// each remaining dimension.
+fn apply_slices(shape: &mut [u32], offsets: &mut [u32], rest: Vec<(u32, u32)>) {
+    for (d, (lo, ext)) in rest.into_iter().enumerate() {
+        offsets[d] += lo;
+        shape[d] = ext;
     }
 }
 

@@ -129,11 +129,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
     pub(super) fn ptr_arg(&mut self, e: &Expr, op: &str) -> LResult<(DType, Reg)> {
         match self.expr(e)? {
             Val::Ptr(d, r) => Ok((d, r)),
-            other => Err(invalid(
-                op,
-                e.span,
-                format!("expected a pointer parameter, found {}", other.kind()),
-            )),
+            other => Err(wrong_kind(op, e.span, "expected a pointer parameter", &other)),
         }
     }
 
@@ -183,17 +179,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         let op = "global.load";
         let (dt, base) = self.ptr_arg(ptr, op)?;
         let ty = ldst_ty(dt).ok_or_else(|| unsupported(op, span, format!("loads of {dt} elements")))?;
-        let mut vals = vec![self.expr(offsets)?];
-        if let Some(m) = mask {
-            vals.push(self.expr(m)?);
-        }
-        let (ts, ll) = self.global_tiles(&vals, span)?;
-        let n = ll.num_regs();
-        let off_ops = self.global_operand(&vals[0], ts[0].as_ref(), DType::I32, n, span)?;
-        let mask_ops = match vals.get(1) {
-            Some(m) => Some(self.global_operand(m, ts[1].as_ref(), DType::I1, n, span)?),
-            None => None,
-        };
+        let (ll, off_ops, mask_ops) = self.offsets_and_mask(offsets, mask, span)?;
         let other_op = match other {
             Some(o) => {
                 let v = self.expr(o)?;
@@ -246,29 +232,13 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 format!("copies of {dt} elements (cp.async copies 4, 8 or 16 bytes; bwsim issues one per element)"),
             ));
         }
-        let mut vals = vec![self.expr(offsets)?];
-        if let Some(m) = mask {
-            vals.push(self.expr(m)?);
-        }
-        let (ts, ll) = self.global_tiles(&vals, span)?;
-        let n = ll.num_regs();
-        let off_ops = self.global_operand(&vals[0], ts[0].as_ref(), DType::I32, n, span)?;
-        let mask_ops = match vals.get(1) {
-            Some(m) => Some(self.global_operand(m, ts[1].as_ref(), DType::I1, n, span)?),
-            None => None,
-        };
-        if self.part.all_dirty {
-            if self.part.warps > 1 {
-                self.part_barrier();
-            } else {
-                self.e.ins("bar.warp.sync -1");
-                self.part.all_dirty = false;
-            }
-        }
+        let (ll, off_ops, mask_ops) = self.offsets_and_mask(offsets, mask, span)?;
+        // Earlier all-thread accesses are ordered before the copies as before an issue.
+        self.before_issue();
         self.before_all_access();
         let addrs = self.smem_addrs(v, &ll, span, op)?;
         let p = self.unique_pred(&ll);
-        for r in 0..n {
+        for r in 0..ll.num_regs() {
             let g = self.global_addr(base, &off_ops[r], es);
             let size = match &mask_ops {
                 None => es.to_string(),
@@ -317,6 +287,29 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 n
             ],
         })
+    }
+
+    /// The offsets and (optional) mask of a global load or `cp.async`, evaluated in that
+    /// order, per register of their common layout (returned first).
+    #[allow(clippy::type_complexity)]
+    fn offsets_and_mask(
+        &mut self,
+        offsets: &Expr,
+        mask: Option<&Expr>,
+        span: Span,
+    ) -> LResult<(LinearLayout, Vec<String>, Option<Vec<String>>)> {
+        let mut vals = vec![self.expr(offsets)?];
+        if let Some(m) = mask {
+            vals.push(self.expr(m)?);
+        }
+        let (ts, ll) = self.global_tiles(&vals, span)?;
+        let n = ll.num_regs();
+        let off_ops = self.global_operand(&vals[0], ts[0].as_ref(), DType::I32, n, span)?;
+        let mask_ops = match vals.get(1) {
+            Some(m) => Some(self.global_operand(m, ts[1].as_ref(), DType::I1, n, span)?),
+            None => None,
+        };
+        Ok((ll, off_ops, mask_ops))
     }
 
     /// The offsets, values and (when `vals` has a third entry) mask of a global store or

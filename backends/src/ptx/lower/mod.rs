@@ -70,6 +70,17 @@ pub(super) struct Addr {
     pub off: i64,
 }
 
+impl Addr {
+    /// The address as a memory operand: `[reg]`, or `[reg+off]`.
+    pub fn operand(&self) -> String {
+        if self.off == 0 {
+            format!("[{}]", self.reg)
+        } else {
+            format!("[{}+{}]", self.reg, self.off)
+        }
+    }
+}
+
 /// A register tile.
 #[derive(Clone, Debug)]
 pub(super) struct Tile {
@@ -94,6 +105,31 @@ pub(super) struct SmemView {
     /// Guaranteed alignment of `base` (bytes).
     pub align: u64,
     pub alloc: usize,
+}
+
+impl SmemView {
+    /// A view of the whole region `base` points at: `shape` from offset 0.
+    pub fn whole(
+        dtype: DType,
+        shape: Vec<u32>,
+        layout: SmemLayout,
+        base: Addr,
+        align: u64,
+        alloc: usize,
+    ) -> SmemView {
+        SmemView {
+            geom: Geom {
+                dtype,
+                full: shape.clone(),
+                layout,
+            },
+            offsets: vec![0; shape.len()],
+            shape,
+            base,
+            align,
+            alloc,
+        }
+    }
 }
 
 /// A view of tensor memory.
@@ -252,6 +288,12 @@ pub(super) fn invalid(op: &str, span: Span, reason: impl std::fmt::Display) -> L
         span,
         reason: reason.to_string(),
     }
+}
+
+/// `op`'s operand at `span` is of the wrong kind: `what` it needed (`expected a register
+/// tile`), and the kind it is.
+pub(super) fn wrong_kind(op: &str, span: Span, what: &str, found: &Val) -> LowerError {
+    invalid(op, span, format!("{what}, found {}", found.kind()))
 }
 
 /// Register class holding a scalar type.
@@ -1141,7 +1183,8 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 unrolled,
             } => {
                 if *unrolled {
-                    self.static_for(var, start, end, step.as_ref(), body, s.span)
+                    let range = self.static_range(start, end, step.as_ref(), s.span)?;
+                    self.static_for(var, range, body)
                 } else {
                     self.dynamic_for(var, start, end, step.as_ref(), body, s.span)
                 }
@@ -1206,9 +1249,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
     pub(super) fn materialize(&mut self, v: Val, bare: bool, span: Span) -> LResult<Val> {
         match v {
             Val::Int(_) | Val::Bool(_) | Val::Float(_) | Val::Scalar(..) => {
-                let t = self
-                    .scalar_ty_of(&v)
-                    .ok_or_else(|| invalid("let", span, "not a scalar"))?;
+                let t = self.scalar_ty_arg(&v, "let", span)?;
                 let op = self.scalar_operand(&v, t, span)?;
                 let r = self.e.reg(scalar_class(t));
                 self.mov(r, &op);

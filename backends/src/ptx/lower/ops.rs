@@ -33,10 +33,11 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 let v = match self.expr(src)? {
                     Val::Smem(v) => v,
                     other => {
-                        return Err(invalid(
+                        return Err(wrong_kind(
                             name,
                             src.span,
-                            format!("expected a shared-memory view, found {}", other.kind()),
+                            "expected a shared-memory view",
+                            &other,
                         ))
                     }
                 };
@@ -72,18 +73,9 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                     off: v.base.off + start as i64,
                 };
                 let align = super::expr::align_of(v.align, start);
-                Ok(Some(Val::Smem(SmemView {
-                    geom: Geom {
-                        dtype,
-                        full: shape.clone(),
-                        layout,
-                    },
-                    offsets: vec![0; shape.len()],
-                    shape,
-                    base,
-                    align,
-                    alloc: v.alloc,
-                })))
+                Ok(Some(Val::Smem(SmemView::whole(
+                    dtype, shape, layout, base, align, v.alloc,
+                ))))
             }
             MbarAlloc { count, .. } => {
                 let alloc = self
@@ -227,29 +219,26 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 }
                 Ok(None)
             }
-            MbarWait { bar, phase } => {
+            MbarWait { bar, phase } | MbarTestWait { bar, phase } => {
                 let a = self.bar_addr(bar, name)?;
                 let ph = self.expr(phase)?;
                 let ph = self.parity_operand(&ph, phase.span)?;
                 self.before_all_access();
                 let p = self.e.reg(RegClass::Pred);
-                let l = self.e.label("mbar_wait");
-                self.e.place(&l);
-                self.e
-                    .ins(format!("mbarrier.try_wait.parity.shared::cta.b64 {p}, {a}, {ph}"));
-                self.e.ins(format!("@!{p} bra {l}"));
-                Ok(None)
-            }
-            MbarTestWait { bar, phase } => {
-                let a = self.bar_addr(bar, name)?;
-                let ph = self.expr(phase)?;
-                let ph = self.parity_operand(&ph, phase.span)?;
-                self.before_all_access();
-                let p = self.e.reg(RegClass::Pred);
-                self.e.ins(format!(
-                    "mbarrier.test_wait.parity.shared::cta.b64 {p}, {a}, {ph}"
-                ));
-                Ok(Some(Val::Scalar(ScalarTy::I1, p)))
+                if matches!(op.kind, MbarTestWait { .. }) {
+                    self.e.ins(format!(
+                        "mbarrier.test_wait.parity.shared::cta.b64 {p}, {a}, {ph}"
+                    ));
+                    Ok(Some(Val::Scalar(ScalarTy::I1, p)))
+                } else {
+                    // Spin until the phase completes.
+                    let l = self.e.label("mbar_wait");
+                    self.e.place(&l);
+                    self.e
+                        .ins(format!("mbarrier.try_wait.parity.shared::cta.b64 {p}, {a}, {ph}"));
+                    self.e.ins(format!("@!{p} bra {l}"));
+                    Ok(None)
+                }
             }
             MbarInvalidate { bar } => {
                 let a = self.bar_addr(bar, name)?;
@@ -329,16 +318,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 bar,
                 multicast,
             } => {
-                let v = self.smem_arg(result, name)?;
-                let at = v
-                    .geom
-                    .logical_offset(&v.offsets)
-                    .map_err(|m| unsupported(name, span, m))?;
-                let r = if v.base.off + at as i64 == 0 {
-                    format!("[{}]", v.base.reg)
-                } else {
-                    format!("[{}+{}]", v.base.reg, v.base.off + at as i64)
-                };
+                let r = self.smem_ref(result, name, span)?;
                 let b = self.bar_addr(bar, name)?;
                 let mc = match multicast {
                     Some(m) => self.const_int(m, name)? != 0,
@@ -357,16 +337,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             }
             ClcQuery { result } => {
                 // Every thread reads the 16-byte response and decodes it.
-                let v = self.smem_arg(result, name)?;
-                let at = v
-                    .geom
-                    .logical_offset(&v.offsets)
-                    .map_err(|m| unsupported(name, span, m))?;
-                let addr = if v.base.off + at as i64 == 0 {
-                    format!("[{}]", v.base.reg)
-                } else {
-                    format!("[{}+{}]", v.base.reg, v.base.off + at as i64)
-                };
+                let addr = self.smem_ref(result, name, span)?;
                 let lo = self.e.reg(RegClass::B64);
                 let hi = self.e.reg(RegClass::B64);
                 let q = self.e.reg(RegClass::B128);
@@ -428,16 +399,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             }
             TmemStore { dst, value } => {
                 let t = self.tmem_arg(dst, name)?;
-                let v = match self.expr(value)? {
-                    Val::Tile(v) => v,
-                    other => {
-                        return Err(invalid(
-                            name,
-                            value.span,
-                            format!("expected a register tile, found {}", other.kind()),
-                        ))
-                    }
-                };
+                let v = self.tile_arg(value, name)?;
                 self.tmem_store(&t, &v, span)?;
                 Ok(None)
             }
@@ -464,16 +426,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             }
             SmemStore { dst, value } => {
                 let v = self.smem_arg(dst, name)?;
-                let t = match self.expr(value)? {
-                    Val::Tile(t) => t,
-                    other => {
-                        return Err(invalid(
-                            name,
-                            value.span,
-                            format!("expected a register tile, found {}", other.kind()),
-                        ))
-                    }
-                };
+                let t = self.tile_arg(value, name)?;
                 self.smem_store(&v, &t, span)?;
                 Ok(None)
             }
@@ -579,38 +532,36 @@ impl<'c, 'k> Lowerer<'c, 'k> {
     pub(super) fn smem_arg(&mut self, e: &Expr, op: &str) -> LResult<SmemView> {
         match self.expr(e)? {
             Val::Smem(v) => Ok(v),
-            other => Err(invalid(
-                op,
-                e.span,
-                format!("expected a shared-memory view, found {}", other.kind()),
-            )),
+            other => Err(wrong_kind(op, e.span, "expected a shared-memory view", &other)),
         }
     }
 
     pub(super) fn tmem_arg(&mut self, e: &Expr, op: &str) -> LResult<TmemView> {
         match self.expr(e)? {
             Val::Tmem(v) => Ok(v),
-            other => Err(invalid(
-                op,
-                e.span,
-                format!("expected a tensor-memory view, found {}", other.kind()),
-            )),
+            other => Err(wrong_kind(op, e.span, "expected a tensor-memory view", &other)),
         }
+    }
+
+    /// `[addr]` of the first element of the shared-memory view `e`.
+    fn smem_ref(&mut self, e: &Expr, op: &str, span: Span) -> LResult<String> {
+        let v = self.smem_arg(e, op)?;
+        let at = v
+            .geom
+            .logical_offset(&v.offsets)
+            .map_err(|m| unsupported(op, span, m))?;
+        let first = Addr {
+            reg: v.base.reg,
+            off: v.base.off + at as i64,
+        };
+        Ok(first.operand())
     }
 
     /// `[addr]` of one mbarrier.
     pub(super) fn bar_addr(&mut self, e: &Expr, op: &str) -> LResult<String> {
         match self.expr(e)? {
-            Val::Mbar { base, count: None } => Ok(if base.off == 0 {
-                format!("[{}]", base.reg)
-            } else {
-                format!("[{}+{}]", base.reg, base.off)
-            }),
-            other => Err(invalid(
-                op,
-                e.span,
-                format!("expected one mbarrier, found {}", other.kind()),
-            )),
+            Val::Mbar { base, count: None } => Ok(base.operand()),
+            other => Err(wrong_kind(op, e.span, "expected one mbarrier", &other)),
         }
     }
 

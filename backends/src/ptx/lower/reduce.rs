@@ -207,13 +207,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
     /// through shared memory.
     pub(super) fn tile_reduce(&mut self, op: ReduceOp, t: &Tile, axis: usize, span: Span) -> LResult<Val> {
         let what = op.name();
-        let offs = crate::ptx::layout::dim_offsets(&t.ll.shape).map_err(|m| unsupported(what, span, m))?;
-        let nb =
-            t.ll.shape
-                .get(axis)
-                .ok_or_else(|| invalid(what, span, "axis out of range"))?
-                .trailing_zeros();
-        let amask = ((1u32 << nb) - 1) << offs[axis];
+        let (off, nb, amask) = axis_bits(t, axis, what, span)?;
         if t.ll.warps.iter().any(|&b| b & amask != 0) {
             // Across warps: move the warp bits along the axis into registers through the
             // partition's shared-memory scratch (every warp then holds the whole axis, the
@@ -264,8 +258,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 "a reduction over registers mixing dimensions",
             ));
         }
-        let squeeze =
-            |v: u32| -> u32 { (v & ((1 << offs[axis]) - 1)) | ((v >> (offs[axis] + nb)) << offs[axis]) };
+        let squeeze = |v: u32| -> u32 { (v & ((1 << off) - 1)) | ((v >> (off + nb)) << off) };
         let mut shape = t.ll.shape.clone();
         shape.remove(axis);
         let ll = LinearLayout {
@@ -275,7 +268,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             warps: t.ll.warps.iter().map(|&b| squeeze(b)).collect(),
         };
         if op.is_arg() {
-            let pos = |basis: u32| (basis & amask) >> offs[axis];
+            let pos = |basis: u32| (basis & amask) >> off;
             return self.tile_arg_reduce(op, t, &ll, &inside, &outside, &lane_bits, &pos, span);
         }
         let out = self.fresh_tile(t.dtype, ll.clone(), None, span)?;
@@ -326,14 +319,8 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         span: Span,
     ) -> LResult<Tile> {
         let what = "scan";
-        let offs = crate::ptx::layout::dim_offsets(&t.ll.shape).map_err(|m| unsupported(what, span, m))?;
-        let nb =
-            t.ll.shape
-                .get(axis)
-                .ok_or_else(|| invalid(what, span, "axis out of range"))?
-                .trailing_zeros();
-        let amask = ((1u32 << nb) - 1) << offs[axis];
-        let pos = |b: u32| (b & amask) >> offs[axis];
+        let (off, _, amask) = axis_bits(t, axis, what, span)?;
+        let pos = |b: u32| (b & amask) >> off;
         if t.ll.warps.iter().any(|&b| b & amask != 0) {
             return Err(unsupported(
                 what,
@@ -472,4 +459,16 @@ fn axis_elems(
             (p, r)
         })
         .collect()
+}
+
+/// Where `axis` of `t` sits in its flat index: the axis's lowest bit, its number of bits, and
+/// the mask of those bits.
+fn axis_bits(t: &Tile, axis: usize, what: &str, span: Span) -> LResult<(u32, u32, u32)> {
+    let offs = crate::ptx::layout::dim_offsets(&t.ll.shape).map_err(|m| unsupported(what, span, m))?;
+    let nb =
+        t.ll.shape
+            .get(axis)
+            .ok_or_else(|| invalid(what, span, "axis out of range"))?
+            .trailing_zeros();
+    Ok((offs[axis], nb, ((1u32 << nb) - 1) << offs[axis]))
 }

@@ -7,6 +7,22 @@ use crate::ptx::desc::{self, MmaKind};
 use crate::ptx::smem::{operand_desc, Major, OperandDesc};
 
 impl<'c, 'k> Lowerer<'c, 'k> {
+    /// The enable-input-D predicates of an MMA's K steps: the first step's from `first` (the
+    /// `use_acc` value), and an always-true one for the steps after it.
+    pub(super) fn accumulate_preds(&mut self, first: Val, span: Span) -> LResult<(Reg, Reg)> {
+        let p_first = match first {
+            Val::Bool(b) => {
+                let p = self.e.reg(RegClass::Pred);
+                self.e.ins(format!("setp.ne.b32 {p}, {}, 0", b as i32));
+                p
+            }
+            v => self.pred_of(&v, span)?,
+        };
+        let p_true = self.e.reg(RegClass::Pred);
+        self.e.ins(format!("setp.eq.b32 {p_true}, 0, 0"));
+        Ok((p_first, p_true))
+    }
+
     /// Registers of each TMEM access of a 32x32b-shaped transfer: for the tile layout `ll`
     /// over the view `t`, every register's column relative to the warp's base column.
     pub(super) fn tmem_plan(
@@ -103,17 +119,24 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             }
             cells.push((c, r, sh));
         }
-        // Warp base address: region + lane quarter (warp % 4) << 21 (32 lanes << 16) + column part.
+        // Warp base address: the warp's lane quarter of the region, plus the column part.
+        let a = self.tmem_warp_addr(t);
+        if let Some(cp) = col_part {
+            self.e.ins(format!("add.u32 {a}, {a}, {cp}"));
+        }
+        Ok((a, cells, imm))
+    }
+
+    /// The TMEM address of this warp's lane quarter of `t`'s region: region + (warp % 4) << 21
+    /// (32 lanes << 16).
+    fn tmem_warp_addr(&mut self, t: &TmemView) -> Reg {
         let base = self.tmem_region_addr(t);
         let wq = self.e.reg(RegClass::B32);
         self.e.ins(format!("and.b32 {wq}, {}, 3", self.k.warp));
         self.e.ins(format!("shl.b32 {wq}, {wq}, 21"));
         let a = self.e.reg(RegClass::B32);
         self.e.ins(format!("add.u32 {a}, {base}, {wq}"));
-        if let Some(cp) = col_part {
-            self.e.ins(format!("add.u32 {a}, {a}, {cp}"));
-        }
-        Ok((a, cells, imm))
+        a
     }
 
     /// Runs of cells on consecutive columns, each a power of two long (at most 128), for
@@ -144,19 +167,35 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         out
     }
 
+    /// A `tcgen05.ld`/`st` of `t` in its native layout `native`, ordered after the earlier
+    /// accesses: its [`Self::tmem_plan`], and the message shape with the immediate operand
+    /// that `16x32bx2` takes.
+    fn tmem_access(
+        &mut self,
+        t: &TmemView,
+        native: &LinearLayout,
+        span: Span,
+        op: &str,
+    ) -> LResult<(Reg, TmemCells, &'static str, Option<u32>)> {
+        self.before_all_access();
+        self.e.ins("tcgen05.fence::after_thread_sync");
+        let (addr, cells, imm) = self.tmem_plan(t, native, span, op)?;
+        Ok((
+            addr,
+            cells,
+            if imm.is_some() { "16x32bx2" } else { "32x32b" },
+            imm,
+        ))
+    }
+
     pub(super) fn tmem_load(&mut self, t: &TmemView, l: &TileLayout, span: Span) -> LResult<Tile> {
         let op = "tmem.load";
         if t.scales {
             return Err(unsupported(op, span, "loads from a scale-factor buffer"));
         }
         let native = self.layout_for(&TileLayout::Tmem32x32b, &t.shape, span)?;
-        self.before_all_access();
-        self.e.ins("tcgen05.fence::after_thread_sync");
-        let (addr, cells, imm) = self.tmem_plan(t, &native, span, op)?;
-        let (shape, ld_imm, _) = match imm {
-            None => ("32x32b", String::new(), String::new()),
-            Some(i) => ("16x32bx2", format!(", {i}"), format!("{i}, ")),
-        };
+        let (addr, cells, shape, imm) = self.tmem_access(t, &native, span, op)?;
+        let ld_imm = imm.map_or(String::new(), |i| format!(", {i}"));
         let out = self.fresh_tile(t.dtype, native.clone(), Some(TileLayout::Tmem32x32b), span)?;
         if t.dtype.bits() == 32 {
             for (c, rs) in Self::column_runs(&cells) {
@@ -178,12 +217,8 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             }
         } else {
             // Packed 8/16-bit elements: load each 32-bit cell once, extract the elements.
-            let mut by_col: std::collections::BTreeMap<u32, Vec<(usize, u32)>> = Default::default();
-            for &(c, r, sh) in &cells {
-                by_col.entry(c).or_default().push((r, sh));
-            }
             let bits = t.dtype.bits();
-            for (c, elems) in by_col {
+            for (c, elems) in by_column(&cells) {
                 let a = self.e.reg(RegClass::B32);
                 self.e.ins(format!("add.u32 {a}, {addr}, {c}"));
                 let w = self.e.reg(RegClass::B32);
@@ -213,13 +248,8 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         }
         let native = self.layout_for(&TileLayout::Tmem32x32b, &t.shape, span)?;
         let v = self.in_layout(v, &native, span)?;
-        self.before_all_access();
-        self.e.ins("tcgen05.fence::after_thread_sync");
-        let (addr, cells, imm) = self.tmem_plan(t, &native, span, op)?;
-        let (shape, _, st_imm) = match imm {
-            None => ("32x32b", String::new(), String::new()),
-            Some(i) => ("16x32bx2", format!(", {i}"), format!("{i}, ")),
-        };
+        let (addr, cells, shape, imm) = self.tmem_access(t, &native, span, op)?;
+        let st_imm = imm.map_or(String::new(), |i| format!("{i}, "));
         if t.dtype.bits() == 32 {
             for (c, rs) in Self::column_runs(&cells) {
                 let a = self.e.reg(RegClass::B32);
@@ -232,11 +262,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 ));
             }
         } else {
-            let mut by_col: std::collections::BTreeMap<u32, Vec<(usize, u32)>> = Default::default();
-            for &(c, r, sh) in &cells {
-                by_col.entry(c).or_default().push((r, sh));
-            }
-            for (c, elems) in by_col {
+            for (c, elems) in by_column(&cells) {
                 let w = self.e.reg(RegClass::B32);
                 self.e.ins(format!("mov.b32 {w}, 0"));
                 for (r, sh) in elems {
@@ -308,12 +334,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             let (_, col, shift) = bwsim_isa::typeck::scale_cell(m, row, k, bits);
             cells.entry(col).or_default().push((r, shift));
         }
-        let base = self.tmem_region_addr(t);
-        let wq = self.e.reg(RegClass::B32);
-        self.e.ins(format!("and.b32 {wq}, {}, 3", self.k.warp));
-        self.e.ins(format!("shl.b32 {wq}, {wq}, 21"));
-        let addr = self.e.reg(RegClass::B32);
-        self.e.ins(format!("add.u32 {addr}, {base}, {wq}"));
+        let addr = self.tmem_warp_addr(t);
         for (col, elems) in cells {
             let w = self.e.reg(RegClass::B32);
             self.e.ins(format!("mov.b32 {w}, 0"));
@@ -438,10 +459,11 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             Val::Smem(s) => (s.geom.dtype, s.shape[0], s.shape[1]),
             Val::Tmem(t) => (t.dtype, t.shape[0], t.shape[1]),
             other => {
-                return Err(invalid(
+                return Err(wrong_kind(
                     op,
                     a.span,
-                    format!("A must be in shared or tensor memory, found {}", other.kind()),
+                    "A must be in shared or tensor memory",
+                    other,
                 ))
             }
         };
@@ -476,20 +498,24 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         } else {
             Major::MN
         };
-        let idesc = match &sv {
-            None => desc::tcgen05_idesc(kind, a_dtype, bv.geom.dtype, cv.dtype, a_major, b_major, mi, ni),
-            Some((sa, _)) => desc::tcgen05_idesc_block_scaled(
+        // A block-scaled kind's descriptor, with scale-factor id `id` for both A and B.
+        let scaled_idesc = |scale: DType, id| {
+            desc::tcgen05_idesc_block_scaled(
                 kind,
                 a_dtype,
                 bv.geom.dtype,
-                sa.dtype,
+                scale,
                 a_major,
                 b_major,
                 m,
                 n,
-                0,
-                0,
-            ),
+                id,
+                id,
+            )
+        };
+        let idesc = match &sv {
+            None => desc::tcgen05_idesc(kind, a_dtype, bv.geom.dtype, cv.dtype, a_major, b_major, mi, ni),
+            Some((sa, _)) => scaled_idesc(sa.dtype, 0),
         }
         .map_err(|e| unsupported(op, span, e.0))?;
         // Enable-input-D of the first instruction.
@@ -560,19 +586,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                         |t: &TmemView| bwsim_isa::typeck::scale_cell(t.full[0], 0, first, t.dtype.bits());
                     let ((_, col_a, shift), (_, col_b, _)) = (cell(sa), cell(sb));
                     let id = shift / 8;
-                    let d = desc::tcgen05_idesc_block_scaled(
-                        kind,
-                        a_dtype,
-                        bv.geom.dtype,
-                        sa.dtype,
-                        a_major,
-                        b_major,
-                        m,
-                        n,
-                        id,
-                        id,
-                    )
-                    .map_err(|e| unsupported(op, span, e.0))?;
+                    let d = scaled_idesc(sa.dtype, id).map_err(|e| unsupported(op, span, e.0))?;
                     let ir = self.e.reg(RegClass::B32);
                     self.e.ins(format!("mov.b32 {ir}, {d:#x}"));
                     let (ra, rb) = (self.e.reg(RegClass::B32), self.e.reg(RegClass::B32));
@@ -583,16 +597,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             }
         }
         let _ = idesc;
-        let p_first = match first {
-            Val::Bool(b) => {
-                let p = self.e.reg(RegClass::Pred);
-                self.e.ins(format!("setp.ne.b32 {p}, {}, 0", b as i32));
-                p
-            }
-            v => self.pred_of(&v, span)?,
-        };
-        let p_true = self.e.reg(RegClass::Pred);
-        self.e.ins(format!("setp.eq.b32 {p_true}, 0, 0"));
+        let (p_first, p_true) = self.accumulate_preds(first, span)?;
         // Descriptors per K step.
         let mut descs = Vec::new();
         for ks in 0..k / kstep {
@@ -685,17 +690,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 plan.push((s.base.off + od.start as i64, fix, (lane << 16) + col));
             }
         }
-        let base = self.tmem_region_addr(&t);
-        self.before_issue();
-        let p = self.part.leader;
-        self.e.ins("tcgen05.fence::after_thread_sync");
-        for (off, fix, cell) in plan {
-            let dr = self.desc_reg(s.base.reg, off, fix);
-            let a = self.e.reg(RegClass::B32);
-            self.e.ins(format!("add.u32 {a}, {base}, {cell}"));
-            self.e
-                .ins(format!("@{p} tcgen05.cp.cta_group::1.128x256b [{a}], {dr}"));
-        }
+        self.issue_cp(&s, &t, "128x256b", plan);
         Ok(())
     }
 
@@ -767,19 +762,36 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 plan.push((s.base.off + start as i64, fix, col));
             }
         }
+        self.issue_cp(s, t, "32x128b.warpx4", plan);
+        Ok(())
+    }
+
+    /// Issue planned `tcgen05.cp`s of `shape` from the leader thread: per entry, the source's
+    /// descriptor (offset from `s`'s base register, fixed descriptor bits) and the destination
+    /// cell (TMEM address relative to `t`'s region).
+    fn issue_cp(&mut self, s: &SmemView, t: &TmemView, shape: &str, plan: Vec<(i64, u64, u32)>) {
         let base = self.tmem_region_addr(t);
         self.before_issue();
         let p = self.part.leader;
         self.e.ins("tcgen05.fence::after_thread_sync");
-        for (off, fix, col) in plan {
+        for (off, fix, cell) in plan {
             let dr = self.desc_reg(s.base.reg, off, fix);
             let a = self.e.reg(RegClass::B32);
-            self.e.ins(format!("add.u32 {a}, {base}, {col}"));
+            self.e.ins(format!("add.u32 {a}, {base}, {cell}"));
             self.e
-                .ins(format!("@{p} tcgen05.cp.cta_group::1.32x128b.warpx4 [{a}], {dr}"));
+                .ins(format!("@{p} tcgen05.cp.cta_group::1.{shape} [{a}], {dr}"));
         }
-        Ok(())
     }
 
     // ----- shared memory -----
+}
+
+/// The cells of a plan grouped by column: each column's (register, bit shift) pairs, for
+/// elements narrower than the 32-bit cell.
+fn by_column(cells: &TmemCells) -> std::collections::BTreeMap<u32, Vec<(usize, u32)>> {
+    let mut by_col: std::collections::BTreeMap<u32, Vec<(usize, u32)>> = Default::default();
+    for &(c, r, sh) in cells {
+        by_col.entry(c).or_default().push((r, sh));
+    }
+    by_col
 }

@@ -688,16 +688,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             }
             None => vec![self.pred_of(&c, span)?.to_string(); ll.num_regs()],
         };
-        let mut ops: Vec<Vec<String>> = Vec::new();
-        for (i, v) in [(1, &a), (2, &b)] {
-            match &ts[i] {
-                Some(t) => ops.push(t.regs.iter().map(|r| r.to_string()).collect()),
-                None => {
-                    let o = self.elem_operand(v, dtype, span)?;
-                    ops.push(vec![o; ll.num_regs()]);
-                }
-            }
-        }
+        let ops = self.elem_operands(&[&a, &b], &ts[1..], dtype, &ll, span)?;
         let out = self.fresh_tile(dtype, ll.clone(), parent, span)?;
         for r in 0..ll.num_regs() {
             let d = out.regs[r];
@@ -721,6 +712,30 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         Ok(out)
     }
 
+    /// The operands of an element-wise instruction, per register of `ll`: each value's
+    /// aligned tile registers (`ts`, from `align_tiles`) or, for a scalar, its operand as an
+    /// element of `dtype` repeated.
+    fn elem_operands(
+        &mut self,
+        vals: &[&Val],
+        ts: &[Option<Tile>],
+        dtype: DType,
+        ll: &LinearLayout,
+        span: Span,
+    ) -> LResult<Vec<Vec<String>>> {
+        let mut ops = Vec::new();
+        for (v, t) in vals.iter().zip(ts) {
+            match t {
+                Some(t) => ops.push(t.regs.iter().map(|r| r.to_string()).collect()),
+                None => {
+                    let o = self.elem_operand(v, dtype, span)?;
+                    ops.push(vec![o; ll.num_regs()]);
+                }
+            }
+        }
+        Ok(ops)
+    }
+
     #[allow(clippy::needless_range_loop)] // one instruction per register of several operands
     pub(super) fn tile_fma(&mut self, a: Val, b: Val, c: Val, span: Span) -> LResult<Tile> {
         let (ts, ll, parent) = self.align_tiles(&[&a, &b, &c], span)?;
@@ -729,16 +744,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             DType::F32 | DType::F16 | DType::BF16 => arith_ty(dtype).unwrap_or("f32"),
             _ => return Err(unsupported("fma", span, format!("fma on {dtype} tiles"))),
         };
-        let mut ops: Vec<Vec<String>> = Vec::new();
-        for (i, v) in [&a, &b, &c].iter().enumerate() {
-            match &ts[i] {
-                Some(t) => ops.push(t.regs.iter().map(|r| r.to_string()).collect()),
-                None => {
-                    let o = self.elem_operand(v, dtype, span)?;
-                    ops.push(vec![o; ll.num_regs()]);
-                }
-            }
-        }
+        let ops = self.elem_operands(&[&a, &b, &c], &ts, dtype, &ll, span)?;
         let out = self.fresh_tile(dtype, ll.clone(), parent, span)?;
         for r in 0..ll.num_regs() {
             self.e.ins(format!(
@@ -911,11 +917,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
     pub(super) fn tile_arg(&mut self, e: &Expr, what: &str) -> LResult<Tile> {
         match self.expr(e)? {
             Val::Tile(t) => Ok(t),
-            other => Err(invalid(
-                what,
-                e.span,
-                format!("expected a register tile, found {}", other.kind()),
-            )),
+            other => Err(wrong_kind(what, e.span, "expected a register tile", &other)),
         }
     }
 
@@ -960,13 +962,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 let v = self.expr(pos[1])?;
                 let d = match self.expr(pos[2])? {
                     Val::DType(d) => d,
-                    other => {
-                        return Err(invalid(
-                            f,
-                            span,
-                            format!("expected an element type, found {}", other.kind()),
-                        ))
-                    }
+                    other => return Err(wrong_kind(f, span, "expected an element type", &other)),
                 };
                 let l = self.layout_arg(pos[3], f)?;
                 let ll = self.layout_for(&l, &shape, span)?;
@@ -1001,22 +997,18 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 out.parent = parent;
                 Ok(Val::Tile(out))
             }
-            "reshape" => {
+            "reshape" | "permute" => {
+                // The same registers under another layout: a new shape, or the dimensions
+                // in another order.
                 need(2)?;
                 let t = self.tile_arg(pos[0], f)?;
-                let shape = self.list(pos[1], f)?;
-                let ll = t.ll.reshape(&shape).map_err(|m| unsupported(f, span, m))?;
-                Ok(Val::Tile(Tile {
-                    ll,
-                    parent: None,
-                    ..t
-                }))
-            }
-            "permute" => {
-                need(2)?;
-                let t = self.tile_arg(pos[0], f)?;
-                let order = self.list(pos[1], f)?;
-                let ll = t.ll.permute(&order).map_err(|m| unsupported(f, span, m))?;
+                let list = self.list(pos[1], f)?;
+                let ll = if f == "reshape" {
+                    t.ll.reshape(&list)
+                } else {
+                    t.ll.permute(&list)
+                };
+                let ll = ll.map_err(|m| unsupported(f, span, m))?;
                 Ok(Val::Tile(Tile {
                     ll,
                     parent: None,

@@ -20,21 +20,14 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         };
         let (dtype, shape, layout) = (t.dtype, t.shape, t.layout);
         let align = 1024u64.min(1u64 << (alloc.offset as u64 | 1024).trailing_zeros());
-        Ok(Val::Smem(SmemView {
-            geom: Geom {
-                dtype,
-                full: shape.clone(),
-                layout,
-            },
-            offsets: vec![0; shape.len()],
-            shape,
-            base: Addr {
-                reg: self.k.smem,
-                off: alloc.offset as i64,
-            },
-            align,
-            alloc: self.ck.alloc_index(op).unwrap_or(0),
-        }))
+        let base = Addr {
+            reg: self.k.smem,
+            off: alloc.offset as i64,
+        };
+        let alloc = self.ck.alloc_index(op).unwrap_or(0);
+        Ok(Val::Smem(SmemView::whole(
+            dtype, shape, layout, base, align, alloc,
+        )))
     }
 
     pub(super) fn tmem_alloc(&mut self, op: &Op) -> LResult<Val> {
@@ -232,8 +225,8 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 "@{} cp.async.bulk.tensor.{}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [{}+{}], [{}, {{{}}}], {}",
                 m.pred, m.rank, m.sreg, m.smem_off, m.tmap, m.coords, m.bar
             )
-        })?;
-        Ok(())
+        })
+        .map(|_| ())
     }
 
     pub(super) fn tma_store(

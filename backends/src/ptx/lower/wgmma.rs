@@ -52,10 +52,11 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         let accv = match self.expr(acc)? {
             Val::Tile(t) => t,
             other => {
-                return Err(invalid(
+                return Err(wrong_kind(
                     op,
                     acc.span,
-                    format!("the accumulator must be a register tile, found {}", other.kind()),
+                    "the accumulator must be a register tile",
+                    &other,
                 ))
             }
         };
@@ -63,10 +64,11 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             Val::Smem(v) => (v.geom.dtype, v.shape[0], v.shape[1]),
             Val::Tile(t) => (t.dtype, t.ll.shape[0], t.ll.shape[1]),
             other => {
-                return Err(invalid(
+                return Err(wrong_kind(
                     op,
                     a.span,
-                    format!("A must be in shared memory or registers, found {}", other.kind()),
+                    "A must be in shared memory or registers",
+                    other,
                 ))
             }
         };
@@ -144,16 +146,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             None => Val::Bool(true),
             Some(e) => self.expr(e)?,
         };
-        let p_first = match first {
-            Val::Bool(b) => {
-                let p = self.e.reg(RegClass::Pred);
-                self.e.ins(format!("setp.ne.b32 {p}, {}, 0", b as i32));
-                p
-            }
-            v => self.pred_of(&v, span)?,
-        };
-        let p_true = self.e.reg(RegClass::Pred);
-        self.e.ins(format!("setp.eq.b32 {p_true}, 0, 0"));
+        let (p_first, p_true) = self.accumulate_preds(first, span)?;
         // Warpgroup index within the partition.
         let wg = self.e.reg(RegClass::B32);
         self.e.ins(format!("shr.u32 {wg}, {}, 2", self.part.pwarp));
