@@ -316,10 +316,7 @@ macro_rules! define_walk {
                     | ExprKind::Str(_)
                     | ExprKind::Name(_) => {}
                     ExprKind::Unary(_, a) | ExprKind::Field(a, _) => expr(a, v),
-                    ExprKind::Binary(_, a, b) => {
-                        expr(a, v);
-                        expr(b, v);
-                    }
+                    ExprKind::Binary(_, a, b) => [a, b].into_iter().for_each(|e| expr(e, v)),
                     ExprKind::Call(_, args) => {
                         for a in args {
                             if let Some(k) = & $($mut)? a.key {
@@ -330,24 +327,19 @@ macro_rules! define_walk {
                     }
                     ExprKind::Index(base, items) => {
                         expr(base, v);
-                        for it in items {
-                            match it {
-                                IndexItem::Expr(e) => expr(e, v),
-                                IndexItem::Slice(a, b) => {
-                                    for e in [a, b].into_iter().flatten() {
-                                        expr(e, v);
-                                    }
-                                }
-                                IndexItem::NewAxis => {}
-                            }
-                        }
+                        items.into_iter().for_each(|it| index_item(it, v));
                     }
-                    ExprKind::List(items) => {
-                        for e in items {
-                            expr(e, v);
-                        }
-                    }
+                    ExprKind::List(items) => items.into_iter().for_each(|e| expr(e, v)),
                 }
+            }
+
+            fn index_item<'a>(it: &'a $($mut)? IndexItem, v: &mut impl Visit<&'a $($mut)? u32>) {
+                let (a, b) = match it {
+                    IndexItem::Expr(e) => (Some(e), None),
+                    IndexItem::Slice(a, b) => (Option::from(a), Option::from(b)),
+                    IndexItem::NewAxis => (None, None),
+                };
+                a.into_iter().chain(b).for_each(|e| expr(e, v));
             }
         }
     };
