@@ -185,7 +185,7 @@ impl<'k> Cx<'k> {
     pub(super) fn layout_arg(&mut self, e: &'k Expr) -> Result<TileLayout, Diagnostic> {
         let l = self.tile_layout(e)?;
         if let Some(layouts) = at_mut(&mut self.checked.tile_layouts, e.id) {
-            layouts.insert(self.iters.clone(), l.clone());
+            (layouts.get_or_insert_with(HashMap::new)).insert(self.iters.clone(), l.clone());
         }
         Ok(l)
     }

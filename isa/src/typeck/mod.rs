@@ -94,10 +94,10 @@ pub struct Checked<'k> {
     inline_asm: Vec<Option<std::sync::Arc<crate::inline_ptx::Program>>>,
     /// The type each value-producing op resolved to (its written type and layout as values),
     /// indexed by op id, then keyed by the iteration of every `static_for` around it.
-    op_types: Vec<HashMap<Vec<i64>, Ty>>,
+    op_types: Vec<Option<HashMap<Vec<i64>, Ty>>>,
     /// The register layout each layout operand (`arange`'s, `layout=`, ...) resolved to,
     /// indexed by the operand expression's id, then keyed like `op_types`.
-    tile_layouts: Vec<HashMap<Vec<i64>, TileLayout>>,
+    tile_layouts: Vec<Option<HashMap<Vec<i64>, TileLayout>>>,
 }
 
 impl<'k> Checked<'k> {
@@ -117,11 +117,11 @@ impl<'k> Checked<'k> {
     /// iteration value of every `static_for` around the op, outermost first (a `static_for`
     /// body is checked once per iteration, and its types may depend on the iteration).
     pub fn op_type(&self, op: &Op, iters: &[i64]) -> Option<&Ty> {
-        at(&self.op_types, op.id)?.get(iters)
+        at(&self.op_types, op.id)?.as_ref()?.get(iters)
     }
     /// The register layout a layout operand resolved to (`iters` as for [`Checked::op_type`]).
     pub fn layout_of(&self, e: &Expr, iters: &[i64]) -> Option<&TileLayout> {
-        at(&self.tile_layouts, e.id)?.get(iters)
+        at(&self.tile_layouts, e.id)?.as_ref()?.get(iters)
     }
     /// The type of a name bound by `let` (pass the `Ident` inside the kernel).
     pub fn binding_type(&self, ident: &Ident) -> Option<&Ty> {
@@ -256,8 +256,8 @@ impl<'k> Cx<'k> {
                 binding_types: vec![None; counts.idents],
                 workers: Vec::new(),
                 inline_asm: vec![None; counts.ops],
-                op_types: vec![HashMap::new(); counts.ops],
-                tile_layouts: vec![HashMap::new(); counts.exprs],
+                op_types: vec![None; counts.ops],
+                tile_layouts: vec![None; counts.exprs],
             },
             diags: Vec::new(),
             scopes: vec![Scope {

@@ -168,7 +168,7 @@ impl<'k> Cx<'k> {
         match self.op_inner(op) {
             Ok(t) => {
                 if let (Some(t), Some(types)) = (&t, at_mut(&mut self.checked.op_types, op.id)) {
-                    types.insert(self.iters.clone(), t.clone());
+                    (types.get_or_insert_with(HashMap::new)).insert(self.iters.clone(), t.clone());
                 }
                 t
             }
