@@ -204,6 +204,7 @@ fn import_stated(
                     Ok(mut l) => {
                         shift_launch(&mut l, base);
                         k.launch = Some(l);
+                        k.number_nodes();
                     }
                     Err(ds) => return Err(ds.into_iter().map(|d| shift_diag(d, base)).collect()),
                 }

@@ -186,6 +186,7 @@ fn packed_block_forms(v: Version) {
             n / 128
         );
         simple.launch = Some(bwsim_isa::parser::parse_launch(&ltext).expect("launch parses"));
+        simple.number_nodes();
         let cs = check(&simple, target, &sfile);
         let splan = plan(&cs, &sfile);
         for seed in 0..env_schedules().unwrap_or(2) {

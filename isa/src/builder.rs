@@ -244,19 +244,13 @@ impl From<Expr> for Rhs {
 
 impl From<OpKind> for Rhs {
     fn from(kind: OpKind) -> Rhs {
-        Rhs::Op(Op {
-            kind,
-            span: Span::DUMMY,
-        })
+        Rhs::Op(Op::from(kind))
     }
 }
 
 impl From<OpKind> for Op {
     fn from(kind: OpKind) -> Op {
-        Op {
-            kind,
-            span: Span::DUMMY,
-        }
+        Op::new(kind, Span::DUMMY)
     }
 }
 
@@ -417,6 +411,7 @@ impl KernelBuilder {
             }
             _ => self.k.body.end_comments.extend(pending),
         }
+        self.k.number_nodes();
         self.k
     }
 }
@@ -459,11 +454,7 @@ impl BlockBuilder {
     /// Any statement.
     pub fn stmt(&mut self, kind: StmtKind) -> &mut BlockBuilder {
         let comments = std::mem::take(&mut self.pending);
-        self.block.stmts.push(Stmt {
-            comments,
-            kind,
-            span: Span::DUMMY,
-        });
+        self.block.stmts.push(Stmt::new(comments, kind, Span::DUMMY));
         self
     }
 

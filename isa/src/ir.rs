@@ -8,8 +8,11 @@
 //! decided by the type checker ([`crate::typeck`]), never by the parser, so the printer and
 //! the parser stay small and exactly inverse.
 //!
-//! Spans never take part in equality; comments do (so that `bwsim fmt` keeps them).
+//! Spans never take part in equality; comments do (so that `bwsim fmt` keeps them). Nor do
+//! node ids ([`crate::ids`]): operations, expressions, names and statements carry typed ids
+//! that [`Kernel::number_nodes`] assigns, by which the checker's results are looked up.
 
+pub use crate::ids::{ExprId, Id, IdentId, OpId, StmtId};
 use crate::span::Span;
 use crate::types::Target;
 use serde::Serialize;
@@ -19,19 +22,20 @@ use serde::Serialize;
 pub struct Ident {
     pub name: String,
     pub span: Span,
+    /// This name's id in the kernel's numbering ([`Kernel::number_nodes`]).
+    #[serde(skip)]
+    pub id: IdentId,
 }
 
 impl Ident {
     pub fn new(name: impl Into<String>) -> Ident {
-        Ident {
-            name: name.into(),
-            span: Span::DUMMY,
-        }
+        Ident::spanned(name, Span::DUMMY)
     }
     pub fn spanned(name: impl Into<String>, span: Span) -> Ident {
         Ident {
             name: name.into(),
             span,
+            id: Id::UNSET,
         }
     }
 }
@@ -135,6 +139,9 @@ impl BinOp {
 pub struct Expr {
     pub kind: ExprKind,
     pub span: Span,
+    /// This expression's id in the kernel's numbering ([`Kernel::number_nodes`]).
+    #[serde(skip)]
+    pub id: ExprId,
 }
 
 /// A call argument: positional or `key=value`.
@@ -179,7 +186,11 @@ pub enum ExprKind {
 
 impl Expr {
     pub fn new(kind: ExprKind, span: Span) -> Expr {
-        Expr { kind, span }
+        Expr {
+            kind,
+            span,
+            id: Id::UNSET,
+        }
     }
     pub fn int(v: i64) -> Expr {
         if v < 0 {
@@ -487,6 +498,20 @@ pub enum OpShapeError {
 pub struct Op {
     pub kind: OpKind,
     pub span: Span,
+    /// This operation's id in the kernel's numbering ([`Kernel::number_nodes`]).
+    #[serde(skip)]
+    pub id: OpId,
+}
+
+impl Op {
+    /// An operation not yet numbered.
+    pub fn new(kind: OpKind, span: Span) -> Op {
+        Op {
+            kind,
+            span,
+            id: Id::UNSET,
+        }
+    }
 }
 
 /// Right-hand side of `let`/assignment.
@@ -559,6 +584,21 @@ pub struct Stmt {
     pub comments: Vec<String>,
     pub kind: StmtKind,
     pub span: Span,
+    /// This statement's id in the kernel's numbering ([`Kernel::number_nodes`]).
+    #[serde(skip)]
+    pub id: StmtId,
+}
+
+impl Stmt {
+    /// A statement not yet numbered.
+    pub fn new(comments: Vec<String>, kind: StmtKind, span: Span) -> Stmt {
+        Stmt {
+            comments,
+            kind,
+            span,
+            id: Id::UNSET,
+        }
+    }
 }
 
 /// A `{ ... }` block. `end_comments` are the comment lines before its closing brace.

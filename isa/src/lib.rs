@@ -27,6 +27,7 @@ pub mod codes;
 pub mod consts;
 pub mod diag;
 pub mod directives;
+pub mod ids;
 pub mod inline_ptx;
 pub mod ir;
 pub mod launch;

@@ -177,10 +177,7 @@ fn op_kind() -> impl Strategy<Value = OpKind> {
 }
 
 fn op() -> impl Strategy<Value = Op> {
-    op_kind().prop_map(|kind| Op {
-        kind,
-        span: Span::DUMMY,
-    })
+    op_kind().prop_map(|kind| Op::new(kind, Span::DUMMY))
 }
 
 fn rhs() -> impl Strategy<Value = Rhs> {
@@ -221,11 +218,11 @@ fn stmt(depth: u32) -> BoxedStrategy<Stmt> {
             1 => (small_expr(), b()).prop_map(|(cond, body)| StmtKind::While { cond, body }),
             // `else if` chains: an else block holding exactly one `if`.
             1 => (small_expr(), b(), small_expr(), b(), option::of(b())).prop_map(|(c1, t1, c2, t2, e2)| {
-                let inner = Stmt {
-                    comments: Vec::new(),
-                    kind: StmtKind::If { cond: c2, then_body: t2, else_body: e2 },
-                    span: Span::DUMMY,
-                };
+                let inner = Stmt::new(
+                    Vec::new(),
+                    StmtKind::If { cond: c2, then_body: t2, else_body: e2 },
+                    Span::DUMMY,
+                );
                 StmtKind::If {
                     cond: c1,
                     then_body: t1,
@@ -254,11 +251,7 @@ fn stmt(depth: u32) -> BoxedStrategy<Stmt> {
         .boxed()
     };
     (comments(), kind)
-        .prop_map(|(comments, kind)| Stmt {
-            comments,
-            kind,
-            span: Span::DUMMY,
-        })
+        .prop_map(|(comments, kind)| Stmt::new(comments, kind, Span::DUMMY))
         .boxed()
 }
 
@@ -461,9 +454,9 @@ proptest! {
     #[test]
     fn round_trip_holds_for_512_generated_expressions(e in expr_of_depth(6)) {
         let kind = StmtKind::Let { names: vec![Ident::new("x")], value: Rhs::Expr(e.clone()) };
-        let mut k = kernel_with(vec![Stmt { comments: vec![], kind, span: Span::DUMMY }]);
+        let mut k = kernel_with(vec![Stmt::new(vec![], kind, Span::DUMMY)]);
         check(&k)?;
-        let op = Op { kind: OpKind::WgmmaWait { pendings: e }, span: Span::DUMMY };
+        let op = Op::new(OpKind::WgmmaWait { pendings: e }, Span::DUMMY);
         k.body.stmts[0].kind = StmtKind::Op(op);
         check(&k)?;
     }
@@ -507,14 +500,14 @@ fn expressions_that_read_as_operations_are_parenthesised() {
         ),
     ];
     for (e, line) in cases {
-        let k = kernel_with(vec![Stmt {
-            comments: vec![],
-            kind: StmtKind::Let {
+        let k = kernel_with(vec![Stmt::new(
+            vec![],
+            StmtKind::Let {
                 names: vec![Ident::new("x")],
                 value: Rhs::Expr(e),
             },
-            span: Span::DUMMY,
-        }]);
+            Span::DUMMY,
+        )]);
         let text = printer::print(&k);
         assert!(text.contains(&format!("  {line}\n")), "{text}");
         assert_eq!(parser::parse(&text).ok(), Some(k));

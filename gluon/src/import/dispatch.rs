@@ -130,10 +130,7 @@ impl<'m> Cx<'m> {
                 self.push(
                     StmtKind::Let {
                         names: names.iter().map(|n| Ident::spanned(n.clone(), span)).collect(),
-                        value: Rhs::Op(IrOp {
-                            kind: OpKind::ClcQuery { result },
-                            span,
-                        }),
+                        value: Rhs::Op(IrOp::new(OpKind::ClcQuery { result }, span)),
                     },
                     span,
                 );

@@ -391,7 +391,7 @@ impl<'m> Cx<'m> {
                     .iter()
                     .map(|(_, n)| Ident::spanned(n.clone(), span))
                     .collect(),
-                value: Rhs::Op(IrOp { kind, span }),
+                value: Rhs::Op(IrOp::new(kind, span)),
             },
             span,
         );
@@ -453,10 +453,10 @@ impl<'m> Cx<'m> {
         self.push(
             StmtKind::Let {
                 names: vec![Ident::spanned(lo.clone(), span), Ident::spanned(hi.clone(), span)],
-                value: Rhs::Op(IrOp {
-                    kind: asm_op("mov.b64 { $0, $1 }, $2;", "=r,=r,l", vec![x], &["f32", "f32"]),
+                value: Rhs::Op(IrOp::new(
+                    asm_op("mov.b64 { $0, $1 }, $2;", "=r,=r,l", vec![x], &["f32", "f32"]),
                     span,
-                }),
+                )),
             },
             span,
         );

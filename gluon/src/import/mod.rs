@@ -366,11 +366,7 @@ impl<'m> Cx<'m> {
 
     fn push(&mut self, kind: StmtKind, span: Span) {
         if let Some(b) = self.blocks.last_mut() {
-            b.push(Stmt {
-                comments: Vec::new(),
-                kind,
-                span,
-            });
+            b.push(Stmt::new(Vec::new(), kind, span));
         }
     }
 
@@ -387,11 +383,11 @@ impl<'m> Cx<'m> {
     }
 
     fn let_op(&mut self, hint: &str, kind: OpKind, span: Span) -> String {
-        self.let_(hint, Rhs::Op(IrOp { kind, span }), span)
+        self.let_(hint, Rhs::Op(IrOp::new(kind, span)), span)
     }
 
     fn op_stmt(&mut self, kind: OpKind, span: Span) {
-        self.push(StmtKind::Op(IrOp { kind, span }), span);
+        self.push(StmtKind::Op(IrOp::new(kind, span)), span);
     }
 
     /// `op`, guarded by `if pred { }` unless the predicate is `true`.
@@ -399,11 +395,7 @@ impl<'m> Cx<'m> {
         match pred {
             Some(p) if !is_true(&p) => {
                 let body = Block {
-                    stmts: vec![Stmt {
-                        comments: Vec::new(),
-                        kind: StmtKind::Op(IrOp { kind, span }),
-                        span,
-                    }],
+                    stmts: vec![Stmt::new(Vec::new(), StmtKind::Op(IrOp::new(kind, span)), span)],
                     end_comments: Vec::new(),
                 };
                 self.push(
@@ -984,7 +976,7 @@ impl<'m> Cx<'m> {
             });
         };
         let body = self.region_block(&f.regions[*r], &[])?;
-        Ok(Kernel {
+        let mut k = Kernel {
             comments: Vec::new(),
             name: Ident::spanned(name, fspan),
             targets: vec![target],
@@ -996,7 +988,9 @@ impl<'m> Cx<'m> {
             launch: None,
             trailing_comments: Vec::new(),
             span: fspan,
-        })
+        };
+        k.number_nodes();
+        Ok(k)
     }
 
     /// Import a region's operations into a new block, with `bindings` visible in it. The

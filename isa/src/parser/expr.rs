@@ -145,7 +145,7 @@ impl Parser {
             return Err(self.report(d));
         }
         match OpKind::from_parts(name, pos, kw) {
-            Ok(kind) => Ok(Op { kind, span }),
+            Ok(kind) => Ok(Op::new(kind, span)),
             Err(e) => {
                 let d = match e {
                     OpShapeError::Arity { op, expected, found } => {

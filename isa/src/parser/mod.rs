@@ -95,7 +95,10 @@ pub fn parse(src: &str) -> Result<Kernel, Vec<Diagnostic>> {
     };
     let k = p.kernel();
     match k {
-        Ok(k) if p.errors.is_empty() => Ok(k),
+        Ok(mut k) if p.errors.is_empty() => {
+            k.number_nodes();
+            Ok(k)
+        }
         _ => {
             if p.errors.is_empty() {
                 // Every failing path records a diagnostic; this is a safety net.

@@ -75,7 +75,7 @@ impl Parser {
             return self.recover();
         }
         let comments = merge_comments(comments, self.take_trailing(start));
-        out.push(Stmt { comments, kind, span });
+        out.push(Stmt::new(comments, kind, span));
     }
 
     pub(super) fn stmt_kind(&mut self) -> PResult<StmtKind> {
@@ -267,11 +267,7 @@ impl Parser {
                 let kind = kind?;
                 let span = self.since(start);
                 Some(Block {
-                    stmts: vec![Stmt {
-                        comments: Vec::new(),
-                        kind,
-                        span,
-                    }],
+                    stmts: vec![Stmt::new(Vec::new(), kind, span)],
                     end_comments: Vec::new(),
                 })
             } else {

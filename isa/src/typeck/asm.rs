@@ -100,9 +100,9 @@ impl<'k> Cx<'k> {
                 "in this snippet",
             ));
         }
-        self.checked
-            .inline_asm
-            .insert(op as *const Op as usize, Arc::new(prog));
+        if let Some(slot) = at_mut(&mut self.checked.inline_asm, op.id) {
+            *slot = Some(Arc::new(prog));
+        }
         let one = |d: DType| -> Result<Ty, Diagnostic> {
             match &tile {
                 Some(t) => Ok(Ty::Tile(TileTy {

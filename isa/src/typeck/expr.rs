@@ -184,9 +184,9 @@ impl<'k> Cx<'k> {
     /// A register-layout operand, recorded for the later stages ([`Checked::layout_of`]).
     pub(super) fn layout_arg(&mut self, e: &'k Expr) -> Result<TileLayout, Diagnostic> {
         let l = self.tile_layout(e)?;
-        (self.checked.tile_layouts.entry(e as *const Expr as usize))
-            .or_default()
-            .insert(self.iters.clone(), l.clone());
+        if let Some(layouts) = at_mut(&mut self.checked.tile_layouts, e.id) {
+            (layouts.get_or_insert_with(HashMap::new)).insert(self.iters.clone(), l.clone());
+        }
         Ok(l)
     }
 

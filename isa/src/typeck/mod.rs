@@ -12,6 +12,10 @@
 //! This module holds the walk over statements and the plans (the types themselves are
 //! [`crate::tys`], re-exported here); `expr` types expressions (built-in functions included)
 //! and `ops` types operations.
+//!
+//! Every table of [`Checked`] is a vector indexed by node id ([`crate::ids`]): [`check`]
+//! refuses a kernel whose ids are not its numbering, so a fact is only ever found from the
+//! node it was recorded for (or that node in a clone of the kernel).
 
 use crate::consts::{ConstEnv, ConstValue};
 use crate::diag::{Code, Diagnostic};
@@ -76,54 +80,52 @@ pub struct Checked<'k> {
     pub layouts: HashMap<String, TileLayout>,
     /// Shared-memory, mbarrier and tensor-memory allocations, in order of appearance.
     pub allocs: Vec<Alloc>,
-    /// Which allocation each allocating op makes (keyed by the op's address in `kernel`).
-    alloc_of: HashMap<usize, usize>,
+    /// Which allocation each allocating op makes, indexed by op id.
+    alloc_of: Vec<Option<usize>>,
     /// Bytes of shared memory the plan uses.
     pub smem_bytes: u32,
     /// TMEM columns the non-manual allocations use (before rounding to a power of two).
     pub tmem_cols: u32,
-    /// Types of `let`-bound names, keyed by the address of the binding `Ident` in `kernel`.
-    binding_types: HashMap<usize, Ty>,
+    /// Types of `let`-bound names, indexed by the id of the binding `Ident`.
+    binding_types: Vec<Option<Ty>>,
     /// Worker partitions: (name, warps, regs).
     pub workers: Vec<(String, u32, u32)>,
-    /// The checked snippet of each `inline_asm` op (keyed by the op's address), parsed once.
-    inline_asm: HashMap<usize, std::sync::Arc<crate::inline_ptx::Program>>,
+    /// The checked snippet of each `inline_asm` op (indexed by op id), parsed once.
+    inline_asm: Vec<Option<std::sync::Arc<crate::inline_ptx::Program>>>,
     /// The type each value-producing op resolved to (its written type and layout as values),
-    /// keyed by the op's address, then by the iteration of every `static_for` around it.
-    op_types: HashMap<usize, HashMap<Vec<i64>, Ty>>,
-    /// The register layout each layout operand (`arange`'s, `layout=`, ...) resolved to, keyed
-    /// by the operand expression's address, then like `op_types`.
-    tile_layouts: HashMap<usize, HashMap<Vec<i64>, TileLayout>>,
+    /// indexed by op id, then keyed by the iteration of every `static_for` around it.
+    op_types: Vec<Option<HashMap<Vec<i64>, Ty>>>,
+    /// The register layout each layout operand (`arange`'s, `layout=`, ...) resolved to,
+    /// indexed by the operand expression's id, then keyed like `op_types`.
+    tile_layouts: Vec<Option<HashMap<Vec<i64>, TileLayout>>>,
 }
 
 impl<'k> Checked<'k> {
     /// The allocation an allocating op (`smem.alloc`, `mbar.alloc`, `tmem.alloc`) makes.
     pub fn alloc_of(&self, op: &Op) -> Option<&Alloc> {
-        self.alloc_of
-            .get(&(op as *const Op as usize))
-            .map(|&i| &self.allocs[i])
+        self.alloc_index(op).and_then(|i| self.allocs.get(i))
     }
     /// Index of the allocation an allocating op makes.
     pub fn alloc_index(&self, op: &Op) -> Option<usize> {
-        self.alloc_of.get(&(op as *const Op as usize)).copied()
+        *at(&self.alloc_of, op.id)?
     }
     /// The checked snippet of an `inline_asm` op.
     pub fn inline_asm(&self, op: &Op) -> Option<&std::sync::Arc<crate::inline_ptx::Program>> {
-        self.inline_asm.get(&(op as *const Op as usize))
+        at(&self.inline_asm, op.id)?.as_ref()
     }
     /// The type an op produces, its written type and layout resolved: `iters` holds the
     /// iteration value of every `static_for` around the op, outermost first (a `static_for`
     /// body is checked once per iteration, and its types may depend on the iteration).
     pub fn op_type(&self, op: &Op, iters: &[i64]) -> Option<&Ty> {
-        self.op_types.get(&(op as *const Op as usize))?.get(iters)
+        at(&self.op_types, op.id)?.as_ref()?.get(iters)
     }
     /// The register layout a layout operand resolved to (`iters` as for [`Checked::op_type`]).
     pub fn layout_of(&self, e: &Expr, iters: &[i64]) -> Option<&TileLayout> {
-        self.tile_layouts.get(&(e as *const Expr as usize))?.get(iters)
+        at(&self.tile_layouts, e.id)?.as_ref()?.get(iters)
     }
     /// The type of a name bound by `let` (pass the `Ident` inside the kernel).
     pub fn binding_type(&self, ident: &Ident) -> Option<&Ty> {
-        self.binding_types.get(&(ident as *const Ident as usize))
+        at(&self.binding_types, ident.id)?.as_ref()
     }
     pub fn param(&self, name: &str) -> Option<&ParamInfo> {
         self.params.iter().find(|p| p.name == name)
@@ -134,6 +136,16 @@ impl<'k> Checked<'k> {
     }
 }
 
+/// The entry of a table indexed by node id (`None` for an id out of the table).
+fn at<T, N>(table: &[T], id: Id<N>) -> Option<&T> {
+    table.get(id.index()?)
+}
+
+/// The entry of a table indexed by node id, for writing.
+fn at_mut<T, N>(table: &mut [T], id: Id<N>) -> Option<&mut T> {
+    table.get_mut(id.index()?)
+}
+
 /// Shared memory a CTA may use on sm_90/sm_100 (227 KiB; CUDA programming guide,
 /// compute capability 9.0 and 10.0 tables).
 pub const SMEM_CAPACITY: u32 = 232_448;
@@ -142,8 +154,18 @@ pub const TMEM_COLUMNS: u32 = 512;
 
 /// Check a kernel. Returns the resolved kernel (even when there are errors, as far as it got)
 /// and every diagnostic found.
+///
+/// # Panics
+/// When the kernel's node ids are not its numbering ([`Kernel::check_ids`]): a kernel built or
+/// edited in code without [`Kernel::number_nodes`], which would otherwise be given facts
+/// recorded for other nodes. Every producer of kernels (the parser, the builder, the TTGIR
+/// importer) numbers them, so no text input reaches this.
 pub fn check<'k>(kernel: &'k Kernel, consts: ConstEnv) -> (Checked<'k>, Vec<Diagnostic>) {
-    let mut cx = Cx::new(kernel, consts);
+    let counts = match kernel.check_ids() {
+        Ok(c) => c,
+        Err(e) => panic!("typeck::check: {e}"),
+    };
+    let mut cx = Cx::new(kernel, consts, counts);
     cx.run();
     let Cx { checked, diags, .. } = cx;
     (checked, diags)
@@ -164,10 +186,10 @@ struct Cx<'k> {
     checked: Checked<'k>,
     diags: Vec<Diagnostic>,
     scopes: Vec<Scope>,
-    /// (preorder, end) of every statement, keyed by address.
-    pre: HashMap<usize, (usize, usize)>,
-    /// Stack of (block depth → containing statement address) for liveness.
-    stmt_stack: Vec<usize>,
+    /// (preorder, end) of every statement, indexed by statement id.
+    pre: Vec<(usize, usize)>,
+    /// Stack of (block depth → containing statement) for liveness.
+    stmt_stack: Vec<StmtId>,
     /// For each alloc: depth of its defining block.
     alloc_depth: Vec<usize>,
     /// Which partition we are in (None: outside warp_specialize).
@@ -181,7 +203,7 @@ struct Cx<'k> {
     /// statement (1 outside any).
     unroll: u64,
     /// The iteration value of every `static_for` being unrolled, outermost first: with an
-    /// op's address, what keys the facts recorded for later stages.
+    /// op's id, what keys the facts recorded for later stages.
     iters: Vec<i64>,
 }
 
@@ -217,7 +239,7 @@ fn check_tile_size(shape: &[u32], span: Span) -> Result<(), Diagnostic> {
 }
 
 impl<'k> Cx<'k> {
-    fn new(kernel: &'k Kernel, consts: ConstEnv) -> Cx<'k> {
+    fn new(kernel: &'k Kernel, consts: ConstEnv, counts: crate::ids::NodeCounts) -> Cx<'k> {
         let target = consts.target;
         Cx {
             checked: Checked {
@@ -228,14 +250,14 @@ impl<'k> Cx<'k> {
                 params: Vec::new(),
                 layouts: HashMap::new(),
                 allocs: Vec::new(),
-                alloc_of: HashMap::new(),
+                alloc_of: vec![None; counts.ops],
                 smem_bytes: 0,
                 tmem_cols: 0,
-                binding_types: HashMap::new(),
+                binding_types: vec![None; counts.idents],
                 workers: Vec::new(),
-                inline_asm: HashMap::new(),
-                op_types: HashMap::new(),
-                tile_layouts: HashMap::new(),
+                inline_asm: vec![None; counts.ops],
+                op_types: vec![None; counts.ops],
+                tile_layouts: vec![None; counts.exprs],
             },
             diags: Vec::new(),
             scopes: vec![Scope {
@@ -243,7 +265,7 @@ impl<'k> Cx<'k> {
                 worker_boundary: false,
                 poisoned: Default::default(),
             }],
-            pre: HashMap::new(),
+            pre: vec![(0, 0); counts.stmts],
             stmt_stack: Vec::new(),
             alloc_depth: Vec::new(),
             in_worker: false,
@@ -339,9 +361,9 @@ impl<'k> Cx<'k> {
                 .with_help("use `NAME = ...` to assign a new value, or pick another name"),
             );
         }
-        self.checked
-            .binding_types
-            .insert(id as *const Ident as usize, ty.clone());
+        if let Some(slot) = at_mut(&mut self.checked.binding_types, id.id) {
+            *slot = Some(ty.clone());
+        }
         // Cannot fail: the kernel's scope is pushed first and never popped.
         let scope = self.scopes.last_mut().expect("scope stack is never empty");
         scope.poisoned.remove(&id.name);
@@ -392,7 +414,7 @@ impl<'k> Cx<'k> {
         if let Some(a) = alloc {
             let depth = self.alloc_depth.get(a).copied().unwrap_or(0);
             if let Some(&stmt) = self.stmt_stack.get(depth) {
-                if let Some(&(_, end)) = self.pre.get(&stmt) {
+                if let Some(&(_, end)) = at(&self.pre, stmt) {
                     let live = &mut self.checked.allocs[a].live;
                     live.1 = live.1.max(end);
                 }
@@ -424,7 +446,7 @@ impl<'k> Cx<'k> {
 
     fn stmt(&mut self, s: &'k Stmt) {
         self.poison_hit = false;
-        self.stmt_stack.push(s as *const Stmt as usize);
+        self.stmt_stack.push(s.id);
         match &s.kind {
             StmtKind::Let { names, value } => {
                 let ty = self.rhs(value, s.span);
@@ -748,7 +770,9 @@ impl<'k> Cx<'k> {
                         "type changes here",
                     )),
                     Some(_) => {
-                        self.checked.binding_types.insert(n as *const Ident as usize, t);
+                        if let Some(slot) = at_mut(&mut self.checked.binding_types, n.id) {
+                            *slot = Some(t);
+                        }
                     }
                 }
             }
@@ -1149,7 +1173,7 @@ fn assign_compatible(old: &Ty, new: &Ty) -> bool {
     }
 }
 
-fn number_block(b: &Block, counter: &mut usize, pre: &mut HashMap<usize, (usize, usize)>) {
+fn number_block(b: &Block, counter: &mut usize, pre: &mut [(usize, usize)]) {
     for s in &b.stmts {
         let me = *counter;
         *counter += 1;
@@ -1171,7 +1195,9 @@ fn number_block(b: &Block, counter: &mut usize, pre: &mut HashMap<usize, (usize,
             }
             _ => {}
         }
-        pre.insert(s as *const Stmt as usize, (me, *counter - 1));
+        if let Some(slot) = at_mut(pre, s.id) {
+            *slot = (me, *counter - 1);
+        }
     }
 }
 
@@ -1219,6 +1245,100 @@ mod tests {
         let d = errors(&dup);
         assert_eq!(d.len(), 1, "{d:?}");
         assert!(d[0].message.contains("not one to one"), "{}", d[0].message);
+    }
+
+    /// A kernel with allocations, a `static_for` whose op types depend on the iteration, a
+    /// layout operand and `let`-bound names.
+    const NUMBERED: &str = "kernel k {\n  target sm_100a\n  num_warps 4\n  layout row = blocked([1, 1], [1, 32], [1, 4], [1, 0])\n  let bufs = smem.alloc f32[2, 32, 64], nvmma(128)\n  let bars = mbar.alloc 2\n  static_for i in 0..2 {\n    let v = smem.reinterpret bufs[i], f32[32 * (i + 1), 32 / (i + 1)], plain\n    let x = smem.load bufs[i], layout=row\n  }\n}\n";
+
+    /// Every operation of a kernel, in source order.
+    fn ops(k: &Kernel) -> Vec<&Op> {
+        let mut out = Vec::new();
+        k.walk_stmts(&mut |s| match &s.kind {
+            StmtKind::Let {
+                value: Rhs::Op(op), ..
+            }
+            | StmtKind::Assign {
+                value: Rhs::Op(op), ..
+            }
+            | StmtKind::Op(op) => out.push(op),
+            _ => {}
+        });
+        out
+    }
+
+    fn checked(k: &Kernel) -> (Checked<'_>, Vec<Diagnostic>) {
+        let consts = ConstEnv::new(k, crate::Target::Sm100a, &[]).expect("constants");
+        check(k, consts)
+    }
+
+    #[test]
+    fn a_cloned_kernel_checks_to_the_same_facts() {
+        let k = crate::parser::parse(NUMBERED).expect("parses");
+        let copy = k.clone();
+        let (a, da) = checked(&k);
+        let (b, db) = checked(&copy);
+        assert!(da.is_empty() && db.is_empty(), "{da:?} {db:?}");
+        let (ka, kb) = (ops(&k), ops(&copy));
+        assert_eq!(ka.len(), 4);
+        for iters in [&[][..], &[0], &[1]] {
+            for (x, y) in ka.iter().zip(&kb) {
+                // The clone's nodes find the facts the original's found, in both checks.
+                assert_eq!(a.op_type(x, iters), b.op_type(y, iters));
+                assert_eq!(a.op_type(y, iters), a.op_type(x, iters));
+                assert_eq!(a.alloc_index(x), b.alloc_index(y));
+            }
+        }
+        // The reinterpret's type depends on the iteration; the allocations have one each.
+        let t0 = a.op_type(ka[2], &[0]).map(Ty::describe);
+        let t1 = a.op_type(ka[2], &[1]).map(Ty::describe);
+        assert!(t0.is_some() && t1.is_some() && t0 != t1, "{t0:?} {t1:?}");
+        assert_eq!((a.alloc_index(ka[0]), a.alloc_index(ka[1])), (Some(0), Some(1)));
+        let StmtKind::Let { names, .. } = &copy.body.stmts[0].kind else {
+            panic!("the first statement is a let")
+        };
+        assert!(matches!(a.binding_type(&names[0]), Some(Ty::Smem(_))));
+        let OpKind::SmemLoad { layout: Some(l), .. } = &kb[3].kind else {
+            panic!("the last op is smem.load with a layout")
+        };
+        assert!(a.layout_of(l, &[1]).is_some());
+        assert_eq!(a.layout_of(l, &[1]), b.layout_of(l, &[1]));
+    }
+
+    #[test]
+    fn node_ids_are_the_numbering_or_refused() {
+        let k = crate::parser::parse(NUMBERED).expect("parses");
+        let counts = k.check_ids().expect("the parser numbers the kernel");
+        assert_eq!((counts.ops, counts.stmts), (4, 5));
+        // Two statements sharing ids (a statement copied without renumbering).
+        let mut dup = k.clone();
+        dup.body.stmts[1] = dup.body.stmts[0].clone();
+        let e = dup.check_ids().expect_err("a duplicated id is found");
+        assert_eq!(
+            (e.kind, e.expected, e.found),
+            (crate::ids::NodeKind::Stmt, 1, Some(0))
+        );
+        // Numbering again makes it a valid kernel (of its own, longer, statement 1).
+        let renumbered = dup.number_nodes();
+        assert_eq!(dup.check_ids(), Ok(renumbered));
+        assert_eq!((renumbered.ops, renumbered.stmts), (4, 5));
+        // A node built by hand and never numbered.
+        let mut fresh = k.clone();
+        fresh.body.stmts.push(Stmt::new(
+            Vec::new(),
+            StmtKind::Op(Op::new(OpKind::BarSync {}, Span::DUMMY)),
+            Span::DUMMY,
+        ));
+        let e = fresh.check_ids().expect_err("an unnumbered node is found");
+        assert_eq!((e.kind, e.found), (crate::ids::NodeKind::Stmt, None));
+    }
+
+    #[test]
+    #[should_panic(expected = "holds id 0")]
+    fn the_checker_refuses_a_kernel_with_a_duplicated_id() {
+        let mut k = crate::parser::parse(NUMBERED).expect("parses");
+        k.body.stmts[1] = k.body.stmts[0].clone();
+        let _ = checked(&k);
     }
 
     #[test]

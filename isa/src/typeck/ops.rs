@@ -105,14 +105,13 @@ impl<'k> Cx<'k> {
         manual: bool,
         op: &'k Op,
     ) -> usize {
-        let key = op as *const Op as usize;
-        if let Some(&i) = self.checked.alloc_of.get(&key) {
+        if let Some(&Some(i)) = at(&self.checked.alloc_of, op.id) {
             return i;
         }
         let here = self
             .stmt_stack
             .last()
-            .and_then(|s| self.pre.get(s))
+            .and_then(|&s| at(&self.pre, s))
             .map(|p| p.0)
             .unwrap_or(0);
         let i = self.checked.allocs.len();
@@ -125,7 +124,9 @@ impl<'k> Cx<'k> {
             span: op.span,
             live: (here, here),
         });
-        self.checked.alloc_of.insert(key, i);
+        if let Some(slot) = at_mut(&mut self.checked.alloc_of, op.id) {
+            *slot = Some(i);
+        }
         // An allocation inside a constant `if` belongs to the block around the `if`.
         let mut depth = self.stmt_stack.len().saturating_sub(1);
         for &t in self.transparent.iter().rev() {
@@ -166,10 +167,8 @@ impl<'k> Cx<'k> {
     pub(super) fn op(&mut self, op: &'k Op) -> Option<Ty> {
         match self.op_inner(op) {
             Ok(t) => {
-                if let Some(t) = &t {
-                    (self.checked.op_types.entry(op as *const Op as usize))
-                        .or_default()
-                        .insert(self.iters.clone(), t.clone());
+                if let (Some(t), Some(types)) = (&t, at_mut(&mut self.checked.op_types, op.id)) {
+                    (types.get_or_insert_with(HashMap::new)).insert(self.iters.clone(), t.clone());
                 }
                 t
             }
