@@ -2,22 +2,10 @@
 //! operand type: the way a later stage keeps the IR's operation shape.
 
 use bwsim_isa::ir::{Expr, Ident, OpKind};
-use bwsim_isa::Span;
 
 fn op(name: &str, pos: &[&str], kw: &[(&str, &str)]) -> OpKind {
     let pos = pos.iter().map(|n| Expr::name(n)).collect();
-    let kw = kw
-        .iter()
-        .map(|(k, v)| {
-            (
-                Ident {
-                    name: k.to_string(),
-                    span: Span::DUMMY,
-                },
-                Expr::name(v),
-            )
-        })
-        .collect();
+    let kw = kw.iter().map(|(k, v)| (Ident::new(*k), Expr::name(v))).collect();
     OpKind::from_parts(name, pos, kw).expect("operands fit the signature")
 }
 
