@@ -125,6 +125,10 @@ impl Parser {
             message: message.into(),
         }
     }
+    /// The token at the position, or the error `at_end` past the last one.
+    fn current(&self, at_end: &str) -> Result<Token, ImportError> {
+        self.toks.get(self.pos).cloned().ok_or_else(|| self.err(at_end))
+    }
 
     /// At `(`: the tokens up to the matching `)`, both consumed and not returned.
     fn balanced(&mut self) -> Result<Vec<Token>, ImportError> {
@@ -135,11 +139,7 @@ impl Parser {
         let mut depth = 1usize;
         let mut v = Vec::new();
         loop {
-            let t = self
-                .toks
-                .get(self.pos)
-                .cloned()
-                .ok_or_else(|| self.err("unbalanced `(`"))?;
+            let t = self.current("unbalanced `(`")?;
             match t.tok {
                 Tok::Punct("(") => depth += 1,
                 Tok::Punct(")") => {
@@ -200,11 +200,7 @@ impl Parser {
         let mut line_end = start;
         let mut first_line = true;
         loop {
-            let t = self
-                .toks
-                .get(self.pos)
-                .cloned()
-                .ok_or_else(|| self.err("unexpected end of file"))?;
+            let t = self.current("unexpected end of file")?;
             if first_line {
                 line_end = line_end.to(t.span);
             }

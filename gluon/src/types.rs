@@ -68,23 +68,36 @@ impl AttrVal {
 
 /// Read one attribute value. A trailing `: type` (typed literal) is skipped.
 pub fn attr_val(c: &mut Cursor) -> Result<AttrVal, ImportError> {
-    let v = match c.peek().clone() {
-        Tok::Int(v) => {
+    let v = match literal(c.peek()) {
+        Some(v) => {
             c.bump();
-            AttrVal::Int(v)
+            v
         }
-        Tok::Float(v) => {
-            c.bump();
-            AttrVal::Float(v)
-        }
-        Tok::Hex(v) => {
-            c.bump();
-            AttrVal::Hex(v)
-        }
-        Tok::Str(s) => {
-            c.bump();
-            AttrVal::Str(s)
-        }
+        None => compound_attr(c)?,
+    };
+    if matches!(c.peek(), Tok::Punct(":")) {
+        c.bump();
+        c.skip_item();
+    }
+    Ok(v)
+}
+
+/// The attribute a single literal token is: a number, a string, `true` or `false`.
+fn literal(t: &Tok) -> Option<AttrVal> {
+    Some(match t {
+        Tok::Int(v) => AttrVal::Int(*v),
+        Tok::Float(v) => AttrVal::Float(*v),
+        Tok::Hex(v) => AttrVal::Hex(*v),
+        Tok::Str(s) => AttrVal::Str(s.clone()),
+        Tok::Ident(w) if w == "true" || w == "false" => AttrVal::Bool(w == "true"),
+        _ => return None,
+    })
+}
+
+/// An attribute that is not a [`literal`]: a list, a dictionary, a dialect attribute or an
+/// alias, `array<...>`, `dense<...>`, or a bare word.
+fn compound_attr(c: &mut Cursor) -> Result<AttrVal, ImportError> {
+    Ok(match c.peek().clone() {
         Tok::Punct("[") => {
             let inner = c.group()?;
             AttrVal::List(list(inner, c.end)?)
@@ -108,10 +121,6 @@ pub fn attr_val(c: &mut Cursor) -> Result<AttrVal, ImportError> {
                 AttrVal::Alias(name)
             }
         }
-        Tok::Ident(w) if w == "true" || w == "false" => {
-            c.bump();
-            AttrVal::Bool(w == "true")
-        }
         Tok::Ident(w) if w == "array" && matches!(c.peek_at(1), Tok::Punct("<")) => {
             c.bump();
             let inner = c.group()?;
@@ -133,12 +142,7 @@ pub fn attr_val(c: &mut Cursor) -> Result<AttrVal, ImportError> {
             AttrVal::Word(w)
         }
         other => return Err(c.err(format!("expected an attribute, found {}", describe(&other)))),
-    };
-    if matches!(c.peek(), Tok::Punct(":")) {
-        c.bump();
-        c.skip_item();
-    }
-    Ok(v)
+    })
 }
 
 fn list(toks: &[Token], end: Span) -> Result<Vec<AttrVal>, ImportError> {

@@ -19,34 +19,29 @@ fn doc() -> String {
     std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/gluon.md")).expect("docs/gluon.md")
 }
 
-#[test]
-fn docs_version_table_is_the_generated_one() {
+/// The table `name` of docs/gluon.md (between its markers) is `generated`, the output of the
+/// example `version_table` run with `args`.
+fn assert_table_is_generated(name: &str, args: &str, generated: String) {
+    let command = format!("cargo run -p bwsim-gluon --example version_table{args}");
     let t = between(
         &doc(),
-        "<!-- version-table:begin (cargo run -p bwsim-gluon --example version_table) -->\n",
-        "<!-- version-table:end -->",
+        &format!("<!-- {name}-table:begin ({command}) -->\n"),
+        &format!("<!-- {name}-table:end -->"),
     );
     assert_eq!(
-        t,
-        bwsim_gluon::version::markdown_table(),
-        "docs/gluon.md's version table is out of date: regenerate it with \
-         `cargo run -p bwsim-gluon --example version_table`"
+        t, generated,
+        "docs/gluon.md's {name} table is out of date: regenerate it with `{command}`"
     );
 }
 
 #[test]
+fn docs_version_table_is_the_generated_one() {
+    assert_table_is_generated("version", "", bwsim_gluon::version::markdown_table());
+}
+
+#[test]
 fn docs_coverage_table_is_the_generated_one() {
-    let t = between(
-        &doc(),
-        "<!-- coverage-table:begin (cargo run -p bwsim-gluon --example version_table coverage) -->\n",
-        "<!-- coverage-table:end -->",
-    );
-    assert_eq!(
-        t,
-        bwsim_gluon::version::coverage_table(),
-        "docs/gluon.md's coverage table is out of date: regenerate it with \
-         `cargo run -p bwsim-gluon --example version_table coverage`"
-    );
+    assert_table_is_generated("coverage", " coverage", bwsim_gluon::version::coverage_table());
 }
 
 /// A module with one line `op` at `kern.py:3:4`, for the newest release that prints the op.

@@ -53,6 +53,8 @@
 //! with `BWSIM_GLUON_REGEN=1` (every version) or `BWSIM_GLUON_REGEN=3.9.0` (one, e.g. with
 //! `BWSIM_TRITON_PYTHON`, the Python that has it); otherwise it says why it did not run.
 
+mod common;
+
 use bwsim_gluon::version::Version;
 use bwsim_isa::consts::Override;
 use bwsim_isa::launch::{self, ArgValue, HostTensor, LaunchPlan};
@@ -61,9 +63,9 @@ use bwsim_isa::typeck::Checked;
 use bwsim_isa::verify::{verify, VerifyOptions};
 use bwsim_isa::{diag, Diagnostic, Kernel, SourceFile, Target};
 use bwsim_sim::check;
-use bwsim_sim::explore::{Exploration, ExploreOptions};
 use bwsim_sim::{Outcome, RunOptions};
 use bwsim_testkit::directives::{self, Directive};
+use common::{env_schedules, error_codes, explore};
 use libtest_mimic::{Arguments, Failed, Trial};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -370,12 +372,6 @@ impl Fixture {
     fn test_name(&self) -> String {
         format!("{}/{}", self.version, self.stem)
     }
-}
-
-fn env_schedules() -> Option<u64> {
-    std::env::var("BWSIM_GLUON_SCHEDULES")
-        .ok()
-        .and_then(|s| s.parse().ok())
 }
 
 fn render(d: &[Diagnostic], file: &SourceFile) -> String {
@@ -705,26 +701,6 @@ fn run_reports(k: &Kernel, target: Target, file: &SourceFile, code: &str, runs: 
         }
     }
     Ok(())
-}
-
-fn explore(p: &check::Prepared, schedules: u64) -> Exploration {
-    p.explore(
-        &ExploreOptions {
-            first_seed: 0,
-            schedules,
-            jobs: std::thread::available_parallelism().map_or(1, |n| n.get()).min(4),
-            stop_on_first_error: false,
-        },
-        |_, _| {},
-    )
-}
-
-fn error_codes(e: &Exploration) -> BTreeSet<String> {
-    e.findings
-        .iter()
-        .filter(|f| f.diagnostic.is_error())
-        .map(|f| f.diagnostic.code.to_string())
-        .collect()
 }
 
 /// Every (file, line) a diagnostic's labels point at, the primary first.

@@ -6,7 +6,10 @@
 
 use bwsim_gluon::version::Version;
 use bwsim_isa::diag;
+use bwsim_isa::launch::HostTensor;
 use bwsim_isa::verify::{verify, VerifyOptions};
+use bwsim_isa::{Diagnostic, Kernel, SourceFile};
+use bwsim_sim::RunResult;
 use std::path::{Path, PathBuf};
 
 /// The fixtures of one Triton version (tests/gluon/3.9/, ...).
@@ -59,6 +62,62 @@ fn module_with(op: &str, py: &str) -> String {
     )
 }
 
+/// `text` imported as `k.ttgir` (with `launch` as its launch section): its composite source and
+/// the kernel. A refusal fails the test with the rendered diagnostics.
+fn import_ok(text: &str, launch: Option<&str>) -> (SourceFile, Kernel) {
+    let l = bwsim_gluon::import_text(
+        "k.ttgir",
+        text,
+        None,
+        launch.map(|s| ("k.launch".into(), s.into())),
+    );
+    let k = l
+        .kernel
+        .unwrap_or_else(|d| panic!("{}", diag::render(&d, &l.source)));
+    (l.source, k)
+}
+
+/// The `.tile` text of the import of the module with `op` at `kern.py:3:4`.
+fn import_printed(op: &str) -> String {
+    bwsim_isa::print(&import_ok(&module_with(op, "kern.py"), None).1)
+}
+
+/// The errors of the import of `text` as `k.ttgir`, which must be refused (`why`), and their
+/// rendering.
+fn refused(text: &str, why: &str) -> (Vec<Diagnostic>, String) {
+    let l = bwsim_gluon::import_text("k.ttgir", text, None, None);
+    let d = l.kernel.expect_err(why);
+    let r = diag::render(&d, &l.source);
+    (d, r)
+}
+
+/// [`refused`] for the module with `op` at `kern.py:3:4`.
+fn refused_op(op: &str, why: &str) -> (Vec<Diagnostic>, String) {
+    refused(&module_with(op, "kern.py"), why)
+}
+
+/// Verify `k` and run it on inputs drawn with `seed`: the first input and the result. A verifier
+/// error fails the test.
+fn run(source: &SourceFile, k: &Kernel, seed: u64) -> (HostTensor, RunResult) {
+    let (c, d) = verify(k, &VerifyOptions::default());
+    let c = c.unwrap_or_else(|| panic!("{}", diag::render(&d, source)));
+    let plan = bwsim_isa::launch::resolve(&c, k.launch.as_ref().expect("launch")).expect("plan");
+    let inputs = bwsim_isa::launch::materialize(&plan, seed).expect("within the memory limit");
+    let input = inputs[0].clone();
+    (input, bwsim_sim::run(&c, &plan, inputs, &Default::default()))
+}
+
+/// [`run`], which must end without diagnostics.
+fn run_clean(source: &SourceFile, k: &Kernel, seed: u64) -> (HostTensor, RunResult) {
+    let (input, r) = run(source, k, seed);
+    assert!(
+        r.diagnostics.is_empty(),
+        "{}",
+        diag::render(&r.diagnostics, source)
+    );
+    (input, r)
+}
+
 #[test]
 fn unsupported_op_names_the_op_and_quotes_the_python_line() {
     let dir = std::env::temp_dir().join(format!("bwsim-gluon-import-{}", std::process::id()));
@@ -96,23 +155,16 @@ fn every_unsupported_op_is_reported_not_only_the_first() {
         "%y = math.tanh %x : f32 loc(#loc2)\n    %z = math.log1p %x : f32",
         "kern.py",
     );
-    let l = bwsim_gluon::import_text("k.ttgir", &text, None, None);
-    let d = l.kernel.expect_err("two unsupported ops");
+    let (d, _) = refused(&text, "two unsupported ops");
     let names: Vec<&str> = d.iter().map(|d| d.message.as_str()).collect();
     assert_eq!(d.len(), 2, "{names:?}");
 }
 
 #[test]
 fn math_functions_and_one_op_reductions_import() {
-    let text = module_with(
+    let printed = import_printed(
         "%y = math.exp2 %x : f32 loc(#loc2)\n    %z = math.rsqrt %y : f32 loc(#loc2)\n    %w = tt.precise_sqrt %z : f32",
-        "kern.py",
     );
-    let l = bwsim_gluon::import_text("k.ttgir", &text, None, None);
-    let k = l
-        .kernel
-        .unwrap_or_else(|d| panic!("{}", diag::render(&d, &l.source)));
-    let printed = bwsim_isa::print(&k);
     for f in ["exp2(x)", "rsqrt(y)", "sqrt(z)"] {
         assert!(printed.contains(f), "{f} in:\n{printed}");
     }
@@ -120,34 +172,17 @@ fn math_functions_and_one_op_reductions_import() {
 
 #[test]
 fn libdevice_calls_import_as_math_functions_and_inline_asm_is_refused_by_name() {
-    let text = module_with(
+    let printed = import_printed(
         "%y = tt.extern_elementwise %x {libname = \"\", libpath = \"\", pure = true, symbol = \"__nv_fast_expf\"} : (f32) -> f32 loc(#loc2)\n    %z = tt.extern_elementwise %y {libname = \"\", libpath = \"\", pure = true, symbol = \"__nv_erff\"} : (f32) -> f32",
-        "kern.py",
     );
-    let l = bwsim_gluon::import_text("k.ttgir", &text, None, None);
-    let k = l
-        .kernel
-        .unwrap_or_else(|d| panic!("{}", diag::render(&d, &l.source)));
-    let printed = bwsim_isa::print(&k);
     assert!(
         printed.contains("exp(x)") && printed.contains("erf(y)"),
         "{printed}"
     );
-    let text = module_with(
-        "%y = tt.elementwise_inline_asm \"tanh.approx.f32 $0, $1;\" {constraints = \"=r,r\", packed_element = 1 : i32, pure = true} %x : f32 -> f32",
-        "kern.py",
-    );
-    let l = bwsim_gluon::import_text("k.ttgir", &text, None, None);
-    let d = l.kernel.expect_err("inline asm is refused");
-    let r = diag::render(&d, &l.source);
+    let (_, r) = refused_op("%y = tt.elementwise_inline_asm \"tanh.approx.f32 $0, $1;\" {constraints = \"=r,r\", packed_element = 1 : i32, pure = true} %x : f32 -> f32", "inline asm is refused");
     assert!(r.contains("tanh.approx.f32 $0, $1;"), "{r}");
-    let text = module_with(
-        "%y = tt.extern_elementwise %x {libname = \"\", libpath = \"\", pure = true, symbol = \"__nv_tanhf\"} : (f32) -> f32",
-        "kern.py",
-    );
-    let l = bwsim_gluon::import_text("k.ttgir", &text, None, None);
-    let d = l.kernel.expect_err("tanh is refused");
-    assert!(diag::render(&d, &l.source).contains("`__nv_tanhf`"));
+    let (_, r) = refused_op("%y = tt.extern_elementwise %x {libname = \"\", libpath = \"\", pure = true, symbol = \"__nv_tanhf\"} : (f32) -> f32", "tanh is refused");
+    assert!(r.contains("`__nv_tanhf`"));
 }
 
 /// Inline PTX that pairs f32 lanes imports as the elementwise arithmetic it performs (the
@@ -164,37 +199,21 @@ fn inline_asm_of_paired_f32_arithmetic_imports_as_tile_math() {
         ),
         "kern.py",
     );
-    let l = bwsim_gluon::import_text("k.ttgir", &text, None, None);
-    let k = l
-        .kernel
-        .unwrap_or_else(|d| panic!("{}", diag::render(&d, &l.source)));
-    let printed = bwsim_isa::print(&k);
+    let printed = bwsim_isa::print(&import_ok(&text, None).1);
     assert!(
         printed.contains("x * x") && printed.contains("fma(y, x, x)"),
         "{printed}"
     );
-    let text = module_with(
-        "%y = tt.elementwise_inline_asm \"mov.b32 $0, $0;\" {constraints = \"=r,r\", packed_element = 1 : i32, pure = true} %x : f32 -> f32",
-        "kern.py",
-    );
-    let l = bwsim_gluon::import_text("k.ttgir", &text, None, None);
-    let d = l.kernel.expect_err("reading the output is refused");
-    let r = diag::render(&d, &l.source);
+    let (_, r) = refused_op("%y = tt.elementwise_inline_asm \"mov.b32 $0, $0;\" {constraints = \"=r,r\", packed_element = 1 : i32, pure = true} %x : f32 -> f32", "reading the output is refused");
     assert!(r.contains("reads the output `$0` before writing it"), "{r}");
 }
 
 /// `scf.if` with scalar results writes its result types after `->`, not after a colon.
 #[test]
 fn if_with_scalar_results_imports() {
-    let text = module_with(
+    let printed = import_printed(
         "%c = arith.cmpf ogt, %x, %x : f32 loc(#loc2)\n    %r:2 = scf.if %c -> (f32, f32) {\n      scf.yield %x, %x : f32, f32 loc(#loc2)\n    } else {\n      %n = arith.negf %x : f32 loc(#loc2)\n      scf.yield %n, %x : f32, f32 loc(#loc2)\n    } loc(#loc2)\n    %s = arith.addf %r#0, %r#1 : f32",
-        "kern.py",
     );
-    let l = bwsim_gluon::import_text("k.ttgir", &text, None, None);
-    let k = l
-        .kernel
-        .unwrap_or_else(|d| panic!("{}", diag::render(&d, &l.source)));
-    let printed = bwsim_isa::print(&k);
     assert!(printed.contains("if c"), "{printed}");
 }
 
@@ -202,21 +221,13 @@ fn if_with_scalar_results_imports() {
 /// index) extreme (here: it swaps the operands) is refused, saying which combiners import.
 #[test]
 fn reductions_with_other_combiners_are_refused_saying_what_imports() {
-    let text = module_with(
-        "%t = tt.splat %x : f32 -> tensor<4xf32, #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>> loc(#loc2)\n    %r:2 = \"tt.reduce\"(%t, %t) <{axis = 0 : i32}> ({\n    ^bb0(%a0: f32 loc(unknown), %b0: f32 loc(unknown), %a1: f32 loc(unknown), %b1: f32 loc(unknown)):\n      tt.reduce.return %b0, %a0 : f32, f32 loc(#loc2)\n    }) : (tensor<4xf32, #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>>, tensor<4xf32, #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>>) -> (f32, f32)",
-        "kern.py",
-    );
-    let l = bwsim_gluon::import_text("k.ttgir", &text, None, None);
-    let d = l.kernel.expect_err("a swapping combiner is refused");
-    let r = diag::render(&d, &l.source);
+    let (_, r) = refused_op("%t = tt.splat %x : f32 -> tensor<4xf32, #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>> loc(#loc2)\n    %r:2 = \"tt.reduce\"(%t, %t) <{axis = 0 : i32}> ({\n    ^bb0(%a0: f32 loc(unknown), %b0: f32 loc(unknown), %a1: f32 loc(unknown), %b1: f32 loc(unknown)):\n      tt.reduce.return %b0, %a0 : f32, f32 loc(#loc2)\n    }) : (tensor<4xf32, #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>>, tensor<4xf32, #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>>) -> (f32, f32)", "a swapping combiner is refused");
     assert!(r.contains("neither one fold per operand"), "{r}");
 }
 
 #[test]
 fn unknown_operations_are_errors_not_drops() {
-    let text = module_with("%y = tt.frobnicate %x : f32", "kern.py");
-    let l = bwsim_gluon::import_text("k.ttgir", &text, None, None);
-    let d = l.kernel.expect_err("unknown op");
+    let (d, _) = refused_op("%y = tt.frobnicate %x : f32", "unknown op");
     assert!(d[0].message.contains("tt.frobnicate"));
 }
 
@@ -280,19 +291,8 @@ module attributes {"ttg.num-warps" = 4 : i32, ttg.target = "cuda:100"} {
 }
 "#;
     let launch = "launch {\n  grid = [1]\n  tensor out: f32[128] = fill(5)\n  p = out\n  n = 100\n  f = 2.5\n  outputs = [out]\n}\n";
-    let l = bwsim_gluon::import_text("k.ttgir", text, None, Some(("k.launch".into(), launch.into())));
-    let k = l
-        .kernel
-        .unwrap_or_else(|d| panic!("{}", diag::render(&d, &l.source)));
-    let (c, d) = verify(&k, &VerifyOptions::default());
-    let c = c.unwrap_or_else(|| panic!("{}", diag::render(&d, &l.source)));
-    let plan = bwsim_isa::launch::resolve(&c, k.launch.as_ref().expect("launch")).expect("plan");
-    let r = bwsim_sim::run(
-        &c,
-        &plan,
-        bwsim_isa::launch::materialize(&plan, 0).expect("within the memory limit"),
-        &Default::default(),
-    );
+    let (source, k) = import_ok(text, Some(launch));
+    let (_, r) = run(&source, &k, 0);
     let out = r.tensor("out").expect("out");
     for i in 0..128 {
         let want = if i < 100 { 2.5 + 1.0 } else { 5.0 };
@@ -355,10 +355,7 @@ fn memdesc_trans_reads_the_same_bytes_transposed() {
     );
     let text = trans_module(&body);
     let launch = "launch {\n  grid = [1]\n  tensor input: f32[16, 32] = randn()\n  tensor t: f32[32, 16] = zeros()\n  tensor s: f32[16, 16] = zeros()\n  src = input\n  out1 = t\n  out2 = s\n  outputs = [t, s]\n}\n";
-    let l = bwsim_gluon::import_text("k.ttgir", &text, None, Some(("k.launch".into(), launch.into())));
-    let k = l
-        .kernel
-        .unwrap_or_else(|d| panic!("{}", diag::render(&d, &l.source)));
+    let (source, k) = import_ok(&text, Some(launch));
     let printed = bwsim_isa::print(&k);
     assert!(
         printed.contains("smem.reinterpret buf, f32[2, 32, 16], nvmma(128, transposed=true)"),
@@ -368,17 +365,7 @@ fn memdesc_trans_reads_the_same_bytes_transposed() {
         printed.contains("smem.reinterpret buf[1], f32[32, 16], nvmma(128, transposed=true)"),
         "{printed}"
     );
-    let (c, d) = verify(&k, &VerifyOptions::default());
-    let c = c.unwrap_or_else(|| panic!("{}", diag::render(&d, &l.source)));
-    let plan = bwsim_isa::launch::resolve(&c, k.launch.as_ref().expect("launch")).expect("plan");
-    let inputs = bwsim_isa::launch::materialize(&plan, 3).expect("within the memory limit");
-    let input = inputs[0].clone();
-    let r = bwsim_sim::run(&c, &plan, inputs, &Default::default());
-    assert!(
-        r.diagnostics.is_empty(),
-        "{}",
-        diag::render(&r.diagnostics, &l.source)
-    );
+    let (input, r) = run_clean(&source, &k, 3);
     let (t, s) = (r.tensor("t").expect("t"), r.tensor("s").expect("s"));
     for i in 0..16 {
         for j in 0..32 {
@@ -408,9 +395,7 @@ fn memdesc_trans_refuses_what_it_cannot_express() {
         ),
     ] {
         let text = trans_module(body);
-        let l = bwsim_gluon::import_text("k.ttgir", &text, None, None);
-        let d = l.kernel.expect_err("refused");
-        let r = diag::render(&d, &l.source);
+        let (d, r) = refused(&text, "refused");
         assert_eq!(d.len(), 1, "{r}");
         assert!(r.contains("ttg.memdesc_trans") && r.contains(want), "{r}");
     }
@@ -439,10 +424,7 @@ fn shared_linear_views_read_the_elements_their_bases_name() {
     );
     let text = format!("{lin}{}", trans_module(&body));
     let launch = "launch {\n  grid = [1]\n  tensor input: f32[16, 32] = randn()\n  tensor t: f32[32, 16] = zeros()\n  tensor s: f32[16, 16] = zeros()\n  src = input\n  out1 = t\n  out2 = s\n  outputs = [t]\n}\n";
-    let l = bwsim_gluon::import_text("k.ttgir", &text, None, Some(("k.launch".into(), launch.into())));
-    let k = l
-        .kernel
-        .unwrap_or_else(|d| panic!("{}", diag::render(&d, &l.source)));
+    let (source, k) = import_ok(&text, Some(launch));
     let printed = bwsim_isa::print(&k);
     assert!(
         printed.contains(
@@ -450,17 +432,7 @@ fn shared_linear_views_read_the_elements_their_bases_name() {
         ),
         "{printed}"
     );
-    let (c, d) = verify(&k, &VerifyOptions::default());
-    let c = c.unwrap_or_else(|| panic!("{}", diag::render(&d, &l.source)));
-    let plan = bwsim_isa::launch::resolve(&c, k.launch.as_ref().expect("launch")).expect("plan");
-    let inputs = bwsim_isa::launch::materialize(&plan, 5).expect("within the memory limit");
-    let input = inputs[0].clone();
-    let r = bwsim_sim::run(&c, &plan, inputs, &Default::default());
-    assert!(
-        r.diagnostics.is_empty(),
-        "{}",
-        diag::render(&r.diagnostics, &l.source)
-    );
+    let (input, r) = run_clean(&source, &k, 5);
     let t = r.tensor("t").expect("t");
     for row in 0..32 {
         for col in 0..16 {
@@ -494,9 +466,7 @@ fn memdesc_reshape_refuses_what_it_cannot_express() {
         ),
     ] {
         let text = format!("{lin}{}", trans_module(body));
-        let l = bwsim_gluon::import_text("k.ttgir", &text, None, None);
-        let d = l.kernel.expect_err("refused");
-        let r = diag::render(&d, &l.source);
+        let (d, r) = refused(&text, "refused");
         assert_eq!(d.len(), 1, "{r}");
         assert!(r.contains("ttg.memdesc_reshape") && r.contains(want), "{r}");
     }

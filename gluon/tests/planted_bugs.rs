@@ -12,27 +12,15 @@
 //! Every other expectation on the planted bugs (codes, Python lines, the snapshots in
 //! traces/gluon/) is written in their launch sidecars, tests/gluon/bug_*.launch.
 
+mod common;
+
 use bwsim_gluon::version::Version;
 use bwsim_isa::{diag, Kernel, SourceFile, Target};
 use bwsim_sim::check;
-use bwsim_sim::explore::{Exploration, ExploreOptions};
-use std::collections::BTreeSet;
-use std::path::PathBuf;
+use common::{error_codes, explore};
 
 fn import(v: Version, stem: &str) -> (Kernel, SourceFile) {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/gluon")
-        .join(v.minor())
-        .join(format!("{stem}.ttgir"));
-    let l = bwsim_gluon::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    match l.kernel {
-        Ok(k) => (k, l.source),
-        Err(d) => panic!(
-            "{} does not import:\n{}",
-            path.display(),
-            diag::render(&d, &l.source)
-        ),
-    }
+    common::import_fixture(v, &format!("{stem}.ttgir"))
 }
 
 fn target_of(stem: &str) -> Target {
@@ -116,30 +104,7 @@ fn checker_only_bugs_are_in_the_imported_ir() {
 
 /// Schedules per checker run: `BWSIM_GLUON_SCHEDULES`, else 8.
 fn schedules() -> u64 {
-    std::env::var("BWSIM_GLUON_SCHEDULES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(8)
-}
-
-fn explore(p: &check::Prepared) -> Exploration {
-    p.explore(
-        &ExploreOptions {
-            first_seed: 0,
-            schedules: schedules(),
-            jobs: std::thread::available_parallelism().map_or(1, |n| n.get()).min(4),
-            stop_on_first_error: false,
-        },
-        |_, _| {},
-    )
-}
-
-fn error_codes(e: &Exploration) -> BTreeSet<String> {
-    e.findings
-        .iter()
-        .filter(|f| f.diagnostic.is_error())
-        .map(|f| f.diagnostic.code.to_string())
-        .collect()
+    common::env_schedules().unwrap_or(8)
 }
 
 /// The catalogue's warp-specialized add (tests/fail/ws_add_no_load_fence.tile, whose only
@@ -167,14 +132,14 @@ fn ws_add_early_release_reports_the_codes_of_its_tile_twin() {
                 diag::render(&d, &SourceFile::new("ws_add_early_release", twin_src.clone()))
             )
         });
-        let twin = error_codes(&explore(&p));
+        let twin = error_codes(&explore(&p, schedules()));
         assert!(twin.contains("race"), "{twin:?}");
         for v in Version::all() {
             let stem = format!("bug_ws_add_early_release.{}", target.name());
             let (k, file) = import(v, &stem);
             let p = check::prepare_kernel(&k, &[], Some(target), bwsim_isa::limits::Limits::default())
                 .unwrap_or_else(|d| panic!("{stem}:\n{}", diag::render(&d, &file)));
-            assert_eq!(error_codes(&explore(&p)), twin, "{v:?} {stem}");
+            assert_eq!(error_codes(&explore(&p, schedules())), twin, "{v:?} {stem}");
         }
     }
 }

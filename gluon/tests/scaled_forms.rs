@@ -11,28 +11,18 @@
 //! Each runs 2 schedules by default, `BWSIM_GLUON_SCHEDULES` otherwise. Their checker runs are
 //! the fixtures' `check: clean` directives.
 
+mod common;
+
 use bwsim_gluon::version::Version;
 use bwsim_isa::launch::{self, ArgValue, LaunchPlan};
 use bwsim_isa::typeck::Checked;
 use bwsim_isa::verify::{verify, VerifyOptions};
 use bwsim_isa::{diag, Kernel, SourceFile, Target};
-use bwsim_sim::RunOptions;
-use std::path::PathBuf;
+use bwsim_sim::{RunOptions, RunResult};
+use common::env_schedules;
 
 fn import(v: Version, stem: &str, target: Target) -> (Kernel, SourceFile) {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/gluon")
-        .join(v.minor())
-        .join(format!("{stem}.{}.ttgir", target.name()));
-    let l = bwsim_gluon::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    match l.kernel {
-        Ok(k) => (k, l.source),
-        Err(d) => panic!(
-            "{} does not import:\n{}",
-            path.display(),
-            diag::render(&d, &l.source)
-        ),
-    }
+    common::import_fixture(v, &format!("{stem}.{}.ttgir", target.name()))
 }
 
 fn check<'k>(k: &'k Kernel, target: Target, file: &SourceFile) -> Checked<'k> {
@@ -51,10 +41,22 @@ fn plan(c: &Checked, file: &SourceFile) -> LaunchPlan {
     launch::resolve(c, l).unwrap_or_else(|d| panic!("launch:\n{}", diag::render(&d, file)))
 }
 
-fn env_schedules() -> Option<u64> {
-    std::env::var("BWSIM_GLUON_SCHEDULES")
-        .ok()
-        .and_then(|s| s.parse().ok())
+/// Run options for schedule `seed`, without a trace.
+fn untraced(seed: u64) -> RunOptions {
+    RunOptions {
+        seed,
+        trace: false,
+        ..RunOptions::default()
+    }
+}
+
+/// The output `c` of two runs is the same, bit for bit (`what` names the comparison), and not
+/// all zeros (not a vacuous comparison: the factors reach the result).
+fn assert_same_c(a: &RunResult, b: &RunResult, what: &str) {
+    let (c, s) = (a.tensor("c").expect("c"), b.tensor("c").expect("c"));
+    let differ = (0..c.numel()).filter(|&i| c.get_bits(i) != s.get_bits(i)).count();
+    assert_eq!(differ, 0, "{what}: {differ} elements differ");
+    assert!((0..c.numel()).any(|i| c.get(i) != 0.0));
 }
 
 /// Tutorial 11's kernel on mxfp4 and nvfp4 operands (uint8 descriptors, two e2m1 values a
@@ -90,9 +92,7 @@ fn mma_scaled_mixed_stages_b_fp4_padded() {
 /// bit for bit.
 #[test]
 fn mma_scaled_contig_equals_the_row_major_kernel() {
-    for v in Version::all() {
-        contig_equals_the_row_major_kernel(v);
-    }
+    Version::all().for_each(contig_equals_the_row_major_kernel);
 }
 
 fn contig_equals_the_row_major_kernel(v: Version) {
@@ -122,11 +122,7 @@ fn contig_equals_the_row_major_kernel(v: Version) {
     };
     for seed in 0..env_schedules().unwrap_or(2) {
         let inputs = launch::materialize(&cplan, 2000 + seed).expect("within the memory limit");
-        let opts = RunOptions {
-            seed,
-            trace: false,
-            ..RunOptions::default()
-        };
+        let opts = untraced(seed);
         let rc = bwsim_sim::run(&cc, &cplan, inputs.clone(), &opts);
         let rs = bwsim_sim::run(&cs, &splan, inputs, &opts);
         assert!(
@@ -139,11 +135,7 @@ fn contig_equals_the_row_major_kernel(v: Version) {
             "{}",
             diag::render(&rs.diagnostics, &sfile)
         );
-        let (c, s) = (rc.tensor("c").expect("c"), rs.tensor("c").expect("c"));
-        let differ = (0..c.numel()).filter(|&i| c.get_bits(i) != s.get_bits(i)).count();
-        assert_eq!(differ, 0, "{v:?} seed {seed}: {differ} elements differ");
-        // Not a vacuous comparison: the factors reach the result.
-        assert!((0..c.numel()).any(|i| c.get(i) != 0.0));
+        assert_same_c(&rc, &rs, &format!("{v:?} seed {seed}"));
     }
 }
 
@@ -155,9 +147,7 @@ fn contig_equals_the_row_major_kernel(v: Version) {
 /// change the output: the factors vary over the whole block.
 #[test]
 fn packed_block_forms_equal_the_row_major_kernel() {
-    for v in Version::all() {
-        packed_block_forms(v);
-    }
+    Version::all().for_each(packed_block_forms);
 }
 
 fn packed_block_forms(v: Version) {
@@ -213,11 +203,7 @@ fn packed_block_forms(v: Version) {
                     t.data.clone_from(src);
                 }
             }
-            let opts = RunOptions {
-                seed,
-                trace: false,
-                ..RunOptions::default()
-            };
+            let opts = untraced(seed);
             let rp = bwsim_sim::run(&cp, &pplan, pin, &opts);
             let rs = bwsim_sim::run(&cs, &splan, sin, &opts);
             assert!(
@@ -226,10 +212,7 @@ fn packed_block_forms(v: Version) {
                 diag::render(&rp.diagnostics, &pfile)
             );
             assert!(rs.ok(), "{}", diag::render(&rs.diagnostics, &sfile));
-            let (c, s) = (rp.tensor("c").expect("c"), rs.tensor("c").expect("c"));
-            let differ = (0..c.numel()).filter(|&i| c.get_bits(i) != s.get_bits(i)).count();
-            assert_eq!(differ, 0, "{v:?} {stem} seed {seed}: {differ} elements differ");
-            assert!((0..c.numel()).any(|i| c.get(i) != 0.0));
+            assert_same_c(&rp, &rs, &format!("{v:?} {stem} seed {seed}"));
         }
     }
 }

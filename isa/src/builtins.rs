@@ -159,6 +159,31 @@ impl ReduceOp {
     pub fn is_arg(self) -> bool {
         matches!(self, ReduceOp::Argmax | ReduceOp::Argmin)
     }
+
+    /// `a op b` for a float fold (IEEE maxNum/minNum); `None` for the integer-only combiners.
+    pub fn fold_float(self, a: f64, b: f64) -> Option<f64> {
+        Some(match self {
+            ReduceOp::Sum => a + b,
+            ReduceOp::Prod => a * b,
+            ReduceOp::Max => a.max(b),
+            ReduceOp::Min => a.min(b),
+            _ => return None,
+        })
+    }
+
+    /// `a op b` for an integer fold (wrapping); argmax/argmin keep `a` (they fold positions).
+    pub fn fold_int(self, a: i64, b: i64) -> i64 {
+        match self {
+            ReduceOp::Sum => a.wrapping_add(b),
+            ReduceOp::Prod => a.wrapping_mul(b),
+            ReduceOp::Max => a.max(b),
+            ReduceOp::Min => a.min(b),
+            ReduceOp::And => a & b,
+            ReduceOp::Or => a | b,
+            ReduceOp::Xor => a ^ b,
+            ReduceOp::Argmax | ReduceOp::Argmin => a,
+        }
+    }
 }
 
 /// The `reverse=` flag of a scan call (`cumsum(x, axis, reverse=true)`): false when absent.

@@ -22,6 +22,16 @@ fn s(v: &[&str]) -> Vec<String> {
     v.iter().map(|x| x.to_string()).collect()
 }
 
+/// The operation statement `i` of `k`'s body binds with `let`.
+fn let_op(k: &Kernel, i: usize) -> &Op {
+    match &k.body.stmts[i].kind {
+        StmtKind::Let {
+            value: Rhs::Op(o), ..
+        } => o,
+        other => panic!("statement {i} is not `let NAME = OP`: {other:?}"),
+    }
+}
+
 fn expr_of(src: &str) -> Expr {
     let k = body(&format!("  let x = {src}\n"));
     match &k.body.stmts[0].kind {
@@ -210,13 +220,7 @@ fn printer_uses_the_fewest_parentheses() {
 #[test]
 fn operations_parse_and_print() {
     let k = body("  let t = smem.load buf, layout=row\n  fence.async_shared\n  let acc = wgmma a, b, acc, use_acc=true\n");
-    let StmtKind::Let {
-        value: Rhs::Op(o), ..
-    } = &k.body.stmts[0].kind
-    else {
-        panic!()
-    };
-    assert_eq!(printer::print_op(o), "smem.load buf, layout=row");
+    assert_eq!(printer::print_op(let_op(&k, 0)), "smem.load buf, layout=row");
     assert!(matches!(
         &k.body.stmts[1].kind,
         StmtKind::Op(Op {
@@ -224,13 +228,7 @@ fn operations_parse_and_print() {
             ..
         })
     ));
-    let StmtKind::Let {
-        value: Rhs::Op(o), ..
-    } = &k.body.stmts[2].kind
-    else {
-        panic!()
-    };
-    assert_eq!(printer::print_op(o), "wgmma a, b, acc, use_acc=true");
+    assert_eq!(printer::print_op(let_op(&k, 2)), "wgmma a, b, acc, use_acc=true");
     assert_eq!(
         parser::signature_text("tma.load").as_deref(),
         Some("tma.load src, dst, bar[, pred=...]")

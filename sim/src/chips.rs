@@ -660,13 +660,14 @@ pub fn chip(name: &str) -> Option<&'static Chip> {
 /// The H100 figures the timing model's hand-computed unit tests were written against (the
 /// table's values before the H100 calibration of docs/hardware/h100-calibration.md): those
 /// tests check the cost rules, not the table, so the arithmetic in their comments stays round.
-#[cfg(test)]
-pub(crate) const H100_HAND: Chip = Chip {
+/// The end-to-end timing tests (tests/timing.rs) use the same figures.
+pub const H100_HAND: Chip = Chip {
     tensor_flops_per_cycle_sm: 4096.0,
     wgmma_overhead_cycles: 8.0,
     tma_bytes_per_cycle_sm: 64.0,
     tma_l2_latency: 500.0,
     mbarrier_latency: 40.0,
+    // No issue back-pressure unless a test sets it.
     wgmma_queue_instrs: 0.0,
     ..H100
 };

@@ -824,31 +824,6 @@ fn permute(t: &Tile, order: &[u32]) -> OpResult<Tile> {
     })
 }
 
-/// `a op b` for a float fold (IEEE maxNum/minNum); `None` for the integer-only combiners.
-fn fold_f(op: ReduceOp, a: f64, b: f64) -> Option<f64> {
-    Some(match op {
-        ReduceOp::Sum => a + b,
-        ReduceOp::Prod => a * b,
-        ReduceOp::Max => a.max(b),
-        ReduceOp::Min => a.min(b),
-        _ => return None,
-    })
-}
-
-/// `a op b` for an integer fold (wrapping); argmax/argmin keep `a` (they fold positions).
-fn fold_i(op: ReduceOp, a: i64, b: i64) -> i64 {
-    match op {
-        ReduceOp::Sum => a.wrapping_add(b),
-        ReduceOp::Prod => a.wrapping_mul(b),
-        ReduceOp::Max => a.max(b),
-        ReduceOp::Min => a.min(b),
-        ReduceOp::And => a & b,
-        ReduceOp::Or => a | b,
-        ReduceOp::Xor => a ^ b,
-        ReduceOp::Argmax | ReduceOp::Argmin => a,
-    }
-}
-
 /// The inclusive scan of `op` along `axis`: element i is the fold of 0..=i (of i.. to the end
 /// when `reverse`), each prefix computed exactly (in f64 for floats) and rounded once to the
 /// element type.
@@ -873,7 +848,8 @@ fn scan(op: ReduceOp, t: &Tile, axis: usize, reverse: bool) -> OpResult<Value> {
                     acc = if k == 0 {
                         x
                     } else {
-                        fold_f(op, acc, x).ok_or_else(|| err(format!("a {} scan", op.name())))?
+                        op.fold_float(acc, x)
+                            .ok_or_else(|| err(format!("a {} scan", op.name())))?
                     };
                     bits[at(k)] = round_to(t.dtype, acc);
                 }
@@ -881,7 +857,7 @@ fn scan(op: ReduceOp, t: &Tile, axis: usize, reverse: bool) -> OpResult<Value> {
                 let mut acc = 0i64;
                 for k in 0..len {
                     let x = t.i(at(k));
-                    acc = if k == 0 { x } else { fold_i(op, acc, x) };
+                    acc = if k == 0 { x } else { op.fold_int(acc, x) };
                     bits[at(k)] = i64_to_bits(t.dtype, acc);
                 }
             }
@@ -937,7 +913,9 @@ fn reduce(op: ReduceOp, t: &Tile, axis: usize) -> OpResult<Value> {
                     let mut s = t.f(at(0));
                     for k in 1..len {
                         let x = t.f(at(k));
-                        s = fold_f(op, s, x).ok_or_else(|| err(format!("{} of a float tile", op.name())))?;
+                        s = op
+                            .fold_float(s, x)
+                            .ok_or_else(|| err(format!("{} of a float tile", op.name())))?;
                     }
                     round_to(t.dtype, s)
                 }
@@ -945,7 +923,7 @@ fn reduce(op: ReduceOp, t: &Tile, axis: usize) -> OpResult<Value> {
                     let mut s = t.i(at(0));
                     for k in 1..len {
                         let x = t.i(at(k));
-                        s = fold_i(op, s, x);
+                        s = op.fold_int(s, x);
                     }
                     i64_to_bits(t.dtype, s)
                 }
@@ -965,6 +943,19 @@ fn reduce(op: ReduceOp, t: &Tile, axis: usize) -> OpResult<Value> {
 }
 
 fn index(b: &Value, items: &[IItem], frame: &[Value], cx: &EvalCtx) -> OpResult<Value> {
+    // A shared-memory or TMEM view indexed by `items`: the same view with its origin, dropped
+    // dimensions and shape narrowed.
+    macro_rules! indexed_view {
+        ($variant:ident, $view:ident, $v:expr) => {{
+            let (origin, dropped, shape) = view_items($v.origin, $v.dropped, $v.shape, items, frame, cx)?;
+            Ok(Value::$variant($view {
+                origin,
+                dropped,
+                shape,
+                ..*$v
+            }))
+        }};
+    }
     match b {
         Value::Mbar { addr, count: Some(n) } => {
             let [IItem::Expr(e)] = items else {
@@ -984,24 +975,8 @@ fn index(b: &Value, items: &[IItem], frame: &[Value], cx: &EvalCtx) -> OpResult<
                 count: None,
             })
         }
-        Value::Smem(v) => {
-            let (origin, dropped, shape) = view_items(v.origin, v.dropped, v.shape, items, frame, cx)?;
-            Ok(Value::Smem(SmemView {
-                origin,
-                dropped,
-                shape,
-                ..*v
-            }))
-        }
-        Value::Tmem(v) => {
-            let (origin, dropped, shape) = view_items(v.origin, v.dropped, v.shape, items, frame, cx)?;
-            Ok(Value::Tmem(TmemView {
-                origin,
-                dropped,
-                shape,
-                ..*v
-            }))
-        }
+        Value::Smem(v) => indexed_view!(Smem, SmemView, v),
+        Value::Tmem(v) => indexed_view!(Tmem, TmemView, v),
         Value::Tile(t) => slice_tile(t, items),
         other => Err(err(format!("{} cannot be indexed", other.kind()))),
     }

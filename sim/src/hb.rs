@@ -670,6 +670,17 @@ mod tests {
     }
     /// Check `r` (clock `c`) over granules `gs`; the first hazard's kind.
     /// Records access `r` with access clock `c` over granules `gs` in the world `(agents, ops)`.
+    /// In a shadow of `granules` granules, P0 accesses granule 0 with `first` at clock `c`,
+    /// then the MMA P0 issued at its time 1 (op 0) lands, accessing it as `kind` at clock
+    /// `at`: the hazard the MMA meets, if any.
+    fn then_the_mma_lands(granules: usize, first: Rec, c: &[u32], kind: Kind, at: &[u32]) -> Option<Hazard> {
+        let ops = [issued(P0, &[1, 0, 0], None)];
+        let mut s = Shadow::new(granules);
+        let ag = agents(vec![]);
+        go(&mut s, 0..1, first, c, (&ag, &ops));
+        go(&mut s, 0..1, mma_rec(TMA, 1, kind, 0), at, (&ag, &ops))
+    }
+
     fn go(
         s: &mut Shadow,
         gs: std::ops::Range<usize>,
@@ -744,13 +755,8 @@ mod tests {
         let ops = [issued(P1, &[0, 1, 0], None)];
         let mut s = Shadow::new(16);
         let ag = agents(vec![]);
-        go(
-            &mut s,
-            2..4,
-            async_rec(TMA, 1, Kind::Write, 0),
-            &[0, 1, 1],
-            (&ag, &ops),
-        );
+        let load = async_rec(TMA, 1, Kind::Write, 0);
+        go(&mut s, 2..4, load, &[0, 1, 1], (&ag, &ops));
         // P0 observed the phase that counted the bytes: its clock knows TMA time 1.
         assert!(go(&mut s, 2..4, gr(P0, 2), &[2, 1, 1], (&ag, &ops)).is_none());
         // P1 (the issuer) did not wait: read-before-complete.
@@ -763,12 +769,7 @@ mod tests {
     fn an_async_write_that_lands_after_a_read_its_issuer_made_later_is_read_before_complete() {
         // P0 issues an MMA (time 1) that writes a cell, then reads the cell at time 2 before
         // the MMA has executed; the MMA's write lands afterwards.
-        let ops = [issued(P0, &[1, 0, 0], None)];
-        let mut s = Shadow::new(4);
-        let ag = agents(vec![]);
-        go(&mut s, 0..1, tr(P0, 2), &[2, 0, 0], (&ag, &ops));
-        let mma = mma_rec(TMA, 1, Kind::Write, 0);
-        let h = go(&mut s, 0..1, mma, &[1, 0, 1], (&ag, &ops)).expect("hazard");
+        let h = then_the_mma_lands(4, tr(P0, 2), &[2, 0, 0], Kind::Write, &[1, 0, 1]).expect("hazard");
         assert_eq!(h.kind, HazardKind::ReadBeforeComplete);
         assert_eq!(
             (h.first.agent, h.second.agent),
@@ -785,36 +786,23 @@ mod tests {
         go(&mut s, 0..1, gw(P0, 1), &[1, 0, 0], (&ag, &ops));
         let h = go(&mut s, 0..1, gw(P1, 1), &[0, 1, 0], (&ag, &ops)).expect("race");
         assert_eq!(h.kind, HazardKind::Race);
+        // A shadow with an async read (op 0, by the TMA unit) in flight.
+        let read_in_flight = || {
+            let mut s = Shadow::new(16);
+            let read = async_rec(TMA, 1, Kind::Read, 0);
+            go(&mut s, 0..1, read, &[0, 1, 1], (&ag, &ops));
+            s
+        };
         // An async read issued by P1, then P0 writes without knowing of it.
-        let mut s = Shadow::new(16);
-        go(
-            &mut s,
-            0..1,
-            async_rec(TMA, 1, Kind::Read, 0),
-            &[0, 1, 1],
-            (&ag, &ops),
-        );
+        let mut s = read_in_flight();
         let h = go(&mut s, 0..1, gw(P0, 1), &[1, 0, 0], (&ag, &ops)).expect("in flight");
         assert_eq!(h.kind, HazardKind::WriteWhileInFlight);
         // An async write (op 1, issued by P0 at time 3) lands after an async read (op 0) whose
         // issue it does not know: write-while-in-flight. Had op 1 been issued first, the read
         // would be logically second: read-before-complete.
-        let mut s = Shadow::new(16);
-        go(
-            &mut s,
-            0..1,
-            async_rec(TMA, 1, Kind::Read, 0),
-            &[0, 1, 1],
-            (&ag, &ops),
-        );
-        let h = go(
-            &mut s,
-            0..1,
-            async_rec(TMA + 1, 1, Kind::Write, 1),
-            &[3, 0, 0, 1],
-            (&ag, &ops),
-        )
-        .expect("hazard");
+        let mut s = read_in_flight();
+        let write = async_rec(TMA + 1, 1, Kind::Write, 1);
+        let h = go(&mut s, 0..1, write, &[3, 0, 0, 1], (&ag, &ops)).expect("hazard");
         assert_eq!(h.kind, HazardKind::WriteWhileInFlight);
     }
 
@@ -876,12 +864,7 @@ mod tests {
 
     #[test]
     fn tensor_memory_pairs_need_no_fence() {
-        let ops = [issued(P0, &[1, 0, 0], None)];
-        let mut s = Shadow::new(1);
-        let ag = agents(vec![]);
-        go(&mut s, 0..1, tw(P0, 1), &[1, 0, 0], (&ag, &ops));
-        let mma = mma_rec(TMA, 1, Kind::Read, 0);
-        assert!(go(&mut s, 0..1, mma, &[2, 0, 1], (&ag, &ops)).is_none());
+        assert!(then_the_mma_lands(1, tw(P0, 1), &[1, 0, 0], Kind::Read, &[2, 0, 1]).is_none());
     }
 
     #[test]

@@ -27,7 +27,7 @@
 //! continues here. Every operation is exact, so the results depend neither on the order of
 //! the lanes nor on the CPU's vector width.
 
-use crate::mma_numerics::BlockFma;
+use crate::mma_numerics::{group, BlockFma};
 
 /// Exponents of narrow operands: products of two are normal f64 numbers with room for the
 /// 2^-unit scale ([`narrow`]).
@@ -82,10 +82,7 @@ impl NarrowRows {
             fits: vec![true; rows],
         };
         for (i, &v) in vs.iter().take(rows * k).enumerate() {
-            let (v, pow) = narrow(v).unwrap_or_else(|| {
-                out.fits[i / k] = false;
-                (0.0, 0.0)
-            });
+            let (v, pow) = narrow_or_unfit(v, &mut out.fits[i / k]);
             out.v.push(v);
             out.pow.push(pow);
         }
@@ -94,12 +91,17 @@ impl NarrowRows {
 
     /// Row `i`, or `None` when one of its operands does not fit.
     pub fn row(&self, i: usize) -> Option<NarrowRow<'_>> {
-        let r = i * self.k..(i + 1) * self.k;
-        self.fits.get(i).copied().unwrap_or(false).then(|| NarrowRow {
-            v: &self.v[r.clone()],
-            pow: &self.pow[r],
-        })
+        let (v, pow) = group(self.k, &self.fits, (&self.v, &self.pow), i)?;
+        Some(NarrowRow { v, pow })
     }
+}
+
+/// `narrow(v)`, or zeros with `fits` cleared when `v` does not fit the narrow form.
+fn narrow_or_unfit(v: f64, fits: &mut bool) -> (f64, f64) {
+    narrow(v).unwrap_or_else(|| {
+        *fits = false;
+        (0.0, 0.0)
+    })
 }
 
 /// One row of [`NarrowRows`]: values, and the power of two of each one's leading bit.
@@ -134,10 +136,7 @@ impl NarrowPanels {
         for (c, col) in vs.chunks_exact(k.max(1)).take(cols).enumerate() {
             let (p, w) = (c / COLS, c % COLS);
             for (t, &v) in col.iter().enumerate() {
-                let (v, pow) = narrow(v).unwrap_or_else(|| {
-                    out.fits[p] = false;
-                    (0.0, 0.0)
-                });
+                let (v, pow) = narrow_or_unfit(v, &mut out.fits[p]);
                 out.v[p * k + t][w] = v;
                 out.pow[p * k + t][w] = pow;
             }
@@ -147,11 +146,8 @@ impl NarrowPanels {
 
     /// Panel `p` (columns `p * COLS..(p + 1) * COLS`), or `None` when it does not fit.
     pub fn panel(&self, p: usize) -> Option<NarrowPanel<'_>> {
-        let r = p * self.k..(p + 1) * self.k;
-        self.fits.get(p).copied().unwrap_or(false).then(|| NarrowPanel {
-            v: &self.v[r.clone()],
-            pow: &self.pow[r],
-        })
+        let (v, pow) = group(self.k, &self.fits, (&self.v, &self.pow), p)?;
+        Some(NarrowPanel { v, pow })
     }
 }
 

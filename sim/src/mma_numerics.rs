@@ -475,12 +475,24 @@ impl PackedLines {
 
     /// Line `i`, or `None` when one of its operands does not fit the packed form.
     pub fn line(&self, i: usize) -> Option<PackedLine<'_>> {
-        let r = i * self.k..(i + 1) * self.k;
-        self.fits.get(i).copied().unwrap_or(false).then(|| PackedLine {
-            v: &self.v[r.clone()],
-            lead: &self.lead[r],
-        })
+        let (v, lead) = group(self.k, &self.fits, (&self.v, &self.lead), i)?;
+        Some(PackedLine { v, lead })
     }
+}
+
+/// Group `i` of a per-line operand form (entries `i * k..(i + 1) * k` of its two parallel
+/// arrays), or `None` when line `i` does not fit the form.
+pub(crate) fn group<'a, T, U>(
+    k: usize,
+    fits: &[bool],
+    (x, y): (&'a [T], &'a [U]),
+    i: usize,
+) -> Option<(&'a [T], &'a [U])> {
+    let r = i * k..(i + 1) * k;
+    fits.get(i)
+        .copied()
+        .unwrap_or(false)
+        .then(|| (&x[r.clone()], &y[r]))
 }
 
 /// [`block_step`] on packed operands with a finite `c`: the same arithmetic without the

@@ -723,9 +723,16 @@ struct Forms {
 
 impl<'a> MmaInputs<'a> {
     fn a_lines(&self) -> &'a Lines {
-        self.forms
-            .a_lines
-            .get_or_init(|| Lines::new(self.av, self.m, self.k))
+        self.a_form(&self.forms.a_lines, Lines::new)
+    }
+
+    /// A's rows in the form `make` builds, built once.
+    fn a_form<T>(
+        &self,
+        cell: &'a std::sync::OnceLock<T>,
+        make: impl FnOnce(&[f64], usize, usize) -> T,
+    ) -> &'a T {
+        cell.get_or_init(|| make(self.av, self.m, self.k))
     }
 
     /// B's columns as row `i` of the result reads them.
@@ -754,9 +761,7 @@ impl<'a> MmaInputs<'a> {
     }
 
     fn a_narrow(&self) -> &'a NarrowRows {
-        self.forms
-            .a_narrow
-            .get_or_init(|| NarrowRows::new(self.av, self.m, self.k))
+        self.a_form(&self.forms.a_narrow, NarrowRows::new)
     }
 
     /// B's columns in the narrow form, as row `i` of the result reads them.
@@ -880,17 +885,23 @@ impl<'a> MmaInputs<'a> {
         for (w, b) in b.iter_mut().enumerate() {
             *b = lines.line(j + w).packed?;
         }
-        let acc = std::array::from_fn(|w| {
+        let acc = self.accumulators(i, j, olds);
+        let k = mma_numerics::instruction_k(self.a_dtype, self.scaled);
+        let r = mma_numerics::chain_packed_cols(a, b, k, acc, self.use_acc, p);
+        Some(r.map(|x| x.to_bits() as u64))
+    }
+
+    /// The accumulators of elements `(i, j..j + W)` as f32 from their old bits `olds` (zeros
+    /// without `use_acc`).
+    fn accumulators<const W: usize>(&self, i: usize, j: usize, olds: &[u64]) -> [f32; W] {
+        std::array::from_fn(|w| {
             let old = olds.get(i * self.n + j + w).copied().unwrap_or(0);
             if self.use_acc {
                 bits_to_f64(self.acc, old) as f32
             } else {
                 0.0
             }
-        });
-        let k = mma_numerics::instruction_k(self.a_dtype, self.scaled);
-        let r = mma_numerics::chain_packed_cols(a, b, k, acc, self.use_acc, p);
-        Some(r.map(|x| x.to_bits() as u64))
+        })
     }
 
     /// Elements `(i, j..j + COLS)` (`j` a multiple of [`mma_narrow::COLS`]) when every one
@@ -907,14 +918,7 @@ impl<'a> MmaInputs<'a> {
         }
         let b = self.b_narrow(i).panel(j / mma_narrow::COLS)?;
         let a = self.a_narrow().row(i)?;
-        let acc = std::array::from_fn(|w| {
-            let old = olds.get(i * self.n + j + w).copied().unwrap_or(0);
-            if self.use_acc {
-                bits_to_f64(self.acc, old) as f32
-            } else {
-                0.0
-            }
-        });
+        let acc = self.accumulators(i, j, olds);
         let k = mma_numerics::instruction_k(self.a_dtype, self.scaled);
         // Rare (an accumulator out of the narrow range): the reference forms, built then.
         let general = |w: usize, r: std::ops::Range<usize>, c: Option<f32>| {

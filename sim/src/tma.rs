@@ -178,22 +178,33 @@ pub fn tile_copy(desc: &DescInfo, coords: &[i64], v: &SmemView, store: bool) -> 
     Ok((msgs, Arc::new(addrs)))
 }
 
+/// The illegal-instruction fault of an innermost coordinate `c` (of `bits`-bit elements) that
+/// is not at a 16-byte boundary of its row: `what` names the coordinate, `rule` says what it
+/// must be.
+fn check_16_byte(c: i64, bits: i64, what: &str, rule: &str) -> OpResult<()> {
+    if bit_offset_aligned(c, bits) {
+        return Ok(());
+    }
+    Err(Fault::trap(
+        CudaError::IllegalInstruction,
+        format!(
+            "{what} {c} is at byte offset {} of its row, {rule}",
+            c as i128 * bits as i128 / 8
+        ),
+    ))
+}
+
 /// The faults of a message's coordinates: an innermost coordinate not 16-byte aligned, and a
 /// negative coordinate on a store.
 fn check_coords(desc: &DescInfo, coords: &[i64], store: bool) -> OpResult<()> {
     let r = desc.block.len();
     let c0 = coords[r - 1];
     let bits = desc.dtype.bits() as i64;
-    if !bit_offset_aligned(c0, bits) {
-        return Err(Fault::trap(
-            CudaError::IllegalInstruction,
-            format!(
-                "TMA {} innermost coordinate {c0} is at byte offset {} of its row, not a multiple of 16",
-                if store { "store" } else { "load" },
-                c0 as i128 * bits as i128 / 8
-            ),
-        ));
-    }
+    let what = format!(
+        "TMA {} innermost coordinate",
+        if store { "store" } else { "load" }
+    );
+    check_16_byte(c0, bits, &what, "not a multiple of 16")?;
     if store {
         if let Some((k, c)) = coords.iter().enumerate().find(|(_, &c)| c < 0) {
             return Err(Fault::trap(
@@ -279,16 +290,8 @@ pub fn check_smem(smem: &SmemView) -> OpResult<()> {
 /// Check a gather4/scatter4 before it is issued.
 pub fn check_gather(desc: &DescInfo, xs: &[i64], col: i64, smem: &SmemView, scatter: bool) -> OpResult<()> {
     let bits = desc.dtype.bits() as i64;
-    if !bit_offset_aligned(col, bits) {
-        return Err(Fault::trap(
-            CudaError::IllegalInstruction,
-            format!(
-                "{} column offset {col} is at byte offset {} of its row, not 16-byte aligned",
-                if scatter { "scatter4" } else { "gather4" },
-                col as i128 * bits as i128 / 8
-            ),
-        ));
-    }
+    let what = format!("{} column offset", if scatter { "scatter4" } else { "gather4" });
+    check_16_byte(col, bits, &what, "not 16-byte aligned")?;
     if scatter {
         if col < 0 {
             return Err(Fault::trap(

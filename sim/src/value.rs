@@ -98,15 +98,21 @@ impl SmemView {
 
     /// The root index of view element `idx`.
     pub fn root_index(&self, idx: &[u32]) -> Dims {
-        let mut r = self.origin;
-        let off = self.dropped as usize;
-        for (j, &i) in idx.iter().enumerate() {
-            if let Some(x) = r.as_mut_slice().get_mut(off + j) {
-                *x += i;
-            }
-        }
-        r
+        root_index(self.origin, self.dropped, idx)
     }
+}
+
+/// The root index of element `idx` of a view whose element 0 is at root index `origin` and
+/// that dropped the `dropped` leading root dimensions.
+fn root_index(origin: Dims, dropped: u8, idx: &[u32]) -> Dims {
+    let mut r = origin;
+    let off = dropped as usize;
+    for (j, &i) in idx.iter().enumerate() {
+        if let Some(x) = r.as_mut_slice().get_mut(off + j) {
+            *x += i;
+        }
+    }
+    r
 }
 
 /// A view of a tensor-memory buffer (same structure as [`SmemView`]; `col` is the root's first
@@ -129,14 +135,7 @@ pub struct TmemView {
 
 impl TmemView {
     pub fn root_index(&self, idx: &[u32]) -> Dims {
-        let mut r = self.origin;
-        let off = self.dropped as usize;
-        for (j, &i) in idx.iter().enumerate() {
-            if let Some(x) = r.as_mut_slice().get_mut(off + j) {
-                *x += i;
-            }
-        }
-        r
+        root_index(self.origin, self.dropped, idx)
     }
 }
 

@@ -59,11 +59,7 @@ fn store_wait_full_waits_for_the_older_groups_writes() {
         .find(|e| matches!(e.what, What::Complete { op: "tma.store", id } if id == first_id))
         .map(|e| e.time)
         .expect("the first store completes");
-    let resumed = ev
-        .iter()
-        .find(|e| matches!(e.what, What::Resumed { on: "tma.store_wait" }))
-        .map(|e| e.time)
-        .expect("the wait blocked and resumed");
+    let resumed = resumed_at(&r, "tma.store_wait").expect("the wait blocked and resumed");
     // The second store (write latency 10) completed long before; the first takes 500.
     assert!(
         first_complete >= 500,

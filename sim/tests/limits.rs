@@ -16,13 +16,20 @@ const SPIN: &str = include_str!("tiles/limits/spin.tile");
 /// `N` arrivals on a one-arrival barrier: two trace events (arrive, phase flip) per iteration.
 const ARRIVALS: &str = include_str!("tiles/limits/arrivals.tile");
 
-fn with_limits(src: &str, consts: &[(&str, &str)], limits: Limits) -> RunResult {
+/// The default limits changed by `set`.
+fn limits(set: impl FnOnce(&mut Limits)) -> Limits {
+    let mut l = Limits::default();
+    set(&mut l);
+    l
+}
+
+fn with_limits(src: &str, limits: Limits) -> RunResult {
     let opts = RunOptions {
         seed: 1,
         limits,
         ..RunOptions::default()
     };
-    run_opts(src, consts, None, &opts)
+    run_opts(src, &[], None, &opts)
 }
 
 fn limit_diag(r: &RunResult, l: Limit) -> &bwsim_isa::Diagnostic {
@@ -35,14 +42,7 @@ fn limit_diag(r: &RunResult, l: Limit) -> &bwsim_isa::Diagnostic {
 
 #[test]
 fn step_limit_stops_a_spinning_loop_and_says_where_it_was() {
-    let r = with_limits(
-        SPIN,
-        &[],
-        Limits {
-            steps: Some(5000),
-            ..Limits::default()
-        },
-    );
+    let r = with_limits(SPIN, limits(|l| l.steps = Some(5000)));
     let d = limit_diag(&r, Limit::Steps);
     assert_eq!(r.counters.steps, 5000);
     assert!(
@@ -73,14 +73,7 @@ fn step_limit_stops_a_spinning_loop_and_says_where_it_was() {
 #[test]
 fn wall_time_limit_stops_a_long_run() {
     let t = Instant::now();
-    let r = with_limits(
-        SPIN,
-        &[],
-        Limits {
-            wall_time: Some(Duration::from_millis(50)),
-            ..Limits::default()
-        },
-    );
+    let r = with_limits(SPIN, limits(|l| l.wall_time = Some(Duration::from_millis(50))));
     let d = limit_diag(&r, Limit::WallTime);
     assert!(t.elapsed() < Duration::from_secs(20), "took {:?}", t.elapsed());
     assert!(
@@ -97,14 +90,7 @@ fn trace_limit_keeps_exactly_the_events_up_to_it() {
     let full = run(ARRIVALS, &[]);
     assert_ok(ARRIVALS, &full);
     assert!(full.trace.events.len() > 50, "{}", full.trace.events.len());
-    let r = with_limits(
-        ARRIVALS,
-        &[],
-        Limits {
-            trace_events: Some(50),
-            ..Limits::default()
-        },
-    );
+    let r = with_limits(ARRIVALS, limits(|l| l.trace_events = Some(50)));
     let d = limit_diag(&r, Limit::TraceEvents);
     assert!(d.message.contains("limit of 50 trace events"), "{}", d.message);
     assert!(d.help.as_deref().unwrap_or("").contains("--max-trace-events 200"));
@@ -117,10 +103,7 @@ fn trace_limit_keeps_exactly_the_events_up_to_it() {
         None,
         &RunOptions {
             trace: false,
-            limits: Limits {
-                trace_events: Some(50),
-                ..Limits::default()
-            },
+            limits: limits(|l| l.trace_events = Some(50)),
             ..RunOptions::default()
         },
     );
@@ -179,22 +162,12 @@ fn memory_limit_from_the_launch_section_and_from_the_caller() {
         &[],
         None,
         &RunOptions {
-            limits: Limits {
-                memory: Some(5 << 20),
-                ..Limits::default()
-            },
+            limits: limits(|l| l.memory = Some(5 << 20)),
             ..RunOptions::default()
         },
     );
     assert_ok(&with_spec, &r);
-    let d = refused(
-        BIG,
-        &[],
-        Limits {
-            memory: Some(1 << 20),
-            ..Limits::default()
-        },
-    );
+    let d = refused(BIG, &[], limits(|l| l.memory = Some(1 << 20)));
     assert!(
         d.message.contains("memory limit of 1MiB (1048576 bytes)"),
         "{}",
@@ -205,17 +178,10 @@ fn memory_limit_from_the_launch_section_and_from_the_caller() {
 #[test]
 fn launch_section_step_limit_applies_under_the_callers() {
     let src = SPIN.replace("    grid = [1]\n", "    grid = [1]\n    limit steps = 300\n");
-    let r = with_limits(&src, &[], Limits::default());
+    let r = with_limits(&src, Limits::default());
     limit_diag(&r, Limit::Steps);
     assert_eq!(r.counters.steps, 300);
-    let r = with_limits(
-        &src,
-        &[],
-        Limits {
-            steps: Some(100),
-            ..Limits::default()
-        },
-    );
+    let r = with_limits(&src, limits(|l| l.steps = Some(100)));
     assert_eq!(r.counters.steps, 100);
 }
 
@@ -228,7 +194,6 @@ fn deadlock_is_reported_at_once_whatever_the_limits() {
     let t = Instant::now();
     let r = with_limits(
         STUCK,
-        &[],
         Limits {
             steps: Some(u64::MAX),
             wall_time: Some(Duration::from_secs(3600)),
@@ -240,27 +205,13 @@ fn deadlock_is_reported_at_once_whatever_the_limits() {
     assert!(r.counters.steps < 10, "{} steps", r.counters.steps);
     assert!(t.elapsed() < Duration::from_secs(5));
     // A zero wall-time limit does not turn a deadlock into a timeout either.
-    let r = with_limits(
-        STUCK,
-        &[],
-        Limits {
-            wall_time: Some(Duration::ZERO),
-            ..Limits::default()
-        },
-    );
+    let r = with_limits(STUCK, limits(|l| l.wall_time = Some(Duration::ZERO)));
     assert_eq!(r.outcome, Outcome::Deadlock);
 }
 
 #[test]
 fn partial_trace_is_written_whole() {
-    let r = with_limits(
-        ARRIVALS,
-        &[],
-        Limits {
-            trace_events: Some(50),
-            ..Limits::default()
-        },
-    );
+    let r = with_limits(ARRIVALS, limits(|l| l.trace_events = Some(50)));
     let dir = std::env::temp_dir().join(format!("bwsim-limits-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let path = dir.join("trace.txt");
@@ -291,14 +242,7 @@ fn partial_trace_is_written_whole() {
 #[test]
 fn limit_messages_render_with_spans() {
     let mut out = String::new();
-    let r = with_limits(
-        SPIN,
-        &[],
-        Limits {
-            steps: Some(5000),
-            ..Limits::default()
-        },
-    );
+    let r = with_limits(SPIN, limits(|l| l.steps = Some(5000)));
     out.push_str(&rendered(SPIN, &r));
     let d = refused(BIG, &[("ROWS", "1048576")], Limits::default());
     out.push_str(&bwsim_isa::diag::render(

@@ -4,7 +4,13 @@
 //! constant versus of a float value, and the type checker's refusals.
 
 mod common;
+use bwsim_sim::RunResult;
 use common::*;
+
+/// Tensor `name` of the run, as integers.
+fn ints(r: &RunResult, name: &str) -> Vec<i64> {
+    values(tensor(r, name)).iter().map(|&v| v as i64).collect()
+}
 
 const FOLDS: &str = include_str!("tiles/reductions/folds.tile");
 
@@ -21,7 +27,7 @@ fn every_combiner_folds_as_computed_by_hand() {
         let p: f64 = (0..4).map(|i| row(i)[j] as f64 * 0.5 + 1.0).product();
         assert_eq!(f[8 + j], p, "column {j}");
     }
-    let iv: Vec<i64> = values(tensor(&r, "i")).iter().map(|&v| v as i64).collect();
+    let iv = ints(&r, "i");
     assert_eq!(&iv[0..4], &[2, 2, 2, 2], "argmin");
     assert_eq!(&iv[4..8], &[7, 7, 7, 7], "argmax");
     for j in 0..8 {
@@ -115,8 +121,8 @@ const ATOMICS: &str = include_str!("tiles/reductions/atomics.tile");
 #[test]
 fn atomics_apply_in_element_order_and_return_the_old_values() {
     let r = run_ok(ATOMICS, &[]);
-    let a: Vec<i64> = values(tensor(&r, "a")).iter().map(|&v| v as i64).collect();
-    let old: Vec<i64> = values(tensor(&r, "old")).iter().map(|&v| v as i64).collect();
+    let a = ints(&r, "a");
+    let old = ints(&r, "old");
     // a = iota = [0, 1, 2, 3, 4, 5]. add: a[0] += 1 + 3 + 5 + 7, a[1] += 2 + 4 + 6 + 8.
     assert_eq!(a[0], 16);
     assert_eq!(a[1], 1 + 20);
@@ -184,8 +190,8 @@ const CAS: &str = include_str!("tiles/reductions/cas.tile");
 #[test]
 fn compare_and_swap_stores_where_the_old_value_matches() {
     let r = run_ok(CAS, &[]);
-    let a: Vec<i64> = values(tensor(&r, "a")).iter().map(|&v| v as i64).collect();
-    let old: Vec<i64> = values(tensor(&r, "old")).iter().map(|&v| v as i64).collect();
+    let a = ints(&r, "a");
+    let old = ints(&r, "old");
     assert_eq!(a, vec![7, 10, 102, 30, 104, 50, 106, 70]);
     assert_eq!(&old[0..8], &[0, 10, 20, 30, 40, 50, 60, 70]);
     // a[0] is 100 after the first cas: element 0 compares with 99 (no), element 1 with 100

@@ -81,37 +81,28 @@ fn check_mma(consts: &[(&str, &str)]) {
     assert!(want.iter().any(|v| v.abs() > 1.0));
 }
 
-#[test]
-fn f16_k_major_128x128x64_swizzle_128() {
-    check_mma(&[]);
+/// One test per case: `$test` runs `check_mma` with each list of constants in turn.
+macro_rules! mma_tests {
+    ($($test:ident: $([$($c:expr),*]),+;)*) => {
+        $(
+            #[test]
+            fn $test() {
+                $(check_mma(&[$($c),*]);)+
+            }
+        )*
+    };
 }
 
-#[test]
-fn f16_mn_major_b() {
-    check_mma(&[("B_KMAJOR", "false"), ("N", "64")]);
-    check_mma(&[("B_KMAJOR", "false"), ("N", "32")]);
-}
-
-#[test]
-fn bf16_m64_swizzle_64() {
-    check_mma(&[("DT", "bf16"), ("M", "64"), ("K", "32")]);
-}
-
-#[test]
-fn f16_n256_swizzle_32() {
-    check_mma(&[("N", "256"), ("K", "16")]);
-}
-
-#[test]
-fn tf32_ignores_the_low_mantissa_bits() {
-    check_mma(&[("DT", "f32"), ("K", "32"), ("N", "64")]);
-}
-
-#[test]
-fn fp8_and_fp4_unscaled_kind_f8f6f4() {
-    check_mma(&[("DT", "f8e4m3"), ("K", "128")]);
-    check_mma(&[("DT", "f8e5m2"), ("K", "64"), ("N", "64")]);
-    check_mma(&[("DT", "f4e2m1"), ("K", "128")]);
+mma_tests! {
+    f16_k_major_128x128x64_swizzle_128: [];
+    f16_mn_major_b: [("B_KMAJOR", "false"), ("N", "64")], [("B_KMAJOR", "false"), ("N", "32")];
+    bf16_m64_swizzle_64: [("DT", "bf16"), ("M", "64"), ("K", "32")];
+    f16_n256_swizzle_32: [("N", "256"), ("K", "16")];
+    tf32_ignores_the_low_mantissa_bits: [("DT", "f32"), ("K", "32"), ("N", "64")];
+    fp8_and_fp4_unscaled_kind_f8f6f4:
+        [("DT", "f8e4m3"), ("K", "128")],
+        [("DT", "f8e5m2"), ("K", "64"), ("N", "64")],
+        [("DT", "f4e2m1"), ("K", "128")];
 }
 
 /// The accumulators the PTX ISA gives each kind beside f32: kind::f16 and kind::f8f6f4 into

@@ -4,7 +4,7 @@
 //! the full box, out-of-range part included [H100].
 
 mod common;
-use bwsim_sim::What;
+use bwsim_sim::{RunResult, What};
 use common::*;
 
 fn list(v: &[i64]) -> String {
@@ -67,6 +67,18 @@ fn expected(shape: &[i64], bx: &[i64], coords: &[i64]) -> Vec<f64> {
     out
 }
 
+/// The bytes the run's transactions completed on barriers, in all.
+fn completed_tx_bytes(r: &RunResult) -> i64 {
+    r.trace
+        .events
+        .iter()
+        .filter_map(|e| match e.what {
+            What::CompleteTx { bytes, .. } => Some(bytes),
+            _ => None,
+        })
+        .sum()
+}
+
 fn check(shape: &[i64], bx: &[i64], coords: &[i64]) {
     let src = kernel(shape, bx, coords);
     let r = run(&src, &[]);
@@ -77,15 +89,7 @@ fn check(shape: &[i64], bx: &[i64], coords: &[i64]) {
         "rank {} box {bx:?} at {coords:?} of {shape:?}",
         bx.len()
     );
-    let delivered: i64 = r
-        .trace
-        .events
-        .iter()
-        .filter_map(|e| match e.what {
-            What::CompleteTx { bytes, .. } => Some(bytes),
-            _ => None,
-        })
-        .sum();
+    let delivered = completed_tx_bytes(&r);
     assert_eq!(delivered, 4 * bx.iter().product::<i64>(), "the full box counts");
 }
 
@@ -150,15 +154,7 @@ fn element_strides_shrink_the_box_and_its_byte_count() {
             .flat_map(|&row: &i64| (0..32).map(move |j| if row < 16 { (row * 32 + j) as f64 } else { 0.0 }))
             .collect();
         assert_eq!(values(tensor(&r, "o")), want, "S={s} SI={si} R0={r0}");
-        let delivered: i64 = r
-            .trace
-            .events
-            .iter()
-            .filter_map(|e| match e.what {
-                What::CompleteTx { bytes, .. } => Some(bytes),
-                _ => None,
-            })
-            .sum();
+        let delivered = completed_tx_bytes(&r);
         assert_eq!(delivered, bytes, "S={s} SI={si}: tx bytes");
     }
 }

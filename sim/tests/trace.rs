@@ -25,51 +25,34 @@ fn small_trace() -> (String, serde_json::Value) {
 fn text_form_lists_each_event_with_its_agent_and_line() {
     let (text, _) = small_trace();
     let line = |needle: &str| line_col_of(SMALL, needle).0;
-    let want: Vec<String> = vec![
-        "cta0.default start".to_string(),
-        format!(
-            "cta0.default mbar.init bar=0x400 count=1 @{}:3",
-            line("mbar.init")
-        ),
-        format!(
-            "cta0.default expect_tx bar=0x400 bytes=1024 tx=1024 @{}:3",
-            line("mbar.expect")
-        ),
-        format!(
-            "cta0.default arrive bar=0x400 count=1 pending=0 @{}:3",
-            line("mbar.expect")
-        ),
-        format!("cta0.default issue tma.load #1 @{}:3", line("tma.load")),
-        format!("cta0.tma start tma.load #1 @{}:3", line("tma.load")),
-        format!("cta0.default wait bar=0x400 parity=0 @{}:3", line("mbar.wait")),
-        format!("cta0.tma piece tma.load #1 bytes=1024 @{}:3", line("tma.load")),
-        format!(
-            "cta0.tma complete_tx bar=0x400 bytes=1024 tx=0 @{}:3",
-            line("tma.load")
-        ),
-        format!("cta0.tma phase bar=0x400 -> 1 @{}:3", line("tma.load")),
-        format!("cta0.tma complete tma.load #1 @{}:3", line("tma.load")),
-        format!(
-            "cta0.default wait done bar=0x400 parity=0 @{}:3",
-            line("mbar.wait")
-        ),
-        format!(
-            "cta0.default fence.async_shared @{}:3",
-            line("fence.async_shared")
-        ),
-        format!("cta0.default issue tma.store #2 @{}:3", line("tma.store dst")),
-        format!("cta0.tma start tma.store #2 @{}:3", line("tma.store dst")),
-        format!(
-            "cta0.default blocked tma.store_wait @{}:3",
-            line("tma.store_wait")
-        ),
-        format!(
-            "cta0.default resumed tma.store_wait @{}:3",
-            line("tma.store_wait")
-        ),
-        "cta0.default end".to_string(),
-        format!("cta0.tma complete tma.store #2 @{}:3", line("tma.store dst")),
-    ];
+    // Each event, `@{OP}` standing for the line of the op it carries (the kernel's start and end
+    // carry none).
+    let want: Vec<String> = "\
+cta0.default start
+cta0.default mbar.init bar=0x400 count=1 @{mbar.init}
+cta0.default expect_tx bar=0x400 bytes=1024 tx=1024 @{mbar.expect}
+cta0.default arrive bar=0x400 count=1 pending=0 @{mbar.expect}
+cta0.default issue tma.load #1 @{tma.load}
+cta0.tma start tma.load #1 @{tma.load}
+cta0.default wait bar=0x400 parity=0 @{mbar.wait}
+cta0.tma piece tma.load #1 bytes=1024 @{tma.load}
+cta0.tma complete_tx bar=0x400 bytes=1024 tx=0 @{tma.load}
+cta0.tma phase bar=0x400 -> 1 @{tma.load}
+cta0.tma complete tma.load #1 @{tma.load}
+cta0.default wait done bar=0x400 parity=0 @{mbar.wait}
+cta0.default fence.async_shared @{fence.async_shared}
+cta0.default issue tma.store #2 @{tma.store dst}
+cta0.tma start tma.store #2 @{tma.store dst}
+cta0.default blocked tma.store_wait @{tma.store_wait}
+cta0.default resumed tma.store_wait @{tma.store_wait}
+cta0.default end
+cta0.tma complete tma.store #2 @{tma.store dst}"
+        .lines()
+        .map(|l| match l.split_once(" @{") {
+            Some((event, op)) => format!("{event} @{}:3", line(op.trim_end_matches('}'))),
+            None => l.to_string(),
+        })
+        .collect();
     let got: Vec<String> = text
         .lines()
         .map(|l| {

@@ -60,11 +60,7 @@ fn wgmma_wait_n_waits_for_the_older_groups() {
         issued,
         "completion order"
     );
-    let resumed = ev
-        .iter()
-        .find(|e| matches!(e.what, What::Resumed { on: "wgmma.wait" }))
-        .map(|e| e.time)
-        .expect("wgmma.wait 1 blocked");
+    let resumed = resumed_at(&r, "wgmma.wait").expect("wgmma.wait 1 blocked");
     assert!(
         resumed >= done[0].1,
         "wait 1 resumed at {resumed} before the first group completed at {}",

@@ -25,6 +25,35 @@ fn words(name: &str) -> Vec<u32> {
         .collect()
 }
 
+/// One test of a probe file: `use_acc`, then A, B, C and D (see the module doc).
+struct Record<'w> {
+    use_acc: bool,
+    a: &'w [u32],
+    b: &'w [u32],
+    c: &'w [u32],
+    d: &'w [u32],
+}
+
+/// The tests in the words `w` of probe file `name`, for an instruction of depth `k`.
+fn records<'w>(w: &'w [u32], name: &str, k: usize) -> Vec<Record<'w>> {
+    let per = 1 + 64 * k + k * 8 + 512 + 512;
+    assert_eq!(w.len() % per, 0, "{name}: truncated data");
+    w.chunks_exact(per)
+        .map(|rec| {
+            let (a, rest) = rec[1..].split_at(64 * k);
+            let (b, rest) = rest.split_at(8 * k);
+            let (c, d) = rest.split_at(512);
+            Record {
+                use_acc: rec[0] != 0,
+                a,
+                b,
+                c,
+                d,
+            }
+        })
+        .collect()
+}
+
 /// An operand as the tensor core reads it (tf32: the low 13 bits of the f32 are ignored).
 fn operand(dtype: DType, bits: u32) -> f64 {
     match dtype {
@@ -42,20 +71,13 @@ struct Outcome {
 
 fn check(name: &str, dtype: DType, k: usize, arith: &Arith) -> Outcome {
     let w = words(name);
-    let per = 1 + 64 * k + k * 8 + 512 + 512;
-    assert_eq!(w.len() % per, 0, "{name}: truncated data");
     let p: BlockFma = arith.block_for(dtype).expect("a block model");
     let mut out = Outcome {
         checked: 0,
         wrong: vec![],
         plain_differs: 0,
     };
-    for (t, rec) in w.chunks_exact(per).enumerate() {
-        let use_acc = rec[0] != 0;
-        let a = &rec[1..1 + 64 * k];
-        let b = &rec[1 + 64 * k..1 + 64 * k + 8 * k];
-        let c = &rec[1 + 64 * k + 8 * k..1 + 64 * k + 8 * k + 512];
-        let d = &rec[1 + 64 * k + 8 * k + 512..];
+    for (t, Record { use_acc, a, b, c, d }) in records(&w, name, k).into_iter().enumerate() {
         for i in 0..64 {
             for j in 0..8 {
                 let row: Vec<f64> = (0..k).map(|kk| operand(dtype, a[i * k + kk])).collect();
@@ -101,29 +123,24 @@ fn exact(name: &str, dtype: DType, k: usize) {
     assert!(o.plain_differs > o.checked / 10, "{name}: {}", o.plain_differs);
 }
 
-#[test]
-fn f16_matches_the_h100() {
-    exact("f16", DType::F16, 16);
+/// One test per input type: `$test` checks `exact($name, DType::$dtype, $k)`.
+macro_rules! matches_the_h100 {
+    ($($test:ident: $name:literal, $dtype:ident, $k:literal;)*) => {
+        $(
+            #[test]
+            fn $test() {
+                exact($name, DType::$dtype, $k);
+            }
+        )*
+    };
 }
 
-#[test]
-fn bf16_matches_the_h100() {
-    exact("bf16", DType::BF16, 16);
-}
-
-#[test]
-fn e4m3_matches_the_h100() {
-    exact("e4m3", DType::F8E4M3, 32);
-}
-
-#[test]
-fn e5m2_matches_the_h100() {
-    exact("e5m2", DType::F8E5M2, 32);
-}
-
-#[test]
-fn tf32_matches_the_h100() {
-    exact("tf32", DType::TF32, 8);
+matches_the_h100! {
+    f16_matches_the_h100: "f16", F16, 16;
+    bf16_matches_the_h100: "bf16", BF16, 16;
+    e4m3_matches_the_h100: "e4m3", F8E4M3, 32;
+    e5m2_matches_the_h100: "e5m2", F8E5M2, 32;
+    tf32_matches_the_h100: "tf32", TF32, 8;
 }
 
 #[test]
@@ -161,15 +178,8 @@ fn check_ext(
     model: impl Fn(&[f64], &[f64], u32, bool) -> u32,
 ) -> (usize, Vec<String>) {
     let w = words(name);
-    let per = 1 + 64 * k + k * 8 + 512 + 512;
-    assert_eq!(w.len() % per, 0, "{name}: truncated data");
     let (mut checked, mut wrong) = (0, Vec::new());
-    for (t, rec) in w.chunks_exact(per).enumerate() {
-        let use_acc = rec[0] != 0;
-        let a = &rec[1..1 + 64 * k];
-        let b = &rec[1 + 64 * k..1 + 64 * k + 8 * k];
-        let c = &rec[1 + 64 * k + 8 * k..1 + 64 * k + 8 * k + 512];
-        let d = &rec[1 + 64 * k + 8 * k + 512..];
+    for (t, Record { use_acc, a, b, c, d }) in records(&w, name, k).into_iter().enumerate() {
         for i in 0..64 {
             for j in 0..8 {
                 let row: Vec<f64> = (0..k).map(|kk| operand(adt, a[i * k + kk])).collect();

@@ -103,27 +103,27 @@ impl Gen<'_, '_> {
         if self.nbuf == 1 && chance(self.u, 80) {
             return "buf0".into();
         }
-        let i = match (
-            self.loops.last().cloned(),
-            self.u.int_in_range(0u8..=9).unwrap_or(0),
-        ) {
-            (Some(v), 0..=3) => format!("{v} % {}", self.nbuf),
-            (_, 9) if chance(self.u, 10) => format!("{}", self.nbuf),
-            _ => format!("{}", small(self.u, 0, self.nbuf - 1)),
-        };
+        let i = self.slot(self.nbuf, 9, 3);
         format!("bufs[{i}]")
     }
 
     fn bar(&mut self) -> String {
-        let i = match (
-            self.loops.last().cloned(),
-            self.u.int_in_range(0u8..=19).unwrap_or(0),
-        ) {
-            (Some(v), 0..=5) => format!("{v} % {}", self.nbar),
-            (_, 19) if chance(self.u, 10) => format!("{}", self.nbar),
-            _ => format!("{}", small(self.u, 0, self.nbar - 1)),
-        };
+        let i = self.slot(self.nbar, 19, 5);
         format!("bars[{i}]")
+    }
+
+    /// An index into an array of `n` buffers or barriers, from one draw in `0..=last`: the
+    /// innermost loop variable modulo `n` for draws up to `via_loop` (inside a loop), rarely `n`
+    /// itself (one past the end) for the draw `last`, otherwise a constant in range.
+    fn slot(&mut self, n: u32, last: u8, via_loop: u8) -> String {
+        match (
+            self.loops.last().cloned(),
+            self.u.int_in_range(0u8..=last).unwrap_or(0),
+        ) {
+            (Some(v), d) if d <= via_loop => format!("{v} % {n}"),
+            (_, d) if d == last && chance(self.u, 10) => format!("{n}"),
+            _ => format!("{}", small(self.u, 0, n - 1)),
+        }
     }
 
     fn parity(&mut self) -> String {

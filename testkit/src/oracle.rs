@@ -115,11 +115,18 @@ pub fn check_text(text: &str, budget: &Budget) -> Verdict {
         }
         Ok(k) => k,
     };
-    let printed = bwsim_isa::printer::print(&kernel);
+    print_round_trip(&kernel, "the printer's output");
+    check_kernel(&kernel, &file, budget)
+}
+
+/// `kernel` printed, and the printed text parsed again (`what` names the text when it does not
+/// parse); printing the parsed kernel must give the same text (a fixed point).
+fn print_round_trip(kernel: &Kernel, what: &str) -> (String, Kernel) {
+    let printed = bwsim_isa::printer::print(kernel);
     let again = match bwsim_isa::parser::parse(&printed) {
         Ok(k) => k,
         Err(d) => panic!(
-            "the printer's output does not parse:\n{}\n{printed}",
+            "{what} does not parse:\n{}\n{printed}",
             diag::render(&d, &SourceFile::new("printed.tile", printed.as_str()))
         ),
     };
@@ -128,7 +135,7 @@ pub fn check_text(text: &str, budget: &Budget) -> Verdict {
         printed,
         "print is not a fixed point"
     );
-    check_kernel(&kernel, &file, budget)
+    (printed, again)
 }
 
 /// Check every property on a TTGIR case (its text, and its launch sidecar when it has one),
@@ -176,22 +183,10 @@ pub fn check_ttgir(case: &TtgirCase, budget: &Budget) -> Verdict {
                 loaded.version.is_some(),
                 "an imported kernel without a settled Triton version"
             );
-            let printed = bwsim_isa::printer::print(kernel);
-            let again = match bwsim_isa::parser::parse(&printed) {
-                Ok(k) => k,
-                Err(d) => panic!(
-                    "an imported kernel prints as text that does not parse:\n{}\n{printed}",
-                    diag::render(&d, &SourceFile::new("printed.tile", printed.as_str()))
-                ),
-            };
+            let (printed, again) = print_round_trip(kernel, "an imported kernel's text");
             assert!(
                 again == *kernel,
                 "an imported kernel's text parses back to another kernel:\n{printed}"
-            );
-            assert_eq!(
-                bwsim_isa::printer::print(&again),
-                printed,
-                "print is not a fixed point"
             );
             check_kernel(kernel, &loaded.source, budget)
         }

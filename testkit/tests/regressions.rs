@@ -3,21 +3,28 @@
 
 use bwsim_isa::launch;
 use bwsim_isa::verify::{verify, VerifyOptions};
+use bwsim_isa::{Diagnostic, Kernel};
 use bwsim_testkit::oracle::{self, Budget, Verdict};
 use bwsim_testkit::TtgirCase;
 
 const HEAD: &str = "kernel k {\n  target sm_100a\n  num_warps 4\n";
 
+fn parse(src: &str) -> Kernel {
+    bwsim_isa::parser::parse(src).unwrap_or_else(|d| panic!("parse: {d:?}"))
+}
+
 fn assert_verifies(src: &str) {
-    let k = bwsim_isa::parser::parse(src).unwrap_or_else(|d| panic!("parse: {d:?}"));
-    let (c, d) = verify(
-        &k,
-        &VerifyOptions {
-            target: None,
-            overrides: vec![],
-        },
-    );
+    let k = parse(src);
+    let (c, d) = verify(&k, &VerifyOptions::default());
     assert!(c.is_some(), "verify: {d:?}");
+}
+
+/// The verifier's diagnostics for `src`, which must parse and must not verify.
+fn refused(src: &str) -> Vec<Diagnostic> {
+    let k = parse(src);
+    let (c, d) = verify(&k, &VerifyOptions::default());
+    assert!(c.is_none(), "{src} verified");
+    d
 }
 
 /// Found by the first short run of the generated-kernel property: a grid of
@@ -34,14 +41,8 @@ fn grid_beyond_hardware_limits_is_a_launch_error_not_an_overflow() {
         let src = format!(
             "{HEAD}  param p: ptr(f32)\n  launch {{\n    grid = {grid}\n    tensor t: f32[4] = zeros()\n    p = t\n  }}\n}}\n"
         );
-        let k = bwsim_isa::parser::parse(&src).expect("parses");
-        let (c, d) = verify(
-            &k,
-            &VerifyOptions {
-                target: None,
-                overrides: vec![],
-            },
-        );
+        let k = parse(&src);
+        let (c, d) = verify(&k, &VerifyOptions::default());
         if ok {
             let c = c.unwrap_or_else(|| panic!("{grid}: {d:?}"));
             let plan = launch::resolve(&c, k.launch.as_ref().expect("launch")).expect("resolves");
@@ -85,14 +86,8 @@ fn tensor_bytes_beyond_u64_are_refused_by_the_memory_limit() {
         let src = format!(
             "{HEAD}  param p: ptr(f32)\n  launch {{\n    grid = [1]\n    tensor t: f32[{dims}] = zeros()\n    p = t\n  }}\n}}\n"
         );
-        let k = bwsim_isa::parser::parse(&src).expect("parses");
-        let (c, d) = verify(
-            &k,
-            &VerifyOptions {
-                target: None,
-                overrides: vec![],
-            },
-        );
+        let k = parse(&src);
+        let (c, d) = verify(&k, &VerifyOptions::default());
         let Some(c) = c else {
             // numel itself overflows: the launch check says so.
             assert!(
@@ -148,15 +143,7 @@ fn huge_register_tiles_are_a_verifier_error() {
         let src = format!(
             "{HEAD}  layout lin = blocked([1], [32], [4], [0])\n  layout lin2 = blocked([1], [32], [4], [0])\n  layout row = blocked([1, 1], [1, 32], [1, 4], [1, 0])\n  let x = {e}\n}}\n"
         );
-        let k = bwsim_isa::parser::parse(&src).expect("parses");
-        let (c, d) = verify(
-            &k,
-            &VerifyOptions {
-                target: None,
-                overrides: vec![],
-            },
-        );
-        assert!(c.is_none(), "{e} verified");
+        let d = refused(&src);
         let t = d
             .iter()
             .find(|d| d.code == "tile-size")
@@ -176,15 +163,7 @@ fn nested_static_for_is_capped_in_all_and_extreme_bounds_do_not_overflow() {
         "{HEAD}  let bars = mbar.alloc 1\n  static_for i in 0..1024 {{\n    static_for j in 0..1024 {{\n      static_for k in 0..1024 {{\n        mbar.init bars[0], 1\n      }}\n    }}\n  }}\n}}\n"
     );
     let t = std::time::Instant::now();
-    let k = bwsim_isa::parser::parse(&nested).expect("parses");
-    let (c, d) = verify(
-        &k,
-        &VerifyOptions {
-            target: None,
-            overrides: vec![],
-        },
-    );
-    assert!(c.is_none());
+    let d = refused(&nested);
     assert!(
         t.elapsed() < std::time::Duration::from_secs(20),
         "{:?}",
@@ -209,14 +188,8 @@ fn nested_static_for_is_capped_in_all_and_extreme_bounds_do_not_overflow() {
         ),
     ] {
         let src = format!("{HEAD}  static_for i in {a}..{b} step {st} {{\n  }}\n}}\n");
-        let k = bwsim_isa::parser::parse(&src).expect("parses");
-        let (_, d) = verify(
-            &k,
-            &VerifyOptions {
-                target: None,
-                overrides: vec![],
-            },
-        );
+        let k = parse(&src);
+        let (_, d) = verify(&k, &VerifyOptions::default());
         // Either within the limit (and fine) or refused with the trip count: never a panic.
         for e in d.iter().filter(|d| d.code == "static-for") {
             assert!(e.message.contains("iterations (limit 1024)"), "{}", e.message);
@@ -237,29 +210,28 @@ fn nested_static_for_is_capped_in_all_and_extreme_bounds_do_not_overflow() {
 fn saved_findings_pass_the_oracle() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/findings");
     let mut n = 0;
-    let mut paths: Vec<_> = std::fs::read_dir(&dir)
-        .expect("findings folder")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "tile"))
-        .collect();
-    paths.sort();
-    for p in paths {
+    for p in files_with_extension(&dir, "tile") {
         let bytes = std::fs::read(&p).expect("readable");
         bwsim_testkit::with_big_stack(move || oracle::check(&bytes, &Budget::default()));
         n += 1;
     }
     assert!(n >= 1, "no saved findings in {}", dir.display());
     // TTGIR cases (their inputs in findings/, tested below).
-    let mut paths: Vec<_> = std::fs::read_dir(&dir)
-        .expect("findings folder")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "ttgir"))
-        .collect();
-    paths.sort();
-    for p in paths {
+    for p in files_with_extension(&dir, "ttgir") {
         let case = TtgirCase::from_bytes(&std::fs::read(&p).expect("readable"));
         bwsim_testkit::with_big_stack(move || oracle::check_ttgir(&case, &Budget::default()));
     }
+}
+
+/// The files in `dir` whose extension is `ext`, sorted by path.
+fn files_with_extension(dir: &std::path::Path, ext: &str) -> Vec<std::path::PathBuf> {
+    let mut paths: Vec<_> = std::fs::read_dir(dir)
+        .expect("findings folder")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == ext))
+        .collect();
+    paths.sort();
+    paths
 }
 
 fn finding(name: &str) -> String {
@@ -324,14 +296,8 @@ fn python_locations_naming_special_files_do_not_hang_the_import() {
 #[test]
 fn constant_cdiv_and_shape_products_do_not_overflow() {
     let src = format!("{HEAD}  const B: int = (-9223372036854775807 - 1)\n  const C: int = cdiv(5, B)\n}}\n");
-    let k = bwsim_isa::parser::parse(&src).expect("parses");
-    let (c, d) = verify(
-        &k,
-        &VerifyOptions {
-            target: None,
-            overrides: vec![],
-        },
-    );
+    let k = parse(&src);
+    let (c, d) = verify(&k, &VerifyOptions::default());
     // cdiv(5, i64::MIN) = (5 + i64::MIN - 1) / i64::MIN = 0: fine, computed without overflow.
     assert!(c.is_some(), "{d:?}");
     // Quotients that fit are computed even when x + y - 1 would not fit an i64 ...
@@ -340,29 +306,13 @@ fn constant_cdiv_and_shape_products_do_not_overflow() {
     ));
     // ... and a quotient that does not fit is an overflow diagnostic.
     let src = format!("{HEAD}  const C: int = cdiv((-9223372036854775807 - 1), -1)\n}}\n");
-    let k = bwsim_isa::parser::parse(&src).expect("parses");
-    let (c, d) = verify(
-        &k,
-        &VerifyOptions {
-            target: None,
-            overrides: vec![],
-        },
-    );
-    assert!(c.is_none());
+    let d = refused(&src);
     assert!(d.iter().any(|d| d.message.contains("overflow")), "{d:?}");
 
     let src = format!(
         "{HEAD}  layout lin = blocked([1], [32], [4], [0])\n  let x = reshape(arange(0, 64, lin), [4294967295, 4294967295, 4294967295])\n}}\n"
     );
-    let k = bwsim_isa::parser::parse(&src).expect("parses");
-    let (c, d) = verify(
-        &k,
-        &VerifyOptions {
-            target: None,
-            overrides: vec![],
-        },
-    );
-    assert!(c.is_none());
+    let d = refused(&src);
     assert!(
         d.iter().any(|d| d.message.contains("changes the element count")),
         "{d:?}"
@@ -386,15 +336,7 @@ fn tmem_col_stride_and_descriptor_bytes_do_not_overflow() {
         ),
     ] {
         let src = format!("{HEAD}{decl}{stmt}}}\n");
-        let k = bwsim_isa::parser::parse(&src).expect("parses");
-        let (c, d) = verify(
-            &k,
-            &VerifyOptions {
-                target: None,
-                overrides: vec![],
-            },
-        );
-        assert!(c.is_none(), "{src} verified");
+        let d = refused(&src);
         assert!(d.iter().any(|d| d.is_error()), "{d:?}");
     }
 }

@@ -44,20 +44,11 @@ pub(super) fn identify(region: &Region, ret: &str, floats: &[bool]) -> Option<Co
     // Independent folds: every result is one fold of its own operand's pair.
     let mut folds = Vec::with_capacity(n);
     for i in 0..n {
-        let cands: &[ReduceOp] = if floats[i] {
-            &[ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Max, ReduceOp::Min]
-        } else {
-            &[
-                ReduceOp::Sum,
-                ReduceOp::Prod,
-                ReduceOp::Max,
-                ReduceOp::Min,
-                ReduceOp::And,
-                ReduceOp::Or,
-                ReduceOp::Xor,
-            ]
-        };
-        let found = cands.iter().copied().find(|&op| {
+        // The element folds that apply to the operand's type (bitwise ones to integers only).
+        let mut cands = ReduceOp::ALL
+            .into_iter()
+            .filter(|op| !(op.is_arg() || (floats[i] && op.is_bitwise())));
+        let found = cands.find(|&op| {
             samples.iter().all(|(l, r)| {
                 run(l, r).is_some_and(|out| out.len() == n && same(out[i], fold(op, l[i], r[i])))
             })
@@ -158,23 +149,10 @@ fn same(a: V, b: V) -> bool {
 
 fn fold(op: ReduceOp, a: V, b: V) -> V {
     match (a, b) {
-        (V::F(x), V::F(y)) => V::F(match op {
-            ReduceOp::Sum => x + y,
-            ReduceOp::Prod => x * y,
-            ReduceOp::Max => x.max(y),
-            ReduceOp::Min => x.min(y),
-            _ => f64::NAN,
-        }),
-        (V::I(x), V::I(y)) => V::I(match op {
-            ReduceOp::Sum => x.wrapping_add(y),
-            ReduceOp::Prod => x.wrapping_mul(y),
-            ReduceOp::Max => x.max(y),
-            ReduceOp::Min => x.min(y),
-            ReduceOp::And => x & y,
-            ReduceOp::Or => x | y,
-            ReduceOp::Xor => x ^ y,
-            _ => i64::MIN,
-        }),
+        (V::F(x), V::F(y)) => V::F(op.fold_float(x, y).unwrap_or(f64::NAN)),
+        // The position combiners fold no values.
+        (V::I(_), V::I(_)) if op.is_arg() => V::I(i64::MIN),
+        (V::I(x), V::I(y)) => V::I(op.fold_int(x, y)),
         _ => V::B(false),
     }
 }

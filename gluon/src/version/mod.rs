@@ -520,23 +520,18 @@ mod tests {
         assert_eq!(Version::parse("3.8"), Ok(Version::V3_8));
         assert_eq!(Version::parse(" 3.6.0+gitabc123 "), Ok(Version::V3_6));
         assert_eq!(Version::parse("3.9.0rc1"), Ok(Version::V3_9));
-        assert!(matches!(
-            Version::parse("3.5.1"),
-            Err(VersionError::Unsupported { .. })
-        ));
-        assert!(matches!(
-            Version::parse("3.10.0"),
-            Err(VersionError::Unsupported { .. })
-        ));
-        assert!(matches!(
-            Version::parse("4.0"),
-            Err(VersionError::Unsupported { .. })
-        ));
-        assert!(matches!(
-            Version::parse("three"),
-            Err(VersionError::Malformed { .. })
-        ));
-        assert!(matches!(Version::parse("3"), Err(VersionError::Malformed { .. })));
+        for s in ["3.5.1", "3.10.0", "4.0"] {
+            assert!(
+                matches!(Version::parse(s), Err(VersionError::Unsupported { .. })),
+                "{s}"
+            );
+        }
+        for s in ["three", "3"] {
+            assert!(
+                matches!(Version::parse(s), Err(VersionError::Malformed { .. })),
+                "{s}"
+            );
+        }
     }
 
     #[test]

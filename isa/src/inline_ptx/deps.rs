@@ -40,6 +40,25 @@ impl Flow<'_> {
     fn set_all(&mut self, d: RegId, m: u32) -> D {
         vec![m; self.bits(d) as usize]
     }
+    /// The dependencies of `d`, which takes bits of `src` the control operand `ctrl` chooses:
+    /// `pick(c)` when `ctrl` is the immediate `c`, else every bit of `d` depends on all of
+    /// `src` and of `ctrl`.
+    fn by_control(
+        &mut self,
+        d: RegId,
+        src: &[u32],
+        ctrl: Src,
+        pick: impl FnOnce(u64) -> D,
+    ) -> Vec<(RegId, D)> {
+        let v = match Self::imm(ctrl) {
+            Some(c) => pick(c),
+            None => {
+                let m = union(src) | self.all(ctrl, 32);
+                self.set_all(d, m)
+            }
+        };
+        vec![(d, v)]
+    }
     fn imm(s: Src) -> Option<u64> {
         match s {
             Src::Imm(v) => Some(v),
@@ -120,33 +139,26 @@ impl Flow<'_> {
             } => {
                 let n = *bits as usize;
                 let src = self.get(*a, *bits);
-                match Self::imm(*b) {
-                    Some(k) => {
-                        let k = k as usize;
-                        let v = (0..n)
-                            .map(|i| {
-                                if *left {
-                                    if i >= k {
-                                        src[i - k]
-                                    } else {
-                                        0
-                                    }
-                                } else if i + k < n {
-                                    src[i + k]
-                                } else if *arith {
-                                    src[n - 1]
+                self.by_control(*d, &src, *b, |k| {
+                    let k = k as usize;
+                    (0..n)
+                        .map(|i| {
+                            if *left {
+                                if i >= k {
+                                    src[i - k]
                                 } else {
                                     0
                                 }
-                            })
-                            .collect();
-                        vec![(*d, v)]
-                    }
-                    None => {
-                        let m = union(&src) | self.all(*b, 32);
-                        vec![(*d, self.set_all(*d, m))]
-                    }
-                }
+                            } else if i + k < n {
+                                src[i + k]
+                            } else if *arith {
+                                src[n - 1]
+                            } else {
+                                0
+                            }
+                        })
+                        .collect()
+                })
             }
             Op::Shf {
                 left,
@@ -158,49 +170,36 @@ impl Flow<'_> {
             } => {
                 let mut src = self.get(*a, 32);
                 src.extend(self.get(*b, 32));
-                match Self::imm(*c) {
-                    Some(c) => {
-                        let n = if *clamp { c.min(32) } else { c & 31 } as usize;
-                        let v = (0..32)
-                            .map(|i| {
-                                // Bit i of the result is bit (32 + i - n) of {b, a} shifted left,
-                                // or bit (i + n) shifted right.
-                                let j = if *left { 32 + i - n } else { i + n };
-                                src.get(j).copied().unwrap_or(0)
-                            })
-                            .collect();
-                        vec![(*d, v)]
-                    }
-                    None => {
-                        let m = union(&src) | self.all(*c, 32);
-                        vec![(*d, self.set_all(*d, m))]
-                    }
-                }
+                self.by_control(*d, &src, *c, |c| {
+                    let n = if *clamp { c.min(32) } else { c & 31 } as usize;
+                    (0..32)
+                        .map(|i| {
+                            // Bit i of the result is bit (32 + i - n) of {b, a} shifted left,
+                            // or bit (i + n) shifted right.
+                            let j = if *left { 32 + i - n } else { i + n };
+                            src.get(j).copied().unwrap_or(0)
+                        })
+                        .collect()
+                })
             }
             Op::Prmt { d, a, b, c } => {
                 let mut src = self.get(*a, 32);
                 src.extend(self.get(*b, 32));
-                match Self::imm(*c) {
-                    Some(c) => {
-                        let mut v = vec![0; 32];
-                        for k in 0..4 {
-                            let sel = ((c >> (4 * k)) & 0xf) as usize;
-                            let byte = (sel & 7) * 8;
-                            for i in 0..8 {
-                                v[8 * k + i] = if sel & 8 != 0 {
-                                    src[byte + 7]
-                                } else {
-                                    src[byte + i]
-                                };
-                            }
+                self.by_control(*d, &src, *c, |c| {
+                    let mut v = vec![0; 32];
+                    for k in 0..4 {
+                        let sel = ((c >> (4 * k)) & 0xf) as usize;
+                        let byte = (sel & 7) * 8;
+                        for i in 0..8 {
+                            v[8 * k + i] = if sel & 8 != 0 {
+                                src[byte + 7]
+                            } else {
+                                src[byte + i]
+                            };
                         }
-                        vec![(*d, v)]
                     }
-                    None => {
-                        let m = union(&src) | self.all(*c, 32);
-                        vec![(*d, self.set_all(*d, m))]
-                    }
-                }
+                    v
+                })
             }
             Op::Bfe {
                 bits,

@@ -653,6 +653,19 @@ fn fcmp(f: Fmt, a: u64, b: u64) -> std::cmp::Ordering {
     key(a).cmp(&key(b))
 }
 
+/// The modifiers [`finish`] applies to a `cvt` result of float type `df`: `.ftz` for f32,
+/// `.sat`, and `.relu` where the conversion takes it.
+fn cvt_result_mods(m: &CvtMods, df: Fmt, relu: bool) -> FMods {
+    FMods {
+        rnd: Rnd::Rn,
+        approx: false,
+        ftz: m.ftz && df == F32,
+        sat: m.sat,
+        nan: false,
+        relu,
+    }
+}
+
 /// One `cvt` of a scalar (`a` holds the source type's bits).
 pub(super) fn cvt(dst: Ty, src: Ty, m: CvtMods, a: u64) -> u64 {
     match (dst, src) {
@@ -687,15 +700,7 @@ pub(super) fn cvt(dst: Ty, src: Ty, m: CvtMods, a: u64) -> u64 {
         (Ty::Float(df), Ty::Int(s)) => {
             let x = Exact::int(ival(a, s));
             let v = float::round(x, df, m.rnd.unwrap_or(Rnd::Rn), false).bits;
-            let fm = FMods {
-                rnd: Rnd::Rn,
-                approx: false,
-                ftz: m.ftz && df == F32,
-                sat: m.sat,
-                nan: false,
-                relu: false,
-            };
-            finish(df, fm, v)
+            finish(df, cvt_result_mods(&m, df, false), v)
         }
         (Ty::Float(df), Ty::Float(sf)) => {
             let a = if m.ftz && sf == F32 { sf.flush(a) } else { a };
@@ -733,15 +738,7 @@ pub(super) fn cvt(dst: Ty, src: Ty, m: CvtMods, a: u64) -> u64 {
             } else {
                 v
             };
-            let fm = FMods {
-                rnd: Rnd::Rn,
-                approx: false,
-                ftz: m.ftz && df == F32,
-                sat: m.sat,
-                nan: false,
-                relu: m.relu,
-            };
-            finish(df, fm, v)
+            finish(df, cvt_result_mods(&m, df, m.relu), v)
         }
     }
 }

@@ -22,45 +22,27 @@ pub struct Fmt {
     pub ieee: bool,
 }
 
-pub const F16: Fmt = Fmt {
-    bits: 16,
-    man: 10,
-    exp: 5,
-    ieee: true,
-};
-pub const BF16: Fmt = Fmt {
-    bits: 16,
-    man: 7,
-    exp: 8,
-    ieee: true,
-};
-pub const F32: Fmt = Fmt {
-    bits: 32,
-    man: 23,
-    exp: 8,
-    ieee: true,
-};
-pub const F64: Fmt = Fmt {
-    bits: 64,
-    man: 52,
-    exp: 11,
-    ieee: true,
-};
+pub const F16: Fmt = Fmt::ieee(5, 10);
+pub const BF16: Fmt = Fmt::ieee(8, 7);
+pub const F32: Fmt = Fmt::ieee(8, 23);
+pub const F64: Fmt = Fmt::ieee(11, 52);
 /// OCP e4m3 ("fn"): no infinity, NaN is S.1111.111, largest finite 448.
 pub const E4M3: Fmt = Fmt {
-    bits: 8,
-    man: 3,
-    exp: 4,
     ieee: false,
+    ..Fmt::ieee(4, 3)
 };
-pub const E5M2: Fmt = Fmt {
-    bits: 8,
-    man: 2,
-    exp: 5,
-    ieee: true,
-};
+pub const E5M2: Fmt = Fmt::ieee(5, 2);
 
 impl Fmt {
+    /// The IEEE-style format of a sign bit, `exp` exponent bits and `man` mantissa bits.
+    pub const fn ieee(exp: u32, man: u32) -> Fmt {
+        Fmt {
+            bits: 1 + exp + man,
+            man,
+            exp,
+            ieee: true,
+        }
+    }
     pub fn bias(self) -> i32 {
         (1 << (self.exp - 1)) - 1
     }

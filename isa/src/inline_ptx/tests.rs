@@ -98,22 +98,14 @@ fn bit_manipulation_matches_hand_computed_values() {
         0x0f00_0f0f
     );
     // shf: funnel shifts of {b, a}.
-    assert_eq!(
-        r("shf.l.wrap.b32 $0, $1, $2, 8;", 2, &[0xaabb_ccdd, 0x1122_3344]),
-        0x2233_44aa
-    );
-    assert_eq!(
-        r("shf.r.wrap.b32 $0, $1, $2, 8;", 2, &[0xaabb_ccdd, 0x1122_3344]),
-        0x44aa_bbcc
-    );
-    assert_eq!(
-        r("shf.l.clamp.b32 $0, $1, $2, 40;", 2, &[0xaabb_ccdd, 0x1122_3344]),
-        0xaabb_ccdd
-    );
-    assert_eq!(
-        r("shf.r.wrap.b32 $0, $1, $2, 40;", 2, &[0xaabb_ccdd, 0x1122_3344]),
-        0x44aa_bbcc
-    );
+    for (asm, want) in [
+        ("shf.l.wrap.b32 $0, $1, $2, 8;", 0x2233_44aa),
+        ("shf.r.wrap.b32 $0, $1, $2, 8;", 0x44aa_bbcc),
+        ("shf.l.clamp.b32 $0, $1, $2, 40;", 0xaabb_ccdd),
+        ("shf.r.wrap.b32 $0, $1, $2, 40;", 0x44aa_bbcc),
+    ] {
+        assert_eq!(r(asm, 2, &[0xaabb_ccdd, 0x1122_3344]), want, "{asm}");
+    }
     // bfe: bits 4..12 of 0xf0f0 = 0x0f; signed from a field whose top bit is set.
     assert_eq!(r("bfe.u32 $0, $1, 4, 8;", 1, &[0xf0f0]), 0x0f);
     assert_eq!(r("bfe.s32 $0, $1, 4, 4;", 1, &[0x00f0]), 0xffff_ffff);

@@ -257,23 +257,33 @@ impl Parser {
         Ok((Expr::new(ExprKind::Unary(op, Box::new(e)), span), d + 1))
     }
 
+    /// At `[`: comma-separated items up to the matching `]` (a trailing comma allowed), each
+    /// read with its nesting depth by `item`; the items and the greatest of their depths.
+    fn bracketed<T>(
+        &mut self,
+        mut item: impl FnMut(&mut Self) -> PResult<(T, usize)>,
+    ) -> PResult<(Vec<T>, usize)> {
+        let open = self.bump().span;
+        let mut items = Vec::new();
+        let mut depth = 0;
+        while !self.at_punct("]") {
+            let (x, d) = item(self)?;
+            depth = depth.max(d);
+            items.push(x);
+            if !self.eat_punct(",") {
+                break;
+            }
+        }
+        self.expect_close("]", open, true)?;
+        Ok((items, depth))
+    }
+
     pub(super) fn postfix(&mut self) -> PResult<(Expr, usize)> {
         let start = self.span();
         let (mut e, mut depth) = self.primary()?;
         loop {
             if self.at_punct("[") {
-                let open = self.bump().span;
-                let mut items = Vec::new();
-                let mut d = 0;
-                while !self.at_punct("]") {
-                    let (item, id) = self.index_item()?;
-                    d = d.max(id);
-                    items.push(item);
-                    if !self.eat_punct(",") {
-                        break;
-                    }
-                }
-                self.expect_close("]", open, true)?;
+                let (items, d) = self.bracketed(Self::index_item)?;
                 depth = 1 + depth.max(d);
                 e = Expr::new(ExprKind::Index(Box::new(e), items), self.since(start));
             } else if self.at_punct(".") {
@@ -380,18 +390,7 @@ impl Parser {
                 Ok((e, d))
             }
             Tok::Punct("[") => {
-                let open = self.bump().span;
-                let mut items = Vec::new();
-                let mut depth = 0;
-                while !self.at_punct("]") {
-                    let (e, d) = self.expr_d()?;
-                    depth = depth.max(d);
-                    items.push(e);
-                    if !self.eat_punct(",") {
-                        break;
-                    }
-                }
-                self.expect_close("]", open, true)?;
+                let (items, depth) = self.bracketed(Self::expr_d)?;
                 Ok((Expr::new(ExprKind::List(items), self.since(sp)), depth + 1))
             }
             _ => Err(self.expected("an expression")),

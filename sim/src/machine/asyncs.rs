@@ -20,12 +20,7 @@ impl<'p, 's> Machine<'p, 's> {
                 let cta_id = c.id;
                 let ag = &mut c.agents[agent as usize];
                 ag.wgmma_pending = ag.wgmma_pending.saturating_sub(1);
-                self.ev(
-                    cta_id,
-                    Unit::Agent(agent),
-                    What::Complete { op: "wgmma", id },
-                    Span::DUMMY,
-                );
+                self.ev_complete(cta_id, Unit::Agent(agent), "wgmma", id, Span::DUMMY);
                 Ok(())
             }
         }
@@ -58,15 +53,7 @@ impl<'p, 's> Machine<'p, 's> {
                 ag.cp_pending.remove(&land.group);
             }
         }
-        self.ev(
-            cta_id,
-            Unit::Agent(land.agent),
-            What::Complete {
-                op: "cp.async",
-                id: land.id,
-            },
-            land.span,
-        );
+        self.ev_complete(cta_id, Unit::Agent(land.agent), "cp.async", land.id, land.span);
         Ok(())
     }
 
@@ -134,15 +121,7 @@ impl<'p, 's> Machine<'p, 's> {
             self.deliver_tx(t, req.span, req.bar, 16, phase)
                 .map_err(|f| self.fault_stop(f, req.span, cta_id, Unit::Tma, req.name))?;
         }
-        self.ev(
-            cta_id,
-            Unit::Tma,
-            What::Complete {
-                op: req.name,
-                id: req.id,
-            },
-            req.span,
-        );
+        self.ev_complete(cta_id, Unit::Tma, req.name, req.id, req.span);
         Ok(())
     }
 
@@ -207,15 +186,7 @@ impl<'p, 's> Machine<'p, 's> {
             o.left
         };
         if left == 0 {
-            self.ev(
-                cta_id,
-                Unit::Tma,
-                What::Complete {
-                    op: op.name,
-                    id: op.id,
-                },
-                op.span,
-            );
+            self.ev_complete(cta_id, Unit::Tma, op.name, op.id, op.span);
             let c = self.cta(s);
             c.tma[opi as usize] = None;
             c.tma_free.push(opi);
@@ -277,15 +248,7 @@ impl<'p, 's> Machine<'p, 's> {
             tma::global_write(&mut self.global[desc.tensor as usize], data);
         }
         let cta_id = self.cta(s).id;
-        self.ev(
-            cta_id,
-            Unit::Tma,
-            What::Complete {
-                op: op.name,
-                id: op.id,
-            },
-            op.span,
-        );
+        self.ev_complete(cta_id, Unit::Tma, op.name, op.id, op.span);
         let c = self.cta(s);
         let ag = &mut c.agents[op.agent as usize];
         if let Some(g) = ag.groups.iter_mut().find(|g| g.id == op.id) {
@@ -381,15 +344,7 @@ impl<'p, 's> Machine<'p, 's> {
             PipeKind::Commit { .. } => Ok(()),
         };
         r.map_err(|f| self.fault_stop(f, op.span, cta_id, Unit::Tc, op.name))?;
-        self.ev(
-            cta_id,
-            Unit::Tc,
-            What::Complete {
-                op: op.name,
-                id: op.id,
-            },
-            op.span,
-        );
+        self.ev_complete(cta_id, Unit::Tc, op.name, op.id, op.span);
         if let PipeKind::Commit { bar, peer } = op.kind {
             self.bar_act(s, Unit::Tc, op.span, bar, BarAct::Arrive(1))
                 .map_err(|f| self.fault_stop(f, op.span, cta_id, Unit::Tc, op.name))?;

@@ -36,6 +36,24 @@ pub(super) fn oob(g: &HostTensor, off: i64, what: &str) -> Fault {
     )
 }
 
+/// Whether element `lin` is masked off (`mask` is false there; `bm` indexes it).
+fn masked_off(mask: Option<&Value>, bm: &Option<BIndex>, lin: u64) -> bool {
+    match (mask, bm) {
+        (Some(m), Some(b)) => elem_i(m, b.at(lin)) == 0,
+        _ => false,
+    }
+}
+
+/// The element offset into `g` that element `lin` of `offs` (indexed by `bo`) names, or the
+/// out-of-bounds trap of operation `what`.
+fn offset_at(g: &HostTensor, offs: &Value, bo: &BIndex, lin: u64, what: &str) -> OpResult<u64> {
+    let off = elem_i(offs, bo.at(lin));
+    if off < 0 || off as u64 >= g.numel() {
+        return Err(oob(g, off, what));
+    }
+    Ok(off as u64)
+}
+
 pub(super) fn global_load(
     g: &HostTensor,
     offs: &Value,
@@ -56,22 +74,14 @@ pub(super) fn global_load(
     let n: u64 = shape.iter().map(|&x| x as u64).product();
     let mut bits = Vec::with_capacity(n as usize);
     for lin in 0..n {
-        let on = match (mask, &bm) {
-            (Some(m), Some(b)) => elem_i(m, b.at(lin)) != 0,
-            _ => true,
-        };
-        if !on {
+        if masked_off(mask, &bm, lin) {
             bits.push(match (other, &bother) {
                 (Some(o), Some(b)) => elem_bits(o, b.at(lin), g.dtype)?,
                 _ => 0,
             });
             continue;
         }
-        let off = elem_i(offs, bo.at(lin));
-        if off < 0 || off as u64 >= g.numel() {
-            return Err(oob(g, off, "global.load"));
-        }
-        bits.push(g.get_bits(off as u64));
+        bits.push(g.get_bits(offset_at(g, offs, &bo, lin, "global.load")?));
     }
     Ok(Value::Tile(Arc::new(Tile {
         dtype: g.dtype,
@@ -98,17 +108,12 @@ pub(super) fn global_store(
     let bm = mask.map(|m| BIndex::new(&shape_of(m), &shape));
     let n: u64 = shape.iter().map(|&x| x as u64).product();
     for lin in 0..n {
-        if let (Some(m), Some(b)) = (mask, &bm) {
-            if elem_i(m, b.at(lin)) == 0 {
-                continue;
-            }
+        if masked_off(mask, &bm, lin) {
+            continue;
         }
-        let off = elem_i(offs, bo.at(lin));
-        if off < 0 || off as u64 >= g.numel() {
-            return Err(oob(g, off, "global.store"));
-        }
+        let off = offset_at(g, offs, &bo, lin, "global.store")?;
         let b = elem_bits(val, bv.at(lin), g.dtype)?;
-        g.set_bits(off as u64, b);
+        g.set_bits(off, b);
     }
     Ok(())
 }
@@ -134,16 +139,11 @@ pub(super) fn global_atomic(
     let dt = g.dtype;
     let mut old = vec![0u64; n as usize];
     for lin in 0..n {
-        if let (Some(m), Some(b)) = (mask, &bm) {
-            if elem_i(m, b.at(lin)) == 0 {
-                continue;
-            }
+        if masked_off(mask, &bm, lin) {
+            continue;
         }
-        let off = elem_i(offs, bo.at(lin));
-        if off < 0 || off as u64 >= g.numel() {
-            return Err(oob(g, off, "global.atomic"));
-        }
-        let cur = g.get_bits(off as u64);
+        let off = offset_at(g, offs, &bo, lin, "global.atomic")?;
+        let cur = g.get_bits(off);
         let x = elem_bits(val, bv.at(lin), dt)?;
         let new = if dt.is_float() {
             let (a, b) = (
@@ -195,7 +195,7 @@ pub(super) fn global_atomic(
             };
             r & mask_bits
         };
-        g.set_bits(off as u64, new);
+        g.set_bits(off, new);
         old[lin as usize] = cur;
     }
     Ok(Value::Tile(Arc::new(Tile {

@@ -559,23 +559,22 @@ pub fn execute(
     }
 }
 
+/// The fault of an operand that is not `what` (it is `other`).
+fn expected(what: &str, other: &Value) -> Fault {
+    Fault::unsupported(format!("expected {what}, found {}", other.kind()))
+}
+
 fn smem_of(v: &Value) -> OpResult<SmemView> {
     match v {
         Value::Smem(s) => Ok(*s),
-        other => Err(Fault::unsupported(format!(
-            "expected a shared-memory view, found {}",
-            other.kind()
-        ))),
+        other => Err(expected("a shared-memory view", other)),
     }
 }
 
 fn tmem_of(v: &Value) -> OpResult<TmemView> {
     match v {
         Value::Tmem(s) => Ok(*s),
-        other => Err(Fault::unsupported(format!(
-            "expected a tensor-memory view, found {}",
-            other.kind()
-        ))),
+        other => Err(expected("a tensor-memory view", other)),
     }
 }
 
@@ -596,10 +595,7 @@ fn bar_of(v: &Value) -> OpResult<u32> {
             }
             Ok(*addr)
         }
-        other => Err(Fault::unsupported(format!(
-            "expected one mbarrier, found {}",
-            other.kind()
-        ))),
+        other => Err(expected("one mbarrier", other)),
     }
 }
 
@@ -659,6 +655,11 @@ impl<'p, 's> Machine<'p, 's> {
                 span,
             });
         }
+    }
+
+    /// Record that async operation `op` (issue number `id`) completed on `unit`.
+    fn ev_complete(&mut self, cta: u32, unit: Unit, op: &'static str, id: u64, span: Span) {
+        self.ev(cta, unit, What::Complete { op, id }, span);
     }
 
     fn fault_stop(&mut self, f: Fault, span: Span, cta: u32, unit: Unit, op: &'static str) -> Stop {

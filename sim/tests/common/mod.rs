@@ -203,3 +203,12 @@ impl bwsim_sim::Scheduler for Scripted {
         0
     }
 }
+
+/// When the run first resumed an agent blocked on `on` (`tma.store_wait`, `wgmma.wait`, ...).
+pub fn resumed_at(r: &RunResult, on: &str) -> Option<u64> {
+    r.trace
+        .events
+        .iter()
+        .find(|e| matches!(e.what, bwsim_sim::What::Resumed { on: o } if o == on))
+        .map(|e| e.time)
+}

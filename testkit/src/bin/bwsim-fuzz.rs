@@ -229,11 +229,7 @@ fn main() {
                 let n = findings.entry(loc.clone()).or_default();
                 *n += 1;
                 if *n == 1 {
-                    let input = case(source, &data, &seeds);
-                    let stem = format!("panic-{}-{}-{i}", source.name(), args.seed);
-                    let file = format!("{stem}.{}", input.extension());
-                    let _ = std::fs::write(args.out.join(&file), input.to_bytes());
-                    let _ = std::fs::write(args.out.join(format!("{stem}.bin")), &data);
+                    let file = save_case(&args, "panic", source, &data, &seeds, i);
                     println!(
                         "FINDING case {i} ({source:?}): {what}\n  saved {}/{file}",
                         args.out.display()
@@ -242,11 +238,7 @@ fn main() {
                 *hist.entry("PANIC".into()).or_default() += 1;
             }
             Err(_) => {
-                let input = case(source, &data, &seeds);
-                let stem = format!("hang-{}-{}-{i}", source.name(), args.seed);
-                let file = format!("{stem}.{}", input.extension());
-                let _ = std::fs::write(args.out.join(&file), input.to_bytes());
-                let _ = std::fs::write(args.out.join(format!("{stem}.bin")), &data);
+                let file = save_case(&args, "hang", source, &data, &seeds, i);
                 println!(
                     "HANG case {i} ({source:?}): no result after {:?}; saved {}/{file}",
                     args.case_timeout,
@@ -270,6 +262,18 @@ fn main() {
     if !findings.is_empty() {
         std::process::exit(1);
     }
+}
+
+/// Save case `i` of `source` in `args.out`: the input as `KIND-SOURCE-SEED-I.tile` (or
+/// `.ttgir`) and the bytes it was drawn from as `KIND-SOURCE-SEED-I.bin`. Returns the input's
+/// file name.
+fn save_case(args: &Args, kind: &str, source: Source, data: &[u8], seeds: &Corpus, i: u64) -> String {
+    let input = case(source, data, seeds);
+    let stem = format!("{kind}-{}-{}-{i}", source.name(), args.seed);
+    let file = format!("{stem}.{}", input.extension());
+    let _ = std::fs::write(args.out.join(&file), input.to_bytes());
+    let _ = std::fs::write(args.out.join(format!("{stem}.bin")), data);
+    file
 }
 
 fn summary(
