@@ -497,14 +497,14 @@ impl BlockBuilder {
         f: impl FnOnce(&mut BlockBuilder),
     ) -> &mut BlockBuilder {
         let body = BlockBuilder::nested(f);
-        self.stmt(StmtKind::For {
+        self.stmt(StmtKind::For(ForLoop {
             var: Ident::new(var),
             start,
             end,
             step,
             body,
             unrolled,
-        })
+        }))
     }
 
     /// `for VAR in START..END { ... }`.

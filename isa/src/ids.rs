@@ -263,7 +263,7 @@ macro_rules! define_walk {
                             }
                         }
                         StmtKind::Op(o) => op(o, v),
-                        StmtKind::For { var, start, end, step, body, .. } => {
+                        StmtKind::For(ForLoop { var, start, end, step, body, .. }) => {
                             ident(var, v);
                             expr(start, v);
                             expr(end, v);

@@ -543,6 +543,19 @@ pub struct DefaultPartition {
     pub span: Span,
 }
 
+/// A counted loop: `for var in start..end [step s] { body }`, or with `static_for` (`unrolled`)
+/// one whose bounds are constants and whose body the checker and the lowerings repeat per
+/// iteration.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ForLoop {
+    pub var: Ident,
+    pub start: Expr,
+    pub end: Expr,
+    pub step: Option<Expr>,
+    pub body: Block,
+    pub unrolled: bool,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub enum StmtKind {
     /// `let a = ...` / `let (a, b) = ...`: new names.
@@ -552,14 +565,7 @@ pub enum StmtKind {
     /// An operation without a result.
     Op(Op),
     /// `for i in a..b [step s] { }` (dynamic) or `static_for i in a..b [step s] { }` (unrolled, constant bounds).
-    For {
-        var: Ident,
-        start: Expr,
-        end: Expr,
-        step: Option<Expr>,
-        body: Block,
-        unrolled: bool,
-    },
+    For(ForLoop),
     /// `while c { }`: runs the body while the (dynamic) condition holds, testing it before
     /// each iteration (TTGIR's `scf.while`).
     While { cond: Expr, body: Block },
@@ -714,7 +720,7 @@ pub fn walk_block<'a>(b: &'a Block, f: &mut dyn FnMut(&'a Stmt)) {
     for s in &b.stmts {
         f(s);
         match &s.kind {
-            StmtKind::For { body, .. } | StmtKind::While { body, .. } => walk_block(body, f),
+            StmtKind::For(ForLoop { body, .. }) | StmtKind::While { body, .. } => walk_block(body, f),
             StmtKind::If {
                 then_body, else_body, ..
             } => {

@@ -24,6 +24,20 @@ pub fn print(k: &Kernel) -> String {
     p.out
 }
 
+/// A loop's header as written, without its body: `for i in 0..n step 2`, `static_for j in 0..4`.
+pub fn for_header(lp: &ForLoop) -> String {
+    let kw = if lp.unrolled { "static_for" } else { "for" };
+    let step = (lp.step.as_ref())
+        .map(|e| format!(" step {}", print_expr(e)))
+        .unwrap_or_default();
+    format!(
+        "{kw} {} in {}..{}{step}",
+        lp.var.name,
+        print_expr(&lp.start),
+        print_expr(&lp.end)
+    )
+}
+
 /// Print one expression.
 pub fn print_expr(e: &Expr) -> String {
     let mut s = String::new();
@@ -146,26 +160,9 @@ impl Printer {
                 self.line(&format!("{} = {}", names_text(names), rhs(value)))
             }
             StmtKind::Op(o) => self.line(&print_op(o)),
-            StmtKind::For {
-                var,
-                start,
-                end,
-                step,
-                body,
-                unrolled,
-            } => {
-                let kw = if *unrolled { "static_for" } else { "for" };
-                let step = step
-                    .as_ref()
-                    .map(|e| format!(" step {}", print_expr(e)))
-                    .unwrap_or_default();
-                self.line(&format!(
-                    "{kw} {} in {}..{}{step} {{",
-                    var.name,
-                    print_expr(start),
-                    print_expr(end)
-                ));
-                self.block(body, "");
+            StmtKind::For(lp) => {
+                self.line(&format!("{} {{", for_header(lp)));
+                self.block(&lp.body, "");
             }
             StmtKind::While { cond, body } => {
                 self.line(&format!("while {} {{", print_expr(cond)));

@@ -48,7 +48,7 @@ fn comments_attach_to_the_next_item_and_blank_lines_collapse() {
         "\n  // one\n\n\n  // two\n  let a = 1\n  for i in 0..2 {\n\n    // first\n    bar.sync\n\n    // end\n\n  }\n  // tail\n",
     );
     assert_eq!(k.body.stmts[0].comments, s(&["", "// one", "", "// two"]));
-    let StmtKind::For { body: b, .. } = &k.body.stmts[1].kind else {
+    let StmtKind::For(ForLoop { body: b, .. }) = &k.body.stmts[1].kind else {
         panic!()
     };
     assert_eq!(
@@ -72,7 +72,7 @@ fn comments_after_code_move_above_their_statement() {
     let k = parse(&src);
     assert_eq!(k.body.stmts[0].comments, s(&["// inside", "// after"]));
     assert_eq!(k.body.stmts[1].comments, s(&["// loop", "// done"]));
-    let StmtKind::For { body: b, .. } = &k.body.stmts[1].kind else {
+    let StmtKind::For(ForLoop { body: b, .. }) = &k.body.stmts[1].kind else {
         panic!()
     };
     assert_eq!(b.stmts[0].comments, s(&["// sync"]));

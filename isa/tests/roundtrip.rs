@@ -211,7 +211,7 @@ fn stmt(depth: u32) -> BoxedStrategy<Stmt> {
             4 => simple,
             1 => (ident(), small_expr(), small_expr(), option::of(small_expr()), b(), any::<bool>())
                 .prop_map(|(var, start, end, step, body, unrolled)| {
-                    StmtKind::For { var, start, end, step, body, unrolled }
+                    StmtKind::For(ForLoop { var, start, end, step, body, unrolled })
                 }),
             1 => (small_expr(), b(), option::of(b()))
                 .prop_map(|(cond, then_body, else_body)| StmtKind::If { cond, then_body, else_body }),
@@ -373,7 +373,7 @@ fn normalize_block(b: &mut Block, nested: bool) {
     for (i, s) in b.stmts.iter_mut().enumerate() {
         norm(&mut s.comments, nested && i == 0, false);
         match &mut s.kind {
-            StmtKind::For { body, .. } | StmtKind::While { body, .. } => normalize_block(body, true),
+            StmtKind::For(ForLoop { body, .. }) | StmtKind::While { body, .. } => normalize_block(body, true),
             StmtKind::If {
                 then_body, else_body, ..
             } => {

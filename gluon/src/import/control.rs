@@ -182,7 +182,7 @@ impl<'m> Cx<'m> {
         let stmts = self.blocks.pop().unwrap_or_default();
         self.scopes.pop();
         self.push(
-            StmtKind::For {
+            StmtKind::For(ForLoop {
                 var: Ident::spanned(ivn, span),
                 start,
                 end,
@@ -192,7 +192,7 @@ impl<'m> Cx<'m> {
                     end_comments: Vec::new(),
                 },
                 unrolled: false,
-            },
+            }),
             span,
         );
         for (i, r) in op.results.iter().enumerate() {

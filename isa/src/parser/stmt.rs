@@ -241,14 +241,14 @@ impl Parser {
             None
         };
         let body = self.block()?;
-        Ok(StmtKind::For {
+        Ok(StmtKind::For(ForLoop {
             var,
             start,
             end,
             step,
             body,
             unrolled,
-        })
+        }))
     }
 
     pub(super) fn if_stmt(&mut self) -> PResult<StmtKind> {

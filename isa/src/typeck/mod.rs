@@ -474,19 +474,12 @@ impl<'k> Cx<'k> {
                     }
                 }
             }
-            StmtKind::For {
-                var,
-                start,
-                end,
-                step,
-                body,
-                unrolled,
-            } => {
-                if *unrolled {
+            StmtKind::For(lp) => {
+                if lp.unrolled {
                     let bounds = (|| -> Result<(i64, i64, i64), Diagnostic> {
-                        let a = self.checked.consts.int(start)?;
-                        let b = self.checked.consts.int(end)?;
-                        let st = match step {
+                        let a = self.checked.consts.int(&lp.start)?;
+                        let b = self.checked.consts.int(&lp.end)?;
+                        let st = match &lp.step {
                             Some(e) => self.checked.consts.int(e)?,
                             None => 1,
                         };
@@ -496,7 +489,7 @@ impl<'k> Cx<'k> {
                         Ok((_, _, st)) if st <= 0 => self.emit(Diagnostic::error(
                             Code::StaticFor,
                             "static_for step must be positive",
-                            step.as_ref().map(|e| e.span).unwrap_or(s.span),
+                            lp.step.as_ref().map(|e| e.span).unwrap_or(s.span),
                             "here",
                         )),
                         Ok((a, b, st)) => {
@@ -533,18 +526,18 @@ impl<'k> Cx<'k> {
                                 );
                             } else {
                                 let outer_unroll = std::mem::replace(&mut self.unroll, total.max(1));
-                                let prev = self.checked.consts.get(&var.name);
+                                let prev = self.checked.consts.get(&lp.var.name);
                                 let mut i = a;
                                 while i < b {
-                                    self.checked.consts.bind(&var.name, ConstValue::Int(i));
+                                    self.checked.consts.bind(&lp.var.name, ConstValue::Int(i));
                                     self.scopes.push(Scope {
                                         names: HashMap::new(),
                                         worker_boundary: false,
                                         poisoned: Default::default(),
                                     });
-                                    self.declare(var, Ty::Scalar(ScalarTy::I32));
+                                    self.declare(&lp.var, Ty::Scalar(ScalarTy::I32));
                                     self.iters.push(i);
-                                    self.block(body);
+                                    self.block(&lp.body);
                                     self.iters.pop();
                                     self.scopes.pop();
                                     match i.checked_add(st) {
@@ -554,8 +547,8 @@ impl<'k> Cx<'k> {
                                 }
                                 self.unroll = outer_unroll;
                                 match prev {
-                                    Some(v) => self.checked.consts.bind(&var.name, v),
-                                    None => self.checked.consts.unbind(&var.name),
+                                    Some(v) => self.checked.consts.bind(&lp.var.name, v),
+                                    None => self.checked.consts.unbind(&lp.var.name),
                                 }
                             }
                         }
@@ -571,7 +564,10 @@ impl<'k> Cx<'k> {
                         ),
                     }
                 } else {
-                    for e in [Some(start), Some(end), step.as_ref()].into_iter().flatten() {
+                    for e in [Some(&lp.start), Some(&lp.end), lp.step.as_ref()]
+                        .into_iter()
+                        .flatten()
+                    {
                         if let Some(t) = self.expr(e) {
                             if !t.is_int_scalar() {
                                 self.emit(e_type(
@@ -587,8 +583,8 @@ impl<'k> Cx<'k> {
                         worker_boundary: false,
                         poisoned: Default::default(),
                     });
-                    self.declare(var, Ty::Scalar(ScalarTy::I32));
-                    self.block(body);
+                    self.declare(&lp.var, Ty::Scalar(ScalarTy::I32));
+                    self.block(&lp.body);
                     self.scopes.pop();
                 }
             }
@@ -1178,7 +1174,9 @@ fn number_block(b: &Block, counter: &mut usize, pre: &mut [(usize, usize)]) {
         let me = *counter;
         *counter += 1;
         match &s.kind {
-            StmtKind::For { body, .. } | StmtKind::While { body, .. } => number_block(body, counter, pre),
+            StmtKind::For(ForLoop { body, .. }) | StmtKind::While { body, .. } => {
+                number_block(body, counter, pre)
+            }
             StmtKind::If {
                 then_body, else_body, ..
             } => {

@@ -767,17 +767,10 @@ impl<'a, 'k> Lower<'a, 'k> {
                     op.span,
                 );
             }
-            StmtKind::For {
-                var,
-                start,
-                end,
-                step,
-                body,
-                unrolled: true,
-            } => {
-                let a = self.const_int(start)?;
-                let b = self.const_int(end)?;
-                let st = match step {
+            StmtKind::For(lp) if lp.unrolled => {
+                let a = self.const_int(&lp.start)?;
+                let b = self.const_int(&lp.end)?;
+                let st = match &lp.step {
                     Some(e) => self.const_int(e)?,
                     None => 1,
                 };
@@ -789,35 +782,28 @@ impl<'a, 'k> Lower<'a, 'k> {
                         "here",
                     ));
                 }
-                let prev = self.env.get(&var.name);
+                let prev = self.env.get(&lp.var.name);
                 let mut i = a;
                 while i < b {
-                    self.env.bind(&var.name, ConstValue::Int(i));
+                    self.env.bind(&lp.var.name, ConstValue::Int(i));
                     self.scopes.push(HashMap::new());
-                    self.bind(&var.name, Binding::Const(ConstValue::Int(i)));
+                    self.bind(&lp.var.name, Binding::Const(ConstValue::Int(i)));
                     self.iters.push(i);
-                    let r = self.scoped(body);
+                    let r = self.scoped(&lp.body);
                     self.iters.pop();
                     self.scopes.pop();
                     r?;
                     i = i.saturating_add(st);
                 }
                 match prev {
-                    Some(v) => self.env.bind(&var.name, v),
-                    None => self.env.unbind(&var.name),
+                    Some(v) => self.env.bind(&lp.var.name, v),
+                    None => self.env.unbind(&lp.var.name),
                 }
             }
-            StmtKind::For {
-                var,
-                start,
-                end,
-                step,
-                body,
-                unrolled: false,
-            } => {
-                let start_e = self.expr(start)?;
-                let end_e = self.expr(end)?;
-                let step_e = match step {
+            StmtKind::For(lp) => {
+                let start_e = self.expr(&lp.start)?;
+                let end_e = self.expr(&lp.end)?;
+                let step_e = match &lp.step {
                     Some(e) => self.expr(e)?,
                     None => CExpr::Const(Value::Int(1)),
                 };
@@ -844,8 +830,8 @@ impl<'a, 'k> Lower<'a, 'k> {
                     s.span,
                 );
                 self.scopes.push(HashMap::new());
-                self.bind(&var.name, Binding::Slot(varsl));
-                let r = self.scoped(body);
+                self.bind(&lp.var.name, Binding::Slot(varsl));
+                let r = self.scoped(&lp.body);
                 self.scopes.pop();
                 r?;
                 self.emit(

@@ -17,7 +17,7 @@
 use crate::chips::Chip;
 use crate::lower::Program;
 use bwsim_isa::consts::ConstValue;
-use bwsim_isa::ir::{Block, StmtKind};
+use bwsim_isa::ir::{Block, ForLoop, StmtKind};
 use bwsim_isa::typeck::{Checked, Ty};
 use serde::Serialize;
 
@@ -68,7 +68,7 @@ fn largest_tile_words(b: &Block, checked: &Checked, threads: u32) -> u64 {
                     }
                 }
             }
-            StmtKind::For { body, .. } | StmtKind::While { body, .. } => {
+            StmtKind::For(ForLoop { body, .. }) | StmtKind::While { body, .. } => {
                 best = best.max(largest_tile_words(body, checked, threads))
             }
             StmtKind::If {

@@ -1067,8 +1067,8 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                     .join(", ")
                     + " ="
             }
-            StmtKind::For { unrolled: true, .. } => "static_for".into(),
-            StmtKind::For { .. } => "for".into(),
+            StmtKind::For(ForLoop { unrolled: true, .. }) => "static_for".into(),
+            StmtKind::For(_) => "for".into(),
             StmtKind::If { .. } => "if".into(),
             StmtKind::While { .. } => "while".into(),
             StmtKind::WarpSpecialize { .. } => "warp_specialize".into(),
@@ -1087,7 +1087,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
     /// A one-line PTX comment naming the statement, so that the PTX reads against the
     /// `.tile` source.
     pub(super) fn stmt_comment(s: &Stmt) -> Option<String> {
-        use bwsim_isa::printer::{print_expr, print_op};
+        use bwsim_isa::printer::{for_header, print_expr, print_op};
         let names = |ns: &[Ident]| ns.iter().map(|n| n.name.as_str()).collect::<Vec<_>>().join(", ");
         let rhs = |r: &Rhs| match r {
             Rhs::Expr(e) => print_expr(e),
@@ -1097,23 +1097,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             StmtKind::Let { names: ns, value } => format!("let {} = {}", names(ns), rhs(value)),
             StmtKind::Assign { names: ns, value } => format!("{} = {}", names(ns), rhs(value)),
             StmtKind::Op(o) => print_op(o),
-            StmtKind::For {
-                var,
-                start,
-                end,
-                step,
-                unrolled,
-                ..
-            } => format!(
-                "{} {} in {}..{}{}",
-                if *unrolled { "static_for" } else { "for" },
-                var.name,
-                print_expr(start),
-                print_expr(end),
-                step.as_ref()
-                    .map(|x| format!(" step {}", print_expr(x)))
-                    .unwrap_or_default()
-            ),
+            StmtKind::For(lp) => for_header(lp),
             StmtKind::If { cond, .. } => format!("if {}", print_expr(cond)),
             StmtKind::While { cond, .. } => format!("while {}", print_expr(cond)),
             StmtKind::WarpSpecialize { .. } | StmtKind::StaticAssert { .. } => return None,
@@ -1174,20 +1158,12 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 self.op(op)?;
                 Ok(())
             }
-            StmtKind::For {
-                var,
-                start,
-                end,
-                step,
-                body,
-                unrolled,
-            } => {
-                if *unrolled {
-                    let range = self.static_range(start, end, step.as_ref(), s.span)?;
-                    self.static_for(var, range, body)
-                } else {
-                    self.dynamic_for(var, start, end, step.as_ref(), body, s.span)
-                }
+            StmtKind::For(lp) if lp.unrolled => {
+                let range = self.static_range(&lp.start, &lp.end, lp.step.as_ref(), s.span)?;
+                self.static_for(&lp.var, range, &lp.body)
+            }
+            StmtKind::For(lp) => {
+                self.dynamic_for(&lp.var, &lp.start, &lp.end, lp.step.as_ref(), &lp.body, s.span)
             }
             StmtKind::If {
                 cond,
