@@ -252,18 +252,13 @@ pub fn run(a: Args) -> CliResult {
             None => (name.to_string(), "default".to_string()),
         }
     };
-    let kw = work
-        .iter()
-        .map(|(c, _)| split(&c.name).0.len())
-        .max()
-        .unwrap_or(6)
-        .clamp(6, 40);
-    let cw = work
-        .iter()
-        .map(|(c, _)| split(&c.name).1.len())
-        .max()
-        .unwrap_or(7)
-        .clamp(7, 48);
+    // A column as wide as its widest entry, within [lo, hi].
+    let width = |part: fn((String, String)) -> String, lo: usize, hi: usize| {
+        let widest = work.iter().map(|(c, _)| part(split(&c.name)).len()).max();
+        widest.unwrap_or(lo).clamp(lo, hi)
+    };
+    let kw = width(|(k, _)| k, 6, 40);
+    let cw = width(|(_, c)| c, 7, 48);
     if !a.json {
         outln!(
             "{:<kw$}  {:<cw$}  {:<8}  {:<10}  {:>10}  result",

@@ -887,21 +887,15 @@ mod tests {
         let rows = wgmma([4, 1], &[64, 1], 2).unwrap();
         for w in 0..4 {
             for lane in 0..32 {
-                let got: Vec<u32> = (0..rows.num_regs())
-                    .map(|r| rows.reg_flat(r) ^ rows.thread_flat(lane, w))
-                    .collect();
-                assert_eq!(got, [16 * w + lane / 4, 16 * w + lane / 4 + 8]);
+                assert_eq!(elems(&rows, lane, w), [16 * w + lane / 4, 16 * w + lane / 4 + 8]);
             }
         }
         // slice(0, wgmma) over N = 16: columns 8j + 2(lane % 4) (+1), the same in every warp.
         let cols = wgmma([4, 1], &[1, 16], 2).unwrap();
         for w in 0..4 {
             for lane in 0..32 {
-                let got: Vec<u32> = (0..cols.num_regs())
-                    .map(|r| cols.reg_flat(r) ^ cols.thread_flat(lane, w))
-                    .collect();
                 let c = 2 * (lane % 4);
-                assert_eq!(got, [c, c + 1, c + 8, c + 9]);
+                assert_eq!(elems(&cols, lane, w), [c, c + 1, c + 8, c + 9]);
             }
         }
     }

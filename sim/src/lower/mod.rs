@@ -173,15 +173,20 @@ pub enum LOp {
     CpAsyncWait {
         pendings: u32,
     },
-    /// `global.atomic`; `compare` is `cas`'s compare value.
-    GlobalAtomic {
-        op: AtomicOp,
-        ptr: CExpr,
-        offsets: CExpr,
-        value: CExpr,
-        mask: Option<CExpr>,
-        compare: Option<CExpr>,
-    },
+    /// `global.atomic`, its operation resolved.
+    GlobalAtomic(Box<AtomicAccess>),
+}
+
+/// A lowered `global.atomic`: the operation (resolved from its name) and its value operands;
+/// `compare` is `cas`'s compare value.
+#[derive(Clone, Debug)]
+pub struct AtomicAccess {
+    pub op: AtomicOp,
+    pub ptr: CExpr,
+    pub offsets: CExpr,
+    pub value: CExpr,
+    pub mask: Option<CExpr>,
+    pub compare: Option<CExpr>,
 }
 
 /// A worker partition spawned by [`IKind::Fork`].
@@ -1157,14 +1162,14 @@ impl<'a, 'k> Lower<'a, 'k> {
                 };
                 let op = AtomicOp::from_name(n)
                     .ok_or_else(|| unsupported(kind.span, format!("unknown atomic operation `{n}`")))?;
-                LOp::GlobalAtomic {
+                LOp::GlobalAtomic(Box::new(AtomicAccess {
                     op,
                     ptr: self.expr(ptr)?,
                     offsets: self.expr(offsets)?,
                     value: self.expr(value)?,
                     mask: self.opt(mask)?,
                     compare: self.opt(compare)?,
-                }
+                }))
             }
             // Every other operation's operands are values, lowered one for one. A layout
             // operand is the checker's business and has no run-time value.

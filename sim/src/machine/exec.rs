@@ -87,16 +87,10 @@ impl<'p, 's> Machine<'p, 's> {
                 uses.extend([(Sink::GlobalStore, &**value), (Sink::Address, &**offsets)]);
                 uses.extend(mask.as_deref().map(|m| (Sink::Branch, m)));
             }
-            LOp::GlobalAtomic {
-                offsets,
-                value,
-                mask,
-                compare,
-                ..
-            } => {
-                uses.extend([(Sink::GlobalStore, value), (Sink::Address, offsets)]);
-                uses.extend(compare.iter().map(|c| (Sink::GlobalStore, c)));
-                uses.extend(mask.iter().map(|m| (Sink::Branch, m)));
+            LOp::GlobalAtomic(at) => {
+                uses.extend([(Sink::GlobalStore, &at.value), (Sink::Address, &at.offsets)]);
+                uses.extend(at.compare.iter().map(|c| (Sink::GlobalStore, c)));
+                uses.extend(at.mask.iter().map(|m| (Sink::Branch, m)));
             }
             LOp::Op(K::GlobalLoad { offsets, mask, .. }) => {
                 uses.push((Sink::Address, offsets));
@@ -1046,24 +1040,17 @@ impl<'p, 's> Machine<'p, 's> {
                 global_store(&mut self.global[ti as usize], &offs, &val, maskv.as_ref())?;
                 Ok(OpDone::Next)
             }
-            LOp::GlobalAtomic {
-                op,
-                ptr,
-                offsets,
-                value,
-                mask,
-                compare,
-            } => {
-                let Value::Ptr(ti) = ev(ptr)? else {
+            LOp::GlobalAtomic(at) => {
+                let Value::Ptr(ti) = ev(&at.ptr)? else {
                     return Err(Fault::unsupported("global.atomic needs a pointer"));
                 };
-                let offs = ev(offsets)?;
-                let val = ev(value)?;
-                let maskv = mask.as_ref().map(ev).transpose()?;
-                let cmpv = compare.as_ref().map(ev).transpose()?;
+                let offs = ev(&at.offsets)?;
+                let val = ev(&at.value)?;
+                let maskv = at.mask.as_ref().map(ev).transpose()?;
+                let cmpv = at.compare.as_ref().map(ev).transpose()?;
                 Ok(OpDone::Value(global_atomic(
                     &mut self.global[ti as usize],
-                    *op,
+                    at.op,
                     &offs,
                     &val,
                     maskv.as_ref(),

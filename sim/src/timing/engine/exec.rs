@@ -716,13 +716,13 @@ impl<'p> Engine<'p> {
                 }
                 Ok(OpDone::Next)
             }
-            LOp::GlobalAtomic { ptr, offsets, .. } => {
+            LOp::GlobalAtomic(at) => {
                 // A read-modify-write at L2: the round trip of a load, the bytes both ways.
-                let Value::Ptr(ti) = evs(ptr)? else {
+                let Value::Ptr(ti) = evs(&at.ptr)? else {
                     return Err(Fault::unsupported("global.atomic needs a pointer"));
                 };
                 let dt = self.dtypes.get(ti as usize).copied().unwrap_or(DType::F32);
-                let shape = match ev(offsets)? {
+                let shape = match ev(&at.offsets)? {
                     Value::Tile(tl) => tl.shape.clone(),
                     _ => Vec::new(),
                 };
