@@ -4,9 +4,10 @@
 //!
 //! `cargo bench -p bwsim-sim --bench timing` (numbers in docs/timing.md).
 use bwsim_isa::consts::Override;
-use bwsim_sim::chips::{GB200, H100};
+use bwsim_sim::chips::{Chip, GB200, H100};
 use bwsim_sim::timing::{time_source, TimeOptions};
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::measurement::WallTime;
+use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion};
 
 fn src(kernel: &str) -> String {
     let path = format!("{}/../kernels/tiles/{kernel}.tile", env!("CARGO_MANIFEST_DIR"));
@@ -22,42 +23,57 @@ fn consts(c: &[(&str, i64)]) -> Vec<Override> {
         .collect()
 }
 
+/// One benchmark, `name`: the timing model's prediction for `kernel` with constants `c` on
+/// `chip`.
+fn bench_time(
+    g: &mut BenchmarkGroup<'_, WallTime>,
+    name: &str,
+    kernel: &str,
+    c: &[(&str, i64)],
+    chip: &Chip,
+) {
+    let text = src(kernel);
+    let o = consts(c);
+    let opts = TimeOptions::new(chip);
+    g.bench_function(name, |b| {
+        b.iter(|| {
+            time_source(&text, &o, &opts)
+                .map(|t| t.report.cycles)
+                .unwrap_or(0.0)
+        })
+    });
+}
+
 fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("timing");
     g.sample_size(10);
-    let ws = src("matmul_warp_specialized");
-    let o = consts(&[
-        ("M", 8192),
-        ("N", 8192),
-        ("K", 16384),
-        ("SCHEDULER", 1),
-        ("GROUP_SIZE_M", 8),
-    ]);
-    let opts = TimeOptions::new(&GB200);
-    g.bench_function("matmul_warp_specialized 8192x8192x16384 gb200", |b| {
-        b.iter(|| {
-            time_source(&ws, &o, &opts)
-                .map(|t| t.report.cycles)
-                .unwrap_or(0.0)
-        })
-    });
-    let add = src("elementwise_add_ws");
-    let o = consts(&[
-        ("XNUMEL", 32768),
-        ("YNUMEL", 32768),
-        ("XBLOCK", 64),
-        ("YBLOCK", 128),
-        ("NUM_LOAD_BUFFERS", 3),
-        ("NUM_STORE_BUFFERS", 1),
-    ]);
-    let opts = TimeOptions::new(&H100);
-    g.bench_function("elementwise_add_ws 32768x32768 h100", |b| {
-        b.iter(|| {
-            time_source(&add, &o, &opts)
-                .map(|t| t.report.cycles)
-                .unwrap_or(0.0)
-        })
-    });
+    bench_time(
+        &mut g,
+        "matmul_warp_specialized 8192x8192x16384 gb200",
+        "matmul_warp_specialized",
+        &[
+            ("M", 8192),
+            ("N", 8192),
+            ("K", 16384),
+            ("SCHEDULER", 1),
+            ("GROUP_SIZE_M", 8),
+        ],
+        &GB200,
+    );
+    bench_time(
+        &mut g,
+        "elementwise_add_ws 32768x32768 h100",
+        "elementwise_add_ws",
+        &[
+            ("XNUMEL", 32768),
+            ("YNUMEL", 32768),
+            ("XBLOCK", 64),
+            ("YBLOCK", 128),
+            ("NUM_LOAD_BUFFERS", 3),
+            ("NUM_STORE_BUFFERS", 1),
+        ],
+        &H100,
+    );
     g.finish();
 }
 
