@@ -82,7 +82,7 @@ impl NarrowRows {
             fits: vec![true; rows],
         };
         for (i, &v) in vs.iter().take(rows * k).enumerate() {
-            let (v, pow) = narrow_or_unfit(v, &mut out.fits[i / k]);
+            let (v, pow) = narrow_or_unfit(v, &mut out.fits, i / k);
             out.v.push(v);
             out.pow.push(pow);
         }
@@ -96,10 +96,12 @@ impl NarrowRows {
     }
 }
 
-/// `narrow(v)`, or zeros with `fits` cleared when `v` does not fit the narrow form.
-fn narrow_or_unfit(v: f64, fits: &mut bool) -> (f64, f64) {
+/// `narrow(v)`, or zeros with `fits[at]` cleared when `v` does not fit the narrow form (the
+/// flag is indexed only then: this runs once per operand).
+#[inline(always)]
+fn narrow_or_unfit(v: f64, fits: &mut [bool], at: usize) -> (f64, f64) {
     narrow(v).unwrap_or_else(|| {
-        *fits = false;
+        fits[at] = false;
         (0.0, 0.0)
     })
 }
@@ -136,7 +138,7 @@ impl NarrowPanels {
         for (c, col) in vs.chunks_exact(k.max(1)).take(cols).enumerate() {
             let (p, w) = (c / COLS, c % COLS);
             for (t, &v) in col.iter().enumerate() {
-                let (v, pow) = narrow_or_unfit(v, &mut out.fits[p]);
+                let (v, pow) = narrow_or_unfit(v, &mut out.fits, p);
                 out.v[p * k + t][w] = v;
                 out.pow[p * k + t][w] = pow;
             }
