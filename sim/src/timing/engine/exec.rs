@@ -378,16 +378,12 @@ impl<'p> Engine<'p> {
                 *t += chip.mbarrier_op_cycles;
                 Ok(OpDone::Next)
             }
-            LOp::Op(
-                K::FenceAsyncShared {}
-                | K::FenceMbarrierInit {}
-                | K::Tcgen05FenceBefore {}
-                | K::Tcgen05FenceAfter {},
-            ) => {
-                *t += match name {
-                    "tcgen05.fence_before" | "tcgen05.fence_after" => chip.tcgen05_fence_cycles,
-                    _ => chip.fence_async_cycles,
-                };
+            LOp::Op(K::Tcgen05FenceBefore {} | K::Tcgen05FenceAfter {}) => {
+                *t += chip.tcgen05_fence_cycles;
+                Ok(OpDone::Next)
+            }
+            LOp::Op(K::FenceAsyncShared {} | K::FenceMbarrierInit {}) => {
+                *t += chip.fence_async_cycles;
                 Ok(OpDone::Next)
             }
             // cluster.sync is timed like a CTA barrier: the timing model runs the CTAs of a
