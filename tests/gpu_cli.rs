@@ -1,8 +1,9 @@
 //! `bwsim gpu`: the differential harness from the command line.
 //!
 //! Without a GPU (CI) the harness still lowers, assembles and prepares every case
-//! (`--dry-run`), and a real run reports each case as skipped with exit status 77. The test
-//! that launches on a GPU is opt-in: `BWSIM_GPU_TESTS=1 cargo test --test gpu_cli`.
+//! (`--dry-run`, in the full test tier: `BWSIM_FULL=1`), and a real run reports each case as
+//! skipped with exit status 77. The test that launches on a GPU is opt-in:
+//! `BWSIM_GPU_TESTS=1 cargo test --test gpu_cli`.
 
 mod common;
 
@@ -45,6 +46,9 @@ fn the_case_list_has_at_least_forty_cases() {
 
 #[test]
 fn dry_run_prepares_every_case_up_to_the_launch() {
+    if !bwsim_testkit::runs_in_full_tier("`bwsim gpu --all --dry-run` (ptxas over every differential case)") {
+        return;
+    }
     let (code, out, err) = bwsim(&["gpu", "--all", "--dry-run"]);
     assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
     let prepared = out.lines().filter(|l| l.ends_with("  prepared")).count();

@@ -1,6 +1,7 @@
 //! The Gluon fixture corpus, one test per (Triton version, fixture): every
 //! `tests/gluon/VERSION/NAME.TARGET.ttgir` is a test named `VERSION/NAME.TARGET`
-//! (`cargo test -p bwsim-gluon --test gluon_corpus -- 3.9/` runs one version's), in the style of
+//! (`cargo test -p bwsim-gluon --test gluon_corpus -- 3.9/` runs one version's; the older
+//! releases' are ignored unless `BWSIM_FULL=1`, the full tier), in the style of
 //! Cranelift's filetests and rustc's ui tests: what a fixture expects is written in its launch
 //! sidecar (`NAME.launch`, next to the TTGIR or in tests/gluon/) as header directives, read by
 //! the one directive parser (`bwsim_testkit::directives`):
@@ -1027,16 +1028,28 @@ fn main() {
             regenerate(v).map_err(Failed::from)
         }));
     }
+    // The default tier runs the newest release's fixtures; the older releases' run in the full
+    // tier (`BWSIM_FULL=1`, `bash scripts/test --full`) and show as ignored otherwise
+    // (`-- --include-ignored` runs them too).
+    let newest = Minor::parse(Version::newest().minor()).expect("the newest release line");
+    let every_release = bwsim_testkit::full_tier();
+    if !every_release {
+        eprintln!("gluon_corpus: Triton {newest} only in the default tier; BWSIM_FULL=1 runs every release");
+    }
     for f in all {
         let name = f.test_name();
-        trials.push(Trial::test(name, move || {
-            let t = std::time::Instant::now();
-            let r = run_fixture(&f).map_err(Failed::from);
-            if std::env::var_os("BWSIM_GLUON_TIMES").is_some() {
-                eprintln!("{:8.2}s {}", t.elapsed().as_secs_f64(), f.test_name());
-            }
-            r
-        }));
+        let older = f.version != newest;
+        trials.push(
+            Trial::test(name, move || {
+                let t = std::time::Instant::now();
+                let r = run_fixture(&f).map_err(Failed::from);
+                if std::env::var_os("BWSIM_GLUON_TIMES").is_some() {
+                    eprintln!("{:8.2}s {}", t.elapsed().as_secs_f64(), f.test_name());
+                }
+                r
+            })
+            .with_ignored_flag(older && !every_release),
+        );
     }
     libtest_mimic::run(&args, trials).exit();
 }

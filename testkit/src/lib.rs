@@ -24,6 +24,23 @@ pub mod ttgir;
 pub use arbitrary::Unstructured;
 pub use ttgir::TtgirCase;
 
+/// Whether the full test tier runs: `BWSIM_FULL=1`, which `bash scripts/test --full` (and so
+/// CI) sets. The default tier (`bash scripts/test`) leaves out the loops whose cost grows with
+/// the corpus: every older Triton release's fixtures, ptxas over every case of every release.
+pub fn full_tier() -> bool {
+    std::env::var("BWSIM_FULL").is_ok_and(|v| v == "1")
+}
+
+/// For a test that belongs to the full tier only: `true` when it should run; otherwise says on
+/// stderr what was left out and how to run it, and returns `false`.
+pub fn runs_in_full_tier(what: &str) -> bool {
+    if full_tier() {
+        return true;
+    }
+    eprintln!("skipped in the default tier: {what} (BWSIM_FULL=1 or `bash scripts/test --full` runs it)");
+    false
+}
+
 /// Which generator a case comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Source {
