@@ -187,7 +187,7 @@ pub struct RoundTrip<'a> {
     pub store_at: &'a [i64],
     /// The load's `elementStrides` (outermost first; empty: all 1). The buffer and the store
     /// then take the traversed box, `ceil(box / stride)` in every dimension but the innermost
-    /// (PTX.md section 3).
+    /// (docs/semantics.md#tma).
     pub elem_strides: &'a [u32],
 }
 
@@ -490,7 +490,7 @@ pub fn all() -> Vec<Case> {
         store_at: &[0, 0],
         elem_strides: &[],
     }));
-    // elementStrides (PTX.md section 3, measured on the H100): an f32 [8, 32] box with
+    // elementStrides (docs/semantics.md#tma, measured on the H100): an f32 [8, 32] box with
     // stride 2 in rows moves rows 0, 2, 4, 6 (512 bytes), stride 3 rows 0, 3, 6 (384 bytes);
     // rows past the end are filled and still counted; an innermost stride has no effect.
     for (tag, strides, load_at) in [

@@ -209,8 +209,8 @@ pub fn job_args(module: &PtxModule, plan: &LaunchPlan) -> Result<Vec<JobArg>, St
     Ok(out)
 }
 
-/// The rules `cuTensorMapEncodeTiled` enforces (PTX.md section 3), checked on the host so that
-/// a bad descriptor is reported with its parameter name before any launch.
+/// The rules `cuTensorMapEncodeTiled` enforces (docs/semantics.md#tensor-map-limits), checked on
+/// the host so that a bad descriptor is reported with its parameter name before any launch.
 pub fn check_tensor_maps(args: &[JobArg], plan: &LaunchPlan) -> Result<(), String> {
     for a in args {
         let JobArg::TensorMap {
@@ -893,10 +893,10 @@ mod tests {
         assert!(r.notes[0].contains("[0, 7]"), "{:?}", r.notes);
     }
 
-    /// The strided round trips in the simulator, against PTX.md section 3's rule written
-    /// here: destination rows `16 + r` (columns 32..64) hold source rows `load + stride * r`
-    /// (columns from the load's column), zeros past the end; every other element keeps its
-    /// random input.
+    /// The strided round trips in the simulator, against the element-stride rule of
+    /// docs/semantics.md#tma written here: destination rows `16 + r` (columns 32..64) hold source
+    /// rows `load + stride * r` (columns from the load's column), zeros past the end; every other
+    /// element keeps its random input.
     #[test]
     fn strided_round_trips_move_every_stride_th_row() {
         for (name, row0, col0, stride, rows) in [

@@ -7,7 +7,7 @@
 //!   `print(parse(text))` is canonical and `parse(print(ir)) == ir`.
 //! - [`consts`]: compile-time constants and constant evaluation.
 //! - [`typeck`]: types of every value, resolved layouts and shapes.
-//! - [`verify`]: the static rules of DESIGN.md section 3, each with a stable code.
+//! - [`verify`]: the static rules of docs/semantics.md#static-rules, each with a stable code.
 //! - [`placement`]: where an element of a shared- or tensor-memory buffer lives (the one
 //!   placement function of the simulator and the backends).
 //! - [`tma`]: how a TMA copy moves a buffer: the hardware box and the messages.

@@ -184,7 +184,8 @@ mod tests {
 
     #[test]
     fn fp8_e4m3_known_values() {
-        // max finite 448 = 0x7e; 1.0 = 0x38; saturating above max; NaN = 0x7f (PTX.md section 10).
+        // max finite 448 = 0x7e; 1.0 = 0x38; saturating above max; NaN = 0x7f
+        // (docs/semantics.md#numerics).
         assert_eq!(encode(DType::F8E4M3, 1.0), 0x38);
         assert_eq!(encode(DType::F8E4M3, 448.0), 0x7e);
         assert_eq!(encode(DType::F8E4M3, 1e9), 0x7e);

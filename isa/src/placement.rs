@@ -8,13 +8,14 @@
 //! NVMMA layouts (Gluon's `NVMMASharedLayout`, what TMA writes and tensor cores read):
 //! - the contiguous dimension is the last one (the second to last when `transposed`, i.e. an
 //!   MN-major operand): a buffer `[.., R, C]` is a stack of matrices with rows of `C` elements;
-//! - a row narrower than the swizzle span still occupies a whole span (padding) [PTX.md §2];
+//! - a row narrower than the swizzle span still occupies a whole span (padding)
+//!   [docs/semantics.md#shared-memory-swizzle];
 //! - a row wider than the span is split into column blocks, each a dense `[R, span]` block
 //!   (how Triton issues span-wide TMA messages);
 //! - `fp4_padded`: every 8 data bytes of a row are followed by 8 bytes of padding;
 //! - the XOR swizzle is applied to the ABSOLUTE shared-memory address with
-//!   [`Swizzle::apply`] [PTX.md §2, H100], so a buffer not aligned to the pattern period sees
-//!   a shifted pattern.
+//!   [`Swizzle::apply`] [docs/semantics.md#shared-memory-swizzle, H100], so a buffer not aligned
+//!   to the pattern period sees a shifted pattern.
 //!
 //! `plain` is dense row-major; `swizzled(vec, per_phase, max_phase)` is Gluon's
 //! `SwizzledSharedLayout` (order `[.., 1, 0]`), a permutation within each row; `linear(bases)`
@@ -22,10 +23,10 @@
 //! `i` holds coordinates `bases[i]`, inverted once ([`LinearSmem`]) into the offset of each
 //! coordinate bit.
 //!
-//! Tensor memory (PTX.md §8, Triton's `TensorMemoryLayout`): element (m, n) of an `[M, N]`
-//! buffer with block `[BM, BN]` and `cs` = bits * col_stride / 32 columns per element lives in
-//! lane `m % BM` (BM = 128) or `(r / 16) * 32 + r % 16` with `r = m % 64` (BM = 64), column
-//! `(m / BM) * ceil(N / BN) * BN * cs + (n / BN) * BN * cs + (n % BN) * cs`; leading
+//! Tensor memory (docs/semantics.md#tensor-memory, Triton's `TensorMemoryLayout`): element (m, n)
+//! of an `[M, N]` buffer with block `[BM, BN]` and `cs` = bits * col_stride / 32 columns per
+//! element lives in lane `m % BM` (BM = 128) or `(r / 16) * 32 + r % 16` with `r = m % 64` (BM =
+//! 64), column `(m / BM) * ceil(N / BN) * BN * cs + (n / BN) * BN * cs + (n % BN) * cs`; leading
 //! dimensions stack whole matrices along the columns.
 //!
 //! Scale factors of a block-scaled MMA (`scales=true`, docs/hardware/tmem-scales.md): factor
@@ -173,7 +174,7 @@ pub fn row_major_bases(shape: &[u32]) -> Vec<Vec<u32>> {
     out
 }
 
-/// Lanes of one TMEM lane quarter (a warp reaches one quarter, PTX.md section 8).
+/// Lanes of one TMEM lane quarter (a warp reaches one quarter, docs/semantics.md#tensor-memory).
 pub const TMEM_QUARTER_LANES: u32 = 32;
 
 /// TMEM columns of one `[rows, nk]` matrix of block-scaled MMA scale factors of `bits` bits
@@ -602,9 +603,9 @@ mod tests {
         }
     }
 
-    /// The 21 H100-measured vectors of PTX.md section 2, through the placement function: a
-    /// byte buffer whose rows are exactly one span wide at base 0, so the logical address of
-    /// element (r, c) is r * span + c.
+    /// The 21 H100-measured vectors of docs/semantics.md#shared-memory-swizzle, through the
+    /// placement function: a byte buffer whose rows are exactly one span wide at base 0, so the
+    /// logical address of element (r, c) is r * span + c.
     #[test]
     fn swizzle_table_through_smem_element() {
         for (a, s32, s64, s128) in crate::types::SWIZZLE_VECTORS {

@@ -1,14 +1,14 @@
-//! The rules of single operations that go beyond their types (DESIGN.md section 3): tensor-map
-//! limits of descriptors, NVMMA inner dimensions, gather offsets, `tcgen05.cp`, TMEM access
-//! by warp quarters, `tcgen05.mma` and `wgmma` shapes, types and layouts. The type checker calls
-//! them as it meets each operation; `verify` adds the kernel-wide ones.
+//! The rules of single operations that go beyond their types (docs/semantics.md#static-rules):
+//! tensor-map limits of descriptors, NVMMA inner dimensions, gather offsets, `tcgen05.cp`, TMEM
+//! access by warp quarters, `tcgen05.mma` and `wgmma` shapes, types and layouts. The type checker
+//! calls them as it meets each operation; `verify` adds the kernel-wide ones.
 
 use crate::diag::{Code, Diagnostic};
 use crate::ir::*;
 use crate::types::*;
 use crate::tys::*;
 
-/// Tensor-map rules for a descriptor (PTX.md section 3, cuTensorMapEncodeTiled).
+/// Tensor-map rules for a descriptor (docs/semantics.md#tensor-map-limits, cuTensorMapEncodeTiled).
 pub fn check_desc(d: &DescTy, span: crate::Span) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     if d.block.is_empty() || d.block.len() > 5 {
@@ -305,7 +305,7 @@ pub fn check_tcgen05_cp(op: &Op, s: &SmemTy, t: &TmemTy) -> Result<(), Diagnosti
 }
 
 /// A partition reading or writing TMEM with `tcgen05.ld/st` reaches the lane quarter of each
-/// of its warps (PTX.md section 8): an M=128 buffer needs a multiple of 4 warps.
+/// of its warps (docs/semantics.md#tensor-memory): an M=128 buffer needs a multiple of 4 warps.
 pub fn check_tmem_access(op: &Op, t: &TmemTy, warps: u32) -> Result<(), Diagnostic> {
     let m = if t.shape.len() >= 2 {
         t.shape[t.shape.len() - 2]
@@ -327,11 +327,12 @@ pub fn check_tmem_access(op: &Op, t: &TmemTy, warps: u32) -> Result<(), Diagnost
 }
 
 fn mma_k_step(d: DType) -> u32 {
-    // 32 bytes of A per instruction (PTX.md section 8).
+    // 32 bytes of A per instruction (docs/semantics.md#mma-shapes-and-kinds).
     256 / d.bits().max(1)
 }
 
-/// tcgen05.mma shape, type and major-ness rules (PTX.md section 8, seed TIRx page).
+/// tcgen05.mma shape, type and major-ness rules (docs/semantics.md#mma-shapes-and-kinds, seed TIRx
+/// page).
 pub fn check_tcgen05_mma(
     op: &Op,
     a: &Ty,
@@ -371,7 +372,7 @@ pub fn check_tcgen05_mma(
     let (kb, n) = last2(&b.shape);
     let (am, an) = last2(&acc.shape);
     let shape_err = |msg: String| {
-        Diagnostic::error(Code::MmaShape, msg, op.span, "invalid MMA shape").with_note("PTX.md section 8: cta_group::1 M 64 (N % 8) or 128 (N % 16), N <= 256; cta_group::2 M 128 or 256")
+        Diagnostic::error(Code::MmaShape, msg, op.span, "invalid MMA shape").with_note("cta_group::1 M 64 (N % 8) or 128 (N % 16), N <= 256; cta_group::2 M 128 or 256 (docs/semantics.md#tensor-memory-and-tcgen05)")
     };
     // cta_group::2: each CTA of the pair names its halves, A [M/2, K], B [K, N/2], ACC [M/2, N].
     let (m, n_b) = if cta_group == 2 { (2 * m, 2 * n) } else { (m, n) };
@@ -482,7 +483,7 @@ pub fn check_tcgen05_mma(
             op.span,
             "MN-major operand",
         )
-        .with_note("PTX.md section 8: MN-major only for 16-bit, tf32, e4m3, e5m2 and 8-bit integer types")
+        .with_note("MN-major only for 16-bit, tf32, e4m3, e5m2 and 8-bit integer types (docs/semantics.md#tensor-memory-and-tcgen05)")
         .with_help("store the operand K-major (`nvmma(..., transposed=true)` for B written [K, N])"));
     }
     Ok(())
@@ -510,13 +511,13 @@ pub fn wgmma_int_n(n: u32) -> bool {
     matches!(n, 8 | 16 | 24) || (n.is_multiple_of(16) && (32..=256).contains(&n))
 }
 
-/// wgmma rules (PTX.md section 9): a warpgroup multiple, M = 64 per warpgroup, N a multiple of
-/// 8 up to 256 (for integers 8, 16, 24 or a multiple of 16), K steps of 32 bytes, the operand
+/// wgmma rules (docs/semantics.md#wgmma): a warpgroup multiple, M = 64 per warpgroup, N a multiple
+/// of 8 up to 256 (for integers 8, 16, 24 or a multiple of 16), K steps of 32 bytes, the operand
 /// and accumulator types of [`wgmma_accumulators`]; A in shared memory or in registers.
 pub fn check_wgmma(op: &Op, a: &Ty, b: &SmemTy, acc: &TileTy, num_warps: u32) -> Result<(), Diagnostic> {
     let err = |m: String| {
         Err(Diagnostic::error(Code::WgmmaShape, m, op.span, "invalid wgmma")
-            .with_note("PTX.md section 9: M 64 per warpgroup, N % 8 == 0 and <= 256"))
+            .with_note("M 64 per warpgroup, N % 8 == 0 and <= 256 (docs/semantics.md#wgmma)"))
     };
     if !num_warps.is_multiple_of(4) {
         return err(format!(

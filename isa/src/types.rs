@@ -213,7 +213,7 @@ pub enum OobFill {
     /// Zeros.
     #[default]
     Zero,
-    /// `NAN_REQUEST_ZERO_FMA`: the 16-bit pattern 0x7FF7 repeated (PTX.md section 3).
+    /// `NAN_REQUEST_ZERO_FMA`: the 16-bit pattern 0x7FF7 repeated (docs/semantics.md#tma).
     Nan,
 }
 
@@ -226,7 +226,7 @@ impl OobFill {
     }
 }
 
-/// Shared-memory swizzle mode (PTX.md section 2).
+/// Shared-memory swizzle mode (docs/semantics.md#shared-memory-swizzle).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Swizzle {
     None,
@@ -255,7 +255,8 @@ impl Swizzle {
         }
     }
     /// Period after which the XOR pattern repeats, which is also the alignment a swizzled
-    /// buffer needs for its pattern to start at its first byte (PTX.md section 2).
+    /// buffer needs for its pattern to start at its first byte
+    /// (docs/semantics.md#shared-memory-swizzle).
     pub fn period(self) -> u32 {
         match self {
             Swizzle::None => 16,
@@ -276,8 +277,8 @@ impl Swizzle {
     }
 }
 
-/// The 21 test vectors of PTX.md section 2 (H100-measured): a logical address and its physical
-/// address under the 32, 64 and 128-byte swizzles.
+/// The 21 test vectors of docs/semantics.md#shared-memory-swizzle (H100-measured): a logical
+/// address and its physical address under the 32, 64 and 128-byte swizzles.
 #[cfg(test)]
 pub(crate) const SWIZZLE_VECTORS: [(u32, u32, u32, u32); 7] = [
     (0, 0, 0, 0),
@@ -293,9 +294,9 @@ pub(crate) const SWIZZLE_VECTORS: [(u32, u32, u32, u32); 7] = [
 mod tests {
     use super::*;
 
-    /// The 21 test vectors of PTX.md section 2 (H100-measured).
+    /// The 21 test vectors of docs/semantics.md#shared-memory-swizzle (H100-measured).
     #[test]
-    fn swizzle_vectors_from_ptx_md() {
+    fn swizzle_vectors_measured() {
         for (a, s32, s64, s128) in SWIZZLE_VECTORS {
             assert_eq!(Swizzle::B32.apply(a), s32, "32B at {a}");
             assert_eq!(Swizzle::B64.apply(a), s64, "64B at {a}");

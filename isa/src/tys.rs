@@ -146,7 +146,8 @@ impl SmemLayout {
         matches!(self, SmemLayout::Nvmma { fp4_padded: true, .. })
     }
     /// Alignment the allocator gives a buffer of this layout: the swizzle period for
-    /// swizzled NVMMA layouts (PTX.md section 2), else 128 bytes (the TMA requirement).
+    /// swizzled NVMMA layouts (docs/semantics.md#shared-memory-swizzle), else 128 bytes (the TMA
+    /// requirement).
     pub fn alignment(&self) -> u32 {
         match self {
             SmemLayout::Nvmma { swizzle, .. } => swizzle.period().max(128),
@@ -194,7 +195,7 @@ pub enum TileLayout {
     },
     /// One TMEM lane (accumulator row) per thread: `tcgen05.ld 32x32b`.
     Tmem32x32b,
-    /// The wgmma accumulator fragment (PTX.md section 9).
+    /// The wgmma accumulator fragment (docs/semantics.md#wgmma).
     Wgmma {
         warps: [u32; 2],
         n: u32,
@@ -226,7 +227,7 @@ pub struct DescTy {
 
 impl DescTy {
     /// The box a copy moves: `ceil(block / stride)` elements in every dimension but the
-    /// innermost, where a stride has no effect (`INTERLEAVE_NONE`) [PTX.md section 3, H100].
+    /// innermost, where a stride has no effect (`INTERLEAVE_NONE`) [docs/semantics.md#tma, H100].
     pub fn box_shape(&self) -> Vec<u32> {
         traversed_box(&self.block, &self.elem_strides)
     }

@@ -1,5 +1,5 @@
-//! The verifier: the static rules of DESIGN.md section 3 that Gluon, ptxas or the hardware
-//! enforce, checked before anything runs.
+//! The verifier: the static rules (docs/semantics.md#static-rules) that Gluon, ptxas or the
+//! hardware enforce, checked before anything runs.
 //!
 //! [`verify`] binds constants, runs the type checker ([`crate::typeck`]) and then the rules
 //! below. Each rule has a stable code (listed in [`rules`], from [`crate::codes`]); every diagnostic carries the span

@@ -26,7 +26,7 @@ pub enum Tolerance {
     /// Bit for bit.
     Exact,
     /// |actual - expected| <= atol + rtol * |expected| for floats (MMA results: hardware
-    /// accumulation order is unspecified, PTX.md section 10); integers bit for bit.
+    /// accumulation order is unspecified, docs/semantics.md#numerics); integers bit for bit.
     Close { atol: f64, rtol: f64 },
 }
 

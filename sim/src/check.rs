@@ -196,7 +196,7 @@ pub fn annotate(f: &Finding, file: &str, schedules: Option<u64>) -> Diagnostic {
     ))
 }
 
-/// The checker's diagnostic codes (DESIGN.md section 5), from the one table
+/// The checker's diagnostic codes (docs/semantics.md#what-the-checker-models), from the one table
 /// ([`bwsim_isa::codes`]): a `tests/fail` kernel expects one of them.
 pub fn codes() -> impl Iterator<Item = Code> {
     Code::of_stage(Stage::Check)

@@ -91,7 +91,7 @@ pub fn phase_aliasing(
             phase & 1,
         ))
         .with_note(format!(
-            "in this schedule parity alone {} the wait (PTX.md section 5: parity is all the hardware keeps)",
+            "in this schedule parity alone {} the wait (parity is all the hardware keeps: docs/semantics.md#mbarrier)",
             if passes { "passes" } else { "blocks" }
         ))
         .with_help("a producer must not get two phases ahead of a waiter: give every pipeline stage its own barrier, release each buffer on its own barrier, or make the producer wait for the consumer's release before completing this barrier again");
@@ -142,7 +142,7 @@ pub fn tx_mismatch(prog: &Program, bar: &str, tx: i64, hb: &BarHb) -> Diagnostic
         )
     };
     d = d.with_note(format!(
-        "in the current phase: {} bytes expected, {} bytes delivered (PTX.md section 3: the phase completes only when the transaction count returns to zero)",
+        "in the current phase: {} bytes expected, {} bytes delivered (the phase completes only when the transaction count returns to zero: docs/semantics.md#mbarrier)",
         hb.expected, hb.delivered
     ));
     d
@@ -161,7 +161,7 @@ pub fn tmem_leak(cta: u32, col: u32, cols: u32, span: Span) -> Diagnostic {
         span,
         "allocated here and never freed",
     )
-    .with_note("every tcgen05.alloc must be freed before the kernel exits (PTX.md section 8)")
+    .with_note("every tcgen05.alloc must be freed before the kernel exits (docs/semantics.md#tensor-memory-and-tcgen05)")
     .with_help("add `tmem.dealloc` for this buffer at the end of the kernel")
 }
 

@@ -8,8 +8,8 @@
 //! Every shared- or tensor-memory access is recorded in a [`Shadow`] cell per granule (4 bytes
 //! of shared memory, one 32-bit TMEM cell; a coarser granule can only add reports, never lose
 //! one) as a compact [`Rec`]: agent, clock component, proxy, read or write, and the op that
-//! made it. A new access is checked against the cell with the proxy rule of DESIGN.md section
-//! 4 (PTX.md section 6):
+//! made it. A new access is checked against the cell with the proxy rule
+//! (docs/semantics.md#the-proxy-rule, docs/semantics.md#proxies-and-fences):
 //!
 //! - conflicting accesses (at least one write) must be ordered by happens-before, else `race`,
 //!   or `read-before-complete` / `write-while-in-flight` when the logically first access is an
@@ -82,7 +82,7 @@ impl VClock {
     }
 }
 
-/// Which proxy made an access (PTX.md section 6).
+/// Which proxy made an access (docs/semantics.md#proxies-and-fences).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Proxy {
     /// ld/st of shared memory by threads.
@@ -214,7 +214,7 @@ pub struct Hazard {
 }
 
 /// Whether the generic access `g` is properly fenced before the async access `a` that is
-/// ordered after it (PTX.md section 6).
+/// ordered after it (docs/semantics.md#proxies-and-fences).
 fn fenced(g: &Rec, a: &Access, w: World) -> bool {
     // A fence by the generic side after its access that the async side's clock covers.
     if let Some(info) = w.agents.get(g.agent as usize) {

@@ -1,5 +1,5 @@
-//! The mbarrier state machine of PTX.md section 5, exactly: phase number, expected arrival
-//! count, pending arrivals and a signed transaction count.
+//! The mbarrier state machine of docs/semantics.md#mbarrier, exactly: phase number, expected
+//! arrival count, pending arrivals and a signed transaction count.
 //!
 //! A phase completes when pending arrivals reach 0 **and** the tx-count is 0; the phase number
 //! then increments, pending resets to the expected count and tx stays 0. `test_wait.parity p`
@@ -9,7 +9,7 @@
 //! This module only knows one barrier; where barriers live (shared-memory addresses), who
 //! waits on them and what a fault does to the run belong to the machine.
 
-/// Largest magnitude of the tx-count (PTX.md section 5, H100).
+/// Largest magnitude of the tx-count (docs/semantics.md#mbarrier, H100).
 pub const TX_LIMIT: i64 = (1 << 20) - 1;
 
 /// Why an mbarrier operation faults.
@@ -123,7 +123,7 @@ mod tests {
         );
     }
 
-    /// PTX.md section 5, the measured 11-step table (H100), step by step.
+    /// docs/semantics.md#the-measured-sequence, the 11-step table (H100), step by step.
     #[test]
     fn measured_eleven_step_table() {
         let mut b = Mbar::init(2);

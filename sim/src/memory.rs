@@ -13,11 +13,11 @@ use bwsim_isa::Span;
 
 /// Shared memory a CTA may use on sm_90/sm_100 (227 KiB).
 pub const SMEM_CAPACITY: u32 = bwsim_isa::typeck::SMEM_CAPACITY;
-/// TMEM lanes (PTX.md section 8).
+/// TMEM lanes (docs/semantics.md#tensor-memory).
 pub const TMEM_LANES: u32 = 128;
-/// TMEM columns (PTX.md section 8).
+/// TMEM columns (docs/semantics.md#tensor-memory).
 pub const TMEM_COLS: u32 = 512;
-/// Allocation granule of `tcgen05.alloc` (PTX.md section 8: power of two >= 32).
+/// Allocation granule of `tcgen05.alloc` (power of two >= 32, docs/semantics.md#allocation).
 pub const TMEM_GRANULE: u32 = 32;
 
 fn mask(bits: u32) -> u64 {

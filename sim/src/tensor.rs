@@ -1071,7 +1071,7 @@ impl MmaMemo {
 
 /// A `cta_group::2` MMA of a CTA pair: CTA r holds A_r [M/2, K] and B_r [K, N/2] in its shared
 /// memory and its accumulator rows [M/2, N] in its tensor memory (all at the same addresses in
-/// both CTAs); D_r = A_r · [B_0 | B_1] (+ D_r) [PTX.md section 8, seed TIRx page].
+/// both CTAs); D_r = A_r · [B_0 | B_1] (+ D_r) [docs/semantics.md#clusters-and-cta-pairs].
 pub fn mma_pair(smem: [&Smem; 2], tmem: [&mut Tmem; 2], op: &MmaOp, arith: &Arith) -> OpResult<()> {
     let AOperand::Smem(a) = op.a else {
         return Err(Fault::unsupported("cta_group::2 MMA with A in tensor memory"));

@@ -1,4 +1,5 @@
-//! The TMA unit's data movement and fault rules (PTX.md sections 3, 4 and 7).
+//! The TMA unit's data movement and fault rules (docs/semantics.md#tma,
+//! docs/semantics.md#gather4-and-scatter4, docs/semantics.md#faults).
 //!
 //! - A tile copy is cut into messages ([`tile_copy`], [`bwsim_isa::tma`],
 //!   docs/hardware/tma-messages.md): the box is the descriptor's block clipped to 256 elements
@@ -344,7 +345,7 @@ pub fn box_addresses(v: &SmemView) -> OpResult<Arc<Vec<(u32, u32)>>> {
 /// For box row `row` (all dims but the innermost, in the traversed box), the global linear
 /// index of its element at inner offset 0, or `None` when an outer coordinate is out of range.
 /// Element strides step the outer coordinates: row index `i` of dimension `k` is global
-/// coordinate `coords[k] + i * stride[k]` [PTX.md section 3].
+/// coordinate `coords[k] + i * stride[k]` [docs/semantics.md#tma].
 /// `bx` is the message's traversed box ([`Msgs::boxd`]).
 fn row_base(desc: &DescInfo, bx: &[u32], coords: &[i64], row: u64, scratch: &mut [u32]) -> Option<i64> {
     let r = bx.len();

@@ -1,10 +1,10 @@
 //! Faults: what stops a simulated launch, as the user would see it.
 //!
-//! A [`Trap`] is a hardware fault (PTX.md section 7): the CUDA error string the user gets from
-//! the runtime plus the reason the hardware does not give, the op's span and the agent that
-//! issued it. Internally, operations return [`Fault`]s without location; the machine attaches
-//! the span and agent. Diagnostics that are not hardware traps (barrier misuse, unsupported
-//! constructs) stop the run as [`Fault::Error`] and end up in `RunResult::diagnostics`.
+//! A [`Trap`] is a hardware fault (docs/semantics.md#faults): the CUDA error string the user gets
+//! from the runtime plus the reason the hardware does not give, the op's span and the agent that
+//! issued it. Internally, operations return [`Fault`]s without location; the machine attaches the
+//! span and agent. Diagnostics that are not hardware traps (barrier misuse, unsupported constructs)
+//! stop the run as [`Fault::Error`] and end up in `RunResult::diagnostics`.
 
 use bwsim_isa::{Code, Diagnostic, Span};
 use serde::Serialize;

@@ -1,6 +1,6 @@
 //! TMA store bulk groups: `tma.store_wait N` (`cp.async.bulk.wait_group.read N`) and
 //! `full=true` (`wait_group N`) exempt the N most RECENT groups and wait for every older one
-//! (PTX.md section 3), whatever order the groups finish in.
+//! (docs/semantics.md#bulk-groups), whatever order the groups finish in.
 
 mod common;
 use bwsim_sim::{AsyncKind, What};

@@ -1,4 +1,4 @@
-//! Every fault of PTX.md section 7 (and the simulator's own stop conditions) produces the
+//! Every fault of docs/semantics.md#faults (and the simulator's own stop conditions) produces the
 //! CUDA error the user would see, the reason, and the faulting op's span.
 
 mod common;

@@ -1,6 +1,7 @@
 //! Hazard rules beyond the bug catalogue of tests/fail: each small kernel has a `CASE` constant
 //! that switches between a correct form and a buggy one, and the buggy one must report the
-//! code the proxy rule (PTX.md section 6) or the completion rules give, over a few schedules.
+//! code the proxy rule (docs/semantics.md#the-proxy-rule) or the completion rules give, over a few
+//! schedules.
 
 mod common;
 

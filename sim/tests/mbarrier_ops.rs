@@ -1,6 +1,7 @@
-//! The mbarrier state machine through the IR's operations: PTX.md section 5's measured
-//! 11-step sequence (H100), step by step, observed as a kernel observes it (`mbar.test_wait`
-//! on both parities after every step) and in the trace (pending arrivals, tx-count, phase).
+//! The mbarrier state machine through the IR's operations: the measured 11-step sequence of
+//! docs/semantics.md#the-measured-sequence (H100), step by step, observed as a kernel observes it
+//! (`mbar.test_wait` on both parities after every step) and in the trace (pending arrivals,
+//! tx-count, phase).
 
 mod common;
 use bwsim_sim::What;
@@ -8,7 +9,7 @@ use common::*;
 
 const SEQ: &str = include_str!("tiles/mbarrier_ops/seq.tile");
 
-/// (w0, w1) after steps 1..11, from PTX.md's table.
+/// (w0, w1) after steps 1..11, from the table of docs/semantics.md#the-measured-sequence.
 const WAITS: [(u64, u64); 11] = [
     (0, 1),
     (0, 1),

@@ -1,7 +1,8 @@
-//! The shared-memory swizzle as measured (PTX.md section 2), end to end: a TMA load writes a
-//! tile into an NVMMA-swizzled buffer and the kernel reads the raw bytes back through a plain
-//! view of the same memory. The expected physical placement comes from the XOR rule written in
-//! this test and from PTX.md's 21 measured vectors, not from the simulator's layout code.
+//! The shared-memory swizzle as measured (docs/semantics.md#shared-memory-swizzle), end to end: a
+//! TMA load writes a tile into an NVMMA-swizzled buffer and the kernel reads the raw bytes back
+//! through a plain view of the same memory. The expected physical placement comes from the XOR rule
+//! written in this test and from the 21 measured vectors of
+//! docs/semantics.md#shared-memory-swizzle, not from the simulator's layout code.
 
 mod common;
 use common::*;
@@ -11,7 +12,8 @@ use common::*;
 /// 512 words are written out.
 const SWZ: &str = include_str!("tiles/swizzle/swz.tile");
 
-/// PTX.md section 2: XOR address bits 6:4 (as wide as the mode needs) with bits 9:7.
+/// docs/semantics.md#shared-memory-swizzle: XOR address bits 6:4 (as wide as the mode needs)
+/// with bits 9:7.
 fn swizzle(span: u32, a: u32) -> u32 {
     let bits = match span {
         32 => 1,

@@ -126,13 +126,14 @@ fn a_box_entirely_out_of_range_still_delivers_its_bytes() {
 
 /// `elementStrides`: an f32 box of 8 rows x 32 with stride S in the row dimension moves rows
 /// R0, R0 + S, ... (ceil(8 / S) of them) packed densely, and completes that many bytes; a
-/// stride in the innermost dimension has no effect [PTX.md section 3, H100].
+/// stride in the innermost dimension has no effect [docs/semantics.md#tma, H100].
 const STRIDED: &str = include_str!("tiles/tma_ranks/strided.tile");
 
 #[test]
 fn element_strides_shrink_the_box_and_its_byte_count() {
-    // (S, SI, R0, rows moved, bytes) from PTX.md: stride 2 moves rows 0, 2, 4, 6 = 512 bytes;
-    // stride 3 rows 0, 3, 6 = 384 bytes; an innermost stride moves and counts the full box.
+    // (S, SI, R0, rows moved, bytes) from docs/semantics.md#tma: stride 2 moves rows 0, 2, 4, 6 =
+    // 512 bytes; stride 3 rows 0, 3, 6 = 384 bytes; an innermost stride moves and counts the full
+    // box.
     for (s, si, r0, rows, bytes) in [
         (2, 1, 0, vec![0, 2, 4, 6], 512),
         (3, 1, 0, vec![0, 3, 6], 384),

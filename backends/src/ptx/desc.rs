@@ -1,6 +1,6 @@
-//! Bit encoders for the tensor-core descriptors (PTX.md sections 8 and 9): the tcgen05
-//! shared-memory matrix descriptor, the tcgen05 instruction descriptor (plain and
-//! block-scaled), and the wgmma shared-memory matrix descriptor.
+//! Bit encoders for the tensor-core descriptors (docs/semantics.md#descriptors,
+//! docs/semantics.md#wgmma): the tcgen05 shared-memory matrix descriptor, the tcgen05 instruction
+//! descriptor (plain and block-scaled), and the wgmma shared-memory matrix descriptor.
 //!
 //! Pure functions of their fields; [`super::smem::operand_desc`] decides the fields of an
 //! operand and the lowering adds the run-time start address.
@@ -126,7 +126,7 @@ impl MmaKind {
         }
     }
 
-    /// K elements of one instruction: 32 bytes of A (PTX.md section 8).
+    /// K elements of one instruction: 32 bytes of A (docs/semantics.md#mma-shapes-and-kinds).
     pub fn k_per_instr(self) -> u32 {
         match self {
             MmaKind::F16 => 16,

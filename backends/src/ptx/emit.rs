@@ -106,8 +106,9 @@ struct Deferred {
 }
 
 /// Instructions that neither synchronise nor touch tensor memory: a deferred load may move
-/// past them (PTX.md section 8: TMEM changes only through the tensor pipe, which a partition
-/// orders with barriers, mbarriers and tcgen05 operations, none of them in this list).
+/// past them (docs/semantics.md#completion-and-ordering: TMEM changes only through the tensor pipe,
+/// which a partition orders with barriers, mbarriers and tcgen05 operations, none of them in this
+/// list).
 const PURE_PREFIXES: &[&str] = &[
     "add.",
     "sub.",

@@ -628,9 +628,9 @@ fn tmem32x32b(shape: &[u32], wbits: u32) -> Result<LinearLayout, LayoutError> {
     })
 }
 
-/// The wgmma accumulator fragment (PTX.md section 9): register bits (column bit 0, row bit 3,
-/// column bits 3..), lane bits (column bits 1, 2, row bits 0..2), warp bits (row bits 4, 5,
-/// then one more row bit per further warpgroup), then further 64-row blocks in registers.
+/// The wgmma accumulator fragment (docs/semantics.md#wgmma): register bits (column bit 0, row bit
+/// 3, column bits 3..), lane bits (column bits 1, 2, row bits 0..2), warp bits (row bits 4, 5, then
+/// one more row bit per further warpgroup), then further 64-row blocks in registers.
 fn wgmma(warps: [u32; 2], shape: &[u32], wbits: u32) -> Result<LinearLayout, LayoutError> {
     let [m, n] = shape else {
         return Err(format!("the wgmma layout describes 2-D tiles, not {shape:?}").into());

@@ -12,8 +12,9 @@
 //! # PTX version and targets
 //!
 //! `.version 8.8` for both targets: ptxas 13.5 assembles it for `sm_100a` and `sm_90a`, it is
-//! the first version with `.kind::mxf8f6f4.block_scale` (PTX.md section 8), and the project's
-//! H100 driver (580, CUDA 13.0, PTX ISA up to 9.0) JITs it. `.address_size 64`.
+//! the first version with `.kind::mxf8f6f4.block_scale`
+//! (docs/semantics.md#targets-and-ptx-versions), and the project's H100 driver (580, CUDA 13.0, PTX
+//! ISA up to 9.0) JITs it. `.address_size 64`.
 //!
 //! # Launch ABI (what the GPU runner must do)
 //!

@@ -7,8 +7,9 @@
 //! - NVMMA (swizzle span S > 0): each physical row occupies S bytes when it is narrower than
 //!   S (the rest is padding); a row wider than S is stored as S-wide column blocks, block `j`
 //!   holding bytes `j*S .. (j+1)*S` of every row, one block after another (what span-wide TMA
-//!   messages write). The XOR swizzle of PTX.md section 2 is applied to the absolute address;
-//!   buffers are aligned to the swizzle period, so it is a function of the offset.
+//!   messages write). The XOR swizzle of docs/semantics.md#shared-memory-swizzle is applied to
+//!   the absolute address; buffers are aligned to the swizzle period, so it is a function of the
+//!   offset.
 //! - `plain` and `nvmma(0)`: row-major. `swizzled(vec, per_phase, max_phase)`: Triton's
 //!   `SwizzledSharedLayout` (`vec`-element chunks of a row XORed with the row's phase).
 //!
@@ -94,7 +95,8 @@ impl Geom {
     }
 
     /// Byte offset of a logical element before the swizzle: the address TMA copies and MMA
-    /// descriptors are given (the hardware swizzles by absolute address, PTX.md section 2).
+    /// descriptors are given (the hardware swizzles by absolute address,
+    /// docs/semantics.md#shared-memory-swizzle).
     pub fn logical_offset(&self, idx: &[u32]) -> Result<u64, LayoutError> {
         self.offset(idx, false)
     }
@@ -217,7 +219,8 @@ pub enum Major {
     MN,
 }
 
-/// The matrix-descriptor fields of one MMA instruction's operand (PTX.md sections 8 and 9).
+/// The matrix-descriptor fields of one MMA instruction's operand (docs/semantics.md#descriptors,
+/// docs/semantics.md#wgmma).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OperandDesc {
     /// Byte offset of the operand's first core matrix from the region's base (unswizzled: the
@@ -324,8 +327,9 @@ mod tests {
         }
     }
 
-    /// PTX.md section 2's vectors: an f32 [8, 32] tile with 128-byte rows has its 16-byte
-    /// chunk at unswizzled address a (row a / 128) physically at the table's address.
+    /// The swizzle vectors of docs/semantics.md#shared-memory-swizzle: an f32 [8, 32] tile with
+    /// 128-byte rows has its 16-byte chunk at unswizzled address a (row a / 128) physically at the
+    /// table's address.
     #[test]
     fn swizzle_vectors() {
         let g = nv_geom(DType::F32, &[8, 32], Swizzle::B128);
@@ -389,7 +393,8 @@ mod tests {
         assert_eq!((d.start, d.sbo, d.major), (32, 1024, Major::K));
     }
 
-    /// More operand geometries, worked out by hand from PTX.md sections 2, 8 and 9:
+    /// More operand geometries, worked out by hand from docs/semantics.md (swizzle, descriptors,
+    /// wgmma):
     /// - bf16 [128, 32], 64B swizzle, K-major: one 64-byte span per row, 8-row atoms of 512
     ///   bytes (SBO 512); the K step of 16 elements is +32 bytes; rows 64.. start at 64 * 64.
     /// - f32 [128, 16], 32B swizzle (rows of 64 bytes, two 32-byte column blocks of 128 rows

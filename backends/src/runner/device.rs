@@ -6,7 +6,7 @@ use cudarc::driver::{sys, CudaContext, CudaSlice, DevicePtr, DeviceRepr, LaunchC
 use cudarc::nvrtc::Ptx;
 use std::path::Path;
 
-/// A `CUtensorMap` passed by value: 64-byte aligned, 128 bytes (PTX.md section 1).
+/// A `CUtensorMap` passed by value: 64-byte aligned, 128 bytes (docs/semantics.md#execution-model).
 #[repr(C, align(64))]
 #[derive(Clone, Copy)]
 struct TensorMap(sys::CUtensorMap);
@@ -208,8 +208,9 @@ fn run_job(ctx: &std::sync::Arc<CudaContext>, job: &GpuJob, dir: &Path) -> Resul
                 strides.push(acc);
             }
             let boxd: Vec<u32> = box_dims.iter().rev().copied().collect();
-            // Traversal strides, innermost first like every other array here (PTX.md
-            // section 3: the box then moves ceil(box / stride) elements per dimension >= 1).
+            // Traversal strides, innermost first like every other array here
+            // (docs/semantics.md#tma: the box then moves ceil(box / stride) elements per
+            // dimension >= 1).
             let mut es: Vec<u32> = elem_strides.iter().rev().copied().collect();
             es.resize(rank, 1);
             let sw = match swizzle {

@@ -79,7 +79,7 @@ impl JobArg {
     }
 
     /// The same argument with traversal strides per dimension (IR order, outermost first;
-    /// `cuTensorMapEncodeTiled`'s `elementStrides`, PTX.md section 3).
+    /// `cuTensorMapEncodeTiled`'s `elementStrides`, docs/semantics.md#tma).
     pub fn with_elem_strides(mut self, strides: Vec<u32>) -> JobArg {
         if let JobArg::TensorMap { elem_strides, .. } = &mut self {
             *elem_strides = strides;

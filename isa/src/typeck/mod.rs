@@ -6,8 +6,8 @@
 //! is checked, so `if SM == 90 { wgmma } else { tcgen05 }` is legal on both targets) and
 //! `static_for` bodies are checked once per iteration. The simulator and the backends read the
 //! resolved parameter types and the allocation plans from [`Checked`]; the hardware rules of
-//! DESIGN.md section 3 that go beyond types live in [`crate::rules`] (per operation, called
-//! from here) and [`crate::verify`] (kernel-wide).
+//! docs/semantics.md#static-rules that go beyond types live in [`crate::rules`] (per operation,
+//! called from here) and [`crate::verify`] (kernel-wide).
 //!
 //! This module holds the walk over statements and the plans (the types themselves are
 //! [`crate::tys`], re-exported here); `expr` types expressions (built-in functions included)
@@ -149,7 +149,7 @@ fn at_mut<T, N>(table: &mut [T], id: Id<N>) -> Option<&mut T> {
 /// Shared memory a CTA may use on sm_90/sm_100 (227 KiB; CUDA programming guide,
 /// compute capability 9.0 and 10.0 tables).
 pub const SMEM_CAPACITY: u32 = 232_448;
-/// Tensor-memory columns per CTA (PTX.md section 8).
+/// Tensor-memory columns per CTA (docs/semantics.md#tensor-memory).
 pub const TMEM_COLUMNS: u32 = 512;
 
 /// Check a kernel. Returns the resolved kernel (even when there are errors, as far as it got)
@@ -1110,7 +1110,7 @@ impl<'k> Cx<'k> {
                 self.checked.kernel.name.span,
                 "too much tensor memory",
             )
-            .with_note("TMEM is 128 lanes x 512 columns of 32 bits per CTA (PTX.md section 8)");
+            .with_note("TMEM is 128 lanes x 512 columns of 32 bits per CTA (docs/semantics.md#tensor-memory-and-tcgen05)");
             for a in self
                 .checked
                 .allocs

@@ -149,7 +149,7 @@ impl<'k> Cx<'k> {
                     format!("needs {needs}"),
                 )
                 .with_note(format!(
-                    "ptxas rejects this instruction for .target {} (PTX.md section 7)",
+                    "ptxas rejects this instruction for .target {} (docs/semantics.md#faults)",
                     self.checked.target
                 ))
                 .with_help(if needs == Target::Sm100a {
@@ -345,7 +345,7 @@ impl<'k> Cx<'k> {
                         op.span,
                         "invalid allocation",
                     )
-                    .with_note("PTX.md section 8: `ncols` is a power of two, 32..512"));
+                    .with_note("`ncols` is a power of two, 32..512 (docs/semantics.md#tensor-memory-and-tcgen05)"));
                 }
                 let id = self.new_alloc(AllocKind::Tmem(tt.clone()), cols, 1, manual, op);
                 Ok(Some(Ty::Tmem(TmemTy { alloc: id, ..tt })))
@@ -418,7 +418,7 @@ impl<'k> Cx<'k> {
                         count.span,
                         "here",
                     )
-                    .with_note("PTX.md section 5: expected arrival count 1 .. 2^20 - 1"));
+                    .with_note("expected arrival count 1 .. 2^20 - 1 (docs/semantics.md#mbarrier)"));
                 }
                 Ok(None)
             }

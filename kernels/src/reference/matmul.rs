@@ -173,7 +173,7 @@ pub(super) fn wgmma_regs(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec
 /// D = A @ B + C (`b_nk`: B stored [N, K]; `None`: decided by B's shape), the PTX ISA's
 /// `wgmma.mma_async` semantics, in f64 and rounded once to the accumulator type. Integers
 /// (s8/u8 into s32) are exact, wrapped to 32 bits as the s32 accumulator wraps. Float
-/// accumulation order and precision are not specified (PTX.md section 10): the tolerance
+/// accumulation order and precision are not specified (docs/semantics.md#numerics): the tolerance
 /// allows each K step of 32 bytes one rounding of a partial sum of at most a few hundred at the
 /// accumulator's precision (f16: 11 bits; f32: the 14 bits Hopper keeps for fp8 operands, 24
 /// otherwise), for operands of magnitude about 1 and K up to a few hundred.

@@ -490,11 +490,11 @@ impl<'p, 's> Machine<'p, 's> {
         Ok(())
     }
 
-    /// TMA bytes reach the barrier in 16-byte granules [PTX.md §3, H100]: when a delivery
-    /// would carry a phase whose arrivals are all in past tx = 0, the phase completes at that
-    /// point and the surplus counts against the next phase (its tx-count goes negative).
-    /// Bytes that land in a later phase than the one current when the copy was issued mean
-    /// the `expect` was short: a `tx-mismatch` diagnostic.
+    /// TMA bytes reach the barrier in 16-byte granules [docs/semantics.md#transaction-bytes]: when
+    /// a delivery would carry a phase whose arrivals are all in past tx = 0, the phase completes at
+    /// that point and the surplus counts against the next phase (its tx-count goes negative). Bytes
+    /// that land in a later phase than the one current when the copy was issued mean the `expect`
+    /// was short: a `tx-mismatch` diagnostic.
     pub(super) fn deliver_tx(
         &mut self,
         s: usize,
@@ -522,7 +522,7 @@ impl<'p, 's> Machine<'p, 's> {
                     }
                 }
                 let d = d
-                    .with_note("the phase completed early (waiters may read bytes that have not landed) and the surplus drives the next phase's tx-count negative (PTX.md section 3)")
+                    .with_note("the phase completed early (waiters may read bytes that have not landed) and the surplus drives the next phase's tx-count negative (docs/semantics.md#transaction-bytes)")
                     .with_help("expect exactly the bytes the copies deliver: the full box, out-of-bounds part included (`desc.nbytes`)");
                 self.report(d);
             }

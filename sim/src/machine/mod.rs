@@ -239,7 +239,7 @@ struct Agent {
     /// wgmma groups issued so far.
     wgmma_issued: u32,
     /// When this partition's last wgmma group completes: groups complete in issue order
-    /// (`wgmma.wait_group N` waits for all but the N most recent, PTX.md section 9).
+    /// (`wgmma.wait_group N` waits for all but the N most recent, docs/semantics.md#wgmma).
     wgmma_last_done: u64,
     /// `cp.async` groups committed so far (the open group is `cp_committed + 1`).
     cp_committed: u32,
@@ -1210,7 +1210,8 @@ fn partition_quarters(ag: &Agent) -> Vec<u32> {
     q
 }
 
-/// A partition's warps reach the TMEM lanes of their quarter only (PTX.md section 8).
+/// A partition's warps reach the TMEM lanes of their quarter only
+/// (docs/semantics.md#tensor-memory).
 fn check_lane(ag: &Agent, lane: u32, op: &str) -> OpResult<()> {
     let q = lane / 32;
     if (0..ag.warps.min(4)).any(|w| (ag.first_warp + w) % 4 == q) {

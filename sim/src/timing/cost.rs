@@ -43,7 +43,8 @@ impl MmaKind {
             MmaKind::Fp4 => 4.0,
         }
     }
-    /// K of one instruction: 32 bytes of A (PTX.md sections 8 and 9).
+    /// K of one instruction: 32 bytes of A (docs/semantics.md#mma-shapes-and-kinds,
+    /// docs/semantics.md#wgmma).
     pub fn k_per_instr(self) -> u32 {
         match self {
             MmaKind::Tf32 => 8,

@@ -23,7 +23,7 @@
 //! must follow every thread's access), after an issued operation that other threads must
 //! observe (mbarrier init, bulk-store waits, allocations) before the next all-thread access,
 //! and around a barrier that follows tensor-memory accesses (`tcgen05.fence::before/
-//! after_thread_sync` bracket it, PTX.md section 8).
+//! after_thread_sync` bracket it, docs/semantics.md#completion-and-ordering).
 //!
 //! **warp_specialize.** Worker warps jump over the code before the region; at the region every
 //! warp meets at `bar.sync 0`. The default partition's leader first stores every scalar and
@@ -209,7 +209,7 @@ pub(super) struct Part {
     /// Issued operations others must observe since the last partition barrier.
     pub issue_dirty: bool,
     /// Tensor-memory accesses since the last partition barrier (the barrier is then bracketed
-    /// by `tcgen05.fence::before/after_thread_sync`, PTX.md section 8).
+    /// by `tcgen05.fence::before/after_thread_sync`, docs/semantics.md#completion-and-ordering).
     pub tmem_dirty: bool,
 }
 
@@ -783,8 +783,8 @@ pub(super) fn remap_val(v: &mut Val, map: &HashMap<Reg, Reg>) {
 }
 
 /// The leader of a partition whose first warp is `first`: one lane of that warp, chosen with
-/// `elect.sync` as Triton and CUTLASS do (PTX.md section 1). Emitted where the warp is
-/// converged (the partition's entry).
+/// `elect.sync` as Triton and CUTLASS do (docs/semantics.md#execution-model). Emitted where the
+/// warp is converged (the partition's entry).
 pub(super) fn elect_leader(e: &mut Emitter, warp: Reg, first: u32) -> Reg {
     let w = e.reg(RegClass::Pred);
     let el = e.reg(RegClass::Pred);

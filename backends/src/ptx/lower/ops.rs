@@ -2,16 +2,16 @@
 //! fences, tensor memory (alloc, tcgen05.ld/st), the tensor pipe (tcgen05.mma/cp/commit),
 //! wgmma, and shared/global loads and stores.
 //!
-//! Who executes what (PTX.md section 1): "issue" operations (TMA, mbarrier init/expect/arrive,
-//! tcgen05.mma/cp/commit) run on the partition's elected leader thread under a predicate;
-//! `.sync.aligned` operations (tcgen05.alloc/ld/st, wgmma) run on whole warps or warpgroups;
-//! generic memory accesses run on every thread, each for the elements its registers hold.
-//! gather4/scatter4 are issued by one lane of every warp that holds row offsets, as Triton
+//! Who executes what (docs/semantics.md#execution-model): "issue" operations (TMA, mbarrier
+//! init/expect/arrive, tcgen05.mma/cp/commit) run on the partition's elected leader thread under a
+//! predicate; `.sync.aligned` operations (tcgen05.alloc/ld/st, wgmma) run on whole warps or
+//! warpgroups; generic memory accesses run on every thread, each for the elements its registers
+//! hold. gather4/scatter4 are issued by one lane of every warp that holds row offsets, as Triton
 //! does, so bulk-group waits run on lane 0 of every warp of the partition.
 //!
 //! Operands the hardware faults on (a TMA box not 128-byte aligned, a misaligned mbarrier,
 //! coordinates not 16-byte aligned) are emitted as written: the trap is the point of the
-//! planted-fault cases of the differential harness (PTX.md section 7).
+//! planted-fault cases of the differential harness (docs/semantics.md#faults).
 //!
 //! This module holds the dispatch of every operation ([`Lowerer::op`]) and the operand helpers;
 //! `tma` lowers allocations and TMA copies, `tensor` tensor memory and the MMAs, `memory` the

@@ -440,9 +440,10 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             None => None,
         };
         if group == 2 {
-            // A CTA pair's MMA (PTX.md section 8, cta_group::2): each CTA names its own halves,
-            // A [M/2, K] and B [K, N/2] at the same shared offsets in both CTAs, and its
-            // [M/2, N] accumulator rows at the same TMEM address; the instruction is M x N.
+            // A CTA pair's MMA (docs/semantics.md#clusters-and-cta-pairs, cta_group::2): each CTA
+            // names its own halves, A [M/2, K] and B [K, N/2] at the same shared offsets in both
+            // CTAs, and its [M/2, N] accumulator rows at the same TMEM address; the instruction is
+            // M x N.
             self.uses_cluster = true;
             if sv.is_some() {
                 return Err(unsupported(op, span, "block-scaled CTA-pair (cta_group::2) MMAs"));

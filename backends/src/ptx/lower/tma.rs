@@ -362,7 +362,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
 
     /// gather4 (`gather` true) or scatter4: the row offsets tile is held by the partition's
     /// warps in groups of four consecutive registers; lane 0 of each warp issues the messages
-    /// for the rows it holds (PTX.md section 4).
+    /// for the rows it holds (docs/semantics.md#gather4-and-scatter4).
     pub(super) fn gather_scatter(
         &mut self,
         gather: bool,
