@@ -44,7 +44,7 @@ pub mod span;
 pub mod tma;
 pub mod typeck;
 pub mod types;
-pub mod tys;
+pub mod value_types;
 pub mod verify;
 
 pub use codes::{Code, Level, Stage};

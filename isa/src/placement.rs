@@ -34,7 +34,7 @@
 //! `(kb / 4) * ceil(M / 32) + m / 32`, byte `kb % 4` ([`scale_cell`]).
 
 use crate::types::{DType, Swizzle};
-use crate::tys::SmemLayout;
+use crate::value_types::SmemLayout;
 
 /// Largest rank of a buffer placement handles (the IR allows 6 dimensions).
 pub const MAX_RANK: usize = 6;

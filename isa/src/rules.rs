@@ -6,7 +6,7 @@
 use crate::diag::{Code, Diagnostic};
 use crate::ir::*;
 use crate::types::*;
-use crate::tys::*;
+use crate::value_types::*;
 
 /// Tensor-map rules for a descriptor (docs/semantics.md#tensor-map-limits, cuTensorMapEncodeTiled).
 pub fn check_desc(d: &DescTy, span: crate::Span) -> Vec<Diagnostic> {

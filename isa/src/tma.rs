@@ -134,7 +134,7 @@ pub fn plan(
     buf: &[u32],
 ) -> Result<Plan, PlanError> {
     let hw = hw_box(block, dtype, swizzle_bytes);
-    let boxd = crate::tys::traversed_box(&hw, strides);
+    let boxd = crate::value_types::traversed_box(&hw, strides);
     let strided = strides.iter().any(|&s| s > 1);
     let numel = |s: &[u32]| s.iter().fold(1u64, |a, &d| a.saturating_mul(d as u64));
     if buf.len() != block.len() || strided {

@@ -41,7 +41,7 @@ fn fused_run(c: &mut Criterion) {
     // As `bwsim run` executes it: large MMAs split over the cores and computed ahead.
     let opts = RunOptions {
         trace: false,
-        mma_exec: bwsim_sim::tensor::MmaExec {
+        mma_exec: bwsim_sim::mma::MmaExec {
             memo: None,
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             ahead: true,

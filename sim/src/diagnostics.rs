@@ -1,12 +1,12 @@
 //! The hazard checker's diagnostics beside the conflicting-access ones
-//! ([`crate::hazards::CtaHb::describe`]): uninitialised reads, phase aliasing, transaction-count
+//! ([`crate::check::hazards::CtaHb::describe`]): uninitialised reads, phase aliasing, transaction-count
 //! mismatches, leaked tensor memory and mbarrier misuse. The machine detects each and calls
 //! the builder here with what it knows (the program for spans and names, the checker's records);
 //! the timing engine uses the same mbarrier-misuse faults.
 //!
 //! This module builds text and spans; it decides nothing about when a hazard happened.
 
-use crate::hazards::{Aliasing, BarHb};
+use crate::check::hazards::{Aliasing, BarHb};
 use crate::lower::Program;
 use crate::trap::Fault;
 use bwsim_isa::{Code, Diagnostic, Span};

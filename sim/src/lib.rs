@@ -9,9 +9,10 @@
 //! - [`sched`]: the [`Scheduler`] trait (which agent steps, latencies, completion order) and
 //!   its seeded default.
 //! - [`eval`]: expressions and tile math; [`value`]: runtime values.
-//! - [`layout`]: THE element → shared-memory byte / TMEM cell placement function.
+//! - [`views`]: views of shared and tensor memory and the element → byte / TMEM cell
+//!   placement through them (the placement itself is `bwsim_isa::placement`).
 //! - [`memory`]: shared and tensor memory of a CTA; [`mbarrier`]: the PTX mbarrier state
-//!   machine; [`tma`]: TMA data movement and fault rules; [`tensor`]: MMA operands and
+//!   machine; [`tma`]: TMA data movement and fault rules; [`mma`]: MMA operands and
 //!   accumulators, [`mma_numerics`]: the tensor cores' measured floating-point arithmetic,
 //!   [`mma_narrow`]: the same for narrow operands, many columns at once.
 //! - [`limits`]: enforcement of a run's resource limits (steps, wall time, trace events).
@@ -19,13 +20,13 @@
 //!   sees them.
 //! - [`timing`]: the cycle-approximate timing model (its own discrete-event engine over the
 //!   same lowered program) and [`chips`]: the chip tables it reads.
-//! - The hazard checker: [`hb`] (vector clocks, shadow memory and the proxy-fence rule),
-//!   [`hazards`] (its per-CTA bookkeeping, fed by the machine, and hazard diagnostics),
+//! - The hazard checker, [`check`]: [`check::hb`] (vector clocks, shadow memory and the proxy-fence rule),
+//!   [`check::hazards`] (its per-CTA bookkeeping, fed by the machine, and hazard diagnostics),
 //!   [`diagnostics`] (the checker's other diagnostics: uninitialised reads, phase aliasing,
 //!   transaction mismatches, leaked TMEM, mbarrier misuse),
 //!   [`waitfor`] (the wait-for graph of a deadlock), [`pct`] (the exploration scheduler),
-//!   [`explore`] (many seeds in parallel, each distinct finding once) and [`check`] (a kernel
-//!   prepared once and run or explored: `bwsim check`).
+//!   [`explore`] (many seeds in parallel, each distinct finding once) and the driver in
+//!   [`check`] (a kernel prepared once and run or explored: `bwsim check`).
 //!
 //! - [`session`]: the prelude every entry point shares (verify, resolve the launch, draw the
 //!   inputs, lower), with its errors by step.
@@ -43,15 +44,13 @@ pub mod chips;
 pub mod diagnostics;
 pub mod eval;
 pub mod explore;
-pub mod hazards;
-pub mod hb;
 pub mod interp;
-pub mod layout;
 pub mod limits;
 pub mod lower;
 pub mod machine;
 pub mod mbarrier;
 pub mod memory;
+pub mod mma;
 pub mod mma_narrow;
 pub mod mma_numerics;
 pub mod pct;
@@ -59,12 +58,12 @@ pub mod progress;
 pub mod sched;
 pub mod session;
 pub mod taint;
-pub mod tensor;
 pub mod timing;
 pub mod tma;
 pub mod trace;
 pub mod trap;
 pub mod value;
+pub mod views;
 pub mod waitfor;
 
 pub use bwsim_isa::limits::{Limit, Limits};

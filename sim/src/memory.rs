@@ -2,13 +2,13 @@
 //! memory (128 lanes x 512 columns of 32-bit cells, with the column allocator of
 //! `tcgen05.alloc`/`dealloc`).
 //!
-//! Reads and writes go through the placement functions of [`crate::layout`]; this module only
+//! Reads and writes go through the placement functions of [`crate::views`]; this module only
 //! stores bits and checks bounds and allocation. It knows nothing of agents or of which op is
 //! accessing (the caller turns a [`Fault`] into a trap with the op's span).
 
-use crate::layout::{self, TmemCell};
 use crate::trap::{CudaError, Fault, OpResult};
 use crate::value::{SmemView, TmemView};
+use crate::views::{self, TmemCell};
 use bwsim_isa::Span;
 
 /// Shared memory a CTA may use on sm_90/sm_100 (227 KiB).
@@ -321,11 +321,11 @@ impl Smem {
     }
     /// Element `idx` of a view.
     pub fn read_view(&self, v: &SmemView, idx: &[u32]) -> OpResult<u64> {
-        let (addr, shift) = layout::view_element(v, idx).ok_or_else(addr_overflow)?;
+        let (addr, shift) = views::view_element(v, idx).ok_or_else(addr_overflow)?;
         self.read(addr, shift, v.dtype.bits())
     }
     pub fn write_view(&mut self, v: &SmemView, idx: &[u32], value: u64) -> OpResult<()> {
-        let (addr, shift) = layout::view_element(v, idx).ok_or_else(addr_overflow)?;
+        let (addr, shift) = views::view_element(v, idx).ok_or_else(addr_overflow)?;
         self.write(addr, shift, v.dtype.bits(), value)
     }
     /// Raw bytes (for tests and dumps).
@@ -526,18 +526,18 @@ impl Tmem {
     }
     /// Element `idx` of a view (a scale-factor view's copy in lane quarter 0).
     pub fn read_view(&self, v: &TmemView, idx: &[u32]) -> OpResult<u64> {
-        self.read(layout::tmem_element(v, idx), v.dtype.bits())
+        self.read(views::tmem_element(v, idx), v.dtype.bits())
     }
     /// Element `idx` of a view as the datapath of lane quarter `quarter` sees it.
     pub fn read_view_in(&self, v: &TmemView, idx: &[u32], quarter: u32) -> OpResult<u64> {
-        self.read(layout::tmem_element_in(v, idx, quarter), v.dtype.bits())
+        self.read(views::tmem_element_in(v, idx, quarter), v.dtype.bits())
     }
     /// Write element `idx` of a view; a scale-factor view's element in all four lane quarters
     /// (what `tcgen05.cp ... .warpx4` does).
     pub fn write_view(&mut self, v: &TmemView, idx: &[u32], value: u64) -> OpResult<()> {
         let quarters = if v.scales { 4 } else { 1 };
         for q in 0..quarters {
-            self.write(layout::tmem_element_in(v, idx, q), v.dtype.bits(), value)?;
+            self.write(views::tmem_element_in(v, idx, q), v.dtype.bits(), value)?;
         }
         Ok(())
     }

@@ -22,17 +22,17 @@
 //!   scatter → illegal instruction; shared-memory box not 128-byte aligned → misaligned
 //!   address.
 //!
-//! A box is placed in shared memory through [`crate::layout`]: box element with linear index
+//! A box is placed in shared memory through [`crate::views`]: box element with linear index
 //! `l` (row-major over the box) is element `l` of its message's view in physical order (the
 //! last two dimensions swapped for an MN-major `transposed` buffer). Coordinates are in
 //! the descriptor's dimension order (outermost first, as Gluon writes them); PTX's `c0` is the
 //! last one. This module knows memories and descriptors, not agents or time.
 
-use crate::layout;
 use crate::lower::DescInfo;
 use crate::memory::Smem;
 use crate::trap::{CudaError, Fault, OpResult};
 use crate::value::{unravel, Dims, Layout, SmemView, MAX_RANK};
+use crate::views;
 use bwsim_isa::launch::HostTensor;
 use bwsim_isa::types::{DType, OobFill};
 use std::ops::Range;
@@ -254,8 +254,8 @@ fn box_at(desc: &DescInfo, v: &SmemView, plan: &bwsim_isa::tma::Plan, m: u64) ->
     } else {
         plan.origin(m)
     };
-    let off = layout::offset_bits(desc.dtype, &phys, layout, &origin) / 8;
-    let base = u32::try_from((layout::view_start(v)? as u64).checked_add(off)?).ok()?;
+    let off = views::offset_bits(desc.dtype, &phys, layout, &origin) / 8;
+    let base = u32::try_from((views::view_start(v)? as u64).checked_add(off)?).ok()?;
     let bx = Dims::from_slice(&plan.boxd)?;
     Some(SmemView {
         base,
@@ -277,7 +277,7 @@ fn bit_offset_aligned(c: i64, bits: i64) -> bool {
 
 /// The shared-memory operand of a TMA must be 128-byte aligned [H100].
 pub fn check_smem(smem: &SmemView) -> OpResult<()> {
-    let start = layout::view_start(smem)
+    let start = views::view_start(smem)
         .ok_or_else(|| Fault::trap(CudaError::IllegalAddress, "shared address overflow"))?;
     if start % 128 != 0 {
         return Err(Fault::trap(
@@ -321,7 +321,7 @@ pub fn check_gather(desc: &DescInfo, xs: &[i64], col: i64, smem: &SmemView, scat
 /// destination view's elements in its physical order (last two dimensions swapped for an
 /// MN-major `transposed` view).
 pub fn box_addresses(v: &SmemView) -> OpResult<Arc<Vec<(u32, u32)>>> {
-    let addrs = layout::view_addresses(v)
+    let addrs = views::view_addresses(v)
         .ok_or_else(|| Fault::trap(CudaError::IllegalAddress, "shared address overflow"))?;
     let shape = v.shape.as_slice();
     let r = shape.len();

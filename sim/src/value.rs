@@ -124,7 +124,7 @@ pub struct TmemView {
     pub block: [u32; 2],
     pub col_stride: u32,
     /// A block-scaled MMA's scale factors (`scales=true`): placed as the hardware reads them,
-    /// every row in all four lane quarters ([`crate::layout::tmem_element`]).
+    /// every row in all four lane quarters ([`crate::views::tmem_element`]).
     pub scales: bool,
     pub root: Dims,
     pub origin: Dims,

@@ -142,7 +142,7 @@ fn use_acc_accumulates() {
 /// memo shared by later runs, give the outputs, counters and trace of the plain run.
 #[test]
 fn memo_and_threads_change_no_bit() {
-    use bwsim_sim::tensor::{MmaExec, MmaMemo};
+    use bwsim_sim::mma::{MmaExec, MmaMemo};
     use bwsim_sim::RunOptions;
     for (src, consts) in [
         (MMA, vec![("TWICE", "true")]),
@@ -183,12 +183,12 @@ fn memo_and_threads_change_no_bit() {
     }
 }
 
-/// MMAs computed ahead on another thread ([`bwsim_sim::tensor::MmaExec::ahead`]) give the
+/// MMAs computed ahead on another thread ([`bwsim_sim::mma::MmaExec::ahead`]) give the
 /// outputs, counters and trace of the plain run, also when the operands change while the MMA
 /// is in flight (then the result computed ahead must be dropped).
 #[test]
 fn computing_ahead_changes_no_bit() {
-    use bwsim_sim::tensor::MmaExec;
+    use bwsim_sim::mma::MmaExec;
     use bwsim_sim::RunOptions;
     let ahead = |seed| RunOptions {
         seed,

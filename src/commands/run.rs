@@ -118,7 +118,7 @@ pub fn run(a: Args) -> CliResult {
         progress: Some(progress.clone()),
         // Large MMAs split their rows over the cores (elements are computed independently:
         // the same bits on any number of threads).
-        mma_exec: bwsim_sim::tensor::MmaExec {
+        mma_exec: bwsim_sim::mma::MmaExec {
             memo: None,
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             // Each MMA is computed on other threads while the run goes on (the same bits).

@@ -5,7 +5,7 @@
 //! ABI) and the map from PTX lines back to IR operations, which [`crate::ptxas`] uses to point
 //! its diagnostics at `.tile` source.
 //!
-//! Submodules: [`emit`] (registers, lines), [`layout`] (register-tile layouts as linear maps),
+//! Submodules: [`emit`] (registers, lines), [`linear_layout`] (register-tile layouts as linear maps),
 //! [`smem`] (shared-memory geometry and operand descriptors' fields), [`desc`] (descriptor bit
 //! encoders); the walk itself is private (`lower`).
 //!
@@ -61,7 +61,7 @@ mod lower;
 
 pub mod desc;
 pub mod emit;
-pub mod layout;
+pub mod linear_layout;
 pub mod smem;
 
 pub use emit::Origin;

@@ -19,7 +19,7 @@
 //! of an element's flat index to the bits of its byte offset; [`view_map`] computes that map
 //! and checks it, and the lowering then addresses any register of any thread with one XOR.
 
-use super::layout::LayoutError;
+use super::linear_layout::LayoutError;
 use bwsim_isa::placement;
 use bwsim_isa::typeck::SmemLayout;
 use bwsim_isa::types::{DType, Swizzle};
@@ -43,7 +43,7 @@ pub struct SmemMap {
 
 impl SmemMap {
     pub fn offset(&self, flat: u32) -> u32 {
-        self.origin ^ super::layout::xor_bits(&self.bases, flat)
+        self.origin ^ super::linear_layout::xor_bits(&self.bases, flat)
     }
 }
 
@@ -173,7 +173,7 @@ pub fn view_map(g: &Geom, offsets: &[u32], vshape: &[u32]) -> Result<SmemMap, La
     if offsets.len() != g.full.len() || vshape.len() != g.full.len() {
         return Err("view rank differs from the buffer's".into());
     }
-    super::layout::dim_offsets(vshape)?;
+    super::linear_layout::dim_offsets(vshape)?;
     let nbits: u32 = vshape.iter().map(|&d| d.trailing_zeros()).sum();
     let at = |flat: u64| -> Result<u32, LayoutError> {
         let v = unflatten(vshape, flat);

@@ -1304,7 +1304,7 @@ pub(super) fn float_e(f: f64, span: Span) -> Option<Expr> {
 /// 32 * (w % 4) + t (lanes walk rows 1, 2, 4, 8, 16; the first two warp bases rows 32, 64), or,
 /// for a TMEM block of 64 rows, its 16x32bx2 form (what `get_tmem_reg_layout` gives there).
 /// The tensor-memory lane that holds row `m` of a buffer whose blocks are `block_m` rows
-/// (Triton's `TensorMemoryLayout`; bwsim_sim::layout places elements the same way): row
+/// (Triton's `TensorMemoryLayout`; bwsim_sim::views places elements the same way): row
 /// `m % 128` for 128-row blocks; for 64-row blocks, rows 16 at a time in the first 16 lanes of
 /// each 32-lane quarter.
 pub(super) fn tmem_lane(block_m: i64, m: i64) -> i64 {

@@ -10,7 +10,7 @@
 //! called from here) and [`crate::verify`] (kernel-wide).
 //!
 //! This module holds the walk over statements and the plans (the types themselves are
-//! [`crate::tys`], re-exported here); `expr` types expressions (built-in functions included)
+//! [`crate::value_types`], re-exported here); `expr` types expressions (built-in functions included)
 //! and `ops` types operations.
 //!
 //! Every table of [`Checked`] is a vector indexed by node id ([`crate::ids`]): [`check`]
@@ -28,7 +28,7 @@ mod asm;
 mod expr;
 mod ops;
 
-pub use crate::tys::*;
+pub use crate::value_types::*;
 
 /// What kind of allocation a plan entry is.
 #[derive(Clone, Debug, PartialEq, Eq)]

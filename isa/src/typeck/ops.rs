@@ -1125,7 +1125,7 @@ impl<'k> Cx<'k> {
 
 /// A descriptor's hardware box, traversed (what one message moves).
 fn p_box(d: &DescTy) -> Vec<u32> {
-    crate::tys::traversed_box(
+    crate::value_types::traversed_box(
         &crate::tma::hw_box(&d.block, d.dtype, d.layout.swizzle().bytes()),
         &d.elem_strides,
     )

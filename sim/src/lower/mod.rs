@@ -557,7 +557,7 @@ impl<'a, 'k> Lower<'a, 'k> {
         let place = match op {
             LOp::SmemAlloc { view } => {
                 let root = view.root.as_slice();
-                let bytes = crate::layout::buffer_bytes(view.dtype, root, view.layout);
+                let bytes = crate::views::buffer_bytes(view.dtype, root, view.layout);
                 let slot = (root.len() >= 3 && root[0] > 0)
                     .then(|| u32::try_from(bytes / root[0] as u64).ok())
                     .flatten();

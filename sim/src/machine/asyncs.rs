@@ -286,7 +286,7 @@ impl<'p, 's> Machine<'p, 's> {
             // Cannot fail: `s` is the live slot just read.
             let c = self.slots[s].as_ref().expect("live CTA slot");
             if let Some(PipeKind::Mma(m)) = c.pipe.front().map(|f| &f.kind) {
-                let worker = self.ahead_worker.get_or_insert_with(tensor::AheadWorker::new);
+                let worker = self.ahead_worker.get_or_insert_with(mma::AheadWorker::new);
                 let (arith, threads) = (&self.opts.mma.tcgen05, self.opts.mma_exec.threads);
                 if let Some(a) = worker.start(&c.smem, &c.tmem, m, arith, threads) {
                     self.ahead.insert((s, id), a);
@@ -314,7 +314,7 @@ impl<'p, 's> Machine<'p, 's> {
             PipeKind::Mma(m) => {
                 self.counters.mmas += 1;
                 let ahead = self.ahead.remove(&(s, op.id));
-                tensor::mma(
+                mma::mma(
                     &c.smem,
                     &mut c.tmem,
                     m,
@@ -329,7 +329,7 @@ impl<'p, 's> Machine<'p, 's> {
                 // The leader's slot precedes its peer's (same slot group, rank order).
                 let (lo, hi) = self.slots.split_at_mut(peer);
                 match (lo[s].as_mut(), hi[0].as_mut()) {
-                    (Some(l), Some(p)) => tensor::mma_pair(
+                    (Some(l), Some(p)) => mma::mma_pair(
                         [&l.smem, &p.smem],
                         [&mut l.tmem, &mut p.tmem],
                         m,
@@ -340,7 +340,7 @@ impl<'p, 's> Machine<'p, 's> {
                     )),
                 }
             }
-            PipeKind::Cp { src, dst } => tensor::cp(&c.smem, &mut c.tmem, src, dst),
+            PipeKind::Cp { src, dst } => mma::cp(&c.smem, &mut c.tmem, src, dst),
             PipeKind::Commit { .. } => Ok(()),
         };
         r.map_err(|f| self.fault_stop(f, op.span, cta_id, Unit::Tc, op.name))?;
@@ -364,7 +364,7 @@ impl<'p, 's> Machine<'p, 's> {
         hb.pipe_exec(op.hb);
         let pc = hb.op_instr(op.hb);
         let smem_read = |m: &mut Self, v: &SmemView| {
-            if let Some(addrs) = layout::view_addresses(v) {
+            if let Some(addrs) = views::view_addresses(v) {
                 m.check_smem_init(s, pc, &addrs);
                 let h = m
                     .hb(s)
@@ -373,7 +373,7 @@ impl<'p, 's> Machine<'p, 's> {
             }
         };
         let tmem = |m: &mut Self, v: &TmemView, kind: Kind| {
-            let cells = layout::tmem_view_copies(v);
+            let cells = views::tmem_view_copies(v);
             if kind == Kind::Read {
                 m.check_tmem_init(s, pc, &cells);
             }
@@ -408,7 +408,7 @@ impl<'p, 's> Machine<'p, 's> {
         // shadow state (so its reads after the commit's phase are initialised and ordered).
         // Hazards against it are reported in the issuing CTA only.
         if let PipeKind::MmaPair { op: m, peer } = &op.kind {
-            let cells = layout::tmem_view_copies(&m.acc);
+            let cells = views::tmem_view_copies(&m.acc);
             if let Some(hb) = self.hb(*peer as usize) {
                 let _ = hb.pipe_tmem(op.hb, Kind::Write, &cells);
             }

@@ -211,9 +211,9 @@ impl<'p, 's> Machine<'p, 's> {
                 layout,
             } => {
                 let v = smem_of(&ev(src)?)?;
-                let start = layout::view_start(&v)
+                let start = views::view_start(&v)
                     .ok_or_else(|| Fault::trap(CudaError::IllegalAddress, "shared address overflow"))?;
-                let bytes = layout::buffer_bytes(*dtype, shape.as_slice(), *layout);
+                let bytes = views::buffer_bytes(*dtype, shape.as_slice(), *layout);
                 if start as u64 + bytes > self.cta(s).smem.len() as u64 {
                     return Err(Fault::error(Code::SmemReinterpret, format!("reinterpret of {bytes} bytes at shared byte {start} runs past the end of shared memory")));
                 }
@@ -233,8 +233,8 @@ impl<'p, 's> Machine<'p, 's> {
                 col_stride,
             } => {
                 let v = tmem_of(&ev(src)?)?;
-                let n = layout::tmem_reinterpret(&v, *dtype, *shape, *block, *col_stride);
-                let end = n.col as u64 + layout::tmem_matrix_cols(&n);
+                let n = views::tmem_reinterpret(&v, *dtype, *shape, *block, *col_stride);
+                let end = n.col as u64 + views::tmem_matrix_cols(&n);
                 if end > bwsim_isa::typeck::TMEM_COLUMNS as u64 {
                     return Err(Fault::error(
                         Code::TmemReinterpret,
@@ -545,7 +545,7 @@ impl<'p, 's> Machine<'p, 's> {
                 multicast,
             } => {
                 let v = smem_of(&ev(result)?)?;
-                let addrs = layout::view_addresses(&v)
+                let addrs = views::view_addresses(&v)
                     .ok_or_else(|| Fault::trap(CudaError::IllegalAddress, "shared address overflow"))?;
                 let baddr = bar_of(&ev(bar)?)?;
                 let phase = self.cta(s).bar(baddr)?.phase;
@@ -587,7 +587,7 @@ impl<'p, 's> Machine<'p, 's> {
             }
             LOp::Op(K::ClcQuery { result }) => {
                 let v = smem_of(&ev(result)?)?;
-                let addrs = layout::view_addresses(&v)
+                let addrs = views::view_addresses(&v)
                     .ok_or_else(|| Fault::trap(CudaError::IllegalAddress, "shared address overflow"))?;
                 let eb = v.dtype.bits();
                 let mut bits = Vec::with_capacity(addrs.len());
@@ -757,7 +757,7 @@ impl<'p, 's> Machine<'p, 's> {
                 } else {
                     vec![0]
                 };
-                for &cell in layout::tmem_view_cells(&v, quarters[0]).iter() {
+                for &cell in views::tmem_view_cells(&v, quarters[0]).iter() {
                     check_lane(ag, cell.lane, name)?;
                     bits.push(c.tmem.read(cell, v.dtype.bits())?);
                 }
@@ -795,8 +795,8 @@ impl<'p, 's> Machine<'p, 's> {
                 } else {
                     vec![0]
                 };
-                let cells: Vec<Arc<Vec<layout::TmemCell>>> =
-                    quarters.iter().map(|&q| layout::tmem_view_cells(&v, q)).collect();
+                let cells: Vec<Arc<Vec<views::TmemCell>>> =
+                    quarters.iter().map(|&q| views::tmem_view_cells(&v, q)).collect();
                 for (lin, &value) in t.bits.iter().enumerate() {
                     for qc in &cells {
                         let cell = qc[lin];
@@ -834,14 +834,14 @@ impl<'p, 's> Machine<'p, 's> {
                     None => true,
                 };
                 let arith = self.opts.mma.wgmma;
-                let r = tensor::wgmma(&self.cta(s).smem, &a_op, &bv, &accv, ua, &arith)?;
+                let r = mma::wgmma(&self.cta(s).smem, &a_op, &bv, &accv, ua, &arith)?;
                 if self.opts.check {
                     let pc = self.cur_pc;
                     let a_addrs = match &a_op {
-                        WgmmaA::Smem(v) => layout::view_addresses(v).map(|x| (x, v.dtype.bits())),
+                        WgmmaA::Smem(v) => views::view_addresses(v).map(|x| (x, v.dtype.bits())),
                         WgmmaA::Regs(_) => None,
                     };
-                    let b_addrs = layout::view_addresses(&bv).map(|x| (x, bv.dtype.bits()));
+                    let b_addrs = views::view_addresses(&bv).map(|x| (x, bv.dtype.bits()));
                     let mut reads: Vec<(&[(u32, u32)], u32)> = Vec::new();
                     for (x, bits) in a_addrs.iter().chain(b_addrs.iter()) {
                         self.check_smem_init(s, pc, x);
@@ -901,7 +901,7 @@ impl<'p, 's> Machine<'p, 's> {
                         v.shape.as_slice()
                     )));
                 }
-                let addrs = layout::view_addresses(&v)
+                let addrs = views::view_addresses(&v)
                     .ok_or_else(|| Fault::trap(CudaError::IllegalAddress, "shared address overflow"))?;
                 let writes = addrs
                     .iter()
@@ -953,7 +953,7 @@ impl<'p, 's> Machine<'p, 's> {
                 let v = smem_of(&ev(src)?)?;
                 let c = self.cta(s);
                 let shape = v.shape.as_slice().to_vec();
-                let addrs = layout::view_addresses(&v)
+                let addrs = views::view_addresses(&v)
                     .ok_or_else(|| Fault::trap(CudaError::IllegalAddress, "shared address overflow"))?;
                 let eb = v.dtype.bits();
                 let mut bits = Vec::with_capacity(addrs.len());
@@ -982,7 +982,7 @@ impl<'p, 's> Machine<'p, 's> {
                     t
                 };
                 let c = self.cta(s);
-                let addrs = layout::view_addresses(&v)
+                let addrs = views::view_addresses(&v)
                     .ok_or_else(|| Fault::trap(CudaError::IllegalAddress, "shared address overflow"))?;
                 let eb = v.dtype.bits();
                 if t.dtype == v.dtype {

@@ -32,23 +32,23 @@ mod global;
 use bwsim_isa::Code;
 use global::*;
 
+use crate::check::hazards::{Actor, CtaHb};
+use crate::check::hb::{Hazard, Kind};
 use crate::diagnostics;
 use crate::eval::{self, as_tile, broadcast_shapes, BIndex, EvalCtx};
-use crate::hazards::{Actor, CtaHb};
-use crate::hb::{Hazard, Kind};
 use crate::interp::{self, Bound, Effects, Flow, OpDone};
-use crate::layout;
 use crate::limits::{self, Guard};
 use crate::lower::{AllocPlace, CExpr, IKind, LOp, Program, WorkerSpec};
 use crate::mbarrier::{Mbar, MbarFault};
 use crate::memory::{Smem, Tmem};
+use crate::mma::{self, AOperand, MmaOp, WgmmaA};
 use crate::sched::{AgentRef, AsyncKind, Scheduler};
 use crate::taint::{Reached, Sink, SlotTaint, SmemTaint};
-use crate::tensor::{self, AOperand, MmaOp, WgmmaA};
 use crate::tma;
 use crate::trace::{Event, Trace, Unit, What};
 use crate::trap::{CudaError, Fault, OpResult, Trap};
 use crate::value::*;
+use crate::views;
 use crate::waitfor::{self, Arrival, BarStateView, BarWait, WaitOn, Waiter};
 use bwsim_isa::ir::OpKind as K;
 use bwsim_isa::launch::HostTensor;
@@ -82,7 +82,7 @@ pub struct RunOptions {
     pub mma: crate::mma_numerics::MmaNumerics,
     /// How tcgen05 MMAs are computed (a memo shared across runs, threads per MMA); never
     /// changes a result.
-    pub mma_exec: crate::tensor::MmaExec,
+    pub mma_exec: crate::mma::MmaExec,
 }
 
 impl Default for RunOptions {
@@ -447,10 +447,10 @@ struct Machine<'p, 's> {
     cluster_sync: BTreeMap<u64, (u32, u64)>,
     guard: Guard,
     /// MMAs being computed ahead on other threads, by CTA slot and pipe-op id
-    /// ([`crate::tensor::MmaExec::ahead`]).
-    ahead: HashMap<(usize, u64), crate::tensor::AheadMma>,
+    /// ([`crate::mma::MmaExec::ahead`]).
+    ahead: HashMap<(usize, u64), crate::mma::AheadMma>,
     /// The thread computing them, started by the first.
-    ahead_worker: Option<crate::tensor::AheadWorker>,
+    ahead_worker: Option<crate::mma::AheadWorker>,
 }
 
 /// Run a lowered program over a grid.
@@ -1199,7 +1199,7 @@ fn tmem_cells_in(v: &TmemView, quarters: &[u32]) -> std::sync::Arc<Vec<(u32, u32
         .iter()
         .filter(|&&q| q < 4)
         .fold(0u8, |m, &q| m | (1 << q));
-    layout::tmem_view_lane_cols(v, mask)
+    views::tmem_view_lane_cols(v, mask)
 }
 
 /// The lane quarters a partition's warps reach (warp w reaches quarter w % 4).

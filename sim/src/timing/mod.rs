@@ -14,7 +14,7 @@
 //! Every parameter comes from the chip table ([`crate::chips`]), each with its source.
 //!
 //! **Payloads.** The timing model never computes tile data: register tiles are carried as
-//! element type and shape only ([`shape`]), so a 128 x 256 accumulator costs nothing to move
+//! element type and shape only ([`hollow`]), so a 128 x 256 accumulator costs nothing to move
 //! and a full 8192 x 8192 x 16384 problem runs in seconds. Correctness is the functional
 //! simulator's job: `bwsim time` runs it first (hazards, deadlocks, results against nothing
 //! but the simulator's own rules) unless `--timing-only` is given, which is what full-size
@@ -26,10 +26,10 @@
 
 pub mod cost;
 pub mod engine;
+pub mod hollow;
 pub mod memsys;
 pub mod occupancy;
 pub mod pipe;
-pub mod shape;
 pub mod share;
 pub mod trace;
 

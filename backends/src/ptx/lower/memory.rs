@@ -3,7 +3,7 @@
 
 use super::access::*;
 use super::*;
-use crate::ptx::layout::xor_bits;
+use crate::ptx::linear_layout::xor_bits;
 use crate::ptx::smem::view_map;
 use bwsim_isa::types::Swizzle;
 

@@ -51,7 +51,7 @@ mod tma;
 mod wgmma;
 
 use super::emit::{Emitter, Origin, Reg, RegClass};
-use super::layout::LinearLayout;
+use super::linear_layout::LinearLayout;
 use super::smem::Geom;
 use super::{LowerError, ParamAbi, PtxModule, PTX_VERSION};
 use bwsim_isa::consts::{ConstEnv, ConstValue};

@@ -5,7 +5,7 @@
 use super::tile::{arith_ty, bits_ty, is_float};
 use super::*;
 use crate::ptx::emit::Reg;
-use crate::ptx::layout::LinearLayout;
+use crate::ptx::linear_layout::LinearLayout;
 use bwsim_isa::builtins::{MathFn, ReduceOp};
 
 impl<'c, 'k> Lowerer<'c, 'k> {
@@ -464,7 +464,7 @@ fn axis_elems(
 /// Where `axis` of `t` sits in its flat index: the axis's lowest bit, its number of bits, and
 /// the mask of those bits.
 fn axis_bits(t: &Tile, axis: usize, what: &str, span: Span) -> LResult<(u32, u32, u32)> {
-    let offs = crate::ptx::layout::dim_offsets(&t.ll.shape).map_err(|m| unsupported(what, span, m))?;
+    let offs = crate::ptx::linear_layout::dim_offsets(&t.ll.shape).map_err(|m| unsupported(what, span, m))?;
     let nb =
         t.ll.shape
             .get(axis)

@@ -716,7 +716,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 ),
             ));
         }
-        let at = |r: u32, c: u32| -> Result<u64, crate::ptx::layout::LayoutError> {
+        let at = |r: u32, c: u32| -> Result<u64, crate::ptx::linear_layout::LayoutError> {
             let mut idx = s.offsets.clone();
             let n = idx.len();
             if n < 2 {

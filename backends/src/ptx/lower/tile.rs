@@ -10,7 +10,7 @@
 
 use super::*;
 use crate::ptx::emit::{bf16_bits, f16_bits};
-use crate::ptx::layout::{broadcast_projection, project, LinearLayout};
+use crate::ptx::linear_layout::{broadcast_projection, project, LinearLayout};
 use bwsim_isa::builtins::{MathFn, ReduceOp};
 use bwsim_isa::typeck::broadcast_shapes;
 

@@ -4,7 +4,7 @@
 //! The forms (PTX ISA, `wgmma.mma_async`): f16 into an f16 or f32 accumulator, bf16 and tf32
 //! into f32, e4m3/e5m2 (mixed as well) into f16 or f32, s8/u8 (mixed as well) into s32. B is
 //! always a shared-memory descriptor; A is a descriptor or, from a register tile, four 32-bit
-//! registers per instruction in the fragment layout of [`crate::ptx::layout::wgmma_a`].
+//! registers per instruction in the fragment layout of [`crate::ptx::linear_layout::wgmma_a`].
 //!
 //! Registers shared with the asynchronous instruction may not be touched before the
 //! `wgmma.wait_group` that retires it. An f16 accumulator is held in pairs (`.f16x2`), while a
@@ -16,7 +16,7 @@
 use super::access::*;
 use super::*;
 use crate::ptx::desc;
-use crate::ptx::layout;
+use crate::ptx::linear_layout;
 use crate::ptx::smem::OperandDesc;
 
 /// Where a wgmma's A operand comes from.
@@ -104,7 +104,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         let av = match a_val {
             Val::Smem(v) => AOperand::Smem(v),
             Val::Tile(t) => {
-                let fl = layout::wgmma_a(a_dt.bits(), &[m, k], self.part.warps.trailing_zeros())
+                let fl = linear_layout::wgmma_a(a_dt.bits(), &[m, k], self.part.warps.trailing_zeros())
                     .map_err(|e| unsupported(op, a.span, e))?;
                 AOperand::Regs(self.in_layout(&t, &fl, a.span)?)
             }

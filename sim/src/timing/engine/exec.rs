@@ -29,8 +29,8 @@ impl<'p> Engine<'p> {
         frame: &[Value],
         cx: &EvalCtx,
     ) -> OpResult<OpDone<Pause>> {
-        let ev = |e: &CExpr| shape::eval(e, frame, cx);
-        let evs = |e: &CExpr| match shape::quick(e, frame, cx) {
+        let ev = |e: &CExpr| hollow::eval(e, frame, cx);
+        let evs = |e: &CExpr| match hollow::quick(e, frame, cx) {
             Some(q) => Ok(q.value()),
             None => eval::eval(e, frame, cx),
         };
@@ -62,7 +62,7 @@ impl<'p> Engine<'p> {
                 layout: lay,
             } => {
                 let v = smem_of(evs(src)?)?;
-                let start = layout::view_start(&v)
+                let start = views::view_start(&v)
                     .ok_or_else(|| Fault::error(Code::SimError, "shared address overflow"))?;
                 Ok(OpDone::Value(Value::Smem(SmemView::whole(
                     start, *dtype, *lay, *sh, v.alloc,
@@ -81,7 +81,7 @@ impl<'p> Engine<'p> {
                 col_stride,
             } => {
                 let v = tmem_of(evs(src)?)?;
-                Ok(OpDone::Value(Value::Tmem(layout::tmem_reinterpret(
+                Ok(OpDone::Value(Value::Tmem(views::tmem_reinterpret(
                     &v,
                     *dtype,
                     *sh,
@@ -92,7 +92,7 @@ impl<'p> Engine<'p> {
             LOp::Op(K::TmemDealloc { .. }) => Ok(OpDone::Next),
             LOp::ClcTryCancel { result, bar, .. } => {
                 let v = smem_of(evs(result)?)?;
-                let addr = layout::view_start(&v).unwrap_or(0);
+                let addr = views::view_start(&v).unwrap_or(0);
                 let baddr = bar_of(evs(bar)?)?;
                 self.cta(c).bar(baddr)?;
                 // The response's latency is not measured on Blackwell: an on-chip round trip
@@ -110,7 +110,7 @@ impl<'p> Engine<'p> {
             }
             LOp::Op(K::ClcQuery { result }) => {
                 let v = smem_of(evs(result)?)?;
-                let addr = layout::view_start(&v).unwrap_or(0);
+                let addr = views::view_start(&v).unwrap_or(0);
                 let w = self
                     .cta(c)
                     .clc
@@ -517,7 +517,7 @@ impl<'p> Engine<'p> {
                         let v = tmem_of(evs(src)?)?;
                         let shape = v.shape.as_slice().to_vec();
                         let bytes = numel(&shape) * v.dtype.bits().max(32) as u64 / 8;
-                        let value = shape::hollow(v.dtype, shape);
+                        let value = hollow::hollow(v.dtype, shape);
                         self.shapes[pc as usize] = Some(Shapes::Load {
                             bytes,
                             value: value.clone(),
@@ -559,7 +559,7 @@ impl<'p> Engine<'p> {
                         let (m, k) = last2(&ashape);
                         let (_, n) = last2(bv.shape.as_slice());
                         let kind = MmaKind::of(adt);
-                        let accv = shape::hollow(accdt, accshape);
+                        let accv = hollow::hollow(accdt, accshape);
                         self.shapes[pc as usize] = Some(Shapes::Wgmma {
                             m,
                             n,
@@ -627,7 +627,7 @@ impl<'p> Engine<'p> {
                         let v = smem_of(evs(src)?)?;
                         let shape = v.shape.as_slice().to_vec();
                         let bytes = numel(&shape) * v.dtype.bits() as u64 / 8;
-                        let value = shape::hollow(v.dtype, shape);
+                        let value = hollow::hollow(v.dtype, shape);
                         self.shapes[pc as usize] = Some(Shapes::Load {
                             bytes,
                             value: value.clone(),
@@ -669,7 +669,7 @@ impl<'p> Engine<'p> {
                 let end = self.lsu_global_load(sm, t0, numel(&shape) * dt.bits() as u64 / 8);
                 *t = end;
                 self.record(t0, c, me, TWhat::Op { op: name, end }, span);
-                Ok(OpDone::Value(shape::hollow(dt, shape)))
+                Ok(OpDone::Value(hollow::hollow(dt, shape)))
             }
             LOp::Op(K::CpAsync { ptr, offsets, .. }) => {
                 // The global read of a load on the LSU path; the thread moves on after the
@@ -726,7 +726,7 @@ impl<'p> Engine<'p> {
                 *t = t0 + chip.global_latency + chip.scalar_op_cycles;
                 self.stats.global_bytes += 2.0 * bytes as f64;
                 self.record(t0, c, me, TWhat::Op { op: name, end: *t }, span);
-                Ok(OpDone::Value(shape::hollow(dt, shape)))
+                Ok(OpDone::Value(hollow::hollow(dt, shape)))
             }
             LOp::Op(K::GlobalStore { ptr, offsets, .. }) => {
                 let Value::Ptr(ti) = evs(ptr)? else {

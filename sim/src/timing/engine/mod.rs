@@ -30,19 +30,19 @@
 mod exec;
 
 use super::cost::{self, MmaKind};
+use super::hollow;
 use super::memsys::{Landing, MemSys, Port, Server, StoreDone};
 use super::pipe::SharedPipe;
-use super::shape;
 use super::trace::{Rec, TUnit, TWhat};
 use super::TimingError;
 use crate::chips::Chip;
 use crate::eval::{self, EvalCtx};
 use crate::interp::{self, Control, Effects, Flow, OpDone};
-use crate::layout;
 use crate::lower::{CExpr, DescInfo, IKind, LOp, Program, WorkerSpec};
 use crate::mbarrier::{Mbar, MbarFault};
 use crate::trap::{CudaError, Fault, OpResult};
 use crate::value::{Dims, SmemView, TmemView, Value};
+use crate::views;
 use bwsim_isa::ir::OpKind as K;
 use bwsim_isa::Code;
 use bwsim_isa::{DType, Span};
@@ -512,14 +512,14 @@ impl<'p> Engine<'p> {
             .iter()
             .map(|i| {
                 let n = match &i.kind {
-                    IKind::Eval { expr, .. } => shape::scalar_ops(expr),
-                    IKind::BranchIfNot { cond, .. } => shape::scalar_ops(cond),
+                    IKind::Eval { expr, .. } => hollow::scalar_ops(expr),
+                    IKind::BranchIfNot { cond, .. } => hollow::scalar_ops(cond),
                     IKind::LoopInit {
                         start_e,
                         end_e,
                         step_e,
                         ..
-                    } => shape::scalar_ops(start_e) + shape::scalar_ops(end_e) + shape::scalar_ops(step_e),
+                    } => hollow::scalar_ops(start_e) + hollow::scalar_ops(end_e) + hollow::scalar_ops(step_e),
                     _ => 0,
                 };
                 cost::scalar_cycles(chip, n)
@@ -1022,25 +1022,25 @@ impl Effects for Fx<'_, '_> {
         // tiles is decided once.
         let tiles = match e.tile_pc[pc as usize] {
             0 => {
-                let k = shape::touches_tile(expr, frame);
+                let k = hollow::touches_tile(expr, frame);
                 e.tile_pc[pc as usize] = if k { 2 } else { 1 };
                 k
             }
             k => k == 2,
         };
         if !tiles {
-            let v = match shape::quick(expr, frame, cx) {
+            let v = match hollow::quick(expr, frame, cx) {
                 Some(q) => q.value(),
                 None => eval::eval(expr, frame, cx)?,
             };
             *t += e.scalar_cost[pc as usize] * e.slots(c, a);
             return Ok(Ok(v));
         }
-        let ops = shape::alu_ops(expr);
+        let ops = hollow::alu_ops(expr);
         if ops > 0 && !e.sync(*t) {
             return Ok(Err(Pause::Yield));
         }
-        let v = shape::eval(expr, frame, cx)?;
+        let v = hollow::eval(expr, frame, cx)?;
         if ops > 0 {
             let (n, bits) = match &v {
                 Value::Tile(tl) => (numel(&tl.shape), tl.dtype.bits()),
@@ -1075,7 +1075,7 @@ impl Effects for Fx<'_, '_> {
 
     #[inline(always)]
     fn scalar(&mut self, e: &CExpr, frame: &[Value]) -> OpResult<Value> {
-        shape::eval(e, frame, self.cx)
+        hollow::eval(e, frame, self.cx)
     }
 
     #[inline(always)]

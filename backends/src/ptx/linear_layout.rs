@@ -40,7 +40,7 @@ pub enum LayoutError {
     #[error("shared-memory offset overflows 32 bits")]
     OffsetOverflow,
     #[error(transparent)]
-    Linear(#[from] bwsim_isa::tys::LinearSmemError),
+    Linear(#[from] bwsim_isa::value_types::LinearSmemError),
     /// Any other reason, in words.
     #[error("{0}")]
     Unsupported(String),

@@ -2,7 +2,7 @@
 //! the clocks of partitions and asynchronous units, what every mbarrier releases, the shadow
 //! memories, and the table of issued asynchronous operations. The machine calls one hook per
 //! event ([`CtaHb::step`], [`CtaHb::bar_update`], [`CtaHb::acquire`], ...); the rule itself lives in
-//! [`crate::hb`]. Hazards come back as [`Hazard`]s and are turned into diagnostics here
+//! [`crate::check::hb`]. Hazards come back as [`Hazard`]s and are turned into diagnostics here
 //! ([`CtaHb::describe`]), naming buffers and barriers through the program's allocation names.
 //!
 //! Agents (clock components), created on first use:
@@ -24,7 +24,7 @@
 //! This module knows clocks, barriers by address and instruction indices; it knows nothing of
 //! values or of how the machine schedules.
 
-use crate::hb::{
+use crate::check::hb::{
     Access, AgentId, AgentInfo, Hazard, HazardKind, Issued, Kind, Proxy, Rec, Shadow, VClock, World, ASYNC_OP,
 };
 use crate::lower::{AllocPlace, IKind, Program};

@@ -28,7 +28,7 @@
 //! an unordered write between them is `write-while-in-flight` whatever the two engines are.
 //!
 //! This module knows nothing of the interpreter: the machine feeds it agents, clocks, fences
-//! and accesses ([`crate::hazards`] does the bookkeeping).
+//! and accesses ([`crate::check::hazards`] does the bookkeeping).
 
 /// Index of an agent (a clock component) within one CTA.
 pub type AgentId = u16;

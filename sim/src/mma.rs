@@ -1,7 +1,7 @@
 //! Tensor-core arithmetic: tcgen05.mma (f16/bf16, tf32, f8f6f4, i8, block-scaled
 //! mxf8f6f4/nvf4), tcgen05.cp, and Hopper wgmma.
 //!
-//! Operands are READ FROM SHARED-MEMORY BITS through the buffer layout ([`crate::layout`]):
+//! Operands are READ FROM SHARED-MEMORY BITS through the buffer layout ([`crate::views`]):
 //! A is the view `[M, K]` (K-major unless `transposed`), B the view `[K, N]` (MN-major unless
 //! `transposed`), so a layout or swizzle bug produces wrong numbers exactly as on hardware.
 //! Floating-point products are added into an f32 accumulator as the tensor core does, one
@@ -14,12 +14,12 @@
 //!
 //! This module knows memories and views; when an operation runs is the machine's business.
 
-use crate::layout::{self, TmemCell};
 use crate::memory::{Smem, Tmem};
 use crate::mma_narrow::{self, NarrowPanels, NarrowRows};
 use crate::mma_numerics::{self, Arith, Operand, PackedLine, PackedLines};
 use crate::trap::{Fault, OpResult};
 use crate::value::{bits_to_f64, i64_to_bits, round_to, SmemView, Tile, TmemView};
+use crate::views::{self, TmemCell};
 use bwsim_isa::types::DType;
 
 /// The A operand of an MMA.
@@ -81,7 +81,7 @@ fn operand(dtype: DType, bits: u64) -> f64 {
 
 /// A shared-memory operand as numbers, row-major over its view.
 fn read_smem(smem: &Smem, v: &SmemView) -> OpResult<Vec<f64>> {
-    read_smem_at(smem, v, crate::layout::view_addresses(v).as_deref())
+    read_smem_at(smem, v, crate::views::view_addresses(v).as_deref())
 }
 
 /// [`read_smem`] at the view's placement `addrs` (`None`: it overflows the address space).
@@ -191,11 +191,11 @@ fn dot(
 /// lane quarter 0).
 fn acc_cells(v: &TmemView, m: u32, n: u32) -> std::sync::Arc<Vec<TmemCell>> {
     if v.shape.len() == 2 && !v.scales {
-        layout::tmem_view_cells(v, 0)
+        views::tmem_view_cells(v, 0)
     } else {
         std::sync::Arc::new(
             (0..m)
-                .flat_map(|i| (0..n).map(move |j| layout::tmem_element(v, &[i, j])))
+                .flat_map(|i| (0..n).map(move |j| views::tmem_element(v, &[i, j])))
                 .collect(),
         )
     }
@@ -332,7 +332,7 @@ impl AheadWorker {
         if let Some(r) = self.spans.borrow().get(v) {
             return Some(r.clone());
         }
-        let addrs = layout::view_addresses(v)?;
+        let addrs = views::view_addresses(v)?;
         let lo = addrs.iter().map(|&(a, _)| a).min()? as usize;
         let hi = addrs.iter().map(|&(a, _)| a).max()? as usize + v.dtype.bits().div_ceil(8) as usize;
         let r = lo..hi.min(len);
@@ -358,7 +358,7 @@ impl AheadWorker {
         }
         let mut cols: Option<std::ops::Range<u32>> = None;
         for v in key.iter().flatten() {
-            for &(_, col) in layout::tmem_view_copies(v).iter() {
+            for &(_, col) in views::tmem_view_copies(v).iter() {
                 let r = cols.get_or_insert(col..col + 1);
                 *r = r.start.min(col)..r.end.max(col + 1);
             }
@@ -515,7 +515,7 @@ fn gather(smem: &Smem, tmem: &Tmem, op: &MmaOp, parallel: bool) -> OpResult<Gath
     }
     let (mu, nu, ku) = (m as usize, n as usize, k as usize);
     // B transposed to [N, K] so every dot product walks contiguous memory.
-    let b_addrs = layout::view_addresses(&op.b);
+    let b_addrs = views::view_addresses(&op.b);
     let read_bt = || -> OpResult<Vec<f64>> {
         let bv = read_smem_at(smem, &op.b, b_addrs.as_deref())?;
         let mut bt = vec![0f64; nu * ku];
@@ -553,7 +553,7 @@ fn gather(smem: &Smem, tmem: &Tmem, op: &MmaOp, parallel: bool) -> OpResult<Gath
             ((koff as usize + kk) / vec as usize).min(cols.saturating_sub(1) as usize) as u32
         };
         for (i, q) in row_quarter.iter_mut().enumerate() {
-            *q = (crate::layout::tmem_element(&op.acc, &[i as u32, 0]).lane / 32) as usize;
+            *q = (crate::views::tmem_element(&op.acc, &[i as u32, 0]).lane / 32) as usize;
         }
         for (i, &q) in row_quarter.iter().enumerate() {
             let mut f = Vec::with_capacity(sa_cols as usize);

@@ -1,4 +1,10 @@
-//! `bwsim check` as a library: a kernel is prepared once (parsed, verified, lowered, its inputs
+//! The hazard checker and `bwsim check` as a library.
+//!
+//! - [`hb`]: happens-before (vector clocks), the shadow memory of shared and tensor memory, and
+//!   the proxy-fence rule: which pairs of accesses are hazards.
+//! - [`hazards`]: the per-CTA bookkeeping the machine feeds (agents, asynchronous units,
+//!   barriers) and the hazard diagnostics.
+//! - This module, the driver: a kernel is prepared once (parsed, verified, lowered, its inputs
 //! drawn) and then run under many schedules of the [`PctScheduler`] with the hazard checker on;
 //! [`Prepared::explore`] spreads the seeds over threads ([`crate::explore`]) and keeps each
 //! distinct diagnostic once, with the smallest seed that shows it, so the result is the same
@@ -7,6 +13,9 @@
 //! Inputs are drawn once (data seed 0): the schedule seed varies only the schedule. A kernel
 //! with verifier errors whose hardware behaviour is defined (`verify::CONTINUES`) is still
 //! prepared: every schedule reports them together with its own findings.
+
+pub mod hazards;
+pub mod hb;
 
 use crate::explore::{explore, explore_until, Exploration, ExploreOptions, Finding};
 use crate::lower::Program;
@@ -33,7 +42,7 @@ pub struct Prepared {
     /// The launch section's limits (wall time, trace events; steps as `max_steps` says).
     pub limits: Limits,
     /// MMA results shared by the schedules (they run the same data).
-    pub mma_memo: std::sync::Arc<crate::tensor::MmaMemo>,
+    pub mma_memo: std::sync::Arc<crate::mma::MmaMemo>,
     /// The verifier's errors whose hardware behaviour is defined (`verify::CONTINUES`): the
     /// kernel runs doing what the hardware does, and every schedule reports them first.
     pub static_diags: Vec<Diagnostic>,
@@ -94,7 +103,7 @@ impl Prepared {
             trace: false,
             check: false,
             limits: self.limits,
-            mma_exec: crate::tensor::MmaExec {
+            mma_exec: crate::mma::MmaExec {
                 memo: Some(self.mma_memo.clone()),
                 threads: 1,
                 ahead: false,
@@ -145,7 +154,7 @@ impl Prepared {
                 steps: Some(self.max_steps),
                 ..self.limits
             },
-            mma_exec: crate::tensor::MmaExec {
+            mma_exec: crate::mma::MmaExec {
                 memo: Some(self.mma_memo.clone()),
                 threads: 1,
                 ahead: false,
