@@ -246,29 +246,50 @@ fn every_gluon_fixture_lowers_to_ptx_that_ptxas_assembles() {
     fixtures.sort();
     let releases = if every_release { 4 } else { 1 };
     assert!(fixtures.len() >= releases * 25, "{fixtures:?}");
-    let mut failed = Vec::new();
-    for (f, ptx) in &fixtures {
-        let out = dir.join(f.replace('/', "_"));
-        let cubin = out.with_extension("cubin");
-        let (code, _, err) = bwsim(&[
-            "ptx",
-            &format!("tests/gluon/{f}"),
-            "-o",
-            &out.with_extension("ptx").to_string_lossy(),
-            "--cubin",
-            &cubin.to_string_lossy(),
-        ]);
-        match ptx {
-            None if code != 0 || !cubin.exists() => failed.push(format!("{f} (exit {code}):\n{err}")),
-            Some((c, text)) if code == 0 => failed.push(format!(
-                "{f} lowers now, but its sidecar says the backend refuses it ({c}: {text}); remove its `ptx:` line"
-            )),
-            Some((c, text)) if !(err.contains(&format!("error[{c}]")) && err.contains(text.as_str())) => {
-                failed.push(format!("{f}: not the refusal its sidecar states ({c}: {text}):\n{err}"))
-            }
-            _ => {}
+    // One `bwsim ptx` (and ptxas) per fixture, on every core.
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let failed = std::sync::Mutex::new(Vec::new());
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                while let Some((f, ptx)) =
+                    fixtures.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+                {
+                    if let Some(e) = lower_and_assemble(&dir, f, ptx) {
+                        failed.lock().unwrap_or_else(|p| p.into_inner()).push(e);
+                    }
+                }
+            });
         }
-    }
+    });
+    let mut failed = failed.into_inner().unwrap_or_else(|p| p.into_inner());
+    failed.sort();
     let _ = std::fs::remove_dir_all(&dir);
     assert!(failed.is_empty(), "{}", failed.join("\n"));
+}
+
+/// `bwsim ptx tests/gluon/F --cubin ...`: what is wrong with the outcome, given what the
+/// fixture's sidecar says of the PTX backend (`ptx`: the refusal it states), or `None`.
+fn lower_and_assemble(dir: &std::path::Path, f: &str, ptx: &Option<(String, String)>) -> Option<String> {
+    let out = dir.join(f.replace('/', "_"));
+    let cubin = out.with_extension("cubin");
+    let (code, _, err) = bwsim(&[
+        "ptx",
+        &format!("tests/gluon/{f}"),
+        "-o",
+        &out.with_extension("ptx").to_string_lossy(),
+        "--cubin",
+        &cubin.to_string_lossy(),
+    ]);
+    match ptx {
+        None if code != 0 || !cubin.exists() => Some(format!("{f} (exit {code}):\n{err}")),
+        Some((c, text)) if code == 0 => Some(format!(
+            "{f} lowers now, but its sidecar says the backend refuses it ({c}: {text}); remove its `ptx:` line"
+        )),
+        Some((c, text)) if !(err.contains(&format!("error[{c}]")) && err.contains(text.as_str())) => {
+            Some(format!("{f}: not the refusal its sidecar states ({c}: {text}):\n{err}"))
+        }
+        _ => None,
+    }
 }

@@ -4,7 +4,9 @@
 //!   the proxy-fence rule: which pairs of accesses are hazards.
 //! - [`hazards`]: the per-CTA bookkeeping the machine feeds (agents, asynchronous units,
 //!   barriers) and the hazard diagnostics.
-//! - This module, the driver: a kernel is prepared once (parsed, verified, lowered, its inputs
+//! - This module, the driver (below).
+//!
+//! The driver: a kernel is prepared once (parsed, verified, lowered, its inputs
 //! drawn) and then run under many schedules of the [`PctScheduler`] with the hazard checker on;
 //! [`Prepared::explore`] spreads the seeds over threads ([`crate::explore`]) and keeps each
 //! distinct diagnostic once, with the smallest seed that shows it, so the result is the same
