@@ -144,7 +144,34 @@ impl<'p, 's> Machine<'p, 's> {
             LOp::Commit { pred, .. } => uses.extend(pred.iter().map(|p| (Sink::Branch, p))),
             LOp::Op(K::SmemLoad { src, .. }) | LOp::Op(K::TmemLoad { src, .. }) => views.push(src),
             LOp::Op(K::SmemStore { dst, .. }) | LOp::Op(K::TmemStore { dst, .. }) => views.push(dst),
-            _ => {}
+            // No operand of these is a sink (a view's index reaches one through the operation
+            // that accesses the view).
+            LOp::SmemAlloc { .. }
+            | LOp::SmemReinterpret { .. }
+            | LOp::TmemReinterpret { .. }
+            | LOp::MbarAlloc { .. }
+            | LOp::TmemAlloc { .. }
+            | LOp::TmaStoreWait { .. }
+            | LOp::ClcTryCancel { .. }
+            | LOp::WgmmaWait { .. }
+            | LOp::CpAsyncWait { .. }
+            | LOp::Op(
+                K::TmemDealloc { .. }
+                | K::MbarInit { .. }
+                | K::MbarWait { .. }
+                | K::MbarTestWait { .. }
+                | K::MbarInvalidate { .. }
+                | K::FenceAsyncShared {}
+                | K::FenceMbarrierInit {}
+                | K::Tcgen05FenceBefore {}
+                | K::Tcgen05FenceAfter {}
+                | K::Tcgen05Cp { .. }
+                | K::CpAsyncCommit {}
+                | K::ClcQuery { .. }
+                | K::BarSync {}
+                | K::ClusterSync {},
+            ) => {}
+            LOp::Op(lowered_apart!()) => {}
         }
         let mut found: Vec<(u32, Sink)> = uses
             .into_iter()
@@ -1057,9 +1084,9 @@ impl<'p, 's> Machine<'p, 's> {
                     cmpv.as_ref(),
                 )?))
             }
-            // Allocations, reinterpretations, TMA copies, MMAs, waits and atomics are lowered
-            // to variants of their own (`crate::lower`).
-            LOp::Op(other) => Err(Fault::unsupported(format!("unlowered `{}`", other.name()))),
+            // Lowered to LOp variants of their own (allocations, TMA copies, MMAs, waits,
+            // atomics) or to an expression (`inline_asm`) by `crate::lower`.
+            LOp::Op(other @ lowered_apart!()) => Err(Fault::unlowered(other)),
         }
     }
 

@@ -39,7 +39,7 @@ use crate::hb::{Hazard, Kind};
 use crate::interp::{self, Bound, Effects, Flow, OpDone};
 use crate::layout;
 use crate::limits::{self, Guard};
-use crate::lower::{AllocPlace, CExpr, IKind, LOp, Program, WorkerSpec};
+use crate::lower::{lowered_apart, AllocPlace, CExpr, IKind, LOp, Program, WorkerSpec};
 use crate::mbarrier::{Mbar, MbarFault};
 use crate::memory::{Smem, Tmem};
 use crate::sched::{AgentRef, AsyncKind, Scheduler};
