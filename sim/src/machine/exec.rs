@@ -238,15 +238,13 @@ impl<'p, 's> Machine<'p, 's> {
                 layout,
             } => {
                 let v = smem_of(&ev(src)?)?;
-                let start = layout::view_start(&v)
+                let n = layout::smem_reinterpret(&v, *dtype, *layout, *shape)
                     .ok_or_else(|| Fault::trap(CudaError::IllegalAddress, "shared address overflow"))?;
-                let bytes = layout::buffer_bytes(*dtype, shape.as_slice(), *layout);
+                let (start, bytes) = (n.base, layout::buffer_bytes(*dtype, shape.as_slice(), *layout));
                 if start as u64 + bytes > self.cta(s).smem.len() as u64 {
                     return Err(Fault::error(Code::SmemReinterpret, format!("reinterpret of {bytes} bytes at shared byte {start} runs past the end of shared memory")));
                 }
-                Ok(OpDone::Value(Value::Smem(SmemView::whole(
-                    start, *dtype, *layout, *shape, v.alloc,
-                ))))
+                Ok(OpDone::Value(Value::Smem(n)))
             }
             LOp::MbarAlloc { addr, count } => Ok(OpDone::Value(Value::Mbar {
                 addr: *addr,
@@ -645,12 +643,10 @@ impl<'p, 's> Machine<'p, 's> {
                 if !canceled && self.cta(s).clc_failed.is_none() {
                     self.cta(s).clc_failed = Some(span);
                 }
-                Ok(OpDone::Value(Value::Tuple(Arc::from(vec![
-                    Value::Bool(canceled),
-                    Value::Int(word(1) as i64),
-                    Value::Int(word(2) as i64),
-                    Value::Int(word(3) as i64),
-                ]))))
+                Ok(OpDone::Value(eval::clc_query_value(
+                    canceled,
+                    [word(1), word(2), word(3)],
+                )))
             }
             LOp::Op(K::MbarInvalidate { bar }) => {
                 let addr = bar_of(&ev(bar)?)?;

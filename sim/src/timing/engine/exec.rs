@@ -62,11 +62,9 @@ impl<'p> Engine<'p> {
                 layout: lay,
             } => {
                 let v = smem_of(evs(src)?)?;
-                let start = layout::view_start(&v)
+                let n = layout::smem_reinterpret(&v, *dtype, *lay, *sh)
                     .ok_or_else(|| Fault::error(Code::SimError, "shared address overflow"))?;
-                Ok(OpDone::Value(Value::Smem(SmemView::whole(
-                    start, *dtype, *lay, *sh, v.alloc,
-                ))))
+                Ok(OpDone::Value(Value::Smem(n)))
             }
             LOp::MbarAlloc { addr, count } => Ok(OpDone::Value(Value::Mbar {
                 addr: *addr,
@@ -118,12 +116,10 @@ impl<'p> Engine<'p> {
                     .find(|(a, _)| *a == addr)
                     .map_or([0; 4], |x| x.1);
                 *t = t0 + chip.smem_latency + 4.0 * chip.scalar_op_cycles;
-                Ok(OpDone::Value(Value::Tuple(std::sync::Arc::from(vec![
-                    Value::Bool(w[0] == 1),
-                    Value::Int(w[1] as i64),
-                    Value::Int(w[2] as i64),
-                    Value::Int(w[3] as i64),
-                ]))))
+                Ok(OpDone::Value(eval::clc_query_value(
+                    w[0] == 1,
+                    [w[1], w[2], w[3]],
+                )))
             }
             LOp::TmaLoad {
                 desc,
