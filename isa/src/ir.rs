@@ -243,23 +243,25 @@ impl Expr {
 /// the parser and printer use, so an operation's syntax is defined exactly once. [`OpKind`]
 /// is generic over its operand type so a later stage (the simulator's lowered program) keeps
 /// the same operation shape with its own operands, converted by [`OpKind::try_map`].
+/// A row prefixed with `@cfg(PREDICATE)` exists only where the predicate holds (the
+/// `probe-op` feature's row).
 macro_rules! define_ops {
-    ($( $(#[$doc:meta])* $variant:ident = $name:literal ( $($pos:ident),* ; $($kw:ident),* ) ),* $(,)?) => {
+    ($( $(#[$doc:meta])* $(@cfg($cfg:meta))? $variant:ident = $name:literal ( $($pos:ident),* ; $($kw:ident),* ) ),* $(,)?) => {
         /// Every operation of the IR. Operand meaning per variant is documented on it and
         /// enforced by the type checker. `E` is the operand type: [`Expr`] in the IR.
         #[derive(Clone, Debug, PartialEq, Serialize)]
         pub enum OpKind<E = Expr> {
-            $( $(#[$doc])* $variant { $($pos: E,)* $($kw: Option<E>,)* }, )*
+            $( $(#[$doc])* $(#[cfg($cfg)])? $variant { $($pos: E,)* $($kw: Option<E>,)* }, )*
         }
 
         impl OpKind {
             /// All operation names, as written in `.tile` files.
-            pub const NAMES: &'static [&'static str] = &[$($name),*];
+            pub const NAMES: &'static [&'static str] = &[$( $(#[cfg($cfg)])? $name ),*];
 
             /// Positional and keyword operand names of the operation called `name`.
             pub fn signature(name: &str) -> Option<(&'static [&'static str], &'static [&'static str])> {
                 match name {
-                    $( $name => Some((&[$(stringify!($pos)),*], &[$(stringify!($kw)),*])), )*
+                    $( $(#[cfg($cfg)])? $name => Some((&[$(stringify!($pos)),*], &[$(stringify!($kw)),*])), )*
                     _ => None,
                 }
             }
@@ -267,7 +269,7 @@ macro_rules! define_ops {
             /// Build an operation from its name and written operands.
             pub fn from_parts(name: &str, pos: Vec<Expr>, kw: Vec<(Ident, Expr)>) -> Result<OpKind, OpShapeError> {
                 match name {
-                    $( $name => {
+                    $( $(#[cfg($cfg)])? $name => {
                         let expected: &[&str] = &[$(stringify!($pos)),*];
                         if pos.len() != expected.len() {
                             return Err(OpShapeError::Arity { op: $name, expected, found: pos.len() });
@@ -301,13 +303,13 @@ macro_rules! define_ops {
         impl<E> OpKind<E> {
             /// The `.tile` name of this operation.
             pub fn name(&self) -> &'static str {
-                match self { $( OpKind::$variant { .. } => $name, )* }
+                match self { $( $(#[cfg($cfg)])? OpKind::$variant { .. } => $name, )* }
             }
 
             /// The operation's operands as written: positional ones, then keyword ones that are present.
             pub fn to_parts(&self) -> (Vec<&E>, Vec<(&'static str, &E)>) {
                 match self {
-                    $( OpKind::$variant { $($pos,)* $($kw,)* } => {
+                    $( $(#[cfg($cfg)])? OpKind::$variant { $($pos,)* $($kw,)* } => {
                         #[allow(unused_mut)]
                         let mut kws: Vec<(&'static str, &E)> = Vec::new();
                         $( if let Some(e) = $kw { kws.push((stringify!($kw), e)); } )*
@@ -319,7 +321,7 @@ macro_rules! define_ops {
             /// Mutable access to every operand expression (for rewriting passes).
             pub fn operands_mut(&mut self) -> Vec<&mut E> {
                 match self {
-                    $( OpKind::$variant { $($pos,)* $($kw,)* } => {
+                    $( $(#[cfg($cfg)])? OpKind::$variant { $($pos,)* $($kw,)* } => {
                         #[allow(unused_mut)]
                         let mut v: Vec<&mut E> = vec![$($pos),*];
                         $( if let Some(e) = $kw { v.push(e); } )*
@@ -338,7 +340,7 @@ macro_rules! define_ops {
                 mut f: impl FnMut(&'static str, &'a E) -> Result<Option<F>, X>,
             ) -> Result<Option<OpKind<F>>, X> {
                 Ok(Some(match self {
-                    $( OpKind::$variant { $($pos,)* $($kw,)* } => OpKind::$variant {
+                    $( $(#[cfg($cfg)])? OpKind::$variant { $($pos,)* $($kw,)* } => OpKind::$variant {
                         $( $pos: match f(stringify!($pos), $pos)? {
                             Some(v) => v,
                             None => return Ok(None),
@@ -471,6 +473,10 @@ define_ops! {
     /// Triton binds them. `pure=false` records Gluon's `is_pure=False` (no effect here: the
     /// interpreted subset has no side effects).
     InlineAsm = "inline_asm" (asm, constraints, args, dtypes; pack, pure),
+    /// `probe.op`: no operation. Exists only with the `probe-op` feature, which adds it so that
+    /// the compiler names every exhaustive dispatch a new operation must be taught
+    /// (`scripts/new-op-probe`, docs/ARCHITECTURE.md "Where to add an operation").
+    @cfg(feature = "probe-op") ProbeOp = "probe.op" (;),
 }
 
 /// Why written operands do not fit an operation's signature.

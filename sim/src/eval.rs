@@ -251,6 +251,18 @@ fn tile(dtype: DType, shape: Vec<u32>, bits: Vec<u64>) -> Value {
     Value::Tile(Arc::new(Tile { dtype, shape, bits }))
 }
 
+/// The value of `clc.query`: whether the response cancelled a launch, then that launch's
+/// first program id (x, y, z). The functional machine decodes the response from shared memory,
+/// the timing engine reads its record of it; both return this tuple.
+pub fn clc_query_value(canceled: bool, id: [u32; 3]) -> Value {
+    Value::Tuple(Arc::from(vec![
+        Value::Bool(canceled),
+        Value::Int(id[0] as i64),
+        Value::Int(id[1] as i64),
+        Value::Int(id[2] as i64),
+    ]))
+}
+
 /// The value as a tile (error otherwise).
 pub fn as_tile(v: &Value) -> OpResult<Arc<Tile>> {
     match v {

@@ -142,6 +142,12 @@ impl Fault {
     pub fn unsupported(message: impl Into<String>) -> Fault {
         Fault::error(Code::SimUnsupported, message)
     }
+
+    /// An operation inside `LOp::Op` that `crate::lower` lowers to an `LOp` variant of its own
+    /// (`crate::lower::lowered_apart!()`): an internal error, which no lowered program reaches.
+    pub fn unlowered<E>(op: &bwsim_isa::ir::OpKind<E>) -> Fault {
+        Fault::unsupported(format!("unlowered `{}`", op.name()))
+    }
 }
 
 /// Result of an operation.

@@ -244,6 +244,14 @@ pub fn place_tmem_view(v: &TmemView, quarter: u32) -> Vec<TmemCell> {
     out
 }
 
+/// `smem.reinterpret`: a whole view of `dtype[shape]` with `layout` starting at the byte of
+/// `v`'s first element, in `v`'s allocation; `None` when that byte's address overflows. The
+/// functional machine and the timing engine both build the view here (each reports the
+/// overflow its own way; the machine also checks the end against shared memory's size).
+pub fn smem_reinterpret(v: &SmemView, dtype: DType, layout: Layout, shape: Dims) -> Option<SmemView> {
+    Some(SmemView::whole(view_start(v)?, dtype, layout, shape, v.alloc))
+}
+
 /// `tmem.reinterpret`: a view of `dtype[shape]` with TMEM layout (`block`, `col_stride`)
 /// starting at the column of `v`'s first element (lane 0 of its matrix).
 pub fn tmem_reinterpret(

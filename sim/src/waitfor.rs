@@ -13,7 +13,6 @@
 
 use crate::interp;
 use crate::lower::{CExpr, IKind, LOp, Program};
-use bwsim_isa::ir::OpKind as K;
 use bwsim_isa::Code;
 use bwsim_isa::{Diagnostic, Span};
 use petgraph::algo::tarjan_scc;
@@ -324,19 +323,11 @@ pub fn arrive_sites(prog: &Program) -> HashMap<u32, Vec<(u32, &'static str)>> {
                 continue;
             }
             if let IKind::Op { op, name, .. } = &i.kind {
-                let bar: Option<&CExpr> = match op {
-                    LOp::Op(
-                        K::MbarExpect { bar, .. }
-                        | K::MbarExpectTx { bar, .. }
-                        | K::MbarCompleteTx { bar, .. }
-                        | K::MbarArrive { bar, .. },
-                    ) => Some(bar),
-                    LOp::Commit { bar, .. } | LOp::TmaLoad { bar, .. } | LOp::ClcTryCancel { bar, .. } => {
-                        Some(bar)
-                    }
-                    _ => None,
-                };
-                if let Some(addr) = bar.and_then(root_slot).and_then(|sl| alloc_of_slot.get(&sl)) {
+                if let Some(addr) = op
+                    .signalled_barrier()
+                    .and_then(root_slot)
+                    .and_then(|sl| alloc_of_slot.get(&sl))
+                {
                     let v = out.entry(*addr).or_default();
                     if !v.contains(&(part as u32, name)) {
                         v.push((part as u32, name));

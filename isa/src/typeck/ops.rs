@@ -451,6 +451,9 @@ impl<'k> Cx<'k> {
                 Ok(None)
             }
             FenceAsyncShared {} | FenceMbarrierInit {} | BarSync {} | ClusterSync {} => Ok(None),
+            // The probe's stand-in for a new operation's typing rule (`scripts/new-op-probe`).
+            #[cfg(feature = "probe-op-isa")]
+            ProbeOp {} => Ok(None),
             InlineAsm {
                 asm,
                 constraints,

@@ -86,6 +86,36 @@ pub enum CExpr {
     InlineAsm(std::sync::Arc<bwsim_isa::inline_ptx::Program>, Vec<CExpr>),
 }
 
+/// The operations [`Lowerer::op`] never leaves in [`LOp::Op`]: those lowered to an [`LOp`]
+/// variant of their own (allocations, reinterpretations, TMA copies and their waits, MMAs and
+/// commits, wgmma and cp.async waits, atomics, `clc.try_cancel`) and `inline_asm` (an
+/// expression, [`CExpr::InlineAsm`]). A pattern, so that a dispatch over [`LOp::Op`] names them
+/// in one arm and stays exhaustive: a new row of [`OpKind`] is then a compile error (E0004) at
+/// every dispatch that must learn it (`scripts/new-op-probe`).
+macro_rules! lowered_apart {
+    () => {
+        bwsim_isa::ir::OpKind::InlineAsm { .. }
+            | bwsim_isa::ir::OpKind::SmemAlloc { .. }
+            | bwsim_isa::ir::OpKind::SmemReinterpret { .. }
+            | bwsim_isa::ir::OpKind::TmemReinterpret { .. }
+            | bwsim_isa::ir::OpKind::MbarAlloc { .. }
+            | bwsim_isa::ir::OpKind::TmemAlloc { .. }
+            | bwsim_isa::ir::OpKind::TmaLoad { .. }
+            | bwsim_isa::ir::OpKind::TmaGather { .. }
+            | bwsim_isa::ir::OpKind::TmaStore { .. }
+            | bwsim_isa::ir::OpKind::TmaScatter { .. }
+            | bwsim_isa::ir::OpKind::TmaStoreWait { .. }
+            | bwsim_isa::ir::OpKind::ClcTryCancel { .. }
+            | bwsim_isa::ir::OpKind::Tcgen05Mma { .. }
+            | bwsim_isa::ir::OpKind::Tcgen05MmaScaled { .. }
+            | bwsim_isa::ir::OpKind::Tcgen05Commit { .. }
+            | bwsim_isa::ir::OpKind::WgmmaWait { .. }
+            | bwsim_isa::ir::OpKind::CpAsyncWait { .. }
+            | bwsim_isa::ir::OpKind::GlobalAtomic { .. }
+    };
+}
+pub(crate) use lowered_apart;
+
 /// A lowered operation. An operation whose operands are all values keeps the IR's shape
 /// ([`LOp::Op`]: the same [`OpKind`] over lowered expressions); the others carry what the
 /// checker and the static plan resolved (a planned view, a checked type, a TMA descriptor, a
@@ -175,6 +205,59 @@ pub enum LOp {
     },
     /// `global.atomic`, its operation resolved.
     GlobalAtomic(Box<AtomicAccess>),
+}
+
+impl LOp {
+    /// The barrier operand this operation arrives on or completes bytes on, now or when its
+    /// asynchronous work ends (what `crate::waitfor` lists as a wait's possible signallers).
+    pub fn signalled_barrier(&self) -> Option<&CExpr> {
+        use OpKind as K;
+        match self {
+            LOp::Op(
+                K::MbarExpect { bar, .. }
+                | K::MbarExpectTx { bar, .. }
+                | K::MbarCompleteTx { bar, .. }
+                | K::MbarArrive { bar, .. },
+            ) => Some(bar),
+            LOp::Commit { bar, .. } | LOp::TmaLoad { bar, .. } | LOp::ClcTryCancel { bar, .. } => Some(bar),
+            LOp::SmemAlloc { .. }
+            | LOp::SmemReinterpret { .. }
+            | LOp::TmemReinterpret { .. }
+            | LOp::MbarAlloc { .. }
+            | LOp::TmemAlloc { .. }
+            | LOp::TmaStore { .. }
+            | LOp::TmaStoreWait { .. }
+            | LOp::Mma { .. }
+            | LOp::WgmmaWait { .. }
+            | LOp::CpAsyncWait { .. }
+            | LOp::GlobalAtomic(_)
+            | LOp::Op(
+                K::TmemDealloc { .. }
+                | K::MbarInit { .. }
+                | K::MbarWait { .. }
+                | K::MbarTestWait { .. }
+                | K::MbarInvalidate { .. }
+                | K::FenceAsyncShared {}
+                | K::FenceMbarrierInit {}
+                | K::Tcgen05FenceBefore {}
+                | K::Tcgen05FenceAfter {}
+                | K::Tcgen05Cp { .. }
+                | K::TmemLoad { .. }
+                | K::TmemStore { .. }
+                | K::Wgmma { .. }
+                | K::SmemLoad { .. }
+                | K::SmemStore { .. }
+                | K::GlobalLoad { .. }
+                | K::GlobalStore { .. }
+                | K::CpAsync { .. }
+                | K::CpAsyncCommit {}
+                | K::ClcQuery { .. }
+                | K::BarSync {}
+                | K::ClusterSync {},
+            )
+            | LOp::Op(lowered_apart!()) => None,
+        }
+    }
 }
 
 /// A lowered `global.atomic`: the operation (resolved from its name) and its value operands;
@@ -1171,9 +1254,35 @@ impl<'a, 'k> Lower<'a, 'k> {
                     compare: self.opt(compare)?,
                 }))
             }
-            // Every other operation's operands are values, lowered one for one. A layout
-            // operand is the checker's business and has no run-time value.
-            kind => {
+            // These operations' operands are values, lowered one for one. A layout operand is
+            // the checker's business and has no run-time value. The others are
+            // `lowered_apart!()`; each is named above.
+            kind @ (K::TmemDealloc { .. }
+            | K::MbarInit { .. }
+            | K::MbarExpect { .. }
+            | K::MbarExpectTx { .. }
+            | K::MbarCompleteTx { .. }
+            | K::MbarArrive { .. }
+            | K::MbarWait { .. }
+            | K::MbarTestWait { .. }
+            | K::MbarInvalidate { .. }
+            | K::FenceAsyncShared {}
+            | K::FenceMbarrierInit {}
+            | K::Tcgen05FenceBefore {}
+            | K::Tcgen05FenceAfter {}
+            | K::Tcgen05Cp { .. }
+            | K::TmemLoad { .. }
+            | K::TmemStore { .. }
+            | K::Wgmma { .. }
+            | K::SmemLoad { .. }
+            | K::SmemStore { .. }
+            | K::GlobalLoad { .. }
+            | K::GlobalStore { .. }
+            | K::CpAsync { .. }
+            | K::CpAsyncCommit {}
+            | K::ClcQuery { .. }
+            | K::BarSync {}
+            | K::ClusterSync {}) => {
                 let lowered = kind.try_map(|operand, e| match operand {
                     "layout" => Ok(None),
                     _ => self.expr(e).map(|e| Some(Box::new(e))),

@@ -144,7 +144,34 @@ impl<'p, 's> Machine<'p, 's> {
             LOp::Commit { pred, .. } => uses.extend(pred.iter().map(|p| (Sink::Branch, p))),
             LOp::Op(K::SmemLoad { src, .. }) | LOp::Op(K::TmemLoad { src, .. }) => views.push(src),
             LOp::Op(K::SmemStore { dst, .. }) | LOp::Op(K::TmemStore { dst, .. }) => views.push(dst),
-            _ => {}
+            // No operand of these is a sink (a view's index reaches one through the operation
+            // that accesses the view).
+            LOp::SmemAlloc { .. }
+            | LOp::SmemReinterpret { .. }
+            | LOp::TmemReinterpret { .. }
+            | LOp::MbarAlloc { .. }
+            | LOp::TmemAlloc { .. }
+            | LOp::TmaStoreWait { .. }
+            | LOp::ClcTryCancel { .. }
+            | LOp::WgmmaWait { .. }
+            | LOp::CpAsyncWait { .. }
+            | LOp::Op(
+                K::TmemDealloc { .. }
+                | K::MbarInit { .. }
+                | K::MbarWait { .. }
+                | K::MbarTestWait { .. }
+                | K::MbarInvalidate { .. }
+                | K::FenceAsyncShared {}
+                | K::FenceMbarrierInit {}
+                | K::Tcgen05FenceBefore {}
+                | K::Tcgen05FenceAfter {}
+                | K::Tcgen05Cp { .. }
+                | K::CpAsyncCommit {}
+                | K::ClcQuery { .. }
+                | K::BarSync {}
+                | K::ClusterSync {},
+            ) => {}
+            LOp::Op(lowered_apart!()) => {}
         }
         let mut found: Vec<(u32, Sink)> = uses
             .into_iter()
@@ -211,15 +238,13 @@ impl<'p, 's> Machine<'p, 's> {
                 layout,
             } => {
                 let v = smem_of(&ev(src)?)?;
-                let start = views::view_start(&v)
+                let n = views::smem_reinterpret(&v, *dtype, *layout, *shape)
                     .ok_or_else(|| Fault::trap(CudaError::IllegalAddress, "shared address overflow"))?;
-                let bytes = views::buffer_bytes(*dtype, shape.as_slice(), *layout);
+                let (start, bytes) = (n.base, views::buffer_bytes(*dtype, shape.as_slice(), *layout));
                 if start as u64 + bytes > self.cta(s).smem.len() as u64 {
                     return Err(Fault::error(Code::SmemReinterpret, format!("reinterpret of {bytes} bytes at shared byte {start} runs past the end of shared memory")));
                 }
-                Ok(OpDone::Value(Value::Smem(SmemView::whole(
-                    start, *dtype, *layout, *shape, v.alloc,
-                ))))
+                Ok(OpDone::Value(Value::Smem(n)))
             }
             LOp::MbarAlloc { addr, count } => Ok(OpDone::Value(Value::Mbar {
                 addr: *addr,
@@ -618,12 +643,10 @@ impl<'p, 's> Machine<'p, 's> {
                 if !canceled && self.cta(s).clc_failed.is_none() {
                     self.cta(s).clc_failed = Some(span);
                 }
-                Ok(OpDone::Value(Value::Tuple(Arc::from(vec![
-                    Value::Bool(canceled),
-                    Value::Int(word(1) as i64),
-                    Value::Int(word(2) as i64),
-                    Value::Int(word(3) as i64),
-                ]))))
+                Ok(OpDone::Value(eval::clc_query_value(
+                    canceled,
+                    [word(1), word(2), word(3)],
+                )))
             }
             LOp::Op(K::MbarInvalidate { bar }) => {
                 let addr = bar_of(&ev(bar)?)?;
@@ -1057,9 +1080,9 @@ impl<'p, 's> Machine<'p, 's> {
                     cmpv.as_ref(),
                 )?))
             }
-            // Allocations, reinterpretations, TMA copies, MMAs, waits and atomics are lowered
-            // to variants of their own (`crate::lower`).
-            LOp::Op(other) => Err(Fault::unsupported(format!("unlowered `{}`", other.name()))),
+            // Lowered to LOp variants of their own (allocations, TMA copies, MMAs, waits,
+            // atomics) or to an expression (`inline_asm`) by `crate::lower`.
+            LOp::Op(other @ lowered_apart!()) => Err(Fault::unlowered(other)),
         }
     }
 

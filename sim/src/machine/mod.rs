@@ -38,7 +38,7 @@ use crate::diagnostics;
 use crate::eval::{self, as_tile, broadcast_shapes, BIndex, EvalCtx};
 use crate::interp::{self, Bound, Effects, Flow, OpDone};
 use crate::limits::{self, Guard};
-use crate::lower::{AllocPlace, CExpr, IKind, LOp, Program, WorkerSpec};
+use crate::lower::{lowered_apart, AllocPlace, CExpr, IKind, LOp, Program, WorkerSpec};
 use crate::mbarrier::{Mbar, MbarFault};
 use crate::memory::{Smem, Tmem};
 use crate::mma::{self, AOperand, MmaOp, WgmmaA};

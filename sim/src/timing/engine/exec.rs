@@ -62,11 +62,9 @@ impl<'p> Engine<'p> {
                 layout: lay,
             } => {
                 let v = smem_of(evs(src)?)?;
-                let start = views::view_start(&v)
+                let n = views::smem_reinterpret(&v, *dtype, *lay, *sh)
                     .ok_or_else(|| Fault::error(Code::SimError, "shared address overflow"))?;
-                Ok(OpDone::Value(Value::Smem(SmemView::whole(
-                    start, *dtype, *lay, *sh, v.alloc,
-                ))))
+                Ok(OpDone::Value(Value::Smem(n)))
             }
             LOp::MbarAlloc { addr, count } => Ok(OpDone::Value(Value::Mbar {
                 addr: *addr,
@@ -118,12 +116,10 @@ impl<'p> Engine<'p> {
                     .find(|(a, _)| *a == addr)
                     .map_or([0; 4], |x| x.1);
                 *t = t0 + chip.smem_latency + 4.0 * chip.scalar_op_cycles;
-                Ok(OpDone::Value(Value::Tuple(std::sync::Arc::from(vec![
-                    Value::Bool(w[0] == 1),
-                    Value::Int(w[1] as i64),
-                    Value::Int(w[2] as i64),
-                    Value::Int(w[3] as i64),
-                ]))))
+                Ok(OpDone::Value(eval::clc_query_value(
+                    w[0] == 1,
+                    [w[1], w[2], w[3]],
+                )))
             }
             LOp::TmaLoad {
                 desc,
@@ -750,8 +746,9 @@ impl<'p> Engine<'p> {
                 self.record(t0, c, me, TWhat::Op { op: name, end: *t }, span);
                 Ok(OpDone::Next)
             }
-            // Lowered to variants of their own (`crate::lower`).
-            LOp::Op(other) => Err(Fault::unsupported(format!("unlowered `{}`", other.name()))),
+            // Lowered to LOp variants of their own (allocations, TMA copies, MMAs, waits,
+            // atomics) or to an expression (`inline_asm`) by `crate::lower`.
+            LOp::Op(other @ lowered_apart!()) => Err(Fault::unlowered(other)),
         }
     }
 }
@@ -759,11 +756,101 @@ impl<'p> Engine<'p> {
 /// Operations one thread issues for its partition: TMA copies, mbarrier transaction-count
 /// expects, tcgen05 commits (see [`Engine::exec_op`]).
 fn single_thread_issue(op: &LOp) -> bool {
-    matches!(
-        op,
+    match op {
         LOp::TmaLoad { .. }
-            | LOp::TmaStore { .. }
-            | LOp::Commit { .. }
-            | LOp::Op(K::MbarExpect { .. } | K::MbarExpectTx { .. })
-    )
+        | LOp::TmaStore { .. }
+        | LOp::Commit { .. }
+        | LOp::Op(K::MbarExpect { .. } | K::MbarExpectTx { .. }) => true,
+        LOp::SmemAlloc { .. }
+        | LOp::SmemReinterpret { .. }
+        | LOp::TmemReinterpret { .. }
+        | LOp::MbarAlloc { .. }
+        | LOp::TmemAlloc { .. }
+        | LOp::TmaStoreWait { .. }
+        | LOp::ClcTryCancel { .. }
+        | LOp::Mma { .. }
+        | LOp::WgmmaWait { .. }
+        | LOp::CpAsyncWait { .. }
+        | LOp::GlobalAtomic(_)
+        | LOp::Op(
+            K::TmemDealloc { .. }
+            | K::MbarInit { .. }
+            | K::MbarCompleteTx { .. }
+            | K::MbarArrive { .. }
+            | K::MbarWait { .. }
+            | K::MbarTestWait { .. }
+            | K::MbarInvalidate { .. }
+            | K::FenceAsyncShared {}
+            | K::FenceMbarrierInit {}
+            | K::Tcgen05FenceBefore {}
+            | K::Tcgen05FenceAfter {}
+            | K::Tcgen05Cp { .. }
+            | K::TmemLoad { .. }
+            | K::TmemStore { .. }
+            | K::Wgmma { .. }
+            | K::SmemLoad { .. }
+            | K::SmemStore { .. }
+            | K::GlobalLoad { .. }
+            | K::GlobalStore { .. }
+            | K::CpAsync { .. }
+            | K::CpAsyncCommit {}
+            | K::ClcQuery { .. }
+            | K::BarSync {}
+            | K::ClusterSync {},
+        ) => false,
+        LOp::Op(lowered_apart!()) => false,
+    }
+}
+
+/// Whether an op changes or reads state shared with other agents (and so must run in time
+/// order). Only a yes is always safe (the engine orders the op with the other agents'), so
+/// every operation is named.
+pub(super) fn synchronises(op: &LOp) -> bool {
+    match op {
+        LOp::SmemAlloc { .. }
+        | LOp::SmemReinterpret { .. }
+        | LOp::TmemReinterpret { .. }
+        | LOp::MbarAlloc { .. }
+        | LOp::TmemAlloc { .. }
+        | LOp::TmaStoreWait { .. }
+        | LOp::WgmmaWait { .. }
+        | LOp::CpAsyncWait { .. }
+        | LOp::Op(
+            K::TmemDealloc { .. }
+            | K::CpAsyncCommit {}
+            | K::FenceAsyncShared {}
+            | K::FenceMbarrierInit {}
+            | K::Tcgen05FenceBefore {}
+            | K::Tcgen05FenceAfter {}
+            | K::BarSync {},
+        ) => false,
+        LOp::TmaLoad { .. }
+        | LOp::TmaStore { .. }
+        | LOp::ClcTryCancel { .. }
+        | LOp::Mma { .. }
+        | LOp::Commit { .. }
+        | LOp::GlobalAtomic(_)
+        | LOp::Op(
+            K::MbarInit { .. }
+            | K::MbarExpect { .. }
+            | K::MbarExpectTx { .. }
+            | K::MbarCompleteTx { .. }
+            | K::MbarArrive { .. }
+            | K::MbarWait { .. }
+            | K::MbarTestWait { .. }
+            | K::MbarInvalidate { .. }
+            | K::Tcgen05Cp { .. }
+            | K::TmemLoad { .. }
+            | K::TmemStore { .. }
+            | K::Wgmma { .. }
+            | K::SmemLoad { .. }
+            | K::SmemStore { .. }
+            | K::GlobalLoad { .. }
+            | K::GlobalStore { .. }
+            | K::CpAsync { .. }
+            | K::ClcQuery { .. }
+            | K::ClusterSync {},
+        ) => true,
+        LOp::Op(lowered_apart!()) => true,
+    }
 }

@@ -28,6 +28,7 @@
 //! SM `cta_launch_cycles` later.
 
 mod exec;
+use exec::synchronises;
 
 use super::cost::{self, MmaKind};
 use super::hollow;
@@ -38,7 +39,7 @@ use super::TimingError;
 use crate::chips::Chip;
 use crate::eval::{self, EvalCtx};
 use crate::interp::{self, Control, Effects, Flow, OpDone};
-use crate::lower::{CExpr, DescInfo, IKind, LOp, Program, WorkerSpec};
+use crate::lower::{lowered_apart, CExpr, DescInfo, IKind, LOp, Program, WorkerSpec};
 use crate::mbarrier::{Mbar, MbarFault};
 use crate::trap::{CudaError, Fault, OpResult};
 use crate::value::{Dims, SmemView, TmemView, Value};
@@ -449,31 +450,6 @@ fn box_key(tensor: u32, coords: &[i64], block: &[u32]) -> u64 {
         mix(b as u64 | 1 << 40);
     }
     h
-}
-
-/// Whether an op changes or reads state shared with other agents (and so must run in time
-/// order).
-fn synchronises(op: &LOp) -> bool {
-    !matches!(
-        op,
-        LOp::SmemAlloc { .. }
-            | LOp::SmemReinterpret { .. }
-            | LOp::TmemReinterpret { .. }
-            | LOp::MbarAlloc { .. }
-            | LOp::TmemAlloc { .. }
-            | LOp::Op(K::TmemDealloc { .. })
-            | LOp::TmaStoreWait { .. }
-            | LOp::WgmmaWait { .. }
-            | LOp::Op(K::CpAsyncCommit {})
-            | LOp::CpAsyncWait { .. }
-            | LOp::Op(
-                K::FenceAsyncShared {}
-                    | K::FenceMbarrierInit {}
-                    | K::Tcgen05FenceBefore {}
-                    | K::Tcgen05FenceAfter {}
-            )
-            | LOp::Op(K::BarSync {})
-    )
 }
 
 impl<'p> Engine<'p> {
