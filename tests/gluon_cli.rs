@@ -200,8 +200,11 @@ fn sidecar_says(
     let ds = bwsim_testkit::directives::parse(&text, bwsim_testkit::directives::GLUON_KEYS, true)
         .unwrap_or_else(|e| panic!("{}: {e}", sidecar.display()));
     let applies = |key: &'static str| {
-        ds.iter()
-            .filter(move |d| d.key == key && d.applies(version, target))
+        ds.iter().filter(move |d| {
+            d.key == key
+                && d.applies_to(version, target)
+                    .unwrap_or_else(|e| panic!("{}: {e}", sidecar.display()))
+        })
     };
     let ptx = applies("ptx").next_back().map(|d| {
         let (code, text) = d
