@@ -199,9 +199,13 @@ fn sidecar_says(
     let text = std::fs::read_to_string(&sidecar).expect("sidecar");
     let ds = bwsim_testkit::directives::parse(&text, bwsim_testkit::directives::GLUON_KEYS, true)
         .unwrap_or_else(|e| panic!("{}: {e}", sidecar.display()));
+    let path = &sidecar;
     let applies = |key: &'static str| {
-        ds.iter()
-            .filter(move |d| d.key == key && d.applies(version, target))
+        ds.iter().filter(move |d| {
+            d.key == key
+                && d.applies_to(version, target)
+                    .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        })
     };
     let ptx = applies("ptx").next_back().map(|d| {
         let (code, text) = d

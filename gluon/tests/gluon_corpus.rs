@@ -122,20 +122,11 @@ impl Versions {
     }
 }
 
-/// Whether a directive applies to a fixture of `version` and `target`; a qualifier that is
-/// neither a version selector nor a target is an error.
+/// Whether a directive applies to a fixture of `version` and `target` (the one qualifier rule,
+/// `Directive::applies_to`: a qualifier that is neither a version selector nor a target is an
+/// error).
 fn applies(d: &Directive, version: Minor, target: Target) -> Result<bool, String> {
-    if let Some(q) = d
-        .qualifiers
-        .iter()
-        .find(|q| directives::versions(q).is_none() && Target::from_name(q).is_none())
-    {
-        return Err(format!(
-            "line {}: `{q}` is neither a Triton version (3.8, 3.8+, 3.6-3.7) nor a target",
-            d.line
-        ));
-    }
-    Ok(d.applies((version.0, version.1), target.name()))
+    d.applies_to((version.0, version.1), target.name())
 }
 
 /// A Python place, `planted_bugs.py:45`.

@@ -89,12 +89,33 @@ fn sidecar_tolerance(path: &Path) -> Option<Check> {
         })
 }
 
-/// The values of the launch sidecar's `// KEY: VALUE` lines for `key` (a qualified
-/// `// KEY [3.8+]: VALUE` included), in order.
+/// The Triton release line of a fixture: its version folder (`tests/gluon/3.8/`), else its
+/// `// triton-version: X.Y.Z` first line.
+fn release_of(path: &Path) -> Option<directives::Release> {
+    let folder = path.parent()?.file_name()?.to_str()?;
+    directives::release(folder).or_else(|| {
+        let text = std::fs::read_to_string(path).ok()?;
+        let v = text.lines().next()?.strip_prefix("// triton-version:")?.trim();
+        let (line, _patch) = v.rsplit_once('.')?;
+        directives::release(line)
+    })
+}
+
+/// The values of the launch sidecar's `// KEY: VALUE` lines for `key` that apply to the
+/// fixture `path` (an unqualified line, or a qualified `// KEY [3.8+ sm_90a]: VALUE` whose
+/// qualifiers select the fixture's release and target by the one rule,
+/// `Directive::applies_to`; a qualified line of a fixture whose release or target is unknown,
+/// or with a qualifier the rule rejects, does not apply), in order.
 fn sidecar_values(path: &Path, key: &str) -> Vec<String> {
+    let (release, target) = (release_of(path), target_in_name(path));
+    let applies = |d: &Directive| match (release, target) {
+        _ if d.qualifiers.is_empty() => true,
+        (Some(r), Some(t)) => d.applies_to(r, t.name()).unwrap_or(false),
+        _ => false,
+    };
     sidecar(path)
         .into_iter()
-        .filter(|d| d.key == key)
+        .filter(|d| d.key == key && applies(d))
         .map(|d| d.value)
         .collect()
 }
@@ -258,6 +279,19 @@ mod tests {
         sidecar(
             dir.path(),
             "// versions: 3.9\n// refused [3.9]: ttgir-unsupported-op `tt.atomic_store`\nlaunch {\n}\n",
+        );
+        assert!(refusal_is_expected(&ttgir, message));
+        // Stated for another release or target only: still an error.
+        for q in ["3.8", "3.6-3.8", "sm_90a", "3.9 sm_90a", "3.9-"] {
+            sidecar(
+                dir.path(),
+                &format!("// refused [{q}]: ttgir-unsupported-op `tt.atomic_store`\nlaunch {{\n}}\n"),
+            );
+            assert!(!refusal_is_expected(&ttgir, message), "[{q}]");
+        }
+        sidecar(
+            dir.path(),
+            "// refused [3.8+ sm_100a]: ttgir-unsupported-op `tt.atomic_store`\nlaunch {\n}\n",
         );
         assert!(refusal_is_expected(&ttgir, message));
     }

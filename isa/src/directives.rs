@@ -18,8 +18,8 @@
 //!
 //! This is the one parser of test directives: tests/check_corpus.rs, tests/verify_rules.rs and
 //! gluon/tests/gluon_corpus.rs read their files through it (as `bwsim_testkit::directives`), and
-//! `bwsim gpu` reads the sidecars' `refused:`, `ptx:` and `gpu:` lines through it. It knows
-//! nothing of what a directive means.
+//! `bwsim gpu` reads the sidecars' `refused:`, `ptx:` and `gpu:` lines through it. Beside the
+//! qualifier rule ([`Directive::applies_to`]) it knows nothing of what a directive means.
 
 use std::fmt;
 
@@ -142,22 +142,31 @@ pub fn parse(text: &str, known: &[&str], qualified: bool) -> Result<Vec<Directiv
 
 impl Directive {
     /// Whether the directive applies to a file of Triton release line `version` (`(3, 8)`) and
-    /// target `target` (`sm_100a`): its qualifiers are version selectors (`3.8`, `3.8+`,
-    /// `3.6-3.7`) and other words (targets); it applies when `version` matches one of its
-    /// selectors (if it has any) and `target` is one of its words (if it has any).
-    pub fn applies(&self, version: Release, target: &str) -> bool {
-        let (mut selectors, mut words) = (Vec::new(), Vec::new());
+    /// target `target` (`sm_100a`). Its qualifiers are version selectors (`3.8`, `3.8+`,
+    /// `3.6-3.7`) and targets (`sm_100a`, `sm_90a`); it applies when `version` matches one of
+    /// its selectors (if it has any) and `target` is one of its targets (if it has any). A
+    /// qualifier that is neither is an error (naming the directive's line), so a misspelt
+    /// qualifier cannot silently restrict a directive to nothing. This is the one qualifier
+    /// rule: the Gluon corpus, the PTX test of the fixtures and `bwsim gpu` all ask it.
+    pub fn applies_to(&self, version: Release, target: &str) -> Result<bool, String> {
+        let (mut selectors, mut targets) = (Vec::new(), Vec::new());
         for q in &self.qualifiers {
             match versions(q) {
                 Some(r) => selectors.push(r),
-                None => words.push(q.as_str()),
+                None if crate::types::Target::from_name(q).is_some() => targets.push(q.as_str()),
+                None => {
+                    return Err(format!(
+                        "line {}: `{q}` is neither a Triton version (3.8, 3.8+, 3.6-3.7) nor a target",
+                        self.line
+                    ))
+                }
             }
         }
-        (selectors.is_empty()
+        Ok((selectors.is_empty()
             || selectors
                 .iter()
                 .any(|(lo, hi)| version >= *lo && hi.is_none_or(|hi| version <= hi)))
-            && (words.is_empty() || words.contains(&target))
+            && (targets.is_empty() || targets.contains(&target)))
     }
 }
 
@@ -170,7 +179,14 @@ pub type Selector = (Release, Option<Release>);
 /// A release line, `3.8`.
 pub fn release(s: &str) -> Option<Release> {
     let (a, b) = s.split_once('.')?;
-    Some((a.parse().ok()?, b.parse().ok()?))
+    // Digits only: `u32`'s parser would also take a sign (`+3.8`).
+    let number = |t: &str| {
+        t.bytes()
+            .all(|c| c.is_ascii_digit())
+            .then(|| t.parse().ok())
+            .flatten()
+    };
+    Some((number(a)?, number(b)?))
 }
 
 /// A version selector: `3.8` (that release), `3.8+` (it and later), `3.6-3.7` (a range), as
@@ -237,18 +253,47 @@ mod tests {
             key: "run".into(),
             qualifiers: q.iter().map(|s| s.to_string()).collect(),
             value: String::new(),
-            line: 1,
+            line: 7,
         };
-        assert!(d(&[]).applies((3, 6), "sm_90a"));
-        assert!(d(&["3.8+"]).applies((3, 9), "sm_90a"));
-        assert!(!d(&["3.8+"]).applies((3, 7), "sm_90a"));
-        assert!(d(&["3.6-3.7"]).applies((3, 7), "sm_100a"));
-        assert!(!d(&["3.6-3.7"]).applies((3, 8), "sm_100a"));
-        assert!(d(&["3.7", "3.9"]).applies((3, 9), "sm_100a"));
-        assert!(!d(&["3.9", "sm_100a"]).applies((3, 9), "sm_90a"));
-        assert!(d(&["3.9", "sm_100a"]).applies((3, 9), "sm_100a"));
+        // (qualifiers, version, target, applies)
+        let cases: &[(&[&str], Release, &str, bool)] = &[
+            (&[], (3, 6), "sm_90a", true),
+            (&["3.8+"], (3, 8), "sm_90a", true),
+            (&["3.8+"], (3, 9), "sm_90a", true),
+            (&["3.8+"], (3, 10), "sm_100a", true),
+            (&["3.8+"], (3, 7), "sm_90a", false),
+            (&["3.6-3.7"], (3, 6), "sm_100a", true),
+            (&["3.6-3.7"], (3, 7), "sm_100a", true),
+            (&["3.6-3.7"], (3, 8), "sm_100a", false),
+            (&["3.9"], (3, 9), "sm_100a", true),
+            (&["3.9"], (3, 8), "sm_100a", false),
+            (&["3.7", "3.9"], (3, 9), "sm_100a", true),
+            (&["3.7", "3.9"], (3, 8), "sm_100a", false),
+            (&["sm_90a"], (3, 6), "sm_90a", true),
+            (&["sm_90a"], (3, 6), "sm_100a", false),
+            (&["3.8+", "sm_90a"], (3, 9), "sm_90a", true),
+            (&["3.8+", "sm_90a"], (3, 7), "sm_90a", false),
+            (&["3.8+", "sm_90a"], (3, 9), "sm_100a", false),
+            (&["3.9", "sm_100a"], (3, 9), "sm_90a", false),
+            (&["3.9", "sm_100a"], (3, 9), "sm_100a", true),
+        ];
+        for (q, version, target, want) in cases {
+            assert_eq!(
+                d(q).applies_to(*version, target),
+                Ok(*want),
+                "{q:?} at {version:?} {target}"
+            );
+        }
+        for bad in [&["sm90a"][..], &["3.8+", "hopper"], &["3.x"], &["+3.8"]] {
+            let e = d(bad).applies_to((3, 9), "sm_90a").expect_err("a bad qualifier");
+            assert!(e.starts_with("line 7: `"), "{e}");
+            assert!(e.contains("neither a Triton version"), "{e}");
+        }
         assert_eq!(versions("3.10+"), Some(((3, 10), None)));
+        assert_eq!(versions("3.6-3.7"), Some(((3, 6), Some((3, 7)))));
+        assert_eq!(versions("3.9"), Some(((3, 9), Some((3, 9)))));
         assert_eq!(versions("sm_90a"), None);
+        assert_eq!(release("+3.8"), None);
     }
 
     #[test]

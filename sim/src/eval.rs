@@ -356,23 +356,8 @@ impl Opnd<'_> {
     }
 }
 
-/// Numpy broadcast of shapes.
-pub fn broadcast_shapes(a: &[u32], b: &[u32]) -> Option<Vec<u32>> {
-    let n = a.len().max(b.len());
-    let mut out = vec![0; n];
-    for (i, o) in out.iter_mut().enumerate() {
-        let x = if i + a.len() >= n { a[i + a.len() - n] } else { 1 };
-        let y = if i + b.len() >= n { b[i + b.len() - n] } else { 1 };
-        *o = if x == y || y == 1 {
-            x
-        } else if x == 1 {
-            y
-        } else {
-            return None;
-        };
-    }
-    Some(out)
-}
+/// Numpy broadcast of shapes: the checker's rule, the one definition.
+pub use bwsim_isa::typeck::broadcast_shapes;
 
 /// For each output linear index, the linear index into an operand of `shape` broadcast to `out`.
 pub struct BIndex {

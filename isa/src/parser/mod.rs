@@ -757,10 +757,24 @@ impl Parser {
         Ok(e)
     }
 
+    /// `KW NAME SEP`, the head of a one-line declaration: where it starts, and its name.
+    fn decl_head(&mut self, kw: &str, what: &str, sep: &str) -> PResult<(Span, Ident)> {
+        let start = self.expect_kw(kw)?;
+        let name = self.binding(what)?;
+        self.expect_punct(sep)?;
+        Ok((start, name))
+    }
+
+    /// The end of a one-line declaration begun at `start`: its span, and its comments (those
+    /// above it and a trailing one).
+    fn decl_end(&mut self, start: Span, comments: Vec<String>) -> PResult<(Span, Vec<String>)> {
+        let span = self.since(start);
+        self.expect_eol()?;
+        Ok((span, merge_comments(comments, self.take_trailing(start))))
+    }
+
     fn const_decl(&mut self, comments: Vec<String>) -> PResult<ConstDecl> {
-        let start = self.expect_kw("const")?;
-        let name = self.binding("a constant name")?;
-        self.expect_punct(":")?;
+        let (start, name) = self.decl_head("const", "a constant name", ":")?;
         let kind = match self.peek() {
             Tok::Ident(s) if s == "int" => ConstKind::Int,
             Tok::Ident(s) if s == "bool" => ConstKind::Bool,
@@ -770,9 +784,7 @@ impl Parser {
         self.bump();
         self.expect_punct("=")?;
         let value = self.expr()?;
-        let span = self.since(start);
-        self.expect_eol()?;
-        let comments = merge_comments(comments, self.take_trailing(start));
+        let (span, comments) = self.decl_end(start, comments)?;
         Ok(ConstDecl {
             comments,
             name,
@@ -783,13 +795,9 @@ impl Parser {
     }
 
     fn param_decl(&mut self, comments: Vec<String>) -> PResult<Param> {
-        let start = self.expect_kw("param")?;
-        let name = self.binding("a parameter name")?;
-        self.expect_punct(":")?;
+        let (start, name) = self.decl_head("param", "a parameter name", ":")?;
         let ty = self.expr()?;
-        let span = self.since(start);
-        self.expect_eol()?;
-        let comments = merge_comments(comments, self.take_trailing(start));
+        let (span, comments) = self.decl_end(start, comments)?;
         Ok(Param {
             comments,
             name,
@@ -799,13 +807,9 @@ impl Parser {
     }
 
     fn layout_decl(&mut self, comments: Vec<String>) -> PResult<LayoutDecl> {
-        let start = self.expect_kw("layout")?;
-        let name = self.binding("a layout name")?;
-        self.expect_punct("=")?;
+        let (start, name) = self.decl_head("layout", "a layout name", "=")?;
         let value = self.expr()?;
-        let span = self.since(start);
-        self.expect_eol()?;
-        let comments = merge_comments(comments, self.take_trailing(start));
+        let (span, comments) = self.decl_end(start, comments)?;
         Ok(LayoutDecl {
             comments,
             name,

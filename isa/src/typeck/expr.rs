@@ -125,15 +125,19 @@ impl<'k> Cx<'k> {
         }
     }
 
+    /// The type of a value that is one of `a` and `b` (`select`, `min`, `max`): scalars
+    /// [`promote`]; tiles broadcast as the operands of `+` do.
+    fn join(&mut self, a: &Ty, b: &Ty, span: Span) -> Result<Ty, Diagnostic> {
+        match (a, b) {
+            (Ty::Scalar(x), Ty::Scalar(y)) => Ok(Ty::Scalar(promote(*x, *y))),
+            _ => self.binary(BinOp::Add, a, b, span),
+        }
+    }
+
     pub(super) fn binary(&mut self, op: BinOp, ta: &Ty, tb: &Ty, span: Span) -> Result<Ty, Diagnostic> {
         let cmp = op.is_comparison() || matches!(op, BinOp::And | BinOp::Or);
         match (ta, tb) {
-            (Ty::Scalar(x), Ty::Scalar(y)) => {
-                if cmp {
-                    return Ok(Ty::Scalar(ScalarTy::I1));
-                }
-                Ok(Ty::Scalar(promote(*x, *y)))
-            }
+            (Ty::Scalar(x), Ty::Scalar(y)) => Ok(Ty::Scalar(scalar_binary(op, *x, *y))),
             (Ty::Tile(t), Ty::Scalar(_)) | (Ty::Scalar(_), Ty::Tile(t)) => {
                 let mut t = t.clone();
                 if cmp {
@@ -230,7 +234,7 @@ impl<'k> Cx<'k> {
             "min" | "max" => {
                 arity(2)?;
                 let (a, b) = (self.expr_inner(pos[0])?, self.expr_inner(pos[1])?);
-                self.binary(BinOp::Add, &a, &b, e.span)
+                self.join(&a, &b, e.span)
             }
             "cdiv" => {
                 arity(2)?;
@@ -245,7 +249,7 @@ impl<'k> Cx<'k> {
                 arity(3)?;
                 let c = self.expr_inner(pos[0])?;
                 let (a, b) = (self.expr_inner(pos[1])?, self.expr_inner(pos[2])?);
-                let v = self.binary(BinOp::Add, &a, &b, e.span)?;
+                let v = self.join(&a, &b, e.span)?;
                 match (&c, v) {
                     (Ty::Tile(ct), Ty::Tile(mut vt)) => {
                         vt.shape = broadcast_shapes(&ct.shape, &vt.shape)

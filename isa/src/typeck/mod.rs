@@ -1130,13 +1130,34 @@ pub fn smem_bytes(dtype: DType, shape: &[u32], layout: &SmemLayout) -> u32 {
     u32::try_from(crate::placement::buffer_bytes(dtype, shape, layout)).unwrap_or(u32::MAX)
 }
 
-fn promote(a: ScalarTy, b: ScalarTy) -> ScalarTy {
+/// The type of a value that is one of two scalars (`select`, `min`, `max`, and the operand
+/// type of a binary operation): `f32` over `i64` over `i32` over `i1`. The one rule; the PTX
+/// backend computes in this type (holding an `i1` in a 32-bit register where it does
+/// arithmetic on it).
+pub fn promote(a: ScalarTy, b: ScalarTy) -> ScalarTy {
     use ScalarTy::*;
     match (a, b) {
         (F32, _) | (_, F32) => F32,
         (I64, _) | (_, I64) => I64,
         (I32, _) | (_, I32) => I32,
         _ => I1,
+    }
+}
+
+/// The type of the scalar binary operation `a op b`: `i1` for a comparison, `&&` and `||`;
+/// otherwise the operands' [`promote`]d type, except that arithmetic (`+ - * / % << >>`) on two
+/// `i1` is `i32`: booleans count as 0 and 1, so `true + true` is 2 (as the simulator and the PTX
+/// backend compute it), which an `i1` cannot hold. The bitwise operators keep `i1`.
+pub fn scalar_binary(op: crate::ir::BinOp, a: ScalarTy, b: ScalarTy) -> ScalarTy {
+    use crate::ir::BinOp::*;
+    match op {
+        _ if op.is_comparison() => ScalarTy::I1,
+        And | Or => ScalarTy::I1,
+        BitAnd | BitOr | BitXor => promote(a, b),
+        _ => match promote(a, b) {
+            ScalarTy::I1 => ScalarTy::I32,
+            t => t,
+        },
     }
 }
 
@@ -1268,6 +1289,42 @@ mod tests {
     fn checked(k: &Kernel) -> (Checked<'_>, Vec<Diagnostic>) {
         let consts = ConstEnv::new(k, crate::Target::Sm100a, &[]).expect("constants");
         check(k, consts)
+    }
+
+    /// Arithmetic on two booleans counts them as 0 and 1 (the simulator's `true + true` is 2,
+    /// the PTX backend's an `s32` add), so its type is `i32`; the bitwise operators, `select`,
+    /// `min` and `max` keep `i1`, and comparisons are `i1`.
+    #[test]
+    fn scalar_binary_types() {
+        let text = "kernel k {\n  target sm_100a\n  num_warps 4\n  let p = program_id(0) < 1\n  let a = p + p\n  let b = p << p\n  let c = p ^ p\n  let d = select(p, p, p)\n  let e = max(p, p)\n  let f = p < p\n  let g = a + 1.5\n}\n";
+        let k = crate::parser::parse(text).expect("parses");
+        let (c, d) = checked(&k);
+        assert!(d.is_empty(), "{d:?}");
+        let mut types = Vec::new();
+        for s in &k.body.stmts {
+            if let StmtKind::Let { names, .. } = &s.kind {
+                types.push(c.binding_type(&names[0]).map(Ty::describe));
+            }
+        }
+        let want = ["i1", "i32", "i32", "i1", "i1", "i1", "i1", "f32"];
+        assert_eq!(
+            types,
+            want.map(|t| Some(Ty::Scalar(ScalarTy::from_name(t).expect("a type")).describe()))
+        );
+        use crate::ir::BinOp;
+        use ScalarTy::*;
+        for (op, a, b, want) in [
+            (BinOp::Add, I1, I1, I32),
+            (BinOp::Sub, I1, I32, I32),
+            (BinOp::Mul, I1, I64, I64),
+            (BinOp::Div, I32, F32, F32),
+            (BinOp::BitAnd, I1, I1, I1),
+            (BinOp::BitOr, I1, I32, I32),
+            (BinOp::Lt, F32, F32, I1),
+            (BinOp::And, I32, I32, I1),
+        ] {
+            assert_eq!(scalar_binary(op, a, b), want, "{op:?} {a:?} {b:?}");
+        }
     }
 
     #[test]

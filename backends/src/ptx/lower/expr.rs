@@ -8,7 +8,7 @@
 use super::*;
 use crate::ptx::emit::f32_imm;
 use bwsim_isa::consts::binop;
-use bwsim_isa::typeck::TmemTy;
+use bwsim_isa::typeck::{self, TmemTy};
 
 fn const_val(c: ConstValue) -> Val {
     match c {
@@ -18,12 +18,14 @@ fn const_val(c: ConstValue) -> Val {
     }
 }
 
-fn promote(a: ScalarTy, b: ScalarTy) -> ScalarTy {
-    use ScalarTy::*;
-    match (a, b) {
-        (F32, _) | (_, F32) => F32,
-        (I64, _) | (_, I64) => I64,
-        _ => I32,
+/// The register type of a scalar computed in the checker's type `t` (`typeck::promote`,
+/// `typeck::scalar_binary`: the type is the checker's): an `i1` that takes part in arithmetic,
+/// a comparison or a `selp` is held as 0 or 1 in a 32-bit register, a representation choice
+/// (predicate registers have no arithmetic).
+fn reg_ty(t: ScalarTy) -> ScalarTy {
+    match t {
+        ScalarTy::I1 => ScalarTy::I32,
+        t => t,
     }
 }
 
@@ -359,7 +361,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 Ok(Val::Scalar(ScalarTy::I1, d))
             }
             _ if op.is_comparison() => {
-                let t = promote(ta, tb);
+                let t = reg_ty(typeck::promote(ta, tb));
                 let x = self.scalar_operand(&a, t, span)?;
                 let y = self.scalar_operand(&b, t, span)?;
                 let x = self.reg_if_imm(&x, t);
@@ -377,7 +379,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 Ok(Val::Scalar(ScalarTy::I1, d))
             }
             _ => {
-                let t = promote(ta, tb);
+                let t = reg_ty(typeck::scalar_binary(op, ta, tb));
                 let x = self.scalar_operand(&a, t, span)?;
                 let shift = matches!(op, BinOp::Shl | BinOp::Shr);
                 let y = if shift {
@@ -461,7 +463,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 }
                 let ta = self.scalar_ty_arg(&a, f, e.span)?;
                 let tb = self.scalar_ty_arg(&b, f, e.span)?;
-                let t = promote(ta, tb);
+                let t = reg_ty(typeck::promote(ta, tb));
                 let x = self.scalar_operand(&a, t, e.span)?;
                 let y = self.scalar_operand(&b, t, e.span)?;
                 let x = self.reg_if_imm(&x, t);
@@ -501,7 +503,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 let p = self.pred_of(&c, e.span)?;
                 let ta = self.scalar_ty_arg(&a, f, e.span)?;
                 let tb = self.scalar_ty_arg(&b, f, e.span)?;
-                let t = promote(ta, tb);
+                let t = reg_ty(typeck::promote(ta, tb));
                 if ta == ScalarTy::I1 && tb == ScalarTy::I1 {
                     let x = self.pred_of(&a, e.span)?;
                     let y = self.pred_of(&b, e.span)?;

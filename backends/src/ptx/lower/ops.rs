@@ -389,12 +389,9 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 }
                 Ok(None)
             }
-            TmemLoad { src, layout } => {
+            TmemLoad { src, .. } => {
                 let t = self.tmem_arg(src, name)?;
-                let l = match layout {
-                    Some(l) => self.layout_arg(l, name)?,
-                    None => TileLayout::Tmem32x32b,
-                };
+                let l = self.result_layout(op, name)?;
                 self.tmem_load(&t, &l, span).map(|t| Some(Val::Tile(t)))
             }
             TmemStore { dst, value } => {
@@ -624,7 +621,21 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             .ok_or_else(|| invalid(what, e.span, "a layout the type checker did not resolve"))
     }
 
-    /// The layout of a tile loaded without one: 32 consecutive elements of the last dimension
+    /// The register layout of the tile an op produces, as the checker resolved it (its written
+    /// layout, or the op's default: `tmem.load`'s is `tmem32x32b`).
+    pub(super) fn result_layout(&self, op: &Op, what: &str) -> LResult<TileLayout> {
+        match self.op_type(op)? {
+            Ty::Tile(bwsim_isa::typeck::TileTy { layout: Some(l), .. }) => Ok(l),
+            _ => Err(invalid(
+                what,
+                op.span,
+                "a layout the type checker did not resolve",
+            )),
+        }
+    }
+
+    /// The layout of a tile loaded from shared memory without one (the checker leaves it
+    /// open: `smem.load`'s type has no layout then, and the simulator needs none): 32 consecutive elements of the last dimension
     /// per warp, the warps along the first dimension, the rest in registers.
     pub(super) fn default_layout(&self, shape: &[u32]) -> TileLayout {
         let r = shape.len();
