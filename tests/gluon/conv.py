@@ -22,6 +22,8 @@ from triton.experimental.gluon.language.nvidia.blackwell import fence_async_shar
 from triton.experimental.gluon.language.nvidia.blackwell import tcgen05_mma, tma
 from triton.experimental.gluon.language.nvidia.hopper import warpgroup_mma
 
+from wgmma_matmul import wgmma_zeros
+
 
 @gluon.jit
 def output_tile(x_desc, w_desc, H, W):
@@ -112,9 +114,7 @@ def conv2d_wgmma_kernel(x_desc, w_desc, y_desc, H, W, C, R: gl.constexpr, S: gl.
     mbarrier.init(bar, count=1)
     fence_async_shared()
 
-    acc_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[gl.num_warps(), 1],
-                                                         instr_shape=[16, BLOCK_N, 16])
-    acc = gl.zeros((BLOCK_M, BLOCK_N), gl.float32, acc_layout)
+    acc = wgmma_zeros(BLOCK_M, BLOCK_N)
     phase = 0
     for rs in range(R * S):
         r, s = tap(rs, S)

@@ -9,6 +9,8 @@ from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import tma, mbarrier, fence_async_shared
 
+from persistence import allocate_mbarriers
+
 
 @gluon.jit
 def elementwise_add_tma_kernel(a_desc, b_desc, c_desc, xnumel, ynumel, XBLOCK: gl.constexpr, YBLOCK: gl.constexpr,
@@ -18,9 +20,7 @@ def elementwise_add_tma_kernel(a_desc, b_desc, c_desc, xnumel, ynumel, XBLOCK: g
     a_bufs = gl.allocate_shared_memory(dtype, [NUM_BUFFERS, XBLOCK, YBLOCK], a_desc.layout)
     b_bufs = gl.allocate_shared_memory(dtype, [NUM_BUFFERS, XBLOCK, YBLOCK], b_desc.layout)
     c_smem = gl.allocate_shared_memory(dtype, [XBLOCK, YBLOCK], c_desc.layout)
-    bars = gl.allocate_shared_memory(gl.int64, [NUM_BUFFERS, 1], mbarrier.MBarrierLayout())
-    for i in gl.static_range(NUM_BUFFERS):
-        mbarrier.init(bars.index(i), count=1)
+    bars = allocate_mbarriers(NUM_BUFFERS)
 
     xoff = gl.program_id(0) * XBLOCK
     n = gl.cdiv(ynumel, YBLOCK)
@@ -85,13 +85,19 @@ def compute_partition(a_bufs, b_bufs, c_bufs, load_empty_bars, load_ready_bars, 
         mbarrier.arrive(load_empty_bars.index(load_index), count=1)
 
         c_val = a_val + b_val
-        store_idx = i % NUM_STORE_BUFFERS
-        store_phase = i // NUM_STORE_BUFFERS & 1
-        mbarrier.wait(c_empty_bars.index(store_idx), store_phase ^ 1)
-        c_bufs.index(store_idx).store(c_val)
-        # Fence to order with the TMA store.
-        fence_async_shared()
-        mbarrier.arrive(c_ready_bars.index(store_idx), count=1)
+        hand_to_store(c_val, i, c_bufs, c_empty_bars, c_ready_bars, NUM_STORE_BUFFERS)
+
+
+@gluon.jit
+def hand_to_store(c_val, i, c_bufs, c_empty_bars, c_ready_bars, NUM_STORE_BUFFERS: gl.constexpr):
+    # Block i of the result into the store ring, for the store partition.
+    store_idx = i % NUM_STORE_BUFFERS
+    store_phase = i // NUM_STORE_BUFFERS & 1
+    mbarrier.wait(c_empty_bars.index(store_idx), store_phase ^ 1)
+    c_bufs.index(store_idx).store(c_val)
+    # Fence to order with the TMA store.
+    fence_async_shared()
+    mbarrier.arrive(c_ready_bars.index(store_idx), count=1)
 
 
 @gluon.jit
@@ -111,8 +117,9 @@ def store_partition(c_desc, c_bufs, c_empty_bars, c_ready_bars, ynumel, XBLOCK: 
 
 
 @gluon.jit
-def elementwise_add_ws_kernel(a_desc, b_desc, c_desc, xnumel, ynumel, XBLOCK: gl.constexpr, YBLOCK: gl.constexpr,
-                              NUM_LOAD_BUFFERS: gl.constexpr, NUM_STORE_BUFFERS: gl.constexpr):
+def ws_add_buffers(a_desc, b_desc, c_desc, XBLOCK: gl.constexpr, YBLOCK: gl.constexpr, NUM_LOAD_BUFFERS: gl.constexpr,
+                   NUM_STORE_BUFFERS: gl.constexpr):
+    # The load ring of A and B blocks, the store ring of C blocks, and their empty and ready mbarriers.
     dtype: gl.constexpr = a_desc.dtype
     a_bufs = gl.allocate_shared_memory(dtype, [NUM_LOAD_BUFFERS, XBLOCK, YBLOCK], a_desc.layout)
     b_bufs = gl.allocate_shared_memory(dtype, [NUM_LOAD_BUFFERS, XBLOCK, YBLOCK], b_desc.layout)
@@ -127,6 +134,14 @@ def elementwise_add_ws_kernel(a_desc, b_desc, c_desc, xnumel, ynumel, XBLOCK: gl
     for i in gl.static_range(NUM_STORE_BUFFERS):
         mbarrier.init(c_empty_bars.index(i), count=1)
         mbarrier.init(c_ready_bars.index(i), count=1)
+    return a_bufs, b_bufs, c_bufs, load_empty_bars, load_ready_bars, c_empty_bars, c_ready_bars
+
+
+@gluon.jit
+def elementwise_add_ws_kernel(a_desc, b_desc, c_desc, xnumel, ynumel, XBLOCK: gl.constexpr, YBLOCK: gl.constexpr,
+                              NUM_LOAD_BUFFERS: gl.constexpr, NUM_STORE_BUFFERS: gl.constexpr):
+    a_bufs, b_bufs, c_bufs, load_empty_bars, load_ready_bars, c_empty_bars, c_ready_bars = ws_add_buffers(
+        a_desc, b_desc, c_desc, XBLOCK, YBLOCK, NUM_LOAD_BUFFERS, NUM_STORE_BUFFERS)
 
     gl.warp_specialize([
         (compute_partition, (a_bufs, b_bufs, c_bufs, load_empty_bars, load_ready_bars, c_empty_bars, c_ready_bars,

@@ -8,6 +8,7 @@ from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.blackwell import tma, mbarrier, fence_async_shared
 
 from persistence import MMAv5, PersistentTileScheduler, GroupedPersistentTileScheduler  # noqa: F401
+from persistence import allocate_mbarriers, issue_mma, tile_offsets
 
 
 # out = tensor_desc[x_offsets, y_offset:y_offset + BLOCK_Y], written row-major to out_ptr.
@@ -79,17 +80,6 @@ def issue_loads(producer, X_desc, W_desc, X_gather_indx_ptr, off_m, off_n, k, ba
 
 
 @gluon.jit
-def issue_mma(consumer, mma, bars, x_bufs, w_bufs, num_buffers: gl.constexpr):
-    index = consumer % num_buffers
-    phase = consumer // num_buffers & 1
-    consumer += 1
-    mbarrier.wait(bars.index(index), phase)
-    mma = mma.wait_num_outstanding(0)
-    mma = mma.issue_async_mma(x_bufs.index(index), w_bufs.index(index))
-    return consumer, mma
-
-
-@gluon.jit
 def matmul_fused_gather_scatter_kernel(x_desc, w_desc, out_desc, x_gather_indx_ptr, out_scatter_indx_ptr,
                                        BLOCK_M: gl.constexpr, SchedulerImpl: gl.constexpr, num_buffers: gl.constexpr):
     BLOCK_N: gl.constexpr = w_desc.block_type.shape[1]
@@ -103,9 +93,7 @@ def matmul_fused_gather_scatter_kernel(x_desc, w_desc, out_desc, x_gather_indx_p
     w_bufs = gl.allocate_shared_memory(dtype, [num_buffers, BLOCK_K, BLOCK_N], w_desc.layout)
     out_smem = gl.allocate_shared_memory(dtype, [BLOCK_M, BLOCK_N], out_desc.layout)
 
-    bars = gl.allocate_shared_memory(gl.int64, [num_buffers, 1], mbarrier.MBarrierLayout())
-    for i in gl.static_range(num_buffers):
-        mbarrier.init(bars.index(i), count=1)
+    bars = allocate_mbarriers(num_buffers)
     producer = 0
     consumer = 0
 
@@ -115,9 +103,7 @@ def matmul_fused_gather_scatter_kernel(x_desc, w_desc, out_desc, x_gather_indx_p
 
     # Peeled inner loop prologue.
     idx = 0
-    pid_m, pid_n = scheduler.get_tile(idx)
-    off_m = pid_m * BLOCK_M
-    off_n = pid_n * BLOCK_N
+    off_m, off_n = tile_offsets(scheduler, idx, BLOCK_M, BLOCK_N)
     for ki in gl.static_range(0, BLOCK_K * (num_buffers - 2), BLOCK_K):
         producer = issue_loads(producer, x_desc, w_desc, x_gather_indx_ptr, off_m, off_n, ki, bars, x_bufs, w_bufs,
                                BLOCK_M, num_buffers)
@@ -142,9 +128,7 @@ def matmul_fused_gather_scatter_kernel(x_desc, w_desc, out_desc, x_gather_indx_p
 
         # Peel the next prologue and fuse it with the pipeline drain loop.
         idx += 1
-        pid_m, pid_n = scheduler.get_tile(idx)
-        off_m = pid_m * BLOCK_M
-        off_n = pid_n * BLOCK_N
+        off_m, off_n = tile_offsets(scheduler, idx, BLOCK_M, BLOCK_N)
 
         # Predicate the peeled prologue instead of using a conditional.
         pred = idx < num_tiles

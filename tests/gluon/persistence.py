@@ -109,53 +109,48 @@ class MMAv5:
 
 
 @gluon.jit
-def issue_loads(producer, a_desc, b_desc, off_m, off_n, k, bars, a_bufs, b_bufs, num_buffers: gl.constexpr, pred=True):
+def allocate_mbarriers(num: gl.constexpr):
+    # num mbarriers of one arrival each.
+    bars = gl.allocate_shared_memory(gl.int64, [num, 1], mbarrier.MBarrierLayout())
+    for i in gl.static_range(num):
+        mbarrier.init(bars.index(i), count=1)
+    return bars
+
+
+# Load number `producer` and MMA number `consumer` of a ring of num_buffers slots. With `stealb`, B has
+# num_buffers + stealb slots (persistent_matmul_pipelined_kernel lends them to its epilogue).
+@gluon.jit
+def issue_loads(producer, a_desc, b_desc, off_m, off_n, k, bars, a_bufs, b_bufs, num_buffers: gl.constexpr, pred=True,
+                stealb: gl.constexpr = False):
     index = producer % num_buffers
+    b_index = producer % (num_buffers + stealb)
     producer += 1
     bar = bars.index(index)
     mbarrier.expect(bar, a_desc.block_type.nbytes + b_desc.block_type.nbytes, pred=pred)
     tma.async_load(a_desc, [off_m, k], bar, a_bufs.index(index), pred)
-    tma.async_load(b_desc, [k, off_n], bar, b_bufs.index(index), pred)
+    tma.async_load(b_desc, [k, off_n], bar, b_bufs.index(b_index), pred)
     return producer
 
 
 @gluon.jit
-def issue_mma(consumer, mma, bars, a_bufs, b_bufs, num_buffers: gl.constexpr):
+def issue_mma(consumer, mma, bars, a_bufs, b_bufs, num_buffers: gl.constexpr, stealb: gl.constexpr = False):
     index = consumer % num_buffers
+    b_index = consumer % (num_buffers + stealb)
     phase = consumer // num_buffers & 1
     consumer += 1
     mbarrier.wait(bars.index(index), phase)
     mma = mma.wait_num_outstanding(0)
-    mma = mma.issue_async_mma(a_bufs.index(index), b_bufs.index(index))
+    mma = mma.issue_async_mma(a_bufs.index(index), b_bufs.index(b_index))
     return consumer, mma
 
 
 @gluon.jit
-def matmul_pipelined_kernel(a_desc, b_desc, c_desc, MMAImpl: gl.constexpr, num_buffers: gl.constexpr,
-                            num_warps: gl.constexpr):
-    BLOCK_M: gl.constexpr = c_desc.block_type.shape[0]
-    BLOCK_N: gl.constexpr = c_desc.block_type.shape[1]
+def matmul_tile(producer, consumer, mma, a_desc, b_desc, c_desc, off_m, off_n, bars, a_bufs, b_bufs,
+                num_buffers: gl.constexpr):
+    # One output tile: the loads run num_buffers - 2 K steps ahead of the MMAs, then the epilogue.
     BLOCK_K: gl.constexpr = a_desc.block_type.shape[1]
     dtype: gl.constexpr = a_desc.dtype
     K = a_desc.shape[1]
-
-    gl.static_assert(num_buffers >= 2, "expected at least 2 buffers")
-    a_bufs = gl.allocate_shared_memory(dtype, [num_buffers] + a_desc.block_type.shape, a_desc.layout)
-    b_bufs = gl.allocate_shared_memory(dtype, [num_buffers] + b_desc.block_type.shape, b_desc.layout)
-    bars = gl.allocate_shared_memory(gl.int64, [num_buffers, 1], mbarrier.MBarrierLayout())
-    for i in gl.static_range(num_buffers):
-        mbarrier.init(bars.index(i), count=1)
-    # Separate producer and consumer indices, to support more than 2 buffers.
-    producer = 0
-    consumer = 0
-
-    pid_m = gl.program_id(axis=0)
-    pid_n = gl.program_id(axis=1)
-    off_m = pid_m * BLOCK_M
-    off_n = pid_n * BLOCK_N
-
-    mma = MMAImpl.initialize(dtype, BLOCK_M, BLOCK_N, num_warps)
-
     # Prefetch at most num_buffers-2 loads to allow the MMA to overlap.
     for k in gl.static_range(0, BLOCK_K * (num_buffers - 2), BLOCK_K):
         producer = issue_loads(producer, a_desc, b_desc, off_m, off_n, k, bars, a_bufs, b_bufs, num_buffers)
@@ -174,6 +169,31 @@ def matmul_pipelined_kernel(a_desc, b_desc, c_desc, MMAImpl: gl.constexpr, num_b
     fence_async_shared()
     tma.async_store(c_desc, [off_m, off_n], c_smem)
     tma.store_wait(pendings=0)
+    return producer, consumer, mma
+
+
+@gluon.jit
+def matmul_pipelined_kernel(a_desc, b_desc, c_desc, MMAImpl: gl.constexpr, num_buffers: gl.constexpr,
+                            num_warps: gl.constexpr):
+    gl.static_assert(num_buffers >= 2, "expected at least 2 buffers")
+    BLOCK_M: gl.constexpr = c_desc.block_type.shape[0]
+    BLOCK_N: gl.constexpr = c_desc.block_type.shape[1]
+    dtype: gl.constexpr = a_desc.dtype
+
+    a_bufs = gl.allocate_shared_memory(dtype, [num_buffers] + a_desc.block_type.shape, a_desc.layout)
+    b_bufs = gl.allocate_shared_memory(dtype, [num_buffers] + b_desc.block_type.shape, b_desc.layout)
+    bars = allocate_mbarriers(num_buffers)
+    # Separate producer and consumer indices, to support more than 2 buffers.
+    producer = 0
+    consumer = 0
+
+    pid_m = gl.program_id(axis=0)
+    pid_n = gl.program_id(axis=1)
+    off_m = pid_m * BLOCK_M
+    off_n = pid_n * BLOCK_N
+
+    mma = MMAImpl.initialize(dtype, BLOCK_M, BLOCK_N, num_warps)
+    matmul_tile(producer, consumer, mma, a_desc, b_desc, c_desc, off_m, off_n, bars, a_bufs, b_bufs, num_buffers)
 
 
 @aggregate
@@ -259,17 +279,20 @@ def GroupedPersistentTileScheduler(GROUP_SIZE_M):
 
 
 @gluon.jit
+def tile_offsets(scheduler, idx, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr):
+    # The first row and column of the scheduler's tile number idx.
+    pid_m, pid_n = scheduler.get_tile(idx)
+    return pid_m * BLOCK_M, pid_n * BLOCK_N
+
+
+@gluon.jit
 def persistent_matmul_kernel(a_desc, b_desc, c_desc, MMAImpl: gl.constexpr, SchedulerImpl: gl.constexpr,
                              num_buffers: gl.constexpr, num_warps: gl.constexpr):
     BLOCK_M: gl.constexpr = c_desc.block_type.shape[0]
     BLOCK_N: gl.constexpr = c_desc.block_type.shape[1]
-    BLOCK_K: gl.constexpr = a_desc.block_type.shape[1]
     dtype: gl.constexpr = a_desc.dtype
-    K = a_desc.shape[1]
 
-    bars = gl.allocate_shared_memory(gl.int64, [num_buffers, 1], mbarrier.MBarrierLayout())
-    for i in gl.static_range(num_buffers):
-        mbarrier.init(bars.index(i), count=1)
+    bars = allocate_mbarriers(num_buffers)
     # Producer and consumer indices.
     producer = 0
     consumer = 0
@@ -277,55 +300,11 @@ def persistent_matmul_kernel(a_desc, b_desc, c_desc, MMAImpl: gl.constexpr, Sche
     mma = MMAImpl.initialize(dtype, BLOCK_M, BLOCK_N, num_warps)
     scheduler = SchedulerImpl.initialize(c_desc.shape[0], c_desc.shape[1], BLOCK_M, BLOCK_N)
     for idx in range(scheduler.get_num_tiles()):
-        pid_m, pid_n = scheduler.get_tile(idx)
-        off_m = pid_m * BLOCK_M
-        off_n = pid_n * BLOCK_N
-
+        off_m, off_n = tile_offsets(scheduler, idx, BLOCK_M, BLOCK_N)
         a_bufs = gl.allocate_shared_memory(dtype, [num_buffers] + a_desc.block_type.shape, a_desc.layout)
         b_bufs = gl.allocate_shared_memory(dtype, [num_buffers] + b_desc.block_type.shape, b_desc.layout)
-        for k in gl.static_range(0, BLOCK_K * (num_buffers - 2), BLOCK_K):
-            producer = issue_loads(producer, a_desc, b_desc, off_m, off_n, k, bars, a_bufs, b_bufs, num_buffers)
-
-        for k in range(BLOCK_K * (num_buffers - 2), K, BLOCK_K):
-            producer = issue_loads(producer, a_desc, b_desc, off_m, off_n, k, bars, a_bufs, b_bufs, num_buffers)
-            consumer, mma = issue_mma(consumer, mma, bars, a_bufs, b_bufs, num_buffers)
-
-        for _ in gl.static_range(num_buffers - 2):
-            consumer, mma = issue_mma(consumer, mma, bars, a_bufs, b_bufs, num_buffers)
-
-        mma = mma.wait_num_outstanding(0)
-        c_smem = gl.allocate_shared_memory(dtype, c_desc.block_type.shape, c_desc.layout)
-        c, mma = mma.take_result()
-        c_smem.store(c.to(dtype))
-        fence_async_shared()
-        tma.async_store(c_desc, [off_m, off_n], c_smem)
-        tma.store_wait(pendings=0)
-
-
-# Forked versions of issue_loads and issue_mma that support `stealb`.
-@gluon.jit
-def issue_loads_stealb(producer, a_desc, b_desc, off_m, off_n, k, bars, a_bufs, b_bufs, stealb: gl.constexpr,
-                       num_buffers: gl.constexpr, pred=True):
-    index = producer % num_buffers
-    b_index = producer % (num_buffers + stealb)
-    producer += 1
-    bar = bars.index(index)
-    mbarrier.expect(bar, a_desc.block_type.nbytes + b_desc.block_type.nbytes, pred=pred)
-    tma.async_load(a_desc, [off_m, k], bar, a_bufs.index(index), pred)
-    tma.async_load(b_desc, [k, off_n], bar, b_bufs.index(b_index), pred)
-    return producer
-
-
-@gluon.jit
-def issue_mma_stealb(consumer, mma, bars, a_bufs, b_bufs, stealb: gl.constexpr, num_buffers: gl.constexpr):
-    index = consumer % num_buffers
-    b_index = consumer % (num_buffers + stealb)
-    phase = consumer // num_buffers & 1
-    consumer += 1
-    mbarrier.wait(bars.index(index), phase)
-    mma = mma.wait_num_outstanding(0)
-    mma = mma.issue_async_mma(a_bufs.index(index), b_bufs.index(b_index))
-    return consumer, mma
+        producer, consumer, mma = matmul_tile(producer, consumer, mma, a_desc, b_desc, c_desc, off_m, off_n, bars,
+                                              a_bufs, b_bufs, num_buffers)
 
 
 @gluon.jit
@@ -346,9 +325,7 @@ def persistent_matmul_pipelined_kernel(a_desc, b_desc, c_desc, MMAImpl: gl.const
         c_smem = gl.allocate_shared_memory(dtype, c_desc.block_type.shape, c_desc.layout)
     else:
         gl.static_assert(2 * BLOCK_N * BLOCK_K >= BLOCK_M * BLOCK_N, "B tile not large enough to steal")
-    bars = gl.allocate_shared_memory(gl.int64, [num_buffers, 1], mbarrier.MBarrierLayout())
-    for i in gl.static_range(num_buffers):
-        mbarrier.init(bars.index(i), count=1)
+    bars = allocate_mbarriers(num_buffers)
     producer = 0
     consumer = 0
 
@@ -358,42 +335,38 @@ def persistent_matmul_pipelined_kernel(a_desc, b_desc, c_desc, MMAImpl: gl.const
 
     # Peeled inner loop prologue.
     idx = 0
-    pid_m, pid_n = scheduler.get_tile(idx)
-    off_m = pid_m * BLOCK_M
-    off_n = pid_n * BLOCK_N
+    off_m, off_n = tile_offsets(scheduler, idx, BLOCK_M, BLOCK_N)
     for ki in gl.static_range(0, BLOCK_K * (num_buffers - 2), BLOCK_K):
-        producer = issue_loads_stealb(producer, a_desc, b_desc, off_m, off_n, ki, bars, a_bufs, b_bufs, STEALB,
-                                      num_buffers)
+        producer = issue_loads(producer, a_desc, b_desc, off_m, off_n, ki, bars, a_bufs, b_bufs, num_buffers,
+                               stealb=STEALB)
     k = BLOCK_K * (num_buffers - 2)
-    producer = issue_loads_stealb(producer, a_desc, b_desc, off_m, off_n, k, bars, a_bufs, b_bufs, STEALB, num_buffers)
+    producer = issue_loads(producer, a_desc, b_desc, off_m, off_n, k, bars, a_bufs, b_bufs, num_buffers, stealb=STEALB)
 
     for _ in range(num_tiles):
-        consumer, mma = issue_mma_stealb(consumer, mma, bars, a_bufs, b_bufs, STEALB, num_buffers)
+        consumer, mma = issue_mma(consumer, mma, bars, a_bufs, b_bufs, num_buffers, STEALB)
         if STEALB:
             # Wait for the epilogue before the first TMA load.
             tma.store_wait(pendings=0)
         for k in range(BLOCK_K * (num_buffers - 1), K, BLOCK_K):
-            producer = issue_loads_stealb(producer, a_desc, b_desc, off_m, off_n, k, bars, a_bufs, b_bufs, STEALB,
-                                          num_buffers)
-            consumer, mma = issue_mma_stealb(consumer, mma, bars, a_bufs, b_bufs, STEALB, num_buffers)
+            producer = issue_loads(producer, a_desc, b_desc, off_m, off_n, k, bars, a_bufs, b_bufs, num_buffers,
+                                   stealb=STEALB)
+            consumer, mma = issue_mma(consumer, mma, bars, a_bufs, b_bufs, num_buffers, STEALB)
 
         epilogue_off_m = off_m
         epilogue_off_n = off_n
 
         # Peel the next prologue and fuse it with the pipeline drain loop.
         idx += 1
-        pid_m, pid_n = scheduler.get_tile(idx)
-        off_m = pid_m * BLOCK_M
-        off_n = pid_n * BLOCK_N
+        off_m, off_n = tile_offsets(scheduler, idx, BLOCK_M, BLOCK_N)
         # Predicate the peeled prologue instead of using a conditional.
         pred = idx < num_tiles
         for ki in gl.static_range(0, BLOCK_K * (num_buffers - 2), BLOCK_K):
-            producer = issue_loads_stealb(producer, a_desc, b_desc, off_m, off_n, ki, bars, a_bufs, b_bufs, STEALB,
-                                          num_buffers, pred)
-            consumer, mma = issue_mma_stealb(consumer, mma, bars, a_bufs, b_bufs, STEALB, num_buffers)
+            producer = issue_loads(producer, a_desc, b_desc, off_m, off_n, ki, bars, a_bufs, b_bufs, num_buffers, pred,
+                                   STEALB)
+            consumer, mma = issue_mma(consumer, mma, bars, a_bufs, b_bufs, num_buffers, STEALB)
         k = BLOCK_K * (num_buffers - 2)
-        producer = issue_loads_stealb(producer, a_desc, b_desc, off_m, off_n, k, bars, a_bufs, b_bufs, STEALB,
-                                      num_buffers)
+        producer = issue_loads(producer, a_desc, b_desc, off_m, off_n, k, bars, a_bufs, b_bufs, num_buffers,
+                               stealb=STEALB)
 
         mma = mma.wait_num_outstanding(0)
         c, mma = mma.take_result()

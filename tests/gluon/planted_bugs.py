@@ -20,7 +20,7 @@ from triton.experimental.gluon.language.nvidia.blackwell import (
     tcgen05_commit,
 )
 
-from elementwise_add import store_partition
+from elementwise_add import hand_to_store, store_partition, ws_add_buffers
 
 
 @gluon.jit
@@ -67,31 +67,14 @@ def compute_partition(a_bufs, b_bufs, c_bufs, load_empty_bars, load_ready_bars, 
             mbarrier.arrive(load_empty_bars.index(load_index), count=1)
 
         c_val = a_val + b_val
-        store_idx = i % NUM_STORE_BUFFERS
-        store_phase = i // NUM_STORE_BUFFERS & 1
-        mbarrier.wait(c_empty_bars.index(store_idx), store_phase ^ 1)
-        c_bufs.index(store_idx).store(c_val)
-        fence_async_shared()
-        mbarrier.arrive(c_ready_bars.index(store_idx), count=1)
+        hand_to_store(c_val, i, c_bufs, c_empty_bars, c_ready_bars, NUM_STORE_BUFFERS)
 
 
 @gluon.jit
 def ws_add_kernel(a_desc, b_desc, c_desc, xnumel, ynumel, XBLOCK: gl.constexpr, YBLOCK: gl.constexpr,
                   NUM_LOAD_BUFFERS: gl.constexpr, NUM_STORE_BUFFERS: gl.constexpr, BUG: gl.constexpr):
-    dtype: gl.constexpr = a_desc.dtype
-    a_bufs = gl.allocate_shared_memory(dtype, [NUM_LOAD_BUFFERS, XBLOCK, YBLOCK], a_desc.layout)
-    b_bufs = gl.allocate_shared_memory(dtype, [NUM_LOAD_BUFFERS, XBLOCK, YBLOCK], b_desc.layout)
-    c_bufs = gl.allocate_shared_memory(dtype, [NUM_STORE_BUFFERS, XBLOCK, YBLOCK], c_desc.layout)
-    load_empty_bars = gl.allocate_shared_memory(gl.int64, [NUM_LOAD_BUFFERS, 1], mbarrier.MBarrierLayout())
-    load_ready_bars = gl.allocate_shared_memory(gl.int64, [NUM_LOAD_BUFFERS, 1], mbarrier.MBarrierLayout())
-    for i in gl.static_range(NUM_LOAD_BUFFERS):
-        mbarrier.init(load_empty_bars.index(i), count=1)
-        mbarrier.init(load_ready_bars.index(i), count=1)
-    c_empty_bars = gl.allocate_shared_memory(gl.int64, [NUM_STORE_BUFFERS, 1], mbarrier.MBarrierLayout())
-    c_ready_bars = gl.allocate_shared_memory(gl.int64, [NUM_STORE_BUFFERS, 1], mbarrier.MBarrierLayout())
-    for i in gl.static_range(NUM_STORE_BUFFERS):
-        mbarrier.init(c_empty_bars.index(i), count=1)
-        mbarrier.init(c_ready_bars.index(i), count=1)
+    a_bufs, b_bufs, c_bufs, load_empty_bars, load_ready_bars, c_empty_bars, c_ready_bars = ws_add_buffers(
+        a_desc, b_desc, c_desc, XBLOCK, YBLOCK, NUM_LOAD_BUFFERS, NUM_STORE_BUFFERS)
 
     gl.warp_specialize([
         (compute_partition, (a_bufs, b_bufs, c_bufs, load_empty_bars, load_ready_bars, c_empty_bars, c_ready_bars,

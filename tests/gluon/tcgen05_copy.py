@@ -19,7 +19,7 @@ from triton.experimental.gluon.language.nvidia.blackwell import (
 )
 
 from persistence import PersistentTileScheduler, GroupedPersistentTileScheduler  # noqa: F401
-from warp_specialization import Counter
+from warp_specialization import Counter, allocate_accumulators, allocate_operand_ring
 
 
 @gluon.jit
@@ -186,15 +186,8 @@ def matmul_accumulate_kernel(a_desc, b_desc, c_desc, d_ptr, d_stride_m, d_stride
                              num_buffers: gl.constexpr):
     BLOCK_M: gl.constexpr = c_desc.block_type.shape[0]
     BLOCK_N: gl.constexpr = c_desc.block_type.shape[1]
-    dtype: gl.constexpr = a_desc.dtype
 
-    a_bufs = gl.allocate_shared_memory(dtype, [num_buffers] + a_desc.block_type.shape, a_desc.layout)
-    b_bufs = gl.allocate_shared_memory(dtype, [num_buffers] + b_desc.block_type.shape, b_desc.layout)
-    load_empty_bars = gl.allocate_shared_memory(gl.int64, [num_buffers, 1], mbarrier.MBarrierLayout())
-    load_ready_bars = gl.allocate_shared_memory(gl.int64, [num_buffers, 1], mbarrier.MBarrierLayout())
-    for i in gl.static_range(num_buffers):
-        mbarrier.init(load_empty_bars.index(i), count=1)
-        mbarrier.init(load_ready_bars.index(i), count=1)
+    a_bufs, b_bufs, load_empty_bars, load_ready_bars = allocate_operand_ring(a_desc, b_desc, num_buffers)
 
     c_buf = gl.allocate_shared_memory(c_desc.dtype, c_desc.block_type.shape, c_desc.layout)
     c_empty_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
@@ -202,13 +195,7 @@ def matmul_accumulate_kernel(a_desc, b_desc, c_desc, d_ptr, d_stride_m, d_stride
     mbarrier.init(c_empty_bar, count=1)
     mbarrier.init(c_ready_bar, count=1)
 
-    tmem_layout: gl.constexpr = TensorMemoryLayout([BLOCK_M, BLOCK_N], col_stride=1)
-    acc_bufs = allocate_tensor_memory(gl.float32, [2, BLOCK_M, BLOCK_N], tmem_layout)
-    acc_empty_bars = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
-    acc_ready_bars = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
-    for i in gl.static_range(2):
-        mbarrier.init(acc_empty_bars.index(i), count=1)
-        mbarrier.init(acc_ready_bars.index(i), count=1)
+    acc_bufs, acc_empty_bars, acc_ready_bars = allocate_accumulators(BLOCK_M, BLOCK_N)
 
     p = PartitionArgs(a_desc, b_desc, c_desc, d_ptr, d_stride_m, d_stride_n, a_bufs, b_bufs, load_empty_bars,
                       load_ready_bars, c_buf, c_empty_bar, c_ready_bar, acc_bufs, acc_empty_bars, acc_ready_bars,

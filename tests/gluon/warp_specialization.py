@@ -143,20 +143,21 @@ def matmul_epilogue_partition(c_desc, acc_bufs, acc_empty_bars, acc_ready_bars, 
 
 
 @gluon.jit
-def matmul_warp_specialized_kernel(a_desc, b_desc, c_desc, SchedulerImpl: gl.constexpr, num_buffers: gl.constexpr,
-                                   SUBTILE_FACTOR: gl.constexpr):
-    BLOCK_M: gl.constexpr = c_desc.block_type.shape[0]
-    BLOCK_N: gl.constexpr = b_desc.block_type.shape[1]
-    dtype: gl.constexpr = a_desc.dtype
-
-    a_bufs = gl.allocate_shared_memory(dtype, [num_buffers] + a_desc.block_type.shape, a_desc.layout)
-    b_bufs = gl.allocate_shared_memory(dtype, [num_buffers] + b_desc.block_type.shape, b_desc.layout)
+def allocate_operand_ring(a_desc, b_desc, num_buffers: gl.constexpr):
+    # num_buffers A and B tiles, with their empty and ready mbarriers.
+    a_bufs = gl.allocate_shared_memory(a_desc.dtype, [num_buffers] + a_desc.block_type.shape, a_desc.layout)
+    b_bufs = gl.allocate_shared_memory(b_desc.dtype, [num_buffers] + b_desc.block_type.shape, b_desc.layout)
     load_empty_bars = gl.allocate_shared_memory(gl.int64, [num_buffers, 1], mbarrier.MBarrierLayout())
     load_ready_bars = gl.allocate_shared_memory(gl.int64, [num_buffers, 1], mbarrier.MBarrierLayout())
     for i in gl.static_range(num_buffers):
         mbarrier.init(load_empty_bars.index(i), count=1)
         mbarrier.init(load_ready_bars.index(i), count=1)
+    return a_bufs, b_bufs, load_empty_bars, load_ready_bars
 
+
+@gluon.jit
+def allocate_accumulators(BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr):
+    # Two f32 accumulators in tensor memory, with their empty and ready mbarriers.
     tmem_layout: gl.constexpr = TensorMemoryLayout([BLOCK_M, BLOCK_N], col_stride=1)
     acc_bufs = allocate_tensor_memory(gl.float32, [2, BLOCK_M, BLOCK_N], tmem_layout)
     acc_empty_bars = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
@@ -164,6 +165,16 @@ def matmul_warp_specialized_kernel(a_desc, b_desc, c_desc, SchedulerImpl: gl.con
     for i in gl.static_range(2):
         mbarrier.init(acc_empty_bars.index(i), count=1)
         mbarrier.init(acc_ready_bars.index(i), count=1)
+    return acc_bufs, acc_empty_bars, acc_ready_bars
+
+
+@gluon.jit
+def matmul_warp_specialized_kernel(a_desc, b_desc, c_desc, SchedulerImpl: gl.constexpr, num_buffers: gl.constexpr,
+                                   SUBTILE_FACTOR: gl.constexpr):
+    BLOCK_M: gl.constexpr = c_desc.block_type.shape[0]
+    BLOCK_N: gl.constexpr = b_desc.block_type.shape[1]
+    a_bufs, b_bufs, load_empty_bars, load_ready_bars = allocate_operand_ring(a_desc, b_desc, num_buffers)
+    acc_bufs, acc_empty_bars, acc_ready_bars = allocate_accumulators(BLOCK_M, BLOCK_N)
     acc_smem = gl.allocate_shared_memory(c_desc.dtype, c_desc.block_type.shape, c_desc.layout)
 
     gl.warp_specialize([

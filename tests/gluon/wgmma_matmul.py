@@ -16,6 +16,14 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 
 
 @gluon.jit
+def wgmma_zeros(BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr):
+    # A warpgroup-wide f32 accumulator: 16 x BLOCK_N instructions stacked over the warps.
+    acc_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[gl.num_warps(), 1],
+                                                         instr_shape=[16, BLOCK_N, 16])
+    return gl.zeros((BLOCK_M, BLOCK_N), gl.float32, acc_layout)
+
+
+@gluon.jit
 def wgmma_matmul_kernel(a_desc, b_desc, c_desc, K):
     BLOCK_M: gl.constexpr = c_desc.block_type.shape[0]
     BLOCK_N: gl.constexpr = c_desc.block_type.shape[1]
@@ -30,10 +38,7 @@ def wgmma_matmul_kernel(a_desc, b_desc, c_desc, K):
     mbarrier.init(bar, count=1)
     fence_async_shared()
 
-    # A warpgroup-wide accumulator: 16 x BLOCK_N instructions stacked over the warps.
-    acc_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[gl.num_warps(), 1],
-                                                         instr_shape=[16, BLOCK_N, 16])
-    acc = gl.zeros((BLOCK_M, BLOCK_N), gl.float32, acc_layout)
+    acc = wgmma_zeros(BLOCK_M, BLOCK_N)
     phase = 0
     for k in range(0, K, BLOCK_K):
         mbarrier.expect(bar, a_desc.block_type.nbytes + b_desc.block_type.nbytes)
