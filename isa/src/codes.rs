@@ -198,6 +198,7 @@ define_codes! {
     OverArrival = "over-arrival", [Run, Check], Hard, "an arrival beyond the pending count of the phase (arrival underflow; the hardware traps)";
     UninitRead = "uninit-read", [Check], Warn, "a read of shared or tensor memory nothing wrote in this launch (a warning; it says whether the undefined bytes reach a global store, an address, a branch condition or an MMA operand)";
     TmemLeak = "tmem-leak", [Check], Deny, "tensor memory still allocated when the CTA exits";
+    ClusterExit = "cluster-exit", [Check], Deny, "a CTA exits while another CTA of its cluster may still access its shared memory (no cluster barrier or observed remote arrival orders the peer's last access before the exit)";
     BarrierMisuse = "barrier-misuse", [Run, Check, Time], Hard, "an mbarrier used before `mbar.init` or after `mbar.invalidate`";
     IllegalInstruction = "illegal-instruction", [Run, Check], Hard, "an operation the hardware traps on (misaligned TMA coordinates, ...)";
     ClcMisuse = "clc-misuse", [Run, Check], Deny, "`clc.try_cancel` after the CTA read a response that cancelled nothing (undefined in PTX)";

@@ -392,8 +392,10 @@ define_ops! {
     MbarExpectTx = "mbar.expect_tx" (bar, bytes; pred),
     /// `mbar.complete_tx BAR, BYTES`: subtract BYTES from the tx-count (what TMA does as bytes land).
     MbarCompleteTx = "mbar.complete_tx" (bar, bytes; pred),
-    /// `mbar.arrive BAR[, count=N][, pred=P]`.
-    MbarArrive = "mbar.arrive" (bar; count, pred),
+    /// `mbar.arrive BAR[, count=N][, pred=P][, cta=R]`. With `cta=R` the arrival lands on the
+    /// same barrier in CTA R of the cluster (`mapa` + `mbarrier.arrive.release.cluster.shared::cluster`),
+    /// releasing this partition's earlier accesses at cluster scope.
+    MbarArrive = "mbar.arrive" (bar; count, pred, cta),
     /// `mbar.wait BAR, PHASE`: block until the phase with parity PHASE has completed.
     MbarWait = "mbar.wait" (bar, phase;),
     /// `mbar.test_wait BAR, PHASE` → i1, never blocks.
@@ -427,9 +429,12 @@ define_ops! {
     /// `wgmma.wait N`: at most N wgmma groups of this partition stay in flight.
     WgmmaWait = "wgmma.wait" (pendings;),
     /// `smem.load BUF, layout=L` → register tile.
-    SmemLoad = "smem.load" (src; layout),
-    /// `smem.store BUF, VALUE`.
-    SmemStore = "smem.store" (dst, value;),
+    /// `cta=R` reads the same buffer in CTA R of the cluster (distributed shared memory:
+    /// `mapa.shared::cluster` + `ld.shared::cluster`).
+    SmemLoad = "smem.load" (src; layout, cta),
+    /// `smem.store BUF, VALUE[, cta=R]`; `cta=R` writes the same buffer in CTA R of the
+    /// cluster (`mapa.shared::cluster` + `st.shared::cluster`).
+    SmemStore = "smem.store" (dst, value; cta),
     /// `global.load PTR, OFFSETS[, mask=M][, other=V]` → tile; OFFSETS is an integer tile of element offsets.
     GlobalLoad = "global.load" (ptr, offsets; mask, other),
     /// `global.store PTR, OFFSETS, VALUE[, mask=M]`.
@@ -466,6 +471,14 @@ define_ops! {
     /// CTA of the cluster arrives before any proceeds (e.g. both CTAs of a `cta_group=2` pair
     /// have their operands in shared memory before the pair's MMA is issued).
     ClusterSync = "cluster.sync" (;),
+    /// `cluster.arrive[, relaxed=true]`: the arrive half of the split cluster barrier
+    /// (`barrier.cluster.arrive.release.aligned`; `relaxed=true`:
+    /// `barrier.cluster.arrive.relaxed.aligned`, which releases nothing). Every thread of every
+    /// CTA of the cluster arrives once per phase.
+    ClusterArrive = "cluster.arrive" (; relaxed),
+    /// `cluster.wait`: the wait half (`barrier.cluster.wait.acquire.aligned`): blocks until
+    /// every thread of the cluster arrived in the current phase.
+    ClusterWait = "cluster.wait" (;),
     /// `inline_asm "PTX", "CONSTRAINTS", [ARGS], [DTYPES], pack=N` → one value per result
     /// dtype (a tuple when there are several): an elementwise inline-PTX snippet (Gluon's
     /// `inline_asm_elementwise`) run on every group of `pack` elements of the argument tiles

@@ -16,6 +16,27 @@ use crate::span::Span;
 use crate::typeck::{Checked, Ty};
 use crate::types::DType;
 
+/// Why a launch's cluster shape cannot run: a cluster holds 1, 2, 4, 8 or 16 CTAs (8 is the
+/// portable maximum, 16 a non-portable size of sm_90 and sm_100; PTX ISA, "Cluster of
+/// Cooperative Thread Arrays"; CUDA programming guide, "Thread Block Clusters") and each of its
+/// dimensions divides the grid's.
+fn cluster_error(plan: &LaunchPlan) -> Option<String> {
+    let n: u64 = plan.cluster.iter().map(|&c| c as u64).product();
+    if ![1, 2, 4, 8, 16].contains(&n) {
+        return Some(format!(
+            "cluster {:?} holds {n} CTAs; a cluster holds 1, 2, 4, 8 or 16 (16 is non-portable)",
+            plan.cluster
+        ));
+    }
+    if (0..3).any(|i| !plan.grid[i].is_multiple_of(plan.cluster[i].max(1))) {
+        return Some(format!(
+            "cluster {:?} does not divide grid {:?}",
+            plan.cluster, plan.grid
+        ));
+    }
+    None
+}
+
 /// How a tensor's contents are drawn.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Init {
@@ -442,6 +463,17 @@ pub fn resolve(checked: &Checked, l: &Launch) -> Result<LaunchPlan, Vec<Diagnost
     if !have_grid {
         diags.push(launch_err(l.span, "launch section has no `grid = [...]`", "here"));
     }
+    if let Some(d) = cluster_error(&plan) {
+        let span = l
+            .items
+            .iter()
+            .find_map(|it| match &it.kind {
+                LaunchItemKind::Set { name, value } if name.name == "cluster" => Some(value.span),
+                _ => None,
+            })
+            .unwrap_or(l.span);
+        diags.push(launch_err(span, d, "this cluster shape"));
+    }
     for p in &checked.params {
         let Some((_, value)) = sets.iter().find(|(n, _)| n.name == p.name) else {
             diags.push(
@@ -719,6 +751,29 @@ mod tests {
             init,
             span: Span::DUMMY,
         }
+    }
+
+    /// A cluster holds 1, 2, 4, 8 or 16 CTAs and divides the grid.
+    #[test]
+    fn cluster_shapes_are_checked() {
+        let plan = |grid: [u32; 3], cluster: [u32; 3]| LaunchPlan {
+            grid,
+            cluster,
+            tensors: Vec::new(),
+            args: Vec::new(),
+            outputs: Vec::new(),
+            limits: Limits::default(),
+        };
+        assert_eq!(cluster_error(&plan([8, 1, 1], [1, 1, 1])), None);
+        for c in [2, 4, 8] {
+            assert_eq!(cluster_error(&plan([16, 1, 1], [c, 1, 1])), None);
+        }
+        assert_eq!(cluster_error(&plan([16, 2, 1], [8, 2, 1])), None);
+        let e = cluster_error(&plan([6, 1, 1], [4, 1, 1])).expect("4 does not divide 6");
+        assert!(e.contains("does not divide"), "{e}");
+        let e = cluster_error(&plan([6, 1, 1], [3, 1, 1])).expect("3 CTAs");
+        assert!(e.contains("1, 2, 4, 8 or 16"), "{e}");
+        assert!(cluster_error(&plan([64, 1, 1], [32, 1, 1])).is_some());
     }
 
     /// `clone_from` into a tensor of another name, type and size leaves the source's copy.

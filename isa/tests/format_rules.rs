@@ -356,6 +356,7 @@ fn builder_and_parser_agree() {
                         bar: idx(n("bars"), [int(0)]),
                         count: None,
                         pred: None,
+                        cta: None,
                     });
                 });
             });

@@ -26,6 +26,28 @@ pub fn uninit_read(op: &str, what: &str, span: Span) -> Diagnostic {
     .with_help("write the buffer first (a TMA load waited on, an `smem.store`, an MMA with `use_acc=false`), or check which buffer or stage index this reads")
 }
 
+/// `cluster-exit`: CTA `owner` (rank `owner_rank`) may exit before the access at `span` by its
+/// peer `peer` (rank `peer_rank`) to its shared memory.
+pub fn cluster_exit(
+    op: &str,
+    span: Span,
+    peer: u32,
+    peer_rank: u32,
+    owner: u32,
+    owner_rank: u32,
+) -> Diagnostic {
+    Diagnostic::new(
+        Code::ClusterExit,
+        format!(
+            "CTA {owner} (rank {owner_rank} of its cluster) may exit while CTA {peer} (rank {peer_rank}) still accesses its shared memory"
+        ),
+        span,
+        format!("`{op}` by CTA {peer} reaches CTA {owner}'s shared memory"),
+    )
+    .with_note("a CTA's shared memory is released when it exits; a peer's access after that is undefined (PTX ISA, \"Distributed Shared Memory\")")
+    .with_help("end every CTA of the cluster with `cluster.arrive` + `cluster.wait` (or `cluster.sync`) after its last access to a peer's shared memory")
+}
+
 /// `phase-aliasing`: `who` waits (at `span`) with `parity` on barrier `bar`, now in `phase`,
 /// and `al` says which completions it cannot have seen.
 pub fn phase_aliasing(

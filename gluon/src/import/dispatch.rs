@@ -362,7 +362,15 @@ impl<'m> Cx<'m> {
                     None => None,
                 };
                 let r = self.result(op, 0)?;
-                let n = self.let_op(&r, OpKind::SmemLoad { src, layout }, span);
+                let n = self.let_op(
+                    &r,
+                    OpKind::SmemLoad {
+                        src,
+                        layout,
+                        cta: None,
+                    },
+                    span,
+                );
                 self.bind(&r, Val::E(name_e(&n, span), ty));
                 Ok(())
             }
@@ -370,7 +378,14 @@ impl<'m> Cx<'m> {
                 let v = self.n_operands(op, 2)?;
                 let value = self.expr(&v[0].0, v[0].1)?;
                 let dst = self.expr(&v[1].0, v[1].1)?;
-                self.op_stmt(OpKind::SmemStore { dst, value }, span);
+                self.op_stmt(
+                    OpKind::SmemStore {
+                        dst,
+                        value,
+                        cta: None,
+                    },
+                    span,
+                );
                 Ok(())
             }
             "ttg.memdesc_index" => {
@@ -664,6 +679,7 @@ impl<'m> Cx<'m> {
                         bar,
                         count: Some(int_e(count, span)),
                         pred,
+                        cta: None,
                     },
                     span,
                 );

@@ -401,6 +401,7 @@ impl<'m> Cx<'m> {
         self.init_alloc(init.first(), &n, span, |dst, value| OpKind::SmemStore {
             dst,
             value,
+            cta: None,
         })?;
         self.bind(&r, Val::E(name_e(&n, span), ty));
         Ok(())

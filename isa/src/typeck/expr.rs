@@ -231,6 +231,12 @@ impl<'k> Cx<'k> {
                 }
                 Ok(Ty::Scalar(ScalarTy::I32))
             }
+            // %cluster_ctarank and %cluster_nctarank: this CTA's rank in its cluster and the
+            // cluster's CTA count (1 and 0 without clusters).
+            "cluster_rank" | "cluster_size" => {
+                arity(0)?;
+                Ok(Ty::Scalar(ScalarTy::I32))
+            }
             "min" | "max" => {
                 arity(2)?;
                 let (a, b) = (self.expr_inner(pos[0])?, self.expr_inner(pos[1])?);

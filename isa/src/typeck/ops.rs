@@ -430,10 +430,16 @@ impl<'k> Cx<'k> {
                 self.opt_scalar(pred, "pred")?;
                 Ok(None)
             }
-            MbarArrive { bar, count, pred } => {
+            MbarArrive {
+                bar,
+                count,
+                pred,
+                cta,
+            } => {
                 self.expect_bar(bar)?;
                 self.opt_scalar(count, "count")?;
                 self.opt_scalar(pred, "pred")?;
+                self.opt_scalar(cta, "cta")?;
                 Ok(None)
             }
             MbarWait { bar, phase } => {
@@ -450,7 +456,15 @@ impl<'k> Cx<'k> {
                 self.expect_bar(bar)?;
                 Ok(None)
             }
-            FenceAsyncShared {} | FenceMbarrierInit {} | BarSync {} | ClusterSync {} => Ok(None),
+            FenceAsyncShared {} | FenceMbarrierInit {} | BarSync {} | ClusterSync {} | ClusterWait {} => {
+                Ok(None)
+            }
+            ClusterArrive { relaxed } => {
+                if let Some(r) = relaxed {
+                    self.checked.consts.bool(r)?;
+                }
+                Ok(None)
+            }
             // The probe's stand-in for a new operation's typing rule (`scripts/new-op-probe`).
             #[cfg(feature = "probe-op-isa")]
             ProbeOp {} => Ok(None),
@@ -584,8 +598,9 @@ impl<'k> Cx<'k> {
                 self.checked.consts.int(pendings)?;
                 Ok(None)
             }
-            SmemLoad { src, layout } => {
+            SmemLoad { src, layout, cta } => {
                 let s = self.expect_smem(src, "smem.load's source")?;
+                self.opt_scalar(cta, "cta")?;
                 let layout = match layout {
                     Some(l) => Some(self.layout_arg(l)?),
                     None => None,
@@ -596,8 +611,9 @@ impl<'k> Cx<'k> {
                     layout,
                 })))
             }
-            SmemStore { dst, value } => {
+            SmemStore { dst, value, cta } => {
                 let s = self.expect_smem(dst, "smem.store's destination")?;
+                self.opt_scalar(cta, "cta")?;
                 let v = self.tile_arg(value, "the stored value")?;
                 if v.shape != s.shape || v.dtype != s.dtype {
                     return Err(e_type(

@@ -89,6 +89,38 @@ pub(super) fn second_copy(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Ve
     copy_of(plan, inputs, "b", "out")
 }
 
+/// A ring exchange over the CTAs of each cluster: the program ids along x form clusters of
+/// `cluster[0]` consecutive CTAs; CTA `p` owns rows `p * R..(p + 1) * R` of `input` and
+/// `output` (`R` = rows / programs), and each CTA hands its rows of `input` to the next CTA of
+/// its cluster (rank r to rank (r + 1) mod size), which writes what it received to its own
+/// rows of `output`.
+/// So output's block of rank r is input's block of rank r - 1 (mod size) of the same cluster;
+/// exact.
+pub(super) fn dsmem_ring(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
+    let (x, out) = (tensor(plan, inputs, "input")?, tensor(plan, inputs, "output")?);
+    if (x.dtype, &x.shape) != (out.dtype, &out.shape) || x.shape.is_empty() {
+        return Err("`input` and `output` differ in type or shape".to_string().into());
+    }
+    let programs = plan.grid[0] as u64;
+    let size = plan.cluster[0].max(1) as u64;
+    if programs == 0 || !x.shape[0].is_multiple_of(programs) || !programs.is_multiple_of(size) {
+        return Err("the rows do not split evenly over the programs and clusters"
+            .to_string()
+            .into());
+    }
+    let row_bytes = x.data.len() as u64 / x.shape[0];
+    let block = (x.shape[0] / programs * row_bytes) as usize;
+    let mut v = out.clone();
+    v.name = "output".into();
+    for p in 0..programs {
+        let base = p - p % size;
+        let from = base + (p - base + size - 1) % size;
+        let (d, f) = (p as usize * block, from as usize * block);
+        v.data[d..d + block].copy_from_slice(&x.data[f..f + block]);
+    }
+    Ok(vec![Expected::exact("output", v)])
+}
+
 /// Tensor `to` equals tensor `from` bit for bit.
 fn copy_of(
     plan: &LaunchPlan,

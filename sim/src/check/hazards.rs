@@ -30,7 +30,7 @@ use crate::check::hb::{
 use crate::lower::{AllocPlace, IKind, Program};
 use crate::memory::TMEM_LANES;
 use bwsim_isa::{Diagnostic, Span};
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 
 /// Shared-memory granule in bytes.
 pub const SMEM_GRANULE: u32 = 4;
@@ -50,6 +50,10 @@ pub enum Comp {
     CpAsync(u32),
     /// The tensor pipe.
     Pipe,
+    /// The accesses of another CTA of the cluster (`cta`, its rank `rank`) to this CTA's
+    /// shared memory (`smem.load`/`smem.store ..., cta=R`) and its remote arrivals on this
+    /// CTA's barriers, all its partitions as one agent in program order.
+    Peer { cta: u32, rank: u32 },
 }
 
 /// Who performs a barrier action (the clock it releases).
@@ -61,6 +65,9 @@ pub enum Actor {
     Tma,
     /// The tensor pipe, running the op it is on.
     Pipe,
+    /// Peer CTA `cta` (a remote `mbar.arrive ..., cta=R` at instruction `pc`; [`CtaHb::peer_step`]
+    /// set its clock).
+    Peer { cta: u32, pc: u32 },
 }
 
 /// How a partition or unit can arrive on a barrier.
@@ -109,6 +116,9 @@ struct PartHb {
     fence: Option<VClock>,
     /// The last few barrier phases it observed: barrier, wait instruction, what it acquired.
     acquires: VecDeque<(u32, u32, VClock)>,
+    /// What it knows of other CTAs of the cluster, by CTA id: clocks over that CTA's
+    /// components (learnt through cluster barriers and its own accesses to their memory).
+    remote: BTreeMap<u32, VClock>,
 }
 
 /// How many observed phases a partition remembers for explaining an ordering.
@@ -144,6 +154,9 @@ pub struct CtaHb {
     tmem: Shadow,
     /// Scratch: the granule of each element of a shared-memory access.
     granules: Vec<u32>,
+    /// The clock of each peer CTA's agent ([`Comp::Peer`]) and the instruction of its last
+    /// access, by the peer's CTA id.
+    peers: BTreeMap<u32, (AgentId, VClock, u32)>,
 }
 
 fn tmem_granule(lane: u32, col: u32) -> usize {
@@ -169,6 +182,7 @@ impl CtaHb {
             smem: Shadow::new(smem_bytes.div_ceil(SMEM_GRANULE as usize)),
             tmem: Shadow::new(0),
             granules: Vec::new(),
+            peers: BTreeMap::new(),
         };
         let id = hb.comp(Comp::Part(0));
         let mut clock = VClock::default();
@@ -190,7 +204,7 @@ impl CtaHb {
         self.index.insert(c, id);
         self.agents.push(AgentInfo {
             // Copies, stores and wgmma groups run side by side; partitions and the pipe in order.
-            concurrent: !matches!(c, Comp::Part(_) | Comp::Pipe),
+            concurrent: !matches!(c, Comp::Part(_) | Comp::Pipe | Comp::Peer { .. }),
             ..AgentInfo::default()
         });
         self.unit_time.push(0);
@@ -596,6 +610,19 @@ impl CtaHb {
                     self.part_of(o.issuer).unwrap_or(0),
                 ))
             }
+            Actor::Peer { cta, pc } => {
+                let (id, clock, _) = self.peers.get(&cta)?;
+                let id = *id;
+                Some((
+                    clock.clone(),
+                    Witness {
+                        agent: id,
+                        time: clock.get(id),
+                        instr: pc,
+                    },
+                    u32::MAX,
+                ))
+            }
             Actor::Pipe => {
                 let id = *self.index.get(&Comp::Pipe)?;
                 let o = self.ops.get(self.pipe_op as usize)?;
@@ -624,7 +651,7 @@ impl CtaHb {
             agent: part,
             instr: witness.instr,
         };
-        if (arrival || bytes < 0) && !b.arrivers.contains(&arr) {
+        if (arrival || bytes < 0) && part != u32::MAX && !b.arrivers.contains(&arr) {
             b.arrivers.push(arr);
         }
         if bytes > 0 {
@@ -705,7 +732,109 @@ impl CtaHb {
         })
     }
 
+    // ----- clusters -----
+
+    /// Partition `a`'s clock: what a release by it (a `cluster.arrive`) publishes of this CTA.
+    pub fn part_clock(&self, a: usize) -> VClock {
+        self.parts.get(a).map(|p| p.clock.clone()).unwrap_or_default()
+    }
+
+    /// What partition `a` knows of CTA `cta`'s components.
+    pub fn remote_view(&self, a: usize, cta: u32) -> VClock {
+        self.parts
+            .get(a)
+            .and_then(|p| p.remote.get(&cta).cloned())
+            .unwrap_or_default()
+    }
+
+    /// Every CTA partition `a` knows something of, with what it knows.
+    pub fn remote_views(&self, a: usize) -> Vec<(u32, VClock)> {
+        self.parts
+            .get(a)
+            .map(|p| p.remote.iter().map(|(k, v)| (*k, v.clone())).collect())
+            .unwrap_or_default()
+    }
+
+    /// Partition `a` acquires `clock` over this CTA's components (a `cluster.wait`).
+    pub fn acquire_clock(&mut self, a: usize, clock: &VClock) {
+        if let Some(p) = self.parts.get_mut(a) {
+            p.clock.join(clock);
+        }
+    }
+
+    /// Partition `a` learns `clock` over CTA `cta`'s components.
+    pub fn learn_remote(&mut self, a: usize, cta: u32, clock: &VClock) {
+        if let Some(p) = self.parts.get_mut(a) {
+            p.remote.entry(cta).or_default().join(clock);
+        }
+    }
+
+    /// Peer CTA `cta` (rank `rank`), whose issuing partition knows `view` of this CTA, acts
+    /// on this CTA at instruction `pc`: its agent learns `view` and advances. Returns the
+    /// agent and its new time (what the issuer then knows of its own act).
+    pub fn peer_step(&mut self, cta: u32, rank: u32, view: &VClock, pc: u32) -> (AgentId, u32) {
+        let id = self.comp(Comp::Peer { cta, rank });
+        let (_, clock, last) = self
+            .peers
+            .entry(cta)
+            .or_insert_with(|| (id, VClock::default(), pc));
+        clock.join(view);
+        let t = clock.tick(id);
+        *last = pc;
+        (id, t)
+    }
+
+    /// A peer's `smem.load`/`smem.store` of this CTA's shared memory, after [`Self::peer_step`].
+    pub fn peer_smem(
+        &mut self,
+        cta: u32,
+        pc: u32,
+        kind: Kind,
+        addrs: &[(u32, u32)],
+        bits: u32,
+    ) -> Option<Hazard> {
+        let (id, clock, _) = self.peers.get(&cta)?;
+        let (id, clock) = (*id, clock.clone());
+        let rec = Rec {
+            time: clock.get(id),
+            op: pc,
+            agent: id,
+            proxy: Proxy::Generic,
+            kind,
+        };
+        self.smem_access(addrs, bits, rec, &clock)
+    }
+
+    /// The peers whose last access to this CTA's memory is not known to have happened before
+    /// this CTA's exit (the join of its partitions' final clocks): `(peer CTA, rank,
+    /// instruction of its last access)`.
+    pub fn peers_unordered_at_exit(&self) -> Vec<(u32, u32, u32)> {
+        let mut exit = VClock::default();
+        for p in &self.parts {
+            exit.join(&p.clock);
+        }
+        self.comps
+            .iter()
+            .enumerate()
+            .filter_map(|(id, c)| match c {
+                Comp::Peer { cta, rank } => {
+                    let (_, clock, last) = self.peers.get(cta)?;
+                    let id = id as AgentId;
+                    (!exit.knows(id, clock.get(id))).then_some((*cta, *rank, *last))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
     // ----- naming -----
+
+    /// Whether a hazard involves an access by another CTA of the cluster.
+    pub fn involves_peer(&self, h: &Hazard) -> bool {
+        [h.first.agent, h.second.agent]
+            .iter()
+            .any(|&id| matches!(self.comps.get(id as usize), Some(Comp::Peer { .. })))
+    }
 
     /// The machine agent index of a partition component.
     pub fn part_of(&self, id: AgentId) -> Option<u32> {
@@ -730,6 +859,9 @@ impl CtaHb {
             Some(Comp::Wgmma(p)) => format!("the wgmma groups of {}", part_name(*p)),
             Some(Comp::CpAsync(p)) => format!("the cp.async groups of {}", part_name(*p)),
             Some(Comp::Pipe) => format!("cta{cta}.tc (the tensor pipe)"),
+            Some(Comp::Peer { cta: p, rank }) => {
+                format!("cta{p} (rank {rank} of the cluster, through distributed shared memory)")
+            }
             None => format!("cta{cta}.agent{id}"),
         }
     }

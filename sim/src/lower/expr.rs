@@ -106,6 +106,20 @@ impl<'a, 'k> Lower<'a, 'k> {
                     CExpr::NumPrograms(axis)
                 })
             }
+            // Clusters run along x over consecutive CTAs (the machine's model): the rank is
+            // the x index modulo the cluster's size.
+            "cluster_rank" | "cluster_size" => {
+                let cs = self.cluster[0].max(1) as i64;
+                Ok(if f == "cluster_rank" {
+                    CExpr::Binary(
+                        BinOp::Rem,
+                        bx(CExpr::ProgramId(0)),
+                        bx(CExpr::Const(Value::Int(cs))),
+                    )
+                } else {
+                    CExpr::Const(Value::Int(cs))
+                })
+            }
             "min" | "max" | "cdiv" => {
                 need(2)?;
                 let b = match f {

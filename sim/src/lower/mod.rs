@@ -253,7 +253,9 @@ impl LOp {
                 | K::CpAsyncCommit {}
                 | K::ClcQuery { .. }
                 | K::BarSync {}
-                | K::ClusterSync {},
+                | K::ClusterSync {}
+                | K::ClusterArrive { .. }
+                | K::ClusterWait {},
             )
             | LOp::Op(lowered_apart!()) => None,
         }
@@ -499,6 +501,8 @@ struct Lower<'a, 'k> {
     /// The iteration value of every `static_for` being unrolled, outermost first: where the
     /// checker's per-op facts are looked up ([`Checked::op_type`]).
     iters: Vec<i64>,
+    /// The launch's cluster shape (`cluster_rank()`, `cluster_size()`).
+    cluster: [u32; 3],
 }
 
 fn unsupported(span: Span, msg: impl Into<String>) -> Diagnostic {
@@ -532,6 +536,7 @@ pub fn lower(checked: &Checked, plan: &LaunchPlan) -> Result<Program, Vec<Diagno
         next_warp: checked.num_warps,
         allocs: Vec::new(),
         iters: Vec::new(),
+        cluster: plan.cluster,
     };
     let mut init = Vec::new();
     let mut diags = Vec::new();
@@ -1282,7 +1287,9 @@ impl<'a, 'k> Lower<'a, 'k> {
             | K::CpAsyncCommit {}
             | K::ClcQuery { .. }
             | K::BarSync {}
-            | K::ClusterSync {}) => {
+            | K::ClusterSync {}
+            | K::ClusterArrive { .. }
+            | K::ClusterWait {}) => {
                 let lowered = kind.try_map(|operand, e| match operand {
                     "layout" => Ok(None),
                     _ => self.expr(e).map(|e| Some(Box::new(e))),

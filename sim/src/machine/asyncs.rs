@@ -424,6 +424,20 @@ impl<'p, 's> Machine<'p, 's> {
         addr: u32,
         act: BarAct,
     ) -> OpResult<()> {
+        self.bar_act_by(s, unit, span, addr, act, None)
+    }
+
+    /// [`Self::bar_act`], released by `who` instead of the actor `unit` names (a peer CTA's
+    /// remote arrival).
+    pub(super) fn bar_act_by(
+        &mut self,
+        s: usize,
+        unit: Unit,
+        span: Span,
+        addr: u32,
+        act: BarAct,
+        who: Option<Actor>,
+    ) -> OpResult<()> {
         // Cannot fail: `s` names a live slot (events, steps and pipe work only exist for resident CTAs, which retire once none is left).
         let c = self.slots[s].as_mut().expect("live CTA slot");
         let cta_id = c.id;
@@ -441,11 +455,11 @@ impl<'p, 's> Machine<'p, 's> {
         })?;
         let b = *b;
         if let Some(hb) = c.hb.as_deref_mut() {
-            let who = match unit {
+            let who = who.unwrap_or(match unit {
                 Unit::Agent(a) => Actor::Part(a as usize, self.cur_pc),
                 Unit::Tma => Actor::Tma,
                 Unit::Tc => Actor::Pipe,
-            };
+            });
             let (arrival, bytes) = match act {
                 BarAct::Arrive(_) => (true, 0),
                 BarAct::ExpectTx(n) => (false, n),

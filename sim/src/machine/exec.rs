@@ -169,7 +169,9 @@ impl<'p, 's> Machine<'p, 's> {
                 | K::CpAsyncCommit {}
                 | K::ClcQuery { .. }
                 | K::BarSync {}
-                | K::ClusterSync {},
+                | K::ClusterSync {}
+                | K::ClusterArrive { .. }
+                | K::ClusterWait {},
             ) => {}
             LOp::Op(lowered_apart!()) => {}
         }
@@ -515,7 +517,12 @@ impl<'p, 's> Machine<'p, 's> {
                 }
                 Ok(OpDone::Next)
             }
-            LOp::Op(K::MbarArrive { bar, count, pred }) => {
+            LOp::Op(K::MbarArrive {
+                bar,
+                count,
+                pred,
+                cta,
+            }) => {
                 if !self.pred(pred, frame, cx)? {
                     return Ok(OpDone::Next);
                 }
@@ -530,7 +537,18 @@ impl<'p, 's> Machine<'p, 's> {
                         format!("mbarrier arrive with count {n}"),
                     )
                 })?;
-                self.bar_act(s, me, span, addr, BarAct::Arrive(n))?;
+                let t = match cta {
+                    Some(r) => self.cluster_peer(s, int_of(&ev(r)?, "the CTA rank")?, name)?,
+                    None => s,
+                };
+                if t == s {
+                    self.bar_act(s, me, span, addr, BarAct::Arrive(n))?;
+                } else {
+                    // A remote arrival releases this partition's knowledge of the peer at
+                    // cluster scope (`mbarrier.arrive.release.cluster.shared::cluster`).
+                    let who = self.peer_step(s, a, t).map(|pc| Actor::Peer { cta: cta_id, pc });
+                    self.bar_act_by(t, me, span, addr, BarAct::Arrive(n), who)?;
+                }
                 Ok(OpDone::Next)
             }
             LOp::Op(K::MbarWait { bar, phase }) => {
@@ -669,24 +687,29 @@ impl<'p, 's> Machine<'p, 's> {
                 self.ev(cta_id, me, What::Fence { op: name }, span);
                 Ok(OpDone::Next)
             }
-            LOp::Op(K::ClusterSync {}) => {
-                if resumed {
-                    self.ev(cta_id, me, What::Resumed { on: "cluster.sync" }, span);
-                    return Ok(OpDone::Next);
+            LOp::Op(K::ClusterSync {}) | LOp::Op(K::ClusterWait {}) => {
+                if !resumed && matches!(op, LOp::Op(K::ClusterSync {})) {
+                    self.cluster_arrive(s, a, true, name)?;
+                    self.ev(cta_id, me, What::Fence { op: name }, span);
                 }
-                let (cluster, size) = (self.cta(s).cluster, self.cluster_size);
-                let st = self.cluster_sync.entry(cluster).or_insert((0, 0));
-                let gen = st.1;
-                st.0 += 1;
-                if st.0 >= size {
-                    *st = (0, gen + 1);
+                match self.cluster_try_wait(s, a, name)? {
+                    None => {
+                        if resumed {
+                            self.ev(cta_id, me, What::Resumed { on: name }, span);
+                        }
+                        Ok(OpDone::Next)
+                    }
+                    Some(b) => Ok(OpDone::Wait(b)),
                 }
+            }
+            LOp::Op(K::ClusterArrive { relaxed }) => {
+                let relaxed = match relaxed {
+                    Some(r) => ev(r)?.as_bool().unwrap_or(false),
+                    None => false,
+                };
+                self.cluster_arrive(s, a, !relaxed, name)?;
                 self.ev(cta_id, me, What::Fence { op: name }, span);
-                if self.cluster_sync.get(&cluster).is_some_and(|st| st.1 > gen) {
-                    Ok(OpDone::Next)
-                } else {
-                    Ok(OpDone::Wait(Block::ClusterSync { cluster, gen }))
-                }
+                Ok(OpDone::Next)
             }
             LOp::Op(K::BarSync {}) => {
                 self.ev(cta_id, me, What::Fence { op: name }, span);
@@ -972,8 +995,15 @@ impl<'p, 's> Machine<'p, 's> {
                     Ok(OpDone::Wait(Block::CpAsyncWait { n: *pendings, upto }))
                 }
             }
-            LOp::Op(K::SmemLoad { src, .. }) => {
+            LOp::Op(K::SmemLoad { src, cta, .. }) => {
                 let v = smem_of(&ev(src)?)?;
+                let t = match cta {
+                    Some(r) => self.cluster_peer(s, int_of(&ev(r)?, "the CTA rank")?, name)?,
+                    None => s,
+                };
+                if t != s {
+                    return self.peer_smem_load(s, a, t, &v);
+                }
                 let c = self.cta(s);
                 let shape = v.shape.as_slice().to_vec();
                 let addrs = views::view_addresses(&v)
@@ -995,7 +1025,7 @@ impl<'p, 's> Machine<'p, 's> {
                     bits,
                 }))))
             }
-            LOp::Op(K::SmemStore { dst, value }) => {
+            LOp::Op(K::SmemStore { dst, value, cta }) => {
                 let v = smem_of(&ev(dst)?)?;
                 let t = as_tile(&ev(value)?)?;
                 let shape = v.shape.as_slice().to_vec();
@@ -1004,6 +1034,14 @@ impl<'p, 's> Machine<'p, 's> {
                 } else {
                     t
                 };
+                let peer = match cta {
+                    Some(r) => self.cluster_peer(s, int_of(&ev(r)?, "the CTA rank")?, name)?,
+                    None => s,
+                };
+                if peer != s {
+                    self.peer_smem_store(s, a, peer, &v, &t, value)?;
+                    return Ok(OpDone::Next);
+                }
                 let c = self.cta(s);
                 let addrs = views::view_addresses(&v)
                     .ok_or_else(|| Fault::trap(CudaError::IllegalAddress, "shared address overflow"))?;
@@ -1105,6 +1143,178 @@ impl<'p, 's> Machine<'p, 's> {
             )));
         }
         Ok(s as u32 + 1)
+    }
+
+    /// The slot of the CTA of rank `rank` in the cluster of the CTA in slot `s` (its cluster's
+    /// CTAs are resident together, rank r in slot group base + r).
+    pub(super) fn cluster_peer(&mut self, s: usize, rank: i64, op: &str) -> OpResult<usize> {
+        let cs = self.cluster_size as i64;
+        if !(0..cs).contains(&rank) {
+            return Err(Fault::trap(
+                CudaError::IllegalAddress,
+                format!("{op} names CTA rank {rank} of a cluster of {cs}"),
+            ));
+        }
+        let own = self.cta(s).rank as usize;
+        Ok(s - own + rank as usize)
+    }
+
+    /// The checker's side of partition `a` of slot `s` acting on the CTA in slot `t`: the
+    /// peer agent of `t` learns what `a` knows of `t`, and `a` learns its own act. Returns
+    /// the instruction (when checking).
+    fn peer_step(&mut self, s: usize, a: usize, t: usize) -> Option<u32> {
+        if !self.opts.check {
+            return None;
+        }
+        let pc = self.cur_pc;
+        let (sid, rank) = (self.cta(s).id, self.cta(s).rank);
+        let tid = self.cta(t).id;
+        let view = self.hb(s)?.remote_view(a, tid);
+        let (id, time) = self.hb(t)?.peer_step(sid, rank, &view, pc);
+        let mut own = VClock::default();
+        own.raise(id, time);
+        self.hb(s)?.learn_remote(a, tid, &own);
+        Some(pc)
+    }
+
+    /// `smem.load VIEW, cta=R` of the CTA in slot `t` by partition `a` of slot `s`.
+    fn peer_smem_load(&mut self, s: usize, a: usize, t: usize, v: &SmemView) -> OpResult<OpDone<Block>> {
+        let shape = v.shape.as_slice().to_vec();
+        let addrs = views::view_addresses(v)
+            .ok_or_else(|| Fault::trap(CudaError::IllegalAddress, "shared address overflow"))?;
+        let eb = v.dtype.bits();
+        let mut bits = Vec::with_capacity(addrs.len());
+        self.cta(t).smem.read_elems(&addrs, eb, &mut bits)?;
+        if self.opts.check {
+            let pc = self.cur_pc;
+            self.check_smem_init(t, pc, &addrs);
+            let sid = self.cta(s).id;
+            let h = self.peer_step(s, a, t).and_then(|_| {
+                self.hb(t)
+                    .and_then(|hb| hb.peer_smem(sid, pc, Kind::Read, &addrs, eb))
+            });
+            self.hazard(t, h, false);
+        }
+        Ok(OpDone::Value(Value::Tile(Arc::new(Tile {
+            dtype: v.dtype,
+            shape,
+            bits,
+        }))))
+    }
+
+    /// `smem.store VIEW, VALUE, cta=R` into the CTA in slot `t` by partition `a` of slot `s`.
+    fn peer_smem_store(
+        &mut self,
+        s: usize,
+        a: usize,
+        t: usize,
+        v: &SmemView,
+        tile: &Tile,
+        value: &CExpr,
+    ) -> OpResult<()> {
+        let addrs = views::view_addresses(v)
+            .ok_or_else(|| Fault::trap(CudaError::IllegalAddress, "shared address overflow"))?;
+        let eb = v.dtype.bits();
+        let c = self.cta(t);
+        if tile.dtype == v.dtype {
+            c.smem.write_elems(&addrs, eb, |lin| tile.bits[lin])?;
+        } else {
+            c.smem.write_elems(&addrs, eb, |lin| {
+                eval::convert_bits(tile.dtype, v.dtype, tile.bits[lin])
+            })?;
+        }
+        if self.opts.check {
+            let o = taint::origin(value, &self.cta(s).agents[a].undef);
+            self.cta(t).smem_undef.store(&addrs, eb.div_ceil(8), o);
+            let pc = self.cur_pc;
+            let sid = self.cta(s).id;
+            let h = self.peer_step(s, a, t).and_then(|_| {
+                self.hb(t)
+                    .and_then(|hb| hb.peer_smem(sid, pc, Kind::Write, &addrs, eb))
+            });
+            self.hazard(t, h, false);
+        }
+        Ok(())
+    }
+
+    /// `cluster.arrive` (or the arrive half of `cluster.sync`) by partition `a` of slot `s`;
+    /// with `release`, what it knows of every CTA of the cluster joins the phase's release.
+    /// Returns the phase it arrived in.
+    fn cluster_arrive(&mut self, s: usize, a: usize, release: bool, op: &str) -> OpResult<u64> {
+        let c = self.cta(s);
+        if c.agents.iter().filter(|x| x.state != AState::Done).count() > 1 {
+            return Err(Fault::unsupported(format!(
+                "{op} inside warp_specialize partitions; the simulator models the cluster barrier arrived on by each CTA's one running partition"
+            )));
+        }
+        if c.agents[a].cluster_arrived.is_some() {
+            return Err(Fault::trap(
+                CudaError::LaunchFailure,
+                format!("{op} by a partition that arrived on the cluster barrier and has not waited (each `cluster.arrive` is followed by a `cluster.wait`)"),
+            ));
+        }
+        let (cluster, cta_id) = (c.cluster, c.id);
+        let size = self.cluster_size;
+        let st = self.cluster_sync.entry(cluster).or_insert((0, 0));
+        let gen = st.1;
+        st.0 += 1;
+        let done = st.0 >= size;
+        if done {
+            *st = (0, gen + 1);
+        }
+        if self.opts.check {
+            let mut rel: Vec<(u32, VClock)> = Vec::new();
+            if release {
+                if let Some(hb) = self.slots[s].as_ref().and_then(|c| c.hb.as_deref()) {
+                    rel.push((cta_id, hb.part_clock(a)));
+                    rel.extend(hb.remote_views(a));
+                }
+            }
+            let ch = self.cluster_hb.entry(cluster).or_default();
+            for (t, c) in rel {
+                ch.running.entry(t).or_default().join(&c);
+            }
+            if done {
+                ch.completed = (gen, std::mem::take(&mut ch.running));
+            }
+        }
+        self.cta(s).agents[a].cluster_arrived = Some(gen);
+        Ok(gen)
+    }
+
+    /// `cluster.wait` by partition `a` of slot `s`: the block while the phase it arrived in is
+    /// incomplete, else `None` after acquiring what the phase released.
+    fn cluster_try_wait(&mut self, s: usize, a: usize, op: &str) -> OpResult<Option<Block>> {
+        let c = self.cta(s);
+        let Some(gen) = c.agents[a].cluster_arrived else {
+            return Err(Fault::trap(
+                CudaError::LaunchFailure,
+                format!("{op} by a partition that has not arrived on the cluster barrier (`cluster.arrive` comes first)"),
+            ));
+        };
+        let (cluster, cta_id) = (c.cluster, c.id);
+        if self.cluster_sync.get(&cluster).is_none_or(|st| st.1 <= gen) {
+            return Ok(Some(Block::ClusterSync { cluster, gen }));
+        }
+        self.cta(s).agents[a].cluster_arrived = None;
+        if self.opts.check {
+            let got = self
+                .cluster_hb
+                .get(&cluster)
+                .filter(|ch| ch.completed.0 == gen)
+                .map(|ch| ch.completed.1.clone())
+                .unwrap_or_default();
+            if let Some(hb) = self.hb(s) {
+                for (t, clock) in &got {
+                    if *t == cta_id {
+                        hb.acquire_clock(a, clock);
+                    } else {
+                        hb.learn_remote(a, *t, clock);
+                    }
+                }
+            }
+        }
+        Ok(None)
     }
 
     pub(super) fn add_tma(&mut self, s: usize, op: TmaOp) -> u32 {

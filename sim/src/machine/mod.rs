@@ -16,10 +16,12 @@
 //!   diagnostic naming every waiter and the state of what it waits on.
 //!
 //! CTAs run in groups of `ctas_in_flight` (a new one starts when one retires). The CTAs of a
-//! cluster (along x) are admitted and retired together, so that `cluster.sync` and the pair
-//! operations of `cta_group::2` (an MMA issued by the even CTA reading both CTAs' shared memory
-//! and writing both tensor memories; a commit arriving on both CTAs' barrier) see their peer.
-//! Other cross-CTA operations (multicast TMA, remote barriers) are not modelled.
+//! cluster (along x) are admitted and retired together, so that the cluster barrier
+//! (`cluster.sync`, `cluster.arrive`/`cluster.wait`), distributed shared memory (`smem.load`/
+//! `smem.store ..., cta=R`), remote arrivals (`mbar.arrive ..., cta=R`) and the pair operations
+//! of `cta_group::2` (an MMA issued by the even CTA reading both CTAs' shared memory and writing
+//! both tensor memories; a commit arriving on both CTAs' barrier) see their peers. Multicast TMA
+//! is not modelled.
 //!
 //! This module holds the machine's state, the hazard checker's hooks and the main loop;
 //! `asyncs` fires the asynchronous completions, `exec` steps agents and executes operations,
@@ -33,7 +35,7 @@ use bwsim_isa::Code;
 use global::*;
 
 use crate::check::hazards::{Actor, CtaHb};
-use crate::check::hb::{Hazard, Kind};
+use crate::check::hb::{Hazard, Kind, VClock};
 use crate::diagnostics;
 use crate::eval::{self, as_tile, broadcast_shapes, BIndex, EvalCtx};
 use crate::interp::{self, Bound, Effects, Flow, OpDone};
@@ -246,9 +248,21 @@ struct Agent {
     /// Copies not yet landed, by group.
     cp_pending: BTreeMap<u32, u32>,
     children: Vec<u32>,
+    /// The cluster-barrier phase this partition arrived in (`cluster.arrive`) and has not
+    /// waited for yet.
+    cluster_arrived: Option<u64>,
     /// Frame slots holding values computed from undefined bytes, with their origin
     /// ([`crate::taint`]; empty unless checking).
     undef: SlotTaint,
+}
+
+/// What the releases of a cluster barrier's phase publish, per CTA id: the join of the
+/// arriving partitions' knowledge of that CTA's components (its own partitions' clocks, and
+/// what peers knew of it). `completed` is the last completed phase's, with its number.
+#[derive(Clone, Debug, Default)]
+struct ClusterHb {
+    running: BTreeMap<u32, VClock>,
+    completed: (u64, BTreeMap<u32, VClock>),
 }
 
 #[derive(Clone, Debug)]
@@ -445,6 +459,8 @@ struct Machine<'p, 's> {
     cluster_size: u32,
     /// `cluster.sync` state per live cluster: (arrivals of the current generation, generation).
     cluster_sync: BTreeMap<u64, (u32, u64)>,
+    /// The checker's cluster-barrier state per live cluster (when checking).
+    cluster_hb: BTreeMap<u64, ClusterHb>,
     guard: Guard,
     /// MMAs being computed ahead on other threads, by CTA slot and pipe-op id
     /// ([`crate::mma::MmaExec::ahead`]).
@@ -518,6 +534,7 @@ pub fn execute(
         reached: Reached::default(),
         cluster_size,
         cluster_sync: BTreeMap::new(),
+        cluster_hb: BTreeMap::new(),
         guard: Guard::start(&opts.limits),
         ahead: HashMap::new(),
         ahead_worker: None,
@@ -738,10 +755,15 @@ impl<'p, 's> Machine<'p, 's> {
         let Some(h) = h else { return };
         let Some(c) = self.slots[s].as_ref() else { return };
         let Some(hb) = c.hb.as_deref() else { return };
-        let cta = c.id;
+        let (cta, rank) = (c.id, c.rank);
         let trace = &self.trace;
         let name = |p: u32| trace.unit_name(cta, Unit::Agent(p));
-        let d = hb.describe(&h, self.prog, &name, cta, tmem);
+        let mut d = hb.describe(&h, self.prog, &name, cta, tmem);
+        if hb.involves_peer(&h) {
+            d = d.with_note(format!(
+                "the memory is CTA {cta}'s (rank {rank} of its cluster); another CTA's access through distributed shared memory is ordered only by a release/acquire cluster barrier (`cluster.arrive` + `cluster.wait`) or by a remote `mbar.arrive ..., cta=R` that the owner waits on"
+            ));
+        }
         self.report(d);
     }
 
@@ -769,6 +791,25 @@ impl<'p, 's> Machine<'p, 's> {
                 ..
             } => self.reached.add(pc, Sink::GlobalStore, pc),
             _ => {}
+        }
+    }
+
+    /// `cluster-exit`: the CTA in slot `s`, whose cluster is leaving, against every peer
+    /// access to its shared memory that its exit is not known to follow.
+    fn check_cluster_exit(&mut self, s: usize) {
+        let Some(c) = self.slots[s].as_ref() else { return };
+        let Some(hb) = c.hb.as_deref() else { return };
+        let (owner, owner_rank) = (c.id, c.rank);
+        for (peer, rank, pc) in hb.peers_unordered_at_exit() {
+            let Some(i) = self.prog.code.get(pc as usize) else {
+                continue;
+            };
+            let name = match &i.kind {
+                IKind::Op { name, .. } => *name,
+                _ => "an access",
+            };
+            let d = diagnostics::cluster_exit(name, i.span, peer, rank, owner, owner_rank);
+            self.report(d);
         }
     }
 
@@ -986,7 +1027,9 @@ impl<'p, 's> Machine<'p, 's> {
             }
             if let Some(c) = &self.slots[s] {
                 self.cluster_sync.remove(&c.cluster);
+                self.cluster_hb.remove(&c.cluster);
             }
+            self.check_cluster_exit(s);
             let Some(c) = self.slots[s].take() else { continue };
             self.counters.ctas += 1;
             for a in &c.tmem.manual {

@@ -116,6 +116,26 @@ pub fn smem_access(chip: &Chip, bytes: u64) -> (f64, f64) {
     )
 }
 
+/// [estimate] Cycles a distributed-shared-memory access (`smem.load`/`smem.store ..., cta=R`:
+/// `ld/st.shared::cluster` to a peer CTA) adds to a local shared-memory access: the round trip
+/// over the SM-to-SM network of a GPC. An estimate of the order that published H100
+/// microbenchmarks report (a few hundred cycles against a few tens for local shared memory);
+/// nothing here has measured it.
+pub const DSMEM_EXTRA_LATENCY: f64 = 180.0;
+
+/// [estimate] Cycles of a cluster barrier (`cluster.arrive` + `cluster.wait`, or
+/// `cluster.sync`) beyond a CTA barrier: the arrivals travel between the cluster's SMs. The
+/// timing model runs a cluster's CTAs independently, so this is all the barrier costs there.
+/// Same provenance as [`DSMEM_EXTRA_LATENCY`].
+pub const CLUSTER_BARRIER_EXTRA_CYCLES: f64 = 180.0;
+
+/// A distributed-shared-memory access of `bytes`: (latency, cycles of the shared-memory
+/// bandwidth it uses), as a local access plus [`DSMEM_EXTRA_LATENCY`].
+pub fn dsmem_access(chip: &Chip, bytes: u64) -> (f64, f64) {
+    let (lat, bw) = smem_access(chip, bytes);
+    (lat + DSMEM_EXTRA_LATENCY, bw)
+}
+
 /// tcgen05.ld / st of `bytes`: (latency, cycles of the SM's TMEM port it uses).
 pub fn tmem_access(chip: &Chip, bytes: u64) -> (f64, f64) {
     (

@@ -454,6 +454,18 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 self.e.ins(format!("mov.u32 {r}, {sreg}.{a}"));
                 Ok(Val::Scalar(ScalarTy::I32, r))
             }
+            "cluster_rank" | "cluster_size" => {
+                arity(0)?;
+                let r = self.e.reg(RegClass::B32);
+                let sreg = if f == "cluster_rank" {
+                    "%cluster_ctarank"
+                } else {
+                    "%cluster_nctarank"
+                };
+                self.e.ins(format!("mov.u32 {r}, {sreg}"));
+                self.uses_cluster = true;
+                Ok(Val::Scalar(ScalarTy::I32, r))
+            }
             "min" | "max" => {
                 arity(2)?;
                 let a = self.expr(pos[0])?;

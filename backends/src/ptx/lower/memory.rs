@@ -16,6 +16,41 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         span: Span,
         op: &str,
     ) -> LResult<Vec<String>> {
+        let parts = self.smem_addr_parts(v, ll, span, op)?;
+        Ok(parts.into_iter().map(|(r, off)| format!("[{r}+{off}]")).collect())
+    }
+
+    /// [`Self::smem_addrs`] in the shared memory of the cluster's CTA `rank`: each address
+    /// mapped with `mapa.shared::cluster` (a `.shared::cluster` operand).
+    fn peer_smem_addrs(
+        &mut self,
+        v: &SmemView,
+        ll: &LinearLayout,
+        span: Span,
+        op: &str,
+        rank: Reg,
+    ) -> LResult<Vec<String>> {
+        let parts = self.smem_addr_parts(v, ll, span, op)?;
+        let mut out = Vec::with_capacity(parts.len());
+        for (r, off) in parts {
+            let l = self.e.reg(RegClass::B32);
+            let m = self.e.reg(RegClass::B32);
+            self.e.ins(format!("add.u32 {l}, {r}, {off}"));
+            self.e.ins(format!("mapa.shared::cluster.u32 {m}, {l}, {rank}"));
+            out.push(format!("[{m}]"));
+        }
+        Ok(out)
+    }
+
+    /// The address of each register of a tile of layout `ll` in view `v`: a register and a
+    /// byte offset.
+    fn smem_addr_parts(
+        &mut self,
+        v: &SmemView,
+        ll: &LinearLayout,
+        span: Span,
+        op: &str,
+    ) -> LResult<Vec<(Reg, i64)>> {
         if ll.shape != v.shape {
             return Err(invalid(
                 op,
@@ -46,12 +81,12 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         for r in 0..ll.num_regs() {
             let ro = map.origin ^ lin(ll.reg_flat(r));
             if ro & tmask == 0 {
-                out.push(format!("[{t}+{}]", ro as i64 + v.base.off));
+                out.push((t, ro as i64 + v.base.off));
             } else {
                 let x = self.e.reg(RegClass::B32);
                 self.e.ins(format!("xor.b32 {x}, {toff}, {ro}"));
                 self.e.ins(format!("add.u32 {x}, {x}, {}", v.base.reg));
-                out.push(format!("[{x}+{}]", v.base.off));
+                out.push((x, v.base.off));
             }
         }
         Ok(out)
@@ -90,22 +125,39 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         Some(p)
     }
 
-    pub(super) fn smem_load(&mut self, v: &SmemView, l: &TileLayout, span: Span) -> LResult<Tile> {
+    /// `smem.load`; `peer`: from the same view in the cluster's CTA of that rank (a register).
+    pub(super) fn smem_load(
+        &mut self,
+        v: &SmemView,
+        l: &TileLayout,
+        span: Span,
+        peer: Option<Reg>,
+    ) -> LResult<Tile> {
         let op = "smem.load";
         let ty = ldst_ty(v.geom.dtype)
             .ok_or_else(|| unsupported(op, span, format!("loads of {} elements", v.geom.dtype)))?;
         let ll = self.layout_for(l, &v.shape, span)?;
         self.before_all_access();
-        let addrs = self.smem_addrs(v, &ll, span, op)?;
+        let (addrs, space) = match peer {
+            Some(rank) => (self.peer_smem_addrs(v, &ll, span, op, rank)?, "shared::cluster"),
+            None => (self.smem_addrs(v, &ll, span, op)?, "shared"),
+        };
         let out = self.fresh_tile(v.geom.dtype, ll, Some(l.clone()), span)?;
         for (r, a) in out.regs.iter().zip(addrs) {
-            self.e.ins(format!("ld.shared.{ty} {r}, {a}"));
+            self.e.ins(format!("ld.{space}.{ty} {r}, {a}"));
         }
         self.part.all_dirty = true;
         Ok(out)
     }
 
-    pub(super) fn smem_store(&mut self, v: &SmemView, t: &Tile, span: Span) -> LResult<()> {
+    /// `smem.store`; `peer`: into the same view in the cluster's CTA of that rank (a register).
+    pub(super) fn smem_store(
+        &mut self,
+        v: &SmemView,
+        t: &Tile,
+        span: Span,
+        peer: Option<Reg>,
+    ) -> LResult<()> {
         let op = "smem.store";
         let ty = ldst_ty(v.geom.dtype)
             .ok_or_else(|| unsupported(op, span, format!("stores of {} elements", v.geom.dtype)))?;
@@ -115,10 +167,13 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             t.clone()
         };
         self.before_all_access();
-        let addrs = self.smem_addrs(v, &t.ll, span, op)?;
+        let (addrs, space) = match peer {
+            Some(rank) => (self.peer_smem_addrs(v, &t.ll, span, op, rank)?, "shared::cluster"),
+            None => (self.smem_addrs(v, &t.ll, span, op)?, "shared"),
+        };
         let p = self.unique_pred(&t.ll);
         for (r, a) in t.regs.iter().zip(addrs) {
-            self.e.ins_if(p, format!("st.shared.{ty} {a}, {r}"));
+            self.e.ins_if(p, format!("st.{space}.{ty} {a}, {r}"));
         }
         self.part.all_dirty = true;
         Ok(())

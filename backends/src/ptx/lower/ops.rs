@@ -197,7 +197,49 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 self.e.ins(format!("@{p} {ins}"));
                 Ok(None)
             }
-            MbarArrive { bar, count, pred } => {
+            MbarArrive {
+                bar,
+                count,
+                pred,
+                cta: Some(rank),
+            } => {
+                // A remote arrival: the barrier's address in CTA `rank` of the cluster
+                // (`mapa`), then a release at cluster scope.
+                let base = match self.expr(bar)? {
+                    Val::Mbar { base, count: None } => base,
+                    other => return Err(wrong_kind(name, bar.span, "expected one mbarrier", &other)),
+                };
+                let rv = self.expr(rank)?;
+                let rk = self.scalar_reg(&rv, ScalarTy::I32, rank.span)?;
+                let c = match count {
+                    Some(c) => {
+                        let v = self.expr(c)?;
+                        let c = self.scalar_operand(&v, ScalarTy::I32, c.span)?;
+                        Some(self.reg_operand(&c, RegClass::B32))
+                    }
+                    None => None,
+                };
+                let pr = self.opt_pred(pred.as_ref())?;
+                self.uses_cluster = true;
+                let local = self.e.reg(RegClass::B32);
+                let remote = self.e.reg(RegClass::B32);
+                self.e.ins(format!("add.u32 {local}, {}, {}", base.reg, base.off));
+                self.e
+                    .ins(format!("mapa.shared::cluster.u32 {remote}, {local}, {rk}"));
+                self.before_issue();
+                let p = self.issue_pred(pr);
+                let c = c.map(|c| format!(", {c}")).unwrap_or_default();
+                self.e.ins(format!(
+                    "@{p} mbarrier.arrive.release.cluster.shared::cluster.b64 _, [{remote}]{c}"
+                ));
+                Ok(None)
+            }
+            MbarArrive {
+                bar,
+                count,
+                pred,
+                cta: None,
+            } => {
                 let a = self.bar_addr(bar, name)?;
                 let c = match count {
                     Some(c) => {
@@ -413,18 +455,20 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 }
                 Ok(None)
             }
-            SmemLoad { src, layout } => {
+            SmemLoad { src, layout, cta } => {
                 let v = self.smem_arg(src, name)?;
                 let l = match layout {
                     Some(l) => self.layout_arg(l, name)?,
                     None => self.default_layout(&v.shape),
                 };
-                self.smem_load(&v, &l, span).map(|t| Some(Val::Tile(t)))
+                let peer = self.peer_rank(cta.as_ref())?;
+                self.smem_load(&v, &l, span, peer).map(|t| Some(Val::Tile(t)))
             }
-            SmemStore { dst, value } => {
+            SmemStore { dst, value, cta } => {
                 let v = self.smem_arg(dst, name)?;
                 let t = self.tile_arg(value, name)?;
-                self.smem_store(&v, &t, span)?;
+                let peer = self.peer_rank(cta.as_ref())?;
+                self.smem_store(&v, &t, span, peer)?;
                 Ok(None)
             }
             GlobalLoad {
@@ -487,6 +531,48 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             }
             BarSync {} => {
                 self.part_barrier();
+                Ok(None)
+            }
+            ClusterArrive { relaxed } => {
+                if !self.ck.workers.is_empty() {
+                    return Err(unsupported(
+                        name,
+                        span,
+                        "cluster.arrive in a kernel with warp_specialize partitions (every thread of the cluster must arrive)",
+                    ));
+                }
+                let relaxed = match relaxed {
+                    Some(r) => self.const_int(r, name)? != 0,
+                    None => false,
+                };
+                self.uses_cluster = true;
+                if self.part.tmem_dirty && self.target() == Target::Sm100a {
+                    self.e.ins("tcgen05.fence::before_thread_sync");
+                }
+                self.e.ins(if relaxed {
+                    "barrier.cluster.arrive.relaxed.aligned"
+                } else {
+                    "barrier.cluster.arrive.release.aligned"
+                });
+                Ok(None)
+            }
+            ClusterWait {} => {
+                if !self.ck.workers.is_empty() {
+                    return Err(unsupported(
+                        name,
+                        span,
+                        "cluster.wait in a kernel with warp_specialize partitions (every thread of the cluster must arrive)",
+                    ));
+                }
+                self.uses_cluster = true;
+                self.e.ins("barrier.cluster.wait.acquire.aligned");
+                if self.target() == Target::Sm100a && self.part.tmem_dirty {
+                    self.e.ins("tcgen05.fence::after_thread_sync");
+                }
+                // Every thread of the CTA passed the arrive before this wait returns.
+                self.part.all_dirty = false;
+                self.part.issue_dirty = false;
+                self.part.tmem_dirty = false;
                 Ok(None)
             }
             ClusterSync {} => {
@@ -560,6 +646,16 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             Val::Mbar { base, count: None } => Ok(base.operand()),
             other => Err(wrong_kind(op, e.span, "expected one mbarrier", &other)),
         }
+    }
+
+    /// The register holding a `cta=R` operand (a CTA rank of the cluster), if any; the kernel
+    /// then runs as a cluster kernel.
+    pub(super) fn peer_rank(&mut self, e: Option<&Expr>) -> LResult<Option<Reg>> {
+        let Some(e) = e else { return Ok(None) };
+        let v = self.expr(e)?;
+        let r = self.scalar_reg(&v, ScalarTy::I32, e.span)?;
+        self.uses_cluster = true;
+        Ok(Some(r))
     }
 
     pub(super) fn opt_pred(&mut self, e: Option<&Expr>) -> LResult<Option<Reg>> {

@@ -310,7 +310,16 @@ impl<'p> Engine<'p> {
                 *t += chip.mbarrier_op_cycles;
                 Ok(OpDone::Next)
             }
-            LOp::Op(K::MbarArrive { bar, count, pred: p }) => {
+            // A remote arrival (`cta=R`) is timed as an arrival on the same barrier of this CTA:
+            // the timing model runs a cluster's CTAs independently, and in the symmetric
+            // patterns clusters use (each CTA signals one peer and is signalled by another)
+            // every CTA's barrier receives the same arrivals.
+            LOp::Op(K::MbarArrive {
+                bar,
+                count,
+                pred: p,
+                cta,
+            }) => {
                 if !pred(p.as_deref())? {
                     *t += chip.scalar_op_cycles;
                     return Ok(OpDone::Next);
@@ -328,6 +337,9 @@ impl<'p> Engine<'p> {
                 })?;
                 self.bar_update(c, addr, t0, |m| m.arrive(n))?;
                 *t += chip.mbarrier_op_cycles;
+                if cta.is_some() {
+                    *t += cost::DSMEM_EXTRA_LATENCY;
+                }
                 Ok(OpDone::Next)
             }
             LOp::Op(K::MbarWait { bar, phase }) => {
@@ -384,8 +396,18 @@ impl<'p> Engine<'p> {
             }
             // cluster.sync is timed like a CTA barrier: the timing model runs the CTAs of a
             // cluster independently (cta_group::2 is refused above).
-            LOp::Op(K::BarSync {}) | LOp::Op(K::ClusterSync {}) => {
+            LOp::Op(K::BarSync {}) => {
                 *t += chip.bar_sync_cycles;
+                Ok(OpDone::Next)
+            }
+            // The cluster barrier: a CTA barrier plus an estimated cross-SM cost
+            // (cost::CLUSTER_BARRIER_EXTRA_CYCLES), paid by the wait; the arrive issues.
+            LOp::Op(K::ClusterSync {}) | LOp::Op(K::ClusterWait {}) => {
+                *t += chip.bar_sync_cycles + cost::CLUSTER_BARRIER_EXTRA_CYCLES;
+                Ok(OpDone::Next)
+            }
+            LOp::Op(K::ClusterArrive { .. }) => {
+                *t += chip.scalar_op_cycles;
                 Ok(OpDone::Next)
             }
             LOp::Mma {
@@ -616,7 +638,7 @@ impl<'p> Engine<'p> {
                 }
                 Ok(OpDone::Next)
             }
-            LOp::Op(K::SmemLoad { src, .. }) => {
+            LOp::Op(K::SmemLoad { src, cta, .. }) => {
                 let (bytes, value) = match &self.shapes[pc as usize] {
                     Some(Shapes::Load { bytes, value }) => (*bytes, value.clone()),
                     _ => {
@@ -631,13 +653,17 @@ impl<'p> Engine<'p> {
                         (bytes, value)
                     }
                 };
-                let (lat, _) = cost::smem_access(&chip, bytes);
+                let (lat, _) = if cta.is_some() {
+                    cost::dsmem_access(&chip, bytes)
+                } else {
+                    cost::smem_access(&chip, bytes)
+                };
                 let end = self.sms[sm].smem.send(t0, bytes as f64).max(t0 + lat);
                 *t = end;
                 self.record(t0, c, me, TWhat::Op { op: name, end }, span);
                 Ok(OpDone::Value(value))
             }
-            LOp::Op(K::SmemStore { dst, .. }) => {
+            LOp::Op(K::SmemStore { dst, cta, .. }) => {
                 let bytes = match &self.shapes[pc as usize] {
                     Some(Shapes::Bytes(b)) => *b,
                     _ => {
@@ -647,7 +673,11 @@ impl<'p> Engine<'p> {
                         b
                     }
                 };
-                let (lat, _) = cost::smem_access(&chip, bytes);
+                let (lat, _) = if cta.is_some() {
+                    cost::dsmem_access(&chip, bytes)
+                } else {
+                    cost::smem_access(&chip, bytes)
+                };
                 let end = self.sms[sm].smem.send(t0, bytes as f64).max(t0 + lat);
                 *t = end;
                 self.record(t0, c, me, TWhat::Op { op: name, end }, span);
@@ -796,7 +826,9 @@ fn single_thread_issue(op: &LOp) -> bool {
             | K::CpAsyncCommit {}
             | K::ClcQuery { .. }
             | K::BarSync {}
-            | K::ClusterSync {},
+            | K::ClusterSync {}
+            | K::ClusterArrive { .. }
+            | K::ClusterWait {},
         ) => false,
         LOp::Op(lowered_apart!()) => false,
     }
@@ -849,7 +881,9 @@ pub(super) fn synchronises(op: &LOp) -> bool {
             | K::GlobalStore { .. }
             | K::CpAsync { .. }
             | K::ClcQuery { .. }
-            | K::ClusterSync {},
+            | K::ClusterSync {}
+            | K::ClusterArrive { .. }
+            | K::ClusterWait {},
         ) => true,
         LOp::Op(lowered_apart!()) => true,
     }

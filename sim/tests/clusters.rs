@@ -1,0 +1,149 @@
+//! Clusters beyond CTA pairs: the split cluster barrier (`cluster.arrive` / `cluster.wait`),
+//! distributed shared memory (`smem.load`/`smem.store ..., cta=R`) and remote mbarrier
+//! arrivals (`mbar.arrive ..., cta=R`), in clusters of 2 and 4 CTAs.
+
+mod common;
+use bwsim_sim::What;
+use common::*;
+
+/// A cluster of CLUSTER CTAs (two clusters): rank 0 loops before it arrives, so the others
+/// reach `cluster.wait` first; then each reads what its left neighbour stored into it.
+const SPLIT: &str = "kernel split {
+  target sm_100a, sm_90a
+  num_warps 4
+  const CLUSTER: int = 4
+  param x: ptr(f32)
+  param out: ptr(f32)
+  layout l = blocked([1], [32], [4], [0])
+  let offs = program_id(0) * 128 + arange(0, 128, l)
+  let buf = smem.alloc f32[128], plain
+  let v = global.load x, offs
+  let right = (cluster_rank() + 1) % cluster_size()
+  smem.store buf, v, cta=right
+  if cluster_rank() == 0 {
+    for i in 0..20 {
+      let w = global.load x, offs
+    }
+  }
+  cluster.arrive
+  cluster.wait
+  let got = smem.load buf, layout=l
+  global.store out, offs, got
+  launch {
+    grid = [2 * CLUSTER]
+    cluster = [CLUSTER]
+    tensor a: f32[256 * CLUSTER] = randn()
+    tensor b: f32[256 * CLUSTER] = zeros()
+    x = a
+    out = b
+    outputs = [b]
+  }
+}
+";
+
+fn f32s(t: &bwsim_isa::launch::HostTensor) -> Vec<f32> {
+    (0..t.shape[0])
+        .map(|i| f32::from_bits(t.get_bits(i) as u32))
+        .collect()
+}
+
+#[test]
+fn split_cluster_barrier_holds_every_cta_until_its_cluster_arrived() {
+    for c in ["2", "4"] {
+        let r = run_ok(SPLIT, &[("CLUSTER", c)]);
+        let size: u32 = c.parse().expect("a size");
+        let ev = &r.trace.events;
+        let arrived = |cta: u32| {
+            ev.iter()
+                .find(|e| e.cta == cta && matches!(e.what, What::Fence { op: "cluster.arrive" }))
+                .map(|e| e.time)
+                .expect("arrived")
+        };
+        for base in [0, size] {
+            let last = (base..base + size).map(arrived).max().expect("CTAs");
+            for cta in base..base + size {
+                if arrived(cta) < last {
+                    let passed = ev
+                        .iter()
+                        .find(|e| e.cta == cta && matches!(e.what, What::Resumed { on: "cluster.wait" }))
+                        .map(|e| e.time)
+                        .expect("an early arriver waits");
+                    assert!(
+                        passed >= last,
+                        "CTA {cta} passed at {passed}, last arrival at {last}"
+                    );
+                }
+            }
+        }
+        // Each CTA holds its left neighbour's values.
+        let (x, out) = (f32s(tensor(&r, "a")), f32s(tensor(&r, "b")));
+        for p in 0..2 * size as usize {
+            let base = p - p % size as usize;
+            let from = base + (p - base + size as usize - 1) % size as usize;
+            assert_eq!(
+                out[p * 128..(p + 1) * 128],
+                x[from * 128..(from + 1) * 128],
+                "CTA {p}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_rank_outside_the_cluster_traps() {
+    let src = SPLIT.replace("cta=right", "cta=right + CLUSTER");
+    let r = run(&src, &[("CLUSTER", "2")]);
+    assert!(!r.ok());
+    assert!(
+        r.diagnostics.iter().any(|d| d.message.contains("names CTA rank")),
+        "{}",
+        rendered(&src, &r)
+    );
+}
+
+#[test]
+fn a_cluster_wait_without_its_arrive_traps() {
+    let src = SPLIT.replace("  cluster.arrive\n", "");
+    let r = run(&src, &[("CLUSTER", "2")]);
+    assert!(!r.ok());
+    assert!(
+        r.diagnostics
+            .iter()
+            .any(|d| d.message.contains("has not arrived")),
+        "{}",
+        rendered(&src, &r)
+    );
+}
+
+#[test]
+fn remote_arrivals_complete_the_peers_phase() {
+    // Each CTA's barrier is arrived on only by its left neighbour.
+    let src = SPLIT
+        .replace(
+            "  smem.store buf, v, cta=right\n",
+            "  let bar = mbar.alloc 1\n  mbar.init bar[0], 1\n  fence.mbarrier_init\n  cluster.sync\n  smem.store buf, v, cta=right\n  mbar.arrive bar[0], cta=right\n  mbar.wait bar[0], 0\n",
+        )
+        .replace("  cluster.arrive\n  cluster.wait\n", "");
+    let r = run_ok(&src, &[("CLUSTER", "4")]);
+    let (x, out) = (f32s(tensor(&r, "a")), f32s(tensor(&r, "b")));
+    for p in 0..8usize {
+        let from = p - p % 4 + (p % 4 + 3) % 4;
+        assert_eq!(
+            out[p * 128..(p + 1) * 128],
+            x[from * 128..(from + 1) * 128],
+            "CTA {p}"
+        );
+    }
+    // The arrival on CTA p's barrier comes from CTA p - 1's code: one per CTA.
+    let arrivals = r
+        .trace
+        .events
+        .iter()
+        .filter(|e| matches!(e.what, What::Arrive { .. }))
+        .count();
+    assert_eq!(arrivals, 8);
+    // And the checker orders the hand-off through it.
+    let found = explore(&src, &[("CLUSTER", "4")], 16);
+    let codes: Vec<String> = found.iter().map(|f| f.diagnostic.message.clone()).collect();
+    assert!(found.is_empty(), "{codes:?}");
+}
