@@ -374,7 +374,11 @@ define_ops! {
     /// `tmem.dealloc BUF`: free a `manual=true` allocation.
     TmemDealloc = "tmem.dealloc" (buf;),
     /// `tma.load DESC[coords], DST, BAR`: global → shared tile copy completing its bytes on BAR.
-    TmaLoad = "tma.load" (src, dst, bar; pred),
+    /// `multicast=MASK` (an integer, bit r for cluster rank r): the box is read once and lands
+    /// at DST's offsets in every CTA of MASK, each completing its bytes on its own BAR
+    /// (`.multicast::cluster`). `bar_cta=R`: the bytes complete on BAR in CTA R of this CTA's
+    /// pair instead (`.cta_group::2`, the barrier of the pair's leader).
+    TmaLoad = "tma.load" (src, dst, bar; pred, multicast, bar_cta),
     /// `tma.store DESC[coords], SRC`: shared → global tile copy joining the current bulk group.
     TmaStore = "tma.store" (dst, src; pred),
     /// `tma.store_wait N`: wait until at most N bulk groups still read shared memory
@@ -387,7 +391,8 @@ define_ops! {
     /// `mbar.init BAR, COUNT`.
     MbarInit = "mbar.init" (bar, count;),
     /// `mbar.expect BAR, BYTES`: `mbarrier.arrive.expect_tx` (Gluon's `mbarrier.expect`): expect BYTES, then arrive once.
-    MbarExpect = "mbar.expect" (bar, bytes; pred),
+    /// `cta=R`: on the same barrier in CTA R of the cluster (`.release.cluster.shared::cluster`).
+    MbarExpect = "mbar.expect" (bar, bytes; pred, cta),
     /// `mbar.expect_tx BAR, BYTES`: add BYTES to the tx-count without arriving.
     MbarExpectTx = "mbar.expect_tx" (bar, bytes; pred),
     /// `mbar.complete_tx BAR, BYTES`: subtract BYTES from the tx-count (what TMA does as bytes land).
@@ -419,7 +424,9 @@ define_ops! {
     /// `tcgen05.cp SRC, DST`: shared → tensor memory copy on the tensor pipe.
     Tcgen05Cp = "tcgen05.cp" (src, dst;),
     /// `tcgen05.commit BAR`: BAR receives one arrival once every earlier tcgen05 op of this partition completed.
-    Tcgen05Commit = "tcgen05.commit" (bar; pred, cta_group),
+    /// `multicast=MASK`: the arrival lands on BAR in every CTA of MASK (bit r for cluster rank
+    /// r, `.multicast::cluster`). With `cta_group=2` and no mask, both CTAs of the pair.
+    Tcgen05Commit = "tcgen05.commit" (bar; pred, cta_group, multicast),
     /// `tmem.load BUF[, layout=L]` → register tile (`tcgen05.ld` + `wait::ld`).
     TmemLoad = "tmem.load" (src; layout),
     /// `tmem.store BUF, VALUE` (`tcgen05.st` + `wait::st`).

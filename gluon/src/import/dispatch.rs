@@ -1,6 +1,7 @@
 //! The dispatch of every TTGIR operation to its import (`Cx::op`): the one match that
 //! names each supported operation and refuses the others.
 
+use super::cluster::group_of;
 use super::*;
 
 impl<'m> Cx<'m> {
@@ -181,10 +182,12 @@ impl<'m> Cx<'m> {
                     "num_programs"
                 };
                 let r = self.result(op, 0)?;
-                self.bind(
-                    &r,
-                    Val::E(call(f, vec![int_e(axis, span)], span), Type::Scalar(Elem::I32)),
-                );
+                let mut e = call(f, vec![int_e(axis, span)], span);
+                if axis == 0 && self.num_ctas > 1 {
+                    // Triton's grid counts clusters (of CTAs along x).
+                    e = bin(BinOp::Div, e, int_e(self.num_ctas, span), span);
+                }
+                self.bind(&r, Val::E(e, Type::Scalar(Elem::I32)));
                 Ok(())
             }
             "tt.make_range" => {
@@ -550,6 +553,7 @@ impl<'m> Cx<'m> {
                             bar,
                             pred: None,
                             cta_group: None,
+                            multicast: None,
                         },
                         span,
                     );
@@ -569,6 +573,7 @@ impl<'m> Cx<'m> {
                         bar,
                         pred,
                         cta_group: None,
+                        multicast: None,
                     },
                     span,
                 );
@@ -631,13 +636,28 @@ impl<'m> Cx<'m> {
                 let v = self.n_operands(op, 1)?;
                 let bar = self.expr(&v[0].0, v[0].1)?;
                 let count = self.int_after_operands(op)?;
-                self.op_stmt(
-                    OpKind::MbarInit {
-                        bar,
-                        count: int_e(count, span),
-                    },
-                    span,
-                );
+                let group = self.bar_group(self.sig(op)?.inputs.first(), span)?;
+                if group == 0 {
+                    self.op_stmt(
+                        OpKind::MbarInit {
+                            bar,
+                            count: int_e(count, span),
+                        },
+                        span,
+                    );
+                } else {
+                    // A barrier of a CTA group lives in the group's first CTA and counts every
+                    // CTA's arrivals.
+                    let n = count * i64::from(group_of(group).count_ones());
+                    self.op_pred(
+                        OpKind::MbarInit {
+                            bar,
+                            count: int_e(n, span),
+                        },
+                        Some(Self::is_leader_e(group, span)),
+                        span,
+                    );
+                }
                 Ok(())
             }
             "ttng.inval_barrier" => {
@@ -651,11 +671,14 @@ impl<'m> Cx<'m> {
                 let bar = self.expr(&v[0].0, v[0].1)?;
                 let bytes = self.int_after_operands(op)?;
                 let pred = self.pred(v.get(1))?;
+                // Every CTA of a group expects its own bytes on the group's barrier.
+                let group = self.bar_group(self.sig(op)?.inputs.first(), span)?;
                 self.op_stmt(
                     OpKind::MbarExpect {
                         bar,
                         bytes: int_e(bytes, span),
                         pred,
+                        cta: (group != 0).then(|| self.leader_e(group, span)),
                     },
                     span,
                 );
@@ -666,6 +689,10 @@ impl<'m> Cx<'m> {
                 let bar = self.expr(&v[0].0, v[0].1)?;
                 let phase = self.math_operand(&v[1].0, v[1].1)?;
                 let pred = self.pred(v.get(2))?;
+                // Only the first CTA of a group waits on the group's barrier.
+                let group = self.bar_group(self.sig(op)?.inputs.first(), span)?;
+                let lead = (group != 0).then(|| Self::is_leader_e(group, span));
+                let pred = Self::and_pred(pred, lead, span);
                 self.op_pred(OpKind::MbarWait { bar, phase }, pred, span);
                 Ok(())
             }
@@ -674,15 +701,49 @@ impl<'m> Cx<'m> {
                 let bar = self.expr(&v[0].0, v[0].1)?;
                 let count = self.int_after_operands(op)?;
                 let pred = self.pred(v.get(1))?;
+                let group = self.bar_group(self.sig(op)?.inputs.first(), span)?;
                 self.op_stmt(
                     OpKind::MbarArrive {
                         bar,
                         count: Some(int_e(count, span)),
                         pred,
-                        cta: None,
+                        cta: (group != 0).then(|| self.leader_e(group, span)),
                     },
                     span,
                 );
+                Ok(())
+            }
+            "ttng.cluster_arrive" => {
+                let relaxed = self
+                    .attr_dict(op)?
+                    .get("relaxed")
+                    .and_then(|x| x.as_bool())
+                    .unwrap_or(false);
+                self.op_stmt(
+                    OpKind::ClusterArrive {
+                        relaxed: relaxed.then(|| ex(ExprKind::Bool(true), span)),
+                    },
+                    span,
+                );
+                Ok(())
+            }
+            "ttng.cluster_wait" => {
+                self.op_stmt(OpKind::ClusterWait {}, span);
+                Ok(())
+            }
+            "ttng.cluster_barrier" => {
+                let relaxed = self
+                    .attr_dict(op)?
+                    .get("relaxed")
+                    .and_then(|x| x.as_bool())
+                    .unwrap_or(false);
+                self.op_stmt(
+                    OpKind::ClusterArrive {
+                        relaxed: relaxed.then(|| ex(ExprKind::Bool(true), span)),
+                    },
+                    span,
+                );
+                self.op_stmt(OpKind::ClusterWait {}, span);
                 Ok(())
             }
             "ttng.fence_async_shared" => {

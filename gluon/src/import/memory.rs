@@ -505,9 +505,22 @@ impl<'m> Cx<'m> {
             });
         }
         let attrs = self.attr_dict(op)?;
-        if attrs.has("two_ctas") {
-            return Err(self.misuse(op, "two-CTA MMA is not supported"));
-        }
+        let two_ctas = attrs.has("two_ctas");
+        let cta_group = two_ctas.then(|| int_e(2, span));
+        // A `{multicast}` MMA's completion reaches every CTA that shares its operands.
+        let shared = if attrs.has("multicast") && !two_ctas {
+            let sig = self.sig(op)?;
+            let mut bits = 0;
+            for t in sig.inputs.iter().take(2) {
+                bits |= self
+                    .cga_of_ty(Some(t), span)?
+                    .map(|c| c.broadcast_mask())
+                    .unwrap_or(0);
+            }
+            bits
+        } else {
+            0
+        };
         let a = self.expr(&items[0].name, items[0].span)?;
         let b = self.expr(&items[1].name, items[1].span)?;
         let acc = self.expr(&items[2].name, items[2].span)?;
@@ -535,7 +548,7 @@ impl<'m> Cx<'m> {
                 b_scale: self.expr(&items[4].name, items[4].span)?,
                 use_acc,
                 pred: pred.clone(),
-                cta_group: None,
+                cta_group: cta_group.clone(),
             }
         } else {
             OpKind::Tcgen05Mma {
@@ -544,9 +557,13 @@ impl<'m> Cx<'m> {
                 acc,
                 use_acc,
                 pred: pred.clone(),
-                cta_group: None,
+                cta_group: cta_group.clone(),
             }
         };
+        // A two-CTA MMA is issued by the pair's first CTA, for both.
+        if two_ctas {
+            self.blocks.push(Vec::new());
+        }
         self.op_stmt(kind, span);
         // Completion barriers of the MMA: an arrive when it (and all earlier tcgen05 work) is done.
         for it in &items[fixed..] {
@@ -563,7 +580,22 @@ impl<'m> Cx<'m> {
                 OpKind::Tcgen05Commit {
                     bar,
                     pred: p,
-                    cta_group: None,
+                    cta_group: cta_group.clone(),
+                    multicast: (shared != 0).then(|| self.group_mask_e(shared, span)),
+                },
+                span,
+            );
+        }
+        if two_ctas {
+            let stmts = self.blocks.pop().unwrap_or_default();
+            self.push(
+                StmtKind::If {
+                    cond: Self::is_leader_e(1, span),
+                    then_body: Block {
+                        stmts,
+                        end_comments: Vec::new(),
+                    },
+                    else_body: None,
                 },
                 span,
             );
@@ -658,8 +690,18 @@ impl<'m> Cx<'m> {
         let desc = self.expr(&first.name, first.span)?;
         let mut coords = Vec::new();
         for (n, s) in &first.bracket {
-            coords.push(IndexItem::Expr(self.math_operand(n, *s)?));
+            coords.push(self.math_operand(n, *s)?);
         }
+        // A tile copy of a cluster kernel moves this CTA's piece of the block.
+        if matches!(
+            op.name.as_str(),
+            "ttng.async_tma_copy_global_to_local" | "ttng.async_tma_copy_local_to_global"
+        ) {
+            if let Some(cga) = self.cga_of_ty(self.sig(op)?.inputs.first(), span)? {
+                coords = self.local_coords(&cga, coords, span);
+            }
+        }
+        let coords = coords.into_iter().map(IndexItem::Expr).collect();
         let rest = items[1..].iter().map(|i| (i.name.clone(), i.span)).collect();
         Ok((index(desc, coords, span), rest))
     }
@@ -674,11 +716,36 @@ impl<'m> Cx<'m> {
         }
         let dst = self.expr(&rest[0].0, rest[0].1)?;
         let bar = self.expr(&rest[1].0, rest[1].1)?;
-        let pred = self.pred(rest.get(2))?;
+        let mut pred = self.pred(rest.get(2))?;
         let kind = if op.name == "ttng.async_tma_gather" {
             OpKind::TmaGather { src, dst, bar, pred }
         } else {
-            OpKind::TmaLoad { src, dst, bar, pred }
+            let sig = self.sig(op)?;
+            let block = self.cga_of_ty(sig.inputs.first(), span)?;
+            let group = self.bar_group(sig.inputs.get(1), span)?;
+            let shared = block.map(|c| c.broadcast_mask()).unwrap_or(0);
+            let multicast = if shared != 0 && self.attr_dict(op)?.has("multicast") {
+                // The group's first CTA reads the block once for every CTA that holds it.
+                pred = Self::and_pred(pred, Some(Self::is_leader_e(shared, span)), span);
+                Some(self.group_mask_e(shared, span))
+            } else {
+                None
+            };
+            if multicast.is_some() && group != 0 {
+                return Err(self.misuse(
+                    op,
+                    "a multicast copy completing on a barrier shared by a CTA group is not supported",
+                ));
+            }
+            OpKind::TmaLoad {
+                src,
+                dst,
+                bar,
+                pred,
+                multicast,
+                // The bytes complete on the group's barrier, in its first CTA.
+                bar_cta: (group != 0).then(|| self.leader_e(group, span)),
+            }
         };
         self.op_stmt(kind, span);
         Ok(())
@@ -694,7 +761,13 @@ impl<'m> Cx<'m> {
         let kind = if op.name == "ttng.async_tma_scatter" {
             OpKind::TmaScatter { dst, src, pred: None }
         } else {
-            OpKind::TmaStore { dst, src, pred: None }
+            // A block every CTA of a group holds is stored once, by the group's first CTA.
+            let shared = self
+                .cga_of_ty(self.sig(op)?.inputs.first(), span)?
+                .map(|c| c.broadcast_mask())
+                .unwrap_or(0);
+            let pred = (shared != 0).then(|| Self::is_leader_e(shared, span));
+            OpKind::TmaStore { dst, src, pred }
         };
         self.op_stmt(kind, span);
         Ok(())

@@ -33,6 +33,7 @@ use bwsim_isa::parser::KEYWORDS;
 use bwsim_isa::{DType, Span, Target};
 use std::collections::{HashMap, HashSet};
 
+mod cluster;
 mod combiner;
 mod control;
 mod dispatch;
@@ -84,6 +85,7 @@ pub fn import(m: &Module, src: &SourceMap, version: Version) -> Result<Kernel, V
         elementwise: None,
         tmem_layouts: HashSet::new(),
         warps: 4,
+        num_ctas: 1,
     };
     // Names with a meaning in `.tile` expressions: layouts, built-in constants and functions.
     for reserved in [
@@ -97,6 +99,8 @@ pub fn import(m: &Module, src: &SourceMap, version: Version) -> Result<Kernel, V
         "wgmma",
         "program_id",
         "num_programs",
+        "cluster_rank",
+        "cluster_size",
         "min",
         "max",
         "cdiv",
@@ -189,6 +193,8 @@ struct Cx<'m> {
     tmem_layouts: HashSet<String>,
     /// Warps of the partition being imported (the module's, or a worker's).
     warps: i64,
+    /// CTAs of a cluster (`ttg.num-ctas`); above 1 the TTGIR is read per CTA (`cluster`).
+    num_ctas: i64,
 }
 
 type R<T> = Result<T, ImportError>;
@@ -279,6 +285,8 @@ fn mentions(e: &Expr, n: &str) -> bool {
 
 /// Parsed `: signature` of an operation.
 struct Sig {
+    /// The operand types it prints (before `->`), one CTA's pieces in a cluster kernel.
+    inputs: Vec<Type>,
     outputs: Vec<Type>,
 }
 
@@ -757,20 +765,15 @@ impl<'m> Cx<'m> {
         let num_warps = mattrs.get("ttg.num-warps").and_then(|v| v.as_int()).unwrap_or(4);
         self.warps = num_warps;
         if let Some(n) = mattrs.get("ttg.num-ctas").and_then(|v| v.as_int()) {
-            if n != 1 {
-                let why = match crate::version::feature("num-ctas").map(|f| f.support) {
-                    Some(crate::version::Support::Refused(why)) => why,
-                    _ => "",
-                };
+            if !matches!(n, 1 | 2 | 4 | 8 | 16) {
                 return Err(ImportError::Module {
                     message: format!(
-                        "a cluster kernel of {n} CTAs (`ttg.num-ctas = {n}`, Gluon's `num_ctas`): {why} (this file read \
-                         as Triton {})",
-                        self.version
+                        "a cluster kernel of {n} CTAs (`ttg.num-ctas = {n}`): clusters have 1, 2, 4, 8 or 16 CTAs"
                     ),
                     span: module.span,
                 });
             }
+            self.num_ctas = n;
         }
         if let Some(n) = mattrs.get("ttg.threads-per-warp").and_then(|v| v.as_int()) {
             if n != 32 {
@@ -850,7 +853,7 @@ impl<'m> Cx<'m> {
             let mut pc = Cursor::new(p, f.span);
             let (ssa, sp) = pc.value()?;
             pc.expect(":")?;
-            let ty = parse_type(&mut pc)?;
+            let ty = self.localize(parse_type(&mut pc)?, f.span)?;
             let mut loc_name = None;
             let mut span = sp;
             if pc.eat_ident("loc") {
@@ -996,12 +999,24 @@ impl<'m> Cx<'m> {
     /// Import a region's operations into a new block, with `bindings` visible in it. The
     /// terminators (`tt.return`, `ttg.warp_yield`, `ttg.warp_return`) end the block.
     fn region_block(&mut self, r: &Region, bindings: &[(String, Val)]) -> R<Block> {
+        // The kernel's own body of a cluster kernel gets what Triton's compiler adds to it
+        // (crate::import::cluster).
+        let cluster_body = self.blocks.is_empty() && self.num_ctas > 1;
+        let last_init = r
+            .ops
+            .iter()
+            .rposition(|o| o.name == "ttng.init_barrier")
+            .filter(|_| cluster_body && self.version >= Version::V3_8);
         self.scopes.push(HashMap::new());
         for (n, v) in bindings {
             self.bind(n, v.clone());
         }
         self.blocks.push(Vec::new());
-        for op in &r.ops {
+        for (i, op) in r.ops.iter().enumerate() {
+            if cluster_body && op.name == "tt.return" {
+                let span = self.span_of(op);
+                self.cluster_exit_sync(span);
+            }
             if matches!(
                 op.name.as_str(),
                 "tt.return" | "ttg.warp_return" | "ttg.warp_yield" | "scf.yield"
@@ -1022,6 +1037,10 @@ impl<'m> Cx<'m> {
                 continue;
             }
             self.op_or_report(op);
+            if last_init == Some(i) {
+                let span = self.span_of(op);
+                self.cluster_init_sync(span);
+            }
         }
         let stmts = self.blocks.pop().unwrap_or_default();
         self.scopes.pop();
@@ -1156,7 +1175,12 @@ impl<'m> Cx<'m> {
             (Some(c), _) if !arrow_first(c) => c,
             (_, Some(a)) if first_region.is_none_or(|r| a < r) => a.saturating_sub(1),
             (Some(c), _) => c,
-            _ => return Ok(Sig { outputs: Vec::new() }),
+            _ => {
+                return Ok(Sig {
+                    inputs: Vec::new(),
+                    outputs: Vec::new(),
+                })
+            }
         };
         let end = op.toks[colon..]
             .iter()
@@ -1188,11 +1212,13 @@ impl<'m> Cx<'m> {
             }
             Ok(v)
         };
-        let inputs = list(&mut c)?;
+        let local =
+            |v: Vec<Type>| -> R<Vec<Type>> { v.into_iter().map(|t| self.localize(t, op.span)).collect() };
+        let inputs = local(list(&mut c)?)?;
         let mut outputs = if c.eat("->") || c.eat_ident("to") {
-            list(&mut c)?
+            local(list(&mut c)?)?
         } else {
-            inputs
+            inputs.clone()
         };
         if let Some(Type::Tensor { shape, enc, .. }) = &self.elementwise {
             for t in &mut outputs {
@@ -1205,7 +1231,7 @@ impl<'m> Cx<'m> {
                 }
             }
         }
-        Ok(Sig { outputs })
+        Ok(Sig { inputs, outputs })
     }
 
     /// The type of result `i` (from the signature's outputs, last ones first).

@@ -72,10 +72,10 @@ pub const FEATURES: &[Feature] = &[
         example: "module attributes {\"ttg.num-ctas\" = 2 : i32, ...}",
         since: Version::V3_6,
         until: None,
-        support: Support::Refused(
-            "cluster-level TTGIR (CGA layouts that split tensors and barriers over the CTAs of a cluster, multicast \
-             TMA loads and MMA commits, two-CTA MMAs) is not imported yet; bwsim's `.tile` kernels express clusters \
-             per CTA (`cluster = [2]`, `cta_group=2`)",
+        support: Support::Imported(
+            "one program per CTA of the cluster: CGA layouts give each CTA its piece of every tensor, buffer, \
+             barrier array and TMA block; multicast loads, group barriers, two-CTA MMAs and multicast commits \
+             become `multicast=`, `cta=`, `bar_cta=` and `cta_group=2` (the launch needs `cluster = [N]`)",
         ),
     },
     Feature {
@@ -764,7 +764,7 @@ pub const FEATURES: &[Feature] = &[
         example: "ttng.cluster_arrive",
         since: Version::V3_6,
         until: Some(Version::V3_8),
-        support: Support::Refused("split cluster barriers of cluster kernels are not imported yet"),
+        support: Support::Imported("`cluster.arrive` (`relaxed=true` for `{relaxed = true}`)"),
     },
     Feature {
         name: "ttng.cluster_wait",
@@ -772,7 +772,7 @@ pub const FEATURES: &[Feature] = &[
         example: "ttng.cluster_wait",
         since: Version::V3_6,
         until: Some(Version::V3_8),
-        support: Support::Refused("split cluster barriers of cluster kernels are not imported yet"),
+        support: Support::Imported("`cluster.wait`"),
     },
     Feature {
         name: "ttng.cluster_barrier",
@@ -780,7 +780,7 @@ pub const FEATURES: &[Feature] = &[
         example: "ttng.cluster_barrier",
         since: Version::V3_8,
         until: None,
-        support: Support::Refused("cluster barriers of cluster kernels are not imported yet"),
+        support: Support::Imported("`cluster.arrive` then `cluster.wait`"),
     },
     Feature {
         name: "ttng.fence_async_shared",

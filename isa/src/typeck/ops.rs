@@ -367,10 +367,30 @@ impl<'k> Cx<'k> {
                 }
                 Ok(None)
             }
-            TmaLoad { src, dst, bar, pred } | TmaGather { src, dst, bar, pred } => {
+            TmaLoad {
+                src, dst, bar, pred, ..
+            }
+            | TmaGather { src, dst, bar, pred } => {
                 let gather = matches!(op.kind, TmaGather { .. });
                 if gather {
                     self.arch(op, Target::Sm100a, Code::ArchGather);
+                }
+                if let TmaLoad {
+                    multicast, bar_cta, ..
+                } = &op.kind
+                {
+                    self.opt_scalar(multicast, "multicast")?;
+                    self.opt_scalar(bar_cta, "bar_cta")?;
+                    if let (Some(_), Some(b)) = (multicast, bar_cta) {
+                        return Err(e_type(
+                            b.span,
+                            "a multicast `tma.load` completes on each destination CTA's own barrier; `bar_cta` is for a copy into this CTA alone",
+                            "here",
+                        ));
+                    }
+                    if bar_cta.is_some() {
+                        self.arch(op, Target::Sm100a, Code::ArchTcgen05);
+                    }
                 }
                 let (d, coords) = self.desc_coords(src)?;
                 self.coords(&d, coords, gather, src)?;
@@ -422,12 +442,15 @@ impl<'k> Cx<'k> {
                 }
                 Ok(None)
             }
-            MbarExpect { bar, bytes, pred }
+            MbarExpect { bar, bytes, pred, .. }
             | MbarExpectTx { bar, bytes, pred }
             | MbarCompleteTx { bar, bytes, pred } => {
                 self.expect_bar(bar)?;
                 self.expect_scalar(bytes, "the byte count")?;
                 self.opt_scalar(pred, "pred")?;
+                if let MbarExpect { cta, .. } = &op.kind {
+                    self.opt_scalar(cta, "cta")?;
+                }
                 Ok(None)
             }
             MbarArrive {
@@ -542,10 +565,16 @@ impl<'k> Cx<'k> {
                     Ty::Scalar(ScalarTy::I32),
                 ])))
             }
-            Tcgen05Commit { bar, pred, cta_group } => {
+            Tcgen05Commit {
+                bar,
+                pred,
+                cta_group,
+                multicast,
+            } => {
                 self.arch(op, Target::Sm100a, Code::ArchTcgen05);
                 self.expect_bar(bar)?;
                 self.opt_scalar(pred, "pred")?;
+                self.opt_scalar(multicast, "multicast")?;
                 self.cta_group(cta_group)?;
                 Ok(None)
             }

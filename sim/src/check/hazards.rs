@@ -25,7 +25,8 @@
 //! values or of how the machine schedules.
 
 use crate::check::hb::{
-    Access, AgentId, AgentInfo, Hazard, HazardKind, Issued, Kind, Proxy, Rec, Shadow, VClock, World, ASYNC_OP,
+    Access, AgentId, AgentInfo, Hazard, HazardKind, Issued, Kind, Proxy, Rec, Shadow, VClock, World,
+    ASYNC_OP, NO_AGENT,
 };
 use crate::lower::{AllocPlace, IKind, Program};
 use crate::memory::TMEM_LANES;
@@ -54,6 +55,9 @@ pub enum Comp {
     /// shared memory (`smem.load`/`smem.store ..., cta=R`) and its remote arrivals on this
     /// CTA's barriers, all its partitions as one agent in program order.
     Peer { cta: u32, rank: u32 },
+    /// The tensor pipe of the leader `cta` (rank `rank`) of this CTA's pair, running its
+    /// `cta_group::2` MMAs over this CTA's halves of the operands and of the accumulator.
+    PeerPipe { cta: u32, rank: u32 },
 }
 
 /// Who performs a barrier action (the clock it releases).
@@ -68,6 +72,13 @@ pub enum Actor {
     /// Peer CTA `cta` (a remote `mbar.arrive ..., cta=R` at instruction `pc`; [`CtaHb::peer_step`]
     /// set its clock).
     Peer { cta: u32, pc: u32 },
+    /// The pair leader `cta`'s tensor pipe (the commit of its `cta_group::2` MMAs arriving
+    /// here; [`CtaHb::peer_pipe_exec`] set its clock).
+    PeerPipe { cta: u32 },
+    /// Another CTA's asynchronous unit (a multicast commit, a TMA copy completing on this
+    /// CTA's barrier) at instruction `pc`: it releases nothing of this CTA's own components;
+    /// what it releases of its own CTA comes through [`CtaHb::bar_remote`].
+    Remote { pc: u32 },
 }
 
 /// How a partition or unit can arrive on a barrier.
@@ -106,6 +117,11 @@ pub struct BarHb {
     /// `expected` and `expect_at` of the last completed phase.
     pub prev_expected: i64,
     pub prev_expect_at: Vec<u32>,
+    /// What releases by other CTAs of the cluster published of their own components (by
+    /// CTA id), since `init` and at the last phase completion: a wait learns the latter as
+    /// knowledge of those CTAs.
+    running_remote: BTreeMap<u32, VClock>,
+    completed_remote: BTreeMap<u32, VClock>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -157,6 +173,9 @@ pub struct CtaHb {
     /// The clock of each peer CTA's agent ([`Comp::Peer`]) and the instruction of its last
     /// access, by the peer's CTA id.
     peers: BTreeMap<u32, (AgentId, VClock, u32)>,
+    /// The clock of each pair leader's pipe ([`Comp::PeerPipe`]) and the op it runs, by the
+    /// leader's CTA id.
+    peer_pipes: BTreeMap<u32, (VClock, u32)>,
 }
 
 fn tmem_granule(lane: u32, col: u32) -> usize {
@@ -183,6 +202,7 @@ impl CtaHb {
             tmem: Shadow::new(0),
             granules: Vec::new(),
             peers: BTreeMap::new(),
+            peer_pipes: BTreeMap::new(),
         };
         let id = hb.comp(Comp::Part(0));
         let mut clock = VClock::default();
@@ -204,7 +224,10 @@ impl CtaHb {
         self.index.insert(c, id);
         self.agents.push(AgentInfo {
             // Copies, stores and wgmma groups run side by side; partitions and the pipe in order.
-            concurrent: !matches!(c, Comp::Part(_) | Comp::Pipe | Comp::Peer { .. }),
+            concurrent: !matches!(
+                c,
+                Comp::Part(_) | Comp::Pipe | Comp::Peer { .. } | Comp::PeerPipe { .. }
+            ),
             ..AgentInfo::default()
         });
         self.unit_time.push(0);
@@ -610,6 +633,28 @@ impl CtaHb {
                     self.part_of(o.issuer).unwrap_or(0),
                 ))
             }
+            Actor::PeerPipe { cta } => {
+                let (clock, op) = self.peer_pipes.get(&cta)?;
+                let id = self.peer_pipe_id(cta)?;
+                Some((
+                    clock.clone(),
+                    Witness {
+                        agent: id,
+                        time: clock.get(id),
+                        instr: self.op_instr(*op),
+                    },
+                    u32::MAX,
+                ))
+            }
+            Actor::Remote { pc } => Some((
+                VClock::default(),
+                Witness {
+                    agent: NO_AGENT,
+                    time: 0,
+                    instr: pc,
+                },
+                u32::MAX,
+            )),
             Actor::Peer { cta, pc } => {
                 let (id, clock, _) = self.peers.get(&cta)?;
                 let id = *id;
@@ -667,6 +712,7 @@ impl CtaHb {
         }
         if flipped {
             b.completed = b.running.clone();
+            b.completed_remote = b.running_remote.clone();
             b.last = [b.last[1], Some(witness)];
             b.prev_expected = std::mem::take(&mut b.expected);
             b.prev_expect_at = std::mem::take(&mut b.expect_at);
@@ -680,6 +726,9 @@ impl CtaHb {
         let Some(b) = self.bars.get(&addr) else { return };
         if let Some(p) = self.parts.get_mut(a) {
             p.clock.join(&b.completed);
+            for (cta, c) in &b.completed_remote {
+                p.remote.entry(*cta).or_default().join(c);
+            }
             if p.acquires.len() == ACQUIRE_LOG {
                 p.acquires.pop_front();
             }
@@ -827,13 +876,111 @@ impl CtaHb {
             .collect()
     }
 
+    /// A release by another CTA on barrier `addr` (a remote arrival, a multicast commit or a
+    /// TMA copy of that CTA completing here) publishes `views`: clocks over the components of
+    /// the CTAs they name. Call it before the [`Self::bar_update`] of the same action.
+    pub fn bar_remote(&mut self, addr: u32, views: &[(u32, VClock)]) {
+        let b = self.bars.entry(addr).or_default();
+        for (cta, c) in views {
+            b.running_remote.entry(*cta).or_default().join(c);
+        }
+    }
+
+    /// The tensor pipe's clock: what a commit it runs releases of this CTA.
+    pub fn pipe_clock(&self) -> VClock {
+        self.pipe.clone()
+    }
+
+    /// The clock of the TMA piece just delivered: what its completion releases of this CTA.
+    pub fn piece_clock(&self) -> VClock {
+        self.piece.as_ref().map(|p| p.0.clone()).unwrap_or_default()
+    }
+
+    /// Peer CTA `cta`, after [`Self::peer_step`], issues an asynchronous operation acting on
+    /// this CTA (a multicast copy landing here, a pair MMA over this CTA's halves) at
+    /// instruction `pc`: its op index here, ordered after what the peer's agent knows.
+    pub fn peer_issue(&mut self, cta: u32, pc: u32) -> u32 {
+        let Some((id, clock, _)) = self.peers.get(&cta) else {
+            return 0;
+        };
+        self.ops.push(Issued {
+            instr: pc,
+            issuer: *id,
+            time: clock.get(*id),
+            clock: clock.clone(),
+            fence: None,
+        });
+        (self.ops.len() - 1) as u32
+    }
+
+    /// Whether the pair leader `cta`'s pipe has run a pair MMA over this CTA's halves.
+    pub fn has_peer_pipe(&self, cta: u32) -> bool {
+        self.peer_pipes.contains_key(&cta)
+    }
+
+    fn peer_pipe_id(&self, cta: u32) -> Option<AgentId> {
+        self.comps
+            .iter()
+            .position(|c| matches!(c, Comp::PeerPipe { cta: x, .. } if *x == cta))
+            .map(|i| i as AgentId)
+    }
+
+    /// The pair leader `cta` (rank `rank`)'s tensor pipe starts pair op `op` (a
+    /// [`Self::peer_issue`] index): in order, it learns what the issue knew.
+    pub fn peer_pipe_exec(&mut self, cta: u32, rank: u32, op: u32) {
+        let id = self.comp(Comp::PeerPipe { cta, rank });
+        let issue = self.ops.get(op as usize).map(|o| o.clock.clone());
+        let (clock, cur) = self.peer_pipes.entry(cta).or_default();
+        if let Some(c) = issue {
+            clock.join(&c);
+        }
+        *cur = op;
+        clock.tick(id);
+    }
+
+    fn peer_pipe_rec(&self, cta: u32, proxy: Proxy, kind: Kind) -> Option<(Rec, VClock)> {
+        let id = self.peer_pipe_id(cta)?;
+        let (clock, op) = self.peer_pipes.get(&cta)?;
+        Some((
+            Rec {
+                time: clock.get(id),
+                op: ASYNC_OP | op,
+                agent: id,
+                proxy,
+                kind,
+            },
+            clock.clone(),
+        ))
+    }
+
+    /// The pair leader `cta`'s running MMA reads this CTA's half of an operand.
+    pub fn peer_pipe_smem(
+        &mut self,
+        cta: u32,
+        kind: Kind,
+        addrs: &[(u32, u32)],
+        bits: u32,
+    ) -> Option<Hazard> {
+        let (rec, clock) = self.peer_pipe_rec(cta, Proxy::Async, kind)?;
+        self.smem_access(addrs, bits, rec, &clock)
+    }
+
+    /// The pair leader `cta`'s running MMA accesses this CTA's half of the accumulator.
+    pub fn peer_pipe_tmem(&mut self, cta: u32, kind: Kind, cells: &[(u32, u32)]) -> Option<Hazard> {
+        let (rec, clock) = self.peer_pipe_rec(cta, Proxy::Tensor, kind)?;
+        self.tmem_access(cells, rec, &clock)
+    }
+
     // ----- naming -----
 
     /// Whether a hazard involves an access by another CTA of the cluster.
     pub fn involves_peer(&self, h: &Hazard) -> bool {
-        [h.first.agent, h.second.agent]
-            .iter()
-            .any(|&id| matches!(self.comps.get(id as usize), Some(Comp::Peer { .. })))
+        [h.first.agent, h.second.agent].iter().any(|&id| {
+            matches!(
+                self.comps.get(id as usize),
+                Some(Comp::Peer { .. } | Comp::PeerPipe { .. })
+            )
+        })
     }
 
     /// The machine agent index of a partition component.
@@ -861,6 +1008,9 @@ impl CtaHb {
             Some(Comp::Pipe) => format!("cta{cta}.tc (the tensor pipe)"),
             Some(Comp::Peer { cta: p, rank }) => {
                 format!("cta{p} (rank {rank} of the cluster, through distributed shared memory)")
+            }
+            Some(Comp::PeerPipe { cta: p, rank }) => {
+                format!("cta{p}.tc (the tensor pipe of the pair's leader, rank {rank} of the cluster)")
             }
             None => format!("cta{cta}.agent{id}"),
         }

@@ -162,6 +162,10 @@ pub enum LOp {
         bar: CExpr,
         pred: Option<CExpr>,
         gather: bool,
+        /// `multicast=MASK`: the CTAs of the cluster the box lands in.
+        multicast: Option<CExpr>,
+        /// `bar_cta=R`: the rank of the CTA whose barrier the bytes complete on.
+        bar_cta: Option<CExpr>,
     },
     /// `tma.store` and `tma.scatter` (`scatter`).
     TmaStore {
@@ -196,6 +200,8 @@ pub enum LOp {
         bar: CExpr,
         pred: Option<CExpr>,
         cta_group: u32,
+        /// `multicast=MASK`: the CTAs whose barrier receives the arrival.
+        multicast: Option<CExpr>,
     },
     WgmmaWait {
         pendings: u32,
@@ -1151,7 +1157,14 @@ impl<'a, 'k> Lower<'a, 'k> {
                     cols: a.size,
                 }
             }
-            K::TmaLoad { src, dst, bar, pred } | K::TmaGather { src, dst, bar, pred } => {
+            K::TmaLoad {
+                src,
+                dst,
+                bar,
+                pred,
+                multicast,
+                bar_cta,
+            } => {
                 let (desc, coords) = self.desc_coords(src)?;
                 LOp::TmaLoad {
                     desc,
@@ -1159,7 +1172,22 @@ impl<'a, 'k> Lower<'a, 'k> {
                     smem: self.expr(dst)?,
                     bar: self.expr(bar)?,
                     pred: self.opt(pred)?,
-                    gather: matches!(op.kind, K::TmaGather { .. }),
+                    gather: false,
+                    multicast: self.opt(multicast)?,
+                    bar_cta: self.opt(bar_cta)?,
+                }
+            }
+            K::TmaGather { src, dst, bar, pred } => {
+                let (desc, coords) = self.desc_coords(src)?;
+                LOp::TmaLoad {
+                    desc,
+                    coords,
+                    smem: self.expr(dst)?,
+                    bar: self.expr(bar)?,
+                    pred: self.opt(pred)?,
+                    gather: true,
+                    multicast: None,
+                    bar_cta: None,
                 }
             }
             K::TmaStore { dst, src, pred } | K::TmaScatter { dst, src, pred } => {
@@ -1226,10 +1254,16 @@ impl<'a, 'k> Lower<'a, 'k> {
                 pred: self.opt(pred)?,
                 cta_group: self.cta_group(cta_group)?,
             },
-            K::Tcgen05Commit { bar, pred, cta_group } => LOp::Commit {
+            K::Tcgen05Commit {
+                bar,
+                pred,
+                cta_group,
+                multicast,
+            } => LOp::Commit {
                 bar: self.expr(bar)?,
                 pred: self.opt(pred)?,
                 cta_group: self.cta_group(cta_group)?,
+                multicast: self.opt(multicast)?,
             },
             K::WgmmaWait { pendings } => LOp::WgmmaWait {
                 pendings: u32::try_from(self.const_int(pendings)?).unwrap_or(0),

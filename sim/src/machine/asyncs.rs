@@ -150,35 +150,62 @@ impl<'p, 's> Machine<'p, 's> {
             let n = op.addrs.len() as u64;
             let range = (e0.min(n) as usize)..(e1.min(n) as usize);
             let bits = desc.dtype.bits();
-            let h = self
-                .hb(s)
-                .and_then(|hb| hb.tma_piece(op.hb, op.bar, &op.addrs[range], bits));
-            self.hazard(s, h, false);
-        }
-        // Cannot fail: `s` names a live slot (events, steps and pipe work only exist for resident CTAs, which retire once none is left).
-        let slot = self.slots[s].as_mut().expect("live CTA slot");
-        let g = &self.global[desc.tensor as usize];
-        let r = match &op.kind {
-            TmaKind::Load { msgs } => tma::load_msgs(desc, msgs, g, &mut slot.smem, &op.addrs, lo..hi),
-            TmaKind::Gather { xs, col } => {
-                tma::gather_msgs(desc, xs, *col, g, &mut slot.smem, &op.addrs, lo..hi)
+            for d in &op.dests {
+                let t = d.slot as usize;
+                let h = self
+                    .hb(t)
+                    .and_then(|hb| hb.tma_piece(d.hb, op.bar, &op.addrs[range.clone()], bits));
+                self.hazard(t, h, false);
             }
-            _ => Ok(0),
-        };
-        let bytes = r.map_err(|f| self.fault_stop(f, op.span, cta_id, Unit::Tma, op.name))?;
-        self.counters.tma_bytes += bytes;
-        self.ev(
-            cta_id,
-            Unit::Tma,
-            What::Piece {
-                op: op.name,
-                id: op.id,
-                bytes,
-            },
-            op.span,
-        );
-        self.deliver_tx(s, op.span, op.bar, bytes, op.phase)
-            .map_err(|f| self.fault_stop(f, op.span, cta_id, Unit::Tma, op.name))?;
+        }
+        let mut read_once = false;
+        for d in &op.dests {
+            let (t, bt) = (d.slot as usize, d.bar_slot as usize);
+            // A multicast destination whose cluster left (it cannot: clusters leave together).
+            let Some(slot) = self.slots[t].as_mut() else {
+                continue;
+            };
+            let g = &self.global[desc.tensor as usize];
+            let r = match &op.kind {
+                TmaKind::Load { msgs } => tma::load_msgs(desc, msgs, g, &mut slot.smem, &op.addrs, lo..hi),
+                TmaKind::Gather { xs, col } => {
+                    tma::gather_msgs(desc, xs, *col, g, &mut slot.smem, &op.addrs, lo..hi)
+                }
+                _ => Ok(0),
+            };
+            let bytes = r.map_err(|f| self.fault_stop(f, op.span, cta_id, Unit::Tma, op.name))?;
+            // A multicast reads global memory once.
+            if !std::mem::replace(&mut read_once, true) {
+                self.counters.tma_bytes += bytes;
+            }
+            let dst_id = self.cta(t).id;
+            self.ev(
+                dst_id,
+                Unit::Tma,
+                What::Piece {
+                    op: op.name,
+                    id: op.id,
+                    bytes,
+                },
+                op.span,
+            );
+            let who = if bt != t {
+                // The bytes complete on the pair leader's barrier: what the copy wrote here is
+                // published to its waiters as knowledge of this CTA.
+                if self.opts.check {
+                    let view = self.hb(t).map(|h| h.piece_clock()).unwrap_or_default();
+                    if let Some(hb) = self.hb(bt) {
+                        hb.bar_remote(op.bar, &[(dst_id, view)]);
+                    }
+                }
+                let pc = self.hb(s).map(|h| h.op_instr(op.hb)).unwrap_or(0);
+                Some(Actor::Remote { pc })
+            } else {
+                None
+            };
+            self.deliver_tx_by(bt, op.span, op.bar, bytes, d.phase, who)
+                .map_err(|f| self.fault_stop(f, op.span, cta_id, Unit::Tma, op.name))?;
+        }
         let left = {
             // Cannot fail: a TMA op is freed only after its last event fired.
             let o = self.cta(s).tma[opi as usize].as_mut().expect("live TMA op");
@@ -323,7 +350,7 @@ impl<'p, 's> Machine<'p, 's> {
                     ahead,
                 )
             }
-            PipeKind::MmaPair { op: m, peer } => {
+            PipeKind::MmaPair { op: m, peer, .. } => {
                 self.counters.mmas += 1;
                 let peer = *peer as usize;
                 // The leader's slot precedes its peer's (same slot group, rank order).
@@ -345,12 +372,28 @@ impl<'p, 's> Machine<'p, 's> {
         };
         r.map_err(|f| self.fault_stop(f, op.span, cta_id, Unit::Tc, op.name))?;
         self.ev_complete(cta_id, Unit::Tc, op.name, op.id, op.span);
-        if let PipeKind::Commit { bar, peer } = op.kind {
-            self.bar_act(s, Unit::Tc, op.span, bar, BarAct::Arrive(1))
-                .map_err(|f| self.fault_stop(f, op.span, cta_id, Unit::Tc, op.name))?;
-            if let Some(p) = peer {
-                let pid = self.cta(p as usize).id;
-                self.bar_act(p as usize, Unit::Tc, op.span, bar, BarAct::Arrive(1))
+        if let PipeKind::Commit { bar, own, peers } = &op.kind {
+            if *own {
+                self.bar_act(s, Unit::Tc, op.span, *bar, BarAct::Arrive(1))
+                    .map_err(|f| self.fault_stop(f, op.span, cta_id, Unit::Tc, op.name))?;
+            }
+            let pc = self.hb(s).map(|h| h.op_instr(op.hb)).unwrap_or(0);
+            let view = self.hb(s).map(|h| h.pipe_clock()).unwrap_or_default();
+            for &p in peers {
+                let p = p as usize;
+                let Some(c) = self.slots[p].as_mut() else { continue };
+                let pid = c.id;
+                // The arrival publishes what this CTA's pipe has run; in a pair peer it also
+                // releases the pair MMAs' accesses to the peer's own memory.
+                let who = c.hb.as_deref_mut().map(|hb| {
+                    hb.bar_remote(*bar, &[(cta_id, view.clone())]);
+                    if hb.has_peer_pipe(cta_id) {
+                        Actor::PeerPipe { cta: cta_id }
+                    } else {
+                        Actor::Remote { pc }
+                    }
+                });
+                self.bar_act_by(p, Unit::Tc, op.span, *bar, BarAct::Arrive(1), who)
                     .map_err(|f| self.fault_stop(f, op.span, pid, Unit::Tc, op.name))?;
             }
         }
@@ -381,8 +424,8 @@ impl<'p, 's> Machine<'p, 's> {
             m.hazard(s, h, true);
         };
         match &op.kind {
-            // A pair MMA is shadowed in the issuing CTA only: the checker's state is per CTA,
-            // and the peer's half of the operands is at the same offsets.
+            // A pair MMA reads and writes this CTA's halves here, the peer's halves (at the same
+            // offsets) in the peer's state below.
             PipeKind::Mma(m) | PipeKind::MmaPair { op: m, .. } => {
                 match &m.a {
                     AOperand::Smem(v) => smem_read(self, v),
@@ -404,14 +447,39 @@ impl<'p, 's> Machine<'p, 's> {
             }
             PipeKind::Commit { .. } => {}
         }
-        // The pair's odd CTA receives its half of the accumulator: record that write in its own
-        // shadow state (so its reads after the commit's phase are initialised and ordered).
-        // Hazards against it are reported in the issuing CTA only.
-        if let PipeKind::MmaPair { op: m, peer } = &op.kind {
-            let cells = views::tmem_view_copies(&m.acc);
-            if let Some(hb) = self.hb(*peer as usize) {
-                let _ = hb.pipe_tmem(op.hb, Kind::Write, &cells);
+        // The pair's odd CTA: the leader's pipe reads its halves of A and B and reads and
+        // writes its half of the accumulator, checked in its own state.
+        if let PipeKind::MmaPair { op: m, peer, peer_hb } = &op.kind {
+            let t = *peer as usize;
+            let (sid, rank) = (self.cta(s).id, self.cta(s).rank);
+            if let Some(hb) = self.hb(t) {
+                hb.peer_pipe_exec(sid, rank, *peer_hb);
             }
+            let mut smem: Vec<&SmemView> = vec![&m.b];
+            if let AOperand::Smem(v) = &m.a {
+                smem.insert(0, v);
+            }
+            for v in smem {
+                if let Some(addrs) = views::view_addresses(v) {
+                    self.check_smem_init(t, pc, &addrs);
+                    let h = self
+                        .hb(t)
+                        .and_then(|hb| hb.peer_pipe_smem(sid, Kind::Read, &addrs, v.dtype.bits()));
+                    self.hazard(t, h, false);
+                }
+            }
+            let cells = views::tmem_view_copies(&m.acc);
+            if m.use_acc {
+                self.check_tmem_init(t, pc, &cells);
+                let h = self
+                    .hb(t)
+                    .and_then(|hb| hb.peer_pipe_tmem(sid, Kind::Read, &cells));
+                self.hazard(t, h, true);
+            }
+            let h = self
+                .hb(t)
+                .and_then(|hb| hb.peer_pipe_tmem(sid, Kind::Write, &cells));
+            self.hazard(t, h, true);
         }
     }
 
@@ -517,6 +585,19 @@ impl<'p, 's> Machine<'p, 's> {
         bytes: u64,
         issue_phase: u64,
     ) -> OpResult<()> {
+        self.deliver_tx_by(s, span, addr, bytes, issue_phase, None)
+    }
+
+    /// [`Self::deliver_tx`], released by `who` (a copy of another CTA completing here).
+    pub(super) fn deliver_tx_by(
+        &mut self,
+        s: usize,
+        span: Span,
+        addr: u32,
+        bytes: u64,
+        issue_phase: u64,
+        who: Option<Actor>,
+    ) -> OpResult<()> {
         let mut left = bytes as i64;
         while left > 0 {
             let b = *self.cta(s).bar(addr)?;
@@ -545,7 +626,7 @@ impl<'p, 's> Machine<'p, 's> {
             } else {
                 left
             };
-            self.bar_act(s, Unit::Tma, span, addr, BarAct::CompleteTx(chunk))?;
+            self.bar_act_by(s, Unit::Tma, span, addr, BarAct::CompleteTx(chunk), who)?;
             left -= chunk;
         }
         Ok(())

@@ -316,6 +316,8 @@ impl<'p, 's> Machine<'p, 's> {
                 bar,
                 pred,
                 gather,
+                multicast,
+                bar_cta,
             } => {
                 if !self.pred(pred, frame, cx)? {
                     return Ok(OpDone::Next);
@@ -323,7 +325,14 @@ impl<'p, 's> Machine<'p, 's> {
                 let d = &prog.descs[*desc as usize];
                 let dst = smem_of(&ev(smem)?)?;
                 let baddr = bar_of(&ev(bar)?)?;
-                let phase = self.cta(s).bar(baddr)?.phase;
+                let mask = match multicast {
+                    Some(m) => Some(int_of(&ev(m)?, "the multicast mask")?),
+                    None => None,
+                };
+                let bar_rank = match bar_cta {
+                    Some(r) => Some(int_of(&ev(r)?, "the barrier's CTA rank")?),
+                    None => None,
+                };
                 let (kind, pieces, addrs): (TmaKind, Vec<(u64, u64)>, _) = if *gather {
                     let xs = ints_of(&ev(&coords[0])?)?;
                     let col = s32(
@@ -356,14 +365,15 @@ impl<'p, 's> Machine<'p, 's> {
                 let id = self.new_id();
                 let pc = self.cur_pc;
                 let hbop = self.hb(s).map(|h| h.issue(a, pc)).unwrap_or(0);
+                let dests = self.tma_dests(s, a, baddr, hbop, mask, bar_rank, name)?;
                 let opi = self.add_tma(
                     s,
                     TmaOp {
                         kind,
+                        dests,
                         desc: *desc,
                         addrs,
                         bar: baddr,
-                        phase,
                         id,
                         span,
                         agent: a as u32,
@@ -429,10 +439,10 @@ impl<'p, 's> Machine<'p, 's> {
                     s,
                     TmaOp {
                         kind,
+                        dests: Vec::new(),
                         desc: *desc,
                         addrs,
                         bar: 0,
-                        phase: 0,
                         id,
                         span,
                         agent: a as u32,
@@ -496,7 +506,7 @@ impl<'p, 's> Machine<'p, 's> {
                 Ok(OpDone::Next)
             }
             LOp::Op(
-                K::MbarExpect { bar, bytes, pred }
+                K::MbarExpect { bar, bytes, pred, .. }
                 | K::MbarExpectTx { bar, bytes, pred }
                 | K::MbarCompleteTx { bar, bytes, pred },
             ) => {
@@ -505,7 +515,18 @@ impl<'p, 's> Machine<'p, 's> {
                 }
                 let addr = bar_of(&ev(bar)?)?;
                 let n = int_of(&ev(bytes)?, "the byte count")?;
+                let remote = match op {
+                    LOp::Op(K::MbarExpect { cta: Some(r), .. }) => {
+                        Some(self.cluster_peer(s, int_of(&ev(r)?, "the CTA rank")?, name)?)
+                    }
+                    _ => None,
+                };
                 match op {
+                    LOp::Op(K::MbarExpect { .. }) if remote.is_some_and(|t| t != s) => {
+                        let t = remote.unwrap_or(s);
+                        let acts = [BarAct::ExpectTx(n), BarAct::Arrive(1)];
+                        self.remote_bar_act((s, a, t), me, span, addr, &acts)?;
+                    }
                     LOp::Op(K::MbarExpect { .. }) => {
                         self.bar_act(s, me, span, addr, BarAct::ExpectTx(n))?;
                         self.bar_act(s, me, span, addr, BarAct::Arrive(1))?;
@@ -544,10 +565,9 @@ impl<'p, 's> Machine<'p, 's> {
                 if t == s {
                     self.bar_act(s, me, span, addr, BarAct::Arrive(n))?;
                 } else {
-                    // A remote arrival releases this partition's knowledge of the peer at
-                    // cluster scope (`mbarrier.arrive.release.cluster.shared::cluster`).
-                    let who = self.peer_step(s, a, t).map(|pc| Actor::Peer { cta: cta_id, pc });
-                    self.bar_act_by(t, me, span, addr, BarAct::Arrive(n), who)?;
+                    // A remote arrival releases at cluster scope
+                    // (`mbarrier.arrive.release.cluster.shared::cluster`).
+                    self.remote_bar_act((s, a, t), me, span, addr, &[BarAct::Arrive(n)])?;
                 }
                 Ok(OpDone::Next)
             }
@@ -763,7 +783,14 @@ impl<'p, 's> Machine<'p, 's> {
                         {
                             return Err(Fault::unsupported("the simulator models cta_group::2 MMAs with A in shared memory, no block scaling, and 128 accumulator rows per CTA (M = 256)"));
                         }
-                        PipeKind::MmaPair { op: m, peer }
+                        // The odd CTA's halves are checked in its own state, as the pair
+                        // leader's accesses through its agent there.
+                        let (sid, pc) = (self.cta(s).id, self.cur_pc);
+                        let peer_hb = match self.peer_step(s, a, peer as usize) {
+                            Some(_) => self.hb(peer as usize).map(|h| h.peer_issue(sid, pc)).unwrap_or(0),
+                            None => 0,
+                        };
+                        PipeKind::MmaPair { op: m, peer, peer_hb }
                     }
                 };
                 self.pipe_push(s, a, kind, span, name);
@@ -775,18 +802,43 @@ impl<'p, 's> Machine<'p, 's> {
                 self.pipe_push(s, a, PipeKind::Cp { src: sv, dst: dv }, span, name);
                 Ok(OpDone::Next)
             }
-            LOp::Commit { bar, pred, cta_group } => {
+            LOp::Commit {
+                bar,
+                pred,
+                cta_group,
+                multicast,
+            } => {
                 if !self.pred(pred, frame, cx)? {
                     return Ok(OpDone::Next);
                 }
-                let peer = if *cta_group == 2 {
-                    Some(self.pair_peer(s, "tcgen05.commit")?)
-                } else {
-                    None
+                let targets = match multicast {
+                    Some(m) => {
+                        let mask = int_of(&ev(m)?, "the multicast mask")?;
+                        if *cta_group == 2 {
+                            self.pair_peer(s, "tcgen05.commit")?;
+                        }
+                        self.mask_slots(s, mask, name)?
+                    }
+                    None if *cta_group == 2 => vec![s, self.pair_peer(s, "tcgen05.commit")? as usize],
+                    None => vec![s],
                 };
                 let addr = bar_of(&ev(bar)?)?;
-                self.cta(s).bar(addr)?;
-                self.pipe_push(s, a, PipeKind::Commit { bar: addr, peer }, span, name);
+                for &t in &targets {
+                    self.cta(t).bar(addr)?;
+                }
+                let own = targets.contains(&s);
+                let peers = targets.iter().filter(|&&t| t != s).map(|&t| t as u32).collect();
+                self.pipe_push(
+                    s,
+                    a,
+                    PipeKind::Commit {
+                        bar: addr,
+                        own,
+                        peers,
+                    },
+                    span,
+                    name,
+                );
                 Ok(OpDone::Next)
             }
             LOp::Op(K::TmemLoad { src, .. }) => {
@@ -1159,10 +1211,130 @@ impl<'p, 's> Machine<'p, 's> {
         Ok(s - own + rank as usize)
     }
 
+    /// The slots of the CTAs whose bit is set in the multicast mask `mask` of the cluster of
+    /// slot `s`, in rank order.
+    pub(super) fn mask_slots(&mut self, s: usize, mask: i64, op: &str) -> OpResult<Vec<usize>> {
+        let cs = self.cluster_size;
+        if mask <= 0 || mask >= 1i64 << cs {
+            return Err(Fault::trap(
+                CudaError::IllegalAddress,
+                format!(
+                    "{op} with the CTA mask {mask:#x}, which names no CTA or one outside the cluster of {cs}"
+                ),
+            ));
+        }
+        let base = s - self.cta(s).rank as usize;
+        Ok((0..cs as usize)
+            .filter(|r| mask >> r & 1 == 1)
+            .map(|r| base + r)
+            .collect())
+    }
+
+    /// Where a TMA load issued by partition `a` of slot `s` lands and completes its bytes:
+    /// `bar` is the barrier's address, `hb` the checker's op in the issuing CTA; `mask` a
+    /// multicast mask, `bar_rank` the `bar_cta` rank. Each barrier's phase is the one it is in
+    /// now.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn tma_dests(
+        &mut self,
+        s: usize,
+        a: usize,
+        bar: u32,
+        hb: u32,
+        mask: Option<i64>,
+        bar_rank: Option<i64>,
+        op: &str,
+    ) -> OpResult<Vec<TmaDest>> {
+        let own = TmaDest {
+            slot: s as u32,
+            hb,
+            bar_slot: s as u32,
+            phase: 0,
+        };
+        if let Some(r) = bar_rank {
+            let t = self.cluster_peer(s, r, op)?;
+            if self.cluster_size < 2 || t / 2 != s / 2 || (s - self.cta(s).rank as usize) % 2 != 0 {
+                return Err(Fault::trap(
+                    CudaError::IllegalAddress,
+                    format!("{op} completes on the barrier of CTA rank {r}, which is not in this CTA's pair (`bar_cta` is the `.cta_group::2` form: the barrier is in this CTA or its pair peer)"),
+                ));
+            }
+            let phase = self.cta(t).bar(bar)?.phase;
+            return Ok(vec![TmaDest {
+                bar_slot: t as u32,
+                phase,
+                ..own
+            }]);
+        }
+        let Some(mask) = mask else {
+            let phase = self.cta(s).bar(bar)?.phase;
+            return Ok(vec![TmaDest { phase, ..own }]);
+        };
+        let (sid, pc) = (self.cta(s).id, self.cur_pc);
+        let mut dests = Vec::new();
+        for t in self.mask_slots(s, mask, op)? {
+            if t == s {
+                let phase = self.cta(s).bar(bar)?.phase;
+                dests.push(TmaDest { phase, ..own });
+                continue;
+            }
+            let phase = self.cta(t).bar(bar)?.phase;
+            let hb = match self.peer_step(s, a, t) {
+                Some(_) => self.hb(t).map(|h| h.peer_issue(sid, pc)).unwrap_or(0),
+                None => 0,
+            };
+            dests.push(TmaDest {
+                slot: t as u32,
+                hb,
+                bar_slot: t as u32,
+                phase,
+            });
+        }
+        Ok(dests)
+    }
+
+    /// What partition `a` of slot `s` publishes with a release at cluster scope onto another
+    /// CTA's barrier: its own clock and what it knows of other CTAs.
+    pub(super) fn release_views(&self, s: usize, a: usize) -> Vec<(u32, VClock)> {
+        let Some(c) = self.slots[s].as_ref() else {
+            return Vec::new();
+        };
+        let Some(hb) = c.hb.as_deref() else {
+            return Vec::new();
+        };
+        let mut v = vec![(c.id, hb.part_clock(a))];
+        v.extend(hb.remote_views(a));
+        v
+    }
+
+    /// A remote barrier action (`mbar.arrive`/`mbar.expect ..., cta=R`) by partition `a` of
+    /// slot `s` on the barrier at `addr` of the CTA in slot `t`: a release at cluster scope.
+    pub(super) fn remote_bar_act(
+        &mut self,
+        (s, a, t): (usize, usize, usize),
+        me: Unit,
+        span: Span,
+        addr: u32,
+        acts: &[BarAct],
+    ) -> OpResult<()> {
+        let cta_id = self.cta(s).id;
+        let who = self.peer_step(s, a, t).map(|pc| Actor::Peer { cta: cta_id, pc });
+        if self.opts.check {
+            let views = self.release_views(s, a);
+            if let Some(hb) = self.hb(t) {
+                hb.bar_remote(addr, &views);
+            }
+        }
+        for act in acts {
+            self.bar_act_by(t, me, span, addr, *act, who)?;
+        }
+        Ok(())
+    }
+
     /// The checker's side of partition `a` of slot `s` acting on the CTA in slot `t`: the
     /// peer agent of `t` learns what `a` knows of `t`, and `a` learns its own act. Returns
     /// the instruction (when checking).
-    fn peer_step(&mut self, s: usize, a: usize, t: usize) -> Option<u32> {
+    pub(super) fn peer_step(&mut self, s: usize, a: usize, t: usize) -> Option<u32> {
         if !self.opts.check {
             return None;
         }

@@ -268,19 +268,23 @@ struct ClusterHb {
 #[derive(Clone, Debug)]
 enum PipeKind {
     Mma(MmaOp),
-    /// A `cta_group::2` MMA issued by the even CTA of a pair; `peer` is the odd CTA's slot.
+    /// A `cta_group::2` MMA issued by the even CTA of a pair; `peer` is the odd CTA's slot,
+    /// `peer_hb` the checker's op index in the odd CTA (its halves are checked there).
     MmaPair {
         op: MmaOp,
         peer: u32,
+        peer_hb: u32,
     },
     Cp {
         src: SmemView,
         dst: TmemView,
     },
-    /// `peer`: also arrive on the barrier at the same address in the pair's odd CTA.
+    /// `own`: arrive on the barrier in the issuing CTA; `peers`: also on the barrier at the
+    /// same address in these CTAs' slots (the pair's odd CTA, a multicast mask).
     Commit {
         bar: u32,
-        peer: Option<u32>,
+        own: bool,
+        peers: Vec<u32>,
     },
 }
 
@@ -317,13 +321,14 @@ enum TmaKind {
 #[derive(Clone, Debug)]
 struct TmaOp {
     kind: TmaKind,
+    /// Where the data lands and whose barrier its bytes complete on: the issuing CTA alone,
+    /// every CTA of a multicast mask, or this CTA with the pair leader's barrier (`bar_cta`).
+    dests: Vec<TmaDest>,
     desc: u32,
     /// Shared-memory address of every element moved: each message's box in box order, one
     /// message after another (gather/scatter: the rows in order).
     addrs: Arc<Vec<(u32, u32)>>,
     bar: u32,
-    /// The barrier's phase when the copy was issued.
-    phase: u64,
     id: u64,
     span: Span,
     agent: u32,
@@ -331,6 +336,18 @@ struct TmaOp {
     left: u32,
     /// The checker's async-op index.
     hb: u32,
+}
+
+/// One destination of a TMA load.
+#[derive(Clone, Copy, Debug)]
+struct TmaDest {
+    /// The slot whose shared memory receives the box.
+    slot: u32,
+    /// The checker's op index in that slot's CTA.
+    hb: u32,
+    /// The slot whose barrier the bytes complete on, and that barrier's phase at the issue.
+    bar_slot: u32,
+    phase: u64,
 }
 
 #[derive(Clone, Debug)]

@@ -135,8 +135,23 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 self.tmem_dealloc(&t, span)?;
                 Ok(None)
             }
-            TmaLoad { src, dst, bar, pred } => {
-                self.tma_load(src, dst, bar, pred.as_ref(), span)?;
+            TmaLoad {
+                src,
+                dst,
+                bar,
+                pred,
+                multicast,
+                bar_cta,
+            } => {
+                self.tma_load(
+                    src,
+                    dst,
+                    bar,
+                    pred.as_ref(),
+                    multicast.as_ref(),
+                    bar_cta.as_ref(),
+                    span,
+                )?;
                 Ok(None)
             }
             TmaStore { dst, src, pred } => {
@@ -180,7 +195,29 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 self.part.issue_dirty = true;
                 Ok(None)
             }
-            MbarExpect { bar, bytes, pred }
+            MbarExpect {
+                bar,
+                bytes,
+                pred,
+                cta: Some(rank),
+            } => {
+                let a = self.remote_bar(bar, rank, name)?;
+                let b = self.expr(bytes)?;
+                let b = self.scalar_operand(&b, ScalarTy::I32, bytes.span)?;
+                let pr = self.opt_pred(pred.as_ref())?;
+                self.before_issue();
+                let p = self.issue_pred(pr);
+                self.e.ins(format!(
+                    "@{p} mbarrier.arrive.expect_tx.release.cluster.shared::cluster.b64 _, {a}, {b}"
+                ));
+                Ok(None)
+            }
+            MbarExpect {
+                bar,
+                bytes,
+                pred,
+                cta: None,
+            }
             | MbarExpectTx { bar, bytes, pred }
             | MbarCompleteTx { bar, bytes, pred } => {
                 let a = self.bar_addr(bar, name)?;
@@ -205,12 +242,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             } => {
                 // A remote arrival: the barrier's address in CTA `rank` of the cluster
                 // (`mapa`), then a release at cluster scope.
-                let base = match self.expr(bar)? {
-                    Val::Mbar { base, count: None } => base,
-                    other => return Err(wrong_kind(name, bar.span, "expected one mbarrier", &other)),
-                };
-                let rv = self.expr(rank)?;
-                let rk = self.scalar_reg(&rv, ScalarTy::I32, rank.span)?;
+                let remote = self.remote_bar(bar, rank, name)?;
                 let c = match count {
                     Some(c) => {
                         let v = self.expr(c)?;
@@ -220,17 +252,11 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                     None => None,
                 };
                 let pr = self.opt_pred(pred.as_ref())?;
-                self.uses_cluster = true;
-                let local = self.e.reg(RegClass::B32);
-                let remote = self.e.reg(RegClass::B32);
-                self.e.ins(format!("add.u32 {local}, {}, {}", base.reg, base.off));
-                self.e
-                    .ins(format!("mapa.shared::cluster.u32 {remote}, {local}, {rk}"));
                 self.before_issue();
                 let p = self.issue_pred(pr);
                 let c = c.map(|c| format!(", {c}")).unwrap_or_default();
                 self.e.ins(format!(
-                    "@{p} mbarrier.arrive.release.cluster.shared::cluster.b64 _, [{remote}]{c}"
+                    "@{p} mbarrier.arrive.release.cluster.shared::cluster.b64 _, {remote}{c}"
                 ));
                 Ok(None)
             }
@@ -399,7 +425,41 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 }
                 Ok(Some(Val::Tuple(out)))
             }
-            Tcgen05Commit { bar, pred, cta_group } => {
+            Tcgen05Commit {
+                bar,
+                pred,
+                cta_group,
+                multicast: Some(mask),
+            } => {
+                let g = self.cta_group(cta_group.as_ref(), name, span)?;
+                if g == 2 {
+                    self.cta_groups.push((2, span));
+                }
+                let a = self.bar_addr(bar, name)?;
+                let pr = self.opt_pred(pred.as_ref())?;
+                let v = self.expr(mask)?;
+                let r = self.scalar_reg(&v, ScalarTy::I32, mask.span)?;
+                let h = self.e.reg(RegClass::B16);
+                self.e.ins(format!("cvt.u16.u32 {h}, {r}"));
+                self.uses_cluster = true;
+                self.before_issue();
+                let p = self.issue_pred(pr);
+                let group = if g == 2 {
+                    "2".to_string()
+                } else {
+                    super::CTA_GROUP_PLACEHOLDER.to_string()
+                };
+                self.e.ins(format!(
+                    "@{p} tcgen05.commit.cta_group::{group}.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 {a}, {h}"
+                ));
+                Ok(None)
+            }
+            Tcgen05Commit {
+                bar,
+                pred,
+                cta_group,
+                multicast: None,
+            } => {
                 let g = self.cta_group(cta_group.as_ref(), name, span)?;
                 let a = self.bar_addr(bar, name)?;
                 let pr = self.opt_pred(pred.as_ref())?;
@@ -646,6 +706,24 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             Val::Mbar { base, count: None } => Ok(base.operand()),
             other => Err(wrong_kind(op, e.span, "expected one mbarrier", &other)),
         }
+    }
+
+    /// `[reg]`: the `shared::cluster` address of the barrier `bar` in CTA `rank` of the
+    /// cluster (`mapa`); the kernel then runs as a cluster kernel.
+    pub(super) fn remote_bar(&mut self, bar: &Expr, rank: &Expr, op: &str) -> LResult<String> {
+        let base = match self.expr(bar)? {
+            Val::Mbar { base, count: None } => base,
+            other => return Err(wrong_kind(op, bar.span, "expected one mbarrier", &other)),
+        };
+        let rv = self.expr(rank)?;
+        let rk = self.scalar_reg(&rv, ScalarTy::I32, rank.span)?;
+        self.uses_cluster = true;
+        let local = self.e.reg(RegClass::B32);
+        let remote = self.e.reg(RegClass::B32);
+        self.e.ins(format!("add.u32 {local}, {}, {}", base.reg, base.off));
+        self.e
+            .ins(format!("mapa.shared::cluster.u32 {remote}, {local}, {rk}"));
+        Ok(format!("[{remote}]"))
     }
 
     /// The register holding a `cta=R` operand (a CTA rank of the cluster), if any; the kernel

@@ -211,18 +211,43 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         Ok((v.base.reg, v.base.off + off as i64))
     }
 
+    /// `tma.load`: with `multicast=MASK` every message is `.multicast::cluster` with the
+    /// mask as its 16-bit `ctaMask`; with `bar_cta=R` it is the `.cta_group::2` form whose
+    /// barrier is the one at the same offset in CTA R (`mapa`).
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn tma_load(
         &mut self,
         src: &Expr,
         dst: &Expr,
         bar: &Expr,
         pred: Option<&Expr>,
+        multicast: Option<&Expr>,
+        bar_cta: Option<&Expr>,
         span: Span,
     ) -> LResult<()> {
         let op = "tma.load";
+        let (bar, group) = match bar_cta {
+            Some(r) => (self.remote_bar(bar, r, op)?, ".cta_group::2"),
+            None => (self.bar_addr(bar, op)?, ""),
+        };
+        let mask = match multicast {
+            Some(m) => {
+                let v = self.expr(m)?;
+                let r = self.scalar_reg(&v, ScalarTy::I32, m.span)?;
+                let h = self.e.reg(RegClass::B16);
+                self.e.ins(format!("cvt.u16.u32 {h}, {r}"));
+                self.uses_cluster = true;
+                Some(h)
+            }
+            None => None,
+        };
+        let (mc, mask) = match &mask {
+            Some(h) => (".multicast::cluster", format!(", {h}")),
+            None => ("", String::new()),
+        };
         self.tma_tile_copy(src, dst, Some(bar), pred, span, op, |m| {
             format!(
-                "@{} cp.async.bulk.tensor.{}d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [{}+{}], [{}, {{{}}}], {}",
+                "@{} cp.async.bulk.tensor.{}d{group}.shared::cluster.global.tile.mbarrier::complete_tx::bytes{mc} [{}+{}], [{}, {{{}}}], {}{mask}",
                 m.pred, m.rank, m.sreg, m.smem_off, m.tmap, m.coords, m.bar
             )
         })
@@ -258,7 +283,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         &mut self,
         desc: &Expr,
         smem: &Expr,
-        bar: Option<&Expr>,
+        bar: Option<String>,
         pred: Option<&Expr>,
         span: Span,
         op: &str,
@@ -267,10 +292,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         let (dname, items) = self.desc_coords(desc, op)?;
         let coords = self.coord_regs(items, op, span)?;
         let v = self.smem_arg(smem, op)?;
-        let bar = match bar {
-            Some(b) => self.bar_addr(b, op)?,
-            None => String::new(),
-        };
+        let bar = bar.unwrap_or_default();
         let pr = self.opt_pred(pred)?;
         let d = self.desc_ty(&dname, span)?;
         let transposed = matches!(v.geom.layout, SmemLayout::Nvmma { transposed: true, .. });

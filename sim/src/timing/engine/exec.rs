@@ -128,10 +128,17 @@ impl<'p> Engine<'p> {
                 bar,
                 pred: p,
                 gather,
+                multicast,
+                bar_cta,
             } => {
                 if !pred(p.as_ref())? {
                     *t += chip.scalar_op_cycles;
                     return Ok(OpDone::Next);
+                }
+                if multicast.is_some() || bar_cta.is_some() {
+                    return Err(Fault::unsupported(
+                        "tma.load with multicast= or bar_cta= (a copy for several CTAs of a cluster) is not modelled",
+                    ));
                 }
                 let d = &self.prog.descs[*desc as usize];
                 let elt = d.dtype.bits() as u64;
@@ -288,7 +295,12 @@ impl<'p> Engine<'p> {
                 Ok(OpDone::Next)
             }
             LOp::Op(
-                K::MbarExpect { bar, bytes, pred: p }
+                K::MbarExpect {
+                    bar,
+                    bytes,
+                    pred: p,
+                    cta: None,
+                }
                 | K::MbarExpectTx { bar, bytes, pred: p }
                 | K::MbarCompleteTx { bar, bytes, pred: p },
             ) => {
@@ -491,14 +503,23 @@ impl<'p> Engine<'p> {
                 self.record_tc(t0, c, name, [0, 0, 0], start, end, span);
                 Ok(OpDone::Next)
             }
+            LOp::Op(K::MbarExpect { cta: Some(_), .. }) => Err(Fault::unsupported(
+                "mbar.expect on another CTA's barrier (cta=) is not modelled",
+            )),
             LOp::Commit {
                 bar,
                 pred: p,
                 cta_group,
+                multicast,
             } => {
                 if !pred(p.as_ref())? {
                     *t += chip.scalar_op_cycles;
                     return Ok(OpDone::Next);
+                }
+                if multicast.is_some() {
+                    return Err(Fault::unsupported(
+                        "tcgen05.commit with multicast= is not modelled",
+                    ));
                 }
                 if *cta_group != 1 {
                     return Err(Fault::unsupported(

@@ -1,0 +1,333 @@
+//! Cluster kernels (`ttg.num-ctas` > 1): TTGIR describes one program for the whole cluster
+//! (Gluon's CGA layouts), bwsim's IR one program per CTA. This module owns the translation
+//! between the two:
+//!
+//! - every tensor, shared buffer, tensor-memory buffer, barrier array and descriptor block is
+//!   read as the piece one CTA holds ([`Cx::localize`]): its CGA layout (`CGALayout` of a shared
+//!   or tensor-memory encoding, `block` bases of a linear layout, 3.7's `CTASplitM`) says, for
+//!   each bit of the CTA's rank in the cluster, which dimension that bit splits, or that the CTAs
+//!   along it hold the same piece (a broadcast);
+//! - a TMA copy moves the CTA's piece, its coordinates offset by the piece's origin; a
+//!   `{multicast}` load of a broadcast block is issued by the first CTA of each broadcast group
+//!   and lands in all of them (`multicast=MASK`);
+//! - a barrier broadcast over a CTA pair (`allocate_mbarrier(two_ctas=True)`) lives in the
+//!   pair's first CTA: it is initialised there for both CTAs' arrivals, both CTAs' expects and
+//!   copies complete on it (`cta=`, `bar_cta=`), and only that CTA waits on it;
+//! - a `{two_ctas}` MMA is issued by the pair's first CTA as `cta_group=2`, its commits arriving
+//!   on both CTAs' barriers; a `{multicast}` MMA's commits arrive on every CTA that shares its
+//!   operands;
+//! - `program_id(0)` is the cluster's index (Triton's grid counts clusters);
+//! - what Triton's compiler adds for cluster kernels is added too: from 3.8 the barriers'
+//!   initialisation is made visible to the cluster before their first use
+//!   (`fence.mbarrier_init` and a relaxed cluster barrier), and a kernel ends with a cluster
+//!   barrier, so that no CTA leaves while another may still reach its shared memory.
+//!
+//! What Triton 3.9 emits for each of these was read from its PTX for the fixtures in
+//! tests/gluon (docs/semantics.md#clusters-and-cta-pairs).
+
+use super::*;
+
+/// How a tensor, buffer or barrier array is spread over the CTAs of a cluster: for each bit of
+/// the CTA's rank, the dimension that bit splits and the element offset it moves the CTA's
+/// piece by, or `None` when the CTAs that differ in that bit hold the same piece.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct Cga {
+    pub bits: Vec<Option<(usize, i64)>>,
+}
+
+impl Cga {
+    /// The rank bits along which the CTAs hold the same piece.
+    pub fn broadcast_mask(&self) -> i64 {
+        self.bits
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| b.is_none())
+            .map(|(i, _)| 1i64 << i)
+            .sum()
+    }
+
+    /// How many CTAs each dimension is split over.
+    fn splits(&self, rank: usize) -> Vec<i64> {
+        let mut s = vec![1i64; rank];
+        for (d, _) in self.bits.iter().flatten() {
+            if let Some(x) = s.get_mut(*d) {
+                *x *= 2;
+            }
+        }
+        s
+    }
+}
+
+/// The CTAs that differ from rank 0 only in the rank bits of `bits`, as a mask.
+pub(super) fn group_of(bits: i64) -> i64 {
+    let mut m = 0i64;
+    let mut sub = bits;
+    loop {
+        m |= 1 << sub;
+        if sub == 0 {
+            break;
+        }
+        sub = (sub - 1) & bits;
+    }
+    m
+}
+
+impl Cx<'_> {
+    /// The broadcast rank bits of a barrier array of type `ty`: nonzero for a barrier shared
+    /// by a group of CTAs (`allocate_mbarrier(two_ctas=True)`), which lives in the group's
+    /// first CTA.
+    pub(super) fn bar_group(&self, ty: Option<&Type>, span: Span) -> R<i64> {
+        match ty {
+            Some(Type::MemDesc { shape, enc, .. }) => Ok(self
+                .cga(enc, shape, true, span)?
+                .map(|c| c.broadcast_mask())
+                .unwrap_or(0)),
+            _ => Ok(0),
+        }
+    }
+
+    /// The CTA layout of a value of type `ty` (one CTA's piece).
+    pub(super) fn cga_of_ty(&self, ty: Option<&Type>, span: Span) -> R<Option<Cga>> {
+        match ty {
+            Some(Type::MemDesc { shape, enc, .. }) => self.cga(enc, shape, true, span),
+            Some(Type::TensorDesc {
+                block, enc: Some(e), ..
+            }) => self.cga(e, block, true, span),
+            Some(Type::Tensor {
+                shape, enc: Some(e), ..
+            }) => self.cga(e, shape, true, span),
+            _ => Ok(None),
+        }
+    }
+
+    /// The CTA layout of encoding `enc` for a whole-cluster `shape` (one CTA's piece when
+    /// `local`), when the module is a cluster kernel and the encoding spreads anything over it.
+    pub(super) fn cga(&self, enc: &AttrVal, shape: &[i64], local: bool, span: Span) -> R<Option<Cga>> {
+        if self.num_ctas <= 1 {
+            return Ok(None);
+        }
+        let mut v = enc.clone();
+        for _ in 0..32 {
+            match v {
+                AttrVal::Alias(ref n) if !n.contains('.') => v = self.attrs.alias(n, span)?,
+                _ => break,
+            }
+        }
+        let AttrVal::Dialect(_, d) = &v else {
+            return Ok(None);
+        };
+        let bad = |what: &str| ImportError::UnsupportedType {
+            message: format!("a CTA layout bwsim cannot read: {what}"),
+            span,
+        };
+        let bases = |k: &str| -> R<Option<Vec<Vec<i64>>>> {
+            match d.get(k) {
+                Some(AttrVal::List(l)) => l
+                    .iter()
+                    .map(|b| b.ints().ok_or_else(|| bad(k)))
+                    .collect::<R<Vec<_>>>()
+                    .map(Some),
+                Some(_) => Err(bad(k)),
+                None => Ok(None),
+            }
+        };
+        let one_dim = |b: &[i64]| -> R<Option<(usize, i64)>> {
+            let nz: Vec<(usize, i64)> = b.iter().copied().enumerate().filter(|(_, x)| *x != 0).collect();
+            match nz.as_slice() {
+                [] => Ok(None),
+                [(d, x)] if *x > 0 => Ok(Some((*d, *x))),
+                _ => Err(bad(&format!("the basis {b:?} moves along several dimensions"))),
+            }
+        };
+        let cga = if let Some(bs) = bases("block")? {
+            // A linear layout: bases in elements.
+            Cga {
+                bits: bs.iter().map(|b| one_dim(b)).collect::<R<_>>()?,
+            }
+        } else if let Some(bs) = bases("CGALayout")? {
+            // A shared or tensor-memory encoding: bases in CTA pieces.
+            let units = Cga {
+                bits: bs.iter().map(|b| one_dim(b)).collect::<R<_>>()?,
+            };
+            let splits = units.splits(shape.len());
+            let piece = |d: usize| if local { shape[d] } else { shape[d] / splits[d] };
+            Cga {
+                bits: units
+                    .bits
+                    .iter()
+                    .map(|b| b.map(|(d, k)| (d, k * piece(d))))
+                    .collect(),
+            }
+        } else if let Some(m) = d.get("CTASplitM").and_then(|x| x.as_int()) {
+            // Triton 3.7's tensor-memory encoding: rows split over `m` CTAs.
+            let n = m.max(1).trailing_zeros() as usize;
+            let rows = shape.first().copied().unwrap_or(0);
+            let piece = if local { rows } else { rows / m.max(1) };
+            Cga {
+                bits: (0..n).map(|i| Some((0, piece << i))).collect(),
+            }
+        } else {
+            return Ok(None);
+        };
+        let want = self.num_ctas.trailing_zeros() as usize;
+        if cga.bits.len() != want {
+            return Err(bad(&format!(
+                "{} rank bits for a cluster of {} CTAs",
+                cga.bits.len(),
+                self.num_ctas
+            )));
+        }
+        Ok(Some(cga))
+    }
+
+    /// The piece of a whole-cluster shape one CTA holds.
+    fn local_shape(&self, enc: Option<&AttrVal>, shape: &[i64], span: Span) -> R<Vec<i64>> {
+        let Some(cga) = enc
+            .map(|e| self.cga(e, shape, false, span))
+            .transpose()?
+            .flatten()
+        else {
+            return Ok(shape.to_vec());
+        };
+        Ok(shape
+            .iter()
+            .zip(cga.splits(shape.len()))
+            .map(|(x, s)| x / s)
+            .collect())
+    }
+
+    /// `t` as one CTA of the cluster sees it (its shapes divided as its CTA layout splits them).
+    pub(super) fn localize(&self, t: Type, span: Span) -> R<Type> {
+        if self.num_ctas <= 1 {
+            return Ok(t);
+        }
+        Ok(match t {
+            Type::Tensor { shape, elem, enc } => Type::Tensor {
+                shape: self.local_shape(enc.as_ref(), &shape, span)?,
+                elem,
+                enc,
+            },
+            Type::MemDesc {
+                shape,
+                elem,
+                enc,
+                tmem,
+                alloc,
+            } => Type::MemDesc {
+                shape: self.local_shape(Some(&enc), &shape, span)?,
+                alloc: alloc
+                    .map(|a| self.local_shape(Some(&enc), &a, span))
+                    .transpose()?,
+                elem,
+                enc,
+                tmem,
+            },
+            Type::TensorDesc { block, elem, enc } => Type::TensorDesc {
+                block: self.local_shape(enc.as_ref(), &block, span)?,
+                elem,
+                enc,
+            },
+            other => other,
+        })
+    }
+
+    /// `cluster_rank()`.
+    pub(super) fn rank_e(span: Span) -> Expr {
+        call("cluster_rank", Vec::new(), span)
+    }
+
+    /// The rank of the first CTA of this CTA's group of the broadcast rank bits `mask`:
+    /// `cluster_rank() & KEEP` (0 when every bit is broadcast).
+    pub(super) fn leader_e(&self, mask: i64, span: Span) -> Expr {
+        match (self.num_ctas - 1) & !mask {
+            0 => int_e(0, span),
+            keep => bin(BinOp::BitAnd, Self::rank_e(span), int_e(keep, span), span),
+        }
+    }
+
+    /// Whether this CTA is the first of its broadcast group: `cluster_rank() & mask == 0`.
+    pub(super) fn is_leader_e(mask: i64, span: Span) -> Expr {
+        bin(
+            BinOp::Eq,
+            bin(BinOp::BitAnd, Self::rank_e(span), int_e(mask, span), span),
+            int_e(0, span),
+            span,
+        )
+    }
+
+    /// The multicast mask of this CTA's group of the broadcast rank bits `bits`.
+    pub(super) fn group_mask_e(&self, bits: i64, span: Span) -> Expr {
+        match self.leader_e(bits, span) {
+            e if matches!(e.kind, ExprKind::Int(0)) => int_e(group_of(bits), span),
+            lead => bin(BinOp::Shl, int_e(group_of(bits), span), lead, span),
+        }
+    }
+
+    /// `a and b`, where either may be absent (true).
+    pub(super) fn and_pred(a: Option<Expr>, b: Option<Expr>, span: Span) -> Option<Expr> {
+        match (a, b) {
+            (None, x) | (x, None) => x,
+            (Some(x), Some(y)) => Some(bin(BinOp::And, x, y, span)),
+        }
+    }
+
+    /// `coords` moved to this CTA's piece: each coordinate plus the offsets of the rank bits
+    /// that split its dimension.
+    pub(super) fn local_coords(&self, cga: &Cga, coords: Vec<Expr>, span: Span) -> Vec<Expr> {
+        let mut out = coords;
+        for (b, bit) in cga.bits.iter().enumerate() {
+            let Some((d, off)) = *bit else { continue };
+            let Some(c) = out.get_mut(d) else { continue };
+            let bit = match b {
+                0 => Self::rank_e(span),
+                _ => bin(BinOp::Shr, Self::rank_e(span), int_e(b as i64, span), span),
+            };
+            let set = bin(BinOp::BitAnd, bit, int_e(1, span), span);
+            let add = bin(BinOp::Mul, set, int_e(off, span), span);
+            *c = bin(BinOp::Add, c.clone(), add, span);
+        }
+        out
+    }
+
+    /// What Triton's compiler adds after a cluster kernel's barrier initialisation (3.8 and
+    /// later): the inits are released to the cluster before any CTA uses another's barrier.
+    pub(super) fn cluster_init_sync(&mut self, span: Span) {
+        self.op_stmt(OpKind::FenceMbarrierInit {}, span);
+        self.op_stmt(
+            OpKind::ClusterArrive {
+                relaxed: Some(ex(ExprKind::Bool(true), span)),
+            },
+            span,
+        );
+        self.op_stmt(OpKind::ClusterWait {}, span);
+    }
+
+    /// What Triton's compiler adds at the end of a cluster kernel: a cluster barrier, so that
+    /// no CTA exits while another may still access its shared memory.
+    pub(super) fn cluster_exit_sync(&mut self, span: Span) {
+        self.op_stmt(OpKind::ClusterArrive { relaxed: None }, span);
+        self.op_stmt(OpKind::ClusterWait {}, span);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{group_of, Cga};
+
+    #[test]
+    fn broadcast_groups_and_their_masks() {
+        // Two CTAs sharing one piece: both in the group.
+        let c = Cga { bits: vec![None] };
+        assert_eq!((c.broadcast_mask(), group_of(c.broadcast_mask())), (1, 0b11));
+        // Four CTAs, rows split by bit 0, bit 1 broadcast: CTAs r and r + 2 share a piece.
+        let c = Cga {
+            bits: vec![Some((0, 64)), None],
+        };
+        assert_eq!((c.broadcast_mask(), group_of(c.broadcast_mask())), (2, 0b101));
+        // Nothing broadcast: a CTA is its own group.
+        let c = Cga {
+            bits: vec![Some((0, 128))],
+        };
+        assert_eq!((c.broadcast_mask(), group_of(c.broadcast_mask())), (0, 1));
+    }
+}
