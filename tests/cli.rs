@@ -168,6 +168,26 @@ fn run_checks_the_dsmem_ring_in_clusters_of_two_and_four() {
     }
 }
 
+/// The multicast copy of tests/pass/multicast_copy_expect_cluster_fixed.tile, in clusters of 2
+/// and 4, against its CPU reference.
+#[test]
+fn run_checks_the_multicast_copy_in_clusters_of_two_and_four() {
+    for c in ["CLUSTER=2", "CLUSTER=4"] {
+        let (code, out, err) = bwsim(&[
+            "run",
+            "tests/pass/multicast_copy_expect_cluster_fixed.tile",
+            "--const",
+            c,
+        ]);
+        assert_eq!(code, 0, "{c}:\n{out}\n{err}");
+        assert!(
+            out.contains("output  f32[") && out.contains("PASS"),
+            "{c}:\n{out}"
+        );
+        assert!(out.trim_end().ends_with("result    PASS"), "{c}:\n{out}");
+    }
+}
+
 #[test]
 fn run_reports_the_illegal_gather_with_its_span_and_reason() {
     let (code, out, err) = bwsim(&["run", "async_gather", "--const", "Y_OFFSET=2"]);

@@ -32,12 +32,14 @@
 //!         b.op(OpKind::MbarInit { bar: idx(n("bar"), [int(0)]), count: int(1) });
 //!         b.comment("Expect the bytes of one tile, then issue the copy.");
 //!         let bytes = field(n("src"), "nbytes");
-//!         b.op(OpKind::MbarExpect { bar: idx(n("bar"), [int(0)]), bytes, pred: None });
+//!         b.op(OpKind::MbarExpect { bar: idx(n("bar"), [int(0)]), bytes, pred: None, cta: None });
 //!         b.op(OpKind::TmaLoad {
 //!             src: idx(n("src"), [call("program_id", [int(0)]) * n("BLOCK"), int(0)]),
 //!             dst: n("buf"),
 //!             bar: idx(n("bar"), [int(0)]),
 //!             pred: None,
+//!             multicast: None,
+//!             bar_cta: None,
 //!         });
 //!         b.op(OpKind::MbarWait { bar: idx(n("bar"), [int(0)]), phase: int(0) });
 //!     })

@@ -231,7 +231,7 @@ fn operations_parse_and_print() {
     assert_eq!(printer::print_op(let_op(&k, 2)), "wgmma a, b, acc, use_acc=true");
     assert_eq!(
         parser::signature_text("tma.load").as_deref(),
-        Some("tma.load src, dst, bar[, pred=...]")
+        Some("tma.load src, dst, bar[, pred=...][, multicast=...][, bar_cta=...]")
     );
     assert_eq!(parser::signature_text("bar.sync").as_deref(), Some("bar.sync"));
     assert_eq!(parser::suggest_op("tma.laod"), Some("tma.load"));

@@ -284,6 +284,7 @@ pub fn reference(
         "cp_async" | "cp_async_kernel" => elementwise::cp_async(plan, inputs),
         "cp_async_overlap" | "cp_async_overlap_kernel" => movement::second_copy(plan, inputs),
         "dsmem_ring" => movement::dsmem_ring(plan, inputs),
+        "multicast_copy_expect_cluster_fixed" => movement::multicast_copy(plan, inputs),
         "conv2d_kernel" | "conv2d_wgmma_kernel" => matmul::conv2d(plan, inputs),
         // The new-feature kernels of Triton 3.7 to 3.9 (tests/gluon/3.7/, 3.8/, 3.9/).
         "commit_pred_kernel"

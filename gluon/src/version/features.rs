@@ -652,7 +652,10 @@ pub const FEATURES: &[Feature] = &[
         example: "ttng.async_tma_copy_global_to_local",
         since: Version::V3_6,
         until: None,
-        support: Support::Imported("`tma.load DESC[coords], DST, BAR[, pred]` (`multicast` refused: cluster kernels are not imported yet)"),
+        support: Support::Imported(
+            "`tma.load DESC[coords], DST, BAR[, pred]` (in a cluster kernel: this CTA's piece of the block; `{multicast}`: \
+             `multicast=MASK` from the first CTA sharing the block; a CTA pair's barrier: `bar_cta=R`)",
+        ),
     },
     Feature {
         name: "ttng.async_tma_copy_local_to_global",
@@ -836,7 +839,10 @@ pub const FEATURES: &[Feature] = &[
         example: "ttng.tc_gen5_mma",
         since: Version::V3_6,
         until: None,
-        support: Support::Imported("`tcgen05.mma A, B, ACC, use_acc=U` (then `tcgen05.commit` per barrier)"),
+        support: Support::Imported(
+            "`tcgen05.mma A, B, ACC, use_acc=U` (then `tcgen05.commit` per barrier; `{two_ctas}`: `cta_group=2` from the \
+             pair's first CTA; `{multicast}`: commits with `multicast=MASK`)",
+        ),
     },
     Feature {
         name: "ttng.tc_gen5_mma_scaled",

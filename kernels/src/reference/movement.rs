@@ -121,6 +121,39 @@ pub(super) fn dsmem_ring(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec
     Ok(vec![Expected::exact("output", v)])
 }
 
+/// Multicast TMA over the CTAs of each cluster: the program ids along x form clusters of
+/// `cluster[0]` consecutive CTAs; `input` holds one block of rows per cluster, `output` one per
+/// program, and every CTA of cluster `c` writes `input`'s block `c` to its own block. Exact.
+pub(super) fn multicast_copy(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
+    let (x, out) = (tensor(plan, inputs, "input")?, tensor(plan, inputs, "output")?);
+    let programs = plan.grid[0] as u64;
+    let size = plan.cluster[0].max(1) as u64;
+    let clusters = programs / size.max(1);
+    if x.dtype != out.dtype
+        || x.shape.len() != 2
+        || out.shape.len() != 2
+        || x.shape[1] != out.shape[1]
+        || clusters == 0
+        || !programs.is_multiple_of(size)
+        || !x.shape[0].is_multiple_of(clusters)
+        || out.shape[0] != x.shape[0] / clusters * programs
+    {
+        return Err(
+            "`input` needs one block of rows per cluster and `output` one per program, of one type"
+                .to_string()
+                .into(),
+        );
+    }
+    let block = x.data.len() / clusters as usize;
+    let mut v = out.clone();
+    v.name = "output".into();
+    for p in 0..programs as usize {
+        let c = p / size as usize;
+        v.data[p * block..(p + 1) * block].copy_from_slice(&x.data[c * block..(c + 1) * block]);
+    }
+    Ok(vec![Expected::exact("output", v)])
+}
+
 /// Tensor `to` equals tensor `from` bit for bit.
 fn copy_of(
     plan: &LaunchPlan,

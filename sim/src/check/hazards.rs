@@ -630,7 +630,8 @@ impl CtaHb {
                         time: clock.get(*id),
                         instr: o.instr,
                     },
-                    self.part_of(o.issuer).unwrap_or(0),
+                    // A copy another CTA issued (a multicast) has no partition here.
+                    self.part_of(o.issuer).unwrap_or(u32::MAX),
                 ))
             }
             Actor::PeerPipe { cta } => {

@@ -226,10 +226,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         span: Span,
     ) -> LResult<()> {
         let op = "tma.load";
-        let (bar, group) = match bar_cta {
-            Some(r) => (self.remote_bar(bar, r, op)?, ".cta_group::2"),
-            None => (self.bar_addr(bar, op)?, ""),
-        };
+        let group = if bar_cta.is_some() { ".cta_group::2" } else { "" };
         let mask = match multicast {
             Some(m) => {
                 let v = self.expr(m)?;
@@ -245,7 +242,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             Some(h) => (".multicast::cluster", format!(", {h}")),
             None => ("", String::new()),
         };
-        self.tma_tile_copy(src, dst, Some(bar), pred, span, op, |m| {
+        self.tma_tile_copy(src, dst, Some((bar, bar_cta)), pred, span, op, |m| {
             format!(
                 "@{} cp.async.bulk.tensor.{}d{group}.shared::cluster.global.tile.mbarrier::complete_tx::bytes{mc} [{}+{}], [{}, {{{}}}], {}{mask}",
                 m.pred, m.rank, m.sreg, m.smem_off, m.tmap, m.coords, m.bar
@@ -283,7 +280,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         &mut self,
         desc: &Expr,
         smem: &Expr,
-        bar: Option<String>,
+        bar: Option<(&Expr, Option<&Expr>)>,
         pred: Option<&Expr>,
         span: Span,
         op: &str,
@@ -292,7 +289,12 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         let (dname, items) = self.desc_coords(desc, op)?;
         let coords = self.coord_regs(items, op, span)?;
         let v = self.smem_arg(smem, op)?;
-        let bar = bar.unwrap_or_default();
+        // The barrier: this CTA's, or (`bar_cta`) the one at its offset in a peer CTA.
+        let bar = match bar {
+            Some((b, Some(rank))) => self.remote_bar(b, rank, op)?,
+            Some((b, None)) => self.bar_addr(b, op)?,
+            None => String::new(),
+        };
         let pr = self.opt_pred(pred)?;
         let d = self.desc_ty(&dname, span)?;
         let transposed = matches!(v.geom.layout, SmemLayout::Nvmma { transposed: true, .. });
