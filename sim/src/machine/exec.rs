@@ -1253,7 +1253,7 @@ impl<'p, 's> Machine<'p, 's> {
         };
         if let Some(r) = bar_rank {
             let t = self.cluster_peer(s, r, op)?;
-            if self.cluster_size < 2 || t / 2 != s / 2 || (s - self.cta(s).rank as usize) % 2 != 0 {
+            if self.cluster_size < 2 || r / 2 != i64::from(self.cta(s).rank) / 2 {
                 return Err(Fault::trap(
                     CudaError::IllegalAddress,
                     format!("{op} completes on the barrier of CTA rank {r}, which is not in this CTA's pair (`bar_cta` is the `.cta_group::2` form: the barrier is in this CTA or its pair peer)"),
