@@ -188,6 +188,40 @@ fn run_checks_the_multicast_copy_in_clusters_of_two_and_four() {
     }
 }
 
+/// The fixed twins of the cluster bugs against the same exchange's CPU reference: two push
+/// their rows to the next CTA, `dsmem_cluster_exit_fixed` pulls them from it.
+#[test]
+fn run_checks_the_fixed_cluster_twins() {
+    for f in [
+        "tests/pass/dsmem_cluster_exit_fixed.tile",
+        "tests/pass/dsmem_relaxed_handoff_fixed.tile",
+        "tests/pass/dsmem_remote_arrive_no_wait_fixed.tile",
+    ] {
+        let (code, out, err) = bwsim(&["run", f]);
+        assert_eq!(code, 0, "{f}:\n{out}\n{err}");
+        assert!(out.contains("output  f32[128, 64]  PASS"), "{f}:\n{out}");
+    }
+}
+
+/// The two-CTA matmul of tests/pass/two_cta_matmul.tile against the CPU matmul: one cluster
+/// at its default, and two N tiles through three stages over three K steps.
+#[test]
+fn run_checks_the_two_cta_matmul() {
+    for consts in [&[][..], &["N=256", "NUM_BUFFERS=3", "K=192"]] {
+        let mut args = vec!["run", "tests/pass/two_cta_matmul.tile"];
+        for c in consts {
+            args.extend(["--const", c]);
+        }
+        let (code, out, err) = bwsim(&args);
+        assert_eq!(code, 0, "{consts:?}:\n{out}\n{err}");
+        assert!(
+            out.contains("  c  f32[256, ") && out.contains("PASS"),
+            "{consts:?}:\n{out}"
+        );
+        assert!(out.trim_end().ends_with("result    PASS"), "{consts:?}:\n{out}");
+    }
+}
+
 #[test]
 fn run_reports_the_illegal_gather_with_its_span_and_reason() {
     let (code, out, err) = bwsim(&["run", "async_gather", "--const", "Y_OFFSET=2"]);

@@ -172,7 +172,8 @@ fn ptxas_errors_point_at_the_ir_operation() {
 
 /// The cluster barrier's split halves, the cluster special registers and a remote mbarrier
 /// arrival, and loads and stores of a peer CTA's shared memory lower for both targets and
-/// assemble cleanly.
+/// assemble cleanly. A kernel with remote arrivals waits with a cluster-scope acquire (the
+/// peer's arrival releases at cluster scope); one without keeps the default `.acquire.cta`.
 #[test]
 fn cluster_barriers_and_remote_arrivals_assemble() {
     let src = "kernel k {\n  target sm_100a, sm_90a\n  num_warps 4\n  param out: ptr(i32)\n  layout l = blocked([1], [32], [4], [0])\n  let bar = mbar.alloc 1\n  mbar.init bar[0], 1\n  fence.mbarrier_init\n  cluster.arrive relaxed=true\n  cluster.wait\n  let right = (cluster_rank() + 1) % cluster_size()\n  mbar.arrive bar[0], cta=right\n  mbar.wait bar[0], 0\n  cluster.arrive\n  cluster.wait\n  let offs = arange(0, 128, l)\n  global.store out, program_id(0) * 128 + offs, offs * 0 + cluster_rank()\n}\n";
@@ -198,10 +199,18 @@ fn cluster_barriers_and_remote_arrivals_assemble() {
             "%cluster_nctarank",
             "mapa.shared::cluster.u32",
             "mbarrier.arrive.release.cluster.shared::cluster.b64",
+            "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64",
             ".explicitcluster",
         ] {
             assert!(m.text.contains(want), "{target}: no `{want}` in\n{}", m.text);
         }
+        let local = lower(&src.replace(", cta=right", ""), target).expect("lowers");
+        assert!(
+            local.text.contains("mbarrier.try_wait.parity.shared::cta.b64")
+                && !local.text.contains(".acquire.cluster"),
+            "{target}: a kernel without remote arrivals keeps the default wait:\n{}",
+            local.text
+        );
         if let Err(e) = ptxas::assemble(&m, true) {
             panic!("{target}: {e}");
         }

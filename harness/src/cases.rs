@@ -255,17 +255,7 @@ fn roundtrip(r: RoundTrip) -> Case {
 
 /// A planted fault from inline source.
 fn fault(name: &str, src: &str, consts: &[&str], targets: &[Target], error: &'static str) -> Case {
-    Case {
-        name: if consts.is_empty() {
-            name.to_string()
-        } else {
-            format!("{name}[{}]", consts.join(","))
-        },
-        source: Source::Inline(src.to_string()),
-        consts: consts.iter().map(|c| c.to_string()).collect(),
-        targets: targets.to_vec(),
-        check: Check::Trap(error),
-    }
+    inline(name, src, consts, targets, Check::Trap(error))
 }
 
 const LOAD_AT: &str =
@@ -352,6 +342,46 @@ kernel misaligned_bar {
   }
 }
 ";
+
+/// tests/pass/dsmem_ring.tile: each CTA of a cluster writes its rows into the next CTA's
+/// buffer (`smem.store ..., cta=R`), then a release/acquire cluster barrier hands them over.
+const DSMEM_RING: &str = include_str!("../../tests/pass/dsmem_ring.tile");
+
+/// The fixed twins of the cluster bugs of tests/fail: a peer load kept alive by a second cluster
+/// barrier, a release (not relaxed) cluster arrive, and a remote arrival the owner waits on.
+const DSMEM_FIXED: [(&str, &str); 3] = [
+    (
+        "dsmem_cluster_exit_fixed",
+        include_str!("../../tests/pass/dsmem_cluster_exit_fixed.tile"),
+    ),
+    (
+        "dsmem_relaxed_handoff_fixed",
+        include_str!("../../tests/pass/dsmem_relaxed_handoff_fixed.tile"),
+    ),
+    (
+        "dsmem_remote_arrive_no_wait_fixed",
+        include_str!("../../tests/pass/dsmem_remote_arrive_no_wait_fixed.tile"),
+    ),
+];
+
+/// tests/pass/two_cta_matmul.tile: a [256, 128] tile of C per cluster of two CTAs, K in steps
+/// of 64 through a ring of stages, `cta_group=2` MMAs issued by the even CTA.
+const TWO_CTA_MATMUL: &str = include_str!("../../tests/pass/two_cta_matmul.tile");
+
+/// A case from `.tile` text: `name[CONSTS]` with `consts` overridden.
+fn inline(name: &str, src: &str, consts: &[&str], targets: &[Target], check: Check) -> Case {
+    Case {
+        name: if consts.is_empty() {
+            name.to_string()
+        } else {
+            format!("{name}[{}]", consts.join(","))
+        },
+        source: Source::Inline(src.to_string()),
+        consts: consts.iter().map(|c| c.to_string()).collect(),
+        targets: targets.to_vec(),
+        check,
+    }
+}
 
 /// Every case, in a stable order.
 pub fn all() -> Vec<Case> {
@@ -710,6 +740,21 @@ pub fn all() -> Vec<Case> {
         BOTH,
         Check::Exact,
     ));
+
+    // Clusters (tests/pass): the split cluster barrier, distributed shared memory (peer loads
+    // and stores through `mapa`) and remote mbarrier arrivals, exact; the ring in clusters of
+    // 2, 4 and 8 (the portable maximum).
+    for c in [&[][..], &["CLUSTER=4"], &["CLUSTER=8"]] {
+        v.push(inline("dsmem_ring", DSMEM_RING, c, BOTH, Check::Exact));
+    }
+    for (name, src) in DSMEM_FIXED {
+        v.push(inline(name, src, &[], BOTH, Check::Exact));
+    }
+    // A CTA pair's pipelined matmul (remote arrivals hand the odd CTA's stages to the even
+    // CTA's cta_group::2 MMAs): Blackwell only, within the tcgen05 tolerance.
+    for c in [&[][..], &["M=512", "N=256", "NUM_BUFFERS=3"]] {
+        v.push(inline("two_cta_matmul", TWO_CTA_MATMUL, c, BLACKWELL, MMA_F32));
+    }
 
     // Planted faults: both the simulator and the GPU must trap with the same error.
     const II: &str = "CUDA_ERROR_ILLEGAL_INSTRUCTION";

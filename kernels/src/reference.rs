@@ -283,13 +283,18 @@ pub fn reference(
         "scan" | "scan_kernel" => reduction::scan(plan, inputs),
         "cp_async" | "cp_async_kernel" => elementwise::cp_async(plan, inputs),
         "cp_async_overlap" | "cp_async_overlap_kernel" => movement::second_copy(plan, inputs),
-        "dsmem_ring" => movement::dsmem_ring(plan, inputs),
+        "dsmem_ring" | "dsmem_relaxed_handoff_fixed" | "dsmem_remote_arrive_no_wait_fixed" => {
+            movement::dsmem_ring(plan, inputs, false)
+        }
+        "dsmem_cluster_exit_fixed" => movement::dsmem_ring(plan, inputs, true),
         "multicast_copy_expect_cluster_fixed" => movement::multicast_copy(plan, inputs),
         "conv2d_kernel" | "conv2d_wgmma_kernel" => matmul::conv2d(plan, inputs),
         // The new-feature kernels of Triton 3.7 to 3.9 (tests/gluon/3.7/, 3.8/, 3.9/).
         "commit_pred_kernel"
         | "multicast_matmul_kernel"
         | "two_cta_matmul_kernel"
+        | "two_cta_matmul"
+        | "two_cta_matmul_commit_one_cta_fixed"
         | "tmem_row_slice_kernel" => matmul::matmul(plan, inputs),
         "clc_scale_kernel" => elementwise::clc_scale(plan, inputs),
         "packed_arith_kernel" => elementwise::packed_arith(plan, inputs),

@@ -91,12 +91,15 @@ pub(super) fn second_copy(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Ve
 
 /// A ring exchange over the CTAs of each cluster: the program ids along x form clusters of
 /// `cluster[0]` consecutive CTAs; CTA `p` owns rows `p * R..(p + 1) * R` of `input` and
-/// `output` (`R` = rows / programs), and each CTA hands its rows of `input` to the next CTA of
-/// its cluster (rank r to rank (r + 1) mod size), which writes what it received to its own
-/// rows of `output`.
-/// So output's block of rank r is input's block of rank r - 1 (mod size) of the same cluster;
-/// exact.
-pub(super) fn dsmem_ring(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
+/// `output` (`R` = rows / programs), and each CTA of rank r writes to its own rows of `output`
+/// the rows of `input` of rank r - 1 (mod size) of its cluster (`dsmem_ring` and the fixed
+/// twins that push to the right: each CTA hands its rows to rank r + 1), or of rank r + 1 when
+/// `pull` (`dsmem_cluster_exit_fixed`: each CTA reads its right neighbour's buffer). Exact.
+pub(super) fn dsmem_ring(
+    plan: &LaunchPlan,
+    inputs: &[HostTensor],
+    pull: bool,
+) -> Result<Vec<Expected>, RefError> {
     let (x, out) = (tensor(plan, inputs, "input")?, tensor(plan, inputs, "output")?);
     if (x.dtype, &x.shape) != (out.dtype, &out.shape) || x.shape.is_empty() {
         return Err("`input` and `output` differ in type or shape".to_string().into());
@@ -112,9 +115,11 @@ pub(super) fn dsmem_ring(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec
     let block = (x.shape[0] / programs * row_bytes) as usize;
     let mut v = out.clone();
     v.name = "output".into();
+    // The rank whose rows rank r receives: r - 1 or r + 1, mod size.
+    let step = if pull { 1 } else { size - 1 };
     for p in 0..programs {
         let base = p - p % size;
-        let from = base + (p - base + size - 1) % size;
+        let from = base + (p - base + step) % size;
         let (d, f) = (p as usize * block, from as usize * block);
         v.data[d..d + block].copy_from_slice(&x.data[f..f + block]);
     }

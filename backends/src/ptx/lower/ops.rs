@@ -293,17 +293,24 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 let ph = self.parity_operand(&ph, phase.span)?;
                 self.before_all_access();
                 let p = self.e.reg(RegClass::Pred);
+                // A peer's remote arrival releases at cluster scope: acquire at cluster scope.
+                let sem = if self.remote_arrivals {
+                    ".acquire.cluster"
+                } else {
+                    ""
+                };
                 if matches!(op.kind, MbarTestWait { .. }) {
                     self.e.ins(format!(
-                        "mbarrier.test_wait.parity.shared::cta.b64 {p}, {a}, {ph}"
+                        "mbarrier.test_wait.parity{sem}.shared::cta.b64 {p}, {a}, {ph}"
                     ));
                     Ok(Some(Val::Scalar(ScalarTy::I1, p)))
                 } else {
                     // Spin until the phase completes.
                     let l = self.e.label("mbar_wait");
                     self.e.place(&l);
-                    self.e
-                        .ins(format!("mbarrier.try_wait.parity.shared::cta.b64 {p}, {a}, {ph}"));
+                    self.e.ins(format!(
+                        "mbarrier.try_wait.parity{sem}.shared::cta.b64 {p}, {a}, {ph}"
+                    ));
                     self.e.ins(format!("@!{p} bra {l}"));
                     Ok(None)
                 }
