@@ -268,19 +268,22 @@ pub(super) struct Lowerer<'c, 'k> {
     /// Whether the kernel uses cluster features (`cluster.sync`, CTA pairs): the entry is
     /// declared `.explicitcluster` and must be launched with a cluster dimension.
     pub uses_cluster: bool,
-    /// Whether the kernel arrives on a peer CTA's mbarrier (`mbar.arrive BAR, cta=R`): its
+    /// Whether the kernel arrives on a peer CTA's mbarrier (`mbar.arrive`/`mbar.expect ..., cta=R`): its
     /// waits then acquire at cluster scope, so that they synchronise with the peer's
     /// `.release.cluster` arrival (a `.cta`-scope acquire, the default, is not morally strong
     /// with a release from another CTA; PTX ISA, "Memory Consistency Model").
     pub remote_arrivals: bool,
 }
 
-/// Whether any `mbar.arrive` of `k` names a peer CTA (`cta=R`).
+/// Whether any `mbar.arrive` or `mbar.expect` of `k` names a peer CTA (`cta=R`).
 fn has_remote_arrivals(k: &Kernel) -> bool {
     let mut found = false;
     k.walk_stmts(&mut |s| {
         if let StmtKind::Op(op) = &s.kind {
-            found |= matches!(op.kind, OpKind::MbarArrive { cta: Some(_), .. });
+            found |= matches!(
+                op.kind,
+                OpKind::MbarArrive { cta: Some(_), .. } | OpKind::MbarExpect { cta: Some(_), .. }
+            );
         }
     });
     found
