@@ -45,6 +45,18 @@ pub enum RefError {
     Inputs(String),
 }
 
+impl RefError {
+    /// Whether the launch is not the one the reference is written for (a tensor or scalar it
+    /// reads is absent): a kernel that only shares a bundled kernel's name, whose run is then
+    /// left unchecked rather than failed.
+    pub fn launch_differs(&self) -> bool {
+        matches!(
+            self,
+            RefError::NoTensor(_) | RefError::MissingInput(_) | RefError::NoInt(_) | RefError::NoFloat(_)
+        )
+    }
+}
+
 impl From<&str> for RefError {
     fn from(s: &str) -> RefError {
         RefError::Inputs(s.to_string())
