@@ -364,6 +364,10 @@ const DSMEM_FIXED: [(&str, &str); 3] = [
     ),
 ];
 
+/// tests/pass/multicast_copy_expect_cluster_fixed.tile: the first CTA of each cluster reads a
+/// tile once and multicasts it into every CTA of its cluster (`tma.load ..., multicast=MASK`).
+const MULTICAST_COPY: &str = include_str!("../../tests/pass/multicast_copy_expect_cluster_fixed.tile");
+
 /// tests/pass/two_cta_matmul.tile: a [256, 128] tile of C per cluster of two CTAs, K in steps
 /// of 64 through a ring of stages, `cta_group=2` MMAs issued by the even CTA.
 const TWO_CTA_MATMUL: &str = include_str!("../../tests/pass/two_cta_matmul.tile");
@@ -749,6 +753,16 @@ pub fn all() -> Vec<Case> {
     }
     for (name, src) in DSMEM_FIXED {
         v.push(inline(name, src, &[], BOTH, Check::Exact));
+    }
+    // Multicast TMA in clusters of 2 and 4: exact.
+    for c in [&[][..], &["CLUSTER=4"]] {
+        v.push(inline(
+            "multicast_copy_expect_cluster_fixed",
+            MULTICAST_COPY,
+            c,
+            BOTH,
+            Check::Exact,
+        ));
     }
     // A CTA pair's pipelined matmul (remote arrivals hand the odd CTA's stages to the even
     // CTA's cta_group::2 MMAs): Blackwell only, within the tcgen05 tolerance.
