@@ -304,6 +304,7 @@ pub fn reference(
         // The new-feature kernels of Triton 3.7 to 3.9 (tests/gluon/3.7/, 3.8/, 3.9/).
         "commit_pred_kernel"
         | "multicast_matmul_kernel"
+        | "cluster_matmul_2x2_kernel"
         | "two_cta_matmul_kernel"
         | "two_cta_matmul"
         | "two_cta_matmul_commit_one_cta_fixed"

@@ -371,6 +371,14 @@ if since 3.8; then
         [ -n "$bug" ] && name=bug_multicast_matmul_$bug
         gen $name.sm_100a $f/multicast_matmul.py multicast_matmul_kernel --target sm_100a "${mc_args[@]}" -D "BUG='$bug'"
     done
+    # A 2x2 cluster of four CTAs: A multicast along rank bit 1, B along bit 0.
+    for bug in "" partner_count; do
+        name=cluster_matmul_2x2
+        [ -n "$bug" ] && name=bug_cluster_matmul_2x2_$bug
+        gen $name.sm_100a $f/cluster_matmul_2x2.py cluster_matmul_2x2_kernel --target sm_100a --num-ctas 4 \
+            --arg 'a_desc=desc<fp16[256, 64], cga=[[1, 0], [0, 0]]>' --arg 'b_desc=desc<fp16[64, 128], cga=[[0, 0], [0, 1]]>' \
+            --arg 'c_desc=desc<fp16[256, 128], cga=[[1, 0], [0, 1]]>' --arg K=i32 -D "BUG='$bug'"
+    done
     for bug in "" per_cta_load_bar; do
         name=two_cta_matmul
         [ -n "$bug" ] && name=bug_two_cta_matmul_$bug

@@ -18,8 +18,9 @@
 //!   operands;
 //! - `program_id(0)` is the cluster's index (Triton's grid counts clusters);
 //! - what Triton's compiler adds for cluster kernels is added too: from 3.8 the barriers'
-//!   initialisation is made visible to the cluster before their first use
-//!   (`fence.mbarrier_init` and a relaxed cluster barrier), and a kernel ends with a cluster
+//!   initialisation is made visible to the cluster right before the first operation that uses
+//!   a barrier (`fence.mbarrier_init` and a relaxed cluster barrier; inside a loop when that
+//!   operation is, so every iteration starts with it), and a kernel ends with a cluster
 //!   barrier, so that no CTA leaves while another may still reach its shared memory.
 //!
 //! What Triton 3.9 emits for each of these was read from its PTX for the fixtures in
@@ -70,6 +71,27 @@ pub(super) fn group_of(bits: i64) -> i64 {
         sub = (sub - 1) & bits;
     }
     m
+}
+
+/// Whether TTGIR operation `name` uses an mbarrier: before the first such operation after a
+/// cluster kernel's barrier initialisation, Triton (3.8 and later) releases the inits to the
+/// cluster. It places that release where the first use is, inside a loop when the use is, so
+/// that it then runs every iteration (read from Triton 3.9's PTX: the relaxed cluster barrier
+/// heads the loop).
+pub(super) fn uses_a_barrier(name: &str) -> bool {
+    matches!(
+        name,
+        "ttng.barrier_expect"
+            | "ttng.wait_barrier"
+            | "ttng.arrive_barrier"
+            | "ttng.async_tma_copy_global_to_local"
+            | "ttng.async_tma_gather"
+            | "ttng.tc_gen5_mma"
+            | "ttng.tc_gen5_mma_scaled"
+            | "ttng.tc_gen5_commit"
+            | "ttng.async_copy_mbarrier_arrive"
+            | "ttng.clc_try_cancel"
+    )
 }
 
 impl Cx<'_> {

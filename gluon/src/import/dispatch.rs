@@ -1,7 +1,7 @@
 //! The dispatch of every TTGIR operation to its import (`Cx::op`): the one match that
 //! names each supported operation and refuses the others.
 
-use super::cluster::group_of;
+use super::cluster::{group_of, uses_a_barrier};
 use super::*;
 
 impl<'m> Cx<'m> {
@@ -21,6 +21,10 @@ impl<'m> Cx<'m> {
                     ),
                 ));
             }
+        }
+        if self.init_sync_pending && uses_a_barrier(name) {
+            self.init_sync_pending = false;
+            self.cluster_init_sync(span);
         }
         match name {
             "arith.constant" => self.constant(op, span),

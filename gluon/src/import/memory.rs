@@ -507,20 +507,25 @@ impl<'m> Cx<'m> {
         let attrs = self.attr_dict(op)?;
         let two_ctas = attrs.has("two_ctas");
         let cta_group = two_ctas.then(|| int_e(2, span));
-        // A `{multicast}` MMA's completion reaches every CTA that shares its operands.
-        let shared = if attrs.has("multicast") && !two_ctas {
+        // A `{multicast}` MMA's completion reaches every CTA that shares one of its operands:
+        // the union of each operand's group (Triton's commit mask).
+        let mut mask: Option<Expr> = None;
+        if attrs.has("multicast") && !two_ctas {
             let sig = self.sig(op)?;
-            let mut bits = 0;
             for t in sig.inputs.iter().take(2) {
-                bits |= self
+                let bits = self
                     .cga_of_ty(Some(t), span)?
                     .map(|c| c.broadcast_mask())
                     .unwrap_or(0);
+                if bits != 0 {
+                    let g = self.group_mask_e(bits, span);
+                    mask = Some(match mask {
+                        Some(m) => bin(BinOp::BitOr, m, g, span),
+                        None => g,
+                    });
+                }
             }
-            bits
-        } else {
-            0
-        };
+        }
         let a = self.expr(&items[0].name, items[0].span)?;
         let b = self.expr(&items[1].name, items[1].span)?;
         let acc = self.expr(&items[2].name, items[2].span)?;
@@ -581,7 +586,7 @@ impl<'m> Cx<'m> {
                     bar,
                     pred: p,
                     cta_group: cta_group.clone(),
-                    multicast: (shared != 0).then(|| self.group_mask_e(shared, span)),
+                    multicast: mask.clone(),
                 },
                 span,
             );

@@ -86,6 +86,7 @@ pub fn import(m: &Module, src: &SourceMap, version: Version) -> Result<Kernel, V
         tmem_layouts: HashSet::new(),
         warps: 4,
         num_ctas: 1,
+        init_sync_pending: false,
     };
     // Names with a meaning in `.tile` expressions: layouts, built-in constants and functions.
     for reserved in [
@@ -195,6 +196,9 @@ struct Cx<'m> {
     warps: i64,
     /// CTAs of a cluster (`ttg.num-ctas`); above 1 the TTGIR is read per CTA (`cluster`).
     num_ctas: i64,
+    /// A cluster kernel's barrier initialisation still to be released to the cluster, before
+    /// the next operation that uses a barrier (Triton 3.8 and later).
+    init_sync_pending: bool,
 }
 
 type R<T> = Result<T, ImportError>;
@@ -1038,8 +1042,8 @@ impl<'m> Cx<'m> {
             }
             self.op_or_report(op);
             if last_init == Some(i) {
-                let span = self.span_of(op);
-                self.cluster_init_sync(span);
+                // Released before the barriers' first use (crate::import::cluster).
+                self.init_sync_pending = true;
             }
         }
         let stmts = self.blocks.pop().unwrap_or_default();
