@@ -147,3 +147,92 @@ fn remote_arrivals_complete_the_peers_phase() {
     let codes: Vec<String> = found.iter().map(|f| f.diagnostic.message.clone()).collect();
     assert!(found.is_empty(), "{codes:?}");
 }
+
+/// A multicast copy from rank 0 into every CTA of a cluster of four. `SYNC=1` releases the
+/// barriers' initialisation to the cluster first (`fence.mbarrier_init`, then a relaxed cluster
+/// barrier); `SYNC=0` does not. The peers initialise late (a loop before `mbar.init`), so the
+/// copy usually reaches initialised barriers: only the checker's happens-before, not the
+/// schedule, can tell that nothing ordered the inits before the multicast.
+const MULTICAST: &str = "kernel mc {
+  target sm_100a, sm_90a
+  num_warps 4
+  const SYNC: int = 1
+  param src: tensor_desc(f32[32, 32], nvmma(128))
+  param x: ptr(f32)
+  param out: ptr(f32)
+  layout l = blocked([1, 4], [4, 8], [4, 1], [1, 0])
+  let offs = expand_dims(arange(0, 32, slice(1, l)), 1) * 32 + expand_dims(arange(0, 32, slice(0, l)), 0)
+  let buf = smem.alloc f32[32, 32], nvmma(128)
+  let bar = mbar.alloc 1
+  if cluster_rank() != 0 {
+    for i in 0..4 {
+      let w = global.load x, offs
+    }
+  }
+  mbar.init bar[0], 1
+  if SYNC == 1 {
+    fence.mbarrier_init
+    cluster.arrive relaxed=true
+    cluster.wait
+  } else {
+    for i in 0..8 {
+      let w = global.load x, offs
+    }
+  }
+  mbar.expect bar[0], 4096
+  tma.load src[0, 0], buf, bar[0], pred=cluster_rank() == 0, multicast=15
+  mbar.wait bar[0], 0
+  let got = smem.load buf, layout=l
+  global.store out, program_id(0) * 1024 + offs, got
+  cluster.arrive
+  cluster.wait
+  launch {
+    grid = [4]
+    cluster = [4]
+    tensor a: f32[32, 32] = randn()
+    tensor b: f32[1024] = zeros()
+    tensor c: f32[4096] = zeros()
+    src = a
+    x = b
+    out = c
+    outputs = [c]
+  }
+}
+";
+
+#[test]
+fn a_multicast_needs_the_peers_inits_released_to_the_cluster() {
+    // Released: clean, and every CTA holds the tile.
+    let found = explore(MULTICAST, &[("SYNC", "1")], 16);
+    let msgs: Vec<String> = found.iter().map(|f| f.diagnostic.message.clone()).collect();
+    assert!(found.is_empty(), "{msgs:?}");
+    let r = run_ok(MULTICAST, &[("SYNC", "1")]);
+    let (a, c) = (values(tensor(&r, "a")), values(tensor(&r, "c")));
+    for p in 0..4 {
+        assert_eq!(c[p * 1024..(p + 1) * 1024], a[..], "CTA {p}");
+    }
+    // Not released: `barrier-misuse` at the multicast, naming the peer whose init it may pass.
+    let found = explore(MULTICAST, &[("SYNC", "0")], 16);
+    let hit = found
+        .iter()
+        .find(|f| {
+            f.diagnostic
+                .message
+                .starts_with("multicasts onto `bar[0]` of CTA")
+        })
+        .unwrap_or_else(|| {
+            panic!(
+                "{:?}",
+                found.iter().map(|f| &f.diagnostic.message).collect::<Vec<_>>()
+            )
+        });
+    assert_eq!(hit.diagnostic.code, bwsim_isa::Code::BarrierMisuse);
+    assert_eq!(hit.count, 16, "every schedule, whatever the timing");
+    let (line, _) = line_col_of(MULTICAST, "tma.load src");
+    let at = hit.diagnostic.primary.span;
+    assert_eq!(line_col_of_span(MULTICAST, at), line);
+}
+
+fn line_col_of_span(src: &str, s: bwsim_isa::Span) -> usize {
+    src[..s.start as usize].lines().count()
+}

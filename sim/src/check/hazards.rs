@@ -55,6 +55,10 @@ pub enum Comp {
     /// shared memory (`smem.load`/`smem.store ..., cta=R`) and its remote arrivals on this
     /// CTA's barriers, all its partitions as one agent in program order.
     Peer { cta: u32, rank: u32 },
+    /// The `mbar.init`s of this CTA, in program order across its partitions: what another CTA
+    /// must know before it acts on one of its barriers (released by a cluster barrier, or by a
+    /// relaxed one after `fence.mbarrier_init`).
+    Init,
     /// The tensor pipe of the leader `cta` (rank `rank`) of this CTA's pair, running its
     /// `cta_group::2` MMAs over this CTA's halves of the operands and of the accumulator.
     PeerPipe { cta: u32, rank: u32 },
@@ -117,6 +121,8 @@ pub struct BarHb {
     /// `expected` and `expect_at` of the last completed phase.
     pub prev_expected: i64,
     pub prev_expect_at: Vec<u32>,
+    /// The [`Comp::Init`] event of its `mbar.init`.
+    init_at: Option<(AgentId, u32)>,
     /// What releases by other CTAs of the cluster published of their own components (by
     /// CTA id), since `init` and at the last phase completion: a wait learns the latter as
     /// knowledge of those CTAs.
@@ -130,6 +136,9 @@ struct PartHb {
     clock: VClock,
     /// The clock at the last `fence.async_shared`.
     fence: Option<VClock>,
+    /// What its last `fence.mbarrier_init` releases: the inits it knew of (the
+    /// [`Comp::Init`] time), published by a relaxed cluster arrive after it.
+    init_fence: Option<(AgentId, u32)>,
     /// The last few barrier phases it observed: barrier, wait instruction, what it acquired.
     acquires: VecDeque<(u32, u32, VClock)>,
     /// What it knows of other CTAs of the cluster, by CTA id: clocks over that CTA's
@@ -226,7 +235,7 @@ impl CtaHb {
             // Copies, stores and wgmma groups run side by side; partitions and the pipe in order.
             concurrent: !matches!(
                 c,
-                Comp::Part(_) | Comp::Pipe | Comp::Peer { .. } | Comp::PeerPipe { .. }
+                Comp::Part(_) | Comp::Pipe | Comp::Peer { .. } | Comp::PeerPipe { .. } | Comp::Init
             ),
             ..AgentInfo::default()
         });
@@ -596,9 +605,51 @@ impl CtaHb {
 
     // ----- mbarriers -----
 
-    /// `mbar.init`: a fresh barrier state (what earlier phases released is forgotten).
-    pub fn bar_init(&mut self, addr: u32) {
-        self.bars.insert(addr, BarHb::default());
+    /// `mbar.init` by partition `a`: a fresh barrier state (what earlier phases released is
+    /// forgotten), its init one more event of [`Comp::Init`], which the partition knows.
+    pub fn bar_init(&mut self, a: usize, addr: u32) {
+        let (id, t) = self.unit_tick(Comp::Init);
+        if let Some(p) = self.parts.get_mut(a) {
+            p.clock.raise(id, t);
+        }
+        self.bars.insert(
+            addr,
+            BarHb {
+                init_at: Some((id, t)),
+                ..BarHb::default()
+            },
+        );
+    }
+
+    /// `fence.mbarrier_init` by partition `a`: the inits it knows of become what a relaxed
+    /// cluster arrive after it releases.
+    pub fn init_fence(&mut self, a: usize) {
+        let Some(&id) = self.index.get(&Comp::Init) else {
+            return;
+        };
+        if let Some(p) = self.parts.get_mut(a) {
+            p.init_fence = Some((id, p.clock.get(id)));
+        }
+    }
+
+    /// What a relaxed cluster arrive by partition `a` releases of this CTA: the inits its last
+    /// `fence.mbarrier_init` covered (PTX ISA: the fence is a release of the inits at cluster
+    /// scope, which the arrive then carries), else nothing.
+    pub fn relaxed_release(&self, a: usize) -> VClock {
+        let mut c = VClock::default();
+        if let Some((id, t)) = self.parts.get(a).and_then(|p| p.init_fence) {
+            c.raise(id, t);
+        }
+        c
+    }
+
+    /// Whether the init of the barrier at `addr` is known to `view` (another CTA's knowledge of
+    /// this one). A barrier never initialised counts as known: using it is another fault.
+    pub fn init_visible(&self, addr: u32, view: &VClock) -> bool {
+        match self.bars.get(&addr).and_then(|b| b.init_at) {
+            Some((id, t)) => view.knows(id, t),
+            None => true,
+        }
     }
 
     /// The checker state of a barrier.
@@ -1010,6 +1061,7 @@ impl CtaHb {
             Some(Comp::Peer { cta: p, rank }) => {
                 format!("cta{p} (rank {rank} of the cluster, through distributed shared memory)")
             }
+            Some(Comp::Init) => format!("cta{cta}'s barrier initialisation"),
             Some(Comp::PeerPipe { cta: p, rank }) => {
                 format!("cta{p}.tc (the tensor pipe of the pair's leader, rank {rank} of the cluster)")
             }

@@ -365,7 +365,7 @@ impl<'p, 's> Machine<'p, 's> {
                 let id = self.new_id();
                 let pc = self.cur_pc;
                 let hbop = self.hb(s).map(|h| h.issue(a, pc)).unwrap_or(0);
-                let dests = self.tma_dests(s, a, baddr, hbop, mask, bar_rank, name)?;
+                let dests = self.tma_dests(s, a, baddr, hbop, (mask, bar_rank), (name, span))?;
                 let opi = self.add_tma(
                     s,
                     TmaOp {
@@ -492,7 +492,7 @@ impl<'p, 's> Machine<'p, 's> {
                 let c = self.cta(s);
                 c.bars.insert(addr, BarState::Live(Mbar::init(n as u32)));
                 if let Some(hb) = c.hb.as_deref_mut() {
-                    hb.bar_init(addr);
+                    hb.bar_init(a, addr);
                 }
                 self.ev(
                     cta_id,
@@ -699,10 +699,18 @@ impl<'p, 's> Machine<'p, 's> {
                 | K::Tcgen05FenceBefore {}
                 | K::Tcgen05FenceAfter {},
             ) => {
-                if matches!(op, LOp::Op(K::FenceAsyncShared {})) {
-                    if let Some(hb) = self.hb(s) {
-                        hb.fence(a);
+                match op {
+                    LOp::Op(K::FenceAsyncShared {}) => {
+                        if let Some(hb) = self.hb(s) {
+                            hb.fence(a);
+                        }
                     }
+                    LOp::Op(K::FenceMbarrierInit {}) => {
+                        if let Some(hb) = self.hb(s) {
+                            hb.init_fence(a);
+                        }
+                    }
+                    _ => {}
                 }
                 self.ev(cta_id, me, What::Fence { op: name }, span);
                 Ok(OpDone::Next)
@@ -825,6 +833,7 @@ impl<'p, 's> Machine<'p, 's> {
                 let addr = bar_of(&ev(bar)?)?;
                 for &t in &targets {
                     self.cta(t).bar(addr)?;
+                    self.check_init_visible((s, a, t), addr, "commits to", span);
                 }
                 let own = targets.contains(&s);
                 let peers = targets.iter().filter(|&&t| t != s).map(|&t| t as u32).collect();
@@ -1241,9 +1250,8 @@ impl<'p, 's> Machine<'p, 's> {
         a: usize,
         bar: u32,
         hb: u32,
-        mask: Option<i64>,
-        bar_rank: Option<i64>,
-        op: &str,
+        (mask, bar_rank): (Option<i64>, Option<i64>),
+        (op, span): (&str, Span),
     ) -> OpResult<Vec<TmaDest>> {
         let own = TmaDest {
             slot: s as u32,
@@ -1260,6 +1268,7 @@ impl<'p, 's> Machine<'p, 's> {
                 ));
             }
             let phase = self.cta(t).bar(bar)?.phase;
+            self.check_init_visible((s, a, t), bar, "completes its bytes on", span);
             return Ok(vec![TmaDest {
                 bar_slot: t as u32,
                 phase,
@@ -1279,6 +1288,7 @@ impl<'p, 's> Machine<'p, 's> {
                 continue;
             }
             let phase = self.cta(t).bar(bar)?.phase;
+            self.check_init_visible((s, a, t), bar, "multicasts onto", span);
             let hb = match self.peer_step(s, a, t) {
                 Some(_) => self.hb(t).map(|h| h.peer_issue(sid, pc)).unwrap_or(0),
                 None => 0,
@@ -1291,6 +1301,37 @@ impl<'p, 's> Machine<'p, 's> {
             });
         }
         Ok(dests)
+    }
+
+    /// `barrier-misuse` when partition `a` of slot `s` acts on the barrier at `addr` of the CTA
+    /// in slot `t` (`what`, at `span`) without knowing of that barrier's init: its init was not
+    /// released to the cluster first (a cluster barrier after the inits).
+    pub(super) fn check_init_visible(
+        &mut self,
+        (s, a, t): (usize, usize, usize),
+        addr: u32,
+        what: &str,
+        span: Span,
+    ) {
+        if !self.opts.check || s == t {
+            return;
+        }
+        let tid = self.cta(t).id;
+        let trank = self.cta(t).rank;
+        let view = self.hb(s).map(|h| h.remote_view(a, tid)).unwrap_or_default();
+        if self.hb(t).is_some_and(|h| h.init_visible(addr, &view)) {
+            return;
+        }
+        let bar = self.prog.mbar_name(addr);
+        let d = Diagnostic::error(
+            Code::BarrierMisuse,
+            format!("{what} `{bar}` of CTA {tid} (rank {trank} of the cluster) before that barrier's initialisation is visible to this CTA"),
+            span,
+            format!("acts on CTA {tid}'s `{bar}`"),
+        )
+        .with_note("another CTA's `mbar.init` is ordered before this CTA's use of the barrier only by a cluster barrier after the init (a relaxed one suffices after `fence.mbarrier_init`); without it the arrival or the bytes may reach the barrier before it is initialised (docs/semantics.md#clusters-and-cta-pairs)")
+        .with_help("after the inits: `fence.mbarrier_init`, then `cluster.arrive relaxed=true` and `cluster.wait` in every CTA, before any CTA uses another's barrier");
+        self.report(d);
     }
 
     /// What partition `a` of slot `s` publishes with a release at cluster scope onto another
@@ -1318,6 +1359,7 @@ impl<'p, 's> Machine<'p, 's> {
         acts: &[BarAct],
     ) -> OpResult<()> {
         let cta_id = self.cta(s).id;
+        self.check_init_visible((s, a, t), addr, "arrives on", span);
         let who = self.peer_step(s, a, t).map(|pc| Actor::Peer { cta: cta_id, pc });
         if self.opts.check {
             let views = self.release_views(s, a);
@@ -1436,10 +1478,13 @@ impl<'p, 's> Machine<'p, 's> {
         }
         if self.opts.check {
             let mut rel: Vec<(u32, VClock)> = Vec::new();
-            if release {
-                if let Some(hb) = self.slots[s].as_ref().and_then(|c| c.hb.as_deref()) {
+            if let Some(hb) = self.slots[s].as_ref().and_then(|c| c.hb.as_deref()) {
+                if release {
                     rel.push((cta_id, hb.part_clock(a)));
                     rel.extend(hb.remote_views(a));
+                } else {
+                    // A relaxed arrive after `fence.mbarrier_init` still publishes the inits.
+                    rel.push((cta_id, hb.relaxed_release(a)));
                 }
             }
             let ch = self.cluster_hb.entry(cluster).or_default();
