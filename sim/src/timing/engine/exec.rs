@@ -791,46 +791,24 @@ fn single_thread_issue(op: &LOp) -> bool {
         | LOp::TmaStore { .. }
         | LOp::Commit { .. }
         | LOp::Op(K::MbarExpect { .. } | K::MbarExpectTx { .. }) => true,
-        LOp::SmemAlloc { .. }
-        | LOp::SmemReinterpret { .. }
-        | LOp::TmemReinterpret { .. }
-        | LOp::MbarAlloc { .. }
-        | LOp::TmemAlloc { .. }
-        | LOp::TmaStoreWait { .. }
+        lop_views!()
+        | lop_group_waits!()
         | LOp::ClcTryCancel { .. }
         | LOp::Mma { .. }
-        | LOp::WgmmaWait { .. }
-        | LOp::CpAsyncWait { .. }
         | LOp::GlobalAtomic(_)
         | LOp::Op(
-            K::TmemDealloc { .. }
-            | K::MbarInit { .. }
-            | K::MbarCompleteTx { .. }
+            K::MbarCompleteTx { .. }
             | K::MbarArrive { .. }
-            | K::MbarWait { .. }
-            | K::MbarTestWait { .. }
-            | K::MbarInvalidate { .. }
-            | K::FenceAsyncShared {}
-            | K::FenceMbarrierInit {}
-            | K::Tcgen05FenceBefore {}
-            | K::Tcgen05FenceAfter {}
-            | K::Tcgen05Cp { .. }
-            | K::TmemLoad { .. }
-            | K::TmemStore { .. }
-            | K::Wgmma { .. }
-            | K::SmemLoad { .. }
-            | K::SmemStore { .. }
-            | K::GlobalLoad { .. }
-            | K::GlobalStore { .. }
-            | K::CpAsync { .. }
+            | mbar_quiet!()
+            | fences!()
+            | data_moves!()
+            | cluster_barrier!()
+            | K::TmemDealloc { .. }
             | K::CpAsyncCommit {}
             | K::ClcQuery { .. }
             | K::BarSync {}
-            | K::ClusterSync {}
-            | K::ClusterArrive { .. }
-            | K::ClusterWait {},
+            | lowered_apart!(),
         ) => false,
-        LOp::Op(lowered_apart!()) => false,
     }
 }
 
@@ -839,23 +817,9 @@ fn single_thread_issue(op: &LOp) -> bool {
 /// every operation is named.
 pub(super) fn synchronises(op: &LOp) -> bool {
     match op {
-        LOp::SmemAlloc { .. }
-        | LOp::SmemReinterpret { .. }
-        | LOp::TmemReinterpret { .. }
-        | LOp::MbarAlloc { .. }
-        | LOp::TmemAlloc { .. }
-        | LOp::TmaStoreWait { .. }
-        | LOp::WgmmaWait { .. }
-        | LOp::CpAsyncWait { .. }
-        | LOp::Op(
-            K::TmemDealloc { .. }
-            | K::CpAsyncCommit {}
-            | K::FenceAsyncShared {}
-            | K::FenceMbarrierInit {}
-            | K::Tcgen05FenceBefore {}
-            | K::Tcgen05FenceAfter {}
-            | K::BarSync {},
-        ) => false,
+        lop_views!()
+        | lop_group_waits!()
+        | LOp::Op(fences!() | K::TmemDealloc { .. } | K::CpAsyncCommit {} | K::BarSync {}) => false,
         LOp::TmaLoad { .. }
         | LOp::TmaStore { .. }
         | LOp::ClcTryCancel { .. }
@@ -863,28 +827,12 @@ pub(super) fn synchronises(op: &LOp) -> bool {
         | LOp::Commit { .. }
         | LOp::GlobalAtomic(_)
         | LOp::Op(
-            K::MbarInit { .. }
-            | K::MbarExpect { .. }
-            | K::MbarExpectTx { .. }
-            | K::MbarCompleteTx { .. }
-            | K::MbarArrive { .. }
-            | K::MbarWait { .. }
-            | K::MbarTestWait { .. }
-            | K::MbarInvalidate { .. }
-            | K::Tcgen05Cp { .. }
-            | K::TmemLoad { .. }
-            | K::TmemStore { .. }
-            | K::Wgmma { .. }
-            | K::SmemLoad { .. }
-            | K::SmemStore { .. }
-            | K::GlobalLoad { .. }
-            | K::GlobalStore { .. }
-            | K::CpAsync { .. }
+            mbar_signals!()
+            | mbar_quiet!()
+            | data_moves!()
+            | cluster_barrier!()
             | K::ClcQuery { .. }
-            | K::ClusterSync {}
-            | K::ClusterArrive { .. }
-            | K::ClusterWait {},
+            | lowered_apart!(),
         ) => true,
-        LOp::Op(lowered_apart!()) => true,
     }
 }

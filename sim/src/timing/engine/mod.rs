@@ -39,7 +39,10 @@ use super::TimingError;
 use crate::chips::Chip;
 use crate::eval::{self, EvalCtx};
 use crate::interp::{self, Control, Effects, Flow, OpDone};
-use crate::lower::{lowered_apart, CExpr, DescInfo, IKind, LOp, Program, WorkerSpec};
+use crate::lower::{
+    cluster_barrier, data_moves, fences, lop_group_waits, lop_views, lowered_apart, mbar_quiet, mbar_signals,
+    CExpr, DescInfo, IKind, LOp, Program, WorkerSpec,
+};
 use crate::mbarrier::{Mbar, MbarFault};
 use crate::trap::{CudaError, Fault, OpResult};
 use crate::value::{Dims, SmemView, TmemView, Value};
