@@ -28,32 +28,8 @@ fn enc14(what: &str, bytes: u64) -> Result<u64, DescError> {
     Ok(bytes >> 4)
 }
 
-/// tcgen05 shared-memory descriptor (64 bits): start >> 4 in 13:0, LBO >> 4 in 29:16,
-/// SBO >> 4 in 45:32, the fixed 0b001 in 48:46, base offset in 51:49, layout in 63:61
-/// (0 none, 2 128B, 4 64B, 6 32B).
-pub fn tcgen05_smem_desc(
-    start: u64,
-    lbo: u32,
-    sbo: u32,
-    swizzle: Swizzle,
-    base_offset: u32,
-) -> Result<u64, DescError> {
-    let layout: u64 = match swizzle {
-        Swizzle::None => 0,
-        Swizzle::B128 => 2,
-        Swizzle::B64 => 4,
-        Swizzle::B32 => 6,
-    };
-    Ok(enc14("start address", start)?
-        | enc14("leading byte offset", lbo as u64)? << 16
-        | enc14("stride byte offset", sbo as u64)? << 32
-        | 1u64 << 46
-        | ((base_offset & 7) as u64) << 49
-        | layout << 61)
-}
-
-/// wgmma shared-memory descriptor (64 bits): the same address fields, no version bits, layout
-/// in 63:62 (0 none, 1 128B, 2 64B, 3 32B).
+/// wgmma shared-memory descriptor (64 bits): start >> 4 in 13:0, LBO >> 4 in 29:16, SBO >> 4 in
+/// 45:32, base offset in 51:49, layout in 63:62 (0 none, 1 128B, 2 64B, 3 32B).
 pub fn wgmma_desc(
     start: u64,
     lbo: u32,
@@ -72,6 +48,19 @@ pub fn wgmma_desc(
         | enc14("stride byte offset", sbo as u64)? << 32
         | ((base_offset & 7) as u64) << 49
         | layout << 62)
+}
+
+/// tcgen05 shared-memory descriptor (64 bits): the fields of [`wgmma_desc`] and the fixed 0b001
+/// in 48:46. Its layout field is 63:61 (0 none, 2 128B, 4 64B, 6 32B): the same bits as wgmma's
+/// 63:62.
+pub fn tcgen05_smem_desc(
+    start: u64,
+    lbo: u32,
+    sbo: u32,
+    swizzle: Swizzle,
+    base_offset: u32,
+) -> Result<u64, DescError> {
+    Ok(wgmma_desc(start, lbo, sbo, swizzle, base_offset)? | 1u64 << 46)
 }
 
 /// The `.kind` of a tcgen05.mma.
