@@ -263,14 +263,9 @@ impl<'p> Engine<'p> {
             LOp::Op(K::MbarInit { bar, count }) => {
                 let addr = bar_of(evs(bar)?)?;
                 let n = int_of(&evs(count)?, "the arrival count")?;
-                if !(1..(1 << 20)).contains(&n) {
-                    return Err(Fault::error(
-                        Code::MbarCount,
-                        format!("mbarrier expected count must be in 1..2^20, found {n}"),
-                    ));
-                }
+                let n = mbarrier::init_count(n).map_err(|m| Fault::error(Code::MbarCount, m))?;
                 let cta = self.cta(c);
-                let m = Mbar::init(n as u32);
+                let m = Mbar::init(n);
                 match cta.bars.iter_mut().find(|b| b.addr == addr) {
                     Some(b) => {
                         b.state = Some(m);
@@ -329,12 +324,7 @@ impl<'p> Engine<'p> {
                     Some(e) => int_of(&evs(e)?, "the arrival count")?,
                     None => 1,
                 };
-                let n = u32::try_from(n).map_err(|_| {
-                    Fault::trap(
-                        CudaError::LaunchFailure,
-                        format!("mbarrier arrive with count {n}"),
-                    )
-                })?;
+                let n = mbarrier::arrive_count(n).map_err(|m| Fault::trap(CudaError::LaunchFailure, m))?;
                 self.bar_update(c, addr, t0, |m| m.arrive(n))?;
                 *t += chip.mbarrier_op_cycles;
                 if cta.is_some() {
