@@ -9,6 +9,10 @@ use crate::types::{DType, Target};
 use std::collections::HashMap;
 use std::fmt;
 
+/// The functions a constant expression may call: a call of one of these on constant arguments
+/// is constant.
+pub const CONST_CALLS: &[&str] = &["min", "max", "cdiv", "select", "abs", "bitwidth", "log2"];
+
 /// The value of a constant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ConstValue {
@@ -180,10 +184,8 @@ impl ConstEnv {
             ExprKind::Unary(_, a) => self.is_const(a),
             ExprKind::Binary(_, a, b) => self.is_const(a) && self.is_const(b),
             ExprKind::Call(f, args) => {
-                matches!(
-                    f.as_str(),
-                    "min" | "max" | "cdiv" | "select" | "abs" | "bitwidth" | "log2"
-                ) && args.iter().all(|a| a.key.is_none() && self.is_const(&a.value))
+                CONST_CALLS.contains(&f.as_str())
+                    && args.iter().all(|a| a.key.is_none() && self.is_const(&a.value))
             }
             _ => false,
         }

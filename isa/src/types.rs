@@ -278,9 +278,9 @@ impl Swizzle {
 }
 
 /// The 21 test vectors of docs/semantics.md#shared-memory-swizzle (H100-measured): a logical
-/// address and its physical address under the 32, 64 and 128-byte swizzles.
-#[cfg(test)]
-pub(crate) const SWIZZLE_VECTORS: [(u32, u32, u32, u32); 7] = [
+/// address and its physical address under the 32, 64 and 128-byte swizzles. The tests of every
+/// crate that places swizzled bytes check against these.
+pub const SWIZZLE_VECTORS: [(u32, u32, u32, u32); 7] = [
     (0, 0, 0, 0),
     (16, 16, 16, 16),
     (128, 144, 144, 144),

@@ -104,21 +104,38 @@ fn fixtures_contain_their_operations() {
         });
         (k, names)
     };
-    let (k, names) = ops("tests/pass/tma_roundtrip.tile");
+    // The fixture `rel`, which must contain every operation of `expected`.
+    let with_ops = |rel: &str, expected: &[&str]| {
+        let (k, names) = ops(rel);
+        for n in expected {
+            assert!(names.contains(n), "{rel} lacks {n}");
+        }
+        k
+    };
+    let k = with_ops(
+        "tests/pass/tma_roundtrip.tile",
+        &[
+            "smem.alloc",
+            "mbar.alloc",
+            "mbar.init",
+            "mbar.expect",
+            "tma.load",
+            "mbar.wait",
+            "tma.store",
+            "tma.store_wait",
+        ],
+    );
     assert_eq!(k.targets.len(), 2);
-    for n in [
-        "smem.alloc",
-        "mbar.alloc",
-        "mbar.init",
-        "mbar.expect",
-        "tma.load",
-        "mbar.wait",
-        "tma.store",
-        "tma.store_wait",
-    ] {
-        assert!(names.contains(&n), "tma_roundtrip lacks {n}");
-    }
-    let (k, names) = ops("tests/pass/ws_elementwise_add.tile");
+    let k = with_ops(
+        "tests/pass/ws_elementwise_add.tile",
+        &[
+            "fence.async_shared",
+            "mbar.arrive",
+            "tma.store_wait",
+            "smem.load",
+            "smem.store",
+        ],
+    );
     let ws = k.body.stmts.iter().find_map(|s| match &s.kind {
         StmtKind::WarpSpecialize { workers, .. } => {
             Some(workers.iter().map(|w| w.name.name.clone()).collect::<Vec<_>>())
@@ -126,26 +143,17 @@ fn fixtures_contain_their_operations() {
         _ => None,
     });
     assert_eq!(ws, Some(vec!["load".to_string(), "store".to_string()]));
-    for n in [
-        "fence.async_shared",
-        "mbar.arrive",
-        "tma.store_wait",
-        "smem.load",
-        "smem.store",
-    ] {
-        assert!(names.contains(&n), "ws_elementwise_add lacks {n}");
-    }
-    let (_, names) = ops("tests/pass/tcgen05_mma_tile.tile");
-    for n in [
-        "tmem.alloc",
-        "tcgen05.mma",
-        "tcgen05.commit",
-        "tmem.load",
-        "global.store",
-        "tmem.dealloc",
-    ] {
-        assert!(names.contains(&n), "tcgen05_mma_tile lacks {n}");
-    }
+    with_ops(
+        "tests/pass/tcgen05_mma_tile.tile",
+        &[
+            "tmem.alloc",
+            "tcgen05.mma",
+            "tcgen05.commit",
+            "tmem.load",
+            "global.store",
+            "tmem.dealloc",
+        ],
+    );
     assert!(OpKind::NAMES.contains(&"tcgen05.mma"));
 }
 

@@ -153,6 +153,11 @@ def _is_power_of_two(n: int) -> bool:
     return n > 0 and n & (n - 1) == 0
 
 
+def _row_major_strides(shape: Sequence[int]) -> list[int]:
+    """The element strides of a C-contiguous array of `shape`."""
+    return [int(math.prod(shape[i + 1 :])) for i in range(len(shape))]
+
+
 class TensorDescriptor:
     """A TMA tensor descriptor over a whole numpy array (or torch CPU tensor), as Gluon's.
 
@@ -181,7 +186,7 @@ class TensorDescriptor:
             raise ArgumentError(
                 f"TensorDescriptor shape {self.shape}: bwsim describes the whole array, of shape {list(arr.shape)}"
             )
-        c_strides = [int(math.prod(arr.shape[i + 1 :])) for i in range(len(arr.shape))]
+        c_strides = _row_major_strides(arr.shape)
         if self.strides != c_strides:
             raise ArgumentError(f"TensorDescriptor strides {self.strides}: the array's are {c_strides}")
         self.block_shape = _check_block_shape(block_shape, arr)
@@ -210,9 +215,8 @@ class TensorDescriptor:
         cga_layout: Sequence[Sequence[int]] | None = None,
     ) -> TensorDescriptor:
         """A descriptor over all of `array`, moving blocks of `block_shape`."""
-        arr = _as_array("array", array)
-        strides = [int(math.prod(arr.shape[i + 1 :])) for i in range(len(arr.shape))]
-        return TensorDescriptor(array, list(arr.shape), strides, block_shape, layout, padding, cga_layout)
+        shape = list(_as_array("array", array).shape)
+        return TensorDescriptor(array, shape, _row_major_strides(shape), block_shape, layout, padding, cga_layout)
 
     def signature(self) -> str:
         """Triton's signature string of this descriptor (`tensordesc<fp16[128, 64],...>`)."""

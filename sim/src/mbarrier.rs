@@ -34,6 +34,22 @@ impl MbarFault {
     }
 }
 
+/// The expected arrival count of `mbarrier.init [bar], n`, which must be in 1..2^20; otherwise
+/// the reason it is refused.
+pub fn init_count(n: i64) -> Result<u32, String> {
+    if (1..(1 << 20)).contains(&n) {
+        Ok(n as u32)
+    } else {
+        Err(format!("mbarrier expected count must be in 1..2^20, found {n}"))
+    }
+}
+
+/// The count of `mbarrier.arrive [bar], n`, which must fit a `u32`; otherwise the reason of the
+/// fault (the launch fails).
+pub fn arrive_count(n: i64) -> Result<u32, String> {
+    u32::try_from(n).map_err(|_| format!("mbarrier arrive with count {n}"))
+}
+
 /// One mbarrier.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Mbar {
@@ -181,5 +197,19 @@ mod tests {
         let b = Mbar::init(1);
         assert!(b.test_wait(1), "fresh barrier passes wait(1)");
         assert!(!b.test_wait(0), "fresh barrier blocks wait(0)");
+    }
+
+    #[test]
+    fn operand_counts() {
+        assert_eq!(init_count(1), Ok(1));
+        assert_eq!(init_count((1 << 20) - 1), Ok((1 << 20) - 1));
+        for bad in [0, -1, 1 << 20] {
+            assert_eq!(
+                init_count(bad),
+                Err(format!("mbarrier expected count must be in 1..2^20, found {bad}"))
+            );
+        }
+        assert_eq!(arrive_count(u32::MAX as i64), Ok(u32::MAX));
+        assert_eq!(arrive_count(-1), Err("mbarrier arrive with count -1".to_string()));
     }
 }

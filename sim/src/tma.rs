@@ -387,6 +387,15 @@ pub fn load_msgs(
     Ok(bytes)
 }
 
+/// The columns of one message's box rows: how many (the box's innermost extent), the first one's
+/// coordinate in the tensor and the tensor's row length.
+fn box_columns(desc: &DescInfo, bx: &[u32], coords: &[i64]) -> (usize, i64, i64) {
+    let inner = bx.last().copied().unwrap_or(1) as usize;
+    let c0 = coords.last().copied().unwrap_or(0);
+    let width = desc.shape.last().copied().unwrap_or(1) as i64;
+    (inner, c0, width)
+}
+
 /// Land box rows `rows` of one message (box `bx`, coordinates `coords`) at `addrs`, its box's
 /// addresses; returns the bytes delivered (OOB included).
 fn load_rows(
@@ -398,12 +407,11 @@ fn load_rows(
     addrs: &[(u32, u32)],
     rows: Range<u64>,
 ) -> OpResult<u64> {
-    let inner = bx.last().copied().unwrap_or(1) as u64;
+    let (inner, c0, width) = box_columns(desc, bx, coords);
+    let inner = inner as u64;
     let bits = desc.dtype.bits();
-    let mut scratch = [0u32; MAX_RANK];
-    let c0 = coords.last().copied().unwrap_or(0);
-    let width = desc.shape.last().copied().unwrap_or(1) as i64;
     let w = (bits / 8) as usize;
+    let mut scratch = [0u32; MAX_RANK];
     for row in rows.clone() {
         let base = row_base(desc, bx, coords, row, &mut scratch);
         let row_addrs = &addrs[(row * inner) as usize..((row + 1) * inner) as usize];
@@ -453,6 +461,14 @@ fn load_rows(
     Ok((rows.end - rows.start) * inner * bits as u64 / 8)
 }
 
+/// The row length (`BLOCK_Y`) a gather4 or scatter4 moves, and its tensor's rows and columns.
+fn gather_dims(desc: &DescInfo) -> (u64, i64, i64) {
+    let by = desc.block.last().copied().unwrap_or(1) as u64;
+    let nrows = desc.shape[0] as i64;
+    let ncols = desc.shape.get(1).copied().unwrap_or(1) as i64;
+    (by, nrows, ncols)
+}
+
 /// Land gather4 messages `msgs` (rows `4m..4m+4` each) at `addrs` (the `[rows, BLOCK_Y]` view
 /// in row-major order); returns the bytes delivered.
 pub fn gather_msgs(
@@ -464,12 +480,8 @@ pub fn gather_msgs(
     addrs: &[(u32, u32)],
     msgs: Range<u64>,
 ) -> OpResult<u64> {
-    let by = desc.block.last().copied().unwrap_or(1) as u64;
+    let (by, nrows, ncols) = gather_dims(desc);
     let bits = desc.dtype.bits();
-    let (nrows, ncols) = (
-        desc.shape[0] as i64,
-        desc.shape.get(1).copied().unwrap_or(1) as i64,
-    );
     let mut moved = 0u64;
     for m in msgs {
         for i in (m * 4)..(m * 4 + 4).min(xs.len() as u64) {
@@ -549,11 +561,9 @@ fn store_read(
     addrs: &[(u32, u32)],
     read: &mut Vec<(u32, u32)>,
 ) -> OpResult<StoreData> {
-    let inner = bx.last().copied().unwrap_or(1) as usize;
+    let (inner, c0, width) = box_columns(desc, bx, coords);
     let bits = desc.dtype.bits();
     let mut scratch = [0u32; MAX_RANK];
-    let c0 = coords.last().copied().unwrap_or(0);
-    let width = desc.shape.last().copied().unwrap_or(1) as i64;
     // The in-bounds columns of every row: `c0 + c` in `0..width`.
     let lo = c0.saturating_neg().clamp(0, inner as i64) as usize;
     let hi = width.saturating_sub(c0).clamp(lo as i64, inner as i64) as usize;
@@ -606,12 +616,8 @@ pub fn scatter_read(
     addrs: &[(u32, u32)],
     read: &mut Vec<(u32, u32)>,
 ) -> OpResult<StoreData> {
-    let by = desc.block.last().copied().unwrap_or(1) as u64;
+    let (by, nrows, ncols) = gather_dims(desc);
     let bits = desc.dtype.bits();
-    let (nrows, ncols) = (
-        desc.shape[0] as i64,
-        desc.shape.get(1).copied().unwrap_or(1) as i64,
-    );
     let mut out = Vec::new();
     for (i, &x) in xs.iter().enumerate() {
         if x < 0 || x >= nrows {

@@ -3,7 +3,7 @@
 //! arrivals (`mbar.arrive ..., cta=R`), in clusters of 2 and 4 CTAs.
 
 mod common;
-use bwsim_sim::What;
+use bwsim_sim::{RunResult, What};
 use common::*;
 
 /// A cluster of CLUSTER CTAs (two clusters): rank 0 loops before it arrives, so the others
@@ -47,26 +47,43 @@ fn f32s(t: &bwsim_isa::launch::HostTensor) -> Vec<f32> {
         .collect()
 }
 
+/// Each CTA's 128 outputs are the inputs of its left neighbour in its cluster of `size`.
+fn assert_holds_left_neighbours(r: &RunResult, size: usize) {
+    let (x, out) = (f32s(tensor(r, "a")), f32s(tensor(r, "b")));
+    for p in 0..2 * size {
+        let base = p - p % size;
+        let from = base + (p - base + size - 1) % size;
+        assert_eq!(
+            out[p * 128..(p + 1) * 128],
+            x[from * 128..(from + 1) * 128],
+            "CTA {p}"
+        );
+    }
+}
+
+/// `src` in clusters of 2 fails with a diagnostic whose message contains `text`.
+fn assert_fails_with(src: &str, text: &str) {
+    let r = run(src, &[("CLUSTER", "2")]);
+    assert!(!r.ok());
+    assert!(
+        r.diagnostics.iter().any(|d| d.message.contains(text)),
+        "{}",
+        rendered(src, &r)
+    );
+}
+
 #[test]
 fn split_cluster_barrier_holds_every_cta_until_its_cluster_arrived() {
-    for c in ["2", "4"] {
-        let r = run_ok(SPLIT, &[("CLUSTER", c)]);
-        let size: u32 = c.parse().expect("a size");
-        let ev = &r.trace.events;
-        let arrived = |cta: u32| {
-            ev.iter()
-                .find(|e| e.cta == cta && matches!(e.what, What::Fence { op: "cluster.arrive" }))
-                .map(|e| e.time)
-                .expect("arrived")
+    for size in [2, 4] {
+        let r = run_ok(SPLIT, &[("CLUSTER", &size.to_string())]);
+        let arrived = |cta| {
+            cta_event_at(&r, cta, |w| matches!(w, What::Fence { op: "cluster.arrive" })).expect("arrived")
         };
         for base in [0, size] {
             let last = (base..base + size).map(arrived).max().expect("CTAs");
             for cta in base..base + size {
                 if arrived(cta) < last {
-                    let passed = ev
-                        .iter()
-                        .find(|e| e.cta == cta && matches!(e.what, What::Resumed { on: "cluster.wait" }))
-                        .map(|e| e.time)
+                    let passed = cta_event_at(&r, cta, |w| matches!(w, What::Resumed { on: "cluster.wait" }))
                         .expect("an early arriver waits");
                     assert!(
                         passed >= last,
@@ -76,43 +93,21 @@ fn split_cluster_barrier_holds_every_cta_until_its_cluster_arrived() {
             }
         }
         // Each CTA holds its left neighbour's values.
-        let (x, out) = (f32s(tensor(&r, "a")), f32s(tensor(&r, "b")));
-        for p in 0..2 * size as usize {
-            let base = p - p % size as usize;
-            let from = base + (p - base + size as usize - 1) % size as usize;
-            assert_eq!(
-                out[p * 128..(p + 1) * 128],
-                x[from * 128..(from + 1) * 128],
-                "CTA {p}"
-            );
-        }
+        assert_holds_left_neighbours(&r, size as usize);
     }
 }
 
 #[test]
 fn a_rank_outside_the_cluster_traps() {
-    let src = SPLIT.replace("cta=right", "cta=right + CLUSTER");
-    let r = run(&src, &[("CLUSTER", "2")]);
-    assert!(!r.ok());
-    assert!(
-        r.diagnostics.iter().any(|d| d.message.contains("names CTA rank")),
-        "{}",
-        rendered(&src, &r)
+    assert_fails_with(
+        &SPLIT.replace("cta=right", "cta=right + CLUSTER"),
+        "names CTA rank",
     );
 }
 
 #[test]
 fn a_cluster_wait_without_its_arrive_traps() {
-    let src = SPLIT.replace("  cluster.arrive\n", "");
-    let r = run(&src, &[("CLUSTER", "2")]);
-    assert!(!r.ok());
-    assert!(
-        r.diagnostics
-            .iter()
-            .any(|d| d.message.contains("has not arrived")),
-        "{}",
-        rendered(&src, &r)
-    );
+    assert_fails_with(&SPLIT.replace("  cluster.arrive\n", ""), "has not arrived");
 }
 
 #[test]
@@ -125,15 +120,7 @@ fn remote_arrivals_complete_the_peers_phase() {
         )
         .replace("  cluster.arrive\n  cluster.wait\n", "");
     let r = run_ok(&src, &[("CLUSTER", "4")]);
-    let (x, out) = (f32s(tensor(&r, "a")), f32s(tensor(&r, "b")));
-    for p in 0..8usize {
-        let from = p - p % 4 + (p % 4 + 3) % 4;
-        assert_eq!(
-            out[p * 128..(p + 1) * 128],
-            x[from * 128..(from + 1) * 128],
-            "CTA {p}"
-        );
-    }
+    assert_holds_left_neighbours(&r, 4);
     // The arrival on CTA p's barrier comes from CTA p - 1's code: one per CTA.
     let arrivals = r
         .trace

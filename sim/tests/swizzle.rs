@@ -5,6 +5,7 @@
 //! docs/semantics.md#shared-memory-swizzle, not from the simulator's layout code.
 
 mod common;
+use bwsim_isa::types::SWIZZLE_VECTORS;
 use common::*;
 
 /// A `u32[1024 / SPAN, SPAN / 4]` tile whose element i holds i, TMA-loaded into a SPAN-byte
@@ -24,17 +25,6 @@ fn swizzle(span: u32, a: u32) -> u32 {
     a ^ (((a >> 7) & bits) << 4)
 }
 
-/// The measured table: (unswizzled chunk address, physical for 32B, 64B, 128B).
-const TABLE: [(u32, u32, u32, u32); 7] = [
-    (0, 0, 0, 0),
-    (16, 16, 16, 16),
-    (128, 144, 144, 144),
-    (176, 160, 160, 160),
-    (256, 256, 288, 288),
-    (640, 656, 656, 720),
-    (896, 912, 944, 1008),
-];
-
 fn words(span: u32, pad: u32) -> Vec<u64> {
     let r = run_ok(SWZ, &[("SPAN", &span.to_string()), ("PAD", &pad.to_string())]);
     bits(tensor(&r, "out"))
@@ -44,7 +34,8 @@ fn words(span: u32, pad: u32) -> Vec<u64> {
 fn the_21_measured_vectors_through_a_tma_load() {
     for (col, span) in [(1, 32u32), (2, 64), (3, 128)] {
         let out = words(span, 0);
-        for row in TABLE {
+        // (unswizzled chunk address, physical for 32B, 64B, 128B)
+        for row in SWIZZLE_VECTORS {
             let (a, phys) = (row.0, [row.1, row.2, row.3][col - 1]);
             // The chunk at logical byte a holds words a/4 .. a/4+3; its first word lands at phys.
             assert_eq!(

@@ -493,20 +493,12 @@ fn cta_pair_mma_against_an_f64_reference() {
 fn cluster_sync_holds_every_cta_until_all_arrive() {
     // Whichever CTA of a pair arrives first blocks until the other arrives.
     let r = run(PAIR, &[]);
-    let ev = &r.trace.events;
-    let arrived = |cta: u32| {
-        ev.iter()
-            .find(|e| e.cta == cta && matches!(e.what, What::Fence { op: "cluster.sync" }))
-            .map(|e| e.time)
-            .expect("arrived")
-    };
+    let arrived =
+        |cta| cta_event_at(&r, cta, |w| matches!(w, What::Fence { op: "cluster.sync" })).expect("arrived");
     for (even, odd) in [(0, 1), (2, 3)] {
         let last = arrived(even).max(arrived(odd));
         for cta in [even, odd] {
-            let passed = ev
-                .iter()
-                .find(|e| e.cta == cta && matches!(e.what, What::Resumed { on: "cluster.sync" }))
-                .map(|e| e.time)
+            let passed = cta_event_at(&r, cta, |w| matches!(w, What::Resumed { on: "cluster.sync" }))
                 .unwrap_or(arrived(cta));
             assert!(
                 passed >= last,

@@ -31,34 +31,24 @@ from triton.experimental.gluon.language.nvidia.blackwell import TensorMemoryLayo
 from triton.experimental.gluon.language.nvidia.blackwell import tcgen05_commit, tma, mbarrier, fence_async_shared
 
 
-@gluon.jit
-def mul_f32x2(a, b):
-    # a * b on pairs of f32 lanes with one `mul.f32x2` (round to nearest, no contraction).
-    return gl.inline_asm_elementwise(
-        """
-        {
+@gluon.constexpr_function
+def f32x2_asm(op):
+    # `OP.f32x2` on a pair of f32 lanes (round to nearest, no contraction), in 32-bit registers.
+    return f"""
+        {{
         .reg .b64 x, y, z;
-        mov.b64 x, { $2, $3 };
-        mov.b64 y, { $4, $5 };
-        mul.f32x2 z, x, y;
-        mov.b64 { $0, $1 }, z;
-        }
-        """, "=r,=r,r,r,r,r", [a, b], dtype=gl.float32, is_pure=True, pack=2)
+        mov.b64 x, {{ $2, $3 }};
+        mov.b64 y, {{ $4, $5 }};
+        {op}.f32x2 z, x, y;
+        mov.b64 {{ $0, $1 }}, z;
+        }}
+        """
 
 
 @gluon.jit
-def add_f32x2(a, b):
-    # a + b on pairs of f32 lanes with one `add.f32x2`.
-    return gl.inline_asm_elementwise(
-        """
-        {
-        .reg .b64 x, y, z;
-        mov.b64 x, { $2, $3 };
-        mov.b64 y, { $4, $5 };
-        add.f32x2 z, x, y;
-        mov.b64 { $0, $1 }, z;
-        }
-        """, "=r,=r,r,r,r,r", [a, b], dtype=gl.float32, is_pure=True, pack=2)
+def f32x2(op: gl.constexpr, a, b):
+    # a OP b (op 'mul' or 'add') on pairs of f32 lanes with one `mul.f32x2` or `add.f32x2`.
+    return gl.inline_asm_elementwise(f32x2_asm(op), "=r,=r,r,r,r,r", [a, b], dtype=gl.float32, is_pure=True, pack=2)
 
 
 @gluon.jit
@@ -264,8 +254,8 @@ def softmax_partition(h: gl.constexpr, desc_o, m_ptr, s_tmem, o_tmem, o_smem, s_
                 else:
                     alpha_of(s_tmem, h).store(gl.convert_layout(alpha.expand_dims(1), a_layout))
                     mbarrier.arrive(a_ready.index(h), count=1)
-                s = mul_f32x2(s, gl.full([SPLIT_M, BLOCK_N], qk_scale, gl.float32, s_layout))
-                s = add_f32x2(s, -m_new[:, None])
+                s = f32x2("mul", s, gl.full([SPLIT_M, BLOCK_N], qk_scale, gl.float32, s_layout))
+                s = f32x2("add", s, -m_new[:, None])
                 # P in two column halves, each stored as soon as it is computed.
                 s0, s1 = s.reshape([SPLIT_M, 2, BLOCK_N // 2]).permute(0, 2, 1).split()
                 mbarrier.wait(p_empty.index(h), ph ^ 1)
@@ -292,22 +282,6 @@ def softmax_partition(h: gl.constexpr, desc_o, m_ptr, s_tmem, o_tmem, o_smem, s_
         tma.async_store(desc_o, [bh * N_CTX + start_m * 2 * SPLIT_M + h * SPLIT_M, 0], o_smem.index(h))
         t += 1
     tma.store_wait(0)
-
-
-@gluon.jit
-def softmax0_partition(desc_o, m_ptr, s_tmem, o_tmem, o_smem, s_ready, s_empty, p_ready, p_empty, a_ready, a_empty,
-                       e_ready, e_empty, qk_scale, N_CTX, Z_H, NUM_SMS: gl.constexpr, CAUSAL: gl.constexpr,
-                       BUG: gl.constexpr):
-    softmax_partition(0, desc_o, m_ptr, s_tmem, o_tmem, o_smem, s_ready, s_empty, p_ready, p_empty, a_ready, a_empty,
-                      e_ready, e_empty, qk_scale, N_CTX, Z_H, NUM_SMS, CAUSAL, BUG)
-
-
-@gluon.jit
-def softmax1_partition(desc_o, m_ptr, s_tmem, o_tmem, o_smem, s_ready, s_empty, p_ready, p_empty, a_ready, a_empty,
-                       e_ready, e_empty, qk_scale, N_CTX, Z_H, NUM_SMS: gl.constexpr, CAUSAL: gl.constexpr,
-                       BUG: gl.constexpr):
-    softmax_partition(1, desc_o, m_ptr, s_tmem, o_tmem, o_smem, s_ready, s_empty, p_ready, p_empty, a_ready, a_empty,
-                      e_ready, e_empty, qk_scale, N_CTX, Z_H, NUM_SMS, CAUSAL, BUG)
 
 
 @gluon.jit
@@ -342,7 +316,7 @@ def correction_partition(s_tmem, o_tmem, o_ready, o_empty, a_ready, a_empty, e_r
                 for d in gl.static_range(SPLIT_D):
                     part = o_tmem.index(h).slice(d * (HEAD_D // SPLIT_D), HEAD_D // SPLIT_D)
                     o = part.load(part_layout)
-                    part.store(mul_f32x2(o, alpha[:, None]))
+                    part.store(f32x2("mul", o, alpha[:, None]))
                 mbarrier.arrive(o_empty.index(h), count=1)
             a_count += 1
             o_count += 1
@@ -405,10 +379,10 @@ def attention_pingpong_kernel(sm_scale, m_ptr, Z_H, N_CTX, desc_q, desc_k, desc_
     gl.warp_specialize([
         (correction_partition, (s_tmem, o_tmem, o_ready, o_empty, a_ready, a_empty, e_ready, e_empty, N_CTX, Z_H,
                                 NUM_SMS, CAUSAL, 2)),
-        (softmax0_partition, (desc_o, m_ptr, s_tmem, o_tmem, o_smem, s_ready, s_empty, p_ready, p_empty, a_ready,
-                              a_empty, e_ready, e_empty, qk_scale, N_CTX, Z_H, NUM_SMS, CAUSAL, BUG)),
-        (softmax1_partition, (desc_o, m_ptr, s_tmem, o_tmem, o_smem, s_ready, s_empty, p_ready, p_empty, a_ready,
-                              a_empty, e_ready, e_empty, qk_scale, N_CTX, Z_H, NUM_SMS, CAUSAL, BUG)),
+        (softmax_partition, (0, desc_o, m_ptr, s_tmem, o_tmem, o_smem, s_ready, s_empty, p_ready, p_empty, a_ready,
+                             a_empty, e_ready, e_empty, qk_scale, N_CTX, Z_H, NUM_SMS, CAUSAL, BUG)),
+        (softmax_partition, (1, desc_o, m_ptr, s_tmem, o_tmem, o_smem, s_ready, s_empty, p_ready, p_empty, a_ready,
+                             a_empty, e_ready, e_empty, qk_scale, N_CTX, Z_H, NUM_SMS, CAUSAL, BUG)),
         (mma_partition, (desc_q, desc_k, desc_v, q_smem, kv_smem, s_tmem, o_tmem, q_ready, q_empty, kv_ready,
                          kv_empty, s_ready, s_empty, p_ready, p_empty, o_ready, o_empty, N_CTX, Z_H, NUM_SMS, CAUSAL,
                          BUG)),

@@ -17,11 +17,10 @@ MMA; the epilogue stores the tile through a [1, TILE_H, TILE_W, BLOCK_N] buffer.
 import triton_compat  # noqa: F401  (Triton 3.9 names on older Tritons)
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
-from triton.experimental.gluon.language.nvidia.blackwell import TensorMemoryLayout, allocate_tensor_memory
-from triton.experimental.gluon.language.nvidia.blackwell import fence_async_shared, mbarrier, tcgen05_commit
-from triton.experimental.gluon.language.nvidia.blackwell import tcgen05_mma, tma
+from triton.experimental.gluon.language.nvidia.blackwell import fence_async_shared, mbarrier, tcgen05_mma, tma
 from triton.experimental.gluon.language.nvidia.hopper import warpgroup_mma
 
+from tcgen05_steps import allocate_f32_acc, allocate_step_barriers, read_acc, wait_mma
 from wgmma_matmul import wgmma_zeros
 
 
@@ -78,12 +77,8 @@ def conv2d_kernel(x_desc, w_desc, y_desc, H, W, C, R: gl.constexpr, S: gl.conste
     BLOCK_N: gl.constexpr = w_desc.block_type.shape[0]
     BLOCK_M: gl.constexpr = x_desc.block_type.shape[1] * x_desc.block_type.shape[2]
     n, oh0, ow0, co0, x_smem, w_smem = output_tile(x_desc, w_desc, H, W)
-    load_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
-    mma_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
-    mbarrier.init(load_bar, count=1)
-    mbarrier.init(mma_bar, count=1)
-    acc_layout: gl.constexpr = TensorMemoryLayout([BLOCK_M, BLOCK_N], col_stride=1)
-    acc_tmem = allocate_tensor_memory(gl.float32, [BLOCK_M, BLOCK_N], acc_layout)
+    load_bar, mma_bar = allocate_step_barriers()
+    acc_tmem = allocate_f32_acc(BLOCK_M, BLOCK_N)
 
     phase = 0
     use_acc = False
@@ -93,15 +88,10 @@ def conv2d_kernel(x_desc, w_desc, y_desc, H, W, C, R: gl.constexpr, S: gl.conste
             load_tap(x_desc, w_desc, x_smem, w_smem, load_bar, phase, n, oh0, ow0, co0, r, s, rs, c0, C, PAD)
             a = x_smem.reshape([BLOCK_M, BLOCK_C])
             tcgen05_mma(a, w_smem.permute((1, 0)), acc_tmem, use_acc=use_acc)
-            tcgen05_commit(mma_bar)
-            mbarrier.wait(mma_bar, phase)
+            phase = wait_mma(mma_bar, phase)
             use_acc = True
-            phase ^= 1
 
-    mbarrier.invalidate(load_bar)
-    mbarrier.invalidate(mma_bar)
-    acc = acc_tmem.load(acc_tmem.get_reg_layout())
-    store_tile(y_desc, acc, n, oh0, ow0, co0)
+    store_tile(y_desc, read_acc(acc_tmem, load_bar, mma_bar), n, oh0, ow0, co0)
 
 
 @gluon.jit

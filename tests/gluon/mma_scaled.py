@@ -35,6 +35,18 @@ from triton.experimental.gluon.language.nvidia.blackwell import (
     tma,
 )
 
+from tcgen05_steps import allocate_f32_acc, allocate_step_barriers, read_acc, store_tile, wait_mma
+
+
+@gluon.jit
+def allocate_scale_tmem(a_dtype: gl.constexpr, b_dtype: gl.constexpr, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
+                        SCALE_K: gl.constexpr):
+    # The factors of one K block, in the tensor-memory layout the scaled MMA reads.
+    scales_tmem_layout: gl.constexpr = TensorMemoryScalesLayout()
+    a_scale_tmem = allocate_tensor_memory(a_dtype, [BLOCK_M, SCALE_K], scales_tmem_layout)
+    b_scale_tmem = allocate_tensor_memory(b_dtype, [BLOCK_N, SCALE_K], scales_tmem_layout)
+    return a_scale_tmem, b_scale_tmem
+
 
 @gluon.jit
 def mma_scaled_kernel(a_desc, b_desc, c_desc, a_scale_ptr, b_scale_ptr, scale_stride_m, scale_stride_k,
@@ -52,18 +64,10 @@ def mma_scaled_kernel(a_desc, b_desc, c_desc, a_scale_ptr, b_scale_ptr, scale_st
 
     a_smem = gl.allocate_shared_memory(a_desc.dtype, a_desc.block_type.shape, a_desc.layout)
     b_smem = gl.allocate_shared_memory(b_desc.dtype, b_desc.block_type.shape, b_desc.layout)
-
-    # The factors of one K block, in the tensor-memory layout the scaled MMA reads.
-    scales_tmem_layout: gl.constexpr = TensorMemoryScalesLayout()
-    a_scale_tmem = allocate_tensor_memory(a_scale_ptr.dtype.element_ty, [BLOCK_M, SCALE_K], scales_tmem_layout)
-    b_scale_tmem = allocate_tensor_memory(b_scale_ptr.dtype.element_ty, [BLOCK_N, SCALE_K], scales_tmem_layout)
-    acc_layout: gl.constexpr = TensorMemoryLayout([BLOCK_M, BLOCK_N], col_stride=1)
-    acc_tmem = allocate_tensor_memory(gl.float32, [BLOCK_M, BLOCK_N], acc_layout)
-
-    load_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
-    mma_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
-    mbarrier.init(load_bar, count=1)
-    mbarrier.init(mma_bar, count=1)
+    a_scale_tmem, b_scale_tmem = allocate_scale_tmem(a_scale_ptr.dtype.element_ty, b_scale_ptr.dtype.element_ty,
+                                                     BLOCK_M, BLOCK_N, SCALE_K)
+    acc_tmem = allocate_f32_acc(BLOCK_M, BLOCK_N)
+    load_bar, mma_bar = allocate_step_barriers()
 
     off_m = gl.program_id(0) * BLOCK_M
     off_n = gl.program_id(1) * BLOCK_N
@@ -126,19 +130,14 @@ def mma_scaled_contig_kernel(a_desc, b_desc, c_desc, a_scale_ptr, b_scale_ptr, V
 
     a_smem = gl.allocate_shared_memory(a_desc.dtype, a_desc.block_type.shape, a_desc.layout)
     b_smem = gl.allocate_shared_memory(b_desc.dtype, b_desc.block_type.shape, b_desc.layout)
-    scales_tmem_layout: gl.constexpr = TensorMemoryScalesLayout()
-    a_scale_tmem = allocate_tensor_memory(gl.uint8, [BLOCK_M, SCALE_BLOCK_K], scales_tmem_layout)
-    b_scale_tmem = allocate_tensor_memory(gl.uint8, [BLOCK_N, SCALE_BLOCK_K], scales_tmem_layout)
-    acc_layout: gl.constexpr = TensorMemoryLayout([BLOCK_M, BLOCK_N], col_stride=1)
-    acc_tmem = allocate_tensor_memory(gl.float32, [BLOCK_M, BLOCK_N], acc_layout)
-
-    load_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
-    mma_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
-    mbarrier.init(load_bar, count=1)
-    mbarrier.init(mma_bar, count=1)
+    a_scale_tmem, b_scale_tmem = allocate_scale_tmem(gl.uint8, gl.uint8, BLOCK_M, BLOCK_N, SCALE_BLOCK_K)
+    acc_tmem = allocate_f32_acc(BLOCK_M, BLOCK_N)
+    load_bar, mma_bar = allocate_step_barriers()
 
     pid_m = gl.program_id(0)
     pid_n = gl.program_id(1)
+    off_m = pid_m * BLOCK_M
+    off_n = pid_n * BLOCK_N
     flat: gl.constexpr = gl.BlockedLayout([1], [32], [gl.num_warps()], [0])
     # Elements of one block of factors, and of one row of blocks (all K blocks of a tile row).
     a_block: gl.constexpr = BLOCK_M * SCALE_BLOCK_K
@@ -148,8 +147,8 @@ def mma_scaled_contig_kernel(a_desc, b_desc, c_desc, a_scale_ptr, b_scale_ptr, V
     use_acc = False
     for k in range(0, K, BLOCK_K):
         mbarrier.expect(load_bar, a_desc.block_type.nbytes + b_desc.block_type.nbytes)
-        tma.async_load(a_desc, [pid_m * BLOCK_M, k], load_bar, a_smem)
-        tma.async_load(b_desc, [pid_n * BLOCK_N, k], load_bar, b_smem)
+        tma.async_load(a_desc, [off_m, k], load_bar, a_smem)
+        tma.async_load(b_desc, [off_n, k], load_bar, b_smem)
         kb = k // BLOCK_K
         a_sf = gl.load(a_scale_ptr + (pid_m * blocks_per_row + kb) * a_block + gl.arange(0, a_block, flat))
         b_sf = gl.load(b_scale_ptr + (pid_n * blocks_per_row + kb) * b_block + gl.arange(0, b_block, flat))
@@ -160,19 +159,12 @@ def mma_scaled_contig_kernel(a_desc, b_desc, c_desc, a_scale_ptr, b_scale_ptr, V
         mbarrier.wait(load_bar, phase)
         tcgen05_mma_scaled(a_smem, b_smem.permute((1, 0)), acc_tmem, a_scale_tmem, b_scale_tmem, "e4m3", "e4m3",
                            use_acc=use_acc)
-        tcgen05_commit(mma_bar)
-        mbarrier.wait(mma_bar, phase)
+        phase = wait_mma(mma_bar, phase)
         use_acc = True
-        phase ^= 1
 
-    mbarrier.invalidate(load_bar)
-    mbarrier.invalidate(mma_bar)
-    acc = acc_tmem.load(acc_tmem.get_reg_layout())
-    c_smem = gl.allocate_shared_memory(c_desc.dtype, c_desc.block_type.shape, c_desc.layout)
-    c_smem.store(acc.to(c_desc.dtype))
-    fence_async_shared()
-    tma.async_store(c_desc, [pid_m * BLOCK_M, pid_n * BLOCK_N], c_smem)
-    tma.store_wait(0)
+    acc = read_acc(acc_tmem, load_bar, mma_bar)
+    store_tile(c_desc, acc, off_m, off_n)
+
 
 @gluon.jit
 def scales_as_tmem_rows(smem, BLOCK_MN: gl.constexpr, SCALE_K: gl.constexpr):
@@ -184,67 +176,65 @@ def scales_as_tmem_rows(smem, BLOCK_MN: gl.constexpr, SCALE_K: gl.constexpr):
 
 
 @gluon.jit
-def mma_scaled_copy_kernel(a_desc, b_desc, c_desc, a_scale_desc, b_scale_desc, VEC_SIZE: gl.constexpr):
-    """Tutorial 11's later form: the factors arrive by TMA in the packed-block layout and go to tensor
-    memory with tcgen05_copy from a reshaped and permuted view of their shared buffer (a
-    `shared_linear` view)."""
-    BLOCK_M: gl.constexpr = c_desc.block_type.shape[0]
-    BLOCK_N: gl.constexpr = c_desc.block_type.shape[1]
-    BLOCK_K: gl.constexpr = a_desc.block_type.shape[1]
-    SCALE_K: gl.constexpr = BLOCK_K // VEC_SIZE
-    K = a_desc.shape[1]
-
+def allocate_packed_operands(a_desc, b_desc, a_scale_desc, b_scale_desc):
+    # One shared buffer for each operand tile and for each packed block of factors.
     a_smem = gl.allocate_shared_memory(a_desc.dtype, a_desc.block_type.shape, a_desc.layout)
     b_smem = gl.allocate_shared_memory(b_desc.dtype, b_desc.block_type.shape, b_desc.layout)
     a_sf_smem = gl.allocate_shared_memory(a_scale_desc.dtype, a_scale_desc.block_type.shape, a_scale_desc.layout)
     b_sf_smem = gl.allocate_shared_memory(b_scale_desc.dtype, b_scale_desc.block_type.shape, b_scale_desc.layout)
-    scales_tmem_layout: gl.constexpr = TensorMemoryScalesLayout()
-    a_scale_tmem = allocate_tensor_memory(a_scale_desc.dtype, [BLOCK_M, SCALE_K], scales_tmem_layout)
-    b_scale_tmem = allocate_tensor_memory(b_scale_desc.dtype, [BLOCK_N, SCALE_K], scales_tmem_layout)
-    acc_layout: gl.constexpr = TensorMemoryLayout([BLOCK_M, BLOCK_N], col_stride=1)
-    acc_tmem = allocate_tensor_memory(gl.float32, [BLOCK_M, BLOCK_N], acc_layout)
+    return a_smem, b_smem, a_sf_smem, b_sf_smem
 
-    load_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
-    mma_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
-    mbarrier.init(load_bar, count=1)
-    mbarrier.init(mma_bar, count=1)
 
-    pid_m = gl.program_id(0)
-    pid_n = gl.program_id(1)
-    phase = 0
-    use_acc = False
-    for k in range(0, K, BLOCK_K):
-        kb = k // BLOCK_K
-        mbarrier.expect(
-            load_bar, a_desc.block_type.nbytes + b_desc.block_type.nbytes + a_scale_desc.block_type.nbytes +
-            b_scale_desc.block_type.nbytes)
-        tma.async_load(a_desc, [pid_m * BLOCK_M, k], load_bar, a_smem)
-        tma.async_load(b_desc, [pid_n * BLOCK_N, k], load_bar, b_smem)
-        tma.async_load(a_scale_desc, [0, pid_m * a_scale_desc.block_type.shape[1],
-                                                       kb * a_scale_desc.block_type.shape[2], 0, 0], load_bar,
-                                        a_sf_smem)
-        tma.async_load(b_scale_desc, [0, pid_n * b_scale_desc.block_type.shape[1],
-                                                       kb * b_scale_desc.block_type.shape[2], 0, 0], load_bar,
-                                        b_sf_smem)
-        mbarrier.wait(load_bar, phase)
-        # Ordered before the MMA on the tensor pipe: no wait between them.
-        tcgen05_copy(scales_as_tmem_rows(a_sf_smem, BLOCK_M, SCALE_K), a_scale_tmem)
-        tcgen05_copy(scales_as_tmem_rows(b_sf_smem, BLOCK_N, SCALE_K), b_scale_tmem)
-        tcgen05_mma_scaled(a_smem, b_smem.permute((1, 0)), acc_tmem, a_scale_tmem, b_scale_tmem, "e4m3", "e4m3",
-                           use_acc=use_acc)
-        tcgen05_commit(mma_bar)
-        mbarrier.wait(mma_bar, phase)
-        use_acc = True
-        phase ^= 1
+@gluon.jit
+def allocate_packed_ring(a_desc, b_desc, a_scale_desc, b_scale_desc, NUM_BUFFERS: gl.constexpr):
+    # A ring of NUM_BUFFERS slots, each with allocate_packed_operands' buffers, and per slot a barrier
+    # its loads complete (ready) and one its MMA's commit completes (free).
+    a_bufs = gl.allocate_shared_memory(a_desc.dtype, [NUM_BUFFERS] + a_desc.block_type.shape, a_desc.layout)
+    b_bufs = gl.allocate_shared_memory(b_desc.dtype, [NUM_BUFFERS] + b_desc.block_type.shape, b_desc.layout)
+    a_sf_bufs = gl.allocate_shared_memory(a_scale_desc.dtype, [NUM_BUFFERS] + a_scale_desc.block_type.shape,
+                                          a_scale_desc.layout)
+    b_sf_bufs = gl.allocate_shared_memory(b_scale_desc.dtype, [NUM_BUFFERS] + b_scale_desc.block_type.shape,
+                                          b_scale_desc.layout)
+    ready = gl.allocate_shared_memory(gl.int64, [NUM_BUFFERS, 1], mbarrier.MBarrierLayout())
+    free = gl.allocate_shared_memory(gl.int64, [NUM_BUFFERS, 1], mbarrier.MBarrierLayout())
+    for i in gl.static_range(NUM_BUFFERS):
+        mbarrier.init(ready.index(i), count=1)
+        mbarrier.init(free.index(i), count=1)
+    return a_bufs, b_bufs, a_sf_bufs, b_sf_bufs, ready, free
 
-    mbarrier.invalidate(load_bar)
-    mbarrier.invalidate(mma_bar)
-    acc = acc_tmem.load(acc_tmem.get_reg_layout())
-    c_smem = gl.allocate_shared_memory(c_desc.dtype, c_desc.block_type.shape, c_desc.layout)
-    c_smem.store(acc.to(c_desc.dtype))
-    fence_async_shared()
-    tma.async_store(c_desc, [pid_m * BLOCK_M, pid_n * BLOCK_N], c_smem)
-    tma.store_wait(0)
+
+@gluon.jit
+def load_packed_step(a_desc, b_desc, a_scale_desc, b_scale_desc, pid_m, pid_n, k, bar, a_dst, b_dst, a_sf_dst,
+                     b_sf_dst):
+    # K step k of tile (pid_m, pid_n) on one barrier: the operand tiles and their packed blocks of factors
+    # (block [0, pid_m or pid_n, K block, 0, 0] of the packed-block tensor).
+    BLOCK_M: gl.constexpr = a_desc.block_type.shape[0]
+    BLOCK_N: gl.constexpr = b_desc.block_type.shape[0]
+    BLOCK_K: gl.constexpr = a_desc.block_type.shape[1]
+    kb = k // BLOCK_K
+    mbarrier.expect(
+        bar, a_desc.block_type.nbytes + b_desc.block_type.nbytes + a_scale_desc.block_type.nbytes +
+        b_scale_desc.block_type.nbytes)
+    tma.async_load(a_desc, [pid_m * BLOCK_M, k], bar, a_dst)
+    tma.async_load(b_desc, [pid_n * BLOCK_N, k], bar, b_dst)
+    tma.async_load(a_scale_desc, [0, pid_m * a_scale_desc.block_type.shape[1],
+                                                   kb * a_scale_desc.block_type.shape[2], 0, 0], bar,
+                                    a_sf_dst)
+    tma.async_load(b_scale_desc, [0, pid_n * b_scale_desc.block_type.shape[1],
+                                                   kb * b_scale_desc.block_type.shape[2], 0, 0], bar,
+                                    b_sf_dst)
+
+
+@gluon.jit
+def copy_scales_and_mma(a, b, a_sf, b_sf, a_scale_tmem, b_scale_tmem, acc, use_acc):
+    # One K step from packed blocks of factors in shared memory: tcgen05_copy them to tensor memory
+    # (ordered before the MMA on the tensor pipe: no wait between them), then the block-scaled MMA.
+    BLOCK_M: gl.constexpr = a.shape[0]
+    BLOCK_N: gl.constexpr = b.shape[0]
+    SCALE_K: gl.constexpr = a_scale_tmem.shape[1]
+    tcgen05_copy(scales_as_tmem_rows(a_sf, BLOCK_M, SCALE_K), a_scale_tmem)
+    tcgen05_copy(scales_as_tmem_rows(b_sf, BLOCK_N, SCALE_K), b_scale_tmem)
+    tcgen05_mma_scaled(a, b.permute((1, 0)), acc, a_scale_tmem, b_scale_tmem, "e4m3", "e4m3", use_acc=use_acc)
 
 
 @gluon.jit
@@ -256,6 +246,57 @@ def scales_from_packed_registers(sf, BLOCK_MN: gl.constexpr, SCALE_K: gl.constex
 
 
 @gluon.jit
+def packed_scaled_matmul(a_desc, b_desc, c_desc, a_scale_desc, b_scale_desc, VEC_SIZE: gl.constexpr,
+                         VIA: gl.constexpr, BUG: gl.constexpr):
+    # The one-buffer matmul of the packed-block forms, the factors brought to tensor memory by
+    # tcgen05_copy (VIA='copy') or through registers (VIA='registers').
+    BLOCK_M: gl.constexpr = c_desc.block_type.shape[0]
+    BLOCK_N: gl.constexpr = c_desc.block_type.shape[1]
+    BLOCK_K: gl.constexpr = a_desc.block_type.shape[1]
+    SCALE_K: gl.constexpr = BLOCK_K // VEC_SIZE
+    K = a_desc.shape[1]
+
+    a_smem, b_smem, a_sf_smem, b_sf_smem = allocate_packed_operands(a_desc, b_desc, a_scale_desc, b_scale_desc)
+    a_scale_tmem, b_scale_tmem = allocate_scale_tmem(a_scale_desc.dtype, b_scale_desc.dtype, BLOCK_M, BLOCK_N,
+                                                     SCALE_K)
+    acc_tmem = allocate_f32_acc(BLOCK_M, BLOCK_N)
+    load_bar, mma_bar = allocate_step_barriers()
+
+    pid_m = gl.program_id(0)
+    pid_n = gl.program_id(1)
+    phase = 0
+    use_acc = False
+    for k in range(0, K, BLOCK_K):
+        load_packed_step(a_desc, b_desc, a_scale_desc, b_scale_desc, pid_m, pid_n, k, load_bar, a_smem, b_smem,
+                         a_sf_smem, b_sf_smem)
+        mbarrier.wait(load_bar, phase)
+        if VIA == "copy":
+            copy_scales_and_mma(a_smem, b_smem, a_sf_smem, b_sf_smem, a_scale_tmem, b_scale_tmem, acc_tmem, use_acc)
+        else:
+            a_sf = scales_from_packed_registers(a_sf_smem.load(gl.AutoLayout()), BLOCK_M, SCALE_K)
+            b_sf = scales_from_packed_registers(b_sf_smem.load(gl.AutoLayout()), BLOCK_N, SCALE_K)
+            if BUG != "no_fence":
+                fence_async_shared()
+            a_scale_tmem.store(gl.set_auto_layout(a_sf, a_scale_tmem.get_reg_layout()))
+            b_scale_tmem.store(gl.set_auto_layout(b_sf, b_scale_tmem.get_reg_layout()))
+            tcgen05_mma_scaled(a_smem, b_smem.permute((1, 0)), acc_tmem, a_scale_tmem, b_scale_tmem, "e4m3", "e4m3",
+                               use_acc=use_acc)
+        phase = wait_mma(mma_bar, phase)
+        use_acc = True
+
+    acc = read_acc(acc_tmem, load_bar, mma_bar)
+    store_tile(c_desc, acc, pid_m * BLOCK_M, pid_n * BLOCK_N)
+
+
+@gluon.jit
+def mma_scaled_copy_kernel(a_desc, b_desc, c_desc, a_scale_desc, b_scale_desc, VEC_SIZE: gl.constexpr):
+    """Tutorial 11's later form: the factors arrive by TMA in the packed-block layout and go to tensor
+    memory with tcgen05_copy from a reshaped and permuted view of their shared buffer (a
+    `shared_linear` view)."""
+    packed_scaled_matmul(a_desc, b_desc, c_desc, a_scale_desc, b_scale_desc, VEC_SIZE, "copy", "")
+
+
+@gluon.jit
 def mma_scaled_packed_kernel(a_desc, b_desc, c_desc, a_scale_desc, b_scale_desc, VEC_SIZE: gl.constexpr,
                              BUG: gl.constexpr):
     """Tutorial 11's packed-block form through registers: the factors arrive by TMA in the
@@ -264,112 +305,57 @@ def mma_scaled_packed_kernel(a_desc, b_desc, c_desc, a_scale_desc, b_scale_desc,
 
     The next K step's TMA overwrites the factors' buffers that these generic-proxy loads read, so
     a proxy fence follows the loads. BUG='no_fence' leaves it out, as the tutorial's kernel does."""
-    BLOCK_M: gl.constexpr = c_desc.block_type.shape[0]
-    BLOCK_N: gl.constexpr = c_desc.block_type.shape[1]
-    BLOCK_K: gl.constexpr = a_desc.block_type.shape[1]
-    SCALE_K: gl.constexpr = BLOCK_K // VEC_SIZE
-    K = a_desc.shape[1]
-
-    a_smem = gl.allocate_shared_memory(a_desc.dtype, a_desc.block_type.shape, a_desc.layout)
-    b_smem = gl.allocate_shared_memory(b_desc.dtype, b_desc.block_type.shape, b_desc.layout)
-    a_sf_smem = gl.allocate_shared_memory(a_scale_desc.dtype, a_scale_desc.block_type.shape, a_scale_desc.layout)
-    b_sf_smem = gl.allocate_shared_memory(b_scale_desc.dtype, b_scale_desc.block_type.shape, b_scale_desc.layout)
-    scales_tmem_layout: gl.constexpr = TensorMemoryScalesLayout()
-    a_scale_tmem = allocate_tensor_memory(a_scale_desc.dtype, [BLOCK_M, SCALE_K], scales_tmem_layout)
-    b_scale_tmem = allocate_tensor_memory(b_scale_desc.dtype, [BLOCK_N, SCALE_K], scales_tmem_layout)
-    acc_layout: gl.constexpr = TensorMemoryLayout([BLOCK_M, BLOCK_N], col_stride=1)
-    acc_tmem = allocate_tensor_memory(gl.float32, [BLOCK_M, BLOCK_N], acc_layout)
-    a_sf_layout: gl.constexpr = a_scale_tmem.get_reg_layout()
-    b_sf_layout: gl.constexpr = b_scale_tmem.get_reg_layout()
-
-    load_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
-    mma_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
-    mbarrier.init(load_bar, count=1)
-    mbarrier.init(mma_bar, count=1)
-
-    pid_m = gl.program_id(0)
-    pid_n = gl.program_id(1)
-    phase = 0
-    use_acc = False
-    for k in range(0, K, BLOCK_K):
-        kb = k // BLOCK_K
-        mbarrier.expect(
-            load_bar, a_desc.block_type.nbytes + b_desc.block_type.nbytes + a_scale_desc.block_type.nbytes +
-            b_scale_desc.block_type.nbytes)
-        tma.async_load(a_desc, [pid_m * BLOCK_M, k], load_bar, a_smem)
-        tma.async_load(b_desc, [pid_n * BLOCK_N, k], load_bar, b_smem)
-        tma.async_load(a_scale_desc, [0, pid_m * a_scale_desc.block_type.shape[1],
-                                                       kb * a_scale_desc.block_type.shape[2], 0, 0], load_bar,
-                                        a_sf_smem)
-        tma.async_load(b_scale_desc, [0, pid_n * b_scale_desc.block_type.shape[1],
-                                                       kb * b_scale_desc.block_type.shape[2], 0, 0], load_bar,
-                                        b_sf_smem)
-        mbarrier.wait(load_bar, phase)
-        a_sf = scales_from_packed_registers(a_sf_smem.load(gl.AutoLayout()), BLOCK_M, SCALE_K)
-        b_sf = scales_from_packed_registers(b_sf_smem.load(gl.AutoLayout()), BLOCK_N, SCALE_K)
-        if BUG != "no_fence":
-            fence_async_shared()
-        a_scale_tmem.store(gl.set_auto_layout(a_sf, a_sf_layout))
-        b_scale_tmem.store(gl.set_auto_layout(b_sf, b_sf_layout))
-        tcgen05_mma_scaled(a_smem, b_smem.permute((1, 0)), acc_tmem, a_scale_tmem, b_scale_tmem, "e4m3", "e4m3",
-                           use_acc=use_acc)
-        tcgen05_commit(mma_bar)
-        mbarrier.wait(mma_bar, phase)
-        use_acc = True
-        phase ^= 1
-
-    mbarrier.invalidate(load_bar)
-    mbarrier.invalidate(mma_bar)
-    acc = acc_tmem.load(acc_tmem.get_reg_layout())
-    c_smem = gl.allocate_shared_memory(c_desc.dtype, c_desc.block_type.shape, c_desc.layout)
-    c_smem.store(acc.to(c_desc.dtype))
-    fence_async_shared()
-    tma.async_store(c_desc, [pid_m * BLOCK_M, pid_n * BLOCK_N], c_smem)
-    tma.store_wait(0)
+    packed_scaled_matmul(a_desc, b_desc, c_desc, a_scale_desc, b_scale_desc, VEC_SIZE, "registers", BUG)
 
 
 @gluon.jit
-def ws_load_partition(a_desc, b_desc, a_scale_desc, b_scale_desc, a_bufs, b_bufs, a_sf_bufs, b_sf_bufs, load_empty,
-                      load_ready, num_tiles, tiles_n, K):
+def mma_from_slot(i, a_bufs, b_bufs, a_sf_bufs, b_sf_bufs, ready, free, a_scale_tmem, b_scale_tmem, acc, use_acc):
+    # The K step of load number i, once its ring slot is filled; the slot's free barrier completes when
+    # the copies and the MMA have read it.
+    NUM_BUFFERS: gl.constexpr = a_bufs.shape[0]
+    s = i % NUM_BUFFERS
+    mbarrier.wait(ready.index(s), (i // NUM_BUFFERS) & 1)
+    copy_scales_and_mma(a_bufs.index(s), b_bufs.index(s), a_sf_bufs.index(s), b_sf_bufs.index(s), a_scale_tmem,
+                        b_scale_tmem, acc, use_acc)
+    tcgen05_commit(free.index(s))
+
+
+@gluon.jit
+def store_tile_async(c_desc, c_smem, acc, t, tiles_n):
+    # Output tile t of a persistent program (tiles_n tiles a row) through c_smem, once the previous
+    # store from c_smem has read it; the store is left in flight.
+    BLOCK_M: gl.constexpr = c_desc.block_type.shape[0]
+    BLOCK_N: gl.constexpr = c_desc.block_type.shape[1]
+    tma.store_wait(0)
+    c_smem.store(acc.to(c_desc.dtype))
+    fence_async_shared()
+    tma.async_store(c_desc, [t // tiles_n * BLOCK_M, t % tiles_n * BLOCK_N], c_smem)
+
+
+@gluon.jit
+def ws_load_partition(a_desc, b_desc, a_scale_desc, b_scale_desc, a_bufs, b_bufs, a_sf_bufs, b_sf_bufs, load_ready,
+                      load_empty, num_tiles, tiles_n, K):
     # Fills the ring: per K step the two operand tiles and their two blocks of factors on one barrier.
-    BLOCK_M: gl.constexpr = a_desc.block_type.shape[0]
-    BLOCK_N: gl.constexpr = b_desc.block_type.shape[0]
     BLOCK_K: gl.constexpr = a_desc.block_type.shape[1]
     NUM_BUFFERS: gl.constexpr = a_bufs.shape[0]
-    nbytes: gl.constexpr = (a_desc.block_type.nbytes + b_desc.block_type.nbytes + a_scale_desc.block_type.nbytes +
-                            b_scale_desc.block_type.nbytes)
     i = 0
     for t in range(gl.program_id(0), num_tiles, gl.num_programs(0)):
-        pid_m = t // tiles_n
-        pid_n = t % tiles_n
         for k in range(0, K, BLOCK_K):
             s = i % NUM_BUFFERS
             # The first pass over the ring finds every slot free.
             mbarrier.wait(load_empty.index(s), (i // NUM_BUFFERS) & 1 ^ 1)
-            bar = load_ready.index(s)
-            mbarrier.expect(bar, nbytes)
-            kb = k // BLOCK_K
-            tma.async_load(a_desc, [pid_m * BLOCK_M, k], bar, a_bufs.index(s))
-            tma.async_load(b_desc, [pid_n * BLOCK_N, k], bar, b_bufs.index(s))
-            tma.async_load(a_scale_desc, [0, pid_m * a_scale_desc.block_type.shape[1],
-                                                           kb * a_scale_desc.block_type.shape[2], 0, 0], bar,
-                                            a_sf_bufs.index(s))
-            tma.async_load(b_scale_desc, [0, pid_n * b_scale_desc.block_type.shape[1],
-                                                           kb * b_scale_desc.block_type.shape[2], 0, 0], bar,
-                                            b_sf_bufs.index(s))
+            load_packed_step(a_desc, b_desc, a_scale_desc, b_scale_desc, t // tiles_n, t % tiles_n, k,
+                             load_ready.index(s), a_bufs.index(s), b_bufs.index(s), a_sf_bufs.index(s),
+                             b_sf_bufs.index(s))
             i += 1
 
 
 @gluon.jit
-def ws_mma_partition(a_bufs, b_bufs, a_sf_bufs, b_sf_bufs, a_scale_tmem, b_scale_tmem, acc_bufs, load_empty,
-                     load_ready, acc_empty, acc_ready, num_tiles, K, VEC_SIZE: gl.constexpr):
+def ws_mma_partition(a_bufs, b_bufs, a_sf_bufs, b_sf_bufs, a_scale_tmem, b_scale_tmem, acc_bufs, load_ready,
+                     load_empty, acc_empty, acc_ready, num_tiles, K):
     # Per K step: copy the factors to tensor memory, then the block-scaled MMA; the commit frees the
     # ring slot once both have read it. The accumulator alternates between two TMEM buffers.
-    BLOCK_M: gl.constexpr = a_bufs.shape[1]
-    BLOCK_N: gl.constexpr = b_bufs.shape[1]
     BLOCK_K: gl.constexpr = a_bufs.shape[2]
-    SCALE_K: gl.constexpr = BLOCK_K // VEC_SIZE
-    NUM_BUFFERS: gl.constexpr = a_bufs.shape[0]
     NUM_ACC: gl.constexpr = acc_bufs.shape[0]
     i = 0
     n = 0
@@ -379,13 +365,8 @@ def ws_mma_partition(a_bufs, b_bufs, a_sf_bufs, b_sf_bufs, a_scale_tmem, b_scale
         acc = acc_bufs.index(a)
         use_acc = False
         for k in range(0, K, BLOCK_K):
-            s = i % NUM_BUFFERS
-            mbarrier.wait(load_ready.index(s), (i // NUM_BUFFERS) & 1)
-            tcgen05_copy(scales_as_tmem_rows(a_sf_bufs.index(s), BLOCK_M, SCALE_K), a_scale_tmem)
-            tcgen05_copy(scales_as_tmem_rows(b_sf_bufs.index(s), BLOCK_N, SCALE_K), b_scale_tmem)
-            tcgen05_mma_scaled(a_bufs.index(s), b_bufs.index(s).permute((1, 0)), acc, a_scale_tmem, b_scale_tmem,
-                               "e4m3", "e4m3", use_acc=use_acc)
-            tcgen05_commit(load_empty.index(s))
+            mma_from_slot(i, a_bufs, b_bufs, a_sf_bufs, b_sf_bufs, load_ready, load_empty, a_scale_tmem,
+                          b_scale_tmem, acc, use_acc)
             use_acc = True
             i += 1
         tcgen05_commit(acc_ready.index(a))
@@ -395,8 +376,6 @@ def ws_mma_partition(a_bufs, b_bufs, a_sf_bufs, b_sf_bufs, a_scale_tmem, b_scale
 @gluon.jit
 def ws_epilogue_partition(c_desc, acc_bufs, acc_empty, acc_ready, num_tiles, tiles_n):
     # Reads each finished accumulator, frees its buffer, and stores the tile through one shared buffer.
-    BLOCK_M: gl.constexpr = c_desc.block_type.shape[0]
-    BLOCK_N: gl.constexpr = c_desc.block_type.shape[1]
     NUM_ACC: gl.constexpr = acc_bufs.shape[0]
     acc_reg: gl.constexpr = acc_bufs.index(0).get_reg_layout()
     c_smem = gl.allocate_shared_memory(c_desc.dtype, c_desc.block_type.shape, c_desc.layout)
@@ -406,10 +385,7 @@ def ws_epilogue_partition(c_desc, acc_bufs, acc_empty, acc_ready, num_tiles, til
         mbarrier.wait(acc_ready.index(a), (n // NUM_ACC) & 1)
         acc = acc_bufs.index(a).load(acc_reg)
         mbarrier.arrive(acc_empty.index(a), count=1)
-        tma.store_wait(0)
-        c_smem.store(acc.to(c_desc.dtype))
-        fence_async_shared()
-        tma.async_store(c_desc, [t // tiles_n * BLOCK_M, t % tiles_n * BLOCK_N], c_smem)
+        store_tile_async(c_desc, c_smem, acc, t, tiles_n)
         n += 1
     tma.store_wait(0)
 
@@ -424,22 +400,12 @@ def mma_scaled_ws_kernel(a_desc, b_desc, c_desc, a_scale_desc, b_scale_desc, VEC
     BLOCK_M: gl.constexpr = c_desc.block_type.shape[0]
     BLOCK_N: gl.constexpr = c_desc.block_type.shape[1]
     BLOCK_K: gl.constexpr = a_desc.block_type.shape[1]
-    SCALE_K: gl.constexpr = BLOCK_K // VEC_SIZE
     K = a_desc.shape[1]
     tiles_n = gl.cdiv(c_desc.shape[1], BLOCK_N)
     num_tiles = gl.cdiv(c_desc.shape[0], BLOCK_M) * tiles_n
 
-    a_bufs = gl.allocate_shared_memory(a_desc.dtype, [NUM_BUFFERS] + a_desc.block_type.shape, a_desc.layout)
-    b_bufs = gl.allocate_shared_memory(b_desc.dtype, [NUM_BUFFERS] + b_desc.block_type.shape, b_desc.layout)
-    a_sf_bufs = gl.allocate_shared_memory(a_scale_desc.dtype, [NUM_BUFFERS] + a_scale_desc.block_type.shape,
-                                          a_scale_desc.layout)
-    b_sf_bufs = gl.allocate_shared_memory(b_scale_desc.dtype, [NUM_BUFFERS] + b_scale_desc.block_type.shape,
-                                          b_scale_desc.layout)
-    load_empty = gl.allocate_shared_memory(gl.int64, [NUM_BUFFERS, 1], mbarrier.MBarrierLayout())
-    load_ready = gl.allocate_shared_memory(gl.int64, [NUM_BUFFERS, 1], mbarrier.MBarrierLayout())
-    for s in gl.static_range(NUM_BUFFERS):
-        mbarrier.init(load_empty.index(s), count=1)
-        mbarrier.init(load_ready.index(s), count=1)
+    a_bufs, b_bufs, a_sf_bufs, b_sf_bufs, load_ready, load_empty = allocate_packed_ring(
+        a_desc, b_desc, a_scale_desc, b_scale_desc, NUM_BUFFERS)
     acc_empty = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
     acc_ready = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
     for a in gl.static_range(2):
@@ -448,43 +414,30 @@ def mma_scaled_ws_kernel(a_desc, b_desc, c_desc, a_scale_desc, b_scale_desc, VEC
 
     acc_layout: gl.constexpr = TensorMemoryLayout([BLOCK_M, BLOCK_N], col_stride=1)
     acc_bufs = allocate_tensor_memory(gl.float32, [2, BLOCK_M, BLOCK_N], acc_layout)
-    scales_tmem_layout: gl.constexpr = TensorMemoryScalesLayout()
-    a_scale_tmem = allocate_tensor_memory(a_scale_desc.dtype, [BLOCK_M, SCALE_K], scales_tmem_layout)
-    b_scale_tmem = allocate_tensor_memory(b_scale_desc.dtype, [BLOCK_N, SCALE_K], scales_tmem_layout)
+    a_scale_tmem, b_scale_tmem = allocate_scale_tmem(a_scale_desc.dtype, b_scale_desc.dtype, BLOCK_M, BLOCK_N,
+                                                     BLOCK_K // VEC_SIZE)
 
     gl.warp_specialize([
         (ws_epilogue_partition, (c_desc, acc_bufs, acc_empty, acc_ready, num_tiles, tiles_n)),
-        (ws_mma_partition, (a_bufs, b_bufs, a_sf_bufs, b_sf_bufs, a_scale_tmem, b_scale_tmem, acc_bufs, load_empty,
-                            load_ready, acc_empty, acc_ready, num_tiles, K, VEC_SIZE)),
+        (ws_mma_partition, (a_bufs, b_bufs, a_sf_bufs, b_sf_bufs, a_scale_tmem, b_scale_tmem, acc_bufs, load_ready,
+                            load_empty, acc_empty, acc_ready, num_tiles, K)),
         (ws_load_partition, (a_desc, b_desc, a_scale_desc, b_scale_desc, a_bufs, b_bufs, a_sf_bufs, b_sf_bufs,
-                             load_empty, load_ready, num_tiles, tiles_n, K)),
+                             load_ready, load_empty, num_tiles, tiles_n, K)),
     ], [1, 1], [24, 24])
 
 
 @gluon.jit
-def pipelined_issue_loads(i, t, k, a_desc, b_desc, a_scale_desc, b_scale_desc, a_bufs, b_bufs, a_sf_bufs, b_sf_bufs,
-                          ready, tiles_n):
-    # Load number i (K step k of tile t) into ring slot i % NUM_BUFFERS.
-    BLOCK_M: gl.constexpr = a_desc.block_type.shape[0]
-    BLOCK_N: gl.constexpr = b_desc.block_type.shape[0]
-    BLOCK_K: gl.constexpr = a_desc.block_type.shape[1]
+def pipelined_load(loads, t, k, a_desc, b_desc, a_scale_desc, b_scale_desc, a_bufs, b_bufs, a_sf_bufs, b_sf_bufs,
+                   ready, free, tiles_n):
+    # Load number `loads` (K step k of tile t) into ring slot loads % NUM_BUFFERS, once the MMA that
+    # read that slot last has completed (its commit frees it); the number of the next load.
     NUM_BUFFERS: gl.constexpr = a_bufs.shape[0]
-    s = i % NUM_BUFFERS
-    bar = ready.index(s)
-    pid_m = t // tiles_n
-    pid_n = t % tiles_n
-    kb = k // BLOCK_K
-    mbarrier.expect(
-        bar, a_desc.block_type.nbytes + b_desc.block_type.nbytes + a_scale_desc.block_type.nbytes +
-        b_scale_desc.block_type.nbytes)
-    tma.async_load(a_desc, [pid_m * BLOCK_M, k], bar, a_bufs.index(s))
-    tma.async_load(b_desc, [pid_n * BLOCK_N, k], bar, b_bufs.index(s))
-    tma.async_load(a_scale_desc, [0, pid_m * a_scale_desc.block_type.shape[1],
-                                                   kb * a_scale_desc.block_type.shape[2], 0, 0], bar,
-                                    a_sf_bufs.index(s))
-    tma.async_load(b_scale_desc, [0, pid_n * b_scale_desc.block_type.shape[1],
-                                                   kb * b_scale_desc.block_type.shape[2], 0, 0], bar,
-                                    b_sf_bufs.index(s))
+    s = loads % NUM_BUFFERS
+    if loads >= NUM_BUFFERS:
+        mbarrier.wait(free.index(s), (loads // NUM_BUFFERS - 1) & 1)
+    load_packed_step(a_desc, b_desc, a_scale_desc, b_scale_desc, t // tiles_n, t % tiles_n, k, ready.index(s),
+                     a_bufs.index(s), b_bufs.index(s), a_sf_bufs.index(s), b_sf_bufs.index(s))
+    return loads + 1
 
 
 @gluon.jit
@@ -498,31 +451,19 @@ def mma_scaled_pipelined_kernel(a_desc, b_desc, c_desc, a_scale_desc, b_scale_de
     BLOCK_M: gl.constexpr = c_desc.block_type.shape[0]
     BLOCK_N: gl.constexpr = c_desc.block_type.shape[1]
     BLOCK_K: gl.constexpr = a_desc.block_type.shape[1]
-    SCALE_K: gl.constexpr = BLOCK_K // VEC_SIZE
     K = a_desc.shape[1]
     k_steps = gl.cdiv(K, BLOCK_K)
     tiles_n = gl.cdiv(c_desc.shape[1], BLOCK_N)
     num_tiles = gl.cdiv(c_desc.shape[0], BLOCK_M) * tiles_n
 
-    a_bufs = gl.allocate_shared_memory(a_desc.dtype, [NUM_BUFFERS] + a_desc.block_type.shape, a_desc.layout)
-    b_bufs = gl.allocate_shared_memory(b_desc.dtype, [NUM_BUFFERS] + b_desc.block_type.shape, b_desc.layout)
-    a_sf_bufs = gl.allocate_shared_memory(a_scale_desc.dtype, [NUM_BUFFERS] + a_scale_desc.block_type.shape,
-                                          a_scale_desc.layout)
-    b_sf_bufs = gl.allocate_shared_memory(b_scale_desc.dtype, [NUM_BUFFERS] + b_scale_desc.block_type.shape,
-                                          b_scale_desc.layout)
-    ready = gl.allocate_shared_memory(gl.int64, [NUM_BUFFERS, 1], mbarrier.MBarrierLayout())
-    free = gl.allocate_shared_memory(gl.int64, [NUM_BUFFERS, 1], mbarrier.MBarrierLayout())
-    for i in gl.static_range(NUM_BUFFERS):
-        mbarrier.init(ready.index(i), count=1)
-        mbarrier.init(free.index(i), count=1)
+    a_bufs, b_bufs, a_sf_bufs, b_sf_bufs, ready, free = allocate_packed_ring(a_desc, b_desc, a_scale_desc,
+                                                                             b_scale_desc, NUM_BUFFERS)
     acc_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
     mbarrier.init(acc_bar, count=1)
 
-    acc_layout: gl.constexpr = TensorMemoryLayout([BLOCK_M, BLOCK_N], col_stride=1)
-    acc_tmem = allocate_tensor_memory(gl.float32, [BLOCK_M, BLOCK_N], acc_layout)
-    scales_tmem_layout: gl.constexpr = TensorMemoryScalesLayout()
-    a_scale_tmem = allocate_tensor_memory(a_scale_desc.dtype, [BLOCK_M, SCALE_K], scales_tmem_layout)
-    b_scale_tmem = allocate_tensor_memory(b_scale_desc.dtype, [BLOCK_N, SCALE_K], scales_tmem_layout)
+    acc_tmem = allocate_f32_acc(BLOCK_M, BLOCK_N)
+    a_scale_tmem, b_scale_tmem = allocate_scale_tmem(a_scale_desc.dtype, b_scale_desc.dtype, BLOCK_M, BLOCK_N,
+                                                     BLOCK_K // VEC_SIZE)
     acc_reg: gl.constexpr = acc_tmem.get_reg_layout()
     c_smem = gl.allocate_shared_memory(c_desc.dtype, c_desc.block_type.shape, c_desc.layout)
 
@@ -530,41 +471,25 @@ def mma_scaled_pipelined_kernel(a_desc, b_desc, c_desc, a_scale_desc, b_scale_de
     mmas = 0  # K steps consumed so far
     n = 0  # tiles finished by this program
     for t in range(gl.program_id(0), num_tiles, gl.num_programs(0)):
-        # Prologue: the first NUM_BUFFERS - 1 K steps of this tile. A slot still read by an
-        # earlier MMA is freed by that MMA's commit.
+        # Prologue: the first NUM_BUFFERS - 1 K steps of this tile.
         for p in gl.static_range(NUM_BUFFERS - 1):
             if p < k_steps:
-                if loads >= NUM_BUFFERS:
-                    mbarrier.wait(free.index(loads % NUM_BUFFERS), (loads // NUM_BUFFERS - 1) & 1)
-                pipelined_issue_loads(loads, t, p * BLOCK_K, a_desc, b_desc, a_scale_desc, b_scale_desc, a_bufs,
-                                      b_bufs, a_sf_bufs, b_sf_bufs, ready, tiles_n)
-                loads += 1
+                loads = pipelined_load(loads, t, p * BLOCK_K, a_desc, b_desc, a_scale_desc, b_scale_desc, a_bufs,
+                                       b_bufs, a_sf_bufs, b_sf_bufs, ready, free, tiles_n)
         use_acc = False
         for ki in range(k_steps):
-            s = mmas % NUM_BUFFERS
-            mbarrier.wait(ready.index(s), (mmas // NUM_BUFFERS) & 1)
-            tcgen05_copy(scales_as_tmem_rows(a_sf_bufs.index(s), BLOCK_M, SCALE_K), a_scale_tmem)
-            tcgen05_copy(scales_as_tmem_rows(b_sf_bufs.index(s), BLOCK_N, SCALE_K), b_scale_tmem)
-            tcgen05_mma_scaled(a_bufs.index(s), b_bufs.index(s).permute((1, 0)), acc_tmem, a_scale_tmem, b_scale_tmem,
-                               "e4m3", "e4m3", use_acc=use_acc)
-            tcgen05_commit(free.index(s))
+            mma_from_slot(mmas, a_bufs, b_bufs, a_sf_bufs, b_sf_bufs, ready, free, a_scale_tmem, b_scale_tmem,
+                          acc_tmem, use_acc)
             use_acc = True
             mmas += 1
             # Keep NUM_BUFFERS - 1 loads in flight: the next one reuses the slot of an MMA
-            # issued earlier, so wait for that MMA first.
+            # issued earlier.
             kn = ki + NUM_BUFFERS - 1
             if kn < k_steps:
-                if loads >= NUM_BUFFERS:
-                    mbarrier.wait(free.index(loads % NUM_BUFFERS), (loads // NUM_BUFFERS - 1) & 1)
-                pipelined_issue_loads(loads, t, kn * BLOCK_K, a_desc, b_desc, a_scale_desc, b_scale_desc, a_bufs,
-                                      b_bufs, a_sf_bufs, b_sf_bufs, ready, tiles_n)
-                loads += 1
+                loads = pipelined_load(loads, t, kn * BLOCK_K, a_desc, b_desc, a_scale_desc, b_scale_desc, a_bufs,
+                                       b_bufs, a_sf_bufs, b_sf_bufs, ready, free, tiles_n)
         tcgen05_commit(acc_bar)
         mbarrier.wait(acc_bar, n & 1)
-        acc = acc_tmem.load(acc_reg)
-        tma.store_wait(0)
-        c_smem.store(acc.to(c_desc.dtype))
-        fence_async_shared()
-        tma.async_store(c_desc, [t // tiles_n * BLOCK_M, t % tiles_n * BLOCK_N], c_smem)
+        store_tile_async(c_desc, c_smem, acc_tmem.load(acc_reg), t, tiles_n)
         n += 1
     tma.store_wait(0)

@@ -28,32 +28,8 @@ fn enc14(what: &str, bytes: u64) -> Result<u64, DescError> {
     Ok(bytes >> 4)
 }
 
-/// tcgen05 shared-memory descriptor (64 bits): start >> 4 in 13:0, LBO >> 4 in 29:16,
-/// SBO >> 4 in 45:32, the fixed 0b001 in 48:46, base offset in 51:49, layout in 63:61
-/// (0 none, 2 128B, 4 64B, 6 32B).
-pub fn tcgen05_smem_desc(
-    start: u64,
-    lbo: u32,
-    sbo: u32,
-    swizzle: Swizzle,
-    base_offset: u32,
-) -> Result<u64, DescError> {
-    let layout: u64 = match swizzle {
-        Swizzle::None => 0,
-        Swizzle::B128 => 2,
-        Swizzle::B64 => 4,
-        Swizzle::B32 => 6,
-    };
-    Ok(enc14("start address", start)?
-        | enc14("leading byte offset", lbo as u64)? << 16
-        | enc14("stride byte offset", sbo as u64)? << 32
-        | 1u64 << 46
-        | ((base_offset & 7) as u64) << 49
-        | layout << 61)
-}
-
-/// wgmma shared-memory descriptor (64 bits): the same address fields, no version bits, layout
-/// in 63:62 (0 none, 1 128B, 2 64B, 3 32B).
+/// wgmma shared-memory descriptor (64 bits): start >> 4 in 13:0, LBO >> 4 in 29:16, SBO >> 4 in
+/// 45:32, base offset in 51:49, layout in 63:62 (0 none, 1 128B, 2 64B, 3 32B).
 pub fn wgmma_desc(
     start: u64,
     lbo: u32,
@@ -72,6 +48,19 @@ pub fn wgmma_desc(
         | enc14("stride byte offset", sbo as u64)? << 32
         | ((base_offset & 7) as u64) << 49
         | layout << 62)
+}
+
+/// tcgen05 shared-memory descriptor (64 bits): the fields of [`wgmma_desc`] and the fixed 0b001
+/// in 48:46. Its layout field is 63:61 (0 none, 2 128B, 4 64B, 6 32B): the same bits as wgmma's
+/// 63:62.
+pub fn tcgen05_smem_desc(
+    start: u64,
+    lbo: u32,
+    sbo: u32,
+    swizzle: Swizzle,
+    base_offset: u32,
+) -> Result<u64, DescError> {
+    Ok(wgmma_desc(start, lbo, sbo, swizzle, base_offset)? | 1u64 << 46)
 }
 
 /// The `.kind` of a tcgen05.mma.
@@ -260,55 +249,50 @@ pub fn tcgen05_idesc_block_scaled(
 mod tests {
     use super::*;
 
-    /// start 4096, LBO 16, SBO 1024, 128B swizzle, by hand:
-    ///   start >> 4 = 0x100                 -> bits 13:0   = 0x0000_0000_0000_0100
-    ///   LBO >> 4 = 1                       -> bits 29:16  = 0x0000_0000_0001_0000
-    ///   SBO >> 4 = 64 = 0x40               -> bits 45:32  = 0x0000_0040_0000_0000
-    ///   version 0b001                      -> bit 46      = 0x0000_4000_0000_0000
-    ///   layout 2 (128B)                    -> bits 63:61  = 0x4000_0000_0000_0000
-    ///   OR                                                = 0x4000_4040_0001_0100
+    /// Shared-memory descriptors against their fields worked out by hand.
     #[test]
-    fn tcgen05_smem_desc_128b() {
-        assert_eq!(
-            tcgen05_smem_desc(4096, 16, 1024, Swizzle::B128, 0).unwrap(),
-            0x4000_4040_0001_0100
-        );
-    }
-
-    /// start 0x2A0 (672), LBO 8192, SBO 512, 64B swizzle, base offset 3:
-    ///   672 >> 4 = 42 = 0x2A               -> 0x0000_0000_0000_002A
-    ///   8192 >> 4 = 512 = 0x200 << 16      -> 0x0000_0000_0200_0000
-    ///   512 >> 4 = 32 = 0x20 << 32         -> 0x0000_0020_0000_0000
-    ///   bit 46                             -> 0x0000_4000_0000_0000
-    ///   base offset 3 << 49                -> 0x0006_0000_0000_0000
-    ///   layout 4 << 61                     -> 0x8000_0000_0000_0000
-    ///   OR                                 =  0x8006_4020_0200_002A
-    #[test]
-    fn tcgen05_smem_desc_64b_with_base_offset() {
-        assert_eq!(
-            tcgen05_smem_desc(672, 8192, 512, Swizzle::B64, 3).unwrap(),
-            0x8006_4020_0200_002A
-        );
-        // 32B is layout 6 = 0b110 in 63:61 = 0xC000_0000_0000_0000 (plus bit 46).
-        assert_eq!(
-            tcgen05_smem_desc(0, 16, 256, Swizzle::B32, 0).unwrap(),
-            0xC000_4010_0001_0000
-        );
-    }
-
-    /// wgmma: start 4096, LBO 8192, SBO 1024, 128B:
-    ///   0x100 | 0x200 << 16 | 0x40 << 32 | 1 << 62 = 0x4000_0040_0200_0100 (no bit 46).
-    #[test]
-    fn wgmma_desc_128b() {
-        assert_eq!(
-            wgmma_desc(4096, 8192, 1024, Swizzle::B128, 0).unwrap(),
-            0x4000_0040_0200_0100
-        );
-        // 32B swizzle is 3 in 63:62.
-        assert_eq!(
-            wgmma_desc(16, 16, 256, Swizzle::B32, 0).unwrap(),
-            0xC000_0010_0001_0001
-        );
+    fn smem_descs() {
+        let cases = [
+            // start 4096, LBO 16, SBO 1024, 128B swizzle, by hand:
+            //   start >> 4 = 0x100                 -> bits 13:0   = 0x0000_0000_0000_0100
+            //   LBO >> 4 = 1                       -> bits 29:16  = 0x0000_0000_0001_0000
+            //   SBO >> 4 = 64 = 0x40               -> bits 45:32  = 0x0000_0040_0000_0000
+            //   version 0b001                      -> bit 46      = 0x0000_4000_0000_0000
+            //   layout 2 (128B)                    -> bits 63:61  = 0x4000_0000_0000_0000
+            //   OR                                                = 0x4000_4040_0001_0100
+            (
+                tcgen05_smem_desc(4096, 16, 1024, Swizzle::B128, 0),
+                0x4000_4040_0001_0100,
+            ),
+            // start 0x2A0 (672), LBO 8192, SBO 512, 64B swizzle, base offset 3:
+            //   672 >> 4 = 42 = 0x2A               -> 0x0000_0000_0000_002A
+            //   8192 >> 4 = 512 = 0x200 << 16      -> 0x0000_0000_0200_0000
+            //   512 >> 4 = 32 = 0x20 << 32         -> 0x0000_0020_0000_0000
+            //   bit 46                             -> 0x0000_4000_0000_0000
+            //   base offset 3 << 49                -> 0x0006_0000_0000_0000
+            //   layout 4 << 61                     -> 0x8000_0000_0000_0000
+            //   OR                                 =  0x8006_4020_0200_002A
+            (
+                tcgen05_smem_desc(672, 8192, 512, Swizzle::B64, 3),
+                0x8006_4020_0200_002A,
+            ),
+            // 32B is layout 6 = 0b110 in 63:61 = 0xC000_0000_0000_0000 (plus bit 46).
+            (
+                tcgen05_smem_desc(0, 16, 256, Swizzle::B32, 0),
+                0xC000_4010_0001_0000,
+            ),
+            // wgmma: start 4096, LBO 8192, SBO 1024, 128B:
+            //   0x100 | 0x200 << 16 | 0x40 << 32 | 1 << 62 = 0x4000_0040_0200_0100 (no bit 46).
+            (
+                wgmma_desc(4096, 8192, 1024, Swizzle::B128, 0),
+                0x4000_0040_0200_0100,
+            ),
+            // 32B swizzle is 3 in 63:62.
+            (wgmma_desc(16, 16, 256, Swizzle::B32, 0), 0xC000_0010_0001_0001),
+        ];
+        for (i, (got, want)) in cases.into_iter().enumerate() {
+            assert_eq!(got, Ok(want), "case {i}");
+        }
     }
 
     #[test]
@@ -317,76 +301,48 @@ mod tests {
         assert!(wgmma_desc(1 << 18, 16, 1024, Swizzle::B128, 0).is_err());
     }
 
-    /// kind::f16, f16 x f16 -> f32, A K-major, B MN-major, M 128, N 256:
-    ///   D f32 = 1 << 4                     = 0x0000_0010
-    ///   A, B f16 = 0
-    ///   B major MN = 1 << 16               = 0x0001_0000
-    ///   N >> 3 = 32 << 17                  = 0x0040_0000
-    ///   M >> 4 = 8 << 24                   = 0x0800_0000
-    ///   OR                                 = 0x0841_0010
-    #[test]
-    fn idesc_f16() {
-        let d = tcgen05_idesc(
-            MmaKind::F16,
-            DType::F16,
-            DType::F16,
-            DType::F32,
-            Major::K,
-            Major::MN,
-            128,
-            256,
-        )
-        .unwrap();
-        assert_eq!(d, 0x0841_0010);
+    /// `tcgen05_idesc` of A x B -> D, A K-major.
+    fn idesc(kind: MmaKind, [a, b, d]: [DType; 3], b_major: Major, m: u32, n: u32) -> Result<u32, DescError> {
+        tcgen05_idesc(kind, a, b, d, Major::K, b_major, m, n)
     }
 
-    /// bf16 x bf16 -> f32, both K-major, M 128, N 128:
-    ///   0x10 | 1 << 7 (0x80) | 1 << 10 (0x400) | 16 << 17 (0x20_0000) | 8 << 24 = 0x0820_0490
-    /// tf32, M 64, N 8: 0x10 | 2 << 7 | 2 << 10 | 1 << 17 | 4 << 24 = 0x0402_0910
+    /// Instruction descriptors against their fields worked out by hand.
     #[test]
-    fn idesc_bf16_and_tf32() {
-        let d = tcgen05_idesc(
-            MmaKind::F16,
-            DType::BF16,
-            DType::BF16,
-            DType::F32,
-            Major::K,
-            Major::K,
-            128,
-            128,
-        )
-        .unwrap();
-        assert_eq!(d, 0x0820_0490);
-        let t = tcgen05_idesc(
-            MmaKind::Tf32,
-            DType::F32,
-            DType::F32,
-            DType::F32,
-            Major::K,
-            Major::K,
-            64,
-            8,
-        )
-        .unwrap();
-        assert_eq!(t, 0x0402_0910);
-    }
-
-    /// f8f6f4 e4m3 x e5m2 -> f16: D 0, A 0, B 1 << 10 = 0x400, M 128 N 64: 8 << 17 = 0x10_0000,
-    /// 0x0800_0000: 0x0810_0400.
-    #[test]
-    fn idesc_f8() {
-        let d = tcgen05_idesc(
-            MmaKind::F8f6f4,
-            DType::F8E4M3,
-            DType::F8E5M2,
-            DType::F16,
-            Major::K,
-            Major::K,
-            128,
-            64,
-        )
-        .unwrap();
-        assert_eq!(d, 0x0810_0400);
+    fn idescs() {
+        use DType::*;
+        let cases = [
+            // kind::f16, f16 x f16 -> f32, A K-major, B MN-major, M 128, N 256:
+            //   D f32 = 1 << 4                     = 0x0000_0010
+            //   A, B f16 = 0
+            //   B major MN = 1 << 16               = 0x0001_0000
+            //   N >> 3 = 32 << 17                  = 0x0040_0000
+            //   M >> 4 = 8 << 24                   = 0x0800_0000
+            //   OR                                 = 0x0841_0010
+            (
+                idesc(MmaKind::F16, [F16, F16, F32], Major::MN, 128, 256),
+                0x0841_0010,
+            ),
+            // bf16 x bf16 -> f32, both K-major, M 128, N 128:
+            //   0x10 | 1 << 7 (0x80) | 1 << 10 (0x400) | 16 << 17 (0x20_0000) | 8 << 24 = 0x0820_0490
+            (
+                idesc(MmaKind::F16, [BF16, BF16, F32], Major::K, 128, 128),
+                0x0820_0490,
+            ),
+            // tf32, M 64, N 8: 0x10 | 2 << 7 | 2 << 10 | 1 << 17 | 4 << 24 = 0x0402_0910
+            (
+                idesc(MmaKind::Tf32, [F32, F32, F32], Major::K, 64, 8),
+                0x0402_0910,
+            ),
+            // f8f6f4 e4m3 x e5m2 -> f16: D 0, A 0, B 1 << 10 = 0x400, M 128 N 64: 8 << 17 =
+            // 0x10_0000, 0x0800_0000: 0x0810_0400.
+            (
+                idesc(MmaKind::F8f6f4, [F8E4M3, F8E5M2, F16], Major::K, 128, 64),
+                0x0810_0400,
+            ),
+        ];
+        for (i, (got, want)) in cases.into_iter().enumerate() {
+            assert_eq!(got, Ok(want), "case {i}");
+        }
     }
 
     /// mxf8f6f4 e4m3 x e4m3, ue8m0, M 128, N 128, ids 0:
@@ -394,77 +350,37 @@ mod tests {
     /// With A sf id 2 and B sf id 1: + 2 << 29 (0x4000_0000) + 1 << 4 (0x10) = 0x48A0_0010.
     #[test]
     fn idesc_block_scaled() {
-        let k = MmaKind::select(DType::F8E4M3, DType::F8E4M3, Some(DType::UE8M0)).unwrap();
+        use DType::*;
+        let k = MmaKind::select(F8E4M3, F8E4M3, Some(UE8M0)).unwrap();
         assert_eq!(k, MmaKind::Mxf8f6f4);
-        let d = tcgen05_idesc_block_scaled(
-            k,
-            DType::F8E4M3,
-            DType::F8E4M3,
-            DType::UE8M0,
-            Major::K,
-            Major::K,
-            128,
-            128,
-            0,
-            0,
-        )
-        .unwrap();
-        assert_eq!(d, 0x08A0_0000);
-        let d = tcgen05_idesc_block_scaled(
-            k,
-            DType::F8E4M3,
-            DType::F8E4M3,
-            DType::UE8M0,
-            Major::K,
-            Major::K,
-            128,
-            128,
-            2,
-            1,
-        )
-        .unwrap();
-        assert_eq!(d, 0x48A0_0010);
         // mxf4: e2m1 = 1 in both format fields: 1 << 7 | 1 << 10 = 0x480.
-        let k4 = MmaKind::select(DType::F4E2M1, DType::F4E2M1, Some(DType::UE8M0)).unwrap();
-        let d = tcgen05_idesc_block_scaled(
-            k4,
-            DType::F4E2M1,
-            DType::F4E2M1,
-            DType::UE8M0,
-            Major::K,
-            Major::K,
-            128,
-            128,
-            0,
-            0,
-        )
-        .unwrap();
-        assert_eq!(d, 0x08A0_0480);
+        let k4 = MmaKind::select(F4E2M1, F4E2M1, Some(UE8M0)).unwrap();
+        let cases = [
+            (k, F8E4M3, [0, 0], 0x08A0_0000),
+            (k, F8E4M3, [2, 1], 0x48A0_0010),
+            (k4, F4E2M1, [0, 0], 0x08A0_0480),
+        ];
+        for (kind, ab, [a_sf_id, b_sf_id], want) in cases {
+            let d = tcgen05_idesc_block_scaled(
+                kind,
+                ab,
+                ab,
+                UE8M0,
+                Major::K,
+                Major::K,
+                128,
+                128,
+                a_sf_id,
+                b_sf_id,
+            );
+            assert_eq!(d, Ok(want), "{kind:?} {ab} ids {a_sf_id} {b_sf_id}");
+        }
     }
 
     #[test]
     fn bad_shapes() {
-        assert!(tcgen05_idesc(
-            MmaKind::F16,
-            DType::F16,
-            DType::F16,
-            DType::F32,
-            Major::K,
-            Major::K,
-            96,
-            128
-        )
-        .is_err());
-        assert!(tcgen05_idesc(
-            MmaKind::F16,
-            DType::F16,
-            DType::F16,
-            DType::F32,
-            Major::K,
-            Major::K,
-            128,
-            260
-        )
-        .is_err());
+        for (m, n) in [(96, 128), (128, 260)] {
+            assert!(idesc(MmaKind::F16, [DType::F16, DType::F16, DType::F32], Major::K, m, n).is_err());
+        }
     }
 }

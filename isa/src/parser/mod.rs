@@ -76,66 +76,20 @@ const STATEMENT_KEYWORDS: &[&str] = &[
 
 /// Parse the text of one `.tile` file.
 pub fn parse(src: &str) -> Result<Kernel, Vec<Diagnostic>> {
-    let lexed = lex(src);
-    if !lexed.errors.is_empty() {
-        return Err(lexed.errors);
-    }
-    let mut p = Parser {
-        toks: lexed.tokens,
-        pos: 0,
-        trailing: lexed
-            .trailing_comments
-            .into_iter()
-            .map(|(s, t)| (s.start, t))
-            .collect(),
-        errors: Vec::new(),
-        fatal: false,
-        nest: 0,
-        last_end: 0,
-    };
-    let k = p.kernel();
-    match k {
+    let mut p = Parser::new(src)?;
+    match p.kernel() {
         Ok(mut k) if p.errors.is_empty() => {
             k.number_nodes();
             Ok(k)
         }
-        _ => {
-            if p.errors.is_empty() {
-                // Every failing path records a diagnostic; this is a safety net.
-                let sp = p.span();
-                p.errors.push(Diagnostic::error(
-                    Code::Syntax,
-                    "the text does not parse",
-                    sp,
-                    "here",
-                ));
-            }
-            p.errors.truncate(MAX_ERRORS);
-            Err(p.errors)
-        }
+        _ => Err(p.into_errors()),
     }
 }
 
 /// Parse a file that holds only a `launch { ... }` section (comments allowed around it): the
 /// launch spec a front end without one of its own (TTGIR import) attaches to a kernel.
 pub fn parse_launch(src: &str) -> Result<Launch, Vec<Diagnostic>> {
-    let lexed = lex(src);
-    if !lexed.errors.is_empty() {
-        return Err(lexed.errors);
-    }
-    let mut p = Parser {
-        toks: lexed.tokens,
-        pos: 0,
-        trailing: lexed
-            .trailing_comments
-            .into_iter()
-            .map(|(s, t)| (s.start, t))
-            .collect(),
-        errors: Vec::new(),
-        fatal: false,
-        nest: 0,
-        last_end: 0,
-    };
+    let mut p = Parser::new(src)?;
     let comments = p.gather(true);
     let l = p.launch(comments);
     if l.is_ok() {
@@ -149,19 +103,7 @@ pub fn parse_launch(src: &str) -> Result<Launch, Vec<Diagnostic>> {
     }
     match l {
         Ok(l) if p.errors.is_empty() => Ok(l),
-        _ => {
-            if p.errors.is_empty() {
-                let sp = p.span();
-                p.errors.push(Diagnostic::error(
-                    Code::Syntax,
-                    "the text does not parse",
-                    sp,
-                    "here",
-                ));
-            }
-            p.errors.truncate(MAX_ERRORS);
-            Err(p.errors)
-        }
+        _ => Err(p.into_errors()),
     }
 }
 
@@ -280,6 +222,52 @@ fn strip_trailing_blank(mut v: Vec<String>) -> Vec<String> {
 }
 
 impl Parser {
+    /// A parser at the start of `src`'s tokens, or the lexer's errors.
+    fn new(src: &str) -> Result<Parser, Vec<Diagnostic>> {
+        let lexed = lex(src);
+        if !lexed.errors.is_empty() {
+            return Err(lexed.errors);
+        }
+        Ok(Parser {
+            toks: lexed.tokens,
+            pos: 0,
+            trailing: lexed
+                .trailing_comments
+                .into_iter()
+                .map(|(s, t)| (s.start, t))
+                .collect(),
+            errors: Vec::new(),
+            fatal: false,
+            nest: 0,
+            last_end: 0,
+        })
+    }
+
+    /// The diagnostics of a parse that failed: at least one (every failing path records one;
+    /// should none have, "the text does not parse" here), at most [`MAX_ERRORS`].
+    fn into_errors(mut self) -> Vec<Diagnostic> {
+        if self.errors.is_empty() {
+            let sp = self.span();
+            self.errors.push(Diagnostic::error(
+                Code::Syntax,
+                "the text does not parse",
+                sp,
+                "here",
+            ));
+        }
+        self.errors.truncate(MAX_ERRORS);
+        self.errors
+    }
+
+    /// Comments before the next item of a list (the first when `*first`, which this clears;
+    /// see [`Parser::gather`]), or `Failed` once parsing has been stopped.
+    fn item_comments(&mut self, first: &mut bool) -> PResult<Vec<String>> {
+        if self.fatal {
+            return Err(Failed);
+        }
+        Ok(self.gather(std::mem::take(first)))
+    }
+
     // ---- token cursor -------------------------------------------------------------------
 
     fn peek(&self) -> &Tok {
@@ -428,17 +416,15 @@ impl Parser {
     fn binding(&mut self, what: &str) -> PResult<Ident> {
         if let Tok::Ident(s) = self.peek() {
             let sp = self.span();
-            if is_keyword(s) {
-                let msg = format!("`{s}` is a keyword, not a name");
-                return Err(self.report(Diagnostic::error(
-                    Code::Syntax,
-                    msg,
-                    sp,
-                    format!("expected {what}"),
-                )));
-            }
-            if OpKind::NAMES.contains(&s.as_str()) {
-                let msg = format!("`{s}` is an operation name, not a name");
+            let reserved = if is_keyword(s) {
+                Some("a keyword")
+            } else if OpKind::NAMES.contains(&s.as_str()) {
+                Some("an operation name")
+            } else {
+                None
+            };
+            if let Some(reserved) = reserved {
+                let msg = format!("`{s}` is {reserved}, not a name");
                 return Err(self.report(Diagnostic::error(
                     Code::Syntax,
                     msg,
@@ -579,11 +565,7 @@ impl Parser {
         let mut carry: Vec<String> = Vec::new();
         let mut first = true;
         loop {
-            if self.fatal {
-                return Err(Failed);
-            }
-            let c = self.gather(first);
-            first = false;
+            let c = self.item_comments(&mut first)?;
             carry = merge_comments(carry, c);
             let start = self.span();
             let word = match self.peek() {
@@ -591,34 +573,12 @@ impl Parser {
                 _ => break,
             };
             let item: PResult<()> = match word.as_str() {
-                "target" => self.targets_line().and_then(|t| {
-                    if let Some((_, prev)) = &targets {
-                        let d = Diagnostic::error(
-                            Code::Syntax,
-                            "`target` given twice",
-                            self.since(start),
-                            "second `target`",
-                        )
-                        .with_label(*prev, "first here");
-                        return Err(self.report(d));
-                    }
-                    targets = Some((t, self.since(start)));
-                    Ok(())
-                }),
-                "num_warps" => self.num_warps_line().and_then(|e| {
-                    if let Some((_, prev)) = &num_warps {
-                        let d = Diagnostic::error(
-                            Code::Syntax,
-                            "`num_warps` given twice",
-                            self.since(start),
-                            "second `num_warps`",
-                        )
-                        .with_label(*prev, "first here");
-                        return Err(self.report(d));
-                    }
-                    num_warps = Some((e, self.since(start)));
-                    Ok(())
-                }),
+                "target" => self
+                    .targets_line()
+                    .and_then(|t| self.header_once(&mut targets, t, "target", start)),
+                "num_warps" => self
+                    .num_warps_line()
+                    .and_then(|e| self.header_once(&mut num_warps, e, "num_warps", start)),
                 "const" => self
                     .const_decl(std::mem::take(&mut carry))
                     .map(|d| consts.push(d)),
@@ -683,25 +643,28 @@ impl Parser {
         if !matches!(self.peek(), Tok::Eof) {
             return Err(self.expected("end of file after the kernel's `}`"));
         }
-        if targets.is_none() {
-            let d = Diagnostic::error(
-                Code::Syntax,
-                "kernel has no `target` line",
-                name.span,
-                "this kernel",
-            )
-            .with_help("add `target sm_100a` (or `target sm_100a, sm_90a`) after `kernel NAME {`");
-            self.report(d);
-        }
-        if num_warps.is_none() {
-            let d = Diagnostic::error(
-                Code::Syntax,
-                "kernel has no `num_warps` line",
-                name.span,
-                "this kernel",
-            )
-            .with_help("add `num_warps 4` after the `target` line");
-            self.report(d);
+        for (missing, line, help) in [
+            (
+                targets.is_none(),
+                "target",
+                "add `target sm_100a` (or `target sm_100a, sm_90a`) after `kernel NAME {`",
+            ),
+            (
+                num_warps.is_none(),
+                "num_warps",
+                "add `num_warps 4` after the `target` line",
+            ),
+        ] {
+            if missing {
+                let d = Diagnostic::error(
+                    Code::Syntax,
+                    format!("kernel has no `{line}` line"),
+                    name.span,
+                    "this kernel",
+                )
+                .with_help(help);
+                self.report(d);
+            }
         }
         let (Some((targets, _)), Some((num_warps, _))) = (targets, num_warps) else {
             return Err(Failed);
@@ -722,6 +685,29 @@ impl Parser {
             trailing_comments,
             span,
         })
+    }
+
+    /// Records the header line `kw` (its value and the span from `start`) in `slot`; a second
+    /// one is an error pointing at the first.
+    fn header_once<T>(
+        &mut self,
+        slot: &mut Option<(T, Span)>,
+        value: T,
+        kw: &str,
+        start: Span,
+    ) -> PResult<()> {
+        if let Some((_, prev)) = slot {
+            let d = Diagnostic::error(
+                Code::Syntax,
+                format!("`{kw}` given twice"),
+                self.since(start),
+                format!("second `{kw}`"),
+            )
+            .with_label(*prev, "first here");
+            return Err(self.report(d));
+        }
+        *slot = Some((value, self.since(start)));
+        Ok(())
     }
 
     fn targets_line(&mut self) -> PResult<Vec<Target>> {

@@ -40,13 +40,10 @@ impl Parser {
             stmts: Vec::new(),
             end_comments: initial,
         };
-        let mut first = at_start;
+        // The comments already taken (`initial`) stand before the first statement.
+        let mut first = at_start && b.end_comments.is_empty();
         loop {
-            if self.fatal {
-                return Err(Failed);
-            }
-            let c = self.gather(first && b.end_comments.is_empty());
-            first = false;
+            let c = self.item_comments(&mut first)?;
             b.end_comments = merge_comments(std::mem::take(&mut b.end_comments), c);
             if stop_at_launch && self.at_kw("launch") {
                 return Ok(b);
@@ -307,11 +304,7 @@ impl Parser {
         let mut workers: Vec<Worker> = Vec::new();
         let mut first = true;
         loop {
-            if self.fatal {
-                return Err(Failed);
-            }
-            let comments = self.gather(first);
-            first = false;
+            let comments = self.item_comments(&mut first)?;
             let start = self.span();
             match self.peek() {
                 Tok::Punct("}") => {
@@ -476,11 +469,7 @@ impl Parser {
         let mut items = Vec::new();
         let mut first = true;
         let end_comments = loop {
-            if self.fatal {
-                return Err(Failed);
-            }
-            let c = self.gather(first);
-            first = false;
+            let c = self.item_comments(&mut first)?;
             match self.peek() {
                 Tok::Punct("}") => break strip_trailing_blank(c),
                 Tok::Eof => return Err(self.unclosed(open)),

@@ -86,35 +86,64 @@ pub enum CExpr {
     InlineAsm(std::sync::Arc<bwsim_isa::inline_ptx::Program>, Vec<CExpr>),
 }
 
-/// The operations [`Lowerer::op`] never leaves in [`LOp::Op`]: those lowered to an [`LOp`]
-/// variant of their own (allocations, reinterpretations, TMA copies and their waits, MMAs and
-/// commits, wgmma and cp.async waits, atomics, `clc.try_cancel`) and `inline_asm` (an
-/// expression, [`CExpr::InlineAsm`]). A pattern, so that a dispatch over [`LOp::Op`] names them
-/// in one arm and stays exhaustive: a new row of [`OpKind`] is then a compile error (E0004) at
-/// every dispatch that must learn it (`scripts/new-op-probe`).
-macro_rules! lowered_apart {
-    () => {
-        bwsim_isa::ir::OpKind::InlineAsm { .. }
-            | bwsim_isa::ir::OpKind::SmemAlloc { .. }
-            | bwsim_isa::ir::OpKind::SmemReinterpret { .. }
-            | bwsim_isa::ir::OpKind::TmemReinterpret { .. }
-            | bwsim_isa::ir::OpKind::MbarAlloc { .. }
-            | bwsim_isa::ir::OpKind::TmemAlloc { .. }
-            | bwsim_isa::ir::OpKind::TmaLoad { .. }
-            | bwsim_isa::ir::OpKind::TmaGather { .. }
-            | bwsim_isa::ir::OpKind::TmaStore { .. }
-            | bwsim_isa::ir::OpKind::TmaScatter { .. }
-            | bwsim_isa::ir::OpKind::TmaStoreWait { .. }
-            | bwsim_isa::ir::OpKind::ClcTryCancel { .. }
-            | bwsim_isa::ir::OpKind::Tcgen05Mma { .. }
-            | bwsim_isa::ir::OpKind::Tcgen05MmaScaled { .. }
-            | bwsim_isa::ir::OpKind::Tcgen05Commit { .. }
-            | bwsim_isa::ir::OpKind::WgmmaWait { .. }
-            | bwsim_isa::ir::OpKind::CpAsyncWait { .. }
-            | bwsim_isa::ir::OpKind::GlobalAtomic { .. }
+/// Defines, for each `name = Variant {..} | ...;` row, a pattern macro `name!()` that matches
+/// those variants of the enum `a::b::Enum`, and makes it usable in the crate. A dispatch that
+/// names a class in an arm names each of its variants, and stays exhaustive: a new row of
+/// [`OpKind`] is then a compile error (E0004) at every dispatch that must learn it
+/// (`scripts/new-op-probe`).
+macro_rules! pattern_classes {
+    ($a:ident::$b:ident::$enum:ident: $($(#[$doc:meta])* $name:ident = $($variant:ident $fields:tt)|+;)*) => {
+        $(
+            $(#[$doc])*
+            macro_rules! $name {
+                () => {
+                    $($a::$b::$enum::$variant $fields)|+
+                };
+            }
+            pub(crate) use $name;
+        )*
     };
 }
-pub(crate) use lowered_apart;
+
+pattern_classes! { bwsim_isa::ir::OpKind:
+    /// The operations [`Lowerer::op`] never leaves in [`LOp::Op`]: those lowered to an
+    /// [`LOp`] variant of their own (allocations, reinterpretations, TMA copies and their
+    /// waits, MMAs and commits, wgmma and cp.async waits, atomics, `clc.try_cancel`) and
+    /// `inline_asm` (an expression, [`CExpr::InlineAsm`]), named by a dispatch over
+    /// [`LOp::Op`] in one arm.
+    lowered_apart = InlineAsm { .. } | SmemAlloc { .. } | SmemReinterpret { .. }
+        | TmemReinterpret { .. } | MbarAlloc { .. } | TmemAlloc { .. } | TmaLoad { .. }
+        | TmaGather { .. } | TmaStore { .. } | TmaScatter { .. } | TmaStoreWait { .. }
+        | ClcTryCancel { .. } | Tcgen05Mma { .. } | Tcgen05MmaScaled { .. }
+        | Tcgen05Commit { .. } | WgmmaWait { .. } | CpAsyncWait { .. } | GlobalAtomic { .. };
+
+    // The others, which [`Lowerer::op`] keeps in [`LOp::Op`], in the classes that the
+    // simulator's dispatches treat alike.
+
+    /// The mbarrier operations that arrive on or complete bytes on their barrier
+    /// ([`LOp::signalled_barrier`]).
+    mbar_signals = MbarExpect { .. } | MbarExpectTx { .. } | MbarCompleteTx { .. } | MbarArrive { .. };
+    /// The other mbarrier operations: initialising, waiting on, invalidating a barrier.
+    mbar_quiet = MbarInit { .. } | MbarWait { .. } | MbarTestWait { .. } | MbarInvalidate { .. };
+    /// The fences (no operand).
+    fences = FenceAsyncShared {} | FenceMbarrierInit {} | Tcgen05FenceBefore {} | Tcgen05FenceAfter {};
+    /// The operations that move data between registers and shared, tensor and global memory
+    /// (`wgmma` reads shared memory and accumulates in registers).
+    data_moves = Tcgen05Cp { .. } | TmemLoad { .. } | TmemStore { .. } | Wgmma { .. }
+        | SmemLoad { .. } | SmemStore { .. } | GlobalLoad { .. } | GlobalStore { .. } | CpAsync { .. };
+    /// The cluster barrier (`cluster.sync` and its split arrive and wait).
+    cluster_barrier = ClusterSync {} | ClusterArrive { .. } | ClusterWait {};
+}
+
+pattern_classes! { crate::lower::LOp:
+    /// The lowered operations that make a view or a barrier and access nothing: allocations
+    /// and reinterpretations.
+    lop_views = SmemAlloc { .. } | SmemReinterpret { .. } | TmemReinterpret { .. } | MbarAlloc { .. }
+        | TmemAlloc { .. };
+    /// The lowered operations that wait for a count of pending asynchronous groups (TMA
+    /// stores, wgmma, cp.async).
+    lop_group_waits = TmaStoreWait { .. } | WgmmaWait { .. } | CpAsyncWait { .. };
+}
 
 /// A lowered operation. An operation whose operands are all values keeps the IR's shape
 /// ([`LOp::Op`]: the same [`OpKind`] over lowered expressions); the others carry what the
@@ -226,44 +255,22 @@ impl LOp {
                 | K::MbarArrive { bar, .. },
             ) => Some(bar),
             LOp::Commit { bar, .. } | LOp::TmaLoad { bar, .. } | LOp::ClcTryCancel { bar, .. } => Some(bar),
-            LOp::SmemAlloc { .. }
-            | LOp::SmemReinterpret { .. }
-            | LOp::TmemReinterpret { .. }
-            | LOp::MbarAlloc { .. }
-            | LOp::TmemAlloc { .. }
+            lop_views!()
+            | lop_group_waits!()
             | LOp::TmaStore { .. }
-            | LOp::TmaStoreWait { .. }
             | LOp::Mma { .. }
-            | LOp::WgmmaWait { .. }
-            | LOp::CpAsyncWait { .. }
             | LOp::GlobalAtomic(_)
             | LOp::Op(
-                K::TmemDealloc { .. }
-                | K::MbarInit { .. }
-                | K::MbarWait { .. }
-                | K::MbarTestWait { .. }
-                | K::MbarInvalidate { .. }
-                | K::FenceAsyncShared {}
-                | K::FenceMbarrierInit {}
-                | K::Tcgen05FenceBefore {}
-                | K::Tcgen05FenceAfter {}
-                | K::Tcgen05Cp { .. }
-                | K::TmemLoad { .. }
-                | K::TmemStore { .. }
-                | K::Wgmma { .. }
-                | K::SmemLoad { .. }
-                | K::SmemStore { .. }
-                | K::GlobalLoad { .. }
-                | K::GlobalStore { .. }
-                | K::CpAsync { .. }
+                mbar_quiet!()
+                | fences!()
+                | data_moves!()
+                | cluster_barrier!()
+                | K::TmemDealloc { .. }
                 | K::CpAsyncCommit {}
                 | K::ClcQuery { .. }
                 | K::BarSync {}
-                | K::ClusterSync {}
-                | K::ClusterArrive { .. }
-                | K::ClusterWait {},
-            )
-            | LOp::Op(lowered_apart!()) => None,
+                | lowered_apart!(),
+            ) => None,
         }
     }
 }
@@ -1296,34 +1303,15 @@ impl<'a, 'k> Lower<'a, 'k> {
             // These operations' operands are values, lowered one for one. A layout operand is
             // the checker's business and has no run-time value. The others are
             // `lowered_apart!()`; each is named above.
-            kind @ (K::TmemDealloc { .. }
-            | K::MbarInit { .. }
-            | K::MbarExpect { .. }
-            | K::MbarExpectTx { .. }
-            | K::MbarCompleteTx { .. }
-            | K::MbarArrive { .. }
-            | K::MbarWait { .. }
-            | K::MbarTestWait { .. }
-            | K::MbarInvalidate { .. }
-            | K::FenceAsyncShared {}
-            | K::FenceMbarrierInit {}
-            | K::Tcgen05FenceBefore {}
-            | K::Tcgen05FenceAfter {}
-            | K::Tcgen05Cp { .. }
-            | K::TmemLoad { .. }
-            | K::TmemStore { .. }
-            | K::Wgmma { .. }
-            | K::SmemLoad { .. }
-            | K::SmemStore { .. }
-            | K::GlobalLoad { .. }
-            | K::GlobalStore { .. }
-            | K::CpAsync { .. }
+            kind @ (mbar_signals!()
+            | mbar_quiet!()
+            | fences!()
+            | data_moves!()
+            | cluster_barrier!()
+            | K::TmemDealloc { .. }
             | K::CpAsyncCommit {}
             | K::ClcQuery { .. }
-            | K::BarSync {}
-            | K::ClusterSync {}
-            | K::ClusterArrive { .. }
-            | K::ClusterWait {}) => {
+            | K::BarSync {}) => {
                 let lowered = kind.try_map(|operand, e| match operand {
                     "layout" => Ok(None),
                     _ => self.expr(e).map(|e| Some(Box::new(e))),

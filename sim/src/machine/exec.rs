@@ -146,34 +146,20 @@ impl<'p, 's> Machine<'p, 's> {
             LOp::Op(K::SmemStore { dst, .. }) | LOp::Op(K::TmemStore { dst, .. }) => views.push(dst),
             // No operand of these is a sink (a view's index reaches one through the operation
             // that accesses the view).
-            LOp::SmemAlloc { .. }
-            | LOp::SmemReinterpret { .. }
-            | LOp::TmemReinterpret { .. }
-            | LOp::MbarAlloc { .. }
-            | LOp::TmemAlloc { .. }
-            | LOp::TmaStoreWait { .. }
+            lop_views!()
+            | lop_group_waits!()
             | LOp::ClcTryCancel { .. }
-            | LOp::WgmmaWait { .. }
-            | LOp::CpAsyncWait { .. }
             | LOp::Op(
-                K::TmemDealloc { .. }
-                | K::MbarInit { .. }
-                | K::MbarWait { .. }
-                | K::MbarTestWait { .. }
-                | K::MbarInvalidate { .. }
-                | K::FenceAsyncShared {}
-                | K::FenceMbarrierInit {}
-                | K::Tcgen05FenceBefore {}
-                | K::Tcgen05FenceAfter {}
+                mbar_quiet!()
+                | fences!()
+                | cluster_barrier!()
+                | K::TmemDealloc { .. }
                 | K::Tcgen05Cp { .. }
                 | K::CpAsyncCommit {}
                 | K::ClcQuery { .. }
                 | K::BarSync {}
-                | K::ClusterSync {}
-                | K::ClusterArrive { .. }
-                | K::ClusterWait {},
+                | lowered_apart!(),
             ) => {}
-            LOp::Op(lowered_apart!()) => {}
         }
         let mut found: Vec<(u32, Sink)> = uses
             .into_iter()

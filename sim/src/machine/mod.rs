@@ -40,7 +40,10 @@ use crate::diagnostics;
 use crate::eval::{self, as_tile, broadcast_shapes, BIndex, EvalCtx};
 use crate::interp::{self, Bound, Effects, Flow, OpDone};
 use crate::limits::{self, Guard};
-use crate::lower::{lowered_apart, AllocPlace, CExpr, IKind, LOp, Program, WorkerSpec};
+use crate::lower::{
+    cluster_barrier, fences, lop_group_waits, lop_views, lowered_apart, mbar_quiet, AllocPlace, CExpr, IKind,
+    LOp, Program, WorkerSpec,
+};
 use crate::mbarrier::{Mbar, MbarFault};
 use crate::memory::{Smem, Tmem};
 use crate::mma::{self, AOperand, MmaOp, WgmmaA};

@@ -212,3 +212,12 @@ pub fn resumed_at(r: &RunResult, on: &str) -> Option<u64> {
         .find(|e| matches!(e.what, bwsim_sim::What::Resumed { on: o } if o == on))
         .map(|e| e.time)
 }
+
+/// When CTA `cta` first recorded a trace event that `what` accepts.
+pub fn cta_event_at(r: &RunResult, cta: u32, what: impl Fn(&bwsim_sim::What) -> bool) -> Option<u64> {
+    r.trace
+        .events
+        .iter()
+        .find(|e| e.cta == cta && what(&e.what))
+        .map(|e| e.time)
+}

@@ -16,6 +16,48 @@ impl<'p> Engine<'p> {
         end
     }
 
+    /// A shared-memory access of `bytes` on SM `sm` issued at `t0` (`remote`: another CTA's
+    /// shared memory of the cluster): when it completes.
+    fn smem_access_end(&mut self, chip: &Chip, sm: usize, t0: f64, bytes: u64, remote: bool) -> f64 {
+        let (lat, _) = if remote {
+            cost::dsmem_access(chip, bytes)
+        } else {
+            cost::smem_access(chip, bytes)
+        };
+        self.sms[sm].smem.send(t0, bytes as f64).max(t0 + lat)
+    }
+
+    /// The element type, shape and bytes of a global access (`what`) through `ptr` at
+    /// `offsets`.
+    fn global_access(&self, what: &str, ptr: Value, offsets: Value) -> OpResult<(DType, Vec<u32>, u64)> {
+        let Value::Ptr(ti) = ptr else {
+            return Err(Fault::unsupported(format!("{what} needs a pointer")));
+        };
+        let dt = self.dtypes.get(ti as usize).copied().unwrap_or(DType::F32);
+        let shape = match offsets {
+            Value::Tile(tl) => tl.shape.clone(),
+            _ => Vec::new(),
+        };
+        let bytes = numel(&shape) * dt.bits() as u64 / 8;
+        Ok((dt, shape, bytes))
+    }
+
+    /// The bytes, L2 key and messages of a TMA copy through descriptor `desc` by the
+    /// instruction at `pc`: a gather4 or scatter4 moves whole rows, one message per four and
+    /// no key; a tile copy is [`Engine::tile_messages`].
+    fn tma_extent(&mut self, pc: u32, desc: u32, copy: TmaCopy) -> OpResult<(u64, Option<u64>, u64)> {
+        let d = &self.prog.descs[desc as usize];
+        match copy {
+            TmaCopy::Rows(xs) => {
+                let rows = numel(&xs);
+                let cols = d.block.last().copied().unwrap_or(1) as u64;
+                let elt = d.dtype.bits() as u64;
+                Ok((rows * cols * elt / 8, None, rows.div_ceil(4).max(1)))
+            }
+            TmaCopy::Tile(cs, v) => self.tile_messages(pc, d, &cs, &v),
+        }
+    }
+
     #[allow(clippy::too_many_arguments)]
     pub(super) fn exec_op(
         &mut self,
@@ -53,6 +95,22 @@ impl<'p> Engine<'p> {
         let t0 = *t;
         let sm = self.cta(c).sm as usize;
         let me = TUnit::Agent(a);
+        // An operation whose predicate `p` is false only takes its issue slot.
+        macro_rules! skip_if_predicated_off {
+            ($p:expr) => {
+                if !pred($p)? {
+                    *t += chip.scalar_op_cycles;
+                    return Ok(OpDone::Next);
+                }
+            };
+        }
+        // The coordinates of a TMA tile copy.
+        let tma_coords = |coords: &[CExpr]| -> OpResult<Vec<i64>> {
+            coords
+                .iter()
+                .map(|e| Ok(int_of(&evs(e)?, "a TMA coordinate")? as i32 as i64))
+                .collect()
+        };
         match op {
             LOp::SmemAlloc { view } => Ok(OpDone::Value(Value::Smem(*view))),
             LOp::SmemReinterpret {
@@ -131,33 +189,22 @@ impl<'p> Engine<'p> {
                 multicast,
                 bar_cta,
             } => {
-                if !pred(p.as_ref())? {
-                    *t += chip.scalar_op_cycles;
-                    return Ok(OpDone::Next);
-                }
+                skip_if_predicated_off!(p.as_ref());
                 if multicast.is_some() || bar_cta.is_some() {
                     return Err(Fault::unsupported(
                         "tma.load with multicast= or bar_cta= (a copy for several CTAs of a cluster) is not modelled",
                     ));
                 }
-                let d = &self.prog.descs[*desc as usize];
-                let elt = d.dtype.bits() as u64;
                 let baddr = bar_of(evs(bar)?)?;
                 // gather4: one message per four rows, each a request of its own; the load
                 // lands with the last. A tile copy is one request, one issue slot per message
                 // (its boxes, docs/hardware/tma-messages.md).
-                let (bytes, key, msgs) = if *gather {
-                    let (_, xs) = tile_of(&ev(&coords[0])?)?;
-                    let rows = numel(&xs);
-                    let cols = d.block.last().copied().unwrap_or(1) as u64;
-                    (rows * cols * elt / 8, None, rows.div_ceil(4).max(1))
+                let copy = if *gather {
+                    TmaCopy::Rows(tile_of(&ev(&coords[0])?)?.1)
                 } else {
-                    let mut cs = Vec::with_capacity(coords.len());
-                    for e in coords {
-                        cs.push(int_of(&evs(e)?, "a TMA coordinate")? as i32 as i64);
-                    }
-                    self.tile_messages(pc, d, &cs, &smem_of(evs(smem)?)?)?
+                    TmaCopy::Tile(tma_coords(coords)?, smem_of(evs(smem)?)?)
                 };
+                let (bytes, key, msgs) = self.tma_extent(pc, *desc, copy)?;
                 self.cta(c).bar(baddr)?;
                 let mut port = self.sms[sm].tma_in;
                 let requests = if *gather { msgs } else { 1 };
@@ -207,24 +254,13 @@ impl<'p> Engine<'p> {
                 pred: p,
                 scatter,
             } => {
-                if !pred(p.as_ref())? {
-                    *t += chip.scalar_op_cycles;
-                    return Ok(OpDone::Next);
-                }
-                let d = &self.prog.descs[*desc as usize];
-                let elt = d.dtype.bits() as u64;
-                let (bytes, key, msgs) = if *scatter {
-                    let (_, xs) = tile_of(&ev(&coords[0])?)?;
-                    let rows = numel(&xs);
-                    let cols = d.block.last().copied().unwrap_or(1) as u64;
-                    (rows * cols * elt / 8, None, rows.div_ceil(4).max(1))
+                skip_if_predicated_off!(p.as_ref());
+                let copy = if *scatter {
+                    TmaCopy::Rows(tile_of(&ev(&coords[0])?)?.1)
                 } else {
-                    let mut cs = Vec::with_capacity(coords.len());
-                    for e in coords {
-                        cs.push(int_of(&evs(e)?, "a TMA coordinate")? as i32 as i64);
-                    }
-                    self.tile_messages(pc, d, &cs, &smem_of(evs(smem)?)?)?
+                    TmaCopy::Tile(tma_coords(coords)?, smem_of(evs(smem)?)?)
                 };
+                let (bytes, key, msgs) = self.tma_extent(pc, *desc, copy)?;
                 let mut port = self.sms[sm].tma_out;
                 let done = self.mem.store(t0, key, bytes, &mut port, None);
                 self.sms[sm].tma_out = port;
@@ -270,14 +306,9 @@ impl<'p> Engine<'p> {
             LOp::Op(K::MbarInit { bar, count }) => {
                 let addr = bar_of(evs(bar)?)?;
                 let n = int_of(&evs(count)?, "the arrival count")?;
-                if !(1..(1 << 20)).contains(&n) {
-                    return Err(Fault::error(
-                        Code::MbarCount,
-                        format!("mbarrier expected count must be in 1..2^20, found {n}"),
-                    ));
-                }
+                let n = mbarrier::init_count(n).map_err(|m| Fault::error(Code::MbarCount, m))?;
                 let cta = self.cta(c);
-                let m = Mbar::init(n as u32);
+                let m = Mbar::init(n);
                 match cta.bars.iter_mut().find(|b| b.addr == addr) {
                     Some(b) => {
                         b.state = Some(m);
@@ -304,10 +335,7 @@ impl<'p> Engine<'p> {
                 | K::MbarExpectTx { bar, bytes, pred: p }
                 | K::MbarCompleteTx { bar, bytes, pred: p },
             ) => {
-                if !pred(p.as_deref())? {
-                    *t += chip.scalar_op_cycles;
-                    return Ok(OpDone::Next);
-                }
+                skip_if_predicated_off!(p.as_deref());
                 let addr = bar_of(evs(bar)?)?;
                 let n = int_of(&evs(bytes)?, "the byte count")?;
                 match op {
@@ -332,21 +360,13 @@ impl<'p> Engine<'p> {
                 pred: p,
                 cta,
             }) => {
-                if !pred(p.as_deref())? {
-                    *t += chip.scalar_op_cycles;
-                    return Ok(OpDone::Next);
-                }
+                skip_if_predicated_off!(p.as_deref());
                 let addr = bar_of(evs(bar)?)?;
                 let n = match count {
                     Some(e) => int_of(&evs(e)?, "the arrival count")?,
                     None => 1,
                 };
-                let n = u32::try_from(n).map_err(|_| {
-                    Fault::trap(
-                        CudaError::LaunchFailure,
-                        format!("mbarrier arrive with count {n}"),
-                    )
-                })?;
+                let n = mbarrier::arrive_count(n).map_err(|m| Fault::trap(CudaError::LaunchFailure, m))?;
                 self.bar_update(c, addr, t0, |m| m.arrive(n))?;
                 *t += chip.mbarrier_op_cycles;
                 if cta.is_some() {
@@ -430,15 +450,11 @@ impl<'p> Engine<'p> {
                 cta_group,
                 ..
             } => {
-                if !pred(p.as_ref())? {
-                    *t += chip.scalar_op_cycles;
-                    return Ok(OpDone::Next);
-                }
-                if *cta_group != 1 {
-                    return Err(Fault::unsupported(
-                        "tcgen05.mma with cta_group::2 (an MMA across a CTA pair) is not modelled",
-                    ));
-                }
+                skip_if_predicated_off!(p.as_ref());
+                one_cta(
+                    *cta_group,
+                    "tcgen05.mma with cta_group::2 (an MMA across a CTA pair)",
+                )?;
                 let (m, n, k, kind) = match &self.shapes[pc as usize] {
                     Some(Shapes::Mma { m, n, k, kind }) => (*m, *n, *k, *kind),
                     _ => {
@@ -512,20 +528,13 @@ impl<'p> Engine<'p> {
                 cta_group,
                 multicast,
             } => {
-                if !pred(p.as_ref())? {
-                    *t += chip.scalar_op_cycles;
-                    return Ok(OpDone::Next);
-                }
+                skip_if_predicated_off!(p.as_ref());
                 if multicast.is_some() {
                     return Err(Fault::unsupported(
                         "tcgen05.commit with multicast= is not modelled",
                     ));
                 }
-                if *cta_group != 1 {
-                    return Err(Fault::unsupported(
-                        "tcgen05.commit with cta_group::2 is not modelled",
-                    ));
-                }
+                one_cta(*cta_group, "tcgen05.commit with cta_group::2")?;
                 let addr = bar_of(evs(bar)?)?;
                 self.cta(c).bar(addr)?;
                 let issue = t0 + chip.mma_issue_cycles;
@@ -674,12 +683,7 @@ impl<'p> Engine<'p> {
                         (bytes, value)
                     }
                 };
-                let (lat, _) = if cta.is_some() {
-                    cost::dsmem_access(&chip, bytes)
-                } else {
-                    cost::smem_access(&chip, bytes)
-                };
-                let end = self.sms[sm].smem.send(t0, bytes as f64).max(t0 + lat);
+                let end = self.smem_access_end(&chip, sm, t0, bytes, cta.is_some());
                 *t = end;
                 self.record(t0, c, me, TWhat::Op { op: name, end }, span);
                 Ok(OpDone::Value(value))
@@ -694,26 +698,14 @@ impl<'p> Engine<'p> {
                         b
                     }
                 };
-                let (lat, _) = if cta.is_some() {
-                    cost::dsmem_access(&chip, bytes)
-                } else {
-                    cost::smem_access(&chip, bytes)
-                };
-                let end = self.sms[sm].smem.send(t0, bytes as f64).max(t0 + lat);
+                let end = self.smem_access_end(&chip, sm, t0, bytes, cta.is_some());
                 *t = end;
                 self.record(t0, c, me, TWhat::Op { op: name, end }, span);
                 Ok(OpDone::Next)
             }
             LOp::Op(K::GlobalLoad { ptr, offsets, .. }) => {
-                let Value::Ptr(ti) = evs(ptr)? else {
-                    return Err(Fault::unsupported("global.load needs a pointer"));
-                };
-                let dt = self.dtypes.get(ti as usize).copied().unwrap_or(DType::F32);
-                let shape = match ev(offsets)? {
-                    Value::Tile(tl) => tl.shape.clone(),
-                    _ => Vec::new(),
-                };
-                let end = self.lsu_global_load(sm, t0, numel(&shape) * dt.bits() as u64 / 8);
+                let (dt, shape, bytes) = self.global_access("global.load", evs(ptr)?, ev(offsets)?)?;
+                let end = self.lsu_global_load(sm, t0, bytes);
                 *t = end;
                 self.record(t0, c, me, TWhat::Op { op: name, end }, span);
                 Ok(OpDone::Value(hollow::hollow(dt, shape)))
@@ -721,15 +713,8 @@ impl<'p> Engine<'p> {
             LOp::Op(K::CpAsync { ptr, offsets, .. }) => {
                 // The global read of a load on the LSU path; the thread moves on after the
                 // issue and the bytes land in shared memory when the load returns.
-                let Value::Ptr(ti) = evs(ptr)? else {
-                    return Err(Fault::unsupported("cp.async needs a pointer"));
-                };
-                let dt = self.dtypes.get(ti as usize).copied().unwrap_or(DType::F32);
-                let shape = match ev(offsets)? {
-                    Value::Tile(tl) => tl.shape.clone(),
-                    _ => Vec::new(),
-                };
-                let end = self.lsu_global_load(sm, t0, numel(&shape) * dt.bits() as u64 / 8);
+                let (_, _, bytes) = self.global_access("cp.async", evs(ptr)?, ev(offsets)?)?;
+                let end = self.lsu_global_load(sm, t0, bytes);
                 let ag = &mut self.cta(c).agents[a as usize];
                 ag.cp_open = ag.cp_open.max(end);
                 *t = t0 + chip.scalar_op_cycles;
@@ -761,30 +746,15 @@ impl<'p> Engine<'p> {
             }
             LOp::GlobalAtomic(at) => {
                 // A read-modify-write at L2: the round trip of a load, the bytes both ways.
-                let Value::Ptr(ti) = evs(&at.ptr)? else {
-                    return Err(Fault::unsupported("global.atomic needs a pointer"));
-                };
-                let dt = self.dtypes.get(ti as usize).copied().unwrap_or(DType::F32);
-                let shape = match ev(&at.offsets)? {
-                    Value::Tile(tl) => tl.shape.clone(),
-                    _ => Vec::new(),
-                };
-                let bytes = numel(&shape) * dt.bits() as u64 / 8;
+                let (dt, shape, bytes) =
+                    self.global_access("global.atomic", evs(&at.ptr)?, ev(&at.offsets)?)?;
                 *t = t0 + chip.global_latency + chip.scalar_op_cycles;
                 self.stats.global_bytes += 2.0 * bytes as f64;
                 self.record(t0, c, me, TWhat::Op { op: name, end: *t }, span);
                 Ok(OpDone::Value(hollow::hollow(dt, shape)))
             }
             LOp::Op(K::GlobalStore { ptr, offsets, .. }) => {
-                let Value::Ptr(ti) = evs(ptr)? else {
-                    return Err(Fault::unsupported("global.store needs a pointer"));
-                };
-                let dt = self.dtypes.get(ti as usize).copied().unwrap_or(DType::F32);
-                let shape = match ev(offsets)? {
-                    Value::Tile(tl) => tl.shape.clone(),
-                    _ => Vec::new(),
-                };
-                let bytes = numel(&shape) * dt.bits() as u64 / 8;
+                let (_, _, bytes) = self.global_access("global.store", evs(ptr)?, ev(offsets)?)?;
                 let mut port = self.sms[sm].lsu;
                 let done = self
                     .mem
@@ -804,6 +774,23 @@ impl<'p> Engine<'p> {
     }
 }
 
+/// The timing model runs the CTAs of a cluster independently: an operation of a CTA pair
+/// (`cta_group` 2; `what` names it) is refused.
+fn one_cta(cta_group: u32, what: &str) -> OpResult<()> {
+    if cta_group == 1 {
+        Ok(())
+    } else {
+        Err(Fault::unsupported(format!("{what} is not modelled")))
+    }
+}
+
+/// What a TMA copy moves: the rows whose indices a gather4 or scatter4 takes (the shape of its
+/// row-index tile), or a tile at coordinates into or out of a shared-memory view.
+enum TmaCopy {
+    Rows(Vec<u32>),
+    Tile(Vec<i64>, SmemView),
+}
+
 /// Operations one thread issues for its partition: TMA copies, mbarrier transaction-count
 /// expects, tcgen05 commits (see [`Engine::exec_op`]).
 fn single_thread_issue(op: &LOp) -> bool {
@@ -812,46 +799,24 @@ fn single_thread_issue(op: &LOp) -> bool {
         | LOp::TmaStore { .. }
         | LOp::Commit { .. }
         | LOp::Op(K::MbarExpect { .. } | K::MbarExpectTx { .. }) => true,
-        LOp::SmemAlloc { .. }
-        | LOp::SmemReinterpret { .. }
-        | LOp::TmemReinterpret { .. }
-        | LOp::MbarAlloc { .. }
-        | LOp::TmemAlloc { .. }
-        | LOp::TmaStoreWait { .. }
+        lop_views!()
+        | lop_group_waits!()
         | LOp::ClcTryCancel { .. }
         | LOp::Mma { .. }
-        | LOp::WgmmaWait { .. }
-        | LOp::CpAsyncWait { .. }
         | LOp::GlobalAtomic(_)
         | LOp::Op(
-            K::TmemDealloc { .. }
-            | K::MbarInit { .. }
-            | K::MbarCompleteTx { .. }
+            K::MbarCompleteTx { .. }
             | K::MbarArrive { .. }
-            | K::MbarWait { .. }
-            | K::MbarTestWait { .. }
-            | K::MbarInvalidate { .. }
-            | K::FenceAsyncShared {}
-            | K::FenceMbarrierInit {}
-            | K::Tcgen05FenceBefore {}
-            | K::Tcgen05FenceAfter {}
-            | K::Tcgen05Cp { .. }
-            | K::TmemLoad { .. }
-            | K::TmemStore { .. }
-            | K::Wgmma { .. }
-            | K::SmemLoad { .. }
-            | K::SmemStore { .. }
-            | K::GlobalLoad { .. }
-            | K::GlobalStore { .. }
-            | K::CpAsync { .. }
+            | mbar_quiet!()
+            | fences!()
+            | data_moves!()
+            | cluster_barrier!()
+            | K::TmemDealloc { .. }
             | K::CpAsyncCommit {}
             | K::ClcQuery { .. }
             | K::BarSync {}
-            | K::ClusterSync {}
-            | K::ClusterArrive { .. }
-            | K::ClusterWait {},
+            | lowered_apart!(),
         ) => false,
-        LOp::Op(lowered_apart!()) => false,
     }
 }
 
@@ -860,23 +825,9 @@ fn single_thread_issue(op: &LOp) -> bool {
 /// every operation is named.
 pub(super) fn synchronises(op: &LOp) -> bool {
     match op {
-        LOp::SmemAlloc { .. }
-        | LOp::SmemReinterpret { .. }
-        | LOp::TmemReinterpret { .. }
-        | LOp::MbarAlloc { .. }
-        | LOp::TmemAlloc { .. }
-        | LOp::TmaStoreWait { .. }
-        | LOp::WgmmaWait { .. }
-        | LOp::CpAsyncWait { .. }
-        | LOp::Op(
-            K::TmemDealloc { .. }
-            | K::CpAsyncCommit {}
-            | K::FenceAsyncShared {}
-            | K::FenceMbarrierInit {}
-            | K::Tcgen05FenceBefore {}
-            | K::Tcgen05FenceAfter {}
-            | K::BarSync {},
-        ) => false,
+        lop_views!()
+        | lop_group_waits!()
+        | LOp::Op(fences!() | K::TmemDealloc { .. } | K::CpAsyncCommit {} | K::BarSync {}) => false,
         LOp::TmaLoad { .. }
         | LOp::TmaStore { .. }
         | LOp::ClcTryCancel { .. }
@@ -884,28 +835,12 @@ pub(super) fn synchronises(op: &LOp) -> bool {
         | LOp::Commit { .. }
         | LOp::GlobalAtomic(_)
         | LOp::Op(
-            K::MbarInit { .. }
-            | K::MbarExpect { .. }
-            | K::MbarExpectTx { .. }
-            | K::MbarCompleteTx { .. }
-            | K::MbarArrive { .. }
-            | K::MbarWait { .. }
-            | K::MbarTestWait { .. }
-            | K::MbarInvalidate { .. }
-            | K::Tcgen05Cp { .. }
-            | K::TmemLoad { .. }
-            | K::TmemStore { .. }
-            | K::Wgmma { .. }
-            | K::SmemLoad { .. }
-            | K::SmemStore { .. }
-            | K::GlobalLoad { .. }
-            | K::GlobalStore { .. }
-            | K::CpAsync { .. }
+            mbar_signals!()
+            | mbar_quiet!()
+            | data_moves!()
+            | cluster_barrier!()
             | K::ClcQuery { .. }
-            | K::ClusterSync {}
-            | K::ClusterArrive { .. }
-            | K::ClusterWait {},
+            | lowered_apart!(),
         ) => true,
-        LOp::Op(lowered_apart!()) => true,
     }
 }

@@ -39,8 +39,11 @@ use super::TimingError;
 use crate::chips::Chip;
 use crate::eval::{self, EvalCtx};
 use crate::interp::{self, Control, Effects, Flow, OpDone};
-use crate::lower::{lowered_apart, CExpr, DescInfo, IKind, LOp, Program, WorkerSpec};
-use crate::mbarrier::{Mbar, MbarFault};
+use crate::lower::{
+    cluster_barrier, data_moves, fences, lop_group_waits, lop_views, lowered_apart, mbar_quiet, mbar_signals,
+    CExpr, DescInfo, IKind, LOp, Program, WorkerSpec,
+};
+use crate::mbarrier::{self, Mbar, MbarFault};
 use crate::trap::{CudaError, Fault, OpResult};
 use crate::value::{Dims, SmemView, TmemView, Value};
 use crate::views;
@@ -353,23 +356,22 @@ fn bool_of(v: &Value, what: &str) -> OpResult<bool> {
         .ok_or_else(|| Fault::unsupported(format!("{what} must be a boolean, found {}", v.kind())))
 }
 
+/// The fault of an operand that is not the kind of value the operation takes.
+fn expected(what: &str, found: &Value) -> Fault {
+    Fault::unsupported(format!("expected {what}, found {}", found.kind()))
+}
+
 fn smem_of(v: Value) -> OpResult<SmemView> {
     match v {
         Value::Smem(s) => Ok(s),
-        other => Err(Fault::unsupported(format!(
-            "expected a shared-memory buffer, found {}",
-            other.kind()
-        ))),
+        other => Err(expected("a shared-memory buffer", &other)),
     }
 }
 
 fn tmem_of(v: Value) -> OpResult<TmemView> {
     match v {
         Value::Tmem(s) => Ok(s),
-        other => Err(Fault::unsupported(format!(
-            "expected a tensor-memory buffer, found {}",
-            other.kind()
-        ))),
+        other => Err(expected("a tensor-memory buffer", &other)),
     }
 }
 
@@ -377,20 +379,14 @@ fn bar_of(v: Value) -> OpResult<u32> {
     match v {
         Value::Mbar { addr, count: None } => Ok(addr),
         Value::Mbar { addr, count: Some(1) } => Ok(addr),
-        other => Err(Fault::unsupported(format!(
-            "expected one mbarrier, found {}",
-            other.kind()
-        ))),
+        other => Err(expected("one mbarrier", &other)),
     }
 }
 
 fn tile_of(v: &Value) -> OpResult<(DType, Vec<u32>)> {
     match v {
         Value::Tile(t) => Ok((t.dtype, t.shape.clone())),
-        other => Err(Fault::unsupported(format!(
-            "expected a tile, found {}",
-            other.kind()
-        ))),
+        other => Err(expected("a tile", other)),
     }
 }
 
