@@ -1059,7 +1059,7 @@ impl CtaHb {
             Some(Comp::CpAsync(p)) => format!("the cp.async groups of {}", part_name(*p)),
             Some(Comp::Pipe) => format!("cta{cta}.tc (the tensor pipe)"),
             Some(Comp::Peer { cta: p, rank }) => {
-                format!("cta{p} (rank {rank} of the cluster, through distributed shared memory)")
+                format!("cta{p} (rank {rank} of the cluster, acting on this CTA's memory)")
             }
             Some(Comp::Init) => format!("cta{cta}'s barrier initialisation"),
             Some(Comp::PeerPipe { cta: p, rank }) => {

@@ -781,7 +781,7 @@ impl<'p, 's> Machine<'p, 's> {
         let mut d = hb.describe(&h, self.prog, &name, cta, tmem);
         if hb.involves_peer(&h) {
             d = d.with_note(format!(
-                "the memory is CTA {cta}'s (rank {rank} of its cluster); another CTA's access through distributed shared memory is ordered only by a release/acquire cluster barrier (`cluster.arrive` + `cluster.wait`) or by a remote `mbar.arrive ..., cta=R` that the owner waits on"
+                "the memory is CTA {cta}'s (rank {rank} of its cluster); another CTA's access to it (distributed shared memory, a multicast copy, a pair MMA) is ordered only by a release/acquire cluster barrier (`cluster.arrive` + `cluster.wait`), or by an arrival of that CTA on a barrier this CTA waits on (a remote `mbar.arrive ..., cta=R`, a multicast or pair `tcgen05.commit`)"
             ));
         }
         self.report(d);
