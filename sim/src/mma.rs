@@ -1072,7 +1072,15 @@ impl MmaMemo {
 /// A `cta_group::2` MMA of a CTA pair: CTA r holds A_r [M/2, K] and B_r [K, N/2] in its shared
 /// memory and its accumulator rows [M/2, N] in its tensor memory (all at the same addresses in
 /// both CTAs); D_r = A_r · [B_0 | B_1] (+ D_r) [docs/semantics.md#clusters-and-cta-pairs].
-pub fn mma_pair(smem: [&Smem; 2], tmem: [&mut Tmem; 2], op: &MmaOp, arith: &Arith) -> OpResult<()> {
+/// Each CTA's half is answered from `exec`'s memo when the same inputs were computed before
+/// (as [`mma`] does).
+pub fn mma_pair(
+    smem: [&Smem; 2],
+    tmem: [&mut Tmem; 2],
+    op: &MmaOp,
+    arith: &Arith,
+    exec: &MmaExec,
+) -> OpResult<()> {
     let AOperand::Smem(a) = op.a else {
         return Err(Fault::unsupported("cta_group::2 MMA with A in tensor memory"));
     };
@@ -1095,33 +1103,70 @@ pub fn mma_pair(smem: [&Smem; 2], tmem: [&mut Tmem; 2], op: &MmaOp, arith: &Arit
             }
         }
     }
-    let bt = Lines::new(&bt, 2 * nhu, ku);
     let cells = acc_cells(&op.acc, m, n);
     let acc_bits = op.acc.dtype.bits();
+    let params = match arith.block_for(a.dtype) {
+        Some(p) => [p.align_bits as u64, p.result_bits as u64],
+        None => [u64::MAX, u64::MAX],
+    };
+    // A pair MMA's key starts with a word no single-CTA key starts with (an accumulator type).
+    let head = [
+        u64::MAX,
+        op.acc.dtype as u64,
+        a.dtype as u64,
+        op.use_acc as u64,
+        m as u64,
+        n as u64,
+        k as u64,
+        params[0],
+        params[1],
+    ];
     for (sm, tm) in smem.iter().zip(tmem) {
-        let av = Lines::new(&read_smem(sm, &a)?, mu, ku);
+        let av = read_smem(sm, &a)?;
+        let olds = if op.use_acc {
+            cells
+                .iter()
+                .map(|&c| tm.read(c, acc_bits))
+                .collect::<OpResult<Vec<u64>>>()?
+        } else {
+            Vec::new()
+        };
+        let key = exec
+            .memo
+            .as_ref()
+            .map(|_| mma_key(&head, &av, &bt, &[], &[], &olds));
+        if let (Some(memo), Some(key)) = (&exec.memo, &key) {
+            if let Some(r) = memo.get(key) {
+                write_results(tm, &op.acc, &cells, &r, n as usize)?;
+                continue;
+            }
+        }
+        let av = Lines::new(&av, mu, ku);
+        let btl = Lines::new(&bt, 2 * nhu, ku);
+        let mut results = Vec::with_capacity(cells.len());
         for i in 0..mu {
             let arow = av.line(i);
             for j in 0..2 * nhu {
-                let idx = [i as u32, j as u32];
-                let cell = cells[i * 2 * nhu + j];
-                let old = if op.use_acc {
-                    bits_to_f64(op.acc.dtype, tm.read(cell, acc_bits)?)
-                } else {
-                    0.0
+                let x = i * 2 * nhu + j;
+                let old = match olds.get(x) {
+                    Some(&b) => bits_to_f64(op.acc.dtype, b),
+                    None => 0.0,
                 };
-                let bits = dot(
+                results.push(dot(
                     arow,
-                    bt.line(j),
+                    btl.line(j),
                     old,
                     op.use_acc,
                     op.acc.dtype,
                     a.dtype,
                     false,
                     arith,
-                );
-                write_acc(tm, &op.acc, cell, &idx, bits)?;
+                ));
             }
+        }
+        write_results(tm, &op.acc, &cells, &results, n as usize)?;
+        if let (Some(memo), Some(key)) = (&exec.memo, key) {
+            memo.put(key, results);
         }
     }
     Ok(())

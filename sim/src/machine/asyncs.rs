@@ -361,6 +361,7 @@ impl<'p, 's> Machine<'p, 's> {
                         [&mut l.tmem, &mut p.tmem],
                         m,
                         &self.opts.mma.tcgen05,
+                        &self.opts.mma_exec,
                     ),
                     _ => Err(Fault::unsupported(
                         "the peer CTA of a cta_group::2 MMA is not resident",
