@@ -278,7 +278,7 @@ pub fn reference(
         "map_elementwise_kernel" => language::map_elementwise(plan, inputs),
         "wgmma_matmul_kernel" => matmul::matmul(plan, inputs),
         "gather_rows" => movement::gather(plan, inputs),
-        "softmax" | "softmax_kernel" => attention::softmax(plan, inputs),
+        "softmax" | "softmax_kernel" | "cluster_softmax_kernel" => attention::softmax(plan, inputs),
         "tile_math" => elementwise::tile_math(plan, inputs),
         "attention" | "attention_kernel" | "attention_f32x2_kernel" => {
             attention::attention(plan, inputs, false)

@@ -27,6 +27,7 @@
 //! tests/gluon (docs/semantics.md#clusters-and-cta-pairs).
 
 use super::*;
+use bwsim_isa::builtins::ReduceOp;
 
 /// How a tensor, buffer or barrier array is spread over the CTAs of a cluster: for each bit of
 /// the CTA's rank, the dimension that bit splits and the element offset it moves the CTA's
@@ -135,9 +136,33 @@ impl Cx<'_> {
                 _ => break,
             }
         }
-        let AttrVal::Dialect(_, d) = &v else {
+        let AttrVal::Dialect(kind, d) = &v else {
             return Ok(None);
         };
+        if kind == "ttg.slice" {
+            // A slice of a layout: the parent's CTA layout without the sliced dimension, the
+            // CTAs that differed only along it now holding the same values.
+            let (Some(dim), Some(parent)) = (d.get("dim").and_then(|x| x.as_int()), d.get("parent")) else {
+                return Ok(None);
+            };
+            let dim = dim as usize;
+            let mut pshape = shape.to_vec();
+            pshape.insert(dim.min(pshape.len()), 1);
+            let Some(p) = self.cga(parent, &pshape, local, span)? else {
+                return Ok(None);
+            };
+            return Ok(Some(Cga {
+                bits: p
+                    .bits
+                    .iter()
+                    .map(|b| match *b {
+                        Some((dd, _)) if dd == dim => None,
+                        Some((dd, off)) if dd > dim => Some((dd - 1, off)),
+                        other => other,
+                    })
+                    .collect(),
+            }));
+        }
         let bad = |what: &str| ImportError::UnsupportedType {
             message: format!("a CTA layout bwsim cannot read: {what}"),
             span,
@@ -258,6 +283,15 @@ impl Cx<'_> {
         call("cluster_rank", Vec::new(), span)
     }
 
+    /// Bit `b` of the CTA's rank: `cluster_rank() >> b & 1`.
+    fn rank_bit_e(b: usize, span: Span) -> Expr {
+        let r = match b {
+            0 => Self::rank_e(span),
+            _ => bin(BinOp::Shr, Self::rank_e(span), int_e(b as i64, span), span),
+        };
+        bin(BinOp::BitAnd, r, int_e(1, span), span)
+    }
+
     /// The rank of the first CTA of this CTA's group of the broadcast rank bits `mask`:
     /// `cluster_rank() & KEEP` (0 when every bit is broadcast).
     pub(super) fn leader_e(&self, mask: i64, span: Span) -> Expr {
@@ -300,15 +334,130 @@ impl Cx<'_> {
         for (b, bit) in cga.bits.iter().enumerate() {
             let Some((d, off)) = *bit else { continue };
             let Some(c) = out.get_mut(d) else { continue };
-            let bit = match b {
-                0 => Self::rank_e(span),
-                _ => bin(BinOp::Shr, Self::rank_e(span), int_e(b as i64, span), span),
-            };
-            let set = bin(BinOp::BitAnd, bit, int_e(1, span), span);
+            let set = Self::rank_bit_e(b, span);
             let add = bin(BinOp::Mul, set, int_e(off, span), span);
             *c = bin(BinOp::Add, c.clone(), add, span);
         }
         out
+    }
+
+    /// `partial`, this CTA's reduction by `f` along `axis` of a tensor whose CTA layout
+    /// `operand` splits that axis, combined with the partials of the other CTAs of its group:
+    /// each CTA stores its partial into a slot of a shared buffer in every CTA of the group
+    /// (distributed shared memory), a cluster barrier hands them over, and each CTA folds the
+    /// slots in group order; a second cluster barrier keeps the buffer until every CTA has read
+    /// it. `ty` is the result's (one CTA's) type. The result is the same in every CTA of the
+    /// group, as the result's CTA layout (a slice) says.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn cluster_reduce(
+        &mut self,
+        hint: &str,
+        partial: Expr,
+        ty: &Type,
+        operand: &Cga,
+        axis: usize,
+        f: ReduceOp,
+        span: Span,
+    ) -> R<Expr> {
+        let split: Vec<usize> = operand
+            .bits
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| matches!(b, Some((d, _)) if *d == axis))
+            .map(|(i, _)| i)
+            .collect();
+        if split.is_empty() {
+            return Ok(partial);
+        }
+        let (Some(shape), Some(elem)) = (ty.shape(), ty.elem()) else {
+            return Err(ImportError::UnsupportedType {
+                message: "a reduction across the CTAs of a cluster to a scalar is not supported".into(),
+                span,
+            });
+        };
+        let layout = self.required_layout(ty, span)?;
+        let group = 1i64 << split.len();
+        let mut bshape = vec![group];
+        bshape.extend_from_slice(shape);
+        let bty = self.shaped_as(dtype_of(elem, span)?, &bshape, span);
+        let buf = self.let_op(
+            &format!("{hint}_cluster"),
+            OpKind::SmemAlloc {
+                ty: bty,
+                layout: name_e("plain", span),
+                align: None,
+            },
+            span,
+        );
+        let slot = |i: Expr| index(name_e(&buf, span), vec![IndexItem::Expr(i)], span);
+        // This CTA's place in its group, and the group's first rank.
+        let mut me: Option<Expr> = None;
+        for (i, &b) in split.iter().enumerate() {
+            let bit = Self::rank_bit_e(b, span);
+            let term = match i {
+                0 => bit,
+                _ => bin(BinOp::Shl, bit, int_e(i as i64, span), span),
+            };
+            me = Some(match me {
+                Some(m) => bin(BinOp::BitOr, m, term, span),
+                None => term,
+            });
+        }
+        let me = me.unwrap_or_else(|| int_e(0, span));
+        let mask: i64 = split.iter().map(|&b| 1i64 << b).sum();
+        let base = self.leader_e(mask, span);
+        for j in 0..group {
+            let peer: i64 = split.iter().enumerate().map(|(i, &b)| ((j >> i) & 1) << b).sum();
+            let rank = match (&base.kind, peer) {
+                (_, 0) => base.clone(),
+                (ExprKind::Int(0), p) => int_e(p, span),
+                _ => bin(BinOp::BitOr, base.clone(), int_e(peer, span), span),
+            };
+            self.op_stmt(
+                OpKind::SmemStore {
+                    dst: slot(me.clone()),
+                    value: partial.clone(),
+                    cta: Some(rank),
+                },
+                span,
+            );
+        }
+        self.cluster_exit_sync(span);
+        let mut acc: Option<Expr> = None;
+        for j in 0..group {
+            let n = self.let_op(
+                &format!("{hint}_part"),
+                OpKind::SmemLoad {
+                    src: slot(int_e(j, span)),
+                    layout: Some(layout.clone()),
+                    cta: None,
+                },
+                span,
+            );
+            let v = name_e(&n, span);
+            acc = Some(match acc {
+                None => v,
+                Some(a) => match f {
+                    ReduceOp::Sum => bin(BinOp::Add, a, v, span),
+                    ReduceOp::Prod => bin(BinOp::Mul, a, v, span),
+                    ReduceOp::Max => call("max", vec![a, v], span),
+                    ReduceOp::Min => call("min", vec![a, v], span),
+                    ReduceOp::And => bin(BinOp::BitAnd, a, v, span),
+                    ReduceOp::Or => bin(BinOp::BitOr, a, v, span),
+                    ReduceOp::Xor => bin(BinOp::BitXor, a, v, span),
+                    ReduceOp::Argmax | ReduceOp::Argmin => {
+                        return Err(ImportError::UnsupportedType {
+                            message: "an argmax or argmin across the CTAs of a cluster is not supported"
+                                .into(),
+                            span,
+                        })
+                    }
+                },
+            });
+        }
+        let total = self.let_(hint, Rhs::Expr(acc.unwrap_or(partial)), span);
+        self.cluster_exit_sync(span);
+        Ok(name_e(&total, span))
     }
 
     /// What Triton's compiler adds after a cluster kernel's barrier initialisation (3.8 and

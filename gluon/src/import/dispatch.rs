@@ -205,11 +205,16 @@ impl<'m> Cx<'m> {
                 let ty = self.result_type(op, 0)?;
                 let layout = self.required_layout(&ty, span)?;
                 let r = self.result(op, 0)?;
-                let n = self.let_(
-                    &r,
-                    Rhs::Expr(call("arange", vec![int_e(s, span), int_e(e, span), layout], span)),
-                    span,
-                );
+                // In a cluster kernel this CTA holds a piece of the range, from its origin.
+                let (e, cga) = match (self.cga_of_ty(Some(&ty), span)?, ty.shape()) {
+                    (Some(cga), Some(&[n])) => (s + n, Some(cga)),
+                    _ => (e, None),
+                };
+                let mut range = call("arange", vec![int_e(s, span), int_e(e, span), layout], span);
+                if let Some(cga) = cga {
+                    range = self.local_coords(&cga, vec![range], span).remove(0);
+                }
+                let n = self.let_(&r, Rhs::Expr(range), span);
                 self.bind(&r, Val::E(name_e(&n, span), ty));
                 Ok(())
             }
