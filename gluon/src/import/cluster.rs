@@ -377,8 +377,11 @@ impl Cx<'_> {
         };
         let layout = self.required_layout(ty, span)?;
         let group = 1i64 << split.len();
-        let mut bshape = vec![group];
-        bshape.extend_from_slice(shape);
+        // Slot j is rows j*R0 .. (j+1)*R0 of the buffer: constant slices, which every back end
+        // takes.
+        let r0 = shape.first().copied().unwrap_or(1);
+        let mut bshape = shape.to_vec();
+        bshape[0] = group * r0;
         let bty = self.shaped_as(dtype_of(elem, span)?, &bshape, span);
         let buf = self.let_op(
             &format!("{hint}_cluster"),
@@ -389,7 +392,15 @@ impl Cx<'_> {
             },
             span,
         );
-        let slot = |i: Expr| index(name_e(&buf, span), vec![IndexItem::Expr(i)], span);
+        let rank = shape.len();
+        let slot = |j: i64| {
+            let mut items = vec![IndexItem::Slice(
+                Some(int_e(j * r0, span)),
+                Some(int_e((j + 1) * r0, span)),
+            )];
+            items.extend((1..rank).map(|_| IndexItem::Slice(None, None)));
+            index(name_e(&buf, span), items, span)
+        };
         // This CTA's place in its group, and the group's first rank.
         let mut me: Option<Expr> = None;
         for (i, &b) in split.iter().enumerate() {
@@ -406,18 +417,34 @@ impl Cx<'_> {
         let me = me.unwrap_or_else(|| int_e(0, span));
         let mask: i64 = split.iter().map(|&b| 1i64 << b).sum();
         let base = self.leader_e(mask, span);
-        for j in 0..group {
-            let peer: i64 = split.iter().enumerate().map(|(i, &b)| ((j >> i) & 1) << b).sum();
-            let rank = match (&base.kind, peer) {
-                (_, 0) => base.clone(),
-                (ExprKind::Int(0), p) => int_e(p, span),
-                _ => bin(BinOp::BitOr, base.clone(), int_e(peer, span), span),
-            };
-            self.op_stmt(
-                OpKind::SmemStore {
-                    dst: slot(me.clone()),
-                    value: partial.clone(),
-                    cta: Some(rank),
+        // CTA `k` of the group writes slot `k` of every CTA of the group.
+        for k in 0..group {
+            self.blocks.push(Vec::new());
+            for j in 0..group {
+                let peer: i64 = split.iter().enumerate().map(|(i, &b)| ((j >> i) & 1) << b).sum();
+                let rank = match (&base.kind, peer) {
+                    (_, 0) => base.clone(),
+                    (ExprKind::Int(0), p) => int_e(p, span),
+                    _ => bin(BinOp::BitOr, base.clone(), int_e(peer, span), span),
+                };
+                self.op_stmt(
+                    OpKind::SmemStore {
+                        dst: slot(k),
+                        value: partial.clone(),
+                        cta: Some(rank),
+                    },
+                    span,
+                );
+            }
+            let stmts = self.blocks.pop().unwrap_or_default();
+            self.push(
+                StmtKind::If {
+                    cond: bin(BinOp::Eq, me.clone(), int_e(k, span), span),
+                    then_body: Block {
+                        stmts,
+                        end_comments: Vec::new(),
+                    },
+                    else_body: None,
                 },
                 span,
             );
@@ -428,7 +455,7 @@ impl Cx<'_> {
             let n = self.let_op(
                 &format!("{hint}_part"),
                 OpKind::SmemLoad {
-                    src: slot(int_e(j, span)),
+                    src: slot(j),
                     layout: Some(layout.clone()),
                     cta: None,
                 },
