@@ -469,24 +469,16 @@ impl<'p, 's> Machine<'p, 's> {
             LOp::Op(K::MbarInit { bar, count }) => {
                 let addr = bar_of(&ev(bar)?)?;
                 let n = int_of(&ev(count)?, "the arrival count")?;
-                if !(1..(1 << 20)).contains(&n) {
-                    return Err(Fault::error(
-                        Code::MbarCount,
-                        format!("mbarrier expected count must be in 1..2^20, found {n}"),
-                    ));
-                }
+                let n = mbarrier::init_count(n).map_err(|m| Fault::error(Code::MbarCount, m))?;
                 let c = self.cta(s);
-                c.bars.insert(addr, BarState::Live(Mbar::init(n as u32)));
+                c.bars.insert(addr, BarState::Live(Mbar::init(n)));
                 if let Some(hb) = c.hb.as_deref_mut() {
                     hb.bar_init(a, addr);
                 }
                 self.ev(
                     cta_id,
                     me,
-                    What::Init {
-                        bar: addr,
-                        count: n as u32,
-                    },
+                    What::Init { bar: addr, count: n },
                     span,
                 );
                 Ok(OpDone::Next)
@@ -538,12 +530,8 @@ impl<'p, 's> Machine<'p, 's> {
                     Some(c) => int_of(&ev(c)?, "the arrival count")?,
                     None => 1,
                 };
-                let n = u32::try_from(n).map_err(|_| {
-                    Fault::trap(
-                        CudaError::LaunchFailure,
-                        format!("mbarrier arrive with count {n}"),
-                    )
-                })?;
+                let n = mbarrier::arrive_count(n)
+                    .map_err(|m| Fault::trap(CudaError::LaunchFailure, m))?;
                 let t = match cta {
                     Some(r) => self.cluster_peer(s, int_of(&ev(r)?, "the CTA rank")?, name)?,
                     None => s,
