@@ -707,36 +707,21 @@ impl<'m> Cx<'m> {
                 );
                 Ok(())
             }
-            "ttng.cluster_arrive" => {
-                let relaxed = self
-                    .attr_dict(op)?
-                    .get("relaxed")
-                    .and_then(|x| x.as_bool())
-                    .unwrap_or(false);
+            "ttng.cluster_arrive" | "ttng.cluster_barrier" => {
+                // `cluster_barrier` is an arrive then a wait.
+                let relaxed = self.attr_dict(op)?.get("relaxed").and_then(|x| x.as_bool());
                 self.op_stmt(
                     OpKind::ClusterArrive {
-                        relaxed: relaxed.then(|| ex(ExprKind::Bool(true), span)),
+                        relaxed: (relaxed == Some(true)).then(|| ex(ExprKind::Bool(true), span)),
                     },
                     span,
                 );
+                if name == "ttng.cluster_barrier" {
+                    self.op_stmt(OpKind::ClusterWait {}, span);
+                }
                 Ok(())
             }
             "ttng.cluster_wait" => {
-                self.op_stmt(OpKind::ClusterWait {}, span);
-                Ok(())
-            }
-            "ttng.cluster_barrier" => {
-                let relaxed = self
-                    .attr_dict(op)?
-                    .get("relaxed")
-                    .and_then(|x| x.as_bool())
-                    .unwrap_or(false);
-                self.op_stmt(
-                    OpKind::ClusterArrive {
-                        relaxed: relaxed.then(|| ex(ExprKind::Bool(true), span)),
-                    },
-                    span,
-                );
                 self.op_stmt(OpKind::ClusterWait {}, span);
                 Ok(())
             }
