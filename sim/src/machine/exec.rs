@@ -475,12 +475,7 @@ impl<'p, 's> Machine<'p, 's> {
                 if let Some(hb) = c.hb.as_deref_mut() {
                     hb.bar_init(a, addr);
                 }
-                self.ev(
-                    cta_id,
-                    me,
-                    What::Init { bar: addr, count: n },
-                    span,
-                );
+                self.ev(cta_id, me, What::Init { bar: addr, count: n }, span);
                 Ok(OpDone::Next)
             }
             LOp::Op(
@@ -530,8 +525,7 @@ impl<'p, 's> Machine<'p, 's> {
                     Some(c) => int_of(&ev(c)?, "the arrival count")?,
                     None => 1,
                 };
-                let n = mbarrier::arrive_count(n)
-                    .map_err(|m| Fault::trap(CudaError::LaunchFailure, m))?;
+                let n = mbarrier::arrive_count(n).map_err(|m| Fault::trap(CudaError::LaunchFailure, m))?;
                 let t = match cta {
                     Some(r) => self.cluster_peer(s, int_of(&ev(r)?, "the CTA rank")?, name)?,
                     None => s,
