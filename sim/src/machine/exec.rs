@@ -501,13 +501,13 @@ impl<'p, 's> Machine<'p, 's> {
                         self.remote_bar_act((s, a, t), me, span, addr, &acts)?;
                     }
                     LOp::Op(K::MbarExpect { .. }) => {
-                        self.bar_act(s, me, span, addr, BarAct::ExpectTx(n))?;
-                        self.bar_act(s, me, span, addr, BarAct::Arrive(1))?;
+                        self.bar_act(s, me, span, addr, BarAct::ExpectTx(n), None)?;
+                        self.bar_act(s, me, span, addr, BarAct::Arrive(1), None)?;
                     }
                     LOp::Op(K::MbarExpectTx { .. }) => {
-                        self.bar_act(s, me, span, addr, BarAct::ExpectTx(n))?
+                        self.bar_act(s, me, span, addr, BarAct::ExpectTx(n), None)?
                     }
-                    _ => self.bar_act(s, me, span, addr, BarAct::CompleteTx(n))?,
+                    _ => self.bar_act(s, me, span, addr, BarAct::CompleteTx(n), None)?,
                 }
                 Ok(OpDone::Next)
             }
@@ -531,7 +531,7 @@ impl<'p, 's> Machine<'p, 's> {
                     None => s,
                 };
                 if t == s {
-                    self.bar_act(s, me, span, addr, BarAct::Arrive(n))?;
+                    self.bar_act(s, me, span, addr, BarAct::Arrive(n), None)?;
                 } else {
                     // A remote arrival releases at cluster scope
                     // (`mbarrier.arrive.release.cluster.shared::cluster`).
@@ -1336,7 +1336,7 @@ impl<'p, 's> Machine<'p, 's> {
             }
         }
         for act in acts {
-            self.bar_act_by(t, me, span, addr, *act, who)?;
+            self.bar_act(t, me, span, addr, *act, who)?;
         }
         Ok(())
     }
