@@ -4,7 +4,7 @@
 //! All arithmetic is checked: an overflow is a diagnostic, never a wrap or a panic.
 
 use crate::diag::{Code, Diagnostic};
-use crate::ir::{BinOp, ConstKind, Expr, ExprKind, Kernel, UnOp};
+use crate::ir::{Arg, BinOp, ConstKind, Expr, ExprKind, Kernel, UnOp};
 use crate::types::{DType, Target};
 use std::collections::HashMap;
 use std::fmt;
@@ -12,6 +12,12 @@ use std::fmt;
 /// The functions a constant expression may call: a call of one of these on constant arguments
 /// is constant.
 pub const CONST_CALLS: &[&str] = &["min", "max", "cdiv", "select", "abs", "bitwidth", "log2"];
+
+/// Whether the call `f(args)` is constant, given which argument expressions are: `f` is one of
+/// [`CONST_CALLS`] and every argument is positional and constant.
+pub fn is_const_call(f: &str, args: &[Arg], arg_is_const: impl Fn(&Expr) -> bool) -> bool {
+    CONST_CALLS.contains(&f) && args.iter().all(|a| a.key.is_none() && arg_is_const(&a.value))
+}
 
 /// The value of a constant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -183,10 +189,7 @@ impl ConstEnv {
             ExprKind::Name(n) => self.values.contains_key(n) || DType::from_name(n).is_some(),
             ExprKind::Unary(_, a) => self.is_const(a),
             ExprKind::Binary(_, a, b) => self.is_const(a) && self.is_const(b),
-            ExprKind::Call(f, args) => {
-                CONST_CALLS.contains(&f.as_str())
-                    && args.iter().all(|a| a.key.is_none() && self.is_const(&a.value))
-            }
+            ExprKind::Call(f, args) => is_const_call(f, args, |a| self.is_const(a)),
             _ => false,
         }
     }

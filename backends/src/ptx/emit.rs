@@ -54,7 +54,9 @@ impl RegClass {
             RegClass::B128 => "%rq",
         }
     }
-    fn decl_type(self) -> &'static str {
+    /// The PTX type a register of this class is declared with (`.b32`), which is also the
+    /// type that moves it to and from memory as it is (a predicate excepted).
+    pub(crate) fn decl_type(self) -> &'static str {
         match self {
             RegClass::Pred => ".pred",
             RegClass::B16 => ".b16",

@@ -121,18 +121,11 @@ impl<'m> Cx<'m> {
             return Err(c.err("expected `step`"));
         }
         let (st, sts) = c.value()?;
-        let mut iters: Vec<(String, String, Span)> = Vec::new();
-        if c.eat_ident("iter_args") {
-            let g = c.group()?;
-            let mut gc = Cursor::new(g, op.span);
-            while !gc.at_end() {
-                let (a, _) = gc.value()?;
-                gc.expect("=")?;
-                let (init, is) = gc.value()?;
-                iters.push((a, init, is));
-                gc.eat(",");
-            }
-        }
+        let iters = if c.eat_ident("iter_args") {
+            arg_inits(c.group()?, op.span)?
+        } else {
+            Vec::new()
+        };
         if self.attr_dict(op)?.has("unsignedCmp") {
             return Err(self.misuse(op, "unsigned loop bounds are not supported"));
         }
@@ -214,16 +207,7 @@ impl<'m> Cx<'m> {
     /// ```
     pub(super) fn scf_while(&mut self, op: &Op, span: Span) -> R<()> {
         let mut c = Cursor::new(&op.toks, op.span);
-        let g = c.group()?;
-        let mut gc = Cursor::new(g, op.span);
-        let mut inits: Vec<(String, String, Span)> = Vec::new();
-        while !gc.at_end() {
-            let (a, _) = gc.value()?;
-            gc.expect("=")?;
-            let (init, is) = gc.value()?;
-            inits.push((a, init, is));
-            gc.eat(",");
-        }
+        let inits = arg_inits(c.group()?, op.span)?;
         let regions: Vec<&Region> = op
             .toks
             .iter()
@@ -685,4 +669,20 @@ pub(super) fn generic_name(n: &str) -> bool {
         || n.starts_with("true")
         || n.starts_with("false")
         || (n.starts_with('c') && n[1..].starts_with(|c: char| c.is_ascii_digit()))
+}
+
+/// The `(%a = %init, ...)` group of a loop's iteration arguments (`scf.for`'s `iter_args`,
+/// `scf.while`'s initial values): each block argument's name with its initial value and that
+/// value's span.
+fn arg_inits(g: &[Token], end: Span) -> R<Vec<(String, String, Span)>> {
+    let mut gc = Cursor::new(g, end);
+    let mut inits = Vec::new();
+    while !gc.at_end() {
+        let (a, _) = gc.value()?;
+        gc.expect("=")?;
+        let (init, is) = gc.value()?;
+        inits.push((a, init, is));
+        gc.eat(",");
+    }
+    Ok(inits)
 }

@@ -49,12 +49,10 @@ impl<'m> Cx<'m> {
                 };
                 if ty.is_tensor() && v[..3].iter().all(|(n, _)| scalar_like(self, n)) {
                     // Every operand a splat: the result is one too.
-                    let n = self.let_(&r, Rhs::Expr(call("select", vec![c, a, b], span)), span);
-                    self.bind(&r, Val::Splat(name_e(&n, span), ty));
+                    self.let_val(&r, call("select", vec![c, a, b], span), ty, true, span);
                     return Ok(());
                 }
-                let n = self.let_(&r, Rhs::Expr(call(f, vec![c, a, b], span)), span);
-                self.bind(&r, Val::E(name_e(&n, span), ty));
+                self.let_val(&r, call(f, vec![c, a, b], span), ty, false, span);
                 Ok(())
             }
             "arith.extsi" | "arith.extui" | "arith.trunci" | "arith.sitofp" | "arith.fptosi"
@@ -288,11 +286,7 @@ impl<'m> Cx<'m> {
                     let shape = ty.shape().map(|s| s.to_vec()).unwrap_or_default();
                     call("reshape", vec![x, list_e(&shape, span)], span)
                 } else {
-                    let order = self
-                        .attr_dict(op)?
-                        .get("order")
-                        .and_then(|o| o.ints())
-                        .ok_or_else(|| self.misuse(op, "needs `order`"))?;
+                    let order = self.ints_attr(op, "order")?;
                     call("permute", vec![x, list_e(&order, span)], span)
                 };
                 let n = self.let_(&r, Rhs::Expr(e), span);
@@ -621,11 +615,7 @@ impl<'m> Cx<'m> {
             }
             "ttng.warp_group_dot_wait" => {
                 let v = self.operands(op)?;
-                let p = self
-                    .attr_dict(op)?
-                    .get("pendings")
-                    .and_then(|x| x.as_int())
-                    .ok_or_else(|| self.misuse(op, "needs `pendings`"))?;
+                let p = self.int_attr(op, "pendings")?;
                 self.op_stmt(
                     OpKind::WgmmaWait {
                         pendings: int_e(p, span),
@@ -722,36 +712,21 @@ impl<'m> Cx<'m> {
                 );
                 Ok(())
             }
-            "ttng.cluster_arrive" => {
-                let relaxed = self
-                    .attr_dict(op)?
-                    .get("relaxed")
-                    .and_then(|x| x.as_bool())
-                    .unwrap_or(false);
+            "ttng.cluster_arrive" | "ttng.cluster_barrier" => {
+                // `cluster_barrier` is an arrive then a wait.
+                let relaxed = self.attr_dict(op)?.get("relaxed").and_then(|x| x.as_bool());
                 self.op_stmt(
                     OpKind::ClusterArrive {
-                        relaxed: relaxed.then(|| ex(ExprKind::Bool(true), span)),
+                        relaxed: (relaxed == Some(true)).then(|| ex(ExprKind::Bool(true), span)),
                     },
                     span,
                 );
+                if name == "ttng.cluster_barrier" {
+                    self.op_stmt(OpKind::ClusterWait {}, span);
+                }
                 Ok(())
             }
             "ttng.cluster_wait" => {
-                self.op_stmt(OpKind::ClusterWait {}, span);
-                Ok(())
-            }
-            "ttng.cluster_barrier" => {
-                let relaxed = self
-                    .attr_dict(op)?
-                    .get("relaxed")
-                    .and_then(|x| x.as_bool())
-                    .unwrap_or(false);
-                self.op_stmt(
-                    OpKind::ClusterArrive {
-                        relaxed: relaxed.then(|| ex(ExprKind::Bool(true), span)),
-                    },
-                    span,
-                );
                 self.op_stmt(OpKind::ClusterWait {}, span);
                 Ok(())
             }
@@ -783,10 +758,7 @@ impl<'m> Cx<'m> {
             "ttng.async_tma_copy_local_to_global" | "ttng.async_tma_scatter" => self.tma_store(op, span),
             "ttng.async_tma_store_wait" => {
                 let attrs = self.attr_dict(op)?;
-                let p = attrs
-                    .get("pendings")
-                    .and_then(|x| x.as_int())
-                    .ok_or_else(|| self.misuse(op, "needs `pendings`"))?;
+                let p = self.int_attr(op, "pendings")?;
                 // 3.6 and 3.7 wait for the stores' reads of shared memory only (and print no
                 // attribute); from 3.8 on, `read_only` says so and its absence means a wait for
                 // the global writes too (`cp.async.bulk.wait_group N`).

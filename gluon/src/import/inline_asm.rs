@@ -505,13 +505,7 @@ impl<'m> Cx<'m> {
             let ty = self.result_type(op, r)?;
             let e = self.asm_expr(x, args, span)?;
             let res = self.result(op, r)?;
-            let n = self.let_(&res, Rhs::Expr(e), span);
-            let v = if all_splat {
-                Val::Splat(name_e(&n, span), ty)
-            } else {
-                Val::E(name_e(&n, span), ty)
-            };
-            self.bind(&res, v);
+            self.let_val(&res, e, ty, all_splat, span);
         }
         Ok(())
     }

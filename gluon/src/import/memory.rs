@@ -97,11 +97,7 @@ impl<'m> Cx<'m> {
             }
         }
         let v = self.n_operands(op, 1)?;
-        let order = self
-            .attr_dict(op)?
-            .get("order")
-            .and_then(|o| o.ints())
-            .ok_or_else(|| self.misuse(op, "needs `order`"))?;
+        let order = self.ints_attr(op, "order")?;
         let (src_ty, ty) = self.shared_view_types(op, &v[0], "transposed")?;
         let SharedViewTypes {
             src_shape,
@@ -336,11 +332,7 @@ impl<'m> Cx<'m> {
     /// `ttg.async_wait {num = N}` (Gluon's `wait_group(N)`; its token operands order nothing
     /// more) → `cp.async.wait N`.
     pub(super) fn async_wait(&mut self, op: &Op, span: Span) -> R<()> {
-        let n = self
-            .attr_dict(op)?
-            .get("num")
-            .and_then(|x| x.as_int())
-            .ok_or_else(|| self.misuse(op, "needs `num`"))?;
+        let n = self.int_attr(op, "num")?;
         self.op_stmt(
             OpKind::CpAsyncWait {
                 pendings: int_e(n, span),

@@ -394,6 +394,13 @@ impl<'m> Cx<'m> {
         n
     }
 
+    /// `let r = e`, with `r` bound to the new name: as a splat (every element the same scalar,
+    /// see [`Val::Splat`]) when `splat`, else as a plain value of type `ty`.
+    fn let_val(&mut self, r: &str, e: Expr, ty: Type, splat: bool, span: Span) {
+        let n = name_e(&self.let_(r, Rhs::Expr(e), span), span);
+        self.bind(r, if splat { Val::Splat(n, ty) } else { Val::E(n, ty) });
+    }
+
     fn let_op(&mut self, hint: &str, kind: OpKind, span: Span) -> String {
         self.let_(hint, Rhs::Op(IrOp::new(kind, span)), span)
     }
@@ -1262,6 +1269,18 @@ impl<'m> Cx<'m> {
                 Some(detail.to_string())
             },
         }
+    }
+
+    /// The integer attribute `key` of `op`, which the operation must carry.
+    fn int_attr(&self, op: &Op, key: &str) -> R<i64> {
+        let v = self.attr_dict(op)?.get(key).and_then(|x| x.as_int());
+        v.ok_or_else(|| self.misuse(op, format!("needs `{key}`")))
+    }
+
+    /// The integer-list attribute `key` of `op`, which the operation must carry.
+    fn ints_attr(&self, op: &Op, key: &str) -> R<Vec<i64>> {
+        let v = self.attr_dict(op)?.get(key).and_then(|x| x.ints());
+        v.ok_or_else(|| self.misuse(op, format!("needs `{key}`")))
     }
 
     fn misuse(&self, op: &Op, message: impl Into<String>) -> ImportError {

@@ -140,13 +140,7 @@ impl<'m> Cx<'m> {
                 _ => Type::Scalar(Elem::I1),
             };
         }
-        let n = self.let_(&r, Rhs::Expr(e), span);
-        let val = if both_splat {
-            Val::Splat(name_e(&n, span), ty)
-        } else {
-            Val::E(name_e(&n, span), ty)
-        };
-        self.bind(&r, val);
+        self.let_val(&r, e, ty, both_splat, span);
         Ok(())
     }
 
@@ -248,15 +242,7 @@ impl<'m> Cx<'m> {
         let r = self.result(op, 0)?;
         let ty = self.result_type(op, 0)?;
         let splat = matches!(self.get(operand, span)?, Val::Splat(..));
-        let n = self.let_(&r, Rhs::Expr(e), span);
-        self.bind(
-            &r,
-            if splat {
-                Val::Splat(name_e(&n, span), ty)
-            } else {
-                Val::E(name_e(&n, span), ty)
-            },
-        );
+        self.let_val(&r, e, ty, splat, span);
         Ok(())
     }
 
@@ -599,10 +585,7 @@ impl<'m> Cx<'m> {
     pub(super) fn scan(&mut self, op: &Op, span: Span) -> R<()> {
         let v = self.n_operands(op, 1)?;
         let attrs = self.attr_dict(op)?;
-        let axis = attrs
-            .get("axis")
-            .and_then(|x| x.as_int())
-            .ok_or_else(|| self.misuse(op, "needs `axis`"))?;
+        let axis = self.int_attr(op, "axis")?;
         let reverse = matches!(attrs.get("reverse"), Some(AttrVal::Bool(true)));
         let (combiner, c) = one_op_combiner(op, "tt.scan.return");
         let f = match c.filter(|_| v.len() == 1 && op.results.len() == 1) {
@@ -668,11 +651,7 @@ impl<'m> Cx<'m> {
 
     pub(super) fn reduce(&mut self, op: &Op, span: Span) -> R<()> {
         let v = self.n_operands(op, 1)?;
-        let axis = self
-            .attr_dict(op)?
-            .get("axis")
-            .and_then(|x| x.as_int())
-            .ok_or_else(|| self.misuse(op, "needs `axis`"))?;
+        let axis = self.int_attr(op, "axis")?;
         let (combiner, f) = one_op_combiner(op, "tt.reduce.return");
         let found = match f {
             Some(f) if v.len() == 1 && op.results.len() == 1 => Some(Combiner::Folds(vec![f])),

@@ -10,7 +10,7 @@
 
 use crate::value::{Dims, Layout, SmemView, TmemView, Value};
 use bwsim_isa::builtins::{MathFn, ReduceOp};
-use bwsim_isa::consts::{ConstEnv, ConstValue};
+use bwsim_isa::consts::{is_const_call, ConstEnv, ConstValue};
 use bwsim_isa::ir::*;
 use bwsim_isa::launch::{ArgValue, LaunchPlan};
 use bwsim_isa::typeck::{AllocKind, AtomicOp, Checked, Ty};
@@ -728,12 +728,7 @@ impl<'a, 'k> Lower<'a, 'k> {
             },
             ExprKind::Unary(_, a) => self.names_const(a),
             ExprKind::Binary(_, a, b) => self.names_const(a) && self.names_const(b),
-            ExprKind::Call(f, args) => {
-                matches!(
-                    f.as_str(),
-                    "min" | "max" | "cdiv" | "select" | "abs" | "bitwidth" | "log2"
-                ) && args.iter().all(|a| a.key.is_none() && self.names_const(&a.value))
-            }
+            ExprKind::Call(f, args) => is_const_call(f, args, |a| self.names_const(a)),
             _ => false,
         }
     }

@@ -118,7 +118,7 @@ impl<'p, 's> Machine<'p, 's> {
             } else {
                 self.cta(t).bar(req.bar).map(|b| b.phase).unwrap_or(req.phase)
             };
-            self.deliver_tx(t, req.span, req.bar, 16, phase)
+            self.deliver_tx(t, req.span, req.bar, 16, phase, None)
                 .map_err(|f| self.fault_stop(f, req.span, cta_id, Unit::Tma, req.name))?;
         }
         self.ev_complete(cta_id, Unit::Tma, req.name, req.id, req.span);
@@ -203,7 +203,7 @@ impl<'p, 's> Machine<'p, 's> {
             } else {
                 None
             };
-            self.deliver_tx_by(bt, op.span, op.bar, bytes, d.phase, who)
+            self.deliver_tx(bt, op.span, op.bar, bytes, d.phase, who)
                 .map_err(|f| self.fault_stop(f, op.span, cta_id, Unit::Tma, op.name))?;
         }
         let left = {
@@ -375,7 +375,7 @@ impl<'p, 's> Machine<'p, 's> {
         self.ev_complete(cta_id, Unit::Tc, op.name, op.id, op.span);
         if let PipeKind::Commit { bar, own, peers } = &op.kind {
             if *own {
-                self.bar_act(s, Unit::Tc, op.span, *bar, BarAct::Arrive(1))
+                self.bar_act(s, Unit::Tc, op.span, *bar, BarAct::Arrive(1), None)
                     .map_err(|f| self.fault_stop(f, op.span, cta_id, Unit::Tc, op.name))?;
             }
             let pc = self.hb(s).map(|h| h.op_instr(op.hb)).unwrap_or(0);
@@ -394,7 +394,7 @@ impl<'p, 's> Machine<'p, 's> {
                         Actor::Remote { pc }
                     }
                 });
-                self.bar_act_by(p, Unit::Tc, op.span, *bar, BarAct::Arrive(1), who)
+                self.bar_act(p, Unit::Tc, op.span, *bar, BarAct::Arrive(1), who)
                     .map_err(|f| self.fault_stop(f, op.span, pid, Unit::Tc, op.name))?;
             }
         }
@@ -484,21 +484,9 @@ impl<'p, 's> Machine<'p, 's> {
         }
     }
 
-    /// Apply an action to a barrier, tracing arrivals, tx changes and phase flips.
+    /// Apply an action to a barrier, tracing arrivals, tx changes and phase flips; released by
+    /// `who` where that is not the actor `unit` names (a peer CTA's remote arrival).
     pub(super) fn bar_act(
-        &mut self,
-        s: usize,
-        unit: Unit,
-        span: Span,
-        addr: u32,
-        act: BarAct,
-    ) -> OpResult<()> {
-        self.bar_act_by(s, unit, span, addr, act, None)
-    }
-
-    /// [`Self::bar_act`], released by `who` instead of the actor `unit` names (a peer CTA's
-    /// remote arrival).
-    pub(super) fn bar_act_by(
         &mut self,
         s: usize,
         unit: Unit,
@@ -577,20 +565,9 @@ impl<'p, 's> Machine<'p, 's> {
     /// a delivery would carry a phase whose arrivals are all in past tx = 0, the phase completes at
     /// that point and the surplus counts against the next phase (its tx-count goes negative). Bytes
     /// that land in a later phase than the one current when the copy was issued mean the `expect`
-    /// was short: a `tx-mismatch` diagnostic.
+    /// was short: a `tx-mismatch` diagnostic. `who` releases the bytes when they are not this
+    /// CTA's own (a copy of another CTA completing here).
     pub(super) fn deliver_tx(
-        &mut self,
-        s: usize,
-        span: Span,
-        addr: u32,
-        bytes: u64,
-        issue_phase: u64,
-    ) -> OpResult<()> {
-        self.deliver_tx_by(s, span, addr, bytes, issue_phase, None)
-    }
-
-    /// [`Self::deliver_tx`], released by `who` (a copy of another CTA completing here).
-    pub(super) fn deliver_tx_by(
         &mut self,
         s: usize,
         span: Span,
@@ -627,7 +604,7 @@ impl<'p, 's> Machine<'p, 's> {
             } else {
                 left
             };
-            self.bar_act_by(s, Unit::Tma, span, addr, BarAct::CompleteTx(chunk), who)?;
+            self.bar_act(s, Unit::Tma, span, addr, BarAct::CompleteTx(chunk), who)?;
             left -= chunk;
         }
         Ok(())

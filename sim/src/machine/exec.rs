@@ -469,26 +469,13 @@ impl<'p, 's> Machine<'p, 's> {
             LOp::Op(K::MbarInit { bar, count }) => {
                 let addr = bar_of(&ev(bar)?)?;
                 let n = int_of(&ev(count)?, "the arrival count")?;
-                if !(1..(1 << 20)).contains(&n) {
-                    return Err(Fault::error(
-                        Code::MbarCount,
-                        format!("mbarrier expected count must be in 1..2^20, found {n}"),
-                    ));
-                }
+                let n = mbarrier::init_count(n).map_err(|m| Fault::error(Code::MbarCount, m))?;
                 let c = self.cta(s);
-                c.bars.insert(addr, BarState::Live(Mbar::init(n as u32)));
+                c.bars.insert(addr, BarState::Live(Mbar::init(n)));
                 if let Some(hb) = c.hb.as_deref_mut() {
                     hb.bar_init(a, addr);
                 }
-                self.ev(
-                    cta_id,
-                    me,
-                    What::Init {
-                        bar: addr,
-                        count: n as u32,
-                    },
-                    span,
-                );
+                self.ev(cta_id, me, What::Init { bar: addr, count: n }, span);
                 Ok(OpDone::Next)
             }
             LOp::Op(
@@ -514,13 +501,13 @@ impl<'p, 's> Machine<'p, 's> {
                         self.remote_bar_act((s, a, t), me, span, addr, &acts)?;
                     }
                     LOp::Op(K::MbarExpect { .. }) => {
-                        self.bar_act(s, me, span, addr, BarAct::ExpectTx(n))?;
-                        self.bar_act(s, me, span, addr, BarAct::Arrive(1))?;
+                        self.bar_act(s, me, span, addr, BarAct::ExpectTx(n), None)?;
+                        self.bar_act(s, me, span, addr, BarAct::Arrive(1), None)?;
                     }
                     LOp::Op(K::MbarExpectTx { .. }) => {
-                        self.bar_act(s, me, span, addr, BarAct::ExpectTx(n))?
+                        self.bar_act(s, me, span, addr, BarAct::ExpectTx(n), None)?
                     }
-                    _ => self.bar_act(s, me, span, addr, BarAct::CompleteTx(n))?,
+                    _ => self.bar_act(s, me, span, addr, BarAct::CompleteTx(n), None)?,
                 }
                 Ok(OpDone::Next)
             }
@@ -538,18 +525,13 @@ impl<'p, 's> Machine<'p, 's> {
                     Some(c) => int_of(&ev(c)?, "the arrival count")?,
                     None => 1,
                 };
-                let n = u32::try_from(n).map_err(|_| {
-                    Fault::trap(
-                        CudaError::LaunchFailure,
-                        format!("mbarrier arrive with count {n}"),
-                    )
-                })?;
+                let n = mbarrier::arrive_count(n).map_err(|m| Fault::trap(CudaError::LaunchFailure, m))?;
                 let t = match cta {
                     Some(r) => self.cluster_peer(s, int_of(&ev(r)?, "the CTA rank")?, name)?,
                     None => s,
                 };
                 if t == s {
-                    self.bar_act(s, me, span, addr, BarAct::Arrive(n))?;
+                    self.bar_act(s, me, span, addr, BarAct::Arrive(n), None)?;
                 } else {
                     // A remote arrival releases at cluster scope
                     // (`mbarrier.arrive.release.cluster.shared::cluster`).
@@ -1354,7 +1336,7 @@ impl<'p, 's> Machine<'p, 's> {
             }
         }
         for act in acts {
-            self.bar_act_by(t, me, span, addr, *act, who)?;
+            self.bar_act(t, me, span, addr, *act, who)?;
         }
         Ok(())
     }

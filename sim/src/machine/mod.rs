@@ -44,7 +44,7 @@ use crate::lower::{
     cluster_barrier, fences, lop_group_waits, lop_views, lowered_apart, mbar_quiet, AllocPlace, CExpr, IKind,
     LOp, Program, WorkerSpec,
 };
-use crate::mbarrier::{Mbar, MbarFault};
+use crate::mbarrier::{self, Mbar, MbarFault};
 use crate::memory::{Smem, Tmem};
 use crate::mma::{self, AOperand, MmaOp, WgmmaA};
 use crate::sched::{AgentRef, AsyncKind, Scheduler};

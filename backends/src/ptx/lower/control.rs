@@ -542,9 +542,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             span: default.span,
         }));
         self.part = saved;
-        self.part.all_dirty = false;
-        self.part.issue_dirty = false;
-        self.part.tmem_dirty = false;
+        self.part.synced();
         self.e.place(&labels[0]);
         self.k = orig_k;
         self.scopes = orig_scopes;

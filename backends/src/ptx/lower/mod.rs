@@ -213,6 +213,15 @@ pub(super) struct Part {
     pub tmem_dirty: bool,
 }
 
+impl Part {
+    /// Every thread of the partition has passed a barrier: nothing is left to order.
+    pub(super) fn synced(&mut self) {
+        self.all_dirty = false;
+        self.issue_dirty = false;
+        self.tmem_dirty = false;
+    }
+}
+
 /// Registers defined in the prologue (they dominate the whole kernel).
 #[derive(Clone)]
 pub(super) struct KernelRegs {
@@ -896,18 +905,16 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         for r in regs {
             let slot = self.reserve_slot(if r.class == RegClass::B128 { 16 } else { 8 });
             let a = format!("[{smem}+{slot}]");
-            match r.class {
+            // A predicate travels as a `u32` 0 or 1.
+            let (v, ty) = match r.class {
                 RegClass::Pred => {
                     let t = self.e.reg(RegClass::B32);
                     self.e.ins(format!("selp.u32 {t}, 1, 0, {r}"));
-                    self.e.ins(format!("@{p} st.shared.u32 {a}, {t}"));
+                    (t, ".u32")
                 }
-                RegClass::B16 => self.e.ins(format!("@{p} st.shared.b16 {a}, {r}")),
-                RegClass::B32 => self.e.ins(format!("@{p} st.shared.b32 {a}, {r}")),
-                RegClass::F32 => self.e.ins(format!("@{p} st.shared.f32 {a}, {r}")),
-                RegClass::B64 => self.e.ins(format!("@{p} st.shared.b64 {a}, {r}")),
-                RegClass::B128 => self.e.ins(format!("@{p} st.shared.b128 {a}, {r}")),
-            }
+                c => (r, c.decl_type()),
+            };
+            self.e.ins(format!("@{p} st.shared{ty} {a}, {v}"));
             out.push((r, slot));
         }
         out
@@ -927,17 +934,15 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         for &(r, slot) in captures {
             let n = self.e.reg(r.class);
             let a = format!("[{}+{slot}]", k.smem);
-            match r.class {
-                RegClass::Pred => {
-                    let t = self.e.reg(RegClass::B32);
-                    self.e.ins(format!("ld.shared.u32 {t}, {a}"));
-                    self.e.ins(format!("setp.ne.u32 {n}, {t}, 0"));
-                }
-                RegClass::B16 => self.e.ins(format!("ld.shared.b16 {n}, {a}")),
-                RegClass::B32 => self.e.ins(format!("ld.shared.b32 {n}, {a}")),
-                RegClass::F32 => self.e.ins(format!("ld.shared.f32 {n}, {a}")),
-                RegClass::B64 => self.e.ins(format!("ld.shared.b64 {n}, {a}")),
-                RegClass::B128 => self.e.ins(format!("ld.shared.b128 {n}, {a}")),
+            let pred = r.class == RegClass::Pred;
+            let (v, ty) = if pred {
+                (self.e.reg(RegClass::B32), ".u32")
+            } else {
+                (n, r.class.decl_type())
+            };
+            self.e.ins(format!("ld.shared{ty} {v}, {a}"));
+            if pred {
+                self.e.ins(format!("setp.ne.u32 {n}, {v}, 0"));
             }
             map.insert(r, n);
         }
@@ -1013,9 +1018,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         if tm {
             self.e.ins("tcgen05.fence::after_thread_sync");
         }
-        self.part.all_dirty = false;
-        self.part.issue_dirty = false;
-        self.part.tmem_dirty = false;
+        self.part.synced();
     }
 
     /// Before an operation issued by the partition's first thread.

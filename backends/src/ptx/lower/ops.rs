@@ -30,17 +30,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             InlineAsm { args, .. } => self.inline_asm(op, args).map(Some),
             SmemAlloc { .. } => self.smem_alloc(op).map(Some),
             SmemReinterpret { src, .. } => {
-                let v = match self.expr(src)? {
-                    Val::Smem(v) => v,
-                    other => {
-                        return Err(wrong_kind(
-                            name,
-                            src.span,
-                            "expected a shared-memory view",
-                            &other,
-                        ))
-                    }
-                };
+                let v = self.smem_arg(src, name)?;
                 let Ty::Smem(t) = self.op_type(op)? else {
                     return Err(invalid(
                         name,
@@ -601,18 +591,11 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 Ok(None)
             }
             ClusterArrive { relaxed } => {
-                if !self.ck.workers.is_empty() {
-                    return Err(unsupported(
-                        name,
-                        span,
-                        "cluster.arrive in a kernel with warp_specialize partitions (every thread of the cluster must arrive)",
-                    ));
-                }
+                self.whole_cluster(name, span)?;
                 let relaxed = match relaxed {
                     Some(r) => self.const_int(r, name)? != 0,
                     None => false,
                 };
-                self.uses_cluster = true;
                 if self.part.tmem_dirty && self.target() == Target::Sm100a {
                     self.e.ins("tcgen05.fence::before_thread_sync");
                 }
@@ -624,35 +607,17 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 Ok(None)
             }
             ClusterWait {} => {
-                if !self.ck.workers.is_empty() {
-                    return Err(unsupported(
-                        name,
-                        span,
-                        "cluster.wait in a kernel with warp_specialize partitions (every thread of the cluster must arrive)",
-                    ));
-                }
-                self.uses_cluster = true;
+                self.whole_cluster(name, span)?;
                 self.e.ins("barrier.cluster.wait.acquire.aligned");
                 if self.target() == Target::Sm100a && self.part.tmem_dirty {
                     self.e.ins("tcgen05.fence::after_thread_sync");
                 }
                 // Every thread of the CTA passed the arrive before this wait returns.
-                self.part.all_dirty = false;
-                self.part.issue_dirty = false;
-                self.part.tmem_dirty = false;
+                self.part.synced();
                 Ok(None)
             }
             ClusterSync {} => {
-                // Every thread of every CTA of the cluster arrives (barrier.cluster counts
-                // threads): only a kernel whose code runs on all its warps can lower it.
-                if !self.ck.workers.is_empty() {
-                    return Err(unsupported(
-                        name,
-                        span,
-                        "cluster.sync in a kernel with warp_specialize partitions (every thread of the cluster must arrive)",
-                    ));
-                }
-                self.uses_cluster = true;
+                self.whole_cluster(name, span)?;
                 let tm = self.part.tmem_dirty && self.target() == Target::Sm100a;
                 if tm {
                     self.e.ins("tcgen05.fence::before_thread_sync");
@@ -663,12 +628,25 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                     self.e.ins("tcgen05.fence::after_thread_sync");
                 }
                 // It synchronises the whole CTA too.
-                self.part.all_dirty = false;
-                self.part.issue_dirty = false;
-                self.part.tmem_dirty = false;
+                self.part.synced();
                 Ok(None)
             }
         }
+    }
+
+    /// A cluster barrier (`name`) counts every thread of every CTA of the cluster, so only a
+    /// kernel whose code runs on all its warps (no `warp_specialize`) can lower it; the kernel
+    /// then launches as a cluster.
+    fn whole_cluster(&mut self, name: &str, span: Span) -> LResult<()> {
+        if !self.ck.workers.is_empty() {
+            return Err(unsupported(
+                name,
+                span,
+                format!("{name} in a kernel with warp_specialize partitions (every thread of the cluster must arrive)"),
+            ));
+        }
+        self.uses_cluster = true;
+        Ok(())
     }
 
     // ----- operand helpers -----
