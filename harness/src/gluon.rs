@@ -68,7 +68,7 @@ fn sidecar(path: &Path) -> Vec<Directive> {
 }
 
 /// The first unqualified `// gpu: atol=A rtol=R` line of the launch sidecar that gives both.
-fn sidecar_tolerance(path: &Path) -> Option<Check> {
+pub fn sidecar_tolerance(path: &Path) -> Option<Check> {
     sidecar(path)
         .iter()
         .filter(|d| d.key == "gpu" && d.qualifiers.is_empty())

@@ -209,6 +209,14 @@ pub fn run(a: Args) -> CliResult {
             .find(|c| matches!(c.source, cases::Source::Bundled(n) if n == twin))
             .map(|c| c.check)
             .unwrap_or(cases::Check::Exact);
+        // A Gluon fixture's sidecar tolerance (`// gpu: atol=A rtol=R`) applies as in `--all`.
+        let check = match bwsim_gluon::is_ttgir(path)
+            .then(|| gluon::sidecar_tolerance(path))
+            .flatten()
+        {
+            Some(c) => c,
+            None => check,
+        };
         let check = match (a.atol, a.rtol) {
             (Some(atol), Some(rtol)) => cases::Check::Tolerance { atol, rtol },
             _ => check,
