@@ -153,39 +153,30 @@ fn run_checks_hand_written_kernels_against_references() {
     }
 }
 
-/// The distributed-shared-memory ring of tests/pass/dsmem_ring.tile, in clusters of 2 and 4,
-/// against its CPU reference.
-#[test]
-fn run_checks_the_dsmem_ring_in_clusters_of_two_and_four() {
+/// `bwsim run FILE --const CLUSTER=C` passes against the CPU reference for clusters of 2 and 4.
+fn run_passes_in_clusters_of_two_and_four(file: &str) {
     for c in ["CLUSTER=2", "CLUSTER=4"] {
-        let (code, out, err) = bwsim(&["run", "tests/pass/dsmem_ring.tile", "--const", c]);
-        assert_eq!(code, 0, "{c}:\n{out}\n{err}");
+        let (code, out, err) = bwsim(&["run", file, "--const", c]);
+        assert_eq!(code, 0, "{file} {c}:\n{out}\n{err}");
         assert!(
             out.contains("output  f32[") && out.contains("PASS"),
-            "{c}:\n{out}"
+            "{file} {c}:\n{out}"
         );
-        assert!(out.trim_end().ends_with("result    PASS"), "{c}:\n{out}");
+        assert!(out.trim_end().ends_with("result    PASS"), "{file} {c}:\n{out}");
     }
 }
 
-/// The multicast copy of tests/pass/multicast_copy_expect_cluster_fixed.tile, in clusters of 2
-/// and 4, against its CPU reference.
+/// The distributed-shared-memory ring of tests/pass/dsmem_ring.tile against its CPU reference.
+#[test]
+fn run_checks_the_dsmem_ring_in_clusters_of_two_and_four() {
+    run_passes_in_clusters_of_two_and_four("tests/pass/dsmem_ring.tile");
+}
+
+/// The multicast copy of tests/pass/multicast_copy_expect_cluster_fixed.tile against its CPU
+/// reference.
 #[test]
 fn run_checks_the_multicast_copy_in_clusters_of_two_and_four() {
-    for c in ["CLUSTER=2", "CLUSTER=4"] {
-        let (code, out, err) = bwsim(&[
-            "run",
-            "tests/pass/multicast_copy_expect_cluster_fixed.tile",
-            "--const",
-            c,
-        ]);
-        assert_eq!(code, 0, "{c}:\n{out}\n{err}");
-        assert!(
-            out.contains("output  f32[") && out.contains("PASS"),
-            "{c}:\n{out}"
-        );
-        assert!(out.trim_end().ends_with("result    PASS"), "{c}:\n{out}");
-    }
+    run_passes_in_clusters_of_two_and_four("tests/pass/multicast_copy_expect_cluster_fixed.tile");
 }
 
 /// The fixed twins of the cluster bugs against the same exchange's CPU reference: two push

@@ -37,6 +37,17 @@ fn exploration(c: &mut Criterion) {
         })
     });
     let jobs = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    batches(&mut g, &p, jobs);
+    g.finish();
+}
+
+/// Batches of 64 schedules of `p` explored on `jobs` threads, in seed order as `bwsim check`
+/// runs them; every batch finds nothing.
+fn batches(
+    g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    p: &check::Prepared,
+    jobs: usize,
+) {
     const BATCH: u64 = 64;
     g.throughput(Throughput::Elements(BATCH));
     g.bench_function(format!("batch_of_{BATCH}_on_{jobs}_threads"), |b| {
@@ -52,35 +63,16 @@ fn exploration(c: &mut Criterion) {
                 |_, _| {},
             );
             first += BATCH;
-            assert!(e.findings.is_empty());
+            assert!(e.findings.is_empty(), "{:?}", e.findings);
         })
     });
-    g.finish();
 }
 
 /// Schedules of the two-CTA matmul explored on 2 threads, in batches as `bwsim check` runs them.
 fn two_cta_matmul(c: &mut Criterion) {
     let p = check::prepare(TWO_CTA_MATMUL, &[], None).expect("two_cta_matmul prepares");
-    const BATCH: u64 = 64;
-    const JOBS: usize = 2;
     let mut g = c.benchmark_group("explore_two_cta_matmul");
-    g.throughput(Throughput::Elements(BATCH));
-    g.bench_function(format!("batch_of_{BATCH}_on_{JOBS}_threads"), |b| {
-        let mut first = 0;
-        b.iter(|| {
-            let e = p.explore(
-                &ExploreOptions {
-                    first_seed: first,
-                    schedules: BATCH,
-                    jobs: JOBS,
-                    stop_on_first_error: false,
-                },
-                |_, _| {},
-            );
-            first += BATCH;
-            assert!(e.findings.is_empty(), "{:?}", e.findings);
-        })
-    });
+    batches(&mut g, &p, 2);
     g.finish();
 }
 

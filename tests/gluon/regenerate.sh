@@ -373,10 +373,12 @@ if since 3.8; then
     done
     # Row softmax with the columns split over clusters of two and four CTAs (cross-CTA reductions).
     for t in sm_100a sm_90a; do
-        gen cluster_softmax_2.$t $f/cluster_softmax.py cluster_softmax_kernel --target $t --num-ctas 2 \
-            --arg 'x_ptr=*fp32' --arg 'out_ptr=*fp32' -D N=256 -D BLOCK_M=32 -D 'CGA=[[0, 1]]'
-        gen cluster_softmax_4.$t $f/cluster_softmax.py cluster_softmax_kernel --target $t --num-ctas 4 \
-            --arg 'x_ptr=*fp32' --arg 'out_ptr=*fp32' -D N=256 -D BLOCK_M=32 -D 'CGA=[[0, 1], [0, 2]]'
+        for c in 2 4; do
+            cga='[[0, 1]]'
+            [ "$c" = 4 ] && cga='[[0, 1], [0, 2]]'
+            gen cluster_softmax_$c.$t $f/cluster_softmax.py cluster_softmax_kernel --target $t --num-ctas $c \
+                --arg 'x_ptr=*fp32' --arg 'out_ptr=*fp32' -D N=256 -D BLOCK_M=32 -D "CGA=$cga"
+        done
     done
     # A 2x2 cluster of four CTAs: A multicast along rank bit 1, B along bit 0.
     for bug in "" partner_count; do
