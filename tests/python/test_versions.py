@@ -275,34 +275,15 @@ def _cluster_operands(rng, M=512, N=64, K=128):
     return a, b, c, descs
 
 
-def _cluster_refused(e: bwsim.CompileError) -> bool:
-    """Whether bwsim refused the kernel for being a cluster kernel (its importer does not read
-    cluster-level TTGIR yet: docs/gluon.md's version table, row `num-ctas`)."""
-    return any(d["code"] == "ttgir-module" and "ttg.num-ctas" in d["message"] for d in e.diagnostics)
-
-
-def _skip_if_clusters_refused(e: bwsim.CompileError) -> None:
-    if not _cluster_refused(e):
-        raise e
-    pytest.skip("bwsim does not import cluster-level TTGIR (num_ctas > 1) yet")
-
-
 def test_a_cluster_launch_is_triton_s(rng, tmp_path):
     """`num_ctas=2`: the kernel compiled for clusters of two CTAs (`ttg.num-ctas`), the launch of
-    Triton's grid (2,) as CUDA's: four CTAs in clusters of two; then, where bwsim imports cluster
-    kernels, the run computes a @ b."""
+    Triton's grid (2,) as CUDA's: four CTAs in clusters of two; the run computes a @ b."""
     _, kernel = _multicast()
     a, b, c, descs = _cluster_operands(rng)
-    try:
-        r = bg.run(kernel, (2,), *descs, 128, num_ctas=2, BUG="", workdir=tmp_path)
-    except bwsim.CompileError as e:
-        r = None
-        refused = e
+    r = bg.run(kernel, (2,), *descs, 128, num_ctas=2, BUG="", workdir=tmp_path)
     launch = (tmp_path / "multicast_matmul_kernel.launch").read_text()
     assert "  grid = [4, 1, 1]\n  cluster = [2]\n" in launch
     assert '"ttg.num-ctas" = 2' in (tmp_path / "multicast_matmul_kernel.sm_100a.ttgir").read_text()
-    if r is None:
-        _skip_if_clusters_refused(refused)
     want = (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float16)
     np.testing.assert_allclose(c.astype(np.float32), want.astype(np.float32), rtol=1e-2, atol=1e-2)
     assert r.written == ["c_desc"]
@@ -315,11 +296,8 @@ def test_a_cluster_bug_is_found_at_its_line(rng):
         bug, code = "no_cluster_init", "barrier-misuse"
     else:
         bug, code = "single_count", "write-while-in-flight"
-    try:
-        with pytest.raises(bwsim.HazardError) as e:
-            bg.check(kernel, (1,), *descs, 128, num_ctas=2, BUG=bug, schedules=20)
-    except bwsim.CompileError as refused:
-        _skip_if_clusters_refused(refused)
+    with pytest.raises(bwsim.HazardError) as e:
+        bg.check(kernel, (1,), *descs, 128, num_ctas=2, BUG=bug, schedules=20)
     found = [d for d in e.value.diagnostics if d["code"] == code]
     assert found, str(e.value)
     load_b = set(lines_of(path, "multicast=True)")) & set(lines_of(path, "b_desc"))
@@ -329,11 +307,8 @@ def test_a_cluster_bug_is_found_at_its_line(rng):
 def test_simulate_passes_num_ctas(rng):
     _, kernel = _multicast()
     a, b, c, descs = _cluster_operands(rng)
-    try:
-        with bg.simulate():
-            kernel[(2,)](*descs, 128, BUG="", num_ctas=2)
-    except bwsim.CompileError as refused:
-        _skip_if_clusters_refused(refused)
+    with bg.simulate():
+        kernel[(2,)](*descs, 128, BUG="", num_ctas=2)
     want = (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float16)
     np.testing.assert_allclose(c.astype(np.float32), want.astype(np.float32), rtol=1e-2, atol=1e-2)
 
