@@ -25,9 +25,11 @@
 //!
 //! This module holds the machine's state, the hazard checker's hooks and the main loop;
 //! `asyncs` fires the asynchronous completions, `exec` steps agents and executes operations,
-//! `global` reads and writes global memory for the warps.
+//! `cluster` is what one CTA does to another (peer memory and barriers, multicast destinations,
+//! the cluster barrier), `global` reads and writes global memory for the warps.
 
 mod asyncs;
+mod cluster;
 mod exec;
 mod global;
 
