@@ -96,17 +96,22 @@ pub(super) fn uses_a_barrier(name: &str) -> bool {
 }
 
 impl Cx<'_> {
-    /// The broadcast rank bits of a barrier array of type `ty`: nonzero for a barrier shared
-    /// by a group of CTAs (`allocate_mbarrier(two_ctas=True)`), which lives in the group's
-    /// first CTA.
-    pub(super) fn bar_group(&self, ty: Option<&Type>, span: Span) -> R<i64> {
-        match ty {
-            Some(Type::MemDesc { shape, enc, .. }) => Ok(self
-                .cga(enc, shape, true, span)?
-                .map(|c| c.broadcast_mask())
-                .unwrap_or(0)),
-            _ => Ok(0),
+    /// The CTA layout of operand `i` of `op` (its printed type), in a cluster kernel.
+    pub(super) fn operand_cga(&self, op: &Op, i: usize, span: Span) -> R<Option<Cga>> {
+        if self.num_ctas <= 1 {
+            return Ok(None);
         }
+        self.cga_of_ty(self.sig(op)?.inputs.get(i), span)
+    }
+
+    /// The broadcast rank bits of operand `i` of `op`: nonzero for a block every CTA of a group
+    /// holds, or a barrier shared by a group of CTAs (`allocate_mbarrier(two_ctas=True)`, which
+    /// lives in the group's first CTA).
+    pub(super) fn operand_group(&self, op: &Op, i: usize, span: Span) -> R<i64> {
+        Ok(self
+            .operand_cga(op, i, span)?
+            .map(|c| c.broadcast_mask())
+            .unwrap_or(0))
     }
 
     /// The CTA layout of a value of type `ty` (one CTA's piece).

@@ -635,7 +635,7 @@ impl<'m> Cx<'m> {
                 let v = self.n_operands(op, 1)?;
                 let bar = self.expr(&v[0].0, v[0].1)?;
                 let count = self.int_after_operands(op)?;
-                let group = self.bar_group(self.sig(op)?.inputs.first(), span)?;
+                let group = self.operand_group(op, 0, span)?;
                 if group == 0 {
                     self.op_stmt(
                         OpKind::MbarInit {
@@ -671,7 +671,7 @@ impl<'m> Cx<'m> {
                 let bytes = self.int_after_operands(op)?;
                 let pred = self.pred(v.get(1))?;
                 // Every CTA of a group expects its own bytes on the group's barrier.
-                let group = self.bar_group(self.sig(op)?.inputs.first(), span)?;
+                let group = self.operand_group(op, 0, span)?;
                 self.op_stmt(
                     OpKind::MbarExpect {
                         bar,
@@ -689,7 +689,7 @@ impl<'m> Cx<'m> {
                 let phase = self.math_operand(&v[1].0, v[1].1)?;
                 let pred = self.pred(v.get(2))?;
                 // Only the first CTA of a group waits on the group's barrier.
-                let group = self.bar_group(self.sig(op)?.inputs.first(), span)?;
+                let group = self.operand_group(op, 0, span)?;
                 let lead = (group != 0).then(|| Self::is_leader_e(group, span));
                 let pred = Self::and_pred(pred, lead, span);
                 self.op_pred(OpKind::MbarWait { bar, phase }, pred, span);
@@ -700,7 +700,7 @@ impl<'m> Cx<'m> {
                 let bar = self.expr(&v[0].0, v[0].1)?;
                 let count = self.int_after_operands(op)?;
                 let pred = self.pred(v.get(1))?;
-                let group = self.bar_group(self.sig(op)?.inputs.first(), span)?;
+                let group = self.operand_group(op, 0, span)?;
                 self.op_stmt(
                     OpKind::MbarArrive {
                         bar,

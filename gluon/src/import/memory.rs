@@ -503,12 +503,8 @@ impl<'m> Cx<'m> {
         // the union of each operand's group (Triton's commit mask).
         let mut mask: Option<Expr> = None;
         if attrs.has("multicast") && !two_ctas {
-            let sig = self.sig(op)?;
-            for t in sig.inputs.iter().take(2) {
-                let bits = self
-                    .cga_of_ty(Some(t), span)?
-                    .map(|c| c.broadcast_mask())
-                    .unwrap_or(0);
+            for i in 0..2 {
+                let bits = self.operand_group(op, i, span)?;
                 if bits != 0 {
                     let g = self.group_mask_e(bits, span);
                     mask = Some(match mask {
@@ -694,7 +690,7 @@ impl<'m> Cx<'m> {
             op.name.as_str(),
             "ttng.async_tma_copy_global_to_local" | "ttng.async_tma_copy_local_to_global"
         ) {
-            if let Some(cga) = self.cga_of_ty(self.sig(op)?.inputs.first(), span)? {
+            if let Some(cga) = self.operand_cga(op, 0, span)? {
                 coords = self.local_coords(&cga, coords, span);
             }
         }
@@ -717,10 +713,8 @@ impl<'m> Cx<'m> {
         let kind = if op.name == "ttng.async_tma_gather" {
             OpKind::TmaGather { src, dst, bar, pred }
         } else {
-            let sig = self.sig(op)?;
-            let block = self.cga_of_ty(sig.inputs.first(), span)?;
-            let group = self.bar_group(sig.inputs.get(1), span)?;
-            let shared = block.map(|c| c.broadcast_mask()).unwrap_or(0);
+            let shared = self.operand_group(op, 0, span)?;
+            let group = self.operand_group(op, 1, span)?;
             let multicast = if shared != 0 && self.attr_dict(op)?.has("multicast") {
                 // The group's first CTA reads the block once for every CTA that holds it.
                 pred = Self::and_pred(pred, Some(Self::is_leader_e(shared, span)), span);
@@ -759,10 +753,7 @@ impl<'m> Cx<'m> {
             OpKind::TmaScatter { dst, src, pred: None }
         } else {
             // A block every CTA of a group holds is stored once, by the group's first CTA.
-            let shared = self
-                .cga_of_ty(self.sig(op)?.inputs.first(), span)?
-                .map(|c| c.broadcast_mask())
-                .unwrap_or(0);
+            let shared = self.operand_group(op, 0, span)?;
             let pred = (shared != 0).then(|| Self::is_leader_e(shared, span));
             OpKind::TmaStore { dst, src, pred }
         };
