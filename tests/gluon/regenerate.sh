@@ -395,6 +395,14 @@ if since 3.8; then
             --arg 'a_desc=desc<fp16[256, 64], cga=[[1, 0]]>' --arg 'b_desc=desc<fp16[64, 128], cga=[[0, 1]]>' \
             --arg 'c_desc=desc<fp16[256, 128], cga=[[1, 0]]>' --arg K=i32 -D "BUG='$bug'"
     done
+    # A persistent two-CTA matmul claiming its tiles with cluster launch control (multicast responses).
+    for bug in "" acc_early relaxed_handoff no_handoff; do
+        name=clc_pair_matmul
+        [ -n "$bug" ] && name=bug_clc_pair_matmul_$bug
+        gen $name.sm_100a $f/clc_pair_matmul.py clc_pair_matmul_kernel --target sm_100a --num-ctas 2 \
+            --arg 'a_desc=desc<fp16[256, 64], cga=[[1, 0]]>' --arg 'b_desc=desc<fp16[64, 128], cga=[[0, 1]]>' \
+            --arg 'c_desc=desc<fp16[256, 128], cga=[[1, 0]]>' --arg K=i32 -D "BUG='$bug'"
+    done
     # Cluster launch control: a persistent TMA kernel claiming tiles, and its planted hand-off bugs.
     for bug in "" no_expect no_wait; do
         name=clc_scale

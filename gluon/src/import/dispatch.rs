@@ -111,15 +111,34 @@ impl<'m> Cx<'m> {
                 let v = self.n_operands(op, 2)?;
                 let result = self.expr(&v[0].0, v[0].1)?;
                 let bar = self.expr(&v[1].0, v[1].1)?;
-                let multicast = self.attr_dict(op)?.has("multicast");
-                self.op_stmt(
-                    OpKind::ClcTryCancel {
-                        result,
-                        bar,
-                        multicast: multicast.then(|| Expr::new(ExprKind::Bool(true), span)),
-                    },
-                    span,
-                );
+                // In a cluster kernel Triton issues one request for the cluster, from CTA rank 0,
+                // its response multicast into every CTA's buffer and barrier at the same offsets
+                // (read from Triton 3.9's PTX: `try_cancel ... .multicast::cluster::all` under
+                // `%cluster_ctarank == 0`); each CTA expects the 16 bytes on its own barrier.
+                let multicast = self.num_ctas > 1 || self.attr_dict(op)?.has("multicast");
+                let cancel = OpKind::ClcTryCancel {
+                    result,
+                    bar,
+                    multicast: multicast.then(|| Expr::new(ExprKind::Bool(true), span)),
+                };
+                if self.num_ctas > 1 {
+                    self.blocks.push(Vec::new());
+                    self.op_stmt(cancel, span);
+                    let stmts = self.blocks.pop().unwrap_or_default();
+                    self.push(
+                        StmtKind::If {
+                            cond: Self::is_leader_e(self.num_ctas - 1, span),
+                            then_body: Block {
+                                stmts,
+                                end_comments: Vec::new(),
+                            },
+                            else_body: None,
+                        },
+                        span,
+                    );
+                } else {
+                    self.op_stmt(cancel, span);
+                }
                 Ok(())
             }
             "ttng.clc_load_result" => {
@@ -160,7 +179,13 @@ impl<'m> Cx<'m> {
                     (axis, Elem::I32)
                 };
                 let r = self.result(op, 0)?;
-                self.bind(&r, Val::E(parts[i].clone(), Type::Scalar(ty)));
+                let mut e = parts[i].clone();
+                if i == 1 && self.num_ctas > 1 {
+                    // The response names the cancelled cluster's first CTA; Triton's program ids
+                    // count clusters (of CTAs along x), as `tt.get_program_id` does.
+                    e = bin(BinOp::Div, e, int_e(self.num_ctas, span), span);
+                }
+                self.bind(&r, Val::E(e, Type::Scalar(ty)));
                 Ok(())
             }
             "math.fma" => {

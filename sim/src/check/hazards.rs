@@ -1234,6 +1234,15 @@ impl CtaHb {
                 },
             ),
         };
+        // An access issued from another CTA (a multicast copy or response landing here): that
+        // CTA must learn that this one is done with the bytes, which only a cluster-scope
+        // release from this CTA and its acquire by the issuer can tell it.
+        let help = match (h.kind, self.comps.get(issuer(s) as usize)) {
+            (HazardKind::Race | HazardKind::WriteWhileInFlight, Some(Comp::Peer { rank, .. })) => format!(
+                "the `{so}` comes from the CTA of rank {rank}, which had not learned that this CTA was done with {what}: hand it back first with a cluster barrier whose arrive releases (`cluster.arrive`, not `.relaxed`; Gluon `cluster.barrier()`) or a remote `mbar.arrive` (cta=) after this CTA's last use, waited on by the issuer"
+            ),
+            _ => help,
+        };
         let mut d = Diagnostic::error(
             h.kind.code(),
             title,

@@ -82,22 +82,19 @@ impl<'p, 's> Machine<'p, 's> {
             [0; 4]
         };
         let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-        if self.opts.check {
-            let h = self
-                .hb(s)
-                .and_then(|hb| hb.clc_response(req.hb, req.bar, &req.addrs, req.elem_bits));
-            self.hazard(s, h, false);
-        }
         let eb = req.elem_bits as usize;
-        let group = s - s % cs as usize;
-        let targets: Vec<usize> = if req.multicast {
-            (group..group + cs as usize)
-                .filter(|&t| self.slots[t].is_some())
-                .collect()
-        } else {
-            vec![s]
-        };
-        for t in targets {
+        for d in &req.dests {
+            let t = d.slot as usize;
+            // A multicast destination whose cluster left (it cannot: clusters leave together).
+            if self.slots[t].is_none() {
+                continue;
+            }
+            if self.opts.check {
+                let h = self
+                    .hb(t)
+                    .and_then(|hb| hb.clc_response(d.hb, req.bar, &req.addrs, req.elem_bits));
+                self.hazard(t, h, false);
+            }
             let c = self.cta(t);
             let mut r = Ok(());
             for (i, &(addr, shift)) in req.addrs.iter().enumerate() {
@@ -112,13 +109,7 @@ impl<'p, 's> Machine<'p, 's> {
                 }
             }
             r.map_err(|f| self.fault_stop(f, req.span, cta_id, Unit::Tma, req.name))?;
-            // A peer's barrier is in the phase it is in now (its own expect set it up).
-            let phase = if t == s {
-                req.phase
-            } else {
-                self.cta(t).bar(req.bar).map(|b| b.phase).unwrap_or(req.phase)
-            };
-            self.deliver_tx(t, req.span, req.bar, 16, phase, None)
+            self.deliver_tx(t, req.span, req.bar, 16, d.phase, None)
                 .map_err(|f| self.fault_stop(f, req.span, cta_id, Unit::Tma, req.name))?;
         }
         self.ev_complete(cta_id, Unit::Tma, req.name, req.id, req.span);

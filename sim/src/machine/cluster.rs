@@ -125,6 +125,53 @@ impl<'p, 's> Machine<'p, 's> {
         Ok(dests)
     }
 
+    /// Where a `clc.try_cancel` issued by partition `a` of slot `s` (checker op `hb` there)
+    /// lands: this CTA, or with `multicast` every CTA of its cluster, each response a write
+    /// issued in that CTA by this CTA's agent, completing on its barrier at `bar` in the phase
+    /// that barrier is in now.
+    pub(super) fn clc_dests(
+        &mut self,
+        s: usize,
+        a: usize,
+        bar: u32,
+        hb: u32,
+        multicast: bool,
+        span: Span,
+    ) -> OpResult<Vec<TmaDest>> {
+        let phase = self.cta(s).bar(bar)?.phase;
+        let own = TmaDest {
+            slot: s as u32,
+            hb,
+            bar_slot: s as u32,
+            phase,
+        };
+        if !multicast || self.cluster_size <= 1 {
+            return Ok(vec![own]);
+        }
+        let all = (1i64 << self.cluster_size) - 1;
+        let (sid, pc) = (self.cta(s).id, self.cur_pc);
+        let mut dests = Vec::new();
+        for t in self.mask_slots(s, all, "clc.try_cancel")? {
+            if t == s {
+                dests.push(own);
+                continue;
+            }
+            let phase = self.cta(t).bar(bar)?.phase;
+            self.check_init_visible((s, a, t), bar, "multicasts a response onto", span);
+            let hb = match self.peer_step(s, a, t) {
+                Some(_) => self.hb(t).map(|h| h.peer_issue(sid, pc)).unwrap_or(0),
+                None => 0,
+            };
+            dests.push(TmaDest {
+                slot: t as u32,
+                hb,
+                bar_slot: t as u32,
+                phase,
+            });
+        }
+        Ok(dests)
+    }
+
     /// `barrier-misuse` when partition `a` of slot `s` acts on the barrier at `addr` of the CTA
     /// in slot `t` (`what`, at `span`) without knowing of that barrier's init: its init was not
     /// released to the cluster first (a cluster barrier after the inits).

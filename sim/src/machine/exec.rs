@@ -579,7 +579,6 @@ impl<'p, 's> Machine<'p, 's> {
                 let addrs = views::view_addresses(&v)
                     .ok_or_else(|| Fault::trap(CudaError::IllegalAddress, "shared address overflow"))?;
                 let baddr = bar_of(&ev(bar)?)?;
-                let phase = self.cta(s).bar(baddr)?.phase;
                 if let Some(seen) = self.cta(s).clc_failed {
                     self.diags.push(
                         Diagnostic::error(
@@ -595,6 +594,7 @@ impl<'p, 's> Machine<'p, 's> {
                 let id = self.new_id();
                 let pc = self.cur_pc;
                 let hbop = self.hb(s).map(|h| h.issue(a, pc)).unwrap_or(0);
+                let dests = self.clc_dests(s, a, baddr, hbop, *multicast, span)?;
                 self.counters.async_ops += 1;
                 self.ev(cta_id, me, What::Issue { op: name, id }, span);
                 self.ev(cta_id, Unit::Tma, What::Start { op: name, id }, span);
@@ -606,12 +606,10 @@ impl<'p, 's> Machine<'p, 's> {
                         addrs,
                         elem_bits: v.dtype.bits(),
                         bar: baddr,
-                        phase,
-                        hb: hbop,
                         id,
                         span,
                         name,
-                        multicast: *multicast,
+                        dests,
                     })),
                 );
                 Ok(OpDone::Next)

@@ -386,14 +386,13 @@ struct ClcReq {
     addrs: Arc<Vec<(u32, u32)>>,
     elem_bits: u32,
     bar: u32,
-    phase: u64,
-    hb: u32,
     id: u64,
     span: Span,
     name: &'static str,
-    /// `multicast=true`: the response goes to every CTA of the issuer's cluster (same shared
-    /// address, each CTA's barrier at the same offset).
-    multicast: bool,
+    /// Where the response lands: the issuer's CTA, or with `multicast=true` every CTA of its
+    /// cluster (same shared address, each CTA's barrier at the same offset), each with the
+    /// checker's op index in that CTA and its barrier's phase at the issue.
+    dests: Vec<TmaDest>,
 }
 
 /// One `cp.async` landing: the elements (shared address, bit shift, bits) it writes.
