@@ -307,6 +307,7 @@ pub fn reference(
         | "cluster_matmul_2x2_kernel"
         | "two_cta_matmul_kernel"
         | "clc_pair_matmul_kernel"
+        | "clc_ws_matmul_kernel"
         | "two_cta_matmul"
         | "two_cta_matmul_commit_one_cta_fixed"
         | "tmem_row_slice_kernel" => matmul::matmul(plan, inputs),

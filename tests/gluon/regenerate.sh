@@ -403,6 +403,15 @@ if since 3.8; then
             --arg 'a_desc=desc<fp16[256, 64], cga=[[1, 0]]>' --arg 'b_desc=desc<fp16[64, 128], cga=[[0, 1]]>' \
             --arg 'c_desc=desc<fp16[256, 128], cga=[[1, 0]]>' --arg K=i32 -D "BUG='$bug'"
     done
+    # A warp-specialized persistent matmul claiming tiles by cluster launch control, the next tile id
+    # handed between partitions through an int64 shared buffer.
+    for bug in "" id_unwaited slot_reused; do
+        name=clc_ws_matmul
+        [ -n "$bug" ] && name=bug_clc_ws_matmul_$bug
+        gen $name.sm_100a $f/clc_ws_matmul.py clc_ws_matmul_kernel --target sm_100a \
+            --arg 'a_desc=desc<fp16[128, 64]>' --arg 'b_desc=desc<fp16[64, 128]>' \
+            --arg 'c_desc=desc<fp16[128, 128]>' -D "BUG='$bug'"
+    done
     # Cluster launch control: a persistent TMA kernel claiming tiles, and its planted hand-off bugs.
     for bug in "" no_expect no_wait; do
         name=clc_scale

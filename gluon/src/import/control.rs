@@ -539,25 +539,7 @@ impl<'m> Cx<'m> {
                     } else {
                         &[]
                     };
-                    let mut params = Vec::new();
-                    let mut depth = 0i64;
-                    for (i, t) in args.iter().enumerate() {
-                        match t.tok {
-                            Tok::Punct("(") | Tok::Punct("<") | Tok::Punct("[") | Tok::Punct("{") => {
-                                depth += 1
-                            }
-                            Tok::Punct(")") | Tok::Punct(">") | Tok::Punct("]") | Tok::Punct("}") => {
-                                depth -= 1
-                            }
-                            Tok::Value(ref v)
-                                if depth == 0
-                                    && matches!(args.get(i + 1).map(|t| &t.tok), Some(Tok::Punct(":"))) =>
-                            {
-                                params.push(v.clone())
-                            }
-                            _ => {}
-                        }
-                    }
+                    let params = partition_params(args);
                     let mut warps = 1;
                     if c.eat_ident("num_warps") {
                         let g = c.group()?;
@@ -685,4 +667,104 @@ fn arg_inits(g: &[Token], end: Span) -> R<Vec<(String, String, Span)>> {
         gc.eat(",");
     }
     Ok(inits)
+}
+
+/// The parameter names of a `partitionN(%a: T, %b: U, ...)` header (the tokens inside its
+/// parentheses), in order: each is bound to the captured operand at its position.
+pub(super) fn partition_params(args: &[Token]) -> Vec<String> {
+    let mut params = Vec::new();
+    let mut depth = 0i64;
+    for (i, t) in args.iter().enumerate() {
+        match t.tok {
+            Tok::Punct("(") | Tok::Punct("<") | Tok::Punct("[") | Tok::Punct("{") => depth += 1,
+            Tok::Punct(")") | Tok::Punct(">") | Tok::Punct("]") | Tok::Punct("}") => depth -= 1,
+            Tok::Value(ref v)
+                if depth == 0 && matches!(args.get(i + 1).map(|t| &t.tok), Some(Tok::Punct(":"))) =>
+            {
+                params.push(v.clone())
+            }
+            _ => {}
+        }
+    }
+    params
+}
+
+/// The names of the module's `ttg.local_alloc`s that hold data although their type is an
+/// mbarrier's (`i64`, shape `[1]` or `[N, 1]`): read or written by `ttg.local_load` /
+/// `ttg.local_store` (through views and `warp_specialize` captures) and never initialised as a
+/// barrier. Such a buffer (a tile id handed between partitions, say) is a plain buffer.
+pub(super) fn i64_data_allocs(ops: &[Op]) -> HashSet<String> {
+    fn root(alias: &HashMap<String, String>, n: &str) -> String {
+        let mut cur = n.to_string();
+        // Each link points at an earlier definition; the walk ends.
+        for _ in 0..alias.len() + 1 {
+            match alias.get(&cur) {
+                Some(next) => cur = next.clone(),
+                None => break,
+            }
+        }
+        cur
+    }
+    fn values(toks: &[Token]) -> Vec<String> {
+        toks.iter()
+            .filter_map(|t| match &t.tok {
+                Tok::Value(v) => Some(v.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+    fn walk(
+        ops: &[Op],
+        alias: &mut HashMap<String, String>,
+        data: &mut Vec<String>,
+        bars: &mut Vec<String>,
+        allocs: &mut Vec<String>,
+    ) {
+        for op in ops {
+            let vals = values(&op.toks);
+            match op.name.as_str() {
+                "ttg.local_alloc" => allocs.extend(op.results.iter().cloned()),
+                n if n.starts_with("ttg.memdesc_") => {
+                    if let (Some(r), Some(src)) = (op.results.first(), vals.first()) {
+                        alias.insert(r.clone(), src.clone());
+                    }
+                }
+                "ttg.local_load" => data.extend(vals.first().cloned()),
+                "ttg.local_store" => data.extend(vals.get(1).cloned()),
+                "ttng.init_barrier" => bars.extend(vals.first().cloned()),
+                "ttg.warp_specialize" => {
+                    let mut c = Cursor::new(&op.toks, op.span);
+                    let captured = match c.peek() {
+                        Tok::Punct("(") => c.group().map(values).unwrap_or_default(),
+                        _ => Vec::new(),
+                    };
+                    while !c.at_end() {
+                        if matches!(c.peek(), Tok::Ident(w) if w.starts_with("partition")) {
+                            c.bump();
+                            if matches!(c.peek(), Tok::Punct("(")) {
+                                let params = c.group().map(partition_params).unwrap_or_default();
+                                for (p, v) in params.into_iter().zip(&captured) {
+                                    alias.insert(p, v.clone());
+                                }
+                            }
+                        } else {
+                            c.bump();
+                        }
+                    }
+                }
+                _ => {}
+            }
+            for r in &op.regions {
+                walk(&r.ops, alias, data, bars, allocs);
+            }
+        }
+    }
+    let (mut alias, mut data, mut bars, mut allocs) = Default::default();
+    walk(ops, &mut alias, &mut data, &mut bars, &mut allocs);
+    let bars: HashSet<String> = bars.iter().map(|b| root(&alias, b)).collect();
+    let data: HashSet<String> = data.iter().map(|d| root(&alias, d)).collect();
+    allocs
+        .into_iter()
+        .filter(|a| data.contains(a) && !bars.contains(a))
+        .collect()
 }

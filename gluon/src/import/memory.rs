@@ -351,8 +351,11 @@ impl<'m> Cx<'m> {
             return Err(self.misuse(op, "expected a shared-memory descriptor"));
         };
         let init = self.operands(op)?;
-        // mbarriers: i64 buffers of shape [N, 1] (an array) or [1] (one barrier).
-        let barrier = *elem == Elem::I64 && (shape.as_slice() == [1] || (shape.len() == 2 && shape[1] == 1));
+        // mbarriers: i64 buffers of shape [N, 1] (an array) or [1] (one barrier), unless the
+        // kernel reads or writes them as data and never initialises them as barriers.
+        let barrier = *elem == Elem::I64
+            && (shape.as_slice() == [1] || (shape.len() == 2 && shape[1] == 1))
+            && !self.i64_data.contains(&r);
         if barrier {
             if !init.is_empty() {
                 return Err(self.misuse(op, "a barrier allocation with an initial value"));

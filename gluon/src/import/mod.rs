@@ -87,6 +87,7 @@ pub fn import(m: &Module, src: &SourceMap, version: Version) -> Result<Kernel, V
         warps: 4,
         num_ctas: 1,
         init_sync_pending: false,
+        i64_data: HashSet::new(),
     };
     // Names with a meaning in `.tile` expressions: layouts, built-in constants and functions.
     for reserved in [
@@ -157,6 +158,7 @@ pub fn import(m: &Module, src: &SourceMap, version: Version) -> Result<Kernel, V
         cx.names.insert(d.name().to_string());
     }
     cx.collect_tmem_layouts(&m.ops);
+    cx.i64_data = control::i64_data_allocs(&m.ops);
     let k = cx.module(m);
     match k {
         Ok(k) if cx.errors.is_empty() => Ok(k),
@@ -199,6 +201,8 @@ struct Cx<'m> {
     /// A cluster kernel's barrier initialisation still to be released to the cluster, before
     /// the next operation that uses a barrier (Triton 3.8 and later).
     init_sync_pending: bool,
+    /// `ttg.local_alloc`s typed like an mbarrier that hold data ([`control::i64_data_allocs`]).
+    i64_data: HashSet<String>,
 }
 
 type R<T> = Result<T, ImportError>;
