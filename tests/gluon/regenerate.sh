@@ -290,6 +290,8 @@ for bug in no_s_wait p_ready_early; do
         "${attn_args[@]}" -D "BUG='$bug'"
 done
 for t in sm_100a sm_90a; do
+    gen exact_ops.$t $src/exact_ops.py exact_ops_kernel --target $t --num-warps 4 --arg 'x_ptr=*i32' \
+        --arg 'y_ptr=*fp32' --arg 'u_ptr=*i32' --arg 'f_ptr=*fp32' -D N=256
     gen bit_tricks.$t $src/bit_tricks.py bit_tricks_kernel --target $t --num-warps 4 --arg 'x_ptr=*i32' \
         --arg 'y_ptr=*fp32' --arg 'out_ptr=*i32' --arg 'f_ptr=*fp32' --arg 'h_ptr=*fp16' --arg 'w_ptr=*i64' -D N=256
 done

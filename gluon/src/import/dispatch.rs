@@ -188,6 +188,75 @@ impl<'m> Cx<'m> {
                 self.bind(&r, Val::E(e, Type::Scalar(ty)));
                 Ok(())
             }
+            // Operations whose meaning is one PTX instruction run as that instruction
+            // (the `inline_asm` operation; its semantics are the PTX-subset interpreter's).
+            "tt.mulhiui" | "tt.precise_divf" | "tt.bitcast" | "tt.clampf" => {
+                let v = self.operands(op)?;
+                let x = v.first().ok_or_else(|| self.misuse(op, "needs an operand"))?;
+                let from = self.val_type(&x.0, x.1)?.elem();
+                let to = self.result_type(op, 0)?.elem();
+                let (asm, cons) = match (name, from, to) {
+                    ("tt.mulhiui", Some(Elem::I32), _) => {
+                        ("mul.hi.u32 $0, $1, $2;".to_string(), "=r,r,r".to_string())
+                    }
+                    ("tt.mulhiui", Some(Elem::I64), _) => {
+                        ("mul.hi.u64 $0, $1, $2;".to_string(), "=l,l,l".to_string())
+                    }
+                    ("tt.precise_divf", Some(Elem::F32), _) => {
+                        ("div.rn.f32 $0, $1, $2;".to_string(), "=f,f,f".to_string())
+                    }
+                    ("tt.precise_divf", Some(Elem::F64), _) => {
+                        ("div.rn.f64 $0, $1, $2;".to_string(), "=d,d,d".to_string())
+                    }
+                    ("tt.bitcast", Some(a), Some(b)) => {
+                        let class = |e: Elem| match e {
+                            Elem::F32 => Some(("f", 32)),
+                            Elem::I32 => Some(("r", 32)),
+                            Elem::F16 | Elem::BF16 | Elem::I16 => Some(("h", 16)),
+                            Elem::F64 => Some(("d", 64)),
+                            Elem::I64 => Some(("l", 64)),
+                            _ => None,
+                        };
+                        match (class(a), class(b)) {
+                            (Some((ca, wa)), Some((cb, wb))) if wa == wb => {
+                                (format!("mov.b{wa} $0, $1;"), format!("={cb},{ca}"))
+                            }
+                            _ => return Err(self.unsupported(
+                                op,
+                                "bit casts of 8-bit elements, pointers or between widths are not imported",
+                            )),
+                        }
+                    }
+                    ("tt.clampf", Some(e @ (Elem::F32 | Elem::F64)), _) => {
+                        // `propagateNan = all`: a NaN x gives NaN (PTX `.NaN`); `none`: the bound.
+                        let nan = if op
+                            .toks
+                            .iter()
+                            .any(|t| matches!(&t.tok, Tok::Ident(w) if w == "all"))
+                        {
+                            ".NaN"
+                        } else {
+                            ""
+                        };
+                        let (t, c) = if e == Elem::F32 {
+                            ("f32", "=f,f,f,f")
+                        } else {
+                            ("f64", "=d,d,d,d")
+                        };
+                        let c = c.to_string();
+                        (
+                            format!("{{ .reg .{t} lo; max{nan}.{t} lo, $1, $2; min{nan}.{t} $0, lo, $3; }}"),
+                            c,
+                        )
+                    }
+                    _ => {
+                        return Err(
+                            self.unsupported(op, &format!("`{name}` on {from:?} elements is not imported"))
+                        )
+                    }
+                };
+                self.ptx_elementwise(op, &asm, &cons, 1, true, span)
+            }
             "math.fma" => {
                 let v = self.n_operands(op, 3)?;
                 let a = self.math_operand(&v[0].0, v[0].1)?;

@@ -329,6 +329,29 @@ impl<'m> Cx<'m> {
                 return self.plain_asm(op, &exprs, &args, span);
             }
         }
+        self.ptx_elementwise(op, &asm, &constraints, pack, pure, span)
+    }
+
+    /// Operation `op` as the `inline_asm` operation running the PTX snippet `asm` (operands
+    /// bound by `constraints`, `pack` elements per call) on its operands elementwise, its
+    /// results `op`'s: the general path of `tt.elementwise_inline_asm`, and how operations
+    /// whose meaning is one PTX instruction (`tt.mulhiui`: `mul.hi`, `tt.precise_divf`:
+    /// `div.rn`, ...) are imported, so the simulator runs that instruction's semantics and the
+    /// PTX backend emits it.
+    pub(super) fn ptx_elementwise(
+        &mut self,
+        op: &Op,
+        asm: &str,
+        constraints: &str,
+        pack: usize,
+        pure: bool,
+        span: Span,
+    ) -> R<()> {
+        let args = self.operands(op)?;
+        let mut arg_elems = Vec::with_capacity(args.len());
+        for (n, s) in &args {
+            arg_elems.push(self.val_type(n, *s)?.elem());
+        }
         // The general path: the snippet checked by the PTX-subset interpreter.
         let mut arg_dtypes = Vec::with_capacity(args.len());
         for e in &arg_elems {
@@ -347,7 +370,7 @@ impl<'m> Cx<'m> {
             }
             res_types.push(ty);
         }
-        if let Err(e) = bwsim_isa::inline_ptx::compile(&asm, &constraints, &arg_dtypes, &res_dtypes, pack) {
+        if let Err(e) = bwsim_isa::inline_ptx::compile(asm, constraints, &arg_dtypes, &res_dtypes, pack) {
             return Err(self.unsupported(op, &format!("inline PTX: {}", e.message)));
         }
         // Splats go in as their scalar (the op broadcasts scalars); when every argument is
@@ -370,8 +393,8 @@ impl<'m> Cx<'m> {
             });
         }
         let kind = OpKind::InlineAsm {
-            asm: with_span(Expr::new(ExprKind::Str(asm.clone()), span), span),
-            constraints: with_span(Expr::new(ExprKind::Str(constraints.clone()), span), span),
+            asm: with_span(Expr::new(ExprKind::Str(asm.to_string()), span), span),
+            constraints: with_span(Expr::new(ExprKind::Str(constraints.to_string()), span), span),
             args: with_span(Expr::list(arg_exprs), span),
             dtypes: with_span(
                 Expr::list(res_dtypes.iter().map(|d| name_e(d.name(), span)).collect()),

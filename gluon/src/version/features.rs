@@ -148,7 +148,7 @@ pub const FEATURES: &[Feature] = &[
         example: "tt.bitcast",
         since: Version::V3_6,
         until: None,
-        support: Support::Refused("bit casts between element types have no bwsim operation yet"),
+        support: Support::Imported("`inline_asm` of `mov.b16/b32/b64` between element types of one width (f16, bf16, i16; f32, i32; f64, i64); 8-bit elements and pointers refused"),
     },
     Feature {
         name: "tt.broadcast",
@@ -180,7 +180,7 @@ pub const FEATURES: &[Feature] = &[
         example: "tt.clampf",
         since: Version::V3_6,
         until: None,
-        support: Support::Refused("`gl.clamp` has no bwsim operation yet"),
+        support: Support::Imported("`inline_asm` of `max` then `min` (f32, f64), with `.NaN` for `propagateNan = all` (a NaN x gives NaN; with `none` the lower bound)"),
     },
     Feature {
         name: "tt.descriptor_load",
@@ -348,7 +348,7 @@ pub const FEATURES: &[Feature] = &[
         example: "tt.mulhiui",
         since: Version::V3_6,
         until: None,
-        support: Support::Refused("the high half of an unsigned product (`gl.umulhi`) has no bwsim operation yet"),
+        support: Support::Imported("`inline_asm` of `mul.hi.u32` / `mul.hi.u64` (`gl.umulhi`)"),
     },
     Feature {
         name: "tt.precise_divf",
@@ -356,7 +356,7 @@ pub const FEATURES: &[Feature] = &[
         example: "tt.precise_divf",
         since: Version::V3_6,
         until: None,
-        support: Support::Refused("`gl.div_rn` has no bwsim operation yet (`/` is IEEE division)"),
+        support: Support::Imported("`inline_asm` of `div.rn.f32` / `div.rn.f64` (`gl.div_rn`)"),
     },
     Feature {
         name: "tt.precise_sqrt",

@@ -353,3 +353,35 @@ pub(super) fn flag_handoff(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<V
     }
     Ok(vec![Expected::exact("data", d), Expected::exact("out", o)])
 }
+
+/// tests/gluon/exact_ops.py: `umulhi` of x and x reversed, the bits of y, the bits of y / 3
+/// rounded to nearest; x's bits as a float clamped to [-2, 2] with NaN propagated (PTX
+/// `max.NaN`/`min.NaN` give the canonical NaN), y clamped to [-0.5, 0.5].
+pub(super) fn exact_ops(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
+    let x = tensor(plan, inputs, "x")?;
+    let y = tensor(plan, inputs, "y")?;
+    if x.dtype != DType::I32 || y.dtype != DType::F32 {
+        return Err("exact_ops takes an i32 x and an f32 y".into());
+    }
+    let n = x.numel();
+    let mut u = HostTensor::zeros("u", DType::I32, vec![3, n]);
+    let mut f = HostTensor::zeros("f", DType::F32, vec![2, n]);
+    for i in 0..n {
+        let a = x.get_bits(i) as u32;
+        let b = x.get_bits(n - 1 - i) as u32;
+        let yv = f32::from_bits(y.get_bits(i) as u32);
+        u.set_bits(i, ((a as u64 * b as u64) >> 32) as u32 as u64);
+        u.set_bits(n + i, yv.to_bits() as u64);
+        u.set_bits(2 * n + i, (yv / 3.0).to_bits() as u64);
+        let xf = f32::from_bits(a);
+        let c = if xf.is_nan() {
+            f32::from_bits(0x7fff_ffff)
+        } else {
+            xf.clamp(-2.0, 2.0)
+        };
+        f.set_bits(i, c.to_bits() as u64);
+        let d = if yv.is_nan() { -0.5 } else { yv.clamp(-0.5, 0.5) };
+        f.set_bits(n + i, d.to_bits() as u64);
+    }
+    Ok(vec![Expected::exact("u", u), Expected::exact("f", f)])
+}
