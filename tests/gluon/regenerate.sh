@@ -290,8 +290,6 @@ for bug in no_s_wait p_ready_early; do
         "${attn_args[@]}" -D "BUG='$bug'"
 done
 for t in sm_100a sm_90a; do
-    gen exact_ops.$t $src/exact_ops.py exact_ops_kernel --target $t --num-warps 4 --arg 'x_ptr=*i32' \
-        --arg 'y_ptr=*fp32' --arg 'u_ptr=*i32' --arg 'f_ptr=*fp32' -D N=256
     gen bit_tricks.$t $src/bit_tricks.py bit_tricks_kernel --target $t --num-warps 4 --arg 'x_ptr=*i32' \
         --arg 'y_ptr=*fp32' --arg 'out_ptr=*i32' --arg 'f_ptr=*fp32' --arg 'h_ptr=*fp16' --arg 'w_ptr=*i64' -D N=256
 done
@@ -430,6 +428,8 @@ if since 3.8; then
             gen $name.$t $f/tma_reduce.py tma_reduce_kernel --target $t --arg 'x_desc=desc<fp32[32, 64]>' \
                 --arg 'out_desc=desc<fp32[32, 64]>' -D "BUG='$bug'"
         done
+        gen exact_ops.$t $f/exact_ops.py exact_ops_kernel --target $t --num-warps 4 --arg 'x_ptr=*i32' \
+            --arg 'y_ptr=*fp32' --arg 'u_ptr=*i32' --arg 'f_ptr=*fp32' -D N=256
         gen smem_histogram.$t $f/smem_histogram.py smem_histogram_kernel --target $t --arg 'x_ptr=*i32' \
             --arg 'hist_ptr=*i32' --arg 'maxes_ptr=*i32' --arg n=i32 -D BINS=16 -D BLOCK=256
     done

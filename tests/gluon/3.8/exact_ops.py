@@ -1,9 +1,9 @@
-"""Operations whose meaning is one exactly specified instruction, written for bwsim's tests: the high
-half of an unsigned product (`gl.umulhi`), IEEE division rounded to nearest (`gl.div_rn`), bit casts
-between element types of one width (`x.to(dtype, bitcast=True)`) and clamping (`gl.clamp`, with and
-without NaN propagation). One program of N elements; each output row is one operation's result.
+"""Operations whose meaning is one exactly specified instruction, in Triton 3.8's Gluon API
+(`gl.clamp` is new in it), written for bwsim's tests: the high half of an unsigned product
+(`gl.umulhi`), IEEE division rounded to nearest (`gl.div_rn`), bit casts between element types of
+one width (`x.to(dtype, bitcast=True)`) and clamping (`gl.clamp`, with and without NaN
+propagation). One program of N elements; each output row is one operation's result.
 """
-import triton_compat  # noqa: F401  (Triton 3.9 names on older Tritons)
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 import triton.language as tl
