@@ -380,6 +380,16 @@ if since 3.8; then
                 --arg 'x_ptr=*fp32' --arg 'out_ptr=*fp32' -D N=256 -D BLOCK_M=32 -D "CGA=$cga"
         done
     done
+    # Layout conversions between the CTAs: rows split -> columns split (2 and 4 CTAs), rows split ->
+    # every CTA the whole tile, and the two rank bits swapped.
+    for t in sm_100a sm_90a; do
+        for c in rows_cols_2:2:'[[1, 0]]':'[[0, 1]]' rows_cols_4:4:'[[1, 0], [2, 0]]':'[[0, 1], [0, 2]]' \
+            rows_whole_2:2:'[[1, 0]]':'[[0, 0]]' swap_4:4:'[[1, 0], [0, 1]]':'[[0, 1], [1, 0]]'; do
+            IFS=: read -r cname cn cfrom cto <<< "$c"
+            gen cluster_convert_$cname.$t $f/cluster_convert.py cluster_convert_kernel --target $t --num-ctas $cn \
+                --arg 'x_ptr=*fp32' --arg 'out_ptr=*fp32' -D N=64 -D BLOCK_M=32 -D "FROM=$cfrom" -D "TO=$cto"
+        done
+    done
     # A 2x2 cluster of four CTAs: A multicast along rank bit 1, B along bit 0.
     for bug in "" partner_count; do
         name=cluster_matmul_2x2

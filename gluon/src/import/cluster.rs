@@ -17,6 +17,9 @@
 //!   on both CTAs' barriers; a `{multicast}` MMA's commits arrive on every CTA that shares its
 //!   operands;
 //! - `program_id(0)` is the cluster's index (Triton's grid counts clusters);
+//! - a reduction along a dimension split over CTAs, and a layout conversion between two CTA
+//!   layouts, exchange the pieces through distributed shared memory between cluster barriers
+//!   ([`Cx::cluster_reduce`], [`Cx::cluster_convert`]);
 //! - what Triton's compiler adds for cluster kernels is added too: from 3.8 the barriers'
 //!   initialisation is made visible to the cluster right before the first operation that uses
 //!   a barrier (`fence.mbarrier_init` and a relaxed cluster barrier; inside a loop when that
@@ -494,6 +497,134 @@ impl Cx<'_> {
 
     /// What Triton's compiler adds after a cluster kernel's barrier initialisation (3.8 and
     /// later): the inits are released to the cluster before any CTA uses another's barrier.
+    /// `ttg.convert_layout` of `x` (one CTA's piece, of type `src`, spread as `from`) to type
+    /// `dst` spread as `to`, when the two CTA layouts differ: the pieces move between the CTAs
+    /// through distributed shared memory, as Triton's lowering moves them (an exchange through
+    /// shared memory between cluster barriers). A buffer of the whole tensor in every CTA;
+    /// the first CTA of each group holding the same source piece writes it into every CTA's
+    /// buffer at the piece's place; a cluster barrier; each CTA reads its destination piece;
+    /// a cluster barrier again, so that no CTA writes the next exchange (or leaves) while a
+    /// peer still reads.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn cluster_convert(
+        &mut self,
+        hint: &str,
+        x: Expr,
+        src: &Type,
+        from: &Cga,
+        dst: &Type,
+        to: &Cga,
+        span: Span,
+    ) -> R<Expr> {
+        let (Some(src_shape), Some(dst_shape), Some(elem)) = (src.shape(), dst.shape(), dst.elem()) else {
+            return Err(ImportError::UnsupportedType {
+                message: "a layout conversion across the CTAs of a cluster of a scalar".into(),
+                span,
+            });
+        };
+        let (src_shape, dst_shape) = (src_shape.to_vec(), dst_shape.to_vec());
+        let rank = src_shape.len();
+        let whole: Vec<i64> = src_shape
+            .iter()
+            .zip(from.splits(rank))
+            .map(|(x, k)| x * k)
+            .collect();
+        let layout = self.required_layout(dst, span)?;
+        let bty = self.shaped_as(dtype_of(elem, span)?, &whole, span);
+        let buf = self.let_op(
+            &format!("{hint}_exchange"),
+            OpKind::SmemAlloc {
+                ty: bty,
+                layout: name_e("plain", span),
+                align: None,
+            },
+            span,
+        );
+        // The region of the whole tensor the CTA of rank `k` holds under `cga`.
+        let region = |cga: &Cga, shape: &[i64], k: i64| {
+            let mut start = vec![0i64; shape.len()];
+            for (b, bit) in cga.bits.iter().enumerate() {
+                if let Some((d, off)) = *bit {
+                    if (k >> b) & 1 == 1 {
+                        start[d] += off;
+                    }
+                }
+            }
+            let items = start
+                .iter()
+                .zip(shape)
+                .map(|(s0, n)| IndexItem::Slice(Some(int_e(*s0, span)), Some(int_e(s0 + n, span))))
+                .collect();
+            index(name_e(&buf, span), items, span)
+        };
+        let ctas = self.num_ctas;
+        let bcast = from.broadcast_mask();
+        for k in (0..ctas).filter(|k| k & bcast == 0) {
+            self.blocks.push(Vec::new());
+            for j in 0..ctas {
+                self.op_stmt(
+                    OpKind::SmemStore {
+                        dst: region(from, &src_shape, k),
+                        value: x.clone(),
+                        cta: Some(int_e(j, span)),
+                    },
+                    span,
+                );
+            }
+            let stmts = self.blocks.pop().unwrap_or_default();
+            self.push(
+                StmtKind::If {
+                    cond: bin(BinOp::Eq, Self::rank_e(span), int_e(k, span), span),
+                    then_body: Block {
+                        stmts,
+                        end_comments: Vec::new(),
+                    },
+                    else_body: None,
+                },
+                span,
+            );
+        }
+        self.cluster_exit_sync(span);
+        // This CTA's destination piece: the first one read, the others replacing it where the
+        // CTA's split rank bits name them.
+        let split = (ctas - 1) & !to.broadcast_mask();
+        let load = |k: i64| OpKind::SmemLoad {
+            src: region(to, &dst_shape, k),
+            layout: Some(layout.clone()),
+            cta: None,
+        };
+        let out = self.let_op(hint, load(0), span);
+        for k in (1..ctas).filter(|k| k & !split == 0) {
+            self.blocks.push(Vec::new());
+            self.push(
+                StmtKind::Assign {
+                    names: vec![Ident::spanned(out.clone(), span)],
+                    value: Rhs::Op(IrOp::new(load(k), span)),
+                },
+                span,
+            );
+            let stmts = self.blocks.pop().unwrap_or_default();
+            self.push(
+                StmtKind::If {
+                    cond: bin(
+                        BinOp::Eq,
+                        bin(BinOp::BitAnd, Self::rank_e(span), int_e(split, span), span),
+                        int_e(k, span),
+                        span,
+                    ),
+                    then_body: Block {
+                        stmts,
+                        end_comments: Vec::new(),
+                    },
+                    else_body: None,
+                },
+                span,
+            );
+        }
+        self.cluster_exit_sync(span);
+        Ok(name_e(&out, span))
+    }
+
     pub(super) fn cluster_init_sync(&mut self, span: Span) {
         self.op_stmt(OpKind::FenceMbarrierInit {}, span);
         self.op_stmt(

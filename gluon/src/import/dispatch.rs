@@ -1,7 +1,7 @@
 //! The dispatch of every TTGIR operation to its import (`Cx::op`): the one match that
 //! names each supported operation and refuses the others.
 
-use super::cluster::{group_of, uses_a_barrier};
+use super::cluster::{group_of, uses_a_barrier, Cga};
 use super::*;
 
 impl<'m> Cx<'m> {
@@ -431,6 +431,22 @@ impl<'m> Cx<'m> {
                     _ => {}
                 }
                 let x = self.expr(&v[0].0, v[0].1)?;
+                if self.num_ctas > 1 {
+                    // Between two CTA layouts the pieces move between the CTAs.
+                    let src = self.val_type(&v[0].0, v[0].1)?;
+                    let all = |c: Option<Cga>| {
+                        c.unwrap_or(Cga {
+                            bits: vec![None; self.num_ctas.trailing_zeros() as usize],
+                        })
+                    };
+                    let from = all(self.cga_of_ty(Some(&src), span)?);
+                    let to = all(self.cga_of_ty(Some(&ty), span)?);
+                    if from != to {
+                        let e = self.cluster_convert(&r, x, &src, &from, &ty, &to, span)?;
+                        self.bind(&r, Val::E(e, ty));
+                        return Ok(());
+                    }
+                }
                 let layout = match ty.encoding() {
                     Some(enc) => self.layout_expr(&enc.clone(), span)?,
                     None => None,

@@ -385,3 +385,17 @@ pub(super) fn exact_ops(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<
     }
     Ok(vec![Expected::exact("u", u), Expected::exact("f", f)])
 }
+
+/// tests/gluon/3.8/cluster_convert.py: out = 2 * x, exactly (the layout conversions between the
+/// CTAs of a cluster move values, they compute nothing).
+pub(super) fn cluster_convert(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
+    let x = tensor(plan, inputs, "x")?;
+    if x.dtype != DType::F32 {
+        return Err("cluster_convert takes an f32 x".into());
+    }
+    let mut out = HostTensor::zeros("out", DType::F32, x.shape.clone());
+    for i in 0..x.numel() {
+        put(&mut out, i, (f32_at(x, i) * 2.0) as f64)?;
+    }
+    Ok(vec![Expected::exact("out", out)])
+}
