@@ -291,6 +291,7 @@ pub fn reference(
         "int_ops" | "int_ops_kernel" => elementwise::int_ops(plan, inputs),
         "bit_tricks_kernel" => elementwise::bit_tricks(plan, inputs),
         "exact_ops_kernel" => elementwise::exact_ops(plan, inputs),
+        "smem_rows_kernel" => elementwise::smem_rows(plan, inputs),
         "cluster_convert_kernel" => elementwise::cluster_convert(plan, inputs),
         "while_loop" | "while_loop_kernel" => elementwise::while_loop(plan, inputs),
         "atomics" | "atomics_kernel" => reduction::atomics(plan, inputs),

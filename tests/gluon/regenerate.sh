@@ -137,6 +137,11 @@ for t in sm_100a sm_90a; do
         --arg n_rows=i32 --arg n_cols=i32 -D XBLOCK=8 -D YBLOCK=64 -D NUM_BUFFERS=3)
     gen cp_async.$t $src/cp_async.py cp_async_kernel --target $t "${cp_args[@]}"
     gen bug_cp_async_no_wait.$t $src/cp_async.py cp_async_kernel --target $t "${cp_args[@]}" -D "BUG='no_wait'"
+    sr_args=(--num-warps 4 --arg 'x_ptr=*fp32' --arg 'h_ptr=*fp16' --arg 'out_ptr=*fp16' --arg 'hout_ptr=*fp16'
+        -D ROWS=16 -D COLS=64)
+    gen smem_rows.$t $src/smem_rows.py smem_rows_kernel --target $t "${sr_args[@]}"
+    gen bug_smem_rows_no_wait.$t $src/smem_rows.py smem_rows_kernel --target $t "${sr_args[@]}" \
+        -D "BUG='no_wait'"
     # Copies with different register layouts (tutorials 01 and 02).
     c1=(--num-warps 4 --arg 'in_ptr=*fp32' --arg 'out_ptr=*fp32' --arg numel=i32 -D XBLOCK=1024)
     gen copy_1d_scalar.$t $src/layouts.py copy_1d_kernel --target $t "${c1[@]}" \

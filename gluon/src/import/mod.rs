@@ -15,7 +15,7 @@
 //! [`crate::source`]). An operation outside the supported set is an [`ImportError`] naming it
 //! at its Python location; the import goes on to report the others and fails at the end.
 //!
-//! This module holds the import's state ([`Cx`]: scopes, names, layouts) and its helpers;
+//! This module holds the import's state (`Cx`: scopes, names, layouts) and its helpers;
 //! `dispatch` matches each operation, `values` imports arithmetic, loads, stores and
 //! reductions, `memory` the shared/tensor-memory, TMA and MMA operations, `control` the
 //! loops, conditionals and warp specialization.

@@ -399,3 +399,30 @@ pub(super) fn cluster_convert(plan: &LaunchPlan, inputs: &[HostTensor]) -> Resul
     }
     Ok(vec![Expected::exact("out", out)])
 }
+
+/// tests/gluon/smem_rows.py: out[r] = f16(i32(x[ROWS - 1 - r])) (truncation toward zero, then
+/// the integer rounded to f16), hout = 2 * h in f16 (exact: doubling a finite f16 that does
+/// not overflow).
+pub(super) fn smem_rows(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
+    let x = tensor(plan, inputs, "x")?;
+    let h = tensor(plan, inputs, "h")?;
+    if x.dtype != DType::F32 || h.dtype != DType::F16 || x.shape.len() != 2 || h.shape != x.shape {
+        return Err("smem_rows takes an f32 [rows, cols] x and an f16 h of its shape".into());
+    }
+    let (rows, cols) = (x.shape[0], x.shape[1]);
+    let mut out = HostTensor::zeros("out", DType::F16, x.shape.clone());
+    let mut hout = HostTensor::zeros("hout", DType::F16, x.shape.clone());
+    for r in 0..rows {
+        for c in 0..cols {
+            let v = f32::from_bits(x.get_bits((rows - 1 - r) * cols + c) as u32);
+            let i = if v.is_nan() { 0 } else { v.trunc() as i32 };
+            out.set_bits(r * cols + c, half::f16::from_f64(i as f64).to_bits() as u64);
+            let hv = half::f16::from_bits(h.get_bits(r * cols + c) as u16);
+            hout.set_bits(
+                r * cols + c,
+                half::f16::from_f64(hv.to_f64() * 2.0).to_bits() as u64,
+            );
+        }
+    }
+    Ok(vec![Expected::exact("out", out), Expected::exact("hout", hout)])
+}

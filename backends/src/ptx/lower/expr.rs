@@ -704,8 +704,16 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         let (idx, rest) = self.view_items(&v.shape, items, span)?;
         let mut v = v;
         for i in idx {
-            // Re-base on the sub-region: only leading dimensions of the whole region.
-            if v.geom.full.len() < 3 || v.offsets[0] != 0 || v.shape[0] != v.geom.full[0] {
+            // Re-base on the sub-region: only leading dimensions of the whole region; a row of
+            // a matrix only when its layout is row-major and unswizzled (a row is then the
+            // contiguous bytes r * row .. (r + 1) * row; a swizzled row is not a region).
+            let unswizzled = match &v.geom.layout {
+                SmemLayout::Plain => true,
+                SmemLayout::Swizzled { max_phase, .. } => *max_phase <= 1,
+                _ => false,
+            };
+            let matrix_row = v.geom.full.len() == 2 && unswizzled;
+            if (v.geom.full.len() < 3 && !matrix_row) || v.offsets[0] != 0 || v.shape[0] != v.geom.full[0] {
                 return Err(unsupported(
                     "index",
                     span,

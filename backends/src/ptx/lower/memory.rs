@@ -280,7 +280,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         let op = "cp.async";
         let (dt, base) = self.ptr_arg(ptr, op)?;
         let es = dt.bytes();
-        if !matches!(es, 4 | 8) {
+        if !matches!(es, 1 | 2 | 4 | 8) {
             return Err(unsupported(
                 op,
                 span,
@@ -293,6 +293,29 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         self.before_all_access();
         let addrs = self.smem_addrs(v, &ll, span, op)?;
         let p = self.unique_pred(&ll);
+        if es < 4 {
+            // cp.async has no copy narrower than 4 bytes, and whether a thread's elements are
+            // adjacent in both memories is not known here: each 1- or 2-byte element is
+            // loaded and stored at once instead (zero where masked off). The bytes land
+            // earlier than an asynchronous copy's would, which no kernel can tell apart: it
+            // may read them only after the `cp.async.wait` that retires the copy.
+            let (ld, st) = if es == 2 {
+                ("ld.global.b16", "st.shared.b16")
+            } else {
+                ("ld.global.u8", "st.shared.u8")
+            };
+            for r in 0..ll.num_regs() {
+                let g = self.global_addr(base, &off_ops[r], es);
+                let x = self.e.reg(RegClass::B16);
+                self.e.ins(format!("mov.b16 {x}, 0"));
+                match &mask_ops {
+                    None => self.e.ins_if(p, format!("{ld} {x}, [{g}]")),
+                    Some(ms) => self.e.ins(format!("@{} {ld} {x}, [{g}]", ms[r])),
+                }
+                self.e.ins_if(p, format!("{st} {}, {x}", addrs[r]));
+            }
+            return Ok(());
+        }
         for r in 0..ll.num_regs() {
             let g = self.global_addr(base, &off_ops[r], es);
             let size = match &mask_ops {

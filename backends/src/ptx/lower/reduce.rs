@@ -285,16 +285,31 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             }
             for &j in &lane_bits {
                 let tmp = self.e.reg(reg.class);
-                self.e.ins(format!(
-                    "shfl.sync.bfly.b32 {tmp}, {reg}, {}, 0x1f, 0xffffffff",
-                    1u32 << j
-                ));
+                if t.dtype.bits() == 64 {
+                    // shfl moves 32 bits: a 64-bit value crosses lanes as its two halves.
+                    let (lo, hi) = (self.e.reg(RegClass::B32), self.e.reg(RegClass::B32));
+                    self.e.ins(format!("mov.b64 {{{lo}, {hi}}}, {reg}"));
+                    for h in [lo, hi] {
+                        self.e.ins(format!(
+                            "shfl.sync.bfly.b32 {h}, {h}, {}, 0x1f, 0xffffffff",
+                            1u32 << j
+                        ));
+                    }
+                    self.e.ins(format!("mov.b64 {tmp}, {{{lo}, {hi}}}"));
+                } else {
+                    self.e.ins(format!(
+                        "shfl.sync.bfly.b32 {tmp}, {reg}, {}, 0x1f, 0xffffffff",
+                        1u32 << j
+                    ));
+                }
                 self.combine(op, t.dtype, *reg, &tmp.to_string(), span)?;
             }
         }
         if shape.is_empty() {
             let st = if is_float(t.dtype) {
                 ScalarTy::F32
+            } else if t.dtype.bits() == 64 {
+                ScalarTy::I64
             } else {
                 ScalarTy::I32
             };

@@ -814,6 +814,31 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 self.e.ins(format!("mov.b32 {{{lo}, {hi}}}, {w}"));
                 format!("cvt.f32.f16 {d}, {lo}")
             }
+            // The rest of the integer and float table, as the simulator converts: integer to
+            // float rounded to nearest once (`cvt.rn`), float to integer truncated (`cvt.rzi`),
+            // integer to integer sign- or zero-extended from the source, truncated to a
+            // narrower destination (`cvt` without `.sat`).
+            (a, b) if cvt_int(a).is_some() && cvt_float(b).is_some() => {
+                format!(
+                    "cvt.rn.{}.{} {d}, {s}",
+                    cvt_float(b).unwrap_or("f32"),
+                    cvt_int(a).unwrap_or("s32")
+                )
+            }
+            (a, b) if cvt_float(a).is_some() && cvt_int(b).is_some() => {
+                format!(
+                    "cvt.rzi.{}.{} {d}, {s}",
+                    cvt_int(b).unwrap_or("s32"),
+                    cvt_float(a).unwrap_or("f32")
+                )
+            }
+            (a, b) if cvt_int(a).is_some() && cvt_int(b).is_some() => {
+                format!(
+                    "cvt.{}.{} {d}, {s}",
+                    cvt_int(b).unwrap_or("s32"),
+                    cvt_int(a).unwrap_or("s32")
+                )
+            }
             _ => return Err(unsupported("cast", span, format!("cast from {from} to {to}"))),
         };
         self.e.ins(ins);
@@ -1103,4 +1128,29 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             _ => Err(invalid(f, span, format!("unknown function `{f}`"))),
         }
     }
+}
+
+/// The `cvt` type of an integer element type (8-bit ones live in 16-bit registers).
+fn cvt_int(d: DType) -> Option<&'static str> {
+    Some(match d {
+        DType::I8 => "s8",
+        DType::I16 => "s16",
+        DType::I32 => "s32",
+        DType::I64 => "s64",
+        DType::U8 => "u8",
+        DType::U16 => "u16",
+        DType::U32 => "u32",
+        DType::U64 => "u64",
+        _ => return None,
+    })
+}
+
+/// The `cvt` type of a float element type an integer converts to or from directly.
+fn cvt_float(d: DType) -> Option<&'static str> {
+    Some(match d {
+        DType::F16 => "f16",
+        DType::BF16 => "bf16",
+        DType::F32 => "f32",
+        _ => return None,
+    })
 }
