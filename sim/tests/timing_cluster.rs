@@ -147,8 +147,7 @@ fn a_cluster_larger_than_any_gpc_does_not_fit() {
     });
     let src = tile("tests/tiles/timing", "cluster_waves");
     let d = time_source(&src, &overrides(&[("CTAS", 4), ("CLUSTER", 4)]), &o)
-        .err()
-        .expect("a cluster of 4 on GPCs of 2 does not fit");
+        .expect_err("a cluster of 4 on GPCs of 2 does not fit");
     assert!(d[0].message.contains("GPC"), "{}", d[0].message);
 }
 

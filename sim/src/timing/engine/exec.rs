@@ -548,10 +548,7 @@ impl<'p> Engine<'p> {
                 // In order within the CTA (after a tcgen05.cp), shared with the SM's other
                 // CTAs instruction by instruction (super::pipe).
                 let issue = issue.max(self.cta(c).cp_free);
-                let psm = match peer {
-                    Some(p) => Some(self.cta(p).sm as usize),
-                    None => None,
-                };
+                let psm = peer.map(|p| self.cta(p).sm as usize);
                 let pipe = &mut self.sms[sm].tc;
                 let before = pipe.issued(c);
                 let mut start = pipe.when_served(c, before).max(issue);
