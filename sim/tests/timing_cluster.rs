@@ -2,8 +2,9 @@
 //! the cost rules: a cluster's CTAs start together on SMs of one GPC and its slots free when the
 //! last retires; a pair (`cta_group::2`) MMA keeps both SMs' tensor pipes busy for the time of one
 //! CTA's M = 128 MMA; a multicast TMA load reads global memory once and lands in every CTA of its
-//! mask; a remote arrival reaches the peer's barrier the DSMEM latency after its issue; the
-//! cluster barrier holds the faster CTAs until the slowest arrives.
+//! mask, and a pair load (`bar_cta`) completes on the leader's barrier; a remote arrival, and a
+//! multicast commit's arrival in another CTA, reach the peer's barrier the DSMEM latency after
+//! their issue; the cluster barrier holds the faster CTAs until the slowest arrives.
 
 mod common;
 
@@ -252,4 +253,36 @@ fn the_cluster_barrier_waits_for_the_slowest_cta() {
     o.chip.issue_barriers = 0.0;
     let t = time_with(&src, &[], &o);
     assert_eq!(cta_span(&t, 1).1, slow + 10.0 + CLUSTER_BARRIER);
+}
+
+#[test]
+fn pair_loads_complete_on_the_leaders_barrier() {
+    // After the cluster barrier (180), each CTA's box lands 904 later in its own shared memory;
+    // both complete on CTA 0's barrier, whose waiter wakes 40 after the later: then the final
+    // cluster barrier releases both 180 after CTA 0 arrives.
+    let t = time_with(&tile("tests/tiles/timing", "pair_load"), &[], &quiet(&B200));
+    let lands = CLUSTER_BARRIER + BOX_LANDS;
+    assert_eq!(waited(&t, 0, "mbar.wait"), vec![lands + WAKE]);
+    assert_eq!(t.report.tma_loads, 2);
+    assert_eq!(t.report.cycles, lands + WAKE + CLUSTER_BARRIER);
+    assert_eq!(cta_span(&t, 1).1, lands + WAKE + CLUSTER_BARRIER);
+}
+
+#[test]
+fn a_multicast_commit_arrives_in_every_cta_of_its_mask() {
+    // After the cluster barrier (180), CTA 0's 128 x 256 x 64 MMA takes 2 x 128 x 256 x 64 /
+    // 8192 = 512 cycles on the pipe; its commit arrives mma_latency + commit_latency = 80 later
+    // on CTA 0's barrier, and DSMEM_EXTRA_LATENCY after that on CTA 1's; each waiter wakes 40
+    // after its arrival.
+    let t = time_with(
+        &tile("tests/tiles/timing", "commit_multicast"),
+        &[],
+        &quiet(&B200),
+    );
+    let own = CLUSTER_BARRIER + 512.0 + 64.0 + 16.0;
+    assert_eq!(waited(&t, 0, "mbar.wait"), vec![own + WAKE]);
+    assert_eq!(
+        waited(&t, 1, "mbar.wait"),
+        vec![own + cost::DSMEM_EXTRA_LATENCY + WAKE]
+    );
 }
