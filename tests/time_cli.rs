@@ -183,3 +183,22 @@ fn errors_are_explained() {
     assert_eq!(code, 2);
     assert!(err.contains("--timing-only"), "{err}");
 }
+
+#[test]
+fn a_two_cta_gluon_matmul_times() {
+    // Gluon's cta_group::2 matmul (its launch sidecar tests/gluon/two_cta_matmul.launch: four
+    // clusters of two CTAs over C = A @ B of 512 x 256 x 128) runs functionally, then times:
+    // its FLOPs are the whole product's, 2 x 512 x 256 x 128, done by pair MMAs.
+    let (code, out, err) = bwsim(&[
+        "time",
+        "tests/gluon/3.8/two_cta_matmul.sm_100a.ttgir",
+        "--chip",
+        "b200",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON object");
+    assert_eq!(v["flops"].as_f64(), Some(2.0 * 512.0 * 256.0 * 128.0));
+    assert_eq!(v["ctas"].as_u64(), Some(8));
+    assert!(v["cycles"].as_f64().is_some_and(|c| c > 0.0), "{v}");
+}

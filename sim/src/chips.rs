@@ -3,7 +3,7 @@
 //! Each field's comment names its source. The tags, in order of trust:
 //! - **[measured here]**: read on the project's own device machine; the date, the device and
 //!   the command are in `docs/hardware/device-baselines.md`.
-//! - **[S1]**..**[S14]**: a public source (datasheet, NVIDIA guide, microbenchmark paper or
+//! - **[S1]**..**[S18]**: a public source (datasheet, NVIDIA guide, microbenchmark paper or
 //!   data file, device query) listed with what it gives in `docs/hardware/public-figures.md`,
 //!   which also shows the arithmetic of every derived figure.
 //! - **[fitted]**: chosen so that the model reproduces published measurements of this chip
@@ -40,6 +40,10 @@ pub struct Chip {
     // ----- GPU -----
     /// Streaming multiprocessors.
     pub sms: u32,
+    /// SMs of each GPC (graphics processing cluster), in SM order: the CTAs of a thread-block
+    /// cluster run on SMs of one GPC ([`Chip::gpcs`]). Floorsweeping leaves GPCs of a part with
+    /// different SM counts; the split below is the model's, per chip.
+    pub gpc_sms: &'static [u32],
     /// SM clock for cycle ↔ second conversion (MHz): the clock the part sustains under tensor
     /// load, which every cycle count of the model is in. On Hopper the datasheet clock (the
     /// measured shortfall is in [`Chip::tensor_flops_per_cycle_sm`]); on Blackwell the fitted
@@ -171,6 +175,24 @@ impl Chip {
     pub fn hbm_bytes_per_cycle(&self) -> f64 {
         self.hbm_bytes_per_s * self.cycle_s()
     }
+    /// The SMs of each GPC, as ranges of SM indices: [`Chip::gpc_sms`] in order, cut at
+    /// [`Chip::sms`]; SMs beyond the table's (a `sms` raised for an experiment) form further GPCs
+    /// of the table's last size.
+    pub fn gpcs(&self) -> Vec<std::ops::Range<u32>> {
+        let mut out = Vec::new();
+        let mut next = 0u32;
+        let last = self.gpc_sms.last().copied().unwrap_or(self.sms).max(1);
+        let sizes = self.gpc_sms.iter().copied().chain(std::iter::repeat(last));
+        for n in sizes {
+            if next >= self.sms {
+                break;
+            }
+            let end = next.saturating_add(n.max(1)).min(self.sms);
+            out.push(next..end);
+            next = end;
+        }
+        out
+    }
     /// Peak dense f16 tensor throughput in TFLOP/s.
     pub fn peak_tflops(&self) -> f64 {
         self.tensor_flops_per_cycle_sm * self.sms as f64 * self.clock_mhz * 1e6 / 1e12
@@ -281,6 +303,11 @@ pub const H100: Chip = Chip {
     target: Target::Sm90a,
     // [S2] 132 SMs on the SXM5 part; [measured here] PyTorch reported 132.
     sms: 132,
+    // [S2] 8 GPCs and 66 TPCs (2 SMs each) on the SXM5 part, of 9 TPCs per GPC on a full GH100,
+    // so a GPC holds at most 18 SMs; [S18] a GPC of 16 SMs on an H100 SXM. [estimate] how the 66
+    // TPCs spread over the 8 GPCs is not published (it varies from part to part): 2 GPCs of 9
+    // TPCs and 6 of 8 make 132, and every GPC holds the 16 CTAs of a non-portable cluster.
+    gpc_sms: &[18, 18, 16, 16, 16, 16, 16, 16],
     // [derived] [S1] dense BF16 989.4 TFLOP/s = 132 SMs x 4096 FLOP/cycle x 1830 MHz.
     clock_mhz: 1830.0,
     datasheet_clock_mhz: 1830.0,
@@ -406,6 +433,11 @@ pub const B200: Chip = Chip {
     target: Target::Sm100a,
     // [S9] 74 of 80 SMs per die enabled, 148 in all; [S10] a device query reports 148.
     sms: 148,
+    // [estimate] the GB100 die's GPC layout is not published: taken as 4 GPCs of 10 TPCs (20
+    // SMs) per die of 80 SMs [S9], with the 6 disabled TPCs of the part spread over 6 of its 8
+    // GPCs (2 of 20 SMs, 6 of 18). [S17] the number of SMs per GPC varies with floorsweeping.
+    // Every GPC holds the 16 CTAs of a non-portable cluster (8 portable, [S6]).
+    gpc_sms: &[20, 20, 18, 18, 18, 18, 18, 18],
     // [derived] the GB200's fitted sustained clock scaled by the datasheet clocks
     // (1277 x 1856 / 2062): no Blackwell measurement of a B200's clock under load was found.
     clock_mhz: 1149.0,
@@ -788,6 +820,22 @@ mod tests {
                 assert!(!t.estimates.contains(f), "{}: {f} is both", c.name);
             }
         }
+    }
+
+    #[test]
+    fn gpcs_cover_the_sms() {
+        for c in CHIPS {
+            assert_eq!(c.gpc_sms.iter().sum::<u32>(), c.sms, "{}", c.name);
+            let g = c.gpcs();
+            assert_eq!(g.len(), c.gpc_sms.len(), "{}", c.name);
+            // A non-portable cluster of 16 fits every GPC.
+            assert!(g.iter().all(|r| r.len() >= 16), "{}", c.name);
+        }
+        // Fewer SMs cut the table; more add GPCs of its last size.
+        let small = Chip { sms: 20, ..H100 };
+        assert_eq!(small.gpcs(), vec![0..18, 18..20]);
+        let big = Chip { sms: 140, ..H100 };
+        assert_eq!(big.gpcs().last(), Some(&(132..140)));
     }
 
     #[test]

@@ -120,13 +120,15 @@ pub fn smem_access(chip: &Chip, bytes: u64) -> (f64, f64) {
 /// `ld/st.shared::cluster` to a peer CTA) adds to a local shared-memory access: the round trip
 /// over the SM-to-SM network of a GPC. An estimate of the order that published H100
 /// microbenchmarks report (a few hundred cycles against a few tens for local shared memory);
-/// nothing here has measured it.
+/// nothing here has measured it. The engine also takes it as the time an operation on another
+/// CTA's barrier (a remote arrive or expect, a multicast or pair commit's arrival there) takes
+/// to reach it: a one-way trip would be shorter, so this errs late.
 pub const DSMEM_EXTRA_LATENCY: f64 = 180.0;
 
 /// [estimate] Cycles of a cluster barrier (`cluster.arrive` + `cluster.wait`, or
-/// `cluster.sync`) beyond a CTA barrier: the arrivals travel between the cluster's SMs. The
-/// timing model runs a cluster's CTAs independently, so this is all the barrier costs there.
-/// Same provenance as [`DSMEM_EXTRA_LATENCY`].
+/// `cluster.sync`) beyond a CTA barrier: the arrivals travel between the cluster's SMs. A
+/// `cluster.wait` ends this much (plus a CTA barrier) after the later of its own time and the
+/// cluster's last arrival. Same provenance as [`DSMEM_EXTRA_LATENCY`].
 pub const CLUSTER_BARRIER_EXTRA_CYCLES: f64 = 180.0;
 
 /// A distributed-shared-memory access of `bytes`: (latency, cycles of the shared-memory

@@ -8,7 +8,7 @@
 //!   tcgen05.mma / wgmma from shape, kind and the chip's per-SM rate; tcgen05.cp and
 //!   tcgen05.ld/st costs), mbarrier and fence latencies;
 //! - per GPU: a CTA scheduler with occupancy limits ([`occupancy`]: shared memory, TMEM,
-//!   registers, threads), an L2 that sees box reuse between CTAs (so rasterisation and grouped
+//!   registers, threads) that starts a cluster's CTAs together on SMs of one GPC, an L2 that sees box reuse between CTAs (so rasterisation and grouped
 //!   tile schedulers change its hit rate) and HBM bandwidth shared by all SMs ([`memsys`]).
 //!
 //! Every parameter comes from the chip table ([`crate::chips`]), each with its source.
@@ -322,6 +322,28 @@ pub fn time(checked: &Checked, plan: &LaunchPlan, opts: &TimeOptions) -> Result<
         return Err(TimingError::DoesNotFit {
             chip: chip.name,
             why,
+            span: checked.kernel.name.span,
+        });
+    }
+    // Clusters run along x, each CTA of one on a different SM of one GPC (engine module doc).
+    let cs = plan.cluster[0].max(1);
+    if plan.cluster[1] > 1 || plan.cluster[2] > 1 {
+        return Err(TimingError::Op {
+            code: Code::SimUnsupported,
+            message: format!(
+                "the timing model runs clusters along x (as the simulator does); this launch has cluster {:?}",
+                plan.cluster
+            ),
+            span: checked.kernel.name.span,
+            agent: "launch".into(),
+            time: 0.0,
+        });
+    }
+    let largest = chip.gpcs().iter().map(|g| g.len() as u32).max().unwrap_or(0);
+    if cs > largest {
+        return Err(TimingError::DoesNotFit {
+            chip: chip.name,
+            why: format!("a cluster of {cs} CTAs needs {cs} SMs of one GPC; the largest GPC has {largest}"),
             span: checked.kernel.name.span,
         });
     }

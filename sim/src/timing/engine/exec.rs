@@ -146,7 +146,11 @@ impl<'p> Engine<'p> {
                 ))))
             }
             LOp::Op(K::TmemDealloc { .. }) => Ok(OpDone::Next),
-            LOp::ClcTryCancel { result, bar, .. } => {
+            LOp::ClcTryCancel {
+                result,
+                bar,
+                multicast,
+            } => {
                 let v = smem_of(evs(result)?)?;
                 let addr = views::view_start(&v).unwrap_or(0);
                 let baddr = bar_of(evs(bar)?)?;
@@ -159,6 +163,7 @@ impl<'p> Engine<'p> {
                         cta: c,
                         bar: baddr,
                         addr,
+                        multicast: *multicast,
                     },
                 );
                 *t = t0 + chip.tma_issue_cycles;
@@ -190,12 +195,29 @@ impl<'p> Engine<'p> {
                 bar_cta,
             } => {
                 skip_if_predicated_off!(p.as_ref());
-                if multicast.is_some() || bar_cta.is_some() {
-                    return Err(Fault::unsupported(
-                        "tma.load with multicast= or bar_cta= (a copy for several CTAs of a cluster) is not modelled",
-                    ));
-                }
                 let baddr = bar_of(evs(bar)?)?;
+                // The CTAs whose barrier at `baddr` the bytes complete on: every CTA of a
+                // multicast mask (the bytes land in each at the same offsets), the pair
+                // leader's with `bar_cta` (the bytes land in this CTA), else this CTA's.
+                let dests = match (multicast, bar_cta) {
+                    (_, Some(r)) => {
+                        let r = int_of(&evs(r)?, "the barrier's CTA rank")?;
+                        let own = self.cta(c).rank as i64;
+                        let t = self.cluster_peer(c, r, name)?;
+                        if self.cluster_size < 2 || r / 2 != own / 2 {
+                            return Err(Fault::trap(
+                                CudaError::IllegalAddress,
+                                format!("{name} completes on the barrier of CTA rank {r}, which is not in this CTA's pair (`bar_cta` is the `.cta_group::2` form: the barrier is in this CTA or its pair peer)"),
+                            ));
+                        }
+                        vec![t]
+                    }
+                    (Some(m), None) => {
+                        let mask = int_of(&evs(m)?, "the multicast mask")?;
+                        self.cluster_mask(c, mask, name)?
+                    }
+                    (None, None) => vec![c],
+                };
                 // gather4: one message per four rows, each a request of its own; the load
                 // lands with the last. A tile copy is one request, one issue slot per message
                 // (its boxes, docs/hardware/tma-messages.md).
@@ -205,7 +227,13 @@ impl<'p> Engine<'p> {
                     TmaCopy::Tile(tma_coords(coords)?, smem_of(evs(smem)?)?)
                 };
                 let (bytes, key, msgs) = self.tma_extent(pc, *desc, copy)?;
-                self.cta(c).bar(baddr)?;
+                for &x in &dests {
+                    self.cta(x).bar(baddr)?;
+                }
+                // One read of the memory system, through the issuing SM's port, whatever the
+                // number of destinations: a multicast's bytes land in every CTA of its mask at
+                // the same time (no public figure gives a cost per extra destination;
+                // docs/timing.md).
                 let mut port = self.sms[sm].tma_in;
                 let requests = if *gather { msgs } else { 1 };
                 let mut landing: Option<Landing> = None;
@@ -220,15 +248,17 @@ impl<'p> Engine<'p> {
                 self.sms[sm].tma_in = port;
                 self.stats.tma_loads += 1;
                 self.stats.global_bytes += bytes as f64;
-                self.push(
-                    done,
-                    EvKind::Tx {
-                        cta: c,
-                        bar: baddr,
-                        bytes: bytes as i64,
-                        landing,
-                    },
-                );
+                for x in dests {
+                    self.push(
+                        done,
+                        EvKind::Tx {
+                            cta: x,
+                            bar: baddr,
+                            bytes: bytes as i64,
+                            landing,
+                        },
+                    );
+                }
                 *t = t0 + chip.tma_issue_cycles * msgs as f64;
                 if self.recording(sm as u32) {
                     let hit = key.is_some() && done < t0 + chip.tma_hbm_latency - 0.5;
@@ -350,10 +380,8 @@ impl<'p> Engine<'p> {
                 *t += chip.mbarrier_op_cycles;
                 Ok(OpDone::Next)
             }
-            // A remote arrival (`cta=R`) is timed as an arrival on the same barrier of this CTA:
-            // the timing model runs a cluster's CTAs independently, and in the symmetric
-            // patterns clusters use (each CTA signals one peer and is signalled by another)
-            // every CTA's barrier receives the same arrivals.
+            // `cta=R` naming another CTA of the cluster: the arrival reaches that CTA's barrier
+            // DSMEM_EXTRA_LATENCY after its issue (the issuing thread goes on).
             LOp::Op(K::MbarArrive {
                 bar,
                 count,
@@ -367,11 +395,24 @@ impl<'p> Engine<'p> {
                     None => 1,
                 };
                 let n = mbarrier::arrive_count(n).map_err(|m| Fault::trap(CudaError::LaunchFailure, m))?;
-                self.bar_update(c, addr, t0, |m| m.arrive(n))?;
-                *t += chip.mbarrier_op_cycles;
-                if cta.is_some() {
-                    *t += cost::DSMEM_EXTRA_LATENCY;
+                let target = match cta {
+                    Some(r) => self.cluster_peer(c, int_of(&evs(r)?, "the CTA rank")?, name)?,
+                    None => c,
+                };
+                if target == c {
+                    self.bar_update(c, addr, t0, |m| m.arrive(n))?;
+                } else {
+                    self.push(
+                        t0 + cost::DSMEM_EXTRA_LATENCY,
+                        EvKind::Remote {
+                            cta: target,
+                            from: c,
+                            bar: addr,
+                            act: RemoteAct::Arrive(n),
+                        },
+                    );
                 }
+                *t += chip.mbarrier_op_cycles;
                 Ok(OpDone::Next)
             }
             LOp::Op(K::MbarWait { bar, phase }) => {
@@ -426,19 +467,41 @@ impl<'p> Engine<'p> {
                 *t += chip.fence_async_cycles;
                 Ok(OpDone::Next)
             }
-            // cluster.sync is timed like a CTA barrier: the timing model runs the CTAs of a
-            // cluster independently (cta_group::2 is refused above).
             LOp::Op(K::BarSync {}) => {
                 *t += chip.bar_sync_cycles;
                 Ok(OpDone::Next)
             }
-            // The cluster barrier: a CTA barrier plus an estimated cross-SM cost
-            // (cost::CLUSTER_BARRIER_EXTRA_CYCLES), paid by the wait; the arrive issues.
+            // The cluster barrier: each CTA's arrival is stamped when issued; the wait ends a
+            // CTA barrier plus the cross-SM cost (cost::CLUSTER_BARRIER_EXTRA_CYCLES) after the
+            // later of its own time and the phase's last arrival. `cluster.sync` arrives and
+            // waits; blocked, it is executed again and only waits.
             LOp::Op(K::ClusterSync {}) | LOp::Op(K::ClusterWait {}) => {
-                *t += chip.bar_sync_cycles + cost::CLUSTER_BARRIER_EXTRA_CYCLES;
-                Ok(OpDone::Next)
+                if matches!(op, LOp::Op(K::ClusterSync {})) {
+                    let ag = &mut self.cta(c).agents[a as usize];
+                    if ag.cluster_resume {
+                        ag.cluster_resume = false;
+                    } else {
+                        self.cluster_arrive(c, a, t0, name)?;
+                    }
+                }
+                match self.cluster_try_wait(c, a, name)? {
+                    Some(flip) => {
+                        *t = t0.max(flip) + chip.bar_sync_cycles + cost::CLUSTER_BARRIER_EXTRA_CYCLES;
+                        if flip > t0 {
+                            self.record(t0, c, me, TWhat::Op { op: name, end: *t }, span);
+                        }
+                        Ok(OpDone::Next)
+                    }
+                    None => {
+                        if matches!(op, LOp::Op(K::ClusterSync {})) {
+                            self.cta(c).agents[a as usize].cluster_resume = true;
+                        }
+                        Ok(OpDone::Wait(Pause::Block))
+                    }
+                }
             }
             LOp::Op(K::ClusterArrive { .. }) => {
+                self.cluster_arrive(c, a, t0, name)?;
                 *t += chip.scalar_op_cycles;
                 Ok(OpDone::Next)
             }
@@ -451,10 +514,14 @@ impl<'p> Engine<'p> {
                 ..
             } => {
                 skip_if_predicated_off!(p.as_ref());
-                one_cta(
-                    *cta_group,
-                    "tcgen05.mma with cta_group::2 (an MMA across a CTA pair)",
-                )?;
+                // A pair MMA (cta_group::2, issued by the even CTA): each CTA of the pair holds
+                // 128 rows of A and of the accumulator (the pair's M = 256 split) and half of B;
+                // each SM's tensor pipe computes its CTA's rows over the whole N.
+                let peer = if *cta_group == 2 {
+                    Some(self.pair_peer(c, "tcgen05.mma")?)
+                } else {
+                    None
+                };
                 let (m, n, k, kind) = match &self.shapes[pc as usize] {
                     Some(Shapes::Mma { m, n, k, kind }) => (*m, *n, *k, *kind),
                     _ => {
@@ -481,11 +548,12 @@ impl<'p> Engine<'p> {
                 // In order within the CTA (after a tcgen05.cp), shared with the SM's other
                 // CTAs instruction by instruction (super::pipe).
                 let issue = issue.max(self.cta(c).cp_free);
+                let psm = peer.map(|p| self.cta(p).sm as usize);
                 let pipe = &mut self.sms[sm].tc;
                 let before = pipe.issued(c);
-                let start = pipe.when_served(c, before).max(issue);
+                let mut start = pipe.when_served(c, before).max(issue);
                 let target = pipe.issue(issue, c, dur);
-                let end = pipe.when_served(c, target);
+                let mut end = pipe.when_served(c, target);
                 // The issuing thread goes on once all but the issue queue's depth of the CTA's
                 // instructions have started (chips.rs tcgen05_queue_instrs).
                 let instrs = cost::mma_instrs(m, k, kind, false).max(1) as f64;
@@ -494,13 +562,24 @@ impl<'p> Engine<'p> {
                 } else {
                     issue
                 };
+                // The pair's half on the peer's SM: the same work, in this CTA's stream there
+                // (so that this CTA's pair commit covers it, and the peer's own MMAs share the
+                // pipe with it).
+                if let Some(psm) = psm {
+                    let pp = &mut self.sms[psm].tc;
+                    let before = pp.issued(c);
+                    start = start.max(pp.when_served(c, before).max(issue));
+                    let ptarget = pp.issue(issue, c, dur);
+                    end = end.max(pp.when_served(c, ptarget));
+                }
                 let cta = self.cta(c);
                 cta.pipe_free = end;
                 cta.pipe_done = cta.pipe_done.max(end + chip.mma_latency);
-                self.stats.flops += cost::flops(m, n, k);
+                let rows = if peer.is_some() { 2 * m } else { m };
+                self.stats.flops += cost::flops(rows, n, k);
                 self.stats.mmas += 1;
                 *t = issue.max(release);
-                self.record_tc(t0, c, name, [m, n, k], start, end, span);
+                self.record_tc(t0, c, name, [rows, n, k], start, end, span);
                 Ok(OpDone::Next)
             }
             LOp::Op(K::Tcgen05Cp { src, dst }) => {
@@ -519,9 +598,38 @@ impl<'p> Engine<'p> {
                 self.record_tc(t0, c, name, [0, 0, 0], start, end, span);
                 Ok(OpDone::Next)
             }
-            LOp::Op(K::MbarExpect { cta: Some(_), .. }) => Err(Fault::unsupported(
-                "mbar.expect on another CTA's barrier (cta=) is not modelled",
-            )),
+            // On another CTA's barrier: the expect and its arrival reach it
+            // DSMEM_EXTRA_LATENCY after the issue.
+            LOp::Op(K::MbarExpect {
+                bar,
+                bytes,
+                pred: p,
+                cta: Some(r),
+            }) => {
+                skip_if_predicated_off!(p.as_deref());
+                let addr = bar_of(evs(bar)?)?;
+                let n = int_of(&evs(bytes)?, "the byte count")?;
+                let target = self.cluster_peer(c, int_of(&evs(r)?, "the CTA rank")?, name)?;
+                if target == c {
+                    self.bar_update(c, addr, t0, |m| {
+                        let a = m.expect_tx(n)?;
+                        let b = m.arrive(1)?;
+                        Ok(a || b)
+                    })?;
+                } else {
+                    self.push(
+                        t0 + cost::DSMEM_EXTRA_LATENCY,
+                        EvKind::Remote {
+                            cta: target,
+                            from: c,
+                            bar: addr,
+                            act: RemoteAct::Expect(n),
+                        },
+                    );
+                }
+                *t += chip.mbarrier_op_cycles;
+                Ok(OpDone::Next)
+            }
             LOp::Commit {
                 bar,
                 pred: p,
@@ -529,29 +637,57 @@ impl<'p> Engine<'p> {
                 multicast,
             } => {
                 skip_if_predicated_off!(p.as_ref());
-                if multicast.is_some() {
-                    return Err(Fault::unsupported(
-                        "tcgen05.commit with multicast= is not modelled",
-                    ));
-                }
-                one_cta(*cta_group, "tcgen05.commit with cta_group::2")?;
+                // The CTAs whose barrier at `bar` the arrival lands on: a multicast mask's, or
+                // for a pair commit both CTAs of the pair, else this CTA's.
+                let peer = if *cta_group == 2 {
+                    Some(self.pair_peer(c, "tcgen05.commit")?)
+                } else {
+                    None
+                };
+                let targets = match (multicast, peer) {
+                    (Some(m), _) => {
+                        let mask = int_of(&evs(m)?, "the multicast mask")?;
+                        self.cluster_mask(c, mask, name)?
+                    }
+                    (None, Some(p)) => vec![c, p],
+                    (None, None) => vec![c],
+                };
                 let addr = bar_of(evs(bar)?)?;
-                self.cta(c).bar(addr)?;
+                let base = c - self.cta(c).rank;
+                let mut dests = 0u32;
+                for &x in &targets {
+                    self.cta(x).bar(addr)?;
+                    dests |= 1 << (x - base);
+                }
                 let issue = t0 + chip.mma_issue_cycles;
-                // Due when the pipe has served every MMA this CTA issued so far; re-checked
-                // then, since other CTAs' MMAs arriving meanwhile slow this one's.
+                // Due when the pipe has served every MMA this CTA issued so far (a pair
+                // commit: on both SMs of the pair); re-checked then, since other CTAs' MMAs
+                // arriving meanwhile slow this one's.
                 let pipe = &mut self.sms[sm].tc;
                 let target = pipe.issued(c);
-                let due = pipe.when_served(c, target).max(issue);
+                let mut due = pipe.when_served(c, target).max(issue);
+                let pair = match peer {
+                    Some(p) => {
+                        let psm = self.cta(p).sm;
+                        let pp = &mut self.sms[psm as usize].tc;
+                        let ptarget = pp.issued(c);
+                        due = due.max(pp.when_served(c, ptarget));
+                        Some((psm, ptarget))
+                    }
+                    None => None,
+                };
                 let floor = issue.max(self.cta(c).pipe_done);
                 let at = floor + chip.commit_latency;
                 self.push(
                     due,
                     EvKind::Commit {
                         cta: c,
+                        sm: sm as u32,
                         bar: addr,
                         target,
                         floor,
+                        pair,
+                        dests,
                     },
                 );
                 *t = issue;
@@ -771,16 +907,6 @@ impl<'p> Engine<'p> {
             // atomics) or to an expression (`inline_asm`) by `crate::lower`.
             LOp::Op(other @ lowered_apart!()) => Err(Fault::unlowered(other)),
         }
-    }
-}
-
-/// The timing model runs the CTAs of a cluster independently: an operation of a CTA pair
-/// (`cta_group` 2; `what` names it) is refused.
-fn one_cta(cta_group: u32, what: &str) -> OpResult<()> {
-    if cta_group == 1 {
-        Ok(())
-    } else {
-        Err(Fault::unsupported(format!("{what} is not modelled")))
     }
 }
 

@@ -26,6 +26,17 @@
 //! **CTA scheduling.** CTAs are dispatched in linear order (x fastest) to SMs round-robin at
 //! the start, up to the occupancy limit per SM; when a CTA retires, the next one starts on its
 //! SM `cta_launch_cycles` later.
+//!
+//! **Clusters.** A launch with `cluster = [N]` runs N consecutive CTAs along x together
+//! (ranks 0..N, as [`crate::machine`] does): they start at the same cycle, each on a different SM
+//! of one GPC ([`Chip::gpcs`]), the least loaded SMs of the least loaded GPC that has N with a
+//! free slot. Their slots are freed when the last of them retires, and the next cluster starts
+//! `cta_launch_cycles` later on whichever GPC has room. Within a cluster, what one CTA does to
+//! another acts on that CTA's state: remote arrivals and expects reach the peer's barrier
+//! [`cost::DSMEM_EXTRA_LATENCY`] after their issue; a multicast TMA load is one read of the
+//! memory system whose bytes land in every CTA of its mask at the same time; a `cta_group::2`
+//! MMA, issued by the pair's even CTA, occupies both SMs' tensor pipes (each CTA's 128 rows),
+//! and its commit waits for both; the cluster barrier waits for every CTA's arrival.
 
 mod exec;
 use exec::synchronises;
@@ -102,24 +113,49 @@ enum EvKind {
         bar: u32,
         count: u32,
     },
-    /// A tcgen05.commit comes due: arrive on `bar` once the CTA's tensor-pipe stream has been
-    /// served `target` (see [`super::pipe`]), not before `floor` (cycles).
+    /// A tcgen05.commit of CTA `cta` (on SM `sm`) comes due: once the CTA's tensor-pipe stream
+    /// has been served `target` (see [`super::pipe`]), and for a `cta_group::2` commit its
+    /// stream on the pair peer's SM `pair.0` has been served `pair.1`, not before `floor`
+    /// (cycles), arrive on `bar` in every CTA of the cluster whose rank is in `dests`.
     Commit {
         cta: u32,
+        sm: u32,
         bar: u32,
         target: f64,
         floor: f64,
+        pair: Option<(u32, f64)>,
+        dests: u32,
     },
     Launch {
         sm: u32,
     },
+    /// Start the clusters that fit the free slots (launches with clusters).
+    LaunchClusters,
     /// A `clc.try_cancel` response lands at shared address `addr`: cancel the next launch
-    /// not started, then complete 16 bytes on `bar`.
+    /// not started, then complete 16 bytes on `bar` (in every CTA of the cluster with
+    /// `multicast`).
     Clc {
         cta: u32,
         bar: u32,
         addr: u32,
+        multicast: bool,
     },
+    /// An operation of CTA `from` reaches the barrier `bar` of CTA `cta` of its cluster.
+    Remote {
+        cta: u32,
+        from: u32,
+        bar: u32,
+        act: RemoteAct,
+    },
+}
+
+/// What a remote barrier operation does to the peer's barrier.
+#[derive(Clone, Copy, Debug)]
+enum RemoteAct {
+    /// `mbar.arrive ..., cta=R`: `count` arrivals.
+    Arrive(u32),
+    /// `mbar.expect ..., cta=R`: expect `bytes` of transaction, then one arrival.
+    Expect(i64),
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -151,8 +187,13 @@ impl Ord for Ev {
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Wait {
     None,
-    Mbar { addr: u32, parity: u32 },
+    Mbar {
+        addr: u32,
+        parity: u32,
+    },
     Join,
+    /// In `cluster.wait` (or `cluster.sync`) for the cluster barrier's phase to complete.
+    Cluster,
 }
 
 #[derive(Clone, Debug)]
@@ -174,6 +215,10 @@ struct Agent {
     cp_open: f64,
     /// When each committed `cp.async` group lands, oldest first.
     cp_groups: VecDeque<f64>,
+    /// The cluster barrier's phase this partition arrived in and has not waited for.
+    cluster_gen: Option<u64>,
+    /// A `cluster.sync` that arrived and blocked: executed again, it only waits.
+    cluster_resume: bool,
 }
 
 impl Agent {
@@ -193,6 +238,8 @@ impl Agent {
             wg_free: 0.0,
             cp_open: 0.0,
             cp_groups: VecDeque::new(),
+            cluster_gen: None,
+            cluster_resume: false,
         }
     }
 }
@@ -212,6 +259,8 @@ struct Bar {
 
 struct Cta {
     id: u32,
+    /// Index within its cluster (0 without clusters).
+    rank: u32,
     sm: u32,
     pid: [u32; 3],
     agents: Vec<Agent>,
@@ -234,6 +283,23 @@ impl Cta {
             None => Err(crate::diagnostics::barrier_before_init(addr)),
         }
     }
+}
+
+/// A resident cluster: its SMs and its barrier (`cluster.arrive` / `cluster.wait`).
+#[derive(Clone, Debug, Default)]
+struct Cluster {
+    /// The SM of each rank (launches with clusters).
+    sms: Vec<u32>,
+    /// CTAs not yet retired.
+    live: u32,
+    /// CTAs arrived in the current phase, the latest of their arrivals, the phases completed
+    /// and when the last one completed (its latest arrival).
+    arrived: u32,
+    latest: f64,
+    gen: u64,
+    flip: f64,
+    /// (CTA, agent) blocked in `cluster.wait`.
+    waiters: Vec<(u32, u32)>,
 }
 
 struct Sm {
@@ -272,6 +338,13 @@ pub struct Engine<'p> {
     ctas: Vec<Option<Box<Cta>>>,
     next_cta: u32,
     total_ctas: u32,
+    /// CTAs per cluster (1 without clusters) and the resident clusters by index.
+    cluster_size: u32,
+    clusters: std::collections::HashMap<u32, Cluster>,
+    /// Resident CTAs per SM and the limit (launches with clusters), the GPCs' SMs.
+    resident: Vec<u32>,
+    ctas_per_sm: u32,
+    gpcs: Vec<std::ops::Range<u32>>,
     mem: MemSys,
     stats: Stats,
     rec: Option<Rec>,
@@ -509,6 +582,11 @@ impl<'p> Engine<'p> {
             ctas: (0..total).map(|_| None).collect(),
             next_cta: 0,
             total_ctas: total,
+            cluster_size: prog.cluster[0].max(1),
+            clusters: std::collections::HashMap::new(),
+            resident: vec![0; chip.sms as usize],
+            ctas_per_sm,
+            gpcs: chip.gpcs(),
             mem,
             stats: Stats::default(),
             rec,
@@ -521,9 +599,13 @@ impl<'p> Engine<'p> {
             tile_msgs: vec![None; prog.code.len()],
             spills: false,
         };
-        for _ in 0..ctas_per_sm {
-            for sm in 0..chip.sms {
-                e.launch(sm);
+        if e.cluster_size > 1 {
+            e.launch_clusters();
+        } else {
+            for _ in 0..ctas_per_sm {
+                for sm in 0..chip.sms {
+                    e.launch(sm);
+                }
             }
         }
         e
@@ -550,6 +632,125 @@ impl<'p> Engine<'p> {
         self.ctas[c as usize]
             .as_deref_mut()
             .unwrap_or_else(|| unreachable!("CTA {c} is not resident"))
+    }
+
+    /// The CTA of rank `rank` in the cluster of CTA `c` (`op` names the operation): a rank
+    /// outside the cluster, or a CTA that has exited, is the illegal address it is on hardware.
+    fn cluster_peer(&mut self, c: u32, rank: i64, op: &str) -> OpResult<u32> {
+        let cs = self.cluster_size;
+        if !(0..cs as i64).contains(&rank) {
+            return Err(Fault::trap(
+                CudaError::IllegalAddress,
+                format!("{op} names CTA rank {rank} of a cluster of {cs}"),
+            ));
+        }
+        let t = c - self.cta(c).rank + rank as u32;
+        if self.ctas.get(t as usize).is_none_or(|x| x.is_none()) {
+            return Err(Fault::trap(
+                CudaError::IllegalAddress,
+                format!("{op} acts on CTA rank {rank} of its cluster, which has exited"),
+            ));
+        }
+        Ok(t)
+    }
+
+    /// The CTAs whose rank's bit is set in the multicast mask `mask` of CTA `c`'s cluster, in
+    /// rank order.
+    fn cluster_mask(&mut self, c: u32, mask: i64, op: &str) -> OpResult<Vec<u32>> {
+        let cs = self.cluster_size;
+        if mask <= 0 || mask >= 1i64 << cs {
+            return Err(Fault::trap(
+                CudaError::IllegalAddress,
+                format!(
+                    "{op} with the CTA mask {mask:#x}, which names no CTA or one outside the cluster of {cs}"
+                ),
+            ));
+        }
+        (0..cs as i64)
+            .filter(|r| mask >> r & 1 == 1)
+            .map(|r| self.cluster_peer(c, r, op))
+            .collect()
+    }
+
+    /// The odd CTA of the pair whose even CTA `c` issues a `cta_group::2` operation `op` (the
+    /// functional simulator's rules: a cluster of 2, issued by rank 0).
+    fn pair_peer(&mut self, c: u32, op: &str) -> OpResult<u32> {
+        if self.cluster_size != 2 {
+            return Err(Fault::error(
+                Code::CtaPair,
+                format!(
+                    "{op} with cta_group=2 needs a cluster of 2 CTAs, the launch has {}",
+                    self.cluster_size
+                ),
+            ));
+        }
+        if self.cta(c).rank != 0 {
+            return Err(Fault::unsupported(format!(
+                "{op} with cta_group=2 issued by the odd CTA of its pair; the simulator models the pair's operations issued by the even CTA"
+            )));
+        }
+        self.cluster_peer(c, 1, op)
+    }
+
+    /// `cluster.arrive` (or the arrive half of `cluster.sync`) by agent `a` of CTA `c` at `t`:
+    /// one arrival of the CTA on its cluster's barrier. The phase completes with the cluster's
+    /// last arrival, stamped with the latest of them, and wakes the CTAs waiting.
+    fn cluster_arrive(&mut self, c: u32, a: u32, t: f64, op: &str) -> OpResult<()> {
+        let cta = self.cta(c);
+        if cta.live > 1 {
+            return Err(Fault::unsupported(format!(
+                "{op} inside warp_specialize partitions; the simulator models the cluster barrier arrived on by each CTA's one running partition"
+            )));
+        }
+        if cta.agents[a as usize].cluster_gen.is_some() {
+            return Err(Fault::trap(
+                CudaError::LaunchFailure,
+                format!("{op} by a partition that arrived on the cluster barrier and has not waited (each `cluster.arrive` is followed by a `cluster.wait`)"),
+            ));
+        }
+        let cs = self.cluster_size;
+        let cl = self.clusters.entry(c / cs).or_default();
+        let gen = cl.gen;
+        cl.arrived += 1;
+        cl.latest = cl.latest.max(t);
+        let mut woken = Vec::new();
+        if cl.arrived >= cs {
+            cl.gen += 1;
+            cl.flip = cl.latest;
+            cl.arrived = 0;
+            cl.latest = 0.0;
+            woken = std::mem::take(&mut cl.waiters);
+        }
+        let flip = cl.flip;
+        self.cta(c).agents[a as usize].cluster_gen = Some(gen);
+        for (wc, wa) in woken {
+            if let Some(w) = self.ctas[wc as usize].as_deref_mut() {
+                w.agents[wa as usize].wait = Wait::None;
+                self.push(flip, EvKind::Run { cta: wc, agent: wa });
+            }
+        }
+        Ok(())
+    }
+
+    /// `cluster.wait` by agent `a` of CTA `c`: `Some(when)` the phase it arrived in completed
+    /// (its latest arrival), or `None` after queueing the agent as a waiter.
+    fn cluster_try_wait(&mut self, c: u32, a: u32, op: &str) -> OpResult<Option<f64>> {
+        let Some(gen) = self.cta(c).agents[a as usize].cluster_gen else {
+            return Err(Fault::trap(
+                CudaError::LaunchFailure,
+                format!("{op} by a partition that has not arrived on the cluster barrier (`cluster.arrive` comes first)"),
+            ));
+        };
+        let cs = self.cluster_size;
+        let cl = self.clusters.entry(c / cs).or_default();
+        if cl.gen > gen {
+            let flip = cl.flip;
+            self.cta(c).agents[a as usize].cluster_gen = None;
+            return Ok(Some(flip));
+        }
+        cl.waiters.push((c, a));
+        self.cta(c).agents[a as usize].wait = Wait::Cluster;
+        Ok(None)
     }
 
     fn recording(&self, sm: u32) -> bool {
@@ -600,6 +801,65 @@ impl<'p> Engine<'p> {
         }
         let id = self.next_cta;
         self.next_cta += 1;
+        self.launch_cta(id, sm);
+    }
+
+    /// The SMs, in index order, that the next cluster would take: in the GPC whose least
+    /// loaded `cluster_size` SMs with a free slot hold the fewest CTAs (the first such GPC on a
+    /// tie), those SMs; `None` when no GPC has that many SMs with a free slot.
+    fn place_cluster(&self) -> Option<Vec<u32>> {
+        let cs = self.cluster_size as usize;
+        let mut best: Option<(u32, Vec<u32>)> = None;
+        for g in &self.gpcs {
+            let mut free: Vec<u32> = g
+                .clone()
+                .filter(|&sm| self.resident[sm as usize] < self.ctas_per_sm)
+                .collect();
+            if free.len() < cs {
+                continue;
+            }
+            free.sort_by_key(|&sm| (self.resident[sm as usize], sm));
+            free.truncate(cs);
+            let load: u32 = free.iter().map(|&sm| self.resident[sm as usize]).sum();
+            if best.as_ref().is_none_or(|b| load < b.0) {
+                best = Some((load, free));
+            }
+        }
+        best.map(|(_, mut sms)| {
+            sms.sort_unstable();
+            sms
+        })
+    }
+
+    /// Start the next clusters of the grid now, as many as the free slots hold.
+    fn launch_clusters(&mut self) {
+        let cs = self.cluster_size;
+        while self.next_cta < self.total_ctas {
+            let Some(sms) = self.place_cluster() else {
+                return;
+            };
+            let first = self.next_cta;
+            let n = cs.min(self.total_ctas - first);
+            self.next_cta = first + n;
+            for &sm in &sms[..n as usize] {
+                self.resident[sm as usize] += 1;
+            }
+            self.clusters.insert(
+                first / cs,
+                Cluster {
+                    sms: sms.clone(),
+                    live: n,
+                    ..Cluster::default()
+                },
+            );
+            for r in 0..n {
+                self.launch_cta(first + r, sms[r as usize]);
+            }
+        }
+    }
+
+    /// Start CTA `id` of the grid on `sm` now.
+    fn launch_cta(&mut self, id: u32, sm: u32) {
         let [gx, gy, _] = self.grid;
         let pid = [id % gx, (id / gx) % gy, id / (gx * gy)];
         let mut frame = vec![Value::Unset; self.prog.nslots as usize];
@@ -609,6 +869,7 @@ impl<'p> Engine<'p> {
         let agent = Agent::new(0, frame, self.now, self.prog.num_warps, None);
         self.ctas[id as usize] = Some(Box::new(Cta {
             id,
+            rank: id % self.cluster_size,
             sm,
             pid,
             agents: vec![agent],
@@ -644,28 +905,65 @@ impl<'p> Engine<'p> {
                 // completion has nobody left to tell.
                 EvKind::Tx { cta, .. }
                 | EvKind::Arrive { cta, .. }
-                | EvKind::Commit { cta, .. }
+                | EvKind::Remote { cta, .. }
                 | EvKind::Clc { cta, .. }
                     if self.ctas[cta as usize].is_none() => {}
-                EvKind::Clc { cta, bar, addr } => {
+                EvKind::Clc {
+                    cta,
+                    bar,
+                    addr,
+                    multicast,
+                } => {
                     let t = self.now;
-                    // The next CTA of the grid not yet launched is cancelled (launches go in grid
-                    // order), as the functional machine does.
+                    // The next cluster of the grid not yet launched is cancelled (launches go in
+                    // grid order), its first CTA's program id the response, as the functional
+                    // machine does.
                     let resp = if self.next_cta < self.total_ctas {
                         let id = self.next_cta;
-                        self.next_cta += 1;
+                        self.next_cta = id.saturating_add(self.cluster_size).min(self.total_ctas);
                         let [gx, gy, _] = self.grid;
                         [1, id % gx, (id / gx) % gy, id / (gx * gy)]
                     } else {
                         [0; 4]
                     };
-                    let c = self.cta(cta);
-                    c.clc.retain(|(a, _)| *a != addr);
-                    c.clc.push((addr, resp));
-                    if let Err(f) = self.bar_update(cta, bar, t, |m| m.complete_tx(16)) {
-                        return Err(fault(f, Span::default(), format!("cta{cta}.clc"), t));
+                    let cs = self.cluster_size;
+                    let targets: Vec<u32> = if multicast {
+                        let base = cta - cta % cs;
+                        (base..base + cs)
+                            .filter(|&x| self.ctas.get(x as usize).is_some_and(|c| c.is_some()))
+                            .collect()
+                    } else {
+                        vec![cta]
+                    };
+                    for x in targets {
+                        let c = self.cta(x);
+                        c.clc.retain(|(a, _)| *a != addr);
+                        c.clc.push((addr, resp));
+                        if let Err(f) = self.bar_update(x, bar, t, |m| m.complete_tx(16)) {
+                            return Err(fault(f, Span::default(), format!("cta{cta}.clc"), t));
+                        }
                     }
                 }
+                EvKind::Remote { cta, from, bar, act } => {
+                    let t = self.now;
+                    let r = match act {
+                        RemoteAct::Arrive(n) => self.bar_update(cta, bar, t, |m| m.arrive(n)),
+                        RemoteAct::Expect(n) => self.bar_update(cta, bar, t, |m| {
+                            let a = m.expect_tx(n)?;
+                            let b = m.arrive(1)?;
+                            Ok(a || b)
+                        }),
+                    };
+                    if let Err(f) = r {
+                        return Err(fault(
+                            f,
+                            Span::default(),
+                            format!("cta{from} (on a barrier of cta{cta})"),
+                            t,
+                        ));
+                    }
+                }
+                EvKind::LaunchClusters => self.launch_clusters(),
                 EvKind::Tx {
                     cta,
                     bar,
@@ -694,29 +992,44 @@ impl<'p> Engine<'p> {
                 }
                 EvKind::Commit {
                     cta,
+                    sm,
                     bar,
                     target,
                     floor,
+                    pair,
+                    dests,
                 } => {
                     let t = self.now;
-                    let sm = self.cta(cta).sm as usize;
-                    let pipe = &mut self.sms[sm].tc;
-                    pipe.advance(t);
-                    if pipe.done(cta, target) {
-                        let at = floor.max(t + self.chip.mma_latency) + self.chip.commit_latency;
-                        self.push(at, EvKind::Arrive { cta, bar, count: 1 });
-                    } else {
+                    // Not done while a stream it covers (this CTA's, and for a pair commit the
+                    // pair's work on the peer's SM) has not been served its target.
+                    let mut due = None::<f64>;
+                    for (s, tgt) in std::iter::once((sm, target)).chain(pair) {
+                        let pipe = &mut self.sms[s as usize].tc;
+                        pipe.advance(t);
+                        if !pipe.done(cta, tgt) {
+                            let d = pipe.when_served(cta, tgt);
+                            due = Some(due.map_or(d, |x: f64| x.max(d)));
+                        }
+                    }
+                    if let Some(due) = due {
                         // Another CTA's work arrived since the prediction: predict again.
-                        let due = pipe.when_served(cta, target);
-                        self.push(
-                            due,
-                            EvKind::Commit {
-                                cta,
-                                bar,
-                                target,
-                                floor,
-                            },
-                        );
+                        self.push(due, ev.kind);
+                    } else {
+                        let at = floor.max(t + self.chip.mma_latency) + self.chip.commit_latency;
+                        let base = cta - cta % self.cluster_size;
+                        for r in (0..self.cluster_size).filter(|r| dests >> r & 1 == 1) {
+                            let x = base + r;
+                            // An arrival on another CTA's barrier crosses the cluster's network.
+                            let lat = if x == cta { 0.0 } else { cost::DSMEM_EXTRA_LATENCY };
+                            self.push(
+                                at + lat,
+                                EvKind::Arrive {
+                                    cta: x,
+                                    bar,
+                                    count: 1,
+                                },
+                            );
+                        }
                     }
                 }
                 EvKind::Launch { sm } => self.launch(sm),
@@ -744,6 +1057,7 @@ impl<'p> Engine<'p> {
                             format!("mbar.wait on the barrier at shared byte {addr}, parity {parity}{st}")
                         }
                         Wait::Join => "the end of warp_specialize".to_string(),
+                        Wait::Cluster => "cluster.wait for the other CTAs of its cluster".to_string(),
                         Wait::None => "nothing (runnable)".to_string(),
                     };
                     let span = self
@@ -966,8 +1280,34 @@ impl<'p> Engine<'p> {
             self.record(t, c, TUnit::Cta, TWhat::CtaEnd, span);
             self.ctas[c as usize] = None;
             self.stats.ctas += 1;
+            let cs = self.cluster_size;
+            if cs == 1 {
+                self.clusters.remove(&c);
+                if self.next_cta < self.total_ctas {
+                    self.push(t + self.chip.cta_launch_cycles, EvKind::Launch { sm });
+                }
+                return;
+            }
+            // A cluster's slots are freed when its last CTA retires.
+            let Some(cl) = self.clusters.get_mut(&(c / cs)) else {
+                return;
+            };
+            cl.live = cl.live.saturating_sub(1);
+            if cl.live > 0 {
+                return;
+            }
+            let sms = std::mem::take(&mut cl.sms);
+            self.clusters.remove(&(c / cs));
+            let base = c - c % cs;
+            for &s in &sms {
+                self.resident[s as usize] = self.resident[s as usize].saturating_sub(1);
+                // The pair's streams on the peer's SM go too, once drained.
+                for x in base..base + cs {
+                    self.sms[s as usize].tc.retire(x);
+                }
+            }
             if self.next_cta < self.total_ctas {
-                self.push(t + self.chip.cta_launch_cycles, EvKind::Launch { sm });
+                self.push(t + self.chip.cta_launch_cycles, EvKind::LaunchClusters);
             }
         }
     }
