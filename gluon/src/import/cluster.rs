@@ -427,7 +427,7 @@ impl Cx<'_> {
         let base = self.leader_e(mask, span);
         // CTA `k` of the group writes slot `k` of every CTA of the group.
         for k in 0..group {
-            self.blocks.push(Vec::new());
+            self.open_block();
             for j in 0..group {
                 let peer: i64 = split.iter().enumerate().map(|(i, &b)| ((j >> i) & 1) << b).sum();
                 let rank = match (&base.kind, peer) {
@@ -444,18 +444,7 @@ impl Cx<'_> {
                     span,
                 );
             }
-            let stmts = self.blocks.pop().unwrap_or_default();
-            self.push(
-                StmtKind::If {
-                    cond: bin(BinOp::Eq, me.clone(), int_e(k, span), span),
-                    then_body: Block {
-                        stmts,
-                        end_comments: Vec::new(),
-                    },
-                    else_body: None,
-                },
-                span,
-            );
+            self.close_if(bin(BinOp::Eq, me.clone(), int_e(k, span), span), span);
         }
         self.cluster_exit_sync(span);
         let mut acc: Option<Expr> = None;
@@ -560,7 +549,7 @@ impl Cx<'_> {
         let ctas = self.num_ctas;
         let bcast = from.broadcast_mask();
         for k in (0..ctas).filter(|k| k & bcast == 0) {
-            self.blocks.push(Vec::new());
+            self.open_block();
             for j in 0..ctas {
                 self.op_stmt(
                     OpKind::SmemStore {
@@ -571,18 +560,7 @@ impl Cx<'_> {
                     span,
                 );
             }
-            let stmts = self.blocks.pop().unwrap_or_default();
-            self.push(
-                StmtKind::If {
-                    cond: bin(BinOp::Eq, Self::rank_e(span), int_e(k, span), span),
-                    then_body: Block {
-                        stmts,
-                        end_comments: Vec::new(),
-                    },
-                    else_body: None,
-                },
-                span,
-            );
+            self.close_if(bin(BinOp::Eq, Self::rank_e(span), int_e(k, span), span), span);
         }
         self.cluster_exit_sync(span);
         // This CTA's destination piece: the first one read, the others replacing it where the
@@ -595,7 +573,7 @@ impl Cx<'_> {
         };
         let out = self.let_op(hint, load(0), span);
         for k in (1..ctas).filter(|k| k & !split == 0) {
-            self.blocks.push(Vec::new());
+            self.open_block();
             self.push(
                 StmtKind::Assign {
                     names: vec![Ident::spanned(out.clone(), span)],
@@ -603,21 +581,13 @@ impl Cx<'_> {
                 },
                 span,
             );
-            let stmts = self.blocks.pop().unwrap_or_default();
-            self.push(
-                StmtKind::If {
-                    cond: bin(
-                        BinOp::Eq,
-                        bin(BinOp::BitAnd, Self::rank_e(span), int_e(split, span), span),
-                        int_e(k, span),
-                        span,
-                    ),
-                    then_body: Block {
-                        stmts,
-                        end_comments: Vec::new(),
-                    },
-                    else_body: None,
-                },
+            self.close_if(
+                bin(
+                    BinOp::Eq,
+                    bin(BinOp::BitAnd, Self::rank_e(span), int_e(split, span), span),
+                    int_e(k, span),
+                    span,
+                ),
                 span,
             );
         }

@@ -122,20 +122,9 @@ impl<'m> Cx<'m> {
                     multicast: multicast.then(|| Expr::new(ExprKind::Bool(true), span)),
                 };
                 if self.num_ctas > 1 {
-                    self.blocks.push(Vec::new());
+                    self.open_block();
                     self.op_stmt(cancel, span);
-                    let stmts = self.blocks.pop().unwrap_or_default();
-                    self.push(
-                        StmtKind::If {
-                            cond: Self::is_leader_e(self.num_ctas - 1, span),
-                            then_body: Block {
-                                stmts,
-                                end_comments: Vec::new(),
-                            },
-                            else_body: None,
-                        },
-                        span,
-                    );
+                    self.close_if(Self::is_leader_e(self.num_ctas - 1, span), span);
                 } else {
                     self.op_stmt(cancel, span);
                 }

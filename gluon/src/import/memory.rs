@@ -558,7 +558,7 @@ impl<'m> Cx<'m> {
         };
         // A two-CTA MMA is issued by the pair's first CTA, for both.
         if two_ctas {
-            self.blocks.push(Vec::new());
+            self.open_block();
         }
         self.op_stmt(kind, span);
         // Completion barriers of the MMA: an arrive when it (and all earlier tcgen05 work) is done.
@@ -583,18 +583,7 @@ impl<'m> Cx<'m> {
             );
         }
         if two_ctas {
-            let stmts = self.blocks.pop().unwrap_or_default();
-            self.push(
-                StmtKind::If {
-                    cond: Self::is_leader_e(1, span),
-                    then_body: Block {
-                        stmts,
-                        end_comments: Vec::new(),
-                    },
-                    else_body: None,
-                },
-                span,
-            );
+            self.close_if(Self::is_leader_e(1, span), span);
         }
         for r in &op.results {
             self.bind(r, Val::Token);

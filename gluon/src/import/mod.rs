@@ -413,6 +413,27 @@ impl<'m> Cx<'m> {
         self.push(StmtKind::Op(IrOp::new(kind, span)), span);
     }
 
+    /// Opens a block of statements that [`Cx::close_if`] then guards.
+    fn open_block(&mut self) {
+        self.blocks.push(Vec::new());
+    }
+
+    /// Closes the block opened last as the body of `if cond { ... }`.
+    fn close_if(&mut self, cond: Expr, span: Span) {
+        let stmts = self.blocks.pop().unwrap_or_default();
+        self.push(
+            StmtKind::If {
+                cond,
+                then_body: Block {
+                    stmts,
+                    end_comments: Vec::new(),
+                },
+                else_body: None,
+            },
+            span,
+        );
+    }
+
     /// `op`, guarded by `if pred { }` unless the predicate is `true`.
     fn op_pred(&mut self, kind: OpKind, pred: Option<Expr>, span: Span) {
         match pred {

@@ -1238,7 +1238,7 @@ impl CtaHb {
         // CTA must learn that this one is done with the bytes, which only a cluster-scope
         // release from this CTA and its acquire by the issuer can tell it.
         let help = match (h.kind, self.comps.get(issuer(s) as usize)) {
-            (HazardKind::Race | HazardKind::WriteWhileInFlight, Some(Comp::Peer { rank, .. })) => format!(
+            (HazardKind::WriteWhileInFlight, Some(Comp::Peer { rank, .. })) => format!(
                 "the `{so}` comes from the CTA of rank {rank}, which had not learned that this CTA was done with {what}: hand it back first with a cluster barrier whose arrive releases (`cluster.arrive`, not `.relaxed`; Gluon `cluster.barrier()`) or a remote `mbar.arrive` (cta=) after this CTA's last use, waited on by the issuer"
             ),
             _ => help,

@@ -101,16 +101,38 @@ impl<'p, 's> Machine<'p, 's> {
             let phase = self.cta(s).bar(bar)?.phase;
             return Ok(vec![TmaDest { phase, ..own }]);
         };
+        let phase = self.cta(s).bar(bar)?.phase;
+        let slots = self.mask_slots(s, mask, op)?;
+        self.multicast_dests(
+            (s, a, bar),
+            &slots,
+            TmaDest { phase, ..own },
+            "multicasts onto",
+            span,
+        )
+    }
+
+    /// The destinations `slots` of a multicast by partition `a` of slot `s` onto the barrier at
+    /// address `bar` in each: `own` for slot `s` itself; in every other CTA, a write issued
+    /// there by this CTA's agent (once the barrier's init is visible, `what` naming the act),
+    /// completing on that CTA's barrier in the phase it is in now.
+    fn multicast_dests(
+        &mut self,
+        (s, a, bar): (usize, usize, u32),
+        slots: &[usize],
+        own: TmaDest,
+        what: &str,
+        span: Span,
+    ) -> OpResult<Vec<TmaDest>> {
         let (sid, pc) = (self.cta(s).id, self.cur_pc);
         let mut dests = Vec::new();
-        for t in self.mask_slots(s, mask, op)? {
+        for &t in slots {
             if t == s {
-                let phase = self.cta(s).bar(bar)?.phase;
-                dests.push(TmaDest { phase, ..own });
+                dests.push(own);
                 continue;
             }
             let phase = self.cta(t).bar(bar)?.phase;
-            self.check_init_visible((s, a, t), bar, "multicasts onto", span);
+            self.check_init_visible((s, a, t), bar, what, span);
             let hb = match self.peer_step(s, a, t) {
                 Some(_) => self.hb(t).map(|h| h.peer_issue(sid, pc)).unwrap_or(0),
                 None => 0,
@@ -149,27 +171,8 @@ impl<'p, 's> Machine<'p, 's> {
             return Ok(vec![own]);
         }
         let all = (1i64 << self.cluster_size) - 1;
-        let (sid, pc) = (self.cta(s).id, self.cur_pc);
-        let mut dests = Vec::new();
-        for t in self.mask_slots(s, all, "clc.try_cancel")? {
-            if t == s {
-                dests.push(own);
-                continue;
-            }
-            let phase = self.cta(t).bar(bar)?.phase;
-            self.check_init_visible((s, a, t), bar, "multicasts a response onto", span);
-            let hb = match self.peer_step(s, a, t) {
-                Some(_) => self.hb(t).map(|h| h.peer_issue(sid, pc)).unwrap_or(0),
-                None => 0,
-            };
-            dests.push(TmaDest {
-                slot: t as u32,
-                hb,
-                bar_slot: t as u32,
-                phase,
-            });
-        }
-        Ok(dests)
+        let slots = self.mask_slots(s, all, "clc.try_cancel")?;
+        self.multicast_dests((s, a, bar), &slots, own, "multicasts a response onto", span)
     }
 
     /// `barrier-misuse` when partition `a` of slot `s` acts on the barrier at `addr` of the CTA
