@@ -56,12 +56,16 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 (None, 5)
             }
             64 => {
+                // Lane 16 picks the message's second half: a column offset, or the next
+                // 64-row block, which sits in the same lanes at later columns.
                 let h = ll.lanes[4];
-                if (0..4).any(|i| ll.lanes[i] != row(i as u32))
-                    || h == 0
-                    || h >= row(0)
-                    || !t.offsets[0].is_multiple_of(64)
+                if (0..4).any(|i| ll.lanes[i] != row(i as u32)) || h == 0 || !t.offsets[0].is_multiple_of(64)
                 {
+                    return Err(bad());
+                }
+                let (lane0, _, _) = tmem_cell(t, t.offsets[0], t.offsets[1]);
+                let (lane_h, _, _) = tmem_cell(t, t.offsets[0] + (h >> nb), t.offsets[1] + (h & (n - 1)));
+                if lane_h != lane0 {
                     return Err(bad());
                 }
                 (Some(h), 4)
@@ -86,8 +90,10 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             ));
         }
         let (_, c0, _) = tmem_cell(t, t.offsets[0], t.offsets[1]);
+        // The column offset of the element at flat offset `b` (row and column bits) from the
+        // region's first.
         let col_of = |b: u32| {
-            let (_, c, _) = tmem_cell(t, t.offsets[0], t.offsets[1] + b);
+            let (_, c, _) = tmem_cell(t, t.offsets[0] + (b >> nb), t.offsets[1] + (b & (n - 1)));
             c - c0
         };
         let imm = half.map(col_of);
@@ -193,7 +199,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         if t.scales {
             return Err(unsupported(op, span, "loads from a scale-factor buffer"));
         }
-        let native = self.layout_for(&TileLayout::Tmem32x32b, &t.shape, span)?;
+        let native = self.tmem_native(t, span)?;
         let (addr, cells, shape, imm) = self.tmem_access(t, &native, span, op)?;
         let ld_imm = imm.map_or(String::new(), |i| format!(", {i}"));
         let out = self.fresh_tile(t.dtype, native.clone(), Some(TileLayout::Tmem32x32b), span)?;
@@ -241,12 +247,37 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         Ok(res)
     }
 
+    /// The register layout a TMEM message moves `t` in: `tmem32x32b`'s for the tile's shape,
+    /// except a 128-row tile of 64-row blocks, whose second block sits in the same lanes as
+    /// the first at later columns: lanes 0..15 and the warps give rows 0..63, lane 16 the
+    /// second block (a `16x32bx2` message whose immediate is that block's column offset).
+    fn tmem_native(&mut self, t: &TmemView, span: Span) -> LResult<LinearLayout> {
+        let mut native = self.layout_for(&TileLayout::Tmem32x32b, &t.shape, span)?;
+        if t.block[0] == 64
+            && t.shape.len() == 2
+            && t.shape[0] == 128
+            && native.lanes.len() == 5
+            && native.warps.len() >= 2
+        {
+            let n = t.shape[1];
+            let row = |k: u32| n << k;
+            if native.lanes[..5] == [row(0), row(1), row(2), row(3), row(4)]
+                && native.warps[..2] == [row(5), row(6)]
+            {
+                native.lanes[4] = row(6);
+                native.warps[0] = row(4);
+                native.warps[1] = row(5);
+            }
+        }
+        Ok(native)
+    }
+
     pub(super) fn tmem_store(&mut self, t: &TmemView, v: &Tile, span: Span) -> LResult<()> {
         let op = "tmem.store";
         if t.scales {
             return self.scales_store(t, v, span);
         }
-        let native = self.layout_for(&TileLayout::Tmem32x32b, &t.shape, span)?;
+        let native = self.tmem_native(t, span)?;
         let v = self.in_layout(v, &native, span)?;
         let (addr, cells, shape, imm) = self.tmem_access(t, &native, span, op)?;
         let st_imm = imm.map_or(String::new(), |i| format!("{i}, "));
