@@ -268,6 +268,10 @@ gen attention.sm_100a $src/attention.py attention_kernel --target sm_100a "${att
 gen attention_m64.sm_100a $src/attention.py attention_kernel --target sm_100a --num-warps 4 \
     --arg 'q_desc=desc<fp16[64, 64]>' --arg 'k_desc=desc<fp16[64, 64]>' --arg 'v_desc=desc<fp16[64, 64]>' \
     --arg 'o_desc=desc<fp16[64, 64]>' --arg qk_scale=fp32 -D N_CTX=256 -D NUM_BUFFERS=2 -D "BUG=''"
+# The same kernel with HEAD_D = 128 (a [128, 128] output accumulator in tensor memory).
+gen attention_d128.sm_100a $src/attention.py attention_kernel --target sm_100a --num-warps 4 \
+    --arg 'q_desc=desc<fp16[128, 128]>' --arg 'k_desc=desc<fp16[64, 128]>' --arg 'v_desc=desc<fp16[64, 128]>' \
+    --arg 'o_desc=desc<fp16[128, 128]>' --arg qk_scale=fp32 -D N_CTX=256 -D NUM_BUFFERS=2 -D "BUG=''"
 for bug in p_before_store correction_race s_ready_phase; do
     gen bug_attention_$bug.sm_100a $src/attention.py attention_kernel --target sm_100a "${attn_args[@]}" -D "BUG='$bug'"
 done
