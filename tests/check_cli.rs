@@ -96,3 +96,69 @@ fn bad_input_is_reported() {
     assert_eq!(code, 1);
     assert!(err.contains("error["), "{err}");
 }
+
+/// `--fix` on a kernel missing its proxy fence: the two places a `fence.async_shared` goes (after
+/// the generic store at line 10, before the TMA store at line 12), each verified; the source
+/// with the first one inserted checks clean on its own.
+#[test]
+fn fix_suggests_the_fence_and_the_fixed_source_checks_clean() {
+    let (code, out, _) = bwsim(&["check", "tests/fail/missing_fence_store.tile", "--fix", "--json"]);
+    assert_eq!(code, 1);
+    let v = json(&out);
+    let fixes = v["findings"][0]["fixes"].as_array().expect("fixes");
+    let places: Vec<(u64, &str, &str)> = fixes
+        .iter()
+        .map(|f| {
+            (
+                f["line"].as_u64().unwrap_or(0),
+                f["position"].as_str().unwrap_or(""),
+                f["insert"][0].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(
+        places,
+        [
+            (10, "after", "fence.async_shared"),
+            (12, "before", "fence.async_shared")
+        ]
+    );
+    let src = std::fs::read_to_string("tests/fail/missing_fence_store.tile").expect("source");
+    let mut lines: Vec<&str> = src.lines().collect();
+    lines.insert(10, "  fence.async_shared");
+    let fixed = common::scratch_file("check-fix", "fixed.tile", lines.join("\n"));
+    let (code, _, err) = bwsim(&["check", &fixed]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("no hazards found"), "{err}");
+}
+
+/// `--fix` on a Gluon pipeline that lost its `wait_group`: the deepest wait that removes the
+/// finding, `async_copy.wait_group(2)` (the kernel's NUM_BUFFERS - 1), in Gluon's terms.
+#[test]
+fn fix_names_the_deepest_sufficient_cp_async_wait_in_gluon_terms() {
+    let (code, out, _) = bwsim(&[
+        "check",
+        "tests/gluon/3.9/bug_cp_async_no_wait.sm_90a.ttgir",
+        "--fix",
+        "--json",
+        "--schedules",
+        "16",
+    ]);
+    assert_eq!(code, 1);
+    let v = json(&out);
+    let first = &v["findings"][0]["fixes"][0];
+    assert_eq!(
+        first["insert"],
+        serde_json::json!(["async_copy.wait_group(2)"]),
+        "{v}"
+    );
+    assert_eq!(first["position"], "before");
+}
+
+/// A finding no edit of bwsim's list addresses (a deadlock) gets no fix, and says so.
+#[test]
+fn fix_says_when_no_edit_is_verified() {
+    let (code, _, err) = bwsim(&["check", "tests/fail/two_cta_matmul_commit_one_cta.tile", "--fix"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("no verified fix"), "{err}");
+}

@@ -5,8 +5,10 @@ use super::{
     diags_json, load_source, parse_or_report_as, parse_override, parse_target, print_diags, CliResult,
 };
 use bwsim_isa::consts::Override;
+use bwsim_isa::ir::Kernel;
 use bwsim_isa::levels::Levels;
 use bwsim_isa::{Diagnostic, Target};
+use bwsim_sim::check::fix::{self, Fix};
 use bwsim_sim::check::{self, Prepared};
 use bwsim_sim::explore::{Exploration, ExploreOptions};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -47,6 +49,13 @@ pub struct Args {
     /// Show the progress bar even when stderr is not a terminal.
     #[arg(long)]
     progress: bool,
+    /// After the exploration, search the small edits that remove each error (a
+    /// `fence.async_shared` next to either access of a `missing-fence`, a `tma.store_wait 0` or
+    /// `cp.async.wait 0` before an access that overlaps a store or copy in flight), check each
+    /// edited kernel over the finding's schedule and 64 fresh ones, and show those that remove
+    /// the finding without a new error, at the line to edit
+    #[arg(long, conflicts_with = "seed")]
+    fix: bool,
     /// Take a launch tensor's contents from a .npy file instead of its initialiser:
     /// --input a=a.npy (repeatable).
     #[arg(long = "input", value_name = "NAME=FILE.npy", value_parser = super::npy::parse_input)]
@@ -92,7 +101,7 @@ pub fn run(a: Args) -> CliResult {
     }
     match a.seed {
         Some(seed) => Ok(replay(&prepared, seed, &a, &out, &file)),
-        None => Ok(explore(&prepared, &a, &out, &file)),
+        None => Ok(explore(&prepared, &kernel, &a, &out, &file)),
     }
 }
 
@@ -152,7 +161,7 @@ fn replay(p: &Prepared, seed: u64, a: &Args, out: &Report, file: &bwsim_isa::Sou
     }
 }
 
-fn explore(p: &Prepared, a: &Args, out: &Report, file: &bwsim_isa::SourceFile) -> ExitCode {
+fn explore(p: &Prepared, kernel: &Kernel, a: &Args, out: &Report, file: &bwsim_isa::SourceFile) -> ExitCode {
     let jobs = a
         .jobs
         .map(usize::from)
@@ -196,7 +205,12 @@ fn explore(p: &Prepared, a: &Args, out: &Report, file: &bwsim_isa::SourceFile) -
     bar.finish_and_clear();
     let secs = start.elapsed().as_secs_f64();
     let interrupted = crate::interrupt::requested();
-    print_exploration(&e, a, out, file, jobs, secs, interrupted.map(|(n, _)| n));
+    let fixes = if a.fix && interrupted.is_none() {
+        suggest_fixes(p, kernel, &e, a, jobs)
+    } else {
+        Vec::new()
+    };
+    print_exploration(&e, &fixes, a, out, file, jobs, secs, interrupted.map(|(n, _)| n));
     if let Some((_, status)) = interrupted {
         ExitCode::from(status)
     } else if e.has_errors() {
@@ -206,9 +220,55 @@ fn explore(p: &Prepared, a: &Args, out: &Report, file: &bwsim_isa::SourceFile) -
     }
 }
 
-/// The findings of `e`; `interrupted` names the signal that cut the exploration short.
+/// Findings whose fixes are searched at the most (the first, in report order).
+const MAX_FIXED: usize = 8;
+
+/// The verified fixes of each error finding of `e` (empty for the others), with a note on
+/// stderr while they are searched.
+fn suggest_fixes(p: &Prepared, kernel: &Kernel, e: &Exploration, a: &Args, jobs: usize) -> Vec<Vec<Fix>> {
+    let known: Vec<bwsim_isa::Code> = e.findings.iter().map(|f| f.diagnostic.code).collect();
+    let prepare = |k: &Kernel| {
+        let mut q = check::prepare_kernel(k, &a.consts, a.target, a.limits.limits()).ok()?;
+        if q.inputs.len() == p.inputs.len() {
+            q.set_inputs(p.inputs.clone());
+        }
+        Some(q)
+    };
+    let errors = e.findings.iter().filter(|f| f.diagnostic.is_error()).count();
+    if errors > 0 {
+        errln!(
+            "searching fixes for {} finding{} (each candidate checked over 65 schedules)",
+            errors.min(MAX_FIXED),
+            if errors.min(MAX_FIXED) == 1 { "" } else { "s" }
+        );
+    }
+    let mut left = MAX_FIXED;
+    e.findings
+        .iter()
+        .map(|f| {
+            if !f.diagnostic.is_error() || left == 0 {
+                return Vec::new();
+            }
+            left -= 1;
+            fix::suggest(kernel, f, &known, 64, jobs, &prepare)
+        })
+        .collect()
+}
+
+/// `d` with a label at each of its verified fixes.
+fn with_fixes(mut d: Diagnostic, fixes: &[Fix], gluon: bool) -> Diagnostic {
+    for f in fixes {
+        d = d.with_label(f.anchor, format!("fix: {}", f.describe(gluon)));
+    }
+    d
+}
+
+/// The findings of `e` (and their verified fixes, one list per finding, or none);
+/// `interrupted` names the signal that cut the exploration short.
+#[allow(clippy::too_many_arguments)]
 fn print_exploration(
     e: &Exploration,
+    fixes: &[Vec<Fix>],
     a: &Args,
     out: &Report,
     file: &bwsim_isa::SourceFile,
@@ -222,6 +282,7 @@ fn print_exploration(
         0.0
     };
     let errors = e.findings.iter().filter(|f| f.diagnostic.is_error()).count();
+    let gluon = !file.parts().is_empty();
     if out.format == Format::Sarif {
         let diags: Vec<Diagnostic> = e
             .findings
@@ -246,18 +307,37 @@ fn print_exploration(
         let findings: Vec<serde_json::Value> = e
             .findings
             .iter()
-            .map(|f| {
+            .enumerate()
+            .map(|(i, f)| {
                 let mut d = diags_json(std::slice::from_ref(&f.diagnostic), file)[0].take();
                 let annotated = check::annotate(f, &file.name, Some(e.schedules));
                 d["rendered"] = serde_json::Value::String(bwsim_isa::diag::render(
                     &super::for_source(&[annotated], file),
                     file,
                 ));
+                let fx: Vec<serde_json::Value> = fixes
+                    .get(i)
+                    .map(|v| {
+                        v.iter()
+                            .map(|x| {
+                                let (line, _) = file.line_col(x.anchor.start as usize);
+                                serde_json::json!({
+                                    "line": line,
+                                    "position": if x.after { "after" } else { "before" },
+                                    "insert": if gluon { &x.gluon } else { &x.tile },
+                                    "schedules": x.schedules,
+                                    "description": x.describe(gluon),
+                                })
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
                 serde_json::json!({
                     "seed": f.seed,
                     "count": f.count,
                     "replay": check::replay_command(&file.name, f.seed),
                     "diagnostic": d,
+                    "fixes": fx,
                 })
             })
             .collect();
@@ -280,9 +360,19 @@ fn print_exploration(
     let diags: Vec<Diagnostic> = e
         .findings
         .iter()
-        .map(|f| check::annotate(f, &file.name, Some(e.schedules)))
+        .enumerate()
+        .map(|(i, f)| {
+            let d = check::annotate(f, &file.name, Some(e.schedules));
+            with_fixes(d, fixes.get(i).map_or(&[][..], |v| &v[..]), gluon)
+        })
         .collect();
     print_diags(&diags, file);
+    if a.fix && !fixes.is_empty() && fixes.iter().all(|v| v.is_empty()) && errors > 0 {
+        errln!(
+            "{}: no verified fix among the edits bwsim tries for these findings",
+            file.name
+        );
+    }
     if let Some(sig) = interrupted {
         errln!(
             "{}: interrupted ({sig}) after {} of {} schedules (seeds {}..{}); the findings above are theirs",

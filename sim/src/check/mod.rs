@@ -4,6 +4,7 @@
 //!   the proxy-fence rule: which pairs of accesses are hazards.
 //! - [`hazards`]: the per-CTA bookkeeping the machine feeds (agents, asynchronous units,
 //!   barriers) and the hazard diagnostics.
+//! - [`fix`]: verified fix suggestions for a finding (`bwsim check --fix`).
 //! - This module, the driver (below).
 //!
 //! The driver: a kernel is prepared once (parsed, verified, lowered, its inputs
@@ -16,6 +17,7 @@
 //! with verifier errors whose hardware behaviour is defined (`verify::CONTINUES`) is still
 //! prepared: every schedule reports them together with its own findings.
 
+pub mod fix;
 pub mod hazards;
 pub mod hb;
 
