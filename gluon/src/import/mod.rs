@@ -39,6 +39,7 @@ mod control;
 mod dispatch;
 mod inline_asm;
 mod memory;
+mod proxy_fences;
 mod values;
 
 /// What an SSA value is in bwsim's IR.
@@ -87,6 +88,7 @@ pub fn import(m: &Module, src: &SourceMap, version: Version) -> Result<Kernel, V
         warps: 4,
         num_ctas: 1,
         init_sync_pending: false,
+        compiler_fences: HashSet::new(),
     };
     // Names with a meaning in `.tile` expressions: layouts, built-in constants and functions.
     for reserved in [
@@ -199,6 +201,9 @@ struct Cx<'m> {
     /// A cluster kernel's barrier initialisation still to be released to the cluster, before
     /// the next operation that uses a barrier (Triton 3.8 and later).
     init_sync_pending: bool,
+    /// The operations (by the start of their TTGIR text) that Triton's proxy-fence pass puts a
+    /// `fence.proxy.async` in front of when it lowers the TTGIR ([`proxy_fences`]).
+    compiler_fences: HashSet<u32>,
 }
 
 type R<T> = Result<T, ImportError>;
@@ -989,6 +994,7 @@ impl<'m> Cx<'m> {
                 span: f.span,
             });
         };
+        self.compiler_fences = self.plan_proxy_fences(&f.regions[*r])?;
         let body = self.region_block(&f.regions[*r], &[])?;
         let mut k = Kernel {
             comments: Vec::new(),
@@ -1062,6 +1068,12 @@ impl<'m> Cx<'m> {
     }
 
     fn op_or_report(&mut self, op: &Op) {
+        if self.compiler_fences.contains(&op.span.start) {
+            // What the compiler adds after TTGIR ([`proxy_fences`]), at the operation's line,
+            // where the compiler locates it.
+            let span = self.span_of(op);
+            self.op_stmt(OpKind::FenceAsyncShared {}, span);
+        }
         // An operation using a value that failed to import fails silently (it was reported).
         let uses_poison = op
             .toks
