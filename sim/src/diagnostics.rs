@@ -207,8 +207,9 @@ pub fn barrier_after_invalidate(addr: u32) -> Fault {
 }
 
 /// `barrier-reinit`: `mbar.init` at `span` of the mbarrier at shared byte `addr`, which the
-/// `mbar.init` at `first` initialised and nothing invalidated since (PTX ISA, mbarrier: an
-/// mbarrier object is invalidated before its memory is initialised again).
+/// `mbar.init` at `first` initialised and nothing invalidated since. The PTX ISA ends an
+/// mbarrier object's life with `mbarrier.inval` before its memory serves anything else;
+/// initialising a live one over arrivals or waits still under way leaves them undefined.
 pub fn barrier_reinit(addr: u32, span: Span, first: Span) -> Diagnostic {
     let d = Diagnostic::error(
         Code::BarrierReinit,
