@@ -18,7 +18,8 @@
 //! - 3.7 and later also fence an async-proxy *read* (a TMA store, reduce or scatter, the shared
 //!   operands of `tcgen05_mma`/`tcgen05_mma_scaled` and of Hopper's `warpgroup` MMA, the source
 //!   of `tcgen05_copy`) that overlaps a generic write since the last fence (read after write).
-//!   3.6 leaves those to the kernel.
+//!   3.6 leaves those to the kernel, and counts a TMA store's read as an ordinary one: a TMA
+//!   load into a buffer a TMA store read since the last fence gets a fence.
 //! - Overlap is per allocation up to 3.8 (a store to `bufs.index(0)` fences a TMA store of
 //!   `bufs.index(1)`); 3.9 tells apart the elements of a buffer array picked by constant
 //!   indices.
@@ -47,7 +48,8 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 /// What a release's pass does (see the module documentation).
 #[derive(Clone, Copy, Debug)]
 struct Rules {
-    /// Async-proxy reads are fenced after generic writes (3.7 and later).
+    /// Async-proxy reads are fenced after generic writes (3.7 and later); before, a TMA store's
+    /// counts as a generic read.
     async_reads: bool,
     /// Constant `memdesc_index` elements of one allocation are told apart (3.9).
     element_slices: bool,
@@ -253,17 +255,24 @@ impl<'m> Cx<'m> {
                     state.insert((s, write));
                 }
             }
-            Access::AsyncRead(at) => {
-                let hit = plan.rules.async_reads
-                    && at
-                        .into_iter()
-                        .filter_map(slice_at)
-                        .any(|s| state.iter().any(|(g, w)| *w && g.overlaps(&s)));
+            Access::AsyncRead(at) if plan.rules.async_reads => {
+                let hit = at
+                    .into_iter()
+                    .filter_map(slice_at)
+                    .any(|s| state.iter().any(|(g, w)| *w && g.overlaps(&s)));
                 if hit {
                     plan.fenced.insert(op.span.start);
                     state.clear();
                 }
             }
+            Access::AsyncRead(at) if name.starts_with("ttng.async_tma_") => {
+                // 3.6 counts a TMA store's read as an ordinary one: a later TMA load into the
+                // buffer is fenced against it (not an MMA's operand reads).
+                for s in at.into_iter().filter_map(slice_at) {
+                    state.insert((s, false));
+                }
+            }
+            Access::AsyncRead(_) => {}
             Access::AsyncWrite(at) => {
                 let hit = slice_at(at).is_some_and(|s| state.iter().any(|(g, _)| g.overlaps(&s)));
                 if hit {
