@@ -12,6 +12,10 @@ is lowered, puts the fences in (docs/gluon.md, "Proxy fences the compiler adds")
   worker partition TMA-stores it. The pass carries what precedes `warp_specialize` into every
   partition, so 3.7 and later fence the worker's TMA store.
 
+- `ws_join_kernel`: a worker partition computes the block, and after `warp_specialize` the
+  kernel TMA-stores it. Only Triton 3.9 carries what the workers did past `warp_specialize` and
+  fences the store; 3.6 to 3.8 leave it unfenced, and the kernel has a hazard there.
+
 BUG='handoff' computes the block inside `warp_specialize` instead, in the default partition,
 and hands `out_buf` to the worker over an mbarrier. The pass looks at one partition at a time:
 no release fences the worker's TMA store, and the generic store is not ordered before it.
@@ -93,3 +97,24 @@ def ws_scale_kernel(x_desc, y_desc, BUG: gl.constexpr = ''):
         ], [1], [24])
     mbarrier.invalidate(bar)
     mbarrier.invalidate(ready)
+
+
+@gluon.jit
+def compute_worker(x_desc, in_buf, out_buf, bar):
+    scale_block(x_desc, in_buf, out_buf, bar, 0, 0)
+
+
+@gluon.jit
+def ws_join_kernel(x_desc, y_desc):
+    in_buf = gl.allocate_shared_memory(x_desc.dtype, x_desc.block_type.shape, x_desc.layout)
+    out_buf = gl.allocate_shared_memory(y_desc.dtype, y_desc.block_type.shape, y_desc.layout)
+    bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    mbarrier.init(bar, count=1)
+    gl.warp_specialize([
+        (idle_default, ()),
+        (compute_worker, (x_desc, in_buf, out_buf, bar)),
+    ], [4], [24])
+    # No fence: Triton 3.9 adds one here (what the worker wrote reaches past the join).
+    tma.async_store(y_desc, [0, 0], out_buf)
+    tma.store_wait(0)
+    mbarrier.invalidate(bar)
