@@ -1070,9 +1070,16 @@ impl<'m> Cx<'m> {
     fn op_or_report(&mut self, op: &Op) {
         if self.compiler_fences.contains(&op.span.start) {
             // What the compiler adds after TTGIR ([`proxy_fences`]), at the operation's line,
-            // where the compiler locates it.
+            // where the compiler locates it; the comment says so in `bwsim import`'s output.
             let span = self.span_of(op);
-            self.op_stmt(OpKind::FenceAsyncShared {}, span);
+            let stmt = Stmt::new(
+                vec!["// added by Triton's proxy-fence pass when it lowers the TTGIR".to_string()],
+                StmtKind::Op(IrOp::new(OpKind::FenceAsyncShared {}, span)),
+                span,
+            );
+            if let Some(b) = self.blocks.last_mut() {
+                b.push(stmt);
+            }
         }
         // An operation using a value that failed to import fails silently (it was reported).
         let uses_poison = op
