@@ -379,3 +379,38 @@ fn int_tok(t: &crate::lexer::Token) -> Option<i64> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn slice(alloc: usize, path: &[Option<i64>]) -> Slice {
+        Slice {
+            alloc,
+            path: path.to_vec(),
+        }
+    }
+
+    #[test]
+    fn slices_overlap_unless_known_indices_differ() {
+        let whole = slice(0, &[]);
+        assert!(whole.overlaps(&slice(0, &[Some(1)])));
+        assert!(slice(0, &[Some(0)]).overlaps(&slice(0, &[Some(0), Some(3)])));
+        assert!(!slice(0, &[Some(0)]).overlaps(&slice(0, &[Some(1)])));
+        // An index not known when compiling may be any element.
+        assert!(slice(0, &[None]).overlaps(&slice(0, &[Some(1)])));
+        assert!(!whole.overlaps(&slice(1, &[])));
+    }
+
+    #[test]
+    fn rules_follow_the_release() {
+        let r = Rules::of(Version::V3_6);
+        assert!(!r.async_reads && !r.element_slices && !r.all_partitions_carry);
+        for v in [Version::V3_7, Version::V3_8] {
+            let r = Rules::of(v);
+            assert!(r.async_reads && !r.element_slices && !r.all_partitions_carry);
+        }
+        let r = Rules::of(Version::V3_9);
+        assert!(r.async_reads && r.element_slices && r.all_partitions_carry);
+    }
+}
