@@ -1,7 +1,8 @@
 //! What the fixture directives (gluon_corpus.rs) cannot say about the checker catalogue's bugs
 //! planted in Gluon source (tests/gluon/planted_bugs.py), in every Triton version's TTGIR:
 //!
-//! - the bugs only the checker sees are in the imported IR itself: the fence is gone, or the
+//! - the bugs only the checker sees are in the imported IR itself: the fence is gone (except where
+//!   Triton's compiler puts it back, as 3.7 and later do for the pipelined matmul's), or the
 //!   release moved before the reads, or the wait before reusing an operand buffer gone,
 //!   compared with the correct kernel imported from the same version (a structural comparison
 //!   of two imported kernels);
@@ -83,7 +84,15 @@ fn checker_only_bugs_are_in_the_imported_ir() {
                 v
             };
             let first = |v: &[&str], name: &str| v.iter().position(|n| *n == name).expect("present");
-            if stem.contains("no_fence") {
+            if stem.contains("pipelined_matmul_no_fence") && v >= Version::V3_7 {
+                // Triton 3.7 and later put the fence before the TMA store back when they lower
+                // the TTGIR (the import adds it: crate::import::proxy_fences).
+                assert_eq!(
+                    count(&k, "fence.async_shared"),
+                    count(&kf, "fence.async_shared"),
+                    "{v:?} {stem}"
+                );
+            } else if stem.contains("no_fence") {
                 assert_eq!(
                     count(&k, "fence.async_shared") + 1,
                     count(&kf, "fence.async_shared"),

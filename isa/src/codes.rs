@@ -200,6 +200,7 @@ define_codes! {
     TmemLeak = "tmem-leak", [Check], Deny, "tensor memory still allocated when the CTA exits";
     ClusterExit = "cluster-exit", [Check], Deny, "a CTA exits while another CTA of its cluster may still access its shared memory (no cluster barrier or observed remote arrival orders the peer's last access before the exit)";
     BarrierMisuse = "barrier-misuse", [Run, Check, Time], Hard, "an mbarrier used before `mbar.init` or after `mbar.invalidate`";
+    BarrierReinit = "barrier-reinit", [Run, Check], Deny, "`mbar.init` of an mbarrier that is still initialised (no `mbar.invalidate` since its last `mbar.init`)";
     IllegalInstruction = "illegal-instruction", [Run, Check], Hard, "an operation the hardware traps on (misaligned TMA coordinates, ...)";
     ClcMisuse = "clc-misuse", [Run, Check], Deny, "`clc.try_cancel` after the CTA read a response that cancelled nothing (undefined in PTX)";
     // ---- the simulator ----

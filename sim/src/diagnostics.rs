@@ -196,11 +196,35 @@ pub fn barrier_before_init(addr: u32) -> Fault {
     .with_help("initialise every barrier with `mbar.init` before any arrive, expect, wait or TMA on it")
 }
 
-/// `barrier-misuse`: the mbarrier at shared byte `addr` used after `mbar.invalidate`.
+/// `barrier-misuse`: the mbarrier at shared byte `addr` used after `mbar.invalidate` (the
+/// functional machine adds the invalidation's place with [`Fault::with_label`]).
 pub fn barrier_after_invalidate(addr: u32) -> Fault {
     Fault::error(
         Code::BarrierMisuse,
         format!("mbarrier at shared byte {addr} used after mbar.invalidate"),
     )
     .with_help("re-initialise it with `mbar.init` before using it again")
+}
+
+/// `barrier-reinit`: `mbar.init` at `span` of the mbarrier at shared byte `addr`, which the
+/// `mbar.init` at `first` initialised and nothing invalidated since. The PTX ISA ends an
+/// mbarrier object's life with `mbarrier.inval` before its memory serves anything else;
+/// initialising a live one over arrivals or waits still under way leaves them undefined.
+pub fn barrier_reinit(addr: u32, span: Span, first: Span) -> Diagnostic {
+    let d = Diagnostic::error(
+        Code::BarrierReinit,
+        format!("mbarrier at shared byte {addr} initialised again without `mbar.invalidate`"),
+        span,
+        "initialised again here",
+    );
+    // (`Span`'s `==` ignores positions: spans compare equal so that trees compare by content.)
+    let d = if (first.start, first.end) == (span.start, span.end) {
+        d.with_note(
+            "the live initialisation is this same `mbar.init`, run earlier (an earlier loop iteration)",
+        )
+    } else {
+        d.with_label(first, "initialised here, and not invalidated since")
+    };
+    d.with_note("its phase, pending count and transaction count start over while arrivals or waits of the first initialisation may still be under way")
+    .with_help("initialise the barrier once (outside the loop), or `mbar.invalidate` it before initialising it again")
 }

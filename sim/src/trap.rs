@@ -114,6 +114,8 @@ pub enum Fault {
         code: Code,
         message: String,
         help: Option<String>,
+        /// A second place the diagnostic names (where a barrier was invalidated, ...).
+        label: Option<(Span, String)>,
     },
 }
 
@@ -126,17 +128,21 @@ impl Fault {
             code,
             message: message.into(),
             help: None,
+            label: None,
         }
     }
-    pub fn with_help(self, h: impl Into<String>) -> Fault {
-        match self {
-            Fault::Error { code, message, .. } => Fault::Error {
-                code,
-                message,
-                help: Some(h.into()),
-            },
-            t => t,
+    pub fn with_help(mut self, h: impl Into<String>) -> Fault {
+        if let Fault::Error { help, .. } = &mut self {
+            *help = Some(h.into());
         }
+        self
+    }
+    /// Name a second place in the diagnostic (a trap has only its own).
+    pub fn with_label(mut self, span: Span, message: impl Into<String>) -> Fault {
+        if let Fault::Error { label, .. } = &mut self {
+            *label = Some((span, message.into()));
+        }
+        self
     }
     /// An internal inconsistency that a verified kernel should not reach.
     pub fn unsupported(message: impl Into<String>) -> Fault {

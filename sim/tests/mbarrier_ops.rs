@@ -85,3 +85,105 @@ fn measured_sequence_state_in_the_trace() {
     ];
     assert_eq!(got, want);
 }
+
+/// A kernel that initialises `bar[0]`, then does what `STEPS` says (lines spliced in).
+fn lifecycle(steps: &str) -> String {
+    format!(
+        "kernel lifecycle {{
+  target sm_100a
+  num_warps 4
+  param out: ptr(f32)
+  let bar = mbar.alloc 1
+  mbar.init bar[0], 1
+{steps}
+  launch {{
+    grid = [1]
+    tensor o: f32[4] = zeros()
+    out = o
+    outputs = [o]
+  }}
+}}
+"
+    )
+}
+
+/// The 1-based line of the first line of `src` that contains `needle` after `skip` others do.
+fn line_of(src: &str, needle: &str, skip: usize) -> usize {
+    src.lines()
+        .enumerate()
+        .filter(|(_, l)| l.contains(needle))
+        .nth(skip)
+        .map(|(i, _)| i + 1)
+        .unwrap_or_else(|| panic!("`{needle}` not in the kernel"))
+}
+
+fn line_of_span(src: &str, s: bwsim_isa::Span) -> usize {
+    src[..s.start as usize].lines().count() + usize::from(src[..s.start as usize].ends_with('\n'))
+}
+
+/// `mbar.init` of a live barrier: `barrier-reinit` at the second init, naming the first.
+#[test]
+fn init_of_a_live_barrier_is_reported_at_the_second_init_naming_the_first() {
+    let src = lifecycle("  mbar.arrive bar[0], count=1\n  mbar.wait bar[0], 0\n  mbar.init bar[0], 1\n");
+    let r = run(&src, &[]);
+    let d = r
+        .diagnostics
+        .iter()
+        .find(|d| d.code == bwsim_isa::Code::BarrierReinit)
+        .unwrap_or_else(|| panic!("{}", rendered(&src, &r)));
+    assert_eq!(line_of_span(&src, d.primary.span), line_of(&src, "mbar.init", 1));
+    let first: Vec<usize> = d.labels.iter().map(|l| line_of_span(&src, l.span)).collect();
+    assert_eq!(
+        first,
+        vec![line_of(&src, "mbar.init", 0)],
+        "{}",
+        rendered(&src, &r)
+    );
+    // Invalidated in between: nothing to report.
+    let src = lifecycle(
+        "  mbar.arrive bar[0], count=1\n  mbar.wait bar[0], 0\n  mbar.invalidate bar[0]\n  mbar.init bar[0], 1\n",
+    );
+    let r = run(&src, &[]);
+    assert!(r.diagnostics.is_empty(), "{}", rendered(&src, &r));
+}
+
+/// A use after `mbar.invalidate`: `barrier-misuse` at the use, naming the invalidate.
+#[test]
+fn use_after_invalidate_names_the_invalidate() {
+    let src = lifecycle("  mbar.invalidate bar[0]\n  mbar.arrive bar[0], count=1\n");
+    let r = run(&src, &[]);
+    let d = r
+        .diagnostics
+        .iter()
+        .find(|d| d.code == bwsim_isa::Code::BarrierMisuse)
+        .unwrap_or_else(|| panic!("{}", rendered(&src, &r)));
+    assert!(d.message.contains("after mbar.invalidate"), "{}", d.message);
+    assert_eq!(
+        line_of_span(&src, d.primary.span),
+        line_of(&src, "mbar.arrive", 0)
+    );
+    let at: Vec<usize> = d.labels.iter().map(|l| line_of_span(&src, l.span)).collect();
+    assert_eq!(
+        at,
+        vec![line_of(&src, "mbar.invalidate", 0)],
+        "{}",
+        rendered(&src, &r)
+    );
+}
+
+/// A use of a barrier never initialised: `barrier-misuse`.
+#[test]
+fn use_without_init_is_barrier_misuse() {
+    let src = lifecycle("").replace("  mbar.init bar[0], 1\n", "  mbar.arrive bar[0], count=1\n");
+    let r = run(&src, &[]);
+    let d = r
+        .diagnostics
+        .iter()
+        .find(|d| d.code == bwsim_isa::Code::BarrierMisuse)
+        .unwrap_or_else(|| panic!("{}", rendered(&src, &r)));
+    assert!(d.message.contains("before mbar.init"), "{}", d.message);
+    assert_eq!(
+        line_of_span(&src, d.primary.span),
+        line_of(&src, "mbar.arrive", 0)
+    );
+}

@@ -247,6 +247,18 @@ gen mma_scaled_packed.sm_100a $src/mma_scaled.py mma_scaled_packed_kernel --targ
     -D "BUG=''"
 gen bug_mma_scaled_packed_no_fence.sm_100a $src/mma_scaled.py mma_scaled_packed_kernel --target sm_100a \
     "${packed_args[@]}" -D "BUG='no_fence'"
+# Kernels that leave their proxy fences to the compiler, and one whose missing fence it cannot see.
+pf_args=(--num-warps 4 --arg 'x_desc=desc<fp32[32, 64]>' --arg 'y_desc=desc<fp32[32, 64]>')
+gen proxy_fences.sm_100a $src/proxy_fences.py scale_kernel --target sm_100a "${pf_args[@]}" --arg n_blocks=i32
+gen proxy_fences_ws.sm_100a $src/proxy_fences.py ws_scale_kernel --target sm_100a "${pf_args[@]}" -D "BUG=''"
+gen proxy_fences_join.sm_100a $src/proxy_fences.py ws_join_kernel --target sm_100a "${pf_args[@]}"
+gen bug_proxy_fences_handoff.sm_100a $src/proxy_fences.py ws_scale_kernel --target sm_100a "${pf_args[@]}" \
+    -D "BUG='handoff'"
+# A barrier initialised and invalidated in every iteration of a loop, and the same without the invalidate.
+gen mbarrier_lifecycle.sm_100a $src/mbarrier_lifecycle.py mbarrier_lifecycle_kernel --target sm_100a "${pf_args[@]}" \
+    --arg n_blocks=i32 -D "BUG=''"
+gen bug_mbarrier_lifecycle_no_invalidate.sm_100a $src/mbarrier_lifecycle.py mbarrier_lifecycle_kernel --target sm_100a \
+    "${pf_args[@]}" --arg n_blocks=i32 -D "BUG='no_invalidate'"
 gen mma_scaled_copy.sm_100a $src/mma_scaled.py mma_scaled_copy_kernel --target sm_100a "${packed_args[@]}"
 gen mma_scaled_ws.sm_100a $src/mma_scaled.py mma_scaled_ws_kernel --target sm_100a "${packed_args[@]}" \
     -D NUM_BUFFERS=3

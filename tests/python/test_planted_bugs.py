@@ -1,5 +1,6 @@
 """Each bug of tests/gluon/planted_bugs.py, launched from Python: `bwsim.gluon.check` raises
-HazardError with the catalogue's code at the Python line of the mistake, `run` of the parity bug
+HazardError with the catalogue's code at the Python line of the mistake (except the matmul's
+missing fence, which Triton 3.7 and later put back), `run` of the parity bug
 raises Deadlock with its wait-for graph, and the correct kernels run clean and compute a + b and
 a @ b."""
 
@@ -102,7 +103,14 @@ def test_ws_add_early_release_is_a_race_with_the_reads(rng):
     assert any(at_lines(d, PY, reads) for d in found), found
 
 
-def test_matmul_without_fence_is_a_missing_fence_at_the_epilogue(rng):
+def test_matmul_without_fence_is_a_missing_fence_at_the_epilogue_before_triton_3_7(rng):
+    """Triton 3.7 and later put the fence before the TMA store of c_smem back when they lower the
+    kernel (their proxy-fence pass; bwsim adds the same fence, docs/gluon.md): the kernel checks
+    clean. Triton 3.6 does not, and the missing fence is reported at the epilogue."""
+    if tuple(int(x) for x in bg.TRITON_VERSION.split(".")[:2]) >= (3, 7):
+        report, *_ = pipelined_matmul(rng, "no_fence", schedules=8)
+        assert not [d for d in report.diagnostics if d["severity"] == "error"], report.diagnostics
+        return
     store = lines_of(PY, "c_smem.store(c.to(dtype))")[0]
     tma_store = lines_of(PY, "tma.async_store(c_desc, [off_m, off_n], c_smem)")[0]
     found = hazard(pipelined_matmul, rng, "no_fence", "missing-fence")

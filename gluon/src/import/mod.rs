@@ -39,6 +39,7 @@ mod control;
 mod dispatch;
 mod inline_asm;
 mod memory;
+mod proxy_fences;
 mod values;
 
 /// What an SSA value is in bwsim's IR.
@@ -88,6 +89,7 @@ pub fn import(m: &Module, src: &SourceMap, version: Version) -> Result<Kernel, V
         num_ctas: 1,
         init_sync_pending: false,
         i64_data: HashSet::new(),
+        compiler_fences: HashSet::new(),
     };
     // Names with a meaning in `.tile` expressions: layouts, built-in constants and functions.
     for reserved in [
@@ -203,6 +205,9 @@ struct Cx<'m> {
     init_sync_pending: bool,
     /// `ttg.local_alloc`s typed like an mbarrier that hold data ([`control::i64_data_allocs`]).
     i64_data: HashSet<String>,
+    /// The operations (by the start of their TTGIR text) that Triton's proxy-fence pass puts a
+    /// `fence.proxy.async` in front of when it lowers the TTGIR ([`proxy_fences`]).
+    compiler_fences: HashSet<u32>,
 }
 
 type R<T> = Result<T, ImportError>;
@@ -1014,6 +1019,7 @@ impl<'m> Cx<'m> {
                 span: f.span,
             });
         };
+        self.compiler_fences = self.plan_proxy_fences(&f.regions[*r])?;
         let body = self.region_block(&f.regions[*r], &[])?;
         let mut k = Kernel {
             comments: Vec::new(),
@@ -1087,6 +1093,19 @@ impl<'m> Cx<'m> {
     }
 
     fn op_or_report(&mut self, op: &Op) {
+        if self.compiler_fences.contains(&op.span.start) {
+            // What the compiler adds after TTGIR ([`proxy_fences`]), at the operation's line,
+            // where the compiler locates it; the comment says so in `bwsim import`'s output.
+            let span = self.span_of(op);
+            let stmt = Stmt::new(
+                vec!["// added by Triton's proxy-fence pass when it lowers the TTGIR".to_string()],
+                StmtKind::Op(IrOp::new(OpKind::FenceAsyncShared {}, span)),
+                span,
+            );
+            if let Some(b) = self.blocks.last_mut() {
+                b.push(stmt);
+            }
+        }
         // An operation using a value that failed to import fails silently (it was reported).
         let uses_poison = op
             .toks

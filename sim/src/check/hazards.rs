@@ -1277,7 +1277,7 @@ impl CtaHb {
         d = match h.kind {
             HazardKind::Race => d.with_note("neither access happens before the other: no mbarrier phase, fork/join, store_wait or wgmma.wait orders them"),
             HazardKind::MissingFence => d.with_note(
-                "the accesses are ordered by happens-before, but shared memory accessed through the generic and the async proxy also needs a proxy fence by the generic side after its access and before the release (docs/semantics.md#proxies-and-fences)",
+                "the accesses are ordered by happens-before, but shared memory accessed through the generic and the async proxy also needs a proxy fence between them: by the generic side after its access and before the release, or by the issuing side after its acquire (docs/semantics.md#proxies-and-fences)",
             ),
             HazardKind::ReadBeforeComplete => d.with_note(format!(
                 "{} had not observed the completion of the `{fo}`",

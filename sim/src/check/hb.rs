@@ -15,9 +15,9 @@
 //!   or `read-before-complete` / `write-while-in-flight` when the logically first access is an
 //!   asynchronous operation that had not been observed to complete;
 //! - generic write → async access, and generic read → async write, additionally need a
-//!   `fence.async_shared` by the generic side after its access and before the release that
-//!   orders them (for generic read → async write, a fence by the issuing partition after its
-//!   acquire also counts, as seed 08 allows); else `missing-fence`;
+//!   `fence.async_shared` on the happens-before path between them: by the generic side after
+//!   its access and before the release that orders them, or by the issuing partition after its
+//!   acquire and before the issue; else `missing-fence`;
 //! - async write → generic read is ordered by the mbarrier wait alone; async → async and every
 //!   tensor-memory pair ([`Proxy::Tensor`]) need only happens-before.
 //!
@@ -223,16 +223,17 @@ fn fenced(g: &Rec, a: &Access, w: World) -> bool {
             return true;
         }
     }
-    // Generic read → async write: a fence by the issuer after it learned of the read. A
-    // cp.async writes through the generic proxy on behalf of its partition, which fences
-    // after its `cp.async.wait`: a fence by the issuer after it observed the copy's
-    // completion counts in either direction.
-    ((g.kind == Kind::Read && a.rec.kind == Kind::Write) || g.is_async())
-        && a.rec
-            .async_index()
-            .and_then(|i| w.ops.get(i))
-            .and_then(|op| op.fence.as_ref())
-            .is_some_and(|f| f.knows(g.agent, g.time))
+    // Or a fence by the issuer after it learned of the access: the PTX memory model asks for a
+    // proxy fence on the causality path between the two, not for one by the generic side.
+    // Gluon tutorial 08 fences on the issuing side after its wait (generic read → async
+    // write); Triton's compiler fences a worker partition's TMA store of a buffer written
+    // before `warp_specialize` there (generic write → async read). A cp.async writes through
+    // the generic proxy on behalf of its partition, which fences after its `cp.async.wait`.
+    a.rec
+        .async_index()
+        .and_then(|i| w.ops.get(i))
+        .and_then(|op| op.fence.as_ref())
+        .is_some_and(|f| f.knows(g.agent, g.time))
 }
 
 /// Who caused an access and when: the issuer for asynchronous operations.
@@ -748,6 +749,32 @@ mod tests {
         let mut s = Shadow::new(16);
         go(&mut s, 0..1, read, &[3, 0, 0], (&agents(vec![]), &ops3));
         assert!(go(&mut s, 0..1, tma_w, &[3, 5, 1], (&agents(vec![]), &ops3)).is_none());
+    }
+
+    #[test]
+    fn generic_store_then_tma_store_accepts_the_issuers_fence_after_its_acquire() {
+        // P0 writes at its time 1; P1 learns of it (its clock [1, 5, 0]) and issues a TMA
+        // store of the buffer.
+        let write = gw(P0, 1);
+        let tma = async_rec(TMA, 1, Kind::Read, 0);
+        // No fence on either side: missing-fence.
+        let ops = [issued(P1, &[1, 5, 0], None)];
+        let mut s = Shadow::new(16);
+        go(&mut s, 0..1, write, &[1, 0, 0], (&agents(vec![]), &ops));
+        let h = go(&mut s, 0..1, tma, &[1, 5, 1], (&agents(vec![]), &ops));
+        assert_eq!(h.map(|h| h.kind), Some(HazardKind::MissingFence));
+        // P1 fenced after it learned of the write (what Triton's compiler does in a worker
+        // partition that TMA-stores a buffer written before `warp_specialize`): clean.
+        let ops = [issued(P1, &[1, 5, 0], Some(&[1, 4, 0]))];
+        let mut s = Shadow::new(16);
+        go(&mut s, 0..1, write, &[1, 0, 0], (&agents(vec![]), &ops));
+        assert!(go(&mut s, 0..1, tma, &[1, 5, 1], (&agents(vec![]), &ops)).is_none());
+        // P1's fence before it learned of the write does not count.
+        let ops = [issued(P1, &[1, 5, 0], Some(&[0, 3, 0]))];
+        let mut s = Shadow::new(16);
+        go(&mut s, 0..1, write, &[1, 0, 0], (&agents(vec![]), &ops));
+        let h = go(&mut s, 0..1, tma, &[1, 5, 1], (&agents(vec![]), &ops));
+        assert_eq!(h.map(|h| h.kind), Some(HazardKind::MissingFence));
     }
 
     #[test]

@@ -471,7 +471,12 @@ impl<'p, 's> Machine<'p, 's> {
                 let n = int_of(&ev(count)?, "the arrival count")?;
                 let n = mbarrier::init_count(n).map_err(|m| Fault::error(Code::MbarCount, m))?;
                 let c = self.cta(s);
-                c.bars.insert(addr, BarState::Live(Mbar::init(n)));
+                if let Some(BarState::Live(_, first)) = c.bars.get(&addr) {
+                    let first = *first;
+                    self.diags.push(diagnostics::barrier_reinit(addr, span, first));
+                }
+                let c = self.cta(s);
+                c.bars.insert(addr, BarState::Live(Mbar::init(n), span));
                 if let Some(hb) = c.hb.as_deref_mut() {
                     hb.bar_init(a, addr);
                 }
@@ -655,7 +660,7 @@ impl<'p, 's> Machine<'p, 's> {
             LOp::Op(K::MbarInvalidate { bar }) => {
                 let addr = bar_of(&ev(bar)?)?;
                 self.cta(s).bar(addr)?;
-                self.cta(s).bars.insert(addr, BarState::Invalid);
+                self.cta(s).bars.insert(addr, BarState::Invalid(span));
                 self.ev(cta_id, me, What::Invalidate { bar: addr }, span);
                 Ok(OpDone::Next)
             }

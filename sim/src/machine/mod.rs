@@ -410,8 +410,10 @@ struct CpLand {
 
 #[derive(Clone, Copy, Debug)]
 enum BarState {
-    Live(Mbar),
-    Invalid,
+    /// Initialised by the `mbar.init` at this span.
+    Live(Mbar, Span),
+    /// Invalidated by the `mbar.invalidate` at this span.
+    Invalid(Span),
 }
 
 struct Cta {
@@ -662,8 +664,10 @@ fn s32(v: i64, what: &str) -> OpResult<i64> {
 impl Cta {
     fn bar(&mut self, addr: u32) -> OpResult<&mut Mbar> {
         match self.bars.get_mut(&addr) {
-            Some(BarState::Live(m)) => Ok(m),
-            Some(BarState::Invalid) => Err(diagnostics::barrier_after_invalidate(addr)),
+            Some(BarState::Live(m, _)) => Ok(m),
+            Some(BarState::Invalid(at)) => {
+                Err(diagnostics::barrier_after_invalidate(addr).with_label(*at, "invalidated here"))
+            }
             None => Err(diagnostics::barrier_before_init(addr)),
         }
     }
@@ -705,9 +709,17 @@ impl<'p, 's> Machine<'p, 's> {
             match f {
                 Fault::CodedTrap(code, error, reason) => (error, reason, code),
                 Fault::Trap(error, reason) => (error, reason, error.code()),
-                Fault::Error { code, message, help } => {
+                Fault::Error {
+                    code,
+                    message,
+                    help,
+                    label,
+                } => {
                     let mut d = Diagnostic::error(code, message, span, format!("in `{op}`"))
                         .with_note(format!("{} at t={}", self.trace.unit_name(cta, unit), self.now));
+                    if let Some((at, what)) = label {
+                        d = d.with_label(at, what);
+                    }
                     if let Some(h) = help {
                         d = d.with_help(h);
                     }
@@ -1140,7 +1152,7 @@ impl<'p, 's> Machine<'p, 's> {
                 let on = match b {
                     Block::Mbar { addr, parity } => {
                         let state = match c.bars.get(&addr) {
-                            Some(BarState::Live(m)) => Some(BarStateView {
+                            Some(BarState::Live(m, _)) => Some(BarStateView {
                                 phase: m.phase,
                                 pending: m.pending,
                                 expected: m.expected,
@@ -1224,7 +1236,7 @@ impl<'p, 's> Machine<'p, 's> {
 fn can_resume(c: &Cta, ag: &Agent, b: Block) -> bool {
     match b {
         Block::Mbar { addr, parity } => match c.bars.get(&addr) {
-            Some(BarState::Live(m)) => m.test_wait(parity),
+            Some(BarState::Live(m, _)) => m.test_wait(parity),
             _ => true,
         },
         Block::StoreWait { n, full } => store_pending(ag, full) <= n,
