@@ -202,3 +202,80 @@ fn a_two_cta_gluon_matmul_times() {
     assert_eq!(v["ctas"].as_u64(), Some(8));
     assert!(v["cycles"].as_f64().is_some_and(|c| c > 0.0), "{v}");
 }
+
+/// `--sweep`: every combination timed, ranked fastest first; each row's time is what a
+/// single `bwsim time --timing-only --const ...` of that configuration predicts; a
+/// configuration the chip cannot hold is listed with the reason, not ranked.
+#[test]
+fn sweep_ranks_every_combination_as_single_runs_time_them() {
+    let (code, out, err) = bwsim(&[
+        "time",
+        "matmul_pipelined",
+        "--chip",
+        "b200",
+        "--sweep",
+        "NUM_BUFFERS=2,3,9",
+        "--sweep",
+        "BLOCK_N=128,256",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON object");
+    let rows = v["configs"].as_array().expect("configs");
+    assert_eq!(rows.len(), 6);
+    let timed: Vec<&serde_json::Value> = rows.iter().filter(|r| r.get("microseconds").is_some()).collect();
+    // NUM_BUFFERS = 9 stages of A and B do not fit in a CTA's shared memory.
+    assert_eq!(timed.len(), 4, "{v}");
+    for r in rows.iter().filter(|r| r.get("error").is_some()) {
+        assert_eq!(r["config"]["NUM_BUFFERS"], "9");
+        assert!(r["error"].as_str().unwrap_or("").contains("smem-capacity"), "{r}");
+    }
+    let times: Vec<f64> = timed
+        .iter()
+        .map(|r| r["microseconds"].as_f64().unwrap_or(0.0))
+        .collect();
+    assert!(times.windows(2).all(|w| w[0] <= w[1]), "not ranked: {times:?}");
+    assert_eq!(timed[0]["slowdown"].as_f64(), Some(1.0));
+    for r in &timed {
+        let (nb, bn) = (
+            r["config"]["NUM_BUFFERS"].as_str().unwrap_or(""),
+            r["config"]["BLOCK_N"].as_str().unwrap_or(""),
+        );
+        let (code, out, err) = bwsim(&[
+            "time",
+            "matmul_pipelined",
+            "--chip",
+            "b200",
+            "--timing-only",
+            "--const",
+            &format!("NUM_BUFFERS={nb}"),
+            "--const",
+            &format!("BLOCK_N={bn}"),
+            "--json",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let single: serde_json::Value = serde_json::from_str(out.trim()).expect("JSON");
+        assert_eq!(
+            single["microseconds"], r["microseconds"],
+            "NUM_BUFFERS={nb} BLOCK_N={bn}"
+        );
+    }
+}
+
+/// Sweeping a constant the kernel does not declare is an error naming the ones it does.
+#[test]
+fn sweep_of_an_unknown_constant_names_the_kernel_constants() {
+    let (code, _, err) = bwsim(&[
+        "time",
+        "matmul_pipelined",
+        "--chip",
+        "b200",
+        "--sweep",
+        "STAGES=2,3",
+    ]);
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("declares no constant `STAGES`") && err.contains("NUM_BUFFERS"),
+        "{err}"
+    );
+}

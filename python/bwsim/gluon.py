@@ -20,13 +20,14 @@ import contextlib
 import faulthandler
 import hashlib
 import inspect
+import itertools
 import math
 import multiprocessing
 import os
 import pickle
 import re
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -846,6 +847,7 @@ def time(
     timing_only: bool = False,
     chrome: str | os.PathLike[str] | None = None,
     workdir: str | os.PathLike[str] | None = None,
+    sweep: Mapping[str, Sequence[Any]] | None = None,
     **constexprs: Any,
 ) -> dict[str, Any]:
     """The timing model's prediction for `chip` (b200, gb200, h100, h200) as a dict: cycles,
@@ -853,9 +855,17 @@ def time(
 
     A functional run checks the kernel first (skipped with `timing_only=True`). The target is
     the chip's (sm_100a for B200/GB200, sm_90a for H100/H200) unless given.
+
+    `sweep={"NUM_STAGES": [2, 3, 4], "num_warps": [4, 8]}` compiles and times every combination
+    of the listed constexpr values (and `num_warps`, `num_ctas`) through Triton, timing only, and
+    returns `{"chip": ..., "configs": [...]}`, fastest first: each configuration's values, its
+    `microseconds`, `tflops` or `tbps`, `critical` resource, `slowdown` against the fastest and
+    the full `report`, or its `error` when Triton or bwsim refuses it (it is then listed last).
     """
     if chip not in CHIPS:
         raise ArgumentError(f"chip: `{chip}` is not one of {', '.join(CHIPS)}")
+    if sweep is not None:
+        return _sweep(kernel, grid, args, chip, num_warps, num_ctas, target, workdir, sweep, constexprs)
     with _workdir(workdir) as wd:
         launch = _prepare(kernel, grid, args, constexprs, num_warps, num_ctas, target or CHIPS[chip], wd)
         cmd = ["time", str(launch.ttgir), "--chip", chip]
@@ -871,6 +881,59 @@ def time(
             raise HazardError(errors)
         raise _static_failure(out)
     return out
+
+
+def _sweep(
+    kernel: Any,
+    grid: Any,
+    args: Sequence[Any],
+    chip: str,
+    num_warps: int,
+    num_ctas: int,
+    target: str | None,
+    workdir: str | os.PathLike[str] | None,
+    sweep: Mapping[str, Sequence[Any]],
+    constexprs: dict[str, Any],
+) -> dict[str, Any]:
+    """`time(..., sweep=...)`: every combination timed, ranked."""
+    names = list(sweep)
+    for n in names:
+        if n in constexprs:
+            raise ArgumentError(f"sweep: `{n}` is also given as a constexpr")
+        if isinstance(sweep[n], (str, bytes)) or len(sweep[n]) == 0:
+            raise ArgumentError(f"sweep: `{n}` needs a non-empty list of values")
+    configs: list[dict[str, Any]] = []
+    for values in itertools.product(*(list(sweep[n]) for n in names)):
+        config = dict(zip(names, values, strict=True))
+        launch = {"num_warps": num_warps, "num_ctas": num_ctas}
+        launch.update({k: int(v) for k, v in config.items() if k in launch})
+        consts = {**constexprs, **{k: v for k, v in config.items() if k not in launch}}
+        row: dict[str, Any] = {"config": config}
+        try:
+            out = time(
+                kernel,
+                grid,
+                *args,
+                chip=chip,
+                target=target,
+                timing_only=True,
+                workdir=workdir,
+                num_warps=launch["num_warps"],
+                num_ctas=launch["num_ctas"],
+                **consts,
+            )
+        except Exception as e:  # noqa: BLE001 (a configuration Triton or bwsim refuses is a row)
+            row["error"] = f"{type(e).__name__}: {e}"
+        else:
+            for k in ("microseconds", "tflops", "tbps", "critical"):
+                row[k] = out.get(k)
+            row["report"] = out
+        configs.append(row)
+    timed = sorted((c for c in configs if "error" not in c), key=lambda c: c["microseconds"])
+    best = timed[0]["microseconds"] if timed else 0.0
+    for c in timed:
+        c["slowdown"] = c["microseconds"] / best if best else 1.0
+    return {"chip": chip, "configs": timed + [c for c in configs if "error" in c]}
 
 
 @contextlib.contextmanager

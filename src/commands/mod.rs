@@ -11,6 +11,7 @@ pub mod list;
 pub mod ptx;
 pub mod run;
 pub mod time;
+mod time_sweep;
 pub mod verify;
 
 pub use bwsim_harness::npy;

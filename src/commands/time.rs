@@ -52,6 +52,14 @@ pub struct Args {
     /// lists the field as set.
     #[arg(long = "set", value_name = "FIELD=VALUE", value_parser = parse_chip_setting)]
     set: Vec<(String, f64)>,
+    /// Sweep a constant over values: --sweep NUM_BUFFERS=2,3,4 (repeatable; every combination
+    /// is timed, without payloads, and the configurations are printed fastest first with their
+    /// throughput, what limits them and how far to trust the prediction).
+    #[arg(long = "sweep", value_name = "NAME=V1,V2,...", value_parser = super::time_sweep::parse_sweep)]
+    sweep: Vec<(String, Vec<String>)>,
+    /// Show the sweep's progress bar even when stderr is not a terminal.
+    #[arg(long, requires = "sweep")]
+    progress: bool,
     /// Limits of the functional run that checks the kernel first.
     #[command(flatten)]
     limits: super::limits::LimitArgs,
@@ -63,6 +71,15 @@ pub fn run(a: Args) -> CliResult {
     let Some(k) = parse_or_report(&file, a.json) else {
         return Ok(ExitCode::from(1));
     };
+    if !a.sweep.is_empty() {
+        if a.chrome.is_some() || a.text_trace.is_some() || !a.set.is_empty() || !a.inputs.is_empty() {
+            return Err(CliError(
+                "--sweep times many configurations without payloads: it takes no --chrome, --text-trace, --set or --input"
+                    .into(),
+            ));
+        }
+        return super::time_sweep::run(&k, &file, chip, &a.consts, &a.sweep, a.json, a.progress);
+    }
     let overrides = timing::chip_overrides(&k, chip, &a.consts);
     // Verified for the chip's target: every verifier error stops (the timing model runs only
     // kernels without any).

@@ -121,3 +121,22 @@ def test_time_reports_hazards_and_refusals(rng):
         match="while compiling `matmul_kernel` for sm_90a|error encountered during parsing",
     ):
         bg.time(matmul_kernel, (1, 1), *descs, K, chip="h100")
+
+
+def test_time_sweeps_configurations_ranked(rng):
+    _, _, _, descs = operands(rng)
+    grid = (M // 128, N // 128)
+    s = bg.time(matmul_kernel, grid, *descs, K, chip="gb200", sweep={"num_warps": [8, 4, 3]})
+    assert s["chip"] == "gb200"
+    rows = s["configs"]
+    assert sorted(r["config"]["num_warps"] for r in rows[:2]) == [4, 8]
+    assert rows[0]["microseconds"] <= rows[1]["microseconds"] and rows[0]["slowdown"] == 1.0
+    # Each row is the prediction a single timing-only call of that configuration makes.
+    for r in rows[:2]:
+        single = bg.time(matmul_kernel, grid, *descs, K, chip="gb200", timing_only=True, **r["config"])
+        assert r["microseconds"] == single["microseconds"]
+        assert r["report"]["flops"] == 2 * M * N * K
+    # Three warps is no launch Triton compiles: listed last, with the reason.
+    assert rows[2]["config"] == {"num_warps": 3} and "error" in rows[2]
+    with pytest.raises(bwsim.ArgumentError):
+        bg.time(matmul_kernel, grid, *descs, K, sweep={"WAIT_MMA": []})
