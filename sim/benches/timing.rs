@@ -1,6 +1,7 @@
 //! Timing-model speed: the seed's warp-specialized persistent matmul at 8192 x 8192 x 16384
-//! on GB200's 148 SMs in timing-only mode (2048 tiles x 256 K steps), and the seed's
-//! 32768 x 32768 warp-specialized elementwise add on H100.
+//! on GB200's 148 SMs in timing-only mode (2048 tiles x 256 K steps), the attention forward at
+//! full size (128 batch-heads, 8192 keys and queries, HEAD_D 128: 8192 CTAs of 128 K/V steps)
+//! on GB200, and the seed's 32768 x 32768 warp-specialized elementwise add on H100.
 //!
 //! `cargo bench -p bwsim-sim --bench timing` (numbers in docs/timing.md).
 use bwsim_isa::consts::Override;
@@ -58,6 +59,13 @@ fn bench(c: &mut Criterion) {
             ("SCHEDULER", 1),
             ("GROUP_SIZE_M", 8),
         ],
+        &GB200,
+    );
+    bench_time(
+        &mut g,
+        "attention BH128 N8192 D128 gb200",
+        "attention",
+        &[("BH", 128), ("N_CTX", 8192), ("HEAD_D", 128)],
         &GB200,
     );
     bench_time(
