@@ -287,6 +287,7 @@ pub fn reference(
         "attention_pingpong_kernel" => attention::attention_causal(plan, inputs),
         "per_thread_kernel" => elementwise::per_thread(plan, inputs),
         "reductions_kernel" => reduction::combiner_reductions(plan, inputs),
+        "pair_reductions_kernel" => reduction::pair_reductions(plan, inputs),
         "claims_kernel" => reduction::claims(plan, inputs),
         "int_ops" | "int_ops_kernel" => elementwise::int_ops(plan, inputs),
         "bit_tricks_kernel" => elementwise::bit_tricks(plan, inputs),

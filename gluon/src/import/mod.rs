@@ -37,6 +37,7 @@ mod cluster;
 mod combiner;
 mod control;
 mod dispatch;
+mod general_reduce;
 mod inline_asm;
 mod memory;
 mod values;

@@ -58,6 +58,14 @@ impl<'m> Cx<'m> {
                     "the constant {v:?} has no bwsim equivalent (non-finite?)"
                 )),
             },
+            // A scalar constant inside an elementwise body (a combiner, a map_elementwise
+            // function), whose scalar type is read as the tile's: a splat.
+            (_, Type::Tensor { .. }) if self.elementwise.is_some() => match scalar(&v, ty.elem()) {
+                Some(e) => Val::Splat(e, ty.clone()),
+                None => Val::Unusable(format!(
+                    "the constant {v:?} has no bwsim equivalent (non-finite?)"
+                )),
+            },
             _ => Val::Unusable(format!("the constant {v:?} has no bwsim equivalent")),
         };
         self.bind(&r, val);
@@ -681,14 +689,9 @@ impl<'m> Cx<'m> {
                 }
                 return Ok(());
             }
-            return Err(self.unsupported(
-                op,
-                &format!(
-                    "a reduction of {} operand(s) whose combiner (`{}`) is neither one fold per operand (add, mul, max, min, and, or, xor) nor a (value, index) maximum or minimum",
-                    v.len(),
-                    combiner.join("; ")
-                ),
-            ));
+            // Any other combiner: its steps unrolled in the GPU's order (general_reduce).
+            let _ = combiner;
+            return self.general_reduce(op, &v, axis, span);
         };
         let xs = v
             .iter()

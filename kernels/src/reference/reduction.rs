@@ -74,6 +74,73 @@ pub(super) fn combiner_reductions(
         .collect())
 }
 
+/// tests/gluon/pair_reductions.py (two-operand combiners that mix their operands): per row of
+/// i32 x and f32 y, the maximum of `x >> 29` and its number of occurrences, the 64-bit sum of x as its
+/// low and high 32-bit words, the maximum of y (exact) and the sum of `exp2(y - maximum)`
+/// (computed in f64; the kernel's f32 combiner rounds at every step, a relative 1e-5 suffices
+/// for a row of 128).
+pub(super) fn pair_reductions(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
+    let (x, y) = (tensor(plan, inputs, "x")?, tensor(plan, inputs, "y")?);
+    if x.shape.len() != 2 || y.shape != x.shape || x.dtype != DType::I32 || y.dtype != DType::F32 {
+        return Err("pair_reductions takes i32 x and f32 y of one [rows, cols] shape".into());
+    }
+    let (rows, cols) = (x.shape[0], x.shape[1]);
+    let names = [
+        ("top", DType::I32),
+        ("count", DType::I32),
+        ("lo", DType::I32),
+        ("hi", DType::I32),
+        ("m", DType::F32),
+        ("denom", DType::F32),
+    ];
+    let mut out: Vec<HostTensor> = names
+        .iter()
+        .map(|(n, d)| HostTensor::zeros(n, *d, vec![rows]))
+        .collect();
+    for r in 0..rows {
+        let xs: Vec<i32> = (0..cols)
+            .map(|c| x.get_bits(r * cols + c) as u32 as i32)
+            .collect();
+        let ys: Vec<f64> = (0..cols)
+            .map(|c| f32::from_bits(y.get_bits(r * cols + c) as u32) as f64)
+            .collect();
+        let top = xs.iter().map(|&v| v >> 29).max().unwrap_or(0);
+        let count = xs.iter().filter(|&&v| v >> 29 == top).count() as u32;
+        let wide: i64 = xs.iter().map(|&v| v as i64).sum();
+        let m = ys.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let l: f64 = ys.iter().map(|&v| (v - m).exp2()).sum();
+        let bits = [
+            top as u32,
+            count,
+            wide as u32,
+            (wide >> 32) as u32,
+            (m as f32).to_bits(),
+            (l as f32).to_bits(),
+        ];
+        for (t, b) in out.iter_mut().zip(bits) {
+            t.set_bits(r, b as u64);
+        }
+    }
+    Ok(out
+        .into_iter()
+        .map(|t| {
+            let tol = if t.name == "denom" {
+                Tolerance::Close {
+                    atol: 0.0,
+                    rtol: 1e-5,
+                }
+            } else {
+                Tolerance::Exact
+            };
+            Expected {
+                tensor: t.name.clone(),
+                values: t,
+                tol,
+            }
+        })
+        .collect())
+}
+
 /// tests/gluon/claims.py: every program compare-and-swaps 0 -> its id into every flag and
 /// counts its successes per slot, so counts[k] = 1 where flags[k] started at 0 (exactly one
 /// claim of a free slot succeeds, in any order), else 0. Exact.
