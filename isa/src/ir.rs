@@ -380,7 +380,10 @@ define_ops! {
     /// pair instead (`.cta_group::2`, the barrier of the pair's leader).
     TmaLoad = "tma.load" (src, dst, bar; pred, multicast, bar_cta),
     /// `tma.store DESC[coords], SRC`: shared → global tile copy joining the current bulk group.
-    TmaStore = "tma.store" (dst, src; pred),
+    /// `reduce=OP` (`add`, `min`, `max`, `inc`, `dec`, `and`, `or`, `xor`): each element is
+    /// combined into the global one it lands on instead of replacing it
+    /// (`cp.reduce.async.bulk.tensor`, Gluon's `tma.async_atomic_add` and friends).
+    TmaStore = "tma.store" (dst, src; pred, reduce),
     /// `tma.store_wait N`: wait until at most N bulk groups still read shared memory
     /// (`wait_group.read`, as Gluon); `full=true` also waits for their global writes.
     TmaStoreWait = "tma.store_wait" (pendings; full),

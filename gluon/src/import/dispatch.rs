@@ -865,7 +865,9 @@ impl<'m> Cx<'m> {
             }
             "ttg.async_wait" => self.async_wait(op, span),
             "ttng.async_tma_copy_global_to_local" | "ttng.async_tma_gather" => self.tma_load(op, span),
-            "ttng.async_tma_copy_local_to_global" | "ttng.async_tma_scatter" => self.tma_store(op, span),
+            "ttng.async_tma_copy_local_to_global" | "ttng.async_tma_scatter" | "ttng.async_tma_reduce" => {
+                self.tma_store(op, span)
+            }
             "ttng.async_tma_store_wait" => {
                 let attrs = self.attr_dict(op)?;
                 let p = self.int_attr(op, "pendings")?;

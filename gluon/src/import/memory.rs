@@ -691,7 +691,9 @@ impl<'m> Cx<'m> {
         // A tile copy of a cluster kernel moves this CTA's piece of the block.
         if matches!(
             op.name.as_str(),
-            "ttng.async_tma_copy_global_to_local" | "ttng.async_tma_copy_local_to_global"
+            "ttng.async_tma_copy_global_to_local"
+                | "ttng.async_tma_copy_local_to_global"
+                | "ttng.async_tma_reduce"
         ) {
             if let Some(cga) = self.operand_cga(op, 0, span)? {
                 coords = self.local_coords(&cga, coords, span);
@@ -755,10 +757,37 @@ impl<'m> Cx<'m> {
         let kind = if op.name == "ttng.async_tma_scatter" {
             OpKind::TmaScatter { dst, src, pred: None }
         } else {
+            // `ttng.async_tma_reduce KIND, ...` (Gluon's `tma.async_atomic_*`): a reducing store.
+            let reduce = if op.name == "ttng.async_tma_reduce" {
+                let kind = op.toks.iter().find_map(|t| match &t.tok {
+                    Tok::Ident(w) => Some(w.as_str()),
+                    _ => None,
+                });
+                match kind.and_then(bwsim_isa::value_types::TmaReduceOp::from_name) {
+                    Some(r) => Some(name_e(r.name(), span)),
+                    None => {
+                        return Err(self.unsupported(
+                            op,
+                            &format!(
+                                "the TMA reduction `{}`; bwsim models {}",
+                                kind.unwrap_or("?"),
+                                bwsim_isa::value_types::TMA_REDUCE_OPS.join(", ")
+                            ),
+                        ))
+                    }
+                }
+            } else {
+                None
+            };
             // A block every CTA of a group holds is stored once, by the group's first CTA.
             let shared = self.operand_group(op, 0, span)?;
             let pred = (shared != 0).then(|| Self::is_leader_e(shared, span));
-            OpKind::TmaStore { dst, src, pred }
+            OpKind::TmaStore {
+                dst,
+                src,
+                pred,
+                reduce,
+            }
         };
         self.op_stmt(kind, span);
         Ok(())

@@ -687,7 +687,7 @@ pub const FEATURES: &[Feature] = &[
         example: "ttng.async_tma_reduce",
         since: Version::V3_6,
         until: None,
-        support: Support::Refused("TMA reductions into global memory (`tma.async_atomic_add` and friends) are not modelled yet"),
+        support: Support::Imported("`tma.store DESC[coords], SRC, reduce=OP` (`cp.reduce.async.bulk.tensor`; add, min, max, inc, dec, and, or, xor)"),
     },
     Feature {
         name: "ttng.async_tma_store_wait",

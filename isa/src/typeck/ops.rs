@@ -403,7 +403,42 @@ impl<'k> Cx<'k> {
                 }
                 Ok(None)
             }
-            TmaStore { dst, src, pred } | TmaScatter { dst, src, pred } => {
+            TmaStore {
+                dst,
+                src,
+                pred,
+                reduce: Some(red),
+            } => {
+                let (d, coords) = self.desc_coords(dst)?;
+                self.coords(&d, coords, false, dst)?;
+                let s = self.expect_smem(src, "the TMA source")?;
+                self.opt_scalar(pred, "pred")?;
+                self.tma_smem_match(&d, &s, false, coords, src, op.span)?;
+                let r = match &red.kind {
+                    ExprKind::Name(n) => TmaReduceOp::from_name(n),
+                    _ => None,
+                };
+                let Some(r) = r else {
+                    return Err(e_type(
+                        red.span,
+                        format!("a TMA reduction is one of {}", TMA_REDUCE_OPS.join(", ")),
+                        "not a TMA reduction",
+                    ));
+                };
+                if !r.supports(d.dtype) {
+                    return Err(e_type(
+                        red.span,
+                        format!(
+                            "the PTX ISA has no `cp.reduce.async.bulk.tensor` `.{}` of {} elements",
+                            r.name(),
+                            d.dtype
+                        ),
+                        "here",
+                    ));
+                }
+                Ok(None)
+            }
+            TmaStore { dst, src, pred, .. } | TmaScatter { dst, src, pred } => {
                 let scatter = matches!(op.kind, TmaScatter { .. });
                 if scatter {
                     self.arch(op, Target::Sm100a, Code::ArchGather);

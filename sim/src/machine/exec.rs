@@ -383,6 +383,7 @@ impl<'p, 's> Machine<'p, 's> {
                 smem,
                 pred,
                 scatter,
+                reduce,
             } => {
                 if !self.pred(pred, frame, cx)? {
                     return Ok(OpDone::Next);
@@ -414,6 +415,7 @@ impl<'p, 's> Machine<'p, 's> {
                         TmaKind::Store {
                             msgs,
                             data: Default::default(),
+                            reduce: *reduce,
                         },
                         addrs,
                     )

@@ -144,8 +144,23 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 )?;
                 Ok(None)
             }
-            TmaStore { dst, src, pred } => {
-                self.tma_store(dst, src, pred.as_ref(), span)?;
+            TmaStore {
+                dst,
+                src,
+                pred,
+                reduce,
+            } => {
+                let reduce = match reduce {
+                    Some(r) => {
+                        let op = match &r.kind {
+                            ExprKind::Name(n) => bwsim_isa::value_types::TmaReduceOp::from_name(n),
+                            _ => None,
+                        };
+                        Some(op.ok_or_else(|| invalid(name, r.span, "an unknown TMA reduction"))?)
+                    }
+                    None => None,
+                };
+                self.tma_store(dst, src, pred.as_ref(), reduce, span)?;
                 Ok(None)
             }
             TmaStoreWait { pendings, full } => {

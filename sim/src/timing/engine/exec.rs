@@ -277,12 +277,16 @@ impl<'p> Engine<'p> {
                 }
                 Ok(OpDone::Next)
             }
+            // A reducing store (`reduce`) costs what a store of its bytes does: the L2 applies
+            // the reduction where the line lives (`red` at the L2 slice), so the bytes travel
+            // once, as a store's; not calibrated separately.
             LOp::TmaStore {
                 desc,
                 coords,
                 smem,
                 pred: p,
                 scatter,
+                reduce: _,
             } => {
                 skip_if_predicated_off!(p.as_ref());
                 let copy = if *scatter {
