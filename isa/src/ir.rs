@@ -445,6 +445,18 @@ define_ops! {
     /// `smem.store BUF, VALUE[, cta=R]`; `cta=R` writes the same buffer in CTA R of the
     /// cluster (`mapa.shared::cluster` + `st.shared::cluster`).
     SmemStore = "smem.store" (dst, value; cta),
+    /// `smem.gather BUF, INDEX, AXIS` → tile shaped and laid out as INDEX (i32), of BUF's type:
+    /// element `p` is BUF at `p` with coordinate AXIS replaced by `INDEX[p]` (Gluon's
+    /// `shared_memory_descriptor.gather`; one `ld.shared` per element).
+    SmemGather = "smem.gather" (src, index, axis;),
+    /// `smem.scatter BUF, INDEX, VALUE, AXIS`: BUF at `p` with coordinate AXIS replaced by
+    /// `INDEX[p]` receives `VALUE[p]` (one `st.shared` per element; duplicate targets keep one
+    /// of their values).
+    SmemScatter = "smem.scatter" (dst, index, value, axis;),
+    /// `smem.atomic OP, BUF, INDEX, VALUE, AXIS[, mask=M]` → the old values (0 where masked off):
+    /// [`SmemScatter`]'s targets updated by one atomic read-modify-write per element, OP one
+    /// of `add`, `max`, `min`, `and`, `or`, `xor`, `xchg` (`atom.shared`).
+    SmemAtomic = "smem.atomic" (op, dst, index, value, axis; mask),
     /// `global.load PTR, OFFSETS[, mask=M][, other=V]` → tile; OFFSETS is an integer tile of element offsets.
     GlobalLoad = "global.load" (ptr, offsets; mask, other),
     /// `global.store PTR, OFFSETS, VALUE[, mask=M]`.

@@ -86,3 +86,50 @@ fn program_ids_cover_the_grid() {
         assert_eq!(values(tensor(&r, "o")), want);
     }
 }
+
+const INDEXED: &str = include_str!("tiles/tile_ops/indexed.tile");
+
+/// `smem.gather`, `smem.scatter` and `smem.atomic` reach the element at each position with the
+/// axis' coordinate replaced by the index (hand-computed), atomics returning the old values
+/// (in element order: element i of bin i % 8 sees the i / 8 earlier ones) and 0 where masked.
+#[test]
+fn indexed_shared_memory_accesses() {
+    let r = run_ok(INDEXED, &[]);
+    let x = |r: usize, c: usize| (r * 8 + c) as f64;
+    let g: Vec<f64> = (0..4)
+        .flat_map(|r| (0..8).map(move |c| x(r, (3 * c + r) % 8)))
+        .collect();
+    assert_eq!(values(tensor(&r, "go")), g);
+    let mut s = vec![0.0; 32];
+    for row in 0..4 {
+        for c in 0..8 {
+            s[row * 8 + (5 * c + 1) % 8] = x(row, c);
+        }
+    }
+    assert_eq!(values(tensor(&r, "so")), s);
+    let counts: Vec<f64> = (0..8).map(|b| if b < 4 { 8.0 } else { 7.0 }).collect();
+    assert_eq!(values(tensor(&r, "cnt")), counts);
+    let old: Vec<f64> = (0..64)
+        .map(|i| if i < 60 { (i / 8) as f64 } else { 0.0 })
+        .collect();
+    assert_eq!(values(tensor(&r, "old")), old);
+}
+
+/// An index past the buffer's extent along the axis is a trap that names it, and an index
+/// tile whose other extents differ from the buffer's is a type error.
+#[test]
+fn indexed_accesses_out_of_range_trap_and_misshapen_indices_are_rejected() {
+    let bad = INDEXED.replace("(c * 3 + r) % 8, 1", "(c * 3 + r) % 8 + 1, 1");
+    let r = run(&bad, &[]);
+    assert!(!r.ok());
+    let all = format!("{:?}", r.diagnostics);
+    assert!(all.contains("index 8 outside 0..8 along axis 1"), "{all}");
+    let bad = INDEXED.replace(
+        "smem.gather buf, (c * 3 + r) % 8, 1",
+        "smem.gather buf, arange(0, 8, l1), 1",
+    );
+    let k = bwsim_isa::parser::parse(&bad).expect("parses");
+    let (c, d) = bwsim_isa::verify::verify(&k, &Default::default());
+    assert!(c.is_none());
+    assert!(d.iter().any(|d| d.message.contains("along axis 1")), "{d:?}");
+}

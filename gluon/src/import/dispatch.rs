@@ -490,6 +490,9 @@ impl<'m> Cx<'m> {
                 self.bind(&r, Val::E(name_e(&n, span), ty));
                 Ok(())
             }
+            "ttg.local_gather" | "ttg.local_scatter" | "ttg.local_atomic_scatter_rmw" => {
+                self.local_indexed(op, span)
+            }
             "ttg.local_store" => {
                 let v = self.n_operands(op, 2)?;
                 let value = self.expr(&v[0].0, v[0].1)?;

@@ -747,6 +747,107 @@ impl<'m> Cx<'m> {
         Ok(())
     }
 
+    /// `ttg.local_gather %buf[%idx] {axis}`, `ttg.local_scatter %buf[%idx], %v {axis}` and
+    /// `ttg.local_atomic_scatter_rmw KIND, %buf[%idx], %v[, %mask] {axis}` (Gluon's
+    /// `shared_memory_descriptor.gather`, `.scatter`, `.atomic_scatter_*`): `smem.gather`,
+    /// `smem.scatter`, `smem.atomic KIND` along `axis`.
+    pub(super) fn local_indexed(&mut self, op: &Op, span: Span) -> R<()> {
+        let items = self.operand_items(op)?;
+        let first = items
+            .first()
+            .ok_or_else(|| self.misuse(op, "needs a shared-memory buffer"))?;
+        let [(iname, ispan)] = first.bracket.as_slice() else {
+            return Err(self.misuse(op, "indexes its buffer with one index tensor"));
+        };
+        let buf = self.expr(&first.name, first.span)?;
+        let index = self.expr(iname, *ispan)?;
+        let axis = int_e(self.int_attr(op, "axis")?, span);
+        let rest: Vec<(String, Span)> = items[1..].iter().map(|i| (i.name.clone(), i.span)).collect();
+        match op.name.as_str() {
+            "ttg.local_gather" => {
+                let ty = self.result_type(op, 0)?;
+                let r = self.result(op, 0)?;
+                let n = self.let_op(
+                    &r,
+                    OpKind::SmemGather {
+                        src: buf,
+                        index,
+                        axis,
+                    },
+                    span,
+                );
+                self.bind(&r, Val::E(name_e(&n, span), ty));
+            }
+            "ttg.local_scatter" => {
+                let (vn, vs) = rest
+                    .first()
+                    .ok_or_else(|| self.misuse(op, "needs the scattered values"))?;
+                let value = self.expr(vn, *vs)?;
+                self.op_stmt(
+                    OpKind::SmemScatter {
+                        dst: buf,
+                        index,
+                        value,
+                        axis,
+                    },
+                    span,
+                );
+            }
+            _ => {
+                let kind = op.toks.iter().find_map(|t| match &t.tok {
+                    Tok::Ident(w) => Some(w.as_str()),
+                    _ => None,
+                });
+                // Triton's RMW kinds: bwsim's atomic operations take the signedness from the
+                // buffer's type, so the unsigned forms of signed buffers are refused.
+                let name = match kind {
+                    Some("add" | "fadd") => "add",
+                    Some("max") => "max",
+                    Some("min") => "min",
+                    Some("and") => "and",
+                    Some("or") => "or",
+                    Some("xor") => "xor",
+                    Some("exch") => "xchg",
+                    other => {
+                        return Err(self.unsupported(
+                            op,
+                            &format!(
+                                "the shared-memory atomic `{}`; bwsim models add, fadd, max, min, and, or, xor and exch",
+                                other.unwrap_or("?")
+                            ),
+                        ))
+                    }
+                };
+                let (vn, vs) = rest
+                    .first()
+                    .ok_or_else(|| self.misuse(op, "needs the atomic's values"))?;
+                let value = self.expr(vn, *vs)?;
+                let mask = match rest.get(1) {
+                    Some((m, ms)) => Some(self.expr(m, *ms)?),
+                    None => None,
+                };
+                let kind = OpKind::SmemAtomic {
+                    op: name_e(name, span),
+                    dst: buf,
+                    index,
+                    value,
+                    axis,
+                    mask,
+                };
+                match op.results.first().filter(|r| self.used.contains(*r)) {
+                    Some(_) => {
+                        let ty = self.result_type(op, 0)?;
+                        let r = self.result(op, 0)?;
+                        let n = self.let_op(&r, kind, span);
+                        self.bind(&r, Val::E(name_e(&n, span), ty));
+                    }
+                    None => self.op_stmt(kind, span),
+                }
+            }
+        }
+        Ok(())
+    }
+
     pub(super) fn tma_store(&mut self, op: &Op, span: Span) -> R<()> {
         let (dst, rest) = self.desc_operands(op, span)?;
         let (n, s) = rest.first().ok_or_else(|| ImportError::Syntax {

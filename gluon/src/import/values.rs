@@ -453,18 +453,21 @@ impl<'m> Cx<'m> {
         )?;
         let ty = self.result_type(op, 0)?;
         let r = self.result(op, 0)?;
-        let n = self.let_op(
-            &r,
-            OpKind::GlobalAtomic {
-                op: name_e(k, span),
-                ptr: name_e(&base, span),
-                offsets,
-                value,
-                mask,
-                compare: None,
-            },
-            span,
-        );
+        let kind = OpKind::GlobalAtomic {
+            op: name_e(k, span),
+            ptr: name_e(&base, span),
+            offsets,
+            value,
+            mask,
+            compare: None,
+        };
+        // Old values nobody reads: a statement (the PTX backend then needs no owner of each
+        // element to hand them to its copies).
+        if !self.used.contains(&r) {
+            self.op_stmt(kind, span);
+            return Ok(());
+        }
+        let n = self.let_op(&r, kind, span);
         self.bind(&r, Val::E(name_e(&n, span), ty));
         Ok(())
     }

@@ -532,7 +532,7 @@ pub const FEATURES: &[Feature] = &[
         example: "ttg.local_gather",
         since: Version::V3_7,
         until: None,
-        support: Support::Refused("shared-memory gather (`shared_memory_descriptor.gather`) has no bwsim operation yet"),
+        support: Support::Imported("`smem.gather BUF, INDEX, AXIS` (one `ld.shared` per element)"),
     },
     Feature {
         name: "ttg.local_scatter",
@@ -540,7 +540,7 @@ pub const FEATURES: &[Feature] = &[
         example: "ttg.local_scatter",
         since: Version::V3_7,
         until: None,
-        support: Support::Refused("shared-memory scatter (`shared_memory_descriptor.scatter`) has no bwsim operation yet"),
+        support: Support::Imported("`smem.scatter BUF, INDEX, VALUE, AXIS` (one `st.shared` per element)"),
     },
     Feature {
         name: "ttg.local_atomic_scatter_rmw",
@@ -548,7 +548,7 @@ pub const FEATURES: &[Feature] = &[
         example: "ttg.local_atomic_scatter_rmw",
         since: Version::V3_8,
         until: None,
-        support: Support::Refused("shared-memory atomic scatter (`shared_memory_descriptor.atomic_scatter_*`) has no bwsim operation yet"),
+        support: Support::Imported("`smem.atomic OP, BUF, INDEX, VALUE, AXIS[, mask=M]` (one `atom.shared` per element; add, fadd, max, min, and, or, xor, exch)"),
     },
     Feature {
         name: "ttg.memdesc_index",

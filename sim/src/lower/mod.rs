@@ -131,7 +131,8 @@ pattern_classes! { bwsim_isa::ir::OpKind:
     /// The operations that move data between registers and shared, tensor and global memory
     /// (`wgmma` reads shared memory and accumulates in registers).
     data_moves = Tcgen05Cp { .. } | TmemLoad { .. } | TmemStore { .. } | Wgmma { .. }
-        | SmemLoad { .. } | SmemStore { .. } | GlobalLoad { .. } | GlobalStore { .. } | CpAsync { .. };
+        | SmemLoad { .. } | SmemStore { .. } | GlobalLoad { .. } | GlobalStore { .. } | CpAsync { .. }
+        | SmemGather { .. } | SmemScatter { .. } | SmemAtomic { .. };
     /// The cluster barrier (`cluster.sync` and its split arrive and wait).
     cluster_barrier = ClusterSync {} | ClusterArrive { .. } | ClusterWait {};
 }
@@ -1325,6 +1326,15 @@ impl<'a, 'k> Lower<'a, 'k> {
             | K::BarSync {}) => {
                 let lowered = kind.try_map(|operand, e| match operand {
                     "layout" => Ok(None),
+                    // `smem.atomic`'s operation: its index in `AtomicOp::ALL`.
+                    "op" => {
+                        let i = match &e.kind {
+                            ExprKind::Name(n) => AtomicOp::ALL.iter().position(|o| o.name() == n),
+                            _ => None,
+                        };
+                        let i = i.ok_or_else(|| unsupported(e.span, "an unknown atomic operation"))?;
+                        Ok(Some(Box::new(CExpr::Const(Value::Int(i as i64)))))
+                    }
                     _ => self.expr(e).map(|e| Some(Box::new(e))),
                 })?;
                 LOp::Op(lowered.ok_or_else(|| unsupported(op.span, "an operand that is not a value"))?)

@@ -543,6 +543,38 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 self.smem_store(&v, &t, span, peer)?;
                 Ok(None)
             }
+            SmemGather { src, index, axis } => {
+                let v = self.smem_arg(src, name)?;
+                let ax = self.const_int(axis, name)? as usize;
+                self.smem_gather(&v, index, ax, span).map(|t| Some(Val::Tile(t)))
+            }
+            SmemScatter {
+                dst,
+                index,
+                value,
+                axis,
+            } => {
+                let v = self.smem_arg(dst, name)?;
+                let ax = self.const_int(axis, name)? as usize;
+                self.smem_scatter(&v, index, value, ax, span)?;
+                Ok(None)
+            }
+            SmemAtomic {
+                op: kind,
+                dst,
+                index,
+                value,
+                axis,
+                mask,
+            } => {
+                let ExprKind::Name(k) = &kind.kind else {
+                    return Err(invalid(name, kind.span, "an atomic operation is a name"));
+                };
+                let v = self.smem_arg(dst, name)?;
+                let ax = self.const_int(axis, name)? as usize;
+                self.smem_atomic(k, &v, index, value, ax, mask.as_ref(), span)
+                    .map(|t| Some(Val::Tile(t)))
+            }
             GlobalLoad {
                 ptr,
                 offsets,
