@@ -490,6 +490,8 @@ impl<'m> Cx<'m> {
                 self.bind(&r, Val::E(name_e(&n, span), ty));
                 Ok(())
             }
+            "tt.gather" => self.register_gather(op, span),
+            "tt.histogram" => self.histogram(op, span),
             "ttg.local_gather" | "ttg.local_scatter" | "ttg.local_atomic_scatter_rmw" => {
                 self.local_indexed(op, span)
             }

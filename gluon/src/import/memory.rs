@@ -848,6 +848,153 @@ impl<'m> Cx<'m> {
         Ok(())
     }
 
+    /// `tt.gather %src[%idx] {axis}` (Gluon's `gl.gather`): element `p` of the result is `src`
+    /// at `p` with coordinate `axis` replaced by `idx[p]`. Imported through a scratch buffer,
+    /// as Triton's lowering does when the axis spans warps: `src` stored to a plain
+    /// shared-memory buffer, a partition barrier, `smem.gather`, and a barrier before the
+    /// buffer's bytes may be reused.
+    pub(super) fn register_gather(&mut self, op: &Op, span: Span) -> R<()> {
+        let items = self.operand_items(op)?;
+        let first = items
+            .first()
+            .ok_or_else(|| self.misuse(op, "needs a source tensor"))?;
+        let [(iname, ispan)] = first.bracket.as_slice() else {
+            return Err(self.misuse(op, "takes one index tensor"));
+        };
+        let sty = self.val_type(&first.name, first.span)?;
+        let (Some(shape), Some(elem)) = (sty.shape().map(<[i64]>::to_vec), sty.elem()) else {
+            return Err(self.misuse(op, "gathers from a tensor"));
+        };
+        let src = self.expr(&first.name, first.span)?;
+        let index = self.expr(iname, *ispan)?;
+        let axis = int_e(self.int_attr(op, "axis")?, span);
+        let r = self.result(op, 0)?;
+        let ty = self.result_type(op, 0)?;
+        let buf = self.scratch(&r, dtype_of(elem, span)?, &shape, span);
+        self.op_stmt(
+            OpKind::SmemStore {
+                dst: buf.clone(),
+                value: src,
+                cta: None,
+            },
+            span,
+        );
+        self.op_stmt(OpKind::BarSync {}, span);
+        let n = self.let_op(
+            &r,
+            OpKind::SmemGather {
+                src: buf,
+                index,
+                axis,
+            },
+            span,
+        );
+        self.op_stmt(OpKind::BarSync {}, span);
+        self.bind(&r, Val::E(name_e(&n, span), ty));
+        Ok(())
+    }
+
+    /// `tt.histogram %x[, %mask]` (Gluon's `gl.histogram`): bin `b` of the i32 result counts
+    /// the elements of `x` (where `mask` holds) whose low log2(N) bits are `b` (N bins, a power
+    /// of two: Triton's lowering inspects only those bits of each value, so values outside
+    /// `0..N` land in bin `x mod N`). Imported as a scratch buffer of zeros, a barrier, one
+    /// `smem.atomic add` per element, a barrier, the load of the buffer in the result's
+    /// layout and a barrier before its bytes may be reused.
+    pub(super) fn histogram(&mut self, op: &Op, span: Span) -> R<()> {
+        let v = self.operands(op)?;
+        let (xn, xs) = v
+            .first()
+            .ok_or_else(|| self.misuse(op, "needs an input tensor"))?;
+        let xty = self.val_type(xn, *xs)?;
+        let ty = self.result_type(op, 0)?;
+        let bins = match ty.shape() {
+            Some([b]) if *b > 0 && b & (b - 1) == 0 => *b,
+            _ => return Err(self.unsupported(op, "a histogram whose bin count is not a power of two")),
+        };
+        let xshape = xty
+            .shape()
+            .map(<[i64]>::to_vec)
+            .ok_or_else(|| self.misuse(op, "counts a tensor"))?;
+        let x = self.expr(xn, *xs)?;
+        let mask = match v.get(1) {
+            Some((m, ms)) => Some(self.expr(m, *ms)?),
+            None => None,
+        };
+        let r = self.result(op, 0)?;
+        let rlayout = self.required_layout(&ty, span)?;
+        let xlayout = self.required_layout(&xty, span)?;
+        let buf = self.scratch(&r, DType::I32, &[bins], span);
+        let zeros = call(
+            "full",
+            vec![
+                list_e(&[bins], span),
+                int_e(0, span),
+                name_e("i32", span),
+                rlayout.clone(),
+            ],
+            span,
+        );
+        self.op_stmt(
+            OpKind::SmemStore {
+                dst: buf.clone(),
+                value: zeros,
+                cta: None,
+            },
+            span,
+        );
+        self.op_stmt(OpKind::BarSync {}, span);
+        let ones = call(
+            "full",
+            vec![
+                list_e(&xshape, span),
+                int_e(1, span),
+                name_e("i32", span),
+                xlayout,
+            ],
+            span,
+        );
+        let x32 = call("cast", vec![x, name_e("i32", span)], span);
+        self.op_stmt(
+            OpKind::SmemAtomic {
+                op: name_e("add", span),
+                dst: buf.clone(),
+                index: bin(BinOp::BitAnd, x32, int_e(bins - 1, span), span),
+                value: ones,
+                axis: int_e(0, span),
+                mask,
+            },
+            span,
+        );
+        self.op_stmt(OpKind::BarSync {}, span);
+        let n = self.let_op(
+            &r,
+            OpKind::SmemLoad {
+                src: buf,
+                layout: Some(rlayout),
+                cta: None,
+            },
+            span,
+        );
+        self.op_stmt(OpKind::BarSync {}, span);
+        self.bind(&r, Val::E(name_e(&n, span), ty));
+        Ok(())
+    }
+
+    /// A plain shared-memory scratch buffer of `d[shape]` (named after `hint`).
+    fn scratch(&mut self, hint: &str, d: DType, shape: &[i64], span: Span) -> Expr {
+        let bty = self.shaped_as(d, shape, span);
+        let n = self.let_op(
+            &format!("{hint}_scratch"),
+            OpKind::SmemAlloc {
+                ty: bty,
+                layout: name_e("plain", span),
+                align: None,
+            },
+            span,
+        );
+        name_e(&n, span)
+    }
+
     pub(super) fn tma_store(&mut self, op: &Op, span: Span) -> R<()> {
         let (dst, rest) = self.desc_operands(op, span)?;
         let (n, s) = rest.first().ok_or_else(|| ImportError::Syntax {

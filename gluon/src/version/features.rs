@@ -268,7 +268,7 @@ pub const FEATURES: &[Feature] = &[
         example: "tt.gather",
         since: Version::V3_6,
         until: None,
-        support: Support::Refused("register-tile gathers (`gl.gather`) have no bwsim operation yet"),
+        support: Support::Imported("`smem.gather` of the tile stored to a plain scratch buffer, between partition barriers"),
     },
     Feature {
         name: "tt.get_num_programs",
@@ -292,7 +292,7 @@ pub const FEATURES: &[Feature] = &[
         example: "tt.histogram",
         since: Version::V3_6,
         until: None,
-        support: Support::Refused("`gl.histogram` has no bwsim operation yet"),
+        support: Support::Imported("`smem.atomic add` into a scratch buffer of zeros, loaded in the result's layout (bin: the low log2(N) bits of each value)"),
     },
     Feature {
         name: "tt.int_to_ptr",

@@ -141,6 +141,50 @@ pub(super) fn pair_reductions(plan: &LaunchPlan, inputs: &[HostTensor]) -> Resul
         .collect())
 }
 
+/// tests/gluon/register_gather_histogram.py: per program p of the grid, rows 16p.. of the
+/// [R, 32] f32 y rotated left by row + 1 within each row (`rotated[r, c] = y[r, (c + r + 1) %
+/// 32]`, r counted within the program's 16 rows), and the histogram of the first n values of
+/// i32 x over `hist`'s bins by their low bits (`v mod BINS`), added to hist's initial counts.
+/// Exact.
+pub(super) fn register_gather_histogram(
+    plan: &LaunchPlan,
+    inputs: &[HostTensor],
+) -> Result<Vec<Expected>, RefError> {
+    let (x, y, h0) = (
+        tensor(plan, inputs, "x")?,
+        tensor(plan, inputs, "y")?,
+        tensor(plan, inputs, "hist")?,
+    );
+    let n = int_arg(plan, "n")?;
+    if y.shape.len() != 2 || y.shape[1] != 32 || y.shape[0] % 16 != 0 || h0.shape.len() != 1 {
+        return Err("register_gather_histogram takes y of [16 k, 32] and a 1-D hist".into());
+    }
+    let (rows, cols) = (y.shape[0], y.shape[1]);
+    let mut rotated = HostTensor::zeros("rotated", DType::F32, y.shape.clone());
+    for r in 0..rows {
+        let within = r % 16;
+        for c in 0..cols {
+            rotated.set_bits(r * cols + c, y.get_bits(r * cols + (c + within + 1) % cols));
+        }
+    }
+    let bins = h0.shape[0];
+    let mut hist = h0.clone();
+    for i in 0..(n.max(0) as u64).min(x.numel()) {
+        let v = x.get_bits(i) as u32 as i32;
+        let b = (v as i64).rem_euclid(bins as i64) as u64;
+        let old = hist.get_bits(b) as u32 as i32;
+        hist.set_bits(b, old.wrapping_add(1) as u32 as u64);
+    }
+    Ok([rotated, hist]
+        .into_iter()
+        .map(|t| Expected {
+            tensor: t.name.clone(),
+            values: t,
+            tol: Tolerance::Exact,
+        })
+        .collect())
+}
+
 /// tests/gluon/claims.py: every program compare-and-swaps 0 -> its id into every flag and
 /// counts its successes per slot, so counts[k] = 1 where flags[k] started at 0 (exactly one
 /// claim of a free slot succeeds, in any order), else 0. Exact.
