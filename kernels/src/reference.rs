@@ -288,6 +288,7 @@ pub fn reference(
         "per_thread_kernel" => elementwise::per_thread(plan, inputs),
         "reductions_kernel" => reduction::combiner_reductions(plan, inputs),
         "pair_reductions_kernel" => reduction::pair_reductions(plan, inputs),
+        "fp4_unpack_kernel" => elementwise::fp4_unpack(plan, inputs),
         "register_gather_histogram_kernel" => reduction::register_gather_histogram(plan, inputs),
         "claims_kernel" => reduction::claims(plan, inputs),
         "int_ops" | "int_ops_kernel" => elementwise::int_ops(plan, inputs),

@@ -491,6 +491,7 @@ impl<'m> Cx<'m> {
                 Ok(())
             }
             "tt.gather" => self.register_gather(op, span),
+            "ttg.fp4_to_fp" => self.fp4_to_fp(op, span),
             "tt.histogram" => self.histogram(op, span),
             "ttg.local_gather" | "ttg.local_scatter" | "ttg.local_atomic_scatter_rmw" => {
                 self.local_indexed(op, span)

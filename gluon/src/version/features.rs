@@ -484,7 +484,7 @@ pub const FEATURES: &[Feature] = &[
         example: "ttg.fp4_to_fp",
         since: Version::V3_6,
         until: None,
-        support: Support::Refused("fp4 unpacking in registers (`gl.fp4_to_fp`) has no bwsim operation yet"),
+        support: Support::Imported("integer and float tile arithmetic decoding each nibble (low nibble first), `join` and `reshape` along the axis"),
     },
     Feature {
         name: "ttg.inline_asm",
