@@ -460,9 +460,9 @@ pub(super) fn fp4_unpack(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec
     let mut r_out = HostTensor::zeros("rows", DType::F32, vec![rows, cols]);
     for r in 0..rows {
         for c in 0..cols {
-            let v = nib(&a, r * (cols / 2) + c / 2, c % 2 == 1);
+            let v = nib(a, r * (cols / 2) + c / 2, c % 2 == 1);
             c_out.set_bits(r * cols + c, v.to_bits() as u64);
-            let w = nib(&b, (r / 2) * cols + c, r % 2 == 1);
+            let w = nib(b, (r / 2) * cols + c, r % 2 == 1);
             r_out.set_bits(r * cols + c, w.to_bits() as u64);
         }
     }
