@@ -5,7 +5,8 @@
 //! A general combiner need not be associative or commutative to the last bit (float rounding),
 //! so its result depends on the order in which elements are combined. bwsim reproduces the
 //! order of the GPU's reduction, which follows the operand's layout: an index `k` along the
-//! reduced axis of a blocked layout (`sizePerThread` s, `threadsPerWarp` t, `warpsPerCTA` w
+//! reduced axis of a blocked layout (or of a linear layout that places the axis the same way,
+//! [`linear_axis_bits`]) (`sizePerThread` s, `threadsPerWarp` t, `warpsPerCTA` w
 //! along that axis, all powers of two) is `k = ((rep * w + warp) * t + lane) * s + reg`, and
 //!
 //! 1. each thread folds the elements it holds from left to right, in register order (that is,
@@ -55,6 +56,69 @@ pub(super) fn axis_bits(n: i64, spt: i64, tpw: i64, wpc: i64) -> Option<AxisBits
     })
 }
 
+/// [`AxisBits`] of an axis of `n` elements (dimension `a`) in a `#ttg.linear` layout: each
+/// index bit of the axis must be one register, lane or warp basis that moves along `a` alone,
+/// the bits in the order registers, lanes, warps, registers (as a blocked layout places them),
+/// each kind's bases in increasing order (so that register order is index order). `None`
+/// for any other placement.
+pub(super) fn linear_axis_bits(
+    n: i64,
+    a: usize,
+    register: &[Vec<i64>],
+    lane: &[Vec<i64>],
+    warp: &[Vec<i64>],
+) -> Option<AxisBits> {
+    if n <= 0 || n & (n - 1) != 0 {
+        return None;
+    }
+    let total = n.trailing_zeros();
+    // (kind, index among that kind's bases) of each index bit of the axis.
+    let mut at: Vec<Option<(u8, usize)>> = vec![None; total as usize];
+    for (kind, bases) in [(0u8, register), (1, lane), (2, warp)] {
+        for (i, b) in bases.iter().enumerate() {
+            let along = b.get(a).copied().unwrap_or(0);
+            let elsewhere = b.iter().enumerate().any(|(d, &x)| d != a && x != 0);
+            match (along, elsewhere) {
+                (0, _) => continue,
+                (x, false) if x > 0 && x & (x - 1) == 0 && x < n => {
+                    let k = x.trailing_zeros() as usize;
+                    if at[k].is_some() {
+                        return None;
+                    }
+                    at[k] = Some((kind, i));
+                }
+                _ => return None,
+            }
+        }
+    }
+    let kinds: Vec<(u8, usize)> = at.into_iter().collect::<Option<Vec<_>>>()?;
+    // Runs: registers, lanes, warps, registers; within each kind, increasing basis index.
+    let count = |from: usize, kind: u8| kinds[from..].iter().take_while(|(k, _)| *k == kind).count();
+    let reg = count(0, 0);
+    let lane = count(reg, 1);
+    let warp = count(reg + lane, 2);
+    let rep = count(reg + lane + warp, 0);
+    if reg + lane + warp + rep != kinds.len() {
+        return None;
+    }
+    for kind in [0u8, 1, 2] {
+        let idx: Vec<usize> = kinds
+            .iter()
+            .filter(|(k, _)| *k == kind)
+            .map(|(_, i)| *i)
+            .collect();
+        if idx.windows(2).any(|w| w[0] >= w[1]) {
+            return None;
+        }
+    }
+    Some(AxisBits {
+        reg: reg as u32,
+        lane: lane as u32,
+        warp: warp as u32,
+        rep: rep as u32,
+    })
+}
+
 /// The tiles of one combine step: one expression and element type per operand, all of `shape`.
 #[derive(Clone)]
 struct Step {
@@ -101,22 +165,24 @@ impl<'m> Cx<'m> {
             .ok()
             .filter(|&a| a < shape.len())
             .ok_or_else(|| self.misuse(op, format!("axis {axis} of a rank-{} tensor", shape.len())))?;
-        let Layout::Blocked { spt, tpw, wpc, .. } = self.attrs.layout(&enc, span)? else {
+        let layout = self.attrs.layout(&enc, span)?;
+        let bits = match &layout {
+            Layout::Blocked { spt, tpw, wpc, .. } => {
+                let at = |v: &[i64]| v.get(a).copied().unwrap_or(1);
+                axis_bits(shape[a], at(spt), at(tpw), at(wpc))
+            }
+            Layout::Linear { register, lane, warp } => linear_axis_bits(shape[a], a, register, lane, warp),
+            _ => None,
+        };
+        let Some(bits) = bits else {
             return Err(self.unsupported(
                 op,
                 &format!(
-                    "a reduction with a general combiner over a {} operand; bwsim orders the combine steps of blocked layouts",
+                    "a reduction with a general combiner over a {} operand; bwsim orders the combine steps of blocked layouts, and of linear ones whose axis bits lie in registers, lanes, warps and registers again, in that order",
                     self.layout_name(&enc, span)
                 ),
             ));
         };
-        let at = |v: &[i64]| v.get(a).copied().unwrap_or(1);
-        let bits = axis_bits(shape[a], at(&spt), at(&tpw), at(&wpc)).ok_or_else(|| {
-            self.unsupported(
-                op,
-                "a reduction with a general combiner along an axis that is not a power of two",
-            )
-        })?;
         let xs = v
             .iter()
             .map(|(n, s)| self.expr(n, *s))
@@ -418,5 +484,37 @@ mod tests {
             })
         );
         assert_eq!(axis_bits(96, 1, 32, 1), None);
+    }
+
+    #[test]
+    fn linear_axis_bits_read_the_bases() {
+        // The 32x32b TMEM message layout of a [128, 64] tile: a row's 64 columns in one
+        // thread's registers, rows over lanes and warps.
+        let reg: Vec<Vec<i64>> = (0..6).map(|k| vec![0, 1 << k]).collect();
+        let lane: Vec<Vec<i64>> = (0..5).map(|k| vec![1 << k, 0]).collect();
+        let warp = vec![vec![32, 0], vec![64, 0]];
+        assert_eq!(
+            linear_axis_bits(64, 1, &reg, &lane, &warp),
+            Some(AxisBits {
+                reg: 6,
+                lane: 0,
+                warp: 0,
+                rep: 0
+            })
+        );
+        assert_eq!(
+            linear_axis_bits(128, 0, &reg, &lane, &warp),
+            Some(AxisBits {
+                reg: 0,
+                lane: 5,
+                warp: 2,
+                rep: 0
+            })
+        );
+        // Register bases out of index order, or a basis moving along two dimensions: refused.
+        let swapped = vec![vec![0, 2], vec![0, 1]];
+        assert_eq!(linear_axis_bits(4, 1, &swapped, &[], &[]), None);
+        let diagonal = vec![vec![1, 1]];
+        assert_eq!(linear_axis_bits(2, 1, &diagonal, &[], &[]), None);
     }
 }

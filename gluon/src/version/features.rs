@@ -388,7 +388,7 @@ pub const FEATURES: &[Feature] = &[
         example: "tt.reduce",
         since: Version::V3_6,
         until: None,
-        support: Support::Imported("`sum`, `prod`, `reduce_max`, `reduce_min`, `reduce_and/or/xor`, argmax/argmin pairs (the combiner is interpreted); any other combiner of a blocked-layout operand unrolled into its combine steps in the GPU's order"),
+        support: Support::Imported("`sum`, `prod`, `reduce_max`, `reduce_min`, `reduce_and/or/xor`, argmax/argmin pairs (the combiner is interpreted); any other combiner of a blocked or linear operand unrolled into its combine steps in the GPU's order"),
     },
     Feature {
         name: "tt.scan",
