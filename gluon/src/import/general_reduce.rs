@@ -213,7 +213,9 @@ impl<'m> Cx<'m> {
         // Groups kept as dimensions (extent > 1), each with its extent.
         let groups: Vec<i64> = [w, l].into_iter().filter(|&g| g > 1).collect();
         let m = rep * s;
-        if rest.len() + groups.len() + usize::from(m > 1) + 1 > 6 {
+        // The axis regrouped as (rep, warp, lane, reg) takes three more dimensions; `.tile`
+        // tiles have at most six.
+        if shape.len() + 3 > 6 {
             return Err(self.unsupported(
                 op,
                 "a reduction with a general combiner of a tensor of rank above 3",
