@@ -217,12 +217,69 @@ fn if_with_scalar_results_imports() {
     assert!(printed.contains("if c"), "{printed}");
 }
 
-/// A two-operand reduction whose combiner is neither one fold per operand nor a (value,
-/// index) extreme (here: it swaps the operands) is refused, saying which combiners import.
+/// A reduction whose combiner is neither one fold per operand nor a (value, index) extreme
+/// imports as its combine steps in the GPU's order: each thread folds its registers left to
+/// right, then the lanes and the warps combine by butterflies, highest bit first, the lower
+/// lane's value on the left. `c(a, b) = 3a + b` (wrapping) depends on that order; the expected
+/// value runs the butterflies lane by lane, as shuffles do.
 #[test]
-fn reductions_with_other_combiners_are_refused_saying_what_imports() {
-    let (_, r) = refused_op("%t = tt.splat %x : f32 -> tensor<4xf32, #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>> loc(#loc2)\n    %r:2 = \"tt.reduce\"(%t, %t) <{axis = 0 : i32}> ({\n    ^bb0(%a0: f32 loc(unknown), %b0: f32 loc(unknown), %a1: f32 loc(unknown), %b1: f32 loc(unknown)):\n      tt.reduce.return %b0, %a0 : f32, f32 loc(#loc2)\n    }) : (tensor<4xf32, #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>>, tensor<4xf32, #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>>) -> (f32, f32)", "a swapping combiner is refused");
-    assert!(r.contains("neither one fold per operand"), "{r}");
+fn general_combiners_combine_in_the_gpus_order() {
+    // The same placement as a blocked layout and as the linear layout it is.
+    let blocked =
+        "#ttg.blocked<{sizePerThread = [2], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>";
+    let linear = "#ttg.linear<{register = [[1], [256]], lane = [[2], [4], [8], [16], [32]], warp = [[64], [128]], block = []}>";
+    for layout in [blocked, linear] {
+        let text = r#"#blocked = #ttg.blocked<{sizePerThread = [2], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+#red = LAYOUT
+module attributes {"ttg.num-warps" = 4 : i32, ttg.target = "cuda:100"} {
+  tt.func public @k(%p: !tt.ptr<i32>, %o: !tt.ptr<i32>) attributes {noinline = false} {
+    %r = tt.make_range {end = 512 : i32, start = 0 : i32} : tensor<512xi32, #blocked>
+    %ps = tt.splat %p : !tt.ptr<i32> -> tensor<512x!tt.ptr<i32>, #blocked>
+    %pp = tt.addptr %ps, %r : tensor<512x!tt.ptr<i32>, #blocked>, tensor<512xi32, #blocked>
+    %x0 = tt.load %pp : tensor<512x!tt.ptr<i32>, #blocked>
+    %x = ttg.convert_layout %x0 : tensor<512xi32, #blocked> -> tensor<512xi32, #red>
+    %s = "tt.reduce"(%x) <{axis = 0 : i32}> ({
+    ^bb0(%a: i32, %b: i32):
+      %c3 = arith.constant 3 : i32
+      %m = arith.muli %a, %c3 : i32
+      %t = arith.addi %m, %b : i32
+      tt.reduce.return %t : i32
+    }) : (tensor<512xi32, #red>) -> i32
+    tt.store %o, %s : !tt.ptr<i32>
+    tt.return
+  }
+}
+"#;
+        let text = text.replace("LAYOUT", layout);
+        let launch = "launch {\n  grid = [1]\n  tensor x: i32[512] = randint(0 - 100, 100)\n  tensor out: i32[1] = fill(5)\n  p = x\n  o = out\n  outputs = [out]\n}\n";
+        let (source, k) = import_ok(&text, Some(launch));
+        let (x, r) = run_clean(&source, &k, 3);
+        let c = |a: i32, b: i32| a.wrapping_mul(3).wrapping_add(b);
+        let xs: Vec<i32> = (0..512).map(|i| x.get_bits(i) as u32 as i32).collect();
+        // Element k = ((rep * 4 + warp) * 32 + lane) * 2 + reg: each thread's four elements in
+        // register order (reg, then rep), folded left to right.
+        let thread = |warp: usize, lane: usize| {
+            let at = |rep: usize, reg: usize| xs[((rep * 4 + warp) * 32 + lane) * 2 + reg];
+            c(c(c(at(0, 0), at(0, 1)), at(1, 0)), at(1, 1))
+        };
+        // Butterflies: every lane combines its value with its partner's at distance d.
+        let butterfly = |mut v: Vec<i32>| {
+            let mut d = v.len() / 2;
+            while d > 0 {
+                v = (0..v.len()).map(|l| c(v[l], v[l ^ d])).collect();
+                d /= 2;
+            }
+            v[0]
+        };
+        let per_warp: Vec<i32> = (0..4)
+            .map(|w| butterfly((0..32).map(|l| thread(w, l)).collect()))
+            .collect();
+        let want = butterfly(per_warp);
+        let out = r.tensor("out").expect("out");
+        assert_eq!(out.get_bits(0) as u32 as i32, want);
+        // Another order (a plain left fold) gives another value: the test tells orders apart.
+        assert_ne!(xs.iter().skip(1).fold(xs[0], |a, &b| c(a, b)), want);
+    }
 }
 
 #[test]

@@ -380,7 +380,10 @@ define_ops! {
     /// pair instead (`.cta_group::2`, the barrier of the pair's leader).
     TmaLoad = "tma.load" (src, dst, bar; pred, multicast, bar_cta),
     /// `tma.store DESC[coords], SRC`: shared → global tile copy joining the current bulk group.
-    TmaStore = "tma.store" (dst, src; pred),
+    /// `reduce=OP` (`add`, `min`, `max`, `inc`, `dec`, `and`, `or`, `xor`): each element is
+    /// combined into the global one it lands on instead of replacing it
+    /// (`cp.reduce.async.bulk.tensor`, Gluon's `tma.async_atomic_add` and friends).
+    TmaStore = "tma.store" (dst, src; pred, reduce),
     /// `tma.store_wait N`: wait until at most N bulk groups still read shared memory
     /// (`wait_group.read`, as Gluon); `full=true` also waits for their global writes.
     TmaStoreWait = "tma.store_wait" (pendings; full),
@@ -442,6 +445,18 @@ define_ops! {
     /// `smem.store BUF, VALUE[, cta=R]`; `cta=R` writes the same buffer in CTA R of the
     /// cluster (`mapa.shared::cluster` + `st.shared::cluster`).
     SmemStore = "smem.store" (dst, value; cta),
+    /// `smem.gather BUF, INDEX, AXIS` → tile shaped and laid out as INDEX (i32), of BUF's type:
+    /// element `p` is BUF at `p` with coordinate AXIS replaced by `INDEX[p]` (Gluon's
+    /// `shared_memory_descriptor.gather`; one `ld.shared` per element).
+    SmemGather = "smem.gather" (src, index, axis;),
+    /// `smem.scatter BUF, INDEX, VALUE, AXIS`: BUF at `p` with coordinate AXIS replaced by
+    /// `INDEX[p]` receives `VALUE[p]` (one `st.shared` per element; duplicate targets keep one
+    /// of their values).
+    SmemScatter = "smem.scatter" (dst, index, value, axis;),
+    /// `smem.atomic OP, BUF, INDEX, VALUE, AXIS[, mask=M]` → the old values (0 where masked off):
+    /// [`SmemScatter`]'s targets updated by one atomic read-modify-write per element, OP one
+    /// of `add`, `max`, `min`, `and`, `or`, `xor`, `xchg` (`atom.shared`).
+    SmemAtomic = "smem.atomic" (op, dst, index, value, axis; mask),
     /// `global.load PTR, OFFSETS[, mask=M][, other=V]` → tile; OFFSETS is an integer tile of element offsets.
     GlobalLoad = "global.load" (ptr, offsets; mask, other),
     /// `global.store PTR, OFFSETS, VALUE[, mask=M]`.

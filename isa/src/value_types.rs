@@ -22,6 +22,143 @@ pub fn default_tmem_block(shape: &[u32]) -> [u32; 2] {
     [m.min(128), shape.last().copied().unwrap_or(1)]
 }
 
+/// The reduction of a reducing TMA store (`tma.store DESC[coords], SRC, reduce=OP`, PTX
+/// `cp.reduce.async.bulk.tensor` with `.redOp`): each element of the box read from shared
+/// memory is combined into the global element it lands on, `new = OP(old, src)`, atomically
+/// per element. The element type is the descriptor's; the PTX ISA admits `.add` on f32, f16,
+/// bf16, 32-bit integers and u64, `.min`/`.max` on f16, bf16 and 32- and 64-bit integers,
+/// `.inc`/`.dec` on u32 and the bitwise operations on 32- and 64-bit integers
+/// ([`TmaReduceOp::supports`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TmaReduceOp {
+    Add,
+    Min,
+    Max,
+    /// `old >= src ? 0 : old + 1` (unsigned): a wrapping counter, `atom.inc`'s rule.
+    Inc,
+    /// `old == 0 || old > src ? src : old - 1` (unsigned), `atom.dec`'s rule.
+    Dec,
+    And,
+    Or,
+    Xor,
+}
+
+impl TmaReduceOp {
+    pub const ALL: [TmaReduceOp; 8] = [
+        TmaReduceOp::Add,
+        TmaReduceOp::Min,
+        TmaReduceOp::Max,
+        TmaReduceOp::Inc,
+        TmaReduceOp::Dec,
+        TmaReduceOp::And,
+        TmaReduceOp::Or,
+        TmaReduceOp::Xor,
+    ];
+
+    /// The name written in `.tile` (`reduce=add`) and in PTX (`.add`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            TmaReduceOp::Add => "add",
+            TmaReduceOp::Min => "min",
+            TmaReduceOp::Max => "max",
+            TmaReduceOp::Inc => "inc",
+            TmaReduceOp::Dec => "dec",
+            TmaReduceOp::And => "and",
+            TmaReduceOp::Or => "or",
+            TmaReduceOp::Xor => "xor",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<TmaReduceOp> {
+        TmaReduceOp::ALL.into_iter().find(|o| o.name() == name)
+    }
+
+    /// Whether the PTX ISA defines the reduction on elements of type `d`.
+    pub fn supports(self, d: DType) -> bool {
+        use DType::*;
+        match self {
+            TmaReduceOp::Add => matches!(d, F32 | F16 | BF16 | I32 | U32 | I64 | U64),
+            TmaReduceOp::Min | TmaReduceOp::Max => matches!(d, F16 | BF16 | I32 | U32 | I64 | U64),
+            TmaReduceOp::Inc | TmaReduceOp::Dec => matches!(d, I32 | U32),
+            TmaReduceOp::And | TmaReduceOp::Or | TmaReduceOp::Xor => matches!(d, I32 | U32 | I64 | U64),
+        }
+    }
+
+    /// The new bits of an element of type `d` holding `old` after the reduction of `src` into
+    /// it (both the element's bits, zero-extended). Floats add with one rounding to nearest
+    /// even; min and max are IEEE minNum/maxNum (a NaN loses to a number). Integer
+    /// arithmetic wraps; min, max, inc and dec compare as `d`'s signedness says (inc and dec
+    /// as unsigned).
+    pub fn apply(self, d: DType, old: u64, src: u64) -> u64 {
+        let bits = d.bits();
+        let mask = if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
+        let (o, v) = (old & mask, src & mask);
+        let signed = |x: u64| -> i64 {
+            let sh = 64 - bits;
+            ((x << sh) as i64) >> sh
+        };
+        // Computed in f64 and rounded once to `d`: f64 carries more than twice the significand
+        // bits of f32, f16 and bf16 plus two, so the double rounding of a sum is innocuous.
+        let float = |f: fn(f64, f64) -> f64| -> u64 {
+            match d {
+                DType::F32 => (f(f32::from_bits(o as u32) as f64, f32::from_bits(v as u32) as f64) as f32)
+                    .to_bits() as u64,
+                DType::F16 => half::f16::from_f64(f(
+                    half::f16::from_bits(o as u16).to_f64(),
+                    half::f16::from_bits(v as u16).to_f64(),
+                ))
+                .to_bits() as u64,
+                DType::BF16 => half::bf16::from_f64(f(
+                    half::bf16::from_bits(o as u16).to_f64(),
+                    half::bf16::from_bits(v as u16).to_f64(),
+                ))
+                .to_bits() as u64,
+                _ => o,
+            }
+        };
+        let is_signed = matches!(d, DType::I32 | DType::I64 | DType::I16 | DType::I8);
+        let out = match self {
+            TmaReduceOp::Add if d.is_float() => float(|a, b| a + b),
+            TmaReduceOp::Min if d.is_float() => float(f64::min),
+            TmaReduceOp::Max if d.is_float() => float(f64::max),
+            TmaReduceOp::Add => o.wrapping_add(v),
+            TmaReduceOp::Min if is_signed => signed(o).min(signed(v)) as u64,
+            TmaReduceOp::Max if is_signed => signed(o).max(signed(v)) as u64,
+            TmaReduceOp::Min => o.min(v),
+            TmaReduceOp::Max => o.max(v),
+            TmaReduceOp::Inc => {
+                if o >= v {
+                    0
+                } else {
+                    o + 1
+                }
+            }
+            TmaReduceOp::Dec => {
+                if o == 0 || o > v {
+                    v
+                } else {
+                    o - 1
+                }
+            }
+            TmaReduceOp::And => o & v,
+            TmaReduceOp::Or => o | v,
+            TmaReduceOp::Xor => o ^ v,
+        };
+        out & mask
+    }
+}
+
+/// The reductions of a reducing TMA store, by name (see [`TmaReduceOp`]).
+pub const TMA_REDUCE_OPS: [&str; 8] = {
+    let mut names = [""; 8];
+    let mut i = 0;
+    while i < names.len() {
+        names[i] = TmaReduceOp::ALL[i].name();
+        i += 1;
+    }
+    names
+};
+
 /// A read-modify-write operation of `global.atomic`, by its `.tile` name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum AtomicOp {
@@ -359,5 +496,48 @@ impl Ty {
     }
     pub fn is_int_scalar(&self) -> bool {
         matches!(self, Ty::Scalar(ScalarTy::I32 | ScalarTy::I64 | ScalarTy::I1))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Values worked by hand from the PTX ISA's definitions of `.redOp` (`atom`'s rules for
+    /// `.inc` and `.dec`).
+    #[test]
+    fn tma_reductions_compute_the_ptx_rules() {
+        use TmaReduceOp::*;
+        let f = |x: f32| x.to_bits() as u64;
+        assert_eq!(Add.apply(DType::F32, f(1.5), f(-4.0)), f(-2.5));
+        // One rounding: 1 + 2^-24 rounds to even (1.0) in f32.
+        assert_eq!(Add.apply(DType::F32, f(1.0), f(2f32.powi(-24))), f(1.0));
+        let h = |x: f32| half::f16::from_f32(x).to_bits() as u64;
+        assert_eq!(Add.apply(DType::F16, h(2048.0), h(1.0)), h(2048.0));
+        assert_eq!(Max.apply(DType::F16, h(-1.0), h(0.5)), h(0.5));
+        assert_eq!(
+            Min.apply(DType::BF16, 0x7fc0, half::bf16::from_f32(3.0).to_bits() as u64),
+            0x4040
+        );
+        // Integers: wrapping add, signed and unsigned orders.
+        let i = |x: i32| x as u32 as u64;
+        assert_eq!(Add.apply(DType::I32, i(i32::MAX), i(1)), i(i32::MIN));
+        assert_eq!(Min.apply(DType::I32, i(-3), i(2)), i(-3));
+        assert_eq!(Min.apply(DType::U32, i(-3), i(2)), 2);
+        assert_eq!(Max.apply(DType::I64, (-5i64) as u64, 7), 7);
+        // inc: a counter wrapping to 0 once it reaches the operand.
+        assert_eq!(Inc.apply(DType::U32, 3, 5), 4);
+        assert_eq!(Inc.apply(DType::U32, 5, 5), 0);
+        // dec: from 0, or above the operand, back to the operand.
+        assert_eq!(Dec.apply(DType::U32, 0, 5), 5);
+        assert_eq!(Dec.apply(DType::U32, 9, 5), 5);
+        assert_eq!(Dec.apply(DType::U32, 4, 5), 3);
+        assert_eq!(Xor.apply(DType::U64, 0b1100, 0b1010), 0b0110);
+        assert_eq!(And.apply(DType::I32, i(-1), 0xf0), 0xf0);
+        assert_eq!(Or.apply(DType::I32, 1, 2), 3);
+        for r in TmaReduceOp::ALL {
+            assert_eq!(TmaReduceOp::from_name(r.name()), Some(r));
+        }
+        assert!(!Max.supports(DType::F32) && Add.supports(DType::F32) && !Inc.supports(DType::I64));
     }
 }

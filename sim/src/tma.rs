@@ -655,6 +655,40 @@ pub fn global_write(g: &mut HostTensor, data: &StoreData) {
     }
 }
 
+/// A reducing store's landing (`cp.reduce.async.bulk.tensor`): every element of `data`
+/// (elements of type `d`) combined by `op` into the element of `g` it lands on, one element
+/// at a time (the PTX ISA makes each element's update atomic; the order of the elements of
+/// one copy is unobservable, as no other access of them comes between).
+pub fn global_reduce(
+    g: &mut HostTensor,
+    data: &StoreData,
+    op: bwsim_isa::value_types::TmaReduceOp,
+    d: DType,
+) {
+    let n = g.numel();
+    let esize = (d.bits() as usize / 8).max(1);
+    let mut k = 0;
+    for &(off, len) in &data.runs {
+        for e in 0..len / esize {
+            let lin = ((off + e * esize) / esize) as u64;
+            let at = k + e * esize;
+            let mut src = 0u64;
+            for (i, b) in data.bytes[at..at + esize].iter().enumerate() {
+                src |= (*b as u64) << (8 * i);
+            }
+            if lin < n {
+                g.set_bits(lin, op.apply(d, g.get_bits(lin), src));
+            }
+        }
+        k += len;
+    }
+    for &(lin, bits) in &data.elems {
+        if lin < n {
+            g.set_bits(lin, op.apply(d, g.get_bits(lin), bits));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -86,3 +86,64 @@ fn program_ids_cover_the_grid() {
         assert_eq!(values(tensor(&r, "o")), want);
     }
 }
+
+const INDEXED: &str = include_str!("tiles/tile_ops/indexed.tile");
+
+/// `smem.gather`, `smem.scatter` and `smem.atomic` reach the element at each position with the
+/// axis' coordinate replaced by the index (hand-computed), atomics returning the old values
+/// (in element order: element i of bin i % 8 sees the i / 8 earlier ones) and 0 where masked;
+/// the PTX backend lowers the kernel and ptxas assembles it where `BWSIM_CUDA_BIN` is set.
+#[test]
+fn indexed_shared_memory_accesses() {
+    let r = run_ok(INDEXED, &[]);
+    let x = |r: usize, c: usize| (r * 8 + c) as f64;
+    let g: Vec<f64> = (0..4)
+        .flat_map(|r| (0..8).map(move |c| x(r, (3 * c + r) % 8)))
+        .collect();
+    assert_eq!(values(tensor(&r, "go")), g);
+    let mut s = vec![0.0; 32];
+    for row in 0..4 {
+        for c in 0..8 {
+            s[row * 8 + (5 * c + 1) % 8] = x(row, c);
+        }
+    }
+    assert_eq!(values(tensor(&r, "so")), s);
+    assert_eq!(values(tensor(&r, "cnt")), vec![15.0; 8]);
+    let old: Vec<f64> = (0..128)
+        .map(|i| if i < 120 { (i / 8) as f64 } else { 0.0 })
+        .collect();
+    assert_eq!(values(tensor(&r, "old")), old);
+}
+
+/// An index past the buffer's extent along the axis is a trap that names it, and an index
+/// tile whose other extents differ from the buffer's is a type error.
+#[test]
+fn indexed_accesses_out_of_range_trap_and_misshapen_indices_are_rejected() {
+    let bad = INDEXED.replace("(c * 3 + r) % 8, 1", "(c * 3 + r) % 8 + 1, 1");
+    let r = run(&bad, &[]);
+    assert!(!r.ok());
+    let all = format!("{:?}", r.diagnostics);
+    assert!(all.contains("index 8 outside 0..8 along axis 1"), "{all}");
+    let bad = INDEXED.replace(
+        "smem.gather buf, (c * 3 + r) % 8, 1",
+        "smem.gather buf, arange(0, 8, l1), 1",
+    );
+    let k = bwsim_isa::parser::parse(&bad).expect("parses");
+    let (c, d) = bwsim_isa::verify::verify(&k, &Default::default());
+    assert!(c.is_none());
+    assert!(d.iter().any(|d| d.message.contains("along axis 1")), "{d:?}");
+}
+
+const INDEXED_SWIZZLED: &str = include_str!("tiles/tile_ops/indexed_swizzled.tile");
+
+/// Gathers along the columns and along the rows of a swizzled buffer read the elements the
+/// indices name, whatever the swizzle does to their addresses (hand-computed).
+#[test]
+fn indexed_gathers_through_a_swizzle() {
+    let r = run_ok(INDEXED_SWIZZLED, &[]);
+    let x = |r: usize, c: usize| (r * 32 + c) as f64;
+    let want: Vec<f64> = (0..16)
+        .flat_map(|r| (0..32).map(move |c| x(r, (7 * c + r) % 32) + 1000.0 * x((5 * r + c) % 16, c)))
+        .collect();
+    assert_eq!(values(tensor(&r, "go")), want);
+}

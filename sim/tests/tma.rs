@@ -321,3 +321,42 @@ fn a_tma_dtype_mismatch_moves_the_descriptors_type_from_the_buffer() {
         );
     }
 }
+
+const STORE_REDUCE: &str = include_str!("tiles/tma/store_reduce.tile");
+
+/// `tma.store ..., reduce=OP` combines each element into global memory (PTX
+/// `cp.reduce.async.bulk.tensor`): `add` sums with the old value, `max` keeps the larger
+/// (signed); the element type's table refuses `max` of f32 and an unknown reduction.
+#[test]
+fn reducing_stores_combine_into_global_memory() {
+    let r = run_ok(STORE_REDUCE, &[]);
+    let t = values(tensor(&r, "t"));
+    for (i, &got) in t.iter().enumerate() {
+        let v = ((i % 256) as f64) - 100.0;
+        let want = if i < 256 { 5.0 + v } else { v.max(5.0) };
+        assert_eq!(got, want, "element {i}");
+    }
+    for (from, to, says) in [
+        (
+            "i32[8, 32], nvmma(128))",
+            "f32[8, 32], nvmma(128))",
+            "no `cp.reduce.async.bulk.tensor` `.max` of f32",
+        ),
+        ("reduce=add", "reduce=mul", "a TMA reduction is one of"),
+    ] {
+        let mut bad = STORE_REDUCE.replace(from, to);
+        if from.starts_with("i32") {
+            bad = bad
+                .replace("smem.alloc i32", "smem.alloc f32")
+                .replace(
+                    "smem.store buf, r * 32 + c - 100",
+                    "smem.store buf, cast(r * 32 + c - 100, f32)",
+                )
+                .replace("t: i32[16, 32]", "t: f32[16, 32]");
+        }
+        let k = bwsim_isa::parser::parse(&bad).expect("parses");
+        let (c, d) = bwsim_isa::verify::verify(&k, &Default::default());
+        assert!(c.is_none(), "{to}");
+        assert!(d.iter().any(|d| d.message.contains(says)), "{d:?}");
+    }
+}

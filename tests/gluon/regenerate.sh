@@ -130,6 +130,14 @@ for t in sm_100a sm_90a; do
     gen reductions.$t $src/reductions.py reductions_kernel --target $t --num-warps 4 --arg 'x_ptr=*fp32' \
         --arg 'y_ptr=*i32' --arg 'vmax_ptr=*fp32' --arg 'imax_ptr=*i32' --arg 'vmin_ptr=*i32' --arg 'imin_ptr=*i32' \
         --arg 'sums_ptr=*fp32' --arg 'maxes_ptr=*i32' --arg 'tails_ptr=*i32' -D ROWS=8 -D COLS=64
+    gen register_gather_histogram.$t $src/register_gather_histogram.py register_gather_histogram_kernel --target $t \
+        --num-warps 4 --arg 'x_ptr=*i32' --arg 'y_ptr=*fp32' --arg 'rotated_ptr=*fp32' --arg 'hist_ptr=*i32' \
+        --arg n=i32 -D BLOCK=256 -D BINS=16 -D ROWS=16 -D COLS=32
+    gen fp4_unpack.$t $src/fp4_unpack.py fp4_unpack_kernel --target $t --num-warps 4 --arg 'a_ptr=*i8' \
+        --arg 'b_ptr=*i8' --arg 'cols_ptr=*fp32' --arg 'rows_ptr=*fp32' -D ROWS=32 -D COLS=64
+    gen pair_reductions.$t $src/pair_reductions.py pair_reductions_kernel --target $t --num-warps 4 \
+        --arg 'x_ptr=*i32' --arg 'y_ptr=*fp32' --arg 'top_ptr=*i32' --arg 'count_ptr=*i32' --arg 'lo_ptr=*i32' \
+        --arg 'hi_ptr=*i32' --arg 'm_ptr=*fp32' --arg 'denom_ptr=*fp32' -D ROWS=8 -D COLS=128
     gen per_thread.$t $src/per_thread.py per_thread_kernel --target $t --num-warps 4 --arg 'x_ptr=*fp32' \
         --arg 'sums_ptr=*fp32' --arg 'centered_ptr=*fp32' --arg 'deq_ptr=*fp32' --arg xnumel=i32 -D XBLOCK=32 \
         -D YBLOCK=32

@@ -479,6 +479,12 @@ impl<'m> Cx<'m> {
                 self.bind(&r, Val::E(name_e(&n, span), ty));
                 Ok(())
             }
+            "tt.gather" => self.register_gather(op, span),
+            "ttg.fp4_to_fp" => self.fp4_to_fp(op, span),
+            "tt.histogram" => self.histogram(op, span),
+            "ttg.local_gather" | "ttg.local_scatter" | "ttg.local_atomic_scatter_rmw" => {
+                self.local_indexed(op, span)
+            }
             "ttg.local_store" => {
                 let v = self.n_operands(op, 2)?;
                 let value = self.expr(&v[0].0, v[0].1)?;
@@ -854,7 +860,9 @@ impl<'m> Cx<'m> {
             }
             "ttg.async_wait" => self.async_wait(op, span),
             "ttng.async_tma_copy_global_to_local" | "ttng.async_tma_gather" => self.tma_load(op, span),
-            "ttng.async_tma_copy_local_to_global" | "ttng.async_tma_scatter" => self.tma_store(op, span),
+            "ttng.async_tma_copy_local_to_global" | "ttng.async_tma_scatter" | "ttng.async_tma_reduce" => {
+                self.tma_store(op, span)
+            }
             "ttng.async_tma_store_wait" => {
                 let attrs = self.attr_dict(op)?;
                 let p = self.int_attr(op, "pendings")?;

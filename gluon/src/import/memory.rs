@@ -680,7 +680,9 @@ impl<'m> Cx<'m> {
         // A tile copy of a cluster kernel moves this CTA's piece of the block.
         if matches!(
             op.name.as_str(),
-            "ttng.async_tma_copy_global_to_local" | "ttng.async_tma_copy_local_to_global"
+            "ttng.async_tma_copy_global_to_local"
+                | "ttng.async_tma_copy_local_to_global"
+                | "ttng.async_tma_reduce"
         ) {
             if let Some(cga) = self.operand_cga(op, 0, span)? {
                 coords = self.local_coords(&cga, coords, span);
@@ -734,6 +736,254 @@ impl<'m> Cx<'m> {
         Ok(())
     }
 
+    /// `ttg.local_gather %buf[%idx] {axis}`, `ttg.local_scatter %buf[%idx], %v {axis}` and
+    /// `ttg.local_atomic_scatter_rmw KIND, %buf[%idx], %v[, %mask] {axis}` (Gluon's
+    /// `shared_memory_descriptor.gather`, `.scatter`, `.atomic_scatter_*`): `smem.gather`,
+    /// `smem.scatter`, `smem.atomic KIND` along `axis`.
+    pub(super) fn local_indexed(&mut self, op: &Op, span: Span) -> R<()> {
+        let items = self.operand_items(op)?;
+        let first = items
+            .first()
+            .ok_or_else(|| self.misuse(op, "needs a shared-memory buffer"))?;
+        let [(iname, ispan)] = first.bracket.as_slice() else {
+            return Err(self.misuse(op, "indexes its buffer with one index tensor"));
+        };
+        let buf = self.expr(&first.name, first.span)?;
+        let index = self.expr(iname, *ispan)?;
+        let axis = int_e(self.int_attr(op, "axis")?, span);
+        let rest: Vec<(String, Span)> = items[1..].iter().map(|i| (i.name.clone(), i.span)).collect();
+        match op.name.as_str() {
+            "ttg.local_gather" => {
+                let ty = self.result_type(op, 0)?;
+                let r = self.result(op, 0)?;
+                let n = self.let_op(
+                    &r,
+                    OpKind::SmemGather {
+                        src: buf,
+                        index,
+                        axis,
+                    },
+                    span,
+                );
+                self.bind(&r, Val::E(name_e(&n, span), ty));
+            }
+            "ttg.local_scatter" => {
+                let (vn, vs) = rest
+                    .first()
+                    .ok_or_else(|| self.misuse(op, "needs the scattered values"))?;
+                let value = self.expr(vn, *vs)?;
+                self.op_stmt(
+                    OpKind::SmemScatter {
+                        dst: buf,
+                        index,
+                        value,
+                        axis,
+                    },
+                    span,
+                );
+            }
+            _ => {
+                let kind = op.toks.iter().find_map(|t| match &t.tok {
+                    Tok::Ident(w) => Some(w.as_str()),
+                    _ => None,
+                });
+                // Triton's RMW kinds: bwsim's atomic operations take the signedness from the
+                // buffer's type, so the unsigned forms of signed buffers are refused.
+                let name = match kind {
+                    Some("add" | "fadd") => "add",
+                    Some("max") => "max",
+                    Some("min") => "min",
+                    Some("and") => "and",
+                    Some("or") => "or",
+                    Some("xor") => "xor",
+                    Some("exch") => "xchg",
+                    other => {
+                        return Err(self.unsupported(
+                            op,
+                            &format!(
+                                "the shared-memory atomic `{}`; bwsim models add, fadd, max, min, and, or, xor and exch",
+                                other.unwrap_or("?")
+                            ),
+                        ))
+                    }
+                };
+                let (vn, vs) = rest
+                    .first()
+                    .ok_or_else(|| self.misuse(op, "needs the atomic's values"))?;
+                let value = self.expr(vn, *vs)?;
+                let mask = match rest.get(1) {
+                    Some((m, ms)) => Some(self.expr(m, *ms)?),
+                    None => None,
+                };
+                let kind = OpKind::SmemAtomic {
+                    op: name_e(name, span),
+                    dst: buf,
+                    index,
+                    value,
+                    axis,
+                    mask,
+                };
+                match op.results.first().filter(|r| self.used.contains(*r)) {
+                    Some(_) => {
+                        let ty = self.result_type(op, 0)?;
+                        let r = self.result(op, 0)?;
+                        let n = self.let_op(&r, kind, span);
+                        self.bind(&r, Val::E(name_e(&n, span), ty));
+                    }
+                    None => self.op_stmt(kind, span),
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `tt.gather %src[%idx] {axis}` (Gluon's `gl.gather`): element `p` of the result is `src`
+    /// at `p` with coordinate `axis` replaced by `idx[p]`. Imported through a scratch buffer,
+    /// as Triton's lowering does when the axis spans warps: `src` stored to a plain
+    /// shared-memory buffer, a partition barrier, `smem.gather`, and a barrier before the
+    /// buffer's bytes may be reused.
+    pub(super) fn register_gather(&mut self, op: &Op, span: Span) -> R<()> {
+        let items = self.operand_items(op)?;
+        let first = items
+            .first()
+            .ok_or_else(|| self.misuse(op, "needs a source tensor"))?;
+        let [(iname, ispan)] = first.bracket.as_slice() else {
+            return Err(self.misuse(op, "takes one index tensor"));
+        };
+        let sty = self.val_type(&first.name, first.span)?;
+        let (Some(shape), Some(elem)) = (sty.shape().map(<[i64]>::to_vec), sty.elem()) else {
+            return Err(self.misuse(op, "gathers from a tensor"));
+        };
+        let src = self.expr(&first.name, first.span)?;
+        let index = self.expr(iname, *ispan)?;
+        let axis = int_e(self.int_attr(op, "axis")?, span);
+        let r = self.result(op, 0)?;
+        let ty = self.result_type(op, 0)?;
+        let buf = self.scratch(&r, dtype_of(elem, span)?, &shape, span);
+        self.op_stmt(
+            OpKind::SmemStore {
+                dst: buf.clone(),
+                value: src,
+                cta: None,
+            },
+            span,
+        );
+        self.op_stmt(OpKind::BarSync {}, span);
+        let n = self.let_op(
+            &r,
+            OpKind::SmemGather {
+                src: buf,
+                index,
+                axis,
+            },
+            span,
+        );
+        self.op_stmt(OpKind::BarSync {}, span);
+        self.bind(&r, Val::E(name_e(&n, span), ty));
+        Ok(())
+    }
+
+    /// `tt.histogram %x[, %mask]` (Gluon's `gl.histogram`): bin `b` of the i32 result counts
+    /// the elements of `x` (where `mask` holds) whose low log2(N) bits are `b` (N bins, a power
+    /// of two: Triton's lowering inspects only those bits of each value, so values outside
+    /// `0..N` land in bin `x mod N`). Imported as a scratch buffer of zeros, a barrier, one
+    /// `smem.atomic add` per element, a barrier, the load of the buffer in the result's
+    /// layout and a barrier before its bytes may be reused.
+    pub(super) fn histogram(&mut self, op: &Op, span: Span) -> R<()> {
+        let v = self.operands(op)?;
+        let (xn, xs) = v
+            .first()
+            .ok_or_else(|| self.misuse(op, "needs an input tensor"))?;
+        let xty = self.val_type(xn, *xs)?;
+        let ty = self.result_type(op, 0)?;
+        let bins = match ty.shape() {
+            Some([b]) if *b > 0 && b & (b - 1) == 0 => *b,
+            _ => return Err(self.unsupported(op, "a histogram whose bin count is not a power of two")),
+        };
+        let xshape = xty
+            .shape()
+            .map(<[i64]>::to_vec)
+            .ok_or_else(|| self.misuse(op, "counts a tensor"))?;
+        let x = self.expr(xn, *xs)?;
+        let mask = match v.get(1) {
+            Some((m, ms)) => Some(self.expr(m, *ms)?),
+            None => None,
+        };
+        let r = self.result(op, 0)?;
+        let rlayout = self.required_layout(&ty, span)?;
+        let xlayout = self.required_layout(&xty, span)?;
+        let buf = self.scratch(&r, DType::I32, &[bins], span);
+        let zeros = call(
+            "full",
+            vec![
+                list_e(&[bins], span),
+                int_e(0, span),
+                name_e("i32", span),
+                rlayout.clone(),
+            ],
+            span,
+        );
+        self.op_stmt(
+            OpKind::SmemStore {
+                dst: buf.clone(),
+                value: zeros,
+                cta: None,
+            },
+            span,
+        );
+        self.op_stmt(OpKind::BarSync {}, span);
+        let ones = call(
+            "full",
+            vec![
+                list_e(&xshape, span),
+                int_e(1, span),
+                name_e("i32", span),
+                xlayout,
+            ],
+            span,
+        );
+        let x32 = call("cast", vec![x, name_e("i32", span)], span);
+        self.op_stmt(
+            OpKind::SmemAtomic {
+                op: name_e("add", span),
+                dst: buf.clone(),
+                index: bin(BinOp::BitAnd, x32, int_e(bins - 1, span), span),
+                value: ones,
+                axis: int_e(0, span),
+                mask,
+            },
+            span,
+        );
+        self.op_stmt(OpKind::BarSync {}, span);
+        let n = self.let_op(
+            &r,
+            OpKind::SmemLoad {
+                src: buf,
+                layout: Some(rlayout),
+                cta: None,
+            },
+            span,
+        );
+        self.op_stmt(OpKind::BarSync {}, span);
+        self.bind(&r, Val::E(name_e(&n, span), ty));
+        Ok(())
+    }
+
+    /// A plain shared-memory scratch buffer of `d[shape]` (named after `hint`).
+    fn scratch(&mut self, hint: &str, d: DType, shape: &[i64], span: Span) -> Expr {
+        let bty = self.shaped_as(d, shape, span);
+        let n = self.let_op(
+            &format!("{hint}_scratch"),
+            OpKind::SmemAlloc {
+                ty: bty,
+                layout: name_e("plain", span),
+                align: None,
+            },
+            span,
+        );
+        name_e(&n, span)
+    }
+
     pub(super) fn tma_store(&mut self, op: &Op, span: Span) -> R<()> {
         let (dst, rest) = self.desc_operands(op, span)?;
         let (n, s) = rest.first().ok_or_else(|| ImportError::Syntax {
@@ -744,10 +994,37 @@ impl<'m> Cx<'m> {
         let kind = if op.name == "ttng.async_tma_scatter" {
             OpKind::TmaScatter { dst, src, pred: None }
         } else {
+            // `ttng.async_tma_reduce KIND, ...` (Gluon's `tma.async_atomic_*`): a reducing store.
+            let reduce = if op.name == "ttng.async_tma_reduce" {
+                let kind = op.toks.iter().find_map(|t| match &t.tok {
+                    Tok::Ident(w) => Some(w.as_str()),
+                    _ => None,
+                });
+                match kind.and_then(bwsim_isa::value_types::TmaReduceOp::from_name) {
+                    Some(r) => Some(name_e(r.name(), span)),
+                    None => {
+                        return Err(self.unsupported(
+                            op,
+                            &format!(
+                                "the TMA reduction `{}`; bwsim models {}",
+                                kind.unwrap_or("?"),
+                                bwsim_isa::value_types::TMA_REDUCE_OPS.join(", ")
+                            ),
+                        ))
+                    }
+                }
+            } else {
+                None
+            };
             // A block every CTA of a group holds is stored once, by the group's first CTA.
             let shared = self.operand_group(op, 0, span)?;
             let pred = (shared != 0).then(|| Self::is_leader_e(shared, span));
-            OpKind::TmaStore { dst, src, pred }
+            OpKind::TmaStore {
+                dst,
+                src,
+                pred,
+                reduce,
+            }
         };
         self.op_stmt(kind, span);
         Ok(())

@@ -37,6 +37,7 @@ mod cluster;
 mod combiner;
 mod control;
 mod dispatch;
+mod general_reduce;
 mod inline_asm;
 mod memory;
 mod proxy_fences;
@@ -85,6 +86,7 @@ pub fn import(m: &Module, src: &SourceMap, version: Version) -> Result<Kernel, V
         params_seen: HashSet::new(),
         elementwise: None,
         tmem_layouts: HashSet::new(),
+        used: HashSet::new(),
         warps: 4,
         num_ctas: 1,
         init_sync_pending: false,
@@ -196,6 +198,9 @@ struct Cx<'m> {
     /// Register layout aliases that tensor memory is loaded into or stored from
     /// ([`tmem_access_check`]): bwsim's `tmem32x32b`, whatever message shape Triton chose.
     tmem_layouts: HashSet<String>,
+    /// Every SSA value some operation of the kernel reads (an atomic whose old values nobody
+    /// reads is imported as a statement).
+    used: HashSet<String>,
     /// Warps of the partition being imported (the module's, or a worker's).
     warps: i64,
     /// CTAs of a cluster (`ttg.num-ctas`); above 1 the TTGIR is read per CTA (`cluster`).
@@ -848,6 +853,7 @@ impl<'m> Cx<'m> {
                     ),
                 }),
             };
+        collect_uses(&func.regions, &mut self.used);
         self.func(func, target, num_warps)
     }
 
@@ -1367,6 +1373,20 @@ impl<'m> Cx<'m> {
 }
 
 /// An integer tensor with the shape and layout of a pointer tensor.
+/// The SSA values read by the operations of `regions`, nested ones included.
+fn collect_uses(regions: &[Region], used: &mut HashSet<String>) {
+    for r in regions {
+        for op in &r.ops {
+            for t in &op.toks {
+                if let Tok::Value(v) = &t.tok {
+                    used.insert(v.clone());
+                }
+            }
+            collect_uses(&op.regions, used);
+        }
+    }
+}
+
 pub(super) fn int_tensor(pty: &Type) -> Type {
     match pty {
         Type::Tensor { shape, enc, .. } => Type::Tensor {

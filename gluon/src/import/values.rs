@@ -58,6 +58,14 @@ impl<'m> Cx<'m> {
                     "the constant {v:?} has no bwsim equivalent (non-finite?)"
                 )),
             },
+            // A scalar constant inside an elementwise body (a combiner, a map_elementwise
+            // function), whose scalar type is read as the tile's: a splat.
+            (_, Type::Tensor { .. }) if self.elementwise.is_some() => match scalar(&v, ty.elem()) {
+                Some(e) => Val::Splat(e, ty.clone()),
+                None => Val::Unusable(format!(
+                    "the constant {v:?} has no bwsim equivalent (non-finite?)"
+                )),
+            },
             _ => Val::Unusable(format!("the constant {v:?} has no bwsim equivalent")),
         };
         self.bind(&r, val);
@@ -445,18 +453,21 @@ impl<'m> Cx<'m> {
         )?;
         let ty = self.result_type(op, 0)?;
         let r = self.result(op, 0)?;
-        let n = self.let_op(
-            &r,
-            OpKind::GlobalAtomic {
-                op: name_e(k, span),
-                ptr: name_e(&base, span),
-                offsets,
-                value,
-                mask,
-                compare: None,
-            },
-            span,
-        );
+        let kind = OpKind::GlobalAtomic {
+            op: name_e(k, span),
+            ptr: name_e(&base, span),
+            offsets,
+            value,
+            mask,
+            compare: None,
+        };
+        // Old values nobody reads: a statement (the PTX backend then needs no owner of each
+        // element to hand them to its copies).
+        if !self.used.contains(&r) {
+            self.op_stmt(kind, span);
+            return Ok(());
+        }
+        let n = self.let_op(&r, kind, span);
         self.bind(&r, Val::E(name_e(&n, span), ty));
         Ok(())
     }
@@ -579,6 +590,98 @@ impl<'m> Cx<'m> {
         Ok(())
     }
 
+    /// `ttg.fp4_to_fp %x {axis}` (Gluon's `gl.fp4_to_fp`): each byte of the i8 tile `x` holds
+    /// two e2m1 values, the low nibble first along `axis`, which doubles. Each nibble decodes
+    /// exactly (sign bit 3; exponent bits 2:1, mantissa bit 0: `m / 2` for exponent 0, else
+    /// `(1 + m / 2) * 2^(e - 1)`: 0, 0.5, 1, 1.5, 2, 3, 4, 6) and converts to the result's
+    /// element type without rounding; the halves are joined and the pair dimension folded into
+    /// `axis`.
+    pub(super) fn fp4_to_fp(&mut self, op: &Op, span: Span) -> R<()> {
+        let v = self.n_operands(op, 1)?;
+        let xty = self.val_type(&v[0].0, v[0].1)?;
+        let shape = xty
+            .shape()
+            .map(<[i64]>::to_vec)
+            .ok_or_else(|| self.misuse(op, "unpacks a tensor"))?;
+        let axis = self.int_attr(op, "axis")?;
+        let a = usize::try_from(axis)
+            .ok()
+            .filter(|&a| a < shape.len())
+            .ok_or_else(|| self.misuse(op, format!("axis {axis} of a rank-{} tensor", shape.len())))?;
+        let ty = self.result_type(op, 0)?;
+        let d = dtype_of(
+            ty.elem().ok_or_else(|| self.misuse(op, "unpacks to floats"))?,
+            span,
+        )?;
+        let x = self.expr(&v[0].0, v[0].1)?;
+        let r = self.result(op, 0)?;
+        let x32 = self.let_(
+            &format!("{r}_bytes"),
+            Rhs::Expr(call("cast", vec![x, name_e("i32", span)], span)),
+            span,
+        );
+        let x32 = name_e(&x32, span);
+        let int = |v: i64| int_e(v, span);
+        let decode = |nib: Expr| -> Expr {
+            let k = bin(BinOp::BitAnd, nib.clone(), int(7), span);
+            let e = bin(BinOp::Shr, k.clone(), int(1), span);
+            let m = bin(BinOp::BitAnd, k, int(1), span);
+            // 4 * |value|: 2m for exponent 0, (2 + m) << e otherwise.
+            let num = call(
+                "where",
+                vec![
+                    bin(BinOp::Eq, e.clone(), int(0), span),
+                    bin(BinOp::Mul, m.clone(), int(2), span),
+                    bin(BinOp::Shl, bin(BinOp::Add, m, int(2), span), e, span),
+                ],
+                span,
+            );
+            let mag = bin(
+                BinOp::Mul,
+                call("cast", vec![num, name_e("f32", span)], span),
+                float_e(0.25, span).unwrap_or_else(|| int(0)),
+                span,
+            );
+            let neg = bin(BinOp::Ne, bin(BinOp::BitAnd, nib, int(8), span), int(0), span);
+            let signed = call(
+                "where",
+                vec![
+                    neg,
+                    ex(ExprKind::Unary(UnOp::Neg, Box::new(mag.clone())), span),
+                    mag,
+                ],
+                span,
+            );
+            call("cast", vec![signed, name_e(d.name(), span)], span)
+        };
+        let lo = decode(bin(BinOp::BitAnd, x32.clone(), int(15), span));
+        let hi = decode(bin(
+            BinOp::BitAnd,
+            bin(BinOp::Shr, x32, int(4), span),
+            int(15),
+            span,
+        ));
+        let lo = name_e(&self.let_(&format!("{r}_lo"), Rhs::Expr(lo), span), span);
+        let hi = name_e(&self.let_(&format!("{r}_hi"), Rhs::Expr(hi), span), span);
+        // [..., 2] with the pair last; moved just after `axis`, then folded into it.
+        let rank = shape.len();
+        let mut e = call("join", vec![lo, hi], span);
+        if a + 1 != rank {
+            let order: Vec<i64> = (0..=a)
+                .chain(std::iter::once(rank))
+                .chain(a + 1..rank)
+                .map(|i| i as i64)
+                .collect();
+            e = call("permute", vec![e, list_e(&order, span)], span);
+        }
+        let mut out = shape.clone();
+        out[a] *= 2;
+        let e = call("reshape", vec![e, list_e(&out, span)], span);
+        let n = self.let_(&r, Rhs::Expr(e), span);
+        self.bind(&r, Val::E(name_e(&n, span), ty));
+        Ok(())
+    }
+
     /// `tt.scan` of one operand with a one-op combiner (`gl.associative_scan` of an add, a
     /// multiply, a maximum or a minimum): `cumsum`, `cumprod`, `cummax`, `cummin`, with
     /// `reverse=true` for a reverse scan.
@@ -681,14 +784,9 @@ impl<'m> Cx<'m> {
                 }
                 return Ok(());
             }
-            return Err(self.unsupported(
-                op,
-                &format!(
-                    "a reduction of {} operand(s) whose combiner (`{}`) is neither one fold per operand (add, mul, max, min, and, or, xor) nor a (value, index) maximum or minimum",
-                    v.len(),
-                    combiner.join("; ")
-                ),
-            ));
+            // Any other combiner: its steps unrolled in the GPU's order (general_reduce).
+            let _ = combiner;
+            return self.general_reduce(op, &v, axis, span);
         };
         let xs = v
             .iter()

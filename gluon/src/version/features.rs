@@ -268,7 +268,7 @@ pub const FEATURES: &[Feature] = &[
         example: "tt.gather",
         since: Version::V3_6,
         until: None,
-        support: Support::Refused("register-tile gathers (`gl.gather`) have no bwsim operation yet"),
+        support: Support::Imported("`smem.gather` of the tile stored to a plain scratch buffer, between partition barriers"),
     },
     Feature {
         name: "tt.get_num_programs",
@@ -292,7 +292,7 @@ pub const FEATURES: &[Feature] = &[
         example: "tt.histogram",
         since: Version::V3_6,
         until: None,
-        support: Support::Refused("`gl.histogram` has no bwsim operation yet"),
+        support: Support::Imported("`smem.atomic add` into a scratch buffer of zeros, loaded in the result's layout (bin: the low log2(N) bits of each value)"),
     },
     Feature {
         name: "tt.int_to_ptr",
@@ -388,7 +388,7 @@ pub const FEATURES: &[Feature] = &[
         example: "tt.reduce",
         since: Version::V3_6,
         until: None,
-        support: Support::Imported("`sum`, `prod`, `reduce_max`, `reduce_min`, `reduce_and/or/xor`, argmax/argmin pairs (the combiner is interpreted)"),
+        support: Support::Imported("`sum`, `prod`, `reduce_max`, `reduce_min`, `reduce_and/or/xor`, argmax/argmin pairs (the combiner is interpreted); any other combiner of a blocked or linear operand unrolled into its combine steps in the GPU's order"),
     },
     Feature {
         name: "tt.scan",
@@ -484,7 +484,7 @@ pub const FEATURES: &[Feature] = &[
         example: "ttg.fp4_to_fp",
         since: Version::V3_6,
         until: None,
-        support: Support::Refused("fp4 unpacking in registers (`gl.fp4_to_fp`) has no bwsim operation yet"),
+        support: Support::Imported("integer and float tile arithmetic decoding each nibble (low nibble first), `join` and `reshape` along the axis"),
     },
     Feature {
         name: "ttg.inline_asm",
@@ -532,7 +532,7 @@ pub const FEATURES: &[Feature] = &[
         example: "ttg.local_gather",
         since: Version::V3_7,
         until: None,
-        support: Support::Refused("shared-memory gather (`shared_memory_descriptor.gather`) has no bwsim operation yet"),
+        support: Support::Imported("`smem.gather BUF, INDEX, AXIS` (one `ld.shared` per element)"),
     },
     Feature {
         name: "ttg.local_scatter",
@@ -540,7 +540,7 @@ pub const FEATURES: &[Feature] = &[
         example: "ttg.local_scatter",
         since: Version::V3_7,
         until: None,
-        support: Support::Refused("shared-memory scatter (`shared_memory_descriptor.scatter`) has no bwsim operation yet"),
+        support: Support::Imported("`smem.scatter BUF, INDEX, VALUE, AXIS` (one `st.shared` per element)"),
     },
     Feature {
         name: "ttg.local_atomic_scatter_rmw",
@@ -548,7 +548,7 @@ pub const FEATURES: &[Feature] = &[
         example: "ttg.local_atomic_scatter_rmw",
         since: Version::V3_8,
         until: None,
-        support: Support::Refused("shared-memory atomic scatter (`shared_memory_descriptor.atomic_scatter_*`) has no bwsim operation yet"),
+        support: Support::Imported("`smem.atomic OP, BUF, INDEX, VALUE, AXIS[, mask=M]` (one `atom.shared` per element; add, fadd, max, min, and, or, xor, exch)"),
     },
     Feature {
         name: "ttg.memdesc_index",
@@ -687,7 +687,7 @@ pub const FEATURES: &[Feature] = &[
         example: "ttng.async_tma_reduce",
         since: Version::V3_6,
         until: None,
-        support: Support::Refused("TMA reductions into global memory (`tma.async_atomic_add` and friends) are not modelled yet"),
+        support: Support::Imported("`tma.store DESC[coords], SRC, reduce=OP` (`cp.reduce.async.bulk.tensor`; add, min, max, inc, dec, and, or, xor)"),
     },
     Feature {
         name: "ttng.async_tma_store_wait",

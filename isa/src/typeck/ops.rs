@@ -403,7 +403,42 @@ impl<'k> Cx<'k> {
                 }
                 Ok(None)
             }
-            TmaStore { dst, src, pred } | TmaScatter { dst, src, pred } => {
+            TmaStore {
+                dst,
+                src,
+                pred,
+                reduce: Some(red),
+            } => {
+                let (d, coords) = self.desc_coords(dst)?;
+                self.coords(&d, coords, false, dst)?;
+                let s = self.expect_smem(src, "the TMA source")?;
+                self.opt_scalar(pred, "pred")?;
+                self.tma_smem_match(&d, &s, false, coords, src, op.span)?;
+                let r = match &red.kind {
+                    ExprKind::Name(n) => TmaReduceOp::from_name(n),
+                    _ => None,
+                };
+                let Some(r) = r else {
+                    return Err(e_type(
+                        red.span,
+                        format!("a TMA reduction is one of {}", TMA_REDUCE_OPS.join(", ")),
+                        "not a TMA reduction",
+                    ));
+                };
+                if !r.supports(d.dtype) {
+                    return Err(e_type(
+                        red.span,
+                        format!(
+                            "the PTX ISA has no `cp.reduce.async.bulk.tensor` `.{}` of {} elements",
+                            r.name(),
+                            d.dtype
+                        ),
+                        "here",
+                    ));
+                }
+                Ok(None)
+            }
+            TmaStore { dst, src, pred, .. } | TmaScatter { dst, src, pred } => {
                 let scatter = matches!(op.kind, TmaScatter { .. });
                 if scatter {
                     self.arch(op, Target::Sm100a, Code::ArchGather);
@@ -659,6 +694,96 @@ impl<'k> Cx<'k> {
                 }
                 Ok(None)
             }
+            SmemGather { src, index, axis } => {
+                let s = self.expect_smem(src, "smem.gather's source")?;
+                let idx = self.smem_index_rules(&s, index, axis)?;
+                Ok(Some(Ty::Tile(TileTy {
+                    dtype: s.dtype,
+                    shape: idx.shape,
+                    layout: idx.layout,
+                })))
+            }
+            SmemScatter {
+                dst,
+                index,
+                value,
+                axis,
+            } => {
+                let s = self.expect_smem(dst, "smem.scatter's destination")?;
+                let idx = self.smem_index_rules(&s, index, axis)?;
+                let v = self.tile_arg(value, "the scattered value")?;
+                if v.shape != idx.shape || v.dtype != s.dtype {
+                    return Err(e_type(
+                        value.span,
+                        format!(
+                            "scattering tile<{}{:?}> by indices {:?} into smem<{}{:?}>",
+                            v.dtype, v.shape, idx.shape, s.dtype, s.shape
+                        ),
+                        "the value has the indices' shape and the buffer's type",
+                    ));
+                }
+                Ok(None)
+            }
+            SmemAtomic {
+                op: kind,
+                dst,
+                index,
+                value,
+                axis,
+                mask,
+            } => {
+                let ok =
+                    matches!(&kind.kind, ExprKind::Name(n) if ATOMIC_OPS.contains(&n.as_str()) && n != "cas");
+                if !ok {
+                    return Err(e_type(
+                        kind.span,
+                        format!(
+                            "a shared-memory atomic is one of {}",
+                            ATOMIC_OPS
+                                .iter()
+                                .filter(|n| **n != "cas")
+                                .copied()
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                        "not an atomic operation",
+                    ));
+                }
+                let s = self.expect_smem(dst, "smem.atomic's destination")?;
+                if !matches!(
+                    s.dtype,
+                    DType::F32 | DType::I32 | DType::U32 | DType::I64 | DType::U64
+                ) {
+                    return Err(e_type(
+                        dst.span,
+                        format!("shared-memory atomics on {} elements are not supported (f32, i32, u32, i64, u64)", s.dtype),
+                        "here",
+                    ));
+                }
+                let idx = self.smem_index_rules(&s, index, axis)?;
+                let v = self.tile_arg(value, "the atomic's value")?;
+                if v.shape != idx.shape || v.dtype != s.dtype {
+                    return Err(e_type(
+                        value.span,
+                        format!(
+                            "an atomic of tile<{}{:?}> by indices {:?} into smem<{}{:?}>",
+                            v.dtype, v.shape, idx.shape, s.dtype, s.shape
+                        ),
+                        "the value has the indices' shape and the buffer's type",
+                    ));
+                }
+                if let Some(m) = mask {
+                    let mt = self.tile_arg(m, "the mask")?;
+                    if mt.shape != idx.shape {
+                        return Err(e_type(m.span, "the mask has the indices' shape", "here"));
+                    }
+                }
+                Ok(Some(Ty::Tile(TileTy {
+                    dtype: s.dtype,
+                    shape: idx.shape,
+                    layout: idx.layout,
+                })))
+            }
             GlobalLoad {
                 ptr,
                 offsets,
@@ -872,6 +997,44 @@ impl<'k> Cx<'k> {
 
     /// The shape of an element operand of `global.atomic` (a tile of the pointer's element
     /// type, or a scalar: `[]`); a tile of another type is an error worded by `mismatch`.
+    /// The index tile of `smem.gather`, `smem.scatter` and `smem.atomic` on buffer `s` along
+    /// the constant `axis`: an integer tile of the buffer's rank whose extents equal the
+    /// buffer's in every other dimension.
+    fn smem_index_rules(
+        &mut self,
+        s: &SmemTy,
+        index: &'k Expr,
+        axis: &'k Expr,
+    ) -> Result<TileTy, Diagnostic> {
+        let a = self.checked.consts.int(axis)?;
+        if a < 0 || a as usize >= s.shape.len() {
+            return Err(e_type(
+                axis.span,
+                format!("axis {a} of a rank-{} buffer", s.shape.len()),
+                "out of range",
+            ));
+        }
+        let idx = self.tile_arg(index, "the indices")?;
+        let other_dims_match = idx.shape.len() == s.shape.len()
+            && idx
+                .shape
+                .iter()
+                .zip(&s.shape)
+                .enumerate()
+                .all(|(d, (x, y))| d == a as usize || x == y);
+        if !idx.dtype.is_int() || !other_dims_match {
+            return Err(e_type(
+                index.span,
+                format!(
+                    "indices tile<{}{:?}> for smem<{}{:?}> along axis {a}",
+                    idx.dtype, idx.shape, s.dtype, s.shape
+                ),
+                "integer indices with the buffer's extents in the other dimensions",
+            ));
+        }
+        Ok(idx)
+    }
+
     fn atomic_operand_shape(
         &mut self,
         e: &'k Expr,

@@ -426,3 +426,52 @@ pub(super) fn smem_rows(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<
     }
     Ok(vec![Expected::exact("out", out), Expected::exact("hout", hout)])
 }
+
+/// The e2m1 value of a 4-bit code (OCP Microscaling Formats: sign bit 3, exponent bits 2:1
+/// with bias 1, mantissa bit 0; exponent 0 is subnormal), by table.
+fn e2m1(code: u8) -> f32 {
+    const MAG: [f32; 8] = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0];
+    let m = MAG[(code & 7) as usize];
+    if code & 8 != 0 {
+        -m
+    } else {
+        m
+    }
+}
+
+/// tests/gluon/fp4_unpack.py: `cols` unpacks i8 a ([R, C/2]) along its columns, `rows`
+/// unpacks i8 b ([R/2, C]) along its rows, each byte's low nibble first. Exact (every e2m1
+/// value is a bf16 and an f16 value).
+pub(super) fn fp4_unpack(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
+    let (a, b) = (tensor(plan, inputs, "a")?, tensor(plan, inputs, "b")?);
+    if a.shape.len() != 2
+        || b.shape.len() != 2
+        || a.shape[0] != 2 * b.shape[0]
+        || b.shape[1] != 2 * a.shape[1]
+    {
+        return Err("fp4_unpack takes a of [R, C/2] and b of [R/2, C]".into());
+    }
+    let (rows, cols) = (a.shape[0], b.shape[1]);
+    let nib = |t: &HostTensor, i: u64, hi: bool| {
+        let byte = t.get_bits(i) as u8;
+        e2m1(if hi { byte >> 4 } else { byte & 15 })
+    };
+    let mut c_out = HostTensor::zeros("cols", DType::F32, vec![rows, cols]);
+    let mut r_out = HostTensor::zeros("rows", DType::F32, vec![rows, cols]);
+    for r in 0..rows {
+        for c in 0..cols {
+            let v = nib(a, r * (cols / 2) + c / 2, c % 2 == 1);
+            c_out.set_bits(r * cols + c, v.to_bits() as u64);
+            let w = nib(b, (r / 2) * cols + c, r % 2 == 1);
+            r_out.set_bits(r * cols + c, w.to_bits() as u64);
+        }
+    }
+    Ok([c_out, r_out]
+        .into_iter()
+        .map(|t| Expected {
+            tensor: t.name.clone(),
+            values: t,
+            tol: Tolerance::Exact,
+        })
+        .collect())
+}

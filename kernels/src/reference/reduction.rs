@@ -74,6 +74,117 @@ pub(super) fn combiner_reductions(
         .collect())
 }
 
+/// tests/gluon/pair_reductions.py (two-operand combiners that mix their operands): per row of
+/// i32 x and f32 y, the maximum of `x >> 29` and its number of occurrences, the 64-bit sum of x as its
+/// low and high 32-bit words, the maximum of y (exact) and the sum of `exp2(y - maximum)`
+/// (computed in f64; the kernel's f32 combiner rounds at every step, a relative 1e-5 suffices
+/// for a row of 128).
+pub(super) fn pair_reductions(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
+    let (x, y) = (tensor(plan, inputs, "x")?, tensor(plan, inputs, "y")?);
+    if x.shape.len() != 2 || y.shape != x.shape || x.dtype != DType::I32 || y.dtype != DType::F32 {
+        return Err("pair_reductions takes i32 x and f32 y of one [rows, cols] shape".into());
+    }
+    let (rows, cols) = (x.shape[0], x.shape[1]);
+    let names = [
+        ("top", DType::I32),
+        ("count", DType::I32),
+        ("lo", DType::I32),
+        ("hi", DType::I32),
+        ("m", DType::F32),
+        ("denom", DType::F32),
+    ];
+    let mut out: Vec<HostTensor> = names
+        .iter()
+        .map(|(n, d)| HostTensor::zeros(n, *d, vec![rows]))
+        .collect();
+    for r in 0..rows {
+        let xs: Vec<i32> = (0..cols)
+            .map(|c| x.get_bits(r * cols + c) as u32 as i32)
+            .collect();
+        let ys: Vec<f64> = (0..cols)
+            .map(|c| f32::from_bits(y.get_bits(r * cols + c) as u32) as f64)
+            .collect();
+        let top = xs.iter().map(|&v| v >> 29).max().unwrap_or(0);
+        let count = xs.iter().filter(|&&v| v >> 29 == top).count() as u32;
+        let wide: i64 = xs.iter().map(|&v| v as i64).sum();
+        let m = ys.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let l: f64 = ys.iter().map(|&v| (v - m).exp2()).sum();
+        let bits = [
+            top as u32,
+            count,
+            wide as u32,
+            (wide >> 32) as u32,
+            (m as f32).to_bits(),
+            (l as f32).to_bits(),
+        ];
+        for (t, b) in out.iter_mut().zip(bits) {
+            t.set_bits(r, b as u64);
+        }
+    }
+    Ok(out
+        .into_iter()
+        .map(|t| {
+            let tol = if t.name == "denom" {
+                Tolerance::Close {
+                    atol: 0.0,
+                    rtol: 1e-5,
+                }
+            } else {
+                Tolerance::Exact
+            };
+            Expected {
+                tensor: t.name.clone(),
+                values: t,
+                tol,
+            }
+        })
+        .collect())
+}
+
+/// tests/gluon/register_gather_histogram.py: per program p of the grid, rows 16p.. of the
+/// [R, 32] f32 y rotated left by row + 1 within each row (`rotated[r, c] = y[r, (c + r + 1) %
+/// 32]`, r counted within the program's 16 rows), and the histogram of the first n values of
+/// i32 x over `hist`'s bins by their low bits (`v mod BINS`), added to hist's initial counts.
+/// Exact.
+pub(super) fn register_gather_histogram(
+    plan: &LaunchPlan,
+    inputs: &[HostTensor],
+) -> Result<Vec<Expected>, RefError> {
+    let (x, y, h0) = (
+        tensor(plan, inputs, "x")?,
+        tensor(plan, inputs, "y")?,
+        tensor(plan, inputs, "hist")?,
+    );
+    let n = int_arg(plan, "n")?;
+    if y.shape.len() != 2 || y.shape[1] != 32 || y.shape[0] % 16 != 0 || h0.shape.len() != 1 {
+        return Err("register_gather_histogram takes y of [16 k, 32] and a 1-D hist".into());
+    }
+    let (rows, cols) = (y.shape[0], y.shape[1]);
+    let mut rotated = HostTensor::zeros("rotated", DType::F32, y.shape.clone());
+    for r in 0..rows {
+        let within = r % 16;
+        for c in 0..cols {
+            rotated.set_bits(r * cols + c, y.get_bits(r * cols + (c + within + 1) % cols));
+        }
+    }
+    let bins = h0.shape[0];
+    let mut hist = h0.clone();
+    for i in 0..(n.max(0) as u64).min(x.numel()) {
+        let v = x.get_bits(i) as u32 as i32;
+        let b = (v as i64).rem_euclid(bins as i64) as u64;
+        let old = hist.get_bits(b) as u32 as i32;
+        hist.set_bits(b, old.wrapping_add(1) as u32 as u64);
+    }
+    Ok([rotated, hist]
+        .into_iter()
+        .map(|t| Expected {
+            tensor: t.name.clone(),
+            values: t,
+            tol: Tolerance::Exact,
+        })
+        .collect())
+}
+
 /// tests/gluon/claims.py: every program compare-and-swaps 0 -> its id into every flag and
 /// counts its successes per slot, so counts[k] = 1 where flags[k] started at 0 (exactly one
 /// claim of a free slot succeeds, in any order), else 0. Exact.

@@ -15,6 +15,7 @@ use bwsim_isa::ir::*;
 use bwsim_isa::launch::{ArgValue, LaunchPlan};
 use bwsim_isa::typeck::{AllocKind, AtomicOp, Checked, Ty};
 use bwsim_isa::types::{DType, OobFill, ScalarTy};
+use bwsim_isa::value_types::TmaReduceOp;
 use bwsim_isa::Code;
 use bwsim_isa::{Diagnostic, Span};
 use std::collections::HashMap;
@@ -130,7 +131,8 @@ pattern_classes! { bwsim_isa::ir::OpKind:
     /// The operations that move data between registers and shared, tensor and global memory
     /// (`wgmma` reads shared memory and accumulates in registers).
     data_moves = Tcgen05Cp { .. } | TmemLoad { .. } | TmemStore { .. } | Wgmma { .. }
-        | SmemLoad { .. } | SmemStore { .. } | GlobalLoad { .. } | GlobalStore { .. } | CpAsync { .. };
+        | SmemLoad { .. } | SmemStore { .. } | GlobalLoad { .. } | GlobalStore { .. } | CpAsync { .. }
+        | SmemGather { .. } | SmemScatter { .. } | SmemAtomic { .. };
     /// The cluster barrier (`cluster.sync` and its split arrive and wait).
     cluster_barrier = ClusterSync {} | ClusterArrive { .. } | ClusterWait {};
 }
@@ -196,13 +198,15 @@ pub enum LOp {
         /// `bar_cta=R`: the rank of the CTA whose barrier the bytes complete on.
         bar_cta: Option<CExpr>,
     },
-    /// `tma.store` and `tma.scatter` (`scatter`).
+    /// `tma.store` and `tma.scatter` (`scatter`); `reduce`: a reducing store
+    /// (`cp.reduce.async.bulk.tensor`), each element combined into global memory.
     TmaStore {
         desc: u32,
         coords: Vec<CExpr>,
         smem: CExpr,
         pred: Option<CExpr>,
         scatter: bool,
+        reduce: Option<TmaReduceOp>,
     },
     TmaStoreWait {
         pendings: u32,
@@ -1192,14 +1196,27 @@ impl<'a, 'k> Lower<'a, 'k> {
                     bar_cta: None,
                 }
             }
-            K::TmaStore { dst, src, pred } | K::TmaScatter { dst, src, pred } => {
+            K::TmaStore { dst, src, pred, .. } | K::TmaScatter { dst, src, pred } => {
                 let (desc, coords) = self.desc_coords(dst)?;
+                let reduce = match &op.kind {
+                    K::TmaStore { reduce: Some(r), .. } => {
+                        let ExprKind::Name(n) = &r.kind else {
+                            return Err(unsupported(r.span, "a TMA reduction is a name"));
+                        };
+                        Some(
+                            TmaReduceOp::from_name(n)
+                                .ok_or_else(|| unsupported(r.span, format!("unknown TMA reduction `{n}`")))?,
+                        )
+                    }
+                    _ => None,
+                };
                 LOp::TmaStore {
                     desc,
                     coords,
                     smem: self.expr(src)?,
                     pred: self.opt(pred)?,
                     scatter: matches!(op.kind, K::TmaScatter { .. }),
+                    reduce,
                 }
             }
             K::TmaStoreWait { pendings, full } => {
@@ -1309,6 +1326,15 @@ impl<'a, 'k> Lower<'a, 'k> {
             | K::BarSync {}) => {
                 let lowered = kind.try_map(|operand, e| match operand {
                     "layout" => Ok(None),
+                    // `smem.atomic`'s operation: its index in `AtomicOp::ALL`.
+                    "op" => {
+                        let i = match &e.kind {
+                            ExprKind::Name(n) => AtomicOp::ALL.iter().position(|o| o.name() == n),
+                            _ => None,
+                        };
+                        let i = i.ok_or_else(|| unsupported(e.span, "an unknown atomic operation"))?;
+                        Ok(Some(Box::new(CExpr::Const(Value::Int(i as i64)))))
+                    }
                     _ => self.expr(e).map(|e| Some(Box::new(e))),
                 })?;
                 LOp::Op(lowered.ok_or_else(|| unsupported(op.span, "an operand that is not a value"))?)

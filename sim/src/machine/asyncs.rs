@@ -262,8 +262,16 @@ impl<'p, 's> Machine<'p, 's> {
         let op = self.cta(s).tma[opi as usize].take().expect("live TMA op");
         let prog = self.prog;
         let desc = &prog.descs[op.desc as usize];
-        if let TmaKind::Store { data, .. } | TmaKind::Scatter { data, .. } = &op.kind {
-            tma::global_write(&mut self.global[desc.tensor as usize], data);
+        match &op.kind {
+            TmaKind::Store {
+                data,
+                reduce: Some(r),
+                ..
+            } => tma::global_reduce(&mut self.global[desc.tensor as usize], data, *r, desc.dtype),
+            TmaKind::Store { data, .. } | TmaKind::Scatter { data, .. } => {
+                tma::global_write(&mut self.global[desc.tensor as usize], data)
+            }
+            _ => {}
         }
         let cta_id = self.cta(s).id;
         self.ev_complete(cta_id, Unit::Tma, op.name, op.id, op.span);

@@ -144,6 +144,16 @@ impl<'p, 's> Machine<'p, 's> {
             LOp::Commit { pred, .. } => uses.extend(pred.iter().map(|p| (Sink::Branch, p))),
             LOp::Op(K::SmemLoad { src, .. }) | LOp::Op(K::TmemLoad { src, .. }) => views.push(src),
             LOp::Op(K::SmemStore { dst, .. }) | LOp::Op(K::TmemStore { dst, .. }) => views.push(dst),
+            LOp::Op(K::SmemGather { src: buf, index, .. })
+            | LOp::Op(K::SmemScatter { dst: buf, index, .. }) => {
+                views.push(buf);
+                uses.push((Sink::Address, index));
+            }
+            LOp::Op(K::SmemAtomic { dst, index, mask, .. }) => {
+                views.push(dst);
+                uses.push((Sink::Address, index));
+                uses.extend(mask.as_deref().map(|m| (Sink::Branch, m)));
+            }
             // No operand of these is a sink (a view's index reaches one through the operation
             // that accesses the view).
             lop_views!()
@@ -383,6 +393,7 @@ impl<'p, 's> Machine<'p, 's> {
                 smem,
                 pred,
                 scatter,
+                reduce,
             } => {
                 if !self.pred(pred, frame, cx)? {
                     return Ok(OpDone::Next);
@@ -414,6 +425,7 @@ impl<'p, 's> Machine<'p, 's> {
                         TmaKind::Store {
                             msgs,
                             data: Default::default(),
+                            reduce: *reduce,
                         },
                         addrs,
                     )
@@ -1098,6 +1110,118 @@ impl<'p, 's> Machine<'p, 's> {
                 self.hazard(s, h, false);
                 Ok(OpDone::Next)
             }
+            LOp::Op(K::SmemGather { src, index, axis }) => {
+                let v = smem_of(&ev(src)?)?;
+                let idx = as_tile(&ev(index)?)?;
+                let ax = int_of(&ev(axis)?, "the axis")?;
+                let addrs = smem_index_addrs(&v, &idx, ax, name)?;
+                let eb = v.dtype.bits();
+                let mut bits = Vec::with_capacity(addrs.len());
+                self.cta(s).smem.read_elems(&addrs, eb, &mut bits)?;
+                if self.opts.check {
+                    let pc = self.cur_pc;
+                    self.check_smem_init(s, pc, &addrs);
+                    let h = self
+                        .hb(s)
+                        .and_then(|hb| hb.generic_smem(a, pc, Kind::Read, &addrs, eb));
+                    self.hazard(s, h, false);
+                }
+                Ok(OpDone::Value(Value::Tile(Arc::new(Tile {
+                    dtype: v.dtype,
+                    shape: idx.shape.clone(),
+                    bits,
+                }))))
+            }
+            LOp::Op(K::SmemScatter {
+                dst,
+                index,
+                value,
+                axis,
+            }) => {
+                let v = smem_of(&ev(dst)?)?;
+                let idx = as_tile(&ev(index)?)?;
+                let t = as_tile(&ev(value)?)?;
+                let ax = int_of(&ev(axis)?, "the axis")?;
+                let addrs = smem_index_addrs(&v, &idx, ax, name)?;
+                let eb = v.dtype.bits();
+                // Element order: of several elements aimed at one address the last one stays
+                // (the hardware keeps one of them, which one unspecified).
+                self.cta(s).smem.write_elems(&addrs, eb, |lin| t.bits[lin])?;
+                if self.opts.check {
+                    let c = self.cta(s);
+                    let o = taint::origin(value, &c.agents[a].undef);
+                    c.smem_undef.store(&addrs, eb.div_ceil(8), o);
+                }
+                let pc = self.cur_pc;
+                let h = self
+                    .hb(s)
+                    .and_then(|hb| hb.generic_smem(a, pc, Kind::Write, &addrs, eb));
+                self.hazard(s, h, false);
+                Ok(OpDone::Next)
+            }
+            LOp::Op(K::SmemAtomic {
+                op: kind,
+                dst,
+                index,
+                value,
+                axis,
+                mask,
+            }) => {
+                let k = int_of(&ev(kind)?, "the atomic operation")?;
+                let op = usize::try_from(k)
+                    .ok()
+                    .and_then(|i| AtomicOp::ALL.get(i).copied())
+                    .ok_or_else(|| Fault::unsupported("an unknown atomic operation"))?;
+                let v = smem_of(&ev(dst)?)?;
+                let idx = as_tile(&ev(index)?)?;
+                let t = as_tile(&ev(value)?)?;
+                let ax = int_of(&ev(axis)?, "the axis")?;
+                let m = match mask {
+                    Some(m) => Some(as_tile(&ev(m)?)?),
+                    None => None,
+                };
+                let all = smem_index_addrs(&v, &idx, ax, name)?;
+                let on = |i: usize| m.as_ref().is_none_or(|m| m.bits.get(i).is_some_and(|&b| b != 0));
+                let addrs: Vec<(u32, u32)> = all
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| on(*i))
+                    .map(|(_, x)| *x)
+                    .collect();
+                let eb = v.dtype.bits();
+                let mut old = vec![0u64; all.len()];
+                // One read-modify-write per element, in element order (the hardware's order
+                // among elements aimed at one address is unspecified; the final value is the
+                // same for every order of these commutative operations, `xchg` aside).
+                for (i, ad) in all.iter().enumerate() {
+                    if !on(i) {
+                        continue;
+                    }
+                    let mut cur = Vec::with_capacity(1);
+                    self.cta(s)
+                        .smem
+                        .read_elems(std::slice::from_ref(ad), eb, &mut cur)?;
+                    let cur = cur.first().copied().unwrap_or(0);
+                    let new = global::atomic_combine(op, v.dtype, cur, t.bits[i], None)?;
+                    self.cta(s)
+                        .smem
+                        .write_elems(std::slice::from_ref(ad), eb, |_| new)?;
+                    old[i] = cur;
+                }
+                if self.opts.check {
+                    let pc = self.cur_pc;
+                    self.check_smem_init(s, pc, &addrs);
+                    let h = self
+                        .hb(s)
+                        .and_then(|hb| hb.generic_smem(a, pc, Kind::Write, &addrs, eb));
+                    self.hazard(s, h, false);
+                }
+                Ok(OpDone::Value(Value::Tile(Arc::new(Tile {
+                    dtype: v.dtype,
+                    shape: idx.shape.clone(),
+                    bits: old,
+                }))))
+            }
             LOp::Op(K::GlobalLoad {
                 ptr,
                 offsets,
@@ -1285,4 +1409,43 @@ impl Effects for Fx<'_, '_, '_> {
     fn end(&mut self, _span: Span) -> Option<Block> {
         None
     }
+}
+
+/// The shared-memory `(byte, shift)` of every element an indexed access (`smem.gather`,
+/// `smem.scatter`, `smem.atomic`) of view `v` reaches: element `p` of `idx` (row-major) aims at
+/// `v` at `p` with coordinate `axis` replaced by `idx[p]`. An index outside the view's extent
+/// along `axis` is a trap (on the GPU it reaches another element or another buffer).
+fn smem_index_addrs(v: &SmemView, idx: &Tile, axis: i64, name: &str) -> OpResult<Vec<(u32, u32)>> {
+    let vshape = v.shape.as_slice().to_vec();
+    let ax = usize::try_from(axis)
+        .ok()
+        .filter(|&x| x < vshape.len() && idx.shape.len() == vshape.len())
+        .ok_or_else(|| Fault::unsupported(format!("{name}: axis {axis} of a rank-{} view", vshape.len())))?;
+    let all = views::view_addresses(v)
+        .ok_or_else(|| Fault::trap(CudaError::IllegalAddress, "shared address overflow"))?;
+    let mut out = Vec::with_capacity(idx.numel());
+    for lin in 0..idx.numel() {
+        // Row-major coordinates of `lin` in the index tile, with the axis' replaced.
+        let mut rem = lin;
+        let mut coords = vec![0u64; vshape.len()];
+        for d in (0..vshape.len()).rev() {
+            let e = idx.shape[d] as usize;
+            coords[d] = (rem % e) as u64;
+            rem /= e;
+        }
+        let at = idx.i(lin);
+        if at < 0 || at as u64 >= vshape[ax] as u64 {
+            return Err(Fault::trap(
+                CudaError::IllegalAddress,
+                format!("{name}: index {at} outside 0..{} along axis {ax}", vshape[ax]),
+            ));
+        }
+        coords[ax] = at as u64;
+        let t = coords
+            .iter()
+            .zip(&vshape)
+            .fold(0u64, |acc, (&c, &e)| acc * e as u64 + c);
+        out.push(all[t as usize]);
+    }
+    Ok(out)
 }

@@ -118,6 +118,64 @@ pub(super) fn global_store(
     Ok(())
 }
 
+/// One atomic read-modify-write of an element of type `dt` holding `cur` with operand `x`
+/// (`cmp`: `cas`'s compare value): the new bits. Floats combine exactly and round once;
+/// integers wrap, and compare as `dt`'s signedness says.
+pub(super) fn atomic_combine(
+    op: AtomicOp,
+    dt: bwsim_isa::DType,
+    cur: u64,
+    x: u64,
+    cmp: Option<u64>,
+) -> OpResult<u64> {
+    Ok(if dt.is_float() {
+        let (a, b) = (
+            bwsim_isa::numeric::decode(dt, cur),
+            bwsim_isa::numeric::decode(dt, x),
+        );
+        let r = match op {
+            AtomicOp::Add => a + b,
+            AtomicOp::Max => a.max(b),
+            AtomicOp::Min => a.min(b),
+            AtomicOp::Xchg => b,
+            other => {
+                let other = other.name();
+                return Err(Fault::unsupported(format!("atomic `{other}` on {dt} elements")));
+            }
+        };
+        bwsim_isa::numeric::encode(dt, r)
+    } else {
+        let bits = dt.bits();
+        let mask_bits = if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
+        let signed = |v: u64| -> i64 {
+            if bits >= 64 {
+                v as i64
+            } else {
+                ((v << (64 - bits)) as i64) >> (64 - bits)
+            }
+        };
+        let unsigned = matches!(dt, bwsim_isa::DType::U32 | bwsim_isa::DType::U64);
+        let r = match op {
+            // Compare-and-swap: the element's bits against the compare value's.
+            AtomicOp::Cas => match cmp {
+                Some(c) if c & mask_bits == cur & mask_bits => x,
+                Some(_) => cur,
+                None => return Err(Fault::unsupported("`cas` without a compare value")),
+            },
+            AtomicOp::Add => cur.wrapping_add(x),
+            AtomicOp::Max if unsigned => cur.max(x),
+            AtomicOp::Min if unsigned => cur.min(x),
+            AtomicOp::Max => signed(cur).max(signed(x)) as u64,
+            AtomicOp::Min => signed(cur).min(signed(x)) as u64,
+            AtomicOp::And => cur & x,
+            AtomicOp::Or => cur | x,
+            AtomicOp::Xor => cur ^ x,
+            AtomicOp::Xchg => x,
+        };
+        r & mask_bits
+    })
+}
+
 /// `global.atomic`: each unmasked element in order reads the old value, combines it with its
 /// operand and writes the result; the old values come back (0 where masked). Elements that
 /// hit the same address see each other's writes in element order (the hardware's order among
@@ -145,56 +203,11 @@ pub(super) fn global_atomic(
         let off = offset_at(g, offs, &bo, lin, "global.atomic")?;
         let cur = g.get_bits(off);
         let x = elem_bits(val, bv.at(lin), dt)?;
-        let new = if dt.is_float() {
-            let (a, b) = (
-                bwsim_isa::numeric::decode(dt, cur),
-                bwsim_isa::numeric::decode(dt, x),
-            );
-            let r = match op {
-                AtomicOp::Add => a + b,
-                AtomicOp::Max => a.max(b),
-                AtomicOp::Min => a.min(b),
-                AtomicOp::Xchg => b,
-                other => {
-                    let other = other.name();
-                    return Err(Fault::unsupported(format!("atomic `{other}` on {dt} elements")));
-                }
-            };
-            bwsim_isa::numeric::encode(dt, r)
-        } else {
-            let bits = dt.bits();
-            let mask_bits = if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
-            let signed = |v: u64| -> i64 {
-                if bits >= 64 {
-                    v as i64
-                } else {
-                    ((v << (64 - bits)) as i64) >> (64 - bits)
-                }
-            };
-            let unsigned = matches!(dt, bwsim_isa::DType::U32 | bwsim_isa::DType::U64);
-            let cmp = match (compare, &bc) {
-                (Some(c), Some(b)) => Some(elem_bits(c, b.at(lin), dt)?),
-                _ => None,
-            };
-            let r = match op {
-                // Compare-and-swap: the element's bits against the compare value's.
-                AtomicOp::Cas => match cmp {
-                    Some(c) if c & mask_bits == cur & mask_bits => x,
-                    Some(_) => cur,
-                    None => return Err(Fault::unsupported("`cas` without a compare value")),
-                },
-                AtomicOp::Add => cur.wrapping_add(x),
-                AtomicOp::Max if unsigned => cur.max(x),
-                AtomicOp::Min if unsigned => cur.min(x),
-                AtomicOp::Max => signed(cur).max(signed(x)) as u64,
-                AtomicOp::Min => signed(cur).min(signed(x)) as u64,
-                AtomicOp::And => cur & x,
-                AtomicOp::Or => cur | x,
-                AtomicOp::Xor => cur ^ x,
-                AtomicOp::Xchg => x,
-            };
-            r & mask_bits
+        let cmp = match (compare, &bc) {
+            (Some(c), Some(b)) => Some(elem_bits(c, b.at(lin), dt)?),
+            _ => None,
         };
+        let new = atomic_combine(op, dt, cur, x, cmp)?;
         g.set_bits(off, new);
         old[lin as usize] = cur;
     }

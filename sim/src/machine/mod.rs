@@ -315,6 +315,8 @@ enum TmaKind {
     Store {
         msgs: tma::Msgs,
         data: tma::StoreData,
+        /// A reducing store: each element combined into global memory when it lands.
+        reduce: Option<bwsim_isa::value_types::TmaReduceOp>,
     },
     Scatter {
         xs: Vec<i64>,

@@ -179,6 +179,237 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         Ok(())
     }
 
+    /// The shared addresses (one register each) of the elements an indexed access of view `v`
+    /// reaches through the index tile `idx` (i32, the view's shape): register `r` holds element
+    /// `p` of the index tile, which aims at the view at `p` with coordinate `axis` replaced by
+    /// the index. The view's address map is XOR-linear in the flat index
+    /// ([`view_map`]): the thread's and register's part with the axis' bits cleared, XOR the
+    /// part of the index's bits (a shift where those bits are one stride doubling, else one
+    /// select per bit).
+    fn smem_index_addrs(
+        &mut self,
+        v: &SmemView,
+        idx: &Tile,
+        axis: usize,
+        span: Span,
+        op: &str,
+    ) -> LResult<Vec<Reg>> {
+        let rank = v.shape.len();
+        if idx.ll.shape.len() != rank || (0..rank).any(|d| d != axis && idx.ll.shape[d] != v.shape[d]) {
+            return Err(invalid(
+                op,
+                span,
+                format!(
+                    "indices of shape {:?} into a view of shape {:?}",
+                    idx.ll.shape, v.shape
+                ),
+            ));
+        }
+        let period = v.geom.layout.swizzle().period() as u64;
+        if !matches!(v.geom.layout.swizzle(), Swizzle::None) && v.align < period {
+            return Err(unsupported(
+                op,
+                span,
+                "a swizzled view aligned below its pattern's period",
+            ));
+        }
+        let map = view_map(&v.geom, &v.offsets, &v.shape).map_err(|m| unsupported(op, span, m))?;
+        let offs = crate::ptx::linear_layout::dim_offsets(&v.shape).map_err(|m| unsupported(op, span, m))?;
+        let ioffs =
+            crate::ptx::linear_layout::dim_offsets(&idx.ll.shape).map_err(|m| unsupported(op, span, m))?;
+        let nbits = v.shape[axis].trailing_zeros();
+        let shift = offs[axis];
+        // Bit i of the index tile's flat index as a bit of the view's (the axis' bits none:
+        // the index replaces that coordinate).
+        let mut to_view: Vec<Option<u32>> = Vec::new();
+        for d in (0..rank).rev() {
+            for b in 0..idx.ll.shape[d].trailing_zeros() {
+                debug_assert_eq!(to_view.len() as u32, ioffs[d] + b);
+                to_view.push((d != axis).then_some(offs[d] + b));
+            }
+        }
+        let lin = |f: u32| {
+            let mut o = 0u32;
+            for (i, t) in to_view.iter().enumerate() {
+                if let Some(t) = t {
+                    if f >> i & 1 == 1 {
+                        o ^= map.bases[*t as usize];
+                    }
+                }
+            }
+            o
+        };
+        let lanes: Vec<u32> = idx.ll.lanes.iter().map(|&b| lin(b)).collect();
+        let warps: Vec<u32> = idx.ll.warps.iter().map(|&b| lin(b)).collect();
+        let toff = self.thread_part(&lanes, &warps);
+        let abases: Vec<u32> = (0..nbits).map(|b| map.bases[(shift + b) as usize]).collect();
+        let strided = abases
+            .first()
+            .is_some_and(|&b0| b0.is_power_of_two() && abases.iter().enumerate().all(|(b, &x)| x == b0 << b));
+        let mut out = Vec::with_capacity(idx.regs.len());
+        for (r, &ir) in idx.regs.iter().enumerate() {
+            let io = self.e.reg(RegClass::B32);
+            if strided {
+                self.e
+                    .ins(format!("shl.b32 {io}, {ir}, {}", abases[0].trailing_zeros()));
+            } else {
+                self.e.ins(format!("mov.u32 {io}, 0"));
+                for (b, &x) in abases.iter().enumerate() {
+                    let t = self.e.reg(RegClass::B32);
+                    let p = self.e.reg(RegClass::Pred);
+                    self.e.ins(format!("and.b32 {t}, {ir}, {}", 1u32 << b));
+                    self.e.ins(format!("setp.ne.u32 {p}, {t}, 0"));
+                    self.e.ins(format!("selp.b32 {t}, {x}, 0, {p}"));
+                    self.e.ins(format!("xor.b32 {io}, {io}, {t}"));
+                }
+            }
+            let ro = map.origin ^ lin(idx.ll.reg_flat(r));
+            let a = self.e.reg(RegClass::B32);
+            self.e.ins(format!("xor.b32 {a}, {toff}, {ro}"));
+            self.e.ins(format!("xor.b32 {a}, {a}, {io}"));
+            self.e.ins(format!("add.u32 {a}, {a}, {}", v.base.reg));
+            if v.base.off != 0 {
+                self.e.ins(format!("add.u32 {a}, {a}, {}", v.base.off));
+            }
+            out.push(a);
+        }
+        Ok(out)
+    }
+
+    /// The index tile of an indexed access, as i32.
+    fn index_tile(&mut self, e: &Expr, op: &str, span: Span) -> LResult<Tile> {
+        let t = self.tile_arg(e, op)?;
+        if t.dtype == DType::I32 {
+            Ok(t)
+        } else {
+            self.cast_tile(&t, DType::I32, span)
+        }
+    }
+
+    /// `smem.gather`: one `ld.shared` per element of the index tile, into its layout.
+    pub(super) fn smem_gather(
+        &mut self,
+        v: &SmemView,
+        index: &Expr,
+        axis: usize,
+        span: Span,
+    ) -> LResult<Tile> {
+        let op = "smem.gather";
+        let ty = ldst_ty(v.geom.dtype)
+            .ok_or_else(|| unsupported(op, span, format!("loads of {} elements", v.geom.dtype)))?;
+        let idx = self.index_tile(index, op, span)?;
+        self.before_all_access();
+        let addrs = self.smem_index_addrs(v, &idx, axis, span, op)?;
+        let out = self.fresh_tile(v.geom.dtype, idx.ll.clone(), idx.parent.clone(), span)?;
+        for (r, a) in out.regs.iter().zip(addrs) {
+            self.e.ins(format!("ld.shared.{ty} {r}, [{a}]"));
+        }
+        self.part.all_dirty = true;
+        Ok(out)
+    }
+
+    /// `smem.scatter`: one `st.shared` per element, by the thread holding its first copy.
+    pub(super) fn smem_scatter(
+        &mut self,
+        v: &SmemView,
+        index: &Expr,
+        value: &Expr,
+        axis: usize,
+        span: Span,
+    ) -> LResult<()> {
+        let op = "smem.scatter";
+        let ty = ldst_ty(v.geom.dtype)
+            .ok_or_else(|| unsupported(op, span, format!("stores of {} elements", v.geom.dtype)))?;
+        let idx = self.index_tile(index, op, span)?;
+        let t = self.tile_arg(value, op)?;
+        let t = self.in_layout(&t, &idx.ll, span)?;
+        self.before_all_access();
+        let addrs = self.smem_index_addrs(v, &idx, axis, span, op)?;
+        let p = self.unique_pred(&idx.ll);
+        for (r, a) in t.regs.iter().zip(addrs) {
+            self.e.ins_if(p, format!("st.shared.{ty} [{a}], {r}"));
+        }
+        self.part.all_dirty = true;
+        Ok(())
+    }
+
+    /// `smem.atomic`: one `atom.shared` per element (its old value in the result; 0 where
+    /// masked off). A layout that replicates elements over threads is refused, as for
+    /// `global.atomic`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn smem_atomic(
+        &mut self,
+        kind: &str,
+        v: &SmemView,
+        index: &Expr,
+        value: &Expr,
+        axis: usize,
+        mask: Option<&Expr>,
+        span: Span,
+    ) -> LResult<Tile> {
+        let op = "smem.atomic";
+        let dt = v.geom.dtype;
+        let ty = match (kind, dt) {
+            ("add", DType::F32) => "f32",
+            ("add", DType::I32 | DType::U32) => "u32",
+            ("add", DType::I64 | DType::U64) => "u64",
+            ("max" | "min", DType::I32) => "s32",
+            ("max" | "min", DType::U32) => "u32",
+            ("max" | "min", DType::I64) => "s64",
+            ("max" | "min", DType::U64) => "u64",
+            ("and" | "or" | "xor" | "xchg", d) if d.bits() == 32 && !d.is_float() => "b32",
+            ("and" | "or" | "xor" | "xchg", d) if d.bits() == 64 && !d.is_float() => "b64",
+            ("xchg", DType::F32) => "b32",
+            _ => {
+                return Err(unsupported(
+                    op,
+                    span,
+                    format!("shared-memory atomic `{kind}` on {dt} elements"),
+                ))
+            }
+        };
+        let ins = if kind == "xchg" { "exch" } else { kind };
+        let idx = self.index_tile(index, op, span)?;
+        if self.unique_pred(&idx.ll).is_some() {
+            return Err(unsupported(
+                op,
+                span,
+                "an atomic over a layout that replicates elements across threads (give the indices a layout with one owner per element)",
+            ));
+        }
+        let t = self.tile_arg(value, op)?;
+        let t = self.in_layout(&t, &idx.ll, span)?;
+        let m = match mask {
+            Some(m) => {
+                let mt = self.tile_arg(m, op)?;
+                if mt.dtype != DType::I1 {
+                    return Err(invalid(op, m.span, "the mask is an i1 tile"));
+                }
+                Some(self.in_layout(&mt, &idx.ll, span)?)
+            }
+            None => None,
+        };
+        self.before_all_access();
+        let addrs = self.smem_index_addrs(v, &idx, axis, span, op)?;
+        let out = self.fresh_tile(dt, idx.ll.clone(), idx.parent.clone(), span)?;
+        let zero = self.elem_operand(&Val::Int(0), dt, span)?;
+        for (r, a) in addrs.iter().enumerate() {
+            let d = out.regs[r];
+            let x = t.regs[r];
+            match &m {
+                Some(mt) => {
+                    // An i1 tile's registers are predicates.
+                    self.mov(d, &zero);
+                    self.e
+                        .ins(format!("@{} atom.shared.{ins}.{ty} {d}, [{a}], {x}", mt.regs[r]));
+                }
+                None => self.e.ins(format!("atom.shared.{ins}.{ty} {d}, [{a}], {x}")),
+            }
+        }
+        self.part.all_dirty = true;
+        Ok(out)
+    }
+
     // ----- global memory -----
 
     pub(super) fn ptr_arg(&mut self, e: &Expr, op: &str) -> LResult<(DType, Reg)> {
@@ -455,11 +686,14 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             vals.push(self.expr(c)?);
         }
         let (ts, ll) = self.global_tiles(&vals, span)?;
-        if self.unique_pred(&ll).is_some() {
+        // A layout that holds an element in several threads: its first holder applies the
+        // atomic, which is all a statement whose old values nobody reads needs.
+        let owner = self.unique_pred(&ll);
+        if owner.is_some() && !self.result_discarded {
             return Err(unsupported(
                 op,
                 span,
-                "an atomic over a layout that replicates elements across threads (give the offsets a layout with one owner per element)",
+                "an atomic over a layout that replicates elements across threads whose old values are read (give the offsets a layout with one owner per element)",
             ));
         }
         let k = vals.len() - usize::from(with_compare);
@@ -482,12 +716,21 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 None => v.to_string(),
             };
             let d = out.regs[r];
-            match &mask_ops {
-                Some(ms) => {
+            let pred = match (&mask_ops, owner) {
+                (Some(ms), Some(o)) => {
+                    let p = self.e.reg(RegClass::Pred);
+                    self.e.ins(format!("and.pred {p}, {}, {o}", ms[r]));
+                    Some(p.to_string())
+                }
+                (Some(ms), None) => Some(ms[r].to_string()),
+                (None, Some(o)) => Some(o.to_string()),
+                (None, None) => None,
+            };
+            match pred {
+                Some(p) => {
                     // Masked-off elements read as 0, as the simulator gives them.
                     self.mov(d, &zero);
-                    self.e
-                        .ins(format!("@{} atom.global.{ins}.{ty} {d}, [{a}], {v}", ms[r]));
+                    self.e.ins(format!("@{p} atom.global.{ins}.{ty} {d}, [{a}], {v}"));
                 }
                 None => self.e.ins(format!("atom.global.{ins}.{ty} {d}, [{a}], {v}")),
             }

@@ -263,6 +263,9 @@ pub(super) struct Lowerer<'c, 'k> {
     ws_done: bool,
     /// The name a statement assigns, while lowering its right-hand side (for in-place wgmma).
     pub assign_target: Option<String>,
+    /// While lowering an operation statement whose result is discarded (`global.atomic ...`
+    /// without `let`): an atomic then needs no value for the copies of an element.
+    pub result_discarded: bool,
     /// First TMEM column of each non-manual tensor-memory allocation (by allocation index).
     pub tmem_plan: HashMap<usize, u32>,
     /// Whether `setmaxnreg` was emitted (the entry then declares `.minnctapersm 1` so that
@@ -604,6 +607,7 @@ pub(super) fn lower(ck: &Checked) -> Result<PtxModule, LowerError> {
         end_label: end_label.clone(),
         ws_done: false,
         assign_target: None,
+        result_discarded: false,
         tmem_plan,
         setmaxnreg: false,
         cta_groups: Vec::new(),
@@ -1178,8 +1182,10 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 Ok(())
             }
             StmtKind::Op(op) => {
-                self.op(op)?;
-                Ok(())
+                self.result_discarded = true;
+                let r = self.op(op);
+                self.result_discarded = false;
+                r.map(|_| ())
             }
             StmtKind::For(lp) if lp.unrolled => {
                 let range = self.static_range(&lp.start, &lp.end, lp.step.as_ref(), s.span)?;

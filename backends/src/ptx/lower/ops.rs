@@ -144,8 +144,23 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 )?;
                 Ok(None)
             }
-            TmaStore { dst, src, pred } => {
-                self.tma_store(dst, src, pred.as_ref(), span)?;
+            TmaStore {
+                dst,
+                src,
+                pred,
+                reduce,
+            } => {
+                let reduce = match reduce {
+                    Some(r) => {
+                        let op = match &r.kind {
+                            ExprKind::Name(n) => bwsim_isa::value_types::TmaReduceOp::from_name(n),
+                            _ => None,
+                        };
+                        Some(op.ok_or_else(|| invalid(name, r.span, "an unknown TMA reduction"))?)
+                    }
+                    None => None,
+                };
+                self.tma_store(dst, src, pred.as_ref(), reduce, span)?;
                 Ok(None)
             }
             TmaStoreWait { pendings, full } => {
@@ -527,6 +542,38 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 let peer = self.peer_rank(cta.as_ref())?;
                 self.smem_store(&v, &t, span, peer)?;
                 Ok(None)
+            }
+            SmemGather { src, index, axis } => {
+                let v = self.smem_arg(src, name)?;
+                let ax = self.const_int(axis, name)? as usize;
+                self.smem_gather(&v, index, ax, span).map(|t| Some(Val::Tile(t)))
+            }
+            SmemScatter {
+                dst,
+                index,
+                value,
+                axis,
+            } => {
+                let v = self.smem_arg(dst, name)?;
+                let ax = self.const_int(axis, name)? as usize;
+                self.smem_scatter(&v, index, value, ax, span)?;
+                Ok(None)
+            }
+            SmemAtomic {
+                op: kind,
+                dst,
+                index,
+                value,
+                axis,
+                mask,
+            } => {
+                let ExprKind::Name(k) = &kind.kind else {
+                    return Err(invalid(name, kind.span, "an atomic operation is a name"));
+                };
+                let v = self.smem_arg(dst, name)?;
+                let ax = self.const_int(axis, name)? as usize;
+                self.smem_atomic(k, &v, index, value, ax, mask.as_ref(), span)
+                    .map(|t| Some(Val::Tile(t)))
             }
             GlobalLoad {
                 ptr,

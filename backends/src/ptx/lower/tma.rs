@@ -251,19 +251,33 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         .map(|_| ())
     }
 
+    /// `tma.store`: `cp.async.bulk.tensor` per message, or with `reduce=OP`
+    /// `cp.reduce.async.bulk.tensor` with `.OP` (the element type is the tensor map's), both
+    /// joining one bulk group.
     pub(super) fn tma_store(
         &mut self,
         dst: &Expr,
         src: &Expr,
         pred: Option<&Expr>,
+        reduce: Option<bwsim_isa::value_types::TmaReduceOp>,
         span: Span,
     ) -> LResult<()> {
         let op = "tma.store";
-        let p = self.tma_tile_copy(dst, src, None, pred, span, op, |m| {
-            format!(
+        let p = self.tma_tile_copy(dst, src, None, pred, span, op, |m| match reduce {
+            Some(r) => format!(
+                "@{} cp.reduce.async.bulk.tensor.{}d.global.shared::cta.{}.tile.bulk_group [{}, {{{}}}], [{}+{}]",
+                m.pred,
+                m.rank,
+                r.name(),
+                m.tmap,
+                m.coords,
+                m.sreg,
+                m.smem_off
+            ),
+            None => format!(
                 "@{} cp.async.bulk.tensor.{}d.global.shared::cta.tile.bulk_group [{}, {{{}}}], [{}+{}]",
                 m.pred, m.rank, m.tmap, m.coords, m.sreg, m.smem_off
-            )
+            ),
         })?;
         self.e.ins(format!("@{p} cp.async.bulk.commit_group"));
         Ok(())

@@ -277,12 +277,16 @@ impl<'p> Engine<'p> {
                 }
                 Ok(OpDone::Next)
             }
+            // A reducing store (`reduce`) costs what a store of its bytes does: the L2 applies
+            // the reduction where the line lives (`red` at the L2 slice), so the bytes travel
+            // once, as a store's; not calibrated separately.
             LOp::TmaStore {
                 desc,
                 coords,
                 smem,
                 pred: p,
                 scatter,
+                reduce: _,
             } => {
                 skip_if_predicated_off!(p.as_ref());
                 let copy = if *scatter {
@@ -838,6 +842,28 @@ impl<'p> Engine<'p> {
                 *t = end;
                 self.record(t0, c, me, TWhat::Op { op: name, end }, span);
                 Ok(OpDone::Next)
+            }
+            // Indexed shared-memory accesses: one element per index, charged as a dense access
+            // of their bytes (bank conflicts of colliding indices are not modelled); an atomic
+            // reads and writes each element, twice the bytes.
+            LOp::Op(K::SmemGather { src: buf, index, .. })
+            | LOp::Op(K::SmemScatter { dst: buf, index, .. })
+            | LOp::Op(K::SmemAtomic { dst: buf, index, .. }) => {
+                let v = smem_of(evs(buf)?)?;
+                let shape = match ev(index)? {
+                    Value::Tile(tl) => tl.shape.clone(),
+                    _ => Vec::new(),
+                };
+                let rmw = matches!(op, LOp::Op(K::SmemAtomic { .. }));
+                let bytes = numel(&shape) * v.dtype.bits() as u64 / 8 * if rmw { 2 } else { 1 };
+                let end = self.smem_access_end(&chip, sm, t0, bytes, false);
+                *t = end;
+                self.record(t0, c, me, TWhat::Op { op: name, end }, span);
+                if matches!(op, LOp::Op(K::SmemScatter { .. })) {
+                    Ok(OpDone::Next)
+                } else {
+                    Ok(OpDone::Value(hollow::hollow(v.dtype, shape)))
+                }
             }
             LOp::Op(K::GlobalLoad { ptr, offsets, .. }) => {
                 let (dt, shape, bytes) = self.global_access("global.load", evs(ptr)?, ev(offsets)?)?;
