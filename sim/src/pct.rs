@@ -40,6 +40,10 @@ pub struct PctScheduler {
     change_points: Vec<u64>,
     next_low: u64,
     step: u64,
+    /// The steps a run is expected to take: past four times that, the running agent is demoted
+    /// every `horizon` steps, so that a partition spinning on global memory (an atomic polled
+    /// in a loop) cannot starve the one it waits for.
+    horizon: u64,
     latencies: Latencies,
     profile: LatencyProfile,
     /// Chance per step (out of 1024) to stall instead of stepping.
@@ -75,6 +79,7 @@ impl PctScheduler {
             change_points,
             next_low: 1_000,
             step: 0,
+            horizon,
             latencies: Latencies::default(),
             profile,
             stall,
@@ -111,8 +116,11 @@ impl Scheduler for PctScheduler {
                 best_p = p;
             }
         }
-        if self.change_points.last().is_some_and(|&c| c <= self.step) {
-            self.change_points.pop();
+        let starving = self.step > 4 * self.horizon && self.step.is_multiple_of(self.horizon);
+        if starving || self.change_points.last().is_some_and(|&c| c <= self.step) {
+            if !starving {
+                self.change_points.pop();
+            }
             self.next_low = self.next_low.saturating_sub(1);
             self.prio.insert(runnable[best], self.next_low);
         }

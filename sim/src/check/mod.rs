@@ -4,6 +4,8 @@
 //!   the proxy-fence rule: which pairs of accesses are hazards.
 //! - [`hazards`]: the per-CTA bookkeeping the machine feeds (agents, asynchronous units,
 //!   barriers) and the hazard diagnostics.
+//! - [`global`]: the shadow of global memory, shared by the CTAs of a launch, and the
+//!   synchronisation atomics carry between CTAs; the `global-race` diagnostic.
 //! - This module, the driver (below).
 //!
 //! The driver: a kernel is prepared once (parsed, verified, lowered, its inputs
@@ -16,6 +18,7 @@
 //! with verifier errors whose hardware behaviour is defined (`verify::CONTINUES`) is still
 //! prepared: every schedule reports them together with its own findings.
 
+pub mod global;
 pub mod hazards;
 pub mod hb;
 
