@@ -4,6 +4,7 @@
 use super::combiner::{self, Combiner};
 use super::*;
 use bwsim_isa::builtins::ReduceOp;
+use bwsim_isa::typeck::{AtomicScope, AtomicSem};
 
 impl<'m> Cx<'m> {
     /// The first integer literal after the operands (`init_barrier %b, 1`).
@@ -417,12 +418,12 @@ impl<'m> Cx<'m> {
         Ok(o)
     }
 
-    /// `tt.atomic_rmw KIND, SEM, SCOPE, %ptrs, %vals[, %mask]` → `global.atomic`. Every
-    /// ordering and scope imports the same way: bwsim's global memory has no proxies or caches
-    /// to order (its accesses are not checked for races).
+    /// `tt.atomic_rmw KIND, SEM, SCOPE, %ptrs, %vals[, %mask]` → `global.atomic` with `sem=`
+    /// and `scope=` where they are not the defaults (`acq_rel`, `gpu`).
     pub(super) fn atomic_rmw(&mut self, op: &Op, span: Span) -> R<()> {
         let mut c = Cursor::new(&op.toks, op.span);
         let kind = c.ident()?;
+        let (sem, scope) = self.atomic_order(op, span)?;
         let k = match kind.as_str() {
             "add" | "fadd" => "add",
             "max" => "max",
@@ -454,6 +455,8 @@ impl<'m> Cx<'m> {
                 value,
                 mask,
                 compare: None,
+                sem,
+                scope,
             },
             span,
         );
@@ -461,9 +464,34 @@ impl<'m> Cx<'m> {
         Ok(())
     }
 
+    /// The `SEM, SCOPE` words of a `tt.atomic_rmw`/`tt.atomic_cas` (the first two words naming
+    /// an ordering and a scope, before its operands) as `sem=`/`scope=` operands, each left out
+    /// where it is the default (`acq_rel`, `gpu`).
+    fn atomic_order(&mut self, op: &Op, span: Span) -> R<(Option<Expr>, Option<Expr>)> {
+        let words: Vec<&str> = op
+            .toks
+            .iter()
+            .map(|t| &t.tok)
+            .take_while(|t| !matches!(t, Tok::Value(_)))
+            .filter_map(|t| match t {
+                Tok::Ident(w) => Some(w.as_str()),
+                _ => None,
+            })
+            .collect();
+        let sem = words.iter().find_map(|w| AtomicSem::from_name(w));
+        let scope = words.iter().find_map(|w| AtomicScope::from_name(w));
+        let (Some(sem), Some(scope)) = (sem, scope) else {
+            return Err(self.unsupported(op, "an atomic without its ordering and scope words"));
+        };
+        let sem = (sem != AtomicSem::AcqRel).then(|| name_e(sem.name(), span));
+        let scope = (scope != AtomicScope::Gpu).then(|| name_e(scope.name(), span));
+        Ok((sem, scope))
+    }
+
     /// `tt.atomic_cas SEM, SCOPE, %ptrs, %cmp, %val` → `global.atomic cas, ..., compare=`
-    /// (any ordering and scope, as for `tt.atomic_rmw`).
+    /// (its ordering as for `tt.atomic_rmw`).
     pub(super) fn atomic_cas(&mut self, op: &Op, span: Span) -> R<()> {
+        let (sem, scope) = self.atomic_order(op, span)?;
         let v = self.n_operands(op, 3)?;
         let (base, offsets) = self.pointer_tensor(
             op,
@@ -484,6 +512,8 @@ impl<'m> Cx<'m> {
                 value,
                 mask: None,
                 compare: Some(compare),
+                sem,
+                scope,
             },
             span,
         );

@@ -36,33 +36,7 @@ use bwsim_isa::{Code, Diagnostic, Span};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-/// The memory scope of an atomic's ordering (PTX ISA, memory consistency model: `.cta`,
-/// `.cluster`, `.gpu`, `.sys`): the set of threads with which it can synchronise.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Scope {
-    Cta,
-    Cluster,
-    Gpu,
-    Sys,
-}
-
-/// The ordering semantics of an atomic (PTX `.relaxed`, `.acquire`, `.release`, `.acq_rel`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Sem {
-    Relaxed,
-    Acquire,
-    Release,
-    AcqRel,
-}
-
-impl Sem {
-    pub fn acquires(self) -> bool {
-        matches!(self, Sem::Acquire | Sem::AcqRel)
-    }
-    pub fn releases(self) -> bool {
-        matches!(self, Sem::Release | Sem::AcqRel)
-    }
-}
+pub use bwsim_isa::typeck::{AtomicScope as Scope, AtomicSem as Sem};
 
 /// Where a thread runs, for scope inclusion: its CTA id and its cluster.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,14 +45,13 @@ pub struct Place {
     pub cluster: u64,
 }
 
-impl Scope {
-    /// Whether this scope, taken by a thread at `a`, includes a thread at `b`.
-    fn includes(self, a: Place, b: Place) -> bool {
-        match self {
-            Scope::Cta => a.cta == b.cta,
-            Scope::Cluster => a.cluster == b.cluster,
-            Scope::Gpu | Scope::Sys => true,
-        }
+/// Whether scope `s`, taken by a thread at `a`, includes a thread at `b` (PTX ISA, memory
+/// consistency model, "scope").
+fn includes(s: Scope, a: Place, b: Place) -> bool {
+    match s {
+        Scope::Cta => a.cta == b.cta,
+        Scope::Cluster => a.cluster == b.cluster,
+        Scope::Gpu | Scope::Sys => true,
     }
 }
 
@@ -180,7 +153,7 @@ fn pair(prev: &GRec, cur: &GAccess) -> Option<bool> {
         return None;
     }
     let (oa, ot) = k.origin;
-    Some(prev.cta == c.cta && k.issue.is_some() && prev.agent == oa && prev.time > ot)
+    Some(prev.cta == c.cta && c.is_async() && prev.agent == oa && prev.time > ot)
 }
 
 /// What releases published into an element: one entry per releasing CTA and scope.
@@ -222,7 +195,7 @@ impl SyncState {
     /// Join into `into` what an acquire by a thread at `at` with scope `scope` learns.
     fn acquire(&self, at: Place, scope: Scope, into: &mut BTreeMap<u32, VClock>) {
         for e in &self.entries {
-            if e.scope.includes(e.from, at) && scope.includes(at, e.from) {
+            if includes(e.scope, e.from, at) && includes(scope, at, e.from) {
                 for (cta, v) in &e.views {
                     into.entry(*cta).or_default().join(v);
                 }
@@ -247,8 +220,15 @@ impl GCell {
         sync: None,
     };
 
-    fn check(&self, cur: &GAccess) -> Option<(GRec, bool)> {
-        std::iter::once(&self.w)
+    /// The first recorded access `cur` races with. `same_bits`: `cur` is a plain write that
+    /// leaves the element's bits as they are, which does not conflict with the last write when
+    /// another CTA made it with the same instruction (a layout replicated over the CTAs of a
+    /// cluster stores each element from every CTA that holds it).
+    fn check(&self, cur: &GAccess, same_bits: bool) -> Option<(GRec, bool)> {
+        let c = &cur.rec;
+        let replicated = same_bits && self.w.kind == Kind::Write && !self.w.atomic && self.w.instr == c.instr;
+        let w = (!replicated).then_some(&self.w);
+        w.into_iter()
             .chain(&self.since)
             .filter(|r| !r.is_empty())
             .find_map(|r| pair(r, cur).map(|s| (*r, s)))
@@ -301,17 +281,18 @@ pub struct GlobalHb {
     comps: HashMap<(u32, AgentId), Comp>,
 }
 
-/// Old state → new state of the elements one access moved (a small cache, oldest replaced).
+/// Old state (and whether the write keeps the element's bits) → new state of the elements one
+/// access moved (a small cache, oldest replaced).
 struct Moves {
-    pairs: [(u32, u32); 8],
+    pairs: [(u64, u32); 8],
     next: usize,
 }
 
 impl Moves {
-    fn get(&self, id: u32) -> Option<u32> {
+    fn get(&self, id: u64) -> Option<u32> {
         self.pairs.iter().find(|p| p.0 == id).map(|p| p.1)
     }
-    fn put(&mut self, id: u32, to: u32) {
+    fn put(&mut self, id: u64, to: u32) {
         self.pairs[self.next] = (id, to);
         self.next = (self.next + 1) % self.pairs.len();
     }
@@ -384,13 +365,14 @@ impl GlobalHb {
         self.states = kept;
     }
 
-    /// Check the access `cur` of elements `elems` of tensor `t` and record it in each. The
-    /// first race is returned; the knowledge an acquire learnt is joined into `acquired` (by
-    /// CTA id). An untracked tensor is neither checked nor recorded.
+    /// Check the access `cur` of elements `elems` of tensor `t` and record it in each (each
+    /// element with whether a plain write leaves its bits as they were). The first race is
+    /// returned; the knowledge an acquire learnt is joined into `acquired` (by CTA id). An
+    /// untracked tensor is neither checked nor recorded.
     pub fn access(
         &mut self,
         t: u32,
-        elems: impl IntoIterator<Item = u64>,
+        elems: impl IntoIterator<Item = (u64, bool)>,
         cur: &GAccess,
         sync: Sync,
         acquired: &mut BTreeMap<u32, VClock>,
@@ -403,19 +385,21 @@ impl GlobalHb {
         let plain_write = cur.rec.kind == Kind::Write && !cur.rec.atomic;
         let mut found = None;
         let mut moves = Moves {
-            pairs: [(u32::MAX, 0); 8],
+            pairs: [(u64::MAX, 0); 8],
             next: 0,
         };
         let mut written: Option<u32> = None;
-        for e in elems {
+        for (e, same_bits) in elems {
             let id = self.get(ti, e);
-            if let Some(to) = moves.get(id) {
+            let same_bits = same_bits && plain_write;
+            let key = (id as u64) << 1 | same_bits as u64;
+            if let Some(to) = moves.get(key) {
                 self.set(ti, e, to);
                 continue;
             }
             let cell = &self.states[id as usize];
             if found.is_none() {
-                if let Some((prev, swapped)) = cell.check(cur) {
+                if let Some((prev, swapped)) = cell.check(cur, same_bits) {
                     let (first, second) = if swapped { (cur.rec, prev) } else { (prev, cur.rec) };
                     found = Some(GHazard {
                         first,
@@ -442,7 +426,7 @@ impl GlobalHb {
                 self.states.push(next);
                 (self.states.len() - 1) as u32
             };
-            moves.put(id, to);
+            moves.put(key, to);
             self.set(ti, e, to);
         }
         found
@@ -662,7 +646,7 @@ mod tests {
             },
         };
         let mut acq = BTreeMap::new();
-        let h = g.access(t, elems, &cur, sync, &mut acq);
+        let h = g.access(t, elems.map(|e| (e, false)), &cur, sync, &mut acq);
         (h, acq)
     }
 
@@ -889,7 +873,13 @@ mod tests {
             },
         };
         let h = g
-            .access(0, 0..4, &cur, Sync::default(), &mut BTreeMap::new())
+            .access(
+                0,
+                (0..4).map(|e| (e, false)),
+                &cur,
+                Sync::default(),
+                &mut BTreeMap::new(),
+            )
             .expect("race");
         assert!(h.first.is_async() && h.second.kind == Kind::Read);
     }

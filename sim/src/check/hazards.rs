@@ -50,7 +50,8 @@ pub enum Comp {
     /// `tma.store_wait`).
     Store(u32),
     /// The TMA stores of a partition, writing global memory (observed by its `tma.store_wait`
-    /// that waits for the writes, `full=true`).
+    /// that waits for the writes, `full=true`). Taken to write in issue order: two stores of
+    /// one partition to the same elements are not reported.
     StoreWrite(u32),
     /// The wgmma groups of a partition.
     Wgmma(u32),
@@ -207,7 +208,8 @@ pub struct Accessor {
     pub instr: u32,
     /// Its clock over this CTA's components.
     pub own: VClock,
-    /// The issue clock of an asynchronous operation.
+    /// The issue clock of an operation of a concurrent unit (what alone orders it after
+    /// another operation of that unit).
     pub issue: Option<VClock>,
     /// Who caused it and when (the issuer for an asynchronous operation).
     pub origin: (AgentId, u32),
@@ -289,7 +291,12 @@ impl CtaHb {
             // Copies, stores and wgmma groups run side by side; partitions and the pipe in order.
             concurrent: !matches!(
                 c,
-                Comp::Part(_) | Comp::Pipe | Comp::Peer { .. } | Comp::PeerPipe { .. } | Comp::Init
+                Comp::Part(_)
+                    | Comp::Pipe
+                    | Comp::Peer { .. }
+                    | Comp::PeerPipe { .. }
+                    | Comp::Init
+                    | Comp::StoreWrite(_)
             ),
             ..AgentInfo::default()
         });
@@ -604,7 +611,7 @@ impl CtaHb {
             op: ASYNC_OP | op,
             instr: o.instr,
             own,
-            issue: Some(o.clock.clone()),
+            issue: self.agents[id as usize].concurrent.then(|| o.clock.clone()),
             origin: (o.issuer, o.time),
             remote: o.remote.clone(),
             comp: *self.comps.get(id as usize)?,

@@ -166,7 +166,7 @@ impl<'p, 's> Machine<'p, 's> {
                             desc.tensor,
                             &acc,
                             what,
-                            ranges.into_iter().flatten(),
+                            ranges.into_iter().flatten().map(|e| (e, false)),
                             Sync::default(),
                         );
                     }
@@ -298,7 +298,7 @@ impl<'p, 's> Machine<'p, 's> {
                         desc.tensor,
                         &acc,
                         what,
-                        ranges.into_iter().flatten(),
+                        ranges.into_iter().flatten().map(|e| (e, false)),
                         Sync::default(),
                     );
                 }

@@ -974,6 +974,7 @@ impl<'p, 's> Machine<'p, 's> {
                     seen.as_mut(),
                 )?;
                 if let Some(elems) = seen {
+                    let elems = elems.into_iter().map(|e| (e, false)).collect();
                     self.global_part_access(s, a, ti, Kind::Read, None, elems);
                 }
                 let t = as_tile(&data)?;
@@ -1119,6 +1120,7 @@ impl<'p, 's> Machine<'p, 's> {
                 let g = &self.global[ti as usize];
                 let v = global_load(g, &offs, maskv.as_ref(), otherv.as_ref(), seen.as_mut())?;
                 if let Some(elems) = seen {
+                    let elems = elems.into_iter().map(|e| (e, false)).collect();
                     self.global_part_access(s, a, ti, Kind::Read, None, elems);
                 }
                 Ok(OpDone::Value(v))
@@ -1135,7 +1137,7 @@ impl<'p, 's> Machine<'p, 's> {
                 let offs = ev(offsets)?;
                 let val = ev(value)?;
                 let maskv = mask.as_deref().map(ev).transpose()?;
-                let mut seen = self.global_seen(ti);
+                let mut seen = self.global_seen(ti).map(|_| Vec::new());
                 global_store(
                     &mut self.global[ti as usize],
                     &offs,
@@ -1167,8 +1169,8 @@ impl<'p, 's> Machine<'p, 's> {
                     seen.as_mut(),
                 )?;
                 if let Some(elems) = seen {
-                    // Triton's default: acq_rel at gpu scope.
-                    let order = (Sem::AcqRel, Scope::Gpu);
+                    let elems = elems.into_iter().map(|e| (e, false)).collect();
+                    let order = (at.sem, at.scope);
                     self.global_part_access(s, a, ti, Kind::Write, Some(order), elems);
                 }
                 Ok(OpDone::Value(old))

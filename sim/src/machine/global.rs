@@ -1,7 +1,8 @@
 //! Global memory seen by the warps: element loads, stores and atomics through a tensor of
 //! offsets into a launch tensor (`global.load`, `global.store`, `global.atomic`), with masks,
 //! bounds checks and the element helpers they share. Each can list the element offsets it
-//! touched (`seen`), which the hazard checker's global shadow records.
+//! touched (`seen`; a store also says whether it left the element's bits as they were), which
+//! the hazard checker's global shadow records.
 
 use super::*;
 
@@ -101,7 +102,7 @@ pub(super) fn global_store(
     offs: &Value,
     val: &Value,
     mask: Option<&Value>,
-    mut seen: Option<&mut Vec<u64>>,
+    mut seen: Option<&mut Vec<(u64, bool)>>,
 ) -> OpResult<()> {
     let os = shape_of(offs);
     let vs = shape_of(val);
@@ -119,10 +120,10 @@ pub(super) fn global_store(
             continue;
         }
         let off = offset_at(g, offs, &bo, lin, "global.store")?;
-        if let Some(v) = seen.as_deref_mut() {
-            v.push(off);
-        }
         let b = elem_bits(val, bv.at(lin), g.dtype)?;
+        if let Some(v) = seen.as_deref_mut() {
+            v.push((off, g.get_bits(off) == b));
+        }
         g.set_bits(off, b);
     }
     Ok(())

@@ -812,7 +812,7 @@ impl<'p, 's> Machine<'p, 's> {
         t: u32,
         kind: Kind,
         order: Option<(Sem, Scope)>,
-        elems: Vec<u64>,
+        elems: Vec<(u64, bool)>,
     ) {
         let pc = self.cur_pc;
         let Some(acc) = self.hb(s).and_then(|h| h.part_accessor(a, pc)) else {
@@ -855,7 +855,7 @@ impl<'p, 's> Machine<'p, 's> {
         t: u32,
         acc: &Accessor,
         (kind, atomic, proxy): (Kind, bool, Proxy),
-        elems: impl IntoIterator<Item = u64>,
+        elems: impl IntoIterator<Item = (u64, bool)>,
         sync: Sync,
     ) -> BTreeMap<u32, VClock> {
         let mut learnt = BTreeMap::new();

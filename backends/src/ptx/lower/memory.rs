@@ -411,7 +411,8 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         Ok((off_ops, val_ops, mask_ops))
     }
 
-    /// `global.atomic`: one `atom.global` per element its owning thread holds; the old values
+    /// `global.atomic`: one `atom.SEM.SCOPE.global` per element its owning thread holds (the
+    /// ordering as the IR gives it, `acq_rel` and `gpu` by default); the old values
     /// land in the result's registers. A layout that replicates elements over threads is
     /// refused (only the owner would see the old value, and a second owner would apply twice).
     pub(super) fn global_atomic(
@@ -426,6 +427,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             value,
             mask,
             compare,
+            order: (sem, scope),
         } = a;
         let op = "global.atomic";
         let (dt, base) = self.ptr_arg(ptr, op)?;
@@ -486,10 +488,14 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 Some(ms) => {
                     // Masked-off elements read as 0, as the simulator gives them.
                     self.mov(d, &zero);
-                    self.e
-                        .ins(format!("@{} atom.global.{ins}.{ty} {d}, [{a}], {v}", ms[r]));
+                    self.e.ins(format!(
+                        "@{} atom.{sem}.{scope}.global.{ins}.{ty} {d}, [{a}], {v}",
+                        ms[r]
+                    ));
                 }
-                None => self.e.ins(format!("atom.global.{ins}.{ty} {d}, [{a}], {v}")),
+                None => self
+                    .e
+                    .ins(format!("atom.{sem}.{scope}.global.{ins}.{ty} {d}, [{a}], {v}")),
             }
         }
         Ok(out)
@@ -536,10 +542,13 @@ impl<'c, 'k> Lowerer<'c, 'k> {
     }
 }
 
-/// The element operands of a `global.atomic`: offsets, value, mask and `cas`'s compare value.
+/// The element operands of a `global.atomic`: offsets, value, mask and `cas`'s compare value,
+/// and its ordering.
 pub(super) struct AtomicArgs<'a> {
     pub offsets: &'a Expr,
     pub value: &'a Expr,
     pub mask: Option<&'a Expr>,
     pub compare: Option<&'a Expr>,
+    /// The PTX `.sem` and `.scope` words.
+    pub order: (String, String),
 }
