@@ -265,6 +265,39 @@ pub struct Sync<'a> {
 
 /// Elements per shadow page (pages are allocated on first access).
 const PAGE: u64 = 1024;
+/// Pages a thread keeps for its next runs ([`PAGE_POOL`]).
+const POOL_PAGES: usize = 4096;
+
+thread_local! {
+    /// Pages of finished runs, reused by the next run on the thread (a schedule after a
+    /// schedule): zeroing a page is cheaper than faulting in fresh memory for every run.
+    static PAGE_POOL: std::cell::RefCell<Vec<Box<[u32]>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// An empty page (every element in the empty state).
+fn new_page() -> Box<[u32]> {
+    match PAGE_POOL.with(|p| p.borrow_mut().pop()) {
+        Some(mut page) => {
+            page.fill(0);
+            page
+        }
+        None => vec![0u32; PAGE as usize].into_boxed_slice(),
+    }
+}
+
+impl Drop for GlobalHb {
+    fn drop(&mut self) {
+        PAGE_POOL.with(|p| {
+            let mut pool = p.borrow_mut();
+            for page in self.pages.iter_mut().flatten().filter_map(Option::take) {
+                if pool.len() >= POOL_PAGES {
+                    break;
+                }
+                pool.push(page);
+            }
+        });
+    }
+}
 /// The fewest states kept before unused ones are dropped.
 const MIN_COMPACT: usize = 4096;
 
@@ -339,7 +372,7 @@ impl GlobalHb {
         if pages.len() <= pi {
             pages.resize(pi + 1, None);
         }
-        let page = pages[pi].get_or_insert_with(|| vec![0u32; PAGE as usize].into_boxed_slice());
+        let page = pages[pi].get_or_insert_with(new_page);
         page[(e % PAGE) as usize] = id;
     }
 

@@ -427,23 +427,28 @@ impl CtaHb {
             all & ((addr % SMEM_GRANULE) * 8 + shift + bits <= SMEM_GRANULE * 8)
         });
         if within {
-            self.granules.clear();
+            // The scratch vector is taken out of `self` while it fills, so that the loops
+            // below keep its pointer and length in registers.
+            let mut granules = std::mem::take(&mut self.granules);
+            granules.clear();
             if bits >= SMEM_GRANULE * 8 {
-                self.granules
-                    .extend(addrs.iter().map(|&(addr, _)| addr / SMEM_GRANULE));
+                granules.extend(addrs.iter().map(|&(addr, _)| addr / SMEM_GRANULE));
             } else {
                 // Narrower elements share granules: one entry per run of them, so that a
                 // granule window holds each granule once.
+                granules.reserve(addrs.len());
                 let mut last = u32::MAX;
                 for &(addr, _) in addrs {
                     let g = addr / SMEM_GRANULE;
                     if g != last {
-                        self.granules.push(g);
+                        granules.push(g);
                         last = g;
                     }
                 }
             }
-            return self.smem.access_granules(&self.granules, &acc, w);
+            let h = self.smem.access_granules(&granules, &acc, w);
+            self.granules = granules;
+            return h;
         }
         let granules = addrs.iter().flat_map(|&(addr, shift)| {
             let nbytes = (shift + bits).div_ceil(8).max(1);
