@@ -7,7 +7,10 @@
 //! random steps the running agent drops below all others); async latencies from the default
 //! ranges, all short, all long, or mixed per kind; and how often the warps stall (let time pass
 //! to the next completion although an agent could run, which is how a slow warp lets several
-//! asynchronous completions land before it looks). The same seed replays the same run.
+//! asynchronous completions land before it looks). The same seed replays the same run. Past
+//! four times the expected run, the running agent is demoted every expected-run's worth of
+//! steps: a partition spinning on an atomic never blocks, and would otherwise starve the one it
+//! waits for.
 //!
 //! This module knows nothing of what the agents execute.
 
