@@ -464,6 +464,108 @@ impl<'m> Cx<'m> {
         Ok(())
     }
 
+    /// `tt.atomic_store SEM, SCOPE, %ptrs, %vals[, %mask]` (Triton 3.9) → `global.atomic xchg`
+    /// with its ordering, the old values unused: an atomic write of the values.
+    pub(super) fn atomic_store(&mut self, op: &Op, span: Span) -> R<()> {
+        let (sem, scope) = self.atomic_order(op, span)?;
+        let (base, offsets, value, mask) = self.pointer_operands(
+            op,
+            "scalar atomics are not supported (use a tensor of pointers)",
+            span,
+        )?;
+        self.let_op(
+            "stored",
+            OpKind::GlobalAtomic {
+                op: name_e("xchg", span),
+                ptr: name_e(&base, span),
+                offsets,
+                value,
+                mask,
+                compare: None,
+                sem,
+                scope,
+            },
+            span,
+        );
+        Ok(())
+    }
+
+    /// `%r = tt.atomic_poll SEM, SCOPE, %ptrs, %expected` (Triton 3.9), the spin-wait until
+    /// every element equals `%expected` → a `while` loop of atomic reads (`global.atomic add` of
+    /// 0, with the poll's ordering) counting the elements that match; `%r` (all true once the
+    /// loop ends) is the comparison of the last values read.
+    pub(super) fn atomic_poll(&mut self, op: &Op, span: Span) -> R<()> {
+        let (sem, scope) = self.atomic_order(op, span)?;
+        let v = self.n_operands(op, 2)?;
+        let (base, offsets) = self.pointer_tensor(
+            op,
+            &v[0],
+            "scalar atomics are not supported (use a tensor of pointers)",
+            span,
+        )?;
+        let expected = self.expr(&v[1].0, v[1].1)?;
+        let ty = self.result_type(op, 0)?;
+        let n: i64 = match &ty {
+            Type::Tensor { shape, .. } => shape.iter().product(),
+            _ => 1,
+        };
+        let r = self.result(op, 0)?;
+        let last = self.let_(
+            "polled",
+            Rhs::Expr(bin(BinOp::Ne, expected.clone(), expected.clone(), span)),
+            span,
+        );
+        let seen = self.let_("matched", Rhs::Expr(int_e(0, span)), span);
+        self.blocks.push(Vec::new());
+        let old = self.let_op(
+            "flag",
+            OpKind::GlobalAtomic {
+                op: name_e("add", span),
+                ptr: name_e(&base, span),
+                offsets,
+                value: int_e(0, span),
+                mask: None,
+                compare: None,
+                sem,
+                scope,
+            },
+            span,
+        );
+        let eq = bin(BinOp::Eq, name_e(&old, span), expected, span);
+        for (name, value) in [
+            (&last, eq.clone()),
+            (
+                &seen,
+                call(
+                    "sum",
+                    vec![call("cast", vec![eq, name_e("i32", span)], span), int_e(0, span)],
+                    span,
+                ),
+            ),
+        ] {
+            self.push(
+                StmtKind::Assign {
+                    names: vec![Ident::spanned(name.clone(), span)],
+                    value: Rhs::Expr(value),
+                },
+                span,
+            );
+        }
+        let stmts = self.blocks.pop().unwrap_or_default();
+        self.push(
+            StmtKind::While {
+                cond: bin(BinOp::Lt, name_e(&seen, span), int_e(n, span), span),
+                body: Block {
+                    stmts,
+                    end_comments: Vec::new(),
+                },
+            },
+            span,
+        );
+        self.bind(&r, Val::E(name_e(&last, span), ty));
+        Ok(())
+    }
+
     /// The `SEM, SCOPE` words of a `tt.atomic_rmw`/`tt.atomic_cas` (the first two words naming
     /// an ordering and a scope, before its operands) as `sem=`/`scope=` operands, each left out
     /// where it is the default (`acq_rel`, `gpu`).

@@ -132,7 +132,7 @@ pub const FEATURES: &[Feature] = &[
         example: "tt.atomic_store",
         since: Version::V3_9,
         until: None,
-        support: Support::Refused("release stores to global memory (`gl.atomic_store`) are not imported yet"),
+        support: Support::Imported("`global.atomic xchg` with its `sem=`/`scope=`, the old values unused"),
     },
     Feature {
         name: "tt.atomic_poll",
@@ -140,7 +140,7 @@ pub const FEATURES: &[Feature] = &[
         example: "tt.atomic_poll",
         since: Version::V3_9,
         until: None,
-        support: Support::Refused("spin-waits on global memory (`gl.atomic_poll`) are not imported yet"),
+        support: Support::Imported("a `while` loop of `global.atomic add` of 0 with its `sem=`/`scope=`, until every element equals the expected value"),
     },
     Feature {
         name: "tt.bitcast",
