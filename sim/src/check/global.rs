@@ -13,8 +13,9 @@
 //! atomic; the pair is a `global-race` unless happens-before orders them:
 //!
 //! - the same CTA: the accessor's clock knows the recorded agent's time (program order within
-//!   an agent that runs in order; for two operations of one concurrent unit, such as two TMA
-//!   stores of a partition, what the later one's issuer knew at the issue);
+//!   an agent that runs in order, such as a partition or the global writes of its TMA stores;
+//!   for two operations of one concurrent unit, such as two TMA loads completing on one
+//!   barrier, what the later one's issuer knew at the issue);
 //! - different CTAs: the accessor's knowledge of the other CTA (`remote` views, learnt through
 //!   cluster barriers, remote arrivals and the atomics below) knows the time.
 //!
@@ -22,7 +23,10 @@
 //! clock (as knowledge of its CTA) and its views of other CTAs into the element's sync state;
 //! later atomics continue the release sequence (the state accumulates), a plain write ends it;
 //! an acquire joins what the element's sync state holds of releases whose scope and its own
-//! both include the two CTAs. This module knows nothing of the machine: the machine computes
+//! both include the two CTAs. A plain store that leaves an element's bits as they were does not
+//! conflict with the last write when another CTA made it with the same instruction (a layout
+//! replicated over a cluster's CTAs stores each element from every CTA that holds it). This
+//! module knows nothing of the machine: the machine computes
 //! the elements an operation touches and what its agent knows, and applies what an acquire
 //! learnt.
 
