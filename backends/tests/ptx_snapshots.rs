@@ -67,3 +67,16 @@ fn hopper_pipelined_matmul() {
         &["BLOCK_M=64", "BLOCK_N=64", "NUM_WARPS=4"],
     );
 }
+
+/// `global.atomic` without `sem=`/`scope=` lowers with Triton's ordering, `atom.acq_rel.gpu`.
+#[test]
+fn atomics_carry_their_ordering_and_scope() {
+    let m = common::lower("atomics", Target::Sm100a, &[]).unwrap_or_else(|e| panic!("{e}"));
+    for ins in [
+        "atom.acq_rel.gpu.global.add.u32",
+        "atom.acq_rel.gpu.global.add.f32",
+        "atom.acq_rel.gpu.global.max.s32",
+    ] {
+        assert!(m.text.contains(ins), "no `{ins}` in\n{}", m.text);
+    }
+}

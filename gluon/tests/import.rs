@@ -528,3 +528,30 @@ fn memdesc_reshape_refuses_what_it_cannot_express() {
         assert!(r.contains("ttg.memdesc_reshape") && r.contains(want), "{r}");
     }
 }
+
+/// `tt.atomic_rmw`'s ordering and scope words become `sem=`/`scope=`, left out where they are
+/// Triton's defaults (`acq_rel`, `gpu`).
+#[test]
+fn atomic_ordering_and_scope_are_imported() {
+    let path = dir(Version::newest()).join("atomics.sm_100a.ttgir");
+    let text = std::fs::read_to_string(&path).expect("readable");
+    let relaxed = text.replacen(
+        "tt.atomic_rmw max, acq_rel, gpu",
+        "tt.atomic_rmw max, relaxed, cta",
+        1,
+    );
+    assert_ne!(relaxed, text, "the fixture has an atomic max");
+    let l = bwsim_gluon::import_text("atomics.sm_100a.ttgir", &relaxed, path.parent(), None);
+    let k = l
+        .kernel
+        .unwrap_or_else(|d| panic!("{}", diag::render(&d, &l.source)));
+    let printed = bwsim_isa::print(&k);
+    let atomics: Vec<&str> = printed.lines().filter(|l| l.contains("global.atomic")).collect();
+    assert_eq!(atomics.len(), 3, "{printed}");
+    let ordered: Vec<&&str> = atomics.iter().filter(|l| l.contains("sem=")).collect();
+    assert_eq!(ordered.len(), 1, "{atomics:?}");
+    assert!(
+        ordered[0].contains("global.atomic max") && ordered[0].contains("sem=relaxed, scope=cta"),
+        "{atomics:?}"
+    );
+}

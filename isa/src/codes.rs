@@ -192,6 +192,7 @@ define_codes! {
     MissingFence = "missing-fence", [Check], Deny, "generic- and async-proxy accesses (TMA, MMA operand) ordered without `fence.async_shared` between them";
     ReadBeforeComplete = "read-before-complete", [Check], Deny, "a read of a TMA destination or MMA accumulator before its completion was observed";
     WriteWhileInFlight = "write-while-in-flight", [Check], Deny, "a write to bytes another asynchronous operation (cp.async, TMA, tcgen05.cp, MMA, wgmma) may still be writing or reading";
+    GlobalRace = "global-race", [Check], Deny, "conflicting global-memory accesses (at least one writes, not both atomic), of one CTA or of two, not ordered by happens-before (a release/acquire atomic pair orders CTAs)";
     PhaseAliasing = "phase-aliasing", [Check], Deny, "an `mbar.wait` that means a phase its barrier has already moved past";
     Deadlock = "deadlock", [Run, Check, Time], Hard, "every agent blocked with nothing in flight (with the wait-for graph)";
     TxMismatch = "tx-mismatch", [Check], Hard, "`mbar.expect` bytes differ from the bytes the copies deliver (the phase never completes)";

@@ -464,8 +464,10 @@ define_ops! {
     /// `global.atomic OP, PTR, OFFSETS, VALUE[, mask=M]` → the old values: one atomic
     /// read-modify-write per element, OP one of `add`, `max`, `min`, `and`, `or`, `xor`, `xchg`;
     /// `global.atomic cas, PTR, OFFSETS, VALUE, compare=C` stores VALUE where the old value
-    /// equals C (compare-and-swap).
-    GlobalAtomic = "global.atomic" (op, ptr, offsets, value; mask, compare),
+    /// equals C (compare-and-swap). `sem=` (`relaxed`, `acquire`, `release`, `acq_rel`) and
+    /// `scope=` (`cta`, `cluster`, `gpu`, `sys`) give its memory ordering, PTX `atom.SEM.SCOPE`;
+    /// by default `acq_rel` at `gpu` scope, as Triton's `atomic_*`.
+    GlobalAtomic = "global.atomic" (op, ptr, offsets, value; mask, compare, sem, scope),
     /// `cp.async DST, PTR, OFFSETS[, mask=M]`: each thread copies its elements of the global
     /// tensor at PTR + OFFSETS into the same positions of the shared view DST, asynchronously
     /// (`cp.async`); masked elements are written as zeros. The copies join the partition's open

@@ -204,6 +204,82 @@ impl AtomicOp {
     }
 }
 
+/// The memory-ordering semantics of a `global.atomic` (`sem=NAME`), PTX `atom`'s `.sem`
+/// qualifier; without `sem=` an atomic is `acq_rel`, Triton's default.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AtomicSem {
+    Relaxed,
+    Acquire,
+    Release,
+    AcqRel,
+}
+
+impl AtomicSem {
+    pub const ALL: [AtomicSem; 4] = [
+        AtomicSem::Relaxed,
+        AtomicSem::Acquire,
+        AtomicSem::Release,
+        AtomicSem::AcqRel,
+    ];
+
+    /// The name written in `.tile` and in PTX (`relaxed`, `acquire`, `release`, `acq_rel`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            AtomicSem::Relaxed => "relaxed",
+            AtomicSem::Acquire => "acquire",
+            AtomicSem::Release => "release",
+            AtomicSem::AcqRel => "acq_rel",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<AtomicSem> {
+        AtomicSem::ALL.into_iter().find(|o| o.name() == name)
+    }
+
+    /// Whether it has acquire semantics.
+    pub fn acquires(self) -> bool {
+        matches!(self, AtomicSem::Acquire | AtomicSem::AcqRel)
+    }
+
+    /// Whether it has release semantics.
+    pub fn releases(self) -> bool {
+        matches!(self, AtomicSem::Release | AtomicSem::AcqRel)
+    }
+}
+
+/// The memory scope of a `global.atomic` (`scope=NAME`), PTX `atom`'s `.scope` qualifier: the
+/// threads its ordering can synchronise with. Without `scope=` an atomic is `gpu`-scoped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum AtomicScope {
+    Cta,
+    Cluster,
+    Gpu,
+    Sys,
+}
+
+impl AtomicScope {
+    pub const ALL: [AtomicScope; 4] = [
+        AtomicScope::Cta,
+        AtomicScope::Cluster,
+        AtomicScope::Gpu,
+        AtomicScope::Sys,
+    ];
+
+    /// The name written in `.tile` and in PTX (`cta`, `cluster`, `gpu`, `sys`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            AtomicScope::Cta => "cta",
+            AtomicScope::Cluster => "cluster",
+            AtomicScope::Gpu => "gpu",
+            AtomicScope::Sys => "sys",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<AtomicScope> {
+        AtomicScope::ALL.into_iter().find(|o| o.name() == name)
+    }
+}
+
 /// The read-modify-write operations of `global.atomic`, by name (see [`AtomicOp`]).
 pub const ATOMIC_OPS: [&str; 8] = {
     let mut names = [""; 8];

@@ -7,7 +7,10 @@
 //! random steps the running agent drops below all others); async latencies from the default
 //! ranges, all short, all long, or mixed per kind; and how often the warps stall (let time pass
 //! to the next completion although an agent could run, which is how a slow warp lets several
-//! asynchronous completions land before it looks). The same seed replays the same run.
+//! asynchronous completions land before it looks). The same seed replays the same run. Past
+//! four times the expected run, the running agent is demoted every expected-run's worth of
+//! steps: a partition spinning on an atomic never blocks, and would otherwise starve the one it
+//! waits for.
 //!
 //! This module knows nothing of what the agents execute.
 
@@ -40,6 +43,10 @@ pub struct PctScheduler {
     change_points: Vec<u64>,
     next_low: u64,
     step: u64,
+    /// The steps a run is expected to take: past four times that, the running agent is demoted
+    /// every `horizon` steps, so that a partition spinning on global memory (an atomic polled
+    /// in a loop) cannot starve the one it waits for.
+    horizon: u64,
     latencies: Latencies,
     profile: LatencyProfile,
     /// Chance per step (out of 1024) to stall instead of stepping.
@@ -75,6 +82,7 @@ impl PctScheduler {
             change_points,
             next_low: 1_000,
             step: 0,
+            horizon,
             latencies: Latencies::default(),
             profile,
             stall,
@@ -111,8 +119,11 @@ impl Scheduler for PctScheduler {
                 best_p = p;
             }
         }
-        if self.change_points.last().is_some_and(|&c| c <= self.step) {
-            self.change_points.pop();
+        let starving = self.step > 4 * self.horizon && self.step.is_multiple_of(self.horizon);
+        if starving || self.change_points.last().is_some_and(|&c| c <= self.step) {
+            if !starving {
+                self.change_points.pop();
+            }
             self.next_low = self.next_low.saturating_sub(1);
             self.prio.insert(runnable[best], self.next_low);
         }
@@ -183,7 +194,12 @@ mod tests {
         let mut s = PctScheduler::new(seed, 100);
         let r = refs(4);
         let first = s.pick(&r);
-        assert!((0..500).all(|_| s.pick(&r) == first));
+        assert!((0..399).all(|_| s.pick(&r) == first));
+        // Past four times the expected run the running agent is demoted (a spinner cannot
+        // starve the others): another agent runs.
+        let mut later: Vec<usize> = (0..200).map(|_| s.pick(&r)).collect();
+        later.dedup();
+        assert!(later.len() >= 2 && later[0] == first, "{later:?}");
         // Depth 3 changes priorities twice within the horizon: at least two agents get to run.
         let seed = (0..200)
             .find(|&s| PctScheduler::new(s, 100).depth == Some(3))

@@ -461,6 +461,46 @@ fn load_rows(
     Ok((rows.end - rows.start) * inner * bits as u64 / 8)
 }
 
+/// The global elements a tile load's rows `rows` read (message `m` is rows `m * msgs.rows()..`
+/// of the copy), as linear index ranges of the tensor, one per in-bounds box row (the hazard
+/// checker's record of the copy's global reads; out-of-bounds parts read nothing).
+pub fn load_ranges(desc: &DescInfo, msgs: &Msgs, rows: Range<u64>, out: &mut Vec<Range<u64>>) {
+    let per = msgs.rows().max(1);
+    let mut scratch = [0u32; MAX_RANK];
+    for row in rows {
+        let m = row / per;
+        if m >= msgs.count() {
+            break;
+        }
+        let coords = msgs.coords(m);
+        let (inner, c0, width) = box_columns(desc, &msgs.boxd, coords);
+        let Some(base) = row_base(desc, &msgs.boxd, coords, row % per, &mut scratch) else {
+            continue;
+        };
+        let lo = c0.clamp(0, width);
+        let hi = c0.saturating_add(inner as i64).clamp(lo, width);
+        if lo < hi {
+            out.push((base + lo) as u64..(base + hi) as u64);
+        }
+    }
+}
+
+/// The global elements gather4 messages `msgs` (rows `4m..4m+4` each) read, as linear index
+/// ranges (one per in-bounds row), like [`load_ranges`].
+pub fn gather_ranges(desc: &DescInfo, xs: &[i64], col: i64, msgs: Range<u64>, out: &mut Vec<Range<u64>>) {
+    let (by, nrows, ncols) = gather_dims(desc);
+    let lo = col.clamp(0, ncols);
+    let hi = col.saturating_add(by as i64).clamp(lo, ncols);
+    for m in msgs {
+        for i in (m * 4)..(m * 4 + 4).min(xs.len() as u64) {
+            let x = xs[i as usize];
+            if (0..nrows).contains(&x) && lo < hi {
+                out.push((x * ncols + lo) as u64..(x * ncols + hi) as u64);
+            }
+        }
+    }
+}
+
 /// The row length (`BLOCK_Y`) a gather4 or scatter4 moves, and its tensor's rows and columns.
 fn gather_dims(desc: &DescInfo) -> (u64, i64, i64) {
     let by = desc.block.last().copied().unwrap_or(1) as u64;
@@ -521,6 +561,26 @@ impl StoreData {
             elems,
             ..StoreData::default()
         }
+    }
+}
+
+impl StoreData {
+    /// The global elements the store writes (elements of `bits` each), as linear index ranges
+    /// (what lies past the tensor's end is written nowhere and is not listed).
+    pub fn elem_ranges(&self, bits: u32, numel: u64, out: &mut Vec<Range<u64>>) {
+        let w = (bits / 8).max(1) as u64;
+        for &(off, len) in &self.runs {
+            let (lo, hi) = (off as u64 / w, ((off + len) as u64).div_ceil(w).min(numel));
+            if lo < hi {
+                out.push(lo..hi);
+            }
+        }
+        out.extend(
+            self.elems
+                .iter()
+                .filter(|e| e.0 < numel)
+                .map(|&(lin, _)| lin..lin + 1),
+        );
     }
 }
 

@@ -62,3 +62,24 @@ const WGMMA: &str = include_str!("tiles/hazards/wgmma.tile");
 fn wgmma_operands_need_the_fence_and_stay_busy_until_wgmma_wait() {
     assert_cases(WGMMA, 4, &[&[], &["missing-fence"], &["write-while-in-flight"]]);
 }
+
+/// A flag hand-off between two CTAs through global memory, ordered by a release/acquire atomic
+/// pair whose scopes include both CTAs (CASE 0: acq_rel at gpu scope, CASE 1: release and
+/// acquire) and not by a relaxed pair (CASE 2), a CTA-scope release (CASE 3) or a CTA-scope
+/// acquire (CASE 4).
+const GLOBAL_FLAG: &str = include_str!("tiles/hazards/global_flag.tile");
+
+#[test]
+fn a_flag_orders_ctas_only_through_release_and_acquire_of_a_common_scope() {
+    let race: &[&str] = &["global-race"];
+    assert_cases(GLOBAL_FLAG, 8, &[&[], &[], race, race, race]);
+}
+
+/// Split-K into one output: plain read-modify-writes of two CTAs race (CASE 1), atomic adds
+/// do not (CASE 0); CTAs storing disjoint tiles of one output never conflict (CASE 2).
+const SPLIT_K: &str = include_str!("tiles/hazards/split_k.tile");
+
+#[test]
+fn ctas_conflict_on_shared_elements_unless_both_accesses_are_atomic() {
+    assert_cases(SPLIT_K, 8, &[&[], &["global-race"], &[]]);
+}

@@ -304,6 +304,19 @@ impl<'m> Cx<'m> {
                 let ty = self.result_type(op, 0)?;
                 let r = self.result(op, 0)?;
                 let val = match self.get(&v[0].0, v[0].1)? {
+                    // A scalar pointer's offset becomes a tile of the tensor's shape.
+                    Val::Ptr {
+                        base,
+                        offs: Some(o),
+                        ty: src,
+                    } if !src.is_tensor() && ty.is_tensor() => {
+                        let z = self.full(&int_tensor(&ty), int_e(0, span), span)?;
+                        Val::Ptr {
+                            base,
+                            offs: Some(bin(BinOp::Add, z, o, span)),
+                            ty,
+                        }
+                    }
                     Val::Ptr { base, offs, .. } => Val::Ptr { base, offs, ty },
                     _ => Val::Splat(self.expr(&v[0].0, v[0].1)?, ty),
                 };
@@ -895,6 +908,8 @@ impl<'m> Cx<'m> {
             }
             "tt.atomic_rmw" => self.atomic_rmw(op, span),
             "tt.atomic_cas" => self.atomic_cas(op, span),
+            "tt.atomic_store" => self.atomic_store(op, span),
+            "tt.atomic_poll" => self.atomic_poll(op, span),
             "tt.extern_elementwise" => {
                 // libdevice calls (`libdevice.erf`, `fast_expf`, ...): those with a bwsim math
                 // function import as it (the fast forms as the exact function, as the simulator

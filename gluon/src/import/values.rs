@@ -4,6 +4,7 @@
 use super::combiner::{self, Combiner};
 use super::*;
 use bwsim_isa::builtins::ReduceOp;
+use bwsim_isa::typeck::{AtomicScope, AtomicSem};
 
 impl<'m> Cx<'m> {
     /// The first integer literal after the operands (`init_barrier %b, 1`).
@@ -425,12 +426,12 @@ impl<'m> Cx<'m> {
         Ok(o)
     }
 
-    /// `tt.atomic_rmw KIND, SEM, SCOPE, %ptrs, %vals[, %mask]` → `global.atomic`. Every
-    /// ordering and scope imports the same way: bwsim's global memory has no proxies or caches
-    /// to order (its accesses are not checked for races).
+    /// `tt.atomic_rmw KIND, SEM, SCOPE, %ptrs, %vals[, %mask]` → `global.atomic` with `sem=`
+    /// and `scope=` where they are not the defaults (`acq_rel`, `gpu`).
     pub(super) fn atomic_rmw(&mut self, op: &Op, span: Span) -> R<()> {
         let mut c = Cursor::new(&op.toks, op.span);
         let kind = c.ident()?;
+        let (sem, scope) = self.atomic_order(op, span)?;
         let k = match kind.as_str() {
             "add" | "fadd" => "add",
             "max" => "max",
@@ -460,6 +461,8 @@ impl<'m> Cx<'m> {
             value,
             mask,
             compare: None,
+            sem,
+            scope,
         };
         // Old values nobody reads: a statement (the PTX backend then needs no owner of each
         // element to hand them to its copies).
@@ -472,9 +475,136 @@ impl<'m> Cx<'m> {
         Ok(())
     }
 
+    /// `tt.atomic_store SEM, SCOPE, %ptrs, %vals[, %mask]` (Triton 3.9) → `global.atomic xchg`
+    /// with its ordering, the old values unused: an atomic write of the values.
+    pub(super) fn atomic_store(&mut self, op: &Op, span: Span) -> R<()> {
+        let (sem, scope) = self.atomic_order(op, span)?;
+        let (base, offsets, value, mask) = self.pointer_operands(
+            op,
+            "scalar atomics are not supported (use a tensor of pointers)",
+            span,
+        )?;
+        self.let_op(
+            "stored",
+            OpKind::GlobalAtomic {
+                op: name_e("xchg", span),
+                ptr: name_e(&base, span),
+                offsets,
+                value,
+                mask,
+                compare: None,
+                sem,
+                scope,
+            },
+            span,
+        );
+        Ok(())
+    }
+
+    /// `%r = tt.atomic_poll SEM, SCOPE, %ptrs, %expected` (Triton 3.9), the spin-wait until
+    /// every element equals `%expected` → a `while` loop of atomic reads (`global.atomic add` of
+    /// 0, with the poll's ordering) counting the elements that match; `%r` (all true once the
+    /// loop ends) is the comparison of the last values read.
+    pub(super) fn atomic_poll(&mut self, op: &Op, span: Span) -> R<()> {
+        let (sem, scope) = self.atomic_order(op, span)?;
+        let v = self.n_operands(op, 2)?;
+        let (base, offsets) = self.pointer_tensor(
+            op,
+            &v[0],
+            "scalar atomics are not supported (use a tensor of pointers)",
+            span,
+        )?;
+        let expected = self.expr(&v[1].0, v[1].1)?;
+        let ty = self.result_type(op, 0)?;
+        let n: i64 = match &ty {
+            Type::Tensor { shape, .. } => shape.iter().product(),
+            _ => 1,
+        };
+        let r = self.result(op, 0)?;
+        let last = self.let_(
+            "polled",
+            Rhs::Expr(bin(BinOp::Ne, expected.clone(), expected.clone(), span)),
+            span,
+        );
+        let seen = self.let_("matched", Rhs::Expr(int_e(0, span)), span);
+        self.blocks.push(Vec::new());
+        let old = self.let_op(
+            "flag",
+            OpKind::GlobalAtomic {
+                op: name_e("add", span),
+                ptr: name_e(&base, span),
+                offsets,
+                value: int_e(0, span),
+                mask: None,
+                compare: None,
+                sem,
+                scope,
+            },
+            span,
+        );
+        let eq = bin(BinOp::Eq, name_e(&old, span), expected, span);
+        for (name, value) in [
+            (&last, eq.clone()),
+            (
+                &seen,
+                call(
+                    "sum",
+                    vec![call("cast", vec![eq, name_e("i32", span)], span), int_e(0, span)],
+                    span,
+                ),
+            ),
+        ] {
+            self.push(
+                StmtKind::Assign {
+                    names: vec![Ident::spanned(name.clone(), span)],
+                    value: Rhs::Expr(value),
+                },
+                span,
+            );
+        }
+        let stmts = self.blocks.pop().unwrap_or_default();
+        self.push(
+            StmtKind::While {
+                cond: bin(BinOp::Lt, name_e(&seen, span), int_e(n, span), span),
+                body: Block {
+                    stmts,
+                    end_comments: Vec::new(),
+                },
+            },
+            span,
+        );
+        self.bind(&r, Val::E(name_e(&last, span), ty));
+        Ok(())
+    }
+
+    /// The `SEM, SCOPE` words of a `tt.atomic_rmw`/`tt.atomic_cas` (the first two words naming
+    /// an ordering and a scope, before its operands) as `sem=`/`scope=` operands, each left out
+    /// where it is the default (`acq_rel`, `gpu`).
+    fn atomic_order(&mut self, op: &Op, span: Span) -> R<(Option<Expr>, Option<Expr>)> {
+        let words: Vec<&str> = op
+            .toks
+            .iter()
+            .map(|t| &t.tok)
+            .take_while(|t| !matches!(t, Tok::Value(_)))
+            .filter_map(|t| match t {
+                Tok::Ident(w) => Some(w.as_str()),
+                _ => None,
+            })
+            .collect();
+        let sem = words.iter().find_map(|w| AtomicSem::from_name(w));
+        let scope = words.iter().find_map(|w| AtomicScope::from_name(w));
+        let (Some(sem), Some(scope)) = (sem, scope) else {
+            return Err(self.unsupported(op, "an atomic without its ordering and scope words"));
+        };
+        let sem = (sem != AtomicSem::AcqRel).then(|| name_e(sem.name(), span));
+        let scope = (scope != AtomicScope::Gpu).then(|| name_e(scope.name(), span));
+        Ok((sem, scope))
+    }
+
     /// `tt.atomic_cas SEM, SCOPE, %ptrs, %cmp, %val` → `global.atomic cas, ..., compare=`
-    /// (any ordering and scope, as for `tt.atomic_rmw`).
+    /// (its ordering as for `tt.atomic_rmw`).
     pub(super) fn atomic_cas(&mut self, op: &Op, span: Span) -> R<()> {
+        let (sem, scope) = self.atomic_order(op, span)?;
         let v = self.n_operands(op, 3)?;
         let (base, offsets) = self.pointer_tensor(
             op,
@@ -495,6 +625,8 @@ impl<'m> Cx<'m> {
                 value,
                 mask: None,
                 compare: Some(compare),
+                sem,
+                scope,
             },
             span,
         );

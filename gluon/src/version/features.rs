@@ -108,7 +108,7 @@ pub const FEATURES: &[Feature] = &[
         example: "tt.atomic_rmw",
         since: Version::V3_6,
         until: None,
-        support: Support::Imported("`global.atomic add|max|min|and|or|xor|xchg` (any ordering and scope)"),
+        support: Support::Imported("`global.atomic add|max|min|and|or|xor|xchg`, its ordering and scope as `sem=`/`scope=` (left out when `acq_rel`, `gpu`)"),
     },
     Feature {
         name: "tt.atomic_cas",
@@ -116,7 +116,7 @@ pub const FEATURES: &[Feature] = &[
         example: "tt.atomic_cas",
         since: Version::V3_6,
         until: None,
-        support: Support::Imported("`global.atomic cas, ..., compare=C`"),
+        support: Support::Imported("`global.atomic cas, ..., compare=C`, `sem=`/`scope=` as for `tt.atomic_rmw`"),
     },
     Feature {
         name: "tt.atomic_load",
@@ -124,7 +124,7 @@ pub const FEATURES: &[Feature] = &[
         example: "tt.atomic_load",
         since: Version::V3_9,
         until: None,
-        support: Support::Refused("acquire loads of global memory (`gl.atomic_load`) are not modelled: bwsim does not check global memory for races"),
+        support: Support::Refused("acquire loads of global memory (`gl.atomic_load`) are not imported yet (`global.atomic` is a read-modify-write only)"),
     },
     Feature {
         name: "tt.atomic_store",
@@ -132,7 +132,7 @@ pub const FEATURES: &[Feature] = &[
         example: "tt.atomic_store",
         since: Version::V3_9,
         until: None,
-        support: Support::Refused("release stores to global memory (`gl.atomic_store`) are not modelled: bwsim does not check global memory for races"),
+        support: Support::Imported("`global.atomic xchg` with its `sem=`/`scope=`, the old values unused"),
     },
     Feature {
         name: "tt.atomic_poll",
@@ -140,7 +140,7 @@ pub const FEATURES: &[Feature] = &[
         example: "tt.atomic_poll",
         since: Version::V3_9,
         until: None,
-        support: Support::Refused("spin-waits on global memory (`gl.atomic_poll`) are not modelled: bwsim does not check global memory for races"),
+        support: Support::Imported("a `while` loop of `global.atomic add` of 0 with its `sem=`/`scope=`, until every element equals the expected value"),
     },
     Feature {
         name: "tt.bitcast",

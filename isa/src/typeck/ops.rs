@@ -914,7 +914,27 @@ impl<'k> Cx<'k> {
                 value,
                 mask,
                 compare,
+                sem,
+                scope,
             } => {
+                let named = |e: &Option<Expr>, names: &[&str], what: &str| -> Result<(), Diagnostic> {
+                    match e {
+                        Some(e) if !matches!(&e.kind, ExprKind::Name(n) if names.contains(&n.as_str())) => {
+                            Err(e_type(
+                                e.span,
+                                format!("{what} is one of {}", names.join(", ")),
+                                "here",
+                            ))
+                        }
+                        _ => Ok(()),
+                    }
+                };
+                named(sem, &AtomicSem::ALL.map(AtomicSem::name), "an atomic's `sem=`")?;
+                named(
+                    scope,
+                    &AtomicScope::ALL.map(AtomicScope::name),
+                    "an atomic's `scope=`",
+                )?;
                 let ok = matches!(&kind.kind, ExprKind::Name(n) if ATOMIC_OPS.contains(&n.as_str()));
                 if !ok {
                     return Err(e_type(

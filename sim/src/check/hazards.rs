@@ -11,7 +11,9 @@
 //!   operation whose bytes become visible only through the barrier it completes on, so each
 //!   barrier gets its own component (one shared TMA component would let a wait on one barrier
 //!   "see" copies that completed on another);
-//! - the TMA stores of each partition (observed by that partition's `tma.store_wait`);
+//! - the TMA stores of each partition, their shared-memory reads (observed by that partition's
+//!   `tma.store_wait`) and their global writes (observed by a `tma.store_wait` that waits for
+//!   the writes, `full=true`) apart;
 //! - the wgmma groups of each partition (observed by its `wgmma.wait`);
 //! - the `cp.async` groups of each partition (observed by its `cp.async.wait`): a copy of
 //!   group g writes at component time g, and a wait that retires groups up to g raises the
@@ -24,6 +26,7 @@
 //! This module knows clocks, barriers by address and instruction indices; it knows nothing of
 //! values or of how the machine schedules.
 
+use crate::check::global::{GAccess, GRec, Knows};
 use crate::check::hb::{
     Access, AgentId, AgentInfo, Hazard, HazardKind, Issued, Kind, Proxy, Rec, Shadow, VClock, World,
     ASYNC_OP, NO_AGENT,
@@ -43,8 +46,13 @@ pub enum Comp {
     Part(u32),
     /// TMA loads and gathers completing on the mbarrier at this address.
     TmaBar(u32),
-    /// The TMA stores of a partition.
+    /// The TMA stores of a partition, reading their shared-memory source (observed by its
+    /// `tma.store_wait`).
     Store(u32),
+    /// The TMA stores of a partition, writing global memory (observed by its `tma.store_wait`
+    /// that waits for the writes, `full=true`). Taken to write in issue order: two stores of
+    /// one partition to the same elements are not reported.
+    StoreWrite(u32),
     /// The wgmma groups of a partition.
     Wgmma(u32),
     /// The `cp.async` groups of a partition.
@@ -187,6 +195,54 @@ pub struct CtaHb {
     peer_pipes: BTreeMap<u32, (VClock, u32)>,
 }
 
+/// Who makes a global-memory access and what it knows ([`crate::check::global`]): a partition,
+/// or the unit of an asynchronous operation with what its issuer knew at the issue.
+#[derive(Clone, Debug)]
+pub struct Accessor {
+    pub agent: AgentId,
+    /// The agent's own component at the access.
+    pub time: u32,
+    /// The instruction, or [`ASYNC_OP`] | the asynchronous op's index.
+    pub op: u32,
+    /// The instruction (that issued it).
+    pub instr: u32,
+    /// Its clock over this CTA's components.
+    pub own: VClock,
+    /// The issue clock of an operation of a concurrent unit (what alone orders it after
+    /// another operation of that unit).
+    pub issue: Option<VClock>,
+    /// Who caused it and when (the issuer for an asynchronous operation).
+    pub origin: (AgentId, u32),
+    /// Its knowledge of other CTAs.
+    pub remote: BTreeMap<u32, VClock>,
+    /// What the agent stands for.
+    pub comp: Comp,
+}
+
+impl Accessor {
+    /// The access this agent of CTA `cta` makes.
+    pub fn access(&self, cta: u32, kind: Kind, atomic: bool, proxy: Proxy) -> GAccess<'_> {
+        GAccess {
+            rec: GRec {
+                cta,
+                time: self.time,
+                instr: self.instr,
+                op: self.op,
+                agent: self.agent,
+                kind,
+                atomic,
+                proxy,
+            },
+            knows: Knows {
+                own: &self.own,
+                issue: self.issue.as_ref(),
+                origin: self.origin,
+                remote: &self.remote,
+            },
+        }
+    }
+}
+
 fn tmem_granule(lane: u32, col: u32) -> usize {
     col as usize * TMEM_LANES as usize + lane as usize
 }
@@ -235,7 +291,12 @@ impl CtaHb {
             // Copies, stores and wgmma groups run side by side; partitions and the pipe in order.
             concurrent: !matches!(
                 c,
-                Comp::Part(_) | Comp::Pipe | Comp::Peer { .. } | Comp::PeerPipe { .. } | Comp::Init
+                Comp::Part(_)
+                    | Comp::Pipe
+                    | Comp::Peer { .. }
+                    | Comp::PeerPipe { .. }
+                    | Comp::Init
+                    | Comp::StoreWrite(_)
             ),
             ..AgentInfo::default()
         });
@@ -284,9 +345,15 @@ impl CtaHb {
         while self.parts.len() <= child {
             self.parts.push(PartHb::default());
         }
+        let remote = self
+            .parts
+            .get(parent)
+            .map(|p| p.remote.clone())
+            .unwrap_or_default();
         self.parts[child] = PartHb {
             id,
             clock,
+            remote,
             ..PartHb::default()
         };
         self.step(parent);
@@ -295,13 +362,20 @@ impl CtaHb {
     /// The default partition passes the join: it learns everything its workers did.
     pub fn join(&mut self, parent: usize, children: &[u32]) {
         let mut acc = VClock::default();
+        let mut remote: BTreeMap<u32, VClock> = BTreeMap::new();
         for &c in children {
             if let Some(p) = self.parts.get(c as usize) {
                 acc.join(&p.clock);
+                for (cta, v) in &p.remote {
+                    remote.entry(*cta).or_default().join(v);
+                }
             }
         }
         if let Some(p) = self.parts.get_mut(parent) {
             p.clock.join(&acc);
+            for (cta, v) in remote {
+                p.remote.entry(cta).or_default().join(&v);
+            }
         }
     }
 
@@ -326,6 +400,7 @@ impl CtaHb {
             time: p.clock.get(p.id),
             clock: p.clock.clone(),
             fence: p.fence.clone(),
+            remote: p.remote.clone(),
         });
         (self.ops.len() - 1) as u32
     }
@@ -352,23 +427,28 @@ impl CtaHb {
             all & ((addr % SMEM_GRANULE) * 8 + shift + bits <= SMEM_GRANULE * 8)
         });
         if within {
-            self.granules.clear();
+            // The scratch vector is taken out of `self` while it fills, so that the loops
+            // below keep its pointer and length in registers.
+            let mut granules = std::mem::take(&mut self.granules);
+            granules.clear();
             if bits >= SMEM_GRANULE * 8 {
-                self.granules
-                    .extend(addrs.iter().map(|&(addr, _)| addr / SMEM_GRANULE));
+                granules.extend(addrs.iter().map(|&(addr, _)| addr / SMEM_GRANULE));
             } else {
                 // Narrower elements share granules: one entry per run of them, so that a
                 // granule window holds each granule once.
+                granules.reserve(addrs.len());
                 let mut last = u32::MAX;
                 for &(addr, _) in addrs {
                     let g = addr / SMEM_GRANULE;
                     if g != last {
-                        self.granules.push(g);
+                        granules.push(g);
                         last = g;
                     }
                 }
             }
-            return self.smem.access_granules(&self.granules, &acc, w);
+            let h = self.smem.access_granules(&granules, &acc, w);
+            self.granules = granules;
+            return h;
         }
         let granules = addrs.iter().flat_map(|&(addr, shift)| {
             let nbytes = (shift + bits).div_ceil(8).max(1);
@@ -488,15 +568,83 @@ impl CtaHb {
         self.smem_access(addrs, bits, rec, &clock)
     }
 
-    /// `tma.store_wait` passed in partition `a`: it learns every store read (and write) that
-    /// has completed.
-    pub fn store_wait(&mut self, a: usize) {
-        let Some(&id) = self.index.get(&Comp::Store(a as u32)) else {
-            return;
-        };
-        let t = self.unit_time[id as usize];
-        if let Some(p) = self.parts.get_mut(a) {
-            p.clock.raise(id, t);
+    /// `tma.store_wait` passed in partition `a`: it learns every store read that has
+    /// completed, and with `full` (it waited for the writes) every global write.
+    pub fn store_wait(&mut self, a: usize, full: bool) {
+        let comps = [
+            Some(Comp::Store(a as u32)),
+            full.then_some(Comp::StoreWrite(a as u32)),
+        ];
+        for c in comps.into_iter().flatten() {
+            let Some(&id) = self.index.get(&c) else {
+                continue;
+            };
+            let t = self.unit_time[id as usize];
+            if let Some(p) = self.parts.get_mut(a) {
+                p.clock.raise(id, t);
+            }
+        }
+    }
+
+    // ----- global memory -----
+
+    /// Partition `a` at instruction `instr` as the agent of a global access.
+    pub fn part_accessor(&self, a: usize, instr: u32) -> Option<Accessor> {
+        let p = self.parts.get(a)?;
+        let time = p.clock.get(p.id);
+        Some(Accessor {
+            agent: p.id,
+            time,
+            op: instr,
+            instr,
+            own: p.clock.clone(),
+            issue: None,
+            origin: (p.id, time),
+            remote: p.remote.clone(),
+            comp: Comp::Part(a as u32),
+        })
+    }
+
+    /// The agent of async op `op` acting as unit `id` at the unit's time `t`.
+    fn unit_accessor(&self, id: AgentId, t: u32, op: u32) -> Option<Accessor> {
+        let o = self.ops.get(op as usize)?;
+        let mut own = o.clock.clone();
+        own.raise(id, t);
+        Some(Accessor {
+            agent: id,
+            time: t,
+            op: ASYNC_OP | op,
+            instr: o.instr,
+            own,
+            issue: self.agents[id as usize].concurrent.then(|| o.clock.clone()),
+            origin: (o.issuer, o.time),
+            remote: o.remote.clone(),
+            comp: *self.comps.get(id as usize)?,
+        })
+    }
+
+    /// TMA store (or scatter) `op`, issued by partition `issuer`, writes global memory: one
+    /// more event of the partition's store-write unit.
+    pub fn store_write(&mut self, op: u32, issuer: u32) -> Option<Accessor> {
+        let (id, t) = self.unit_tick(Comp::StoreWrite(issuer));
+        self.unit_accessor(id, t, op)
+    }
+
+    /// The TMA load piece just delivered ([`Self::tma_piece`]) as the agent of its global reads.
+    pub fn piece_accessor(&self) -> Option<Accessor> {
+        let (clock, id, op) = self.piece.as_ref()?;
+        self.unit_accessor(*id, clock.get(*id), *op)
+    }
+
+    /// Partition `a` learns what a global acquire found (by CTA id; `own` is this CTA's id).
+    pub fn acquire_global(&mut self, a: usize, own: u32, learnt: &BTreeMap<u32, VClock>) {
+        let Some(p) = self.parts.get_mut(a) else { return };
+        for (cta, c) in learnt {
+            if *cta == own {
+                p.clock.join(c);
+            } else {
+                p.remote.entry(*cta).or_default().join(c);
+            }
         }
     }
 
@@ -961,6 +1109,7 @@ impl CtaHb {
             time: clock.get(*id),
             clock: clock.clone(),
             fence: None,
+            remote: BTreeMap::new(),
         });
         (self.ops.len() - 1) as u32
     }
@@ -1051,22 +1200,7 @@ impl CtaHb {
         part_name: &dyn Fn(u32) -> String,
         cta: u32,
     ) -> String {
-        match self.comps.get(id as usize) {
-            Some(Comp::Part(p)) => part_name(*p),
-            Some(Comp::TmaBar(b)) => format!("cta{cta}.tma (copies completing on `{}`)", prog.mbar_name(*b)),
-            Some(Comp::Store(p)) => format!("cta{cta}.tma (stores of {})", part_name(*p)),
-            Some(Comp::Wgmma(p)) => format!("the wgmma groups of {}", part_name(*p)),
-            Some(Comp::CpAsync(p)) => format!("the cp.async groups of {}", part_name(*p)),
-            Some(Comp::Pipe) => format!("cta{cta}.tc (the tensor pipe)"),
-            Some(Comp::Peer { cta: p, rank }) => {
-                format!("cta{p} (rank {rank} of the cluster, acting on this CTA's memory)")
-            }
-            Some(Comp::Init) => format!("cta{cta}'s barrier initialisation"),
-            Some(Comp::PeerPipe { cta: p, rank }) => {
-                format!("cta{p}.tc (the tensor pipe of the pair's leader, rank {rank} of the cluster)")
-            }
-            None => format!("cta{cta}.agent{id}"),
-        }
+        comp_name(self.comps.get(id as usize), id, prog, part_name, cta)
     }
 
     /// The instruction index behind an access record.
@@ -1295,5 +1429,35 @@ impl CtaHb {
             )),
         };
         d.with_help(help)
+    }
+}
+
+/// A component of CTA `cta` in words: `cta0.default`, `cta0.tma (loads completing on
+/// ready[1])`, ... (`part_name` names a partition by its machine agent index).
+pub fn comp_name(
+    c: Option<&Comp>,
+    id: AgentId,
+    prog: &Program,
+    part_name: &dyn Fn(u32) -> String,
+    cta: u32,
+) -> String {
+    match c {
+        Some(Comp::Part(p)) => part_name(*p),
+        Some(Comp::TmaBar(b)) => format!("cta{cta}.tma (copies completing on `{}`)", prog.mbar_name(*b)),
+        Some(Comp::Store(p)) => format!("cta{cta}.tma (stores of {})", part_name(*p)),
+        Some(Comp::StoreWrite(p)) => {
+            format!("cta{cta}.tma (global writes of the stores of {})", part_name(*p))
+        }
+        Some(Comp::Wgmma(p)) => format!("the wgmma groups of {}", part_name(*p)),
+        Some(Comp::CpAsync(p)) => format!("the cp.async groups of {}", part_name(*p)),
+        Some(Comp::Pipe) => format!("cta{cta}.tc (the tensor pipe)"),
+        Some(Comp::Peer { cta: p, rank }) => {
+            format!("cta{p} (rank {rank} of the cluster, acting on this CTA's memory)")
+        }
+        Some(Comp::Init) => format!("cta{cta}'s barrier initialisation"),
+        Some(Comp::PeerPipe { cta: p, rank }) => {
+            format!("cta{p}.tc (the tensor pipe of the pair's leader, rank {rank} of the cluster)")
+        }
+        None => format!("cta{cta}.agent{id}"),
     }
 }

@@ -145,6 +145,9 @@ pub struct Issued {
     pub clock: VClock,
     /// The issuer's clock at its last `fence.async_shared` before the issue.
     pub fence: Option<VClock>,
+    /// What the issuer knew of other CTAs at the issue, by CTA id (what orders the op's
+    /// global-memory accesses after theirs, [`crate::check::global`]).
+    pub remote: std::collections::BTreeMap<u32, VClock>,
 }
 
 /// Per-agent facts the rule needs.
@@ -667,6 +670,7 @@ mod tests {
             time: clock[issuer as usize],
             clock: vc(clock),
             fence: fence.map(vc),
+            remote: Default::default(),
         }
     }
     /// Check `r` (clock `c`) over granules `gs`; the first hazard's kind.

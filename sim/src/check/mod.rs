@@ -5,6 +5,8 @@
 //! - [`hazards`]: the per-CTA bookkeeping the machine feeds (agents, asynchronous units,
 //!   barriers) and the hazard diagnostics.
 //! - [`fix`]: verified fix suggestions for a finding (`bwsim check --fix`).
+//! - [`global`]: the shadow of global memory, shared by the CTAs of a launch, and the
+//!   synchronisation atomics carry between CTAs; the `global-race` diagnostic.
 //! - This module, the driver (below).
 //!
 //! The driver: a kernel is prepared once (parsed, verified, lowered, its inputs
@@ -18,6 +20,7 @@
 //! prepared: every schedule reports them together with its own findings.
 
 pub mod fix;
+pub mod global;
 pub mod hazards;
 pub mod hb;
 

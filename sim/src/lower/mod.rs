@@ -13,7 +13,7 @@ use bwsim_isa::builtins::{MathFn, ReduceOp};
 use bwsim_isa::consts::{is_const_call, ConstEnv, ConstValue};
 use bwsim_isa::ir::*;
 use bwsim_isa::launch::{ArgValue, LaunchPlan};
-use bwsim_isa::typeck::{AllocKind, AtomicOp, Checked, Ty};
+use bwsim_isa::typeck::{AllocKind, AtomicOp, AtomicScope, AtomicSem, Checked, Ty};
 use bwsim_isa::types::{DType, OobFill, ScalarTy};
 use bwsim_isa::value_types::TmaReduceOp;
 use bwsim_isa::Code;
@@ -289,6 +289,9 @@ pub struct AtomicAccess {
     pub value: CExpr,
     pub mask: Option<CExpr>,
     pub compare: Option<CExpr>,
+    /// Its memory ordering (`acq_rel` and `gpu` unless `sem=`/`scope=` say otherwise).
+    pub sem: AtomicSem,
+    pub scope: AtomicScope,
 }
 
 /// A worker partition spawned by [`IKind::Fork`].
@@ -1297,12 +1300,31 @@ impl<'a, 'k> Lower<'a, 'k> {
                 value,
                 mask,
                 compare,
+                sem,
+                scope,
             } => {
                 let ExprKind::Name(n) = &kind.kind else {
                     return Err(unsupported(kind.span, "an atomic operation is a name"));
                 };
                 let op = AtomicOp::from_name(n)
                     .ok_or_else(|| unsupported(kind.span, format!("unknown atomic operation `{n}`")))?;
+                fn word(e: &Option<Expr>) -> Result<Option<&str>, Diagnostic> {
+                    match e.as_ref().map(|e| (&e.kind, e.span)) {
+                        Some((ExprKind::Name(n), _)) => Ok(Some(n.as_str())),
+                        Some((_, sp)) => Err(unsupported(sp, "an atomic's `sem=` and `scope=` are names")),
+                        None => Ok(None),
+                    }
+                }
+                let sem = match word(sem)? {
+                    Some(n) => AtomicSem::from_name(n)
+                        .ok_or_else(|| unsupported(kind.span, format!("unknown atomic ordering `{n}`")))?,
+                    None => AtomicSem::AcqRel,
+                };
+                let scope = match word(scope)? {
+                    Some(n) => AtomicScope::from_name(n)
+                        .ok_or_else(|| unsupported(kind.span, format!("unknown atomic scope `{n}`")))?,
+                    None => AtomicScope::Gpu,
+                };
                 LOp::GlobalAtomic(Box::new(AtomicAccess {
                     op,
                     ptr: self.expr(ptr)?,
@@ -1310,6 +1332,8 @@ impl<'a, 'k> Lower<'a, 'k> {
                     value: self.expr(value)?,
                     mask: self.opt(mask)?,
                     compare: self.opt(compare)?,
+                    sem,
+                    scope,
                 }))
             }
             // These operations' operands are values, lowered one for one. A layout operand is

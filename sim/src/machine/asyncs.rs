@@ -141,12 +141,36 @@ impl<'p, 's> Machine<'p, 's> {
             let n = op.addrs.len() as u64;
             let range = (e0.min(n) as usize)..(e1.min(n) as usize);
             let bits = desc.dtype.bits();
-            for d in &op.dests {
+            for (i, d) in op.dests.iter().enumerate() {
                 let t = d.slot as usize;
                 let h = self
                     .hb(t)
                     .and_then(|hb| hb.tma_piece(d.hb, op.bar, &op.addrs[range.clone()], bits));
                 self.hazard(t, h, false);
+                // The piece reads global memory once (a multicast too): as the first
+                // destination's copy.
+                let tracked = self.global_hb.as_ref().is_some_and(|g| g.tracked(desc.tensor));
+                if i == 0 && tracked {
+                    let mut ranges = Vec::new();
+                    match &op.kind {
+                        TmaKind::Load { msgs } => tma::load_ranges(desc, msgs, lo..hi, &mut ranges),
+                        TmaKind::Gather { xs, col } => {
+                            tma::gather_ranges(desc, xs, *col, lo..hi, &mut ranges)
+                        }
+                        _ => {}
+                    }
+                    if let Some(acc) = self.hb(t).and_then(|hb| hb.piece_accessor()) {
+                        let what = (Kind::Read, false, Proxy::Async);
+                        self.global_access(
+                            t,
+                            desc.tensor,
+                            &acc,
+                            what,
+                            ranges.into_iter().flatten().map(|e| (e, false)),
+                            Sync::default(),
+                        );
+                    }
+                }
             }
         }
         let mut read_once = false;
@@ -262,6 +286,26 @@ impl<'p, 's> Machine<'p, 's> {
         let op = self.cta(s).tma[opi as usize].take().expect("live TMA op");
         let prog = self.prog;
         let desc = &prog.descs[op.desc as usize];
+        if let TmaKind::Store { data, .. } | TmaKind::Scatter { data, .. } = &op.kind {
+            let g = &self.global[desc.tensor as usize];
+            if self.global_hb.as_ref().is_some_and(|gh| gh.tracked(desc.tensor)) {
+                let mut ranges = Vec::new();
+                data.elem_ranges(desc.dtype.bits(), g.numel(), &mut ranges);
+                if let Some(acc) = self.hb(s).and_then(|hb| hb.store_write(op.hb, op.agent)) {
+                    // A reducing store is an atomic write of each element it reaches.
+                    let atomic = matches!(op.kind, TmaKind::Store { reduce: Some(_), .. });
+                    let what = (Kind::Write, atomic, Proxy::Async);
+                    self.global_access(
+                        s,
+                        desc.tensor,
+                        &acc,
+                        what,
+                        ranges.into_iter().flatten().map(|e| (e, false)),
+                        Sync::default(),
+                    );
+                }
+            }
+        }
         match &op.kind {
             TmaKind::Store {
                 data,

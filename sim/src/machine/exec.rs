@@ -465,7 +465,7 @@ impl<'p, 's> Machine<'p, 's> {
                 let pending = store_pending(&self.cta(s).agents[a], *full);
                 if pending <= *pendings {
                     if let Some(hb) = self.hb(s) {
-                        hb.store_wait(a);
+                        hb.store_wait(a, *full);
                     }
                     if resumed {
                         self.ev(cta_id, me, What::Resumed { on: "tma.store_wait" }, span);
@@ -980,9 +980,20 @@ impl<'p, 's> Machine<'p, 's> {
                 };
                 let offs = ev(offsets)?;
                 let maskv = mask.as_deref().map(ev).transpose()?;
-                // The global reads happen at the issue (global memory is not checked for
-                // races); the shared-memory writes land later, all at once.
-                let data = global_load(&self.global[ti as usize], &offs, maskv.as_ref(), None)?;
+                // The global reads happen at the issue (checked as the partition's reads); the
+                // shared-memory writes land later, all at once.
+                let mut seen = self.global_seen(ti);
+                let data = global_load(
+                    &self.global[ti as usize],
+                    &offs,
+                    maskv.as_ref(),
+                    None,
+                    seen.as_mut(),
+                )?;
+                if let Some(elems) = seen {
+                    let elems = elems.into_iter().map(|e| (e, false)).collect();
+                    self.global_part_access(s, a, ti, Kind::Read, None, elems);
+                }
                 let t = as_tile(&data)?;
                 if t.shape != v.shape.as_slice() {
                     return Err(Fault::unsupported(format!(
@@ -1234,13 +1245,14 @@ impl<'p, 's> Machine<'p, 's> {
                 let offs = ev(offsets)?;
                 let maskv = mask.as_deref().map(ev).transpose()?;
                 let otherv = other.as_deref().map(ev).transpose()?;
+                let mut seen = self.global_seen(ti);
                 let g = &self.global[ti as usize];
-                Ok(OpDone::Value(global_load(
-                    g,
-                    &offs,
-                    maskv.as_ref(),
-                    otherv.as_ref(),
-                )?))
+                let v = global_load(g, &offs, maskv.as_ref(), otherv.as_ref(), seen.as_mut())?;
+                if let Some(elems) = seen {
+                    let elems = elems.into_iter().map(|e| (e, false)).collect();
+                    self.global_part_access(s, a, ti, Kind::Read, None, elems);
+                }
+                Ok(OpDone::Value(v))
             }
             LOp::Op(K::GlobalStore {
                 ptr,
@@ -1254,7 +1266,17 @@ impl<'p, 's> Machine<'p, 's> {
                 let offs = ev(offsets)?;
                 let val = ev(value)?;
                 let maskv = mask.as_deref().map(ev).transpose()?;
-                global_store(&mut self.global[ti as usize], &offs, &val, maskv.as_ref())?;
+                let mut seen = self.global_seen(ti).map(|_| Vec::new());
+                global_store(
+                    &mut self.global[ti as usize],
+                    &offs,
+                    &val,
+                    maskv.as_ref(),
+                    seen.as_mut(),
+                )?;
+                if let Some(elems) = seen {
+                    self.global_part_access(s, a, ti, Kind::Write, None, elems);
+                }
                 Ok(OpDone::Next)
             }
             LOp::GlobalAtomic(at) => {
@@ -1265,14 +1287,22 @@ impl<'p, 's> Machine<'p, 's> {
                 let val = ev(&at.value)?;
                 let maskv = at.mask.as_ref().map(ev).transpose()?;
                 let cmpv = at.compare.as_ref().map(ev).transpose()?;
-                Ok(OpDone::Value(global_atomic(
+                let mut seen = self.global_seen(ti);
+                let old = global_atomic(
                     &mut self.global[ti as usize],
                     at.op,
                     &offs,
                     &val,
                     maskv.as_ref(),
                     cmpv.as_ref(),
-                )?))
+                    seen.as_mut(),
+                )?;
+                if let Some(elems) = seen {
+                    let elems = elems.into_iter().map(|e| (e, false)).collect();
+                    let order = (at.sem, at.scope);
+                    self.global_part_access(s, a, ti, Kind::Write, Some(order), elems);
+                }
+                Ok(OpDone::Value(old))
             }
             // Lowered to LOp variants of their own (allocations, TMA copies, MMAs, waits,
             // atomics) or to an expression (`inline_asm`) by `crate::lower`.

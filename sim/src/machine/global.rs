@@ -1,6 +1,8 @@
 //! Global memory seen by the warps: element loads, stores and atomics through a tensor of
 //! offsets into a launch tensor (`global.load`, `global.store`, `global.atomic`), with masks,
-//! bounds checks and the element helpers they share.
+//! bounds checks and the element helpers they share. Each can list the element offsets it
+//! touched (`seen`; a store also says whether it left the element's bits as they were), which
+//! the hazard checker's global shadow records.
 
 use super::*;
 
@@ -59,6 +61,7 @@ pub(super) fn global_load(
     offs: &Value,
     mask: Option<&Value>,
     other: Option<&Value>,
+    mut seen: Option<&mut Vec<u64>>,
 ) -> OpResult<Value> {
     let os = shape_of(offs);
     let shape = match mask {
@@ -81,7 +84,11 @@ pub(super) fn global_load(
             });
             continue;
         }
-        bits.push(g.get_bits(offset_at(g, offs, &bo, lin, "global.load")?));
+        let off = offset_at(g, offs, &bo, lin, "global.load")?;
+        if let Some(v) = seen.as_deref_mut() {
+            v.push(off);
+        }
+        bits.push(g.get_bits(off));
     }
     Ok(Value::Tile(Arc::new(Tile {
         dtype: g.dtype,
@@ -95,6 +102,7 @@ pub(super) fn global_store(
     offs: &Value,
     val: &Value,
     mask: Option<&Value>,
+    mut seen: Option<&mut Vec<(u64, bool)>>,
 ) -> OpResult<()> {
     let os = shape_of(offs);
     let vs = shape_of(val);
@@ -113,6 +121,9 @@ pub(super) fn global_store(
         }
         let off = offset_at(g, offs, &bo, lin, "global.store")?;
         let b = elem_bits(val, bv.at(lin), g.dtype)?;
+        if let Some(v) = seen.as_deref_mut() {
+            v.push((off, g.get_bits(off) == b));
+        }
         g.set_bits(off, b);
     }
     Ok(())
@@ -187,6 +198,7 @@ pub(super) fn global_atomic(
     val: &Value,
     mask: Option<&Value>,
     compare: Option<&Value>,
+    mut seen: Option<&mut Vec<u64>>,
 ) -> OpResult<Value> {
     let os = shape_of(offs);
     let vs = shape_of(val);
@@ -201,6 +213,9 @@ pub(super) fn global_atomic(
             continue;
         }
         let off = offset_at(g, offs, &bo, lin, "global.atomic")?;
+        if let Some(v) = seen.as_deref_mut() {
+            v.push(off);
+        }
         let cur = g.get_bits(off);
         let x = elem_bits(val, bv.at(lin), dt)?;
         let cmp = match (compare, &bc) {

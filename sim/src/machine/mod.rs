@@ -36,8 +36,9 @@ mod global;
 use bwsim_isa::Code;
 use global::*;
 
-use crate::check::hazards::{Actor, CtaHb};
-use crate::check::hb::{Hazard, Kind, VClock};
+use crate::check::global::{GlobalHb, Place, Scope, Sem, Sync, SyncEntry};
+use crate::check::hazards::{Accessor, Actor, CtaHb};
+use crate::check::hb::{Hazard, Kind, Proxy, VClock};
 use crate::diagnostics;
 use crate::eval::{self, as_tile, broadcast_shapes, BIndex, EvalCtx};
 use crate::interp::{self, Bound, Effects, Flow, OpDone};
@@ -486,6 +487,8 @@ struct Machine<'p, 's> {
     cluster_sync: BTreeMap<u64, (u32, u64)>,
     /// The checker's cluster-barrier state per live cluster (when checking).
     cluster_hb: BTreeMap<u64, ClusterHb>,
+    /// The checker's shadow of global memory, shared by every CTA (when checking).
+    global_hb: Option<GlobalHb>,
     guard: Guard,
     /// MMAs being computed ahead on other threads, by CTA slot and pipe-op id
     /// ([`crate::mma::MmaExec::ahead`]).
@@ -532,6 +535,7 @@ pub fn execute(
     }
     // Whole clusters fit in the resident slots.
     let slots = opts.ctas_in_flight.max(1).div_ceil(cluster_size) * cluster_size;
+    let global_hb = opts.check.then(|| GlobalHb::new(prog, inputs.len()));
     let mut m = Machine {
         prog,
         grid,
@@ -560,6 +564,7 @@ pub fn execute(
         cluster_size,
         cluster_sync: BTreeMap::new(),
         cluster_hb: BTreeMap::new(),
+        global_hb,
         guard: Guard::start(&opts.limits),
         ahead: HashMap::new(),
         ahead_worker: None,
@@ -800,6 +805,91 @@ impl<'p, 's> Machine<'p, 's> {
             ));
         }
         self.report(d);
+    }
+
+    /// A buffer for the element offsets an access of tensor `t` touches, when the checker
+    /// shadows that tensor.
+    fn global_seen(&self, t: u32) -> Option<Vec<u64>> {
+        self.global_hb
+            .as_ref()
+            .is_some_and(|g| g.tracked(t))
+            .then(Vec::new)
+    }
+
+    /// Partition `a` of CTA slot `s` accesses elements `elems` of tensor `t` (an atomic when
+    /// `order` gives its semantics and scope): checked and recorded in the global shadow; an
+    /// acquiring atomic teaches the partition what the releases it observes published.
+    fn global_part_access(
+        &mut self,
+        s: usize,
+        a: usize,
+        t: u32,
+        kind: Kind,
+        order: Option<(Sem, Scope)>,
+        elems: Vec<(u64, bool)>,
+    ) {
+        let pc = self.cur_pc;
+        let Some(acc) = self.hb(s).and_then(|h| h.part_accessor(a, pc)) else {
+            return;
+        };
+        let c = self.cta(s);
+        let at = Place {
+            cta: c.id,
+            cluster: c.cluster,
+        };
+        let release = order
+            .filter(|(sem, _)| sem.releases())
+            .map(|(_, scope)| SyncEntry {
+                from: at,
+                scope,
+                views: std::iter::once((at.cta, acc.own.clone()))
+                    .chain(acc.remote.iter().map(|(k, v)| (*k, v.clone())))
+                    .collect(),
+            });
+        let sync = Sync {
+            release: release.as_ref(),
+            acquire: order
+                .filter(|(sem, _)| sem.acquires())
+                .map(|(_, scope)| (at, scope)),
+        };
+        let learnt = self.global_access(s, t, &acc, (kind, order.is_some(), Proxy::Generic), elems, sync);
+        if !learnt.is_empty() {
+            if let Some(hb) = self.hb(s) {
+                hb.acquire_global(a, at.cta, &learnt);
+            }
+        }
+    }
+
+    /// Check and record the access `(kind, atomic, proxy)` of agent `acc` of CTA slot `s` over
+    /// elements `elems` of tensor `t`; a race becomes a `global-race` diagnostic. Returns what
+    /// an acquire learnt, by CTA id.
+    fn global_access(
+        &mut self,
+        s: usize,
+        t: u32,
+        acc: &Accessor,
+        (kind, atomic, proxy): (Kind, bool, Proxy),
+        elems: impl IntoIterator<Item = (u64, bool)>,
+        sync: Sync,
+    ) -> BTreeMap<u32, VClock> {
+        let mut learnt = BTreeMap::new();
+        let Some(cta) = self.slots[s].as_ref().map(|c| c.id) else {
+            return learnt;
+        };
+        let Some(g) = self.global_hb.as_mut() else {
+            return learnt;
+        };
+        g.name_agent(cta, acc.agent, acc.comp);
+        let h = g.access(t, elems, &acc.access(cta, kind, atomic, proxy), sync, &mut learnt);
+        if let (Some(h), Some(g)) = (h, self.global_hb.as_ref()) {
+            let trace = &self.trace;
+            let name = |c: u32, p: u32| trace.unit_name(c, Unit::Agent(p));
+            if let Some(tensor) = self.global.get(h.tensor as usize) {
+                let d = g.describe(&h, self.prog, tensor, &name, self.cluster_size);
+                self.report(d);
+            }
+        }
+        learnt
     }
 
     /// An uninitialised read by the op at instruction `pc`: `what` says which bytes.

@@ -8,7 +8,7 @@ then reads `data[p]` and writes `out[p] = data[p] + x[p]`. New in 3.9 and used h
 `gl.atomic_store` and `gl.atomic_poll` (the spin-wait as one operation).
 
 BUG='relaxed_flag' publishes the flag with relaxed semantics: nothing orders the producer's writes of
-data before the flag, so the consumer may read data the producer has not written (bwsim: `race` at
+data before the flag, so the consumer may read data the producer has not written (bwsim: `global-race` at
 the consumer's `gl.load(data_ptr ...)`, with the producer's `gl.store(data_ptr ...)` as the other
 access).
 """

@@ -642,7 +642,8 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         Ok((off_ops, val_ops, mask_ops))
     }
 
-    /// `global.atomic`: one `atom.global` per element its owning thread holds; the old values
+    /// `global.atomic`: one `atom.SEM.SCOPE.global` per element its owning thread holds (the
+    /// ordering as the IR gives it, `acq_rel` and `gpu` by default); the old values
     /// land in the result's registers. A layout that replicates elements over threads is
     /// refused (only the owner would see the old value, and a second owner would apply twice).
     pub(super) fn global_atomic(
@@ -657,6 +658,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             value,
             mask,
             compare,
+            order: (sem, scope),
         } = a;
         let op = "global.atomic";
         let (dt, base) = self.ptr_arg(ptr, op)?;
@@ -730,9 +732,13 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 Some(p) => {
                     // Masked-off elements read as 0, as the simulator gives them.
                     self.mov(d, &zero);
-                    self.e.ins(format!("@{p} atom.global.{ins}.{ty} {d}, [{a}], {v}"));
+                    self.e.ins(format!(
+                        "@{p} atom.{sem}.{scope}.global.{ins}.{ty} {d}, [{a}], {v}"
+                    ));
                 }
-                None => self.e.ins(format!("atom.global.{ins}.{ty} {d}, [{a}], {v}")),
+                None => self
+                    .e
+                    .ins(format!("atom.{sem}.{scope}.global.{ins}.{ty} {d}, [{a}], {v}")),
             }
         }
         Ok(out)
@@ -779,10 +785,13 @@ impl<'c, 'k> Lowerer<'c, 'k> {
     }
 }
 
-/// The element operands of a `global.atomic`: offsets, value, mask and `cas`'s compare value.
+/// The element operands of a `global.atomic`: offsets, value, mask and `cas`'s compare value,
+/// and its ordering.
 pub(super) struct AtomicArgs<'a> {
     pub offsets: &'a Expr,
     pub value: &'a Expr,
     pub mask: Option<&'a Expr>,
     pub compare: Option<&'a Expr>,
+    /// The PTX `.sem` and `.scope` words.
+    pub order: (String, String),
 }

@@ -621,15 +621,23 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 value,
                 mask,
                 compare,
+                sem,
+                scope,
             } => {
                 let ExprKind::Name(k) = &kind.kind else {
                     return Err(invalid(name, kind.span, "an atomic operation is a name"));
+                };
+                let word = |e: &Option<Expr>, default: &'static str| match e.as_ref().map(|e| &e.kind) {
+                    Some(ExprKind::Name(n)) => Ok(n.clone()),
+                    Some(_) => Err(invalid(name, span, "an atomic's `sem=` and `scope=` are names")),
+                    None => Ok(default.to_string()),
                 };
                 let args = super::memory::AtomicArgs {
                     offsets,
                     value,
                     mask: mask.as_ref(),
                     compare: compare.as_ref(),
+                    order: (word(sem, "acq_rel")?, word(scope, "gpu")?),
                 };
                 self.global_atomic(k, ptr, args, span).map(|t| Some(Val::Tile(t)))
             }
