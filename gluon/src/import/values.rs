@@ -484,8 +484,9 @@ impl<'m> Cx<'m> {
             "scalar atomics are not supported (use a tensor of pointers)",
             span,
         )?;
-        self.let_op(
-            "stored",
+        // A statement: nobody reads the old values (and the PTX backend then needs no owner of
+        // each element to hand them to its copies).
+        self.op_stmt(
             OpKind::GlobalAtomic {
                 op: name_e("xchg", span),
                 ptr: name_e(&base, span),

@@ -690,7 +690,14 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         let (ts, ll) = self.global_tiles(&vals, span)?;
         // A layout that holds an element in several threads: its first holder applies the
         // atomic, which is all a statement whose old values nobody reads needs.
-        let owner = self.unique_pred(&ll);
+        let mut owner = self.unique_pred(&ll);
+        // An atomic that changes nothing (`add` of 0: an atomic read, what a poll of a flag
+        // is) may be applied by every holder: each reads the value at its own moment, as
+        // separate reads of the same flag do.
+        let reads_only = kind == "add" && matches!(&value.kind, bwsim_isa::ir::ExprKind::Int(0));
+        if owner.is_some() && !self.result_discarded && reads_only {
+            owner = None;
+        }
         if owner.is_some() && !self.result_discarded {
             return Err(unsupported(
                 op,
