@@ -441,6 +441,8 @@ if since 3.8; then
         gen $name.sm_100a $f/pair_ring_matmul.py cluster_ws_relay_kernel --target sm_100a --num-ctas 2 \
             --arg 'x_ptr=*fp32' --arg 'out_ptr=*fp32' -D BLOCK=256 -D "BUG='$bug'"
     done
+    gen cluster_ws_pair_signal.sm_100a $f/pair_ring_matmul.py cluster_ws_pair_signal_kernel --target sm_100a \
+        --num-ctas 2 --arg 'out_ptr=*fp32'
     # A persistent two-CTA matmul claiming its tiles with cluster launch control (multicast responses).
     for bug in "" acc_early relaxed_handoff no_handoff; do
         name=clc_pair_matmul

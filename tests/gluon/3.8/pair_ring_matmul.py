@@ -13,6 +13,9 @@ The second kernel relays a vector through shared memory between the partitions o
 warp-specialized cluster kernel, each CTA with its own half and its own barrier (nothing reaches
 another CTA, so Triton adds no cluster barrier after the barriers' initialisation).
 
+The third kernel signals the pair's barrier from a worker partition of each CTA: the barrier's
+initialisation, released to the cluster before the `warp_specialize`, is known to the workers.
+
 BUG='stage_unwaited' reloads a stage without waiting for the commit of the MMA that read it (bwsim:
 `write-while-in-flight` at the `tma.async_load` of A, naming the `tcgen05_mma`).
 BUG='no_wait' (the relay) reads the buffer without waiting for the producer (bwsim: `race`).
@@ -102,3 +105,27 @@ def cluster_ws_relay_kernel(x_ptr, out_ptr, BLOCK: gl.constexpr, BUG: gl.constex
         (_relay_consumer, (out_ptr, buf, ready, BLOCK, layout, BUG)),
         (_relay_producer, (x_ptr, buf, ready, BLOCK, layout)),
     ], [4], [32])
+
+
+@gluon.jit
+def _pair_signal_wait(out_ptr, arrived):
+    # Only the pair's first CTA waits on the pair's barrier (it lives there).
+    mbarrier.wait(arrived, 0)
+    gl.store(out_ptr + gl.program_id(0), 1.0)
+
+
+@gluon.jit
+def _pair_signal_arrive(arrived):
+    mbarrier.arrive(arrived, count=1)
+
+
+@gluon.jit
+def cluster_ws_pair_signal_kernel(out_ptr):
+    gl.static_assert(gl.num_ctas() == 2, "written for clusters of two CTAs")
+    # One barrier for the pair, in its first CTA: a worker partition of each CTA arrives on it.
+    arrived = mbarrier.allocate_mbarrier(two_ctas=True)
+    mbarrier.init(arrived, count=1)
+    gl.warp_specialize([
+        (_pair_signal_wait, (out_ptr, arrived)),
+        (_pair_signal_arrive, (arrived, )),
+    ], [1], [24])
