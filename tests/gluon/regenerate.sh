@@ -434,6 +434,23 @@ if since 3.8; then
             --arg 'a_desc=desc<fp16[256, 64], cga=[[1, 0]]>' --arg 'b_desc=desc<fp16[64, 128], cga=[[0, 1]]>' \
             --arg 'c_desc=desc<fp16[256, 128], cga=[[1, 0]]>' --arg K=i32 -D "BUG='$bug'"
     done
+    # A two-CTA matmul over a ring of stages (a leading stage dimension, barrier batches, the pair's
+    # standalone commits), and a warp-specialized cluster kernel whose barriers stay in their CTA.
+    for bug in "" stage_unwaited; do
+        name=pair_ring_matmul
+        [ -n "$bug" ] && name=bug_pair_ring_matmul_$bug
+        gen $name.sm_100a $f/pair_ring_matmul.py pair_ring_matmul_kernel --target sm_100a --num-ctas 2 \
+            --arg 'a_desc=desc<fp16[256, 64], cga=[[1, 0]]>' --arg 'b_desc=desc<fp16[64, 128], cga=[[0, 1]]>' \
+            --arg 'c_desc=desc<fp16[256, 128], cga=[[1, 0]]>' --arg K=i32 -D "BUG='$bug'"
+    done
+    for bug in "" no_wait; do
+        name=cluster_ws_relay
+        [ -n "$bug" ] && name=bug_cluster_ws_relay_$bug
+        gen $name.sm_100a $f/pair_ring_matmul.py cluster_ws_relay_kernel --target sm_100a --num-ctas 2 \
+            --arg 'x_ptr=*fp32' --arg 'out_ptr=*fp32' -D BLOCK=256 -D "BUG='$bug'"
+    done
+    gen cluster_ws_pair_signal.sm_100a $f/pair_ring_matmul.py cluster_ws_pair_signal_kernel --target sm_100a \
+        --num-ctas 2 --arg 'out_ptr=*fp32'
     # A persistent two-CTA matmul claiming its tiles with cluster launch control (multicast responses).
     for bug in "" acc_early relaxed_handoff no_handoff; do
         name=clc_pair_matmul

@@ -20,11 +20,13 @@
 //! - a reduction along a dimension split over CTAs, and a layout conversion between two CTA
 //!   layouts, exchange the pieces through distributed shared memory between cluster barriers
 //!   ([`Cx::cluster_reduce`], [`Cx::cluster_convert`]);
-//! - what Triton's compiler adds for cluster kernels is added too: from 3.8 the barriers'
-//!   initialisation is made visible to the cluster right before the first operation that uses
-//!   a barrier (`fence.mbarrier_init` and a relaxed cluster barrier; inside a loop when that
-//!   operation is, so every iteration starts with it), and a kernel ends with a cluster
-//!   barrier, so that no CTA leaves while another may still reach its shared memory.
+//! - what Triton's compiler adds for cluster kernels is added too: from 3.8, when a barrier can
+//!   be reached from another CTA ([`Cx::needs_init_sync`]), the barriers' initialisation is
+//!   made visible to the cluster right before the first operation that uses a barrier
+//!   (`fence.mbarrier_init` and a relaxed cluster barrier; inside a loop when that operation
+//!   is, so every iteration starts with it; before the `warp_specialize` when the first use is
+//!   in one of its partitions, which cannot run cluster barriers), and a kernel ends with a
+//!   cluster barrier, so that no CTA leaves while another may still reach its shared memory.
 //!
 //! What Triton 3.9 emits for each of these was read from its PTX for the fixtures in
 //! tests/gluon (docs/semantics.md#clusters-and-cta-pairs).
@@ -98,7 +100,67 @@ pub(super) fn uses_a_barrier(name: &str) -> bool {
     )
 }
 
+/// Whether `op`, or an operation nested in its regions, uses an mbarrier ([`uses_a_barrier`]).
+pub(super) fn contains_a_barrier_use(op: &Op) -> bool {
+    uses_a_barrier(&op.name)
+        || op
+            .regions
+            .iter()
+            .any(|r| r.ops.iter().any(contains_a_barrier_use))
+}
+
 impl Cx<'_> {
+    /// Whether Triton's compiler (3.8 and later) releases the barriers' initialisation to the
+    /// cluster in a kernel whose body is `ops`: only when a barrier can be reached from another
+    /// CTA, because it is shared by a group of CTAs (`allocate_mbarrier(two_ctas=True)`: a
+    /// broadcast bit in its CTA layout) or because an operation that signals barriers across
+    /// the cluster is present (a multicast TMA load, a two-CTA MMA, whose commits reach the
+    /// peer, or a CLC query, whose response is multicast). Barriers every CTA keeps to itself get
+    /// no release (read from Triton 3.9's `ClusterBarrierInsertion`, which decides this per
+    /// barrier; here any such operation in the kernel counts for all of them).
+    pub(super) fn needs_init_sync(&self, ops: &[Op]) -> R<bool> {
+        for op in ops {
+            let span = self.span_of(op);
+            let reaches_peers = match op.name.as_str() {
+                "ttng.init_barrier" => self.operand_group(op, 0, span)? != 0,
+                "ttng.tc_gen5_mma" | "ttng.tc_gen5_mma_scaled" => self.attr_dict(op)?.has("two_ctas"),
+                "ttng.async_tma_copy_global_to_local" | "ttng.async_tma_gather" => {
+                    self.attr_dict(op)?.has("multicast")
+                }
+                "ttng.clc_try_cancel" => true,
+                _ => false,
+            };
+            if reaches_peers {
+                return Ok(true);
+            }
+            for r in &op.regions {
+                if self.needs_init_sync(&r.ops)? {
+                    return Ok(true);
+                }
+            }
+        }
+        Ok(false)
+    }
+
+    /// Whether `ops` (or an operation nested in them) is a two-CTA MMA (`{two_ctas}`). Triton
+    /// then lowers every `tcgen05_commit` of the kernel as the pair's (`cta_group::2`, issued by
+    /// the pair's first CTA and multicast to both), as its MMAs are the pair's.
+    pub(super) fn has_two_cta_mma(&self, ops: &[Op]) -> R<bool> {
+        for op in ops {
+            if matches!(op.name.as_str(), "ttng.tc_gen5_mma" | "ttng.tc_gen5_mma_scaled")
+                && self.attr_dict(op)?.has("two_ctas")
+            {
+                return Ok(true);
+            }
+            for r in &op.regions {
+                if self.has_two_cta_mma(&r.ops)? {
+                    return Ok(true);
+                }
+            }
+        }
+        Ok(false)
+    }
+
     /// The CTA layout of operand `i` of `op` (its printed type), in a cluster kernel.
     pub(super) fn operand_cga(&self, op: &Op, i: usize, span: Span) -> R<Option<Cga>> {
         if self.num_ctas <= 1 {
@@ -200,9 +262,16 @@ impl Cx<'_> {
                 bits: bs.iter().map(|b| one_dim(b)).collect::<R<_>>()?,
             }
         } else if let Some(bs) = bases("CGALayout")? {
-            // A shared or tensor-memory encoding: bases in CTA pieces.
+            // A shared or tensor-memory encoding: bases in CTA pieces. An encoding of fewer
+            // dimensions than the buffer (a ring of stages `[S, M, K]`, a batch of barriers
+            // `[N, 2]`, allocated with the layout of one entry) spreads the trailing
+            // dimensions; the leading ones index whole entries and are never split.
+            let lead = bs.first().map_or(0, |b| shape.len().saturating_sub(b.len()));
             let units = Cga {
-                bits: bs.iter().map(|b| one_dim(b)).collect::<R<_>>()?,
+                bits: bs
+                    .iter()
+                    .map(|b| Ok(one_dim(b)?.map(|(d, x)| (d + lead, x))))
+                    .collect::<R<_>>()?,
             };
             let splits = units.splits(shape.len());
             let piece = |d: usize| if local { shape[d] } else { shape[d] / splits[d] };

@@ -1,7 +1,7 @@
 //! The dispatch of every TTGIR operation to its import (`Cx::op`): the one match that
 //! names each supported operation and refuses the others.
 
-use super::cluster::{group_of, uses_a_barrier, Cga};
+use super::cluster::{contains_a_barrier_use, group_of, uses_a_barrier, Cga};
 use super::*;
 
 impl<'m> Cx<'m> {
@@ -22,7 +22,13 @@ impl<'m> Cx<'m> {
                 ));
             }
         }
-        if self.init_sync_pending && uses_a_barrier(name) {
+        // A partition cannot run a cluster barrier: a first use inside `warp_specialize` is
+        // released before it.
+        let first_use = match name {
+            "ttg.warp_specialize" => contains_a_barrier_use(op),
+            _ => uses_a_barrier(name),
+        };
+        if self.init_sync_pending && first_use {
             self.init_sync_pending = false;
             self.cluster_init_sync(span);
         }
@@ -689,15 +695,26 @@ impl<'m> Cx<'m> {
                 if self.attr_dict(op)?.has("two_ctas") {
                     return Err(self.misuse(op, "two-CTA commits are not supported"));
                 }
+                // In a kernel of two-CTA MMAs the commit is the pair's: the pair's first CTA,
+                // which issued the MMAs, commits for both and the arrival reaches both CTAs'
+                // barriers (Triton 3.9's PTX: `tcgen05.commit.cta_group::2` with the pair's
+                // multicast mask, under a rank-0-of-the-pair predicate).
+                let pair = self.two_cta_module;
+                if pair {
+                    self.open_block();
+                }
                 self.op_stmt(
                     OpKind::Tcgen05Commit {
                         bar,
                         pred,
-                        cta_group: None,
+                        cta_group: pair.then(|| int_e(2, span)),
                         multicast: None,
                     },
                     span,
                 );
+                if pair {
+                    self.close_if(Self::is_leader_e(1, span), span);
+                }
                 Ok(())
             }
             "ttng.warp_group_dot" => {
@@ -780,7 +797,12 @@ impl<'m> Cx<'m> {
             "ttng.inval_barrier" => {
                 let v = self.n_operands(op, 1)?;
                 let bar = self.expr(&v[0].0, v[0].1)?;
-                self.op_stmt(OpKind::MbarInvalidate { bar }, span);
+                // A barrier of a CTA group is invalidated where it lives, in the group's first
+                // CTA, as it is initialised (Triton 3.9's PTX predicates the `mbarrier.inval`
+                // on that rank).
+                let group = self.operand_group(op, 0, span)?;
+                let leader = (group != 0).then(|| Self::is_leader_e(group, span));
+                self.op_pred(OpKind::MbarInvalidate { bar }, leader, span);
                 Ok(())
             }
             "ttng.barrier_expect" => {

@@ -90,6 +90,7 @@ pub fn import(m: &Module, src: &SourceMap, version: Version) -> Result<Kernel, V
         warps: 4,
         num_ctas: 1,
         init_sync_pending: false,
+        two_cta_module: false,
         i64_data: HashSet::new(),
         compiler_fences: HashSet::new(),
     };
@@ -208,6 +209,9 @@ struct Cx<'m> {
     /// A cluster kernel's barrier initialisation still to be released to the cluster, before
     /// the next operation that uses a barrier (Triton 3.8 and later).
     init_sync_pending: bool,
+    /// Whether the kernel issues two-CTA MMAs (`{two_ctas}`): then every `tcgen05_commit` is
+    /// the pair's, issued by its first CTA ([`cluster::has_two_cta_mma`]).
+    two_cta_module: bool,
     /// `ttg.local_alloc`s typed like an mbarrier that hold data ([`control::i64_data_allocs`]).
     i64_data: HashSet<String>,
     /// The operations (by the start of their TTGIR text) that Triton's proxy-fence pass puts a
@@ -1055,6 +1059,13 @@ impl<'m> Cx<'m> {
             .iter()
             .rposition(|o| o.name == "ttng.init_barrier")
             .filter(|_| cluster_body && self.version >= Version::V3_8);
+        if cluster_body {
+            self.two_cta_module = self.has_two_cta_mma(&r.ops)?;
+        }
+        let last_init = match last_init {
+            Some(i) if self.needs_init_sync(&r.ops)? => Some(i),
+            _ => None,
+        };
         self.scopes.push(HashMap::new());
         for (n, v) in bindings {
             self.bind(n, v.clone());

@@ -333,13 +333,15 @@ impl CtaHb {
         }
     }
 
-    /// `warp_specialize` starts worker `child` from `parent`.
+    /// `warp_specialize` starts worker `child` from `parent`: the worker knows what the parent
+    /// knows, of this CTA and of the other CTAs of the cluster (a barrier's init released to
+    /// the cluster before the fork is known to every partition).
     pub fn fork(&mut self, parent: usize, child: usize) {
         let id = self.comp(Comp::Part(child as u32));
-        let mut clock = self
+        let (mut clock, remote) = self
             .parts
             .get(parent)
-            .map(|p| p.clock.clone())
+            .map(|p| (p.clock.clone(), p.remote.clone()))
             .unwrap_or_default();
         clock.tick(id);
         while self.parts.len() <= child {
@@ -359,7 +361,8 @@ impl CtaHb {
         self.step(parent);
     }
 
-    /// The default partition passes the join: it learns everything its workers did.
+    /// The default partition passes the join: it learns everything its workers did, of this
+    /// CTA and of the other CTAs of the cluster.
     pub fn join(&mut self, parent: usize, children: &[u32]) {
         let mut acc = VClock::default();
         let mut remote: BTreeMap<u32, VClock> = BTreeMap::new();
