@@ -347,11 +347,6 @@ impl CtaHb {
         while self.parts.len() <= child {
             self.parts.push(PartHb::default());
         }
-        let remote = self
-            .parts
-            .get(parent)
-            .map(|p| p.remote.clone())
-            .unwrap_or_default();
         self.parts[child] = PartHb {
             id,
             clock,
