@@ -159,7 +159,7 @@ pub const TMA_REDUCE_OPS: [&str; 8] = {
     names
 };
 
-/// A read-modify-write operation of `global.atomic`, by its `.tile` name.
+/// An operation of `global.atomic` (a read-modify-write, or an atomic read), by its `.tile` name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum AtomicOp {
     Add,
@@ -171,10 +171,14 @@ pub enum AtomicOp {
     Xchg,
     /// Compare-and-swap: stores the value where the old one equals `compare`.
     Cas,
+    /// An atomic read (PTX `ld.relaxed`/`ld.acquire`, Triton's `tt.atomic_load`): the old
+    /// value, nothing stored; the value operand is not read. Global memory only, with
+    /// `sem=relaxed` or `sem=acquire`.
+    Load,
 }
 
 impl AtomicOp {
-    pub const ALL: [AtomicOp; 8] = [
+    pub const ALL: [AtomicOp; 9] = [
         AtomicOp::Add,
         AtomicOp::Max,
         AtomicOp::Min,
@@ -183,6 +187,7 @@ impl AtomicOp {
         AtomicOp::Xor,
         AtomicOp::Xchg,
         AtomicOp::Cas,
+        AtomicOp::Load,
     ];
 
     /// The name written in `.tile` (`global.atomic add, ...`).
@@ -196,6 +201,7 @@ impl AtomicOp {
             AtomicOp::Xor => "xor",
             AtomicOp::Xchg => "xchg",
             AtomicOp::Cas => "cas",
+            AtomicOp::Load => "load",
         }
     }
 
@@ -280,9 +286,9 @@ impl AtomicScope {
     }
 }
 
-/// The read-modify-write operations of `global.atomic`, by name (see [`AtomicOp`]).
-pub const ATOMIC_OPS: [&str; 8] = {
-    let mut names = [""; 8];
+/// The operations of `global.atomic`, by name (see [`AtomicOp`]).
+pub const ATOMIC_OPS: [&str; 9] = {
+    let mut names = [""; 9];
     let mut i = 0;
     while i < names.len() {
         names[i] = AtomicOp::ALL[i].name();

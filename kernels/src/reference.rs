@@ -10,6 +10,7 @@
 //! named like a reference (`tma_roundtrip`, `tcgen05_mma_tile`, `gather_rows`) are checked too.
 
 mod attention;
+mod conversions;
 mod elementwise;
 mod language;
 mod matmul;
@@ -294,6 +295,9 @@ pub fn reference(
         "int_ops" | "int_ops_kernel" => elementwise::int_ops(plan, inputs),
         "bit_tricks_kernel" => elementwise::bit_tricks(plan, inputs),
         "exact_ops_kernel" => elementwise::exact_ops(plan, inputs),
+        "fp_rounding_kernel" => conversions::fp_rounding(plan, inputs),
+        "flag_acquire_kernel" => elementwise::flag_acquire(plan, inputs),
+        "noinline_calls_kernel" => elementwise::noinline_calls(plan, inputs),
         "smem_rows_kernel" => elementwise::smem_rows(plan, inputs),
         "cluster_convert_kernel" => elementwise::cluster_convert(plan, inputs),
         "while_loop" | "while_loop_kernel" => elementwise::while_loop(plan, inputs),

@@ -141,6 +141,16 @@ for t in sm_100a sm_90a; do
     gen per_thread.$t $src/per_thread.py per_thread_kernel --target $t --num-warps 4 --arg 'x_ptr=*fp32' \
         --arg 'sums_ptr=*fp32' --arg 'centered_ptr=*fp32' --arg 'deq_ptr=*fp32' --arg xnumel=i32 -D XBLOCK=32 \
         -D YBLOCK=32
+    # Calls of noinline helpers (tt.call), and a planted race inside a helper.
+    for bug in "" shared_row; do
+        name=noinline_calls
+        [ -n "$bug" ] && name=bug_noinline_calls_$bug
+        gen $name.$t $src/noinline_calls.py noinline_calls_kernel --target $t --num-warps 4 --arg 'x_ptr=*fp32' \
+            --arg 'out_ptr=*fp32' --arg s=fp32 -D N=128 -D "BUG='$bug'"
+    done
+    # Float conversions with an explicit rounding (tt.fp_to_fp).
+    gen fp_rounding.$t $src/fp_rounding.py fp_rounding_kernel --target $t --num-warps 4 --arg 'x_ptr=*fp32' \
+        --arg 'out_ptr=*fp32' -D N=256
     cp_args=(--num-warps 4 --arg 'a_ptr=*fp32' --arg 'b_ptr=*fp32' --arg 'c_ptr=*fp32' --arg 'max_ptr=*fp32'
         --arg n_rows=i32 --arg n_cols=i32 -D XBLOCK=8 -D YBLOCK=64 -D NUM_BUFFERS=3)
     gen cp_async.$t $src/cp_async.py cp_async_kernel --target $t "${cp_args[@]}"
@@ -500,6 +510,12 @@ if since 3.9; then
             name=flag_handoff
             [ -n "$bug" ] && name=bug_flag_handoff_$bug
             gen $name.$t $f/flag_handoff.py flag_handoff_kernel --target $t --arg 'x_ptr=*i32' --arg 'data_ptr=*i32' \
+                --arg 'out_ptr=*i32' --arg 'flags_ptr=*i32' -D BLOCK=128 -D "BUG='$bug'"
+        done
+        for bug in "" relaxed_read; do
+            name=flag_acquire
+            [ -n "$bug" ] && name=bug_flag_acquire_$bug
+            gen $name.$t $f/flag_acquire.py flag_acquire_kernel --target $t --arg 'x_ptr=*i32' --arg 'data_ptr=*i32' \
                 --arg 'out_ptr=*i32' --arg 'flags_ptr=*i32' -D BLOCK=128 -D "BUG='$bug'"
         done
         gen inline_asm.$t $f/inline_asm.py inline_asm_kernel --target $t --arg 'x_ptr=*fp32' --arg 'out_ptr=*fp32' \

@@ -500,6 +500,8 @@ impl<'m> Cx<'m> {
             }
             "tt.gather" => self.register_gather(op, span),
             "ttg.fp4_to_fp" => self.fp4_to_fp(op, span),
+            "tt.fp_to_fp" => self.fp_to_fp(op, span),
+            "tt.call" => self.call_op(op, span),
             "tt.histogram" => self.histogram(op, span),
             "ttg.local_gather" | "ttg.local_scatter" | "ttg.local_atomic_scatter_rmw" => {
                 self.local_indexed(op, span)
@@ -932,6 +934,7 @@ impl<'m> Cx<'m> {
             "tt.atomic_cas" => self.atomic_cas(op, span),
             "tt.atomic_store" => self.atomic_store(op, span),
             "tt.atomic_poll" => self.atomic_poll(op, span),
+            "tt.atomic_load" => self.atomic_load(op, span),
             "tt.extern_elementwise" => {
                 // libdevice calls (`libdevice.erf`, `fast_expf`, ...): those with a bwsim math
                 // function import as it (the fast forms as the exact function, as the simulator

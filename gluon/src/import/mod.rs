@@ -35,9 +35,11 @@ use bwsim_isa::parser::KEYWORDS;
 use bwsim_isa::{DType, Span, Target};
 use std::collections::{HashMap, HashSet};
 
+mod calls;
 mod cluster;
 mod combiner;
 mod control;
+mod conversions;
 mod dispatch;
 mod general_reduce;
 mod inline_asm;
@@ -100,6 +102,8 @@ pub fn import(m: &Module, src: &SourceMap, version: Version) -> Result<Kernel, V
         two_cta_module: false,
         i64_data: HashSet::new(),
         compiler_fences: HashSet::new(),
+        funcs: HashMap::new(),
+        inlining: Vec::new(),
     };
     // Names with a meaning in `.tile` expressions: layouts, built-in constants and functions.
     for reserved in [
@@ -224,6 +228,11 @@ struct Cx<'m> {
     /// The operations (by the start of their TTGIR text) that Triton's proxy-fence pass puts a
     /// `fence.proxy.async` in front of when it lowers the TTGIR ([`proxy_fences`]).
     compiler_fences: HashSet<u32>,
+    /// The module's other functions (`noinline` helpers, `tt.func private`), by symbol: a
+    /// `tt.call` imports the callee's body in place ([`calls`]).
+    funcs: HashMap<String, &'m Op>,
+    /// The callees being imported, innermost last (a call of one of them is recursion).
+    inlining: Vec<String>,
 }
 
 type R<T> = Result<T, ImportError>;
@@ -538,7 +547,7 @@ impl<'m> Cx<'m> {
 
     // ---- module and function ------------------------------------------------------------
 
-    fn module(&mut self, m: &Module) -> R<Kernel> {
+    fn module(&mut self, m: &'m Module) -> R<Kernel> {
         let module = m
             .ops
             .iter()
@@ -593,27 +602,43 @@ impl<'m> Cx<'m> {
             message: "the module has no body".into(),
             span: module.span,
         })?;
-        let funcs: Vec<&Op> = body.ops.iter().filter(|o| o.name == "tt.func").collect();
-        let func =
-            match funcs.as_slice() {
-                [f] => *f,
-                [] => {
-                    return Err(ImportError::Module {
-                        message: "no `tt.func` kernel in the module".into(),
-                        span: module.span,
-                    })
-                }
-                [_, second, ..] => return Err(ImportError::UnsupportedOp {
+        // The kernel is the public function; the private ones are `noinline` helpers that
+        // `tt.call`s import in place (calls::func_symbol).
+        let all: Vec<&'m Op> = body.ops.iter().filter(|o| o.name == "tt.func").collect();
+        let public = |o: &Op| {
+            o.toks
+                .iter()
+                .any(|t| matches!(&t.tok, Tok::Ident(w) if w == "public"))
+        };
+        let funcs: Vec<&'m Op> = match all.iter().filter(|o| public(o)).count() {
+            1 => all.iter().copied().filter(|o| public(o)).collect(),
+            _ => all.clone(),
+        };
+        let func = match funcs.as_slice() {
+            [f] => *f,
+            [] => {
+                return Err(ImportError::Module {
+                    message: "no `tt.func` kernel in the module".into(),
+                    span: module.span,
+                })
+            }
+            [_, second, ..] => {
+                return Err(ImportError::UnsupportedOp {
                     op: "tt.func".into(),
                     span: self.span_of(second),
                     ttgir: second.span,
-                    detail: Some(
-                        "the module has several functions (a `noinline` helper?); bwsim imports one kernel"
-                            .into(),
-                    ),
-                }),
-            };
-        collect_uses(&func.regions, &mut self.used);
+                    detail: Some("the module has several public functions; bwsim imports one kernel".into()),
+                })
+            }
+        };
+        for f in all {
+            if !std::ptr::eq(f, func) {
+                if let Some(sym) = calls::func_symbol(f) {
+                    self.funcs.insert(sym, f);
+                }
+            }
+            collect_uses(&f.regions, &mut self.used);
+        }
         self.func(func, target, num_warps)
     }
 

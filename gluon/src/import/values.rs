@@ -502,6 +502,47 @@ impl<'m> Cx<'m> {
         Ok(())
     }
 
+    /// `%r = tt.atomic_load SEM, SCOPE, %ptrs[, %mask]` (Triton 3.9) → `global.atomic load`
+    /// with its ordering (`relaxed` or `acquire`; Triton refuses the others): an atomic read,
+    /// 0 where masked off (Triton leaves those elements unspecified).
+    pub(super) fn atomic_load(&mut self, op: &Op, span: Span) -> R<()> {
+        let (sem, scope) = self.atomic_order(op, span)?;
+        // `atomic_order` leaves the default `acq_rel` out; a load has no such ordering.
+        let Some(sem) = sem else {
+            return Err(self.misuse(op, "an atomic load is `relaxed` or `acquire`"));
+        };
+        let v = self.operands(op)?;
+        let ptrs = v.first().ok_or_else(|| self.misuse(op, "needs the pointers"))?;
+        let (base, offsets) = self.pointer_tensor(
+            op,
+            ptrs,
+            "scalar atomics are not supported (use a tensor of pointers)",
+            span,
+        )?;
+        let mask = match v.get(1) {
+            Some((n, s)) => Some(self.math_operand(n, *s)?),
+            None => None,
+        };
+        let ty = self.result_type(op, 0)?;
+        let r = self.result(op, 0)?;
+        let n = self.let_op(
+            &r,
+            OpKind::GlobalAtomic {
+                op: name_e("load", span),
+                ptr: name_e(&base, span),
+                offsets,
+                value: int_e(0, span),
+                mask,
+                compare: None,
+                sem: Some(sem),
+                scope,
+            },
+            span,
+        );
+        self.bind(&r, Val::E(name_e(&n, span), ty));
+        Ok(())
+    }
+
     /// `%r = tt.atomic_poll SEM, SCOPE, %ptrs, %expected` (Triton 3.9), the spin-wait until
     /// every element equals `%expected` → a `while` loop of atomic reads (`global.atomic add` of
     /// 0, with the poll's ordering) counting the elements that match; `%r` (all true once the

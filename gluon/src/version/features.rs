@@ -124,7 +124,7 @@ pub const FEATURES: &[Feature] = &[
         example: "tt.atomic_load",
         since: Version::V3_9,
         until: None,
-        support: Support::Refused("acquire loads of global memory (`gl.atomic_load`) are not imported yet (`global.atomic` is a read-modify-write only)"),
+        support: Support::Imported("`global.atomic load` with its `sem=` (relaxed or acquire) and `scope=`: an atomic read (PTX `ld.acquire`/`ld.relaxed`), 0 where masked off"),
     },
     Feature {
         name: "tt.atomic_store",
@@ -164,7 +164,7 @@ pub const FEATURES: &[Feature] = &[
         example: "tt.call",
         since: Version::V3_6,
         until: None,
-        support: Support::Refused("calls to `noinline` functions are not supported (inline them)"),
+        support: Support::Imported("the callee (a `noinline` helper, `tt.func private`) imported in place: its body in a scope of its own, parameters bound to the operands, results to what it returns (recursion refused)"),
     },
     Feature {
         name: "tt.cat",
@@ -260,7 +260,7 @@ pub const FEATURES: &[Feature] = &[
         example: "tt.fp_to_fp",
         since: Version::V3_6,
         until: None,
-        support: Support::Refused("fp8 conversions with an explicit rounding (`x.to(dtype, fp_downcast_rounding=...)`) have no bwsim operation yet"),
+        support: Support::Imported("`inline_asm` of the PTX conversion Triton emits: `cvt.rn`/`cvt.rz` to f16 and bf16, `cvt.rn.satfinite` to e4m3/e5m2 (to nearest even, saturating), e5m2 toward zero as the high byte of f16 toward zero, exact upcasts; e4m3 toward zero refused as Triton's compiler does"),
     },
     Feature {
         name: "tt.gather",

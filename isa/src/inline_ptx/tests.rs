@@ -245,6 +245,20 @@ fn conversions() {
         run1(p, "=r,r,r", &[F32, F32], &[I32], 1, &[f(x), f(3.0)]),
         vec![b(1.0 + 2f32.powi(-7)) << 16 | b(3.0)]
     );
+    // Scalar bf16 conversions (`cvt.rz.bf16.f32`, `cvt.f32.bf16`): the same rounding.
+    let x = 1.0 + 2f32.powi(-7) + 2f32.powi(-8) + 2f32.powi(-9);
+    assert_eq!(
+        run1("cvt.rz.bf16.f32 $0, $1;", "=h,r", &[F32], &[I16], 1, &[f(x)])[0],
+        b(1.0 + 2f32.powi(-7))
+    );
+    assert_eq!(
+        run1("cvt.rn.bf16.f32 $0, $1;", "=h,r", &[F32], &[I16], 1, &[f(x)])[0],
+        b(1.0 + 2f32.powi(-6))
+    );
+    assert_eq!(
+        run1("cvt.f32.bf16 $0, $1;", "=r,h", &[I16], &[F32], 1, &[b(-3.5)])[0],
+        f(-3.5)
+    );
     // fp8 round trip: 0.3 to e4m3 and back to f16.
     let to8 = "cvt.rn.satfinite.e4m3x2.f32 $0, $1, $2;";
     let v = run1(to8, "=h,r,r", &[F32, F32], &[I16], 1, &[f(1000.0), f(0.3)])[0];

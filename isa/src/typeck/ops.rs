@@ -732,8 +732,7 @@ impl<'k> Cx<'k> {
                 axis,
                 mask,
             } => {
-                let ok =
-                    matches!(&kind.kind, ExprKind::Name(n) if ATOMIC_OPS.contains(&n.as_str()) && n != "cas");
+                let ok = matches!(&kind.kind, ExprKind::Name(n) if ATOMIC_OPS.contains(&n.as_str()) && n != "cas" && n != "load");
                 if !ok {
                     return Err(e_type(
                         kind.span,
@@ -741,7 +740,7 @@ impl<'k> Cx<'k> {
                             "a shared-memory atomic is one of {}",
                             ATOMIC_OPS
                                 .iter()
-                                .filter(|n| **n != "cas")
+                                .filter(|n| **n != "cas" && **n != "load")
                                 .copied()
                                 .collect::<Vec<_>>()
                                 .join(", ")
@@ -972,6 +971,22 @@ impl<'k> Cx<'k> {
                 }
                 if let Some(m) = mask {
                     self.expr_inner(m)?;
+                }
+                // An atomic read orders like a load: relaxed or acquire, never the default
+                // acq_rel (PTX `ld` has no release form).
+                if matches!(&kind.kind, ExprKind::Name(n) if n == "load") {
+                    let sem_ok = matches!(
+                        sem.as_ref().map(|e| &e.kind),
+                        Some(ExprKind::Name(n)) if n == "relaxed" || n == "acquire"
+                    );
+                    if !sem_ok {
+                        let at = sem.as_ref().map(|e| e.span).unwrap_or(op.span);
+                        return Err(e_type(
+                            at,
+                            "`global.atomic load` is a read: give it `sem=relaxed` or `sem=acquire`",
+                            "here",
+                        ));
+                    }
                 }
                 let cas = matches!(&kind.kind, ExprKind::Name(n) if n == "cas");
                 match (cas, compare) {

@@ -354,6 +354,62 @@ pub(super) fn flag_handoff(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<V
     Ok(vec![Expected::exact("data", d), Expected::exact("out", o)])
 }
 
+/// tests/gluon/3.9/flag_acquire.py: program 0 writes data = 3 * x - 1 and sets flags[0] to 1
+/// (flags[1] masked off, left as it was); each other program p writes out[p - 1] = data + p
+/// (i32, wrapping).
+pub(super) fn flag_acquire(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
+    let x = tensor(plan, inputs, "x")?;
+    let (data0, out0, flags0) = (
+        tensor(plan, inputs, "data")?,
+        tensor(plan, inputs, "out")?,
+        tensor(plan, inputs, "flags")?,
+    );
+    let n = x.numel();
+    let consumers = (plan.grid[0] as u64).saturating_sub(1);
+    if data0.numel() != n || out0.numel() != consumers * n || flags0.numel() != 2 {
+        return Err(
+            "flag_acquire takes x and data of one length, out of (programs - 1) rows of it, two flags".into(),
+        );
+    }
+    let (mut d, mut o, mut f) = (data0.clone(), out0.clone(), flags0.clone());
+    for i in 0..n {
+        let dv = i32_at(x, i).wrapping_mul(3).wrapping_sub(1);
+        d.set_bits(i, dv as u32 as u64);
+        for p in 1..=consumers {
+            o.set_bits((p - 1) * n + i, dv.wrapping_add(p as i32) as u32 as u64);
+        }
+    }
+    f.set_bits(0, 1);
+    Ok(vec![
+        Expected::exact("data", d),
+        Expected::exact("out", o),
+        Expected::exact("flags", f),
+    ])
+}
+
+/// tests/gluon/noinline_calls.py: program p adds `s * p + 1` to row 2p of x and `s - p` to
+/// row 2p + 1 (f32; one rounding each: the launch's `s` makes `s * p` exact).
+pub(super) fn noinline_calls(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
+    let x = tensor(plan, inputs, "x")?;
+    let s = float_arg(plan, "s")?;
+    let programs = plan.grid[0] as u64;
+    if x.dtype != DType::F32 || x.shape.len() != 2 || x.shape[0] != 2 * programs {
+        return Err("noinline_calls takes an f32 x of two rows per program".into());
+    }
+    let n = x.shape[1];
+    let mut out = HostTensor::zeros("out", DType::F32, x.shape.clone());
+    for p in 0..programs {
+        let pf = p as f32;
+        for (row, v) in [(2 * p, s * pf + 1.0), (2 * p + 1, s - pf)] {
+            for j in 0..n {
+                let i = row * n + j;
+                put(&mut out, i, (f32_at(x, i) + v) as f64)?;
+            }
+        }
+    }
+    Ok(vec![Expected::exact("out", out)])
+}
+
 /// tests/gluon/exact_ops.py: `umulhi` of x and x reversed, the bits of y, the bits of y / 3
 /// rounded to nearest; x's bits as a float clamped to [-2, 2] with NaN propagated (PTX
 /// `max.NaN`/`min.NaN` give the canonical NaN), y clamped to [-0.5, 0.5].

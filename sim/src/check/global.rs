@@ -492,7 +492,8 @@ impl GlobalHb {
             comp_name(self.comp(r.cta, r.agent), r.agent, prog, &pn, r.cta)
         };
         let verb = |r: &GRec| match (r.kind, r.atomic) {
-            (Kind::Read, _) => "reads",
+            (Kind::Read, false) => "reads",
+            (Kind::Read, true) => "atomically reads",
             (Kind::Write, false) => "writes",
             (Kind::Write, true) => "atomically updates",
         };

@@ -88,7 +88,11 @@ impl<'p, 's> Machine<'p, 's> {
                 uses.extend(mask.as_deref().map(|m| (Sink::Branch, m)));
             }
             LOp::GlobalAtomic(at) => {
-                uses.extend([(Sink::GlobalStore, &at.value), (Sink::Address, &at.offsets)]);
+                // An atomic read does not read its value operand.
+                if at.op != AtomicOp::Load {
+                    uses.push((Sink::GlobalStore, &at.value));
+                }
+                uses.push((Sink::Address, &at.offsets));
                 uses.extend(at.compare.iter().map(|c| (Sink::GlobalStore, c)));
                 uses.extend(at.mask.iter().map(|m| (Sink::Branch, m)));
             }
@@ -1300,7 +1304,13 @@ impl<'p, 's> Machine<'p, 's> {
                 if let Some(elems) = seen {
                     let elems = elems.into_iter().map(|e| (e, false)).collect();
                     let order = (at.sem, at.scope);
-                    self.global_part_access(s, a, ti, Kind::Write, Some(order), elems);
+                    // An atomic read (`load`) reads; every other atomic writes.
+                    let kind = if at.op == AtomicOp::Load {
+                        Kind::Read
+                    } else {
+                        Kind::Write
+                    };
+                    self.global_part_access(s, a, ti, kind, Some(order), elems);
                 }
                 Ok(OpDone::Value(old))
             }

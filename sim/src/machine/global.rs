@@ -139,6 +139,10 @@ pub(super) fn atomic_combine(
     x: u64,
     cmp: Option<u64>,
 ) -> OpResult<u64> {
+    // An atomic read stores what it found.
+    if op == AtomicOp::Load {
+        return Ok(cur);
+    }
     Ok(if dt.is_float() {
         let (a, b) = (
             bwsim_isa::numeric::decode(dt, cur),
@@ -182,6 +186,7 @@ pub(super) fn atomic_combine(
             AtomicOp::Or => cur | x,
             AtomicOp::Xor => cur ^ x,
             AtomicOp::Xchg => x,
+            AtomicOp::Load => cur,
         };
         r & mask_bits
     })

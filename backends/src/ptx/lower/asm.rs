@@ -1,7 +1,8 @@
 //! `inline_asm`: the snippet emitted as inline PTX the way Triton emits it, once per group of
 //! `pack` registers of a thread (in register order): each `$N` bound to a register of its
 //! constraint's width (`h` 16 bits, `r`/`f` 32, `l`/`d` 64), elements narrower than 32 bits
-//! packed into one register (`mov.b32 r, {a, b}`), the snippet in a `{ }` scope of its own so
+//! packed into one register (`mov.b32 r, {a, b}`; 8-bit elements, each held in the low byte
+//! of a 16-bit register, shifted into their bytes), the snippet in a `{ }` scope of its own so
 //! that its `.reg` declarations do not collide across copies. The type checker admits only
 //! snippets whose elements do not depend on each other, so any grouping of registers is the
 //! same computation; a last partial group repeats its last register.
@@ -71,9 +72,6 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         for a in items {
             vals.push(self.expr(a)?);
         }
-        if prog.slots.iter().any(|s| s.elems > 1 && s.elem_bits < 16) {
-            return Err(unsupported(name, span, "8-bit elements packed into a register"));
-        }
         let any_tile = vals.iter().any(|v| matches!(v, Val::Tile(_)));
         let refs: Vec<&Val> = vals.iter().collect();
         let (tiles, ll, parent) = if any_tile {
@@ -139,7 +137,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                     let live: Vec<Option<Reg>> = (0..s.elems)
                         .map(|j| (g + s.first + j < nregs || nregs == 1).then_some(elems[j]))
                         .collect();
-                    after.push((tmp, class, live));
+                    after.push((tmp, class, live, s.elem_bits));
                 } else if s.elems == 1 {
                     let src = elems[0];
                     if src.class == class {
@@ -147,6 +145,22 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                         continue;
                     }
                     self.e.ins(format!("mov.{} {tmp}, {src}", bits_name(class)));
+                } else if s.elem_bits == 8 {
+                    // 8-bit elements (each in the low byte of its 16-bit register): element
+                    // j into byte j.
+                    let acc = self.e.reg(RegClass::B32);
+                    self.e.ins(format!("mov.b32 {acc}, 0"));
+                    for (j, r) in elems.iter().enumerate() {
+                        let x = self.e.reg(RegClass::B32);
+                        self.e.ins(format!("cvt.u32.u16 {x}, {r}"));
+                        self.e.ins(format!("and.b32 {x}, {x}, 255"));
+                        self.e.ins(format!("shl.b32 {x}, {x}, {}", 8 * j));
+                        self.e.ins(format!("or.b32 {acc}, {acc}, {x}"));
+                    }
+                    match class {
+                        RegClass::B16 => self.e.ins(format!("cvt.u16.u32 {tmp}, {acc}")),
+                        _ => self.e.ins(format!("mov.b32 {tmp}, {acc}")),
+                    }
                 } else {
                     let parts: Vec<String> = elems.iter().map(|r| r.to_string()).collect();
                     self.e.ins(format!(
@@ -167,8 +181,23 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             );
             lines.push("\t}".to_string());
             self.e.raw(lines);
-            for (tmp, class, live) in after {
-                if live.len() == 1 {
+            for (tmp, class, live, elem_bits) in after {
+                if elem_bits == 8 && live.len() > 1 {
+                    // Byte j of the result to element j's 16-bit register.
+                    let w = self.e.reg(RegClass::B32);
+                    match class {
+                        RegClass::B16 => self.e.ins(format!("cvt.u32.u16 {w}, {tmp}")),
+                        _ => self.e.ins(format!("mov.b32 {w}, {tmp}")),
+                    }
+                    for (j, d) in live.iter().enumerate() {
+                        if let Some(d) = d {
+                            let y = self.e.reg(RegClass::B32);
+                            self.e.ins(format!("shr.b32 {y}, {w}, {}", 8 * j));
+                            self.e.ins(format!("and.b32 {y}, {y}, 255"));
+                            self.e.ins(format!("cvt.u16.u32 {d}, {y}"));
+                        }
+                    }
+                } else if live.len() == 1 {
                     if let Some(d) = live[0] {
                         self.e.ins(format!("mov.{} {d}, {tmp}", bits_name(class)));
                     }

@@ -675,6 +675,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             ("xchg", DType::F32) => "b32",
             ("cas", d) if d.bits() == 32 && !d.is_float() => "b32",
             ("cas", d) if d.bits() == 64 && !d.is_float() => "b64",
+            ("load", d) if d.bits() == 32 || d.bits() == 64 => ldst_ty(d).unwrap_or("b32"),
             _ => return Err(unsupported(op, span, format!("atomic `{kind}` on {dt} elements"))),
         };
         let ins = if kind == "xchg" { "exch" } else { kind };
@@ -694,7 +695,8 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         // An atomic that changes nothing (`add` of 0: an atomic read, what a poll of a flag
         // is) may be applied by every holder: each reads the value at its own moment, as
         // separate reads of the same flag do.
-        let reads_only = kind == "add" && matches!(&value.kind, bwsim_isa::ir::ExprKind::Int(0));
+        let reads_only =
+            kind == "load" || kind == "add" && matches!(&value.kind, bwsim_isa::ir::ExprKind::Int(0));
         if owner.is_some() && !self.result_discarded && reads_only {
             owner = None;
         }
@@ -735,17 +737,19 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 (None, Some(o)) => Some(o.to_string()),
                 (None, None) => None,
             };
+            // An atomic read is PTX's ordered load (`ld.relaxed`/`ld.acquire` with a scope).
+            let ins = if kind == "load" {
+                format!("ld.{sem}.{scope}.global.{ty} {d}, [{a}]")
+            } else {
+                format!("atom.{sem}.{scope}.global.{ins}.{ty} {d}, [{a}], {v}")
+            };
             match pred {
                 Some(p) => {
                     // Masked-off elements read as 0, as the simulator gives them.
                     self.mov(d, &zero);
-                    self.e.ins(format!(
-                        "@{p} atom.{sem}.{scope}.global.{ins}.{ty} {d}, [{a}], {v}"
-                    ));
+                    self.e.ins(format!("@{p} {ins}"));
                 }
-                None => self
-                    .e
-                    .ins(format!("atom.{sem}.{scope}.global.{ins}.{ty} {d}, [{a}], {v}")),
+                None => self.e.ins(ins),
             }
         }
         Ok(out)

@@ -806,7 +806,9 @@ impl Resolve<'_, '_> {
                 "`cvt.{dname}.{sname}` is not a conversion bwsim interprets"
             )));
         };
-        if dname.starts_with('b') || sname.starts_with('b') {
+        // Untyped bits (`.b16`, ...) are not numbers to convert; `.bf16` is a float.
+        let bits_ty = |n: &str| n.starts_with('b') && !n.starts_with("bf");
+        if bits_ty(dname) || bits_ty(sname) {
             return Err(self.err("`cvt` takes .u, .s and float types, not .b"));
         }
         // The rounding PTX requires (and allows) for each pair of types.

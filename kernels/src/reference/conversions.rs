@@ -1,0 +1,120 @@
+//! References of float conversions with an explicit rounding (tests/gluon/fp_rounding.py),
+//! computed from the formats' definitions: a value is rounded at its format's precision
+//! (the significand bits, the smallest normal exponent for subnormals) toward zero or to
+//! nearest even, and the saturating conversions clamp a finite result to the largest finite
+//! value (PTX ISA, `cvt`: `.satfinite`; the fp8 formats of the OCP 8-bit float
+//! specification: e4m3 largest 448, e5m2 largest 57344; f16 largest 65504; bf16 as f32's
+//! exponent range with 8 significant bits).
+
+use super::{f32_at, put, tensor, Expected, RefError};
+use bwsim_isa::launch::{HostTensor, LaunchPlan};
+use bwsim_isa::DType;
+
+/// A float format: significand bits after the leading one, the smallest normal exponent and
+/// the largest finite value.
+#[derive(Clone, Copy)]
+struct Fmt {
+    frac: i32,
+    emin: i32,
+    max: f64,
+}
+
+const F16: Fmt = Fmt {
+    frac: 10,
+    emin: -14,
+    max: 65504.0,
+};
+const BF16: Fmt = Fmt {
+    frac: 7,
+    emin: -126,
+    max: 3.3895313892515355e38,
+};
+const E5M2: Fmt = Fmt {
+    frac: 2,
+    emin: -14,
+    max: 57344.0,
+};
+const E4M3: Fmt = Fmt {
+    frac: 3,
+    emin: -6,
+    max: 448.0,
+};
+
+/// `v` (finite) rounded to `f`, toward zero (`rtz`) or to nearest even; a result beyond the
+/// largest finite value is that value (toward zero never passes it; the nearest-even
+/// conversions here are the saturating ones). The sign of a zero is kept.
+fn round(v: f64, f: Fmt, rtz: bool) -> f64 {
+    if v == 0.0 {
+        return v;
+    }
+    let a = v.abs();
+    // The exponent of a (every input is a normal f64): floor(log2(a)) from its bits.
+    let e = (((a.to_bits() >> 52) & 0x7ff) as i32 - 1023).max(f.emin);
+    let ulp = 2f64.powi(e - f.frac);
+    let q = a / ulp;
+    let r = if rtz { q.trunc() } else { q.round_ties_even() };
+    let m = (r * ulp).min(f.max);
+    if v < 0.0 {
+        -m
+    } else {
+        m
+    }
+}
+
+/// tests/gluon/fp_rounding.py: for the values x and x * 2^-13, the eight conversions of its
+/// table (rows 0..8 and 8..16 of `out`), each value back in f32 (exactly).
+pub(super) fn fp_rounding(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
+    let x = tensor(plan, inputs, "x")?;
+    if x.dtype != DType::F32 || x.shape.len() != 1 {
+        return Err("fp_rounding takes a one-dimensional f32 x".into());
+    }
+    let n = x.numel();
+    let mut out = HostTensor::zeros("out", DType::F32, vec![16, n]);
+    for (half, scale) in [(0u64, 1.0), (8, 2f64.powi(-13))] {
+        for i in 0..n {
+            let v = f32_at(x, i) as f64 * scale;
+            let h = round(v, F16, true);
+            let b = round(v, BF16, true);
+            let rows = [
+                h,
+                b,
+                round(v, E5M2, true),
+                round(v, E5M2, false),
+                round(v, E4M3, false),
+                round(h, BF16, false),
+                round(h, E4M3, false),
+                round(b, E5M2, false),
+            ];
+            for (r, y) in rows.into_iter().enumerate() {
+                put(&mut out, (half + r as u64) * n + i, y)?;
+            }
+        }
+    }
+    Ok(vec![Expected::exact("out", out)])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roundings_by_hand() {
+        // 1 + 2^-10 + 2^-11 in f16: toward zero 1 + 2^-10, to nearest even 1 + 2^-9.
+        let v = 1.0 + 2f64.powi(-10) + 2f64.powi(-11);
+        assert_eq!(round(v, F16, true), 1.0 + 2f64.powi(-10));
+        assert_eq!(round(v, F16, false), 1.0 + 2f64.powi(-9));
+        // e4m3: 0.3 to 0.3125 (nearest), 0.28125 toward zero; 500 saturates to 448.
+        assert_eq!(round(0.3, E4M3, false), 0.3125);
+        assert_eq!(round(0.3, E4M3, true), 0.28125);
+        assert_eq!(round(-500.0, E4M3, false), -448.0);
+        // e5m2 subnormals: steps of 2^-16; 3 * 2^-17 ties to the even 2 * 2^-16.
+        assert_eq!(round(3.0 * 2f64.powi(-17), E5M2, false), 2f64.powi(-15));
+        assert_eq!(round(-2f64.powi(-20), E5M2, true), -0.0);
+        assert!(round(-2f64.powi(-20), E5M2, true).is_sign_negative());
+        // bf16 toward zero of 1 + 2^-7 + 2^-9: 1 + 2^-7.
+        assert_eq!(
+            round(1.0 + 2f64.powi(-7) + 2f64.powi(-9), BF16, true),
+            1.0 + 2f64.powi(-7)
+        );
+    }
+}
