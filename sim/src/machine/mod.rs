@@ -32,6 +32,7 @@ mod asyncs;
 mod cluster;
 mod exec;
 mod global;
+mod sinks;
 
 use bwsim_isa::Code;
 use global::*;
