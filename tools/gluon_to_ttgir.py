@@ -64,6 +64,8 @@ def parse_args(argv):
     p.add_argument("--target", choices=["sm_100a", "sm_90a"], default="sm_100a")
     p.add_argument("--num-warps", type=int, default=4)
     p.add_argument("--num-ctas", type=int, default=1, help="CTAs per cluster (Triton's num_ctas)")
+    p.add_argument("--debug", action="store_true",
+                   help="Triton's debug option: device assertions (gl.device_assert) are compiled in")
     p.add_argument("--aligned", action=argparse.BooleanOptionalAction, default=True,
                    help="mark every pointer parameter 16-byte aligned, as Triton's launcher does for "
                         "aligned arrays (default: on)")
@@ -189,7 +191,7 @@ def main(argv):
             signature[p.name] = signature_type(ty)
     for extra in list(args) + list(consts):
         fail(f"`{a.kernel}` has no parameter `{extra}`")
-    ttgir = _triton.compile_ttgir(fn, signature, constexprs, attrs, a.target, a.num_warps, a.num_ctas)
+    ttgir = _triton.compile_ttgir(fn, signature, constexprs, attrs, a.target, a.num_warps, a.num_ctas, a.debug)
     out = os.path.abspath(a.output)
     base = os.path.abspath(a.locations_relative_to) if a.locations_relative_to else os.path.dirname(out)
     text = _triton.relocate(ttgir, base)

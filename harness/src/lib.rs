@@ -509,6 +509,7 @@ fn sim_trap_code(t: &bwsim_sim::Trap) -> &'static str {
         MisalignedAddress => "CUDA_ERROR_MISALIGNED_ADDRESS",
         IllegalAddress => "CUDA_ERROR_ILLEGAL_ADDRESS",
         LaunchFailure => "CUDA_ERROR_LAUNCH_FAILED",
+        Assert => "CUDA_ERROR_ASSERT",
     }
 }
 

@@ -203,6 +203,7 @@ define_codes! {
     BarrierMisuse = "barrier-misuse", [Run, Check, Time], Hard, "an mbarrier used before `mbar.init` or after `mbar.invalidate`";
     BarrierReinit = "barrier-reinit", [Run, Check], Deny, "`mbar.init` of an mbarrier that is still initialised (no `mbar.invalidate` since its last `mbar.init`)";
     IllegalInstruction = "illegal-instruction", [Run, Check], Hard, "an operation the hardware traps on (misaligned TMA coordinates, ...)";
+    DeviceAssert = "device-assert", [Run, Check], Hard, "a `device.assert` (Gluon's `gl.device_assert`, compiled in debug mode) found a false element: the launch stops with cudaErrorAssert";
     ClcMisuse = "clc-misuse", [Run, Check], Deny, "`clc.try_cancel` after the CTA read a response that cancelled nothing (undefined in PTX)";
     // ---- the simulator ----
     MisalignedAddress = "misaligned-address", [Run], Hard, "a hardware trap: cudaErrorMisalignedAddress";

@@ -491,6 +491,10 @@ define_ops! {
     ClcQuery = "clc.query" (result;),
     /// `bar.sync`: all warps of the CTA (or of the partition, inside `warp_specialize`).
     BarSync = "bar.sync" (;),
+    /// `device.assert COND, "MESSAGE"`: every element of COND (an i1 tile or a scalar) must be
+    /// true; a false one stops the launch with a device-side assertion failure naming MESSAGE
+    /// (Gluon's `gl.device_assert`, Triton's `tt.assert`, compiled in debug mode).
+    DeviceAssert = "device.assert" (cond, msg;),
     /// `cluster.sync`: `barrier.cluster.arrive.release` + `barrier.cluster.wait.acquire`: every
     /// CTA of the cluster arrives before any proceeds (e.g. both CTAs of a `cta_group=2` pair
     /// have their operands in shared memory before the pair's MMA is issued).

@@ -298,6 +298,7 @@ pub fn reference(
         "fp_rounding_kernel" => conversions::fp_rounding(plan, inputs),
         "flag_acquire_kernel" => elementwise::flag_acquire(plan, inputs),
         "noinline_calls_kernel" => elementwise::noinline_calls(plan, inputs),
+        "device_assert_kernel" => elementwise::device_assert(plan, inputs),
         "smem_rows_kernel" => elementwise::smem_rows(plan, inputs),
         "cluster_convert_kernel" => elementwise::cluster_convert(plan, inputs),
         "while_loop" | "while_loop_kernel" => elementwise::while_loop(plan, inputs),

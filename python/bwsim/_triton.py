@@ -210,9 +210,11 @@ def compile_ttgir(
     target: str,
     num_warps: int,
     num_ctas: int = 1,
+    debug: bool = False,
 ) -> str:
     """The TTGIR Triton compiles `fn` (a `@gluon.jit` kernel) to for `target`, first line
-    `// triton-version: X.Y.Z`, ending with a newline."""
+    `// triton-version: X.Y.Z`, ending with a newline. `debug`: Triton's `debug` option (device
+    assertions are compiled in, `tt.assert`)."""
     version = require_triton()
     import triton
     from triton.backends.compiler import GPUTarget
@@ -220,6 +222,8 @@ def compile_ttgir(
 
     src = GluonASTSource(fn, signature=signature, constexprs=constexprs, attrs=attrs)
     options = {"num_warps": int(num_warps), "num_ctas": int(num_ctas)}
+    if debug:
+        options["debug"] = True
     compiled = triton.compile(src, target=GPUTarget("cuda", TARGETS[target], 32), options=options)
     text = version_header(version) + str(compiled.asm["ttgir"])
     return text if text.endswith("\n") else text + "\n"

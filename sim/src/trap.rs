@@ -21,6 +21,8 @@ pub enum CudaError {
     IllegalAddress,
     /// `cudaErrorLaunchFailure`.
     LaunchFailure,
+    /// `cudaErrorAssert`: a device-side assertion failed.
+    Assert,
 }
 
 impl CudaError {
@@ -31,6 +33,7 @@ impl CudaError {
             CudaError::MisalignedAddress => "misaligned address",
             CudaError::IllegalAddress => "an illegal memory access was encountered",
             CudaError::LaunchFailure => "unspecified launch failure",
+            CudaError::Assert => "device-side assert triggered",
         }
     }
     /// Stable diagnostic code.
@@ -40,6 +43,7 @@ impl CudaError {
             CudaError::MisalignedAddress => Code::MisalignedAddress,
             CudaError::IllegalAddress => Code::IllegalAddress,
             CudaError::LaunchFailure => Code::LaunchFailure,
+            CudaError::Assert => Code::DeviceAssert,
         }
     }
 }

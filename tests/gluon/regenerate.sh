@@ -148,6 +148,13 @@ for t in sm_100a sm_90a; do
         gen $name.$t $src/noinline_calls.py noinline_calls_kernel --target $t --num-warps 4 --arg 'x_ptr=*fp32' \
             --arg 'out_ptr=*fp32' --arg s=fp32 -D N=128 -D "BUG='$bug'"
     done
+    # A device-side assertion (tt.assert, compiled with Triton's debug option).
+    for bug in "" no_mask; do
+        name=device_assert
+        [ -n "$bug" ] && name=bug_device_assert_$bug
+        gen $name.$t $src/device_assert.py device_assert_kernel --target $t --num-warps 4 --debug \
+            --arg 'x_ptr=*i32' --arg 'out_ptr=*i32' --arg n=i32 -D BLOCK=256 -D "BUG='$bug'"
+    done
     # Float conversions with an explicit rounding (tt.fp_to_fp).
     gen fp_rounding.$t $src/fp_rounding.py fp_rounding_kernel --target $t --num-warps 4 --arg 'x_ptr=*fp32' \
         --arg 'out_ptr=*fp32' -D N=256

@@ -502,6 +502,7 @@ impl<'m> Cx<'m> {
             "ttg.fp4_to_fp" => self.fp4_to_fp(op, span),
             "tt.fp_to_fp" => self.fp_to_fp(op, span),
             "tt.call" => self.call_op(op, span),
+            "tt.assert" => self.device_assert(op, span),
             "tt.histogram" => self.histogram(op, span),
             "ttg.local_gather" | "ttg.local_scatter" | "ttg.local_atomic_scatter_rmw" => {
                 self.local_indexed(op, span)

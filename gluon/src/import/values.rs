@@ -502,6 +502,29 @@ impl<'m> Cx<'m> {
         Ok(())
     }
 
+    /// `tt.assert %cond, "MESSAGE" : T` (Gluon's `gl.device_assert`, compiled in debug mode;
+    /// a `mask=` is already folded into `%cond`) → `device.assert COND, "MESSAGE"`.
+    pub(super) fn device_assert(&mut self, op: &Op, span: Span) -> R<()> {
+        let v = self.n_operands(op, 1)?;
+        let cond = self.math_operand(&v[0].0, v[0].1)?;
+        let msg = op
+            .toks
+            .iter()
+            .find_map(|t| match &t.tok {
+                Tok::Str(m) => Some(m.clone()),
+                _ => None,
+            })
+            .ok_or_else(|| self.misuse(op, "needs its message"))?;
+        self.op_stmt(
+            OpKind::DeviceAssert {
+                cond,
+                msg: with_span(Expr::new(ExprKind::Str(msg), span), span),
+            },
+            span,
+        );
+        Ok(())
+    }
+
     /// `%r = tt.atomic_load SEM, SCOPE, %ptrs[, %mask]` (Triton 3.9) → `global.atomic load`
     /// with its ordering (`relaxed` or `acquire`; Triton refuses the others): an atomic read,
     /// 0 where masked off (Triton leaves those elements unspecified).

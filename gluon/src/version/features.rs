@@ -380,7 +380,7 @@ pub const FEATURES: &[Feature] = &[
         example: "tt.assert",
         since: Version::V3_6,
         until: None,
-        support: Support::Refused("device assertions (`gl.device_assert`) are not supported"),
+        support: Support::Imported("`device.assert COND, \"MESSAGE\"` (Triton emits it only with its `debug` option): a false element stops the launch with `device-assert` at the assertion's line, naming the message and the element; the PTX backend traps (`@!p trap`)"),
     },
     Feature {
         name: "tt.reduce",

@@ -517,6 +517,26 @@ impl<'k> Cx<'k> {
             FenceAsyncShared {} | FenceMbarrierInit {} | BarSync {} | ClusterSync {} | ClusterWait {} => {
                 Ok(None)
             }
+            DeviceAssert { cond, msg } => {
+                if !matches!(msg.kind, ExprKind::Str(_)) {
+                    return Err(e_type(msg.span, "an assertion's message is a string", "here"));
+                }
+                match self.expr_inner(cond)? {
+                    Ty::Tile(t) if t.dtype == DType::I1 => {}
+                    Ty::Scalar(ScalarTy::I1) => {}
+                    t => {
+                        return Err(e_type(
+                            cond.span,
+                            format!(
+                                "an assertion's condition is an i1 tile or scalar, found {}",
+                                t.describe()
+                            ),
+                            "here",
+                        ))
+                    }
+                }
+                Ok(None)
+            }
             ClusterArrive { relaxed } => {
                 if let Some(r) = relaxed {
                     self.checked.consts.bool(r)?;

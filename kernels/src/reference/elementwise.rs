@@ -410,6 +410,19 @@ pub(super) fn noinline_calls(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result
     Ok(vec![Expected::exact("out", out)])
 }
 
+/// tests/gluon/device_assert.py: out = 2 * x (i32; the assertion holds on the launch's inputs).
+pub(super) fn device_assert(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
+    let x = tensor(plan, inputs, "x")?;
+    if x.dtype != DType::I32 {
+        return Err("device_assert takes an i32 x".into());
+    }
+    let mut out = HostTensor::zeros("out", DType::I32, x.shape.clone());
+    for i in 0..x.numel() {
+        out.set_bits(i, i32_at(x, i).wrapping_mul(2) as u32 as u64);
+    }
+    Ok(vec![Expected::exact("out", out)])
+}
+
 /// tests/gluon/exact_ops.py: `umulhi` of x and x reversed, the bits of y, the bits of y / 3
 /// rounded to nearest; x's bits as a float clamped to [-2, 2] with NaN propagated (PTX
 /// `max.NaN`/`min.NaN` give the canonical NaN), y clamped to [-0.5, 0.5].

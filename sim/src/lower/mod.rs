@@ -273,6 +273,7 @@ impl LOp {
                 | K::CpAsyncCommit {}
                 | K::ClcQuery { .. }
                 | K::BarSync {}
+                | K::DeviceAssert { .. }
                 | lowered_apart!(),
             ) => None,
         }
@@ -465,6 +466,8 @@ pub struct Program {
     pub allocs: Vec<AllocName>,
     /// Cluster shape of the launch (CTAs of a cluster are co-resident).
     pub cluster: [u32; 3],
+    /// The messages of the `device.assert`s, by the index their lowered `msg` operand holds.
+    pub assert_messages: Vec<String>,
 }
 
 impl Program {
@@ -523,6 +526,8 @@ struct Lower<'a, 'k> {
     iters: Vec<i64>,
     /// The launch's cluster shape (`cluster_rank()`, `cluster_size()`).
     cluster: [u32; 3],
+    /// `device.assert` messages ([`Program::assert_messages`]).
+    assert_messages: Vec<String>,
 }
 
 fn unsupported(span: Span, msg: impl Into<String>) -> Diagnostic {
@@ -557,6 +562,7 @@ pub fn lower(checked: &Checked, plan: &LaunchPlan) -> Result<Program, Vec<Diagno
         allocs: Vec::new(),
         iters: Vec::new(),
         cluster: plan.cluster,
+        assert_messages: Vec::new(),
     };
     let mut init = Vec::new();
     let mut diags = Vec::new();
@@ -656,6 +662,7 @@ pub fn lower(checked: &Checked, plan: &LaunchPlan) -> Result<Program, Vec<Diagno
         tmem,
         allocs: l.allocs,
         cluster: plan.cluster,
+        assert_messages: l.assert_messages,
     })
 }
 
@@ -1347,9 +1354,21 @@ impl<'a, 'k> Lower<'a, 'k> {
             | K::TmemDealloc { .. }
             | K::CpAsyncCommit {}
             | K::ClcQuery { .. }
-            | K::BarSync {}) => {
+            | K::BarSync {}
+            | K::DeviceAssert { .. }) => {
+                let mut messages = std::mem::take(&mut self.assert_messages);
                 let lowered = kind.try_map(|operand, e| match operand {
                     "layout" => Ok(None),
+                    // `device.assert`'s message: its index in `Program::assert_messages`.
+                    "msg" => {
+                        let ExprKind::Str(m) = &e.kind else {
+                            return Err(unsupported(e.span, "an assertion's message is a string"));
+                        };
+                        messages.push(m.clone());
+                        Ok(Some(Box::new(CExpr::Const(Value::Int(
+                            messages.len() as i64 - 1,
+                        )))))
+                    }
                     // `smem.atomic`'s operation: its index in `AtomicOp::ALL`.
                     "op" => {
                         let i = match &e.kind {
@@ -1360,7 +1379,9 @@ impl<'a, 'k> Lower<'a, 'k> {
                         Ok(Some(Box::new(CExpr::Const(Value::Int(i as i64)))))
                     }
                     _ => self.expr(e).map(|e| Some(Box::new(e))),
-                })?;
+                });
+                self.assert_messages = messages;
+                let lowered = lowered?;
                 LOp::Op(lowered.ok_or_else(|| unsupported(op.span, "an operand that is not a value"))?)
             }
         };

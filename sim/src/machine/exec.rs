@@ -1137,6 +1137,37 @@ impl<'p, 's> Machine<'p, 's> {
                 }
                 Ok(OpDone::Value(v))
             }
+            LOp::Op(K::DeviceAssert { cond, msg }) => {
+                // Every element must be true; the first false one (in element order) stops
+                // the launch as the hardware's assertion trap does.
+                let failed = match ev(cond)? {
+                    Value::Bool(b) => (!b).then(String::new),
+                    Value::Int(i) => (i == 0).then(String::new),
+                    Value::Tile(t) => t.bits.iter().position(|&b| b & 1 == 0).map(|i| {
+                        let mut idx = vec![0; t.shape.len()];
+                        crate::value::unravel(i as u64, &t.shape, &mut idx);
+                        format!(" at element {idx:?} of its shape {:?}", t.shape)
+                    }),
+                    _ => return Err(Fault::unsupported("device.assert needs an i1 tile or scalar")),
+                };
+                if let Some(at) = failed {
+                    let m = match ev(msg)? {
+                        Value::Int(i) => self
+                            .prog
+                            .assert_messages
+                            .get(i as usize)
+                            .cloned()
+                            .unwrap_or_default(),
+                        _ => String::new(),
+                    };
+                    return Err(Fault::CodedTrap(
+                        Code::DeviceAssert,
+                        CudaError::Assert,
+                        format!("device assertion `{m}` failed{at}"),
+                    ));
+                }
+                Ok(OpDone::Next)
+            }
             LOp::Op(K::GlobalStore {
                 ptr,
                 offsets,

@@ -17,6 +17,7 @@ impl<'p, 's> Machine<'p, 's> {
         let mut uses: Vec<(Sink, &CExpr)> = Vec::new();
         let mut views: Vec<&CExpr> = Vec::new();
         match op {
+            LOp::Op(K::DeviceAssert { cond, .. }) => uses.push((Sink::Branch, &**cond)),
             LOp::Op(K::GlobalStore {
                 offsets, value, mask, ..
             }) => {

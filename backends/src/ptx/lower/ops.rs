@@ -641,6 +641,30 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 };
                 self.global_atomic(k, ptr, args, span).map(|t| Some(Val::Tile(t)))
             }
+            DeviceAssert { cond, .. } => {
+                // A false element traps (Triton calls `__assertfail`, which prints the
+                // message and traps; PTX `trap` stops the launch the same way, without the
+                // message). Every thread checks the elements it holds.
+                match self.expr(cond)? {
+                    Val::Tile(t) => {
+                        for r in &t.regs {
+                            self.e.ins(format!("@!{r} trap"));
+                        }
+                    }
+                    v @ (Val::Scalar(..) | Val::Bool(_) | Val::Int(_)) => {
+                        let p = self.scalar_reg(&v, ScalarTy::I1, span)?;
+                        self.e.ins(format!("@!{p} trap"));
+                    }
+                    _ => {
+                        return Err(invalid(
+                            name,
+                            span,
+                            "an assertion's condition is an i1 tile or scalar",
+                        ))
+                    }
+                }
+                Ok(None)
+            }
             BarSync {} => {
                 self.part_barrier();
                 Ok(None)

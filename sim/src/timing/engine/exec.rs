@@ -883,6 +883,12 @@ impl<'p> Engine<'p> {
                 self.record(t0, c, me, TWhat::Op { op: name, end }, span);
                 Ok(OpDone::Next)
             }
+            // An assertion costs its compare and branch; whether it holds is the functional
+            // machine's business (the timing model runs kernels that complete).
+            LOp::Op(K::DeviceAssert { .. }) => {
+                *t = t0 + chip.scalar_op_cycles;
+                Ok(OpDone::Next)
+            }
             LOp::Op(K::CpAsyncCommit {}) => {
                 let ag = &mut self.cta(c).agents[a as usize];
                 let done = ag.cp_open.max(t0);
@@ -967,6 +973,7 @@ fn single_thread_issue(op: &LOp) -> bool {
             | K::CpAsyncCommit {}
             | K::ClcQuery { .. }
             | K::BarSync {}
+            | K::DeviceAssert { .. }
             | lowered_apart!(),
         ) => false,
     }
@@ -979,7 +986,9 @@ pub(super) fn synchronises(op: &LOp) -> bool {
     match op {
         lop_views!()
         | lop_group_waits!()
-        | LOp::Op(fences!() | K::TmemDealloc { .. } | K::CpAsyncCommit {} | K::BarSync {}) => false,
+        | LOp::Op(
+            fences!() | K::TmemDealloc { .. } | K::CpAsyncCommit {} | K::BarSync {} | K::DeviceAssert { .. },
+        ) => false,
         LOp::TmaLoad { .. }
         | LOp::TmaStore { .. }
         | LOp::ClcTryCancel { .. }
