@@ -178,6 +178,55 @@ mod tests {
         assert!(n >= 20, "{n} conversions");
     }
 
+    /// Runs the snippet of `from -> to` (`rounding`) on one pack of element bits.
+    fn convert(from: Elem, to: Elem, r: Option<Rounding>, input: &[u64]) -> Vec<u64> {
+        let (asm, cons, pack) = conversion(from, to, r).expect("a conversion");
+        let d = |e: Elem| e.dtype().unwrap_or(DType::I32);
+        let p = bwsim_isa::inline_ptx::compile(&asm, cons, &[d(from)], &[d(to)], pack).expect("compiles");
+        p.run(input).expect("runs")
+    }
+
+    #[test]
+    fn toward_zero_to_e5m2_keeps_the_high_byte() {
+        use Elem::*;
+        let f = |x: f32| x.to_bits() as u64;
+        let h = |x: f32| half::f16::from_f32(x).to_bits() as u64;
+        // 1.375 = 1.011b: e5m2 keeps two fraction bits, toward zero 1.25 (0x3D); -2.75 = -1.011b
+        // * 2: -2.5 (0xC1). To nearest even they round up: 1.5 (0x3E), -3.0 (0xC2).
+        assert_eq!(
+            convert(F32, F8E5M2, Some(Rounding::Rtz), &[f(1.375), f(-2.75)]),
+            vec![0x3D, 0xC1]
+        );
+        assert_eq!(
+            convert(F16, F8E5M2, Some(Rounding::Rtz), &[h(1.375), h(-2.75)]),
+            vec![0x3D, 0xC1]
+        );
+        assert_eq!(
+            convert(F32, F8E5M2, Some(Rounding::Rtne), &[f(1.375), f(-2.75)]),
+            vec![0x3E, 0xC2]
+        );
+        // e4m3 saturates at 448 (0x7E); back to f32 exactly.
+        assert_eq!(
+            convert(F16, F8E4M3, Some(Rounding::Rtne), &[h(500.0), h(-0.3)]),
+            vec![0x7E, 0xAA]
+        );
+        assert_eq!(
+            convert(F8E4M3, F32, None, &[0x7E, 0xAA]),
+            vec![f(448.0), f(-0.3125)]
+        );
+        // bf16 toward zero: 1 + 2^-7 + 2^-8 keeps 1 + 2^-7.
+        let b = half::bf16::from_f32(1.0 + 2f32.powi(-7)).to_bits() as u64;
+        assert_eq!(
+            convert(
+                F32,
+                BF16,
+                Some(Rounding::Rtz),
+                &[f(1.0 + 2f32.powi(-7) + 2f32.powi(-8))]
+            ),
+            vec![b]
+        );
+    }
+
     #[test]
     fn e4m3_toward_zero_is_refused_with_the_reason() {
         let e = conversion(Elem::F32, Elem::F8E4M3, Some(Rounding::Rtz)).unwrap_err();
