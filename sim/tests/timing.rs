@@ -11,7 +11,7 @@ mod common;
 use bwsim_isa::{diag, SourceFile};
 use bwsim_sim::chips::{self, Chip};
 use bwsim_sim::timing::{time_source, TimeOptions, Timing, TraceMode};
-use common::overrides;
+use common::{overrides, quiet};
 
 /// The H100 figures these hand computations were written against ([`chips::H100_HAND`]: the
 /// cost rules are under test here, not the table), with no issue back-pressure unless a test
@@ -60,25 +60,6 @@ fn time_with(src: &str, consts: &[(&str, i64)], opts: &TimeOptions) -> Timing {
 
 fn time(src: &str, consts: &[(&str, i64)], chip: &Chip) -> Timing {
     time_with(src, consts, &TimeOptions::new(chip))
-}
-
-/// `base` with every issue cost and the CTA launch gap at zero, so that hand computations
-/// only involve the latencies and bandwidths a test is about. Strict time order.
-fn quiet(base: &Chip) -> TimeOptions {
-    let mut o = TimeOptions::new(&Chip {
-        scalar_op_cycles: 0.0,
-        branch_cycles: 0.0,
-        mbarrier_op_cycles: 0.0,
-        fence_async_cycles: 0.0,
-        tcgen05_fence_cycles: 0.0,
-        tma_issue_cycles: 0.0,
-        mma_issue_cycles: 0.0,
-        bar_sync_cycles: 0.0,
-        cta_launch_cycles: 0.0,
-        ..*base
-    });
-    o.lookahead_cycles = 0.0;
-    o
 }
 
 const ONE_LOAD: &str = include_str!("tiles/timing/one_load.tile");

@@ -42,21 +42,9 @@ fn tile(dir: &str, name: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
-/// `base` with every issue cost and the CTA launch gap at zero, strict time order, traced.
+/// `quiet(base)`, traced.
 fn quiet(base: &Chip) -> TimeOptions {
-    let mut o = TimeOptions::new(&Chip {
-        scalar_op_cycles: 0.0,
-        branch_cycles: 0.0,
-        mbarrier_op_cycles: 0.0,
-        fence_async_cycles: 0.0,
-        tcgen05_fence_cycles: 0.0,
-        tma_issue_cycles: 0.0,
-        mma_issue_cycles: 0.0,
-        bar_sync_cycles: 0.0,
-        cta_launch_cycles: 0.0,
-        ..*base
-    });
-    o.lookahead_cycles = 0.0;
+    let mut o = common::quiet(base);
     o.trace = TraceMode::All;
     o
 }

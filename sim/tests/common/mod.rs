@@ -221,3 +221,22 @@ pub fn cta_event_at(r: &RunResult, cta: u32, what: impl Fn(&bwsim_sim::What) -> 
         .find(|e| e.cta == cta && what(&e.what))
         .map(|e| e.time)
 }
+
+/// `base` with every issue cost and the CTA launch gap at zero, so that hand computations
+/// only involve the latencies and bandwidths a test is about. Strict time order.
+pub fn quiet(base: &bwsim_sim::chips::Chip) -> bwsim_sim::timing::TimeOptions {
+    let mut o = bwsim_sim::timing::TimeOptions::new(&bwsim_sim::chips::Chip {
+        scalar_op_cycles: 0.0,
+        branch_cycles: 0.0,
+        mbarrier_op_cycles: 0.0,
+        fence_async_cycles: 0.0,
+        tcgen05_fence_cycles: 0.0,
+        tma_issue_cycles: 0.0,
+        mma_issue_cycles: 0.0,
+        bar_sync_cycles: 0.0,
+        cta_launch_cycles: 0.0,
+        ..*base
+    });
+    o.lookahead_cycles = 0.0;
+    o
+}
