@@ -21,20 +21,7 @@ const H100: Chip = chips::H100_HAND;
 /// The Blackwell figures the same hand computations were written against (the table's
 /// estimates before the calibration of docs/hardware/blackwell-calibration.md), for the same
 /// reason: the rules are under test here; `calibrated_blackwell_*` below test the table.
-const B200: Chip = Chip {
-    clock_mhz: 1856.0,
-    l2_bytes_per_cycle: 10_650.0,
-    hbm_bytes_per_s: 6.9e12,
-    tma_l2_latency: 550.0,
-    tma_hbm_latency: 840.0,
-    tma_bytes_per_cycle_sm: 128.0,
-    mma_latency: 64.0,
-    commit_latency: 16.0,
-    kernel_overhead_us: 0.0,
-    // No issue back-pressure unless a test sets it (tcgen05_issue_queue_delays_the_next_load).
-    tcgen05_queue_instrs: 0.0,
-    ..chips::B200
-};
+const B200: Chip = common::B200_HAND;
 const GB200: Chip = Chip {
     name: "gb200",
     clock_mhz: 2062.0,

@@ -9,26 +9,14 @@
 mod common;
 
 use bwsim_isa::{diag, SourceFile};
-use bwsim_sim::chips::{self, Chip};
+use bwsim_sim::chips::Chip;
 use bwsim_sim::timing::cost::{self, MmaKind};
 use bwsim_sim::timing::{time_source, TEvent, TUnit, TWhat, TimeOptions, Timing, TraceMode};
 use common::overrides;
 
-/// The Blackwell figures of tests/timing.rs's hand computations (the table's estimates before
-/// the calibration): the rules are under test here, not the table.
-const B200: Chip = Chip {
-    clock_mhz: 1856.0,
-    l2_bytes_per_cycle: 10_650.0,
-    hbm_bytes_per_s: 6.9e12,
-    tma_l2_latency: 550.0,
-    tma_hbm_latency: 840.0,
-    tma_bytes_per_cycle_sm: 128.0,
-    mma_latency: 64.0,
-    commit_latency: 16.0,
-    kernel_overhead_us: 0.0,
-    tcgen05_queue_instrs: 0.0,
-    ..chips::B200
-};
+/// The Blackwell figures of tests/timing.rs's hand computations: the rules are under test
+/// here, not the table.
+const B200: Chip = common::B200_HAND;
 
 /// One 8 KiB box from HBM on [`B200`]: 840 cycles to the first byte, 8192 B / 128 B per cycle
 /// through the SM's port; its waiter wakes `mbarrier_latency` = 40 later.
