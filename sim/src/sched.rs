@@ -49,6 +49,9 @@ pub trait Scheduler {
     fn pieces(&mut self, max: u32) -> u32;
     /// A tie-breaker ordering completions that land at the same time.
     fn tiebreak(&mut self) -> u64;
+    /// The logical time of the pick that follows (a hook for schedulers that keep a record;
+    /// most ignore it).
+    fn at_time(&mut self, _now: u64) {}
     /// Whether to let time pass to the next asynchronous completion instead of stepping an
     /// agent now (a slow warp). Asked only when something is in flight.
     fn stall(&mut self) -> bool {

@@ -1044,6 +1044,7 @@ impl<'p, 's> Machine<'p, 's> {
                         continue;
                     }
                 }
+                self.sched.at_time(self.now);
                 let i = self.sched.pick(&self.runnable).min(self.runnable.len() - 1);
                 let r = self.runnable[i];
                 self.step(r.cta as usize, r.agent as usize)?;
