@@ -234,3 +234,61 @@ fn minimize_writes_the_shrunk_schedule_as_a_chrome_trace_with_its_preemptions() 
     let (code, _, err) = bwsim(&["check", file, "--chrome", &trace_arg]);
     assert_eq!(code, 2, "{err}");
 }
+
+#[test]
+fn exhaustive_proves_a_fixed_twin_clean_within_its_bound_and_finds_the_bug_of_its_buggy_twin() {
+    // The wrong-parity deadlock shows on the deterministic schedule itself.
+    let (code, out, err) = bwsim(&[
+        "check",
+        "tests/fail/ws_add_wrong_parity.tile",
+        "--exhaustive",
+        "--delays",
+        "1",
+        "--json",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    let v = json(&out);
+    assert_eq!(v["complete"], true);
+    assert_eq!(v["findings"][0]["diagnostic"]["code"], "deadlock");
+    assert_eq!(v["findings"][0]["plan"], serde_json::json!([]));
+    // Its fixed twin: every schedule within 2 delays, none with a finding; the counts per
+    // level add up to the total.
+    let (code, out, err) = bwsim(&[
+        "check",
+        "tests/pass/ws_add_wrong_parity_fixed.tile",
+        "--exhaustive",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v = json(&out);
+    assert_eq!(
+        (v["complete"].as_bool(), v["delays"].as_u64()),
+        (Some(true), Some(2))
+    );
+    let levels: Vec<u64> = v["schedules_by_delays"]
+        .as_array()
+        .expect("levels")
+        .iter()
+        .filter_map(|x| x.as_u64())
+        .collect();
+    assert_eq!(levels.len(), 3);
+    assert_eq!(levels[0], 1, "one deterministic schedule");
+    assert_eq!(
+        levels.iter().sum::<u64>(),
+        v["schedules"].as_u64().expect("schedules")
+    );
+    assert!(v["findings"].as_array().expect("findings").is_empty());
+    // A run limit below the bound's size: nothing found, nothing proved (exit 3).
+    let (code, _, err) = bwsim(&[
+        "check",
+        "tests/pass/ws_add_wrong_parity_fixed.tile",
+        "--exhaustive",
+        "--max-schedules",
+        "2",
+    ]);
+    assert_eq!(code, 3, "{err}");
+    assert!(
+        err.contains("incomplete") && err.contains("nothing proved"),
+        "{err}"
+    );
+}

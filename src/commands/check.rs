@@ -17,6 +17,8 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::time::Instant;
 
+mod exhaustive;
+
 #[derive(clap::Args)]
 pub struct Args {
     /// A .tile file, a .ttgir file (Gluon) or a bundled kernel name.
@@ -67,6 +69,20 @@ pub struct Args {
     /// chrome://tracing) to this file, each preemption marked on the preempted agent's track
     #[arg(long, requires = "minimize", value_name = "FILE")]
     chrome: Option<std::path::PathBuf>,
+    /// Instead of random schedules, run every schedule within a delay bound (`--delays`): the
+    /// deterministic schedule (each agent goes on while it can, asynchronous work at its
+    /// shortest latency) and every schedule that differs from it in at most D decisions (a
+    /// switch to another agent before a visible step, a longest latency); a clean result proves
+    /// the kernel clean within that bound
+    #[arg(long, conflicts_with_all = ["seed", "minimize", "fix"])]
+    exhaustive: bool,
+    /// With --exhaustive: the delay bound
+    #[arg(long, default_value_t = 2, value_name = "D", requires = "exhaustive", value_parser = clap::value_parser!(u32).range(0..=8))]
+    delays: u32,
+    /// With --exhaustive: run at most N schedules (past it the search is incomplete and proves
+    /// nothing)
+    #[arg(long, default_value_t = 1_000_000, value_name = "N", requires = "exhaustive", value_parser = clap::value_parser!(u64).range(1..))]
+    max_schedules: u64,
     /// Take a launch tensor's contents from a .npy file instead of its initialiser:
     /// --input a=a.npy (repeatable).
     #[arg(long = "input", value_name = "NAME=FILE.npy", value_parser = super::npy::parse_input)]
@@ -112,8 +128,16 @@ pub fn run(a: Args) -> CliResult {
     }
     match a.seed {
         Some(seed) => Ok(replay(&prepared, seed, &a, &out, &file)),
+        None if a.exhaustive => Ok(exhaustive::run(&prepared, &a, &out, &file)),
         None => Ok(explore(&prepared, &kernel, &a, &out, &file)),
     }
+}
+
+/// `--jobs`, or every core.
+fn jobs(a: &Args) -> usize {
+    a.jobs
+        .map(usize::from)
+        .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))
 }
 
 /// `N errors, M warnings` (or `no hazards found`).
@@ -173,11 +197,7 @@ fn replay(p: &Prepared, seed: u64, a: &Args, out: &Report, file: &bwsim_isa::Sou
 }
 
 fn explore(p: &Prepared, kernel: &Kernel, a: &Args, out: &Report, file: &bwsim_isa::SourceFile) -> ExitCode {
-    let jobs = a
-        .jobs
-        .map(usize::from)
-        .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))
-        .clamp(1, usize::try_from(a.schedules).unwrap_or(usize::MAX));
+    let jobs = jobs(a).clamp(1, usize::try_from(a.schedules).unwrap_or(usize::MAX));
     let opts = ExploreOptions {
         first_seed: a.first_seed,
         schedules: a.schedules,

@@ -19,6 +19,7 @@
 //! with verifier errors whose hardware behaviour is defined (`verify::CONTINUES`) is still
 //! prepared: every schedule reports them together with its own findings.
 
+pub mod exhaustive;
 pub mod fix;
 pub mod global;
 pub mod hazards;
