@@ -40,6 +40,7 @@
 
 mod access;
 mod asm;
+mod cluster;
 mod control;
 mod expr;
 mod memory;
@@ -256,11 +257,14 @@ pub(super) struct Lowerer<'c, 'k> {
     reserved: Reserved,
     /// Nesting of control flow (warp_specialize must be at depth 0).
     depth: usize,
+    /// How much of `depth` is `static_for` bodies (unrolled: no dynamic control flow).
+    static_depth: usize,
     /// The iteration value of every `static_for` being unrolled, outermost first: where the
     /// checker's per-op facts are looked up ([`Checked::op_type`]).
     iters: Vec<i64>,
-    end_label: String,
     ws_done: bool,
+    /// The cluster barriers outside the `warp_specialize` region, replayed on worker warps.
+    replay: cluster::Replay,
     /// The name a statement assigns, while lowering its right-hand side (for in-place wgmma).
     pub assign_target: Option<String>,
     /// While lowering an operation statement whose result is discarded (`global.atomic ...`
@@ -603,9 +607,10 @@ pub(super) fn lower(ck: &Checked) -> Result<PtxModule, LowerError> {
         scratch: vec![0; plan.len()],
         reserved,
         depth: 0,
+        static_depth: 0,
         iters: Vec::new(),
-        end_label: end_label.clone(),
         ws_done: false,
+        replay: cluster::Replay::default(),
         assign_target: None,
         result_discarded: false,
         tmem_plan,
@@ -616,10 +621,10 @@ pub(super) fn lower(ck: &Checked) -> Result<PtxModule, LowerError> {
         remote_arrivals: has_remote_arrivals(ck.kernel),
     };
     if !ck.workers.is_empty() {
-        // Worker warps skip the code before warp_specialize.
+        // Worker warps skip the code before warp_specialize (replaying its cluster barriers).
         let p = lw.e.reg(RegClass::Pred);
         lw.e.ins(format!("setp.ge.u32 {p}, {warp}, {}", ck.num_warps));
-        lw.e.ins(format!("@{p} bra $ws_entry"));
+        lw.e.ins(format!("@{p} bra {}", cluster::WORKERS_BEFORE));
     }
     lw.block_in_place(&ck.kernel.body)?;
     if !ck.workers.is_empty() && !lw.ws_done {
@@ -628,6 +633,10 @@ pub(super) fn lower(ck: &Checked) -> Result<PtxModule, LowerError> {
             kspan,
             "workers were declared but no warp_specialize region was lowered",
         ));
+    }
+    if lw.ws_done {
+        // The other warps' replay of the cluster barriers after the region.
+        lw.place_workers_after(&end_label);
     }
 
     // One cta_group per kernel (ptxas: "uses single CTA(.cta_group::1) and CTA pair
