@@ -5,15 +5,13 @@
 //! order, with the CTA barrier that opens the `warp_specialize` region between the ones before
 //! and the ones after it.
 //!
-//! The check follows the emitted PTX per warp: a small walker of the kernel's control flow
-//! that knows each warp's `%tid.x` (its lane 0), evaluates the integer and predicate arithmetic
-//! the dispatch uses, takes a branch whose predicate it cannot evaluate as not taken (the wait
-//! loops and the rank tests of the bodies), and records every `barrier.cluster` and `bar.sync 0`
-//! the warp executes before `ret`.
+//! The check follows the emitted PTX per warp (`common::ptx_walk`).
+
+mod common;
 
 use bwsim_backends::{ptx, ptxas};
 use bwsim_isa::{Code, Target};
-use std::collections::HashMap;
+use common::ptx_walk::synchronisations;
 
 fn lower(src: &str, target: Target) -> Result<ptx::PtxModule, ptx::LowerError> {
     let k = bwsim_isa::parser::parse(src).unwrap_or_else(|d| panic!("parses: {d:?}"));
@@ -26,128 +24,6 @@ fn lower(src: &str, target: Target) -> Result<ptx::PtxModule, ptx::LowerError> {
     );
     let checked = checked.unwrap_or_else(|| panic!("{diags:?}"));
     ptx::lower(&checked)
-}
-
-/// A register's or an immediate's value, when the walker knows it.
-fn value(regs: &HashMap<String, u64>, operand: &str) -> Option<u64> {
-    let o = operand.trim();
-    if o.starts_with('%') {
-        regs.get(o).copied()
-    } else {
-        o.parse().ok()
-    }
-}
-
-/// The `barrier.cluster` and `bar.sync 0` instructions warp `warp` executes in `text`, in order.
-fn synchronisations(text: &str, warp: u64) -> Vec<String> {
-    let lines: Vec<&str> = text
-        .lines()
-        .map(|l| l.split("//").next().unwrap_or("").trim())
-        .collect();
-    let labels: HashMap<&str, usize> = lines
-        .iter()
-        .enumerate()
-        .filter_map(|(i, l)| l.strip_suffix(':').map(|n| (n, i)))
-        .collect();
-    let start = lines
-        .iter()
-        .position(|l| *l == "{")
-        .expect("the entry's body");
-    let mut regs: HashMap<String, u64> = HashMap::new();
-    let mut preds: HashMap<String, bool> = HashMap::new();
-    let mut seen = Vec::new();
-    let mut pc = start + 1;
-    for _ in 0..100_000 {
-        let l = lines[pc];
-        pc += 1;
-        let ins = l.trim_end_matches(';');
-        if ins.is_empty() || ins.ends_with(':') || ins.starts_with('.') {
-            continue;
-        }
-        // The guard: `@%p` / `@!%p`, unknown predicates are false.
-        let (guard, ins) = match ins.strip_prefix('@') {
-            Some(r) => {
-                let (g, rest) = r.split_once(' ').expect("a guarded instruction");
-                let (neg, p) = g.strip_prefix('!').map_or((false, g), |p| (true, p));
-                (preds.get(p).map(|v| *v != neg), rest.trim())
-            }
-            None => (Some(true), ins),
-        };
-        let (opcode, operands) = ins.split_once(' ').unwrap_or((ins, ""));
-        let ops: Vec<&str> = operands.split(',').map(str::trim).collect();
-        if opcode == "ret" {
-            assert_eq!(guard, Some(true), "a guarded ret: {l}");
-            return seen;
-        }
-        if opcode.starts_with("barrier.cluster") || ins == "bar.sync 0" {
-            assert_eq!(guard, Some(true), "warp {warp}: a guarded synchronisation: {l}");
-            seen.push(ins.to_string());
-            continue;
-        }
-        if opcode == "bra" || opcode == "bra.uni" {
-            if guard == Some(true) {
-                pc = labels[ops[0]];
-            }
-            continue;
-        }
-        if guard != Some(true) {
-            // Not executed, or not known to be: what it writes is unknown.
-            regs.remove(ops[0]);
-            preds.remove(ops[0]);
-            continue;
-        }
-        let dst = ops[0].to_string();
-        match opcode {
-            "mov.u32" if ops[1] == "%tid.x" => {
-                regs.insert(dst, 32 * warp);
-            }
-            "shr.u32" | "and.b32" | "sub.u32" | "add.u32" => {
-                match (value(&regs, ops[1]), value(&regs, ops[2])) {
-                    (Some(a), Some(b)) => {
-                        let v = match opcode {
-                            "shr.u32" => a >> b,
-                            "and.b32" => a & b,
-                            "sub.u32" => a.wrapping_sub(b) & 0xffff_ffff,
-                            _ => (a + b) & 0xffff_ffff,
-                        };
-                        regs.insert(dst, v);
-                    }
-                    _ => {
-                        regs.remove(&dst);
-                    }
-                }
-            }
-            _ if opcode.starts_with("setp.") && opcode.ends_with(".u32") => {
-                let parts: Vec<&str> = opcode.split('.').collect();
-                let cmp = match (value(&regs, ops[1]), value(&regs, ops[2])) {
-                    (Some(a), Some(b)) => Some(match parts[1] {
-                        "eq" => a == b,
-                        "ne" => a != b,
-                        "lt" => a < b,
-                        "le" => a <= b,
-                        "gt" => a > b,
-                        "ge" => a >= b,
-                        c => panic!("setp.{c}"),
-                    }),
-                    _ => None,
-                };
-                let v = if parts.get(2) == Some(&"and") {
-                    cmp.zip(preds.get(ops[3]).copied()).map(|(a, b)| a && b)
-                } else {
-                    cmp
-                };
-                match v {
-                    Some(v) => preds.insert(dst, v),
-                    None => preds.remove(&dst),
-                };
-            }
-            _ => {
-                regs.remove(&dst);
-                preds.remove(&dst);
-            }
-        }
-    }
-    panic!("warp {warp}: no `ret` within 100000 instructions")
 }
 
 /// Every warp of the block executes `want`, in order.
@@ -284,13 +160,23 @@ fn cluster_barriers_workers_cannot_replay_are_refused() {
     for (src, op, text) in [
         (&inside, "cluster.arrive", "inside a warp_specialize partition"),
         (&dynamic, "cluster.sync", "under a dynamic `for`, `while` or `if`"),
-        (&after_dynamic, "cluster.sync", "under a dynamic `for`, `while` or `if`"),
+        (
+            &after_dynamic,
+            "cluster.sync",
+            "under a dynamic `for`, `while` or `if`",
+        ),
     ] {
         let e = lower(src, Target::Sm90a).expect_err("refused");
         let d = e.to_diagnostic();
         assert!(d.code == Code::PtxUnsupported, "{e}");
         assert!(e.to_string().contains(text), "{e}");
         let span = e.span();
-        assert_eq!(&src[span.start as usize..span.end as usize].split_whitespace().next(), &Some(op), "{e}");
+        assert_eq!(
+            &src[span.start as usize..span.end as usize]
+                .split_whitespace()
+                .next(),
+            &Some(op),
+            "{e}"
+        );
     }
 }
