@@ -26,7 +26,9 @@
 //! after_thread_sync` bracket it, docs/semantics.md#completion-and-ordering).
 //!
 //! **warp_specialize.** Worker warps jump over the code before the region; at the region every
-//! warp meets at `bar.sync 0`. The default partition's leader first stores every scalar and
+//! warp meets at `bar.sync 0`. The cluster barriers the default partition executes outside the
+//! region are replayed on every other warp, before the region and after the workers' partitions
+//! (`cluster`: `barrier.cluster` counts every thread of the cluster). The default partition's leader first stores every scalar and
 //! view the workers may read to backend slots in shared memory, and each partition reloads
 //! them, and re-derives the thread ids, the parameters and the TMEM base, at its entry: nothing
 //! computed before the fork stays live in a worker's small register budget. Each warpgroup with
@@ -34,7 +36,8 @@
 //! ptxas allocates registers per region of the control-flow graph, and the entry declares
 //! `.minnctapersm 1` so that ptxas knows the count at entry.
 //!
-//! Submodules: `control` (loops, `if`, `warp_specialize`), `expr` (expressions and views),
+//! Submodules: `control` (loops, `if`, `warp_specialize`), `cluster` (cluster barriers and
+//! their replay on worker warps), `expr` (expressions and views),
 //! `tile` (register tiles, their math, reductions and layout conversions), `ops` (operation
 //! dispatch) with `tma`, `tensor` and `memory` (each operation family's lowering).
 
