@@ -180,3 +180,69 @@ fn cluster_barriers_workers_cannot_replay_are_refused() {
         );
     }
 }
+
+/// A worker partition that ends with tensor-memory accesses (`tcgen05.st`) fences them before
+/// the thread synchronisation of its replayed releasing arrive on sm_100a, as the default
+/// partition does before its own (docs/semantics.md#completion-and-ordering).
+#[test]
+fn a_replayed_arrive_after_tensor_memory_accesses_is_fenced() {
+    let src = RELAY
+        .replacen("  target sm_100a, sm_90a\n", "  target sm_100a\n", 1)
+        // Registers for a row of 32 values and its addresses.
+        .replacen("produce(warps=4, regs=32)", "produce(warps=4, regs=96)", 1)
+        .replacen(
+            "  let bar = mbar.alloc 1\n",
+            "  let bar = mbar.alloc 1\n  let tm = tmem.alloc f32[128, 32]\n",
+            1,
+        )
+        .replacen(
+            "      mbar.arrive bar[0], count=1\n",
+            "      mbar.arrive bar[0], count=1\n      tmem.store tm, full([128, 32], 1.0, f32, tmem32x32b)\n",
+            1,
+        );
+    let m = lower(&src, Target::Sm100a).unwrap_or_else(|e| panic!("{e}"));
+    let text: Vec<&str> = m.text.lines().map(str::trim).collect();
+    let exit = text
+        .iter()
+        .position(|l| *l == "$ws_workers_exit:")
+        .expect("the workers' exit");
+    let replay: Vec<&str> = text[exit + 1..]
+        .iter()
+        .copied()
+        .filter(|l| !l.starts_with("//"))
+        .take(6)
+        .collect();
+    assert_eq!(
+        replay,
+        [
+            "tcgen05.fence::before_thread_sync;",
+            "barrier.cluster.arrive.release.aligned;",
+            "barrier.cluster.wait.acquire.aligned;",
+            "barrier.cluster.arrive.release;",
+            "barrier.cluster.wait.acquire;",
+        ]
+        .iter()
+        .copied()
+        .chain(
+            text[exit + 1..]
+                .iter()
+                .copied()
+                .filter(|l| l.ends_with("kernel_end:"))
+                .take(1)
+        )
+        .collect::<Vec<_>>(),
+        "{}",
+        m.text
+    );
+    // Without the worker's accesses, no fence.
+    let plain = lower(RELAY, Target::Sm100a).unwrap_or_else(|e| panic!("{e}"));
+    let after = plain
+        .text
+        .split("$ws_workers_exit:")
+        .nth(1)
+        .expect("the workers' exit");
+    assert!(!after.contains("tcgen05.fence"), "{}", plain.text);
+    if let Err(e) = ptxas::assemble(&m, true) {
+        panic!("{e:?}\n{}", m.text);
+    }
+}
