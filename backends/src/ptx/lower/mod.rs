@@ -28,7 +28,8 @@
 //! **warp_specialize.** Worker warps jump over the code before the region; at the region every
 //! warp meets at `bar.sync 0`. The cluster barriers the default partition executes outside the
 //! region are replayed on every other warp, before the region and after the workers' partitions
-//! (`cluster`: `barrier.cluster` counts every thread of the cluster). The default partition's leader first stores every scalar and
+//! (`cluster`: `barrier.cluster` counts every thread of the cluster). The default partition's
+//! leader first stores every scalar and
 //! view the workers may read to backend slots in shared memory, and each partition reloads
 //! them, and re-derives the thread ids, the parameters and the TMEM base, at its entry: nothing
 //! computed before the fork stays live in a worker's small register budget. Each warpgroup with
