@@ -16,6 +16,11 @@
 //!   the default one (two delays, the one after, ...);
 //! - every asynchronous latency; a delay there takes the kind's longest latency instead.
 //!
+//! Without global atomics, the CTAs of different clusters cannot hand each other values (their
+//! plain global accesses are ordered by happens-before or reported as races on any schedule
+//! that runs both), so a delay at a pick chooses among the agents of the default agent's
+//! cluster only.
+//!
 //! With a bound of `d` delays, every schedule that differs from the deterministic one in at
 //! most `d` decisions is run exactly once: a schedule's delays are kept in decision order and
 //! its children add one at or after its last, on the decision points of its own run (stateless
@@ -29,6 +34,7 @@
 
 use super::Prepared;
 use crate::explore::key;
+use crate::lower::IKind;
 use crate::sched::{AgentRef, AsyncKind, Latencies, Scheduler};
 use bwsim_isa::Diagnostic;
 use std::collections::BTreeMap;
@@ -88,10 +94,14 @@ struct Delayed<'a> {
     fair_after: u64,
     /// The decision points of this run: (index, alternatives to the default).
     points: Vec<(usize, u32)>,
+    /// The CTAs of a slot group of this size can interact only with each other (a cluster):
+    /// a delay chooses among the default agent's group. `None`: every agent may interact
+    /// with every other (the kernel uses global atomics, which CTAs hand values through).
+    group: Option<u32>,
 }
 
 impl<'a> Delayed<'a> {
-    fn new(plan: &'a [(usize, u32)], fair_after: u64) -> Self {
+    fn new(plan: &'a [(usize, u32)], fair_after: u64, group: Option<u32>) -> Self {
         Delayed {
             plan,
             at: 0,
@@ -101,6 +111,7 @@ impl<'a> Delayed<'a> {
             ties: 0,
             run_length: 0,
             fair_after: fair_after.max(1),
+            group: group.map(|g| g.max(1)),
             points: Vec::new(),
         }
     }
@@ -144,11 +155,17 @@ impl Scheduler for Delayed<'_> {
                 .unwrap_or(0),
             None => 0,
         });
-        let n = runnable.len();
+        // The agents a delay may choose: the default's group (itself first), in order.
+        let same = |r: &AgentRef| self.group.is_none_or(|g| r.cta / g == runnable[default].cta / g);
+        let order: Vec<usize> = (0..runnable.len())
+            .map(|k| (default + k) % runnable.len())
+            .filter(|&j| same(&runnable[j]))
+            .collect();
+        let n = order.len();
         let is_point = n > 1 && cur.is_none_or(|c| visible.get(c).copied().unwrap_or(true));
         let i = if is_point {
             let k = self.decide(n as u32 - 1) as usize;
-            (default + k) % n
+            order[k % n]
         } else {
             default
         };
@@ -178,8 +195,8 @@ impl Scheduler for Delayed<'_> {
 }
 
 /// Runs `plan`: its diagnostics and the decision points of its run.
-fn run_plan(p: &Prepared, plan: &[(usize, u32)]) -> (Vec<Diagnostic>, Vec<(usize, u32)>) {
-    let mut s = Delayed::new(plan, p.expected_steps);
+fn run_plan(p: &Prepared, plan: &[(usize, u32)], group: Option<u32>) -> (Vec<Diagnostic>, Vec<(usize, u32)>) {
+    let mut s = Delayed::new(plan, p.expected_steps, group);
     let r = p.run_with(&mut s, false);
     (r.diagnostics, s.points)
 }
@@ -223,6 +240,7 @@ pub fn search<P: Fn(u64) + Sync>(p: &Prepared, opts: &Options, cancel: &AtomicBo
     type Key = (&'static str, Vec<(u32, u32)>, String);
     let found: Mutex<BTreeMap<Key, Found>> = Mutex::new(BTreeMap::new());
     let done = AtomicU64::new(0);
+    let group = independent_clusters(p);
     let mut level: Vec<Plan> = vec![Vec::new()];
     let mut by_delays = Vec::new();
     let mut complete = true;
@@ -247,7 +265,7 @@ pub fn search<P: Fn(u64) + Sync>(p: &Prepared, opts: &Options, cancel: &AtomicBo
                         stop.store(true, Ordering::Relaxed);
                         break;
                     }
-                    let (diags, points) = run_plan(p, plan);
+                    let (diags, points) = run_plan(p, plan, group);
                     ran.fetch_add(1, Ordering::Relaxed);
                     if d < opts.delays {
                         let c = children(plan, &points);
@@ -309,6 +327,18 @@ pub fn search<P: Fn(u64) + Sync>(p: &Prepared, opts: &Options, cancel: &AtomicBo
     }
 }
 
+/// The cluster size, when the CTAs of different clusters cannot hand each other values: the
+/// kernel has no global atomic (plain global accesses of two CTAs are ordered by
+/// happens-before or reported as a race on any schedule that runs both). `None` otherwise.
+fn independent_clusters(p: &Prepared) -> Option<u32> {
+    let atomics = p
+        .prog
+        .code
+        .iter()
+        .any(|i| matches!(&i.kind, IKind::Op { name, .. } if name.starts_with("global.atomic")));
+    (!atomics).then(|| p.prog.cluster.iter().product::<u32>().max(1))
+}
+
 /// `delays at decision points 12, 40 (x2)`, or `no delays`.
 pub fn describe(plan: &[(usize, u32)]) -> String {
     if plan.is_empty() {
@@ -339,13 +369,13 @@ mod tests {
     fn the_default_goes_on_with_the_last_agent_and_a_delay_takes_the_next() {
         let all = [a(0), a(1), a(2)];
         let vis = [true, true, true];
-        let mut s = Delayed::new(&[], 1000);
+        let mut s = Delayed::new(&[], 1000, None);
         assert_eq!(s.pick_among(&all, &vis), 0);
         assert_eq!(s.pick_among(&all, &vis), 0);
         // Agent 0 blocked: the next after it.
         assert_eq!(s.pick_among(&[a(1), a(2)], &[true, true]), 0);
         let plan = vec![(1, 2)];
-        let mut s = Delayed::new(&plan, 1000);
+        let mut s = Delayed::new(&plan, 1000, None);
         assert_eq!(s.pick_among(&all, &vis), 0);
         // Two delays at decision 1: two past the default.
         assert_eq!(s.pick_among(&all, &vis), 2);
@@ -353,8 +383,22 @@ mod tests {
     }
 
     #[test]
+    fn with_independent_clusters_a_delay_chooses_within_the_default_cluster() {
+        let b = |cta, agent| AgentRef { cta, agent };
+        // Clusters of one CTA: agents of CTA 0 and CTA 1; the default is CTA 0's agent 0.
+        let run = [b(0, 0), b(0, 1), b(1, 0)];
+        let plan = vec![(0, 1)];
+        let mut s = Delayed::new(&plan, 1000, Some(1));
+        assert_eq!(s.pick_among(&run, &[true, true, true]), 1);
+        assert_eq!(s.points, vec![(0, 1)], "one alternative: CTA 0's other agent");
+        let mut s = Delayed::new(&plan, 1000, None);
+        assert_eq!(s.pick_among(&run, &[true, true, true]), 1);
+        assert_eq!(s.points, vec![(0, 2)]);
+    }
+
+    #[test]
     fn an_invisible_step_is_no_decision_point() {
-        let mut s = Delayed::new(&[], 1000);
+        let mut s = Delayed::new(&[], 1000, None);
         assert_eq!(s.pick_among(&[a(0), a(1)], &[true, true]), 0);
         assert_eq!(s.pick_among(&[a(0), a(1)], &[false, true]), 0);
         assert_eq!(s.points.len(), 1);
