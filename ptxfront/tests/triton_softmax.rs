@@ -48,6 +48,40 @@ fn check(target: &str) -> Result<(), Error> {
     Ok(())
 }
 
+/// The kernel's arithmetic in f32, in the order the PTX performs it (read from the PTX, not
+/// from the executor): per row, the max; p = 2^((x - max) * 0f3FB8AA3B), correctly rounded
+/// (`ex2.approx` is run correctly rounded, the one value inside every error bound PTX states);
+/// thread l holds columns 4l..4l+3 and adds (p0 + p2) + (p1 + p3) (`add.f32x2` then `add.f32`),
+/// then a butterfly over 16, 8, 4, 2, 1 lanes; out = p / sum (`div.full.f32`, correctly
+/// rounded here). Only the sm_100a PTX uses this order (the sm_90a PTX has no `.f32x2`).
+fn softmax_in_ptx_order(x: &[f32]) -> Vec<f32> {
+    let mut out = vec![7.0; ROWS * COLS];
+    for r in 0..ROWS {
+        let row = &x[r * COLS..(r + 1) * COLS];
+        let m = row.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
+        let p: Vec<f32> = row.iter().map(|&v| (((v - m) * f32::from_bits(0x3FB8_AA3B)) as f64).exp2() as f32).collect();
+        let mut part: Vec<f32> = (0..32).map(|l| (p[4 * l] + p[4 * l + 2]) + (p[4 * l + 1] + p[4 * l + 3])).collect();
+        for s in [16, 8, 4, 2, 1] {
+            part = (0..32).map(|l| part[l] + part[l ^ s]).collect();
+        }
+        for c in 0..COLS {
+            out[r * COLS + c] = p[c] / part[c / 4];
+        }
+    }
+    out
+}
+
+#[test]
+fn softmax_sm_100a_equals_its_arithmetic_in_ptx_order_bit_for_bit() -> Result<(), Error> {
+    let x = randn(ROWS * COLS, 11);
+    let got = run_softmax("sm_100a", &x)?;
+    let want = softmax_in_ptx_order(&x);
+    for i in 0..ROWS * COLS {
+        assert_eq!(got[i].to_bits(), want[i].to_bits(), "element {i}: {} against {}", got[i], want[i]);
+    }
+    Ok(())
+}
+
 #[test]
 fn softmax_sm_100a_matches_the_reference() -> Result<(), Error> {
     check("sm_100a")
