@@ -26,8 +26,10 @@ fn save(path: &Path, data: &[f32]) {
 }
 
 fn load(path: &Path) -> Vec<f32> {
-    let f = npyz::NpyFile::new(std::io::BufReader::new(std::fs::File::open(path).expect("output file")))
-        .expect("a .npy file");
+    let f = npyz::NpyFile::new(std::io::BufReader::new(
+        std::fs::File::open(path).expect("output file"),
+    ))
+    .expect("a .npy file");
     f.into_vec::<f32>().expect("f32 data")
 }
 
@@ -36,23 +38,40 @@ fn input() -> Vec<f32> {
     let mut s = 0x9e37_79b9_7f4a_7c15u64;
     (0..ROWS * COLS)
         .map(|_| {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             ((s >> 40) as f64 / (1u64 << 24) as f64 * 8.0 - 4.0) as f32
         })
         .collect()
 }
 
 fn ptx_softmax(target: &str, x: &[f32]) -> Vec<f32> {
-    let path = format!("{}/ptxfront/tests/fixtures/triton-3.9/softmax.{target}.ptx", env!("CARGO_MANIFEST_DIR"));
+    let path = format!(
+        "{}/ptxfront/tests/fixtures/triton-3.9/softmax.{target}.ptx",
+        env!("CARGO_MANIFEST_DIR")
+    );
     let src = std::fs::read_to_string(&path).expect("the PTX fixture");
     let p = compile(&src, "softmax_kernel").unwrap_or_else(|e| panic!("{path}: {e}"));
-    let args = vec![Arg::Buffer(0), Arg::Buffer(1), Arg::U32(ROWS as u32), Arg::U64(0), Arg::U64(0)];
+    let args = vec![
+        Arg::Buffer(0),
+        Arg::Buffer(1),
+        Arg::U32(ROWS as u32),
+        Arg::U64(0),
+        Arg::U64(0),
+    ];
     let mut bufs = vec![
         x.iter().flat_map(|v| v.to_le_bytes()).collect(),
-        [7f32; ROWS * COLS].iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>(),
+        [7f32; ROWS * COLS]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect::<Vec<u8>>(),
     ];
     run(&p, &Launch::new([8, 1, 1], [128, 1, 1], args), &mut bufs).unwrap_or_else(|e| panic!("{path}: {e}"));
-    bufs[1].chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+    bufs[1]
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
 }
 
 fn compare(target: &str) {
@@ -79,9 +98,17 @@ fn compare(target: &str) {
     // and the TTGIR path sums in another order.
     let ulps = |a: f32, b: f32| (a.to_bits() as i64 - b.to_bits() as i64).unsigned_abs();
     let worst = (0..ROWS * COLS).map(|i| ulps(sim[i], ptx[i])).max().unwrap_or(0);
-    let differ = (0..ROWS * COLS).filter(|&i| sim[i].to_bits() != ptx[i].to_bits()).count();
-    eprintln!("{target}: {differ} of {} elements differ between the paths, by at most {worst} ulp", ROWS * COLS);
-    assert!(worst <= 2, "{target}: the TTGIR and PTX paths differ by {worst} ulps");
+    let differ = (0..ROWS * COLS)
+        .filter(|&i| sim[i].to_bits() != ptx[i].to_bits())
+        .count();
+    eprintln!(
+        "{target}: {differ} of {} elements differ between the paths, by at most {worst} ulp",
+        ROWS * COLS
+    );
+    assert!(
+        worst <= 2,
+        "{target}: the TTGIR and PTX paths differ by {worst} ulps"
+    );
     for r in 0..ROWS {
         let row = &x[r * COLS..(r + 1) * COLS];
         let m = row.iter().fold(f64::NEG_INFINITY, |a, &b| a.max(b as f64));
@@ -90,7 +117,10 @@ fn compare(target: &str) {
         for c in 0..COLS {
             let want = e[c] / s;
             let got = ptx[r * COLS + c] as f64;
-            assert!((got - want).abs() / want < 2e-6, "{target}: row {r} col {c}: {got} against {want}");
+            assert!(
+                (got - want).abs() / want < 2e-6,
+                "{target}: row {r} col {c}: {got} against {want}"
+            );
         }
     }
 }
@@ -104,4 +134,3 @@ fn softmax_ptx_equals_the_ttgir_path_sm_100a() {
 fn softmax_ptx_equals_the_ttgir_path_sm_90a() {
     compare("sm_90a");
 }
-

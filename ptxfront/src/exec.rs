@@ -125,7 +125,9 @@ pub fn run(p: &Program, l: &Launch, bufs: &mut [Vec<u8>]) -> Result<Stats, Error
         }
     }
     if p.cluster.as_ref().is_some_and(|c| c.iter().any(|&x| x > 1)) {
-        return Err(Error::Launch("clusters of more than one CTA are not run yet".into()));
+        return Err(Error::Launch(
+            "clusters of more than one CTA are not run yet".into(),
+        ));
     }
     if l.args.len() != p.params.len() {
         return Err(Error::Launch(format!(
@@ -140,7 +142,11 @@ pub fn run(p: &Program, l: &Launch, bufs: &mut [Vec<u8>]) -> Result<Stats, Error
         let bytes: Vec<u8> = match a {
             Arg::Buffer(k) => {
                 if *k >= bufs.len() {
-                    return Err(Error::Launch(format!("parameter `{}` names buffer {k}; there are {}", prm.name, bufs.len())));
+                    return Err(Error::Launch(format!(
+                        "parameter `{}` names buffer {k}; there are {}",
+                        prm.name,
+                        bufs.len()
+                    )));
                 }
                 buffer_address(*k).to_le_bytes().to_vec()
             }
@@ -230,10 +236,7 @@ impl Cta<'_> {
                         }
                     }
                     // A warp collective whose lanes are all there.
-                    let Some(first) = lanes
-                        .clone()
-                        .find(|&t| th[t].st == St::Sync(None))
-                    else {
+                    let Some(first) = lanes.clone().find(|&t| th[t].st == St::Sync(None)) else {
                         break;
                     };
                     let pc = th[first].pc;
@@ -255,7 +258,9 @@ impl Cta<'_> {
                 })
                 .collect();
             for id in ids {
-                let at: Vec<usize> = (0..n).filter(|&t| matches!(th[t].st, St::Sync(Some((i, _))) if i == id)).collect();
+                let at: Vec<usize> = (0..n)
+                    .filter(|&t| matches!(th[t].st, St::Sync(Some((i, _))) if i == id))
+                    .collect();
                 let count = at.iter().find_map(|&t| match th[t].st {
                     St::Sync(Some((_, c))) => c,
                     _ => None,
@@ -298,7 +303,13 @@ impl Cta<'_> {
                 if t.def[r as usize] {
                     Ok(t.v[r as usize])
                 } else {
-                    Err(self.rt(pc, format!("`{}` is read before it is written", self.p.regs.reg_names[r as usize])))
+                    Err(self.rt(
+                        pc,
+                        format!(
+                            "`{}` is read before it is written",
+                            self.p.regs.reg_names[r as usize]
+                        ),
+                    ))
                 }
             }
         }
@@ -319,7 +330,10 @@ impl Cta<'_> {
         };
         self.stats.instructions += 1;
         if self.stats.instructions > self.l.max_steps {
-            return Err(self.rt(pc, format!("the run passed its limit of {} instructions", self.l.max_steps)));
+            return Err(self.rt(
+                pc,
+                format!("the run passed its limit of {} instructions", self.l.max_steps),
+            ));
         }
         if let Some((g, neg)) = ins.guard {
             let v = self.read(t, Val::Reg(g), pc)? != 0;
@@ -330,7 +344,8 @@ impl Cta<'_> {
         }
         match &ins.op {
             Op::Alu(a) => {
-                inline_ptx::step(a, &self.p.regs, &self.p.src, &mut t.v, &mut t.def).map_err(|e| self.rt(pc, e.to_string()))?;
+                inline_ptx::step(a, &self.p.regs, &self.p.src, &mut t.v, &mut t.def)
+                    .map_err(|e| self.rt(pc, e.to_string()))?;
             }
             Op::MovSreg { d, s } => {
                 let l = self.l;
@@ -350,7 +365,14 @@ impl Cta<'_> {
                 let v = self.base_addr(t, base, pc)?;
                 self.write(t, *d, v);
             }
-            Op::Ld { space, bytes, signed, dsts, base, offset } => {
+            Op::Ld {
+                space,
+                bytes,
+                signed,
+                dsts,
+                base,
+                offset,
+            } => {
                 let a = self.base_addr(t, base, pc)?.wrapping_add(*offset as u64);
                 let (sp, addr) = self.locate(*space, base, a);
                 for (e, d) in dsts.iter().enumerate() {
@@ -367,7 +389,13 @@ impl Cta<'_> {
                     }
                 }
             }
-            Op::St { space, bytes, srcs, base, offset } => {
+            Op::St {
+                space,
+                bytes,
+                srcs,
+                base,
+                offset,
+            } => {
                 let a = self.base_addr(t, base, pc)?.wrapping_add(*offset as u64);
                 let (sp, addr) = self.locate(*space, base, a);
                 for (e, s) in srcs.iter().enumerate() {
@@ -436,9 +464,13 @@ impl Cta<'_> {
         }
         let out_of = |what: &str| format!("a {n}-byte access at {a:#x} is outside {what}");
         let err = match sp {
-            Space::Param => out_of("the memories a load or store reaches (parameters are read by `ld.param`)"),
+            Space::Param => {
+                out_of("the memories a load or store reaches (parameters are read by `ld.param`)")
+            }
             Space::Shared => {
-                if a.checked_add(n as u64).is_some_and(|e| e <= self.shared.len() as u64) {
+                if a.checked_add(n as u64)
+                    .is_some_and(|e| e <= self.shared.len() as u64)
+                {
                     return Ok(&mut self.shared[a as usize..(a + n as u64) as usize]);
                 }
                 out_of(&format!("the CTA's {} bytes of shared memory", self.shared.len()))
@@ -466,7 +498,12 @@ impl Cta<'_> {
     fn load(&mut self, sp: Space, a: u64, n: u32, pc: usize) -> Result<u64, Error> {
         if sp == Space::Param {
             if a % n as u64 != 0 || a + n as u64 > self.params.len() as u64 {
-                return Err(self.rt(pc, format!("a {n}-byte parameter read at {a} is outside the kernel's parameters or misaligned")));
+                return Err(self.rt(
+                    pc,
+                    format!(
+                        "a {n}-byte parameter read at {a} is outside the kernel's parameters or misaligned"
+                    ),
+                ));
             }
             let mut v = 0u64;
             for i in 0..n.min(8) as usize {
@@ -494,10 +531,18 @@ impl Cta<'_> {
     }
 
     /// Runs the collective at `pc` for the lanes of the warp stopped there.
-    fn collective(&mut self, th: &mut [Thread], lanes: std::ops::Range<usize>, pc: usize) -> Result<(), Error> {
+    fn collective(
+        &mut self,
+        th: &mut [Thread],
+        lanes: std::ops::Range<usize>,
+        pc: usize,
+    ) -> Result<(), Error> {
         let ins = &self.p.ins[pc];
         let w0 = lanes.start;
-        let group: Vec<usize> = lanes.clone().filter(|&t| th[t].st == St::Sync(None) && th[t].pc == pc).collect();
+        let group: Vec<usize> = lanes
+            .clone()
+            .filter(|&t| th[t].st == St::Sync(None) && th[t].pc == pc)
+            .collect();
         let (mask_v, a_v) = match &ins.op {
             Op::Shfl { mask, a, .. } | Op::Redux { mask, a, .. } => (*mask, *a),
             _ => return Err(self.rt(pc, "internal: not a collective".into())),
@@ -508,11 +553,22 @@ impl Cta<'_> {
             here |= 1 << (t - w0);
             vals[t - w0] = self.read(&th[t], a_v, pc)?;
         }
-        let exists = if lanes.len() == 32 { u32::MAX } else { (1u32 << lanes.len()) - 1 };
+        let exists = if lanes.len() == 32 {
+            u32::MAX
+        } else {
+            (1u32 << lanes.len()) - 1
+        };
         for &t in &group {
             let m = self.read(&th[t], mask_v, pc)? as u32 & exists;
             if m & (1 << (t - w0)) == 0 {
-                return Err(self.rt(pc, format!("lane {} runs `{}` but its member mask {m:#x} leaves it out", t - w0, ins.opcode)));
+                return Err(self.rt(
+                    pc,
+                    format!(
+                        "lane {} runs `{}` but its member mask {m:#x} leaves it out",
+                        t - w0,
+                        ins.opcode
+                    ),
+                ));
             }
             if m & !here != 0 {
                 let missing: Vec<u32> = (0..32).filter(|l| (m & !here) >> l & 1 == 1).collect();
@@ -557,7 +613,10 @@ impl Cta<'_> {
                     };
                     let j = if ok { j as usize } else { lane as usize };
                     if here >> j & 1 == 0 {
-                        return Err(self.rt(pc, format!("lane {lane} of `shfl.sync` reads lane {j}, which does not take part")));
+                        return Err(self.rt(
+                            pc,
+                            format!("lane {lane} of `shfl.sync` reads lane {j}, which does not take part"),
+                        ));
                     }
                     out.push((t, vals[j], ok));
                 }
@@ -568,19 +627,49 @@ impl Cta<'_> {
                     }
                 }
             }
-            Op::Redux { op, signed, float, nan, abs, d, .. } => {
+            Op::Redux {
+                op,
+                signed,
+                float,
+                nan,
+                abs,
+                d,
+                ..
+            } => {
                 let xs: Vec<u64> = group.iter().map(|&t| vals[t - w0] & 0xffff_ffff).collect();
                 let r = if *float {
                     redux_f32(*op == ReduxOp::Max, *nan, *abs, &xs)
                 } else {
-                    let fold = |f: fn(u64, u64, bool) -> u64| xs.iter().skip(1).fold(xs[0], |a, &b| f(a, b, *signed));
+                    let fold = |f: fn(u64, u64, bool) -> u64| {
+                        xs.iter().skip(1).fold(xs[0], |a, &b| f(a, b, *signed))
+                    };
                     match op {
                         ReduxOp::Add => fold(|a, b, _| a.wrapping_add(b) & 0xffff_ffff),
                         ReduxOp::And => fold(|a, b, _| a & b),
                         ReduxOp::Or => fold(|a, b, _| a | b),
                         ReduxOp::Xor => fold(|a, b, _| a ^ b),
-                        ReduxOp::Min => fold(|a, b, s| if s { if (a as u32 as i32) <= (b as u32 as i32) { a } else { b } } else { a.min(b) }),
-                        ReduxOp::Max => fold(|a, b, s| if s { if (a as u32 as i32) >= (b as u32 as i32) { a } else { b } } else { a.max(b) }),
+                        ReduxOp::Min => fold(|a, b, s| {
+                            if s {
+                                if (a as u32 as i32) <= (b as u32 as i32) {
+                                    a
+                                } else {
+                                    b
+                                }
+                            } else {
+                                a.min(b)
+                            }
+                        }),
+                        ReduxOp::Max => fold(|a, b, s| {
+                            if s {
+                                if (a as u32 as i32) >= (b as u32 as i32) {
+                                    a
+                                } else {
+                                    b
+                                }
+                            } else {
+                                a.max(b)
+                            }
+                        }),
                     }
                 };
                 for &t in &group {
@@ -602,7 +691,10 @@ impl Cta<'_> {
 /// -0 orders below +0.
 fn redux_f32(max: bool, nan: bool, abs: bool, xs: &[u64]) -> u64 {
     const QNAN: u64 = 0x7fff_ffff;
-    let vals: Vec<u32> = xs.iter().map(|&x| if abs { x as u32 & 0x7fff_ffff } else { x as u32 }).collect();
+    let vals: Vec<u32> = xs
+        .iter()
+        .map(|&x| if abs { x as u32 & 0x7fff_ffff } else { x as u32 })
+        .collect();
     let is_nan = |b: u32| b & 0x7fff_ffff > 0x7f80_0000;
     if vals.iter().any(|&b| is_nan(b)) && (nan || vals.iter().all(|&b| is_nan(b))) {
         return QNAN;
@@ -617,5 +709,11 @@ fn redux_f32(max: bool, nan: bool, abs: bool, xs: &[u64]) -> u64 {
     };
     let mut it = vals.into_iter().filter(|&b| !is_nan(b));
     let first = it.next().unwrap_or(0);
-    it.fold(first, |a, b| if (key(b) > key(a)) == max && key(a) != key(b) { b } else { a }) as u64
+    it.fold(first, |a, b| {
+        if (key(b) > key(a)) == max && key(a) != key(b) {
+            b
+        } else {
+            a
+        }
+    }) as u64
 }

@@ -75,7 +75,10 @@ pub fn lex(s: &str) -> Result<Vec<Token>, Error> {
             }
             i += 1;
             Tok::Str(s[start + 1..i - 1].to_string())
-        } else if c == b'.' && b.get(i + 1).is_some_and(|&d| d.is_ascii_alphabetic() || d == b'_') {
+        } else if c == b'.'
+            && b.get(i + 1)
+                .is_some_and(|&d| d.is_ascii_alphabetic() || d == b'_')
+        {
             i += 1;
             while i < b.len() && (ident_char(b[i]) || (b[i] == b':' && b.get(i + 1) == Some(&b':'))) {
                 i += if b[i] == b':' { 2 } else { 1 };
@@ -93,7 +96,9 @@ pub fn lex(s: &str) -> Result<Vec<Token>, Error> {
                 i += 1;
                 let so_far = &s[start..i];
                 if matches!(b[i - 1], b'e' | b'E')
-                    && !["0x", "0X", "0f", "0F", "0d", "0D"].iter().any(|p| so_far.starts_with(p))
+                    && !["0x", "0X", "0f", "0F", "0d", "0D"]
+                        .iter()
+                        .any(|p| so_far.starts_with(p))
                     && matches!(b.get(i), Some(b'-' | b'+'))
                 {
                     i += 1;
@@ -106,7 +111,11 @@ pub fn lex(s: &str) -> Result<Vec<Token>, Error> {
             Tok::Punct(c as char)
         } else {
             let ch = s[i..].chars().next().unwrap_or('?');
-            return Err(syntax(i, i + ch.len_utf8(), format!("unexpected character `{ch}`")));
+            return Err(syntax(
+                i,
+                i + ch.len_utf8(),
+                format!("unexpected character `{ch}`"),
+            ));
         };
         out.push(Token {
             tok,
@@ -147,7 +156,9 @@ mod tests {
     use super::*;
 
     fn toks(s: &str) -> Vec<Tok> {
-        lex(s).map(|v| v.into_iter().map(|t| t.tok).collect()).unwrap_or_default()
+        lex(s)
+            .map(|v| v.into_iter().map(|t| t.tok).collect())
+            .unwrap_or_default()
     }
 
     #[test]
@@ -170,8 +181,14 @@ mod tests {
         );
         assert_eq!(toks("0f3F800000"), vec![Tok::F32Bits(0x3f80_0000)]);
         assert_eq!(toks("0d3FF0000000000000"), vec![Tok::F64Bits(1f64.to_bits())]);
-        assert_eq!(toks("0x10 010 1.5e-1"), vec![Tok::Int(16), Tok::Int(8), Tok::F64Bits(0.15f64.to_bits())]);
-        assert_eq!(toks(".file 1 \"a.py\""), vec![Tok::Dot("file".into()), Tok::Int(1), Tok::Str("a.py".into())]);
+        assert_eq!(
+            toks("0x10 010 1.5e-1"),
+            vec![Tok::Int(16), Tok::Int(8), Tok::F64Bits(0.15f64.to_bits())]
+        );
+        assert_eq!(
+            toks(".file 1 \"a.py\""),
+            vec![Tok::Dot("file".into()), Tok::Int(1), Tok::Str("a.py".into())]
+        );
     }
 
     #[test]

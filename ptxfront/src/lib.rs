@@ -60,7 +60,12 @@ pub enum Error {
     Syntax { message: String, span: Span },
     /// Well-formed PTX the front end does not run yet.
     #[error("`{opcode}` (PTX line {line}) is not supported yet by bwsim's PTX front end{}", if why.is_empty() { String::new() } else { format!(": {why}") })]
-    Unsupported { opcode: String, line: u32, span: Span, why: String },
+    Unsupported {
+        opcode: String,
+        line: u32,
+        span: Span,
+        why: String,
+    },
     /// An instruction whose operands do not fit its form.
     #[error("{message}")]
     Invalid { message: String, span: Span },

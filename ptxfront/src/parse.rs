@@ -195,7 +195,12 @@ pub fn type_bytes(t: &str) -> Option<u32> {
 pub fn parse(src: &str) -> Result<Module, Error> {
     let toks = lex(src)?;
     let mut line_starts = vec![0usize];
-    line_starts.extend(src.bytes().enumerate().filter(|(_, c)| *c == b'\n').map(|(i, _)| i + 1));
+    line_starts.extend(
+        src.bytes()
+            .enumerate()
+            .filter(|(_, c)| *c == b'\n')
+            .map(|(i, _)| i + 1),
+    );
     let mut p = P {
         src,
         toks,
@@ -230,7 +235,10 @@ impl P<'_> {
             .unwrap_or(Span::new(self.src.len(), self.src.len()))
     }
     fn prev_end(&self) -> usize {
-        self.i.checked_sub(1).and_then(|k| self.toks.get(k)).map_or(0, |t| t.span.end as usize)
+        self.i
+            .checked_sub(1)
+            .and_then(|k| self.toks.get(k))
+            .map_or(0, |t| t.span.end as usize)
     }
     fn line(&self, at: usize) -> u32 {
         line_of(&self.line_starts, at)
@@ -334,8 +342,10 @@ impl P<'_> {
                                 let (a, b2) = text.split_once('.').unwrap_or((text, "0"));
                                 let _ = b;
                                 m.version = Some((
-                                    a.parse().map_err(|_| self.err(self.span(), "malformed `.version`"))?,
-                                    b2.parse().map_err(|_| self.err(self.span(), "malformed `.version`"))?,
+                                    a.parse()
+                                        .map_err(|_| self.err(self.span(), "malformed `.version`"))?,
+                                    b2.parse()
+                                        .map_err(|_| self.err(self.span(), "malformed `.version`"))?,
                                 ));
                                 self.i += 1;
                             }
@@ -517,7 +527,9 @@ impl P<'_> {
                     if self.eat('[') {
                         let at = self.span();
                         let n = self.int32("the array's length")?;
-                        bytes = n.checked_mul(eb).ok_or_else(|| self.err(at, "the parameter is too large"))?;
+                        bytes = n
+                            .checked_mul(eb)
+                            .ok_or_else(|| self.err(at, "the parameter is too large"))?;
                         self.expect(']', "closing the array's length")?;
                     }
                     let align = align.max(eb);
@@ -639,9 +651,15 @@ impl P<'_> {
                         let v = self.var_decl()?;
                         k.vars.push(v);
                     }
-                    _ => return Err(self.err(at, format!("the directive `.{d}` in a kernel's body is not read"))),
+                    _ => {
+                        return Err(
+                            self.err(at, format!("the directive `.{d}` in a kernel's body is not read"))
+                        )
+                    }
                 },
-                Some(Tok::Ident(n)) if self.toks.get(self.i + 1).map(|t| &t.tok) == Some(&Tok::Punct(':')) => {
+                Some(Tok::Ident(n))
+                    if self.toks.get(self.i + 1).map(|t| &t.tok) == Some(&Tok::Punct(':')) =>
+                {
                     self.i += 2;
                     k.body.push(Stmt::Label(n, at));
                 }
@@ -657,7 +675,8 @@ impl P<'_> {
         let (ty, bits) = match self.peek().cloned() {
             Some(Tok::Dot(t)) => {
                 self.i += 1;
-                let b = reg_bits(&t).ok_or_else(|| self.err(start, format!("registers of type `.{t}` are not read")))?;
+                let b = reg_bits(&t)
+                    .ok_or_else(|| self.err(start, format!("registers of type `.{t}` are not read")))?;
                 (t, b)
             }
             _ => return Err(self.err_here("`.reg` needs a type (`.reg .b32 %r<4>;`)")),
@@ -709,7 +728,10 @@ impl P<'_> {
             let neg = self.eat('!');
             let r = self.reg_ref(k)?;
             if k.regs[r as usize].bits != 1 {
-                return Err(self.err(full_start, format!("the guard `{}` is not a predicate", k.regs[r as usize].name)));
+                return Err(self.err(
+                    full_start,
+                    format!("the guard `{}` is not a predicate", k.regs[r as usize].name),
+                ));
             }
             guard = Some((r, neg));
         }

@@ -65,9 +65,15 @@ pub enum ReduxOp {
 pub enum Op {
     /// Delegated to the inline-PTX interpreter.
     Alu(ip::Ins),
-    MovSreg { d: u16, s: Sreg },
+    MovSreg {
+        d: u16,
+        s: Sreg,
+    },
     /// `mov d, SYMBOL`: the address of a variable or parameter.
-    MovAddr { d: u16, base: Base },
+    MovAddr {
+        d: u16,
+        base: Base,
+    },
     Ld {
         space: Option<Space>,
         /// Bytes of one element and whether narrower loads sign-extend.
@@ -85,11 +91,38 @@ pub enum Op {
         offset: i64,
     },
     /// `cvta[.to].SPACE`: `to` converts a generic address into the space's.
-    Cvta { to: bool, space: Space, d: u16, a: Val },
-    Bra { target: usize },
-    Bar { id: Val, count: Option<Val> },
-    Shfl { mode: ShflMode, d: u16, p: Option<u16>, a: Val, b: Val, c: Val, mask: Val },
-    Redux { op: ReduxOp, signed: bool, float: bool, nan: bool, abs: bool, d: u16, a: Val, mask: Val },
+    Cvta {
+        to: bool,
+        space: Space,
+        d: u16,
+        a: Val,
+    },
+    Bra {
+        target: usize,
+    },
+    Bar {
+        id: Val,
+        count: Option<Val>,
+    },
+    Shfl {
+        mode: ShflMode,
+        d: u16,
+        p: Option<u16>,
+        a: Val,
+        b: Val,
+        c: Val,
+        mask: Val,
+    },
+    Redux {
+        op: ReduxOp,
+        signed: bool,
+        float: bool,
+        nan: bool,
+        abs: bool,
+        d: u16,
+        a: Val,
+        mask: Val,
+    },
     Exit,
 }
 
@@ -157,12 +190,24 @@ impl Program {
 
 /// Resolves kernel `name` of `module` (parsed from `src`).
 pub fn load(src: &str, module: &Module, name: &str) -> Result<Program, Error> {
-    let k = module.kernel(name).ok_or_else(|| Error::Launch(format!(
-        "the PTX has no kernel `{name}` (it has: {})",
-        module.kernels.iter().map(|k| k.name.as_str()).collect::<Vec<_>>().join(", ")
-    )))?;
+    let k = module.kernel(name).ok_or_else(|| {
+        Error::Launch(format!(
+            "the PTX has no kernel `{name}` (it has: {})",
+            module
+                .kernels
+                .iter()
+                .map(|k| k.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+    })?;
     let mut line_starts = vec![0usize];
-    line_starts.extend(src.bytes().enumerate().filter(|(_, c)| *c == b'\n').map(|(i, _)| i + 1));
+    line_starts.extend(
+        src.bytes()
+            .enumerate()
+            .filter(|(_, c)| *c == b'\n')
+            .map(|(i, _)| i + 1),
+    );
     let regs = Parsed {
         ins: Vec::new(),
         reg_bits: k.regs.iter().map(|r| r.bits).collect(),
@@ -183,7 +228,12 @@ pub fn load(src: &str, module: &Module, name: &str) -> Result<Program, Error> {
     let mut shared: HashMap<String, u64> = HashMap::new();
     let mut off = 0u64;
     let mut extern_shared = Vec::new();
-    for v in module.vars.iter().chain(&k.vars).filter(|v| v.space == Space::Shared) {
+    for v in module
+        .vars
+        .iter()
+        .chain(&k.vars)
+        .filter(|v| v.space == Space::Shared)
+    {
         if v.count.is_none() {
             extern_shared.push(v);
             continue;
@@ -199,7 +249,12 @@ pub fn load(src: &str, module: &Module, name: &str) -> Result<Program, Error> {
     }
     let mut globals = Vec::new();
     let mut global_index = HashMap::new();
-    for v in module.vars.iter().chain(&k.vars).filter(|v| matches!(v.space, Space::Global | Space::Const)) {
+    for v in module
+        .vars
+        .iter()
+        .chain(&k.vars)
+        .filter(|v| matches!(v.space, Space::Global | Space::Const))
+    {
         let mut bytes = vec![0u8; v.bytes() as usize];
         for (i, e) in v.init.iter().enumerate() {
             for b in 0..v.elem_bytes as usize {
@@ -283,7 +338,11 @@ fn space_of(m: &str) -> Option<Space> {
 impl Cx<'_> {
     fn unsupported(&self, i: &Instr, why: &str) -> Error {
         Error::Unsupported {
-            opcode: format!("{}{}", i.opcode, i.mods.iter().map(|m| format!(".{m}")).collect::<String>()),
+            opcode: format!(
+                "{}{}",
+                i.opcode,
+                i.mods.iter().map(|m| format!(".{m}")).collect::<String>()
+            ),
             line: i.ptx_line,
             span: i.span,
             why: why.into(),
@@ -356,7 +415,10 @@ impl Cx<'_> {
                     ("%nwarpid", None) => Sreg::Nwarpid,
                     _ => return Err(self.unsupported(i, &format!("the special register `{n}`"))),
                 };
-                Ok(Op::MovSreg { d: self.reg(i, &o[0])?, s })
+                Ok(Op::MovSreg {
+                    d: self.reg(i, &o[0])?,
+                    s,
+                })
             }
             "mov" if o.len() == 2 && matches!(o[1], Operand::Sym(_)) => {
                 let Operand::Sym(s) = &o[1] else {
@@ -368,22 +430,30 @@ impl Cx<'_> {
                 })
             }
             op if OPCODES.contains(&op) => {
-                let ins = ip::parse_instruction(self.src, (i.span.start as usize, i.span.end as usize), self.regs, &self.k.reg_index)
-                    .map_err(|e| {
-                        if e.message.contains("outside the subset") || e.message.contains("not a type") || e.message.contains("bwsim takes") {
-                            Error::Unsupported {
-                                opcode: i.opcode.clone(),
-                                line: i.ptx_line,
-                                span: i.span,
-                                why: e.message.clone(),
-                            }
-                        } else {
-                            Error::Invalid {
-                                message: e.message,
-                                span: Span::new(e.at.0, e.at.1),
-                            }
+                let ins = ip::parse_instruction(
+                    self.src,
+                    (i.span.start as usize, i.span.end as usize),
+                    self.regs,
+                    &self.k.reg_index,
+                )
+                .map_err(|e| {
+                    if e.message.contains("outside the subset")
+                        || e.message.contains("not a type")
+                        || e.message.contains("bwsim takes")
+                    {
+                        Error::Unsupported {
+                            opcode: i.opcode.clone(),
+                            line: i.ptx_line,
+                            span: i.span,
+                            why: e.message.clone(),
                         }
-                    })?;
+                    } else {
+                        Error::Invalid {
+                            message: e.message,
+                            span: Span::new(e.at.0, e.at.1),
+                        }
+                    }
+                })?;
                 Ok(Op::Alu(ins))
             }
             "ld" | "st" => {
@@ -391,7 +461,9 @@ impl Cx<'_> {
                 if matches!(space, Some(Space::Local | Space::Const)) {
                     return Err(self.unsupported(i, "local and constant memory"));
                 }
-                if m.iter().any(|x| x.starts_with("async") || x.starts_with("bulk") || *x == "weak" && false) {
+                if m.iter()
+                    .any(|x| x.starts_with("async") || x.starts_with("bulk") || *x == "weak" && false)
+                {
                     return Err(self.unsupported(i, "asynchronous forms"));
                 }
                 let lanes = m.iter().find_map(|x| match *x {
@@ -401,7 +473,8 @@ impl Cx<'_> {
                     _ => None,
                 });
                 let ty = m.last().copied().unwrap_or("");
-                let bytes = crate::parse::type_bytes(ty).ok_or_else(|| self.invalid(i, format!("`.{ty}` is not a type `{}` takes", i.opcode)))?;
+                let bytes = crate::parse::type_bytes(ty)
+                    .ok_or_else(|| self.invalid(i, format!("`.{ty}` is not a type `{}` takes", i.opcode)))?;
                 let signed = ty.starts_with('s');
                 let (vals, addr) = if i.opcode == "ld" {
                     match (o.first(), o.get(1)) {
@@ -419,7 +492,10 @@ impl Cx<'_> {
                     x => vec![x],
                 };
                 if elems.len() != lanes.unwrap_or(1) {
-                    return Err(self.invalid(i, format!("{} values for a `.v{}` access", elems.len(), lanes.unwrap_or(1))));
+                    return Err(self.invalid(
+                        i,
+                        format!("{} values for a `.v{}` access", elems.len(), lanes.unwrap_or(1)),
+                    ));
                 }
                 let base = self.base(i, addr, space)?;
                 if i.opcode == "ld" {
@@ -430,21 +506,42 @@ impl Cx<'_> {
                             e => {
                                 let r = self.reg(i, e)?;
                                 if self.regs.reg_bits[r as usize] < bytes * 8 {
-                                    return Err(self.invalid(i, "a destination narrower than the loaded type"));
+                                    return Err(
+                                        self.invalid(i, "a destination narrower than the loaded type")
+                                    );
                                 }
                                 Ok(Some(r))
                             }
                         })
                         .collect::<Result<_, Error>>()?;
-                    Ok(Op::Ld { space, bytes, signed, dsts, base, offset: addr.offset })
+                    Ok(Op::Ld {
+                        space,
+                        bytes,
+                        signed,
+                        dsts,
+                        base,
+                        offset: addr.offset,
+                    })
                 } else {
-                    let srcs = elems.iter().map(|e| self.val(i, e)).collect::<Result<_, Error>>()?;
-                    Ok(Op::St { space, bytes, srcs, base, offset: addr.offset })
+                    let srcs = elems
+                        .iter()
+                        .map(|e| self.val(i, e))
+                        .collect::<Result<_, Error>>()?;
+                    Ok(Op::St {
+                        space,
+                        bytes,
+                        srcs,
+                        base,
+                        offset: addr.offset,
+                    })
                 }
             }
             "cvta" => {
                 let to = m.first() == Some(&"to");
-                let space = m.iter().find_map(|x| space_of(x)).ok_or_else(|| self.invalid(i, "`cvta` needs a state space"))?;
+                let space = m
+                    .iter()
+                    .find_map(|x| space_of(x))
+                    .ok_or_else(|| self.invalid(i, "`cvta` needs a state space"))?;
                 if !matches!(space, Space::Global | Space::Shared) {
                     return Err(self.unsupported(i, "cvta of local, constant or parameter addresses"));
                 }
@@ -458,11 +555,19 @@ impl Cx<'_> {
                     },
                     x => self.val(i, x)?,
                 };
-                Ok(Op::Cvta { to, space, d: self.reg(i, &o[0])?, a })
+                Ok(Op::Cvta {
+                    to,
+                    space,
+                    d: self.reg(i, &o[0])?,
+                    a,
+                })
             }
             "bra" => match o.first() {
                 Some(Operand::Sym(l)) => Ok(Op::Bra {
-                    target: *self.labels.get(l).ok_or_else(|| self.invalid(i, format!("no label `{l}`")))?,
+                    target: *self
+                        .labels
+                        .get(l)
+                        .ok_or_else(|| self.invalid(i, format!("no label `{l}`")))?,
                 }),
                 _ => Err(self.invalid(i, "`bra` takes a label")),
             },
@@ -471,7 +576,11 @@ impl Cx<'_> {
                 if !sync || m.iter().any(|x| matches!(*x, "arrive" | "red")) {
                     return Err(self.unsupported(i, "barrier arrive and reduction forms"));
                 }
-                let id = self.val(i, o.first().ok_or_else(|| self.invalid(i, "a barrier needs its id"))?)?;
+                let id = self.val(
+                    i,
+                    o.first()
+                        .ok_or_else(|| self.invalid(i, "a barrier needs its id"))?,
+                )?;
                 let count = o.get(1).map(|c| self.val(i, c)).transpose()?;
                 Ok(Op::Bar { id, count })
             }
@@ -520,7 +629,9 @@ impl Cx<'_> {
                 };
                 let ty = m.last().copied().unwrap_or("");
                 let float = ty == "f32";
-                if !matches!(ty, "u32" | "s32" | "b32" | "f32") || (float && !matches!(op, ReduxOp::Min | ReduxOp::Max)) {
+                if !matches!(ty, "u32" | "s32" | "b32" | "f32")
+                    || (float && !matches!(op, ReduxOp::Min | ReduxOp::Max))
+                {
                     return Err(self.unsupported(i, &format!("`redux.sync` of `.{ty}`")));
                 }
                 if o.len() != 3 {

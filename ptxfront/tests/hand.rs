@@ -77,7 +77,11 @@ fn saxpy_grid_stride_loop() -> Result<(), Error> {
     let p = compile(SAXPY, "saxpy_loop")?;
     let mut bufs = vec![f32_bytes(&a), f32_bytes(&b), vec![0xAB; 4 * n + 64]];
     // 3 CTAs of 96 threads: 288 threads, each visiting 3 or 4 elements.
-    let launch = Launch::new([3, 1, 1], [96, 1, 1], vec![Arg::Buffer(0), Arg::Buffer(1), Arg::Buffer(2), Arg::U32(n as u32)]);
+    let launch = Launch::new(
+        [3, 1, 1],
+        [96, 1, 1],
+        vec![Arg::Buffer(0), Arg::Buffer(1), Arg::Buffer(2), Arg::U32(n as u32)],
+    );
     let stats = run(&p, &launch, &mut bufs)?;
     let c = bytes_f32(&bufs[2][..4 * n]);
     for i in 0..n {
@@ -163,7 +167,11 @@ fn block_sum_with_shuffles_shared_memory_and_a_barrier() -> Result<(), Error> {
     let x: Vec<i32> = (0..256 * ctas).map(|i| (i * 7919 % 1001) - 500).collect();
     let p = compile(BLOCK_SUM, "block_sum")?;
     let mut bufs = vec![i32_bytes(&x), vec![0; 4 * ctas as usize]];
-    let launch = Launch::new([ctas as u32, 1, 1], [256, 1, 1], vec![Arg::Buffer(0), Arg::Buffer(1)]);
+    let launch = Launch::new(
+        [ctas as u32, 1, 1],
+        [256, 1, 1],
+        vec![Arg::Buffer(0), Arg::Buffer(1)],
+    );
     let stats = run(&p, &launch, &mut bufs)?;
     let got = bytes_i32(&bufs[1]);
     for c in 0..ctas as usize {
@@ -192,7 +200,10 @@ fn divergent_shuffle_is_reported_at_its_line() -> Result<(), Error> {
     };
     assert!(message.contains("divergent `shfl`"), "{message}");
     let line = buggy[..span.start as usize].lines().count();
-    let shfl_line = buggy.lines().position(|l| l.contains("shfl.sync.down.b32 \t%r6|%p1")).map(|i| i + 1);
+    let shfl_line = buggy
+        .lines()
+        .position(|l| l.contains("shfl.sync.down.b32 \t%r6|%p1"))
+        .map(|i| i + 1);
     assert_eq!(Some(line), shfl_line, "{message}");
     Ok(())
 }
@@ -204,7 +215,11 @@ fn out_of_bounds_store_is_reported_at_its_line() -> Result<(), Error> {
     let p = compile(&buggy, "saxpy_loop")?;
     let n = 100;
     let mut bufs = vec![vec![0; 4 * n], vec![0; 4 * n], vec![0; 4 * n]];
-    let launch = Launch::new([1, 1, 1], [128, 1, 1], vec![Arg::Buffer(0), Arg::Buffer(1), Arg::Buffer(2), Arg::U32(n as u32)]);
+    let launch = Launch::new(
+        [1, 1, 1],
+        [128, 1, 1],
+        vec![Arg::Buffer(0), Arg::Buffer(1), Arg::Buffer(2), Arg::U32(n as u32)],
+    );
     let Err(Error::Runtime { message, span }) = run(&p, &launch, &mut bufs) else {
         panic!("expected an out-of-bounds access");
     };
@@ -255,7 +270,11 @@ fn special_registers_in_three_dimensions() -> Result<(), Error> {
     let p = compile(src, "ids")?;
     let block = [4u32, 3, 2];
     let mut bufs = vec![vec![0u8; 4 * 24 * 2]];
-    run(&p, &Launch::new([1, 2, 1], block, vec![Arg::Buffer(0)]), &mut bufs)?;
+    run(
+        &p,
+        &Launch::new([1, 2, 1], block, vec![Arg::Buffer(0)]),
+        &mut bufs,
+    )?;
     let got = bytes_i32(&bufs[0]);
     for cy in 0..2 {
         for z in 0..2 {
@@ -281,7 +300,11 @@ fn unsupported_instructions_name_themselves_and_their_line() -> Result<(), Error
     };
     assert_eq!(line, 9);
     assert!(src[span.range()].starts_with("mbarrier.init"));
-    assert!(e.to_string().contains("`mbarrier.init.shared::cta.b64` (PTX line 9) is not supported yet"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("`mbarrier.init.shared::cta.b64` (PTX line 9) is not supported yet"),
+        "{e}"
+    );
     Ok(())
 }
 
@@ -289,9 +312,15 @@ fn unsupported_instructions_name_themselves_and_their_line() -> Result<(), Error
 fn malformed_ptx_gives_spanned_errors() {
     let cases: &[(&str, &str)] = &[
         (".version 8.7\n.entry k()\n{\n\tadd.s32 %r1, %r2, 1;\n}\n", "%r1"),
-        (".version 8.7\n.entry k()\n{\n\t.reg .b32 %r<2>;\n\tadd.s32 %r1, %r0, 1\n}\n", "}"),
+        (
+            ".version 8.7\n.entry k()\n{\n\t.reg .b32 %r<2>;\n\tadd.s32 %r1, %r0, 1\n}\n",
+            "}",
+        ),
         (".version 8.7\n.entry k(\n", ""),
-        (".version 8.7\n.entry k()\n{\n\t.reg .b32 %r<2>;\n\tadd.s32 %r1, [%r0, 1;\n}\n", ","),
+        (
+            ".version 8.7\n.entry k()\n{\n\t.reg .b32 %r<2>;\n\tadd.s32 %r1, [%r0, 1;\n}\n",
+            ",",
+        ),
     ];
     for (src, at) in cases {
         match compile(src, "k") {
@@ -308,7 +337,8 @@ fn malformed_ptx_gives_spanned_errors() {
 fn reading_an_unwritten_register_is_an_error() -> Result<(), Error> {
     let src = ".version 8.7\n.target sm_100a\n.address_size 64\n.visible .entry k()\n{\n\t.reg .b32 %r<3>;\n\tadd.s32 %r1, %r2, 1;\n\tret;\n}\n";
     let p = compile(src, "k")?;
-    let Err(Error::Runtime { message, span }) = run(&p, &Launch::new([1, 1, 1], [32, 1, 1], vec![]), &mut []) else {
+    let Err(Error::Runtime { message, span }) = run(&p, &Launch::new([1, 1, 1], [32, 1, 1], vec![]), &mut [])
+    else {
         panic!("expected an undefined read");
     };
     assert!(message.contains("%r2"), "{message}");

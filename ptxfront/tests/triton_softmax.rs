@@ -12,7 +12,10 @@ const ROWS: usize = 60;
 const COLS: usize = 128;
 
 fn fixture(target: &str) -> String {
-    let path = format!("{}/tests/fixtures/triton-3.9/softmax.{target}.ptx", env!("CARGO_MANIFEST_DIR"));
+    let path = format!(
+        "{}/tests/fixtures/triton-3.9/softmax.{target}.ptx",
+        env!("CARGO_MANIFEST_DIR")
+    );
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
@@ -21,7 +24,13 @@ pub fn run_softmax(target: &str, x: &[f32]) -> Result<Vec<f32>, Error> {
     let src = fixture(target);
     let p = compile(&src, "softmax_kernel")?;
     // x, out, n_rows, then Triton's global and profile scratch pointers (unused: null).
-    let args = vec![Arg::Buffer(0), Arg::Buffer(1), Arg::U32(ROWS as u32), Arg::U64(0), Arg::U64(0)];
+    let args = vec![
+        Arg::Buffer(0),
+        Arg::Buffer(1),
+        Arg::U32(ROWS as u32),
+        Arg::U64(0),
+        Arg::U64(0),
+    ];
     let mut bufs = vec![f32_bytes(x), f32_bytes(&vec![7.0; ROWS * COLS])];
     run(&p, &Launch::new([8, 1, 1], [128, 1, 1], args), &mut bufs)?;
     Ok(bytes_f32(&bufs[1]))
@@ -59,8 +68,13 @@ fn softmax_in_ptx_order(x: &[f32]) -> Vec<f32> {
     for r in 0..ROWS {
         let row = &x[r * COLS..(r + 1) * COLS];
         let m = row.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
-        let p: Vec<f32> = row.iter().map(|&v| (((v - m) * f32::from_bits(0x3FB8_AA3B)) as f64).exp2() as f32).collect();
-        let mut part: Vec<f32> = (0..32).map(|l| (p[4 * l] + p[4 * l + 2]) + (p[4 * l + 1] + p[4 * l + 3])).collect();
+        let p: Vec<f32> = row
+            .iter()
+            .map(|&v| (((v - m) * f32::from_bits(0x3FB8_AA3B)) as f64).exp2() as f32)
+            .collect();
+        let mut part: Vec<f32> = (0..32)
+            .map(|l| (p[4 * l] + p[4 * l + 2]) + (p[4 * l + 1] + p[4 * l + 3]))
+            .collect();
         for s in [16, 8, 4, 2, 1] {
             part = (0..32).map(|l| part[l] + part[l ^ s]).collect();
         }
@@ -77,7 +91,13 @@ fn softmax_sm_100a_equals_its_arithmetic_in_ptx_order_bit_for_bit() -> Result<()
     let got = run_softmax("sm_100a", &x)?;
     let want = softmax_in_ptx_order(&x);
     for i in 0..ROWS * COLS {
-        assert_eq!(got[i].to_bits(), want[i].to_bits(), "element {i}: {} against {}", got[i], want[i]);
+        assert_eq!(
+            got[i].to_bits(),
+            want[i].to_bits(),
+            "element {i}: {} against {}",
+            got[i],
+            want[i]
+        );
     }
     Ok(())
 }
@@ -96,7 +116,9 @@ fn softmax_sm_90a_matches_the_reference() -> Result<(), Error> {
 fn instructions_carry_their_python_lines() -> Result<(), Error> {
     let src = fixture("sm_100a");
     let m = parse(&src)?;
-    let k = m.kernel("softmax_kernel").ok_or(Error::Launch("no kernel".into()))?;
+    let k = m
+        .kernel("softmax_kernel")
+        .ok_or(Error::Launch("no kernel".into()))?;
     assert_eq!(m.files.get(&1).map(String::as_str), Some("softmax.py"));
     let instrs: Vec<_> = k
         .body
@@ -107,11 +129,17 @@ fn instructions_carry_their_python_lines() -> Result<(), Error> {
         })
         .collect();
     // The division `p / denom[:, None]` is softmax.py line 23.
-    let div = instrs.iter().find(|i| i.opcode == "div").ok_or(Error::Launch("no div".into()))?;
+    let div = instrs
+        .iter()
+        .find(|i| i.opcode == "div")
+        .ok_or(Error::Launch("no div".into()))?;
     let loc = div.loc.ok_or(Error::Launch("no .loc".into()))?;
     assert_eq!((loc.file, loc.line), (1, 23));
     // The shuffles of `gl.sum` are Triton's standard.py, inlined at softmax.py line 22.
-    let shfl = instrs.iter().find(|i| i.opcode == "shfl").ok_or(Error::Launch("no shfl".into()))?;
+    let shfl = instrs
+        .iter()
+        .find(|i| i.opcode == "shfl")
+        .ok_or(Error::Launch("no shfl".into()))?;
     let loc = shfl.loc.ok_or(Error::Launch("no .loc".into()))?;
     assert_eq!(loc.file, 2);
     assert_eq!(loc.inlined_at, Some((1, 22, 13)));

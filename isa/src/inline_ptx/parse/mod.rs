@@ -372,10 +372,7 @@ pub fn parse_instruction(
     })?;
     let shift = |(a, b): (usize, usize)| (a + at.0, b + at.0);
     let toks = lex(text)
-        .map_err(|e| PtxError {
-            at: shift(e.at),
-            ..e
-        })?
+        .map_err(|e| PtxError { at: shift(e.at), ..e })?
         .into_iter()
         .map(|t| Token { at: shift(t.at), ..t })
         .collect();
