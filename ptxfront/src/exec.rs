@@ -459,7 +459,7 @@ impl Cta<'_> {
     }
 
     fn bytes_at(&mut self, sp: Space, a: u64, n: u32, pc: usize) -> Result<&mut [u8], Error> {
-        if a % n as u64 != 0 {
+        if !a.is_multiple_of(n as u64) {
             return Err(self.rt(pc, format!("a {n}-byte access at the misaligned address {a:#x}")));
         }
         let out_of = |what: &str| format!("a {n}-byte access at {a:#x} is outside {what}");
@@ -497,7 +497,7 @@ impl Cta<'_> {
 
     fn load(&mut self, sp: Space, a: u64, n: u32, pc: usize) -> Result<u64, Error> {
         if sp == Space::Param {
-            if a % n as u64 != 0 || a + n as u64 > self.params.len() as u64 {
+            if !a.is_multiple_of(n as u64) || a + n as u64 > self.params.len() as u64 {
                 return Err(self.rt(
                     pc,
                     format!(

@@ -502,53 +502,51 @@ impl P<'_> {
         let (name, _) = self.ident("the kernel's name")?;
         let mut params = Vec::new();
         let mut offset = 0u32;
-        if self.eat('(') {
-            if !self.eat(')') {
-                loop {
-                    let pstart = self.span();
-                    if !self.eat_dot("param") {
-                        return Err(self.err_here("expected `.param`"));
-                    }
-                    let mut align = 0;
-                    let mut ty = None;
-                    while let Some(Tok::Dot(d)) = self.peek().cloned() {
-                        self.i += 1;
-                        match d.as_str() {
-                            "align" => align = self.int32("an alignment")?,
-                            "ptr" | "global" | "shared" | "const" | "local" => {}
-                            t if type_bytes(t).is_some() => ty = Some(t.to_string()),
-                            _ => return Err(self.err(pstart, format!("`.{d}` in a parameter is not read"))),
-                        }
-                    }
-                    let ty = ty.ok_or_else(|| self.err(pstart, "the parameter has no type"))?;
-                    let (pname, _) = self.ident("the parameter's name")?;
-                    let eb = type_bytes(&ty).unwrap_or(1);
-                    let mut bytes = eb;
-                    if self.eat('[') {
-                        let at = self.span();
-                        let n = self.int32("the array's length")?;
-                        bytes = n
-                            .checked_mul(eb)
-                            .ok_or_else(|| self.err(at, "the parameter is too large"))?;
-                        self.expect(']', "closing the array's length")?;
-                    }
-                    let align = align.max(eb);
-                    offset = offset.div_ceil(align) * align;
-                    params.push(Param {
-                        name: pname,
-                        ty,
-                        bytes,
-                        align,
-                        offset,
-                        span: pstart.to(Span::new(self.prev_end(), self.prev_end())),
-                    });
-                    offset += bytes;
-                    if self.eat(',') {
-                        continue;
-                    }
-                    self.expect(')', "closing the parameter list")?;
-                    break;
+        if self.eat('(') && !self.eat(')') {
+            loop {
+                let pstart = self.span();
+                if !self.eat_dot("param") {
+                    return Err(self.err_here("expected `.param`"));
                 }
+                let mut align = 0;
+                let mut ty = None;
+                while let Some(Tok::Dot(d)) = self.peek().cloned() {
+                    self.i += 1;
+                    match d.as_str() {
+                        "align" => align = self.int32("an alignment")?,
+                        "ptr" | "global" | "shared" | "const" | "local" => {}
+                        t if type_bytes(t).is_some() => ty = Some(t.to_string()),
+                        _ => return Err(self.err(pstart, format!("`.{d}` in a parameter is not read"))),
+                    }
+                }
+                let ty = ty.ok_or_else(|| self.err(pstart, "the parameter has no type"))?;
+                let (pname, _) = self.ident("the parameter's name")?;
+                let eb = type_bytes(&ty).unwrap_or(1);
+                let mut bytes = eb;
+                if self.eat('[') {
+                    let at = self.span();
+                    let n = self.int32("the array's length")?;
+                    bytes = n
+                        .checked_mul(eb)
+                        .ok_or_else(|| self.err(at, "the parameter is too large"))?;
+                    self.expect(']', "closing the array's length")?;
+                }
+                let align = align.max(eb);
+                offset = offset.div_ceil(align) * align;
+                params.push(Param {
+                    name: pname,
+                    ty,
+                    bytes,
+                    align,
+                    offset,
+                    span: pstart.to(Span::new(self.prev_end(), self.prev_end())),
+                });
+                offset += bytes;
+                if self.eat(',') {
+                    continue;
+                }
+                self.expect(')', "closing the parameter list")?;
+                break;
             }
         }
         let mut k = Kernel {

@@ -461,9 +461,7 @@ impl Cx<'_> {
                 if matches!(space, Some(Space::Local | Space::Const)) {
                     return Err(self.unsupported(i, "local and constant memory"));
                 }
-                if m.iter()
-                    .any(|x| x.starts_with("async") || x.starts_with("bulk") || *x == "weak" && false)
-                {
+                if m.iter().any(|x| x.starts_with("async") || x.starts_with("bulk")) {
                     return Err(self.unsupported(i, "asynchronous forms"));
                 }
                 let lanes = m.iter().find_map(|x| match *x {
@@ -572,7 +570,7 @@ impl Cx<'_> {
                 _ => Err(self.invalid(i, "`bra` takes a label")),
             },
             "bar" | "barrier" => {
-                let sync = m.iter().any(|x| *x == "sync") || m.is_empty() && i.opcode == "bar";
+                let sync = m.contains(&"sync");
                 if !sync || m.iter().any(|x| matches!(*x, "arrive" | "red")) {
                     return Err(self.unsupported(i, "barrier arrive and reduction forms"));
                 }
