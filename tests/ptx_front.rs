@@ -13,11 +13,15 @@ const ROWS: usize = 60;
 const COLS: usize = 128;
 
 fn save(path: &Path, data: &[f32]) {
+    save_shaped(path, &[ROWS as u64, COLS as u64], data)
+}
+
+fn save_shaped<T: npyz::Serialize + npyz::AutoSerialize + Copy>(path: &Path, shape: &[u64], data: &[T]) {
     use npyz::WriterBuilder;
     let f = std::io::BufWriter::new(std::fs::File::create(path).expect("create .npy"));
     let mut w = npyz::WriteOptions::new()
         .default_dtype()
-        .shape(&[ROWS as u64, COLS as u64])
+        .shape(shape)
         .writer(f)
         .begin_nd()
         .expect("npy header");
@@ -133,4 +137,83 @@ fn softmax_ptx_equals_the_ttgir_path_sm_100a() {
 #[test]
 fn softmax_ptx_equals_the_ttgir_path_sm_90a() {
     compare("sm_90a");
+}
+
+/// Triton's PTX of the reductions fixture (combiner reductions, a two-operand reduction, a
+/// reverse scan) gives the TTGIR path's output bits exactly: the inputs are small integers, so
+/// even the float sums do not depend on the order.
+#[test]
+fn reductions_ptx_equals_the_ttgir_path() {
+    const R: usize = 8;
+    const C: usize = 64;
+    for target in ["sm_100a", "sm_90a"] {
+        let dir = fresh_scratch(&format!("ptx-front-red-{target}"));
+        let x: Vec<f32> = input()[..R * C]
+            .iter()
+            .map(|v| (v * 0.75).floor().clamp(-3.0, 2.0))
+            .collect();
+        let y: Vec<i32> = input()[R * C..2 * R * C]
+            .iter()
+            .map(|v| v.floor() as i32)
+            .collect();
+        let (xp, yp) = (dir.join("x.npy"), dir.join("y.npy"));
+        save_shaped(&xp, &[R as u64, C as u64], &x);
+        save_shaped(&yp, &[R as u64, C as u64], &y);
+        let out_dir = dir.join("out");
+        let ttgir = format!("tests/gluon/3.9/reductions.{target}.ttgir");
+        let (code, _, err) = bwsim(&[
+            "run",
+            &ttgir,
+            "--input",
+            &format!("x={}", xp.display()),
+            "--input",
+            &format!("y={}", yp.display()),
+            "--save-outputs",
+            &out_dir.to_string_lossy(),
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let path = format!(
+            "{}/ptxfront/tests/fixtures/triton-3.9/reductions.{target}.ptx",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let src = std::fs::read_to_string(&path).expect("the PTX fixture");
+        let p = compile(&src, "reductions_kernel").unwrap_or_else(|e| panic!("{path}: {e}"));
+        let names = ["vmax", "imax", "vmin", "imin", "sums", "maxes", "tails"];
+        let mut bufs: Vec<Vec<u8>> = vec![
+            x.iter().flat_map(|v| v.to_le_bytes()).collect(),
+            y.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        ];
+        for n in names {
+            bufs.push(vec![0x55; if n == "tails" { 4 * R * C } else { 4 * R }]);
+        }
+        let mut args: Vec<Arg> = (0..9).map(Arg::Buffer).collect();
+        args.extend([Arg::U64(0), Arg::U64(0)]);
+        run(&p, &Launch::new([1, 1, 1], [128, 1, 1], args), &mut bufs)
+            .unwrap_or_else(|e| panic!("{path}: {e}"));
+        for (k, n) in names.iter().enumerate() {
+            let f = npyz::NpyFile::new(std::io::BufReader::new(
+                std::fs::File::open(out_dir.join(format!("{n}.npy"))).expect("output file"),
+            ))
+            .expect("a .npy file");
+            // Compare raw 32-bit words (f32 or i32 alike).
+            let sim: Vec<u32> = if matches!(*n, "vmax" | "sums") {
+                f.into_vec::<f32>()
+                    .expect("f32")
+                    .iter()
+                    .map(|v| v.to_bits())
+                    .collect()
+            } else {
+                f.into_vec::<i32>()
+                    .expect("i32")
+                    .iter()
+                    .map(|v| *v as u32)
+                    .collect()
+            };
+            let ptx: Vec<u32> = bufs[2 + k]
+                .chunks_exact(4)
+                .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect();
+            assert_eq!(sim, ptx, "{target}: output `{n}`");
+        }
+    }
 }
