@@ -360,3 +360,51 @@ fn a_barrier_some_threads_skip_deadlocks() -> Result<(), Error> {
     run(&p, &Launch::new([1, 1, 1], [32, 1, 1], vec![]), &mut [])?;
     Ok(())
 }
+
+/// Truncations and token deletions of real compiler output are accepted or refused with an
+/// error whose span lies inside the text; nothing panics.
+#[test]
+fn mangled_ptx_never_panics() {
+    let fixture = std::fs::read_to_string(format!(
+        "{}/tests/fixtures/triton-3.9/softmax.sm_100a.ptx",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap_or_default();
+    let mut cases: Vec<String> = Vec::new();
+    for src in [SAXPY, BLOCK_SUM, fixture.as_str()] {
+        let cuts: Vec<usize> = (0..src.len())
+            .filter(|&i| src.is_char_boundary(i))
+            .step_by(37)
+            .collect();
+        for &c in &cuts {
+            cases.push(src[..c].to_string());
+            // Delete a few bytes in the middle.
+            let e = (c + 5).min(src.len());
+            if src.is_char_boundary(e) {
+                cases.push(format!("{}{}", &src[..c], &src[e..]));
+            }
+        }
+    }
+    for src in &cases {
+        let Ok(m) = parse(src) else {
+            if let Err(e) = parse(src) {
+                assert!(e.span().end as usize <= src.len(), "{e}");
+            }
+            continue;
+        };
+        for k in &m.kernels {
+            if let Ok(p) = bwsim_ptxfront::load(src, &m, &k.name) {
+                let args: Vec<Arg> = p
+                    .params
+                    .iter()
+                    .map(|prm| Arg::Bytes(vec![0; prm.bytes as usize]))
+                    .collect();
+                let mut l = Launch::new([1, 1, 1], [64, 1, 1], args);
+                l.max_steps = 100_000;
+                if let Err(e) = run(&p, &l, &mut []) {
+                    assert!(e.span().end as usize <= src.len(), "{e}");
+                }
+            }
+        }
+    }
+}
