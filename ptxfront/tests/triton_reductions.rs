@@ -44,7 +44,8 @@ fn run_reductions(target: &str, x: &[f32], y: &[i32]) -> Result<Outs, Error> {
     ];
     let mut args: Vec<Arg> = (0..9).map(Arg::Buffer).collect();
     args.extend([Arg::U64(0), Arg::U64(0)]);
-    run(&p, &Launch::new([1, 1, 1], [128, 1, 1], args), &mut bufs)?;
+    let stats = run(&p, &Launch::new([1, 1, 1], [128, 1, 1], args), &mut bufs)?;
+    eprintln!("{target}: {stats:?}");
     Ok((
         bytes_f32(&bufs[2]),
         bytes_i32(&bufs[3]),

@@ -32,7 +32,8 @@ pub fn run_softmax(target: &str, x: &[f32]) -> Result<Vec<f32>, Error> {
         Arg::U64(0),
     ];
     let mut bufs = vec![f32_bytes(x), f32_bytes(&vec![7.0; ROWS * COLS])];
-    run(&p, &Launch::new([8, 1, 1], [128, 1, 1], args), &mut bufs)?;
+    let stats = run(&p, &Launch::new([8, 1, 1], [128, 1, 1], args), &mut bufs)?;
+    eprintln!("{target}: {stats:?}");
     Ok(bytes_f32(&bufs[1]))
 }
 
