@@ -713,7 +713,12 @@ impl<'p> Engine<'p> {
                         (bytes, value)
                     }
                 };
-                let (lat, dur) = cost::tmem_access(&chip, bytes);
+                let shape: &[u32] = match &value {
+                    Value::Tile(tl) => &tl.shape,
+                    _ => &[],
+                };
+                let (rows, cols) = tmem_rows_cols(shape, bytes);
+                let (lat, dur) = cost::tmem_access_shaped(&chip, rows, cols, warps, false);
                 let end = self.sms[sm].tmem.server.reserve(t0, dur).max(t0 + lat);
                 *t = end;
                 self.record(t0, c, me, TWhat::Op { op: name, end }, span);
@@ -722,7 +727,8 @@ impl<'p> Engine<'p> {
             LOp::Op(K::TmemStore { dst, .. }) => {
                 let v = tmem_of(evs(dst)?)?;
                 let bytes = v.shape.numel() * v.dtype.bits().max(32) as u64 / 8;
-                let (lat, dur) = cost::tmem_access(&chip, bytes);
+                let (rows, cols) = tmem_rows_cols(v.shape.as_slice(), bytes);
+                let (lat, dur) = cost::tmem_access_shaped(&chip, rows, cols, warps, true);
                 let end = self.sms[sm].tmem.server.reserve(t0, dur).max(t0 + lat);
                 *t = end;
                 self.record(t0, c, me, TWhat::Op { op: name, end }, span);
@@ -945,6 +951,17 @@ enum TmaCopy {
 
 /// Operations one thread issues for its partition: TMA copies, mbarrier transaction-count
 /// expects, tcgen05 commits (see [`Engine::exec_op`]).
+/// A TMEM tile's lanes (every dimension but the last) and 32-bit words per lane, from its
+/// shape and size (cost::tmem_access_shaped).
+fn tmem_rows_cols(shape: &[u32], bytes: u64) -> (u64, u64) {
+    let rows = match shape.split_last() {
+        Some((_, lead)) if !lead.is_empty() => lead.iter().map(|&d| d as u64).product::<u64>(),
+        _ => 1,
+    }
+    .max(1);
+    (rows, (bytes / 4).div_ceil(rows))
+}
+
 fn single_thread_issue(op: &LOp) -> bool {
     match op {
         LOp::TmaLoad { .. }
