@@ -246,8 +246,12 @@ fn tmem_loads_split_over_more_warps_finish_sooner() {
     o.chip.scalar_op_cycles = 0.0;
     o.chip.branch_cycles = 0.0;
     let extra = |w: i64| {
-        time_with(MMA_WAIT_WARPS, &[("WARPS", w), ("LOAD", 1)], &o).report.cycles
-            - time_with(MMA_WAIT_WARPS, &[("WARPS", w), ("LOAD", 0)], &o).report.cycles
+        time_with(MMA_WAIT_WARPS, &[("WARPS", w), ("LOAD", 1)], &o)
+            .report
+            .cycles
+            - time_with(MMA_WAIT_WARPS, &[("WARPS", w), ("LOAD", 0)], &o)
+                .report
+                .cycles
     };
     assert_eq!(extra(4), 1235.0);
     assert_eq!(extra(8), 531.0);

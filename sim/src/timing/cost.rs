@@ -177,7 +177,10 @@ pub fn tmem_access_shaped(chip: &Chip, rows: u64, cols_words: u64, warps: u32, s
     } else {
         chip.tmem_latency + past * TMEM_LD_CYCLES_PER_COL
     };
-    (lat, transfer_cycles((rows * cols_words * 4) as f64, chip.tmem_bytes_per_cycle))
+    (
+        lat,
+        transfer_cycles((rows * cols_words * 4) as f64, chip.tmem_bytes_per_cycle),
+    )
 }
 
 /// tcgen05.cp of `bytes` on the tensor pipe.
