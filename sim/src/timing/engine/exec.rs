@@ -949,8 +949,6 @@ enum TmaCopy {
     Tile(Vec<i64>, SmemView),
 }
 
-/// Operations one thread issues for its partition: TMA copies, mbarrier transaction-count
-/// expects, tcgen05 commits (see [`Engine::exec_op`]).
 /// A TMEM tile's lanes (every dimension but the last) and 32-bit words per lane, from its
 /// shape and size (cost::tmem_access_shaped).
 fn tmem_rows_cols(shape: &[u32], bytes: u64) -> (u64, u64) {
@@ -962,6 +960,8 @@ fn tmem_rows_cols(shape: &[u32], bytes: u64) -> (u64, u64) {
     (rows, (bytes / 4).div_ceil(rows))
 }
 
+/// Operations one thread issues for its partition: TMA copies, mbarrier transaction-count
+/// expects, tcgen05 commits (see [`Engine::exec_op`]).
 fn single_thread_issue(op: &LOp) -> bool {
     match op {
         LOp::TmaLoad { .. }
