@@ -78,6 +78,24 @@ pub fn tcgen05_mma_cycles(chip: &Chip, m: u32, n: u32, k: u32, kind: MmaKind) ->
     flops(m.max(128), n, k) / (chip.tensor_flops_per_cycle_sm * kind.rate())
 }
 
+/// [S17] Bytes per cycle the tensor pipe reads its shared-memory operands at: SemiAnalysis's
+/// B200 microbenchmarks find a tcgen05.mma with both operands in shared memory bound at about
+/// 128 B/cycle below N = 128 (M = 128, f16: at N = 128 one K = 16 instruction reads 4 KiB of A
+/// and 4 KiB of B in its 64 cycles, exactly 128 B/cycle; at N = 64, 6 KiB in 32 would need
+/// 192).
+pub const SMEM_MMA_BYTES_PER_CYCLE: f64 = 128.0;
+
+/// Cycles a tcgen05.mma occupies the tensor pipe, its shared-memory operands counted: the
+/// pipe's time ([`tcgen05_mma_cycles`]) or the time to read B (K x N) and, when `a_smem` (SS;
+/// TS reads A from tensor memory), A (M x K) at [`SMEM_MMA_BYTES_PER_CYCLE`], whichever is
+/// longer. An element of A or B is 32 / `k_per_instr` bytes.
+pub fn tcgen05_mma_cycles_operands(chip: &Chip, m: u32, n: u32, k: u32, kind: MmaKind, a_smem: bool) -> f64 {
+    let elem = 32.0 / kind.k_per_instr() as f64;
+    let a = if a_smem { m as f64 * k as f64 } else { 0.0 };
+    let bytes = (a + k as f64 * n as f64) * elem;
+    tcgen05_mma_cycles(chip, m, n, k, kind).max(bytes / SMEM_MMA_BYTES_PER_CYCLE)
+}
+
 /// Cycles a tile-level wgmma of M x N x K occupies the SM's tensor cores: one m64nNk
 /// instruction per 64 rows and per K step, each 2·64·N·k / rate plus the chip's fixed
 /// per-instruction overhead (which is what makes small N inefficient).
@@ -249,6 +267,41 @@ mod tests {
         assert_eq!(tcgen05_mma_cycles(&B200, 64, 256, 16, MmaKind::F16), 128.0);
         // The rate is per cycle, so GB200's higher clock does not change cycles.
         assert_eq!(tcgen05_mma_cycles(&GB200, 128, 256, 64, MmaKind::F16), 512.0);
+    }
+
+    #[test]
+    fn tcgen05_mma_reads_shared_memory_at_128_bytes_per_cycle() {
+        // 128 x 64 x 16 f16, SS: A 4 KiB + B 2 KiB = 6144 B / 128 = 48 cycles, above the pipe's
+        // 2 x 128 x 64 x 16 / 8192 = 32. TS reads only B: 2 KiB / 128 = 16, so the pipe's 32.
+        assert_eq!(
+            tcgen05_mma_cycles_operands(&B200, 128, 64, 16, MmaKind::F16, true),
+            48.0
+        );
+        assert_eq!(
+            tcgen05_mma_cycles_operands(&B200, 128, 64, 16, MmaKind::F16, false),
+            32.0
+        );
+        // N = 128: 8 KiB / 128 = 64 = the pipe's 64; N = 256: 12 KiB / 128 = 96 < 128.
+        assert_eq!(
+            tcgen05_mma_cycles_operands(&B200, 128, 128, 16, MmaKind::F16, true),
+            64.0
+        );
+        assert_eq!(
+            tcgen05_mma_cycles_operands(&B200, 128, 256, 64, MmaKind::F16, true),
+            512.0
+        );
+        // M = 64, N = 64 (the 64 x 64 tiles of 06-tcgen05): 2 + 2 KiB per K = 16 is 32 cycles,
+        // as long as the pipe takes for M = 64 (the half datapath, as M = 128): unchanged.
+        assert_eq!(
+            tcgen05_mma_cycles_operands(&B200, 64, 64, 64, MmaKind::F16, true),
+            128.0
+        );
+        // FP8 (1 byte, K = 32 per instruction), 128 x 64 x 128, SS: (16 + 8) KiB / 128 = 192
+        // against the pipe's 2 x 128 x 64 x 128 / 16384 = 128.
+        assert_eq!(
+            tcgen05_mma_cycles_operands(&B200, 128, 64, 128, MmaKind::Fp8, true),
+            192.0
+        );
     }
 
     #[test]

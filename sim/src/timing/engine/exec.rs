@@ -526,12 +526,18 @@ impl<'p> Engine<'p> {
                 } else {
                     None
                 };
-                let (m, n, k, kind) = match &self.shapes[pc as usize] {
-                    Some(Shapes::Mma { m, n, k, kind }) => (*m, *n, *k, *kind),
+                let (m, n, k, kind, a_smem) = match &self.shapes[pc as usize] {
+                    Some(Shapes::Mma {
+                        m,
+                        n,
+                        k,
+                        kind,
+                        a_smem,
+                    }) => (*m, *n, *k, *kind, *a_smem),
                     _ => {
-                        let (ashape, adt) = match evs(av)? {
-                            Value::Smem(v) => (v.shape, v.dtype),
-                            Value::Tmem(v) => (v.shape, v.dtype),
+                        let (ashape, adt, a_smem) = match evs(av)? {
+                            Value::Smem(v) => (v.shape, v.dtype, true),
+                            Value::Tmem(v) => (v.shape, v.dtype, false),
                             other => {
                                 return Err(Fault::unsupported(format!("MMA A operand is {}", other.kind())))
                             }
@@ -543,11 +549,17 @@ impl<'p> Engine<'p> {
                         let (am, an) = last2(accv.shape.as_slice());
                         let (m, n) = (m.max(am), n.max(an));
                         let kind = MmaKind::of(adt);
-                        self.shapes[pc as usize] = Some(Shapes::Mma { m, n, k, kind });
-                        (m, n, k, kind)
+                        self.shapes[pc as usize] = Some(Shapes::Mma {
+                            m,
+                            n,
+                            k,
+                            kind,
+                            a_smem,
+                        });
+                        (m, n, k, kind, a_smem)
                     }
                 };
-                let dur = cost::tcgen05_mma_cycles(&chip, m, n, k, kind);
+                let dur = cost::tcgen05_mma_cycles_operands(&chip, m, n, k, kind, a_smem);
                 let issue = t0 + chip.mma_issue_cycles * cost::mma_instrs(m, k, kind, false) as f64;
                 // In order within the CTA (after a tcgen05.cp), shared with the SM's other
                 // CTAs instruction by instruction (super::pipe).
