@@ -526,12 +526,18 @@ impl<'p> Engine<'p> {
                 } else {
                     None
                 };
-                let (m, n, k, kind) = match &self.shapes[pc as usize] {
-                    Some(Shapes::Mma { m, n, k, kind }) => (*m, *n, *k, *kind),
+                let (m, n, k, kind, a_smem) = match &self.shapes[pc as usize] {
+                    Some(Shapes::Mma {
+                        m,
+                        n,
+                        k,
+                        kind,
+                        a_smem,
+                    }) => (*m, *n, *k, *kind, *a_smem),
                     _ => {
-                        let (ashape, adt) = match evs(av)? {
-                            Value::Smem(v) => (v.shape, v.dtype),
-                            Value::Tmem(v) => (v.shape, v.dtype),
+                        let (ashape, adt, a_smem) = match evs(av)? {
+                            Value::Smem(v) => (v.shape, v.dtype, true),
+                            Value::Tmem(v) => (v.shape, v.dtype, false),
                             other => {
                                 return Err(Fault::unsupported(format!("MMA A operand is {}", other.kind())))
                             }
@@ -543,11 +549,17 @@ impl<'p> Engine<'p> {
                         let (am, an) = last2(accv.shape.as_slice());
                         let (m, n) = (m.max(am), n.max(an));
                         let kind = MmaKind::of(adt);
-                        self.shapes[pc as usize] = Some(Shapes::Mma { m, n, k, kind });
-                        (m, n, k, kind)
+                        self.shapes[pc as usize] = Some(Shapes::Mma {
+                            m,
+                            n,
+                            k,
+                            kind,
+                            a_smem,
+                        });
+                        (m, n, k, kind, a_smem)
                     }
                 };
-                let dur = cost::tcgen05_mma_cycles(&chip, m, n, k, kind);
+                let dur = cost::tcgen05_mma_cycles_operands(&chip, m, n, k, kind, a_smem);
                 let issue = t0 + chip.mma_issue_cycles * cost::mma_instrs(m, k, kind, false) as f64;
                 // In order within the CTA (after a tcgen05.cp), shared with the SM's other
                 // CTAs instruction by instruction (super::pipe).
@@ -713,7 +725,12 @@ impl<'p> Engine<'p> {
                         (bytes, value)
                     }
                 };
-                let (lat, dur) = cost::tmem_access(&chip, bytes);
+                let shape: &[u32] = match &value {
+                    Value::Tile(tl) => &tl.shape,
+                    _ => &[],
+                };
+                let (rows, cols) = tmem_rows_cols(shape, bytes);
+                let (lat, dur) = cost::tmem_access_shaped(&chip, rows, cols, warps, false);
                 let end = self.sms[sm].tmem.server.reserve(t0, dur).max(t0 + lat);
                 *t = end;
                 self.record(t0, c, me, TWhat::Op { op: name, end }, span);
@@ -722,7 +739,8 @@ impl<'p> Engine<'p> {
             LOp::Op(K::TmemStore { dst, .. }) => {
                 let v = tmem_of(evs(dst)?)?;
                 let bytes = v.shape.numel() * v.dtype.bits().max(32) as u64 / 8;
-                let (lat, dur) = cost::tmem_access(&chip, bytes);
+                let (rows, cols) = tmem_rows_cols(v.shape.as_slice(), bytes);
+                let (lat, dur) = cost::tmem_access_shaped(&chip, rows, cols, warps, true);
                 let end = self.sms[sm].tmem.server.reserve(t0, dur).max(t0 + lat);
                 *t = end;
                 self.record(t0, c, me, TWhat::Op { op: name, end }, span);
@@ -941,6 +959,17 @@ impl<'p> Engine<'p> {
 enum TmaCopy {
     Rows(Vec<u32>),
     Tile(Vec<i64>, SmemView),
+}
+
+/// A TMEM tile's lanes (every dimension but the last) and 32-bit words per lane, from its
+/// shape and size (cost::tmem_access_shaped).
+fn tmem_rows_cols(shape: &[u32], bytes: u64) -> (u64, u64) {
+    let rows = match shape.split_last() {
+        Some((_, lead)) if !lead.is_empty() => lead.iter().map(|&d| d as u64).product::<u64>(),
+        _ => 1,
+    }
+    .max(1);
+    (rows, (bytes / 4).div_ceil(rows))
 }
 
 /// Operations one thread issues for its partition: TMA copies, mbarrier transaction-count

@@ -375,6 +375,8 @@ enum Shapes {
         n: u32,
         k: u32,
         kind: MmaKind,
+        /// A in shared memory (SS); false: A in tensor memory (TS).
+        a_smem: bool,
     },
     /// A wgmma and the (hollow) accumulator it returns.
     Wgmma {
@@ -387,10 +389,7 @@ enum Shapes {
     /// Bytes an access moves.
     Bytes(u64),
     /// Bytes a load moves and the (hollow) tile it returns.
-    Load {
-        bytes: u64,
-        value: Value,
-    },
+    Load { bytes: u64, value: Value },
 }
 
 fn fault(f: Fault, span: Span, agent: String, time: f64) -> TimingError {
