@@ -329,7 +329,7 @@ def test_two_pairs_of_a_cluster_of_four_compute_their_tiles(rng, tmp_path):
     pairs' load barriers; Triton's grid (2,) is eight CTAs in clusters of four; c = a @ b."""
     _, kernel = _pair_multicast()
     a, b, c, descs = _pair_operands(rng)
-    bg.run(kernel, (2,), *descs, 128, num_ctas=4, BUG="", workdir=tmp_path)
+    bg.run(kernel, (2,), *descs, 128, num_ctas=4, BUG="", SEPARATE_COMMIT=False, workdir=tmp_path)
     launch = (tmp_path / "pair_multicast_matmul_kernel.launch").read_text()
     assert "  grid = [8, 1, 1]\n  cluster = [4]\n" in launch
     want = a.astype(np.float32) @ b.astype(np.float32)
@@ -340,7 +340,7 @@ def test_two_pairs_missing_each_others_commits_is_found_at_the_multicast(rng):
     path, kernel = _pair_multicast()
     _, _, _, descs = _pair_operands(rng, M=256)
     with pytest.raises(bwsim.HazardError) as e:
-        bg.check(kernel, (1,), *descs, 128, num_ctas=4, BUG="no_mma_multicast", schedules=8)
+        bg.check(kernel, (1,), *descs, 128, num_ctas=4, BUG="no_mma_multicast", SEPARATE_COMMIT=False, schedules=8)
     found = [d for d in e.value.diagnostics if d["code"] == "write-while-in-flight"]
     assert found, str(e.value)
     load_a = set(lines_of(path, "multicast=True)")) & set(lines_of(path, "a_desc"))

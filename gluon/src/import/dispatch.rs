@@ -701,7 +701,9 @@ impl<'m> Cx<'m> {
                 // multicast mask, under a rank-0-of-the-pair predicate).
                 let pair = self.two_cta_module;
                 // `descs`: the MMA's shared operands; the arrival reaches every CTA sharing one.
-                let multicast = self.commit_mask(op, 2..v.len(), pair, span)?;
+                // The types list the barrier's, then the descs' (the predicate has none).
+                let typed = self.sig(op)?.inputs.len();
+                let multicast = self.commit_mask(op, 1..typed, pair, span)?;
                 if pair {
                     self.open_block();
                 }

@@ -13,7 +13,9 @@ the same half in the other pair (ranks 2 and 3). B is split four ways by columns
 bytes on the barrier of the pair each destination belongs to. An MMA reads the A halves another
 pair's CTA wrote, so its completion must reach that CTA as well before it overwrites them: the
 MMA is `multicast=True` and the MMA barrier counts one commit per pair reading a CTA's A
-(`tcgen05_mma_barrier_count(..., multicast=True, two_ctas=True)`, 2 here).
+(`tcgen05_mma_barrier_count(..., multicast=True, two_ctas=True)`, 2 here). SEPARATE_COMMIT=True
+signals the MMA barrier by a `tcgen05_commit` of its own whose `descs` name the MMA's buffers,
+which multicasts it the same way.
 
 BUG='single_mma_count' initialises the MMA barrier for one commit: the phase completes on the
 first pair's commit, and the next multicast of A overwrites a tile the other pair's MMA may
@@ -27,11 +29,11 @@ from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.blackwell import TensorMemoryLayout, allocate_tensor_memory
 from triton.experimental.gluon.language.nvidia.blackwell import fence_async_shared, mbarrier, tcgen05_mma
-from triton.experimental.gluon.language.nvidia.blackwell import tcgen05_mma_barrier_count, tma
+from triton.experimental.gluon.language.nvidia.blackwell import tcgen05_commit, tcgen05_mma_barrier_count, tma
 
 
 @gluon.jit
-def pair_multicast_matmul_kernel(a_desc, b_desc, c_desc, K, BUG: gl.constexpr):
+def pair_multicast_matmul_kernel(a_desc, b_desc, c_desc, K, BUG: gl.constexpr, SEPARATE_COMMIT: gl.constexpr):
     gl.static_assert(gl.num_ctas() == 4, "written for clusters of two CTA pairs")
     BLOCK_M: gl.constexpr = a_desc.block_shape[0]
     BLOCK_K: gl.constexpr = a_desc.block_shape[1]
@@ -58,8 +60,14 @@ def pair_multicast_matmul_kernel(a_desc, b_desc, c_desc, K, BUG: gl.constexpr):
         tma.async_load(a_desc, [off_m, k], load_bar, a_smem, multicast=True)
         tma.async_load(b_desc, [k, off_n], load_bar, b_smem)
         mbarrier.wait(load_bar, phase)
-        tcgen05_mma(a_smem, b_smem, acc_tmem, use_acc=k > 0, multicast=BUG != "no_mma_multicast",
-                    mbarriers=[mma_bar])
+        if SEPARATE_COMMIT:
+            # The same completion as a commit of its own, multicast over the CTAs that share
+            # the MMA's buffers.
+            tcgen05_mma(a_smem, b_smem, acc_tmem, use_acc=k > 0)
+            tcgen05_commit(mma_bar, descs=[a_smem, b_smem])
+        else:
+            tcgen05_mma(a_smem, b_smem, acc_tmem, use_acc=k > 0, multicast=BUG != "no_mma_multicast",
+                        mbarriers=[mma_bar])
         mbarrier.wait(mma_bar, phase)
         phase ^= 1
 
