@@ -22,7 +22,7 @@ impl<'p, 's> Machine<'p, 's> {
             )
             .with_help("add `cluster = [2]` (or 4, 8, 16) to the launch section"));
         }
-        if self.cta(s).rank % 2 != 0 {
+        if !self.cta(s).rank.is_multiple_of(2) {
             return Err(Fault::unsupported(format!(
                 "{op} with cta_group=2 issued by the odd CTA of its pair; the simulator models the pair's operations issued by the even CTA, as CUTLASS does"
             )));

@@ -686,7 +686,7 @@ impl<'p> Engine<'p> {
             ));
         }
         let rank = self.cta(c).rank;
-        if rank % 2 != 0 {
+        if !rank.is_multiple_of(2) {
             return Err(Fault::unsupported(format!(
                 "{op} with cta_group=2 issued by the odd CTA of its pair; the simulator models the pair's operations issued by the even CTA"
             )));
