@@ -329,8 +329,9 @@ enum TmaKind {
 #[derive(Clone, Debug)]
 struct TmaOp {
     kind: TmaKind,
-    /// Where the data lands and whose barrier its bytes complete on: the issuing CTA alone,
-    /// every CTA of a multicast mask, or this CTA with the pair leader's barrier (`bar_cta`).
+    /// Where the data lands and whose barrier its bytes complete on: the issuing CTA alone or
+    /// every CTA of a multicast mask, each on its own barrier or (`bar_cta`) on its pair
+    /// leader's.
     dests: Vec<TmaDest>,
     desc: u32,
     /// Shared-memory address of every element moved: each message's box in box order, one
