@@ -35,7 +35,8 @@
 //! another acts on that CTA's state: remote arrivals and expects reach the peer's barrier
 //! [`cost::DSMEM_EXTRA_LATENCY`] after their issue; a multicast TMA load is one read of the
 //! memory system whose bytes land in every CTA of its mask at the same time; a `cta_group::2`
-//! MMA, issued by the pair's even CTA, occupies both SMs' tensor pipes (each CTA's 128 rows),
+//! MMA, issued by the even CTA of its pair (ranks 2k, 2k + 1; a cluster holds size / 2 pairs),
+//! occupies both SMs' tensor pipes (each CTA's 128 rows),
 //! and its commit waits for both; the cluster barrier waits for every CTA's arrival.
 
 mod exec;
