@@ -23,7 +23,7 @@ mod common;
 use bwsim_isa::consts::Override;
 use bwsim_isa::levels::Levels;
 use bwsim_isa::{diag, Code, Level, SourceFile, Target};
-use bwsim_sim::check;
+use bwsim_sim::check::{self, shrink};
 use bwsim_sim::explore::{Exploration, ExploreOptions};
 use bwsim_testkit::directives;
 use common::{assert_no_failures, assert_trace_snapshot};
@@ -32,6 +32,8 @@ use std::path::{Path, PathBuf};
 /// Schedules per buggy kernel in the default (fast, debug) suite: enough for the bugs that
 /// need a particular interleaving (the ring's aliasing shows first at seed 9).
 const DEFAULT_FAIL_SCHEDULES: u64 = 24;
+/// The most preemptions a minimal counterexample of a `tests/fail` kernel may need.
+const MAX_PREEMPTIONS: usize = 2;
 /// Schedules per correct kernel in the default suite.
 const DEFAULT_PASS_SCHEDULES: u64 = 12;
 /// Schedules per seed kernel (small shapes) in the default suite.
@@ -149,6 +151,17 @@ fn explore(
     schedules: u64,
     levels: &Levels,
 ) -> Result<Exploration, String> {
+    explore_prepared(src, overrides, target, schedules, levels).map(|(_, e)| e)
+}
+
+/// [`explore`], with the prepared kernel.
+fn explore_prepared(
+    src: &SourceFile,
+    overrides: &[Override],
+    target: Option<Target>,
+    schedules: u64,
+    levels: &Levels,
+) -> Result<(check::Prepared, Exploration), String> {
     let p = check::prepare(&src.text, overrides, target).map_err(|d| diag::render(&d, src))?;
     let opts = ExploreOptions {
         first_seed: 0,
@@ -165,7 +178,7 @@ fn explore(
             Some(f)
         })
         .collect();
-    Ok(e)
+    Ok((p, e))
 }
 
 fn render_findings(e: &Exploration, file: &SourceFile) -> String {
@@ -181,8 +194,8 @@ fn render_findings(e: &Exploration, file: &SourceFile) -> String {
 fn every_buggy_kernel_reports_its_diagnostic() {
     let mut failures = Vec::new();
     for c in corpus("tests/fail") {
-        let e = match explore(&c.file, &c.overrides, c.target, c.schedules, &c.levels) {
-            Ok(e) => e,
+        let (p, e) = match explore_prepared(&c.file, &c.overrides, c.target, c.schedules, &c.levels) {
+            Ok(x) => x,
             Err(r) => {
                 failures.push(format!("{}: does not run:\n{r}", c.path.display()));
                 continue;
@@ -219,6 +232,31 @@ fn every_buggy_kernel_reports_its_diagnostic() {
             .to_string_lossy()
             .into_owned();
         assert_trace_snapshot("check", &name, &rendered);
+        // The finding's schedule shrunk to its fewest preemptions, with the events that matter.
+        match shrink::shrink(&p, f) {
+            Some(cx) => {
+                if cx.preemptions.len() > MAX_PREEMPTIONS {
+                    failures.push(format!(
+                        "{}: the shrunk schedule still needs {} preemptions: {}",
+                        c.path.display(),
+                        cx.preemptions.len(),
+                        cx.summary()
+                    ));
+                }
+                let text = format!(
+                    "{}\n{}",
+                    cx.summary(),
+                    shrink::render_rows(&cx.events(&p, &f.diagnostic, Some(&c.file)))
+                );
+                assert_trace_snapshot("counterexamples", &name, &text);
+            }
+            None => failures.push(format!(
+                "{}: replaying the recorded schedule of seed {} does not show `{}`",
+                c.path.display(),
+                f.seed,
+                c.expect
+            )),
+        }
     }
     assert_no_failures("buggy kernels that did not report their bug", &failures);
 }

@@ -183,6 +183,14 @@ impl Expected {
         Expected::new(tensor, values, Tolerance::Exact)
     }
 
+    /// Each of `tensors` must hold what it holds now, bit for bit (named by its own name).
+    pub fn all_exact(tensors: impl IntoIterator<Item = HostTensor>) -> Vec<Expected> {
+        tensors
+            .into_iter()
+            .map(|t| Expected::exact(&t.name.clone(), t))
+            .collect()
+    }
+
     /// `tensor` must hold `values` within `atol + rtol * |expected|`.
     pub fn close(tensor: &str, values: HostTensor, atol: f64, rtol: f64) -> Expected {
         Expected::new(tensor, values, Tolerance::Close { atol, rtol })

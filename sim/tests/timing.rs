@@ -11,7 +11,7 @@ mod common;
 use bwsim_isa::{diag, SourceFile};
 use bwsim_sim::chips::{self, Chip};
 use bwsim_sim::timing::{time_source, TimeOptions, Timing, TraceMode};
-use common::overrides;
+use common::{overrides, quiet};
 
 /// The H100 figures these hand computations were written against ([`chips::H100_HAND`]: the
 /// cost rules are under test here, not the table), with no issue back-pressure unless a test
@@ -21,20 +21,7 @@ const H100: Chip = chips::H100_HAND;
 /// The Blackwell figures the same hand computations were written against (the table's
 /// estimates before the calibration of docs/hardware/blackwell-calibration.md), for the same
 /// reason: the rules are under test here; `calibrated_blackwell_*` below test the table.
-const B200: Chip = Chip {
-    clock_mhz: 1856.0,
-    l2_bytes_per_cycle: 10_650.0,
-    hbm_bytes_per_s: 6.9e12,
-    tma_l2_latency: 550.0,
-    tma_hbm_latency: 840.0,
-    tma_bytes_per_cycle_sm: 128.0,
-    mma_latency: 64.0,
-    commit_latency: 16.0,
-    kernel_overhead_us: 0.0,
-    // No issue back-pressure unless a test sets it (tcgen05_issue_queue_delays_the_next_load).
-    tcgen05_queue_instrs: 0.0,
-    ..chips::B200
-};
+const B200: Chip = common::B200_HAND;
 const GB200: Chip = Chip {
     name: "gb200",
     clock_mhz: 2062.0,
@@ -60,25 +47,6 @@ fn time_with(src: &str, consts: &[(&str, i64)], opts: &TimeOptions) -> Timing {
 
 fn time(src: &str, consts: &[(&str, i64)], chip: &Chip) -> Timing {
     time_with(src, consts, &TimeOptions::new(chip))
-}
-
-/// `base` with every issue cost and the CTA launch gap at zero, so that hand computations
-/// only involve the latencies and bandwidths a test is about. Strict time order.
-fn quiet(base: &Chip) -> TimeOptions {
-    let mut o = TimeOptions::new(&Chip {
-        scalar_op_cycles: 0.0,
-        branch_cycles: 0.0,
-        mbarrier_op_cycles: 0.0,
-        fence_async_cycles: 0.0,
-        tcgen05_fence_cycles: 0.0,
-        tma_issue_cycles: 0.0,
-        mma_issue_cycles: 0.0,
-        bar_sync_cycles: 0.0,
-        cta_launch_cycles: 0.0,
-        ..*base
-    });
-    o.lookahead_cycles = 0.0;
-    o
 }
 
 const ONE_LOAD: &str = include_str!("tiles/timing/one_load.tile");

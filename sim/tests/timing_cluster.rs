@@ -9,26 +9,14 @@
 mod common;
 
 use bwsim_isa::{diag, SourceFile};
-use bwsim_sim::chips::{self, Chip};
+use bwsim_sim::chips::Chip;
 use bwsim_sim::timing::cost::{self, MmaKind};
 use bwsim_sim::timing::{time_source, TEvent, TUnit, TWhat, TimeOptions, Timing, TraceMode};
 use common::overrides;
 
-/// The Blackwell figures of tests/timing.rs's hand computations (the table's estimates before
-/// the calibration): the rules are under test here, not the table.
-const B200: Chip = Chip {
-    clock_mhz: 1856.0,
-    l2_bytes_per_cycle: 10_650.0,
-    hbm_bytes_per_s: 6.9e12,
-    tma_l2_latency: 550.0,
-    tma_hbm_latency: 840.0,
-    tma_bytes_per_cycle_sm: 128.0,
-    mma_latency: 64.0,
-    commit_latency: 16.0,
-    kernel_overhead_us: 0.0,
-    tcgen05_queue_instrs: 0.0,
-    ..chips::B200
-};
+/// The Blackwell figures of tests/timing.rs's hand computations: the rules are under test
+/// here, not the table.
+const B200: Chip = common::B200_HAND;
 
 /// One 8 KiB box from HBM on [`B200`]: 840 cycles to the first byte, 8192 B / 128 B per cycle
 /// through the SM's port; its waiter wakes `mbarrier_latency` = 40 later.
@@ -42,21 +30,9 @@ fn tile(dir: &str, name: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
-/// `base` with every issue cost and the CTA launch gap at zero, strict time order, traced.
+/// `quiet(base)`, traced.
 fn quiet(base: &Chip) -> TimeOptions {
-    let mut o = TimeOptions::new(&Chip {
-        scalar_op_cycles: 0.0,
-        branch_cycles: 0.0,
-        mbarrier_op_cycles: 0.0,
-        fence_async_cycles: 0.0,
-        tcgen05_fence_cycles: 0.0,
-        tma_issue_cycles: 0.0,
-        mma_issue_cycles: 0.0,
-        bar_sync_cycles: 0.0,
-        cta_launch_cycles: 0.0,
-        ..*base
-    });
-    o.lookahead_cycles = 0.0;
+    let mut o = common::quiet(base);
     o.trace = TraceMode::All;
     o
 }

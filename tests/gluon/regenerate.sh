@@ -456,14 +456,17 @@ if since 3.8; then
             --arg 'a_desc=desc<fp16[256, 64], cga=[[1, 0]]>' --arg 'b_desc=desc<fp16[64, 128], cga=[[0, 1]]>' \
             --arg 'c_desc=desc<fp16[256, 128], cga=[[1, 0]]>' --arg K=i32 -D "BUG='$bug'"
     done
-    for bug in "" no_wait; do
-        name=cluster_ws_relay
-        [ -n "$bug" ] && name=bug_cluster_ws_relay_$bug
-        gen $name.sm_100a $f/pair_ring_matmul.py cluster_ws_relay_kernel --target sm_100a --num-ctas 2 \
-            --arg 'x_ptr=*fp32' --arg 'out_ptr=*fp32' -D BLOCK=256 -D "BUG='$bug'"
+    # The warp-specialized cluster kernels use nothing of Blackwell's: Hopper runs them too.
+    for t in sm_100a sm_90a; do
+        for bug in "" no_wait; do
+            name=cluster_ws_relay
+            [ -n "$bug" ] && name=bug_cluster_ws_relay_$bug
+            gen $name.$t $f/pair_ring_matmul.py cluster_ws_relay_kernel --target $t --num-ctas 2 \
+                --arg 'x_ptr=*fp32' --arg 'out_ptr=*fp32' -D BLOCK=256 -D "BUG='$bug'"
+        done
+        gen cluster_ws_pair_signal.$t $f/pair_ring_matmul.py cluster_ws_pair_signal_kernel --target $t \
+            --num-ctas 2 --arg 'out_ptr=*fp32'
     done
-    gen cluster_ws_pair_signal.sm_100a $f/pair_ring_matmul.py cluster_ws_pair_signal_kernel --target sm_100a \
-        --num-ctas 2 --arg 'out_ptr=*fp32'
     # A persistent two-CTA matmul claiming its tiles with cluster launch control (multicast responses).
     for bug in "" acc_early relaxed_handoff no_handoff; do
         name=clc_pair_matmul

@@ -466,12 +466,5 @@ pub(super) fn fp4_unpack(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec
             r_out.set_bits(r * cols + c, w.to_bits() as u64);
         }
     }
-    Ok([c_out, r_out]
-        .into_iter()
-        .map(|t| Expected {
-            tensor: t.name.clone(),
-            values: t,
-            tol: Tolerance::Exact,
-        })
-        .collect())
+    Ok(Expected::all_exact([c_out, r_out]))
 }

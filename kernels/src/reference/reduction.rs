@@ -64,14 +64,7 @@ pub(super) fn combiner_reductions(
         }
     }
     out.push(tails);
-    Ok(out
-        .into_iter()
-        .map(|t| Expected {
-            tensor: t.name.clone(),
-            values: t,
-            tol: Tolerance::Exact,
-        })
-        .collect())
+    Ok(Expected::all_exact(out))
 }
 
 /// tests/gluon/pair_reductions.py (two-operand combiners that mix their operands): per row of
@@ -175,14 +168,7 @@ pub(super) fn register_gather_histogram(
         let old = hist.get_bits(b) as u32 as i32;
         hist.set_bits(b, old.wrapping_add(1) as u32 as u64);
     }
-    Ok([rotated, hist]
-        .into_iter()
-        .map(|t| Expected {
-            tensor: t.name.clone(),
-            values: t,
-            tol: Tolerance::Exact,
-        })
-        .collect())
+    Ok(Expected::all_exact([rotated, hist]))
 }
 
 /// tests/gluon/claims.py: every program compare-and-swaps 0 -> its id into every flag and

@@ -1046,7 +1046,14 @@ impl<'p, 's> Machine<'p, 's> {
                         continue;
                     }
                 }
-                let i = self.sched.pick(&self.runnable).min(self.runnable.len() - 1);
+                self.sched.at_time(self.now);
+                let i = if self.sched.wants_visibility() {
+                    let visible: Vec<bool> = self.runnable.iter().map(|r| self.visible_next(*r)).collect();
+                    self.sched.pick_among(&self.runnable, &visible)
+                } else {
+                    self.sched.pick(&self.runnable)
+                };
+                let i = i.min(self.runnable.len() - 1);
                 let r = self.runnable[i];
                 self.step(r.cta as usize, r.agent as usize)?;
                 self.now += 1;
@@ -1171,6 +1178,30 @@ impl<'p, 's> Machine<'p, 's> {
             }
         }
         Ok(())
+    }
+
+    /// Whether agent `r`'s next step can be observed by another agent: a wait that completes,
+    /// an operation (memory, barriers, asynchronous work), the start or end of partitions.
+    /// Evaluations, jumps and loop bookkeeping touch only the agent's own registers.
+    fn visible_next(&self, r: AgentRef) -> bool {
+        let Some(c) = self.slots[r.cta as usize].as_ref() else {
+            return true;
+        };
+        let ag = &c.agents[r.agent as usize];
+        if !matches!(ag.state, AState::Ready) {
+            return true;
+        }
+        !matches!(
+            self.prog.code.get(ag.pc as usize).map(|i| &i.kind),
+            Some(
+                IKind::Eval { .. }
+                    | IKind::Jump(_)
+                    | IKind::BranchIfNot { .. }
+                    | IKind::LoopInit { .. }
+                    | IKind::LoopTest { .. }
+                    | IKind::LoopNext { .. }
+            )
+        )
     }
 
     fn collect_runnable(&mut self) {
