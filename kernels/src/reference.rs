@@ -320,6 +320,7 @@ pub fn reference(
         | "multicast_matmul_kernel"
         | "cluster_matmul_2x2_kernel"
         | "two_cta_matmul_kernel"
+        | "pair_multicast_matmul_kernel"
         | "pair_ring_matmul_kernel"
         | "clc_pair_matmul_kernel"
         | "clc_ws_matmul_kernel"

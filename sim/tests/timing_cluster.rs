@@ -262,3 +262,48 @@ fn a_multicast_commit_arrives_in_every_cta_of_its_mask() {
         vec![own + cost::DSMEM_EXTRA_LATENCY + WAKE]
     );
 }
+
+#[test]
+fn two_pairs_of_a_cluster_of_four_run_their_mmas_side_by_side() {
+    // tests/tiles/tcgen05/pairs.tile in clusters of four: two clusters, four pairs, two K steps.
+    // Each step's pair MMA (M = 256: 128 rows per CTA, N = 128, K = 64) is issued by the pair's
+    // even CTA (ranks 0 and 2 of each cluster: CTAs 0, 2, 4, 6) and takes one CTA's M = 128
+    // time, 2 x 128 x 128 x 64 / 8192 = 256 cycles, on both SMs of its pair.
+    let t = time_with(
+        &tile("tests/tiles/tcgen05", "pairs"),
+        &[("CLUSTER", 4)],
+        &quiet(&B200),
+    );
+    let one_cta = cost::tcgen05_mma_cycles(&B200, 128, 128, 64, MmaKind::F16);
+    assert_eq!(one_cta, 256.0);
+    let mut per_cta = [0u32; 8];
+    for e in events(&t) {
+        if let TWhat::Mma {
+            m, n, k, start, end, ..
+        } = e.what
+        {
+            if m > 0 {
+                assert_eq!((m, n, k), (256, 128, 64), "CTA {}", e.cta);
+                assert_eq!(end - start, one_cta);
+                per_cta[e.cta as usize] += 1;
+            }
+        }
+    }
+    assert_eq!(per_cta, [2, 0, 2, 0, 2, 0, 2, 0]);
+    assert_eq!(t.report.mmas, 8);
+    assert_eq!(t.report.flops, 8.0 * cost::flops(256, 128, 64));
+    let busy = t.report.utilisation.tensor * t.report.cycles * B200.sms as f64;
+    assert!((busy - 2.0 * 8.0 * one_cta).abs() < 1e-6, "{busy}");
+    // Per step, the two multicasts of A of each cluster (ranks 0 and 1) and one B half per CTA:
+    // (2 x 2 + 8) x 2 reads of global memory.
+    assert_eq!(t.report.tma_loads, 24);
+    // Every CTA of a cluster waits on its `done` barrier for both pairs' commits of each step,
+    // and leaves; the two pairs of a cluster run on four SMs.
+    assert_eq!(t.report.ctas, 8);
+    for cluster in 0..2u32 {
+        let mut sms: Vec<u32> = (0..4).map(|r| cta_span(&t, cluster * 4 + r).2).collect();
+        sms.sort();
+        sms.dedup();
+        assert_eq!(sms.len(), 4, "cluster {cluster}: {sms:?}");
+    }
+}

@@ -434,6 +434,19 @@ if since 3.8; then
             --arg 'a_desc=desc<fp16[256, 64], cga=[[1, 0]]>' --arg 'b_desc=desc<fp16[64, 128], cga=[[0, 1]]>' \
             --arg 'c_desc=desc<fp16[256, 128], cga=[[1, 0]]>' --arg K=i32 -D "BUG='$bug'"
     done
+    # Two CTA pairs in a cluster of four: A multicast between the pairs onto the pairs' load
+    # barriers, B split four ways, two-CTA MMAs committing to every CTA that shares A.
+    for bug in "" single_mma_count no_mma_multicast; do
+        name=pair_multicast_matmul
+        [ -n "$bug" ] && name=bug_pair_multicast_matmul_$bug
+        gen $name.sm_100a $f/pair_multicast_matmul.py pair_multicast_matmul_kernel --target sm_100a --num-ctas 4 \
+            --arg 'a_desc=desc<fp16[256, 64], cga=[[1, 0], [0, 0]]>' --arg 'b_desc=desc<fp16[64, 256], cga=[[0, 1], [0, 2]]>' \
+            --arg 'c_desc=desc<fp16[256, 256], cga=[[1, 0], [0, 1]]>' --arg K=i32 -D "BUG='$bug'" -D SEPARATE_COMMIT=False
+    done
+    gen pair_multicast_matmul_commit.sm_100a $f/pair_multicast_matmul.py pair_multicast_matmul_kernel --target sm_100a \
+        --num-ctas 4 --arg 'a_desc=desc<fp16[256, 64], cga=[[1, 0], [0, 0]]>' \
+        --arg 'b_desc=desc<fp16[64, 256], cga=[[0, 1], [0, 2]]>' --arg 'c_desc=desc<fp16[256, 256], cga=[[1, 0], [0, 1]]>' \
+        --arg K=i32 -D "BUG=''" -D SEPARATE_COMMIT=True
     # A two-CTA matmul over a ring of stages (a leading stage dimension, barrier batches, the pair's
     # standalone commits), and a warp-specialized cluster kernel whose barriers stay in their CTA.
     for bug in "" stage_unwaited; do

@@ -700,6 +700,10 @@ impl<'m> Cx<'m> {
                 // barriers (Triton 3.9's PTX: `tcgen05.commit.cta_group::2` with the pair's
                 // multicast mask, under a rank-0-of-the-pair predicate).
                 let pair = self.two_cta_module;
+                // `descs`: the MMA's shared operands; the arrival reaches every CTA sharing one.
+                // The types list the barrier's, then the descs' (the predicate has none).
+                let typed = self.sig(op)?.inputs.len();
+                let multicast = self.commit_mask(op, 1..typed, pair, span)?;
                 if pair {
                     self.open_block();
                 }
@@ -708,7 +712,7 @@ impl<'m> Cx<'m> {
                         bar,
                         pred,
                         cta_group: pair.then(|| int_e(2, span)),
-                        multicast: None,
+                        multicast,
                     },
                     span,
                 );

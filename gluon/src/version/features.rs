@@ -654,7 +654,7 @@ pub const FEATURES: &[Feature] = &[
         until: None,
         support: Support::Imported(
             "`tma.load DESC[coords], DST, BAR[, pred]` (in a cluster kernel: this CTA's piece of the block; `{multicast}`: \
-             `multicast=MASK` from the first CTA sharing the block; a CTA pair's barrier: `bar_cta=R`)",
+             `multicast=MASK` from the first CTA sharing the block; a CTA pair's barrier: `bar_cta=R`, also with `multicast=`)",
         ),
     },
     Feature {
@@ -858,7 +858,10 @@ pub const FEATURES: &[Feature] = &[
         example: "ttng.tc_gen5_commit",
         since: Version::V3_6,
         until: None,
-        support: Support::Imported("`tcgen05.commit BAR[, pred]`"),
+        support: Support::Imported(
+            "`tcgen05.commit BAR[, pred]` (in a kernel of two-CTA MMAs `cta_group=2` from the pair's first CTA; \
+             `descs`: `multicast=MASK` over the CTAs sharing those buffers)",
+        ),
     },
     Feature {
         name: "ttng.tmem_alloc",

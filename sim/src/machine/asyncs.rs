@@ -422,7 +422,18 @@ impl<'p, 's> Machine<'p, 's> {
                     .map_err(|f| self.fault_stop(f, op.span, cta_id, Unit::Tc, op.name))?;
             }
             let pc = self.hb(s).map(|h| h.op_instr(op.hb)).unwrap_or(0);
-            let view = self.hb(s).map(|h| h.pipe_clock()).unwrap_or_default();
+            let mut views = vec![(cta_id, self.hb(s).map(|h| h.pipe_clock()).unwrap_or_default())];
+            // A pair leader's pipe also ran in its pair peer (the next slot): the arrival
+            // publishes that part too, so that a CTA of another pair that hears of the commit
+            // knows the pair MMAs are done with the peer's halves (and what their issue knew of
+            // the peer: the copies that landed there).
+            let pair_peer = self.slots.get(s + 1).and_then(|x| x.as_ref()).and_then(|c| {
+                let hb = c.hb.as_deref()?;
+                Some((c.id, hb.peer_pipe_clock(cta_id)?))
+            });
+            if let Some(v) = pair_peer {
+                views.push(v);
+            }
             for &p in peers {
                 let p = p as usize;
                 let Some(c) = self.slots[p].as_mut() else { continue };
@@ -430,7 +441,9 @@ impl<'p, 's> Machine<'p, 's> {
                 // The arrival publishes what this CTA's pipe has run; in a pair peer it also
                 // releases the pair MMAs' accesses to the peer's own memory.
                 let who = c.hb.as_deref_mut().map(|hb| {
-                    hb.bar_remote(*bar, &[(cta_id, view.clone())]);
+                    let others: Vec<(u32, VClock)> =
+                        views.iter().filter(|(id, _)| *id != pid).cloned().collect();
+                    hb.bar_remote(*bar, &others);
                     if hb.has_peer_pipe(cta_id) {
                         Actor::PeerPipe { cta: cta_id }
                     } else {

@@ -19,9 +19,10 @@
 //! cluster (along x) are admitted and retired together, so that the cluster barrier
 //! (`cluster.sync`, `cluster.arrive`/`cluster.wait`), distributed shared memory (`smem.load`/
 //! `smem.store ..., cta=R`), remote arrivals (`mbar.arrive ..., cta=R`) and the pair operations
-//! of `cta_group::2` (an MMA issued by the even CTA reading both CTAs' shared memory and writing
-//! both tensor memories; a commit arriving on both CTAs' barrier) see their peers. Multicast TMA
-//! is not modelled.
+//! of `cta_group::2` (each pair of ranks 2k, 2k + 1: an MMA issued by the even CTA reading both
+//! CTAs' shared memory and writing both tensor memories; a commit arriving on both CTAs'
+//! barrier) see their peers, and multicast TMA loads land in every CTA of their mask
+//! (`cluster.rs` says where).
 //!
 //! This module holds the machine's state, the hazard checker's hooks and the main loop;
 //! `asyncs` fires the asynchronous completions, `exec` steps agents and executes operations,
@@ -329,8 +330,9 @@ enum TmaKind {
 #[derive(Clone, Debug)]
 struct TmaOp {
     kind: TmaKind,
-    /// Where the data lands and whose barrier its bytes complete on: the issuing CTA alone,
-    /// every CTA of a multicast mask, or this CTA with the pair leader's barrier (`bar_cta`).
+    /// Where the data lands and whose barrier its bytes complete on: the issuing CTA alone or
+    /// every CTA of a multicast mask, each on its own barrier or (`bar_cta`) on its pair
+    /// leader's.
     dests: Vec<TmaDest>,
     desc: u32,
     /// Shared-memory address of every element moved: each message's box in box order, one

@@ -196,28 +196,40 @@ impl<'p> Engine<'p> {
             } => {
                 skip_if_predicated_off!(p.as_ref());
                 let baddr = bar_of(evs(bar)?)?;
-                // The CTAs whose barrier at `baddr` the bytes complete on: every CTA of a
-                // multicast mask (the bytes land in each at the same offsets), the pair
-                // leader's with `bar_cta` (the bytes land in this CTA), else this CTA's.
-                let dests = match (multicast, bar_cta) {
-                    (_, Some(r)) => {
+                // The CTAs whose barrier at `baddr` the bytes complete on, one per destination:
+                // every CTA of a multicast mask (the bytes land in each at the same offsets),
+                // else this CTA; with `bar_cta`, the CTA at that rank's place in each
+                // destination's pair instead (the `.cta_group::2` form).
+                let pair_bit = match bar_cta {
+                    Some(r) => {
                         let r = int_of(&evs(r)?, "the barrier's CTA rank")?;
                         let own = self.cta(c).rank as i64;
-                        let t = self.cluster_peer(c, r, name)?;
-                        if self.cluster_size < 2 || r / 2 != own / 2 {
+                        self.cluster_peer(c, r, name)?;
+                        if !self.cluster_size.is_multiple_of(2) || r / 2 != own / 2 {
                             return Err(Fault::trap(
                                 CudaError::IllegalAddress,
                                 format!("{name} completes on the barrier of CTA rank {r}, which is not in this CTA's pair (`bar_cta` is the `.cta_group::2` form: the barrier is in this CTA or its pair peer)"),
                             ));
                         }
-                        vec![t]
+                        Some((r & 1) as u32)
                     }
-                    (Some(m), None) => {
+                    None => None,
+                };
+                let landing_ctas = match multicast {
+                    Some(m) => {
                         let mask = int_of(&evs(m)?, "the multicast mask")?;
                         self.cluster_mask(c, mask, name)?
                     }
-                    (None, None) => vec![c],
+                    None => vec![c],
                 };
+                let base = c - self.cta(c).rank;
+                let dests: Vec<u32> = landing_ctas
+                    .into_iter()
+                    .map(|x| match pair_bit {
+                        Some(b) => base + ((x - base) & !1 | b),
+                        None => x,
+                    })
+                    .collect();
                 // gather4: one message per four rows, each a request of its own; the load
                 // lands with the last. A tile copy is one request, one issue slot per message
                 // (its boxes, docs/hardware/tma-messages.md).
