@@ -409,6 +409,21 @@ if since 3.8; then
                 --arg 'x_ptr=*fp32' --arg 'out_ptr=*fp32' -D N=256 -D BLOCK_M=32 -D "CGA=$cga"
         done
     done
+    # One row per program in a 1-D layout split over 2 and 4 CTAs: the row's maximum and sum are
+    # reductions across the CTAs to a scalar.
+    for t in sm_100a sm_90a; do
+        for c in 2 4; do
+            cga='[[1]]'
+            [ "$c" = 4 ] && cga='[[1], [2]]'
+            for bug in "" half_stride; do
+                name=cluster_row_softmax_$c
+                [ -n "$bug" ] && name=bug_cluster_row_softmax_${c}_$bug
+                [ -n "$bug" ] && [ $t = sm_90a ] && continue
+                gen $name.$t $f/cluster_softmax.py cluster_row_softmax_kernel --target $t --num-ctas $c \
+                    --arg 'x_ptr=*fp32' --arg 'out_ptr=*fp32' -D N=1024 -D "CGA=$cga" -D "BUG='$bug'"
+            done
+        done
+    done
     # Layout conversions between the CTAs: rows split -> columns split (2 and 4 CTAs), rows split ->
     # every CTA the whole tile, and the two rank bits swapped.
     for t in sm_100a sm_90a; do

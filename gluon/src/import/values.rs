@@ -938,9 +938,16 @@ impl<'m> Cx<'m> {
                     // In a cluster kernel the reduced axis may be split over the CTAs.
                     let operand = self.val_type(&v[i].0, v[i].1)?;
                     let e = match self.cga_of_ty(Some(&operand), span)? {
-                        Some(cga) => {
-                            self.cluster_reduce(&r, name_e(&n, span), &ty, &cga, axis as usize, f, span)?
-                        }
+                        Some(cga) => self.cluster_reduce(
+                            &r,
+                            name_e(&n, span),
+                            &ty,
+                            &operand,
+                            &cga,
+                            axis as usize,
+                            f,
+                            span,
+                        )?,
                         None => name_e(&n, span),
                     };
                     self.bind(&r, Val::E(e, ty));
