@@ -333,6 +333,7 @@ pub fn reference(
         "smem_histogram_kernel" => reduction::smem_histogram(plan, inputs),
         "tma_reduce_kernel" => reduction::tma_reduce(plan, inputs),
         "flag_handoff_kernel" => elementwise::flag_handoff(plan, inputs),
+        "cluster_ws_pairs_kernel" => reduction::column_sums(plan, inputs),
         _ => return None,
     };
     Some(r)

@@ -424,6 +424,17 @@ if since 3.8; then
             done
         done
     done
+    # Two producers and two consumers in the partitions of a cluster kernel, one barrier batch.
+    for c in 2 4; do
+        cga='[[1]]'
+        [ "$c" = 4 ] && cga='[[1], [2]]'
+        for bug in "" no_free_wait; do
+            name=cluster_ws_pairs_$c
+            [ -n "$bug" ] && name=bug_cluster_ws_pairs_${c}_$bug
+            gen $name.sm_100a $f/cluster_ws_pairs.py cluster_ws_pairs_kernel --target sm_100a --num-ctas $c \
+                --arg 'x_ptr=*fp32' --arg 'out_ptr=*fp32' -D ROWS=6 -D BLOCK=256 -D "CGA=$cga" -D "BUG='$bug'"
+        done
+    done
     # Layout conversions between the CTAs: rows split -> columns split (2 and 4 CTAs), rows split ->
     # every CTA the whole tile, and the two rank bits swapped.
     for t in sm_100a sm_90a; do
