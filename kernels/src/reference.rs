@@ -327,6 +327,7 @@ pub fn reference(
         | "two_cta_matmul_commit_one_cta_fixed"
         | "tmem_row_slice_kernel" => matmul::matmul(plan, inputs),
         "clc_scale_kernel" => elementwise::clc_scale(plan, inputs),
+        "clc_cluster_flags_kernel" => elementwise::clc_cluster_flags(plan, inputs),
         "packed_arith_kernel" => elementwise::packed_arith(plan, inputs),
         "inline_asm_kernel" => elementwise::inline_asm(plan, inputs),
         "smem_gather_scatter_kernel" => movement::smem_gather_scatter(plan, inputs),
