@@ -424,15 +424,18 @@ if since 3.8; then
             done
         done
     done
-    # Two producers and two consumers in the partitions of a cluster kernel, one barrier batch.
-    for c in 2 4; do
-        cga='[[1]]'
-        [ "$c" = 4 ] && cga='[[1], [2]]'
-        for bug in "" no_free_wait; do
-            name=cluster_ws_pairs_$c
-            [ -n "$bug" ] && name=bug_cluster_ws_pairs_${c}_$bug
-            gen $name.sm_100a $f/cluster_ws_pairs.py cluster_ws_pairs_kernel --target sm_100a --num-ctas $c \
-                --arg 'x_ptr=*fp32' --arg 'out_ptr=*fp32' -D ROWS=6 -D BLOCK=256 -D "CGA=$cga" -D "BUG='$bug'"
+    # Two producers and two consumers in the partitions of a cluster kernel, one barrier batch
+    # (nothing of Blackwell's: Hopper runs it too).
+    for t in sm_100a sm_90a; do
+        for c in 2 4; do
+            cga='[[1]]'
+            [ "$c" = 4 ] && cga='[[1], [2]]'
+            for bug in "" no_free_wait; do
+                name=cluster_ws_pairs_$c
+                [ -n "$bug" ] && name=bug_cluster_ws_pairs_${c}_$bug
+                gen $name.$t $f/cluster_ws_pairs.py cluster_ws_pairs_kernel --target $t --num-ctas $c \
+                    --arg 'x_ptr=*fp32' --arg 'out_ptr=*fp32' -D ROWS=6 -D BLOCK=256 -D "CGA=$cga" -D "BUG='$bug'"
+            done
         done
     done
     # A persistent cluster kernel claiming clusters by CLC, storing bools (tensor and scalar).
