@@ -328,12 +328,14 @@ pub fn reference(
         | "two_cta_matmul_commit_one_cta_fixed"
         | "tmem_row_slice_kernel" => matmul::matmul(plan, inputs),
         "clc_scale_kernel" => elementwise::clc_scale(plan, inputs),
+        "clc_cluster_flags_kernel" => elementwise::clc_cluster_flags(plan, inputs),
         "packed_arith_kernel" => elementwise::packed_arith(plan, inputs),
         "inline_asm_kernel" => elementwise::inline_asm(plan, inputs),
         "smem_gather_scatter_kernel" => movement::smem_gather_scatter(plan, inputs),
         "smem_histogram_kernel" => reduction::smem_histogram(plan, inputs),
         "tma_reduce_kernel" => reduction::tma_reduce(plan, inputs),
         "flag_handoff_kernel" => elementwise::flag_handoff(plan, inputs),
+        "cluster_ws_pairs_kernel" => reduction::column_sums(plan, inputs),
         _ => return None,
     };
     Some(r)

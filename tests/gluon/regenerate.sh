@@ -409,6 +409,47 @@ if since 3.8; then
                 --arg 'x_ptr=*fp32' --arg 'out_ptr=*fp32' -D N=256 -D BLOCK_M=32 -D "CGA=$cga"
         done
     done
+    # One row per program in a 1-D layout split over 2 and 4 CTAs: the row's maximum and sum are
+    # reductions across the CTAs to a scalar.
+    for t in sm_100a sm_90a; do
+        for c in 2 4; do
+            cga='[[1]]'
+            [ "$c" = 4 ] && cga='[[1], [2]]'
+            for bug in "" half_stride; do
+                name=cluster_row_softmax_$c
+                [ -n "$bug" ] && name=bug_cluster_row_softmax_${c}_$bug
+                [ -n "$bug" ] && [ $t = sm_90a ] && continue
+                gen $name.$t $f/cluster_softmax.py cluster_row_softmax_kernel --target $t --num-ctas $c \
+                    --arg 'x_ptr=*fp32' --arg 'out_ptr=*fp32' -D N=1024 -D "CGA=$cga" -D "BUG='$bug'"
+            done
+        done
+    done
+    # Two producers and two consumers in the partitions of a cluster kernel, one barrier batch
+    # (nothing of Blackwell's: Hopper runs it too).
+    for t in sm_100a sm_90a; do
+        for c in 2 4; do
+            cga='[[1]]'
+            [ "$c" = 4 ] && cga='[[1], [2]]'
+            for bug in "" no_free_wait; do
+                name=cluster_ws_pairs_$c
+                [ -n "$bug" ] && name=bug_cluster_ws_pairs_${c}_$bug
+                gen $name.$t $f/cluster_ws_pairs.py cluster_ws_pairs_kernel --target $t --num-ctas $c \
+                    --arg 'x_ptr=*fp32' --arg 'out_ptr=*fp32' -D ROWS=6 -D BLOCK=256 -D "CGA=$cga" -D "BUG='$bug'"
+            done
+        done
+    done
+    # A persistent cluster kernel claiming clusters by CLC, storing bools (tensor and scalar).
+    for c in 2 4; do
+        cga='[[1]]' whole='[[0]]'
+        [ "$c" = 4 ] && cga='[[1], [2]]' whole='[[0], [0]]'
+        for bug in "" read_early; do
+            name=clc_cluster_flags_$c
+            [ -n "$bug" ] && name=bug_clc_cluster_flags_${c}_$bug
+            gen $name.sm_100a $f/clc_cluster_flags.py clc_cluster_flags_kernel --target sm_100a --num-ctas $c \
+                --arg 'x_ptr=*fp32' --arg 'pos_ptr=*i1' --arg 'done_ptr=*i1' -D BLOCK=256 -D "CGA=$cga" \
+                -D "WHOLE=$whole" -D "BUG='$bug'"
+        done
+    done
     # Layout conversions between the CTAs: rows split -> columns split (2 and 4 CTAs), rows split ->
     # every CTA the whole tile, and the two rank bits swapped.
     for t in sm_100a sm_90a; do

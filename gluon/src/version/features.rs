@@ -148,7 +148,7 @@ pub const FEATURES: &[Feature] = &[
         example: "tt.bitcast",
         since: Version::V3_6,
         until: None,
-        support: Support::Imported("`inline_asm` of `mov.b16/b32/b64` between element types of one width (f16, bf16, i16; f32, i32; f64, i64); 8-bit elements and pointers refused"),
+        support: Support::Imported("`inline_asm` of `mov.b16/b32/b64` between element types of one width (f16, bf16, i16; f32, i32; f64, i64); a bool pointer cast to an `i8` pointer (Triton's store of a bool) stays the bool parameter, the bytes stored through it converted to `i1`; 8-bit elements and other pointer casts refused"),
     },
     Feature {
         name: "tt.broadcast",

@@ -417,8 +417,18 @@ impl<'p, 's> Machine<'p, 's> {
         r.map_err(|f| self.fault_stop(f, op.span, cta_id, Unit::Tc, op.name))?;
         self.ev_complete(cta_id, Unit::Tc, op.name, op.id, op.span);
         if let PipeKind::Commit { bar, own, peers } = &op.kind {
+            // An arrival on a barrier invalidated while it was in flight names the commit.
+            let late = |f: Fault| match f {
+                Fault::Error {
+                    code: Code::BarrierMisuse,
+                    label: Some((at, l)),
+                    ..
+                } => diagnostics::arrival_after_invalidate(*bar, "this `tcgen05.commit`").with_label(at, l),
+                f => f,
+            };
             if *own {
                 self.bar_act(s, Unit::Tc, op.span, *bar, BarAct::Arrive(1), None)
+                    .map_err(late)
                     .map_err(|f| self.fault_stop(f, op.span, cta_id, Unit::Tc, op.name))?;
             }
             let pc = self.hb(s).map(|h| h.op_instr(op.hb)).unwrap_or(0);
@@ -451,6 +461,7 @@ impl<'p, 's> Machine<'p, 's> {
                     }
                 });
                 self.bar_act(p, Unit::Tc, op.span, *bar, BarAct::Arrive(1), who)
+                    .map_err(late)
                     .map_err(|f| self.fault_stop(f, op.span, pid, Unit::Tc, op.name))?;
             }
         }
