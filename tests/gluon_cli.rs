@@ -3,6 +3,9 @@
 //! Python source.
 
 mod common;
+// The walk of a kernel's PTX as one warp executes it, shared with the backend's tests.
+#[path = "../backends/tests/common/ptx_walk.rs"]
+mod ptx_walk;
 
 use common::{bwsim, bwsim_says, scratch};
 
@@ -296,4 +299,58 @@ fn lower_and_assemble(dir: &std::path::Path, f: &str, ptx: &Option<(String, Stri
         }
         _ => None,
     }
+}
+
+/// The warp-specialized cluster fixtures (tests/gluon/3.8/pair_ring_matmul.py): each cluster
+/// barrier the default partition executes outside the `warp_specialize` region (the import
+/// adds them as Triton's compiler does: a relaxed one publishing a barrier the pair shares
+/// before the region, one before the kernel's end) is executed by every warp of the CTA,
+/// workers and the warps of no partition included, in the same order around the CTA barrier
+/// that opens the region, as in Triton 3.9's PTX for these kernels (`barrier.cluster` waits
+/// for every non-exited thread of the cluster, PTX ISA). `bwsim ptx` lowers each for both
+/// targets (ptxas assembles them in `every_gluon_fixture_lowers_to_ptx_that_ptxas_assembles`).
+#[test]
+fn warp_specialized_cluster_fixtures_run_each_cluster_barrier_on_every_warp() {
+    let dir = scratch("gluon-cluster-ws");
+    let exit = [
+        "bar.sync 0",
+        "barrier.cluster.arrive.release.aligned",
+        "barrier.cluster.wait.acquire.aligned",
+    ];
+    let publish = [
+        "barrier.cluster.arrive.relaxed.aligned",
+        "barrier.cluster.wait.acquire.aligned",
+    ];
+    let pair: Vec<&str> = publish.iter().chain(&exit).copied().collect();
+    for (fixture, want, warps) in [
+        // 4 default warps, a producer of 4.
+        ("cluster_ws_relay", exit.to_vec(), 8),
+        ("bug_cluster_ws_relay_no_wait", exit.to_vec(), 8),
+        // 4 default warps, a worker of 1, rounded up to two warpgroups.
+        ("cluster_ws_pair_signal", pair, 8),
+    ] {
+        for target in ["sm_100a", "sm_90a"] {
+            let f = format!("tests/gluon/3.9/{fixture}.{target}.ttgir");
+            let out = dir.join(format!("{fixture}.{target}.ptx"));
+            let (code, _, err) = bwsim(&["ptx", &f, "-o", &out.to_string_lossy()]);
+            assert_eq!(code, 0, "{f}: {err}");
+            let text = std::fs::read_to_string(&out).expect("the PTX");
+            assert!(
+                text.contains(&format!(".target {target}")) && text.contains(".explicitcluster"),
+                "{f}"
+            );
+            assert!(
+                text.contains(&format!("blockDim = ({}, 1, 1)", 32 * warps)),
+                "{f}: {warps} warps expected:\n{text}"
+            );
+            for w in 0..warps {
+                assert_eq!(
+                    ptx_walk::synchronisations(&text, w),
+                    want,
+                    "{f}: warp {w}:\n{text}"
+                );
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -97,7 +97,8 @@ fn expect(out: Out, code: i32, needles: &[&str]) -> Out {
 
 /// A fresh scratch directory for one test.
 fn scratch(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("bwsim-process-{}-{tag}", std::process::id()));
+    let d = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("bwsim-process-{}-{tag}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).expect("scratch dir");
     d

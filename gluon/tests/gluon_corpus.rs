@@ -979,7 +979,11 @@ fn regenerate(v: Version) -> Res {
             return Ok(());
         }
     }
-    let out = std::env::temp_dir().join(format!("bwsim-gluon-regen-{}-{}", v.minor(), std::process::id()));
+    let out = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "bwsim-gluon-regen-{}-{}",
+        v.minor(),
+        std::process::id()
+    ));
     let _ = std::fs::remove_dir_all(&out);
     let status = Command::new("bash")
         .arg(Path::new(CORPUS).join("regenerate.sh"))

@@ -120,7 +120,8 @@ fn run_clean(source: &SourceFile, k: &Kernel, seed: u64) -> (HostTensor, RunResu
 
 #[test]
 fn unsupported_op_names_the_op_and_quotes_the_python_line() {
-    let dir = std::env::temp_dir().join(format!("bwsim-gluon-import-{}", std::process::id()));
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("bwsim-gluon-import-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     std::fs::write(dir.join("kern.py"), "def k(x):\n    # tanh\n    y = gl.tanh(x)\n").expect("write");
     let text = module_with("%y = math.tanh %x : f32", "kern.py");

@@ -301,6 +301,12 @@ impl KernelBuilder {
         self
     }
 
+    /// Starts a header item: the comments written since the last item are its own.
+    fn header_item(&mut self) -> Vec<String> {
+        self.header_started = true;
+        std::mem::take(&mut self.pending)
+    }
+
     /// Add a supported target (the first is the default).
     pub fn target(mut self, t: Target) -> KernelBuilder {
         self.header_started = true;
@@ -317,8 +323,7 @@ impl KernelBuilder {
 
     /// `const NAME: KIND = VALUE`.
     pub fn const_decl(mut self, name: &str, kind: ConstKind, value: impl Into<Expr>) -> KernelBuilder {
-        self.header_started = true;
-        let comments = std::mem::take(&mut self.pending);
+        let comments = self.header_item();
         self.k.consts.push(ConstDecl {
             comments,
             name: Ident::new(name),
@@ -346,8 +351,7 @@ impl KernelBuilder {
 
     /// `param NAME: TYPE`.
     pub fn param(mut self, name: &str, ty: impl Into<Expr>) -> KernelBuilder {
-        self.header_started = true;
-        let comments = std::mem::take(&mut self.pending);
+        let comments = self.header_item();
         self.k.params.push(Param {
             comments,
             name: Ident::new(name),
@@ -359,8 +363,7 @@ impl KernelBuilder {
 
     /// `layout NAME = LAYOUT`.
     pub fn layout(mut self, name: &str, value: impl Into<Expr>) -> KernelBuilder {
-        self.header_started = true;
-        let comments = std::mem::take(&mut self.pending);
+        let comments = self.header_item();
         self.k.layouts.push(LayoutDecl {
             comments,
             name: Ident::new(name),

@@ -210,7 +210,7 @@ define_codes! {
     IllegalAddress = "illegal-address", [Run], Hard, "a hardware trap: cudaErrorIllegalAddress (an access outside its memory)";
     LaunchFailure = "launch-failure", [Run], Hard, "a hardware trap: cudaErrorLaunchFailure";
     SimUnsupported = "sim-unsupported", [Run, Time], Hard, "a construct the simulator does not model";
-    CtaPair = "cta-pair", [Run], Hard, "a `cta_group=2` operation in a launch without clusters of 2 CTAs";
+    CtaPair = "cta-pair", [Run], Hard, "a `cta_group=2` operation in a launch whose clusters do not hold an even number of CTAs (pairs of ranks 2k, 2k + 1)";
     OperandRange = "operand-range", [Run], Hard, "a value that does not fit the instruction's 32-bit signed operand (TMA coordinates, offsets)";
     SimError = "sim-error", [Run, Time], Hard, "a run-time error of the kernel that the simulator stops on (a `for` step of 0, ...)";
     StepLimit = "step-limit", [Run], Hard, "the run reached its step limit (`--max-steps`)";

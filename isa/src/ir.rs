@@ -377,7 +377,9 @@ define_ops! {
     /// `multicast=MASK` (an integer, bit r for cluster rank r): the box is read once and lands
     /// at DST's offsets in every CTA of MASK, each completing its bytes on its own BAR
     /// (`.multicast::cluster`). `bar_cta=R`: the bytes complete on BAR in CTA R of this CTA's
-    /// pair instead (`.cta_group::2`, the barrier of the pair's leader).
+    /// pair instead (`.cta_group::2`, the barrier of the pair's leader); with both, the bytes
+    /// landing in CTA t complete on BAR of the CTA at R's place in t's own pair,
+    /// `(t & ~1) | (R & 1)`.
     TmaLoad = "tma.load" (src, dst, bar; pred, multicast, bar_cta),
     /// `tma.store DESC[coords], SRC`: shared → global tile copy joining the current bulk group.
     /// `reduce=OP` (`add`, `min`, `max`, `inc`, `dec`, `and`, `or`, `xor`): each element is

@@ -184,6 +184,14 @@ impl Expected {
         Expected::new(tensor, values, Tolerance::Exact)
     }
 
+    /// Each of `tensors` must hold what it holds now, bit for bit (named by its own name).
+    pub fn all_exact(tensors: impl IntoIterator<Item = HostTensor>) -> Vec<Expected> {
+        tensors
+            .into_iter()
+            .map(|t| Expected::exact(&t.name.clone(), t))
+            .collect()
+    }
+
     /// `tensor` must hold `values` within `atol + rtol * |expected|`.
     pub fn close(tensor: &str, values: HostTensor, atol: f64, rtol: f64) -> Expected {
         Expected::new(tensor, values, Tolerance::Close { atol, rtol })
@@ -317,6 +325,7 @@ pub fn reference(
         | "multicast_matmul_kernel"
         | "cluster_matmul_2x2_kernel"
         | "two_cta_matmul_kernel"
+        | "pair_multicast_matmul_kernel"
         | "pair_ring_matmul_kernel"
         | "clc_pair_matmul_kernel"
         | "clc_ws_matmul_kernel"
@@ -324,12 +333,14 @@ pub fn reference(
         | "two_cta_matmul_commit_one_cta_fixed"
         | "tmem_row_slice_kernel" => matmul::matmul(plan, inputs),
         "clc_scale_kernel" => elementwise::clc_scale(plan, inputs),
+        "clc_cluster_flags_kernel" => elementwise::clc_cluster_flags(plan, inputs),
         "packed_arith_kernel" => elementwise::packed_arith(plan, inputs),
         "inline_asm_kernel" => elementwise::inline_asm(plan, inputs),
         "smem_gather_scatter_kernel" => movement::smem_gather_scatter(plan, inputs),
         "smem_histogram_kernel" => reduction::smem_histogram(plan, inputs),
         "tma_reduce_kernel" => reduction::tma_reduce(plan, inputs),
         "flag_handoff_kernel" => elementwise::flag_handoff(plan, inputs),
+        "cluster_ws_pairs_kernel" => reduction::column_sums(plan, inputs),
         _ => return None,
     };
     Some(r)

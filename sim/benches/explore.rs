@@ -29,12 +29,14 @@
 //! `cargo bench -p bwsim-sim --bench explore` (the matmul alone:
 //! `cargo bench -p bwsim-sim --bench explore -- explore_two_cta_matmul`)
 
-use bwsim_sim::check;
+use bwsim_sim::check::{self, exhaustive};
 use bwsim_sim::explore::ExploreOptions;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use std::sync::atomic::AtomicBool;
 
 const GATHER: &str = include_str!("../../kernels/tiles/async_gather.tile");
 const TWO_CTA_MATMUL: &str = include_str!("../../tests/pass/two_cta_matmul.tile");
+const WS_ADD_FIXED: &str = include_str!("../../tests/pass/ws_add_wrong_parity_fixed.tile");
 
 fn exploration(c: &mut Criterion) {
     let p = check::prepare(GATHER, &[], None).expect("async_gather prepares");
@@ -88,9 +90,33 @@ fn two_cta_matmul(c: &mut Criterion) {
     g.finish();
 }
 
+/// The exhaustive search (`bwsim check --exhaustive`) of the warp-specialized elementwise add
+/// (tests/pass/ws_add_wrong_parity_fixed.tile: a loader, a consumer and a storer partition
+/// over a two-slot ring) within 2 delays on 2 threads: every schedule of the bound per
+/// iteration; the throughput is schedules (classes of interleavings the bound tells apart)
+/// per second.
+fn exhaustive_ws_add(c: &mut Criterion) {
+    let p = check::prepare(WS_ADD_FIXED, &[], None).expect("ws_add prepares");
+    let opts = exhaustive::Options {
+        delays: 2,
+        max_schedules: 1_000_000,
+        jobs: 2,
+    };
+    let n = exhaustive::search(&p, &opts, &AtomicBool::new(false), |_| {}).schedules;
+    let mut g = c.benchmark_group("exhaustive_ws_add");
+    g.throughput(Throughput::Elements(n));
+    g.bench_function(format!("{n}_schedules_within_2_delays_on_2_threads"), |b| {
+        b.iter(|| {
+            let s = exhaustive::search(&p, &opts, &AtomicBool::new(false), |_| {});
+            assert!(s.complete && s.findings.is_empty(), "{:?}", s.findings);
+        })
+    });
+    g.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(20);
-    targets = exploration, two_cta_matmul
+    targets = exploration, two_cta_matmul, exhaustive_ws_add
 }
 criterion_main!(benches);

@@ -108,7 +108,8 @@ pub struct Chip {
     pub commit_latency: f64,
     /// tcgen05.ld / tcgen05.st bandwidth per SM (bytes per cycle).
     pub tmem_bytes_per_cycle: f64,
-    /// tcgen05.ld / st latency (cycles).
+    /// tcgen05.ld latency (cycles) of a warp reading up to 64 columns of its 32 lanes; wider
+    /// loads and tcgen05.st follow `cost::tmem_access_shaped`.
     pub tmem_latency: f64,
     /// tcgen05.cp bandwidth (bytes per cycle, shared memory to TMEM).
     pub tcgen05_cp_bytes_per_cycle: f64,
@@ -487,7 +488,10 @@ pub const B200: Chip = Chip {
     commit_latency: 48.0,
     // [estimate] 4 sub-partitions x 32 lanes x 4 bytes per cycle.
     tmem_bytes_per_cycle: 512.0,
-    tmem_latency: 64.0,
+    // [S19] a warp's tcgen05.ld of up to 64 columns of its 32 lanes: a 4-warp load of a
+    // 128 x 64 f32 accumulator takes about 179 cycles; wider loads pay
+    // cost::TMEM_LD_CYCLES_PER_COL per further column (128 columns: 532).
+    tmem_latency: 179.0,
     // [estimate]
     tcgen05_cp_bytes_per_cycle: 256.0,
     // [S10] a device query reports 126.50 MB (MiB); [S7, S9] 126 MB over the two dies.

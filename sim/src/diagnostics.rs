@@ -206,6 +206,23 @@ pub fn barrier_after_invalidate(addr: u32) -> Fault {
     .with_help("re-initialise it with `mbar.init` before using it again")
 }
 
+/// `barrier-misuse` for an asynchronous arrival (`what`: a `tcgen05.commit` whose tensor-core
+/// work has just completed) that lands on the mbarrier at shared byte `addr` after
+/// `mbar.invalidate` (the machine adds the invalidation's place). The PTX ISA leaves every
+/// mbarrier operation on an invalidated object but `mbarrier.init` undefined, and the arrival
+/// is such an operation: the kernel invalidated the barrier while the arrival was in flight.
+pub fn arrival_after_invalidate(addr: u32, what: &str) -> Fault {
+    Fault::error(
+        Code::BarrierMisuse,
+        format!(
+            "the arrival of {what} lands on the mbarrier at shared byte {addr} after mbar.invalidate: it was still in flight when the barrier was invalidated"
+        ),
+    )
+    .with_help(
+        "wait for the phase this arrival completes before invalidating the barrier",
+    )
+}
+
 /// `barrier-reinit`: `mbar.init` at `span` of the mbarrier at shared byte `addr`, which the
 /// `mbar.init` at `first` initialised and nothing invalidated since. The PTX ISA ends an
 /// mbarrier object's life with `mbarrier.inval` before its memory serves anything else;

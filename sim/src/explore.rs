@@ -50,7 +50,7 @@ pub struct ExploreOptions {
 /// Identity of a diagnostic for deduplication: its code and its spans. Phase aliasing is one
 /// finding per wait and barrier (the spans of the completions it missed vary by schedule);
 /// a deadlock is one per set of blocked waits.
-fn key(d: &Diagnostic) -> (&'static str, Vec<(u32, u32)>, String) {
+pub(crate) fn key(d: &Diagnostic) -> (&'static str, Vec<(u32, u32)>, String) {
     let mut spans = vec![(d.primary.span.start, d.primary.span.end)];
     if d.code == Code::PhaseAliasing {
         return (d.code.name(), spans, d.message.clone());

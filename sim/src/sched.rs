@@ -49,6 +49,20 @@ pub trait Scheduler {
     fn pieces(&mut self, max: u32) -> u32;
     /// A tie-breaker ordering completions that land at the same time.
     fn tiebreak(&mut self) -> u64;
+    /// Whether [`Scheduler::pick_among`] should be told which runnable agents are about to
+    /// do something another agent can observe (the machine works it out only then).
+    fn wants_visibility(&self) -> bool {
+        false
+    }
+    /// [`Scheduler::pick`], knowing for each runnable agent whether its next step is visible
+    /// to the others (an operation or a completing wait, not register-only work). Asked
+    /// instead of `pick` when [`Scheduler::wants_visibility`].
+    fn pick_among(&mut self, runnable: &[AgentRef], _visible: &[bool]) -> usize {
+        self.pick(runnable)
+    }
+    /// The logical time of the pick that follows (a hook for schedulers that keep a record;
+    /// most ignore it).
+    fn at_time(&mut self, _now: u64) {}
     /// Whether to let time pass to the next asynchronous completion instead of stepping an
     /// agent now (a slow warp). Asked only when something is in flight.
     fn stall(&mut self) -> bool {

@@ -212,7 +212,8 @@ fn deadlock_is_reported_at_once_whatever_the_limits() {
 #[test]
 fn partial_trace_is_written_whole() {
     let r = with_limits(ARRIVALS, limits(|l| l.trace_events = Some(50)));
-    let dir = std::env::temp_dir().join(format!("bwsim-limits-{}", std::process::id()));
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("bwsim-limits-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let path = dir.join("trace.txt");
     std::fs::write(

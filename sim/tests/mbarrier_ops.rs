@@ -117,6 +117,18 @@ fn line_of(src: &str, needle: &str, skip: usize) -> usize {
         .unwrap_or_else(|| panic!("`{needle}` not in the kernel"))
 }
 
+/// Runs `src`, whose report must hold a diagnostic of `code`: the run and that diagnostic.
+fn run_expecting(src: &str, code: bwsim_isa::Code) -> (bwsim_sim::RunResult, bwsim_isa::Diagnostic) {
+    let r = run(src, &[]);
+    let d = r
+        .diagnostics
+        .iter()
+        .find(|d| d.code == code)
+        .cloned()
+        .unwrap_or_else(|| panic!("{}", rendered(src, &r)));
+    (r, d)
+}
+
 fn line_of_span(src: &str, s: bwsim_isa::Span) -> usize {
     src[..s.start as usize].lines().count() + usize::from(src[..s.start as usize].ends_with('\n'))
 }
@@ -125,12 +137,7 @@ fn line_of_span(src: &str, s: bwsim_isa::Span) -> usize {
 #[test]
 fn init_of_a_live_barrier_is_reported_at_the_second_init_naming_the_first() {
     let src = lifecycle("  mbar.arrive bar[0], count=1\n  mbar.wait bar[0], 0\n  mbar.init bar[0], 1\n");
-    let r = run(&src, &[]);
-    let d = r
-        .diagnostics
-        .iter()
-        .find(|d| d.code == bwsim_isa::Code::BarrierReinit)
-        .unwrap_or_else(|| panic!("{}", rendered(&src, &r)));
+    let (r, d) = run_expecting(&src, bwsim_isa::Code::BarrierReinit);
     assert_eq!(line_of_span(&src, d.primary.span), line_of(&src, "mbar.init", 1));
     let first: Vec<usize> = d.labels.iter().map(|l| line_of_span(&src, l.span)).collect();
     assert_eq!(
@@ -151,12 +158,7 @@ fn init_of_a_live_barrier_is_reported_at_the_second_init_naming_the_first() {
 #[test]
 fn use_after_invalidate_names_the_invalidate() {
     let src = lifecycle("  mbar.invalidate bar[0]\n  mbar.arrive bar[0], count=1\n");
-    let r = run(&src, &[]);
-    let d = r
-        .diagnostics
-        .iter()
-        .find(|d| d.code == bwsim_isa::Code::BarrierMisuse)
-        .unwrap_or_else(|| panic!("{}", rendered(&src, &r)));
+    let (r, d) = run_expecting(&src, bwsim_isa::Code::BarrierMisuse);
     assert!(d.message.contains("after mbar.invalidate"), "{}", d.message);
     assert_eq!(
         line_of_span(&src, d.primary.span),
@@ -175,12 +177,7 @@ fn use_after_invalidate_names_the_invalidate() {
 #[test]
 fn use_without_init_is_barrier_misuse() {
     let src = lifecycle("").replace("  mbar.init bar[0], 1\n", "  mbar.arrive bar[0], count=1\n");
-    let r = run(&src, &[]);
-    let d = r
-        .diagnostics
-        .iter()
-        .find(|d| d.code == bwsim_isa::Code::BarrierMisuse)
-        .unwrap_or_else(|| panic!("{}", rendered(&src, &r)));
+    let (_, d) = run_expecting(&src, bwsim_isa::Code::BarrierMisuse);
     assert!(d.message.contains("before mbar.init"), "{}", d.message);
     assert_eq!(
         line_of_span(&src, d.primary.span),

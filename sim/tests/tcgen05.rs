@@ -509,7 +509,7 @@ fn cluster_sync_holds_every_cta_until_all_arrive() {
 }
 
 #[test]
-fn cta_pair_operations_need_a_cluster_of_two() {
+fn cta_pair_operations_need_clusters_of_pairs() {
     let r = run(PAIR, &[("CLUSTER", "1")]);
     assert!(!r.ok());
     let d = r
@@ -517,7 +517,81 @@ fn cta_pair_operations_need_a_cluster_of_two() {
         .iter()
         .find(|d| d.code == "cta-pair")
         .expect("cta-pair diagnostic");
-    assert!(d.message.contains("cluster of 2"), "{}", d.message);
+    assert!(d.message.contains("even number of CTAs"), "{}", d.message);
+}
+
+/// Every pair of a cluster of 2, 4 or 8 CTAs computes its own D_p = A (B_p0 + B_p1)^T with
+/// cta_group::2 MMAs; pair 0 multicasts A to every pair, completing on each pair's even CTA's
+/// barrier; each pair's commit reaches every CTA (`tiles/tcgen05/pairs.tile`).
+const PAIRS: &str = include_str!("tiles/tcgen05/pairs.tile");
+
+/// The tile's output as computed here: out[gp * 256 + l, n] = sum over the two steps k and
+/// j < 64 of A[c * 256 + l, j] * B[(gp * 2 + k) * N + n, j], gp the global pair, c its cluster.
+fn pairs_reference(a: &HostTensor, b: &HostTensor, cluster: u64, n: u64) -> Vec<f64> {
+    let mut out = vec![0.0; (1024 * n) as usize];
+    for gp in 0..4 {
+        let c = gp * 2 / cluster;
+        for l in 0..256 {
+            for col in 0..n {
+                let mut s = 0.0;
+                for k in 0..2 {
+                    for j in 0..64 {
+                        s += operand(a, (c * 256 + l) * 64 + j)
+                            * operand(b, ((gp * 2 + k) * n + col) * 64 + j);
+                    }
+                }
+                out[((gp * 256 + l) * n + col) as usize] = s;
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn every_pair_of_a_cluster_computes_its_own_tile() {
+    for (cluster, seed) in [("2", 1), ("4", 2), ("8", 3)] {
+        let c = [("CLUSTER", cluster)];
+        let r = run_seed(PAIRS, &c, seed);
+        assert_ok(PAIRS, &r);
+        let inp = inputs(PAIRS, &c, seed);
+        let want = pairs_reference(&inp[0], &inp[1], cluster.parse().unwrap(), 128);
+        let w = worst(&values(tensor(&r, "out")), &want, 1e-3, 1e-4);
+        assert!(w <= 1.0, "cluster of {cluster}: worst error {w} of the tolerance");
+        // Each pair's commit of each step arrives once on every CTA of its cluster.
+        let pairs = cluster.parse::<usize>().unwrap() / 2;
+        let mut per_cta = [0usize; 8];
+        for e in r.trace.events.iter() {
+            if matches!(e.what, What::Arrive { .. }) && e.unit == bwsim_sim::Unit::Tc {
+                per_cta[e.cta as usize] += 1;
+            }
+        }
+        assert_eq!(per_cta, [2 * pairs; 8], "cluster of {cluster}");
+    }
+}
+
+#[test]
+fn two_pairs_sharing_a_multicast_need_each_others_commits() {
+    for cluster in ["4", "8"] {
+        let found = explore(PAIRS, &[("CLUSTER", cluster)], 12);
+        let msgs: Vec<String> = found.iter().map(|f| f.diagnostic.message.clone()).collect();
+        assert!(found.is_empty(), "cluster of {cluster}: {msgs:?}");
+    }
+    // Commits to the pair only: pair 0 multicasts the next A into the other pairs while their
+    // MMA may still read the previous one.
+    let found = explore(PAIRS, &[("MCAST", "0")], 12);
+    let (line, _) = line_col_of(PAIRS, "tma.load a_desc");
+    let hit = found.iter().find(|f| {
+        f.diagnostic.code.as_str() == "write-while-in-flight"
+            && PAIRS[..f.diagnostic.primary.span.start as usize].lines().count() == line
+    });
+    assert!(
+        hit.is_some(),
+        "{:?}",
+        found.iter().map(|f| &f.diagnostic.message).collect::<Vec<_>>()
+    );
+    let d = &hit.unwrap().diagnostic;
+    let text = format!("{} {:?} {:?}", d.message, d.labels, d.notes);
+    assert!(text.contains("rank"), "the finding names the CTAs' ranks: {text}");
 }
 
 /// Scale-factor buffers hold 8-bit factors: anything wider is a `tmem-layout` error.

@@ -11,7 +11,7 @@ mod common;
 use bwsim_isa::{diag, SourceFile};
 use bwsim_sim::chips::{self, Chip};
 use bwsim_sim::timing::{time_source, TimeOptions, Timing, TraceMode};
-use common::overrides;
+use common::{overrides, quiet};
 
 /// The H100 figures these hand computations were written against ([`chips::H100_HAND`]: the
 /// cost rules are under test here, not the table), with no issue back-pressure unless a test
@@ -21,20 +21,7 @@ const H100: Chip = chips::H100_HAND;
 /// The Blackwell figures the same hand computations were written against (the table's
 /// estimates before the calibration of docs/hardware/blackwell-calibration.md), for the same
 /// reason: the rules are under test here; `calibrated_blackwell_*` below test the table.
-const B200: Chip = Chip {
-    clock_mhz: 1856.0,
-    l2_bytes_per_cycle: 10_650.0,
-    hbm_bytes_per_s: 6.9e12,
-    tma_l2_latency: 550.0,
-    tma_hbm_latency: 840.0,
-    tma_bytes_per_cycle_sm: 128.0,
-    mma_latency: 64.0,
-    commit_latency: 16.0,
-    kernel_overhead_us: 0.0,
-    // No issue back-pressure unless a test sets it (tcgen05_issue_queue_delays_the_next_load).
-    tcgen05_queue_instrs: 0.0,
-    ..chips::B200
-};
+const B200: Chip = common::B200_HAND;
 const GB200: Chip = Chip {
     name: "gb200",
     clock_mhz: 2062.0,
@@ -60,25 +47,6 @@ fn time_with(src: &str, consts: &[(&str, i64)], opts: &TimeOptions) -> Timing {
 
 fn time(src: &str, consts: &[(&str, i64)], chip: &Chip) -> Timing {
     time_with(src, consts, &TimeOptions::new(chip))
-}
-
-/// `base` with every issue cost and the CTA launch gap at zero, so that hand computations
-/// only involve the latencies and bandwidths a test is about. Strict time order.
-fn quiet(base: &Chip) -> TimeOptions {
-    let mut o = TimeOptions::new(&Chip {
-        scalar_op_cycles: 0.0,
-        branch_cycles: 0.0,
-        mbarrier_op_cycles: 0.0,
-        fence_async_cycles: 0.0,
-        tcgen05_fence_cycles: 0.0,
-        tma_issue_cycles: 0.0,
-        mma_issue_cycles: 0.0,
-        bar_sync_cycles: 0.0,
-        cta_launch_cycles: 0.0,
-        ..*base
-    });
-    o.lookahead_cycles = 0.0;
-    o
 }
 
 const ONE_LOAD: &str = include_str!("tiles/timing/one_load.tile");
@@ -262,6 +230,31 @@ fn eight_warps_take_two_issue_slots_per_instruction() {
     // one_tma_load_is_miss_latency_plus_wakeup.
     let t = time_with(ONE_LOAD, &[], &o);
     assert_eq!(t.report.cycles, 944.0 + 2.0 * 30.0);
+}
+
+#[test]
+fn tmem_loads_split_over_more_warps_finish_sooner() {
+    // A warp's tcgen05.ld reaches only its 32 lanes, so a 128 x 256 f32 accumulator is read by
+    // 4 warps as 256 columns each, by 8 warps as 128 each (two per sub-partition). A warp's load
+    // costs tmem_latency (179: [S19]'s 128 x 64 load) up to 64 columns and 5.5 cycles per
+    // further column ([S19]'s 128 x 128 load: 532): 4 warps 179 + 192 x 5.5 = 1235, 8 warps
+    // 179 + 64 x 5.5 = 531 (a partition of fewer than 4 warps cannot reach the 128 lanes: the
+    // checker refuses it).
+    // The port (512 B per cycle: 256 cycles for 128 KiB) is not what binds. Scalar and branch
+    // costs are zeroed so that the epilogue is the load alone.
+    let mut o = quiet(&B200);
+    o.chip.scalar_op_cycles = 0.0;
+    o.chip.branch_cycles = 0.0;
+    let extra = |w: i64| {
+        time_with(MMA_WAIT_WARPS, &[("WARPS", w), ("LOAD", 1)], &o)
+            .report
+            .cycles
+            - time_with(MMA_WAIT_WARPS, &[("WARPS", w), ("LOAD", 0)], &o)
+                .report
+                .cycles
+    };
+    assert_eq!(extra(4), 1235.0);
+    assert_eq!(extra(8), 531.0);
 }
 
 /// An MMA of 8 instructions followed by a TMA load that the same thread issues.
@@ -687,9 +680,11 @@ fn grouped_order_pays_by_the_hbm_bytes_it_saves_when_hbm_binds() {
     // The same kernels bound by L2 bandwidth instead (2048 B per cycle, HBM ample): every
     // byte delivered or stored crosses the L2, hit or miss, so the time is (2048 x 16 x 48 KiB
     // + 128 MiB) / 2048 = 851,968 cycles whatever the order, and the higher hit rate buys
-    // nothing. Within 3 % above: the L2 is shared between the requests in flight
+    // nothing. Within 5 % above: the L2 is shared between the requests in flight
     // (sim/src/timing/share.rs), which keeps the CTAs in step, and it idles more while their
-    // pipelines fill and drain than a FIFO queue's staggered CTAs let it (2.3 % here).
+    // pipelines fill and drain than a FIFO queue's staggered CTAs let it (2.3 %), and while
+    // each wave's epilogue reads its 128 x 256 accumulator with 4 warps (1235 cycles,
+    // cost::tmem_access_shaped, against the port's 256: 14 waves x 979 = 1.6 %): 4.8 % here.
     let l2_bound = Chip {
         l2_bytes_per_cycle: 2048.0,
         hbm_bytes_per_s: 1e15,
@@ -699,7 +694,7 @@ fn grouped_order_pays_by_the_hbm_bytes_it_saves_when_hbm_binds() {
     let hand = (2048.0 * 16.0 * 48.0 * 1024.0 + 128.0 * mib) / 2048.0;
     for r in [&g1, &g8] {
         assert!(
-            r.cycles >= hand * 0.999 && r.cycles < 1.03 * hand,
+            r.cycles >= hand * 0.999 && r.cycles < 1.05 * hand,
             "{} cycles, {hand} by hand",
             r.cycles
         );

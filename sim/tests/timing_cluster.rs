@@ -9,26 +9,14 @@
 mod common;
 
 use bwsim_isa::{diag, SourceFile};
-use bwsim_sim::chips::{self, Chip};
+use bwsim_sim::chips::Chip;
 use bwsim_sim::timing::cost::{self, MmaKind};
 use bwsim_sim::timing::{time_source, TEvent, TUnit, TWhat, TimeOptions, Timing, TraceMode};
 use common::overrides;
 
-/// The Blackwell figures of tests/timing.rs's hand computations (the table's estimates before
-/// the calibration): the rules are under test here, not the table.
-const B200: Chip = Chip {
-    clock_mhz: 1856.0,
-    l2_bytes_per_cycle: 10_650.0,
-    hbm_bytes_per_s: 6.9e12,
-    tma_l2_latency: 550.0,
-    tma_hbm_latency: 840.0,
-    tma_bytes_per_cycle_sm: 128.0,
-    mma_latency: 64.0,
-    commit_latency: 16.0,
-    kernel_overhead_us: 0.0,
-    tcgen05_queue_instrs: 0.0,
-    ..chips::B200
-};
+/// The Blackwell figures of tests/timing.rs's hand computations: the rules are under test
+/// here, not the table.
+const B200: Chip = common::B200_HAND;
 
 /// One 8 KiB box from HBM on [`B200`]: 840 cycles to the first byte, 8192 B / 128 B per cycle
 /// through the SM's port; its waiter wakes `mbarrier_latency` = 40 later.
@@ -42,21 +30,9 @@ fn tile(dir: &str, name: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
-/// `base` with every issue cost and the CTA launch gap at zero, strict time order, traced.
+/// `quiet(base)`, traced.
 fn quiet(base: &Chip) -> TimeOptions {
-    let mut o = TimeOptions::new(&Chip {
-        scalar_op_cycles: 0.0,
-        branch_cycles: 0.0,
-        mbarrier_op_cycles: 0.0,
-        fence_async_cycles: 0.0,
-        tcgen05_fence_cycles: 0.0,
-        tma_issue_cycles: 0.0,
-        mma_issue_cycles: 0.0,
-        bar_sync_cycles: 0.0,
-        cta_launch_cycles: 0.0,
-        ..*base
-    });
-    o.lookahead_cycles = 0.0;
+    let mut o = common::quiet(base);
     o.trace = TraceMode::All;
     o
 }
@@ -285,4 +261,49 @@ fn a_multicast_commit_arrives_in_every_cta_of_its_mask() {
         waited(&t, 1, "mbar.wait"),
         vec![own + cost::DSMEM_EXTRA_LATENCY + WAKE]
     );
+}
+
+#[test]
+fn two_pairs_of_a_cluster_of_four_run_their_mmas_side_by_side() {
+    // tests/tiles/tcgen05/pairs.tile in clusters of four: two clusters, four pairs, two K steps.
+    // Each step's pair MMA (M = 256: 128 rows per CTA, N = 128, K = 64) is issued by the pair's
+    // even CTA (ranks 0 and 2 of each cluster: CTAs 0, 2, 4, 6) and takes one CTA's M = 128
+    // time, 2 x 128 x 128 x 64 / 8192 = 256 cycles, on both SMs of its pair.
+    let t = time_with(
+        &tile("tests/tiles/tcgen05", "pairs"),
+        &[("CLUSTER", 4)],
+        &quiet(&B200),
+    );
+    let one_cta = cost::tcgen05_mma_cycles(&B200, 128, 128, 64, MmaKind::F16);
+    assert_eq!(one_cta, 256.0);
+    let mut per_cta = [0u32; 8];
+    for e in events(&t) {
+        if let TWhat::Mma {
+            m, n, k, start, end, ..
+        } = e.what
+        {
+            if m > 0 {
+                assert_eq!((m, n, k), (256, 128, 64), "CTA {}", e.cta);
+                assert_eq!(end - start, one_cta);
+                per_cta[e.cta as usize] += 1;
+            }
+        }
+    }
+    assert_eq!(per_cta, [2, 0, 2, 0, 2, 0, 2, 0]);
+    assert_eq!(t.report.mmas, 8);
+    assert_eq!(t.report.flops, 8.0 * cost::flops(256, 128, 64));
+    let busy = t.report.utilisation.tensor * t.report.cycles * B200.sms as f64;
+    assert!((busy - 2.0 * 8.0 * one_cta).abs() < 1e-6, "{busy}");
+    // Per step, the two multicasts of A of each cluster (ranks 0 and 1) and one B half per CTA:
+    // (2 x 2 + 8) x 2 reads of global memory.
+    assert_eq!(t.report.tma_loads, 24);
+    // Every CTA of a cluster waits on its `done` barrier for both pairs' commits of each step,
+    // and leaves; the two pairs of a cluster run on four SMs.
+    assert_eq!(t.report.ctas, 8);
+    for cluster in 0..2u32 {
+        let mut sms: Vec<u32> = (0..4).map(|r| cta_span(&t, cluster * 4 + r).2).collect();
+        sms.sort();
+        sms.dedup();
+        assert_eq!(sms.len(), 4, "cluster {cluster}: {sms:?}");
+    }
 }

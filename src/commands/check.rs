@@ -9,12 +9,15 @@ use bwsim_isa::ir::Kernel;
 use bwsim_isa::levels::Levels;
 use bwsim_isa::{Diagnostic, Target};
 use bwsim_sim::check::fix::{self, Fix};
+use bwsim_sim::check::shrink::{self, Counterexample};
 use bwsim_sim::check::{self, Prepared};
 use bwsim_sim::explore::{Exploration, ExploreOptions};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::time::Instant;
+
+mod exhaustive;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -56,6 +59,30 @@ pub struct Args {
     /// the finding without a new error, at the line to edit
     #[arg(long, conflicts_with = "seed")]
     fix: bool,
+    /// After the exploration, shrink each error's schedule to the fewest preemptions that still
+    /// show it (delta debugging over the schedule's preemptions and stalls, every candidate
+    /// replayed) and print the events that matter, one column per agent or unit; `--first-seed S
+    /// --schedules 1 --minimize` shrinks schedule S
+    #[arg(long, conflicts_with = "seed")]
+    minimize: bool,
+    /// With --minimize: write the first error's shrunk schedule as Chrome trace JSON (Perfetto,
+    /// chrome://tracing) to this file, each preemption marked on the preempted agent's track
+    #[arg(long, requires = "minimize", value_name = "FILE")]
+    chrome: Option<std::path::PathBuf>,
+    /// Instead of random schedules, run every schedule within a delay bound (`--delays`): the
+    /// deterministic schedule (each agent goes on while it can, asynchronous work at its
+    /// shortest latency) and every schedule that differs from it in at most D decisions (a
+    /// switch to another agent before a visible step, a longest latency); a clean result proves
+    /// the kernel clean within that bound
+    #[arg(long, conflicts_with_all = ["seed", "minimize", "fix"])]
+    exhaustive: bool,
+    /// With --exhaustive: the delay bound
+    #[arg(long, default_value_t = 2, value_name = "D", requires = "exhaustive", value_parser = clap::value_parser!(u32).range(0..=8))]
+    delays: u32,
+    /// With --exhaustive: run at most N schedules (past it the search is incomplete and proves
+    /// nothing)
+    #[arg(long, default_value_t = 1_000_000, value_name = "N", requires = "exhaustive", value_parser = clap::value_parser!(u64).range(1..))]
+    max_schedules: u64,
     /// Take a launch tensor's contents from a .npy file instead of its initialiser:
     /// --input a=a.npy (repeatable).
     #[arg(long = "input", value_name = "NAME=FILE.npy", value_parser = super::npy::parse_input)]
@@ -101,8 +128,16 @@ pub fn run(a: Args) -> CliResult {
     }
     match a.seed {
         Some(seed) => Ok(replay(&prepared, seed, &a, &out, &file)),
+        None if a.exhaustive => Ok(exhaustive::run(&prepared, &a, &out, &file)),
         None => Ok(explore(&prepared, &kernel, &a, &out, &file)),
     }
+}
+
+/// `--jobs`, or every core.
+fn jobs(a: &Args) -> usize {
+    a.jobs
+        .map(usize::from)
+        .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))
 }
 
 /// `N errors, M warnings` (or `no hazards found`).
@@ -162,11 +197,7 @@ fn replay(p: &Prepared, seed: u64, a: &Args, out: &Report, file: &bwsim_isa::Sou
 }
 
 fn explore(p: &Prepared, kernel: &Kernel, a: &Args, out: &Report, file: &bwsim_isa::SourceFile) -> ExitCode {
-    let jobs = a
-        .jobs
-        .map(usize::from)
-        .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))
-        .clamp(1, usize::try_from(a.schedules).unwrap_or(usize::MAX));
+    let jobs = jobs(a).clamp(1, usize::try_from(a.schedules).unwrap_or(usize::MAX));
     let opts = ExploreOptions {
         first_seed: a.first_seed,
         schedules: a.schedules,
@@ -210,7 +241,26 @@ fn explore(p: &Prepared, kernel: &Kernel, a: &Args, out: &Report, file: &bwsim_i
     } else {
         Vec::new()
     };
-    print_exploration(&e, &fixes, a, out, file, jobs, secs, interrupted.map(|(n, _)| n));
+    let shrunk = if a.minimize && interrupted.is_none() {
+        minimize(p, &e, file)
+    } else {
+        Vec::new()
+    };
+    if let (Some(path), Some(Some(cx))) = (&a.chrome, shrunk.iter().find(|c| c.is_some())) {
+        if let Err(err) =
+            crate::output::write_file(path, cx.chrome_json(p, Some(file)).to_string().as_bytes())
+        {
+            errln!("{err}");
+            return ExitCode::from(2);
+        }
+    }
+    let found = Found {
+        e: &e,
+        fixes: &fixes,
+        shrunk: &shrunk,
+        prepared: p,
+    };
+    print_exploration(&found, a, out, file, jobs, secs, interrupted.map(|(n, _)| n));
     if let Some((_, status)) = interrupted {
         ExitCode::from(status)
     } else if e.has_errors() {
@@ -218,6 +268,45 @@ fn explore(p: &Prepared, kernel: &Kernel, a: &Args, out: &Report, file: &bwsim_i
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// What an exploration found, with what `--fix` and `--minimize` added (one entry per
+/// finding, empty or `None` for the others).
+struct Found<'a> {
+    e: &'a Exploration,
+    fixes: &'a [Vec<Fix>],
+    shrunk: &'a [Option<Counterexample>],
+    prepared: &'a Prepared,
+}
+
+/// The shrunk schedule of each error finding of `e` (at most [`MAX_FIXED`]), with a note on
+/// stderr while they are searched.
+fn minimize(p: &Prepared, e: &Exploration, file: &bwsim_isa::SourceFile) -> Vec<Option<Counterexample>> {
+    let errors = e
+        .findings
+        .iter()
+        .filter(|f| f.diagnostic.is_error())
+        .count()
+        .min(MAX_FIXED);
+    if errors > 0 {
+        errln!(
+            "{}: shrinking the schedules of {errors} finding{} (at most {} replays each)",
+            file.name,
+            if errors == 1 { "" } else { "s" },
+            shrink::MAX_REPLAYS
+        );
+    }
+    let mut left = MAX_FIXED;
+    e.findings
+        .iter()
+        .map(|f| {
+            if !f.diagnostic.is_error() || left == 0 {
+                return None;
+            }
+            left -= 1;
+            shrink::shrink(p, f)
+        })
+        .collect()
 }
 
 /// Findings whose fixes are searched at the most (the first, in report order).
@@ -265,10 +354,8 @@ fn with_fixes(mut d: Diagnostic, fixes: &[Fix], gluon: bool) -> Diagnostic {
 
 /// The findings of `e` (and their verified fixes, one list per finding, or none);
 /// `interrupted` names the signal that cut the exploration short.
-#[allow(clippy::too_many_arguments)]
 fn print_exploration(
-    e: &Exploration,
-    fixes: &[Vec<Fix>],
+    found: &Found,
     a: &Args,
     out: &Report,
     file: &bwsim_isa::SourceFile,
@@ -276,6 +363,7 @@ fn print_exploration(
     secs: f64,
     interrupted: Option<&str>,
 ) {
+    let (e, fixes) = (found.e, found.fixes);
     let rate = if secs > 0.0 {
         e.schedules as f64 * 60.0 / secs
     } else {
@@ -332,12 +420,18 @@ fn print_exploration(
                             .collect()
                     })
                     .unwrap_or_default();
+                let cx = found
+                    .shrunk
+                    .get(i)
+                    .and_then(Option::as_ref)
+                    .map(|cx| counterexample_json(cx, found.prepared, &f.diagnostic, file));
                 serde_json::json!({
                     "seed": f.seed,
                     "count": f.count,
                     "replay": check::replay_command(&file.name, f.seed),
                     "diagnostic": d,
                     "fixes": fx,
+                    "counterexample": cx,
                 })
             })
             .collect();
@@ -367,6 +461,18 @@ fn print_exploration(
         })
         .collect();
     print_diags(&diags, file);
+    for (f, cx) in e.findings.iter().zip(found.shrunk) {
+        if let Some(cx) = cx {
+            let (line, _) = file.line_col(f.diagnostic.primary.span.start as usize);
+            errln!(
+                "{}:{line}: error[{}]: {}\n{}",
+                file.name,
+                f.diagnostic.code.name(),
+                cx.summary(),
+                shrink::render_rows(&cx.events(found.prepared, &f.diagnostic, Some(file)))
+            );
+        }
+    }
     if a.fix && !fixes.is_empty() && fixes.iter().all(|v| v.is_empty()) && errors > 0 {
         errln!(
             "{}: no verified fix among the edits bwsim tries for these findings",
@@ -399,4 +505,28 @@ fn print_exploration(
             )
         }
     );
+}
+
+/// A shrunk schedule as JSON: its summary figures and the rows of its event table.
+fn counterexample_json(
+    cx: &Counterexample,
+    p: &Prepared,
+    d: &Diagnostic,
+    file: &bwsim_isa::SourceFile,
+) -> serde_json::Value {
+    let rows: Vec<serde_json::Value> = cx
+        .events(p, d, Some(file))
+        .into_iter()
+        .map(|r| serde_json::json!({"time": r.time, "unit": r.unit, "event": r.text}))
+        .collect();
+    serde_json::json!({
+        "seed": cx.seed,
+        "preemptions": cx.preemptions.len(),
+        "preemptions_before": cx.preemptions_before,
+        "stalls": cx.stalls,
+        "steps": cx.steps,
+        "replays": cx.replays,
+        "minimal": !cx.truncated,
+        "events": rows,
+    })
 }

@@ -26,17 +26,22 @@ pub fn json(s: &str) -> serde_json::Value {
     serde_json::from_str(s).unwrap_or_else(|e| panic!("not JSON ({e}): {s}"))
 }
 
-/// The scratch folder `bwsim-TAG-PID` in the system's temporary folder, created if missing
+/// The scratch folder `bwsim-TAG-PID` in Cargo's per-target temporary folder (`target/tmp`, so
+/// nothing is left in the system's), created if missing
 /// (what an earlier test of the same process wrote there stays).
 pub fn scratch(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("bwsim-{tag}-{}", std::process::id()));
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("bwsim-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     dir
 }
 
 /// `scratch(tag)`, emptied first.
 pub fn fresh_scratch(tag: &str) -> PathBuf {
-    let _ = std::fs::remove_dir_all(std::env::temp_dir().join(format!("bwsim-{tag}-{}", std::process::id())));
+    let _ = std::fs::remove_dir_all(
+        std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("bwsim-{tag}-{}", std::process::id())),
+    );
     scratch(tag)
 }
 

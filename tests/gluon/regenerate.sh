@@ -426,6 +426,47 @@ if since 3.8; then
                 --arg 'x_ptr=*fp32' --arg 'out_ptr=*fp32' -D N=256 -D BLOCK_M=32 -D "CGA=$cga"
         done
     done
+    # One row per program in a 1-D layout split over 2 and 4 CTAs: the row's maximum and sum are
+    # reductions across the CTAs to a scalar.
+    for t in sm_100a sm_90a; do
+        for c in 2 4; do
+            cga='[[1]]'
+            [ "$c" = 4 ] && cga='[[1], [2]]'
+            for bug in "" half_stride; do
+                name=cluster_row_softmax_$c
+                [ -n "$bug" ] && name=bug_cluster_row_softmax_${c}_$bug
+                [ -n "$bug" ] && [ $t = sm_90a ] && continue
+                gen $name.$t $f/cluster_softmax.py cluster_row_softmax_kernel --target $t --num-ctas $c \
+                    --arg 'x_ptr=*fp32' --arg 'out_ptr=*fp32' -D N=1024 -D "CGA=$cga" -D "BUG='$bug'"
+            done
+        done
+    done
+    # Two producers and two consumers in the partitions of a cluster kernel, one barrier batch
+    # (nothing of Blackwell's: Hopper runs it too).
+    for t in sm_100a sm_90a; do
+        for c in 2 4; do
+            cga='[[1]]'
+            [ "$c" = 4 ] && cga='[[1], [2]]'
+            for bug in "" no_free_wait; do
+                name=cluster_ws_pairs_$c
+                [ -n "$bug" ] && name=bug_cluster_ws_pairs_${c}_$bug
+                gen $name.$t $f/cluster_ws_pairs.py cluster_ws_pairs_kernel --target $t --num-ctas $c \
+                    --arg 'x_ptr=*fp32' --arg 'out_ptr=*fp32' -D ROWS=6 -D BLOCK=256 -D "CGA=$cga" -D "BUG='$bug'"
+            done
+        done
+    done
+    # A persistent cluster kernel claiming clusters by CLC, storing bools (tensor and scalar).
+    for c in 2 4; do
+        cga='[[1]]' whole='[[0]]'
+        [ "$c" = 4 ] && cga='[[1], [2]]' whole='[[0], [0]]'
+        for bug in "" read_early; do
+            name=clc_cluster_flags_$c
+            [ -n "$bug" ] && name=bug_clc_cluster_flags_${c}_$bug
+            gen $name.sm_100a $f/clc_cluster_flags.py clc_cluster_flags_kernel --target sm_100a --num-ctas $c \
+                --arg 'x_ptr=*fp32' --arg 'pos_ptr=*i1' --arg 'done_ptr=*i1' -D BLOCK=256 -D "CGA=$cga" \
+                -D "WHOLE=$whole" -D "BUG='$bug'"
+        done
+    done
     # Layout conversions between the CTAs: rows split -> columns split (2 and 4 CTAs), rows split ->
     # every CTA the whole tile, and the two rank bits swapped.
     for t in sm_100a sm_90a; do
@@ -451,6 +492,19 @@ if since 3.8; then
             --arg 'a_desc=desc<fp16[256, 64], cga=[[1, 0]]>' --arg 'b_desc=desc<fp16[64, 128], cga=[[0, 1]]>' \
             --arg 'c_desc=desc<fp16[256, 128], cga=[[1, 0]]>' --arg K=i32 -D "BUG='$bug'"
     done
+    # Two CTA pairs in a cluster of four: A multicast between the pairs onto the pairs' load
+    # barriers, B split four ways, two-CTA MMAs committing to every CTA that shares A.
+    for bug in "" single_mma_count no_mma_multicast; do
+        name=pair_multicast_matmul
+        [ -n "$bug" ] && name=bug_pair_multicast_matmul_$bug
+        gen $name.sm_100a $f/pair_multicast_matmul.py pair_multicast_matmul_kernel --target sm_100a --num-ctas 4 \
+            --arg 'a_desc=desc<fp16[256, 64], cga=[[1, 0], [0, 0]]>' --arg 'b_desc=desc<fp16[64, 256], cga=[[0, 1], [0, 2]]>' \
+            --arg 'c_desc=desc<fp16[256, 256], cga=[[1, 0], [0, 1]]>' --arg K=i32 -D "BUG='$bug'" -D SEPARATE_COMMIT=False
+    done
+    gen pair_multicast_matmul_commit.sm_100a $f/pair_multicast_matmul.py pair_multicast_matmul_kernel --target sm_100a \
+        --num-ctas 4 --arg 'a_desc=desc<fp16[256, 64], cga=[[1, 0], [0, 0]]>' \
+        --arg 'b_desc=desc<fp16[64, 256], cga=[[0, 1], [0, 2]]>' --arg 'c_desc=desc<fp16[256, 256], cga=[[1, 0], [0, 1]]>' \
+        --arg K=i32 -D "BUG=''" -D SEPARATE_COMMIT=True
     # A two-CTA matmul over a ring of stages (a leading stage dimension, barrier batches, the pair's
     # standalone commits), and a warp-specialized cluster kernel whose barriers stay in their CTA.
     for bug in "" stage_unwaited; do
@@ -460,14 +514,17 @@ if since 3.8; then
             --arg 'a_desc=desc<fp16[256, 64], cga=[[1, 0]]>' --arg 'b_desc=desc<fp16[64, 128], cga=[[0, 1]]>' \
             --arg 'c_desc=desc<fp16[256, 128], cga=[[1, 0]]>' --arg K=i32 -D "BUG='$bug'"
     done
-    for bug in "" no_wait; do
-        name=cluster_ws_relay
-        [ -n "$bug" ] && name=bug_cluster_ws_relay_$bug
-        gen $name.sm_100a $f/pair_ring_matmul.py cluster_ws_relay_kernel --target sm_100a --num-ctas 2 \
-            --arg 'x_ptr=*fp32' --arg 'out_ptr=*fp32' -D BLOCK=256 -D "BUG='$bug'"
+    # The warp-specialized cluster kernels use nothing of Blackwell's: Hopper runs them too.
+    for t in sm_100a sm_90a; do
+        for bug in "" no_wait; do
+            name=cluster_ws_relay
+            [ -n "$bug" ] && name=bug_cluster_ws_relay_$bug
+            gen $name.$t $f/pair_ring_matmul.py cluster_ws_relay_kernel --target $t --num-ctas 2 \
+                --arg 'x_ptr=*fp32' --arg 'out_ptr=*fp32' -D BLOCK=256 -D "BUG='$bug'"
+        done
+        gen cluster_ws_pair_signal.$t $f/pair_ring_matmul.py cluster_ws_pair_signal_kernel --target $t \
+            --num-ctas 2 --arg 'out_ptr=*fp32'
     done
-    gen cluster_ws_pair_signal.sm_100a $f/pair_ring_matmul.py cluster_ws_pair_signal_kernel --target sm_100a \
-        --num-ctas 2 --arg 'out_ptr=*fp32'
     # A persistent two-CTA matmul claiming its tiles with cluster launch control (multicast responses).
     for bug in "" acc_early relaxed_handoff no_handoff; do
         name=clc_pair_matmul

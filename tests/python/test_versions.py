@@ -304,6 +304,49 @@ def test_a_cluster_bug_is_found_at_its_line(rng):
     assert any(at_lines(d, path, load_b) for d in found), str(e.value)
 
 
+def _pair_multicast():
+    """Two CTA pairs in a cluster of four (tests/gluon/3.8/pair_multicast_matmul.py)."""
+    if TRITON < (3, 8):
+        pytest.skip(f"the two-pair kernel is written for Triton 3.8 and later, not {triton.__version__}")
+    path = GLUON / "3.8" / "pair_multicast_matmul.py"
+    return path, _load(path).pair_multicast_matmul_kernel
+
+
+def _pair_operands(rng, M=512, N=256, K=128):
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((K, N)).astype(np.float16)
+    c = np.zeros((M, N), np.float16)
+    descs = (
+        bg.TensorDescriptor.from_tensor(a, [256, 64], cga_layout=[[1, 0], [0, 0]]),
+        bg.TensorDescriptor.from_tensor(b, [64, 256], cga_layout=[[0, 1], [0, 2]]),
+        bg.TensorDescriptor.from_tensor(c, [256, 256], cga_layout=[[1, 0], [0, 1]]),
+    )
+    return a, b, c, descs
+
+
+def test_two_pairs_of_a_cluster_of_four_compute_their_tiles(rng, tmp_path):
+    """`num_ctas=4` with two-CTA MMAs: two pairs per cluster, A multicast between them onto the
+    pairs' load barriers; Triton's grid (2,) is eight CTAs in clusters of four; c = a @ b."""
+    _, kernel = _pair_multicast()
+    a, b, c, descs = _pair_operands(rng)
+    bg.run(kernel, (2,), *descs, 128, num_ctas=4, BUG="", SEPARATE_COMMIT=False, workdir=tmp_path)
+    launch = (tmp_path / "pair_multicast_matmul_kernel.launch").read_text()
+    assert "  grid = [8, 1, 1]\n  cluster = [4]\n" in launch
+    want = a.astype(np.float32) @ b.astype(np.float32)
+    np.testing.assert_allclose(c.astype(np.float32), want, rtol=1e-2, atol=2e-2)
+
+
+def test_two_pairs_missing_each_others_commits_is_found_at_the_multicast(rng):
+    path, kernel = _pair_multicast()
+    _, _, _, descs = _pair_operands(rng, M=256)
+    with pytest.raises(bwsim.HazardError) as e:
+        bg.check(kernel, (1,), *descs, 128, num_ctas=4, BUG="no_mma_multicast", SEPARATE_COMMIT=False, schedules=8)
+    found = [d for d in e.value.diagnostics if d["code"] == "write-while-in-flight"]
+    assert found, str(e.value)
+    load_a = set(lines_of(path, "multicast=True)")) & set(lines_of(path, "a_desc"))
+    assert any(at_lines(d, path, load_a) for d in found), str(e.value)
+
+
 def test_simulate_passes_num_ctas(rng):
     _, kernel = _multicast()
     a, b, c, descs = _cluster_operands(rng)

@@ -21,7 +21,8 @@
 //! - **Entry**: one `.visible .entry` named like the kernel ([`PtxModule::entry`]).
 //! - **Block**: `blockDim = (`[`PtxModule::block_dim`]`[0], 1, 1)`, exactly (the entry declares
 //!   `.maxntid` with it). Threads are `32 * warps`: warps `0 .. num_warps` run the default
-//!   partition (and all code outside `warp_specialize`), then each worker partition in
+//!   partition (and all code outside `warp_specialize`, whose cluster barriers every other
+//!   warp executes too), then each worker partition in
 //!   declaration order (a worker of 4k warps starts on a warpgroup boundary), rounded up to a
 //!   multiple of 4 warps when there are workers, as Gluon does.
 //! - **Grid**: as the launch spec says; the kernel reads `%ctaid`/`%nctaid` for

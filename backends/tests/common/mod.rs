@@ -1,7 +1,9 @@
 //! Helpers shared by the backend's integration tests: lowering a bundled kernel for a target
-//! and configuration.
+//! and configuration, and walking a kernel's PTX as one warp executes it (`ptx_walk`).
 
 #![allow(dead_code)]
+
+pub mod ptx_walk;
 
 use bwsim_backends::ptx::{self, PtxModule};
 use bwsim_isa::consts::Override;

@@ -17,9 +17,10 @@
 //!   on both CTAs' barriers; a `{multicast}` MMA's commits arrive on every CTA that shares its
 //!   operands;
 //! - `program_id(0)` is the cluster's index (Triton's grid counts clusters);
-//! - a reduction along a dimension split over CTAs, and a layout conversion between two CTA
-//!   layouts, exchange the pieces through distributed shared memory between cluster barriers
-//!   ([`Cx::cluster_reduce`], [`Cx::cluster_convert`]);
+//! - a reduction along a dimension split over CTAs (to a tensor, or of a 1-D tensor to a
+//!   scalar), and a layout conversion between two CTA layouts, exchange the pieces through
+//!   distributed shared memory between cluster barriers ([`Cx::cluster_reduce`],
+//!   [`Cx::cluster_convert`]);
 //! - what Triton's compiler adds for cluster kernels is added too: from 3.8, when a barrier can
 //!   be reached from another CTA ([`Cx::needs_init_sync`]), the barriers' initialisation is
 //!   made visible to the cluster right before the first operation that uses a barrier
@@ -62,6 +63,27 @@ impl Cga {
             }
         }
         s
+    }
+}
+
+/// `a` and `b` (two CTAs' partials) combined by `f`.
+fn fold_e(f: ReduceOp, a: Expr, b: Expr, span: Span) -> R<Expr> {
+    Ok(match f {
+        ReduceOp::Sum => bin(BinOp::Add, a, b, span),
+        ReduceOp::Prod => bin(BinOp::Mul, a, b, span),
+        ReduceOp::Max => call("max", vec![a, b], span),
+        ReduceOp::Min => call("min", vec![a, b], span),
+        ReduceOp::And => bin(BinOp::BitAnd, a, b, span),
+        ReduceOp::Or => bin(BinOp::BitOr, a, b, span),
+        ReduceOp::Xor => bin(BinOp::BitXor, a, b, span),
+        ReduceOp::Argmax | ReduceOp::Argmin => return Err(argext_error(span)),
+    })
+}
+
+fn argext_error(span: Span) -> ImportError {
+    ImportError::UnsupportedType {
+        message: "an argmax or argmin across the CTAs of a cluster is not supported".into(),
+        span,
     }
 }
 
@@ -431,6 +453,7 @@ impl Cx<'_> {
         hint: &str,
         partial: Expr,
         ty: &Type,
+        operand_ty: &Type,
         operand: &Cga,
         axis: usize,
         f: ReduceOp,
@@ -447,10 +470,7 @@ impl Cx<'_> {
             return Ok(partial);
         }
         let (Some(shape), Some(elem)) = (ty.shape(), ty.elem()) else {
-            return Err(ImportError::UnsupportedType {
-                message: "a reduction across the CTAs of a cluster to a scalar is not supported".into(),
-                span,
-            });
+            return self.cluster_reduce_scalar(hint, partial, ty, operand_ty, &split, f, span);
         };
         let layout = self.required_layout(ty, span)?;
         let group = 1i64 << split.len();
@@ -530,25 +550,108 @@ impl Cx<'_> {
             let v = name_e(&n, span);
             acc = Some(match acc {
                 None => v,
-                Some(a) => match f {
-                    ReduceOp::Sum => bin(BinOp::Add, a, v, span),
-                    ReduceOp::Prod => bin(BinOp::Mul, a, v, span),
-                    ReduceOp::Max => call("max", vec![a, v], span),
-                    ReduceOp::Min => call("min", vec![a, v], span),
-                    ReduceOp::And => bin(BinOp::BitAnd, a, v, span),
-                    ReduceOp::Or => bin(BinOp::BitOr, a, v, span),
-                    ReduceOp::Xor => bin(BinOp::BitXor, a, v, span),
-                    ReduceOp::Argmax | ReduceOp::Argmin => {
-                        return Err(ImportError::UnsupportedType {
-                            message: "an argmax or argmin across the CTAs of a cluster is not supported"
-                                .into(),
-                            span,
-                        })
-                    }
-                },
+                Some(a) => fold_e(f, a, v, span)?,
             });
         }
         let total = self.let_(hint, Rhs::Expr(acc.unwrap_or(partial)), span);
+        self.cluster_exit_sync(span);
+        Ok(name_e(&total, span))
+    }
+
+    /// [`Cx::cluster_reduce`] of a 1-D tensor to a scalar, as Triton 3.9 lowers it: each CTA
+    /// stores its partial into its own shared memory, a cluster barrier publishes the
+    /// partials, each CTA reads every partial of its group from the CTA that holds it
+    /// (distributed shared memory) and folds them in group order, and a second cluster barrier
+    /// keeps the partials until every CTA has read them (Triton's lowering has it before the
+    /// next use of the scratch buffer, or at the kernel's end). The partial travels as a
+    /// one-element tile in the operand's layout; `ty` is the scalar result's type.
+    #[allow(clippy::too_many_arguments)]
+    fn cluster_reduce_scalar(
+        &mut self,
+        hint: &str,
+        partial: Expr,
+        ty: &Type,
+        operand_ty: &Type,
+        split: &[usize],
+        f: ReduceOp,
+        span: Span,
+    ) -> R<Expr> {
+        let (Some(elem), Some(1)) = (ty.elem(), operand_ty.shape().map(<[i64]>::len)) else {
+            return Err(ImportError::UnsupportedType {
+                message: "a reduction across the CTAs of a cluster to a scalar of a tensor that is not 1-D"
+                    .into(),
+                span,
+            });
+        };
+        if matches!(f, ReduceOp::Argmax | ReduceOp::Argmin) {
+            return Err(argext_error(span));
+        }
+        let d = dtype_of(elem, span)?;
+        let layout = self.required_layout(operand_ty, span)?;
+        let one = self.let_(
+            &format!("{hint}_one"),
+            Rhs::Expr(call(
+                "full",
+                vec![
+                    list_e(&[1], span),
+                    partial,
+                    name_e(d.name(), span),
+                    layout.clone(),
+                ],
+                span,
+            )),
+            span,
+        );
+        let bty = self.shaped_as(d, &[1], span);
+        let buf = self.let_op(
+            &format!("{hint}_cluster"),
+            OpKind::SmemAlloc {
+                ty: bty,
+                layout: name_e("plain", span),
+                align: None,
+            },
+            span,
+        );
+        self.op_stmt(
+            OpKind::SmemStore {
+                dst: name_e(&buf, span),
+                value: name_e(&one, span),
+                cta: None,
+            },
+            span,
+        );
+        self.cluster_exit_sync(span);
+        let mask: i64 = split.iter().map(|&b| 1i64 << b).sum();
+        let base = self.leader_e(mask, span);
+        let mut acc: Option<Expr> = None;
+        for j in 0..(1i64 << split.len()) {
+            let peer: i64 = split.iter().enumerate().map(|(i, &b)| ((j >> i) & 1) << b).sum();
+            let rank = match (&base.kind, peer) {
+                (_, 0) => base.clone(),
+                (ExprKind::Int(0), p) => int_e(p, span),
+                _ => bin(BinOp::BitOr, base.clone(), int_e(peer, span), span),
+            };
+            let n = self.let_op(
+                &format!("{hint}_part"),
+                OpKind::SmemLoad {
+                    src: name_e(&buf, span),
+                    layout: Some(layout.clone()),
+                    cta: Some(rank),
+                },
+                span,
+            );
+            let v = name_e(&n, span);
+            acc = Some(match acc {
+                None => v,
+                Some(a) => fold_e(f, a, v, span)?,
+            });
+        }
+        let folded = acc.unwrap_or_else(|| name_e(&one, span));
+        let total = self.let_(
+            hint,
+            Rhs::Expr(call(f.name(), vec![folded, int_e(0, span)], span)),
+            span,
+        );
         self.cluster_exit_sync(span);
         Ok(name_e(&total, span))
     }

@@ -693,6 +693,11 @@ pub(super) fn partition_params(args: &[Token]) -> Vec<String> {
 /// mbarrier's (`i64`, shape `[1]` or `[N, 1]`): read or written by `ttg.local_load` /
 /// `ttg.local_store` (through views and `warp_specialize` captures) and never initialised as a
 /// barrier. Such a buffer (a tile id handed between partitions, say) is a plain buffer.
+///
+/// Each view is resolved to its allocation where it is defined: a `warp_specialize` partition
+/// is isolated from the code around it, so its value names (`%2`, its parameters `%arg1`)
+/// restart and may name other values in the next partition or outside; the names a
+/// partition defines are forgotten once the `warp_specialize` has been read.
 pub(super) fn i64_data_allocs(ops: &[Op]) -> HashSet<String> {
     fn root(alias: &HashMap<String, String>, n: &str) -> String {
         let mut cur = n.to_string();
@@ -726,13 +731,15 @@ pub(super) fn i64_data_allocs(ops: &[Op]) -> HashSet<String> {
                 "ttg.local_alloc" => allocs.extend(op.results.iter().cloned()),
                 n if n.starts_with("ttg.memdesc_") => {
                     if let (Some(r), Some(src)) = (op.results.first(), vals.first()) {
-                        alias.insert(r.clone(), src.clone());
+                        let to = root(alias, src);
+                        alias.insert(r.clone(), to);
                     }
                 }
-                "ttg.local_load" => data.extend(vals.first().cloned()),
-                "ttg.local_store" => data.extend(vals.get(1).cloned()),
-                "ttng.init_barrier" => bars.extend(vals.first().cloned()),
+                "ttg.local_load" => data.extend(vals.first().map(|v| root(alias, v))),
+                "ttg.local_store" => data.extend(vals.get(1).map(|v| root(alias, v))),
+                "ttng.init_barrier" => bars.extend(vals.first().map(|v| root(alias, v))),
                 "ttg.warp_specialize" => {
+                    let outer = alias.clone();
                     let mut c = Cursor::new(&op.toks, op.span);
                     let captured = match c.peek() {
                         Tok::Punct("(") => c.group().map(values).unwrap_or_default(),
@@ -744,13 +751,19 @@ pub(super) fn i64_data_allocs(ops: &[Op]) -> HashSet<String> {
                             if matches!(c.peek(), Tok::Punct("(")) {
                                 let params = c.group().map(partition_params).unwrap_or_default();
                                 for (p, v) in params.into_iter().zip(&captured) {
-                                    alias.insert(p, v.clone());
+                                    let to = root(&outer, v);
+                                    alias.insert(p, to);
                                 }
                             }
                         } else {
                             c.bump();
                         }
                     }
+                    for r in &op.regions {
+                        walk(&r.ops, alias, data, bars, allocs);
+                    }
+                    *alias = outer;
+                    continue;
                 }
                 _ => {}
             }
@@ -761,10 +774,64 @@ pub(super) fn i64_data_allocs(ops: &[Op]) -> HashSet<String> {
     }
     let (mut alias, mut data, mut bars, mut allocs) = Default::default();
     walk(ops, &mut alias, &mut data, &mut bars, &mut allocs);
-    let bars: HashSet<String> = bars.iter().map(|b| root(&alias, b)).collect();
-    let data: HashSet<String> = data.iter().map(|d| root(&alias, d)).collect();
+    let bars: HashSet<String> = bars.into_iter().collect();
+    let data: HashSet<String> = data.into_iter().collect();
     allocs
         .into_iter()
         .filter(|a| data.contains(a) && !bars.contains(a))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::i64_data_allocs;
+
+    fn data_allocs(text: &str) -> Vec<String> {
+        let toks = crate::lexer::lex(text, 0).expect("lexes");
+        let m = crate::syntax::parse(toks).expect("parses");
+        let mut v: Vec<String> = i64_data_allocs(&m.ops).into_iter().collect();
+        v.sort();
+        v
+    }
+
+    /// The partitions of a `warp_specialize` reuse the names `%2` and `%3` for views of
+    /// different captures, and `%2` for a name of the code around them (partitions are
+    /// isolated from above): the barrier batch `%bar` is initialised as barriers through the
+    /// outer `%2`, `%ids` is an i64 buffer only loaded and stored (partition1's `%2`).
+    #[test]
+    fn views_resolve_where_they_are_defined_in_each_partition() {
+        let text = r#"
+module {
+  tt.func public @k() {
+    %c0 = arith.constant 0 : i32
+    %bar = ttg.local_alloc : () -> !ttg.memdesc<4x1xi64, #shared, #smem, mutable>
+    %ids = ttg.local_alloc : () -> !ttg.memdesc<1xi64, #shared, #smem, mutable>
+    %2 = ttg.memdesc_index %bar[%c0] : !ttg.memdesc<4x1xi64, #shared, #smem, mutable> -> !ttg.memdesc<1xi64, #shared, #smem, mutable>
+    ttng.init_barrier %2, 1 : !ttg.memdesc<1xi64, #shared, #smem, mutable>
+    ttg.warp_specialize(%ids, %bar)
+    default {
+      ttg.warp_yield
+    }
+    partition0(%arg1: !ttg.memdesc<1xi64, #shared, #smem, mutable>, %arg2: !ttg.memdesc<4x1xi64, #shared, #smem, mutable>) num_warps(1) {
+      %c0_1 = arith.constant 0 : i32
+      %2 = ttg.memdesc_index %arg2[%c0_1] : !ttg.memdesc<4x1xi64, #shared, #smem, mutable> -> !ttg.memdesc<1xi64, #shared, #smem, mutable>
+      ttng.wait_barrier %2, %c0_1 : !ttg.memdesc<1xi64, #shared, #smem, mutable>
+      %3 = ttg.local_load %arg1 : !ttg.memdesc<1xi64, #shared, #smem, mutable> -> tensor<1xi64, #blocked>
+      ttg.warp_return
+    }
+    partition1(%arg1: !ttg.memdesc<1xi64, #shared, #smem, mutable>, %arg2: !ttg.memdesc<4x1xi64, #shared, #smem, mutable>) num_warps(1) {
+      %c0_1 = arith.constant 0 : i32
+      %2 = ttg.memdesc_subslice %arg1[0] : !ttg.memdesc<1xi64, #shared, #smem, mutable> -> !ttg.memdesc<1xi64, #shared, #smem, mutable>
+      %cst = arith.constant dense<0> : tensor<1xi64, #blocked>
+      ttg.local_store %cst, %2 : tensor<1xi64, #blocked> -> !ttg.memdesc<1xi64, #shared, #smem, mutable>
+      %3 = ttg.memdesc_index %arg2[%c0_1] : !ttg.memdesc<4x1xi64, #shared, #smem, mutable> -> !ttg.memdesc<1xi64, #shared, #smem, mutable>
+      ttng.arrive_barrier %3, 1 : !ttg.memdesc<1xi64, #shared, #smem, mutable>
+      ttg.warp_return
+    }
+    tt.return
+  }
+}
+"#;
+        assert_eq!(data_allocs(text), vec!["ids".to_string()]);
+    }
 }

@@ -188,6 +188,13 @@ impl<'m> Cx<'m> {
             "tt.mulhiui" | "tt.precise_divf" | "tt.bitcast" | "tt.clampf" => {
                 let v = self.operands(op)?;
                 let x = v.first().ok_or_else(|| self.misuse(op, "needs an operand"))?;
+                if name == "tt.bitcast" {
+                    if let Some(val) = self.pointer_bitcast(op, x)? {
+                        let r = self.result(op, 0)?;
+                        self.bind(&r, val);
+                        return Ok(());
+                    }
+                }
                 let from = self.val_type(&x.0, x.1)?.elem();
                 let to = self.result_type(op, 0)?.elem();
                 let (asm, cons) = match (name, from, to) {
@@ -703,6 +710,10 @@ impl<'m> Cx<'m> {
                 // barriers (Triton 3.9's PTX: `tcgen05.commit.cta_group::2` with the pair's
                 // multicast mask, under a rank-0-of-the-pair predicate).
                 let pair = self.two_cta_module;
+                // `descs`: the MMA's shared operands; the arrival reaches every CTA sharing one.
+                // The types list the barrier's, then the descs' (the predicate has none).
+                let typed = self.sig(op)?.inputs.len();
+                let multicast = self.commit_mask(op, 1..typed, pair, span)?;
                 if pair {
                     self.open_block();
                 }
@@ -711,7 +722,7 @@ impl<'m> Cx<'m> {
                         bar,
                         pred,
                         cta_group: pair.then(|| int_e(2, span)),
-                        multicast: None,
+                        multicast,
                     },
                     span,
                 );
@@ -985,5 +996,55 @@ impl<'m> Cx<'m> {
                  (docs/gluon.md, operation coverage)",
             )),
         }
+    }
+
+    /// `tt.bitcast` of a (tensor of) pointer(s) `x`: `None` when `x` is not a pointer. Triton
+    /// stores a boolean through a `!tt.ptr<i1>` cast to `!tt.ptr<i8>` (a bool is a byte in
+    /// memory, as it is in bwsim's global tensors, and the value stored is its zero extension,
+    /// 0 or 1): the pointer stays the parameter's, and a store through it converts the byte to
+    /// the parameter's `i1` (exact for 0 and 1; `Cx::bool_ptrs`). A cast between two pointees of
+    /// one type is the pointer itself. Any other pointer cast is refused.
+    fn pointer_bitcast(&mut self, op: &Op, x: &(String, Span)) -> R<Option<Val>> {
+        let v = self.get(&x.0, x.1)?;
+        let Val::Ptr { base, offs, ty } = v else {
+            return Ok(None);
+        };
+        let to = self.result_type(op, 0)?;
+        let pointee = |t: &Type| match t {
+            Type::Ptr(p) => p.elem(),
+            Type::Tensor { elem, .. } => match &**elem {
+                Type::Ptr(p) => p.elem(),
+                _ => None,
+            },
+            _ => None,
+        };
+        let byte = |e: Option<Elem>| matches!(e, Some(Elem::I1 | Elem::I8));
+        // The operand's type is the one printed after the colon (a pointer value's binding
+        // keeps its offsets' type).
+        let printed = {
+            let c = Cursor::new(&op.toks, op.span);
+            c.find_top(":").and_then(|at| {
+                let mut tc = Cursor::new(&op.toks[at + 1..], op.span);
+                parse_type(&mut tc).ok()
+            })
+        };
+        let from = printed.unwrap_or_else(|| ty.clone());
+        let (a, b) = (pointee(&from), pointee(&to));
+        if a.is_some() && (a == b || (byte(a) && byte(b))) {
+            if a != b {
+                if a != Some(Elem::I1) {
+                    return Err(self.unsupported(
+                        op,
+                        "a cast of an i8 pointer to a bool pointer (a byte read or written as a bool) is not imported",
+                    ));
+                }
+                self.bool_ptrs.insert(self.result(op, 0)?);
+            }
+            return Ok(Some(Val::Ptr { base, offs, ty }));
+        }
+        Err(self.unsupported(
+            op,
+            "a pointer bit cast other than between `i1` and `i8` pointees (a bool stored as a byte) is not imported",
+        ))
     }
 }

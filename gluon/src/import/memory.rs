@@ -502,21 +502,13 @@ impl<'m> Cx<'m> {
         let attrs = self.attr_dict(op)?;
         let two_ctas = attrs.has("two_ctas");
         let cta_group = two_ctas.then(|| int_e(2, span));
-        // A `{multicast}` MMA's completion reaches every CTA that shares one of its operands:
-        // the union of each operand's group (Triton's commit mask).
-        let mut mask: Option<Expr> = None;
-        if attrs.has("multicast") && !two_ctas {
-            for i in 0..2 {
-                let bits = self.operand_group(op, i, span)?;
-                if bits != 0 {
-                    let g = self.group_mask_e(bits, span);
-                    mask = Some(match mask {
-                        Some(m) => bin(BinOp::BitOr, m, g, span),
-                        None => g,
-                    });
-                }
-            }
-        }
+        // A `{multicast}` MMA's completion reaches every CTA that shares one of its operands
+        // (Triton's commit mask).
+        let mask = if attrs.has("multicast") {
+            self.commit_mask(op, 0..2, two_ctas, span)?
+        } else {
+            None
+        };
         let a = self.expr(&items[0].name, items[0].span)?;
         let b = self.expr(&items[1].name, items[1].span)?;
         let acc = self.expr(&items[2].name, items[2].span)?;
@@ -589,6 +581,34 @@ impl<'m> Cx<'m> {
             self.bind(r, Val::Token);
         }
         Ok(())
+    }
+
+    /// The multicast mask of a commit whose MMA read the shared buffers that are operands
+    /// `operands` of `op`: the union of each buffer's sharing group (the CTAs that differ from
+    /// this one only in the buffer's broadcast rank bits), each widened to both CTAs of every
+    /// pair in it when the commit is a pair's (`pair`: a two-CTA MMA reads both CTAs' halves).
+    /// `None` when no buffer is shared: the commit stays this CTA's (or its pair's). Read from
+    /// Triton 3.9's PTX: a pair MMA reading an A block shared by the two pairs of a cluster of
+    /// four commits with the mask `0b1111`.
+    pub(super) fn commit_mask(
+        &self,
+        op: &Op,
+        operands: std::ops::Range<usize>,
+        pair: bool,
+        span: Span,
+    ) -> R<Option<Expr>> {
+        let mut mask: Option<Expr> = None;
+        for i in operands {
+            let bits = self.operand_group(op, i, span)?;
+            if bits != 0 {
+                let g = self.group_mask_e(if pair { bits | 1 } else { bits }, span);
+                mask = Some(match mask {
+                    Some(m) => bin(BinOp::BitOr, m, g, span),
+                    None => g,
+                });
+            }
+        }
+        Ok(mask)
     }
 
     /// An fp4 operand: Gluon packs two e2m1 values per byte of a uint8 (`i8`) NVMMA buffer along
@@ -716,10 +736,14 @@ impl<'m> Cx<'m> {
             } else {
                 None
             };
-            if multicast.is_some() && group != 0 {
+            // A multicast onto a barrier shared by a CTA pair (Triton 3.9's
+            // `cp.async.bulk.tensor.cta_group::2 ... .multicast::cluster` with the barrier's
+            // address in the pair's first CTA): the bytes landing in each destination complete
+            // on the barrier of that destination's pair's first CTA.
+            if multicast.is_some() && group != 0 && group != 1 {
                 return Err(self.misuse(
                     op,
-                    "a multicast copy completing on a barrier shared by a CTA group is not supported",
+                    "a multicast copy completing on a barrier shared by CTAs other than a pair is not supported",
                 ));
             }
             OpKind::TmaLoad {

@@ -101,6 +101,7 @@ pub fn import(m: &Module, src: &SourceMap, version: Version) -> Result<Kernel, V
         init_sync_pending: false,
         two_cta_module: false,
         i64_data: HashSet::new(),
+        bool_ptrs: HashSet::new(),
         compiler_fences: HashSet::new(),
         funcs: HashMap::new(),
         inlining: Vec::new(),
@@ -225,6 +226,9 @@ struct Cx<'m> {
     two_cta_module: bool,
     /// `ttg.local_alloc`s typed like an mbarrier that hold data ([`control::i64_data_allocs`]).
     i64_data: HashSet<String>,
+    /// Pointers to a bool parameter cast to `i8` pointers (`tt.bitcast`, Triton's store of a
+    /// bool): the bytes stored through them are converted to the parameter's `i1`.
+    bool_ptrs: HashSet<String>,
     /// The operations (by the start of their TTGIR text) that Triton's proxy-fence pass puts a
     /// `fence.proxy.async` in front of when it lowers the TTGIR ([`proxy_fences`]).
     compiler_fences: HashSet<u32>,

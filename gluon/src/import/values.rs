@@ -272,7 +272,12 @@ impl<'m> Cx<'m> {
                 )),
                 _ => None,
             };
-        let d = dtype_of(if elem == Elem::Index { Elem::I64 } else { elem }, span)?;
+        let mut d = dtype_of(if elem == Elem::Index { Elem::I64 } else { elem }, span)?;
+        if !ty.is_tensor() && from == Some(Elem::I1) && matches!(d, DType::I8 | DType::I16) {
+            // A bool widened to a byte (Triton's store of a bool): 0 or 1 (-1 signed), which
+            // an i32 scalar holds exactly.
+            d = DType::I32;
+        }
         let mut a = self.math_operand(&v[0].0, v[0].1)?;
         if let Some(mask) = zext_mask {
             // Zero extension: the value as i64, masked to its width (exact), then converted.
@@ -294,6 +299,12 @@ impl<'m> Cx<'m> {
 
     pub(super) fn global_load(&mut self, op: &Op, span: Span) -> R<()> {
         let v = self.n_operands(op, 1)?;
+        if self.bool_ptrs.contains(&v[0].0) {
+            return Err(self.unsupported(
+                op,
+                "a load through a bool pointer cast to an i8 pointer is not imported",
+            ));
+        }
         let Val::Ptr { base, offs, ty: pty } = self.get(&v[0].0, v[0].1)? else {
             return Err(self.misuse(op, "the pointers are not derived from a pointer parameter"));
         };
@@ -747,8 +758,11 @@ impl<'m> Cx<'m> {
                 return self.scalar_store(op, (&base, offs, &ty), &v, span);
             }
         }
-        let (base, offsets, value, mask) =
+        let (base, offsets, mut value, mask) =
             self.pointer_operands(op, "scalar stores are not supported (store a tensor)", span)?;
+        if self.bool_ptrs.contains(&v[0].0) {
+            value = call("cast", vec![value, name_e(DType::I1.name(), span)], span);
+        }
         self.op_stmt(
             OpKind::GlobalStore {
                 ptr: name_e(&base, span),
@@ -770,7 +784,10 @@ impl<'m> Cx<'m> {
         let warps = self.warps;
         let tile = |x: Expr, d: DType| one_element(x, d, warps, span);
         let offsets = tile(offs.unwrap_or_else(|| int_e(0, span)), DType::I32);
-        let value = tile(self.math_operand(&v[1].0, v[1].1)?, d);
+        let mut value = tile(self.math_operand(&v[1].0, v[1].1)?, d);
+        if self.bool_ptrs.contains(&v[0].0) {
+            value = call("cast", vec![value, name_e(DType::I1.name(), span)], span);
+        }
         let mask = match v.get(2) {
             Some((n, s)) => Some(tile(self.math_operand(n, *s)?, DType::I1)),
             None => None,
@@ -1002,9 +1019,16 @@ impl<'m> Cx<'m> {
                     // In a cluster kernel the reduced axis may be split over the CTAs.
                     let operand = self.val_type(&v[i].0, v[i].1)?;
                     let e = match self.cga_of_ty(Some(&operand), span)? {
-                        Some(cga) => {
-                            self.cluster_reduce(&r, name_e(&n, span), &ty, &cga, axis as usize, f, span)?
-                        }
+                        Some(cga) => self.cluster_reduce(
+                            &r,
+                            name_e(&n, span),
+                            &ty,
+                            &operand,
+                            &cga,
+                            axis as usize,
+                            f,
+                            span,
+                        )?,
                         None => name_e(&n, span),
                     };
                     self.bind(&r, Val::E(e, ty));

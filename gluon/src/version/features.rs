@@ -148,7 +148,7 @@ pub const FEATURES: &[Feature] = &[
         example: "tt.bitcast",
         since: Version::V3_6,
         until: None,
-        support: Support::Imported("`inline_asm` of `mov.b16/b32/b64` between element types of one width (f16, bf16, i16; f32, i32; f64, i64); 8-bit elements and pointers refused"),
+        support: Support::Imported("`inline_asm` of `mov.b16/b32/b64` between element types of one width (f16, bf16, i16; f32, i32; f64, i64); a bool pointer cast to an `i8` pointer (Triton's store of a bool) stays the bool parameter, the bytes stored through it converted to `i1`; 8-bit elements and other pointer casts refused"),
     },
     Feature {
         name: "tt.broadcast",
@@ -654,7 +654,7 @@ pub const FEATURES: &[Feature] = &[
         until: None,
         support: Support::Imported(
             "`tma.load DESC[coords], DST, BAR[, pred]` (in a cluster kernel: this CTA's piece of the block; `{multicast}`: \
-             `multicast=MASK` from the first CTA sharing the block; a CTA pair's barrier: `bar_cta=R`)",
+             `multicast=MASK` from the first CTA sharing the block; a CTA pair's barrier: `bar_cta=R`, also with `multicast=`)",
         ),
     },
     Feature {
@@ -858,7 +858,10 @@ pub const FEATURES: &[Feature] = &[
         example: "ttng.tc_gen5_commit",
         since: Version::V3_6,
         until: None,
-        support: Support::Imported("`tcgen05.commit BAR[, pred]`"),
+        support: Support::Imported(
+            "`tcgen05.commit BAR[, pred]` (in a kernel of two-CTA MMAs `cta_group=2` from the pair's first CTA; \
+             `descs`: `multicast=MASK` over the CTAs sharing those buffers)",
+        ),
     },
     Feature {
         name: "ttng.tmem_alloc",

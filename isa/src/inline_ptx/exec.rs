@@ -55,7 +55,7 @@ impl Regs<'_> {
         Ok(())
     }
 
-    fn step(&mut self, ins: &Ins) -> Result<(), RunError> {
+    pub(super) fn step(&mut self, ins: &Ins) -> Result<(), RunError> {
         let rd = |s: &Self, x: Src| s.read(x, ins);
         match &ins.op {
             Op::Mov { d, a } => {

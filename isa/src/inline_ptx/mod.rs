@@ -394,5 +394,27 @@ impl Program {
     }
 }
 
+/// Executes one instruction of [`parse::parse_instruction`] (its guard is the caller's) on a
+/// register file `v` (bits) with `def` marking the registers that hold a value; `regs` gives
+/// the registers' widths and names and `src` the text the instruction's `at` points into.
+pub fn step(
+    ins: &parse::Ins,
+    regs: &parse::Parsed,
+    src: &str,
+    v: &mut Vec<u64>,
+    def: &mut Vec<bool>,
+) -> Result<(), RunError> {
+    let mut r = exec::Regs {
+        v: std::mem::take(v),
+        def: std::mem::take(def),
+        p: regs,
+        text: src,
+    };
+    let out = r.step(ins);
+    *v = r.v;
+    *def = r.def;
+    out
+}
+
 #[cfg(test)]
 mod tests;

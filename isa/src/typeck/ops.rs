@@ -381,13 +381,6 @@ impl<'k> Cx<'k> {
                 {
                     self.opt_scalar(multicast, "multicast")?;
                     self.opt_scalar(bar_cta, "bar_cta")?;
-                    if let (Some(_), Some(b)) = (multicast, bar_cta) {
-                        return Err(e_type(
-                            b.span,
-                            "a multicast `tma.load` completes on each destination CTA's own barrier; `bar_cta` is for a copy into this CTA alone",
-                            "here",
-                        ));
-                    }
                     if bar_cta.is_some() {
                         self.arch(op, Target::Sm100a, Code::ArchTcgen05);
                     }

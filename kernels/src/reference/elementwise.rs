@@ -292,6 +292,28 @@ pub(super) fn clc_scale(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<
     Ok(vec![Expected::close("y", y, 1e-6, 2.5e-7)])
 }
 
+/// tests/gluon/3.8/clc_cluster_flags.py: every block is processed once, whichever programs
+/// run: `pos[i] = x[i] > 0` and `done[b] = true` for every block, as bools (0 or 1). Exact.
+pub(super) fn clc_cluster_flags(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
+    let (x, pos0, done0) = (
+        tensor(plan, inputs, "x")?,
+        tensor(plan, inputs, "pos")?,
+        tensor(plan, inputs, "done")?,
+    );
+    if x.dtype != DType::F32 || pos0.shape != x.shape || pos0.dtype != DType::I1 || done0.dtype != DType::I1 {
+        return Err("clc_cluster_flags takes an f32 x, a bool pos of its shape and a bool done".into());
+    }
+    let mut pos = HostTensor::zeros("pos", DType::I1, x.shape.clone());
+    for i in 0..x.numel() {
+        pos.set_bits(i, u64::from(f32_at(x, i) > 0.0));
+    }
+    let mut done = HostTensor::zeros("done", DType::I1, done0.shape.clone());
+    for b in 0..done.numel() {
+        done.set_bits(b, 1);
+    }
+    Ok(vec![Expected::exact("pos", pos), Expected::exact("done", done)])
+}
+
 /// tests/gluon/3.8/packed_arith.py, per row r of the [rows, cols] f32 tiles:
 /// m = max_c (x * scale), rounded products; p = fma(x, scale, -m) (one rounding, `fma.rn.f32x2`);
 /// out = acc * alpha + p, the product and the sum each rounded (`mul.f32x2`, `add.f32x2`). Exact.
@@ -535,12 +557,5 @@ pub(super) fn fp4_unpack(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec
             r_out.set_bits(r * cols + c, w.to_bits() as u64);
         }
     }
-    Ok([c_out, r_out]
-        .into_iter()
-        .map(|t| Expected {
-            tensor: t.name.clone(),
-            values: t,
-            tol: Tolerance::Exact,
-        })
-        .collect())
+    Ok(Expected::all_exact([c_out, r_out]))
 }

@@ -64,14 +64,7 @@ pub(super) fn combiner_reductions(
         }
     }
     out.push(tails);
-    Ok(out
-        .into_iter()
-        .map(|t| Expected {
-            tensor: t.name.clone(),
-            values: t,
-            tol: Tolerance::Exact,
-        })
-        .collect())
+    Ok(Expected::all_exact(out))
 }
 
 /// tests/gluon/pair_reductions.py (two-operand combiners that mix their operands): per row of
@@ -175,14 +168,7 @@ pub(super) fn register_gather_histogram(
         let old = hist.get_bits(b) as u32 as i32;
         hist.set_bits(b, old.wrapping_add(1) as u32 as u64);
     }
-    Ok([rotated, hist]
-        .into_iter()
-        .map(|t| Expected {
-            tensor: t.name.clone(),
-            values: t,
-            tol: Tolerance::Exact,
-        })
-        .collect())
+    Ok(Expected::all_exact([rotated, hist]))
 }
 
 /// tests/gluon/claims.py: every program compare-and-swaps 0 -> its id into every flag and
@@ -302,4 +288,24 @@ pub(super) fn tma_reduce(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec
         put(&mut out, i, sum)?;
     }
     Ok(vec![Expected::close("out", out, 0.0, 1e-6)])
+}
+
+/// tests/gluon/3.8/cluster_ws_pairs.py: the column sums of f32 `x` [rows, cols], `out[j] =
+/// x[0, j] + x[1, j] + ...`, each sum an f32 accumulator from 0 adding the rows in order (as each
+/// consumer partition does). Exact.
+pub(super) fn column_sums(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
+    let (x, out) = (tensor(plan, inputs, "x")?, tensor(plan, inputs, "out")?);
+    if x.dtype != DType::F32 || x.shape.len() != 2 || out.shape != [x.shape[1]] {
+        return Err("column sums take an f32 [rows, cols] input and an f32 [cols] output".into());
+    }
+    let (rows, cols) = (x.shape[0], x.shape[1]);
+    let mut o = HostTensor::zeros("out", DType::F32, vec![cols]);
+    for c in 0..cols {
+        let mut acc = 0.0f32;
+        for r in 0..rows {
+            acc += f32::from_bits(x.get_bits(r * cols + c) as u32);
+        }
+        put(&mut o, c, f64::from(acc))?;
+    }
+    Ok(vec![Expected::exact("out", o)])
 }

@@ -73,6 +73,28 @@ fn at(a: Span, b: Span) -> bool {
     a.start == b.start && a.end == b.end
 }
 
+impl Candidate {
+    /// Inserting `edits` (an operation with its `.tile` and Gluon spellings) before or after
+    /// `anchor`.
+    fn insert(
+        group: u8,
+        anchor: Span,
+        after: bool,
+        edits: Vec<(OpKind, &'static str, &'static str)>,
+    ) -> Self {
+        let tile = edits.iter().map(|e| e.1).collect();
+        let gluon = edits.iter().map(|e| e.2).collect();
+        Candidate {
+            group,
+            anchor,
+            after,
+            ops: edits.into_iter().map(|e| e.0).collect(),
+            tile,
+            gluon,
+        }
+    }
+}
+
 fn int(v: i64) -> Expr {
     Expr::new(ExprKind::Int(v), Span::DUMMY)
 }
@@ -110,22 +132,8 @@ fn candidates(d: &Diagnostic, op_at: &dyn Fn(Span) -> Option<&'static str>) -> V
     match d.code {
         Code::MissingFence => {
             let (op, t, g) = fence();
-            out.push(Candidate {
-                group: 0,
-                anchor: first,
-                after: true,
-                ops: vec![op.clone()],
-                tile: vec![t],
-                gluon: vec![g],
-            });
-            out.push(Candidate {
-                group: 1,
-                anchor: second,
-                after: false,
-                ops: vec![op],
-                tile: vec![t],
-                gluon: vec![g],
-            });
+            out.push(Candidate::insert(0, first, true, vec![(op.clone(), t, g)]));
+            out.push(Candidate::insert(1, second, false, vec![(op, t, g)]));
         }
         Code::WriteWhileInFlight | Code::ReadBeforeComplete | Code::Race => {
             // The deepest wait that still retires the first access's group comes first: it
@@ -134,39 +142,39 @@ fn candidates(d: &Diagnostic, op_at: &dyn Fn(Span) -> Option<&'static str>) -> V
             for depth in [2i64, 1, 0] {
                 match first_op {
                     Some(n) if n.starts_with("tma.store") || n.starts_with("tma.scatter") => {
-                        out.push(Candidate {
-                            group: 2,
-                            anchor: second,
-                            after: false,
-                            ops: vec![OpKind::TmaStoreWait {
-                                pendings: int(depth),
-                                full: None,
-                            }],
-                            tile: vec![STORE_WAIT[depth as usize].0],
-                            gluon: vec![STORE_WAIT[depth as usize].1],
-                        })
+                        out.push(Candidate::insert(
+                            2,
+                            second,
+                            false,
+                            vec![(
+                                OpKind::TmaStoreWait {
+                                    pendings: int(depth),
+                                    full: None,
+                                },
+                                STORE_WAIT[depth as usize].0,
+                                STORE_WAIT[depth as usize].1,
+                            )],
+                        ))
                     }
                     Some("cp.async") => {
                         // The wait alone when the copies' group is already committed, else a
                         // commit first.
                         let wait = OpKind::CpAsyncWait { pendings: int(depth) };
                         let (t, g) = CP_WAIT[depth as usize];
-                        out.push(Candidate {
-                            group: 2,
-                            anchor: second,
-                            after: false,
-                            ops: vec![wait.clone()],
-                            tile: vec![t],
-                            gluon: vec![g],
-                        });
-                        out.push(Candidate {
-                            group: 2,
-                            anchor: second,
-                            after: false,
-                            ops: vec![OpKind::CpAsyncCommit {}, wait],
-                            tile: vec!["cp.async.commit", t],
-                            gluon: vec!["async_copy.commit_group()", g],
-                        });
+                        out.push(Candidate::insert(2, second, false, vec![(wait.clone(), t, g)]));
+                        out.push(Candidate::insert(
+                            2,
+                            second,
+                            false,
+                            vec![
+                                (
+                                    OpKind::CpAsyncCommit {},
+                                    "cp.async.commit",
+                                    "async_copy.commit_group()",
+                                ),
+                                (wait, t, g),
+                            ],
+                        ));
                     }
                     _ => {}
                 }
@@ -191,50 +199,33 @@ fn stmt_op(s: &Stmt) -> Option<&Op> {
     }
 }
 
-/// Every nested block of a statement.
-fn blocks_mut(s: &mut Stmt) -> Vec<&mut Block> {
-    match &mut s.kind {
-        StmtKind::For(f) => vec![&mut f.body],
-        StmtKind::While { body, .. } => vec![body],
-        StmtKind::If {
-            then_body, else_body, ..
-        } => {
-            let mut v = vec![then_body];
-            if let Some(e) = else_body {
-                v.push(e);
+/// `child_blocks!(name)` / `child_blocks!(name, mut)`: the blocks a statement holds (loop and
+/// branch bodies, every partition of a `warp_specialize`), shared or mutable.
+macro_rules! child_blocks {
+    ($name:ident $(, $m:tt)?) => {
+        fn $name(s: &$($m)? Stmt) -> Vec<&$($m)? Block> {
+            match &$($m)? s.kind {
+                StmtKind::For(f) => vec![&$($m)? f.body],
+                StmtKind::While { body, .. } => vec![body],
+                StmtKind::If {
+                    then_body, else_body, ..
+                } => {
+                    let mut v = vec![then_body];
+                    v.extend(else_body);
+                    v
+                }
+                StmtKind::WarpSpecialize { default, workers } => {
+                    let mut v = vec![&$($m)? default.body];
+                    v.extend(workers.into_iter().map(|w| &$($m)? w.body));
+                    v
+                }
+                _ => Vec::new(),
             }
-            v
         }
-        StmtKind::WarpSpecialize { default, workers } => {
-            let mut v = vec![&mut default.body];
-            v.extend(workers.iter_mut().map(|w| &mut w.body));
-            v
-        }
-        _ => Vec::new(),
-    }
+    };
 }
-
-fn blocks(s: &Stmt) -> Vec<&Block> {
-    match &s.kind {
-        StmtKind::For(f) => vec![&f.body],
-        StmtKind::While { body, .. } => vec![body],
-        StmtKind::If {
-            then_body, else_body, ..
-        } => {
-            let mut v = vec![then_body];
-            if let Some(e) = else_body {
-                v.push(e);
-            }
-            v
-        }
-        StmtKind::WarpSpecialize { default, workers } => {
-            let mut v = vec![&default.body];
-            v.extend(workers.iter().map(|w| &w.body));
-            v
-        }
-        _ => Vec::new(),
-    }
-}
+child_blocks!(blocks);
+child_blocks!(blocks_mut, mut);
 
 /// The name of the first operation at `span` in `b`.
 fn op_name_at(b: &Block, span: Span) -> Option<&'static str> {
@@ -368,20 +359,12 @@ mod tests {
                     .map(|op| op.span)
             })
             .expect("a smem.store");
-        let mut before = k.clone();
-        assert!(insert(
-            &mut before.body,
-            span,
-            false,
-            &[OpKind::FenceAsyncShared {}]
-        ));
-        let mut after = k.clone();
-        assert!(insert(
-            &mut after.body,
-            span,
-            true,
-            &[OpKind::FenceAsyncShared {}]
-        ));
+        let fenced = |after: bool| {
+            let mut k = k.clone();
+            assert!(insert(&mut k.body, span, after, &[OpKind::FenceAsyncShared {}]));
+            k
+        };
+        let (before, after) = (fenced(false), fenced(true));
         let names = |k: &Kernel| -> Vec<&'static str> {
             k.body
                 .stmts

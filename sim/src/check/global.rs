@@ -663,6 +663,16 @@ mod tests {
         }
     }
 
+    /// `go` without clocks of other CTAs or synchronisation: the hazard, if any.
+    fn plain(g: &mut GlobalHb, t: u32, elems: std::ops::Range<u64>, r: GRec, own: &[u32]) -> Option<GHazard> {
+        go(g, t, elems, r, own, &[], Sync::default()).0
+    }
+
+    /// `go` on element 0 at time 0 with no clocks of other CTAs.
+    fn at0(g: &mut GlobalHb, r: GRec, own: &[u32], sync: Sync) -> (Option<GHazard>, BTreeMap<u32, VClock>) {
+        go(g, 0, 0..1, r, own, &[], sync)
+    }
+
     fn go(
         g: &mut GlobalHb,
         t: u32,
@@ -691,28 +701,9 @@ mod tests {
     #[test]
     fn plain_writes_of_two_ctas_race_unless_one_knows_the_other() {
         let mut g = shadow();
-        assert!(go(
-            &mut g,
-            0,
-            0..64,
-            rec(0, 0, 3, Kind::Write, false, 1),
-            &[3],
-            &[],
-            Sync::default()
-        )
-        .0
-        .is_none());
+        assert!(plain(&mut g, 0, 0..64, rec(0, 0, 3, Kind::Write, false, 1), &[3]).is_none());
         // CTA 1 writes element 5..7 knowing nothing of CTA 0.
-        let h = go(
-            &mut g,
-            0,
-            5..7,
-            rec(1, 0, 2, Kind::Write, false, 1),
-            &[2],
-            &[],
-            Sync::default(),
-        )
-        .0;
+        let h = plain(&mut g, 0, 5..7, rec(1, 0, 2, Kind::Write, false, 1), &[2]);
         let h = h.expect("race");
         assert_eq!((h.first.cta, h.second.cta, h.elem), (0, 1, 5));
         // CTA 2 knows CTA 0's agent 0 up to time 3: ordered.
@@ -721,37 +712,9 @@ mod tests {
             .0
             .is_none());
         // Disjoint elements never conflict; an untracked tensor is not recorded.
-        assert!(go(
-            &mut g,
-            0,
-            64..80,
-            rec(3, 0, 1, Kind::Write, false, 1),
-            &[1],
-            &[],
-            Sync::default()
-        )
-        .0
-        .is_none());
-        go(
-            &mut g,
-            1,
-            0..4,
-            rec(0, 0, 9, Kind::Write, false, 1),
-            &[9],
-            &[],
-            Sync::default(),
-        );
-        assert!(go(
-            &mut g,
-            1,
-            0..4,
-            rec(1, 0, 9, Kind::Write, false, 1),
-            &[9],
-            &[],
-            Sync::default()
-        )
-        .0
-        .is_none());
+        assert!(plain(&mut g, 0, 64..80, rec(3, 0, 1, Kind::Write, false, 1), &[1]).is_none());
+        plain(&mut g, 1, 0..4, rec(0, 0, 9, Kind::Write, false, 1), &[9]);
+        assert!(plain(&mut g, 1, 0..4, rec(1, 0, 9, Kind::Write, false, 1), &[9]).is_none());
     }
 
     #[test]
@@ -793,28 +756,12 @@ mod tests {
             release: Some(&gpu),
             acquire: Some((p0, Scope::Gpu)),
         };
-        go(
-            &mut g,
-            0,
-            0..1,
-            rec(0, 0, 5, Kind::Write, true, 1),
-            &[5],
-            &[],
-            sync,
-        );
+        at0(&mut g, rec(0, 0, 5, Kind::Write, true, 1), &[5], sync);
         let acq = Sync {
             release: None,
             acquire: Some((p1, Scope::Gpu)),
         };
-        let (_, learnt) = go(
-            &mut g,
-            0,
-            0..1,
-            rec(1, 0, 1, Kind::Write, true, 1),
-            &[1],
-            &[],
-            acq,
-        );
+        let (_, learnt) = at0(&mut g, rec(1, 0, 1, Kind::Write, true, 1), &[1], acq);
         assert_eq!(learnt.get(&0), Some(&VClock(vec![5])));
         assert_eq!(learnt.get(&7), Some(&VClock(vec![2])));
         // A CTA-scope release does not synchronise with another CTA; nor does a CTA-scope
@@ -825,58 +772,23 @@ mod tests {
             release: Some(&cta),
             acquire: None,
         };
-        go(
-            &mut g,
-            0,
-            0..1,
-            rec(0, 0, 5, Kind::Write, true, 1),
-            &[5],
-            &[],
-            sync,
-        );
-        let (_, learnt) = go(
-            &mut g,
-            0,
-            0..1,
-            rec(1, 0, 1, Kind::Write, true, 1),
-            &[1],
-            &[],
-            acq,
-        );
+        at0(&mut g, rec(0, 0, 5, Kind::Write, true, 1), &[5], sync);
+        let (_, learnt) = at0(&mut g, rec(1, 0, 1, Kind::Write, true, 1), &[1], acq);
         assert!(learnt.is_empty());
         let own = Sync {
             release: None,
             acquire: Some((p0, Scope::Cta)),
         };
-        let (_, learnt) = go(
-            &mut g,
-            0,
-            0..1,
-            rec(0, 1, 1, Kind::Write, true, 2),
-            &[0, 1],
-            &[],
-            own,
-        );
+        let (_, learnt) = at0(&mut g, rec(0, 1, 1, Kind::Write, true, 2), &[0, 1], own);
         assert_eq!(learnt.get(&0), Some(&VClock(vec![5])));
         // A plain write ends the release sequence.
-        go(
+        at0(
             &mut g,
-            0,
-            0..1,
             rec(0, 0, 9, Kind::Write, false, 3),
             &[9, 1],
-            &[],
             Sync::default(),
         );
-        let (_, learnt) = go(
-            &mut g,
-            0,
-            0..1,
-            rec(0, 1, 2, Kind::Write, true, 2),
-            &[9, 2],
-            &[],
-            own,
-        );
+        let (_, learnt) = at0(&mut g, rec(0, 1, 2, Kind::Write, true, 2), &[9, 2], own);
         assert!(learnt.is_empty());
     }
 
@@ -885,15 +797,7 @@ mod tests {
         let mut g = shadow();
         // Partition 0 of CTA 0 reads at its time 4; the TMA store (unit agent 2) it issued at
         // time 3 writes afterwards, with the issue clock [3, 0, 0].
-        go(
-            &mut g,
-            0,
-            0..4,
-            rec(0, 0, 4, Kind::Read, false, 10),
-            &[4],
-            &[],
-            Sync::default(),
-        );
+        plain(&mut g, 0, 0..4, rec(0, 0, 4, Kind::Read, false, 10), &[4]);
         let issue = VClock(vec![3, 0, 0]);
         let own = VClock(vec![3, 0, 1]);
         let remote = BTreeMap::new();

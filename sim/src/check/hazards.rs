@@ -1117,6 +1117,12 @@ impl CtaHb {
         self.peer_pipes.contains_key(&cta)
     }
 
+    /// The clock of the pair leader `cta`'s pipe in this CTA: what a commit of that pipe
+    /// releases of this CTA (its pair MMAs' accesses here and what their issues knew of it).
+    pub fn peer_pipe_clock(&self, cta: u32) -> Option<VClock> {
+        self.peer_pipes.get(&cta).map(|(c, _)| c.clone())
+    }
+
     fn peer_pipe_id(&self, cta: u32) -> Option<AgentId> {
         self.comps
             .iter()

@@ -19,10 +19,12 @@
 //! with verifier errors whose hardware behaviour is defined (`verify::CONTINUES`) is still
 //! prepared: every schedule reports them together with its own findings.
 
+pub mod exhaustive;
 pub mod fix;
 pub mod global;
 pub mod hazards;
 pub mod hb;
+pub mod shrink;
 
 use crate::explore::{explore, explore_until, Exploration, ExploreOptions, Finding};
 use crate::lower::Program;
@@ -152,8 +154,24 @@ impl Prepared {
         r.diagnostics
     }
 
-    fn run_on(&self, inputs: Vec<HostTensor>, seed: u64, trace: bool) -> RunResult {
-        let opts = RunOptions {
+    /// A run with the hazard checker under the caller's scheduler (a replay, a recorder).
+    pub fn run_with(&self, sched: &mut dyn crate::sched::Scheduler, trace: bool) -> RunResult {
+        let mut r = machine::execute(
+            &self.prog,
+            self.grid,
+            self.inputs.clone(),
+            &self.check_options(0, trace),
+            sched,
+        );
+        if !self.static_diags.is_empty() {
+            r.diagnostics.splice(0..0, self.static_diags.iter().cloned());
+        }
+        r
+    }
+
+    /// The options of a checked run of schedule `seed`.
+    fn check_options(&self, seed: u64, trace: bool) -> RunOptions {
+        RunOptions {
             seed,
             trace,
             check: true,
@@ -167,9 +185,18 @@ impl Prepared {
                 ahead: false,
             },
             ..RunOptions::default()
-        };
+        }
+    }
+
+    fn run_on(&self, inputs: Vec<HostTensor>, seed: u64, trace: bool) -> RunResult {
         let mut sched = PctScheduler::new(seed, self.expected_steps);
-        let mut r = machine::execute(&self.prog, self.grid, inputs, &opts, &mut sched);
+        let mut r = machine::execute(
+            &self.prog,
+            self.grid,
+            inputs,
+            &self.check_options(seed, trace),
+            &mut sched,
+        );
         if !self.static_diags.is_empty() {
             r.diagnostics.splice(0..0, self.static_diags.iter().cloned());
         }

@@ -417,12 +417,33 @@ impl<'p, 's> Machine<'p, 's> {
         r.map_err(|f| self.fault_stop(f, op.span, cta_id, Unit::Tc, op.name))?;
         self.ev_complete(cta_id, Unit::Tc, op.name, op.id, op.span);
         if let PipeKind::Commit { bar, own, peers } = &op.kind {
+            // An arrival on a barrier invalidated while it was in flight names the commit.
+            let late = |f: Fault| match f {
+                Fault::Error {
+                    code: Code::BarrierMisuse,
+                    label: Some((at, l)),
+                    ..
+                } => diagnostics::arrival_after_invalidate(*bar, "this `tcgen05.commit`").with_label(at, l),
+                f => f,
+            };
             if *own {
                 self.bar_act(s, Unit::Tc, op.span, *bar, BarAct::Arrive(1), None)
+                    .map_err(late)
                     .map_err(|f| self.fault_stop(f, op.span, cta_id, Unit::Tc, op.name))?;
             }
             let pc = self.hb(s).map(|h| h.op_instr(op.hb)).unwrap_or(0);
-            let view = self.hb(s).map(|h| h.pipe_clock()).unwrap_or_default();
+            let mut views = vec![(cta_id, self.hb(s).map(|h| h.pipe_clock()).unwrap_or_default())];
+            // A pair leader's pipe also ran in its pair peer (the next slot): the arrival
+            // publishes that part too, so that a CTA of another pair that hears of the commit
+            // knows the pair MMAs are done with the peer's halves (and what their issue knew of
+            // the peer: the copies that landed there).
+            let pair_peer = self.slots.get(s + 1).and_then(|x| x.as_ref()).and_then(|c| {
+                let hb = c.hb.as_deref()?;
+                Some((c.id, hb.peer_pipe_clock(cta_id)?))
+            });
+            if let Some(v) = pair_peer {
+                views.push(v);
+            }
             for &p in peers {
                 let p = p as usize;
                 let Some(c) = self.slots[p].as_mut() else { continue };
@@ -430,7 +451,9 @@ impl<'p, 's> Machine<'p, 's> {
                 // The arrival publishes what this CTA's pipe has run; in a pair peer it also
                 // releases the pair MMAs' accesses to the peer's own memory.
                 let who = c.hb.as_deref_mut().map(|hb| {
-                    hb.bar_remote(*bar, &[(cta_id, view.clone())]);
+                    let others: Vec<(u32, VClock)> =
+                        views.iter().filter(|(id, _)| *id != pid).cloned().collect();
+                    hb.bar_remote(*bar, &others);
                     if hb.has_peer_pipe(cta_id) {
                         Actor::PeerPipe { cta: cta_id }
                     } else {
@@ -438,6 +461,7 @@ impl<'p, 's> Machine<'p, 's> {
                     }
                 });
                 self.bar_act(p, Unit::Tc, op.span, *bar, BarAct::Arrive(1), who)
+                    .map_err(late)
                     .map_err(|f| self.fault_stop(f, op.span, pid, Unit::Tc, op.name))?;
             }
         }

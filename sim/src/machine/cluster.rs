@@ -8,19 +8,21 @@ use crate::taint;
 
 impl<'p, 's> Machine<'p, 's> {
     /// The slot of the odd CTA of the pair whose even CTA (in slot `s`) issues a `cta_group::2`
-    /// operation.
+    /// operation: the pairs of a cluster are its ranks `(2k, 2k + 1)`, so a cluster of any even
+    /// size holds `size / 2` of them, and the peer of rank `2k` is rank `2k + 1`, in the next
+    /// slot (docs/semantics.md#clusters-and-cta-pairs).
     pub(super) fn pair_peer(&mut self, s: usize, op: &str) -> OpResult<u32> {
-        if self.cluster_size != 2 {
+        if !self.cluster_size.is_multiple_of(2) {
             return Err(Fault::error(
                 Code::CtaPair,
                 format!(
-                    "{op} with cta_group=2 needs a cluster of 2 CTAs, the launch has {}",
+                    "{op} with cta_group=2 needs clusters of an even number of CTAs (pairs of ranks 2k, 2k + 1), the launch has {}",
                     self.cluster_size
                 ),
             )
-            .with_help("add `cluster = [2]` to the launch section"));
+            .with_help("add `cluster = [2]` (or 4, 8, 16) to the launch section"));
         }
-        if self.cta(s).rank != 0 {
+        if !self.cta(s).rank.is_multiple_of(2) {
             return Err(Fault::unsupported(format!(
                 "{op} with cta_group=2 issued by the odd CTA of its pair; the simulator models the pair's operations issued by the even CTA, as CUTLASS does"
             )));
@@ -63,8 +65,11 @@ impl<'p, 's> Machine<'p, 's> {
 
     /// Where a TMA load issued by partition `a` of slot `s` lands and completes its bytes:
     /// `bar` is the barrier's address, `hb` the checker's op in the issuing CTA; `mask` a
-    /// multicast mask, `bar_rank` the `bar_cta` rank. Each barrier's phase is the one it is in
-    /// now.
+    /// multicast mask, `bar_rank` the `bar_cta` rank (a CTA of the issuing CTA's pair). With
+    /// both, each destination's bytes complete on the barrier of the CTA at `bar_rank`'s place
+    /// in the destination's own pair (the `.cta_group::2` multicast form: the barrier operand's
+    /// peer bit picks the even or odd CTA of every destination pair). Each barrier's phase is
+    /// the one it is in now.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn tma_dests(
         &mut self,
@@ -81,66 +86,81 @@ impl<'p, 's> Machine<'p, 's> {
             bar_slot: s as u32,
             phase: 0,
         };
-        if let Some(r) = bar_rank {
-            let t = self.cluster_peer(s, r, op)?;
-            if self.cluster_size < 2 || r / 2 != i64::from(self.cta(s).rank) / 2 {
-                return Err(Fault::trap(
-                    CudaError::IllegalAddress,
-                    format!("{op} completes on the barrier of CTA rank {r}, which is not in this CTA's pair (`bar_cta` is the `.cta_group::2` form: the barrier is in this CTA or its pair peer)"),
-                ));
+        let base = s - self.cta(s).rank as usize;
+        // The place in a pair (0: even, 1: odd) whose barrier the bytes complete on.
+        let pair_bit = match bar_rank {
+            Some(r) => {
+                self.cluster_peer(s, r, op)?;
+                if !self.cluster_size.is_multiple_of(2) || r / 2 != i64::from(self.cta(s).rank) / 2 {
+                    return Err(Fault::trap(
+                        CudaError::IllegalAddress,
+                        format!("{op} completes on the barrier of CTA rank {r}, which is not in this CTA's pair (`bar_cta` is the `.cta_group::2` form: the barrier is in this CTA or its pair peer)"),
+                    ));
+                }
+                Some((r & 1) as usize)
             }
+            None => None,
+        };
+        // The slot whose barrier receives the bytes that land in slot `t`.
+        let bar_of = |t: usize| match pair_bit {
+            Some(b) => base + ((t - base) & !1 | b),
+            None => t,
+        };
+        let Some(mask) = mask else {
+            let t = bar_of(s);
             let phase = self.cta(t).bar(bar)?.phase;
-            self.check_init_visible((s, a, t), bar, "completes its bytes on", span);
+            if t != s {
+                self.check_init_visible((s, a, t), bar, "completes its bytes on", span);
+            }
             return Ok(vec![TmaDest {
                 bar_slot: t as u32,
                 phase,
                 ..own
             }]);
-        }
-        let Some(mask) = mask else {
-            let phase = self.cta(s).bar(bar)?.phase;
-            return Ok(vec![TmaDest { phase, ..own }]);
         };
-        let phase = self.cta(s).bar(bar)?.phase;
         let slots = self.mask_slots(s, mask, op)?;
-        self.multicast_dests(
-            (s, a, bar),
-            &slots,
-            TmaDest { phase, ..own },
-            "multicasts onto",
-            span,
-        )
+        self.multicast_dests((s, a, bar), &slots, own, bar_of, "multicasts onto", span)
     }
 
     /// The destinations `slots` of a multicast by partition `a` of slot `s` onto the barrier at
-    /// address `bar` in each: `own` for slot `s` itself; in every other CTA, a write issued
-    /// there by this CTA's agent (once the barrier's init is visible, `what` naming the act),
-    /// completing on that CTA's barrier in the phase it is in now.
+    /// address `bar`: `own` for slot `s` itself; in every other CTA, a write issued there by
+    /// this CTA's agent. The bytes landing in slot `t` complete on the barrier of slot
+    /// `bar_of(t)` (`t` itself, or the CTA of `t`'s pair a `bar_cta` names) in the phase it is
+    /// in now, once that barrier's init is visible to this CTA (`what` naming the act).
     fn multicast_dests(
         &mut self,
         (s, a, bar): (usize, usize, u32),
         slots: &[usize],
         own: TmaDest,
+        bar_of: impl Fn(usize) -> usize,
         what: &str,
         span: Span,
     ) -> OpResult<Vec<TmaDest>> {
         let (sid, pc) = (self.cta(s).id, self.cur_pc);
         let mut dests = Vec::new();
         for &t in slots {
-            if t == s {
-                dests.push(own);
-                continue;
+            let bt = bar_of(t);
+            let phase = self.cta(bt).bar(bar)?.phase;
+            if bt != s {
+                let what = if bt == t {
+                    what
+                } else {
+                    "completes multicast bytes on"
+                };
+                self.check_init_visible((s, a, bt), bar, what, span);
             }
-            let phase = self.cta(t).bar(bar)?.phase;
-            self.check_init_visible((s, a, t), bar, what, span);
-            let hb = match self.peer_step(s, a, t) {
-                Some(_) => self.hb(t).map(|h| h.peer_issue(sid, pc)).unwrap_or(0),
-                None => 0,
+            let hb = if t == s {
+                own.hb
+            } else {
+                match self.peer_step(s, a, t) {
+                    Some(_) => self.hb(t).map(|h| h.peer_issue(sid, pc)).unwrap_or(0),
+                    None => 0,
+                }
             };
             dests.push(TmaDest {
                 slot: t as u32,
                 hb,
-                bar_slot: t as u32,
+                bar_slot: bt as u32,
                 phase,
             });
         }
@@ -172,7 +192,14 @@ impl<'p, 's> Machine<'p, 's> {
         }
         let all = (1i64 << self.cluster_size) - 1;
         let slots = self.mask_slots(s, all, "clc.try_cancel")?;
-        self.multicast_dests((s, a, bar), &slots, own, "multicasts a response onto", span)
+        self.multicast_dests(
+            (s, a, bar),
+            &slots,
+            own,
+            |t| t,
+            "multicasts a response onto",
+            span,
+        )
     }
 
     /// `barrier-misuse` when partition `a` of slot `s` acts on the barrier at `addr` of the CTA

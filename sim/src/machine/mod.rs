@@ -19,9 +19,10 @@
 //! cluster (along x) are admitted and retired together, so that the cluster barrier
 //! (`cluster.sync`, `cluster.arrive`/`cluster.wait`), distributed shared memory (`smem.load`/
 //! `smem.store ..., cta=R`), remote arrivals (`mbar.arrive ..., cta=R`) and the pair operations
-//! of `cta_group::2` (an MMA issued by the even CTA reading both CTAs' shared memory and writing
-//! both tensor memories; a commit arriving on both CTAs' barrier) see their peers. Multicast TMA
-//! is not modelled.
+//! of `cta_group::2` (each pair of ranks 2k, 2k + 1: an MMA issued by the even CTA reading both
+//! CTAs' shared memory and writing both tensor memories; a commit arriving on both CTAs'
+//! barrier) see their peers, and multicast TMA loads land in every CTA of their mask
+//! (`cluster.rs` says where).
 //!
 //! This module holds the machine's state, the hazard checker's hooks and the main loop;
 //! `asyncs` fires the asynchronous completions, `exec` steps agents and executes operations,
@@ -330,8 +331,9 @@ enum TmaKind {
 #[derive(Clone, Debug)]
 struct TmaOp {
     kind: TmaKind,
-    /// Where the data lands and whose barrier its bytes complete on: the issuing CTA alone,
-    /// every CTA of a multicast mask, or this CTA with the pair leader's barrier (`bar_cta`).
+    /// Where the data lands and whose barrier its bytes complete on: the issuing CTA alone or
+    /// every CTA of a multicast mask, each on its own barrier or (`bar_cta`) on its pair
+    /// leader's.
     dests: Vec<TmaDest>,
     desc: u32,
     /// Shared-memory address of every element moved: each message's box in box order, one
@@ -1045,7 +1047,14 @@ impl<'p, 's> Machine<'p, 's> {
                         continue;
                     }
                 }
-                let i = self.sched.pick(&self.runnable).min(self.runnable.len() - 1);
+                self.sched.at_time(self.now);
+                let i = if self.sched.wants_visibility() {
+                    let visible: Vec<bool> = self.runnable.iter().map(|r| self.visible_next(*r)).collect();
+                    self.sched.pick_among(&self.runnable, &visible)
+                } else {
+                    self.sched.pick(&self.runnable)
+                };
+                let i = i.min(self.runnable.len() - 1);
                 let r = self.runnable[i];
                 self.step(r.cta as usize, r.agent as usize)?;
                 self.now += 1;
@@ -1170,6 +1179,30 @@ impl<'p, 's> Machine<'p, 's> {
             }
         }
         Ok(())
+    }
+
+    /// Whether agent `r`'s next step can be observed by another agent: a wait that completes,
+    /// an operation (memory, barriers, asynchronous work), the start or end of partitions.
+    /// Evaluations, jumps and loop bookkeeping touch only the agent's own registers.
+    fn visible_next(&self, r: AgentRef) -> bool {
+        let Some(c) = self.slots[r.cta as usize].as_ref() else {
+            return true;
+        };
+        let ag = &c.agents[r.agent as usize];
+        if !matches!(ag.state, AState::Ready) {
+            return true;
+        }
+        !matches!(
+            self.prog.code.get(ag.pc as usize).map(|i| &i.kind),
+            Some(
+                IKind::Eval { .. }
+                    | IKind::Jump(_)
+                    | IKind::BranchIfNot { .. }
+                    | IKind::LoopInit { .. }
+                    | IKind::LoopTest { .. }
+                    | IKind::LoopNext { .. }
+            )
+        )
     }
 
     fn collect_runnable(&mut self) {

@@ -78,6 +78,24 @@ pub fn tcgen05_mma_cycles(chip: &Chip, m: u32, n: u32, k: u32, kind: MmaKind) ->
     flops(m.max(128), n, k) / (chip.tensor_flops_per_cycle_sm * kind.rate())
 }
 
+/// [S17] Bytes per cycle the tensor pipe reads its shared-memory operands at: SemiAnalysis's
+/// B200 microbenchmarks find a tcgen05.mma with both operands in shared memory bound at about
+/// 128 B/cycle below N = 128 (M = 128, f16: at N = 128 one K = 16 instruction reads 4 KiB of A
+/// and 4 KiB of B in its 64 cycles, exactly 128 B/cycle; at N = 64, 6 KiB in 32 would need
+/// 192).
+pub const SMEM_MMA_BYTES_PER_CYCLE: f64 = 128.0;
+
+/// Cycles a tcgen05.mma occupies the tensor pipe, its shared-memory operands counted: the
+/// pipe's time ([`tcgen05_mma_cycles`]) or the time to read B (K x N) and, when `a_smem` (SS;
+/// TS reads A from tensor memory), A (M x K) at [`SMEM_MMA_BYTES_PER_CYCLE`], whichever is
+/// longer. An element of A or B is 32 / `k_per_instr` bytes.
+pub fn tcgen05_mma_cycles_operands(chip: &Chip, m: u32, n: u32, k: u32, kind: MmaKind, a_smem: bool) -> f64 {
+    let elem = 32.0 / kind.k_per_instr() as f64;
+    let a = if a_smem { m as f64 * k as f64 } else { 0.0 };
+    let bytes = (a + k as f64 * n as f64) * elem;
+    tcgen05_mma_cycles(chip, m, n, k, kind).max(bytes / SMEM_MMA_BYTES_PER_CYCLE)
+}
+
 /// Cycles a tile-level wgmma of M x N x K occupies the SM's tensor cores: one m64nNk
 /// instruction per 64 rows and per K step, each 2·64·N·k / rate plus the chip's fixed
 /// per-instruction overhead (which is what makes small N inefficient).
@@ -138,11 +156,48 @@ pub fn dsmem_access(chip: &Chip, bytes: u64) -> (f64, f64) {
     (lat + DSMEM_EXTRA_LATENCY, bw)
 }
 
-/// tcgen05.ld / st of `bytes`: (latency, cycles of the SM's TMEM port it uses).
-pub fn tmem_access(chip: &Chip, bytes: u64) -> (f64, f64) {
+/// [S19] Cycles a warp's tcgen05.ld takes per 32-bit column it reads beyond the first 64
+/// (`chip.tmem_latency` covers up to 64). Meta's B200 latency model (facebookexperimental/triton,
+/// `NVLatencyModel`, refit May 2026 at about 1.83 GHz) puts a 4-warp load of a 128 x 64 f32
+/// accumulator at about 179 cycles and of 128 x 128 at about 532: in both a warp reads its 32
+/// lanes, 64 and 128 columns, so the second 64 columns cost (532 - 179) / 64 = 5.5 each.
+pub const TMEM_LD_CYCLES_PER_COL: f64 = 5.5;
+
+/// [S19] A warp's tcgen05.st: about 64 cycles for 64 columns and 96 for 128 (the same model),
+/// so a 64-cycle floor and 0.5 per column past 64.
+pub const TMEM_ST_LATENCY: f64 = 64.0;
+/// See [`TMEM_ST_LATENCY`].
+pub const TMEM_ST_CYCLES_PER_COL: f64 = 0.5;
+
+/// 32-bit TMEM columns each warp of a partition of `warps` warps reads or writes when the
+/// partition moves a `rows` x `cols_words` (32-bit words per row) tile: a warp reaches only
+/// its sub-partition's 32 lanes (PTX ISA, tensor memory access restrictions), so a tile of 128
+/// lanes needs 4 warps, and with more warps (8: two per sub-partition, as Triton's
+/// `get_tmem_32x32b_reg_layout` spreads them) the columns are split between them.
+pub fn tmem_cols_per_warp(rows: u64, cols_words: u64, warps: u32) -> f64 {
+    let groups = rows.div_ceil(32).clamp(1, 4);
+    let per_group = (warps as u64 / groups).max(1);
+    cols_words as f64 / per_group as f64
+}
+
+/// tcgen05.ld (`store` false) or tcgen05.st of a `rows` x `cols_words` tile (32-bit words per
+/// row) by a partition of `warps` warps: (latency until the registers are ready or the store
+/// is done, cycles of the SM's TMEM port it uses). The latency is one warp's, by how many
+/// columns it moves ([`tmem_cols_per_warp`]): the warps of a partition load their parts at
+/// once, so splitting 128 columns over 8 warps (64 each) takes 179 cycles instead of the 532
+/// of 4 warps at 128. The port (`tmem_bytes_per_cycle`) bounds what the SM's sub-partitions
+/// move together.
+pub fn tmem_access_shaped(chip: &Chip, rows: u64, cols_words: u64, warps: u32, store: bool) -> (f64, f64) {
+    let c = tmem_cols_per_warp(rows, cols_words, warps);
+    let past = (c - 64.0).max(0.0);
+    let lat = if store {
+        TMEM_ST_LATENCY + past * TMEM_ST_CYCLES_PER_COL
+    } else {
+        chip.tmem_latency + past * TMEM_LD_CYCLES_PER_COL
+    };
     (
-        chip.tmem_latency,
-        transfer_cycles(bytes as f64, chip.tmem_bytes_per_cycle),
+        lat,
+        transfer_cycles((rows * cols_words * 4) as f64, chip.tmem_bytes_per_cycle),
     )
 }
 
@@ -215,6 +270,41 @@ mod tests {
     }
 
     #[test]
+    fn tcgen05_mma_reads_shared_memory_at_128_bytes_per_cycle() {
+        // 128 x 64 x 16 f16, SS: A 4 KiB + B 2 KiB = 6144 B / 128 = 48 cycles, above the pipe's
+        // 2 x 128 x 64 x 16 / 8192 = 32. TS reads only B: 2 KiB / 128 = 16, so the pipe's 32.
+        assert_eq!(
+            tcgen05_mma_cycles_operands(&B200, 128, 64, 16, MmaKind::F16, true),
+            48.0
+        );
+        assert_eq!(
+            tcgen05_mma_cycles_operands(&B200, 128, 64, 16, MmaKind::F16, false),
+            32.0
+        );
+        // N = 128: 8 KiB / 128 = 64 = the pipe's 64; N = 256: 12 KiB / 128 = 96 < 128.
+        assert_eq!(
+            tcgen05_mma_cycles_operands(&B200, 128, 128, 16, MmaKind::F16, true),
+            64.0
+        );
+        assert_eq!(
+            tcgen05_mma_cycles_operands(&B200, 128, 256, 64, MmaKind::F16, true),
+            512.0
+        );
+        // M = 64, N = 64 (the 64 x 64 tiles of 06-tcgen05): 2 + 2 KiB per K = 16 is 32 cycles,
+        // as long as the pipe takes for M = 64 (the half datapath, as M = 128): unchanged.
+        assert_eq!(
+            tcgen05_mma_cycles_operands(&B200, 64, 64, 64, MmaKind::F16, true),
+            128.0
+        );
+        // FP8 (1 byte, K = 32 per instruction), 128 x 64 x 128, SS: (16 + 8) KiB / 128 = 192
+        // against the pipe's 2 x 128 x 64 x 128 / 16384 = 128.
+        assert_eq!(
+            tcgen05_mma_cycles_operands(&B200, 128, 64, 128, MmaKind::Fp8, true),
+            192.0
+        );
+    }
+
+    #[test]
     fn wgmma_by_n() {
         // m64n256k16 f16: 2*64*256*16 = 524,288 / 4096 = 128 cycles + 8 overhead = 136.
         assert_eq!(wgmma_cycles(&H100, 64, 256, 16, MmaKind::F16), 136.0);
@@ -253,8 +343,21 @@ mod tests {
     fn memories() {
         // smem: a 32x64 f32 tile is 8 KiB; 8192 / 128 B per cycle = 64 cycles after 30 latency.
         assert_eq!(smem_access(&H100, 8192), (30.0, 64.0));
-        // TMEM: a 128x256 f32 accumulator, 128 KiB / 512 B per cycle = 256 cycles.
-        assert_eq!(tmem_access(&B200, 131_072), (64.0, 256.0));
+        // TMEM: a 128x256 f32 accumulator, 128 KiB / 512 B per cycle = 256 cycles of the port;
+        // 4 warps read 256 columns each: 179 + 192 x 5.5 = 1235 cycles.
+        assert_eq!(tmem_access_shaped(&B200, 128, 256, 4, false), (1235.0, 256.0));
+        // A tcgen05.ld of a 128 x 128 f32 accumulator by 4 warps: each warp reads its 32 lanes x
+        // 128 columns, 64 past the 64 that tmem_latency (179) covers: 179 + 64 x 5.5 = 531,
+        // Meta's 532; 8 warps read 64 columns each: 179. The port moves the 64 KiB in 128
+        // cycles either way.
+        assert_eq!(tmem_cols_per_warp(128, 128, 4), 128.0);
+        assert_eq!(tmem_cols_per_warp(128, 128, 8), 64.0);
+        assert_eq!(tmem_cols_per_warp(64, 64, 4), 32.0);
+        assert_eq!(tmem_access_shaped(&B200, 128, 128, 4, false), (531.0, 128.0));
+        assert_eq!(tmem_access_shaped(&B200, 128, 128, 8, false), (179.0, 128.0));
+        // Stores: 64 cycles at 64 columns, 96 at 128 (0.5 per column past 64).
+        assert_eq!(tmem_access_shaped(&B200, 128, 128, 4, true), (96.0, 128.0));
+        assert_eq!(tmem_access_shaped(&B200, 128, 64, 4, true), (64.0, 64.0));
         // tcgen05.cp of a 128x128 f16 tile (32 KiB) at 256 B per cycle: 128 cycles.
         assert_eq!(tcgen05_cp_cycles(&B200, 32_768), 128.0);
         // A missing port costs nothing rather than dividing by zero.

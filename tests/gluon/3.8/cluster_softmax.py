@@ -21,3 +21,23 @@ def cluster_softmax_kernel(x_ptr, out_ptr, N: gl.constexpr, BLOCK_M: gl.constexp
     e = gl.exp(x - row_max[:, None])
     total = gl.sum(e, axis=1)
     gl.store(out_ptr + offs, e / total[:, None])
+
+
+@gluon.jit
+def cluster_row_softmax_kernel(x_ptr, out_ptr, N: gl.constexpr, CGA: gl.constexpr, BUG: gl.constexpr):
+    # One row per program, the row's N columns split over the cluster's CTAs by a 1-D layout: the
+    # row's maximum and sum are scalars, reduced across the CTAs.
+    layout: gl.constexpr = gl.BlockedLayout([4], [32], [gl.num_warps()], [0], cga_layout=CGA)
+    row = gl.program_id(0)
+    cols = gl.arange(0, N, layout)
+    x = gl.load(x_ptr + row * N + cols)
+    row_max = gl.max(x, axis=0)
+    e = gl.exp(x - row_max)
+    total = gl.sum(e, axis=0)
+    if BUG == "half_stride":
+        # Planted bug: the output rows are N // 2 apart, so each row's second half lands on the
+        # next row's first half, written by another cluster.
+        out_row = out_ptr + row * (N // 2)
+    else:
+        out_row = out_ptr + row * N
+    gl.store(out_row + cols, e / total)

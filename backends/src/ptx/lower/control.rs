@@ -39,6 +39,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         let prev = self.consts.get(&var.name);
         let mut i = a;
         self.depth += 1;
+        self.static_depth += 1;
         let mut r = Ok(());
         while i < b {
             self.consts.bind(&var.name, ConstValue::Int(i));
@@ -53,6 +54,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             i += st;
         }
         self.depth -= 1;
+        self.static_depth -= 1;
         match prev {
             Some(v) => self.consts.bind(&var.name, v),
             None => self.consts.unbind(&var.name),
@@ -413,6 +415,8 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         // computed before the fork reach them through shared memory (Triton's explicit
         // captures), stored by the default partition's leader before the CTA barrier.
         let captures = self.capture_outer_values();
+        // Worker warps replay the cluster barriers of the code before the region on their way.
+        self.place_workers_before();
         self.e.place("$ws_entry");
         self.e.comment("warp_specialize: every warp arrives, then each warpgroup sets its register budget and each warp takes its partition");
         self.e.ins("bar.sync 0");
@@ -450,7 +454,10 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         let labels: Vec<String> = (0..plan.len())
             .map(|i| self.e.label(&format!("partition{i}")))
             .collect();
-        let end = self.end_label.clone();
+        // Warps of no partition, and each worker once its partition is done, replay the cluster
+        // barriers of the code after the region before the kernel's end.
+        let end = cluster::WORKERS_AFTER.to_string();
+        self.replay.in_region = true;
         // Each warpgroup with a budget takes its own path (setmaxnreg, then the partitions it
         // holds), so that no code of one budget is reachable from another's: ptxas allocates
         // registers per region of the control-flow graph.
@@ -534,6 +541,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             let r = self.block(&w.body);
             self.depth -= 1;
             r?;
+            self.replay.workers_tmem_dirty |= self.part.tmem_dirty;
             self.e.ins(format!("bra {end}"));
             self.e.set_origin(prev);
         }
@@ -553,6 +561,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         let r = self.block(&default.body);
         self.depth -= 1;
         r?;
+        self.replay.in_region = false;
         self.e.set_origin(prev);
         Ok(())
     }

@@ -786,7 +786,13 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                     }
                 });
             }
-            let v = self.reg_operand(&val_ops[r], dtype_class(dt).unwrap_or(RegClass::B32));
+            let mut v = self.reg_operand(&val_ops[r], dtype_class(dt).unwrap_or(RegClass::B32));
+            if dtype_class(dt) == Some(RegClass::Pred) {
+                // A bool is stored as a byte, 0 or 1 (`st.global.u8` takes no predicate).
+                let b = self.e.reg(RegClass::B16);
+                self.e.ins(format!("selp.b16 {b}, 1, 0, {v}"));
+                v = b.to_string();
+            }
             match p {
                 Some(p) => self.e.ins(format!("@{p} st.global.{ty} [{a}], {v}")),
                 None => self.e.ins(format!("st.global.{ty} [{a}], {v}")),

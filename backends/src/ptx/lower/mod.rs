@@ -26,7 +26,10 @@
 //! after_thread_sync` bracket it, docs/semantics.md#completion-and-ordering).
 //!
 //! **warp_specialize.** Worker warps jump over the code before the region; at the region every
-//! warp meets at `bar.sync 0`. The default partition's leader first stores every scalar and
+//! warp meets at `bar.sync 0`. The cluster barriers the default partition executes outside the
+//! region are replayed on every other warp, before the region and after the workers' partitions
+//! (`cluster`: `barrier.cluster` counts every thread of the cluster). The default partition's
+//! leader first stores every scalar and
 //! view the workers may read to backend slots in shared memory, and each partition reloads
 //! them, and re-derives the thread ids, the parameters and the TMEM base, at its entry: nothing
 //! computed before the fork stays live in a worker's small register budget. Each warpgroup with
@@ -34,12 +37,14 @@
 //! ptxas allocates registers per region of the control-flow graph, and the entry declares
 //! `.minnctapersm 1` so that ptxas knows the count at entry.
 //!
-//! Submodules: `control` (loops, `if`, `warp_specialize`), `expr` (expressions and views),
+//! Submodules: `control` (loops, `if`, `warp_specialize`), `cluster` (cluster barriers and
+//! their replay on worker warps), `expr` (expressions and views),
 //! `tile` (register tiles, their math, reductions and layout conversions), `ops` (operation
 //! dispatch) with `tma`, `tensor` and `memory` (each operation family's lowering).
 
 mod access;
 mod asm;
+mod cluster;
 mod control;
 mod expr;
 mod memory;
@@ -256,11 +261,14 @@ pub(super) struct Lowerer<'c, 'k> {
     reserved: Reserved,
     /// Nesting of control flow (warp_specialize must be at depth 0).
     depth: usize,
+    /// How much of `depth` is `static_for` bodies (unrolled: no dynamic control flow).
+    static_depth: usize,
     /// The iteration value of every `static_for` being unrolled, outermost first: where the
     /// checker's per-op facts are looked up ([`Checked::op_type`]).
     iters: Vec<i64>,
-    end_label: String,
     ws_done: bool,
+    /// The cluster barriers outside the `warp_specialize` region, replayed on worker warps.
+    replay: cluster::Replay,
     /// The name a statement assigns, while lowering its right-hand side (for in-place wgmma).
     pub assign_target: Option<String>,
     /// While lowering an operation statement whose result is discarded (`global.atomic ...`
@@ -603,9 +611,10 @@ pub(super) fn lower(ck: &Checked) -> Result<PtxModule, LowerError> {
         scratch: vec![0; plan.len()],
         reserved,
         depth: 0,
+        static_depth: 0,
         iters: Vec::new(),
-        end_label: end_label.clone(),
         ws_done: false,
+        replay: cluster::Replay::default(),
         assign_target: None,
         result_discarded: false,
         tmem_plan,
@@ -616,10 +625,10 @@ pub(super) fn lower(ck: &Checked) -> Result<PtxModule, LowerError> {
         remote_arrivals: has_remote_arrivals(ck.kernel),
     };
     if !ck.workers.is_empty() {
-        // Worker warps skip the code before warp_specialize.
+        // Worker warps skip the code before warp_specialize (replaying its cluster barriers).
         let p = lw.e.reg(RegClass::Pred);
         lw.e.ins(format!("setp.ge.u32 {p}, {warp}, {}", ck.num_warps));
-        lw.e.ins(format!("@{p} bra $ws_entry"));
+        lw.e.ins(format!("@{p} bra {}", cluster::WORKERS_BEFORE));
     }
     lw.block_in_place(&ck.kernel.body)?;
     if !ck.workers.is_empty() && !lw.ws_done {
@@ -628,6 +637,10 @@ pub(super) fn lower(ck: &Checked) -> Result<PtxModule, LowerError> {
             kspan,
             "workers were declared but no warp_specialize region was lowered",
         ));
+    }
+    if lw.ws_done {
+        // The other warps' replay of the cluster barriers after the region.
+        lw.place_workers_after(&end_label);
     }
 
     // One cta_group per kernel (ptxas: "uses single CTA(.cta_group::1) and CTA pair

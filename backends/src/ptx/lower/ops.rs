@@ -669,63 +669,10 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 self.part_barrier();
                 Ok(None)
             }
-            ClusterArrive { relaxed } => {
-                self.whole_cluster(name, span)?;
-                let relaxed = match relaxed {
-                    Some(r) => self.const_int(r, name)? != 0,
-                    None => false,
-                };
-                if self.part.tmem_dirty && self.target() == Target::Sm100a {
-                    self.e.ins("tcgen05.fence::before_thread_sync");
-                }
-                self.e.ins(if relaxed {
-                    "barrier.cluster.arrive.relaxed.aligned"
-                } else {
-                    "barrier.cluster.arrive.release.aligned"
-                });
-                Ok(None)
-            }
-            ClusterWait {} => {
-                self.whole_cluster(name, span)?;
-                self.e.ins("barrier.cluster.wait.acquire.aligned");
-                if self.target() == Target::Sm100a && self.part.tmem_dirty {
-                    self.e.ins("tcgen05.fence::after_thread_sync");
-                }
-                // Every thread of the CTA passed the arrive before this wait returns.
-                self.part.synced();
-                Ok(None)
-            }
-            ClusterSync {} => {
-                self.whole_cluster(name, span)?;
-                let tm = self.part.tmem_dirty && self.target() == Target::Sm100a;
-                if tm {
-                    self.e.ins("tcgen05.fence::before_thread_sync");
-                }
-                self.e.ins("barrier.cluster.arrive.release");
-                self.e.ins("barrier.cluster.wait.acquire");
-                if tm {
-                    self.e.ins("tcgen05.fence::after_thread_sync");
-                }
-                // It synchronises the whole CTA too.
-                self.part.synced();
-                Ok(None)
-            }
+            ClusterArrive { relaxed } => self.cluster_arrive(relaxed.as_ref(), name, span).map(|()| None),
+            ClusterWait {} => self.cluster_wait(name, span).map(|()| None),
+            ClusterSync {} => self.cluster_sync(name, span).map(|()| None),
         }
-    }
-
-    /// A cluster barrier (`name`) counts every thread of every CTA of the cluster, so only a
-    /// kernel whose code runs on all its warps (no `warp_specialize`) can lower it; the kernel
-    /// then launches as a cluster.
-    fn whole_cluster(&mut self, name: &str, span: Span) -> LResult<()> {
-        if !self.ck.workers.is_empty() {
-            return Err(unsupported(
-                name,
-                span,
-                format!("{name} in a kernel with warp_specialize partitions (every thread of the cluster must arrive)"),
-            ));
-        }
-        self.uses_cluster = true;
-        Ok(())
     }
 
     // ----- operand helpers -----

@@ -800,6 +800,15 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             (F32, I1) => format!("setp.neu.f32 {d}, {s}, 0f00000000"),
             (I32, I1) | (U32, I1) => format!("setp.ne.s32 {d}, {s}, 0"),
             (I64, I1) | (U64, I1) => format!("setp.ne.s64 {d}, {s}, 0"),
+            // A bool as a byte (Triton's store of a bool): 0 or 1 in the 16-bit register.
+            (I1, I8) | (I1, U8) | (I1, I16) | (I1, U16) => format!("selp.b16 {d}, 1, 0, {s}"),
+            (I16, I1) | (U16, I1) => format!("setp.ne.s16 {d}, {s}, 0"),
+            (I8, I1) | (U8, I1) => {
+                // Only the low byte is the value.
+                let t = self.e.reg(RegClass::B16);
+                self.e.ins(format!("and.b16 {t}, {s}, 255"));
+                format!("setp.ne.s16 {d}, {t}, 0")
+            }
             (F32, F8E4M3) | (F32, F8E5M2) => {
                 let z = self.e.reg(RegClass::F32);
                 self.e.ins(format!("mov.f32 {z}, 0f00000000"));

@@ -213,7 +213,9 @@ impl<'c, 'k> Lowerer<'c, 'k> {
 
     /// `tma.load`: with `multicast=MASK` every message is `.multicast::cluster` with the
     /// mask as its 16-bit `ctaMask`; with `bar_cta=R` it is the `.cta_group::2` form whose
-    /// barrier is the one at the same offset in CTA R (`mapa`).
+    /// barrier is the one at the same offset in CTA R (`mapa`). With both, the barrier
+    /// address's CTA (the even or odd one of this pair) picks that CTA in every destination's
+    /// pair, as Triton 3.9 emits it for a multicast onto a pair barrier.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn tma_load(
         &mut self,

@@ -8,6 +8,7 @@ use super::float::{Fmt, Rnd};
 use super::lex::{lex, Tok, Token};
 use super::PtxError;
 use resolve::Resolve;
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 /// A register of the snippet (`$N` operands first, then declared locals).
@@ -317,8 +318,10 @@ struct P<'s> {
     toks: Vec<Token>,
     i: usize,
     scopes: Vec<HashMap<String, RegId>>,
-    reg_bits: Vec<u32>,
-    reg_names: Vec<String>,
+    /// Registers declared outside the snippet (a whole kernel's, for [`parse_instruction`]).
+    outer: Option<&'s HashMap<String, RegId>>,
+    reg_bits: Cow<'s, [u32]>,
+    reg_names: Cow<'s, [String]>,
 }
 
 /// Parses `src`, whose `$N` operands have the widths `operand_bits` (16, 32 or 64).
@@ -328,8 +331,9 @@ pub fn parse(src: &str, operand_bits: &[u32]) -> Result<Parsed, PtxError> {
         toks: lex(src)?,
         i: 0,
         scopes: vec![HashMap::new()],
-        reg_bits: operand_bits.to_vec(),
-        reg_names: (0..operand_bits.len()).map(|i| format!("${i}")).collect(),
+        outer: None,
+        reg_bits: Cow::Owned(operand_bits.to_vec()),
+        reg_names: Cow::Owned((0..operand_bits.len()).map(|i| format!("${i}")).collect()),
     };
     let mut ins = Vec::new();
     while p.i < p.toks.len() {
@@ -346,9 +350,46 @@ pub fn parse(src: &str, operand_bits: &[u32]) -> Result<Parsed, PtxError> {
     }
     Ok(Parsed {
         ins,
-        reg_bits: p.reg_bits,
-        reg_names: p.reg_names,
+        reg_bits: p.reg_bits.into_owned(),
+        reg_names: p.reg_names.into_owned(),
     })
+}
+
+/// Parses and resolves the one instruction at `at` of `src` (a whole PTX file, from the opcode
+/// or its guard to the `;`), whose registers are declared in `regs` (widths and names, indexed
+/// by [`RegId`]) and named by `names`. The result's `at` and any error's `at` are byte ranges of
+/// `src`. A front end for whole kernels calls this for every instruction of the subset, so that
+/// the subset's forms and semantics live here once.
+pub fn parse_instruction(
+    src: &str,
+    at: (usize, usize),
+    regs: &Parsed,
+    names: &HashMap<String, RegId>,
+) -> Result<Ins, PtxError> {
+    let text = src.get(at.0..at.1).ok_or_else(|| PtxError {
+        message: "instruction range outside the text".into(),
+        at,
+    })?;
+    let shift = |(a, b): (usize, usize)| (a + at.0, b + at.0);
+    let toks = lex(text)
+        .map_err(|e| PtxError { at: shift(e.at), ..e })?
+        .into_iter()
+        .map(|t| Token { at: shift(t.at), ..t })
+        .collect();
+    let mut p = P {
+        src,
+        toks,
+        i: 0,
+        scopes: vec![HashMap::new()],
+        outer: Some(names),
+        reg_bits: Cow::Borrowed(&regs.reg_bits),
+        reg_names: Cow::Borrowed(&regs.reg_names),
+    };
+    let ins = p.instruction(p.at())?;
+    if p.i != p.toks.len() {
+        return Err(PtxError::at(src, p.at(), "expected one instruction".into()));
+    }
+    Ok(ins)
 }
 
 /// The width of a `.reg` type.
@@ -399,7 +440,11 @@ impl<'s> P<'s> {
     }
 
     fn lookup(&self, name: &str) -> Option<RegId> {
-        self.scopes.iter().rev().find_map(|s| s.get(name).copied())
+        self.scopes
+            .iter()
+            .rev()
+            .find_map(|s| s.get(name).copied())
+            .or_else(|| self.outer.and_then(|o| o.get(name).copied()))
     }
 
     fn statement(&mut self) -> Result<Option<Ins>, PtxError> {
@@ -469,8 +514,8 @@ impl<'s> P<'s> {
                     return Err(self.err(start, "too many registers"));
                 }
                 let id = self.reg_bits.len() as RegId;
-                self.reg_bits.push(bits);
-                self.reg_names.push(n.clone());
+                self.reg_bits.to_mut().push(bits);
+                self.reg_names.to_mut().push(n.clone());
                 if let Some(s) = self.scopes.last_mut() {
                     s.insert(n, id);
                 }

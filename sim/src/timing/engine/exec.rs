@@ -196,28 +196,40 @@ impl<'p> Engine<'p> {
             } => {
                 skip_if_predicated_off!(p.as_ref());
                 let baddr = bar_of(evs(bar)?)?;
-                // The CTAs whose barrier at `baddr` the bytes complete on: every CTA of a
-                // multicast mask (the bytes land in each at the same offsets), the pair
-                // leader's with `bar_cta` (the bytes land in this CTA), else this CTA's.
-                let dests = match (multicast, bar_cta) {
-                    (_, Some(r)) => {
+                // The CTAs whose barrier at `baddr` the bytes complete on, one per destination:
+                // every CTA of a multicast mask (the bytes land in each at the same offsets),
+                // else this CTA; with `bar_cta`, the CTA at that rank's place in each
+                // destination's pair instead (the `.cta_group::2` form).
+                let pair_bit = match bar_cta {
+                    Some(r) => {
                         let r = int_of(&evs(r)?, "the barrier's CTA rank")?;
                         let own = self.cta(c).rank as i64;
-                        let t = self.cluster_peer(c, r, name)?;
-                        if self.cluster_size < 2 || r / 2 != own / 2 {
+                        self.cluster_peer(c, r, name)?;
+                        if !self.cluster_size.is_multiple_of(2) || r / 2 != own / 2 {
                             return Err(Fault::trap(
                                 CudaError::IllegalAddress,
                                 format!("{name} completes on the barrier of CTA rank {r}, which is not in this CTA's pair (`bar_cta` is the `.cta_group::2` form: the barrier is in this CTA or its pair peer)"),
                             ));
                         }
-                        vec![t]
+                        Some((r & 1) as u32)
                     }
-                    (Some(m), None) => {
+                    None => None,
+                };
+                let landing_ctas = match multicast {
+                    Some(m) => {
                         let mask = int_of(&evs(m)?, "the multicast mask")?;
                         self.cluster_mask(c, mask, name)?
                     }
-                    (None, None) => vec![c],
+                    None => vec![c],
                 };
+                let base = c - self.cta(c).rank;
+                let dests: Vec<u32> = landing_ctas
+                    .into_iter()
+                    .map(|x| match pair_bit {
+                        Some(b) => base + ((x - base) & !1 | b),
+                        None => x,
+                    })
+                    .collect();
                 // gather4: one message per four rows, each a request of its own; the load
                 // lands with the last. A tile copy is one request, one issue slot per message
                 // (its boxes, docs/hardware/tma-messages.md).
@@ -526,12 +538,18 @@ impl<'p> Engine<'p> {
                 } else {
                     None
                 };
-                let (m, n, k, kind) = match &self.shapes[pc as usize] {
-                    Some(Shapes::Mma { m, n, k, kind }) => (*m, *n, *k, *kind),
+                let (m, n, k, kind, a_smem) = match &self.shapes[pc as usize] {
+                    Some(Shapes::Mma {
+                        m,
+                        n,
+                        k,
+                        kind,
+                        a_smem,
+                    }) => (*m, *n, *k, *kind, *a_smem),
                     _ => {
-                        let (ashape, adt) = match evs(av)? {
-                            Value::Smem(v) => (v.shape, v.dtype),
-                            Value::Tmem(v) => (v.shape, v.dtype),
+                        let (ashape, adt, a_smem) = match evs(av)? {
+                            Value::Smem(v) => (v.shape, v.dtype, true),
+                            Value::Tmem(v) => (v.shape, v.dtype, false),
                             other => {
                                 return Err(Fault::unsupported(format!("MMA A operand is {}", other.kind())))
                             }
@@ -543,11 +561,17 @@ impl<'p> Engine<'p> {
                         let (am, an) = last2(accv.shape.as_slice());
                         let (m, n) = (m.max(am), n.max(an));
                         let kind = MmaKind::of(adt);
-                        self.shapes[pc as usize] = Some(Shapes::Mma { m, n, k, kind });
-                        (m, n, k, kind)
+                        self.shapes[pc as usize] = Some(Shapes::Mma {
+                            m,
+                            n,
+                            k,
+                            kind,
+                            a_smem,
+                        });
+                        (m, n, k, kind, a_smem)
                     }
                 };
-                let dur = cost::tcgen05_mma_cycles(&chip, m, n, k, kind);
+                let dur = cost::tcgen05_mma_cycles_operands(&chip, m, n, k, kind, a_smem);
                 let issue = t0 + chip.mma_issue_cycles * cost::mma_instrs(m, k, kind, false) as f64;
                 // In order within the CTA (after a tcgen05.cp), shared with the SM's other
                 // CTAs instruction by instruction (super::pipe).
@@ -713,7 +737,12 @@ impl<'p> Engine<'p> {
                         (bytes, value)
                     }
                 };
-                let (lat, dur) = cost::tmem_access(&chip, bytes);
+                let shape: &[u32] = match &value {
+                    Value::Tile(tl) => &tl.shape,
+                    _ => &[],
+                };
+                let (rows, cols) = tmem_rows_cols(shape, bytes);
+                let (lat, dur) = cost::tmem_access_shaped(&chip, rows, cols, warps, false);
                 let end = self.sms[sm].tmem.server.reserve(t0, dur).max(t0 + lat);
                 *t = end;
                 self.record(t0, c, me, TWhat::Op { op: name, end }, span);
@@ -722,7 +751,8 @@ impl<'p> Engine<'p> {
             LOp::Op(K::TmemStore { dst, .. }) => {
                 let v = tmem_of(evs(dst)?)?;
                 let bytes = v.shape.numel() * v.dtype.bits().max(32) as u64 / 8;
-                let (lat, dur) = cost::tmem_access(&chip, bytes);
+                let (rows, cols) = tmem_rows_cols(v.shape.as_slice(), bytes);
+                let (lat, dur) = cost::tmem_access_shaped(&chip, rows, cols, warps, true);
                 let end = self.sms[sm].tmem.server.reserve(t0, dur).max(t0 + lat);
                 *t = end;
                 self.record(t0, c, me, TWhat::Op { op: name, end }, span);
@@ -947,6 +977,17 @@ impl<'p> Engine<'p> {
 enum TmaCopy {
     Rows(Vec<u32>),
     Tile(Vec<i64>, SmemView),
+}
+
+/// A TMEM tile's lanes (every dimension but the last) and 32-bit words per lane, from its
+/// shape and size (cost::tmem_access_shaped).
+fn tmem_rows_cols(shape: &[u32], bytes: u64) -> (u64, u64) {
+    let rows = match shape.split_last() {
+        Some((_, lead)) if !lead.is_empty() => lead.iter().map(|&d| d as u64).product::<u64>(),
+        _ => 1,
+    }
+    .max(1);
+    (rows, (bytes / 4).div_ceil(rows))
 }
 
 /// Operations one thread issues for its partition: TMA copies, mbarrier transaction-count

@@ -35,7 +35,8 @@
 //! another acts on that CTA's state: remote arrivals and expects reach the peer's barrier
 //! [`cost::DSMEM_EXTRA_LATENCY`] after their issue; a multicast TMA load is one read of the
 //! memory system whose bytes land in every CTA of its mask at the same time; a `cta_group::2`
-//! MMA, issued by the pair's even CTA, occupies both SMs' tensor pipes (each CTA's 128 rows),
+//! MMA, issued by the even CTA of its pair (ranks 2k, 2k + 1; a cluster holds size / 2 pairs),
+//! occupies both SMs' tensor pipes (each CTA's 128 rows),
 //! and its commit waits for both; the cluster barrier waits for every CTA's arrival.
 
 mod exec;
@@ -375,6 +376,8 @@ enum Shapes {
         n: u32,
         k: u32,
         kind: MmaKind,
+        /// A in shared memory (SS); false: A in tensor memory (TS).
+        a_smem: bool,
     },
     /// A wgmma and the (hollow) accumulator it returns.
     Wgmma {
@@ -387,10 +390,7 @@ enum Shapes {
     /// Bytes an access moves.
     Bytes(u64),
     /// Bytes a load moves and the (hollow) tile it returns.
-    Load {
-        bytes: u64,
-        value: Value,
-    },
+    Load { bytes: u64, value: Value },
 }
 
 fn fault(f: Fault, span: Span, agent: String, time: f64) -> TimingError {
@@ -673,23 +673,25 @@ impl<'p> Engine<'p> {
     }
 
     /// The odd CTA of the pair whose even CTA `c` issues a `cta_group::2` operation `op` (the
-    /// functional simulator's rules: a cluster of 2, issued by rank 0).
+    /// functional simulator's rules: clusters of an even size, pairs of ranks `2k, 2k + 1`,
+    /// issued by the even CTA).
     fn pair_peer(&mut self, c: u32, op: &str) -> OpResult<u32> {
-        if self.cluster_size != 2 {
+        if !self.cluster_size.is_multiple_of(2) {
             return Err(Fault::error(
                 Code::CtaPair,
                 format!(
-                    "{op} with cta_group=2 needs a cluster of 2 CTAs, the launch has {}",
+                    "{op} with cta_group=2 needs clusters of an even number of CTAs (pairs of ranks 2k, 2k + 1), the launch has {}",
                     self.cluster_size
                 ),
             ));
         }
-        if self.cta(c).rank != 0 {
+        let rank = self.cta(c).rank;
+        if !rank.is_multiple_of(2) {
             return Err(Fault::unsupported(format!(
                 "{op} with cta_group=2 issued by the odd CTA of its pair; the simulator models the pair's operations issued by the even CTA"
             )));
         }
-        self.cluster_peer(c, 1, op)
+        self.cluster_peer(c, i64::from(rank) + 1, op)
     }
 
     /// `cluster.arrive` (or the arrive half of `cluster.sync`) by agent `a` of CTA `c` at `t`:

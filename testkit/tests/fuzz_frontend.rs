@@ -5,6 +5,7 @@
 
 use bwsim_isa::verify::{verify, VerifyOptions};
 use bwsim_isa::{SourceFile, Target};
+use bwsim_testkit::mutate::tokens;
 use proptest::prelude::*;
 use std::path::Path;
 
@@ -26,27 +27,6 @@ fn seeds() -> Vec<String> {
     }
     assert!(v.len() > 20, "seed corpus missing");
     v
-}
-
-/// Split into rough tokens (words, numbers, punctuation, whitespace runs) for mutation.
-fn tokens(s: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    for c in s.chars() {
-        let word = c.is_alphanumeric() || c == '_' || c == '.';
-        if word {
-            cur.push(c);
-        } else {
-            if !cur.is_empty() {
-                out.push(std::mem::take(&mut cur));
-            }
-            out.push(c.to_string());
-        }
-    }
-    if !cur.is_empty() {
-        out.push(cur);
-    }
-    out
 }
 
 #[derive(Clone, Debug)]

@@ -1,0 +1,890 @@
+//! From tokens to a [`Module`]: the header directives, module-level variables, and each
+//! `.entry` with its parameters, register and shared-memory declarations, labels and
+//! instructions (guard, opcode, dotted modifiers, operands), every instruction carrying its PTX
+//! line and the `.loc` source position in force where it stands. Nothing here knows what an
+//! instruction means; `program` resolves them.
+
+use crate::lex::{lex, Tok, Token};
+use crate::Error;
+use bwsim_isa::span::Span;
+use std::collections::{BTreeMap, HashMap};
+
+/// A state space of a variable or a memory instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Space {
+    Global,
+    Shared,
+    Param,
+    Local,
+    Const,
+}
+
+/// A `.loc FILE LINE COL` position (with the position it was inlined at, if the `.loc` says).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Loc {
+    pub file: u32,
+    pub line: u32,
+    pub col: u32,
+    pub inlined_at: Option<(u32, u32, u32)>,
+}
+
+/// A variable: a module-level `.global`/`.shared`, or one declared in a kernel's body.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Var {
+    pub name: String,
+    pub space: Space,
+    pub align: u32,
+    /// Bytes of one element (`.b8`: 1, `.b32`: 4, ...).
+    pub elem_bytes: u32,
+    /// Elements; `None` for an unsized `.extern` array (the launch's dynamic shared memory).
+    pub count: Option<u64>,
+    /// An initializer's elements (integers, each `elem_bytes` wide).
+    pub init: Vec<u64>,
+    pub span: Span,
+}
+
+impl Var {
+    pub fn bytes(&self) -> u64 {
+        self.count.unwrap_or(0) * self.elem_bytes as u64
+    }
+}
+
+/// A kernel parameter: `.param .u64 NAME`, `.param .align 64 .b8 NAME[128]` (a tensor map).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Param {
+    pub name: String,
+    /// The type word (`u64`, `b8`, ...).
+    pub ty: String,
+    pub bytes: u32,
+    pub align: u32,
+    /// Byte offset in the parameter space.
+    pub offset: u32,
+    pub span: Span,
+}
+
+/// A register declared by `.reg`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Reg {
+    pub name: String,
+    /// Width in bits (1: a predicate).
+    pub bits: u32,
+}
+
+/// An operand as written.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Operand {
+    /// A declared register (index into [`Kernel::regs`]).
+    Reg(u16),
+    /// `!%p`.
+    NotReg(u16),
+    /// `%tid.x` and the like: the register's name and its component (`x`, `y`, `z`, or none).
+    Special(String, Option<char>),
+    /// An integer immediate (two's complement bits).
+    Int(u64),
+    F32(u32),
+    F64(u64),
+    /// A name that is not a register: a label, a parameter, a variable.
+    Sym(String),
+    /// `_`: a sink.
+    Sink,
+    /// `{a, b, ...}`.
+    Vec(Vec<Operand>),
+    /// `[base+offset]`.
+    Addr(Addr),
+    /// `p|q`.
+    Pair(u16, Option<u16>),
+}
+
+/// An address operand `[base + offset]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Addr {
+    pub base: Option<AddrBase>,
+    pub offset: i64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum AddrBase {
+    Reg(u16),
+    Sym(String),
+}
+
+/// One instruction as written.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Instr {
+    /// `@%p` (false) or `@!%p` (true).
+    pub guard: Option<(u16, bool)>,
+    pub opcode: String,
+    pub mods: Vec<String>,
+    pub operands: Vec<Operand>,
+    /// From the opcode to the `;`.
+    pub span: Span,
+    /// The guard included.
+    pub full_span: Span,
+    /// 1-based line of the PTX file.
+    pub ptx_line: u32,
+    pub loc: Option<Loc>,
+}
+
+/// A statement of a kernel's body.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Stmt {
+    Label(String, Span),
+    Instr(Instr),
+}
+
+/// One `.entry`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Kernel {
+    pub name: String,
+    pub span: Span,
+    pub params: Vec<Param>,
+    pub regs: Vec<Reg>,
+    pub reg_index: HashMap<String, u16>,
+    /// `.shared` (and other) variables declared in the body.
+    pub vars: Vec<Var>,
+    pub body: Vec<Stmt>,
+    /// `.reqntid`/`.maxntid`, as written.
+    pub reqntid: Option<Vec<u32>>,
+    pub maxntid: Option<Vec<u32>>,
+    /// `.reqnctapercluster`/`.explicitcluster`: a cluster shape, if any.
+    pub cluster: Option<Vec<u32>>,
+}
+
+/// A parsed PTX file.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Module {
+    pub version: Option<(u32, u32)>,
+    pub target: Vec<String>,
+    pub address_size: Option<u32>,
+    /// `.file N "name"`.
+    pub files: BTreeMap<u32, String>,
+    pub vars: Vec<Var>,
+    pub kernels: Vec<Kernel>,
+    /// Names of `.func` bodies (parsed over, not read).
+    pub funcs: Vec<(String, Span)>,
+}
+
+impl Module {
+    pub fn kernel(&self, name: &str) -> Option<&Kernel> {
+        self.kernels.iter().find(|k| k.name == name)
+    }
+}
+
+/// The width of a `.reg` type.
+fn reg_bits(t: &str) -> Option<u32> {
+    Some(match t {
+        "pred" => 1,
+        "b8" | "u8" | "s8" => 8,
+        "b16" | "u16" | "s16" | "f16" | "bf16" => 16,
+        "b32" | "u32" | "s32" | "f32" | "f16x2" | "bf16x2" => 32,
+        "b64" | "u64" | "s64" | "f64" | "f32x2" => 64,
+        "b128" => 128,
+        _ => return None,
+    })
+}
+
+/// Bytes of a scalar type word (`b8` 1, `u64` 8, `f16` 2, ...).
+pub fn type_bytes(t: &str) -> Option<u32> {
+    match t {
+        "pred" => None,
+        _ => reg_bits(t).map(|b| b.div_ceil(8)),
+    }
+}
+
+/// Parses a whole PTX file.
+pub fn parse(src: &str) -> Result<Module, Error> {
+    let toks = lex(src)?;
+    let mut line_starts = vec![0usize];
+    line_starts.extend(
+        src.bytes()
+            .enumerate()
+            .filter(|(_, c)| *c == b'\n')
+            .map(|(i, _)| i + 1),
+    );
+    let mut p = P {
+        src,
+        toks,
+        i: 0,
+        line_starts,
+        loc: None,
+    };
+    p.module()
+}
+
+struct P<'s> {
+    src: &'s str,
+    toks: Vec<Token>,
+    i: usize,
+    line_starts: Vec<usize>,
+    loc: Option<Loc>,
+}
+
+/// 1-based line of byte offset `at` in a text with the given line starts.
+pub fn line_of(line_starts: &[usize], at: usize) -> u32 {
+    line_starts.partition_point(|&s| s <= at) as u32
+}
+
+impl P<'_> {
+    fn peek(&self) -> Option<&Tok> {
+        self.toks.get(self.i).map(|t| &t.tok)
+    }
+    fn span(&self) -> Span {
+        self.toks
+            .get(self.i)
+            .map(|t| t.span)
+            .unwrap_or(Span::new(self.src.len(), self.src.len()))
+    }
+    fn prev_end(&self) -> usize {
+        self.i
+            .checked_sub(1)
+            .and_then(|k| self.toks.get(k))
+            .map_or(0, |t| t.span.end as usize)
+    }
+    fn line(&self, at: usize) -> u32 {
+        line_of(&self.line_starts, at)
+    }
+    fn err(&self, span: Span, m: impl Into<String>) -> Error {
+        Error::Syntax {
+            message: m.into(),
+            span,
+        }
+    }
+    fn err_here(&self, m: impl Into<String>) -> Error {
+        let what = match self.peek() {
+            Some(t) => format!(", found {}", describe(t)),
+            None => ", found the end of the file".into(),
+        };
+        self.err(self.span(), format!("{}{what}", m.into()))
+    }
+    fn eat(&mut self, c: char) -> bool {
+        if self.peek() == Some(&Tok::Punct(c)) {
+            self.i += 1;
+            true
+        } else {
+            false
+        }
+    }
+    fn expect(&mut self, c: char, what: &str) -> Result<(), Error> {
+        if self.eat(c) {
+            Ok(())
+        } else {
+            Err(self.err_here(format!("expected `{c}` {what}")))
+        }
+    }
+    fn eat_dot(&mut self, d: &str) -> bool {
+        if matches!(self.peek(), Some(Tok::Dot(x)) if x == d) {
+            self.i += 1;
+            true
+        } else {
+            false
+        }
+    }
+    fn int(&mut self, what: &str) -> Result<u64, Error> {
+        match self.peek() {
+            Some(Tok::Int(v)) => {
+                let v = *v;
+                self.i += 1;
+                Ok(v)
+            }
+            _ => Err(self.err_here(format!("expected {what}"))),
+        }
+    }
+    fn int32(&mut self, what: &str) -> Result<u32, Error> {
+        let at = self.span();
+        let v = self.int(what)?;
+        u32::try_from(v).map_err(|_| self.err(at, format!("{what} {v} is too large")))
+    }
+    fn ident(&mut self, what: &str) -> Result<(String, Span), Error> {
+        match self.peek() {
+            Some(Tok::Ident(n)) => {
+                let n = n.clone();
+                let s = self.span();
+                self.i += 1;
+                Ok((n, s))
+            }
+            _ => Err(self.err_here(format!("expected {what}"))),
+        }
+    }
+    /// Skips the rest of the current line (tokens that start on it).
+    fn skip_line(&mut self, line: u32) {
+        while self.i < self.toks.len() && self.line(self.toks[self.i].span.start as usize) == line {
+            self.i += 1;
+        }
+    }
+    /// Skips a balanced `{ ... }` group starting at the current `{`.
+    fn skip_braces(&mut self) -> Result<(), Error> {
+        let open = self.span();
+        self.expect('{', "opening a block")?;
+        let mut depth = 1;
+        while depth > 0 {
+            match self.peek() {
+                Some(Tok::Punct('{')) => depth += 1,
+                Some(Tok::Punct('}')) => depth -= 1,
+                None => return Err(self.err(open, "this `{` is never closed")),
+                _ => {}
+            }
+            self.i += 1;
+        }
+        Ok(())
+    }
+
+    fn module(&mut self) -> Result<Module, Error> {
+        let mut m = Module::default();
+        while let Some(t) = self.peek().cloned() {
+            let at = self.span();
+            match t {
+                Tok::Dot(d) => match d.as_str() {
+                    "version" => {
+                        self.i += 1;
+                        match self.peek() {
+                            Some(Tok::F64Bits(b)) => {
+                                let text = &self.src[self.span().range()];
+                                let (a, b2) = text.split_once('.').unwrap_or((text, "0"));
+                                let _ = b;
+                                m.version = Some((
+                                    a.parse()
+                                        .map_err(|_| self.err(self.span(), "malformed `.version`"))?,
+                                    b2.parse()
+                                        .map_err(|_| self.err(self.span(), "malformed `.version`"))?,
+                                ));
+                                self.i += 1;
+                            }
+                            _ => return Err(self.err_here("expected a version such as `8.7`")),
+                        }
+                    }
+                    "target" => {
+                        self.i += 1;
+                        loop {
+                            let (t, _) = self.ident("a target such as `sm_100a`")?;
+                            m.target.push(t);
+                            if !self.eat(',') {
+                                break;
+                            }
+                        }
+                    }
+                    "address_size" => {
+                        self.i += 1;
+                        m.address_size = Some(self.int32("the address size")?);
+                    }
+                    "file" => {
+                        self.i += 1;
+                        let n = self.int32("a file number")?;
+                        match self.peek() {
+                            Some(Tok::Str(s)) => {
+                                m.files.insert(n, s.clone());
+                                self.i += 1;
+                            }
+                            _ => return Err(self.err_here("expected the file's name")),
+                        }
+                        while self.eat(',') {
+                            self.int("a timestamp or size")?;
+                        }
+                    }
+                    "section" => {
+                        self.i += 1;
+                        self.ident("a section name").or_else(|_| match self.peek() {
+                            Some(Tok::Dot(s)) => {
+                                let s = s.clone();
+                                self.i += 1;
+                                Ok((s, at))
+                            }
+                            _ => Err(self.err_here("expected a section name")),
+                        })?;
+                        self.skip_braces()?;
+                    }
+                    "visible" | "weak" | "extern" => {
+                        self.i += 1;
+                    }
+                    "entry" => {
+                        self.i += 1;
+                        let k = self.entry(at)?;
+                        m.kernels.push(k);
+                    }
+                    "func" => {
+                        self.i += 1;
+                        // `.func (.param ...) NAME (.param ...) { ... }` or a declaration.
+                        let mut name = None;
+                        while !matches!(self.peek(), Some(Tok::Punct('{' | ';')) | None) {
+                            if let (None, Some(Tok::Ident(n))) = (&name, self.peek()) {
+                                name = Some(n.clone());
+                            }
+                            if self.peek() == Some(&Tok::Punct('(')) {
+                                while !matches!(self.peek(), Some(Tok::Punct(')')) | None) {
+                                    self.i += 1;
+                                }
+                            }
+                            self.i += 1;
+                        }
+                        if self.peek() == Some(&Tok::Punct('{')) {
+                            self.skip_braces()?;
+                        } else {
+                            self.expect(';', "after a `.func` declaration")?;
+                        }
+                        m.funcs.push((name.unwrap_or_default(), at));
+                    }
+                    "global" | "shared" | "const" => {
+                        let v = self.var_decl()?;
+                        m.vars.push(v);
+                    }
+                    _ => return Err(self.err(at, format!("the module-level directive `.{d}` is not read"))),
+                },
+                _ => return Err(self.err_here("expected a directive (`.version`, `.entry`, ...)")),
+            }
+        }
+        Ok(m)
+    }
+
+    /// `.global|.shared|.const [.align N] .TYPE NAME[N]? [= {..} | = V];` (the space word is
+    /// the current token).
+    fn var_decl(&mut self) -> Result<Var, Error> {
+        let start = self.span();
+        let space = match self.peek() {
+            Some(Tok::Dot(d)) => match d.split("::").next().unwrap_or("") {
+                "global" => Space::Global,
+                "shared" => Space::Shared,
+                "const" => Space::Const,
+                "local" => Space::Local,
+                _ => return Err(self.err_here("expected a state space")),
+            },
+            _ => return Err(self.err_here("expected a state space")),
+        };
+        self.i += 1;
+        let mut align = 0;
+        let mut elem_bytes = None;
+        while let Some(Tok::Dot(d)) = self.peek().cloned() {
+            self.i += 1;
+            if d == "align" {
+                align = self.int32("an alignment")?;
+            } else if let Some(b) = type_bytes(&d) {
+                elem_bytes = Some(b);
+            } else if d == "v2" || d == "v4" {
+                return Err(self.err(start, "vector variables are not read yet"));
+            }
+        }
+        let elem_bytes = elem_bytes.ok_or_else(|| self.err(start, "the variable has no type"))?;
+        let (name, _) = self.ident("the variable's name")?;
+        let mut count = Some(1);
+        if self.eat('[') {
+            if self.eat(']') {
+                count = None;
+            } else {
+                count = Some(self.int("the array's length")?);
+                self.expect(']', "closing the array's length")?;
+            }
+        }
+        let mut init = Vec::new();
+        if self.eat('=') {
+            if self.eat('{') {
+                loop {
+                    init.push(self.int("an initializer element")?);
+                    if !self.eat(',') {
+                        break;
+                    }
+                }
+                self.expect('}', "closing the initializer")?;
+            } else {
+                init.push(self.int("an initializer")?);
+            }
+        }
+        self.expect(';', "after a variable declaration")?;
+        Ok(Var {
+            name,
+            space,
+            align: align.max(elem_bytes),
+            elem_bytes,
+            count,
+            init,
+            span: start.to(Span::new(self.prev_end(), self.prev_end())),
+        })
+    }
+
+    fn entry(&mut self, start: Span) -> Result<Kernel, Error> {
+        let (name, _) = self.ident("the kernel's name")?;
+        let mut params = Vec::new();
+        let mut offset = 0u32;
+        if self.eat('(') && !self.eat(')') {
+            loop {
+                let pstart = self.span();
+                if !self.eat_dot("param") {
+                    return Err(self.err_here("expected `.param`"));
+                }
+                let mut align = 0;
+                let mut ty = None;
+                while let Some(Tok::Dot(d)) = self.peek().cloned() {
+                    self.i += 1;
+                    match d.as_str() {
+                        "align" => align = self.int32("an alignment")?,
+                        "ptr" | "global" | "shared" | "const" | "local" => {}
+                        t if type_bytes(t).is_some() => ty = Some(t.to_string()),
+                        _ => return Err(self.err(pstart, format!("`.{d}` in a parameter is not read"))),
+                    }
+                }
+                let ty = ty.ok_or_else(|| self.err(pstart, "the parameter has no type"))?;
+                let (pname, _) = self.ident("the parameter's name")?;
+                let eb = type_bytes(&ty).unwrap_or(1);
+                let mut bytes = eb;
+                if self.eat('[') {
+                    let at = self.span();
+                    let n = self.int32("the array's length")?;
+                    bytes = n
+                        .checked_mul(eb)
+                        .ok_or_else(|| self.err(at, "the parameter is too large"))?;
+                    self.expect(']', "closing the array's length")?;
+                }
+                let align = align.max(eb);
+                offset = offset.div_ceil(align) * align;
+                params.push(Param {
+                    name: pname,
+                    ty,
+                    bytes,
+                    align,
+                    offset,
+                    span: pstart.to(Span::new(self.prev_end(), self.prev_end())),
+                });
+                offset += bytes;
+                if self.eat(',') {
+                    continue;
+                }
+                self.expect(')', "closing the parameter list")?;
+                break;
+            }
+        }
+        let mut k = Kernel {
+            name,
+            span: start,
+            params,
+            regs: Vec::new(),
+            reg_index: HashMap::new(),
+            vars: Vec::new(),
+            body: Vec::new(),
+            reqntid: None,
+            maxntid: None,
+            cluster: None,
+        };
+        // Performance directives before the body.
+        while let Some(Tok::Dot(d)) = self.peek().cloned() {
+            self.i += 1;
+            let mut dims = Vec::new();
+            if d != "explicitcluster" && d != "noreturn" {
+                loop {
+                    dims.push(self.int32("a number")?);
+                    if !self.eat(',') {
+                        break;
+                    }
+                }
+            }
+            match d.as_str() {
+                "reqntid" => k.reqntid = Some(dims),
+                "maxntid" => k.maxntid = Some(dims),
+                "reqnctapercluster" => k.cluster = Some(dims),
+                _ => {}
+            }
+        }
+        self.body(&mut k)?;
+        k.span = start.to(Span::new(self.prev_end(), self.prev_end()));
+        Ok(k)
+    }
+
+    fn body(&mut self, k: &mut Kernel) -> Result<(), Error> {
+        let open = self.span();
+        self.expect('{', "opening the kernel's body")?;
+        loop {
+            let at = self.span();
+            match self.peek().cloned() {
+                None => return Err(self.err(open, "the kernel's body is never closed")),
+                Some(Tok::Punct('}')) => {
+                    self.i += 1;
+                    return Ok(());
+                }
+                Some(Tok::Punct('{')) | Some(Tok::Punct(';')) => {
+                    // Nested scopes: PTX registers are function-wide in what compilers emit.
+                    self.i += 1;
+                }
+                Some(Tok::Dot(d)) => match d.as_str() {
+                    "reg" => {
+                        self.i += 1;
+                        self.reg_decl(k, at)?;
+                    }
+                    "loc" => {
+                        self.i += 1;
+                        let line = self.line(at.start as usize);
+                        let file = self.int32("a file number")?;
+                        let l = self.int32("a line")?;
+                        let col = self.int32("a column")?;
+                        let mut loc = Loc {
+                            file,
+                            line: l,
+                            col,
+                            inlined_at: None,
+                        };
+                        while self.eat(',') {
+                            match self.peek() {
+                                Some(Tok::Ident(w)) if w == "inlined_at" => {
+                                    self.i += 1;
+                                    let f = self.int32("a file number")?;
+                                    let l = self.int32("a line")?;
+                                    let c = self.int32("a column")?;
+                                    loc.inlined_at = Some((f, l, c));
+                                }
+                                _ => {
+                                    // `function_name $L__info_string0` and the like.
+                                    self.i += 1;
+                                    if matches!(self.peek(), Some(Tok::Ident(_))) {
+                                        self.i += 1;
+                                    }
+                                }
+                            }
+                        }
+                        self.skip_line(line);
+                        self.loc = Some(loc);
+                    }
+                    "pragma" => {
+                        self.i += 1;
+                        while !matches!(self.peek(), Some(Tok::Punct(';')) | None) {
+                            self.i += 1;
+                        }
+                        self.expect(';', "after `.pragma`")?;
+                    }
+                    "shared" | "local" | "global" | "const" => {
+                        let v = self.var_decl()?;
+                        k.vars.push(v);
+                    }
+                    _ => {
+                        return Err(
+                            self.err(at, format!("the directive `.{d}` in a kernel's body is not read"))
+                        )
+                    }
+                },
+                Some(Tok::Ident(n))
+                    if self.toks.get(self.i + 1).map(|t| &t.tok) == Some(&Tok::Punct(':')) =>
+                {
+                    self.i += 2;
+                    k.body.push(Stmt::Label(n, at));
+                }
+                Some(_) => {
+                    let ins = self.instruction(k)?;
+                    k.body.push(Stmt::Instr(ins));
+                }
+            }
+        }
+    }
+
+    fn reg_decl(&mut self, k: &mut Kernel, start: Span) -> Result<(), Error> {
+        let (ty, bits) = match self.peek().cloned() {
+            Some(Tok::Dot(t)) => {
+                self.i += 1;
+                let b = reg_bits(&t)
+                    .ok_or_else(|| self.err(start, format!("registers of type `.{t}` are not read")))?;
+                (t, b)
+            }
+            _ => return Err(self.err_here("`.reg` needs a type (`.reg .b32 %r<4>;`)")),
+        };
+        let _ = ty;
+        loop {
+            let (name, nspan) = self.ident("a register name")?;
+            let names: Vec<String> = if self.eat('<') {
+                let at = self.span();
+                let n = self.int("a register count")?;
+                if n > 60_000 {
+                    return Err(self.err(at, "too many registers"));
+                }
+                self.expect('>', "after the register count")?;
+                (0..n).map(|i| format!("{name}{i}")).collect()
+            } else {
+                vec![name]
+            };
+            for n in names {
+                if k.regs.len() >= u16::MAX as usize {
+                    return Err(self.err(nspan, "too many registers"));
+                }
+                if k.reg_index.contains_key(&n) {
+                    return Err(self.err(nspan, format!("the register `{n}` is declared twice")));
+                }
+                k.reg_index.insert(n.clone(), k.regs.len() as u16);
+                k.regs.push(Reg { name: n, bits });
+            }
+            if self.eat(',') {
+                continue;
+            }
+            self.expect(';', "after a `.reg` declaration")?;
+            return Ok(());
+        }
+    }
+
+    fn reg_ref(&mut self, k: &Kernel) -> Result<u16, Error> {
+        let (n, s) = self.ident("a register")?;
+        k.reg_index
+            .get(&n)
+            .copied()
+            .ok_or_else(|| self.err(s, format!("`{n}` is not a declared register")))
+    }
+
+    fn instruction(&mut self, k: &Kernel) -> Result<Instr, Error> {
+        let full_start = self.span();
+        let mut guard = None;
+        if self.eat('@') {
+            let neg = self.eat('!');
+            let r = self.reg_ref(k)?;
+            if k.regs[r as usize].bits != 1 {
+                return Err(self.err(
+                    full_start,
+                    format!("the guard `{}` is not a predicate", k.regs[r as usize].name),
+                ));
+            }
+            guard = Some((r, neg));
+        }
+        let op_span = self.span();
+        let (opcode, _) = self.ident("an instruction")?;
+        let mut mods = Vec::new();
+        while let Some(Tok::Dot(m)) = self.peek().cloned() {
+            self.i += 1;
+            mods.push(m);
+        }
+        let mut operands = Vec::new();
+        if self.peek() != Some(&Tok::Punct(';')) {
+            loop {
+                operands.push(self.operand(k)?);
+                if !self.eat(',') {
+                    break;
+                }
+            }
+        }
+        if !self.eat(';') {
+            return Err(self.err_here(format!("expected `;` after `{opcode}`'s operands")));
+        }
+        let end = self.prev_end();
+        Ok(Instr {
+            guard,
+            opcode,
+            mods,
+            operands,
+            span: Span::new(op_span.start as usize, end),
+            full_span: Span::new(full_start.start as usize, end),
+            ptx_line: self.line(op_span.start as usize),
+            loc: self.loc,
+        })
+    }
+
+    fn operand(&mut self, k: &Kernel) -> Result<Operand, Error> {
+        match self.peek().cloned() {
+            Some(Tok::Punct('{')) => {
+                self.i += 1;
+                let mut v = Vec::new();
+                loop {
+                    v.push(self.operand(k)?);
+                    if !self.eat(',') {
+                        break;
+                    }
+                }
+                self.expect('}', "closing the vector operand")?;
+                Ok(Operand::Vec(v))
+            }
+            Some(Tok::Punct('[')) => {
+                self.i += 1;
+                let mut base = None;
+                let mut offset: i64 = 0;
+                match self.peek().cloned() {
+                    Some(Tok::Ident(n)) => {
+                        self.i += 1;
+                        base = Some(match k.reg_index.get(&n) {
+                            Some(&r) => AddrBase::Reg(r),
+                            None => AddrBase::Sym(n),
+                        });
+                        if self.eat('+') {
+                            let neg = self.eat('-');
+                            let v = self.int("an offset")? as i64;
+                            offset = if neg { v.wrapping_neg() } else { v };
+                        } else if self.eat('-') {
+                            offset = (self.int("an offset")? as i64).wrapping_neg();
+                        }
+                    }
+                    Some(Tok::Int(v)) => {
+                        self.i += 1;
+                        offset = v as i64;
+                    }
+                    _ => return Err(self.err_here("expected an address")),
+                }
+                self.expect(']', "closing the address")?;
+                Ok(Operand::Addr(Addr { base, offset }))
+            }
+            Some(Tok::Punct('!')) => {
+                self.i += 1;
+                Ok(Operand::NotReg(self.reg_ref(k)?))
+            }
+            Some(Tok::Punct('-')) => {
+                self.i += 1;
+                match self.peek().cloned() {
+                    Some(Tok::Int(v)) => {
+                        self.i += 1;
+                        Ok(Operand::Int(v.wrapping_neg()))
+                    }
+                    Some(Tok::F32Bits(b)) => {
+                        self.i += 1;
+                        Ok(Operand::F32(b ^ 0x8000_0000))
+                    }
+                    Some(Tok::F64Bits(b)) => {
+                        self.i += 1;
+                        Ok(Operand::F64(b ^ (1 << 63)))
+                    }
+                    _ => Err(self.err_here("expected a number after `-`")),
+                }
+            }
+            Some(Tok::Int(v)) => {
+                self.i += 1;
+                Ok(Operand::Int(v))
+            }
+            Some(Tok::F32Bits(b)) => {
+                self.i += 1;
+                Ok(Operand::F32(b))
+            }
+            Some(Tok::F64Bits(b)) => {
+                self.i += 1;
+                Ok(Operand::F64(b))
+            }
+            Some(Tok::Ident(n)) => {
+                let span = self.span();
+                self.i += 1;
+                if n == "_" {
+                    return Ok(Operand::Sink);
+                }
+                if let Some(&r) = k.reg_index.get(&n) {
+                    if self.eat('|') {
+                        if matches!(self.peek(), Some(Tok::Ident(x)) if x == "_") {
+                            self.i += 1;
+                            return Ok(Operand::Pair(r, None));
+                        }
+                        let q = self.reg_ref(k)?;
+                        return Ok(Operand::Pair(r, Some(q)));
+                    }
+                    return Ok(Operand::Reg(r));
+                }
+                if n.starts_with('%') {
+                    // A special register, with its component written right after it.
+                    let mut comp = None;
+                    if let Some(t) = self.toks.get(self.i) {
+                        if let Tok::Dot(c) = &t.tok {
+                            if t.span.start == span.end && c.len() == 1 {
+                                comp = c.chars().next();
+                                self.i += 1;
+                            }
+                        }
+                    }
+                    return Ok(Operand::Special(n, comp));
+                }
+                Ok(Operand::Sym(n))
+            }
+            _ => Err(self.err_here("expected an operand")),
+        }
+    }
+}
+
+fn describe(t: &Tok) -> String {
+    match t {
+        Tok::Ident(n) => format!("`{n}`"),
+        Tok::Dot(d) => format!("`.{d}`"),
+        Tok::Int(v) => format!("`{v}`"),
+        Tok::F32Bits(_) | Tok::F64Bits(_) => "a float".into(),
+        Tok::Str(s) => format!("\"{s}\""),
+        Tok::Punct(c) => format!("`{c}`"),
+    }
+}

@@ -1,0 +1,653 @@
+//! Resolving a parsed kernel into what the executor runs: labels to instruction indices, every
+//! instruction to an [`Op`] the executor knows, or a refusal naming the instruction and its
+//! line. Arithmetic, logic, comparison, selection and conversion forms are resolved by the
+//! inline-PTX checker of bwsim-isa ([`bwsim_isa::inline_ptx::parse::parse_instruction`]), so
+//! that their forms and their semantics live in one place.
+
+use crate::parse::{Addr, AddrBase, Instr, Kernel, Module, Operand, Space, Stmt};
+use crate::Error;
+use bwsim_isa::inline_ptx::parse::{self as ip, Parsed, OPCODES};
+use bwsim_isa::span::Span;
+use std::collections::HashMap;
+
+/// A special register read by `mov`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sreg {
+    Tid(usize),
+    Ntid(usize),
+    Ctaid(usize),
+    Nctaid(usize),
+    Laneid,
+    Warpid,
+    Nwarpid,
+}
+
+/// Where a memory instruction's address points.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Base {
+    Reg(u16),
+    /// A parameter (its byte offset in the parameter space).
+    Param(u32),
+    /// A shared variable (its byte offset in the CTA's shared memory).
+    Shared(u64),
+    /// A module-level global variable (its index).
+    Global(usize),
+    None,
+}
+
+/// A value a resolved instruction reads.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Val {
+    Reg(u16),
+    Imm(u64),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShflMode {
+    Up,
+    Down,
+    Bfly,
+    Idx,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReduxOp {
+    Add,
+    Min,
+    Max,
+    And,
+    Or,
+    Xor,
+}
+
+/// A resolved instruction.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Op {
+    /// Delegated to the inline-PTX interpreter.
+    Alu(ip::Ins),
+    MovSreg {
+        d: u16,
+        s: Sreg,
+    },
+    /// `mov d, SYMBOL`: the address of a variable or parameter.
+    MovAddr {
+        d: u16,
+        base: Base,
+    },
+    Ld {
+        space: Option<Space>,
+        /// Bytes of one element and whether narrower loads sign-extend.
+        bytes: u32,
+        signed: bool,
+        dsts: Vec<Option<u16>>,
+        base: Base,
+        offset: i64,
+    },
+    St {
+        space: Option<Space>,
+        bytes: u32,
+        srcs: Vec<Val>,
+        base: Base,
+        offset: i64,
+    },
+    /// `cvta[.to].SPACE`: `to` converts a generic address into the space's.
+    Cvta {
+        to: bool,
+        space: Space,
+        d: u16,
+        a: Val,
+    },
+    Bra {
+        target: usize,
+    },
+    Bar {
+        id: Val,
+        count: Option<Val>,
+    },
+    Shfl {
+        mode: ShflMode,
+        d: u16,
+        p: Option<u16>,
+        a: Val,
+        b: Val,
+        c: Val,
+        mask: Val,
+    },
+    Redux {
+        op: ReduxOp,
+        signed: bool,
+        float: bool,
+        nan: bool,
+        abs: bool,
+        d: u16,
+        a: Val,
+        mask: Val,
+    },
+    Exit,
+}
+
+/// A resolved instruction with its guard and where it came from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ins {
+    pub guard: Option<(u16, bool)>,
+    pub op: Op,
+    pub span: Span,
+    pub ptx_line: u32,
+    pub loc: Option<crate::parse::Loc>,
+    pub opcode: String,
+}
+
+impl Ins {
+    /// Whether the instruction waits for other threads (warp collectives, CTA barriers).
+    pub fn synchronises(&self) -> bool {
+        matches!(self.op, Op::Bar { .. } | Op::Shfl { .. } | Op::Redux { .. })
+    }
+}
+
+/// One kernel ready to run.
+#[derive(Clone, Debug)]
+pub struct Program {
+    pub name: String,
+    pub src: String,
+    pub ins: Vec<Ins>,
+    /// Register widths and names, in the inline interpreter's form.
+    pub regs: Parsed,
+    /// Parameters: name, offset, bytes.
+    pub params: Vec<crate::parse::Param>,
+    pub param_bytes: u32,
+    /// Static shared memory in bytes (variables placed in declaration order; the unsized
+    /// `.extern` array starts after them, at the dynamic shared memory).
+    pub static_shared: u64,
+    /// Module-level global variables (bytes with their initializers).
+    pub globals: Vec<(String, Vec<u8>)>,
+    pub reqntid: Option<Vec<u32>>,
+    pub cluster: Option<Vec<u32>>,
+    /// `.file` names by number (for messages).
+    pub files: std::collections::BTreeMap<u32, String>,
+    line_starts: Vec<usize>,
+}
+
+impl Program {
+    /// A human-readable place of instruction `pc`: the PTX line and, where a `.loc` is in force,
+    /// the source file, line and column.
+    pub fn place(&self, pc: usize) -> String {
+        let Some(i) = self.ins.get(pc) else {
+            return "the end of the kernel".into();
+        };
+        let mut s = format!("PTX line {}", i.ptx_line);
+        if let Some(l) = i.loc {
+            let f = self.files.get(&l.file).map_or("?", |f| f.as_str());
+            s += &format!(" ({f}:{}:{})", l.line, l.col);
+        }
+        s
+    }
+
+    /// 1-based line of a byte offset of the source.
+    pub fn line_of(&self, at: usize) -> u32 {
+        crate::parse::line_of(&self.line_starts, at)
+    }
+}
+
+/// Resolves kernel `name` of `module` (parsed from `src`).
+pub fn load(src: &str, module: &Module, name: &str) -> Result<Program, Error> {
+    let k = module.kernel(name).ok_or_else(|| {
+        Error::Launch(format!(
+            "the PTX has no kernel `{name}` (it has: {})",
+            module
+                .kernels
+                .iter()
+                .map(|k| k.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+    })?;
+    let mut line_starts = vec![0usize];
+    line_starts.extend(
+        src.bytes()
+            .enumerate()
+            .filter(|(_, c)| *c == b'\n')
+            .map(|(i, _)| i + 1),
+    );
+    let regs = Parsed {
+        ins: Vec::new(),
+        reg_bits: k.regs.iter().map(|r| r.bits).collect(),
+        reg_names: k.regs.iter().map(|r| r.name.clone()).collect(),
+    };
+    // Labels to the index of the next instruction.
+    let mut labels = HashMap::new();
+    let mut n = 0;
+    for s in &k.body {
+        match s {
+            Stmt::Label(l, _) => {
+                labels.insert(l.clone(), n);
+            }
+            Stmt::Instr(_) => n += 1,
+        }
+    }
+    // Shared variables: module-level then the kernel's, each at its alignment.
+    let mut shared: HashMap<String, u64> = HashMap::new();
+    let mut off = 0u64;
+    let mut extern_shared = Vec::new();
+    for v in module
+        .vars
+        .iter()
+        .chain(&k.vars)
+        .filter(|v| v.space == Space::Shared)
+    {
+        if v.count.is_none() {
+            extern_shared.push(v);
+            continue;
+        }
+        let a = v.align.max(1) as u64;
+        off = off.div_ceil(a) * a;
+        shared.insert(v.name.clone(), off);
+        off += v.bytes();
+    }
+    let static_shared = off.div_ceil(16) * 16;
+    for v in extern_shared {
+        shared.insert(v.name.clone(), static_shared);
+    }
+    let mut globals = Vec::new();
+    let mut global_index = HashMap::new();
+    for v in module
+        .vars
+        .iter()
+        .chain(&k.vars)
+        .filter(|v| matches!(v.space, Space::Global | Space::Const))
+    {
+        let mut bytes = vec![0u8; v.bytes() as usize];
+        for (i, e) in v.init.iter().enumerate() {
+            for b in 0..v.elem_bytes as usize {
+                if let Some(x) = bytes.get_mut(i * v.elem_bytes as usize + b) {
+                    *x = (e >> (8 * b)) as u8;
+                }
+            }
+        }
+        global_index.insert(v.name.clone(), globals.len());
+        globals.push((v.name.clone(), bytes));
+    }
+    if let Some(v) = k.vars.iter().find(|v| v.space == Space::Local) {
+        return Err(Error::Unsupported {
+            opcode: ".local".into(),
+            line: crate::parse::line_of(&line_starts, v.span.start as usize),
+            span: v.span,
+            why: "local memory".into(),
+        });
+    }
+    let params: HashMap<&str, u32> = k.params.iter().map(|p| (p.name.as_str(), p.offset)).collect();
+    let cx = Cx {
+        src,
+        k,
+        regs: &regs,
+        labels: &labels,
+        shared: &shared,
+        globals: &global_index,
+        params: &params,
+    };
+    let mut ins = Vec::new();
+    for s in &k.body {
+        if let Stmt::Instr(i) = s {
+            ins.push(Ins {
+                guard: i.guard,
+                op: cx.resolve(i)?,
+                span: i.full_span,
+                ptx_line: i.ptx_line,
+                loc: i.loc,
+                opcode: i.opcode.clone(),
+            });
+        }
+    }
+    let param_bytes = k.params.iter().map(|p| p.offset + p.bytes).max().unwrap_or(0);
+    Ok(Program {
+        name: k.name.clone(),
+        src: src.to_string(),
+        ins,
+        regs,
+        params: k.params.clone(),
+        param_bytes,
+        static_shared,
+        globals,
+        reqntid: k.reqntid.clone(),
+        cluster: k.cluster.clone(),
+        files: module.files.clone(),
+        line_starts,
+    })
+}
+
+struct Cx<'a> {
+    src: &'a str,
+    k: &'a Kernel,
+    regs: &'a Parsed,
+    labels: &'a HashMap<String, usize>,
+    shared: &'a HashMap<String, u64>,
+    globals: &'a HashMap<String, usize>,
+    params: &'a HashMap<&'a str, u32>,
+}
+
+fn space_of(m: &str) -> Option<Space> {
+    Some(match m.split("::").next().unwrap_or("") {
+        "global" => Space::Global,
+        "shared" => Space::Shared,
+        "param" => Space::Param,
+        "local" => Space::Local,
+        "const" => Space::Const,
+        _ => return None,
+    })
+}
+
+impl Cx<'_> {
+    fn unsupported(&self, i: &Instr, why: &str) -> Error {
+        Error::Unsupported {
+            opcode: format!(
+                "{}{}",
+                i.opcode,
+                i.mods.iter().map(|m| format!(".{m}")).collect::<String>()
+            ),
+            line: i.ptx_line,
+            span: i.span,
+            why: why.into(),
+        }
+    }
+    fn invalid(&self, i: &Instr, why: impl Into<String>) -> Error {
+        Error::Invalid {
+            message: format!("`{}`: {}", &self.src[i.span.range()], why.into()),
+            span: i.span,
+        }
+    }
+    fn reg(&self, i: &Instr, o: &Operand) -> Result<u16, Error> {
+        match o {
+            Operand::Reg(r) => Ok(*r),
+            _ => Err(self.invalid(i, "expected a register")),
+        }
+    }
+    fn val(&self, i: &Instr, o: &Operand) -> Result<Val, Error> {
+        match o {
+            Operand::Reg(r) => Ok(Val::Reg(*r)),
+            Operand::Int(v) => Ok(Val::Imm(*v)),
+            Operand::F32(b) => Ok(Val::Imm(*b as u64)),
+            Operand::F64(b) => Ok(Val::Imm(*b)),
+            _ => Err(self.invalid(i, "expected a register or an immediate")),
+        }
+    }
+    fn base(&self, i: &Instr, a: &Addr, space: Option<Space>) -> Result<Base, Error> {
+        Ok(match &a.base {
+            None => Base::None,
+            Some(AddrBase::Reg(r)) => Base::Reg(*r),
+            Some(AddrBase::Sym(s)) => self.sym(i, s, space)?,
+        })
+    }
+    fn sym(&self, i: &Instr, s: &str, space: Option<Space>) -> Result<Base, Error> {
+        if let Some(&o) = self.params.get(s) {
+            if matches!(space, Some(Space::Param) | None) {
+                return Ok(Base::Param(o));
+            }
+        }
+        if let Some(&o) = self.shared.get(s) {
+            return Ok(Base::Shared(o));
+        }
+        if let Some(&g) = self.globals.get(s) {
+            return Ok(Base::Global(g));
+        }
+        Err(self.invalid(i, format!("`{s}` is not a parameter or variable of this kernel")))
+    }
+
+    fn resolve(&self, i: &Instr) -> Result<Op, Error> {
+        let m: Vec<&str> = i.mods.iter().map(|s| s.as_str()).collect();
+        let o = &i.operands;
+        match i.opcode.as_str() {
+            "mov" if o.len() == 2 && matches!(o[1], Operand::Special(..)) => {
+                let Operand::Special(n, c) = &o[1] else {
+                    return Err(self.invalid(i, "expected a special register"));
+                };
+                let dim = match c {
+                    Some('x') => Some(0),
+                    Some('y') => Some(1),
+                    Some('z') => Some(2),
+                    _ => None,
+                };
+                let s = match (n.as_str(), dim) {
+                    ("%tid", Some(d)) => Sreg::Tid(d),
+                    ("%ntid", Some(d)) => Sreg::Ntid(d),
+                    ("%ctaid", Some(d)) => Sreg::Ctaid(d),
+                    ("%nctaid", Some(d)) => Sreg::Nctaid(d),
+                    ("%laneid", None) => Sreg::Laneid,
+                    ("%warpid", None) => Sreg::Warpid,
+                    ("%nwarpid", None) => Sreg::Nwarpid,
+                    _ => return Err(self.unsupported(i, &format!("the special register `{n}`"))),
+                };
+                Ok(Op::MovSreg {
+                    d: self.reg(i, &o[0])?,
+                    s,
+                })
+            }
+            "mov" if o.len() == 2 && matches!(o[1], Operand::Sym(_)) => {
+                let Operand::Sym(s) = &o[1] else {
+                    return Err(self.invalid(i, "expected a symbol"));
+                };
+                Ok(Op::MovAddr {
+                    d: self.reg(i, &o[0])?,
+                    base: self.sym(i, s, None)?,
+                })
+            }
+            op if OPCODES.contains(&op) => {
+                let ins = ip::parse_instruction(
+                    self.src,
+                    (i.span.start as usize, i.span.end as usize),
+                    self.regs,
+                    &self.k.reg_index,
+                )
+                .map_err(|e| {
+                    if e.message.contains("outside the subset")
+                        || e.message.contains("not a type")
+                        || e.message.contains("bwsim takes")
+                    {
+                        Error::Unsupported {
+                            opcode: i.opcode.clone(),
+                            line: i.ptx_line,
+                            span: i.span,
+                            why: e.message.clone(),
+                        }
+                    } else {
+                        Error::Invalid {
+                            message: e.message,
+                            span: Span::new(e.at.0, e.at.1),
+                        }
+                    }
+                })?;
+                Ok(Op::Alu(ins))
+            }
+            "ld" | "st" => {
+                let space = m.iter().find_map(|x| space_of(x));
+                if matches!(space, Some(Space::Local | Space::Const)) {
+                    return Err(self.unsupported(i, "local and constant memory"));
+                }
+                if m.iter().any(|x| x.starts_with("async") || x.starts_with("bulk")) {
+                    return Err(self.unsupported(i, "asynchronous forms"));
+                }
+                let lanes = m.iter().find_map(|x| match *x {
+                    "v2" => Some(2),
+                    "v4" => Some(4),
+                    "v8" => Some(8),
+                    _ => None,
+                });
+                let ty = m.last().copied().unwrap_or("");
+                let bytes = crate::parse::type_bytes(ty)
+                    .ok_or_else(|| self.invalid(i, format!("`.{ty}` is not a type `{}` takes", i.opcode)))?;
+                let signed = ty.starts_with('s');
+                let (vals, addr) = if i.opcode == "ld" {
+                    match (o.first(), o.get(1)) {
+                        (Some(v), Some(Operand::Addr(a))) => (v, a),
+                        _ => return Err(self.invalid(i, "`ld` takes a destination and an address")),
+                    }
+                } else {
+                    match (o.first(), o.get(1)) {
+                        (Some(Operand::Addr(a)), Some(v)) => (v, a),
+                        _ => return Err(self.invalid(i, "`st` takes an address and a value")),
+                    }
+                };
+                let elems: Vec<&Operand> = match vals {
+                    Operand::Vec(v) => v.iter().collect(),
+                    x => vec![x],
+                };
+                if elems.len() != lanes.unwrap_or(1) {
+                    return Err(self.invalid(
+                        i,
+                        format!("{} values for a `.v{}` access", elems.len(), lanes.unwrap_or(1)),
+                    ));
+                }
+                let base = self.base(i, addr, space)?;
+                if i.opcode == "ld" {
+                    let dsts = elems
+                        .iter()
+                        .map(|e| match e {
+                            Operand::Sink => Ok(None),
+                            e => {
+                                let r = self.reg(i, e)?;
+                                if self.regs.reg_bits[r as usize] < bytes * 8 {
+                                    return Err(
+                                        self.invalid(i, "a destination narrower than the loaded type")
+                                    );
+                                }
+                                Ok(Some(r))
+                            }
+                        })
+                        .collect::<Result<_, Error>>()?;
+                    Ok(Op::Ld {
+                        space,
+                        bytes,
+                        signed,
+                        dsts,
+                        base,
+                        offset: addr.offset,
+                    })
+                } else {
+                    let srcs = elems
+                        .iter()
+                        .map(|e| self.val(i, e))
+                        .collect::<Result<_, Error>>()?;
+                    Ok(Op::St {
+                        space,
+                        bytes,
+                        srcs,
+                        base,
+                        offset: addr.offset,
+                    })
+                }
+            }
+            "cvta" => {
+                let to = m.first() == Some(&"to");
+                let space = m
+                    .iter()
+                    .find_map(|x| space_of(x))
+                    .ok_or_else(|| self.invalid(i, "`cvta` needs a state space"))?;
+                if !matches!(space, Space::Global | Space::Shared) {
+                    return Err(self.unsupported(i, "cvta of local, constant or parameter addresses"));
+                }
+                if o.len() != 2 {
+                    return Err(self.invalid(i, "`cvta` takes 2 operands"));
+                }
+                let a = match &o[1] {
+                    Operand::Sym(s) => match self.sym(i, s, None)? {
+                        Base::Shared(off) => Val::Imm(off),
+                        _ => return Err(self.unsupported(i, "cvta of a global symbol")),
+                    },
+                    x => self.val(i, x)?,
+                };
+                Ok(Op::Cvta {
+                    to,
+                    space,
+                    d: self.reg(i, &o[0])?,
+                    a,
+                })
+            }
+            "bra" => match o.first() {
+                Some(Operand::Sym(l)) => Ok(Op::Bra {
+                    target: *self
+                        .labels
+                        .get(l)
+                        .ok_or_else(|| self.invalid(i, format!("no label `{l}`")))?,
+                }),
+                _ => Err(self.invalid(i, "`bra` takes a label")),
+            },
+            "bar" | "barrier" => {
+                let sync = m.contains(&"sync");
+                if !sync || m.iter().any(|x| matches!(*x, "arrive" | "red")) {
+                    return Err(self.unsupported(i, "barrier arrive and reduction forms"));
+                }
+                let id = self.val(
+                    i,
+                    o.first()
+                        .ok_or_else(|| self.invalid(i, "a barrier needs its id"))?,
+                )?;
+                let count = o.get(1).map(|c| self.val(i, c)).transpose()?;
+                Ok(Op::Bar { id, count })
+            }
+            "shfl" => {
+                if !m.contains(&"sync") {
+                    return Err(self.unsupported(i, "`shfl` without `.sync`"));
+                }
+                let mode = if m.contains(&"up") {
+                    ShflMode::Up
+                } else if m.contains(&"down") {
+                    ShflMode::Down
+                } else if m.contains(&"bfly") {
+                    ShflMode::Bfly
+                } else if m.contains(&"idx") {
+                    ShflMode::Idx
+                } else {
+                    return Err(self.invalid(i, "`shfl.sync` needs a mode"));
+                };
+                if o.len() != 5 {
+                    return Err(self.invalid(i, "`shfl.sync` takes d[|p], a, b, c, membermask"));
+                }
+                let (d, p) = match &o[0] {
+                    Operand::Reg(r) => (*r, None),
+                    Operand::Pair(r, q) => (*r, *q),
+                    _ => return Err(self.invalid(i, "expected a destination register")),
+                };
+                Ok(Op::Shfl {
+                    mode,
+                    d,
+                    p,
+                    a: self.val(i, &o[1])?,
+                    b: self.val(i, &o[2])?,
+                    c: self.val(i, &o[3])?,
+                    mask: self.val(i, &o[4])?,
+                })
+            }
+            "redux" => {
+                let op = match m.get(1).copied() {
+                    Some("add") => ReduxOp::Add,
+                    Some("min") => ReduxOp::Min,
+                    Some("max") => ReduxOp::Max,
+                    Some("and") => ReduxOp::And,
+                    Some("or") => ReduxOp::Or,
+                    Some("xor") => ReduxOp::Xor,
+                    _ => return Err(self.invalid(i, "`redux.sync` needs an operation")),
+                };
+                let ty = m.last().copied().unwrap_or("");
+                let float = ty == "f32";
+                if !matches!(ty, "u32" | "s32" | "b32" | "f32")
+                    || (float && !matches!(op, ReduxOp::Min | ReduxOp::Max))
+                {
+                    return Err(self.unsupported(i, &format!("`redux.sync` of `.{ty}`")));
+                }
+                if o.len() != 3 {
+                    return Err(self.invalid(i, "`redux.sync` takes d, a, membermask"));
+                }
+                Ok(Op::Redux {
+                    op,
+                    signed: ty == "s32",
+                    float,
+                    nan: m.contains(&"NaN"),
+                    abs: m.contains(&"abs"),
+                    d: self.reg(i, &o[0])?,
+                    a: self.val(i, &o[1])?,
+                    mask: self.val(i, &o[2])?,
+                })
+            }
+            "ret" | "exit" => Ok(Op::Exit),
+            _ => Err(self.unsupported(i, "")),
+        }
+    }
+}
