@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{bwsim, bwsim_says, json};
+use common::{bwsim, bwsim_json, bwsim_says, json};
 
 #[test]
 fn a_buggy_kernel_exits_1_with_the_diagnostic_and_its_replay_seed() {
@@ -31,9 +31,10 @@ fn a_correct_kernel_exits_0() {
 
 #[test]
 fn replaying_a_seed_gives_that_run_and_its_trace() {
-    let (code, out, _) = bwsim(&["check", "tests/fail/missing_expect.tile", "--seed", "3", "--json"]);
-    assert_eq!(code, 1);
-    let v = json(&out);
+    let v = bwsim_json(
+        1,
+        &["check", "tests/fail/missing_expect.tile", "--seed", "3", "--json"],
+    );
     assert_eq!(v["seed"], 3);
     assert_eq!(v["outcome"], "Deadlock");
     let codes: Vec<&str> = v["diagnostics"]
@@ -57,17 +58,8 @@ fn replaying_a_seed_gives_that_run_and_its_trace() {
 #[test]
 fn findings_do_not_depend_on_the_thread_count() {
     let run = |jobs: &str| {
-        let (code, out, _) = bwsim(&[
-            "check",
-            "tests/fail/ring_barrier_aliasing.tile",
-            "--schedules",
-            "40",
-            "--jobs",
-            jobs,
-            "--json",
-        ]);
-        assert_eq!(code, 1);
-        let v = json(&out);
+        let file = "tests/fail/ring_barrier_aliasing.tile";
+        let v = bwsim_json(1, &["check", file, "--schedules", "40", "--jobs", jobs, "--json"]);
         assert_eq!(v["schedules"], 40);
         v["findings"]
             .as_array()
@@ -89,12 +81,9 @@ fn findings_do_not_depend_on_the_thread_count() {
 
 #[test]
 fn bad_input_is_reported() {
-    let (code, _, err) = bwsim(&["check", "no/such/file.tile"]);
-    assert_eq!(code, 2);
-    assert!(err.contains("no such file"), "{err}");
-    let (code, _, err) = bwsim(&["check", "tests/verify/tmem-lanes.fail.tile", "--schedules", "1"]);
-    assert_eq!(code, 1);
-    assert!(err.contains("error["), "{err}");
+    bwsim_says(&["check", "no/such/file.tile"], 2, &["no such file"]);
+    let file = "tests/verify/tmem-lanes.fail.tile";
+    bwsim_says(&["check", file, "--schedules", "1"], 1, &["error["]);
 }
 
 /// `--fix` on a kernel missing its proxy fence: the two places a `fence.async_shared` goes (after
@@ -102,9 +91,10 @@ fn bad_input_is_reported() {
 /// with the first one inserted checks clean on its own.
 #[test]
 fn fix_suggests_the_fence_and_the_fixed_source_checks_clean() {
-    let (code, out, _) = bwsim(&["check", "tests/fail/missing_fence_store.tile", "--fix", "--json"]);
-    assert_eq!(code, 1);
-    let v = json(&out);
+    let v = bwsim_json(
+        1,
+        &["check", "tests/fail/missing_fence_store.tile", "--fix", "--json"],
+    );
     let fixes = v["findings"][0]["fixes"].as_array().expect("fixes");
     let places: Vec<(u64, &str, &str)> = fixes
         .iter()
@@ -127,25 +117,15 @@ fn fix_suggests_the_fence_and_the_fixed_source_checks_clean() {
     let mut lines: Vec<&str> = src.lines().collect();
     lines.insert(10, "  fence.async_shared");
     let fixed = common::scratch_file("check-fix", "fixed.tile", lines.join("\n"));
-    let (code, _, err) = bwsim(&["check", &fixed]);
-    assert_eq!(code, 0, "{err}");
-    assert!(err.contains("no hazards found"), "{err}");
+    bwsim_says(&["check", &fixed], 0, &["no hazards found"]);
 }
 
 /// `--fix` on a Gluon pipeline that lost its `wait_group`: the deepest wait that removes the
 /// finding, `async_copy.wait_group(2)` (the kernel's NUM_BUFFERS - 1), in Gluon's terms.
 #[test]
 fn fix_names_the_deepest_sufficient_cp_async_wait_in_gluon_terms() {
-    let (code, out, _) = bwsim(&[
-        "check",
-        "tests/gluon/3.9/bug_cp_async_no_wait.sm_90a.ttgir",
-        "--fix",
-        "--json",
-        "--schedules",
-        "16",
-    ]);
-    assert_eq!(code, 1);
-    let v = json(&out);
+    let file = "tests/gluon/3.9/bug_cp_async_no_wait.sm_90a.ttgir";
+    let v = bwsim_json(1, &["check", file, "--fix", "--json", "--schedules", "16"]);
     let first = &v["findings"][0]["fixes"][0];
     assert_eq!(
         first["insert"],
@@ -158,18 +138,15 @@ fn fix_names_the_deepest_sufficient_cp_async_wait_in_gluon_terms() {
 /// A finding no edit of bwsim's list addresses (a deadlock) gets no fix, and says so.
 #[test]
 fn fix_says_when_no_edit_is_verified() {
-    let (code, _, err) = bwsim(&["check", "tests/fail/two_cta_matmul_commit_one_cta.tile", "--fix"]);
-    assert_eq!(code, 1);
-    assert!(err.contains("no verified fix"), "{err}");
+    let file = "tests/fail/two_cta_matmul_commit_one_cta.tile";
+    bwsim_says(&["check", file, "--fix"], 1, &["no verified fix"]);
 }
 
 #[test]
 fn minimize_shrinks_each_error_schedule_and_shows_the_events_at_its_lines() {
     // The wrong-parity deadlock: the three partitions' waits, each at its line.
     let file = "tests/fail/ws_add_wrong_parity.tile";
-    let (code, out, err) = bwsim(&["check", file, "--schedules", "8", "--minimize", "--json"]);
-    assert_eq!(code, 1, "{err}");
-    let v = json(&out);
+    let v = bwsim_json(1, &["check", file, "--schedules", "8", "--minimize", "--json"]);
     let cx = &v["findings"][0]["counterexample"];
     let n = cx["preemptions"].as_u64().expect("preemptions");
     assert!(
@@ -217,9 +194,10 @@ fn minimize_writes_the_shrunk_schedule_as_a_chrome_trace_with_its_preemptions() 
     let file = "tests/fail/ws_matmul_acc_release_off_by_one.tile";
     let trace = common::scratch("check-minimize").join("cx.json");
     let trace_arg = trace.to_string_lossy().into_owned();
-    let (code, out, err) = bwsim(&["check", file, "--minimize", "--json", "--chrome", &trace_arg]);
-    assert_eq!(code, 1, "{err}");
-    let v = json(&out);
+    let v = bwsim_json(
+        1,
+        &["check", file, "--minimize", "--json", "--chrome", &trace_arg],
+    );
     let cx = &v["findings"][0]["counterexample"];
     let kept = cx["preemptions"].as_u64().expect("preemptions");
     let chrome = json(&std::fs::read_to_string(&trace).expect("the trace is written"));
@@ -231,46 +209,28 @@ fn minimize_writes_the_shrunk_schedule_as_a_chrome_trace_with_its_preemptions() 
         .count() as u64;
     assert_eq!(marks, kept, "one mark per preemption of the shrunk schedule");
     // --chrome needs --minimize.
-    let (code, _, err) = bwsim(&["check", file, "--chrome", &trace_arg]);
-    assert_eq!(code, 2, "{err}");
+    bwsim_says(&["check", file, "--chrome", &trace_arg], 2, &[]);
 }
 
 #[test]
 fn exhaustive_proves_a_fixed_twin_clean_within_its_bound_and_finds_the_bug_of_its_buggy_twin() {
     // The wrong-parity deadlock shows on the deterministic schedule itself.
-    let (code, out, err) = bwsim(&[
-        "check",
+    let (buggy, fixed) = (
         "tests/fail/ws_add_wrong_parity.tile",
-        "--exhaustive",
-        "--delays",
-        "1",
-        "--json",
-    ]);
-    assert_eq!(code, 1, "{err}");
-    let v = json(&out);
+        "tests/pass/ws_add_wrong_parity_fixed.tile",
+    );
+    let v = bwsim_json(1, &["check", buggy, "--exhaustive", "--delays", "1", "--json"]);
     assert_eq!(v["complete"], true);
     assert_eq!(v["findings"][0]["diagnostic"]["code"], "deadlock");
     assert_eq!(v["findings"][0]["plan"], serde_json::json!([]));
     // Its fixed twin: every schedule within 2 delays, none with a finding; the counts per
     // level add up to the total.
-    let (code, out, err) = bwsim(&[
-        "check",
-        "tests/pass/ws_add_wrong_parity_fixed.tile",
-        "--exhaustive",
-        "--json",
-    ]);
-    assert_eq!(code, 0, "{err}");
-    let v = json(&out);
+    let v = bwsim_json(0, &["check", fixed, "--exhaustive", "--json"]);
     assert_eq!(
         (v["complete"].as_bool(), v["delays"].as_u64()),
         (Some(true), Some(2))
     );
-    let levels: Vec<u64> = v["schedules_by_delays"]
-        .as_array()
-        .expect("levels")
-        .iter()
-        .filter_map(|x| x.as_u64())
-        .collect();
+    let levels: Vec<u64> = serde_json::from_value(v["schedules_by_delays"].clone()).expect("levels");
     assert_eq!(levels.len(), 3);
     assert_eq!(levels[0], 1, "one deterministic schedule");
     assert_eq!(
@@ -279,16 +239,6 @@ fn exhaustive_proves_a_fixed_twin_clean_within_its_bound_and_finds_the_bug_of_it
     );
     assert!(v["findings"].as_array().expect("findings").is_empty());
     // A run limit below the bound's size: nothing found, nothing proved (exit 3).
-    let (code, _, err) = bwsim(&[
-        "check",
-        "tests/pass/ws_add_wrong_parity_fixed.tile",
-        "--exhaustive",
-        "--max-schedules",
-        "2",
-    ]);
-    assert_eq!(code, 3, "{err}");
-    assert!(
-        err.contains("incomplete") && err.contains("nothing proved"),
-        "{err}"
-    );
+    let args = ["check", fixed, "--exhaustive", "--max-schedules", "2"];
+    bwsim_says(&args, 3, &["incomplete", "nothing proved"]);
 }

@@ -58,6 +58,17 @@ struct Case {
     level: Option<Level>,
 }
 
+impl Case {
+    /// The file's name without its `.tile`: the name of its snapshots.
+    fn name(&self) -> String {
+        self.path
+            .file_stem()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned()
+    }
+}
+
 fn load(dir: &str, path: &Path) -> Case {
     let text = std::fs::read_to_string(path).expect("corpus file is readable");
     let mut case = Case {
@@ -225,12 +236,7 @@ fn every_buggy_kernel_reports_its_diagnostic() {
         }
         // The count depends on how many schedules ran; the first seed does not.
         let rendered = diag::render(&[check::annotate(f, &c.file.name, None)], &c.file);
-        let name = c
-            .path
-            .file_stem()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .into_owned();
+        let name = c.name();
         assert_trace_snapshot("check", &name, &rendered);
         // The finding's schedule shrunk to its fewest preemptions, with the events that matter.
         match shrink::shrink(&p, f) {
@@ -274,12 +280,7 @@ const EXHAUSTIVE_DELAYS: u32 = 1;
 fn the_exhaustive_search_finds_every_planted_bug_within_its_bound() {
     let mut failures = Vec::new();
     for c in corpus("tests/fail") {
-        let name = c
-            .path
-            .file_stem()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .into_owned();
+        let name = c.name();
         let p = match check::prepare(&c.file.text, &c.overrides, c.target) {
             Ok(p) => p,
             Err(d) => {

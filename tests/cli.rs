@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{bwsim, scratch, scratch_file};
+use common::{bwsim, bwsim_json, bwsim_prints, bwsim_says, scratch, scratch_file, words};
 
 #[test]
 fn list_names_every_seed_kernel_with_its_seed() {
@@ -41,9 +41,7 @@ fn verify_accepts_every_bundled_kernel_on_each_target() {
         ("async_gather", &["sm_100a"]),
     ] {
         for t in targets {
-            let (code, _, err) = bwsim(&["verify", k, "--target", t]);
-            assert_eq!(code, 0, "{k} on {t}: {err}");
-            assert!(err.contains(": ok"), "{err}");
+            bwsim_says(&["verify", k, "--target", t], 0, &[": ok"]);
         }
     }
 }
@@ -64,9 +62,7 @@ fn tcgen05_kernel_on_hopper_is_refused_with_a_span() {
 
 #[test]
 fn verify_json_reports_codes_and_line_columns() {
-    let (code, out, _) = bwsim(&["verify", "--json", "tests/verify/ws-regs.fail.tile"]);
-    assert_eq!(code, 1);
-    let v: serde_json::Value = serde_json::from_str(&out).expect("valid JSON");
+    let v = bwsim_json(1, &["verify", "--json", "tests/verify/ws-regs.fail.tile"]);
     assert_eq!(v["ok"], false);
     assert_eq!(v["diagnostics"][0]["code"], "ws-regs");
     assert!(v["diagnostics"][0]["primary"]["line_col"][0]
@@ -76,21 +72,20 @@ fn verify_json_reports_codes_and_line_columns() {
 
 #[test]
 fn bad_input_gives_one_clear_error_and_never_panics() {
-    let (code, _, err) = bwsim(&["verify", "no/such/file.tile"]);
-    assert_eq!(code, 2);
-    assert!(err.contains("no such file"), "{err}");
-    let (code, _, err) = bwsim(&["verify", "not_a_kernel"]);
-    assert_eq!(code, 2);
-    assert!(err.contains("neither a file nor a bundled kernel"), "{err}");
-    let p = "tests/run/unknown_op.tile";
-    let (code, _, err) = bwsim(&["verify", p]);
-    assert_eq!(code, 1);
-    assert!(err.contains("unknown-op") && err.contains("tma.load"), "{err}");
+    bwsim_says(&["verify", "no/such/file.tile"], 2, &["no such file"]);
+    bwsim_says(
+        &["verify", "not_a_kernel"],
+        2,
+        &["neither a file nor a bundled kernel"],
+    );
+    let (_, err) = bwsim_says(
+        &["verify", "tests/run/unknown_op.tile"],
+        1,
+        &["unknown-op", "tma.load"],
+    );
     assert!(!err.contains("panicked"), "{err}");
     let p = scratch_file("cli", "bin.tile", [0xff, 0xfe, 0x00, 0x41]);
-    let (code, _, err) = bwsim(&["fmt", &p]);
-    assert_eq!(code, 2);
-    assert!(err.contains("not UTF-8"), "{err}");
+    bwsim_says(&["fmt", &p], 2, &["not UTF-8"]);
 }
 
 #[test]
@@ -120,18 +115,16 @@ fn fmt_is_a_fixed_point_on_every_bundled_kernel_and_check_detects_drift() {
 
 #[test]
 fn const_overrides_are_checked() {
-    let (code, _, err) = bwsim(&["verify", "async_gather", "--const", "NOPE=1"]);
-    assert_eq!(code, 1);
-    assert!(err.contains("unknown-const") && err.contains("BLOCK_X"), "{err}");
-    let (code, _, err) = bwsim(&[
-        "verify",
-        "async_gather",
-        "--const",
-        "DTYPE=f32",
-        "--const",
-        "BLOCK_Y=16",
-    ]);
-    assert_eq!(code, 0, "{err}");
+    bwsim_says(
+        &words("verify async_gather --const NOPE=1"),
+        1,
+        &["unknown-const", "BLOCK_X"],
+    );
+    bwsim_says(
+        &words("verify async_gather --const DTYPE=f32 --const BLOCK_Y=16"),
+        0,
+        &[],
+    );
 }
 
 /// `bwsim run` on the three hand-written kernels of the simulator's acceptance criteria: each
@@ -143,26 +136,21 @@ fn run_checks_hand_written_kernels_against_references() {
         ("tests/pass/gather_rows.tile", "out  f32[16, 32]  PASS"),
         ("tests/pass/tcgen05_mma_tile.tile", "out  f32[128, 128]  PASS"),
     ] {
-        let (code, out, err) = bwsim(&["run", file]);
-        assert_eq!(code, 0, "{file}:\n{out}\n{err}");
-        assert!(out.contains(output), "{file}:\n{out}");
-        assert!(
-            out.contains("outcome   completed") && out.trim_end().ends_with("result    PASS"),
-            "{out}"
-        );
+        run_passes(&["run", file], &[output, "outcome   completed"]);
     }
+}
+
+/// Runs `bwsim ARGS`, asserts that it exits 0, that its report contains each of `says` and that
+/// it ends with the verdict PASS (every output equal to its CPU reference).
+fn run_passes(args: &[&str], says: &[&str]) {
+    let out = bwsim_prints(args, 0, says);
+    assert!(out.trim_end().ends_with("result    PASS"), "{args:?}:\n{out}");
 }
 
 /// `bwsim run FILE --const CLUSTER=C` passes against the CPU reference for clusters of 2 and 4.
 fn run_passes_in_clusters_of_two_and_four(file: &str) {
     for c in ["CLUSTER=2", "CLUSTER=4"] {
-        let (code, out, err) = bwsim(&["run", file, "--const", c]);
-        assert_eq!(code, 0, "{file} {c}:\n{out}\n{err}");
-        assert!(
-            out.contains("output  f32[") && out.contains("PASS"),
-            "{file} {c}:\n{out}"
-        );
-        assert!(out.trim_end().ends_with("result    PASS"), "{file} {c}:\n{out}");
+        run_passes(&["run", file, "--const", c], &["output  f32["]);
     }
 }
 
@@ -188,9 +176,7 @@ fn run_checks_the_fixed_cluster_twins() {
         "tests/pass/dsmem_relaxed_handoff_fixed.tile",
         "tests/pass/dsmem_remote_arrive_no_wait_fixed.tile",
     ] {
-        let (code, out, err) = bwsim(&["run", f]);
-        assert_eq!(code, 0, "{f}:\n{out}\n{err}");
-        assert!(out.contains("output  f32[128, 64]  PASS"), "{f}:\n{out}");
+        bwsim_prints(&["run", f], 0, &["output  f32[128, 64]  PASS"]);
     }
 }
 
@@ -203,13 +189,7 @@ fn run_checks_the_two_cta_matmul() {
         for c in consts {
             args.extend(["--const", c]);
         }
-        let (code, out, err) = bwsim(&args);
-        assert_eq!(code, 0, "{consts:?}:\n{out}\n{err}");
-        assert!(
-            out.contains("  c  f32[256, ") && out.contains("PASS"),
-            "{consts:?}:\n{out}"
-        );
-        assert!(out.trim_end().ends_with("result    PASS"), "{consts:?}:\n{out}");
+        run_passes(&args, &["  c  f32[256, "]);
     }
 }
 
@@ -239,19 +219,9 @@ fn run_reports_the_illegal_gather_with_its_span_and_reason() {
 fn run_json_and_trace_files() {
     let dir = scratch("run");
     let (txt, chrome) = (dir.join("t.txt"), dir.join("t.json"));
-    let (code, out, err) = bwsim(&[
-        "run",
-        "tcgen05_copy",
-        "--seed",
-        "3",
-        "--json",
-        "--trace",
-        &txt.to_string_lossy(),
-        "--chrome",
-        &chrome.to_string_lossy(),
-    ]);
-    assert_eq!(code, 0, "{out}\n{err}");
-    let v: serde_json::Value = serde_json::from_str(&out).expect("valid JSON");
+    let (txt_arg, chrome_arg) = (txt.to_string_lossy(), chrome.to_string_lossy());
+    let run = ["run", "tcgen05_copy", "--seed", "3", "--trace", &txt_arg];
+    let v = bwsim_json(0, &[&run[..], &["--json", "--chrome", &chrome_arg]].concat());
     assert_eq!(v["result"], "PASS");
     assert_eq!(v["ok"], true);
     assert_eq!(v["seed"], 3);
@@ -267,15 +237,7 @@ fn run_json_and_trace_files() {
         serde_json::from_str(&std::fs::read_to_string(&chrome).expect("chrome written")).expect("JSON");
     assert!(c["traceEvents"].as_array().is_some_and(|e| !e.is_empty()));
     // Same seed, same trace.
-    let (code, _, _) = bwsim(&[
-        "run",
-        "tcgen05_copy",
-        "--seed",
-        "3",
-        "--trace",
-        &txt.to_string_lossy(),
-    ]);
-    assert_eq!(code, 0);
+    bwsim_says(&run, 0, &[]);
     assert_eq!(std::fs::read_to_string(&txt).expect("trace"), t);
 }
 
@@ -290,10 +252,8 @@ fn run_fails_on_wrong_outputs_deadlocks_and_reports_unchecked_kernels() {
     );
     assert!(out.contains("first at [0, 0]"), "{out}");
     let hang = "tests/run/hang.tile";
-    let (code, out, err) = bwsim(&["run", hang]);
-    assert_eq!(code, 1);
+    let (out, _) = bwsim_says(&["run", hang], 1, &["error[deadlock]"]);
     assert!(out.contains("result    DEADLOCK"), "{out}");
-    assert!(err.contains("error[deadlock]"), "{err}");
     let plain = "tests/run/plain.tile";
     let (code, out, err) = bwsim(&["run", plain]);
     assert_eq!(code, 0, "{out}\n{err}");
@@ -307,11 +267,10 @@ fn run_fails_on_wrong_outputs_deadlocks_and_reports_unchecked_kernels() {
 /// parsed as `.tile` text.
 #[test]
 fn a_python_file_is_refused_with_how_to_compile_it() {
-    let (code, _, err) = bwsim(&["run", "tests/gluon/attention.py"]);
-    assert_eq!(code, 2, "{err}");
-    assert!(
-        err.contains("is Python") && err.contains("gluon_to_ttgir.py"),
-        "{err}"
+    let (_, err) = bwsim_says(
+        &["run", "tests/gluon/attention.py"],
+        2,
+        &["is Python", "gluon_to_ttgir.py"],
     );
     assert!(!err.contains("error[syntax]"), "{err}");
 }

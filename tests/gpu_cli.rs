@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::bwsim;
+use common::{bwsim, bwsim_json, bwsim_prints};
 
 /// Whether a GPU is present (`bwsim gpu --probe` exits 0).
 fn gpu_present() -> bool {
@@ -71,9 +71,11 @@ fn without_a_gpu_every_case_says_skipped_and_the_status_is_77() {
     for r in rows {
         assert!(r.ends_with("skipped: no CUDA driver/GPU found"), "{r}");
     }
-    let (code, out, _) = bwsim(&["gpu", "elementwise_add_ws", "--seed", "3"]);
-    assert_eq!(code, 77);
-    assert!(out.contains("skipped: no CUDA driver/GPU found"), "{out}");
+    bwsim_prints(
+        &["gpu", "elementwise_add_ws", "--seed", "3"],
+        77,
+        &["skipped: no CUDA driver/GPU found"],
+    );
 }
 
 #[test]
@@ -90,9 +92,7 @@ fn on_a_gpu_every_case_for_its_architecture_agrees_with_the_simulator() {
 /// JSON object it prints.
 fn timed_json(kernel: &[&str], code: i32) -> serde_json::Value {
     let args = [&["gpu"][..], kernel, &["--time", "5", "--no-check", "--json"][..]].concat();
-    let (got, out, err) = bwsim(&args);
-    assert_eq!(got, code, "{out}{err}");
-    serde_json::from_str(out.trim()).expect("one JSON object")
+    bwsim_json(code, &args)
 }
 
 /// Timing mode without a GPU: the case is prepared, says why it did not run, and the JSON
@@ -129,12 +129,7 @@ fn on_a_gpu_timing_mode_reports_every_launch() {
     }
     let v = timed_json(&["elementwise_add_tma"], 0);
     assert_eq!(v["result"], "ran (not checked)");
-    let times: Vec<f64> = v["times_ms"]
-        .as_array()
-        .expect("times")
-        .iter()
-        .filter_map(|t| t.as_f64())
-        .collect();
+    let times: Vec<f64> = serde_json::from_value(v["times_ms"].clone()).expect("times");
     assert_eq!(times.len(), 5);
     let (min, med) = (
         v["min_ms"].as_f64().expect("min"),

@@ -4,21 +4,8 @@
 
 mod common;
 
-use common::{bwsim, fresh_scratch};
+use common::{bwsim, bwsim_says, fresh_scratch, save_npy as save};
 use std::path::{Path, PathBuf};
-
-fn save(path: &Path, shape: &[u64], data: &[f32]) {
-    use npyz::WriterBuilder;
-    let f = std::io::BufWriter::new(std::fs::File::create(path).expect("create .npy"));
-    let mut w = npyz::WriteOptions::new()
-        .default_dtype()
-        .shape(shape)
-        .writer(f)
-        .begin_nd()
-        .expect("npy header");
-    w.extend(data.iter().copied()).expect("npy data");
-    w.finish().expect("npy end");
-}
 
 fn load(path: &Path) -> (Vec<u64>, Vec<f32>) {
     let f = npyz::NpyFile::new(std::io::BufReader::new(
@@ -121,21 +108,14 @@ fn bad_inputs_are_refused_with_the_argument_named() {
     save(&p, &[2, 3], &[0.0; 6]);
     let arg = format!("a={}", p.display());
     let kernel = "tests/gluon/3.9/bug_ws_add_fixed.sm_100a.ttgir";
-    let (code, _, err) = bwsim(&["run", kernel, "--input", &arg]);
-    assert_eq!(code, 2);
-    assert!(
-        err.contains("--input a=") && err.contains("shape [2, 3], the tensor [32, 384]"),
-        "{err}"
+    let refused = |input: &str, says: &[&str]| bwsim_says(&["run", kernel, "--input", input], 2, says);
+    refused(&arg, &["--input a=", "shape [2, 3], the tensor [32, 384]"]);
+    refused(
+        &format!("zz={}", p.display()),
+        &["no tensor `zz` (its tensors: a, b, c)"],
     );
-    let (code, _, err) = bwsim(&["run", kernel, "--input", &format!("zz={}", p.display())]);
-    assert_eq!(code, 2);
-    assert!(err.contains("no tensor `zz` (its tensors: a, b, c)"), "{err}");
     let junk = d.join("junk.npy");
     std::fs::write(&junk, b"\x93NUMPY garbage").expect("write");
-    let (code, _, err) = bwsim(&["run", kernel, "--input", &format!("a={}", junk.display())]);
-    assert_eq!(code, 2);
-    assert!(err.contains("not a .npy file"), "{err}");
-    let (code, _, err) = bwsim(&["run", kernel, "--input", "a"]);
-    assert_eq!(code, 2);
-    assert!(err.contains("is not NAME=FILE.npy"), "{err}");
+    refused(&format!("a={}", junk.display()), &["not a .npy file"]);
+    refused("a", &["is not NAME=FILE.npy"]);
 }

@@ -412,13 +412,7 @@ fn unwritable_files_and_folders_are_refused_for_an_unprivileged_user() {
         &[&format!("cannot write `{}`", s(&target)), "Permission denied"],
     );
     let ro_file = d.join("k.tile");
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/pass/tmem_leak_fixed.tile"
-    ))
-    .expect("a kernel");
-    std::fs::write(&ro_file, text.replace("  num_warps 4", "num_warps    4")).expect("file");
-    std::fs::set_permissions(&ro_file, std::fs::Permissions::from_mode(0o444)).expect("chmod");
+    misformatted_kernel(&ro_file, 0o444);
     expect(bwsim(&["fmt", "--write", s(&ro_file)]), 2, &["Permission denied"]);
     std::fs::set_permissions(&ro_dir, std::fs::Permissions::from_mode(0o755)).expect("chmod back");
 }
@@ -471,18 +465,26 @@ fn two_processes_writing_one_trace_never_interleave() {
     );
 }
 
-#[test]
-fn fmt_write_replaces_the_file_and_keeps_its_mode() {
+/// Writes tests/pass/tmem_leak_fixed.tile to `p` with one line misindented (what `bwsim fmt`
+/// corrects), with file mode `mode`; the canonical text.
+fn misformatted_kernel(p: &Path, mode: u32) -> String {
     use std::os::unix::fs::PermissionsExt;
-    let d = scratch("fmt");
-    let p = d.join("k.tile");
     let text = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/pass/tmem_leak_fixed.tile"
     ))
     .expect("a kernel");
-    std::fs::write(&p, text.replace("  num_warps 4", "num_warps    4")).expect("file");
-    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o640)).expect("chmod");
+    std::fs::write(p, text.replace("  num_warps 4", "num_warps    4")).expect("file");
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).expect("chmod");
+    text
+}
+
+#[test]
+fn fmt_write_replaces_the_file_and_keeps_its_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = scratch("fmt");
+    let p = d.join("k.tile");
+    let text = misformatted_kernel(&p, 0o640);
     expect(bwsim(&["fmt", "--write", s(&p)]), 0, &[]);
     assert_eq!(std::fs::read_to_string(&p).expect("read"), text);
     assert_eq!(
@@ -599,49 +601,42 @@ fn an_unreadable_file_names_the_reason() {
 #[test]
 fn absurd_options_are_refused_with_the_reason() {
     let k = "elementwise_add_ws";
-    let cases: &[(&[&str], &str)] = &[
-        (&["check", k, "--jobs", "0"], "0 is not in 1..=1024"),
-        (&["check", k, "--jobs", "100000"], "100000 is not in 1..=1024"),
+    // Each command line, `K` standing for the kernel, with the reason it is refused for.
+    let cases = [
+        ("check K --jobs 0", "0 is not in 1..=1024"),
+        ("check K --jobs 100000", "100000 is not in 1..=1024"),
+        ("check K --schedules 0", "invalid value '0' for '--schedules <N>'"),
+        ("run K --max-steps 0", "0 would stop every run before it starts"),
         (
-            &["check", k, "--schedules", "0"],
-            "invalid value '0' for '--schedules <N>'",
-        ),
-        (
-            &["run", k, "--max-steps", "0"],
+            "check K --max-trace-events 0",
             "0 would stop every run before it starts",
         ),
         (
-            &["check", k, "--max-trace-events", "0"],
+            "run K --max-wall-time 0s",
             "0 would stop every run before it starts",
         ),
+        ("run K --max-memory 0", "0 bytes would refuse every launch"),
         (
-            &["run", k, "--max-wall-time", "0s"],
-            "0 would stop every run before it starts",
-        ),
-        (
-            &["run", k, "--max-memory", "0"],
-            "0 bytes would refuse every launch",
-        ),
-        (
-            &["run", k, "--max-steps", "99999999999999999999"],
+            "run K --max-steps 99999999999999999999",
             "is too large (at most 18446744073709551615)",
         ),
         (
-            &["time", k, "--chip", "b200", "--lookahead", "inf"],
+            "time K --chip b200 --lookahead inf",
             "`inf` is not a finite number >= 0",
         ),
         (
-            &["time", k, "--chip", "b200", "--lookahead=-1"],
+            "time K --chip b200 --lookahead=-1",
             "`-1` is not a finite number >= 0",
         ),
-        (&["gpu", k, "--timeout", "0"], "0 is not in 1..=86400"),
-        (
-            &["gpu", k, "--time", "4000000000"],
-            "4000000000 is not in 1..=100000",
-        ),
+        ("gpu K --timeout 0", "0 is not in 1..=86400"),
+        ("gpu K --time 4000000000", "4000000000 is not in 1..=100000"),
     ];
-    for (args, msg) in cases {
-        expect(bwsim(args), 2, &[msg]);
+    for (line, msg) in cases {
+        let args: Vec<&str> = line
+            .split_whitespace()
+            .map(|w| if w == "K" { k } else { w })
+            .collect();
+        expect(bwsim(&args), 2, &[msg]);
     }
     // More threads than schedules is no error: the surplus is not started.
     expect(

@@ -3,31 +3,37 @@
 
 mod common;
 
-use common::{bwsim, scratch};
+use common::{bwsim, bwsim_json, bwsim_prints, bwsim_says, scratch};
 
 #[test]
 fn ptx_prints_a_module_for_the_chosen_target() {
-    let (code, out, err) = bwsim(&["ptx", "elementwise_add_tma", "--target", "sm_90a"]);
-    assert_eq!(code, 0, "{err}");
-    assert!(out.contains(".target sm_90a"), "{out}");
-    assert!(out.contains(".visible .entry elementwise_add_tma("));
-    assert!(out.contains(".param .align 64 .b8 p_a_desc[128]"));
-    assert!(out.contains("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"));
+    bwsim_prints(
+        &["ptx", "elementwise_add_tma", "--target", "sm_90a"],
+        0,
+        &[
+            ".target sm_90a",
+            ".visible .entry elementwise_add_tma(",
+            ".param .align 64 .b8 p_a_desc[128]",
+            "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
+        ],
+    );
     // The default target is the kernel's first one.
-    let (code, out, _) = bwsim(&["ptx", "elementwise_add_tma"]);
-    assert_eq!(code, 0);
-    assert!(out.contains(".target sm_100a"));
+    bwsim_prints(&["ptx", "elementwise_add_tma"], 0, &[".target sm_100a"]);
 }
 
 #[test]
 fn blackwell_only_kernels_are_refused_on_sm_90a() {
-    let (code, out, err) = bwsim(&["ptx", "tcgen05_copy", "--target", "sm_90a"]);
-    assert_eq!(code, 1);
+    let (out, _) = bwsim_says(
+        &["ptx", "tcgen05_copy", "--target", "sm_90a"],
+        1,
+        &["error[arch-tcgen05]"],
+    );
     assert!(out.is_empty(), "no PTX may be printed: {out}");
-    assert!(err.contains("error[arch-tcgen05]"), "{err}");
-    let (code, _, err) = bwsim(&["ptx", "async_scatter", "--target", "sm_90a"]);
-    assert_eq!(code, 1);
-    assert!(err.contains("error[arch-gather]"), "{err}");
+    bwsim_says(
+        &["ptx", "async_scatter", "--target", "sm_90a"],
+        1,
+        &["error[arch-gather]"],
+    );
 }
 
 #[test]
@@ -54,17 +60,13 @@ fn ptx_writes_files_and_assembles_a_cubin() {
 
 #[test]
 fn sass_shows_the_hardware_instructions() {
-    let (code, out, err) = bwsim(&["ptx", "async_gather", "--sass"]);
-    assert_eq!(code, 0, "{err}");
-    assert!(out.contains("UTMALDG.2D.GATHER4"), "{out}");
+    let out = bwsim_prints(&["ptx", "async_gather", "--sass"], 0, &["UTMALDG.2D.GATHER4"]);
     assert!(!out.contains(".version"), "--sass prints SASS, not PTX");
 }
 
 #[test]
 fn json_carries_the_launch_abi() {
-    let (code, out, err) = bwsim(&["ptx", "elementwise_add_ws", "--json"]);
-    assert_eq!(code, 0, "{err}");
-    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let v = bwsim_json(0, &["ptx", "elementwise_add_ws", "--json"]);
     assert_eq!(v["ok"], true);
     assert_eq!(v["entry"], "elementwise_add_ws");
     // 4 default warps + a load and a store warp, rounded up to two warpgroups.
@@ -84,7 +86,9 @@ fn json_carries_the_launch_abi() {
 
 #[test]
 fn bad_constants_are_reported_with_the_verifier_s_codes() {
-    let (code, _, err) = bwsim(&["ptx", "tcgen05_copy", "--const", "NOPE=1"]);
-    assert_eq!(code, 1);
-    assert!(err.contains("unknown-const"), "{err}");
+    bwsim_says(
+        &["ptx", "tcgen05_copy", "--const", "NOPE=1"],
+        1,
+        &["unknown-const"],
+    );
 }

@@ -2,14 +2,12 @@
 
 mod common;
 
-use common::{bwsim, scratch};
+use common::{bwsim, bwsim_json, bwsim_says, scratch, words};
 
 #[test]
 fn json_report_has_the_promised_fields() {
     // The default launch (208 x 416 x 304) runs the functional simulator first.
-    let (code, out, err) = bwsim(&["time", "matmul_pipelined", "--chip", "h100", "--json"]);
-    assert_eq!(code, 0, "{err}");
-    let v: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON object");
+    let v = bwsim_json(0, &["time", "matmul_pipelined", "--chip", "h100", "--json"]);
     for f in [
         "cycles",
         "seconds",
@@ -35,17 +33,9 @@ fn json_report_has_the_promised_fields() {
 
 #[test]
 fn streaming_kernel_reports_bandwidth_and_human_text() {
-    let (code, out, err) = bwsim(&[
-        "time",
-        "elementwise_add_ws",
-        "--chip",
-        "b200",
-        "--timing-only",
-        "--const",
-        "XNUMEL=4096",
-        "--const",
-        "YNUMEL=4096",
-    ]);
+    let (code, out, err) = bwsim(&words(
+        "time elementwise_add_ws --chip b200 --timing-only --const XNUMEL=4096 --const YNUMEL=4096",
+    ));
     assert_eq!(code, 0, "{err}");
     for s in [
         "cycles",
@@ -63,27 +53,13 @@ fn streaming_kernel_reports_bandwidth_and_human_text() {
 
 #[test]
 fn trust_lists_calibrated_and_estimated_fields_and_what_set_replaced() {
-    let args = |set: Option<&str>| {
-        let mut a = vec![
-            "time",
-            "elementwise_add_ws",
-            "--chip",
-            "gb200",
-            "--timing-only",
-            "--json",
-            "--const",
-            "XNUMEL=8192",
-            "--const",
-            "YNUMEL=8192",
-        ];
-        if let Some(s) = set {
-            a.extend(["--set", s]);
-        }
-        bwsim(&a)
+    let args = |set: &[&'static str]| {
+        let mut a =
+            words("time elementwise_add_ws --chip gb200 --timing-only --json --const XNUMEL=8192 --const YNUMEL=8192");
+        a.extend(set);
+        a
     };
-    let (code, out, err) = args(None);
-    assert_eq!(code, 0, "{err}");
-    let v: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON object");
+    let v = bwsim_json(0, &args(&[]));
     let t = &v["trust"];
     let names = |k: &str| -> Vec<String> {
         t[k].as_array()
@@ -103,17 +79,15 @@ fn trust_lists_calibrated_and_estimated_fields_and_what_set_replaced() {
     // --set replaces one field for the run: half the HBM rate slows an HBM-bound stream (the
     // 8192 x 8192 add moves 805 MB; the launch's fixed 16.8 us does not scale) by close to
     // 2x, and the report says what was set.
-    let (code, out, err) = args(Some("hbm_bytes_per_s=3.15e12"));
-    assert_eq!(code, 0, "{err}");
-    let v: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON object");
+    let v = bwsim_json(0, &args(&["--set", "hbm_bytes_per_s=3.15e12"]));
     let slow = v["seconds"].as_f64().expect("seconds");
     assert!(slow > 1.6 * base && slow < 2.1 * base, "{base} -> {slow}");
     assert_eq!(v["trust"]["set"][0]["field"], "hbm_bytes_per_s");
     // Unknown fields and bad numbers are refused with the reason.
-    let (code, _, err) = args(Some("sms=1"));
+    let (code, _, err) = bwsim(&args(&["--set", "sms=1"]));
     assert_ne!(code, 0);
     assert!(err.contains("not a numeric field"), "{err}");
-    let (code, _, err) = args(Some("clock_mhz=fast"));
+    let (code, _, err) = bwsim(&args(&["--set", "clock_mhz=fast"]));
     assert_ne!(code, 0);
     assert!(err.contains("not a number"), "{err}");
 }
@@ -122,24 +96,11 @@ fn trust_lists_calibrated_and_estimated_fields_and_what_set_replaced() {
 fn chrome_trace_is_written_and_loads() {
     let p = scratch("time-cli").join("trace.json");
     let ps = p.to_string_lossy().into_owned();
-    let (code, _, err) = bwsim(&[
-        "time",
-        "matmul_warp_specialized",
-        "--chip",
-        "gb200",
-        "--timing-only",
-        "--const",
-        "M=512",
-        "--const",
-        "N=1024",
-        "--const",
-        "K=512",
-        "--chrome",
-        &ps,
-        "--trace-sm",
-        "1",
+    let mut args = words("time matmul_warp_specialized --chip gb200 --timing-only --trace-sm 1");
+    args.extend([
+        "--const", "M=512", "--const", "N=1024", "--const", "K=512", "--chrome", &ps,
     ]);
-    assert_eq!(code, 0, "{err}");
+    bwsim_says(&args, 0, &[]);
     let v: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&p).expect("trace written")).expect("JSON");
     let evs = v["traceEvents"].as_array().expect("traceEvents");
@@ -160,28 +121,14 @@ fn chrome_trace_is_written_and_loads() {
 #[test]
 fn errors_are_explained() {
     // Unknown chip: clap lists the choices.
-    let (code, _, err) = bwsim(&["time", "matmul_pipelined", "--chip", "a100"]);
-    assert_eq!(code, 2);
-    assert!(err.contains("gb200"), "{err}");
+    bwsim_says(&["time", "matmul_pipelined", "--chip", "a100"], 2, &["gb200"]);
     // A Blackwell-only kernel on a Hopper chip: the verifier says why, with a span.
     let (code, _, err) = bwsim(&["time", "matmul_warp_specialized", "--chip", "h100"]);
     assert_eq!(code, 1);
     assert!(err.contains("sm_90a") || err.contains("target"), "{err}");
     // A full-size problem without --timing-only is refused, with the fix.
-    let (code, _, err) = bwsim(&[
-        "time",
-        "matmul_pipelined",
-        "--chip",
-        "h100",
-        "--const",
-        "M=8192",
-        "--const",
-        "N=8192",
-        "--const",
-        "K=8192",
-    ]);
-    assert_eq!(code, 2);
-    assert!(err.contains("--timing-only"), "{err}");
+    let full = words("time matmul_pipelined --chip h100 --const M=8192 --const N=8192 --const K=8192");
+    bwsim_says(&full, 2, &["--timing-only"]);
 }
 
 #[test]
@@ -189,15 +136,8 @@ fn a_two_cta_gluon_matmul_times() {
     // Gluon's cta_group::2 matmul (its launch sidecar tests/gluon/two_cta_matmul.launch: four
     // clusters of two CTAs over C = A @ B of 512 x 256 x 128) runs functionally, then times:
     // its FLOPs are the whole product's, 2 x 512 x 256 x 128, done by pair MMAs.
-    let (code, out, err) = bwsim(&[
-        "time",
-        "tests/gluon/3.8/two_cta_matmul.sm_100a.ttgir",
-        "--chip",
-        "b200",
-        "--json",
-    ]);
-    assert_eq!(code, 0, "{err}");
-    let v: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON object");
+    let file = "tests/gluon/3.8/two_cta_matmul.sm_100a.ttgir";
+    let v = bwsim_json(0, &["time", file, "--chip", "b200", "--json"]);
     assert_eq!(v["flops"].as_f64(), Some(2.0 * 512.0 * 256.0 * 128.0));
     assert_eq!(v["ctas"].as_u64(), Some(8));
     assert!(v["cycles"].as_f64().is_some_and(|c| c > 0.0), "{v}");
@@ -208,19 +148,10 @@ fn a_two_cta_gluon_matmul_times() {
 /// configuration the chip cannot hold is listed with the reason, not ranked.
 #[test]
 fn sweep_ranks_every_combination_as_single_runs_time_them() {
-    let (code, out, err) = bwsim(&[
-        "time",
-        "matmul_pipelined",
-        "--chip",
-        "b200",
-        "--sweep",
-        "NUM_BUFFERS=2,3,9",
-        "--sweep",
-        "BLOCK_N=128,256",
-        "--json",
-    ]);
-    assert_eq!(code, 0, "{err}");
-    let v: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON object");
+    let v = bwsim_json(
+        0,
+        &words("time matmul_pipelined --chip b200 --sweep NUM_BUFFERS=2,3,9 --sweep BLOCK_N=128,256 --json"),
+    );
     let rows = v["configs"].as_array().expect("configs");
     assert_eq!(rows.len(), 6);
     let timed: Vec<&serde_json::Value> = rows.iter().filter(|r| r.get("microseconds").is_some()).collect();
@@ -241,41 +172,17 @@ fn sweep_ranks_every_combination_as_single_runs_time_them() {
             r["config"]["NUM_BUFFERS"].as_str().unwrap_or(""),
             r["config"]["BLOCK_N"].as_str().unwrap_or(""),
         );
-        let (code, out, err) = bwsim(&[
-            "time",
-            "matmul_pipelined",
-            "--chip",
-            "b200",
-            "--timing-only",
-            "--const",
-            &format!("NUM_BUFFERS={nb}"),
-            "--const",
-            &format!("BLOCK_N={bn}"),
-            "--json",
-        ]);
-        assert_eq!(code, 0, "{err}");
-        let single: serde_json::Value = serde_json::from_str(out.trim()).expect("JSON");
-        assert_eq!(
-            single["microseconds"], r["microseconds"],
-            "NUM_BUFFERS={nb} BLOCK_N={bn}"
-        );
+        let (nb, bn) = (format!("NUM_BUFFERS={nb}"), format!("BLOCK_N={bn}"));
+        let mut args = words("time matmul_pipelined --chip b200 --timing-only --json");
+        args.extend(["--const", &nb, "--const", &bn]);
+        let single = bwsim_json(0, &args);
+        assert_eq!(single["microseconds"], r["microseconds"], "{nb} {bn}");
     }
 }
 
 /// Sweeping a constant the kernel does not declare is an error naming the ones it does.
 #[test]
 fn sweep_of_an_unknown_constant_names_the_kernel_constants() {
-    let (code, _, err) = bwsim(&[
-        "time",
-        "matmul_pipelined",
-        "--chip",
-        "b200",
-        "--sweep",
-        "STAGES=2,3",
-    ]);
-    assert_ne!(code, 0);
-    assert!(
-        err.contains("declares no constant `STAGES`") && err.contains("NUM_BUFFERS"),
-        "{err}"
-    );
+    let sweep = words("time matmul_pipelined --chip b200 --sweep STAGES=2,3");
+    bwsim_says(&sweep, 2, &["declares no constant `STAGES`", "NUM_BUFFERS"]);
 }

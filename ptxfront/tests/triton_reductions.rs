@@ -7,67 +7,18 @@
 
 mod common;
 
-use bwsim_ptxfront::{compile, run, Arg, Error, Launch};
+use bwsim_ptxfront::Error;
 use common::*;
 
-const ROWS: usize = 8;
-const COLS: usize = 64;
-
-/// Outputs: vmax, imax, vmin, imin, sums, maxes, tails.
-type Outs = (
-    Vec<f32>,
-    Vec<i32>,
-    Vec<i32>,
-    Vec<i32>,
-    Vec<f32>,
-    Vec<i32>,
-    Vec<i32>,
-);
-
-fn run_reductions(target: &str, x: &[f32], y: &[i32]) -> Result<Outs, Error> {
-    let path = format!(
-        "{}/tests/fixtures/triton-3.9/reductions.{target}.ptx",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let src = std::fs::read_to_string(&path).map_err(|e| Error::Launch(format!("{path}: {e}")))?;
-    let p = compile(&src, "reductions_kernel")?;
-    let mut bufs = vec![
-        f32_bytes(x),
-        i32_bytes(y),
-        vec![0x55; 4 * ROWS],
-        vec![0x55; 4 * ROWS],
-        vec![0x55; 4 * ROWS],
-        vec![0x55; 4 * ROWS],
-        vec![0x55; 4 * ROWS],
-        vec![0x55; 4 * ROWS],
-        vec![0x55; 4 * ROWS * COLS],
-    ];
-    let mut args: Vec<Arg> = (0..9).map(Arg::Buffer).collect();
-    args.extend([Arg::U64(0), Arg::U64(0)]);
-    let stats = run(&p, &Launch::new([1, 1, 1], [128, 1, 1], args), &mut bufs)?;
-    eprintln!("{target}: {stats:?}");
-    Ok((
-        bytes_f32(&bufs[2]),
-        bytes_i32(&bufs[3]),
-        bytes_i32(&bufs[4]),
-        bytes_i32(&bufs[5]),
-        bytes_f32(&bufs[6]),
-        bytes_i32(&bufs[7]),
-        bytes_i32(&bufs[8]),
-    ))
-}
+const ROWS: usize = REDUCTIONS_ROWS;
+const COLS: usize = REDUCTIONS_COLS;
 
 fn check(target: &str, seed: u64) -> Result<(), Error> {
-    // Small integers with many ties, as the fixture's launch draws them.
-    let x: Vec<f32> = randn(ROWS * COLS, seed)
-        .iter()
-        .map(|v| (v * 0.75).floor().clamp(-3.0, 2.0))
-        .collect();
-    let y: Vec<i32> = randn(ROWS * COLS, seed + 1)
-        .iter()
-        .map(|v| v.floor() as i32)
-        .collect();
-    let (vmax, imax, vmin, imin, sums, maxes, tails) = run_reductions(target, &x, &y)?;
+    let (x, y) = reductions_inputs(seed);
+    let src = triton_ptx(env!("CARGO_MANIFEST_DIR"), "reductions", target)?;
+    let outs = run_reductions(&src, &x, &y)?;
+    let (vmax, sums) = (bytes_f32(&outs[0]), bytes_f32(&outs[4]));
+    let [imax, vmin, imin, maxes, tails] = [1, 2, 3, 5, 6].map(|k| bytes_i32(&outs[k]));
     for r in 0..ROWS {
         let xr = &x[r * COLS..(r + 1) * COLS];
         let yr = &y[r * COLS..(r + 1) * COLS];

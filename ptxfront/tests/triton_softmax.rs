@@ -5,55 +5,20 @@
 
 mod common;
 
-use bwsim_ptxfront::{compile, parse, run, Arg, Error, Launch};
+use bwsim_ptxfront::{parse, Error};
 use common::*;
 
-const ROWS: usize = 60;
-const COLS: usize = 128;
+const ROWS: usize = SOFTMAX_ROWS;
+const COLS: usize = SOFTMAX_COLS;
 
-fn fixture(target: &str) -> String {
-    let path = format!(
-        "{}/tests/fixtures/triton-3.9/softmax.{target}.ptx",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
-
-/// Runs the fixture on `x` and returns the output buffer (filled with 7.0 before the run).
-pub fn run_softmax(target: &str, x: &[f32]) -> Result<Vec<f32>, Error> {
-    let src = fixture(target);
-    let p = compile(&src, "softmax_kernel")?;
-    // x, out, n_rows, then Triton's global and profile scratch pointers (unused: null).
-    let args = vec![
-        Arg::Buffer(0),
-        Arg::Buffer(1),
-        Arg::U32(ROWS as u32),
-        Arg::U64(0),
-        Arg::U64(0),
-    ];
-    let mut bufs = vec![f32_bytes(x), f32_bytes(&vec![7.0; ROWS * COLS])];
-    let stats = run(&p, &Launch::new([8, 1, 1], [128, 1, 1], args), &mut bufs)?;
-    eprintln!("{target}: {stats:?}");
-    Ok(bytes_f32(&bufs[1]))
+fn fixture(target: &str) -> Result<String, Error> {
+    triton_ptx(env!("CARGO_MANIFEST_DIR"), "softmax", target)
 }
 
 fn check(target: &str) -> Result<(), Error> {
     let x = randn(ROWS * COLS, 7);
-    let out = run_softmax(target, &x)?;
-    let mut worst = 0f64;
-    for r in 0..ROWS {
-        let row = &x[r * COLS..(r + 1) * COLS];
-        let m = row.iter().fold(f64::NEG_INFINITY, |a, &b| a.max(b as f64));
-        let e: Vec<f64> = row.iter().map(|&v| (v as f64 - m).exp()).collect();
-        let s: f64 = e.iter().sum();
-        for c in 0..COLS {
-            let want = e[c] / s;
-            let got = out[r * COLS + c] as f64;
-            let rel = (got - want).abs() / want;
-            worst = worst.max(rel);
-            assert!(rel < 2e-6, "{target}: row {r} col {c}: {got} against {want}");
-        }
-    }
+    let out = run_softmax(&fixture(target)?, &x)?;
+    let worst = assert_softmax(target, &x, &out);
     eprintln!("{target}: worst relative error {worst:.2e}");
     Ok(())
 }
@@ -89,7 +54,7 @@ fn softmax_in_ptx_order(x: &[f32]) -> Vec<f32> {
 #[test]
 fn softmax_sm_100a_equals_its_arithmetic_in_ptx_order_bit_for_bit() -> Result<(), Error> {
     let x = randn(ROWS * COLS, 11);
-    let got = run_softmax("sm_100a", &x)?;
+    let got = run_softmax(&fixture("sm_100a")?, &x)?;
     let want = softmax_in_ptx_order(&x);
     for i in 0..ROWS * COLS {
         assert_eq!(
@@ -115,7 +80,7 @@ fn softmax_sm_90a_matches_the_reference() -> Result<(), Error> {
 
 #[test]
 fn instructions_carry_their_python_lines() -> Result<(), Error> {
-    let src = fixture("sm_100a");
+    let src = fixture("sm_100a")?;
     let m = parse(&src)?;
     let k = m
         .kernel("softmax_kernel")

@@ -229,20 +229,20 @@ def compile_ttgir(
     return text if text.endswith("\n") else text + "\n"
 
 
-def relocate(ttgir: str, base: str) -> str:
-    """`ttgir` with every `loc("FILE":L:C)` made independent of the machine: source files become
-    paths relative to `base`, files of the Triton package `<triton>/...`."""
+def portable_path(path: str, base: str) -> str:
+    """A source path of compiler output made independent of the machine: an absolute path of a
+    file of the Triton package becomes `<triton>/...`, any other absolute path is made relative to
+    `base`; a relative path stays as it is."""
     import triton
 
+    if not os.path.isabs(path):
+        return path
     triton_dir = os.path.dirname(os.path.abspath(triton.__file__))
+    if path.startswith(triton_dir + os.sep):
+        return "<triton>/" + os.path.relpath(path, triton_dir)
+    return os.path.relpath(path, base)
 
-    def fix(m: re.Match[str]) -> str:
-        path = m.group(1)
-        if os.path.isabs(path):
-            if path.startswith(triton_dir + os.sep):
-                path = "<triton>/" + os.path.relpath(path, triton_dir)
-            else:
-                path = os.path.relpath(path, base)
-        return f'loc("{path}":'
 
-    return re.sub(r'loc\("([^"]+)":', fix, ttgir)
+def relocate(ttgir: str, base: str) -> str:
+    """`ttgir` with every `loc("FILE":L:C)` made independent of the machine (`portable_path`)."""
+    return re.sub(r'loc\("([^"]+)":', lambda m: f'loc("{portable_path(m.group(1), base)}":', ttgir)

@@ -40,16 +40,20 @@ fn limit_diag(r: &RunResult, l: Limit) -> &bwsim_isa::Diagnostic {
         .unwrap_or_else(|| panic!("no `{}` diagnostic: {:?}", l.code(), r.diagnostics))
 }
 
+/// Asserts that the message of `d` contains each of `says`.
+#[track_caller]
+fn assert_says(d: &bwsim_isa::Diagnostic, says: &[&str]) {
+    for s in says {
+        assert!(d.message.contains(s), "no `{s}` in: {}", d.message);
+    }
+}
+
 #[test]
 fn step_limit_stops_a_spinning_loop_and_says_where_it_was() {
     let r = with_limits(SPIN, limits(|l| l.steps = Some(5000)));
     let d = limit_diag(&r, Limit::Steps);
     assert_eq!(r.counters.steps, 5000);
-    assert!(
-        d.message.contains("limit of 5000 simulated steps"),
-        "{}",
-        d.message
-    );
+    assert_says(d, &["limit of 5000 simulated steps"]);
     // The only agent is inside the loop: at the poll or at the loop's own branch.
     let at = &SPIN[d.primary.span.range()];
     assert!(
@@ -76,11 +80,7 @@ fn wall_time_limit_stops_a_long_run() {
     let r = with_limits(SPIN, limits(|l| l.wall_time = Some(Duration::from_millis(50))));
     let d = limit_diag(&r, Limit::WallTime);
     assert!(t.elapsed() < Duration::from_secs(20), "took {:?}", t.elapsed());
-    assert!(
-        d.message.contains("limit of 0.1s wall-clock time"),
-        "{}",
-        d.message
-    );
+    assert_says(d, &["limit of 0.1s wall-clock time"]);
     assert!(d.help.as_deref().unwrap_or("").contains("--max-wall-time"));
     assert!(r.counters.steps > 0);
 }
@@ -92,7 +92,7 @@ fn trace_limit_keeps_exactly_the_events_up_to_it() {
     assert!(full.trace.events.len() > 50, "{}", full.trace.events.len());
     let r = with_limits(ARRIVALS, limits(|l| l.trace_events = Some(50)));
     let d = limit_diag(&r, Limit::TraceEvents);
-    assert!(d.message.contains("limit of 50 trace events"), "{}", d.message);
+    assert_says(d, &["limit of 50 trace events"]);
     assert!(d.help.as_deref().unwrap_or("").contains("--max-trace-events 200"));
     // The partial trace is the full trace's first 50 events.
     assert_eq!(r.trace.events, full.trace.events[..50]);
@@ -134,11 +134,7 @@ fn memory_limit_refuses_a_launch_before_allocating() {
     let d = refused(BIG, &[("ROWS", "1048576")], Limits::default());
     assert!(t.elapsed() < Duration::from_secs(5));
     assert_eq!(d.code, "memory-limit");
-    assert!(
-        d.message.contains("need 4.1TiB") && d.message.contains("memory limit of 8GiB"),
-        "{}",
-        d.message
-    );
+    assert_says(&d, &["need 4.1TiB", "memory limit of 8GiB"]);
     // The primary span is the largest tensor's line.
     assert!(
         BIG[d.primary.span.range()].starts_with("tensor huge"),
@@ -155,7 +151,7 @@ fn memory_limit_from_the_launch_section_and_from_the_caller() {
     let with_spec = BIG.replace("    grid = [1]\n", "    grid = [1]\n    limit memory = 4 * MiB\n");
     let d = refused(&with_spec, &[], Limits::default());
     assert_eq!(d.code, "memory-limit");
-    assert!(d.message.contains("memory limit of 4MiB"), "{}", d.message);
+    assert_says(&d, &["memory limit of 4MiB"]);
     // The caller's limit overrides the launch section's, both ways.
     let r = run_opts(
         &with_spec,
@@ -168,11 +164,7 @@ fn memory_limit_from_the_launch_section_and_from_the_caller() {
     );
     assert_ok(&with_spec, &r);
     let d = refused(BIG, &[], limits(|l| l.memory = Some(1 << 20)));
-    assert!(
-        d.message.contains("memory limit of 1MiB (1048576 bytes)"),
-        "{}",
-        d.message
-    );
+    assert_says(&d, &["memory limit of 1MiB (1048576 bytes)"]);
 }
 
 #[test]

@@ -133,19 +133,19 @@ fn line_of_span(src: &str, s: bwsim_isa::Span) -> usize {
     src[..s.start as usize].lines().count() + usize::from(src[..s.start as usize].ends_with('\n'))
 }
 
+/// Asserts that the secondary labels of `d` (from the run `r` of `src`) stand at the lines `want`.
+fn assert_label_lines(src: &str, r: &bwsim_sim::RunResult, d: &bwsim_isa::Diagnostic, want: &[usize]) {
+    let at: Vec<usize> = d.labels.iter().map(|l| line_of_span(src, l.span)).collect();
+    assert_eq!(at, want, "{}", rendered(src, r));
+}
+
 /// `mbar.init` of a live barrier: `barrier-reinit` at the second init, naming the first.
 #[test]
 fn init_of_a_live_barrier_is_reported_at_the_second_init_naming_the_first() {
     let src = lifecycle("  mbar.arrive bar[0], count=1\n  mbar.wait bar[0], 0\n  mbar.init bar[0], 1\n");
     let (r, d) = run_expecting(&src, bwsim_isa::Code::BarrierReinit);
     assert_eq!(line_of_span(&src, d.primary.span), line_of(&src, "mbar.init", 1));
-    let first: Vec<usize> = d.labels.iter().map(|l| line_of_span(&src, l.span)).collect();
-    assert_eq!(
-        first,
-        vec![line_of(&src, "mbar.init", 0)],
-        "{}",
-        rendered(&src, &r)
-    );
+    assert_label_lines(&src, &r, &d, &[line_of(&src, "mbar.init", 0)]);
     // Invalidated in between: nothing to report.
     let src = lifecycle(
         "  mbar.arrive bar[0], count=1\n  mbar.wait bar[0], 0\n  mbar.invalidate bar[0]\n  mbar.init bar[0], 1\n",
@@ -164,13 +164,7 @@ fn use_after_invalidate_names_the_invalidate() {
         line_of_span(&src, d.primary.span),
         line_of(&src, "mbar.arrive", 0)
     );
-    let at: Vec<usize> = d.labels.iter().map(|l| line_of_span(&src, l.span)).collect();
-    assert_eq!(
-        at,
-        vec![line_of(&src, "mbar.invalidate", 0)],
-        "{}",
-        rendered(&src, &r)
-    );
+    assert_label_lines(&src, &r, &d, &[line_of(&src, "mbar.invalidate", 0)]);
 }
 
 /// A use of a barrier never initialised: `barrier-misuse`.

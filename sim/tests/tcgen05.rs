@@ -6,7 +6,7 @@
 
 mod common;
 use bwsim_isa::launch::HostTensor;
-use bwsim_sim::{AsyncKind, What};
+use bwsim_sim::{AsyncKind, RunResult, What};
 use common::*;
 use half::{bf16, f16};
 
@@ -32,22 +32,17 @@ fn operand(t: &HostTensor, i: u64) -> f64 {
 fn reference(a: &HostTensor, b: &HostTensor, b_kmajor: bool, times: f64) -> Vec<f64> {
     let (m, k) = (a.shape[0], a.shape[1]);
     let n = if b_kmajor { b.shape[0] } else { b.shape[1] };
-    let mut out = Vec::new();
-    for i in 0..m {
-        for j in 0..n {
-            let mut s = 0.0;
-            for kk in 0..k {
-                let bv = if b_kmajor {
-                    operand(b, j * k + kk)
-                } else {
-                    operand(b, kk * n + j)
-                };
-                s += operand(a, i * k + kk) * bv;
-            }
-            out.push(times * s);
-        }
-    }
-    out
+    // B(kk, j) at its element index in `b`.
+    let b_at = |kk: u64, j: u64| if b_kmajor { j * k + kk } else { kk * n + j };
+    let dot = |i: u64, j: u64| -> f64 {
+        (0..k)
+            .map(|kk| operand(a, i * k + kk) * operand(b, b_at(kk, j)))
+            .sum()
+    };
+    (0..m)
+        .flat_map(|i| (0..n).map(move |j| (i, j)))
+        .map(|(i, j)| times * dot(i, j))
+        .collect()
 }
 
 fn check_mma(consts: &[(&str, &str)]) {
@@ -464,17 +459,29 @@ fn commit_covers_earlier_operations_only() {
 /// the commit arrives on both CTAs' barrier, each reads back its 128 accumulator rows.
 const PAIR: &str = include_str!("tiles/tcgen05/pair.tile");
 
+/// Runs `src` with `consts` on the inputs of `seed` and asserts that it completes cleanly with
+/// its `out` within 1e-3 + 1e-4 relative of `reference` of those inputs; the run.
+fn run_against(
+    src: &str,
+    consts: &[(&str, &str)],
+    seed: u64,
+    reference: impl FnOnce(&[HostTensor]) -> Vec<f64>,
+) -> RunResult {
+    let r = run_seed(src, consts, seed);
+    assert_ok(src, &r);
+    let want = reference(&inputs(src, consts, seed));
+    let w = worst(&values(tensor(&r, "out")), &want, 1e-3, 1e-4);
+    assert!(w <= 1.0, "{consts:?}: worst error {w} of the tolerance");
+    r
+}
+
 #[test]
 fn cta_pair_mma_against_an_f64_reference() {
     for (n, seed) in [("128", 1), ("256", 2), ("32", 3)] {
-        let c = [("N", n)];
-        let r = run_seed(PAIR, &c, seed);
-        assert_ok(PAIR, &r);
-        let inp = inputs(PAIR, &c, seed);
         // Two clusters (grid 4) compute the same tile: both must be right.
-        let want = reference(&inp[0], &inp[1], true, 1.0);
-        let w = worst(&values(tensor(&r, "out")), &want, 1e-3, 1e-4);
-        assert!(w <= 1.0, "N={n}: worst error {w} of the tolerance");
+        let r = run_against(PAIR, &[("N", n)], seed, |inp| {
+            reference(&inp[0], &inp[1], true, 1.0)
+        });
         // The pair's commit arrives on the barrier of both CTAs of each cluster.
         let commit_cta: Vec<u32> = r
             .trace
@@ -550,13 +557,10 @@ fn pairs_reference(a: &HostTensor, b: &HostTensor, cluster: u64, n: u64) -> Vec<
 #[test]
 fn every_pair_of_a_cluster_computes_its_own_tile() {
     for (cluster, seed) in [("2", 1), ("4", 2), ("8", 3)] {
-        let c = [("CLUSTER", cluster)];
-        let r = run_seed(PAIRS, &c, seed);
-        assert_ok(PAIRS, &r);
-        let inp = inputs(PAIRS, &c, seed);
-        let want = pairs_reference(&inp[0], &inp[1], cluster.parse().unwrap(), 128);
-        let w = worst(&values(tensor(&r, "out")), &want, 1e-3, 1e-4);
-        assert!(w <= 1.0, "cluster of {cluster}: worst error {w} of the tolerance");
+        let size = cluster.parse().expect("a number");
+        let r = run_against(PAIRS, &[("CLUSTER", cluster)], seed, |inp| {
+            pairs_reference(&inp[0], &inp[1], size, 128)
+        });
         // Each pair's commit of each step arrives once on every CTA of its cluster.
         let pairs = cluster.parse::<usize>().unwrap() / 2;
         let mut per_cta = [0usize; 8];

@@ -5,6 +5,14 @@
 
 mod common;
 use common::*;
+use std::ops::Range;
+
+/// `f(row, col)` over `rows` x `cols`, row-major: a tile's expected values.
+fn tile(rows: Range<usize>, cols: Range<usize>, f: impl Fn(usize, usize) -> f64) -> Vec<f64> {
+    rows.flat_map(|r| cols.clone().map(move |c| (r, c)))
+        .map(|(r, c)| f(r, c))
+        .collect()
+}
 
 const CASTS: &str = include_str!("tiles/tile_ops/casts.tile");
 
@@ -32,8 +40,7 @@ fn elementwise_math_reductions_and_reshapes() {
             (fj - fi) * 2.0
         }
     };
-    let want: Vec<f64> = (0..4).flat_map(|i| (0..8).map(move |j| x(i, j))).collect();
-    assert_eq!(values(tensor(&r, "out")), want);
+    assert_eq!(values(tensor(&r, "out")), tile(0..4, 0..8, x));
     let red = values(tensor(&r, "red"));
     for i in 0..4 {
         assert_eq!(red[i], (0..8).map(|j| x(i, j)).sum::<f64>(), "sum row {i}");
@@ -43,23 +50,16 @@ fn elementwise_math_reductions_and_reshapes() {
         assert_eq!(red[12 + i], (2..5).map(|j| x(i, j)).sum::<f64>(), "x[:, 2:5]");
     }
     let sw = values(tensor(&r, "sw"));
-    let want: Vec<f64> = (1..3)
-        .flat_map(|i| (8..24).map(move |j| (i * 32 + j) as f64))
-        .collect();
+    let want = tile(1..3, 8..24, |i, j| (i * 32 + j) as f64);
     assert_eq!(sw, want, "buf[1:3, 8:24] of a swizzled buffer");
 }
 
 #[test]
 fn tile_slices_out_of_range_are_rejected() {
     let bad = MATH.replace("x[:, 2:5]", "x[:, 6:9]");
-    let k = bwsim_isa::parser::parse(&bad).expect("parses");
-    let (c, d) = bwsim_isa::verify::verify(&k, &Default::default());
-    assert!(c.is_none());
-    assert!(
-        d.iter()
-            .any(|d| d.code == "view-bounds" && d.message.contains("6:9")),
-        "{d:?}"
-    );
+    let d = rejected(&bad, "6:9");
+    let bounds = |d: &&bwsim_isa::Diagnostic| d.code == "view-bounds" && d.message.contains("6:9");
+    assert!(d.iter().any(|d| bounds(&d)), "{d:?}");
 }
 
 const MASKED: &str = include_str!("tiles/tile_ops/masked.tile");
@@ -80,9 +80,7 @@ fn program_ids_cover_the_grid() {
     for seed in 0..3 {
         let r = run_seed(PIDS, &[], seed);
         assert_ok(PIDS, &r);
-        let want: Vec<f64> = (0..3)
-            .flat_map(|y| (0..2).map(move |x| (x * 100 + y * 10 + 6) as f64))
-            .collect();
+        let want = tile(0..3, 0..2, |y, x| (x * 100 + y * 10 + 6) as f64);
         assert_eq!(values(tensor(&r, "o")), want);
     }
 }
@@ -97,9 +95,7 @@ const INDEXED: &str = include_str!("tiles/tile_ops/indexed.tile");
 fn indexed_shared_memory_accesses() {
     let r = run_ok(INDEXED, &[]);
     let x = |r: usize, c: usize| (r * 8 + c) as f64;
-    let g: Vec<f64> = (0..4)
-        .flat_map(|r| (0..8).map(move |c| x(r, (3 * c + r) % 8)))
-        .collect();
+    let g = tile(0..4, 0..8, |r, c| x(r, (3 * c + r) % 8));
     assert_eq!(values(tensor(&r, "go")), g);
     let mut s = vec![0.0; 32];
     for row in 0..4 {
@@ -128,10 +124,7 @@ fn indexed_accesses_out_of_range_trap_and_misshapen_indices_are_rejected() {
         "smem.gather buf, (c * 3 + r) % 8, 1",
         "smem.gather buf, arange(0, 8, l1), 1",
     );
-    let k = bwsim_isa::parser::parse(&bad).expect("parses");
-    let (c, d) = bwsim_isa::verify::verify(&k, &Default::default());
-    assert!(c.is_none());
-    assert!(d.iter().any(|d| d.message.contains("along axis 1")), "{d:?}");
+    rejected(&bad, "along axis 1");
 }
 
 const INDEXED_SWIZZLED: &str = include_str!("tiles/tile_ops/indexed_swizzled.tile");
@@ -142,8 +135,8 @@ const INDEXED_SWIZZLED: &str = include_str!("tiles/tile_ops/indexed_swizzled.til
 fn indexed_gathers_through_a_swizzle() {
     let r = run_ok(INDEXED_SWIZZLED, &[]);
     let x = |r: usize, c: usize| (r * 32 + c) as f64;
-    let want: Vec<f64> = (0..16)
-        .flat_map(|r| (0..32).map(move |c| x(r, (7 * c + r) % 32) + 1000.0 * x((5 * r + c) % 16, c)))
-        .collect();
+    let want = tile(0..16, 0..32, |r, c| {
+        x(r, (7 * c + r) % 32) + 1000.0 * x((5 * r + c) % 16, c)
+    });
     assert_eq!(values(tensor(&r, "go")), want);
 }

@@ -8,10 +8,9 @@
 
 mod common;
 
-use bwsim_isa::{diag, SourceFile};
 use bwsim_sim::chips::{self, Chip};
-use bwsim_sim::timing::{time_source, TimeOptions, Timing, TraceMode};
-use common::{overrides, quiet};
+use bwsim_sim::timing::{TimeOptions, Timing, TraceMode};
+use common::{cycles_with, quiet, time_with};
 
 /// The H100 figures these hand computations were written against ([`chips::H100_HAND`]: the
 /// cost rules are under test here, not the table), with no issue back-pressure unless a test
@@ -35,16 +34,6 @@ fn kernel(name: &str) -> String {
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
-fn time_with(src: &str, consts: &[(&str, i64)], opts: &TimeOptions) -> Timing {
-    match time_source(src, &overrides(consts), opts) {
-        Ok(t) => t,
-        Err(d) => panic!(
-            "kernel does not time:\n{}",
-            diag::render(&d, &SourceFile::new("test.tile", src))
-        ),
-    }
-}
-
 fn time(src: &str, consts: &[(&str, i64)], chip: &Chip) -> Timing {
     time_with(src, consts, &TimeOptions::new(chip))
 }
@@ -61,30 +50,28 @@ fn one_tma_load_is_miss_latency_plus_wakeup() {
     assert_eq!(t.report.l2_hit_rate, 0.0);
     assert_eq!(t.report.global_bytes, 8192.0);
     // H100: 790 + 8192 / 64 + 40.
-    let t = time_with(ONE_LOAD, &[], &quiet(&H100));
-    assert_eq!(t.report.cycles, 790.0 + 128.0 + 40.0);
+    assert_eq!(cycles_with(ONE_LOAD, &[], &quiet(&H100)), 790.0 + 128.0 + 40.0);
     // Issue costs add up along the path: init, expect and the TMA issue (8 each), then the
     // satisfied wait (8): 24 + 790 + 128 + 40 + 8.
     let mut o = quiet(&H100);
     o.chip.mbarrier_op_cycles = 8.0;
     o.chip.tma_issue_cycles = 8.0;
-    let t = time_with(ONE_LOAD, &[], &o);
-    assert_eq!(t.report.cycles, 16.0 + 790.0 + 128.0 + 40.0 + 8.0);
+    assert_eq!(cycles_with(ONE_LOAD, &[], &o), 16.0 + 790.0 + 128.0 + 40.0 + 8.0);
 }
 
 #[test]
 fn a_launch_adds_the_chips_fixed_overhead_once() {
     // kernel_overhead_us is time, not cycles: 2 us at the hand table's 1856 MHz is 3712 cycles,
     // added once to the grid's time whatever the grid.
-    let base = time_with(ONE_LOAD, &[], &quiet(&B200)).report.cycles;
+    let base = cycles_with(ONE_LOAD, &[], &quiet(&B200));
     let mut o = quiet(&B200);
     o.chip.kernel_overhead_us = 2.0;
-    assert_eq!(time_with(ONE_LOAD, &[], &o).report.cycles, base + 3712.0);
-    let waves = time_with(ONE_LOAD, &[("CTAS", 3 * 148), ("BIG", 1)], &quiet(&B200))
-        .report
-        .cycles;
-    let t = time_with(ONE_LOAD, &[("CTAS", 3 * 148), ("BIG", 1)], &o);
-    assert_eq!(t.report.cycles, waves + 3712.0);
+    assert_eq!(cycles_with(ONE_LOAD, &[], &o), base + 3712.0);
+    let waves = cycles_with(ONE_LOAD, &[("CTAS", 3 * 148), ("BIG", 1)], &quiet(&B200));
+    assert_eq!(
+        cycles_with(ONE_LOAD, &[("CTAS", 3 * 148), ("BIG", 1)], &o),
+        waves + 3712.0
+    );
 }
 
 #[test]
@@ -130,8 +117,10 @@ fn tcgen05_chain_is_back_to_back_on_the_pipe() {
     // issued: the first at 16, then back to back: 16 + 1536 + 64 + 16 + 40.
     let mut o = quiet(&B200);
     o.chip.mma_issue_cycles = 4.0;
-    let t = time_with(MMA_CHAIN, &[], &o);
-    assert_eq!(t.report.cycles, 16.0 + 1536.0 + 64.0 + 16.0 + 40.0);
+    assert_eq!(
+        cycles_with(MMA_CHAIN, &[], &o),
+        16.0 + 1536.0 + 64.0 + 16.0 + 40.0
+    );
 }
 
 /// The single-thread issue-and-wait loop of a kernel that is not warp-specialized (Gluon
@@ -142,13 +131,14 @@ const MMA_WAIT_LOOP: &str = include_str!("tiles/timing/mma_wait_loop.tile");
 fn issue_and_wait_loop_pays_the_round_trip_every_step() {
     // Each 512-cycle MMA is followed by its round trip: mma_latency 64 + commit_latency 16 +
     // the waiter's wake-up 40 = 120 cycles in which the pipe idles: 3 x (512 + 120).
-    let t = time_with(MMA_WAIT_LOOP, &[], &quiet(&B200));
-    assert_eq!(t.report.cycles, 3.0 * (512.0 + 120.0));
+    assert_eq!(
+        cycles_with(MMA_WAIT_LOOP, &[], &quiet(&B200)),
+        3.0 * (512.0 + 120.0)
+    );
     // The round trip is what the commit latency adds to every step: +100 cycles, x3.
     let mut o = quiet(&B200);
     o.chip.commit_latency += 100.0;
-    let t = time_with(MMA_WAIT_LOOP, &[], &o);
-    assert_eq!(t.report.cycles, 3.0 * (512.0 + 220.0));
+    assert_eq!(cycles_with(MMA_WAIT_LOOP, &[], &o), 3.0 * (512.0 + 220.0));
     // Two CTAs on one SM share the pipe instruction by instruction (sim/src/timing/pipe.rs):
     // both issue at 0, both MMAs progress at half rate and end at 1024, both round trips end
     // at 1144, and so on in step: 3 x (2 x 512 + 120). Taking turns whole (a FIFO pipe) would
@@ -221,15 +211,14 @@ fn eight_warps_take_two_issue_slots_per_instruction() {
     let mut o = quiet(&B200);
     o.chip.mma_issue_cycles = 10.0;
     o.chip.bar_sync_cycles = 30.0;
-    let run = |w: i64| time_with(MMA_WAIT_WARPS, &[("WARPS", w)], &o).report.cycles;
+    let run = |w: i64| cycles_with(MMA_WAIT_WARPS, &[("WARPS", w)], &o);
     assert_eq!(run(1), 3.0 * (512.0 + 120.0 + 40.0));
     assert_eq!(run(4), 3.0 * (512.0 + 120.0 + 40.0));
     assert_eq!(run(8), 3.0 * (512.0 + 120.0 + 2.0 * 40.0));
     // Where nothing hides it, the barrier is paid: one TMA load's expect and copy, each
     // behind a barrier of the 4 warps: 2 x 30 more than the 944 of
     // one_tma_load_is_miss_latency_plus_wakeup.
-    let t = time_with(ONE_LOAD, &[], &o);
-    assert_eq!(t.report.cycles, 944.0 + 2.0 * 30.0);
+    assert_eq!(cycles_with(ONE_LOAD, &[], &o), 944.0 + 2.0 * 30.0);
 }
 
 #[test]
@@ -246,12 +235,8 @@ fn tmem_loads_split_over_more_warps_finish_sooner() {
     o.chip.scalar_op_cycles = 0.0;
     o.chip.branch_cycles = 0.0;
     let extra = |w: i64| {
-        time_with(MMA_WAIT_WARPS, &[("WARPS", w), ("LOAD", 1)], &o)
-            .report
-            .cycles
-            - time_with(MMA_WAIT_WARPS, &[("WARPS", w), ("LOAD", 0)], &o)
-                .report
-                .cycles
+        cycles_with(MMA_WAIT_WARPS, &[("WARPS", w), ("LOAD", 1)], &o)
+            - cycles_with(MMA_WAIT_WARPS, &[("WARPS", w), ("LOAD", 0)], &o)
     };
     assert_eq!(extra(4), 1235.0);
     assert_eq!(extra(8), 531.0);
@@ -266,12 +251,10 @@ fn tcgen05_issue_queue_delays_the_next_load() {
     // the load leaves at 0, lands 840 + 64 later and the MMA's wait decides: 1024 + 64 + 16 +
     // 40 = 1144. With 3.5 instructions of queue the thread goes on when 4.5 have started
     // (576): the load lands at 576 + 904 = 1480 and its waiter wakes at 1520.
-    let t = time_with(MMA_THEN_LOAD, &[], &quiet(&B200));
-    assert_eq!(t.report.cycles, 1144.0);
+    assert_eq!(cycles_with(MMA_THEN_LOAD, &[], &quiet(&B200)), 1144.0);
     let mut o = quiet(&B200);
     o.chip.tcgen05_queue_instrs = 3.5;
-    let t = time_with(MMA_THEN_LOAD, &[], &o);
-    assert_eq!(t.report.cycles, 576.0 + 904.0 + 40.0);
+    assert_eq!(cycles_with(MMA_THEN_LOAD, &[], &o), 576.0 + 904.0 + 40.0);
 }
 
 /// 07's pipelined matmul on the calibrated GB200 table, 8 SMs and one wave of 8 tiles: the
@@ -321,8 +304,7 @@ fn wgmma_tile_and_its_wait() {
     // `full` writes 32768 f32 elements at 128 lanes per cycle (8 warps): 256 cycles. The
     // 128x256x64 wgmma is 8 m64n256k16 instructions of 128 + 8 cycles = 1088, ending at
     // 1344; wgmma.wait 0 returns mma_latency = 32 later: 1376.
-    let t = time_with(WGMMA_ONE, &[], &quiet(&H100));
-    assert_eq!(t.report.cycles, 1376.0);
+    assert_eq!(cycles_with(WGMMA_ONE, &[], &quiet(&H100)), 1376.0);
 }
 
 /// A wgmma statement, then a TMA load waited for before the wgmma is.
@@ -333,17 +315,15 @@ fn wgmma_issue_stalls_until_the_queue_drains() {
     // The wgmma is 8 instructions of 136 cycles from 256 (after `full`) to 1344. Without a
     // queue limit the warps go on at once: the load leaves at 256 and is back at
     // 256 + 790 + 128 + 40 = 1214, before the wgmma's wait returns at 1344 + 32 = 1376.
-    let t = time_with(WGMMA_THEN_LOAD, &[], &quiet(&H100));
-    assert_eq!(t.report.cycles, 1376.0);
+    assert_eq!(cycles_with(WGMMA_THEN_LOAD, &[], &quiet(&H100)), 1376.0);
     // With two instructions of queue the warps get past the statement when all but two have
     // started, at 1344 - 2 x 136 = 1072: the load is back at 1072 + 790 + 128 + 40 = 2030.
     let mut o = quiet(&H100);
     o.chip.wgmma_queue_instrs = 2.0;
-    let t = time_with(WGMMA_THEN_LOAD, &[], &o);
-    assert_eq!(t.report.cycles, 2030.0);
+    assert_eq!(cycles_with(WGMMA_THEN_LOAD, &[], &o), 2030.0);
     // A queue as deep as the statement changes nothing.
     o.chip.wgmma_queue_instrs = 8.0;
-    assert_eq!(time_with(WGMMA_THEN_LOAD, &[], &o).report.cycles, 1376.0);
+    assert_eq!(cycles_with(WGMMA_THEN_LOAD, &[], &o), 1376.0);
 }
 
 const TWO_LOADS: &str = include_str!("tiles/timing/two_loads.tile");
@@ -362,12 +342,10 @@ fn ctas_in_step_share_the_l2_and_stay_in_step() {
     let mut o = quiet(&H100);
     o.chip.l2_bytes_per_cycle = 16.0;
     o.chip.smem_bytes_per_cycle = 4.0;
-    let t = time_with(TWO_LOADS, &[("CTAS", 4)], &o);
-    assert_eq!(t.report.cycles, 6224.0);
+    assert_eq!(cycles_with(TWO_LOADS, &[("CTAS", 4)], &o), 6224.0);
     // One CTA alone: 790 + 128 (the L2's 512 end earlier) + 40, 2048 of reading, and the
     // same again: 2 x 958 + 2048 = 3964.
-    let t = time_with(TWO_LOADS, &[("CTAS", 1)], &o);
-    assert_eq!(t.report.cycles, 3964.0);
+    assert_eq!(cycles_with(TWO_LOADS, &[("CTAS", 1)], &o), 3964.0);
 }
 
 #[test]
@@ -391,10 +369,10 @@ fn a_spilling_accumulator_pays_per_row_block() {
     assert_eq!(t1.report.cycles - t0.report.cycles, 2.0 * 1000.0);
     let t8 = time_with(WGMMA_ONE, &[], &spill);
     assert!(!t8.report.needs.spills);
-    assert_eq!(t8.report.cycles, time_with(WGMMA_ONE, &[], &free).report.cycles);
+    assert_eq!(t8.report.cycles, cycles_with(WGMMA_ONE, &[], &free));
     // The calibrated H100 charges it: the 4-warp tile takes longer than the 8-warp one.
     let h = TimeOptions::new(&chips::H100);
-    assert!(time_with(&four, &[], &h).report.cycles > time_with(WGMMA_ONE, &[], &h).report.cycles + 5000.0);
+    assert!(cycles_with(&four, &[], &h) > cycles_with(WGMMA_ONE, &[], &h) + 5000.0);
 }
 
 #[test]
@@ -447,6 +425,16 @@ fn cycles(src: &str, consts: &[(&str, i64)], chip: &Chip) -> f64 {
     time(src, consts, chip).report.cycles
 }
 
+/// The cycles of `src` on `chip` with the constants `fixed` and `name` = V, as a function of V.
+fn cycles_over<'a>(
+    src: &'a str,
+    chip: &'a Chip,
+    fixed: &'a [(&str, i64)],
+    name: &'a str,
+) -> impl Fn(i64) -> f64 + 'a {
+    move |v| cycles(src, &[fixed, &[(name, v)]].concat(), chip)
+}
+
 #[test]
 fn more_buffers_hide_load_latency_until_the_tensor_pipe_bounds() {
     // One 128x256 tile, K = 4096 (64 steps of 48 KiB of loads and a 512-cycle MMA), B200.
@@ -459,19 +447,8 @@ fn more_buffers_hide_load_latency_until_the_tensor_pipe_bounds() {
     // enough; with 4, two steps (1264 > 1224) cover it and the round trip (plus issue costs)
     // is the bound.
     let src = kernel("matmul_pipelined");
-    let run = |nb: i64| {
-        cycles(
-            &src,
-            &[
-                ("M", 128),
-                ("N", 256),
-                ("K", 4096),
-                ("NUM_WARPS", 4),
-                ("NUM_BUFFERS", nb),
-            ],
-            &B200,
-        )
-    };
+    let fixed = [("M", 128), ("N", 256), ("K", 4096), ("NUM_WARPS", 4)];
+    let run = cycles_over(&src, &B200, &fixed, "NUM_BUFFERS");
     let (t2, t3, t4) = (run(2), run(3), run(4));
     assert!(t2 > 64.0 * 1224.0, "2 buffers: {t2}");
     assert!(t2 > t3 && t3 > t4, "{t2} {t3} {t4}");
@@ -489,13 +466,8 @@ fn more_buffers_hide_load_latency_until_the_tensor_pipe_bounds() {
         ..B200
     };
     let src = kernel("matmul_warp_specialized");
-    let run = |nb: i64| {
-        cycles(
-            &src,
-            &[("M", 128), ("N", 256), ("K", 4096), ("NUM_BUFFERS", nb)],
-            &chip,
-        )
-    };
+    let fixed = [("M", 128), ("N", 256), ("K", 4096)];
+    let run = cycles_over(&src, &chip, &fixed, "NUM_BUFFERS");
     let t: Vec<f64> = [2, 3, 4].iter().map(|&nb| run(nb)).collect();
     assert!(t[0] > t[1] && t[1] > t[2], "{t:?}");
     assert!(t[2] >= 64.0 * 512.0, "{t:?}");
@@ -745,8 +717,8 @@ fn lookahead_changes_results_by_well_under_a_percent() {
     let chip = Chip { sms: 8, ..GB200 };
     let mut strict = TimeOptions::new(&chip);
     strict.lookahead_cycles = 0.0;
-    let a = time_with(&src, &c, &strict).report.cycles;
-    let b = time_with(&src, &c, &TimeOptions::new(&chip)).report.cycles;
+    let a = cycles_with(&src, &c, &strict);
+    let b = cycles_with(&src, &c, &TimeOptions::new(&chip));
     assert!((a - b).abs() / a < 0.005, "strict {a} vs lookahead {b}");
 }
 
@@ -846,28 +818,22 @@ fn calibration_kernels_measure_what_the_fit_assumes() {
     );
     assert_eq!(t.report.cycles, 8.0 * 958.0 + 92.0 * 668.0);
     // mbarrier_pingpong: each repetition is two wake-ups (40 each).
-    let t100 = time_with(&bench_kernel("mbarrier_pingpong"), &[("REPS", 100)], &o)
-        .report
-        .cycles;
-    let t200 = time_with(&bench_kernel("mbarrier_pingpong"), &[("REPS", 200)], &o)
-        .report
-        .cycles;
+    let t100 = cycles_with(&bench_kernel("mbarrier_pingpong"), &[("REPS", 100)], &o);
+    let t200 = cycles_with(&bench_kernel("mbarrier_pingpong"), &[("REPS", 200)], &o);
     assert_eq!(t200 - t100, 100.0 * 80.0);
     // wgmma_rate, N = 128: 4 instructions of 2*64*128*16 / 4096 + 8 = 72 cycles per wgmma.
     let w = |reps: i64| {
-        time_with(
+        cycles_with(
             &bench_kernel("wgmma_rate"),
             &[("N", 128), ("REPS", reps), ("GRID", 1)],
             &o,
         )
-        .report
-        .cycles
     };
     assert_eq!(w(200) - w(100), 100.0 * 4.0 * 72.0);
     // tma_stream on one SM with L2-resident boxes: the port is the bound, 16 KiB per 256
     // cycles at 64 B per cycle.
     let s = |iters: i64| {
-        time_with(
+        cycles_with(
             &bench_kernel("tma_stream"),
             &[
                 ("GRID", 1),
@@ -878,8 +844,6 @@ fn calibration_kernels_measure_what_the_fit_assumes() {
             ],
             &o,
         )
-        .report
-        .cycles
     };
     assert_eq!(s(400) - s(200), 200.0 * 256.0);
 }
@@ -891,15 +855,7 @@ fn cp_async_stages_in_flight_hide_the_global_round_trip() {
     // groups are in flight while a step waits, so a latency-bound step costs about 1/B of it.
     // 64 column blocks, one CTA per SM: latency, not bandwidth, binds.
     let src = kernel("cp_async");
-    let cycles = |b: i64| {
-        time(
-            &src,
-            &[("NUM_BUFFERS", b), ("N_COLS", 4096), ("N_ROWS", 8)],
-            &H100,
-        )
-        .report
-        .cycles
-    };
+    let cycles = cycles_over(&src, &H100, &[("N_COLS", 4096), ("N_ROWS", 8)], "NUM_BUFFERS");
     let one = cycles(1);
     let mut last = one;
     for b in 2..=4 {

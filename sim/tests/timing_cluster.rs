@@ -8,11 +8,10 @@
 
 mod common;
 
-use bwsim_isa::{diag, SourceFile};
 use bwsim_sim::chips::Chip;
 use bwsim_sim::timing::cost::{self, MmaKind};
 use bwsim_sim::timing::{time_source, TEvent, TUnit, TWhat, TimeOptions, Timing, TraceMode};
-use common::overrides;
+use common::{overrides, time_with};
 
 /// The Blackwell figures of tests/timing.rs's hand computations: the rules are under test
 /// here, not the table.
@@ -35,16 +34,6 @@ fn quiet(base: &Chip) -> TimeOptions {
     let mut o = common::quiet(base);
     o.trace = TraceMode::All;
     o
-}
-
-fn time_with(src: &str, consts: &[(&str, i64)], opts: &TimeOptions) -> Timing {
-    match time_source(src, &overrides(consts), opts) {
-        Ok(t) => t,
-        Err(d) => panic!(
-            "kernel does not time:\n{}",
-            diag::render(&d, &SourceFile::new("test.tile", src))
-        ),
-    }
 }
 
 fn events(t: &Timing) -> &[TEvent] {

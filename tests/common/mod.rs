@@ -3,7 +3,7 @@
 //! Each test file uses some of them.
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Runs `bwsim ARGS` from the repository root (where the tests' relative paths start): its exit
@@ -19,6 +19,11 @@ pub fn bwsim(args: &[&str]) -> (i32, String, String) {
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
+}
+
+/// The whitespace-separated words of `line`: a command line written as one string.
+pub fn words(line: &str) -> Vec<&str> {
+    line.split_whitespace().collect()
 }
 
 /// `s` as one JSON value; panics with the text when it is not JSON.
@@ -61,6 +66,38 @@ pub fn bwsim_says(args: &[&str], code: i32, says: &[&str]) -> (String, String) {
         assert!(err.contains(s), "{err}");
     }
     (out, err)
+}
+
+/// Runs `bwsim ARGS` and asserts that it exits with `code` and that its stdout contains each
+/// of `says`; its stdout.
+pub fn bwsim_prints(args: &[&str], code: i32, says: &[&str]) -> String {
+    let (got, out, err) = bwsim(args);
+    assert_eq!(got, code, "{out}\n{err}");
+    for s in says {
+        assert!(out.contains(s), "{out}");
+    }
+    out
+}
+
+/// Runs `bwsim ARGS` and asserts that it exits with `code`; its stdout read as one JSON value.
+pub fn bwsim_json(code: i32, args: &[&str]) -> serde_json::Value {
+    let (got, out, err) = bwsim(args);
+    assert_eq!(got, code, "{err}");
+    json(out.trim())
+}
+
+/// Writes `data` as a `.npy` array of `shape` to `path`.
+pub fn save_npy<T: npyz::Serialize + npyz::AutoSerialize + Copy>(path: &Path, shape: &[u64], data: &[T]) {
+    use npyz::WriterBuilder;
+    let f = std::io::BufWriter::new(std::fs::File::create(path).expect("create .npy"));
+    let mut w = npyz::WriteOptions::new()
+        .default_dtype()
+        .shape(shape)
+        .writer(f)
+        .begin_nd()
+        .expect("npy header");
+    w.extend(data.iter().copied()).expect("npy data");
+    w.finish().expect("npy end");
 }
 
 /// Asserts that `text` is the snapshot `name` under `traces/DIR` (insta: `cargo insta review`

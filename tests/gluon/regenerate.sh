@@ -78,17 +78,29 @@ trap 'rm -rf "$TRITON_CACHE_DIR"' EXIT
 failed=()
 count=0
 only=${BWSIM_REGEN_ONLY:-}
+# gen NAME.TARGET SOURCE KERNEL ARGS...: compiles KERNEL of SOURCE for TARGET into NAME.TARGET.ttgir.
 gen() {
-    local name=$1
-    shift
+    local name=$1 source=$2 kernel=$3
+    shift 3
     if [ -n "$only" ] && ! [[ $name =~ $only ]]; then
         return 0
     fi
     count=$((count + 1))
-    if ! "$python" tools/gluon_to_ttgir.py "$@" --locations-relative-to "$dest" -o "$out/$name.ttgir"; then
+    if ! "$python" tools/gluon_to_ttgir.py "$source" "$kernel" --target "${name##*.}" "$@" \
+        --locations-relative-to "$dest" -o "$out/$name.ttgir"; then
         failed+=("$name")
         rm -f "$out/$name.ttgir"
     fi
+}
+# gen_bugs NAME.TARGET "BUG..." SOURCE KERNEL ARGS...: the correct kernel NAME.TARGET (BUG=''), and
+# bug_NAME_BUG.TARGET for each planted BUG (BUG='BUG').
+gen_bugs() {
+    local name=${1%.*} target=${1##*.} bugs=$2 bug
+    shift 2
+    gen "$name.$target" "$@" -D "BUG=''"
+    for bug in $bugs; do
+        gen "bug_${name}_$bug.$target" "$@" -D "BUG='$bug'"
+    done
 }
 # `since 3.8` / `before 3.9`: whether this release is at least / older than MAJOR.MINOR.
 since() { [ "$(printf '%s\n%s\n' "$1" "$minor" | sort -V | head -1)" = "$1" ]; }
@@ -101,93 +113,86 @@ mm_args=(--num-warps 8 --arg 'a_desc=desc<fp16[128, 64]>' --arg 'b_desc=desc<fp1
     --arg 'c_desc=desc<fp16[128, 256]>' -D num_buffers=3)
 for t in sm_100a sm_90a; do
     if [ $t = sm_100a ]; then mma=MMAv5; else mma=WGMMA; fi
-    gen elementwise_add_tma.$t $src/elementwise_add.py elementwise_add_tma_kernel --target $t "${add_args[@]}" \
+    gen elementwise_add_tma.$t $src/elementwise_add.py elementwise_add_tma_kernel "${add_args[@]}" \
         -D NUM_BUFFERS=2
-    gen elementwise_add_ws.$t $src/elementwise_add.py elementwise_add_ws_kernel --target $t "${add_args[@]}" \
+    gen elementwise_add_ws.$t $src/elementwise_add.py elementwise_add_ws_kernel "${add_args[@]}" \
         -D NUM_LOAD_BUFFERS=2 -D NUM_STORE_BUFFERS=2
-    gen matmul_pipelined.$t $src/persistence.py matmul_pipelined_kernel --target $t "${mm_args[@]}" -D MMAImpl=$mma
-    gen persistent_matmul.$t $src/persistence.py persistent_matmul_kernel --target $t "${mm_args[@]}" \
+    gen matmul_pipelined.$t $src/persistence.py matmul_pipelined_kernel "${mm_args[@]}" -D MMAImpl=$mma
+    gen persistent_matmul.$t $src/persistence.py persistent_matmul_kernel "${mm_args[@]}" \
         -D MMAImpl=$mma -D SchedulerImpl=PersistentTileScheduler
-    gen persistent_matmul_pipelined.$t $src/persistence.py persistent_matmul_pipelined_kernel --target $t \
+    gen persistent_matmul_pipelined.$t $src/persistence.py persistent_matmul_pipelined_kernel \
         "${mm_args[@]}" -D MMAImpl=$mma -D SchedulerImpl=PersistentTileScheduler -D STEALB=False
-    gen softmax.$t $src/softmax.py softmax_kernel --target $t --num-warps 4 --arg 'x_ptr=*fp32' \
+    gen softmax.$t $src/softmax.py softmax_kernel --num-warps 4 --arg 'x_ptr=*fp32' \
         --arg 'out_ptr=*fp32' --arg n_rows=i32 -D ROWS=8 -D COLS=128
     # Scalar loads and stores (tutorial 01-intro's), and gl.map_elementwise.
-    gen scalars.$t $src/scalars.py scalars_kernel --target $t --num-warps 4 --arg 'x_ptr=*fp32' \
+    gen scalars.$t $src/scalars.py scalars_kernel --num-warps 4 --arg 'x_ptr=*fp32' \
         --arg 'out_ptr=*fp32' --arg n=i32 -D N=128
-    gen map_elementwise.$t $src/map_elementwise.py map_elementwise_kernel --target $t --num-warps 4 \
+    gen map_elementwise.$t $src/map_elementwise.py map_elementwise_kernel --num-warps 4 \
         --arg 'x_ptr=*fp32' --arg 'y_ptr=*fp32' --arg 'out_ptr=*fp32' -D N=256
-    gen int_ops.$t $src/int_ops.py int_ops_kernel --target $t --num-warps 4 --arg 'x_ptr=*i32' \
+    gen int_ops.$t $src/int_ops.py int_ops_kernel --num-warps 4 --arg 'x_ptr=*i32' \
         --arg 'out_ptr=*i32' -D N=256
-    gen atomics.$t $src/atomics.py atomics_kernel --target $t --num-warps 4 --arg 'x_ptr=*i32' \
+    gen atomics.$t $src/atomics.py atomics_kernel --num-warps 4 --arg 'x_ptr=*i32' \
         --arg 'hist_ptr=*i32' --arg 'sums_ptr=*fp32' --arg 'maxes_ptr=*i32' --arg n=i32 -D BINS=16 -D BLOCK=128
-    gen scan.$t $src/scan.py scan_kernel --target $t --num-warps 4 --arg 'x_ptr=*i32' --arg 'sum_ptr=*i32' \
+    gen scan.$t $src/scan.py scan_kernel --num-warps 4 --arg 'x_ptr=*i32' --arg 'sum_ptr=*i32' \
         --arg 'max_ptr=*i32' -D ROWS=8 -D COLS=128
-    gen while_loop.$t $src/while_loop.py while_loop_kernel --target $t --num-warps 4 --arg 'x_ptr=*i32' \
+    gen while_loop.$t $src/while_loop.py while_loop_kernel --num-warps 4 --arg 'x_ptr=*i32' \
         --arg 'out_ptr=*i32' --arg limit=i32 -D N=128
-    gen claims.$t $src/claims.py claims_kernel --target $t --num-warps 4 --arg 'flags_ptr=*i32' \
+    gen claims.$t $src/claims.py claims_kernel --num-warps 4 --arg 'flags_ptr=*i32' \
         --arg 'counts_ptr=*i32' -D N=128
-    gen reductions.$t $src/reductions.py reductions_kernel --target $t --num-warps 4 --arg 'x_ptr=*fp32' \
+    gen reductions.$t $src/reductions.py reductions_kernel --num-warps 4 --arg 'x_ptr=*fp32' \
         --arg 'y_ptr=*i32' --arg 'vmax_ptr=*fp32' --arg 'imax_ptr=*i32' --arg 'vmin_ptr=*i32' --arg 'imin_ptr=*i32' \
         --arg 'sums_ptr=*fp32' --arg 'maxes_ptr=*i32' --arg 'tails_ptr=*i32' -D ROWS=8 -D COLS=64
-    gen register_gather_histogram.$t $src/register_gather_histogram.py register_gather_histogram_kernel --target $t \
+    gen register_gather_histogram.$t $src/register_gather_histogram.py register_gather_histogram_kernel \
         --num-warps 4 --arg 'x_ptr=*i32' --arg 'y_ptr=*fp32' --arg 'rotated_ptr=*fp32' --arg 'hist_ptr=*i32' \
         --arg n=i32 -D BLOCK=256 -D BINS=16 -D ROWS=16 -D COLS=32
-    gen fp4_unpack.$t $src/fp4_unpack.py fp4_unpack_kernel --target $t --num-warps 4 --arg 'a_ptr=*i8' \
+    gen fp4_unpack.$t $src/fp4_unpack.py fp4_unpack_kernel --num-warps 4 --arg 'a_ptr=*i8' \
         --arg 'b_ptr=*i8' --arg 'cols_ptr=*fp32' --arg 'rows_ptr=*fp32' -D ROWS=32 -D COLS=64
-    gen pair_reductions.$t $src/pair_reductions.py pair_reductions_kernel --target $t --num-warps 4 \
+    gen pair_reductions.$t $src/pair_reductions.py pair_reductions_kernel --num-warps 4 \
         --arg 'x_ptr=*i32' --arg 'y_ptr=*fp32' --arg 'top_ptr=*i32' --arg 'count_ptr=*i32' --arg 'lo_ptr=*i32' \
         --arg 'hi_ptr=*i32' --arg 'm_ptr=*fp32' --arg 'denom_ptr=*fp32' -D ROWS=8 -D COLS=128
-    gen per_thread.$t $src/per_thread.py per_thread_kernel --target $t --num-warps 4 --arg 'x_ptr=*fp32' \
+    gen per_thread.$t $src/per_thread.py per_thread_kernel --num-warps 4 --arg 'x_ptr=*fp32' \
         --arg 'sums_ptr=*fp32' --arg 'centered_ptr=*fp32' --arg 'deq_ptr=*fp32' --arg xnumel=i32 -D XBLOCK=32 \
         -D YBLOCK=32
     # Calls of noinline helpers (tt.call), and a planted race inside a helper.
-    for bug in "" shared_row; do
-        name=noinline_calls
-        [ -n "$bug" ] && name=bug_noinline_calls_$bug
-        gen $name.$t $src/noinline_calls.py noinline_calls_kernel --target $t --num-warps 4 --arg 'x_ptr=*fp32' \
-            --arg 'out_ptr=*fp32' --arg s=fp32 -D N=128 -D "BUG='$bug'"
-    done
+    gen_bugs noinline_calls.$t "shared_row" $src/noinline_calls.py noinline_calls_kernel \
+        --num-warps 4 --arg 'x_ptr=*fp32' \
+        --arg 'out_ptr=*fp32' --arg s=fp32 -D N=128
     # A device-side assertion (tt.assert, compiled with Triton's debug option).
-    for bug in "" no_mask; do
-        name=device_assert
-        [ -n "$bug" ] && name=bug_device_assert_$bug
-        gen $name.$t $src/device_assert.py device_assert_kernel --target $t --num-warps 4 --debug \
-            --arg 'x_ptr=*i32' --arg 'out_ptr=*i32' --arg n=i32 -D BLOCK=256 -D "BUG='$bug'"
-    done
+    gen_bugs device_assert.$t "no_mask" $src/device_assert.py device_assert_kernel --num-warps 4 --debug \
+        --arg 'x_ptr=*i32' --arg 'out_ptr=*i32' --arg n=i32 -D BLOCK=256
     # Float conversions with an explicit rounding (tt.fp_to_fp).
-    gen fp_rounding.$t $src/fp_rounding.py fp_rounding_kernel --target $t --num-warps 4 --arg 'x_ptr=*fp32' \
+    gen fp_rounding.$t $src/fp_rounding.py fp_rounding_kernel --num-warps 4 --arg 'x_ptr=*fp32' \
         --arg 'out_ptr=*fp32' -D N=256
     cp_args=(--num-warps 4 --arg 'a_ptr=*fp32' --arg 'b_ptr=*fp32' --arg 'c_ptr=*fp32' --arg 'max_ptr=*fp32'
         --arg n_rows=i32 --arg n_cols=i32 -D XBLOCK=8 -D YBLOCK=64 -D NUM_BUFFERS=3)
-    gen cp_async.$t $src/cp_async.py cp_async_kernel --target $t "${cp_args[@]}"
-    gen bug_cp_async_no_wait.$t $src/cp_async.py cp_async_kernel --target $t "${cp_args[@]}" -D "BUG='no_wait'"
+    gen cp_async.$t $src/cp_async.py cp_async_kernel "${cp_args[@]}"
+    gen bug_cp_async_no_wait.$t $src/cp_async.py cp_async_kernel "${cp_args[@]}" -D "BUG='no_wait'"
     sr_args=(--num-warps 4 --arg 'x_ptr=*fp32' --arg 'h_ptr=*fp16' --arg 'out_ptr=*fp16' --arg 'hout_ptr=*fp16'
         -D ROWS=16 -D COLS=64)
-    gen smem_rows.$t $src/smem_rows.py smem_rows_kernel --target $t "${sr_args[@]}"
-    gen bug_smem_rows_no_wait.$t $src/smem_rows.py smem_rows_kernel --target $t "${sr_args[@]}" \
+    gen smem_rows.$t $src/smem_rows.py smem_rows_kernel "${sr_args[@]}"
+    gen bug_smem_rows_no_wait.$t $src/smem_rows.py smem_rows_kernel "${sr_args[@]}" \
         -D "BUG='no_wait'"
     # Copies with different register layouts (tutorials 01 and 02).
     c1=(--num-warps 4 --arg 'in_ptr=*fp32' --arg 'out_ptr=*fp32' --arg numel=i32 -D XBLOCK=1024)
-    gen copy_1d_scalar.$t $src/layouts.py copy_1d_kernel --target $t "${c1[@]}" \
+    gen copy_1d_scalar.$t $src/layouts.py copy_1d_kernel "${c1[@]}" \
         -D 'layout=gl.BlockedLayout([1], [32], [4], [0])'
-    gen copy_1d_vector.$t $src/layouts.py copy_1d_kernel --target $t "${c1[@]}" \
+    gen copy_1d_vector.$t $src/layouts.py copy_1d_kernel "${c1[@]}" \
         -D 'layout=gl.BlockedLayout([4], [32], [4], [0])'
     c2=(--num-warps 4 --arg 'in_ptr=*fp32' --arg 'out_ptr=*fp32' --arg xnumel=i32 --arg ynumel=i32
         -D XBLOCK=32 -D YBLOCK=64)
-    gen copy_2d_rows.$t $src/layouts.py copy_2d_kernel --target $t "${c2[@]}" \
+    gen copy_2d_rows.$t $src/layouts.py copy_2d_kernel "${c2[@]}" \
         -D 'layout=gl.BlockedLayout([1, 4], [4, 8], [4, 1], [1, 0])'
-    gen copy_2d_cols.$t $src/layouts.py copy_2d_kernel --target $t "${c2[@]}" \
+    gen copy_2d_cols.$t $src/layouts.py copy_2d_kernel "${c2[@]}" \
         -D 'layout=gl.BlockedLayout([4, 1], [8, 4], [1, 4], [0, 1])'
 done
-gen wgmma_matmul.sm_90a $src/wgmma_matmul.py wgmma_matmul_kernel --target sm_90a --num-warps 4 \
+gen wgmma_matmul.sm_90a $src/wgmma_matmul.py wgmma_matmul_kernel --num-warps 4 \
     --arg 'a_desc=desc<fp16[64, 64]>' --arg 'b_desc=desc<fp16[64, 128]>' --arg 'c_desc=desc<fp16[64, 128]>' --arg K=i32
 
 # Tensor-memory register layouts: one round trip per TMEM message shape and block size.
 for cfg in "32x32b 128 64 128 64" "16x64b 128 64 128 64" "16x128b 128 128 128 128" "16x256b 128 256 128 256" \
     "32x32b 128 128 64 64" "32x32b 256 64 128 64"; do
     set -- $cfg
-    gen tmem_layout_$1_$2x$3_b$4x$5.sm_100a $src/tmem_layouts.py tmem_roundtrip_kernel --target sm_100a --num-warps 4 \
+    gen tmem_layout_$1_$2x$3_b$4x$5.sm_100a $src/tmem_layouts.py tmem_roundtrip_kernel --num-warps 4 \
         --arg 'in_ptr=*fp32' --arg 'out_ptr=*fp32' -D M=$2 -D N=$3 -D BM=$4 -D BN=$5 -D "VARIANT='$1'"
 done
 # wgmma with A in registers (tutorial 05's small MMA, LHS_IN_REG) over the dtype matrix: f16 into f32 and
@@ -196,7 +201,7 @@ done
 wr() {
     local name=$1 warps=$2 a=$3 b=$4 c=$5
     shift 5
-    gen $name.sm_90a $src/wgmma_regs.py wgmma_regs_kernel --target sm_90a --num-warps $warps --arg "a_desc=desc<$a>" \
+    gen $name.sm_90a $src/wgmma_regs.py wgmma_regs_kernel --num-warps $warps --arg "a_desc=desc<$a>" \
         --arg "b_desc=desc<$b>" --arg "c_desc=desc<$c>" --arg "d_desc=desc<$c>" "$@"
 }
 wr wgmma_regs 4 'fp16[64, 64]' 'fp16[64, 128]' 'fp32[64, 128]' -D LHS_IN_REG=True -D TRANSPOSE_B=False -D INSTR_N=128
@@ -211,27 +216,27 @@ wr wgmma_regs_fp8 4 'fp8e4nv[64, 128]' 'fp8e4nv[64, 128]' 'fp16[64, 64]' -D LHS_
 wr wgmma_i8 4 'i8[64, 128]' 'i8[64, 128]' 'i32[64, 64]' -D LHS_IN_REG=False -D TRANSPOSE_B=True -D INSTR_N=64
 wr wgmma_regs_i8 4 'i8[64, 128]' 'i8[64, 128]' 'i32[64, 64]' -D LHS_IN_REG=True -D TRANSPOSE_B=True -D INSTR_N=32
 
-gen matmul_warp_specialized.sm_100a $src/warp_specialization.py matmul_warp_specialized_kernel --target sm_100a \
+gen matmul_warp_specialized.sm_100a $src/warp_specialization.py matmul_warp_specialized_kernel \
     --num-warps 4 --arg 'a_desc=desc<fp16[128, 64]>' --arg 'b_desc=desc<fp16[64, 256]>' \
     --arg 'c_desc=desc<fp16[128, 64]>' -D SchedulerImpl=PersistentTileScheduler -D num_buffers=4 -D SUBTILE_FACTOR=4
-gen async_gather.sm_100a $src/gather_scatter.py async_gather_kernel --target sm_100a --num-warps 4 \
+gen async_gather.sm_100a $src/gather_scatter.py async_gather_kernel --num-warps 4 \
     --arg 'tensor_desc=desc<bf16[1, 128], [128, 128]>' --arg 'x_offsets_ptr=*i32' --arg y_offset=i32 \
     --arg 'out_ptr=*bf16' -D BLOCK_X=128
-gen async_scatter.sm_100a $src/gather_scatter.py async_scatter_kernel --target sm_100a --num-warps 4 \
+gen async_scatter.sm_100a $src/gather_scatter.py async_scatter_kernel --num-warps 4 \
     --arg 'tensor_desc=desc<bf16[1, 128], [128, 128]>' --arg 'x_offsets_ptr=*i32' --arg y_offset=i32 \
     --arg 'src_ptr=*bf16' -D BLOCK_X=128
-gen matmul_fused_gather_scatter.sm_100a $src/gather_scatter.py matmul_fused_gather_scatter_kernel --target sm_100a \
+gen matmul_fused_gather_scatter.sm_100a $src/gather_scatter.py matmul_fused_gather_scatter_kernel \
     --num-warps 4 --arg 'x_desc=desc<bf16[1, 64], [128, 64]>' --arg 'w_desc=desc<bf16[64, 128]>' \
     --arg 'out_desc=desc<bf16[1, 128], [128, 128]>' --arg 'x_gather_indx_ptr=*i32' \
     --arg 'out_scatter_indx_ptr=*i32' -D BLOCK_M=128 -D 'SchedulerImpl=GroupedPersistentTileScheduler(8)' \
     -D num_buffers=3
-gen tcgen05_copy.sm_100a $src/tcgen05_copy.py tcgen05_copy_kernel --target sm_100a --num-warps 4 \
+gen tcgen05_copy.sm_100a $src/tcgen05_copy.py tcgen05_copy_kernel --num-warps 4 \
     --arg 'in_ptr=*fp32' --arg 'out_ptr=*fp32' -D M=128 -D N=64 \
     -D 'smem_layout=gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=32, rank=2)' \
     -D 'tmem_layout=TensorMemoryLayout(block=(128, 64), col_stride=1)'
-gen gemm_async.sm_100a $src/gemm_async.py gemm_async_kernel --target sm_100a --num-warps 4 \
+gen gemm_async.sm_100a $src/gemm_async.py gemm_async_kernel --num-warps 4 \
     --arg 'a_desc=desc<fp16[128, 64]>' --arg 'b_desc=desc<fp16[128, 64]>' --arg 'out_ptr=*fp32'
-gen matmul_accumulate.sm_100a $src/tcgen05_copy.py matmul_accumulate_kernel --target sm_100a --num-warps 4 \
+gen matmul_accumulate.sm_100a $src/tcgen05_copy.py matmul_accumulate_kernel --num-warps 4 \
     --arg 'a_desc=desc<fp16[128, 64]>' --arg 'b_desc=desc<fp16[64, 128]>' --arg 'c_desc=desc<fp32[128, 128]>' \
     --arg 'd_ptr=*fp32' --arg d_stride_m=i32 --arg d_stride_n=i32 \
     -D 'SchedulerImpl=GroupedPersistentTileScheduler(8)' -D num_buffers=3
@@ -241,24 +246,22 @@ gen matmul_accumulate.sm_100a $src/tcgen05_copy.py matmul_accumulate_kernel --ta
 sc_args=(--num-warps 4 --arg 'a_desc=desc<fp8e4nv[128, 128]>' --arg 'b_desc=desc<fp8e4nv[128, 128]>'
     --arg 'c_desc=desc<fp16[128, 128]>' --arg 'a_scale_ptr=*u8' --arg 'b_scale_ptr=*u8' --arg scale_stride_m=i32
     --arg scale_stride_k=i32 -D VEC_SIZE=32)
-gen mma_scaled.sm_100a $src/mma_scaled.py mma_scaled_kernel --target sm_100a "${sc_args[@]}" -D "BUG=''"
-gen bug_mma_scaled_acc_before_wait.sm_100a $src/mma_scaled.py mma_scaled_kernel --target sm_100a "${sc_args[@]}" \
-    -D "BUG='acc_before_wait'"
-gen mma_scaled_contig.sm_100a $src/mma_scaled.py mma_scaled_contig_kernel --target sm_100a --num-warps 4 \
+gen_bugs mma_scaled.sm_100a acc_before_wait $src/mma_scaled.py mma_scaled_kernel "${sc_args[@]}"
+gen mma_scaled_contig.sm_100a $src/mma_scaled.py mma_scaled_contig_kernel --num-warps 4 \
     --arg 'a_desc=desc<fp8e4nv[128, 128]>' --arg 'b_desc=desc<fp8e4nv[128, 128]>' --arg 'c_desc=desc<fp16[128, 128]>' \
     --arg 'a_scale_ptr=*u8' --arg 'b_scale_ptr=*u8' -D VEC_SIZE=32
 # mxfp4 operands (uint8 descriptors, two e2m1 values a byte).
-gen mma_scaled_fp4.sm_100a $src/mma_scaled.py mma_scaled_kernel --target sm_100a --num-warps 4 \
+gen mma_scaled_fp4.sm_100a $src/mma_scaled.py mma_scaled_kernel --num-warps 4 \
     --arg 'a_desc=desc<u8[128, 64]>' --arg 'b_desc=desc<u8[128, 64]>' --arg 'c_desc=desc<fp16[128, 128]>' \
     --arg 'a_scale_ptr=*u8' --arg 'b_scale_ptr=*u8' --arg scale_stride_m=i32 --arg scale_stride_k=i32 -D VEC_SIZE=32 \
     -D "BUG=''"
 # nvfp4: fp4 operands with ue4m3 factors (float8e4nv) per 16 elements of K.
-gen mma_scaled_nvfp4.sm_100a $src/mma_scaled.py mma_scaled_kernel --target sm_100a --num-warps 4 \
+gen mma_scaled_nvfp4.sm_100a $src/mma_scaled.py mma_scaled_kernel --num-warps 4 \
     --arg 'a_desc=desc<u8[128, 64]>' --arg 'b_desc=desc<u8[128, 64]>' --arg 'c_desc=desc<fp16[128, 128]>' \
     --arg 'a_scale_ptr=*fp8e4nv' --arg 'b_scale_ptr=*fp8e4nv' --arg scale_stride_m=i32 --arg scale_stride_k=i32 \
     -D VEC_SIZE=16 -D "BUG=''"
 # Mixed mxfp8 x mxfp4: B's fp4 tile in the fp4_padded layout (8 bytes of padding after every 8).
-gen mma_scaled_mixed.sm_100a $src/mma_scaled.py mma_scaled_kernel --target sm_100a --num-warps 4 \
+gen mma_scaled_mixed.sm_100a $src/mma_scaled.py mma_scaled_kernel --num-warps 4 \
     --arg 'a_desc=desc<fp8e4nv[128, 128]>' \
     --arg 'b_desc=tensordesc<u8[128, 64],NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=8, rank=2, fp4_padded=True)>' \
     --arg 'c_desc=desc<fp16[128, 128]>' --arg 'a_scale_ptr=*u8' --arg 'b_scale_ptr=*u8' --arg scale_stride_m=i32 \
@@ -268,75 +271,64 @@ gen mma_scaled_mixed.sm_100a $src/mma_scaled.py mma_scaled_kernel --target sm_10
 sf_desc='tensordesc<u8[1, 1, 1, 2, 256],NVMMASharedLayout(swizzle_byte_width=0, element_bitwidth=8, rank=5)>'
 packed_args=(--num-warps 4 --arg 'a_desc=desc<fp8e4nv[128, 128]>' --arg 'b_desc=desc<fp8e4nv[128, 128]>'
     --arg 'c_desc=desc<fp16[128, 128]>' --arg "a_scale_desc=$sf_desc" --arg "b_scale_desc=$sf_desc" -D VEC_SIZE=32)
-gen mma_scaled_packed.sm_100a $src/mma_scaled.py mma_scaled_packed_kernel --target sm_100a "${packed_args[@]}" \
-    -D "BUG=''"
-gen bug_mma_scaled_packed_no_fence.sm_100a $src/mma_scaled.py mma_scaled_packed_kernel --target sm_100a \
-    "${packed_args[@]}" -D "BUG='no_fence'"
+gen_bugs mma_scaled_packed.sm_100a no_fence $src/mma_scaled.py mma_scaled_packed_kernel "${packed_args[@]}"
 # Kernels that leave their proxy fences to the compiler, and one whose missing fence it cannot see.
 pf_args=(--num-warps 4 --arg 'x_desc=desc<fp32[32, 64]>' --arg 'y_desc=desc<fp32[32, 64]>')
-gen proxy_fences.sm_100a $src/proxy_fences.py scale_kernel --target sm_100a "${pf_args[@]}" --arg n_blocks=i32
-gen proxy_fences_ws.sm_100a $src/proxy_fences.py ws_scale_kernel --target sm_100a "${pf_args[@]}" -D "BUG=''"
-gen proxy_fences_join.sm_100a $src/proxy_fences.py ws_join_kernel --target sm_100a "${pf_args[@]}"
-gen bug_proxy_fences_handoff.sm_100a $src/proxy_fences.py ws_scale_kernel --target sm_100a "${pf_args[@]}" \
+gen proxy_fences.sm_100a $src/proxy_fences.py scale_kernel "${pf_args[@]}" --arg n_blocks=i32
+gen proxy_fences_ws.sm_100a $src/proxy_fences.py ws_scale_kernel "${pf_args[@]}" -D "BUG=''"
+gen proxy_fences_join.sm_100a $src/proxy_fences.py ws_join_kernel "${pf_args[@]}"
+gen bug_proxy_fences_handoff.sm_100a $src/proxy_fences.py ws_scale_kernel "${pf_args[@]}" \
     -D "BUG='handoff'"
 # A barrier initialised and invalidated in every iteration of a loop, and the same without the invalidate.
-gen mbarrier_lifecycle.sm_100a $src/mbarrier_lifecycle.py mbarrier_lifecycle_kernel --target sm_100a "${pf_args[@]}" \
-    --arg n_blocks=i32 -D "BUG=''"
-gen bug_mbarrier_lifecycle_no_invalidate.sm_100a $src/mbarrier_lifecycle.py mbarrier_lifecycle_kernel --target sm_100a \
-    "${pf_args[@]}" --arg n_blocks=i32 -D "BUG='no_invalidate'"
-gen mma_scaled_copy.sm_100a $src/mma_scaled.py mma_scaled_copy_kernel --target sm_100a "${packed_args[@]}"
-gen mma_scaled_ws.sm_100a $src/mma_scaled.py mma_scaled_ws_kernel --target sm_100a "${packed_args[@]}" \
+gen_bugs mbarrier_lifecycle.sm_100a no_invalidate $src/mbarrier_lifecycle.py mbarrier_lifecycle_kernel \
+    "${pf_args[@]}" --arg n_blocks=i32
+gen mma_scaled_copy.sm_100a $src/mma_scaled.py mma_scaled_copy_kernel "${packed_args[@]}"
+gen mma_scaled_ws.sm_100a $src/mma_scaled.py mma_scaled_ws_kernel "${packed_args[@]}" \
     -D NUM_BUFFERS=3
-gen mma_scaled_pipelined.sm_100a $src/mma_scaled.py mma_scaled_pipelined_kernel --target sm_100a \
+gen mma_scaled_pipelined.sm_100a $src/mma_scaled.py mma_scaled_pipelined_kernel \
     "${packed_args[@]}" -D NUM_BUFFERS=3
 
 # Implicit-GEMM convolution (13-conv-im2col's structure; tiled 4-D TMA boxes shifted per filter tap).
 conv_args=(--num-warps 4 --arg 'x_desc=desc<fp16[1, 8, 16, 64]>' --arg 'w_desc=desc<fp16[64, 64]>'
     --arg 'y_desc=desc<fp16[1, 8, 16, 64]>' --arg H=i32 --arg W=i32 --arg C=i32 -D R=3 -D S=3 -D PAD=1)
-gen conv2d.sm_100a $src/conv.py conv2d_kernel --target sm_100a "${conv_args[@]}"
-gen conv2d.sm_90a $src/conv.py conv2d_wgmma_kernel --target sm_90a "${conv_args[@]}"
+gen conv2d.sm_100a $src/conv.py conv2d_kernel "${conv_args[@]}"
+gen conv2d.sm_90a $src/conv.py conv2d_wgmma_kernel "${conv_args[@]}"
 
 # Blackwell attention forward and its planted hand-off bugs (BUG=...).
 attn_args=(--num-warps 4 --arg 'q_desc=desc<fp16[128, 64]>' --arg 'k_desc=desc<fp16[64, 64]>'
     --arg 'v_desc=desc<fp16[64, 64]>' --arg 'o_desc=desc<fp16[128, 64]>' --arg qk_scale=fp32 -D N_CTX=256
     -D NUM_BUFFERS=2)
-gen attention.sm_100a $src/attention.py attention_kernel --target sm_100a "${attn_args[@]}" -D "BUG=''"
+gen_bugs attention.sm_100a "p_before_store correction_race s_ready_phase" $src/attention.py attention_kernel \
+    "${attn_args[@]}"
 # The same kernel with 64-row query tiles: TMEM blocks of M = 64 (tcgen05.ld/st 16x32bx2).
-gen attention_m64.sm_100a $src/attention.py attention_kernel --target sm_100a --num-warps 4 \
+gen attention_m64.sm_100a $src/attention.py attention_kernel --num-warps 4 \
     --arg 'q_desc=desc<fp16[64, 64]>' --arg 'k_desc=desc<fp16[64, 64]>' --arg 'v_desc=desc<fp16[64, 64]>' \
     --arg 'o_desc=desc<fp16[64, 64]>' --arg qk_scale=fp32 -D N_CTX=256 -D NUM_BUFFERS=2 -D "BUG=''"
 # The same kernel with HEAD_D = 128 (a [128, 128] output accumulator in tensor memory).
-gen attention_d128.sm_100a $src/attention.py attention_kernel --target sm_100a --num-warps 4 \
+gen attention_d128.sm_100a $src/attention.py attention_kernel --num-warps 4 \
     --arg 'q_desc=desc<fp16[128, 128]>' --arg 'k_desc=desc<fp16[64, 128]>' --arg 'v_desc=desc<fp16[64, 128]>' \
     --arg 'o_desc=desc<fp16[128, 128]>' --arg qk_scale=fp32 -D N_CTX=256 -D NUM_BUFFERS=2 -D "BUG=''"
-for bug in p_before_store correction_race s_ready_phase; do
-    gen bug_attention_$bug.sm_100a $src/attention.py attention_kernel --target sm_100a "${attn_args[@]}" -D "BUG='$bug'"
-done
 
 # Attention in the structure of tutorial 01-attention-forward (two softmax partitions in
 # ping-pong, a correction partition, persistent, causal) and its planted hand-off bugs.
 pp_args=(--num-warps 4 --arg sm_scale=fp32 --arg 'm_ptr=*fp32' --arg Z_H=i32 --arg N_CTX=i32
     --arg 'desc_q=desc<fp16[128, 64]>' --arg 'desc_k=desc<fp16[128, 64]>' --arg 'desc_v=desc<fp16[128, 64]>'
     --arg 'desc_o=desc<fp16[128, 64]>' -D NUM_SMS=1 -D CAUSAL=True -D NUM_KV=3)
-gen attention_pingpong.sm_100a $src/attention_pingpong.py attention_pingpong_kernel --target sm_100a \
-    "${pp_args[@]}" -D "BUG=''"
-for bug in alpha_early no_p_wait; do
-    gen bug_attention_pingpong_$bug.sm_100a $src/attention_pingpong.py attention_pingpong_kernel --target sm_100a \
-        "${pp_args[@]}" -D "BUG='$bug'"
-done
+gen_bugs attention_pingpong.sm_100a "alpha_early no_p_wait" $src/attention_pingpong.py attention_pingpong_kernel \
+    "${pp_args[@]}"
 
 # Attention with paired-f32 helpers in 64-bit inline PTX (mov.b64 packs, add/mul/fma.f32x2, a
 # reduction whose combiner is inline PTX), and elementwise inline PTX of the integer and
 # conversion instructions Gluon helpers use.
-gen attention_f32x2.sm_100a $src/attention_f32x2.py attention_f32x2_kernel --target sm_100a "${attn_args[@]}"
-gen attention_f32x2_causal.sm_100a $src/attention_f32x2.py attention_f32x2_causal_kernel --target sm_100a \
+gen attention_f32x2.sm_100a $src/attention_f32x2.py attention_f32x2_kernel "${attn_args[@]}"
+gen attention_f32x2_causal.sm_100a $src/attention_f32x2.py attention_f32x2_causal_kernel \
     "${attn_args[@]}"
 for bug in no_s_wait p_ready_early; do
-    gen bug_attention_f32x2_$bug.sm_100a $src/attention_f32x2.py attention_f32x2_kernel --target sm_100a \
+    gen bug_attention_f32x2_$bug.sm_100a $src/attention_f32x2.py attention_f32x2_kernel \
         "${attn_args[@]}" -D "BUG='$bug'"
 done
 for t in sm_100a sm_90a; do
-    gen bit_tricks.$t $src/bit_tricks.py bit_tricks_kernel --target $t --num-warps 4 --arg 'x_ptr=*i32' \
+    gen bit_tricks.$t $src/bit_tricks.py bit_tricks_kernel --num-warps 4 --arg 'x_ptr=*i32' \
         --arg 'y_ptr=*fp32' --arg 'out_ptr=*i32' --arg 'f_ptr=*fp32' --arg 'h_ptr=*fp16' --arg 'w_ptr=*i64' -D N=256
 done
 
@@ -344,18 +336,18 @@ done
 for bug in "" no_fence wrong_parity short_expect early_release; do
     name=${bug:-fixed}
     for t in sm_100a sm_90a; do
-        gen bug_ws_add_$name.$t $src/planted_bugs.py ws_add_kernel --target $t "${add_args[@]}" \
+        gen bug_ws_add_$name.$t $src/planted_bugs.py ws_add_kernel "${add_args[@]}" \
             -D NUM_LOAD_BUFFERS=2 -D NUM_STORE_BUFFERS=2 -D "BUG='$bug'"
     done
-    gen bug_pipelined_matmul_$name.sm_100a $src/planted_bugs.py pipelined_matmul_kernel --target sm_100a \
+    gen bug_pipelined_matmul_$name.sm_100a $src/planted_bugs.py pipelined_matmul_kernel \
         "${mm_args[@]}" -D "BUG='$bug'"
 done
 
 # cp.async over a cp.async in flight (the concurrency sanitizer's cp.async test shape) and the correct variant.
 ov_args=(--num-warps 4 --arg 'a_ptr=*fp32' --arg 'b_ptr=*fp32' --arg 'out_ptr=*fp32' -D XBLOCK=32 -D YBLOCK=64)
 for t in sm_100a sm_90a; do
-    gen cp_async_overlap.$t $src/cp_async_overlap.py cp_async_overlap_kernel --target $t "${ov_args[@]}" -D "BUG=''"
-    gen bug_cp_async_overlap.$t $src/cp_async_overlap.py cp_async_overlap_kernel --target $t "${ov_args[@]}" \
+    gen cp_async_overlap.$t $src/cp_async_overlap.py cp_async_overlap_kernel "${ov_args[@]}" -D "BUG=''"
+    gen bug_cp_async_overlap.$t $src/cp_async_overlap.py cp_async_overlap_kernel "${ov_args[@]}" \
         -D "BUG='overlap'"
 done
 
@@ -366,10 +358,10 @@ if before 3.7; then
     for t in sm_100a sm_90a; do
         # A subtiled TMA epilogue in the shape of tutorial 08's: [128, 64] stores through a [128, 256]
         # descriptor.
-        gen subtiled_epilogue.$t $src/subtiled_epilogue.py subtiled_epilogue_kernel --target $t --num-warps 4 \
+        gen subtiled_epilogue.$t $src/subtiled_epilogue.py subtiled_epilogue_kernel --num-warps 4 \
             --arg 'x_desc=desc<fp16[128, 256]>' --arg 'y_desc=desc<fp16[128, 256]>' -D SUBTILE_FACTOR=4
         # An f32 buffer stored through an f16 descriptor and overwritten in flight: both bugs in one check.
-        gen bug_tma_dtype_race.$t $src/tma_dtype_race.py tma_dtype_race_kernel --target $t --num-warps 4 \
+        gen bug_tma_dtype_race.$t $src/tma_dtype_race.py tma_dtype_race_kernel --num-warps 4 \
             --arg 'out_desc=desc<fp16[64, 64]>' -D XBLOCK=64 -D YBLOCK=64
     done
 fi
@@ -385,26 +377,18 @@ if since 3.7; then
         # A two-CTA cluster matmul with TMA multicast, and its planted cluster-synchronisation bugs (3.8
         # changed tcgen05_mma_barrier_count and TensorMemoryLayout's cluster split and dropped
         # get_tmem_reg_layout; 3.8/multicast_matmul.py is the same kernel in 3.8's API).
-        for bug in "" no_cluster_init expect_cluster; do
-            name=multicast_matmul
-            [ -n "$bug" ] && name=bug_multicast_matmul_$bug
-            gen $name.sm_100a $f/multicast_matmul.py multicast_matmul_kernel --target sm_100a "${mc_args[@]}" \
-                -D "BUG='$bug'"
-        done
+        gen_bugs multicast_matmul.sm_100a "no_cluster_init expect_cluster" $f/multicast_matmul.py \
+            multicast_matmul_kernel "${mc_args[@]}"
     fi
     if before 3.9; then
         # The accumulator's barrier committed once, by a predicated tcgen05_commit (3.9 removed
         # async_copy_global_to_shared).
-        for bug in "" commit_first commit_never; do
-            name=commit_pred
-            [ -n "$bug" ] && name=bug_commit_pred_$bug
-            gen $name.sm_100a $f/commit_pred.py commit_pred_kernel --target sm_100a --arg 'a_desc=desc<fp16[128, 64]>' \
-                --arg 'b_desc=desc<fp16[64, 128]>' --arg 'c_desc=desc<fp16[128, 128]>' --arg K=i32 -D NUM_BUFFERS=2 \
-                -D "BUG='$bug'"
-        done
+        gen_bugs commit_pred.sm_100a "commit_first commit_never" $f/commit_pred.py commit_pred_kernel \
+            --arg 'a_desc=desc<fp16[128, 64]>' --arg 'b_desc=desc<fp16[64, 128]>' --arg 'c_desc=desc<fp16[128, 128]>' \
+            --arg K=i32 -D NUM_BUFFERS=2
     fi
     for t in sm_100a sm_90a; do
-        gen smem_gather_scatter.$t $f/smem_gather_scatter.py smem_gather_scatter_kernel --target $t \
+        gen smem_gather_scatter.$t $f/smem_gather_scatter.py smem_gather_scatter_kernel \
             --arg 'x_ptr=*fp32' --arg 'perm_ptr=*i32' --arg 'gathered_ptr=*fp32' --arg 'scattered_ptr=*fp32' \
             -D ROWS=16 -D COLS=32
     done
@@ -412,60 +396,40 @@ fi
 if since 3.8; then
     # Triton 3.8's (tests/gluon/3.8/).
     f=$src/3.8
-    for bug in "" single_count; do
-        name=multicast_matmul
-        [ -n "$bug" ] && name=bug_multicast_matmul_$bug
-        gen $name.sm_100a $f/multicast_matmul.py multicast_matmul_kernel --target sm_100a "${mc_args[@]}" -D "BUG='$bug'"
-    done
+    gen_bugs multicast_matmul.sm_100a "single_count" $f/multicast_matmul.py multicast_matmul_kernel "${mc_args[@]}"
     # Row softmax with the columns split over clusters of two and four CTAs (cross-CTA reductions).
     for t in sm_100a sm_90a; do
         for c in 2 4; do
             cga='[[0, 1]]'
             [ "$c" = 4 ] && cga='[[0, 1], [0, 2]]'
-            gen cluster_softmax_$c.$t $f/cluster_softmax.py cluster_softmax_kernel --target $t --num-ctas $c \
+            gen cluster_softmax_$c.$t $f/cluster_softmax.py cluster_softmax_kernel --num-ctas $c \
                 --arg 'x_ptr=*fp32' --arg 'out_ptr=*fp32' -D N=256 -D BLOCK_M=32 -D "CGA=$cga"
         done
     done
-    # One row per program in a 1-D layout split over 2 and 4 CTAs: the row's maximum and sum are
-    # reductions across the CTAs to a scalar.
+    # 1-D layouts split over clusters of 2 and 4 CTAs.
     for t in sm_100a sm_90a; do
         for c in 2 4; do
             cga='[[1]]'
             [ "$c" = 4 ] && cga='[[1], [2]]'
-            for bug in "" half_stride; do
-                name=cluster_row_softmax_$c
-                [ -n "$bug" ] && name=bug_cluster_row_softmax_${c}_$bug
-                [ -n "$bug" ] && [ $t = sm_90a ] && continue
-                gen $name.$t $f/cluster_softmax.py cluster_row_softmax_kernel --target $t --num-ctas $c \
-                    --arg 'x_ptr=*fp32' --arg 'out_ptr=*fp32' -D N=1024 -D "CGA=$cga" -D "BUG='$bug'"
-            done
-        done
-    done
-    # Two producers and two consumers in the partitions of a cluster kernel, one barrier batch
-    # (nothing of Blackwell's: Hopper runs it too).
-    for t in sm_100a sm_90a; do
-        for c in 2 4; do
-            cga='[[1]]'
-            [ "$c" = 4 ] && cga='[[1], [2]]'
-            for bug in "" no_free_wait; do
-                name=cluster_ws_pairs_$c
-                [ -n "$bug" ] && name=bug_cluster_ws_pairs_${c}_$bug
-                gen $name.$t $f/cluster_ws_pairs.py cluster_ws_pairs_kernel --target $t --num-ctas $c \
-                    --arg 'x_ptr=*fp32' --arg 'out_ptr=*fp32' -D ROWS=6 -D BLOCK=256 -D "CGA=$cga" -D "BUG='$bug'"
-            done
+            # One row per program: the row's maximum and sum are reductions across the CTAs to a
+            # scalar (the planted bug on Blackwell only).
+            bugs=half_stride
+            [ $t = sm_90a ] && bugs=
+            gen_bugs cluster_row_softmax_$c.$t "$bugs" $f/cluster_softmax.py cluster_row_softmax_kernel \
+                --num-ctas $c --arg 'x_ptr=*fp32' --arg 'out_ptr=*fp32' -D N=1024 -D "CGA=$cga"
+            # Two producers and two consumers in the partitions of a cluster kernel, one barrier batch
+            # (nothing of Blackwell's: Hopper runs it too).
+            gen_bugs cluster_ws_pairs_$c.$t no_free_wait $f/cluster_ws_pairs.py cluster_ws_pairs_kernel \
+                --num-ctas $c --arg 'x_ptr=*fp32' --arg 'out_ptr=*fp32' -D ROWS=6 -D BLOCK=256 -D "CGA=$cga"
         done
     done
     # A persistent cluster kernel claiming clusters by CLC, storing bools (tensor and scalar).
     for c in 2 4; do
         cga='[[1]]' whole='[[0]]'
         [ "$c" = 4 ] && cga='[[1], [2]]' whole='[[0], [0]]'
-        for bug in "" read_early; do
-            name=clc_cluster_flags_$c
-            [ -n "$bug" ] && name=bug_clc_cluster_flags_${c}_$bug
-            gen $name.sm_100a $f/clc_cluster_flags.py clc_cluster_flags_kernel --target sm_100a --num-ctas $c \
-                --arg 'x_ptr=*fp32' --arg 'pos_ptr=*i1' --arg 'done_ptr=*i1' -D BLOCK=256 -D "CGA=$cga" \
-                -D "WHOLE=$whole" -D "BUG='$bug'"
-        done
+        gen_bugs clc_cluster_flags_$c.sm_100a read_early $f/clc_cluster_flags.py clc_cluster_flags_kernel \
+            --num-ctas $c --arg 'x_ptr=*fp32' --arg 'pos_ptr=*i1' --arg 'done_ptr=*i1' -D BLOCK=256 -D "CGA=$cga" \
+            -D "WHOLE=$whole"
     done
     # Layout conversions between the CTAs: rows split -> columns split (2 and 4 CTAs), rows split ->
     # every CTA the whole tile, and the two rank bits swapped.
@@ -473,116 +437,77 @@ if since 3.8; then
         for c in rows_cols_2:2:'[[1, 0]]':'[[0, 1]]' rows_cols_4:4:'[[1, 0], [2, 0]]':'[[0, 1], [0, 2]]' \
             rows_whole_2:2:'[[1, 0]]':'[[0, 0]]' swap_4:4:'[[1, 0], [0, 1]]':'[[0, 1], [1, 0]]'; do
             IFS=: read -r cname cn cfrom cto <<< "$c"
-            gen cluster_convert_$cname.$t $f/cluster_convert.py cluster_convert_kernel --target $t --num-ctas $cn \
+            gen cluster_convert_$cname.$t $f/cluster_convert.py cluster_convert_kernel --num-ctas $cn \
                 --arg 'x_ptr=*fp32' --arg 'out_ptr=*fp32' -D N=64 -D BLOCK_M=32 -D "FROM=$cfrom" -D "TO=$cto"
         done
     done
     # A 2x2 cluster of four CTAs: A multicast along rank bit 1, B along bit 0.
-    for bug in "" partner_count; do
-        name=cluster_matmul_2x2
-        [ -n "$bug" ] && name=bug_cluster_matmul_2x2_$bug
-        gen $name.sm_100a $f/cluster_matmul_2x2.py cluster_matmul_2x2_kernel --target sm_100a --num-ctas 4 \
-            --arg 'a_desc=desc<fp16[256, 64], cga=[[1, 0], [0, 0]]>' --arg 'b_desc=desc<fp16[64, 128], cga=[[0, 0], [0, 1]]>' \
-            --arg 'c_desc=desc<fp16[256, 128], cga=[[1, 0], [0, 1]]>' --arg K=i32 -D "BUG='$bug'"
-    done
-    for bug in "" per_cta_load_bar; do
-        name=two_cta_matmul
-        [ -n "$bug" ] && name=bug_two_cta_matmul_$bug
-        gen $name.sm_100a $f/two_cta_matmul.py two_cta_matmul_kernel --target sm_100a --num-ctas 2 \
-            --arg 'a_desc=desc<fp16[256, 64], cga=[[1, 0]]>' --arg 'b_desc=desc<fp16[64, 128], cga=[[0, 1]]>' \
-            --arg 'c_desc=desc<fp16[256, 128], cga=[[1, 0]]>' --arg K=i32 -D "BUG='$bug'"
-    done
+    gen_bugs cluster_matmul_2x2.sm_100a "partner_count" $f/cluster_matmul_2x2.py cluster_matmul_2x2_kernel \
+        --num-ctas 4 \
+        --arg 'a_desc=desc<fp16[256, 64], cga=[[1, 0], [0, 0]]>' --arg 'b_desc=desc<fp16[64, 128], cga=[[0, 0], [0, 1]]>' \
+        --arg 'c_desc=desc<fp16[256, 128], cga=[[1, 0], [0, 1]]>' --arg K=i32
+    gen_bugs two_cta_matmul.sm_100a "per_cta_load_bar" $f/two_cta_matmul.py two_cta_matmul_kernel --num-ctas 2 \
+        --arg 'a_desc=desc<fp16[256, 64], cga=[[1, 0]]>' --arg 'b_desc=desc<fp16[64, 128], cga=[[0, 1]]>' \
+        --arg 'c_desc=desc<fp16[256, 128], cga=[[1, 0]]>' --arg K=i32
     # Two CTA pairs in a cluster of four: A multicast between the pairs onto the pairs' load
     # barriers, B split four ways, two-CTA MMAs committing to every CTA that shares A.
-    for bug in "" single_mma_count no_mma_multicast; do
-        name=pair_multicast_matmul
-        [ -n "$bug" ] && name=bug_pair_multicast_matmul_$bug
-        gen $name.sm_100a $f/pair_multicast_matmul.py pair_multicast_matmul_kernel --target sm_100a --num-ctas 4 \
-            --arg 'a_desc=desc<fp16[256, 64], cga=[[1, 0], [0, 0]]>' --arg 'b_desc=desc<fp16[64, 256], cga=[[0, 1], [0, 2]]>' \
-            --arg 'c_desc=desc<fp16[256, 256], cga=[[1, 0], [0, 1]]>' --arg K=i32 -D "BUG='$bug'" -D SEPARATE_COMMIT=False
-    done
-    gen pair_multicast_matmul_commit.sm_100a $f/pair_multicast_matmul.py pair_multicast_matmul_kernel --target sm_100a \
-        --num-ctas 4 --arg 'a_desc=desc<fp16[256, 64], cga=[[1, 0], [0, 0]]>' \
+    gen_bugs pair_multicast_matmul.sm_100a "single_mma_count no_mma_multicast" $f/pair_multicast_matmul.py \
+        pair_multicast_matmul_kernel --num-ctas 4 \
+        --arg 'a_desc=desc<fp16[256, 64], cga=[[1, 0], [0, 0]]>' --arg 'b_desc=desc<fp16[64, 256], cga=[[0, 1], [0, 2]]>' \
+        --arg 'c_desc=desc<fp16[256, 256], cga=[[1, 0], [0, 1]]>' --arg K=i32 -D SEPARATE_COMMIT=False
+    gen pair_multicast_matmul_commit.sm_100a $f/pair_multicast_matmul.py \
+        pair_multicast_matmul_kernel --num-ctas 4 --arg 'a_desc=desc<fp16[256, 64], cga=[[1, 0], [0, 0]]>' \
         --arg 'b_desc=desc<fp16[64, 256], cga=[[0, 1], [0, 2]]>' --arg 'c_desc=desc<fp16[256, 256], cga=[[1, 0], [0, 1]]>' \
         --arg K=i32 -D "BUG=''" -D SEPARATE_COMMIT=True
     # A two-CTA matmul over a ring of stages (a leading stage dimension, barrier batches, the pair's
     # standalone commits), and a warp-specialized cluster kernel whose barriers stay in their CTA.
-    for bug in "" stage_unwaited; do
-        name=pair_ring_matmul
-        [ -n "$bug" ] && name=bug_pair_ring_matmul_$bug
-        gen $name.sm_100a $f/pair_ring_matmul.py pair_ring_matmul_kernel --target sm_100a --num-ctas 2 \
-            --arg 'a_desc=desc<fp16[256, 64], cga=[[1, 0]]>' --arg 'b_desc=desc<fp16[64, 128], cga=[[0, 1]]>' \
-            --arg 'c_desc=desc<fp16[256, 128], cga=[[1, 0]]>' --arg K=i32 -D "BUG='$bug'"
-    done
+    gen_bugs pair_ring_matmul.sm_100a "stage_unwaited" $f/pair_ring_matmul.py pair_ring_matmul_kernel --num-ctas 2 \
+        --arg 'a_desc=desc<fp16[256, 64], cga=[[1, 0]]>' --arg 'b_desc=desc<fp16[64, 128], cga=[[0, 1]]>' \
+        --arg 'c_desc=desc<fp16[256, 128], cga=[[1, 0]]>' --arg K=i32
     # The warp-specialized cluster kernels use nothing of Blackwell's: Hopper runs them too.
     for t in sm_100a sm_90a; do
-        for bug in "" no_wait; do
-            name=cluster_ws_relay
-            [ -n "$bug" ] && name=bug_cluster_ws_relay_$bug
-            gen $name.$t $f/pair_ring_matmul.py cluster_ws_relay_kernel --target $t --num-ctas 2 \
-                --arg 'x_ptr=*fp32' --arg 'out_ptr=*fp32' -D BLOCK=256 -D "BUG='$bug'"
-        done
-        gen cluster_ws_pair_signal.$t $f/pair_ring_matmul.py cluster_ws_pair_signal_kernel --target $t \
+        gen_bugs cluster_ws_relay.$t "no_wait" $f/pair_ring_matmul.py cluster_ws_relay_kernel --num-ctas 2 \
+            --arg 'x_ptr=*fp32' --arg 'out_ptr=*fp32' -D BLOCK=256
+        gen cluster_ws_pair_signal.$t $f/pair_ring_matmul.py cluster_ws_pair_signal_kernel \
             --num-ctas 2 --arg 'out_ptr=*fp32'
     done
     # A persistent two-CTA matmul claiming its tiles with cluster launch control (multicast responses).
-    for bug in "" acc_early relaxed_handoff no_handoff; do
-        name=clc_pair_matmul
-        [ -n "$bug" ] && name=bug_clc_pair_matmul_$bug
-        gen $name.sm_100a $f/clc_pair_matmul.py clc_pair_matmul_kernel --target sm_100a --num-ctas 2 \
-            --arg 'a_desc=desc<fp16[256, 64], cga=[[1, 0]]>' --arg 'b_desc=desc<fp16[64, 128], cga=[[0, 1]]>' \
-            --arg 'c_desc=desc<fp16[256, 128], cga=[[1, 0]]>' --arg K=i32 -D "BUG='$bug'"
-    done
+    gen_bugs clc_pair_matmul.sm_100a "acc_early relaxed_handoff no_handoff" $f/clc_pair_matmul.py \
+        clc_pair_matmul_kernel --num-ctas 2 \
+        --arg 'a_desc=desc<fp16[256, 64], cga=[[1, 0]]>' --arg 'b_desc=desc<fp16[64, 128], cga=[[0, 1]]>' \
+        --arg 'c_desc=desc<fp16[256, 128], cga=[[1, 0]]>' --arg K=i32
     # A warp-specialized persistent matmul claiming tiles by cluster launch control, the next tile id
     # handed between partitions through an int64 shared buffer.
-    for bug in "" id_unwaited slot_reused; do
-        name=clc_ws_matmul
-        [ -n "$bug" ] && name=bug_clc_ws_matmul_$bug
-        gen $name.sm_100a $f/clc_ws_matmul.py clc_ws_matmul_kernel --target sm_100a \
-            --arg 'a_desc=desc<fp16[128, 64]>' --arg 'b_desc=desc<fp16[64, 128]>' \
-            --arg 'c_desc=desc<fp16[128, 128]>' -D "BUG='$bug'"
-    done
+    gen_bugs clc_ws_matmul.sm_100a "id_unwaited slot_reused" $f/clc_ws_matmul.py clc_ws_matmul_kernel \
+        --arg 'a_desc=desc<fp16[128, 64]>' --arg 'b_desc=desc<fp16[64, 128]>' \
+        --arg 'c_desc=desc<fp16[128, 128]>'
     # Cluster launch control: a persistent TMA kernel claiming tiles, and its planted hand-off bugs.
-    for bug in "" no_expect no_wait; do
-        name=clc_scale
-        [ -n "$bug" ] && name=bug_clc_scale_$bug
-        gen $name.sm_100a $f/clc_scale.py clc_scale_kernel --target sm_100a --arg 'x_desc=desc<fp32[32, 64]>' \
-            --arg 'y_desc=desc<fp32[32, 64]>' --arg alpha=fp32 -D "BUG='$bug'"
-    done
-    gen packed_arith.sm_100a $f/packed_arith.py packed_arith_kernel --target sm_100a --arg 'x_ptr=*fp32' \
+    gen_bugs clc_scale.sm_100a "no_expect no_wait" $f/clc_scale.py clc_scale_kernel --arg 'x_desc=desc<fp32[32, 64]>' \
+        --arg 'y_desc=desc<fp32[32, 64]>' --arg alpha=fp32
+    gen packed_arith.sm_100a $f/packed_arith.py packed_arith_kernel --arg 'x_ptr=*fp32' \
         --arg 'acc_ptr=*fp32' --arg 'out_ptr=*fp32' --arg scale=fp32 --arg alpha=fp32 -D ROWS=8 -D COLS=64
     for t in sm_100a sm_90a; do
-        for bug in "" no_store_wait; do
-            name=tma_reduce
-            [ -n "$bug" ] && name=bug_tma_reduce_$bug
-            gen $name.$t $f/tma_reduce.py tma_reduce_kernel --target $t --arg 'x_desc=desc<fp32[32, 64]>' \
-                --arg 'out_desc=desc<fp32[32, 64]>' -D "BUG='$bug'"
-        done
-        gen exact_ops.$t $f/exact_ops.py exact_ops_kernel --target $t --num-warps 4 --arg 'x_ptr=*i32' \
+        gen_bugs tma_reduce.$t "no_store_wait" $f/tma_reduce.py tma_reduce_kernel --arg 'x_desc=desc<fp32[32, 64]>' \
+            --arg 'out_desc=desc<fp32[32, 64]>'
+        gen exact_ops.$t $f/exact_ops.py exact_ops_kernel --num-warps 4 --arg 'x_ptr=*i32' \
             --arg 'y_ptr=*fp32' --arg 'u_ptr=*i32' --arg 'f_ptr=*fp32' -D N=256
-        gen smem_histogram.$t $f/smem_histogram.py smem_histogram_kernel --target $t --arg 'x_ptr=*i32' \
+        gen smem_histogram.$t $f/smem_histogram.py smem_histogram_kernel --arg 'x_ptr=*i32' \
             --arg 'hist_ptr=*i32' --arg 'maxes_ptr=*i32' --arg n=i32 -D BINS=16 -D BLOCK=256
     done
 fi
 if since 3.9; then
     # Triton 3.9's (tests/gluon/3.9/).
     f=$src/3.9
-    gen tmem_row_slice.sm_100a $f/tmem_row_slice.py tmem_row_slice_kernel --target sm_100a \
+    gen tmem_row_slice.sm_100a $f/tmem_row_slice.py tmem_row_slice_kernel \
         --arg 'a_desc=desc<fp16[256, 64]>' --arg 'b_desc=desc<fp16[64, 64]>' --arg 'c_desc=desc<fp16[128, 64]>' --arg K=i32
     for t in sm_100a sm_90a; do
-        for bug in "" relaxed_flag; do
-            name=flag_handoff
-            [ -n "$bug" ] && name=bug_flag_handoff_$bug
-            gen $name.$t $f/flag_handoff.py flag_handoff_kernel --target $t --arg 'x_ptr=*i32' --arg 'data_ptr=*i32' \
-                --arg 'out_ptr=*i32' --arg 'flags_ptr=*i32' -D BLOCK=128 -D "BUG='$bug'"
-        done
-        for bug in "" relaxed_read; do
-            name=flag_acquire
-            [ -n "$bug" ] && name=bug_flag_acquire_$bug
-            gen $name.$t $f/flag_acquire.py flag_acquire_kernel --target $t --arg 'x_ptr=*i32' --arg 'data_ptr=*i32' \
-                --arg 'out_ptr=*i32' --arg 'flags_ptr=*i32' -D BLOCK=128 -D "BUG='$bug'"
-        done
-        gen inline_asm.$t $f/inline_asm.py inline_asm_kernel --target $t --arg 'x_ptr=*fp32' --arg 'out_ptr=*fp32' \
+        gen_bugs flag_handoff.$t "relaxed_flag" $f/flag_handoff.py flag_handoff_kernel \
+            --arg 'x_ptr=*i32' --arg 'data_ptr=*i32' \
+            --arg 'out_ptr=*i32' --arg 'flags_ptr=*i32' -D BLOCK=128
+        gen_bugs flag_acquire.$t "relaxed_read" $f/flag_acquire.py flag_acquire_kernel \
+            --arg 'x_ptr=*i32' --arg 'data_ptr=*i32' \
+            --arg 'out_ptr=*i32' --arg 'flags_ptr=*i32' -D BLOCK=128
+        gen inline_asm.$t $f/inline_asm.py inline_asm_kernel --arg 'x_ptr=*fp32' --arg 'out_ptr=*fp32' \
             --arg scale=fp32 -D BLOCK=512
     done
 fi

@@ -263,16 +263,22 @@ def _multicast():
     return path, _load(path).multicast_matmul_kernel
 
 
-def _cluster_operands(rng, M=512, N=64, K=128):
+def _operands(rng, M, N, K, blocks, cga_layouts):
+    """f16 a [M, K] and b [K, N] drawn from `rng`, c [M, N] zero, and their descriptors: the
+    block shapes `blocks` and CGA layouts `cga_layouts` of a, b and c."""
     a = rng.standard_normal((M, K)).astype(np.float16)
     b = rng.standard_normal((K, N)).astype(np.float16)
     c = np.zeros((M, N), np.float16)
-    descs = (
-        bg.TensorDescriptor.from_tensor(a, [256, 64], cga_layout=[[1, 0]]),
-        bg.TensorDescriptor.from_tensor(b, [64, 64], cga_layout=[[0, 0]]),
-        bg.TensorDescriptor.from_tensor(c, [256, 64], cga_layout=[[1, 0]]),
+    descs = tuple(
+        bg.TensorDescriptor.from_tensor(t, block, cga_layout=cga)
+        for t, block, cga in zip((a, b, c), blocks, cga_layouts, strict=True)
     )
     return a, b, c, descs
+
+
+def _cluster_operands(rng, M=512, N=64, K=128):
+    blocks = ([256, 64], [64, 64], [256, 64])
+    return _operands(rng, M, N, K, blocks, ([[1, 0]], [[0, 0]], [[1, 0]]))
 
 
 def test_a_cluster_launch_is_triton_s(rng, tmp_path):
@@ -313,15 +319,8 @@ def _pair_multicast():
 
 
 def _pair_operands(rng, M=512, N=256, K=128):
-    a = rng.standard_normal((M, K)).astype(np.float16)
-    b = rng.standard_normal((K, N)).astype(np.float16)
-    c = np.zeros((M, N), np.float16)
-    descs = (
-        bg.TensorDescriptor.from_tensor(a, [256, 64], cga_layout=[[1, 0], [0, 0]]),
-        bg.TensorDescriptor.from_tensor(b, [64, 256], cga_layout=[[0, 1], [0, 2]]),
-        bg.TensorDescriptor.from_tensor(c, [256, 256], cga_layout=[[1, 0], [0, 1]]),
-    )
-    return a, b, c, descs
+    blocks = ([256, 64], [64, 256], [256, 256])
+    return _operands(rng, M, N, K, blocks, ([[1, 0], [0, 0]], [[0, 1], [0, 2]], [[1, 0], [0, 1]]))
 
 
 def test_two_pairs_of_a_cluster_of_four_compute_their_tiles(rng, tmp_path):

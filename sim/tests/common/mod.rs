@@ -34,18 +34,12 @@ pub fn run_opts(src: &str, consts: &[(&str, &str)], target: Option<Target>, opts
     }
 }
 
+/// [`run_seed`] with seed 1.
 pub fn run(src: &str, consts: &[(&str, &str)]) -> RunResult {
-    run_opts(
-        src,
-        consts,
-        None,
-        &RunOptions {
-            seed: 1,
-            ..RunOptions::default()
-        },
-    )
+    run_seed(src, consts, 1)
 }
 
+/// Runs the default launch of `src` with the schedule of `seed`.
 pub fn run_seed(src: &str, consts: &[(&str, &str)], seed: u64) -> RunResult {
     run_opts(
         src,
@@ -56,6 +50,38 @@ pub fn run_seed(src: &str, consts: &[(&str, &str)], seed: u64) -> RunResult {
             ..RunOptions::default()
         },
     )
+}
+
+/// Times `.tile` source with `NAME=VALUE` overrides; panics with rendered diagnostics when the
+/// kernel does not time.
+pub fn time_with(
+    src: &str,
+    consts: &[(&str, i64)],
+    opts: &bwsim_sim::timing::TimeOptions,
+) -> bwsim_sim::timing::Timing {
+    match bwsim_sim::timing::time_source(src, &overrides(consts), opts) {
+        Ok(t) => t,
+        Err(d) => panic!(
+            "kernel does not time:\n{}",
+            diag::render(&d, &SourceFile::new("test.tile", src))
+        ),
+    }
+}
+
+/// Asserts that `.tile` source parses but does not verify, with a diagnostic whose message
+/// contains `says`; the verifier's diagnostics.
+#[track_caller]
+pub fn rejected(src: &str, says: &str) -> Vec<bwsim_isa::Diagnostic> {
+    let k = bwsim_isa::parser::parse(src).expect("parses");
+    let (c, d) = verify(&k, &VerifyOptions::default());
+    assert!(c.is_none(), "verifies: {src}");
+    assert!(d.iter().any(|d| d.message.contains(says)), "no `{says}` in {d:?}");
+    d
+}
+
+/// The cycles [`time_with`] predicts.
+pub fn cycles_with(src: &str, consts: &[(&str, i64)], opts: &bwsim_sim::timing::TimeOptions) -> f64 {
+    time_with(src, consts, opts).report.cycles
 }
 
 /// Rendered diagnostics of a run (for assertion messages).
