@@ -584,6 +584,9 @@ if since 3.9; then
         done
         gen inline_asm.$t $f/inline_asm.py inline_asm_kernel --target $t --arg 'x_ptr=*fp32' --arg 'out_ptr=*fp32' \
             --arg scale=fp32 -D BLOCK=512
+        # libdevice's tanh, exp10, log10 and log1p (tt.extern_elementwise).
+        gen math_fns.$t $f/math_fns.py math_fns_kernel --target $t --num-warps 4 --arg 'x_ptr=*fp32' \
+            --arg 'out_ptr=*fp32' -D BLOCK=256
     done
 fi
 

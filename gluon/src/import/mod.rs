@@ -36,6 +36,7 @@ use bwsim_isa::{DType, Span, Target};
 use std::collections::{HashMap, HashSet};
 
 mod calls;
+mod cat;
 mod cluster;
 mod combiner;
 mod control;

@@ -153,6 +153,72 @@ impl<'m> Cx<'m> {
         Ok(())
     }
 
+    /// `arith.floordivsi`, `arith.ceildivsi`, `arith.ceildivui`: integer division rounded
+    /// toward -inf (floor) or +inf (ceil) instead of toward zero. The truncating quotient
+    /// `a / b` is the answer unless the remainder is non-zero and the exact quotient lies on
+    /// the side it rounds to, where it moves by one: negative for floor (the operands' signs
+    /// differ, `(a ^ b) < 0`), positive for ceil (`(a ^ b) >= 0`; always, unsigned). The
+    /// unsigned form divides the operands zero-extended to i64, as `arith.divui` does. A
+    /// division by zero is what `a / b` makes of it.
+    pub(super) fn rounding_div(&mut self, op: &Op, span: Span) -> R<()> {
+        let v = self.n_operands(op, 2)?;
+        let a_ty = self.val_type(&v[0].0, v[0].1)?;
+        let b_ty = self.val_type(&v[1].0, v[1].1)?;
+        let both_splat = matches!(self.get(&v[0].0, v[0].1)?, Val::Splat(..))
+            && matches!(self.get(&v[1].0, v[1].1)?, Val::Splat(..));
+        let a = self.math_operand(&v[0].0, v[0].1)?;
+        let b = self.math_operand(&v[1].0, v[1].1)?;
+        let ty = if a_ty.is_tensor() { a_ty } else { b_ty };
+        let select = if ty.is_tensor() && !both_splat {
+            "where"
+        } else {
+            "select"
+        };
+        let one = || int_e(1, span);
+        let zero = || int_e(0, span);
+        let e = if op.name == "arith.ceildivui" {
+            let elem = ty.elem().unwrap_or(Elem::I32);
+            let Some(mask) = zext_mask(elem) else {
+                return Err(self.unsupported(
+                    op,
+                    &format!(
+                        "unsigned {} divisions: bwsim's integers are signed and 64 bits at most",
+                        format!("{elem:?}").to_lowercase()
+                    ),
+                ));
+            };
+            let (za, zb) = (zext_i64(a, mask, span), zext_i64(b, mask, span));
+            let q = bin(BinOp::Div, za.clone(), zb.clone(), span);
+            let inexact = bin(BinOp::Ne, bin(BinOp::Rem, za, zb, span), zero(), span);
+            let r = call(
+                select,
+                vec![inexact, bin(BinOp::Add, q.clone(), one(), span), q],
+                span,
+            );
+            let d = dtype_of(elem, span)?;
+            call("cast", vec![r, name_e(d.name(), span)], span)
+        } else {
+            let q = bin(BinOp::Div, a.clone(), b.clone(), span);
+            let inexact = bin(
+                BinOp::Ne,
+                bin(BinOp::Rem, a.clone(), b.clone(), span),
+                zero(),
+                span,
+            );
+            let signs = bin(BinOp::BitXor, a, b, span);
+            let (side, step) = if op.name == "arith.floordivsi" {
+                (bin(BinOp::Lt, signs, zero(), span), BinOp::Sub)
+            } else {
+                (bin(BinOp::Ge, signs, zero(), span), BinOp::Add)
+            };
+            let cond = bin(BinOp::BitAnd, inexact, side, span);
+            call(select, vec![cond, bin(step, q.clone(), one(), span), q], span)
+        };
+        let r = self.result(op, 0)?;
+        self.let_val(&r, e, ty, both_splat, span);
+        Ok(())
+    }
+
     /// An unsigned integer operation on integers of at most 32 bits: bwsim's integers are
     /// signed, so both operands are zero-extended to i64 (`cast(x, i64) & mask`, exact), the
     /// signed i64 operation is the unsigned one, and the result is truncated back.

@@ -172,7 +172,7 @@ pub const FEATURES: &[Feature] = &[
         example: "tt.cat",
         since: Version::V3_6,
         until: None,
-        support: Support::Refused("concatenation (`gl.cat`) has no bwsim operation yet"),
+        support: Support::Imported("the order Triton's lowering gives (each thread's registers of the first operand, then of the second, placed by the result's layout), as reshape, permute and join of the operands; rank-1 blocked (or blocked-like linear) layouts over every lane and warp"),
     },
     Feature {
         name: "tt.clampf",
@@ -252,7 +252,7 @@ pub const FEATURES: &[Feature] = &[
         example: "tt.extern_elementwise",
         since: Version::V3_6,
         until: None,
-        support: Support::Imported("libdevice's exp, exp2, log, log2, sqrt, rsqrt, erf, floor, ceil, sin, cos (and `__nv_fast_` forms) as bwsim's math functions; other symbols refused"),
+        support: Support::Imported("libdevice's exp, exp2, log, log2, sqrt, rsqrt, erf, floor, ceil, sin, cos, tanh, exp10, log10, log1p (and `__nv_fast_` forms) as bwsim's math functions; other symbols refused"),
     },
     Feature {
         name: "tt.fp_to_fp",
@@ -372,7 +372,7 @@ pub const FEATURES: &[Feature] = &[
         example: "tt.print",
         since: Version::V3_6,
         until: None,
-        support: Support::Refused("device printing (`gl.device_print`) is not supported: remove it, or run the kernel with `bwsim run --trace`"),
+        support: Support::Imported("left out: device printing (`gl.device_print`) changes no value, memory or ordering the kernel sees; `bwsim run --trace` shows the values"),
     },
     Feature {
         name: "tt.assert",
@@ -1293,7 +1293,7 @@ pub const FEATURES: &[Feature] = &[
         example: "arith.ceildivsi",
         since: Version::V3_6,
         until: None,
-        support: Support::Refused("rounding-mode divisions have no bwsim equivalent (write the rounding with `/`, `%` and `where`)"),
+        support: Support::Imported("the truncating quotient `a / b`, plus one where the remainder is non-zero and the operands' signs agree"),
     },
     Feature {
         name: "arith.floordivsi",
@@ -1301,7 +1301,7 @@ pub const FEATURES: &[Feature] = &[
         example: "arith.floordivsi",
         since: Version::V3_6,
         until: None,
-        support: Support::Refused("rounding-mode divisions have no bwsim equivalent (write the rounding with `/`, `%` and `where`)"),
+        support: Support::Imported("the truncating quotient `a / b`, minus one where the remainder is non-zero and the operands' signs differ"),
     },
     Feature {
         name: "arith.ceildivui",
@@ -1309,7 +1309,7 @@ pub const FEATURES: &[Feature] = &[
         example: "arith.ceildivui",
         since: Version::V3_6,
         until: None,
-        support: Support::Refused("rounding-mode divisions have no bwsim equivalent (write the rounding with `/`, `%` and `where`)"),
+        support: Support::Imported("the quotient of the operands zero-extended to i64, plus one where the remainder is non-zero"),
     },
     Feature {
         name: "math.exp",
@@ -1429,7 +1429,7 @@ pub const FEATURES: &[Feature] = &[
         example: "math.tanh",
         since: Version::V3_6,
         until: None,
-        support: Support::Refused("bwsim's math functions are exp, exp2, log, log2, sqrt, rsqrt, erf, floor, ceil, sin and cos"),
+        support: Support::Imported("bwsim's `tanh` (exact in the simulator; `tanh.approx.f32` in PTX, about 2^-11 relative error)"),
     },
     Feature {
         name: "math.exp10",
@@ -1437,7 +1437,7 @@ pub const FEATURES: &[Feature] = &[
         example: "math.exp10",
         since: Version::V3_6,
         until: None,
-        support: Support::Refused("bwsim's math functions are exp, exp2, log, log2, sqrt, rsqrt, erf, floor, ceil, sin and cos"),
+        support: Support::Imported("bwsim's `exp10` (exact in the simulator; `ex2.approx.f32` of `x * log2(10)` in PTX)"),
     },
     Feature {
         name: "math.log10",
@@ -1445,7 +1445,7 @@ pub const FEATURES: &[Feature] = &[
         example: "math.log10",
         since: Version::V3_6,
         until: None,
-        support: Support::Refused("bwsim's math functions are exp, exp2, log, log2, sqrt, rsqrt, erf, floor, ceil, sin and cos"),
+        support: Support::Imported("bwsim's `log10` (exact in the simulator; `lg2.approx.f32` times log10(2) in PTX)"),
     },
     Feature {
         name: "math.log1p",
@@ -1453,7 +1453,7 @@ pub const FEATURES: &[Feature] = &[
         example: "math.log1p",
         since: Version::V3_6,
         until: None,
-        support: Support::Refused("bwsim's math functions are exp, exp2, log, log2, sqrt, rsqrt, erf, floor, ceil, sin and cos"),
+        support: Support::Imported("bwsim's `log1p` (exact in the simulator; in PTX `lg2.approx` of `u = 1 + x` scaled by `x / (u - 1)`)"),
     },
     Feature {
         name: "math.expm1",
@@ -1461,7 +1461,7 @@ pub const FEATURES: &[Feature] = &[
         example: "math.expm1",
         since: Version::V3_6,
         until: None,
-        support: Support::Refused("bwsim's math functions are exp, exp2, log, log2, sqrt, rsqrt, erf, floor, ceil, sin and cos"),
+        support: Support::Refused("bwsim's math functions are exp, exp2, log, log2, sqrt, rsqrt, erf, floor, ceil, sin, cos, tanh, exp10, log10 and log1p"),
     },
     Feature {
         name: "math.tan",
@@ -1469,7 +1469,7 @@ pub const FEATURES: &[Feature] = &[
         example: "math.tan",
         since: Version::V3_6,
         until: None,
-        support: Support::Refused("bwsim's math functions are exp, exp2, log, log2, sqrt, rsqrt, erf, floor, ceil, sin and cos"),
+        support: Support::Refused("bwsim's math functions are exp, exp2, log, log2, sqrt, rsqrt, erf, floor, ceil, sin, cos, tanh, exp10, log10 and log1p"),
     },
     Feature {
         name: "math.atan",
@@ -1477,6 +1477,6 @@ pub const FEATURES: &[Feature] = &[
         example: "math.atan",
         since: Version::V3_6,
         until: None,
-        support: Support::Refused("bwsim's math functions are exp, exp2, log, log2, sqrt, rsqrt, erf, floor, ceil, sin and cos"),
+        support: Support::Refused("bwsim's math functions are exp, exp2, log, log2, sqrt, rsqrt, erf, floor, ceil, sin, cos, tanh, exp10, log10 and log1p"),
     },
 ];
