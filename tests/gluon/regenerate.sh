@@ -569,6 +569,9 @@ if since 3.9; then
     f=$src/3.9
     gen tmem_row_slice.sm_100a $f/tmem_row_slice.py tmem_row_slice_kernel --target sm_100a \
         --arg 'a_desc=desc<fp16[256, 64]>' --arg 'b_desc=desc<fp16[64, 64]>' --arg 'c_desc=desc<fp16[128, 64]>' --arg K=i32
+    # Packed half-precision min2/max2 (ttng.packed_arith min|max).
+    gen packed_minmax.sm_100a $f/packed_minmax.py packed_minmax_kernel --target sm_100a --num-warps 4 \
+        --arg 'x_ptr=*fp16' --arg 'a_ptr=*bf16' --arg 'b_ptr=*bf16' --arg 'clamped_ptr=*fp16' --arg 'larger_ptr=*bf16' -D BLOCK=256
     for t in sm_100a sm_90a; do
         for bug in "" relaxed_flag; do
             name=flag_handoff

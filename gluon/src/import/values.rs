@@ -270,8 +270,9 @@ impl<'m> Cx<'m> {
     /// `ttng.packed_arith add|sub|mul|fma` (Gluon's `add2`, `sub2`, `mul2`, `fma2`, Triton 3.8
     /// and later): elementwise arithmetic that the hardware does two lanes at a time
     /// (`add.f32x2`, `fma.rn.f32x2`, `add.f16x2`), each lane rounded to nearest even as the scalar
-    /// operation is; so the elementwise expression. The packed fp8/fp4 forms (`min2`/`max2`
-    /// too) are refused by name.
+    /// operation is; so the elementwise expression. `min` and `max` (`min2`, `max2`:
+    /// `min.f16x2`, `max.bf16x2`, a NaN losing to a number as in IEEE minNum/maxNum) are the
+    /// elementwise `min(a, b)` and `max(a, b)`. The packed fp8/fp4 forms are refused by name.
     pub(super) fn packed_arith(&mut self, op: &Op, span: Span) -> R<()> {
         let mut c = Cursor::new(&op.toks, op.span);
         let kind = c.ident()?;
@@ -286,12 +287,12 @@ impl<'m> Cx<'m> {
             .collect::<R<Vec<_>>>()?
             .iter()
             .all(|e| *e == elem);
-        if !float || !same || !matches!(kind.as_str(), "add" | "sub" | "mul" | "fma") {
+        if !float || !same || !matches!(kind.as_str(), "add" | "sub" | "mul" | "fma" | "min" | "max") {
             return Err(self.unsupported(
                 op,
                 &format!(
-                    "`ttng.packed_arith {kind}` on {}: bwsim imports add, sub, mul and fma of f32, f16 or bf16 \
-                     operands of the result's type (Gluon's add2, sub2, mul2, fma2)",
+                    "`ttng.packed_arith {kind}` on {}: bwsim imports add, sub, mul, fma, min and max of f32, f16 \
+                     or bf16 operands of the result's type (Gluon's add2, sub2, mul2, fma2, min2, max2)",
                     elem.map_or("these operands".to_string(), |e| format!("{e:?}").to_lowercase())
                 ),
             ));
@@ -304,6 +305,7 @@ impl<'m> Cx<'m> {
             "add" => bin(BinOp::Add, xs[0].clone(), xs[1].clone(), span),
             "sub" => bin(BinOp::Sub, xs[0].clone(), xs[1].clone(), span),
             "mul" => bin(BinOp::Mul, xs[0].clone(), xs[1].clone(), span),
+            "min" | "max" => call(&kind, xs, span),
             _ => call("fma", xs, span),
         };
         let first_tensor = v

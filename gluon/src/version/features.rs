@@ -807,7 +807,7 @@ pub const FEATURES: &[Feature] = &[
         example: "ttng.packed_arith",
         since: Version::V3_8,
         until: None,
-        support: Support::Imported("add, sub, mul, fma of f32/f16/bf16 (Gluon's add2, sub2, mul2, fma2) as the elementwise `a + b`, `a - b`, `a * b`, `fma(a, b, c)`; fp8/fp4 forms and min2/max2 refused"),
+        support: Support::Imported("add, sub, mul, fma, min, max of f32/f16/bf16 (Gluon's add2, sub2, mul2, fma2, min2, max2) as the elementwise `a + b`, `a - b`, `a * b`, `fma(a, b, c)`, `min(a, b)`, `max(a, b)` (a NaN loses, as `min.f16x2` does); fp8/fp4 forms refused"),
     },
     Feature {
         name: "ttng.reinterpret_tensor_descriptor",

@@ -368,6 +368,33 @@ pub(super) fn math_fns(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<E
     Ok(vec![Expected::exact("out", out)])
 }
 
+/// tests/gluon/3.9/packed_minmax.py: `clamped = min(max(x, -0.5), 0.75)` of an f16 x and
+/// `larger = max(a, b)` of bf16 a and b, the larger (smaller) of two numbers being one of them.
+/// Exact.
+pub(super) fn packed_minmax(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
+    let (x, a, b) = (
+        tensor(plan, inputs, "x")?,
+        tensor(plan, inputs, "a")?,
+        tensor(plan, inputs, "b")?,
+    );
+    if x.dtype != DType::F16 || a.dtype != DType::BF16 || b.dtype != DType::BF16 || a.shape != b.shape {
+        return Err("packed_minmax takes an f16 x and bf16 a and b of one shape".into());
+    }
+    let (lo, hi) = (-0.5, 0.75);
+    let mut clamped = HostTensor::zeros("clamped", DType::F16, x.shape.clone());
+    for i in 0..x.numel() {
+        put(&mut clamped, i, val(x, i).max(lo).min(hi))?;
+    }
+    let mut larger = HostTensor::zeros("larger", DType::BF16, a.shape.clone());
+    for i in 0..a.numel() {
+        put(&mut larger, i, val(a, i).max(val(b, i)))?;
+    }
+    Ok(vec![
+        Expected::exact("clamped", clamped),
+        Expected::exact("larger", larger),
+    ])
+}
+
 /// tests/gluon/3.9/inline_asm.py: out = x * scale + x, one `fma.rn.f32` per element. Exact.
 pub(super) fn inline_asm(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
     let x = tensor(plan, inputs, "x")?;
