@@ -252,6 +252,44 @@ module attributes {{"ttg.num-warps" = 4 : i32, ttg.target = "cuda:100"}} {{
     }
 }
 
+/// `ttg.inline_asm` (per-thread inline PTX) runs its block once per thread on the thread's
+/// registers in register order: with two elements a thread and the layout repeated twice, a
+/// thread's registers are x[2t], x[2t + 1], x[256 + 2t], x[256 + 2t + 1], and the block does
+/// something different to each.
+#[test]
+fn per_thread_inline_asm_binds_each_threads_registers_in_order() {
+    let text = r#"#blocked = #ttg.blocked<{sizePerThread = [2], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+module attributes {"ttg.num-warps" = 4 : i32, ttg.target = "cuda:100"} {
+  tt.func public @k(%p: !tt.ptr<i32>, %o: !tt.ptr<i32>, %s: i32) attributes {noinline = false} {
+    %r = tt.make_range {end = 512 : i32, start = 0 : i32} : tensor<512xi32, #blocked>
+    %ps = tt.splat %p : !tt.ptr<i32> -> tensor<512x!tt.ptr<i32>, #blocked>
+    %pa = tt.addptr %ps, %r : tensor<512x!tt.ptr<i32>, #blocked>, tensor<512xi32, #blocked>
+    %x = tt.load %pa : tensor<512x!tt.ptr<i32>, #blocked>
+    %y = ttg.inline_asm "add.s32 $0, $5, $4;\0Amul.lo.s32 $1, $6, 3;\0Asub.s32 $2, $7, $4;\0Axor.b32 $3, $8, 255;" {constraints = "=r,=r,=r,=r,r,r,r,r,r", pure = true} %s, %x : (i32, tensor<512xi32, #blocked>) -> tensor<512xi32, #blocked>
+    %os = tt.splat %o : !tt.ptr<i32> -> tensor<512x!tt.ptr<i32>, #blocked>
+    %po = tt.addptr %os, %r : tensor<512x!tt.ptr<i32>, #blocked>, tensor<512xi32, #blocked>
+    tt.store %po, %y : tensor<512x!tt.ptr<i32>, #blocked>
+    tt.return
+  }
+}
+"#;
+    let launch = "launch {\n  grid = [1]\n  tensor x: i32[512] = randint(0 - 1000, 1000)\n  tensor out: i32[512] = fill(5)\n  p = x\n  o = out\n  s = 1000\n  outputs = [out]\n}\n";
+    let (source, k) = import_ok(text, Some(launch));
+    let (x, r) = run_clean(&source, &k, 3);
+    let out = r.tensor("out").expect("out");
+    for i in 0..512u64 {
+        let v = x.get_bits(i) as u32 as i32;
+        // Register (rep, reg) of its thread: rep = i / 256, reg = i % 2.
+        let want = match (i / 256) * 2 + i % 2 {
+            0 => v + 1000,
+            1 => v * 3,
+            2 => v - 1000,
+            _ => v ^ 255,
+        };
+        assert_eq!(out.get_bits(i) as u32 as i32, want, "element {i}");
+    }
+}
+
 /// `arith.floordivsi`, `arith.ceildivsi` and `arith.ceildivui` round the quotient toward -inf
 /// and +inf, on tiles (both signs of divisor) and on scalars: checked against the rational
 /// quotient rounded by f64 floor/ceil, and unsigned `div_ceil`.

@@ -83,7 +83,7 @@ impl<'m> Cx<'m> {
     /// Where the index bits of a rank-1 tensor of `n` elements of type `t` live, when its
     /// layout places them as a blocked layout does and all `threads` threads hold distinct
     /// elements.
-    fn cat_bits(&mut self, t: &Type, n: i64, threads: i64, span: Span) -> R<Option<AxisBits>> {
+    pub(super) fn cat_bits(&mut self, t: &Type, n: i64, threads: i64, span: Span) -> R<Option<AxisBits>> {
         let Some(enc) = t.encoding().cloned() else {
             return Ok(None);
         };

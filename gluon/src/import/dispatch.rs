@@ -1001,6 +1001,7 @@ impl<'m> Cx<'m> {
                 self.unary_result(op, call(f, vec![a], span), x, span)
             }
             "tt.elementwise_inline_asm" => self.inline_asm(op, span),
+            "ttg.inline_asm" => self.thread_asm(op, span),
             "ttg.memdesc_trans" => self.memdesc_trans(op, span),
             "ttg.memdesc_reshape" => self.memdesc_dense_view(op, span),
             // Terminators are read by the region that holds them.

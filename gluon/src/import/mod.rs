@@ -48,6 +48,7 @@ mod layouts;
 mod memory;
 mod operands;
 mod proxy_fences;
+mod thread_asm;
 mod values;
 
 use layouts::tmem_access_check;

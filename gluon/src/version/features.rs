@@ -492,7 +492,7 @@ pub const FEATURES: &[Feature] = &[
         example: "ttg.inline_asm",
         since: Version::V3_9,
         until: None,
-        support: Support::Refused("per-thread inline assembly (`gl.inline_asm`) binds operands to each thread's registers of the layout; bwsim models elementwise snippets only"),
+        support: Support::Imported("`inline_asm` with `pack` = a thread's registers, on the operands regrouped thread by thread (each group one thread's registers in register order), the PTX's operand numbers renumbered to that form; rank-1 blocked (or blocked-like linear) layouts over every lane and warp"),
     },
     Feature {
         name: "ttg.local_alloc",
