@@ -354,7 +354,7 @@ pub(super) fn math_fns(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<E
     let mut out = HostTensor::zeros("out", DType::F32, vec![4, n]);
     for i in 0..n {
         let v = f32_at(x, i);
-        let inner = 0.797_884_56_f32 * (v + v * 0.044_715_f32 * v * v);
+        let inner = 0.797_884_6_f32 * (v + v * 0.044_715_f32 * v * v);
         let rows = [
             v * 0.5 * (f(f64::tanh, inner) + 1.0),
             f(|t| 10f64.powf(t), v),
