@@ -33,10 +33,12 @@ pub enum MathFn {
     Exp10,
     Log10,
     Log1p,
+    Expm1,
+    Tan,
 }
 
 impl MathFn {
-    pub const ALL: [MathFn; 15] = [
+    pub const ALL: [MathFn; 17] = [
         MathFn::Exp,
         MathFn::Exp2,
         MathFn::Log,
@@ -52,6 +54,8 @@ impl MathFn {
         MathFn::Exp10,
         MathFn::Log10,
         MathFn::Log1p,
+        MathFn::Expm1,
+        MathFn::Tan,
     ];
 
     /// The function's `.tile` name. `log2` of an integer constant is the constant function
@@ -73,6 +77,8 @@ impl MathFn {
             MathFn::Exp10 => "exp10",
             MathFn::Log10 => "log10",
             MathFn::Log1p => "log1p",
+            MathFn::Expm1 => "expm1",
+            MathFn::Tan => "tan",
         }
     }
 
@@ -98,6 +104,8 @@ impl MathFn {
             MathFn::Exp10 => 10f64.powf(x),
             MathFn::Log10 => x.log10(),
             MathFn::Log1p => x.ln_1p(),
+            MathFn::Expm1 => x.exp_m1(),
+            MathFn::Tan => x.tan(),
         }
     }
 
@@ -260,5 +268,9 @@ mod tests {
         assert_eq!(MathFn::Log1p.eval(1e-20), 1e-20);
         assert_eq!(MathFn::Log1p.eval(-1.0), f64::NEG_INFINITY);
         assert!(MathFn::Log1p.eval(-2.0).is_nan());
+        assert_eq!(MathFn::Expm1.eval(1e-20), 1e-20);
+        assert_eq!(MathFn::Expm1.eval(f64::NEG_INFINITY), -1.0);
+        assert_eq!(MathFn::Tan.eval(0.0), 0.0);
+        assert!((MathFn::Tan.eval(std::f64::consts::FRAC_PI_4) - 1.0).abs() < 1e-15);
     }
 }

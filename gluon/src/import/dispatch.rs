@@ -948,7 +948,7 @@ impl<'m> Cx<'m> {
             "ttg.warp_specialize" => self.warp_specialize(op, span),
             "math.exp" | "math.exp2" | "math.log" | "math.log2" | "math.sqrt" | "math.rsqrt" | "math.sin"
             | "math.cos" | "math.erf" | "math.floor" | "math.ceil" | "math.tanh" | "math.exp10"
-            | "math.log10" | "math.log1p" | "tt.precise_sqrt" => {
+            | "math.log10" | "math.log1p" | "math.expm1" | "math.tan" | "tt.precise_sqrt" => {
                 let f = match name {
                     "tt.precise_sqrt" => "sqrt",
                     n => n.trim_start_matches("math."),
@@ -986,6 +986,8 @@ impl<'m> Cx<'m> {
                     "exp10f" => Some("exp10"),
                     "log10f" => Some("log10"),
                     "log1pf" => Some("log1p"),
+                    "expm1f" => Some("expm1"),
+                    "tanf" => Some("tan"),
                     _ => None,
                 };
                 let v = self.operands(op)?;
@@ -993,7 +995,7 @@ impl<'m> Cx<'m> {
                     return Err(self.unsupported(
                         op,
                         &format!(
-                            "libdevice `{symbol}` has no bwsim equivalent (bwsim's math functions are exp, exp2, log, log2, sqrt, rsqrt, erf, floor, ceil, sin, cos, tanh, exp10, log10 and log1p)"
+                            "libdevice `{symbol}` has no bwsim equivalent (bwsim's math functions are exp, exp2, log, log2, sqrt, rsqrt, erf, floor, ceil, sin, cos, tanh, exp10, log10, log1p, expm1 and tan)"
                         ),
                     ));
                 };

@@ -20,7 +20,9 @@
 //! attributes and signatures;
 //! `dispatch` matches each operation, `values` imports arithmetic, loads, stores and
 //! reductions, `memory` the shared/tensor-memory, TMA and MMA operations, `control` the
-//! loops, conditionals and warp specialization.
+//! loops, conditionals and warp specialization; `cat` (`tt.cat`) and `thread_asm`
+//! (`ttg.inline_asm`) regroup tensors thread by thread, in the registers the layout gives
+//! each thread.
 
 use crate::error::ImportError;
 use crate::lexer::{Tok, Token};

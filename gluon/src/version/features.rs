@@ -252,7 +252,7 @@ pub const FEATURES: &[Feature] = &[
         example: "tt.extern_elementwise",
         since: Version::V3_6,
         until: None,
-        support: Support::Imported("libdevice's exp, exp2, log, log2, sqrt, rsqrt, erf, floor, ceil, sin, cos, tanh, exp10, log10, log1p (and `__nv_fast_` forms) as bwsim's math functions; other symbols refused"),
+        support: Support::Imported("libdevice's exp, exp2, log, log2, sqrt, rsqrt, erf, floor, ceil, sin, cos, tanh, exp10, log10, log1p, expm1, tan (and `__nv_fast_` forms) as bwsim's math functions; other symbols refused"),
     },
     Feature {
         name: "tt.fp_to_fp",
@@ -620,7 +620,7 @@ pub const FEATURES: &[Feature] = &[
         example: "ttg.warp_id",
         since: Version::V3_7,
         until: None,
-        support: Support::Refused("the warp index (`gl.warp_id()`) has no bwsim operation yet: bwsim runs a partition's warps as one"),
+        support: Support::Refused("the warp index differs between the warps of a partition, which bwsim runs as one agent: a scalar that differs by warp (and a branch on it) has no representation there (Triton 3.9's Python API does not expose it)"),
     },
     Feature {
         name: "ttng.arrive_barrier",
@@ -1461,7 +1461,7 @@ pub const FEATURES: &[Feature] = &[
         example: "math.expm1",
         since: Version::V3_6,
         until: None,
-        support: Support::Refused("bwsim's math functions are exp, exp2, log, log2, sqrt, rsqrt, erf, floor, ceil, sin, cos, tanh, exp10, log10 and log1p"),
+        support: Support::Imported("bwsim's `expm1` (exact in the simulator; in PTX `(u - 1) * x / ln(u)` with `u = e^x` from `ex2.approx`/`lg2.approx`)"),
     },
     Feature {
         name: "math.tan",
@@ -1469,7 +1469,7 @@ pub const FEATURES: &[Feature] = &[
         example: "math.tan",
         since: Version::V3_6,
         until: None,
-        support: Support::Refused("bwsim's math functions are exp, exp2, log, log2, sqrt, rsqrt, erf, floor, ceil, sin, cos, tanh, exp10, log10 and log1p"),
+        support: Support::Imported("bwsim's `tan` (exact in the simulator; `sin.approx.f32 / cos.approx.f32` in PTX)"),
     },
     Feature {
         name: "math.atan",
@@ -1477,6 +1477,6 @@ pub const FEATURES: &[Feature] = &[
         example: "math.atan",
         since: Version::V3_6,
         until: None,
-        support: Support::Refused("bwsim's math functions are exp, exp2, log, log2, sqrt, rsqrt, erf, floor, ceil, sin, cos, tanh, exp10, log10 and log1p"),
+        support: Support::Refused("bwsim's math functions are exp, exp2, log, log2, sqrt, rsqrt, erf, floor, ceil, sin, cos, tanh, exp10, log10, log1p, expm1 and tan; atan has no PTX instruction and no bwsim function"),
     },
 ];

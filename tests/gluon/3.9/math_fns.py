@@ -1,7 +1,7 @@
 """Math functions of libdevice in Gluon, written for bwsim's tests: tanh (in the tanh form of
-GELU), exp10, log10 and log1p of f32 values, as activation functions and log-space arithmetic
-use them. In the TTGIR: `tt.extern_elementwise` of `__nv_tanhf`, `__nv_exp10f`, `__nv_log10f`
-and `__nv_log1pf`. One program of BLOCK elements each; the first prints its log1p results
+GELU), exp10, log10, log1p, expm1 and tan of f32 values, as activation functions and log-space
+arithmetic use them. In the TTGIR: `tt.extern_elementwise` of `__nv_tanhf`, `__nv_exp10f`,
+`__nv_log10f`, `__nv_log1pf`, `__nv_expm1f` and `__nv_tanf`. One program of BLOCK elements each; the first prints its log1p results
 (`gl.device_print`, TTGIR's `tt.print`).
 """
 from triton.experimental import gluon
@@ -23,5 +23,8 @@ def math_fns_kernel(x_ptr, out_ptr, BLOCK: gl.constexpr):
     # log1p of small arguments, where log(1 + x) would lose the digits of x.
     small = libdevice.log1p(x * 1e-4)
     gl.store(out_ptr + 3 * n + offs, small)
+    # expm1 of small arguments, where exp(x) - 1 would lose the digits of x; tan inside (-pi/2, pi/2).
+    gl.store(out_ptr + 4 * n + offs, libdevice.expm1(x * 1e-3))
+    gl.store(out_ptr + 5 * n + offs, libdevice.tan(x * 0.5))
     if gl.program_id(0) == 0:
         gl.device_print("log1p", small)
