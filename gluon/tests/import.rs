@@ -153,7 +153,7 @@ fn without_the_python_file_diagnostics_print_file_line_col() {
 #[test]
 fn every_unsupported_op_is_reported_not_only_the_first() {
     let text = module_with(
-        "%y = math.atan %x : f32 loc(#loc2)\n    %z = math.atan %y : f32",
+        "%y = math.atan %x : f32 loc(#loc2)\n    %z = math.atan %x : f32",
         "kern.py",
     );
     let (d, _) = refused(&text, "two unsupported ops");
