@@ -24,7 +24,7 @@ impl<'m> Cx<'m> {
         let b_ty = self.val_type(&v[1].0, v[1].1)?;
         let ty = self.result_type(op, 0)?;
         let n = match (a_ty.shape(), b_ty.shape(), ty.shape()) {
-            (Some([n]), Some([m]), Some([r])) if n == m && *r == 2 * n => *n,
+            (Some([n]), Some([m]), Some([r])) if n == m && n.checked_mul(2) == Some(*r) => *n,
             _ => {
                 return Err(self.misuse(
                     op,
