@@ -123,15 +123,15 @@ fn unsupported_op_names_the_op_and_quotes_the_python_line() {
     let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("bwsim-gluon-import-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
-    std::fs::write(dir.join("kern.py"), "def k(x):\n    # tanh\n    y = gl.tanh(x)\n").expect("write");
-    let text = module_with("%y = math.tanh %x : f32", "kern.py");
+    std::fs::write(dir.join("kern.py"), "def k(x):\n    # atan\n    y = gl.atan(x)\n").expect("write");
+    let text = module_with("%y = math.atan %x : f32", "kern.py");
     let l = bwsim_gluon::import_text("k.ttgir", &text, Some(&dir), None);
-    let d = l.kernel.expect_err("math.tanh is not supported");
+    let d = l.kernel.expect_err("math.atan is not supported");
     assert_eq!(d.len(), 1);
     assert_eq!(d[0].code, "ttgir-unsupported-op");
-    assert!(d[0].message.contains("`math.tanh`"), "{}", d[0].message);
+    assert!(d[0].message.contains("`math.atan`"), "{}", d[0].message);
     let r = diag::render(&d, &l.source);
-    assert!(r.contains("y = gl.tanh(x)"), "{r}");
+    assert!(r.contains("y = gl.atan(x)"), "{r}");
     assert!(r.contains("kern.py:3:5"), "{r}");
     // The TTGIR line is the second label.
     assert!(r.contains("k.ttgir:5:"), "{r}");
@@ -140,9 +140,9 @@ fn unsupported_op_names_the_op_and_quotes_the_python_line() {
 
 #[test]
 fn without_the_python_file_diagnostics_print_file_line_col() {
-    let text = module_with("%y = math.log10 %x : f32", "gone/kern.py");
+    let text = module_with("%y = math.atan %x : f32", "gone/kern.py");
     let l = bwsim_gluon::import_text("k.ttgir", &text, None, None);
-    let d = l.kernel.expect_err("math.log10 is not supported");
+    let d = l.kernel.expect_err("math.atan is not supported");
     let r = diag::render(&d, &l.source);
     assert!(r.contains("gone/kern.py:3:5"), "{r}");
     assert!(r.contains(bwsim_gluon::source::NOT_AVAILABLE), "{r}");
@@ -153,7 +153,7 @@ fn without_the_python_file_diagnostics_print_file_line_col() {
 #[test]
 fn every_unsupported_op_is_reported_not_only_the_first() {
     let text = module_with(
-        "%y = math.tanh %x : f32 loc(#loc2)\n    %z = math.log1p %x : f32",
+        "%y = math.atan %x : f32 loc(#loc2)\n    %z = math.atan %x : f32",
         "kern.py",
     );
     let (d, _) = refused(&text, "two unsupported ops");
@@ -182,8 +182,191 @@ fn libdevice_calls_import_as_math_functions_and_inline_asm_is_refused_by_name() 
     );
     let (_, r) = refused_op("%y = tt.elementwise_inline_asm \"tanh.approx.f32 $0, $1;\" {constraints = \"=r,r\", packed_element = 1 : i32, pure = true} %x : f32 -> f32", "inline asm is refused");
     assert!(r.contains("tanh.approx.f32 $0, $1;"), "{r}");
-    let (_, r) = refused_op("%y = tt.extern_elementwise %x {libname = \"\", libpath = \"\", pure = true, symbol = \"__nv_tanhf\"} : (f32) -> f32", "tanh is refused");
-    assert!(r.contains("`__nv_tanhf`"));
+    let (_, r) = refused_op("%y = tt.extern_elementwise %x {libname = \"\", libpath = \"\", pure = true, symbol = \"__nv_atanf\"} : (f32) -> f32", "atan is refused");
+    assert!(r.contains("`__nv_atanf`"));
+    let printed = import_printed(
+        "%y = tt.extern_elementwise %x {libname = \"\", libpath = \"\", pure = true, symbol = \"__nv_tanhf\"} : (f32) -> f32 loc(#loc2)\n    %z = math.log1p %y : f32 loc(#loc2)\n    %w = math.exp10 %z : f32 loc(#loc2)\n    %v = tt.extern_elementwise %w {libname = \"\", libpath = \"\", pure = true, symbol = \"__nv_log10f\"} : (f32) -> f32",
+    );
+    for f in ["tanh(x)", "log1p(y)", "exp10(z)", "log10(w)"] {
+        assert!(printed.contains(f), "{f} in:\n{printed}");
+    }
+    let printed = import_printed(
+        "%y = math.expm1 %x : f32 loc(#loc2)\n    %z = tt.extern_elementwise %y {libname = \"\", libpath = \"\", pure = true, symbol = \"__nv_tanf\"} : (f32) -> f32",
+    );
+    for f in ["expm1(x)", "tan(y)"] {
+        assert!(printed.contains(f), "{f} in:\n{printed}");
+    }
+}
+
+/// `tt.cat` orders the result as Triton's lowering does: each thread's registers of the first
+/// operand, then of the second, placed by the result's layout. With the operands' layout
+/// (two registers a thread) the result's registers 2 and 3 are its second repetition, the
+/// second half: a plain concatenation. With four registers a thread the result interleaves
+/// the operands thread by thread.
+#[test]
+fn cat_concatenates_each_threads_registers() {
+    for (out_spt, interleaved) in [(2, false), (4, true)] {
+        let text = format!(
+            r#"#blocked = #ttg.blocked<{{sizePerThread = [2], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}}>
+#out = #ttg.blocked<{{sizePerThread = [{out_spt}], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}}>
+module attributes {{"ttg.num-warps" = 4 : i32, ttg.target = "cuda:100"}} {{
+  tt.func public @k(%p: !tt.ptr<i32>, %o: !tt.ptr<i32>) attributes {{noinline = false}} {{
+    %r = tt.make_range {{end = 256 : i32, start = 0 : i32}} : tensor<256xi32, #blocked>
+    %ps = tt.splat %p : !tt.ptr<i32> -> tensor<256x!tt.ptr<i32>, #blocked>
+    %pa = tt.addptr %ps, %r : tensor<256x!tt.ptr<i32>, #blocked>, tensor<256xi32, #blocked>
+    %a = tt.load %pa : tensor<256x!tt.ptr<i32>, #blocked>
+    %c256 = arith.constant dense<256> : tensor<256xi32, #blocked>
+    %pb = tt.addptr %pa, %c256 : tensor<256x!tt.ptr<i32>, #blocked>, tensor<256xi32, #blocked>
+    %b = tt.load %pb : tensor<256x!tt.ptr<i32>, #blocked>
+    %c = tt.cat %a, %b : tensor<256xi32, #blocked> -> tensor<512xi32, #out>
+    %ro = tt.make_range {{end = 512 : i32, start = 0 : i32}} : tensor<512xi32, #out>
+    %os = tt.splat %o : !tt.ptr<i32> -> tensor<512x!tt.ptr<i32>, #out>
+    %po = tt.addptr %os, %ro : tensor<512x!tt.ptr<i32>, #out>, tensor<512xi32, #out>
+    tt.store %po, %c : tensor<512x!tt.ptr<i32>, #out>
+    tt.return
+  }}
+}}
+"#
+        );
+        let launch = "launch {\n  grid = [1]\n  tensor x: i32[512] = randint(0 - 1000, 1000)\n  tensor out: i32[512] = fill(5)\n  p = x\n  o = out\n  outputs = [out]\n}\n";
+        let (source, k) = import_ok(&text, Some(launch));
+        let (x, r) = run_clean(&source, &k, 3);
+        let out = r.tensor("out").expect("out");
+        let xs: Vec<u64> = (0..512).map(|i| x.get_bits(i)).collect();
+        // Thread (warp, lane) = t holds a[2t], a[2t + 1] and b[2t], b[2t + 1] (b = x[256..]).
+        for t in 0..128usize {
+            let regs = [xs[2 * t], xs[2 * t + 1], xs[256 + 2 * t], xs[256 + 2 * t + 1]];
+            // The result's element of each register of thread t.
+            let at = |i: usize| {
+                if out_spt == 4 {
+                    4 * t + i
+                } else {
+                    // Registers (rep, reg): element ((rep * 4 + warp) * 32 + lane) * 2 + reg.
+                    (i / 2) * 256 + 2 * t + i % 2
+                }
+            };
+            for (i, want) in regs.iter().enumerate() {
+                assert_eq!(
+                    out.get_bits(at(i) as u64),
+                    *want,
+                    "spt {out_spt}, thread {t}, register {i}"
+                );
+            }
+        }
+        let concatenated = (0..512).all(|i| out.get_bits(i) == xs[i as usize]);
+        assert_eq!(concatenated, !interleaved);
+    }
+}
+
+/// `ttg.inline_asm` (per-thread inline PTX) runs its block once per thread on the thread's
+/// registers in register order: with two elements a thread and the layout repeated twice, a
+/// thread's registers are x[2t], x[2t + 1], x[256 + 2t], x[256 + 2t + 1], and the block does
+/// something different to each.
+#[test]
+fn per_thread_inline_asm_binds_each_threads_registers_in_order() {
+    let text = r#"#blocked = #ttg.blocked<{sizePerThread = [2], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+module attributes {"ttg.num-warps" = 4 : i32, ttg.target = "cuda:100"} {
+  tt.func public @k(%p: !tt.ptr<i32>, %o: !tt.ptr<i32>, %s: i32) attributes {noinline = false} {
+    %r = tt.make_range {end = 512 : i32, start = 0 : i32} : tensor<512xi32, #blocked>
+    %ps = tt.splat %p : !tt.ptr<i32> -> tensor<512x!tt.ptr<i32>, #blocked>
+    %pa = tt.addptr %ps, %r : tensor<512x!tt.ptr<i32>, #blocked>, tensor<512xi32, #blocked>
+    %x = tt.load %pa : tensor<512x!tt.ptr<i32>, #blocked>
+    %y = ttg.inline_asm "add.s32 $0, $5, $4;\0Amul.lo.s32 $1, $6, 3;\0Asub.s32 $2, $7, $4;\0Axor.b32 $3, $8, 255;" {constraints = "=r,=r,=r,=r,r,r,r,r,r", pure = true} %s, %x : (i32, tensor<512xi32, #blocked>) -> tensor<512xi32, #blocked>
+    %os = tt.splat %o : !tt.ptr<i32> -> tensor<512x!tt.ptr<i32>, #blocked>
+    %po = tt.addptr %os, %r : tensor<512x!tt.ptr<i32>, #blocked>, tensor<512xi32, #blocked>
+    tt.store %po, %y : tensor<512x!tt.ptr<i32>, #blocked>
+    tt.return
+  }
+}
+"#;
+    let launch = "launch {\n  grid = [1]\n  tensor x: i32[512] = randint(0 - 1000, 1000)\n  tensor out: i32[512] = fill(5)\n  p = x\n  o = out\n  s = 1000\n  outputs = [out]\n}\n";
+    let (source, k) = import_ok(text, Some(launch));
+    let (x, r) = run_clean(&source, &k, 3);
+    let out = r.tensor("out").expect("out");
+    for i in 0..512u64 {
+        let v = x.get_bits(i) as u32 as i32;
+        // Register (rep, reg) of its thread: rep = i / 256, reg = i % 2.
+        let want = match (i / 256) * 2 + i % 2 {
+            0 => v + 1000,
+            1 => v * 3,
+            2 => v - 1000,
+            _ => v ^ 255,
+        };
+        assert_eq!(out.get_bits(i) as u32 as i32, want, "element {i}");
+    }
+}
+
+/// `arith.floordivsi`, `arith.ceildivsi` and `arith.ceildivui` round the quotient toward -inf
+/// and +inf, on tiles (both signs of divisor) and on scalars: checked against the rational
+/// quotient rounded by f64 floor/ceil, and unsigned `div_ceil`.
+#[test]
+fn rounding_divisions_round_toward_the_infinities() {
+    let text = r#"#blocked = #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+module attributes {"ttg.num-warps" = 4 : i32, ttg.target = "cuda:100"} {
+  tt.func public @k(%p: !tt.ptr<i32>, %q: !tt.ptr<i32>, %o: !tt.ptr<i32>, %n: i32) attributes {noinline = false} {
+    %r = tt.make_range {end = 128 : i32, start = 0 : i32} : tensor<128xi32, #blocked>
+    %ps = tt.splat %p : !tt.ptr<i32> -> tensor<128x!tt.ptr<i32>, #blocked>
+    %pp = tt.addptr %ps, %r : tensor<128x!tt.ptr<i32>, #blocked>, tensor<128xi32, #blocked>
+    %x = tt.load %pp : tensor<128x!tt.ptr<i32>, #blocked>
+    %qs = tt.splat %q : !tt.ptr<i32> -> tensor<128x!tt.ptr<i32>, #blocked>
+    %qp = tt.addptr %qs, %r : tensor<128x!tt.ptr<i32>, #blocked>, tensor<128xi32, #blocked>
+    %d = tt.load %qp : tensor<128x!tt.ptr<i32>, #blocked>
+    %zero = arith.constant dense<0> : tensor<128xi32, #blocked>
+    %nd = arith.subi %zero, %d : tensor<128xi32, #blocked>
+    %f0 = arith.floordivsi %x, %d : tensor<128xi32, #blocked>
+    %f1 = arith.ceildivsi %x, %d : tensor<128xi32, #blocked>
+    %f2 = arith.floordivsi %x, %nd : tensor<128xi32, #blocked>
+    %f3 = arith.ceildivsi %x, %nd : tensor<128xi32, #blocked>
+    %f4 = arith.ceildivui %x, %d : tensor<128xi32, #blocked>
+    %c128 = arith.constant dense<128> : tensor<128xi32, #blocked>
+    %os = tt.splat %o : !tt.ptr<i32> -> tensor<128x!tt.ptr<i32>, #blocked>
+    %o0 = tt.addptr %os, %r : tensor<128x!tt.ptr<i32>, #blocked>, tensor<128xi32, #blocked>
+    tt.store %o0, %f0 : tensor<128x!tt.ptr<i32>, #blocked>
+    %o1 = tt.addptr %o0, %c128 : tensor<128x!tt.ptr<i32>, #blocked>, tensor<128xi32, #blocked>
+    tt.store %o1, %f1 : tensor<128x!tt.ptr<i32>, #blocked>
+    %o2 = tt.addptr %o1, %c128 : tensor<128x!tt.ptr<i32>, #blocked>, tensor<128xi32, #blocked>
+    tt.store %o2, %f2 : tensor<128x!tt.ptr<i32>, #blocked>
+    %o3 = tt.addptr %o2, %c128 : tensor<128x!tt.ptr<i32>, #blocked>, tensor<128xi32, #blocked>
+    tt.store %o3, %f3 : tensor<128x!tt.ptr<i32>, #blocked>
+    %o4 = tt.addptr %o3, %c128 : tensor<128x!tt.ptr<i32>, #blocked>, tensor<128xi32, #blocked>
+    tt.store %o4, %f4 : tensor<128x!tt.ptr<i32>, #blocked>
+    %c7 = arith.constant 7 : i32
+    %s0 = arith.floordivsi %n, %c7 : i32
+    %s1 = arith.ceildivsi %n, %c7 : i32
+    %c640 = arith.constant 640 : i32
+    %c641 = arith.constant 641 : i32
+    %so0 = tt.addptr %o, %c640 : !tt.ptr<i32>, i32
+    tt.store %so0, %s0 : !tt.ptr<i32>
+    %so1 = tt.addptr %o, %c641 : !tt.ptr<i32>, i32
+    tt.store %so1, %s1 : !tt.ptr<i32>
+    tt.return
+  }
+}
+"#;
+    let launch = "launch {\n  grid = [1]\n  tensor x: i32[128] = randint(0 - 100, 100)\n  tensor d: i32[128] = randint(1, 9)\n  tensor out: i32[642] = fill(5)\n  p = x\n  q = d\n  o = out\n  n = 0 - 20\n  outputs = [out]\n}\n";
+    let (source, k) = import_ok(text, Some(launch));
+    let (x, r) = run_clean(&source, &k, 3);
+    let d = r.tensor("d").expect("d");
+    let out = r.tensor("out").expect("out");
+    let at = |i: u64| out.get_bits(i) as u32 as i32;
+    let mut negative = 0;
+    for i in 0..128u64 {
+        let (a, b) = (x.get_bits(i) as u32 as i32, d.get_bits(i) as u32 as i32);
+        negative += (a < 0 && a % b != 0) as usize;
+        let exact = |b: i32| a as f64 / b as f64;
+        assert_eq!(at(i), exact(b).floor() as i32, "floordivsi({a}, {b})");
+        assert_eq!(at(128 + i), exact(b).ceil() as i32, "ceildivsi({a}, {b})");
+        assert_eq!(at(256 + i), exact(-b).floor() as i32, "floordivsi({a}, {})", -b);
+        assert_eq!(at(384 + i), exact(-b).ceil() as i32, "ceildivsi({a}, {})", -b);
+        assert_eq!(
+            at(512 + i) as u32,
+            (a as u32).div_ceil(b as u32),
+            "ceildivui({a}, {b})"
+        );
+    }
+    // Inexact negative quotients are where floor and truncation differ: the draw has some.
+    assert!(negative > 10, "{negative}");
+    assert_eq!((at(640), at(641)), (-3, -2));
 }
 
 /// Inline PTX that pairs f32 lanes imports as the elementwise arithmetic it performs (the

@@ -4,7 +4,8 @@
 //! Math functions take a float tile (or a float scalar) and return the same type. Their
 //! semantics are the mathematical function rounded to the element type (the simulator
 //! computes in f64 and rounds once); the PTX backend uses the hardware's forms, some of which
-//! are approximations (`ex2.approx`, `lg2.approx`, `rsqrt.approx`, `sin.approx`): see
+//! are approximations (`ex2.approx`, `lg2.approx`, `rsqrt.approx`, `sin.approx`,
+//! `tanh.approx`): see
 //! [`MathFn::ptx_note`] and docs/tile-format.md for their documented error bounds.
 //!
 //! Reductions fold one axis of a tile with a combiner: `sum`, `prod`, `reduce_max`,
@@ -28,10 +29,16 @@ pub enum MathFn {
     Ceil,
     Sin,
     Cos,
+    Tanh,
+    Exp10,
+    Log10,
+    Log1p,
+    Expm1,
+    Tan,
 }
 
 impl MathFn {
-    pub const ALL: [MathFn; 11] = [
+    pub const ALL: [MathFn; 17] = [
         MathFn::Exp,
         MathFn::Exp2,
         MathFn::Log,
@@ -43,6 +50,12 @@ impl MathFn {
         MathFn::Ceil,
         MathFn::Sin,
         MathFn::Cos,
+        MathFn::Tanh,
+        MathFn::Exp10,
+        MathFn::Log10,
+        MathFn::Log1p,
+        MathFn::Expm1,
+        MathFn::Tan,
     ];
 
     /// The function's `.tile` name. `log2` of an integer constant is the constant function
@@ -60,6 +73,12 @@ impl MathFn {
             MathFn::Ceil => "ceil",
             MathFn::Sin => "sin",
             MathFn::Cos => "cos",
+            MathFn::Tanh => "tanh",
+            MathFn::Exp10 => "exp10",
+            MathFn::Log10 => "log10",
+            MathFn::Log1p => "log1p",
+            MathFn::Expm1 => "expm1",
+            MathFn::Tan => "tan",
         }
     }
 
@@ -81,6 +100,12 @@ impl MathFn {
             MathFn::Ceil => x.ceil(),
             MathFn::Sin => x.sin(),
             MathFn::Cos => x.cos(),
+            MathFn::Tanh => x.tanh(),
+            MathFn::Exp10 => 10f64.powf(x),
+            MathFn::Log10 => x.log10(),
+            MathFn::Log1p => x.ln_1p(),
+            MathFn::Expm1 => x.exp_m1(),
+            MathFn::Tan => x.tan(),
         }
     }
 
@@ -234,5 +259,18 @@ mod tests {
         assert_eq!(MathFn::Erf.eval(0.0), 0.0);
         assert!(MathFn::Log.eval(-1.0).is_nan());
         assert_eq!(MathFn::Rsqrt.eval(0.0), f64::INFINITY);
+        assert_eq!(MathFn::Exp10.eval(3.0), 1000.0);
+        assert_eq!(MathFn::Log10.eval(0.001), -3.0);
+        assert_eq!(MathFn::Tanh.eval(0.0), 0.0);
+        assert_eq!(MathFn::Tanh.eval(f64::INFINITY), 1.0);
+        assert!((MathFn::Tanh.eval(0.5) - 0.462_117_157_260_009_8).abs() < 1e-15);
+        // log1p keeps the digits of a small argument that log(1 + x) would lose.
+        assert_eq!(MathFn::Log1p.eval(1e-20), 1e-20);
+        assert_eq!(MathFn::Log1p.eval(-1.0), f64::NEG_INFINITY);
+        assert!(MathFn::Log1p.eval(-2.0).is_nan());
+        assert_eq!(MathFn::Expm1.eval(1e-20), 1e-20);
+        assert_eq!(MathFn::Expm1.eval(f64::NEG_INFINITY), -1.0);
+        assert_eq!(MathFn::Tan.eval(0.0), 0.0);
+        assert!((MathFn::Tan.eval(std::f64::consts::FRAC_PI_4) - 1.0).abs() < 1e-15);
     }
 }

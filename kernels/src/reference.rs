@@ -336,6 +336,8 @@ pub fn reference(
         "clc_cluster_flags_kernel" => elementwise::clc_cluster_flags(plan, inputs),
         "packed_arith_kernel" => elementwise::packed_arith(plan, inputs),
         "inline_asm_kernel" => elementwise::inline_asm(plan, inputs),
+        "math_fns_kernel" => elementwise::math_fns(plan, inputs),
+        "packed_minmax_kernel" => elementwise::packed_minmax(plan, inputs),
         "smem_gather_scatter_kernel" => movement::smem_gather_scatter(plan, inputs),
         "smem_histogram_kernel" => reduction::smem_histogram(plan, inputs),
         "tma_reduce_kernel" => reduction::tma_reduce(plan, inputs),

@@ -40,6 +40,7 @@ impl<'m> Cx<'m> {
             | "arith.minimumf" | "arith.maximumf" | "arith.minnumf" | "arith.maxnumf" | "arith.cmpi"
             | "arith.cmpf" | "arith.divui" | "arith.remui" | "arith.shrui" | "arith.minui"
             | "arith.maxui" => self.binary(op, span),
+            "arith.ceildivsi" | "arith.floordivsi" | "arith.ceildivui" => self.rounding_div(op, span),
             "arith.select" => {
                 let v = self.n_operands(op, 3)?;
                 let c = self.math_operand(&v[0].0, v[0].1)?;
@@ -420,6 +421,7 @@ impl<'m> Cx<'m> {
                 self.bind(&b, Val::E(name_e(&nb, span), ty));
                 Ok(())
             }
+            "tt.cat" => self.cat(op, span),
             "tt.join" => {
                 let v = self.n_operands(op, 2)?;
                 let ty = self.result_type(op, 0)?;
@@ -510,6 +512,18 @@ impl<'m> Cx<'m> {
             "tt.fp_to_fp" => self.fp_to_fp(op, span),
             "tt.call" => self.call_op(op, span),
             "tt.assert" => self.device_assert(op, span),
+            // `gl.device_print`: its output goes to the host's stdout through `vprintf` and
+            // changes no value, memory or ordering the kernel sees, so the import leaves it out
+            // (docs/gluon.md); its operands (after the prefix and attributes:
+            // `tt.print " x: " {..} : %x : type`) must still name values.
+            "tt.print" => {
+                for t in &op.toks {
+                    if let Tok::Value(n) = &t.tok {
+                        self.get(n, t.span)?;
+                    }
+                }
+                Ok(())
+            }
             "tt.histogram" => self.histogram(op, span),
             "ttg.local_gather" | "ttg.local_scatter" | "ttg.local_atomic_scatter_rmw" => {
                 self.local_indexed(op, span)
@@ -933,7 +947,8 @@ impl<'m> Cx<'m> {
             "scf.if" => self.scf_if(op, span),
             "ttg.warp_specialize" => self.warp_specialize(op, span),
             "math.exp" | "math.exp2" | "math.log" | "math.log2" | "math.sqrt" | "math.rsqrt" | "math.sin"
-            | "math.cos" | "math.erf" | "math.floor" | "math.ceil" | "tt.precise_sqrt" => {
+            | "math.cos" | "math.erf" | "math.floor" | "math.ceil" | "math.tanh" | "math.exp10"
+            | "math.log10" | "math.log1p" | "math.expm1" | "math.tan" | "tt.precise_sqrt" => {
                 let f = match name {
                     "tt.precise_sqrt" => "sqrt",
                     n => n.trim_start_matches("math."),
@@ -967,6 +982,12 @@ impl<'m> Cx<'m> {
                     "ceilf" => Some("ceil"),
                     "sinf" => Some("sin"),
                     "cosf" => Some("cos"),
+                    "tanhf" => Some("tanh"),
+                    "exp10f" => Some("exp10"),
+                    "log10f" => Some("log10"),
+                    "log1pf" => Some("log1p"),
+                    "expm1f" => Some("expm1"),
+                    "tanf" => Some("tan"),
                     _ => None,
                 };
                 let v = self.operands(op)?;
@@ -974,7 +995,7 @@ impl<'m> Cx<'m> {
                     return Err(self.unsupported(
                         op,
                         &format!(
-                            "libdevice `{symbol}` has no bwsim equivalent (bwsim's math functions are exp, exp2, log, log2, sqrt, rsqrt, erf, floor, ceil, sin and cos)"
+                            "libdevice `{symbol}` has no bwsim equivalent (bwsim's math functions are exp, exp2, log, log2, sqrt, rsqrt, erf, floor, ceil, sin, cos, tanh, exp10, log10, log1p, expm1 and tan)"
                         ),
                     ));
                 };
@@ -982,6 +1003,7 @@ impl<'m> Cx<'m> {
                 self.unary_result(op, call(f, vec![a], span), x, span)
             }
             "tt.elementwise_inline_asm" => self.inline_asm(op, span),
+            "ttg.inline_asm" => self.thread_asm(op, span),
             "ttg.memdesc_trans" => self.memdesc_trans(op, span),
             "ttg.memdesc_reshape" => self.memdesc_dense_view(op, span),
             // Terminators are read by the region that holds them.

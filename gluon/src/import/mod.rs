@@ -20,7 +20,9 @@
 //! attributes and signatures;
 //! `dispatch` matches each operation, `values` imports arithmetic, loads, stores and
 //! reductions, `memory` the shared/tensor-memory, TMA and MMA operations, `control` the
-//! loops, conditionals and warp specialization.
+//! loops, conditionals and warp specialization; `cat` (`tt.cat`) and `thread_asm`
+//! (`ttg.inline_asm`) regroup tensors thread by thread, in the registers the layout gives
+//! each thread.
 
 use crate::error::ImportError;
 use crate::lexer::{Tok, Token};
@@ -36,6 +38,7 @@ use bwsim_isa::{DType, Span, Target};
 use std::collections::{HashMap, HashSet};
 
 mod calls;
+mod cat;
 mod cluster;
 mod combiner;
 mod control;
@@ -47,6 +50,7 @@ mod layouts;
 mod memory;
 mod operands;
 mod proxy_fences;
+mod thread_asm;
 mod values;
 
 use layouts::tmem_access_check;

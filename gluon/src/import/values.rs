@@ -153,6 +153,72 @@ impl<'m> Cx<'m> {
         Ok(())
     }
 
+    /// `arith.floordivsi`, `arith.ceildivsi`, `arith.ceildivui`: integer division rounded
+    /// toward -inf (floor) or +inf (ceil) instead of toward zero. The truncating quotient
+    /// `a / b` is the answer unless the remainder is non-zero and the exact quotient lies on
+    /// the side it rounds to, where it moves by one: negative for floor (the operands' signs
+    /// differ, `(a ^ b) < 0`), positive for ceil (`(a ^ b) >= 0`; always, unsigned). The
+    /// unsigned form divides the operands zero-extended to i64, as `arith.divui` does. A
+    /// division by zero is what `a / b` makes of it.
+    pub(super) fn rounding_div(&mut self, op: &Op, span: Span) -> R<()> {
+        let v = self.n_operands(op, 2)?;
+        let a_ty = self.val_type(&v[0].0, v[0].1)?;
+        let b_ty = self.val_type(&v[1].0, v[1].1)?;
+        let both_splat = matches!(self.get(&v[0].0, v[0].1)?, Val::Splat(..))
+            && matches!(self.get(&v[1].0, v[1].1)?, Val::Splat(..));
+        let a = self.math_operand(&v[0].0, v[0].1)?;
+        let b = self.math_operand(&v[1].0, v[1].1)?;
+        let ty = if a_ty.is_tensor() { a_ty } else { b_ty };
+        let select = if ty.is_tensor() && !both_splat {
+            "where"
+        } else {
+            "select"
+        };
+        let one = || int_e(1, span);
+        let zero = || int_e(0, span);
+        let e = if op.name == "arith.ceildivui" {
+            let elem = ty.elem().unwrap_or(Elem::I32);
+            let Some(mask) = zext_mask(elem) else {
+                return Err(self.unsupported(
+                    op,
+                    &format!(
+                        "unsigned {} divisions: bwsim's integers are signed and 64 bits at most",
+                        format!("{elem:?}").to_lowercase()
+                    ),
+                ));
+            };
+            let (za, zb) = (zext_i64(a, mask, span), zext_i64(b, mask, span));
+            let q = bin(BinOp::Div, za.clone(), zb.clone(), span);
+            let inexact = bin(BinOp::Ne, bin(BinOp::Rem, za, zb, span), zero(), span);
+            let r = call(
+                select,
+                vec![inexact, bin(BinOp::Add, q.clone(), one(), span), q],
+                span,
+            );
+            let d = dtype_of(elem, span)?;
+            call("cast", vec![r, name_e(d.name(), span)], span)
+        } else {
+            let q = bin(BinOp::Div, a.clone(), b.clone(), span);
+            let inexact = bin(
+                BinOp::Ne,
+                bin(BinOp::Rem, a.clone(), b.clone(), span),
+                zero(),
+                span,
+            );
+            let signs = bin(BinOp::BitXor, a, b, span);
+            let (side, step) = if op.name == "arith.floordivsi" {
+                (bin(BinOp::Lt, signs, zero(), span), BinOp::Sub)
+            } else {
+                (bin(BinOp::Ge, signs, zero(), span), BinOp::Add)
+            };
+            let cond = bin(BinOp::BitAnd, inexact, side, span);
+            call(select, vec![cond, bin(step, q.clone(), one(), span), q], span)
+        };
+        let r = self.result(op, 0)?;
+        self.let_val(&r, e, ty, both_splat, span);
+        Ok(())
+    }
+
     /// An unsigned integer operation on integers of at most 32 bits: bwsim's integers are
     /// signed, so both operands are zero-extended to i64 (`cast(x, i64) & mask`, exact), the
     /// signed i64 operation is the unsigned one, and the result is truncated back.
@@ -204,8 +270,9 @@ impl<'m> Cx<'m> {
     /// `ttng.packed_arith add|sub|mul|fma` (Gluon's `add2`, `sub2`, `mul2`, `fma2`, Triton 3.8
     /// and later): elementwise arithmetic that the hardware does two lanes at a time
     /// (`add.f32x2`, `fma.rn.f32x2`, `add.f16x2`), each lane rounded to nearest even as the scalar
-    /// operation is; so the elementwise expression. The packed fp8/fp4 forms (`min2`/`max2`
-    /// too) are refused by name.
+    /// operation is; so the elementwise expression. `min` and `max` (`min2`, `max2`:
+    /// `min.f16x2`, `max.bf16x2`, a NaN losing to a number as in IEEE minNum/maxNum) are the
+    /// elementwise `min(a, b)` and `max(a, b)`. The packed fp8/fp4 forms are refused by name.
     pub(super) fn packed_arith(&mut self, op: &Op, span: Span) -> R<()> {
         let mut c = Cursor::new(&op.toks, op.span);
         let kind = c.ident()?;
@@ -220,12 +287,12 @@ impl<'m> Cx<'m> {
             .collect::<R<Vec<_>>>()?
             .iter()
             .all(|e| *e == elem);
-        if !float || !same || !matches!(kind.as_str(), "add" | "sub" | "mul" | "fma") {
+        if !float || !same || !matches!(kind.as_str(), "add" | "sub" | "mul" | "fma" | "min" | "max") {
             return Err(self.unsupported(
                 op,
                 &format!(
-                    "`ttng.packed_arith {kind}` on {}: bwsim imports add, sub, mul and fma of f32, f16 or bf16 \
-                     operands of the result's type (Gluon's add2, sub2, mul2, fma2)",
+                    "`ttng.packed_arith {kind}` on {}: bwsim imports add, sub, mul, fma, min and max of f32, f16 \
+                     or bf16 operands of the result's type (Gluon's add2, sub2, mul2, fma2, min2, max2)",
                     elem.map_or("these operands".to_string(), |e| format!("{e:?}").to_lowercase())
                 ),
             ));
@@ -238,6 +305,7 @@ impl<'m> Cx<'m> {
             "add" => bin(BinOp::Add, xs[0].clone(), xs[1].clone(), span),
             "sub" => bin(BinOp::Sub, xs[0].clone(), xs[1].clone(), span),
             "mul" => bin(BinOp::Mul, xs[0].clone(), xs[1].clone(), span),
+            "min" | "max" => call(&kind, xs, span),
             _ => call("fma", xs, span),
         };
         let first_tensor = v

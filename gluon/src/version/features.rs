@@ -172,7 +172,7 @@ pub const FEATURES: &[Feature] = &[
         example: "tt.cat",
         since: Version::V3_6,
         until: None,
-        support: Support::Refused("concatenation (`gl.cat`) has no bwsim operation yet"),
+        support: Support::Imported("the order Triton's lowering gives (each thread's registers of the first operand, then of the second, placed by the result's layout), as reshape, permute and join of the operands; rank-1 blocked (or blocked-like linear) layouts over every lane and warp"),
     },
     Feature {
         name: "tt.clampf",
@@ -252,7 +252,7 @@ pub const FEATURES: &[Feature] = &[
         example: "tt.extern_elementwise",
         since: Version::V3_6,
         until: None,
-        support: Support::Imported("libdevice's exp, exp2, log, log2, sqrt, rsqrt, erf, floor, ceil, sin, cos (and `__nv_fast_` forms) as bwsim's math functions; other symbols refused"),
+        support: Support::Imported("libdevice's exp, exp2, log, log2, sqrt, rsqrt, erf, floor, ceil, sin, cos, tanh, exp10, log10, log1p, expm1, tan (and `__nv_fast_` forms) as bwsim's math functions; other symbols refused"),
     },
     Feature {
         name: "tt.fp_to_fp",
@@ -372,7 +372,7 @@ pub const FEATURES: &[Feature] = &[
         example: "tt.print",
         since: Version::V3_6,
         until: None,
-        support: Support::Refused("device printing (`gl.device_print`) is not supported: remove it, or run the kernel with `bwsim run --trace`"),
+        support: Support::Imported("left out: device printing (`gl.device_print`) changes no value, memory or ordering the kernel sees; `bwsim run --trace` shows the values"),
     },
     Feature {
         name: "tt.assert",
@@ -492,7 +492,7 @@ pub const FEATURES: &[Feature] = &[
         example: "ttg.inline_asm",
         since: Version::V3_9,
         until: None,
-        support: Support::Refused("per-thread inline assembly (`gl.inline_asm`) binds operands to each thread's registers of the layout; bwsim models elementwise snippets only"),
+        support: Support::Imported("`inline_asm` with `pack` = a thread's registers, on the operands regrouped thread by thread (each group one thread's registers in register order), the PTX's operand numbers renumbered to that form; rank-1 blocked (or blocked-like linear) layouts over every lane and warp"),
     },
     Feature {
         name: "ttg.local_alloc",
@@ -620,7 +620,7 @@ pub const FEATURES: &[Feature] = &[
         example: "ttg.warp_id",
         since: Version::V3_7,
         until: None,
-        support: Support::Refused("the warp index (`gl.warp_id()`) has no bwsim operation yet: bwsim runs a partition's warps as one"),
+        support: Support::Refused("the warp index differs between the warps of a partition, which bwsim runs as one agent: a scalar that differs by warp (and a branch on it) has no representation there (Triton 3.9's Python API does not expose it)"),
     },
     Feature {
         name: "ttng.arrive_barrier",
@@ -807,7 +807,7 @@ pub const FEATURES: &[Feature] = &[
         example: "ttng.packed_arith",
         since: Version::V3_8,
         until: None,
-        support: Support::Imported("add, sub, mul, fma of f32/f16/bf16 (Gluon's add2, sub2, mul2, fma2) as the elementwise `a + b`, `a - b`, `a * b`, `fma(a, b, c)`; fp8/fp4 forms and min2/max2 refused"),
+        support: Support::Imported("add, sub, mul, fma, min, max of f32/f16/bf16 (Gluon's add2, sub2, mul2, fma2, min2, max2) as the elementwise `a + b`, `a - b`, `a * b`, `fma(a, b, c)`, `min(a, b)`, `max(a, b)` (a NaN loses, as `min.f16x2` does); fp8/fp4 forms refused"),
     },
     Feature {
         name: "ttng.reinterpret_tensor_descriptor",
@@ -1293,7 +1293,7 @@ pub const FEATURES: &[Feature] = &[
         example: "arith.ceildivsi",
         since: Version::V3_6,
         until: None,
-        support: Support::Refused("rounding-mode divisions have no bwsim equivalent (write the rounding with `/`, `%` and `where`)"),
+        support: Support::Imported("the truncating quotient `a / b`, plus one where the remainder is non-zero and the operands' signs agree"),
     },
     Feature {
         name: "arith.floordivsi",
@@ -1301,7 +1301,7 @@ pub const FEATURES: &[Feature] = &[
         example: "arith.floordivsi",
         since: Version::V3_6,
         until: None,
-        support: Support::Refused("rounding-mode divisions have no bwsim equivalent (write the rounding with `/`, `%` and `where`)"),
+        support: Support::Imported("the truncating quotient `a / b`, minus one where the remainder is non-zero and the operands' signs differ"),
     },
     Feature {
         name: "arith.ceildivui",
@@ -1309,7 +1309,7 @@ pub const FEATURES: &[Feature] = &[
         example: "arith.ceildivui",
         since: Version::V3_6,
         until: None,
-        support: Support::Refused("rounding-mode divisions have no bwsim equivalent (write the rounding with `/`, `%` and `where`)"),
+        support: Support::Imported("the quotient of the operands zero-extended to i64, plus one where the remainder is non-zero"),
     },
     Feature {
         name: "math.exp",
@@ -1429,7 +1429,7 @@ pub const FEATURES: &[Feature] = &[
         example: "math.tanh",
         since: Version::V3_6,
         until: None,
-        support: Support::Refused("bwsim's math functions are exp, exp2, log, log2, sqrt, rsqrt, erf, floor, ceil, sin and cos"),
+        support: Support::Imported("bwsim's `tanh` (exact in the simulator; `tanh.approx.f32` in PTX, about 2^-11 relative error)"),
     },
     Feature {
         name: "math.exp10",
@@ -1437,7 +1437,7 @@ pub const FEATURES: &[Feature] = &[
         example: "math.exp10",
         since: Version::V3_6,
         until: None,
-        support: Support::Refused("bwsim's math functions are exp, exp2, log, log2, sqrt, rsqrt, erf, floor, ceil, sin and cos"),
+        support: Support::Imported("bwsim's `exp10` (exact in the simulator; `ex2.approx.f32` of `x * log2(10)` in PTX)"),
     },
     Feature {
         name: "math.log10",
@@ -1445,7 +1445,7 @@ pub const FEATURES: &[Feature] = &[
         example: "math.log10",
         since: Version::V3_6,
         until: None,
-        support: Support::Refused("bwsim's math functions are exp, exp2, log, log2, sqrt, rsqrt, erf, floor, ceil, sin and cos"),
+        support: Support::Imported("bwsim's `log10` (exact in the simulator; `lg2.approx.f32` times log10(2) in PTX)"),
     },
     Feature {
         name: "math.log1p",
@@ -1453,7 +1453,7 @@ pub const FEATURES: &[Feature] = &[
         example: "math.log1p",
         since: Version::V3_6,
         until: None,
-        support: Support::Refused("bwsim's math functions are exp, exp2, log, log2, sqrt, rsqrt, erf, floor, ceil, sin and cos"),
+        support: Support::Imported("bwsim's `log1p` (exact in the simulator; in PTX `lg2.approx` of `u = 1 + x` scaled by `x / (u - 1)`)"),
     },
     Feature {
         name: "math.expm1",
@@ -1461,7 +1461,7 @@ pub const FEATURES: &[Feature] = &[
         example: "math.expm1",
         since: Version::V3_6,
         until: None,
-        support: Support::Refused("bwsim's math functions are exp, exp2, log, log2, sqrt, rsqrt, erf, floor, ceil, sin and cos"),
+        support: Support::Imported("bwsim's `expm1` (exact in the simulator; in PTX `(u - 1) * x / ln(u)` with `u = e^x` from `ex2.approx`/`lg2.approx`)"),
     },
     Feature {
         name: "math.tan",
@@ -1469,7 +1469,7 @@ pub const FEATURES: &[Feature] = &[
         example: "math.tan",
         since: Version::V3_6,
         until: None,
-        support: Support::Refused("bwsim's math functions are exp, exp2, log, log2, sqrt, rsqrt, erf, floor, ceil, sin and cos"),
+        support: Support::Imported("bwsim's `tan` (exact in the simulator; `sin.approx.f32 / cos.approx.f32` in PTX)"),
     },
     Feature {
         name: "math.atan",
@@ -1477,6 +1477,6 @@ pub const FEATURES: &[Feature] = &[
         example: "math.atan",
         since: Version::V3_6,
         until: None,
-        support: Support::Refused("bwsim's math functions are exp, exp2, log, log2, sqrt, rsqrt, erf, floor, ceil, sin and cos"),
+        support: Support::Refused("bwsim's math functions are exp, exp2, log, log2, sqrt, rsqrt, erf, floor, ceil, sin, cos, tanh, exp10, log10, log1p, expm1 and tan; atan has no PTX instruction and no bwsim function"),
     },
 ];

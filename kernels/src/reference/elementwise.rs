@@ -340,6 +340,63 @@ pub(super) fn packed_arith(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<V
     Ok(vec![Expected::exact("out", out)])
 }
 
+/// tests/gluon/3.9/math_fns.py over an f32 x of n elements, the rows of out: GELU's tanh form
+/// `0.5 x * (1 + tanh(0.7978845608 * (x + ((x * 0.044715) * x) * x)))`, `exp10(x)`,
+/// `log10(|x| + 0.5)`, `log1p(x * 1e-4)`, `expm1(x * 1e-3)`, `tan(x * 0.5)`. The arithmetic is f32 in the kernel's order; each
+/// function is the f64 one rounded once to f32 (the functions' mathematical values). Exact.
+pub(super) fn math_fns(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
+    let x = tensor(plan, inputs, "x")?;
+    if x.dtype != DType::F32 || x.shape.len() != 1 {
+        return Err("math_fns takes a one-dimensional f32 x".into());
+    }
+    let n = x.numel();
+    let f = |g: fn(f64) -> f64, v: f32| g(v as f64) as f32;
+    let mut out = HostTensor::zeros("out", DType::F32, vec![6, n]);
+    for i in 0..n {
+        let v = f32_at(x, i);
+        let inner = 0.797_884_6_f32 * (v + v * 0.044_715_f32 * v * v);
+        let rows = [
+            v * 0.5 * (f(f64::tanh, inner) + 1.0),
+            f(|t| 10f64.powf(t), v),
+            f(f64::log10, v.abs() + 0.5),
+            f(f64::ln_1p, v * 1e-4),
+            f(f64::exp_m1, v * 1e-3),
+            f(f64::tan, v * 0.5),
+        ];
+        for (r, y) in rows.into_iter().enumerate() {
+            out.set_bits(r as u64 * n + i, y.to_bits() as u64);
+        }
+    }
+    Ok(vec![Expected::exact("out", out)])
+}
+
+/// tests/gluon/3.9/packed_minmax.py: `clamped = min(max(x, -0.5), 0.75)` of an f16 x and
+/// `larger = max(a, b)` of bf16 a and b, the larger (smaller) of two numbers being one of them.
+/// Exact.
+pub(super) fn packed_minmax(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
+    let (x, a, b) = (
+        tensor(plan, inputs, "x")?,
+        tensor(plan, inputs, "a")?,
+        tensor(plan, inputs, "b")?,
+    );
+    if x.dtype != DType::F16 || a.dtype != DType::BF16 || b.dtype != DType::BF16 || a.shape != b.shape {
+        return Err("packed_minmax takes an f16 x and bf16 a and b of one shape".into());
+    }
+    let (lo, hi) = (-0.5, 0.75);
+    let mut clamped = HostTensor::zeros("clamped", DType::F16, x.shape.clone());
+    for i in 0..x.numel() {
+        put(&mut clamped, i, val(x, i).max(lo).min(hi))?;
+    }
+    let mut larger = HostTensor::zeros("larger", DType::BF16, a.shape.clone());
+    for i in 0..a.numel() {
+        put(&mut larger, i, val(a, i).max(val(b, i)))?;
+    }
+    Ok(vec![
+        Expected::exact("clamped", clamped),
+        Expected::exact("larger", larger),
+    ])
+}
+
 /// tests/gluon/3.9/inline_asm.py: out = x * scale + x, one `fma.rn.f32` per element. Exact.
 pub(super) fn inline_asm(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
     let x = tensor(plan, inputs, "x")?;

@@ -12,11 +12,18 @@ impl<'c, 'k> Lowerer<'c, 'k> {
     /// One f32 math function: `d = m(x)`. The special-function-unit forms are PTX's
     /// approximations (`ex2.approx`, `lg2.approx`, `rsqrt.approx`, `sin/cos.approx`, the ones
     /// Triton emits); `sqrt` is the correctly rounded `sqrt.rn`; `exp` and `log` go through
-    /// base 2 with the f32 constants log2(e) and ln(2), as Triton lowers them.
+    /// base 2 with the f32 constants log2(e) and ln(2), as Triton lowers them; `exp10` and
+    /// `log10` the same way with log2(10) and log10(2). `tanh` is `tanh.approx.f32`.
+    /// `log1p` is `lg2.approx(u) * ln(2) * (x / (u - 1))` with `u = 1 + x` (the rounding
+    /// error of `u` cancels in the quotient), `x` itself where `u` rounds to 1 and where `x`
+    /// is +inf. `expm1` is `(u - 1) * x / ln(u)` with `u = e^x` the same way; `tan` is
+    /// `sin.approx / cos.approx`.
     pub fn math_f32(&mut self, m: MathFn, d: Reg, x: &str, span: Span) -> LResult<()> {
-        // f32 bit patterns of log2(e) and ln(2).
+        // f32 bit patterns of log2(e), ln(2), log2(10) and log10(2).
         const LOG2_E: &str = "0f3FB8AA3B";
         const LN_2: &str = "0f3F317218";
+        const LOG2_10: &str = "0f40549A78";
+        const LOG10_2: &str = "0f3E9A209B";
         match m {
             MathFn::Exp2 => self.e.ins(format!("ex2.approx.f32 {d}, {x}")),
             MathFn::Exp => {
@@ -36,6 +43,65 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             MathFn::Cos => self.e.ins(format!("cos.approx.f32 {d}, {x}")),
             MathFn::Floor => self.e.ins(format!("cvt.rmi.f32.f32 {d}, {x}")),
             MathFn::Ceil => self.e.ins(format!("cvt.rpi.f32.f32 {d}, {x}")),
+            MathFn::Tanh => self.e.ins(format!("tanh.approx.f32 {d}, {x}")),
+            MathFn::Exp10 => {
+                let t = self.e.reg(RegClass::F32);
+                self.e.ins(format!("mul.f32 {t}, {x}, {LOG2_10}"));
+                self.e.ins(format!("ex2.approx.f32 {d}, {t}"));
+            }
+            MathFn::Log10 => {
+                let t = self.e.reg(RegClass::F32);
+                self.e.ins(format!("lg2.approx.f32 {t}, {x}"));
+                self.e.ins(format!("mul.f32 {d}, {t}, {LOG10_2}"));
+            }
+            MathFn::Log1p => {
+                let u = self.e.reg(RegClass::F32);
+                let um1 = self.e.reg(RegClass::F32);
+                let t = self.e.reg(RegClass::F32);
+                let q = self.e.reg(RegClass::F32);
+                let small = self.e.reg(RegClass::Pred);
+                let inf = self.e.reg(RegClass::Pred);
+                self.e.ins(format!("add.rn.f32 {u}, {x}, 0f3F800000"));
+                self.e.ins(format!("sub.rn.f32 {um1}, {u}, 0f3F800000"));
+                self.e.ins(format!("lg2.approx.f32 {t}, {u}"));
+                self.e.ins(format!("mul.f32 {t}, {t}, {LN_2}"));
+                self.e.ins(format!("div.rn.f32 {q}, {x}, {um1}"));
+                self.e.ins(format!("mul.f32 {t}, {t}, {q}"));
+                self.e.ins(format!("setp.eq.f32 {small}, {um1}, 0f00000000"));
+                self.e.ins(format!("setp.eq.f32 {inf}, {x}, 0f7F800000"));
+                self.e.ins(format!("or.pred {small}, {small}, {inf}"));
+                self.e.ins(format!("selp.f32 {d}, {x}, {t}, {small}"));
+            }
+            MathFn::Expm1 => {
+                // u = e^x; (u - 1) * x / ln(u), where the rounding error of u cancels; x where
+                // u rounds to 1, -1 where u - 1 is -1 and u itself where it is infinite.
+                let t = self.e.reg(RegClass::F32);
+                let u = self.e.reg(RegClass::F32);
+                let um1 = self.e.reg(RegClass::F32);
+                let l = self.e.reg(RegClass::F32);
+                let q = self.e.reg(RegClass::F32);
+                let p = self.e.reg(RegClass::Pred);
+                self.e.ins(format!("mul.f32 {t}, {x}, {LOG2_E}"));
+                self.e.ins(format!("ex2.approx.f32 {u}, {t}"));
+                self.e.ins(format!("sub.rn.f32 {um1}, {u}, 0f3F800000"));
+                self.e.ins(format!("lg2.approx.f32 {l}, {u}"));
+                self.e.ins(format!("mul.f32 {l}, {l}, {LN_2}"));
+                self.e.ins(format!("div.rn.f32 {q}, {x}, {l}"));
+                self.e.ins(format!("mul.f32 {d}, {um1}, {q}"));
+                self.e.ins(format!("setp.eq.f32 {p}, {um1}, 0f00000000"));
+                self.e.ins(format!("selp.f32 {d}, {x}, {d}, {p}"));
+                self.e.ins(format!("setp.eq.f32 {p}, {um1}, 0fBF800000"));
+                self.e.ins(format!("selp.f32 {d}, {um1}, {d}, {p}"));
+                self.e.ins(format!("setp.eq.f32 {p}, {u}, 0f7F800000"));
+                self.e.ins(format!("selp.f32 {d}, {u}, {d}, {p}"));
+            }
+            MathFn::Tan => {
+                let s = self.e.reg(RegClass::F32);
+                let c = self.e.reg(RegClass::F32);
+                self.e.ins(format!("sin.approx.f32 {s}, {x}"));
+                self.e.ins(format!("cos.approx.f32 {c}, {x}"));
+                self.e.ins(format!("div.rn.f32 {d}, {s}, {c}"));
+            }
             MathFn::Erf => {
                 return Err(unsupported(
                     "erf",
