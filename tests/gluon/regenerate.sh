@@ -501,7 +501,7 @@ if since 3.9; then
     gen tmem_row_slice.sm_100a $f/tmem_row_slice.py tmem_row_slice_kernel \
         --arg 'a_desc=desc<fp16[256, 64]>' --arg 'b_desc=desc<fp16[64, 64]>' --arg 'c_desc=desc<fp16[128, 64]>' --arg K=i32
     # Packed half-precision min2/max2 (ttng.packed_arith min|max).
-    gen packed_minmax.sm_100a $f/packed_minmax.py packed_minmax_kernel --target sm_100a --num-warps 4 \
+    gen packed_minmax.sm_100a $f/packed_minmax.py packed_minmax_kernel --num-warps 4 \
         --arg 'x_ptr=*fp16' --arg 'a_ptr=*bf16' --arg 'b_ptr=*bf16' --arg 'clamped_ptr=*fp16' --arg 'larger_ptr=*bf16' -D BLOCK=256
     for t in sm_100a sm_90a; do
         gen_bugs flag_handoff.$t "relaxed_flag" $f/flag_handoff.py flag_handoff_kernel \
@@ -513,7 +513,7 @@ if since 3.9; then
         gen inline_asm.$t $f/inline_asm.py inline_asm_kernel --arg 'x_ptr=*fp32' --arg 'out_ptr=*fp32' \
             --arg scale=fp32 -D BLOCK=512
         # libdevice's tanh, exp10, log10 and log1p (tt.extern_elementwise).
-        gen math_fns.$t $f/math_fns.py math_fns_kernel --target $t --num-warps 4 --arg 'x_ptr=*fp32' \
+        gen math_fns.$t $f/math_fns.py math_fns_kernel --num-warps 4 --arg 'x_ptr=*fp32' \
             --arg 'out_ptr=*fp32' -D BLOCK=256
     done
 fi
