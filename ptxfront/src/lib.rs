@@ -41,15 +41,19 @@
 //!   per-thread pcs grouped by pc).
 
 pub mod exec;
+pub mod launch;
 pub mod lex;
+pub mod machine;
 pub mod parse;
 pub mod program;
+pub mod tensormap;
 
 use bwsim_isa::span::Span;
 
 pub use exec::{buffer_address, run, Arg, Launch, Stats};
 pub use parse::{parse, Module};
 pub use program::{load, Program};
+pub use tensormap::TensorMap;
 
 /// Everything that can go wrong, each with the span of the PTX text it is about (byte offsets
 /// into the file) where it has one.
