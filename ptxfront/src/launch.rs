@@ -12,7 +12,8 @@
 //! - `i32`, `i64`, `fp32`: a scalar.
 //!
 //! PTX parameters left over after the Python ones (Triton's global and profile scratch
-//! pointers) get null.
+//! pointers) get null. A `// shared: BYTES` line gives the dynamic shared memory the launcher
+//! passes (Triton's `metadata.shared`).
 
 use crate::exec::Arg;
 use crate::program::Program;
@@ -39,6 +40,56 @@ pub enum Kind {
 pub struct Param {
     pub name: String,
     pub kind: Kind,
+    /// The element type (of a descriptor or a pointer) or the scalar's type, as Triton names
+    /// it (`fp32`, `i32`, ...).
+    pub dtype: String,
+}
+
+/// bwsim's element type for a Triton type name.
+pub fn dtype(triton: &str) -> Option<bwsim_isa::DType> {
+    use bwsim_isa::DType as D;
+    Some(match triton {
+        "fp32" => D::F32,
+        "fp16" => D::F16,
+        "bf16" => D::BF16,
+        "fp8e4nv" => D::F8E4M3,
+        "fp8e5" => D::F8E5M2,
+        "i1" => D::I1,
+        "i8" => D::I8,
+        "i16" => D::I16,
+        "i32" => D::I32,
+        "i64" => D::I64,
+        "u8" => D::U8,
+        "u16" => D::U16,
+        "u32" => D::U32,
+        "u64" => D::U64,
+        _ => return None,
+    })
+}
+
+/// The dynamic shared memory of the `// shared:` line (0 without one).
+pub fn shared(src: &str) -> Result<u64, Error> {
+    for line in src.lines() {
+        if let Some(v) = line.trim().strip_prefix("// shared:") {
+            return v
+                .trim()
+                .parse()
+                .map_err(|_| Error::Launch(format!("`{}`: not a byte count", line.trim())));
+        }
+    }
+    Ok(0)
+}
+
+/// Threads per CTA: the kernel's `.reqntid`.
+pub fn threads(p: &Program) -> Result<[u32; 3], Error> {
+    let r = p.reqntid.as_ref().ok_or_else(|| {
+        Error::Launch(format!("`{}` has no `.reqntid`: the launch cannot tell its CTA shape", p.name))
+    })?;
+    let mut b = [1u32; 3];
+    for (i, x) in r.iter().take(3).enumerate() {
+        b[i] = *x;
+    }
+    Ok(b)
 }
 
 /// A value for one Python parameter.
@@ -65,8 +116,9 @@ pub fn params(src: &str) -> Result<Vec<Param>, Error> {
         let mut w = rest.split_whitespace();
         let name = w.next().ok_or_else(|| bad("no parameter name"))?.to_string();
         let ty = w.next().ok_or_else(|| bad("no type"))?;
+        let mut dt = ty.trim_start_matches('*').to_string();
         let kind = if ty == "desc" {
-            let _dtype = w.next().ok_or_else(|| bad("no element type"))?;
+            dt = w.next().ok_or_else(|| bad("no element type"))?.to_string();
             let (mut eb, mut sw, mut bx) = (None, None, None);
             for kv in w {
                 let (k, v) = kv.split_once('=').ok_or_else(|| bad("expected KEY=VALUE"))?;
@@ -92,7 +144,7 @@ pub fn params(src: &str) -> Result<Vec<Param>, Error> {
         } else {
             Kind::Scalar(ty.to_string())
         };
-        out.push(Param { name, kind });
+        out.push(Param { name, kind, dtype: dt });
     }
     Ok(out)
 }

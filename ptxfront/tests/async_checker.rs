@@ -58,8 +58,10 @@ fn scale_launch(
             ("n_blocks", Value::Int(blocks as i64)),
         ],
     )?;
-    let mut l = Launch::new([1, 1, 1], [threads, 1, 1], args);
-    l.dynamic_shared = 32 * 1024;
+    let block = launch::threads(&p)?;
+    assert_eq!(block, [threads, 1, 1]);
+    let mut l = Launch::new([1, 1, 1], block, args);
+    l.dynamic_shared = launch::shared(src)?;
     let n = 32 * 64 * blocks as usize;
     Ok((p, l, vec![f32_bytes(&randn(n, 7)), vec![0; 4 * n]]))
 }
