@@ -1,0 +1,130 @@
+//! `bwsim check FILE.ptx`: Triton 3.9's PTX of the Gluon fixtures with TMA copies and
+//! mbarriers (ptxfront/tests/fixtures/triton-3.9), checked on the PTX front end's machine with
+//! the fixtures' launch sidecars (tests/gluon/*.launch): the verdicts of their TTGIR, the
+//! findings at the same Python lines. Bugs planted into the PTX (a deleted
+//! `fence.proxy.async`, a deleted mbarrier wait) are reported at the line of the access they
+//! leave unordered.
+
+mod common;
+
+use common::{bwsim, json, scratch_file};
+
+const FIXTURES: &str = "ptxfront/tests/fixtures/triton-3.9";
+
+fn fixture(name: &str) -> String {
+    std::fs::read_to_string(format!("{}/{FIXTURES}/{name}.ptx", env!("CARGO_MANIFEST_DIR"))).expect("fixture")
+}
+
+/// `(code, at, with)` of each finding of `bwsim check --json`.
+fn findings(stdout: &str) -> Vec<(String, String, String)> {
+    let v = json(stdout);
+    let mut out: Vec<_> = v["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|f| {
+            (
+                f["code"].as_str().unwrap_or("").to_string(),
+                f["at"].as_str().unwrap_or("").to_string(),
+                f["with"][0].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+fn f(code: &str, at: u32, with: u32) -> (String, String, String) {
+    (
+        code.into(),
+        format!("proxy_fences.py:{at}"),
+        format!("proxy_fences.py:{with}"),
+    )
+}
+
+#[test]
+fn the_scale_kernel_checks_clean_as_its_ttgir() {
+    // tests/gluon/proxy_fences.launch: `check [3.7+]: clean`.
+    let path = format!("{FIXTURES}/proxy_fences.sm_100a.ptx");
+    let (code, out, err) = bwsim(&[
+        "check",
+        &path,
+        "--launch",
+        "tests/gluon/proxy_fences.launch",
+        "--schedules",
+        "6",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(findings(&out), vec![]);
+    assert_eq!(json(&out)["ok"], true);
+}
+
+#[test]
+fn the_handoff_bug_is_found_at_its_ttgir_lines() {
+    // tests/gluon/bug_proxy_fences_handoff.launch: `expect: missing-fence at
+    // proxy_fences.py:60 with proxy_fences.py:37`, `check: expected`.
+    let path = format!("{FIXTURES}/bug_proxy_fences_handoff.sm_100a.ptx");
+    let launch = "tests/gluon/bug_proxy_fences_handoff.launch";
+    let (code, out, err) = bwsim(&["check", &path, "--launch", launch, "--schedules", "6", "--json"]);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(findings(&out), vec![f("missing-fence", 60, 37)]);
+    // Rendered: at the PTX's TMA store, naming the Python line.
+    let (code, _, err) = bwsim(&["check", &path, "--launch", launch, "--schedules", "2"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("error[missing-fence]"), "{err}");
+    assert!(
+        err.contains("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group"),
+        "{err}"
+    );
+    assert!(err.contains("proxy_fences.py:60"), "{err}");
+}
+
+#[test]
+fn a_deleted_fence_and_a_deleted_wait_are_found_at_their_lines() {
+    let src = fixture("proxy_fences.sm_100a");
+    let tag = "ptx-check";
+    let no_fence = scratch_file(
+        tag,
+        "no_fence.sm_100a.ptx",
+        src.replacen("\tfence.proxy.async.shared::cta;\n", "", 1),
+    );
+    let (code, out, err) = bwsim(&[
+        "check",
+        &no_fence,
+        "--launch",
+        "tests/gluon/proxy_fences.launch",
+        "--schedules",
+        "4",
+        "--json",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(
+        findings(&out),
+        vec![f("missing-fence", 34, 36), f("missing-fence", 51, 37)]
+    );
+
+    // The wait loop of `mbarrier.wait` deleted; one block (so that no second arrival finds the
+    // barrier's phase still open). The sidecar is found next to the file.
+    let start = src.find("{\n\t.reg .pred complete;").expect("a wait loop");
+    let end = start + src[start..].find("}\n").expect("its end") + 2;
+    let no_wait = scratch_file(
+        tag,
+        "no_wait.sm_100a.ptx",
+        format!("{}{}", &src[..start], &src[end..]),
+    );
+    let sidecar = std::fs::read_to_string(format!(
+        "{}/tests/gluon/proxy_fences.launch",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .expect("sidecar")
+    .replace("tensor x: f32[32, 256]", "tensor x: f32[32, 64]")
+    .replace("tensor y: f32[32, 256]", "tensor y: f32[32, 64]")
+    .replace("n_blocks = 4", "n_blocks = 1");
+    scratch_file(tag, "no_wait.launch", sidecar);
+    let (code, out, err) = bwsim(&["check", &no_wait, "--schedules", "8", "--json"]);
+    assert_eq!(code, 1, "{err}");
+    let found = findings(&out);
+    assert!(found.contains(&f("read-before-complete", 36, 34)), "{found:?}");
+}
