@@ -491,6 +491,20 @@ impl Cta<'_> {
                 t.pc = *target;
                 return Ok(());
             }
+            Op::Brx { index, targets } => {
+                let x = self.read(t, *index, pc)?;
+                let Some(&to) = targets.get(x as usize) else {
+                    return Err(self.rt(
+                        pc,
+                        format!(
+                            "`brx.idx` with index {x} into a table of {} labels",
+                            targets.len()
+                        ),
+                    ));
+                };
+                t.pc = to;
+                return Ok(());
+            }
             Op::Bar { id, count } => {
                 let id = self.read(t, *id, pc)?;
                 let count = count.map(|c| self.read(t, c, pc)).transpose()?;

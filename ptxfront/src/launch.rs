@@ -83,7 +83,10 @@ pub fn shared(src: &str) -> Result<u64, Error> {
 /// Threads per CTA: the kernel's `.reqntid`.
 pub fn threads(p: &Program) -> Result<[u32; 3], Error> {
     let r = p.reqntid.as_ref().ok_or_else(|| {
-        Error::Launch(format!("`{}` has no `.reqntid`: the launch cannot tell its CTA shape", p.name))
+        Error::Launch(format!(
+            "`{}` has no `.reqntid`: the launch cannot tell its CTA shape",
+            p.name
+        ))
     })?;
     let mut b = [1u32; 3];
     for (i, x) in r.iter().take(3).enumerate() {
@@ -144,7 +147,11 @@ pub fn params(src: &str) -> Result<Vec<Param>, Error> {
         } else {
             Kind::Scalar(ty.to_string())
         };
-        out.push(Param { name, kind, dtype: dt });
+        out.push(Param {
+            name,
+            kind,
+            dtype: dt,
+        });
     }
     Ok(out)
 }

@@ -166,8 +166,8 @@ struct Machine<'a, 's> {
     sched: &'s mut dyn Scheduler,
     hb: Option<CtaHb>,
     bars: HashMap<u32, Mbar>,
-    /// A warp parked on a failed wait: the barrier and the phase it saw.
-    parked: Vec<Option<(u32, u64)>>,
+    /// A warp parked on a failed wait: the wait's pc, the barrier and the phase it saw.
+    parked: Vec<Option<(usize, u32, u64)>>,
     flights: Vec<Flight>,
     now: u64,
     /// Per warp: the open bulk group's number, and the stores pending by group.
@@ -279,12 +279,26 @@ impl<'a, 's> Machine<'a, 's> {
         )
     }
 
-    /// The pc of the agent instruction warp `w`'s lanes stopped at first, if any.
-    fn agent_pc(&self, w: usize) -> Option<usize> {
-        self.lanes(w)
+    /// Whether some lane of warp `w` stopped at an agent instruction.
+    fn at_agent(&self, w: usize) -> bool {
+        self.lanes(w).any(|t| self.th[t].st == St::Agent)
+    }
+
+    /// The first (lowest pc) agent instruction warp `w`'s lanes stopped at that can run now:
+    /// not a wait parked on an unmoved barrier, nor a bulk wait with groups pending. Lanes of
+    /// one warp can stop at different ones (an elected lane still issuing copies while the
+    /// others wait at the next iteration's barrier).
+    fn ready_pc(&self, w: usize) -> Option<usize> {
+        let pcs: BTreeSet<usize> = self
+            .lanes(w)
             .filter(|&t| self.th[t].st == St::Agent)
             .map(|t| self.th[t].pc)
-            .min()
+            .collect();
+        pcs.into_iter().find(|&pc| match self.cta.p.ins[pc].op {
+            Op::Agent(AgentOp::BulkWait { n, .. }) => self.bulk_done(w, n),
+            Op::Agent(AgentOp::MbarWait { .. }) => !self.is_parked(w, pc),
+            _ => true,
+        })
     }
 
     fn runnable(&self, w: usize) -> bool {
@@ -292,19 +306,17 @@ impl<'a, 's> Machine<'a, 's> {
         if lanes.clone().any(|t| self.th[t].st == St::Run) {
             return true;
         }
-        let Some(pc) = self.agent_pc(w) else {
-            // At a collective, or done, or at a CTA barrier.
-            return lanes.any(|t| self.th[t].st == St::Sync(None));
-        };
-        if let Some((bar, phase)) = self.parked[w] {
-            if self.bars.get(&bar).is_some_and(|b| b.phase == phase) {
-                return false;
-            }
+        if self.at_agent(w) {
+            return self.ready_pc(w).is_some();
         }
-        match self.cta.p.ins[pc].op {
-            Op::Agent(AgentOp::BulkWait { n, .. }) => self.bulk_done(w, n),
-            _ => true,
-        }
+        // At a collective, or done, or at a CTA barrier.
+        lanes.any(|t| self.th[t].st == St::Sync(None))
+    }
+
+    /// Whether warp `w`'s wait at `pc` failed on a barrier whose phase has not moved since.
+    fn is_parked(&self, w: usize, pc: usize) -> bool {
+        self.parked[w]
+            .is_some_and(|(at, bar, phase)| at == pc && self.bars.get(&bar).is_some_and(|b| b.phase == phase))
     }
 
     /// Whether warp `w`'s committed bulk groups but the `n` most recent are complete.
@@ -368,7 +380,7 @@ impl<'a, 's> Machine<'a, 's> {
             let Some(first) = lanes.clone().find(|&t| self.th[t].st == St::Sync(None)) else {
                 break;
             };
-            if self.agent_pc(w).is_some() {
+            if self.at_agent(w) {
                 // Lanes that stopped at an agent instruction first (an elected lane's
                 // `mbarrier.init`) run it before the others' collective can gather them.
                 break;
@@ -377,7 +389,9 @@ impl<'a, 's> Machine<'a, 's> {
             self.cta.collective(&mut self.th, lanes.clone(), pc)?;
         }
         self.record_generic(w);
-        let Some(pc) = self.agent_pc(w) else {
+        let Some(pc) = self.ready_pc(w) else {
+            // No agent instruction, or each waits (a wait back at a barrier that has not moved
+            // since it failed, a bulk wait with groups pending).
             return Ok(());
         };
         let group: Vec<usize> = lanes
@@ -577,7 +591,7 @@ impl<'a, 's> Machine<'a, 's> {
                         }
                         self.parked[w] = None;
                     } else {
-                        self.parked[w] = Some((a, phase));
+                        self.parked[w] = Some((pc, a, phase));
                     }
                 }
             }

@@ -150,6 +150,8 @@ pub struct Kernel {
     pub maxntid: Option<Vec<u32>>,
     /// `.reqnctapercluster`/`.explicitcluster`: a cluster shape, if any.
     pub cluster: Option<Vec<u32>>,
+    /// `LABEL: .branchtargets L0, L1, ...;`: the jump tables `brx.idx` names, by label.
+    pub branch_targets: HashMap<String, Vec<String>>,
 }
 
 /// A parsed PTX file.
@@ -576,6 +578,7 @@ impl P<'_> {
             reqntid: None,
             maxntid: None,
             cluster: None,
+            branch_targets: HashMap::new(),
         };
         // Performance directives before the body.
         while let Some(Tok::Dot(d)) = self.peek().cloned() {
@@ -666,6 +669,22 @@ impl P<'_> {
                         }
                         self.skip_line(line);
                         self.loc = Some(loc);
+                    }
+                    "branchtargets" => {
+                        self.i += 1;
+                        let Some(Stmt::Label(table, _)) = k.body.last() else {
+                            return Err(self.err(at, "`.branchtargets` needs a label before it"));
+                        };
+                        let table = table.clone();
+                        let mut targets = Vec::new();
+                        loop {
+                            targets.push(self.ident("a label")?.0);
+                            if !self.eat(',') {
+                                break;
+                            }
+                        }
+                        self.expect(';', "after `.branchtargets`")?;
+                        k.branch_targets.insert(table, targets);
                     }
                     "pragma" => {
                         self.i += 1;

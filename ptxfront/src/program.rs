@@ -100,6 +100,11 @@ pub enum Op {
     Bra {
         target: usize,
     },
+    /// `brx.idx index, TABLE`: to the `index`th label of a `.branchtargets` table.
+    Brx {
+        index: Val,
+        targets: Vec<usize>,
+    },
     Bar {
         id: Val,
         count: Option<Val>,
@@ -714,6 +719,29 @@ impl Cx<'_> {
                     space,
                     d: self.reg(i, &o[0])?,
                     a,
+                })
+            }
+            "brx" if m.first() == Some(&"idx") => {
+                let (Some(x), Some(Operand::Sym(t))) = (o.first(), o.get(1)) else {
+                    return Err(self.invalid(i, "`brx.idx` takes an index and a `.branchtargets` label"));
+                };
+                let names = self
+                    .k
+                    .branch_targets
+                    .get(t)
+                    .ok_or_else(|| self.invalid(i, format!("no `.branchtargets` table `{t}`")))?;
+                let targets = names
+                    .iter()
+                    .map(|l| {
+                        self.labels
+                            .get(l)
+                            .copied()
+                            .ok_or_else(|| self.invalid(i, format!("no label `{l}`")))
+                    })
+                    .collect::<Result<_, _>>()?;
+                Ok(Op::Brx {
+                    index: self.val(i, x)?,
+                    targets,
                 })
             }
             "bra" => match o.first() {

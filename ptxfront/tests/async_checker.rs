@@ -198,3 +198,95 @@ fn the_handoff_bug_is_reported_where_its_ttgir_is() -> Result<(), Error> {
     assert_doubled(&b);
     Ok(())
 }
+
+/// A launch of `ws_add_kernel` (planted_bugs.py): a, b (f32[32, 384], buffers 0 and 1) into c
+/// (zeros, buffer 2), six column blocks, as tests/gluon/bug_ws_add_*.launch.
+fn ws_add_launch(src: &str) -> Result<(Program, Launch, Vec<Vec<u8>>), Error> {
+    let p = compile(src, "ws_add_kernel")?;
+    let params = launch::params(src)?;
+    let shape = vec![32, 384];
+    let t = |buffer| Value::Tensor {
+        buffer,
+        shape: shape.clone(),
+    };
+    let args = launch::args(
+        &p,
+        &params,
+        &[
+            ("a_desc", t(0)),
+            ("b_desc", t(1)),
+            ("c_desc", t(2)),
+            ("xnumel", Value::Int(32)),
+            ("ynumel", Value::Int(384)),
+        ],
+    )?;
+    let mut l = Launch::new([1, 1, 1], launch::threads(&p)?, args);
+    l.dynamic_shared = launch::shared(src)?;
+    let n = 32 * 384;
+    Ok((
+        p,
+        l,
+        vec![f32_bytes(&randn(n, 1)), f32_bytes(&randn(n, 2)), vec![0; 4 * n]],
+    ))
+}
+
+/// `(code, primary line, other line)` of every finding, each once.
+fn verdicts(
+    p: &Program,
+    l: &Launch,
+    bufs: &[Vec<u8>],
+    schedules: u64,
+) -> Result<Vec<(Code, String, String)>, Error> {
+    let found: std::collections::BTreeSet<_> = machine::check(p, l, bufs, schedules)?
+        .iter()
+        .map(|f| at(p, f))
+        .collect();
+    Ok(found.into_iter().collect())
+}
+
+fn pb(code: Code, a: u32, b: u32) -> (Code, String, String) {
+    (
+        code,
+        format!("planted_bugs.py:{a}"),
+        format!("planted_bugs.py:{b}"),
+    )
+}
+
+#[test]
+fn the_warp_specialized_add_adds_and_checks_clean() -> Result<(), Error> {
+    // tests/gluon/bug_ws_add_fixed.launch: `run: reference elementwise_add_ws`, `check: clean`.
+    let src = fixture("bug_ws_add_fixed.sm_100a");
+    let (p, l, bufs) = ws_add_launch(&src)?;
+    let mut b = bufs.clone();
+    machine::run(
+        &p,
+        &l,
+        &mut b,
+        &Options {
+            seed: 3,
+            check: false,
+        },
+    )?;
+    let (x, y, c) = (bytes_f32(&b[0]), bytes_f32(&b[1]), bytes_f32(&b[2]));
+    for i in 0..c.len() {
+        assert_eq!(c[i], x[i] + y[i], "c[{i}]");
+    }
+    assert_eq!(verdicts(&p, &l, &bufs, 4)?, vec![]);
+    Ok(())
+}
+
+#[test]
+fn the_planted_bugs_of_the_warp_specialized_add_are_found_at_their_ttgir_lines() -> Result<(), Error> {
+    // tests/gluon/bug_ws_add_no_fence.launch: missing-fence at 45 with 61 (and the release at
+    // 67), at 46 with 62; bug_ws_add_early_release.launch: race at 45 with 61, at 46 with 62.
+    let (p, l, bufs) = ws_add_launch(&fixture("bug_ws_add_no_fence.sm_100a"))?;
+    assert_eq!(
+        verdicts(&p, &l, &bufs, 4)?,
+        vec![pb(Code::MissingFence, 45, 61), pb(Code::MissingFence, 46, 62)]
+    );
+    let (p, l, bufs) = ws_add_launch(&fixture("bug_ws_add_early_release.sm_100a"))?;
+    let found = verdicts(&p, &l, &bufs, 8)?;
+    assert!(found.contains(&pb(Code::Race, 45, 61)), "{found:?}");
+    assert!(found.contains(&pb(Code::Race, 46, 62)), "{found:?}");
+    Ok(())
+}
