@@ -128,3 +128,26 @@ fn a_deleted_fence_and_a_deleted_wait_are_found_at_their_lines() {
     let found = findings(&out);
     assert!(found.contains(&f("read-before-complete", 36, 34)), "{found:?}");
 }
+
+#[test]
+fn the_planted_bugs_of_the_warp_specialized_add_are_found_with_their_sidecars() {
+    // The sidecars of the TTGIR fixtures, unchanged: tests/gluon/bug_ws_add_{fixed,no_fence}.launch.
+    let run = |name: &str| {
+        let path = format!("{FIXTURES}/{name}.sm_100a.ptx");
+        let launch = format!("tests/gluon/{name}.launch");
+        bwsim(&["check", &path, "--launch", &launch, "--schedules", "4", "--json"])
+    };
+    let (code, out, err) = run("bug_ws_add_fixed");
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(findings(&out), vec![]);
+    let (code, out, err) = run("bug_ws_add_no_fence");
+    assert_eq!(code, 1, "{err}");
+    let pb = |a: u32, b: u32| {
+        (
+            "missing-fence".to_string(),
+            format!("planted_bugs.py:{a}"),
+            format!("planted_bugs.py:{b}"),
+        )
+    };
+    assert_eq!(findings(&out), vec![pb(45, 61), pb(46, 62)]);
+}

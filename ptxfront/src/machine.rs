@@ -7,7 +7,8 @@
 //! seed is a schedule) picks which warp steps next. A warp's step runs each of its live lanes
 //! with the executor of [`crate::exec`] until the lane stops at a warp collective (resolved at
 //! once, as there), a CTA barrier, or an instruction only the machine runs
-//! ([`AgentOp`]); the machine then runs the agent instruction for the lanes stopped at it. The
+//! ([`AgentOp`]); the machine then runs the first agent instruction that can run (lanes of a
+//! warp may stop at different ones) for the lanes stopped at it. The
 //! shared-memory loads and stores the lanes made on the way are handed to the checker as the
 //! warp's generic-proxy accesses.
 //!

@@ -56,7 +56,7 @@ impl TensorMap {
             return Err(format!("box {:?}: each side must be 1 to 256", self.box_dims));
         }
         let inner = self.box_dims[0] * self.elem_bytes;
-        if inner % 16 != 0 {
+        if !inner.is_multiple_of(16) {
             return Err(format!(
                 "the box's inner side is {inner} bytes, not a multiple of 16"
             ));
@@ -91,8 +91,8 @@ impl TensorMap {
         for k in 0..total {
             let mut inside = true;
             let mut g = 0u64;
-            for d in 0..n {
-                let c = coords.get(d).copied().unwrap_or(0) + idx[d] as i64;
+            for (d, &i) in idx.iter().enumerate() {
+                let c = coords.get(d).copied().unwrap_or(0) + i as i64;
                 if c < 0 || c as u64 >= self.dims[d] {
                     inside = false;
                     break;
@@ -108,12 +108,12 @@ impl TensorMap {
                 smem: self.swizzle.apply(linear as u32),
                 global: inside.then_some(g),
             });
-            for d in 0..n {
-                idx[d] += 1;
-                if idx[d] < self.box_dims[d] {
+            for (i, &side) in idx.iter_mut().zip(&self.box_dims) {
+                *i += 1;
+                if *i < side {
                     break;
                 }
-                idx[d] = 0;
+                *i = 0;
             }
         }
         out
