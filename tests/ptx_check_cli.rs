@@ -151,3 +151,80 @@ fn the_planted_bugs_of_the_warp_specialized_add_are_found_with_their_sidecars() 
     };
     assert_eq!(findings(&out), vec![pb(45, 61), pb(46, 62)]);
 }
+
+/// `CODE [at F:L] [with F:L ...]` of an `expect:` directive.
+fn expectation(value: &str) -> (String, Option<String>, Vec<String>) {
+    let mut w = value.split_whitespace();
+    let code = w.next().unwrap_or("").to_string();
+    let (mut at, mut with) = (None, Vec::new());
+    while let Some(k) = w.next() {
+        let place = w.next().unwrap_or("").to_string();
+        match k {
+            "at" => at = Some(place),
+            "with" => with.push(place),
+            _ => panic!("`expect: {value}`: `{k}`"),
+        }
+    }
+    (code, at, with)
+}
+
+/// Every PTX fixture whose kernel has a sidecar in tests/gluon is checked with it and gets
+/// the verdicts the sidecar states for Triton 3.9's TTGIR (`check: clean`; each `expect:` as a
+/// finding with that code at that line, naming one of the `with` lines; with `check:
+/// expected`, no other code).
+#[test]
+fn every_fixture_gets_the_verdicts_of_its_ttgir() {
+    use bwsim_isa::directives;
+    let dir = format!("{}/{FIXTURES}", env!("CARGO_MANIFEST_DIR"));
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .expect("fixtures")
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.ends_with(".ptx"))
+        .collect();
+    names.sort();
+    let mut checked = Vec::new();
+    for name in names {
+        let (stem, target) = name
+            .trim_end_matches(".ptx")
+            .rsplit_once('.')
+            .expect("NAME.TARGET.ptx");
+        let sidecar = format!("tests/gluon/{stem}.launch");
+        let text = std::fs::read_to_string(format!("{}/{sidecar}", env!("CARGO_MANIFEST_DIR")))
+            .unwrap_or_else(|e| panic!("{sidecar}: {e}"));
+        let ds: Vec<_> = directives::parse(&text, directives::GLUON_KEYS, true)
+            .expect("directives")
+            .into_iter()
+            .filter(|d| d.applies_to((3, 9), target).expect("qualifiers"))
+            .collect();
+        let says = |k: &str, v: &str| ds.iter().any(|d| d.key == k && d.value == v);
+        let expects: Vec<_> = ds
+            .iter()
+            .filter(|d| d.key == "expect")
+            .map(|d| expectation(&d.value))
+            .collect();
+        let path = format!("{FIXTURES}/{name}");
+        let (code, out, err) = bwsim(&["check", &path, "--launch", &sidecar, "--schedules", "6", "--json"]);
+        let found = findings(&out);
+        if says("check", "clean") {
+            assert_eq!((code, &found), (0, &vec![]), "{name}: {err}");
+        }
+        for (c, at, with) in &expects {
+            assert!(
+                found.iter().any(|(fc, fa, fw)| fc == c
+                    && at.as_ref().is_none_or(|a| fa == a)
+                    && (with.is_empty() || with.contains(fw))),
+                "{name}: expected {c} at {at:?} with {with:?}, found {found:?}"
+            );
+        }
+        if says("check", "expected") {
+            for (fc, ..) in &found {
+                assert!(
+                    expects.iter().any(|(c, ..)| c == fc),
+                    "{name}: unexpected {fc}: {found:?}"
+                );
+            }
+        }
+        checked.push(name);
+    }
+    assert!(checked.len() >= 13, "{checked:?}");
+}

@@ -533,7 +533,9 @@ impl<'a, 's> Machine<'a, 's> {
                     let a = self.shared_addr(t, bar, pc)?;
                     let n = self.value(t, *count, pc)? as i64;
                     let n = bwsim_sim::mbarrier::init_count(n).map_err(|e| self.rt(pc, e))?;
-                    self.bars.insert(a, Mbar::init(n));
+                    if self.bars.insert(a, Mbar::init(n)).is_some() {
+                        self.reinit(pc, a);
+                    }
                     if let Some(hb) = &mut self.hb {
                         hb.bar_init(w, a);
                     }
@@ -802,6 +804,31 @@ impl<'a, 's> Machine<'a, 's> {
         });
     }
 
+    /// `mbarrier.init` at `pc` of the barrier at shared byte `bar`, still initialised (no
+    /// `mbarrier.inval` since its last init).
+    fn reinit(&mut self, pc: usize, bar: u32) {
+        let code = Code::BarrierReinit;
+        if self.hb.is_none() || self.findings.iter().any(|f| f.code == code && f.pc == pc) {
+            return;
+        }
+        let p = self.cta.p;
+        let span = p.ins.get(pc).map_or(Span::DUMMY, |i| i.span);
+        let d = Diagnostic::error(
+            code,
+            format!("`mbarrier.init` of the mbarrier at shared byte {bar}, which is still initialised"),
+            span,
+            "initialised again here, with no `mbarrier.inval` since its last init",
+        )
+        .with_note(format!("the init is at {}", p.place(pc)))
+        .with_help("invalidate the barrier (`mbarrier.inval`) before initialising it again");
+        self.findings.push(Finding {
+            code,
+            pc,
+            with: Vec::new(),
+            diagnostic: d,
+        });
+    }
+
     /// Turns a hazard into a finding (once per code and pair of instructions).
     fn report(&mut self, h: &Hazard) {
         let Some(hb) = &self.hb else { return };
@@ -820,7 +847,7 @@ impl<'a, 's> Machine<'a, 's> {
             p.ins.get(pc).map_or("an instruction".to_string(), |i| {
                 p.src[i.span.range()]
                     .split_whitespace()
-                    .next()
+                    .find(|t| !t.starts_with('@'))
                     .unwrap_or("")
                     .to_string()
             })
@@ -861,15 +888,29 @@ impl<'a, 's> Machine<'a, 's> {
                 format!("wait for the `{fo}` to complete before the `{so}`"),
             ),
         };
+        // The source line (`.loc`) of an instruction, as a label's tail.
+        let src = |pc: usize| source_line(p, pc).map_or(String::new(), |(f, l)| format!(", at {f}:{l}"));
         let d = Diagnostic::error(
             code,
             title,
             span(si),
-            format!("{} ({}) in {}", verb(&h.second), proxy(&h.second), who(&h.second)),
+            format!(
+                "{} ({}) in {}{}",
+                verb(&h.second),
+                proxy(&h.second),
+                who(&h.second),
+                src(si)
+            ),
         )
         .with_label(
             span(fi),
-            format!("{} ({}) in {}", verb(&h.first), proxy(&h.first), who(&h.first)),
+            format!(
+                "{} ({}) in {}{}",
+                verb(&h.first),
+                proxy(&h.first),
+                who(&h.first),
+                src(fi)
+            ),
         )
         .with_note(format!(
             "first conflict at shared byte {byte}; the second access is at {}, the first at {}",
