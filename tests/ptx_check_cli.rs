@@ -226,5 +226,5 @@ fn every_fixture_gets_the_verdicts_of_its_ttgir() {
         }
         checked.push(name);
     }
-    assert!(checked.len() >= 13, "{checked:?}");
+    assert!(checked.len() >= 16, "{checked:?}");
 }
