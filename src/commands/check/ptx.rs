@@ -137,8 +137,17 @@ pub fn run(a: &Args) -> CliResult {
             o.map(|o| o.findings)
         }
         None => machine::check(&prog, &l, &bufs, a.schedules),
-    }
-    .map_err(front)?;
+    };
+    let findings = match findings {
+        Ok(f) => f,
+        // The kernel's fault (a deadlock, an mbarrier fault, an access outside memory), not
+        // the command's: exit 1.
+        Err(e @ bwsim_ptxfront::Error::Runtime { .. }) => {
+            errln!("{}", front(e).0);
+            return Ok(ExitCode::from(1));
+        }
+        Err(e) => return Err(front(e)),
+    };
     let diags: Vec<_> = findings.iter().map(|f| f.diagnostic.clone()).collect();
     if a.json {
         let places: Vec<_> = findings
