@@ -344,7 +344,16 @@ fn init_of(env: &ConstEnv, e: &Expr) -> Result<Init, Diagnostic> {
 
 /// Resolve a launch section against a checked kernel.
 pub fn resolve(checked: &Checked, l: &Launch) -> Result<LaunchPlan, Vec<Diagnostic>> {
-    let env = &checked.consts;
+    resolve_for(&checked.consts, &checked.params, l)
+}
+
+/// [`resolve`] for a kernel given by its constants and parameters alone (a PTX kernel's
+/// source-level parameters, which no `.tile` text declares).
+pub fn resolve_for(
+    env: &ConstEnv,
+    params: &[crate::typeck::ParamInfo],
+    l: &Launch,
+) -> Result<LaunchPlan, Vec<Diagnostic>> {
     let mut diags = Vec::new();
     let mut plan = LaunchPlan {
         grid: [1, 1, 1],
@@ -474,7 +483,7 @@ pub fn resolve(checked: &Checked, l: &Launch) -> Result<LaunchPlan, Vec<Diagnost
             .unwrap_or(l.span);
         diags.push(launch_err(span, d, "this cluster shape"));
     }
-    for p in &checked.params {
+    for p in params {
         let Some((_, value)) = sets.iter().find(|(n, _)| n.name == p.name) else {
             diags.push(
                 launch_err(
@@ -576,7 +585,7 @@ pub fn resolve(checked: &Checked, l: &Launch) -> Result<LaunchPlan, Vec<Diagnost
                     )),
                 }
             }
-        } else if checked.param(&n.name).is_none() {
+        } else if !params.iter().any(|p| p.name == n.name) {
             diags.push(
                 launch_err(
                     n.span,

@@ -28,6 +28,8 @@ pub const GLOBAL_BASE: u64 = 1 << 40;
 pub const BUFFER_STRIDE: u64 = 1 << 36;
 /// Generic addresses of the CTA's shared memory start here.
 pub const SHARED_WINDOW: u64 = 1 << 56;
+/// Generic addresses of the kernel's parameters (`cvta.param`) start here.
+pub const PARAM_WINDOW: u64 = 1 << 57;
 
 /// The global address of launch buffer `k`.
 pub fn buffer_address(k: usize) -> u64 {
@@ -43,8 +45,11 @@ pub enum Arg {
     U64(u64),
     U32(u32),
     F32(f32),
-    /// Raw bytes (a tensor map's 128 bytes).
+    /// Raw bytes (a tensor map's 128 bytes, for a kernel that only passes them on).
     Bytes(Vec<u8>),
+    /// A tensor map (`CUtensorMap`) over a launch buffer, for `cp.async.bulk.tensor`; only
+    /// the machine ([`crate::machine`]) runs the copies.
+    TensorMap(crate::tensormap::TensorMap),
 }
 
 /// A launch: grid and CTA shape, arguments, dynamic shared memory.
@@ -82,35 +87,79 @@ pub struct Stats {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum St {
+pub(crate) enum St {
     Run,
     /// Stopped at the synchronising instruction at its pc; a barrier's id and expected count.
     Sync(Option<(u64, Option<u64>)>),
+    /// Stopped at an instruction only the machine runs ([`Op::Agent`]).
+    Agent,
     Done,
 }
 
-struct Thread {
-    v: Vec<u64>,
-    def: Vec<bool>,
-    pc: usize,
-    st: St,
-    tid: [u32; 3],
+pub(crate) struct Thread {
+    pub(crate) v: Vec<u64>,
+    pub(crate) def: Vec<bool>,
+    pub(crate) pc: usize,
+    pub(crate) st: St,
+    pub(crate) tid: [u32; 3],
 }
 
-struct Cta<'a> {
-    p: &'a Program,
-    l: &'a Launch,
-    ctaid: [u32; 3],
-    params: &'a [u8],
-    shared: Vec<u8>,
-    bufs: &'a mut [Vec<u8>],
-    globals: &'a mut [Vec<u8>],
-    stats: &'a mut Stats,
+/// One shared-memory access by a thread (what the machine gives the hazard checker).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct SharedAccess {
+    pub(crate) pc: usize,
+    pub(crate) addr: u32,
+    pub(crate) bytes: u32,
+    pub(crate) write: bool,
+    /// A store of the bytes the memory already held.
+    pub(crate) silent: bool,
+}
+
+pub(crate) struct Cta<'a> {
+    pub(crate) p: &'a Program,
+    pub(crate) l: &'a Launch,
+    pub(crate) ctaid: [u32; 3],
+    pub(crate) params: &'a [u8],
+    pub(crate) shared: Vec<u8>,
+    pub(crate) bufs: &'a mut [Vec<u8>],
+    pub(crate) globals: &'a mut [Vec<u8>],
+    pub(crate) stats: &'a mut Stats,
+    /// Shared-memory accesses since the machine last took them (`None`: not recorded).
+    pub(crate) log: Option<Vec<SharedAccess>>,
 }
 
 /// Runs `p` over launch `l`; `bufs` are the global buffers the arguments point into, read and
 /// written in place.
 pub fn run(p: &Program, l: &Launch, bufs: &mut [Vec<u8>]) -> Result<Stats, Error> {
+    let params = prepare(p, l, bufs)?;
+    let mut globals: Vec<Vec<u8>> = p.globals.iter().map(|(_, b)| b.clone()).collect();
+    let mut stats = Stats::default();
+    for z in 0..l.grid[2] {
+        for y in 0..l.grid[1] {
+            for x in 0..l.grid[0] {
+                let mut cta = Cta {
+                    p,
+                    l,
+                    ctaid: [x, y, z],
+                    params: &params,
+                    shared: vec![0; (p.static_shared + l.dynamic_shared) as usize],
+                    bufs,
+                    globals: &mut globals,
+                    stats: &mut stats,
+                    log: None,
+                };
+                cta.run()?;
+                stats.ctas += 1;
+            }
+        }
+    }
+    Ok(stats)
+}
+
+/// Checks launch `l` against `p` and lays out the parameter space. A tensor map's 128 bytes
+/// hold its index among the launch's arguments (little-endian, in the first 8 bytes), which is
+/// how the machine finds it from the address a copy names.
+pub(crate) fn prepare(p: &Program, l: &Launch, bufs: &[Vec<u8>]) -> Result<Vec<u8>, Error> {
     if l.block.contains(&0) || l.grid.contains(&0) {
         return Err(Error::Launch("a grid or CTA dimension is 0".into()));
     }
@@ -154,6 +203,21 @@ pub fn run(p: &Program, l: &Launch, bufs: &mut [Vec<u8>]) -> Result<Stats, Error
             Arg::U32(v) => v.to_le_bytes().to_vec(),
             Arg::F32(v) => v.to_bits().to_le_bytes().to_vec(),
             Arg::Bytes(b) => b.clone(),
+            Arg::TensorMap(t) => {
+                if t.buffer >= bufs.len() {
+                    return Err(Error::Launch(format!(
+                        "the tensor map of parameter `{}` names buffer {}; there are {}",
+                        prm.name,
+                        t.buffer,
+                        bufs.len()
+                    )));
+                }
+                let mut b = vec![0u8; prm.bytes as usize];
+                let k = (l.args.iter().position(|x| std::ptr::eq(x, a)).unwrap_or(0) as u64).to_le_bytes();
+                let n = b.len().min(8);
+                b[..n].copy_from_slice(&k[..n]);
+                b
+            }
         };
         if bytes.len() != prm.bytes as usize {
             return Err(Error::Launch(format!(
@@ -166,27 +230,7 @@ pub fn run(p: &Program, l: &Launch, bufs: &mut [Vec<u8>]) -> Result<Stats, Error
         let o = prm.offset as usize;
         params[o..o + bytes.len()].copy_from_slice(&bytes);
     }
-    let mut globals: Vec<Vec<u8>> = p.globals.iter().map(|(_, b)| b.clone()).collect();
-    let mut stats = Stats::default();
-    for z in 0..l.grid[2] {
-        for y in 0..l.grid[1] {
-            for x in 0..l.grid[0] {
-                let mut cta = Cta {
-                    p,
-                    l,
-                    ctaid: [x, y, z],
-                    params: &params,
-                    shared: vec![0; (p.static_shared + l.dynamic_shared) as usize],
-                    bufs,
-                    globals: &mut globals,
-                    stats: &mut stats,
-                };
-                cta.run()?;
-                stats.ctas += 1;
-            }
-        }
-    }
-    Ok(stats)
+    Ok(params)
 }
 
 fn mask(bits: u32) -> u64 {
@@ -198,12 +242,31 @@ fn mask(bits: u32) -> u64 {
 }
 
 impl Cta<'_> {
-    fn rt(&self, pc: usize, message: String) -> Error {
+    pub(crate) fn rt(&self, pc: usize, message: String) -> Error {
         let span = self.p.ins.get(pc).map_or(Span::DUMMY, |i| i.span);
         Error::Runtime {
             message: format!("{message}, at {}", self.p.place(pc)),
             span,
         }
+    }
+
+    /// The CTA's threads, all at the first instruction.
+    pub(crate) fn threads(&self) -> Vec<Thread> {
+        let [bx, by, bz] = self.l.block;
+        let n = (bx * by * bz) as usize;
+        let nregs = self.p.regs.reg_bits.len();
+        (0..n)
+            .map(|k| {
+                let k = k as u32;
+                Thread {
+                    v: vec![0; nregs],
+                    def: vec![false; nregs],
+                    pc: 0,
+                    st: St::Run,
+                    tid: [k % bx, (k / bx) % by, k / (bx * by)],
+                }
+            })
+            .collect()
     }
 
     fn run(&mut self) -> Result<(), Error> {
@@ -233,6 +296,16 @@ impl Cta<'_> {
                         while th[t].st == St::Run {
                             self.step(&mut th[t], t)?;
                             progressed = true;
+                        }
+                        if th[t].st == St::Agent {
+                            let pc = th[t].pc;
+                            return Err(self.rt(
+                                pc,
+                                format!(
+                                    "`{}` needs the machine of the PTX front end (bwsim_ptxfront::machine), which runs warps as agents",
+                                    self.p.ins[pc].opcode
+                                ),
+                            ));
                         }
                     }
                     // A warp collective whose lanes are all there.
@@ -296,7 +369,7 @@ impl Cta<'_> {
         }
     }
 
-    fn read(&self, t: &Thread, v: Val, pc: usize) -> Result<u64, Error> {
+    pub(crate) fn read(&self, t: &Thread, v: Val, pc: usize) -> Result<u64, Error> {
         match v {
             Val::Imm(x) => Ok(x),
             Val::Reg(r) => {
@@ -315,14 +388,14 @@ impl Cta<'_> {
         }
     }
 
-    fn write(&self, t: &mut Thread, r: u16, v: u64) {
+    pub(crate) fn write(&self, t: &mut Thread, r: u16, v: u64) {
         t.v[r as usize] = v & mask(self.p.regs.reg_bits[r as usize]);
         t.def[r as usize] = true;
     }
 
     /// Runs one instruction of thread `t` (index `k` in the CTA), or stops it at a
     /// synchronising one.
-    fn step(&mut self, t: &mut Thread, k: usize) -> Result<(), Error> {
+    pub(crate) fn step(&mut self, t: &mut Thread, k: usize) -> Result<(), Error> {
         let pc = t.pc;
         let Some(ins) = self.p.ins.get(pc) else {
             t.st = St::Done;
@@ -408,6 +481,8 @@ impl Cta<'_> {
                 let v = match (space, to) {
                     (Space::Shared, false) => a.wrapping_add(SHARED_WINDOW),
                     (Space::Shared, true) => a.wrapping_sub(SHARED_WINDOW),
+                    (Space::Param, false) => a.wrapping_add(PARAM_WINDOW),
+                    (Space::Param, true) => a.wrapping_sub(PARAM_WINDOW),
                     _ => a,
                 };
                 self.write(t, *d, v);
@@ -416,16 +491,35 @@ impl Cta<'_> {
                 t.pc = *target;
                 return Ok(());
             }
+            Op::Brx { index, targets } => {
+                let x = self.read(t, *index, pc)?;
+                let Some(&to) = targets.get(x as usize) else {
+                    return Err(self.rt(
+                        pc,
+                        format!(
+                            "`brx.idx` with index {x} into a table of {} labels",
+                            targets.len()
+                        ),
+                    ));
+                };
+                t.pc = to;
+                return Ok(());
+            }
             Op::Bar { id, count } => {
                 let id = self.read(t, *id, pc)?;
                 let count = count.map(|c| self.read(t, c, pc)).transpose()?;
                 t.st = St::Sync(Some((id, count)));
                 return Ok(());
             }
-            Op::Shfl { .. } | Op::Redux { .. } => {
+            Op::Shfl { .. } | Op::Redux { .. } | Op::Elect { .. } | Op::Matrix { .. } => {
                 t.st = St::Sync(None);
                 return Ok(());
             }
+            Op::Agent(_) => {
+                t.st = St::Agent;
+                return Ok(());
+            }
+            Op::Nop => {}
             Op::Exit => {
                 t.st = St::Done;
                 return Ok(());
@@ -435,7 +529,7 @@ impl Cta<'_> {
         Ok(())
     }
 
-    fn base_addr(&self, t: &Thread, b: &Base, pc: usize) -> Result<u64, Error> {
+    pub(crate) fn base_addr(&self, t: &Thread, b: &Base, pc: usize) -> Result<u64, Error> {
         Ok(match b {
             Base::Reg(r) => self.read(t, Val::Reg(*r), pc)?,
             Base::Param(o) => *o as u64,
@@ -446,7 +540,7 @@ impl Cta<'_> {
     }
 
     /// The space and address within it of an access.
-    fn locate(&self, space: Option<Space>, base: &Base, a: u64) -> (Space, u64) {
+    pub(crate) fn locate(&self, space: Option<Space>, base: &Base, a: u64) -> (Space, u64) {
         match (space, base) {
             (Some(s), _) => (s, a),
             (None, Base::Param(_)) => (Space::Param, a),
@@ -454,11 +548,14 @@ impl Cta<'_> {
             (None, _) if (SHARED_WINDOW..SHARED_WINDOW + self.shared.len() as u64).contains(&a) => {
                 (Space::Shared, a - SHARED_WINDOW)
             }
+            (None, _) if (PARAM_WINDOW..PARAM_WINDOW + self.params.len() as u64).contains(&a) => {
+                (Space::Param, a - PARAM_WINDOW)
+            }
             (None, _) => (Space::Global, a),
         }
     }
 
-    fn bytes_at(&mut self, sp: Space, a: u64, n: u32, pc: usize) -> Result<&mut [u8], Error> {
+    pub(crate) fn bytes_at(&mut self, sp: Space, a: u64, n: u32, pc: usize) -> Result<&mut [u8], Error> {
         if !a.is_multiple_of(n as u64) {
             return Err(self.rt(pc, format!("a {n}-byte access at the misaligned address {a:#x}")));
         }
@@ -495,7 +592,8 @@ impl Cta<'_> {
         Err(self.rt(pc, err))
     }
 
-    fn load(&mut self, sp: Space, a: u64, n: u32, pc: usize) -> Result<u64, Error> {
+    pub(crate) fn load(&mut self, sp: Space, a: u64, n: u32, pc: usize) -> Result<u64, Error> {
+        self.note(sp, a, n, false, false, pc);
         if sp == Space::Param {
             if !a.is_multiple_of(n as u64) || a + n as u64 > self.params.len() as u64 {
                 return Err(self.rt(
@@ -519,19 +617,41 @@ impl Cta<'_> {
         Ok(v)
     }
 
-    fn store(&mut self, sp: Space, a: u64, n: u32, v: u64, pc: usize) -> Result<(), Error> {
+    /// Records a shared-memory access for the machine's hazard checker.
+    fn note(&mut self, sp: Space, a: u64, n: u32, write: bool, silent: bool, pc: usize) {
+        if sp == Space::Shared {
+            if let Some(log) = &mut self.log {
+                log.push(SharedAccess {
+                    pc,
+                    addr: a as u32,
+                    bytes: n,
+                    write,
+                    silent,
+                });
+            }
+        }
+    }
+
+    pub(crate) fn store(&mut self, sp: Space, a: u64, n: u32, v: u64, pc: usize) -> Result<(), Error> {
         if sp == Space::Param {
             return Err(self.rt(pc, "a store to the parameter space".into()));
         }
+        let log = self.log.is_some();
         let b = self.bytes_at(sp, a, n, pc)?;
+        let mut silent = true;
         for (i, x) in b.iter_mut().enumerate() {
-            *x = if i < 8 { (v >> (8 * i)) as u8 } else { 0 };
+            let new = if i < 8 { (v >> (8 * i)) as u8 } else { 0 };
+            silent &= *x == new;
+            *x = new;
+        }
+        if log {
+            self.note(sp, a, n, true, silent, pc);
         }
         Ok(())
     }
 
     /// Runs the collective at `pc` for the lanes of the warp stopped there.
-    fn collective(
+    pub(crate) fn collective(
         &mut self,
         th: &mut [Thread],
         lanes: std::ops::Range<usize>,
@@ -543,8 +663,12 @@ impl Cta<'_> {
             .clone()
             .filter(|&t| th[t].st == St::Sync(None) && th[t].pc == pc)
             .collect();
+        let full = Val::Imm(u32::MAX as u64);
         let (mask_v, a_v) = match &ins.op {
             Op::Shfl { mask, a, .. } | Op::Redux { mask, a, .. } => (*mask, *a),
+            Op::Elect { mask, .. } => (*mask, Val::Imm(0)),
+            // `.aligned`: every lane of the warp executes it.
+            Op::Matrix { .. } => (full, Val::Imm(0)),
             _ => return Err(self.rt(pc, "internal: not a collective".into())),
         };
         let mut vals = [0u64; 32];
@@ -674,6 +798,69 @@ impl Cta<'_> {
                 };
                 for &t in &group {
                     self.write(&mut th[t], *d, r);
+                }
+            }
+            Op::Elect { d, p, mask } => {
+                let m = self.read(&th[group[0]], *mask, pc)? as u32 & exists & here;
+                let leader = m.trailing_zeros();
+                for &t in &group {
+                    let lane = (t - w0) as u32;
+                    if let Some(d) = d {
+                        self.write(&mut th[t], *d, leader as u64);
+                    }
+                    if let Some(p) = p {
+                        self.write(&mut th[t], *p, (lane == leader) as u64);
+                    }
+                }
+            }
+            Op::Matrix {
+                store,
+                num,
+                trans,
+                regs,
+                at,
+            } => {
+                if group.len() != lanes.len() {
+                    return Err(self.rt(pc, format!("`{}` needs every lane of the warp", ins.opcode)));
+                }
+                // Lane 8j + r gives the address of row r of matrix j (lanes 0..8 for `.x1`,
+                // 0..16 for `.x2`); lane t holds, of each matrix, row t / 4 at columns
+                // 2 (t % 4) and 2 (t % 4) + 1 (with `.trans`, column t / 4 at those rows).
+                let mut rows = [0u64; 32];
+                for &t in &group {
+                    let lane = t - w0;
+                    if lane < 8 * *num as usize {
+                        let a = self
+                            .base_addr(&th[t], &at.base, pc)?
+                            .wrapping_add(at.offset as u64);
+                        rows[lane] = self.locate(Some(Space::Shared), &at.base, a).1;
+                    }
+                }
+                for &t in &group {
+                    let lane = t - w0;
+                    for (j, &r) in regs.iter().enumerate() {
+                        let (mut v, mut out) = (0u64, Vec::new());
+                        for h in 0..2 {
+                            let (row, col) = if *trans {
+                                (2 * (lane % 4) + h, lane / 4)
+                            } else {
+                                (lane / 4, 2 * (lane % 4) + h)
+                            };
+                            let a = rows[8 * j + row] + 2 * col as u64;
+                            if *store {
+                                out.push((a, (self.read(&th[t], Val::Reg(r), pc)? >> (16 * h)) & 0xffff));
+                            } else {
+                                v |= self.load(Space::Shared, a, 2, pc)? << (16 * h);
+                            }
+                        }
+                        if *store {
+                            for (a, x) in out {
+                                self.store(Space::Shared, a, 2, x, pc)?;
+                            }
+                        } else {
+                            self.write(&mut th[t], r, v);
+                        }
+                    }
                 }
             }
             _ => {}

@@ -84,6 +84,13 @@ pub fn lex(s: &str) -> Result<Vec<Token>, Error> {
                 i += if b[i] == b':' { 2 } else { 1 };
             }
             Tok::Dot(s[start + 1..i].to_string())
+        } else if c == b'.'
+            && b.get(i + 1).is_some_and(|d| d.is_ascii_digit())
+            && dim_suffix(&b[i + 1..]).is_some()
+        {
+            // `.1d` to `.5d`: the dimensionality of `cp.async.bulk.tensor`.
+            i += 1 + dim_suffix(&b[i + 1..]).unwrap_or(0);
+            Tok::Dot(s[start + 1..i].to_string())
         } else if ident_start(c) {
             i += 1;
             while i < b.len() && ident_char(b[i]) {
@@ -149,6 +156,14 @@ fn number(t: &str) -> Option<Tok> {
         t.parse::<u64>().ok()?
     };
     Some(Tok::Int(v))
+}
+
+/// The length of a `Nd` modifier (digits then `d`, not followed by an identifier character) at
+/// the start of `b`.
+fn dim_suffix(b: &[u8]) -> Option<usize> {
+    let digits = b.iter().take_while(|c| c.is_ascii_digit()).count();
+    (digits > 0 && b.get(digits) == Some(&b'd') && !b.get(digits + 1).is_some_and(|&c| ident_char(c)))
+        .then_some(digits + 1)
 }
 
 #[cfg(test)]

@@ -10,46 +10,45 @@
 //!   conversion instructions are resolved and later executed by bwsim-isa's inline-PTX
 //!   interpreter ([`bwsim_isa::inline_ptx`]), which owns their semantics; this crate adds what a
 //!   whole kernel needs (special registers, memories, branches, barriers, warp collectives).
-//! - [`exec`]: the executor (CTAs in turn; within a CTA, warps in turn; each thread alone until
-//!   it reaches a synchronising instruction).
+//! - [`exec`]: the executor of the synchronous subset (CTAs in turn; within a CTA, warps in
+//!   turn; each thread alone until it reaches a synchronising instruction).
+//! - [`machine`]: kernels with asynchronous instructions (`mbarrier.*`, `fence.proxy.async`,
+//!   `cp.async.bulk.tensor` and its bulk groups): each warp an agent of bwsim's hazard checker
+//!   (`bwsim_sim::check::hazards`), scheduled by the simulator's schedulers; what
+//!   `bwsim check FILE.ptx` runs.
+//! - [`tensormap`]: tensor maps as the launch gives them, and the boxes a bulk tensor copy
+//!   moves.
+//! - [`launch`]: a Triton kernel's Python parameters (the `// param:` header lines of the PTX
+//!   fixtures) expanded into its PTX parameters.
 //!
-//! Milestone 1 covers the synchronous subset. Refused with [`Error::Unsupported`] (naming the
-//! instruction and its line): asynchronous instructions (`mbarrier`, `cp.async[.bulk.tensor]`,
-//! `tcgen05`, `wgmma`), atomics, fences, local memory, calls, clusters.
+//! Refused with [`Error::Unsupported`] (naming the instruction and its line): `tcgen05`,
+//! `wgmma`, non-bulk `cp.async`, multicast and cluster-scope forms, atomics, local memory,
+//! calls. [`exec::run`] stops with an error at an instruction only the machine runs.
 //!
-//! # What the next milestone needs
+//! # What comes next
 //!
-//! - **Warps as agents.** The executor's unit of progress is already one warp (run each lane to
-//!   its next synchronising instruction, then resolve the warp's collectives). To make a warp an
-//!   agent of bwsim's machine, a warp's step becomes "run to the next synchronising or
-//!   asynchronous instruction", the machine's scheduler picks which warp steps next (so that its
-//!   schedule exploration and the hazard checker see PTX warps as they see `.tile` warp
-//!   groups), and the memories move from [`exec`]'s byte vectors to the machine's global and
-//!   shared memories (with their hazard shadows). `bar.sync` maps to the machine's named
-//!   barriers; `mbarrier.*` to its mbarrier objects (arrive counts, transaction bytes, phases);
-//!   `tcgen05.*`/`wgmma` and `cp.async.bulk.tensor` to its asynchronous units, issued by the
-//!   elected lane.
-//! - **Tensor maps from the launch.** A TMA kernel receives each `CUtensorMap` as a
-//!   `.param .align 64 .b8 NAME[128]` parameter ([`exec::Arg::Bytes`] already places the bytes).
-//!   The launch should carry, per such parameter, the descriptor's fields (global address as a
-//!   launch buffer, element type, dims and strides, box, swizzle, interleave, OOB fill) instead
-//!   of opaque bytes; `cp.async.bulk.tensor` resolves its `[tmap, {coords}]` operand to the
-//!   parameter and asks bwsim-isa's `tma` module for the box's messages, as the `.tile` path
-//!   does.
+//! - **Global memory in the checker.** The machine checks shared memory only; the stores'
+//!   global writes and the accesses of different CTAs go to `bwsim_sim::check::global` next.
+//! - **`tcgen05` and `wgmma`.** Issued by the elected lane onto the tensor pipe's and the wgmma
+//!   groups' components of the checker, as the tile machine does.
 //! - **Reconvergence.** Independent threads between synchronising instructions suffice for
 //!   functional results; the timing model will need warp-level issue (a reconvergence stack or
 //!   per-thread pcs grouped by pc).
 
 pub mod exec;
+pub mod launch;
 pub mod lex;
+pub mod machine;
 pub mod parse;
 pub mod program;
+pub mod tensormap;
 
 use bwsim_isa::span::Span;
 
 pub use exec::{buffer_address, run, Arg, Launch, Stats};
 pub use parse::{parse, Module};
 pub use program::{load, Program};
+pub use tensormap::TensorMap;
 
 /// Everything that can go wrong, each with the span of the PTX text it is about (byte offsets
 /// into the file) where it has one.

@@ -93,6 +93,8 @@ pub enum Operand {
     Addr(Addr),
     /// `p|q`.
     Pair(u16, Option<u16>),
+    /// `[tensor map, {coordinates}]` (`cp.async.bulk.tensor`).
+    Tensor(Addr, Vec<Operand>),
 }
 
 /// An address operand `[base + offset]`.
@@ -148,6 +150,8 @@ pub struct Kernel {
     pub maxntid: Option<Vec<u32>>,
     /// `.reqnctapercluster`/`.explicitcluster`: a cluster shape, if any.
     pub cluster: Option<Vec<u32>>,
+    /// `LABEL: .branchtargets L0, L1, ...;`: the jump tables `brx.idx` names, by label.
+    pub branch_targets: HashMap<String, Vec<String>>,
 }
 
 /// A parsed PTX file.
@@ -207,6 +211,8 @@ pub fn parse(src: &str) -> Result<Module, Error> {
         i: 0,
         line_starts,
         loc: None,
+        scopes: Vec::new(),
+        scope_count: 0,
     };
     p.module()
 }
@@ -217,6 +223,18 @@ struct P<'s> {
     i: usize,
     line_starts: Vec<usize>,
     loc: Option<Loc>,
+    /// The nested `{ }` scopes open in a kernel's body (inline-assembly blocks declare their
+    /// own registers and labels, which may repeat from block to block).
+    scopes: Vec<Scope>,
+    scope_count: u32,
+}
+
+/// One nested scope: its number, the registers it declares (source name to the kernel-wide
+/// name it is given) and where its statements start in the body.
+struct Scope {
+    id: u32,
+    regs: HashMap<String, String>,
+    start: usize,
 }
 
 /// 1-based line of byte offset `at` in a text with the given line starts.
@@ -560,6 +578,7 @@ impl P<'_> {
             reqntid: None,
             maxntid: None,
             cluster: None,
+            branch_targets: HashMap::new(),
         };
         // Performance directives before the body.
         while let Some(Tok::Dot(d)) = self.peek().cloned() {
@@ -594,10 +613,23 @@ impl P<'_> {
                 None => return Err(self.err(open, "the kernel's body is never closed")),
                 Some(Tok::Punct('}')) => {
                     self.i += 1;
-                    return Ok(());
+                    match self.scopes.pop() {
+                        Some(sc) => close_scope(k, &sc),
+                        None => return Ok(()),
+                    }
                 }
-                Some(Tok::Punct('{')) | Some(Tok::Punct(';')) => {
-                    // Nested scopes: PTX registers are function-wide in what compilers emit.
+                Some(Tok::Punct('{')) => {
+                    // A nested scope (an inline-assembly block): its registers and labels are
+                    // renamed apart from the kernel's (`close_scope`).
+                    self.i += 1;
+                    self.scope_count += 1;
+                    self.scopes.push(Scope {
+                        id: self.scope_count,
+                        regs: HashMap::new(),
+                        start: k.body.len(),
+                    });
+                }
+                Some(Tok::Punct(';')) => {
                     self.i += 1;
                 }
                 Some(Tok::Dot(d)) => match d.as_str() {
@@ -637,6 +669,22 @@ impl P<'_> {
                         }
                         self.skip_line(line);
                         self.loc = Some(loc);
+                    }
+                    "branchtargets" => {
+                        self.i += 1;
+                        let Some(Stmt::Label(table, _)) = k.body.last() else {
+                            return Err(self.err(at, "`.branchtargets` needs a label before it"));
+                        };
+                        let table = table.clone();
+                        let mut targets = Vec::new();
+                        loop {
+                            targets.push(self.ident("a label")?.0);
+                            if !self.eat(',') {
+                                break;
+                            }
+                        }
+                        self.expect(';', "after `.branchtargets`")?;
+                        k.branch_targets.insert(table, targets);
                     }
                     "pragma" => {
                         self.i += 1;
@@ -694,6 +742,14 @@ impl P<'_> {
                 vec![name]
             };
             for n in names {
+                let n = match self.scopes.last_mut() {
+                    Some(sc) => {
+                        let inner = format!("{n}$s{}", sc.id);
+                        sc.regs.insert(n, inner.clone());
+                        inner
+                    }
+                    None => n,
+                };
                 if k.regs.len() >= u16::MAX as usize {
                     return Err(self.err(nspan, "too many registers"));
                 }
@@ -713,10 +769,19 @@ impl P<'_> {
 
     fn reg_ref(&mut self, k: &Kernel) -> Result<u16, Error> {
         let (n, s) = self.ident("a register")?;
-        k.reg_index
-            .get(&n)
-            .copied()
+        self.lookup(k, &n)
             .ok_or_else(|| self.err(s, format!("`{n}` is not a declared register")))
+    }
+
+    /// The register `n` names here: the innermost scope's own first, then the kernel's.
+    fn lookup(&self, k: &Kernel, n: &str) -> Option<u16> {
+        self.scopes
+            .iter()
+            .rev()
+            .find_map(|sc| sc.regs.get(n))
+            .and_then(|inner| k.reg_index.get(inner))
+            .or_else(|| k.reg_index.get(n))
+            .copied()
     }
 
     fn instruction(&mut self, k: &Kernel) -> Result<Instr, Error> {
@@ -786,8 +851,8 @@ impl P<'_> {
                 match self.peek().cloned() {
                     Some(Tok::Ident(n)) => {
                         self.i += 1;
-                        base = Some(match k.reg_index.get(&n) {
-                            Some(&r) => AddrBase::Reg(r),
+                        base = Some(match self.lookup(k, &n) {
+                            Some(r) => AddrBase::Reg(r),
                             None => AddrBase::Sym(n),
                         });
                         if self.eat('+') {
@@ -803,6 +868,17 @@ impl P<'_> {
                         offset = v as i64;
                     }
                     _ => return Err(self.err_here("expected an address")),
+                }
+                if self.peek() == Some(&Tok::Punct(','))
+                    && self.toks.get(self.i + 1).map(|t| &t.tok) == Some(&Tok::Punct('{'))
+                {
+                    // `[tmap, {c0, c1}]`: a tensor map and the box's coordinates.
+                    self.i += 1;
+                    let Operand::Vec(coords) = self.operand(k)? else {
+                        return Err(self.err_here("expected the box's coordinates"));
+                    };
+                    self.expect(']', "closing the tensor operand")?;
+                    return Ok(Operand::Tensor(Addr { base, offset }, coords));
                 }
                 self.expect(']', "closing the address")?;
                 Ok(Operand::Addr(Addr { base, offset }))
@@ -847,7 +923,7 @@ impl P<'_> {
                 if n == "_" {
                     return Ok(Operand::Sink);
                 }
-                if let Some(&r) = k.reg_index.get(&n) {
+                if let Some(r) = self.lookup(k, &n) {
                     if self.eat('|') {
                         if matches!(self.peek(), Some(Tok::Ident(x)) if x == "_") {
                             self.i += 1;
@@ -874,6 +950,38 @@ impl P<'_> {
                 Ok(Operand::Sym(n))
             }
             _ => Err(self.err_here("expected an operand")),
+        }
+    }
+}
+
+/// Closes a nested scope: the labels it defines get its number (`waitLoop$s3`), in their
+/// definitions and in the branches of the scope that name them.
+fn close_scope(k: &mut Kernel, sc: &Scope) {
+    let start = sc.start.min(k.body.len());
+    let labels: Vec<String> = k.body[start..]
+        .iter()
+        .filter_map(|st| match st {
+            Stmt::Label(l, _) if !l.contains("$s") => Some(l.clone()),
+            _ => None,
+        })
+        .collect();
+    if labels.is_empty() {
+        return;
+    }
+    let rename = |l: &str| format!("{l}$s{}", sc.id);
+    for st in &mut k.body[start..] {
+        match st {
+            Stmt::Label(l, _) if labels.contains(l) => *l = rename(l),
+            Stmt::Instr(i) => {
+                for o in &mut i.operands {
+                    if let Operand::Sym(n) = o {
+                        if labels.contains(n) {
+                            *n = rename(n);
+                        }
+                    }
+                }
+            }
+            _ => {}
         }
     }
 }

@@ -100,6 +100,11 @@ pub enum Op {
     Bra {
         target: usize,
     },
+    /// `brx.idx index, TABLE`: to the `index`th label of a `.branchtargets` table.
+    Brx {
+        index: Val,
+        targets: Vec<usize>,
+    },
     Bar {
         id: Val,
         count: Option<Val>,
@@ -124,6 +129,74 @@ pub enum Op {
         mask: Val,
     },
     Exit,
+    /// `elect.sync d|p, membermask`: the lowest lane of the mask is elected (a warp collective).
+    Elect {
+        d: Option<u16>,
+        p: Option<u16>,
+        mask: Val,
+    },
+    /// `ldmatrix`/`stmatrix.sync.aligned.m8n8.xN[.trans].shared.b16` (a warp collective): `num`
+    /// 8 x 8 matrices of 16-bit elements, each lane giving the address of one row and holding a
+    /// 32-bit fragment of each matrix.
+    Matrix {
+        store: bool,
+        num: u32,
+        trans: bool,
+        regs: Vec<u16>,
+        at: MemRef,
+    },
+    /// Instructions with no effect on values or memory in this model (`setmaxnreg`,
+    /// `bar.warp.sync`).
+    Nop,
+    /// An instruction that only the machine ([`crate::machine`]) runs: mbarriers, proxy
+    /// fences, bulk tensor copies and their groups.
+    Agent(AgentOp),
+}
+
+/// A memory operand: a base and a byte offset.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MemRef {
+    pub base: Base,
+    pub offset: i64,
+}
+
+/// The instructions the machine runs per warp ([`crate::machine`]).
+#[derive(Clone, Debug, PartialEq)]
+pub enum AgentOp {
+    /// `mbarrier.init.shared::cta.b64 [bar], count`.
+    MbarInit { bar: MemRef, count: Val },
+    /// `mbarrier.arrive[.expect_tx].shared::cta.b64 state, [bar][, tx_bytes]` (one arrival),
+    /// or `mbarrier.expect_tx` (`arrive: false`).
+    MbarArrive {
+        bar: MemRef,
+        tx: Option<Val>,
+        arrive: bool,
+        state: Option<u16>,
+    },
+    /// `mbarrier.{try,test}_wait.parity.shared::cta.b64 p, [bar], parity`.
+    MbarWait { p: u16, bar: MemRef, parity: Val },
+    /// `mbarrier.inval.shared::cta.b64 [bar]`.
+    MbarInval { bar: MemRef },
+    /// `fence.proxy.async[.shared::cta]`.
+    FenceProxyAsync,
+    /// `cp.async.bulk.tensor.Nd.shared::cta.global.mbarrier::complete_tx::bytes [dst], [tmap,
+    /// {coords}], [bar]`.
+    TmaLoad {
+        dst: MemRef,
+        tmap: MemRef,
+        coords: Vec<Val>,
+        bar: MemRef,
+    },
+    /// `cp.async.bulk.tensor.Nd.global.shared::cta.bulk_group [tmap, {coords}], [src]`.
+    TmaStore {
+        tmap: MemRef,
+        coords: Vec<Val>,
+        src: MemRef,
+    },
+    /// `cp.async.bulk.commit_group`.
+    BulkCommit,
+    /// `cp.async.bulk.wait_group[.read] n`.
+    BulkWait { n: u64, read: bool },
 }
 
 /// A resolved instruction with its guard and where it came from.
@@ -140,7 +213,15 @@ pub struct Ins {
 impl Ins {
     /// Whether the instruction waits for other threads (warp collectives, CTA barriers).
     pub fn synchronises(&self) -> bool {
-        matches!(self.op, Op::Bar { .. } | Op::Shfl { .. } | Op::Redux { .. })
+        matches!(
+            self.op,
+            Op::Bar { .. }
+                | Op::Shfl { .. }
+                | Op::Redux { .. }
+                | Op::Elect { .. }
+                | Op::Matrix { .. }
+                | Op::Agent(_)
+        )
     }
 }
 
@@ -391,6 +472,86 @@ impl Cx<'_> {
         Err(self.invalid(i, format!("`{s}` is not a parameter or variable of this kernel")))
     }
 
+    fn memref(&self, i: &Instr, a: &Addr) -> Result<MemRef, Error> {
+        Ok(MemRef {
+            base: self.base(i, a, Some(Space::Shared))?,
+            offset: a.offset,
+        })
+    }
+
+    /// The `mbarrier` forms the machine runs (on a CTA's own shared memory).
+    fn mbarrier(&self, i: &Instr, m: &[&str]) -> Result<Op, Error> {
+        let o = &i.operands;
+        if m.iter()
+            .any(|x| x.starts_with("shared::cluster") || *x == "release" && m.contains(&"cluster"))
+        {
+            return Err(self.unsupported(i, "barriers of another CTA of the cluster"));
+        }
+        let addr = |k: usize| match o.get(k) {
+            Some(Operand::Addr(a)) => self.memref(i, a),
+            _ => Err(self.invalid(i, "expected an mbarrier address")),
+        };
+        let op = match m.first().copied() {
+            Some("init") => AgentOp::MbarInit {
+                bar: addr(0)?,
+                count: self.val(
+                    i,
+                    o.get(1)
+                        .ok_or_else(|| self.invalid(i, "`mbarrier.init` needs a count"))?,
+                )?,
+            },
+            Some("inval") => AgentOp::MbarInval { bar: addr(0)? },
+            Some("arrive") => {
+                if o.len() > 2 && !m.contains(&"expect_tx") {
+                    return Err(self.unsupported(i, "arrivals with a count"));
+                }
+                let state = match o.first() {
+                    Some(Operand::Reg(r)) => Some(*r),
+                    Some(Operand::Sink) => None,
+                    _ => return Err(self.invalid(i, "`mbarrier.arrive` takes state, [bar]")),
+                };
+                AgentOp::MbarArrive {
+                    bar: addr(1)?,
+                    tx: if m.contains(&"expect_tx") {
+                        Some(
+                            self.val(
+                                i,
+                                o.get(2)
+                                    .ok_or_else(|| self.invalid(i, "`.expect_tx` needs a byte count"))?,
+                            )?,
+                        )
+                    } else {
+                        None
+                    },
+                    arrive: true,
+                    state,
+                }
+            }
+            Some("expect_tx") => AgentOp::MbarArrive {
+                bar: addr(0)?,
+                tx: Some(
+                    self.val(
+                        i,
+                        o.get(1)
+                            .ok_or_else(|| self.invalid(i, "`mbarrier.expect_tx` needs a byte count"))?,
+                    )?,
+                ),
+                arrive: false,
+                state: None,
+            },
+            Some("try_wait" | "test_wait") if m.contains(&"parity") => AgentOp::MbarWait {
+                p: self.reg(
+                    i,
+                    o.first().ok_or_else(|| self.invalid(i, "expected a predicate"))?,
+                )?,
+                bar: addr(1)?,
+                parity: self.val(i, o.get(2).ok_or_else(|| self.invalid(i, "expected a parity"))?)?,
+            },
+            _ => return Err(self.unsupported(i, "")),
+        };
+        Ok(Op::Agent(op))
+    }
+
     fn resolve(&self, i: &Instr) -> Result<Op, Error> {
         let m: Vec<&str> = i.mods.iter().map(|s| s.as_str()).collect();
         let o = &i.operands;
@@ -540,8 +701,8 @@ impl Cx<'_> {
                     .iter()
                     .find_map(|x| space_of(x))
                     .ok_or_else(|| self.invalid(i, "`cvta` needs a state space"))?;
-                if !matches!(space, Space::Global | Space::Shared) {
-                    return Err(self.unsupported(i, "cvta of local, constant or parameter addresses"));
+                if !matches!(space, Space::Global | Space::Shared | Space::Param) {
+                    return Err(self.unsupported(i, "cvta of local or constant addresses"));
                 }
                 if o.len() != 2 {
                     return Err(self.invalid(i, "`cvta` takes 2 operands"));
@@ -560,6 +721,29 @@ impl Cx<'_> {
                     a,
                 })
             }
+            "brx" if m.first() == Some(&"idx") => {
+                let (Some(x), Some(Operand::Sym(t))) = (o.first(), o.get(1)) else {
+                    return Err(self.invalid(i, "`brx.idx` takes an index and a `.branchtargets` label"));
+                };
+                let names = self
+                    .k
+                    .branch_targets
+                    .get(t)
+                    .ok_or_else(|| self.invalid(i, format!("no `.branchtargets` table `{t}`")))?;
+                let targets = names
+                    .iter()
+                    .map(|l| {
+                        self.labels
+                            .get(l)
+                            .copied()
+                            .ok_or_else(|| self.invalid(i, format!("no label `{l}`")))
+                    })
+                    .collect::<Result<_, _>>()?;
+                Ok(Op::Brx {
+                    index: self.val(i, x)?,
+                    targets,
+                })
+            }
             "bra" => match o.first() {
                 Some(Operand::Sym(l)) => Ok(Op::Bra {
                     target: *self
@@ -569,6 +753,7 @@ impl Cx<'_> {
                 }),
                 _ => Err(self.invalid(i, "`bra` takes a label")),
             },
+            "bar" if m.first() == Some(&"warp") => Ok(Op::Nop),
             "bar" | "barrier" => {
                 let sync = m.contains(&"sync");
                 if !sync || m.iter().any(|x| matches!(*x, "arrive" | "red")) {
@@ -647,6 +832,111 @@ impl Cx<'_> {
                 })
             }
             "ret" | "exit" => Ok(Op::Exit),
+            "elect" => {
+                let (d, p) = match o.first() {
+                    Some(Operand::Pair(r, q)) => (Some(*r), *q),
+                    Some(Operand::Reg(r)) => (Some(*r), None),
+                    Some(Operand::Sink) => (None, None),
+                    _ => return Err(self.invalid(i, "`elect.sync` takes d|p, membermask")),
+                };
+                let mask = self.val(
+                    i,
+                    o.get(1)
+                        .ok_or_else(|| self.invalid(i, "`elect.sync` needs a member mask"))?,
+                )?;
+                Ok(Op::Elect { d, p, mask })
+            }
+            "ldmatrix" | "stmatrix" => {
+                let store = i.opcode == "stmatrix";
+                if !m.contains(&"m8n8") || !m.contains(&"b16") {
+                    return Err(self.unsupported(i, "shapes other than `.m8n8` of `.b16`"));
+                }
+                let num = if m.contains(&"x4") {
+                    4
+                } else if m.contains(&"x2") {
+                    2
+                } else {
+                    1
+                };
+                let (regs_op, addr) = match (store, o.first(), o.get(1)) {
+                    (false, Some(r), Some(Operand::Addr(a))) => (r, a),
+                    (true, Some(Operand::Addr(a)), Some(r)) => (r, a),
+                    _ => return Err(self.invalid(i, "expected registers and a shared address")),
+                };
+                let regs: Vec<u16> = match regs_op {
+                    Operand::Vec(v) => v.iter().map(|x| self.reg(i, x)).collect::<Result<_, _>>()?,
+                    x => vec![self.reg(i, x)?],
+                };
+                if regs.len() != num as usize {
+                    return Err(self.invalid(i, format!("{} registers for `.x{num}`", regs.len())));
+                }
+                Ok(Op::Matrix {
+                    store,
+                    num,
+                    trans: m.contains(&"trans"),
+                    regs,
+                    at: self.memref(i, addr)?,
+                })
+            }
+            "setmaxnreg" => Ok(Op::Nop),
+            "mbarrier" => self.mbarrier(i, &m),
+            "fence" if m.first() == Some(&"proxy") && m.get(1) == Some(&"async") => {
+                Ok(Op::Agent(AgentOp::FenceProxyAsync))
+            }
+            "cp" if m.starts_with(&["async", "bulk", "tensor"]) => {
+                if m.iter().any(|x| {
+                    matches!(
+                        *x,
+                        "multicast::cluster" | "im2col" | "cta_group::2" | "L2::cache_hint"
+                    )
+                }) {
+                    return Err(self.unsupported(i, "multicast, im2col, CTA-pair and cache-hint forms"));
+                }
+                fn tensor(x: Option<&Operand>) -> Option<(&Addr, &Vec<Operand>)> {
+                    match x {
+                        Some(Operand::Tensor(a, c)) => Some((a, c)),
+                        _ => None,
+                    }
+                }
+                let (d4, d5) = (m.get(4).copied().unwrap_or(""), m.get(5).copied().unwrap_or(""));
+                if d4.starts_with("shared") && d5 == "global" {
+                    let (Some(Operand::Addr(dst)), Some((tm, cs)), Some(Operand::Addr(bar))) =
+                        (o.first(), tensor(o.get(1)), o.get(2))
+                    else {
+                        return Err(
+                            self.invalid(i, "expected [dst], [tensor map, {coordinates}], [mbarrier]")
+                        );
+                    };
+                    Ok(Op::Agent(AgentOp::TmaLoad {
+                        dst: self.memref(i, dst)?,
+                        tmap: self.memref(i, tm)?,
+                        coords: cs.iter().map(|c| self.val(i, c)).collect::<Result<_, _>>()?,
+                        bar: self.memref(i, bar)?,
+                    }))
+                } else if d4 == "global" && d5.starts_with("shared") && m.contains(&"bulk_group") {
+                    let (Some((tm, cs)), Some(Operand::Addr(src))) = (tensor(o.first()), o.get(1)) else {
+                        return Err(self.invalid(i, "expected [tensor map, {coordinates}], [src]"));
+                    };
+                    Ok(Op::Agent(AgentOp::TmaStore {
+                        tmap: self.memref(i, tm)?,
+                        coords: cs.iter().map(|c| self.val(i, c)).collect::<Result<_, _>>()?,
+                        src: self.memref(i, src)?,
+                    }))
+                } else {
+                    Err(self.unsupported(i, ""))
+                }
+            }
+            "cp" if m == ["async", "bulk", "commit_group"] => Ok(Op::Agent(AgentOp::BulkCommit)),
+            "cp" if m.starts_with(&["async", "bulk", "wait_group"]) => {
+                let n = match o.first() {
+                    Some(Operand::Int(n)) => *n,
+                    _ => return Err(self.invalid(i, "`cp.async.bulk.wait_group` takes a constant")),
+                };
+                Ok(Op::Agent(AgentOp::BulkWait {
+                    n,
+                    read: m.contains(&"read"),
+                }))
+            }
             _ => Err(self.unsupported(i, "")),
         }
     }

@@ -291,7 +291,7 @@ fn special_registers_in_three_dimensions() -> Result<(), Error> {
 
 #[test]
 fn unsupported_instructions_name_themselves_and_their_line() -> Result<(), Error> {
-    let src = ".version 8.7\n.target sm_100a\n.address_size 64\n.visible .entry k(.param .align 64 .b8 k_param_0[128])\n{\n\t.reg .b64 %rd<2>;\n\t.shared .align 8 .b8 bar[8];\n\tmov.u64 %rd1, bar;\n\tmbarrier.init.shared::cta.b64 [bar], 1;\n\tret;\n}\n";
+    let src = ".version 8.7\n.target sm_100a\n.address_size 64\n.visible .entry k(.param .align 64 .b8 k_param_0[128])\n{\n\t.reg .b64 %rd<2>;\n\t.shared .align 8 .b8 bar[8];\n\tmov.u64 %rd1, bar;\n\twgmma.fence.sync.aligned;\n\tret;\n}\n";
     let m = parse(src)?;
     assert_eq!(m.kernels[0].params[0].bytes, 128);
     assert_eq!(m.kernels[0].params[0].align, 64);
@@ -299,10 +299,10 @@ fn unsupported_instructions_name_themselves_and_their_line() -> Result<(), Error
         panic!("expected a refusal");
     };
     assert_eq!(line, 9);
-    assert!(src[span.range()].starts_with("mbarrier.init"));
+    assert!(src[span.range()].starts_with("wgmma.fence"));
     assert!(
         e.to_string()
-            .contains("`mbarrier.init.shared::cta.b64` (PTX line 9) is not supported yet"),
+            .contains("`wgmma.fence.sync.aligned` (PTX line 9) is not supported yet"),
         "{e}"
     );
     Ok(())
@@ -407,4 +407,48 @@ fn mangled_ptx_never_panics() {
             }
         }
     }
+}
+
+#[test]
+fn inline_asm_scopes_keep_their_registers_and_labels_apart() -> Result<(), Error> {
+    use bwsim_ptxfront::program::Op;
+    // Two inline-assembly blocks declaring the same predicate and label (as Triton's
+    // `mbarrier.wait` loops do): each branch goes to its own block's label.
+    let block = "\t{\n\t.reg .pred p;\n\tL:\n\telect.sync %r1|p, -1;\n\t@!p bra.uni L;\n\t}\n";
+    let src = format!(
+        ".version 8.7\n.target sm_100a\n.address_size 64\n.visible .entry k()\n{{\n\t.reg .b32 %r<2>;\n{block}{block}\tret;\n}}\n"
+    );
+    let p = compile(&src, "k")?;
+    let targets: Vec<usize> = p
+        .ins
+        .iter()
+        .filter_map(|i| match i.op {
+            Op::Bra { target } => Some(target),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(targets, vec![0, 2]);
+    let guards: Vec<_> = p.ins.iter().filter_map(|i| i.guard).collect();
+    assert_eq!(guards.len(), 2);
+    assert_ne!(guards[0].0, guards[1].0, "each block's `p` is its own register");
+    Ok(())
+}
+
+#[test]
+fn tensor_copies_lex_and_parse() -> Result<(), Error> {
+    use bwsim_ptxfront::lex::{lex, Tok};
+    let toks: Vec<Tok> = lex("cp.async.bulk.tensor.2d.shared::cta")?
+        .into_iter()
+        .map(|t| t.tok)
+        .collect();
+    assert_eq!(toks[4], Tok::Dot("2d".into()));
+    let m = parse(
+        ".version 8.7\n.target sm_100a\n.address_size 64\n.visible .entry k(.param .align 64 .b8 k_param_0[128])\n{\n\t.reg .b32 %r<4>;\n\t.reg .b64 %rd<2>;\n\tcp.async.bulk.tensor.2d.shared::cta.global.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r2, %r3}], [%r0];\n\tret;\n}\n",
+    )?;
+    let bwsim_ptxfront::parse::Stmt::Instr(i) = &m.kernels[0].body[0] else {
+        panic!("an instruction");
+    };
+    assert_eq!(i.mods[3], "2d");
+    assert!(matches!(&i.operands[1], bwsim_ptxfront::parse::Operand::Tensor(_, c) if c.len() == 2));
+    Ok(())
 }

@@ -1,0 +1,928 @@
+//! The PTX front end's machine: a kernel's warps as the agents of bwsim's hazard checker, with
+//! its asynchronous instructions (mbarriers, proxy fences, bulk tensor copies and their
+//! groups) run as the simulator's machine runs the `.tile` operations they stand for.
+//!
+//! Each warp of a CTA is one agent: a partition of [`bwsim_sim::check::hazards::CtaHb`], with
+//! its own vector-clock component. A scheduler of the simulator ([`Scheduler`]; seeded, so a
+//! seed is a schedule) picks which warp steps next. A warp's step runs each of its live lanes
+//! with the executor of [`crate::exec`] until the lane stops at a warp collective (resolved at
+//! once, as there), a CTA barrier, or an instruction only the machine runs
+//! ([`AgentOp`]); the machine then runs the first agent instruction that can run (lanes of a
+//! warp may stop at different ones) for the lanes stopped at it. The
+//! shared-memory loads and stores the lanes made on the way are handed to the checker as the
+//! warp's generic-proxy accesses.
+//!
+//! What each instruction is to the checker (docs/semantics.md, "The PTX front end"):
+//! - `mbarrier.init` / `arrive[.expect_tx]` / `expect_tx`: the barrier state machine of
+//!   [`bwsim_sim::mbarrier::Mbar`], and the checker's `bar_init` / `bar_update` releases by the
+//!   warp; `mbarrier.try_wait.parity` / `test_wait.parity` that sees the phase acquires it (a
+//!   wait that fails parks the warp until the barrier's phase moves, so a spin loop costs one
+//!   step per phase).
+//! - `fence.proxy.async`: the warp's proxy fence (`fence.async_shared` of `.tile`).
+//! - `cp.async.bulk.tensor` load: an asynchronous operation issued by the warp; it lands after
+//!   a latency the scheduler draws, as an async-proxy write of the box completing its bytes on
+//!   the mbarrier (the TMA unit's component for that barrier).
+//! - `cp.async.bulk.tensor` store: an asynchronous read of the box by the warp's store unit,
+//!   then the global write; `cp.async.bulk.commit_group` closes the warp's open bulk group and
+//!   `cp.async.bulk.wait_group[.read] N` waits until at most N committed groups are pending,
+//!   observing the reads (`.read`) or the whole stores.
+//! - `bar.sync` / `barrier.sync`: the warps that take part join their clocks.
+//!
+//! Global memory is not checked across CTAs or against the stores' global writes yet.
+
+use crate::exec::{prepare, Arg, Cta, Launch, St, Stats, Thread};
+use crate::parse::Space;
+use crate::program::{AgentOp, MemRef, Op, Program, Val};
+use crate::tensormap::{BoxElem, TensorMap};
+use crate::Error;
+use bwsim_isa::{Code, Diagnostic, Span};
+use bwsim_sim::check::hazards::{Actor, CtaHb};
+use bwsim_sim::check::hb::{Hazard, HazardKind, Kind, Proxy, Rec};
+use bwsim_sim::mbarrier::Mbar;
+use bwsim_sim::sched::{AgentRef, AsyncKind, RandomScheduler, Scheduler};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// How to run.
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// The schedule's seed.
+    pub seed: u64,
+    /// Whether the hazard checker watches the run.
+    pub check: bool,
+}
+
+/// One hazard the checker found: its code, the instruction of the access that revealed it
+/// (the primary label) and of the access it conflicts with, and the rendered diagnostic
+/// (spans into the PTX text).
+#[derive(Clone, Debug)]
+pub struct Finding {
+    pub code: Code,
+    pub pc: usize,
+    pub with: Vec<usize>,
+    pub diagnostic: Diagnostic,
+}
+
+/// What a run did.
+#[derive(Clone, Debug, Default)]
+pub struct Outcome {
+    pub stats: Stats,
+    pub findings: Vec<Finding>,
+}
+
+/// Runs `p` over launch `l` on the machine; `bufs` are the global buffers the arguments and
+/// tensor maps point into, read and written in place.
+pub fn run(p: &Program, l: &Launch, bufs: &mut [Vec<u8>], opts: &Options) -> Result<Outcome, Error> {
+    let params = prepare(p, l, bufs)?;
+    for a in &l.args {
+        if let Arg::TensorMap(t) = a {
+            t.validate()
+                .map_err(|e| Error::Launch(format!("tensor map: {e}")))?;
+        }
+    }
+    let mut globals: Vec<Vec<u8>> = p.globals.iter().map(|(_, b)| b.clone()).collect();
+    let mut stats = Stats::default();
+    let mut findings = Vec::new();
+    let mut sched = RandomScheduler::new(opts.seed);
+    for z in 0..l.grid[2] {
+        for y in 0..l.grid[1] {
+            for x in 0..l.grid[0] {
+                let cta = Cta {
+                    p,
+                    l,
+                    ctaid: [x, y, z],
+                    params: &params,
+                    shared: vec![0; (p.static_shared + l.dynamic_shared) as usize],
+                    bufs,
+                    globals: &mut globals,
+                    stats: &mut stats,
+                    log: opts.check.then(Vec::new),
+                };
+                let mut m = Machine::new(cta, opts.check, &mut sched);
+                m.run()?;
+                findings.append(&mut m.findings);
+                stats.ctas += 1;
+            }
+        }
+    }
+    Ok(Outcome { stats, findings })
+}
+
+/// Runs `schedules` schedules (seeds 0, 1, ...) with the checker, each on a fresh copy of
+/// `bufs`, and returns each distinct finding once (by code and instructions), in the order
+/// they were first found.
+pub fn check(p: &Program, l: &Launch, bufs: &[Vec<u8>], schedules: u64) -> Result<Vec<Finding>, Error> {
+    let mut out: Vec<Finding> = Vec::new();
+    for seed in 0..schedules.max(1) {
+        let mut b = bufs.to_vec();
+        let o = run(p, l, &mut b, &Options { seed, check: true })?;
+        for f in o.findings {
+            if !out
+                .iter()
+                .any(|g| g.code == f.code && g.pc == f.pc && g.with == f.with)
+            {
+                out.push(f);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The source file and line of instruction `pc` (its `.loc`), the file named as the PTX's
+/// `.file` directive names it.
+pub fn source_line(p: &Program, pc: usize) -> Option<(String, u32)> {
+    let l = p.ins.get(pc)?.loc?;
+    Some((p.files.get(&l.file)?.clone(), l.line))
+}
+
+/// An asynchronous operation in flight.
+struct Flight {
+    due: u64,
+    tie: u64,
+    work: Work,
+}
+
+enum Work {
+    /// A bulk tensor load landing in shared memory and completing its bytes on `bar`.
+    Load {
+        op: u32,
+        bar: u32,
+        pc: usize,
+        map: usize,
+        elems: Vec<BoxElem>,
+    },
+    /// A bulk tensor store of warp `warp`'s bulk group `group`.
+    Store {
+        op: u32,
+        warp: usize,
+        group: u64,
+        map: usize,
+        elems: Vec<BoxElem>,
+    },
+}
+
+struct Machine<'a, 's> {
+    cta: Cta<'a>,
+    th: Vec<Thread>,
+    warps: usize,
+    sched: &'s mut dyn Scheduler,
+    hb: Option<CtaHb>,
+    bars: HashMap<u32, Mbar>,
+    /// A warp parked on a failed wait: the wait's pc, the barrier and the phase it saw.
+    parked: Vec<Option<(usize, u32, u64)>>,
+    flights: Vec<Flight>,
+    now: u64,
+    /// Per warp: the open bulk group's number, and the stores pending by group.
+    open_group: Vec<u64>,
+    pending: Vec<BTreeMap<u64, u32>>,
+    findings: Vec<Finding>,
+    /// The instruction of the last recorded generic store to each shared granule (4 bytes, the
+    /// checker's), and its warp (what tells a replicated store, [`Machine::record_generic`]).
+    last_store: HashMap<u32, (usize, usize)>,
+}
+
+impl<'a, 's> Machine<'a, 's> {
+    fn new(cta: Cta<'a>, check: bool, sched: &'s mut dyn Scheduler) -> Machine<'a, 's> {
+        let th = cta.threads();
+        let warps = th.len().div_ceil(32);
+        cta.stats.threads += th.len() as u64;
+        let hb = check.then(|| {
+            let mut hb = CtaHb::new(cta.shared.len());
+            for w in 1..warps {
+                hb.fork(0, w);
+            }
+            hb
+        });
+        Machine {
+            cta,
+            th,
+            warps,
+            sched,
+            hb,
+            bars: HashMap::new(),
+            parked: vec![None; warps],
+            flights: Vec::new(),
+            now: 0,
+            open_group: vec![0; warps],
+            pending: vec![BTreeMap::new(); warps],
+            findings: Vec::new(),
+            last_store: HashMap::new(),
+        }
+    }
+
+    fn lanes(&self, w: usize) -> std::ops::Range<usize> {
+        w * 32..(w * 32 + 32).min(self.th.len())
+    }
+
+    fn rt(&self, pc: usize, m: String) -> Error {
+        self.cta.rt(pc, m)
+    }
+
+    fn run(&mut self) -> Result<(), Error> {
+        loop {
+            self.release_barriers();
+            let due = self.now;
+            while let Some(i) = self.next_flight(Some(due)) {
+                let f = self.flights.swap_remove(i);
+                self.land(f)?;
+            }
+            let runnable: Vec<usize> = (0..self.warps).filter(|&w| self.runnable(w)).collect();
+            if runnable.is_empty() {
+                if let Some(i) = self.next_flight(None) {
+                    let f = self.flights.swap_remove(i);
+                    self.now = self.now.max(f.due);
+                    self.land(f)?;
+                    continue;
+                }
+                if self.th.iter().all(|t| t.st == St::Done) {
+                    return Ok(());
+                }
+                return Err(self.deadlock());
+            }
+            let refs: Vec<AgentRef> = runnable
+                .iter()
+                .map(|&w| AgentRef {
+                    cta: 0,
+                    agent: w as u32,
+                })
+                .collect();
+            let w = runnable[self.sched.pick(&refs).min(runnable.len() - 1)];
+            self.now += 1;
+            self.warp_step(w)?;
+        }
+    }
+
+    /// The flight to land next: the earliest (ties by the drawn tie-breaker), among those due
+    /// by `by` if given.
+    fn next_flight(&self, by: Option<u64>) -> Option<usize> {
+        self.flights
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| by.is_none_or(|t| f.due <= t))
+            .min_by_key(|(_, f)| (f.due, f.tie))
+            .map(|(i, _)| i)
+    }
+
+    fn deadlock(&self) -> Error {
+        let waiting: BTreeSet<String> = self
+            .th
+            .iter()
+            .filter(|t| t.st != St::Done)
+            .map(|t| self.cta.p.place(t.pc))
+            .collect();
+        let pc = self.th.iter().find(|t| t.st != St::Done).map_or(0, |t| t.pc);
+        self.rt(
+            pc,
+            format!(
+                "deadlock in CTA {:?}: no warp can go on and nothing is in flight (waiting at {})",
+                self.cta.ctaid,
+                waiting.into_iter().collect::<Vec<_>>().join("; ")
+            ),
+        )
+    }
+
+    /// Whether some lane of warp `w` stopped at an agent instruction.
+    fn at_agent(&self, w: usize) -> bool {
+        self.lanes(w).any(|t| self.th[t].st == St::Agent)
+    }
+
+    /// The first (lowest pc) agent instruction warp `w`'s lanes stopped at that can run now:
+    /// not a wait parked on an unmoved barrier, nor a bulk wait with groups pending. Lanes of
+    /// one warp can stop at different ones (an elected lane still issuing copies while the
+    /// others wait at the next iteration's barrier).
+    fn ready_pc(&self, w: usize) -> Option<usize> {
+        let pcs: BTreeSet<usize> = self
+            .lanes(w)
+            .filter(|&t| self.th[t].st == St::Agent)
+            .map(|t| self.th[t].pc)
+            .collect();
+        pcs.into_iter().find(|&pc| match self.cta.p.ins[pc].op {
+            Op::Agent(AgentOp::BulkWait { n, .. }) => self.bulk_done(w, n),
+            Op::Agent(AgentOp::MbarWait { .. }) => !self.is_parked(w, pc),
+            _ => true,
+        })
+    }
+
+    fn runnable(&self, w: usize) -> bool {
+        let mut lanes = self.lanes(w);
+        if lanes.clone().any(|t| self.th[t].st == St::Run) {
+            return true;
+        }
+        if self.at_agent(w) {
+            return self.ready_pc(w).is_some();
+        }
+        // At a collective, or done, or at a CTA barrier.
+        lanes.any(|t| self.th[t].st == St::Sync(None))
+    }
+
+    /// Whether warp `w`'s wait at `pc` failed on a barrier whose phase has not moved since.
+    fn is_parked(&self, w: usize, pc: usize) -> bool {
+        self.parked[w]
+            .is_some_and(|(at, bar, phase)| at == pc && self.bars.get(&bar).is_some_and(|b| b.phase == phase))
+    }
+
+    /// Whether warp `w`'s committed bulk groups but the `n` most recent are complete.
+    fn bulk_done(&self, w: usize, n: u64) -> bool {
+        let upto = self.open_group[w].saturating_sub(n);
+        self.pending[w].range(..upto).all(|(_, &c)| c == 0)
+    }
+
+    /// CTA barriers whose threads have all arrived release them; the warps that took part
+    /// learn what each other knew.
+    fn release_barriers(&mut self) {
+        let live = self.th.iter().filter(|t| t.st != St::Done).count() as u64;
+        let ids: BTreeSet<u64> = self
+            .th
+            .iter()
+            .filter_map(|t| match t.st {
+                St::Sync(Some((id, _))) => Some(id),
+                _ => None,
+            })
+            .collect();
+        for id in ids {
+            let at: Vec<usize> = (0..self.th.len())
+                .filter(|&t| matches!(self.th[t].st, St::Sync(Some((i, _))) if i == id))
+                .collect();
+            let count = at.iter().find_map(|&t| match self.th[t].st {
+                St::Sync(Some((_, c))) => c,
+                _ => None,
+            });
+            if (at.len() as u64) < count.unwrap_or(live) {
+                continue;
+            }
+            let warps: BTreeSet<usize> = at.iter().map(|t| t / 32).collect();
+            if let Some(hb) = &mut self.hb {
+                let mut join = bwsim_sim::check::hb::VClock::default();
+                for &w in &warps {
+                    hb.step(w);
+                    join.join(&hb.part_clock(w));
+                }
+                for &w in &warps {
+                    hb.acquire_clock(w, &join);
+                }
+            }
+            for &t in &at {
+                self.th[t].pc += 1;
+                self.th[t].st = St::Run;
+            }
+            self.cta.stats.barriers += 1;
+        }
+    }
+
+    /// One step of warp `w`: its lanes run to their next stop, then the agent instruction
+    /// the first of them stopped at runs.
+    fn warp_step(&mut self, w: usize) -> Result<(), Error> {
+        let lanes = self.lanes(w);
+        loop {
+            for t in lanes.clone() {
+                while self.th[t].st == St::Run {
+                    self.cta.step(&mut self.th[t], t)?;
+                }
+            }
+            let Some(first) = lanes.clone().find(|&t| self.th[t].st == St::Sync(None)) else {
+                break;
+            };
+            if self.at_agent(w) {
+                // Lanes that stopped at an agent instruction first (an elected lane's
+                // `mbarrier.init`) run it before the others' collective can gather them.
+                break;
+            }
+            let pc = self.th[first].pc;
+            self.cta.collective(&mut self.th, lanes.clone(), pc)?;
+        }
+        self.record_generic(w);
+        let Some(pc) = self.ready_pc(w) else {
+            // No agent instruction, or each waits (a wait back at a barrier that has not moved
+            // since it failed, a bulk wait with groups pending).
+            return Ok(());
+        };
+        let group: Vec<usize> = lanes
+            .filter(|&t| self.th[t].st == St::Agent && self.th[t].pc == pc)
+            .collect();
+        let Op::Agent(op) = self.cta.p.ins[pc].op.clone() else {
+            return Err(self.rt(pc, "internal: not an agent instruction".into()));
+        };
+        if let Some(hb) = &mut self.hb {
+            hb.step(w);
+        }
+        let advance = self.agent(w, pc, &op, &group)?;
+        if advance {
+            for t in group {
+                self.th[t].pc += 1;
+                self.th[t].st = St::Run;
+            }
+        }
+        Ok(())
+    }
+
+    /// The shared-memory accesses warp `w`'s lanes made, to the checker.
+    ///
+    /// A replicated store is left out: one that writes the bytes the memory already holds,
+    /// where another warp made the last recorded store to that granule. Compilers emit these where a
+    /// register layout holds an element in several warps (Triton's `stmatrix` of a layout
+    /// replicated across warp pairs), each warp storing the same value; no access can observe
+    /// whether it happened, and the tile program the PTX was compiled from has one store of
+    /// the element.
+    fn record_generic(&mut self, w: usize) {
+        let Some(log) = self.cta.log.as_mut() else {
+            return;
+        };
+        let log = std::mem::take(log);
+        let Some(hb) = &mut self.hb else { return };
+        if log.is_empty() {
+            return;
+        }
+        hb.step(w);
+        let mut found = Vec::new();
+        for a in &log {
+            if a.write {
+                let g = a.addr / bwsim_sim::check::hazards::SMEM_GRANULE;
+                let replica = a.silent && self.last_store.get(&g).is_some_and(|&(_, by)| by != w);
+                if replica {
+                    continue;
+                }
+                self.last_store.insert(g, (a.pc, w));
+            }
+            let kind = if a.write { Kind::Write } else { Kind::Read };
+            if let Some(h) = hb.generic_smem(w, a.pc as u32, kind, &[(a.addr, 0)], a.bytes * 8) {
+                found.push(h);
+            }
+        }
+        for h in found {
+            self.report(&h);
+        }
+    }
+
+    fn shared_addr(&self, t: usize, m: &MemRef, pc: usize) -> Result<u32, Error> {
+        let a = self
+            .cta
+            .base_addr(&self.th[t], &m.base, pc)?
+            .wrapping_add(m.offset as u64);
+        let (sp, a) = self.cta.locate(Some(Space::Shared), &m.base, a);
+        let a = if sp == Space::Shared && a >= crate::exec::SHARED_WINDOW {
+            a - crate::exec::SHARED_WINDOW
+        } else {
+            a
+        };
+        if a >= self.cta.shared.len() as u64 {
+            return Err(self.rt(
+                pc,
+                format!(
+                    "the shared address {a:#x} is outside the CTA's {} bytes of shared memory",
+                    self.cta.shared.len()
+                ),
+            ));
+        }
+        Ok(a as u32)
+    }
+
+    fn value(&self, t: usize, v: Val, pc: usize) -> Result<u64, Error> {
+        self.cta.read(&self.th[t], v, pc)
+    }
+
+    fn bar_mut(&mut self, bar: u32, pc: usize) -> Result<&mut Mbar, Error> {
+        if !self.bars.contains_key(&bar) {
+            return Err(self.rt(
+                pc,
+                format!("the mbarrier at shared byte {bar} is used without `mbarrier.init`"),
+            ));
+        }
+        self.bars.get_mut(&bar).ok_or_else(|| Error::Runtime {
+            message: "internal: mbarrier vanished".into(),
+            span: Span::DUMMY,
+        })
+    }
+
+    fn fault(&self, pc: usize, f: bwsim_sim::mbarrier::MbarFault) -> Error {
+        self.rt(pc, f.reason())
+    }
+
+    /// The tensor map a copy names (the address of a tensor-map parameter).
+    fn tensor_map(&self, t: usize, m: &MemRef, pc: usize) -> Result<usize, Error> {
+        let a = self
+            .cta
+            .base_addr(&self.th[t], &m.base, pc)?
+            .wrapping_add(m.offset as u64);
+        let (sp, off) = self.cta.locate(None, &m.base, a);
+        let params = self.cta.params;
+        let idx = (sp == Space::Param && off + 8 <= params.len() as u64).then(|| {
+            let o = off as usize;
+            u64::from_le_bytes(params[o..o + 8].try_into().unwrap_or([0xff; 8])) as usize
+        });
+        match idx.and_then(|k| self.cta.l.args.get(k).map(|a| (k, a))) {
+            Some((k, Arg::TensorMap(_))) => Ok(k),
+            _ => Err(self.rt(
+                pc,
+                format!("the copy names {a:#x}, which is not a tensor-map parameter of the launch"),
+            )),
+        }
+    }
+
+    fn map(&self, k: usize) -> Option<&TensorMap> {
+        match self.cta.l.args.get(k) {
+            Some(Arg::TensorMap(t)) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// Runs agent instruction `op` at `pc` for the lanes `group` of warp `w`; returns whether
+    /// they move past it.
+    fn agent(&mut self, w: usize, pc: usize, op: &AgentOp, group: &[usize]) -> Result<bool, Error> {
+        match op {
+            AgentOp::MbarInit { bar, count } => {
+                for &t in group {
+                    let a = self.shared_addr(t, bar, pc)?;
+                    let n = self.value(t, *count, pc)? as i64;
+                    let n = bwsim_sim::mbarrier::init_count(n).map_err(|e| self.rt(pc, e))?;
+                    if self.bars.insert(a, Mbar::init(n)).is_some() {
+                        self.reinit(pc, a);
+                    }
+                    if let Some(hb) = &mut self.hb {
+                        hb.bar_init(w, a);
+                    }
+                }
+            }
+            AgentOp::MbarInval { bar } => {
+                for &t in group {
+                    let a = self.shared_addr(t, bar, pc)?;
+                    self.bars.remove(&a);
+                }
+            }
+            AgentOp::MbarArrive {
+                bar,
+                tx,
+                arrive,
+                state,
+            } => {
+                for &t in group {
+                    let a = self.shared_addr(t, bar, pc)?;
+                    let bytes = match tx {
+                        Some(v) => Some(self.value(t, *v, pc)? as u32 as i64),
+                        None => None,
+                    };
+                    if let Some(bytes) = bytes {
+                        let r = self.bar_mut(a, pc)?.expect_tx(bytes);
+                        let flipped = r.map_err(|f| self.fault(pc, f))?;
+                        if let Some(hb) = &mut self.hb {
+                            hb.bar_update(a, Actor::Part(w, pc as u32), false, bytes, flipped);
+                        }
+                    }
+                    if *arrive {
+                        let phase = self.bar_mut(a, pc)?.phase;
+                        let r = self.bar_mut(a, pc)?.arrive(1);
+                        let flipped = r.map_err(|f| self.fault(pc, f))?;
+                        if let Some(hb) = &mut self.hb {
+                            hb.bar_update(a, Actor::Part(w, pc as u32), true, 0, flipped);
+                        }
+                        if let Some(s) = state {
+                            self.cta.write(&mut self.th[t], *s, phase);
+                        }
+                    }
+                }
+            }
+            AgentOp::MbarWait { p, bar, parity } => {
+                for &t in group {
+                    let a = self.shared_addr(t, bar, pc)?;
+                    let par = self.value(t, *parity, pc)? as u32;
+                    let (ok, phase) = {
+                        let b = self.bar_mut(a, pc)?;
+                        (b.test_wait(par), b.phase)
+                    };
+                    self.cta.write(&mut self.th[t], *p, ok as u64);
+                    if ok {
+                        if let Some(hb) = &mut self.hb {
+                            hb.acquire(w, a, pc as u32);
+                        }
+                        self.parked[w] = None;
+                    } else {
+                        self.parked[w] = Some((pc, a, phase));
+                    }
+                }
+            }
+            AgentOp::FenceProxyAsync => {
+                if let Some(hb) = &mut self.hb {
+                    hb.fence(w);
+                }
+            }
+            AgentOp::TmaLoad {
+                dst,
+                tmap,
+                coords,
+                bar,
+            } => {
+                for &t in group {
+                    let k = self.tensor_map(t, tmap, pc)?;
+                    let d = self.shared_addr(t, dst, pc)?;
+                    let b = self.shared_addr(t, bar, pc)?;
+                    let cs = coords
+                        .iter()
+                        .map(|c| self.value(t, *c, pc).map(|v| v as u32 as i32 as i64))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    let elems = self.map(k).map(|m| m.elements(&cs, d)).unwrap_or_default();
+                    self.in_bounds(&elems, k, pc)?;
+                    let op = self.hb.as_mut().map_or(0, |hb| hb.issue(w, pc as u32));
+                    let due = self.now + self.sched.latency(AsyncKind::TmaLoad);
+                    let tie = self.sched.tiebreak();
+                    self.flights.push(Flight {
+                        due,
+                        tie,
+                        work: Work::Load {
+                            op,
+                            bar: b,
+                            pc,
+                            map: k,
+                            elems,
+                        },
+                    });
+                }
+            }
+            AgentOp::TmaStore { tmap, coords, src } => {
+                for &t in group {
+                    let k = self.tensor_map(t, tmap, pc)?;
+                    let s = self.shared_addr(t, src, pc)?;
+                    let cs = coords
+                        .iter()
+                        .map(|c| self.value(t, *c, pc).map(|v| v as u32 as i32 as i64))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    let elems = self.map(k).map(|m| m.elements(&cs, s)).unwrap_or_default();
+                    self.in_bounds(&elems, k, pc)?;
+                    let op = self.hb.as_mut().map_or(0, |hb| hb.issue(w, pc as u32));
+                    let group = self.open_group[w];
+                    *self.pending[w].entry(group).or_default() += 1;
+                    let due = self.now + self.sched.latency(AsyncKind::TmaStoreRead);
+                    let tie = self.sched.tiebreak();
+                    self.flights.push(Flight {
+                        due,
+                        tie,
+                        work: Work::Store {
+                            op,
+                            warp: w,
+                            group,
+                            map: k,
+                            elems,
+                        },
+                    });
+                }
+            }
+            AgentOp::BulkCommit => self.open_group[w] += 1,
+            AgentOp::BulkWait { n, read } => {
+                if !self.bulk_done(w, *n) {
+                    return Ok(false);
+                }
+                if let Some(hb) = &mut self.hb {
+                    hb.store_wait(w, !read);
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    /// Checks that a box's shared bytes lie in the CTA's shared memory and its global bytes in
+    /// the tensor map's buffer.
+    fn in_bounds(&self, elems: &[BoxElem], k: usize, pc: usize) -> Result<(), Error> {
+        let Some(m) = self.map(k) else { return Ok(()) };
+        let eb = m.elem_bytes as u64;
+        let smem = self.cta.shared.len() as u64;
+        let glob = self.cta.bufs.get(m.buffer).map_or(0, |b| b.len() as u64);
+        for e in elems {
+            if e.smem as u64 + eb > smem {
+                return Err(self.rt(
+                    pc,
+                    format!("the box reaches shared byte {}, past the CTA's {smem}", e.smem),
+                ));
+            }
+            if e.global.is_some_and(|g| g + eb > glob) {
+                return Err(self.rt(
+                    pc,
+                    format!(
+                        "the tensor map reaches past the {glob} bytes of buffer {}",
+                        m.buffer
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// An asynchronous operation completes.
+    fn land(&mut self, f: Flight) -> Result<(), Error> {
+        match f.work {
+            Work::Load {
+                op,
+                bar,
+                pc,
+                map,
+                elems,
+            } => {
+                let Some(m) = self.map(map) else { return Ok(()) };
+                let (eb, buf, bytes) = (m.elem_bytes as usize, m.buffer, m.box_bytes() as i64);
+                for e in &elems {
+                    let s = e.smem as usize;
+                    match e.global {
+                        Some(g) => {
+                            let g = g as usize;
+                            let (src, dst) =
+                                (&self.cta.bufs[buf][g..g + eb], &mut self.cta.shared[s..s + eb]);
+                            dst.copy_from_slice(src);
+                        }
+                        None => self.cta.shared[s..s + eb].fill(0),
+                    }
+                }
+                if let Some(hb) = &mut self.hb {
+                    let addrs: Vec<(u32, u32)> = elems.iter().map(|e| (e.smem, 0)).collect();
+                    if let Some(h) = hb.tma_piece(op, bar, &addrs, eb as u32 * 8) {
+                        self.report(&h);
+                    }
+                }
+                for e in &elems {
+                    self.last_store
+                        .remove(&(e.smem / bwsim_sim::check::hazards::SMEM_GRANULE));
+                }
+                if !self.bars.contains_key(&bar) {
+                    // The barrier was invalidated (or never initialised) while the copy was in
+                    // flight: the bytes land, their completion has nowhere to go.
+                    self.misuse(pc, bar);
+                    return Ok(());
+                }
+                let r = self.bar_mut(bar, pc)?.complete_tx(bytes);
+                let flipped = r.map_err(|e| self.fault(pc, e))?;
+                if let Some(hb) = &mut self.hb {
+                    hb.bar_update(bar, Actor::Tma, false, -bytes, flipped);
+                }
+            }
+            Work::Store {
+                op,
+                warp,
+                group,
+                map,
+                elems,
+                ..
+            } => {
+                let Some(m) = self.map(map) else { return Ok(()) };
+                let (eb, buf) = (m.elem_bytes as usize, m.buffer);
+                if let Some(hb) = &mut self.hb {
+                    let addrs: Vec<(u32, u32)> = elems.iter().map(|e| (e.smem, 0)).collect();
+                    if let Some(h) = hb.tma_store_read(op, warp as u32, &addrs, eb as u32 * 8) {
+                        self.report(&h);
+                    }
+                }
+                for e in &elems {
+                    if let Some(g) = e.global {
+                        let (s, g) = (e.smem as usize, g as usize);
+                        let v: Vec<u8> = self.cta.shared[s..s + eb].to_vec();
+                        self.cta.bufs[buf][g..g + eb].copy_from_slice(&v);
+                    }
+                }
+                if let Some(c) = self.pending[warp].get_mut(&group) {
+                    *c = c.saturating_sub(1);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A copy at `pc` completing on the barrier at shared byte `bar`, which is not initialised.
+    fn misuse(&mut self, pc: usize, bar: u32) {
+        let code = Code::BarrierMisuse;
+        if self.hb.is_none() || self.findings.iter().any(|f| f.code == code && f.pc == pc) {
+            return;
+        }
+        let p = self.cta.p;
+        let span = p.ins.get(pc).map_or(Span::DUMMY, |i| i.span);
+        let d = Diagnostic::error(
+            code,
+            format!("a copy completes on the mbarrier at shared byte {bar}, which is not initialised"),
+            span,
+            "issued here; when its bytes landed, the barrier had been invalidated (or never initialised)",
+        )
+        .with_note(format!("the copy is at {}", p.place(pc)))
+        .with_help("wait for the copy's phase of the barrier before `mbarrier.inval`");
+        self.findings.push(Finding {
+            code,
+            pc,
+            with: Vec::new(),
+            diagnostic: d,
+        });
+    }
+
+    /// `mbarrier.init` at `pc` of the barrier at shared byte `bar`, still initialised (no
+    /// `mbarrier.inval` since its last init).
+    fn reinit(&mut self, pc: usize, bar: u32) {
+        let code = Code::BarrierReinit;
+        if self.hb.is_none() || self.findings.iter().any(|f| f.code == code && f.pc == pc) {
+            return;
+        }
+        let p = self.cta.p;
+        let span = p.ins.get(pc).map_or(Span::DUMMY, |i| i.span);
+        let d = Diagnostic::error(
+            code,
+            format!("`mbarrier.init` of the mbarrier at shared byte {bar}, which is still initialised"),
+            span,
+            "initialised again here, with no `mbarrier.inval` since its last init",
+        )
+        .with_note(format!("the init is at {}", p.place(pc)))
+        .with_help("invalidate the barrier (`mbarrier.inval`) before initialising it again");
+        self.findings.push(Finding {
+            code,
+            pc,
+            with: Vec::new(),
+            diagnostic: d,
+        });
+    }
+
+    /// Turns a hazard into a finding (once per code and pair of instructions).
+    fn report(&mut self, h: &Hazard) {
+        let Some(hb) = &self.hb else { return };
+        let (fi, si) = (hb.rec_instr(&h.first) as usize, hb.rec_instr(&h.second) as usize);
+        let code = h.kind.code();
+        if self
+            .findings
+            .iter()
+            .any(|f| f.code == code && f.pc == si && f.with == [fi])
+        {
+            return;
+        }
+        let p = self.cta.p;
+        let span = |pc: usize| p.ins.get(pc).map_or(Span::DUMMY, |i| i.span);
+        let name = |pc: usize| {
+            p.ins.get(pc).map_or("an instruction".to_string(), |i| {
+                p.src[i.span.range()]
+                    .split_whitespace()
+                    .find(|t| !t.starts_with('@'))
+                    .unwrap_or("")
+                    .to_string()
+            })
+        };
+        let who = |r: &Rec| match hb.part_of(r.agent) {
+            Some(w) if !r.is_async() => format!("warp {w}"),
+            _ => format!(
+                "the asynchronous unit running the copy issued at {}",
+                p.place(hb.rec_instr(r) as usize)
+            ),
+        };
+        let proxy = |r: &Rec| match r.proxy {
+            Proxy::Generic => "generic proxy",
+            Proxy::Async => "async proxy",
+            Proxy::Tensor => "tensor memory",
+        };
+        let verb = |r: &Rec| match r.kind {
+            Kind::Read => "reads",
+            Kind::Write => "writes",
+        };
+        let (fo, so) = (name(fi), name(si));
+        let byte = h.granule * bwsim_sim::check::hazards::SMEM_GRANULE;
+        let (title, help) = match h.kind {
+            HazardKind::Race => (
+                format!("data race on shared memory: `{fo}` and `{so}` are not ordered by happens-before"),
+                "order the two accesses with an mbarrier (arrive after the one, wait before the other) or a CTA barrier".to_string(),
+            ),
+            HazardKind::MissingFence => (
+                format!("missing `fence.proxy.async`: `{so}` ({}) and `{fo}` ({}) touch the same shared memory", proxy(&h.second), proxy(&h.first)),
+                format!("add `fence.proxy.async.shared::cta` after the `{fo}`, before whatever hands the bytes to the `{so}`"),
+            ),
+            HazardKind::ReadBeforeComplete => (
+                format!("`{so}` reads shared memory before the `{fo}` that writes it has completed"),
+                format!("wait on the mbarrier that counts the `{fo}`'s bytes (`mbarrier.try_wait.parity`) before the `{so}`"),
+            ),
+            HazardKind::WriteWhileInFlight => (
+                format!("`{so}` overwrites shared memory while `{fo}` may still be accessing it"),
+                format!("wait for the `{fo}` to complete before the `{so}`"),
+            ),
+        };
+        // The source line (`.loc`) of an instruction, as a label's tail.
+        let src = |pc: usize| source_line(p, pc).map_or(String::new(), |(f, l)| format!(", at {f}:{l}"));
+        let d = Diagnostic::error(
+            code,
+            title,
+            span(si),
+            format!(
+                "{} ({}) in {}{}",
+                verb(&h.second),
+                proxy(&h.second),
+                who(&h.second),
+                src(si)
+            ),
+        )
+        .with_label(
+            span(fi),
+            format!(
+                "{} ({}) in {}{}",
+                verb(&h.first),
+                proxy(&h.first),
+                who(&h.first),
+                src(fi)
+            ),
+        )
+        .with_note(format!(
+            "first conflict at shared byte {byte}; the second access is at {}, the first at {}",
+            p.place(si),
+            p.place(fi)
+        ))
+        .with_help(help);
+        self.findings.push(Finding {
+            code,
+            pc: si,
+            with: vec![fi],
+            diagnostic: d,
+        });
+    }
+}

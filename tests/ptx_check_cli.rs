@@ -1,0 +1,230 @@
+//! `bwsim check FILE.ptx`: Triton 3.9's PTX of the Gluon fixtures with TMA copies and
+//! mbarriers (ptxfront/tests/fixtures/triton-3.9), checked on the PTX front end's machine with
+//! the fixtures' launch sidecars (tests/gluon/*.launch): the verdicts of their TTGIR, the
+//! findings at the same Python lines. Bugs planted into the PTX (a deleted
+//! `fence.proxy.async`, a deleted mbarrier wait) are reported at the line of the access they
+//! leave unordered.
+
+mod common;
+
+use common::{bwsim, json, scratch_file};
+
+const FIXTURES: &str = "ptxfront/tests/fixtures/triton-3.9";
+
+fn fixture(name: &str) -> String {
+    std::fs::read_to_string(format!("{}/{FIXTURES}/{name}.ptx", env!("CARGO_MANIFEST_DIR"))).expect("fixture")
+}
+
+/// `(code, at, with)` of each finding of `bwsim check --json`.
+fn findings(stdout: &str) -> Vec<(String, String, String)> {
+    let v = json(stdout);
+    let mut out: Vec<_> = v["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|f| {
+            (
+                f["code"].as_str().unwrap_or("").to_string(),
+                f["at"].as_str().unwrap_or("").to_string(),
+                f["with"][0].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+fn f(code: &str, at: u32, with: u32) -> (String, String, String) {
+    (
+        code.into(),
+        format!("proxy_fences.py:{at}"),
+        format!("proxy_fences.py:{with}"),
+    )
+}
+
+#[test]
+fn the_scale_kernel_checks_clean_as_its_ttgir() {
+    // tests/gluon/proxy_fences.launch: `check [3.7+]: clean`.
+    let path = format!("{FIXTURES}/proxy_fences.sm_100a.ptx");
+    let (code, out, err) = bwsim(&[
+        "check",
+        &path,
+        "--launch",
+        "tests/gluon/proxy_fences.launch",
+        "--schedules",
+        "6",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(findings(&out), vec![]);
+    assert_eq!(json(&out)["ok"], true);
+}
+
+#[test]
+fn the_handoff_bug_is_found_at_its_ttgir_lines() {
+    // tests/gluon/bug_proxy_fences_handoff.launch: `expect: missing-fence at
+    // proxy_fences.py:60 with proxy_fences.py:37`, `check: expected`.
+    let path = format!("{FIXTURES}/bug_proxy_fences_handoff.sm_100a.ptx");
+    let launch = "tests/gluon/bug_proxy_fences_handoff.launch";
+    let (code, out, err) = bwsim(&["check", &path, "--launch", launch, "--schedules", "6", "--json"]);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(findings(&out), vec![f("missing-fence", 60, 37)]);
+    // Rendered: at the PTX's TMA store, naming the Python line.
+    let (code, _, err) = bwsim(&["check", &path, "--launch", launch, "--schedules", "2"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("error[missing-fence]"), "{err}");
+    assert!(
+        err.contains("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group"),
+        "{err}"
+    );
+    assert!(err.contains("proxy_fences.py:60"), "{err}");
+}
+
+#[test]
+fn a_deleted_fence_and_a_deleted_wait_are_found_at_their_lines() {
+    let src = fixture("proxy_fences.sm_100a");
+    let tag = "ptx-check";
+    let no_fence = scratch_file(
+        tag,
+        "no_fence.sm_100a.ptx",
+        src.replacen("\tfence.proxy.async.shared::cta;\n", "", 1),
+    );
+    let (code, out, err) = bwsim(&[
+        "check",
+        &no_fence,
+        "--launch",
+        "tests/gluon/proxy_fences.launch",
+        "--schedules",
+        "4",
+        "--json",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(
+        findings(&out),
+        vec![f("missing-fence", 34, 36), f("missing-fence", 51, 37)]
+    );
+
+    // The wait loop of `mbarrier.wait` deleted; one block (so that no second arrival finds the
+    // barrier's phase still open). The sidecar is found next to the file.
+    let start = src.find("{\n\t.reg .pred complete;").expect("a wait loop");
+    let end = start + src[start..].find("}\n").expect("its end") + 2;
+    let no_wait = scratch_file(
+        tag,
+        "no_wait.sm_100a.ptx",
+        format!("{}{}", &src[..start], &src[end..]),
+    );
+    let sidecar = std::fs::read_to_string(format!(
+        "{}/tests/gluon/proxy_fences.launch",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .expect("sidecar")
+    .replace("tensor x: f32[32, 256]", "tensor x: f32[32, 64]")
+    .replace("tensor y: f32[32, 256]", "tensor y: f32[32, 64]")
+    .replace("n_blocks = 4", "n_blocks = 1");
+    scratch_file(tag, "no_wait.launch", sidecar);
+    let (code, out, err) = bwsim(&["check", &no_wait, "--schedules", "8", "--json"]);
+    assert_eq!(code, 1, "{err}");
+    let found = findings(&out);
+    assert!(found.contains(&f("read-before-complete", 36, 34)), "{found:?}");
+}
+
+#[test]
+fn the_planted_bugs_of_the_warp_specialized_add_are_found_with_their_sidecars() {
+    // The sidecars of the TTGIR fixtures, unchanged: tests/gluon/bug_ws_add_{fixed,no_fence}.launch.
+    let run = |name: &str| {
+        let path = format!("{FIXTURES}/{name}.sm_100a.ptx");
+        let launch = format!("tests/gluon/{name}.launch");
+        bwsim(&["check", &path, "--launch", &launch, "--schedules", "4", "--json"])
+    };
+    let (code, out, err) = run("bug_ws_add_fixed");
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(findings(&out), vec![]);
+    let (code, out, err) = run("bug_ws_add_no_fence");
+    assert_eq!(code, 1, "{err}");
+    let pb = |a: u32, b: u32| {
+        (
+            "missing-fence".to_string(),
+            format!("planted_bugs.py:{a}"),
+            format!("planted_bugs.py:{b}"),
+        )
+    };
+    assert_eq!(findings(&out), vec![pb(45, 61), pb(46, 62)]);
+}
+
+/// `CODE [at F:L] [with F:L ...]` of an `expect:` directive.
+fn expectation(value: &str) -> (String, Option<String>, Vec<String>) {
+    let mut w = value.split_whitespace();
+    let code = w.next().unwrap_or("").to_string();
+    let (mut at, mut with) = (None, Vec::new());
+    while let Some(k) = w.next() {
+        let place = w.next().unwrap_or("").to_string();
+        match k {
+            "at" => at = Some(place),
+            "with" => with.push(place),
+            _ => panic!("`expect: {value}`: `{k}`"),
+        }
+    }
+    (code, at, with)
+}
+
+/// Every PTX fixture whose kernel has a sidecar in tests/gluon is checked with it and gets
+/// the verdicts the sidecar states for Triton 3.9's TTGIR (`check: clean`; each `expect:` as a
+/// finding with that code at that line, naming one of the `with` lines; with `check:
+/// expected`, no other code).
+#[test]
+fn every_fixture_gets_the_verdicts_of_its_ttgir() {
+    use bwsim_isa::directives;
+    let dir = format!("{}/{FIXTURES}", env!("CARGO_MANIFEST_DIR"));
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .expect("fixtures")
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.ends_with(".ptx"))
+        .collect();
+    names.sort();
+    let mut checked = Vec::new();
+    for name in names {
+        let (stem, target) = name
+            .trim_end_matches(".ptx")
+            .rsplit_once('.')
+            .expect("NAME.TARGET.ptx");
+        let sidecar = format!("tests/gluon/{stem}.launch");
+        let text = std::fs::read_to_string(format!("{}/{sidecar}", env!("CARGO_MANIFEST_DIR")))
+            .unwrap_or_else(|e| panic!("{sidecar}: {e}"));
+        let ds: Vec<_> = directives::parse(&text, directives::GLUON_KEYS, true)
+            .expect("directives")
+            .into_iter()
+            .filter(|d| d.applies_to((3, 9), target).expect("qualifiers"))
+            .collect();
+        let says = |k: &str, v: &str| ds.iter().any(|d| d.key == k && d.value == v);
+        let expects: Vec<_> = ds
+            .iter()
+            .filter(|d| d.key == "expect")
+            .map(|d| expectation(&d.value))
+            .collect();
+        let path = format!("{FIXTURES}/{name}");
+        let (code, out, err) = bwsim(&["check", &path, "--launch", &sidecar, "--schedules", "6", "--json"]);
+        let found = findings(&out);
+        if says("check", "clean") {
+            assert_eq!((code, &found), (0, &vec![]), "{name}: {err}");
+        }
+        for (c, at, with) in &expects {
+            assert!(
+                found.iter().any(|(fc, fa, fw)| fc == c
+                    && at.as_ref().is_none_or(|a| fa == a)
+                    && (with.is_empty() || with.contains(fw))),
+                "{name}: expected {c} at {at:?} with {with:?}, found {found:?}"
+            );
+        }
+        if says("check", "expected") {
+            for (fc, ..) in &found {
+                assert!(
+                    expects.iter().any(|(c, ..)| c == fc),
+                    "{name}: unexpected {fc}: {found:?}"
+                );
+            }
+        }
+        checked.push(name);
+    }
+    assert!(checked.len() >= 16, "{checked:?}");
+}
