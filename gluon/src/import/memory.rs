@@ -13,6 +13,16 @@ struct SharedViewTypes<'t> {
     enc: &'t AttrVal,
 }
 
+/// The operands of `%x[%idx]... {axis}` ([`Cx::indexed_operands`]).
+struct Indexed {
+    /// `%x` with its bracket.
+    first: Item,
+    index: Expr,
+    axis: Expr,
+    /// The operands after `%x[%idx]`.
+    rest: Vec<(String, Span)>,
+}
+
 impl<'t> SharedViewTypes<'t> {
     /// Both types shared-memory descriptors, else `None`.
     fn of(src: &'t Type, res: &'t Type) -> Option<SharedViewTypes<'t>> {
@@ -762,12 +772,7 @@ impl<'m> Cx<'m> {
 
     /// The operands of `%x[%idx]... {axis}`: the item `%x` (`what`, for the message that
     /// misses it), its one index, the axis, and the operands after it.
-    fn indexed_operands(
-        &mut self,
-        op: &Op,
-        what: &str,
-        span: Span,
-    ) -> R<(Item, Expr, Expr, Vec<(String, Span)>)> {
+    fn indexed_operands(&mut self, op: &Op, what: &str, span: Span) -> R<Indexed> {
         let mut items = self.operand_items(op)?.into_iter();
         let first = items
             .next()
@@ -777,7 +782,13 @@ impl<'m> Cx<'m> {
         };
         let index = self.expr(iname, *ispan)?;
         let axis = int_e(self.int_attr(op, "axis")?, span);
-        Ok((first, index, axis, items.map(|i| (i.name, i.span)).collect()))
+        let rest = items.map(|i| (i.name, i.span)).collect();
+        Ok(Indexed {
+            first,
+            index,
+            axis,
+            rest,
+        })
     }
 
     /// `ttg.local_gather %buf[%idx] {axis}`, `ttg.local_scatter %buf[%idx], %v {axis}` and
@@ -785,7 +796,12 @@ impl<'m> Cx<'m> {
     /// `shared_memory_descriptor.gather`, `.scatter`, `.atomic_scatter_*`): `smem.gather`,
     /// `smem.scatter`, `smem.atomic KIND` along `axis`.
     pub(super) fn local_indexed(&mut self, op: &Op, span: Span) -> R<()> {
-        let (first, index, axis, rest) = self.indexed_operands(op, "a shared-memory buffer", span)?;
+        let Indexed {
+            first,
+            index,
+            axis,
+            rest,
+        } = self.indexed_operands(op, "a shared-memory buffer", span)?;
         let buf = self.expr(&first.name, first.span)?;
         match op.name.as_str() {
             "ttg.local_gather" => {
@@ -867,7 +883,9 @@ impl<'m> Cx<'m> {
     /// shared-memory buffer, a partition barrier, `smem.gather`, and a barrier before the
     /// buffer's bytes may be reused.
     pub(super) fn register_gather(&mut self, op: &Op, span: Span) -> R<()> {
-        let (first, index, axis, _) = self.indexed_operands(op, "a source tensor", span)?;
+        let Indexed {
+            first, index, axis, ..
+        } = self.indexed_operands(op, "a source tensor", span)?;
         let sty = self.val_type(&first.name, first.span)?;
         let (Some(shape), Some(elem)) = (sty.shape().map(<[i64]>::to_vec), sty.elem()) else {
             return Err(self.misuse(op, "gathers from a tensor"));
