@@ -148,16 +148,22 @@ impl TmaReduceOp {
     }
 }
 
+/// The names of the `N` operations `$ty::ALL`, in order, as a constant array (`name` is a
+/// `const fn`).
+macro_rules! names_of {
+    ($ty:ty, $n:expr) => {{
+        let mut names = [""; $n];
+        let mut i = 0;
+        while i < $n {
+            names[i] = <$ty>::ALL[i].name();
+            i += 1;
+        }
+        names
+    }};
+}
+
 /// The reductions of a reducing TMA store, by name (see [`TmaReduceOp`]).
-pub const TMA_REDUCE_OPS: [&str; 8] = {
-    let mut names = [""; 8];
-    let mut i = 0;
-    while i < names.len() {
-        names[i] = TmaReduceOp::ALL[i].name();
-        i += 1;
-    }
-    names
-};
+pub const TMA_REDUCE_OPS: [&str; 8] = names_of!(TmaReduceOp, 8);
 
 /// An operation of `global.atomic` (a read-modify-write, or an atomic read), by its `.tile` name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -287,15 +293,7 @@ impl AtomicScope {
 }
 
 /// The operations of `global.atomic`, by name (see [`AtomicOp`]).
-pub const ATOMIC_OPS: [&str; 9] = {
-    let mut names = [""; 9];
-    let mut i = 0;
-    while i < names.len() {
-        names[i] = AtomicOp::ALL[i].name();
-        i += 1;
-    }
-    names
-};
+pub const ATOMIC_OPS: [&str; 9] = names_of!(AtomicOp, 9);
 
 /// Shared-memory layout of a buffer.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

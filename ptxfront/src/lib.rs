@@ -2,10 +2,11 @@
 //! and run on the CPU, thread by thread, so that kernels written in any language that ends in
 //! PTX (CUDA, CUTLASS/CuTe DSL, TVM, Triton's final output) can be run against a reference.
 //!
-//! - [`lex`]: the tokens of a PTX file, with byte spans.
 //! - [`parse`]: the module (header directives, variables, `.entry` kernels with parameters,
 //!   registers, shared declarations, labels, instructions with guards, modifiers and operands,
-//!   each instruction with its PTX line and the `.loc` position in force).
+//!   each instruction with its PTX line and the `.loc` position in force), read from the
+//!   tokens of bwsim-isa's PTX lexer ([`bwsim_isa::inline_ptx::lex`], shared with the
+//!   inline-PTX parser).
 //! - [`program`]: a kernel resolved for execution; arithmetic, logic, comparison, selection and
 //!   conversion instructions are resolved and later executed by bwsim-isa's inline-PTX
 //!   interpreter ([`bwsim_isa::inline_ptx`]), which owns their semantics; this crate adds what a
@@ -37,7 +38,6 @@
 
 pub mod exec;
 pub mod launch;
-pub mod lex;
 pub mod machine;
 pub mod parse;
 pub mod program;

@@ -4,8 +4,8 @@
 //! line and the `.loc` source position in force where it stands. Nothing here knows what an
 //! instruction means; `program` resolves them.
 
-use crate::lex::{lex, Tok, Token};
 use crate::Error;
+use bwsim_isa::inline_ptx::lex::{comma_list, lex, Dialect, Literal, SyntaxError, Tok, Tokens};
 use bwsim_isa::span::Span;
 use std::collections::{BTreeMap, HashMap};
 
@@ -95,6 +95,16 @@ pub enum Operand {
     Pair(u16, Option<u16>),
     /// `[tensor map, {coordinates}]` (`cp.async.bulk.tensor`).
     Tensor(Addr, Vec<Operand>),
+}
+
+impl From<Literal> for Operand {
+    fn from(l: Literal) -> Operand {
+        match l {
+            Literal::Int(v) => Operand::Int(v),
+            Literal::F32(b) => Operand::F32(b),
+            Literal::F64(b) => Operand::F64(b),
+        }
+    }
 }
 
 /// An address operand `[base + offset]`.
@@ -197,19 +207,11 @@ pub fn type_bytes(t: &str) -> Option<u32> {
 
 /// Parses a whole PTX file.
 pub fn parse(src: &str) -> Result<Module, Error> {
-    let toks = lex(src)?;
-    let mut line_starts = vec![0usize];
-    line_starts.extend(
-        src.bytes()
-            .enumerate()
-            .filter(|(_, c)| *c == b'\n')
-            .map(|(i, _)| i + 1),
-    );
+    let toks = lex(src, Dialect::File)?;
     let mut p = P {
         src,
-        toks,
-        i: 0,
-        line_starts,
+        t: Tokens::new(toks, src.len()),
+        lines: Lines::new(src),
         loc: None,
         scopes: Vec::new(),
         scope_count: 0,
@@ -219,9 +221,9 @@ pub fn parse(src: &str) -> Result<Module, Error> {
 
 struct P<'s> {
     src: &'s str,
-    toks: Vec<Token>,
-    i: usize,
-    line_starts: Vec<usize>,
+    /// The tokens, and the current one.
+    t: Tokens,
+    lines: Lines,
     loc: Option<Loc>,
     /// The nested `{ }` scopes open in a kernel's body (inline-assembly blocks declare their
     /// own registers and labels, which may repeat from block to block).
@@ -237,29 +239,39 @@ struct Scope {
     start: usize,
 }
 
-/// 1-based line of byte offset `at` in a text with the given line starts.
-pub fn line_of(line_starts: &[usize], at: usize) -> u32 {
-    line_starts.partition_point(|&s| s <= at) as u32
+/// Where the lines of a text start, to number the line of a byte offset.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Lines(Vec<usize>);
+
+impl Lines {
+    pub fn new(src: &str) -> Lines {
+        let starts = src.bytes().enumerate().filter(|(_, c)| *c == b'\n');
+        Lines(std::iter::once(0).chain(starts.map(|(i, _)| i + 1)).collect())
+    }
+    /// 1-based line of byte offset `at`.
+    pub fn of(&self, at: usize) -> u32 {
+        self.0.partition_point(|&s| s <= at) as u32
+    }
+}
+
+impl AsMut<Tokens> for P<'_> {
+    fn as_mut(&mut self) -> &mut Tokens {
+        &mut self.t
+    }
+}
+
+impl From<SyntaxError> for Error {
+    fn from(e: SyntaxError) -> Error {
+        Error::Syntax {
+            message: e.with_found("the end of the file"),
+            span: e.span,
+        }
+    }
 }
 
 impl P<'_> {
-    fn peek(&self) -> Option<&Tok> {
-        self.toks.get(self.i).map(|t| &t.tok)
-    }
-    fn span(&self) -> Span {
-        self.toks
-            .get(self.i)
-            .map(|t| t.span)
-            .unwrap_or(Span::new(self.src.len(), self.src.len()))
-    }
-    fn prev_end(&self) -> usize {
-        self.i
-            .checked_sub(1)
-            .and_then(|k| self.toks.get(k))
-            .map_or(0, |t| t.span.end as usize)
-    }
     fn line(&self, at: usize) -> u32 {
-        line_of(&self.line_starts, at)
+        self.lines.of(at)
     }
     fn err(&self, span: Span, m: impl Into<String>) -> Error {
         Error::Syntax {
@@ -267,57 +279,31 @@ impl P<'_> {
             span,
         }
     }
+    /// The error `m` about the current token, saying what it is.
     fn err_here(&self, m: impl Into<String>) -> Error {
-        let what = match self.peek() {
-            Some(t) => format!(", found {}", describe(t)),
-            None => ", found the end of the file".into(),
-        };
-        self.err(self.span(), format!("{}{what}", m.into()))
-    }
-    fn eat(&mut self, c: char) -> bool {
-        if self.peek() == Some(&Tok::Punct(c)) {
-            self.i += 1;
-            true
-        } else {
-            false
-        }
-    }
-    fn expect(&mut self, c: char, what: &str) -> Result<(), Error> {
-        if self.eat(c) {
-            Ok(())
-        } else {
-            Err(self.err_here(format!("expected `{c}` {what}")))
-        }
-    }
-    fn eat_dot(&mut self, d: &str) -> bool {
-        if matches!(self.peek(), Some(Tok::Dot(x)) if x == d) {
-            self.i += 1;
-            true
-        } else {
-            false
-        }
+        self.t.unexpected(m).into()
     }
     fn int(&mut self, what: &str) -> Result<u64, Error> {
-        match self.peek() {
+        match self.t.peek() {
             Some(Tok::Int(v)) => {
                 let v = *v;
-                self.i += 1;
+                self.t.i += 1;
                 Ok(v)
             }
             _ => Err(self.err_here(format!("expected {what}"))),
         }
     }
     fn int32(&mut self, what: &str) -> Result<u32, Error> {
-        let at = self.span();
+        let at = self.t.span();
         let v = self.int(what)?;
         u32::try_from(v).map_err(|_| self.err(at, format!("{what} {v} is too large")))
     }
     fn ident(&mut self, what: &str) -> Result<(String, Span), Error> {
-        match self.peek() {
+        match self.t.peek() {
             Some(Tok::Ident(n)) => {
                 let n = n.clone();
-                let s = self.span();
-                self.i += 1;
+                let s = self.t.span();
+                self.t.i += 1;
                 Ok((n, s))
             }
             _ => Err(self.err_here(format!("expected {what}"))),
@@ -325,85 +311,85 @@ impl P<'_> {
     }
     /// Skips the rest of the current line (tokens that start on it).
     fn skip_line(&mut self, line: u32) {
-        while self.i < self.toks.len() && self.line(self.toks[self.i].span.start as usize) == line {
-            self.i += 1;
+        while self.t.i < self.t.toks.len() && self.line(self.t.toks[self.t.i].span.start as usize) == line {
+            self.t.i += 1;
         }
     }
     /// Skips a balanced `{ ... }` group starting at the current `{`.
     fn skip_braces(&mut self) -> Result<(), Error> {
-        let open = self.span();
-        self.expect('{', "opening a block")?;
+        let open = self.t.span();
+        self.t.expect('{', "opening a block")?;
         let mut depth = 1;
         while depth > 0 {
-            match self.peek() {
+            match self.t.peek() {
                 Some(Tok::Punct('{')) => depth += 1,
                 Some(Tok::Punct('}')) => depth -= 1,
                 None => return Err(self.err(open, "this `{` is never closed")),
                 _ => {}
             }
-            self.i += 1;
+            self.t.i += 1;
         }
         Ok(())
     }
 
     fn module(&mut self) -> Result<Module, Error> {
         let mut m = Module::default();
-        while let Some(t) = self.peek().cloned() {
-            let at = self.span();
+        while let Some(t) = self.t.peek().cloned() {
+            let at = self.t.span();
             match t {
                 Tok::Dot(d) => match d.as_str() {
                     "version" => {
-                        self.i += 1;
-                        match self.peek() {
+                        self.t.i += 1;
+                        match self.t.peek() {
                             Some(Tok::F64Bits(b)) => {
-                                let text = &self.src[self.span().range()];
+                                let text = &self.src[self.t.span().range()];
                                 let (a, b2) = text.split_once('.').unwrap_or((text, "0"));
                                 let _ = b;
                                 m.version = Some((
                                     a.parse()
-                                        .map_err(|_| self.err(self.span(), "malformed `.version`"))?,
+                                        .map_err(|_| self.err(self.t.span(), "malformed `.version`"))?,
                                     b2.parse()
-                                        .map_err(|_| self.err(self.span(), "malformed `.version`"))?,
+                                        .map_err(|_| self.err(self.t.span(), "malformed `.version`"))?,
                                 ));
-                                self.i += 1;
+                                self.t.i += 1;
                             }
                             _ => return Err(self.err_here("expected a version such as `8.7`")),
                         }
                     }
                     "target" => {
-                        self.i += 1;
+                        self.t.i += 1;
                         loop {
                             let (t, _) = self.ident("a target such as `sm_100a`")?;
                             m.target.push(t);
-                            if !self.eat(',') {
+                            if !self.t.eat(',') {
                                 break;
                             }
                         }
                     }
                     "address_size" => {
-                        self.i += 1;
+                        self.t.i += 1;
                         m.address_size = Some(self.int32("the address size")?);
                     }
                     "file" => {
-                        self.i += 1;
+                        self.t.i += 1;
                         let n = self.int32("a file number")?;
-                        match self.peek() {
+                        match self.t.peek() {
                             Some(Tok::Str(s)) => {
                                 m.files.insert(n, s.clone());
-                                self.i += 1;
+                                self.t.i += 1;
                             }
                             _ => return Err(self.err_here("expected the file's name")),
                         }
-                        while self.eat(',') {
+                        while self.t.eat(',') {
                             self.int("a timestamp or size")?;
                         }
                     }
                     "section" => {
-                        self.i += 1;
-                        self.ident("a section name").or_else(|_| match self.peek() {
+                        self.t.i += 1;
+                        self.ident("a section name").or_else(|_| match self.t.peek() {
                             Some(Tok::Dot(s)) => {
                                 let s = s.clone();
-                                self.i += 1;
+                                self.t.i += 1;
                                 Ok((s, at))
                             }
                             _ => Err(self.err_here("expected a section name")),
@@ -411,32 +397,32 @@ impl P<'_> {
                         self.skip_braces()?;
                     }
                     "visible" | "weak" | "extern" => {
-                        self.i += 1;
+                        self.t.i += 1;
                     }
                     "entry" => {
-                        self.i += 1;
+                        self.t.i += 1;
                         let k = self.entry(at)?;
                         m.kernels.push(k);
                     }
                     "func" => {
-                        self.i += 1;
+                        self.t.i += 1;
                         // `.func (.param ...) NAME (.param ...) { ... }` or a declaration.
                         let mut name = None;
-                        while !matches!(self.peek(), Some(Tok::Punct('{' | ';')) | None) {
-                            if let (None, Some(Tok::Ident(n))) = (&name, self.peek()) {
+                        while !matches!(self.t.peek(), Some(Tok::Punct('{' | ';')) | None) {
+                            if let (None, Some(Tok::Ident(n))) = (&name, self.t.peek()) {
                                 name = Some(n.clone());
                             }
-                            if self.peek() == Some(&Tok::Punct('(')) {
-                                while !matches!(self.peek(), Some(Tok::Punct(')')) | None) {
-                                    self.i += 1;
+                            if self.t.peek() == Some(&Tok::Punct('(')) {
+                                while !matches!(self.t.peek(), Some(Tok::Punct(')')) | None) {
+                                    self.t.i += 1;
                                 }
                             }
-                            self.i += 1;
+                            self.t.i += 1;
                         }
-                        if self.peek() == Some(&Tok::Punct('{')) {
+                        if self.t.peek() == Some(&Tok::Punct('{')) {
                             self.skip_braces()?;
                         } else {
-                            self.expect(';', "after a `.func` declaration")?;
+                            self.t.expect(';', "after a `.func` declaration")?;
                         }
                         m.funcs.push((name.unwrap_or_default(), at));
                     }
@@ -455,8 +441,8 @@ impl P<'_> {
     /// `.global|.shared|.const [.align N] .TYPE NAME[N]? [= {..} | = V];` (the space word is
     /// the current token).
     fn var_decl(&mut self) -> Result<Var, Error> {
-        let start = self.span();
-        let space = match self.peek() {
+        let start = self.t.span();
+        let space = match self.t.peek() {
             Some(Tok::Dot(d)) => match d.split("::").next().unwrap_or("") {
                 "global" => Space::Global,
                 "shared" => Space::Shared,
@@ -466,11 +452,11 @@ impl P<'_> {
             },
             _ => return Err(self.err_here("expected a state space")),
         };
-        self.i += 1;
+        self.t.i += 1;
         let mut align = 0;
         let mut elem_bytes = None;
-        while let Some(Tok::Dot(d)) = self.peek().cloned() {
-            self.i += 1;
+        while let Some(Tok::Dot(d)) = self.t.peek().cloned() {
+            self.t.i += 1;
             if d == "align" {
                 align = self.int32("an alignment")?;
             } else if let Some(b) = type_bytes(&d) {
@@ -482,29 +468,29 @@ impl P<'_> {
         let elem_bytes = elem_bytes.ok_or_else(|| self.err(start, "the variable has no type"))?;
         let (name, _) = self.ident("the variable's name")?;
         let mut count = Some(1);
-        if self.eat('[') {
-            if self.eat(']') {
+        if self.t.eat('[') {
+            if self.t.eat(']') {
                 count = None;
             } else {
                 count = Some(self.int("the array's length")?);
-                self.expect(']', "closing the array's length")?;
+                self.t.expect(']', "closing the array's length")?;
             }
         }
         let mut init = Vec::new();
-        if self.eat('=') {
-            if self.eat('{') {
+        if self.t.eat('=') {
+            if self.t.eat('{') {
                 loop {
                     init.push(self.int("an initializer element")?);
-                    if !self.eat(',') {
+                    if !self.t.eat(',') {
                         break;
                     }
                 }
-                self.expect('}', "closing the initializer")?;
+                self.t.expect('}', "closing the initializer")?;
             } else {
                 init.push(self.int("an initializer")?);
             }
         }
-        self.expect(';', "after a variable declaration")?;
+        self.t.expect(';', "after a variable declaration")?;
         Ok(Var {
             name,
             space,
@@ -512,7 +498,7 @@ impl P<'_> {
             elem_bytes,
             count,
             init,
-            span: start.to(Span::new(self.prev_end(), self.prev_end())),
+            span: start.to(Span::new(self.t.prev_end(), self.t.prev_end())),
         })
     }
 
@@ -520,16 +506,16 @@ impl P<'_> {
         let (name, _) = self.ident("the kernel's name")?;
         let mut params = Vec::new();
         let mut offset = 0u32;
-        if self.eat('(') && !self.eat(')') {
+        if self.t.eat('(') && !self.t.eat(')') {
             loop {
-                let pstart = self.span();
-                if !self.eat_dot("param") {
+                let pstart = self.t.span();
+                if !self.t.eat_dot("param") {
                     return Err(self.err_here("expected `.param`"));
                 }
                 let mut align = 0;
                 let mut ty = None;
-                while let Some(Tok::Dot(d)) = self.peek().cloned() {
-                    self.i += 1;
+                while let Some(Tok::Dot(d)) = self.t.peek().cloned() {
+                    self.t.i += 1;
                     match d.as_str() {
                         "align" => align = self.int32("an alignment")?,
                         "ptr" | "global" | "shared" | "const" | "local" => {}
@@ -541,13 +527,13 @@ impl P<'_> {
                 let (pname, _) = self.ident("the parameter's name")?;
                 let eb = type_bytes(&ty).unwrap_or(1);
                 let mut bytes = eb;
-                if self.eat('[') {
-                    let at = self.span();
+                if self.t.eat('[') {
+                    let at = self.t.span();
                     let n = self.int32("the array's length")?;
                     bytes = n
                         .checked_mul(eb)
                         .ok_or_else(|| self.err(at, "the parameter is too large"))?;
-                    self.expect(']', "closing the array's length")?;
+                    self.t.expect(']', "closing the array's length")?;
                 }
                 let align = align.max(eb);
                 offset = offset.div_ceil(align) * align;
@@ -557,13 +543,13 @@ impl P<'_> {
                     bytes,
                     align,
                     offset,
-                    span: pstart.to(Span::new(self.prev_end(), self.prev_end())),
+                    span: pstart.to(Span::new(self.t.prev_end(), self.t.prev_end())),
                 });
                 offset += bytes;
-                if self.eat(',') {
+                if self.t.eat(',') {
                     continue;
                 }
-                self.expect(')', "closing the parameter list")?;
+                self.t.expect(')', "closing the parameter list")?;
                 break;
             }
         }
@@ -581,13 +567,13 @@ impl P<'_> {
             branch_targets: HashMap::new(),
         };
         // Performance directives before the body.
-        while let Some(Tok::Dot(d)) = self.peek().cloned() {
-            self.i += 1;
+        while let Some(Tok::Dot(d)) = self.t.peek().cloned() {
+            self.t.i += 1;
             let mut dims = Vec::new();
             if d != "explicitcluster" && d != "noreturn" {
                 loop {
                     dims.push(self.int32("a number")?);
-                    if !self.eat(',') {
+                    if !self.t.eat(',') {
                         break;
                     }
                 }
@@ -600,19 +586,19 @@ impl P<'_> {
             }
         }
         self.body(&mut k)?;
-        k.span = start.to(Span::new(self.prev_end(), self.prev_end()));
+        k.span = start.to(Span::new(self.t.prev_end(), self.t.prev_end()));
         Ok(k)
     }
 
     fn body(&mut self, k: &mut Kernel) -> Result<(), Error> {
-        let open = self.span();
-        self.expect('{', "opening the kernel's body")?;
+        let open = self.t.span();
+        self.t.expect('{', "opening the kernel's body")?;
         loop {
-            let at = self.span();
-            match self.peek().cloned() {
+            let at = self.t.span();
+            match self.t.peek().cloned() {
                 None => return Err(self.err(open, "the kernel's body is never closed")),
                 Some(Tok::Punct('}')) => {
-                    self.i += 1;
+                    self.t.i += 1;
                     match self.scopes.pop() {
                         Some(sc) => close_scope(k, &sc),
                         None => return Ok(()),
@@ -621,7 +607,7 @@ impl P<'_> {
                 Some(Tok::Punct('{')) => {
                     // A nested scope (an inline-assembly block): its registers and labels are
                     // renamed apart from the kernel's (`close_scope`).
-                    self.i += 1;
+                    self.t.i += 1;
                     self.scope_count += 1;
                     self.scopes.push(Scope {
                         id: self.scope_count,
@@ -630,15 +616,15 @@ impl P<'_> {
                     });
                 }
                 Some(Tok::Punct(';')) => {
-                    self.i += 1;
+                    self.t.i += 1;
                 }
                 Some(Tok::Dot(d)) => match d.as_str() {
                     "reg" => {
-                        self.i += 1;
+                        self.t.i += 1;
                         self.reg_decl(k, at)?;
                     }
                     "loc" => {
-                        self.i += 1;
+                        self.t.i += 1;
                         let line = self.line(at.start as usize);
                         let file = self.int32("a file number")?;
                         let l = self.int32("a line")?;
@@ -649,10 +635,10 @@ impl P<'_> {
                             col,
                             inlined_at: None,
                         };
-                        while self.eat(',') {
-                            match self.peek() {
+                        while self.t.eat(',') {
+                            match self.t.peek() {
                                 Some(Tok::Ident(w)) if w == "inlined_at" => {
-                                    self.i += 1;
+                                    self.t.i += 1;
                                     let f = self.int32("a file number")?;
                                     let l = self.int32("a line")?;
                                     let c = self.int32("a column")?;
@@ -660,9 +646,9 @@ impl P<'_> {
                                 }
                                 _ => {
                                     // `function_name $L__info_string0` and the like.
-                                    self.i += 1;
-                                    if matches!(self.peek(), Some(Tok::Ident(_))) {
-                                        self.i += 1;
+                                    self.t.i += 1;
+                                    if matches!(self.t.peek(), Some(Tok::Ident(_))) {
+                                        self.t.i += 1;
                                     }
                                 }
                             }
@@ -671,7 +657,7 @@ impl P<'_> {
                         self.loc = Some(loc);
                     }
                     "branchtargets" => {
-                        self.i += 1;
+                        self.t.i += 1;
                         let Some(Stmt::Label(table, _)) = k.body.last() else {
                             return Err(self.err(at, "`.branchtargets` needs a label before it"));
                         };
@@ -679,19 +665,19 @@ impl P<'_> {
                         let mut targets = Vec::new();
                         loop {
                             targets.push(self.ident("a label")?.0);
-                            if !self.eat(',') {
+                            if !self.t.eat(',') {
                                 break;
                             }
                         }
-                        self.expect(';', "after `.branchtargets`")?;
+                        self.t.expect(';', "after `.branchtargets`")?;
                         k.branch_targets.insert(table, targets);
                     }
                     "pragma" => {
-                        self.i += 1;
-                        while !matches!(self.peek(), Some(Tok::Punct(';')) | None) {
-                            self.i += 1;
+                        self.t.i += 1;
+                        while !matches!(self.t.peek(), Some(Tok::Punct(';')) | None) {
+                            self.t.i += 1;
                         }
-                        self.expect(';', "after `.pragma`")?;
+                        self.t.expect(';', "after `.pragma`")?;
                     }
                     "shared" | "local" | "global" | "const" => {
                         let v = self.var_decl()?;
@@ -704,9 +690,9 @@ impl P<'_> {
                     }
                 },
                 Some(Tok::Ident(n))
-                    if self.toks.get(self.i + 1).map(|t| &t.tok) == Some(&Tok::Punct(':')) =>
+                    if self.t.toks.get(self.t.i + 1).map(|t| &t.tok) == Some(&Tok::Punct(':')) =>
                 {
-                    self.i += 2;
+                    self.t.i += 2;
                     k.body.push(Stmt::Label(n, at));
                 }
                 Some(_) => {
@@ -718,9 +704,9 @@ impl P<'_> {
     }
 
     fn reg_decl(&mut self, k: &mut Kernel, start: Span) -> Result<(), Error> {
-        let (ty, bits) = match self.peek().cloned() {
+        let (ty, bits) = match self.t.peek().cloned() {
             Some(Tok::Dot(t)) => {
-                self.i += 1;
+                self.t.i += 1;
                 let b = reg_bits(&t)
                     .ok_or_else(|| self.err(start, format!("registers of type `.{t}` are not read")))?;
                 (t, b)
@@ -728,43 +714,25 @@ impl P<'_> {
             _ => return Err(self.err_here("`.reg` needs a type (`.reg .b32 %r<4>;`)")),
         };
         let _ = ty;
-        loop {
-            let (name, nspan) = self.ident("a register name")?;
-            let names: Vec<String> = if self.eat('<') {
-                let at = self.span();
-                let n = self.int("a register count")?;
-                if n > 60_000 {
-                    return Err(self.err(at, "too many registers"));
+        for (n, nspan) in self.t.declared_names(60_000)? {
+            let n = match self.scopes.last_mut() {
+                Some(sc) => {
+                    let inner = format!("{n}$s{}", sc.id);
+                    sc.regs.insert(n, inner.clone());
+                    inner
                 }
-                self.expect('>', "after the register count")?;
-                (0..n).map(|i| format!("{name}{i}")).collect()
-            } else {
-                vec![name]
+                None => n,
             };
-            for n in names {
-                let n = match self.scopes.last_mut() {
-                    Some(sc) => {
-                        let inner = format!("{n}$s{}", sc.id);
-                        sc.regs.insert(n, inner.clone());
-                        inner
-                    }
-                    None => n,
-                };
-                if k.regs.len() >= u16::MAX as usize {
-                    return Err(self.err(nspan, "too many registers"));
-                }
-                if k.reg_index.contains_key(&n) {
-                    return Err(self.err(nspan, format!("the register `{n}` is declared twice")));
-                }
-                k.reg_index.insert(n.clone(), k.regs.len() as u16);
-                k.regs.push(Reg { name: n, bits });
+            if k.regs.len() >= u16::MAX as usize {
+                return Err(self.err(nspan, "too many registers"));
             }
-            if self.eat(',') {
-                continue;
+            if k.reg_index.contains_key(&n) {
+                return Err(self.err(nspan, format!("the register `{n}` is declared twice")));
             }
-            self.expect(';', "after a `.reg` declaration")?;
-            return Ok(());
+            k.reg_index.insert(n.clone(), k.regs.len() as u16);
+            k.regs.push(Reg { name: n, bits });
         }
+        Ok(())
     }
 
     fn reg_ref(&mut self, k: &Kernel) -> Result<u16, Error> {
@@ -785,10 +753,10 @@ impl P<'_> {
     }
 
     fn instruction(&mut self, k: &Kernel) -> Result<Instr, Error> {
-        let full_start = self.span();
+        let full_start = self.t.span();
         let mut guard = None;
-        if self.eat('@') {
-            let neg = self.eat('!');
+        if self.t.eat('@') {
+            let neg = self.t.eat('!');
             let r = self.reg_ref(k)?;
             if k.regs[r as usize].bits != 1 {
                 return Err(self.err(
@@ -798,26 +766,18 @@ impl P<'_> {
             }
             guard = Some((r, neg));
         }
-        let op_span = self.span();
+        let op_span = self.t.span();
         let (opcode, _) = self.ident("an instruction")?;
-        let mut mods = Vec::new();
-        while let Some(Tok::Dot(m)) = self.peek().cloned() {
-            self.i += 1;
-            mods.push(m);
-        }
-        let mut operands = Vec::new();
-        if self.peek() != Some(&Tok::Punct(';')) {
-            loop {
-                operands.push(self.operand(k)?);
-                if !self.eat(',') {
-                    break;
-                }
-            }
-        }
-        if !self.eat(';') {
+        let mods = self.t.modifiers();
+        let operands = if self.t.peek() == Some(&Tok::Punct(';')) {
+            Vec::new()
+        } else {
+            comma_list(self, |p| p.operand(k))?
+        };
+        if !self.t.eat(';') {
             return Err(self.err_here(format!("expected `;` after `{opcode}`'s operands")));
         }
-        let end = self.prev_end();
+        let end = self.t.prev_end();
         Ok(Instr {
             guard,
             opcode,
@@ -831,117 +791,91 @@ impl P<'_> {
     }
 
     fn operand(&mut self, k: &Kernel) -> Result<Operand, Error> {
-        match self.peek().cloned() {
+        if self.t.eat('-') {
+            return self
+                .t
+                .literal()
+                .map(|l| Operand::from(l.negated()))
+                .ok_or_else(|| self.err_here("expected a number after `-`"));
+        }
+        if let Some(l) = self.t.literal() {
+            return Ok(Operand::from(l));
+        }
+        match self.t.peek().cloned() {
             Some(Tok::Punct('{')) => {
-                self.i += 1;
-                let mut v = Vec::new();
-                loop {
-                    v.push(self.operand(k)?);
-                    if !self.eat(',') {
-                        break;
-                    }
-                }
-                self.expect('}', "closing the vector operand")?;
+                self.t.i += 1;
+                let v = comma_list(self, |p| p.operand(k))?;
+                self.t.expect('}', "closing the vector operand")?;
                 Ok(Operand::Vec(v))
             }
             Some(Tok::Punct('[')) => {
-                self.i += 1;
+                self.t.i += 1;
                 let mut base = None;
                 let mut offset: i64 = 0;
-                match self.peek().cloned() {
+                match self.t.peek().cloned() {
                     Some(Tok::Ident(n)) => {
-                        self.i += 1;
+                        self.t.i += 1;
                         base = Some(match self.lookup(k, &n) {
                             Some(r) => AddrBase::Reg(r),
                             None => AddrBase::Sym(n),
                         });
-                        if self.eat('+') {
-                            let neg = self.eat('-');
+                        if self.t.eat('+') {
+                            let neg = self.t.eat('-');
                             let v = self.int("an offset")? as i64;
                             offset = if neg { v.wrapping_neg() } else { v };
-                        } else if self.eat('-') {
+                        } else if self.t.eat('-') {
                             offset = (self.int("an offset")? as i64).wrapping_neg();
                         }
                     }
                     Some(Tok::Int(v)) => {
-                        self.i += 1;
+                        self.t.i += 1;
                         offset = v as i64;
                     }
                     _ => return Err(self.err_here("expected an address")),
                 }
-                if self.peek() == Some(&Tok::Punct(','))
-                    && self.toks.get(self.i + 1).map(|t| &t.tok) == Some(&Tok::Punct('{'))
+                if self.t.peek() == Some(&Tok::Punct(','))
+                    && self.t.toks.get(self.t.i + 1).map(|t| &t.tok) == Some(&Tok::Punct('{'))
                 {
                     // `[tmap, {c0, c1}]`: a tensor map and the box's coordinates.
-                    self.i += 1;
+                    self.t.i += 1;
                     let Operand::Vec(coords) = self.operand(k)? else {
                         return Err(self.err_here("expected the box's coordinates"));
                     };
-                    self.expect(']', "closing the tensor operand")?;
+                    self.t.expect(']', "closing the tensor operand")?;
                     return Ok(Operand::Tensor(Addr { base, offset }, coords));
                 }
-                self.expect(']', "closing the address")?;
+                self.t.expect(']', "closing the address")?;
                 Ok(Operand::Addr(Addr { base, offset }))
             }
             Some(Tok::Punct('!')) => {
-                self.i += 1;
+                self.t.i += 1;
                 Ok(Operand::NotReg(self.reg_ref(k)?))
             }
-            Some(Tok::Punct('-')) => {
-                self.i += 1;
-                match self.peek().cloned() {
-                    Some(Tok::Int(v)) => {
-                        self.i += 1;
-                        Ok(Operand::Int(v.wrapping_neg()))
-                    }
-                    Some(Tok::F32Bits(b)) => {
-                        self.i += 1;
-                        Ok(Operand::F32(b ^ 0x8000_0000))
-                    }
-                    Some(Tok::F64Bits(b)) => {
-                        self.i += 1;
-                        Ok(Operand::F64(b ^ (1 << 63)))
-                    }
-                    _ => Err(self.err_here("expected a number after `-`")),
-                }
-            }
-            Some(Tok::Int(v)) => {
-                self.i += 1;
-                Ok(Operand::Int(v))
-            }
-            Some(Tok::F32Bits(b)) => {
-                self.i += 1;
-                Ok(Operand::F32(b))
-            }
-            Some(Tok::F64Bits(b)) => {
-                self.i += 1;
-                Ok(Operand::F64(b))
-            }
             Some(Tok::Ident(n)) => {
-                let span = self.span();
-                self.i += 1;
+                let span = self.t.span();
+                self.t.i += 1;
                 if n == "_" {
                     return Ok(Operand::Sink);
                 }
                 if let Some(r) = self.lookup(k, &n) {
-                    if self.eat('|') {
-                        if matches!(self.peek(), Some(Tok::Ident(x)) if x == "_") {
-                            self.i += 1;
-                            return Ok(Operand::Pair(r, None));
-                        }
-                        let q = self.reg_ref(k)?;
-                        return Ok(Operand::Pair(r, Some(q)));
+                    if self.t.eat('|') {
+                        let q = if self.t.eat_sink() {
+                            None
+                        } else {
+                            Some(self.reg_ref(k)?)
+                        };
+                        return Ok(Operand::Pair(r, q));
                     }
                     return Ok(Operand::Reg(r));
                 }
                 if n.starts_with('%') {
                     // A special register, with its component written right after it.
                     let mut comp = None;
-                    if let Some(t) = self.toks.get(self.i) {
+                    if let Some(t) = self.t.toks.get(self.t.i) {
                         if let Tok::Dot(c) = &t.tok {
                             if t.span.start == span.end && c.len() == 1 {
                                 comp = c.chars().next();
-                                self.i += 1;
+                                self.t.i += 1;
                             }
                         }
                     }
@@ -983,16 +917,5 @@ fn close_scope(k: &mut Kernel, sc: &Scope) {
             }
             _ => {}
         }
-    }
-}
-
-fn describe(t: &Tok) -> String {
-    match t {
-        Tok::Ident(n) => format!("`{n}`"),
-        Tok::Dot(d) => format!("`.{d}`"),
-        Tok::Int(v) => format!("`{v}`"),
-        Tok::F32Bits(_) | Tok::F64Bits(_) => "a float".into(),
-        Tok::Str(s) => format!("\"{s}\""),
-        Tok::Punct(c) => format!("`{c}`"),
     }
 }

@@ -245,7 +245,7 @@ pub struct Program {
     pub cluster: Option<Vec<u32>>,
     /// `.file` names by number (for messages).
     pub files: std::collections::BTreeMap<u32, String>,
-    line_starts: Vec<usize>,
+    lines: crate::parse::Lines,
 }
 
 impl Program {
@@ -265,7 +265,7 @@ impl Program {
 
     /// 1-based line of a byte offset of the source.
     pub fn line_of(&self, at: usize) -> u32 {
-        crate::parse::line_of(&self.line_starts, at)
+        self.lines.of(at)
     }
 }
 
@@ -282,13 +282,7 @@ pub fn load(src: &str, module: &Module, name: &str) -> Result<Program, Error> {
                 .join(", ")
         ))
     })?;
-    let mut line_starts = vec![0usize];
-    line_starts.extend(
-        src.bytes()
-            .enumerate()
-            .filter(|(_, c)| *c == b'\n')
-            .map(|(i, _)| i + 1),
-    );
+    let lines = crate::parse::Lines::new(src);
     let regs = Parsed {
         ins: Vec::new(),
         reg_bits: k.regs.iter().map(|r| r.bits).collect(),
@@ -350,7 +344,7 @@ pub fn load(src: &str, module: &Module, name: &str) -> Result<Program, Error> {
     if let Some(v) = k.vars.iter().find(|v| v.space == Space::Local) {
         return Err(Error::Unsupported {
             opcode: ".local".into(),
-            line: crate::parse::line_of(&line_starts, v.span.start as usize),
+            line: lines.of(v.span.start as usize),
             span: v.span,
             why: "local memory".into(),
         });
@@ -391,7 +385,7 @@ pub fn load(src: &str, module: &Module, name: &str) -> Result<Program, Error> {
         reqntid: k.reqntid.clone(),
         cluster: k.cluster.clone(),
         files: module.files.clone(),
-        line_starts,
+        lines,
     })
 }
 

@@ -127,15 +127,20 @@ pub const INSERTS: &[&str] = &[
     "é",
 ];
 
-/// Raw bytes that are not valid UTF-8 on their own.
-const BAD_BYTES: &[&[u8]] = &[
+/// Raw bytes to splice in: those not valid UTF-8 on their own, then a NUL (valid UTF-8, but a
+/// byte C-string readers stop at).
+pub(crate) const RAW_BYTES: &[&[u8]] = &[
     b"\xff",
     b"\xc3",
     b"\xe2\x82",
     b"\xf0\x9f\x98",
     b"\x80",
     b"\xed\xa0\x80",
+    b"\x00",
 ];
+
+/// The [`RAW_BYTES`] that are not valid UTF-8 on their own.
+const BAD_BYTES: &[&[u8]] = RAW_BYTES.split_at(RAW_BYTES.len() - 1).0;
 
 /// Mutate `text` with up to `max_muts` mutations drawn from `u`. The result may not be UTF-8.
 pub fn mutate(u: &mut Unstructured, text: &str, max_muts: usize) -> Vec<u8> {

@@ -251,17 +251,6 @@ const NUMBERS: &[&str] = &[
     "18446744073709551616",
 ];
 
-/// Raw bytes that are not valid UTF-8 on their own.
-const BAD_BYTES: &[&[u8]] = &[
-    b"\xff",
-    b"\xc3",
-    b"\xe2\x82",
-    b"\xf0\x9f\x98",
-    b"\x80",
-    b"\xed\xa0\x80",
-    b"\x00",
-];
-
 /// Split TTGIR into rough tokens: a word with its sigil (`%acc_state.phase_2`, `#loc12`,
 /// `!tt.ptr`, `@kernel`, `^bb0`, `128x64xf16`, `arith.addi`), a string with its quotes, `->`,
 /// and single other characters. Concatenating the tokens gives the text back.
@@ -322,7 +311,11 @@ pub fn mutate_text(u: &mut Unstructured, text: &str, donor: &str, max_muts: usiz
             35 | 36 => {
                 let at = u.choose_index(text.len() + 1).unwrap_or(0);
                 let bytes = match u.arbitrary::<bool>() {
-                    Ok(true) => u.choose(BAD_BYTES).copied().unwrap_or(b"\xff").to_vec(),
+                    Ok(true) => u
+                        .choose(crate::mutate::RAW_BYTES)
+                        .copied()
+                        .unwrap_or(b"\xff")
+                        .to_vec(),
                     _ => {
                         let n = u.int_in_range(1usize..=8).unwrap_or(1);
                         u.bytes(n).map(<[u8]>::to_vec).unwrap_or_default()

@@ -5,7 +5,7 @@
 
 use bwsim_isa::verify::{verify, VerifyOptions};
 use bwsim_isa::{SourceFile, Target};
-use bwsim_testkit::mutate::tokens;
+use bwsim_testkit::mutate::{tokens, BOUNDARY_NUMBERS, INSERTS};
 use proptest::prelude::*;
 use std::path::Path;
 
@@ -38,39 +38,6 @@ enum Mutation {
     Insert(usize, &'static str),
 }
 
-const INSERTS: &[&str] = &[
-    "{",
-    "}",
-    "(",
-    ")",
-    "[",
-    "]",
-    ",",
-    "=",
-    "..",
-    "let",
-    "for",
-    "if",
-    "-",
-    "999999999999999999999",
-    "-2147483648",
-    "2147483647",
-    "0x7fffffffffffffff",
-    "None",
-    ":",
-    "tma.load",
-    "mbar.wait",
-    "warp_specialize",
-    "\"",
-    "//",
-    "\n",
-    "0",
-    "1e308",
-    "static_for i in 0..100000 {",
-    "[[[[[[[[",
-    "((((((((((((",
-];
-
 fn apply(toks: &[String], muts: &[Mutation]) -> String {
     let mut t: Vec<String> = toks.to_vec();
     for m in muts {
@@ -88,15 +55,7 @@ fn apply(toks: &[String], muts: &[Mutation]) -> String {
             }
             Mutation::Swap(i, j) => t.swap(i % n, j % n),
             Mutation::Huge(i, k) => {
-                let huge = [
-                    "18446744073709551616",
-                    "9223372036854775807",
-                    "4294967296",
-                    "65536",
-                    "1048576",
-                    "0",
-                ];
-                t[i % n] = huge[k as usize % huge.len()].to_string();
+                t[i % n] = BOUNDARY_NUMBERS[k as usize % BOUNDARY_NUMBERS.len()].to_string();
             }
             Mutation::Insert(i, s) => t.insert(i % n, s.to_string()),
         }
@@ -110,7 +69,16 @@ fn mutation() -> impl Strategy<Value = Mutation> {
         any::<usize>().prop_map(Mutation::Duplicate),
         (any::<usize>(), any::<usize>()).prop_map(|(a, b)| Mutation::Swap(a, b)),
         (any::<usize>(), any::<u8>()).prop_map(|(a, b)| Mutation::Huge(a, b)),
-        (any::<usize>(), 0..INSERTS.len()).prop_map(|(a, b)| Mutation::Insert(a, INSERTS[b])),
+        // The fragments the libFuzzer mutator inserts: punctuation, keywords, operations,
+        // openers without closers, and the boundary numbers.
+        (any::<usize>(), 0..INSERTS.len() + BOUNDARY_NUMBERS.len()).prop_map(|(a, b)| {
+            Mutation::Insert(
+                a,
+                INSERTS
+                    .get(b)
+                    .unwrap_or_else(|| &BOUNDARY_NUMBERS[b - INSERTS.len()]),
+            )
+        }),
     ]
 }
 

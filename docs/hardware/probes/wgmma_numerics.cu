@@ -42,24 +42,44 @@ __host__ __device__ inline int cm_off(int row, int kbyte) {
   return (row / 8) * 256 + (kbyte / 16) * 128 + (row % 8) * 16 + (kbyte % 16);
 }
 
+// Copies one test's operands (a: 64 rows x 32 bytes, b: 8 rows x 32 bytes) into shared memory,
+// makes them visible to the asynchronous proxy and gives their descriptors (LBO, SBO bytes) and
+// the indices in C/D [64, 8] of the four accumulator elements this thread holds, in register
+// order (m64n8 fragment: rows r0 and r0 + 8, columns c0 and c0 + 1).
+__device__ __forceinline__ void stage(const uint8_t* a, const uint8_t* b, uint32_t lbo, uint32_t sbo,
+                                      uint64_t* da, uint64_t* db, int at[4]) {
+  __shared__ __align__(1024) uint8_t sa[2048];
+  __shared__ __align__(1024) uint8_t sb[256];
+  for (int i = threadIdx.x; i < 2048; i += 128) sa[i] = a[i];
+  for (int i = threadIdx.x; i < 256; i += 128) sb[i] = b[i];
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  __syncthreads();
+  *da = desc((uint32_t)__cvta_generic_to_shared(sa), lbo, sbo);
+  *db = desc((uint32_t)__cvta_generic_to_shared(sb), lbo, sbo);
+  int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  int r0 = warp * 16 + lane / 4, c0 = (lane % 4) * 2;
+  at[0] = r0 * 8 + c0;
+  at[1] = at[0] + 1;
+  at[2] = at[0] + 64;
+  at[3] = at[2] + 1;
+}
+
+// Commits the warpgroup's wgmma and waits for it.
+__device__ __forceinline__ void commit_wait() {
+  asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+  asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+}
+
 // a: 64 rows x 32 bytes, b: 8 rows (n) x 32 bytes (B transposed, K-major), c/d: [T][64*8] f32.
 template <int DT>
 __global__ void probe(const uint8_t* a, const uint8_t* b, const float* c, float* d,
                       const uint32_t* use_acc, int variant) {
-  __shared__ __align__(1024) uint8_t sa[2048];
-  __shared__ __align__(1024) uint8_t sb[256];
-  int t = blockIdx.x, tid = threadIdx.x;
-  for (int i = tid; i < 2048; i += 128) sa[i] = a[t * 2048 + i];
-  for (int i = tid; i < 256; i += 128) sb[i] = b[t * 256 + i];
-  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-  __syncthreads();
-  int warp = tid / 32, lane = tid % 32;
-  int r0 = warp * 16 + lane / 4, c0 = (lane % 4) * 2;
-  float d0 = c[t * 512 + r0 * 8 + c0], d1 = c[t * 512 + r0 * 8 + c0 + 1];
-  float d2 = c[t * 512 + (r0 + 8) * 8 + c0], d3 = c[t * 512 + (r0 + 8) * 8 + c0 + 1];
-  uint32_t lbo = variant ? 256 : 128, sbo = variant ? 128 : 256;
-  uint64_t da = desc((uint32_t)__cvta_generic_to_shared(sa), lbo, sbo);
-  uint64_t db = desc((uint32_t)__cvta_generic_to_shared(sb), lbo, sbo);
+  int t = blockIdx.x, at[4];
+  uint64_t da, db;
+  stage(a + t * 2048, b + t * 256, variant ? 256 : 128, variant ? 128 : 256, &da, &db, at);
+  const float* ct = c + t * 512;
+  float* dt = d + t * 512;
+  float d0 = ct[at[0]], d1 = ct[at[1]], d2 = ct[at[2]], d3 = ct[at[3]];
   uint32_t ua = use_acc[t];
   asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 #define WG(SHAPE, TY, TAIL) \
@@ -71,12 +91,8 @@ __global__ void probe(const uint8_t* a, const uint8_t* b, const float* c, float*
   if (DT == E4M3) WG("m64n8k32", "e4m3", "");
   if (DT == E5M2) WG("m64n8k32", "e5m2", "");
   if (DT == TF32) WG("m64n8k8", "tf32", "");
-  asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-  asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
-  d[t * 512 + r0 * 8 + c0] = d0;
-  d[t * 512 + r0 * 8 + c0 + 1] = d1;
-  d[t * 512 + (r0 + 8) * 8 + c0] = d2;
-  d[t * 512 + (r0 + 8) * 8 + c0 + 1] = d3;
+  commit_wait();
+  dt[at[0]] = d0; dt[at[1]] = d1; dt[at[2]] = d2; dt[at[3]] = d3;
 }
 
 static uint64_t rs = 0x9e3779b97f4a7c15ull;
@@ -112,6 +128,54 @@ static float rf32(int elo, int ehi) {
   uint32_t s = rnd() & 1, e = (uint32_t)(ri(elo, ehi) + 127), m = (uint32_t)(rnd() & 0x7fffff);
   uint32_t bits = (s << 31) | (e << 23) | m;
   float f; memcpy(&f, &bits, 4); return f;
+}
+
+// The shared-memory images of T tests' A [64, K] and B [K, 8] (elements of eb bytes, low bytes of
+// each u32 word), in the layout of cm_off.
+static void smem_images(const std::vector<uint32_t>& A, const std::vector<uint32_t>& B, int T, int K, int eb,
+                        std::vector<uint8_t>& ia, std::vector<uint8_t>& ib) {
+  ia.assign(T * 2048, 0);
+  ib.assign(T * 256, 0);
+  for (int t = 0; t < T; t++) {
+    for (int r = 0; r < 64; r++)
+      for (int k = 0; k < K; k++) memcpy(&ia[t * 2048 + cm_off(r, k * eb)], &A[t * 64 * K + r * K + k], eb);
+    for (int n = 0; n < 8; n++)
+      for (int k = 0; k < K; k++) memcpy(&ib[t * 256 + cm_off(n, k * eb)], &B[t * K * 8 + k * 8 + n], eb);
+  }
+}
+
+// A device copy of a host vector.
+template <typename T>
+static T* upload(const std::vector<T>& v) {
+  T* d;
+  CK(cudaMalloc(&d, v.size() * sizeof(T)));
+  CK(cudaMemcpy(d, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
+  return d;
+}
+
+// Waits for the launch and copies the device results `d` into `v`.
+template <typename W>
+static void download(std::vector<W>& v, const W* d) {
+  CK(cudaGetLastError());
+  CK(cudaDeviceSynchronize());
+  CK(cudaMemcpy(v.data(), d, v.size() * sizeof(W), cudaMemcpyDeviceToHost));
+}
+
+// Writes the file of T tests (the format of the header comment); C and D hold 4-byte words.
+template <typename W>
+static void write_tests(const char* out, const char* name, int T, int K, const std::vector<uint32_t>& U,
+                        const std::vector<uint32_t>& A, const std::vector<uint32_t>& B, const std::vector<W>& C,
+                        const std::vector<W>& D, char* path, size_t path_len) {
+  snprintf(path, path_len, "%s/wgmma_%s.bin", out, name);
+  FILE* fo = fopen(path, "wb");
+  for (int t = 0; t < T; t++) {
+    fwrite(&U[t], 4, 1, fo);
+    fwrite(&A[t * 64 * K], 4, 64 * K, fo);
+    fwrite(&B[t * K * 8], 4, K * 8, fo);
+    fwrite(&C[t * 512], 4, 512, fo);
+    fwrite(&D[t * 512], 4, 512, fo);
+  }
+  fclose(fo);
 }
 
 static void run_f32(const char* out, int T) {
@@ -156,26 +220,11 @@ static void run_f32(const char* out, int T) {
       }
     }
     // Device buffers in the shared-memory image layout.
-    std::vector<uint8_t> ia(T * 2048, 0), ib(T * 256, 0);
-    for (int t = 0; t < T; t++) {
-      for (int r = 0; r < 64; r++)
-        for (int k = 0; k < K; k++) {
-          uint32_t v = A[t * 64 * K + r * K + k];
-          memcpy(&ia[t * 2048 + cm_off(r, k * eb)], &v, eb);
-        }
-      for (int n = 0; n < 8; n++)
-        for (int k = 0; k < K; k++) {
-          uint32_t v = B[t * K * 8 + k * 8 + n];
-          memcpy(&ib[t * 256 + cm_off(n, k * eb)], &v, eb);
-        }
-    }
-    uint8_t *da, *db; float *dc, *dd; uint32_t* du;
-    CK(cudaMalloc(&da, ia.size())); CK(cudaMalloc(&db, ib.size()));
-    CK(cudaMalloc(&dc, C.size() * 4)); CK(cudaMalloc(&dd, D.size() * 4)); CK(cudaMalloc(&du, T * 4));
-    CK(cudaMemcpy(da, ia.data(), ia.size(), cudaMemcpyHostToDevice));
-    CK(cudaMemcpy(db, ib.data(), ib.size(), cudaMemcpyHostToDevice));
-    CK(cudaMemcpy(dc, C.data(), C.size() * 4, cudaMemcpyHostToDevice));
-    CK(cudaMemcpy(du, U.data(), T * 4, cudaMemcpyHostToDevice));
+    std::vector<uint8_t> ia, ib;
+    smem_images(A, B, T, K, eb, ia, ib);
+    uint8_t *da = upload(ia), *db = upload(ib);
+    float *dc = upload(C), *dd = upload(D);
+    uint32_t* du = upload(U);
     // The layout check (tests 0 and 1: small integers, exact in any arithmetic) picks the
     // descriptor convention.
     int chosen = -1;
@@ -188,8 +237,7 @@ static void run_f32(const char* out, int T) {
         case E5M2: probe<E5M2><<<T, 128>>>(da, db, dc, dd, du, variant); break;
         default: probe<TF32><<<T, 128>>>(da, db, dc, dd, du, variant); break;
       }
-      CK(cudaGetLastError()); CK(cudaDeviceSynchronize());
-      CK(cudaMemcpy(D.data(), dd, D.size() * 4, cudaMemcpyDeviceToHost));
+      download(D, dd);
       int bad = 0;
       for (int t = 0; t < 2; t++)
         for (int i = 0; i < 64; i++)
@@ -212,16 +260,7 @@ static void run_f32(const char* out, int T) {
       if (bad == 0) chosen = variant;
     }
     char path[512];
-    snprintf(path, sizeof path, "%s/wgmma_%s.bin", out, NAMES[dt]);
-    FILE* fo = fopen(path, "wb");
-    for (int t = 0; t < T; t++) {
-      fwrite(&U[t], 4, 1, fo);
-      fwrite(&A[t * 64 * K], 4, 64 * K, fo);
-      fwrite(&B[t * K * 8], 4, K * 8, fo);
-      fwrite(&C[t * 512], 4, 512, fo);
-      fwrite(&D[t * 512], 4, 512, fo);
-    }
-    fclose(fo);
+    write_tests(out, NAMES[dt], T, K, U, A, B, C, D, path, sizeof path);
     printf("%s: K=%d, %d tests, variant %d, wrote %s\n", NAMES[dt], K, T, chosen, path);
     cudaFree(da); cudaFree(db); cudaFree(dc); cudaFree(dd); cudaFree(du);
   }
@@ -248,25 +287,17 @@ static float u2f(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
 template <int X>
 __global__ void probe_ext(const uint8_t* a, const uint8_t* b, const uint32_t* c, uint32_t* d,
                           const uint32_t* use_acc) {
-  __shared__ __align__(1024) uint8_t sa[2048];
-  __shared__ __align__(1024) uint8_t sb[256];
-  int t = blockIdx.x, tid = threadIdx.x;
-  for (int i = tid; i < 2048; i += 128) sa[i] = a[t * 2048 + i];
-  for (int i = tid; i < 256; i += 128) sb[i] = b[t * 256 + i];
-  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-  __syncthreads();
-  int warp = tid / 32, lane = tid % 32;
-  int r0 = warp * 16 + lane / 4, c0 = (lane % 4) * 2;
+  int t = blockIdx.x, at[4];
+  uint64_t da, db;
+  stage(a + t * 2048, b + t * 256, 128, 256, &da, &db, at);
   const uint32_t* ct = c + t * 512;
   uint32_t* dt = d + t * 512;
-  uint64_t da = desc((uint32_t)__cvta_generic_to_shared(sa), 128, 256);
-  uint64_t db = desc((uint32_t)__cvta_generic_to_shared(sb), 128, 256);
   uint32_t ua = use_acc[t];
   asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
   if (ext_acc_of(X) == ACC_F16) {
     // Two .f16x2 registers: (r0, c0 | c0+1) and (r0 + 8, c0 | c0+1), the first element low.
-    uint32_t h0 = (ct[r0 * 8 + c0] & 0xffff) | (ct[r0 * 8 + c0 + 1] << 16);
-    uint32_t h1 = (ct[(r0 + 8) * 8 + c0] & 0xffff) | (ct[(r0 + 8) * 8 + c0 + 1] << 16);
+    uint32_t h0 = (ct[at[0]] & 0xffff) | (ct[at[1]] << 16);
+    uint32_t h1 = (ct[at[2]] & 0xffff) | (ct[at[3]] << 16);
 #define WH(SHAPE, TY, TAIL) \
     asm volatile("{ .reg .pred p; setp.ne.b32 p, %4, 0;\n" \
                  "wgmma.mma_async.sync.aligned." SHAPE ".f16." TY " {%0,%1}, %2, %3, p, 1, 1" TAIL ";}\n" \
@@ -274,16 +305,11 @@ __global__ void probe_ext(const uint8_t* a, const uint8_t* b, const uint32_t* c,
     if (X == 0) WH("m64n8k16", "f16.f16", ", 0, 0");
     if (X == 1) WH("m64n8k32", "e4m3.e4m3", "");
     if (X == 2) WH("m64n8k32", "e5m2.e5m2", "");
-    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-    asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
-    dt[r0 * 8 + c0] = h0 & 0xffff;
-    dt[r0 * 8 + c0 + 1] = h0 >> 16;
-    dt[(r0 + 8) * 8 + c0] = h1 & 0xffff;
-    dt[(r0 + 8) * 8 + c0 + 1] = h1 >> 16;
+    commit_wait();
+    dt[at[0]] = h0 & 0xffff; dt[at[1]] = h0 >> 16; dt[at[2]] = h1 & 0xffff; dt[at[3]] = h1 >> 16;
     return;
   }
-  uint32_t d0 = ct[r0 * 8 + c0], d1 = ct[r0 * 8 + c0 + 1];
-  uint32_t d2 = ct[(r0 + 8) * 8 + c0], d3 = ct[(r0 + 8) * 8 + c0 + 1];
+  uint32_t d0 = ct[at[0]], d1 = ct[at[1]], d2 = ct[at[2]], d3 = ct[at[3]];
   if (X == 3) {
     float f0 = __uint_as_float(d0), f1 = __uint_as_float(d1), f2 = __uint_as_float(d2), f3 = __uint_as_float(d3);
     asm volatile("{ .reg .pred p; setp.ne.b32 p, %6, 0;\n"
@@ -299,12 +325,8 @@ __global__ void probe_ext(const uint8_t* a, const uint8_t* b, const uint32_t* c,
     if (X == 5) WI("u8.u8");
     if (X == 6) WI("s8.u8");
   }
-  asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-  asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
-  dt[r0 * 8 + c0] = d0;
-  dt[r0 * 8 + c0 + 1] = d1;
-  dt[(r0 + 8) * 8 + c0] = d2;
-  dt[(r0 + 8) * 8 + c0 + 1] = d3;
+  commit_wait();
+  dt[at[0]] = d0; dt[at[1]] = d1; dt[at[2]] = d2; dt[at[3]] = d3;
 }
 
 // An f16 with a random fraction, sign s and unbiased exponent e (-24..15; below -14 the
@@ -439,20 +461,10 @@ static void run_ext(const char* out, int T) {
       for (int i = 0; i < 512; i++) C[t * 512 + i] = ext_acc(X.acc, cat);
     }
     int eb = K == 16 ? 2 : 1;
-    std::vector<uint8_t> ia(T * 2048, 0), ib(T * 256, 0);
-    for (int t = 0; t < T; t++) {
-      for (int r = 0; r < 64; r++)
-        for (int k = 0; k < K; k++) memcpy(&ia[t * 2048 + cm_off(r, k * eb)], &A[t * 64 * K + r * K + k], eb);
-      for (int n = 0; n < 8; n++)
-        for (int k = 0; k < K; k++) memcpy(&ib[t * 256 + cm_off(n, k * eb)], &B[t * K * 8 + k * 8 + n], eb);
-    }
-    uint8_t *da, *db; uint32_t *dc, *dd, *du;
-    CK(cudaMalloc(&da, ia.size())); CK(cudaMalloc(&db, ib.size()));
-    CK(cudaMalloc(&dc, C.size() * 4)); CK(cudaMalloc(&dd, D.size() * 4)); CK(cudaMalloc(&du, T * 4));
-    CK(cudaMemcpy(da, ia.data(), ia.size(), cudaMemcpyHostToDevice));
-    CK(cudaMemcpy(db, ib.data(), ib.size(), cudaMemcpyHostToDevice));
-    CK(cudaMemcpy(dc, C.data(), C.size() * 4, cudaMemcpyHostToDevice));
-    CK(cudaMemcpy(du, U.data(), T * 4, cudaMemcpyHostToDevice));
+    std::vector<uint8_t> ia, ib;
+    smem_images(A, B, T, K, eb, ia, ib);
+    uint8_t *da = upload(ia), *db = upload(ib);
+    uint32_t *dc = upload(C), *dd = upload(D), *du = upload(U);
     CK(cudaMemset(dd, 0, D.size() * 4));
     switch (x) {
       case 0: probe_ext<0><<<T, 128>>>(da, db, dc, dd, du); break;
@@ -463,8 +475,7 @@ static void run_ext(const char* out, int T) {
       case 5: probe_ext<5><<<T, 128>>>(da, db, dc, dd, du); break;
       default: probe_ext<6><<<T, 128>>>(da, db, dc, dd, du); break;
     }
-    CK(cudaGetLastError()); CK(cudaDeviceSynchronize());
-    CK(cudaMemcpy(D.data(), dd, D.size() * 4, cudaMemcpyDeviceToHost));
+    download(D, dd);
     // Layout check on tests 0 and 1 (small integers: exact in any arithmetic).
     int bad = 0;
     for (int t = 0; t < 2; t++)
@@ -489,16 +500,7 @@ static void run_ext(const char* out, int T) {
             if (got == (int32_t)(uint32_t)(unsigned long long)s) { exact++; if (s != got) wraps++; }
           }
     char path[512];
-    snprintf(path, sizeof path, "%s/wgmma_%s.bin", out, X.name);
-    FILE* fo = fopen(path, "wb");
-    for (int t = 0; t < T; t++) {
-      fwrite(&U[t], 4, 1, fo);
-      fwrite(&A[t * 64 * K], 4, 64 * K, fo);
-      fwrite(&B[t * K * 8], 4, K * 8, fo);
-      fwrite(&C[t * 512], 4, 512, fo);
-      fwrite(&D[t * 512], 4, 512, fo);
-    }
-    fclose(fo);
+    write_tests(out, X.name, T, K, U, A, B, C, D, path, sizeof path);
     printf("%s: K=%d, %d tests, %d of 1024 layout-check outputs wrong", X.name, K, T, bad);
     if (X.acc == ACC_S32) printf("; %ld of %d results the exact sum mod 2^32 (%ld wrapped)", exact, (T - 2) * 512, wraps);
     printf(", wrote %s\n", path);

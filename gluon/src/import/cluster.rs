@@ -479,16 +479,7 @@ impl Cx<'_> {
         let r0 = shape.first().copied().unwrap_or(1);
         let mut bshape = shape.to_vec();
         bshape[0] = group * r0;
-        let bty = self.shaped_as(dtype_of(elem, span)?, &bshape, span);
-        let buf = self.let_op(
-            &format!("{hint}_cluster"),
-            OpKind::SmemAlloc {
-                ty: bty,
-                layout: name_e("plain", span),
-                align: None,
-            },
-            span,
-        );
+        let buf = self.plain_smem(&format!("{hint}_cluster"), dtype_of(elem, span)?, &bshape, span);
         let rank = shape.len();
         let slot = |j: i64| {
             let mut items = vec![IndexItem::Slice(
@@ -602,16 +593,7 @@ impl Cx<'_> {
             )),
             span,
         );
-        let bty = self.shaped_as(d, &[1], span);
-        let buf = self.let_op(
-            &format!("{hint}_cluster"),
-            OpKind::SmemAlloc {
-                ty: bty,
-                layout: name_e("plain", span),
-                align: None,
-            },
-            span,
-        );
+        let buf = self.plain_smem(&format!("{hint}_cluster"), d, &[1], span);
         self.op_stmt(
             OpKind::SmemStore {
                 dst: name_e(&buf, span),
@@ -691,16 +673,7 @@ impl Cx<'_> {
             .map(|(x, k)| x * k)
             .collect();
         let layout = self.required_layout(dst, span)?;
-        let bty = self.shaped_as(dtype_of(elem, span)?, &whole, span);
-        let buf = self.let_op(
-            &format!("{hint}_exchange"),
-            OpKind::SmemAlloc {
-                ty: bty,
-                layout: name_e("plain", span),
-                align: None,
-            },
-            span,
-        );
+        let buf = self.plain_smem(&format!("{hint}_exchange"), dtype_of(elem, span)?, &whole, span);
         // The region of the whole tensor the CTA of rank `k` holds under `cga`.
         let region = |cga: &Cga, shape: &[i64], k: i64| {
             let mut start = vec![0i64; shape.len()];

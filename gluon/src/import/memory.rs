@@ -13,6 +13,16 @@ struct SharedViewTypes<'t> {
     enc: &'t AttrVal,
 }
 
+/// The operands of `%x[%idx]... {axis}` ([`Cx::indexed_operands`]).
+struct Indexed {
+    /// `%x` with its bracket.
+    first: Item,
+    index: Expr,
+    axis: Expr,
+    /// The operands after `%x[%idx]`.
+    rest: Vec<(String, Span)>,
+}
+
 impl<'t> SharedViewTypes<'t> {
     /// Both types shared-memory descriptors, else `None`.
     fn of(src: &'t Type, res: &'t Type) -> Option<SharedViewTypes<'t>> {
@@ -760,36 +770,47 @@ impl<'m> Cx<'m> {
         Ok(())
     }
 
+    /// The operands of `%x[%idx]... {axis}`: the item `%x` (`what`, for the message that
+    /// misses it), its one index, the axis, and the operands after it.
+    fn indexed_operands(&mut self, op: &Op, what: &str, span: Span) -> R<Indexed> {
+        let mut items = self.operand_items(op)?.into_iter();
+        let first = items
+            .next()
+            .ok_or_else(|| self.misuse(op, format!("needs {what}")))?;
+        let [(iname, ispan)] = first.bracket.as_slice() else {
+            return Err(self.misuse(op, "takes one index tensor"));
+        };
+        let index = self.expr(iname, *ispan)?;
+        let axis = int_e(self.int_attr(op, "axis")?, span);
+        let rest = items.map(|i| (i.name, i.span)).collect();
+        Ok(Indexed {
+            first,
+            index,
+            axis,
+            rest,
+        })
+    }
+
     /// `ttg.local_gather %buf[%idx] {axis}`, `ttg.local_scatter %buf[%idx], %v {axis}` and
     /// `ttg.local_atomic_scatter_rmw KIND, %buf[%idx], %v[, %mask] {axis}` (Gluon's
     /// `shared_memory_descriptor.gather`, `.scatter`, `.atomic_scatter_*`): `smem.gather`,
     /// `smem.scatter`, `smem.atomic KIND` along `axis`.
     pub(super) fn local_indexed(&mut self, op: &Op, span: Span) -> R<()> {
-        let items = self.operand_items(op)?;
-        let first = items
-            .first()
-            .ok_or_else(|| self.misuse(op, "needs a shared-memory buffer"))?;
-        let [(iname, ispan)] = first.bracket.as_slice() else {
-            return Err(self.misuse(op, "indexes its buffer with one index tensor"));
-        };
+        let Indexed {
+            first,
+            index,
+            axis,
+            rest,
+        } = self.indexed_operands(op, "a shared-memory buffer", span)?;
         let buf = self.expr(&first.name, first.span)?;
-        let index = self.expr(iname, *ispan)?;
-        let axis = int_e(self.int_attr(op, "axis")?, span);
-        let rest: Vec<(String, Span)> = items[1..].iter().map(|i| (i.name.clone(), i.span)).collect();
         match op.name.as_str() {
             "ttg.local_gather" => {
-                let ty = self.result_type(op, 0)?;
-                let r = self.result(op, 0)?;
-                let n = self.let_op(
-                    &r,
-                    OpKind::SmemGather {
-                        src: buf,
-                        index,
-                        axis,
-                    },
-                    span,
-                );
-                self.bind(&r, Val::E(name_e(&n, span), ty));
+                let kind = OpKind::SmemGather {
+                    src: buf,
+                    index,
+                    axis,
+                };
+                self.define_result(op, kind, span)?;
             }
             "ttg.local_scatter" => {
                 let (vn, vs) = rest
@@ -848,12 +869,7 @@ impl<'m> Cx<'m> {
                     mask,
                 };
                 match op.results.first().filter(|r| self.used.contains(*r)) {
-                    Some(_) => {
-                        let ty = self.result_type(op, 0)?;
-                        let r = self.result(op, 0)?;
-                        let n = self.let_op(&r, kind, span);
-                        self.bind(&r, Val::E(name_e(&n, span), ty));
-                    }
+                    Some(_) => self.define_result(op, kind, span)?,
                     None => self.op_stmt(kind, span),
                 }
             }
@@ -867,20 +883,14 @@ impl<'m> Cx<'m> {
     /// shared-memory buffer, a partition barrier, `smem.gather`, and a barrier before the
     /// buffer's bytes may be reused.
     pub(super) fn register_gather(&mut self, op: &Op, span: Span) -> R<()> {
-        let items = self.operand_items(op)?;
-        let first = items
-            .first()
-            .ok_or_else(|| self.misuse(op, "needs a source tensor"))?;
-        let [(iname, ispan)] = first.bracket.as_slice() else {
-            return Err(self.misuse(op, "takes one index tensor"));
-        };
+        let Indexed {
+            first, index, axis, ..
+        } = self.indexed_operands(op, "a source tensor", span)?;
         let sty = self.val_type(&first.name, first.span)?;
         let (Some(shape), Some(elem)) = (sty.shape().map(<[i64]>::to_vec), sty.elem()) else {
             return Err(self.misuse(op, "gathers from a tensor"));
         };
         let src = self.expr(&first.name, first.span)?;
-        let index = self.expr(iname, *ispan)?;
-        let axis = int_e(self.int_attr(op, "axis")?, span);
         let r = self.result(op, 0)?;
         let ty = self.result_type(op, 0)?;
         let buf = self.scratch(&r, dtype_of(elem, span)?, &shape, span);
@@ -892,18 +902,12 @@ impl<'m> Cx<'m> {
             },
             span,
         );
-        self.op_stmt(OpKind::BarSync {}, span);
-        let n = self.let_op(
-            &r,
-            OpKind::SmemGather {
-                src: buf,
-                index,
-                axis,
-            },
-            span,
-        );
-        self.op_stmt(OpKind::BarSync {}, span);
-        self.bind(&r, Val::E(name_e(&n, span), ty));
+        let gather = OpKind::SmemGather {
+            src: buf,
+            index,
+            axis,
+        };
+        self.scratch_read(&r, ty, gather, span);
         Ok(())
     }
 
@@ -978,34 +982,44 @@ impl<'m> Cx<'m> {
             },
             span,
         );
-        self.op_stmt(OpKind::BarSync {}, span);
-        let n = self.let_op(
-            &r,
-            OpKind::SmemLoad {
-                src: buf,
-                layout: Some(rlayout),
-                cta: None,
-            },
-            span,
-        );
-        self.op_stmt(OpKind::BarSync {}, span);
-        self.bind(&r, Val::E(name_e(&n, span), ty));
+        let load = OpKind::SmemLoad {
+            src: buf,
+            layout: Some(rlayout),
+            cta: None,
+        };
+        self.scratch_read(&r, ty, load, span);
         Ok(())
     }
 
     /// A plain shared-memory scratch buffer of `d[shape]` (named after `hint`).
     fn scratch(&mut self, hint: &str, d: DType, shape: &[i64], span: Span) -> Expr {
+        let n = self.plain_smem(&format!("{hint}_scratch"), d, shape, span);
+        name_e(&n, span)
+    }
+
+    /// Binds `r` (of type `ty`) to `read`, a read of a scratch buffer the partition's threads
+    /// wrote: a partition barrier before it, and one after it before the buffer's bytes may be
+    /// reused.
+    fn scratch_read(&mut self, r: &str, ty: Type, read: OpKind, span: Span) {
+        self.op_stmt(OpKind::BarSync {}, span);
+        let n = self.let_op(r, read, span);
+        self.op_stmt(OpKind::BarSync {}, span);
+        self.bind(r, Val::E(name_e(&n, span), ty));
+    }
+
+    /// Allocates a plain (unswizzled, row-major) shared-memory buffer of `d[shape]` named
+    /// after `hint`; returns its name.
+    pub(super) fn plain_smem(&mut self, hint: &str, d: DType, shape: &[i64], span: Span) -> String {
         let bty = self.shaped_as(d, shape, span);
-        let n = self.let_op(
-            &format!("{hint}_scratch"),
+        self.let_op(
+            hint,
             OpKind::SmemAlloc {
                 ty: bty,
                 layout: name_e("plain", span),
                 align: None,
             },
             span,
-        );
-        name_e(&n, span)
+        )
     }
 
     pub(super) fn tma_store(&mut self, op: &Op, span: Span) -> R<()> {

@@ -432,6 +432,15 @@ impl<'m> Cx<'m> {
         self.let_(hint, Rhs::Op(IrOp::new(kind, span)), span)
     }
 
+    /// Emits `kind` as the definition of `op`'s result, which takes its name and type.
+    fn define_result(&mut self, op: &Op, kind: OpKind, span: Span) -> R<()> {
+        let ty = self.result_type(op, 0)?;
+        let r = self.result(op, 0)?;
+        let n = self.let_op(&r, kind, span);
+        self.bind(&r, Val::E(name_e(&n, span), ty));
+        Ok(())
+    }
+
     fn op_stmt(&mut self, kind: OpKind, span: Span) {
         self.push(StmtKind::Op(IrOp::new(kind, span)), span);
     }

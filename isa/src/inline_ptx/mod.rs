@@ -2,7 +2,9 @@
 //! `gl.inline_asm_elementwise`): a parser of the PTX subset such snippets use, a checker that
 //! resolves every instruction or refuses it with its text, and an interpreter over bits.
 //!
-//! - `lex` and `parse`: the snippet's tokens, statements, `{ }` scopes, `.reg` declarations,
+//! - `lex`: the one PTX lexer and token cursor (the whole-file front end `bwsim-ptxfront`
+//!   lexes and walks its tokens with them too).
+//! - `parse`: the snippet's statements, `{ }` scopes, `.reg` declarations,
 //!   `@p`/`@!p` guards, and each instruction resolved to a checked form ([`parse::Op`]).
 //! - `float`: exact floating-point arithmetic in every rounding mode (the soft-float core).
 //! - `exec`: the semantics of each instruction on bits.
@@ -21,7 +23,7 @@
 mod deps;
 mod exec;
 pub mod float;
-mod lex;
+pub mod lex;
 pub mod parse;
 
 use crate::types::DType;
@@ -33,6 +35,16 @@ use crate::types::DType;
 pub struct PtxError {
     pub message: String,
     pub at: (usize, usize),
+}
+
+impl From<lex::SyntaxError> for PtxError {
+    fn from(e: lex::SyntaxError) -> PtxError {
+        let r = e.span.range();
+        PtxError {
+            message: e.message,
+            at: (r.start, r.end),
+        }
+    }
 }
 
 impl PtxError {

@@ -160,15 +160,7 @@ impl<'p, 's> Machine<'p, 's> {
                         _ => {}
                     }
                     if let Some(acc) = self.hb(t).and_then(|hb| hb.piece_accessor()) {
-                        let what = (Kind::Read, false, Proxy::Async);
-                        self.global_access(
-                            t,
-                            desc.tensor,
-                            &acc,
-                            what,
-                            ranges.into_iter().flatten().map(|e| (e, false)),
-                            Sync::default(),
-                        );
+                        self.tma_global_access(t, desc.tensor, &acc, (Kind::Read, false), ranges);
                     }
                 }
             }
@@ -236,6 +228,27 @@ impl<'p, 's> Machine<'p, 's> {
         Ok(())
     }
 
+    /// A TMA transfer's access, through the async proxy, of the elements `ranges` of global
+    /// tensor `tensor` (`kind` and whether atomic), for slot `s`'s checker.
+    fn tma_global_access(
+        &mut self,
+        s: usize,
+        tensor: u32,
+        acc: &Accessor,
+        (kind, atomic): (Kind, bool),
+        ranges: Vec<std::ops::Range<u64>>,
+    ) {
+        let elems = ranges.into_iter().flatten().map(|e| (e, false));
+        self.global_access(
+            s,
+            tensor,
+            acc,
+            (kind, atomic, Proxy::Async),
+            elems,
+            Sync::default(),
+        );
+    }
+
     pub(super) fn fire_store_read(&mut self, s: usize, opi: u32) -> Result<(), Stop> {
         let op = self.tma_op(s, opi);
         let prog = self.prog;
@@ -294,15 +307,7 @@ impl<'p, 's> Machine<'p, 's> {
                 if let Some(acc) = self.hb(s).and_then(|hb| hb.store_write(op.hb, op.agent)) {
                     // A reducing store is an atomic write of each element it reaches.
                     let atomic = matches!(op.kind, TmaKind::Store { reduce: Some(_), .. });
-                    let what = (Kind::Write, atomic, Proxy::Async);
-                    self.global_access(
-                        s,
-                        desc.tensor,
-                        &acc,
-                        what,
-                        ranges.into_iter().flatten().map(|e| (e, false)),
-                        Sync::default(),
-                    );
+                    self.tma_global_access(s, desc.tensor, &acc, (Kind::Write, atomic), ranges);
                 }
             }
         }

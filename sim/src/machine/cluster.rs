@@ -322,7 +322,11 @@ impl<'p, 's> Machine<'p, 's> {
     }
 
     /// `smem.store VIEW, VALUE, cta=R` into the CTA in slot `t` by partition `a` of slot `s`.
-    pub(super) fn peer_smem_store(
+    /// Writes `tile` (converted to the view's type) into view `v` of the shared memory of slot
+    /// `t`, for partition `a` of slot `s` (`t` is `s`, or a peer of its cluster); with the
+    /// checker on, the stored elements take the definedness of `value`. Returns the view's
+    /// addresses.
+    pub(super) fn store_tile(
         &mut self,
         s: usize,
         a: usize,
@@ -330,7 +334,7 @@ impl<'p, 's> Machine<'p, 's> {
         v: &SmemView,
         tile: &Tile,
         value: &CExpr,
-    ) -> OpResult<()> {
+    ) -> OpResult<Arc<Vec<(u32, u32)>>> {
         let addrs = views::view_addresses(v)
             .ok_or_else(|| Fault::trap(CudaError::IllegalAddress, "shared address overflow"))?;
         let eb = v.dtype.bits();
@@ -343,17 +347,25 @@ impl<'p, 's> Machine<'p, 's> {
             })?;
         }
         if self.opts.check {
+            // Undefined values stored stay undefined in shared memory.
             let o = taint::origin(value, &self.cta(s).agents[a].undef);
             self.cta(t).smem_undef.store(&addrs, eb.div_ceil(8), o);
+        }
+        Ok(addrs)
+    }
+
+    /// The checker's record of partition `a` of slot `s` writing `addrs` (elements of `eb` bits)
+    /// of the shared memory of its cluster peer `t`.
+    pub(super) fn peer_smem_write(&mut self, s: usize, a: usize, t: usize, addrs: &[(u32, u32)], eb: u32) {
+        if self.opts.check {
             let pc = self.cur_pc;
             let sid = self.cta(s).id;
             let h = self.peer_step(s, a, t).and_then(|_| {
                 self.hb(t)
-                    .and_then(|hb| hb.peer_smem(sid, pc, Kind::Write, &addrs, eb))
+                    .and_then(|hb| hb.peer_smem(sid, pc, Kind::Write, addrs, eb))
             });
             self.hazard(t, h, false);
         }
-        Ok(())
     }
 
     /// `cluster.arrive` (or the arrive half of `cluster.sync`) by partition `a` of slot `s`;

@@ -976,26 +976,11 @@ impl<'p, 's> Machine<'p, 's> {
                     Some(r) => self.cluster_peer(s, int_of(&ev(r)?, "the CTA rank")?, name)?,
                     None => s,
                 };
-                if peer != s {
-                    self.peer_smem_store(s, a, peer, &v, &t, value)?;
-                    return Ok(OpDone::Next);
-                }
-                let c = self.cta(s);
-                let addrs = views::view_addresses(&v)
-                    .ok_or_else(|| Fault::trap(CudaError::IllegalAddress, "shared address overflow"))?;
+                let addrs = self.store_tile(s, a, peer, &v, &t, value)?;
                 let eb = v.dtype.bits();
-                if t.dtype == v.dtype {
-                    c.smem.write_elems(&addrs, eb, |lin| t.bits[lin])?;
-                } else {
-                    c.smem.write_elems(&addrs, eb, |lin| {
-                        eval::convert_bits(t.dtype, v.dtype, t.bits[lin])
-                    })?;
-                }
-                if self.opts.check {
-                    // Undefined values stored stay undefined in shared memory.
-                    let c = self.cta(s);
-                    let o = taint::origin(value, &c.agents[a].undef);
-                    c.smem_undef.store(&addrs, eb.div_ceil(8), o);
+                if peer != s {
+                    self.peer_smem_write(s, a, peer, &addrs, eb);
+                    return Ok(OpDone::Next);
                 }
                 let pc = self.cur_pc;
                 let h = self

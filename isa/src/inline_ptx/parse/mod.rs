@@ -5,8 +5,9 @@
 mod resolve;
 
 use super::float::{Fmt, Rnd};
-use super::lex::{lex, Tok, Token};
-use super::PtxError;
+use super::lex::{comma_list, lex, Dialect, Literal, Tok, Tokens};
+use super::{lex, PtxError};
+use crate::span::Span;
 use resolve::Resolve;
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -305,9 +306,8 @@ pub struct Parsed {
 enum Raw {
     Reg(RegId),
     NotReg(RegId),
-    Int(u64),
-    F32(u32),
-    F64(f64),
+    /// A numeric literal.
+    Lit(Literal),
     Vec(Vec<Option<RegId>>),
     /// `p|q`.
     Pair(RegId, Option<RegId>),
@@ -315,8 +315,8 @@ enum Raw {
 
 struct P<'s> {
     src: &'s str,
-    toks: Vec<Token>,
-    i: usize,
+    /// The tokens, and the current one.
+    t: Tokens,
     scopes: Vec<HashMap<String, RegId>>,
     /// Registers declared outside the snippet (a whole kernel's, for [`parse_instruction`]).
     outer: Option<&'s HashMap<String, RegId>>,
@@ -328,15 +328,14 @@ struct P<'s> {
 pub fn parse(src: &str, operand_bits: &[u32]) -> Result<Parsed, PtxError> {
     let mut p = P {
         src,
-        toks: lex(src)?,
-        i: 0,
+        t: Tokens::new(lex(src, Dialect::Snippet)?, src.len()),
         scopes: vec![HashMap::new()],
         outer: None,
         reg_bits: Cow::Owned(operand_bits.to_vec()),
         reg_names: Cow::Owned((0..operand_bits.len()).map(|i| format!("${i}")).collect()),
     };
     let mut ins = Vec::new();
-    while p.i < p.toks.len() {
+    while p.t.i < p.t.toks.len() {
         if let Some(i) = p.statement()? {
             ins.push(i);
         }
@@ -370,23 +369,30 @@ pub fn parse_instruction(
         message: "instruction range outside the text".into(),
         at,
     })?;
-    let shift = |(a, b): (usize, usize)| (a + at.0, b + at.0);
-    let toks = lex(text)
-        .map_err(|e| PtxError { at: shift(e.at), ..e })?
+    let shift = |s: Span| Span::new(s.start as usize + at.0, s.end as usize + at.0);
+    let toks = lex(text, Dialect::Snippet)
+        .map_err(|e| {
+            PtxError::from(lex::SyntaxError {
+                span: shift(e.span),
+                ..e
+            })
+        })?
         .into_iter()
-        .map(|t| Token { at: shift(t.at), ..t })
+        .map(|t| lex::Token {
+            span: shift(t.span),
+            ..t
+        })
         .collect();
     let mut p = P {
         src,
-        toks,
-        i: 0,
+        t: Tokens::new(toks, src.len()),
         scopes: vec![HashMap::new()],
         outer: Some(names),
         reg_bits: Cow::Borrowed(&regs.reg_bits),
         reg_names: Cow::Borrowed(&regs.reg_names),
     };
     let ins = p.instruction(p.at())?;
-    if p.i != p.toks.len() {
+    if p.t.i != p.t.toks.len() {
         return Err(PtxError::at(src, p.at(), "expected one instruction".into()));
     }
     Ok(ins)
@@ -410,33 +416,19 @@ pub const OPCODES: &[&str] = &[
     "brev", "setp", "selp", "cvt",
 ];
 
-impl<'s> P<'s> {
-    fn peek(&self) -> Option<&Tok> {
-        self.toks.get(self.i).map(|t| &t.tok)
+impl AsMut<Tokens> for P<'_> {
+    fn as_mut(&mut self) -> &mut Tokens {
+        &mut self.t
     }
+}
+
+impl<'s> P<'s> {
     fn at(&self) -> (usize, usize) {
-        self.toks
-            .get(self.i)
-            .map(|t| t.at)
-            .unwrap_or((self.src.len(), self.src.len()))
+        let r = self.t.span().range();
+        (r.start, r.end)
     }
     fn err(&self, at: (usize, usize), m: impl Into<String>) -> PtxError {
         PtxError::at(self.src, at, m.into())
-    }
-    fn eat(&mut self, c: char) -> bool {
-        if self.peek() == Some(&Tok::Punct(c)) {
-            self.i += 1;
-            true
-        } else {
-            false
-        }
-    }
-    fn expect(&mut self, c: char, what: &str) -> Result<(), PtxError> {
-        if self.eat(c) {
-            Ok(())
-        } else {
-            Err(self.err(self.at(), format!("expected `{c}` {what}")))
-        }
     }
 
     fn lookup(&self, name: &str) -> Option<RegId> {
@@ -449,14 +441,14 @@ impl<'s> P<'s> {
 
     fn statement(&mut self) -> Result<Option<Ins>, PtxError> {
         let start = self.at();
-        match self.peek().cloned() {
+        match self.t.peek().cloned() {
             Some(Tok::Punct('{')) => {
-                self.i += 1;
+                self.t.i += 1;
                 self.scopes.push(HashMap::new());
                 Ok(None)
             }
             Some(Tok::Punct('}')) => {
-                self.i += 1;
+                self.t.i += 1;
                 if self.scopes.len() == 1 {
                     return Err(self.err(start, "`}` closes no scope"));
                 }
@@ -464,11 +456,11 @@ impl<'s> P<'s> {
                 Ok(None)
             }
             Some(Tok::Punct(';')) => {
-                self.i += 1;
+                self.t.i += 1;
                 Ok(None)
             }
             Some(Tok::Dot(d)) if d == "reg" => {
-                self.i += 1;
+                self.t.i += 1;
                 self.reg_decl(start)?;
                 Ok(None)
             }
@@ -478,61 +470,34 @@ impl<'s> P<'s> {
     }
 
     fn reg_decl(&mut self, start: (usize, usize)) -> Result<(), PtxError> {
-        let ty = match self.peek().cloned() {
+        let ty = match self.t.peek().cloned() {
             Some(Tok::Dot(t)) => {
-                self.i += 1;
+                self.t.i += 1;
                 t
             }
             _ => return Err(self.err(start, "`.reg` needs a type (`.reg .b32 r;`)")),
         };
         let bits = reg_type_bits(&ty)
             .ok_or_else(|| self.err(start, format!("registers of type `.{ty}` are outside the subset")))?;
-        loop {
-            let name = match self.peek().cloned() {
-                Some(Tok::Ident(n)) => {
-                    self.i += 1;
-                    n
-                }
-                _ => return Err(self.err(self.at(), "expected a register name")),
-            };
-            // `%r<4>` declares %r0 .. %r3.
-            let names = if self.eat('<') {
-                let n = match self.peek().cloned() {
-                    Some(Tok::Int(n)) if n <= 256 => {
-                        self.i += 1;
-                        n
-                    }
-                    _ => return Err(self.err(self.at(), "expected a register count (at most 256)")),
-                };
-                self.expect('>', "after the register count")?;
-                (0..n).map(|k| format!("{name}{k}")).collect()
-            } else {
-                vec![name]
-            };
-            for n in names {
-                if self.reg_bits.len() >= u16::MAX as usize {
-                    return Err(self.err(start, "too many registers"));
-                }
-                let id = self.reg_bits.len() as RegId;
-                self.reg_bits.to_mut().push(bits);
-                self.reg_names.to_mut().push(n.clone());
-                if let Some(s) = self.scopes.last_mut() {
-                    s.insert(n, id);
-                }
+        for (n, _) in self.t.declared_names(256)? {
+            if self.reg_bits.len() >= u16::MAX as usize {
+                return Err(self.err(start, "too many registers"));
             }
-            if self.eat(',') {
-                continue;
+            let id = self.reg_bits.len() as RegId;
+            self.reg_bits.to_mut().push(bits);
+            self.reg_names.to_mut().push(n.clone());
+            if let Some(s) = self.scopes.last_mut() {
+                s.insert(n, id);
             }
-            self.expect(';', "after a `.reg` declaration")?;
-            return Ok(());
         }
+        Ok(())
     }
 
     fn reg_name(&mut self) -> Result<RegId, PtxError> {
         let at = self.at();
-        match self.peek().cloned() {
+        match self.t.peek().cloned() {
             Some(Tok::Operand(n)) => {
-                self.i += 1;
+                self.t.i += 1;
                 if n < self.reg_names.len() && self.reg_names[n] == format!("${n}") {
                     Ok(n as RegId)
                 } else {
@@ -543,7 +508,7 @@ impl<'s> P<'s> {
                 }
             }
             Some(Tok::Ident(n)) => {
-                self.i += 1;
+                self.t.i += 1;
                 self.lookup(&n)
                     .ok_or_else(|| self.err(at, format!("`{n}` is not a declared register")))
             }
@@ -553,57 +518,32 @@ impl<'s> P<'s> {
 
     fn operand(&mut self) -> Result<Raw, PtxError> {
         let at = self.at();
-        match self.peek().cloned() {
+        if self.t.eat('-') {
+            return self
+                .t
+                .literal()
+                .map(|l| Raw::Lit(l.negated()))
+                .ok_or_else(|| self.err(at, "a negated register operand is outside the subset (use `neg`)"));
+        }
+        if let Some(l) = self.t.literal() {
+            return Ok(Raw::Lit(l));
+        }
+        match self.t.peek() {
             Some(Tok::Punct('{')) => {
-                self.i += 1;
-                let mut v = Vec::new();
-                loop {
-                    if matches!(self.peek(), Some(Tok::Ident(n)) if n == "_") {
-                        self.i += 1;
-                        v.push(None);
+                self.t.i += 1;
+                let v = comma_list(self, |p| {
+                    if p.t.eat_sink() {
+                        Ok(None)
                     } else {
-                        v.push(Some(self.reg_name()?));
+                        p.reg_name().map(Some)
                     }
-                    if self.eat(',') {
-                        continue;
-                    }
-                    self.expect('}', "closing the vector operand")?;
-                    return Ok(Raw::Vec(v));
-                }
+                })?;
+                self.t.expect('}', "closing the vector operand")?;
+                Ok(Raw::Vec(v))
             }
             Some(Tok::Punct('!')) => {
-                self.i += 1;
+                self.t.i += 1;
                 Ok(Raw::NotReg(self.reg_name()?))
-            }
-            Some(Tok::Punct('-')) => {
-                self.i += 1;
-                match self.peek().cloned() {
-                    Some(Tok::Int(v)) => {
-                        self.i += 1;
-                        Ok(Raw::Int(v.wrapping_neg()))
-                    }
-                    Some(Tok::F64(v)) => {
-                        self.i += 1;
-                        Ok(Raw::F64(-v))
-                    }
-                    Some(Tok::F32Bits(b)) => {
-                        self.i += 1;
-                        Ok(Raw::F32(b ^ 0x8000_0000))
-                    }
-                    _ => Err(self.err(at, "a negated register operand is outside the subset (use `neg`)")),
-                }
-            }
-            Some(Tok::Int(v)) => {
-                self.i += 1;
-                Ok(Raw::Int(v))
-            }
-            Some(Tok::F64(v)) => {
-                self.i += 1;
-                Ok(Raw::F64(v))
-            }
-            Some(Tok::F32Bits(b)) => {
-                self.i += 1;
-                Ok(Raw::F32(b))
             }
             Some(Tok::Punct('[')) => Err(self.err(
                 at,
@@ -611,13 +551,13 @@ impl<'s> P<'s> {
             )),
             _ => {
                 let r = self.reg_name()?;
-                if self.eat('|') {
-                    if matches!(self.peek(), Some(Tok::Ident(n)) if n == "_") {
-                        self.i += 1;
-                        return Ok(Raw::Pair(r, None));
-                    }
-                    let q = self.reg_name()?;
-                    return Ok(Raw::Pair(r, Some(q)));
+                if self.t.eat('|') {
+                    let q = if self.t.eat_sink() {
+                        None
+                    } else {
+                        Some(self.reg_name()?)
+                    };
+                    return Ok(Raw::Pair(r, q));
                 }
                 Ok(Raw::Reg(r))
             }
@@ -626,8 +566,8 @@ impl<'s> P<'s> {
 
     fn instruction(&mut self, start: (usize, usize)) -> Result<Ins, PtxError> {
         let mut guard = None;
-        if self.eat('@') {
-            let neg = self.eat('!');
+        if self.t.eat('@') {
+            let neg = self.t.eat('!');
             let p = self.reg_name()?;
             if self.reg_bits[p as usize] != 1 {
                 return Err(self.err(
@@ -638,35 +578,27 @@ impl<'s> P<'s> {
             guard = Some((p, neg));
         }
         let op_at = self.at();
-        let opcode = match self.peek().cloned() {
+        let opcode = match self.t.peek().cloned() {
             Some(Tok::Ident(n)) => {
-                self.i += 1;
+                self.t.i += 1;
                 n
             }
             _ => return Err(self.err(op_at, "expected an instruction")),
         };
-        if self.peek() == Some(&Tok::Punct(':')) {
+        if self.t.peek() == Some(&Tok::Punct(':')) {
             return Err(self.err(
                 op_at,
                 format!("the label `{opcode}:` is outside the subset (no branches)"),
             ));
         }
-        let mut mods = Vec::new();
-        while let Some(Tok::Dot(m)) = self.peek().cloned() {
-            self.i += 1;
-            mods.push(m);
-        }
-        let mut ops = Vec::new();
-        if self.peek() != Some(&Tok::Punct(';')) {
-            loop {
-                ops.push(self.operand()?);
-                if !self.eat(',') {
-                    break;
-                }
-            }
-        }
+        let mods = self.t.modifiers();
+        let ops = if self.t.peek() == Some(&Tok::Punct(';')) {
+            Vec::new()
+        } else {
+            comma_list(self, Self::operand)?
+        };
         let end = self.at().1;
-        if !self.eat(';') {
+        if !self.t.eat(';') {
             return Err(self.err(
                 (op_at.0, end),
                 format!("expected `;` after `{opcode}`'s operands"),

@@ -3,6 +3,7 @@
 //! Every refusal names the instruction's text and the reason.
 
 use super::super::float::{Fmt, Rnd, BF16, E4M3, E5M2, F16, F32, F64};
+use super::super::lex::Literal;
 use super::super::PtxError;
 use super::{mask, BOp, Cmp, CvtMods, FMods, FOp, FTy, IOp, ITy, Op, Raw, RegId, Src, Ty, OPCODES, P};
 
@@ -123,19 +124,21 @@ impl Resolve<'_, '_> {
                     Err(self.err(format!("`{}` is a {b}-bit register; the instruction reads {bits} bits", self.name(*r))))
                 }
             }
-            Raw::Int(v) => match float {
+            Raw::Lit(Literal::Int(v)) => match float {
                 Some(f) if f.bits >= 32 => Err(self.err(format!("the integer `{}` where a .f{} value is read (write floats as `0f...`, `0d...` or with a decimal point)", *v as i64, f.bits))),
-                _ if bits == 1 => Err(self.err("an immediate where a predicate is read")),
+                // An integer read as a predicate is true when it is not zero, as ptxas takes it
+                // (the CuTe DSL writes `mov.pred %p, -1;`).
+                _ if bits == 1 => Ok(Src::Imm(u64::from(*v != 0))),
                 _ => Ok(Src::Imm(*v & mask(bits))),
             },
-            Raw::F32(b) => match float {
+            Raw::Lit(Literal::F32(b)) => match float {
                 Some(f) if f == F32 => Ok(Src::Imm(*b as u64)),
                 Some(f) if f == F64 => Ok(Src::Imm((f32::from_bits(*b) as f64).to_bits())),
                 _ => Err(self.err("a float immediate where an integer or a packed value is read")),
             },
-            Raw::F64(v) => match float {
-                Some(f) if f == F32 => Ok(Src::Imm((*v as f32).to_bits() as u64)),
-                Some(f) if f == F64 => Ok(Src::Imm(v.to_bits())),
+            Raw::Lit(Literal::F64(b)) => match float {
+                Some(f) if f == F32 => Ok(Src::Imm((f64::from_bits(*b) as f32).to_bits() as u64)),
+                Some(f) if f == F64 => Ok(Src::Imm(*b)),
                 _ => Err(self.err("a float immediate where an integer or a packed value is read")),
             },
             Raw::NotReg(_) => Err(self.err("`!` negates predicate operands of `setp` and of predicate logic only")),
@@ -218,7 +221,7 @@ impl Resolve<'_, '_> {
                     );
                 }
                 let lut = match &ops[4] {
-                    Raw::Int(v) if *v <= 255 => *v as u8,
+                    Raw::Lit(Literal::Int(v)) if *v <= 255 => *v as u8,
                     _ => return Err(self.err("the lookup table of `lop3` is an immediate 0..255")),
                 };
                 Ok(Op::Lop3 {
