@@ -1,0 +1,473 @@
+//! The candidate edits for one finding, chosen by its code and the operations at its labels.
+//!
+//! Every candidate is only a guess: [`super::suggest`] applies it to a copy of the kernel and
+//! checks that copy again; nothing here needs to be right, only short (each candidate costs a
+//! check).
+
+use super::edit::{at, set_operand, sites, Edit, Pos, Site};
+use super::spell;
+use bwsim_isa::ir::{BinOp, Expr, ExprKind, Kernel, OpKind, StmtKind};
+use bwsim_isa::printer::print_expr;
+use bwsim_isa::{Code, Diagnostic, Span};
+
+/// A candidate edit before it is verified.
+#[derive(Clone, Debug)]
+pub struct Candidate {
+    /// Alternatives of one edit (wait depths, parities, places) share a group: they are tried
+    /// in order until one verifies that leaves none of the other findings behind; the group
+    /// keeps its best.
+    pub group: u32,
+    pub edit: Edit,
+    /// The statement the fix is shown at, and for a move the statement it goes after.
+    pub anchor: Span,
+    pub target: Option<Span>,
+    /// What the edit does, in `.tile` terms and in Gluon's.
+    pub tile: String,
+    pub gluon: String,
+    /// For an operand edit: the operation as it reads after it, in `.tile`.
+    pub replacement: Option<String>,
+}
+
+/// The wait depths tried, deepest first: the deepest wait that works leaves the most copies or
+/// stores in flight.
+const DEPTHS: [i64; 3] = [2, 1, 0];
+
+/// Statements a released buffer's reads may run past the `mbar.arrive` that releases it: the
+/// places a moved arrive is tried at.
+const MOVE_REACH: usize = 6;
+
+/// The kernel's statements with the lookups the candidates need.
+struct Ctx<'k> {
+    sites: Vec<Site<'k>>,
+}
+
+/// The barrier operand of the operations that name one.
+fn bar_of(k: &OpKind) -> Option<&Expr> {
+    use OpKind as K;
+    match k {
+        K::MbarInit { bar, .. }
+        | K::MbarExpect { bar, .. }
+        | K::MbarExpectTx { bar, .. }
+        | K::MbarArrive { bar, .. }
+        | K::MbarWait { bar, .. }
+        | K::MbarInvalidate { bar }
+        | K::TmaLoad { bar, .. }
+        | K::TmaGather { bar, .. }
+        | K::Tcgen05Commit { bar, .. } => Some(bar),
+        _ => None,
+    }
+}
+
+/// An expression's text, by which barriers are matched.
+fn text(e: &Expr) -> String {
+    print_expr(e)
+}
+
+/// `p ^ 1`, or `p` where it is `p ^ 1` already, or the other literal.
+fn flipped(p: &Expr) -> Expr {
+    match &p.kind {
+        ExprKind::Int(v @ (0 | 1)) => Expr::int(1 - v),
+        ExprKind::Binary(BinOp::BitXor, a, b) if matches!(b.kind, ExprKind::Int(1)) => (**a).clone(),
+        _ => Expr::binary(BinOp::BitXor, p.clone(), Expr::int(1)),
+    }
+}
+
+impl<'k> Ctx<'k> {
+    fn site_at(&self, span: Span) -> Option<&Site<'k>> {
+        self.sites
+            .iter()
+            .find(|s| s.op.is_some_and(|o| at(o.span, span)))
+            .or_else(|| self.sites.iter().find(|s| s.is_at(span)))
+    }
+
+    fn order(&self, s: &Site) -> usize {
+        self.sites.iter().position(|x| x.pos == s.pos).unwrap_or(0)
+    }
+
+    /// The statements of the block `s` is in, from `s` on.
+    fn rest_of_block<'a>(&'a self, s: &'a Site<'k>) -> impl Iterator<Item = &'a Site<'k>> + 'a {
+        self.sites
+            .iter()
+            .filter(move |x| x.pos.block == s.pos.block && x.pos.index >= s.pos.index)
+    }
+
+    /// The last statement of the block `s` is in.
+    fn last_of_block<'a>(&'a self, s: &'a Site<'k>) -> Option<&'a Site<'k>> {
+        self.rest_of_block(s).last()
+    }
+
+    /// The parities the kernel waits on barrier `bar` (by text) with, then 0 and 1.
+    fn parities(&self, bar: &str) -> Vec<Expr> {
+        let mut out: Vec<Expr> = Vec::new();
+        let mut seen: Vec<String> = Vec::new();
+        let found = self.sites.iter().filter_map(|s| match s.op.map(|o| &o.kind) {
+            Some(OpKind::MbarWait { bar: b, phase }) if text(b) == bar => Some(phase.clone()),
+            _ => None,
+        });
+        for p in found.chain([Expr::int(0), Expr::int(1)]) {
+            let t = text(&p);
+            if !seen.contains(&t) {
+                seen.push(t);
+                out.push(p);
+            }
+        }
+        out
+    }
+
+    /// The barrier whose phase completion says the asynchronous operation at `s` is done: a
+    /// TMA load's own, or the `tcgen05.commit` issued after a tensor-core operation.
+    fn completion_bar(&self, s: &Site<'k>) -> Option<Expr> {
+        let op = s.op?;
+        match &op.kind {
+            OpKind::TmaLoad { bar, .. } | OpKind::TmaGather { bar, .. } => Some(bar.clone()),
+            k if k.name().starts_with("tcgen05.") || k.name().starts_with("tmem.") => {
+                let from = self.order(s);
+                self.sites[from..].iter().find_map(|x| match x.op.map(|o| &o.kind) {
+                    Some(OpKind::Tcgen05Commit { bar, .. }) => Some(bar.clone()),
+                    _ => None,
+                })
+            }
+            _ => None,
+        }
+    }
+
+    /// `mbar.wait BAR, P` before `before`, for every parity the kernel waits on BAR with.
+    fn waits_before(&self, group: u32, before: &Site<'k>, bar: &Expr, out: &mut Vec<Candidate>) {
+        for p in self.parities(&text(bar)) {
+            let op = OpKind::MbarWait {
+                bar: bar.clone(),
+                phase: p,
+            };
+            out.push(insert(group, before, false, vec![op]));
+        }
+    }
+
+    /// The bytes the TMA loads of the run starting at `from` (same block, until a wait on
+    /// `bar`) deliver to `bar`: `d.nbytes` per load of descriptor `d`.
+    fn delivered(&self, from: &Site<'k>, bar: &str) -> Option<Expr> {
+        let mut sum: Option<Expr> = None;
+        for s in self.rest_of_block(from) {
+            match s.op.map(|o| &o.kind) {
+                Some(OpKind::MbarWait { bar: b, .. }) if text(b) == bar => break,
+                Some(OpKind::TmaLoad { src, bar: b, .. }) if text(b) == bar => {
+                    let ExprKind::Index(desc, _) = &src.kind else {
+                        return None;
+                    };
+                    let n = Expr::new(ExprKind::Field(desc.clone(), "nbytes".into()), Span::DUMMY);
+                    sum = Some(match sum {
+                        None => n,
+                        Some(s) => Expr::binary(BinOp::Add, s, n),
+                    });
+                }
+                _ => {}
+            }
+        }
+        sum
+    }
+}
+
+fn insert(group: u32, s: &Site, after: bool, ops: Vec<OpKind>) -> Candidate {
+    let tile = ops
+        .iter()
+        .map(|o| format!("`{}`", spell::tile(o)))
+        .collect::<Vec<_>>()
+        .join(", then ");
+    let gluon = ops
+        .iter()
+        .map(|o| format!("`{}`", spell::gluon(o)))
+        .collect::<Vec<_>>()
+        .join(", then ");
+    let place = if after { "after" } else { "before" };
+    Candidate {
+        group,
+        edit: Edit::Insert {
+            at: s.pos.clone(),
+            after,
+            ops,
+        },
+        anchor: s.span(),
+        target: None,
+        tile: format!("insert {tile} {place} this statement"),
+        gluon: format!("insert {gluon} {place} this statement"),
+        replacement: None,
+    }
+}
+
+/// Set operand `operand` of the operation at `s` to `value` (`None`: drop it).
+fn operand(group: u32, s: &Site, name: &'static str, value: Option<Expr>, why: &str) -> Option<Candidate> {
+    let edit = Edit::Operand {
+        at: s.pos.clone(),
+        operand: name,
+        value,
+    };
+    let op = s.op?;
+    // The operation as it reads after the edit.
+    let mut kind = op.kind.clone();
+    if let Edit::Operand { value, .. } = &edit {
+        set_operand(&mut kind, name, value.clone())?;
+    }
+    Some(Candidate {
+        group,
+        edit,
+        anchor: op.span,
+        target: None,
+        tile: format!("{why}: `{}`", spell::tile(&kind)),
+        gluon: format!("{why}: `{}`", spell::gluon(&kind)),
+        replacement: Some(spell::tile(&kind)),
+    })
+}
+
+/// The candidate edits for `d` in `k`.
+pub fn candidates(k: &Kernel, d: &Diagnostic) -> Vec<Candidate> {
+    let cx = Ctx { sites: sites(k) };
+    let second = cx.site_at(d.primary.span);
+    let labels: Vec<&Site> = d.labels.iter().filter_map(|l| cx.site_at(l.span)).collect();
+    let first = labels.first().copied();
+    let mut out = Vec::new();
+    match d.code {
+        Code::MissingFence => {
+            let fence = || vec![OpKind::FenceAsyncShared {}];
+            // Right after the generic access, or after the accesses that follow it in its
+            // block (one fence for several).
+            if let Some(f) = first {
+                for s in cx.rest_of_block(f).take(MOVE_REACH) {
+                    out.push(insert(0, s, true, fence()));
+                }
+            }
+            if let Some(s) = second {
+                out.push(insert(1, s, false, fence()));
+            }
+        }
+        Code::WriteWhileInFlight | Code::ReadBeforeComplete | Code::Race | Code::GlobalRace => {
+            let (Some(first), Some(second)) = (first, second) else {
+                return out;
+            };
+            let first_name = first.name();
+            if first_name.starts_with("tma.store") || first_name.starts_with("tma.scatter") {
+                // A global conflict needs the stores' writes done, not only their reads.
+                let full = d.code == Code::GlobalRace;
+                for depth in DEPTHS {
+                    let op = OpKind::TmaStoreWait {
+                        pendings: Expr::int(depth),
+                        full: full.then(|| Expr::bool(true)),
+                    };
+                    out.push(insert(2, second, false, vec![op]));
+                }
+            }
+            if first_name == "cp.async" {
+                for depth in DEPTHS {
+                    let wait = OpKind::CpAsyncWait {
+                        pendings: Expr::int(depth),
+                    };
+                    out.push(insert(2, second, false, vec![wait.clone()]));
+                    out.push(insert(2, second, false, vec![OpKind::CpAsyncCommit {}, wait]));
+                }
+            }
+            // Wait for the first access's completion before the second.
+            if let Some(bar) = cx.completion_bar(first) {
+                cx.waits_before(3, second, &bar, &mut out);
+            }
+            // Or for the barrier the first access's block releases its buffers with.
+            let releases: Vec<&Site> = cx
+                .sites
+                .iter()
+                .filter(|s| s.pos.block == first.pos.block && s.name() == "mbar.arrive")
+                .collect();
+            for r in &releases {
+                if let Some(bar) = r.op.and_then(|o| bar_of(&o.kind)) {
+                    cx.waits_before(4, second, bar, &mut out);
+                }
+            }
+            // An arrive that hands the buffer back before the first access: move it after
+            // the reads (with a proxy fence where the next write is asynchronous).
+            let async_second = matches!(
+                second.name(),
+                "tma.load" | "tma.gather" | "cp.async" | "tcgen05.mma" | "tcgen05.cp"
+            );
+            for r in releases.iter().filter(|r| r.pos.index < first.pos.index) {
+                let rest: Vec<&Site> = cx.rest_of_block(first).take(MOVE_REACH).collect();
+                for dest in rest {
+                    let mut befores = vec![vec![]];
+                    if async_second {
+                        befores.push(vec![OpKind::FenceAsyncShared {}]);
+                    }
+                    for before in befores {
+                        out.push(moved(5, r, dest, before));
+                    }
+                }
+            }
+            // A relaxed cluster barrier arrive orders nothing: make it a release.
+            for s in cx.sites.iter().filter(|s| {
+                matches!(s.op.map(|o| &o.kind), Some(OpKind::ClusterArrive { relaxed: Some(_) }))
+            }) {
+                out.extend(operand(6, s, "relaxed", None, "arrive with release semantics"));
+            }
+        }
+        Code::Deadlock => {
+            // Flip the parity of one of the blocked waits.
+            let waits = second.into_iter().chain(labels.iter().copied());
+            let mut seen: Vec<Pos> = Vec::new();
+            for (i, w) in waits.enumerate() {
+                if seen.contains(&w.pos) {
+                    continue;
+                }
+                seen.push(w.pos.clone());
+                if let Some(OpKind::MbarWait { phase, bar }) = w.op.map(|o| &o.kind) {
+                    out.extend(operand(
+                        10 + i as u32,
+                        w,
+                        "phase",
+                        Some(flipped(phase)),
+                        "wait on the other parity",
+                    ));
+                    // An expect that does not match what its loads deliver.
+                    let b = text(bar);
+                    for e in cx.sites.iter().filter(|s| {
+                        matches!(s.op.map(|o| &o.kind), Some(OpKind::MbarExpect { bar, .. }) if text(bar) == b)
+                    }) {
+                        if let Some(n) = cx.delivered(e, &b) {
+                            out.extend(operand(40, e, "bytes", Some(n), "expect the bytes the copies deliver"));
+                        }
+                    }
+                }
+            }
+        }
+        Code::TxMismatch => {
+            let Some(load) = second.filter(|s| s.name() == "tma.load") else {
+                return out;
+            };
+            let Some(bar) = load.op.and_then(|o| bar_of(&o.kind)) else {
+                return out;
+            };
+            let b = text(bar);
+            // The expect of this block on the barrier before the load, if any.
+            let expect = cx.sites.iter().rev().find(|s| {
+                s.pos.block == load.pos.block
+                    && s.pos.index < load.pos.index
+                    && matches!(s.op.map(|o| &o.kind), Some(OpKind::MbarExpect { bar, .. }) if text(bar) == b)
+            });
+            match expect {
+                Some(e) => {
+                    if let Some(n) = cx.delivered(e, &b) {
+                        out.extend(operand(41, e, "bytes", Some(n), "expect the bytes the copies deliver"));
+                    }
+                }
+                None => {
+                    // The first load of the run this one is in.
+                    let start = cx
+                        .sites
+                        .iter()
+                        .filter(|s| s.pos.block == load.pos.block && s.pos.index <= load.pos.index)
+                        .rev()
+                        .take_while(|s| {
+                            matches!(s.op.map(|o| &o.kind), Some(OpKind::TmaLoad { bar, .. }) if text(bar) == b)
+                        })
+                        .last()
+                        .unwrap_or(load);
+                    if let Some(n) = cx.delivered(start, &b) {
+                        let op = OpKind::MbarExpect {
+                            bar: bar.clone(),
+                            bytes: n,
+                            pred: None,
+                            cta: None,
+                        };
+                        out.push(insert(42, start, false, vec![op]));
+                    }
+                }
+            }
+        }
+        Code::OverArrival => {
+            if let Some(s) = second.filter(|s| s.name() == "mbar.arrive") {
+                out.extend(operand(50, s, "count", None, "arrive once"));
+            }
+        }
+        Code::BarrierReinit => {
+            if let Some(init) = second.filter(|s| s.name() == "mbar.init") {
+                if let Some(bar) = init.op.and_then(|o| bar_of(&o.kind)) {
+                    let inv = || vec![OpKind::MbarInvalidate { bar: bar.clone() }];
+                    // At the end of the block that initialises it (a loop's body), else right
+                    // before the second initialisation.
+                    if let Some(last) = cx.last_of_block(init) {
+                        out.push(insert(60, last, true, inv()));
+                    }
+                    out.push(insert(60, init, false, inv()));
+                }
+            }
+        }
+        Code::BarrierMisuse => {
+            // A barrier invalidated while an arrival is still on its way: wait for it first.
+            for inv in labels.iter().filter(|s| s.name() == "mbar.invalidate") {
+                if let Some(bar) = inv.op.and_then(|o| bar_of(&o.kind)) {
+                    cx.waits_before(70, inv, bar, &mut out);
+                }
+            }
+            // A barrier used before any `mbar.init`: initialise it after its allocation.
+            if let Some(bar) = second.and_then(|s| s.op).and_then(|o| bar_of(&o.kind)) {
+                let b = text(bar);
+                let inited = cx.sites.iter().any(|s| {
+                    matches!(s.op.map(|o| &o.kind), Some(OpKind::MbarInit { bar, .. }) if text(bar) == b)
+                });
+                let root = match &bar.kind {
+                    ExprKind::Index(base, _) => text(base),
+                    _ => b.clone(),
+                };
+                let alloc = cx.sites.iter().find(|s| {
+                    s.name() == "mbar.alloc"
+                        && matches!(&s.stmt.kind, StmtKind::Let { names, .. } if names.first().is_some_and(|n| n.name == root))
+                });
+                if let (false, Some(alloc)) = (inited, alloc) {
+                    let op = OpKind::MbarInit {
+                        bar: bar.clone(),
+                        count: Expr::int(1),
+                    };
+                    out.push(insert(71, alloc, true, vec![op]));
+                }
+            }
+        }
+        Code::TmemLeak => {
+            if let Some(alloc) = second.filter(|s| s.name() == "tmem.alloc") {
+                if let (StmtKind::Let { names, .. }, Some(last)) = (&alloc.stmt.kind, cx.last_of_block(alloc)) {
+                    if let Some(n) = names.first() {
+                        let op = OpKind::TmemDealloc {
+                            buf: Expr::name(&n.name),
+                        };
+                        out.push(insert(80, last, true, vec![op]));
+                    }
+                }
+            }
+        }
+        Code::ClusterExit => {
+            if let Some(last) = cx.sites.iter().rev().find(|s| s.pos.block.is_empty()) {
+                let ops = vec![OpKind::ClusterArrive { relaxed: None }, OpKind::ClusterWait {}];
+                out.push(insert(90, last, true, ops));
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+/// Move the statement at `from` to after `dest` (same block), with `before` ahead of it.
+fn moved(group: u32, from: &Site, dest: &Site, before: Vec<OpKind>) -> Candidate {
+    let stmt = from.op.map(|o| spell::tile(&o.kind)).unwrap_or_default();
+    let gstmt = from.op.map(|o| spell::gluon(&o.kind)).unwrap_or_default();
+    let pre = |g: bool| {
+        before
+            .iter()
+            .map(|o| format!("`{}`, then ", if g { spell::gluon(o) } else { spell::tile(o) }))
+            .collect::<String>()
+    };
+    Candidate {
+        group,
+        tile: format!("move `{stmt}` (this statement) to after the statement at {{target}}, as {}`{stmt}`", pre(false)),
+        gluon: format!("move `{gstmt}` (this statement) to after the statement at {{target}}, as {}`{gstmt}`", pre(true)),
+        edit: Edit::Move {
+            from: from.pos.clone(),
+            after: dest.pos.index,
+            before,
+        },
+        anchor: from.span(),
+        target: Some(dest.span()),
+        replacement: None,
+    }
+}
