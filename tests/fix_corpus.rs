@@ -9,7 +9,9 @@
 //! - where the bug has a fixed twin (`tests/pass/NAME_fixed.tile`; the Gluon
 //!   `bug_ws_add_fixed` / `bug_pipelined_matmul_fixed` of the `bug_ws_add_*` /
 //!   `bug_pipelined_matmul_*` twins), the top suggestion must be the twin's edit or one the
-//!   checker shows equivalent: the kernel with it applied checks clean, as the twin does;
+//!   checker shows equivalent: the kernel with it applied checks clean of the planted bug, as
+//!   the twin does (no finding of its code, no error of a new code; `tma_dtype_race` holds a
+//!   second bug of another code, which its twin fixes too);
 //! - the share of bugs with at least one verified fix is printed and held to a floor.
 //!
 //! The default tier runs `tests/fail` and the Gluon twins that have a fixed twin, with few
@@ -164,8 +166,8 @@ fn gluon_twin(stem: &str) -> Option<&'static str> {
         .map(|p| if p == "bug_ws_add" { "bug_ws_add_fixed" } else { "bug_pipelined_matmul_fixed" })
 }
 
-/// A Gluon fixture of 3.9, imported with its sidecar (at its `shapes:` unless `full_shapes`),
-/// with its directives.
+/// A Gluon fixture of 3.9, imported with its sidecar at its `shapes:` (the small launches of the
+/// default corpus run), with its directives.
 fn gluon_fixture(ttgir: &Path) -> Option<(SourceFile, Kernel, Vec<directives::Directive>)> {
     let stem = ttgir.file_name()?.to_string_lossy().into_owned();
     let (base, target) = stem.strip_suffix(".ttgir")?.rsplit_once('.')?;
@@ -181,7 +183,7 @@ fn gluon_fixture(ttgir: &Path) -> Option<(SourceFile, Kernel, Vec<directives::Di
         .filter(|d| d.key == "shapes")
         .flat_map(|d| shape_list(&d.value))
         .collect();
-    let launch = if full() { side.clone() } else { apply_shapes(&side, &shapes) };
+    let launch = apply_shapes(&side, &shapes);
     let text = std::fs::read_to_string(ttgir).ok()?;
     let l = bwsim_gluon::import_text(
         &ttgir.display().to_string(),
@@ -222,12 +224,6 @@ fn gluon_bugs(only_twinned: bool) -> Vec<Bug> {
             // Correct as this release compiles it (`check: clean`).
             continue;
         }
-        let mut levels = Levels::new();
-        for d in ds.iter().filter(|d| d.key == "allow") {
-            for c in d.value.split_whitespace() {
-                levels.set(c, Level::Allow).expect("allow: CODE");
-            }
-        }
         let schedules = ds
             .iter()
             .find(|d| d.key == "schedules")
@@ -239,7 +235,7 @@ fn gluon_bugs(only_twinned: bool) -> Vec<Bug> {
             kernel,
             target: None,
             overrides: Vec::new(),
-            levels,
+            levels: Levels::new(),
             expect,
             schedules: if full() { schedules.max(32) } else { schedules },
             twin,
@@ -288,7 +284,7 @@ fn run(b: &Bug) -> Outcome {
     let findings = explore(&p, 0, b.schedules, &b.levels);
     let Some(f) = findings
         .iter()
-        .find(|f| f.diagnostic.is_error() && b.expect.iter().any(|c| c == f.diagnostic.code.name()))
+        .find(|f| b.expect.iter().any(|c| c == f.diagnostic.code.name()))
     else {
         problems.push(format!("{}: the planted finding ({:?}) was not found", b.name, b.expect));
         return Outcome {
@@ -323,10 +319,15 @@ fn run(b: &Bug) -> Outcome {
         if let Some(d) = again.iter().find(|d| d.is_error() && !codes.contains(&d.code)) {
             problems.push(format!("{what}: a new error:\n{}", diag::render(std::slice::from_ref(d), &b.file)));
         }
-        // The top suggestion of a bug with a fixed twin: checks clean, as the twin does.
+        // The top suggestion of a bug with a fixed twin: the kernel checks clean of the
+        // planted bug, as the twin does (no finding of its code anywhere, and no error of a
+        // code the bug did not show; a second bug the twin also fixes, of another code, may
+        // stay).
         if i == 0 && b.twin.is_some() {
             let left = explore(&q, 0, b.schedules, &b.levels);
-            if let Some(l) = left.iter().find(|l| l.diagnostic.is_error()) {
+            if let Some(l) = left.iter().find(|l| {
+                l.diagnostic.code == f.diagnostic.code || (l.diagnostic.is_error() && !codes.contains(&l.diagnostic.code))
+            }) {
                 problems.push(format!(
                     "{what}: the top fix does not check clean as the twin {} does:\n{}",
                     b.twin.as_deref().unwrap_or(""),
@@ -342,17 +343,11 @@ fn run(b: &Bug) -> Outcome {
 /// problems).
 fn measure(bugs: Vec<Bug>) -> (usize, usize, Vec<String>) {
     let n = bugs.len();
-    let results: Vec<(String, Outcome)> = bugs
-        .into_iter()
-        .map(|b| {
-            let name = b.name.clone();
-            let o = bwsim_testkit::with_big_stack(move || run(&b));
-            (name, o)
-        })
-        .collect();
     let mut covered = 0;
     let mut problems = Vec::new();
-    for (name, o) in results {
+    for b in bugs {
+        let name = b.name.clone();
+        let o = bwsim_testkit::with_big_stack(move || run(&b));
         let top = o.fixes.first().map_or("-".to_string(), |f| f.tile.clone());
         eprintln!("{name}: {} verified fix(es); top: {top}", o.fixes.len());
         covered += usize::from(!o.fixes.is_empty());

@@ -13,6 +13,8 @@ use bwsim_isa::{Code, Diagnostic, Span};
 /// A candidate edit before it is verified.
 #[derive(Clone, Debug)]
 pub struct Candidate {
+    /// The same edit at the statement's copies (see [`with_copies`]).
+    pub also: Vec<Edit>,
     /// Alternatives of one edit (wait depths, parities, places) share a group: they are tried
     /// in order until one verifies that leaves none of the other findings behind; the group
     /// keeps its best.
@@ -114,21 +116,43 @@ impl<'k> Ctx<'k> {
         out
     }
 
-    /// The barrier whose phase completion says the asynchronous operation at `s` is done: a
-    /// TMA load's own, or the `tcgen05.commit` issued after a tensor-core operation.
-    fn completion_bar(&self, s: &Site<'k>) -> Option<Expr> {
+    /// The barrier whose phase completion says the asynchronous operation at `s` is done (a
+    /// TMA load's own, or that of the `tcgen05.commit` issued after a tensor-core operation),
+    /// and whether it is signalled before `before` (a commit after it is not).
+    fn completion_bar(&self, s: &Site<'k>, before: &Site<'k>) -> Option<(Expr, bool)> {
         let op = s.op?;
         match &op.kind {
-            OpKind::TmaLoad { bar, .. } | OpKind::TmaGather { bar, .. } => Some(bar.clone()),
+            OpKind::TmaLoad { bar, .. } | OpKind::TmaGather { bar, .. } => Some((bar.clone(), true)),
             k if k.name().starts_with("tcgen05.") || k.name().starts_with("tmem.") => {
                 let from = self.order(s);
-                self.sites[from..].iter().find_map(|x| match x.op.map(|o| &o.kind) {
-                    Some(OpKind::Tcgen05Commit { bar, .. }) => Some(bar.clone()),
+                let until = self.order(before);
+                self.sites[from..].iter().enumerate().find_map(|(i, x)| match x.op.map(|o| &o.kind) {
+                    Some(OpKind::Tcgen05Commit { bar, .. }) => Some((bar.clone(), from + i < until)),
                     _ => None,
                 })
             }
             _ => None,
         }
+    }
+
+    /// The releases of the block `s` is in: its `mbar.arrive`s and `global.atomic`s (a flag
+    /// set with release semantics).
+    fn releases(&self, s: &Site<'k>) -> Vec<&Site<'k>> {
+        self.sites
+            .iter()
+            .filter(|x| x.pos.block == s.pos.block && matches!(x.name(), "mbar.arrive" | "global.atomic"))
+            .collect()
+    }
+
+    /// Whether any statement arrives on barrier `bar` (by text): an arrive, an expect, a
+    /// commit, a TMA load.
+    fn arrived_on(&self, bar: &str) -> bool {
+        self.sites.iter().any(|s| {
+            s.op.is_some_and(|o| {
+                !matches!(o.kind, OpKind::MbarWait { .. } | OpKind::MbarInit { .. } | OpKind::MbarInvalidate { .. })
+                    && bar_of(&o.kind).is_some_and(|b| text(b) == bar)
+            })
+        })
     }
 
     /// `mbar.wait BAR, P` before `before`, for every parity the kernel waits on BAR with.
@@ -166,6 +190,53 @@ impl<'k> Ctx<'k> {
     }
 }
 
+/// Whether an operation accesses shared memory through the async proxy.
+fn is_async(name: &str) -> bool {
+    matches!(
+        name,
+        "tma.load" | "tma.gather" | "tma.store" | "tma.scatter" | "tcgen05.mma" | "tcgen05.cp" | "wgmma"
+    )
+}
+
+/// A plain `global.store` made an atomic exchange (`let NAME = global.atomic xchg, ...`).
+fn atomic_store(s: &Site) -> Option<Candidate> {
+    let Some(OpKind::GlobalStore {
+        ptr,
+        offsets,
+        value,
+        mask,
+    }) = s.op.map(|o| &o.kind)
+    else {
+        return None;
+    };
+    let op = OpKind::GlobalAtomic {
+        op: Expr::name("xchg"),
+        ptr: ptr.clone(),
+        offsets: offsets.clone(),
+        value: value.clone(),
+        mask: mask.clone(),
+        compare: None,
+        sem: None,
+        scope: None,
+    };
+    let name = "was_stored";
+    let tile = format!("let {name} = {}", spell::tile(&op));
+    Some(Candidate {
+        also: Vec::new(),
+        group: 7,
+        tile: format!("make the store atomic: `{tile}`"),
+        gluon: "make the store atomic: `gl.atomic_xchg(ptr, value, mask=mask)`".into(),
+        replacement: Some(tile),
+        edit: Edit::Replace {
+            at: s.pos.clone(),
+            name: name.into(),
+            op,
+        },
+        anchor: s.span(),
+        target: None,
+    })
+}
+
 fn insert(group: u32, s: &Site, after: bool, ops: Vec<OpKind>) -> Candidate {
     let tile = ops
         .iter()
@@ -179,6 +250,7 @@ fn insert(group: u32, s: &Site, after: bool, ops: Vec<OpKind>) -> Candidate {
         .join(", then ");
     let place = if after { "after" } else { "before" };
     Candidate {
+        also: Vec::new(),
         group,
         edit: Edit::Insert {
             at: s.pos.clone(),
@@ -207,6 +279,7 @@ fn operand(group: u32, s: &Site, name: &'static str, value: Option<Expr>, why: &
         set_operand(&mut kind, name, value.clone())?;
     }
     Some(Candidate {
+        also: Vec::new(),
         group,
         edit,
         anchor: op.span,
@@ -217,9 +290,78 @@ fn operand(group: u32, s: &Site, name: &'static str, value: Option<Expr>, why: &
     })
 }
 
-/// The candidate edits for `d` in `k`.
+/// The candidate edits for `d` in `k`, each made also at the copies of its statement.
 pub fn candidates(k: &Kernel, d: &Diagnostic) -> Vec<Candidate> {
     let cx = Ctx { sites: sites(k) };
+    with_copies(&cx, own(&cx, d))
+}
+
+/// The other statements of the operation at `s`: those with its name at its span (an imported
+/// Gluon statement the compiler copied, as a pipelined loop's prologue and body).
+fn copies<'a, 'k>(cx: &'a Ctx<'k>, s: &Site<'k>) -> Vec<&'a Site<'k>> {
+    let Some(op) = s.op else { return Vec::new() };
+    cx.sites
+        .iter()
+        .filter(|x| x.pos != s.pos && x.name() == op.kind.name() && x.op.is_some_and(|o| at(o.span, op.span)))
+        .collect()
+}
+
+/// Each candidate whose statement has copies (see [`copies`]) made at every copy too (an
+/// operand set from the copy's own operands: its parity flipped, the bytes its loads deliver),
+/// then as it is, in case the copies' scopes do not fit it.
+fn with_copies(cx: &Ctx, cands: Vec<Candidate>) -> Vec<Candidate> {
+    let mut out = Vec::new();
+    for c in cands {
+        let pos = match &c.edit {
+            Edit::Insert { at, .. } | Edit::Operand { at, .. } | Edit::Replace { at, .. } => at.clone(),
+            Edit::Move { .. } => {
+                out.push(c);
+                continue;
+            }
+        };
+        let Some(site) = cx.sites.iter().find(|s| s.pos == pos) else {
+            out.push(c);
+            continue;
+        };
+        let also: Vec<Edit> = copies(cx, site)
+            .into_iter()
+            .filter_map(|t| match &c.edit {
+                Edit::Insert { after, ops, .. } => Some(Edit::Insert {
+                    at: t.pos.clone(),
+                    after: *after,
+                    ops: ops.clone(),
+                }),
+                Edit::Operand { operand, value, .. } => {
+                    let kind = &t.op?.kind;
+                    let value = match (*operand, kind) {
+                        ("phase", OpKind::MbarWait { phase, .. }) => Some(flipped(phase)),
+                        ("bytes", OpKind::MbarExpect { bar, .. }) => Some(cx.delivered(t, &text(bar))?),
+                        _ => value.clone(),
+                    };
+                    Some(Edit::Operand {
+                        at: t.pos.clone(),
+                        operand,
+                        value,
+                    })
+                }
+                Edit::Replace { name, op, .. } => Some(Edit::Replace {
+                    at: t.pos.clone(),
+                    name: name.clone(),
+                    op: op.clone(),
+                }),
+                Edit::Move { .. } => None,
+            })
+            .collect();
+        if !also.is_empty() {
+            out.push(Candidate { also, ..c.clone() });
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The candidate edits for `d` at the statements its labels point at.
+fn own(cx: &Ctx, d: &Diagnostic) -> Vec<Candidate> {
     let second = cx.site_at(d.primary.span);
     let labels: Vec<&Site> = d.labels.iter().filter_map(|l| cx.site_at(l.span)).collect();
     let first = labels.first().copied();
@@ -254,36 +396,66 @@ pub fn candidates(k: &Kernel, d: &Diagnostic) -> Vec<Candidate> {
                     out.push(insert(2, second, false, vec![op]));
                 }
             }
+            let async_second = is_async(second.name());
             if first_name == "cp.async" {
+                // The copies' writes are generic-proxy ones: an asynchronous access after them
+                // also needs a proxy fence.
+                let fences: &[bool] = if async_second { &[false, true] } else { &[false] };
                 for depth in DEPTHS {
                     let wait = OpKind::CpAsyncWait {
                         pendings: Expr::int(depth),
                     };
-                    out.push(insert(2, second, false, vec![wait.clone()]));
-                    out.push(insert(2, second, false, vec![OpKind::CpAsyncCommit {}, wait]));
+                    for commit in [false, true] {
+                        for &fence in fences {
+                            let mut ops = Vec::new();
+                            if commit {
+                                ops.push(OpKind::CpAsyncCommit {});
+                            }
+                            ops.push(wait.clone());
+                            if fence {
+                                ops.push(OpKind::FenceAsyncShared {});
+                            }
+                            out.push(insert(2, second, false, ops));
+                        }
+                    }
                 }
             }
-            // Wait for the first access's completion before the second.
-            if let Some(bar) = cx.completion_bar(first) {
-                cx.waits_before(3, second, &bar, &mut out);
-            }
-            // Or for the barrier the first access's block releases its buffers with.
-            let releases: Vec<&Site> = cx
-                .sites
-                .iter()
-                .filter(|s| s.pos.block == first.pos.block && s.name() == "mbar.arrive")
-                .collect();
-            for r in &releases {
-                if let Some(bar) = r.op.and_then(|o| bar_of(&o.kind)) {
-                    cx.waits_before(4, second, bar, &mut out);
+            // Wait for the first access's completion before the second: on the barrier that
+            // signals it, committing the tensor-core work first where its commit comes later.
+            if let Some((bar, committed)) = cx.completion_bar(first, second) {
+                if committed {
+                    cx.waits_before(3, second, &bar, &mut out);
+                } else {
+                    for p in cx.parities(&text(&bar)) {
+                        let ops = vec![
+                            OpKind::Tcgen05Commit {
+                                bar: bar.clone(),
+                                pred: None,
+                                cta_group: None,
+                                multicast: None,
+                            },
+                            OpKind::MbarWait {
+                                bar: bar.clone(),
+                                phase: p,
+                            },
+                        ];
+                        out.push(insert(3, second, false, ops));
+                    }
                 }
             }
-            // An arrive that hands the buffer back before the first access: move it after
-            // the reads (with a proxy fence where the next write is asynchronous).
-            let async_second = matches!(
-                second.name(),
-                "tma.load" | "tma.gather" | "cp.async" | "tcgen05.mma" | "tcgen05.cp"
-            );
+            // Or on a barrier the other access's block arrives on (the barrier that hands its
+            // buffer back, or a remote arrival), before either access.
+            for (a, b) in [(first, second), (second, first)] {
+                for r in cx.releases(a) {
+                    if let Some(bar) = r.op.and_then(|o| bar_of(&o.kind)) {
+                        cx.waits_before(4, b, bar, &mut out);
+                    }
+                }
+            }
+            // A release (an arrive, a flag's atomic) that hands the buffer over before the
+            // first access: move it after the access, or a few statements further (with a
+            // proxy fence where the next write is asynchronous).
+            let releases = cx.releases(first);
             for r in releases.iter().filter(|r| r.pos.index < first.pos.index) {
                 let rest: Vec<&Site> = cx.rest_of_block(first).take(MOVE_REACH).collect();
                 for dest in rest {
@@ -293,6 +465,15 @@ pub fn candidates(k: &Kernel, d: &Diagnostic) -> Vec<Candidate> {
                     }
                     for before in befores {
                         out.push(moved(5, r, dest, before));
+                    }
+                }
+            }
+            // A plain store that other CTAs' accesses of the same elements race with: make it
+            // atomic.
+            if d.code == Code::GlobalRace {
+                for s in [first, second] {
+                    if let Some(c) = atomic_store(s) {
+                        out.push(c);
                     }
                 }
             }
@@ -320,6 +501,21 @@ pub fn candidates(k: &Kernel, d: &Diagnostic) -> Vec<Candidate> {
                         Some(flipped(phase)),
                         "wait on the other parity",
                     ));
+                    // A barrier no statement arrives on: arrive on it from another blocked
+                    // partition, after its wait (when the resource it waited for is used).
+                    if !cx.arrived_on(&text(bar)) {
+                        for other in labels.iter().copied().chain(second).filter(|o| o.pos.block != w.pos.block) {
+                            for s in cx.rest_of_block(other).skip(1).take(MOVE_REACH) {
+                                let op = OpKind::MbarArrive {
+                                    bar: bar.clone(),
+                                    count: None,
+                                    pred: None,
+                                    cta: None,
+                                };
+                                out.push(insert(30 + i as u32, s, true, vec![op]));
+                            }
+                        }
+                    }
                     // An expect that does not match what its loads deliver.
                     let b = text(bar);
                     for e in cx.sites.iter().filter(|s| {
@@ -329,6 +525,18 @@ pub fn candidates(k: &Kernel, d: &Diagnostic) -> Vec<Candidate> {
                             out.extend(operand(40, e, "bytes", Some(n), "expect the bytes the copies deliver"));
                         }
                     }
+                }
+            }
+            // A commit of pair MMAs that arrives in one CTA only: commit for the pair.
+            let pair = cx.sites.iter().find_map(|s| match s.op.map(|o| &o.kind) {
+                Some(OpKind::Tcgen05Mma { cta_group: Some(g), .. }) => Some(g.clone()),
+                _ => None,
+            });
+            if let Some(g) = pair {
+                for c in cx.sites.iter().filter(|s| {
+                    matches!(s.op.map(|o| &o.kind), Some(OpKind::Tcgen05Commit { cta_group: None, .. }))
+                }) {
+                    out.extend(operand(45, c, "cta_group", Some(g.clone()), "commit the pair's MMAs"));
                 }
             }
         }
@@ -458,6 +666,7 @@ fn moved(group: u32, from: &Site, dest: &Site, before: Vec<OpKind>) -> Candidate
             .collect::<String>()
     };
     Candidate {
+        also: Vec::new(),
         group,
         tile: format!("move `{stmt}` (this statement) to after the statement at {{target}}, as {}`{stmt}`", pre(false)),
         gluon: format!("move `{gstmt}` (this statement) to after the statement at {{target}}, as {}`{gstmt}`", pre(true)),

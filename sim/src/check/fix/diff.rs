@@ -22,6 +22,10 @@ fn edited_lines(fix: &Fix, file: &SourceFile) -> Option<Vec<String>> {
                 lines.insert(at + i, format!("{}{t}", indent(&text)));
             }
         }
+        Edit::Replace { .. } => {
+            let new = fix.replacement.as_deref()?;
+            lines[anchor - 1] = format!("{}{new}", indent(&text));
+        }
         Edit::Operand { .. } => {
             let old = file.snippet(fix.anchor);
             let new = fix.replacement.as_deref()?;

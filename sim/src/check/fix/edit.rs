@@ -32,6 +32,8 @@ pub enum Edit {
         operand: &'static str,
         value: Option<Expr>,
     },
+    /// Replace the statement at `at` with `let NAME = OP`.
+    Replace { at: Pos, name: String, op: OpKind },
     /// Move the statement at `from` to just after the statement at index `after` of the same
     /// block, with `before` inserted right before it there.
     Move {
@@ -169,10 +171,25 @@ impl Edit {
     /// `k` with this edit, or `None` where the edit does not fit it (a place that is not
     /// there, an operand the operation does not have).
     pub fn apply(&self, k: &Kernel) -> Option<Kernel> {
-        let mut k = k.clone();
+        apply_all(std::slice::from_ref(self), k)
+    }
+
+    /// Where the edit applies, as a key that orders places in source order.
+    fn key(&self) -> Vec<usize> {
+        let p = match self {
+            Edit::Insert { at, .. } | Edit::Operand { at, .. } | Edit::Replace { at, .. } => at,
+            Edit::Move { from, .. } => from,
+        };
+        p.block.iter().flat_map(|&(i, j)| [i, j]).chain([p.index]).collect()
+    }
+
+    fn apply_in(&self, k: &mut Kernel) -> Option<()> {
         match self {
             Edit::Insert { at, after, ops } => {
                 let b = block_mut(&mut k.body, &at.block)?;
+                if ops.is_empty() {
+                    return None;
+                }
                 let span = b.stmts.get(at.index)?.span;
                 let i = at.index + usize::from(*after);
                 for (n, op) in ops.iter().enumerate() {
@@ -183,6 +200,15 @@ impl Edit {
                 let b = block_mut(&mut k.body, &at.block)?;
                 let op = stmt_op_mut(b.stmts.get_mut(at.index)?)?;
                 set_operand(&mut op.kind, operand, value.clone())?;
+            }
+            Edit::Replace { at, name, op } => {
+                let b = block_mut(&mut k.body, &at.block)?;
+                let s = b.stmts.get_mut(at.index)?;
+                let span = s.span;
+                s.kind = StmtKind::Let {
+                    names: vec![bwsim_isa::ir::Ident::spanned(name.clone(), span)],
+                    value: Rhs::Op(Op::new(op.clone(), span)),
+                };
             }
             Edit::Move {
                 from,
@@ -203,9 +229,22 @@ impl Edit {
                 }
             }
         }
-        k.number_nodes();
-        Some(k)
+        Some(())
     }
+}
+
+/// `k` with every edit of `edits` made, the last place in source order first (so that an
+/// insertion does not move the places of the edits before it), or `None` where one does not
+/// fit.
+pub fn apply_all(edits: &[Edit], k: &Kernel) -> Option<Kernel> {
+    let mut k = k.clone();
+    let mut order: Vec<&Edit> = edits.iter().collect();
+    order.sort_by_key(|e| std::cmp::Reverse(e.key()));
+    for e in order {
+        e.apply_in(&mut k)?;
+    }
+    k.number_nodes();
+    Some(k)
 }
 
 /// Set (or drop) operand `name` of `kind`: positional operands are replaced, keyword ones
@@ -226,6 +265,7 @@ pub fn set_operand(kind: &mut OpKind, name: &str, value: Option<Expr>) -> Option
             return Some(());
         }
         (K::MbarArrive { count, .. }, "count") => count,
+        (K::Tcgen05Commit { cta_group, .. }, "cta_group") => cta_group,
         (K::ClusterArrive { relaxed }, "relaxed") => relaxed,
         (K::TmaStoreWait { full, .. }, "full") => full,
         (K::TmaStoreWait { pendings, .. }, "pendings") | (K::CpAsyncWait { pendings }, "pendings") => {

@@ -56,6 +56,9 @@ use bwsim_isa::{Code, Diagnostic, Span};
 #[derive(Clone, Debug, PartialEq)]
 pub struct Fix {
     pub edit: Edit,
+    /// The same edit at the other copies of the statement (a Gluon statement the compiler
+    /// copied: a pipelined loop's prologue and body).
+    pub also: Vec<Edit>,
     /// The statement the fix is shown at (the statement edited, or the one an insertion goes
     /// next to).
     pub anchor: Span,
@@ -108,7 +111,7 @@ impl Fix {
     pub fn kind(&self) -> &'static str {
         match self.edit {
             Edit::Insert { .. } => "insert",
-            Edit::Operand { .. } => "change",
+            Edit::Operand { .. } | Edit::Replace { .. } => "change",
             Edit::Move { .. } => "move",
         }
     }
@@ -121,7 +124,11 @@ impl Fix {
 
     /// `kernel` with this fix applied (`kernel` must be the one the fix was found for).
     pub fn apply(&self, kernel: &Kernel) -> Option<Kernel> {
-        self.edit.apply(kernel)
+        edit::apply_all(&self.edits(), kernel)
+    }
+
+    fn edits(&self) -> Vec<Edit> {
+        std::iter::once(self.edit.clone()).chain(self.also.iter().cloned()).collect()
     }
 }
 
@@ -163,7 +170,8 @@ pub fn suggest(
         if slot.is_some_and(|i| best[i].1.remaining == 0) {
             continue;
         }
-        let Some(k) = c.edit.apply(kernel) else {
+        let edits: Vec<Edit> = std::iter::once(c.edit.clone()).chain(c.also.iter().cloned()).collect();
+        let Some(k) = edit::apply_all(&edits, kernel) else {
             continue;
         };
         let Some(p) = prepare(&k) else { continue };
@@ -192,6 +200,7 @@ pub fn suggest(
         };
         let fix = Fix {
             edit: c.edit,
+            also: c.also,
             anchor: c.anchor,
             target: c.target,
             tile: c.tile,
