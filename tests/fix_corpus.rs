@@ -56,7 +56,7 @@ fn full() -> bool {
 /// Schedules each candidate fix is checked over inside the search.
 fn fix_schedules() -> u64 {
     if full() {
-        32
+        8
     } else {
         4
     }
@@ -163,7 +163,13 @@ fn gluon_twin(stem: &str) -> Option<&'static str> {
     ["bug_ws_add", "bug_pipelined_matmul"]
         .into_iter()
         .find(|p| stem.starts_with(&format!("{p}_")))
-        .map(|p| if p == "bug_ws_add" { "bug_ws_add_fixed" } else { "bug_pipelined_matmul_fixed" })
+        .map(|p| {
+            if p == "bug_ws_add" {
+                "bug_ws_add_fixed"
+            } else {
+                "bug_pipelined_matmul_fixed"
+            }
+        })
 }
 
 /// A Gluon fixture of 3.9, imported with its sidecar at its `shapes:` (the small launches of the
@@ -208,13 +214,18 @@ fn gluon_bugs(only_twinned: bool) -> Vec<Bug> {
     paths.sort();
     let mut out = Vec::new();
     for p in paths {
-        let stem = p.file_name().unwrap_or_default().to_string_lossy().replace(".ttgir", "");
+        let stem = p
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .replace(".ttgir", "");
         let base = stem.split('.').next().unwrap_or("").to_string();
         let twin = gluon_twin(&base).map(|t| stem.replacen(&base, t, 1));
         if only_twinned && twin.is_none() {
             continue;
         }
-        let (file, kernel, ds) = gluon_fixture(&p).unwrap_or_else(|| panic!("{} does not import", p.display()));
+        let (file, kernel, ds) =
+            gluon_fixture(&p).unwrap_or_else(|| panic!("{} does not import", p.display()));
         let expect: Vec<String> = ds
             .iter()
             .filter(|d| d.key == "expect")
@@ -237,7 +248,7 @@ fn gluon_bugs(only_twinned: bool) -> Vec<Bug> {
             overrides: Vec::new(),
             levels: Levels::new(),
             expect,
-            schedules: if full() { schedules.max(32) } else { schedules },
+            schedules: if full() { schedules.max(8) } else { schedules },
             twin,
         });
     }
@@ -286,14 +297,19 @@ fn run(b: &Bug) -> Outcome {
         .iter()
         .find(|f| b.expect.iter().any(|c| c == f.diagnostic.code.name()))
     else {
-        problems.push(format!("{}: the planted finding ({:?}) was not found", b.name, b.expect));
+        problems.push(format!(
+            "{}: the planted finding ({:?}) was not found",
+            b.name, b.expect
+        ));
         return Outcome {
             fixes: Vec::new(),
             problems,
         };
     };
     let codes: Vec<Code> = findings.iter().map(|f| f.diagnostic.code).collect();
-    let fixes = fix::suggest(&b.kernel, f, &findings, fix_schedules(), 2, &|k| prepare(b, k, &p));
+    let fixes = fix::suggest(&b.kernel, f, &findings, fix_schedules(), 2, &|k| {
+        prepare(b, k, &p)
+    });
     let place = |s: Span| {
         let (l, _) = b.file.line_col(s.start as usize);
         format!("{}:{l}", b.file.file_name_of(s))
@@ -311,13 +327,23 @@ fn run(b: &Bug) -> Outcome {
         };
         // The re-check, over the finding's schedule and seeds the search did not use.
         let mut again: Vec<Diagnostic> = q.run(f.seed, false).diagnostics;
-        again.extend(explore(&q, 1000, fix_schedules(), &b.levels).into_iter().map(|f| f.diagnostic));
+        again.extend(
+            explore(&q, 1000, fix_schedules(), &b.levels)
+                .into_iter()
+                .map(|f| f.diagnostic),
+        );
         let again: Vec<Diagnostic> = again.into_iter().filter_map(|d| b.levels.apply(d)).collect();
         if let Some(d) = again.iter().find(|d| fix::same_finding(d, &f.diagnostic)) {
-            problems.push(format!("{what}: the finding is still there:\n{}", diag::render(std::slice::from_ref(d), &b.file)));
+            problems.push(format!(
+                "{what}: the finding is still there:\n{}",
+                diag::render(std::slice::from_ref(d), &b.file)
+            ));
         }
         if let Some(d) = again.iter().find(|d| d.is_error() && !codes.contains(&d.code)) {
-            problems.push(format!("{what}: a new error:\n{}", diag::render(std::slice::from_ref(d), &b.file)));
+            problems.push(format!(
+                "{what}: a new error:\n{}",
+                diag::render(std::slice::from_ref(d), &b.file)
+            ));
         }
         // The top suggestion of a bug with a fixed twin: the kernel checks clean of the
         // planted bug, as the twin does (no finding of its code anywhere, and no error of a
@@ -326,7 +352,8 @@ fn run(b: &Bug) -> Outcome {
         if i == 0 && b.twin.is_some() {
             let left = explore(&q, 0, b.schedules, &b.levels);
             if let Some(l) = left.iter().find(|l| {
-                l.diagnostic.code == f.diagnostic.code || (l.diagnostic.is_error() && !codes.contains(&l.diagnostic.code))
+                l.diagnostic.code == f.diagnostic.code
+                    || (l.diagnostic.is_error() && !codes.contains(&l.diagnostic.code))
             }) {
                 problems.push(format!(
                     "{what}: the top fix does not check clean as the twin {} does:\n{}",
@@ -347,9 +374,14 @@ fn measure(bugs: Vec<Bug>) -> (usize, usize, Vec<String>) {
     let mut problems = Vec::new();
     for b in bugs {
         let name = b.name.clone();
+        let start = std::time::Instant::now();
         let o = bwsim_testkit::with_big_stack(move || run(&b));
         let top = o.fixes.first().map_or("-".to_string(), |f| f.tile.clone());
-        eprintln!("{name}: {} verified fix(es); top: {top}", o.fixes.len());
+        eprintln!(
+            "{name}: {} verified fix(es) in {:.1} s; top: {top}",
+            o.fixes.len(),
+            start.elapsed().as_secs_f64()
+        );
         covered += usize::from(!o.fixes.is_empty());
         problems.extend(o.problems);
     }
@@ -362,7 +394,10 @@ fn fixes_of_the_tile_catalogue_are_verified_and_match_their_twins() {
     let (n, covered, problems) = measure(tile_bugs());
     common::assert_no_failures("fix suggestions", &problems);
     assert_eq!(n, 37, "tests/fail holds 37 planted bugs");
-    assert!(covered >= 26, "{covered} of {n} tests/fail bugs have a verified fix");
+    assert!(
+        covered >= 26,
+        "{covered} of {n} tests/fail bugs have a verified fix"
+    );
 }
 
 #[test]
@@ -372,8 +407,14 @@ fn fixes_of_the_gluon_bug_twins_are_verified_and_match_their_fixed_twins() {
     let (n, covered, problems) = measure(bugs);
     common::assert_no_failures("fix suggestions", &problems);
     if all {
-        assert!(covered * 100 >= n * 50, "{covered} of {n} Gluon bugs have a verified fix");
+        assert!(
+            covered * 100 >= n * 50,
+            "{covered} of {n} Gluon bugs have a verified fix"
+        );
     } else {
-        assert_eq!(covered, n, "every Gluon twin with a fixed twin has a verified fix");
+        assert_eq!(
+            covered, n,
+            "every Gluon twin with a fixed twin has a verified fix"
+        );
     }
 }

@@ -483,7 +483,11 @@ fn print_exploration(
         for (f, fx) in e.findings.iter().zip(fixes) {
             if let Some(d) = fx.first().and_then(|x| x.diff(file)) {
                 let (line, _) = file.line_col(f.diagnostic.primary.span.start as usize);
-                errln!("{}:{line}: fix for error[{}]:\n{d}", file.name, f.diagnostic.code.name());
+                errln!(
+                    "{}:{line}: fix for error[{}]:\n{d}",
+                    file.name,
+                    f.diagnostic.code.name()
+                );
             }
         }
     }

@@ -36,7 +36,7 @@ const DEPTHS: [i64; 3] = [2, 1, 0];
 
 /// Statements a released buffer's reads may run past the `mbar.arrive` that releases it: the
 /// places a moved arrive is tried at.
-const MOVE_REACH: usize = 6;
+const MOVE_REACH: usize = 5;
 
 /// The kernel's statements with the lookups the candidates need.
 struct Ctx<'k> {
@@ -126,10 +126,13 @@ impl<'k> Ctx<'k> {
             k if k.name().starts_with("tcgen05.") || k.name().starts_with("tmem.") => {
                 let from = self.order(s);
                 let until = self.order(before);
-                self.sites[from..].iter().enumerate().find_map(|(i, x)| match x.op.map(|o| &o.kind) {
-                    Some(OpKind::Tcgen05Commit { bar, .. }) => Some((bar.clone(), from + i < until)),
-                    _ => None,
-                })
+                self.sites[from..]
+                    .iter()
+                    .enumerate()
+                    .find_map(|(i, x)| match x.op.map(|o| &o.kind) {
+                        Some(OpKind::Tcgen05Commit { bar, .. }) => Some((bar.clone(), from + i < until)),
+                        _ => None,
+                    })
             }
             _ => None,
         }
@@ -149,8 +152,10 @@ impl<'k> Ctx<'k> {
     fn arrived_on(&self, bar: &str) -> bool {
         self.sites.iter().any(|s| {
             s.op.is_some_and(|o| {
-                !matches!(o.kind, OpKind::MbarWait { .. } | OpKind::MbarInit { .. } | OpKind::MbarInvalidate { .. })
-                    && bar_of(&o.kind).is_some_and(|b| text(b) == bar)
+                !matches!(
+                    o.kind,
+                    OpKind::MbarWait { .. } | OpKind::MbarInit { .. } | OpKind::MbarInvalidate { .. }
+                ) && bar_of(&o.kind).is_some_and(|b| text(b) == bar)
             })
         })
     }
@@ -353,6 +358,7 @@ fn with_copies(cx: &Ctx, cands: Vec<Candidate>) -> Vec<Candidate> {
             })
             .collect();
         if !also.is_empty() {
+            let also = c.also.iter().cloned().chain(also).collect();
             out.push(Candidate { also, ..c.clone() });
         }
         out.push(c);
@@ -459,13 +465,12 @@ fn own(cx: &Ctx, d: &Diagnostic) -> Vec<Candidate> {
             for r in releases.iter().filter(|r| r.pos.index < first.pos.index) {
                 let rest: Vec<&Site> = cx.rest_of_block(first).take(MOVE_REACH).collect();
                 for dest in rest {
-                    let mut befores = vec![vec![]];
-                    if async_second {
-                        befores.push(vec![OpKind::FenceAsyncShared {}]);
-                    }
-                    for before in befores {
-                        out.push(moved(5, r, dest, before));
-                    }
+                    let before = if async_second {
+                        vec![OpKind::FenceAsyncShared {}]
+                    } else {
+                        Vec::new()
+                    };
+                    out.push(moved(5, r, dest, before));
                 }
             }
             // A plain store that other CTAs' accesses of the same elements race with: make it
@@ -477,9 +482,41 @@ fn own(cx: &Ctx, d: &Diagnostic) -> Vec<Candidate> {
                     }
                 }
             }
+            // A relaxed atomic (a flag) orders nothing: an acquiring load, a releasing (and
+            // acquiring) read-modify-write; each, then all of them.
+            let relaxed: Vec<(&Site, Expr)> = cx
+                .sites
+                .iter()
+                .filter_map(|s| match s.op.map(|o| &o.kind) {
+                    Some(OpKind::GlobalAtomic { op, sem: Some(sem), .. }) if text(sem) == "relaxed" => {
+                        let strong = if text(op) == "load" { "acquire" } else { "acq_rel" };
+                        Some((s, Expr::name(strong)))
+                    }
+                    _ => None,
+                })
+                .collect();
+            for (s, strong) in &relaxed {
+                out.extend(operand(8, s, "sem", Some(strong.clone()), "make the atomic order memory"));
+            }
+            if relaxed.len() > 1 {
+                let mut all: Vec<Candidate> = relaxed
+                    .iter()
+                    .filter_map(|(s, strong)| operand(8, s, "sem", Some(strong.clone()), "make the atomic order memory"))
+                    .collect();
+                if !all.is_empty() {
+                    let mut first = all.remove(0);
+                    first.tile = format!("{}, and the other relaxed atomics likewise", first.tile);
+                    first.gluon = format!("{}, and the other relaxed atomics likewise", first.gluon);
+                    first.also.extend(all.into_iter().map(|c| c.edit));
+                    out.push(first);
+                }
+            }
             // A relaxed cluster barrier arrive orders nothing: make it a release.
             for s in cx.sites.iter().filter(|s| {
-                matches!(s.op.map(|o| &o.kind), Some(OpKind::ClusterArrive { relaxed: Some(_) }))
+                matches!(
+                    s.op.map(|o| &o.kind),
+                    Some(OpKind::ClusterArrive { relaxed: Some(_) })
+                )
             }) {
                 out.extend(operand(6, s, "relaxed", None, "arrive with release semantics"));
             }
@@ -504,7 +541,12 @@ fn own(cx: &Ctx, d: &Diagnostic) -> Vec<Candidate> {
                     // A barrier no statement arrives on: arrive on it from another blocked
                     // partition, after its wait (when the resource it waited for is used).
                     if !cx.arrived_on(&text(bar)) {
-                        for other in labels.iter().copied().chain(second).filter(|o| o.pos.block != w.pos.block) {
+                        for other in labels
+                            .iter()
+                            .copied()
+                            .chain(second)
+                            .filter(|o| o.pos.block != w.pos.block)
+                        {
                             for s in cx.rest_of_block(other).skip(1).take(MOVE_REACH) {
                                 let op = OpKind::MbarArrive {
                                     bar: bar.clone(),
@@ -529,14 +571,25 @@ fn own(cx: &Ctx, d: &Diagnostic) -> Vec<Candidate> {
             }
             // A commit of pair MMAs that arrives in one CTA only: commit for the pair.
             let pair = cx.sites.iter().find_map(|s| match s.op.map(|o| &o.kind) {
-                Some(OpKind::Tcgen05Mma { cta_group: Some(g), .. }) => Some(g.clone()),
+                Some(OpKind::Tcgen05Mma {
+                    cta_group: Some(g), ..
+                }) => Some(g.clone()),
                 _ => None,
             });
             if let Some(g) = pair {
                 for c in cx.sites.iter().filter(|s| {
-                    matches!(s.op.map(|o| &o.kind), Some(OpKind::Tcgen05Commit { cta_group: None, .. }))
+                    matches!(
+                        s.op.map(|o| &o.kind),
+                        Some(OpKind::Tcgen05Commit { cta_group: None, .. })
+                    )
                 }) {
-                    out.extend(operand(45, c, "cta_group", Some(g.clone()), "commit the pair's MMAs"));
+                    out.extend(operand(
+                        45,
+                        c,
+                        "cta_group",
+                        Some(g.clone()),
+                        "commit the pair's MMAs",
+                    ));
                 }
             }
         }
@@ -557,7 +610,13 @@ fn own(cx: &Ctx, d: &Diagnostic) -> Vec<Candidate> {
             match expect {
                 Some(e) => {
                     if let Some(n) = cx.delivered(e, &b) {
-                        out.extend(operand(41, e, "bytes", Some(n), "expect the bytes the copies deliver"));
+                        out.extend(operand(
+                            41,
+                            e,
+                            "bytes",
+                            Some(n),
+                            "expect the bytes the copies deliver",
+                        ));
                     }
                 }
                 None => {
@@ -612,9 +671,9 @@ fn own(cx: &Ctx, d: &Diagnostic) -> Vec<Candidate> {
             // A barrier used before any `mbar.init`: initialise it after its allocation.
             if let Some(bar) = second.and_then(|s| s.op).and_then(|o| bar_of(&o.kind)) {
                 let b = text(bar);
-                let inited = cx.sites.iter().any(|s| {
-                    matches!(s.op.map(|o| &o.kind), Some(OpKind::MbarInit { bar, .. }) if text(bar) == b)
-                });
+                let inited = cx.sites.iter().any(
+                    |s| matches!(s.op.map(|o| &o.kind), Some(OpKind::MbarInit { bar, .. }) if text(bar) == b),
+                );
                 let root = match &bar.kind {
                     ExprKind::Index(base, _) => text(base),
                     _ => b.clone(),
@@ -634,7 +693,8 @@ fn own(cx: &Ctx, d: &Diagnostic) -> Vec<Candidate> {
         }
         Code::TmemLeak => {
             if let Some(alloc) = second.filter(|s| s.name() == "tmem.alloc") {
-                if let (StmtKind::Let { names, .. }, Some(last)) = (&alloc.stmt.kind, cx.last_of_block(alloc)) {
+                if let (StmtKind::Let { names, .. }, Some(last)) = (&alloc.stmt.kind, cx.last_of_block(alloc))
+                {
                     if let Some(n) = names.first() {
                         let op = OpKind::TmemDealloc {
                             buf: Expr::name(&n.name),
@@ -668,8 +728,14 @@ fn moved(group: u32, from: &Site, dest: &Site, before: Vec<OpKind>) -> Candidate
     Candidate {
         also: Vec::new(),
         group,
-        tile: format!("move `{stmt}` (this statement) to after the statement at {{target}}, as {}`{stmt}`", pre(false)),
-        gluon: format!("move `{gstmt}` (this statement) to after the statement at {{target}}, as {}`{gstmt}`", pre(true)),
+        tile: format!(
+            "move `{stmt}` (this statement) to after the statement at {{target}}, as {}`{stmt}`",
+            pre(false)
+        ),
+        gluon: format!(
+            "move `{gstmt}` (this statement) to after the statement at {{target}}, as {}`{gstmt}`",
+            pre(true)
+        ),
         edit: Edit::Move {
             from: from.pos.clone(),
             after: dest.pos.index,

@@ -60,7 +60,11 @@ fn edited_lines(fix: &Fix, file: &SourceFile) -> Option<Vec<String>> {
 pub fn unified(fix: &Fix, file: &SourceFile) -> Option<String> {
     let old: Vec<&str> = file.text.lines().collect();
     let new = edited_lines(fix, file)?;
-    let prefix = old.iter().zip(&new).take_while(|(a, b)| **a == b.as_str()).count();
+    let prefix = old
+        .iter()
+        .zip(&new)
+        .take_while(|(a, b)| **a == b.as_str())
+        .count();
     let suffix = old[prefix..]
         .iter()
         .rev()

@@ -20,11 +20,7 @@ pub struct Pos {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Edit {
     /// Insert operations (each its own statement) before the statement at `at`, or after it.
-    Insert {
-        at: Pos,
-        after: bool,
-        ops: Vec<OpKind>,
-    },
+    Insert { at: Pos, after: bool, ops: Vec<OpKind> },
     /// Set operand `operand` (by its `.tile` name: `phase`, `bytes`, `count`, `relaxed`) of the
     /// operation at `at`; `None` drops a keyword operand.
     Operand {
@@ -180,7 +176,11 @@ impl Edit {
             Edit::Insert { at, .. } | Edit::Operand { at, .. } | Edit::Replace { at, .. } => at,
             Edit::Move { from, .. } => from,
         };
-        p.block.iter().flat_map(|&(i, j)| [i, j]).chain([p.index]).collect()
+        p.block
+            .iter()
+            .flat_map(|&(i, j)| [i, j])
+            .chain([p.index])
+            .collect()
     }
 
     fn apply_in(&self, k: &mut Kernel) -> Option<()> {
@@ -210,11 +210,7 @@ impl Edit {
                     value: Rhs::Op(Op::new(op.clone(), span)),
                 };
             }
-            Edit::Move {
-                from,
-                after,
-                before,
-            } => {
+            Edit::Move { from, after, before } => {
                 let b = block_mut(&mut k.body, &from.block)?;
                 if from.index >= b.stmts.len() || *after >= b.stmts.len() || *after == from.index {
                     return None;
@@ -266,6 +262,7 @@ pub fn set_operand(kind: &mut OpKind, name: &str, value: Option<Expr>) -> Option
         }
         (K::MbarArrive { count, .. }, "count") => count,
         (K::Tcgen05Commit { cta_group, .. }, "cta_group") => cta_group,
+        (K::GlobalAtomic { sem, .. }, "sem") => sem,
         (K::ClusterArrive { relaxed }, "relaxed") => relaxed,
         (K::TmaStoreWait { full, .. }, "full") => full,
         (K::TmaStoreWait { pendings, .. }, "pendings") | (K::CpAsyncWait { pendings }, "pendings") => {
@@ -322,8 +319,10 @@ mod tests {
     fn sites_walk_every_statement_with_its_place() {
         let k = crate::session::parse(SRC).expect("parses");
         let s = sites(&k);
-        let listed: Vec<(&str, Vec<(usize, usize)>, usize)> =
-            s.iter().map(|x| (x.name(), x.pos.block.clone(), x.pos.index)).collect();
+        let listed: Vec<(&str, Vec<(usize, usize)>, usize)> = s
+            .iter()
+            .map(|x| (x.name(), x.pos.block.clone(), x.pos.index))
+            .collect();
         assert_eq!(
             listed,
             [
@@ -355,7 +354,13 @@ mod tests {
         .expect("applies");
         assert_eq!(
             names(body(&fenced)),
-            ["global.load", "mbar.arrive", "smem.store", "fence.async_shared", "mbar.wait"]
+            [
+                "global.load",
+                "mbar.arrive",
+                "smem.store",
+                "fence.async_shared",
+                "mbar.wait"
+            ]
         );
         let moved = Edit::Move {
             from: pos(1),
@@ -366,7 +371,13 @@ mod tests {
         .expect("applies");
         assert_eq!(
             names(body(&moved)),
-            ["global.load", "smem.store", "fence.async_shared", "mbar.arrive", "mbar.wait"]
+            [
+                "global.load",
+                "smem.store",
+                "fence.async_shared",
+                "mbar.arrive",
+                "mbar.wait"
+            ]
         );
         let flipped = Edit::Operand {
             at: pos(3),

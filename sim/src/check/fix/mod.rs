@@ -128,7 +128,9 @@ impl Fix {
     }
 
     fn edits(&self) -> Vec<Edit> {
-        std::iter::once(self.edit.clone()).chain(self.also.iter().cloned()).collect()
+        std::iter::once(self.edit.clone())
+            .chain(self.also.iter().cloned())
+            .collect()
     }
 }
 
@@ -170,7 +172,9 @@ pub fn suggest(
         if slot.is_some_and(|i| best[i].1.remaining == 0) {
             continue;
         }
-        let edits: Vec<Edit> = std::iter::once(c.edit.clone()).chain(c.also.iter().cloned()).collect();
+        let edits: Vec<Edit> = std::iter::once(c.edit.clone())
+            .chain(c.also.iter().cloned())
+            .collect();
         let Some(k) = edit::apply_all(&edits, kernel) else {
             continue;
         };

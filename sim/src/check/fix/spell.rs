@@ -54,6 +54,9 @@ mod tests {
             pendings: Expr::int(1),
             full: None,
         };
-        assert_eq!((tile(&s).as_str(), gluon(&s).as_str()), ("tma.store_wait 1", "tma.store_wait(1)"));
+        assert_eq!(
+            (tile(&s).as_str(), gluon(&s).as_str()),
+            ("tma.store_wait 1", "tma.store_wait(1)")
+        );
     }
 }
