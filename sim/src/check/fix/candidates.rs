@@ -55,7 +55,8 @@ fn bar_of(k: &OpKind) -> Option<&Expr> {
         | K::MbarInvalidate { bar }
         | K::TmaLoad { bar, .. }
         | K::TmaGather { bar, .. }
-        | K::Tcgen05Commit { bar, .. } => Some(bar),
+        | K::Tcgen05Commit { bar, .. }
+        | K::ClcTryCancel { bar, .. } => Some(bar),
         _ => None,
     }
 }
@@ -122,7 +123,9 @@ impl<'k> Ctx<'k> {
     fn completion_bar(&self, s: &Site<'k>, before: &Site<'k>) -> Option<(Expr, bool)> {
         let op = s.op?;
         match &op.kind {
-            OpKind::TmaLoad { bar, .. } | OpKind::TmaGather { bar, .. } => Some((bar.clone(), true)),
+            OpKind::TmaLoad { bar, .. } | OpKind::TmaGather { bar, .. } | OpKind::ClcTryCancel { bar, .. } => {
+                Some((bar.clone(), true))
+            }
             k if k.name().starts_with("tcgen05.") || k.name().starts_with("tmem.") => {
                 let from = self.order(s);
                 let until = self.order(before);
@@ -431,6 +434,21 @@ fn own(cx: &Ctx, d: &Diagnostic) -> Vec<Candidate> {
             if let Some((bar, committed)) = cx.completion_bar(first, second) {
                 if committed {
                     cx.waits_before(3, second, &bar, &mut out);
+                    // Or a barrier initialised for fewer arrivals than its phases get (the
+                    // commits of a cluster's MMAs): one more arrival, then twice as many.
+                    let b = text(&bar);
+                    for init in cx.sites.iter().filter(|s| {
+                        matches!(s.op.map(|o| &o.kind), Some(OpKind::MbarInit { bar, .. }) if text(bar) == b)
+                    }) {
+                        if let Some(OpKind::MbarInit { count, .. }) = init.op.map(|o| &o.kind) {
+                            if let ExprKind::Int(n) = count.kind {
+                                for m in [n + 1, 2 * n] {
+                                    let why = "initialise the barrier for the arrivals each phase gets";
+                                    out.extend(operand(9, init, "count", Some(Expr::int(m)), why));
+                                }
+                            }
+                        }
+                    }
                 } else {
                     for p in cx.parities(&text(&bar)) {
                         let ops = vec![
@@ -473,12 +491,12 @@ fn own(cx: &Ctx, d: &Diagnostic) -> Vec<Candidate> {
                     out.push(moved(5, r, dest, before));
                 }
             }
-            // A plain store that other CTAs' accesses of the same elements race with: make it
-            // atomic.
+            // A plain store that another CTA's atomic of the same elements races with: make it
+            // atomic too (two plain stores to one element are a wrong index, not this).
             if d.code == Code::GlobalRace {
-                for s in [first, second] {
-                    if let Some(c) = atomic_store(s) {
-                        out.push(c);
+                for (s, other) in [(first, second), (second, first)] {
+                    if other.name() == "global.atomic" {
+                        out.extend(atomic_store(s));
                     }
                 }
             }
