@@ -76,10 +76,19 @@ fn flipped(p: &Expr) -> Expr {
 }
 
 impl<'k> Ctx<'k> {
-    fn site_at(&self, span: Span) -> Option<&Site<'k>> {
-        self.sites
+    /// The statement of the operation at `span`; where several share it (a Gluon call
+    /// imported as several operations: `clc.try_cancel` as an expect and the cancel), the one
+    /// the diagnostic's message names.
+    fn site_at(&self, span: Span, message: &str) -> Option<&Site<'k>> {
+        let ops: Vec<&Site<'k>> = self
+            .sites
             .iter()
-            .find(|s| s.op.is_some_and(|o| at(o.span, span)))
+            .filter(|s| s.op.is_some_and(|o| at(o.span, span)))
+            .collect();
+        ops.iter()
+            .find(|s| message.contains(&format!("`{}`", s.name())))
+            .or(ops.first())
+            .copied()
             .or_else(|| self.sites.iter().find(|s| s.is_at(span)))
     }
 
@@ -163,9 +172,31 @@ impl<'k> Ctx<'k> {
         })
     }
 
-    /// `mbar.wait BAR, P` before `before`, for every parity the kernel waits on BAR with.
+    /// The induction variable of the innermost loop around `s`, if it is in one.
+    fn loop_var(&self, s: &Site<'k>) -> Option<String> {
+        let (&(i, _), outer) = s.pos.block.split_last()?;
+        let head = self.sites.iter().find(|x| x.pos.block == outer && x.pos.index == i)?;
+        match &head.stmt.kind {
+            StmtKind::For(f) => Some(f.var.name.clone()),
+            _ => None,
+        }
+    }
+
+    /// `mbar.wait BAR, P` before `before`, for every parity the kernel waits on BAR with, then
+    /// the parities of a loop's iteration and of the one before it (`i & 1`, `(i - 1) & 1`).
     fn waits_before(&self, group: u32, before: &Site<'k>, bar: &Expr, out: &mut Vec<Candidate>) {
-        for p in self.parities(&text(bar)) {
+        let mut parities = self.parities(&text(bar));
+        if let Some(v) = self.loop_var(before) {
+            let i = Expr::name(&v);
+            let prev = Expr::binary(BinOp::Sub, i.clone(), Expr::int(1));
+            for p in [i, prev] {
+                let p = Expr::binary(BinOp::BitAnd, p, Expr::int(1));
+                if !parities.iter().any(|q| text(q) == text(&p)) {
+                    parities.push(p);
+                }
+            }
+        }
+        for p in parities {
             let op = OpKind::MbarWait {
                 bar: bar.clone(),
                 phase: p,
@@ -371,8 +402,8 @@ fn with_copies(cx: &Ctx, cands: Vec<Candidate>) -> Vec<Candidate> {
 
 /// The candidate edits for `d` at the statements its labels point at.
 fn own(cx: &Ctx, d: &Diagnostic) -> Vec<Candidate> {
-    let second = cx.site_at(d.primary.span);
-    let labels: Vec<&Site> = d.labels.iter().filter_map(|l| cx.site_at(l.span)).collect();
+    let second = cx.site_at(d.primary.span, &d.message);
+    let labels: Vec<&Site> = d.labels.iter().filter_map(|l| cx.site_at(l.span, &d.message)).collect();
     let first = labels.first().copied();
     let mut out = Vec::new();
     match d.code {
