@@ -132,9 +132,9 @@ impl<'k> Ctx<'k> {
     fn completion_bar(&self, s: &Site<'k>, before: &Site<'k>) -> Option<(Expr, bool)> {
         let op = s.op?;
         match &op.kind {
-            OpKind::TmaLoad { bar, .. } | OpKind::TmaGather { bar, .. } | OpKind::ClcTryCancel { bar, .. } => {
-                Some((bar.clone(), true))
-            }
+            OpKind::TmaLoad { bar, .. }
+            | OpKind::TmaGather { bar, .. }
+            | OpKind::ClcTryCancel { bar, .. } => Some((bar.clone(), true)),
             k if k.name().starts_with("tcgen05.") || k.name().starts_with("tmem.") => {
                 let from = self.order(s);
                 let until = self.order(before);
@@ -175,7 +175,10 @@ impl<'k> Ctx<'k> {
     /// The induction variable of the innermost loop around `s`, if it is in one.
     fn loop_var(&self, s: &Site<'k>) -> Option<String> {
         let (&(i, _), outer) = s.pos.block.split_last()?;
-        let head = self.sites.iter().find(|x| x.pos.block == outer && x.pos.index == i)?;
+        let head = self
+            .sites
+            .iter()
+            .find(|x| x.pos.block == outer && x.pos.index == i)?;
         match &head.stmt.kind {
             StmtKind::For(f) => Some(f.var.name.clone()),
             _ => None,
@@ -403,7 +406,11 @@ fn with_copies(cx: &Ctx, cands: Vec<Candidate>) -> Vec<Candidate> {
 /// The candidate edits for `d` at the statements its labels point at.
 fn own(cx: &Ctx, d: &Diagnostic) -> Vec<Candidate> {
     let second = cx.site_at(d.primary.span, &d.message);
-    let labels: Vec<&Site> = d.labels.iter().filter_map(|l| cx.site_at(l.span, &d.message)).collect();
+    let labels: Vec<&Site> = d
+        .labels
+        .iter()
+        .filter_map(|l| cx.site_at(l.span, &d.message))
+        .collect();
     let first = labels.first().copied();
     let mut out = Vec::new();
     match d.code {
@@ -537,7 +544,9 @@ fn own(cx: &Ctx, d: &Diagnostic) -> Vec<Candidate> {
                 .sites
                 .iter()
                 .filter_map(|s| match s.op.map(|o| &o.kind) {
-                    Some(OpKind::GlobalAtomic { op, sem: Some(sem), .. }) if text(sem) == "relaxed" => {
+                    Some(OpKind::GlobalAtomic {
+                        op, sem: Some(sem), ..
+                    }) if text(sem) == "relaxed" => {
                         let strong = if text(op) == "load" { "acquire" } else { "acq_rel" };
                         Some((s, Expr::name(strong)))
                     }
@@ -545,12 +554,20 @@ fn own(cx: &Ctx, d: &Diagnostic) -> Vec<Candidate> {
                 })
                 .collect();
             for (s, strong) in &relaxed {
-                out.extend(operand(8, s, "sem", Some(strong.clone()), "make the atomic order memory"));
+                out.extend(operand(
+                    8,
+                    s,
+                    "sem",
+                    Some(strong.clone()),
+                    "make the atomic order memory",
+                ));
             }
             if relaxed.len() > 1 {
                 let mut all: Vec<Candidate> = relaxed
                     .iter()
-                    .filter_map(|(s, strong)| operand(8, s, "sem", Some(strong.clone()), "make the atomic order memory"))
+                    .filter_map(|(s, strong)| {
+                        operand(8, s, "sem", Some(strong.clone()), "make the atomic order memory")
+                    })
                     .collect();
                 if !all.is_empty() {
                     let mut first = all.remove(0);
