@@ -170,8 +170,8 @@ fn fix_says_when_no_edit_is_verified() {
     assert!(err.contains("no verified fix"), "{err}");
 }
 
-/// The fixes of the first finding of `check FILE --fix --json`.
-fn fixes_of(file: &str, schedules: &str) -> Vec<serde_json::Value> {
+/// The fixes of the first finding of code `code` of `check FILE --fix --json`.
+fn fixes_of(file: &str, schedules: &str, code: &str) -> Vec<serde_json::Value> {
     let args = [
         "check",
         file,
@@ -182,19 +182,22 @@ fn fixes_of(file: &str, schedules: &str) -> Vec<serde_json::Value> {
         "--fix-schedules",
         "8",
     ];
-    let (code, out, err) = bwsim(&args);
-    assert_eq!(code, 1, "{err}");
-    json(&out)["findings"][0]["fixes"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default()
+    let (status, out, err) = bwsim(&args);
+    assert_eq!(status, 1, "{err}");
+    let v = json(&out);
+    let found = v["findings"].as_array().cloned().unwrap_or_default();
+    let f = found
+        .iter()
+        .find(|f| f["diagnostic"]["code"] == code)
+        .unwrap_or_else(|| panic!("no {code} finding: {v}"));
+    f["fixes"].as_array().cloned().unwrap_or_default()
 }
 
 /// `--fix` on the wrong-parity deadlock: among the verified fixes, the twin's edit (the load
 /// partition's wait on `phase ^ 1`, line 67), as a change of that line with its diff.
 #[test]
 fn fix_flips_the_parity_of_a_blocked_wait() {
-    let fixes = fixes_of("tests/fail/ws_add_wrong_parity.tile", "8");
+    let fixes = fixes_of("tests/fail/ws_add_wrong_parity.tile", "8", "deadlock");
     let flip = fixes
         .iter()
         .find(|f| f["line"] == 67)
@@ -212,7 +215,7 @@ fn fix_flips_the_parity_of_a_blocked_wait() {
 /// `a_desc.nbytes`; the source with that line changed checks clean (as its twin).
 #[test]
 fn fix_sets_the_expect_to_the_bytes_the_copy_delivers_and_the_fixed_source_checks_clean() {
-    let fixes = fixes_of("tests/fail/short_expect_oob.tile", "8");
+    let fixes = fixes_of("tests/fail/short_expect_oob.tile", "8", "tx-mismatch");
     let top = &fixes[0];
     assert_eq!(
         (top["line"].as_u64(), top["edit"].as_str()),
@@ -246,7 +249,11 @@ fn fix_sets_the_expect_to_the_bytes_the_copy_delivers_and_the_fixed_source_check
 /// line of `mbarrier.expect` (planted_bugs.py:42), as a Gluon call.
 #[test]
 fn fix_of_a_gluon_kernel_is_shown_at_the_python_line_as_a_gluon_call() {
-    let fixes = fixes_of("tests/gluon/3.9/bug_ws_add_short_expect.sm_100a.ttgir", "4");
+    let fixes = fixes_of(
+        "tests/gluon/3.9/bug_ws_add_short_expect.sm_100a.ttgir",
+        "4",
+        "tx-mismatch",
+    );
     let top = &fixes[0];
     assert_eq!(top["line"], 42, "{top}");
     let says = top["description"].as_str().unwrap_or("");
