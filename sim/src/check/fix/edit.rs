@@ -319,7 +319,8 @@ mod tests {
     fn sites_walk_every_statement_with_its_place() {
         let k = crate::session::parse(SRC).expect("parses");
         let s = sites(&k);
-        let listed: Vec<(&str, Vec<(usize, usize)>, usize)> = s
+        type Listed<'a> = (&'a str, Vec<(usize, usize)>, usize);
+        let listed: Vec<Listed> = s
             .iter()
             .map(|x| (x.name(), x.pos.block.clone(), x.pos.index))
             .collect();
