@@ -186,9 +186,19 @@ impl<'k> Ctx<'k> {
     }
 
     /// `mbar.wait BAR, P` before `before`, for every parity the kernel waits on BAR with, then
-    /// the parities of a loop's iteration and of the one before it (`i & 1`, `(i - 1) & 1`).
+    /// 0 and 1, the parities the block waits other barriers with, and those of a loop's
+    /// iteration and of the one before it (`i & 1`, `(i - 1) & 1`).
     fn waits_before(&self, group: u32, before: &Site<'k>, bar: &Expr, out: &mut Vec<Candidate>) {
         let mut parities = self.parities(&text(bar));
+        // The phases the same block waits other barriers with (one phase variable for
+        // barriers that complete once per iteration).
+        for x in self.sites.iter().filter(|x| x.pos.block == before.pos.block) {
+            if let Some(OpKind::MbarWait { phase, .. }) = x.op.map(|o| &o.kind) {
+                if !parities.iter().any(|q| text(q) == text(phase)) {
+                    parities.push(phase.clone());
+                }
+            }
+        }
         if let Some(v) = self.loop_var(before) {
             let i = Expr::name(&v);
             let prev = Expr::binary(BinOp::Sub, i.clone(), Expr::int(1));
