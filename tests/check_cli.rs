@@ -135,11 +135,106 @@ fn fix_names_the_deepest_sufficient_cp_async_wait_in_gluon_terms() {
     assert_eq!(first["position"], "before");
 }
 
-/// A finding no edit of bwsim's list addresses (a deadlock) gets no fix, and says so.
+/// A finding no edit of bwsim's list addresses (an index computed wrongly) gets no fix, and
+/// says so.
 #[test]
 fn fix_says_when_no_edit_is_verified() {
-    let file = "tests/fail/two_cta_matmul_commit_one_cta.tile";
-    bwsim_says(&["check", file, "--fix"], 1, &["no verified fix"]);
+    let file = "tests/fail/device_assert_tail.tile";
+    bwsim_says(&["check", file, "--fix", "--schedules", "4"], 1, &["no verified fix"]);
+}
+
+/// The fixes of the first finding of code `code` of `check FILE --fix --json`.
+fn fixes_of(file: &str, schedules: &str, code: &str) -> Vec<serde_json::Value> {
+    let args = [
+        "check",
+        file,
+        "--fix",
+        "--json",
+        "--schedules",
+        schedules,
+        "--fix-schedules",
+        "8",
+    ];
+    let (status, out, err) = bwsim(&args);
+    assert_eq!(status, 1, "{err}");
+    let v = json(&out);
+    let found = v["findings"].as_array().cloned().unwrap_or_default();
+    let f = found
+        .iter()
+        .find(|f| f["diagnostic"]["code"] == code)
+        .unwrap_or_else(|| panic!("no {code} finding: {v}"));
+    f["fixes"].as_array().cloned().unwrap_or_default()
+}
+
+/// `--fix` on the wrong-parity deadlock: among the verified fixes, the twin's edit (the load
+/// partition's wait on `phase ^ 1`, line 67), as a change of that line with its diff.
+#[test]
+fn fix_flips_the_parity_of_a_blocked_wait() {
+    let fixes = fixes_of("tests/fail/ws_add_wrong_parity.tile", "8", "deadlock");
+    let flip = fixes
+        .iter()
+        .find(|f| f["line"] == 67)
+        .unwrap_or_else(|| panic!("no fix at line 67: {fixes:?}"));
+    assert_eq!(flip["edit"], "change");
+    let diff = flip["diff"].as_str().unwrap_or("");
+    assert!(
+        diff.contains("-        mbar.wait load_empty_bars[index], phase\n")
+            && diff.contains("+        mbar.wait load_empty_bars[index], phase ^ 1\n"),
+        "{diff}"
+    );
+}
+
+/// `--fix` on an expect short of the bytes the TMA load delivers: the expect set to
+/// `a_desc.nbytes`; the source with that line changed checks clean (as its twin).
+#[test]
+fn fix_sets_the_expect_to_the_bytes_the_copy_delivers_and_the_fixed_source_checks_clean() {
+    let fixes = fixes_of("tests/fail/short_expect_oob.tile", "8", "tx-mismatch");
+    let top = &fixes[0];
+    assert_eq!(
+        (top["line"].as_u64(), top["edit"].as_str()),
+        (Some(13), Some("change")),
+        "{top}"
+    );
+    assert!(
+        top["diff"]
+            .as_str()
+            .unwrap_or("")
+            .contains("+  mbar.expect bar[0], a_desc.nbytes\n"),
+        "{top}"
+    );
+    let src = std::fs::read_to_string("tests/fail/short_expect_oob.tile").expect("source");
+    let fixed: Vec<String> = src
+        .lines()
+        .map(|l| {
+            if l.trim_start().starts_with("mbar.expect") {
+                "  mbar.expect bar[0], a_desc.nbytes".to_string()
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    let fixed = common::scratch_file("check-fix", "expect.tile", fixed.join("\n"));
+    let (code, _, err) = bwsim(&["check", &fixed, "--schedules", "16"]);
+    assert_eq!(code, 0, "{err}");
+}
+
+/// `--fix` on the Gluon twin whose expect counts one of its two loads: the fix at the Python
+/// line of `mbarrier.expect` (planted_bugs.py:42), as a Gluon call.
+#[test]
+fn fix_of_a_gluon_kernel_is_shown_at_the_python_line_as_a_gluon_call() {
+    let fixes = fixes_of(
+        "tests/gluon/3.9/bug_ws_add_short_expect.sm_100a.ttgir",
+        "4",
+        "tx-mismatch",
+    );
+    let top = &fixes[0];
+    assert_eq!(top["line"], 42, "{top}");
+    let says = top["description"].as_str().unwrap_or("");
+    assert!(
+        says.contains("`mbarrier.expect(load_ready_bars[index], a_desc.nbytes + b_desc.nbytes)`"),
+        "{says}"
+    );
+    assert!(top["diff"].is_null(), "no .tile diff for a Gluon kernel: {top}");
 }
 
 #[test]

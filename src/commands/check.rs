@@ -58,13 +58,17 @@ pub struct Args {
     /// Show the progress bar even when stderr is not a terminal.
     #[arg(long)]
     progress: bool,
-    /// After the exploration, search the small edits that remove each error (a
-    /// `fence.async_shared` next to either access of a `missing-fence`, a `tma.store_wait 0` or
-    /// `cp.async.wait 0` before an access that overlaps a store or copy in flight), check each
-    /// edited kernel over the finding's schedule and 64 fresh ones, and show those that remove
-    /// the finding without a new error, at the line to edit
+    /// After the exploration, search the small edits that remove each error (a proxy fence, a
+    /// wait for the store, copy, load or MMA in flight, a flipped wait parity, an expect of the
+    /// bytes the copies deliver, an arrive moved after the reads it releases, ...: see
+    /// docs/semantics.md, "Fix suggestions"), check each edited kernel over the finding's
+    /// schedule and `--fix-schedules` fresh ones, and show those that remove the finding
+    /// without a new error, at the line to edit, best first
     #[arg(long, conflicts_with = "seed")]
     fix: bool,
+    /// With --fix: the fresh schedules each candidate edit is checked over
+    #[arg(long, default_value_t = 64, value_name = "N", requires = "fix", value_parser = clap::value_parser!(u64).range(1..))]
+    fix_schedules: u64,
     /// After the exploration, shrink each error's schedule to the fewest preemptions that still
     /// show it (delta debugging over the schedule's preemptions and stalls, every candidate
     /// replayed) and print the events that matter, one column per agent or unit; `--first-seed S
@@ -324,7 +328,6 @@ const MAX_FIXED: usize = 8;
 /// The verified fixes of each error finding of `e` (empty for the others), with a note on
 /// stderr while they are searched.
 fn suggest_fixes(p: &Prepared, kernel: &Kernel, e: &Exploration, a: &Args, jobs: usize) -> Vec<Vec<Fix>> {
-    let known: Vec<bwsim_isa::Code> = e.findings.iter().map(|f| f.diagnostic.code).collect();
     let prepare = |k: &Kernel| {
         let mut q = check::prepare_kernel(k, &a.consts, a.target, a.limits.limits()).ok()?;
         if q.inputs.len() == p.inputs.len() {
@@ -335,9 +338,10 @@ fn suggest_fixes(p: &Prepared, kernel: &Kernel, e: &Exploration, a: &Args, jobs:
     let errors = e.findings.iter().filter(|f| f.diagnostic.is_error()).count();
     if errors > 0 {
         errln!(
-            "searching fixes for {} finding{} (each candidate checked over 65 schedules)",
+            "searching fixes for {} finding{} (each candidate checked over {} schedules)",
             errors.min(MAX_FIXED),
-            if errors.min(MAX_FIXED) == 1 { "" } else { "s" }
+            if errors.min(MAX_FIXED) == 1 { "" } else { "s" },
+            a.fix_schedules + 1
         );
     }
     let mut left = MAX_FIXED;
@@ -348,17 +352,26 @@ fn suggest_fixes(p: &Prepared, kernel: &Kernel, e: &Exploration, a: &Args, jobs:
                 return Vec::new();
             }
             left -= 1;
-            fix::suggest(kernel, f, &known, 64, jobs, &prepare)
+            fix::suggest(kernel, f, &e.findings, a.fix_schedules, jobs, &prepare)
         })
         .collect()
 }
 
 /// `d` with a label at each of its verified fixes.
-fn with_fixes(mut d: Diagnostic, fixes: &[Fix], gluon: bool) -> Diagnostic {
+fn with_fixes(mut d: Diagnostic, fixes: &[Fix], file: &bwsim_isa::SourceFile) -> Diagnostic {
+    let gluon = !file.parts().is_empty();
     for f in fixes {
-        d = d.with_label(f.anchor, format!("fix: {}", f.describe(gluon)));
+        d = d.with_label(f.anchor, format!("fix: {}", f.describe(gluon, &place(file))));
     }
     d
+}
+
+/// Names a span as `FILE:LINE` (the Python file and line of a Gluon kernel's statement).
+fn place(file: &bwsim_isa::SourceFile) -> impl Fn(bwsim_isa::Span) -> String + '_ {
+    move |s| {
+        let (line, _) = file.line_col(s.start as usize);
+        format!("{}:{line}", file.file_name_of(s))
+    }
 }
 
 /// The findings of `e` (and their verified fixes, one list per finding, or none);
@@ -418,12 +431,16 @@ fn print_exploration(
                         v.iter()
                             .map(|x| {
                                 let (line, _) = file.line_col(x.anchor.start as usize);
+                                let (tile, py) = x.inserted();
                                 serde_json::json!({
                                     "line": line,
-                                    "position": if x.after { "after" } else { "before" },
-                                    "insert": if gluon { &x.gluon } else { &x.tile },
+                                    "edit": x.kind(),
+                                    "position": if x.after() { "after" } else { "before" },
+                                    "insert": if gluon { py } else { tile },
                                     "schedules": x.schedules,
-                                    "description": x.describe(gluon),
+                                    "remaining": x.remaining,
+                                    "description": x.describe(gluon, &place(file)),
+                                    "diff": if gluon { None } else { x.diff(file) },
                                 })
                             })
                             .collect()
@@ -466,10 +483,23 @@ fn print_exploration(
         .enumerate()
         .map(|(i, f)| {
             let d = check::annotate(f, &file.name, Some(e.schedules));
-            with_fixes(d, fixes.get(i).map_or(&[][..], |v| &v[..]), gluon)
+            with_fixes(d, fixes.get(i).map_or(&[][..], |v| &v[..]), file)
         })
         .collect();
     print_diags(&diags, file);
+    // The best fix of each finding as a patch of the `.tile` source.
+    if !gluon {
+        for (f, fx) in e.findings.iter().zip(fixes) {
+            if let Some(d) = fx.first().and_then(|x| x.diff(file)) {
+                let (line, _) = file.line_col(f.diagnostic.primary.span.start as usize);
+                errln!(
+                    "{}:{line}: fix for error[{}]:\n{d}",
+                    file.name,
+                    f.diagnostic.code.name()
+                );
+            }
+        }
+    }
     for (f, cx) in e.findings.iter().zip(found.shrunk) {
         if let Some(cx) = cx {
             let (line, _) = file.line_col(f.diagnostic.primary.span.start as usize);

@@ -1,0 +1,62 @@
+//! How a suggested statement reads in `.tile` and in Gluon's Python API.
+//!
+//! Operands are printed as the kernel names them; in an imported Gluon kernel those are the
+//! names the importer gave the TTGIR values, so the Gluon spelling names the Python call and
+//! keeps the operands as the kernel has them.
+
+use bwsim_isa::ir::{Expr, OpKind};
+use bwsim_isa::printer::{print_expr, print_op_kind};
+
+/// The statement in `.tile`.
+pub fn tile(k: &OpKind) -> String {
+    print_op_kind(k)
+}
+
+fn e(x: &Expr) -> String {
+    print_expr(x)
+}
+
+/// The statement in Gluon (`fence_async_shared()`, `mbarrier.wait(bar, phase)`), or the
+/// `.tile` text where Gluon has no call of its own for it.
+pub fn gluon(k: &OpKind) -> String {
+    use OpKind as K;
+    match k {
+        K::FenceAsyncShared {} => "fence_async_shared()".into(),
+        K::TmaStoreWait { pendings, .. } => format!("tma.store_wait({})", e(pendings)),
+        K::CpAsyncWait { pendings } => format!("async_copy.wait_group({})", e(pendings)),
+        K::CpAsyncCommit {} => "async_copy.commit_group()".into(),
+        K::MbarWait { bar, phase } => format!("mbarrier.wait({}, {})", e(bar), e(phase)),
+        K::MbarExpect { bar, bytes, .. } => format!("mbarrier.expect({}, {})", e(bar), e(bytes)),
+        K::MbarArrive { bar, count, .. } => match count {
+            Some(c) => format!("mbarrier.arrive({}, count={})", e(bar), e(c)),
+            None => format!("mbarrier.arrive({})", e(bar)),
+        },
+        K::MbarInit { bar, count } => format!("mbarrier.init({}, count={})", e(bar), e(count)),
+        K::MbarInvalidate { bar } => format!("mbarrier.invalidate({})", e(bar)),
+        _ => tile(k),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bwsim_isa::ir::BinOp;
+
+    #[test]
+    fn spells_a_wait_in_both_languages() {
+        let w = OpKind::MbarWait {
+            bar: Expr::index(Expr::name("bars"), vec![Expr::name("i")]),
+            phase: Expr::binary(BinOp::BitXor, Expr::name("phase"), Expr::int(1)),
+        };
+        assert_eq!(tile(&w), "mbar.wait bars[i], phase ^ 1");
+        assert_eq!(gluon(&w), "mbarrier.wait(bars[i], phase ^ 1)");
+        let s = OpKind::TmaStoreWait {
+            pendings: Expr::int(1),
+            full: None,
+        };
+        assert_eq!(
+            (tile(&s).as_str(), gluon(&s).as_str()),
+            ("tma.store_wait 1", "tma.store_wait(1)")
+        );
+    }
+}
