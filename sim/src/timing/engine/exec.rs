@@ -85,7 +85,8 @@ impl<'p> Engine<'p> {
         let warps = self.cta(c).agents[a as usize].warps;
         let slots = self.slots(c, a);
         // Issue costs as this partition's scheduler sees them (cost::issue_scaled).
-        let chip = cost::issue_scaled(&self.chip, slots);
+        let chip = self.scaled_chip(slots);
+        let chip: &Chip = &chip;
         // A TMA copy, an mbarrier expect or a tcgen05.commit is issued by one thread; in a
         // partition of several warps the compiled code may meet at CTA barriers before it
         // (chips.rs issue_barriers: Triton puts a bar.sync before each).

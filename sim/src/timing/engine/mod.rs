@@ -64,6 +64,7 @@ use bwsim_isa::Code;
 use bwsim_isa::{DType, Span};
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
+use std::rc::Rc;
 
 /// Work counters of a timing run.
 #[derive(Clone, Debug, Default)]
@@ -159,12 +160,20 @@ enum RemoteAct {
     Expect(i64),
 }
 
+/// An event in the queue: its ordering key and where its kind waits in the engine's slab
+/// (the heap moves 32-byte entries instead of whole events).
 #[derive(Clone, Copy, Debug)]
 struct Ev {
-    t: f64,
     /// Time (its IEEE bits, which order like the value for times >= 0) then sequence number.
     key: u128,
-    kind: EvKind,
+    slot: u32,
+}
+
+impl Ev {
+    /// The event's time.
+    fn t(&self) -> f64 {
+        f64::from_bits((self.key >> 64) as u64)
+    }
 }
 
 impl PartialEq for Ev {
@@ -335,6 +344,9 @@ pub struct Engine<'p> {
     now: f64,
     seq: u64,
     heap: BinaryHeap<Ev>,
+    /// The kinds of the queued events, by [`Ev::slot`], and the free slots.
+    kinds: Vec<EvKind>,
+    free_kinds: Vec<u32>,
     sms: Vec<Sm>,
     ctas: Vec<Option<Box<Cta>>>,
     next_cta: u32,
@@ -366,6 +378,13 @@ pub struct Engine<'p> {
     /// The kernel's register tiles exceed 255 registers per thread (occupancy estimate): its
     /// wgmmas pay the chip's `wgmma_spill_cycles` per instruction and run one at a time.
     spills: bool,
+    /// The chip table as a partition of `i` issue slots per instruction sees it
+    /// ([`cost::issue_scaled`]), built once per slot count instead of once per operation.
+    scaled: Vec<Option<Rc<Chip>>>,
+    /// Per instruction: the ALU operations of its tile expression and the (hollow) value it
+    /// evaluates to, kept after its first evaluation when [`hollow::shape_only`] says the
+    /// value depends on nothing but the operands' types and shapes.
+    tile_vals: Vec<Option<(u32, Value)>>,
 }
 
 /// What an op's operands look like, cached per instruction.
@@ -578,6 +597,8 @@ impl<'p> Engine<'p> {
             now: 0.0,
             seq: 0,
             heap: BinaryHeap::new(),
+            kinds: Vec::new(),
+            free_kinds: Vec::new(),
             sms,
             ctas: (0..total).map(|_| None).collect(),
             next_cta: 0,
@@ -598,6 +619,8 @@ impl<'p> Engine<'p> {
             shapes: vec![None; prog.code.len()],
             tile_msgs: vec![None; prog.code.len()],
             spills: false,
+            scaled: Vec::new(),
+            tile_vals: vec![None; prog.code.len()],
         };
         if e.cluster_size > 1 {
             e.launch_clusters();
@@ -614,10 +637,19 @@ impl<'p> Engine<'p> {
     fn push(&mut self, t: f64, kind: EvKind) {
         self.seq += 1;
         let t = t.max(0.0);
+        let slot = match self.free_kinds.pop() {
+            Some(i) => {
+                self.kinds[i as usize] = kind;
+                i
+            }
+            None => {
+                self.kinds.push(kind);
+                (self.kinds.len() - 1) as u32
+            }
+        };
         self.heap.push(Ev {
-            t,
             key: (t.to_bits() as u128) << 64 | self.seq as u128,
-            kind,
+            slot,
         });
     }
 
@@ -626,6 +658,19 @@ impl<'p> Engine<'p> {
     /// the schedulers too; the model does not count them.)
     fn slots(&mut self, c: u32, a: u32) -> f64 {
         cost::issue_slots(self.cta(c).agents[a as usize].warps)
+    }
+
+    /// The chip table as a partition of `slots` issue slots per instruction sees it
+    /// ([`cost::issue_scaled`]), cached per slot count.
+    fn scaled_chip(&mut self, slots: f64) -> Rc<Chip> {
+        let i = slots as usize;
+        if self.scaled.len() <= i {
+            self.scaled.resize(i + 1, None);
+        }
+        let chip = &self.chip;
+        self.scaled[i]
+            .get_or_insert_with(|| Rc::new(cost::issue_scaled(chip, slots)))
+            .clone()
     }
 
     fn cta(&mut self, c: u32) -> &mut Cta {
@@ -899,8 +944,10 @@ impl<'p> Engine<'p> {
             if self.stats.events > self.max_events {
                 return Err(TimingError::EventLimit(self.max_events));
             }
-            self.now = ev.t;
-            match ev.kind {
+            self.now = ev.t();
+            let kind = self.kinds[ev.slot as usize];
+            self.free_kinds.push(ev.slot);
+            match kind {
                 EvKind::Run { cta, agent } => self.run_agent(cta, agent)?,
                 // A CTA may exit with a TMA load or a commit still in flight (the tutorial's
                 // persistent pipelined kernel issues one last, unneeded prologue load): its
@@ -1015,7 +1062,7 @@ impl<'p> Engine<'p> {
                     }
                     if let Some(due) = due {
                         // Another CTA's work arrived since the prediction: predict again.
-                        self.push(due, ev.kind);
+                        self.push(due, kind);
                     } else {
                         let at = floor.max(t + self.chip.mma_latency) + self.chip.commit_latency;
                         let base = cta - cta % self.cluster_size;
@@ -1165,7 +1212,7 @@ impl<'p> Engine<'p> {
     fn sync(&self, t: f64) -> bool {
         match self.heap.peek() {
             None => true,
-            Some(e) => e.t + self.lookahead >= t,
+            Some(e) => e.t() + self.lookahead >= t,
         }
     }
 
@@ -1350,11 +1397,24 @@ impl Effects for Fx<'_, '_> {
             *t += e.scalar_cost[pc as usize] * e.slots(c, a);
             return Ok(Ok(v));
         }
-        let ops = hollow::alu_ops(expr);
+        let cached = e.tile_vals[pc as usize].clone();
+        let ops = match &cached {
+            Some((ops, _)) => *ops,
+            None => hollow::alu_ops(expr),
+        };
         if ops > 0 && !e.sync(*t) {
             return Ok(Err(Pause::Yield));
         }
-        let v = hollow::eval(expr, frame, cx)?;
+        let v = match cached {
+            Some((_, v)) => v,
+            None => {
+                let v = hollow::eval(expr, frame, cx)?;
+                if hollow::shape_only(expr) && hollow::is_tiles(&v) {
+                    e.tile_vals[pc as usize] = Some((ops, v.clone()));
+                }
+                v
+            }
+        };
         if ops > 0 {
             let (n, bits) = match &v {
                 Value::Tile(tl) => (numel(&tl.shape), tl.dtype.bits()),
