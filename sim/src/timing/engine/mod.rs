@@ -40,7 +40,9 @@
 //! and its commit waits for both; the cluster barrier waits for every CTA's arrival.
 
 mod exec;
+mod queue;
 use exec::synchronises;
+use queue::{EvKind, Queue, RemoteAct};
 
 use super::cost::{self, MmaKind};
 use super::hollow;
@@ -62,8 +64,7 @@ use crate::views;
 use bwsim_isa::ir::OpKind as K;
 use bwsim_isa::Code;
 use bwsim_isa::{DType, Span};
-use std::cmp::Ordering;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 use std::rc::Rc;
 
 /// Work counters of a timing run.
@@ -94,104 +95,6 @@ pub struct EngineResult {
     pub smem_busy: f64,
     pub alu_busy: f64,
     pub rec: Option<Rec>,
-}
-
-#[derive(Clone, Copy, Debug)]
-enum EvKind {
-    Run {
-        cta: u32,
-        agent: u32,
-    },
-    /// A TMA load lands: complete `bytes` of transaction on `bar`, once the L2 has served
-    /// the load's share (`landing`; re-checked when due, as later requests slow it down).
-    Tx {
-        cta: u32,
-        bar: u32,
-        bytes: i64,
-        landing: Option<Landing>,
-    },
-    Arrive {
-        cta: u32,
-        bar: u32,
-        count: u32,
-    },
-    /// A tcgen05.commit of CTA `cta` (on SM `sm`) comes due: once the CTA's tensor-pipe stream
-    /// has been served `target` (see [`super::pipe`]), and for a `cta_group::2` commit its
-    /// stream on the pair peer's SM `pair.0` has been served `pair.1`, not before `floor`
-    /// (cycles), arrive on `bar` in every CTA of the cluster whose rank is in `dests`.
-    Commit {
-        cta: u32,
-        sm: u32,
-        bar: u32,
-        target: f64,
-        floor: f64,
-        pair: Option<(u32, f64)>,
-        dests: u32,
-    },
-    Launch {
-        sm: u32,
-    },
-    /// Start the clusters that fit the free slots (launches with clusters).
-    LaunchClusters,
-    /// A `clc.try_cancel` response lands at shared address `addr`: cancel the next launch
-    /// not started, then complete 16 bytes on `bar` (in every CTA of the cluster with
-    /// `multicast`).
-    Clc {
-        cta: u32,
-        bar: u32,
-        addr: u32,
-        multicast: bool,
-    },
-    /// An operation of CTA `from` reaches the barrier `bar` of CTA `cta` of its cluster.
-    Remote {
-        cta: u32,
-        from: u32,
-        bar: u32,
-        act: RemoteAct,
-    },
-}
-
-/// What a remote barrier operation does to the peer's barrier.
-#[derive(Clone, Copy, Debug)]
-enum RemoteAct {
-    /// `mbar.arrive ..., cta=R`: `count` arrivals.
-    Arrive(u32),
-    /// `mbar.expect ..., cta=R`: expect `bytes` of transaction, then one arrival.
-    Expect(i64),
-}
-
-/// An event in the queue: its ordering key and where its kind waits in the engine's slab
-/// (the heap moves 32-byte entries instead of whole events).
-#[derive(Clone, Copy, Debug)]
-struct Ev {
-    /// Time (its IEEE bits, which order like the value for times >= 0) then sequence number.
-    key: u128,
-    slot: u32,
-}
-
-impl Ev {
-    /// The event's time.
-    fn t(&self) -> f64 {
-        f64::from_bits((self.key >> 64) as u64)
-    }
-}
-
-impl PartialEq for Ev {
-    fn eq(&self, o: &Ev) -> bool {
-        self.cmp(o) == Ordering::Equal
-    }
-}
-impl Eq for Ev {}
-impl PartialOrd for Ev {
-    fn partial_cmp(&self, o: &Ev) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Ev {
-    // Reversed: BinaryHeap is a max-heap and the engine wants the earliest event.
-    fn cmp(&self, o: &Ev) -> Ordering {
-        o.key.cmp(&self.key)
-    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -342,11 +245,7 @@ pub struct Engine<'p> {
     /// Element types of the launch's global tensors.
     dtypes: Vec<DType>,
     now: f64,
-    seq: u64,
-    heap: BinaryHeap<Ev>,
-    /// The kinds of the queued events, by [`Ev::slot`], and the free slots.
-    kinds: Vec<EvKind>,
-    free_kinds: Vec<u32>,
+    heap: Queue,
     sms: Vec<Sm>,
     ctas: Vec<Option<Box<Cta>>>,
     next_cta: u32,
@@ -595,10 +494,7 @@ impl<'p> Engine<'p> {
             grid,
             dtypes,
             now: 0.0,
-            seq: 0,
-            heap: BinaryHeap::new(),
-            kinds: Vec::new(),
-            free_kinds: Vec::new(),
+            heap: Queue::default(),
             sms,
             ctas: (0..total).map(|_| None).collect(),
             next_cta: 0,
@@ -635,22 +531,7 @@ impl<'p> Engine<'p> {
     }
 
     fn push(&mut self, t: f64, kind: EvKind) {
-        self.seq += 1;
-        let t = t.max(0.0);
-        let slot = match self.free_kinds.pop() {
-            Some(i) => {
-                self.kinds[i as usize] = kind;
-                i
-            }
-            None => {
-                self.kinds.push(kind);
-                (self.kinds.len() - 1) as u32
-            }
-        };
-        self.heap.push(Ev {
-            key: (t.to_bits() as u128) << 64 | self.seq as u128,
-            slot,
-        });
+        self.heap.push(t, kind);
     }
 
     /// Issue slots per instruction of agent `a` of CTA `c`: [`cost::issue_slots`] of the
@@ -939,14 +820,12 @@ impl<'p> Engine<'p> {
     }
 
     pub fn run(mut self) -> Result<EngineResult, TimingError> {
-        while let Some(ev) = self.heap.pop() {
+        while let Some((t, kind)) = self.heap.pop() {
             self.stats.events += 1;
             if self.stats.events > self.max_events {
                 return Err(TimingError::EventLimit(self.max_events));
             }
-            self.now = ev.t();
-            let kind = self.kinds[ev.slot as usize];
-            self.free_kinds.push(ev.slot);
+            self.now = t;
             match kind {
                 EvKind::Run { cta, agent } => self.run_agent(cta, agent)?,
                 // A CTA may exit with a TMA load or a commit still in flight (the tutorial's
@@ -1210,9 +1089,9 @@ impl<'p> Engine<'p> {
     /// Whether an agent at local time `t` may touch shared state now: no event lies more than
     /// the lookahead before `t`.
     fn sync(&self, t: f64) -> bool {
-        match self.heap.peek() {
+        match self.heap.peek_time() {
             None => true,
-            Some(e) => e.t() + self.lookahead >= t,
+            Some(e) => e + self.lookahead >= t,
         }
     }
 
