@@ -96,6 +96,46 @@ pub fn alu_ops(e: &CExpr) -> u32 {
     }
 }
 
+/// Whether a tile expression's (hollow) value is fixed by the types and shapes of its operands
+/// alone, so that the engine may keep the value of its first evaluation at that instruction
+/// (a slot keeps the type checker's type and shape, the same at every execution): no
+/// indexing (whose position may be a run-time scalar), no inline PTX. The caller also
+/// checks that the value is a tile or a tuple of tiles (a scalar computed from a shape and a
+/// run-time scalar is not fixed).
+pub fn shape_only(e: &CExpr) -> bool {
+    match e {
+        CExpr::Const(_)
+        | CExpr::Slot(_)
+        | CExpr::ProgramId(_)
+        | CExpr::NumPrograms(_)
+        | CExpr::Arange { .. } => true,
+        CExpr::Full { value, .. } => shape_only(value),
+        CExpr::Unary(_, a)
+        | CExpr::Cast(a, _)
+        | CExpr::ExpandDims(a, _)
+        | CExpr::Broadcast(a, _)
+        | CExpr::Reshape(a, _)
+        | CExpr::Permute(a, _)
+        | CExpr::Split(a)
+        | CExpr::Reduce(_, a, _)
+        | CExpr::Scan(_, a, _, _)
+        | CExpr::ShapeOf(a, _) => shape_only(a),
+        CExpr::Binary(_, a, b) | CExpr::Join(a, b) => shape_only(a) && shape_only(b),
+        CExpr::Call(_, args) => args.iter().all(shape_only),
+        CExpr::Index(..) | CExpr::InlineAsm(..) => false,
+    }
+}
+
+/// Whether `v` is a register tile or a tuple of them (the values [`shape_only`] expressions
+/// may be cached as).
+pub fn is_tiles(v: &Value) -> bool {
+    match v {
+        Value::Tile(_) => true,
+        Value::Tuple(parts) => parts.iter().all(is_tiles),
+        _ => false,
+    }
+}
+
 /// Number of scalar operations in `e` (its cost as a dependent chain).
 pub fn scalar_ops(e: &CExpr) -> u32 {
     match e {

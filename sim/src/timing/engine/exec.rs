@@ -85,7 +85,8 @@ impl<'p> Engine<'p> {
         let warps = self.cta(c).agents[a as usize].warps;
         let slots = self.slots(c, a);
         // Issue costs as this partition's scheduler sees them (cost::issue_scaled).
-        let chip = cost::issue_scaled(&self.chip, slots);
+        let chip = self.scaled_chip(slots);
+        let chip: &Chip = &chip;
         // A TMA copy, an mbarrier expect or a tcgen05.commit is issued by one thread; in a
         // partition of several warps the compiled code may meet at CTA barriers before it
         // (chips.rs issue_barriers: Triton puts a bar.sync before each).
@@ -571,7 +572,7 @@ impl<'p> Engine<'p> {
                         (m, n, k, kind, a_smem)
                     }
                 };
-                let dur = cost::tcgen05_mma_cycles_operands(&chip, m, n, k, kind, a_smem);
+                let dur = cost::tcgen05_mma_cycles_operands(chip, m, n, k, kind, a_smem);
                 let issue = t0 + chip.mma_issue_cycles * cost::mma_instrs(m, k, kind, false) as f64;
                 // In order within the CTA (after a tcgen05.cp), shared with the SM's other
                 // CTAs instruction by instruction (super::pipe).
@@ -614,7 +615,7 @@ impl<'p> Engine<'p> {
                 let sv = smem_of(evs(src)?)?;
                 let _ = tmem_of(evs(dst)?)?;
                 let bytes = sv.shape.numel() * sv.dtype.bits() as u64 / 8;
-                let dur = cost::tcgen05_cp_cycles(&chip, bytes);
+                let dur = cost::tcgen05_cp_cycles(chip, bytes);
                 let issue = t0 + chip.mma_issue_cycles;
                 let cta = self.cta(c);
                 let start = issue.max(cta.pipe_free);
@@ -742,7 +743,7 @@ impl<'p> Engine<'p> {
                     _ => &[],
                 };
                 let (rows, cols) = tmem_rows_cols(shape, bytes);
-                let (lat, dur) = cost::tmem_access_shaped(&chip, rows, cols, warps, false);
+                let (lat, dur) = cost::tmem_access_shaped(chip, rows, cols, warps, false);
                 let end = self.sms[sm].tmem.server.reserve(t0, dur).max(t0 + lat);
                 *t = end;
                 self.record(t0, c, me, TWhat::Op { op: name, end }, span);
@@ -752,7 +753,7 @@ impl<'p> Engine<'p> {
                 let v = tmem_of(evs(dst)?)?;
                 let bytes = v.shape.numel() * v.dtype.bits().max(32) as u64 / 8;
                 let (rows, cols) = tmem_rows_cols(v.shape.as_slice(), bytes);
-                let (lat, dur) = cost::tmem_access_shaped(&chip, rows, cols, warps, true);
+                let (lat, dur) = cost::tmem_access_shaped(chip, rows, cols, warps, true);
                 let end = self.sms[sm].tmem.server.reserve(t0, dur).max(t0 + lat);
                 *t = end;
                 self.record(t0, c, me, TWhat::Op { op: name, end }, span);
@@ -788,7 +789,7 @@ impl<'p> Engine<'p> {
                         (m, n, k, kind, accv)
                     }
                 };
-                let dur = cost::wgmma_cycles(&chip, m, n, k, kind);
+                let dur = cost::wgmma_cycles(chip, m, n, k, kind);
                 let per = self.chip.mma_issue_cycles;
                 let spills = self.spills;
                 let cta = self.cta(c);
@@ -804,7 +805,7 @@ impl<'p> Engine<'p> {
                     // ptxas swaps the accumulator's 64-row blocks through local memory
                     // around their instructions and waits for each: the warpgroup is held
                     // until the last completes.
-                    end += cost::wgmma_spill(&chip, (m / 64).div_ceil(groups));
+                    end += cost::wgmma_spill(chip, (m / 64).div_ceil(groups));
                     self.stats.spilled_wgmmas += 1;
                     issue = issue.max(end + chip.mma_latency);
                 }
@@ -853,7 +854,7 @@ impl<'p> Engine<'p> {
                         (bytes, value)
                     }
                 };
-                let end = self.smem_access_end(&chip, sm, t0, bytes, cta.is_some());
+                let end = self.smem_access_end(chip, sm, t0, bytes, cta.is_some());
                 *t = end;
                 self.record(t0, c, me, TWhat::Op { op: name, end }, span);
                 Ok(OpDone::Value(value))
@@ -868,7 +869,7 @@ impl<'p> Engine<'p> {
                         b
                     }
                 };
-                let end = self.smem_access_end(&chip, sm, t0, bytes, cta.is_some());
+                let end = self.smem_access_end(chip, sm, t0, bytes, cta.is_some());
                 *t = end;
                 self.record(t0, c, me, TWhat::Op { op: name, end }, span);
                 Ok(OpDone::Next)
@@ -886,7 +887,7 @@ impl<'p> Engine<'p> {
                 };
                 let rmw = matches!(op, LOp::Op(K::SmemAtomic { .. }));
                 let bytes = numel(&shape) * v.dtype.bits() as u64 / 8 * if rmw { 2 } else { 1 };
-                let end = self.smem_access_end(&chip, sm, t0, bytes, false);
+                let end = self.smem_access_end(chip, sm, t0, bytes, false);
                 *t = end;
                 self.record(t0, c, me, TWhat::Op { op: name, end }, span);
                 if matches!(op, LOp::Op(K::SmemScatter { .. })) {

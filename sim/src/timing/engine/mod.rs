@@ -40,7 +40,9 @@
 //! and its commit waits for both; the cluster barrier waits for every CTA's arrival.
 
 mod exec;
+mod queue;
 use exec::synchronises;
+use queue::{EvKind, Queue, RemoteAct};
 
 use super::cost::{self, MmaKind};
 use super::hollow;
@@ -62,8 +64,8 @@ use crate::views;
 use bwsim_isa::ir::OpKind as K;
 use bwsim_isa::Code;
 use bwsim_isa::{DType, Span};
-use std::cmp::Ordering;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
+use std::rc::Rc;
 
 /// Work counters of a timing run.
 #[derive(Clone, Debug, Default)]
@@ -93,96 +95,6 @@ pub struct EngineResult {
     pub smem_busy: f64,
     pub alu_busy: f64,
     pub rec: Option<Rec>,
-}
-
-#[derive(Clone, Copy, Debug)]
-enum EvKind {
-    Run {
-        cta: u32,
-        agent: u32,
-    },
-    /// A TMA load lands: complete `bytes` of transaction on `bar`, once the L2 has served
-    /// the load's share (`landing`; re-checked when due, as later requests slow it down).
-    Tx {
-        cta: u32,
-        bar: u32,
-        bytes: i64,
-        landing: Option<Landing>,
-    },
-    Arrive {
-        cta: u32,
-        bar: u32,
-        count: u32,
-    },
-    /// A tcgen05.commit of CTA `cta` (on SM `sm`) comes due: once the CTA's tensor-pipe stream
-    /// has been served `target` (see [`super::pipe`]), and for a `cta_group::2` commit its
-    /// stream on the pair peer's SM `pair.0` has been served `pair.1`, not before `floor`
-    /// (cycles), arrive on `bar` in every CTA of the cluster whose rank is in `dests`.
-    Commit {
-        cta: u32,
-        sm: u32,
-        bar: u32,
-        target: f64,
-        floor: f64,
-        pair: Option<(u32, f64)>,
-        dests: u32,
-    },
-    Launch {
-        sm: u32,
-    },
-    /// Start the clusters that fit the free slots (launches with clusters).
-    LaunchClusters,
-    /// A `clc.try_cancel` response lands at shared address `addr`: cancel the next launch
-    /// not started, then complete 16 bytes on `bar` (in every CTA of the cluster with
-    /// `multicast`).
-    Clc {
-        cta: u32,
-        bar: u32,
-        addr: u32,
-        multicast: bool,
-    },
-    /// An operation of CTA `from` reaches the barrier `bar` of CTA `cta` of its cluster.
-    Remote {
-        cta: u32,
-        from: u32,
-        bar: u32,
-        act: RemoteAct,
-    },
-}
-
-/// What a remote barrier operation does to the peer's barrier.
-#[derive(Clone, Copy, Debug)]
-enum RemoteAct {
-    /// `mbar.arrive ..., cta=R`: `count` arrivals.
-    Arrive(u32),
-    /// `mbar.expect ..., cta=R`: expect `bytes` of transaction, then one arrival.
-    Expect(i64),
-}
-
-#[derive(Clone, Copy, Debug)]
-struct Ev {
-    t: f64,
-    /// Time (its IEEE bits, which order like the value for times >= 0) then sequence number.
-    key: u128,
-    kind: EvKind,
-}
-
-impl PartialEq for Ev {
-    fn eq(&self, o: &Ev) -> bool {
-        self.cmp(o) == Ordering::Equal
-    }
-}
-impl Eq for Ev {}
-impl PartialOrd for Ev {
-    fn partial_cmp(&self, o: &Ev) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Ev {
-    // Reversed: BinaryHeap is a max-heap and the engine wants the earliest event.
-    fn cmp(&self, o: &Ev) -> Ordering {
-        o.key.cmp(&self.key)
-    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -333,8 +245,7 @@ pub struct Engine<'p> {
     /// Element types of the launch's global tensors.
     dtypes: Vec<DType>,
     now: f64,
-    seq: u64,
-    heap: BinaryHeap<Ev>,
+    heap: Queue,
     sms: Vec<Sm>,
     ctas: Vec<Option<Box<Cta>>>,
     next_cta: u32,
@@ -366,6 +277,13 @@ pub struct Engine<'p> {
     /// The kernel's register tiles exceed 255 registers per thread (occupancy estimate): its
     /// wgmmas pay the chip's `wgmma_spill_cycles` per instruction and run one at a time.
     spills: bool,
+    /// The chip table as a partition of `i` issue slots per instruction sees it
+    /// ([`cost::issue_scaled`]), built once per slot count instead of once per operation.
+    scaled: Vec<Option<Rc<Chip>>>,
+    /// Per instruction: the ALU operations of its tile expression and the (hollow) value it
+    /// evaluates to, kept after its first evaluation when [`hollow::shape_only`] says the
+    /// value depends on nothing but the operands' types and shapes.
+    tile_vals: Vec<Option<(u32, Value)>>,
 }
 
 /// What an op's operands look like, cached per instruction.
@@ -576,8 +494,7 @@ impl<'p> Engine<'p> {
             grid,
             dtypes,
             now: 0.0,
-            seq: 0,
-            heap: BinaryHeap::new(),
+            heap: Queue::default(),
             sms,
             ctas: (0..total).map(|_| None).collect(),
             next_cta: 0,
@@ -598,6 +515,8 @@ impl<'p> Engine<'p> {
             shapes: vec![None; prog.code.len()],
             tile_msgs: vec![None; prog.code.len()],
             spills: false,
+            scaled: Vec::new(),
+            tile_vals: vec![None; prog.code.len()],
         };
         if e.cluster_size > 1 {
             e.launch_clusters();
@@ -612,13 +531,7 @@ impl<'p> Engine<'p> {
     }
 
     fn push(&mut self, t: f64, kind: EvKind) {
-        self.seq += 1;
-        let t = t.max(0.0);
-        self.heap.push(Ev {
-            t,
-            key: (t.to_bits() as u128) << 64 | self.seq as u128,
-            kind,
-        });
+        self.heap.push(t, kind);
     }
 
     /// Issue slots per instruction of agent `a` of CTA `c`: [`cost::issue_slots`] of the
@@ -626,6 +539,19 @@ impl<'p> Engine<'p> {
     /// the schedulers too; the model does not count them.)
     fn slots(&mut self, c: u32, a: u32) -> f64 {
         cost::issue_slots(self.cta(c).agents[a as usize].warps)
+    }
+
+    /// The chip table as a partition of `slots` issue slots per instruction sees it
+    /// ([`cost::issue_scaled`]), cached per slot count.
+    fn scaled_chip(&mut self, slots: f64) -> Rc<Chip> {
+        let i = slots as usize;
+        if self.scaled.len() <= i {
+            self.scaled.resize(i + 1, None);
+        }
+        let chip = &self.chip;
+        self.scaled[i]
+            .get_or_insert_with(|| Rc::new(cost::issue_scaled(chip, slots)))
+            .clone()
     }
 
     fn cta(&mut self, c: u32) -> &mut Cta {
@@ -894,13 +820,13 @@ impl<'p> Engine<'p> {
     }
 
     pub fn run(mut self) -> Result<EngineResult, TimingError> {
-        while let Some(ev) = self.heap.pop() {
+        while let Some((t, kind)) = self.heap.pop() {
             self.stats.events += 1;
             if self.stats.events > self.max_events {
                 return Err(TimingError::EventLimit(self.max_events));
             }
-            self.now = ev.t;
-            match ev.kind {
+            self.now = t;
+            match kind {
                 EvKind::Run { cta, agent } => self.run_agent(cta, agent)?,
                 // A CTA may exit with a TMA load or a commit still in flight (the tutorial's
                 // persistent pipelined kernel issues one last, unneeded prologue load): its
@@ -1015,7 +941,7 @@ impl<'p> Engine<'p> {
                     }
                     if let Some(due) = due {
                         // Another CTA's work arrived since the prediction: predict again.
-                        self.push(due, ev.kind);
+                        self.push(due, kind);
                     } else {
                         let at = floor.max(t + self.chip.mma_latency) + self.chip.commit_latency;
                         let base = cta - cta % self.cluster_size;
@@ -1163,9 +1089,9 @@ impl<'p> Engine<'p> {
     /// Whether an agent at local time `t` may touch shared state now: no event lies more than
     /// the lookahead before `t`.
     fn sync(&self, t: f64) -> bool {
-        match self.heap.peek() {
+        match self.heap.peek_time() {
             None => true,
-            Some(e) => e.t + self.lookahead >= t,
+            Some(e) => e + self.lookahead >= t,
         }
     }
 
@@ -1350,11 +1276,24 @@ impl Effects for Fx<'_, '_> {
             *t += e.scalar_cost[pc as usize] * e.slots(c, a);
             return Ok(Ok(v));
         }
-        let ops = hollow::alu_ops(expr);
+        let cached = e.tile_vals[pc as usize].clone();
+        let ops = match &cached {
+            Some((ops, _)) => *ops,
+            None => hollow::alu_ops(expr),
+        };
         if ops > 0 && !e.sync(*t) {
             return Ok(Err(Pause::Yield));
         }
-        let v = hollow::eval(expr, frame, cx)?;
+        let v = match cached {
+            Some((_, v)) => v,
+            None => {
+                let v = hollow::eval(expr, frame, cx)?;
+                if hollow::shape_only(expr) && hollow::is_tiles(&v) {
+                    e.tile_vals[pc as usize] = Some((ops, v.clone()));
+                }
+                v
+            }
+        };
         if ops > 0 {
             let (n, bits) = match &v {
                 Value::Tile(tl) => (numel(&tl.shape), tl.dtype.bits()),
