@@ -235,6 +235,53 @@ fn minimize_writes_the_shrunk_schedule_as_a_chrome_trace_with_its_preemptions() 
     assert_eq!(code, 2, "{err}");
 }
 
+/// The planted bug of every tests/fail kernel is found within one delay of each cluster's
+/// schedule (the code its first line expects). The default tier leaves out the kernels whose
+/// search takes long in a debug build; the full tier runs them all.
+#[test]
+fn exhaustive_finds_the_planted_bug_of_every_failing_kernel() {
+    // The phase aliasing of this one needs a hold (an agent held back until its cluster is
+    // quiescent); the other two are merely slow in a debug build.
+    const HEAVY: &[&str] = &[
+        "ws_matmul_acc_release_off_by_one",
+        "two_cta_matmul_commit_one_cta",
+        "mma_buffer_reuse",
+    ];
+    let full = bwsim_testkit::runs_in_full_tier(&format!("`bwsim check --exhaustive` of {}", HEAVY.join(", ")));
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir("tests/fail")
+        .expect("tests/fail")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "tile"))
+        .collect();
+    files.sort();
+    let mut checked = 0;
+    for path in files {
+        let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_string();
+        if !full && HEAVY.contains(&name.as_str()) {
+            continue;
+        }
+        let src = std::fs::read_to_string(&path).expect("readable");
+        let expect = src
+            .lines()
+            .next()
+            .and_then(|l| l.strip_prefix("// expect: "))
+            .expect("a tests/fail kernel starts with `// expect: CODE`")
+            .trim();
+        let file = path.to_string_lossy();
+        let (_, out, err) = bwsim(&["check", &file, "--exhaustive", "--delays", "1", "--json"]);
+        let v = json(&out);
+        let codes: Vec<&str> = v["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .filter_map(|f| f["diagnostic"]["code"].as_str())
+            .collect();
+        assert!(codes.contains(&expect), "{name}: expected {expect}, found {codes:?}\n{err}");
+        checked += 1;
+    }
+    assert!(checked >= 30, "only {checked} kernels in tests/fail");
+}
+
 #[test]
 fn exhaustive_proves_a_fixed_twin_clean_within_its_bound_and_finds_the_bug_of_its_buggy_twin() {
     // The wrong-parity deadlock shows on the deterministic schedule itself.

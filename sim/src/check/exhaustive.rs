@@ -1,31 +1,46 @@
-//! Bounded exhaustive checking: every schedule within a delay bound, each run once.
+//! Bounded exhaustive checking: every schedule of each cluster within a delay bound.
 //!
 //! The schedules are those of delay-bounded scheduling (Emmi, Qadeer and Rakamarić,
 //! "Delay-bounded scheduling", POPL 2011): a deterministic scheduler, and a budget of *delays*
-//! that each skip its choice at one decision point. The deterministic scheduler lets the agent
-//! that ran last go on while it can; when it cannot (it blocked or ended) the next runnable
-//! agent in (CTA, agent) order after it runs; an agent that has run as many steps in a row as
-//! the kernel's whole reference run while others could run hands over to the next (an agent
-//! polling a flag in global memory never blocks). Every asynchronous operation takes its kind's
-//! shortest latency, lands in one piece, and simultaneous completions fire in issue order.
-//! The decision points of a run are:
-//! - a pick where two or more agents can run and either the last agent cannot go on, or its
-//!   next step is visible to other agents (an operation or a completing wait: a step that only
-//!   evaluates into its own registers commutes with every other agent's step, so switching
-//!   before it gives no new behaviour); a delay there runs the next agent in order instead of
-//!   the default one (two delays, the one after, ...);
+//! that each skip its choice at one decision point. The deterministic scheduler
+//! (`delayed`) runs one cluster at a time (below); within it, the agent that ran last goes on
+//! while it can; when it cannot (it blocked or ended) the next runnable agent in (CTA, agent)
+//! order after it runs; an agent that has run as many steps in a row as the kernel's whole
+//! reference run while others could run hands over to the next (an agent polling a flag in
+//! global memory never blocks). Every asynchronous operation takes its kind's shortest
+//! latency, lands in one piece, and simultaneous completions fire in issue order. The decision
+//! points of a run are:
+//! - a pick where two or more agents of the cluster can run and either the last agent cannot
+//!   go on, or its next step is visible to other agents (an operation or a completing wait: a
+//!   step that only evaluates into its own registers commutes with every other agent's step,
+//!   so switching before it gives no new behaviour); a delay there runs the next agent in order
+//!   instead of the default one (two delays, the one after, ...);
+//! - a pick where one agent of the cluster can run, its next step is visible, something is in
+//!   flight and the cluster has other agents: a delay there *holds* the agent back until no
+//!   other agent of its cluster can run and nothing is in flight (a slow warp: the
+//!   completions land and the others run to their next block before it takes its step);
 //! - every asynchronous latency; a delay there takes the kind's longest latency instead.
 //!
-//! Without global atomics, the CTAs of different clusters cannot hand each other values (their
-//! plain global accesses are ordered by happens-before or reported as races on any schedule
-//! that runs both), so a delay at a pick chooses among the agents of the default agent's
-//! cluster only.
+//! **Clusters one at a time.** Without global atomics, the CTAs of different clusters cannot
+//! hand each other values (their plain global accesses are ordered by happens-before or
+//! reported as races on any schedule that runs both), so how the clusters interleave changes
+//! nothing any cluster can observe. The scheduler runs the cluster with the lowest id while
+//! it can, lets time pass while it waits for its own work in flight, and moves on only once it
+//! has finished or is stuck with nothing in flight. Everything in flight is then the running
+//! cluster's, every decision is that cluster's, and a cluster's run depends on its own
+//! delays only: each cluster numbers its decision points on its own and has its own plans.
+//! A run carries one plan per cluster, so the `k`-th run of a level runs the `k`-th plan of
+//! every cluster at once: a grid of 32 independent CTAs that each have 128 decision points
+//! needs 1 + 128 runs for one delay instead of 1 + 4,096, and covers the same cluster
+//! schedules (the bound is per cluster: at most `d` delays in each). With global atomics the
+//! grid is one cluster and the search is the plain delay-bounded one.
 //!
-//! With a bound of `d` delays, every schedule that differs from the deterministic one in at
-//! most `d` decisions is run exactly once: a schedule's delays are kept in decision order and
-//! its children add one at or after its last, on the decision points of its own run (stateless
-//! search: each schedule is a fresh run replaying its decisions). A clean result is a proof
-//! within that bound; a search that reaches its run limit says so and proves nothing.
+//! With a bound of `d` delays, every schedule of each cluster that differs from its
+//! deterministic one in at most `d` decisions is run exactly once: a plan's delays are kept in
+//! decision order and its children add one at or after its last, on the decision points of its
+//! own run (stateless search: each run is a fresh run replaying its decisions). A clean result
+//! is a proof within that bound; a search that reaches its run limit, or a run that stops (a
+//! trap, a limit) before a cluster whose plan it carried ran, says so and proves nothing.
 //!
 //! The hazard checker runs on every schedule, so races and missing fences, which come from
 //! happens-before rather than from an unlucky order, are found on whichever schedule first

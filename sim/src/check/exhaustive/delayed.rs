@@ -37,8 +37,9 @@ pub(super) struct Delayed<'a> {
     slot_cta: Vec<u32>,
     /// The agents of each slot seen runnable since its CTA was admitted.
     seen: Vec<BTreeSet<u32>>,
-    /// The slot group whose cluster runs now.
-    focus: Option<u32>,
+    /// The slot group whose cluster runs now, and that cluster (a slot group holds one
+    /// cluster after another).
+    focus: Option<(u32, u32)>,
     /// An agent held back by a delay until no other agent of its cluster can run and nothing
     /// is in flight.
     hold: Option<AgentRef>,
@@ -104,13 +105,22 @@ impl<'a> Delayed<'a> {
         }
     }
 
+    /// The positions in `runnable` of the focus cluster's agents.
+    fn focused(&self, runnable: &[AgentRef]) -> Vec<usize> {
+        let Some((f, c)) = self.focus else { return Vec::new() };
+        if self.cluster_of(f) != c {
+            // Its slots hold the next cluster: the focus cluster has left.
+            return Vec::new();
+        }
+        (0..runnable.len())
+            .filter(|&j| self.grp(runnable[j]) == f)
+            .collect()
+    }
+
     /// The positions in `runnable` of the focus cluster's agents, taking the focus first if
     /// the focus cluster has none (the runnable cluster with the lowest id).
     fn focus_agents(&mut self, runnable: &[AgentRef]) -> Vec<usize> {
-        let f = self.focus;
-        let mine: Vec<usize> = (0..runnable.len())
-            .filter(|&j| Some(self.grp(runnable[j])) == f)
-            .collect();
+        let mine = self.focused(runnable);
         if !mine.is_empty() {
             return mine;
         }
@@ -121,7 +131,7 @@ impl<'a> Delayed<'a> {
         else {
             return Vec::new();
         };
-        self.focus = Some(g);
+        self.focus = Some((g, self.cluster_of(g)));
         self.ran.insert(self.cluster_of(g));
         self.current = None;
         self.hold = None;
@@ -175,10 +185,8 @@ impl Scheduler for Delayed<'_> {
             let g = self.grp(h);
             return !runnable.iter().any(|&r| r != h && self.grp(r) == g);
         }
-        let Some(f) = self.focus else { return false };
-        let mine: Vec<usize> = (0..runnable.len())
-            .filter(|&j| self.grp(runnable[j]) == f)
-            .collect();
+        let Some((f, _)) = self.focus else { return false };
+        let mine = self.focused(runnable);
         if mine.is_empty() {
             // The focus cluster waits for its own work in flight: time passes.
             return true;
@@ -202,7 +210,7 @@ impl Scheduler for Delayed<'_> {
         if !others || !visible.get(d).copied().unwrap_or(true) {
             return false;
         }
-        let cluster = self.cluster_of(f);
+        let cluster = self.focus.map_or(0, |(_, c)| c);
         if self.decide(cluster, 1) > 0 {
             self.hold = Some(r);
             return true;
@@ -238,7 +246,7 @@ impl Scheduler for Delayed<'_> {
         let n = order.len();
         let is_point = n > 1 && cur.is_none_or(|c| visible.get(c).copied().unwrap_or(true));
         let i = if is_point {
-            let cluster = self.cluster_of(self.grp(runnable[default]));
+            let cluster = self.focus.map_or(0, |(_, c)| c);
             let k = self.decide(cluster, n as u32 - 1) as usize;
             order[k % n]
         } else {
@@ -255,7 +263,7 @@ impl Scheduler for Delayed<'_> {
     fn latency(&mut self, kind: AsyncKind) -> u64 {
         let (lo, hi) = self.ranges.range(kind);
         // Everything in flight is the focus cluster's.
-        let cluster = self.focus.map_or(0, |f| self.cluster_of(f));
+        let cluster = self.focus.map_or(0, |(_, c)| c);
         if self.decide(cluster, 1) > 0 {
             hi.max(lo).max(1)
         } else {
