@@ -247,7 +247,8 @@ fn exhaustive_finds_the_planted_bug_of_every_failing_kernel() {
         "two_cta_matmul_commit_one_cta",
         "mma_buffer_reuse",
     ];
-    let full = bwsim_testkit::runs_in_full_tier(&format!("`bwsim check --exhaustive` of {}", HEAVY.join(", ")));
+    let full =
+        bwsim_testkit::runs_in_full_tier(&format!("`bwsim check --exhaustive` of {}", HEAVY.join(", ")));
     let mut files: Vec<std::path::PathBuf> = std::fs::read_dir("tests/fail")
         .expect("tests/fail")
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -256,7 +257,11 @@ fn exhaustive_finds_the_planted_bug_of_every_failing_kernel() {
     files.sort();
     let mut checked = 0;
     for path in files {
-        let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_string();
+        let name = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or_default()
+            .to_string();
         if !full && HEAVY.contains(&name.as_str()) {
             continue;
         }
@@ -276,10 +281,46 @@ fn exhaustive_finds_the_planted_bug_of_every_failing_kernel() {
             .iter()
             .filter_map(|f| f["diagnostic"]["code"].as_str())
             .collect();
-        assert!(codes.contains(&expect), "{name}: expected {expect}, found {codes:?}\n{err}");
+        assert!(
+            codes.contains(&expect),
+            "{name}: expected {expect}, found {codes:?}\n{err}"
+        );
         checked += 1;
     }
     assert!(checked >= 30, "only {checked} kernels in tests/fail");
+}
+
+/// Independent CTAs run one after the other, each with its own plans: one run of a level
+/// carries a plan for every CTA.
+#[test]
+fn exhaustive_runs_the_plans_of_independent_ctas_side_by_side() {
+    // kernels/tiles/cp_async.tile: grid = cdiv(60, 8) = 8 CTAs, no atomics, no cluster.
+    let (code, out, err) = bwsim(&[
+        "check",
+        "kernels/tiles/cp_async.tile",
+        "--exhaustive",
+        "--delays",
+        "1",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v = json(&out);
+    let nums = |k: &str| -> Vec<u64> {
+        v[k].as_array()
+            .expect("levels")
+            .iter()
+            .filter_map(|x| x.as_u64())
+            .collect()
+    };
+    let (runs, classes) = (nums("schedules_by_delays"), nums("cluster_schedules_by_delays"));
+    assert_eq!(v["complete"], true);
+    // Level 0: one run, the deterministic schedule of each of the 8 CTAs.
+    assert_eq!((runs[0], classes[0]), (1, 8));
+    // Level 1: every CTA's one-delay schedules, 8 to a run while every CTA has some left.
+    assert!(
+        runs[1] > 0 && classes[1] > runs[1] && classes[1] <= 8 * runs[1],
+        "{runs:?} {classes:?}"
+    );
 }
 
 #[test]
@@ -298,19 +339,21 @@ fn exhaustive_proves_a_fixed_twin_clean_within_its_bound_and_finds_the_bug_of_it
     assert_eq!(v["complete"], true);
     assert_eq!(v["findings"][0]["diagnostic"]["code"], "deadlock");
     assert_eq!(v["findings"][0]["plan"], serde_json::json!([]));
-    // Its fixed twin: every schedule within 2 delays, none with a finding; the counts per
+    // Its fixed twin: every schedule within 1 delay, none with a finding; the counts per
     // level add up to the total.
     let (code, out, err) = bwsim(&[
         "check",
         "tests/pass/ws_add_wrong_parity_fixed.tile",
         "--exhaustive",
+        "--delays",
+        "1",
         "--json",
     ]);
     assert_eq!(code, 0, "{err}");
     let v = json(&out);
     assert_eq!(
         (v["complete"].as_bool(), v["delays"].as_u64()),
-        (Some(true), Some(2))
+        (Some(true), Some(1))
     );
     let levels: Vec<u64> = v["schedules_by_delays"]
         .as_array()
@@ -318,7 +361,7 @@ fn exhaustive_proves_a_fixed_twin_clean_within_its_bound_and_finds_the_bug_of_it
         .iter()
         .filter_map(|x| x.as_u64())
         .collect();
-    assert_eq!(levels.len(), 3);
+    assert_eq!(levels.len(), 2);
     assert_eq!(levels[0], 1, "one deterministic schedule");
     assert_eq!(
         levels.iter().sum::<u64>(),

@@ -426,7 +426,10 @@ mod tests {
         let mut s = Delayed::new(&none, 1000, None);
         assert_eq!(s.pick_among(&[a(0), a(1)], &[true, true]), 0);
         assert_eq!(s.pick_among(&[a(0), a(1)], &[false, true]), 0);
-        assert!(!s.stall_among(&[a(0)], &[false]), "a lone register-only step is not held");
+        assert!(
+            !s.stall_among(&[a(0)], &[false]),
+            "a lone register-only step is not held"
+        );
         assert_eq!(s.points[&0].len(), 1);
     }
 

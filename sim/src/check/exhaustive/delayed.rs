@@ -94,7 +94,9 @@ impl<'a> Delayed<'a> {
         let i = *n;
         *n += 1;
         self.points.entry(cluster).or_default().push((i, alternatives));
-        let Some(plan) = self.plans.get(&cluster) else { return 0 };
+        let Some(plan) = self.plans.get(&cluster) else {
+            return 0;
+        };
         let at = self.at.entry(cluster).or_default();
         match plan.get(*at) {
             Some(&(j, k)) if j == i => {
@@ -107,7 +109,9 @@ impl<'a> Delayed<'a> {
 
     /// The positions in `runnable` of the focus cluster's agents.
     fn focused(&self, runnable: &[AgentRef]) -> Vec<usize> {
-        let Some((f, c)) = self.focus else { return Vec::new() };
+        let Some((f, c)) = self.focus else {
+            return Vec::new();
+        };
         if self.cluster_of(f) != c {
             // Its slots hold the next cluster: the focus cluster has left.
             return Vec::new();
@@ -135,7 +139,9 @@ impl<'a> Delayed<'a> {
         self.ran.insert(self.cluster_of(g));
         self.current = None;
         self.hold = None;
-        (0..runnable.len()).filter(|&j| self.grp(runnable[j]) == g).collect()
+        (0..runnable.len())
+            .filter(|&j| self.grp(runnable[j]) == g)
+            .collect()
     }
 
     /// The default among the focus agents `mine` (positions in `runnable`): the last agent
