@@ -32,8 +32,9 @@
 //! A run carries one plan per cluster, so the `k`-th run of a level runs the `k`-th plan of
 //! every cluster at once: a grid of 32 independent CTAs that each have 128 decision points
 //! needs 1 + 128 runs for one delay instead of 1 + 4,096, and covers the same cluster
-//! schedules (the bound is per cluster: at most `d` delays in each). With global atomics the
-//! grid is one cluster and the search is the plain delay-bounded one.
+//! schedules (the bound is per cluster: at most `d` delays in each). With global atomics or
+//! `clc.try_cancel` (a CTA cancelling one that has not started) the grid is one cluster and
+//! the search is the plain delay-bounded one.
 //!
 //! With a bound of `d` delays, every schedule of each cluster that differs from its
 //! deterministic one in at most `d` decisions is run exactly once: a plan's delays are kept in
@@ -302,16 +303,19 @@ pub fn search<P: Fn(u64) + Sync>(p: &Prepared, opts: &Options, cancel: &AtomicBo
     }
 }
 
-/// The cluster size, when the CTAs of different clusters cannot hand each other values: the
-/// kernel has no global atomic (plain global accesses of two CTAs are ordered by
-/// happens-before or reported as a race on any schedule that runs both). `None` otherwise.
+/// The cluster size, when the CTAs of different clusters cannot hand each other values or
+/// change each other's work: the kernel has no global atomic (plain global accesses of two
+/// CTAs are ordered by happens-before or reported as a race on any schedule that runs both)
+/// and no `clc.try_cancel` (which takes a CTA that has not started away from the launch, so
+/// what one cluster does decides whether another runs). `None` otherwise.
 fn independent_clusters(p: &Prepared) -> Option<u32> {
-    let atomics = p
-        .prog
-        .code
-        .iter()
-        .any(|i| matches!(&i.kind, IKind::Op { name, .. } if name.starts_with("global.atomic")));
-    (!atomics).then(|| p.prog.cluster.iter().product::<u32>().max(1))
+    let shared = p.prog.code.iter().any(|i| match &i.kind {
+        IKind::Op { name, op, .. } => {
+            name.starts_with("global.atomic") || matches!(op, crate::lower::LOp::ClcTryCancel { .. })
+        }
+        _ => false,
+    });
+    (!shared).then(|| p.prog.cluster.iter().product::<u32>().max(1))
 }
 
 /// `delays at decision points 12, 40 (x2) of cluster 0`, or `no delays`.
@@ -431,6 +435,24 @@ mod tests {
             "a lone register-only step is not held"
         );
         assert_eq!(s.points[&0].len(), 1);
+    }
+
+    #[test]
+    fn a_level_packs_one_plan_of_every_cluster_into_each_run() {
+        let level = BTreeMap::from([
+            (0, vec![vec![(0, 1)], vec![(1, 1)], vec![(2, 1)]]),
+            (3, vec![vec![(5, 1)]]),
+        ]);
+        let runs = pack(&level);
+        assert_eq!(runs.len(), 3, "as many runs as the cluster with the most plans");
+        assert_eq!(runs[0], BTreeMap::from([(0, vec![(0, 1)]), (3, vec![(5, 1)])]));
+        assert_eq!(runs[2], BTreeMap::from([(0, vec![(2, 1)])]));
+        assert_eq!(flatten(&runs[0]), vec![(0, 0, 1), (3, 5, 1)]);
+        assert_eq!(delays_of(&vec![(0, 0, 1), (0, 4, 2), (3, 5, 1)]), (3, 4));
+        assert_eq!(
+            describe(&flatten(&runs[0])),
+            "delays at decision points 0 of cluster 0; 5 of cluster 3"
+        );
     }
 
     #[test]
