@@ -148,7 +148,7 @@ fn children(plan: &[(usize, u32)], points: &[(usize, u32)]) -> Vec<Local> {
 }
 
 /// Delays of a plan: (the most in one cluster, in all).
-fn delays_of(plan: &Plan) -> (u32, u32) {
+fn delays_of(plan: &[(u32, usize, u32)]) -> (u32, u32) {
     let mut per: BTreeMap<u32, u32> = BTreeMap::new();
     for &(c, _, k) in plan {
         *per.entry(c).or_default() += k;
@@ -448,7 +448,7 @@ mod tests {
         assert_eq!(runs[0], BTreeMap::from([(0, vec![(0, 1)]), (3, vec![(5, 1)])]));
         assert_eq!(runs[2], BTreeMap::from([(0, vec![(2, 1)])]));
         assert_eq!(flatten(&runs[0]), vec![(0, 0, 1), (3, 5, 1)]);
-        assert_eq!(delays_of(&vec![(0, 0, 1), (0, 4, 2), (3, 5, 1)]), (3, 4));
+        assert_eq!(delays_of(&[(0, 0, 1), (0, 4, 2), (3, 5, 1)]), (3, 4));
         assert_eq!(
             describe(&flatten(&runs[0])),
             "delays at decision points 0 of cluster 0; 5 of cluster 3"
