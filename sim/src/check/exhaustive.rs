@@ -386,7 +386,8 @@ mod tests {
     #[test]
     fn clusters_run_one_after_the_other_and_number_their_decisions_apart() {
         let b = |cta, agent| AgentRef { cta, agent };
-        let mut s = Delayed::new(&BTreeMap::new(), 1000, Some(1));
+        let none = BTreeMap::new();
+        let mut s = Delayed::new(&none, 1000, Some(1));
         s.admitted(0, 4);
         s.admitted(1, 3);
         // CTA 3 (slot 1) has the lower id: its cluster runs first.
@@ -419,7 +420,8 @@ mod tests {
         assert_eq!(s.pick_among(&[a(0)], &[true]), 0);
         assert_eq!(s.points[&0], vec![(0, 2), (1, 1)]);
         // Without the delay the lone agent is not held back.
-        let mut s = Delayed::new(&BTreeMap::new(), 1000, None);
+        let none = BTreeMap::new();
+        let mut s = Delayed::new(&none, 1000, None);
         assert_eq!(s.pick_among(&[a(0), a(1)], &[true, true]), 0);
         assert!(!s.stall_among(&[a(0)], &[true]));
     }
