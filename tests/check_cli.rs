@@ -307,6 +307,39 @@ fn minimize_writes_the_shrunk_schedule_as_a_chrome_trace_with_its_preemptions() 
     bwsim_says(&["check", file, "--chrome", &trace_arg], 2, &[]);
 }
 
+/// Independent CTAs run one after the other, each with its own plans: one run of a level
+/// carries a plan for every CTA.
+#[test]
+fn exhaustive_runs_the_plans_of_independent_ctas_side_by_side() {
+    // kernels/tiles/cp_async.tile: grid = cdiv(60, 8) = 8 CTAs, no atomics, no cluster.
+    let (code, out, err) = bwsim(&[
+        "check",
+        "kernels/tiles/cp_async.tile",
+        "--exhaustive",
+        "--delays",
+        "1",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v = json(&out);
+    let nums = |k: &str| -> Vec<u64> {
+        v[k].as_array()
+            .expect("levels")
+            .iter()
+            .filter_map(|x| x.as_u64())
+            .collect()
+    };
+    let (runs, classes) = (nums("schedules_by_delays"), nums("cluster_schedules_by_delays"));
+    assert_eq!(v["complete"], true);
+    // Level 0: one run, the deterministic schedule of each of the 8 CTAs.
+    assert_eq!((runs[0], classes[0]), (1, 8));
+    // Level 1: every CTA's one-delay schedules, 8 to a run while every CTA has some left.
+    assert!(
+        runs[1] > 0 && classes[1] > runs[1] && classes[1] <= 8 * runs[1],
+        "{runs:?} {classes:?}"
+    );
+}
+
 #[test]
 fn exhaustive_proves_a_fixed_twin_clean_within_its_bound_and_finds_the_bug_of_its_buggy_twin() {
     // The wrong-parity deadlock shows on the deterministic schedule itself.
@@ -318,15 +351,15 @@ fn exhaustive_proves_a_fixed_twin_clean_within_its_bound_and_finds_the_bug_of_it
     assert_eq!(v["complete"], true);
     assert_eq!(v["findings"][0]["diagnostic"]["code"], "deadlock");
     assert_eq!(v["findings"][0]["plan"], serde_json::json!([]));
-    // Its fixed twin: every schedule within 2 delays, none with a finding; the counts per
+    // Its fixed twin: every schedule within 1 delay, none with a finding; the counts per
     // level add up to the total.
-    let v = bwsim_json(0, &["check", fixed, "--exhaustive", "--json"]);
+    let v = bwsim_json(0, &["check", fixed, "--exhaustive", "--delays", "1", "--json"]);
     assert_eq!(
         (v["complete"].as_bool(), v["delays"].as_u64()),
-        (Some(true), Some(2))
+        (Some(true), Some(1))
     );
     let levels: Vec<u64> = serde_json::from_value(v["schedules_by_delays"].clone()).expect("levels");
-    assert_eq!(levels.len(), 3);
+    assert_eq!(levels.len(), 2);
     assert_eq!(levels[0], 1, "one deterministic schedule");
     assert_eq!(
         levels.iter().sum::<u64>(),

@@ -68,6 +68,15 @@ pub trait Scheduler {
     fn stall(&mut self) -> bool {
         false
     }
+    /// [`Scheduler::stall`], knowing the runnable agents and (when
+    /// [`Scheduler::wants_visibility`], else empty) whether each one's next step is visible.
+    /// A scheduler that holds an agent back until another can run answers from them.
+    fn stall_among(&mut self, _runnable: &[AgentRef], _visible: &[bool]) -> bool {
+        self.stall()
+    }
+    /// CTA `cta` (its linear id in the grid) was admitted to slot `slot`: the slot's agents
+    /// are that CTA's from now on (a hook for schedulers that treat CTAs apart).
+    fn admitted(&mut self, _slot: u32, _cta: u32) {}
 }
 
 /// Latency ranges (inclusive, logical time units) of the default scheduler.

@@ -80,16 +80,17 @@ pub struct Args {
     #[arg(long, requires = "minimize", value_name = "FILE")]
     chrome: Option<std::path::PathBuf>,
     /// Instead of random schedules, run every schedule within a delay bound (`--delays`): the
-    /// deterministic schedule (each agent goes on while it can, asynchronous work at its
-    /// shortest latency) and every schedule that differs from it in at most D decisions (a
-    /// switch to another agent before a visible step, a longest latency); a clean result proves
-    /// the kernel clean within that bound
+    /// deterministic schedule (one cluster at a time, each agent goes on while it can,
+    /// asynchronous work at its shortest latency) and every schedule that differs from it in at
+    /// most D decisions of each cluster (a switch to another agent before a visible step, a
+    /// lone agent held back, a longest latency); a clean result proves the kernel clean within
+    /// that bound
     #[arg(long, conflicts_with_all = ["seed", "minimize", "fix"])]
     exhaustive: bool,
-    /// With --exhaustive: the delay bound
+    /// With --exhaustive: the delay bound (per cluster)
     #[arg(long, default_value_t = 2, value_name = "D", requires = "exhaustive", value_parser = clap::value_parser!(u32).range(0..=8))]
     delays: u32,
-    /// With --exhaustive: run at most N schedules (past it the search is incomplete and proves
+    /// With --exhaustive: make at most N runs (past it the search is incomplete and proves
     /// nothing)
     #[arg(long, default_value_t = 1_000_000, value_name = "N", requires = "exhaustive", value_parser = clap::value_parser!(u64).range(1..))]
     max_schedules: u64,

@@ -1,56 +1,75 @@
-//! Bounded exhaustive checking: every schedule within a delay bound, each run once.
+//! Bounded exhaustive checking: every schedule of each cluster within a delay bound.
 //!
 //! The schedules are those of delay-bounded scheduling (Emmi, Qadeer and Rakamarić,
 //! "Delay-bounded scheduling", POPL 2011): a deterministic scheduler, and a budget of *delays*
-//! that each skip its choice at one decision point. The deterministic scheduler lets the agent
-//! that ran last go on while it can; when it cannot (it blocked or ended) the next runnable
-//! agent in (CTA, agent) order after it runs; an agent that has run as many steps in a row as
-//! the kernel's whole reference run while others could run hands over to the next (an agent
-//! polling a flag in global memory never blocks). Every asynchronous operation takes its kind's
-//! shortest latency, lands in one piece, and simultaneous completions fire in issue order.
-//! The decision points of a run are:
-//! - a pick where two or more agents can run and either the last agent cannot go on, or its
-//!   next step is visible to other agents (an operation or a completing wait: a step that only
-//!   evaluates into its own registers commutes with every other agent's step, so switching
-//!   before it gives no new behaviour); a delay there runs the next agent in order instead of
-//!   the default one (two delays, the one after, ...);
+//! that each skip its choice at one decision point. The deterministic scheduler
+//! (`delayed`) runs one cluster at a time (below); within it, the agent that ran last goes on
+//! while it can; when it cannot (it blocked or ended) the next runnable agent in (CTA, agent)
+//! order after it runs; an agent that has run as many steps in a row as the kernel's whole
+//! reference run while others could run hands over to the next (an agent polling a flag in
+//! global memory never blocks). Every asynchronous operation takes its kind's shortest
+//! latency, lands in one piece, and simultaneous completions fire in issue order. The decision
+//! points of a run are:
+//! - a pick where two or more agents of the cluster can run and either the last agent cannot
+//!   go on, or its next step is visible to other agents (an operation or a completing wait: a
+//!   step that only evaluates into its own registers commutes with every other agent's step,
+//!   so switching before it gives no new behaviour); a delay there runs the next agent in order
+//!   instead of the default one (two delays, the one after, ...);
+//! - a pick where one agent of the cluster can run, its next step is visible, something is in
+//!   flight and the cluster has other agents: a delay there *holds* the agent back until no
+//!   other agent of its cluster can run and nothing is in flight (a slow warp: the
+//!   completions land and the others run to their next block before it takes its step);
 //! - every asynchronous latency; a delay there takes the kind's longest latency instead.
 //!
-//! Without global atomics, the CTAs of different clusters cannot hand each other values (their
-//! plain global accesses are ordered by happens-before or reported as races on any schedule
-//! that runs both), so a delay at a pick chooses among the agents of the default agent's
-//! cluster only.
+//! **Clusters one at a time.** Without global atomics, the CTAs of different clusters cannot
+//! hand each other values (their plain global accesses are ordered by happens-before or
+//! reported as races on any schedule that runs both), so how the clusters interleave changes
+//! nothing any cluster can observe. The scheduler runs the cluster with the lowest id while
+//! it can, lets time pass while it waits for its own work in flight, and moves on only once it
+//! has finished or is stuck with nothing in flight. Everything in flight is then the running
+//! cluster's, every decision is that cluster's, and a cluster's run depends on its own
+//! delays only: each cluster numbers its decision points on its own and has its own plans.
+//! A run carries one plan per cluster, so the `k`-th run of a level runs the `k`-th plan of
+//! every cluster at once: a grid of 32 independent CTAs that each have 128 decision points
+//! needs 1 + 128 runs for one delay instead of 1 + 4,096, and covers the same cluster
+//! schedules (the bound is per cluster: at most `d` delays in each). With global atomics or
+//! `clc.try_cancel` (a CTA cancelling one that has not started) the grid is one cluster and
+//! the search is the plain delay-bounded one.
 //!
-//! With a bound of `d` delays, every schedule that differs from the deterministic one in at
-//! most `d` decisions is run exactly once: a schedule's delays are kept in decision order and
-//! its children add one at or after its last, on the decision points of its own run (stateless
-//! search: each schedule is a fresh run replaying its decisions). A clean result is a proof
-//! within that bound; a search that reaches its run limit says so and proves nothing.
+//! With a bound of `d` delays, every schedule of each cluster that differs from its
+//! deterministic one in at most `d` decisions is run exactly once: a plan's delays are kept in
+//! decision order and its children add one at or after its last, on the decision points of its
+//! own run (stateless search: each run is a fresh run replaying its decisions). A clean result
+//! is a proof within that bound; a search that reaches its run limit, or a run that stops (a
+//! trap, a limit) before a cluster whose plan it carried ran, says so and proves nothing.
 //!
 //! The hazard checker runs on every schedule, so races and missing fences, which come from
 //! happens-before rather than from an unlucky order, are found on whichever schedule first
 //! executes both accesses; the delays are for deadlocks, phase aliasing and value-dependent
 //! findings.
 
+mod delayed;
+
 use super::Prepared;
 use crate::explore::key;
 use crate::lower::IKind;
-use crate::sched::{AgentRef, AsyncKind, Latencies, Scheduler};
 use bwsim_isa::Diagnostic;
-use std::collections::BTreeMap;
+use delayed::Delayed;
+pub use delayed::Local;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
-/// A schedule: the delays at decision points, as (decision index, delays there), in increasing
-/// index order.
-pub type Plan = Vec<(usize, u32)>;
+/// A schedule: the delays of each cluster at its own decision points, as (cluster, decision
+/// index, delays there), by cluster then index.
+pub type Plan = Vec<(u32, usize, u32)>;
 
 /// Options of [`search`].
 #[derive(Clone, Debug)]
 pub struct Options {
-    /// Delays a schedule may make.
+    /// Delays each cluster's schedule may make.
     pub delays: u32,
-    /// Schedules run at the most; past it the search is incomplete.
+    /// Runs at the most; past it the search is incomplete.
     pub max_schedules: u64,
     pub jobs: usize,
 }
@@ -59,151 +78,51 @@ pub struct Options {
 #[derive(Clone, Debug)]
 pub struct Found {
     pub diagnostic: Diagnostic,
-    /// The first schedule (fewest delays, then earliest) that shows it.
+    /// The first run (fewest delays in one cluster, then fewest delays, then earliest) that
+    /// shows it.
     pub plan: Plan,
-    /// How many of the schedules run showed it.
+    /// How many of the runs showed it.
     pub count: u64,
 }
 
 /// The result of [`search`].
 #[derive(Clone, Debug, Default)]
 pub struct Search {
-    /// Schedules run.
+    /// Runs.
     pub schedules: u64,
-    /// Schedules run with each number of delays (index = delays).
+    /// Runs at each level (index = the delays of each cluster's schedule).
     pub by_delays: Vec<u64>,
+    /// Cluster schedules covered at each level: the schedules of one cluster, each a class of
+    /// the kernel's schedules that the bound tells apart (a run covers one per cluster).
+    pub cluster_schedules: Vec<u64>,
     /// Findings ordered by (severity, delays, plan).
     pub findings: Vec<Found>,
-    /// Whether every schedule within the bound ran (no run limit, no cancellation).
+    /// Whether every schedule within the bound ran (no run limit, no cancellation, no run
+    /// that stopped before every cluster whose schedule it carried had run).
     pub complete: bool,
 }
 
-/// The deterministic scheduler with delays at the points a [`Plan`] names; it records the
-/// decision points of its run.
-struct Delayed<'a> {
-    plan: &'a [(usize, u32)],
-    at: usize,
-    decision: usize,
-    current: Option<AgentRef>,
-    ranges: Latencies,
-    ties: u64,
-    /// Steps the current agent has taken in a row, and how many it may take while others
-    /// could run before the next one is made to run (fairness: an agent polling a flag never
-    /// blocks).
-    run_length: u64,
-    fair_after: u64,
-    /// The decision points of this run: (index, alternatives to the default).
-    points: Vec<(usize, u32)>,
-    /// The CTAs of a slot group of this size can interact only with each other (a cluster):
-    /// a delay chooses among the default agent's group. `None`: every agent may interact
-    /// with every other (the kernel uses global atomics, which CTAs hand values through).
-    group: Option<u32>,
+/// What one run shows: its diagnostics, each cluster's decision points, the clusters that ran.
+struct Ran {
+    diagnostics: Vec<Diagnostic>,
+    points: BTreeMap<u32, Vec<(usize, u32)>>,
+    ran: BTreeSet<u32>,
 }
 
-impl<'a> Delayed<'a> {
-    fn new(plan: &'a [(usize, u32)], fair_after: u64, group: Option<u32>) -> Self {
-        Delayed {
-            plan,
-            at: 0,
-            decision: 0,
-            current: None,
-            ranges: Latencies::default(),
-            ties: 0,
-            run_length: 0,
-            fair_after: fair_after.max(1),
-            group: group.map(|g| g.max(1)),
-            points: Vec::new(),
-        }
-    }
-
-    /// A decision point with `alternatives` choices besides the default: the delays the plan
-    /// makes there.
-    fn decide(&mut self, alternatives: u32) -> u32 {
-        let i = self.decision;
-        self.decision += 1;
-        self.points.push((i, alternatives));
-        match self.plan.get(self.at) {
-            Some(&(j, k)) if j == i => {
-                self.at += 1;
-                k
-            }
-            _ => 0,
-        }
-    }
-}
-
-impl Scheduler for Delayed<'_> {
-    fn wants_visibility(&self) -> bool {
-        true
-    }
-    fn pick(&mut self, runnable: &[AgentRef]) -> usize {
-        let all = vec![true; runnable.len()];
-        self.pick_among(runnable, &all)
-    }
-    fn pick_among(&mut self, runnable: &[AgentRef], visible: &[bool]) -> usize {
-        let mut cur = self.current.and_then(|c| runnable.iter().position(|&r| r == c));
-        if cur.is_some() && runnable.len() > 1 && self.run_length >= self.fair_after {
-            // Fairness: the agent has run long enough while others could; the next one runs
-            // (not a decision: every schedule does it).
-            cur = None;
-        }
-        // The default: the last agent while it can run, else the next in order after it.
-        let default = cur.unwrap_or_else(|| match self.current {
-            Some(c) => runnable
-                .iter()
-                .position(|&r| (r.cta, r.agent) > (c.cta, c.agent))
-                .unwrap_or(0),
-            None => 0,
-        });
-        // The agents a delay may choose: the default's group (itself first), in order.
-        let same = |r: &AgentRef| self.group.is_none_or(|g| r.cta / g == runnable[default].cta / g);
-        let order: Vec<usize> = (0..runnable.len())
-            .map(|k| (default + k) % runnable.len())
-            .filter(|&j| same(&runnable[j]))
-            .collect();
-        let n = order.len();
-        let is_point = n > 1 && cur.is_none_or(|c| visible.get(c).copied().unwrap_or(true));
-        let i = if is_point {
-            let k = self.decide(n as u32 - 1) as usize;
-            order[k % n]
-        } else {
-            default
-        };
-        if self.current == Some(runnable[i]) {
-            self.run_length += 1;
-        } else {
-            self.run_length = 0;
-        }
-        self.current = Some(runnable[i]);
-        i
-    }
-    fn latency(&mut self, kind: AsyncKind) -> u64 {
-        let (lo, hi) = self.ranges.range(kind);
-        if self.decide(1) > 0 {
-            hi.max(lo).max(1)
-        } else {
-            lo.max(1)
-        }
-    }
-    fn pieces(&mut self, _max: u32) -> u32 {
-        1
-    }
-    fn tiebreak(&mut self) -> u64 {
-        self.ties += 1;
-        self.ties
-    }
-}
-
-/// Runs `plan`: its diagnostics and the decision points of its run.
-fn run_plan(p: &Prepared, plan: &[(usize, u32)], group: Option<u32>) -> (Vec<Diagnostic>, Vec<(usize, u32)>) {
-    let mut s = Delayed::new(plan, p.expected_steps, group);
+/// Runs the composite schedule `plans`.
+fn run_plan(p: &Prepared, plans: &BTreeMap<u32, Local>, group: Option<u32>) -> Ran {
+    let mut s = Delayed::new(plans, p.expected_steps, group);
     let r = p.run_with(&mut s, false);
-    (r.diagnostics, s.points)
+    Ran {
+        diagnostics: r.diagnostics,
+        points: s.points,
+        ran: s.ran,
+    }
 }
 
 /// The schedules one delay beyond `plan` on the decision points of its run: one more delay at
 /// its last delayed point (while that point has alternatives left) or at any later point.
-fn children(plan: &[(usize, u32)], points: &[(usize, u32)]) -> Vec<Plan> {
+fn children(plan: &[(usize, u32)], points: &[(usize, u32)]) -> Vec<Local> {
     let last = plan.last().copied();
     let mut out = Vec::new();
     for &(i, alts) in points {
@@ -228,30 +147,60 @@ fn children(plan: &[(usize, u32)], points: &[(usize, u32)]) -> Vec<Plan> {
     out
 }
 
-fn delays_of(plan: &[(usize, u32)]) -> u32 {
-    plan.iter().map(|x| x.1).sum()
+/// Delays of a plan: (the most in one cluster, in all).
+fn delays_of(plan: &[(u32, usize, u32)]) -> (u32, u32) {
+    let mut per: BTreeMap<u32, u32> = BTreeMap::new();
+    for &(c, _, k) in plan {
+        *per.entry(c).or_default() += k;
+    }
+    (per.values().copied().max().unwrap_or(0), per.values().sum())
 }
 
-/// Runs every schedule within `opts.delays` delays (level by level: 0 delays, then 1, ...),
-/// on `opts.jobs` threads; `progress(done)` after each schedule. Stops at
-/// `opts.max_schedules` or when `cancel` is set (the result is then incomplete). The result
-/// does not depend on the number of threads.
+fn flatten(plans: &BTreeMap<u32, Local>) -> Plan {
+    plans
+        .iter()
+        .flat_map(|(&c, l)| l.iter().map(move |&(i, k)| (c, i, k)))
+        .collect()
+}
+
+/// The runs of one level: run `k` gives each cluster its `k`-th schedule of the level (a
+/// cluster with fewer makes no delay).
+fn pack(level: &BTreeMap<u32, Vec<Local>>) -> Vec<BTreeMap<u32, Local>> {
+    let n = level.values().map(Vec::len).max().unwrap_or(0);
+    (0..n)
+        .map(|k| {
+            level
+                .iter()
+                .filter_map(|(&c, v)| v.get(k).map(|l| (c, l.clone())))
+                .collect()
+        })
+        .collect()
+}
+
+/// Runs every schedule of each cluster within `opts.delays` delays (level by level: 0
+/// delays, then 1, ...), on `opts.jobs` threads; `progress(done)` after each run. Stops at
+/// `opts.max_schedules` runs or when `cancel` is set (the result is then incomplete). The
+/// result does not depend on the number of threads.
 pub fn search<P: Fn(u64) + Sync>(p: &Prepared, opts: &Options, cancel: &AtomicBool, progress: P) -> Search {
     type Key = (&'static str, Vec<(u32, u32)>, String);
     let found: Mutex<BTreeMap<Key, Found>> = Mutex::new(BTreeMap::new());
     let done = AtomicU64::new(0);
     let group = independent_clusters(p);
-    let mut level: Vec<Plan> = vec![Vec::new()];
+    // Level 0: one run without delays, whose decision points seed every cluster's children.
+    let mut runs: Vec<BTreeMap<u32, Local>> = vec![BTreeMap::new()];
     let mut by_delays = Vec::new();
+    let mut cluster_schedules = Vec::new();
     let mut complete = true;
     for d in 0..=opts.delays {
-        if level.is_empty() {
+        if runs.is_empty() {
             break;
         }
-        let next: Mutex<Vec<Plan>> = Mutex::new(Vec::new());
+        let next: Mutex<BTreeMap<u32, Vec<Local>>> = Mutex::new(BTreeMap::new());
         let taken = AtomicU64::new(0);
         let ran = AtomicU64::new(0);
+        let covered = AtomicU64::new(0);
         let stop = AtomicBool::new(false);
+        let short = AtomicBool::new(false);
         crossbeam::scope(|s| {
             for _ in 0..opts.jobs.max(1) {
                 s.spawn(|_| loop {
@@ -259,24 +208,44 @@ pub fn search<P: Fn(u64) + Sync>(p: &Prepared, opts: &Options, cancel: &AtomicBo
                         break;
                     }
                     let i = taken.fetch_add(1, Ordering::Relaxed) as usize;
-                    let Some(plan) = level.get(i) else { break };
+                    let Some(plans) = runs.get(i) else { break };
                     if done.fetch_add(1, Ordering::Relaxed) >= opts.max_schedules {
                         done.fetch_sub(1, Ordering::Relaxed);
                         stop.store(true, Ordering::Relaxed);
                         break;
                     }
-                    let (diags, points) = run_plan(p, plan, group);
+                    let r = run_plan(p, plans, group);
                     ran.fetch_add(1, Ordering::Relaxed);
+                    // The clusters whose schedules this run covers: at level 0 every one
+                    // that ran, later those it carried.
+                    let owners: Vec<u32> = if d == 0 {
+                        r.ran.iter().copied().collect()
+                    } else {
+                        plans.keys().copied().collect()
+                    };
+                    if owners.iter().any(|c| !r.ran.contains(c)) {
+                        // The run stopped (a trap, a limit) before a cluster it carried ran.
+                        short.store(true, Ordering::Relaxed);
+                    }
+                    covered.fetch_add(
+                        owners.iter().filter(|c| r.ran.contains(c)).count() as u64,
+                        Ordering::Relaxed,
+                    );
                     if d < opts.delays {
-                        let c = children(plan, &points);
+                        let empty = Vec::new();
                         if let Ok(mut n) = next.lock() {
-                            n.extend(c);
+                            for c in owners {
+                                let plan = plans.get(&c).unwrap_or(&empty);
+                                let pts = r.points.get(&c).unwrap_or(&empty);
+                                n.entry(c).or_default().extend(children(plan, pts));
+                            }
                         }
                     }
-                    if !diags.is_empty() {
+                    if !r.diagnostics.is_empty() {
+                        let plan = flatten(plans);
                         if let Ok(mut f) = found.lock() {
                             let mut seen = std::collections::HashSet::new();
-                            for dg in diags {
+                            for dg in r.diagnostics {
                                 let k = key(&dg);
                                 if !seen.insert(k.clone()) {
                                     continue;
@@ -287,7 +256,7 @@ pub fn search<P: Fn(u64) + Sync>(p: &Prepared, opts: &Options, cancel: &AtomicBo
                                     count: 0,
                                 });
                                 e.count += 1;
-                                if (delays_of(plan), plan) < (delays_of(&e.plan), &e.plan) {
+                                if (delays_of(&plan), &plan) < (delays_of(&e.plan), &e.plan) {
                                     e.plan = plan.clone();
                                     e.diagnostic = dg;
                                 }
@@ -300,6 +269,10 @@ pub fn search<P: Fn(u64) + Sync>(p: &Prepared, opts: &Options, cancel: &AtomicBo
         })
         .unwrap_or_else(|e| std::panic::resume_unwind(e));
         by_delays.push(ran.load(Ordering::Relaxed));
+        cluster_schedules.push(covered.load(Ordering::Relaxed));
+        if short.load(Ordering::Relaxed) {
+            complete = false;
+        }
         if stop.load(Ordering::Relaxed) || cancel.load(Ordering::Relaxed) {
             complete = false;
             break;
@@ -307,9 +280,11 @@ pub fn search<P: Fn(u64) + Sync>(p: &Prepared, opts: &Options, cancel: &AtomicBo
         let mut n = next.into_inner().unwrap_or_default();
         // Children of different parents are different schedules; the order makes the run
         // deterministic.
-        n.sort();
-        n.dedup();
-        level = n;
+        for v in n.values_mut() {
+            v.sort();
+            v.dedup();
+        }
+        runs = pack(&n);
     }
     let mut findings: Vec<Found> = found.into_inner().unwrap_or_default().into_values().collect();
     findings.sort_by(|a, b| {
@@ -322,64 +297,76 @@ pub fn search<P: Fn(u64) + Sync>(p: &Prepared, opts: &Options, cancel: &AtomicBo
     Search {
         schedules: done.load(Ordering::Relaxed),
         by_delays,
+        cluster_schedules,
         findings,
         complete,
     }
 }
 
-/// The cluster size, when the CTAs of different clusters cannot hand each other values: the
-/// kernel has no global atomic (plain global accesses of two CTAs are ordered by
-/// happens-before or reported as a race on any schedule that runs both). `None` otherwise.
+/// The cluster size, when the CTAs of different clusters cannot hand each other values or
+/// change each other's work: the kernel has no global atomic (plain global accesses of two
+/// CTAs are ordered by happens-before or reported as a race on any schedule that runs both)
+/// and no `clc.try_cancel` (which takes a CTA that has not started away from the launch, so
+/// what one cluster does decides whether another runs). `None` otherwise.
 fn independent_clusters(p: &Prepared) -> Option<u32> {
-    let atomics = p
-        .prog
-        .code
-        .iter()
-        .any(|i| matches!(&i.kind, IKind::Op { name, .. } if name.starts_with("global.atomic")));
-    (!atomics).then(|| p.prog.cluster.iter().product::<u32>().max(1))
+    let shared = p.prog.code.iter().any(|i| match &i.kind {
+        IKind::Op { name, op, .. } => {
+            name.starts_with("global.atomic") || matches!(op, crate::lower::LOp::ClcTryCancel { .. })
+        }
+        _ => false,
+    });
+    (!shared).then(|| p.prog.cluster.iter().product::<u32>().max(1))
 }
 
-/// `delays at decision points 12, 40 (x2)`, or `no delays`.
-pub fn describe(plan: &[(usize, u32)]) -> String {
+/// `delays at decision points 12, 40 (x2) of cluster 0`, or `no delays`.
+pub fn describe(plan: &[(u32, usize, u32)]) -> String {
     if plan.is_empty() {
         return "no delays".into();
     }
-    let at: Vec<String> = plan
+    let mut per: BTreeMap<u32, Vec<String>> = BTreeMap::new();
+    for &(c, i, k) in plan {
+        per.entry(c).or_default().push(if k == 1 {
+            i.to_string()
+        } else {
+            format!("{i} (x{k})")
+        });
+    }
+    let parts: Vec<String> = per
         .iter()
-        .map(|&(i, k)| {
-            if k == 1 {
-                i.to_string()
-            } else {
-                format!("{i} (x{k})")
-            }
-        })
+        .map(|(c, at)| format!("{} of cluster {c}", at.join(", ")))
         .collect();
-    format!("delays at decision points {}", at.join(", "))
+    format!("delays at decision points {}", parts.join("; "))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sched::{AgentRef, Scheduler};
 
     fn a(agent: u32) -> AgentRef {
         AgentRef { cta: 0, agent }
+    }
+
+    fn one(plan: Local) -> BTreeMap<u32, Local> {
+        BTreeMap::from([(0, plan)])
     }
 
     #[test]
     fn the_default_goes_on_with_the_last_agent_and_a_delay_takes_the_next() {
         let all = [a(0), a(1), a(2)];
         let vis = [true, true, true];
-        let mut s = Delayed::new(&[], 1000, None);
+        let none = BTreeMap::new();
+        let mut s = Delayed::new(&none, 1000, None);
         assert_eq!(s.pick_among(&all, &vis), 0);
         assert_eq!(s.pick_among(&all, &vis), 0);
         // Agent 0 blocked: the next after it.
         assert_eq!(s.pick_among(&[a(1), a(2)], &[true, true]), 0);
-        let plan = vec![(1, 2)];
+        let plan = one(vec![(1, 2)]);
         let mut s = Delayed::new(&plan, 1000, None);
         assert_eq!(s.pick_among(&all, &vis), 0);
         // Two delays at decision 1: two past the default.
         assert_eq!(s.pick_among(&all, &vis), 2);
-        assert_eq!(s.points, vec![(0, 2), (1, 2)]);
+        assert_eq!(s.points[&0], vec![(0, 2), (1, 2)]);
     }
 
     #[test]
@@ -387,21 +374,87 @@ mod tests {
         let b = |cta, agent| AgentRef { cta, agent };
         // Clusters of one CTA: agents of CTA 0 and CTA 1; the default is CTA 0's agent 0.
         let run = [b(0, 0), b(0, 1), b(1, 0)];
-        let plan = vec![(0, 1)];
+        let plan = one(vec![(0, 1)]);
         let mut s = Delayed::new(&plan, 1000, Some(1));
         assert_eq!(s.pick_among(&run, &[true, true, true]), 1);
-        assert_eq!(s.points, vec![(0, 1)], "one alternative: CTA 0's other agent");
+        assert_eq!(s.points[&0], vec![(0, 1)], "one alternative: CTA 0's other agent");
         let mut s = Delayed::new(&plan, 1000, None);
         assert_eq!(s.pick_among(&run, &[true, true, true]), 1);
-        assert_eq!(s.points, vec![(0, 2)]);
+        assert_eq!(s.points[&0], vec![(0, 2)]);
+    }
+
+    #[test]
+    fn clusters_run_one_after_the_other_and_number_their_decisions_apart() {
+        let b = |cta, agent| AgentRef { cta, agent };
+        let none = BTreeMap::new();
+        let mut s = Delayed::new(&none, 1000, Some(1));
+        s.admitted(0, 4);
+        s.admitted(1, 3);
+        // CTA 3 (slot 1) has the lower id: its cluster runs first.
+        let run = [b(0, 0), b(1, 0), b(1, 1)];
+        assert_eq!(s.pick_among(&run, &[true, true, true]), 1);
+        // While it has nothing to run but work in flight, time passes.
+        assert!(s.stall_among(&[b(0, 0)], &[true]));
+        // Its two agents: a decision of cluster 3 only.
+        assert_eq!(s.pick_among(&run, &[true, true, true]), 1);
+        assert_eq!(s.points.keys().copied().collect::<Vec<_>>(), vec![3]);
+        // Finished (nothing runnable, nothing in flight): cluster 4 takes over.
+        assert_eq!(s.pick_among(&[b(0, 0)], &[true]), 0);
+        assert_eq!(s.ran, BTreeSet::from([3, 4]));
+    }
+
+    #[test]
+    fn a_held_agent_waits_until_the_rest_of_its_cluster_is_quiescent() {
+        let plan = one(vec![(1, 1)]);
+        let mut s = Delayed::new(&plan, 1000, None);
+        assert_eq!(s.pick_among(&[a(0), a(1), a(2)], &[true, true, true]), 0);
+        // Agent 0 alone, something in flight: decision 1, delayed: it is held.
+        assert!(s.stall_among(&[a(0)], &[true]));
+        assert!(s.stall_among(&[a(0)], &[true]), "still alone");
+        // Others can run: they run, agent 0 is not chosen even by a delay.
+        assert!(!s.stall_among(&[a(0), a(1)], &[true, true]));
+        assert_eq!(s.pick_among(&[a(0), a(1)], &[true, true]), 1);
+        assert_eq!(s.pick_among(&[a(0), a(2)], &[true, true]), 1);
+        assert!(s.stall_among(&[a(0)], &[true]), "held while work is in flight");
+        // Nothing in flight (no stall asked) and it alone can run: it runs.
+        assert_eq!(s.pick_among(&[a(0)], &[true]), 0);
+        assert_eq!(s.points[&0], vec![(0, 2), (1, 1)]);
+        // Without the delay the lone agent is not held back.
+        let none = BTreeMap::new();
+        let mut s = Delayed::new(&none, 1000, None);
+        assert_eq!(s.pick_among(&[a(0), a(1)], &[true, true]), 0);
+        assert!(!s.stall_among(&[a(0)], &[true]));
     }
 
     #[test]
     fn an_invisible_step_is_no_decision_point() {
-        let mut s = Delayed::new(&[], 1000, None);
+        let none = BTreeMap::new();
+        let mut s = Delayed::new(&none, 1000, None);
         assert_eq!(s.pick_among(&[a(0), a(1)], &[true, true]), 0);
         assert_eq!(s.pick_among(&[a(0), a(1)], &[false, true]), 0);
-        assert_eq!(s.points.len(), 1);
+        assert!(
+            !s.stall_among(&[a(0)], &[false]),
+            "a lone register-only step is not held"
+        );
+        assert_eq!(s.points[&0].len(), 1);
+    }
+
+    #[test]
+    fn a_level_packs_one_plan_of_every_cluster_into_each_run() {
+        let level = BTreeMap::from([
+            (0, vec![vec![(0, 1)], vec![(1, 1)], vec![(2, 1)]]),
+            (3, vec![vec![(5, 1)]]),
+        ]);
+        let runs = pack(&level);
+        assert_eq!(runs.len(), 3, "as many runs as the cluster with the most plans");
+        assert_eq!(runs[0], BTreeMap::from([(0, vec![(0, 1)]), (3, vec![(5, 1)])]));
+        assert_eq!(runs[2], BTreeMap::from([(0, vec![(2, 1)])]));
+        assert_eq!(flatten(&runs[0]), vec![(0, 0, 1), (3, 5, 1)]);
+        assert_eq!(delays_of(&[(0, 0, 1), (0, 4, 2), (3, 5, 1)]), (3, 4));
+        assert_eq!(
+            describe(&flatten(&runs[0])),
+            "delays at decision points 0 of cluster 0; 5 of cluster 3"
+        );
     }
 
     #[test]
@@ -424,7 +477,7 @@ mod tests {
         // at most 2 delays, counted by brute force below.
         let points = [(0, 1), (1, 2), (2, 1), (3, 1)];
         let mut all = vec![Vec::new()];
-        let mut level: Vec<Plan> = vec![Vec::new()];
+        let mut level: Vec<Local> = vec![Vec::new()];
         for _ in 0..2 {
             let mut next = Vec::new();
             for p in &level {

@@ -1041,15 +1041,19 @@ impl<'p, 's> Machine<'p, 's> {
             }
             self.collect_runnable();
             if !self.runnable.is_empty() {
+                let visible: Vec<bool> = if self.sched.wants_visibility() {
+                    self.runnable.iter().map(|r| self.visible_next(*r)).collect()
+                } else {
+                    Vec::new()
+                };
                 if let Some(&Reverse((t, _, _))) = self.queue.peek() {
-                    if self.sched.stall() {
+                    if self.sched.stall_among(&self.runnable, &visible) {
                         self.now = self.now.max(t);
                         continue;
                     }
                 }
                 self.sched.at_time(self.now);
                 let i = if self.sched.wants_visibility() {
-                    let visible: Vec<bool> = self.runnable.iter().map(|r| self.visible_next(*r)).collect();
                     self.sched.pick_among(&self.runnable, &visible)
                 } else {
                     self.sched.pick(&self.runnable)
@@ -1143,6 +1147,7 @@ impl<'p, 's> Machine<'p, 's> {
                 clc_failed: None,
                 smem_undef: SmemTaint::default(),
             });
+            self.sched.admitted(s as u32, id as u32);
             self.ev(id as u32, Unit::Agent(0), What::AgentStart, Span::DUMMY);
         }
     }

@@ -75,11 +75,12 @@ fn annotate(f: &exhaustive::Found, s: &Search, file: &str, delays: u32) -> Diagn
     ))
 }
 
-/// What the search proved: `every schedule within 2 delays (1 + 40 + 610 = 651 schedules)`.
+/// What the search proved: `every schedule of each cluster within 2 delays (1 + 40 + 610 =
+/// 651 runs, 2,048 cluster schedules)`.
 fn scope(s: &Search, delays: u32) -> String {
     let parts: Vec<String> = s.by_delays.iter().map(u64::to_string).collect();
     format!(
-        "{} within {delays} delay{} ({} = {} schedules)",
+        "{} of each cluster within {delays} delay{} ({} = {} runs, {} cluster schedules)",
         if s.complete {
             "every schedule"
         } else {
@@ -87,7 +88,8 @@ fn scope(s: &Search, delays: u32) -> String {
         },
         if delays == 1 { "" } else { "s" },
         parts.join(" + "),
-        s.schedules
+        s.schedules,
+        s.cluster_schedules.iter().sum::<u64>()
     )
 }
 
@@ -106,7 +108,7 @@ fn print(s: &Search, a: &Args, out: &Report, file: &SourceFile, secs: f64) {
                 .zip(&diags)
                 .map(|(f, d)| {
                     serde_json::json!({
-                        "plan": f.plan.iter().map(|&(i, k)| serde_json::json!({"decision": i, "delays": k})).collect::<Vec<_>>(),
+                        "plan": f.plan.iter().map(|&(c, i, k)| serde_json::json!({"cluster": c, "decision": i, "delays": k})).collect::<Vec<_>>(),
                         "count": f.count,
                         "replay": replay(&file.name, a.delays),
                         "diagnostic": diags_json(std::slice::from_ref(d), file)[0].clone(),
@@ -120,6 +122,7 @@ fn print(s: &Search, a: &Args, out: &Report, file: &SourceFile, secs: f64) {
                     "delays": a.delays,
                     "schedules": s.schedules,
                     "schedules_by_delays": s.by_delays,
+                    "cluster_schedules_by_delays": s.cluster_schedules,
                     "complete": s.complete,
                     "seconds": secs,
                     "ok": s.complete && !s.findings.iter().any(|f| f.diagnostic.is_error()),
