@@ -7,11 +7,10 @@
 //! executor does not run yet; the test lists those instructions (printed) and checks that
 //! everything else resolves.
 //!
-//! Both tests are ignored until the parser reads three things this kernel has: modifiers that
-//! start with a digit (`.2d` of `cp.async.bulk.tensor`, `.32x32b` of `tcgen05.ld`), nested
-//! `{ }` blocks with their own `.reg` and labels (one per inline-assembly `mbarrier` wait
-//! loop, the same names in every block), and `[tensor map, {coordinates}]` operands. Run them
-//! with `cargo test -p bwsim-ptxfront --test cute_dsl_gemm -- --include-ignored`.
+//! What makes this file harder than Triton's: modifiers that start with a digit (`.2d` of
+//! `cp.async.bulk.tensor`, `.32x32b` of `tcgen05.ld`), nested `{ }` blocks with their own
+//! `.reg` and labels (one per inline-assembly `mbarrier` wait loop, the same names in every
+//! block), `[tensor map, {coordinates}]` operands and `mov.pred %p, -1`.
 
 use std::collections::BTreeMap;
 
@@ -88,7 +87,6 @@ fn text_instrs(src: &str) -> Vec<TextInstr> {
 }
 
 #[test]
-#[ignore = "the parser does not read `.2d`/`.32x32b` modifiers, nested { } blocks or [tmap, {coords}] operands yet"]
 fn parses_every_instruction_as_written() {
     let src = fixture();
     let m = parse(&src).expect("the CuTe DSL PTX parses");
@@ -195,7 +193,6 @@ fn refusals(src: &str, m: &Module) -> Refusals {
 }
 
 #[test]
-#[ignore = "the parser does not read `.2d`/`.32x32b` modifiers, nested { } blocks or [tmap, {coords}] operands yet"]
 fn lists_what_the_executor_does_not_run_yet() {
     let src = fixture();
     let m = parse(&src).expect("the CuTe DSL PTX parses");
