@@ -140,7 +140,11 @@ fn fix_names_the_deepest_sufficient_cp_async_wait_in_gluon_terms() {
 #[test]
 fn fix_says_when_no_edit_is_verified() {
     let file = "tests/fail/device_assert_tail.tile";
-    bwsim_says(&["check", file, "--fix", "--schedules", "4"], 1, &["no verified fix"]);
+    bwsim_says(
+        &["check", file, "--fix", "--schedules", "4"],
+        1,
+        &["no verified fix"],
+    );
 }
 
 /// The fixes of the first finding of code `code` of `check FILE --fix --json`.

@@ -128,7 +128,8 @@ pub fn lex(s: &str, dialect: Dialect) -> Result<Vec<Token>, SyntaxError> {
             i += 1;
             Tok::Str(s[start + 1..i - 1].to_string())
         } else if c == b'.'
-            && (b.get(i + 1)
+            && (b
+                .get(i + 1)
                 .is_some_and(|&d| d.is_ascii_alphabetic() || d == b'_')
                 || digit_modifier(&b[i + 1..]))
         {
