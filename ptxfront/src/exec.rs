@@ -270,21 +270,8 @@ impl Cta<'_> {
     }
 
     fn run(&mut self) -> Result<(), Error> {
-        let [bx, by, bz] = self.l.block;
-        let n = (bx * by * bz) as usize;
-        let nregs = self.p.regs.reg_bits.len();
-        let mut th: Vec<Thread> = (0..n)
-            .map(|k| {
-                let k = k as u32;
-                Thread {
-                    v: vec![0; nregs],
-                    def: vec![false; nregs],
-                    pc: 0,
-                    st: St::Run,
-                    tid: [k % bx, (k / bx) % by, k / (bx * by)],
-                }
-            })
-            .collect();
+        let mut th = self.threads();
+        let n = th.len();
         self.stats.threads += n as u64;
         let warps = n.div_ceil(32);
         loop {

@@ -782,45 +782,40 @@ impl<'a, 's> Machine<'a, 's> {
 
     /// A copy at `pc` completing on the barrier at shared byte `bar`, which is not initialised.
     fn misuse(&mut self, pc: usize, bar: u32) {
-        let code = Code::BarrierMisuse;
-        if self.hb.is_none() || self.findings.iter().any(|f| f.code == code && f.pc == pc) {
-            return;
-        }
-        let p = self.cta.p;
-        let span = p.ins.get(pc).map_or(Span::DUMMY, |i| i.span);
-        let d = Diagnostic::error(
-            code,
-            format!("a copy completes on the mbarrier at shared byte {bar}, which is not initialised"),
-            span,
-            "issued here; when its bytes landed, the barrier had been invalidated (or never initialised)",
-        )
-        .with_note(format!("the copy is at {}", p.place(pc)))
-        .with_help("wait for the copy's phase of the barrier before `mbarrier.inval`");
-        self.findings.push(Finding {
-            code,
+        self.barrier_error(
+            Code::BarrierMisuse,
             pc,
-            with: Vec::new(),
-            diagnostic: d,
-        });
+            format!("a copy completes on the mbarrier at shared byte {bar}, which is not initialised"),
+            "issued here; when its bytes landed, the barrier had been invalidated (or never initialised)",
+            "the copy",
+            "wait for the copy's phase of the barrier before `mbarrier.inval`",
+        );
     }
 
     /// `mbarrier.init` at `pc` of the barrier at shared byte `bar`, still initialised (no
     /// `mbarrier.inval` since its last init).
     fn reinit(&mut self, pc: usize, bar: u32) {
-        let code = Code::BarrierReinit;
+        self.barrier_error(
+            Code::BarrierReinit,
+            pc,
+            format!("`mbarrier.init` of the mbarrier at shared byte {bar}, which is still initialised"),
+            "initialised again here, with no `mbarrier.inval` since its last init",
+            "the init",
+            "invalidate the barrier (`mbarrier.inval`) before initialising it again",
+        );
+    }
+
+    /// Records an error about a barrier at the instruction `pc` (once per code and instruction,
+    /// and only while checking): `what` names the instruction in the note that places it.
+    fn barrier_error(&mut self, code: Code, pc: usize, message: String, label: &str, what: &str, help: &str) {
         if self.hb.is_none() || self.findings.iter().any(|f| f.code == code && f.pc == pc) {
             return;
         }
         let p = self.cta.p;
         let span = p.ins.get(pc).map_or(Span::DUMMY, |i| i.span);
-        let d = Diagnostic::error(
-            code,
-            format!("`mbarrier.init` of the mbarrier at shared byte {bar}, which is still initialised"),
-            span,
-            "initialised again here, with no `mbarrier.inval` since its last init",
-        )
-        .with_note(format!("the init is at {}", p.place(pc)))
-        .with_help("invalidate the barrier (`mbarrier.inval`) before initialising it again");
+        let d = Diagnostic::error(code, message, span, label)
+            .with_note(format!("{what} is at {}", p.place(pc)))
+            .with_help(help);
         self.findings.push(Finding {
             code,
             pc,
