@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The L1 carve-out hypothesis for the H100's spilling 4-warp matmul rows
+# (docs/hardware/h100-calibration.md, "What separates the spilling 4-warp rows").
+#
+# Usage on the device (an H100; needs nvcc, no Rust):
+#   docs/hardware/probes/spill-carveout.sh [BWSIM] > spill-carveout.jsonl
+# One JSON object per line:
+#   1. "l1": SM cycles per dependent L1-cached load over rings of 8-192 KB, for the shared
+#      memory of the 3-buffer (147.6 KB) and 4-buffer (196.7 KB) rows and of the persistent
+#      3-buffer row (148.5 KB), with no carve-out preference (-1, as the GPU runner launches),
+#      the most shared memory (100) and 72 % (164 KB). The ring size where the cycles jump
+#      from L1 (tens) to L2 (hundreds) is the L1 left beside shared memory.
+#   2. "swap": the spilled accumulator's local-memory traffic (78 STL.64 + 78 LDL.64 per
+#      thread per step, 128 threads, one CTA per SM, a 1568-byte frame) with 1140 SM cycles
+#      of waiting per step (the HGMMAs of a 64-deep step) and with none, one wave (132 CTAs)
+#      and the matmul's 2048 CTAs, under the same shared-memory sizes and carve-outs.
+#   3. With BWSIM (a release bwsim, e.g. .devbin/bwsim): rows 5, 7, 11 and 13 of
+#      docs/timing.md's H100 table, three times each (`bwsim gpu ... --time 20`), for their
+#      run-to-run spread.
+# What settles what: if "swap" costs about 1400 SM cycles more per step with the 28 KB L1
+# (196.7 KB of shared memory, or carve-out 100) than with the 92 KB one (147.6 KB at -1 or 72),
+# the carve-out explains row 5 against row 7 (6100 against 7530 cycles per step on the
+# hardware), and the model can charge the spill by the L1 it leaves; if "l1" shows the
+# persistent kernel's 148.5 KB also getting the small L1 at -1 (the driver's choice), the same
+# mechanism covers row 11. If "swap" is the same for both L1 sizes, the hypothesis is wrong.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+B=${1:-}
+work=$(mktemp -d)
+nvcc -O3 -arch=sm_90a -Xptxas -v -o "$work/spill_carveout" "$here/spill_carveout.cu" \
+  2> "$work/ptxas.txt"
+grep -E "stack frame|registers" "$work/ptxas.txt" | sed 's/^/# /' >&2
+P="$work/spill_carveout"
+# Shared memory of the rows (ptxas -v on the backend's PTX, 2026-12-07):
+# matmul_pipelined 3 buffers, 4 buffers; persistent_matmul 3 buffers.
+sizes="151142 201421 152064"
+for s in $sizes; do
+  for c in -1 100 72; do
+    "$P" l1 "$s" "$c" 8 16 24 32 48 64 80 96 112 128 160 192 || true
+  done
+done
+for s in $sizes; do
+  for c in -1 100 72; do
+    for grid in 132 2048; do
+      for delay in 1140 0; do
+        "$P" swap "$s" "$c" "$grid" 2048 "$delay" || true
+      done
+    done
+  done
+done
+if [ -n "$B" ]; then
+  mnk=(--const M=8192 --const N=8192 --const K=16384 --const BLOCK_K=64 --const NUM_WARPS=4)
+  for rep in 1 2 3; do
+    for kernel in matmul_pipelined persistent_matmul; do
+      for nb in 3 4; do
+        out=$("$B" gpu "$kernel" --target sm_90a "${mnk[@]}" --const NUM_BUFFERS=$nb \
+          --time 20 --no-check --json --timeout 120 2>&1 | tail -1)
+        echo "{\"probe\":\"row\",\"kernel\":\"$kernel\",\"NUM_BUFFERS\":$nb,\"rep\":$rep,\"out\":$out}"
+      done
+    done
+  done
+fi
+rm -rf "$work"
