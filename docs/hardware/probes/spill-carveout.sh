@@ -6,22 +6,24 @@
 #   docs/hardware/probes/spill-carveout.sh [BWSIM] > spill-carveout.jsonl
 # One JSON object per line:
 #   1. "l1": SM cycles per dependent L1-cached load over rings of 8-192 KB, for the shared
-#      memory of the 3-buffer (147.6 KB) and 4-buffer (196.7 KB) rows and of the persistent
-#      3-buffer row (148.5 KB), with no carve-out preference (-1, as the GPU runner launches),
-#      the most shared memory (100) and 72 % (164 KB). The ring size where the cycles jump
-#      from L1 (tens) to L2 (hundreds) is the L1 left beside shared memory.
+#      memory of the 3-buffer (144.1 KiB) and 4-buffer (192.1 KiB) rows and of the persistent
+#      3-buffer row (145.0 KiB), with no carve-out preference (-1, as the GPU runner
+#      launches), 71 % and 85 % of the 228 KiB (aimed at the 164 and 196 KiB carve-outs;
+#      the chase shows what the driver took) and 100 %. The ring size where the cycles jump
+#      from L1 (tens) to L2 (hundreds) is the L1 left beside shared memory (256 KiB in all).
 #   2. "swap": the spilled accumulator's local-memory traffic (78 STL.64 + 78 LDL.64 per
-#      thread per step, 128 threads, one CTA per SM, a 1568-byte frame) with 1140 SM cycles
-#      of waiting per step (the HGMMAs of a 64-deep step) and with none, one wave (132 CTAs)
-#      and the matmul's 2048 CTAs, under the same shared-memory sizes and carve-outs.
+#      thread per step in the SASS's order, 128 threads, one CTA per SM, a 1568-byte frame)
+#      with 1140 SM cycles of waiting per step (the HGMMAs of a 64-deep step) and with none,
+#      one wave (132 CTAs) and the matmul's 2048 CTAs, under the same shared-memory sizes
+#      and carve-outs.
 #   3. With BWSIM (a release bwsim, e.g. .devbin/bwsim): rows 5, 7, 11 and 13 of
 #      docs/timing.md's H100 table, three times each (`bwsim gpu ... --time 20`), for their
 #      run-to-run spread.
-# What settles what: if "swap" costs about 1400 SM cycles more per step with the 28 KB L1
-# (196.7 KB of shared memory, or carve-out 100) than with the 92 KB one (147.6 KB at -1 or 72),
+# What settles what: if "swap" costs about 1400 SM cycles more per step with the 60 KiB L1
+# (the 196 KiB carve-out) or 28 KiB (228) than with 92 KiB (164: 144.1 KiB at -1 or 71),
 # the carve-out explains row 5 against row 7 (6100 against 7530 cycles per step on the
 # hardware), and the model can charge the spill by the L1 it leaves; if "l1" shows the
-# persistent kernel's 148.5 KB also getting the small L1 at -1 (the driver's choice), the same
+# persistent kernel's 145.0 KiB also getting the small L1 at -1 (the driver's choice), the same
 # mechanism covers row 11. If "swap" is the same for both L1 sizes, the hypothesis is wrong.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -31,16 +33,17 @@ nvcc -O3 -arch=sm_90a -Xptxas -v -o "$work/spill_carveout" "$here/spill_carveout
   2> "$work/ptxas.txt"
 grep -E "stack frame|registers" "$work/ptxas.txt" | sed 's/^/# /' >&2
 P="$work/spill_carveout"
-# Shared memory of the rows (ptxas -v on the backend's PTX, 2026-12-07):
-# matmul_pipelined 3 buffers, 4 buffers; persistent_matmul 3 buffers.
-sizes="151142 201421 152064"
+# Dynamic shared memory of the rows (`bwsim ptx KERNEL --target sm_90a --const M=8192
+# --const N=8192 --const K=16384 --const BLOCK_K=64 --const NUM_WARPS=4 --const NUM_BUFFERS=NB`,
+# its `launch:` line): matmul_pipelined 3 and 4 buffers (rows 5, 7), persistent_matmul 3 (row 11).
+sizes="147584 196736 148480"
 for s in $sizes; do
-  for c in -1 100 72; do
+  for c in -1 71 85 100; do
     "$P" l1 "$s" "$c" 8 16 24 32 48 64 80 96 112 128 160 192 || true
   done
 done
 for s in $sizes; do
-  for c in -1 100 72; do
+  for c in -1 71 85 100; do
     for grid in 132 2048; do
       for delay in 1140 0; do
         "$P" swap "$s" "$c" "$grid" 2048 "$delay" || true

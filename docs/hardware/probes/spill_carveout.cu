@@ -2,20 +2,20 @@
 // a spilled wgmma accumulator on the H100? (docs/hardware/h100-calibration.md, "What
 // separates the spilling 4-warp rows").
 //
-// The spilling 4-warp 128 x 256 matmuls swap the two 64-row halves of their accumulator
-// through local memory around each half's HGMMAs: per K step 78 STL.64 and 78 LDL.64 per
-// thread (ptxas 13 on the backend's PTX), 128 threads, one CTA per SM, beside 147.6 KB
-// (3 buffers) or 196.7 KB (4 buffers) of shared memory. This program reproduces that
+// The spilling 4-warp 128 x 256 matmuls keep one 64-row half of their accumulator in local
+// memory: per 64-deep K step each thread loads its 64 8-byte values (LDL.LU.64) and stores
+// 14 others before that half's 4 HGMMAs, and stores the 64 and reloads the 14 after them
+// (ptxas 13 on the backend's PTX: 78 STL.64 and 78 LDL.64 per step), 128 threads, one CTA
+// per SM, beside 147,584 bytes (3 buffers) or 196,736 (4 buffers) of shared memory. This program reproduces that
 // traffic without the matmul and measures two things, each under a chosen dynamic
 // shared-memory size, carve-out hint and grid:
 //
 //   l1   the L1 capacity in force: one thread chases a pointer ring of W bytes (one 128-byte
 //        line per hop, `ld.global.ca`) and reports SM cycles per hop; the knee where hops
 //        leave the L1 (tens of cycles) for the L2 (hundreds) is the L1 size.
-//   swap the spill swap: per step each thread stores 39 8-byte values of one half to a
-//        1568-byte local frame and loads 39 of the other half, twice (78 + 78 per step, as
-//        the SASS), then waits DELAY SM cycles (the HGMMAs' time: 8 x m64n256k16, about
-//        1140 cycles at 1830 MHz, per 64-deep K step). Reports SM cycles per step (clock64
+//   swap the spill traffic: per step the same 78 + 78 accesses to a 1568-byte local frame,
+//        in the same order, each half followed by DELAY / 2 SM cycles of waiting (the
+//        HGMMAs' time: 8 x m64n256k16, about 1140 cycles at 1830 MHz, per 64-deep step). Reports SM cycles per step (clock64
 //        on CTA 0, thread 0) and the launch's time per step in 1830-MHz cycles.
 //
 // Build and run: docs/hardware/probes/spill-carveout.sh (nvcc -arch=sm_90a). No bwsim needed.
@@ -36,8 +36,10 @@
         }                                                                             \
     } while (0)
 
-// 8-byte values per swap (half a K step's STL.64 run).
-constexpr int SWAP = 39;
+// 8-byte values spilled per thread: the 64 of the accumulator half that lives in local
+// memory (loaded before its HGMMAs, stored after) and 14 others (the reverse).
+constexpr int HALF = 64;
+constexpr int OTHER = 14;
 // The frame: 1568 bytes per thread, as ptxas reports for matmul_pipelined at 4 warps.
 constexpr int FRAME = 196;
 
@@ -76,37 +78,52 @@ __global__ void __launch_bounds__(128, 1)
                unsigned long long* cycles_out, unsigned long long* sink) {
     touch_smem(smem_bytes);
     // A volatile local array: every access below is a real STL.64 / LDL.64 (dynamic index
-    // through `off`, which the host passes as 0).
+    // through `off`, which the host passes as 0). Slots 0..HALF hold the spilled half of the
+    // accumulator, HALF..HALF + OTHER the other spilled values.
     volatile unsigned long long frame[FRAME];
-    unsigned long long r[SWAP];
+    unsigned long long h[HALF], x[OTHER];
 #pragma unroll
-    for (int i = 0; i < SWAP; ++i) r[i] = threadIdx.x * 131 + i;
+    for (int i = 0; i < HALF; ++i) h[i] = threadIdx.x * 131 + i;
+#pragma unroll
+    for (int i = 0; i < OTHER; ++i) x[i] = threadIdx.x * 7 + i;
     for (int i = 0; i < FRAME; ++i) frame[(i + off) % FRAME] = i;
+    const unsigned hb = off, xb = HALF + off;
     long long t0 = clock64();
     for (unsigned s = 0; s < steps; ++s) {
+        // Before the second half's HGMMAs: the other values out, the half in.
 #pragma unroll
-        for (int half = 0; half < 2; ++half) {
-            const unsigned out = half * 64 + off, in = (1 - half) * 64 + off;
+        for (int i = 0; i < OTHER; ++i) frame[xb + i] = x[i];
 #pragma unroll
-            for (int i = 0; i < SWAP; ++i) frame[out + i] = r[i];
+        for (int i = 0; i < HALF; ++i) h[i] = frame[hb + i];
+        // The HGMMAs read every accumulator register of the half, then take their time.
+        unsigned long long acc = 0;
 #pragma unroll
-            for (int i = 0; i < SWAP; ++i) r[i] = frame[in + i];
-            // The half's HGMMAs read every accumulator register, then take their time.
-            unsigned long long acc = 0;
+        for (int i = 0; i < HALF; ++i) acc ^= h[i];
+        h[0] ^= acc & 1;
+        long long w = clock64();
+        while (clock64() - w < (long long)(delay / 2)) {
+        }
+        // After them: the half out, the other values back, then the first half's HGMMAs.
 #pragma unroll
-            for (int i = 0; i < SWAP; ++i) acc ^= r[i];
-            r[0] ^= acc & 1;
-            const long long w = clock64();
-            while (clock64() - w < (long long)(delay / 2)) {
-            }
+        for (int i = 0; i < HALF; ++i) frame[hb + i] = h[i];
+#pragma unroll
+        for (int i = 0; i < OTHER; ++i) x[i] = frame[xb + i];
+        acc = 0;
+#pragma unroll
+        for (int i = 0; i < OTHER; ++i) acc ^= x[i];
+        x[0] ^= acc & 1;
+        w = clock64();
+        while (clock64() - w < (long long)(delay / 2)) {
         }
     }
     long long t1 = clock64();
     unsigned long long acc = 0;
 #pragma unroll
-    for (int i = 0; i < SWAP; ++i) acc += r[i];
+    for (int i = 0; i < HALF; ++i) acc += h[i];
+#pragma unroll
+    for (int i = 0; i < OTHER; ++i) acc += x[i];
     if (blockIdx.x == 0 && threadIdx.x == 0) *cycles_out = (unsigned long long)(t1 - t0);
-    if (acc == 0x5eed) *sink = acc;  // never true; keeps r live
+    if (acc == 0x5eed) *sink = acc;  // never true; keeps the values live
 }
 
 static void set_attrs(const void* f, int smem_bytes, int carveout) {
