@@ -30,7 +30,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 B=${1:-}
 work=$(mktemp -d)
 nvcc -O3 -arch=sm_90a -Xptxas -v -o "$work/spill_carveout" "$here/spill_carveout.cu" \
-  2> "$work/ptxas.txt"
+  2> "$work/ptxas.txt" || { cat "$work/ptxas.txt" >&2; exit 1; }
 grep -E "stack frame|registers" "$work/ptxas.txt" | sed 's/^/# /' >&2
 P="$work/spill_carveout"
 # Dynamic shared memory of the rows (`bwsim ptx KERNEL --target sm_90a --const M=8192

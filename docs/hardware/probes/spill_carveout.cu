@@ -186,6 +186,10 @@ int main(int argc, char** argv) {
         set_attrs((const void*)spill_swap, smem, carve);
         int per_sm = 0;
         CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, spill_swap, 128, smem));
+        if (per_sm < 1) {
+            std::fprintf(stderr, "swap: no CTA fits with %d bytes of shared memory\n", smem);
+            return 1;
+        }
         cudaFuncAttributes fa;
         CHECK(cudaFuncGetAttributes(&fa, spill_swap));
         spill_swap<<<grid, 128, smem>>>(steps / 8 + 1, delay, 0, (unsigned)smem, d_cycles,
