@@ -81,12 +81,12 @@ pub fn approximate(p: &bwsim_ptxfront::Program, text: &str) -> bool {
     })
 }
 
-/// The PTX text ptxas is given: `text`, except that when the module has no `.section` (the
-/// fixtures drop Triton's DWARF sections), the `function_name LABEL, inlined_at F L C`
-/// attributes of its `.loc` lines are dropped too, as they name labels those sections
+/// The PTX text ptxas is given: `text`, except that when the module has no `.debug_str`
+/// section (the fixtures drop Triton's DWARF sections), the `function_name LABEL, inlined_at F
+/// L C` attributes of its `.loc` lines are dropped too, as they name labels that section
 /// defined; the file, line and column of each `.loc` stay.
 pub fn assemblable(text: &str) -> String {
-    if text.lines().any(|l| l.trim_start().starts_with(".section")) {
+    if text.contains(".debug_str") {
         return text.to_string();
     }
     let mut out = String::with_capacity(text.len());
