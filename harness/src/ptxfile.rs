@@ -344,3 +344,220 @@ fn judge(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bwsim_backends::runner::{GpuInfo, SwizzleArg};
+    use std::time::Duration;
+
+    fn fixture(name: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("..")
+            .join(DEFAULT_DIR)
+            .join(format!("{name}.ptx"))
+    }
+
+    fn gluon_dir() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("..")
+            .join(gluon::DEFAULT_DIR)
+    }
+
+    fn opts(dry_run: bool) -> Options {
+        Options {
+            seed: 1,
+            dry_run,
+            timeout: Duration::from_secs(1),
+            timing_reps: 0,
+            check: true,
+            exe: PathBuf::from("bwsim"),
+            inputs: Vec::new(),
+            save_outputs: None,
+        }
+    }
+
+    fn blank(target: Target) -> Report {
+        Report {
+            case: String::new(),
+            target: Some(target),
+            verdict: Verdict::Prepared,
+            max_err: None,
+            gpu_ms: None,
+            times_ms: vec![],
+            notes: vec![],
+        }
+    }
+
+    /// The fixtures' cases: named by file, their target the `.target`, their sidecar found in
+    /// the Gluon folder by stem; softmax (`ex2.approx`, `div.full`) compared within APPROX,
+    /// the reduction (integer and f32 folds in the PTX's own order) bit for bit.
+    #[test]
+    fn fixture_cases_take_their_target_sidecar_and_comparison() {
+        let cases =
+            fixtures(&fixture("softmax.sm_90a").with_file_name(""), Some(&gluon_dir())).expect("cases");
+        let find = |n: &str| {
+            cases
+                .iter()
+                .find(|c| c.name == n)
+                .unwrap_or_else(|| panic!("no {n}"))
+        };
+        let s90 = find("ptx/softmax.sm_90a");
+        assert_eq!(s90.targets, vec![Target::Sm90a]);
+        assert_eq!(s90.check, APPROX);
+        assert!(matches!(&s90.source, Source::Ptx { launch: Some(l), .. } if l.ends_with("softmax.launch")));
+        assert_eq!(find("ptx/softmax.sm_100a").targets, vec![Target::Sm100a]);
+        assert_eq!(find("ptx/reductions.sm_90a").check, Check::Exact);
+        assert_eq!(find("ptx/bug_ws_add_fixed.sm_90a").check, Check::Exact);
+    }
+
+    /// `.loc` lines lose the attributes that name the dropped DWARF labels, and nothing else.
+    #[test]
+    fn assemblable_text_drops_only_the_loc_attributes() {
+        let text =
+            "\t.loc\t2 216 16, function_name $L__info_string0, inlined_at 1 19 15 // standard.py:216:16\n\
+                    \tadd.s32 %r1, %r2, %r3;\n\t.loc\t1 19 15 // softmax.py:19:15\n";
+        assert_eq!(
+            assemblable(text),
+            "\t.loc\t2 216 16 // standard.py:216:16\n\tadd.s32 %r1, %r2, %r3;\n\t.loc\t1 19 15 // softmax.py:19:15\n"
+        );
+        let with_dwarf = format!("{text}\t.section\t.debug_str\n{{\n$L__info_string0:\n}}\n");
+        assert_eq!(assemblable(&with_dwarf), with_dwarf);
+    }
+
+    /// The warp-specialized add's tensor maps reach the runner with the box outermost first
+    /// (the `// param:` line's `box=32,32`), the 128-byte swizzle and zero fill, each over its
+    /// own tensor; its shapes and strides as scalars; Triton's scratch pointers null.
+    #[test]
+    fn tensor_maps_and_scalars_become_the_runners_arguments() {
+        let path = fixture("bug_ws_add_fixed.sm_90a");
+        let text = std::fs::read_to_string(&path).expect("fixture");
+        let launch = std::fs::read_to_string(gluon_dir().join("bug_ws_add_fixed.launch")).expect("sidecar");
+        let section = bwsim_isa::parser::parse_launch(&launch).expect("a launch section");
+        let p = plaunch::prepare(&text, &section).expect("prepared");
+        let args = job_args(&p.launch.args, &p.plan).expect("bound");
+        let maps: Vec<_> = args
+            .iter()
+            .filter_map(|a| match a {
+                JobArg::TensorMap {
+                    tensor,
+                    box_dims,
+                    swizzle,
+                    nan_fill,
+                    ..
+                } => Some((*tensor, box_dims.clone(), *swizzle, *nan_fill)),
+                _ => None,
+            })
+            .collect();
+        let t = |n: &str| p.plan.tensor(n).expect("tensor");
+        assert_eq!(
+            maps,
+            ["a", "b", "c"]
+                .map(|n| (t(n), vec![32, 32], SwizzleArg::B128, false))
+                .to_vec()
+        );
+        // a's map, then its shape (32, 384) and strides (384, 1) in elements.
+        assert_eq!(
+            args[1..5],
+            [
+                JobArg::U32(32),
+                JobArg::U32(384),
+                JobArg::U64(384),
+                JobArg::U64(1)
+            ]
+        );
+        assert_eq!(args.last(), Some(&JobArg::U64(0)), "a null scratch pointer");
+        crate::check_tensor_maps(&args, &p.plan).expect("valid maps");
+    }
+
+    /// An sm_100a file on a Hopper GPU is prepared and assembled, then skipped as needing a
+    /// Blackwell GPU; without a GPU an sm_90a one says so; a dry run prepares.
+    #[test]
+    fn blackwell_ptx_on_a_hopper_gpu_is_skipped() {
+        let h100 = Gpu::Present(GpuInfo {
+            name: "NVIDIA H100".into(),
+            sm: 90,
+        });
+        let c = case(
+            &fixture("softmax.sm_100a"),
+            Some(gluon_dir().join("softmax.launch")),
+            None,
+        );
+        let r = crate::run_case(&c, Target::Sm100a, &h100, &opts(false));
+        assert!(
+            matches!(&r.verdict, Verdict::Skipped(m) if m.starts_with("needs a Blackwell GPU (sm_100a); the local GPU is NVIDIA H100")),
+            "{:?}",
+            r.verdict
+        );
+        let c = case(
+            &fixture("softmax.sm_90a"),
+            Some(gluon_dir().join("softmax.launch")),
+            None,
+        );
+        let r = crate::run_case(&c, Target::Sm90a, &Gpu::Absent("test".into()), &opts(false));
+        assert_eq!(r.verdict, Verdict::Skipped(NO_GPU.into()));
+        let r = crate::run_case(&c, Target::Sm90a, &Gpu::Absent("test".into()), &opts(true));
+        assert_eq!(r.verdict, Verdict::Prepared);
+        let r = crate::run_case(&c, Target::Sm100a, &h100, &opts(true));
+        assert!(
+            matches!(&r.verdict, Verdict::Error(m) if m.contains("compiled for sm_90a, not sm_100a")),
+            "{:?}",
+            r.verdict
+        );
+    }
+
+    /// The judge: the GPU's outputs equal to the front end's pass; one flipped bit of an exact
+    /// case fails naming the element; a GPU that finished while the front end stopped fails.
+    #[test]
+    fn gpu_outputs_are_judged_against_the_front_ends() {
+        let c = case(
+            &fixture("reductions.sm_90a"),
+            Some(gluon_dir().join("reductions.launch")),
+            None,
+        );
+        let text = std::fs::read_to_string(fixture("reductions.sm_90a")).expect("fixture");
+        let launch = std::fs::read_to_string(gluon_dir().join("reductions.launch")).expect("sidecar");
+        let p =
+            plaunch::prepare(&text, &bwsim_isa::parser::parse_launch(&launch).expect("section")).expect("ok");
+        let inputs = crate::draw_inputs(&p.plan, 4).expect("inputs");
+        let mut bufs: Vec<Vec<u8>> = inputs.iter().map(|t| t.data.clone()).collect();
+        let o = machine::Options {
+            seed: 4,
+            check: false,
+        };
+        machine::run(&p.program, &p.launch, &mut bufs, &o).expect("runs");
+        let sim: Vec<HostTensor> = inputs
+            .iter()
+            .zip(bufs)
+            .map(|(t, data)| HostTensor { data, ..t.clone() })
+            .collect();
+        let finished = |tensors: Vec<HostTensor>| runner::Outcome::Finished {
+            tensors,
+            times_ms: vec![0.1],
+            device: "test".into(),
+        };
+        let mut r = blank(Target::Sm90a);
+        assert_eq!(
+            judge(&c, &p.plan, Ok(sim.clone()), finished(sim.clone()), &mut r),
+            Verdict::Pass
+        );
+        assert_eq!(r.max_err, Some(0.0));
+        let mut bad = sim.clone();
+        let tails = p.plan.tensor("tails").expect("tails");
+        let b = bad[tails].get_bits(65);
+        bad[tails].set_bits(65, b ^ 1);
+        let mut r = blank(Target::Sm90a);
+        let v = judge(&c, &p.plan, Ok(sim.clone()), finished(bad), &mut r);
+        assert!(
+            matches!(&v, Verdict::Fail(m) if m.contains("`tails`: 1 of 512 elements differ")),
+            "{v:?}"
+        );
+        assert!(r.notes.iter().any(|n| n.contains("[1, 1]")), "{:?}", r.notes);
+        let stopped = Err(bwsim_ptxfront::Error::Launch("test".into()));
+        let v = judge(&c, &p.plan, stopped, finished(sim), &mut blank(Target::Sm90a));
+        assert!(
+            matches!(&v, Verdict::Fail(m) if m.contains("PTX front end: stopped")),
+            "{v:?}"
+        );
+    }
+}
