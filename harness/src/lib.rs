@@ -124,6 +124,21 @@ pub struct Report {
     pub notes: Vec<String>,
 }
 
+impl Report {
+    /// The row of `case` before anything ran: prepared, nothing measured.
+    pub fn new(case: &str, target: Option<Target>) -> Report {
+        Report {
+            case: case.to_string(),
+            target,
+            verdict: Verdict::Prepared,
+            max_err: None,
+            gpu_ms: None,
+            times_ms: vec![],
+            notes: vec![],
+        }
+    }
+}
+
 /// The message a case without a GPU reports.
 pub const NO_GPU: &str = "no CUDA driver/GPU found";
 
@@ -379,15 +394,7 @@ fn source_text(case: &Case) -> Result<String, String> {
 
 /// Run one case for `target` (prepare, then simulate and launch unless `dry_run` or no GPU).
 pub fn run_case(case: &Case, target: Target, gpu: &Gpu, opts: &Options) -> Report {
-    let mut report = Report {
-        case: case.name.clone(),
-        target: Some(target),
-        verdict: Verdict::Prepared,
-        max_err: None,
-        gpu_ms: None,
-        times_ms: vec![],
-        notes: vec![],
-    };
+    let mut report = Report::new(&case.name, Some(target));
     match run_inner(case, target, gpu, opts, &mut report) {
         Ok(v) => report.verdict = v,
         Err(e) => report.verdict = Verdict::Error(e),
@@ -454,23 +461,9 @@ fn run_inner(
     let cubin = assemble(&module, opts.dry_run, report)?;
     let mut job = build_job(&module, &plan, cubin, opts.timing_reps)?;
     job.pattern_inputs = !opts.check;
-    if opts.dry_run {
-        return Ok(Verdict::Prepared);
-    }
-    if matches!(case.source, Source::PlantedBug(_)) {
-        return Ok(Verdict::Skipped(
-            "planted bug: `bwsim check` reports it; a racy kernel has no one right answer on hardware".into(),
-        ));
-    }
-    let info = match gpu {
-        Gpu::Absent(_) => return Ok(Verdict::Skipped(NO_GPU.into())),
-        Gpu::Present(i) => i,
-    };
-    if info.target() != Some(target) {
-        return Ok(Verdict::Skipped(format!(
-            "needs {target}; the local GPU is {} (sm_{})",
-            info.name, info.sm
-        )));
+    let planted = matches!(case.source, Source::PlantedBug(_));
+    if let Some(v) = stops_before_launch(planted, target, &target.to_string(), gpu, opts) {
+        return Ok(v);
     }
     if !opts.check {
         let outcome = runner::run_isolated(&opts.exe, CHILD_ARG, &job, &inputs, opts.timeout)
@@ -491,6 +484,33 @@ fn run_inner(
         runner::run_isolated(&opts.exe, CHILD_ARG, &job, &inputs, opts.timeout).map_err(|e| e.to_string())?;
     save_gpu_outputs(opts, &plan, &outcome)?;
     Ok(judge(case, &plan, &sim, outcome, report))
+}
+
+/// Where a prepared case stops short of its launch: a dry run (prepared), a planted bug, no
+/// GPU, or a GPU that does not run `target` (skipped; `needs` says what the case needs).
+pub(crate) fn stops_before_launch(
+    planted: bool,
+    target: Target,
+    needs: &str,
+    gpu: &Gpu,
+    opts: &Options,
+) -> Option<Verdict> {
+    if opts.dry_run {
+        return Some(Verdict::Prepared);
+    }
+    if planted {
+        return Some(Verdict::Skipped(
+            "planted bug: `bwsim check` reports it; a racy kernel has no one right answer on hardware".into(),
+        ));
+    }
+    match gpu {
+        Gpu::Absent(_) => Some(Verdict::Skipped(NO_GPU.into())),
+        Gpu::Present(i) if i.target() != Some(target) => Some(Verdict::Skipped(format!(
+            "needs {needs}; the local GPU is {} (sm_{})",
+            i.name, i.sm
+        ))),
+        Gpu::Present(_) => None,
+    }
 }
 
 /// The GPU's outcome alone (`--no-check`): a finished launch is `Unchecked` with its times; a
@@ -650,7 +670,7 @@ mod tests {
     use super::*;
     use bwsim_isa::DType;
 
-    fn opts() -> Options {
+    pub(crate) fn opts() -> Options {
         Options {
             seed: 1,
             dry_run: true,
@@ -888,15 +908,7 @@ mod tests {
     }
 
     fn blank() -> Report {
-        Report {
-            case: String::new(),
-            target: None,
-            verdict: Verdict::Prepared,
-            max_err: None,
-            gpu_ms: None,
-            times_ms: vec![],
-            notes: vec![],
-        }
+        Report::new("", None)
     }
 
     #[test]

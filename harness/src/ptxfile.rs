@@ -22,7 +22,7 @@
 //!   as their TTGIR twins are.
 
 use crate::cases::{Case, Check, Source, APPROX};
-use crate::{gluon, Gpu, Options, Report, Verdict, CHILD_ARG, NO_GPU};
+use crate::{gluon, Gpu, Options, Report, Verdict, CHILD_ARG};
 use bwsim_backends::ptx::PtxModule;
 use bwsim_backends::runner::{self, GpuJob, JobArg};
 use bwsim_isa::launch::{HostTensor, LaunchPlan};
@@ -217,7 +217,6 @@ pub(crate) fn run(
         program,
         plan,
         launch: l,
-        ..
     } = plaunch::prepare(&text, &section).map_err(|e| match e {
         PrepareError::Ptx(e) => format!("PTX front end: {e}"),
         PrepareError::Section(d) => format!("{}: {}", launch.display(), crate::first_message(&d)),
@@ -257,25 +256,9 @@ pub(crate) fn run(
         timing_reps: opts.timing_reps,
         pattern_inputs: false,
     };
-    if opts.dry_run {
-        return Ok(Verdict::Prepared);
-    }
-    if gluon::is_planted_bug(ptx) {
-        return Ok(Verdict::Skipped(
-            "planted bug: `bwsim check` reports it; a racy kernel has no one right answer on hardware".into(),
-        ));
-    }
-    let info = match gpu {
-        Gpu::Absent(_) => return Ok(Verdict::Skipped(NO_GPU.into())),
-        Gpu::Present(i) => i,
-    };
-    if info.target() != Some(target) {
-        return Ok(Verdict::Skipped(format!(
-            "needs {}; the local GPU is {} (sm_{})",
-            needs(target),
-            info.name,
-            info.sm
-        )));
+    let planted = gluon::is_planted_bug(ptx);
+    if let Some(v) = crate::stops_before_launch(planted, target, needs(target), gpu, opts) {
+        return Ok(v);
     }
     if !opts.check {
         let outcome = runner::run_isolated(&opts.exe, CHILD_ARG, &job, &inputs, opts.timeout)
@@ -349,7 +332,6 @@ fn judge(
 mod tests {
     use super::*;
     use bwsim_backends::runner::{GpuInfo, SwizzleArg};
-    use std::time::Duration;
 
     fn fixture(name: &str) -> PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -366,27 +348,13 @@ mod tests {
 
     fn opts(dry_run: bool) -> Options {
         Options {
-            seed: 1,
             dry_run,
-            timeout: Duration::from_secs(1),
-            timing_reps: 0,
-            check: true,
-            exe: PathBuf::from("bwsim"),
-            inputs: Vec::new(),
-            save_outputs: None,
+            ..crate::tests::opts()
         }
     }
 
     fn blank(target: Target) -> Report {
-        Report {
-            case: String::new(),
-            target: Some(target),
-            verdict: Verdict::Prepared,
-            max_err: None,
-            gpu_ms: None,
-            times_ms: vec![],
-            notes: vec![],
-        }
+        Report::new("", Some(target))
     }
 
     /// The fixtures' cases: named by file, their target the `.target`, their sidecar found in
@@ -495,7 +463,7 @@ mod tests {
             None,
         );
         let r = crate::run_case(&c, Target::Sm90a, &Gpu::Absent("test".into()), &opts(false));
-        assert_eq!(r.verdict, Verdict::Skipped(NO_GPU.into()));
+        assert_eq!(r.verdict, Verdict::Skipped(crate::NO_GPU.into()));
         let r = crate::run_case(&c, Target::Sm90a, &Gpu::Absent("test".into()), &opts(true));
         assert_eq!(r.verdict, Verdict::Prepared);
         let r = crate::run_case(&c, Target::Sm100a, &h100, &opts(true));

@@ -256,8 +256,6 @@ pub struct Prepared {
     /// The module's `.target`, when bwsim knows it (`sm_90a`, `sm_100a`).
     pub target: Option<Target>,
     pub program: Program,
-    /// The Python parameters of the `// param:` lines.
-    pub params: Vec<Param>,
     /// The launch section resolved: grid, tensors (launch buffer `k` is tensor `k`),
     /// arguments by Python parameter name, outputs.
     pub plan: LaunchPlan,
@@ -349,7 +347,6 @@ pub fn prepare(text: &str, section: &bwsim_isa::ir::Launch) -> Result<Prepared, 
         name,
         target,
         program,
-        params,
         plan,
         launch,
     })

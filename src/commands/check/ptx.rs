@@ -25,7 +25,6 @@ pub fn run(a: &Args) -> CliResult {
         file,
         prepared,
         sidecar,
-        ..
     }) = ptx_file::load(&a.kernel, a.launch.as_deref().map(Path::new), format)?
     else {
         return Ok(ExitCode::from(1));
