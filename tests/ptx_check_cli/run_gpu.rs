@@ -4,13 +4,11 @@
 //! computed here; the PTX front end's errors rendered on the PTX text; `bwsim gpu --dry-run`
 //! assembling the PTX with ptxas, and a run without a GPU saying it skipped.
 
-mod common;
-
-use common::{bwsim, bwsim_json, fresh_scratch, json, save_npy};
+use crate::common::{bwsim, bwsim_json, fresh_scratch, json, save_npy};
+use crate::FIXTURES;
 use std::path::Path;
 
-const FIXTURES: &str = "ptxfront/tests/fixtures/triton-3.9";
-
+/// The path of a fixture.
 fn fixture(name: &str) -> String {
     format!("{}/{FIXTURES}/{name}.ptx", env!("CARGO_MANIFEST_DIR"))
 }
