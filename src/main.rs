@@ -67,6 +67,8 @@ enum Command {
     ///   bwsim run kernel.tile --seed 7 --trace run.txt --chrome run.json
     ///   bwsim run matmul_pipelined --target sm_90a --json
     ///   bwsim run kernel.tile --deny warnings --format sarif > run.sarif
+    ///   bwsim run softmax.sm_90a.ptx --launch softmax.launch --save-outputs out/
+    ///                                                    # Triton's PTX on the PTX front end
     #[command(verbatim_doc_comment)]
     Run(commands::run::Args),
     /// Run a kernel under many schedules with the hazard checker; exit 1 on any error.
@@ -152,6 +154,9 @@ enum Command {
     ///   bwsim gpu --all                               # every case for this GPU, as a table
     ///   bwsim gpu --all --dry-run                     # lower, assemble, prepare; run nothing
     ///   bwsim gpu --list                              # the differential cases
+    ///   bwsim gpu softmax.sm_90a.ptx --launch softmax.launch
+    ///                                                 # a PTX file against the PTX front end
+    ///   bwsim gpu --all --filter ptx/ --json          # the PTX fixtures
     ///   bwsim gpu kernels/bench/wgmma_rate.tile --target sm_90a --time 20 --no-check --json
     ///                                                 # 20 timed launches, no simulator
     #[command(verbatim_doc_comment)]

@@ -3,9 +3,12 @@
 //! the fixtures' launch sidecars (tests/gluon/*.launch): the verdicts of their TTGIR, the
 //! findings at the same Python lines. Bugs planted into the PTX (a deleted
 //! `fence.proxy.async`, a deleted mbarrier wait) are reported at the line of the access they
-//! leave unordered.
+//! leave unordered. `bwsim run FILE.ptx` and `bwsim gpu FILE.ptx` on the same fixtures:
+//! [`run_gpu`].
 
 mod common;
+#[path = "ptx_check_cli/run_gpu.rs"]
+mod run_gpu;
 
 use common::{bwsim, json, scratch_file};
 

@@ -37,6 +37,12 @@ pub enum Source {
     Gluon(std::path::PathBuf),
     /// A Gluon fixture with a planted bug: prepared, never launched ([`super::gluon`]).
     PlantedBug(std::path::PathBuf),
+    /// A PTX file run as it is (assembled by ptxas for its `.target`) against the PTX front
+    /// end, with its launch sidecar ([`super::ptxfile`]).
+    Ptx {
+        ptx: std::path::PathBuf,
+        launch: Option<std::path::PathBuf>,
+    },
 }
 
 /// What a case must produce.
@@ -93,7 +99,7 @@ const MMA_F16_EXACT_ON_HOPPER: Check = match MMA_F16 {
 const MMA_F32: Check = within(1e-3, 1e-4);
 
 /// Outputs of the SFU's approximate math functions and of reordered f32 folds.
-const APPROX: Check = within(1e-5, 1e-5);
+pub const APPROX: Check = within(1e-5, 1e-5);
 
 const BOTH: &[Target] = &[Target::Sm100a, Target::Sm90a];
 const HOPPER: &[Target] = &[Target::Sm90a];

@@ -61,7 +61,15 @@ pub fn is_planted_bug(path: &Path) -> bool {
 /// its header does not parse (the corpus test, gluon/tests/gluon_corpus.rs, rejects such a
 /// sidecar).
 fn sidecar(path: &Path) -> Vec<Directive> {
-    let Some(text) = bwsim_gluon::launch_path_for(path).and_then(|p| std::fs::read_to_string(p).ok()) else {
+    bwsim_gluon::launch_path_for(path)
+        .map(|p| sidecar_directives(&p))
+        .unwrap_or_default()
+}
+
+/// The directives of the launch sidecar at `path` (none when it is unreadable or its header
+/// does not parse).
+pub fn sidecar_directives(path: &Path) -> Vec<Directive> {
+    let Ok(text) = std::fs::read_to_string(path) else {
         return Vec::new();
     };
     directives::parse(&text, directives::GLUON_KEYS, true).unwrap_or_default()
@@ -69,7 +77,13 @@ fn sidecar(path: &Path) -> Vec<Directive> {
 
 /// The first unqualified `// gpu: atol=A rtol=R` line of the launch sidecar that gives both.
 pub fn sidecar_tolerance(path: &Path) -> Option<Check> {
-    sidecar(path)
+    tolerance(&sidecar(path))
+}
+
+/// The first unqualified `// gpu: atol=A rtol=R` line among a sidecar's `directives` that
+/// gives both.
+pub fn tolerance(directives: &[Directive]) -> Option<Check> {
+    directives
         .iter()
         .filter(|d| d.key == "gpu" && d.qualifiers.is_empty())
         .find_map(|d| {

@@ -16,6 +16,7 @@ pub mod cases;
 pub mod compare;
 pub mod gluon;
 pub mod npy;
+pub mod ptxfile;
 
 use bwsim_backends::ptx::{self, ParamAbi, PtxModule};
 use bwsim_backends::ptxas;
@@ -121,6 +122,21 @@ pub struct Report {
     pub times_ms: Vec<f32>,
     /// Details: first mismatching elements, setup notes.
     pub notes: Vec<String>,
+}
+
+impl Report {
+    /// The row of `case` before anything ran: prepared, nothing measured.
+    pub fn new(case: &str, target: Option<Target>) -> Report {
+        Report {
+            case: case.to_string(),
+            target,
+            verdict: Verdict::Prepared,
+            max_err: None,
+            gpu_ms: None,
+            times_ms: vec![],
+            notes: vec![],
+        }
+    }
 }
 
 /// The message a case without a GPU reports.
@@ -290,18 +306,57 @@ pub fn build_job(
         cluster: (module.explicit_cluster || plan.cluster != [1, 1, 1]).then_some(plan.cluster),
         dynamic_smem: module.dynamic_smem_bytes,
         args,
-        tensors: plan
-            .tensors
-            .iter()
-            .map(|t| TensorMeta {
-                name: t.name.clone(),
-                dtype: t.dtype,
-                shape: t.shape.clone(),
-            })
-            .collect(),
+        tensors: tensor_metas(plan),
         timing_reps,
         pattern_inputs: false,
     })
+}
+
+/// The launch's tensors as the runner's job lists them (buffer `k` is tensor `k`).
+pub fn tensor_metas(plan: &LaunchPlan) -> Vec<TensorMeta> {
+    plan.tensors
+        .iter()
+        .map(|t| TensorMeta {
+            name: t.name.clone(),
+            dtype: t.dtype,
+            shape: t.shape.clone(),
+        })
+        .collect()
+}
+
+/// The cubin of `module` for the GPU, or `None` to leave the PTX to the driver's JIT: when
+/// there is no ptxas, or (on a real run) when ptxas refuses it, as an older ptxas (the
+/// device's own toolkit) may not know the PTX version; the driver then reports any real
+/// error at module load. Either way a note says so. A dry run fails on a refusal.
+pub fn assemble(module: &PtxModule, dry_run: bool, report: &mut Report) -> Result<Option<Vec<u8>>, String> {
+    match ptxas::assemble(module, false) {
+        Ok(a) => Ok(Some(a.cubin)),
+        Err(ptxas::PtxasError::NotFound) => {
+            report
+                .notes
+                .push("ptxas not found: the driver JIT-compiles the PTX".into());
+            Ok(None)
+        }
+        Err(e @ ptxas::PtxasError::Rejected { .. }) if !dry_run => {
+            report.notes.push(format!("{e}: the driver JIT-compiles the PTX"));
+            Ok(None)
+        }
+        Err(e) => Err(format!("ptxas: {e}")),
+    }
+}
+
+/// Writes the GPU's output tensors (those `plan` lists) into `--save-outputs`'s folder once
+/// the launch finished.
+pub fn save_gpu_outputs(opts: &Options, plan: &LaunchPlan, outcome: &Outcome) -> Result<(), String> {
+    if let (Some(dir), Outcome::Finished { tensors, .. }) = (&opts.save_outputs, outcome) {
+        let outs: Vec<HostTensor> = plan
+            .outputs
+            .iter()
+            .filter_map(|&o| tensors.get(o).cloned())
+            .collect();
+        crate::npy::save_all(dir, &outs)?;
+    }
+    Ok(())
 }
 
 /// Elements of the random block a `--no-check` run repeats over each input on the device.
@@ -333,20 +388,13 @@ fn source_text(case: &Case) -> Result<String, String> {
                 Err(d) => Err(format!("import: {}", first_message(&d))),
             }
         }
+        Source::Ptx { ptx, .. } => Err(format!("{} is PTX: it has no tile source", ptx.display())),
     }
 }
 
 /// Run one case for `target` (prepare, then simulate and launch unless `dry_run` or no GPU).
 pub fn run_case(case: &Case, target: Target, gpu: &Gpu, opts: &Options) -> Report {
-    let mut report = Report {
-        case: case.name.clone(),
-        target: Some(target),
-        verdict: Verdict::Prepared,
-        max_err: None,
-        gpu_ms: None,
-        times_ms: vec![],
-        notes: vec![],
-    };
+    let mut report = Report::new(&case.name, Some(target));
     match run_inner(case, target, gpu, opts, &mut report) {
         Ok(v) => report.verdict = v,
         Err(e) => report.verdict = Verdict::Error(e),
@@ -361,6 +409,9 @@ fn run_inner(
     opts: &Options,
     report: &mut Report,
 ) -> Result<Verdict, String> {
+    if let Source::Ptx { ptx, launch } = &case.source {
+        return ptxfile::run(case, (ptx, launch.as_deref()), target, gpu, opts, report);
+    }
     let text = match (source_text(case), &case.source) {
         (Err(e), Source::Gluon(p) | Source::PlantedBug(p)) if gluon::refusal_is_expected(p, &e) => {
             return Ok(Verdict::Skipped(format!(
@@ -407,41 +458,12 @@ fn run_inner(
         }
         (Err(e), _) => return Err(format!("lowering: {e}")),
     };
-    let cubin = match ptxas::assemble(&module, false) {
-        Ok(a) => Some(a.cubin),
-        Err(ptxas::PtxasError::NotFound) => {
-            report
-                .notes
-                .push("ptxas not found: the driver JIT-compiles the PTX".into());
-            None
-        }
-        // An older ptxas (the device's own toolkit) may not know this PTX version: the
-        // driver's JIT then gets the PTX, and reports any real error at module load.
-        Err(e @ ptxas::PtxasError::Rejected { .. }) if !opts.dry_run => {
-            report.notes.push(format!("{e}: the driver JIT-compiles the PTX"));
-            None
-        }
-        Err(e) => return Err(format!("ptxas: {e}")),
-    };
+    let cubin = assemble(&module, opts.dry_run, report)?;
     let mut job = build_job(&module, &plan, cubin, opts.timing_reps)?;
     job.pattern_inputs = !opts.check;
-    if opts.dry_run {
-        return Ok(Verdict::Prepared);
-    }
-    if matches!(case.source, Source::PlantedBug(_)) {
-        return Ok(Verdict::Skipped(
-            "planted bug: `bwsim check` reports it; a racy kernel has no one right answer on hardware".into(),
-        ));
-    }
-    let info = match gpu {
-        Gpu::Absent(_) => return Ok(Verdict::Skipped(NO_GPU.into())),
-        Gpu::Present(i) => i,
-    };
-    if info.target() != Some(target) {
-        return Ok(Verdict::Skipped(format!(
-            "needs {target}; the local GPU is {} (sm_{})",
-            info.name, info.sm
-        )));
+    let planted = matches!(case.source, Source::PlantedBug(_));
+    if let Some(v) = stops_before_launch(planted, target, &target.to_string(), gpu, opts) {
+        return Ok(v);
     }
     if !opts.check {
         let outcome = runner::run_isolated(&opts.exe, CHILD_ARG, &job, &inputs, opts.timeout)
@@ -460,20 +482,40 @@ fn run_inner(
     );
     let outcome =
         runner::run_isolated(&opts.exe, CHILD_ARG, &job, &inputs, opts.timeout).map_err(|e| e.to_string())?;
-    if let (Some(dir), Outcome::Finished { tensors, .. }) = (&opts.save_outputs, &outcome) {
-        let outs: Vec<HostTensor> = plan
-            .outputs
-            .iter()
-            .filter_map(|&o| tensors.get(o).cloned())
-            .collect();
-        crate::npy::save_all(dir, &outs)?;
-    }
+    save_gpu_outputs(opts, &plan, &outcome)?;
     Ok(judge(case, &plan, &sim, outcome, report))
+}
+
+/// Where a prepared case stops short of its launch: a dry run (prepared), a planted bug, no
+/// GPU, or a GPU that does not run `target` (skipped; `needs` says what the case needs).
+pub(crate) fn stops_before_launch(
+    planted: bool,
+    target: Target,
+    needs: &str,
+    gpu: &Gpu,
+    opts: &Options,
+) -> Option<Verdict> {
+    if opts.dry_run {
+        return Some(Verdict::Prepared);
+    }
+    if planted {
+        return Some(Verdict::Skipped(
+            "planted bug: `bwsim check` reports it; a racy kernel has no one right answer on hardware".into(),
+        ));
+    }
+    match gpu {
+        Gpu::Absent(_) => Some(Verdict::Skipped(NO_GPU.into())),
+        Gpu::Present(i) if i.target() != Some(target) => Some(Verdict::Skipped(format!(
+            "needs {needs}; the local GPU is {} (sm_{})",
+            i.name, i.sm
+        ))),
+        Gpu::Present(_) => None,
+    }
 }
 
 /// The GPU's outcome alone (`--no-check`): a finished launch is `Unchecked` with its times; a
 /// planted fault must still trap with its error.
-fn unchecked(case: &Case, gpu: Outcome, report: &mut Report) -> Verdict {
+pub(crate) fn unchecked(case: &Case, gpu: Outcome, report: &mut Report) -> Verdict {
     match gpu {
         Outcome::Hang { after } => Verdict::Fail(format!("hang: no completion after {} s", after.as_secs())),
         Outcome::Crashed { stderr } => Verdict::Fail(format!("child crashed: {stderr}")),
@@ -493,7 +535,7 @@ fn unchecked(case: &Case, gpu: Outcome, report: &mut Report) -> Verdict {
     }
 }
 
-fn first_message(d: &[bwsim_isa::Diagnostic]) -> String {
+pub(crate) fn first_message(d: &[bwsim_isa::Diagnostic]) -> String {
     d.iter()
         .find(|d| d.is_error())
         .or(d.first())
@@ -560,33 +602,45 @@ fn judge(
             if sim.outcome != S::Completed {
                 return Verdict::Fail(format!("the GPU finished; simulator {sim_desc}"));
             }
-            let mut worst = 0f64;
-            let mut bad = Vec::new();
-            for &o in &plan.outputs {
-                let (Some(g), Some(s)) = (tensors.get(o), sim.tensors.get(o)) else {
-                    return Verdict::Error(format!("output {o} missing"));
-                };
-                let c = compare::compare(s, g, case.check.on(report.target));
-                worst = worst.max(c.max_err);
-                if c.mismatches > 0 {
-                    bad.push(format!(
-                        "`{}`: {} of {} elements differ",
-                        g.name,
-                        c.mismatches,
-                        g.numel()
-                    ));
-                    report
-                        .notes
-                        .extend(c.first.iter().map(|m| format!("`{}` {m}", g.name)));
-                }
-            }
-            report.max_err = Some(worst);
-            if bad.is_empty() {
-                Verdict::Pass
-            } else {
-                Verdict::Fail(bad.join("; "))
-            }
+            compare_outputs(plan, &sim.tensors, &tensors, case.check, report)
         }
+    }
+}
+
+/// Every output of `plan`, the simulator's against the GPU's, by `check` on the report's
+/// target: the largest error into the report, the first mismatching elements into its notes.
+pub fn compare_outputs(
+    plan: &LaunchPlan,
+    sim: &[HostTensor],
+    gpu: &[HostTensor],
+    check: Check,
+    report: &mut Report,
+) -> Verdict {
+    let mut worst = 0f64;
+    let mut bad = Vec::new();
+    for &o in &plan.outputs {
+        let (Some(g), Some(s)) = (gpu.get(o), sim.get(o)) else {
+            return Verdict::Error(format!("output {o} missing"));
+        };
+        let c = compare::compare(s, g, check.on(report.target));
+        worst = worst.max(c.max_err);
+        if c.mismatches > 0 {
+            bad.push(format!(
+                "`{}`: {} of {} elements differ",
+                g.name,
+                c.mismatches,
+                g.numel()
+            ));
+            report
+                .notes
+                .extend(c.first.iter().map(|m| format!("`{}` {m}", g.name)));
+        }
+    }
+    report.max_err = Some(worst);
+    if bad.is_empty() {
+        Verdict::Pass
+    } else {
+        Verdict::Fail(bad.join("; "))
     }
 }
 
@@ -616,7 +670,7 @@ mod tests {
     use super::*;
     use bwsim_isa::DType;
 
-    fn opts() -> Options {
+    pub(crate) fn opts() -> Options {
         Options {
             seed: 1,
             dry_run: true,
@@ -854,15 +908,7 @@ mod tests {
     }
 
     fn blank() -> Report {
-        Report {
-            case: String::new(),
-            target: None,
-            verdict: Verdict::Prepared,
-            max_err: None,
-            gpu_ms: None,
-            times_ms: vec![],
-            notes: vec![],
-        }
+        Report::new("", None)
     }
 
     #[test]

@@ -14,12 +14,23 @@
 //! PTX parameters left over after the Python ones (Triton's global and profile scratch
 //! pointers) get null. A `// shared: BYTES` line gives the dynamic shared memory the launcher
 //! passes (Triton's `metadata.shared`).
+//!
+//! [`prepare`] is the whole prelude of a PTX file's launch, shared by `bwsim check`, `bwsim
+//! run` and `bwsim gpu`: the module parsed, its first kernel resolved, its `// param:` lines
+//! typed as kernel parameters so that a launch section in the TTGIR sidecars' format
+//! (`launch { grid, tensors, PARAM = VALUE }`, by the Python parameter names) resolves against
+//! them ([`bwsim_isa::launch::resolve_for`]), and the PTX arguments bound to the plan's
+//! tensors (tensor `k` is launch buffer `k`).
 
-use crate::exec::Arg;
+use crate::exec::{Arg, Launch};
 use crate::program::Program;
 use crate::tensormap::TensorMap;
 use crate::Error;
-use bwsim_isa::types::Swizzle;
+use bwsim_isa::consts::ConstEnv;
+use bwsim_isa::launch::{ArgValue, LaunchPlan};
+use bwsim_isa::typeck::{ParamInfo, Ty};
+use bwsim_isa::types::{ScalarTy, Swizzle};
+use bwsim_isa::{Diagnostic, Span, Target};
 
 /// What one Python parameter is.
 #[derive(Clone, Debug, PartialEq)]
@@ -235,4 +246,108 @@ pub fn args(p: &Program, params: &[Param], values: &[(&str, Value)]) -> Result<V
         out.push(if prm.bytes == 8 { Arg::U64(0) } else { Arg::U32(0) });
     }
     Ok(out)
+}
+
+/// A PTX kernel ready to launch: what [`prepare`] makes of a PTX file and a launch section.
+#[derive(Clone, Debug)]
+pub struct Prepared {
+    /// The kernel's name (the module's first `.entry`).
+    pub name: String,
+    /// The module's `.target`, when bwsim knows it (`sm_90a`, `sm_100a`).
+    pub target: Option<Target>,
+    pub program: Program,
+    /// The launch section resolved: grid, tensors (launch buffer `k` is tensor `k`),
+    /// arguments by Python parameter name, outputs.
+    pub plan: LaunchPlan,
+    /// The PTX launch: grid, CTA shape (`.reqntid`), PTX arguments, dynamic shared memory.
+    pub launch: Launch,
+}
+
+/// Why [`prepare`] failed: the PTX (with its span) or the launch section (diagnostics with
+/// spans into the section's text).
+#[derive(Clone, Debug)]
+pub enum PrepareError {
+    Ptx(Error),
+    Section(Vec<Diagnostic>),
+}
+
+impl From<Error> for PrepareError {
+    fn from(e: Error) -> PrepareError {
+        PrepareError::Ptx(e)
+    }
+}
+
+/// The `// param:` lines as typed kernel parameters, for the launch resolution: a descriptor
+/// or a pointer is a pointer to its element type, a scalar its type.
+pub fn param_infos(params: &[Param]) -> Result<Vec<ParamInfo>, Error> {
+    params
+        .iter()
+        .map(|p| {
+            let ty = match (&p.kind, dtype(&p.dtype)) {
+                (Kind::Desc { .. } | Kind::Pointer, Some(d)) => Ty::Ptr(d),
+                (Kind::Scalar(_), _) => Ty::Scalar(match p.dtype.as_str() {
+                    "i64" | "u64" => ScalarTy::I64,
+                    "fp32" => ScalarTy::F32,
+                    "i1" => ScalarTy::I1,
+                    _ => ScalarTy::I32,
+                }),
+                _ => {
+                    return Err(Error::Launch(format!(
+                        "parameter `{}` has the element type `{}`, which bwsim does not read",
+                        p.name, p.dtype
+                    )))
+                }
+            };
+            Ok(ParamInfo {
+                name: p.name.clone(),
+                ty,
+                span: Span::DUMMY,
+            })
+        })
+        .collect()
+}
+
+/// The Python parameters' values of a resolved plan (a tensor is launch buffer `k`).
+pub fn values(plan: &LaunchPlan) -> Vec<(&str, Value)> {
+    plan.args
+        .iter()
+        .map(|(n, v)| {
+            let v = match v {
+                ArgValue::Tensor(i) => Value::Tensor {
+                    buffer: *i,
+                    shape: plan.tensors[*i].shape.clone(),
+                },
+                ArgValue::Int(x) => Value::Int(*x),
+                ArgValue::Float(x) => Value::F32(*x as f32),
+            };
+            (n.as_str(), v)
+        })
+        .collect()
+}
+
+/// Parses the PTX file `text`, resolves its first kernel and the launch `section` against its
+/// `// param:` lines, and binds the PTX arguments.
+pub fn prepare(text: &str, section: &bwsim_isa::ir::Launch) -> Result<Prepared, PrepareError> {
+    let module = crate::parse(text)?;
+    let name = module
+        .kernels
+        .first()
+        .map(|k| k.name.clone())
+        .ok_or_else(|| Error::Launch("the PTX has no `.entry` kernel".into()))?;
+    let target = module.target.iter().find_map(|t| Target::from_name(t));
+    let program = crate::load(text, &module, &name)?;
+    let params = params(text)?;
+    let infos = param_infos(&params)?;
+    let env = ConstEnv::empty(target.unwrap_or(Target::Sm100a));
+    let plan = bwsim_isa::launch::resolve_for(&env, &infos, section).map_err(PrepareError::Section)?;
+    let args = args(&program, &params, &values(&plan))?;
+    let mut launch = Launch::new(plan.grid, threads(&program)?, args);
+    launch.dynamic_shared = shared(text)?;
+    Ok(Prepared {
+        name,
+        target,
+        program,
+        plan,
+        launch,
+    })
 }

@@ -1,12 +1,15 @@
 //! `bwsim gpu`: run kernels on the local GPU and diff them against the simulator (the
-//! differential harness lives in `bwsim_harness`).
+//! differential harness lives in `bwsim_harness`). A `.ptx` file runs as it is against the
+//! PTX front end (`bwsim_harness::ptxfile`); `--all` includes the PTX fixtures (cases
+//! `ptx/NAME.TARGET`, `--filter ptx/` selects them).
 
 use super::npy::{self, InputArg};
 use super::{parse_override, parse_target, CliError, CliResult};
-use bwsim_harness::{self as harness, cases, gluon, Gpu, Options, Report, Verdict, NO_GPU};
+use bwsim_harness::{self as harness, cases, gluon, ptxfile, Gpu, Options, Report, Verdict, NO_GPU};
 use bwsim_isa::consts::Override;
 use bwsim_isa::Target;
 use std::io::Write;
+use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -16,7 +19,8 @@ pub const EXIT_NO_GPU: u8 = 77;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// A .tile file, a .ttgir file (Gluon) or a bundled kernel name (omit with --all).
+    /// A .tile file, a .ttgir file (Gluon), a .ptx file (run as it is, against the PTX front
+    /// end) or a bundled kernel name (omit with --all).
     #[arg(required_unless_present_any = ["all", "probe", "list"], conflicts_with = "all", value_parser = super::kernel_spec())]
     kernel: Option<String>,
     /// Run every differential case that supports the local GPU's architecture.
@@ -30,6 +34,11 @@ pub struct Args {
     /// `.launch` sidecar) [default: tests/gluon, when it exists].
     #[arg(long, value_name = "DIR")]
     gluon_dir: Option<std::path::PathBuf>,
+    /// Where --all and --list find PTX files (every `.ptx` in it; each with its launch sidecar
+    /// next to it, else NAME.launch in the Gluon fixtures' folder)
+    /// [default: ptxfront/tests/fixtures/triton-3.9, when it exists].
+    #[arg(long, value_name = "DIR")]
+    ptx_dir: Option<std::path::PathBuf>,
     /// Replace a launch tensor by an array instead of random data: --input a=a.npy
     /// (repeatable; shape and element type must match the launch's tensor).
     #[arg(long = "input", value_name = "NAME=FILE.npy", value_parser = npy::parse_input, conflicts_with_all = ["all", "no_check"])]
@@ -71,6 +80,10 @@ pub struct Args {
     /// Do not run the simulator or compare (the GPU alone, for timing full-size problems).
     #[arg(long)]
     no_check: bool,
+    /// For a .ptx file: its launch sidecar (default: NAME.launch next to the file or in its
+    /// parent, else in the Gluon fixtures' folder).
+    #[arg(long, value_name = "FILE", conflicts_with = "all")]
+    launch: Option<std::path::PathBuf>,
     /// Print the local GPU (or why there is none) and exit.
     #[arg(long)]
     probe: bool,
@@ -86,23 +99,28 @@ fn exe() -> Result<std::path::PathBuf, CliError> {
     std::env::current_exe().map_err(|e| CliError(format!("cannot locate the bwsim executable: {e}")))
 }
 
-/// The suite: the generated and bundled cases, then the Gluon fixtures.
-fn suite(dir: Option<&std::path::Path>) -> Result<Vec<cases::Case>, CliError> {
+/// `given`, else `default` when it is a folder here.
+fn folder<'a>(given: Option<&'a Path>, default: &'a str) -> Option<&'a Path> {
+    given.or_else(|| Some(Path::new(default)).filter(|d| d.is_dir()))
+}
+
+/// The suite: the generated and bundled cases, then the Gluon fixtures, then the PTX files.
+fn suite(gluon_dir: Option<&Path>, ptx_dir: Option<&Path>) -> Result<Vec<cases::Case>, CliError> {
     let mut v = cases::all();
-    let default = std::path::Path::new(gluon::DEFAULT_DIR);
-    let dir = match dir {
-        Some(d) => d,
-        None if default.is_dir() => default,
-        None => return Ok(v),
-    };
-    let fixtures = gluon::fixtures(dir, &v).map_err(CliError)?;
-    v.extend(fixtures);
+    let gluon_dir = folder(gluon_dir, gluon::DEFAULT_DIR);
+    if let Some(dir) = gluon_dir {
+        let fixtures = gluon::fixtures(dir, &v).map_err(CliError)?;
+        v.extend(fixtures);
+    }
+    if let Some(dir) = folder(ptx_dir, ptxfile::DEFAULT_DIR) {
+        v.extend(ptxfile::fixtures(dir, gluon_dir).map_err(CliError)?);
+    }
     Ok(v)
 }
 
 pub fn run(a: Args) -> CliResult {
     let cases_all = if a.all || a.list {
-        suite(a.gluon_dir.as_deref())?
+        suite(a.gluon_dir.as_deref(), a.ptx_dir.as_deref())?
     } else {
         Vec::new()
     };
@@ -169,6 +187,26 @@ pub fn run(a: Args) -> CliResult {
                 work.push((c.clone(), t));
             }
         }
+    } else if a.kernel.as_deref().is_some_and(super::ptx_file::is_ptx) {
+        let spec = a.kernel.clone().unwrap_or_default();
+        let path = Path::new(&spec);
+        super::read_text(path)?;
+        if !a.consts.is_empty() {
+            return Err(CliError(format!(
+                "{spec}: --const does not apply to a PTX file (its constants are compiled in)"
+            )));
+        }
+        let check = match (a.atol, a.rtol) {
+            (Some(atol), Some(rtol)) => Some(cases::Check::Tolerance { atol, rtol }),
+            _ => None,
+        };
+        let launch = match &a.launch {
+            Some(p) => Some(p.clone()),
+            None => ptxfile::sidecar_for(path, folder(a.gluon_dir.as_deref(), gluon::DEFAULT_DIR)),
+        };
+        let c = ptxfile::case(path, launch, check);
+        let target = a.target.unwrap_or(c.targets[0]);
+        work.push((c, target));
     } else {
         let spec = a.kernel.clone().unwrap_or_default();
         let path = std::path::Path::new(&spec);

@@ -9,6 +9,7 @@ pub mod levels;
 pub mod limits;
 pub mod list;
 pub mod ptx;
+pub mod ptx_file;
 pub mod run;
 pub mod time;
 mod time_sweep;

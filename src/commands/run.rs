@@ -1,6 +1,8 @@
 //! `bwsim run`: simulate a kernel on the inputs its launch spec describes, then report its
 //! outputs (checked against the CPU reference when the kernel has one), any trap with its span,
-//! and a summary of the run.
+//! and a summary of the run. A `.ptx` file runs on the PTX front end ([`ptx`]).
+
+mod ptx;
 
 use super::limits::LimitArgs;
 use super::npy::{self, InputArg};
@@ -21,9 +23,14 @@ use std::time::{Duration, Instant};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// A .tile file, a .ttgir file (Gluon) or a bundled kernel name (`bwsim list`).
+    /// A .tile file, a .ttgir file (Gluon), a .ptx file (PTX front end) or a bundled kernel
+    /// name (`bwsim list`).
     #[arg(value_parser = super::kernel_spec())]
     kernel: String,
+    /// For a .ptx file: its launch sidecar (default: NAME.launch next to the file or in its
+    /// parent, as for a .ttgir).
+    #[arg(long, value_name = "FILE")]
+    launch: Option<std::path::PathBuf>,
     /// Seed of the input data and of the scheduler (same seed, same run).
     #[arg(long, default_value_t = 0)]
     seed: u64,
@@ -82,6 +89,9 @@ impl Verdict {
 }
 
 pub fn run(a: Args) -> CliResult {
+    if super::ptx_file::is_ptx(&a.kernel) {
+        return ptx::run(&a);
+    }
     let format = a.levels.format(a.json)?;
     let levels = a.levels.levels()?;
     let file = load_source(&a.kernel)?;
@@ -157,20 +167,8 @@ pub fn run(a: Args) -> CliResult {
         }
         _ => Vec::new(),
     };
-    // A launch that is not the reference's (a kernel sharing a bundled kernel's name, e.g.
-    // launched from Python with its own tensor names) is left unchecked.
-    let expected = match expected {
-        Some(Err(e)) if e.launch_differs() => {
-            errln!("note: reference skipped: the launch is not the bundled kernel's ({e})");
-            None
-        }
-        other => other,
-    };
-    let (comparisons, ref_error) = match (&expected, completed) {
-        (Some(Ok(exp)), true) => (compare_all(&result, exp), None),
-        (Some(Err(e)), _) => (Vec::new(), Some(e.to_string())),
-        _ => (Vec::new(), None),
-    };
+    let (expected, comparisons, ref_error) =
+        against_reference(expected, completed.then_some(&result.tensors[..]));
     // Every diagnostic at its level (`--deny`, `--warn`, `--allow`): the verifier's (its
     // warnings, and the static errors whose hardware behaviour is defined, after which the
     // run went on), then the run's.
@@ -183,7 +181,7 @@ pub fn run(a: Args) -> CliResult {
             .any(|(_, c, _)| c.as_ref().is_some_and(|c| !c.passed()))
     {
         Verdict::Fail
-    } else if expected.is_some() {
+    } else if expected {
         Verdict::Pass
     } else {
         Verdict::Unchecked
@@ -290,11 +288,41 @@ fn with_progress<T: Send>(p: &Progress, ctas: u64, f: impl FnOnce() -> T + Send)
     })
 }
 
-/// Each reference output with its comparison (`None` when the run has no such tensor).
-fn compare_all(r: &RunResult, exp: &[Expected]) -> Vec<(String, Option<Comparison>, Option<Tolerance>)> {
+/// The reference's outputs compared with the run's `tensors` (`None`: the run did not
+/// complete): whether there is a reference, the comparisons, the reference's error. A launch
+/// that is not the reference's (a kernel sharing a bundled kernel's name, e.g. launched from
+/// Python with its own tensor names) is left unchecked, with a note.
+fn against_reference(
+    expected: Option<Result<Vec<Expected>, reference::RefError>>,
+    tensors: Option<&[HostTensor]>,
+) -> (bool, Vec<Compared>, Option<String>) {
+    let expected = match expected {
+        Some(Err(e)) if e.launch_differs() => {
+            errln!("note: reference skipped: the launch is not the bundled kernel's ({e})");
+            None
+        }
+        other => other,
+    };
+    let (comparisons, ref_error) = match (&expected, tensors) {
+        (Some(Ok(exp)), Some(t)) => (compare_all(t, exp), None),
+        (Some(Err(e)), _) => (Vec::new(), Some(e.to_string())),
+        _ => (Vec::new(), None),
+    };
+    (expected.is_some(), comparisons, ref_error)
+}
+
+/// An output's name, its comparison with the reference (`None` when the run has no such
+/// tensor) and the tolerance it was compared within.
+type Compared = (String, Option<Comparison>, Option<Tolerance>);
+
+/// Each reference output with its comparison against the run's `tensors`.
+fn compare_all(tensors: &[HostTensor], exp: &[Expected]) -> Vec<Compared> {
     exp.iter()
         .map(|e| {
-            let c = r.tensor(&e.tensor).map(|t| reference::compare(t, e));
+            let c = tensors
+                .iter()
+                .find(|t| t.name == e.tensor)
+                .map(|t| reference::compare(t, e));
             (e.tensor.clone(), c, Some(e.tol))
         })
         .collect()
@@ -363,7 +391,7 @@ struct Report<'a> {
     checked: &'a bwsim_isa::typeck::Checked<'a>,
     plan: &'a LaunchPlan,
     result: &'a RunResult,
-    cmp: &'a [(String, Option<Comparison>, Option<Tolerance>)],
+    cmp: &'a [Compared],
     ref_error: &'a Option<String>,
     verdict: &'a Verdict,
     wall: Duration,
@@ -435,67 +463,73 @@ fn print_text(rep: &Report) {
         outln!("reference error: {e}");
     }
     if r.outcome == Outcome::Completed {
-        outln!("outputs");
-        let outs = outputs(plan, r);
-        let w = outs.iter().map(|t| t.name.len()).max().unwrap_or(1);
-        for t in outs {
-            let ty = type_str(t);
-            match rep.cmp.iter().find(|(n, _, _)| *n == t.name) {
-                Some((_, Some(cm), Some(tol))) if cm.passed() => outln!(
-                    "  {:<w$}  {ty}  PASS  {} elements, {}, max |err| {:.3e}",
-                    t.name,
-                    cm.elements,
-                    tol_str(tol),
-                    cm.max_abs_err
-                ),
-                Some((_, Some(cm), Some(tol))) => {
-                    let first = cm
-                        .first_mismatch
-                        .map(|(i, got, want)| {
-                            format!(
-                                "; first at {:?}: got {got}, expected {want}",
-                                unravel(i, &t.shape)
-                            )
-                        })
-                        .unwrap_or_default();
-                    outln!(
-                        "  {:<w$}  {ty}  FAIL  {} of {} elements differ ({}), max |err| {:.3e}{first}",
-                        t.name,
-                        cm.mismatches,
-                        cm.elements,
-                        tol_str(tol),
-                        cm.max_abs_err
-                    )
-                }
-                _ => {
-                    let (sum, lo, hi, nan) = stats(t);
-                    let head: Vec<String> = (0..t.numel().min(4)).map(|i| format!("{}", t.get(i))).collect();
-                    outln!(
-                        "  {:<w$}  {ty}  sum {sum:.6e}, min {lo}, max {hi}, {nan} NaN, first [{}{}]",
-                        t.name,
-                        head.join(", "),
-                        if t.numel() > 4 { ", ..." } else { "" }
-                    );
-                }
-            }
-        }
-        // A reference output that the launch does not list is still checked.
-        for (n, cm, _) in rep.cmp {
-            if cm.is_none() {
-                outln!("  {n}  FAIL  the run has no tensor of that name");
-            }
-        }
+        print_outputs(&outputs(plan, r), rep.cmp);
     }
     outln!("result    {}", rep.verdict.word(r));
 }
 
-fn print_json(rep: &Report, diags: &[bwsim_isa::Diagnostic], saved: &[std::path::PathBuf]) {
-    let (file, a, plan, r) = (rep.file, rep.args, rep.plan, rep.result);
-    let outs: Vec<_> = outputs(plan, r)
-        .into_iter()
+/// The `outputs` block of the text report: each output with its comparison with the
+/// reference, or its statistics when it has none; then each reference output the run lacks.
+fn print_outputs(outs: &[&HostTensor], cmp: &[Compared]) {
+    outln!("outputs");
+    let w = outs.iter().map(|t| t.name.len()).max().unwrap_or(1);
+    for t in outs.iter().copied() {
+        let ty = type_str(t);
+        match cmp.iter().find(|(n, _, _)| *n == t.name) {
+            Some((_, Some(cm), Some(tol))) if cm.passed() => outln!(
+                "  {:<w$}  {ty}  PASS  {} elements, {}, max |err| {:.3e}",
+                t.name,
+                cm.elements,
+                tol_str(tol),
+                cm.max_abs_err
+            ),
+            Some((_, Some(cm), Some(tol))) => {
+                let first = cm
+                    .first_mismatch
+                    .map(|(i, got, want)| {
+                        format!(
+                            "; first at {:?}: got {got}, expected {want}",
+                            unravel(i, &t.shape)
+                        )
+                    })
+                    .unwrap_or_default();
+                outln!(
+                    "  {:<w$}  {ty}  FAIL  {} of {} elements differ ({}), max |err| {:.3e}{first}",
+                    t.name,
+                    cm.mismatches,
+                    cm.elements,
+                    tol_str(tol),
+                    cm.max_abs_err
+                )
+            }
+            _ => {
+                let (sum, lo, hi, nan) = stats(t);
+                let head: Vec<String> = (0..t.numel().min(4)).map(|i| format!("{}", t.get(i))).collect();
+                outln!(
+                    "  {:<w$}  {ty}  sum {sum:.6e}, min {lo}, max {hi}, {nan} NaN, first [{}{}]",
+                    t.name,
+                    head.join(", "),
+                    if t.numel() > 4 { ", ..." } else { "" }
+                );
+            }
+        }
+    }
+    // A reference output that the launch does not list is still checked.
+    for (n, cm, _) in cmp {
+        if cm.is_none() {
+            outln!("  {n}  FAIL  the run has no tensor of that name");
+        }
+    }
+}
+
+/// Each output as the JSON report gives it: its comparison with the reference, or its
+/// statistics when it has none.
+fn outputs_json(outs: &[&HostTensor], cmp: &[Compared]) -> Vec<serde_json::Value> {
+    outs.iter()
+        .copied()
         .map(|t| {
             let mut o = json!({"tensor": t.name, "dtype": t.dtype.to_string(), "shape": t.shape});
-            match rep.cmp.iter().find(|(n, _, _)| *n == t.name) {
+            match cmp.iter().find(|(n, _, _)| *n == t.name) {
                 Some((_, Some(cm), Some(tol))) => {
                     o["checked"] = json!(true);
                     o["pass"] = json!(cm.passed());
@@ -524,7 +558,12 @@ fn print_json(rep: &Report, diags: &[bwsim_isa::Diagnostic], saved: &[std::path:
             }
             o
         })
-        .collect();
+        .collect()
+}
+
+fn print_json(rep: &Report, diags: &[bwsim_isa::Diagnostic], saved: &[std::path::PathBuf]) {
+    let (file, a, plan, r) = (rep.file, rep.args, rep.plan, rep.result);
+    let outs = outputs_json(&outputs(plan, r), rep.cmp);
     let trap = r.trap.as_ref().map(|t| {
         let (l, c) = file.line_col(t.span.start as usize);
         json!({"error": t.error.message(), "code": t.error.code(), "reason": t.reason, "op": t.op,
