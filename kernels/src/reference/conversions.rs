@@ -1,4 +1,5 @@
-//! References of float conversions with an explicit rounding (tests/gluon/fp_rounding.py),
+//! References of float conversions with an explicit rounding (tests/gluon/fp_rounding.py) and
+//! of bytes read as fp8 values (tests/gluon/3.9/bitcast_fp8.py),
 //! computed from the formats' definitions: a value is rounded at its format's precision
 //! (the significand bits, the smallest normal exponent for subnormals) toward zero or to
 //! nearest even, and the saturating conversions clamp a finite result to the largest finite
@@ -6,7 +7,7 @@
 //! specification: e4m3 largest 448, e5m2 largest 57344; f16 largest 65504; bf16 as f32's
 //! exponent range with 8 significant bits).
 
-use super::{f32_at, put, tensor, Expected, RefError};
+use super::{f32_at, put, tensor, value, Expected, RefError};
 use bwsim_isa::launch::{HostTensor, LaunchPlan};
 use bwsim_isa::DType;
 
@@ -91,6 +92,32 @@ pub(super) fn fp_rounding(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Ve
         }
     }
     Ok(vec![Expected::exact("out", out)])
+}
+
+/// tests/gluon/3.9/bitcast_fp8.py over the bytes x: `out` row 0 each byte read as e4m3, row 1
+/// as e5m2 (the formats' definitions, [`value`]), as f32 (every fp8 value is one exactly);
+/// `back` the byte where it is negative (its e4m3 value kept by the select, its bits written
+/// back), 0 (e4m3's +0) elsewhere. `out` compares with no tolerance, so that the NaN codes
+/// match any NaN; `back` bit for bit.
+pub(super) fn bitcast_fp8(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
+    let x = tensor(plan, inputs, "x")?;
+    if x.dtype != DType::I8 || x.shape.len() != 1 {
+        return Err("bitcast_fp8 takes a one-dimensional i8 x".into());
+    }
+    let n = x.numel();
+    let mut out = HostTensor::zeros("out", DType::F32, vec![2, n]);
+    let mut back = HostTensor::zeros("back", DType::I8, vec![n]);
+    for i in 0..n {
+        let byte = x.get_bits(i) & 0xff;
+        for (r, d) in [DType::F8E4M3, DType::F8E5M2].into_iter().enumerate() {
+            out.set_bits(r as u64 * n + i, (value(d, byte) as f32).to_bits() as u64);
+        }
+        back.set_bits(i, if byte >= 0x80 { byte } else { 0 });
+    }
+    Ok(vec![
+        Expected::close("out", out, 0.0, 0.0),
+        Expected::exact("back", back),
+    ])
 }
 
 #[cfg(test)]
