@@ -96,8 +96,8 @@ pub(super) fn fp_rounding(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Ve
 
 /// tests/gluon/3.9/bitcast_fp8.py over the bytes x: `out` row 0 each byte read as e4m3, row 1
 /// as e5m2 (the formats' definitions, [`value`]), as f32 (every fp8 value is one exactly);
-/// `back` the byte where it is negative (its e4m3 value kept by the select, its bits written
-/// back), 0 (e4m3's +0) elsewhere. `out` compares with no tolerance, so that the NaN codes
+/// `back` at every third position the byte there, elsewhere the byte at the mirrored position
+/// `n - 1 - i` (e4m3 values selected, their bits written back). `out` compares with no tolerance, so that the NaN codes
 /// match any NaN; `back` bit for bit.
 pub(super) fn bitcast_fp8(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
     let x = tensor(plan, inputs, "x")?;
@@ -112,7 +112,12 @@ pub(super) fn bitcast_fp8(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Ve
         for (r, d) in [DType::F8E4M3, DType::F8E5M2].into_iter().enumerate() {
             out.set_bits(r as u64 * n + i, (value(d, byte) as f32).to_bits() as u64);
         }
-        back.set_bits(i, if byte >= 0x80 { byte } else { 0 });
+        let kept = if i % 3 == 0 {
+            byte
+        } else {
+            x.get_bits(n - 1 - i) & 0xff
+        };
+        back.set_bits(i, kept);
     }
     Ok(vec![
         Expected::close("out", out, 0.0, 0.0),

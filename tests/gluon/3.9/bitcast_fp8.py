@@ -8,7 +8,8 @@ does. In the TTGIR: `tt.bitcast` of `i8` to `f8E4M3FN` and `f8E5M2`, and of `f8E
 | 0 | the byte read as e4m3, as f32 |
 | 1 | the byte read as e5m2, as f32 |
 
-`back` holds the e4m3 values of the negative bytes and e4m3 zero elsewhere, written as bytes.
+`back` holds at every third position the e4m3 value of that byte and elsewhere that of the byte
+at the mirrored position, selected in e4m3 and written as bytes.
 """
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
@@ -24,5 +25,6 @@ def bitcast_fp8_kernel(x_ptr, out_ptr, back_ptr, BLOCK: gl.constexpr):
     gl.store(out_ptr + offs, e4.to(gl.float32))
     gl.store(out_ptr + BLOCK + offs, e5.to(gl.float32))
     # A select in e4m3, then the selected values viewed as bytes again.
-    kept = gl.where(bits < 0, e4, gl.zeros_like(e4))
+    mirrored = gl.load(x_ptr + (BLOCK - 1 - offs)).to(gl.float8e4nv, bitcast=True)
+    kept = gl.where(offs % 3 == 0, e4, mirrored)
     gl.store(back_ptr + offs, kept.to(gl.int8, bitcast=True))
