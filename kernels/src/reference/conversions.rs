@@ -62,14 +62,24 @@ fn round(v: f64, f: Fmt, rtz: bool) -> f64 {
     }
 }
 
+/// The input `x` of kernel `what`, which must be a one-dimensional `dtype` tensor, and its length.
+fn vector_x<'a>(
+    plan: &LaunchPlan,
+    inputs: &'a [HostTensor],
+    dtype: DType,
+    what: &str,
+) -> Result<(&'a HostTensor, u64), RefError> {
+    let x = tensor(plan, inputs, "x")?;
+    if x.dtype != dtype || x.shape.len() != 1 {
+        return Err(format!("{what} takes a one-dimensional {dtype} x").into());
+    }
+    Ok((x, x.numel()))
+}
+
 /// tests/gluon/fp_rounding.py: for the values x and x * 2^-13, the eight conversions of its
 /// table (rows 0..8 and 8..16 of `out`), each value back in f32 (exactly).
 pub(super) fn fp_rounding(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
-    let x = tensor(plan, inputs, "x")?;
-    if x.dtype != DType::F32 || x.shape.len() != 1 {
-        return Err("fp_rounding takes a one-dimensional f32 x".into());
-    }
-    let n = x.numel();
+    let (x, n) = vector_x(plan, inputs, DType::F32, "fp_rounding")?;
     let mut out = HostTensor::zeros("out", DType::F32, vec![16, n]);
     for (half, scale) in [(0u64, 1.0), (8, 2f64.powi(-13))] {
         for i in 0..n {
@@ -100,11 +110,7 @@ pub(super) fn fp_rounding(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Ve
 /// `n - 1 - i` (e4m3 values selected, their bits written back). `out` compares with no tolerance, so that the NaN codes
 /// match any NaN; `back` bit for bit.
 pub(super) fn bitcast_fp8(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
-    let x = tensor(plan, inputs, "x")?;
-    if x.dtype != DType::I8 || x.shape.len() != 1 {
-        return Err("bitcast_fp8 takes a one-dimensional i8 x".into());
-    }
-    let n = x.numel();
+    let (x, n) = vector_x(plan, inputs, DType::I8, "bitcast_fp8")?;
     let mut out = HostTensor::zeros("out", DType::F32, vec![2, n]);
     let mut back = HostTensor::zeros("back", DType::I8, vec![n]);
     for i in 0..n {
