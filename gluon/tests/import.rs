@@ -123,15 +123,15 @@ fn unsupported_op_names_the_op_and_quotes_the_python_line() {
     let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("bwsim-gluon-import-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
-    std::fs::write(dir.join("kern.py"), "def k(x):\n    # atan\n    y = gl.atan(x)\n").expect("write");
-    let text = module_with("%y = math.atan %x : f32", "kern.py");
+    std::fs::write(dir.join("kern.py"), "def k(x):\n    # acos\n    y = gl.acos(x)\n").expect("write");
+    let text = module_with("%y = math.acos %x : f32", "kern.py");
     let l = bwsim_gluon::import_text("k.ttgir", &text, Some(&dir), None);
-    let d = l.kernel.expect_err("math.atan is not supported");
+    let d = l.kernel.expect_err("math.acos is not supported");
     assert_eq!(d.len(), 1);
     assert_eq!(d[0].code, "ttgir-unsupported-op");
-    assert!(d[0].message.contains("`math.atan`"), "{}", d[0].message);
+    assert!(d[0].message.contains("`math.acos`"), "{}", d[0].message);
     let r = diag::render(&d, &l.source);
-    assert!(r.contains("y = gl.atan(x)"), "{r}");
+    assert!(r.contains("y = gl.acos(x)"), "{r}");
     assert!(r.contains("kern.py:3:5"), "{r}");
     // The TTGIR line is the second label.
     assert!(r.contains("k.ttgir:5:"), "{r}");
@@ -140,9 +140,9 @@ fn unsupported_op_names_the_op_and_quotes_the_python_line() {
 
 #[test]
 fn without_the_python_file_diagnostics_print_file_line_col() {
-    let text = module_with("%y = math.atan %x : f32", "gone/kern.py");
+    let text = module_with("%y = math.acos %x : f32", "gone/kern.py");
     let l = bwsim_gluon::import_text("k.ttgir", &text, None, None);
-    let d = l.kernel.expect_err("math.atan is not supported");
+    let d = l.kernel.expect_err("math.acos is not supported");
     let r = diag::render(&d, &l.source);
     assert!(r.contains("gone/kern.py:3:5"), "{r}");
     assert!(r.contains(bwsim_gluon::source::NOT_AVAILABLE), "{r}");
@@ -153,7 +153,7 @@ fn without_the_python_file_diagnostics_print_file_line_col() {
 #[test]
 fn every_unsupported_op_is_reported_not_only_the_first() {
     let text = module_with(
-        "%y = math.atan %x : f32 loc(#loc2)\n    %z = math.atan %x : f32",
+        "%y = math.acos %x : f32 loc(#loc2)\n    %z = math.acos %x : f32",
         "kern.py",
     );
     let (d, _) = refused(&text, "two unsupported ops");
@@ -182,8 +182,8 @@ fn libdevice_calls_import_as_math_functions_and_inline_asm_is_refused_by_name() 
     );
     let (_, r) = refused_op("%y = tt.elementwise_inline_asm \"tanh.approx.f32 $0, $1;\" {constraints = \"=r,r\", packed_element = 1 : i32, pure = true} %x : f32 -> f32", "inline asm is refused");
     assert!(r.contains("tanh.approx.f32 $0, $1;"), "{r}");
-    let (_, r) = refused_op("%y = tt.extern_elementwise %x {libname = \"\", libpath = \"\", pure = true, symbol = \"__nv_atanf\"} : (f32) -> f32", "atan is refused");
-    assert!(r.contains("`__nv_atanf`"));
+    let (_, r) = refused_op("%y = tt.extern_elementwise %x {libname = \"\", libpath = \"\", pure = true, symbol = \"__nv_acosf\"} : (f32) -> f32", "acos is refused");
+    assert!(r.contains("`__nv_acosf`"));
     let printed = import_printed(
         "%y = tt.extern_elementwise %x {libname = \"\", libpath = \"\", pure = true, symbol = \"__nv_tanhf\"} : (f32) -> f32 loc(#loc2)\n    %z = math.log1p %y : f32 loc(#loc2)\n    %w = math.exp10 %z : f32 loc(#loc2)\n    %v = tt.extern_elementwise %w {libname = \"\", libpath = \"\", pure = true, symbol = \"__nv_log10f\"} : (f32) -> f32",
     );
@@ -191,9 +191,9 @@ fn libdevice_calls_import_as_math_functions_and_inline_asm_is_refused_by_name() 
         assert!(printed.contains(f), "{f} in:\n{printed}");
     }
     let printed = import_printed(
-        "%y = math.expm1 %x : f32 loc(#loc2)\n    %z = tt.extern_elementwise %y {libname = \"\", libpath = \"\", pure = true, symbol = \"__nv_tanf\"} : (f32) -> f32",
+        "%y = math.expm1 %x : f32 loc(#loc2)\n    %z = tt.extern_elementwise %y {libname = \"\", libpath = \"\", pure = true, symbol = \"__nv_tanf\"} : (f32) -> f32 loc(#loc2)\n    %w = tt.extern_elementwise %z {libname = \"\", libpath = \"\", pure = true, symbol = \"__nv_atanf\"} : (f32) -> f32 loc(#loc2)\n    %v = math.atan %w : f32",
     );
-    for f in ["expm1(x)", "tan(y)"] {
+    for f in ["expm1(x)", "tan(y)", "atan(z)", "atan(w)"] {
         assert!(printed.contains(f), "{f} in:\n{printed}");
     }
 }

@@ -35,10 +35,11 @@ pub enum MathFn {
     Log1p,
     Expm1,
     Tan,
+    Atan,
 }
 
 impl MathFn {
-    pub const ALL: [MathFn; 17] = [
+    pub const ALL: [MathFn; 18] = [
         MathFn::Exp,
         MathFn::Exp2,
         MathFn::Log,
@@ -56,6 +57,7 @@ impl MathFn {
         MathFn::Log1p,
         MathFn::Expm1,
         MathFn::Tan,
+        MathFn::Atan,
     ];
 
     /// The function's `.tile` name. `log2` of an integer constant is the constant function
@@ -79,6 +81,7 @@ impl MathFn {
             MathFn::Log1p => "log1p",
             MathFn::Expm1 => "expm1",
             MathFn::Tan => "tan",
+            MathFn::Atan => "atan",
         }
     }
 
@@ -106,6 +109,7 @@ impl MathFn {
             MathFn::Log1p => x.ln_1p(),
             MathFn::Expm1 => x.exp_m1(),
             MathFn::Tan => x.tan(),
+            MathFn::Atan => x.atan(),
         }
     }
 
@@ -272,5 +276,8 @@ mod tests {
         assert_eq!(MathFn::Expm1.eval(f64::NEG_INFINITY), -1.0);
         assert_eq!(MathFn::Tan.eval(0.0), 0.0);
         assert!((MathFn::Tan.eval(std::f64::consts::FRAC_PI_4) - 1.0).abs() < 1e-15);
+        assert_eq!(MathFn::Atan.eval(f64::INFINITY), std::f64::consts::FRAC_PI_2);
+        assert!((MathFn::Atan.eval(1.0) - std::f64::consts::FRAC_PI_4).abs() < 1e-15);
+        assert_eq!(MathFn::Atan.eval(-0.0).to_bits(), (-0.0f64).to_bits());
     }
 }

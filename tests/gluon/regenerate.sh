@@ -512,9 +512,12 @@ if since 3.9; then
             --arg 'out_ptr=*i32' --arg 'flags_ptr=*i32' -D BLOCK=128
         gen inline_asm.$t $f/inline_asm.py inline_asm_kernel --arg 'x_ptr=*fp32' --arg 'out_ptr=*fp32' \
             --arg scale=fp32 -D BLOCK=512
-        # libdevice's tanh, exp10, log10 and log1p (tt.extern_elementwise).
+        # libdevice's tanh, exp10, log10, log1p, expm1, tan and atan (tt.extern_elementwise).
         gen math_fns.$t $f/math_fns.py math_fns_kernel --num-warps 4 --arg 'x_ptr=*fp32' \
             --arg 'out_ptr=*fp32' -D BLOCK=256
+        # Bit casts of 8-bit elements (tt.bitcast between i8 and fp8).
+        gen bitcast_fp8.$t $f/bitcast_fp8.py bitcast_fp8_kernel --num-warps 4 --arg 'x_ptr=*i8' \
+            --arg 'out_ptr=*fp32' --arg 'back_ptr=*i8' -D BLOCK=512
     done
 fi
 

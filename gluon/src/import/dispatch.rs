@@ -198,6 +198,7 @@ impl<'m> Cx<'m> {
                 }
                 let from = self.val_type(&x.0, x.1)?.elem();
                 let to = self.result_type(op, 0)?.elem();
+                let mut pack = 1;
                 let (asm, cons) = match (name, from, to) {
                     ("tt.mulhiui", Some(Elem::I32), _) => {
                         ("mul.hi.u32 $0, $1, $2;".to_string(), "=r,r,r".to_string())
@@ -220,14 +221,22 @@ impl<'m> Cx<'m> {
                             Elem::I64 => Some(("l", 64)),
                             _ => None,
                         };
+                        let byte = |e: Elem| matches!(e, Elem::I8 | Elem::F8E4M3 | Elem::F8E5M2);
                         match (class(a), class(b)) {
                             (Some((ca, wa)), Some((cb, wb))) if wa == wb => {
                                 (format!("mov.b{wa} $0, $1;"), format!("={cb},{ca}"))
                             }
-                            _ => return Err(self.unsupported(
-                                op,
-                                "bit casts of 8-bit elements, pointers or between widths are not imported",
-                            )),
+                            // 8-bit elements two a call in one 16-bit register (bwsim binds no
+                            // 8-bit registers), as `tt.fp_to_fp` takes fp8 pairs.
+                            _ if byte(a) && byte(b) => {
+                                pack = 2;
+                                ("mov.b16 $0, $1;".to_string(), "=h,h".to_string())
+                            }
+                            _ => {
+                                return Err(
+                                    self.unsupported(op, "bit casts between element widths are not imported")
+                                )
+                            }
                         }
                     }
                     ("tt.clampf", Some(e @ (Elem::F32 | Elem::F64)), _) => {
@@ -258,7 +267,7 @@ impl<'m> Cx<'m> {
                         )
                     }
                 };
-                self.ptx_elementwise(op, &asm, &cons, 1, true, span)
+                self.ptx_elementwise(op, &asm, &cons, pack, true, span)
             }
             "math.fma" => {
                 let v = self.n_operands(op, 3)?;
@@ -948,7 +957,7 @@ impl<'m> Cx<'m> {
             "ttg.warp_specialize" => self.warp_specialize(op, span),
             "math.exp" | "math.exp2" | "math.log" | "math.log2" | "math.sqrt" | "math.rsqrt" | "math.sin"
             | "math.cos" | "math.erf" | "math.floor" | "math.ceil" | "math.tanh" | "math.exp10"
-            | "math.log10" | "math.log1p" | "math.expm1" | "math.tan" | "tt.precise_sqrt" => {
+            | "math.log10" | "math.log1p" | "math.expm1" | "math.tan" | "math.atan" | "tt.precise_sqrt" => {
                 let f = match name {
                     "tt.precise_sqrt" => "sqrt",
                     n => n.trim_start_matches("math."),
@@ -988,6 +997,7 @@ impl<'m> Cx<'m> {
                     "log1pf" => Some("log1p"),
                     "expm1f" => Some("expm1"),
                     "tanf" => Some("tan"),
+                    "atanf" => Some("atan"),
                     _ => None,
                 };
                 let v = self.operands(op)?;
@@ -995,7 +1005,7 @@ impl<'m> Cx<'m> {
                     return Err(self.unsupported(
                         op,
                         &format!(
-                            "libdevice `{symbol}` has no bwsim equivalent (bwsim's math functions are exp, exp2, log, log2, sqrt, rsqrt, erf, floor, ceil, sin, cos, tanh, exp10, log10, log1p, expm1 and tan)"
+                            "libdevice `{symbol}` has no bwsim equivalent (bwsim's math functions are exp, exp2, log, log2, sqrt, rsqrt, erf, floor, ceil, sin, cos, tanh, exp10, log10, log1p, expm1, tan and atan)"
                         ),
                     ));
                 };

@@ -272,7 +272,9 @@ impl<'m> Cx<'m> {
     /// (`add.f32x2`, `fma.rn.f32x2`, `add.f16x2`), each lane rounded to nearest even as the scalar
     /// operation is; so the elementwise expression. `min` and `max` (`min2`, `max2`:
     /// `min.f16x2`, `max.bf16x2`, a NaN losing to a number as in IEEE minNum/maxNum) are the
-    /// elementwise `min(a, b)` and `max(a, b)`. The packed fp8/fp4 forms are refused by name.
+    /// elementwise `min(a, b)` and `max(a, b)`. The packed fp8/fp4 forms (sm_100a's
+    /// `add.e4m3x4.e4m3x4`, `fma.e5m2x4...`, as Triton 3.9 lowers them, without a rounding or
+    /// saturation modifier) are refused by name: their rounding and overflow are not modelled.
     pub(super) fn packed_arith(&mut self, op: &Op, span: Span) -> R<()> {
         let mut c = Cursor::new(&op.toks, op.span);
         let kind = c.ident()?;

@@ -148,7 +148,7 @@ pub const FEATURES: &[Feature] = &[
         example: "tt.bitcast",
         since: Version::V3_6,
         until: None,
-        support: Support::Imported("`inline_asm` of `mov.b16/b32/b64` between element types of one width (f16, bf16, i16; f32, i32; f64, i64); a bool pointer cast to an `i8` pointer (Triton's store of a bool) stays the bool parameter, the bytes stored through it converted to `i1`; 8-bit elements and other pointer casts refused"),
+        support: Support::Imported("`inline_asm` of `mov.b16/b32/b64` between element types of one width (f16, bf16, i16; f32, i32; f64, i64); 8-bit elements (i8, e4m3, e5m2) two a call as `mov.b16` (bwsim binds no 8-bit registers); a bool pointer cast to an `i8` pointer (Triton's store of a bool) stays the bool parameter, the bytes stored through it converted to `i1`; other pointer casts (memory read as another element type) refused"),
     },
     Feature {
         name: "tt.broadcast",
@@ -252,7 +252,7 @@ pub const FEATURES: &[Feature] = &[
         example: "tt.extern_elementwise",
         since: Version::V3_6,
         until: None,
-        support: Support::Imported("libdevice's exp, exp2, log, log2, sqrt, rsqrt, erf, floor, ceil, sin, cos, tanh, exp10, log10, log1p, expm1, tan (and `__nv_fast_` forms) as bwsim's math functions; other symbols refused"),
+        support: Support::Imported("libdevice's exp, exp2, log, log2, sqrt, rsqrt, erf, floor, ceil, sin, cos, tanh, exp10, log10, log1p, expm1, tan, atan (and `__nv_fast_` forms) as bwsim's math functions; other symbols refused"),
     },
     Feature {
         name: "tt.fp_to_fp",
@@ -807,7 +807,7 @@ pub const FEATURES: &[Feature] = &[
         example: "ttng.packed_arith",
         since: Version::V3_8,
         until: None,
-        support: Support::Imported("add, sub, mul, fma, min, max of f32/f16/bf16 (Gluon's add2, sub2, mul2, fma2, min2, max2) as the elementwise `a + b`, `a - b`, `a * b`, `fma(a, b, c)`, `min(a, b)`, `max(a, b)` (a NaN loses, as `min.f16x2` does); fp8/fp4 forms refused"),
+        support: Support::Imported("add, sub, mul, fma, min, max of f32/f16/bf16 (Gluon's add2, sub2, mul2, fma2, min2, max2) as the elementwise `a + b`, `a - b`, `a * b`, `fma(a, b, c)`, `min(a, b)`, `max(a, b)` (a NaN loses, as `min.f16x2` does); fp8/fp4 forms refused: Triton 3.9 lowers them to sm_100a's four-lane `add`/`sub`/`mul`/`fma.e4m3x4` and `.e5m2x4` (fp4 `e2m1x4` operands), written without a rounding or saturation modifier, whose rounding and overflow bwsim has no stated or measured semantics for yet"),
     },
     Feature {
         name: "ttng.reinterpret_tensor_descriptor",
@@ -1477,6 +1477,6 @@ pub const FEATURES: &[Feature] = &[
         example: "math.atan",
         since: Version::V3_6,
         until: None,
-        support: Support::Refused("bwsim's math functions are exp, exp2, log, log2, sqrt, rsqrt, erf, floor, ceil, sin, cos, tanh, exp10, log10, log1p, expm1 and tan; atan has no PTX instruction and no bwsim function"),
+        support: Support::Imported("bwsim's `atan` (exact in the simulator; in PTX a reduction to [-tan(pi/8), tan(pi/8)] and a degree-4 polynomial, within 2 ulp)"),
     },
 ];

@@ -1,4 +1,5 @@
-//! References of float conversions with an explicit rounding (tests/gluon/fp_rounding.py),
+//! References of float conversions with an explicit rounding (tests/gluon/fp_rounding.py) and
+//! of bytes read as fp8 values (tests/gluon/3.9/bitcast_fp8.py),
 //! computed from the formats' definitions: a value is rounded at its format's precision
 //! (the significand bits, the smallest normal exponent for subnormals) toward zero or to
 //! nearest even, and the saturating conversions clamp a finite result to the largest finite
@@ -6,7 +7,7 @@
 //! specification: e4m3 largest 448, e5m2 largest 57344; f16 largest 65504; bf16 as f32's
 //! exponent range with 8 significant bits).
 
-use super::{f32_at, put, tensor, Expected, RefError};
+use super::{f32_at, put, tensor, value, Expected, RefError};
 use bwsim_isa::launch::{HostTensor, LaunchPlan};
 use bwsim_isa::DType;
 
@@ -61,14 +62,24 @@ fn round(v: f64, f: Fmt, rtz: bool) -> f64 {
     }
 }
 
+/// The input `x` of kernel `what`, which must be a one-dimensional `dtype` tensor, and its length.
+fn vector_x<'a>(
+    plan: &LaunchPlan,
+    inputs: &'a [HostTensor],
+    dtype: DType,
+    what: &str,
+) -> Result<(&'a HostTensor, u64), RefError> {
+    let x = tensor(plan, inputs, "x")?;
+    if x.dtype != dtype || x.shape.len() != 1 {
+        return Err(format!("{what} takes a one-dimensional {dtype} x").into());
+    }
+    Ok((x, x.numel()))
+}
+
 /// tests/gluon/fp_rounding.py: for the values x and x * 2^-13, the eight conversions of its
 /// table (rows 0..8 and 8..16 of `out`), each value back in f32 (exactly).
 pub(super) fn fp_rounding(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
-    let x = tensor(plan, inputs, "x")?;
-    if x.dtype != DType::F32 || x.shape.len() != 1 {
-        return Err("fp_rounding takes a one-dimensional f32 x".into());
-    }
-    let n = x.numel();
+    let (x, n) = vector_x(plan, inputs, DType::F32, "fp_rounding")?;
     let mut out = HostTensor::zeros("out", DType::F32, vec![16, n]);
     for (half, scale) in [(0u64, 1.0), (8, 2f64.powi(-13))] {
         for i in 0..n {
@@ -91,6 +102,33 @@ pub(super) fn fp_rounding(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Ve
         }
     }
     Ok(vec![Expected::exact("out", out)])
+}
+
+/// tests/gluon/3.9/bitcast_fp8.py over the bytes x: `out` row 0 each byte read as e4m3, row 1
+/// as e5m2 (the formats' definitions, [`value`]), as f32 (every fp8 value is one exactly);
+/// `back` at every third position the byte there, elsewhere the byte at the mirrored position
+/// `n - 1 - i` (e4m3 values selected, their bits written back). `out` compares with no tolerance, so that the NaN codes
+/// match any NaN; `back` bit for bit.
+pub(super) fn bitcast_fp8(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
+    let (x, n) = vector_x(plan, inputs, DType::I8, "bitcast_fp8")?;
+    let mut out = HostTensor::zeros("out", DType::F32, vec![2, n]);
+    let mut back = HostTensor::zeros("back", DType::I8, vec![n]);
+    for i in 0..n {
+        let byte = x.get_bits(i) & 0xff;
+        for (r, d) in [DType::F8E4M3, DType::F8E5M2].into_iter().enumerate() {
+            out.set_bits(r as u64 * n + i, (value(d, byte) as f32).to_bits() as u64);
+        }
+        let kept = if i % 3 == 0 {
+            byte
+        } else {
+            x.get_bits(n - 1 - i) & 0xff
+        };
+        back.set_bits(i, kept);
+    }
+    Ok(vec![
+        Expected::close("out", out, 0.0, 0.0),
+        Expected::exact("back", back),
+    ])
 }
 
 #[cfg(test)]

@@ -342,7 +342,7 @@ pub(super) fn packed_arith(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<V
 
 /// tests/gluon/3.9/math_fns.py over an f32 x of n elements, the rows of out: GELU's tanh form
 /// `0.5 x * (1 + tanh(0.7978845608 * (x + ((x * 0.044715) * x) * x)))`, `exp10(x)`,
-/// `log10(|x| + 0.5)`, `log1p(x * 1e-4)`, `expm1(x * 1e-3)`, `tan(x * 0.5)`. The arithmetic is f32 in the kernel's order; each
+/// `log10(|x| + 0.5)`, `log1p(x * 1e-4)`, `expm1(x * 1e-3)`, `tan(x * 0.5)`, `atan(x * 4)`. The arithmetic is f32 in the kernel's order; each
 /// function is the f64 one rounded once to f32 (the functions' mathematical values). Exact.
 pub(super) fn math_fns(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
     let x = tensor(plan, inputs, "x")?;
@@ -351,7 +351,7 @@ pub(super) fn math_fns(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<E
     }
     let n = x.numel();
     let f = |g: fn(f64) -> f64, v: f32| g(v as f64) as f32;
-    let mut out = HostTensor::zeros("out", DType::F32, vec![6, n]);
+    let mut out = HostTensor::zeros("out", DType::F32, vec![7, n]);
     for i in 0..n {
         let v = f32_at(x, i);
         let inner = 0.797_884_6_f32 * (v + v * 0.044_715_f32 * v * v);
@@ -362,6 +362,7 @@ pub(super) fn math_fns(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<E
             f(f64::ln_1p, v * 1e-4),
             f(f64::exp_m1, v * 1e-3),
             f(f64::tan, v * 0.5),
+            f(f64::atan, v * 4.0),
         ];
         for (r, y) in rows.into_iter().enumerate() {
             out.set_bits(r as u64 * n + i, y.to_bits() as u64);

@@ -17,7 +17,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
     /// `log1p` is `lg2.approx(u) * ln(2) * (x / (u - 1))` with `u = 1 + x` (the rounding
     /// error of `u` cancels in the quotient), `x` itself where `u` rounds to 1 and where `x`
     /// is +inf. `expm1` is `(u - 1) * x / ln(u)` with `u = e^x` the same way; `tan` is
-    /// `sin.approx / cos.approx`.
+    /// `sin.approx / cos.approx`; `atan` has no instruction: [`Lowerer::atan_f32`].
     pub fn math_f32(&mut self, m: MathFn, d: Reg, x: &str, span: Span) -> LResult<()> {
         // f32 bit patterns of log2(e), ln(2), log2(10) and log10(2).
         const LOG2_E: &str = "0f3FB8AA3B";
@@ -102,6 +102,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 self.e.ins(format!("cos.approx.f32 {c}, {x}"));
                 self.e.ins(format!("div.rn.f32 {d}, {s}, {c}"));
             }
+            MathFn::Atan => self.atan_f32(d, x),
             MathFn::Erf => {
                 return Err(unsupported(
                     "erf",
@@ -111,6 +112,63 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             }
         }
         Ok(())
+    }
+
+    /// `d = atan(x)` in f32 arithmetic, within 2 ulp of the correctly rounded result (PTX has
+    /// no arctangent instruction; Triton calls libdevice's `__nv_atanf`). Up to tan(pi/8) in
+    /// magnitude `t = x`; above it the magnitude `a` is reduced, to `t = (a - 1) / (a + 1)`
+    /// with the offset pi/4 up to tan(3pi/8) and to `t = -1/a` with pi/2 beyond, and the
+    /// result negated for a negative `x`. Then `atan(t) = t + t z P(z)` with `z = t^2` and `P`
+    /// a degree-4 polynomial fitted to `(atan(t) - t) / (t z)` on [0, tan(pi/8)] (relative
+    /// error below 1e-9), the offset added as a high and a low f32 part (none for a small `x`);
+    /// +-0 is returned as it is. Every operation names its rounding, so that ptxas does not
+    /// contract a multiply and an add. NaN stays NaN, +-inf gives +-pi/2.
+    fn atan_f32(&mut self, d: Reg, x: &str) {
+        // tan(pi/8), tan(3pi/8), pi/4 and pi/2 as f32 high parts and their f32 remainders.
+        const TAN_PI_8: &str = "0f3ED413CD";
+        const TAN_3PI_8: &str = "0f401A827A";
+        const PI_4_HI: &str = "0f3F490FDB";
+        const PI_4_LO: &str = "0fB2BBBD2E";
+        const PI_2_HI: &str = "0f3FC90FDB";
+        const PI_2_LO: &str = "0fB33BBD2E";
+        // P's coefficients, constant term first.
+        const P: [&str; 5] = [
+            "0fBEAAAAA5",
+            "0f3E4CC8CB",
+            "0fBE11DA92",
+            "0f3DD8F61A",
+            "0fBD78F6CC",
+        ];
+        let [a, num, den, tm, tb, t, hi, lo, z, p, q] = std::array::from_fn(|_| self.e.reg(RegClass::F32));
+        let [mid, big, flip, zero] = std::array::from_fn(|_| self.e.reg(RegClass::Pred));
+        self.e.ins(format!("abs.f32 {a}, {x}"));
+        self.e.ins(format!("setp.gt.f32 {mid}, {a}, {TAN_PI_8}"));
+        self.e.ins(format!("setp.gt.f32 {big}, {a}, {TAN_3PI_8}"));
+        self.e.ins(format!("sub.rn.f32 {num}, {a}, 0f3F800000"));
+        self.e.ins(format!("add.rn.f32 {den}, {a}, 0f3F800000"));
+        self.e.ins(format!("div.rn.f32 {tm}, {num}, {den}"));
+        self.e.ins(format!("div.rn.f32 {tb}, 0fBF800000, {a}"));
+        self.e.ins(format!("selp.f32 {t}, {tm}, {x}, {mid}"));
+        self.e.ins(format!("selp.f32 {t}, {tb}, {t}, {big}"));
+        self.e.ins(format!("selp.f32 {hi}, {PI_4_HI}, 0f00000000, {mid}"));
+        self.e.ins(format!("selp.f32 {hi}, {PI_2_HI}, {hi}, {big}"));
+        self.e.ins(format!("selp.f32 {lo}, {PI_4_LO}, 0f00000000, {mid}"));
+        self.e.ins(format!("selp.f32 {lo}, {PI_2_LO}, {lo}, {big}"));
+        self.e.ins(format!("mul.rn.f32 {z}, {t}, {t}"));
+        self.e.ins(format!("mov.f32 {p}, {}", P[4]));
+        for c in P[..4].iter().rev() {
+            self.e.ins(format!("fma.rn.f32 {p}, {p}, {z}, {c}"));
+        }
+        self.e.ins(format!("mul.rn.f32 {q}, {z}, {p}"));
+        self.e.ins(format!("fma.rn.f32 {q}, {t}, {q}, {lo}"));
+        self.e.ins(format!("add.rn.f32 {q}, {q}, {t}"));
+        self.e.ins(format!("add.rn.f32 {q}, {hi}, {q}"));
+        self.e.ins(format!("setp.lt.f32 {flip}, {x}, 0f00000000"));
+        self.e.ins(format!("and.pred {flip}, {flip}, {mid}"));
+        self.e.ins(format!("neg.f32 {p}, {q}"));
+        self.e.ins(format!("selp.f32 {q}, {p}, {q}, {flip}"));
+        self.e.ins(format!("setp.eq.f32 {zero}, {x}, 0f00000000"));
+        self.e.ins(format!("selp.f32 {d}, {x}, {q}, {zero}"));
     }
 
     /// `m(x)` on every element; f16 and bf16 tiles compute in f32 and round back.

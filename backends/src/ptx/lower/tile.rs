@@ -698,10 +698,11 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 self.e.ins(format!("and.pred {t2}, !{}, {}", cond[r], ops[1][r]));
                 self.e.ins(format!("or.pred {d}, {t1}, {t2}"));
             } else {
-                let ty = if matches!(d.class, RegClass::F32) {
-                    "f32"
-                } else {
-                    bits_ty(dtype)
+                // 8-bit elements live in 16-bit registers, and `selp` has no `.b8` form.
+                let ty = match d.class {
+                    RegClass::F32 => "f32",
+                    _ if dtype.bits() == 8 => "b16",
+                    _ => bits_ty(dtype),
                 };
                 self.e.ins(format!(
                     "selp.{ty} {d}, {}, {}, {}",
