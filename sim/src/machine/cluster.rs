@@ -320,12 +320,9 @@ impl<'p, 's> Machine<'p, 's> {
         v: &SmemView,
     ) -> OpResult<OpDone<Block>> {
         let shape = v.shape.as_slice().to_vec();
-        let addrs = views::view_addresses(v)
-            .ok_or_else(|| Fault::trap(CudaError::IllegalAddress, "shared address overflow"))?;
-        let eb = v.dtype.bits();
-        let mut bits = Vec::with_capacity(addrs.len());
-        self.cta(t).smem.read_elems(&addrs, eb, &mut bits)?;
+        let (addrs, bits) = self.smem_view_elems(t, v)?;
         if self.opts.check {
+            let eb = v.dtype.bits();
             let pc = self.cur_pc;
             self.check_smem_init(t, pc, &addrs);
             let sid = self.cta(s).id;

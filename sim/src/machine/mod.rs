@@ -957,15 +957,21 @@ impl<'p, 's> Machine<'p, 's> {
     /// The elements of the shared view `v` in slot `s`, read by partition `a` through the
     /// generic proxy (and checked as such a read).
     fn read_smem_view(&mut self, s: usize, a: usize, v: &SmemView) -> OpResult<Vec<u64>> {
-        let addrs = views::view_addresses(v)
-            .ok_or_else(|| Fault::trap(CudaError::IllegalAddress, "shared address overflow"))?;
-        let eb = v.dtype.bits();
-        let mut bits = Vec::with_capacity(addrs.len());
-        self.cta(s).smem.read_elems(&addrs, eb, &mut bits)?;
+        let (addrs, bits) = self.smem_view_elems(s, v)?;
         if self.opts.check {
-            self.generic_smem_access(s, a, Kind::Read, &addrs, eb);
+            self.generic_smem_access(s, a, Kind::Read, &addrs, v.dtype.bits());
         }
         Ok(bits)
+    }
+
+    /// The shared addresses of the view `v` and its elements in slot `t`'s shared memory
+    /// (unchecked: the caller records the access).
+    fn smem_view_elems(&mut self, t: usize, v: &SmemView) -> OpResult<(Arc<Vec<(u32, u32)>>, Vec<u64>)> {
+        let addrs = views::view_addresses(v)
+            .ok_or_else(|| Fault::trap(CudaError::IllegalAddress, "shared address overflow"))?;
+        let mut bits = Vec::with_capacity(addrs.len());
+        self.cta(t).smem.read_elems(&addrs, v.dtype.bits(), &mut bits)?;
+        Ok((addrs, bits))
     }
 
     /// Check that shared-memory elements were written before a read.

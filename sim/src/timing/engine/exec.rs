@@ -412,19 +412,7 @@ impl<'p> Engine<'p> {
                     Some(r) => self.cluster_peer(c, int_of(&evs(r)?, "the CTA rank")?, name)?,
                     None => c,
                 };
-                if target == c {
-                    self.bar_update(c, addr, t0, |m| m.arrive(n))?;
-                } else {
-                    self.push(
-                        t0 + cost::DSMEM_EXTRA_LATENCY,
-                        EvKind::Remote {
-                            cta: target,
-                            from: c,
-                            bar: addr,
-                            act: RemoteAct::Arrive(n),
-                        },
-                    );
-                }
+                self.bar_act(c, target, addr, t0, RemoteAct::Arrive(n))?;
                 *t += chip.mbarrier_op_cycles;
                 Ok(OpDone::Next)
             }
@@ -631,23 +619,7 @@ impl<'p> Engine<'p> {
                 let addr = bar_of(evs(bar)?)?;
                 let n = int_of(&evs(bytes)?, "the byte count")?;
                 let target = self.cluster_peer(c, int_of(&evs(r)?, "the CTA rank")?, name)?;
-                if target == c {
-                    self.bar_update(c, addr, t0, |m| {
-                        let a = m.expect_tx(n)?;
-                        let b = m.arrive(1)?;
-                        Ok(a || b)
-                    })?;
-                } else {
-                    self.push(
-                        t0 + cost::DSMEM_EXTRA_LATENCY,
-                        EvKind::Remote {
-                            cta: target,
-                            from: c,
-                            bar: addr,
-                            act: RemoteAct::Expect(n),
-                        },
-                    );
-                }
+                self.bar_act(c, target, addr, t0, RemoteAct::Expect(n))?;
                 *t += chip.mbarrier_op_cycles;
                 Ok(OpDone::Next)
             }

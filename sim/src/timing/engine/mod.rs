@@ -858,15 +858,7 @@ impl<'p> Engine<'p> {
                 }
                 EvKind::Remote { cta, from, bar, act } => {
                     let t = self.now;
-                    let r = match act {
-                        RemoteAct::Arrive(n) => self.bar_update(cta, bar, t, |m| m.arrive(n)),
-                        RemoteAct::Expect(n) => self.bar_update(cta, bar, t, |m| {
-                            let a = m.expect_tx(n)?;
-                            let b = m.arrive(1)?;
-                            Ok(a || b)
-                        }),
-                    };
-                    if let Err(f) = r {
+                    if let Err(f) = self.apply_bar_act(cta, bar, t, act) {
                         return Err(fault(
                             f,
                             Span::default(),
@@ -1015,6 +1007,36 @@ impl<'p> Engine<'p> {
                 }
             });
         format!("cta{c}.{part}")
+    }
+
+    /// `act` on the barrier at `addr` of CTA `c` at time `t`.
+    fn apply_bar_act(&mut self, c: u32, addr: u32, t: f64, act: RemoteAct) -> OpResult<()> {
+        match act {
+            RemoteAct::Arrive(n) => self.bar_update(c, addr, t, |m| m.arrive(n)),
+            RemoteAct::Expect(n) => self.bar_update(c, addr, t, |m| {
+                let a = m.expect_tx(n)?;
+                let b = m.arrive(1)?;
+                Ok(a || b)
+            }),
+        }
+    }
+
+    /// `act` by CTA `c` at `t0` on the barrier at `addr` of CTA `target`: at once on its own
+    /// barrier, DSMEM_EXTRA_LATENCY later on another CTA's.
+    fn bar_act(&mut self, c: u32, target: u32, addr: u32, t0: f64, act: RemoteAct) -> OpResult<()> {
+        if target == c {
+            return self.apply_bar_act(c, addr, t0, act);
+        }
+        self.push(
+            t0 + cost::DSMEM_EXTRA_LATENCY,
+            EvKind::Remote {
+                cta: target,
+                from: c,
+                bar: addr,
+                act,
+            },
+        );
+        Ok(())
     }
 
     /// Apply `f` to the barrier at `addr` at time `t`. A phase that completes is stamped with
