@@ -273,7 +273,7 @@ impl<'m> Cx<'m> {
         for (var, f) in fvars.iter().zip(f2) {
             let Some(var) = var else { continue };
             if let Val::E(e, _) | Val::Splat(e, _) = f {
-                self.assign(&var, Rhs::Expr(e), cspan);
+                self.assign(var, Rhs::Expr(e), cspan);
             }
         }
         let stmts = self.blocks.pop().unwrap_or_default();

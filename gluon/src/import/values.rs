@@ -698,7 +698,7 @@ impl<'m> Cx<'m> {
                 ),
             ),
         ] {
-            self.assign(&name, Rhs::Expr(value), span);
+            self.assign(name, Rhs::Expr(value), span);
         }
         let stmts = self.blocks.pop().unwrap_or_default();
         self.push(

@@ -615,6 +615,9 @@ fn expected(what: &str, other: &Value) -> Fault {
     Fault::unsupported(format!("expected {what}, found {}", other.kind()))
 }
 
+/// The `(byte, bit shift)` of every element of a shared view ([`views::view_addresses`]).
+type ViewAddrs = Arc<Vec<(u32, u32)>>;
+
 fn smem_of(v: &Value) -> OpResult<SmemView> {
     match v {
         Value::Smem(s) => Ok(*s),
@@ -966,7 +969,7 @@ impl<'p, 's> Machine<'p, 's> {
 
     /// The shared addresses of the view `v` and its elements in slot `t`'s shared memory
     /// (unchecked: the caller records the access).
-    fn smem_view_elems(&mut self, t: usize, v: &SmemView) -> OpResult<(Arc<Vec<(u32, u32)>>, Vec<u64>)> {
+    fn smem_view_elems(&mut self, t: usize, v: &SmemView) -> OpResult<(ViewAddrs, Vec<u64>)> {
         let addrs = views::view_addresses(v)
             .ok_or_else(|| Fault::trap(CudaError::IllegalAddress, "shared address overflow"))?;
         let mut bits = Vec::with_capacity(addrs.len());
