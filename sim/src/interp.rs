@@ -216,6 +216,17 @@ fn int_of(v: &Value, what: &str) -> OpResult<i64> {
         .ok_or_else(|| Fault::unsupported(format!("{what} must be an integer, found {}", v.kind())))
 }
 
+/// The arrival count of an `mbar.arrive` from its operand's value (absent: 1): a count that does
+/// not fit a `u32` fails the launch (`mbarrier::arrive_count`). The functional machine and the
+/// timing engine read it alike.
+pub(crate) fn arrive_count(count: Option<&Value>) -> OpResult<u32> {
+    let n = match count {
+        Some(v) => int_of(v, "the arrival count")?,
+        None => 1,
+    };
+    crate::mbarrier::arrive_count(n).map_err(|m| Fault::trap(crate::trap::CudaError::LaunchFailure, m))
+}
+
 /// Bind `v` to `dsts`: one name takes the value, several destructure a tuple of as many parts.
 #[inline]
 pub fn bind(frame: &mut [Value], dsts: &[Slot], v: Value) -> OpResult<()> {

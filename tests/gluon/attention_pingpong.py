@@ -29,6 +29,7 @@ from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.blackwell import TensorMemoryLayout, allocate_tensor_memory, tcgen05_mma
 from triton.experimental.gluon.language.nvidia.blackwell import tcgen05_commit, tma, mbarrier, fence_async_shared
+from persistence import allocate_mbarriers
 
 
 @gluon.constexpr_function
@@ -341,37 +342,23 @@ def attention_pingpong_kernel(sm_scale, m_ptr, Z_H, N_CTX, desc_q, desc_k, desc_
     q_smem = gl.allocate_shared_memory(gl.float16, [2, SPLIT_M, HEAD_D], desc_q.layout)
     kv_smem = gl.allocate_shared_memory(gl.float16, [NUM_KV, BLOCK_N, HEAD_D], desc_k.layout)
     o_smem = gl.allocate_shared_memory(gl.float16, [2, SPLIT_M, HEAD_D], desc_o.layout)
-    q_ready = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
-    q_empty = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
-    kv_ready = gl.allocate_shared_memory(gl.int64, [NUM_KV, 1], mbarrier.MBarrierLayout())
+    q_ready = allocate_mbarriers(2)
+    q_empty = allocate_mbarriers(2)
+    kv_ready = allocate_mbarriers(NUM_KV)
     kv_empty = gl.allocate_shared_memory(gl.int64, [NUM_KV, 1], mbarrier.MBarrierLayout())
-    s_ready = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
-    s_empty = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
-    p_ready = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
-    p_empty = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
-    o_ready = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
-    o_empty = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
-    a_ready = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
-    a_empty = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
-    e_ready = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
-    e_empty = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
+    s_ready = allocate_mbarriers(2)
+    s_empty = allocate_mbarriers(2)
+    p_ready = allocate_mbarriers(2)
+    p_empty = allocate_mbarriers(2)
+    o_ready = allocate_mbarriers(2)
+    o_empty = allocate_mbarriers(2)
+    a_ready = allocate_mbarriers(2)
+    a_empty = allocate_mbarriers(2)
+    e_ready = allocate_mbarriers(2)
+    e_empty = allocate_mbarriers(2)
     for i in gl.static_range(NUM_KV):
-        mbarrier.init(kv_ready.index(i), count=1)
         # A K or V slot is read by the MMAs of both halves.
         mbarrier.init(kv_empty.index(i), count=2)
-    for h in gl.static_range(2):
-        mbarrier.init(q_ready.index(h), count=1)
-        mbarrier.init(q_empty.index(h), count=1)
-        mbarrier.init(s_ready.index(h), count=1)
-        mbarrier.init(s_empty.index(h), count=1)
-        mbarrier.init(p_ready.index(h), count=1)
-        mbarrier.init(p_empty.index(h), count=1)
-        mbarrier.init(o_ready.index(h), count=1)
-        mbarrier.init(o_empty.index(h), count=1)
-        mbarrier.init(a_ready.index(h), count=1)
-        mbarrier.init(a_empty.index(h), count=1)
-        mbarrier.init(e_ready.index(h), count=1)
-        mbarrier.init(e_empty.index(h), count=1)
     s_tmem = allocate_tensor_memory(gl.float32, [2, SPLIT_M, BLOCK_N], TensorMemoryLayout([SPLIT_M, BLOCK_N],
                                                                                           col_stride=1))
     o_tmem = allocate_tensor_memory(gl.float32, [2, SPLIT_M, HEAD_D], TensorMemoryLayout([SPLIT_M, HEAD_D],

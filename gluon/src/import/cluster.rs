@@ -719,13 +719,7 @@ impl Cx<'_> {
         let out = self.let_op(hint, load(0), span);
         for k in (1..ctas).filter(|k| k & !split == 0) {
             self.open_block();
-            self.push(
-                StmtKind::Assign {
-                    names: vec![Ident::spanned(out.clone(), span)],
-                    value: Rhs::Op(IrOp::new(load(k), span)),
-                },
-                span,
-            );
+            self.assign(&out, Rhs::Op(IrOp::new(load(k), span)), span);
             self.close_if(
                 bin(
                     BinOp::Eq,

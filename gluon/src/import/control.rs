@@ -96,13 +96,7 @@ impl<'m> Cx<'m> {
             pairs = temps;
         }
         for (v, e) in pairs {
-            self.push(
-                StmtKind::Assign {
-                    names: vec![Ident::spanned(v, span)],
-                    value: Rhs::Expr(e),
-                },
-                span,
-            );
+            self.assign(&v, Rhs::Expr(e), span);
         }
         Ok(())
     }
@@ -275,23 +269,11 @@ impl<'m> Cx<'m> {
         self.scopes.pop();
         let (c2, f2) = self.while_before(before, cond_op, &bindings)?;
         let cspan = self.span_of(cond_op);
-        self.push(
-            StmtKind::Assign {
-                names: vec![Ident::spanned(cond_var.clone(), cspan)],
-                value: Rhs::Expr(c2),
-            },
-            cspan,
-        );
+        self.assign(&cond_var, Rhs::Expr(c2), cspan);
         for (var, f) in fvars.iter().zip(f2) {
             let Some(var) = var else { continue };
             if let Val::E(e, _) | Val::Splat(e, _) = f {
-                self.push(
-                    StmtKind::Assign {
-                        names: vec![Ident::spanned(var.clone(), cspan)],
-                        value: Rhs::Expr(e),
-                    },
-                    cspan,
-                );
+                self.assign(var, Rhs::Expr(e), cspan);
             }
         }
         let stmts = self.blocks.pop().unwrap_or_default();

@@ -192,37 +192,23 @@ mod tests {
         let f = |x: f32| x.to_bits() as u64;
         let h = |x: f32| half::f16::from_f32(x).to_bits() as u64;
         // 1.375 = 1.011b: e5m2 keeps two fraction bits, toward zero 1.25 (0x3D); -2.75 = -1.011b
-        // * 2: -2.5 (0xC1). To nearest even they round up: 1.5 (0x3E), -3.0 (0xC2).
-        assert_eq!(
-            convert(F32, F8E5M2, Some(Rounding::Rtz), &[f(1.375), f(-2.75)]),
-            vec![0x3D, 0xC1]
-        );
-        assert_eq!(
-            convert(F16, F8E5M2, Some(Rounding::Rtz), &[h(1.375), h(-2.75)]),
-            vec![0x3D, 0xC1]
-        );
-        assert_eq!(
-            convert(F32, F8E5M2, Some(Rounding::Rtne), &[f(1.375), f(-2.75)]),
-            vec![0x3E, 0xC2]
-        );
-        // e4m3 saturates at 448 (0x7E); back to f32 exactly.
-        assert_eq!(
-            convert(F16, F8E4M3, Some(Rounding::Rtne), &[h(500.0), h(-0.3)]),
-            vec![0x7E, 0xAA]
-        );
-        assert_eq!(
-            convert(F8E4M3, F32, None, &[0x7E, 0xAA]),
-            vec![f(448.0), f(-0.3125)]
-        );
+        // * 2: -2.5 (0xC1). To nearest even they round up: 1.5 (0x3E), -3.0 (0xC2). e4m3
+        // saturates at 448 (0x7E); back to f32 exactly.
+        let (rz, rn) = (Some(Rounding::Rtz), Some(Rounding::Rtne));
+        let cases = [
+            (F32, F8E5M2, rz, [f(1.375), f(-2.75)], [0x3D, 0xC1]),
+            (F16, F8E5M2, rz, [h(1.375), h(-2.75)], [0x3D, 0xC1]),
+            (F32, F8E5M2, rn, [f(1.375), f(-2.75)], [0x3E, 0xC2]),
+            (F16, F8E4M3, rn, [h(500.0), h(-0.3)], [0x7E, 0xAA]),
+            (F8E4M3, F32, None, [0x7E, 0xAA], [f(448.0), f(-0.3125)]),
+        ];
+        for (from, to, r, input, want) in cases {
+            assert_eq!(convert(from, to, r, &input), want, "{from:?} -> {to:?} {r:?}");
+        }
         // bf16 toward zero: 1 + 2^-7 + 2^-8 keeps 1 + 2^-7.
         let b = half::bf16::from_f32(1.0 + 2f32.powi(-7)).to_bits() as u64;
         assert_eq!(
-            convert(
-                F32,
-                BF16,
-                Some(Rounding::Rtz),
-                &[f(1.0 + 2f32.powi(-7) + 2f32.powi(-8))]
-            ),
+            convert(F32, BF16, rz, &[f(1.0 + 2f32.powi(-7) + 2f32.powi(-8))]),
             vec![b]
         );
     }

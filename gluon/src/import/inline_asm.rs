@@ -300,10 +300,44 @@ fn step(ins: &str, regs: &mut HashMap<String, Reg>, n_out: usize) -> Result<(), 
     Ok(())
 }
 
+/// The `inline_asm` operation: PTX `asm` with operands bound by `constraints` run on `args`,
+/// results of the types `res_dtypes`, `pack` elements per run (written only when not 1), and
+/// `pure` (written only when false).
+pub(super) fn inline_asm_kind(
+    asm: &str,
+    constraints: &str,
+    args: Vec<Expr>,
+    res_dtypes: &[DType],
+    pack: usize,
+    pure: bool,
+    span: Span,
+) -> OpKind {
+    OpKind::InlineAsm {
+        asm: with_span(Expr::new(ExprKind::Str(asm.to_string()), span), span),
+        constraints: with_span(Expr::new(ExprKind::Str(constraints.to_string()), span), span),
+        args: with_span(Expr::list(args), span),
+        dtypes: with_span(
+            Expr::list(res_dtypes.iter().map(|d| name_e(d.name(), span)).collect()),
+            span,
+        ),
+        pack: (pack != 1).then(|| int_e(pack as i64, span)),
+        pure: (!pure).then(|| with_span(Expr::bool(false), span)),
+    }
+}
+
+/// What a `tt.elementwise_inline_asm` or `ttg.inline_asm` operation says of its PTX: the text,
+/// the operand constraints, the elements per call (`packed_element`, default 1) and whether
+/// it is pure (default: yes).
+pub(super) struct AsmText {
+    pub(super) asm: String,
+    pub(super) constraints: String,
+    pub(super) pack: usize,
+    pub(super) pure: bool,
+}
+
 impl<'m> Cx<'m> {
-    /// `tt.elementwise_inline_asm`: a plain expression per result when the snippet is the
-    /// f32 pairing language ([`interpret`]), else the `inline_asm` operation.
-    pub(super) fn inline_asm(&mut self, op: &Op, span: Span) -> R<()> {
+    /// The PTX text, constraints, packing and purity of the inline-assembly operation `op`.
+    pub(super) fn asm_text(&self, op: &Op) -> R<AsmText> {
         let asm = match op.toks.first().map(|t| &t.tok) {
             Some(Tok::Str(s)) => s.clone(),
             _ => return Err(self.misuse(op, "needs its PTX text")),
@@ -319,6 +353,23 @@ impl<'m> Cx<'m> {
             .unwrap_or(1)
             .max(0) as usize;
         let pure = !matches!(attrs.get("pure"), Some(AttrVal::Bool(false)));
+        Ok(AsmText {
+            asm,
+            constraints,
+            pack,
+            pure,
+        })
+    }
+
+    /// `tt.elementwise_inline_asm`: a plain expression per result when the snippet is the
+    /// f32 pairing language ([`interpret`]), else the `inline_asm` operation.
+    pub(super) fn inline_asm(&mut self, op: &Op, span: Span) -> R<()> {
+        let AsmText {
+            asm,
+            constraints,
+            pack,
+            pure,
+        } = self.asm_text(op)?;
         let args = self.operands(op)?;
         let mut arg_elems = Vec::with_capacity(args.len());
         for (n, s) in &args {
@@ -392,17 +443,7 @@ impl<'m> Cx<'m> {
                 self.expr(n, *s)?
             });
         }
-        let kind = OpKind::InlineAsm {
-            asm: with_span(Expr::new(ExprKind::Str(asm.to_string()), span), span),
-            constraints: with_span(Expr::new(ExprKind::Str(constraints.to_string()), span), span),
-            args: with_span(Expr::list(arg_exprs), span),
-            dtypes: with_span(
-                Expr::list(res_dtypes.iter().map(|d| name_e(d.name(), span)).collect()),
-                span,
-            ),
-            pack: (pack != 1).then(|| int_e(pack as i64, span)),
-            pure: (!pure).then(|| with_span(Expr::bool(false), span)),
-        };
+        let kind = inline_asm_kind(asm, constraints, arg_exprs, &res_dtypes, pack, pure, span);
         let mut names = Vec::with_capacity(op.results.len());
         for r in 0..op.results.len() {
             let res = self.result(op, r)?;

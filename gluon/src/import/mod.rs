@@ -409,6 +409,17 @@ impl<'m> Cx<'m> {
         }
     }
 
+    /// `name = rhs`: a new value for an existing variable.
+    fn assign(&mut self, name: &str, rhs: Rhs, span: Span) {
+        self.push(
+            StmtKind::Assign {
+                names: vec![Ident::spanned(name.to_string(), span)],
+                value: rhs,
+            },
+            span,
+        );
+    }
+
     fn let_(&mut self, hint: &str, rhs: Rhs, span: Span) -> String {
         let n = self.fresh(hint);
         self.push(

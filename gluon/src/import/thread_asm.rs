@@ -18,16 +18,13 @@ use super::*;
 
 impl<'m> Cx<'m> {
     pub(super) fn thread_asm(&mut self, op: &Op, span: Span) -> R<()> {
-        let asm = match op.toks.first().map(|t| &t.tok) {
-            Some(Tok::Str(s)) => s.clone(),
-            _ => return Err(self.misuse(op, "needs its PTX text")),
-        };
-        let attrs = self.attr_dict(op)?;
-        let constraints = match attrs.get("constraints") {
-            Some(AttrVal::Str(c)) => c.clone(),
-            _ => return Err(self.misuse(op, "needs `constraints`")),
-        };
-        let pure = !matches!(attrs.get("pure"), Some(AttrVal::Bool(false)));
+        // Its packing is the registers a thread holds, not an attribute.
+        let inline_asm::AsmText {
+            asm,
+            constraints,
+            pure,
+            ..
+        } = self.asm_text(op)?;
         let args = self.operands(op)?;
         let mut res_tys = Vec::with_capacity(op.results.len());
         for r in 0..op.results.len() {
@@ -133,17 +130,7 @@ impl<'m> Cx<'m> {
                 self.math_operand(a, *s)?
             });
         }
-        let kind = OpKind::InlineAsm {
-            asm: with_span(Expr::new(ExprKind::Str(asm), span), span),
-            constraints: with_span(Expr::new(ExprKind::Str(constraints), span), span),
-            args: with_span(Expr::list(arg_exprs), span),
-            dtypes: with_span(
-                Expr::list(res_dtypes.iter().map(|d| name_e(d.name(), span)).collect()),
-                span,
-            ),
-            pack: (regs != 1).then(|| int_e(regs as i64, span)),
-            pure: (!pure).then(|| with_span(Expr::bool(false), span)),
-        };
+        let kind = inline_asm::inline_asm_kind(&asm, &constraints, arg_exprs, &res_dtypes, regs, pure, span);
         let names: Vec<String> = (0..res_tys.len()).map(|_| self.fresh("thread_asm")).collect();
         self.push(
             StmtKind::Let {

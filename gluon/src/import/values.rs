@@ -700,13 +700,7 @@ impl<'m> Cx<'m> {
                 ),
             ),
         ] {
-            self.push(
-                StmtKind::Assign {
-                    names: vec![Ident::spanned(name.clone(), span)],
-                    value: Rhs::Expr(value),
-                },
-                span,
-            );
+            self.assign(name, Rhs::Expr(value), span);
         }
         let stmts = self.blocks.pop().unwrap_or_default();
         self.push(

@@ -136,6 +136,13 @@ impl<'a> Replay<'a> {
         self.counts[which] += 1;
         k
     }
+
+    /// The next decision of kind `which` as the script recorded it in `list` (none past the
+    /// recording).
+    fn recorded<T: Copy + 'a>(&mut self, which: usize, list: impl Fn(&'a Script) -> &'a [T]) -> Option<T> {
+        let k = self.next(which);
+        list(self.script).get(k).copied()
+    }
 }
 
 impl Scheduler for Replay<'_> {
@@ -166,22 +173,12 @@ impl Scheduler for Replay<'_> {
         i
     }
     fn latency(&mut self, _: AsyncKind) -> u64 {
-        let k = self.next(1);
-        self.script
-            .latencies
-            .get(k)
-            .copied()
+        self.recorded(1, |s| &s.latencies)
             .unwrap_or(DEFAULT_LATENCY)
             .max(1)
     }
     fn pieces(&mut self, max: u32) -> u32 {
-        let k = self.next(2);
-        self.script
-            .pieces
-            .get(k)
-            .copied()
-            .unwrap_or(1)
-            .clamp(1, max.max(1))
+        self.recorded(2, |s| &s.pieces).unwrap_or(1).clamp(1, max.max(1))
     }
     fn tiebreak(&mut self) -> u64 {
         let k = self.next(3);

@@ -6,40 +6,68 @@
 use super::*;
 use crate::taint;
 
+/// Whether the CTA of cluster rank `rank` may issue the `cta_group::2` operation `op` in a
+/// cluster of `cluster_size` CTAs: the cluster holds whole pairs (ranks `2k, 2k + 1`) and the
+/// issuer is a pair's even CTA (docs/semantics.md#clusters-and-cta-pairs). The functional
+/// machine and the timing engine apply the same rule.
+pub(crate) fn check_pair_issuer(cluster_size: u32, rank: u32, op: &str) -> OpResult<()> {
+    if !cluster_size.is_multiple_of(2) {
+        return Err(Fault::error(
+            Code::CtaPair,
+            format!(
+                "{op} with cta_group=2 needs clusters of an even number of CTAs (pairs of ranks 2k, 2k + 1), the launch has {cluster_size}"
+            ),
+        )
+        .with_help("add `cluster = [2]` (or 4, 8, 16) to the launch section"));
+    }
+    if !rank.is_multiple_of(2) {
+        return Err(Fault::unsupported(format!(
+            "{op} with cta_group=2 issued by the odd CTA of its pair; the simulator models the pair's operations issued by the even CTA, as CUTLASS does"
+        )));
+    }
+    Ok(())
+}
+
+/// Whether `rank` names a CTA of a cluster of `cluster_size` (`op` names the operation): a rank
+/// outside the cluster is the illegal address it is on hardware.
+pub(crate) fn check_cluster_rank(cluster_size: u32, rank: i64, op: &str) -> OpResult<()> {
+    if !(0..i64::from(cluster_size)).contains(&rank) {
+        return Err(Fault::trap(
+            CudaError::IllegalAddress,
+            format!("{op} names CTA rank {rank} of a cluster of {cluster_size}"),
+        ));
+    }
+    Ok(())
+}
+
+/// Whether the multicast mask `mask` names CTAs of a cluster of `cluster_size` only, and at
+/// least one (`op` names the operation).
+pub(crate) fn check_cluster_mask(cluster_size: u32, mask: i64, op: &str) -> OpResult<()> {
+    if mask <= 0 || mask >= 1i64 << cluster_size {
+        return Err(Fault::trap(
+            CudaError::IllegalAddress,
+            format!(
+                "{op} with the CTA mask {mask:#x}, which names no CTA or one outside the cluster of {cluster_size}"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 impl<'p, 's> Machine<'p, 's> {
     /// The slot of the odd CTA of the pair whose even CTA (in slot `s`) issues a `cta_group::2`
     /// operation: the pairs of a cluster are its ranks `(2k, 2k + 1)`, so a cluster of any even
     /// size holds `size / 2` of them, and the peer of rank `2k` is rank `2k + 1`, in the next
     /// slot (docs/semantics.md#clusters-and-cta-pairs).
     pub(super) fn pair_peer(&mut self, s: usize, op: &str) -> OpResult<u32> {
-        if !self.cluster_size.is_multiple_of(2) {
-            return Err(Fault::error(
-                Code::CtaPair,
-                format!(
-                    "{op} with cta_group=2 needs clusters of an even number of CTAs (pairs of ranks 2k, 2k + 1), the launch has {}",
-                    self.cluster_size
-                ),
-            )
-            .with_help("add `cluster = [2]` (or 4, 8, 16) to the launch section"));
-        }
-        if !self.cta(s).rank.is_multiple_of(2) {
-            return Err(Fault::unsupported(format!(
-                "{op} with cta_group=2 issued by the odd CTA of its pair; the simulator models the pair's operations issued by the even CTA, as CUTLASS does"
-            )));
-        }
+        check_pair_issuer(self.cluster_size, self.cta(s).rank, op)?;
         Ok(s as u32 + 1)
     }
 
     /// The slot of the CTA of rank `rank` in the cluster of the CTA in slot `s` (its cluster's
     /// CTAs are resident together, rank r in slot group base + r).
     pub(super) fn cluster_peer(&mut self, s: usize, rank: i64, op: &str) -> OpResult<usize> {
-        let cs = self.cluster_size as i64;
-        if !(0..cs).contains(&rank) {
-            return Err(Fault::trap(
-                CudaError::IllegalAddress,
-                format!("{op} names CTA rank {rank} of a cluster of {cs}"),
-            ));
-        }
+        check_cluster_rank(self.cluster_size, rank, op)?;
         let own = self.cta(s).rank as usize;
         Ok(s - own + rank as usize)
     }
@@ -48,14 +76,7 @@ impl<'p, 's> Machine<'p, 's> {
     /// slot `s`, in rank order.
     pub(super) fn mask_slots(&mut self, s: usize, mask: i64, op: &str) -> OpResult<Vec<usize>> {
         let cs = self.cluster_size;
-        if mask <= 0 || mask >= 1i64 << cs {
-            return Err(Fault::trap(
-                CudaError::IllegalAddress,
-                format!(
-                    "{op} with the CTA mask {mask:#x}, which names no CTA or one outside the cluster of {cs}"
-                ),
-            ));
-        }
+        check_cluster_mask(cs, mask, op)?;
         let base = s - self.cta(s).rank as usize;
         Ok((0..cs as usize)
             .filter(|r| mask >> r & 1 == 1)
@@ -299,12 +320,9 @@ impl<'p, 's> Machine<'p, 's> {
         v: &SmemView,
     ) -> OpResult<OpDone<Block>> {
         let shape = v.shape.as_slice().to_vec();
-        let addrs = views::view_addresses(v)
-            .ok_or_else(|| Fault::trap(CudaError::IllegalAddress, "shared address overflow"))?;
-        let eb = v.dtype.bits();
-        let mut bits = Vec::with_capacity(addrs.len());
-        self.cta(t).smem.read_elems(&addrs, eb, &mut bits)?;
+        let (addrs, bits) = self.smem_view_elems(t, v)?;
         if self.opts.check {
+            let eb = v.dtype.bits();
             let pc = self.cur_pc;
             self.check_smem_init(t, pc, &addrs);
             let sid = self.cta(s).id;

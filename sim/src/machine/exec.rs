@@ -421,11 +421,7 @@ impl<'p, 's> Machine<'p, 's> {
                     return Ok(OpDone::Next);
                 }
                 let addr = bar_of(&ev(bar)?)?;
-                let n = match count {
-                    Some(c) => int_of(&ev(c)?, "the arrival count")?,
-                    None => 1,
-                };
-                let n = mbarrier::arrive_count(n).map_err(|m| Fault::trap(CudaError::LaunchFailure, m))?;
+                let n = interp::arrive_count(count.as_deref().map(ev).transpose()?.as_ref())?;
                 let t = match cta {
                     Some(r) => self.cluster_peer(s, int_of(&ev(r)?, "the CTA rank")?, name)?,
                     None => s,
@@ -516,19 +512,8 @@ impl<'p, 's> Machine<'p, 's> {
             }
             LOp::Op(K::ClcQuery { result }) => {
                 let v = smem_of(&ev(result)?)?;
-                let addrs = views::view_addresses(&v)
-                    .ok_or_else(|| Fault::trap(CudaError::IllegalAddress, "shared address overflow"))?;
+                let bits = self.read_smem_view(s, a, &v)?;
                 let eb = v.dtype.bits();
-                let mut bits = Vec::with_capacity(addrs.len());
-                self.cta(s).smem.read_elems(&addrs, eb, &mut bits)?;
-                if self.opts.check {
-                    let pc = self.cur_pc;
-                    self.check_smem_init(s, pc, &addrs);
-                    let h = self
-                        .hb(s)
-                        .and_then(|hb| hb.generic_smem(a, pc, Kind::Read, &addrs, eb));
-                    self.hazard(s, h, false);
-                }
                 // The four little-endian words `fire_clc` wrote.
                 let mut bytes = Vec::with_capacity(16);
                 for b in &bits {
@@ -942,24 +927,10 @@ impl<'p, 's> Machine<'p, 's> {
                 if t != s {
                     return self.peer_smem_load(s, a, t, &v);
                 }
-                let c = self.cta(s);
-                let shape = v.shape.as_slice().to_vec();
-                let addrs = views::view_addresses(&v)
-                    .ok_or_else(|| Fault::trap(CudaError::IllegalAddress, "shared address overflow"))?;
-                let eb = v.dtype.bits();
-                let mut bits = Vec::with_capacity(addrs.len());
-                c.smem.read_elems(&addrs, eb, &mut bits)?;
-                if self.opts.check {
-                    let pc = self.cur_pc;
-                    self.check_smem_init(s, pc, &addrs);
-                    let h = self
-                        .hb(s)
-                        .and_then(|hb| hb.generic_smem(a, pc, Kind::Read, &addrs, eb));
-                    self.hazard(s, h, false);
-                }
+                let bits = self.read_smem_view(s, a, &v)?;
                 Ok(OpDone::Value(Value::Tile(Arc::new(Tile {
                     dtype: v.dtype,
-                    shape,
+                    shape: v.shape.as_slice().to_vec(),
                     bits,
                 }))))
             }
@@ -982,11 +953,7 @@ impl<'p, 's> Machine<'p, 's> {
                     self.peer_smem_write(s, a, peer, &addrs, eb);
                     return Ok(OpDone::Next);
                 }
-                let pc = self.cur_pc;
-                let h = self
-                    .hb(s)
-                    .and_then(|hb| hb.generic_smem(a, pc, Kind::Write, &addrs, eb));
-                self.hazard(s, h, false);
+                self.generic_smem_access(s, a, Kind::Write, &addrs, eb);
                 Ok(OpDone::Next)
             }
             LOp::Op(K::SmemGather { src, index, axis }) => {
@@ -998,12 +965,7 @@ impl<'p, 's> Machine<'p, 's> {
                 let mut bits = Vec::with_capacity(addrs.len());
                 self.cta(s).smem.read_elems(&addrs, eb, &mut bits)?;
                 if self.opts.check {
-                    let pc = self.cur_pc;
-                    self.check_smem_init(s, pc, &addrs);
-                    let h = self
-                        .hb(s)
-                        .and_then(|hb| hb.generic_smem(a, pc, Kind::Read, &addrs, eb));
-                    self.hazard(s, h, false);
+                    self.generic_smem_access(s, a, Kind::Read, &addrs, eb);
                 }
                 Ok(OpDone::Value(Value::Tile(Arc::new(Tile {
                     dtype: v.dtype,
@@ -1031,11 +993,7 @@ impl<'p, 's> Machine<'p, 's> {
                     let o = taint::origin(value, &c.agents[a].undef);
                     c.smem_undef.store(&addrs, eb.div_ceil(8), o);
                 }
-                let pc = self.cur_pc;
-                let h = self
-                    .hb(s)
-                    .and_then(|hb| hb.generic_smem(a, pc, Kind::Write, &addrs, eb));
-                self.hazard(s, h, false);
+                self.generic_smem_access(s, a, Kind::Write, &addrs, eb);
                 Ok(OpDone::Next)
             }
             LOp::Op(K::SmemAtomic {
@@ -1090,10 +1048,7 @@ impl<'p, 's> Machine<'p, 's> {
                 if self.opts.check {
                     let pc = self.cur_pc;
                     self.check_smem_init(s, pc, &addrs);
-                    let h = self
-                        .hb(s)
-                        .and_then(|hb| hb.generic_smem(a, pc, Kind::Write, &addrs, eb));
-                    self.hazard(s, h, false);
+                    self.generic_smem_access(s, a, Kind::Write, &addrs, eb);
                 }
                 Ok(OpDone::Value(Value::Tile(Arc::new(Tile {
                     dtype: v.dtype,

@@ -36,6 +36,7 @@ mod global;
 mod sinks;
 
 use bwsim_isa::Code;
+pub(crate) use cluster::{check_cluster_mask, check_cluster_rank, check_pair_issuer};
 use global::*;
 
 use crate::check::global::{GlobalHb, Place, Scope, Sem, Sync, SyncEntry};
@@ -614,6 +615,9 @@ fn expected(what: &str, other: &Value) -> Fault {
     Fault::unsupported(format!("expected {what}, found {}", other.kind()))
 }
 
+/// The `(byte, bit shift)` of every element of a shared view ([`views::view_addresses`]).
+type ViewAddrs = Arc<Vec<(u32, u32)>>;
+
 fn smem_of(v: &Value) -> OpResult<SmemView> {
     match v {
         Value::Smem(s) => Ok(*s),
@@ -939,6 +943,38 @@ impl<'p, 's> Machine<'p, 's> {
             let d = diagnostics::cluster_exit(name, i.span, peer, rank, owner, owner_rank);
             self.report(d);
         }
+    }
+
+    /// The checker's record of a generic-proxy access `kind` by partition `a` of slot `s` to
+    /// the shared elements `addrs` (`eb` bits each) at the current instruction, and the hazard it
+    /// finds; a read also checks that the elements were written.
+    fn generic_smem_access(&mut self, s: usize, a: usize, kind: Kind, addrs: &[(u32, u32)], eb: u32) {
+        let pc = self.cur_pc;
+        if kind == Kind::Read {
+            self.check_smem_init(s, pc, addrs);
+        }
+        let h = self.hb(s).and_then(|hb| hb.generic_smem(a, pc, kind, addrs, eb));
+        self.hazard(s, h, false);
+    }
+
+    /// The elements of the shared view `v` in slot `s`, read by partition `a` through the
+    /// generic proxy (and checked as such a read).
+    fn read_smem_view(&mut self, s: usize, a: usize, v: &SmemView) -> OpResult<Vec<u64>> {
+        let (addrs, bits) = self.smem_view_elems(s, v)?;
+        if self.opts.check {
+            self.generic_smem_access(s, a, Kind::Read, &addrs, v.dtype.bits());
+        }
+        Ok(bits)
+    }
+
+    /// The shared addresses of the view `v` and its elements in slot `t`'s shared memory
+    /// (unchecked: the caller records the access).
+    fn smem_view_elems(&mut self, t: usize, v: &SmemView) -> OpResult<(ViewAddrs, Vec<u64>)> {
+        let addrs = views::view_addresses(v)
+            .ok_or_else(|| Fault::trap(CudaError::IllegalAddress, "shared address overflow"))?;
+        let mut bits = Vec::with_capacity(addrs.len());
+        self.cta(t).smem.read_elems(&addrs, v.dtype.bits(), &mut bits)?;
+        Ok((addrs, bits))
     }
 
     /// Check that shared-memory elements were written before a read.

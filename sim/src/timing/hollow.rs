@@ -104,25 +104,12 @@ pub fn alu_ops(e: &CExpr) -> u32 {
 /// run-time scalar is not fixed).
 pub fn shape_only(e: &CExpr) -> bool {
     match e {
-        CExpr::Const(_)
-        | CExpr::Slot(_)
-        | CExpr::ProgramId(_)
-        | CExpr::NumPrograms(_)
-        | CExpr::Arange { .. } => true,
-        CExpr::Full { value, .. } => shape_only(value),
-        CExpr::Unary(_, a)
-        | CExpr::Cast(a, _)
-        | CExpr::ExpandDims(a, _)
-        | CExpr::Broadcast(a, _)
-        | CExpr::Reshape(a, _)
-        | CExpr::Permute(a, _)
-        | CExpr::Split(a)
-        | CExpr::Reduce(_, a, _)
-        | CExpr::Scan(_, a, _, _)
-        | CExpr::ShapeOf(a, _) => shape_only(a),
-        CExpr::Binary(_, a, b) | CExpr::Join(a, b) => shape_only(a) && shape_only(b),
-        CExpr::Call(_, args) => args.iter().all(shape_only),
         CExpr::Index(..) | CExpr::InlineAsm(..) => false,
+        _ => {
+            let mut only = true;
+            crate::taint::for_each_operand(e, &mut |x| only = only && shape_only(x));
+            only
+        }
     }
 }
 

@@ -30,6 +30,8 @@ from triton.experimental.gluon.language.nvidia.blackwell import clc, fence_async
 from triton.experimental.gluon.language.nvidia.blackwell import tcgen05_mma_barrier_count, tma
 from triton.experimental.gluon.language.nvidia.hopper import cluster
 
+from matmul_parts import load_operands, operand_buffers
+
 
 @gluon.jit
 def clc_pair_matmul_kernel(a_desc, b_desc, c_desc, K, BUG: gl.constexpr):
@@ -38,8 +40,7 @@ def clc_pair_matmul_kernel(a_desc, b_desc, c_desc, K, BUG: gl.constexpr):
     BLOCK_K: gl.constexpr = a_desc.block_shape[1]
     BLOCK_N: gl.constexpr = b_desc.block_shape[1]
     tiles_n = gl.cdiv(c_desc.shape[1], BLOCK_N)
-    a_smem = gl.allocate_shared_memory(a_desc.dtype, a_desc.block_shape, a_desc.layout)
-    b_smem = gl.allocate_shared_memory(b_desc.dtype, b_desc.block_shape, b_desc.layout)
+    a_smem, b_smem = operand_buffers(a_desc, b_desc)
     c_smem = gl.allocate_shared_memory(c_desc.dtype, c_desc.block_shape, c_desc.layout)
     load_bar = mbarrier.allocate_mbarrier(two_ctas=True)
     mma_bar = mbarrier.allocate_mbarrier()
@@ -65,10 +66,7 @@ def clc_pair_matmul_kernel(a_desc, b_desc, c_desc, K, BUG: gl.constexpr):
         off_m = tile // tiles_n * BLOCK_M
         off_n = tile % tiles_n * BLOCK_N
         for k in range(0, K, BLOCK_K):
-            mbarrier.expect(load_bar, a_desc.nbytes_per_cta + b_desc.nbytes_per_cta)
-            tma.async_load(a_desc, [off_m, k], load_bar, a_smem)
-            tma.async_load(b_desc, [k, off_n], load_bar, b_smem)
-            mbarrier.wait(load_bar, phase)
+            load_operands(a_desc, b_desc, off_m, off_n, k, load_bar, a_smem, b_smem, phase)
             tcgen05_mma(a_smem, b_smem, acc_tmem, use_acc=k > 0, mbarriers=[mma_bar])
             if BUG != "acc_early" or k + BLOCK_K < K:
                 mbarrier.wait(mma_bar, phase)

@@ -16,8 +16,9 @@ before one partner's MMA has read the buffers this CTA's next multicast overwrit
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.blackwell import TensorMemoryLayout, allocate_tensor_memory
-from triton.experimental.gluon.language.nvidia.blackwell import fence_async_shared, mbarrier, tcgen05_mma
-from triton.experimental.gluon.language.nvidia.blackwell import tcgen05_mma_barrier_count, tma
+from triton.experimental.gluon.language.nvidia.blackwell import mbarrier, tcgen05_mma, tcgen05_mma_barrier_count
+
+from matmul_parts import load_operands, operand_buffers, store_accumulator
 
 
 @gluon.jit
@@ -26,8 +27,7 @@ def cluster_matmul_2x2_kernel(a_desc, b_desc, c_desc, K, BUG: gl.constexpr):
     BLOCK_M: gl.constexpr = a_desc.block_shape[0]  # the cluster's rows, BLOCK_M // 2 per CTA
     BLOCK_K: gl.constexpr = a_desc.block_shape[1]
     BLOCK_N: gl.constexpr = b_desc.block_shape[1]  # the cluster's columns, BLOCK_N // 2 per CTA
-    a_smem = gl.allocate_shared_memory(a_desc.dtype, a_desc.block_shape, a_desc.layout)
-    b_smem = gl.allocate_shared_memory(b_desc.dtype, b_desc.block_shape, b_desc.layout)
+    a_smem, b_smem = operand_buffers(a_desc, b_desc)
     load_bar = mbarrier.allocate_mbarrier()
     mma_bar = mbarrier.allocate_mbarrier()
     mbarrier.init(load_bar, count=1)
@@ -44,17 +44,10 @@ def cluster_matmul_2x2_kernel(a_desc, b_desc, c_desc, K, BUG: gl.constexpr):
     off_n = gl.program_id(1) * BLOCK_N
     phase = 0
     for k in range(0, K, BLOCK_K):
-        mbarrier.expect(load_bar, a_desc.nbytes_per_cta + b_desc.nbytes_per_cta)
-        tma.async_load(a_desc, [off_m, k], load_bar, a_smem, multicast=True)
-        tma.async_load(b_desc, [k, off_n], load_bar, b_smem, multicast=True)
-        mbarrier.wait(load_bar, phase)
+        load_operands(a_desc, b_desc, off_m, off_n, k, load_bar, a_smem, b_smem, phase, MULTICAST=True)
         tcgen05_mma(a_smem, b_smem, acc_tmem, use_acc=k > 0, multicast=True, mbarriers=[mma_bar])
         # Every CTA whose multicast writes these buffers waits for this MMA before the next one.
         mbarrier.wait(mma_bar, phase)
         phase ^= 1
 
-    c_smem = gl.allocate_shared_memory(c_desc.dtype, c_desc.block_shape, c_desc.layout)
-    c_smem.store(acc_tmem.load().to(c_desc.dtype))
-    fence_async_shared()
-    tma.async_store(c_desc, [off_m, off_n], c_smem)
-    tma.store_wait(0)
+    store_accumulator(c_desc, acc_tmem, off_m, off_n)

@@ -17,8 +17,9 @@ other CTA's `tcgen05_mma` as the access in flight).
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.blackwell import TensorMemoryLayout, allocate_tensor_memory
-from triton.experimental.gluon.language.nvidia.blackwell import fence_async_shared, mbarrier, tcgen05_mma
-from triton.experimental.gluon.language.nvidia.blackwell import tcgen05_mma_barrier_count, tma
+from triton.experimental.gluon.language.nvidia.blackwell import mbarrier, tcgen05_mma, tcgen05_mma_barrier_count, tma
+
+from matmul_parts import operand_buffers, store_accumulator
 
 
 @gluon.jit
@@ -27,8 +28,7 @@ def multicast_matmul_kernel(a_desc, b_desc, c_desc, K, BUG: gl.constexpr):
     BLOCK_M: gl.constexpr = a_desc.block_shape[0]  # the cluster's rows, BLOCK_M // 2 per CTA
     BLOCK_K: gl.constexpr = a_desc.block_shape[1]
     BLOCK_N: gl.constexpr = b_desc.block_shape[1]
-    a_smem = gl.allocate_shared_memory(a_desc.dtype, a_desc.block_shape, a_desc.layout)
-    b_smem = gl.allocate_shared_memory(b_desc.dtype, b_desc.block_shape, b_desc.layout)
+    a_smem, b_smem = operand_buffers(a_desc, b_desc)
     load_bar = mbarrier.allocate_mbarrier()
     mma_bar = mbarrier.allocate_mbarrier()
     mbarrier.init(load_bar, count=1)
@@ -53,8 +53,4 @@ def multicast_matmul_kernel(a_desc, b_desc, c_desc, K, BUG: gl.constexpr):
         mbarrier.wait(mma_bar, phase)
         phase ^= 1
 
-    c_smem = gl.allocate_shared_memory(c_desc.dtype, c_desc.block_shape, c_desc.layout)
-    c_smem.store(acc_tmem.load().to(c_desc.dtype))
-    fence_async_shared()
-    tma.async_store(c_desc, [off_m, 0], c_smem)
-    tma.store_wait(0)
+    store_accumulator(c_desc, acc_tmem, off_m, 0)

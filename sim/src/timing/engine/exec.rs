@@ -407,28 +407,12 @@ impl<'p> Engine<'p> {
             }) => {
                 skip_if_predicated_off!(p.as_deref());
                 let addr = bar_of(evs(bar)?)?;
-                let n = match count {
-                    Some(e) => int_of(&evs(e)?, "the arrival count")?,
-                    None => 1,
-                };
-                let n = mbarrier::arrive_count(n).map_err(|m| Fault::trap(CudaError::LaunchFailure, m))?;
+                let n = interp::arrive_count(count.as_deref().map(evs).transpose()?.as_ref())?;
                 let target = match cta {
                     Some(r) => self.cluster_peer(c, int_of(&evs(r)?, "the CTA rank")?, name)?,
                     None => c,
                 };
-                if target == c {
-                    self.bar_update(c, addr, t0, |m| m.arrive(n))?;
-                } else {
-                    self.push(
-                        t0 + cost::DSMEM_EXTRA_LATENCY,
-                        EvKind::Remote {
-                            cta: target,
-                            from: c,
-                            bar: addr,
-                            act: RemoteAct::Arrive(n),
-                        },
-                    );
-                }
+                self.bar_act(c, target, addr, t0, RemoteAct::Arrive(n))?;
                 *t += chip.mbarrier_op_cycles;
                 Ok(OpDone::Next)
             }
@@ -534,11 +518,7 @@ impl<'p> Engine<'p> {
                 // A pair MMA (cta_group::2, issued by the even CTA): each CTA of the pair holds
                 // 128 rows of A and of the accumulator (the pair's M = 256 split) and half of B;
                 // each SM's tensor pipe computes its CTA's rows over the whole N.
-                let peer = if *cta_group == 2 {
-                    Some(self.pair_peer(c, "tcgen05.mma")?)
-                } else {
-                    None
-                };
+                let peer = self.group_peer(c, *cta_group, "tcgen05.mma")?;
                 let (m, n, k, kind, a_smem) = match &self.shapes[pc as usize] {
                     Some(Shapes::Mma {
                         m,
@@ -639,23 +619,7 @@ impl<'p> Engine<'p> {
                 let addr = bar_of(evs(bar)?)?;
                 let n = int_of(&evs(bytes)?, "the byte count")?;
                 let target = self.cluster_peer(c, int_of(&evs(r)?, "the CTA rank")?, name)?;
-                if target == c {
-                    self.bar_update(c, addr, t0, |m| {
-                        let a = m.expect_tx(n)?;
-                        let b = m.arrive(1)?;
-                        Ok(a || b)
-                    })?;
-                } else {
-                    self.push(
-                        t0 + cost::DSMEM_EXTRA_LATENCY,
-                        EvKind::Remote {
-                            cta: target,
-                            from: c,
-                            bar: addr,
-                            act: RemoteAct::Expect(n),
-                        },
-                    );
-                }
+                self.bar_act(c, target, addr, t0, RemoteAct::Expect(n))?;
                 *t += chip.mbarrier_op_cycles;
                 Ok(OpDone::Next)
             }
@@ -668,11 +632,7 @@ impl<'p> Engine<'p> {
                 skip_if_predicated_off!(p.as_ref());
                 // The CTAs whose barrier at `bar` the arrival lands on: a multicast mask's, or
                 // for a pair commit both CTAs of the pair, else this CTA's.
-                let peer = if *cta_group == 2 {
-                    Some(self.pair_peer(c, "tcgen05.commit")?)
-                } else {
-                    None
-                };
+                let peer = self.group_peer(c, *cta_group, "tcgen05.commit")?;
                 let targets = match (multicast, peer) {
                     (Some(m), _) => {
                         let mask = int_of(&evs(m)?, "the multicast mask")?;

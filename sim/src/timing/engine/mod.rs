@@ -563,13 +563,7 @@ impl<'p> Engine<'p> {
     /// The CTA of rank `rank` in the cluster of CTA `c` (`op` names the operation): a rank
     /// outside the cluster, or a CTA that has exited, is the illegal address it is on hardware.
     fn cluster_peer(&mut self, c: u32, rank: i64, op: &str) -> OpResult<u32> {
-        let cs = self.cluster_size;
-        if !(0..cs as i64).contains(&rank) {
-            return Err(Fault::trap(
-                CudaError::IllegalAddress,
-                format!("{op} names CTA rank {rank} of a cluster of {cs}"),
-            ));
-        }
+        crate::machine::check_cluster_rank(self.cluster_size, rank, op)?;
         let t = c - self.cta(c).rank + rank as u32;
         if self.ctas.get(t as usize).is_none_or(|x| x.is_none()) {
             return Err(Fault::trap(
@@ -584,14 +578,7 @@ impl<'p> Engine<'p> {
     /// rank order.
     fn cluster_mask(&mut self, c: u32, mask: i64, op: &str) -> OpResult<Vec<u32>> {
         let cs = self.cluster_size;
-        if mask <= 0 || mask >= 1i64 << cs {
-            return Err(Fault::trap(
-                CudaError::IllegalAddress,
-                format!(
-                    "{op} with the CTA mask {mask:#x}, which names no CTA or one outside the cluster of {cs}"
-                ),
-            ));
-        }
+        crate::machine::check_cluster_mask(cs, mask, op)?;
         (0..cs as i64)
             .filter(|r| mask >> r & 1 == 1)
             .map(|r| self.cluster_peer(c, r, op))
@@ -602,22 +589,19 @@ impl<'p> Engine<'p> {
     /// functional simulator's rules: clusters of an even size, pairs of ranks `2k, 2k + 1`,
     /// issued by the even CTA).
     fn pair_peer(&mut self, c: u32, op: &str) -> OpResult<u32> {
-        if !self.cluster_size.is_multiple_of(2) {
-            return Err(Fault::error(
-                Code::CtaPair,
-                format!(
-                    "{op} with cta_group=2 needs clusters of an even number of CTAs (pairs of ranks 2k, 2k + 1), the launch has {}",
-                    self.cluster_size
-                ),
-            ));
-        }
         let rank = self.cta(c).rank;
-        if !rank.is_multiple_of(2) {
-            return Err(Fault::unsupported(format!(
-                "{op} with cta_group=2 issued by the odd CTA of its pair; the simulator models the pair's operations issued by the even CTA"
-            )));
-        }
+        crate::machine::check_pair_issuer(self.cluster_size, rank, op)?;
         self.cluster_peer(c, i64::from(rank) + 1, op)
+    }
+
+    /// For an operation of `cta_group` 2 issued by CTA `c`, the odd CTA of its pair
+    /// ([`Self::pair_peer`]); none for `cta_group::1`.
+    fn group_peer(&mut self, c: u32, cta_group: u32, op: &str) -> OpResult<Option<u32>> {
+        if cta_group == 2 {
+            self.pair_peer(c, op).map(Some)
+        } else {
+            Ok(None)
+        }
     }
 
     /// `cluster.arrive` (or the arrive half of `cluster.sync`) by agent `a` of CTA `c` at `t`:
@@ -874,15 +858,7 @@ impl<'p> Engine<'p> {
                 }
                 EvKind::Remote { cta, from, bar, act } => {
                     let t = self.now;
-                    let r = match act {
-                        RemoteAct::Arrive(n) => self.bar_update(cta, bar, t, |m| m.arrive(n)),
-                        RemoteAct::Expect(n) => self.bar_update(cta, bar, t, |m| {
-                            let a = m.expect_tx(n)?;
-                            let b = m.arrive(1)?;
-                            Ok(a || b)
-                        }),
-                    };
-                    if let Err(f) = r {
+                    if let Err(f) = self.apply_bar_act(cta, bar, t, act) {
                         return Err(fault(
                             f,
                             Span::default(),
@@ -1031,6 +1007,36 @@ impl<'p> Engine<'p> {
                 }
             });
         format!("cta{c}.{part}")
+    }
+
+    /// `act` on the barrier at `addr` of CTA `c` at time `t`.
+    fn apply_bar_act(&mut self, c: u32, addr: u32, t: f64, act: RemoteAct) -> OpResult<()> {
+        match act {
+            RemoteAct::Arrive(n) => self.bar_update(c, addr, t, |m| m.arrive(n)),
+            RemoteAct::Expect(n) => self.bar_update(c, addr, t, |m| {
+                let a = m.expect_tx(n)?;
+                let b = m.arrive(1)?;
+                Ok(a || b)
+            }),
+        }
+    }
+
+    /// `act` by CTA `c` at `t0` on the barrier at `addr` of CTA `target`: at once on its own
+    /// barrier, DSMEM_EXTRA_LATENCY later on another CTA's.
+    fn bar_act(&mut self, c: u32, target: u32, addr: u32, t0: f64, act: RemoteAct) -> OpResult<()> {
+        if target == c {
+            return self.apply_bar_act(c, addr, t0, act);
+        }
+        self.push(
+            t0 + cost::DSMEM_EXTRA_LATENCY,
+            EvKind::Remote {
+                cta: target,
+                from: c,
+                bar: addr,
+                act,
+            },
+        );
+        Ok(())
     }
 
     /// Apply `f` to the barrier at `addr` at time `t`. A phase that completes is stamped with
