@@ -21,6 +21,11 @@
 //! - `tx-mismatch`: the `mbar.expect` before the load set to the bytes the loads of its run
 //!   deliver (`d.nbytes` per load of descriptor `d`), or such an expect inserted;
 //! - `over-arrival`: the arrive's count dropped (one arrival);
+//! - `phase-aliasing`: the wait's parity flipped; an `mbar.arrive` that completed a phase the
+//!   waiter missed made on another element of its barrier array (one the kernel indexes that
+//!   array with elsewhere: a release of the wrong stage);
+//! - `device-assert`: the assertion restricted to the mask of a masked `global.load` before
+//!   it (`cond | !mask`, Gluon's `mask=`);
 //! - `barrier-reinit`: an `mbar.invalidate` at the end of the block that initialises the
 //!   barrier again, or before the second initialisation;
 //! - `barrier-misuse`: an `mbar.wait` before an `mbar.invalidate` that an arrival still in
