@@ -328,7 +328,9 @@ fn the_exhaustive_search_finds_every_planted_bug_within_its_bound() {
             .find(|(n, _, _)| *n == name)
             .map_or(c.expect.as_str(), |(_, code, _)| *code);
         if !errors.is_empty() && !errors.contains(&expect) {
-            failures.push(format!("{name}: expected `{expect}`, the search found {errors:?}"));
+            failures.push(format!(
+                "{name}: expected `{expect}`, the search found {errors:?}"
+            ));
         }
     }
     assert_no_failures("planted bugs the exhaustive search missed", &failures);

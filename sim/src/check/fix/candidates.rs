@@ -172,22 +172,31 @@ impl<'k> Ctx<'k> {
         })
     }
 
-    /// The barriers the kernel initialises (`mbar.init`) and never arrives on or waits on.
+    /// The barriers the kernel initialises (`mbar.init`) whose array no other statement names
+    /// (no arrive, wait, expect, copy or commit on any element of it, by text: an element
+    /// indexed by a computed value counts for every element).
     fn unused_barriers(&self) -> Vec<Expr> {
+        let root = |b: &Expr| match &b.kind {
+            ExprKind::Index(r, _) => text(r),
+            _ => text(b),
+        };
+        let used: Vec<String> = self
+            .sites
+            .iter()
+            .filter_map(|s| {
+                let o = s.op?;
+                if matches!(o.kind, OpKind::MbarInit { .. } | OpKind::MbarInvalidate { .. }) {
+                    return None;
+                }
+                bar_of(&o.kind).map(root)
+            })
+            .collect();
         self.sites
             .iter()
             .filter_map(|s| match s.op.map(|o| &o.kind) {
-                Some(OpKind::MbarInit { bar, .. }) => Some(bar),
+                Some(OpKind::MbarInit { bar, .. }) if !used.contains(&root(bar)) => Some(bar.clone()),
                 _ => None,
             })
-            .filter(|b| {
-                let t = text(b);
-                !self.arrived_on(&t)
-                    && !self.sites.iter().any(
-                        |s| matches!(s.op.map(|o| &o.kind), Some(OpKind::MbarWait { bar, .. }) if text(bar) == t),
-                    )
-            })
-            .cloned()
             .collect()
     }
 
@@ -569,9 +578,25 @@ fn own(cx: &Ctx, d: &Diagnostic) -> Vec<Candidate> {
                             cta: None,
                         });
                         let mut c = insert(20, first, true, ops);
-                        let wait = insert(20, second, false, vec![OpKind::MbarWait { bar: b.clone(), phase: Expr::int(0) }]);
-                        c.tile = format!("{}, and {}", c.tile, wait.tile.replace("this statement", "the other access"));
-                        c.gluon = format!("{}, and {}", c.gluon, wait.gluon.replace("this statement", "the other access"));
+                        let wait = insert(
+                            20,
+                            second,
+                            false,
+                            vec![OpKind::MbarWait {
+                                bar: b.clone(),
+                                phase: Expr::int(0),
+                            }],
+                        );
+                        c.tile = format!(
+                            "{}, and {}",
+                            c.tile,
+                            wait.tile.replace("this statement", "the other access")
+                        );
+                        c.gluon = format!(
+                            "{}, and {}",
+                            c.gluon,
+                            wait.gluon.replace("this statement", "the other access")
+                        );
                         c.also.push(wait.edit);
                         out.push(c);
                     }
@@ -864,7 +889,13 @@ fn own(cx: &Ctx, d: &Diagnostic) -> Vec<Candidate> {
             // while it looks): the other parity.
             if let Some(w) = second {
                 if let Some(OpKind::MbarWait { phase, .. }) = w.op.map(|o| &o.kind) {
-                    out.extend(operand(54, w, "phase", Some(flipped(phase)), "wait on the other parity"));
+                    out.extend(operand(
+                        54,
+                        w,
+                        "phase",
+                        Some(flipped(phase)),
+                        "wait on the other parity",
+                    ));
                 }
             }
             // A release on the wrong barrier of an array (another stage's, so that one
@@ -875,11 +906,20 @@ fn own(cx: &Ctx, d: &Diagnostic) -> Vec<Candidate> {
                 else {
                     continue;
                 };
-                let (root, now) = (text(root), text(&Expr::new(ExprKind::Index(root.clone(), items.clone()), Span::DUMMY)));
+                let (root, now) = (
+                    text(root),
+                    text(&Expr::new(
+                        ExprKind::Index(root.clone(), items.clone()),
+                        Span::DUMMY,
+                    )),
+                );
                 let mut seen = vec![now];
                 for s in &cx.sites {
-                    let Some(b) = s.op.and_then(|o| bar_of(&o.kind)) else { continue };
-                    if !matches!(&b.kind, ExprKind::Index(x, _) if text(x) == root) || seen.contains(&text(b)) {
+                    let Some(b) = s.op.and_then(|o| bar_of(&o.kind)) else {
+                        continue;
+                    };
+                    if !matches!(&b.kind, ExprKind::Index(x, _) if text(x) == root) || seen.contains(&text(b))
+                    {
                         continue;
                     }
                     seen.push(text(b));

@@ -80,7 +80,7 @@ mod tests {
             cond: Expr::binary(BinOp::BitOr, cond, not_mask),
             msg: Expr::new(ExprKind::Str("bad".into()), bwsim_isa::Span::DUMMY),
         };
-        assert_eq!(tile(&a), "device.assert x < 64 | !inside, \"bad\"");
+        assert_eq!(tile(&a), "device.assert (x < 64) | !inside, \"bad\"");
         assert_eq!(gluon(&a), "gl.device_assert(x < 64, \"bad\", mask=inside)");
     }
 }
