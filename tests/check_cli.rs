@@ -135,16 +135,26 @@ fn fix_names_the_deepest_sufficient_cp_async_wait_in_gluon_terms() {
     assert_eq!(first["position"], "before");
 }
 
-/// A finding no edit of bwsim's list addresses (an index computed wrongly) gets no fix, and
-/// says so.
+/// A finding no edit of bwsim's list addresses (a plain read-modify-write of several CTAs that
+/// must become one atomic) gets no fix, and says so.
 #[test]
 fn fix_says_when_no_edit_is_verified() {
-    let file = "tests/fail/device_assert_tail.tile";
+    let file = "tests/fail/split_k_plain_store.tile";
     bwsim_says(
         &["check", file, "--fix", "--schedules", "4"],
         1,
         &["no verified fix"],
     );
+}
+
+/// An assertion over a masked load's padding is fixed by asserting under the load's mask.
+#[test]
+fn fix_asserts_under_the_loads_mask() {
+    let fixes = fixes_of("tests/fail/device_assert_tail.tile", "4", "device-assert");
+    let top = fixes.first().unwrap_or_else(|| panic!("no fix"));
+    assert_eq!(top["edit"], "change", "{top}");
+    let d = top["description"].as_str().unwrap_or_default();
+    assert!(d.contains("device.assert (x >= 0) & (x < 64) | !inside"), "{d}");
 }
 
 /// The fixes of the first finding of code `code` of `check FILE --fix --json`.

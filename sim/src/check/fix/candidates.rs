@@ -6,7 +6,7 @@
 
 use super::edit::{at, set_operand, sites, Edit, Pos, Site};
 use super::spell;
-use bwsim_isa::ir::{BinOp, Expr, ExprKind, Kernel, OpKind, StmtKind};
+use bwsim_isa::ir::{BinOp, Expr, ExprKind, Kernel, OpKind, StmtKind, UnOp};
 use bwsim_isa::printer::print_expr;
 use bwsim_isa::{Code, Diagnostic, Span};
 
@@ -170,6 +170,34 @@ impl<'k> Ctx<'k> {
                 ) && bar_of(&o.kind).is_some_and(|b| text(b) == bar)
             })
         })
+    }
+
+    /// The barriers the kernel initialises (`mbar.init`) whose array no other statement names
+    /// (no arrive, wait, expect, copy or commit on any element of it, by text: an element
+    /// indexed by a computed value counts for every element).
+    fn unused_barriers(&self) -> Vec<Expr> {
+        let root = |b: &Expr| match &b.kind {
+            ExprKind::Index(r, _) => text(r),
+            _ => text(b),
+        };
+        let used: Vec<String> = self
+            .sites
+            .iter()
+            .filter_map(|s| {
+                let o = s.op?;
+                if matches!(o.kind, OpKind::MbarInit { .. } | OpKind::MbarInvalidate { .. }) {
+                    return None;
+                }
+                bar_of(&o.kind).map(root)
+            })
+            .collect();
+        self.sites
+            .iter()
+            .filter_map(|s| match s.op.map(|o| &o.kind) {
+                Some(OpKind::MbarInit { bar, .. }) if !used.contains(&root(bar)) => Some(bar.clone()),
+                _ => None,
+            })
+            .collect()
     }
 
     /// The induction variable of the innermost loop around `s`, if it is in one.
@@ -513,6 +541,15 @@ fn own(cx: &Ctx, d: &Diagnostic) -> Vec<Candidate> {
                         ];
                         out.push(insert(3, second, false, ops));
                     }
+                    // Or the second access moved to after the kernel's own wait on that
+                    // barrier, which follows the later commit in its block.
+                    let b = text(&bar);
+                    let wait = cx.rest_of_block(second).find(
+                        |x| matches!(x.op.map(|o| &o.kind), Some(OpKind::MbarWait { bar, .. }) if text(bar) == b),
+                    );
+                    if let Some(w) = wait {
+                        out.push(moved(3, second, w, Vec::new()));
+                    }
                 }
             }
             // Or on a barrier the other access's block arrives on (the barrier that hands its
@@ -521,6 +558,47 @@ fn own(cx: &Ctx, d: &Diagnostic) -> Vec<Candidate> {
                 for r in cx.releases(a) {
                     if let Some(bar) = r.op.and_then(|o| bar_of(&o.kind)) {
                         cx.waits_before(4, b, bar, &mut out);
+                    }
+                }
+            }
+            // Two partitions with no handshake at all: one over a barrier the kernel
+            // initialises and never uses: an arrive after the first access (behind a proxy
+            // fence, then without one) and a wait for it before the second.
+            if first.pos.block != second.pos.block {
+                for b in cx.unused_barriers() {
+                    for fence in [true, false] {
+                        let mut ops = Vec::new();
+                        if fence {
+                            ops.push(OpKind::FenceAsyncShared {});
+                        }
+                        ops.push(OpKind::MbarArrive {
+                            bar: b.clone(),
+                            count: None,
+                            pred: None,
+                            cta: None,
+                        });
+                        let mut c = insert(20, first, true, ops);
+                        let wait = insert(
+                            20,
+                            second,
+                            false,
+                            vec![OpKind::MbarWait {
+                                bar: b.clone(),
+                                phase: Expr::int(0),
+                            }],
+                        );
+                        c.tile = format!(
+                            "{}, and {}",
+                            c.tile,
+                            wait.tile.replace("this statement", "the other access")
+                        );
+                        c.gluon = format!(
+                            "{}, and {}",
+                            c.gluon,
+                            wait.gluon.replace("this statement", "the other access")
+                        );
+                        c.also.push(wait.edit);
+                        out.push(c);
                     }
                 }
             }
@@ -634,8 +712,34 @@ fn own(cx: &Ctx, d: &Diagnostic) -> Vec<Candidate> {
                             }
                         }
                     }
-                    // An expect that does not match what its loads deliver.
+                    // A copy or a cancel that completes bytes on the barrier with no expect
+                    // before it in its block: the phase's arrival never comes. Expect the
+                    // bytes it delivers (a `clc.try_cancel` response is 16 bytes).
                     let b = text(bar);
+                    for s in cx.sites.iter().filter(|s| {
+                        matches!(s.op.map(|o| &o.kind),
+                            Some(OpKind::TmaLoad { bar, .. } | OpKind::ClcTryCancel { bar, .. }) if text(bar) == b)
+                    }) {
+                        let expected = cx.sites.iter().any(|x| {
+                            x.pos.block == s.pos.block
+                                && x.pos.index < s.pos.index
+                                && matches!(x.op.map(|o| &o.kind), Some(OpKind::MbarExpect { bar, .. }) if text(bar) == b)
+                        });
+                        let bytes = match s.name() {
+                            "clc.try_cancel" => Some(Expr::int(16)),
+                            _ => cx.delivered(s, &b),
+                        };
+                        if let (false, Some(bytes)) = (expected, bytes) {
+                            let op = OpKind::MbarExpect {
+                                bar: bar.clone(),
+                                bytes,
+                                pred: None,
+                                cta: None,
+                            };
+                            out.push(insert(39, s, false, vec![op]));
+                        }
+                    }
+                    // An expect that does not match what its loads deliver.
                     for e in cx.sites.iter().filter(|s| {
                         matches!(s.op.map(|o| &o.kind), Some(OpKind::MbarExpect { bar, .. }) if text(bar) == b)
                     }) {
@@ -777,6 +881,76 @@ fn own(cx: &Ctx, d: &Diagnostic) -> Vec<Candidate> {
                         };
                         out.push(insert(80, last, true, vec![op]));
                     }
+                }
+            }
+        }
+        Code::PhaseAliasing => {
+            // A wait that means the phase after the one it should (the barrier moves past it
+            // while it looks): the other parity.
+            if let Some(w) = second {
+                if let Some(OpKind::MbarWait { phase, .. }) = w.op.map(|o| &o.kind) {
+                    out.extend(operand(
+                        54,
+                        w,
+                        "phase",
+                        Some(flipped(phase)),
+                        "wait on the other parity",
+                    ));
+                }
+            }
+            // A release on the wrong barrier of an array (another stage's, so that one
+            // barrier completes twice before its waiter looks): arrive on the element the
+            // kernel indexes that array with elsewhere.
+            for r in labels.iter().filter(|s| s.name() == "mbar.arrive") {
+                let Some(ExprKind::Index(root, items)) = r.op.and_then(|o| bar_of(&o.kind)).map(|b| &b.kind)
+                else {
+                    continue;
+                };
+                let (root, now) = (
+                    text(root),
+                    text(&Expr::new(
+                        ExprKind::Index(root.clone(), items.clone()),
+                        Span::DUMMY,
+                    )),
+                );
+                let mut seen = vec![now];
+                for s in &cx.sites {
+                    let Some(b) = s.op.and_then(|o| bar_of(&o.kind)) else {
+                        continue;
+                    };
+                    if !matches!(&b.kind, ExprKind::Index(x, _) if text(x) == root) || seen.contains(&text(b))
+                    {
+                        continue;
+                    }
+                    seen.push(text(b));
+                    let why = "arrive on the barrier of the stage this partition uses";
+                    out.extend(operand(55, r, "bar", Some(b.clone()), why));
+                }
+            }
+        }
+        Code::DeviceAssert => {
+            // An assertion over a masked load's padding: assert only where the mask holds
+            // (`cond | !mask`), for the mask of each masked `global.load` before it.
+            let Some(a) = second.filter(|s| s.name() == "device.assert") else {
+                return out;
+            };
+            let Some(OpKind::DeviceAssert { cond, .. }) = a.op.map(|o| &o.kind) else {
+                return out;
+            };
+            let mut seen: Vec<String> = Vec::new();
+            for s in cx.sites[..cx.order(a)].iter().rev() {
+                if let Some(OpKind::GlobalLoad { mask: Some(m), .. }) = s.op.map(|o| &o.kind) {
+                    if seen.contains(&text(m)) {
+                        continue;
+                    }
+                    seen.push(text(m));
+                    let masked = Expr::binary(
+                        BinOp::BitOr,
+                        cond.clone(),
+                        Expr::new(ExprKind::Unary(UnOp::Not, Box::new(m.clone())), Span::DUMMY),
+                    );
+                    let why = "assert only where the load's mask holds";
+                    out.extend(operand(85, a, "cond", Some(masked), why));
                 }
             }
         }

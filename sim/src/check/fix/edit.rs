@@ -260,6 +260,14 @@ pub fn set_operand(kind: &mut OpKind, name: &str, value: Option<Expr>) -> Option
             *count = value?;
             return Some(());
         }
+        (K::MbarArrive { bar, .. }, "bar") => {
+            *bar = value?;
+            return Some(());
+        }
+        (K::DeviceAssert { cond, .. }, "cond") => {
+            *cond = value?;
+            return Some(());
+        }
         (K::MbarArrive { count, .. }, "count") => count,
         (K::Tcgen05Commit { cta_group, .. }, "cta_group") => cta_group,
         (K::GlobalAtomic { sem, .. }, "sem") => sem,

@@ -11,16 +11,24 @@
 //!   memory); after a `cp.async`, a `cp.async.wait N` (with a `cp.async.commit` first when the
 //!   copies' group is still open); after a TMA load or a tensor-core operation, an `mbar.wait`
 //!   on the barrier that signals its completion (the load's own, or that of the next
-//!   `tcgen05.commit`) before the second access; an `mbar.wait` on a barrier the first
+//!   `tcgen05.commit`) before the second access, or the second access moved past the kernel's
+//!   own wait on it; between partitions with no handshake, an arrive after the first access
+//!   and a wait before the second on a barrier the kernel initialises and never uses; an `mbar.wait` on a barrier the first
 //!   access's block arrives on (the barrier that hands its buffer back); an `mbar.arrive`
 //!   that hands the buffer back before the first access, moved after it (and up to a few
 //!   statements further, with a `fence.async_shared` ahead of it when the next write is
 //!   asynchronous); a relaxed `cluster.arrive` made a release;
 //! - `deadlock`: the parity of one of the blocked waits flipped (`p` to `p ^ 1`); an
+//!   `mbar.expect` inserted before a load or cancel on a waited barrier that has none; an
 //!   `mbar.expect` on a waited barrier set to the bytes its loads deliver;
 //! - `tx-mismatch`: the `mbar.expect` before the load set to the bytes the loads of its run
 //!   deliver (`d.nbytes` per load of descriptor `d`), or such an expect inserted;
 //! - `over-arrival`: the arrive's count dropped (one arrival);
+//! - `phase-aliasing`: the wait's parity flipped; an `mbar.arrive` that completed a phase the
+//!   waiter missed made on another element of its barrier array (one the kernel indexes that
+//!   array with elsewhere: a release of the wrong stage);
+//! - `device-assert`: the assertion restricted to the mask of a masked `global.load` before
+//!   it (`cond | !mask`, Gluon's `mask=`);
 //! - `barrier-reinit`: an `mbar.invalidate` at the end of the block that initialises the
 //!   barrier again, or before the second initialisation;
 //! - `barrier-misuse`: an `mbar.wait` before an `mbar.invalidate` that an arrival still in

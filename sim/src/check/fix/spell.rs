@@ -4,7 +4,7 @@
 //! names the importer gave the TTGIR values, so the Gluon spelling names the Python call and
 //! keeps the operands as the kernel has them.
 
-use bwsim_isa::ir::{Expr, OpKind};
+use bwsim_isa::ir::{BinOp, Expr, ExprKind, OpKind, UnOp};
 use bwsim_isa::printer::{print_expr, print_op_kind};
 
 /// The statement in `.tile`.
@@ -33,6 +33,16 @@ pub fn gluon(k: &OpKind) -> String {
         },
         K::MbarInit { bar, count } => format!("mbarrier.init({}, count={})", e(bar), e(count)),
         K::MbarInvalidate { bar } => format!("mbarrier.invalidate({})", e(bar)),
+        // An assertion restricted to a mask (`cond | !mask`): Gluon's `mask=`.
+        K::DeviceAssert { cond, msg } => match &cond.kind {
+            ExprKind::Binary(BinOp::BitOr, c, m) => match &m.kind {
+                ExprKind::Unary(UnOp::Not, m) => {
+                    format!("gl.device_assert({}, {}, mask={})", e(c), e(msg), e(m))
+                }
+                _ => format!("gl.device_assert({}, {})", e(cond), e(msg)),
+            },
+            _ => format!("gl.device_assert({}, {})", e(cond), e(msg)),
+        },
         _ => tile(k),
     }
 }
@@ -40,7 +50,6 @@ pub fn gluon(k: &OpKind) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bwsim_isa::ir::BinOp;
 
     #[test]
     fn spells_a_wait_in_both_languages() {
@@ -58,5 +67,20 @@ mod tests {
             (tile(&s).as_str(), gluon(&s).as_str()),
             ("tma.store_wait 1", "tma.store_wait(1)")
         );
+    }
+
+    #[test]
+    fn spells_a_masked_assertion_with_gluons_mask() {
+        let cond = Expr::binary(BinOp::Lt, Expr::name("x"), Expr::int(64));
+        let not_mask = Expr::new(
+            ExprKind::Unary(UnOp::Not, Box::new(Expr::name("inside"))),
+            bwsim_isa::Span::DUMMY,
+        );
+        let a = OpKind::DeviceAssert {
+            cond: Expr::binary(BinOp::BitOr, cond, not_mask),
+            msg: Expr::new(ExprKind::Str("bad".into()), bwsim_isa::Span::DUMMY),
+        };
+        assert_eq!(tile(&a), "device.assert (x < 64) | !inside, \"bad\"");
+        assert_eq!(gluon(&a), "gl.device_assert(x < 64, \"bad\", mask=inside)");
     }
 }
