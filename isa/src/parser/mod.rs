@@ -333,6 +333,17 @@ impl Parser {
 
     // ---- errors -------------------------------------------------------------------------
 
+    /// Reports a `syntax` error: `message`, `label` under `span`, and `help`.
+    fn syntax_error(
+        &mut self,
+        message: impl Into<String>,
+        span: Span,
+        label: &str,
+        help: impl Into<String>,
+    ) -> Failed {
+        self.report(Diagnostic::error(Code::Syntax, message, span, label).with_help(help))
+    }
+
     fn report(&mut self, d: Diagnostic) -> Failed {
         if self.errors.len() < MAX_ERRORS {
             self.errors.push(d);
@@ -718,14 +729,12 @@ impl Parser {
             match Target::from_name(&id.name) {
                 Some(t) => v.push(t),
                 None => {
-                    let d = Diagnostic::error(
-                        Code::Syntax,
+                    return Err(self.syntax_error(
                         format!("unknown target `{}`", id.name),
                         id.span,
                         "unknown target",
-                    )
-                    .with_help("targets are `sm_100a` and `sm_90a`");
-                    return Err(self.report(d));
+                        "targets are `sm_100a` and `sm_90a`",
+                    ));
                 }
             }
             if !self.eat_punct(",") {
