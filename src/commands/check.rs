@@ -154,6 +154,19 @@ fn jobs(a: &Args) -> usize {
         .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))
 }
 
+/// The findings with each diagnostic at its level in `levels` (`diagnostic` names it), the
+/// allowed ones dropped; the order is kept.
+fn at_levels<F>(findings: Vec<F>, levels: &Levels, diagnostic: impl Fn(&mut F) -> &mut Diagnostic) -> Vec<F> {
+    findings
+        .into_iter()
+        .filter_map(|mut f| {
+            let d = diagnostic(&mut f);
+            *d = levels.apply(d.clone())?;
+            Some(f)
+        })
+        .collect()
+}
+
 /// `N errors, M warnings` (or `no hazards found`).
 fn tally(diags: &[&Diagnostic]) -> String {
     let errors = diags.iter().filter(|d| d.is_error()).count();
@@ -238,13 +251,9 @@ fn explore(p: &Prepared, kernel: &Kernel, a: &Args, out: &Report, file: &bwsim_i
     });
     let mut e = p.explore_until(&opts, crate::interrupt::flag(), |done, _| bar.set_position(done));
     // Each finding at its level (allowed ones dropped); errors first again.
-    e.findings = std::mem::take(&mut e.findings)
-        .into_iter()
-        .filter_map(|mut f| {
-            f.diagnostic = out.levels.apply(f.diagnostic)?;
-            Some(f)
-        })
-        .collect();
+    e.findings = at_levels(std::mem::take(&mut e.findings), &out.levels, |f| {
+        &mut f.diagnostic
+    });
     e.findings.sort_by_key(|f| (f.diagnostic.severity, f.seed));
     drop(watch);
     bar.finish_and_clear();
