@@ -519,9 +519,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 if ta == ScalarTy::I1 && tb == ScalarTy::I1 {
                     let x = self.pred_of(&a, e.span)?;
                     let y = self.pred_of(&b, e.span)?;
-                    let d = self.e.reg(RegClass::Pred);
-                    let t1 = self.e.reg(RegClass::Pred);
-                    let t2 = self.e.reg(RegClass::Pred);
+                    let [d, t1, t2] = self.e.regs(RegClass::Pred);
                     self.e.ins(format!("and.pred {t1}, {p}, {x}"));
                     self.e.ins(format!("and.pred {t2}, !{p}, {y}"));
                     self.e.ins(format!("or.pred {d}, {t1}, {t2}"));

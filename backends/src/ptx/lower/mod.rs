@@ -394,10 +394,7 @@ fn emit_kernel_regs(
     ck: &Checked,
     mut abi: Option<&mut Vec<ParamAbi>>,
 ) -> Result<KernelRegs, LowerError> {
-    let tid = e.reg(RegClass::B32);
-    let warp = e.reg(RegClass::B32);
-    let lane = e.reg(RegClass::B32);
-    let smem = e.reg(RegClass::B32);
+    let [tid, warp, lane, smem] = e.regs(RegClass::B32);
     e.ins(format!("mov.u32 {tid}, %tid.x"));
     e.ins(format!("shr.u32 {warp}, {tid}, 5"));
     e.ins(format!("and.b32 {lane}, {tid}, 31"));
@@ -832,9 +829,7 @@ pub(super) fn remap_val(v: &mut Val, map: &HashMap<Reg, Reg>) {
 /// `elect.sync` as Triton and CUTLASS do (docs/semantics.md#execution-model). Emitted where the
 /// warp is converged (the partition's entry).
 pub(super) fn elect_leader(e: &mut Emitter, warp: Reg, first: u32) -> Reg {
-    let w = e.reg(RegClass::Pred);
-    let el = e.reg(RegClass::Pred);
-    let leader = e.reg(RegClass::Pred);
+    let [w, el, leader] = e.regs(RegClass::Pred);
     e.ins(format!("setp.eq.u32 {w}, {warp}, {first}"));
     e.ins(format!("elect.sync _|{el}, -1"));
     e.ins(format!("and.pred {leader}, {w}, {el}"));
