@@ -407,14 +407,7 @@ impl Parser {
             let slot = match key.name.as_str() {
                 "warps" => &mut warps,
                 "regs" => &mut regs,
-                _ => {
-                    return Err(self.syntax_error(
-                        format!("unknown worker setting `{}`", key.name),
-                        key.span,
-                        "unknown",
-                        "workers take `warps=W, regs=R`",
-                    ));
-                }
+                _ => return Err(self.unknown("worker setting", &key, "workers take `warps=W, regs=R`")),
             };
             if slot.is_some() {
                 let d = Diagnostic::error(
