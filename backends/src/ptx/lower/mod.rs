@@ -195,6 +195,17 @@ impl Val {
             Val::DType(_) => "an element type",
         }
     }
+
+    /// The element type and the two dimensions (rows, columns) of a matrix operand in shared
+    /// memory, tensor memory or registers; `None` for any other value.
+    pub(super) fn matrix(&self) -> Option<(DType, u32, u32)> {
+        match self {
+            Val::Smem(s) => Some((s.geom.dtype, s.shape[0], s.shape[1])),
+            Val::Tmem(t) => Some((t.dtype, t.shape[0], t.shape[1])),
+            Val::Tile(t) => Some((t.dtype, t.ll.shape[0], t.ll.shape[1])),
+            _ => None,
+        }
+    }
 }
 
 /// The partition whose code is being emitted.
