@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{bwsim, bwsim_json, bwsim_says, json};
+use common::{bwsim, bwsim_json, bwsim_says, json, string_fields};
 
 #[test]
 fn a_buggy_kernel_exits_1_with_the_diagnostic_and_its_replay_seed() {
@@ -263,17 +263,7 @@ fn minimize_shrinks_each_error_schedule_and_shows_the_events_at_its_lines() {
         "{cx}"
     );
     assert_eq!(cx["minimal"], true);
-    let events: Vec<(String, String)> = cx["events"]
-        .as_array()
-        .expect("events")
-        .iter()
-        .map(|e| {
-            (
-                e["unit"].as_str().unwrap_or("").to_string(),
-                e["event"].as_str().unwrap_or("").to_string(),
-            )
-        })
-        .collect();
+    let events = string_fields(&cx["events"], ["/unit", "/event"]);
     for (unit, line) in [
         ("cta0.default", 45),
         ("cta0.worker.load", 67),
@@ -282,7 +272,7 @@ fn minimize_shrinks_each_error_schedule_and_shows_the_events_at_its_lines() {
         assert!(
             events
                 .iter()
-                .any(|(u, e)| u == unit && e.contains(&format!("(line {line})"))),
+                .any(|[u, e]| u == unit && e.contains(&format!("(line {line})"))),
             "{unit} at line {line}: {events:?}"
         );
     }

@@ -99,16 +99,8 @@ fn load(dir: &str, path: &Path) -> Case {
                 .overrides
                 .push(Override::parse(v).expect("valid const directive")),
             "schedules" => case.schedules = v.parse().expect("schedules: N"),
-            key @ ("deny" | "warn" | "allow") => {
-                let level = match key {
-                    "deny" => Level::Error,
-                    "warn" => Level::Warning,
-                    _ => Level::Allow,
-                };
-                case.levels
-                    .set(v, level)
-                    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-            }
+            key @ ("deny" | "warn" | "allow") => common::level_directive(&mut case.levels, key, v)
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display())),
             "level" => {
                 case.level = Some(match v {
                     "error" => Level::Error,

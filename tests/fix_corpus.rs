@@ -22,7 +22,7 @@ mod common;
 use bwsim_isa::consts::Override;
 use bwsim_isa::ir::Kernel;
 use bwsim_isa::levels::Levels;
-use bwsim_isa::{diag, Code, Diagnostic, Level, SourceFile, Span, Target};
+use bwsim_isa::{diag, Code, Diagnostic, SourceFile, Span, Target};
 use bwsim_sim::check::fix::{self, Fix};
 use bwsim_sim::check::{self, Prepared};
 use bwsim_sim::explore::{ExploreOptions, Finding};
@@ -99,12 +99,7 @@ fn tile_bugs() -> Vec<Bug> {
                     "const" => bug.overrides.push(Override::parse(v).expect("const")),
                     "schedules" => bug.schedules = v.parse().expect("schedules: N"),
                     k @ ("deny" | "warn" | "allow") => {
-                        let level = match k {
-                            "deny" => Level::Error,
-                            "warn" => Level::Warning,
-                            _ => Level::Allow,
-                        };
-                        bug.levels.set(v, level).expect("level");
+                        common::level_directive(&mut bug.levels, k, v).expect("level")
                     }
                     _ => {}
                 }

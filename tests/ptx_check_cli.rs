@@ -10,7 +10,7 @@ mod common;
 #[path = "ptx_check_cli/run_gpu.rs"]
 mod run_gpu;
 
-use common::{bwsim, json, scratch_file};
+use common::{bwsim, json, scratch_file, string_fields};
 
 const FIXTURES: &str = "ptxfront/tests/fixtures/triton-3.9";
 
@@ -19,31 +19,19 @@ fn fixture(name: &str) -> String {
 }
 
 /// `(code, at, with)` of each finding of `bwsim check --json`.
-fn findings(stdout: &str) -> Vec<(String, String, String)> {
-    let v = json(stdout);
-    let mut out: Vec<_> = v["findings"]
-        .as_array()
-        .expect("findings")
-        .iter()
-        .map(|f| {
-            (
-                f["code"].as_str().unwrap_or("").to_string(),
-                f["at"].as_str().unwrap_or("").to_string(),
-                f["with"][0].as_str().unwrap_or("").to_string(),
-            )
-        })
-        .collect();
+fn findings(stdout: &str) -> Vec<[String; 3]> {
+    let mut out = string_fields(&json(stdout)["findings"], ["/code", "/at", "/with/0"]);
     out.sort();
     out.dedup();
     out
 }
 
-fn f(code: &str, at: u32, with: u32) -> (String, String, String) {
-    (
+fn f(code: &str, at: u32, with: u32) -> [String; 3] {
+    [
         code.into(),
         format!("proxy_fences.py:{at}"),
         format!("proxy_fences.py:{with}"),
-    )
+    ]
 }
 
 #[test]
@@ -60,7 +48,7 @@ fn the_scale_kernel_checks_clean_as_its_ttgir() {
         "--json",
     ]);
     assert_eq!(code, 0, "{err}");
-    assert_eq!(findings(&out), vec![]);
+    assert_eq!(findings(&out), Vec::<[String; 3]>::new());
     assert_eq!(json(&out)["ok"], true);
 }
 
@@ -142,15 +130,15 @@ fn the_planted_bugs_of_the_warp_specialized_add_are_found_with_their_sidecars() 
     };
     let (code, out, err) = run("bug_ws_add_fixed");
     assert_eq!(code, 0, "{err}");
-    assert_eq!(findings(&out), vec![]);
+    assert_eq!(findings(&out), Vec::<[String; 3]>::new());
     let (code, out, err) = run("bug_ws_add_no_fence");
     assert_eq!(code, 1, "{err}");
     let pb = |a: u32, b: u32| {
-        (
+        [
             "missing-fence".to_string(),
             format!("planted_bugs.py:{a}"),
             format!("planted_bugs.py:{b}"),
-        )
+        ]
     };
     assert_eq!(findings(&out), vec![pb(45, 61), pb(46, 62)]);
 }
@@ -213,14 +201,14 @@ fn every_fixture_gets_the_verdicts_of_its_ttgir() {
         }
         for (c, at, with) in &expects {
             assert!(
-                found.iter().any(|(fc, fa, fw)| fc == c
+                found.iter().any(|[fc, fa, fw]| fc == c
                     && at.as_ref().is_none_or(|a| fa == a)
                     && (with.is_empty() || with.contains(fw))),
                 "{name}: expected {c} at {at:?} with {with:?}, found {found:?}"
             );
         }
         if says("check", "expected") {
-            for (fc, ..) in &found {
+            for [fc, ..] in &found {
                 assert!(
                     expects.iter().any(|(c, ..)| c == fc),
                     "{name}: unexpected {fc}: {found:?}"

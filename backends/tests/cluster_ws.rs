@@ -11,20 +11,8 @@ mod common;
 
 use bwsim_backends::{ptx, ptxas};
 use bwsim_isa::{Code, Target};
+use common::lower_source as lower;
 use common::ptx_walk::synchronisations;
-
-fn lower(src: &str, target: Target) -> Result<ptx::PtxModule, ptx::LowerError> {
-    let k = bwsim_isa::parser::parse(src).unwrap_or_else(|d| panic!("parses: {d:?}"));
-    let (checked, diags) = bwsim_isa::verify::verify(
-        &k,
-        &bwsim_isa::verify::VerifyOptions {
-            target: Some(target),
-            overrides: vec![],
-        },
-    );
-    let checked = checked.unwrap_or_else(|| panic!("{diags:?}"));
-    ptx::lower(&checked)
-}
 
 /// Every warp of the block executes `want`, in order.
 fn every_warp_executes(m: &ptx::PtxModule, want: &[&str]) {

@@ -177,20 +177,8 @@ fn ptxas_errors_point_at_the_ir_operation() {
 #[test]
 fn cluster_barriers_and_remote_arrivals_assemble() {
     let src = "kernel k {\n  target sm_100a, sm_90a\n  num_warps 4\n  param out: ptr(i32)\n  layout l = blocked([1], [32], [4], [0])\n  let bar = mbar.alloc 1\n  mbar.init bar[0], 1\n  fence.mbarrier_init\n  cluster.arrive relaxed=true\n  cluster.wait\n  let right = (cluster_rank() + 1) % cluster_size()\n  mbar.arrive bar[0], cta=right\n  mbar.wait bar[0], 0\n  cluster.arrive\n  cluster.wait\n  let offs = arange(0, 128, l)\n  global.store out, program_id(0) * 128 + offs, offs * 0 + cluster_rank()\n}\n";
-    let lower = |src: &str, target: Target| {
-        let k = bwsim_isa::parser::parse(src).expect("parses");
-        let (checked, diags) = bwsim_isa::verify::verify(
-            &k,
-            &bwsim_isa::verify::VerifyOptions {
-                target: Some(target),
-                overrides: vec![],
-            },
-        );
-        let checked = checked.unwrap_or_else(|| panic!("{diags:?}"));
-        bwsim_backends::ptx::lower(&checked)
-    };
     for target in [Target::Sm100a, Target::Sm90a] {
-        let m = lower(src, target).expect("lowers");
+        let m = common::lower_source(src, target).expect("lowers");
         for want in [
             "barrier.cluster.arrive.relaxed.aligned",
             "barrier.cluster.arrive.release.aligned",
@@ -204,7 +192,7 @@ fn cluster_barriers_and_remote_arrivals_assemble() {
         ] {
             assert!(m.text.contains(want), "{target}: no `{want}` in\n{}", m.text);
         }
-        let local = lower(&src.replace(", cta=right", ""), target).expect("lowers");
+        let local = common::lower_source(&src.replace(", cta=right", ""), target).expect("lowers");
         assert!(
             local.text.contains("mbarrier.try_wait.parity.shared::cta.b64")
                 && !local.text.contains(".acquire.cluster"),
@@ -221,7 +209,7 @@ fn cluster_barriers_and_remote_arrivals_assemble() {
         "  mbar.wait bar[0], 0\n  let buf = smem.alloc i32[128], plain\n  smem.store buf, arange(0, 128, l), cta=right\n  cluster.arrive\n  cluster.wait\n  let back = smem.load buf, layout=l, cta=right\n  global.store out, offs_back, back\n",
     ).replace("global.store out, offs_back", "global.store out, program_id(0) * 128 + arange(0, 128, l)");
     for target in [Target::Sm100a, Target::Sm90a] {
-        let m = lower(&peer, target).expect("lowers");
+        let m = common::lower_source(&peer, target).expect("lowers");
         for want in ["st.shared::cluster.b32", "ld.shared::cluster.b32"] {
             assert!(m.text.contains(want), "{target}: no `{want}` in\n{}", m.text);
         }

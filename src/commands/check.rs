@@ -1,13 +1,10 @@
 //! `bwsim check`: the hazard checker over many schedules, or one schedule replayed.
 
 use super::levels::{self, Format, LevelArgs};
-use super::{
-    diags_json, load_source, parse_or_report_as, parse_override, parse_target, print_diags, CliResult,
-};
-use bwsim_isa::consts::Override;
+use super::{diags_json, load_source, parse_or_report_as, print_diags, CliResult, CompileArgs};
 use bwsim_isa::ir::Kernel;
 use bwsim_isa::levels::Levels;
-use bwsim_isa::{Diagnostic, Target};
+use bwsim_isa::Diagnostic;
 use bwsim_sim::check::fix::{self, Fix};
 use bwsim_sim::check::shrink::{self, Counterexample};
 use bwsim_sim::check::{self, Prepared};
@@ -43,12 +40,8 @@ pub struct Args {
     /// First seed of the exploration.
     #[arg(long, default_value_t = 0, value_name = "SEED")]
     first_seed: u64,
-    /// Target to check for (default: the kernel's first target).
-    #[arg(long, value_parser = parse_target)]
-    target: Option<Target>,
-    /// Override a compile-time constant: --const BLOCK_M=64 (repeatable).
-    #[arg(long = "const", value_name = "NAME=VALUE", value_parser = parse_override)]
-    consts: Vec<Override>,
+    #[command(flatten)]
+    compile: CompileArgs,
     /// Print the findings as JSON on stdout.
     #[arg(long)]
     json: bool,
@@ -126,7 +119,7 @@ pub fn run(a: Args) -> CliResult {
     let watch = crate::interrupt::Watch::start(move |sig| {
         format!("{name}: interrupted ({sig}) while preparing the kernel (its first run); nothing to report")
     });
-    let prepared = check::prepare_kernel(&kernel, &a.consts, a.target, a.limits.limits());
+    let prepared = check::prepare_kernel(&kernel, &a.compile.consts, a.compile.target, a.limits.limits());
     drop(watch);
     let mut prepared = match prepared {
         Ok(p) => p,
@@ -152,6 +145,19 @@ fn jobs(a: &Args) -> usize {
     a.jobs
         .map(usize::from)
         .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))
+}
+
+/// The findings with each diagnostic at its level in `levels` (`diagnostic` names it), the
+/// allowed ones dropped; the order is kept.
+fn at_levels<F>(findings: Vec<F>, levels: &Levels, diagnostic: impl Fn(&mut F) -> &mut Diagnostic) -> Vec<F> {
+    findings
+        .into_iter()
+        .filter_map(|mut f| {
+            let d = diagnostic(&mut f);
+            *d = levels.apply(d.clone())?;
+            Some(f)
+        })
+        .collect()
 }
 
 /// `N errors, M warnings` (or `no hazards found`).
@@ -238,13 +244,9 @@ fn explore(p: &Prepared, kernel: &Kernel, a: &Args, out: &Report, file: &bwsim_i
     });
     let mut e = p.explore_until(&opts, crate::interrupt::flag(), |done, _| bar.set_position(done));
     // Each finding at its level (allowed ones dropped); errors first again.
-    e.findings = std::mem::take(&mut e.findings)
-        .into_iter()
-        .filter_map(|mut f| {
-            f.diagnostic = out.levels.apply(f.diagnostic)?;
-            Some(f)
-        })
-        .collect();
+    e.findings = at_levels(std::mem::take(&mut e.findings), &out.levels, |f| {
+        &mut f.diagnostic
+    });
     e.findings.sort_by_key(|f| (f.diagnostic.severity, f.seed));
     drop(watch);
     bar.finish_and_clear();
@@ -330,7 +332,7 @@ const MAX_FIXED: usize = 8;
 /// stderr while they are searched.
 fn suggest_fixes(p: &Prepared, kernel: &Kernel, e: &Exploration, a: &Args, jobs: usize) -> Vec<Vec<Fix>> {
     let prepare = |k: &Kernel| {
-        let mut q = check::prepare_kernel(k, &a.consts, a.target, a.limits.limits()).ok()?;
+        let mut q = check::prepare_kernel(k, &a.compile.consts, a.compile.target, a.limits.limits()).ok()?;
         if q.inputs.len() == p.inputs.len() {
             q.set_inputs(p.inputs.clone());
         }

@@ -22,6 +22,27 @@ use bwsim_isa::diag::{self, Diagnostic};
 use bwsim_isa::{Kernel, SourceFile, Target};
 use std::fmt::Display;
 
+/// `--target` and `--const`: what a command that compiles a kernel compiles it for.
+#[derive(clap::Args, Clone, Debug)]
+pub struct CompileArgs {
+    /// Target (default: the kernel's first target).
+    #[arg(long, value_parser = parse_target)]
+    pub target: Option<Target>,
+    /// Override a compile-time constant: --const BLOCK_M=64 (repeatable).
+    #[arg(long = "const", value_name = "NAME=VALUE", value_parser = parse_override)]
+    pub consts: Vec<Override>,
+}
+
+impl CompileArgs {
+    /// The verifier's options for this target and these overrides.
+    pub fn verify_options(&self) -> bwsim_isa::verify::VerifyOptions {
+        bwsim_isa::verify::VerifyOptions {
+            target: self.target,
+            overrides: self.consts.clone(),
+        }
+    }
+}
+
 /// A failure of the command itself (not of the kernel): bad arguments, unreadable files.
 #[derive(Debug)]
 pub struct CliError(pub String);

@@ -1,14 +1,10 @@
 //! `bwsim ptx`: lower a kernel to PTX, optionally assemble it with ptxas and disassemble the
 //! cubin to SASS.
 
-use super::{
-    diags_json, load_source, parse_or_report, parse_override, parse_target, print_diags, CliError, CliResult,
-};
+use super::{diags_json, load_source, parse_or_report, print_diags, CliError, CliResult, CompileArgs};
 use bwsim_backends::ptx;
 use bwsim_backends::ptxas;
-use bwsim_isa::consts::Override;
-use bwsim_isa::verify::{verify, VerifyOptions};
-use bwsim_isa::Target;
+use bwsim_isa::verify::verify;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -17,12 +13,8 @@ pub struct Args {
     /// A .tile file, a .ttgir file (Gluon) or a bundled kernel name.
     #[arg(value_parser = super::kernel_spec())]
     kernel: String,
-    /// Target to lower for (default: the kernel's first target).
-    #[arg(long, value_parser = parse_target)]
-    target: Option<Target>,
-    /// Override a compile-time constant: --const BLOCK_N=128 (repeatable).
-    #[arg(long = "const", value_name = "NAME=VALUE", value_parser = parse_override)]
-    consts: Vec<Override>,
+    #[command(flatten)]
+    compile: CompileArgs,
     /// Write the PTX to this file instead of standard output.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: Option<PathBuf>,
@@ -53,13 +45,7 @@ pub fn run(a: Args) -> CliResult {
             print_diags(diags, &file);
         }
     };
-    let (checked, diags) = verify(
-        &k,
-        &VerifyOptions {
-            target: a.target,
-            overrides: a.consts.clone(),
-        },
-    );
+    let (checked, diags) = verify(&k, &a.compile.verify_options());
     let Some(checked) = checked else {
         report(&diags);
         return Ok(ExitCode::from(1));

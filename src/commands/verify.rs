@@ -1,9 +1,7 @@
 //! `bwsim verify`: the static rules.
 
-use super::{diags_json, load_source, parse_or_report, parse_override, parse_target, print_diags, CliResult};
-use bwsim_isa::consts::Override;
-use bwsim_isa::verify::{verify, VerifyOptions};
-use bwsim_isa::Target;
+use super::{diags_json, load_source, parse_or_report, print_diags, CliResult, CompileArgs};
+use bwsim_isa::verify::verify;
 use std::process::ExitCode;
 
 #[derive(clap::Args)]
@@ -11,12 +9,8 @@ pub struct Args {
     /// A .tile file, a .ttgir file (Gluon) or a bundled kernel name.
     #[arg(required_unless_present = "rules", value_parser = super::kernel_spec())]
     kernel: Option<String>,
-    /// Target to verify for (default: the kernel's first target).
-    #[arg(long, value_parser = parse_target)]
-    target: Option<Target>,
-    /// Override a compile-time constant: --const BLOCK_M=64 (repeatable).
-    #[arg(long = "const", value_name = "NAME=VALUE", value_parser = parse_override)]
-    consts: Vec<Override>,
+    #[command(flatten)]
+    compile: CompileArgs,
     /// Print diagnostics as JSON.
     #[arg(long)]
     json: bool,
@@ -38,13 +32,7 @@ pub fn run(a: Args) -> CliResult {
     let Some(k) = parse_or_report(&file, a.json) else {
         return Ok(ExitCode::from(1));
     };
-    let (checked, diags) = verify(
-        &k,
-        &VerifyOptions {
-            target: a.target,
-            overrides: a.consts,
-        },
-    );
+    let (checked, diags) = verify(&k, &a.compile.verify_options());
     let ok = checked.is_some();
     if a.json {
         outln!(

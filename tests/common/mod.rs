@@ -116,3 +116,30 @@ pub fn assert_trace_snapshot(dir: &str, name: &str, text: &str) {
 pub fn assert_no_failures(what: &str, failures: &[String]) {
     assert!(failures.is_empty(), "{what}:\n{}", failures.join("\n"));
 }
+
+/// Sets, in `levels`, the level a corpus header's `deny:`, `warn:` or `allow:` directive (`key`)
+/// gives the code `code` (tests/check_corpus.rs and tests/fix_corpus.rs read the same headers).
+pub fn level_directive(
+    levels: &mut bwsim_isa::levels::Levels,
+    key: &str,
+    code: &str,
+) -> Result<(), bwsim_isa::levels::LevelError> {
+    use bwsim_isa::Level;
+    let level = match key {
+        "deny" => Level::Error,
+        "warn" => Level::Warning,
+        "allow" => Level::Allow,
+        other => panic!("`{other}` is not a level directive"),
+    };
+    levels.set(code, level)
+}
+
+/// For each element of the JSON array `v`, the strings at the JSON pointers `fields` (`""`
+/// where one is absent or not a string); panics when `v` is not an array.
+pub fn string_fields<const N: usize>(v: &serde_json::Value, fields: [&str; N]) -> Vec<[String; N]> {
+    v.as_array()
+        .unwrap_or_else(|| panic!("not an array: {v}"))
+        .iter()
+        .map(|e| fields.map(|f| e.pointer(f).and_then(|s| s.as_str()).unwrap_or("").to_string()))
+        .collect()
+}

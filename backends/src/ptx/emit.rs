@@ -162,6 +162,11 @@ impl Emitter {
         r
     }
 
+    /// `N` fresh registers of the class, numbered in order.
+    pub fn regs<const N: usize>(&mut self, class: RegClass) -> [Reg; N] {
+        std::array::from_fn(|_| self.reg(class))
+    }
+
     /// A fresh label name.
     pub fn label(&mut self, hint: &str) -> String {
         self.labels += 1;

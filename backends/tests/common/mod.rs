@@ -40,6 +40,21 @@ pub fn lower(name: &str, target: Target, consts: &[&str]) -> Result<PtxModule, S
     ptx::lower(&checked).map_err(|e| format!("{name} {target} {consts:?}: {e}"))
 }
 
+/// Lower the `.tile` source `src` for `target` with no overrides; panics when it does not parse
+/// or verify (the tests' sources are expected to), the lowering's own error otherwise.
+pub fn lower_source(src: &str, target: Target) -> Result<PtxModule, ptx::LowerError> {
+    let k = bwsim_isa::parser::parse(src).unwrap_or_else(|d| panic!("parses: {d:?}"));
+    let (checked, diags) = verify(
+        &k,
+        &VerifyOptions {
+            target: Some(target),
+            overrides: vec![],
+        },
+    );
+    let checked = checked.unwrap_or_else(|| panic!("{diags:?}"));
+    ptx::lower(&checked)
+}
+
 /// The targets a bundled kernel lists.
 pub fn targets(name: &str) -> Vec<Target> {
     bwsim_kernels::find(name)

@@ -63,14 +63,12 @@ impl Parser {
                 .min_by_key(|(_, d)| *d);
             if let Some((kw, dist)) = kw {
                 if dist <= 1 || (dist == 2 && path.len() > 5) {
-                    let d = Diagnostic::error(
-                        Code::Syntax,
+                    return self.syntax_error(
                         format!("unknown statement `{path}`"),
                         sp,
                         "not a statement",
-                    )
-                    .with_help(format!("did you mean `{kw}`?"));
-                    return self.report(d);
+                        format!("did you mean `{kw}`?"),
+                    );
                 }
             }
         }
@@ -135,14 +133,12 @@ impl Parser {
         if !self.at_eol() {
             let found = self.peek().describe();
             let sp = self.span();
-            let d = Diagnostic::error(
-                Code::Syntax,
+            return Err(self.syntax_error(
                 format!("expected `,` or end of line, found {found}"),
                 sp,
                 "expected `,`",
-            )
-            .with_help(format!("operands are separated by commas: `{sig}`"));
-            return Err(self.report(d));
+                format!("operands are separated by commas: `{sig}`"),
+            ));
         }
         match OpKind::from_parts(name, pos, kw) {
             Ok(kind) => Ok(Op::new(kind, span)),

@@ -333,6 +333,27 @@ impl Parser {
 
     // ---- errors -------------------------------------------------------------------------
 
+    /// Reports a `syntax` error: `message`, `label` under `span`, and `help`.
+    fn syntax_error(
+        &mut self,
+        message: impl Into<String>,
+        span: Span,
+        label: &str,
+        help: impl Into<String>,
+    ) -> Failed {
+        self.report(Diagnostic::error(Code::Syntax, message, span, label).with_help(help))
+    }
+
+    /// Reports `id` as an unknown `what` (a `syntax` error) with `help`.
+    fn unknown(&mut self, what: &str, id: &Ident, help: &str) -> Failed {
+        self.syntax_error(
+            format!("unknown {what} `{}`", id.name),
+            id.span,
+            &format!("unknown {what}"),
+            help,
+        )
+    }
+
     fn report(&mut self, d: Diagnostic) -> Failed {
         if self.errors.len() < MAX_ERRORS {
             self.errors.push(d);
@@ -717,16 +738,7 @@ impl Parser {
             let id = self.ident("a target (`sm_100a` or `sm_90a`)")?;
             match Target::from_name(&id.name) {
                 Some(t) => v.push(t),
-                None => {
-                    let d = Diagnostic::error(
-                        Code::Syntax,
-                        format!("unknown target `{}`", id.name),
-                        id.span,
-                        "unknown target",
-                    )
-                    .with_help("targets are `sm_100a` and `sm_90a`");
-                    return Err(self.report(d));
-                }
+                None => return Err(self.unknown("target", &id, "targets are `sm_100a` and `sm_90a`")),
             }
             if !self.eat_punct(",") {
                 break;

@@ -356,14 +356,12 @@ impl Parser {
             Some(default) => Ok(StmtKind::WarpSpecialize { default, workers }),
             None => {
                 let sp = self.since(kw);
-                let d = Diagnostic::error(
-                    Code::Syntax,
+                Err(self.syntax_error(
                     "`warp_specialize` without a default partition",
                     sp,
                     "no `default { }`",
-                )
-                .with_help("add `default { ... }`: the warps of `num_warps` run it");
-                Err(self.report(d))
+                    "add `default { ... }`: the warps of `num_warps` run it",
+                ))
             }
         }
     }
@@ -409,16 +407,7 @@ impl Parser {
             let slot = match key.name.as_str() {
                 "warps" => &mut warps,
                 "regs" => &mut regs,
-                _ => {
-                    let d = Diagnostic::error(
-                        Code::Syntax,
-                        format!("unknown worker setting `{}`", key.name),
-                        key.span,
-                        "unknown",
-                    )
-                    .with_help("workers take `warps=W, regs=R`");
-                    return Err(self.report(d));
-                }
+                _ => return Err(self.unknown("worker setting", &key, "workers take `warps=W, regs=R`")),
             };
             if slot.is_some() {
                 let d = Diagnostic::error(
@@ -437,14 +426,12 @@ impl Parser {
         self.expect_punct(")")?;
         let (Some(warps), Some(regs)) = (warps, regs) else {
             let sp = self.since(open);
-            let d = Diagnostic::error(
-                Code::Syntax,
+            return Err(self.syntax_error(
                 format!("worker `{}` needs `warps` and `regs`", name.name),
                 sp,
                 "here",
-            )
-            .with_help("write `worker NAME(warps=W, regs=R) { ... }`");
-            return Err(self.report(d));
+                "write `worker NAME(warps=W, regs=R) { ... }`",
+            ));
         };
         let body = self.block()?;
         let span = self.since(start);

@@ -135,6 +135,40 @@ pub(super) fn int_ops(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Ex
     Ok(vec![Expected::exact("out", out)])
 }
 
+/// The inputs `x` (i32) and `y` (f32) of `kernel`.
+fn i32_x_f32_y<'a>(
+    plan: &LaunchPlan,
+    inputs: &'a [HostTensor],
+    kernel: &str,
+) -> Result<(&'a HostTensor, &'a HostTensor), RefError> {
+    let x = tensor(plan, inputs, "x")?;
+    let y = tensor(plan, inputs, "y")?;
+    if x.dtype != DType::I32 || y.dtype != DType::F32 {
+        return Err(format!("{kernel} takes an i32 x and an f32 y").into());
+    }
+    Ok((x, y))
+}
+
+/// The output `out` of an elementwise `kernel` over its f32 input `x`: `f` of each element
+/// (`out` must have x's shape).
+fn f32_map(
+    plan: &LaunchPlan,
+    inputs: &[HostTensor],
+    kernel: &str,
+    out: &str,
+    f: impl Fn(f32) -> f32,
+) -> Result<HostTensor, RefError> {
+    let x = tensor(plan, inputs, "x")?;
+    if x.dtype != DType::F32 || tensor(plan, inputs, out)?.shape != x.shape {
+        return Err(format!("{kernel} takes an f32 x and a tensor `{out}` of its shape").into());
+    }
+    let mut t = HostTensor::zeros(out, DType::F32, x.shape.clone());
+    for i in 0..x.numel() {
+        t.set_bits(i, f(f32_at(x, i)).to_bits() as u64);
+    }
+    Ok(t)
+}
+
 /// tests/gluon/bit_tricks.py's inline-PTX helpers, each from its instruction's definition in
 /// the PTX ISA (written here, not taken from bwsim's interpreter): `prmt` with selector
 /// 0x0123 reverses the bytes; `lop3` with table 0xE8 is the bitwise majority; `shf.l.wrap` of
@@ -146,11 +180,7 @@ pub(super) fn int_ops(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Ex
 /// `add.rn.f16x2` adds f16(y) and f16(f16(y) * 3) with one rounding; `mul.wide.s32` is x * x
 /// in 64 bits.
 pub(super) fn bit_tricks(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
-    let x = tensor(plan, inputs, "x")?;
-    let y = tensor(plan, inputs, "y")?;
-    if x.dtype != DType::I32 || y.dtype != DType::F32 {
-        return Err("bit_tricks takes an i32 x and an f32 y".into());
-    }
+    let (x, y) = i32_x_f32_y(plan, inputs, "bit_tricks")?;
     let n = x.numel();
     let mut out = HostTensor::zeros("out", DType::I32, vec![5, n]);
     let mut f = HostTensor::zeros("f", DType::F32, vec![2, n]);
@@ -279,16 +309,8 @@ pub(super) fn tile_math(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<
 /// processed once, by its own program or by the one that cancelled it). The compiler may fuse
 /// the multiply and the add into one `fma` (one rounding instead of two): within 1 ulp.
 pub(super) fn clc_scale(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
-    let x = tensor(plan, inputs, "x")?;
-    let y0 = tensor(plan, inputs, "y")?;
-    if x.dtype != DType::F32 || y0.shape != x.shape {
-        return Err("clc_scale takes an f32 x and a y of its shape".into());
-    }
     let alpha = float_arg(plan, "alpha")?;
-    let mut y = HostTensor::zeros("y", DType::F32, x.shape.clone());
-    for i in 0..x.numel() {
-        put(&mut y, i, (f32_at(x, i) * alpha + 1.0) as f64)?;
-    }
+    let y = f32_map(plan, inputs, "clc_scale", "y", |v| v * alpha + 1.0)?;
     Ok(vec![Expected::close("y", y, 1e-6, 2.5e-7)])
 }
 
@@ -400,17 +422,8 @@ pub(super) fn packed_minmax(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<
 
 /// tests/gluon/3.9/inline_asm.py: out = x * scale + x, one `fma.rn.f32` per element. Exact.
 pub(super) fn inline_asm(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
-    let x = tensor(plan, inputs, "x")?;
-    let out0 = tensor(plan, inputs, "out")?;
-    if x.dtype != DType::F32 || out0.shape != x.shape {
-        return Err("inline_asm takes an f32 x and an out of its shape".into());
-    }
     let scale = float_arg(plan, "scale")?;
-    let mut out = HostTensor::zeros("out", DType::F32, x.shape.clone());
-    for i in 0..x.numel() {
-        let v = f32_at(x, i);
-        out.set_bits(i, v.mul_add(scale, v).to_bits() as u64);
-    }
+    let out = f32_map(plan, inputs, "inline_asm", "out", |v| v.mul_add(scale, v))?;
     Ok(vec![Expected::exact("out", out)])
 }
 
@@ -507,11 +520,7 @@ pub(super) fn device_assert(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<
 /// rounded to nearest; x's bits as a float clamped to [-2, 2] with NaN propagated (PTX
 /// `max.NaN`/`min.NaN` give the canonical NaN), y clamped to [-0.5, 0.5].
 pub(super) fn exact_ops(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
-    let x = tensor(plan, inputs, "x")?;
-    let y = tensor(plan, inputs, "y")?;
-    if x.dtype != DType::I32 || y.dtype != DType::F32 {
-        return Err("exact_ops takes an i32 x and an f32 y".into());
-    }
+    let (x, y) = i32_x_f32_y(plan, inputs, "exact_ops")?;
     let n = x.numel();
     let mut u = HostTensor::zeros("u", DType::I32, vec![3, n]);
     let mut f = HostTensor::zeros("f", DType::F32, vec![2, n]);
@@ -538,14 +547,7 @@ pub(super) fn exact_ops(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<
 /// tests/gluon/3.8/cluster_convert.py: out = 2 * x, exactly (the layout conversions between the
 /// CTAs of a cluster move values, they compute nothing).
 pub(super) fn cluster_convert(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
-    let x = tensor(plan, inputs, "x")?;
-    if x.dtype != DType::F32 {
-        return Err("cluster_convert takes an f32 x".into());
-    }
-    let mut out = HostTensor::zeros("out", DType::F32, x.shape.clone());
-    for i in 0..x.numel() {
-        put(&mut out, i, (f32_at(x, i) * 2.0) as f64)?;
-    }
+    let out = f32_map(plan, inputs, "cluster_convert", "out", |v| v * 2.0)?;
     Ok(vec![Expected::exact("out", out)])
 }
 

@@ -1,9 +1,24 @@
 //! CPU references of the reductions: row reductions, scans, atomics and histograms, claims
 //! and TMA reductions.
 
-use super::{i32_at, int_arg, put, tensor, val, Expected, RefError, Tolerance};
+use super::{f32_at, i32_at, int_arg, put, tensor, val, Expected, RefError, Tolerance};
 use bwsim_isa::launch::{HostTensor, LaunchPlan};
 use bwsim_isa::DType;
+
+/// The inputs `x` (of `x_dtype`) and `y` (of `y_dtype`) of `kernel`, of one [rows, cols] shape.
+fn matrix_pair<'a>(
+    plan: &LaunchPlan,
+    inputs: &'a [HostTensor],
+    kernel: &str,
+    x_dtype: DType,
+    y_dtype: DType,
+) -> Result<(&'a HostTensor, &'a HostTensor), RefError> {
+    let (x, y) = (tensor(plan, inputs, "x")?, tensor(plan, inputs, "y")?);
+    if x.shape.len() != 2 || y.shape != x.shape || x.dtype != x_dtype || y.dtype != y_dtype {
+        return Err(format!("{kernel} takes {x_dtype} x and {y_dtype} y of one [rows, cols] shape").into());
+    }
+    Ok((x, y))
+}
 
 /// tests/gluon/reductions.py (reductions whose combiners are compare-and-select or several
 /// folds): per row of f32 x and i32 y, the maximum of x and its first position, the minimum
@@ -13,10 +28,7 @@ pub(super) fn combiner_reductions(
     plan: &LaunchPlan,
     inputs: &[HostTensor],
 ) -> Result<Vec<Expected>, RefError> {
-    let (x, y) = (tensor(plan, inputs, "x")?, tensor(plan, inputs, "y")?);
-    if x.shape.len() != 2 || y.shape != x.shape || x.dtype != DType::F32 || y.dtype != DType::I32 {
-        return Err("reductions takes f32 x and i32 y of one [rows, cols] shape".into());
-    }
+    let (x, y) = matrix_pair(plan, inputs, "reductions", DType::F32, DType::I32)?;
     let (rows, cols) = (x.shape[0], x.shape[1]);
     let mut out: Vec<HostTensor> = [
         ("vmax", DType::F32),
@@ -31,12 +43,8 @@ pub(super) fn combiner_reductions(
     .collect();
     let mut tails = HostTensor::zeros("tails", DType::I32, x.shape.clone());
     for r in 0..rows {
-        let xs: Vec<f32> = (0..cols)
-            .map(|c| f32::from_bits(x.get_bits(r * cols + c) as u32))
-            .collect();
-        let ys: Vec<i32> = (0..cols)
-            .map(|c| y.get_bits(r * cols + c) as u32 as i32)
-            .collect();
+        let xs: Vec<f32> = (0..cols).map(|c| f32_at(x, r * cols + c)).collect();
+        let ys: Vec<i32> = (0..cols).map(|c| i32_at(y, r * cols + c)).collect();
         let mut tail = 0i32;
         for c in (0..cols).rev() {
             tail = tail.wrapping_add(ys[c as usize]);
@@ -73,10 +81,7 @@ pub(super) fn combiner_reductions(
 /// (computed in f64; the kernel's f32 combiner rounds at every step, a relative 1e-5 suffices
 /// for a row of 128).
 pub(super) fn pair_reductions(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
-    let (x, y) = (tensor(plan, inputs, "x")?, tensor(plan, inputs, "y")?);
-    if x.shape.len() != 2 || y.shape != x.shape || x.dtype != DType::I32 || y.dtype != DType::F32 {
-        return Err("pair_reductions takes i32 x and f32 y of one [rows, cols] shape".into());
-    }
+    let (x, y) = matrix_pair(plan, inputs, "pair_reductions", DType::I32, DType::F32)?;
     let (rows, cols) = (x.shape[0], x.shape[1]);
     let names = [
         ("top", DType::I32),
@@ -91,12 +96,8 @@ pub(super) fn pair_reductions(plan: &LaunchPlan, inputs: &[HostTensor]) -> Resul
         .map(|(n, d)| HostTensor::zeros(n, *d, vec![rows]))
         .collect();
     for r in 0..rows {
-        let xs: Vec<i32> = (0..cols)
-            .map(|c| x.get_bits(r * cols + c) as u32 as i32)
-            .collect();
-        let ys: Vec<f64> = (0..cols)
-            .map(|c| f32::from_bits(y.get_bits(r * cols + c) as u32) as f64)
-            .collect();
+        let xs: Vec<i32> = (0..cols).map(|c| i32_at(x, r * cols + c)).collect();
+        let ys: Vec<f64> = (0..cols).map(|c| f32_at(y, r * cols + c) as f64).collect();
         let top = xs.iter().map(|&v| v >> 29).max().unwrap_or(0);
         let count = xs.iter().filter(|&&v| v >> 29 == top).count() as u32;
         let wide: i64 = xs.iter().map(|&v| v as i64).sum();

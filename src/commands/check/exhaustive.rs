@@ -1,7 +1,7 @@
 //! `bwsim check --exhaustive`: every schedule within a delay bound
 //! (`bwsim_sim::check::exhaustive`), its findings and what a clean result proves.
 
-use super::{jobs, tally, Args, Report};
+use super::{at_levels, jobs, tally, Args, Report};
 use crate::commands::levels::{self, Format};
 use crate::commands::{diags_json, print_diags};
 use bwsim_isa::{Diagnostic, SourceFile};
@@ -42,13 +42,9 @@ pub(super) fn run(p: &Prepared, a: &Args, out: &Report, file: &SourceFile) -> Ex
     drop(watch);
     bar.finish_and_clear();
     let secs = start.elapsed().as_secs_f64();
-    s.findings = std::mem::take(&mut s.findings)
-        .into_iter()
-        .filter_map(|mut f| {
-            f.diagnostic = out.levels.apply(f.diagnostic)?;
-            Some(f)
-        })
-        .collect();
+    s.findings = at_levels(std::mem::take(&mut s.findings), &out.levels, |f| {
+        &mut f.diagnostic
+    });
     let interrupted = crate::interrupt::requested();
     print(&s, a, out, file, secs);
     let errors = s.findings.iter().any(|f| f.diagnostic.is_error());

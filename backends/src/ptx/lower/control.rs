@@ -147,6 +147,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
     /// Copy each source value into its phi registers, all reads before all writes.
     pub(super) fn parallel_copy(&mut self, pairs: &[(Val, Val)], span: Span) -> LResult<()> {
         let mut moves: Vec<(Reg, String)> = Vec::new();
+        let refused = |reason: &dyn std::fmt::Display| unsupported("=", span, reason);
         for (phi, src) in pairs {
             match (phi, src) {
                 (Val::Scalar(t, d), s) => {
@@ -165,10 +166,8 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 }
                 (Val::Smem(ps), Val::Smem(ss)) => {
                     if ps.geom != ss.geom || ps.shape != ss.shape || ps.offsets != ss.offsets {
-                        return Err(unsupported(
-                            "=",
-                            span,
-                            "a shared-memory view reassigned with another shape or layout in a loop",
+                        return Err(refused(
+                            &"a shared-memory view reassigned with another shape or layout in a loop",
                         ));
                     }
                     let r = self.addr_reg(&ss.base);
@@ -176,10 +175,8 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 }
                 (Val::Tmem(pt), Val::Tmem(st)) => {
                     if pt.shape != st.shape || pt.offsets != st.offsets || pt.reg != st.reg {
-                        return Err(unsupported(
-                            "=",
-                            span,
-                            "a tensor-memory view reassigned with another shape in a loop",
+                        return Err(refused(
+                            &"a tensor-memory view reassigned with another shape in a loop",
                         ));
                     }
                     let r = self.e.reg(RegClass::B32);
@@ -191,13 +188,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                         moves.push((d, r.to_string()));
                     }
                 }
-                (p, s) => {
-                    return Err(unsupported(
-                        "=",
-                        span,
-                        format!("merging {} into {}", s.kind(), p.kind()),
-                    ))
-                }
+                (p, s) => return Err(refused(&format!("merging {} into {}", s.kind(), p.kind()))),
             }
         }
         let dsts: BTreeSet<String> = moves.iter().map(|(d, _)| d.to_string()).collect();

@@ -87,6 +87,13 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         }
     }
 
+    /// A scalar of type `t` in a fresh register `d`, written by the one instruction `ins(d)`.
+    fn scalar_ins(&mut self, t: ScalarTy, ins: impl FnOnce(Reg) -> String) -> Val {
+        let d = self.e.reg(scalar_class(t));
+        self.e.ins(ins(d));
+        Val::Scalar(t, d)
+    }
+
     pub fn expr(&mut self, e: &Expr) -> LResult<Val> {
         if let Some(v) = self.try_const(e)? {
             return Ok(v);
@@ -479,9 +486,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 let x = self.scalar_operand(&a, t, e.span)?;
                 let y = self.scalar_operand(&b, t, e.span)?;
                 let x = self.reg_if_imm(&x, t);
-                let d = self.e.reg(scalar_class(t));
-                self.e.ins(format!("{f}.{} {d}, {x}, {y}", int_suffix(t)));
-                Ok(Val::Scalar(t, d))
+                Ok(self.scalar_ins(t, |d| format!("{f}.{} {d}, {x}, {y}", int_suffix(t))))
             }
             "cdiv" => {
                 arity(2)?;
@@ -498,9 +503,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                     v => {
                         let t = self.scalar_ty_arg(&v, f, e.span)?;
                         let x = self.scalar_reg(&v, t, e.span)?;
-                        let d = self.e.reg(scalar_class(t));
-                        self.e.ins(format!("abs.{} {d}, {x}", int_suffix(t)));
-                        Ok(Val::Scalar(t, d))
+                        Ok(self.scalar_ins(t, |d| format!("abs.{} {d}, {x}", int_suffix(t))))
                     }
                 }
             }
@@ -519,9 +522,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 if ta == ScalarTy::I1 && tb == ScalarTy::I1 {
                     let x = self.pred_of(&a, e.span)?;
                     let y = self.pred_of(&b, e.span)?;
-                    let d = self.e.reg(RegClass::Pred);
-                    let t1 = self.e.reg(RegClass::Pred);
-                    let t2 = self.e.reg(RegClass::Pred);
+                    let [d, t1, t2] = self.e.regs(RegClass::Pred);
                     self.e.ins(format!("and.pred {t1}, {p}, {x}"));
                     self.e.ins(format!("and.pred {t2}, !{p}, {y}"));
                     self.e.ins(format!("or.pred {d}, {t1}, {t2}"));
@@ -529,9 +530,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 }
                 let x = self.scalar_operand(&a, t, e.span)?;
                 let y = self.scalar_operand(&b, t, e.span)?;
-                let d = self.e.reg(scalar_class(t));
-                self.e.ins(format!("selp.{} {d}, {x}, {y}, {p}", bits_suffix(t)));
-                Ok(Val::Scalar(t, d))
+                Ok(self.scalar_ins(t, |d| format!("selp.{} {d}, {x}, {y}, {p}", bits_suffix(t))))
             }
             "cast" => {
                 arity(2)?;

@@ -7,6 +7,36 @@ use crate::ptx::linear_layout::xor_bits;
 use crate::ptx::smem::view_map;
 use bwsim_isa::types::Swizzle;
 
+/// The `ld`/`st` type of view `v`'s elements; `what` (`loads`, `stores`) names the access `op`
+/// refuses when there is none.
+fn smem_ldst_ty(v: &SmemView, op: &str, what: &str, span: Span) -> LResult<&'static str> {
+    ldst_ty(v.geom.dtype).ok_or_else(|| unsupported(op, span, format!("{what} of {} elements", v.geom.dtype)))
+}
+
+/// The `atom` type of an atomic `kind` on `dt` elements, in global memory (`global`) or shared
+/// memory; `None` where the backend lowers no such atomic (shared memory: no floating-point
+/// `max`/`min`, no `cas`, no `load`).
+fn atom_ty(kind: &str, dt: DType, global: bool) -> Option<&'static str> {
+    let int = !dt.is_float();
+    Some(match (kind, dt) {
+        ("add", DType::F32) => "f32",
+        ("max" | "min", DType::F32) if global => "f32",
+        ("add", DType::I32 | DType::U32) => "u32",
+        ("add", DType::I64 | DType::U64) => "u64",
+        ("max" | "min", DType::I32) => "s32",
+        ("max" | "min", DType::U32) => "u32",
+        ("max" | "min", DType::I64) => "s64",
+        ("max" | "min", DType::U64) => "u64",
+        ("and" | "or" | "xor" | "xchg", d) if d.bits() == 32 && int => "b32",
+        ("and" | "or" | "xor" | "xchg", d) if d.bits() == 64 && int => "b64",
+        ("xchg", DType::F32) => "b32",
+        ("cas", d) if global && d.bits() == 32 && int => "b32",
+        ("cas", d) if global && d.bits() == 64 && int => "b64",
+        ("load", d) if global && (d.bits() == 32 || d.bits() == 64) => ldst_ty(d).unwrap_or("b32"),
+        _ => return None,
+    })
+}
+
 impl<'c, 'k> Lowerer<'c, 'k> {
     /// Address operands (`[reg+imm]`) of every register of a tile of layout `ll` over a view.
     pub(super) fn smem_addrs(
@@ -125,6 +155,37 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         Some(p)
     }
 
+    /// A fresh tile of `dtype` in layout `ll` (`parent`: its tile layout), register `i` loaded
+    /// by `load` (`ld.SPACE.TY`) from the address operand `addrs[i]`; shared memory is dirty
+    /// after it.
+    fn ld_smem_tile(
+        &mut self,
+        dtype: DType,
+        ll: LinearLayout,
+        parent: Option<TileLayout>,
+        span: Span,
+        load: &str,
+        addrs: Vec<String>,
+    ) -> LResult<Tile> {
+        let out = self.fresh_tile(dtype, ll, parent, span)?;
+        for (r, a) in out.regs.iter().zip(addrs) {
+            self.e.ins(format!("{load} {r}, {a}"));
+        }
+        self.part.all_dirty = true;
+        Ok(out)
+    }
+
+    /// Register `i` of `regs` (a tile of layout `ll`) stored by `store` (`st.SPACE.TY`) to the
+    /// address operand `addrs[i]`, by the one thread that holds each element's first copy
+    /// ([`Self::unique_pred`]); shared memory is dirty after it.
+    fn st_smem_regs(&mut self, ll: &LinearLayout, store: &str, regs: &[Reg], addrs: Vec<String>) {
+        let p = self.unique_pred(ll);
+        for (r, a) in regs.iter().zip(addrs) {
+            self.e.ins_if(p, format!("{store} {a}, {r}"));
+        }
+        self.part.all_dirty = true;
+    }
+
     /// `smem.load`; `peer`: from the same view in the cluster's CTA of that rank (a register).
     pub(super) fn smem_load(
         &mut self,
@@ -134,20 +195,21 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         peer: Option<Reg>,
     ) -> LResult<Tile> {
         let op = "smem.load";
-        let ty = ldst_ty(v.geom.dtype)
-            .ok_or_else(|| unsupported(op, span, format!("loads of {} elements", v.geom.dtype)))?;
+        let ty = smem_ldst_ty(v, op, "loads", span)?;
         let ll = self.layout_for(l, &v.shape, span)?;
         self.before_all_access();
         let (addrs, space) = match peer {
             Some(rank) => (self.peer_smem_addrs(v, &ll, span, op, rank)?, "shared::cluster"),
             None => (self.smem_addrs(v, &ll, span, op)?, "shared"),
         };
-        let out = self.fresh_tile(v.geom.dtype, ll, Some(l.clone()), span)?;
-        for (r, a) in out.regs.iter().zip(addrs) {
-            self.e.ins(format!("ld.{space}.{ty} {r}, {a}"));
-        }
-        self.part.all_dirty = true;
-        Ok(out)
+        self.ld_smem_tile(
+            v.geom.dtype,
+            ll,
+            Some(l.clone()),
+            span,
+            &format!("ld.{space}.{ty}"),
+            addrs,
+        )
     }
 
     /// `smem.store`; `peer`: into the same view in the cluster's CTA of that rank (a register).
@@ -159,8 +221,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         peer: Option<Reg>,
     ) -> LResult<()> {
         let op = "smem.store";
-        let ty = ldst_ty(v.geom.dtype)
-            .ok_or_else(|| unsupported(op, span, format!("stores of {} elements", v.geom.dtype)))?;
+        let ty = smem_ldst_ty(v, op, "stores", span)?;
         let t = if t.dtype != v.geom.dtype {
             self.cast_tile(t, v.geom.dtype, span)?
         } else {
@@ -171,11 +232,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             Some(rank) => (self.peer_smem_addrs(v, &t.ll, span, op, rank)?, "shared::cluster"),
             None => (self.smem_addrs(v, &t.ll, span, op)?, "shared"),
         };
-        let p = self.unique_pred(&t.ll);
-        for (r, a) in t.regs.iter().zip(addrs) {
-            self.e.ins_if(p, format!("st.{space}.{ty} {a}, {r}"));
-        }
-        self.part.all_dirty = true;
+        self.st_smem_regs(&t.ll, &format!("st.{space}.{ty}"), &t.regs, addrs);
         Ok(())
     }
 
@@ -295,17 +352,19 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         span: Span,
     ) -> LResult<Tile> {
         let op = "smem.gather";
-        let ty = ldst_ty(v.geom.dtype)
-            .ok_or_else(|| unsupported(op, span, format!("loads of {} elements", v.geom.dtype)))?;
+        let ty = smem_ldst_ty(v, op, "loads", span)?;
         let idx = self.index_tile(index, op, span)?;
         self.before_all_access();
         let addrs = self.smem_index_addrs(v, &idx, axis, span, op)?;
-        let out = self.fresh_tile(v.geom.dtype, idx.ll.clone(), idx.parent.clone(), span)?;
-        for (r, a) in out.regs.iter().zip(addrs) {
-            self.e.ins(format!("ld.shared.{ty} {r}, [{a}]"));
-        }
-        self.part.all_dirty = true;
-        Ok(out)
+        let addrs = addrs.iter().map(|a| format!("[{a}]")).collect();
+        self.ld_smem_tile(
+            v.geom.dtype,
+            idx.ll.clone(),
+            idx.parent.clone(),
+            span,
+            &format!("ld.shared.{ty}"),
+            addrs,
+        )
     }
 
     /// `smem.scatter`: one `st.shared` per element, by the thread holding its first copy.
@@ -318,18 +377,14 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         span: Span,
     ) -> LResult<()> {
         let op = "smem.scatter";
-        let ty = ldst_ty(v.geom.dtype)
-            .ok_or_else(|| unsupported(op, span, format!("stores of {} elements", v.geom.dtype)))?;
+        let ty = smem_ldst_ty(v, op, "stores", span)?;
         let idx = self.index_tile(index, op, span)?;
         let t = self.tile_arg(value, op)?;
         let t = self.in_layout(&t, &idx.ll, span)?;
         self.before_all_access();
         let addrs = self.smem_index_addrs(v, &idx, axis, span, op)?;
-        let p = self.unique_pred(&idx.ll);
-        for (r, a) in t.regs.iter().zip(addrs) {
-            self.e.ins_if(p, format!("st.shared.{ty} [{a}], {r}"));
-        }
-        self.part.all_dirty = true;
+        let addrs = addrs.iter().map(|a| format!("[{a}]")).collect();
+        self.st_smem_regs(&idx.ll, &format!("st.shared.{ty}"), &t.regs, addrs);
         Ok(())
     }
 
@@ -349,25 +404,13 @@ impl<'c, 'k> Lowerer<'c, 'k> {
     ) -> LResult<Tile> {
         let op = "smem.atomic";
         let dt = v.geom.dtype;
-        let ty = match (kind, dt) {
-            ("add", DType::F32) => "f32",
-            ("add", DType::I32 | DType::U32) => "u32",
-            ("add", DType::I64 | DType::U64) => "u64",
-            ("max" | "min", DType::I32) => "s32",
-            ("max" | "min", DType::U32) => "u32",
-            ("max" | "min", DType::I64) => "s64",
-            ("max" | "min", DType::U64) => "u64",
-            ("and" | "or" | "xor" | "xchg", d) if d.bits() == 32 && !d.is_float() => "b32",
-            ("and" | "or" | "xor" | "xchg", d) if d.bits() == 64 && !d.is_float() => "b64",
-            ("xchg", DType::F32) => "b32",
-            _ => {
-                return Err(unsupported(
-                    op,
-                    span,
-                    format!("shared-memory atomic `{kind}` on {dt} elements"),
-                ))
-            }
-        };
+        let ty = atom_ty(kind, dt, false).ok_or_else(|| {
+            unsupported(
+                op,
+                span,
+                format!("shared-memory atomic `{kind}` on {dt} elements"),
+            )
+        })?;
         let ins = if kind == "xchg" { "exch" } else { kind };
         let idx = self.index_tile(index, op, span)?;
         if self.unique_pred(&idx.ll).is_some() {
@@ -662,22 +705,8 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         } = a;
         let op = "global.atomic";
         let (dt, base) = self.ptr_arg(ptr, op)?;
-        let ty = match (kind, dt) {
-            ("add" | "max" | "min", DType::F32) => "f32",
-            ("add", DType::I32 | DType::U32) => "u32",
-            ("add", DType::I64 | DType::U64) => "u64",
-            ("max" | "min", DType::I32) => "s32",
-            ("max" | "min", DType::U32) => "u32",
-            ("max" | "min", DType::I64) => "s64",
-            ("max" | "min", DType::U64) => "u64",
-            ("and" | "or" | "xor" | "xchg", d) if d.bits() == 32 && !d.is_float() => "b32",
-            ("and" | "or" | "xor" | "xchg", d) if d.bits() == 64 && !d.is_float() => "b64",
-            ("xchg", DType::F32) => "b32",
-            ("cas", d) if d.bits() == 32 && !d.is_float() => "b32",
-            ("cas", d) if d.bits() == 64 && !d.is_float() => "b64",
-            ("load", d) if d.bits() == 32 || d.bits() == 64 => ldst_ty(d).unwrap_or("b32"),
-            _ => return Err(unsupported(op, span, format!("atomic `{kind}` on {dt} elements"))),
-        };
+        let ty = atom_ty(kind, dt, true)
+            .ok_or_else(|| unsupported(op, span, format!("atomic `{kind}` on {dt} elements")))?;
         let ins = if kind == "xchg" { "exch" } else { kind };
         let mut vals = vec![self.expr(offsets)?, self.expr(value)?];
         if let Some(m) = mask {

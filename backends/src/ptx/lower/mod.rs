@@ -195,6 +195,17 @@ impl Val {
             Val::DType(_) => "an element type",
         }
     }
+
+    /// The element type and the two dimensions (rows, columns) of a matrix operand in shared
+    /// memory, tensor memory or registers; `None` for any other value.
+    pub(super) fn matrix(&self) -> Option<(DType, u32, u32)> {
+        match self {
+            Val::Smem(s) => Some((s.geom.dtype, s.shape[0], s.shape[1])),
+            Val::Tmem(t) => Some((t.dtype, t.shape[0], t.shape[1])),
+            Val::Tile(t) => Some((t.dtype, t.ll.shape[0], t.ll.shape[1])),
+            _ => None,
+        }
+    }
 }
 
 /// The partition whose code is being emitted.
@@ -394,10 +405,7 @@ fn emit_kernel_regs(
     ck: &Checked,
     mut abi: Option<&mut Vec<ParamAbi>>,
 ) -> Result<KernelRegs, LowerError> {
-    let tid = e.reg(RegClass::B32);
-    let warp = e.reg(RegClass::B32);
-    let lane = e.reg(RegClass::B32);
-    let smem = e.reg(RegClass::B32);
+    let [tid, warp, lane, smem] = e.regs(RegClass::B32);
     e.ins(format!("mov.u32 {tid}, %tid.x"));
     e.ins(format!("shr.u32 {warp}, {tid}, 5"));
     e.ins(format!("and.b32 {lane}, {tid}, 31"));
@@ -832,9 +840,7 @@ pub(super) fn remap_val(v: &mut Val, map: &HashMap<Reg, Reg>) {
 /// `elect.sync` as Triton and CUTLASS do (docs/semantics.md#execution-model). Emitted where the
 /// warp is converged (the partition's entry).
 pub(super) fn elect_leader(e: &mut Emitter, warp: Reg, first: u32) -> Reg {
-    let w = e.reg(RegClass::Pred);
-    let el = e.reg(RegClass::Pred);
-    let leader = e.reg(RegClass::Pred);
+    let [w, el, leader] = e.regs(RegClass::Pred);
     e.ins(format!("setp.eq.u32 {w}, {warp}, {first}"));
     e.ins(format!("elect.sync _|{el}, -1"));
     e.ins(format!("and.pred {leader}, {w}, {el}"));

@@ -480,8 +480,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                     // of the issuing CTA's pair (cluster ranks 2r, 2r + 1).
                     self.cta_groups.push((2, span));
                     self.uses_cluster = true;
-                    let r = self.e.reg(RegClass::B32);
-                    let m = self.e.reg(RegClass::B32);
+                    let [r, m] = self.e.regs(RegClass::B32);
                     let h = self.e.reg(RegClass::B16);
                     self.e.ins(format!("mov.u32 {r}, %cluster_ctarank"));
                     self.e.ins(format!("and.b32 {r}, {r}, -2"));

@@ -55,12 +55,8 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 self.e.ins(format!("mul.f32 {d}, {t}, {LOG10_2}"));
             }
             MathFn::Log1p => {
-                let u = self.e.reg(RegClass::F32);
-                let um1 = self.e.reg(RegClass::F32);
-                let t = self.e.reg(RegClass::F32);
-                let q = self.e.reg(RegClass::F32);
-                let small = self.e.reg(RegClass::Pred);
-                let inf = self.e.reg(RegClass::Pred);
+                let [u, um1, t, q] = self.e.regs(RegClass::F32);
+                let [small, inf] = self.e.regs(RegClass::Pred);
                 self.e.ins(format!("add.rn.f32 {u}, {x}, 0f3F800000"));
                 self.e.ins(format!("sub.rn.f32 {um1}, {u}, 0f3F800000"));
                 self.e.ins(format!("lg2.approx.f32 {t}, {u}"));
@@ -75,11 +71,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             MathFn::Expm1 => {
                 // u = e^x; (u - 1) * x / ln(u), where the rounding error of u cancels; x where
                 // u rounds to 1, -1 where u - 1 is -1 and u itself where it is infinite.
-                let t = self.e.reg(RegClass::F32);
-                let u = self.e.reg(RegClass::F32);
-                let um1 = self.e.reg(RegClass::F32);
-                let l = self.e.reg(RegClass::F32);
-                let q = self.e.reg(RegClass::F32);
+                let [t, u, um1, l, q] = self.e.regs(RegClass::F32);
                 let p = self.e.reg(RegClass::Pred);
                 self.e.ins(format!("mul.f32 {t}, {x}, {LOG2_E}"));
                 self.e.ins(format!("ex2.approx.f32 {u}, {t}"));

@@ -488,17 +488,10 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             }
         }
         let (a_dtype, m, k) = match &av {
-            Val::Smem(s) => (s.geom.dtype, s.shape[0], s.shape[1]),
-            Val::Tmem(t) => (t.dtype, t.shape[0], t.shape[1]),
-            other => {
-                return Err(wrong_kind(
-                    op,
-                    a.span,
-                    "A must be in shared or tensor memory",
-                    other,
-                ))
-            }
-        };
+            Val::Smem(_) | Val::Tmem(_) => av.matrix(),
+            _ => None,
+        }
+        .ok_or_else(|| wrong_kind(op, a.span, "A must be in shared or tensor memory", &av))?;
         let n = bv.shape[1];
         // The instruction's shape: a pair's M and N are twice this CTA's halves.
         let (mi, ni) = if group == 2 { (2 * m, 2 * n) } else { (m, n) };

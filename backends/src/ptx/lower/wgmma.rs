@@ -61,17 +61,10 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             }
         };
         let (a_dt, m, k) = match &a_val {
-            Val::Smem(v) => (v.geom.dtype, v.shape[0], v.shape[1]),
-            Val::Tile(t) => (t.dtype, t.ll.shape[0], t.ll.shape[1]),
-            other => {
-                return Err(wrong_kind(
-                    op,
-                    a.span,
-                    "A must be in shared memory or registers",
-                    other,
-                ))
-            }
-        };
+            Val::Smem(_) | Val::Tile(_) => a_val.matrix(),
+            _ => None,
+        }
+        .ok_or_else(|| wrong_kind(op, a.span, "A must be in shared memory or registers", &a_val))?;
         let n = bv.shape[1];
         let b_dt = bv.geom.dtype;
         let ty_of = |d: DType| wgmma_ty(d).ok_or_else(|| unsupported(op, span, format!("wgmma on {d}")));
