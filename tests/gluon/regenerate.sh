@@ -515,6 +515,13 @@ if since 3.9; then
         # libdevice's tanh, exp10, log10 and log1p (tt.extern_elementwise).
         gen math_fns.$t $f/math_fns.py math_fns_kernel --num-warps 4 --arg 'x_ptr=*fp32' \
             --arg 'out_ptr=*fp32' -D BLOCK=256
+        # cp.async copies arriving on mbarriers (ttng.async_copy_mbarrier_arrive), both forms.
+        cpm_args=(--num-warps 4 --arg 'x_ptr=*fp32' --arg 'y_ptr=*fp32' --arg 'sums_ptr=*fp32' --arg n_rows=i32
+            -D N_COLS=256 -D XBLOCK=16 -D YBLOCK=64 -D NUM_STAGES=2)
+        gen_bugs cp_async_mbarrier.$t "arrive_early inc_count" $f/cp_async_mbarrier.py cp_async_mbarrier_kernel \
+            "${cpm_args[@]}" -D NOINC=True
+        gen cp_async_mbarrier_inc.$t $f/cp_async_mbarrier.py cp_async_mbarrier_kernel "${cpm_args[@]}" \
+            -D NOINC=False -D "BUG=''"
     done
 fi
 
