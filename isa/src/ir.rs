@@ -481,6 +481,14 @@ define_ops! {
     /// `cp.async.wait N`: wait until at most N committed groups of the partition are in flight
     /// (`cp.async.wait_group N`); the older groups' copies are then visible to the partition.
     CpAsyncWait = "cp.async.wait" (pendings;),
+    /// `cp.async.arrive BAR[, noinc=true]`: BAR receives one arrival per thread of the
+    /// partition once every `cp.async` the partition issued before completes
+    /// (`cp.async.mbarrier.arrive[.noinc].shared::cta.b64`, Gluon's
+    /// `async_copy.mbarrier_arrive`). Without `noinc` each thread first adds one to the
+    /// barrier's pending count, so that the arrival makes no net change to it and the phase
+    /// still needs its other arrivals; with `noinc=true` the arrivals count towards the
+    /// barrier's expected count.
+    CpAsyncArrive = "cp.async.arrive" (bar; noinc),
     /// `clc.try_cancel RESULT, BAR`: cluster launch control (Blackwell): ask the hardware to
     /// cancel the launch of a cluster that has not started yet, asynchronously; a 16-byte
     /// response lands in RESULT (a 16-byte shared buffer) and completes 16 bytes on BAR

@@ -344,6 +344,7 @@ pub fn reference(
         "tma_reduce_kernel" => reduction::tma_reduce(plan, inputs),
         "flag_handoff_kernel" => elementwise::flag_handoff(plan, inputs),
         "cluster_ws_pairs_kernel" => reduction::column_sums(plan, inputs),
+        "cp_async_mbarrier_kernel" => reduction::cp_async_mbarrier(plan, inputs),
         _ => return None,
     };
     Some(r)

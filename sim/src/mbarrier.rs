@@ -19,6 +19,9 @@ pub enum MbarFault {
     Underflow { count: u32, pending: u32 },
     /// The tx-count left ±(2^20 − 1).
     TxRange { tx: i64 },
+    /// An increment of the pending arrivals (`cp.async.mbarrier.arrive` without `.noinc`)
+    /// past 2^20 − 1, the largest count a barrier holds.
+    PendingRange { pending: u64 },
 }
 
 impl MbarFault {
@@ -29,6 +32,9 @@ impl MbarFault {
             }
             MbarFault::TxRange { tx } => {
                 format!("mbarrier tx-count would become {tx}, outside ±(2^20 - 1)")
+            }
+            MbarFault::PendingRange { pending } => {
+                format!("mbarrier pending arrival count would become {pending}, above 2^20 - 1")
             }
         }
     }
@@ -92,6 +98,18 @@ impl Mbar {
         }
         self.pending -= count;
         Ok(self.settle())
+    }
+
+    /// Add `count` to the pending arrivals of the current phase without completing anything
+    /// (what `cp.async.mbarrier.arrive` without `.noinc` does before its asynchronous arrival;
+    /// the PTX ISA, "cp.async.mbarrier.arrive").
+    pub fn increment(&mut self, count: u32) -> Result<(), MbarFault> {
+        let pending = u64::from(self.pending) + u64::from(count);
+        if pending > TX_LIMIT as u64 {
+            return Err(MbarFault::PendingRange { pending });
+        }
+        self.pending = pending as u32;
+        Ok(())
     }
 
     fn add_tx(&mut self, delta: i64) -> Result<bool, MbarFault> {
@@ -211,5 +229,33 @@ mod tests {
         }
         assert_eq!(arrive_count(u32::MAX as i64), Ok(u32::MAX));
         assert_eq!(arrive_count(-1), Err("mbarrier arrive with count -1".to_string()));
+    }
+
+    /// `cp.async.mbarrier.arrive` without `.noinc` (PTX ISA): the increment before the
+    /// asynchronous arrival leaves the phase to the barrier's own arrivals, whatever the order
+    /// of the one-thread arrive and the copies' arrivals; the expected count is untouched.
+    #[test]
+    fn increment_then_async_arrivals_make_no_net_change() {
+        let mut b = Mbar::init(1);
+        b.increment(128).expect("increment");
+        check(&b, 1, 0, 129, 0, false, true);
+        assert!(!b.arrive(1).expect("the thread's own arrival"));
+        check(&b, 2, 0, 128, 0, false, true);
+        assert!(b.arrive(128).expect("the copies' arrivals"));
+        check(&b, 3, 1, 1, 0, true, false);
+        // The other order: the copies land first.
+        b.increment(128).expect("increment");
+        assert!(!b.arrive(128).expect("the copies' arrivals"));
+        check(&b, 4, 1, 1, 0, true, false);
+        assert!(b.arrive(1).expect("the thread's own arrival"));
+        check(&b, 5, 2, 1, 0, false, true);
+    }
+
+    #[test]
+    fn increment_past_the_count_range_faults() {
+        let mut b = Mbar::init((1 << 20) - 2);
+        b.increment(1).expect("2^20 - 1 fits");
+        assert_eq!(b.increment(1), Err(MbarFault::PendingRange { pending: 1 << 20 }));
+        assert_eq!(b.pending, (1 << 20) - 1);
     }
 }

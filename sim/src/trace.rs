@@ -63,6 +63,12 @@ pub enum What {
         count: u32,
         pending: u32,
     },
+    /// The pending arrivals raised by `count` (`cp.async.arrive` without `noinc`).
+    Increment {
+        bar: u32,
+        count: u32,
+        pending: u32,
+    },
     ExpectTx {
         bar: u32,
         bytes: i64,
@@ -123,6 +129,7 @@ impl What {
             What::Exec { op } => (*op).to_string(),
             What::Init { .. } => "mbar.init".into(),
             What::Arrive { .. } => "arrive".into(),
+            What::Increment { .. } => "increment".into(),
             What::ExpectTx { .. } => "expect_tx".into(),
             What::CompleteTx { .. } => "complete_tx".into(),
             What::PhaseFlip { .. } => "phase".into(),
@@ -144,7 +151,7 @@ impl What {
             }
             What::Piece { id, bytes, .. } => write!(out, " #{id} bytes={bytes}"),
             What::Init { bar, count } => write!(out, " bar={bar:#x} count={count}"),
-            What::Arrive { bar, count, pending } => {
+            What::Arrive { bar, count, pending } | What::Increment { bar, count, pending } => {
                 write!(out, " bar={bar:#x} count={count} pending={pending}")
             }
             What::ExpectTx { bar, bytes, tx } | What::CompleteTx { bar, bytes, tx } => {

@@ -518,6 +518,13 @@ if since 3.9; then
         # Bit casts of 8-bit elements (tt.bitcast between i8 and fp8).
         gen bitcast_fp8.$t $f/bitcast_fp8.py bitcast_fp8_kernel --num-warps 4 --arg 'x_ptr=*i8' \
             --arg 'out_ptr=*fp32' --arg 'back_ptr=*i8' -D BLOCK=512
+        # cp.async copies arriving on mbarriers (ttng.async_copy_mbarrier_arrive), both forms.
+        cpm_args=(--num-warps 4 --arg 'x_ptr=*fp32' --arg 'y_ptr=*fp32' --arg 'sums_ptr=*fp32' --arg n_rows=i32
+            -D N_COLS=256 -D XBLOCK=16 -D YBLOCK=64 -D NUM_STAGES=2)
+        gen_bugs cp_async_mbarrier.$t "arrive_early inc_count" $f/cp_async_mbarrier.py cp_async_mbarrier_kernel \
+            "${cpm_args[@]}" -D NOINC=True
+        gen cp_async_mbarrier_inc.$t $f/cp_async_mbarrier.py cp_async_mbarrier_kernel "${cpm_args[@]}" \
+            -D NOINC=False -D "BUG=''"
     done
 fi
 

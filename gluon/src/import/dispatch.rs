@@ -931,6 +931,27 @@ impl<'m> Cx<'m> {
                 Ok(())
             }
             "ttg.async_wait" => self.async_wait(op, span),
+            // `async_copy.mbarrier_arrive(bar[, increment_count=False])` →
+            // `cp.async.arrive BAR[, noinc=true]`.
+            "ttng.async_copy_mbarrier_arrive" => {
+                let v = self.n_operands(op, 1)?;
+                let bar = self.expr(&v[0].0, v[0].1)?;
+                if self.operand_group(op, 0, span)? != 0 {
+                    return Err(self.unsupported(
+                        op,
+                        "a cp.async arrival on a barrier shared by a group of CTAs (it arrives on this CTA's barrier only)",
+                    ));
+                }
+                let noinc = self.attr_dict(op)?.has("noIncrement");
+                self.op_stmt(
+                    OpKind::CpAsyncArrive {
+                        bar,
+                        noinc: noinc.then(|| ex(ExprKind::Bool(true), span)),
+                    },
+                    span,
+                );
+                Ok(())
+            }
             "ttng.async_tma_copy_global_to_local" | "ttng.async_tma_gather" => self.tma_load(op, span),
             "ttng.async_tma_copy_local_to_global" | "ttng.async_tma_scatter" | "ttng.async_tma_reduce" => {
                 self.tma_store(op, span)

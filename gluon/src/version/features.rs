@@ -620,7 +620,12 @@ pub const FEATURES: &[Feature] = &[
         example: "ttg.warp_id",
         since: Version::V3_7,
         until: None,
-        support: Support::Refused("the warp index differs between the warps of a partition, which bwsim runs as one agent: a scalar that differs by warp (and a branch on it) has no representation there (Triton 3.9's Python API does not expose it)"),
+        support: Support::Refused(
+            "not in the Gluon language: no Python API of Triton 3.7, 3.8 or 3.9 emits it (their bindings have no builder for it and no \
+             `triton.experimental.gluon` function creates it; Triton makes it only while lowering to LLVM), so no Gluon kernel's TTGIR \
+             holds it; in hand-written TTGIR it is refused because bwsim runs a partition's warps as one agent, where a value that \
+             differs by warp has no representation",
+        ),
     },
     Feature {
         name: "ttng.arrive_barrier",
@@ -636,7 +641,7 @@ pub const FEATURES: &[Feature] = &[
         example: "ttng.async_copy_mbarrier_arrive",
         since: Version::V3_6,
         until: None,
-        support: Support::Refused("`cp.async.mbarrier.arrive` (`async_copy.mbarrier_arrive`) is not modelled yet"),
+        support: Support::Imported("`cp.async.arrive BAR[, noinc=true]` (`increment_count=False`)"),
     },
     Feature {
         name: "ttng.async_shared_store",

@@ -919,6 +919,13 @@ impl<'k> Cx<'k> {
                 self.checked.consts.int(pendings)?;
                 Ok(None)
             }
+            CpAsyncArrive { bar, noinc } => {
+                self.expect_bar(bar)?;
+                if let Some(f) = noinc {
+                    self.checked.consts.bool(f)?;
+                }
+                Ok(None)
+            }
             GlobalAtomic {
                 op: kind,
                 ptr,

@@ -310,3 +310,36 @@ pub(super) fn column_sums(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Ve
     }
     Ok(vec![Expected::exact("out", o)])
 }
+
+/// tests/gluon/3.9/cp_async_mbarrier.py: for f32 `x` [rows, cols], `y = 2 x + 1` elementwise
+/// (exact: one rounding of the product by 2 is none, then one of the sum, as f32 arithmetic
+/// does) and `sums[r]` the sum of row r (computed in f64 here; the kernel adds YBLOCK-column
+/// partial sums in f32, so within an f32 sum's rounding of the row's magnitudes).
+pub(super) fn cp_async_mbarrier(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
+    let (x, y0, sums0) = (
+        tensor(plan, inputs, "x")?,
+        tensor(plan, inputs, "y")?,
+        tensor(plan, inputs, "sums")?,
+    );
+    if x.dtype != DType::F32 || x.shape.len() != 2 || y0.shape != x.shape || sums0.shape != [x.shape[0]] {
+        return Err(
+            "cp_async_mbarrier takes f32 x and y of one [rows, cols] shape and sums of [rows]".into(),
+        );
+    }
+    let (rows, cols) = (x.shape[0], x.shape[1]);
+    let mut y = HostTensor::zeros("y", DType::F32, x.shape.clone());
+    let mut sums = HostTensor::zeros("sums", DType::F32, vec![rows]);
+    for r in 0..rows {
+        let mut sum = 0.0f64;
+        for c in 0..cols {
+            let v = f32::from_bits(x.get_bits(r * cols + c) as u32);
+            put(&mut y, r * cols + c, f64::from(2.0 * v + 1.0))?;
+            sum += f64::from(v);
+        }
+        put(&mut sums, r, sum)?;
+    }
+    Ok(vec![
+        Expected::exact("y", y),
+        Expected::close("sums", sums, 1e-3, 1e-5),
+    ])
+}

@@ -91,6 +91,11 @@ pub enum Actor {
     /// CTA's barrier) at instruction `pc`: it releases nothing of this CTA's own components;
     /// what it releases of its own CTA comes through [`CtaHb::bar_remote`].
     Remote { pc: u32 },
+    /// The arrival of a `cp.async.arrive` (async op `op`, issued by a partition) once the
+    /// partition's `cp.async` copies issued before it completed: it releases those copies'
+    /// writes, the partition's [`Comp::CpAsync`] component up to `upto`, and nothing else of
+    /// the partition (the PTX ISA gives this arrive-on no release semantics of its own).
+    CpArrive { op: u32, upto: u32 },
 }
 
 /// How a partition or unit can arrive on a barrier.
@@ -864,6 +869,27 @@ impl CtaHb {
                         instr: pc,
                     },
                     u32::MAX,
+                ))
+            }
+            Actor::CpArrive { op, upto } => {
+                let o = self.ops.get(op as usize)?;
+                let part = self.part_of(o.issuer)?;
+                let mut clock = VClock::default();
+                let id = match self.index.get(&Comp::CpAsync(part)) {
+                    Some(&id) => {
+                        clock.raise(id, upto);
+                        id
+                    }
+                    None => NO_AGENT,
+                };
+                Some((
+                    clock,
+                    Witness {
+                        agent: id,
+                        time: upto,
+                        instr: o.instr,
+                    },
+                    part,
                 ))
             }
             Actor::Pipe => {

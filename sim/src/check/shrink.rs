@@ -475,6 +475,9 @@ fn what_text(w: &What) -> String {
         What::WaitBegin { parity, .. } => format!("waits (parity {parity})"),
         What::WaitDone { parity, .. } => format!("wait done (parity {parity})"),
         What::Arrive { pending, .. } => format!("arrives ({pending} pending)"),
+        What::Increment { count, pending, .. } => {
+            format!("adds {count} pending arrivals ({pending} pending)")
+        }
         What::Blocked { on } => format!("blocked on {on}"),
         What::Resumed { on } => format!("resumed after {on}"),
         What::AgentStart => "starts".into(),

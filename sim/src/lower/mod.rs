@@ -116,7 +116,8 @@ pattern_classes! { bwsim_isa::ir::OpKind:
         | TmemReinterpret { .. } | MbarAlloc { .. } | TmemAlloc { .. } | TmaLoad { .. }
         | TmaGather { .. } | TmaStore { .. } | TmaScatter { .. } | TmaStoreWait { .. }
         | ClcTryCancel { .. } | Tcgen05Mma { .. } | Tcgen05MmaScaled { .. }
-        | Tcgen05Commit { .. } | WgmmaWait { .. } | CpAsyncWait { .. } | GlobalAtomic { .. };
+        | Tcgen05Commit { .. } | WgmmaWait { .. } | CpAsyncWait { .. } | CpAsyncArrive { .. }
+        | GlobalAtomic { .. };
 
     // The others, which [`Lowerer::op`] keeps in [`LOp::Op`], in the classes that the
     // simulator's dispatches treat alike.
@@ -242,6 +243,12 @@ pub enum LOp {
     CpAsyncWait {
         pendings: u32,
     },
+    /// `cp.async.arrive`: the barrier and whether its threads' arrivals come without the
+    /// pending-count increment (`noinc`).
+    CpAsyncArrive {
+        bar: CExpr,
+        noinc: bool,
+    },
     /// `global.atomic`, its operation resolved.
     GlobalAtomic(Box<AtomicAccess>),
 }
@@ -258,7 +265,10 @@ impl LOp {
                 | K::MbarCompleteTx { bar, .. }
                 | K::MbarArrive { bar, .. },
             ) => Some(bar),
-            LOp::Commit { bar, .. } | LOp::TmaLoad { bar, .. } | LOp::ClcTryCancel { bar, .. } => Some(bar),
+            LOp::Commit { bar, .. }
+            | LOp::TmaLoad { bar, .. }
+            | LOp::ClcTryCancel { bar, .. }
+            | LOp::CpAsyncArrive { bar, .. } => Some(bar),
             lop_views!()
             | lop_group_waits!()
             | LOp::TmaStore { .. }
@@ -1299,6 +1309,13 @@ impl<'a, 'k> Lower<'a, 'k> {
             },
             K::CpAsyncWait { pendings } => LOp::CpAsyncWait {
                 pendings: u32::try_from(self.const_int(pendings)?).unwrap_or(0),
+            },
+            K::CpAsyncArrive { bar, noinc } => LOp::CpAsyncArrive {
+                bar: self.expr(bar)?,
+                noinc: match noinc {
+                    Some(f) => self.env.bool(f)?,
+                    None => false,
+                },
             },
             K::GlobalAtomic {
                 op: kind,

@@ -34,7 +34,7 @@ impl<'p, 's> Machine<'p, 's> {
             let addrs: Vec<(u32, u32)> = land.writes.iter().map(|&(a, sh, _)| (a, sh)).collect();
             let h = self
                 .hb(s)
-                .and_then(|hb| hb.cp_async_land(land.hb, land.agent, land.group, &addrs, land.bits));
+                .and_then(|hb| hb.cp_async_land(land.hb, land.agent, land.time, &addrs, land.bits));
             self.hazard(s, h, false);
         }
         let c = self.cta(s);
@@ -53,8 +53,40 @@ impl<'p, 's> Machine<'p, 's> {
                 ag.cp_pending.remove(&land.group);
             }
         }
+        ag.cp_inflight.remove(&land.seq);
         self.ev_complete(cta_id, Unit::Agent(land.agent), "cp.async", land.id, land.span);
-        Ok(())
+        let a = land.agent as usize;
+        self.cp_arrivals(s, a)
+            .map_err(|f| self.fault_stop(f, land.span, cta_id, Unit::Agent(land.agent), "cp.async.arrive"))
+    }
+
+    /// The arrivals of partition `a`'s `cp.async.arrive`s whose earlier copies have all
+    /// landed, in issue order (a later one waits for at least the copies an earlier one does).
+    pub(super) fn cp_arrivals(&mut self, s: usize, a: usize) -> OpResult<()> {
+        loop {
+            let ag = &mut self.cta(s).agents[a];
+            let Some(front) = ag.cp_arrives.front() else {
+                return Ok(());
+            };
+            if ag.cp_inflight.range(..front.before).next().is_some() {
+                return Ok(());
+            }
+            let Some(arr) = ag.cp_arrives.pop_front() else {
+                return Ok(());
+            };
+            let who = Actor::CpArrive {
+                op: arr.hb,
+                upto: arr.upto,
+            };
+            self.bar_act(
+                s,
+                Unit::Agent(a as u32),
+                arr.span,
+                arr.addr,
+                BarAct::Arrive(arr.count),
+                Some(who),
+            )?;
+        }
     }
 
     /// A `clc.try_cancel` response lands: the launch of the next cluster that has not started
@@ -573,6 +605,7 @@ impl<'p, 's> Machine<'p, 's> {
         let b = c.bar(addr)?;
         let flipped = match act {
             BarAct::Arrive(n) => b.arrive(n),
+            BarAct::Increment(n) => b.increment(n).map(|()| false),
             BarAct::ExpectTx(n) => b.expect_tx(n),
             BarAct::CompleteTx(n) => b.complete_tx(n),
         }
@@ -580,10 +613,13 @@ impl<'p, 's> Machine<'p, 's> {
             MbarFault::Underflow { .. } => {
                 Fault::CodedTrap(Code::OverArrival, CudaError::LaunchFailure, e.reason())
             }
-            MbarFault::TxRange { .. } => Fault::trap(CudaError::LaunchFailure, e.reason()),
+            MbarFault::TxRange { .. } | MbarFault::PendingRange { .. } => {
+                Fault::trap(CudaError::LaunchFailure, e.reason())
+            }
         })?;
         let b = *b;
-        if let Some(hb) = c.hb.as_deref_mut() {
+        // An increment releases nothing: the arrivals that follow it do.
+        if let (Some(hb), false) = (c.hb.as_deref_mut(), matches!(act, BarAct::Increment(_))) {
             let who = who.unwrap_or(match unit {
                 Unit::Agent(a) => Actor::Part(a as usize, self.cur_pc),
                 Unit::Tma => Actor::Tma,
@@ -591,6 +627,7 @@ impl<'p, 's> Machine<'p, 's> {
             });
             let (arrival, bytes) = match act {
                 BarAct::Arrive(_) => (true, 0),
+                BarAct::Increment(_) => (false, 0),
                 BarAct::ExpectTx(n) => (false, n),
                 BarAct::CompleteTx(n) => (false, -n),
             };
@@ -605,6 +642,11 @@ impl<'p, 's> Machine<'p, 's> {
                     bar: addr,
                     count: n,
                     pending: if flipped { 0 } else { b.pending },
+                },
+                BarAct::Increment(n) => What::Increment {
+                    bar: addr,
+                    count: n,
+                    pending: b.pending,
                 },
                 BarAct::ExpectTx(n) => What::ExpectTx {
                     bar: addr,

@@ -882,6 +882,9 @@ impl<'p, 's> Machine<'p, 's> {
                 let ag = &mut self.cta(s).agents[a];
                 let group = ag.cp_committed + 1;
                 *ag.cp_pending.entry(group).or_insert(0) += 1;
+                let (time, seq) = (ag.cp_splits + 1, ag.cp_seq);
+                ag.cp_seq += 1;
+                ag.cp_inflight.insert(seq);
                 self.counters.async_ops += 1;
                 let id = self.new_id();
                 self.ev(cta_id, me, What::Issue { op: name, id }, span);
@@ -889,6 +892,8 @@ impl<'p, 's> Machine<'p, 's> {
                 let land = CpLand {
                     agent: a as u32,
                     group,
+                    time,
+                    seq,
                     hb,
                     id,
                     bits: v.dtype.bits(),
@@ -898,8 +903,37 @@ impl<'p, 's> Machine<'p, 's> {
                 self.schedule(s, delay, EvKind::CpAsyncLand(Box::new(land)));
                 Ok(OpDone::Next)
             }
+            LOp::CpAsyncArrive { bar, noinc } => {
+                let addr = bar_of(&ev(bar)?)?;
+                let count = self.cta(s).agents[a].warps * 32;
+                if !noinc {
+                    self.bar_act(s, me, span, addr, BarAct::Increment(count), None)?;
+                }
+                let pc = self.cur_pc;
+                let hb = self.hb(s).map(|hb| hb.issue(a, pc)).unwrap_or(0);
+                let ag = &mut self.cta(s).agents[a];
+                // The copies issued so far have the checker time `cp_splits + 1`; later ones
+                // get a time of their own, which this arrival does not release.
+                ag.cp_splits += 1;
+                let arrive = CpArrive {
+                    before: ag.cp_seq,
+                    addr,
+                    count,
+                    hb,
+                    upto: ag.cp_splits,
+                    span,
+                };
+                ag.cp_arrives.push_back(arrive);
+                self.ev(cta_id, me, What::Exec { op: name }, span);
+                self.cp_arrivals(s, a)?;
+                Ok(OpDone::Next)
+            }
             LOp::Op(K::CpAsyncCommit {}) => {
-                self.cta(s).agents[a].cp_committed += 1;
+                let ag = &mut self.cta(s).agents[a];
+                ag.cp_committed += 1;
+                ag.cp_splits += 1;
+                let end = ag.cp_splits;
+                ag.cp_group_end.push(end);
                 self.ev(cta_id, me, What::Exec { op: name }, span);
                 Ok(OpDone::Next)
             }
@@ -907,8 +941,9 @@ impl<'p, 's> Machine<'p, 's> {
                 let ag = &self.cta(s).agents[a];
                 let upto = ag.cp_committed.saturating_sub(*pendings);
                 if ag.cp_pending.range(..=upto).next().is_none() {
+                    let time = upto.checked_sub(1).map_or(0, |g| ag.cp_group_end[g as usize]);
                     if let Some(hb) = self.hb(s) {
-                        hb.cp_async_wait(a, upto);
+                        hb.cp_async_wait(a, time);
                     }
                     if resumed {
                         self.ev(cta_id, me, What::Resumed { on: "cp.async.wait" }, span);

@@ -68,7 +68,7 @@ use bwsim_isa::typeck::AtomicOp;
 use bwsim_isa::{Diagnostic, Span};
 use serde::Serialize;
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
 /// How a run is driven.
@@ -256,6 +256,18 @@ struct Agent {
     cp_committed: u32,
     /// Copies not yet landed, by group.
     cp_pending: BTreeMap<u32, u32>,
+    /// The checker's time of this partition's copies ([`crate::check::hazards::Comp::CpAsync`]):
+    /// `cp_splits + 1`, where `cp_splits` counts the commits and `cp.async.arrive`s so far, so
+    /// that an arrival releases exactly the copies issued before it.
+    cp_splits: u32,
+    /// The checker's time of the last copies of each committed group (group `g` at `g - 1`).
+    cp_group_end: Vec<u32>,
+    /// Copies issued so far (a copy's sequence number is the count before it) and those not
+    /// yet landed.
+    cp_seq: u64,
+    cp_inflight: BTreeSet<u64>,
+    /// `cp.async.arrive`s waiting for their copies, in issue order.
+    cp_arrives: VecDeque<CpArrive>,
     children: Vec<u32>,
     /// The cluster-barrier phase this partition arrived in (`cluster.arrive`) and has not
     /// waited for yet.
@@ -403,10 +415,27 @@ struct ClcReq {
 }
 
 /// One `cp.async` landing: the elements (shared address, bit shift, bits) it writes.
+/// A `cp.async.arrive` whose arrivals wait for the copies issued before it.
+#[derive(Clone, Debug)]
+struct CpArrive {
+    /// The copies with a sequence number below this one must have landed.
+    before: u64,
+    addr: u32,
+    /// One arrival per thread of the partition.
+    count: u32,
+    /// The checker's async-op index and the copies' time it releases.
+    hb: u32,
+    upto: u32,
+    span: Span,
+}
+
 #[derive(Clone, Debug)]
 struct CpLand {
     agent: u32,
     group: u32,
+    /// The copy's checker time and sequence number ([`Agent::cp_splits`], [`Agent::cp_seq`]).
+    time: u32,
+    seq: u64,
     /// The checker's async-op index.
     hb: u32,
     id: u64,
@@ -691,6 +720,8 @@ impl Cta {
 #[derive(Clone, Copy, Debug)]
 enum BarAct {
     Arrive(u32),
+    /// Add to the pending arrivals (`cp.async.arrive` without `noinc`).
+    Increment(u32),
     ExpectTx(i64),
     CompleteTx(i64),
 }

@@ -100,6 +100,7 @@ impl<'p, 's> Machine<'p, 's> {
             lop_views!()
             | lop_group_waits!()
             | LOp::ClcTryCancel { .. }
+            | LOp::CpAsyncArrive { .. }
             | LOp::Op(
                 mbar_quiet!()
                 | fences!()

@@ -605,6 +605,18 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 self.e.ins("cp.async.commit_group");
                 Ok(None)
             }
+            CpAsyncArrive { bar, noinc } => {
+                let a = self.bar_addr(bar, name)?;
+                let noinc = match noinc {
+                    Some(f) => self.const_int(f, name)? != 0,
+                    None => false,
+                };
+                // Every thread: each arrives once its own earlier copies have landed.
+                let n = if noinc { ".noinc" } else { "" };
+                self.e
+                    .ins(format!("cp.async.mbarrier.arrive{n}.shared::cta.b64 {a}"));
+                Ok(None)
+            }
             CpAsyncWait { pendings } => {
                 let n = self.const_int(pendings, name)?;
                 self.e.ins(format!("cp.async.wait_group {n}"));

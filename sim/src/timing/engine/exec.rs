@@ -880,6 +880,28 @@ impl<'p> Engine<'p> {
                 *t = t0 + chip.scalar_op_cycles;
                 Ok(OpDone::Next)
             }
+            LOp::CpAsyncArrive { bar, noinc } => {
+                // Every thread arrives once the copies it issued so far have landed (the open
+                // group's and every committed group's); without `noinc` each first adds its
+                // arrival to the pending count.
+                let addr = bar_of(evs(bar)?)?;
+                let ag = &self.cta(c).agents[a as usize];
+                let count = ag.warps * 32;
+                let done = ag.cp_groups.iter().fold(ag.cp_open, |m, &x| m.max(x)).max(t0);
+                if !noinc {
+                    self.bar_update(c, addr, t0, |m| m.increment(count).map(|()| false))?;
+                }
+                self.push(
+                    done,
+                    EvKind::Arrive {
+                        cta: c,
+                        bar: addr,
+                        count,
+                    },
+                );
+                *t = t0 + chip.mbarrier_op_cycles;
+                Ok(OpDone::Next)
+            }
             LOp::Op(K::CpAsyncCommit {}) => {
                 let ag = &mut self.cta(c).agents[a as usize];
                 let done = ag.cp_open.max(t0);
@@ -962,6 +984,7 @@ fn single_thread_issue(op: &LOp) -> bool {
         lop_views!()
         | lop_group_waits!()
         | LOp::ClcTryCancel { .. }
+        | LOp::CpAsyncArrive { .. }
         | LOp::Mma { .. }
         | LOp::GlobalAtomic(_)
         | LOp::Op(
@@ -996,6 +1019,7 @@ pub(super) fn synchronises(op: &LOp) -> bool {
         | LOp::ClcTryCancel { .. }
         | LOp::Mma { .. }
         | LOp::Commit { .. }
+        | LOp::CpAsyncArrive { .. }
         | LOp::GlobalAtomic(_)
         | LOp::Op(
             mbar_signals!()
