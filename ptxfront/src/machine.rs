@@ -42,6 +42,10 @@ use bwsim_sim::mbarrier::Mbar;
 use bwsim_sim::sched::{AgentRef, AsyncKind, RandomScheduler, Scheduler};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+mod tcgen05;
+
+pub use tcgen05::{Desc, InstrDesc};
+
 /// How to run.
 #[derive(Clone, Copy, Debug)]
 pub struct Options {
@@ -158,6 +162,12 @@ enum Work {
         map: usize,
         elems: Vec<BoxElem>,
     },
+    /// Work for the tensor pipe, issued at `pc` ([`tcgen05`]).
+    Pipe {
+        op: u32,
+        pc: usize,
+        work: tcgen05::PipeWork,
+    },
 }
 
 struct Machine<'a, 's> {
@@ -178,6 +188,12 @@ struct Machine<'a, 's> {
     /// The instruction of the last recorded generic store to each shared granule (4 bytes, the
     /// checker's), and its warp (what tells a replicated store, [`Machine::record_generic`]).
     last_store: HashMap<u32, (usize, usize)>,
+    /// Tensor memory.
+    tmem: tcgen05::Tmem,
+    /// When the last operation issued to the tensor pipe runs (the pipe runs them in order).
+    pipe_due: u64,
+    /// The tensor core's arithmetic.
+    arith: bwsim_sim::mma_numerics::Arith,
 }
 
 impl<'a, 's> Machine<'a, 's> {
@@ -206,6 +222,9 @@ impl<'a, 's> Machine<'a, 's> {
             pending: vec![BTreeMap::new(); warps],
             findings: Vec::new(),
             last_store: HashMap::new(),
+            tmem: tcgen05::Tmem::default(),
+            pipe_due: 0,
+            arith: bwsim_sim::mma_numerics::MmaNumerics::default().tcgen05,
         }
     }
 
@@ -663,6 +682,14 @@ impl<'a, 's> Machine<'a, 's> {
                     });
                 }
             }
+            AgentOp::FenceMbarInit
+            | AgentOp::TmemAlloc { .. }
+            | AgentOp::TmemDealloc { .. }
+            | AgentOp::TmemRelinquish
+            | AgentOp::Mma { .. }
+            | AgentOp::Commit { .. }
+            | AgentOp::TmemLd { .. }
+            | AgentOp::TmemSt { .. } => self.tcgen05(w, pc, op, group)?,
             AgentOp::BulkCommit => self.open_group[w] += 1,
             AgentOp::BulkWait { n, read } => {
                 if !self.bulk_done(w, *n) {
@@ -776,6 +803,7 @@ impl<'a, 's> Machine<'a, 's> {
                     *c = c.saturating_sub(1);
                 }
             }
+            Work::Pipe { op, pc, work } => self.land_pipe(op, pc, work)?,
         }
         Ok(())
     }
