@@ -363,9 +363,15 @@ fn findings(src: &str, schedules: u64) -> Vec<(Code, u32, Vec<u32>)> {
         .collect()
 }
 
+/// 50 schedules check clean: the full tier's (`BWSIM_FULL=1`, as `bwsim_testkit::full_tier`
+/// reads it); the default tier has the one of [`runs_and_matches_the_cpu_reference`].
 #[test]
 fn checks_clean() {
-    assert_eq!(findings(&fixture(), 3), vec![]);
+    if !std::env::var("BWSIM_FULL").is_ok_and(|v| v == "1") {
+        eprintln!("checks_clean: 50 schedules of the CuTe DSL GEMM belong to the full tier (BWSIM_FULL=1)");
+        return;
+    }
+    assert_eq!(findings(&fixture(), 50), vec![]);
 }
 
 /// The MMA warp skips its wait for the TMA loads of A and B (the branch past the wait loop
@@ -379,7 +385,7 @@ fn a_dropped_wait_for_the_operands_is_reported_at_the_mma() {
         line_of(&src, "[%r6], [%rd14, {%r43, %r43}]"),
         line_of(&src, "[%r7], [%rd16, {%r45, %r45}]"),
     ];
-    let fs = findings(&src, 3);
+    let fs = findings(&src, 1);
     assert!(
         fs.iter().any(|(c, at, with)| matches!(c, Code::Race | Code::ReadBeforeComplete)
             && *at == mma
@@ -400,7 +406,7 @@ fn a_dropped_wait_for_the_accumulator_is_reported_at_the_tmem_load() {
     );
     let ld = line_of(&src, "tcgen05.ld.sync.aligned.32x32b.x32.b32 {%r100,");
     let mma = line_of(&src, "tcgen05.mma.cta_group::1.kind::f16.collector::a::discard [%r8], %rd4, %rd5");
-    let fs = findings(&src, 3);
+    let fs = findings(&src, 1);
     assert!(
         fs.contains(&(Code::ReadBeforeComplete, ld, vec![mma])),
         "{fs:?}"
