@@ -115,11 +115,50 @@ pub fn run(p: &Program, l: &Launch, bufs: &mut [Vec<u8>], opts: &Options) -> Res
 /// `bufs`, and returns each distinct finding once (by code and instructions), in the order
 /// they were first found.
 pub fn check(p: &Program, l: &Launch, bufs: &[Vec<u8>], schedules: u64) -> Result<Vec<Finding>, Error> {
-    let mut out: Vec<Finding> = Vec::new();
-    for seed in 0..schedules.max(1) {
+    check_jobs(p, l, bufs, schedules, 1)
+}
+
+/// [`check`] on `jobs` threads (thread `j` runs seeds `j`, `j + jobs`, ...): the same
+/// findings in the same order.
+pub fn check_jobs(
+    p: &Program,
+    l: &Launch,
+    bufs: &[Vec<u8>],
+    schedules: u64,
+    jobs: usize,
+) -> Result<Vec<Finding>, Error> {
+    let n = schedules.max(1);
+    let jobs = (jobs.max(1) as u64).min(n);
+    let one = |seed: u64| {
         let mut b = bufs.to_vec();
-        let o = run(p, l, &mut b, &Options { seed, check: true })?;
-        for f in o.findings {
+        run(p, l, &mut b, &Options { seed, check: true }).map(|o| o.findings)
+    };
+    let mut by_seed: Vec<Option<Result<Vec<Finding>, Error>>> = (0..n).map(|_| None).collect();
+    if jobs == 1 {
+        for seed in 0..n {
+            let r = one(seed);
+            let stop = r.is_err();
+            by_seed[seed as usize] = Some(r);
+            if stop {
+                break;
+            }
+        }
+    } else {
+        let parts: Vec<Vec<(u64, Result<Vec<Finding>, Error>)>> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..jobs)
+                .map(|j| s.spawn(move || (j..n).step_by(jobs as usize).map(|seed| (seed, one(seed))).collect()))
+                .collect();
+            hs.into_iter()
+                .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .collect()
+        });
+        for (seed, r) in parts.into_iter().flatten() {
+            by_seed[seed as usize] = Some(r);
+        }
+    }
+    let mut out: Vec<Finding> = Vec::new();
+    for r in by_seed.into_iter().flatten() {
+        for f in r? {
             if !out
                 .iter()
                 .any(|g| g.code == f.code && g.pc == f.pc && g.with == f.with)
