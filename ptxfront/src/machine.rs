@@ -27,6 +27,12 @@
 //!   `cp.async.bulk.wait_group[.read] N` waits until at most N committed groups are pending,
 //!   observing the reads (`.read`) or the whole stores.
 //! - `bar.sync` / `barrier.sync`: the warps that take part join their clocks.
+//! - `fence.mbarrier_init`: the checker's init fence of the warp; `prefetch.tensormap` has no
+//!   effect.
+//! - `tcgen05.*` ([`tcgen05`]): tensor memory, its allocation, and the CTA's tensor pipe, on
+//!   which `tcgen05.mma` reads its operands through their matrix descriptors and
+//!   `tcgen05.commit` arrives on an mbarrier, in issue order; `tcgen05.ld/st` are the warp's
+//!   tensor-memory accesses.
 //!
 //! Global memory is not checked across CTAs or against the stores' global writes yet.
 
@@ -118,6 +124,9 @@ pub fn check(p: &Program, l: &Launch, bufs: &[Vec<u8>], schedules: u64) -> Resul
     check_jobs(p, l, bufs, schedules, 1)
 }
 
+/// One schedule's findings, or why it stopped.
+type Seeded = Result<Vec<Finding>, Error>;
+
 /// [`check`] on `jobs` threads (thread `j` runs seeds `j`, `j + jobs`, ...): the same
 /// findings in the same order.
 pub fn check_jobs(
@@ -133,7 +142,7 @@ pub fn check_jobs(
         let mut b = bufs.to_vec();
         run(p, l, &mut b, &Options { seed, check: true }).map(|o| o.findings)
     };
-    let mut by_seed: Vec<Option<Result<Vec<Finding>, Error>>> = (0..n).map(|_| None).collect();
+    let mut by_seed: Vec<Option<Seeded>> = (0..n).map(|_| None).collect();
     if jobs == 1 {
         for seed in 0..n {
             let r = one(seed);
@@ -144,9 +153,16 @@ pub fn check_jobs(
             }
         }
     } else {
-        let parts: Vec<Vec<(u64, Result<Vec<Finding>, Error>)>> = std::thread::scope(|s| {
+        let parts: Vec<Vec<(u64, Seeded)>> = std::thread::scope(|s| {
             let hs: Vec<_> = (0..jobs)
-                .map(|j| s.spawn(move || (j..n).step_by(jobs as usize).map(|seed| (seed, one(seed))).collect()))
+                .map(|j| {
+                    s.spawn(move || {
+                        (j..n)
+                            .step_by(jobs as usize)
+                            .map(|seed| (seed, one(seed)))
+                            .collect()
+                    })
+                })
                 .collect();
             hs.into_iter()
                 .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
@@ -917,7 +933,7 @@ impl<'a, 's> Machine<'a, 's> {
         let who = |r: &Rec| match hb.part_of(r.agent) {
             Some(w) if !r.is_async() => format!("warp {w}"),
             _ => format!(
-                "the asynchronous unit running the copy issued at {}",
+                "the asynchronous unit running the operation issued at {}",
                 p.place(hb.rec_instr(r) as usize)
             ),
         };
@@ -931,7 +947,19 @@ impl<'a, 's> Machine<'a, 's> {
             Kind::Write => "writes",
         };
         let (fo, so) = (name(fi), name(si));
-        let byte = h.granule * bwsim_sim::check::hazards::SMEM_GRANULE;
+        // Tensor-memory granules are cells, numbered column-major over the 128 lanes.
+        let place = if h.first.proxy == Proxy::Tensor && h.second.proxy == Proxy::Tensor {
+            format!(
+                "tensor-memory lane {}, column {}",
+                h.granule % 128,
+                h.granule / 128
+            )
+        } else {
+            format!(
+                "shared byte {}",
+                h.granule * bwsim_sim::check::hazards::SMEM_GRANULE
+            )
+        };
         let (title, help) = match h.kind {
             HazardKind::Race => (
                 format!("data race on shared memory: `{fo}` and `{so}` are not ordered by happens-before"),
@@ -975,7 +1003,7 @@ impl<'a, 's> Machine<'a, 's> {
             ),
         )
         .with_note(format!(
-            "first conflict at shared byte {byte}; the second access is at {}, the first at {}",
+            "first conflict at {place}; the second access is at {}, the first at {}",
             p.place(si),
             p.place(fi)
         ))

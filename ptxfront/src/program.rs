@@ -570,7 +570,9 @@ impl Cx<'_> {
                     Some("f8f6f4") => MmaKind::F8f6f4,
                     _ => return Err(self.unsupported(i, "kinds other than f16, tf32 and f8f6f4")),
                 };
-                if m.iter().any(|x| x.starts_with("block_scale") || *x == "ws" || *x == "sp") {
+                if m.iter()
+                    .any(|x| x.starts_with("block_scale") || *x == "ws" || *x == "sp")
+                {
                     return Err(self.unsupported(i, "block-scaled, weight-stationary and sparse forms"));
                 }
                 if matches!(o.get(1), Some(Operand::Addr(_))) {
@@ -595,14 +597,20 @@ impl Cx<'_> {
                 }
             }
             Some(dir @ ("ld" | "st")) => {
-                if !m.contains(&"32x32b") || m.iter().any(|x| x.starts_with("pack") || x.starts_with("unpack")) {
+                if !m.contains(&"32x32b")
+                    || m.iter().any(|x| x.starts_with("pack") || x.starts_with("unpack"))
+                {
                     return Err(self.unsupported(i, "shapes other than `.32x32b`, packing"));
                 }
                 let num = m
                     .iter()
                     .find_map(|x| x.strip_prefix('x').and_then(|n| n.parse::<usize>().ok()))
                     .ok_or_else(|| self.invalid(i, "expected a `.xN` count"))?;
-                let (regs, at) = if dir == "ld" { (o.first(), o.get(1)) } else { (o.get(1), o.first()) };
+                let (regs, at) = if dir == "ld" {
+                    (o.first(), o.get(1))
+                } else {
+                    (o.get(1), o.first())
+                };
                 let regs: Vec<&Operand> = match regs {
                     Some(Operand::Vec(v)) => v.iter().collect(),
                     Some(x) => vec![x],
@@ -1034,12 +1042,9 @@ impl Cx<'_> {
                 Ok(Op::Agent(AgentOp::FenceProxyAsync))
             }
             "cp" if m.starts_with(&["async", "bulk", "tensor"]) => {
-                if m.iter().any(|x| {
-                    matches!(
-                        *x,
-                        "multicast::cluster" | "im2col" | "cta_group::2"
-                    )
-                }) {
+                if m.iter()
+                    .any(|x| matches!(*x, "multicast::cluster" | "im2col" | "cta_group::2"))
+                {
                     return Err(self.unsupported(i, "multicast, im2col and CTA-pair forms"));
                 }
                 fn tensor(x: Option<&Operand>) -> Option<(&Addr, &Vec<Operand>)> {

@@ -22,7 +22,6 @@ use bwsim_ptxfront::parse::Stmt;
 use bwsim_ptxfront::{load, parse, Error, Module};
 use cute::{f16_value, fixture, gemm_launch, operands, K, M, N};
 
-
 /// What one instruction line of the text says, read without the parser: its 1-based line, the
 /// guard (`@%p`/`@!%p` as written), the opcode with its modifiers (the first word), and the
 /// `.loc` (file, line, column) last seen above it.
@@ -232,7 +231,11 @@ fn runs_and_matches_the_cpu_reference() {
     let src = fixture();
     let (p, l, mut bufs) = gemm_launch(&src);
     let o = machine::run(&p, &l, &mut bufs, &Options { seed: 0, check: true }).expect("runs");
-    assert!(o.findings.is_empty(), "findings: {:?}", o.findings.iter().map(|f| &f.diagnostic).collect::<Vec<_>>());
+    assert!(
+        o.findings.is_empty(),
+        "findings: {:?}",
+        o.findings.iter().map(|f| &f.diagnostic).collect::<Vec<_>>()
+    );
     let (a, b) = operands();
     let mut wrong = 0;
     for i in 0..M {
@@ -295,16 +298,20 @@ fn checks_clean() {
 #[test]
 fn a_dropped_wait_for_the_operands_is_reported_at_the_mma() {
     let src = planted("@%p25 bra \t$L__BB0_24;", "bra.uni \t$L__BB0_24;");
-    let mma = line_of(&src, "tcgen05.mma.cta_group::1.kind::f16.collector::a::discard [%r8], %rd4, %rd5");
+    let mma = line_of(
+        &src,
+        "tcgen05.mma.cta_group::1.kind::f16.collector::a::discard [%r8], %rd4, %rd5",
+    );
     let copies = [
         line_of(&src, "[%r6], [%rd14, {%r43, %r43}]"),
         line_of(&src, "[%r7], [%rd16, {%r45, %r45}]"),
     ];
     let fs = findings(&src, 1);
     assert!(
-        fs.iter().any(|(c, at, with)| matches!(c, Code::Race | Code::ReadBeforeComplete)
-            && *at == mma
-            && with.iter().all(|w| copies.contains(w))),
+        fs.iter()
+            .any(|(c, at, with)| matches!(c, Code::Race | Code::ReadBeforeComplete)
+                && *at == mma
+                && with.iter().all(|w| copies.contains(w))),
         "{fs:?}"
     );
 }
@@ -320,10 +327,10 @@ fn a_dropped_wait_for_the_accumulator_is_reported_at_the_tmem_load() {
         "mbarrier.try_wait.parity.shared.b64 P1, [%r81], 1, 10000000;",
     );
     let ld = line_of(&src, "tcgen05.ld.sync.aligned.32x32b.x32.b32 {%r100,");
-    let mma = line_of(&src, "tcgen05.mma.cta_group::1.kind::f16.collector::a::discard [%r8], %rd4, %rd5");
-    let fs = findings(&src, 1);
-    assert!(
-        fs.contains(&(Code::ReadBeforeComplete, ld, vec![mma])),
-        "{fs:?}"
+    let mma = line_of(
+        &src,
+        "tcgen05.mma.cta_group::1.kind::f16.collector::a::discard [%r8], %rd4, %rd5",
     );
+    let fs = findings(&src, 1);
+    assert!(fs.contains(&(Code::ReadBeforeComplete, ld, vec![mma])), "{fs:?}");
 }

@@ -96,7 +96,11 @@ impl Desc {
             2 => 128,
             4 => 64,
             6 => 32,
-            m => return Err(format!("swizzling mode {m} of a matrix descriptor is not modelled")),
+            m => {
+                return Err(format!(
+                    "swizzling mode {m} of a matrix descriptor is not modelled"
+                ))
+            }
         };
         let desc = Desc {
             start: f(0, 14) << 4,
@@ -183,7 +187,7 @@ impl InstrDesc {
         if desc.a != desc.b {
             return Err("A and B of different types are not modelled".into());
         }
-        if desc.m != 128 || desc.n == 0 || desc.n % 16 != 0 || desc.n > 256 {
+        if desc.m != 128 || desc.n == 0 || !desc.n.is_multiple_of(16) || desc.n > 256 {
             return Err(format!(
                 "the shape M = {}, N = {} (this model runs M = 128 with N a multiple of 16 up to 256)",
                 desc.m, desc.n
@@ -212,7 +216,13 @@ pub(super) enum PipeWork {
 impl Machine<'_, '_> {
     /// Runs the `tcgen05` instruction `op` at `pc` for the lanes `group` of warp `w`
     /// (`fence.mbarrier_init` too).
-    pub(super) fn tcgen05(&mut self, w: usize, pc: usize, op: &AgentOp, group: &[usize]) -> Result<(), Error> {
+    pub(super) fn tcgen05(
+        &mut self,
+        w: usize,
+        pc: usize,
+        op: &AgentOp,
+        group: &[usize],
+    ) -> Result<(), Error> {
         match op {
             AgentOp::FenceMbarInit => {
                 if let Some(hb) = &mut self.hb {
@@ -224,10 +234,16 @@ impl Machine<'_, '_> {
                 let Some(&t) = group.first() else { return Ok(()) };
                 let n = self.value(t, *cols, pc)? as u32;
                 if !(32..=COLUMNS).contains(&n) || !n.is_power_of_two() {
-                    return Err(self.rt(pc, format!("`tcgen05.alloc` of {n} columns (a power of two from 32 to 512)")));
+                    return Err(self.rt(
+                        pc,
+                        format!("`tcgen05.alloc` of {n} columns (a power of two from 32 to 512)"),
+                    ));
                 }
                 if self.tmem.relinquished {
-                    return Err(self.rt(pc, "`tcgen05.alloc` after `tcgen05.relinquish_alloc_permit`".into()));
+                    return Err(self.rt(
+                        pc,
+                        "`tcgen05.alloc` after `tcgen05.relinquish_alloc_permit`".into(),
+                    ));
                 }
                 let Some(col) = self.tmem.free_run(n) else {
                     return Err(self.rt(pc, format!("`tcgen05.alloc` of {n} columns: tensor memory has no free run that wide (the hardware would wait for a dealloc forever here)")));
@@ -235,7 +251,13 @@ impl Machine<'_, '_> {
                 self.tmem.allocs.insert(col, n);
                 let a = self.shared_addr(t, dst, pc)? as usize;
                 if a + 4 > self.cta.shared.len() {
-                    return Err(self.rt(pc, format!("`tcgen05.alloc` writes shared bytes {a}..{}, past the CTA's", a + 4)));
+                    return Err(self.rt(
+                        pc,
+                        format!(
+                            "`tcgen05.alloc` writes shared bytes {a}..{}, past the CTA's",
+                            a + 4
+                        ),
+                    ));
                 }
                 self.cta.shared[a..a + 4].copy_from_slice(&col.to_le_bytes());
                 if let Some(hb) = &mut self.hb {
@@ -319,7 +341,14 @@ impl Machine<'_, '_> {
     /// The first cell each lane of `group` of warp `w` moves with a `32x32b` load or store of
     /// `n` columns at `at`: the thread's lane is the address's lane plus its lane id, which
     /// must lie in the warp's quarter of the lanes, and the columns in an allocation.
-    fn lane_cells(&self, w: usize, pc: usize, group: &[usize], at: &TmemRef, n: u32) -> Result<Vec<(u32, u32)>, Error> {
+    fn lane_cells(
+        &self,
+        w: usize,
+        pc: usize,
+        group: &[usize],
+        at: &TmemRef,
+        n: u32,
+    ) -> Result<Vec<(u32, u32)>, Error> {
         let quarter = (w as u32 % 4) * 32;
         group
             .iter()
@@ -329,11 +358,17 @@ impl Machine<'_, '_> {
                 if !(quarter..quarter + 32).contains(&lane) {
                     return Err(self.rt(
                         pc,
-                        format!("warp {w} reaches tensor-memory lane {lane}, outside its lanes {quarter}..{}", quarter + 32),
+                        format!(
+                            "warp {w} reaches tensor-memory lane {lane}, outside its lanes {quarter}..{}",
+                            quarter + 32
+                        ),
                     ));
                 }
                 if !self.tmem.allocated(col, n) {
-                    return Err(self.rt(pc, format!("tensor-memory columns {col}..{} are not allocated", col + n)));
+                    return Err(self.rt(
+                        pc,
+                        format!("tensor-memory columns {col}..{} are not allocated", col + n),
+                    ));
                 }
                 Ok((lane, col))
             })
@@ -381,7 +416,10 @@ impl Machine<'_, '_> {
         if lane != 0 || !self.tmem.allocated(col, desc.n) {
             return Err(self.rt(
                 pc,
-                format!("the accumulator (lane {lane}, columns {col}..{}) is not allocated tensor memory", col + desc.n),
+                format!(
+                    "the accumulator (lane {lane}, columns {col}..{}) is not allocated tensor memory",
+                    col + desc.n
+                ),
             ));
         }
         let k = bwsim_sim::mma_numerics::instruction_k(desc.a, false) as u32;
@@ -396,7 +434,10 @@ impl Machine<'_, '_> {
                         .address(r, j, eb, !mn_major)
                         .ok_or_else(|| refuse("MN-major operands without swizzling".into()))?;
                     if x + eb > smem {
-                        return Err(self.rt(pc, format!("an MMA operand reaches shared byte {x}, past the CTA's {smem}")));
+                        return Err(self.rt(
+                            pc,
+                            format!("an MMA operand reaches shared byte {x}, past the CTA's {smem}"),
+                        ));
                     }
                     out.push(x);
                 }
@@ -442,9 +483,7 @@ impl Machine<'_, '_> {
                 use_acc,
             } => {
                 let (m, n) = (desc.m, desc.n);
-                let cells: Vec<(u32, u32)> = (0..m)
-                    .flat_map(|i| (0..n).map(move |j| (i, col + j)))
-                    .collect();
+                let cells: Vec<(u32, u32)> = (0..m).flat_map(|i| (0..n).map(move |j| (i, col + j))).collect();
                 if let Some(hb) = &mut self.hb {
                     let bits = desc.a.bits();
                     let smem = |v: &[u32]| v.iter().map(|&x| (x, 0)).collect::<Vec<_>>();
@@ -531,7 +570,10 @@ mod tests {
             swizzle: 128,
         };
         assert_eq!(b.address(65, 9, 2, false), Some((8192 + 1024 + 128 + 2) ^ 16));
-        assert!(Desc::decode(1 << 61).is_err(), "128-byte swizzle with 32-byte atoms");
+        assert!(
+            Desc::decode(1 << 61).is_err(),
+            "128-byte swizzle with 32-byte atoms"
+        );
     }
 
     #[test]
@@ -540,12 +582,21 @@ mod tests {
         // MN-major, N 128, M 128.
         let i = InstrDesc::decode(0x0821_0010, MmaKind::F16).expect("decodes");
         assert_eq!((i.d, i.a, i.b), (DType::F32, DType::F16, DType::F16));
-        assert_eq!((i.m, i.n, i.mn_major, i.negate), (128, 128, [false, true], [false, false]));
+        assert_eq!(
+            (i.m, i.n, i.mn_major, i.negate),
+            (128, 128, [false, true], [false, false])
+        );
         // The CuTe DSL's 0x08202010: A negated.
         let i = InstrDesc::decode(0x0820_2010, MmaKind::F16).expect("decodes");
         assert_eq!(i.negate, [true, false]);
-        assert!(InstrDesc::decode(0x0820_0000, MmaKind::F16).is_err(), "f16 accumulator");
+        assert!(
+            InstrDesc::decode(0x0820_0000, MmaKind::F16).is_err(),
+            "f16 accumulator"
+        );
         assert!(InstrDesc::decode(0x0420_0010, MmaKind::F16).is_err(), "M = 64");
-        assert!(InstrDesc::decode(0x0820_0010, MmaKind::Tf32).is_err(), "f16 under kind::tf32");
+        assert!(
+            InstrDesc::decode(0x0820_0010, MmaKind::Tf32).is_err(),
+            "f16 under kind::tf32"
+        );
     }
 }

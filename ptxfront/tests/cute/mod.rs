@@ -26,7 +26,10 @@ pub fn f16_bits(v: f64) -> u16 {
     let sign = if v < 0.0 { 0x8000 } else { 0 };
     let e = v.abs().log2().floor() as i32;
     let mant = (v.abs() / 2f64.powi(e) - 1.0) * 1024.0;
-    assert!(mant.fract() == 0.0 && (-14..=15).contains(&e), "{v} is not an f16");
+    assert!(
+        mant.fract() == 0.0 && (-14..=15).contains(&e),
+        "{v} is not an f16"
+    );
     sign | (((e + 15) as u16) << 10) | mant as u16
 }
 
@@ -93,4 +96,3 @@ pub fn gemm_launch(src: &str) -> (Program, Launch, Vec<Vec<u8>>) {
     let (a, b) = operands();
     (p, l, vec![f16_buffer(&a), f16_buffer(&b), vec![0; M * N * 2]])
 }
-
