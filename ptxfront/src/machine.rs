@@ -508,8 +508,13 @@ impl<'a, 's> Machine<'a, 's> {
         hb.step(w);
         let mut found = Vec::new();
         for a in &log {
+            let g = a.addr / bwsim_sim::check::hazards::SMEM_GRANULE;
+            if !a.write && self.tmem.slots.contains(&g) {
+                // A read of a tensor-memory allocation's address ([`tcgen05`]).
+                continue;
+            }
             if a.write {
-                let g = a.addr / bwsim_sim::check::hazards::SMEM_GRANULE;
+                self.tmem.slots.remove(&g);
                 let replica = a.silent && self.last_store.get(&g).is_some_and(|&(_, by)| by != w);
                 if replica {
                     continue;
@@ -816,8 +821,9 @@ impl<'a, 's> Machine<'a, 's> {
                     }
                 }
                 for e in &elems {
-                    self.last_store
-                        .remove(&(e.smem / bwsim_sim::check::hazards::SMEM_GRANULE));
+                    let g = e.smem / bwsim_sim::check::hazards::SMEM_GRANULE;
+                    self.last_store.remove(&g);
+                    self.tmem.slots.remove(&g);
                 }
                 if !self.bars.contains_key(&bar) {
                     // The barrier was invalidated (or never initialised) while the copy was in
@@ -850,8 +856,8 @@ impl<'a, 's> Machine<'a, 's> {
                 for e in &elems {
                     if let Some(g) = e.global {
                         let (s, g) = (e.smem as usize, g as usize);
-                        let v: Vec<u8> = self.cta.shared[s..s + eb].to_vec();
-                        self.cta.bufs[buf][g..g + eb].copy_from_slice(&v);
+                        let (src, dst) = (&self.cta.shared[s..s + eb], &mut self.cta.bufs[buf][g..g + eb]);
+                        dst.copy_from_slice(src);
                     }
                 }
                 if let Some(c) = self.pending[warp].get_mut(&group) {

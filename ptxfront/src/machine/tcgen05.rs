@@ -4,8 +4,9 @@
 //!
 //! - Tensor memory is 128 lanes x 512 columns of 32-bit cells; `tcgen05.alloc` hands a warp
 //!   the lowest free run of `ncols` columns aligned to `ncols` (a power of two from 32 to 512)
-//!   and writes its address (lane 0, first column: `lane << 16 | column`) to shared memory, a
-//!   generic-proxy store of the warp's.
+//!   and writes its address (lane 0, first column: `lane << 16 | column`) to shared memory (a
+//!   slot whose write and reads the checker does not record, until something else is written
+//!   there).
 //! - `tcgen05.mma` (`cta_group::1`, M = 128, A and B in shared memory) is an asynchronous
 //!   operation issued by the thread: its matrix descriptors and instruction descriptor are
 //!   decoded at the issue ([`Desc`], [`InstrDesc`]); it runs on the CTA's tensor pipe in issue
@@ -27,7 +28,7 @@ use bwsim_isa::types::DType;
 use bwsim_sim::check::hazards::Actor;
 use bwsim_sim::check::hb::{Hazard, Kind};
 use bwsim_sim::sched::AsyncKind;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Lanes of tensor memory.
 pub const LANES: u32 = 128;
@@ -40,6 +41,8 @@ pub(super) struct Tmem {
     /// Allocated column runs: first column, count.
     allocs: BTreeMap<u32, u32>,
     relinquished: bool,
+    /// Shared granules holding an allocation's address, until something else is written there.
+    pub(super) slots: BTreeSet<u32>,
 }
 
 impl Default for Tmem {
@@ -48,6 +51,7 @@ impl Default for Tmem {
             cells: vec![0; (LANES * COLUMNS) as usize],
             allocs: BTreeMap::new(),
             relinquished: false,
+            slots: BTreeSet::new(),
         }
     }
 }
@@ -259,14 +263,15 @@ impl Machine<'_, '_> {
                         ),
                     ));
                 }
+                // The address's write, and the warps' reads of it, are not accesses the checker
+                // records: the tile model has no such accesses, and Triton reuses the slot for
+                // TMA destinations with no proxy fence after the warps have read it.
                 self.cta.shared[a..a + 4].copy_from_slice(&col.to_le_bytes());
+                self.tmem
+                    .slots
+                    .insert(a as u32 / bwsim_sim::check::hazards::SMEM_GRANULE);
                 if let Some(hb) = &mut self.hb {
                     hb.tmem_alloc(w);
-                    let g = a as u32 / bwsim_sim::check::hazards::SMEM_GRANULE;
-                    self.last_store.insert(g, (pc, w));
-                    if let Some(h) = hb.generic_smem(w, pc as u32, Kind::Write, &[(a as u32, 0)], 32) {
-                        self.report(&h);
-                    }
                 }
             }
             AgentOp::TmemDealloc { taddr, cols } => {
