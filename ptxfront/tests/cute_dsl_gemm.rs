@@ -3,9 +3,9 @@
 //! kernel as a production Python DSL emits it. The parser must read all of it: the header,
 //! the kernel's parameters (three `CUtensorMap`s by value), every instruction with its opcode,
 //! modifiers and guard, and the `.loc` position in force, each compared with what a plain
-//! line-by-line reading of the text says. Loading it for execution is refused for what the
-//! executor does not run yet; the test lists those instructions (printed) and checks that
-//! everything else resolves.
+//! line-by-line reading of the text says. Every instruction resolves for execution, and the
+//! machine runs it: C equals a CPU reference, the run checks clean, and dropped waits planted
+//! into the text are reported at their lines.
 //!
 //! What makes this file harder than Triton's: modifiers that start with a digit (`.2d` of
 //! `cp.async.bulk.tensor`, `.32x32b` of `tcgen05.ld`), nested `{ }` blocks with their own
