@@ -6,7 +6,8 @@
 //! less on 2 threads. Measured 2026-12-07 on a 2-core x86-64 machine that other jobs kept busy
 //! (load average 10): one iteration of 200 schedules cost 5.7 s of CPU time (user), 15 s of
 //! wall time shared with those jobs, so about 3 s on two idle cores (`--profile-time 1` under
-//! `/usr/bin/time`).
+//! `/usr/bin/time`); criterion's estimate on the same busy machine (load average 8 to 10):
+//! 11.3 s [10.1 s, 12.5 s] per 200 schedules.
 //!
 //! `cargo bench -p bwsim-ptxfront --bench check`
 
