@@ -27,6 +27,12 @@
 //!   `cp.async.bulk.wait_group[.read] N` waits until at most N committed groups are pending,
 //!   observing the reads (`.read`) or the whole stores.
 //! - `bar.sync` / `barrier.sync`: the warps that take part join their clocks.
+//! - `fence.mbarrier_init`: the checker's init fence of the warp; `prefetch.tensormap` has no
+//!   effect.
+//! - `tcgen05.*` ([`tcgen05`]): tensor memory, its allocation, and the CTA's tensor pipe, on
+//!   which `tcgen05.mma` reads its operands through their matrix descriptors and
+//!   `tcgen05.commit` arrives on an mbarrier, in issue order; `tcgen05.ld/st` are the warp's
+//!   tensor-memory accesses.
 //!
 //! Global memory is not checked across CTAs or against the stores' global writes yet.
 
@@ -41,6 +47,10 @@ use bwsim_sim::check::hb::{Hazard, HazardKind, Kind, Proxy, Rec};
 use bwsim_sim::mbarrier::Mbar;
 use bwsim_sim::sched::{AgentRef, AsyncKind, RandomScheduler, Scheduler};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+mod tcgen05;
+
+pub use tcgen05::{Desc, InstrDesc};
 
 /// How to run.
 #[derive(Clone, Copy, Debug)]
@@ -111,11 +121,60 @@ pub fn run(p: &Program, l: &Launch, bufs: &mut [Vec<u8>], opts: &Options) -> Res
 /// `bufs`, and returns each distinct finding once (by code and instructions), in the order
 /// they were first found.
 pub fn check(p: &Program, l: &Launch, bufs: &[Vec<u8>], schedules: u64) -> Result<Vec<Finding>, Error> {
-    let mut out: Vec<Finding> = Vec::new();
-    for seed in 0..schedules.max(1) {
+    check_jobs(p, l, bufs, schedules, 1)
+}
+
+/// One schedule's findings, or why it stopped.
+type Seeded = Result<Vec<Finding>, Error>;
+
+/// [`check`] on `jobs` threads (thread `j` runs seeds `j`, `j + jobs`, ...): the same
+/// findings in the same order.
+pub fn check_jobs(
+    p: &Program,
+    l: &Launch,
+    bufs: &[Vec<u8>],
+    schedules: u64,
+    jobs: usize,
+) -> Result<Vec<Finding>, Error> {
+    let n = schedules.max(1);
+    let jobs = (jobs.max(1) as u64).min(n);
+    let one = |seed: u64| {
         let mut b = bufs.to_vec();
-        let o = run(p, l, &mut b, &Options { seed, check: true })?;
-        for f in o.findings {
+        run(p, l, &mut b, &Options { seed, check: true }).map(|o| o.findings)
+    };
+    let mut by_seed: Vec<Option<Seeded>> = (0..n).map(|_| None).collect();
+    if jobs == 1 {
+        for seed in 0..n {
+            let r = one(seed);
+            let stop = r.is_err();
+            by_seed[seed as usize] = Some(r);
+            if stop {
+                break;
+            }
+        }
+    } else {
+        let parts: Vec<Vec<(u64, Seeded)>> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..jobs)
+                .map(|j| {
+                    s.spawn(move || {
+                        (j..n)
+                            .step_by(jobs as usize)
+                            .map(|seed| (seed, one(seed)))
+                            .collect()
+                    })
+                })
+                .collect();
+            hs.into_iter()
+                .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .collect()
+        });
+        for (seed, r) in parts.into_iter().flatten() {
+            by_seed[seed as usize] = Some(r);
+        }
+    }
+    let mut out: Vec<Finding> = Vec::new();
+    for r in by_seed.into_iter().flatten() {
+        for f in r? {
             if !out
                 .iter()
                 .any(|g| g.code == f.code && g.pc == f.pc && g.with == f.with)
@@ -158,6 +217,12 @@ enum Work {
         map: usize,
         elems: Vec<BoxElem>,
     },
+    /// Work for the tensor pipe, issued at `pc` ([`tcgen05`]).
+    Pipe {
+        op: u32,
+        pc: usize,
+        work: tcgen05::PipeWork,
+    },
 }
 
 struct Machine<'a, 's> {
@@ -178,6 +243,12 @@ struct Machine<'a, 's> {
     /// The instruction of the last recorded generic store to each shared granule (4 bytes, the
     /// checker's), and its warp (what tells a replicated store, [`Machine::record_generic`]).
     last_store: HashMap<u32, (usize, usize)>,
+    /// Tensor memory.
+    tmem: tcgen05::Tmem,
+    /// When the last operation issued to the tensor pipe runs (the pipe runs them in order).
+    pipe_due: u64,
+    /// The tensor core's arithmetic.
+    arith: bwsim_sim::mma_numerics::Arith,
 }
 
 impl<'a, 's> Machine<'a, 's> {
@@ -206,6 +277,9 @@ impl<'a, 's> Machine<'a, 's> {
             pending: vec![BTreeMap::new(); warps],
             findings: Vec::new(),
             last_store: HashMap::new(),
+            tmem: tcgen05::Tmem::default(),
+            pipe_due: 0,
+            arith: bwsim_sim::mma_numerics::MmaNumerics::default().tcgen05,
         }
     }
 
@@ -663,6 +737,14 @@ impl<'a, 's> Machine<'a, 's> {
                     });
                 }
             }
+            AgentOp::FenceMbarInit
+            | AgentOp::TmemAlloc { .. }
+            | AgentOp::TmemDealloc { .. }
+            | AgentOp::TmemRelinquish
+            | AgentOp::Mma { .. }
+            | AgentOp::Commit { .. }
+            | AgentOp::TmemLd { .. }
+            | AgentOp::TmemSt { .. } => self.tcgen05(w, pc, op, group)?,
             AgentOp::BulkCommit => self.open_group[w] += 1,
             AgentOp::BulkWait { n, read } => {
                 if !self.bulk_done(w, *n) {
@@ -776,6 +858,7 @@ impl<'a, 's> Machine<'a, 's> {
                     *c = c.saturating_sub(1);
                 }
             }
+            Work::Pipe { op, pc, work } => self.land_pipe(op, pc, work)?,
         }
         Ok(())
     }
@@ -850,7 +933,7 @@ impl<'a, 's> Machine<'a, 's> {
         let who = |r: &Rec| match hb.part_of(r.agent) {
             Some(w) if !r.is_async() => format!("warp {w}"),
             _ => format!(
-                "the asynchronous unit running the copy issued at {}",
+                "the asynchronous unit running the operation issued at {}",
                 p.place(hb.rec_instr(r) as usize)
             ),
         };
@@ -864,7 +947,19 @@ impl<'a, 's> Machine<'a, 's> {
             Kind::Write => "writes",
         };
         let (fo, so) = (name(fi), name(si));
-        let byte = h.granule * bwsim_sim::check::hazards::SMEM_GRANULE;
+        // Tensor-memory granules are cells, numbered column-major over the 128 lanes.
+        let place = if h.first.proxy == Proxy::Tensor && h.second.proxy == Proxy::Tensor {
+            format!(
+                "tensor-memory lane {}, column {}",
+                h.granule % 128,
+                h.granule / 128
+            )
+        } else {
+            format!(
+                "shared byte {}",
+                h.granule * bwsim_sim::check::hazards::SMEM_GRANULE
+            )
+        };
         let (title, help) = match h.kind {
             HazardKind::Race => (
                 format!("data race on shared memory: `{fo}` and `{so}` are not ordered by happens-before"),
@@ -908,7 +1003,7 @@ impl<'a, 's> Machine<'a, 's> {
             ),
         )
         .with_note(format!(
-            "first conflict at shared byte {byte}; the second access is at {}, the first at {}",
+            "first conflict at {place}; the second access is at {}, the first at {}",
             p.place(si),
             p.place(fi)
         ))

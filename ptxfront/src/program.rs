@@ -197,6 +197,48 @@ pub enum AgentOp {
     BulkCommit,
     /// `cp.async.bulk.wait_group[.read] n`.
     BulkWait { n: u64, read: bool },
+    /// `fence.mbarrier_init.release.cluster`: the warp's earlier `mbarrier.init`s released.
+    FenceMbarInit,
+    /// `tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [dst], ncols`: one allocation
+    /// for the warp, its tensor-memory address written to shared `dst`.
+    TmemAlloc { dst: MemRef, cols: Val },
+    /// `tcgen05.dealloc.cta_group::1.sync.aligned.b32 taddr, ncols`.
+    TmemDealloc { taddr: Val, cols: Val },
+    /// `tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned`.
+    TmemRelinquish,
+    /// `tcgen05.mma.cta_group::1.kind::KIND [d], adesc, bdesc, idesc[, {disable_output_lane}],
+    /// enable_input_d`: A and B in shared memory, named by their matrix descriptors.
+    Mma {
+        kind: MmaKind,
+        d: TmemRef,
+        a: Val,
+        b: Val,
+        idesc: Val,
+        disable: Vec<Val>,
+        acc: Val,
+    },
+    /// `tcgen05.commit.cta_group::1.mbarrier::arrive::one[.shared::cluster].b64 [bar]`: an
+    /// arrival on `bar` once the warp's earlier tensor-pipe operations are done.
+    Commit { bar: MemRef },
+    /// `tcgen05.ld.sync.aligned.32x32b.xN.b32 {regs}, [taddr]`.
+    TmemLd { regs: Vec<u16>, at: TmemRef },
+    /// `tcgen05.st.sync.aligned.32x32b.xN.b32 [taddr], {vals}`.
+    TmemSt { vals: Vec<Val>, at: TmemRef },
+}
+
+/// A tensor-memory address operand, `[taddr+offset]`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TmemRef {
+    pub taddr: Val,
+    pub offset: i64,
+}
+
+/// The `.kind` of a `tcgen05.mma` (which operand types its instruction descriptor may name).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MmaKind {
+    F16,
+    Tf32,
+    F8f6f4,
 }
 
 /// A resolved instruction with its guard and where it came from.
@@ -471,6 +513,128 @@ impl Cx<'_> {
             base: self.base(i, a, Some(Space::Shared))?,
             offset: a.offset,
         })
+    }
+
+    /// The `tcgen05` forms the machine runs (`cta_group::1`; tensor-memory loads and stores of
+    /// the `32x32b` shape); the thread-sync fences and the waits are no-ops here (the machine
+    /// runs loads and stores when they are issued).
+    fn tcgen05(&self, i: &Instr, m: &[&str]) -> Result<Op, Error> {
+        let o = &i.operands;
+        if m.contains(&"cta_group::2") {
+            return Err(self.unsupported(i, "CTA pairs (`cta_group::2`)"));
+        }
+        let tmem = |x: Option<&Operand>| match x {
+            Some(Operand::Addr(a)) => match a.base {
+                Some(AddrBase::Reg(r)) => Ok(TmemRef {
+                    taddr: Val::Reg(r),
+                    offset: a.offset,
+                }),
+                _ => Err(self.invalid(i, "expected a tensor-memory address in a register")),
+            },
+            _ => Err(self.invalid(i, "expected a tensor-memory address `[taddr]`")),
+        };
+        let val = |k: usize| match o.get(k) {
+            Some(x) => self.val(i, x),
+            None => Err(self.invalid(i, format!("expected operand {}", k + 1))),
+        };
+        let op = match m.first().copied() {
+            Some("alloc") => match o.first() {
+                Some(Operand::Addr(a)) => AgentOp::TmemAlloc {
+                    dst: self.memref(i, a)?,
+                    cols: val(1)?,
+                },
+                _ => return Err(self.invalid(i, "expected [dst], ncols")),
+            },
+            Some("dealloc") => AgentOp::TmemDealloc {
+                taddr: val(0)?,
+                cols: val(1)?,
+            },
+            Some("relinquish_alloc_permit") => AgentOp::TmemRelinquish,
+            Some(f) if f.starts_with("fence::") => return Ok(Op::Nop),
+            Some("wait::ld" | "wait::st") => return Ok(Op::Nop),
+            Some("commit") => {
+                if m.iter().any(|x| x.starts_with("multicast")) {
+                    return Err(self.unsupported(i, "multicast commits"));
+                }
+                match o.first() {
+                    Some(Operand::Addr(a)) => AgentOp::Commit {
+                        bar: self.memref(i, a)?,
+                    },
+                    _ => return Err(self.invalid(i, "expected an mbarrier address")),
+                }
+            }
+            Some("mma") => {
+                let kind = match m.iter().find_map(|x| x.strip_prefix("kind::")) {
+                    Some("f16") => MmaKind::F16,
+                    Some("tf32") => MmaKind::Tf32,
+                    Some("f8f6f4") => MmaKind::F8f6f4,
+                    _ => return Err(self.unsupported(i, "kinds other than f16, tf32 and f8f6f4")),
+                };
+                if m.iter()
+                    .any(|x| x.starts_with("block_scale") || *x == "ws" || *x == "sp")
+                {
+                    return Err(self.unsupported(i, "block-scaled, weight-stationary and sparse forms"));
+                }
+                if matches!(o.get(1), Some(Operand::Addr(_))) {
+                    return Err(self.unsupported(i, "an A operand in tensor memory"));
+                }
+                let disable = match o.get(4) {
+                    Some(Operand::Vec(v)) => v.iter().map(|x| self.val(i, x)).collect::<Result<_, _>>()?,
+                    _ => Vec::new(),
+                };
+                let acc_at = if disable.is_empty() { 4 } else { 5 };
+                if o.len() != acc_at + 1 {
+                    return Err(self.unsupported(i, "scale-input-d and collector-usage operands"));
+                }
+                AgentOp::Mma {
+                    kind,
+                    d: tmem(o.first())?,
+                    a: val(1)?,
+                    b: val(2)?,
+                    idesc: val(3)?,
+                    disable,
+                    acc: val(acc_at)?,
+                }
+            }
+            Some(dir @ ("ld" | "st")) => {
+                if !m.contains(&"32x32b")
+                    || m.iter().any(|x| x.starts_with("pack") || x.starts_with("unpack"))
+                {
+                    return Err(self.unsupported(i, "shapes other than `.32x32b`, packing"));
+                }
+                let num = m
+                    .iter()
+                    .find_map(|x| x.strip_prefix('x').and_then(|n| n.parse::<usize>().ok()))
+                    .ok_or_else(|| self.invalid(i, "expected a `.xN` count"))?;
+                let (regs, at) = if dir == "ld" {
+                    (o.first(), o.get(1))
+                } else {
+                    (o.get(1), o.first())
+                };
+                let regs: Vec<&Operand> = match regs {
+                    Some(Operand::Vec(v)) => v.iter().collect(),
+                    Some(x) => vec![x],
+                    None => Vec::new(),
+                };
+                if regs.len() != num {
+                    return Err(self.invalid(i, format!("{} registers for `.x{num}`", regs.len())));
+                }
+                let at = tmem(at)?;
+                if dir == "ld" {
+                    AgentOp::TmemLd {
+                        regs: regs.iter().map(|x| self.reg(i, x)).collect::<Result<_, _>>()?,
+                        at,
+                    }
+                } else {
+                    AgentOp::TmemSt {
+                        vals: regs.iter().map(|x| self.val(i, x)).collect::<Result<_, _>>()?,
+                        at,
+                    }
+                }
+            }
+            _ => return Err(self.unsupported(i, "")),
+        };
+        Ok(Op::Agent(op))
     }
 
     /// The `mbarrier` forms the machine runs (on a CTA's own shared memory).
@@ -878,13 +1042,10 @@ impl Cx<'_> {
                 Ok(Op::Agent(AgentOp::FenceProxyAsync))
             }
             "cp" if m.starts_with(&["async", "bulk", "tensor"]) => {
-                if m.iter().any(|x| {
-                    matches!(
-                        *x,
-                        "multicast::cluster" | "im2col" | "cta_group::2" | "L2::cache_hint"
-                    )
-                }) {
-                    return Err(self.unsupported(i, "multicast, im2col, CTA-pair and cache-hint forms"));
+                if m.iter()
+                    .any(|x| matches!(*x, "multicast::cluster" | "im2col" | "cta_group::2"))
+                {
+                    return Err(self.unsupported(i, "multicast, im2col and CTA-pair forms"));
                 }
                 fn tensor(x: Option<&Operand>) -> Option<(&Addr, &Vec<Operand>)> {
                     match x {
@@ -920,6 +1081,9 @@ impl Cx<'_> {
                     Err(self.unsupported(i, ""))
                 }
             }
+            "prefetch" if m.first() == Some(&"tensormap") => Ok(Op::Nop),
+            "fence" if m.first() == Some(&"mbarrier_init") => Ok(Op::Agent(AgentOp::FenceMbarInit)),
+            "tcgen05" => self.tcgen05(i, &m),
             "cp" if m == ["async", "bulk", "commit_group"] => Ok(Op::Agent(AgentOp::BulkCommit)),
             "cp" if m.starts_with(&["async", "bulk", "wait_group"]) => {
                 let n = match o.first() {

@@ -14,16 +14,13 @@
 
 use std::collections::BTreeMap;
 
+mod cute;
+
+use bwsim_isa::Code;
+use bwsim_ptxfront::machine::{self, Options};
 use bwsim_ptxfront::parse::Stmt;
 use bwsim_ptxfront::{load, parse, Error, Module};
-
-fn fixture() -> String {
-    let path = format!(
-        "{}/tests/fixtures/cute-dsl-4.8.1/dense_gemm.sm_100a.ptx",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
+use cute::{f16_value, fixture, gemm_launch, operands, K, M, N};
 
 /// What one instruction line of the text says, read without the parser: its 1-based line, the
 /// guard (`@%p`/`@!%p` as written), the opcode with its modifiers (the first word), and the
@@ -225,4 +222,115 @@ fn lists_what_the_executor_does_not_run_yet() {
         "valid PTX refused as invalid: {:?}",
         r.invalid
     );
+    // And the front end runs every form in it.
+    assert!(r.unsupported.is_empty(), "refused: {:?}", r.unsupported);
+}
+
+#[test]
+fn runs_and_matches_the_cpu_reference() {
+    let src = fixture();
+    let (p, l, mut bufs) = gemm_launch(&src);
+    let o = machine::run(&p, &l, &mut bufs, &Options { seed: 0, check: true }).expect("runs");
+    assert!(
+        o.findings.is_empty(),
+        "findings: {:?}",
+        o.findings.iter().map(|f| &f.diagnostic).collect::<Vec<_>>()
+    );
+    let (a, b) = operands();
+    let mut wrong = 0;
+    for i in 0..M {
+        for j in 0..N {
+            let want: f64 = (0..K).map(|k| a[i * K + k] * b[j * K + k]).sum();
+            let x = 2 * (i * N + j);
+            let got = f16_value(u16::from_le_bytes([bufs[2][x], bufs[2][x + 1]]));
+            if got != want {
+                wrong += 1;
+                assert!(wrong < 5, "C[{i}][{j}] = {got}, want {want}");
+            }
+        }
+    }
+    assert_eq!(wrong, 0);
+}
+
+/// The fixture with `from` (which must occur once) replaced by `to`: a bug planted into the
+/// PTX text.
+fn planted(from: &str, to: &str) -> String {
+    let src = fixture();
+    assert_eq!(src.matches(from).count(), 1, "`{from}` occurs once");
+    src.replacen(from, to, 1)
+}
+
+/// The 1-based PTX line of the only line holding `text`.
+fn line_of(src: &str, text: &str) -> u32 {
+    let lines: Vec<usize> = (src.lines().enumerate())
+        .filter(|(_, l)| l.contains(text))
+        .map(|(i, _)| i + 1)
+        .collect();
+    assert_eq!(lines.len(), 1, "`{text}` is on one line");
+    lines[0] as u32
+}
+
+/// The findings of `schedules` schedules of `src` as `(code, PTX line of the finding, PTX
+/// lines of the access it conflicts with)`.
+fn findings(src: &str, schedules: u64) -> Vec<(Code, u32, Vec<u32>)> {
+    let (p, l, bufs) = gemm_launch(src);
+    let fs = machine::check(&p, &l, &bufs, schedules).expect("runs");
+    let line = |pc: usize| p.ins[pc].ptx_line;
+    fs.iter()
+        .map(|f| (f.code, line(f.pc), f.with.iter().map(|&w| line(w)).collect()))
+        .collect()
+}
+
+/// 50 schedules check clean: the full tier's (`BWSIM_FULL=1`, as `bwsim_testkit::full_tier`
+/// reads it); the default tier has the one of [`runs_and_matches_the_cpu_reference`].
+#[test]
+fn checks_clean() {
+    if !std::env::var("BWSIM_FULL").is_ok_and(|v| v == "1") {
+        eprintln!("checks_clean: 50 schedules of the CuTe DSL GEMM belong to the full tier (BWSIM_FULL=1)");
+        return;
+    }
+    assert_eq!(findings(&fixture(), 50), vec![]);
+}
+
+/// The MMA warp skips its wait for the TMA loads of A and B (the branch past the wait loop
+/// taken whether or not the first try succeeded): the first MMA reads the tiles the copies
+/// write, unordered with them.
+#[test]
+fn a_dropped_wait_for_the_operands_is_reported_at_the_mma() {
+    let src = planted("@%p25 bra \t$L__BB0_24;", "bra.uni \t$L__BB0_24;");
+    let mma = line_of(
+        &src,
+        "tcgen05.mma.cta_group::1.kind::f16.collector::a::discard [%r8], %rd4, %rd5",
+    );
+    let copies = [
+        line_of(&src, "[%r6], [%rd14, {%r43, %r43}]"),
+        line_of(&src, "[%r7], [%rd16, {%r45, %r45}]"),
+    ];
+    let fs = findings(&src, 1);
+    assert!(
+        fs.iter()
+            .any(|(c, at, with)| matches!(c, Code::Race | Code::ReadBeforeComplete)
+                && *at == mma
+                && with.iter().all(|w| copies.contains(w))),
+        "{fs:?}"
+    );
+}
+
+/// The epilogue waits for the wrong phase of the barrier the accumulator's commit arrives on
+/// (parity 1 of a fresh barrier: the phase before its first, complete at once), so it does
+/// not wait for the MMAs: its first `tcgen05.ld` reads the accumulator before the first MMA's
+/// completion was observed.
+#[test]
+fn a_dropped_wait_for_the_accumulator_is_reported_at_the_tmem_load() {
+    let src = planted(
+        "mbarrier.try_wait.parity.shared.b64 P1, [%r81], 0, 10000000;",
+        "mbarrier.try_wait.parity.shared.b64 P1, [%r81], 1, 10000000;",
+    );
+    let ld = line_of(&src, "tcgen05.ld.sync.aligned.32x32b.x32.b32 {%r100,");
+    let mma = line_of(
+        &src,
+        "tcgen05.mma.cta_group::1.kind::f16.collector::a::discard [%r8], %rd4, %rd5",
+    );
+    let fs = findings(&src, 1);
+    assert!(fs.contains(&(Code::ReadBeforeComplete, ld, vec![mma])), "{fs:?}");
 }

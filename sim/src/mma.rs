@@ -265,6 +265,58 @@ pub fn mma(
     write_results(tmem, &op.acc, &g.cells, &results, g.nu)
 }
 
+/// D = A·B (+ D) over operands given as raw bits, for a front end that addresses the operands
+/// itself (the PTX front end decodes tcgen05's shared-memory matrix descriptors): `a` holds
+/// `m` rows of `k` elements and `b` `n` columns of `k` (each line along K), both of type
+/// `operand` (a floating-point type); `olds` the accumulator's `m x n` bits of type `acc`,
+/// row-major (read only with `use_acc`). `negate` flips the signs of A and of B (the
+/// instruction descriptor's negate bits). Returns the new accumulator bits, row-major: the
+/// arithmetic of [`mma`], element for element.
+#[allow(clippy::too_many_arguments)] // the operands, their shape and types, and the model
+pub fn mma_bits(
+    a: &[u64],
+    b: &[u64],
+    [m, n, k]: [usize; 3],
+    operand: DType,
+    acc: DType,
+    olds: &[u64],
+    use_acc: bool,
+    negate: [bool; 2],
+    arith: &Arith,
+) -> Vec<u64> {
+    let decode = |v: &[u64], neg: bool| -> Vec<f64> {
+        v.iter()
+            .map(|&x| {
+                let f = self::operand(operand, x);
+                if neg {
+                    -f
+                } else {
+                    f
+                }
+            })
+            .collect()
+    };
+    let (av, bt) = (decode(a, negate[0]), decode(b, negate[1]));
+    let forms = Forms::default();
+    MmaInputs {
+        av: &av,
+        bt: &bt,
+        bt_q: &[],
+        forms: &forms,
+        m,
+        k,
+        row_quarter: &[],
+        acc,
+        a_dtype: operand,
+        int: false,
+        use_acc,
+        scaled: false,
+        arith,
+        n,
+    }
+    .all(olds, m, 1)
+}
+
 /// Write an MMA's results, row-major over the accumulator view of `n` columns, at its
 /// [`acc_cells`].
 fn write_results(

@@ -1,0 +1,31 @@
+//! Checking throughput of the PTX front end's machine on a tutorial-size `tcgen05` matmul: the
+//! CuTe DSL's PTX of CUTLASS's Blackwell dense GEMM (tests/fixtures/cute-dsl-4.8.1: one CTA of
+//! 128 threads, a 128 x 128 f32 accumulator in tensor memory from f16 operands, K = 64 in four
+//! MMAs, TMA loads and stores, mbarriers), 200 schedules with the hazard checker on 2 threads
+//! (`machine::check_jobs`). The claim it checks: such a kernel checks 200 schedules in 10 s or
+//! less on 2 threads.
+//!
+//! `cargo bench -p bwsim-ptxfront --bench check`
+
+#[path = "../tests/cute/mod.rs"]
+mod cute;
+
+use bwsim_ptxfront::machine;
+use criterion::{criterion_group, criterion_main, Criterion};
+
+fn check_200(c: &mut Criterion) {
+    let src = cute::fixture();
+    let (p, l, bufs) = cute::gemm_launch(&src);
+    let mut g = c.benchmark_group("check_cute_dsl_gemm");
+    g.sample_size(10);
+    g.bench_function("200_schedules_2_threads", |b| {
+        b.iter(|| {
+            let f = machine::check_jobs(&p, &l, &bufs, 200, 2).expect("runs");
+            assert!(f.is_empty());
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, check_200);
+criterion_main!(benches);
