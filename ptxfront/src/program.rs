@@ -993,6 +993,7 @@ impl Cx<'_> {
             "elect" => {
                 let (d, p) = match o.first() {
                     Some(Operand::Pair(r, q)) => (Some(*r), *q),
+                    Some(Operand::SinkPair(q)) => (None, Some(*q)),
                     Some(Operand::Reg(r)) => (Some(*r), None),
                     Some(Operand::Sink) => (None, None),
                     _ => return Err(self.invalid(i, "`elect.sync` takes d|p, membermask")),
