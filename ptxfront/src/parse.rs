@@ -93,6 +93,8 @@ pub enum Operand {
     Addr(Addr),
     /// `p|q`.
     Pair(u16, Option<u16>),
+    /// `_|q`: a sink for the first destination, a register for the second (`elect.sync _|%p`).
+    SinkPair(u16),
     /// `[tensor map, {coordinates}]` (`cp.async.bulk.tensor`).
     Tensor(Addr, Vec<Operand>),
 }
@@ -855,6 +857,9 @@ impl P<'_> {
                 let span = self.t.span();
                 self.t.i += 1;
                 if n == "_" {
+                    if self.t.eat('|') {
+                        return Ok(Operand::SinkPair(self.reg_ref(k)?));
+                    }
                     return Ok(Operand::Sink);
                 }
                 if let Some(r) = self.lookup(k, &n) {

@@ -710,6 +710,27 @@ impl Cx<'_> {
         Ok(Op::Agent(op))
     }
 
+    /// The register names for re-reading an instruction's text when one of its operands is a
+    /// register of an inline-assembly block (renamed `name$sN` by the parser): the kernel's
+    /// names plus each such operand under the name the text writes. `None` when there is none.
+    fn scoped_names(&self, o: &[Operand]) -> Option<HashMap<String, u16>> {
+        let mut out: Option<HashMap<String, u16>> = None;
+        for op in o {
+            let regs = match op {
+                Operand::Reg(r) | Operand::NotReg(r) | Operand::SinkPair(r) => [Some(*r), None],
+                Operand::Pair(r, q) => [Some(*r), *q],
+                _ => continue,
+            };
+            for r in regs.into_iter().flatten() {
+                if let Some((name, _)) = self.k.regs[r as usize].name.split_once('$') {
+                    out.get_or_insert_with(|| self.k.reg_index.clone())
+                        .insert(name.to_string(), r);
+                }
+            }
+        }
+        out
+    }
+
     fn resolve(&self, i: &Instr) -> Result<Op, Error> {
         let m: Vec<&str> = i.mods.iter().map(|s| s.as_str()).collect();
         let o = &i.operands;
@@ -749,11 +770,12 @@ impl Cx<'_> {
                 })
             }
             op if OPCODES.contains(&op) => {
+                let scoped = self.scoped_names(o);
                 let ins = ip::parse_instruction(
                     self.src,
                     (i.span.start as usize, i.span.end as usize),
                     self.regs,
-                    &self.k.reg_index,
+                    scoped.as_ref().unwrap_or(&self.k.reg_index),
                 )
                 .map_err(|e| {
                     if e.message.contains("outside the subset")
@@ -993,6 +1015,7 @@ impl Cx<'_> {
             "elect" => {
                 let (d, p) = match o.first() {
                     Some(Operand::Pair(r, q)) => (Some(*r), *q),
+                    Some(Operand::SinkPair(q)) => (None, Some(*q)),
                     Some(Operand::Reg(r)) => (Some(*r), None),
                     Some(Operand::Sink) => (None, None),
                     _ => return Err(self.invalid(i, "`elect.sync` takes d|p, membermask")),

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 use bwsim_isa::types::Swizzle;
+use bwsim_ptxfront::machine::{self, Options};
 use bwsim_ptxfront::{load, parse, Arg, Launch, Program, TensorMap};
 
 pub fn fixture() -> String {
@@ -95,4 +96,14 @@ pub fn gemm_launch(src: &str) -> (Program, Launch, Vec<Vec<u8>>) {
     l.dynamic_shared = 232_448;
     let (a, b) = operands();
     (p, l, vec![f16_buffer(&a), f16_buffer(&b), vec![0; M * N * 2]])
+}
+
+/// Runs `p` over `l` (one schedule, checked) and asserts that the checker found nothing.
+pub fn run_clean(p: &Program, l: &Launch, bufs: &mut [Vec<u8>]) {
+    let o = machine::run(p, l, bufs, &Options { seed: 0, check: true }).expect("runs");
+    assert!(
+        o.findings.is_empty(),
+        "findings: {:?}",
+        o.findings.iter().map(|f| &f.diagnostic).collect::<Vec<_>>()
+    );
 }
