@@ -231,3 +231,37 @@ fn every_fixture_gets_the_verdicts_of_its_ttgir() {
     }
     assert!(checked.len() >= 16, "{checked:?}");
 }
+
+#[test]
+fn a_conversion_scratch_over_a_tma_store_in_flight_is_found_at_the_conversion() {
+    // scratch_reuse.py: Triton puts the scratch of the cross-warp `convert_layout` (line 37) at
+    // the shared offset of the TMA store's source buffer (line 32; docs/gluon.md, "Shared scratch
+    // of layout conversions"). The fixture waits for the store first (`check: clean`, covered by
+    // `every_fixture_gets_the_verdicts_of_its_ttgir`); its first `cp.async.bulk.wait_group.read`
+    // deleted, as `BUG='no_store_wait'` compiles, the conversion's `st.shared` writes the bytes
+    // the bulk copy may still read.
+    let src = fixture("scratch_reuse.sm_100a");
+    let wait = "\tcp.async.bulk.wait_group.read \t0;\n";
+    assert_eq!(src.matches(wait).count(), 2, "the store's wait and the final one");
+    let no_wait = scratch_file(
+        "ptx-check-scratch",
+        "no_store_wait.sm_100a.ptx",
+        src.replacen(wait, "", 1),
+    );
+    let at = |code: &str, a: u32, b: u32| {
+        (
+            code.to_string(),
+            format!("scratch_reuse.py:{a}"),
+            format!("scratch_reuse.py:{b}"),
+        )
+    };
+    let launch = "tests/gluon/scratch_reuse.launch";
+    let (code, out, err) = bwsim(&["check", &no_wait, "--launch", launch, "--schedules", "4", "--json"]);
+    assert_eq!(code, 1, "{err}");
+    // The overwrite at the conversion, naming the store; and the unordered pair the other way
+    // round (the warps that write the scratch did not issue the copy).
+    assert_eq!(
+        findings(&out),
+        vec![at("race", 32, 37), at("write-while-in-flight", 37, 32)]
+    );
+}
