@@ -256,7 +256,15 @@ fn a_conversion_scratch_over_a_tma_store_in_flight_is_found_at_the_conversion() 
         )
     };
     let launch = "tests/gluon/scratch_reuse.launch";
-    let (code, out, err) = bwsim(&["check", &no_wait, "--launch", launch, "--schedules", "4", "--json"]);
+    let (code, out, err) = bwsim(&[
+        "check",
+        &no_wait,
+        "--launch",
+        launch,
+        "--schedules",
+        "4",
+        "--json",
+    ]);
     assert_eq!(code, 1, "{err}");
     // The overwrite at the conversion, naming the store; and the unordered pair the other way
     // round (the warps that write the scratch did not issue the copy).
