@@ -38,6 +38,19 @@ fn findings(stdout: &str) -> Vec<(String, String, String)> {
     out
 }
 
+/// `bwsim check PATH --launch LAUNCH --schedules N --json`: its exit status, stdout and stderr.
+fn check_json(path: &str, launch: &str, schedules: &str) -> (i32, String, String) {
+    bwsim(&[
+        "check",
+        path,
+        "--launch",
+        launch,
+        "--schedules",
+        schedules,
+        "--json",
+    ])
+}
+
 fn f(code: &str, at: u32, with: u32) -> (String, String, String) {
     (
         code.into(),
@@ -50,15 +63,7 @@ fn f(code: &str, at: u32, with: u32) -> (String, String, String) {
 fn the_scale_kernel_checks_clean_as_its_ttgir() {
     // tests/gluon/proxy_fences.launch: `check [3.7+]: clean`.
     let path = format!("{FIXTURES}/proxy_fences.sm_100a.ptx");
-    let (code, out, err) = bwsim(&[
-        "check",
-        &path,
-        "--launch",
-        "tests/gluon/proxy_fences.launch",
-        "--schedules",
-        "6",
-        "--json",
-    ]);
+    let (code, out, err) = check_json(&path, "tests/gluon/proxy_fences.launch", "6");
     assert_eq!(code, 0, "{err}");
     assert_eq!(findings(&out), vec![]);
     assert_eq!(json(&out)["ok"], true);
@@ -70,7 +75,7 @@ fn the_handoff_bug_is_found_at_its_ttgir_lines() {
     // proxy_fences.py:60 with proxy_fences.py:37`, `check: expected`.
     let path = format!("{FIXTURES}/bug_proxy_fences_handoff.sm_100a.ptx");
     let launch = "tests/gluon/bug_proxy_fences_handoff.launch";
-    let (code, out, err) = bwsim(&["check", &path, "--launch", launch, "--schedules", "6", "--json"]);
+    let (code, out, err) = check_json(&path, launch, "6");
     assert_eq!(code, 1, "{err}");
     assert_eq!(findings(&out), vec![f("missing-fence", 60, 37)]);
     // Rendered: at the PTX's TMA store, naming the Python line.
@@ -93,15 +98,7 @@ fn a_deleted_fence_and_a_deleted_wait_are_found_at_their_lines() {
         "no_fence.sm_100a.ptx",
         src.replacen("\tfence.proxy.async.shared::cta;\n", "", 1),
     );
-    let (code, out, err) = bwsim(&[
-        "check",
-        &no_fence,
-        "--launch",
-        "tests/gluon/proxy_fences.launch",
-        "--schedules",
-        "4",
-        "--json",
-    ]);
+    let (code, out, err) = check_json(&no_fence, "tests/gluon/proxy_fences.launch", "4");
     assert_eq!(code, 1, "{err}");
     assert_eq!(
         findings(&out),
@@ -138,7 +135,7 @@ fn the_planted_bugs_of_the_warp_specialized_add_are_found_with_their_sidecars() 
     let run = |name: &str| {
         let path = format!("{FIXTURES}/{name}.sm_100a.ptx");
         let launch = format!("tests/gluon/{name}.launch");
-        bwsim(&["check", &path, "--launch", &launch, "--schedules", "4", "--json"])
+        check_json(&path, &launch, "4")
     };
     let (code, out, err) = run("bug_ws_add_fixed");
     assert_eq!(code, 0, "{err}");
@@ -206,7 +203,7 @@ fn every_fixture_gets_the_verdicts_of_its_ttgir() {
             .map(|d| expectation(&d.value))
             .collect();
         let path = format!("{FIXTURES}/{name}");
-        let (code, out, err) = bwsim(&["check", &path, "--launch", &sidecar, "--schedules", "6", "--json"]);
+        let (code, out, err) = check_json(&path, &sidecar, "6");
         let found = findings(&out);
         if says("check", "clean") {
             assert_eq!((code, &found), (0, &vec![]), "{name}: {err}");
@@ -256,15 +253,7 @@ fn a_conversion_scratch_over_a_tma_store_in_flight_is_found_at_the_conversion() 
         )
     };
     let launch = "tests/gluon/scratch_reuse.launch";
-    let (code, out, err) = bwsim(&[
-        "check",
-        &no_wait,
-        "--launch",
-        launch,
-        "--schedules",
-        "4",
-        "--json",
-    ]);
+    let (code, out, err) = check_json(&no_wait, launch, "4");
     assert_eq!(code, 1, "{err}");
     // The overwrite at the conversion, naming the store; and the unordered pair the other way
     // round (the warps that write the scratch did not issue the copy).
