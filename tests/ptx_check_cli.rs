@@ -26,6 +26,19 @@ fn findings(stdout: &str) -> Vec<[String; 3]> {
     out
 }
 
+/// `bwsim check PATH --launch LAUNCH --schedules N --json`: its exit status, stdout and stderr.
+fn check_json(path: &str, launch: &str, schedules: &str) -> (i32, String, String) {
+    bwsim(&[
+        "check",
+        path,
+        "--launch",
+        launch,
+        "--schedules",
+        schedules,
+        "--json",
+    ])
+}
+
 fn f(code: &str, at: u32, with: u32) -> [String; 3] {
     [
         code.into(),
@@ -38,15 +51,7 @@ fn f(code: &str, at: u32, with: u32) -> [String; 3] {
 fn the_scale_kernel_checks_clean_as_its_ttgir() {
     // tests/gluon/proxy_fences.launch: `check [3.7+]: clean`.
     let path = format!("{FIXTURES}/proxy_fences.sm_100a.ptx");
-    let (code, out, err) = bwsim(&[
-        "check",
-        &path,
-        "--launch",
-        "tests/gluon/proxy_fences.launch",
-        "--schedules",
-        "6",
-        "--json",
-    ]);
+    let (code, out, err) = check_json(&path, "tests/gluon/proxy_fences.launch", "6");
     assert_eq!(code, 0, "{err}");
     assert_eq!(findings(&out), Vec::<[String; 3]>::new());
     assert_eq!(json(&out)["ok"], true);
@@ -58,7 +63,7 @@ fn the_handoff_bug_is_found_at_its_ttgir_lines() {
     // proxy_fences.py:60 with proxy_fences.py:37`, `check: expected`.
     let path = format!("{FIXTURES}/bug_proxy_fences_handoff.sm_100a.ptx");
     let launch = "tests/gluon/bug_proxy_fences_handoff.launch";
-    let (code, out, err) = bwsim(&["check", &path, "--launch", launch, "--schedules", "6", "--json"]);
+    let (code, out, err) = check_json(&path, launch, "6");
     assert_eq!(code, 1, "{err}");
     assert_eq!(findings(&out), vec![f("missing-fence", 60, 37)]);
     // Rendered: at the PTX's TMA store, naming the Python line.
@@ -81,15 +86,7 @@ fn a_deleted_fence_and_a_deleted_wait_are_found_at_their_lines() {
         "no_fence.sm_100a.ptx",
         src.replacen("\tfence.proxy.async.shared::cta;\n", "", 1),
     );
-    let (code, out, err) = bwsim(&[
-        "check",
-        &no_fence,
-        "--launch",
-        "tests/gluon/proxy_fences.launch",
-        "--schedules",
-        "4",
-        "--json",
-    ]);
+    let (code, out, err) = check_json(&no_fence, "tests/gluon/proxy_fences.launch", "4");
     assert_eq!(code, 1, "{err}");
     assert_eq!(
         findings(&out),
@@ -126,7 +123,7 @@ fn the_planted_bugs_of_the_warp_specialized_add_are_found_with_their_sidecars() 
     let run = |name: &str| {
         let path = format!("{FIXTURES}/{name}.sm_100a.ptx");
         let launch = format!("tests/gluon/{name}.launch");
-        bwsim(&["check", &path, "--launch", &launch, "--schedules", "4", "--json"])
+        check_json(&path, &launch, "4")
     };
     let (code, out, err) = run("bug_ws_add_fixed");
     assert_eq!(code, 0, "{err}");
@@ -200,7 +197,7 @@ fn every_fixture_gets_the_verdicts_of_its_ttgir() {
             eprintln!("{name}: a tcgen05 matmul, checked in the full tier (BWSIM_FULL=1)");
             continue;
         }
-        let (code, out, err) = bwsim(&["check", &path, "--launch", &sidecar, "--schedules", "6", "--json"]);
+        let (code, out, err) = check_json(&path, &sidecar, "6");
         let found = findings(&out);
         if says("check", "clean") {
             assert_eq!((code, &found), (0, &vec![]), "{name}: {err}");
@@ -224,4 +221,38 @@ fn every_fixture_gets_the_verdicts_of_its_ttgir() {
         checked.push(name);
     }
     assert!(checked.len() >= 16, "{checked:?}");
+}
+
+#[test]
+fn a_conversion_scratch_over_a_tma_store_in_flight_is_found_at_the_conversion() {
+    // scratch_reuse.py: Triton puts the scratch of the cross-warp `convert_layout` (line 37) at
+    // the shared offset of the TMA store's source buffer (line 32; docs/gluon.md, "Shared scratch
+    // of layout conversions"). The fixture waits for the store first (`check: clean`, covered by
+    // `every_fixture_gets_the_verdicts_of_its_ttgir`); its first `cp.async.bulk.wait_group.read`
+    // deleted, as `BUG='no_store_wait'` compiles, the conversion's `st.shared` writes the bytes
+    // the bulk copy may still read.
+    let src = fixture("scratch_reuse.sm_100a");
+    let wait = "\tcp.async.bulk.wait_group.read \t0;\n";
+    assert_eq!(src.matches(wait).count(), 2, "the store's wait and the final one");
+    let no_wait = scratch_file(
+        "ptx-check-scratch",
+        "no_store_wait.sm_100a.ptx",
+        src.replacen(wait, "", 1),
+    );
+    let at = |code: &str, a: u32, b: u32| {
+        [
+            code.to_string(),
+            format!("scratch_reuse.py:{a}"),
+            format!("scratch_reuse.py:{b}"),
+        ]
+    };
+    let launch = "tests/gluon/scratch_reuse.launch";
+    let (code, out, err) = check_json(&no_wait, launch, "4");
+    assert_eq!(code, 1, "{err}");
+    // The overwrite at the conversion, naming the store; and the unordered pair the other way
+    // round (the warps that write the scratch did not issue the copy).
+    assert_eq!(
+        findings(&out),
+        vec![at("race", 32, 37), at("write-while-in-flight", 37, 32)]
+    );
 }

@@ -184,6 +184,11 @@ for t in sm_100a sm_90a; do
         -D 'layout=gl.BlockedLayout([1, 4], [4, 8], [4, 1], [1, 0])'
     gen copy_2d_cols.$t $src/layouts.py copy_2d_kernel "${c2[@]}" \
         -D 'layout=gl.BlockedLayout([4, 1], [8, 4], [1, 4], [0, 1])'
+    # A TMA store's source buffer and a cross-warp layout conversion's scratch at the same shared
+    # addresses (docs/gluon.md, "Shared scratch of layout conversions"). Only the correct kernel is a
+    # fixture: bwsim does not see the scratch yet, so BUG='no_store_wait' would check clean.
+    gen scratch_reuse.$t $src/scratch_reuse.py scratch_reuse_kernel --num-warps 4 --arg 'in_ptr=*fp32' \
+        --arg 'out_desc=desc<fp32[32, 64]>' --arg 'out2_ptr=*fp32' -D XBLOCK=32 -D YBLOCK=64 -D "BUG=''"
 done
 gen wgmma_matmul.sm_90a $src/wgmma_matmul.py wgmma_matmul_kernel --num-warps 4 \
     --arg 'a_desc=desc<fp16[64, 64]>' --arg 'b_desc=desc<fp16[64, 128]>' --arg 'c_desc=desc<fp16[64, 128]>' --arg K=i32
