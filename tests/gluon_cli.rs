@@ -49,11 +49,11 @@ fn verify_takes_ttgir() {
 #[test]
 fn import_errors_quote_the_python_line() {
     let dir = scratch("gluon-cli-err");
-    std::fs::write(dir.join("k.py"), "def k(x):\n    y = gl.atan(x)\n").expect("write");
+    std::fs::write(dir.join("k.py"), "def k(x):\n    y = gl.acos(x)\n").expect("write");
     let ttgir = dir.join("k.ttgir");
     std::fs::write(
         &ttgir,
-        "#loc1 = loc(\"k.py\":1:0)\nmodule attributes {\"ttg.num-warps\" = 4 : i32, ttg.target = \"cuda:90\"} {\n  tt.func public @k(%x: f32 loc(\"x\"(#loc1))) attributes {noinline = false} {\n    %y = math.atan %x : f32 loc(\"k.py\":2:8)\n    tt.return loc(#loc1)\n  } loc(#loc1)\n} loc(#loc1)\n",
+        "#loc1 = loc(\"k.py\":1:0)\nmodule attributes {\"ttg.num-warps\" = 4 : i32, ttg.target = \"cuda:90\"} {\n  tt.func public @k(%x: f32 loc(\"x\"(#loc1))) attributes {noinline = false} {\n    %y = math.acos %x : f32 loc(\"k.py\":2:8)\n    tt.return loc(#loc1)\n  } loc(#loc1)\n} loc(#loc1)\n",
     )
     .expect("write");
     let p = ttgir.to_string_lossy();
@@ -61,8 +61,8 @@ fn import_errors_quote_the_python_line() {
         let (code, _, err) = bwsim(&[cmd, &p]);
         assert_eq!(code, 1, "{cmd}: {err}");
         assert!(err.contains("error[ttgir-unsupported-op]"), "{cmd}: {err}");
-        assert!(err.contains("`math.atan`"), "{cmd}: {err}");
-        assert!(err.contains("y = gl.atan(x)"), "{cmd}: {err}");
+        assert!(err.contains("`math.acos`"), "{cmd}: {err}");
+        assert!(err.contains("y = gl.acos(x)"), "{cmd}: {err}");
     }
     let (code, out, _) = bwsim(&["import", "--json", &p]);
     assert_eq!(code, 1);
