@@ -388,8 +388,9 @@ fn measure(bugs: Vec<Bug>) -> (usize, usize, Vec<String>) {
 /// waits: 6; before the phase-aliasing, device-assert, handshake and move-past-the-commit
 /// edits: 26).
 const TILE_COVERED: usize = 30;
-/// The same for the Gluon bug twins of 3.9 (of 60; at first: 11; before the edits above and
-/// the expect before a copy or cancel: 45).
+/// The same for the Gluon bug twins of 3.9 (of 64, the last four the `cp.async` arrivals'
+/// twins, which no edit fixes yet; of the first 60: at first 11, before the edits above and
+/// the expect before a copy or cancel 45).
 const GLUON_COVERED: usize = 49;
 
 #[test]
@@ -409,7 +410,7 @@ fn fixes_of_the_gluon_bug_twins_are_verified_and_match_their_fixed_twins() {
     let (n, covered, problems) = measure(gluon_bugs(!all));
     common::assert_no_failures("fix suggestions", &problems);
     if all {
-        assert_eq!(n, 60, "tests/gluon/3.9 holds 60 planted bugs");
+        assert_eq!(n, 64, "tests/gluon/3.9 holds 64 planted bugs");
         assert!(
             covered >= GLUON_COVERED,
             "{covered} of {n} Gluon bugs have a verified fix"
