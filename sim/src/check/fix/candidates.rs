@@ -51,6 +51,7 @@ fn bar_of(k: &OpKind) -> Option<&Expr> {
         | K::MbarExpect { bar, .. }
         | K::MbarExpectTx { bar, .. }
         | K::MbarArrive { bar, .. }
+        | K::CpAsyncArrive { bar, .. }
         | K::MbarWait { bar, .. }
         | K::MbarInvalidate { bar }
         | K::TmaLoad { bar, .. }
@@ -58,6 +59,15 @@ fn bar_of(k: &OpKind) -> Option<&Expr> {
         | K::Tcgen05Commit { bar, .. }
         | K::ClcTryCancel { bar, .. } => Some(bar),
         _ => None,
+    }
+}
+
+/// The text of a barrier array's root (`bars` of `bars[i]`): barriers indexed by computed
+/// values in different partitions match by it.
+fn root(b: &Expr) -> String {
+    match &b.kind {
+        ExprKind::Index(r, _) => text(r),
+        _ => text(b),
     }
 }
 
@@ -150,12 +160,16 @@ impl<'k> Ctx<'k> {
         }
     }
 
-    /// The releases of the block `s` is in: its `mbar.arrive`s and `global.atomic`s (a flag
-    /// set with release semantics).
+    /// The releases of the block `s` is in: its `mbar.arrive`s, `cp.async.arrive`s (arrivals
+    /// once the block's earlier copies land) and `global.atomic`s (a flag set with release
+    /// semantics).
     fn releases(&self, s: &Site<'k>) -> Vec<&Site<'k>> {
         self.sites
             .iter()
-            .filter(|x| x.pos.block == s.pos.block && matches!(x.name(), "mbar.arrive" | "global.atomic"))
+            .filter(|x| {
+                x.pos.block == s.pos.block
+                    && matches!(x.name(), "mbar.arrive" | "cp.async.arrive" | "global.atomic")
+            })
             .collect()
     }
 
@@ -176,10 +190,6 @@ impl<'k> Ctx<'k> {
     /// (no arrive, wait, expect, copy or commit on any element of it, by text: an element
     /// indexed by a computed value counts for every element).
     fn unused_barriers(&self) -> Vec<Expr> {
-        let root = |b: &Expr| match &b.kind {
-            ExprKind::Index(r, _) => text(r),
-            _ => text(b),
-        };
         let used: Vec<String> = self
             .sites
             .iter()
@@ -738,6 +748,21 @@ fn own(cx: &Ctx, d: &Diagnostic) -> Vec<Candidate> {
                             };
                             out.push(insert(39, s, false, vec![op]));
                         }
+                    }
+                    // `cp.async` arrivals that first raise the pending count by as many
+                    // (no `noinc`) make no net arrival: the phase waits for arrivals that
+                    // never come. Count them towards the phase instead.
+                    for c in cx.sites.iter().filter(|s| {
+                        matches!(s.op.map(|o| &o.kind),
+                            Some(OpKind::CpAsyncArrive { bar: c, noinc: None }) if root(c) == root(bar))
+                    }) {
+                        out.extend(operand(
+                            41,
+                            c,
+                            "noinc",
+                            Some(Expr::bool(true)),
+                            "let the copies' arrivals count towards the phase",
+                        ));
                     }
                     // An expect that does not match what its loads deliver.
                     for e in cx.sites.iter().filter(|s| {

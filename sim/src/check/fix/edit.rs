@@ -272,6 +272,7 @@ pub fn set_operand(kind: &mut OpKind, name: &str, value: Option<Expr>) -> Option
         (K::Tcgen05Commit { cta_group, .. }, "cta_group") => cta_group,
         (K::GlobalAtomic { sem, .. }, "sem") => sem,
         (K::ClusterArrive { relaxed }, "relaxed") => relaxed,
+        (K::CpAsyncArrive { noinc, .. }, "noinc") => noinc,
         (K::TmaStoreWait { full, .. }, "full") => full,
         (K::TmaStoreWait { pendings, .. }, "pendings") | (K::CpAsyncWait { pendings }, "pendings") => {
             *pendings = value?;

@@ -25,6 +25,14 @@ pub fn gluon(k: &OpKind) -> String {
         K::TmaStoreWait { pendings, .. } => format!("tma.store_wait({})", e(pendings)),
         K::CpAsyncWait { pendings } => format!("async_copy.wait_group({})", e(pendings)),
         K::CpAsyncCommit {} => "async_copy.commit_group()".into(),
+        K::CpAsyncArrive { bar, noinc } => match noinc {
+            Some(n) => format!(
+                "async_copy.mbarrier_arrive({}, increment_count={})",
+                e(bar),
+                if e(n) == "true" { "False" } else { "True" }
+            ),
+            None => format!("async_copy.mbarrier_arrive({})", e(bar)),
+        },
         K::MbarWait { bar, phase } => format!("mbarrier.wait({}, {})", e(bar), e(phase)),
         K::MbarExpect { bar, bytes, .. } => format!("mbarrier.expect({}, {})", e(bar), e(bytes)),
         K::MbarArrive { bar, count, .. } => match count {
