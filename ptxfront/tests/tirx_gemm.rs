@@ -19,6 +19,16 @@ use bwsim_ptxfront::parse::Stmt;
 use bwsim_ptxfront::{load, parse, Arg, Launch, Program, TensorMap};
 use cute::{f16_buffer, operands, M, N};
 
+/// The correct kernel (`""`) and the five planted bugs.
+const BUGS: [&str; 6] = [
+    "",
+    "no_tma_wait",
+    "wrong_parity",
+    "ld_before_wait",
+    "no_proxy_fence",
+    "short_expect",
+];
+
 const SOURCE: &str = "ptxfront/tests/fixtures/tirx/gemm_async.py";
 
 /// The fixture of the correct kernel (`bug` = "") or of a planted bug.
@@ -93,14 +103,7 @@ fn gemm_launch(src: &str) -> (Program, Launch, Vec<Vec<u8>>) {
 
 #[test]
 fn every_fixture_parses_with_locs_in_the_tvmscript() {
-    for bug in [
-        "",
-        "no_tma_wait",
-        "wrong_parity",
-        "ld_before_wait",
-        "no_proxy_fence",
-        "short_expect",
-    ] {
+    for bug in BUGS {
         let src = fixture(bug);
         let m = parse(&src).unwrap_or_else(|e| panic!("{bug}: {e}"));
         assert_eq!(m.target, vec!["sm_100a".to_string()]);
@@ -146,14 +149,7 @@ fn every_fixture_parses_with_locs_in_the_tvmscript() {
 
 #[test]
 fn every_fixture_loads_with_the_launch_its_header_gives() {
-    for bug in [
-        "",
-        "no_tma_wait",
-        "wrong_parity",
-        "ld_before_wait",
-        "no_proxy_fence",
-        "short_expect",
-    ] {
+    for bug in BUGS {
         let (_, launch, buffers) = gemm_launch(&fixture(bug));
         assert!(
             launch.dynamic_shared >= 2 * 128 * 64 * 2,
