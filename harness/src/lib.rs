@@ -338,7 +338,12 @@ pub fn assemble(module: &PtxModule, dry_run: bool, report: &mut Report) -> Resul
             Ok(None)
         }
         Err(e @ ptxas::PtxasError::Rejected { .. }) if !dry_run => {
-            report.notes.push(format!("{e}: the driver JIT-compiles the PTX"));
+            // A ptxas too old for the PTX's `.version` (a device's own toolkit under a
+            // compiler's newer PTX): the driver may be too old as well, so say what fixes it.
+            let help = e.help().map(|h| format!(" ({h})")).unwrap_or_default();
+            report
+                .notes
+                .push(format!("{e}: the driver JIT-compiles the PTX{help}"));
             Ok(None)
         }
         Err(e) => Err(format!("ptxas: {e}")),
