@@ -16,6 +16,10 @@
 #      with 1140 SM cycles of waiting per step (the HGMMAs of a 64-deep step) and with none,
 #      one wave (132 CTAs) and the matmul's 2048 CTAs, under the same shared-memory sizes
 #      and carve-outs.
+#   2b. "swap" again for rows 5 and 11 alone (147,584 and 148,480 bytes of shared memory, no
+#      carve-out preference) with each kernel's local frame, 1568 and 1056 bytes (a second
+#      build, -DPROBE_FRAME=132; "local_bytes" in the output says which): the two differences
+#      between those rows' launches, crossed.
 #   3. With BWSIM (a release bwsim, e.g. .devbin/bwsim): rows 5, 7, 11 and 13 of
 #      docs/timing.md's H100 table, three times each (`bwsim gpu ... --time 20`), for their
 #      run-to-run spread.
@@ -25,6 +29,9 @@
 # hardware), and the model can charge the spill by the L1 it leaves; if "l1" shows the
 # persistent kernel's 145.0 KiB also getting the small L1 at -1 (the driver's choice), the same
 # mechanism covers row 11. If "swap" is the same for both L1 sizes, the hypothesis is wrong.
+# If 2b shows the 1056-byte frame about 1200 SM cycles per step slower than the 1568-byte one
+# (row 11's 7310 against row 5's 6100 on the hardware), the frame's layout, not the carve-out,
+# separates rows 5 and 11.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 B=${1:-}
@@ -32,6 +39,10 @@ work=$(mktemp -d)
 nvcc -O3 -arch=sm_90a -Xptxas -v -o "$work/spill_carveout" "$here/spill_carveout.cu" \
   2> "$work/ptxas.txt" || { cat "$work/ptxas.txt" >&2; exit 1; }
 grep -E "stack frame|registers" "$work/ptxas.txt" | sed 's/^/# /' >&2
+# The same program with persistent_matmul's 1056-byte frame (row 11; rows 5 and 7: 1568).
+nvcc -O3 -arch=sm_90a -Xptxas -v -DPROBE_FRAME=132 -o "$work/spill_carveout_132" \
+  "$here/spill_carveout.cu" 2> "$work/ptxas132.txt" || { cat "$work/ptxas132.txt" >&2; exit 1; }
+grep -E "stack frame|registers" "$work/ptxas132.txt" | sed 's/^/# frame 1056: /' >&2
 P="$work/spill_carveout"
 # Dynamic shared memory of the rows (`bwsim ptx KERNEL --target sm_90a --const M=8192
 # --const N=8192 --const K=16384 --const BLOCK_K=64 --const NUM_WARPS=4 --const NUM_BUFFERS=NB`,
@@ -48,6 +59,16 @@ for s in $sizes; do
       for delay in 1140 0; do
         "$P" swap "$s" "$c" "$grid" 2048 "$delay" || true
       done
+    done
+  done
+done
+# Row 5 against row 11 (the same K loop, 20-24 % apart on the H100 in both runs of
+# 2026-11-23): their shared memory and frame sizes crossed, with no carve-out preference; the
+# "local_bytes" field tells the two builds apart.
+for s in 147584 148480; do
+  for grid in 132 2048; do
+    for Q in "$P" "$work/spill_carveout_132"; do
+      "$Q" swap "$s" -1 "$grid" 2048 1140 || true
     done
   done
 done

@@ -40,8 +40,13 @@
 // memory (loaded before its HGMMAs, stored after) and 14 others (the reverse).
 constexpr int HALF = 64;
 constexpr int OTHER = 14;
-// The frame: 1568 bytes per thread, as ptxas reports for matmul_pipelined at 4 warps.
-constexpr int FRAME = 196;
+// The frame in 8-byte slots: 196 (1568 bytes per thread), as ptxas reports for
+// matmul_pipelined at 4 warps; the script also builds 132 (1056 bytes, persistent_matmul's
+// frame) with -DPROBE_FRAME=132, the one other difference between rows 5 and 11 it can test.
+#ifndef PROBE_FRAME
+#define PROBE_FRAME 196
+#endif
+constexpr int FRAME = PROBE_FRAME;
 
 // Touches the first and last byte of the dynamic shared memory so that it is really asked
 // for, as the matmul's buffers are.
