@@ -189,6 +189,9 @@ for t in sm_100a sm_90a; do
     # fixture: bwsim does not see the scratch yet, so BUG='no_store_wait' would check clean.
     gen scratch_reuse.$t $src/scratch_reuse.py scratch_reuse_kernel --num-warps 4 --arg 'in_ptr=*fp32' \
         --arg 'out_desc=desc<fp32[32, 64]>' --arg 'out2_ptr=*fp32' -D XBLOCK=32 -D YBLOCK=64 -D "BUG=''"
+    # Descriptors built on the device (tma.make_tensor_descriptor): a grouped copy, one group a program.
+    gen device_descriptors.$t $src/device_descriptors.py grouped_scale_kernel --num-warps 4 --arg 'x_ptr=*fp32' \
+        --arg 'out_ptr=*fp32' --arg 'starts_ptr=*i32' --arg 'scales_ptr=*fp32' --arg N=i32 -D BLOCK_M=32 -D BLOCK_N=64
 done
 gen wgmma_matmul.sm_90a $src/wgmma_matmul.py wgmma_matmul_kernel --num-warps 4 \
     --arg 'a_desc=desc<fp16[64, 64]>' --arg 'b_desc=desc<fp16[64, 128]>' --arg 'c_desc=desc<fp16[64, 128]>' --arg K=i32

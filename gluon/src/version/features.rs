@@ -228,7 +228,7 @@ pub const FEATURES: &[Feature] = &[
         example: "tt.make_tensor_descriptor",
         since: Version::V3_6,
         until: None,
-        support: Support::Refused("descriptors built on the device (`gl.make_tensor_descriptor`) are not supported: pass a `TensorDescriptor` argument"),
+        support: Support::Refused("descriptors built on the device are not modelled yet (bwsim's descriptors are launch arguments); Gluon's `tma.make_tensor_descriptor` does not reach TTGIR as this operation: Triton's TMA lowering rewrites it into `ttg.global_scratch_alloc`, `ttng.tensormap_create`, `ttng.tensormap_fenceproxy_acquire` and `ttng.reinterpret_tensor_descriptor` (3.6 to 3.9)"),
     },
     Feature {
         name: "tt.elementwise_inline_asm",
@@ -485,6 +485,14 @@ pub const FEATURES: &[Feature] = &[
         since: Version::V3_6,
         until: None,
         support: Support::Imported("integer and float tile arithmetic decoding each nibble (low nibble first), `join` and `reshape` along the axis"),
+    },
+    Feature {
+        name: "ttg.global_scratch_alloc",
+        kind: Kind::Op,
+        example: "ttg.global_scratch_alloc",
+        since: Version::V3_6,
+        until: None,
+        support: Support::Refused("a program's buffer in the global scratch memory Triton's launcher allocates (128 bytes for each `tma.make_tensor_descriptor`, the tensor map it builds on the device) is not modelled yet"),
     },
     Feature {
         name: "ttg.inline_asm",
@@ -820,7 +828,7 @@ pub const FEATURES: &[Feature] = &[
         example: "ttng.reinterpret_tensor_descriptor",
         since: Version::V3_6,
         until: None,
-        support: Support::Refused("descriptors passed as raw pointers are not supported: pass a `TensorDescriptor` argument"),
+        support: Support::Refused("a global pointer read as a descriptor (the tensor map `tma.make_tensor_descriptor` builds on the device) is not modelled yet: bwsim's descriptors are launch arguments"),
     },
     Feature {
         name: "ttng.tensormap_create",
@@ -828,7 +836,7 @@ pub const FEATURES: &[Feature] = &[
         example: "ttng.tensormap_create",
         since: Version::V3_6,
         until: None,
-        support: Support::Refused("tensor maps built on the device are not supported: pass a `TensorDescriptor` argument"),
+        support: Support::Refused("the tensor map of `tma.make_tensor_descriptor`, written to global memory through the generic proxy (PTX `tensormap.replace` on a copy in shared memory, then `tensormap.cp_fenceproxy` with a release at GPU scope), is not modelled yet: bwsim's descriptors are launch arguments"),
     },
     Feature {
         name: "ttng.tensormap_fenceproxy_acquire",
@@ -836,7 +844,7 @@ pub const FEATURES: &[Feature] = &[
         example: "ttng.tensormap_fenceproxy_acquire",
         since: Version::V3_6,
         until: None,
-        support: Support::Refused("tensor maps built on the device are not supported"),
+        support: Support::Refused("the tensormap-proxy acquire (`fence.proxy.tensormap::generic.acquire`) before TMA copies read a tensor map written through the generic proxy is not modelled yet, as tensor maps built on the device are not"),
     },
     Feature {
         name: "ttng.tc_gen5_mma",
