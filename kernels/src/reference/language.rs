@@ -1,6 +1,7 @@
 //! CPU references of the Gluon language-coverage fixtures (tests/gluon/scalars.py,
-//! tests/gluon/map_elementwise.py, tests/gluon/int_ptr.py): each written from the kernel's documented semantics, in f32
-//! arithmetic where the kernel's TTGIR does one f32 operation per step.
+//! tests/gluon/map_elementwise.py, tests/gluon/int_ptr.py): each written from the kernel's
+//! documented semantics, in f32 arithmetic where the kernel's TTGIR does one f32 operation per
+//! step.
 
 use super::{int_arg, tensor, Expected, RefError, Tolerance};
 use bwsim_isa::launch::{HostTensor, LaunchPlan};
