@@ -13,7 +13,8 @@
 //!                                     kernel NAME (kernels/tiles) from the same inputs, its
 //!                                     constants overridden at the small shapes; its launch
 //!                                     equals the sidecar's by name
-//! // run: error CODE                  `bwsim run` reports CODE (a deadlock, a tx-mismatch)
+//! // run: error CODE [at F:L]         `bwsim run` reports CODE (a deadlock, a tx-mismatch), its
+//!                                     primary label at Python file F, line L
 //! // check: clean                     `bwsim check` finds nothing
 //! // expect: CODE [at F:L] [with F:L ...]
 //!                                     `bwsim check` reports CODE: some finding of it has its
@@ -207,8 +208,12 @@ impl std::fmt::Display for Expect {
 #[derive(Clone, Debug)]
 enum Run {
     Reference(Option<String>),
-    Twin { name: String, consts: Vec<Override> },
-    Error(String),
+    Twin {
+        name: String,
+        consts: Vec<Override>,
+    },
+    /// `error CODE [at F:L]`: the code, and the Python line of the error's primary label.
+    Error(String, Option<Place>),
 }
 
 /// What a fixture expects: its sidecar's directives that apply to its version and target.
@@ -255,7 +260,13 @@ impl Spec {
                                 .map(|c| Override::parse(c).map_err(|e| at(format!("`{c}`: {e:?}"))))
                                 .collect::<Result<_, _>>()?,
                         },
-                        (Some("error"), Some(code)) => Run::Error(code.to_string()),
+                        (Some("error"), Some(_)) => {
+                            let e = Expect::parse(&v["error".len()..]).map_err(at)?;
+                            if !e.with.is_empty() {
+                                return Err(at(format!("`run: {v}`: error CODE [at F:L]")));
+                            }
+                            Run::Error(e.code, e.at)
+                        }
                         _ => {
                             return Err(at(format!(
                                 "`run: {v}`: reference [NAME], twin NAME or error CODE"
@@ -422,7 +433,7 @@ fn run_fixture(f: &Fixture) -> Res {
             Run::Twin { name, consts } => {
                 against_twin(&k, f.target, &file, name, consts, full.is_some(), runs)?
             }
-            Run::Error(code) => run_reports(&k, f.target, &file, code, runs)?,
+            Run::Error(code, at) => run_reports(&k, f.target, &file, code, at.as_ref(), runs)?,
         }
     }
     if spec.clean || !spec.expects.is_empty() {
@@ -677,7 +688,14 @@ fn against_twin(
 }
 
 /// `bwsim run` of the sidecar launch reports `code` in each of `runs` schedules.
-fn run_reports(k: &Kernel, target: Target, file: &SourceFile, code: &str, runs: u64) -> Res {
+fn run_reports(
+    k: &Kernel,
+    target: Target,
+    file: &SourceFile,
+    code: &str,
+    at: Option<&Place>,
+    runs: u64,
+) -> Res {
     let (c, plan) = checked(k, target, file, &[])?;
     for seed in 0..runs {
         let inputs = launch::materialize(&plan, seed).map_err(|e| format!("{e:?}"))?;
@@ -688,6 +706,16 @@ fn run_reports(k: &Kernel, target: Target, file: &SourceFile, code: &str, runs: 
             r.outcome,
             render(&r.diagnostics, file)
         );
+        if let Some(at) = at {
+            ensure!(
+                r.diagnostics
+                    .iter()
+                    .filter(|d| d.is_error() && d.code == code)
+                    .any(|d| places(d, file).first().is_some_and(|(f, l)| at.is(f, *l))),
+                "seed {seed}: no `{code}` at {at}:\n{}",
+                render(&r.diagnostics, file)
+            );
+        }
         if code == "deadlock" {
             ensure!(r.outcome == Outcome::Deadlock, "seed {seed}: {:?}", r.outcome);
         }

@@ -739,3 +739,94 @@ fn atomic_ordering_and_scope_are_imported() {
         "{atomics:?}"
     );
 }
+
+/// A kernel with pointer parameters `%p` (f32), `%o` (i32) and `%f` (f32) whose body is `body`.
+fn address_module(body: &str) -> String {
+    format!(
+        "module attributes {{\"ttg.num-warps\" = 4 : i32, ttg.target = \"cuda:100\"}} {{\n  tt.func public @k(%p: !tt.ptr<f32>, %o: !tt.ptr<i32>, %f: !tt.ptr<f32>) attributes {{noinline = false}} {{\n{body}\n    tt.return\n  }}\n}}\n"
+    )
+}
+
+const ADDRESS_LAUNCH: &str = "launch {\n  grid = [1]\n  tensor x: f32[64] = randn()\n  tensor out: i32[4] = fill(7)\n  tensor fout: f32[1] = fill(7)\n  p = x\n  o = out\n  f = fout\n  outputs = [out, fout]\n}\n";
+
+/// An address (`tt.ptr_to_int`) keeps its tensor and byte offset through masks, remainders and
+/// differences, and turns back into a pointer of the same tensor: with the address `a` of `x`
+/// (a multiple of 256), `(a + 20) & 15 = 4`, `((a + 20) & -16) - a = 16`, `(a + 20) % 8 = 4`,
+/// and the pointer made from `(a + 20) & -16` reads `x[4]`.
+#[test]
+fn addresses_keep_their_tensor_through_masks_and_differences() {
+    let body = r#"    %a = tt.ptr_to_int %p : !tt.ptr<f32> -> i64
+    %c20 = arith.constant 20 : i64
+    %b = arith.addi %a, %c20 : i64
+    %c15 = arith.constant 15 : i64
+    %lo = arith.andi %b, %c15 : i64
+    %cm16 = arith.constant -16 : i64
+    %down = arith.andi %b, %cm16 : i64
+    %d = arith.subi %down, %a : i64
+    %c8 = arith.constant 8 : i64
+    %r8 = arith.remsi %b, %c8 : i64
+    %c1 = arith.constant 1 : i32
+    %c2 = arith.constant 2 : i32
+    %t0 = arith.trunci %lo : i64 to i32
+    tt.store %o, %t0 : !tt.ptr<i32>
+    %o1 = tt.addptr %o, %c1 : !tt.ptr<i32>, i32
+    %t1 = arith.trunci %d : i64 to i32
+    tt.store %o1, %t1 : !tt.ptr<i32>
+    %o2 = tt.addptr %o, %c2 : !tt.ptr<i32>, i32
+    %t2 = arith.trunci %r8 : i64 to i32
+    tt.store %o2, %t2 : !tt.ptr<i32>
+    %q = tt.int_to_ptr %down : i64 -> !tt.ptr<f32>
+    %v = tt.load %q : !tt.ptr<f32>
+    tt.store %f, %v : !tt.ptr<f32>"#;
+    let (source, k) = import_ok(&address_module(body), Some(ADDRESS_LAUNCH));
+    let (x, r) = run_clean(&source, &k, 5);
+    let out = r.tensor("out").expect("out");
+    let got: Vec<u64> = (0..4).map(|i| out.get_bits(i)).collect();
+    assert_eq!(got, vec![4, 16, 4, 7]);
+    assert_eq!(r.tensor("fout").expect("fout").get_bits(0), x.get_bits(4));
+}
+
+/// A pointer made from an address that is not a multiple of its element size stops the run
+/// at the cast (the GPU's access would fault with a misaligned address).
+#[test]
+fn a_misaligned_address_cast_to_a_pointer_stops_the_run() {
+    let body = r#"    %a = tt.ptr_to_int %p : !tt.ptr<f32> -> i64
+    %c2 = arith.constant 2 : i64
+    %b = arith.addi %a, %c2 : i64
+    %q = tt.int_to_ptr %b : i64 -> !tt.ptr<f32>
+    %v = tt.load %q : !tt.ptr<f32>
+    tt.store %f, %v : !tt.ptr<f32>"#;
+    let (source, k) = import_ok(&address_module(body), Some(ADDRESS_LAUNCH));
+    let (_, r) = run(&source, &k, 1);
+    let d = r
+        .diagnostics
+        .iter()
+        .find(|d| d.code == "device-assert")
+        .unwrap_or_else(|| panic!("{}", diag::render(&r.diagnostics, &source)));
+    assert!(d.message.contains("misaligned address"), "{}", d.message);
+}
+
+/// What bwsim cannot give a value without numeric addresses is refused with the reason: a
+/// pointer made from a constant, the product of an address, the difference of two tensors'
+/// addresses.
+#[test]
+fn addresses_without_a_tensor_are_refused() {
+    let (_, r) = refused_op(
+        "%c = arith.constant 4096 : i64 loc(#loc2)\n    %q = tt.int_to_ptr %c : i64 -> !tt.ptr<f32>",
+        "a pointer from a constant",
+    );
+    assert!(r.contains("not the address of a kernel argument's tensor"), "{r}");
+    for (body, why) in [
+        (
+            "    %a = tt.ptr_to_int %p : !tt.ptr<f32> -> i64\n    %c2 = arith.constant 2 : i64\n    %m = arith.muli %a, %c2 : i64",
+            "a product",
+        ),
+        (
+            "    %a = tt.ptr_to_int %p : !tt.ptr<f32> -> i64\n    %b = tt.ptr_to_int %f : !tt.ptr<f32> -> i64\n    %d = arith.subi %a, %b : i64",
+            "two tensors",
+        ),
+    ] {
+        let (_, r) = refused(&address_module(body), why);
+        assert!(r.contains("an address (a pointer as an integer)"), "{why}: {r}");
+    }
+}

@@ -285,6 +285,7 @@ pub fn reference(
         }
         "scalars_kernel" => language::scalars(plan, inputs),
         "map_elementwise_kernel" => language::map_elementwise(plan, inputs),
+        "int_ptr_kernel" => language::int_ptr(plan, inputs),
         "wgmma_matmul_kernel" => matmul::matmul(plan, inputs),
         "gather_rows" => movement::gather(plan, inputs),
         "softmax" | "softmax_kernel" | "cluster_softmax_kernel" => attention::softmax(plan, inputs),

@@ -131,6 +131,9 @@ for t in sm_100a sm_90a; do
         --arg 'x_ptr=*fp32' --arg 'y_ptr=*fp32' --arg 'out_ptr=*fp32' -D N=256
     gen int_ops.$t $src/int_ops.py int_ops_kernel --num-warps 4 --arg 'x_ptr=*i32' \
         --arg 'out_ptr=*i32' -D N=256
+    # Pointers as integers (tt.ptr_to_int, tt.int_to_ptr), one passed as an int64 argument.
+    gen_bugs int_ptr.$t next_tile $src/int_ptr.py int_ptr_kernel --num-warps 4 --arg 'x_ptr=*fp32' \
+        --arg 'out_ptr=*fp32' --arg 'rems_ptr=*i32' --arg y_addr=i64 -D BLOCK=128
     gen atomics.$t $src/atomics.py atomics_kernel --num-warps 4 --arg 'x_ptr=*i32' \
         --arg 'hist_ptr=*i32' --arg 'sums_ptr=*fp32' --arg 'maxes_ptr=*i32' --arg n=i32 -D BINS=16 -D BLOCK=128
     gen scan.$t $src/scan.py scan_kernel --num-warps 4 --arg 'x_ptr=*i32' --arg 'sum_ptr=*i32' \

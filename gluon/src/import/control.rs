@@ -692,14 +692,6 @@ pub(super) fn i64_data_allocs(ops: &[Op]) -> HashSet<String> {
         }
         cur
     }
-    fn values(toks: &[Token]) -> Vec<String> {
-        toks.iter()
-            .filter_map(|t| match &t.tok {
-                Tok::Value(v) => Some(v.clone()),
-                _ => None,
-            })
-            .collect()
-    }
     fn walk(
         ops: &[Op],
         alias: &mut HashMap<String, String>,
@@ -708,7 +700,7 @@ pub(super) fn i64_data_allocs(ops: &[Op]) -> HashSet<String> {
         allocs: &mut Vec<String>,
     ) {
         for op in ops {
-            let vals = values(&op.toks);
+            let vals = operand_values(&op.toks);
             match op.name.as_str() {
                 "ttg.local_alloc" => allocs.extend(op.results.iter().cloned()),
                 n if n.starts_with("ttg.memdesc_") => {
@@ -724,7 +716,7 @@ pub(super) fn i64_data_allocs(ops: &[Op]) -> HashSet<String> {
                     let outer = alias.clone();
                     let mut c = Cursor::new(&op.toks, op.span);
                     let captured = match c.peek() {
-                        Tok::Punct("(") => c.group().map(values).unwrap_or_default(),
+                        Tok::Punct("(") => c.group().map(operand_values).unwrap_or_default(),
                         _ => Vec::new(),
                     };
                     while !c.at_end() {

@@ -80,6 +80,8 @@ impl<'m> Cx<'m> {
                 self.unary_result(op, call("abs", vec![a], span), &v[0].0, span)
             }
             "ttng.packed_arith" => self.packed_arith(op, span),
+            "tt.ptr_to_int" => self.ptr_to_int(op, span),
+            "tt.int_to_ptr" => self.int_to_ptr(op, span),
             // A one-element tile as a scalar (`x.item()`, `reshape(x, ())`, `split` of a [2]
             // tile): the element (`reduce_max` of one element is the element, bit for bit).
             "tt.unsplat" => {

@@ -37,6 +37,7 @@ use bwsim_isa::parser::KEYWORDS;
 use bwsim_isa::{DType, Span, Target};
 use std::collections::{HashMap, HashSet};
 
+mod addresses;
 mod calls;
 mod cat;
 mod cluster;
@@ -106,6 +107,8 @@ pub fn import(m: &Module, src: &SourceMap, version: Version) -> Result<Kernel, V
         two_cta_module: false,
         i64_data: HashSet::new(),
         bool_ptrs: HashSet::new(),
+        ptr_params: HashMap::new(),
+        address_params: HashMap::new(),
         compiler_fences: HashSet::new(),
         funcs: HashMap::new(),
         inlining: Vec::new(),
@@ -180,6 +183,7 @@ pub fn import(m: &Module, src: &SourceMap, version: Version) -> Result<Kernel, V
     }
     cx.collect_tmem_layouts(&m.ops);
     cx.i64_data = control::i64_data_allocs(&m.ops);
+    cx.address_params = addresses::address_params(&m.ops);
     let k = cx.module(m);
     match k {
         Ok(k) if cx.errors.is_empty() => Ok(k),
@@ -233,6 +237,11 @@ struct Cx<'m> {
     /// Pointers to a bool parameter cast to `i8` pointers (`tt.bitcast`, Triton's store of a
     /// bool): the bytes stored through them are converted to the parameter's `i1`.
     bool_ptrs: HashSet<String>,
+    /// The kernel's pointer parameters (by their `.tile` names) and their element types.
+    ptr_params: HashMap<String, DType>,
+    /// `i64` parameters the kernel casts to pointers, with that pointer type
+    /// ([`addresses::address_params`]): declared as pointer parameters.
+    address_params: HashMap<String, Type>,
     /// The operations (by the start of their TTGIR text) that Triton's proxy-fence pass puts a
     /// `fence.proxy.async` in front of when it lowers the TTGIR ([`proxy_fences`]).
     compiler_fences: HashSet<u32>,
@@ -254,6 +263,16 @@ fn with_span(mut e: Expr, span: Span) -> Expr {
         e.span = span;
     }
     e
+}
+
+/// The SSA values an operation's tokens name, in order (its operands, before any type).
+fn operand_values(toks: &[Token]) -> Vec<String> {
+    toks.iter()
+        .filter_map(|t| match &t.tok {
+            Tok::Value(v) => Some(v.clone()),
+            _ => None,
+        })
+        .collect()
 }
 
 fn name_e(n: &str, span: Span) -> Expr {
@@ -518,9 +537,16 @@ impl<'m> Cx<'m> {
             Val::E(e, _) => Ok(e),
             Val::Splat(s, ty) => self.full(&ty, s, span),
             Val::Mbars(e) => Ok(e),
-            Val::Ptr { .. } => Err(ImportError::Unsupported {
+            Val::Ptr { ty, .. } => Err(ImportError::Unsupported {
                 op: "pointer".into(),
-                message: format!("`%{name}` (a pointer) is used where bwsim needs a value"),
+                message: if ty.is_ptr_like() {
+                    format!("`%{name}` (a pointer) is used where bwsim needs a value")
+                } else {
+                    format!(
+                        "`%{name}` (an address: a pointer as an integer) is used where bwsim needs a value: \
+                         bwsim gives tensors no fixed addresses (crate::import::addresses says what it reads)"
+                    )
+                },
                 span,
                 ttgir: span,
             }),
@@ -786,12 +812,19 @@ impl<'m> Cx<'m> {
                     i += skip;
                     call("tensor_desc", vec![shaped, layout], span)
                 }
-                Type::Ptr(inner) => {
-                    let elem = inner.elem().ok_or_else(|| ImportError::UnsupportedType {
+                // A pointer parameter; or a pointer passed as an integer (`x.data_ptr()`) and
+                // cast back, a pointer parameter whose value is its address
+                // (crate::import::addresses).
+                Type::Ptr(_) | Type::Scalar(Elem::I64)
+                    if a.ty.is_ptr_like() || self.address_params.contains_key(&a.ssa) =>
+                {
+                    let pty = self.address_params.get(&a.ssa).unwrap_or(&a.ty);
+                    let elem = addresses::pointee(pty).ok_or_else(|| ImportError::UnsupportedType {
                         message: "a pointer to pointers".into(),
                         span,
                     })?;
                     let d = dtype_of(elem, span)?;
+                    self.ptr_params.insert(pname.clone(), d);
                     self.bind(
                         &a.ssa,
                         Val::Ptr {

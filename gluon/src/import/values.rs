@@ -74,6 +74,9 @@ impl<'m> Cx<'m> {
     }
 
     pub(super) fn binary(&mut self, op: &Op, span: Span) -> R<()> {
+        if self.address_arith(op, span)?.is_some() {
+            return Ok(());
+        }
         let mut c = Cursor::new(&op.toks, op.span);
         let pred = if matches!(op.name.as_str(), "arith.cmpi" | "arith.cmpf") {
             let p = c.ident()?;

@@ -300,7 +300,7 @@ pub const FEATURES: &[Feature] = &[
         example: "tt.int_to_ptr",
         since: Version::V3_6,
         until: None,
-        support: Support::Refused("pointers made from integers are not supported"),
+        support: Support::Imported("the address of a kernel argument's tensor (`p.to(gl.int64)` plus or minus integers, an `i64` argument passed as `x.data_ptr()`) back as element offsets of that tensor, checked to be a multiple of the element size (`device.assert`); accesses outside the tensor are the illegal address they are on the GPU; an integer of any other origin refused (bwsim gives tensors no fixed addresses)"),
     },
     Feature {
         name: "tt.ptr_to_int",
@@ -308,7 +308,7 @@ pub const FEATURES: &[Feature] = &[
         example: "tt.ptr_to_int",
         since: Version::V3_6,
         until: None,
-        support: Support::Refused("pointers turned into integers are not supported"),
+        support: Support::Imported("the pointer's tensor plus a byte offset: integers added and subtracted, the difference of two addresses of one tensor, remainders and masks of powers of two up to 256 (a tensor's address a multiple of 256 bytes); any other use refused"),
     },
     Feature {
         name: "tt.join",
@@ -657,7 +657,7 @@ pub const FEATURES: &[Feature] = &[
         example: "ttng.async_shared_store",
         since: Version::V3_8,
         until: None,
-        support: Support::Refused("register data stored into the shared memory of a cluster's CTAs (`hopper.async_store`) is not modelled yet"),
+        support: Support::Refused("register data stored into the shared memory of a cluster's CTAs (`hopper.async_store`, PTX `st.async` completing bytes on the destination CTA's mbarrier) is not modelled yet; a cluster operation only: Triton's verifier refuses it with fewer than two CTAs in the cluster (`requires at least two CTAs in the cluster`)"),
     },
     Feature {
         name: "ttng.async_tma_copy_global_to_local",
@@ -820,7 +820,7 @@ pub const FEATURES: &[Feature] = &[
         example: "ttng.packed_arith",
         since: Version::V3_8,
         until: None,
-        support: Support::Imported("add, sub, mul, fma, min, max of f32/f16/bf16 (Gluon's add2, sub2, mul2, fma2, min2, max2) as the elementwise `a + b`, `a - b`, `a * b`, `fma(a, b, c)`, `min(a, b)`, `max(a, b)` (a NaN loses, as `min.f16x2` does); fp8/fp4 forms refused: Triton 3.9 lowers them to sm_100a's four-lane `add`/`sub`/`mul`/`fma.e4m3x4` and `.e5m2x4` (fp4 `e2m1x4` operands), written without a rounding or saturation modifier, whose rounding and overflow bwsim has no stated or measured semantics for yet"),
+        support: Support::Imported("add, sub, mul, fma, min, max of f32/f16/bf16 (Gluon's add2, sub2, mul2, fma2, min2, max2) as the elementwise `a + b`, `a - b`, `a * b`, `fma(a, b, c)`, `min(a, b)`, `max(a, b)` (a NaN loses, as `min.f16x2` does); fp8/fp4 forms refused: Triton 3.9 lowers them to sm_100a's four-lane `add`/`sub`/`mul`/`fma` on `.e4m3x4` and `.e5m2x4` (fp4 `e2m1x4` operands; PTX ISA 9.4), written without a rounding or saturation modifier. Rounding is to nearest even (ptxas 13.5 takes only `.rn` and assembles the bare form to the same SASS as `.rn`, `QADD4`/`QMUL4` without `.SATFINITE`), but what the bare form gives on overflow and for NaN operands is stated nowhere found (searched: the PTX ISA pages and release notes of the stored documentation for `add.e4m3x4`, `e2m1p4x4`, mixed-precision and packed fp8 arithmetic; public code only spells the syntax) and not measured, so bwsim does not guess it"),
     },
     Feature {
         name: "ttng.reinterpret_tensor_descriptor",

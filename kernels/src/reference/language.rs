@@ -1,6 +1,7 @@
 //! CPU references of the Gluon language-coverage fixtures (tests/gluon/scalars.py,
-//! tests/gluon/map_elementwise.py): each written from the kernel's documented semantics, in f32
-//! arithmetic where the kernel's TTGIR does one f32 operation per step.
+//! tests/gluon/map_elementwise.py, tests/gluon/int_ptr.py): each written from the kernel's
+//! documented semantics, in f32 arithmetic where the kernel's TTGIR does one f32 operation per
+//! step.
 
 use super::{int_arg, tensor, Expected, RefError, Tolerance};
 use bwsim_isa::launch::{HostTensor, LaunchPlan};
@@ -67,4 +68,30 @@ pub(super) fn map_elementwise(plan: &LaunchPlan, inputs: &[HostTensor]) -> Resul
         f32_out("out", out, &v)?,
         Tolerance::Exact,
     )])
+}
+
+/// `int_ptr_kernel` (tests/gluon/int_ptr.py): program `p` of the grid copies its BLOCK elements
+/// (BLOCK = x's length / programs) as `out[i] = x[i] + y[i]` (one f32 addition), read through
+/// pointers rebuilt from byte addresses, and writes `rems[p] = (4 p) mod 16`: the remainder
+/// modulo 16 of the address of element `p` of its tile, every tensor's address being a multiple
+/// of 16 bytes.
+pub(super) fn int_ptr(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
+    let x = tensor(plan, inputs, "x")?;
+    let y = tensor(plan, inputs, "y")?;
+    let out = tensor(plan, inputs, "out")?;
+    let rems = tensor(plan, inputs, "rems")?;
+    let programs = plan.grid[0] as u64;
+    let n = x.numel();
+    if y.numel() != n || out.numel() != n || rems.numel() != programs || rems.dtype != DType::I32 {
+        return Err("int_ptr_kernel takes x, y and out of one length and one i32 rem per program".into());
+    }
+    let v: Vec<f32> = (0..n).map(|i| f32_of(x, i) + f32_of(y, i)).collect();
+    let mut r = HostTensor::zeros("rems", DType::I32, rems.shape.clone());
+    for p in 0..programs {
+        r.set_bits(p, (4 * p) % 16);
+    }
+    Ok(vec![
+        Expected::new("out", f32_out("out", out, &v)?, Tolerance::Exact),
+        Expected::new("rems", r, Tolerance::Exact),
+    ])
 }
