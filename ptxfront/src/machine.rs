@@ -16,8 +16,9 @@
 //! - `mbarrier.init` / `arrive[.expect_tx]` / `expect_tx`: the barrier state machine of
 //!   [`bwsim_sim::mbarrier::Mbar`], and the checker's `bar_init` / `bar_update` releases by the
 //!   warp; `mbarrier.try_wait.parity` / `test_wait.parity` that sees the phase acquires it (a
-//!   wait that fails parks the warp until the barrier's phase moves, so a spin loop costs one
-//!   step per phase).
+//!   wait that fails parks the warp at that wait until the barrier's phase moves, so a spin
+//!   loop costs one step per phase). A CTA in which no warp can step and nothing is in flight
+//!   stops the run ([`stuck`]: a `tx-mismatch` or a `deadlock`).
 //! - `fence.proxy.async`: the warp's proxy fence (`fence.async_shared` of `.tile`).
 //! - `cp.async.bulk.tensor` load: an asynchronous operation issued by the warp; it lands after
 //!   a latency the scheduler draws, as an async-proxy write of the box completing its bytes on
