@@ -276,4 +276,14 @@ fn a_short_expect_is_reported_at_the_expect() {
     assert_eq!(rs.len(), 1, "{rs:?}");
     assert!(reported(&rs, &[Code::TxMismatch], expect, &copies), "{rs:?}");
     assert_eq!(rs[0].2.len(), 2, "both copies: {rs:?}");
+    // The copies deliver the 32768 bytes of A and B, 128 more than expected.
+    let (p, l, bufs) = gemm_launch(&fixture("short_expect"));
+    let Err(Error::Stuck(f)) = machine::check(&p, &l, &bufs, 1) else {
+        panic!("the run should stop");
+    };
+    let m = &f.diagnostic.message;
+    assert!(
+        m.contains("received 128 bytes more") && m.contains("32640 expected, 32768 delivered"),
+        "{m}"
+    );
 }

@@ -87,10 +87,7 @@ impl Machine<'_, '_> {
             d = d.with_label(self.span(w), format!("delivers bytes to it ({})", p.place(w)));
         }
         d = d
-            .with_note(format!(
-                "the run stopped at {}: no warp can go on and nothing is in flight",
-                p.place(pc)
-            ))
+            .with_note("the run stopped: no warp can go on and nothing is in flight")
             .with_help("expect exactly the bytes the copies on this barrier deliver: the full box of each");
         Some(Finding {
             code: Code::TxMismatch,
