@@ -80,6 +80,11 @@ pub enum Error {
     /// A launch that does not fit the kernel.
     #[error("launch: {0}")]
     Launch(String),
+    /// A run that cannot go on: no warp can step and nothing is in flight. The finding says
+    /// why, as the checker would: a `tx-mismatch` (a waited-on barrier whose transaction count
+    /// can never reach zero) or a `deadlock`, with its labels on the PTX text.
+    #[error("{}", .0.diagnostic.message)]
+    Stuck(Box<machine::Finding>),
 }
 
 impl Error {
@@ -90,6 +95,7 @@ impl Error {
             | Error::Unsupported { span, .. }
             | Error::Invalid { span, .. }
             | Error::Runtime { span, .. } => *span,
+            Error::Stuck(f) => f.diagnostic.primary.span,
             Error::Launch(_) => Span::DUMMY,
         }
     }

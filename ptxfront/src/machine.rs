@@ -16,8 +16,9 @@
 //! - `mbarrier.init` / `arrive[.expect_tx]` / `expect_tx`: the barrier state machine of
 //!   [`bwsim_sim::mbarrier::Mbar`], and the checker's `bar_init` / `bar_update` releases by the
 //!   warp; `mbarrier.try_wait.parity` / `test_wait.parity` that sees the phase acquires it (a
-//!   wait that fails parks the warp until the barrier's phase moves, so a spin loop costs one
-//!   step per phase).
+//!   wait that fails parks the warp at that wait until the barrier's phase moves, so a spin
+//!   loop costs one step per phase). A CTA in which no warp can step and nothing is in flight
+//!   stops the run ([`stuck`]: a `tx-mismatch` or a `deadlock`).
 //! - `fence.proxy.async`: the warp's proxy fence (`fence.async_shared` of `.tile`).
 //! - `cp.async.bulk.tensor` load: an asynchronous operation issued by the warp; it lands after
 //!   a latency the scheduler draws, as an async-proxy write of the box completing its bytes on
@@ -48,6 +49,7 @@ use bwsim_sim::mbarrier::Mbar;
 use bwsim_sim::sched::{AgentRef, AsyncKind, RandomScheduler, Scheduler};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+mod stuck;
 mod tcgen05;
 
 pub use tcgen05::{Desc, InstrDesc};
@@ -64,7 +66,7 @@ pub struct Options {
 /// One hazard the checker found: its code, the instruction of the access that revealed it
 /// (the primary label) and of the access it conflicts with, and the rendered diagnostic
 /// (spans into the PTX text).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Finding {
     pub code: Code,
     pub pc: usize,
@@ -232,8 +234,10 @@ struct Machine<'a, 's> {
     sched: &'s mut dyn Scheduler,
     hb: Option<CtaHb>,
     bars: HashMap<u32, Mbar>,
-    /// A warp parked on a failed wait: the wait's pc, the barrier and the phase it saw.
-    parked: Vec<Option<(usize, u32, u64)>>,
+    /// Each warp's waits parked after they failed: the wait's pc, to the barrier and the phase
+    /// it saw. A warp whose lanes wait at two places (an elected lane at one barrier, the
+    /// others at the next) parks both, so that neither keeps it runnable.
+    parked: Vec<BTreeMap<usize, (u32, u64)>>,
     flights: Vec<Flight>,
     now: u64,
     /// Per warp: the open bulk group's number, and the stores pending by group.
@@ -270,7 +274,7 @@ impl<'a, 's> Machine<'a, 's> {
             sched,
             hb,
             bars: HashMap::new(),
-            parked: vec![None; warps],
+            parked: vec![BTreeMap::new(); warps],
             flights: Vec::new(),
             now: 0,
             open_group: vec![0; warps],
@@ -310,7 +314,7 @@ impl<'a, 's> Machine<'a, 's> {
                 if self.th.iter().all(|t| t.st == St::Done) {
                     return Ok(());
                 }
-                return Err(self.deadlock());
+                return Err(self.stuck());
             }
             let refs: Vec<AgentRef> = runnable
                 .iter()
@@ -334,24 +338,6 @@ impl<'a, 's> Machine<'a, 's> {
             .filter(|(_, f)| by.is_none_or(|t| f.due <= t))
             .min_by_key(|(_, f)| (f.due, f.tie))
             .map(|(i, _)| i)
-    }
-
-    fn deadlock(&self) -> Error {
-        let waiting: BTreeSet<String> = self
-            .th
-            .iter()
-            .filter(|t| t.st != St::Done)
-            .map(|t| self.cta.p.place(t.pc))
-            .collect();
-        let pc = self.th.iter().find(|t| t.st != St::Done).map_or(0, |t| t.pc);
-        self.rt(
-            pc,
-            format!(
-                "deadlock in CTA {:?}: no warp can go on and nothing is in flight (waiting at {})",
-                self.cta.ctaid,
-                waiting.into_iter().collect::<Vec<_>>().join("; ")
-            ),
-        )
     }
 
     /// Whether some lane of warp `w` stopped at an agent instruction.
@@ -391,7 +377,8 @@ impl<'a, 's> Machine<'a, 's> {
     /// Whether warp `w`'s wait at `pc` failed on a barrier whose phase has not moved since.
     fn is_parked(&self, w: usize, pc: usize) -> bool {
         self.parked[w]
-            .is_some_and(|(at, bar, phase)| at == pc && self.bars.get(&bar).is_some_and(|b| b.phase == phase))
+            .get(&pc)
+            .is_some_and(|&(bar, phase)| self.bars.get(&bar).is_some_and(|b| b.phase == phase))
     }
 
     /// Whether warp `w`'s committed bulk groups but the `n` most recent are complete.
@@ -671,9 +658,9 @@ impl<'a, 's> Machine<'a, 's> {
                         if let Some(hb) = &mut self.hb {
                             hb.acquire(w, a, pc as u32);
                         }
-                        self.parked[w] = None;
+                        self.parked[w].remove(&pc);
                     } else {
-                        self.parked[w] = Some((pc, a, phase));
+                        self.parked[w].insert(pc, (a, phase));
                     }
                 }
             }

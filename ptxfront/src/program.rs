@@ -279,7 +279,8 @@ pub struct Program {
     pub params: Vec<crate::parse::Param>,
     pub param_bytes: u32,
     /// Static shared memory in bytes (variables placed in declaration order; the unsized
-    /// `.extern` array starts after them, at the dynamic shared memory).
+    /// `.extern` array starts after them, at the dynamic shared memory, aligned as the
+    /// `.extern` declares and to 16 bytes at least).
     pub static_shared: u64,
     /// Module-level global variables (bytes with their initializers).
     pub globals: Vec<(String, Vec<u8>)>,
@@ -360,7 +361,14 @@ pub fn load(src: &str, module: &Module, name: &str) -> Result<Program, Error> {
         shared.insert(v.name.clone(), off);
         off += v.bytes();
     }
-    let static_shared = off.div_ceil(16) * 16;
+    // The dynamic shared memory starts at the strictest alignment its `.extern` arrays declare
+    // (at least 16 bytes): TVM's `.extern .shared .align 64` array after a 4-byte static
+    // variable starts at byte 64, and a kernel may round addresses in it down to that
+    // alignment (TVM's matrix descriptors keep the start address's bits 6 and up).
+    let dyn_align = (extern_shared.iter())
+        .map(|v| v.align.max(1) as u64)
+        .fold(16, u64::max);
+    let static_shared = off.div_ceil(dyn_align) * dyn_align;
     for v in extern_shared {
         shared.insert(v.name.clone(), static_shared);
     }

@@ -20,7 +20,7 @@ use bwsim_isa::Code;
 use bwsim_ptxfront::machine;
 use bwsim_ptxfront::parse::Stmt;
 use bwsim_ptxfront::{load, parse, Error, Module};
-use cute::{f16_value, fixture, gemm_launch, operands, run_clean, K, M, N};
+use cute::{assert_exact_product, f16_value, fixture, gemm_launch, run_clean, N};
 
 /// What one instruction line of the text says, read without the parser: its 1-based line, the
 /// guard (`@%p`/`@!%p` as written), the opcode with its modifiers (the first word), and the
@@ -231,20 +231,10 @@ fn runs_and_matches_the_cpu_reference() {
     let src = fixture();
     let (p, l, mut bufs) = gemm_launch(&src);
     run_clean(&p, &l, &mut bufs);
-    let (a, b) = operands();
-    let mut wrong = 0;
-    for i in 0..M {
-        for j in 0..N {
-            let want: f64 = (0..K).map(|k| a[i * K + k] * b[j * K + k]).sum();
-            let x = 2 * (i * N + j);
-            let got = f16_value(u16::from_le_bytes([bufs[2][x], bufs[2][x + 1]]));
-            if got != want {
-                wrong += 1;
-                assert!(wrong < 5, "C[{i}][{j}] = {got}, want {want}");
-            }
-        }
-    }
-    assert_eq!(wrong, 0);
+    assert_exact_product(|i, j| {
+        let x = 2 * (i * N + j);
+        f16_value(u16::from_le_bytes([bufs[2][x], bufs[2][x + 1]]))
+    });
 }
 
 /// The fixture with `from` (which must occur once) replaced by `to`: a bug planted into the

@@ -1,23 +1,23 @@
 //! The PTX of a TIRx kernel (apache-tvm 0.27.0's `gemm_async` lowered for `sm_100a`, fixtures
 //! `tirx/gemm_async*.sm_100a.ptx`, see tirx/README.md): a one-CTA TMA + `tcgen05` GEMM whose
 //! `.loc`s point at the lines of its TVMScript, `tirx/gemm_async.py`, with five planted-bug
-//! variants (one TVMScript statement changed each). This test holds what works today: every
-//! fixture parses, its `.loc`s land on the TVMScript lines of the statements they lower, and it
-//! loads with the launch its header gives.
+//! variants (one TVMScript statement changed each). Every fixture parses, its `.loc`s land on
+//! the TVMScript lines of the statements they lower, and it loads with the launch its header
+//! gives; the correct kernel runs on the machine, C equals the exact product A · Bᵀ, and it
+//! checks clean; each planted bug is reported with its code at its TVMScript line.
 //!
-//! Not yet run or checked: the kernels load and start, but the machine stops the run: TIRx lowers `Tx.wg.copy_async`
-//! from TMEM to one `tcgen05.ld.32x32b.x128` per warp at the allocation's base address (lane 0)
-//! for all four warps, and the machine refuses a warp reaching lanes outside its quarter
-//! ("warp 1 reaches tensor-memory lane 0, outside its lanes 32..64"); whether the hardware
-//! offsets the lane by the warp is to be settled first (tirx/README.md). The `short_expect`
-//! variant also did not finish one schedule within a minute.
+//! TIRx issues every warp's `tcgen05.ld` at lane 0 of the allocation; the machine gives each
+//! warp its own quarter of the lanes whatever quarter the address names (tirx/README.md has
+//! the evidence).
 
 mod cute;
 
 use bwsim_isa::types::Swizzle;
+use bwsim_isa::Code;
+use bwsim_ptxfront::machine;
 use bwsim_ptxfront::parse::Stmt;
-use bwsim_ptxfront::{load, parse, Arg, Launch, Program, TensorMap};
-use cute::{f16_buffer, operands, M, N};
+use bwsim_ptxfront::{load, parse, Arg, Error, Launch, Program, TensorMap};
+use cute::{assert_exact_product, f16_buffer, operands, run_clean, M, N};
 
 /// The correct kernel (`""`) and the five planted bugs.
 const BUGS: [&str; 6] = [
@@ -161,4 +161,129 @@ fn every_fixture_loads_with_the_launch_its_header_gives() {
             "{bug}"
         );
     }
+}
+
+/// The TVMScript line of instruction `pc` (its `.loc`).
+fn line(p: &Program, pc: usize) -> u32 {
+    p.ins[pc].loc.map_or(0, |l| l.line)
+}
+
+/// The correct kernel runs (one schedule, the checker watching) and checks clean, and C is
+/// A · Bᵀ: the operands are multiples of 1/2 in [-2, 2], so every product and partial sum is
+/// exact in f32 and the comparison is exact.
+#[test]
+fn runs_and_matches_the_cpu_reference() {
+    let (p, l, mut bufs) = gemm_launch(&fixture(""));
+    run_clean(&p, &l, &mut bufs);
+    assert_exact_product(|i, j| {
+        let x = 4 * (i * N + j);
+        f32::from_le_bytes([bufs[2][x], bufs[2][x + 1], bufs[2][x + 2], bufs[2][x + 3]]) as f64
+    });
+}
+
+/// More schedules of the correct kernel check clean: 20 in the full tier (`BWSIM_FULL=1`);
+/// the default tier has the one of [`runs_and_matches_the_cpu_reference`].
+#[test]
+fn checks_clean() {
+    if !std::env::var("BWSIM_FULL").is_ok_and(|v| v == "1") {
+        eprintln!("checks_clean: 20 schedules of the TIRx GEMM belong to the full tier (BWSIM_FULL=1)");
+        return;
+    }
+    let (p, l, bufs) = gemm_launch(&fixture(""));
+    assert_eq!(machine::check(&p, &l, &bufs, 20).expect("runs"), vec![]);
+}
+
+/// What one schedule of the planted bug `bug` reports, as (code, TVMScript line, TVMScript
+/// lines of what it conflicts with): the checker's findings, or the finding that stopped the
+/// run.
+fn reports(bug: &str) -> Vec<(Code, u32, Vec<u32>)> {
+    let (p, l, bufs) = gemm_launch(&fixture(bug));
+    let fs = match machine::check(&p, &l, &bufs, 1) {
+        Ok(fs) => fs,
+        Err(Error::Stuck(f)) => vec![*f],
+        Err(e) => panic!("{bug}: {e}"),
+    };
+    fs.iter()
+        .map(|f| {
+            (
+                f.code,
+                line(&p, f.pc),
+                f.with.iter().map(|&w| line(&p, w)).collect(),
+            )
+        })
+        .collect()
+}
+
+/// Whether `reports` hold one with a code of `codes` at `at` whose conflicting accesses are
+/// all at lines of `with`.
+fn reported(reports: &[(Code, u32, Vec<u32>)], codes: &[Code], at: u32, with: &[u32]) -> bool {
+    reports
+        .iter()
+        .any(|(c, l, w)| codes.contains(c) && *l == at && !w.is_empty() && w.iter().all(|x| with.contains(x)))
+}
+
+/// The MMA reads A and B unordered with the TMA copies that write them when the elected thread
+/// does not wait on the TMA barrier, or waits for parity 1 (the phase before the barrier's
+/// first, complete at once): reported at `Tx.gemm_async`, with the copies.
+#[test]
+fn an_unawaited_tma_is_reported_at_the_gemm() {
+    let copies = [
+        script_line("Tx.copy_async(A_smem"),
+        script_line("Tx.copy_async(B_smem"),
+    ];
+    let gemm = script_line("Tx.gemm_async(");
+    for bug in ["no_tma_wait", "wrong_parity"] {
+        let rs = reports(bug);
+        assert!(
+            reported(&rs, &[Code::Race, Code::ReadBeforeComplete], gemm, &copies),
+            "{bug}: {rs:?}"
+        );
+    }
+}
+
+/// `tcgen05.ld` before the wait for the MMA's commit reads the accumulator unordered with the
+/// MMAs that write it: reported at `Tx.wg.copy_async`, with the MMA.
+#[test]
+fn a_load_before_the_commit_is_awaited_is_reported_at_the_copy() {
+    let rs = reports("ld_before_wait");
+    let (ld, gemm) = (script_line("Tx.wg.copy_async("), script_line("Tx.gemm_async("));
+    assert!(
+        reported(&rs, &[Code::Race, Code::ReadBeforeComplete], ld, &[gemm]),
+        "{rs:?}"
+    );
+}
+
+/// Without `fence.proxy.async` the TMA store (async proxy) reads the staging buffer the
+/// generic stores of C wrote: `missing-fence` at the TMA store, with the stores.
+#[test]
+fn a_missing_proxy_fence_is_reported_at_the_tma_store() {
+    let rs = reports("no_proxy_fence");
+    let (store, stores) = (script_line("Tx.copy_async(C["), script_line("Tx.copy(C_smem"));
+    assert!(reported(&rs, &[Code::MissingFence], store, &[stores]), "{rs:?}");
+}
+
+/// An expect-tx 128 bytes short of what the copies deliver: the barrier's count never reaches
+/// zero, the elected thread waits forever, and once nothing is in flight the run stops with a
+/// `tx-mismatch` at the expect, with both copies.
+#[test]
+fn a_short_expect_is_reported_at_the_expect() {
+    let rs = reports("short_expect");
+    let expect = script_line("mbarrier.arrive.expect_tx");
+    let copies = [
+        script_line("Tx.copy_async(A_smem"),
+        script_line("Tx.copy_async(B_smem"),
+    ];
+    assert_eq!(rs.len(), 1, "{rs:?}");
+    assert!(reported(&rs, &[Code::TxMismatch], expect, &copies), "{rs:?}");
+    assert_eq!(rs[0].2.len(), 2, "both copies: {rs:?}");
+    // The copies deliver the 32768 bytes of A and B, 128 more than expected.
+    let (p, l, bufs) = gemm_launch(&fixture("short_expect"));
+    let Err(Error::Stuck(f)) = machine::check(&p, &l, &bufs, 1) else {
+        panic!("the run should stop");
+    };
+    let m = &f.diagnostic.message;
+    assert!(
+        m.contains("received 128 bytes more") && m.contains("32640 expected, 32768 delivered"),
+        "{m}"
+    );
 }

@@ -28,12 +28,11 @@ pub struct Loaded {
 pub fn diagnostic(e: &bwsim_ptxfront::Error) -> Diagnostic {
     use bwsim_ptxfront::Error as E;
     let (code, label) = match e {
+        // The machine's own finding, with its labels (a `deadlock` or a `tx-mismatch`).
+        E::Stuck(f) => return f.diagnostic.clone(),
         E::Syntax { .. } | E::Invalid { .. } => (Code::Syntax, "here"),
         E::Unsupported { .. } => (Code::SimUnsupported, "not run by the PTX front end"),
         E::Launch(_) => (Code::Launch, ""),
-        E::Runtime { message, .. } if message.contains("deadlock") => {
-            (Code::Deadlock, "the run stopped here")
-        }
         // The run stopped at an instruction whose behaviour is a fault or undefined (an access
         // outside every buffer, a read of an unwritten register, a divergent collective).
         E::Runtime { .. } => (Code::LaunchFailure, "the run stopped here"),

@@ -17,7 +17,8 @@
 //!   operations are done (the pipe runs in order, so "the thread's earlier operations" of the
 //!   PTX ISA are among them).
 //! - `tcgen05.ld` / `tcgen05.st` of the `32x32b` shape move one lane per thread (the warp's
-//!   lane quarter, warp id mod 4) and `N` consecutive columns, when issued: the checker sees a
+//!   lane quarter, warp id mod 4, whatever quarter the address's lane field names) and `N`
+//!   consecutive columns, when issued: the checker sees a
 //!   generic tensor-memory access by the warp; `tcgen05.wait::ld/st` have nothing left to wait
 //!   for.
 
@@ -344,8 +345,11 @@ impl Machine<'_, '_> {
     }
 
     /// The first cell each lane of `group` of warp `w` moves with a `32x32b` load or store of
-    /// `n` columns at `at`: the thread's lane is the address's lane plus its lane id, which
-    /// must lie in the warp's quarter of the lanes, and the columns in an allocation.
+    /// `n` columns at `at`. The warp reaches only its quarter of the lanes (`32 * (w % 4)` and
+    /// the 31 after it), and the address's lane field selects a lane inside that quarter: its
+    /// quarter bits (5 and 6) are not read, so that lane 0 and lane `32 * (w % 4)` name the
+    /// same first lane (docs/semantics.md, "Tensor memory"). The thread's lane is that first
+    /// lane plus its lane id, which must stay in the quarter, and the columns in an allocation.
     fn lane_cells(
         &self,
         w: usize,
@@ -358,13 +362,15 @@ impl Machine<'_, '_> {
         group
             .iter()
             .map(|&t| {
-                let (lane, col) = self.taddr(t, at.taddr, at.offset, pc)?;
-                let lane = lane + t as u32 % 32;
-                if !(quarter..quarter + 32).contains(&lane) {
+                let (field, col) = self.taddr(t, at.taddr, at.offset, pc)?;
+                let lane = quarter + field % 32 + t as u32 % 32;
+                if lane >= quarter + 32 {
                     return Err(self.rt(
                         pc,
                         format!(
-                            "warp {w} reaches tensor-memory lane {lane}, outside its lanes {quarter}..{}",
+                            "warp {w}'s `32x32b` access at lane {} of its quarter reaches \
+                             tensor-memory lane {lane}, outside its lanes {quarter}..{}",
+                            field % 32,
                             quarter + 32
                         ),
                     ));

@@ -107,3 +107,21 @@ pub fn run_clean(p: &Program, l: &Launch, bufs: &mut [Vec<u8>]) {
         o.findings.iter().map(|f| &f.diagnostic).collect::<Vec<_>>()
     );
 }
+
+/// Asserts that C is A · Bᵀ of [`operands`] exactly, `c(i, j)` reading element (i, j) of the
+/// kernel's output (every product and partial sum is exact, so the comparison is exact).
+pub fn assert_exact_product(c: impl Fn(usize, usize) -> f64) {
+    let (a, b) = operands();
+    let mut wrong = 0;
+    for i in 0..M {
+        for j in 0..N {
+            let want: f64 = (0..K).map(|k| a[i * K + k] * b[j * K + k]).sum();
+            let got = c(i, j);
+            if got != want {
+                wrong += 1;
+                assert!(wrong < 5, "C[{i}][{j}] = {got}, want {want}");
+            }
+        }
+    }
+    assert_eq!(wrong, 0);
+}

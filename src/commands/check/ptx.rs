@@ -57,7 +57,10 @@ pub fn run(a: &Args) -> CliResult {
             );
             // The kernel's fault (a deadlock, an mbarrier fault, an access outside memory)
             // exits 1; what the front end does not run, 2 (as a failure of the command).
-            let runtime = matches!(e, bwsim_ptxfront::Error::Runtime { .. });
+            let runtime = matches!(
+                e,
+                bwsim_ptxfront::Error::Runtime { .. } | bwsim_ptxfront::Error::Stuck(_)
+            );
             return Ok(ExitCode::from(if runtime { 1 } else { 2 }));
         }
     };

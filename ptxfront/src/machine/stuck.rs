@@ -1,0 +1,103 @@
+//! What the machine says when a CTA cannot go on: no warp can step and nothing is in flight,
+//! yet some thread has not exited. The run stops with [`Error::Stuck`], whose finding is a
+//! `tx-mismatch` when a wait is parked on a barrier whose transaction count can never reach
+//! zero any more (nothing left in flight delivers bytes to it), else a `deadlock`.
+
+use super::{Finding, Machine};
+use crate::exec::St;
+use crate::Error;
+use bwsim_isa::{Code, Diagnostic, Span};
+use std::collections::BTreeSet;
+
+impl Machine<'_, '_> {
+    /// The error that stops a CTA in which no warp can step and nothing is in flight.
+    pub(super) fn stuck(&self) -> Error {
+        Error::Stuck(Box::new(self.tx_mismatch().unwrap_or_else(|| self.deadlock())))
+    }
+
+    /// The `deadlock` finding: every thread still running, where it waits.
+    fn deadlock(&self) -> Finding {
+        let p = self.cta.p;
+        let waiting: BTreeSet<String> = self
+            .th
+            .iter()
+            .filter(|t| t.st != St::Done)
+            .map(|t| p.place(t.pc))
+            .collect();
+        let pc = self.th.iter().find(|t| t.st != St::Done).map_or(0, |t| t.pc);
+        let message = format!(
+            "deadlock in CTA {:?}: no warp can go on and nothing is in flight (waiting at {})",
+            self.cta.ctaid,
+            waiting.into_iter().collect::<Vec<_>>().join("; ")
+        );
+        Finding {
+            code: Code::Deadlock,
+            pc,
+            with: Vec::new(),
+            diagnostic: Diagnostic::error(Code::Deadlock, message, self.span(pc), "the run stopped here"),
+        }
+    }
+
+    /// A `tx-mismatch` finding for the first parked wait (by warp, then pc) whose barrier's
+    /// transaction count is not zero: with nothing in flight no copy can complete it, so its
+    /// phase never completes. The primary label is the expect-tx that set the count (else the
+    /// first copy that delivered bytes), the others are the copies that delivered bytes in
+    /// this phase. Needs the checker, which records who expected and who delivered.
+    fn tx_mismatch(&self) -> Option<Finding> {
+        let hb = self.hb.as_ref()?;
+        let p = self.cta.p;
+        let waiting = |w: usize, pc: usize| {
+            self.lanes(w)
+                .any(|t| self.th[t].st == St::Agent && self.th[t].pc == pc)
+        };
+        let (bar, tx) = (self.parked.iter().enumerate())
+            .flat_map(|(w, m)| m.iter().map(move |(&pc, &(bar, _))| (w, pc, bar)))
+            .filter(|&(w, pc, _)| waiting(w, pc))
+            .find_map(|(_, _, bar)| {
+                let tx = self.bars.get(&bar)?.tx;
+                (tx != 0).then_some((bar, tx))
+            })?;
+        let b = hb.bar(bar)?;
+        let expects: Vec<usize> = b.expect_at.iter().map(|&pc| pc as usize).collect();
+        let mut delivers: Vec<usize> = b.deliver_at.iter().map(|&pc| pc as usize).collect();
+        delivers.sort_unstable();
+        let pc = *expects.first().or(delivers.first())?;
+        let with: Vec<usize> = delivers.iter().copied().filter(|&d| d != pc).collect();
+        let name = format!("the mbarrier at shared byte {bar}");
+        let message = if tx < 0 {
+            format!(
+                "{name} received {} bytes more than its phase expects ({} expected, {} delivered): \
+                 the phase can never complete",
+                -tx, b.expected, b.delivered
+            )
+        } else {
+            format!(
+                "{name} still expects {tx} bytes that no copy in flight will deliver ({} \
+                 expected, {} delivered): the phase can never complete",
+                b.expected, b.delivered
+            )
+        };
+        let label = if expects.is_empty() {
+            "delivers bytes to it"
+        } else {
+            "expects the bytes"
+        };
+        let mut d = Diagnostic::error(Code::TxMismatch, message, self.span(pc), label);
+        for &w in &with {
+            d = d.with_label(self.span(w), format!("delivers bytes to it ({})", p.place(w)));
+        }
+        d = d
+            .with_note("the run stopped: no warp can go on and nothing is in flight")
+            .with_help("expect exactly the bytes the copies on this barrier deliver: the full box of each");
+        Some(Finding {
+            code: Code::TxMismatch,
+            pc,
+            with,
+            diagnostic: d,
+        })
+    }
+
+    fn span(&self, pc: usize) -> Span {
+        self.cta.p.ins.get(pc).map_or(Span::DUMMY, |i| i.span)
+    }
+}
