@@ -40,6 +40,21 @@ pub enum Tok {
     Region(usize),
 }
 
+impl Tok {
+    /// The character a named token starts with in the text (`%` of a value, `^`, `@`, `#`,
+    /// `!`), which its string leaves out; "" for every other token.
+    pub fn sigil(&self) -> &'static str {
+        match self {
+            Tok::Value(_) => "%",
+            Tok::Label(_) => "^",
+            Tok::Symbol(_) => "@",
+            Tok::Hash(_) => "#",
+            Tok::Bang(_) => "!",
+            _ => "",
+        }
+    }
+}
+
 /// A token with its byte span in the source.
 #[derive(Clone, Debug)]
 pub struct Token {

@@ -488,12 +488,9 @@ fn closer(open: &str) -> &'static str {
 /// A token as a diagnostic names it.
 pub fn describe(t: &Tok) -> String {
     match t {
-        Tok::Value(s) => format!("`%{s}`"),
-        Tok::Label(s) => format!("`^{s}`"),
-        Tok::Symbol(s) => format!("`@{s}`"),
-        Tok::Hash(s) => format!("`#{s}`"),
-        Tok::Bang(s) => format!("`!{s}`"),
-        Tok::Ident(s) => format!("`{s}`"),
+        Tok::Value(s) | Tok::Label(s) | Tok::Symbol(s) | Tok::Hash(s) | Tok::Bang(s) | Tok::Ident(s) => {
+            format!("`{}{s}`", t.sigil())
+        }
         Tok::Int(v) => format!("`{v}`"),
         Tok::Float(v) => format!("`{v}`"),
         Tok::Hex(v) => format!("`0x{v:X}`"),

@@ -480,9 +480,18 @@ fn floor(s: &str, mut i: usize) -> usize {
     i
 }
 
+/// Truncations and byte replacements of three fixtures never panic the importer: the newest
+/// release's TTGIR in the default tier, every release's in the full tier (the same kernels in
+/// each release's spelling; about four times the cost).
 #[test]
 fn malformed_ttgir_never_panics() {
-    for (v, name) in Version::all().flat_map(|v| {
+    let versions: Vec<Version> =
+        if bwsim_testkit::runs_in_full_tier("malformed TTGIR of the older Triton releases' fixtures") {
+            Version::all().collect()
+        } else {
+            vec![Version::newest()]
+        };
+    for (v, name) in versions.into_iter().flat_map(|v| {
         [
             "elementwise_add_ws.sm_100a.ttgir",
             "matmul_warp_specialized.sm_100a.ttgir",

@@ -9,7 +9,7 @@
 //! `/usr/bin/time`); criterion's estimate on the same busy machine (load average 8 to 10):
 //! 11.3 s [10.1 s, 12.5 s] per 200 schedules.
 //!
-//! `cargo bench -p bwsim-ptxfront --bench check`
+//! `cargo bench -p bwsim-ptxfront --features bench --bench check`
 
 #[path = "../tests/cute/mod.rs"]
 mod cute;

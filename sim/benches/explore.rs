@@ -31,8 +31,8 @@
 //! 144 cluster schedules (classes) in 144 runs per search, 289 ms a search, `thrpt` 498
 //! classes per second (461 to 539); `... --bench explore -- exhaustive_ws_add`.
 //!
-//! `cargo bench -p bwsim-sim --bench explore` (the matmul alone:
-//! `cargo bench -p bwsim-sim --bench explore -- explore_two_cta_matmul`)
+//! `cargo bench -p bwsim-sim --features bench --bench explore` (the matmul alone: `... --bench
+//! explore -- explore_two_cta_matmul`)
 
 use bwsim_sim::check::{self, exhaustive};
 use bwsim_sim::explore::ExploreOptions;

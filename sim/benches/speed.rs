@@ -13,7 +13,7 @@
 //!
 //! Sample sizes are criterion's minimum (10): the fused run alone takes seconds per sample.
 //!
-//! `cargo bench -p bwsim-sim --bench speed`
+//! `cargo bench -p bwsim-sim --features bench --bench speed`
 
 use bwsim_isa::consts::Override;
 use bwsim_sim::mma_narrow::{self, NarrowPanels, NarrowRows};

@@ -3,7 +3,7 @@
 //! full size (128 batch-heads, 8192 keys and queries, HEAD_D 128: 8192 CTAs of 128 K/V steps)
 //! on GB200, and the seed's 32768 x 32768 warp-specialized elementwise add on H100.
 //!
-//! `cargo bench -p bwsim-sim --bench timing` (numbers in docs/timing.md, "Speed").
+//! `cargo bench -p bwsim-sim --features bench --bench timing` (numbers in docs/timing.md, "Speed").
 use bwsim_isa::consts::Override;
 use bwsim_sim::chips::{Chip, GB200, H100};
 use bwsim_sim::timing::{time_source, TimeOptions};

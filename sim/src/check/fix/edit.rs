@@ -39,32 +39,30 @@ pub enum Edit {
     },
 }
 
-/// The operation of a statement, if it is one (`op`, `let x = op`, `x = op`).
-pub fn stmt_op(s: &Stmt) -> Option<&Op> {
-    match &s.kind {
-        StmtKind::Op(op) => Some(op),
-        StmtKind::Let {
-            value: Rhs::Op(op), ..
+/// `stmt_op!(name)` / `stmt_op!(name, mut)`: the operation of a statement, if it is one (`op`,
+/// `let x = op`, `x = op`), shared or mutable.
+macro_rules! stmt_op {
+    ($(#[$doc:meta])* $vis:vis $name:ident $(, $m:tt)?) => {
+        $(#[$doc])*
+        $vis fn $name(s: &$($m)? Stmt) -> Option<&$($m)? Op> {
+            match &$($m)? s.kind {
+                StmtKind::Op(op) => Some(op),
+                StmtKind::Let {
+                    value: Rhs::Op(op), ..
+                }
+                | StmtKind::Assign {
+                    value: Rhs::Op(op), ..
+                } => Some(op),
+                _ => None,
+            }
         }
-        | StmtKind::Assign {
-            value: Rhs::Op(op), ..
-        } => Some(op),
-        _ => None,
-    }
+    };
 }
-
-fn stmt_op_mut(s: &mut Stmt) -> Option<&mut Op> {
-    match &mut s.kind {
-        StmtKind::Op(op) => Some(op),
-        StmtKind::Let {
-            value: Rhs::Op(op), ..
-        }
-        | StmtKind::Assign {
-            value: Rhs::Op(op), ..
-        } => Some(op),
-        _ => None,
-    }
-}
+stmt_op!(
+    /// The operation of a statement, if it is one (`op`, `let x = op`, `x = op`).
+    pub stmt_op
+);
+stmt_op!(stmt_op_mut, mut);
 
 /// `child_blocks!(name)` / `child_blocks!(name, mut)`: the blocks a statement holds (loop and
 /// branch bodies, every partition of a `warp_specialize`), shared or mutable.
