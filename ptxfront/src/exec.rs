@@ -104,6 +104,32 @@ pub(crate) struct Thread {
     pub(crate) tid: [u32; 3],
 }
 
+/// The CTA barriers that every thread they wait for has reached, each as the indices in `th` of
+/// the threads waiting at it, by barrier id: a barrier waits for the count its `bar.sync`
+/// gives, else for every thread that has not finished.
+pub(crate) fn complete_barriers(th: &[Thread]) -> Vec<Vec<usize>> {
+    let live = th.iter().filter(|t| t.st != St::Done).count() as u64;
+    let ids: std::collections::BTreeSet<u64> = th
+        .iter()
+        .filter_map(|t| match t.st {
+            St::Sync(Some((id, _))) => Some(id),
+            _ => None,
+        })
+        .collect();
+    ids.into_iter()
+        .filter_map(|id| {
+            let at: Vec<usize> = (0..th.len())
+                .filter(|&t| matches!(th[t].st, St::Sync(Some((i, _))) if i == id))
+                .collect();
+            let count = at.iter().find_map(|&t| match th[t].st {
+                St::Sync(Some((_, c))) => c,
+                _ => None,
+            });
+            (at.len() as u64 >= count.unwrap_or(live)).then_some(at)
+        })
+        .collect()
+}
+
 /// One shared-memory access by a thread (what the machine gives the hazard checker).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct SharedAccess {
@@ -310,30 +336,13 @@ impl Cta<'_> {
                 return Ok(());
             }
             let mut released = false;
-            let ids: std::collections::BTreeSet<u64> = th
-                .iter()
-                .filter_map(|t| match t.st {
-                    St::Sync(Some((id, _))) => Some(id),
-                    _ => None,
-                })
-                .collect();
-            for id in ids {
-                let at: Vec<usize> = (0..n)
-                    .filter(|&t| matches!(th[t].st, St::Sync(Some((i, _))) if i == id))
-                    .collect();
-                let count = at.iter().find_map(|&t| match th[t].st {
-                    St::Sync(Some((_, c))) => c,
-                    _ => None,
-                });
-                let want = count.unwrap_or(live);
-                if at.len() as u64 >= want {
-                    for &t in &at {
-                        th[t].pc += 1;
-                        th[t].st = St::Run;
-                    }
-                    self.stats.barriers += 1;
-                    released = true;
+            for at in complete_barriers(&th) {
+                for &t in &at {
+                    th[t].pc += 1;
+                    th[t].st = St::Run;
                 }
+                self.stats.barriers += 1;
+                released = true;
             }
             if !released && !progressed {
                 let waiting: Vec<String> = th

@@ -36,7 +36,7 @@
 //!
 //! Global memory is not checked across CTAs or against the stores' global writes yet.
 
-use crate::exec::{prepare, Arg, Cta, Launch, St, Stats, Thread};
+use crate::exec::{complete_barriers, prepare, Arg, Cta, Launch, St, Stats, Thread};
 use crate::parse::Space;
 use crate::program::{AgentOp, MemRef, Op, Program, Val};
 use crate::tensormap::{BoxElem, TensorMap};
@@ -403,26 +403,7 @@ impl<'a, 's> Machine<'a, 's> {
     /// CTA barriers whose threads have all arrived release them; the warps that took part
     /// learn what each other knew.
     fn release_barriers(&mut self) {
-        let live = self.th.iter().filter(|t| t.st != St::Done).count() as u64;
-        let ids: BTreeSet<u64> = self
-            .th
-            .iter()
-            .filter_map(|t| match t.st {
-                St::Sync(Some((id, _))) => Some(id),
-                _ => None,
-            })
-            .collect();
-        for id in ids {
-            let at: Vec<usize> = (0..self.th.len())
-                .filter(|&t| matches!(self.th[t].st, St::Sync(Some((i, _))) if i == id))
-                .collect();
-            let count = at.iter().find_map(|&t| match self.th[t].st {
-                St::Sync(Some((_, c))) => c,
-                _ => None,
-            });
-            if (at.len() as u64) < count.unwrap_or(live) {
-                continue;
-            }
+        for at in complete_barriers(&self.th) {
             let warps: BTreeSet<usize> = at.iter().map(|t| t / 32).collect();
             if let Some(hb) = &mut self.hb {
                 let mut join = bwsim_sim::check::hb::VClock::default();
