@@ -158,23 +158,36 @@ pub(crate) struct Cta<'a> {
 /// written in place.
 pub fn run(p: &Program, l: &Launch, bufs: &mut [Vec<u8>]) -> Result<Stats, Error> {
     let params = prepare(p, l, bufs)?;
+    run_ctas(p, l, &params, bufs, false, |mut cta| cta.run())
+}
+
+/// Runs `run_cta` on each CTA of launch `l` in turn (x fastest), each with fresh shared memory
+/// (its accesses logged if `log`), the parameter space `params` (from [`prepare`]), and the
+/// global buffers and the program's globals they share; the statistics of them all.
+pub(crate) fn run_ctas(
+    p: &Program,
+    l: &Launch,
+    params: &[u8],
+    bufs: &mut [Vec<u8>],
+    log: bool,
+    mut run_cta: impl FnMut(Cta<'_>) -> Result<(), Error>,
+) -> Result<Stats, Error> {
     let mut globals: Vec<Vec<u8>> = p.globals.iter().map(|(_, b)| b.clone()).collect();
     let mut stats = Stats::default();
     for z in 0..l.grid[2] {
         for y in 0..l.grid[1] {
             for x in 0..l.grid[0] {
-                let mut cta = Cta {
+                run_cta(Cta {
                     p,
                     l,
                     ctaid: [x, y, z],
-                    params: &params,
+                    params,
                     shared: vec![0; (p.static_shared + l.dynamic_shared) as usize],
                     bufs,
                     globals: &mut globals,
                     stats: &mut stats,
-                    log: None,
-                };
-                cta.run()?;
+                    log: log.then(Vec::new),
+                })?;
                 stats.ctas += 1;
             }
         }

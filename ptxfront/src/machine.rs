@@ -36,7 +36,7 @@
 //!
 //! Global memory is not checked across CTAs or against the stores' global writes yet.
 
-use crate::exec::{complete_barriers, prepare, Arg, Cta, Launch, St, Stats, Thread};
+use crate::exec::{complete_barriers, prepare, run_ctas, Arg, Cta, Launch, St, Stats, Thread};
 use crate::parse::Space;
 use crate::program::{AgentOp, MemRef, Op, Program, Val};
 use crate::tensormap::{BoxElem, TensorMap};
@@ -89,31 +89,14 @@ pub fn run(p: &Program, l: &Launch, bufs: &mut [Vec<u8>], opts: &Options) -> Res
                 .map_err(|e| Error::Launch(format!("tensor map: {e}")))?;
         }
     }
-    let mut globals: Vec<Vec<u8>> = p.globals.iter().map(|(_, b)| b.clone()).collect();
-    let mut stats = Stats::default();
     let mut findings = Vec::new();
     let mut sched = RandomScheduler::new(opts.seed);
-    for z in 0..l.grid[2] {
-        for y in 0..l.grid[1] {
-            for x in 0..l.grid[0] {
-                let cta = Cta {
-                    p,
-                    l,
-                    ctaid: [x, y, z],
-                    params: &params,
-                    shared: vec![0; (p.static_shared + l.dynamic_shared) as usize],
-                    bufs,
-                    globals: &mut globals,
-                    stats: &mut stats,
-                    log: opts.check.then(Vec::new),
-                };
-                let mut m = Machine::new(cta, opts.check, &mut sched);
-                m.run()?;
-                findings.append(&mut m.findings);
-                stats.ctas += 1;
-            }
-        }
-    }
+    let stats = run_ctas(p, l, &params, bufs, opts.check, |cta| {
+        let mut m = Machine::new(cta, opts.check, &mut sched);
+        m.run()?;
+        findings.append(&mut m.findings);
+        Ok(())
+    })?;
     Ok(Outcome { stats, findings })
 }
 
