@@ -18,7 +18,7 @@
 //! at [`SHARED_WINDOW`] (what `cvta.shared` produces).
 
 use crate::parse::Space;
-use crate::program::{Base, Op, Program, ReduxOp, ShflMode, Sreg, Val};
+use crate::program::{Base, MemRef, Op, Program, ReduxOp, ShflMode, Sreg, Val};
 use crate::Error;
 use bwsim_isa::inline_ptx;
 use bwsim_isa::span::Span;
@@ -447,22 +447,14 @@ impl Cta<'_> {
                 let v = self.base_addr(t, base, pc)?;
                 self.write(t, *d, v);
             }
-            Op::Ld {
-                space,
-                bytes,
-                signed,
-                dsts,
-                base,
-                offset,
-            } => {
-                let a = self.base_addr(t, base, pc)?.wrapping_add(*offset as u64);
-                let (sp, addr) = self.locate(*space, base, a);
+            Op::Ld { access, signed, dsts } => {
+                let bytes = access.bytes;
+                let (sp, addr) = self.address(t, access.space, &access.at, pc)?;
                 for (e, d) in dsts.iter().enumerate() {
-                    let ea = addr + e as u64 * *bytes as u64;
-                    let raw = self.load(sp, ea, *bytes, pc)?;
+                    let raw = self.load(sp, addr + e as u64 * bytes as u64, bytes, pc)?;
                     if let Some(d) = d {
-                        let v = if *signed && *bytes < 8 {
-                            let sh = 64 - 8 * *bytes;
+                        let v = if *signed && bytes < 8 {
+                            let sh = 64 - 8 * bytes;
                             (((raw << sh) as i64) >> sh) as u64
                         } else {
                             raw
@@ -471,18 +463,12 @@ impl Cta<'_> {
                     }
                 }
             }
-            Op::St {
-                space,
-                bytes,
-                srcs,
-                base,
-                offset,
-            } => {
-                let a = self.base_addr(t, base, pc)?.wrapping_add(*offset as u64);
-                let (sp, addr) = self.locate(*space, base, a);
+            Op::St { access, srcs } => {
+                let bytes = access.bytes;
+                let (sp, addr) = self.address(t, access.space, &access.at, pc)?;
                 for (e, s) in srcs.iter().enumerate() {
                     let v = self.read(t, *s, pc)?;
-                    self.store(sp, addr + e as u64 * *bytes as u64, *bytes, v, pc)?;
+                    self.store(sp, addr + e as u64 * bytes as u64, bytes, v, pc)?;
                 }
             }
             Op::Cvta { to, space, d, a } => {
@@ -546,6 +532,19 @@ impl Cta<'_> {
             Base::Global(g) => buffer_address(self.bufs.len() + *g),
             Base::None => 0,
         })
+    }
+
+    /// The space, and the address within it, of thread `t`'s access to `m` in `space` (`None`:
+    /// generic addressing).
+    pub(crate) fn address(
+        &self,
+        t: &Thread,
+        space: Option<Space>,
+        m: &MemRef,
+        pc: usize,
+    ) -> Result<(Space, u64), Error> {
+        let a = self.base_addr(t, &m.base, pc)?.wrapping_add(m.offset as u64);
+        Ok(self.locate(space, &m.base, a))
     }
 
     /// The space and address within it of an access.
@@ -839,10 +838,7 @@ impl Cta<'_> {
                 for &t in &group {
                     let lane = t - w0;
                     if lane < 8 * *num as usize {
-                        let a = self
-                            .base_addr(&th[t], &at.base, pc)?
-                            .wrapping_add(at.offset as u64);
-                        rows[lane] = self.locate(Some(Space::Shared), &at.base, a).1;
+                        rows[lane] = self.address(&th[t], Some(Space::Shared), at, pc)?.1;
                     }
                 }
                 for &t in &group {

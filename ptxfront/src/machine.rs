@@ -496,11 +496,7 @@ impl<'a, 's> Machine<'a, 's> {
     }
 
     fn shared_addr(&self, t: usize, m: &MemRef, pc: usize) -> Result<u32, Error> {
-        let a = self
-            .cta
-            .base_addr(&self.th[t], &m.base, pc)?
-            .wrapping_add(m.offset as u64);
-        let (sp, a) = self.cta.locate(Some(Space::Shared), &m.base, a);
+        let (sp, a) = self.cta.address(&self.th[t], Some(Space::Shared), m, pc)?;
         let a = if sp == Space::Shared && a >= crate::exec::SHARED_WINDOW {
             a - crate::exec::SHARED_WINDOW
         } else {
