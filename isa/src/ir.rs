@@ -776,23 +776,41 @@ impl Kernel {
 pub fn walk_block<'a>(b: &'a Block, f: &mut dyn FnMut(&'a Stmt)) {
     for s in &b.stmts {
         f(s);
-        match &s.kind {
-            StmtKind::For(ForLoop { body, .. }) | StmtKind::While { body, .. } => walk_block(body, f),
-            StmtKind::If {
-                then_body, else_body, ..
-            } => {
-                walk_block(then_body, f);
-                if let Some(e) = else_body {
-                    walk_block(e, f);
-                }
-            }
-            StmtKind::WarpSpecialize { default, workers } => {
-                walk_block(&default.body, f);
-                for w in workers {
-                    walk_block(&w.body, f);
-                }
-            }
-            _ => {}
+        for inner in s.blocks() {
+            walk_block(inner, f);
         }
     }
+}
+
+/// `child_blocks!(name)` / `child_blocks!(name, mut)`: a method giving the blocks a statement
+/// holds, shared or mutable.
+macro_rules! child_blocks {
+    ($name:ident $(, $m:tt)?) => {
+        /// The blocks the statement holds, in source order: a loop's body, an `if`'s branches,
+        /// every partition of a `warp_specialize` (the default first).
+        pub fn $name(&$($m)? self) -> Vec<&$($m)? Block> {
+            match &$($m)? self.kind {
+                StmtKind::For(f) => vec![&$($m)? f.body],
+                StmtKind::While { body, .. } => vec![body],
+                StmtKind::If {
+                    then_body, else_body, ..
+                } => {
+                    let mut v = vec![then_body];
+                    v.extend(else_body);
+                    v
+                }
+                StmtKind::WarpSpecialize { default, workers } => {
+                    let mut v = vec![&$($m)? default.body];
+                    v.extend(workers.into_iter().map(|w| &$($m)? w.body));
+                    v
+                }
+                _ => Vec::new(),
+            }
+        }
+    };
+}
+
+impl Stmt {
+    child_blocks!(blocks);
+    child_blocks!(blocks_mut, mut);
 }

@@ -372,25 +372,14 @@ fn norm(v: &mut Vec<String>, strip_leading: bool, strip_trailing: bool) {
 fn normalize_block(b: &mut Block, nested: bool) {
     for (i, s) in b.stmts.iter_mut().enumerate() {
         norm(&mut s.comments, nested && i == 0, false);
-        match &mut s.kind {
-            StmtKind::For(ForLoop { body, .. }) | StmtKind::While { body, .. } => normalize_block(body, true),
-            StmtKind::If {
-                then_body, else_body, ..
-            } => {
-                normalize_block(then_body, true);
-                if let Some(e) = else_body {
-                    normalize_block(e, true);
-                }
+        if let StmtKind::WarpSpecialize { default, workers } = &mut s.kind {
+            norm(&mut default.comments, true, false);
+            for w in workers {
+                norm(&mut w.comments, false, false);
             }
-            StmtKind::WarpSpecialize { default, workers } => {
-                norm(&mut default.comments, true, false);
-                normalize_block(&mut default.body, true);
-                for w in workers {
-                    norm(&mut w.comments, false, false);
-                    normalize_block(&mut w.body, true);
-                }
-            }
-            _ => {}
+        }
+        for inner in s.blocks_mut() {
+            normalize_block(inner, true);
         }
     }
     let empty = b.stmts.is_empty();

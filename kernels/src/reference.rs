@@ -246,6 +246,18 @@ fn tensor<'a>(plan: &LaunchPlan, inputs: &'a [HostTensor], name: &str) -> Result
         .ok_or_else(|| RefError::MissingInput(name.to_string()))
 }
 
+/// The input tensors of the launch named `names`, in order ([`tensor`] each).
+fn tensors<'a, const N: usize>(
+    plan: &LaunchPlan,
+    inputs: &'a [HostTensor],
+    names: [&str; N],
+) -> Result<[&'a HostTensor; N], RefError> {
+    let found: Vec<&HostTensor> = (names.iter())
+        .map(|name| tensor(plan, inputs, name))
+        .collect::<Result<_, _>>()?;
+    found.try_into().map_err(|_| "one tensor per name".into())
+}
+
 fn int_arg(plan: &LaunchPlan, name: &str) -> Result<i64, RefError> {
     match plan.args.iter().find(|(n, _)| n == name) {
         Some((_, ArgValue::Int(v))) => Ok(*v),

@@ -18,7 +18,7 @@
 //! at [`SHARED_WINDOW`] (what `cvta.shared` produces).
 
 use crate::parse::Space;
-use crate::program::{Base, Op, Program, ReduxOp, ShflMode, Sreg, Val};
+use crate::program::{Base, MemRef, Op, Program, ReduxOp, ShflMode, Sreg, Val};
 use crate::Error;
 use bwsim_isa::inline_ptx;
 use bwsim_isa::span::Span;
@@ -104,6 +104,32 @@ pub(crate) struct Thread {
     pub(crate) tid: [u32; 3],
 }
 
+/// The CTA barriers that every thread they wait for has reached, each as the indices in `th` of
+/// the threads waiting at it, by barrier id: a barrier waits for the count its `bar.sync`
+/// gives, else for every thread that has not finished.
+pub(crate) fn complete_barriers(th: &[Thread]) -> Vec<Vec<usize>> {
+    let live = th.iter().filter(|t| t.st != St::Done).count() as u64;
+    let ids: std::collections::BTreeSet<u64> = th
+        .iter()
+        .filter_map(|t| match t.st {
+            St::Sync(Some((id, _))) => Some(id),
+            _ => None,
+        })
+        .collect();
+    ids.into_iter()
+        .filter_map(|id| {
+            let at: Vec<usize> = (0..th.len())
+                .filter(|&t| matches!(th[t].st, St::Sync(Some((i, _))) if i == id))
+                .collect();
+            let count = at.iter().find_map(|&t| match th[t].st {
+                St::Sync(Some((_, c))) => c,
+                _ => None,
+            });
+            (at.len() as u64 >= count.unwrap_or(live)).then_some(at)
+        })
+        .collect()
+}
+
 /// One shared-memory access by a thread (what the machine gives the hazard checker).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct SharedAccess {
@@ -132,23 +158,36 @@ pub(crate) struct Cta<'a> {
 /// written in place.
 pub fn run(p: &Program, l: &Launch, bufs: &mut [Vec<u8>]) -> Result<Stats, Error> {
     let params = prepare(p, l, bufs)?;
+    run_ctas(p, l, &params, bufs, false, |mut cta| cta.run())
+}
+
+/// Runs `run_cta` on each CTA of launch `l` in turn (x fastest), each with fresh shared memory
+/// (its accesses logged if `log`), the parameter space `params` (from [`prepare`]), and the
+/// global buffers and the program's globals they share; the statistics of them all.
+pub(crate) fn run_ctas(
+    p: &Program,
+    l: &Launch,
+    params: &[u8],
+    bufs: &mut [Vec<u8>],
+    log: bool,
+    mut run_cta: impl FnMut(Cta<'_>) -> Result<(), Error>,
+) -> Result<Stats, Error> {
     let mut globals: Vec<Vec<u8>> = p.globals.iter().map(|(_, b)| b.clone()).collect();
     let mut stats = Stats::default();
     for z in 0..l.grid[2] {
         for y in 0..l.grid[1] {
             for x in 0..l.grid[0] {
-                let mut cta = Cta {
+                run_cta(Cta {
                     p,
                     l,
                     ctaid: [x, y, z],
-                    params: &params,
+                    params,
                     shared: vec![0; (p.static_shared + l.dynamic_shared) as usize],
                     bufs,
                     globals: &mut globals,
                     stats: &mut stats,
-                    log: None,
-                };
-                cta.run()?;
+                    log: log.then(Vec::new),
+                })?;
                 stats.ctas += 1;
             }
         }
@@ -310,30 +349,13 @@ impl Cta<'_> {
                 return Ok(());
             }
             let mut released = false;
-            let ids: std::collections::BTreeSet<u64> = th
-                .iter()
-                .filter_map(|t| match t.st {
-                    St::Sync(Some((id, _))) => Some(id),
-                    _ => None,
-                })
-                .collect();
-            for id in ids {
-                let at: Vec<usize> = (0..n)
-                    .filter(|&t| matches!(th[t].st, St::Sync(Some((i, _))) if i == id))
-                    .collect();
-                let count = at.iter().find_map(|&t| match th[t].st {
-                    St::Sync(Some((_, c))) => c,
-                    _ => None,
-                });
-                let want = count.unwrap_or(live);
-                if at.len() as u64 >= want {
-                    for &t in &at {
-                        th[t].pc += 1;
-                        th[t].st = St::Run;
-                    }
-                    self.stats.barriers += 1;
-                    released = true;
+            for at in complete_barriers(&th) {
+                for &t in &at {
+                    th[t].pc += 1;
+                    th[t].st = St::Run;
                 }
+                self.stats.barriers += 1;
+                released = true;
             }
             if !released && !progressed {
                 let waiting: Vec<String> = th
@@ -425,22 +447,14 @@ impl Cta<'_> {
                 let v = self.base_addr(t, base, pc)?;
                 self.write(t, *d, v);
             }
-            Op::Ld {
-                space,
-                bytes,
-                signed,
-                dsts,
-                base,
-                offset,
-            } => {
-                let a = self.base_addr(t, base, pc)?.wrapping_add(*offset as u64);
-                let (sp, addr) = self.locate(*space, base, a);
+            Op::Ld { access, signed, dsts } => {
+                let bytes = access.bytes;
+                let (sp, addr) = self.address(t, access.space, &access.at, pc)?;
                 for (e, d) in dsts.iter().enumerate() {
-                    let ea = addr + e as u64 * *bytes as u64;
-                    let raw = self.load(sp, ea, *bytes, pc)?;
+                    let raw = self.load(sp, addr + e as u64 * bytes as u64, bytes, pc)?;
                     if let Some(d) = d {
-                        let v = if *signed && *bytes < 8 {
-                            let sh = 64 - 8 * *bytes;
+                        let v = if *signed && bytes < 8 {
+                            let sh = 64 - 8 * bytes;
                             (((raw << sh) as i64) >> sh) as u64
                         } else {
                             raw
@@ -449,18 +463,12 @@ impl Cta<'_> {
                     }
                 }
             }
-            Op::St {
-                space,
-                bytes,
-                srcs,
-                base,
-                offset,
-            } => {
-                let a = self.base_addr(t, base, pc)?.wrapping_add(*offset as u64);
-                let (sp, addr) = self.locate(*space, base, a);
+            Op::St { access, srcs } => {
+                let bytes = access.bytes;
+                let (sp, addr) = self.address(t, access.space, &access.at, pc)?;
                 for (e, s) in srcs.iter().enumerate() {
                     let v = self.read(t, *s, pc)?;
-                    self.store(sp, addr + e as u64 * *bytes as u64, *bytes, v, pc)?;
+                    self.store(sp, addr + e as u64 * bytes as u64, bytes, v, pc)?;
                 }
             }
             Op::Cvta { to, space, d, a } => {
@@ -524,6 +532,19 @@ impl Cta<'_> {
             Base::Global(g) => buffer_address(self.bufs.len() + *g),
             Base::None => 0,
         })
+    }
+
+    /// The space, and the address within it, of thread `t`'s access to `m` in `space` (`None`:
+    /// generic addressing).
+    pub(crate) fn address(
+        &self,
+        t: &Thread,
+        space: Option<Space>,
+        m: &MemRef,
+        pc: usize,
+    ) -> Result<(Space, u64), Error> {
+        let a = self.base_addr(t, &m.base, pc)?.wrapping_add(m.offset as u64);
+        Ok(self.locate(space, &m.base, a))
     }
 
     /// The space and address within it of an access.
@@ -817,10 +838,7 @@ impl Cta<'_> {
                 for &t in &group {
                     let lane = t - w0;
                     if lane < 8 * *num as usize {
-                        let a = self
-                            .base_addr(&th[t], &at.base, pc)?
-                            .wrapping_add(at.offset as u64);
-                        rows[lane] = self.locate(Some(Space::Shared), &at.base, a).1;
+                        rows[lane] = self.address(&th[t], Some(Space::Shared), at, pc)?.1;
                     }
                 }
                 for &t in &group {

@@ -37,7 +37,7 @@
 //!
 //! Global memory is not checked across CTAs or against the stores' global writes yet.
 
-use crate::exec::{prepare, Arg, Cta, Launch, St, Stats, Thread};
+use crate::exec::{complete_barriers, prepare, run_ctas, Arg, Cta, Launch, St, Stats, Thread};
 use crate::parse::Space;
 use crate::program::{AgentOp, MemRef, Op, Program, Val};
 use crate::tensormap::{BoxElem, TensorMap};
@@ -91,31 +91,14 @@ pub fn run(p: &Program, l: &Launch, bufs: &mut [Vec<u8>], opts: &Options) -> Res
                 .map_err(|e| Error::Launch(format!("tensor map: {e}")))?;
         }
     }
-    let mut globals: Vec<Vec<u8>> = p.globals.iter().map(|(_, b)| b.clone()).collect();
-    let mut stats = Stats::default();
     let mut findings = Vec::new();
     let mut sched = RandomScheduler::new(opts.seed);
-    for z in 0..l.grid[2] {
-        for y in 0..l.grid[1] {
-            for x in 0..l.grid[0] {
-                let cta = Cta {
-                    p,
-                    l,
-                    ctaid: [x, y, z],
-                    params: &params,
-                    shared: vec![0; (p.static_shared + l.dynamic_shared) as usize],
-                    bufs,
-                    globals: &mut globals,
-                    stats: &mut stats,
-                    log: opts.check.then(Vec::new),
-                };
-                let mut m = Machine::new(cta, opts.check, &mut sched);
-                m.run()?;
-                findings.append(&mut m.findings);
-                stats.ctas += 1;
-            }
-        }
-    }
+    let stats = run_ctas(p, l, &params, bufs, opts.check, |cta| {
+        let mut m = Machine::new(cta, opts.check, &mut sched);
+        m.run()?;
+        findings.append(&mut m.findings);
+        Ok(())
+    })?;
     Ok(Outcome { stats, findings })
 }
 
@@ -390,26 +373,7 @@ impl<'a, 's> Machine<'a, 's> {
     /// CTA barriers whose threads have all arrived release them; the warps that took part
     /// learn what each other knew.
     fn release_barriers(&mut self) {
-        let live = self.th.iter().filter(|t| t.st != St::Done).count() as u64;
-        let ids: BTreeSet<u64> = self
-            .th
-            .iter()
-            .filter_map(|t| match t.st {
-                St::Sync(Some((id, _))) => Some(id),
-                _ => None,
-            })
-            .collect();
-        for id in ids {
-            let at: Vec<usize> = (0..self.th.len())
-                .filter(|&t| matches!(self.th[t].st, St::Sync(Some((i, _))) if i == id))
-                .collect();
-            let count = at.iter().find_map(|&t| match self.th[t].st {
-                St::Sync(Some((_, c))) => c,
-                _ => None,
-            });
-            if (at.len() as u64) < count.unwrap_or(live) {
-                continue;
-            }
+        for at in complete_barriers(&self.th) {
             let warps: BTreeSet<usize> = at.iter().map(|t| t / 32).collect();
             if let Some(hb) = &mut self.hb {
                 let mut join = bwsim_sim::check::hb::VClock::default();
@@ -519,11 +483,7 @@ impl<'a, 's> Machine<'a, 's> {
     }
 
     fn shared_addr(&self, t: usize, m: &MemRef, pc: usize) -> Result<u32, Error> {
-        let a = self
-            .cta
-            .base_addr(&self.th[t], &m.base, pc)?
-            .wrapping_add(m.offset as u64);
-        let (sp, a) = self.cta.locate(Some(Space::Shared), &m.base, a);
+        let (sp, a) = self.cta.address(&self.th[t], Some(Space::Shared), m, pc)?;
         let a = if sp == Space::Shared && a >= crate::exec::SHARED_WINDOW {
             a - crate::exec::SHARED_WINDOW
         } else {

@@ -74,21 +74,17 @@ pub enum Op {
         d: u16,
         base: Base,
     },
+    /// `ld`: element e of `access` into `dsts[e]` (none: `_`); `signed`: narrower loads
+    /// sign-extend.
     Ld {
-        space: Option<Space>,
-        /// Bytes of one element and whether narrower loads sign-extend.
-        bytes: u32,
+        access: Access,
         signed: bool,
         dsts: Vec<Option<u16>>,
-        base: Base,
-        offset: i64,
     },
+    /// `st`: `srcs[e]` into element e of `access`.
     St {
-        space: Option<Space>,
-        bytes: u32,
+        access: Access,
         srcs: Vec<Val>,
-        base: Base,
-        offset: i64,
     },
     /// `cvta[.to].SPACE`: `to` converts a generic address into the space's.
     Cvta {
@@ -151,6 +147,15 @@ pub enum Op {
     /// An instruction that only the machine ([`crate::machine`]) runs: mbarriers, proxy
     /// fences, bulk tensor copies and their groups.
     Agent(AgentOp),
+}
+
+/// The memory a `ld` or `st` reads or writes: its state space (`None`: generic addressing), the
+/// bytes of one element, and the first element's address; element e is `e * bytes` past it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Access {
+    pub space: Option<Space>,
+    pub bytes: u32,
+    pub at: MemRef,
 }
 
 /// A memory operand: a base and a byte offset.
@@ -844,7 +849,14 @@ impl Cx<'_> {
                         format!("{} values for a `.v{}` access", elems.len(), lanes.unwrap_or(1)),
                     ));
                 }
-                let base = self.base(i, addr, space)?;
+                let access = Access {
+                    space,
+                    bytes,
+                    at: MemRef {
+                        base: self.base(i, addr, space)?,
+                        offset: addr.offset,
+                    },
+                };
                 if i.opcode == "ld" {
                     let dsts = elems
                         .iter()
@@ -861,26 +873,13 @@ impl Cx<'_> {
                             }
                         })
                         .collect::<Result<_, Error>>()?;
-                    Ok(Op::Ld {
-                        space,
-                        bytes,
-                        signed,
-                        dsts,
-                        base,
-                        offset: addr.offset,
-                    })
+                    Ok(Op::Ld { access, signed, dsts })
                 } else {
                     let srcs = elems
                         .iter()
                         .map(|e| self.val(i, e))
                         .collect::<Result<_, Error>>()?;
-                    Ok(Op::St {
-                        space,
-                        bytes,
-                        srcs,
-                        base,
-                        offset: addr.offset,
-                    })
+                    Ok(Op::St { access, srcs })
                 }
             }
             "cvta" => {

@@ -20,7 +20,7 @@ use bwsim_isa::Code;
 use bwsim_ptxfront::machine;
 use bwsim_ptxfront::parse::Stmt;
 use bwsim_ptxfront::{load, parse, Error, Module};
-use cute::{assert_exact_product, f16_value, fixture, gemm_launch, run_clean, N};
+use cute::{assert_exact_product, f16_value, fixture, gemm_launch, line_of, run_clean, N};
 
 /// What one instruction line of the text says, read without the parser: its 1-based line, the
 /// guard (`@%p`/`@!%p` as written), the opcode with its modifiers (the first word), and the
@@ -243,16 +243,6 @@ fn planted(from: &str, to: &str) -> String {
     let src = fixture();
     assert_eq!(src.matches(from).count(), 1, "`{from}` occurs once");
     src.replacen(from, to, 1)
-}
-
-/// The 1-based PTX line of the only line holding `text`.
-fn line_of(src: &str, text: &str) -> u32 {
-    let lines: Vec<usize> = (src.lines().enumerate())
-        .filter(|(_, l)| l.contains(text))
-        .map(|(i, _)| i + 1)
-        .collect();
-    assert_eq!(lines.len(), 1, "`{text}` is on one line");
-    lines[0] as u32
 }
 
 /// The findings of `schedules` schedules of `src` as `(code, PTX line of the finding, PTX

@@ -38,20 +38,12 @@ fn fixture(bug: &str) -> String {
     } else {
         format!("gemm_async.bug_{bug}.sm_100a.ptx")
     };
-    let path = format!("{}/tests/fixtures/tirx/{name}", env!("CARGO_MANIFEST_DIR"));
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    cute::read_fixture(&format!("tirx/{name}"))
 }
 
 /// The 1-based line of the TVMScript that holds `text` (once).
 fn script_line(text: &str) -> u32 {
-    let path = format!("{}/tests/fixtures/tirx/gemm_async.py", env!("CARGO_MANIFEST_DIR"));
-    let src = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let lines: Vec<usize> = (src.lines().enumerate())
-        .filter(|(_, l)| l.contains(text))
-        .map(|(i, _)| i + 1)
-        .collect();
-    assert_eq!(lines.len(), 1, "`{text}` is on one line of the TVMScript");
-    lines[0] as u32
+    cute::line_of(&cute::read_fixture("tirx/gemm_async.py"), text)
 }
 
 /// The value of a `KEY=V0,V1,...` word of a `// param:` line.

@@ -19,14 +19,8 @@ mod ptx;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// A .tile file, a .ttgir file (Gluon), a .ptx file (Triton's PTX, run on the PTX front
-    /// end) or a bundled kernel name.
-    #[arg(value_parser = super::kernel_spec())]
-    kernel: String,
-    /// For a .ptx file: its launch sidecar (default: NAME.launch next to the file or in its
-    /// parent folder, as for a .ttgir file).
-    #[arg(long, value_name = "FILE")]
-    launch: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    source: super::ptx_file::KernelSource,
     /// Schedules to explore (seeds FIRST_SEED..FIRST_SEED+N); Ctrl-C stops early and reports
     /// what the schedules explored so far found.
     #[arg(long, default_value_t = 200, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
@@ -104,14 +98,14 @@ struct Report {
 }
 
 pub fn run(a: Args) -> CliResult {
-    if ptx::is_ptx(&a.kernel) {
+    if a.source.is_ptx() {
         return ptx::run(&a);
     }
     let out = Report {
         format: a.levels.format(a.json)?,
         levels: a.levels.levels()?,
     };
-    let file = load_source(&a.kernel)?;
+    let file = load_source(&a.source.kernel)?;
     let Some(kernel) = parse_or_report_as(&file, out.format) else {
         return Ok(ExitCode::from(1));
     };

@@ -14,6 +14,32 @@ pub fn is_ptx(spec: &str) -> bool {
     Path::new(spec).extension().is_some_and(|e| e == "ptx")
 }
 
+/// The kernel argument of `bwsim check` and `bwsim run` (flattened into their arguments), with
+/// the launch sidecar that a PTX file takes.
+#[derive(clap::Args)]
+pub struct KernelSource {
+    /// A .tile file, a .ttgir file (Gluon), a .ptx file (Triton's PTX, run on the PTX front
+    /// end) or a bundled kernel name (`bwsim list`).
+    #[arg(value_parser = super::kernel_spec())]
+    pub kernel: String,
+    /// For a .ptx file: its launch sidecar (default: NAME.launch next to the file or in its
+    /// parent folder, as for a .ttgir file).
+    #[arg(long, value_name = "FILE")]
+    pub launch: Option<PathBuf>,
+}
+
+impl KernelSource {
+    /// Whether the kernel is a PTX file (see [`is_ptx`]).
+    pub fn is_ptx(&self) -> bool {
+        is_ptx(&self.kernel)
+    }
+
+    /// The PTX file with its launch sidecar (see [`load`]).
+    pub fn load_ptx(&self, format: Format) -> Result<Option<Loaded>, CliError> {
+        load(&self.kernel, self.launch.as_deref(), format)
+    }
+}
+
 /// A PTX file loaded with its launch.
 pub struct Loaded {
     /// The PTX text (what diagnostics point into).

@@ -23,14 +23,8 @@ use std::time::{Duration, Instant};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// A .tile file, a .ttgir file (Gluon), a .ptx file (PTX front end) or a bundled kernel
-    /// name (`bwsim list`).
-    #[arg(value_parser = super::kernel_spec())]
-    kernel: String,
-    /// For a .ptx file: its launch sidecar (default: NAME.launch next to the file or in its
-    /// parent, as for a .ttgir).
-    #[arg(long, value_name = "FILE")]
-    launch: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    source: super::ptx_file::KernelSource,
     /// Seed of the input data and of the scheduler (same seed, same run).
     #[arg(long, default_value_t = 0)]
     seed: u64,
@@ -89,12 +83,12 @@ impl Verdict {
 }
 
 pub fn run(a: Args) -> CliResult {
-    if super::ptx_file::is_ptx(&a.kernel) {
+    if a.source.is_ptx() {
         return ptx::run(&a);
     }
     let format = a.levels.format(a.json)?;
     let levels = a.levels.levels()?;
-    let file = load_source(&a.kernel)?;
+    let file = load_source(&a.source.kernel)?;
     let Some(k) = super::parse_or_report_as(&file, format) else {
         return Ok(ExitCode::from(1));
     };

@@ -28,9 +28,20 @@ fn enc14(what: &str, bytes: u64) -> Result<u64, DescError> {
     Ok(bytes >> 4)
 }
 
-/// wgmma shared-memory descriptor (64 bits): start >> 4 in 13:0, LBO >> 4 in 29:16, SBO >> 4 in
-/// 45:32, base offset in 51:49, layout in 63:62 (0 none, 1 128B, 2 64B, 3 32B).
-pub fn wgmma_desc(
+/// Which instruction a shared-memory matrix descriptor is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SmemDescKind {
+    /// wgmma's: start >> 4 in 13:0, LBO >> 4 in 29:16, SBO >> 4 in 45:32, base offset in
+    /// 51:49, layout in 63:62 (0 none, 1 128B, 2 64B, 3 32B).
+    Wgmma,
+    /// tcgen05's: the fields of wgmma's and the fixed 0b001 in 48:46. Its layout field is 63:61
+    /// (0 none, 2 128B, 4 64B, 6 32B): the same bits as wgmma's 63:62.
+    Tcgen05,
+}
+
+/// A shared-memory matrix descriptor (64 bits) of `kind`.
+pub fn smem_desc(
+    kind: SmemDescKind,
     start: u64,
     lbo: u32,
     sbo: u32,
@@ -43,24 +54,16 @@ pub fn wgmma_desc(
         Swizzle::B64 => 2,
         Swizzle::B32 => 3,
     };
+    let fixed = match kind {
+        SmemDescKind::Wgmma => 0,
+        SmemDescKind::Tcgen05 => 1u64 << 46,
+    };
     Ok(enc14("start address", start)?
         | enc14("leading byte offset", lbo as u64)? << 16
         | enc14("stride byte offset", sbo as u64)? << 32
+        | fixed
         | ((base_offset & 7) as u64) << 49
         | layout << 62)
-}
-
-/// tcgen05 shared-memory descriptor (64 bits): the fields of [`wgmma_desc`] and the fixed 0b001
-/// in 48:46. Its layout field is 63:61 (0 none, 2 128B, 4 64B, 6 32B): the same bits as wgmma's
-/// 63:62.
-pub fn tcgen05_smem_desc(
-    start: u64,
-    lbo: u32,
-    sbo: u32,
-    swizzle: Swizzle,
-    base_offset: u32,
-) -> Result<u64, DescError> {
-    Ok(wgmma_desc(start, lbo, sbo, swizzle, base_offset)? | 1u64 << 46)
 }
 
 /// The `.kind` of a tcgen05.mma.
@@ -261,7 +264,7 @@ mod tests {
             //   layout 2 (128B)                    -> bits 63:61  = 0x4000_0000_0000_0000
             //   OR                                                = 0x4000_4040_0001_0100
             (
-                tcgen05_smem_desc(4096, 16, 1024, Swizzle::B128, 0),
+                smem_desc(SmemDescKind::Tcgen05, 4096, 16, 1024, Swizzle::B128, 0),
                 0x4000_4040_0001_0100,
             ),
             // start 0x2A0 (672), LBO 8192, SBO 512, 64B swizzle, base offset 3:
@@ -273,22 +276,25 @@ mod tests {
             //   layout 4 << 61                     -> 0x8000_0000_0000_0000
             //   OR                                 =  0x8006_4020_0200_002A
             (
-                tcgen05_smem_desc(672, 8192, 512, Swizzle::B64, 3),
+                smem_desc(SmemDescKind::Tcgen05, 672, 8192, 512, Swizzle::B64, 3),
                 0x8006_4020_0200_002A,
             ),
             // 32B is layout 6 = 0b110 in 63:61 = 0xC000_0000_0000_0000 (plus bit 46).
             (
-                tcgen05_smem_desc(0, 16, 256, Swizzle::B32, 0),
+                smem_desc(SmemDescKind::Tcgen05, 0, 16, 256, Swizzle::B32, 0),
                 0xC000_4010_0001_0000,
             ),
             // wgmma: start 4096, LBO 8192, SBO 1024, 128B:
             //   0x100 | 0x200 << 16 | 0x40 << 32 | 1 << 62 = 0x4000_0040_0200_0100 (no bit 46).
             (
-                wgmma_desc(4096, 8192, 1024, Swizzle::B128, 0),
+                smem_desc(SmemDescKind::Wgmma, 4096, 8192, 1024, Swizzle::B128, 0),
                 0x4000_0040_0200_0100,
             ),
             // 32B swizzle is 3 in 63:62.
-            (wgmma_desc(16, 16, 256, Swizzle::B32, 0), 0xC000_0010_0001_0001),
+            (
+                smem_desc(SmemDescKind::Wgmma, 16, 16, 256, Swizzle::B32, 0),
+                0xC000_0010_0001_0001,
+            ),
         ];
         for (i, (got, want)) in cases.into_iter().enumerate() {
             assert_eq!(got, Ok(want), "case {i}");
@@ -297,8 +303,8 @@ mod tests {
 
     #[test]
     fn unaligned_fields_are_errors() {
-        assert!(tcgen05_smem_desc(8, 16, 1024, Swizzle::B128, 0).is_err());
-        assert!(wgmma_desc(1 << 18, 16, 1024, Swizzle::B128, 0).is_err());
+        assert!(smem_desc(SmemDescKind::Tcgen05, 8, 16, 1024, Swizzle::B128, 0).is_err());
+        assert!(smem_desc(SmemDescKind::Wgmma, 1 << 18, 16, 1024, Swizzle::B128, 0).is_err());
     }
 
     /// `tcgen05_idesc` of A x B -> D, A K-major.

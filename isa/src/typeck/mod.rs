@@ -1194,25 +1194,8 @@ fn number_block(b: &Block, counter: &mut usize, pre: &mut [(usize, usize)]) {
     for s in &b.stmts {
         let me = *counter;
         *counter += 1;
-        match &s.kind {
-            StmtKind::For(ForLoop { body, .. }) | StmtKind::While { body, .. } => {
-                number_block(body, counter, pre)
-            }
-            StmtKind::If {
-                then_body, else_body, ..
-            } => {
-                number_block(then_body, counter, pre);
-                if let Some(e) = else_body {
-                    number_block(e, counter, pre);
-                }
-            }
-            StmtKind::WarpSpecialize { default, workers } => {
-                number_block(&default.body, counter, pre);
-                for w in workers {
-                    number_block(&w.body, counter, pre);
-                }
-            }
-            _ => {}
+        for inner in s.blocks() {
+            number_block(inner, counter, pre);
         }
         if let Some(slot) = at_mut(pre, s.id) {
             *slot = (me, *counter - 1);

@@ -1,7 +1,7 @@
 //! CPU references of the attention kernels: row softmax and attention forward (plain and
 //! causal, with the log2-sum-exp2 of each row), in f64.
 
-use super::{int_arg, put, tensor, val, Expected, RefError};
+use super::{int_arg, put, tensor, tensors, val, Expected, RefError};
 use bwsim_isa::launch::{ArgValue, HostTensor, LaunchPlan};
 use bwsim_isa::DType;
 
@@ -38,11 +38,7 @@ pub(super) fn attention(
     inputs: &[HostTensor],
     causal: bool,
 ) -> Result<Vec<Expected>, RefError> {
-    let (q, k, v) = (
-        tensor(plan, inputs, "q")?,
-        tensor(plan, inputs, "k")?,
-        tensor(plan, inputs, "v")?,
-    );
+    let [q, k, v] = tensors(plan, inputs, ["q", "k", "v"])?;
     let scale = match plan.args.iter().find(|(n, _)| n == "qk_scale") {
         Some((_, ArgValue::Float(x))) => *x as f32 as f64,
         _ => return Err(RefError::NoFloat("qk_scale")),
@@ -106,11 +102,7 @@ pub(super) fn attention_row(
 /// o_i = sum_j p_ij v_j / l_i and m[i] = m_i + log2(l_i), in f64. Tolerance of o as in
 /// `attention` (P and O rounded to f16); m is f32 arithmetic on a sum of f32 terms (1e-4).
 pub(super) fn attention_causal(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
-    let (q, k, v) = (
-        tensor(plan, inputs, "q")?,
-        tensor(plan, inputs, "k")?,
-        tensor(plan, inputs, "v")?,
-    );
+    let [q, k, v] = tensors(plan, inputs, ["q", "k", "v"])?;
     let sm_scale = match plan.args.iter().find(|(n, _)| n == "sm_scale") {
         Some((_, ArgValue::Float(x))) => *x as f32,
         _ => return Err(RefError::NoFloat("sm_scale")),

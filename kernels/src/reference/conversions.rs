@@ -20,26 +20,17 @@ struct Fmt {
     max: f64,
 }
 
-const F16: Fmt = Fmt {
-    frac: 10,
-    emin: -14,
-    max: 65504.0,
-};
-const BF16: Fmt = Fmt {
-    frac: 7,
-    emin: -126,
-    max: 3.3895313892515355e38,
-};
-const E5M2: Fmt = Fmt {
-    frac: 2,
-    emin: -14,
-    max: 57344.0,
-};
-const E4M3: Fmt = Fmt {
-    frac: 3,
-    emin: -6,
-    max: 448.0,
-};
+impl Fmt {
+    const fn new(frac: i32, emin: i32, max: f64) -> Fmt {
+        Fmt { frac, emin, max }
+    }
+}
+
+// (significand bits after the leading one, smallest normal exponent, largest finite value)
+const F16: Fmt = Fmt::new(10, -14, 65504.0);
+const BF16: Fmt = Fmt::new(7, -126, 3.3895313892515355e38);
+const E5M2: Fmt = Fmt::new(2, -14, 57344.0);
+const E4M3: Fmt = Fmt::new(3, -6, 448.0);
 
 /// `v` (finite) rounded to `f`, toward zero (`rtz`) or to nearest even; a result beyond the
 /// largest finite value is that value (toward zero never passes it; the nearest-even

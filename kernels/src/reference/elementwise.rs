@@ -1,13 +1,13 @@
 //! CPU references of the element-wise kernels: arithmetic, integer and bit operations, tile
 //! math and per-thread operations, each element computed on its own.
 
-use super::{f32_at, float_arg, i32_at, int_arg, put, tensor, val, Expected, RefError, Tolerance};
+use super::{f32_at, float_arg, i32_at, int_arg, put, tensor, tensors, val, Expected, RefError, Tolerance};
 use bwsim_isa::launch::{HostTensor, LaunchPlan};
 use bwsim_isa::DType;
 
 /// c = a + b, f32, exact (one f32 addition per element, as `cvt`-free hardware add does).
 pub(super) fn add(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
-    let (a, b) = (tensor(plan, inputs, "a")?, tensor(plan, inputs, "b")?);
+    let [a, b] = tensors(plan, inputs, ["a", "b"])?;
     if (a.dtype, b.dtype) != (DType::F32, DType::F32) {
         return Err("the add kernels take f32 inputs".into());
     }
@@ -61,7 +61,7 @@ pub(super) fn per_thread(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec
 /// addition per element), and maxes[r] = the largest element of row r of c for r < n_rows (the
 /// entries past n_rows keep their initial values). Exact: a maximum does not depend on order.
 pub(super) fn cp_async(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
-    let (a, b) = (tensor(plan, inputs, "a")?, tensor(plan, inputs, "b")?);
+    let [a, b] = tensors(plan, inputs, ["a", "b"])?;
     let maxes = tensor(plan, inputs, "maxes")?;
     if (a.dtype, b.dtype, maxes.dtype) != (DType::F32, DType::F32, DType::F32) || a.shape.len() != 2 {
         return Err("cp_async takes f32 [rows, cols] inputs a and b and f32 maxes".into());
@@ -317,11 +317,7 @@ pub(super) fn clc_scale(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<
 /// tests/gluon/3.8/clc_cluster_flags.py: every block is processed once, whichever programs
 /// run: `pos[i] = x[i] > 0` and `done[b] = true` for every block, as bools (0 or 1). Exact.
 pub(super) fn clc_cluster_flags(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
-    let (x, pos0, done0) = (
-        tensor(plan, inputs, "x")?,
-        tensor(plan, inputs, "pos")?,
-        tensor(plan, inputs, "done")?,
-    );
+    let [x, pos0, done0] = tensors(plan, inputs, ["x", "pos", "done"])?;
     if x.dtype != DType::F32 || pos0.shape != x.shape || pos0.dtype != DType::I1 || done0.dtype != DType::I1 {
         return Err("clc_cluster_flags takes an f32 x, a bool pos of its shape and a bool done".into());
     }
@@ -340,7 +336,7 @@ pub(super) fn clc_cluster_flags(plan: &LaunchPlan, inputs: &[HostTensor]) -> Res
 /// m = max_c (x * scale), rounded products; p = fma(x, scale, -m) (one rounding, `fma.rn.f32x2`);
 /// out = acc * alpha + p, the product and the sum each rounded (`mul.f32x2`, `add.f32x2`). Exact.
 pub(super) fn packed_arith(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
-    let (x, acc) = (tensor(plan, inputs, "x")?, tensor(plan, inputs, "acc")?);
+    let [x, acc] = tensors(plan, inputs, ["x", "acc"])?;
     let out0 = tensor(plan, inputs, "out")?;
     if x.dtype != DType::F32 || x.shape.len() != 2 || acc.shape != x.shape || out0.shape != x.shape {
         return Err("packed_arith takes f32 [rows, cols] x, acc and out".into());
@@ -397,11 +393,7 @@ pub(super) fn math_fns(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<E
 /// `larger = max(a, b)` of bf16 a and b, the larger (smaller) of two numbers being one of them.
 /// Exact.
 pub(super) fn packed_minmax(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
-    let (x, a, b) = (
-        tensor(plan, inputs, "x")?,
-        tensor(plan, inputs, "a")?,
-        tensor(plan, inputs, "b")?,
-    );
+    let [x, a, b] = tensors(plan, inputs, ["x", "a", "b"])?;
     if x.dtype != DType::F16 || a.dtype != DType::BF16 || b.dtype != DType::BF16 || a.shape != b.shape {
         return Err("packed_minmax takes an f16 x and bf16 a and b of one shape".into());
     }
@@ -432,7 +424,7 @@ pub(super) fn inline_asm(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec
 /// consumer's, after the flag). Exact (int32, wrapping).
 pub(super) fn flag_handoff(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
     let x = tensor(plan, inputs, "x")?;
-    let (data0, out0) = (tensor(plan, inputs, "data")?, tensor(plan, inputs, "out")?);
+    let [data0, out0] = tensors(plan, inputs, ["data", "out"])?;
     let pairs = plan.grid[0] as u64 / 2;
     if pairs == 0 || x.numel() % pairs != 0 || data0.numel() != x.numel() || out0.numel() != x.numel() {
         return Err("flag_handoff takes pairs of programs over x, data and out of one length".into());
@@ -452,11 +444,7 @@ pub(super) fn flag_handoff(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<V
 /// (i32, wrapping).
 pub(super) fn flag_acquire(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
     let x = tensor(plan, inputs, "x")?;
-    let (data0, out0, flags0) = (
-        tensor(plan, inputs, "data")?,
-        tensor(plan, inputs, "out")?,
-        tensor(plan, inputs, "flags")?,
-    );
+    let [data0, out0, flags0] = tensors(plan, inputs, ["data", "out", "flags"])?;
     let n = x.numel();
     let consumers = (plan.grid[0] as u64).saturating_sub(1);
     if data0.numel() != n || out0.numel() != consumers * n || flags0.numel() != 2 {
@@ -473,11 +461,7 @@ pub(super) fn flag_acquire(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<V
         }
     }
     f.set_bits(0, 1);
-    Ok(vec![
-        Expected::exact("data", d),
-        Expected::exact("out", o),
-        Expected::exact("flags", f),
-    ])
+    Ok(Expected::all_exact([d, o, f]))
 }
 
 /// tests/gluon/noinline_calls.py: program p adds `s * p + 1` to row 2p of x and `s - p` to
@@ -594,7 +578,7 @@ fn e2m1(code: u8) -> f32 {
 /// unpacks i8 b ([R/2, C]) along its rows, each byte's low nibble first. Exact (every e2m1
 /// value is a bf16 and an f16 value).
 pub(super) fn fp4_unpack(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
-    let (a, b) = (tensor(plan, inputs, "a")?, tensor(plan, inputs, "b")?);
+    let [a, b] = tensors(plan, inputs, ["a", "b"])?;
     if a.shape.len() != 2
         || b.shape.len() != 2
         || a.shape[0] != 2 * b.shape[0]

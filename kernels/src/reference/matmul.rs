@@ -1,7 +1,7 @@
 //! CPU references of the matrix products: f64 matmuls (plain and blocked, the same bits),
 //! wgmma/tcgen05 with an accumulator, convolution as a matmul and the fused gather/scatter.
 
-use super::{put, tensor, val, Expected, RefError, Tolerance};
+use super::{put, tensor, tensors, val, Expected, RefError, Tolerance};
 use bwsim_isa::launch::{HostTensor, LaunchPlan};
 use bwsim_isa::DType;
 
@@ -96,7 +96,7 @@ pub(super) const MATMUL_TOL: Tolerance = Tolerance::Close {
 
 /// C = A @ B, f16 out (tutorials 07 and 08).
 pub(super) fn matmul(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
-    let (a, b) = (tensor(plan, inputs, "a")?, tensor(plan, inputs, "b")?);
+    let [a, b] = tensors(plan, inputs, ["a", "b"])?;
     let c0 = tensor(plan, inputs, "c")?;
     let c = mm(a, b);
     let mut out = HostTensor::zeros("c", c0.dtype, c0.shape.clone());
@@ -116,11 +116,7 @@ pub(super) fn decoded(t: &HostTensor) -> Vec<f64> {
 /// tolerance. The filter is square (R = S, from wt's `R * S * C` columns) and the convolution
 /// keeps the image's size (y's spatial shape is x's), so PAD = (R - 1) / 2.
 pub(super) fn conv2d(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
-    let (x, wt, y0) = (
-        tensor(plan, inputs, "x")?,
-        tensor(plan, inputs, "wt")?,
-        tensor(plan, inputs, "y")?,
-    );
+    let [x, wt, y0] = tensors(plan, inputs, ["x", "wt", "y"])?;
     let [n, h, w, c] =
         <[u64; 4]>::try_from(x.shape.clone()).map_err(|_| "x must be [N, H, W, C]".to_string())?;
     let [co, k] =
@@ -182,11 +178,7 @@ pub(super) fn mma_plus_c(
     inputs: &[HostTensor],
     b_nk: Option<bool>,
 ) -> Result<Vec<Expected>, RefError> {
-    let (a, b, c) = (
-        tensor(plan, inputs, "a")?,
-        tensor(plan, inputs, "b")?,
-        tensor(plan, inputs, "c")?,
-    );
+    let [a, b, c] = tensors(plan, inputs, ["a", "b", "c"])?;
     let (m, k) = (a.shape[0], a.shape[1]);
     let b_nk = match b_nk {
         Some(t) => t,
@@ -243,11 +235,7 @@ pub(super) fn mma_plus_c(
 
 /// D = A @ B + C in f32 (seed 10 tolerance: atol 5e-3, rtol 1e-2).
 pub(super) fn matmul_accumulate(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
-    let (a, b, c) = (
-        tensor(plan, inputs, "a")?,
-        tensor(plan, inputs, "b")?,
-        tensor(plan, inputs, "c")?,
-    );
+    let [a, b, c] = tensors(plan, inputs, ["a", "b", "c"])?;
     let ab = mm(a, b);
     let mut d = HostTensor::zeros("d", DType::F32, c.shape.clone());
     for (i, v) in ab.iter().enumerate() {

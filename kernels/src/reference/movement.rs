@@ -1,7 +1,7 @@
 //! CPU references of the data-movement kernels: copies, gathers and scatters (TMA, shared
 //! memory), exact.
 
-use super::{i32_at, int_arg, tensor, val, Expected, RefError};
+use super::{i32_at, int_arg, tensor, tensors, val, Expected, RefError};
 use bwsim_isa::launch::{HostTensor, LaunchPlan};
 use bwsim_isa::DType;
 
@@ -100,7 +100,7 @@ pub(super) fn dsmem_ring(
     inputs: &[HostTensor],
     pull: bool,
 ) -> Result<Vec<Expected>, RefError> {
-    let (x, out) = (tensor(plan, inputs, "input")?, tensor(plan, inputs, "output")?);
+    let [x, out] = tensors(plan, inputs, ["input", "output"])?;
     if (x.dtype, &x.shape) != (out.dtype, &out.shape) || x.shape.is_empty() {
         return Err("`input` and `output` differ in type or shape".to_string().into());
     }
@@ -130,7 +130,7 @@ pub(super) fn dsmem_ring(
 /// `cluster[0]` consecutive CTAs; `input` holds one block of rows per cluster, `output` one per
 /// program, and every CTA of cluster `c` writes `input`'s block `c` to its own block. Exact.
 pub(super) fn multicast_copy(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
-    let (x, out) = (tensor(plan, inputs, "input")?, tensor(plan, inputs, "output")?);
+    let [x, out] = tensors(plan, inputs, ["input", "output"])?;
     let programs = plan.grid[0] as u64;
     let size = plan.cluster[0].max(1) as u64;
     let clusters = programs / size.max(1);
@@ -181,7 +181,7 @@ pub(super) fn smem_gather_scatter(
     plan: &LaunchPlan,
     inputs: &[HostTensor],
 ) -> Result<Vec<Expected>, RefError> {
-    let (x, perm) = (tensor(plan, inputs, "x")?, tensor(plan, inputs, "perm")?);
+    let [x, perm] = tensors(plan, inputs, ["x", "perm"])?;
     if x.dtype != DType::F32 || x.shape.len() != 2 || perm.numel() != x.shape[1] {
         return Err("smem_gather_scatter takes an f32 [rows, cols] x and a perm of cols entries".into());
     }

@@ -1,7 +1,7 @@
 //! CPU references of the reductions: row reductions, scans, atomics and histograms, claims
 //! and TMA reductions.
 
-use super::{f32_at, i32_at, int_arg, put, tensor, val, Expected, RefError, Tolerance};
+use super::{f32_at, i32_at, int_arg, put, tensor, tensors, val, Expected, RefError, Tolerance};
 use bwsim_isa::launch::{HostTensor, LaunchPlan};
 use bwsim_isa::DType;
 
@@ -13,7 +13,7 @@ fn matrix_pair<'a>(
     x_dtype: DType,
     y_dtype: DType,
 ) -> Result<(&'a HostTensor, &'a HostTensor), RefError> {
-    let (x, y) = (tensor(plan, inputs, "x")?, tensor(plan, inputs, "y")?);
+    let [x, y] = tensors(plan, inputs, ["x", "y"])?;
     if x.shape.len() != 2 || y.shape != x.shape || x.dtype != x_dtype || y.dtype != y_dtype {
         return Err(format!("{kernel} takes {x_dtype} x and {y_dtype} y of one [rows, cols] shape").into());
     }
@@ -144,11 +144,7 @@ pub(super) fn register_gather_histogram(
     plan: &LaunchPlan,
     inputs: &[HostTensor],
 ) -> Result<Vec<Expected>, RefError> {
-    let (x, y, h0) = (
-        tensor(plan, inputs, "x")?,
-        tensor(plan, inputs, "y")?,
-        tensor(plan, inputs, "hist")?,
-    );
+    let [x, y, h0] = tensors(plan, inputs, ["x", "y", "hist"])?;
     let n = int_arg(plan, "n")?;
     if y.shape.len() != 2 || y.shape[1] != 32 || y.shape[0] % 16 != 0 || h0.shape.len() != 1 {
         return Err("register_gather_histogram takes y of [16 k, 32] and a 1-D hist".into());
@@ -240,11 +236,7 @@ pub(super) fn atomics(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Ex
         put(&mut s, b, sum[b as usize])?;
         m.set_bits(b, max[b as usize] as i32 as u32 as u64);
     }
-    Ok(vec![
-        Expected::exact("hist", h),
-        Expected::exact("sums", s),
-        Expected::exact("maxes", m),
-    ])
+    Ok(Expected::all_exact([h, s, m]))
 }
 
 /// tests/gluon/3.8/smem_histogram.py over the first n values of the non-negative int32 x and
@@ -252,7 +244,7 @@ pub(super) fn atomics(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Ex
 /// largest of its initial value and the bin's values. Exact.
 pub(super) fn smem_histogram(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
     let x = tensor(plan, inputs, "x")?;
-    let (hist0, maxes0) = (tensor(plan, inputs, "hist")?, tensor(plan, inputs, "maxes")?);
+    let [hist0, maxes0] = tensors(plan, inputs, ["hist", "maxes"])?;
     let n = int_arg(plan, "n")?.max(0) as u64;
     let bins = hist0.numel();
     if maxes0.numel() != bins || bins == 0 {
@@ -275,7 +267,7 @@ pub(super) fn smem_histogram(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result
 /// gains their sum. The additions happen in any order: exact for the integer-valued inputs of
 /// the fixture, within f32 rounding of the sum otherwise.
 pub(super) fn tma_reduce(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
-    let (x, out0) = (tensor(plan, inputs, "x")?, tensor(plan, inputs, "out")?);
+    let [x, out0] = tensors(plan, inputs, ["x", "out"])?;
     if x.dtype != DType::F32 || out0.dtype != DType::F32 || x.shape.len() != 2 || out0.shape.len() != 2 {
         return Err("tma_reduce takes f32 [S * R, C] x and [R, C] out".into());
     }
@@ -295,7 +287,7 @@ pub(super) fn tma_reduce(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec
 /// x[0, j] + x[1, j] + ...`, each sum an f32 accumulator from 0 adding the rows in order (as each
 /// consumer partition does). Exact.
 pub(super) fn column_sums(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
-    let (x, out) = (tensor(plan, inputs, "x")?, tensor(plan, inputs, "out")?);
+    let [x, out] = tensors(plan, inputs, ["x", "out"])?;
     if x.dtype != DType::F32 || x.shape.len() != 2 || out.shape != [x.shape[1]] {
         return Err("column sums take an f32 [rows, cols] input and an f32 [cols] output".into());
     }
@@ -316,11 +308,7 @@ pub(super) fn column_sums(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Ve
 /// does) and `sums[r]` the sum of row r (computed in f64 here; the kernel adds YBLOCK-column
 /// partial sums in f32, so within an f32 sum's rounding of the row's magnitudes).
 pub(super) fn cp_async_mbarrier(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
-    let (x, y0, sums0) = (
-        tensor(plan, inputs, "x")?,
-        tensor(plan, inputs, "y")?,
-        tensor(plan, inputs, "sums")?,
-    );
+    let [x, y0, sums0] = tensors(plan, inputs, ["x", "y", "sums"])?;
     if x.dtype != DType::F32 || x.shape.len() != 2 || y0.shape != x.shape || sums0.shape != [x.shape[0]] {
         return Err(
             "cp_async_mbarrier takes f32 x and y of one [rows, cols] shape and sums of [rows]".into(),

@@ -1,7 +1,7 @@
 //! CPU references of the block-scaled MMAs: scale factors (ue8m0, ue4m3), fp4 unpacking and
 //! the scaled products.
 
-use super::{int_arg, put, tensor, val, value, Expected, RefError};
+use super::{int_arg, put, tensor, tensors, val, value, Expected, RefError};
 use bwsim_isa::launch::{HostTensor, LaunchPlan};
 use bwsim_isa::DType;
 
@@ -82,7 +82,7 @@ pub(super) fn scaled_dot_nt(a: &HostTensor, b: &HostTensor, scales: Option<(Scal
 /// product is scaled by the ue8m0 factors of its row's and column's 32-element K block, as
 /// tcgen05.mma.block_scale computes (seed TIRx page). Also `tcgen05_mma_tile` (f16, unscaled).
 pub(super) fn gemm_async(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
-    let (a, b) = (tensor(plan, inputs, "a")?, tensor(plan, inputs, "b")?);
+    let [a, b] = tensors(plan, inputs, ["a", "b"])?;
     let scaled = matches!(a.dtype, DType::F8E4M3 | DType::F8E5M2 | DType::F4E2M1);
     let (m, k, n) = (a.shape[0], a.shape[1], b.shape[0]);
     if b.shape[1] != k {

@@ -1,5 +1,6 @@
 //! The CuTe DSL dense GEMM fixture (`fixtures/cute-dsl-4.8.1`) and its launch, shared by
-//! tests/cute_dsl_gemm.rs and the machine's benchmark (benches/check.rs).
+//! tests/cute_dsl_gemm.rs and the machine's benchmark (benches/check.rs); reading a fixture
+//! and finding a line in it, shared with tests/tirx_gemm.rs.
 
 #![allow(dead_code)]
 
@@ -7,12 +8,24 @@ use bwsim_isa::types::Swizzle;
 use bwsim_ptxfront::machine::{self, Options};
 use bwsim_ptxfront::{load, parse, Arg, Launch, Program, TensorMap};
 
-pub fn fixture() -> String {
-    let path = format!(
-        "{}/tests/fixtures/cute-dsl-4.8.1/dense_gemm.sm_100a.ptx",
-        env!("CARGO_MANIFEST_DIR")
-    );
+/// The text of `tests/fixtures/NAME` (panics naming the file where it cannot be read).
+pub fn read_fixture(name: &str) -> String {
+    let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// The 1-based line of `src` that holds `text`, which must be on exactly one line.
+pub fn line_of(src: &str, text: &str) -> u32 {
+    let lines: Vec<usize> = (src.lines().enumerate())
+        .filter(|(_, l)| l.contains(text))
+        .map(|(i, _)| i + 1)
+        .collect();
+    assert_eq!(lines.len(), 1, "`{text}` is on one line");
+    lines[0] as u32
+}
+
+pub fn fixture() -> String {
+    read_fixture("cute-dsl-4.8.1/dense_gemm.sm_100a.ptx")
 }
 
 pub const M: usize = 128;

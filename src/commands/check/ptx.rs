@@ -14,10 +14,7 @@ use super::Args;
 use crate::commands::ptx_file::{self, Loaded};
 use crate::commands::{diags_json, levels::Format, print_diags, CliResult};
 use bwsim_ptxfront::machine;
-use std::path::Path;
 use std::process::ExitCode;
-
-pub use crate::commands::ptx_file::is_ptx;
 
 pub fn run(a: &Args) -> CliResult {
     let format = if a.json { Format::Json } else { Format::Text };
@@ -25,7 +22,7 @@ pub fn run(a: &Args) -> CliResult {
         file,
         prepared,
         sidecar,
-    }) = ptx_file::load(&a.kernel, a.launch.as_deref().map(Path::new), format)?
+    }) = a.source.load_ptx(format)?
     else {
         return Ok(ExitCode::from(1));
     };
@@ -80,7 +77,7 @@ pub fn run(a: &Args) -> CliResult {
         outln!(
             "{}",
             serde_json::json!({
-                "file": a.kernel,
+                "file": a.source.kernel,
                 "kernel": name,
                 "ok": findings.is_empty(),
                 "findings": places,
@@ -95,7 +92,7 @@ pub fn run(a: &Args) -> CliResult {
         };
         errln!(
             "{}: {runs} of `{name}` on the PTX front end: {}",
-            a.kernel,
+            a.source.kernel,
             match findings.len() {
                 0 => "no hazards found".to_string(),
                 1 => "1 error".to_string(),

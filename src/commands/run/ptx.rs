@@ -18,7 +18,6 @@ use bwsim_isa::directives;
 use bwsim_isa::launch::HostTensor;
 use bwsim_ptxfront::machine;
 use serde_json::json;
-use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -36,7 +35,7 @@ fn refuse_unsupported(a: &Args) -> Result<(), CliError> {
         Some((flag, _)) => Err(CliError(format!(
             "{}: {flag} does not apply to a PTX file (its constants are compiled in, its target is its `.target`; \
              the PTX front end keeps no event trace)",
-            a.kernel
+            a.source.kernel
         ))),
         None => Ok(()),
     }
@@ -63,7 +62,7 @@ pub fn run(a: &Args) -> CliResult {
         file,
         sidecar,
         mut prepared,
-    }) = ptx_file::load(&a.kernel, a.launch.as_deref().map(Path::new), format)?
+    }) = a.source.load_ptx(format)?
     else {
         return Ok(ExitCode::from(1));
     };

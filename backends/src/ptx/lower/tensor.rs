@@ -627,14 +627,21 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         let mut descs = Vec::new();
         for ks in 0..k / kstep {
             let bd = self.mma_operand(&bv, 0, ks * kstep, false, span, op)?;
-            let bfix = desc::tcgen05_smem_desc(0, bd.lbo, bd.sbo, bd.swizzle, 0)
+            let bfix = desc::smem_desc(desc::SmemDescKind::Tcgen05, 0, bd.lbo, bd.sbo, bd.swizzle, 0)
                 .map_err(|e| unsupported(op, span, e.0))?;
             let (bs, bo) = (bv.base.reg, bv.base.off + bd.start as i64);
             let ad = match &av {
                 Val::Smem(s) => {
                     let adesc = self.mma_operand(s, 0, ks * kstep, true, span, op)?;
-                    let afix = desc::tcgen05_smem_desc(0, adesc.lbo, adesc.sbo, adesc.swizzle, 0)
-                        .map_err(|e| unsupported(op, span, e.0))?;
+                    let afix = desc::smem_desc(
+                        desc::SmemDescKind::Tcgen05,
+                        0,
+                        adesc.lbo,
+                        adesc.sbo,
+                        adesc.swizzle,
+                        0,
+                    )
+                    .map_err(|e| unsupported(op, span, e.0))?;
                     Some((s.base.reg, s.base.off + adesc.start as i64, afix))
                 }
                 _ => None,
@@ -709,7 +716,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         for mb in 0..m / 128 {
             for c in (0..n).step_by(8) {
                 let od = self.mma_operand(&s, mb * 128, c, true, span, op)?;
-                let fix = desc::tcgen05_smem_desc(0, od.lbo, od.sbo, od.swizzle, 0)
+                let fix = desc::smem_desc(desc::SmemDescKind::Tcgen05, 0, od.lbo, od.sbo, od.swizzle, 0)
                     .map_err(|e| unsupported(op, span, e.0))?;
                 let (lane, col, _) = tmem_cell(&t, t.offsets[0] + mb * 128, t.offsets[1] + c);
                 plan.push((s.base.off + od.start as i64, fix, (lane << 16) + col));
@@ -782,8 +789,15 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 let (_, col, _) = bwsim_isa::typeck::scale_cell(rows, mb * 128, kc * 4, 8);
                 // Triton sets the matrix base offset of a chunk from its address bits 7-9.
                 let base_offset = (((s.base.off + start as i64) >> 7) & 7) as u32;
-                let fix = desc::tcgen05_smem_desc(0, 0, 0, bwsim_isa::types::Swizzle::None, base_offset)
-                    .map_err(|e| unsupported(op, span, e.0))?;
+                let fix = desc::smem_desc(
+                    desc::SmemDescKind::Tcgen05,
+                    0,
+                    0,
+                    0,
+                    bwsim_isa::types::Swizzle::None,
+                    base_offset,
+                )
+                .map_err(|e| unsupported(op, span, e.0))?;
                 plan.push((s.base.off + start as i64, fix, col));
             }
         }

@@ -189,7 +189,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                     }
                 };
                 let bd = &b_offs[kk];
-                let bfix = desc::wgmma_desc(0, bd.lbo, bd.sbo, bd.swizzle, 0)
+                let bfix = desc::smem_desc(desc::SmemDescKind::Wgmma, 0, bd.lbo, bd.sbo, bd.swizzle, 0)
                     .map_err(|e| unsupported(op, span, e.0))?;
                 let bdr = self.desc_reg(bv.base.reg, bv.base.off + bd.start as i64, bfix);
                 let en = if kk == 0 { p_first } else { p_true };
@@ -228,8 +228,8 @@ impl<'c, 'k> Lowerer<'c, 'k> {
     fn wgmma_a_desc(&mut self, v: &SmemView, ad: &[&OperandDesc], wg: Reg, span: Span) -> LResult<Reg> {
         let op = "wgmma";
         let a0 = ad[0];
-        let afix =
-            desc::wgmma_desc(0, a0.lbo, a0.sbo, a0.swizzle, 0).map_err(|e| unsupported(op, span, e.0))?;
+        let afix = desc::smem_desc(desc::SmemDescKind::Wgmma, 0, a0.lbo, a0.sbo, a0.swizzle, 0)
+            .map_err(|e| unsupported(op, span, e.0))?;
         let aoff = if ad.len() > 1 {
             let delta = ad[1].start as i64 - a0.start as i64;
             for (g, d) in ad.iter().enumerate() {

@@ -64,34 +64,6 @@ stmt_op!(
 );
 stmt_op!(stmt_op_mut, mut);
 
-/// `child_blocks!(name)` / `child_blocks!(name, mut)`: the blocks a statement holds (loop and
-/// branch bodies, every partition of a `warp_specialize`), shared or mutable.
-macro_rules! child_blocks {
-    ($name:ident $(, $m:tt)?) => {
-        fn $name(s: &$($m)? Stmt) -> Vec<&$($m)? Block> {
-            match &$($m)? s.kind {
-                StmtKind::For(f) => vec![&$($m)? f.body],
-                StmtKind::While { body, .. } => vec![body],
-                StmtKind::If {
-                    then_body, else_body, ..
-                } => {
-                    let mut v = vec![then_body];
-                    v.extend(else_body);
-                    v
-                }
-                StmtKind::WarpSpecialize { default, workers } => {
-                    let mut v = vec![&$($m)? default.body];
-                    v.extend(workers.into_iter().map(|w| &$($m)? w.body));
-                    v
-                }
-                _ => Vec::new(),
-            }
-        }
-    };
-}
-child_blocks!(blocks);
-child_blocks!(blocks_mut, mut);
-
 /// One statement of the kernel, in source order.
 #[derive(Clone, Debug)]
 pub struct Site<'k> {
@@ -134,7 +106,7 @@ pub fn sites(k: &Kernel) -> Vec<Site<'_>> {
                 stmt: s,
                 op: stmt_op(s),
             });
-            for (j, inner) in blocks(s).into_iter().enumerate() {
+            for (j, inner) in s.blocks().into_iter().enumerate() {
                 path.push((i, j));
                 walk(inner, path, out);
                 path.pop();
@@ -151,7 +123,7 @@ fn block_mut<'b>(b: &'b mut Block, path: &[(usize, usize)]) -> Option<&'b mut Bl
         None => Some(b),
         Some((&(i, j), rest)) => {
             let s = b.stmts.get_mut(i)?;
-            let inner = blocks_mut(s).into_iter().nth(j)?;
+            let inner = s.blocks_mut().into_iter().nth(j)?;
             block_mut(inner, rest)
         }
     }
