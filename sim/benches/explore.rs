@@ -106,6 +106,7 @@ fn exhaustive_ws_add(c: &mut Criterion) {
         delays: 1,
         max_schedules: 1_000_000,
         jobs: 2,
+        step_budget: None,
     };
     let first = exhaustive::search(&p, &opts, &AtomicBool::new(false), |_| {});
     let classes: u64 = first.cluster_schedules.iter().sum();
