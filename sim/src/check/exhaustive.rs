@@ -554,28 +554,39 @@ mod tests {
         )
     }
 
-    fn opts(delays: u32, max_schedules: u64, jobs: usize, step_budget: Option<u64>) -> Options {
-        Options {
+    /// The search of `p` with these options.
+    fn searched(
+        p: &Prepared,
+        delays: u32,
+        max_schedules: u64,
+        jobs: usize,
+        step_budget: Option<u64>,
+    ) -> Search {
+        let o = Options {
             delays,
             max_schedules,
             jobs,
             step_budget,
-        }
+        };
+        search(p, &o, &AtomicBool::new(false), |_| {})
     }
 
     #[test]
     fn a_step_budget_stops_the_default_bound_one_level_lower_and_says_so() {
-        let src = include_str!("../../../kernels/tiles/async_scatter.tile");
-        let p = crate::check::prepare(src, &[], None).expect("async_scatter prepares");
-        let no = AtomicBool::new(false);
-        let full = search(&p, &opts(2, 1000, 1, None), &no, |_| {});
+        let p = crate::check::prepare(
+            include_str!("../../../kernels/tiles/async_scatter.tile"),
+            &[],
+            None,
+        )
+        .expect("async_scatter prepares");
+        let full = searched(&p, 2, 1000, 1, None);
         assert_eq!((full.complete, full.bound, full.left_out), (true, 2, None));
         assert_eq!(full.by_delays.len(), 3, "{:?}", full.by_delays);
         // Level 2's estimate: its runs times the reference run's steps.
         let runs = full.by_delays[2];
         let steps = runs * p.expected_steps;
         assert!(runs > 0);
-        let cut = search(&p, &opts(2, 1000, 1, Some(steps - 1)), &no, |_| {});
+        let cut = searched(&p, 2, 1000, 1, Some(steps - 1));
         assert_eq!((cut.complete, cut.bound), (true, 1));
         assert_eq!(
             cut.left_out,
@@ -588,29 +599,28 @@ mod tests {
         assert_eq!(cut.by_delays, full.by_delays[..2]);
         assert_eq!(cut.schedules, full.by_delays[0] + full.by_delays[1]);
         // A budget the level fits in runs it; level 1 runs whatever the budget.
-        let fits = search(&p, &opts(2, 1000, 1, Some(steps)), &no, |_| {});
+        let fits = searched(&p, 2, 1000, 1, Some(steps));
         assert_eq!((fits.bound, fits.left_out), (2, None));
-        let tiny = search(&p, &opts(2, 1000, 1, Some(0)), &no, |_| {});
+        let tiny = searched(&p, 2, 1000, 1, Some(0));
         assert_eq!((tiny.bound, tiny.by_delays.len()), (1, 2));
     }
 
     #[test]
     fn the_result_does_not_depend_on_the_threads_nor_on_where_the_run_limit_cuts() {
         // Ten runs within one delay: a race on every one, two more on one delayed run each.
-        let src = include_str!("../../../tests/fail/ws_store_race.tile");
-        let p = crate::check::prepare(src, &[], None).expect("ws_store_race prepares");
-        let no = AtomicBool::new(false);
-        let one = search(&p, &opts(1, 1000, 1, None), &no, |_| {});
+        let p = crate::check::prepare(include_str!("../../../tests/fail/ws_store_race.tile"), &[], None)
+            .expect("ws_store_race prepares");
+        let one = searched(&p, 1, 1000, 1, None);
         assert!(one.complete);
         assert!(one.findings.len() >= 2, "{:?}", outcome(&one));
         for jobs in [2, 3] {
-            let s = search(&p, &opts(1, 1000, jobs, None), &no, |_| {});
+            let s = searched(&p, 1, 1000, jobs, None);
             assert_eq!(outcome(&s), outcome(&one), "{jobs} threads");
         }
         // A run limit cuts at a run number: the same runs ran, whatever the threads.
         for limit in 1..one.schedules {
-            let a = search(&p, &opts(1, limit, 1, None), &no, |_| {});
-            let b = search(&p, &opts(1, limit, 2, None), &no, |_| {});
+            let a = searched(&p, 1, limit, 1, None);
+            let b = searched(&p, 1, limit, 2, None);
             assert_eq!((a.schedules, a.complete), (limit, false));
             assert_eq!(outcome(&a), outcome(&b), "limit {limit}");
         }
