@@ -344,6 +344,29 @@ fn exhaustive_runs_the_plans_of_independent_ctas_side_by_side() {
     );
 }
 
+/// Without `--delays`, the default bound: 2 delays where the level of 2 fits the step budget
+/// (kernels/tiles/async_scatter.tile: 12 steps a run, a handful of runs), stated in the JSON
+/// and on the verdict line.
+#[test]
+fn exhaustive_states_its_default_bound() {
+    let file = "kernels/tiles/async_scatter.tile";
+    let v = bwsim_json(0, &["check", file, "--exhaustive", "--json"]);
+    assert_eq!(
+        (v["delays"].as_u64(), v["complete"].as_bool()),
+        (Some(2), Some(true))
+    );
+    assert!(v["left_out"].is_null(), "{v}");
+    assert_eq!(v["schedules_by_delays"].as_array().map(Vec::len), Some(3));
+    bwsim_says(
+        &["check", file, "--exhaustive"],
+        0,
+        &[
+            "every schedule of each cluster within 2 delays",
+            "clean within this bound",
+        ],
+    );
+}
+
 #[test]
 fn exhaustive_proves_a_fixed_twin_clean_within_its_bound_and_finds_the_bug_of_its_buggy_twin() {
     // The wrong-parity deadlock shows on the deterministic schedule itself.

@@ -294,6 +294,7 @@ fn the_exhaustive_search_finds_every_planted_bug_within_its_bound() {
             delays: EXHAUSTIVE_DELAYS,
             max_schedules: 10_000,
             jobs: jobs(),
+            step_budget: None,
         };
         let s = exhaustive::search(&p, &opts, &std::sync::atomic::AtomicBool::new(false), |_| {});
         let errors: Vec<&str> = s

@@ -30,6 +30,11 @@
 //! measured 2026-12-07 on the same 2-core machine kept busy by other jobs (load average 16):
 //! 144 cluster schedules (classes) in 144 runs per search, 289 ms a search, `thrpt` 498
 //! classes per second (461 to 539); `... --bench explore -- exhaustive_ws_add`.
+//! The search's workload, counted by callgrind (`bwsim check
+//! tests/pass/ws_add_wrong_parity_fixed.tile --exhaustive --delays 1 --jobs 1`, the whole
+//! command, release builds, 2026-12-07): 924,328,419 instructions before the runs reused the
+//! thread's tensor buffers and 923,464,426 after (ratio 0.999): the classes per second are
+//! unchanged; the default bound and the thread-independent run limit do not touch this path.
 //!
 //! `cargo bench -p bwsim-sim --features bench --bench explore` (the matmul alone: `... --bench
 //! explore -- explore_two_cta_matmul`)
@@ -106,6 +111,7 @@ fn exhaustive_ws_add(c: &mut Criterion) {
         delays: 1,
         max_schedules: 1_000_000,
         jobs: 2,
+        step_budget: None,
     };
     let first = exhaustive::search(&p, &opts, &AtomicBool::new(false), |_| {});
     let classes: u64 = first.cluster_schedules.iter().sum();

@@ -74,9 +74,11 @@ pub struct Args {
     /// that bound
     #[arg(long, conflicts_with_all = ["seed", "minimize", "fix"])]
     exhaustive: bool,
-    /// With --exhaustive: the delay bound (per cluster)
-    #[arg(long, default_value_t = 2, value_name = "D", requires = "exhaustive", value_parser = clap::value_parser!(u32).range(0..=8))]
-    delays: u32,
+    /// With --exhaustive: the delay bound (per cluster). Without it, the default bound: 2
+    /// delays, or 1 where the level of 2 delays would run more than 2,000,000 agent steps
+    /// (its runs times the reference run's steps); the report says which
+    #[arg(long, value_name = "D", requires = "exhaustive", value_parser = clap::value_parser!(u32).range(0..=8))]
+    delays: Option<u32>,
     /// With --exhaustive: make at most N runs (past it the search is incomplete and proves
     /// nothing)
     #[arg(long, default_value_t = 1_000_000, value_name = "N", requires = "exhaustive", value_parser = clap::value_parser!(u64).range(1..))]

@@ -72,6 +72,19 @@ pub struct Options {
     /// Runs at the most; past it the search is incomplete.
     pub max_schedules: u64,
     pub jobs: usize,
+    /// The default bound: a level past the first (one delay) runs only while its runs times
+    /// the reference run's agent steps ([`Prepared::expected_steps`]) are at most this many;
+    /// the search then stops, complete, at the level below. `None`: every level up to
+    /// `delays` runs.
+    pub step_budget: Option<u64>,
+}
+
+/// A level the step budget left out: its delays, its runs and their estimated agent steps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LeftOut {
+    pub delays: u32,
+    pub runs: u64,
+    pub steps: u64,
 }
 
 /// One distinct finding of the search.
@@ -100,6 +113,11 @@ pub struct Search {
     /// Whether every schedule within the bound ran (no run limit, no cancellation, no run
     /// that stopped before every cluster whose schedule it carried had run).
     pub complete: bool,
+    /// The bound the search covered: `Options::delays`, or less where the step budget left
+    /// the next level out.
+    pub bound: u32,
+    /// The level the step budget left out, if any.
+    pub left_out: Option<LeftOut>,
 }
 
 /// What one run shows: its diagnostics, each cluster's decision points, the clusters that ran.
@@ -112,9 +130,9 @@ struct Ran {
 /// Runs the composite schedule `plans`.
 fn run_plan(p: &Prepared, plans: &BTreeMap<u32, Local>, group: Option<u32>) -> Ran {
     let mut s = Delayed::new(plans, p.expected_steps, group);
-    let r = p.run_with(&mut s, false);
+    let diagnostics = p.diagnostics_with(&mut s);
     Ran {
-        diagnostics: r.diagnostics,
+        diagnostics,
         points: s.points,
         ran: s.ran,
     }
@@ -145,6 +163,43 @@ fn children(plan: &[(usize, u32)], points: &[(usize, u32)]) -> Vec<Local> {
         }
     }
     out
+}
+
+/// How many schedules [`children`] makes, without making them.
+fn children_count(plan: &[(usize, u32)], points: &[(usize, u32)]) -> u64 {
+    match plan.last() {
+        None => points.len() as u64,
+        Some(&(j, k)) => points
+            .iter()
+            .map(|&(i, alts)| u64::from(if i == j { k < alts } else { i > j }))
+            .sum(),
+    }
+}
+
+/// The next level as a level's runs make it: each cluster's schedules, and how many there
+/// are. Once one cluster has more than the step budget allows, the schedules are dropped
+/// (`over`) and only counted: the level is left out, and the count says how big it was.
+#[derive(Default)]
+struct Next {
+    plans: BTreeMap<u32, Vec<Local>>,
+    counts: BTreeMap<u32, u64>,
+    over: bool,
+}
+
+impl Next {
+    /// The children of cluster `c`'s schedule `plan` on the decision points of its run;
+    /// `cap`: the most schedules a cluster may have.
+    fn add(&mut self, c: u32, plan: &[(usize, u32)], points: &[(usize, u32)], cap: Option<u64>) {
+        let count = self.counts.entry(c).or_default();
+        *count += children_count(plan, points);
+        if cap.is_some_and(|cap| *count > cap) {
+            self.over = true;
+            self.plans.clear();
+        }
+        if !self.over {
+            self.plans.entry(c).or_default().extend(children(plan, points));
+        }
+    }
 }
 
 /// Delays of a plan: (the most in one cluster, in all).
@@ -191,11 +246,20 @@ pub fn search<P: Fn(u64) + Sync>(p: &Prepared, opts: &Options, cancel: &AtomicBo
     let mut by_delays = Vec::new();
     let mut cluster_schedules = Vec::new();
     let mut complete = true;
+    let mut left_out = None;
     for d in 0..=opts.delays {
         if runs.is_empty() {
             break;
         }
-        let next: Mutex<BTreeMap<u32, Vec<Local>>> = Mutex::new(BTreeMap::new());
+        // Runs are numbered across levels; the run limit cuts at a number, so which runs
+        // ran does not depend on the threads' timing.
+        let base = done.load(Ordering::Relaxed);
+        let next: Mutex<Next> = Mutex::new(Next::default());
+        // The most runs the next level may have under the step budget (level 1 always runs).
+        let cap = opts
+            .step_budget
+            .filter(|_| d >= 1)
+            .map(|b| b / p.expected_steps.max(1));
         let taken = AtomicU64::new(0);
         let ran = AtomicU64::new(0);
         let covered = AtomicU64::new(0);
@@ -209,11 +273,11 @@ pub fn search<P: Fn(u64) + Sync>(p: &Prepared, opts: &Options, cancel: &AtomicBo
                     }
                     let i = taken.fetch_add(1, Ordering::Relaxed) as usize;
                     let Some(plans) = runs.get(i) else { break };
-                    if done.fetch_add(1, Ordering::Relaxed) >= opts.max_schedules {
-                        done.fetch_sub(1, Ordering::Relaxed);
+                    if base + i as u64 >= opts.max_schedules {
                         stop.store(true, Ordering::Relaxed);
                         break;
                     }
+                    done.fetch_add(1, Ordering::Relaxed);
                     let r = run_plan(p, plans, group);
                     ran.fetch_add(1, Ordering::Relaxed);
                     // The clusters whose schedules this run covers: at level 0 every one
@@ -237,7 +301,7 @@ pub fn search<P: Fn(u64) + Sync>(p: &Prepared, opts: &Options, cancel: &AtomicBo
                             for c in owners {
                                 let plan = plans.get(&c).unwrap_or(&empty);
                                 let pts = r.points.get(&c).unwrap_or(&empty);
-                                n.entry(c).or_default().extend(children(plan, pts));
+                                n.add(c, plan, pts, cap);
                             }
                         }
                     }
@@ -278,13 +342,22 @@ pub fn search<P: Fn(u64) + Sync>(p: &Prepared, opts: &Options, cancel: &AtomicBo
             break;
         }
         let mut n = next.into_inner().unwrap_or_default();
+        let width = n.counts.values().copied().max().unwrap_or(0);
+        if n.over {
+            left_out = Some(LeftOut {
+                delays: d + 1,
+                runs: width,
+                steps: width.saturating_mul(p.expected_steps),
+            });
+            break;
+        }
         // Children of different parents are different schedules; the order makes the run
         // deterministic.
-        for v in n.values_mut() {
+        for v in n.plans.values_mut() {
             v.sort();
             v.dedup();
         }
-        runs = pack(&n);
+        runs = pack(&n.plans);
     }
     let mut findings: Vec<Found> = found.into_inner().unwrap_or_default().into_values().collect();
     findings.sort_by(|a, b| {
@@ -300,6 +373,11 @@ pub fn search<P: Fn(u64) + Sync>(p: &Prepared, opts: &Options, cancel: &AtomicBo
         cluster_schedules,
         findings,
         complete,
+        bound: match left_out {
+            Some(l) => l.delays - 1,
+            None => opts.delays,
+        },
+        left_out,
     }
 }
 
@@ -457,6 +535,97 @@ mod tests {
         );
     }
 
+    /// The search's outcome in comparable form: runs per level, classes per level,
+    /// completeness, bound, and each finding's code, plan and count in report order.
+    type Outcome = (Vec<u64>, Vec<u64>, bool, u32, Vec<(&'static str, Plan, u64)>);
+
+    fn outcome(s: &Search) -> Outcome {
+        let f = s
+            .findings
+            .iter()
+            .map(|f| (f.diagnostic.code.name(), f.plan.clone(), f.count))
+            .collect();
+        (
+            s.by_delays.clone(),
+            s.cluster_schedules.clone(),
+            s.complete,
+            s.bound,
+            f,
+        )
+    }
+
+    /// The search of `p` with these options.
+    fn searched(
+        p: &Prepared,
+        delays: u32,
+        max_schedules: u64,
+        jobs: usize,
+        step_budget: Option<u64>,
+    ) -> Search {
+        let o = Options {
+            delays,
+            max_schedules,
+            jobs,
+            step_budget,
+        };
+        search(p, &o, &AtomicBool::new(false), |_| {})
+    }
+
+    #[test]
+    fn a_step_budget_stops_the_default_bound_one_level_lower_and_says_so() {
+        let p = crate::check::prepare(
+            include_str!("../../../kernels/tiles/async_scatter.tile"),
+            &[],
+            None,
+        )
+        .expect("async_scatter prepares");
+        let full = searched(&p, 2, 1000, 1, None);
+        assert_eq!((full.complete, full.bound, full.left_out), (true, 2, None));
+        assert_eq!(full.by_delays.len(), 3, "{:?}", full.by_delays);
+        // Level 2's estimate: its runs times the reference run's steps.
+        let runs = full.by_delays[2];
+        let steps = runs * p.expected_steps;
+        assert!(runs > 0);
+        let cut = searched(&p, 2, 1000, 1, Some(steps - 1));
+        assert_eq!((cut.complete, cut.bound), (true, 1));
+        assert_eq!(
+            cut.left_out,
+            Some(LeftOut {
+                delays: 2,
+                runs,
+                steps
+            })
+        );
+        assert_eq!(cut.by_delays, full.by_delays[..2]);
+        assert_eq!(cut.schedules, full.by_delays[0] + full.by_delays[1]);
+        // A budget the level fits in runs it; level 1 runs whatever the budget.
+        let fits = searched(&p, 2, 1000, 1, Some(steps));
+        assert_eq!((fits.bound, fits.left_out), (2, None));
+        let tiny = searched(&p, 2, 1000, 1, Some(0));
+        assert_eq!((tiny.bound, tiny.by_delays.len()), (1, 2));
+    }
+
+    #[test]
+    fn the_result_does_not_depend_on_the_threads_nor_on_where_the_run_limit_cuts() {
+        // Ten runs within one delay: a race on every one, two more on one delayed run each.
+        let p = crate::check::prepare(include_str!("../../../tests/fail/ws_store_race.tile"), &[], None)
+            .expect("ws_store_race prepares");
+        let one = searched(&p, 1, 1000, 1, None);
+        assert!(one.complete);
+        assert!(one.findings.len() >= 2, "{:?}", outcome(&one));
+        for jobs in [2, 3] {
+            let s = searched(&p, 1, 1000, jobs, None);
+            assert_eq!(outcome(&s), outcome(&one), "{jobs} threads");
+        }
+        // A run limit cuts at a run number: the same runs ran, whatever the threads.
+        for limit in 1..one.schedules {
+            let a = searched(&p, 1, limit, 1, None);
+            let b = searched(&p, 1, limit, 2, None);
+            assert_eq!((a.schedules, a.complete), (limit, false));
+            assert_eq!(outcome(&a), outcome(&b), "limit {limit}");
+        }
+    }
+
     #[test]
     fn children_add_one_delay_at_or_after_the_last() {
         let points = [(0, 1), (1, 2), (2, 1)];
@@ -469,6 +638,12 @@ mod tests {
             vec![vec![(1, 2)], vec![(1, 1), (2, 1)]]
         );
         assert!(children(&[(1, 2), (2, 1)], &points).is_empty());
+        for plan in [&[][..], &[(1, 1)], &[(1, 2), (2, 1)], &[(0, 1)], &[(3, 1)]] {
+            assert_eq!(
+                children_count(plan, &points),
+                children(plan, &points).len() as u64
+            );
+        }
     }
 
     #[test]

@@ -140,27 +140,49 @@ impl Prepared {
         self.run_on(self.inputs.clone(), seed, trace)
     }
 
-    /// The diagnostics of schedule `seed`. The launch's tensors are copied into the buffers
-    /// the thread's previous schedule left (same contents as a fresh copy, without fresh
-    /// pages for every schedule).
+    /// The diagnostics of schedule `seed`, on the thread's spare buffers ([`Self::on_spare`]).
     fn diagnostics(&self, seed: u64) -> Vec<Diagnostic> {
+        self.on_spare(|tensors| self.run_on(tensors, seed, false))
+    }
+
+    /// The diagnostics of a checked run under the caller's scheduler, on the thread's spare
+    /// buffers ([`Self::on_spare`]): what a search that runs many schedules needs.
+    pub fn diagnostics_with(&self, sched: &mut dyn crate::sched::Scheduler) -> Vec<Diagnostic> {
+        self.on_spare(|tensors| self.execute_with(tensors, 0, sched, false))
+    }
+
+    /// The diagnostics of `run` on the launch's tensors, copied into the buffers the thread's
+    /// previous run left (same contents as a fresh copy, without fresh pages for every run).
+    fn on_spare(&self, run: impl FnOnce(Vec<HostTensor>) -> RunResult) -> Vec<Diagnostic> {
         thread_local! {
             static SPARE: std::cell::RefCell<Vec<HostTensor>> = const { std::cell::RefCell::new(Vec::new()) };
         }
         let mut tensors = SPARE.with(|s| std::mem::take(&mut *s.borrow_mut()));
         tensors.clone_from(&self.inputs);
-        let r = self.run_on(tensors, seed, false);
+        let r = run(tensors);
         SPARE.with(|s| *s.borrow_mut() = r.tensors);
         r.diagnostics
     }
 
     /// A run with the hazard checker under the caller's scheduler (a replay, a recorder).
     pub fn run_with(&self, sched: &mut dyn crate::sched::Scheduler, trace: bool) -> RunResult {
+        self.execute_with(self.inputs.clone(), 0, sched, trace)
+    }
+
+    /// A checked run of `inputs` under `sched` (with the options of schedule `seed`), the
+    /// verifier's continuing errors first.
+    fn execute_with(
+        &self,
+        inputs: Vec<HostTensor>,
+        seed: u64,
+        sched: &mut dyn crate::sched::Scheduler,
+        trace: bool,
+    ) -> RunResult {
         let mut r = machine::execute(
             &self.prog,
             self.grid,
-            self.inputs.clone(),
-            &self.check_options(0, trace),
+            inputs,
+            &self.check_options(seed, trace),
             sched,
         );
         if !self.static_diags.is_empty() {
@@ -190,17 +212,7 @@ impl Prepared {
 
     fn run_on(&self, inputs: Vec<HostTensor>, seed: u64, trace: bool) -> RunResult {
         let mut sched = PctScheduler::new(seed, self.expected_steps);
-        let mut r = machine::execute(
-            &self.prog,
-            self.grid,
-            inputs,
-            &self.check_options(seed, trace),
-            &mut sched,
-        );
-        if !self.static_diags.is_empty() {
-            r.diagnostics.splice(0..0, self.static_diags.iter().cloned());
-        }
-        r
+        self.execute_with(inputs, seed, &mut sched, trace)
     }
 
     /// Run `opts.schedules` seeds on `opts.jobs` threads; `progress(done, total)` after each.

@@ -17,11 +17,21 @@ fn replay(file: &str, delays: u32) -> String {
     format!("bwsim check {file} --exhaustive --delays {delays}")
 }
 
+/// The default delay bound (per cluster) of `--exhaustive`.
+pub const DEFAULT_DELAYS: u32 = 2;
+
+/// The agent steps the default bound's deepest level may take (its runs times the reference
+/// run's steps); past it the search stops one level lower. A checked step costs 2 to 50 us
+/// (the tensor-core kernels the most), so the level takes at most about 100 s of CPU time,
+/// 50 s on two cores (docs/semantics.md, exhaustive checking).
+pub const DEFAULT_STEP_BUDGET: u64 = 2_000_000;
+
 pub(super) fn run(p: &Prepared, a: &Args, out: &Report, file: &SourceFile) -> ExitCode {
     let opts = Options {
-        delays: a.delays,
+        delays: a.delays.unwrap_or(DEFAULT_DELAYS),
         max_schedules: a.max_schedules,
         jobs: jobs(a).max(1),
+        step_budget: a.delays.is_none().then_some(DEFAULT_STEP_BUDGET),
     };
     let bar = if a.progress || (std::io::stderr().is_terminal() && out.format == Format::Text) {
         let b = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
@@ -46,7 +56,7 @@ pub(super) fn run(p: &Prepared, a: &Args, out: &Report, file: &SourceFile) -> Ex
         &mut f.diagnostic
     });
     let interrupted = crate::interrupt::requested();
-    print(&s, a, out, file, secs);
+    print(&s, out, file, secs);
     let errors = s.findings.iter().any(|f| f.diagnostic.is_error());
     if let Some((_, status)) = interrupted {
         ExitCode::from(status)
@@ -72,11 +82,19 @@ fn annotate(f: &exhaustive::Found, s: &Search, file: &str, delays: u32) -> Diagn
 }
 
 /// What the search proved: `every schedule of each cluster within 2 delays (1 + 40 + 610 =
-/// 651 runs, 2,048 cluster schedules)`.
-fn scope(s: &Search, delays: u32) -> String {
+/// 651 runs, 2,048 cluster schedules)`, and why a default bound stopped lower.
+fn scope(s: &Search) -> String {
     let parts: Vec<String> = s.by_delays.iter().map(u64::to_string).collect();
+    let delays = s.bound;
+    let why = match s.left_out {
+        Some(l) => format!(
+            " (the default bound: {} delays would be {} runs of about {} agent steps in all, over the budget of {DEFAULT_STEP_BUDGET}; `--delays {}` runs them)",
+            l.delays, l.runs, l.steps, l.delays
+        ),
+        None => String::new(),
+    };
     format!(
-        "{} of each cluster within {delays} delay{} ({} = {} runs, {} cluster schedules)",
+        "{} of each cluster within {delays} delay{}{why} ({} = {} runs, {} cluster schedules)",
         if s.complete {
             "every schedule"
         } else {
@@ -89,11 +107,11 @@ fn scope(s: &Search, delays: u32) -> String {
     )
 }
 
-fn print(s: &Search, a: &Args, out: &Report, file: &SourceFile, secs: f64) {
+fn print(s: &Search, out: &Report, file: &SourceFile, secs: f64) {
     let diags: Vec<Diagnostic> = s
         .findings
         .iter()
-        .map(|f| annotate(f, s, &file.name, a.delays))
+        .map(|f| annotate(f, s, &file.name, s.bound))
         .collect();
     match out.format {
         Format::Sarif => outln!("{}", levels::sarif_log(&diags, file)),
@@ -106,7 +124,7 @@ fn print(s: &Search, a: &Args, out: &Report, file: &SourceFile, secs: f64) {
                     serde_json::json!({
                         "plan": f.plan.iter().map(|&(c, i, k)| serde_json::json!({"cluster": c, "decision": i, "delays": k})).collect::<Vec<_>>(),
                         "count": f.count,
-                        "replay": replay(&file.name, a.delays),
+                        "replay": replay(&file.name, s.bound),
                         "diagnostic": diags_json(std::slice::from_ref(d), file)[0].clone(),
                     })
                 })
@@ -115,7 +133,8 @@ fn print(s: &Search, a: &Args, out: &Report, file: &SourceFile, secs: f64) {
                 "{}",
                 serde_json::json!({
                     "file": file.name,
-                    "delays": a.delays,
+                    "delays": s.bound,
+                    "left_out": s.left_out.map(|l| serde_json::json!({"delays": l.delays, "runs": l.runs, "steps": l.steps})),
                     "schedules": s.schedules,
                     "schedules_by_delays": s.by_delays,
                     "cluster_schedules_by_delays": s.cluster_schedules,
@@ -139,7 +158,7 @@ fn print(s: &Search, a: &Args, out: &Report, file: &SourceFile, secs: f64) {
                     s.schedules
                 )
             };
-            errln!("{}: {} in {secs:.1} s: {verdict}", file.name, scope(s, a.delays));
+            errln!("{}: {} in {secs:.1} s: {verdict}", file.name, scope(s));
         }
     }
 }
