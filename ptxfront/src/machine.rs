@@ -1041,13 +1041,16 @@ impl<'a, 's> Machine<'a, 's> {
     }
 }
 
+/// One group of [`access_groups`]: the index of its first access, and the addresses of all.
+type AccessGroup = (usize, Vec<(u32, u32)>);
+
 /// A warp step's shared-memory accesses grouped by instruction, kind and width (each group
 /// the index of its first access and the addresses of all of them, in the order of their
 /// first accesses), when no shared granule is touched by two groups: then the order in which
 /// the groups are recorded cannot change what any granule's shadow holds. `None` otherwise
 /// (the accesses are recorded one by one, in the order the lanes made them).
-fn access_groups(log: &[&crate::exec::SharedAccess]) -> Option<Vec<(usize, Vec<(u32, u32)>)>> {
-    let mut groups: Vec<(usize, Vec<(u32, u32)>)> = Vec::new();
+fn access_groups(log: &[&crate::exec::SharedAccess]) -> Option<Vec<AccessGroup>> {
+    let mut groups: Vec<AccessGroup> = Vec::new();
     let mut index: HashMap<(usize, bool, u32), usize> = HashMap::new();
     let mut owner: HashMap<u32, usize> = HashMap::new();
     for (i, a) in log.iter().enumerate() {
