@@ -230,7 +230,7 @@ fn table() -> BTreeMap<String, (String, String)> {
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        let cols: Vec<&str> = line.split(" | ").map(str::trim).collect();
+        let cols: Vec<&str> = line.splitn(3, '|').map(str::trim).collect();
         assert!(
             cols.len() == 3,
             "{TABLE}:{}: `NAME.TARGET | OUTCOME | WHY`",
