@@ -289,22 +289,21 @@ fn special_registers_in_three_dimensions() -> Result<(), Error> {
     Ok(())
 }
 
-/// Registers declared inside a `{ }` block (`.reg .b16 h<2>;`, as Triton's inline assembly
-/// declares them) written through a vector operand and read after it: thread `t` stores its
-/// `x = t * 0x10001 + 0x00030001` swapped by halves, `(x << 16) | (x >> 16)`.
-#[test]
-fn block_registers_in_a_vector_operand() -> Result<(), Error> {
-    let src = r#"
-.version 8.0
-.target sm_90a
+/// The kernel of [`block_registers_in_a_vector_operand`].
+const HALVES: &str = r#"
+.version 8.7
+.target sm_100a
 .address_size 64
-.visible .entry halves(.param .u64 halves_param_0)
+
+.visible .entry halves(
+	.param .u64 halves_param_0  // out
+)
 {
-	.reg .b32 %r<6>;
-	.reg .b64 %rd<4>;
-	ld.param.u64 %rd1, [halves_param_0];
+	.reg .b64 %rd<4>; .reg .b32 %r<6>;
+
 	mov.u32 %r1, %tid.x;
 	mad.lo.s32 %r2, %r1, 65537, 196609;
+	ld.param.u64 %rd1, [halves_param_0];
 	{
 	.reg .b16 h<2>;
 	mov.b32 {h0, h1}, %r2;
@@ -316,7 +315,13 @@ fn block_registers_in_a_vector_operand() -> Result<(), Error> {
 	exit;
 }
 "#;
-    let p = compile(src, "halves")?;
+
+/// Registers declared inside a `{ }` block (`.reg .b16 h<2>;`, as Triton's inline assembly
+/// declares them) written through a vector operand and read after it: thread `t` stores its
+/// `x = t * 0x10001 + 0x00030001` swapped by halves, `(x << 16) | (x >> 16)`.
+#[test]
+fn block_registers_in_a_vector_operand() -> Result<(), Error> {
+    let p = compile(HALVES, "halves")?;
     let mut bufs = vec![vec![0u8; 4 * 32]];
     run(
         &p,
