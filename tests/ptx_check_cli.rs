@@ -10,7 +10,7 @@ mod common;
 #[path = "ptx_check_cli/run_gpu.rs"]
 mod run_gpu;
 
-use common::{bwsim, json, scratch_file, string_fields};
+use common::{bwsim, expectation, json, scratch_file, string_fields};
 
 const FIXTURES: &str = "ptxfront/tests/fixtures/triton-3.9";
 
@@ -138,22 +138,6 @@ fn the_planted_bugs_of_the_warp_specialized_add_are_found_with_their_sidecars() 
         ]
     };
     assert_eq!(findings(&out), vec![pb(45, 61), pb(46, 62)]);
-}
-
-/// `CODE [at F:L] [with F:L ...]` of an `expect:` directive.
-fn expectation(value: &str) -> (String, Option<String>, Vec<String>) {
-    let mut w = value.split_whitespace();
-    let code = w.next().unwrap_or("").to_string();
-    let (mut at, mut with) = (None, Vec::new());
-    while let Some(k) = w.next() {
-        let place = w.next().unwrap_or("").to_string();
-        match k {
-            "at" => at = Some(place),
-            "with" => with.push(place),
-            _ => panic!("`expect: {value}`: `{k}`"),
-        }
-    }
-    (code, at, with)
 }
 
 /// Every PTX fixture whose kernel has a sidecar in tests/gluon is checked with it and gets

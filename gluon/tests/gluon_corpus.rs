@@ -287,7 +287,7 @@ impl Spec {
                         .ok_or_else(|| at("`refused: CODE TEXT`".into()))?;
                     s.refused.push((code.to_string(), text.trim().to_string()));
                 }
-                "shapes" => s.shapes.extend(shape_list(v).map_err(at)?),
+                "shapes" => s.shapes.extend(bwsim_testkit::shapes::shape_list(v).map_err(at)?),
                 "runs" => s.run_count = Some(v.parse().map_err(|_| at(format!("`runs: {v}`")))?),
                 "schedules" => s.schedules = Some(v.parse().map_err(|_| at(format!("`schedules: {v}`")))?),
                 // The GPU comparison's tolerance (`bwsim gpu`) and the PTX backend's refusal
@@ -307,57 +307,6 @@ impl Spec {
         }
         Ok(s)
     }
-}
-
-/// `grid=[2] xnumel=64 a=[64, 400]`: entries separated by blanks outside brackets.
-fn shape_list(v: &str) -> Result<Vec<(String, String)>, String> {
-    let mut out = Vec::new();
-    let (mut cur, mut depth) = (String::new(), 0i32);
-    for ch in v.chars().chain(std::iter::once(' ')) {
-        match ch {
-            '[' => depth += 1,
-            ']' => depth -= 1,
-            _ => {}
-        }
-        if ch.is_whitespace() && depth == 0 {
-            if !cur.is_empty() {
-                let (n, val) = cur
-                    .split_once('=')
-                    .ok_or_else(|| format!("`{cur}` is not NAME=VALUE"))?;
-                out.push((n.trim().to_string(), val.trim().to_string()));
-                cur.clear();
-            }
-        } else {
-            cur.push(ch);
-        }
-    }
-    Ok(out)
-}
-
-/// The sidecar's launch with `shapes` applied: `grid = [...]` and `NAME = ...` lines get the
-/// new value, `tensor NAME: DTYPE[...]` its new shape.
-fn apply_shapes(launch: &str, shapes: &[(String, String)]) -> Result<String, String> {
-    let mut lines: Vec<String> = launch.lines().map(String::from).collect();
-    for (name, value) in shapes {
-        let mut hit = false;
-        for l in &mut lines {
-            let t = l.trim_start();
-            let indent = &l[..l.len() - t.len()];
-            if let Some(rest) = t.strip_prefix(&format!("tensor {name}:")) {
-                let (dtype, tail) = rest
-                    .split_once('[')
-                    .and_then(|(d, r)| Some((d, r.split_once(']')?.1)))
-                    .ok_or_else(|| format!("`{t}` has no shape"))?;
-                *l = format!("{indent}tensor {name}:{dtype}{value}{tail}");
-                hit = true;
-            } else if t.split_once('=').is_some_and(|(n, _)| n.trim() == name.as_str()) {
-                *l = format!("{indent}{name} = {value}");
-                hit = true;
-            }
-        }
-        ensure!(hit, "`shapes: {name}=...`: the launch has no `{name}`");
-    }
-    Ok(lines.join("\n") + "\n")
 }
 
 /// One (version, fixture) test.
@@ -401,7 +350,8 @@ fn run_fixture(f: &Fixture) -> Res {
     let launch_text = if full.is_some() {
         side_text.clone()
     } else {
-        apply_shapes(&side_text, &spec.shapes).map_err(|e| format!("{}: {e}", sidecar.display()))?
+        bwsim_testkit::shapes::apply_shapes(&side_text, &spec.shapes)
+            .map_err(|e| format!("{}: {e}", sidecar.display()))?
     };
     let text = std::fs::read_to_string(&f.ttgir).map_err(|e| e.to_string())?;
     let name = f.ttgir.display().to_string();

@@ -457,7 +457,7 @@ impl<'a, 's> Machine<'a, 's> {
             return;
         }
         hb.step(w);
-        let mut found = Vec::new();
+        let mut kept = Vec::with_capacity(log.len());
         for a in &log {
             let g = a.addr / bwsim_sim::check::hazards::SMEM_GRANULE;
             if !a.write && self.tmem.slots.contains(&g) {
@@ -472,9 +472,27 @@ impl<'a, 's> Machine<'a, 's> {
                 }
                 self.last_store.insert(g, (a.pc, w));
             }
-            let kind = if a.write { Kind::Write } else { Kind::Read };
-            if let Some(h) = hb.generic_smem(w, a.pc as u32, kind, &[(a.addr, 0)], a.bytes * 8) {
-                found.push(h);
+            kept.push(a);
+        }
+        let kind = |a: &crate::exec::SharedAccess| if a.write { Kind::Write } else { Kind::Read };
+        let mut found = Vec::new();
+        match access_groups(&kept) {
+            // One access per instruction (and width) of the step, as the tile machine makes
+            // one per operation: the granules it writes share one shadow state.
+            Some(groups) => {
+                for (i, addrs) in groups {
+                    let a = kept[i];
+                    if let Some(h) = hb.generic_smem(w, a.pc as u32, kind(a), &addrs, a.bytes * 8) {
+                        found.push(h);
+                    }
+                }
+            }
+            None => {
+                for a in kept {
+                    if let Some(h) = hb.generic_smem(w, a.pc as u32, kind(a), &[(a.addr, 0)], a.bytes * 8) {
+                        found.push(h);
+                    }
+                }
             }
         }
         for h in found {
@@ -968,4 +986,32 @@ impl<'a, 's> Machine<'a, 's> {
             diagnostic: d,
         });
     }
+}
+
+/// One group of [`access_groups`]: the index of its first access, and the addresses of all.
+type AccessGroup = (usize, Vec<(u32, u32)>);
+
+/// A warp step's shared-memory accesses grouped by instruction, kind and width (each group
+/// the index of its first access and the addresses of all of them, in the order of their
+/// first accesses), when no shared granule is touched by two groups: then the order in which
+/// the groups are recorded cannot change what any granule's shadow holds. `None` otherwise
+/// (the accesses are recorded one by one, in the order the lanes made them).
+fn access_groups(log: &[&crate::exec::SharedAccess]) -> Option<Vec<AccessGroup>> {
+    let mut groups: Vec<AccessGroup> = Vec::new();
+    let mut index: HashMap<(usize, bool, u32), usize> = HashMap::new();
+    let mut owner: HashMap<u32, usize> = HashMap::new();
+    for (i, a) in log.iter().enumerate() {
+        let gi = *index.entry((a.pc, a.write, a.bytes)).or_insert_with(|| {
+            groups.push((i, Vec::new()));
+            groups.len() - 1
+        });
+        let granule = bwsim_sim::check::hazards::SMEM_GRANULE;
+        for g in a.addr / granule..=(a.addr + a.bytes.max(1) - 1) / granule {
+            if *owner.entry(g).or_insert(gi) != gi {
+                return None;
+            }
+        }
+        groups[gi].1.push((a.addr, 0));
+    }
+    Some(groups)
 }

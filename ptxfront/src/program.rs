@@ -728,10 +728,21 @@ impl Cx<'_> {
     /// names plus each such operand under the name the text writes. `None` when there is none.
     fn scoped_names(&self, o: &[Operand]) -> Option<HashMap<String, u16>> {
         let mut out: Option<HashMap<String, u16>> = None;
+        self.add_scoped(o, &mut out);
+        out
+    }
+
+    /// [`Cx::scoped_names`] of `o` into `out`, through vector operands (`mov.b32 {b0, b1,
+    /// b2, b3}, %r;` of a block's `.reg .b8 b<4>;`).
+    fn add_scoped(&self, o: &[Operand], out: &mut Option<HashMap<String, u16>>) {
         for op in o {
             let regs = match op {
                 Operand::Reg(r) | Operand::NotReg(r) | Operand::SinkPair(r) => [Some(*r), None],
                 Operand::Pair(r, q) => [Some(*r), *q],
+                Operand::Vec(items) => {
+                    self.add_scoped(items, out);
+                    continue;
+                }
                 _ => continue,
             };
             for r in regs.into_iter().flatten() {
@@ -741,7 +752,6 @@ impl Cx<'_> {
                 }
             }
         }
-        out
     }
 
     fn resolve(&self, i: &Instr) -> Result<Op, Error> {

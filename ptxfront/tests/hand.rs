@@ -289,6 +289,52 @@ fn special_registers_in_three_dimensions() -> Result<(), Error> {
     Ok(())
 }
 
+/// The kernel of [`block_registers_in_a_vector_operand`].
+const HALVES: &str = r#"
+.version 8.7
+.target sm_100a
+.address_size 64
+
+.visible .entry halves(
+	.param .u64 halves_param_0  // out
+)
+{
+	.reg .b64 %rd<4>; .reg .b32 %r<6>;
+
+	mov.u32 %r1, %tid.x;
+	mad.lo.s32 %r2, %r1, 65537, 196609;
+	ld.param.u64 %rd1, [halves_param_0];
+	{
+	.reg .b16 h<2>;
+	mov.b32 {h0, h1}, %r2;
+	mov.b32 %r3, {h1, h0};
+	}
+	mul.wide.u32 %rd2, %r1, 4;
+	add.s64 %rd3, %rd1, %rd2;
+	st.global.b32 [%rd3+0], %r3;
+	exit;
+}
+"#;
+
+/// Registers declared inside a `{ }` block (`.reg .b16 h<2>;`, as Triton's inline assembly
+/// declares them) written through a vector operand and read after it: thread `t` stores its
+/// `x = t * 0x10001 + 0x00030001` swapped by halves, `(x << 16) | (x >> 16)`.
+#[test]
+fn block_registers_in_a_vector_operand() -> Result<(), Error> {
+    let p = compile(HALVES, "halves")?;
+    let mut bufs = vec![vec![0u8; 4 * 32]];
+    run(
+        &p,
+        &Launch::new([1, 1, 1], [32, 1, 1], vec![Arg::Buffer(0)]),
+        &mut bufs,
+    )?;
+    for (t, got) in bytes_i32(&bufs[0]).into_iter().enumerate() {
+        let x = (t as u32).wrapping_mul(0x10001).wrapping_add(0x0003_0001);
+        assert_eq!(got as u32, x.rotate_left(16), "thread {t}");
+    }
+    Ok(())
+}
+
 #[test]
 fn unsupported_instructions_name_themselves_and_their_line() -> Result<(), Error> {
     let src = ".version 8.7\n.target sm_100a\n.address_size 64\n.visible .entry k(.param .align 64 .b8 k_param_0[128])\n{\n\t.reg .b64 %rd<2>;\n\t.shared .align 8 .b8 bar[8];\n\tmov.u64 %rd1, bar;\n\twgmma.fence.sync.aligned;\n\tret;\n}\n";

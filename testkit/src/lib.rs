@@ -19,6 +19,7 @@ pub use bwsim_isa::directives;
 pub mod gen;
 pub mod mutate;
 pub mod oracle;
+pub mod shapes;
 pub mod ttgir;
 
 pub use arbitrary::Unstructured;

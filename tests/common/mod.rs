@@ -143,3 +143,19 @@ pub fn string_fields<const N: usize>(v: &serde_json::Value, fields: [&str; N]) -
         .map(|e| fields.map(|f| e.pointer(f).and_then(|s| s.as_str()).unwrap_or("").to_string()))
         .collect()
 }
+
+/// `CODE [at F:L] [with F:L ...]` of an `expect:` directive.
+pub fn expectation(value: &str) -> (String, Option<String>, Vec<String>) {
+    let mut w = value.split_whitespace();
+    let code = w.next().unwrap_or("").to_string();
+    let (mut at, mut with) = (None, Vec::new());
+    while let Some(k) = w.next() {
+        let place = w.next().unwrap_or("").to_string();
+        match k {
+            "at" => at = Some(place),
+            "with" => with.push(place),
+            _ => panic!("`expect: {value}`: `{k}`"),
+        }
+    }
+    (code, at, with)
+}

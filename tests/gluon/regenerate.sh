@@ -19,7 +19,8 @@
 #
 # Each kernel that fails to compile is reported and the others go on; the exit status is 1 if any
 # failed. BWSIM_REGEN_ONLY=REGEX compiles only the fixtures whose names match (`^attention`), the
-# others left as they are.
+# others left as they are. BWSIM_REGEN_PTX=1 writes Triton's PTX of the same compiles instead
+# (`NAME.TARGET.ptx`, ptxfront/tests/fixtures/gluon_to_ptx.py; give an OUT_DIR).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 src=tests/gluon
@@ -77,6 +78,7 @@ trap 'rm -rf "$TRITON_CACHE_DIR"' EXIT
 
 failed=()
 count=0
+ptx_batch=$TRITON_CACHE_DIR/ptx-batch
 only=${BWSIM_REGEN_ONLY:-}
 # gen NAME.TARGET SOURCE KERNEL ARGS...: compiles KERNEL of SOURCE for TARGET into NAME.TARGET.ttgir.
 gen() {
@@ -86,6 +88,12 @@ gen() {
         return 0
     fi
     count=$((count + 1))
+    if [ -n "${BWSIM_REGEN_PTX:-}" ]; then
+        # One line of the batch compiled at the end, Triton imported once.
+        printf '%q ' "$source" "$kernel" --target "${name##*.}" "$@" -o "$out/$name.ptx" >> "$ptx_batch"
+        echo >> "$ptx_batch"
+        return 0
+    fi
     if ! "$python" tools/gluon_to_ttgir.py "$source" "$kernel" --target "${name##*.}" "$@" \
         --locations-relative-to "$dest" -o "$out/$name.ttgir"; then
         failed+=("$name")
@@ -539,6 +547,10 @@ if since 3.9; then
     done
 fi
 
+if [ -n "${BWSIM_REGEN_PTX:-}" ]; then
+    "$python" ptxfront/tests/fixtures/gluon_to_ptx.py --batch "$ptx_batch"
+    exit
+fi
 echo "regenerate.sh: Triton $version: $((count - ${#failed[@]})) of $count kernels compiled into $out" >&2
 if [ ${#failed[@]} -gt 0 ]; then
     echo "regenerate.sh: Triton $version: failed: ${failed[*]}" >&2

@@ -302,6 +302,36 @@ fn conversions() {
     );
 }
 
+/// A `0f`/`0d` literal read as untyped bits of its width is its IEEE bit pattern (the PTX ISA's
+/// hexadecimal float literals: `0f` followed by the 8 hex digits of an f32, `0d` by the 16 of an
+/// f64); Triton writes `mov.b32 %r, 0fFF800000;` for -inf. An integer-typed or narrower read
+/// still refuses it.
+#[test]
+fn float_literals_read_as_bits_are_their_bit_patterns() {
+    // `$1` is an unused argument: a snippet reads at least one.
+    let mov = |asm: &str, c: &str, r: DType| run1(asm, c, &[I32], &[r], 1, &[0]);
+    assert_eq!(mov("mov.b32 $0, 0fFF800000;", "=r,r", F32), vec![0xff80_0000]);
+    assert_eq!(mov("mov.b32 $0, 0f3F800000;", "=r,r", I32), vec![f(1.0)]);
+    assert_eq!(
+        mov("mov.b64 $0, 0dBFF0000000000000;", "=l,r", I64),
+        vec![(-1.0f64).to_bits()]
+    );
+    // Arithmetic on the bits: -inf's sign bit cleared is +inf.
+    assert_eq!(
+        run1(
+            "and.b32 $0, $1, 0f7FFFFFFF;",
+            "=r,r",
+            &[F32],
+            &[F32],
+            1,
+            &[f(f32::NEG_INFINITY)]
+        ),
+        vec![f(f32::INFINITY)]
+    );
+    let e = |asm: &str| compile(asm, "=l,r", &[I32], &[I64], 1).unwrap_err().message;
+    assert!(e("mov.b64 $0, 0f3F800000;").contains("float immediate"));
+}
+
 #[test]
 fn refusals_name_the_instruction() {
     let e = |asm: &str, c: &str| compile(asm, c, &[F32], &[F32], 1).unwrap_err().message;

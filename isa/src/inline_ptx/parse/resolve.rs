@@ -134,11 +134,15 @@ impl Resolve<'_, '_> {
             Raw::Lit(Literal::F32(b)) => match float {
                 Some(f) if f == F32 => Ok(Src::Imm(*b as u64)),
                 Some(f) if f == F64 => Ok(Src::Imm((f32::from_bits(*b) as f64).to_bits())),
+                // A `0f` literal read as 32 untyped bits is its bit pattern, as ptxas takes
+                // it (Triton writes `mov.b32 %r, 0fFF800000;` for -inf).
+                None if bits == 32 => Ok(Src::Imm(*b as u64)),
                 _ => Err(self.err("a float immediate where an integer or a packed value is read")),
             },
             Raw::Lit(Literal::F64(b)) => match float {
                 Some(f) if f == F32 => Ok(Src::Imm((f64::from_bits(*b) as f32).to_bits() as u64)),
                 Some(f) if f == F64 => Ok(Src::Imm(*b)),
+                None if bits == 64 => Ok(Src::Imm(*b)),
                 _ => Err(self.err("a float immediate where an integer or a packed value is read")),
             },
             Raw::NotReg(_) => Err(self.err("`!` negates predicate operands of `setp` and of predicate logic only")),
