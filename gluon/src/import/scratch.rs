@@ -73,8 +73,8 @@ impl Cx<'_> {
     /// The scratch traffic of conversion `op` (result type `ty`): for each recorded buffer
     /// still in scope whose bytes its scratch range overlaps, generic writes then reads of the
     /// overlapped 4-byte words. The range is `allocation.offset` and `allocation.size`, or,
-    /// where Triton prints no size (3.6 to 3.8), the converted tile's bytes, which bound it
-    /// (a conversion in several rounds reuses a smaller scratch).
+    /// where Triton prints no size (3.6 to 3.8), the converted tile's bytes, what a conversion
+    /// in one round uses (one in several rounds reuses a smaller scratch).
     pub(super) fn scratch_traffic(&mut self, op: &Op, ty: &Type, span: Span) -> R<()> {
         if !self.inlining.is_empty() || self.placed.is_empty() {
             return Ok(());
@@ -95,8 +95,9 @@ impl Cx<'_> {
                 self.get(&p.ssa, span),
                 Ok(Val::E(Expr { kind: ExprKind::Name(ref n), .. }, _)) if *n == p.tile
             );
-            if lo < hi && visible {
-                // Words of the buffer, the granule of the checker's shared-memory shadow.
+            // Buffers of whole 4-byte words, the granule of the checker's shared-memory shadow
+            // (a smaller or odd-sized buffer is left out); the words that hold the overlap.
+            if lo < hi && visible && p.bytes % 4 == 0 {
                 hits.push((
                     p.tile.clone(),
                     p.bytes / 4,
