@@ -29,6 +29,11 @@ address is a multiple of 16 bytes (every freshly allocated array) with `tt.divis
 the lowering uses it (cp.async copies of 16 bytes, vector loads and stores). `--aligned`, the
 default, does the same for every pointer parameter; `--no-aligned` marks only the `:16` ones.
 
+`--allocation` writes the TTGIR after Triton's shared-memory allocation pass (the first step of
+its lowering to LLVM): `allocation.offset` on each buffer and on each operation with shared
+scratch, such as a layout conversion across warps, whose scratch may lie over a buffer still read
+by a TMA store in flight. bwsim models that scratch traffic where the offsets are present.
+
 `--num-ctas N` compiles for clusters of N CTAs (Triton's `num_ctas` option, `ttg.num-ctas` in the
 module): multicast TMA, cluster barriers, two-CTA MMAs.
 
@@ -72,6 +77,10 @@ def parse_args(argv):
     p.add_argument("--arg", action="append", default=[], metavar="NAME=TYPE", help="a runtime parameter's type")
     p.add_argument("-D", dest="consts", action="append", default=[], metavar="NAME=VALUE",
                    help="a constexpr parameter's value (a Python expression)")
+    p.add_argument("--allocation", action="store_true",
+                   help="run Triton's shared-memory allocation pass on the TTGIR: each buffer and each "
+                        "operation with shared scratch carries its `allocation.offset` (bwsim then models "
+                        "the scratch traffic of layout conversions over the buffers it overlaps)")
     p.add_argument("-o", "--output", required=True, help="the .ttgir file to write")
     p.add_argument("--locations-relative-to", metavar="DIR",
                    help="write source paths relative to DIR (default: the output file's directory)")
@@ -192,6 +201,8 @@ def main(argv):
     for extra in list(args) + list(consts):
         fail(f"`{a.kernel}` has no parameter `{extra}`")
     ttgir = _triton.compile_ttgir(fn, signature, constexprs, attrs, a.target, a.num_warps, a.num_ctas, a.debug)
+    if a.allocation:
+        ttgir = _triton.allocate_shared_memory(ttgir)
     out = os.path.abspath(a.output)
     base = os.path.abspath(a.locations_relative_to) if a.locations_relative_to else os.path.dirname(out)
     text = _triton.relocate(ttgir, base)

@@ -10,6 +10,10 @@
 //!   catalogue's tests/fail/ws_add_no_load_fence.tile with its release moved before the reads
 //!   (a twin made here by editing the catalogue kernel, so no file holds it).
 //!
+//! - scratch_reuse's `no_store_wait` is found through Triton's allocation, which its TTGIR
+//!   carries: the conversion's scratch traffic is in the imported IR at the conversion's line,
+//!   and the same file without the allocation attributes imports without it and checks clean.
+//!
 //! Every other expectation on the planted bugs (codes, Python lines, the snapshots in
 //! traces/gluon/) is written in their launch sidecars, tests/gluon/bug_*.launch.
 
@@ -149,6 +153,94 @@ fn ws_add_early_release_reports_the_codes_of_its_tile_twin() {
             let p = check::prepare_kernel(&k, &[], Some(target), bwsim_isa::limits::Limits::default())
                 .unwrap_or_else(|d| panic!("{stem}:\n{}", diag::render(&d, &file)));
             assert_eq!(error_codes(&explore(&p, schedules())), twin, "{v:?} {stem}");
+        }
+    }
+}
+
+/// The ops of `k` named `name` (statements and `let`s), each with the `FILE:LINE` of its span
+/// (the file's name without its folder).
+fn op_lines(k: &Kernel, file: &SourceFile, name: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    k.walk_stmts(&mut |s| match &s.kind {
+        bwsim_isa::ir::StmtKind::Op(op)
+        | bwsim_isa::ir::StmtKind::Let {
+            value: bwsim_isa::ir::Rhs::Op(op),
+            ..
+        } if op.kind.name() == name => {
+            let name = file.file_name_of(op.span);
+            let name = std::path::Path::new(name)
+                .file_name()
+                .map_or(name.into(), |n| n.to_string_lossy());
+            out.push(format!("{name}:{}", file.line_col(op.span.start as usize).0));
+        }
+        _ => {}
+    });
+    out
+}
+
+/// `text` without the attributes Triton's allocation pass adds (`allocation.offset`,
+/// `allocation.size` and the module's `ttg.shared`): the TTGIR stage's text.
+fn without_allocation(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(i) = rest.find(" {allocation.") {
+        let end = rest[i..].find('}').expect("closed attribute dictionary") + i + 1;
+        out.push_str(&rest[..i]);
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out.replace(" ttg.shared = 8192 : i32,", "")
+}
+
+/// scratch_reuse's planted bug is in the imported IR only through the allocation its files
+/// carry: with it, the scratch's write and read at the conversion and `write-while-in-flight`;
+/// without it (the TTGIR stage), neither.
+#[test]
+fn scratch_reuse_is_found_through_the_allocation() {
+    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/gluon");
+    for v in Version::all() {
+        for target in [Target::Sm100a, Target::Sm90a] {
+            let stem = format!("bug_scratch_reuse_no_store_wait.{}", target.name());
+            let (k, file) = import(v, &stem);
+            // One write of the scratch over `buf` and one read, at the conversion (line 37).
+            let at = vec!["scratch_reuse.py:37".to_string()];
+            assert_eq!(op_lines(&k, &file, "smem.scatter"), at, "{v:?} {stem}");
+            assert_eq!(op_lines(&k, &file, "smem.gather"), at, "{v:?} {stem}");
+            let p = check::prepare_kernel(&k, &[], Some(target), bwsim_isa::limits::Limits::default())
+                .unwrap_or_else(|d| panic!("{stem}:\n{}", diag::render(&d, &file)));
+            let codes = error_codes(&explore(&p, 2));
+            assert!(codes.contains("write-while-in-flight"), "{v:?} {stem}: {codes:?}");
+
+            // The TTGIR stage's text: no scratch, and the bug is invisible.
+            let path = dir.join(v.minor()).join(format!("{stem}.ttgir"));
+            let text = std::fs::read_to_string(&path).expect("fixture");
+            let bare = without_allocation(&text);
+            assert!(
+                !bare.contains("allocation") && !bare.contains("ttg.shared ="),
+                "{v:?} {stem}"
+            );
+            let launch =
+                std::fs::read_to_string(dir.join("bug_scratch_reuse_no_store_wait.launch")).expect("sidecar");
+            let l = bwsim_gluon::import_text(
+                &format!("{stem}.ttgir"),
+                &bare,
+                Some(&dir.join(v.minor())),
+                Some(("bug_scratch_reuse_no_store_wait.launch".into(), launch)),
+            );
+            let kb = l
+                .kernel
+                .unwrap_or_else(|d| panic!("{stem}:\n{}", diag::render(&d, &l.source)));
+            assert!(
+                op_lines(&kb, &l.source, "smem.scatter").is_empty(),
+                "{v:?} {stem}"
+            );
+            assert!(
+                op_lines(&kb, &l.source, "smem.reinterpret").is_empty(),
+                "{v:?} {stem}"
+            );
+            let p = check::prepare_kernel(&kb, &[], Some(target), bwsim_isa::limits::Limits::default())
+                .unwrap_or_else(|d| panic!("{stem}:\n{}", diag::render(&d, &l.source)));
+            assert!(error_codes(&explore(&p, 2)).is_empty(), "{v:?} {stem}");
         }
     }
 }

@@ -229,6 +229,40 @@ def compile_ttgir(
     return text if text.endswith("\n") else text + "\n"
 
 
+def allocate_shared_memory(ttgir: str) -> str:
+    """`ttgir` (as `compile_ttgir` returns it) after Triton's shared-memory allocation pass, the
+    first step of its lowering to LLVM: each `ttg.local_alloc` and each operation with shared
+    scratch (a layout conversion across warps, a reduction, ...) gains `allocation.offset`, the
+    scratch users `allocation.size` from Triton 3.9 on, and the module `ttg.shared`. The pass
+    runs on the printed module through Triton's Python bindings; nothing is recompiled."""
+    import tempfile
+
+    from triton._C.libtriton import ir, passes
+
+    header, _, body = ttgir.partition("\n")
+    if not header.startswith("// triton-version"):
+        header, body = "", ttgir
+    ctx = ir.context()
+    ir.load_dialects(ctx)
+    try:  # the NVIDIA dialects (ttng), where the bindings load them separately
+        from triton._C.libtriton import nvidia
+
+        nvidia.load_dialects(ctx)
+    except (ImportError, AttributeError):
+        pass
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "kernel.ttgir")
+        with open(path, "w") as f:
+            f.write(body)
+        module = ir.parse_mlir_module(path, ctx)
+    pm = ir.pass_manager(ctx)
+    passes.ttgpuir.add_allocate_shared_memory(pm)
+    pm.run(module, "allocate_shared_memory")
+    text = str(module)
+    text = text if text.endswith("\n") else text + "\n"
+    return (header + "\n" if header else "") + text
+
+
 def portable_path(path: str, base: str) -> str:
     """A source path of compiler output made independent of the machine: an absolute path of a
     file of the Triton package becomes `<triton>/...`, any other absolute path is made relative to

@@ -196,10 +196,11 @@ for t in sm_100a sm_90a; do
     gen copy_2d_cols.$t $src/layouts.py copy_2d_kernel "${c2[@]}" \
         -D 'layout=gl.BlockedLayout([4, 1], [8, 4], [1, 4], [0, 1])'
     # A TMA store's source buffer and a cross-warp layout conversion's scratch at the same shared
-    # addresses (docs/gluon.md, "Shared scratch of layout conversions"). Only the correct kernel is a
-    # fixture: bwsim does not see the scratch yet, so BUG='no_store_wait' would check clean.
-    gen scratch_reuse.$t $src/scratch_reuse.py scratch_reuse_kernel --num-warps 4 --arg 'in_ptr=*fp32' \
-        --arg 'out_desc=desc<fp32[32, 64]>' --arg 'out2_ptr=*fp32' -D XBLOCK=32 -D YBLOCK=64 -D "BUG=''"
+    # addresses (docs/gluon.md, "Shared scratch of layout conversions"): written after Triton's
+    # shared-memory allocation pass (--allocation), whose offsets show the scratch over the buffer.
+    gen_bugs scratch_reuse.$t no_store_wait $src/scratch_reuse.py scratch_reuse_kernel --num-warps 4 \
+        --allocation --arg 'in_ptr=*fp32' --arg 'out_desc=desc<fp32[32, 64]>' --arg 'out2_ptr=*fp32' \
+        -D XBLOCK=32 -D YBLOCK=64
     # Descriptors built on the device (tma.make_tensor_descriptor): a grouped copy, one group a program.
     gen device_descriptors.$t $src/device_descriptors.py grouped_scale_kernel --num-warps 4 --arg 'x_ptr=*fp32' \
         --arg 'out_ptr=*fp32' --arg 'starts_ptr=*i32' --arg 'scales_ptr=*fp32' --arg N=i32 -D BLOCK_M=32 -D BLOCK_N=64

@@ -9,9 +9,9 @@ allocator reuses the bytes of a buffer whose last use in program order is over: 
 issue. The store reads its source asynchronously, until `tma.store_wait`.
 
 BUG='no_store_wait' converts before the wait: the conversion's scratch writes may overwrite the
-buffer while the TMA store still reads it (bwsim, on Triton's PTX: `write-while-in-flight` at the
-conversion, the TMA store in flight; its TTGIR has no addresses and checks clean). The correct
-kernel waits for the store to have read its source first.
+buffer while the TMA store still reads it (bwsim: `write-while-in-flight` at the conversion, the
+TMA store in flight, from Triton's PTX and from the TTGIR written with its allocation). The
+correct kernel waits for the store to have read its source first.
 """
 import triton_compat  # noqa: F401  (Triton 3.9 names on older Tritons)
 from triton.experimental import gluon

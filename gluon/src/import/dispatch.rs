@@ -447,6 +447,8 @@ impl<'m> Cx<'m> {
                 let v = self.n_operands(op, 1)?;
                 let ty = self.result_type(op, 0)?;
                 let r = self.result(op, 0)?;
+                // Its shared scratch, where the file carries Triton's allocation.
+                self.scratch_traffic(op, &ty, span)?;
                 match self.get(&v[0].0, v[0].1)? {
                     Val::Splat(s, _) => {
                         self.bind(&r, Val::Splat(s, ty));

@@ -408,6 +408,7 @@ impl<'m> Cx<'m> {
             value,
             cta: None,
         })?;
+        self.place_alloc(op, &r, &n, &ty)?;
         self.bind(&r, Val::E(name_e(&n, span), ty));
         Ok(())
     }

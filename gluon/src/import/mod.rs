@@ -20,7 +20,8 @@
 //! attributes and signatures;
 //! `dispatch` matches each operation, `values` imports arithmetic, loads, stores and
 //! reductions, `memory` the shared/tensor-memory, TMA and MMA operations, `control` the
-//! loops, conditionals and warp specialization; `cat` (`tt.cat`) and `thread_asm`
+//! loops, conditionals and warp specialization; `scratch` the shared scratch of layout
+//! conversions where the file carries Triton's allocation; `cat` (`tt.cat`) and `thread_asm`
 //! (`ttg.inline_asm`) regroup tensors thread by thread, in the registers the layout gives
 //! each thread.
 
@@ -51,6 +52,7 @@ mod layouts;
 mod memory;
 mod operands;
 mod proxy_fences;
+mod scratch;
 mod thread_asm;
 mod values;
 
@@ -112,6 +114,7 @@ pub fn import(m: &Module, src: &SourceMap, version: Version) -> Result<Kernel, V
         compiler_fences: HashSet::new(),
         funcs: HashMap::new(),
         inlining: Vec::new(),
+        placed: Vec::new(),
     };
     // Names with a meaning in `.tile` expressions: layouts, built-in constants and functions.
     for reserved in [
@@ -250,6 +253,9 @@ struct Cx<'m> {
     funcs: HashMap<String, &'m Op>,
     /// The callees being imported, innermost last (a call of one of them is recursion).
     inlining: Vec<String>,
+    /// Shared buffers at the offsets Triton's allocator gave them, where the file carries
+    /// them ([`scratch`]).
+    placed: Vec<scratch::Placed>,
 }
 
 type R<T> = Result<T, ImportError>;
