@@ -254,23 +254,12 @@ fn every_gluon_fixture_lowers_to_ptx_that_ptxas_assembles() {
     let releases = if every_release { 4 } else { 1 };
     assert!(fixtures.len() >= releases * 25, "{fixtures:?}");
     // One `bwsim ptx` (and ptxas) per fixture, on every core.
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let failed = std::sync::Mutex::new(Vec::new());
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|| {
-                while let Some((f, ptx)) =
-                    fixtures.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
-                {
-                    if let Some(e) = lower_and_assemble(&dir, f, ptx) {
-                        failed.lock().unwrap_or_else(|p| p.into_inner()).push(e);
-                    }
-                }
-            });
-        }
-    });
-    let mut failed = failed.into_inner().unwrap_or_else(|p| p.into_inner());
+    let threads = bwsim_isa::pool::threads(usize::MAX);
+    let mut failed: Vec<String> =
+        bwsim_isa::pool::map_ordered(&fixtures, threads, |_, (f, ptx)| lower_and_assemble(&dir, f, ptx))
+            .into_iter()
+            .flatten()
+            .collect();
     failed.sort();
     let _ = std::fs::remove_dir_all(&dir);
     assert!(failed.is_empty(), "{}", failed.join("\n"));

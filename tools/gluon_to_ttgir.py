@@ -157,13 +157,10 @@ def signature_type(text):
     return _triton.descriptor_signature(dtype_name, block, layout)
 
 
-def main(argv):
-    a = parse_args(argv)
-    # Triton 3.9 warns when the FP-fusion default is left implicit; fusion changes the PTX, not
-    # the TTGIR, and this keeps the default of every release.
-    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
-    check_triton_version()
-
+def specialise(a):
+    """The kernel `a.kernel` of `a.module` and what `triton.compile` takes for it from the
+    arguments `a` (`parse_args`): `(fn, signature, constexprs, attrs)`. Fails on a parameter the
+    arguments leave out and on an argument the kernel has no parameter for."""
     module = load_module(a.module)
     fn = getattr(module, a.kernel, None)
     if fn is None or not hasattr(fn, "params"):
@@ -200,6 +197,17 @@ def main(argv):
             signature[p.name] = signature_type(ty)
     for extra in list(args) + list(consts):
         fail(f"`{a.kernel}` has no parameter `{extra}`")
+    return fn, signature, constexprs, attrs
+
+
+def main(argv):
+    a = parse_args(argv)
+    # Triton 3.9 warns when the FP-fusion default is left implicit; fusion changes the PTX, not
+    # the TTGIR, and this keeps the default of every release.
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    check_triton_version()
+
+    fn, signature, constexprs, attrs = specialise(a)
     ttgir = _triton.compile_ttgir(fn, signature, constexprs, attrs, a.target, a.num_warps, a.num_ctas, a.debug)
     if a.allocation:
         ttgir = _triton.allocate_shared_memory(ttgir)

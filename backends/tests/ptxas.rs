@@ -82,24 +82,11 @@ fn every_kernel_and_configuration_assembles_cleanly() {
             );
         }
     }
-    let failures = std::sync::Mutex::new(Vec::new());
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let workers = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(2)
-        .min(4);
-    std::thread::scope(|s| {
-        for _ in 0..workers {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(j) = jobs.get(i) else { break };
-                if let Err(e) = assemble(j) {
-                    failures.lock().unwrap_or_else(|p| p.into_inner()).push(e);
-                }
-            });
-        }
-    });
-    let failures = failures.into_inner().unwrap_or_else(|p| p.into_inner());
+    let failures: Vec<String> =
+        bwsim_isa::pool::map_ordered(&jobs, bwsim_isa::pool::threads(4), |_, j| assemble(j))
+            .into_iter()
+            .filter_map(Result::err)
+            .collect();
     assert!(
         failures.is_empty(),
         "{} of {} kernel configurations failed to lower or assemble:\n{}",

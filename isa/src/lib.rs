@@ -37,6 +37,7 @@ pub mod limits;
 pub mod numeric;
 pub mod parser;
 pub mod placement;
+pub mod pool;
 pub mod printer;
 pub mod rules;
 pub mod sarif;

@@ -941,20 +941,9 @@ fn blackwell_calibration_table_meets_its_bounds() {
     // 06-tcgen05's (the best NUM_BUFFERS at each BLOCK_K, the best BLOCK_K single-buffered at
     // 128 x 128), and predict no matmul above what cuBLAS sustains at that shape (1548 TFLOP/s).
     let rows = published_rows();
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let out = std::sync::Mutex::new(vec![0.0; rows.len()]);
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(row) = rows.get(i) else { break };
-                let p = predict_published(row);
-                out.lock().unwrap_or_else(|e| e.into_inner())[i] = p;
-            });
-        }
+    let preds = bwsim_isa::pool::map_ordered(&rows, bwsim_isa::pool::threads(usize::MAX), |_, row| {
+        predict_published(row)
     });
-    let preds = out.into_inner().unwrap_or_else(|e| e.into_inner());
     let mut sum = 0.0;
     for (r, p) in rows.iter().zip(&preds) {
         let e = (p - r.published) / r.published;

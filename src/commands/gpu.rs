@@ -365,29 +365,10 @@ pub fn run(a: Args) -> CliResult {
     let mut reports: Vec<Report> = Vec::new();
     if opts.dry_run {
         // Nothing touches the GPU: prepare the cases in parallel, print them in order.
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        let done: std::sync::Mutex<Vec<Option<Report>>> = std::sync::Mutex::new(vec![None; work.len()]);
-        let threads = std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(2)
-            .min(8);
-        std::thread::scope(|s| {
-            for _ in 0..threads {
-                s.spawn(|| loop {
-                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some((c, t)) = work.get(i) else { break };
-                    show_progress(i, &c.name, *t);
-                    let r = harness::run_case(c, *t, &gpu, &opts);
-                    done.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(r);
-                });
-            }
+        reports = bwsim_isa::pool::map_ordered(&work, bwsim_isa::pool::threads(8), |i, (c, t)| {
+            show_progress(i, &c.name, *t);
+            harness::run_case(c, *t, &gpu, &opts)
         });
-        reports = done
-            .into_inner()
-            .unwrap_or_else(|p| p.into_inner())
-            .into_iter()
-            .flatten()
-            .collect();
         reports.iter().for_each(&print);
     } else {
         for (i, (c, t)) in work.iter().enumerate() {

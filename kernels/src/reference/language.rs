@@ -3,7 +3,7 @@
 //! documented semantics, in f32 arithmetic where the kernel's TTGIR does one f32 operation per
 //! step.
 
-use super::{int_arg, tensor, Expected, RefError, Tolerance};
+use super::{int_arg, tensor, Expected, RefError};
 use bwsim_isa::launch::{HostTensor, LaunchPlan};
 use bwsim_isa::DType;
 
@@ -40,11 +40,7 @@ pub(super) fn scalars(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Ex
         v[i as usize] = xi * scale + shift;
     }
     v[lanes as usize] = scale + shift + third;
-    Ok(vec![Expected::new(
-        "out",
-        f32_out("out", out, &v)?,
-        Tolerance::Exact,
-    )])
+    Ok(vec![Expected::exact("out", f32_out("out", out, &v)?)])
 }
 
 /// `map_elementwise_kernel`: `out[0, i] = x[i] if x[i] > y[i] else y[i]` and
@@ -63,11 +59,7 @@ pub(super) fn map_elementwise(plan: &LaunchPlan, inputs: &[HostTensor]) -> Resul
         v[i as usize] = if a > b { a } else { b };
         v[(n + i) as usize] = if i % 2 == 0 { a * b + 0.5 } else { a - b };
     }
-    Ok(vec![Expected::new(
-        "out",
-        f32_out("out", out, &v)?,
-        Tolerance::Exact,
-    )])
+    Ok(vec![Expected::exact("out", f32_out("out", out, &v)?)])
 }
 
 /// `int_ptr_kernel` (tests/gluon/int_ptr.py): program `p` of the grid copies its BLOCK elements
@@ -91,7 +83,7 @@ pub(super) fn int_ptr(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Ex
         r.set_bits(p, (4 * p) % 16);
     }
     Ok(vec![
-        Expected::new("out", f32_out("out", out, &v)?, Tolerance::Exact),
-        Expected::new("rems", r, Tolerance::Exact),
+        Expected::exact("out", f32_out("out", out, &v)?),
+        Expected::exact("rems", r),
     ])
 }

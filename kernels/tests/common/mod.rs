@@ -9,8 +9,6 @@ use bwsim_isa::verify::{verify, VerifyOptions};
 use bwsim_isa::{diag, SourceFile, Target};
 use bwsim_kernels::reference;
 use bwsim_sim::{CudaError, Outcome, RunOptions, RunResult};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 use std::time::Instant;
 
 /// Whether the heavy sweeps (the tutorials' full shapes) are requested.
@@ -205,27 +203,12 @@ pub fn sweep(name: &str, cases: Vec<Case>) {
 pub fn sweep_with(name: &str, cases: Vec<Case>, f: impl Fn(&Case) -> Result<(), String> + Sync) {
     let t = Instant::now();
     let n = cases.len();
-    let next = AtomicUsize::new(0);
-    let failures = Mutex::new(Vec::new());
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .min(n.max(1));
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(c) = cases.get(i) else { break };
-                if let Err(e) = f(c) {
-                    failures
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .push(format!("bwsim run {}\n{e}", c.label()));
-                }
-            });
-        }
-    });
-    let failures = failures.into_inner().unwrap_or_else(|p| p.into_inner());
+    let failures: Vec<String> = bwsim_isa::pool::map_ordered(&cases, bwsim_isa::pool::threads(n), |_, c| {
+        f(c).map_err(|e| format!("bwsim run {}\n{e}", c.label()))
+    })
+    .into_iter()
+    .filter_map(Result::err)
+    .collect();
     eprintln!(
         "{name}: {n} configurations, {} failed, {:.1} s",
         failures.len(),

@@ -136,6 +136,10 @@ pattern_classes! { bwsim_isa::ir::OpKind:
         | SmemGather { .. } | SmemScatter { .. } | SmemAtomic { .. };
     /// The cluster barrier (`cluster.sync` and its split arrive and wait).
     cluster_barrier = ClusterSync {} | ClusterArrive { .. } | ClusterWait {};
+    /// The rest of the operations kept in [`LOp::Op`], each a class of its own: freeing tensor
+    /// memory, committing a cp.async group, decoding a `clc.try_cancel` response, `bar.sync`
+    /// and `device.assert`.
+    kept_rest = TmemDealloc { .. } | CpAsyncCommit {} | ClcQuery { .. } | BarSync {} | DeviceAssert { .. };
 }
 
 pattern_classes! { crate::lower::LOp:
@@ -279,11 +283,7 @@ impl LOp {
                 | fences!()
                 | data_moves!()
                 | cluster_barrier!()
-                | K::TmemDealloc { .. }
-                | K::CpAsyncCommit {}
-                | K::ClcQuery { .. }
-                | K::BarSync {}
-                | K::DeviceAssert { .. }
+                | kept_rest!()
                 | lowered_apart!(),
             ) => None,
         }
@@ -1368,11 +1368,7 @@ impl<'a, 'k> Lower<'a, 'k> {
             | fences!()
             | data_moves!()
             | cluster_barrier!()
-            | K::TmemDealloc { .. }
-            | K::CpAsyncCommit {}
-            | K::ClcQuery { .. }
-            | K::BarSync {}
-            | K::DeviceAssert { .. }) => {
+            | kept_rest!()) => {
                 let mut messages = std::mem::take(&mut self.assert_messages);
                 let lowered = kind.try_map(|operand, e| match operand {
                     "layout" => Ok(None),

@@ -271,37 +271,31 @@ mod tests {
 
     #[test]
     fn tcgen05_mma_reads_shared_memory_at_128_bytes_per_cycle() {
-        // 128 x 64 x 16 f16, SS: A 4 KiB + B 2 KiB = 6144 B / 128 = 48 cycles, above the pipe's
-        // 2 x 128 x 64 x 16 / 8192 = 32. TS reads only B: 2 KiB / 128 = 16, so the pipe's 32.
-        assert_eq!(
-            tcgen05_mma_cycles_operands(&B200, 128, 64, 16, MmaKind::F16, true),
-            48.0
-        );
-        assert_eq!(
-            tcgen05_mma_cycles_operands(&B200, 128, 64, 16, MmaKind::F16, false),
-            32.0
-        );
-        // N = 128: 8 KiB / 128 = 64 = the pipe's 64; N = 256: 12 KiB / 128 = 96 < 128.
-        assert_eq!(
-            tcgen05_mma_cycles_operands(&B200, 128, 128, 16, MmaKind::F16, true),
-            64.0
-        );
-        assert_eq!(
-            tcgen05_mma_cycles_operands(&B200, 128, 256, 64, MmaKind::F16, true),
-            512.0
-        );
-        // M = 64, N = 64 (the 64 x 64 tiles of 06-tcgen05): 2 + 2 KiB per K = 16 is 32 cycles,
-        // as long as the pipe takes for M = 64 (the half datapath, as M = 128): unchanged.
-        assert_eq!(
-            tcgen05_mma_cycles_operands(&B200, 64, 64, 64, MmaKind::F16, true),
-            128.0
-        );
-        // FP8 (1 byte, K = 32 per instruction), 128 x 64 x 128, SS: (16 + 8) KiB / 128 = 192
-        // against the pipe's 2 x 128 x 64 x 128 / 16384 = 128.
-        assert_eq!(
-            tcgen05_mma_cycles_operands(&B200, 128, 64, 128, MmaKind::Fp8, true),
-            192.0
-        );
+        // (M, N, K, kind, A from shared memory, cycles).
+        let cases = [
+            // 128 x 64 x 16 f16, SS: A 4 KiB + B 2 KiB = 6144 B / 128 = 48 cycles, above the
+            // pipe's 2 x 128 x 64 x 16 / 8192 = 32. TS reads only B: 2 KiB / 128 = 16, so the
+            // pipe's 32.
+            (128, 64, 16, MmaKind::F16, true, 48.0),
+            (128, 64, 16, MmaKind::F16, false, 32.0),
+            // N = 128: 8 KiB / 128 = 64 = the pipe's 64; N = 256: 12 KiB / 128 = 96 < 128.
+            (128, 128, 16, MmaKind::F16, true, 64.0),
+            (128, 256, 64, MmaKind::F16, true, 512.0),
+            // M = 64, N = 64 (the 64 x 64 tiles of 06-tcgen05): 2 + 2 KiB per K = 16 is 32
+            // cycles, as long as the pipe takes for M = 64 (the half datapath, as M = 128):
+            // unchanged.
+            (64, 64, 64, MmaKind::F16, true, 128.0),
+            // FP8 (1 byte, K = 32 per instruction), 128 x 64 x 128, SS: (16 + 8) KiB / 128 = 192
+            // against the pipe's 2 x 128 x 64 x 128 / 16384 = 128.
+            (128, 64, 128, MmaKind::Fp8, true, 192.0),
+        ];
+        for (m, n, k, kind, a_smem, cycles) in cases {
+            assert_eq!(
+                tcgen05_mma_cycles_operands(&B200, m, n, k, kind, a_smem),
+                cycles,
+                "{m} x {n} x {k} {kind:?}, A in shared memory: {a_smem}"
+            );
+        }
     }
 
     #[test]

@@ -994,11 +994,7 @@ fn single_thread_issue(op: &LOp) -> bool {
             | fences!()
             | data_moves!()
             | cluster_barrier!()
-            | K::TmemDealloc { .. }
-            | K::CpAsyncCommit {}
-            | K::ClcQuery { .. }
-            | K::BarSync {}
-            | K::DeviceAssert { .. }
+            | kept_rest!()
             | lowered_apart!(),
         ) => false,
     }

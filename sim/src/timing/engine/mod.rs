@@ -54,8 +54,8 @@ use crate::chips::Chip;
 use crate::eval::{self, EvalCtx};
 use crate::interp::{self, Control, Effects, Flow, OpDone};
 use crate::lower::{
-    cluster_barrier, data_moves, fences, lop_group_waits, lop_views, lowered_apart, mbar_quiet, mbar_signals,
-    CExpr, DescInfo, IKind, LOp, Program, WorkerSpec,
+    cluster_barrier, data_moves, fences, kept_rest, lop_group_waits, lop_views, lowered_apart, mbar_quiet,
+    mbar_signals, CExpr, DescInfo, IKind, LOp, Program, WorkerSpec,
 };
 use crate::mbarrier::{self, Mbar, MbarFault};
 use crate::trap::{CudaError, Fault, OpResult};
