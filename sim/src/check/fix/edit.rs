@@ -325,40 +325,29 @@ mod tests {
             block: vec![(3, 0)],
             index,
         };
-        let fenced = Edit::Insert {
-            at: pos(2),
-            after: true,
-            ops: vec![OpKind::FenceAsyncShared {}],
+        // Each edit, and the loop body's op names once it is applied.
+        let cases = [
+            (
+                Edit::Insert {
+                    at: pos(2),
+                    after: true,
+                    ops: vec![OpKind::FenceAsyncShared {}],
+                },
+                "global.load mbar.arrive smem.store fence.async_shared mbar.wait",
+            ),
+            (
+                Edit::Move {
+                    from: pos(1),
+                    after: 2,
+                    before: vec![OpKind::FenceAsyncShared {}],
+                },
+                "global.load smem.store fence.async_shared mbar.arrive mbar.wait",
+            ),
+        ];
+        for (edit, want) in cases {
+            let edited = edit.apply(&k).expect("applies");
+            assert_eq!(names(body(&edited)).join(" "), want, "{edit:?}");
         }
-        .apply(&k)
-        .expect("applies");
-        assert_eq!(
-            names(body(&fenced)),
-            [
-                "global.load",
-                "mbar.arrive",
-                "smem.store",
-                "fence.async_shared",
-                "mbar.wait"
-            ]
-        );
-        let moved = Edit::Move {
-            from: pos(1),
-            after: 2,
-            before: vec![OpKind::FenceAsyncShared {}],
-        }
-        .apply(&k)
-        .expect("applies");
-        assert_eq!(
-            names(body(&moved)),
-            [
-                "global.load",
-                "smem.store",
-                "fence.async_shared",
-                "mbar.arrive",
-                "mbar.wait"
-            ]
-        );
         let flipped = Edit::Operand {
             at: pos(3),
             operand: "phase",
