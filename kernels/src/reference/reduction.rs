@@ -3,21 +3,32 @@
 
 use super::{f32_at, i32_at, int_arg, put, tensor, tensors, val, Expected, RefError, Tolerance};
 use bwsim_isa::launch::{HostTensor, LaunchPlan};
-use bwsim_isa::DType;
+use bwsim_isa::DType::{self, F32, I32};
 
-/// The inputs `x` (of `x_dtype`) and `y` (of `y_dtype`) of `kernel`, of one [rows, cols] shape.
+/// The inputs `x` (of `x_dtype`) and `y` (of `y_dtype`) of `kernel`, of one [rows, cols] shape,
+/// and that shape.
 fn matrix_pair<'a>(
     plan: &LaunchPlan,
     inputs: &'a [HostTensor],
     kernel: &str,
     x_dtype: DType,
     y_dtype: DType,
-) -> Result<(&'a HostTensor, &'a HostTensor), RefError> {
+) -> Result<(&'a HostTensor, &'a HostTensor, [u64; 2]), RefError> {
     let [x, y] = tensors(plan, inputs, ["x", "y"])?;
     if x.shape.len() != 2 || y.shape != x.shape || x.dtype != x_dtype || y.dtype != y_dtype {
         return Err(format!("{kernel} takes {x_dtype} x and {y_dtype} y of one [rows, cols] shape").into());
     }
-    Ok((x, y))
+    Ok((x, y, [x.shape[0], x.shape[1]]))
+}
+
+/// One zeroed output vector of `rows` elements per name of `names`, of the dtype at the same
+/// place of `dtypes`, in order.
+fn row_outputs<const N: usize>(rows: u64, names: [&str; N], dtypes: [DType; N]) -> Vec<HostTensor> {
+    names
+        .iter()
+        .zip(dtypes)
+        .map(|(name, dtype)| HostTensor::zeros(name, dtype, vec![rows]))
+        .collect()
 }
 
 /// tests/gluon/reductions.py (reductions whose combiners are compare-and-select or several
@@ -28,19 +39,12 @@ pub(super) fn combiner_reductions(
     plan: &LaunchPlan,
     inputs: &[HostTensor],
 ) -> Result<Vec<Expected>, RefError> {
-    let (x, y) = matrix_pair(plan, inputs, "reductions", DType::F32, DType::I32)?;
-    let (rows, cols) = (x.shape[0], x.shape[1]);
-    let mut out: Vec<HostTensor> = [
-        ("vmax", DType::F32),
-        ("imax", DType::I32),
-        ("vmin", DType::I32),
-        ("imin", DType::I32),
-        ("sums", DType::F32),
-        ("maxes", DType::I32),
-    ]
-    .iter()
-    .map(|(n, d)| HostTensor::zeros(n, *d, vec![rows]))
-    .collect();
+    let (x, y, [rows, cols]) = matrix_pair(plan, inputs, "reductions", DType::F32, DType::I32)?;
+    let mut out = row_outputs(
+        rows,
+        ["vmax", "imax", "vmin", "imin", "sums", "maxes"],
+        [F32, I32, I32, I32, F32, I32],
+    );
     let mut tails = HostTensor::zeros("tails", DType::I32, x.shape.clone());
     for r in 0..rows {
         let xs: Vec<f32> = (0..cols).map(|c| f32_at(x, r * cols + c)).collect();
@@ -81,20 +85,12 @@ pub(super) fn combiner_reductions(
 /// (computed in f64; the kernel's f32 combiner rounds at every step, a relative 1e-5 suffices
 /// for a row of 128).
 pub(super) fn pair_reductions(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
-    let (x, y) = matrix_pair(plan, inputs, "pair_reductions", DType::I32, DType::F32)?;
-    let (rows, cols) = (x.shape[0], x.shape[1]);
-    let names = [
-        ("top", DType::I32),
-        ("count", DType::I32),
-        ("lo", DType::I32),
-        ("hi", DType::I32),
-        ("m", DType::F32),
-        ("denom", DType::F32),
-    ];
-    let mut out: Vec<HostTensor> = names
-        .iter()
-        .map(|(n, d)| HostTensor::zeros(n, *d, vec![rows]))
-        .collect();
+    let (x, y, [rows, cols]) = matrix_pair(plan, inputs, "pair_reductions", DType::I32, DType::F32)?;
+    let mut out = row_outputs(
+        rows,
+        ["top", "count", "lo", "hi", "m", "denom"],
+        [I32, I32, I32, I32, F32, F32],
+    );
     for r in 0..rows {
         let xs: Vec<i32> = (0..cols).map(|c| i32_at(x, r * cols + c)).collect();
         let ys: Vec<f64> = (0..cols).map(|c| f32_at(y, r * cols + c) as f64).collect();
