@@ -118,6 +118,13 @@ fn run_clean(source: &SourceFile, k: &Kernel, seed: u64) -> (HostTensor, RunResu
     (input, r)
 }
 
+/// `text` imported with `launch` ([`import_ok`]) and run on inputs drawn with `seed`
+/// ([`run_clean`]): the first input and the result.
+fn import_and_run(text: &str, launch: &str, seed: u64) -> (HostTensor, RunResult) {
+    let (source, k) = import_ok(text, Some(launch));
+    run_clean(&source, &k, seed)
+}
+
 #[test]
 fn unsupported_op_names_the_op_and_quotes_the_python_line() {
     let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
@@ -229,8 +236,7 @@ module attributes {{"ttg.num-warps" = 4 : i32, ttg.target = "cuda:100"}} {{
 "#
         );
         let launch = "launch {\n  grid = [1]\n  tensor x: i32[512] = randint(0 - 1000, 1000)\n  tensor out: i32[512] = fill(5)\n  p = x\n  o = out\n  outputs = [out]\n}\n";
-        let (source, k) = import_ok(&text, Some(launch));
-        let (x, r) = run_clean(&source, &k, 3);
+        let (x, r) = import_and_run(&text, launch, 3);
         let out = r.tensor("out").expect("out");
         let xs: Vec<u64> = (0..512).map(|i| x.get_bits(i)).collect();
         // Thread (warp, lane) = t holds a[2t], a[2t + 1] and b[2t], b[2t + 1] (b = x[256..]).
@@ -280,8 +286,7 @@ module attributes {"ttg.num-warps" = 4 : i32, ttg.target = "cuda:100"} {
 }
 "#;
     let launch = "launch {\n  grid = [1]\n  tensor x: i32[512] = randint(0 - 1000, 1000)\n  tensor out: i32[512] = fill(5)\n  p = x\n  o = out\n  s = 1000\n  outputs = [out]\n}\n";
-    let (source, k) = import_ok(text, Some(launch));
-    let (x, r) = run_clean(&source, &k, 3);
+    let (x, r) = import_and_run(text, launch, 3);
     let out = r.tensor("out").expect("out");
     for i in 0..512u64 {
         let v = x.get_bits(i) as u32 as i32;
@@ -344,8 +349,7 @@ module attributes {"ttg.num-warps" = 4 : i32, ttg.target = "cuda:100"} {
 }
 "#;
     let launch = "launch {\n  grid = [1]\n  tensor x: i32[128] = randint(0 - 100, 100)\n  tensor d: i32[128] = randint(1, 9)\n  tensor out: i32[642] = fill(5)\n  p = x\n  q = d\n  o = out\n  n = 0 - 20\n  outputs = [out]\n}\n";
-    let (source, k) = import_ok(text, Some(launch));
-    let (x, r) = run_clean(&source, &k, 3);
+    let (x, r) = import_and_run(text, launch, 3);
     let d = r.tensor("d").expect("d");
     let out = r.tensor("out").expect("out");
     let at = |i: u64| out.get_bits(i) as u32 as i32;
@@ -436,8 +440,7 @@ module attributes {"ttg.num-warps" = 4 : i32, ttg.target = "cuda:100"} {
 "#;
         let text = text.replace("LAYOUT", layout);
         let launch = "launch {\n  grid = [1]\n  tensor x: i32[512] = randint(0 - 100, 100)\n  tensor out: i32[1] = fill(5)\n  p = x\n  o = out\n  outputs = [out]\n}\n";
-        let (source, k) = import_ok(&text, Some(launch));
-        let (x, r) = run_clean(&source, &k, 3);
+        let (x, r) = import_and_run(&text, launch, 3);
         let c = |a: i32, b: i32| a.wrapping_mul(3).wrapping_add(b);
         let xs: Vec<i32> = (0..512).map(|i| x.get_bits(i) as u32 as i32).collect();
         // Element k = ((rep * 4 + warp) * 32 + lane) * 2 + reg: each thread's four elements in
@@ -787,8 +790,7 @@ fn addresses_keep_their_tensor_through_masks_and_differences() {
     %q = tt.int_to_ptr %down : i64 -> !tt.ptr<f32>
     %v = tt.load %q : !tt.ptr<f32>
     tt.store %f, %v : !tt.ptr<f32>"#;
-    let (source, k) = import_ok(&address_module(body), Some(ADDRESS_LAUNCH));
-    let (x, r) = run_clean(&source, &k, 5);
+    let (x, r) = import_and_run(&address_module(body), ADDRESS_LAUNCH, 5);
     let out = r.tensor("out").expect("out");
     let got: Vec<u64> = (0..4).map(|i| out.get_bits(i)).collect();
     assert_eq!(got, vec![4, 16, 4, 7]);
