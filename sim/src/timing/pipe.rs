@@ -149,14 +149,24 @@ impl SharedPipe {
 mod tests {
     use super::*;
 
+    /// Issues `dur` cycles of CTA `cta` at `t` and checks that they are predicted served at
+    /// `served`: their target.
+    fn issue_served(p: &mut SharedPipe, t: f64, cta: u32, dur: f64, served: f64) -> f64 {
+        let target = p.issue(t, cta, dur);
+        assert_eq!(
+            p.when_served(cta, target),
+            served,
+            "{dur} of CTA {cta} issued at {t}"
+        );
+        target
+    }
+
     #[test]
     fn one_stream_runs_at_full_rate() {
         let mut p = SharedPipe::default();
-        let target = p.issue(10.0, 0, 256.0);
-        assert_eq!(p.when_served(0, target), 266.0);
+        let target = issue_served(&mut p, 10.0, 0, 256.0, 266.0);
         // In order within the CTA: a second MMA issued at 20 ends 256 after the first.
-        let t2 = p.issue(20.0, 0, 256.0);
-        assert_eq!(p.when_served(0, t2), 522.0);
+        issue_served(&mut p, 20.0, 0, 256.0, 522.0);
         assert_eq!(p.when_served(0, target), 266.0);
     }
 
@@ -179,8 +189,7 @@ mod tests {
         // both run at half rate: CTA 0's 128 take 256 (done at 384), then CTA 1 has 128 left
         // alone (done at 512).
         let mut p = SharedPipe::default();
-        let a = p.issue(0.0, 0, 256.0);
-        assert_eq!(p.when_served(0, a), 256.0);
+        let a = issue_served(&mut p, 0.0, 0, 256.0, 256.0);
         let b = p.issue(128.0, 1, 256.0);
         assert_eq!(p.when_served(0, a), 384.0);
         assert_eq!(p.when_served(1, b), 512.0);
