@@ -48,6 +48,11 @@ fn assert_has_prefix(ops: &[String], prefix: &str, what: &str) {
     assert!(count_prefix(ops, prefix) >= 1, "{what} in {ops:?}");
 }
 
+/// [`assert_has_prefix`] on the opcodes of `kernel`'s SASS for `target` (default constants).
+fn assert_sass_has_prefix(kernel: &str, target: Target, prefix: &str, what: &str) {
+    assert_has_prefix(&opcodes(&sass(kernel, target, &[])), prefix, what);
+}
+
 /// Asserts that `ops` holds the opcode `exact`; `what` names it in the failure.
 fn assert_has(ops: &[String], exact: &str, what: &str) {
     assert!(count(ops, exact) >= 1, "{what} in {ops:?}");
@@ -136,8 +141,7 @@ fn cta_pair_mma_commit_and_cluster_barrier() {
 
 #[test]
 fn tcgen05_cp_is_utccp() {
-    let ops = opcodes(&sass("tcgen05_copy", Target::Sm100a, &[]));
-    assert_has_prefix(&ops, "UTCCP", "UTCCP");
+    assert_sass_has_prefix("tcgen05_copy", Target::Sm100a, "UTCCP", "UTCCP");
 }
 
 #[test]
@@ -231,8 +235,12 @@ fn tcgen05_kinds_are_their_utc_mma() {
 
 #[test]
 fn register_budgets_become_usetmaxreg() {
-    let ops = opcodes(&sass("matmul_warp_specialized", Target::Sm100a, &[]));
-    assert_has_prefix(&ops, "USETMAXREG", "setmaxnreg as USETMAXREG");
+    assert_sass_has_prefix(
+        "matmul_warp_specialized",
+        Target::Sm100a,
+        "USETMAXREG",
+        "setmaxnreg as USETMAXREG",
+    );
 }
 
 #[test]
