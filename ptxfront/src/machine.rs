@@ -654,57 +654,33 @@ impl<'a, 's> Machine<'a, 's> {
                 bar,
             } => {
                 for &t in group {
-                    let k = self.tensor_map(t, tmap, pc)?;
-                    let d = self.shared_addr(t, dst, pc)?;
+                    let (k, elems) = self.tma_box(t, tmap, dst, coords, pc)?;
                     let b = self.shared_addr(t, bar, pc)?;
-                    let cs = coords
-                        .iter()
-                        .map(|c| self.value(t, *c, pc).map(|v| v as u32 as i32 as i64))
-                        .collect::<Result<Vec<_>, _>>()?;
-                    let elems = self.map(k).map(|m| m.elements(&cs, d)).unwrap_or_default();
-                    self.in_bounds(&elems, k, pc)?;
                     let op = self.hb.as_mut().map_or(0, |hb| hb.issue(w, pc as u32));
-                    let due = self.now + self.sched.latency(AsyncKind::TmaLoad);
-                    let tie = self.sched.tiebreak();
-                    self.flights.push(Flight {
-                        due,
-                        tie,
-                        work: Work::Load {
-                            op,
-                            bar: b,
-                            pc,
-                            map: k,
-                            elems,
-                        },
-                    });
+                    let work = Work::Load {
+                        op,
+                        bar: b,
+                        pc,
+                        map: k,
+                        elems,
+                    };
+                    self.launch(AsyncKind::TmaLoad, work);
                 }
             }
             AgentOp::TmaStore { tmap, coords, src } => {
                 for &t in group {
-                    let k = self.tensor_map(t, tmap, pc)?;
-                    let s = self.shared_addr(t, src, pc)?;
-                    let cs = coords
-                        .iter()
-                        .map(|c| self.value(t, *c, pc).map(|v| v as u32 as i32 as i64))
-                        .collect::<Result<Vec<_>, _>>()?;
-                    let elems = self.map(k).map(|m| m.elements(&cs, s)).unwrap_or_default();
-                    self.in_bounds(&elems, k, pc)?;
+                    let (k, elems) = self.tma_box(t, tmap, src, coords, pc)?;
                     let op = self.hb.as_mut().map_or(0, |hb| hb.issue(w, pc as u32));
                     let group = self.open_group[w];
                     *self.pending[w].entry(group).or_default() += 1;
-                    let due = self.now + self.sched.latency(AsyncKind::TmaStoreRead);
-                    let tie = self.sched.tiebreak();
-                    self.flights.push(Flight {
-                        due,
-                        tie,
-                        work: Work::Store {
-                            op,
-                            warp: w,
-                            group,
-                            map: k,
-                            elems,
-                        },
-                    });
+                    let work = Work::Store {
+                        op,
+                        warp: w,
+                        group,
+                        map: k,
+                        elems,
+                    };
+                    self.launch(AsyncKind::TmaStoreRead, work);
                 }
             }
             AgentOp::FenceMbarInit
@@ -726,6 +702,35 @@ impl<'a, 's> Machine<'a, 's> {
             }
         }
         Ok(true)
+    }
+
+    /// The box a bulk tensor copy of thread `t` moves: the tensor map `tmap` names (its index)
+    /// and the box's elements at the coordinates `coords`, at the shared address `smem` names,
+    /// checked to lie in shared memory and in the map's buffer.
+    fn tma_box(
+        &self,
+        t: usize,
+        tmap: &MemRef,
+        smem: &MemRef,
+        coords: &[Val],
+        pc: usize,
+    ) -> Result<(usize, Vec<BoxElem>), Error> {
+        let k = self.tensor_map(t, tmap, pc)?;
+        let s = self.shared_addr(t, smem, pc)?;
+        let cs = coords
+            .iter()
+            .map(|c| self.value(t, *c, pc).map(|v| v as u32 as i32 as i64))
+            .collect::<Result<Vec<_>, _>>()?;
+        let elems = self.map(k).map(|m| m.elements(&cs, s)).unwrap_or_default();
+        self.in_bounds(&elems, k, pc)?;
+        Ok((k, elems))
+    }
+
+    /// Puts `work` in flight: it lands the latency of `kind` from now.
+    fn launch(&mut self, kind: AsyncKind, work: Work) {
+        let due = self.now + self.sched.latency(kind);
+        let tie = self.sched.tiebreak();
+        self.flights.push(Flight { due, tie, work });
     }
 
     /// Checks that a box's shared bytes lie in the CTA's shared memory and its global bytes in
@@ -951,34 +956,16 @@ impl<'a, 's> Machine<'a, 's> {
         };
         // The source line (`.loc`) of an instruction, as a label's tail.
         let src = |pc: usize| source_line(p, pc).map_or(String::new(), |(f, l)| format!(", at {f}:{l}"));
-        let d = Diagnostic::error(
-            code,
-            title,
-            span(si),
-            format!(
-                "{} ({}) in {}{}",
-                verb(&h.second),
-                proxy(&h.second),
-                who(&h.second),
-                src(si)
-            ),
-        )
-        .with_label(
-            span(fi),
-            format!(
-                "{} ({}) in {}{}",
-                verb(&h.first),
-                proxy(&h.first),
-                who(&h.first),
-                src(fi)
-            ),
-        )
-        .with_note(format!(
-            "first conflict at {place}; the second access is at {}, the first at {}",
-            p.place(si),
-            p.place(fi)
-        ))
-        .with_help(help);
+        // An access `r` of the instruction at `pc`, in words.
+        let access = |r: &Rec, pc: usize| format!("{} ({}) in {}{}", verb(r), proxy(r), who(r), src(pc));
+        let d = Diagnostic::error(code, title, span(si), access(&h.second, si))
+            .with_label(span(fi), access(&h.first, fi))
+            .with_note(format!(
+                "first conflict at {place}; the second access is at {}, the first at {}",
+                p.place(si),
+                p.place(fi)
+            ))
+            .with_help(help);
         self.findings.push(Finding {
             code,
             pc: si,
