@@ -44,6 +44,7 @@ impl AttrVal {
     pub fn has(&self, key: &str) -> bool {
         matches!(self, AttrVal::Dict(v) if v.iter().any(|(k, _)| k == key))
     }
+    /// The attribute as an integer (booleans are 0/1).
     pub fn as_int(&self) -> Option<i64> {
         match self {
             AttrVal::Int(v) => Some(*v),
@@ -51,12 +52,9 @@ impl AttrVal {
             _ => None,
         }
     }
+    /// The attribute as a boolean (a non-zero integer is true).
     pub fn as_bool(&self) -> Option<bool> {
-        match self {
-            AttrVal::Bool(b) => Some(*b),
-            AttrVal::Int(v) => Some(*v != 0),
-            _ => None,
-        }
+        self.as_int().map(|v| v != 0)
     }
     pub fn ints(&self) -> Option<Vec<i64>> {
         match self {
