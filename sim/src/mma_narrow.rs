@@ -113,6 +113,16 @@ pub struct NarrowRow<'a> {
     pow: &'a [f64],
 }
 
+impl<'a> NarrowRow<'a> {
+    /// Operands `r` of the row.
+    fn slice(self, r: std::ops::Range<usize>) -> NarrowRow<'a> {
+        NarrowRow {
+            v: &self.v[r.clone()],
+            pow: &self.pow[r],
+        }
+    }
+}
+
 /// The columns of B (`k` operands each) in the narrow form, in panels of [`COLS`] columns:
 /// panel `p` holds, for each K index, the operands of columns `p * COLS..(p + 1) * COLS` side
 /// by side, so a step reads whole vectors. A panel fits when all its columns exist and every
@@ -160,6 +170,16 @@ pub struct NarrowPanel<'a> {
     pow: &'a [[f64; COLS]],
 }
 
+impl<'a> NarrowPanel<'a> {
+    /// Products `r` of the panel (its rows `r`).
+    fn slice(self, r: std::ops::Range<usize>) -> NarrowPanel<'a> {
+        NarrowPanel {
+            v: &self.v[r.clone()],
+            pow: &self.pow[r],
+        }
+    }
+}
+
 /// [`crate::mma_numerics::chain`] of row `a` against the [`COLS`] columns of panel `b` (of
 /// `a`'s length; [`narrow_supports`] must hold for `p`), one step per `k` products, starting
 /// from `acc` (unused when `use_acc` is false). A column's step that the narrow arithmetic
@@ -183,14 +203,13 @@ pub fn chain_cols(
     let mut c = if use_acc { acc } else { [0.0; COLS] };
     for lo in (0..n).step_by(k) {
         let r = lo..(lo + k).min(n);
-        let (av, ap) = (&a.v[r.clone()], &a.pow[r.clone()]);
-        let (bv, bp) = (&b.v[r.clone()], &b.pow[r.clone()]);
+        let (ar, br) = (a.slice(r.clone()), b.slice(r.clone()));
         let (out, bad) = match r.len() {
-            8 => step_fixed::<8>(av, ap, bv, bp, c, p),
-            16 => step_fixed::<16>(av, ap, bv, bp, c, p),
-            32 => step_fixed::<32>(av, ap, bv, bp, c, p),
-            64 => step_fixed::<64>(av, ap, bv, bp, c, p),
-            _ => step_cols(av, ap, bv, bp, c, p),
+            8 => step_fixed::<8>(ar, br, c, p),
+            16 => step_fixed::<16>(ar, br, c, p),
+            32 => step_fixed::<32>(ar, br, c, p),
+            64 => step_fixed::<64>(ar, br, c, p),
+            _ => step_cols(ar.v, ar.pow, br.v, br.pow, c, p),
         };
         for w in 0..COLS {
             c[w] = if bad[w] {
@@ -203,24 +222,23 @@ pub fn chain_cols(
     c
 }
 
-/// [`step_cols`] for steps of exactly `S` products (the compiler sees the length).
+/// [`step_cols`] of the row `a` against the panel `b`, both of exactly `S` products (the
+/// compiler sees the length).
 #[inline(always)]
 fn step_fixed<const S: usize>(
-    av: &[f64],
-    ap: &[f64],
-    bv: &[[f64; COLS]],
-    bp: &[[f64; COLS]],
+    a: NarrowRow,
+    b: NarrowPanel,
     c: [f32; COLS],
     p: BlockFma,
 ) -> ([f32; COLS], [bool; COLS]) {
     match (
-        <&[f64; S]>::try_from(av),
-        <&[f64; S]>::try_from(ap),
-        <&[[f64; COLS]; S]>::try_from(bv),
-        <&[[f64; COLS]; S]>::try_from(bp),
+        <&[f64; S]>::try_from(a.v),
+        <&[f64; S]>::try_from(a.pow),
+        <&[[f64; COLS]; S]>::try_from(b.v),
+        <&[[f64; COLS]; S]>::try_from(b.pow),
     ) {
         (Ok(av), Ok(ap), Ok(bv), Ok(bp)) => step_cols(av, ap, bv, bp, c, p),
-        _ => step_cols(av, ap, bv, bp, c, p),
+        _ => step_cols(a.v, a.pow, b.v, b.pow, c, p),
     }
 }
 
