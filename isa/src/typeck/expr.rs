@@ -100,10 +100,7 @@ impl<'k> Cx<'k> {
             ExprKind::Field(base, f) => {
                 let t = self.expr_inner(base)?;
                 match (&t, f.as_str()) {
-                    (Ty::Desc(d), "nbytes") => {
-                        let _ = d;
-                        Ok(Ty::Scalar(ScalarTy::I32))
-                    }
+                    (Ty::Desc(_), "nbytes") => Ok(Ty::Scalar(ScalarTy::I32)),
                     (Ty::Desc(_), "shape")
                     | (Ty::Desc(_), "block")
                     | (Ty::Smem(_), "shape")
