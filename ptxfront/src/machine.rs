@@ -27,6 +27,10 @@
 //!   then the global write; `cp.async.bulk.commit_group` closes the warp's open bulk group and
 //!   `cp.async.bulk.wait_group[.read] N` waits until at most N committed groups are pending,
 //!   observing the reads (`.read`) or the whole stores.
+//! - `cp.async.{ca,cg}` (non-bulk, [`cp_async`]): a copy issued by the warp's lanes whose
+//!   shared-memory writes land later, as writes of the warp's `cp.async` component;
+//!   `cp.async.commit_group` / `wait_group` / `wait_all` and `cp.async.mbarrier.arrive` as the
+//!   tile machine runs them.
 //! - `bar.sync` / `barrier.sync`: the warps that take part join their clocks.
 //! - `fence.mbarrier_init`: the checker's init fence of the warp; `prefetch.tensormap` has no
 //!   effect.
@@ -49,6 +53,7 @@ use bwsim_sim::mbarrier::Mbar;
 use bwsim_sim::sched::{AgentRef, AsyncKind, RandomScheduler, Scheduler};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+mod cp_async;
 mod stuck;
 mod tcgen05;
 
@@ -208,6 +213,8 @@ enum Work {
         pc: usize,
         work: tcgen05::PipeWork,
     },
+    /// A warp's non-bulk `cp.async` copies landing ([`cp_async`]).
+    Cp(cp_async::Landing),
 }
 
 struct Machine<'a, 's> {
@@ -236,6 +243,8 @@ struct Machine<'a, 's> {
     pipe_due: u64,
     /// The tensor core's arithmetic.
     arith: bwsim_sim::mma_numerics::Arith,
+    /// Each warp's non-bulk `cp.async` groups and arrivals.
+    cp: Vec<cp_async::CpWarp>,
 }
 
 impl<'a, 's> Machine<'a, 's> {
@@ -267,6 +276,7 @@ impl<'a, 's> Machine<'a, 's> {
             tmem: tcgen05::Tmem::default(),
             pipe_due: 0,
             arith: bwsim_sim::mma_numerics::MmaNumerics::default().tcgen05,
+            cp: (0..warps).map(|_| cp_async::CpWarp::default()).collect(),
         }
     }
 
@@ -341,6 +351,7 @@ impl<'a, 's> Machine<'a, 's> {
         pcs.into_iter().find(|&pc| match self.cta.p.ins[pc].op {
             Op::Agent(AgentOp::BulkWait { n, .. }) => self.bulk_done(w, n),
             Op::Agent(AgentOp::MbarWait { .. }) => !self.is_parked(w, pc),
+            Op::Agent(AgentOp::CpAsync(ref c)) => self.cp_ready(w, c),
             _ => true,
         })
     }
@@ -691,6 +702,7 @@ impl<'a, 's> Machine<'a, 's> {
             | AgentOp::Commit { .. }
             | AgentOp::TmemLd { .. }
             | AgentOp::TmemSt { .. } => self.tcgen05(w, pc, op, group)?,
+            AgentOp::CpAsync(c) => return self.cp_async(w, pc, c, group),
             AgentOp::BulkCommit => self.open_group[w] += 1,
             AgentOp::BulkWait { n, read } => {
                 if !self.bulk_done(w, *n) {
@@ -835,6 +847,7 @@ impl<'a, 's> Machine<'a, 's> {
                 }
             }
             Work::Pipe { op, pc, work } => self.land_pipe(op, pc, work)?,
+            Work::Cp(l) => self.land_cp(l)?,
         }
         Ok(())
     }

@@ -10,6 +10,10 @@ use bwsim_isa::inline_ptx::parse::{self as ip, Parsed, OPCODES};
 use bwsim_isa::span::Span;
 use std::collections::HashMap;
 
+mod cp_async;
+
+pub use cp_async::CpOp;
+
 /// A special register read by `mov`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Sreg {
@@ -229,6 +233,8 @@ pub enum AgentOp {
     TmemLd { regs: Vec<u16>, at: TmemRef },
     /// `tcgen05.st.sync.aligned.32x32b.xN.b32 [taddr], {vals}`.
     TmemSt { vals: Vec<Val>, at: TmemRef },
+    /// Non-bulk `cp.async`, its groups and its mbarrier arrivals.
+    CpAsync(CpOp),
 }
 
 /// A tensor-memory address operand, `[taddr+offset]`.
@@ -1135,6 +1141,7 @@ impl Cx<'_> {
                     read: m.contains(&"read"),
                 }))
             }
+            "cp" if cp_async::is_cp_async(&m) => self.cp_async(i, &m),
             _ => Err(self.unsupported(i, "")),
         }
     }
