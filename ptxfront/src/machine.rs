@@ -31,6 +31,10 @@
 //!   shared-memory writes land later, as writes of the warp's `cp.async` component;
 //!   `cp.async.commit_group` / `wait_group` / `wait_all` and `cp.async.mbarrier.arrive` as the
 //!   tile machine runs them.
+//! - `wgmma.mma_async` ([`wgmma`]): each warp of the warpgroup computes its 16 rows of the
+//!   accumulator when it issues the MMA (operands through their matrix descriptors or A's
+//!   fragment registers, the simulator's MMA arithmetic), the reads of shared memory the
+//!   warp's wgmma unit's; `wgmma.commit_group` / `wait_group` as the tile machine runs them.
 //! - `bar.sync` / `barrier.sync`: the warps that take part join their clocks.
 //! - `fence.mbarrier_init`: the checker's init fence of the warp; `prefetch.tensormap` has no
 //!   effect.
@@ -56,8 +60,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 mod cp_async;
 mod stuck;
 mod tcgen05;
+mod wgmma;
 
-pub use tcgen05::{Desc, InstrDesc};
+pub use tcgen05::{Desc, InstrDesc, OperandError};
 
 /// How to run.
 #[derive(Clone, Copy, Debug)]
@@ -215,6 +220,8 @@ enum Work {
     },
     /// A warp's non-bulk `cp.async` copies landing ([`cp_async`]).
     Cp(cp_async::Landing),
+    /// An MMA of warp `warp`'s completing ([`wgmma`]).
+    Wg { warp: usize },
 }
 
 struct Machine<'a, 's> {
@@ -245,6 +252,9 @@ struct Machine<'a, 's> {
     arith: bwsim_sim::mma_numerics::Arith,
     /// Each warp's non-bulk `cp.async` groups and arrivals.
     cp: Vec<cp_async::CpWarp>,
+    /// Each warp's wgmma groups, and the warpgroup MMA's arithmetic.
+    wg: Vec<wgmma::WgWarp>,
+    wg_arith: bwsim_sim::mma_numerics::Arith,
 }
 
 impl<'a, 's> Machine<'a, 's> {
@@ -277,6 +287,8 @@ impl<'a, 's> Machine<'a, 's> {
             pipe_due: 0,
             arith: bwsim_sim::mma_numerics::MmaNumerics::default().tcgen05,
             cp: (0..warps).map(|_| cp_async::CpWarp::default()).collect(),
+            wg: (0..warps).map(|_| wgmma::WgWarp::default()).collect(),
+            wg_arith: bwsim_sim::mma_numerics::MmaNumerics::default().wgmma,
         }
     }
 
@@ -352,6 +364,7 @@ impl<'a, 's> Machine<'a, 's> {
             Op::Agent(AgentOp::BulkWait { n, .. }) => self.bulk_done(w, n),
             Op::Agent(AgentOp::MbarWait { .. }) => !self.is_parked(w, pc),
             Op::Agent(AgentOp::CpAsync(ref c)) => self.cp_ready(w, c),
+            Op::Agent(AgentOp::Wgmma(ref c)) => self.wg_ready(w, c),
             _ => true,
         })
     }
@@ -703,6 +716,7 @@ impl<'a, 's> Machine<'a, 's> {
             | AgentOp::TmemLd { .. }
             | AgentOp::TmemSt { .. } => self.tcgen05(w, pc, op, group)?,
             AgentOp::CpAsync(c) => return self.cp_async(w, pc, c, group),
+            AgentOp::Wgmma(c) => return self.wgmma(w, pc, c, group),
             AgentOp::BulkCommit => self.open_group[w] += 1,
             AgentOp::BulkWait { n, read } => {
                 if !self.bulk_done(w, *n) {
@@ -848,6 +862,7 @@ impl<'a, 's> Machine<'a, 's> {
             }
             Work::Pipe { op, pc, work } => self.land_pipe(op, pc, work)?,
             Work::Cp(l) => self.land_cp(l)?,
+            Work::Wg { warp } => self.land_wg(warp),
         }
         Ok(())
     }

@@ -11,8 +11,10 @@ use bwsim_isa::span::Span;
 use std::collections::HashMap;
 
 mod cp_async;
+mod wgmma;
 
 pub use cp_async::CpOp;
+pub use wgmma::{WgA, WgMma, WgOp};
 
 /// A special register read by `mov`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -235,6 +237,8 @@ pub enum AgentOp {
     TmemSt { vals: Vec<Val>, at: TmemRef },
     /// Non-bulk `cp.async`, its groups and its mbarrier arrivals.
     CpAsync(CpOp),
+    /// `wgmma`: fences, MMAs, their groups and waits.
+    Wgmma(WgOp),
 }
 
 /// A tensor-memory address operand, `[taddr+offset]`.
@@ -1142,6 +1146,7 @@ impl Cx<'_> {
                 }))
             }
             "cp" if cp_async::is_cp_async(&m) => self.cp_async(i, &m),
+            "wgmma" => self.wgmma(i, &m),
             _ => Err(self.unsupported(i, "")),
         }
     }

@@ -4,9 +4,12 @@
 //! the groups a wait waits for, the arrivals on an mbarrier once the copies land, and what the
 //! checker reports when a read does not wait for them.
 
+mod common;
+
 use bwsim_isa::Code;
 use bwsim_ptxfront::machine::{self, Options};
 use bwsim_ptxfront::{compile, Arg, Error, Launch, Program};
+use common::{found, Found};
 
 /// 64 threads (two warps). Thread `t` fills its 16-byte shared slot `buf + 16 t` (and the one
 /// at `buf + 1024 + 16 t`) with 0xaa, thread 0 initialises `bar` for `COUNT` arrivals, then
@@ -57,9 +60,6 @@ fn program(body: &str, count: u32) -> Result<Program, Error> {
     compile(&src, "k")
 }
 
-/// A finding: its code, the text of its instruction's opcode and of the one it conflicts with.
-type Found = (Code, String, String);
-
 /// Runs `body` once with the checker at `seed`: `out` and the findings, each as its code, the
 /// text of its instruction and of the one it conflicts with.
 fn run(body: &str, count: u32, seed: u64) -> Result<(Vec<u8>, Vec<Found>), Error> {
@@ -67,24 +67,7 @@ fn run(body: &str, count: u32, seed: u64) -> Result<(Vec<u8>, Vec<Found>), Error
     let l = Launch::new([1, 1, 1], [64, 1, 1], vec![Arg::Buffer(0), Arg::Buffer(1)]);
     let mut bufs = vec![input(), vec![0u8; 64 * 16]];
     let o = machine::run(&p, &l, &mut bufs, &Options { seed, check: true })?;
-    let text = |pc: usize| {
-        p.src[p.ins[pc].span.range()]
-            .split_whitespace()
-            .next()
-            .unwrap_or("")
-            .to_string()
-    };
-    let found = o
-        .findings
-        .iter()
-        .map(|f| {
-            (
-                f.code,
-                text(f.pc),
-                f.with.first().map_or(String::new(), |&w| text(w)),
-            )
-        })
-        .collect();
+    let found = found(&p, &o.findings);
     Ok((bufs.swap_remove(1), found))
 }
 
@@ -110,6 +93,16 @@ fn between_read_and_copy(found: &[Found], codes: &[Code]) -> bool {
             && pair.contains(&"ld.shared.v4.u32")
             && pair.iter().any(|x| x.starts_with("cp.async.c"))
     })
+}
+
+/// Asserts that `found` has a `read-before-complete` at the shared load with the copy `copy`.
+fn assert_read_before_complete(found: &[Found], copy: &str) {
+    let want = (
+        Code::ReadBeforeComplete,
+        "ld.shared.v4.u32".to_string(),
+        copy.to_string(),
+    );
+    assert!(found.contains(&want), "{found:?}");
 }
 
 /// What thread `t`'s slot holds after a copy of `size` bytes with `src_size` bytes from the
@@ -190,34 +183,15 @@ fn wait_group_waits_for_all_but_the_newest_groups() -> Result<(), Error> {
     }
     // Bug: the second group may still be in flight when its slot is read.
     let found = check(&TWO_GROUPS.replace("READ", "add.s32 %r12, %r4, 1024;"), 1, 4)?;
-    assert!(
-        found.iter().any(|f| *f
-            == (
-                Code::ReadBeforeComplete,
-                "ld.shared.v4.u32".into(),
-                "cp.async.cg.shared.global".into()
-            )),
-        "{found:?}"
-    );
+    assert_read_before_complete(&found, "cp.async.cg.shared.global");
     Ok(())
 }
 
 #[test]
 fn a_read_without_the_wait_is_read_before_complete() -> Result<(), Error> {
-    let found = check(
-        "\tcp.async.ca.shared.global [%r4], [%rd4], 16, 16;\n\tcp.async.commit_group;",
-        1,
-        4,
-    )?;
-    assert!(
-        found.iter().any(|f| *f
-            == (
-                Code::ReadBeforeComplete,
-                "ld.shared.v4.u32".into(),
-                "cp.async.ca.shared.global".into()
-            )),
-        "{found:?}"
-    );
+    let body = "\tcp.async.ca.shared.global [%r4], [%rd4], 16, 16;\n\tcp.async.commit_group;";
+    let found = check(body, 1, 4)?;
+    assert_read_before_complete(&found, "cp.async.ca.shared.global");
     Ok(())
 }
 

@@ -86,6 +86,16 @@ impl CpWarp {
         }
     }
 
+    /// The first waiting arrival, taken out, if every copy issued before it has landed (a
+    /// later arrival waits for at least the copies an earlier one does).
+    fn ready_arrival(&mut self) -> Option<Arrive> {
+        let before = self.arrives.front()?.before;
+        if self.inflight.range(..before).next().is_some() {
+            return None;
+        }
+        self.arrives.pop_front()
+    }
+
     /// Closes the open group.
     fn commit(&mut self) {
         self.committed += 1;
@@ -280,17 +290,7 @@ impl Machine<'_, '_> {
 
     /// The arrivals of warp `w` whose earlier copies have all landed, in issue order.
     fn cp_arrivals(&mut self, w: usize) -> Result<(), Error> {
-        loop {
-            let cw = &mut self.cp[w];
-            let Some(front) = cw.arrives.front() else {
-                return Ok(());
-            };
-            if cw.inflight.range(..front.before).next().is_some() {
-                return Ok(());
-            }
-            let Some(arr) = cw.arrives.pop_front() else {
-                return Ok(());
-            };
+        while let Some(arr) = self.cp[w].ready_arrival() {
             let r = self.bar_mut(arr.bar, arr.pc)?.arrive(arr.count);
             let flipped = r.map_err(|f| self.fault(arr.pc, f))?;
             if let Some(hb) = &mut self.hb {
@@ -301,5 +301,6 @@ impl Machine<'_, '_> {
                 hb.bar_update(arr.bar, who, true, 0, flipped);
             }
         }
+        Ok(())
     }
 }
