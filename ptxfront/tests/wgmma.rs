@@ -246,3 +246,27 @@ fn forms_that_do_not_fit_their_shape_are_refused() {
     let r = run(FENCE, mma, 0);
     assert!(matches!(r, Err(Error::Invalid { .. })), "{r:?}");
 }
+
+#[test]
+fn wait_group_retires_all_but_the_newest_groups() -> Result<(), Error> {
+    // Two groups of one MMA each, both reading A; `wait_group 1` retires the first only, so a
+    // store to A after it (and a CTA barrier) still meets the second's read.
+    let mma = SMEM_MMA.replace("PRED", "%p2");
+    let two = |n: u32| {
+        format!(
+            "{mma}\n\twgmma.commit_group.sync.aligned;\n{mma}\n\twgmma.commit_group.sync.aligned;\n\
+             \twgmma.wait_group.sync.aligned {n};\n\tbar.sync 0;\n\tst.shared.u32 [%r5], 0;"
+        )
+    };
+    let (_, found) = run(FENCE, &two(1), 0)?;
+    assert!(
+        found
+            .iter()
+            .any(|f| f.0 == Code::WriteWhileInFlight && f.1 == "st.shared.u32"),
+        "{found:?}"
+    );
+    let (out, found) = run(FENCE, &two(0), 0)?;
+    assert!(found.is_empty(), "{found:?}");
+    assert_eq!(out, expected(1.0));
+    Ok(())
+}

@@ -250,3 +250,23 @@ impl Machine<'_, '_> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn descriptors_decode_as_triton_writes_them() {
+        // docs/hardware/mma-descriptors.md, sm_90a: A K-major at 0x4000, LBO 0, SBO 1024,
+        // layout 1 (128-byte swizzle); B MN-major, LBO 8192.
+        let a = (0x4000u64 >> 4) | (1024 >> 4) << 32 | 1 << 62;
+        let d = wgmma_desc(a).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((d.start, d.lbo, d.sbo, d.swizzle), (0x4000, 0, 1024, 128));
+        let b = (8192u64 >> 4) << 16 | (1024 >> 4) << 32 | 3 << 62;
+        let d = wgmma_desc(b).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((d.lbo, d.sbo, d.swizzle), (8192, 1024, 32));
+        assert_eq!(wgmma_desc(2 << 62).map(|d| d.swizzle), Ok(64));
+        // A base offset is refused.
+        assert!(wgmma_desc(1 << 49 | 1 << 62).is_err());
+    }
+}
