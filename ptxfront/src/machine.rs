@@ -27,6 +27,14 @@
 //!   then the global write; `cp.async.bulk.commit_group` closes the warp's open bulk group and
 //!   `cp.async.bulk.wait_group[.read] N` waits until at most N committed groups are pending,
 //!   observing the reads (`.read`) or the whole stores.
+//! - `cp.async.{ca,cg}` (non-bulk, [`cp_async`]): a copy issued by the warp's lanes whose
+//!   shared-memory writes land later, as writes of the warp's `cp.async` component;
+//!   `cp.async.commit_group` / `wait_group` / `wait_all` and `cp.async.mbarrier.arrive` as the
+//!   tile machine runs them.
+//! - `wgmma.mma_async` ([`wgmma`]): each warp of the warpgroup computes its 16 rows of the
+//!   accumulator when it issues the MMA (operands through their matrix descriptors or A's
+//!   fragment registers, the simulator's MMA arithmetic), the reads of shared memory the
+//!   warp's wgmma unit's; `wgmma.commit_group` / `wait_group` as the tile machine runs them.
 //! - `bar.sync` / `barrier.sync`: the warps that take part join their clocks.
 //! - `fence.mbarrier_init`: the checker's init fence of the warp; `prefetch.tensormap` has no
 //!   effect.
@@ -49,10 +57,12 @@ use bwsim_sim::mbarrier::Mbar;
 use bwsim_sim::sched::{AgentRef, AsyncKind, RandomScheduler, Scheduler};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+mod cp_async;
 mod stuck;
 mod tcgen05;
+mod wgmma;
 
-pub use tcgen05::{Desc, InstrDesc};
+pub use tcgen05::{Desc, InstrDesc, OperandError};
 
 /// How to run.
 #[derive(Clone, Copy, Debug)]
@@ -208,6 +218,10 @@ enum Work {
         pc: usize,
         work: tcgen05::PipeWork,
     },
+    /// A warp's non-bulk `cp.async` copies landing ([`cp_async`]).
+    Cp(cp_async::Landing),
+    /// An MMA of warp `warp`'s completing ([`wgmma`]).
+    Wg { warp: usize },
 }
 
 struct Machine<'a, 's> {
@@ -236,6 +250,11 @@ struct Machine<'a, 's> {
     pipe_due: u64,
     /// The tensor core's arithmetic.
     arith: bwsim_sim::mma_numerics::Arith,
+    /// Each warp's non-bulk `cp.async` groups and arrivals.
+    cp: Vec<cp_async::CpWarp>,
+    /// Each warp's wgmma groups, and the warpgroup MMA's arithmetic.
+    wg: Vec<wgmma::WgWarp>,
+    wg_arith: bwsim_sim::mma_numerics::Arith,
 }
 
 impl<'a, 's> Machine<'a, 's> {
@@ -267,6 +286,9 @@ impl<'a, 's> Machine<'a, 's> {
             tmem: tcgen05::Tmem::default(),
             pipe_due: 0,
             arith: bwsim_sim::mma_numerics::MmaNumerics::default().tcgen05,
+            cp: (0..warps).map(|_| cp_async::CpWarp::default()).collect(),
+            wg: (0..warps).map(|_| wgmma::WgWarp::default()).collect(),
+            wg_arith: bwsim_sim::mma_numerics::MmaNumerics::default().wgmma,
         }
     }
 
@@ -341,6 +363,8 @@ impl<'a, 's> Machine<'a, 's> {
         pcs.into_iter().find(|&pc| match self.cta.p.ins[pc].op {
             Op::Agent(AgentOp::BulkWait { n, .. }) => self.bulk_done(w, n),
             Op::Agent(AgentOp::MbarWait { .. }) => !self.is_parked(w, pc),
+            Op::Agent(AgentOp::CpAsync(ref c)) => self.cp_ready(w, c),
+            Op::Agent(AgentOp::Wgmma(ref c)) => self.wg_ready(w, c),
             _ => true,
         })
     }
@@ -691,6 +715,8 @@ impl<'a, 's> Machine<'a, 's> {
             | AgentOp::Commit { .. }
             | AgentOp::TmemLd { .. }
             | AgentOp::TmemSt { .. } => self.tcgen05(w, pc, op, group)?,
+            AgentOp::CpAsync(c) => return self.cp_async(w, pc, c, group),
+            AgentOp::Wgmma(c) => return self.wgmma(w, pc, c, group),
             AgentOp::BulkCommit => self.open_group[w] += 1,
             AgentOp::BulkWait { n, read } => {
                 if !self.bulk_done(w, *n) {
@@ -835,6 +861,8 @@ impl<'a, 's> Machine<'a, 's> {
                 }
             }
             Work::Pipe { op, pc, work } => self.land_pipe(op, pc, work)?,
+            Work::Cp(l) => self.land_cp(l)?,
+            Work::Wg { warp } => self.land_wg(warp),
         }
         Ok(())
     }

@@ -10,6 +10,12 @@ use bwsim_isa::inline_ptx::parse::{self as ip, Parsed, OPCODES};
 use bwsim_isa::span::Span;
 use std::collections::HashMap;
 
+mod cp_async;
+mod wgmma;
+
+pub use cp_async::CpOp;
+pub use wgmma::{WgA, WgMma, WgOp};
+
 /// A special register read by `mov`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Sreg {
@@ -229,6 +235,10 @@ pub enum AgentOp {
     TmemLd { regs: Vec<u16>, at: TmemRef },
     /// `tcgen05.st.sync.aligned.32x32b.xN.b32 [taddr], {vals}`.
     TmemSt { vals: Vec<Val>, at: TmemRef },
+    /// Non-bulk `cp.async`, its groups and its mbarrier arrivals.
+    CpAsync(CpOp),
+    /// `wgmma`: fences, MMAs, their groups and waits.
+    Wgmma(WgOp),
 }
 
 /// A tensor-memory address operand, `[taddr+offset]`.
@@ -1135,6 +1145,8 @@ impl Cx<'_> {
                     read: m.contains(&"read"),
                 }))
             }
+            "cp" if cp_async::is_cp_async(&m) => self.cp_async(i, &m),
+            "wgmma" => self.wgmma(i, &m),
             _ => Err(self.unsupported(i, "")),
         }
     }
