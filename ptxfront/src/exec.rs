@@ -514,6 +514,7 @@ impl Cta<'_> {
                 t.st = St::Agent;
                 return Ok(());
             }
+            Op::Atom(a) => self.atom(t, a, pc)?,
             Op::Nop => {}
             Op::Exit => {
                 t.st = St::Done;

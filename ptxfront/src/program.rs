@@ -10,6 +10,8 @@ use bwsim_isa::inline_ptx::parse::{self as ip, Parsed, OPCODES};
 use bwsim_isa::span::Span;
 use std::collections::HashMap;
 
+mod memory;
+
 /// A special register read by `mov`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Sreg {
@@ -141,8 +143,11 @@ pub enum Op {
         regs: Vec<u16>,
         at: MemRef,
     },
+    /// `atom` / `red` ([`crate::atomic`]).
+    Atom(crate::atomic::Atom),
     /// Instructions with no effect on values or memory in this model (`setmaxnreg`,
-    /// `bar.warp.sync`).
+    /// `bar.warp.sync`, the memory-ordering fences `fence.sc/acq_rel/acquire/release` and
+    /// `membar`: [`crate::atomic`]).
     Nop,
     /// An instruction that only the machine ([`crate::machine`]) runs: mbarriers, proxy
     /// fences, bulk tensor copies and their groups.
@@ -185,18 +190,24 @@ pub enum AgentOp {
     /// `fence.proxy.async[.shared::cta]`.
     FenceProxyAsync,
     /// `cp.async.bulk.tensor.Nd.shared::cta.global.mbarrier::complete_tx::bytes [dst], [tmap,
-    /// {coords}], [bar]`.
+    /// {coords}], [bar]`; `gather4`: `.2d.tile::gather4`, whose coordinates are a column and
+    /// four rows.
     TmaLoad {
         dst: MemRef,
         tmap: MemRef,
         coords: Vec<Val>,
         bar: MemRef,
+        gather4: bool,
     },
-    /// `cp.async.bulk.tensor.Nd.global.shared::cta.bulk_group [tmap, {coords}], [src]`.
+    /// `cp.async.bulk.tensor.Nd.global.shared::cta.bulk_group [tmap, {coords}], [src]`;
+    /// `scatter4`: `.2d.tile::scatter4` (a column and four rows); `reduce`:
+    /// `cp.reduce.async.bulk.tensor`, each element combined into global memory by the operation.
     TmaStore {
         tmap: MemRef,
         coords: Vec<Val>,
         src: MemRef,
+        scatter4: bool,
+        reduce: Option<bwsim_isa::value_types::TmaReduceOp>,
     },
     /// `cp.async.bulk.commit_group`.
     BulkCommit,
@@ -1081,6 +1092,9 @@ impl Cx<'_> {
             "fence" if m.first() == Some(&"proxy") && m.get(1) == Some(&"async") => {
                 Ok(Op::Agent(AgentOp::FenceProxyAsync))
             }
+            "atom" | "red" => self.atom(i, &m),
+            "fence" | "membar" if memory::ordering_fence(&i.opcode, &m) => Ok(Op::Nop),
+            "cp" if memory::bulk_tensor_form(&m) => self.bulk_tensor(i, &m),
             "cp" if m.starts_with(&["async", "bulk", "tensor"]) => {
                 if m.iter()
                     .any(|x| matches!(*x, "multicast::cluster" | "im2col" | "cta_group::2"))
@@ -1107,6 +1121,7 @@ impl Cx<'_> {
                         tmap: self.memref(i, tm)?,
                         coords: cs.iter().map(|c| self.val(i, c)).collect::<Result<_, _>>()?,
                         bar: self.memref(i, bar)?,
+                        gather4: false,
                     }))
                 } else if d4 == "global" && d5.starts_with("shared") && m.contains(&"bulk_group") {
                     let (Some((tm, cs)), Some(Operand::Addr(src))) = (tensor(o.first()), o.get(1)) else {
@@ -1116,6 +1131,8 @@ impl Cx<'_> {
                         tmap: self.memref(i, tm)?,
                         coords: cs.iter().map(|c| self.val(i, c)).collect::<Result<_, _>>()?,
                         src: self.memref(i, src)?,
+                        scatter4: false,
+                        reduce: None,
                     }))
                 } else {
                     Err(self.unsupported(i, ""))
