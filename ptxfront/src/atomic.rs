@@ -123,7 +123,10 @@ impl Cta<'_> {
         let n = a.ty.bytes();
         let (sp, addr) = self.address(t, a.space, &a.at, pc)?;
         if !matches!(sp, Space::Global | Space::Shared) {
-            return Err(self.rt(pc, format!("an atomic on {sp:?} memory, which PTX atomics do not reach")));
+            return Err(self.rt(
+                pc,
+                format!("an atomic on {sp:?} memory, which PTX atomics do not reach"),
+            ));
         }
         let b = self.read(t, a.b, pc)?;
         let c = a.c.map(|c| self.read(t, c, pc)).transpose()?.unwrap_or(0);

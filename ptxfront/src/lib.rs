@@ -34,8 +34,10 @@
 //!
 //! # What comes next
 //!
-//! - **Global memory in the checker.** The machine checks shared memory only; the stores'
-//!   global writes and the accesses of different CTAs go to `bwsim_sim::check::global` next.
+//! - **Global memory in the checker.** The machine checks shared memory only; the global
+//!   loads, stores and atomics of different CTAs, with the `.sem`/`.scope` of atomics and the
+//!   `fence.acquire/release` that order them (which run now but order nothing), go to
+//!   `bwsim_sim::check::global` next, the CTAs interleaved rather than run in turn.
 //! - **`wgmma`, and the rest of `tcgen05`.** `wgmma` issued onto the wgmma groups' components
 //!   of the checker, as the tile machine does; `tcgen05.cp`, M = 64 and f16 accumulators,
 //!   the other tensor-memory shapes, CTA pairs.

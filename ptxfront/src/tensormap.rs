@@ -137,7 +137,9 @@ impl TensorMap {
         }
         let col = coords[0];
         if (col * self.elem_bytes as i64).rem_euclid(16) != 0 {
-            return Err(format!("{what} at column {col}, whose byte offset is not a multiple of 16"));
+            return Err(format!(
+                "{what} at column {col}, whose byte offset is not a multiple of 16"
+            ));
         }
         let row_bytes = self.box_dims[0] * self.elem_bytes;
         let mut out = Vec::with_capacity(4 * self.box_dims[0] as usize);
@@ -155,7 +157,12 @@ impl TensorMap {
 /// little-endian elements of type `d`): the simulator's reduction arithmetic
 /// ([`TmaReduceOp::apply`]).
 pub fn reduce_into(dst: &mut [u8], src: &[u8], op: TmaReduceOp, d: DType) {
-    let word = |b: &[u8]| b.iter().take(8).enumerate().fold(0u64, |v, (i, x)| v | (*x as u64) << (8 * i));
+    let word = |b: &[u8]| {
+        b.iter()
+            .take(8)
+            .enumerate()
+            .fold(0u64, |v, (i, x)| v | (*x as u64) << (8 * i))
+    };
     let new = op.apply(d, word(dst), word(src));
     for (i, x) in dst.iter_mut().enumerate() {
         *x = if i < 8 { (new >> (8 * i)) as u8 } else { 0 };

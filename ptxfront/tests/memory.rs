@@ -8,7 +8,30 @@ use bwsim_isa::Code;
 use bwsim_ptxfront::machine::{self, Options};
 use bwsim_ptxfront::{compile, run, Arg, Error, Launch, Program, TensorMap};
 
-const HEAD: &str = ".version 8.7\n.target sm_100a\n.address_size 64\n";
+/// Kernel `name` with the parameters `params` (each `TYPE NAME`; the kernels name them `p0`,
+/// `p1`, ...), the registers every kernel here uses, and `body`.
+fn kernel(name: &str, params: &[&str], body: &str) -> String {
+    let params: Vec<String> = params.iter().map(|p| format!(".param {p}")).collect();
+    format!(
+        ".version 8.7\n.target sm_100a\n.address_size 64\n.visible .entry {name}({})\n{{\n.reg .pred %p<4>;\n.reg .b32 %r<16>;\n.reg .f32 %f<4>;\n.reg .f64 %fd<2>;\n.reg .b64 %rd<10>;\n{body}\n}}\n",
+        params.join(", ")
+    )
+}
+
+/// Runs kernel `name` of three pointer parameters (`body`) over `bufs` (buffers 0, 1, 2) in
+/// `ctas` CTAs of `threads`; the buffers after the run.
+fn run3(
+    name: &str,
+    body: &str,
+    ctas: u32,
+    threads: u32,
+    mut bufs: Vec<Vec<u8>>,
+) -> Result<Vec<Vec<u8>>, Error> {
+    let p = compile(&kernel(name, &[".u64 p0", ".u64 p1", ".u64 p2"], body), name)?;
+    let args = vec![Arg::Buffer(0), Arg::Buffer(1), Arg::Buffer(2)];
+    run(&p, &Launch::new([ctas, 1, 1], [threads, 1, 1], args), &mut bufs)?;
+    Ok(bufs)
+}
 
 fn words(b: &[u8]) -> Vec<u32> {
     b.chunks(4)
@@ -23,23 +46,15 @@ fn bytes(w: &[u32]) -> Vec<u8> {
 /// Every thread adds 1 to bin `gid % 8` and keeps the old value; thread 0 of each CTA adds
 /// (0.5, 1.0) to a packed f16x2 accumulator; a fence of each kind runs between.
 const GLOBAL_ATOMICS: &str = r#"
-.visible .entry hist(
-	.param .u64 hist_param_0,
-	.param .u64 hist_param_1,
-	.param .u64 hist_param_2
-)
-{
-	.reg .pred %p<2>;
-	.reg .b32 %r<10>;
-	.reg .b64 %rd<10>;
-	ld.param.u64 %rd1, [hist_param_0];
-	ld.param.u64 %rd2, [hist_param_1];
-	ld.param.u64 %rd7, [hist_param_2];
-	mov.u32 %r1, %tid.x;
-	mov.u32 %r2, %ctaid.x;
 	mov.u32 %r3, %ntid.x;
-	mad.lo.s32 %r4, %r2, %r3, %r1;
+	mov.u32 %r2, %ctaid.x;
+	mul.lo.s32 %r4, %r2, %r3;
+	mov.u32 %r1, %tid.x;
+	add.s32 %r4, %r4, %r1;
 	and.b32 %r5, %r4, 7;
+	ld.param.u64 %rd1, [p0];
+	ld.param.u64 %rd2, [p1];
+	ld.param.u64 %rd7, [p2];
 	mul.wide.u32 %rd3, %r5, 4;
 	add.s64 %rd4, %rd1, %rd3;
 	atom.global.gpu.acq_rel.add.u32 %r6, [%rd4], 1;
@@ -56,22 +71,13 @@ const GLOBAL_ATOMICS: &str = r#"
 	red.global.add.noftz.f16x2 [%rd7], 0x3c003800;
 $L_end:
 	ret;
-}
 "#;
 
 #[test]
 fn global_atomics_count_and_return_distinct_old_values() -> Result<(), Error> {
-    let src = format!("{HEAD}{GLOBAL_ATOMICS}");
-    let p = compile(&src, "hist")?;
-    let (ctas, threads) = (3u32, 40u32);
-    let n = (ctas * threads) as usize;
-    let mut bufs = vec![bytes(&[0; 8]), bytes(&vec![0xdead; n]), bytes(&[0])];
-    let l = Launch::new(
-        [ctas, 1, 1],
-        [threads, 1, 1],
-        vec![Arg::Buffer(0), Arg::Buffer(1), Arg::Buffer(2)],
-    );
-    run(&p, &l, &mut bufs)?;
+    let n = 3 * 40;
+    let bufs = vec![bytes(&[0; 8]), bytes(&vec![0xdead; n]), bytes(&[0])];
+    let bufs = run3("hist", GLOBAL_ATOMICS, 3, 40, bufs)?;
     let (bins, olds) = (words(&bufs[0]), words(&bufs[1]));
     // 120 threads over 8 bins: 15 each.
     assert_eq!(bins, vec![15; 8]);
@@ -89,17 +95,9 @@ fn global_atomics_count_and_return_distinct_old_values() -> Result<(), Error> {
 /// Each thread tries to claim slot `tid % 4` (compare 0, store `tid + 1`), then exchanges its
 /// id into `last`.
 const CLAIMS: &str = r#"
-.visible .entry claims(
-	.param .u64 claims_param_0,
-	.param .u64 claims_param_1,
-	.param .u64 claims_param_2
-)
-{
-	.reg .b32 %r<10>;
-	.reg .b64 %rd<10>;
-	ld.param.u64 %rd1, [claims_param_0];
-	ld.param.u64 %rd2, [claims_param_1];
-	ld.param.u64 %rd8, [claims_param_2];
+	ld.param.u64 %rd1, [p0];
+	ld.param.u64 %rd2, [p1];
+	ld.param.u64 %rd8, [p2];
 	mov.u32 %r1, %tid.x;
 	and.b32 %r2, %r1, 3;
 	add.s32 %r3, %r1, 1;
@@ -111,26 +109,23 @@ const CLAIMS: &str = r#"
 	st.global.u32 [%rd6], %r4;
 	atom.exch.b32 %r5, [%rd8], %r3;
 	ret;
-}
 "#;
 
 #[test]
 fn compare_and_swap_lets_one_thread_claim_each_slot() -> Result<(), Error> {
-    let src = format!("{HEAD}{CLAIMS}");
-    let p = compile(&src, "claims")?;
     let n = 64;
-    let mut bufs = vec![bytes(&[0; 4]), bytes(&vec![0; n]), bytes(&[0])];
-    let l = Launch::new([1, 1, 1], [n as u32, 1, 1], vec![Arg::Buffer(0), Arg::Buffer(1), Arg::Buffer(2)]);
-    run(&p, &l, &mut bufs)?;
+    let bufs = vec![bytes(&[0; 4]), bytes(&vec![0; n]), bytes(&[0])];
+    let bufs = run3("claims", CLAIMS, 1, n as u32, bufs)?;
     let (slots, got) = (words(&bufs[0]), words(&bufs[1]));
-    for s in 0..4 {
+    assert_eq!(slots.len(), 4);
+    for (s, &slot) in slots.iter().enumerate() {
         let winners: Vec<usize> = (0..n).filter(|t| t % 4 == s && got[*t] == 0).collect();
         assert_eq!(winners.len(), 1, "slot {s}: {winners:?}");
         // The slot holds the winner's id + 1, which every loser of the slot saw.
-        assert_eq!(slots[s], winners[0] as u32 + 1);
+        assert_eq!(slot, winners[0] as u32 + 1);
         assert!((0..n)
             .filter(|t| t % 4 == s && *t != winners[0])
-            .all(|t| got[t] == slots[s]));
+            .all(|t| got[t] == slot));
     }
     // `exch` stores its operand: some thread's id + 1.
     assert!((1..=n as u32).contains(&words(&bufs[2])[0]));
@@ -141,13 +136,6 @@ fn compare_and_swap_lets_one_thread_claim_each_slot() -> Result<(), Error> {
 /// thread increments the counter with `red.inc` bounded by 4 and takes the maximum of
 /// `tid - 40`; after a barrier thread 0 copies both out.
 const SHARED_ATOMICS: &str = r#"
-.visible .entry smem(
-	.param .u64 smem_param_0
-)
-{
-	.reg .pred %p<2>;
-	.reg .b32 %r<10>;
-	.reg .b64 %rd<4>;
 	.shared .align 4 .b8 bins[8];
 	mov.u32 %r1, %tid.x;
 	setp.ne.s32 %p1, %r1, 0;
@@ -161,21 +149,18 @@ $L_skip:
 	atom.relaxed.sys.shared.max.s32 %r5, [bins+4], %r2;
 	bar.sync 0;
 	@%p1 bra $L_end;
-	ld.param.u64 %rd1, [smem_param_0];
+	ld.param.u64 %rd1, [p0];
 	ld.shared.u32 %r3, [bins];
 	ld.shared.u32 %r4, [bins+4];
 	st.global.u32 [%rd1], %r3;
 	st.global.u32 [%rd1+4], %r4;
 $L_end:
 	ret;
-}
 "#;
 
 fn shared_atomics(barrier: bool) -> Result<(Program, Launch), Error> {
-    let src = format!(
-        "{HEAD}{}",
-        SHARED_ATOMICS.replace("BARRIER", if barrier { "bar.sync 0;" } else { "" })
-    );
+    let body = SHARED_ATOMICS.replace("BARRIER", if barrier { "bar.sync 0;" } else { "" });
+    let src = kernel("smem", &[".u64 p0"], &body);
     let p = compile(&src, "smem")?;
     let l = Launch::new([1, 1, 1], [64, 1, 1], vec![Arg::Buffer(0)]);
     Ok((p, l))
@@ -210,7 +195,7 @@ fn a_plain_store_unordered_with_shared_atomics_races() -> Result<(), Error> {
     // Each race pairs an initialising store of warp 0 with an atomic of warp 1.
     let races: Vec<(u32, Vec<u32>)> = found
         .iter()
-        .filter(|f| f.code == Code::DataRace)
+        .filter(|f| f.code == Code::Race)
         .map(|f| (line(f.pc), f.with.iter().map(|&w| line(w)).collect()))
         .collect();
     assert!(!races.is_empty(), "{found:?}");
@@ -229,15 +214,13 @@ fn a_plain_store_unordered_with_shared_atomics_races() -> Result<(), Error> {
 
 #[test]
 fn atomic_forms_outside_the_subset_are_refused_or_invalid() {
-    let k = |ins: &str| {
-        format!(
-            "{HEAD}.visible .entry k(.param .u64 k_param_0)\n{{\n\t.reg .b32 %r<4>;\n\t.reg .b64 %rd<4>;\n\t.reg .f64 %fd<2>;\n\t{ins}\n\tret;\n}}\n"
-        )
-    };
+    let k = |ins: &str| kernel("k", &[".u64 p0"], &format!("{ins}\nret;"));
     let unsupported = |ins: &str| matches!(compile(&k(ins), "k"), Err(Error::Unsupported { .. }));
     let invalid = |ins: &str| matches!(compile(&k(ins), "k"), Err(Error::Invalid { .. }));
     assert!(unsupported("atom.global.add.f64 %fd1, [%rd1], %fd1;"));
-    assert!(unsupported("atom.global.v2.f32.add {%r1, %r2}, [%rd1], {%r1, %r2};"));
+    assert!(unsupported(
+        "atom.global.v2.f32.add {%r1, %r2}, [%rd1], {%r1, %r2};"
+    ));
     assert!(invalid("atom.global.inc.s32 %r1, [%rd1], %r2;"));
     assert!(invalid("red.global.cas.b32 [%rd1], %r2, %r3;"));
     assert!(invalid("atom.global.cas.b32 %r1, [%rd1], %r2;"));
@@ -262,16 +245,8 @@ fn map(buffer: usize, dtype: DType, dims: [u64; 2], box_dims: [u32; 2]) -> Arg {
 /// 2..6 of the tensor with `cp.reduce.async.bulk.tensor`; WAIT waits for its read before the
 /// threads overwrite the shared box.
 const TMA_REDUCE: &str = r#"
-.visible .entry tr(
-	.param .align 64 .b8 tr_param_0[128]
-)
-{
-	.reg .pred %p<2>;
-	.reg .b32 %r<8>;
-	.reg .f32 %f<2>;
-	.reg .b64 %rd<4>;
 	.shared .align 128 .b8 buf[128];
-	mov.b64 %rd1, tr_param_0;
+	mov.b64 %rd1, p0;
 	cvta.param.u64 %rd2, %rd1;
 	mov.u32 %r1, %tid.x;
 	cvt.rn.f32.u32 %f1, %r1;
@@ -290,13 +265,18 @@ const TMA_REDUCE: &str = r#"
 	bar.sync 0;
 	st.shared.f32 [%r4], 0f00000000;
 	ret;
-}
 "#;
 
 fn tma_reduce(wait: bool) -> Result<(Program, Launch, Vec<Vec<u8>>), Error> {
-    let src = format!(
-        "{HEAD}{}",
-        TMA_REDUCE.replace("WAIT", if wait { "@%p1 cp.async.bulk.wait_group.read 0;" } else { "" })
+    let wait = if wait {
+        "@%p1 cp.async.bulk.wait_group.read 0;"
+    } else {
+        ""
+    };
+    let src = kernel(
+        "tr",
+        &[".align 64 .b8 p0[128]"],
+        &TMA_REDUCE.replace("WAIT", wait),
     );
     let p = compile(&src, "tr")?;
     let l = Launch::new([1, 1, 1], [32, 1, 1], vec![map(0, DType::F32, [8, 6], [8, 4])]);
@@ -328,9 +308,11 @@ fn overwriting_a_reductions_source_before_its_read_completes_is_reported() -> Re
         .iter()
         .find(|f| f.code == Code::WriteWhileInFlight)
         .unwrap_or_else(|| panic!("{found:?}"));
-    assert!(p.ins[f.pc].opcode.starts_with("st"), "{}", p.ins[f.pc].opcode);
+    let text = |pc: usize| &p.src[p.ins[pc].span.range()];
+    // The threads' overwrite of the box, against the reduction that reads it.
+    assert!(text(f.pc).starts_with("st.shared.f32"), "{}", text(f.pc));
     assert_eq!(f.with.len(), 1);
-    assert!(p.ins[f.with[0]].opcode.starts_with("cp.reduce"), "{}", p.ins[f.with[0]].opcode);
+    assert!(text(f.with[0]).contains("cp.reduce.async"), "{}", text(f.with[0]));
     Ok(())
 }
 
@@ -338,26 +320,15 @@ fn overwriting_a_reductions_source_before_its_read_completes_is_reported() -> Re
 /// into shared memory, waits on the mbarrier, and scatters the four rows to rows {0, 2, 17, 4}
 /// of a second 16-row tensor.
 const GATHER_SCATTER: &str = r#"
-.visible .entry g4(
-	.param .align 64 .b8 g4_param_0[128],
-	.param .align 64 .b8 g4_param_1[128],
-	.param .u32 g4_param_2,
-	.param .u32 g4_param_3,
-	.param .u32 g4_param_4
-)
-{
-	.reg .pred %p<4>;
-	.reg .b32 %r<16>;
-	.reg .b64 %rd<8>;
 	.shared .align 128 .b8 buf[128];
 	.shared .align 8 .b8 bar[8];
-	mov.b64 %rd1, g4_param_0;
+	mov.b64 %rd1, p0;
 	cvta.param.u64 %rd2, %rd1;
-	mov.b64 %rd3, g4_param_1;
+	mov.b64 %rd3, p1;
 	cvta.param.u64 %rd4, %rd3;
-	ld.param.u32 %r1, [g4_param_2];
-	ld.param.u32 %r2, [g4_param_3];
-	ld.param.u32 %r6, [g4_param_4];
+	ld.param.u32 %r1, [p2];
+	ld.param.u32 %r2, [p3];
+	ld.param.u32 %r6, [p4];
 	mov.u32 %r3, %tid.x;
 	setp.eq.s32 %p1, %r3, 0;
 	mov.u32 %r4, bar;
@@ -381,11 +352,32 @@ $L_wait:
 	@%p1 cp.async.bulk.commit_group;
 	@%p1 cp.async.bulk.wait_group 0;
 	ret;
-}
 "#;
 
+/// The buffers after a run of `p` over `l` from `bufs` on the machine, unchecked.
+fn unchecked(p: &Program, l: &Launch, bufs: &[Vec<u8>]) -> Result<Vec<Vec<u8>>, Error> {
+    let mut b = bufs.to_vec();
+    machine::run(
+        p,
+        l,
+        &mut b,
+        &Options {
+            seed: 1,
+            check: false,
+        },
+    )?;
+    Ok(b)
+}
+
 fn gather_scatter(row0: i32, row3: i32, col: i32) -> Result<(Program, Launch, Vec<Vec<u8>>), Error> {
-    let src = format!("{HEAD}{GATHER_SCATTER}");
+    let params = [
+        ".align 64 .b8 p0[128]",
+        ".align 64 .b8 p1[128]",
+        ".u32 p2",
+        ".u32 p3",
+        ".u32 p4",
+    ];
+    let src = kernel("g4", &params, GATHER_SCATTER);
     let p = compile(&src, "g4")?;
     let l = Launch::new(
         [1, 1, 1],
@@ -409,9 +401,7 @@ fn gather4_and_scatter4_move_rows_by_index() -> Result<(), Error> {
     let (p, l, bufs) = gather_scatter(5, 16, 8)?;
     let found = machine::check(&p, &l, &bufs, 4)?;
     assert!(found.is_empty(), "{found:?}");
-    let mut b = bufs.clone();
-    machine::run(&p, &l, &mut b, &Options { seed: 1, check: false })?;
-    let out = words(&b[1]);
+    let out = words(&unchecked(&p, &l, &bufs)?[1]);
     for r in 0..16u32 {
         for c in 0..16u32 {
             let from = match (r, c) {
@@ -432,13 +422,15 @@ fn gather4_and_scatter4_move_rows_by_index() -> Result<(), Error> {
 #[test]
 fn gather4_and_scatter4_trap_where_the_isa_says() -> Result<(), Error> {
     // A column of 4 bytes: not a multiple of 16.
-    let (p, l, mut bufs) = gather_scatter(5, 3, 1)?;
-    let e = machine::run(&p, &l, &mut bufs, &Options { seed: 0, check: false });
-    assert!(matches!(&e, Err(Error::Runtime { message, .. }) if message.contains("multiple of 16")), "{e:?}");
+    let (p, l, bufs) = gather_scatter(5, 3, 1)?;
+    let e = unchecked(&p, &l, &bufs);
+    assert!(
+        matches!(&e, Err(Error::Runtime { message, .. }) if message.contains("multiple of 16")),
+        "{e:?}"
+    );
     // A negative row: the gather reads zeros (into destination row 0); only a scatter's
     // negative rows trap.
-    let (p, l, mut bufs) = gather_scatter(-1, 3, 0)?;
-    machine::run(&p, &l, &mut bufs, &Options { seed: 0, check: false })?;
-    assert_eq!(words(&bufs[1])[..8], [0; 8]);
+    let (p, l, bufs) = gather_scatter(-1, 3, 0)?;
+    assert_eq!(words(&unchecked(&p, &l, &bufs)?[1])[..8], [0; 8]);
     Ok(())
 }

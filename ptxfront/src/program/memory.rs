@@ -20,7 +20,9 @@ pub(super) fn ordering_fence(opcode: &str, m: &[&str]) -> bool {
         "membar" => matches!(m, ["cta" | "gl" | "sys"]),
         _ => {
             matches!(m.first(), Some(&("sc" | "acq_rel" | "acquire" | "release")))
-                && m[1..].iter().all(|x| matches!(*x, "cta" | "cluster" | "gpu" | "sys"))
+                && m[1..]
+                    .iter()
+                    .all(|x| matches!(*x, "cta" | "cluster" | "gpu" | "sys"))
         }
     }
 }
@@ -88,10 +90,7 @@ impl Cx<'_> {
         };
         let want = if op == AtomOp::Cas { 3 } else { 2 };
         let (Some(Operand::Addr(a)), true) = (rest.first(), rest.len() == want) else {
-            return Err(self.invalid(
-                i,
-                format!("expected an address and {} value(s)", want - 1),
-            ));
+            return Err(self.invalid(i, format!("expected an address and {} value(s)", want - 1)));
         };
         Ok(Op::Atom(Atom {
             op,
@@ -112,15 +111,14 @@ impl Cx<'_> {
     /// [dst], [tmap, {col, row0, .., row3}], [bar]` and `cp.async.bulk.tensor.2d.tile::scatter4
     /// .global.shared::cta.bulk_group [tmap, {col, row0, .., row3}], [src]`.
     pub(super) fn bulk_tensor(&self, i: &Instr, m: &[&str]) -> Result<Op, Error> {
-        if m.iter().any(|x| {
-            matches!(*x, "multicast::cluster" | "cta_group::2") || x.starts_with("im2col")
-        }) {
+        if m.iter()
+            .any(|x| matches!(*x, "multicast::cluster" | "cta_group::2") || x.starts_with("im2col"))
+        {
             return Err(self.unsupported(i, "multicast, im2col and CTA-pair forms"));
         }
         let o = &i.operands;
-        let coords = |cs: &Vec<Operand>| -> Result<Vec<Val>, Error> {
-            cs.iter().map(|c| self.val(i, c)).collect()
-        };
+        let coords =
+            |cs: &Vec<Operand>| -> Result<Vec<Val>, Error> { cs.iter().map(|c| self.val(i, c)).collect() };
         let rows4 = |cs: &Vec<Operand>| -> Result<Vec<Val>, Error> {
             if cs.len() != 5 {
                 return Err(self.invalid(i, "gather4 and scatter4 take a column and four rows"));
