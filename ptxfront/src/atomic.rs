@@ -12,6 +12,9 @@
 //! operand where the element equals the first. The packed `.f16x2` / `.bf16x2` adds combine
 //! each 16-bit half on its own; `.v2`/`.v4`/`.v8` vector forms and `.f64` are refused.
 //!
+//! The global-memory check sees an atomic as a strong read and write with its `.sem` and
+//! `.scope` ([`Order`]).
+//!
 //! To the hazard checker a shared-memory atomic is a read of its element: atomics of different
 //! warps on one element do not race, and a plain write of the element that another warp makes
 //! unordered with the atomic is a race either way round. (A plain read of the element unordered
@@ -23,6 +26,34 @@ use crate::program::{MemRef, Val};
 use crate::Error;
 use bwsim_isa::types::DType;
 use bwsim_isa::value_types::TmaReduceOp;
+
+/// What a memory access or fence orders across CTAs ([`crate::machine`]'s global-memory
+/// check): `strong` accesses (atomics, `ld`/`st` `.relaxed`/`.acquire`/`.release`/`.volatile`)
+/// never race with each other; `acquire` / `release` synchronise at a scope that reaches other
+/// CTAs (`.gpu`, `.sys`; `cross` false for `.cta`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Order {
+    pub strong: bool,
+    pub acquire: bool,
+    pub release: bool,
+    pub cross: bool,
+}
+
+impl Order {
+    /// The order the qualifiers `m` of an access or a fence give.
+    pub fn of(m: &[&str]) -> Order {
+        let has = |x: &str| m.contains(&x);
+        let sc = has("sc") || has("acq_rel");
+        Order {
+            strong: ["relaxed", "acquire", "release", "acq_rel", "volatile", "sc"]
+                .iter()
+                .any(|x| has(x)),
+            acquire: sc || has("acquire"),
+            release: sc || has("release"),
+            cross: !has("cta"),
+        }
+    }
+}
 
 /// The operation of an atomic.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -114,6 +145,8 @@ pub struct Atom {
     pub b: Val,
     /// `cas`'s new value.
     pub c: Option<Val>,
+    /// Its `.sem` and `.scope`.
+    pub order: Order,
 }
 
 impl Cta<'_> {
@@ -138,6 +171,9 @@ impl Cta<'_> {
         }
         if let Some(d) = a.d {
             self.write(t, d, old);
+        }
+        if sp == Space::Global {
+            self.note_global(addr, n, true, false, a.order, pc);
         }
         Ok(())
     }

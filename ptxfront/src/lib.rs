@@ -34,10 +34,10 @@
 //!
 //! # What comes next
 //!
-//! - **Global memory in the checker.** The machine checks shared memory only; the global
-//!   loads, stores and atomics of different CTAs, with the `.sem`/`.scope` of atomics and the
-//!   `fence.acquire/release` that order them (which run now but order nothing), go to
-//!   `bwsim_sim::check::global` next, the CTAs interleaved rather than run in turn.
+//! - **Global memory in the checker.** The machine checks the global accesses of different
+//!   CTAs (`machine::global`), not yet those of one CTA, nor the bulk tensor stores' global
+//!   writes; the CTAs run in turn, so a CTA that spins on a flag a later CTA sets never ends:
+//!   interleaving the CTAs, as the tile machine does, comes next.
 //! - **`wgmma`, and the rest of `tcgen05`.** `wgmma` issued onto the wgmma groups' components
 //!   of the checker, as the tile machine does; `tcgen05.cp`, M = 64 and f16 accumulators,
 //!   the other tensor-memory shapes, CTA pairs.

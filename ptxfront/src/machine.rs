@@ -38,7 +38,9 @@
 //!   `tcgen05.commit` arrives on an mbarrier, in issue order; `tcgen05.ld/st` are the warp's
 //!   tensor-memory accesses.
 //!
-//! Global memory is not checked across CTAs or against the stores' global writes yet.
+//! Global memory ([`global`]): each CTA's global loads, stores, atomics and memory-ordering
+//! fences, checked when the CTA is done against those of the CTAs before it (`global-race`).
+//! The bulk tensor copies' global accesses are not checked.
 
 use crate::exec::{complete_barriers, prepare, run_ctas, Arg, Cta, Launch, St, Stats, Thread};
 use crate::parse::Space;
@@ -52,6 +54,7 @@ use bwsim_sim::mbarrier::Mbar;
 use bwsim_sim::sched::{AgentRef, AsyncKind, RandomScheduler, Scheduler};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+mod global;
 mod stuck;
 mod tcgen05;
 
@@ -96,9 +99,15 @@ pub fn run(p: &Program, l: &Launch, bufs: &mut [Vec<u8>], opts: &Options) -> Res
     }
     let mut findings = Vec::new();
     let mut sched = RandomScheduler::new(opts.seed);
+    let mut global = global::GlobalCheck::new(l.grid.iter().map(|&g| g as usize).product());
     let stats = run_ctas(p, l, &params, bufs, opts.check, |cta| {
+        let [x, y, z] = cta.ctaid;
+        let id = (x + l.grid[0] * (y + l.grid[1] * z)) as usize;
         let mut m = Machine::new(cta, opts.check, &mut sched);
         m.run()?;
+        if let Some(events) = m.cta.glog.take() {
+            global.cta(p, id, &events, &mut m.findings);
+        }
         findings.append(&mut m.findings);
         Ok(())
     })?;

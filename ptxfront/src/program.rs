@@ -145,9 +145,11 @@ pub enum Op {
     },
     /// `atom` / `red` ([`crate::atomic`]).
     Atom(crate::atomic::Atom),
+    /// A memory-ordering fence (`fence.sc/acq_rel/acquire/release`, `membar`): no effect on
+    /// values; to the global-memory check, what it orders.
+    Fence(crate::atomic::Order),
     /// Instructions with no effect on values or memory in this model (`setmaxnreg`,
-    /// `bar.warp.sync`, the memory-ordering fences `fence.sc/acq_rel/acquire/release` and
-    /// `membar`: [`crate::atomic`]).
+    /// `bar.warp.sync`).
     Nop,
     /// An instruction that only the machine ([`crate::machine`]) runs: mbarriers, proxy
     /// fences, bulk tensor copies and their groups.
@@ -161,6 +163,8 @@ pub struct Access {
     pub space: Option<Space>,
     pub bytes: u32,
     pub at: MemRef,
+    /// Its `.sem` and `.scope` (`ld.acquire.gpu`, `st.relaxed.gpu`, ...).
+    pub order: crate::atomic::Order,
 }
 
 /// A memory operand: a base and a byte offset.
@@ -873,6 +877,7 @@ impl Cx<'_> {
                 let access = Access {
                     space,
                     bytes,
+                    order: crate::atomic::Order::of(&m),
                     at: MemRef {
                         base: self.base(i, addr, space)?,
                         offset: addr.offset,
@@ -1093,7 +1098,15 @@ impl Cx<'_> {
                 Ok(Op::Agent(AgentOp::FenceProxyAsync))
             }
             "atom" | "red" => self.atom(i, &m),
-            "fence" | "membar" if memory::ordering_fence(&i.opcode, &m) => Ok(Op::Nop),
+            "fence" | "membar" if memory::ordering_fence(&i.opcode, &m) => {
+                // `membar.{gl,sys}` and `fence.sc` are sequentially consistent fences.
+                let m = if i.opcode == "membar" {
+                    vec!["sc", m[0]]
+                } else {
+                    m.clone()
+                };
+                Ok(Op::Fence(crate::atomic::Order::of(&m)))
+            }
             "cp" if memory::bulk_tensor_form(&m) => self.bulk_tensor(i, &m),
             "cp" if m.starts_with(&["async", "bulk", "tensor"]) => {
                 if m.iter()

@@ -434,3 +434,81 @@ fn gather4_and_scatter4_trap_where_the_isa_says() -> Result<(), Error> {
     assert_eq!(words(&unchecked(&p, &l, &bufs)?[1])[..8], [0; 8]);
     Ok(())
 }
+
+/// CTA 0 writes `data` (one u32 per thread) and thread 0 then publishes `flag` (PUBLISH); CTA
+/// 1 polls the flag (POLL, into `%r4`) until it is set, then copies `data` to `out`.
+const HANDOFF: &str = r#"
+	mov.u32 %r2, %ctaid.x;
+	mov.u32 %r1, %tid.x;
+	ld.param.u64 %rd1, [p0];
+	mul.wide.u32 %rd4, %r1, 4;
+	add.s64 %rd5, %rd1, %rd4;
+	ld.param.u64 %rd2, [p1];
+	ld.param.u64 %rd3, [p2];
+	setp.ne.s32 %p1, %r2, 0;
+	@%p1 bra $L_consumer;
+	add.s32 %r3, %r1, 100;
+	st.global.u32 [%rd5], %r3;
+	bar.sync 0;
+	setp.ne.s32 %p2, %r1, 0;
+	@%p2 bra $L_end;
+	PUBLISH
+	bra $L_end;
+$L_consumer:
+	POLL
+	setp.eq.s32 %p3, %r4, 0;
+	@%p3 bra $L_consumer;
+	ld.global.u32 %r5, [%rd5];
+	add.s64 %rd6, %rd3, %rd4;
+	st.global.u32 [%rd6], %r5;
+$L_end:
+	ret;
+"#;
+
+/// The `global-race` findings of the hand-off with `publish` and `poll`, as (the access's
+/// instruction, the earlier one's), after checking that `out` got the data.
+fn handoff(publish: &str, poll: &str) -> Result<Vec<(String, String)>, Error> {
+    let body = HANDOFF.replace("PUBLISH", publish).replace("POLL", poll);
+    let p = compile(
+        &kernel("handoff", &[".u64 p0", ".u64 p1", ".u64 p2"], &body),
+        "handoff",
+    )?;
+    let args = vec![Arg::Buffer(0), Arg::Buffer(1), Arg::Buffer(2)];
+    let l = Launch::new([2, 1, 1], [32, 1, 1], args);
+    let bufs = vec![vec![0; 128], vec![0; 4], vec![0; 128]];
+    let out = words(&unchecked(&p, &l, &bufs)?[2]);
+    assert_eq!(out, (100..132).collect::<Vec<u32>>());
+    let found = machine::check(&p, &l, &bufs, 2)?;
+    assert!(found.iter().all(|f| f.code == Code::GlobalRace), "{found:?}");
+    let text = |pc: usize| p.src[p.ins[pc].span.range()].trim_end_matches(';').to_string();
+    Ok(found.iter().map(|f| (text(f.pc), text(f.with[0]))).collect())
+}
+
+#[test]
+fn a_global_handoff_between_ctas_races_unless_a_release_meets_an_acquire() -> Result<(), Error> {
+    let relaxed = "st.relaxed.gpu.global.u32 [%rd2], 1;";
+    let fenced = "fence.release.gpu;\n\tst.relaxed.gpu.global.u32 [%rd2], 1;";
+    let cta_scope = "fence.release.cta;\n\tst.relaxed.gpu.global.u32 [%rd2], 1;";
+    let release = "st.release.gpu.global.u32 [%rd2], 1;";
+    let plain_poll = "ld.relaxed.gpu.global.u32 %r4, [%rd2];";
+    let fenced_poll = "ld.relaxed.gpu.global.u32 %r4, [%rd2];\n\tfence.acquire.gpu;";
+    let acquire_poll = "ld.acquire.gpu.global.u32 %r4, [%rd2];";
+    // The consumer's load of the data against the producer's store of it.
+    let race = vec![(
+        "ld.global.u32 %r5, [%rd5]".to_string(),
+        "st.global.u32 [%rd5], %r3".to_string(),
+    )];
+    for (publish, poll, races) in [
+        (fenced, fenced_poll, false),
+        (release, acquire_poll, false),
+        (fenced, acquire_poll, false),
+        // No release; a release at CTA scope; no acquire.
+        (relaxed, fenced_poll, true),
+        (cta_scope, fenced_poll, true),
+        (release, plain_poll, true),
+    ] {
+        let want = if races { race.clone() } else { vec![] };
+        assert_eq!(handoff(publish, poll)?, want, "{publish} / {poll}");
+    }
+    Ok(())
+}

@@ -3,7 +3,7 @@
 //! of `cp.async.bulk.tensor.2d.tile::gather4` / `tile::scatter4`.
 
 use super::{space_of, AgentOp, Cx, Op, Val};
-use crate::atomic::{defined, Atom, AtomOp, AtomType};
+use crate::atomic::{defined, Atom, AtomOp, AtomType, Order};
 use crate::parse::{Addr, Instr, Operand, Space};
 use crate::Error;
 use bwsim_isa::value_types::TmaReduceOp;
@@ -103,6 +103,10 @@ impl Cx<'_> {
             },
             b: self.val(i, &rest[1])?,
             c: rest.get(2).map(|c| self.val(i, c)).transpose()?,
+            order: Order {
+                strong: true,
+                ..Order::of(m)
+            },
         }))
     }
 
