@@ -99,8 +99,13 @@ pub fn run(p: &Program, l: &Launch, bufs: &mut [Vec<u8>], opts: &Options) -> Res
     }
     let mut findings = Vec::new();
     let mut sched = RandomScheduler::new(opts.seed);
-    let mut global = global::GlobalCheck::new(l.grid.iter().map(|&g| g as usize).product());
-    let stats = run_ctas(p, l, &params, bufs, opts.check, |cta| {
+    let ctas: usize = l.grid.iter().map(|&g| g as usize).product();
+    let mut global = global::GlobalCheck::new(ctas);
+    let stats = run_ctas(p, l, &params, bufs, opts.check, |mut cta| {
+        if ctas == 1 {
+            // No other CTA to race with.
+            cta.glog = None;
+        }
         let [x, y, z] = cta.ctaid;
         let id = (x + l.grid[0] * (y + l.grid[1] * z)) as usize;
         let mut m = Machine::new(cta, opts.check, &mut sched);
