@@ -221,6 +221,7 @@ fn is_hazard(d: &serde_json::Value) -> bool {
         d["code"].as_str(),
         Some(
             "race"
+                | "global-race"
                 | "missing-fence"
                 | "read-before-complete"
                 | "write-while-in-flight"

@@ -11,6 +11,8 @@
 //!   conversion instructions are resolved and later executed by bwsim-isa's inline-PTX
 //!   interpreter ([`bwsim_isa::inline_ptx`]), which owns their semantics; this crate adds what a
 //!   whole kernel needs (special registers, memories, branches, barriers, warp collectives).
+//! - [`atomic`]: `atom` and `red` on global and shared memory, and their arithmetic (the
+//!   simulator's reduction arithmetic); the memory-ordering fences change no value.
 //! - [`exec`]: the executor of the synchronous subset (CTAs in turn; within a CTA, warps in
 //!   turn; each thread alone until it reaches a synchronising instruction).
 //! - [`machine`]: kernels with asynchronous instructions (`mbarrier.*`, `fence.proxy.async`,
@@ -29,18 +31,21 @@
 //! mixed-type `wgmma`, `tcgen05` forms beyond `cta_group::1` dense MMAs of M = 128 with f32 accumulators and the
 //! `32x32b` tensor-memory loads and stores (`tcgen05.cp`, `tcgen05.shift`, block scaling,
 //! sparsity, A in tensor memory), multicast and cluster-scope forms,
-//! atomics, local memory, calls. [`exec::run`] stops with an error at an instruction only the machine runs.
+//! vector and `.f64` atomics, local memory, calls. [`exec::run`] stops with an error at an instruction only the machine runs.
 //!
 //! # What comes next
 //!
-//! - **Global memory in the checker.** The machine checks shared memory only; the stores'
-//!   global writes and the accesses of different CTAs go to `bwsim_sim::check::global` next.
+//! - **Global memory in the checker.** The machine checks the global accesses of different
+//!   CTAs (`machine::global`), not yet those of one CTA, nor the bulk tensor stores' global
+//!   writes; the CTAs run in turn, so a CTA that spins on a flag a later CTA sets never ends:
+//!   interleaving the CTAs, as the tile machine does, comes next.
 //! - **The rest of `tcgen05`.** `tcgen05.cp`, M = 64 and f16 accumulators, the other
 //!   tensor-memory shapes, CTA pairs.
 //! - **Reconvergence.** Independent threads between synchronising instructions suffice for
 //!   functional results; the timing model will need warp-level issue (a reconvergence stack or
 //!   per-thread pcs grouped by pc).
 
+pub mod atomic;
 pub mod exec;
 pub mod launch;
 pub mod machine;

@@ -35,6 +35,10 @@
 //!   accumulator when it issues the MMA (operands through their matrix descriptors or A's
 //!   fragment registers, the simulator's MMA arithmetic), the reads of shared memory the
 //!   warp's wgmma unit's; `wgmma.commit_group` / `wait_group` as the tile machine runs them.
+//!   observing the reads (`.read`) or the whole stores. A TMA reduction
+//!   (`cp.reduce.async.bulk.tensor`) is a store whose global write combines each element
+//!   ([`crate::tensormap::reduce_into`]); `tile::gather4` / `tile::scatter4` are a load or a
+//!   store of four rows by index ([`TensorMap::rows4`]).
 //! - `bar.sync` / `barrier.sync`: the warps that take part join their clocks.
 //! - `fence.mbarrier_init`: the checker's init fence of the warp; `prefetch.tensormap` has no
 //!   effect.
@@ -43,7 +47,9 @@
 //!   `tcgen05.commit` arrives on an mbarrier, in issue order; `tcgen05.ld/st` are the warp's
 //!   tensor-memory accesses.
 //!
-//! Global memory is not checked across CTAs or against the stores' global writes yet.
+//! Global memory ([`global`]): each CTA's global loads, stores, atomics and memory-ordering
+//! fences, checked when the CTA is done against those of the CTAs before it (`global-race`).
+//! The bulk tensor copies' global accesses are not checked.
 
 use crate::exec::{complete_barriers, prepare, run_ctas, Arg, Cta, Launch, St, Stats, Thread};
 use crate::parse::Space;
@@ -58,6 +64,7 @@ use bwsim_sim::sched::{AgentRef, AsyncKind, RandomScheduler, Scheduler};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 mod cp_async;
+mod global;
 mod stuck;
 mod tcgen05;
 mod wgmma;
@@ -103,9 +110,20 @@ pub fn run(p: &Program, l: &Launch, bufs: &mut [Vec<u8>], opts: &Options) -> Res
     }
     let mut findings = Vec::new();
     let mut sched = RandomScheduler::new(opts.seed);
-    let stats = run_ctas(p, l, &params, bufs, opts.check, |cta| {
+    let ctas: usize = l.grid.iter().map(|&g| g as usize).product();
+    let mut global = global::GlobalCheck::new(ctas);
+    let stats = run_ctas(p, l, &params, bufs, opts.check, |mut cta| {
+        if ctas == 1 {
+            // No other CTA to race with.
+            cta.glog = None;
+        }
+        let [x, y, z] = cta.ctaid;
+        let id = (x + l.grid[0] * (y + l.grid[1] * z)) as usize;
         let mut m = Machine::new(cta, opts.check, &mut sched);
         m.run()?;
+        if let Some(events) = m.cta.glog.take() {
+            global.cta(p, id, &events, &mut m.findings);
+        }
         findings.append(&mut m.findings);
         Ok(())
     })?;
@@ -204,13 +222,15 @@ enum Work {
         map: usize,
         elems: Vec<BoxElem>,
     },
-    /// A bulk tensor store of warp `warp`'s bulk group `group`.
+    /// A bulk tensor store (a reduction where `reduce` says) of warp `warp`'s bulk group
+    /// `group`.
     Store {
         op: u32,
         warp: usize,
         group: u64,
         map: usize,
         elems: Vec<BoxElem>,
+        reduce: Option<bwsim_isa::value_types::TmaReduceOp>,
     },
     /// Work for the tensor pipe, issued at `pc` ([`tcgen05`]).
     Pipe {
@@ -676,9 +696,10 @@ impl<'a, 's> Machine<'a, 's> {
                 tmap,
                 coords,
                 bar,
+                gather4,
             } => {
                 for &t in group {
-                    let (k, elems) = self.tma_box(t, tmap, dst, coords, pc)?;
+                    let (k, elems) = self.tma_box(t, tmap, dst, coords, *gather4, pc)?;
                     let b = self.shared_addr(t, bar, pc)?;
                     let op = self.hb.as_mut().map_or(0, |hb| hb.issue(w, pc as u32));
                     let work = Work::Load {
@@ -691,9 +712,15 @@ impl<'a, 's> Machine<'a, 's> {
                     self.launch(AsyncKind::TmaLoad, work);
                 }
             }
-            AgentOp::TmaStore { tmap, coords, src } => {
+            AgentOp::TmaStore {
+                tmap,
+                coords,
+                src,
+                scatter4,
+                reduce,
+            } => {
                 for &t in group {
-                    let (k, elems) = self.tma_box(t, tmap, src, coords, pc)?;
+                    let (k, elems) = self.tma_box(t, tmap, src, coords, *scatter4, pc)?;
                     let op = self.hb.as_mut().map_or(0, |hb| hb.issue(w, pc as u32));
                     let group = self.open_group[w];
                     *self.pending[w].entry(group).or_default() += 1;
@@ -703,6 +730,7 @@ impl<'a, 's> Machine<'a, 's> {
                         group,
                         map: k,
                         elems,
+                        reduce: *reduce,
                     };
                     self.launch(AsyncKind::TmaStoreRead, work);
                 }
@@ -731,14 +759,16 @@ impl<'a, 's> Machine<'a, 's> {
     }
 
     /// The box a bulk tensor copy of thread `t` moves: the tensor map `tmap` names (its index)
-    /// and the box's elements at the coordinates `coords`, at the shared address `smem` names,
-    /// checked to lie in shared memory and in the map's buffer.
+    /// and the box's elements at the coordinates `coords` (`rows4`: a gather4's or scatter4's
+    /// column and four rows, [`TensorMap::rows4`]), at the shared address `smem` names, checked
+    /// to lie in shared memory and in the map's buffer.
     fn tma_box(
         &self,
         t: usize,
         tmap: &MemRef,
         smem: &MemRef,
         coords: &[Val],
+        rows4: bool,
         pc: usize,
     ) -> Result<(usize, Vec<BoxElem>), Error> {
         let k = self.tensor_map(t, tmap, pc)?;
@@ -747,7 +777,14 @@ impl<'a, 's> Machine<'a, 's> {
             .iter()
             .map(|c| self.value(t, *c, pc).map(|v| v as u32 as i32 as i64))
             .collect::<Result<Vec<_>, _>>()?;
-        let elems = self.map(k).map(|m| m.elements(&cs, s)).unwrap_or_default();
+        let elems = match self.map(k) {
+            Some(m) if rows4 => {
+                let scatter = matches!(self.cta.p.ins[pc].op, Op::Agent(AgentOp::TmaStore { .. }));
+                m.rows4(&cs, s, scatter).map_err(|e| self.rt(pc, e))?
+            }
+            Some(m) => m.elements(&cs, s),
+            None => Vec::new(),
+        };
         self.in_bounds(&elems, k, pc)?;
         Ok((k, elems))
     }
@@ -797,7 +834,9 @@ impl<'a, 's> Machine<'a, 's> {
                 elems,
             } => {
                 let Some(m) = self.map(map) else { return Ok(()) };
-                let (eb, buf, bytes) = (m.elem_bytes as usize, m.buffer, m.box_bytes() as i64);
+                // Every element of the box counts, those outside the tensor too.
+                let (eb, buf) = (m.elem_bytes as usize, m.buffer);
+                let bytes = (elems.len() * eb) as i64;
                 for e in &elems {
                     let s = e.smem as usize;
                     match e.global {
@@ -839,10 +878,11 @@ impl<'a, 's> Machine<'a, 's> {
                 group,
                 map,
                 elems,
+                reduce,
                 ..
             } => {
                 let Some(m) = self.map(map) else { return Ok(()) };
-                let (eb, buf) = (m.elem_bytes as usize, m.buffer);
+                let (eb, buf, dtype) = (m.elem_bytes as usize, m.buffer, m.dtype);
                 if let Some(hb) = &mut self.hb {
                     let addrs: Vec<(u32, u32)> = elems.iter().map(|e| (e.smem, 0)).collect();
                     if let Some(h) = hb.tma_store_read(op, warp as u32, &addrs, eb as u32 * 8) {
@@ -853,7 +893,10 @@ impl<'a, 's> Machine<'a, 's> {
                     if let Some(g) = e.global {
                         let (s, g) = (e.smem as usize, g as usize);
                         let (src, dst) = (&self.cta.shared[s..s + eb], &mut self.cta.bufs[buf][g..g + eb]);
-                        dst.copy_from_slice(src);
+                        match reduce {
+                            Some(r) => crate::tensormap::reduce_into(dst, src, r, dtype),
+                            None => dst.copy_from_slice(src),
+                        }
                     }
                 }
                 if let Some(c) = self.pending[warp].get_mut(&group) {

@@ -215,6 +215,7 @@ pub fn parse(src: &str) -> Result<Module, Error> {
         t: Tokens::new(toks, src.len()),
         lines: Lines::new(src),
         loc: None,
+        asm: (0, false),
         scopes: Vec::new(),
         scope_count: 0,
     };
@@ -227,10 +228,36 @@ struct P<'s> {
     t: Tokens,
     lines: Lines,
     loc: Option<Loc>,
+    /// How far the source was scanned for LLVM's inline-assembly markers, and whether that
+    /// point is inside a `// begin inline asm` ... `// end inline asm` block.
+    asm: (usize, bool),
     /// The nested `{ }` scopes open in a kernel's body (inline-assembly blocks declare their
     /// own registers and labels, which may repeat from block to block).
     scopes: Vec<Scope>,
     scope_count: u32,
+}
+
+impl P<'_> {
+    /// Whether byte `at` lies in an inline-assembly block of LLVM's output (between `// begin
+    /// inline asm` and `// end inline asm`). LLVM numbers the `.loc` lines it writes inside a
+    /// block from the block's own `.loc`, one per line of the assembly string (Triton's
+    /// two-line loads name the statement after theirs), so there the position in force at the
+    /// block's start stays.
+    fn in_inline_asm(&mut self, at: usize) -> bool {
+        let (from, mut inside) = self.asm;
+        if at > from {
+            let text = &self.src[from..at];
+            let (b, e) = (text.rfind("// begin inline asm"), text.rfind("// end inline asm"));
+            inside = match (b, e) {
+                (Some(b), Some(e)) => b > e,
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
+                (None, None) => inside,
+            };
+            self.asm = (at, inside);
+        }
+        inside
+    }
 }
 
 /// One nested scope: its number, the registers it declares (source name to the kernel-wide
@@ -656,7 +683,9 @@ impl P<'_> {
                             }
                         }
                         self.skip_line(line);
-                        self.loc = Some(loc);
+                        if !self.in_inline_asm(at.start as usize) {
+                            self.loc = Some(loc);
+                        }
                     }
                     "branchtargets" => {
                         self.t.i += 1;
