@@ -25,9 +25,11 @@
 //!   fixtures) expanded into its PTX parameters.
 //!
 //! Refused with [`Error::Unsupported`] (naming the instruction and its line): `wgmma`,
-//! `tcgen05` forms beyond `cta_group::1` dense MMAs of M = 128 with f32 accumulators and the
-//! `32x32b` tensor-memory loads and stores (`tcgen05.cp`, `tcgen05.shift`, block scaling,
-//! sparsity, A in tensor memory), non-bulk `cp.async`, multicast and cluster-scope forms,
+//! `tcgen05` forms beyond `cta_group::1` MMAs of M = 64 and 128 with f32 accumulators (A in
+//! shared or tensor memory; block-scaled ones of M = 128), the `128x256b`, `128x128b` and
+//! `32x128b.warpx4` copies and the unpacked tensor-memory loads and stores (`tcgen05.shift`,
+//! sparsity, packing, mixed operand types), non-bulk `cp.async`,
+//! multicast and cluster-scope forms,
 //! atomics, local memory, calls. [`exec::run`] stops with an error at an instruction only the machine runs.
 //!
 //! # What comes next
@@ -35,8 +37,7 @@
 //! - **Global memory in the checker.** The machine checks shared memory only; the stores'
 //!   global writes and the accesses of different CTAs go to `bwsim_sim::check::global` next.
 //! - **`wgmma`, and the rest of `tcgen05`.** `wgmma` issued onto the wgmma groups' components
-//!   of the checker, as the tile machine does; `tcgen05.cp`, M = 64 and f16 accumulators,
-//!   the other tensor-memory shapes, CTA pairs.
+//!   of the checker, as the tile machine does; f16 accumulators, CTA pairs.
 //! - **Reconvergence.** Independent threads between synchronising instructions suffice for
 //!   functional results; the timing model will need warp-level issue (a reconvergence stack or
 //!   per-thread pcs grouped by pc).

@@ -689,6 +689,7 @@ impl<'a, 's> Machine<'a, 's> {
             | AgentOp::TmemRelinquish
             | AgentOp::Mma { .. }
             | AgentOp::Commit { .. }
+            | AgentOp::TmemCp { .. }
             | AgentOp::TmemLd { .. }
             | AgentOp::TmemSt { .. } => self.tcgen05(w, pc, op, group)?,
             AgentOp::BulkCommit => self.open_group[w] += 1,

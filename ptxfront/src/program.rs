@@ -211,24 +211,94 @@ pub enum AgentOp {
     TmemDealloc { taddr: Val, cols: Val },
     /// `tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned`.
     TmemRelinquish,
-    /// `tcgen05.mma.cta_group::1.kind::KIND [d], adesc, bdesc, idesc[, {disable_output_lane}],
-    /// enable_input_d`: A and B in shared memory, named by their matrix descriptors.
+    /// `tcgen05.mma.cta_group::1.kind::KIND[.block_scale.blockV] [d], adesc | [a], bdesc, idesc,
+    /// [[scale_a], [scale_b],] [{disable_output_lane},] enable_input_d`: B in shared memory,
+    /// named by its matrix descriptor; A the same, or in tensor memory; the block-scaled kinds'
+    /// scale factors in tensor memory.
     Mma {
         kind: MmaKind,
         d: TmemRef,
-        a: Val,
+        a: MmaA,
         b: Val,
         idesc: Val,
+        scales: Option<[TmemRef; 2]>,
         disable: Vec<Val>,
         acc: Val,
     },
     /// `tcgen05.commit.cta_group::1.mbarrier::arrive::one[.shared::cluster].b64 [bar]`: an
     /// arrival on `bar` once the warp's earlier tensor-pipe operations are done.
     Commit { bar: MemRef },
-    /// `tcgen05.ld.sync.aligned.32x32b.xN.b32 {regs}, [taddr]`.
-    TmemLd { regs: Vec<u16>, at: TmemRef },
-    /// `tcgen05.st.sync.aligned.32x32b.xN.b32 [taddr], {vals}`.
-    TmemSt { vals: Vec<Val>, at: TmemRef },
+    /// `tcgen05.cp.cta_group::1.SHAPE [taddr], sdesc`: shared memory (named by a matrix
+    /// descriptor) into tensor memory, on the tensor pipe.
+    TmemCp { shape: CpShape, at: TmemRef, src: Val },
+    /// `tcgen05.ld.sync.aligned.SHAPE.xN.b32 {regs}, [taddr][, imm]`.
+    TmemLd {
+        shape: TmemShape,
+        regs: Vec<u16>,
+        at: TmemRef,
+    },
+    /// `tcgen05.st.sync.aligned.SHAPE.xN.b32 [taddr][, imm], {vals}`.
+    TmemSt {
+        shape: TmemShape,
+        vals: Vec<Val>,
+        at: TmemRef,
+    },
+}
+
+/// The shape of a `tcgen05.cp` (PTX ISA, "tcgen05.cp"): the rows of shared memory it copies,
+/// their bytes, and the lanes each row lands in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CpShape {
+    /// 128 rows of 32 bytes into lanes 0 to 127.
+    S128x256b,
+    /// 128 rows of 16 bytes into lanes 0 to 127.
+    S128x128b,
+    /// 32 rows of 16 bytes, each into lane `r` of every lane quarter (`.warpx4`).
+    S32x128bWarpx4,
+}
+
+impl CpShape {
+    /// Rows and bytes per row.
+    pub fn rows_bytes(self) -> (u32, u32) {
+        match self {
+            CpShape::S128x256b => (128, 32),
+            CpShape::S128x128b => (128, 16),
+            CpShape::S32x128bWarpx4 => (32, 16),
+        }
+    }
+
+    /// The lanes row `r` lands in, relative to the destination's lane.
+    pub fn lanes(self, r: u32) -> Vec<u32> {
+        match self {
+            CpShape::S128x256b | CpShape::S128x128b => vec![r],
+            CpShape::S32x128bWarpx4 => (0..4).map(|q| 32 * q + r).collect(),
+        }
+    }
+}
+
+/// The A operand of a `tcgen05.mma`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum MmaA {
+    /// A shared-memory matrix descriptor.
+    Desc(Val),
+    /// A tensor-memory address (`[a]`).
+    Tmem(TmemRef),
+}
+
+/// The shape of a `tcgen05.ld`/`tcgen05.st` (PTX ISA, "Matrix fragments for tcgen05.ld/st"):
+/// the tensor-memory lanes and bits one repetition of the warp moves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TmemShape {
+    /// 32 lanes x 32 bits: one lane per thread.
+    S32x32b,
+    /// 16 lanes x 64 bits.
+    S16x64b,
+    /// 16 lanes x 128 bits.
+    S16x128b,
+    /// 16 lanes x 256 bits.
+    S16x256b,
+    /// Two 16 lanes x 32 bits halves, the second `imm` columns after the first.
+    S16x32bx2(u32),
 }
 
 /// A tensor-memory address operand, `[taddr+offset]`.
@@ -244,6 +314,57 @@ pub enum MmaKind {
     F16,
     Tf32,
     F8f6f4,
+    /// Block-scaled fp8/fp6/fp4 (`.kind::mxf8f6f4`), ue8m0 scales per 32 K-elements.
+    Mxf8f6f4,
+    /// Block-scaled fp4 (`.kind::mxf4`), ue8m0 scales per 32 K-elements.
+    Mxf4,
+    /// Block-scaled fp4 (`.kind::mxf4nvf4`), ue8m0 per 32 or ue4m3 per 16 K-elements.
+    Mxf4nvf4,
+}
+
+/// The bound on a `16x32bx2` column offset: tensor memory's 512 columns.
+const COLUMNS_OFFSET_LIMIT: u64 = 512;
+
+impl TmemShape {
+    /// Registers per thread of one repetition (`.x1`).
+    pub fn regs_per_rep(self) -> usize {
+        match self {
+            TmemShape::S32x32b | TmemShape::S16x64b | TmemShape::S16x32bx2(_) => 1,
+            TmemShape::S16x128b => 2,
+            TmemShape::S16x256b => 4,
+        }
+    }
+
+    /// Where register `r` of lane `l` of one repetition lies, relative to the access's
+    /// first lane and column (PTX ISA, "Matrix fragments for tcgen05.ld/st"), and the
+    /// columns one repetition spans.
+    pub fn cell(self, l: u32, r: u32) -> (u32, u32) {
+        match self {
+            TmemShape::S32x32b => (l, 0),
+            TmemShape::S16x64b => (l / 4 + 8 * (l % 2), (l / 2) % 2),
+            TmemShape::S16x128b => (l / 4 + 8 * (r % 2), l % 4),
+            TmemShape::S16x256b => (l / 4 + 8 * (r / 2 % 2), r % 2 + 2 * (l % 4)),
+            TmemShape::S16x32bx2(imm) => (l % 16, if l < 16 { 0 } else { imm }),
+        }
+    }
+
+    /// Columns one repetition spans (the next repetition's first column is this far on).
+    pub fn cols_per_rep(self) -> u32 {
+        match self {
+            TmemShape::S32x32b | TmemShape::S16x32bx2(_) => 1,
+            TmemShape::S16x64b => 2,
+            TmemShape::S16x128b => 4,
+            TmemShape::S16x256b => 8,
+        }
+    }
+
+    /// Lanes one repetition spans.
+    pub fn lanes(self) -> u32 {
+        match self {
+            TmemShape::S32x32b => 32,
+            _ => 16,
+        }
+    }
 }
 
 /// A resolved instruction with its guard and where it came from.
@@ -577,69 +698,135 @@ impl Cx<'_> {
                 }
             }
             Some("mma") => {
-                let kind = match m.iter().find_map(|x| x.strip_prefix("kind::")) {
-                    Some("f16") => MmaKind::F16,
-                    Some("tf32") => MmaKind::Tf32,
-                    Some("f8f6f4") => MmaKind::F8f6f4,
-                    _ => return Err(self.unsupported(i, "kinds other than f16, tf32 and f8f6f4")),
+                let scaled = m.iter().any(|x| x.starts_with("block_scale"));
+                let kind = match (m.iter().find_map(|x| x.strip_prefix("kind::")), scaled) {
+                    (Some("f16"), false) => MmaKind::F16,
+                    (Some("tf32"), false) => MmaKind::Tf32,
+                    (Some("f8f6f4"), false) => MmaKind::F8f6f4,
+                    (Some("mxf8f6f4"), true) => MmaKind::Mxf8f6f4,
+                    (Some("mxf4"), true) => MmaKind::Mxf4,
+                    (Some("mxf4nvf4"), true) => MmaKind::Mxf4nvf4,
+                    _ => return Err(self.unsupported(
+                        i,
+                        "kinds other than f16, tf32, f8f6f4 and the block-scaled mxf8f6f4, mxf4, mxf4nvf4",
+                    )),
                 };
-                if m.iter()
-                    .any(|x| x.starts_with("block_scale") || *x == "ws" || *x == "sp")
-                {
-                    return Err(self.unsupported(i, "block-scaled, weight-stationary and sparse forms"));
+                if m.iter().any(|x| *x == "ws" || *x == "sp") {
+                    return Err(self.unsupported(i, "weight-stationary and sparse forms"));
                 }
-                if matches!(o.get(1), Some(Operand::Addr(_))) {
-                    return Err(self.unsupported(i, "an A operand in tensor memory"));
-                }
-                let disable = match o.get(4) {
-                    Some(Operand::Vec(v)) => v.iter().map(|x| self.val(i, x)).collect::<Result<_, _>>()?,
+                let a = match o.get(1) {
+                    Some(x @ Operand::Addr(_)) => MmaA::Tmem(tmem(Some(x))?),
+                    _ => MmaA::Desc(val(1)?),
+                };
+                let mut at = 4;
+                let scales = if scaled {
+                    at += 2;
+                    Some([tmem(o.get(4))?, tmem(o.get(5))?])
+                } else {
+                    None
+                };
+                let disable = match o.get(at) {
+                    Some(Operand::Vec(v)) => {
+                        at += 1;
+                        v.iter().map(|x| self.val(i, x)).collect::<Result<_, _>>()?
+                    }
                     _ => Vec::new(),
                 };
-                let acc_at = if disable.is_empty() { 4 } else { 5 };
-                if o.len() != acc_at + 1 {
+                if o.len() != at + 1 {
                     return Err(self.unsupported(i, "scale-input-d and collector-usage operands"));
                 }
                 AgentOp::Mma {
                     kind,
                     d: tmem(o.first())?,
-                    a: val(1)?,
+                    a,
                     b: val(2)?,
                     idesc: val(3)?,
+                    scales,
                     disable,
-                    acc: val(acc_at)?,
+                    acc: val(at)?,
+                }
+            }
+            Some("cp") => {
+                let shape = if m.contains(&"128x256b") {
+                    CpShape::S128x256b
+                } else if m.contains(&"128x128b") {
+                    CpShape::S128x128b
+                } else if m.contains(&"32x128b") && m.contains(&"warpx4") {
+                    CpShape::S32x128bWarpx4
+                } else {
+                    return Err(
+                        self.unsupported(i, "shapes other than 128x256b, 128x128b and 32x128b.warpx4")
+                    );
+                };
+                if m.iter()
+                    .any(|x| x.starts_with("b8x16") || x.starts_with("b6x16") || x.starts_with("b4x16"))
+                {
+                    return Err(self.unsupported(i, "decompressing copies"));
+                }
+                AgentOp::TmemCp {
+                    shape,
+                    at: tmem(o.first())?,
+                    src: val(1)?,
                 }
             }
             Some(dir @ ("ld" | "st")) => {
-                if !m.contains(&"32x32b")
-                    || m.iter().any(|x| x.starts_with("pack") || x.starts_with("unpack"))
-                {
-                    return Err(self.unsupported(i, "shapes other than `.32x32b`, packing"));
+                if m.iter().any(|x| x.starts_with("pack") || x.starts_with("unpack")) {
+                    return Err(self.unsupported(i, "packing (`.pack::16b`, `.unpack::16b`)"));
                 }
                 let num = m
                     .iter()
                     .find_map(|x| x.strip_prefix('x').and_then(|n| n.parse::<usize>().ok()))
                     .ok_or_else(|| self.invalid(i, "expected a `.xN` count"))?;
+                // `16x32bx2` takes the second half's column offset as an immediate after the
+                // address.
+                let split = usize::from(m.contains(&"16x32bx2"));
+                let shape = match m.iter().find(|x| x.starts_with("16x") || x.starts_with("32x")) {
+                    Some(&"32x32b") => TmemShape::S32x32b,
+                    Some(&"16x64b") => TmemShape::S16x64b,
+                    Some(&"16x128b") => TmemShape::S16x128b,
+                    Some(&"16x256b") => TmemShape::S16x256b,
+                    Some(&"16x32bx2") => {
+                        let k = if dir == "ld" { 2 } else { 1 };
+                        match o.get(k) {
+                            Some(Operand::Int(n)) if *n < COLUMNS_OFFSET_LIMIT => {
+                                TmemShape::S16x32bx2(*n as u32)
+                            }
+                            _ => {
+                                return Err(
+                                    self.invalid(i, "expected the immediate column offset of `.16x32bx2`")
+                                )
+                            }
+                        }
+                    }
+                    _ => return Err(self.invalid(i, "expected a tensor-memory shape")),
+                };
                 let (regs, at) = if dir == "ld" {
                     (o.first(), o.get(1))
                 } else {
-                    (o.get(1), o.first())
+                    (o.get(1 + split), o.first())
                 };
                 let regs: Vec<&Operand> = match regs {
                     Some(Operand::Vec(v)) => v.iter().collect(),
                     Some(x) => vec![x],
                     None => Vec::new(),
                 };
-                if regs.len() != num {
-                    return Err(self.invalid(i, format!("{} registers for `.x{num}`", regs.len())));
+                let want = num * shape.regs_per_rep();
+                if regs.len() != want {
+                    return Err(self.invalid(
+                        i,
+                        format!("{} registers for `.x{num}` (this shape moves {want})", regs.len()),
+                    ));
                 }
                 let at = tmem(at)?;
                 if dir == "ld" {
                     AgentOp::TmemLd {
+                        shape,
                         regs: regs.iter().map(|x| self.reg(i, x)).collect::<Result<_, _>>()?,
                         at,
                     }
                 } else {
                     AgentOp::TmemSt {
+                        shape,
                         vals: regs.iter().map(|x| self.val(i, x)).collect::<Result<_, _>>()?,
                         at,
                     }
