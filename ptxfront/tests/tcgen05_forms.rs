@@ -447,33 +447,30 @@ fn a_block_scaled_mma_scales_each_block_by_its_factor_byte() -> Result<(), Error
 #[test]
 fn tcgen05_cp_lands_each_row_in_its_lanes() -> Result<(), Error> {
     // 128x256b from shared byte 0 (128 rows x 32 bytes, LBO 2048) into columns 0-7; then
-    // 32x128b.warpx4 from byte 4096 (32 rows x 16 bytes) into columns 8-11 of every quarter.
+    // 32x128b.warpx4 from byte 4096 (32 rows x 16 bytes) into columns 8-11 of every quarter;
+    // then 128x128b of the first 16 bytes of the first copy's rows into columns 12-15.
     let smem: Vec<u8> = (0..4608u32).map(|x| (x * 7 + x / 256) as u8).collect();
     let mut issue = core_matrix_desc(22, 1, 2048);
     issue += "\tadd.u32 %r40, %r22, 4096;\n";
     issue += &core_matrix_desc(40, 2, 256);
     issue += "\ttcgen05.cp.cta_group::1.128x256b [%r4], %rd1;\n\tadd.u32 %r41, %r4, 8;\n\
-              \ttcgen05.cp.cta_group::1.warpx4.32x128b [%r41], %rd2;\n";
-    let src = pipe_kernel(9, 0, &issue, 0, 12);
-    let (out, codes) = run_pipe(&src, &smem, &[0], 128 * 12)?;
+              \ttcgen05.cp.cta_group::1.warpx4.32x128b [%r41], %rd2;\n\tadd.u32 %r42, %r4, 12;\n\
+              \ttcgen05.cp.cta_group::1.128x128b [%r42], %rd1;\n";
+    let src = pipe_kernel(9, 0, &issue, 0, 16);
+    let (out, codes) = run_pipe(&src, &smem, &[0], 128 * 16)?;
     assert!(codes.is_empty(), "{codes:?}");
     let word = |x: usize| u32::from_le_bytes([smem[x], smem[x + 1], smem[x + 2], smem[x + 3]]);
     for lane in 0..128u32 {
+        let at = |c: u32| out[(lane * 16 + c) as usize];
         for c in 0..8u32 {
-            assert_eq!(
-                out[(lane * 12 + c) as usize],
-                word(core_matrix_byte(lane, 4 * c, 2048)),
-                "lane {lane}, column {c}"
-            );
+            let want = word(core_matrix_byte(lane, 4 * c, 2048));
+            assert_eq!(at(c), want, "lane {lane}, column {c}");
         }
         for c in 0..4u32 {
             let want = word(4096 + core_matrix_byte(lane % 32, 4 * c, 256));
-            assert_eq!(
-                out[(lane * 12 + 8 + c) as usize],
-                want,
-                "lane {lane}, column {}",
-                8 + c
-            );
+            assert_eq!(at(8 + c), want, "lane {lane}, column {}", 8 + c);
+            let want = word(core_matrix_byte(lane, 4 * c, 2048));
+            assert_eq!(at(12 + c), want, "lane {lane}, column {}", 12 + c);
         }
     }
     Ok(())
