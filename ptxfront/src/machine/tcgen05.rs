@@ -945,6 +945,32 @@ mod tests {
     }
 
     #[test]
+    fn decodes_block_scaled_descriptors() {
+        // Triton's descriptors of docs/hardware/tmem-scales.md. kind::mxf8f6f4's second K step,
+        // 0x28A00010: B's id 1 (bits 4-5), e4m3 A and B, N 128, ue8m0 (bit 23), M 128, A's
+        // id 1 (bits 29-30); one factor per 32 K, the instruction's K 32.
+        let i = InstrDesc::decode(0x28A0_0010, MmaKind::Mxf8f6f4).expect("decodes");
+        assert_eq!((i.a, i.b, i.d), (DType::F8E4M3, DType::F8E4M3, DType::F32));
+        assert_eq!((i.m, i.n, i.scale), (128, 128, Some((DType::UE8M0, [1, 1]))));
+        assert_eq!((i.k(), i.vec()), (32, 32));
+        // kind::mxf4's second K step, 0x48A004A0: e2m1 (format 1), ids 2; K 64.
+        let i = InstrDesc::decode(0x48A0_04A0, MmaKind::Mxf4).expect("decodes");
+        assert_eq!((i.a, i.scale), (DType::F4E2M1, Some((DType::UE8M0, [2, 2]))));
+        assert_eq!((i.k(), i.vec()), (64, 32));
+        // kind::mxf4nvf4 with bit 23 clear: ue4m3 factors, one per 16 K.
+        let i = InstrDesc::decode(0x0820_0480, MmaKind::Mxf4nvf4).expect("decodes");
+        assert_eq!((i.scale, i.vec()), (Some((DType::UE4M3, [0, 0])), 16));
+        assert!(
+            InstrDesc::decode(0x0820_0000, MmaKind::Mxf8f6f4).is_err(),
+            "ue4m3 factors under kind::mxf8f6f4"
+        );
+        assert!(
+            InstrDesc::decode(0x08A0_1400, MmaKind::Mxf8f6f4).is_err(),
+            "e4m3 A with an e2m1 B (mixed types)"
+        );
+    }
+
+    #[test]
     fn decodes_instruction_descriptors() {
         // Triton's 0x08210010 (docs/hardware/mma-descriptors.md): f32 D, f16 A and B, B
         // MN-major, N 128, M 128.
