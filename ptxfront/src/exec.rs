@@ -594,6 +594,12 @@ impl Cta<'_> {
     /// The space and address within it of an access.
     pub(crate) fn locate(&self, space: Option<Space>, base: &Base, a: u64) -> (Space, u64) {
         match (space, base) {
+            // A `.shared` address held in a 32-bit register is computed in 32 bits: a base
+            // below the variable plus an offset past it wraps (Triton 3.9 emits
+            // `sub.s32 %r9, %smem, %r404` then `[%r9+33264]`).
+            (Some(Space::Shared), _) if a > u32::MAX as u64 && a < SHARED_WINDOW => {
+                (Space::Shared, a & u32::MAX as u64)
+            }
             (Some(s), _) => (s, a),
             (None, Base::Param(_)) => (Space::Param, a),
             (None, Base::Shared(_)) => (Space::Shared, a),

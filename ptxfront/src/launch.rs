@@ -78,6 +78,20 @@ pub fn dtype(triton: &str) -> Option<bwsim_isa::DType> {
     })
 }
 
+/// The element type a launch section gives a tensor of `d`: Triton's unsigned integer
+/// element types (`u8`, from a `uint8` tensor) are the signless integers of its TTGIR
+/// (`i8`), which the sidecars written for that TTGIR declare; the bits are the same.
+fn signless(d: bwsim_isa::DType) -> bwsim_isa::DType {
+    use bwsim_isa::DType as D;
+    match d {
+        D::U8 => D::I8,
+        D::U16 => D::I16,
+        D::U32 => D::I32,
+        D::U64 => D::I64,
+        d => d,
+    }
+}
+
 /// The dynamic shared memory of the `// shared:` line (0 without one).
 pub fn shared(src: &str) -> Result<u64, Error> {
     for line in src.lines() {
@@ -293,7 +307,7 @@ pub fn param_infos(params: &[Param]) -> Result<Vec<ParamInfo>, Error> {
         .iter()
         .map(|p| {
             let ty = match (&p.kind, dtype(&p.dtype)) {
-                (Kind::Desc { .. } | Kind::Pointer, Some(d)) => Ty::Ptr(d),
+                (Kind::Desc { .. } | Kind::Pointer, Some(d)) => Ty::Ptr(signless(d)),
                 (Kind::Scalar(_), _) => Ty::Scalar(match p.dtype.as_str() {
                     "i64" | "u64" => ScalarTy::I64,
                     "fp32" => ScalarTy::F32,

@@ -28,10 +28,12 @@
 //!   fixtures) expanded into its PTX parameters.
 //!
 //! Refused with [`Error::Unsupported`] (naming the instruction and its line): sparse and
-//! mixed-type `wgmma`, `tcgen05` forms beyond `cta_group::1` dense MMAs of M = 128 with f32 accumulators and the
-//! `32x32b` tensor-memory loads and stores (`tcgen05.cp`, `tcgen05.shift`, block scaling,
-//! sparsity, A in tensor memory), multicast and cluster-scope forms,
-//! vector and `.f64` atomics, local memory, calls. [`exec::run`] stops with an error at an instruction only the machine runs.
+//! mixed-type `wgmma`, `tcgen05` forms beyond `cta_group::1` MMAs of M = 64 and 128 with f32
+//! accumulators (A in shared or tensor memory; block-scaled ones of M = 128), the `128x256b`,
+//! `128x128b` and `32x128b.warpx4` copies and the unpacked tensor-memory loads and stores
+//! (`tcgen05.shift`, sparsity, packing, mixed operand types), multicast and cluster-scope forms,
+//! vector and `.f64` atomics, local memory, calls. [`exec::run`] stops with an error at an
+//! instruction only the machine runs.
 //!
 //! # What comes next
 //!
@@ -39,8 +41,7 @@
 //!   CTAs (`machine::global`), not yet those of one CTA, nor the bulk tensor stores' global
 //!   writes; the CTAs run in turn, so a CTA that spins on a flag a later CTA sets never ends:
 //!   interleaving the CTAs, as the tile machine does, comes next.
-//! - **The rest of `tcgen05`.** `tcgen05.cp`, M = 64 and f16 accumulators, the other
-//!   tensor-memory shapes, CTA pairs.
+//! - **The rest of `tcgen05`.** f16 accumulators, CTA pairs.
 //! - **Reconvergence.** Independent threads between synchronising instructions suffice for
 //!   functional results; the timing model will need warp-level issue (a reconvergence stack or
 //!   per-thread pcs grouped by pc).

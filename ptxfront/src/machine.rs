@@ -741,6 +741,7 @@ impl<'a, 's> Machine<'a, 's> {
             | AgentOp::TmemRelinquish
             | AgentOp::Mma { .. }
             | AgentOp::Commit { .. }
+            | AgentOp::TmemCp { .. }
             | AgentOp::TmemLd { .. }
             | AgentOp::TmemSt { .. } => self.tcgen05(w, pc, op, group)?,
             AgentOp::CpAsync(c) => return self.cp_async(w, pc, c, group),

@@ -16,6 +16,10 @@ mod wgmma;
 pub use cp_async::CpOp;
 pub use wgmma::{WgA, WgMma, WgOp};
 mod memory;
+mod tcgen05;
+
+use tcgen05::COLUMNS_OFFSET_LIMIT;
+pub use tcgen05::{CpShape, MmaA, TmemShape};
 
 /// A special register read by `mov`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -231,24 +235,38 @@ pub enum AgentOp {
     TmemDealloc { taddr: Val, cols: Val },
     /// `tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned`.
     TmemRelinquish,
-    /// `tcgen05.mma.cta_group::1.kind::KIND [d], adesc, bdesc, idesc[, {disable_output_lane}],
-    /// enable_input_d`: A and B in shared memory, named by their matrix descriptors.
+    /// `tcgen05.mma.cta_group::1.kind::KIND[.block_scale.blockV] [d], adesc | [a], bdesc, idesc,
+    /// [[scale_a], [scale_b],] [{disable_output_lane},] enable_input_d`: B in shared memory,
+    /// named by its matrix descriptor; A the same, or in tensor memory; the block-scaled kinds'
+    /// scale factors in tensor memory.
     Mma {
         kind: MmaKind,
         d: TmemRef,
-        a: Val,
+        a: MmaA,
         b: Val,
         idesc: Val,
+        scales: Option<[TmemRef; 2]>,
         disable: Vec<Val>,
         acc: Val,
     },
     /// `tcgen05.commit.cta_group::1.mbarrier::arrive::one[.shared::cluster].b64 [bar]`: an
     /// arrival on `bar` once the warp's earlier tensor-pipe operations are done.
     Commit { bar: MemRef },
-    /// `tcgen05.ld.sync.aligned.32x32b.xN.b32 {regs}, [taddr]`.
-    TmemLd { regs: Vec<u16>, at: TmemRef },
-    /// `tcgen05.st.sync.aligned.32x32b.xN.b32 [taddr], {vals}`.
-    TmemSt { vals: Vec<Val>, at: TmemRef },
+    /// `tcgen05.cp.cta_group::1.SHAPE [taddr], sdesc`: shared memory (named by a matrix
+    /// descriptor) into tensor memory, on the tensor pipe.
+    TmemCp { shape: CpShape, at: TmemRef, src: Val },
+    /// `tcgen05.ld.sync.aligned.SHAPE.xN.b32 {regs}, [taddr][, imm]`.
+    TmemLd {
+        shape: TmemShape,
+        regs: Vec<u16>,
+        at: TmemRef,
+    },
+    /// `tcgen05.st.sync.aligned.SHAPE.xN.b32 [taddr][, imm], {vals}`.
+    TmemSt {
+        shape: TmemShape,
+        vals: Vec<Val>,
+        at: TmemRef,
+    },
     /// Non-bulk `cp.async`, its groups and its mbarrier arrivals.
     CpAsync(CpOp),
     /// `wgmma`: fences, MMAs, their groups and waits.
@@ -268,6 +286,12 @@ pub enum MmaKind {
     F16,
     Tf32,
     F8f6f4,
+    /// Block-scaled fp8/fp6/fp4 (`.kind::mxf8f6f4`), ue8m0 scales per 32 K-elements.
+    Mxf8f6f4,
+    /// Block-scaled fp4 (`.kind::mxf4`), ue8m0 scales per 32 K-elements.
+    Mxf4,
+    /// Block-scaled fp4 (`.kind::mxf4nvf4`), ue8m0 per 32 or ue4m3 per 16 K-elements.
+    Mxf4nvf4,
 }
 
 /// A resolved instruction with its guard and where it came from.
@@ -601,69 +625,135 @@ impl Cx<'_> {
                 }
             }
             Some("mma") => {
-                let kind = match m.iter().find_map(|x| x.strip_prefix("kind::")) {
-                    Some("f16") => MmaKind::F16,
-                    Some("tf32") => MmaKind::Tf32,
-                    Some("f8f6f4") => MmaKind::F8f6f4,
-                    _ => return Err(self.unsupported(i, "kinds other than f16, tf32 and f8f6f4")),
+                let scaled = m.iter().any(|x| x.starts_with("block_scale"));
+                let kind = match (m.iter().find_map(|x| x.strip_prefix("kind::")), scaled) {
+                    (Some("f16"), false) => MmaKind::F16,
+                    (Some("tf32"), false) => MmaKind::Tf32,
+                    (Some("f8f6f4"), false) => MmaKind::F8f6f4,
+                    (Some("mxf8f6f4"), true) => MmaKind::Mxf8f6f4,
+                    (Some("mxf4"), true) => MmaKind::Mxf4,
+                    (Some("mxf4nvf4"), true) => MmaKind::Mxf4nvf4,
+                    _ => return Err(self.unsupported(
+                        i,
+                        "kinds other than f16, tf32, f8f6f4 and the block-scaled mxf8f6f4, mxf4, mxf4nvf4",
+                    )),
                 };
-                if m.iter()
-                    .any(|x| x.starts_with("block_scale") || *x == "ws" || *x == "sp")
-                {
-                    return Err(self.unsupported(i, "block-scaled, weight-stationary and sparse forms"));
+                if m.iter().any(|x| *x == "ws" || *x == "sp") {
+                    return Err(self.unsupported(i, "weight-stationary and sparse forms"));
                 }
-                if matches!(o.get(1), Some(Operand::Addr(_))) {
-                    return Err(self.unsupported(i, "an A operand in tensor memory"));
-                }
-                let disable = match o.get(4) {
-                    Some(Operand::Vec(v)) => v.iter().map(|x| self.val(i, x)).collect::<Result<_, _>>()?,
+                let a = match o.get(1) {
+                    Some(x @ Operand::Addr(_)) => MmaA::Tmem(tmem(Some(x))?),
+                    _ => MmaA::Desc(val(1)?),
+                };
+                let mut at = 4;
+                let scales = if scaled {
+                    at += 2;
+                    Some([tmem(o.get(4))?, tmem(o.get(5))?])
+                } else {
+                    None
+                };
+                let disable = match o.get(at) {
+                    Some(Operand::Vec(v)) => {
+                        at += 1;
+                        v.iter().map(|x| self.val(i, x)).collect::<Result<_, _>>()?
+                    }
                     _ => Vec::new(),
                 };
-                let acc_at = if disable.is_empty() { 4 } else { 5 };
-                if o.len() != acc_at + 1 {
+                if o.len() != at + 1 {
                     return Err(self.unsupported(i, "scale-input-d and collector-usage operands"));
                 }
                 AgentOp::Mma {
                     kind,
                     d: tmem(o.first())?,
-                    a: val(1)?,
+                    a,
                     b: val(2)?,
                     idesc: val(3)?,
+                    scales,
                     disable,
-                    acc: val(acc_at)?,
+                    acc: val(at)?,
+                }
+            }
+            Some("cp") => {
+                let shape = if m.contains(&"128x256b") {
+                    CpShape::S128x256b
+                } else if m.contains(&"128x128b") {
+                    CpShape::S128x128b
+                } else if m.contains(&"32x128b") && m.contains(&"warpx4") {
+                    CpShape::S32x128bWarpx4
+                } else {
+                    return Err(
+                        self.unsupported(i, "shapes other than 128x256b, 128x128b and 32x128b.warpx4")
+                    );
+                };
+                if m.iter()
+                    .any(|x| x.starts_with("b8x16") || x.starts_with("b6x16") || x.starts_with("b4x16"))
+                {
+                    return Err(self.unsupported(i, "decompressing copies"));
+                }
+                AgentOp::TmemCp {
+                    shape,
+                    at: tmem(o.first())?,
+                    src: val(1)?,
                 }
             }
             Some(dir @ ("ld" | "st")) => {
-                if !m.contains(&"32x32b")
-                    || m.iter().any(|x| x.starts_with("pack") || x.starts_with("unpack"))
-                {
-                    return Err(self.unsupported(i, "shapes other than `.32x32b`, packing"));
+                if m.iter().any(|x| x.starts_with("pack") || x.starts_with("unpack")) {
+                    return Err(self.unsupported(i, "packing (`.pack::16b`, `.unpack::16b`)"));
                 }
                 let num = m
                     .iter()
                     .find_map(|x| x.strip_prefix('x').and_then(|n| n.parse::<usize>().ok()))
                     .ok_or_else(|| self.invalid(i, "expected a `.xN` count"))?;
+                // `16x32bx2` takes the second half's column offset as an immediate after the
+                // address.
+                let split = usize::from(m.contains(&"16x32bx2"));
+                let shape = match m.iter().find(|x| x.starts_with("16x") || x.starts_with("32x")) {
+                    Some(&"32x32b") => TmemShape::S32x32b,
+                    Some(&"16x64b") => TmemShape::S16x64b,
+                    Some(&"16x128b") => TmemShape::S16x128b,
+                    Some(&"16x256b") => TmemShape::S16x256b,
+                    Some(&"16x32bx2") => {
+                        let k = if dir == "ld" { 2 } else { 1 };
+                        match o.get(k) {
+                            Some(Operand::Int(n)) if *n < COLUMNS_OFFSET_LIMIT => {
+                                TmemShape::S16x32bx2(*n as u32)
+                            }
+                            _ => {
+                                return Err(
+                                    self.invalid(i, "expected the immediate column offset of `.16x32bx2`")
+                                )
+                            }
+                        }
+                    }
+                    _ => return Err(self.invalid(i, "expected a tensor-memory shape")),
+                };
                 let (regs, at) = if dir == "ld" {
                     (o.first(), o.get(1))
                 } else {
-                    (o.get(1), o.first())
+                    (o.get(1 + split), o.first())
                 };
                 let regs: Vec<&Operand> = match regs {
                     Some(Operand::Vec(v)) => v.iter().collect(),
                     Some(x) => vec![x],
                     None => Vec::new(),
                 };
-                if regs.len() != num {
-                    return Err(self.invalid(i, format!("{} registers for `.x{num}`", regs.len())));
+                let want = num * shape.regs_per_rep();
+                if regs.len() != want {
+                    return Err(self.invalid(
+                        i,
+                        format!("{} registers for `.x{num}` (this shape moves {want})", regs.len()),
+                    ));
                 }
                 let at = tmem(at)?;
                 if dir == "ld" {
                     AgentOp::TmemLd {
+                        shape,
                         regs: regs.iter().map(|x| self.reg(i, x)).collect::<Result<_, _>>()?,
                         at,
                     }
                 } else {
                     AgentOp::TmemSt {
+                        shape,
                         vals: regs.iter().map(|x| self.val(i, x)).collect::<Result<_, _>>()?,
                         at,
                     }

@@ -285,19 +285,10 @@ pub fn mma_bits(
     negate: [bool; 2],
     arith: &Arith,
 ) -> Vec<u64> {
-    let decode = |v: &[u64], neg: bool| -> Vec<f64> {
-        v.iter()
-            .map(|&x| {
-                let f = self::operand(operand, x);
-                if neg {
-                    -f
-                } else {
-                    f
-                }
-            })
-            .collect()
-    };
-    let (av, bt) = (decode(a, negate[0]), decode(b, negate[1]));
+    let (av, bt) = (
+        decode_bits(a, operand, negate[0]),
+        decode_bits(b, operand, negate[1]),
+    );
     let forms = Forms::default();
     MmaInputs {
         av: &av,
@@ -316,6 +307,89 @@ pub fn mma_bits(
         n,
     }
     .all(olds, m, 1)
+}
+
+/// The block scale factors of a block-scaled MMA given as numbers (a front end reads them from
+/// tensor memory itself): `a[i * blocks + kb]` scales row `i` of A over its K block `kb` of
+/// `vec` elements, `b[q][j * blocks + kb]` column `j` of B as the datapath of lane quarter `q`
+/// reads it (empty for a quarter that holds no accumulator row), `row_quarter[i]` the lane
+/// quarter of accumulator row `i` (the scaling [`mma`] applies, per quarter).
+#[derive(Clone, Copy, Debug)]
+pub struct BitsScales<'a> {
+    pub vec: usize,
+    pub a: &'a [f64],
+    pub b: &'a [Vec<f64>],
+    pub row_quarter: &'a [usize],
+}
+
+/// [`mma_bits`] of a block-scaled MMA (`.kind::mxf8f6f4`, `mxf4`, `mxf4nvf4`): A of type
+/// `types[0]`, B of `types[1]`, each element multiplied by its block's factor in `scales`
+/// (exact: the factors are powers of two or 4-bit values), the sum with the block-scaled
+/// arithmetic of [`mma`] (f32 accumulator).
+#[allow(clippy::too_many_arguments)] // the operands, their shape and types, and the model
+pub fn mma_bits_scaled(
+    a: &[u64],
+    b: &[u64],
+    [m, n, k]: [usize; 3],
+    types: [DType; 2],
+    olds: &[u64],
+    use_acc: bool,
+    negate: [bool; 2],
+    scales: &BitsScales<'_>,
+    arith: &Arith,
+) -> Vec<u64> {
+    let mut av = decode_bits(a, types[0], negate[0]);
+    let bt = decode_bits(b, types[1], negate[1]);
+    let blocks = k.div_ceil(scales.vec.max(1));
+    let factor =
+        |f: &[f64], line: usize, kk: usize| f.get(line * blocks + kk / scales.vec).copied().unwrap_or(1.0);
+    for i in 0..m {
+        for kk in 0..k {
+            av[i * k + kk] *= factor(scales.a, i, kk);
+        }
+    }
+    let bt_q: Vec<Vec<f64>> = scales
+        .b
+        .iter()
+        .map(|fb| {
+            if fb.is_empty() {
+                return Vec::new();
+            }
+            (0..n * k).map(|x| bt[x] * factor(fb, x / k, x % k)).collect()
+        })
+        .collect();
+    let forms = Forms::default();
+    MmaInputs {
+        av: &av,
+        bt: &bt,
+        bt_q: &bt_q,
+        forms: &forms,
+        m,
+        k,
+        row_quarter: scales.row_quarter,
+        acc: DType::F32,
+        a_dtype: types[0],
+        int: false,
+        use_acc,
+        scaled: true,
+        arith,
+        n,
+    }
+    .all(olds, m, 1)
+}
+
+/// Operand bits as numbers of `dtype`, negated with `neg`.
+fn decode_bits(v: &[u64], dtype: DType, neg: bool) -> Vec<f64> {
+    v.iter()
+        .map(|&x| {
+            let f = operand(dtype, x);
+            if neg {
+                -f
+            } else {
+                f
+            }
+        })
+        .collect()
 }
 
 /// Write an MMA's results, row-major over the accumulator view of `n` columns, at its
