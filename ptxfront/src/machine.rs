@@ -49,6 +49,7 @@ use bwsim_sim::mbarrier::Mbar;
 use bwsim_sim::sched::{AgentRef, AsyncKind, RandomScheduler, Scheduler};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+mod cluster;
 mod stuck;
 mod tcgen05;
 
@@ -93,8 +94,8 @@ pub fn run(p: &Program, l: &Launch, bufs: &mut [Vec<u8>], opts: &Options) -> Res
     }
     let mut findings = Vec::new();
     let mut sched = RandomScheduler::new(opts.seed);
-    let stats = run_ctas(p, l, &params, bufs, opts.check, |cta| {
-        let mut m = Machine::new(cta, opts.check, &mut sched);
+    let stats = run_ctas(p, l, &params, bufs, opts.check, |cta, members| {
+        let mut m = Machine::new(cta, members, opts.check, &mut sched);
         m.run()?;
         findings.append(&mut m.findings);
         Ok(())
@@ -178,10 +179,11 @@ pub fn source_line(p: &Program, pc: usize) -> Option<(String, u32)> {
     Some((p.files.get(&l.file)?.clone(), l.line))
 }
 
-/// An asynchronous operation in flight.
+/// An asynchronous operation in flight, in the CTA of cluster rank `cta`.
 struct Flight {
     due: u64,
     tie: u64,
+    cta: usize,
     work: Work,
 }
 
@@ -210,9 +212,22 @@ enum Work {
     },
 }
 
+/// The machine of one cluster (of one CTA without clusters): the fields from `cta` to
+/// `carrived` are the state of the CTA whose rank is `rank`, the others' wait in `away`
+/// ([`cluster`]).
 struct Machine<'a, 's> {
     cta: Cta<'a>,
     th: Vec<Thread>,
+    /// The cluster rank of the CTA whose state the machine holds now.
+    rank: usize,
+    /// The state of the cluster's other CTAs, by rank (`None` at `rank`).
+    away: Vec<Option<cluster::Local>>,
+    /// The checker's id of each CTA of the cluster, by rank (its linear index in the grid).
+    ids: Vec<u32>,
+    /// The cluster barrier: its phase, and what the arrivals of that phase released.
+    cbar: cluster::ClusterBar,
+    /// Per thread of this CTA: the cluster barrier phase it arrived in and has not waited for.
+    carrived: Vec<Option<u64>>,
     warps: usize,
     sched: &'s mut dyn Scheduler,
     hb: Option<CtaHb>,
@@ -239,20 +254,38 @@ struct Machine<'a, 's> {
 }
 
 impl<'a, 's> Machine<'a, 's> {
-    fn new(cta: Cta<'a>, check: bool, sched: &'s mut dyn Scheduler) -> Machine<'a, 's> {
+    /// The machine of the cluster whose CTAs are `members` (by rank), `cta` that of rank 0.
+    fn new(cta: Cta<'a>, members: &[[u32; 3]], check: bool, sched: &'s mut dyn Scheduler) -> Machine<'a, 's> {
         let th = cta.threads();
         let warps = th.len().div_ceil(32);
-        cta.stats.threads += th.len() as u64;
-        let hb = check.then(|| {
-            let mut hb = CtaHb::new(cta.shared.len());
-            for w in 1..warps {
-                hb.fork(0, w);
-            }
-            hb
-        });
+        let new_hb = || {
+            check.then(|| {
+                let mut hb = CtaHb::new(cta.shared.len());
+                for w in 1..warps {
+                    hb.fork(0, w);
+                }
+                hb
+            })
+        };
+        let hb = new_hb();
+        let away = (0..members.len())
+            .map(|r| (r > 0).then(|| cluster::Local::new(&cta, members[r], new_hb())))
+            .collect();
+        let g = cta.l.grid;
+        let ids = members
+            .iter()
+            .map(|c| c[0] + g[0] * (c[1] + g[1] * c[2]))
+            .collect();
+        cta.stats.threads += (th.len() * members.len()) as u64;
+        cta.stats.ctas += members.len() as u64;
         Machine {
             cta,
+            carrived: vec![None; th.len()],
             th,
+            rank: 0,
+            away,
+            ids,
+            cbar: cluster::ClusterBar::default(),
             warps,
             sched,
             hb,
@@ -279,34 +312,50 @@ impl<'a, 's> Machine<'a, 's> {
     }
 
     fn run(&mut self) -> Result<(), Error> {
+        let n = self.away.len();
         loop {
-            self.release_barriers();
+            for r in 0..n {
+                self.switch(r);
+                self.release_barriers();
+            }
+            self.release_cluster();
             let due = self.now;
             while let Some(i) = self.next_flight(Some(due)) {
                 let f = self.flights.swap_remove(i);
+                self.switch(f.cta);
                 self.land(f)?;
             }
-            let runnable: Vec<usize> = (0..self.warps).filter(|&w| self.runnable(w)).collect();
+            let mut runnable: Vec<(usize, usize)> = Vec::new();
+            for r in 0..n {
+                self.switch(r);
+                runnable.extend((0..self.warps).filter(|&w| self.runnable(w)).map(|w| (r, w)));
+            }
             if runnable.is_empty() {
                 if let Some(i) = self.next_flight(None) {
                     let f = self.flights.swap_remove(i);
                     self.now = self.now.max(f.due);
+                    self.switch(f.cta);
                     self.land(f)?;
                     continue;
                 }
-                if self.th.iter().all(|t| t.st == St::Done) {
-                    return Ok(());
-                }
+                let Some(r) = (0..n).find(|&r| {
+                    self.switch(r);
+                    self.th.iter().any(|t| t.st != St::Done)
+                }) else {
+                    return self.finish();
+                };
+                self.switch(r);
                 return Err(self.stuck());
             }
             let refs: Vec<AgentRef> = runnable
                 .iter()
-                .map(|&w| AgentRef {
-                    cta: 0,
+                .map(|&(r, w)| AgentRef {
+                    cta: r as u32,
                     agent: w as u32,
                 })
                 .collect();
-            let w = runnable[self.sched.pick(&refs).min(runnable.len() - 1)];
+            let (r, w) = runnable[self.sched.pick(&refs).min(runnable.len() - 1)];
+            self.switch(r);
             self.now += 1;
             self.warp_step(w)?;
         }
@@ -341,6 +390,7 @@ impl<'a, 's> Machine<'a, 's> {
         pcs.into_iter().find(|&pc| match self.cta.p.ins[pc].op {
             Op::Agent(AgentOp::BulkWait { n, .. }) => self.bulk_done(w, n),
             Op::Agent(AgentOp::MbarWait { .. }) => !self.is_parked(w, pc),
+            Op::Agent(AgentOp::ClusterWait) => self.cluster_waited(w, pc),
             _ => true,
         })
     }
@@ -507,6 +557,7 @@ impl<'a, 's> Machine<'a, 's> {
         } else {
             a
         };
+        let a = self.cta.shared_offset(a);
         if a >= self.cta.shared.len() as u64 {
             return Err(self.rt(
                 pc,
@@ -598,11 +649,14 @@ impl<'a, 's> Machine<'a, 's> {
                 state,
             } => {
                 for &t in group {
-                    let a = self.shared_addr(t, bar, pc)?;
                     let bytes = match tx {
                         Some(v) => Some(self.value(t, *v, pc)? as u32 as i64),
                         None => None,
                     };
+                    if self.remote_arrive((w, t, pc), bar, bytes, *arrive)?.is_some() {
+                        continue;
+                    }
+                    let a = self.shared_addr(t, bar, pc)?;
                     if let Some(bytes) = bytes {
                         let r = self.bar_mut(a, pc)?.expect_tx(bytes);
                         let flipped = r.map_err(|f| self.fault(pc, f))?;
@@ -652,19 +706,23 @@ impl<'a, 's> Machine<'a, 's> {
                 tmap,
                 coords,
                 bar,
+                multicast,
             } => {
                 for &t in group {
                     let (k, elems) = self.tma_box(t, tmap, dst, coords, pc)?;
                     let b = self.shared_addr(t, bar, pc)?;
+                    let mask = multicast.map(|m| self.value(t, m, pc)).transpose()?;
                     let op = self.hb.as_mut().map_or(0, |hb| hb.issue(w, pc as u32));
-                    let work = Work::Load {
-                        op,
-                        bar: b,
-                        pc,
-                        map: k,
-                        elems,
-                    };
-                    self.launch(AsyncKind::TmaLoad, work);
+                    for r in self.multicast_ranks(mask, pc)? {
+                        let work = Work::Load {
+                            op,
+                            bar: b,
+                            pc,
+                            map: k,
+                            elems: elems.clone(),
+                        };
+                        self.multicast_to(w, r, pc, work);
+                    }
                 }
             }
             AgentOp::TmaStore { tmap, coords, src } => {
@@ -691,6 +749,13 @@ impl<'a, 's> Machine<'a, 's> {
             | AgentOp::Commit { .. }
             | AgentOp::TmemLd { .. }
             | AgentOp::TmemSt { .. } => self.tcgen05(w, pc, op, group)?,
+            AgentOp::Dsmem(op) => self.dsmem(w, pc, op, group)?,
+            AgentOp::ClusterArrive { relaxed } => self.cluster_arrive(w, pc, *relaxed, group)?,
+            AgentOp::ClusterWait => {
+                if !self.cluster_wait(w, pc, group)? {
+                    return Ok(false);
+                }
+            }
             AgentOp::BulkCommit => self.open_group[w] += 1,
             AgentOp::BulkWait { n, read } => {
                 if !self.bulk_done(w, *n) {
@@ -730,7 +795,12 @@ impl<'a, 's> Machine<'a, 's> {
     fn launch(&mut self, kind: AsyncKind, work: Work) {
         let due = self.now + self.sched.latency(kind);
         let tie = self.sched.tiebreak();
-        self.flights.push(Flight { due, tie, work });
+        self.flights.push(Flight {
+            due,
+            tie,
+            cta: self.rank,
+            work,
+        });
     }
 
     /// Checks that a box's shared bytes lie in the CTA's shared memory and its global bytes in

@@ -20,6 +20,20 @@ pub enum Sreg {
     Laneid,
     Warpid,
     Nwarpid,
+    /// `%cluster_ctarank`: the CTA's rank in its cluster (x fastest).
+    ClusterCtarank,
+    /// `%cluster_nctarank`: the CTAs of a cluster.
+    ClusterNctarank,
+    /// `%cluster_ctaid`: the CTA's position in its cluster.
+    ClusterCtaid(usize),
+    /// `%cluster_nctaid`: the cluster's shape in CTAs.
+    ClusterNctaid(usize),
+    /// `%clusterid`: the cluster's position in the grid.
+    Clusterid(usize),
+    /// `%nclusterid`: the grid's shape in clusters.
+    Nclusterid(usize),
+    /// `%is_explicit_cluster`: whether the launch gave a cluster shape.
+    IsExplicitCluster,
 }
 
 /// Where a memory instruction's address points.
@@ -85,6 +99,13 @@ pub enum Op {
     St {
         access: Access,
         srcs: Vec<Val>,
+    },
+    /// `mapa.shared::cluster.u32 d, a, rank`: the `.shared::cluster` address of the byte that
+    /// `a` names in the shared memory of the CTA of rank `rank` ([`crate::exec::cluster_window`]).
+    Mapa {
+        d: u16,
+        a: Val,
+        rank: Val,
     },
     /// `cvta[.to].SPACE`: `to` converts a generic address into the space's.
     Cvta {
@@ -191,6 +212,9 @@ pub enum AgentOp {
         tmap: MemRef,
         coords: Vec<Val>,
         bar: MemRef,
+        /// `.multicast::cluster`'s CTA mask: the box lands at the same offsets in every CTA
+        /// of the cluster whose rank's bit is set, completing on each one's barrier.
+        multicast: Option<Val>,
     },
     /// `cp.async.bulk.tensor.Nd.global.shared::cta.bulk_group [tmap, {coords}], [src]`.
     TmaStore {
@@ -204,6 +228,16 @@ pub enum AgentOp {
     BulkWait { n: u64, read: bool },
     /// `fence.mbarrier_init.release.cluster`: the warp's earlier `mbarrier.init`s released.
     FenceMbarInit,
+    /// `ld`/`st.shared::cluster` (an [`Op::Ld`] or [`Op::St`]): an access to the shared
+    /// memory of the CTA a `.shared::cluster` address names (distributed shared memory).
+    Dsmem(Box<Op>),
+    /// `barrier.cluster.arrive[.release|.relaxed][.aligned]`: the thread arrives on the
+    /// cluster barrier; `relaxed` releases nothing but the inits a `fence.mbarrier_init`
+    /// covered.
+    ClusterArrive { relaxed: bool },
+    /// `barrier.cluster.wait[.acquire][.aligned]`: waits until every thread of the cluster
+    /// that has not exited arrived in the phase the thread arrived in.
+    ClusterWait,
     /// `tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [dst], ncols`: one allocation
     /// for the warp, its tensor-memory address written to shared `dst`.
     TmemAlloc { dst: MemRef, cols: Val },
@@ -653,10 +687,10 @@ impl Cx<'_> {
     /// The `mbarrier` forms the machine runs (on a CTA's own shared memory).
     fn mbarrier(&self, i: &Instr, m: &[&str]) -> Result<Op, Error> {
         let o = &i.operands;
-        if m.iter()
-            .any(|x| x.starts_with("shared::cluster") || *x == "release" && m.contains(&"cluster"))
+        if m.iter().any(|x| x.starts_with("shared::cluster"))
+            && !matches!(m.first(), Some(&"arrive" | &"expect_tx"))
         {
-            return Err(self.unsupported(i, "barriers of another CTA of the cluster"));
+            return Err(self.unsupported(i, "waits and inits on another CTA's barrier"));
         }
         let addr = |k: usize| match o.get(k) {
             Some(Operand::Addr(a)) => self.memref(i, a),
@@ -776,6 +810,13 @@ impl Cx<'_> {
                     ("%laneid", None) => Sreg::Laneid,
                     ("%warpid", None) => Sreg::Warpid,
                     ("%nwarpid", None) => Sreg::Nwarpid,
+                    ("%cluster_ctarank", None) => Sreg::ClusterCtarank,
+                    ("%cluster_nctarank", None) => Sreg::ClusterNctarank,
+                    ("%cluster_ctaid", Some(d)) => Sreg::ClusterCtaid(d),
+                    ("%cluster_nctaid", Some(d)) => Sreg::ClusterNctaid(d),
+                    ("%clusterid", Some(d)) => Sreg::Clusterid(d),
+                    ("%nclusterid", Some(d)) => Sreg::Nclusterid(d),
+                    ("%is_explicit_cluster", None) => Sreg::IsExplicitCluster,
                     _ => return Err(self.unsupported(i, &format!("the special register `{n}`"))),
                 };
                 Ok(Op::MovSreg {
@@ -867,7 +908,8 @@ impl Cx<'_> {
                         offset: addr.offset,
                     },
                 };
-                if i.opcode == "ld" {
+                let cluster = m.contains(&"shared::cluster");
+                let op = if i.opcode == "ld" {
                     let dsts = elems
                         .iter()
                         .map(|e| match e {
@@ -883,15 +925,47 @@ impl Cx<'_> {
                             }
                         })
                         .collect::<Result<_, Error>>()?;
-                    Ok(Op::Ld { access, signed, dsts })
+                    Op::Ld { access, signed, dsts }
                 } else {
                     let srcs = elems
                         .iter()
                         .map(|e| self.val(i, e))
                         .collect::<Result<_, Error>>()?;
-                    Ok(Op::St { access, srcs })
-                }
+                    Op::St { access, srcs }
+                };
+                Ok(if cluster {
+                    Op::Agent(AgentOp::Dsmem(Box::new(op)))
+                } else {
+                    op
+                })
             }
+            "mapa" => {
+                if !m.contains(&"shared::cluster") {
+                    return Err(self.unsupported(i, "generic addresses (the `.shared::cluster` form runs)"));
+                }
+                let (Some(d), Some(a), Some(r)) = (o.first(), o.get(1), o.get(2)) else {
+                    return Err(self.invalid(i, "`mapa` takes d, a, rank"));
+                };
+                let a = match a {
+                    Operand::Sym(s) => match self.sym(i, s, Some(Space::Shared))? {
+                        Base::Shared(off) => Val::Imm(off),
+                        _ => return Err(self.invalid(i, "expected a shared variable")),
+                    },
+                    x => self.val(i, x)?,
+                };
+                Ok(Op::Mapa {
+                    d: self.reg(i, d)?,
+                    a,
+                    rank: self.val(i, r)?,
+                })
+            }
+            "barrier" if m.first() == Some(&"cluster") => match m.get(1).copied() {
+                Some("arrive") => Ok(Op::Agent(AgentOp::ClusterArrive {
+                    relaxed: m.contains(&"relaxed"),
+                })),
+                Some("wait") => Ok(Op::Agent(AgentOp::ClusterWait)),
+                _ => Err(self.unsupported(i, "")),
+            },
             "cvta" => {
                 let to = m.first() == Some(&"to");
                 let space = m
@@ -1082,10 +1156,8 @@ impl Cx<'_> {
                 Ok(Op::Agent(AgentOp::FenceProxyAsync))
             }
             "cp" if m.starts_with(&["async", "bulk", "tensor"]) => {
-                if m.iter()
-                    .any(|x| matches!(*x, "multicast::cluster" | "im2col" | "cta_group::2"))
-                {
-                    return Err(self.unsupported(i, "multicast, im2col and CTA-pair forms"));
+                if m.iter().any(|x| matches!(*x, "im2col" | "cta_group::2")) {
+                    return Err(self.unsupported(i, "im2col and CTA-pair forms"));
                 }
                 fn tensor(x: Option<&Operand>) -> Option<(&Addr, &Vec<Operand>)> {
                     match x {
@@ -1107,6 +1179,13 @@ impl Cx<'_> {
                         tmap: self.memref(i, tm)?,
                         coords: cs.iter().map(|c| self.val(i, c)).collect::<Result<_, _>>()?,
                         bar: self.memref(i, bar)?,
+                        multicast: match (m.contains(&"multicast::cluster"), o.get(3)) {
+                            (false, _) => None,
+                            (true, Some(x)) => Some(self.val(i, x)?),
+                            (true, None) => {
+                                return Err(self.invalid(i, "`.multicast::cluster` needs a CTA mask"))
+                            }
+                        },
                     }))
                 } else if d4 == "global" && d5.starts_with("shared") && m.contains(&"bulk_group") {
                     let (Some((tm, cs)), Some(Operand::Addr(src))) = (tensor(o.first()), o.get(1)) else {

@@ -475,6 +475,7 @@ impl Machine<'_, '_> {
         self.flights.push(Flight {
             due,
             tie,
+            cta: self.rank,
             work: Work::Pipe { op, pc, work },
         });
     }

@@ -1,0 +1,362 @@
+//! Clusters on the PTX front end's machine, with hand-written kernels: the cluster special
+//! registers (values as the PTX ISA defines them, computed here from the launch), distributed
+//! shared memory through `mapa` and `ld`/`st.shared::cluster`, the cluster barrier, remote
+//! mbarrier arrivals; each with the checker's verdict on the correct kernel and on a planted
+//! bug (a missing cluster barrier, an exit while a peer reads).
+
+use bwsim_isa::Code;
+use bwsim_ptxfront::machine::{self, Options};
+use bwsim_ptxfront::{compile, run, Arg, Error, Launch};
+
+/// Thread 0 of each CTA writes, at word 12 * (linear CTA id) of the output: `%cluster_ctarank`,
+/// `%cluster_nctarank`, `%cluster_ctaid.x/.y`, `%cluster_nctaid.x`, `%clusterid.x/.y`,
+/// `%nclusterid.x` and `%is_explicit_cluster` (as 0 or 1).
+const SREGS: &str = r#"
+.version 8.7
+.target sm_100a
+.address_size 64
+
+.visible .entry sregs(
+	.param .u64 sregs_param_0
+)
+.reqntid 32
+{
+	.reg .pred 	%p<3>;
+	.reg .b32 	%r<20>;
+	.reg .b64 	%rd<8>;
+
+	ld.param.u64 	%rd1, [sregs_param_0];
+	mov.u32 	%r1, %tid.x;
+	setp.ne.s32 	%p1, %r1, 0;
+	@%p1 bra 	$L__done;
+	mov.u32 	%r2, %ctaid.x;
+	mov.u32 	%r3, %ctaid.y;
+	mov.u32 	%r4, %nctaid.x;
+	mad.lo.s32 	%r5, %r3, %r4, %r2;
+	mul.wide.u32 	%rd2, %r5, 48;
+	add.s64 	%rd3, %rd1, %rd2;
+	mov.u32 	%r6, %cluster_ctarank;
+	mov.u32 	%r7, %cluster_nctarank;
+	mov.u32 	%r8, %cluster_ctaid.x;
+	mov.u32 	%r9, %cluster_ctaid.y;
+	mov.u32 	%r10, %cluster_nctaid.x;
+	mov.u32 	%r11, %clusterid.x;
+	mov.u32 	%r12, %clusterid.y;
+	mov.u32 	%r13, %nclusterid.x;
+	mov.pred 	%p2, %is_explicit_cluster;
+	selp.u32 	%r14, 1, 0, %p2;
+	st.global.v4.u32 	[%rd3], {%r6, %r7, %r8, %r9};
+	st.global.v4.u32 	[%rd3+16], {%r10, %r11, %r12, %r13};
+	st.global.u32 	[%rd3+32], %r14;
+$L__done:
+	ret;
+}
+"#;
+
+fn words(b: &[u8]) -> Vec<u32> {
+    b.chunks(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+#[test]
+fn cluster_registers_are_the_ctas_place_in_its_cluster() -> Result<(), Error> {
+    let p = compile(SREGS, "sregs")?;
+    // A grid of 4 x 2 CTAs in clusters of 2 x 2.
+    let (grid, cluster) = ([4u32, 2, 1], [2u32, 2, 1]);
+    let mut l = Launch::new(grid, [32, 1, 1], vec![Arg::Buffer(0)]);
+    l.cluster = cluster;
+    for machine_run in [false, true] {
+        let mut bufs = vec![vec![0u8; 8 * 48]];
+        if machine_run {
+            machine::run(&p, &l, &mut bufs, &Options { seed: 3, check: true })?;
+        } else {
+            run(&p, &l, &mut bufs)?;
+        }
+        let w = words(&bufs[0]);
+        for y in 0..2u32 {
+            for x in 0..4u32 {
+                let id = (y * 4 + x) as usize;
+                let (cx, cy) = (x % 2, y % 2);
+                let got = &w[12 * id..12 * id + 9];
+                // rank (x fastest), size, position in the cluster, cluster shape, cluster
+                // id, clusters of the grid, explicit.
+                let want = [cx + 2 * cy, 4, cx, cy, 2, x / 2, y / 2, 2, 1];
+                assert_eq!(got, want, "CTA ({x}, {y})");
+            }
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn without_clusters_a_cta_is_its_own_cluster() -> Result<(), Error> {
+    let p = compile(SREGS, "sregs")?;
+    let l = Launch::new([3, 1, 1], [32, 1, 1], vec![Arg::Buffer(0)]);
+    let mut bufs = vec![vec![0u8; 3 * 48]];
+    run(&p, &l, &mut bufs)?;
+    let w = words(&bufs[0]);
+    for x in 0..3usize {
+        let got = &w[12 * x..12 * x + 9];
+        assert_eq!(got, [0, 1, 0, 0, 1, x as u32, 0, 3, 0], "CTA {x}");
+    }
+    Ok(())
+}
+
+/// Each CTA of a cluster of 2 stores `10 * rank + lane` into its shared word `lane` (32
+/// threads), then, after a cluster barrier, reads the word `lane` of the other CTA through
+/// `mapa` and `ld.shared::cluster` and writes it to `out[64 * clusterid + 32 * rank + lane]`,
+/// then ends with a second cluster barrier (the peer must not exit while it is read). The
+/// markers `//A` and `//B` are the barriers a planted bug deletes.
+const EXCHANGE: &str = r#"
+.version 8.7
+.target sm_100a
+.address_size 64
+.extern .shared .align 16 .b8 smem[];
+
+.visible .entry exchange(
+	.param .u64 exchange_param_0
+)
+.reqntid 32
+.reqnctapercluster 2
+{
+	.reg .b32 	%r<20>;
+	.reg .b64 	%rd<8>;
+
+	.loc	1 10 0
+	ld.param.u64 	%rd1, [exchange_param_0];
+	mov.u32 	%r1, %tid.x;
+	mov.u32 	%r2, %cluster_ctarank;
+	mov.u32 	%r3, smem;
+	shl.b32 	%r4, %r1, 2;
+	add.s32 	%r5, %r3, %r4;
+	mad.lo.s32 	%r6, %r2, 10, %r1;
+	.loc	1 11 0
+	st.shared.u32 	[%r5], %r6;
+	.loc	1 12 0
+	barrier.cluster.arrive.aligned; //A
+	barrier.cluster.wait.aligned; //A
+	xor.b32 	%r7, %r2, 1;
+	.loc	1 13 0
+	mapa.shared::cluster.u32 	%r8, %r5, %r7;
+	ld.shared::cluster.u32 	%r9, [%r8];
+	.loc	1 14 0
+	mov.u32 	%r10, %clusterid.x;
+	shl.b32 	%r11, %r10, 6;
+	shl.b32 	%r12, %r2, 5;
+	add.s32 	%r13, %r11, %r12;
+	add.s32 	%r14, %r13, %r1;
+	mul.wide.u32 	%rd2, %r14, 4;
+	add.s64 	%rd3, %rd1, %rd2;
+	st.global.u32 	[%rd3], %r9;
+	.loc	1 15 0
+	barrier.cluster.arrive.aligned; //B
+	barrier.cluster.wait.aligned; //B
+	ret;
+}
+	.file	1 "exchange.py"
+"#;
+
+fn exchange_launch(src: &str) -> Result<(bwsim_ptxfront::Program, Launch), Error> {
+    let p = compile(src, "exchange")?;
+    let mut l = Launch::new([4, 1, 1], [32, 1, 1], vec![Arg::Buffer(0)]);
+    l.cluster = [2, 1, 1];
+    l.dynamic_shared = 128;
+    Ok((p, l))
+}
+
+fn findings(src: &str, schedules: u64) -> Result<Vec<(Code, u32, Option<u32>)>, Error> {
+    let (p, l) = exchange_launch(src)?;
+    let bufs = vec![vec![0u8; 4 * 128]];
+    let line = |pc: usize| machine::source_line(&p, pc).map_or(0, |(_, l)| l);
+    Ok(machine::check(&p, &l, &bufs, schedules)?
+        .iter()
+        .map(|f| (f.code, line(f.pc), f.with.first().map(|&w| line(w))))
+        .collect())
+}
+
+#[test]
+fn ctas_of_a_cluster_read_each_others_shared_memory() -> Result<(), Error> {
+    let (p, l) = exchange_launch(EXCHANGE)?;
+    for seed in 0..4 {
+        let mut bufs = vec![vec![0u8; 4 * 128]];
+        let o = machine::run(&p, &l, &mut bufs, &Options { seed, check: true })?;
+        assert!(o.findings.is_empty(), "seed {seed}: {:?}", o.findings);
+        assert_eq!(o.stats.ctas, 4);
+        let w = words(&bufs[0]);
+        for c in 0..2u32 {
+            for r in 0..2u32 {
+                for lane in 0..32u32 {
+                    // CTA r read its peer's (rank r ^ 1) word.
+                    let want = 10 * (r ^ 1) + lane;
+                    assert_eq!(
+                        w[(64 * c + 32 * r + lane) as usize],
+                        want,
+                        "cluster {c} rank {r} lane {lane}"
+                    );
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn a_peer_read_before_the_cluster_barrier_races_with_the_owners_store() -> Result<(), Error> {
+    let planted: String = EXCHANGE
+        .lines()
+        .filter(|l| !l.ends_with("//A"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let found = findings(&planted, 16)?;
+    // The peer's load (line 13) against the owner's store (line 11).
+    assert!(
+        found.contains(&(Code::Race, 13, Some(11))) || found.contains(&(Code::Race, 11, Some(13))),
+        "{found:?}"
+    );
+    assert!(findings(EXCHANGE, 16)?.is_empty());
+    Ok(())
+}
+
+#[test]
+fn a_cta_that_exits_while_its_peer_reads_it_is_a_cluster_exit() -> Result<(), Error> {
+    let planted: String = EXCHANGE
+        .lines()
+        .filter(|l| !l.ends_with("//B"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let found = findings(&planted, 4)?;
+    assert!(
+        found.iter().any(|f| f.0 == Code::ClusterExit && f.1 == 13),
+        "{found:?}"
+    );
+    Ok(())
+}
+
+/// CTA rank 1 of a cluster of 2 arrives (one thread) on CTA 0's mbarrier, which CTA 0
+/// initialised with count 1 and waits on; CTA 1 first stores a word into CTA 0's shared memory
+/// (`st.shared::cluster`), which CTA 0 reads after its wait and writes to `out[clusterid]`. The
+/// inits are released to the cluster by `fence.mbarrier_init` and a relaxed cluster barrier
+/// (`//I`, which a planted bug deletes).
+const REMOTE_ARRIVE: &str = r#"
+.version 8.7
+.target sm_100a
+.address_size 64
+.extern .shared .align 16 .b8 smem[];
+
+.visible .entry remote_arrive(
+	.param .u64 remote_arrive_param_0
+)
+.reqntid 32
+.reqnctapercluster 2
+{
+	.reg .pred 	%p<6>;
+	.reg .b32 	%r<20>;
+	.reg .b64 	%rd<8>;
+
+	.loc	1 20 0
+	ld.param.u64 	%rd1, [remote_arrive_param_0];
+	mov.u32 	%r1, %tid.x;
+	mov.u32 	%r2, %cluster_ctarank;
+	mov.u32 	%r3, smem;
+	setp.eq.s32 	%p1, %r1, 0;
+	setp.eq.s32 	%p2, %r2, 0;
+	and.pred 	%p3, %p1, %p2;
+	.loc	1 21 0
+	@%p3 mbarrier.init.shared::cta.b64 	[%r3], 1;
+	fence.mbarrier_init.release.cluster; //I
+	barrier.cluster.arrive.relaxed.aligned; //I
+	barrier.cluster.wait.aligned; //I
+	@%p2 bra 	$L__wait;
+	@!%p1 bra 	$L__end;
+	.loc	1 22 0
+	mapa.shared::cluster.u32 	%r4, %r3, 0;
+	mov.u32 	%r5, 1234;
+	st.shared::cluster.u32 	[%r4+8], %r5;
+	.loc	1 23 0
+	mbarrier.arrive.release.cluster.shared::cluster.b64 	_, [%r4];
+	bra.uni 	$L__end;
+$L__wait:
+	.loc	1 24 0
+	mbarrier.try_wait.parity.shared::cta.b64 	%p4, [%r3], 0;
+	@!%p4 bra 	$L__wait;
+	@!%p1 bra 	$L__end;
+	.loc	1 25 0
+	ld.shared.u32 	%r6, [%r3+8];
+	mov.u32 	%r7, %clusterid.x;
+	mul.wide.u32 	%rd2, %r7, 4;
+	add.s64 	%rd3, %rd1, %rd2;
+	st.global.u32 	[%rd3], %r6;
+$L__end:
+	.loc	1 26 0
+	barrier.cluster.arrive.aligned;
+	barrier.cluster.wait.aligned;
+	ret;
+}
+	.file	1 "remote.py"
+"#;
+
+#[test]
+fn a_remote_arrival_orders_the_peers_store_before_the_waiters_load() -> Result<(), Error> {
+    let p = compile(REMOTE_ARRIVE, "remote_arrive")?;
+    let mut l = Launch::new([2, 1, 1], [32, 1, 1], vec![Arg::Buffer(0)]);
+    l.cluster = [2, 1, 1];
+    l.dynamic_shared = 64;
+    for seed in 0..8 {
+        let mut bufs = vec![vec![0u8; 8]];
+        let o = machine::run(&p, &l, &mut bufs, &Options { seed, check: true })?;
+        assert!(o.findings.is_empty(), "seed {seed}: {:?}", o.findings);
+        assert_eq!(words(&bufs[0])[0], 1234);
+    }
+    let planted: String = REMOTE_ARRIVE
+        .lines()
+        .filter(|l| !l.ends_with("//I"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let p = compile(&planted, "remote_arrive")?;
+    let bufs = vec![vec![0u8; 8]];
+    let line = |pc: usize| machine::source_line(&p, pc).map_or(0, |(_, l)| l);
+    let mut misuse = false;
+    for seed in 0..16 {
+        let mut b = bufs.clone();
+        match machine::run(&p, &l, &mut b, &Options { seed, check: true }) {
+            Ok(o) => {
+                misuse |= o
+                    .findings
+                    .iter()
+                    .any(|f| f.code == Code::BarrierMisuse && line(f.pc) == 23)
+            }
+            // The arrival reached the barrier before its init: a run-time error there.
+            Err(Error::Runtime { message, .. }) => {
+                assert!(message.contains("without `mbarrier.init`"), "{message}")
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    assert!(
+        misuse,
+        "an arrival on a barrier whose init the arriving CTA cannot know of"
+    );
+    Ok(())
+}
+
+#[test]
+fn a_rank_outside_the_cluster_is_an_error() -> Result<(), Error> {
+    let src = EXCHANGE.replace("xor.b32 \t%r7, %r2, 1;", "add.s32 \t%r7, %r2, 2;");
+    assert_ne!(src, EXCHANGE);
+    let (p, l) = exchange_launch(&src)?;
+    let mut bufs = vec![vec![0u8; 4 * 128]];
+    let Err(Error::Runtime { message, .. }) = machine::run(
+        &p,
+        &l,
+        &mut bufs,
+        &Options {
+            seed: 0,
+            check: false,
+        },
+    ) else {
+        panic!("a read of CTA rank 2 or 3 of a cluster of 2 runs");
+    };
+    assert!(message.contains("of a cluster of 2"), "{message}");
+    Ok(())
+}
