@@ -325,6 +325,24 @@ pub(crate) fn prepare(p: &Program, l: &Launch, bufs: &[Vec<u8>]) -> Result<Vec<u
     Ok(params)
 }
 
+/// The low 64 bits of the 16-byte response of a `clusterlaunchcontrol.try_cancel` that
+/// cancelled the launch of the cluster whose first CTA is `ctaid` (`None`: that cancelled
+/// nothing). The response is opaque on hardware; the front end writes the CTA id x plus one,
+/// y and z in bits 0, 32 and 48 (a grid has less than 2^31 CTAs in x, 2^16 in y and z), and
+/// zero for a response that cancelled nothing, as zeroed bytes read too; the rest is zero.
+pub fn clc_encode(ctaid: Option<[u32; 3]>) -> u64 {
+    match ctaid {
+        Some([x, y, z]) => (x as u64 + 1) | (y as u64 & 0xffff) << 32 | (z as u64 & 0xffff) << 48,
+        None => 0,
+    }
+}
+
+/// The first CTA id a response's low 64 bits ([`clc_encode`]) name, if it cancelled a launch.
+pub fn clc_response(v: u64) -> Option<[u32; 3]> {
+    let x = v as u32;
+    (x != 0).then(|| [x - 1, (v >> 32) as u32 & 0xffff, (v >> 48) as u32])
+}
+
 /// A loaded value of `bytes` bytes, sign-extended if `signed`.
 pub(crate) fn extend(raw: u64, bytes: u32, signed: bool) -> u64 {
     if signed && bytes < 8 {
@@ -546,6 +564,25 @@ impl Cta<'_> {
             Op::Mapa { d, a, rank } => {
                 let (a, r) = (self.read(t, *a, pc)?, self.read(t, *rank, pc)?);
                 self.write(t, *d, cluster_window(r, cluster_address(a).1));
+            }
+            Op::Mov128 { d, lo } => {
+                let v = self.read(t, *lo, pc)?;
+                self.write(t, *d, v);
+            }
+            Op::ClcQuery {
+                canceled,
+                dims,
+                dsts,
+                src,
+            } => {
+                let r = clc_response(self.read(t, *src, pc)?);
+                if *canceled {
+                    self.write(t, dsts[0], r.is_some() as u64);
+                }
+                for (&dim, &d) in dims.iter().zip(dsts) {
+                    let v = r.and_then(|c| c.get(dim).copied()).unwrap_or(0);
+                    self.write(t, d, v as u64);
+                }
             }
             Op::Cvta { to, space, d, a } => {
                 let a = self.read(t, *a, pc)?;

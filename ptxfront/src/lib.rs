@@ -18,7 +18,9 @@
 //!   warp an agent of bwsim's hazard checker (`bwsim_sim::check::hazards`), scheduled by the
 //!   simulator's schedulers, with tensor memory and a tensor pipe per CTA whose MMAs decode
 //!   their matrix and instruction descriptors and compute with the simulator's MMA arithmetic
-//!   (`bwsim_sim::mma`); what `bwsim check FILE.ptx` runs.
+//!   (`bwsim_sim::mma`); what `bwsim check FILE.ptx` runs. The CTAs of a cluster run together
+//!   (distributed shared memory, cluster barriers, remote arrivals, multicast copies and
+//!   commits, cluster launch control).
 //! - [`tensormap`]: tensor maps as the launch gives them, and the boxes a bulk tensor copy
 //!   moves.
 //! - [`launch`]: a Triton kernel's Python parameters (the `// param:` header lines of the PTX
@@ -27,8 +29,8 @@
 //! Refused with [`Error::Unsupported`] (naming the instruction and its line): `wgmma`,
 //! `tcgen05` forms beyond `cta_group::1` dense MMAs of M = 128 with f32 accumulators and the
 //! `32x32b` tensor-memory loads and stores (`tcgen05.cp`, `tcgen05.shift`, block scaling,
-//! sparsity, A in tensor memory), non-bulk `cp.async`, multicast and cluster-scope forms,
-//! atomics, local memory, calls. [`exec::run`] stops with an error at an instruction only the machine runs.
+//! sparsity, A in tensor memory, CTA pairs), non-bulk `cp.async`, atomics, local memory,
+//! calls. [`exec::run`] stops with an error at an instruction only the machine runs.
 //!
 //! # What comes next
 //!

@@ -35,6 +35,10 @@
 //!   `tcgen05.commit` arrives on an mbarrier, in issue order; `tcgen05.ld/st` are the warp's
 //!   tensor-memory accesses.
 //!
+//! - clusters ([`cluster`]): the CTAs of a cluster run together, each warp an agent of its
+//!   CTA's checker; distributed shared memory, remote arrivals, the cluster barrier, multicast
+//!   copies and commits, and cluster launch control.
+//!
 //! Global memory is not checked across CTAs or against the stores' global writes yet.
 
 use crate::exec::{complete_barriers, prepare, run_ctas, Arg, Cta, Launch, St, Stats, Thread};
@@ -94,9 +98,17 @@ pub fn run(p: &Program, l: &Launch, bufs: &mut [Vec<u8>], opts: &Options) -> Res
     }
     let mut findings = Vec::new();
     let mut sched = RandomScheduler::new(opts.seed);
+    let mut clc = cluster::Clc::new(l);
     let stats = run_ctas(p, l, &params, bufs, opts.check, |cta, members| {
+        if !clc.start(members[0]) {
+            // A `clusterlaunchcontrol.try_cancel` cancelled this cluster's launch.
+            return Ok(());
+        }
         let mut m = Machine::new(cta, members, opts.check, &mut sched);
-        m.run()?;
+        m.clc = std::mem::take(&mut clc);
+        let r = m.run();
+        clc = std::mem::take(&mut m.clc);
+        r?;
         findings.append(&mut m.findings);
         Ok(())
     })?;
@@ -204,6 +216,15 @@ enum Work {
         map: usize,
         elems: Vec<BoxElem>,
     },
+    /// The 16-byte response of a `clusterlaunchcontrol.try_cancel` issued at `pc`, landing at
+    /// shared byte `dst` and completing on the barrier at `bar` ([`cluster`]).
+    Clc {
+        op: u32,
+        bar: u32,
+        pc: usize,
+        dst: u32,
+        response: u64,
+    },
     /// Work for the tensor pipe, issued at `pc` ([`tcgen05`]).
     Pipe {
         op: u32,
@@ -228,6 +249,8 @@ struct Machine<'a, 's> {
     cbar: cluster::ClusterBar,
     /// Per thread of this CTA: the cluster barrier phase it arrived in and has not waited for.
     carrived: Vec<Option<u64>>,
+    /// Which clusters have started or been cancelled (cluster launch control).
+    clc: cluster::Clc,
     warps: usize,
     sched: &'s mut dyn Scheduler,
     hb: Option<CtaHb>,
@@ -286,6 +309,7 @@ impl<'a, 's> Machine<'a, 's> {
             away,
             ids,
             cbar: cluster::ClusterBar::default(),
+            clc: cluster::Clc::default(),
             warps,
             sched,
             hb,
@@ -751,6 +775,9 @@ impl<'a, 's> Machine<'a, 's> {
             | AgentOp::TmemSt { .. } => self.tcgen05(w, pc, op, group)?,
             AgentOp::Dsmem(op) => self.dsmem(w, pc, op, group)?,
             AgentOp::ClusterArrive { relaxed } => self.cluster_arrive(w, pc, *relaxed, group)?,
+            AgentOp::ClcTryCancel { dst, bar, multicast } => {
+                self.clc_try_cancel(w, pc, (dst, bar, *multicast), group)?
+            }
             AgentOp::ClusterWait => {
                 if !self.cluster_wait(w, pc, group)? {
                     return Ok(false);
@@ -905,6 +932,13 @@ impl<'a, 's> Machine<'a, 's> {
                 }
             }
             Work::Pipe { op, pc, work } => self.land_pipe(op, pc, work)?,
+            Work::Clc {
+                op,
+                bar,
+                pc,
+                dst,
+                response,
+            } => self.land_clc(op, (bar, pc, dst), response)?,
         }
         Ok(())
     }

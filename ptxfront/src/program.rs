@@ -107,6 +107,21 @@ pub enum Op {
         a: Val,
         rank: Val,
     },
+    /// `mov.b128 d, {lo, hi}`: a 128-bit register holds its low 64 bits (the front end's
+    /// cluster launch control responses say all they say there, [`crate::machine`]).
+    Mov128 {
+        d: u16,
+        lo: Val,
+    },
+    /// `clusterlaunchcontrol.query_cancel.QUERY d, response`: whether the response cancelled
+    /// a launch, or the first CTA id of the launch it cancelled (`dsts`: one register per
+    /// dimension asked, x, y, z; a fourth of `.v4` gets 0).
+    ClcQuery {
+        canceled: bool,
+        dims: Vec<usize>,
+        dsts: Vec<u16>,
+        src: Val,
+    },
     /// `cvta[.to].SPACE`: `to` converts a generic address into the space's.
     Cvta {
         to: bool,
@@ -235,6 +250,15 @@ pub enum AgentOp {
     /// cluster barrier; `relaxed` releases nothing but the inits a `fence.mbarrier_init`
     /// covered.
     ClusterArrive { relaxed: bool },
+    /// `clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes
+    /// [.multicast::cluster::all].b128 [dst], [bar]`: asks to cancel the launch of a cluster
+    /// that has not started; the 16-byte response lands at `dst` (in every CTA of the cluster
+    /// with `multicast`) and completes 16 bytes on `bar` there.
+    ClcTryCancel {
+        dst: MemRef,
+        bar: MemRef,
+        multicast: bool,
+    },
     /// `barrier.cluster.wait[.acquire][.aligned]`: waits until every thread of the cluster
     /// that has not exited arrived in the phase the thread arrived in.
     ClusterWait,
@@ -258,7 +282,10 @@ pub enum AgentOp {
     },
     /// `tcgen05.commit.cta_group::1.mbarrier::arrive::one[.shared::cluster].b64 [bar]`: an
     /// arrival on `bar` once the warp's earlier tensor-pipe operations are done.
-    Commit { bar: MemRef },
+    ///
+    /// `.multicast::cluster` with a CTA mask: an arrival on the barrier at the same offset in
+    /// every CTA of the cluster the mask names.
+    Commit { bar: MemRef, multicast: Option<Val> },
     /// `tcgen05.ld.sync.aligned.32x32b.xN.b32 {regs}, [taddr]`.
     TmemLd { regs: Vec<u16>, at: TmemRef },
     /// `tcgen05.st.sync.aligned.32x32b.xN.b32 [taddr], {vals}`.
@@ -599,17 +626,17 @@ impl Cx<'_> {
             Some("relinquish_alloc_permit") => AgentOp::TmemRelinquish,
             Some(f) if f.starts_with("fence::") => return Ok(Op::Nop),
             Some("wait::ld" | "wait::st") => return Ok(Op::Nop),
-            Some("commit") => {
-                if m.iter().any(|x| x.starts_with("multicast")) {
-                    return Err(self.unsupported(i, "multicast commits"));
-                }
-                match o.first() {
-                    Some(Operand::Addr(a)) => AgentOp::Commit {
-                        bar: self.memref(i, a)?,
+            Some("commit") => match o.first() {
+                Some(Operand::Addr(a)) => AgentOp::Commit {
+                    bar: self.memref(i, a)?,
+                    multicast: match (m.contains(&"multicast::cluster"), o.get(1)) {
+                        (false, _) => None,
+                        (true, Some(x)) => Some(self.val(i, x)?),
+                        (true, None) => return Err(self.invalid(i, "`.multicast::cluster` needs a CTA mask")),
                     },
-                    _ => return Err(self.invalid(i, "expected an mbarrier address")),
-                }
-            }
+                },
+                _ => return Err(self.invalid(i, "expected an mbarrier address")),
+            },
             Some("mma") => {
                 let kind = match m.iter().find_map(|x| x.strip_prefix("kind::")) {
                     Some("f16") => MmaKind::F16,
@@ -682,6 +709,47 @@ impl Cx<'_> {
             _ => return Err(self.unsupported(i, "")),
         };
         Ok(Op::Agent(op))
+    }
+
+    /// `clusterlaunchcontrol.try_cancel` (an agent instruction) and `.query_cancel`.
+    fn clc(&self, i: &Instr, m: &[&str]) -> Result<Op, Error> {
+        let o = &i.operands;
+        match m.first().copied() {
+            Some("try_cancel") => match (o.first(), o.get(1)) {
+                (Some(Operand::Addr(d)), Some(Operand::Addr(b))) => Ok(Op::Agent(AgentOp::ClcTryCancel {
+                    dst: self.memref(i, d)?,
+                    bar: self.memref(i, b)?,
+                    multicast: m.iter().any(|x| x.starts_with("multicast")),
+                })),
+                _ => Err(self.invalid(i, "expected [response], [mbarrier]")),
+            },
+            Some("query_cancel") => {
+                let src = self.val(
+                    i,
+                    o.get(1).ok_or_else(|| self.invalid(i, "expected d, response"))?,
+                )?;
+                let dsts: Vec<u16> = match o.first() {
+                    Some(Operand::Vec(v)) => v.iter().map(|x| self.reg(i, x)).collect::<Result<_, _>>()?,
+                    Some(x) => vec![self.reg(i, x)?],
+                    None => return Err(self.invalid(i, "expected d, response")),
+                };
+                let (canceled, dims) = match m.get(1).copied() {
+                    Some("is_canceled") => (true, vec![]),
+                    Some("get_first_ctaid::x") => (false, vec![0]),
+                    Some("get_first_ctaid::y") => (false, vec![1]),
+                    Some("get_first_ctaid::z") => (false, vec![2]),
+                    Some("get_first_ctaid") if dsts.len() == 4 => (false, vec![0, 1, 2, 3]),
+                    _ => return Err(self.unsupported(i, "")),
+                };
+                Ok(Op::ClcQuery {
+                    canceled,
+                    dims,
+                    dsts,
+                    src,
+                })
+            }
+            _ => Err(self.unsupported(i, "")),
+        }
     }
 
     /// The `mbarrier` forms the machine runs (on a CTA's own shared memory).
@@ -833,6 +901,13 @@ impl Cx<'_> {
                     base: self.sym(i, s, None)?,
                 })
             }
+            "mov" if m.contains(&"b128") => match (o.first(), o.get(1)) {
+                (Some(d), Some(Operand::Vec(v))) if v.len() == 2 => Ok(Op::Mov128 {
+                    d: self.reg(i, d)?,
+                    lo: self.val(i, &v[0])?,
+                }),
+                _ => Err(self.unsupported(i, "forms other than `mov.b128 d, {lo, hi}`")),
+            },
             op if OPCODES.contains(&op) => {
                 let scoped = self.scoped_names(o);
                 let ins = ip::parse_instruction(
@@ -959,6 +1034,7 @@ impl Cx<'_> {
                     rank: self.val(i, r)?,
                 })
             }
+            "clusterlaunchcontrol" => self.clc(i, &m),
             "barrier" if m.first() == Some(&"cluster") => match m.get(1).copied() {
                 Some("arrive") => Ok(Op::Agent(AgentOp::ClusterArrive {
                     relaxed: m.contains(&"relaxed"),

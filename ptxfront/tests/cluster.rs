@@ -360,3 +360,113 @@ fn a_rank_outside_the_cluster_is_an_error() -> Result<(), Error> {
     assert!(message.contains("of a cluster of 2"), "{message}");
     Ok(())
 }
+
+/// A persistent loop over the tiles of a grid of 4 CTAs with cluster launch control: thread 0
+/// asks to cancel the next launch (`try_cancel` into a 16-byte response, 16 bytes expected on
+/// the barrier), writes `out[tile] = 1 + (its own CTA id)`, waits for the response (`//W`, which
+/// a planted bug deletes), and goes on with the cancelled launch's first CTA id while the
+/// response says one was cancelled.
+const CLC: &str = r#"
+.version 8.7
+.target sm_100a
+.address_size 64
+.extern .shared .align 16 .b8 smem[];
+
+.visible .entry clc(
+	.param .u64 clc_param_0
+)
+.reqntid 32
+{
+	.reg .pred 	%p<6>;
+	.reg .b32 	%r<20>;
+	.reg .b64 	%rd<12>;
+	.reg .b128 	%rq<2>;
+
+	.loc	1 30 0
+	ld.param.u64 	%rd1, [clc_param_0];
+	mov.u32 	%r1, %tid.x;
+	setp.ne.s32 	%p1, %r1, 0;
+	@%p1 bra 	$L__end;
+	mov.u32 	%r2, smem;
+	add.s32 	%r3, %r2, 16;
+	mbarrier.init.shared::cta.b64 	[%r2], 1;
+	mov.u32 	%r4, %ctaid.x;
+	mov.u32 	%r5, %r4;
+	mov.u32 	%r6, 0;
+$L__loop:
+	.loc	1 31 0
+	mbarrier.arrive.expect_tx.shared::cta.b64 	_, [%r2], 16;
+	clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes.b128 [%r3], [%r2];
+	.loc	1 32 0
+	mul.wide.u32 	%rd2, %r5, 4;
+	add.s64 	%rd3, %rd1, %rd2;
+	add.s32 	%r7, %r4, 1;
+	st.global.u32 	[%rd3], %r7;
+$L__wait:
+	.loc	1 33 0
+	mbarrier.try_wait.parity.shared::cta.b64 	%p2, [%r2], %r6; //W
+	@!%p2 bra 	$L__wait; //W
+	.loc	1 34 0
+	ld.shared.v2.b64 	{%rd4, %rd5}, [%r3];
+	mov.b128 	%rq1, {%rd4, %rd5};
+	clusterlaunchcontrol.query_cancel.is_canceled.pred.b128 %p3, %rq1;
+	clusterlaunchcontrol.query_cancel.get_first_ctaid::x.b32.b128 %r5, %rq1;
+	xor.b32 	%r6, %r6, 1;
+	@%p3 bra 	$L__loop;
+$L__end:
+	ret;
+}
+	.file	1 "clc.py"
+"#;
+
+#[test]
+fn cluster_launch_control_hands_the_launches_not_started_to_the_asking_cta() -> Result<(), Error> {
+    let p = compile(CLC, "clc")?;
+    let mut l = Launch::new([4, 1, 1], [32, 1, 1], vec![Arg::Buffer(0)]);
+    l.dynamic_shared = 64;
+    for seed in 0..4 {
+        let mut bufs = vec![vec![0u8; 16]];
+        let o = machine::run(&p, &l, &mut bufs, &Options { seed, check: true })?;
+        assert!(o.findings.is_empty(), "seed {seed}: {:?}", o.findings);
+        // Clusters start in grid order, one at a time: CTA 0 cancels the launches of CTAs
+        // 1, 2 and 3 and does their tiles; its fourth request cancels nothing.
+        assert_eq!(words(&bufs[0]), [1, 1, 1, 1]);
+        assert_eq!(o.stats.ctas, 1);
+    }
+    // Without clusters launch control the CTAs would each write their own id + 1: the
+    // synchronous executor refuses the cancel instead of ignoring it.
+    let mut bufs = vec![vec![0u8; 16]];
+    assert!(matches!(run(&p, &l, &mut bufs), Err(Error::Runtime { .. })));
+    Ok(())
+}
+
+#[test]
+fn a_response_read_before_its_barrier_completes_is_read_before_complete() -> Result<(), Error> {
+    let planted: String = CLC
+        .lines()
+        .filter(|l| !l.ends_with("//W"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let p = compile(&planted, "clc")?;
+    let mut l = Launch::new([4, 1, 1], [32, 1, 1], vec![Arg::Buffer(0)]);
+    l.dynamic_shared = 64;
+    let bufs = vec![vec![0u8; 16]];
+    let line = |pc: usize| machine::source_line(&p, pc).map_or(0, |(_, l)| l);
+    let mut found = Vec::new();
+    for seed in 0..8 {
+        let mut b = bufs.clone();
+        // A schedule may also stop the run: an arrival on a phase still waiting for bytes.
+        if let Ok(o) = machine::run(&p, &l, &mut b, &Options { seed, check: true }) {
+            found.extend(
+                o.findings
+                    .iter()
+                    .map(|f| (f.code, line(f.pc), f.with.first().map(|&w| line(w)))),
+            );
+        }
+    }
+    assert!(
+        found.contains(&(Code::ReadBeforeComplete, 34, Some(31))),
+        "{found:?}"
+    );
+    Ok(())
+}

@@ -486,7 +486,7 @@ impl Machine<'_, '_> {
         }
     }
 
-    /// Puts the load `work` of a multicast issued by warp `w` of this CTA in flight to the CTA
+    /// Puts the load or response `work` of a multicast issued by warp `w` of this CTA in flight to the CTA
     /// of rank `r` (another CTA: its async write issued there by this CTA's peer agent).
     pub(super) fn multicast_to(&mut self, w: usize, r: usize, pc: usize, mut work: Work) {
         let me = self.rank;
@@ -495,7 +495,7 @@ impl Machine<'_, '_> {
             self.switch(r);
             let learnt = self.peer_act(me, &view, pc);
             let sid = self.ids[me];
-            if let (Work::Load { op, .. }, Some(hb)) = (&mut work, &mut self.hb) {
+            if let (Work::Load { op, .. } | Work::Clc { op, .. }, Some(hb)) = (&mut work, &mut self.hb) {
                 *op = hb.peer_issue(sid, pc as u32);
             }
             let rid = self.ids[r];
@@ -512,5 +512,182 @@ impl Machine<'_, '_> {
             cta: r,
             work,
         });
+    }
+
+    /// The barrier offset and the CTAs (by rank) of a multicast `tcgen05.commit` of thread `t`
+    /// whose barrier operand is `bar` and CTA mask `mask`.
+    pub(super) fn multicast_commit_target(
+        &self,
+        t: usize,
+        bar: &MemRef,
+        mask: crate::program::Val,
+        pc: usize,
+    ) -> Result<(u32, Option<Vec<usize>>), Error> {
+        let (_, off) = self.cluster_target(t, bar, 8, pc)?;
+        let m = self.value(t, mask, pc)? & 0xffff;
+        Ok((off as u32, Some(self.multicast_ranks(Some(m), pc)?)))
+    }
+
+    /// A multicast `tcgen05.commit` issued at `pc` completes: one arrival on the barrier at
+    /// offset `bar` of each CTA of `ranks`, published as what this CTA's tensor pipe has run
+    /// (in another CTA, an arrival by this CTA's unit, [`Actor::Remote`]).
+    pub(super) fn commit_multicast(&mut self, pc: usize, bar: u32, ranks: &[usize]) -> Result<(), Error> {
+        let me = self.rank;
+        let view = vec![(
+            self.ids[me],
+            self.hb.as_ref().map(|h| h.pipe_clock()).unwrap_or_default(),
+        )];
+        for &r in ranks {
+            self.switch(r);
+            let who = if r == me {
+                Actor::Pipe
+            } else {
+                if let Some(hb) = &mut self.hb {
+                    hb.bar_remote(bar, &view);
+                }
+                Actor::Remote { pc: pc as u32 }
+            };
+            if !self.bars.contains_key(&bar) {
+                self.misuse(pc, bar);
+                continue;
+            }
+            let arrived = self.bar_mut(bar, pc)?.arrive(1);
+            let flipped = arrived.map_err(|f| self.fault(pc, f))?;
+            if let Some(hb) = &mut self.hb {
+                hb.bar_update(bar, who, true, 0, flipped);
+            }
+        }
+        self.switch(me);
+        Ok(())
+    }
+
+    /// `clusterlaunchcontrol.try_cancel` at `pc` by the lanes `group` of warp `w`: the launch
+    /// of the next cluster that has not started is cancelled now (clusters start in grid
+    /// order, one after the other), and the response ([`crate::exec::clc_encode`]) lands
+    /// after a latency at `dst` of this CTA, or of every CTA of the cluster with `multicast`,
+    /// completing 16 bytes on the barrier at `bar` there.
+    pub(super) fn clc_try_cancel(
+        &mut self,
+        w: usize,
+        pc: usize,
+        (dst, bar, multicast): (&MemRef, &MemRef, bool),
+        group: &[usize],
+    ) -> Result<(), Error> {
+        for &t in group {
+            let d = self.shared_addr(t, dst, pc)?;
+            let b = self.shared_addr(t, bar, pc)?;
+            if d as usize + 16 > self.cta.shared.len() {
+                return Err(self.rt(
+                    pc,
+                    format!("the 16-byte response at shared byte {d} reaches past the CTA's shared memory"),
+                ));
+            }
+            let response = crate::exec::clc_encode(self.clc.cancel());
+            let op = self.hb.as_mut().map_or(0, |hb| hb.issue(w, pc as u32));
+            let ranks: Vec<usize> = if multicast {
+                (0..self.cluster_size()).collect()
+            } else {
+                vec![self.rank]
+            };
+            for r in ranks {
+                let work = Work::Clc {
+                    op,
+                    bar: b,
+                    pc,
+                    dst: d,
+                    response,
+                };
+                self.multicast_to(w, r, pc, work);
+            }
+        }
+        Ok(())
+    }
+
+    /// A `clusterlaunchcontrol.try_cancel` response (checker op `op`, issued at `pc`) lands at
+    /// shared byte `dst`, then completes 16 bytes on the barrier at `bar`.
+    pub(super) fn land_clc(
+        &mut self,
+        op: u32,
+        (bar, pc, dst): (u32, usize, u32),
+        response: u64,
+    ) -> Result<(), Error> {
+        if let Some(hb) = &mut self.hb {
+            let addrs: Vec<(u32, u32)> = (0..4).map(|k| (dst + 4 * k, 0)).collect();
+            if let Some(h) = hb.clc_response(op, bar, &addrs, 32) {
+                self.report(&h);
+            }
+        }
+        let d = dst as usize;
+        self.cta.shared[d..d + 8].copy_from_slice(&response.to_le_bytes());
+        self.cta.shared[d + 8..d + 16].fill(0);
+        for k in 0..4 {
+            let g = (dst + 4 * k) / bwsim_sim::check::hazards::SMEM_GRANULE;
+            self.last_store.remove(&g);
+        }
+        if !self.bars.contains_key(&bar) {
+            self.misuse(pc, bar);
+            return Ok(());
+        }
+        let r = self.bar_mut(bar, pc)?.complete_tx(16);
+        let flipped = r.map_err(|e| self.fault(pc, e))?;
+        if let Some(hb) = &mut self.hb {
+            hb.bar_update(bar, Actor::Tma, false, -16, flipped);
+        }
+        Ok(())
+    }
+}
+
+/// Cluster launch control across a launch: clusters start in grid order, one after the other;
+/// a cancel takes the next cluster that has not started.
+#[derive(Default)]
+pub(super) struct Clc {
+    /// Clusters started or cancelled (the first `started` in grid order).
+    started: u64,
+    /// The launch's clusters.
+    total: u64,
+    /// The launch's grid and cluster shapes.
+    grid: [u32; 3],
+    cluster: [u32; 3],
+}
+
+impl Clc {
+    pub(super) fn new(l: &crate::exec::Launch) -> Clc {
+        let c = l.cluster.map(|x| x.max(1));
+        Clc {
+            started: 0,
+            total: (0..3).map(|i| l.grid[i].div_ceil(c[i]) as u64).product(),
+            grid: l.grid,
+            cluster: c,
+        }
+    }
+
+    /// The index in grid order of the cluster whose first CTA is `ctaid`.
+    fn index(&self, ctaid: [u32; 3]) -> u64 {
+        let n = [0, 1, 2].map(|i| self.grid[i].div_ceil(self.cluster[i]) as u64);
+        let c = [0, 1, 2].map(|i| (ctaid[i] / self.cluster[i]) as u64);
+        c[0] + n[0] * (c[1] + n[1] * c[2])
+    }
+
+    /// The cluster whose first CTA is `ctaid` starts, unless it was cancelled (`false`).
+    pub(super) fn start(&mut self, ctaid: [u32; 3]) -> bool {
+        let k = self.index(ctaid);
+        if k < self.started {
+            return false;
+        }
+        self.started = k + 1;
+        true
+    }
+
+    /// Cancels the next cluster that has not started: its first CTA id, or `None` once every
+    /// cluster has started.
+    fn cancel(&mut self) -> Option<[u32; 3]> {
+        if self.started >= self.total {
+            return None;
+        }
+        let k = self.started;
+        self.started += 1;
+        let n = [0, 1, 2].map(|i| self.grid[i].div_ceil(self.cluster[i]) as u64);
+        let c = [k % n[0], (k / n[0]) % n[1], k / (n[0] * n[1])];
+        Some([0, 1, 2].map(|i| c[i] as u32 * self.cluster[i]))
     }
 }

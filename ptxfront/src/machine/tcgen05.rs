@@ -215,7 +215,10 @@ pub(super) enum PipeWork {
         use_acc: bool,
     },
     /// A commit's arrival on the mbarrier at shared byte `bar`.
-    Commit { bar: u32 },
+    ///
+    /// With a multicast mask, on the barrier at offset `bar` of each CTA of the cluster it
+    /// names ([`super::cluster`]).
+    Commit { bar: u32, mask: Option<Vec<usize>> },
 }
 
 impl Machine<'_, '_> {
@@ -305,10 +308,13 @@ impl Machine<'_, '_> {
                     self.pipe_issue(w, pc, work, AsyncKind::Mma);
                 }
             }
-            AgentOp::Commit { bar } => {
+            AgentOp::Commit { bar, multicast } => {
                 for &t in group {
-                    let bar = self.shared_addr(t, bar, pc)?;
-                    self.pipe_issue(w, pc, PipeWork::Commit { bar }, AsyncKind::Commit);
+                    let (bar, mask) = match multicast {
+                        None => (self.shared_addr(t, bar, pc)?, None),
+                        Some(m) => self.multicast_commit_target(t, bar, *m, pc)?,
+                    };
+                    self.pipe_issue(w, pc, PipeWork::Commit { bar, mask }, AsyncKind::Commit);
                 }
             }
             AgentOp::TmemLd { regs, at } => {
@@ -541,7 +547,11 @@ impl Machine<'_, '_> {
                     self.tmem.cells[Tmem::cell(l, c)] = v as u32;
                 }
             }
-            PipeWork::Commit { bar } => {
+            PipeWork::Commit {
+                bar,
+                mask: Some(ranks),
+            } => self.commit_multicast(pc, bar, &ranks)?,
+            PipeWork::Commit { bar, mask: None } => {
                 if !self.bars.contains_key(&bar) {
                     self.misuse(pc, bar);
                     return Ok(());
