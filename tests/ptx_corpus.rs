@@ -175,6 +175,15 @@ fn outcome(dir: &Path, name: &str) -> String {
         return format!("check: {}", failure(&v));
     }
     let mut found = string_fields(&v["findings"], ["/code", "/at", "/with/0"]);
+    // A sidecar names a Python file by name; the PTX's `.file` names it as the compile
+    // did (`3.8/clc_scale.py` for a kernel of a release folder).
+    for f in &mut found {
+        for place in &mut f[1..] {
+            if let Some((_, name)) = place.rsplit_once('/') {
+                *place = name.to_string();
+            }
+        }
+    }
     found.sort();
     found.dedup();
     if says("check", "clean") && !found.is_empty() {

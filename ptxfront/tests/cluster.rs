@@ -470,3 +470,55 @@ fn a_response_read_before_its_barrier_completes_is_read_before_complete() -> Res
     );
     Ok(())
 }
+
+/// Each CTA of a cluster of 2 stores `100 + rank` at its shared word 0, and after a cluster
+/// barrier reads word 0 at its own `smem` address with bit 24 cleared (Triton's mask
+/// `0xFEFFFFF0` for the even CTA of a pair) through `ld.shared::cluster`; it writes that
+/// address and the value to `out[2 * rank..]`.
+const EVEN_PEER: &str = r#"
+.version 8.7
+.target sm_100a
+.address_size 64
+.extern .shared .align 16 .b8 smem[];
+
+.visible .entry even_peer(
+	.param .u64 even_peer_param_0
+)
+.reqntid 32
+.reqnctapercluster 2
+{
+	.reg .b32 	%r<20>;
+	.reg .b64 	%rd<8>;
+
+	ld.param.u64 	%rd1, [even_peer_param_0];
+	mov.u32 	%r1, %cluster_ctarank;
+	mov.u32 	%r2, smem;
+	add.s32 	%r3, %r1, 100;
+	st.shared.u32 	[%r2], %r3;
+	barrier.cluster.arrive.aligned;
+	barrier.cluster.wait.aligned;
+	and.b32 	%r4, %r2, -16777232;
+	ld.shared::cluster.u32 	%r5, [%r4];
+	mul.wide.u32 	%rd2, %r1, 8;
+	add.s64 	%rd3, %rd1, %rd2;
+	st.global.v2.u32 	[%rd3], {%r2, %r5};
+	barrier.cluster.arrive.aligned;
+	barrier.cluster.wait.aligned;
+	ret;
+}
+"#;
+
+#[test]
+fn shared_addresses_carry_the_rank_and_the_pair_mask_names_the_even_cta() -> Result<(), Error> {
+    let p = compile(EVEN_PEER, "even_peer")?;
+    let mut l = Launch::new([2, 1, 1], [32, 1, 1], vec![Arg::Buffer(0)]);
+    l.cluster = [2, 1, 1];
+    l.dynamic_shared = 16;
+    let mut bufs = vec![vec![0u8; 16]];
+    let o = machine::run(&p, &l, &mut bufs, &Options { seed: 1, check: true })?;
+    assert!(o.findings.is_empty(), "{:?}", o.findings);
+    // Rank 0's `smem` is shared byte 0, rank 1's the same byte with its rank at bit 24; both
+    // read rank 0's word.
+    assert_eq!(words(&bufs[0]), [0, 100, 1 << 24, 100]);
+    Ok(())
+}
