@@ -892,17 +892,7 @@ impl<'a, 's> Machine<'a, 's> {
                     self.last_store.remove(&g);
                     self.tmem.slots.remove(&g);
                 }
-                if !self.bars.contains_key(&bar) {
-                    // The barrier was invalidated (or never initialised) while the copy was in
-                    // flight: the bytes land, their completion has nowhere to go.
-                    self.misuse(pc, bar);
-                    return Ok(());
-                }
-                let r = self.bar_mut(bar, pc)?.complete_tx(bytes);
-                let flipped = r.map_err(|e| self.fault(pc, e))?;
-                if let Some(hb) = &mut self.hb {
-                    hb.bar_update(bar, Actor::Tma, false, -bytes, flipped);
-                }
+                self.unit_delivers((bar, pc), Actor::Tma, Some(bytes))?;
             }
             Work::Store {
                 op,
@@ -939,6 +929,32 @@ impl<'a, 's> Machine<'a, 's> {
                 dst,
                 response,
             } => self.land_clc(op, (bar, pc, dst), response)?,
+        }
+        Ok(())
+    }
+
+    /// An asynchronous unit (`who`) acts on the barrier at shared byte `bar` for the operation
+    /// issued at `pc`: completes `bytes` of its transaction count, or arrives once (`None`).
+    /// A barrier invalidated (or never initialised) while the operation was in flight is
+    /// `barrier-misuse`: the operation's effect lands, its completion has nowhere to go.
+    fn unit_delivers(
+        &mut self,
+        (bar, pc): (u32, usize),
+        who: Actor,
+        bytes: Option<i64>,
+    ) -> Result<(), Error> {
+        if !self.bars.contains_key(&bar) {
+            self.misuse(pc, bar);
+            return Ok(());
+        }
+        let b = self.bar_mut(bar, pc)?;
+        let r = match bytes {
+            Some(n) => b.complete_tx(n),
+            None => b.arrive(1),
+        };
+        let flipped = r.map_err(|e| self.fault(pc, e))?;
+        if let Some(hb) = &mut self.hb {
+            hb.bar_update(bar, who, bytes.is_none(), -bytes.unwrap_or(0), flipped);
         }
         Ok(())
     }

@@ -8,24 +8,29 @@ use bwsim_isa::Code;
 use bwsim_ptxfront::machine::{self, Options};
 use bwsim_ptxfront::{compile, run, Arg, Error, Launch};
 
+/// A kernel `name` of one parameter `out` (a pointer), 32 threads per CTA, with the entry
+/// directives `directives`, the dynamic shared array `smem` and the `.loc` file 1 `NAME.py`,
+/// around `body`.
+fn kernel(name: &str, directives: &str, body: &str) -> String {
+    format!(
+        ".version 8.7\n.target sm_100a\n.address_size 64\n.extern .shared .align 16 .b8 smem[];\n\n\
+         .visible .entry {name}(\n\t.param .u64 out\n)\n.reqntid 32\n{directives}\n{{{body}}}\n\t.file\t1 \"{name}.py\"\n"
+    )
+}
+
 /// Thread 0 of each CTA writes, at word 12 * (linear CTA id) of the output: `%cluster_ctarank`,
 /// `%cluster_nctarank`, `%cluster_ctaid.x/.y`, `%cluster_nctaid.x`, `%clusterid.x/.y`,
 /// `%nclusterid.x` and `%is_explicit_cluster` (as 0 or 1).
-const SREGS: &str = r#"
-.version 8.7
-.target sm_100a
-.address_size 64
-
-.visible .entry sregs(
-	.param .u64 sregs_param_0
-)
-.reqntid 32
-{
+fn sregs() -> String {
+    kernel(
+        "sregs",
+        "",
+        r#"
 	.reg .pred 	%p<3>;
 	.reg .b32 	%r<20>;
 	.reg .b64 	%rd<8>;
 
-	ld.param.u64 	%rd1, [sregs_param_0];
+	ld.param.u64 	%rd1, [out];
 	mov.u32 	%r1, %tid.x;
 	setp.ne.s32 	%p1, %r1, 0;
 	@%p1 bra 	$L__done;
@@ -50,8 +55,9 @@ const SREGS: &str = r#"
 	st.global.u32 	[%rd3+32], %r14;
 $L__done:
 	ret;
+"#,
+    )
 }
-"#;
 
 fn words(b: &[u8]) -> Vec<u32> {
     b.chunks(4)
@@ -61,7 +67,7 @@ fn words(b: &[u8]) -> Vec<u32> {
 
 #[test]
 fn cluster_registers_are_the_ctas_place_in_its_cluster() -> Result<(), Error> {
-    let p = compile(SREGS, "sregs")?;
+    let p = compile(&sregs(), "sregs")?;
     // A grid of 4 x 2 CTAs in clusters of 2 x 2.
     let (grid, cluster) = ([4u32, 2, 1], [2u32, 2, 1]);
     let mut l = Launch::new(grid, [32, 1, 1], vec![Arg::Buffer(0)]);
@@ -91,7 +97,7 @@ fn cluster_registers_are_the_ctas_place_in_its_cluster() -> Result<(), Error> {
 
 #[test]
 fn without_clusters_a_cta_is_its_own_cluster() -> Result<(), Error> {
-    let p = compile(SREGS, "sregs")?;
+    let p = compile(&sregs(), "sregs")?;
     let l = Launch::new([3, 1, 1], [32, 1, 1], vec![Arg::Buffer(0)]);
     let mut bufs = vec![vec![0u8; 3 * 48]];
     run(&p, &l, &mut bufs)?;
@@ -108,23 +114,16 @@ fn without_clusters_a_cta_is_its_own_cluster() -> Result<(), Error> {
 /// `mapa` and `ld.shared::cluster` and writes it to `out[64 * clusterid + 32 * rank + lane]`,
 /// then ends with a second cluster barrier (the peer must not exit while it is read). The
 /// markers `//A` and `//B` are the barriers a planted bug deletes.
-const EXCHANGE: &str = r#"
-.version 8.7
-.target sm_100a
-.address_size 64
-.extern .shared .align 16 .b8 smem[];
-
-.visible .entry exchange(
-	.param .u64 exchange_param_0
-)
-.reqntid 32
-.reqnctapercluster 2
-{
+fn exchange() -> String {
+    kernel(
+        "exchange",
+        ".reqnctapercluster 2",
+        r#"
 	.reg .b32 	%r<20>;
 	.reg .b64 	%rd<8>;
 
 	.loc	1 10 0
-	ld.param.u64 	%rd1, [exchange_param_0];
+	ld.param.u64 	%rd1, [out];
 	mov.u32 	%r1, %tid.x;
 	mov.u32 	%r2, %cluster_ctarank;
 	mov.u32 	%r3, smem;
@@ -153,9 +152,9 @@ const EXCHANGE: &str = r#"
 	barrier.cluster.arrive.aligned; //B
 	barrier.cluster.wait.aligned; //B
 	ret;
+"#,
+    )
 }
-	.file	1 "exchange.py"
-"#;
 
 fn exchange_launch(src: &str) -> Result<(bwsim_ptxfront::Program, Launch), Error> {
     let p = compile(src, "exchange")?;
@@ -177,7 +176,7 @@ fn findings(src: &str, schedules: u64) -> Result<Vec<(Code, u32, Option<u32>)>, 
 
 #[test]
 fn ctas_of_a_cluster_read_each_others_shared_memory() -> Result<(), Error> {
-    let (p, l) = exchange_launch(EXCHANGE)?;
+    let (p, l) = exchange_launch(&exchange())?;
     for seed in 0..4 {
         let mut bufs = vec![vec![0u8; 4 * 128]];
         let o = machine::run(&p, &l, &mut bufs, &Options { seed, check: true })?;
@@ -203,7 +202,7 @@ fn ctas_of_a_cluster_read_each_others_shared_memory() -> Result<(), Error> {
 
 #[test]
 fn a_peer_read_before_the_cluster_barrier_races_with_the_owners_store() -> Result<(), Error> {
-    let planted: String = EXCHANGE
+    let planted: String = exchange()
         .lines()
         .filter(|l| !l.ends_with("//A"))
         .collect::<Vec<_>>()
@@ -214,13 +213,13 @@ fn a_peer_read_before_the_cluster_barrier_races_with_the_owners_store() -> Resul
         found.contains(&(Code::Race, 13, Some(11))) || found.contains(&(Code::Race, 11, Some(13))),
         "{found:?}"
     );
-    assert!(findings(EXCHANGE, 16)?.is_empty());
+    assert!(findings(&exchange(), 16)?.is_empty());
     Ok(())
 }
 
 #[test]
 fn a_cta_that_exits_while_its_peer_reads_it_is_a_cluster_exit() -> Result<(), Error> {
-    let planted: String = EXCHANGE
+    let planted: String = exchange()
         .lines()
         .filter(|l| !l.ends_with("//B"))
         .collect::<Vec<_>>()
@@ -238,24 +237,17 @@ fn a_cta_that_exits_while_its_peer_reads_it_is_a_cluster_exit() -> Result<(), Er
 /// (`st.shared::cluster`), which CTA 0 reads after its wait and writes to `out[clusterid]`. The
 /// inits are released to the cluster by `fence.mbarrier_init` and a relaxed cluster barrier
 /// (`//I`, which a planted bug deletes).
-const REMOTE_ARRIVE: &str = r#"
-.version 8.7
-.target sm_100a
-.address_size 64
-.extern .shared .align 16 .b8 smem[];
-
-.visible .entry remote_arrive(
-	.param .u64 remote_arrive_param_0
-)
-.reqntid 32
-.reqnctapercluster 2
-{
+fn remote_arrive() -> String {
+    kernel(
+        "remote_arrive",
+        ".reqnctapercluster 2",
+        r#"
 	.reg .pred 	%p<6>;
 	.reg .b32 	%r<20>;
 	.reg .b64 	%rd<8>;
 
 	.loc	1 20 0
-	ld.param.u64 	%rd1, [remote_arrive_param_0];
+	ld.param.u64 	%rd1, [out];
 	mov.u32 	%r1, %tid.x;
 	mov.u32 	%r2, %cluster_ctarank;
 	mov.u32 	%r3, smem;
@@ -292,13 +284,13 @@ $L__end:
 	barrier.cluster.arrive.aligned;
 	barrier.cluster.wait.aligned;
 	ret;
+"#,
+    )
 }
-	.file	1 "remote.py"
-"#;
 
 #[test]
 fn a_remote_arrival_orders_the_peers_store_before_the_waiters_load() -> Result<(), Error> {
-    let p = compile(REMOTE_ARRIVE, "remote_arrive")?;
+    let p = compile(&remote_arrive(), "remote_arrive")?;
     let mut l = Launch::new([2, 1, 1], [32, 1, 1], vec![Arg::Buffer(0)]);
     l.cluster = [2, 1, 1];
     l.dynamic_shared = 64;
@@ -308,7 +300,7 @@ fn a_remote_arrival_orders_the_peers_store_before_the_waiters_load() -> Result<(
         assert!(o.findings.is_empty(), "seed {seed}: {:?}", o.findings);
         assert_eq!(words(&bufs[0])[0], 1234);
     }
-    let planted: String = REMOTE_ARRIVE
+    let planted: String = remote_arrive()
         .lines()
         .filter(|l| !l.ends_with("//I"))
         .collect::<Vec<_>>()
@@ -342,8 +334,8 @@ fn a_remote_arrival_orders_the_peers_store_before_the_waiters_load() -> Result<(
 
 #[test]
 fn a_rank_outside_the_cluster_is_an_error() -> Result<(), Error> {
-    let src = EXCHANGE.replace("xor.b32 \t%r7, %r2, 1;", "add.s32 \t%r7, %r2, 2;");
-    assert_ne!(src, EXCHANGE);
+    let src = exchange().replace("xor.b32 \t%r7, %r2, 1;", "add.s32 \t%r7, %r2, 2;");
+    assert_ne!(src, exchange());
     let (p, l) = exchange_launch(&src)?;
     let mut bufs = vec![vec![0u8; 4 * 128]];
     let Err(Error::Runtime { message, .. }) = machine::run(
@@ -366,24 +358,18 @@ fn a_rank_outside_the_cluster_is_an_error() -> Result<(), Error> {
 /// the barrier), writes `out[tile] = 1 + (its own CTA id)`, waits for the response (`//W`, which
 /// a planted bug deletes), and goes on with the cancelled launch's first CTA id while the
 /// response says one was cancelled.
-const CLC: &str = r#"
-.version 8.7
-.target sm_100a
-.address_size 64
-.extern .shared .align 16 .b8 smem[];
-
-.visible .entry clc(
-	.param .u64 clc_param_0
-)
-.reqntid 32
-{
+fn clc() -> String {
+    kernel(
+        "clc",
+        "",
+        r#"
 	.reg .pred 	%p<6>;
 	.reg .b32 	%r<20>;
 	.reg .b64 	%rd<12>;
 	.reg .b128 	%rq<2>;
 
 	.loc	1 30 0
-	ld.param.u64 	%rd1, [clc_param_0];
+	ld.param.u64 	%rd1, [out];
 	mov.u32 	%r1, %tid.x;
 	setp.ne.s32 	%p1, %r1, 0;
 	@%p1 bra 	$L__end;
@@ -415,13 +401,13 @@ $L__wait:
 	@%p3 bra 	$L__loop;
 $L__end:
 	ret;
+"#,
+    )
 }
-	.file	1 "clc.py"
-"#;
 
 #[test]
 fn cluster_launch_control_hands_the_launches_not_started_to_the_asking_cta() -> Result<(), Error> {
-    let p = compile(CLC, "clc")?;
+    let p = compile(&clc(), "clc")?;
     let mut l = Launch::new([4, 1, 1], [32, 1, 1], vec![Arg::Buffer(0)]);
     l.dynamic_shared = 64;
     for seed in 0..4 {
@@ -442,7 +428,7 @@ fn cluster_launch_control_hands_the_launches_not_started_to_the_asking_cta() -> 
 
 #[test]
 fn a_response_read_before_its_barrier_completes_is_read_before_complete() -> Result<(), Error> {
-    let planted: String = CLC
+    let planted: String = clc()
         .lines()
         .filter(|l| !l.ends_with("//W"))
         .collect::<Vec<_>>()
@@ -475,22 +461,15 @@ fn a_response_read_before_its_barrier_completes_is_read_before_complete() -> Res
 /// barrier reads word 0 at its own `smem` address with bit 24 cleared (Triton's mask
 /// `0xFEFFFFF0` for the even CTA of a pair) through `ld.shared::cluster`; it writes that
 /// address and the value to `out[2 * rank..]`.
-const EVEN_PEER: &str = r#"
-.version 8.7
-.target sm_100a
-.address_size 64
-.extern .shared .align 16 .b8 smem[];
-
-.visible .entry even_peer(
-	.param .u64 even_peer_param_0
-)
-.reqntid 32
-.reqnctapercluster 2
-{
+fn even_peer() -> String {
+    kernel(
+        "even_peer",
+        ".reqnctapercluster 2",
+        r#"
 	.reg .b32 	%r<20>;
 	.reg .b64 	%rd<8>;
 
-	ld.param.u64 	%rd1, [even_peer_param_0];
+	ld.param.u64 	%rd1, [out];
 	mov.u32 	%r1, %cluster_ctarank;
 	mov.u32 	%r2, smem;
 	add.s32 	%r3, %r1, 100;
@@ -505,12 +484,13 @@ const EVEN_PEER: &str = r#"
 	barrier.cluster.arrive.aligned;
 	barrier.cluster.wait.aligned;
 	ret;
+"#,
+    )
 }
-"#;
 
 #[test]
 fn shared_addresses_carry_the_rank_and_the_pair_mask_names_the_even_cta() -> Result<(), Error> {
-    let p = compile(EVEN_PEER, "even_peer")?;
+    let p = compile(&even_peer(), "even_peer")?;
     let mut l = Launch::new([2, 1, 1], [32, 1, 1], vec![Arg::Buffer(0)]);
     l.cluster = [2, 1, 1];
     l.dynamic_shared = 16;

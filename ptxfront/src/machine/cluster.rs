@@ -547,15 +547,7 @@ impl Machine<'_, '_> {
                 }
                 Actor::Remote { pc: pc as u32 }
             };
-            if !self.bars.contains_key(&bar) {
-                self.misuse(pc, bar);
-                continue;
-            }
-            let arrived = self.bar_mut(bar, pc)?.arrive(1);
-            let flipped = arrived.map_err(|f| self.fault(pc, f))?;
-            if let Some(hb) = &mut self.hb {
-                hb.bar_update(bar, who, true, 0, flipped);
-            }
+            self.unit_delivers((bar, pc), who, None)?;
         }
         self.switch(me);
         Ok(())
@@ -624,16 +616,7 @@ impl Machine<'_, '_> {
             let g = (dst + 4 * k) / bwsim_sim::check::hazards::SMEM_GRANULE;
             self.last_store.remove(&g);
         }
-        if !self.bars.contains_key(&bar) {
-            self.misuse(pc, bar);
-            return Ok(());
-        }
-        let r = self.bar_mut(bar, pc)?.complete_tx(16);
-        let flipped = r.map_err(|e| self.fault(pc, e))?;
-        if let Some(hb) = &mut self.hb {
-            hb.bar_update(bar, Actor::Tma, false, -16, flipped);
-        }
-        Ok(())
+        self.unit_delivers((bar, pc), Actor::Tma, Some(16))
     }
 }
 

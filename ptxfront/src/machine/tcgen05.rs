@@ -551,17 +551,7 @@ impl Machine<'_, '_> {
                 bar,
                 mask: Some(ranks),
             } => self.commit_multicast(pc, bar, &ranks)?,
-            PipeWork::Commit { bar, mask: None } => {
-                if !self.bars.contains_key(&bar) {
-                    self.misuse(pc, bar);
-                    return Ok(());
-                }
-                let r = self.bar_mut(bar, pc)?.arrive(1);
-                let flipped = r.map_err(|f| self.fault(pc, f))?;
-                if let Some(hb) = &mut self.hb {
-                    hb.bar_update(bar, Actor::Pipe, true, 0, flipped);
-                }
-            }
+            PipeWork::Commit { bar, mask: None } => self.unit_delivers((bar, pc), Actor::Pipe, None)?,
         }
         Ok(())
     }
