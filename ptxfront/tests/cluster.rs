@@ -10,11 +10,15 @@ use bwsim_ptxfront::{compile, run, Arg, Error, Launch};
 
 /// A kernel `name` of one parameter `out` (a pointer), 32 threads per CTA, with the entry
 /// directives `directives`, the dynamic shared array `smem` and the `.loc` file 1 `NAME.py`,
-/// around `body`.
+/// around `body`, which starts with `%rd1` the output, `%r1` the thread's index, `%r2` the
+/// CTA's rank in its cluster and `%r3` the address of `smem`.
 fn kernel(name: &str, directives: &str, body: &str) -> String {
     format!(
         ".version 8.7\n.target sm_100a\n.address_size 64\n.extern .shared .align 16 .b8 smem[];\n\n\
-         .visible .entry {name}(\n\t.param .u64 out\n)\n.reqntid 32\n{directives}\n{{{body}}}\n\t.file\t1 \"{name}.py\"\n"
+         .visible .entry {name}(\n\t.param .u64 out\n)\n.reqntid 32\n{directives}\n{{\n\
+         \t.reg .pred \t%p<8>;\n\t.reg .b32 \t%r<24>;\n\t.reg .b64 \t%rd<12>;\n\t.reg .b128 \t%rq<2>;\n\
+         \tld.param.u64 \t%rd1, [out];\n\tmov.u32 \t%r1, %tid.x;\n\tmov.u32 \t%r2, %cluster_ctarank;\n\
+         \tmov.u32 \t%r3, smem;\n{body}}}\n\t.file\t1 \"{name}.py\"\n"
     )
 }
 
@@ -26,19 +30,15 @@ fn sregs() -> String {
         "sregs",
         "",
         r#"
-	.reg .pred 	%p<3>;
-	.reg .b32 	%r<20>;
-	.reg .b64 	%rd<8>;
-
-	ld.param.u64 	%rd1, [out];
-	mov.u32 	%r1, %tid.x;
 	setp.ne.s32 	%p1, %r1, 0;
 	@%p1 bra 	$L__done;
-	mov.u32 	%r2, %ctaid.x;
 	mov.u32 	%r3, %ctaid.y;
 	mov.u32 	%r4, %nctaid.x;
-	mad.lo.s32 	%r5, %r3, %r4, %r2;
-	mul.wide.u32 	%rd2, %r5, 48;
+	mul.lo.s32 	%r5, %r3, %r4;
+	mov.u32 	%r2, %ctaid.x;
+	add.s32 	%r5, %r5, %r2;
+	cvt.u64.u32 	%rd2, %r5;
+	mul.lo.s64 	%rd2, %rd2, 48;
 	add.s64 	%rd3, %rd1, %rd2;
 	mov.u32 	%r6, %cluster_ctarank;
 	mov.u32 	%r7, %cluster_nctarank;
@@ -57,6 +57,28 @@ $L__done:
 	ret;
 "#,
     )
+}
+
+/// `src` without its lines marked `marker` (a planted bug).
+fn without(src: String, marker: &str) -> String {
+    src.lines()
+        .filter(|l| !l.ends_with(marker))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Kernel `name` of `src` and its launch: `grid_x` CTAs in clusters of 2, of 32 threads, with
+/// `shared` bytes of dynamic shared memory and one output buffer.
+fn pair_kernel(
+    src: &str,
+    name: &str,
+    grid_x: u32,
+    shared: u64,
+) -> Result<(bwsim_ptxfront::Program, Launch), Error> {
+    let mut l = Launch::new([grid_x, 1, 1], [32, 1, 1], vec![Arg::Buffer(0)]);
+    l.cluster = [2, 1, 1];
+    l.dynamic_shared = shared;
+    Ok((compile(src, name)?, l))
 }
 
 fn words(b: &[u8]) -> Vec<u32> {
@@ -119,14 +141,7 @@ fn exchange() -> String {
         "exchange",
         ".reqnctapercluster 2",
         r#"
-	.reg .b32 	%r<20>;
-	.reg .b64 	%rd<8>;
-
 	.loc	1 10 0
-	ld.param.u64 	%rd1, [out];
-	mov.u32 	%r1, %tid.x;
-	mov.u32 	%r2, %cluster_ctarank;
-	mov.u32 	%r3, smem;
 	shl.b32 	%r4, %r1, 2;
 	add.s32 	%r5, %r3, %r4;
 	mad.lo.s32 	%r6, %r2, 10, %r1;
@@ -157,11 +172,7 @@ fn exchange() -> String {
 }
 
 fn exchange_launch(src: &str) -> Result<(bwsim_ptxfront::Program, Launch), Error> {
-    let p = compile(src, "exchange")?;
-    let mut l = Launch::new([4, 1, 1], [32, 1, 1], vec![Arg::Buffer(0)]);
-    l.cluster = [2, 1, 1];
-    l.dynamic_shared = 128;
-    Ok((p, l))
+    pair_kernel(src, "exchange", 4, 128)
 }
 
 fn findings(src: &str, schedules: u64) -> Result<Vec<(Code, u32, Option<u32>)>, Error> {
@@ -202,11 +213,7 @@ fn ctas_of_a_cluster_read_each_others_shared_memory() -> Result<(), Error> {
 
 #[test]
 fn a_peer_read_before_the_cluster_barrier_races_with_the_owners_store() -> Result<(), Error> {
-    let planted: String = exchange()
-        .lines()
-        .filter(|l| !l.ends_with("//A"))
-        .collect::<Vec<_>>()
-        .join("\n");
+    let planted = without(exchange(), "//A");
     let found = findings(&planted, 16)?;
     // The peer's load (line 13) against the owner's store (line 11).
     assert!(
@@ -219,11 +226,7 @@ fn a_peer_read_before_the_cluster_barrier_races_with_the_owners_store() -> Resul
 
 #[test]
 fn a_cta_that_exits_while_its_peer_reads_it_is_a_cluster_exit() -> Result<(), Error> {
-    let planted: String = exchange()
-        .lines()
-        .filter(|l| !l.ends_with("//B"))
-        .collect::<Vec<_>>()
-        .join("\n");
+    let planted = without(exchange(), "//B");
     let found = findings(&planted, 4)?;
     assert!(
         found.iter().any(|f| f.0 == Code::ClusterExit && f.1 == 13),
@@ -242,15 +245,7 @@ fn remote_arrive() -> String {
         "remote_arrive",
         ".reqnctapercluster 2",
         r#"
-	.reg .pred 	%p<6>;
-	.reg .b32 	%r<20>;
-	.reg .b64 	%rd<8>;
-
 	.loc	1 20 0
-	ld.param.u64 	%rd1, [out];
-	mov.u32 	%r1, %tid.x;
-	mov.u32 	%r2, %cluster_ctarank;
-	mov.u32 	%r3, smem;
 	setp.eq.s32 	%p1, %r1, 0;
 	setp.eq.s32 	%p2, %r2, 0;
 	and.pred 	%p3, %p1, %p2;
@@ -290,21 +285,14 @@ $L__end:
 
 #[test]
 fn a_remote_arrival_orders_the_peers_store_before_the_waiters_load() -> Result<(), Error> {
-    let p = compile(&remote_arrive(), "remote_arrive")?;
-    let mut l = Launch::new([2, 1, 1], [32, 1, 1], vec![Arg::Buffer(0)]);
-    l.cluster = [2, 1, 1];
-    l.dynamic_shared = 64;
+    let (p, l) = pair_kernel(&remote_arrive(), "remote_arrive", 2, 64)?;
     for seed in 0..8 {
         let mut bufs = vec![vec![0u8; 8]];
         let o = machine::run(&p, &l, &mut bufs, &Options { seed, check: true })?;
         assert!(o.findings.is_empty(), "seed {seed}: {:?}", o.findings);
         assert_eq!(words(&bufs[0])[0], 1234);
     }
-    let planted: String = remote_arrive()
-        .lines()
-        .filter(|l| !l.ends_with("//I"))
-        .collect::<Vec<_>>()
-        .join("\n");
+    let planted = without(remote_arrive(), "//I");
     let p = compile(&planted, "remote_arrive")?;
     let bufs = vec![vec![0u8; 8]];
     let line = |pc: usize| machine::source_line(&p, pc).map_or(0, |(_, l)| l);
@@ -363,14 +351,7 @@ fn clc() -> String {
         "clc",
         "",
         r#"
-	.reg .pred 	%p<6>;
-	.reg .b32 	%r<20>;
-	.reg .b64 	%rd<12>;
-	.reg .b128 	%rq<2>;
-
 	.loc	1 30 0
-	ld.param.u64 	%rd1, [out];
-	mov.u32 	%r1, %tid.x;
 	setp.ne.s32 	%p1, %r1, 0;
 	@%p1 bra 	$L__end;
 	mov.u32 	%r2, smem;
@@ -428,11 +409,7 @@ fn cluster_launch_control_hands_the_launches_not_started_to_the_asking_cta() -> 
 
 #[test]
 fn a_response_read_before_its_barrier_completes_is_read_before_complete() -> Result<(), Error> {
-    let planted: String = clc()
-        .lines()
-        .filter(|l| !l.ends_with("//W"))
-        .collect::<Vec<_>>()
-        .join("\n");
+    let planted = without(clc(), "//W");
     let p = compile(&planted, "clc")?;
     let mut l = Launch::new([4, 1, 1], [32, 1, 1], vec![Arg::Buffer(0)]);
     l.dynamic_shared = 64;
@@ -466,10 +443,6 @@ fn even_peer() -> String {
         "even_peer",
         ".reqnctapercluster 2",
         r#"
-	.reg .b32 	%r<20>;
-	.reg .b64 	%rd<8>;
-
-	ld.param.u64 	%rd1, [out];
 	mov.u32 	%r1, %cluster_ctarank;
 	mov.u32 	%r2, smem;
 	add.s32 	%r3, %r1, 100;
@@ -490,10 +463,7 @@ fn even_peer() -> String {
 
 #[test]
 fn shared_addresses_carry_the_rank_and_the_pair_mask_names_the_even_cta() -> Result<(), Error> {
-    let p = compile(&even_peer(), "even_peer")?;
-    let mut l = Launch::new([2, 1, 1], [32, 1, 1], vec![Arg::Buffer(0)]);
-    l.cluster = [2, 1, 1];
-    l.dynamic_shared = 16;
+    let (p, l) = pair_kernel(&even_peer(), "even_peer", 2, 16)?;
     let mut bufs = vec![vec![0u8; 16]];
     let o = machine::run(&p, &l, &mut bufs, &Options { seed: 1, check: true })?;
     assert!(o.findings.is_empty(), "{:?}", o.findings);
