@@ -472,3 +472,139 @@ fn shared_addresses_carry_the_rank_and_the_pair_mask_names_the_even_cta() -> Res
     assert_eq!(words(&bufs[0]), [0, 100, 1 << 24, 100]);
     Ok(())
 }
+
+/// A cluster of 2: each CTA initialises its barrier (thread 0; count 1) and expects the 32
+/// bytes of a box, the inits released by `fence.mbarrier_init` and a relaxed cluster barrier;
+/// rank 0 multicasts row 1 of an f32[2, 8] tensor into both CTAs' shared memory (mask 3,
+/// or the one given), each CTA waits on its own barrier and writes the row to
+/// `out[8 * rank..]`, then meets the other at a closing cluster barrier.
+fn multicast(mask: u32) -> String {
+    format!(
+        r#"
+.version 8.7
+.target sm_100a
+.address_size 64
+.extern .shared .align 128 .b8 smem[];
+
+.visible .entry mc(
+	.param .align 64 .b8 mc_param_0[128],
+	.param .u64 mc_param_1
+)
+.reqntid 32
+.reqnctapercluster 2
+{{
+	.reg .pred 	%p<6>;
+	.reg .b32 	%r<24>;
+	.reg .b64 	%rd<12>;
+	.reg .b16 	%rs<2>;
+
+	.loc	1 40 0
+	ld.param.u64 	%rd1, [mc_param_1];
+	mov.b32 	%r11, mc_param_0;
+	cvt.u64.u32 	%rd5, %r11;
+	cvta.param.u64 	%rd2, %rd5;
+	mov.u32 	%r1, %tid.x;
+	mov.u32 	%r2, %cluster_ctarank;
+	mov.u32 	%r3, smem;
+	add.s32 	%r4, %r3, 128;
+	setp.eq.s32 	%p1, %r1, 0;
+	@%p1 mbarrier.init.shared::cta.b64 	[%r3], 1;
+	@%p1 mbarrier.arrive.expect_tx.shared::cta.b64 	_, [%r3], 32;
+	fence.mbarrier_init.release.cluster;
+	barrier.cluster.arrive.relaxed.aligned;
+	barrier.cluster.wait.aligned;
+	setp.eq.s32 	%p2, %r2, 0;
+	and.pred 	%p3, %p1, %p2;
+	mov.u32 	%r5, 0;
+	mov.u32 	%r6, 1;
+	mov.u16 	%rs1, {mask};
+	.loc	1 41 0
+	@%p3 cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%r4], [%rd2, {{%r5, %r6}}], [%r3], %rs1;
+$L__wait:
+	.loc	1 42 0
+	mbarrier.try_wait.parity.shared::cta.b64 	%p4, [%r3], 0;
+	@!%p4 bra 	$L__wait;
+	setp.lt.u32 	%p5, %r1, 8;
+	@!%p5 bra 	$L__end;
+	.loc	1 43 0
+	shl.b32 	%r7, %r1, 2;
+	add.s32 	%r8, %r4, %r7;
+	ld.shared.f32 	%r9, [%r8];
+	mad.lo.s32 	%r10, %r2, 8, %r1;
+	mul.wide.u32 	%rd3, %r10, 4;
+	add.s64 	%rd4, %rd1, %rd3;
+	st.global.f32 	[%rd4], %r9;
+$L__end:
+	barrier.cluster.arrive.aligned;
+	barrier.cluster.wait.aligned;
+	ret;
+}}
+	.file	1 "mc.py"
+"#
+    )
+}
+
+fn multicast_launch() -> (Launch, Vec<Vec<u8>>) {
+    let map = bwsim_ptxfront::TensorMap {
+        buffer: 0,
+        elem_bytes: 4,
+        dims: vec![8, 2],
+        strides: vec![32],
+        box_dims: vec![8, 1],
+        swizzle: bwsim_isa::types::Swizzle::None,
+    };
+    let mut l = Launch::new([2, 1, 1], [32, 1, 1], vec![Arg::TensorMap(map), Arg::Buffer(1)]);
+    l.cluster = [2, 1, 1];
+    l.dynamic_shared = 256;
+    let x: Vec<u8> = (0..16u32).flat_map(|i| (i as f32).to_le_bytes()).collect();
+    (l, vec![x, vec![0; 64]])
+}
+
+#[test]
+fn a_multicast_copy_lands_in_every_cta_of_its_mask() -> Result<(), Error> {
+    let p = compile(&multicast(3), "mc")?;
+    let (l, bufs) = multicast_launch();
+    for seed in 0..4 {
+        let mut b = bufs.clone();
+        let o = machine::run(&p, &l, &mut b, &Options { seed, check: true })?;
+        assert!(o.findings.is_empty(), "seed {seed}: {:?}", o.findings);
+        // Both CTAs hold row 1 (elements 8..16) of the tensor.
+        let out: Vec<f32> = b[1]
+            .chunks(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        let row: Vec<f32> = (8..16).map(|i| i as f32).collect();
+        assert_eq!(out[..8], row[..]);
+        assert_eq!(out[8..], row[..]);
+    }
+    // A mask naming rank 1 alone leaves rank 0's barrier waiting for its bytes.
+    let p = compile(&multicast(2), "mc")?;
+    let mut b = bufs.clone();
+    match machine::run(&p, &l, &mut b, &Options { seed: 0, check: true }) {
+        Err(Error::Stuck(f)) => assert!(
+            matches!(f.code, Code::Deadlock | Code::TxMismatch),
+            "{:?}",
+            f.code
+        ),
+        r => panic!(
+            "rank 0 waits for bytes that never come: {:?}",
+            r.map(|o| o.findings)
+        ),
+    }
+    // A mask naming a CTA outside the cluster stops the run.
+    let p = compile(&multicast(4), "mc")?;
+    let mut b = bufs;
+    let Err(Error::Runtime { message, .. }) = machine::run(
+        &p,
+        &l,
+        &mut b,
+        &Options {
+            seed: 0,
+            check: false,
+        },
+    ) else {
+        panic!("a multicast to rank 2 of a cluster of 2 runs");
+    };
+    assert!(message.contains("outside the cluster of 2"), "{message}");
+    Ok(())
+}
