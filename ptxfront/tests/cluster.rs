@@ -475,7 +475,7 @@ fn shared_addresses_carry_the_rank_and_the_pair_mask_names_the_even_cta() -> Res
 
 /// A cluster of 2: each CTA initialises its barrier (thread 0; count 1) and expects the 32
 /// bytes of a box, the inits released by `fence.mbarrier_init` and a relaxed cluster barrier;
-/// rank 0 multicasts row 1 of an f32[2, 8] tensor into both CTAs' shared memory (mask 3,
+/// (`//I`); rank 0 multicasts row 1 of an f32[2, 8] tensor into both CTAs' shared memory (mask 3,
 /// or the one given), each CTA waits on its own barrier and writes the row to
 /// `out[8 * rank..]`, then meets the other at a closing cluster barrier.
 fn multicast(mask: u32) -> String {
@@ -510,9 +510,9 @@ fn multicast(mask: u32) -> String {
 	setp.eq.s32 	%p1, %r1, 0;
 	@%p1 mbarrier.init.shared::cta.b64 	[%r3], 1;
 	@%p1 mbarrier.arrive.expect_tx.shared::cta.b64 	_, [%r3], 32;
-	fence.mbarrier_init.release.cluster;
-	barrier.cluster.arrive.relaxed.aligned;
-	barrier.cluster.wait.aligned;
+	fence.mbarrier_init.release.cluster; //I
+	barrier.cluster.arrive.relaxed.aligned; //I
+	barrier.cluster.wait.aligned; //I
 	setp.eq.s32 	%p2, %r2, 0;
 	and.pred 	%p3, %p1, %p2;
 	mov.u32 	%r5, 0;
@@ -606,5 +606,27 @@ fn a_multicast_copy_lands_in_every_cta_of_its_mask() -> Result<(), Error> {
         panic!("a multicast to rank 2 of a cluster of 2 runs");
     };
     assert!(message.contains("outside the cluster of 2"), "{message}");
+    Ok(())
+}
+
+#[test]
+fn a_multicast_onto_a_barrier_whose_init_is_not_released_is_barrier_misuse() -> Result<(), Error> {
+    // Without the init fence and the relaxed cluster barrier (`//I`), rank 0's copy may
+    // complete on rank 1's barrier before rank 1 initialised it, and rank 0 cannot know.
+    let p = compile(&without(multicast(3), "//I"), "mc")?;
+    let (l, bufs) = multicast_launch();
+    let line = |pc: usize| machine::source_line(&p, pc).map_or(0, |(_, l)| l);
+    let mut misuse = false;
+    for seed in 0..8 {
+        let mut b = bufs.clone();
+        // A copy that lands before the init loses its bytes: rank 1 then waits forever.
+        if let Ok(o) = machine::run(&p, &l, &mut b, &Options { seed, check: true }) {
+            misuse |= o
+                .findings
+                .iter()
+                .any(|f| f.code == Code::BarrierMisuse && line(f.pc) == 41);
+        }
+    }
+    assert!(misuse);
     Ok(())
 }

@@ -325,19 +325,26 @@ impl Machine<'_, '_> {
         self.switch(me);
         result?;
         if !visible {
-            self.barrier_error(
-                Code::BarrierMisuse,
-                pc,
-                format!("an arrival on the mbarrier at shared byte {a} of CTA rank {r} before that barrier's initialisation is visible to this CTA"),
-                "arrives on another CTA's barrier here",
-                "the arrival",
-                "after the inits: `fence.mbarrier_init.release.cluster`, then `barrier.cluster.arrive.relaxed` and `barrier.cluster.wait` in every CTA, before any CTA uses another's barrier",
-            );
+            self.init_not_visible(pc, (r, a), "an arrival on", "the arrival");
         }
         if let (Some(own), Some(hb)) = (learnt, &mut self.hb) {
             hb.learn_remote(w, rid, &own);
         }
         Ok(Some(r))
+    }
+
+    /// `barrier-misuse`: the operation at `pc` (`what` it does, `who` names it) acts on the
+    /// barrier at shared byte `a` of the CTA of rank `r` before that barrier's init is visible
+    /// to this CTA (released to the cluster by a cluster barrier after the init).
+    fn init_not_visible(&mut self, pc: usize, (r, a): (usize, u32), what: &str, who: &str) {
+        self.barrier_error(
+            Code::BarrierMisuse,
+            pc,
+            format!("{what} the mbarrier at shared byte {a} of CTA rank {r} before that barrier's initialisation is visible to this CTA"),
+            "acts on another CTA's barrier here",
+            who,
+            "after the inits: `fence.mbarrier_init.release.cluster`, then `barrier.cluster.arrive.relaxed` and `barrier.cluster.wait` in every CTA, before any CTA uses another's barrier",
+        );
     }
 
     /// The barrier actions of a remote arrival by CTA rank `from` on this CTA's barrier `a`.
@@ -493,6 +500,11 @@ impl Machine<'_, '_> {
         if r != me {
             let view = self.view_of(w, r);
             self.switch(r);
+            let bar = match &work {
+                Work::Load { bar, .. } | Work::Clc { bar, .. } => Some(*bar),
+                _ => None,
+            };
+            let visible = bar.is_none_or(|b| self.hb.as_ref().is_none_or(|hb| hb.init_visible(b, &view)));
             let learnt = self.peer_act(me, &view, pc);
             let sid = self.ids[me];
             if let (Work::Load { op, .. } | Work::Clc { op, .. }, Some(hb)) = (&mut work, &mut self.hb) {
@@ -502,6 +514,9 @@ impl Machine<'_, '_> {
             self.switch(me);
             if let (Some(own), Some(hb)) = (learnt, &mut self.hb) {
                 hb.learn_remote(w, rid, &own);
+            }
+            if let (false, Some(b)) = (visible, bar) {
+                self.init_not_visible(pc, (r, b), "a multicast completing its bytes on", "the copy");
             }
         }
         let due = self.now + self.sched.latency(bwsim_sim::sched::AsyncKind::TmaLoad);
