@@ -31,6 +31,23 @@ pub const BUFFER_STRIDE: u64 = 1 << 36;
 pub const SHARED_WINDOW: u64 = 1 << 56;
 /// Generic addresses of the kernel's parameters (`cvta.param`) start here.
 pub const PARAM_WINDOW: u64 = 1 << 57;
+/// A CTA's shared addresses carry its rank in its cluster from this bit up: the byte at offset
+/// `o` of the shared memory of the CTA of rank `r` is `r << CLUSTER_RANK_SHIFT | o`, in its own
+/// `.shared::cta` window and in the cluster's `.shared::cluster` window alike (PTX ISA: a
+/// `.shared::cta` address is a valid `.shared::cluster` address of the executing CTA). So the
+/// address `mapa` gives replaces the rank, and Triton's mask `0xFEFFFFF0` (bit 24 cleared) names
+/// the even CTA of a pair. A CTA has less than 16 MiB of shared memory.
+pub const CLUSTER_RANK_SHIFT: u32 = 24;
+
+/// The CTA rank and the shared byte offset that the `.shared::cluster` address `a` names.
+pub fn cluster_address(a: u64) -> (u64, u64) {
+    (a >> CLUSTER_RANK_SHIFT, a & ((1 << CLUSTER_RANK_SHIFT) - 1))
+}
+
+/// The `.shared::cluster` address of shared byte `offset` of the CTA of rank `rank`.
+pub fn cluster_window(rank: u64, offset: u64) -> u64 {
+    rank << CLUSTER_RANK_SHIFT | (offset & ((1 << CLUSTER_RANK_SHIFT) - 1))
+}
 
 /// The global address of launch buffer `k`.
 pub fn buffer_address(k: usize) -> u64 {
@@ -53,10 +70,12 @@ pub enum Arg {
     TensorMap(crate::tensormap::TensorMap),
 }
 
-/// A launch: grid and CTA shape, arguments, dynamic shared memory.
+/// A launch: grid, cluster and CTA shape, arguments, dynamic shared memory.
 #[derive(Clone, Debug)]
 pub struct Launch {
     pub grid: [u32; 3],
+    /// The cluster shape in CTAs (`[1, 1, 1]`: no clusters); it divides the grid.
+    pub cluster: [u32; 3],
     pub block: [u32; 3],
     pub args: Vec<Arg>,
     pub dynamic_shared: u64,
@@ -68,6 +87,7 @@ impl Launch {
     pub fn new(grid: [u32; 3], block: [u32; 3], args: Vec<Arg>) -> Launch {
         Launch {
             grid,
+            cluster: [1, 1, 1],
             block,
             args,
             dynamic_shared: 0,
@@ -183,42 +203,65 @@ pub(crate) struct Cta<'a> {
 }
 
 /// Runs `p` over launch `l`; `bufs` are the global buffers the arguments point into, read and
-/// written in place.
+/// written in place. The CTAs of a cluster run one after the other: what lets them act on
+/// each other (cluster barriers, distributed shared memory) is the machine's
+/// ([`crate::machine`]).
 pub fn run(p: &Program, l: &Launch, bufs: &mut [Vec<u8>]) -> Result<Stats, Error> {
     let params = prepare(p, l, bufs)?;
-    run_ctas(p, l, &params, bufs, false, |mut cta| cta.run())
+    run_ctas(p, l, &params, bufs, false, |mut cta, members| {
+        for &m in members {
+            cta.ctaid = m;
+            cta.shared.fill(0);
+            cta.run()?;
+            cta.stats.ctas += 1;
+        }
+        Ok(())
+    })
 }
 
-/// Runs `run_cta` on each CTA of launch `l` in turn (x fastest), each with fresh shared memory
-/// (its accesses logged if `log`), the parameter space `params` (from [`prepare`]), and the
-/// global buffers and the program's globals they share; the statistics of them all.
+/// Runs `run_cluster` on each cluster of launch `l` in turn (x fastest), given the CTA of rank
+/// 0 of the cluster, with fresh shared memory (its accesses logged if `log`), the parameter
+/// space `params` (from [`prepare`]), and the global buffers and the program's globals all
+/// share, and the ids of the cluster's CTAs in rank order (`run_cluster` counts the CTAs it
+/// runs in the statistics); the statistics of them all.
 pub(crate) fn run_ctas(
     p: &Program,
     l: &Launch,
     params: &[u8],
     bufs: &mut [Vec<u8>],
     log: bool,
-    mut run_cta: impl FnMut(Cta<'_>) -> Result<(), Error>,
+    mut run_cluster: impl FnMut(Cta<'_>, &[[u32; 3]]) -> Result<(), Error>,
 ) -> Result<Stats, Error> {
     let mut globals: Vec<Vec<u8>> = p.globals.iter().map(|(_, b)| b.clone()).collect();
     let mut stats = Stats::default();
-    for z in 0..l.grid[2] {
-        for y in 0..l.grid[1] {
-            for x in 0..l.grid[0] {
-                run_cta(Cta {
-                    p,
-                    l,
-                    ctaid: [x, y, z],
-                    params,
-                    shared: vec![0; (p.static_shared + l.dynamic_shared) as usize],
-                    bufs,
-                    globals: &mut globals,
-                    stats: &mut stats,
-                    log: log.then(Vec::new),
-                    glog: log.then(Vec::new),
-                    gwho: (0, Order::default()),
-                })?;
-                stats.ctas += 1;
+    let c = l.cluster.map(|x| x.max(1));
+    for cz in 0..l.grid[2].div_ceil(c[2]) {
+        for cy in 0..l.grid[1].div_ceil(c[1]) {
+            for cx in 0..l.grid[0].div_ceil(c[0]) {
+                let mut members = Vec::new();
+                for z in 0..c[2] {
+                    for y in 0..c[1] {
+                        for x in 0..c[0] {
+                            members.push([cx * c[0] + x, cy * c[1] + y, cz * c[2] + z]);
+                        }
+                    }
+                }
+                run_cluster(
+                    Cta {
+                        p,
+                        l,
+                        ctaid: members[0],
+                        params,
+                        shared: vec![0; (p.static_shared + l.dynamic_shared) as usize],
+                        bufs,
+                        globals: &mut globals,
+                        stats: &mut stats,
+                        log: log.then(Vec::new),
+                        glog: log.then(Vec::new),
+                        gwho: (0, Order::default()),
+                    },
+                    &members,
+                )?;
             }
         }
     }
@@ -242,10 +285,20 @@ pub(crate) fn prepare(p: &Program, l: &Launch, bufs: &[Vec<u8>]) -> Result<Vec<u
             )));
         }
     }
-    if p.cluster.as_ref().is_some_and(|c| c.iter().any(|&x| x > 1)) {
-        return Err(Error::Launch(
-            "clusters of more than one CTA are not run yet".into(),
-        ));
+    if let Some(want) = &p.cluster {
+        let want: Vec<u32> = (0..3).map(|i| want.get(i).copied().unwrap_or(1)).collect();
+        if want != l.cluster {
+            return Err(Error::Launch(format!(
+                "`{}` requires clusters of {want:?} CTAs (`.reqnctapercluster`), the launch has {:?}",
+                p.name, l.cluster
+            )));
+        }
+    }
+    if (0..3).any(|i| l.cluster[i] == 0 || !l.grid[i].is_multiple_of(l.cluster[i])) {
+        return Err(Error::Launch(format!(
+            "the cluster {:?} does not divide the grid {:?}",
+            l.cluster, l.grid
+        )));
     }
     if l.args.len() != p.params.len() {
         return Err(Error::Launch(format!(
@@ -300,6 +353,42 @@ pub(crate) fn prepare(p: &Program, l: &Launch, bufs: &[Vec<u8>]) -> Result<Vec<u
         params[o..o + bytes.len()].copy_from_slice(&bytes);
     }
     Ok(params)
+}
+
+/// The low 64 bits of the 16-byte response of a `clusterlaunchcontrol.try_cancel` that
+/// cancelled the launch of the cluster whose first CTA is `ctaid` (`None`: that cancelled
+/// nothing). The response is opaque on hardware; the front end writes the CTA id x plus one,
+/// y and z in bits 0, 32 and 48 (a grid has less than 2^31 CTAs in x, 2^16 in y and z), and
+/// zero for a response that cancelled nothing, as zeroed bytes read too; the rest is zero.
+pub fn clc_encode(ctaid: Option<[u32; 3]>) -> u64 {
+    match ctaid {
+        Some([x, y, z]) => (x as u64 + 1) | (y as u64 & 0xffff) << 32 | (z as u64 & 0xffff) << 48,
+        None => 0,
+    }
+}
+
+/// The first CTA id a response's low 64 bits ([`clc_encode`]) name, if it cancelled a launch.
+pub fn clc_response(v: u64) -> Option<[u32; 3]> {
+    let x = v as u32;
+    (x != 0).then(|| [x - 1, (v >> 32) as u32 & 0xffff, (v >> 48) as u32])
+}
+
+/// A loaded value of `bytes` bytes, sign-extended if `signed`.
+pub(crate) fn extend(raw: u64, bytes: u32, signed: bool) -> u64 {
+    if signed && bytes < 8 {
+        let sh = 64 - 8 * bytes;
+        (((raw << sh) as i64) >> sh) as u64
+    } else {
+        raw
+    }
+}
+
+/// The rank in its cluster (of shape `cluster`) of the CTA at `ctaid`: its position in the
+/// cluster, x fastest (PTX ISA, `%cluster_ctarank`).
+pub(crate) fn cluster_rank(cluster: [u32; 3], ctaid: [u32; 3]) -> u32 {
+    let c = cluster.map(|x| x.max(1));
+    let [x, y, z] = [0, 1, 2].map(|i| ctaid[i] % c[i]);
+    x + c[0] * (y + c[1] * z)
 }
 
 fn mask(bits: u32) -> u64 {
@@ -478,6 +567,13 @@ impl Cta<'_> {
                     Sreg::Laneid => lin % 32,
                     Sreg::Warpid => lin / 32,
                     Sreg::Nwarpid => (l.block.iter().map(|&x| x as u64).product::<u64>()).div_ceil(32),
+                    Sreg::ClusterCtarank => cluster_rank(l.cluster, self.ctaid) as u64,
+                    Sreg::ClusterNctarank => l.cluster.iter().map(|&x| x as u64).product(),
+                    Sreg::ClusterCtaid(i) => (self.ctaid[i] % l.cluster[i].max(1)) as u64,
+                    Sreg::ClusterNctaid(i) => l.cluster[i] as u64,
+                    Sreg::Clusterid(i) => (self.ctaid[i] / l.cluster[i].max(1)) as u64,
+                    Sreg::Nclusterid(i) => (l.grid[i] / l.cluster[i].max(1)) as u64,
+                    Sreg::IsExplicitCluster => (l.cluster != [1, 1, 1] || self.p.cluster.is_some()) as u64,
                 };
                 self.write(t, *d, v);
             }
@@ -491,13 +587,7 @@ impl Cta<'_> {
                 for (e, d) in dsts.iter().enumerate() {
                     let raw = self.load(sp, addr + e as u64 * bytes as u64, bytes, pc)?;
                     if let Some(d) = d {
-                        let v = if *signed && bytes < 8 {
-                            let sh = 64 - 8 * bytes;
-                            (((raw << sh) as i64) >> sh) as u64
-                        } else {
-                            raw
-                        };
-                        self.write(t, *d, v);
+                        self.write(t, *d, extend(raw, bytes, *signed));
                     }
                 }
             }
@@ -507,6 +597,29 @@ impl Cta<'_> {
                 for (e, s) in srcs.iter().enumerate() {
                     let v = self.read(t, *s, pc)?;
                     self.store(sp, addr + e as u64 * bytes as u64, bytes, v, pc)?;
+                }
+            }
+            Op::Mapa { d, a, rank } => {
+                let (a, r) = (self.read(t, *a, pc)?, self.read(t, *rank, pc)?);
+                self.write(t, *d, cluster_window(r, cluster_address(a).1));
+            }
+            Op::Mov128 { d, lo } => {
+                let v = self.read(t, *lo, pc)?;
+                self.write(t, *d, v);
+            }
+            Op::ClcQuery {
+                canceled,
+                dims,
+                dsts,
+                src,
+            } => {
+                let r = clc_response(self.read(t, *src, pc)?);
+                if *canceled {
+                    self.write(t, dsts[0], r.is_some() as u64);
+                }
+                for (&dim, &d) in dims.iter().zip(dsts) {
+                    let v = r.and_then(|c| c.get(dim).copied()).unwrap_or(0);
+                    self.write(t, d, v as u64);
                 }
             }
             Op::Cvta { to, space, d, a } => {
@@ -572,7 +685,7 @@ impl Cta<'_> {
         Ok(match b {
             Base::Reg(r) => self.read(t, Val::Reg(*r), pc)?,
             Base::Param(o) => *o as u64,
-            Base::Shared(o) => *o,
+            Base::Shared(o) => self.shared_base() + *o,
             Base::Global(g) => buffer_address(self.bufs.len() + *g),
             Base::None => 0,
         })
@@ -603,13 +716,31 @@ impl Cta<'_> {
             (Some(s), _) => (s, a),
             (None, Base::Param(_)) => (Space::Param, a),
             (None, Base::Shared(_)) => (Space::Shared, a),
-            (None, _) if (SHARED_WINDOW..SHARED_WINDOW + self.shared.len() as u64).contains(&a) => {
+            (None, _)
+                if (SHARED_WINDOW + self.shared_base()
+                    ..SHARED_WINDOW + self.shared_base() + self.shared.len() as u64)
+                    .contains(&a) =>
+            {
                 (Space::Shared, a - SHARED_WINDOW)
             }
             (None, _) if (PARAM_WINDOW..PARAM_WINDOW + self.params.len() as u64).contains(&a) => {
                 (Space::Param, a - PARAM_WINDOW)
             }
             (None, _) => (Space::Global, a),
+        }
+    }
+
+    /// The shared address of this CTA's byte 0 (its rank in its cluster, [`CLUSTER_RANK_SHIFT`]).
+    pub(crate) fn shared_base(&self) -> u64 {
+        cluster_window(cluster_rank(self.l.cluster, self.ctaid) as u64, 0)
+    }
+
+    /// The offset in this CTA's shared memory of the shared address `a` (unchanged, so out of
+    /// bounds, when it is another CTA's).
+    pub(crate) fn shared_offset(&self, a: u64) -> u64 {
+        match cluster_address(a) {
+            (r, off) if r == cluster_rank(self.l.cluster, self.ctaid) as u64 => off,
+            _ => a,
         }
     }
 
@@ -651,6 +782,11 @@ impl Cta<'_> {
     }
 
     pub(crate) fn load(&mut self, sp: Space, a: u64, n: u32, pc: usize) -> Result<u64, Error> {
+        let a = if sp == Space::Shared {
+            self.shared_offset(a)
+        } else {
+            a
+        };
         self.note(sp, a, n, false, false, pc);
         if sp == Space::Param {
             if !a.is_multiple_of(n as u64) || a + n as u64 > self.params.len() as u64 {
@@ -725,6 +861,11 @@ impl Cta<'_> {
         if sp == Space::Param {
             return Err(self.rt(pc, "a store to the parameter space".into()));
         }
+        let a = if sp == Space::Shared {
+            self.shared_offset(a)
+        } else {
+            a
+        };
         let log = self.log.is_some();
         let b = self.bytes_at(sp, a, n, pc)?;
         let mut silent = true;

@@ -365,6 +365,12 @@ pub fn prepare(text: &str, section: &bwsim_isa::ir::Launch) -> Result<Prepared, 
     let plan = bwsim_isa::launch::resolve_for(&env, &infos, section).map_err(PrepareError::Section)?;
     let args = args(&program, &params, &values(&plan))?;
     let mut launch = Launch::new(plan.grid, threads(&program)?, args);
+    // The sidecar's cluster, else the one the kernel requires (a launch of a kernel with
+    // `.reqnctapercluster` has that cluster shape).
+    launch.cluster = match &program.cluster {
+        Some(c) if plan.cluster == [1, 1, 1] => [0, 1, 2].map(|i| c.get(i).copied().unwrap_or(1)),
+        _ => plan.cluster,
+    };
     launch.dynamic_shared = shared(text)?;
     Ok(Prepared {
         name,

@@ -21,7 +21,9 @@
 //!   warp an agent of bwsim's hazard checker (`bwsim_sim::check::hazards`), scheduled by the
 //!   simulator's schedulers, with tensor memory and a tensor pipe per CTA whose MMAs decode
 //!   their matrix and instruction descriptors and compute with the simulator's MMA arithmetic
-//!   (`bwsim_sim::mma`); what `bwsim check FILE.ptx` runs.
+//!   (`bwsim_sim::mma`); what `bwsim check FILE.ptx` runs. The CTAs of a cluster run together
+//!   (distributed shared memory, cluster barriers, remote arrivals, multicast copies and
+//!   commits, cluster launch control).
 //! - [`tensormap`]: tensor maps as the launch gives them, and the boxes a bulk tensor copy
 //!   moves.
 //! - [`launch`]: a Triton kernel's Python parameters (the `// param:` header lines of the PTX
@@ -31,7 +33,7 @@
 //! mixed-type `wgmma`, `tcgen05` forms beyond `cta_group::1` MMAs of M = 64 and 128 with f32
 //! accumulators (A in shared or tensor memory; block-scaled ones of M = 128), the `128x256b`,
 //! `128x128b` and `32x128b.warpx4` copies and the unpacked tensor-memory loads and stores
-//! (`tcgen05.shift`, sparsity, packing, mixed operand types), multicast and cluster-scope forms,
+//! (`tcgen05.shift`, sparsity, packing, mixed operand types), CTA pairs (`cta_group::2`),
 //! vector and `.f64` atomics, local memory, calls. [`exec::run`] stops with an error at an
 //! instruction only the machine runs.
 //!

@@ -46,10 +46,14 @@
 //!   which `tcgen05.mma` reads its operands through their matrix descriptors and
 //!   `tcgen05.commit` arrives on an mbarrier, in issue order; `tcgen05.ld/st` are the warp's
 //!   tensor-memory accesses.
+//! - clusters ([`cluster`]): the CTAs of a cluster run together, each warp an agent of its
+//!   CTA's checker; distributed shared memory, remote arrivals, the cluster barrier, multicast
+//!   copies and commits, and cluster launch control.
 //!
 //! Global memory ([`global`]): each CTA's global loads, stores, atomics and memory-ordering
-//! fences, checked when the CTA is done against those of the CTAs before it (`global-race`).
-//! The bulk tensor copies' global accesses are not checked.
+//! fences, checked when its cluster is done against those of the CTAs before it
+//! (`global-race`; the CTAs of one cluster are not checked against each other). The bulk
+//! tensor copies' global accesses are not checked.
 
 use crate::exec::{complete_barriers, prepare, run_ctas, Arg, Cta, Launch, St, Stats, Thread};
 use crate::parse::Space;
@@ -63,6 +67,7 @@ use bwsim_sim::mbarrier::Mbar;
 use bwsim_sim::sched::{AgentRef, AsyncKind, RandomScheduler, Scheduler};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+mod cluster;
 mod cp_async;
 mod global;
 mod stuck;
@@ -112,17 +117,29 @@ pub fn run(p: &Program, l: &Launch, bufs: &mut [Vec<u8>], opts: &Options) -> Res
     let mut sched = RandomScheduler::new(opts.seed);
     let ctas: usize = l.grid.iter().map(|&g| g as usize).product();
     let mut global = global::GlobalCheck::new(ctas);
-    let stats = run_ctas(p, l, &params, bufs, opts.check, |mut cta| {
+    let mut clc = cluster::Clc::new(l);
+    let stats = run_ctas(p, l, &params, bufs, opts.check, |mut cta, members| {
         if ctas == 1 {
             // No other CTA to race with.
             cta.glog = None;
         }
-        let [x, y, z] = cta.ctaid;
-        let id = (x + l.grid[0] * (y + l.grid[1] * z)) as usize;
-        let mut m = Machine::new(cta, opts.check, &mut sched);
-        m.run()?;
-        if let Some(events) = m.cta.glog.take() {
-            global.cta(p, id, &events, &mut m.findings);
+        if !clc.start(members[0]) {
+            // A `clusterlaunchcontrol.try_cancel` cancelled this cluster's launch.
+            return Ok(());
+        }
+        let mut m = Machine::new(cta, members, opts.check, &mut sched);
+        m.clc = std::mem::take(&mut clc);
+        let r = m.run();
+        clc = std::mem::take(&mut m.clc);
+        r?;
+        // Each CTA's global events, checked against the CTAs of the clusters before.
+        for rank in 0..members.len() {
+            m.switch(rank);
+            if let Some(events) = m.cta.glog.take() {
+                let [x, y, z] = m.cta.ctaid;
+                let id = (x + l.grid[0] * (y + l.grid[1] * z)) as usize;
+                global.cta(p, id, &events, &mut m.findings);
+            }
         }
         findings.append(&mut m.findings);
         Ok(())
@@ -206,10 +223,11 @@ pub fn source_line(p: &Program, pc: usize) -> Option<(String, u32)> {
     Some((p.files.get(&l.file)?.clone(), l.line))
 }
 
-/// An asynchronous operation in flight.
+/// An asynchronous operation in flight, in the CTA of cluster rank `cta`.
 struct Flight {
     due: u64,
     tie: u64,
+    cta: usize,
     work: Work,
 }
 
@@ -232,6 +250,15 @@ enum Work {
         elems: Vec<BoxElem>,
         reduce: Option<bwsim_isa::value_types::TmaReduceOp>,
     },
+    /// The 16-byte response of a `clusterlaunchcontrol.try_cancel` issued at `pc`, landing at
+    /// shared byte `dst` and completing on the barrier at `bar` ([`cluster`]).
+    Clc {
+        op: u32,
+        bar: u32,
+        pc: usize,
+        dst: u32,
+        response: u64,
+    },
     /// Work for the tensor pipe, issued at `pc` ([`tcgen05`]).
     Pipe {
         op: u32,
@@ -244,9 +271,24 @@ enum Work {
     Wg { warp: usize },
 }
 
+/// The machine of one cluster (of one CTA without clusters): the fields from `cta` to
+/// `carrived` are the state of the CTA whose rank is `rank`, the others' wait in `away`
+/// ([`cluster`]).
 struct Machine<'a, 's> {
     cta: Cta<'a>,
     th: Vec<Thread>,
+    /// The cluster rank of the CTA whose state the machine holds now.
+    rank: usize,
+    /// The state of the cluster's other CTAs, by rank (`None` at `rank`).
+    away: Vec<Option<cluster::Local>>,
+    /// The checker's id of each CTA of the cluster, by rank (its linear index in the grid).
+    ids: Vec<u32>,
+    /// The cluster barrier: its phase, and what the arrivals of that phase released.
+    cbar: cluster::ClusterBar,
+    /// Per thread of this CTA: the cluster barrier phase it arrived in and has not waited for.
+    carrived: Vec<Option<u64>>,
+    /// Which clusters have started or been cancelled (cluster launch control).
+    clc: cluster::Clc,
     warps: usize,
     sched: &'s mut dyn Scheduler,
     hb: Option<CtaHb>,
@@ -278,20 +320,39 @@ struct Machine<'a, 's> {
 }
 
 impl<'a, 's> Machine<'a, 's> {
-    fn new(cta: Cta<'a>, check: bool, sched: &'s mut dyn Scheduler) -> Machine<'a, 's> {
+    /// The machine of the cluster whose CTAs are `members` (by rank), `cta` that of rank 0.
+    fn new(cta: Cta<'a>, members: &[[u32; 3]], check: bool, sched: &'s mut dyn Scheduler) -> Machine<'a, 's> {
         let th = cta.threads();
         let warps = th.len().div_ceil(32);
-        cta.stats.threads += th.len() as u64;
-        let hb = check.then(|| {
-            let mut hb = CtaHb::new(cta.shared.len());
-            for w in 1..warps {
-                hb.fork(0, w);
-            }
-            hb
-        });
+        let new_hb = || {
+            check.then(|| {
+                let mut hb = CtaHb::new(cta.shared.len());
+                for w in 1..warps {
+                    hb.fork(0, w);
+                }
+                hb
+            })
+        };
+        let hb = new_hb();
+        let away = (0..members.len())
+            .map(|r| (r > 0).then(|| cluster::Local::new(&cta, members[r], new_hb())))
+            .collect();
+        let g = cta.l.grid;
+        let ids = members
+            .iter()
+            .map(|c| c[0] + g[0] * (c[1] + g[1] * c[2]))
+            .collect();
+        cta.stats.threads += (th.len() * members.len()) as u64;
+        cta.stats.ctas += members.len() as u64;
         Machine {
             cta,
+            carrived: vec![None; th.len()],
             th,
+            rank: 0,
+            away,
+            ids,
+            cbar: cluster::ClusterBar::default(),
+            clc: cluster::Clc::default(),
             warps,
             sched,
             hb,
@@ -321,34 +382,50 @@ impl<'a, 's> Machine<'a, 's> {
     }
 
     fn run(&mut self) -> Result<(), Error> {
+        let n = self.away.len();
         loop {
-            self.release_barriers();
+            for r in 0..n {
+                self.switch(r);
+                self.release_barriers();
+            }
+            self.release_cluster();
             let due = self.now;
             while let Some(i) = self.next_flight(Some(due)) {
                 let f = self.flights.swap_remove(i);
+                self.switch(f.cta);
                 self.land(f)?;
             }
-            let runnable: Vec<usize> = (0..self.warps).filter(|&w| self.runnable(w)).collect();
+            let mut runnable: Vec<(usize, usize)> = Vec::new();
+            for r in 0..n {
+                self.switch(r);
+                runnable.extend((0..self.warps).filter(|&w| self.runnable(w)).map(|w| (r, w)));
+            }
             if runnable.is_empty() {
                 if let Some(i) = self.next_flight(None) {
                     let f = self.flights.swap_remove(i);
                     self.now = self.now.max(f.due);
+                    self.switch(f.cta);
                     self.land(f)?;
                     continue;
                 }
-                if self.th.iter().all(|t| t.st == St::Done) {
-                    return Ok(());
-                }
+                let Some(r) = (0..n).find(|&r| {
+                    self.switch(r);
+                    self.th.iter().any(|t| t.st != St::Done)
+                }) else {
+                    return self.finish();
+                };
+                self.switch(r);
                 return Err(self.stuck());
             }
             let refs: Vec<AgentRef> = runnable
                 .iter()
-                .map(|&w| AgentRef {
-                    cta: 0,
+                .map(|&(r, w)| AgentRef {
+                    cta: r as u32,
                     agent: w as u32,
                 })
                 .collect();
-            let w = runnable[self.sched.pick(&refs).min(runnable.len() - 1)];
+            let (r, w) = runnable[self.sched.pick(&refs).min(runnable.len() - 1)];
+            self.switch(r);
             self.now += 1;
             self.warp_step(w)?;
         }
@@ -385,6 +462,7 @@ impl<'a, 's> Machine<'a, 's> {
             Op::Agent(AgentOp::MbarWait { .. }) => !self.is_parked(w, pc),
             Op::Agent(AgentOp::CpAsync(ref c)) => self.cp_ready(w, c),
             Op::Agent(AgentOp::Wgmma(ref c)) => self.wg_ready(w, c),
+            Op::Agent(AgentOp::ClusterWait) => self.cluster_waited(w, pc),
             _ => true,
         })
     }
@@ -551,6 +629,7 @@ impl<'a, 's> Machine<'a, 's> {
         } else {
             a
         };
+        let a = self.cta.shared_offset(a);
         if a >= self.cta.shared.len() as u64 {
             return Err(self.rt(
                 pc,
@@ -642,11 +721,14 @@ impl<'a, 's> Machine<'a, 's> {
                 state,
             } => {
                 for &t in group {
-                    let a = self.shared_addr(t, bar, pc)?;
                     let bytes = match tx {
                         Some(v) => Some(self.value(t, *v, pc)? as u32 as i64),
                         None => None,
                     };
+                    if self.remote_arrive((w, t, pc), bar, bytes, *arrive)?.is_some() {
+                        continue;
+                    }
+                    let a = self.shared_addr(t, bar, pc)?;
                     if let Some(bytes) = bytes {
                         let r = self.bar_mut(a, pc)?.expect_tx(bytes);
                         let flipped = r.map_err(|f| self.fault(pc, f))?;
@@ -697,19 +779,23 @@ impl<'a, 's> Machine<'a, 's> {
                 coords,
                 bar,
                 gather4,
+                multicast,
             } => {
                 for &t in group {
                     let (k, elems) = self.tma_box(t, tmap, dst, coords, *gather4, pc)?;
                     let b = self.shared_addr(t, bar, pc)?;
+                    let mask = multicast.map(|m| self.value(t, m, pc)).transpose()?;
                     let op = self.hb.as_mut().map_or(0, |hb| hb.issue(w, pc as u32));
-                    let work = Work::Load {
-                        op,
-                        bar: b,
-                        pc,
-                        map: k,
-                        elems,
-                    };
-                    self.launch(AsyncKind::TmaLoad, work);
+                    for r in self.multicast_ranks(mask, pc)? {
+                        let work = Work::Load {
+                            op,
+                            bar: b,
+                            pc,
+                            map: k,
+                            elems: elems.clone(),
+                        };
+                        self.multicast_to(w, r, pc, work);
+                    }
                 }
             }
             AgentOp::TmaStore {
@@ -746,6 +832,16 @@ impl<'a, 's> Machine<'a, 's> {
             | AgentOp::TmemSt { .. } => self.tcgen05(w, pc, op, group)?,
             AgentOp::CpAsync(c) => return self.cp_async(w, pc, c, group),
             AgentOp::Wgmma(c) => return self.wgmma(w, pc, c, group),
+            AgentOp::Dsmem(op) => self.dsmem(w, pc, op, group)?,
+            AgentOp::ClusterArrive { relaxed } => self.cluster_arrive(w, pc, *relaxed, group)?,
+            AgentOp::ClcTryCancel { dst, bar, multicast } => {
+                self.clc_try_cancel(w, pc, (dst, bar, *multicast), group)?
+            }
+            AgentOp::ClusterWait => {
+                if !self.cluster_wait(w, pc, group)? {
+                    return Ok(false);
+                }
+            }
             AgentOp::BulkCommit => self.open_group[w] += 1,
             AgentOp::BulkWait { n, read } => {
                 if !self.bulk_done(w, *n) {
@@ -794,7 +890,12 @@ impl<'a, 's> Machine<'a, 's> {
     fn launch(&mut self, kind: AsyncKind, work: Work) {
         let due = self.now + self.sched.latency(kind);
         let tie = self.sched.tiebreak();
-        self.flights.push(Flight { due, tie, work });
+        self.flights.push(Flight {
+            due,
+            tie,
+            cta: self.rank,
+            work,
+        });
     }
 
     /// Checks that a box's shared bytes lie in the CTA's shared memory and its global bytes in
@@ -861,17 +962,7 @@ impl<'a, 's> Machine<'a, 's> {
                     self.last_store.remove(&g);
                     self.tmem.slots.remove(&g);
                 }
-                if !self.bars.contains_key(&bar) {
-                    // The barrier was invalidated (or never initialised) while the copy was in
-                    // flight: the bytes land, their completion has nowhere to go.
-                    self.misuse(pc, bar);
-                    return Ok(());
-                }
-                let r = self.bar_mut(bar, pc)?.complete_tx(bytes);
-                let flipped = r.map_err(|e| self.fault(pc, e))?;
-                if let Some(hb) = &mut self.hb {
-                    hb.bar_update(bar, Actor::Tma, false, -bytes, flipped);
-                }
+                self.unit_delivers((bar, pc), Actor::Tma, Some(bytes))?;
             }
             Work::Store {
                 op,
@@ -907,6 +998,39 @@ impl<'a, 's> Machine<'a, 's> {
             Work::Pipe { op, pc, work } => self.land_pipe(op, pc, work)?,
             Work::Cp(l) => self.land_cp(l)?,
             Work::Wg { warp } => self.land_wg(warp),
+            Work::Clc {
+                op,
+                bar,
+                pc,
+                dst,
+                response,
+            } => self.land_clc(op, (bar, pc, dst), response)?,
+        }
+        Ok(())
+    }
+
+    /// An asynchronous unit (`who`) acts on the barrier at shared byte `bar` for the operation
+    /// issued at `pc`: completes `bytes` of its transaction count, or arrives once (`None`).
+    /// A barrier invalidated (or never initialised) while the operation was in flight is
+    /// `barrier-misuse`: the operation's effect lands, its completion has nowhere to go.
+    fn unit_delivers(
+        &mut self,
+        (bar, pc): (u32, usize),
+        who: Actor,
+        bytes: Option<i64>,
+    ) -> Result<(), Error> {
+        if !self.bars.contains_key(&bar) {
+            self.misuse(pc, bar);
+            return Ok(());
+        }
+        let b = self.bar_mut(bar, pc)?;
+        let r = match bytes {
+            Some(n) => b.complete_tx(n),
+            None => b.arrive(1),
+        };
+        let flipped = r.map_err(|e| self.fault(pc, e))?;
+        if let Some(hb) = &mut self.hb {
+            hb.bar_update(bar, who, bytes.is_none(), -bytes.unwrap_or(0), flipped);
         }
         Ok(())
     }

@@ -31,6 +31,20 @@ pub enum Sreg {
     Laneid,
     Warpid,
     Nwarpid,
+    /// `%cluster_ctarank`: the CTA's rank in its cluster (x fastest).
+    ClusterCtarank,
+    /// `%cluster_nctarank`: the CTAs of a cluster.
+    ClusterNctarank,
+    /// `%cluster_ctaid`: the CTA's position in its cluster.
+    ClusterCtaid(usize),
+    /// `%cluster_nctaid`: the cluster's shape in CTAs.
+    ClusterNctaid(usize),
+    /// `%clusterid`: the cluster's position in the grid.
+    Clusterid(usize),
+    /// `%nclusterid`: the grid's shape in clusters.
+    Nclusterid(usize),
+    /// `%is_explicit_cluster`: whether the launch gave a cluster shape.
+    IsExplicitCluster,
 }
 
 /// Where a memory instruction's address points.
@@ -96,6 +110,28 @@ pub enum Op {
     St {
         access: Access,
         srcs: Vec<Val>,
+    },
+    /// `mapa.shared::cluster.u32 d, a, rank`: the `.shared::cluster` address of the byte that
+    /// `a` names in the shared memory of the CTA of rank `rank` ([`crate::exec::cluster_window`]).
+    Mapa {
+        d: u16,
+        a: Val,
+        rank: Val,
+    },
+    /// `mov.b128 d, {lo, hi}`: a 128-bit register holds its low 64 bits (the front end's
+    /// cluster launch control responses say all they say there, [`crate::machine`]).
+    Mov128 {
+        d: u16,
+        lo: Val,
+    },
+    /// `clusterlaunchcontrol.query_cancel.QUERY d, response`: whether the response cancelled
+    /// a launch, or the first CTA id of the launch it cancelled (`dsts`: one register per
+    /// dimension asked, x, y, z; a fourth of `.v4` gets 0).
+    ClcQuery {
+        canceled: bool,
+        dims: Vec<usize>,
+        dsts: Vec<u16>,
+        src: Val,
     },
     /// `cvta[.to].SPACE`: `to` converts a generic address into the space's.
     Cvta {
@@ -211,6 +247,9 @@ pub enum AgentOp {
         coords: Vec<Val>,
         bar: MemRef,
         gather4: bool,
+        /// `.multicast::cluster`'s CTA mask: the box lands at the same offsets in every CTA
+        /// of the cluster whose rank's bit is set, completing on each one's barrier.
+        multicast: Option<Val>,
     },
     /// `cp.async.bulk.tensor.Nd.global.shared::cta.bulk_group [tmap, {coords}], [src]`;
     /// `scatter4`: `.2d.tile::scatter4` (a column and four rows); `reduce`:
@@ -228,6 +267,25 @@ pub enum AgentOp {
     BulkWait { n: u64, read: bool },
     /// `fence.mbarrier_init.release.cluster`: the warp's earlier `mbarrier.init`s released.
     FenceMbarInit,
+    /// `ld`/`st.shared::cluster` (an [`Op::Ld`] or [`Op::St`]): an access to the shared
+    /// memory of the CTA a `.shared::cluster` address names (distributed shared memory).
+    Dsmem(Box<Op>),
+    /// `barrier.cluster.arrive[.release|.relaxed][.aligned]`: the thread arrives on the
+    /// cluster barrier; `relaxed` releases nothing but the inits a `fence.mbarrier_init`
+    /// covered.
+    ClusterArrive { relaxed: bool },
+    /// `clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes
+    /// [.multicast::cluster::all].b128 [dst], [bar]`: asks to cancel the launch of a cluster
+    /// that has not started; the 16-byte response lands at `dst` (in every CTA of the cluster
+    /// with `multicast`) and completes 16 bytes on `bar` there.
+    ClcTryCancel {
+        dst: MemRef,
+        bar: MemRef,
+        multicast: bool,
+    },
+    /// `barrier.cluster.wait[.acquire][.aligned]`: waits until every thread of the cluster
+    /// that has not exited arrived in the phase the thread arrived in.
+    ClusterWait,
     /// `tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [dst], ncols`: one allocation
     /// for the warp, its tensor-memory address written to shared `dst`.
     TmemAlloc { dst: MemRef, cols: Val },
@@ -251,7 +309,10 @@ pub enum AgentOp {
     },
     /// `tcgen05.commit.cta_group::1.mbarrier::arrive::one[.shared::cluster].b64 [bar]`: an
     /// arrival on `bar` once the warp's earlier tensor-pipe operations are done.
-    Commit { bar: MemRef },
+    ///
+    /// `.multicast::cluster` with a CTA mask: an arrival on the barrier at the same offset in
+    /// every CTA of the cluster the mask names.
+    Commit { bar: MemRef, multicast: Option<Val> },
     /// `tcgen05.cp.cta_group::1.SHAPE [taddr], sdesc`: shared memory (named by a matrix
     /// descriptor) into tensor memory, on the tensor pipe.
     TmemCp { shape: CpShape, at: TmemRef, src: Val },
@@ -613,17 +674,17 @@ impl Cx<'_> {
             Some("relinquish_alloc_permit") => AgentOp::TmemRelinquish,
             Some(f) if f.starts_with("fence::") => return Ok(Op::Nop),
             Some("wait::ld" | "wait::st") => return Ok(Op::Nop),
-            Some("commit") => {
-                if m.iter().any(|x| x.starts_with("multicast")) {
-                    return Err(self.unsupported(i, "multicast commits"));
-                }
-                match o.first() {
-                    Some(Operand::Addr(a)) => AgentOp::Commit {
-                        bar: self.memref(i, a)?,
+            Some("commit") => match o.first() {
+                Some(Operand::Addr(a)) => AgentOp::Commit {
+                    bar: self.memref(i, a)?,
+                    multicast: match (m.contains(&"multicast::cluster"), o.get(1)) {
+                        (false, _) => None,
+                        (true, Some(x)) => Some(self.val(i, x)?),
+                        (true, None) => return Err(self.invalid(i, "`.multicast::cluster` needs a CTA mask")),
                     },
-                    _ => return Err(self.invalid(i, "expected an mbarrier address")),
-                }
-            }
+                },
+                _ => return Err(self.invalid(i, "expected an mbarrier address")),
+            },
             Some("mma") => {
                 let scaled = m.iter().any(|x| x.starts_with("block_scale"));
                 let kind = match (m.iter().find_map(|x| x.strip_prefix("kind::")), scaled) {
@@ -764,13 +825,54 @@ impl Cx<'_> {
         Ok(Op::Agent(op))
     }
 
+    /// `clusterlaunchcontrol.try_cancel` (an agent instruction) and `.query_cancel`.
+    fn clc(&self, i: &Instr, m: &[&str]) -> Result<Op, Error> {
+        let o = &i.operands;
+        match m.first().copied() {
+            Some("try_cancel") => match (o.first(), o.get(1)) {
+                (Some(Operand::Addr(d)), Some(Operand::Addr(b))) => Ok(Op::Agent(AgentOp::ClcTryCancel {
+                    dst: self.memref(i, d)?,
+                    bar: self.memref(i, b)?,
+                    multicast: m.iter().any(|x| x.starts_with("multicast")),
+                })),
+                _ => Err(self.invalid(i, "expected [response], [mbarrier]")),
+            },
+            Some("query_cancel") => {
+                let src = self.val(
+                    i,
+                    o.get(1).ok_or_else(|| self.invalid(i, "expected d, response"))?,
+                )?;
+                let dsts: Vec<u16> = match o.first() {
+                    Some(Operand::Vec(v)) => v.iter().map(|x| self.reg(i, x)).collect::<Result<_, _>>()?,
+                    Some(x) => vec![self.reg(i, x)?],
+                    None => return Err(self.invalid(i, "expected d, response")),
+                };
+                let (canceled, dims) = match m.get(1).copied() {
+                    Some("is_canceled") => (true, vec![]),
+                    Some("get_first_ctaid::x") => (false, vec![0]),
+                    Some("get_first_ctaid::y") => (false, vec![1]),
+                    Some("get_first_ctaid::z") => (false, vec![2]),
+                    Some("get_first_ctaid") if dsts.len() == 4 => (false, vec![0, 1, 2, 3]),
+                    _ => return Err(self.unsupported(i, "")),
+                };
+                Ok(Op::ClcQuery {
+                    canceled,
+                    dims,
+                    dsts,
+                    src,
+                })
+            }
+            _ => Err(self.unsupported(i, "")),
+        }
+    }
+
     /// The `mbarrier` forms the machine runs (on a CTA's own shared memory).
     fn mbarrier(&self, i: &Instr, m: &[&str]) -> Result<Op, Error> {
         let o = &i.operands;
-        if m.iter()
-            .any(|x| x.starts_with("shared::cluster") || *x == "release" && m.contains(&"cluster"))
+        if m.iter().any(|x| x.starts_with("shared::cluster"))
+            && !matches!(m.first(), Some(&"arrive" | &"expect_tx"))
         {
-            return Err(self.unsupported(i, "barriers of another CTA of the cluster"));
+            return Err(self.unsupported(i, "waits and inits on another CTA's barrier"));
         }
         let addr = |k: usize| match o.get(k) {
             Some(Operand::Addr(a)) => self.memref(i, a),
@@ -890,6 +992,13 @@ impl Cx<'_> {
                     ("%laneid", None) => Sreg::Laneid,
                     ("%warpid", None) => Sreg::Warpid,
                     ("%nwarpid", None) => Sreg::Nwarpid,
+                    ("%cluster_ctarank", None) => Sreg::ClusterCtarank,
+                    ("%cluster_nctarank", None) => Sreg::ClusterNctarank,
+                    ("%cluster_ctaid", Some(d)) => Sreg::ClusterCtaid(d),
+                    ("%cluster_nctaid", Some(d)) => Sreg::ClusterNctaid(d),
+                    ("%clusterid", Some(d)) => Sreg::Clusterid(d),
+                    ("%nclusterid", Some(d)) => Sreg::Nclusterid(d),
+                    ("%is_explicit_cluster", None) => Sreg::IsExplicitCluster,
                     _ => return Err(self.unsupported(i, &format!("the special register `{n}`"))),
                 };
                 Ok(Op::MovSreg {
@@ -906,6 +1015,13 @@ impl Cx<'_> {
                     base: self.sym(i, s, None)?,
                 })
             }
+            "mov" if m.contains(&"b128") => match (o.first(), o.get(1)) {
+                (Some(d), Some(Operand::Vec(v))) if v.len() == 2 => Ok(Op::Mov128 {
+                    d: self.reg(i, d)?,
+                    lo: self.val(i, &v[0])?,
+                }),
+                _ => Err(self.unsupported(i, "forms other than `mov.b128 d, {lo, hi}`")),
+            },
             op if OPCODES.contains(&op) => {
                 let scoped = self.scoped_names(o);
                 let ins = ip::parse_instruction(
@@ -982,7 +1098,8 @@ impl Cx<'_> {
                         offset: addr.offset,
                     },
                 };
-                if i.opcode == "ld" {
+                let cluster = m.contains(&"shared::cluster");
+                let op = if i.opcode == "ld" {
                     let dsts = elems
                         .iter()
                         .map(|e| match e {
@@ -998,15 +1115,48 @@ impl Cx<'_> {
                             }
                         })
                         .collect::<Result<_, Error>>()?;
-                    Ok(Op::Ld { access, signed, dsts })
+                    Op::Ld { access, signed, dsts }
                 } else {
                     let srcs = elems
                         .iter()
                         .map(|e| self.val(i, e))
                         .collect::<Result<_, Error>>()?;
-                    Ok(Op::St { access, srcs })
-                }
+                    Op::St { access, srcs }
+                };
+                Ok(if cluster {
+                    Op::Agent(AgentOp::Dsmem(Box::new(op)))
+                } else {
+                    op
+                })
             }
+            "mapa" => {
+                if !m.contains(&"shared::cluster") {
+                    return Err(self.unsupported(i, "generic addresses (the `.shared::cluster` form runs)"));
+                }
+                let (Some(d), Some(a), Some(r)) = (o.first(), o.get(1), o.get(2)) else {
+                    return Err(self.invalid(i, "`mapa` takes d, a, rank"));
+                };
+                let a = match a {
+                    Operand::Sym(s) => match self.sym(i, s, Some(Space::Shared))? {
+                        Base::Shared(off) => Val::Imm(off),
+                        _ => return Err(self.invalid(i, "expected a shared variable")),
+                    },
+                    x => self.val(i, x)?,
+                };
+                Ok(Op::Mapa {
+                    d: self.reg(i, d)?,
+                    a,
+                    rank: self.val(i, r)?,
+                })
+            }
+            "clusterlaunchcontrol" => self.clc(i, &m),
+            "barrier" if m.first() == Some(&"cluster") => match m.get(1).copied() {
+                Some("arrive") => Ok(Op::Agent(AgentOp::ClusterArrive {
+                    relaxed: m.contains(&"relaxed"),
+                })),
+                Some("wait") => Ok(Op::Agent(AgentOp::ClusterWait)),
+                _ => Err(self.unsupported(i, "")),
+            },
             "cvta" => {
                 let to = m.first() == Some(&"to");
                 let space = m
@@ -1208,10 +1358,8 @@ impl Cx<'_> {
             }
             "cp" if memory::bulk_tensor_form(&m) => self.bulk_tensor(i, &m),
             "cp" if m.starts_with(&["async", "bulk", "tensor"]) => {
-                if m.iter()
-                    .any(|x| matches!(*x, "multicast::cluster" | "im2col" | "cta_group::2"))
-                {
-                    return Err(self.unsupported(i, "multicast, im2col and CTA-pair forms"));
+                if m.iter().any(|x| matches!(*x, "im2col" | "cta_group::2")) {
+                    return Err(self.unsupported(i, "im2col and CTA-pair forms"));
                 }
                 fn tensor(x: Option<&Operand>) -> Option<(&Addr, &Vec<Operand>)> {
                     match x {
@@ -1234,6 +1382,13 @@ impl Cx<'_> {
                         coords: cs.iter().map(|c| self.val(i, c)).collect::<Result<_, _>>()?,
                         bar: self.memref(i, bar)?,
                         gather4: false,
+                        multicast: match (m.contains(&"multicast::cluster"), o.get(3)) {
+                            (false, _) => None,
+                            (true, Some(x)) => Some(self.val(i, x)?),
+                            (true, None) => {
+                                return Err(self.invalid(i, "`.multicast::cluster` needs a CTA mask"))
+                            }
+                        },
                     }))
                 } else if d4 == "global" && d5.starts_with("shared") && m.contains(&"bulk_group") {
                     let (Some((tm, cs)), Some(Operand::Addr(src))) = (tensor(o.first()), o.get(1)) else {

@@ -97,7 +97,7 @@ impl Machine<'_, '_> {
         })
     }
 
-    fn span(&self, pc: usize) -> Span {
+    pub(super) fn span(&self, pc: usize) -> Span {
         self.cta.p.ins.get(pc).map_or(Span::DUMMY, |i| i.span)
     }
 }

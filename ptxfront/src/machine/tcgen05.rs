@@ -317,7 +317,10 @@ pub(super) enum PipeWork {
         scales: Option<[u32; 2]>,
     },
     /// A commit's arrival on the mbarrier at shared byte `bar`.
-    Commit { bar: u32 },
+    ///
+    /// With a multicast mask, on the barrier at offset `bar` of each CTA of the cluster it
+    /// names ([`super::cluster`]).
+    Commit { bar: u32, mask: Option<Vec<usize>> },
     /// A `tcgen05.cp`: each 32-bit word at shared byte `src` lands in tensor-memory cell
     /// `(lane, column)`.
     Cp { words: Vec<(u32, (u32, u32))> },
@@ -426,10 +429,13 @@ impl Machine<'_, '_> {
                     self.pipe_issue(w, pc, work, AsyncKind::Cp);
                 }
             }
-            AgentOp::Commit { bar } => {
+            AgentOp::Commit { bar, multicast } => {
                 for &t in group {
-                    let bar = self.shared_addr(t, bar, pc)?;
-                    self.pipe_issue(w, pc, PipeWork::Commit { bar }, AsyncKind::Commit);
+                    let (bar, mask) = match multicast {
+                        None => (self.shared_addr(t, bar, pc)?, None),
+                        Some(m) => self.multicast_commit_target(t, bar, *m, pc)?,
+                    };
+                    self.pipe_issue(w, pc, PipeWork::Commit { bar, mask }, AsyncKind::Commit);
                 }
             }
             AgentOp::TmemLd { shape, regs, at } => {
@@ -672,6 +678,7 @@ impl Machine<'_, '_> {
         self.flights.push(Flight {
             due,
             tie,
+            cta: self.rank,
             work: Work::Pipe { op, pc, work },
         });
     }
@@ -818,17 +825,11 @@ impl Machine<'_, '_> {
                     self.tmem.cells[Tmem::cell(l, c)] = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
                 }
             }
-            PipeWork::Commit { bar } => {
-                if !self.bars.contains_key(&bar) {
-                    self.misuse(pc, bar);
-                    return Ok(());
-                }
-                let r = self.bar_mut(bar, pc)?.arrive(1);
-                let flipped = r.map_err(|f| self.fault(pc, f))?;
-                if let Some(hb) = &mut self.hb {
-                    hb.bar_update(bar, Actor::Pipe, true, 0, flipped);
-                }
-            }
+            PipeWork::Commit {
+                bar,
+                mask: Some(ranks),
+            } => self.commit_multicast(pc, bar, &ranks)?,
+            PipeWork::Commit { bar, mask: None } => self.unit_delivers((bar, pc), Actor::Pipe, None)?,
         }
         Ok(())
     }

@@ -105,6 +105,7 @@ impl Machine<'_, '_> {
                 self.flights.push(super::Flight {
                     due,
                     tie,
+                    cta: self.rank,
                     work: Work::Wg { warp: w },
                 });
             }

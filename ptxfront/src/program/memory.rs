@@ -160,6 +160,7 @@ impl Cx<'_> {
                 coords: rows4(cs)?,
                 bar: self.memref(i, bar)?,
                 gather4: true,
+                multicast: None,
             }))
         } else if m.contains(&"bulk_group") {
             let (Some((tm, cs)), Some(Operand::Addr(src))) = (tensor(o.first()), o.get(1)) else {
