@@ -552,6 +552,7 @@ fn multicast_launch() -> (Launch, Vec<Vec<u8>>) {
         strides: vec![32],
         box_dims: vec![8, 1],
         swizzle: bwsim_isa::types::Swizzle::None,
+        dtype: bwsim_isa::DType::F32,
     };
     let mut l = Launch::new([2, 1, 1], [32, 1, 1], vec![Arg::TensorMap(map), Arg::Buffer(1)]);
     l.cluster = [2, 1, 1];
