@@ -17,6 +17,7 @@
 //! dynamic `.extern` array). A generic address is global unless it falls in the shared window
 //! at [`SHARED_WINDOW`] (what `cvta.shared` produces).
 
+use crate::calls::LOCAL_WINDOW;
 use crate::parse::Space;
 use crate::program::{Base, MemRef, Op, Program, ReduxOp, ShflMode, Sreg, Val};
 use crate::Error;
@@ -102,6 +103,8 @@ pub(crate) struct Thread {
     pub(crate) pc: usize,
     pub(crate) st: St,
     pub(crate) tid: [u32; 3],
+    /// The thread's local memory and call parameters ([`crate::calls`]).
+    pub(crate) frame: Vec<u8>,
 }
 
 /// The CTA barriers that every thread they wait for has reached, each as the indices in `th` of
@@ -303,6 +306,7 @@ impl Cta<'_> {
                     pc: 0,
                     st: St::Run,
                     tid: [k % bx, (k / bx) % by, k / (bx * by)],
+                    frame: vec![0; self.p.frame_bytes as usize],
                 }
             })
             .collect()
@@ -451,7 +455,12 @@ impl Cta<'_> {
                 let bytes = access.bytes;
                 let (sp, addr) = self.address(t, access.space, &access.at, pc)?;
                 for (e, d) in dsts.iter().enumerate() {
-                    let raw = self.load(sp, addr + e as u64 * bytes as u64, bytes, pc)?;
+                    let a = addr + e as u64 * bytes as u64;
+                    let raw = if sp == Space::Local {
+                        self.frame_load(t, a, bytes, pc)?
+                    } else {
+                        self.load(sp, a, bytes, pc)?
+                    };
                     if let Some(d) = d {
                         let v = if *signed && bytes < 8 {
                             let sh = 64 - 8 * bytes;
@@ -468,7 +477,12 @@ impl Cta<'_> {
                 let (sp, addr) = self.address(t, access.space, &access.at, pc)?;
                 for (e, s) in srcs.iter().enumerate() {
                     let v = self.read(t, *s, pc)?;
-                    self.store(sp, addr + e as u64 * bytes as u64, bytes, v, pc)?;
+                    let a = addr + e as u64 * bytes as u64;
+                    if sp == Space::Local {
+                        self.frame_store(t, a, bytes, v, pc)?;
+                    } else {
+                        self.store(sp, a, bytes, v, pc)?;
+                    }
                 }
             }
             Op::Cvta { to, space, d, a } => {
@@ -478,6 +492,8 @@ impl Cta<'_> {
                     (Space::Shared, true) => a.wrapping_sub(SHARED_WINDOW),
                     (Space::Param, false) => a.wrapping_add(PARAM_WINDOW),
                     (Space::Param, true) => a.wrapping_sub(PARAM_WINDOW),
+                    (Space::Local, false) => a.wrapping_add(LOCAL_WINDOW),
+                    (Space::Local, true) => a.wrapping_sub(LOCAL_WINDOW),
                     _ => a,
                 };
                 self.write(t, *d, v);
@@ -515,6 +531,8 @@ impl Cta<'_> {
                 return Ok(());
             }
             Op::Nop => {}
+            op @ Op::Assert { .. } => return Err(self.assert_fail(t, op, pc)),
+            Op::Trap => return Err(self.rt(pc, "`trap`: the kernel aborted".into())),
             Op::Exit => {
                 t.st = St::Done;
                 return Ok(());
@@ -528,7 +546,7 @@ impl Cta<'_> {
         Ok(match b {
             Base::Reg(r) => self.read(t, Val::Reg(*r), pc)?,
             Base::Param(o) => *o as u64,
-            Base::Shared(o) => *o,
+            Base::Shared(o) | Base::Local(o) => *o,
             Base::Global(g) => buffer_address(self.bufs.len() + *g),
             Base::None => 0,
         })
@@ -550,6 +568,7 @@ impl Cta<'_> {
     /// The space and address within it of an access.
     pub(crate) fn locate(&self, space: Option<Space>, base: &Base, a: u64) -> (Space, u64) {
         match (space, base) {
+            (_, Base::Local(_)) => (Space::Local, a),
             (Some(s), _) => (s, a),
             (None, Base::Param(_)) => (Space::Param, a),
             (None, Base::Shared(_)) => (Space::Shared, a),
@@ -558,6 +577,9 @@ impl Cta<'_> {
             }
             (None, _) if (PARAM_WINDOW..PARAM_WINDOW + self.params.len() as u64).contains(&a) => {
                 (Space::Param, a - PARAM_WINDOW)
+            }
+            (None, _) if (LOCAL_WINDOW..LOCAL_WINDOW + (1 << 32)).contains(&a) => {
+                (Space::Local, a - LOCAL_WINDOW)
             }
             (None, _) => (Space::Global, a),
         }

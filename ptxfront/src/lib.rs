@@ -11,6 +11,9 @@
 //!   conversion instructions are resolved and later executed by bwsim-isa's inline-PTX
 //!   interpreter ([`bwsim_isa::inline_ptx`]), which owns their semantics; this crate adds what a
 //!   whole kernel needs (special registers, memories, branches, barriers, warp collectives).
+//! - [`calls`]: the call ABI (calls of the module's `.func` bodies inlined at load, their
+//!   `.param` variables and the `.local` ones in each thread's frame), `__assertfail` as a
+//!   device assertion.
 //! - [`exec`]: the executor of the synchronous subset (CTAs in turn; within a CTA, warps in
 //!   turn; each thread alone until it reaches a synchronising instruction).
 //! - [`machine`]: kernels with asynchronous instructions (`mbarrier.*`, `fence.proxy.async`,
@@ -28,7 +31,8 @@
 //! `tcgen05` forms beyond `cta_group::1` dense MMAs of M = 128 with f32 accumulators and the
 //! `32x32b` tensor-memory loads and stores (`tcgen05.cp`, `tcgen05.shift`, block scaling,
 //! sparsity, A in tensor memory), non-bulk `cp.async`, multicast and cluster-scope forms,
-//! atomics, local memory, calls. [`exec::run`] stops with an error at an instruction only the machine runs.
+//! atomics, calls of functions the module declares without defining them (other than
+//! `__assertfail` and `vprintf`, [`calls`]). [`exec::run`] stops with an error at an instruction only the machine runs.
 //!
 //! # What comes next
 //!
@@ -41,6 +45,7 @@
 //!   functional results; the timing model will need warp-level issue (a reconvergence stack or
 //!   per-thread pcs grouped by pc).
 
+pub mod calls;
 pub mod exec;
 pub mod launch;
 pub mod machine;
@@ -85,6 +90,10 @@ pub enum Error {
     /// can never reach zero) or a `deadlock`, with its labels on the PTX text.
     #[error("{}", .0.diagnostic.message)]
     Stuck(Box<machine::Finding>),
+    /// A run the kernel stopped itself: a failed device assertion (`__assertfail`), the
+    /// `device-assert` finding at the call.
+    #[error("{}", .0.diagnostic.message)]
+    Trap(Box<machine::Finding>),
 }
 
 impl Error {
@@ -95,7 +104,7 @@ impl Error {
             | Error::Unsupported { span, .. }
             | Error::Invalid { span, .. }
             | Error::Runtime { span, .. } => *span,
-            Error::Stuck(f) => f.diagnostic.primary.span,
+            Error::Stuck(f) | Error::Trap(f) => f.diagnostic.primary.span,
             Error::Launch(_) => Span::DUMMY,
         }
     }

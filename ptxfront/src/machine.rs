@@ -84,26 +84,59 @@ pub struct Outcome {
 /// Runs `p` over launch `l` on the machine; `bufs` are the global buffers the arguments and
 /// tensor maps point into, read and written in place.
 pub fn run(p: &Program, l: &Launch, bufs: &mut [Vec<u8>], opts: &Options) -> Result<Outcome, Error> {
-    let params = prepare(p, l, bufs)?;
-    for a in &l.args {
-        if let Arg::TensorMap(t) = a {
-            t.validate()
-                .map_err(|e| Error::Launch(format!("tensor map: {e}")))?;
-        }
-    }
+    let (stats, findings) = run_to_stop(p, l, bufs, opts);
+    Ok(Outcome {
+        stats: stats?,
+        findings,
+    })
+}
+
+/// [`run`], with the findings made before the run stopped, if it stopped.
+fn run_to_stop(
+    p: &Program,
+    l: &Launch,
+    bufs: &mut [Vec<u8>],
+    opts: &Options,
+) -> (Result<Stats, Error>, Vec<Finding>) {
     let mut findings = Vec::new();
-    let mut sched = RandomScheduler::new(opts.seed);
-    let stats = run_ctas(p, l, &params, bufs, opts.check, |cta| {
-        let mut m = Machine::new(cta, opts.check, &mut sched);
-        m.run()?;
-        findings.append(&mut m.findings);
-        Ok(())
-    })?;
-    Ok(Outcome { stats, findings })
+    let stats = (|| {
+        let params = prepare(p, l, bufs)?;
+        for a in &l.args {
+            if let Arg::TensorMap(t) = a {
+                t.validate()
+                    .map_err(|e| Error::Launch(format!("tensor map: {e}")))?;
+            }
+        }
+        let mut sched = RandomScheduler::new(opts.seed);
+        run_ctas(p, l, &params, bufs, opts.check, |cta| {
+            let mut m = Machine::new(cta, opts.check, &mut sched);
+            let r = m.run();
+            findings.append(&mut m.findings);
+            r
+        })
+    })();
+    (stats, findings)
+}
+
+/// One checked schedule (`seed`) on a copy of `bufs`: its findings, ending with the finding
+/// that stopped it where the kernel stopped (a `deadlock` or `tx-mismatch` where no warp can
+/// go on, a failed `device-assert`), as the tile machine's check reports them; an error for
+/// any other stop.
+pub fn check_seed(p: &Program, l: &Launch, bufs: &[Vec<u8>], seed: u64) -> Result<Vec<Finding>, Error> {
+    let mut b = bufs.to_vec();
+    let (r, mut findings) = run_to_stop(p, l, &mut b, &Options { seed, check: true });
+    match r {
+        Ok(_) => Ok(findings),
+        Err(Error::Stuck(f) | Error::Trap(f)) => {
+            findings.push(*f);
+            Ok(findings)
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// Runs `schedules` schedules (seeds 0, 1, ...) with the checker, each on a fresh copy of
-/// `bufs`, and returns each distinct finding once (by code and instructions), in the order
+/// `bufs` ([`check_seed`]), and returns each distinct finding once (by code and instructions), in the order
 /// they were first found.
 pub fn check(p: &Program, l: &Launch, bufs: &[Vec<u8>], schedules: u64) -> Result<Vec<Finding>, Error> {
     check_jobs(p, l, bufs, schedules, 1)
@@ -123,10 +156,7 @@ pub fn check_jobs(
 ) -> Result<Vec<Finding>, Error> {
     let n = schedules.max(1);
     let jobs = (jobs.max(1) as u64).min(n);
-    let one = |seed: u64| {
-        let mut b = bufs.to_vec();
-        run(p, l, &mut b, &Options { seed, check: true }).map(|o| o.findings)
-    };
+    let one = |seed: u64| check_seed(p, l, bufs, seed);
     let mut by_seed: Vec<Option<Seeded>> = (0..n).map(|_| None).collect();
     if jobs == 1 {
         for seed in 0..n {

@@ -54,8 +54,8 @@ pub struct Loaded {
 pub fn diagnostic(e: &bwsim_ptxfront::Error) -> Diagnostic {
     use bwsim_ptxfront::Error as E;
     let (code, label) = match e {
-        // The machine's own finding, with its labels (a `deadlock` or a `tx-mismatch`).
-        E::Stuck(f) => return f.diagnostic.clone(),
+        // The machine's own finding, or the kernel's (a failed `device-assert`).
+        E::Stuck(f) | E::Trap(f) => return f.diagnostic.clone(),
         E::Syntax { .. } | E::Invalid { .. } => (Code::Syntax, "here"),
         E::Unsupported { .. } => (Code::SimUnsupported, "not run by the PTX front end"),
         E::Launch(_) => (Code::Launch, ""),
