@@ -235,8 +235,26 @@ pub fn parse(src: &str) -> Result<Module, Error> {
         loc: None,
         scopes: Vec::new(),
         scope_count: 0,
+        asm: inline_asm_regions(src),
     };
     p.module()
+}
+
+/// The byte ranges between LLVM's `// begin inline asm` and `// end inline asm` comments.
+/// Inside them the NVPTX back end numbers `.loc` lines from the inline assembly's own line
+/// (the operation's line plus the line within the assembly text), which for a compiler's
+/// generated assembly (Triton's) names Python lines the code does not come from; the `.loc` in
+/// force where the region starts stays in force through it.
+fn inline_asm_regions(src: &str) -> Vec<(usize, usize)> {
+    let (begin, end) = ("// begin inline asm", "// end inline asm");
+    let mut out = Vec::new();
+    let mut at = 0;
+    while let Some(b) = src[at..].find(begin).map(|b| at + b) {
+        let e = src[b..].find(end).map_or(src.len(), |e| b + e);
+        out.push((b, e));
+        at = e;
+    }
+    out
 }
 
 struct P<'s> {
@@ -249,6 +267,8 @@ struct P<'s> {
     /// own registers and labels, which may repeat from block to block).
     scopes: Vec<Scope>,
     scope_count: u32,
+    /// [`inline_asm_regions`] of the text.
+    asm: Vec<(usize, usize)>,
 }
 
 /// One nested scope: its number, the registers it declares (source name to the kernel-wide
@@ -694,7 +714,12 @@ impl P<'_> {
                             }
                         }
                         self.skip_line(line);
-                        self.loc = Some(loc);
+                        let at = at.start as usize;
+                        let i = self.asm.partition_point(|r| r.1 < at);
+                        let in_asm = self.asm.get(i).is_some_and(|r| r.0 <= at);
+                        if !in_asm || self.loc.is_none() {
+                            self.loc = Some(loc);
+                        }
                     }
                     "branchtargets" => {
                         self.t.i += 1;

@@ -15,7 +15,12 @@ impl Machine<'_, '_> {
         Error::Stuck(Box::new(self.tx_mismatch().unwrap_or_else(|| self.deadlock())))
     }
 
-    /// The `deadlock` finding: every thread still running, where it waits.
+    /// The `deadlock` finding: every thread still running, where it waits. As the tile
+    /// machine's wait-for diagnosis labels its agents, the primary label is where the first
+    /// warp that has not finished waits (its first unfinished lane), and a label marks each
+    /// other place such a warp waits, in warp order; the warps at a CTA barrier (`bar.sync`,
+    /// which waits for the others: the warps a compiler adds to round a warp-specialized
+    /// kernel's warps up, which no partition of the TTGIR stands for) come last.
     fn deadlock(&self) -> Finding {
         let p = self.cta.p;
         let waiting: BTreeSet<String> = self
@@ -24,17 +29,34 @@ impl Machine<'_, '_> {
             .filter(|t| t.st != St::Done)
             .map(|t| p.place(t.pc))
             .collect();
-        let pc = self.th.iter().find(|t| t.st != St::Done).map_or(0, |t| t.pc);
+        let mut places: Vec<(bool, usize)> = Vec::new();
+        for w in 0..self.warps {
+            let lane = self.lanes(w).find(|&t| self.th[t].st != St::Done);
+            if let Some(t) = lane.map(|t| &self.th[t]) {
+                let at_barrier = matches!(t.st, St::Sync(Some(_)));
+                if !places.iter().any(|&(_, pc)| pc == t.pc) {
+                    places.push((at_barrier, t.pc));
+                }
+            }
+        }
+        places.sort_by_key(|&(at_barrier, _)| at_barrier);
+        let places: Vec<usize> = places.into_iter().map(|(_, pc)| pc).collect();
+        let pc = places.first().copied().unwrap_or(0);
         let message = format!(
             "deadlock in CTA {:?}: no warp can go on and nothing is in flight (waiting at {})",
             self.cta.ctaid,
             waiting.into_iter().collect::<Vec<_>>().join("; ")
         );
+        let mut diagnostic =
+            Diagnostic::error(Code::Deadlock, message, self.span(pc), "the run stopped here");
+        for &w in &places[1.min(places.len())..] {
+            diagnostic = diagnostic.with_label(self.span(w), format!("a warp waits here ({})", p.place(w)));
+        }
         Finding {
             code: Code::Deadlock,
             pc,
-            with: Vec::new(),
-            diagnostic: Diagnostic::error(Code::Deadlock, message, self.span(pc), "the run stopped here"),
+            with: places.into_iter().skip(1).collect(),
+            diagnostic,
         }
     }
 

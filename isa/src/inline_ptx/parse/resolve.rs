@@ -504,8 +504,10 @@ impl Resolve<'_, '_> {
             sat: false,
             nan: false,
             relu: false,
+            xorsign: false,
         };
         let mut rnd_given = false;
+        let mut abs = false;
         let mut full = false;
         let f32ish = ty.fmt == F32;
         let f16 = ty.fmt == F16;
@@ -542,6 +544,15 @@ impl Resolve<'_, '_> {
                     m.relu = true;
                     half && opcode == "fma"
                 }
+                // `{.xorsign.abs}` is one qualifier of the two-operand float min/max.
+                "xorsign" => {
+                    m.xorsign = true;
+                    matches!(opcode, "min" | "max") && ty.fmt != F64
+                }
+                "abs" => {
+                    abs = true;
+                    matches!(opcode, "min" | "max") && ty.fmt != F64
+                }
                 _ => false,
             };
             if !ok {
@@ -552,6 +563,11 @@ impl Resolve<'_, '_> {
         }
         if m.sat && m.relu {
             return Err(self.err("`.sat` and `.relu` exclude each other"));
+        }
+        if m.xorsign != abs || (m.xorsign && ops.len() != 3) {
+            return Err(self.err(format!(
+                "`{opcode}` takes `.abs` as `{opcode}.xorsign.abs` of two operands here"
+            )));
         }
         let (op, nsrc) = match opcode {
             "add" => (FOp::Add, 2),
@@ -762,7 +778,7 @@ impl Resolve<'_, '_> {
         if let Some(df) = f8(dname) {
             if cm.rnd != Some(Rnd::Rn) || cm.int_rnd || !cm.satfinite || cm.ftz || cm.sat {
                 return Err(self.err(format!(
-                    "`cvt` to `.{dname}` is `cvt.rn.satfinite{{.relu}}.{dname}.f32` or `.f16x2`"
+                    "`cvt` to `.{dname}` is `cvt.rn.satfinite{{.relu}}.{dname}.f32`, `.f16x2` or `.bf16x2`"
                 )));
             }
             return match sname {
@@ -777,11 +793,11 @@ impl Resolve<'_, '_> {
                         b: self.src(&ops[2], 32, Some(F32), false)?,
                     })
                 }
-                "f16x2" => {
+                "f16x2" | "bf16x2" => {
                     self.n(ops, 2)?;
                     Ok(Op::CvtPack {
                         dst: df,
-                        src: F16,
+                        src: if sname == "f16x2" { F16 } else { BF16 },
                         m: cm,
                         d: self.dst(&ops[0], 16, false)?,
                         a: self.src(&ops[1], 32, None, false)?,
