@@ -14,7 +14,8 @@
 //! `call __assertfail, (message, file, line, function, charsize)` is a device assertion that
 //! failed: the run stops with a `device-assert` finding at the call, naming the message the
 //! kernel passes (as the tile machine reports Gluon's `device_assert`). `vprintf` prints
-//! nothing here: the front end keeps no output stream.
+//! nothing here: the front end keeps no output stream. [`Cta::trap`] makes the finding of
+//! such a fault, which `Error::Trap` carries (an access outside every buffer is another).
 
 use crate::exec::{Cta, Thread};
 use crate::parse::{rename_syms, AddrBase, Instr, Kernel, Module, Operand, Reg, Space, Stmt};
@@ -337,19 +338,23 @@ impl Cta<'_> {
         let msg = text(self, message);
         let file = text(self, file);
         let line = self.frame_load(t, line, 4, pc).unwrap_or(0);
-        let place = self.p.place(pc);
         let message = format!(
-            "device assertion `{msg}` failed ({file}:{line}) in thread {:?} of CTA {:?}, at {place}",
+            "device assertion `{msg}` failed ({file}:{line}) in thread {:?} of CTA {:?} (on the GPU, cudaErrorAssert)",
             t.tid, self.ctaid
         );
+        self.trap(pc, Code::DeviceAssert, message, "the assertion failed here")
+    }
+
+    /// The error of a fault at `pc` that stops the launch with a CUDA error: a finding of
+    /// `code` labelled `label` there.
+    pub(crate) fn trap(&self, pc: usize, code: Code, message: String, label: &str) -> Error {
         let span = self.p.ins.get(pc).map_or(bwsim_isa::Span::DUMMY, |i| i.span);
-        let diagnostic = Diagnostic::error(Code::DeviceAssert, message, span, "the assertion failed here")
-            .with_note("on the GPU the launch stops with cudaErrorAssert");
+        let message = format!("{message}, at {}", self.p.place(pc));
         Error::Trap(Box::new(crate::machine::Finding {
-            code: Code::DeviceAssert,
+            code,
             pc,
             with: Vec::new(),
-            diagnostic,
+            diagnostic: Diagnostic::error(code, message, span, label),
         }))
     }
 }

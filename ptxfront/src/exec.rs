@@ -616,7 +616,9 @@ impl Cta<'_> {
                         return Ok(&mut self.globals[k - nb][r]);
                     }
                 }
-                out_of("every launch buffer and global variable")
+                // The GPU's cudaErrorIllegalAddress.
+                let m = out_of("every launch buffer and global variable");
+                return Err(self.trap(pc, bwsim_isa::Code::IllegalAddress, m, "the access faults here"));
             }
         };
         Err(self.rt(pc, err))

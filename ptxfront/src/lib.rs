@@ -79,7 +79,7 @@ pub enum Error {
     #[error("{message}")]
     Invalid { message: String, span: Span },
     /// A run stopped by the kernel's behaviour (a read of an unwritten register, an access
-    /// outside every buffer, a divergent collective, a deadlock).
+    /// outside shared memory, a divergent collective).
     #[error("{message}")]
     Runtime { message: String, span: Span },
     /// A launch that does not fit the kernel.
@@ -90,8 +90,9 @@ pub enum Error {
     /// can never reach zero) or a `deadlock`, with its labels on the PTX text.
     #[error("{}", .0.diagnostic.message)]
     Stuck(Box<machine::Finding>),
-    /// A run the kernel stopped itself: a failed device assertion (`__assertfail`), the
-    /// `device-assert` finding at the call.
+    /// A run stopped by a fault the GPU reports with a CUDA error, as the finding at the
+    /// faulting instruction: a failed device assertion (`__assertfail`, `device-assert`), a
+    /// global access outside every buffer (`illegal-address`).
     #[error("{}", .0.diagnostic.message)]
     Trap(Box<machine::Finding>),
 }

@@ -220,9 +220,11 @@ fn out_of_bounds_store_is_reported_at_its_line() -> Result<(), Error> {
         [128, 1, 1],
         vec![Arg::Buffer(0), Arg::Buffer(1), Arg::Buffer(2), Arg::U32(n as u32)],
     );
-    let Err(Error::Runtime { message, span }) = run(&p, &launch, &mut bufs) else {
+    let Err(Error::Trap(f)) = run(&p, &launch, &mut bufs) else {
         panic!("expected an out-of-bounds access");
     };
+    assert_eq!(f.code, bwsim_isa::Code::IllegalAddress);
+    let (message, span) = (f.diagnostic.message, f.diagnostic.primary.span);
     assert!(message.contains("outside every launch buffer"), "{message}");
     // The first access past the end is the load of a[100] (line of `ld.global.f32`).
     let at = &buggy[span.range()];

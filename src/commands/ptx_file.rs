@@ -60,7 +60,7 @@ pub fn diagnostic(e: &bwsim_ptxfront::Error) -> Diagnostic {
         E::Unsupported { .. } => (Code::SimUnsupported, "not run by the PTX front end"),
         E::Launch(_) => (Code::Launch, ""),
         // The run stopped at an instruction whose behaviour is a fault or undefined (an access
-        // outside every buffer, a read of an unwritten register, a divergent collective).
+        // outside shared memory, a read of an unwritten register, a divergent collective).
         E::Runtime { .. } => (Code::LaunchFailure, "the run stopped here"),
     };
     Diagnostic::error(code, e.to_string(), e.span(), label)
