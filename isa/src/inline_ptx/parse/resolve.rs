@@ -2,7 +2,7 @@
 //! subset, and its raw operands checked against the widths and kinds the form reads and writes.
 //! Every refusal names the instruction's text and the reason.
 
-use super::super::float::{Fmt, Rnd, BF16, E4M3, E5M2, F16, F32, F64};
+use super::super::float::{Fmt, Rnd, BF16, E2M1, E4M3, E5M2, F16, F32, F64};
 use super::super::lex::Literal;
 use super::super::PtxError;
 use super::{mask, BOp, Cmp, CvtMods, FMods, FOp, FTy, IOp, ITy, Op, Raw, RegId, Src, Ty, OPCODES, P};
@@ -369,9 +369,6 @@ impl Resolve<'_, '_> {
         let pb = bits / n.max(1) as u32;
         if n < 2 || pb < 8 || pb * n as u32 != bits || !(n == 2 || n == 4) {
             return Err(self.err(format!("a {bits}-bit register packs 2 or 4 parts of equal width")));
-        }
-        if pb == 8 {
-            return Err(self.err("8-bit parts are outside the subset (bwsim has no 8-bit registers)"));
         }
         Ok(pb)
     }
@@ -808,6 +805,26 @@ impl Resolve<'_, '_> {
                     "`cvt.{dname}.{sname}` is not a conversion bwsim interprets"
                 ))),
             };
+        }
+        if sname == "e2m1x2" {
+            // `cvt.rn{.relu}.{f16x2,bf16x2}.e2m1x2 d, a`: the two fp4 values of the 8-bit
+            // register a, the high nibble into the high half.
+            let df = match dname {
+                "f16x2" => F16,
+                "bf16x2" => BF16,
+                _ => return Err(self.err("`cvt` from `.e2m1x2` is `cvt.rn{.relu}.{f16x2,bf16x2}.e2m1x2`")),
+            };
+            if cm.rnd != Some(Rnd::Rn) || cm.int_rnd || cm.satfinite || cm.ftz || cm.sat {
+                return Err(self.err("`cvt` from `.e2m1x2` is `cvt.rn{.relu}.{f16x2,bf16x2}.e2m1x2`"));
+            }
+            self.n(ops, 2)?;
+            return Ok(Op::CvtUnpack {
+                dst: df,
+                src: E2M1,
+                relu: cm.relu,
+                d: self.dst(&ops[0], 32, false)?,
+                a: self.src(&ops[1], 8, None, false)?,
+            });
         }
         if let Some(sf) = f8(sname) {
             if dname != "f16x2" || cm.rnd != Some(Rnd::Rn) || cm.int_rnd || cm.satfinite || cm.ftz || cm.sat {
