@@ -220,6 +220,8 @@ enum Work {
     Load {
         op: u32,
         bar: u32,
+        /// The barrier's phase when the copy was issued.
+        phase: u64,
         pc: usize,
         map: usize,
         elems: Vec<BoxElem>,
@@ -690,6 +692,7 @@ impl<'a, 's> Machine<'a, 's> {
                     let work = Work::Load {
                         op,
                         bar: b,
+                        phase: self.bars.get(&b).map_or(0, |m| m.phase),
                         pc,
                         map: k,
                         elems,
@@ -796,6 +799,7 @@ impl<'a, 's> Machine<'a, 's> {
             Work::Load {
                 op,
                 bar,
+                phase,
                 pc,
                 map,
                 elems,
@@ -830,6 +834,9 @@ impl<'a, 's> Machine<'a, 's> {
                     // flight: the bytes land, their completion has nowhere to go.
                     self.misuse(pc, bar);
                     return Ok(());
+                }
+                if self.bars[&bar].phase > phase {
+                    self.overshoot(pc, bar, bytes);
                 }
                 let r = self.bar_mut(bar, pc)?.complete_tx(bytes);
                 let flipped = r.map_err(|e| self.fault(pc, e))?;

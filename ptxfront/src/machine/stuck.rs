@@ -1,7 +1,8 @@
 //! What the machine says when a CTA cannot go on: no warp can step and nothing is in flight,
 //! yet some thread has not exited. The run stops with [`Error::Stuck`], whose finding is a
 //! `tx-mismatch` when a wait is parked on a barrier whose transaction count can never reach
-//! zero any more (nothing left in flight delivers bytes to it), else a `deadlock`.
+//! zero any more (nothing left in flight delivers bytes to it), else a `deadlock`; and the
+//! `tx-mismatch` of a copy whose bytes land after the phase it was issued in completed.
 
 use super::{Finding, Machine};
 use crate::exec::St;
@@ -117,6 +118,48 @@ impl Machine<'_, '_> {
             with,
             diagnostic: d,
         })
+    }
+
+    /// The `tx-mismatch` of a copy (at `pc`) whose `bytes` land on `bar` after the phase it
+    /// was issued in completed: the phase's expect was short, so it completed early, and these
+    /// bytes count against the next phase. Labelled at the expects of the completed phase, as
+    /// the tile machine reports it (docs/semantics.md#transaction-bytes). Needs the checker.
+    pub(super) fn overshoot(&mut self, pc: usize, bar: u32, bytes: i64) {
+        let Some(hb) = self.hb.as_ref() else { return };
+        if self
+            .findings
+            .iter()
+            .any(|f| f.code == Code::TxMismatch && f.pc == pc)
+        {
+            return;
+        }
+        let p = self.cta.p;
+        let expects: Vec<usize> = hb
+            .bar(bar)
+            .map(|b| b.prev_expect_at.iter().map(|&pc| pc as usize).collect())
+            .unwrap_or_default();
+        let name = format!("the mbarrier at shared byte {bar}");
+        let mut d = Diagnostic::error(
+            Code::TxMismatch,
+            format!("{name} completed its phase before this copy's bytes had all landed: {bytes} bytes overshoot the expect"),
+            self.span(pc),
+            format!("delivers {bytes} bytes to it after the phase it was issued in completed"),
+        );
+        for &e in &expects {
+            d = d.with_label(
+                self.span(e),
+                format!("expects the phase's bytes ({})", p.place(e)),
+            );
+        }
+        d = d
+            .with_note("the phase completed early (waiters may read bytes that have not landed) and the surplus drives the next phase's transaction count negative")
+            .with_help("expect exactly the bytes the copies deliver: the full box of each");
+        self.findings.push(Finding {
+            code: Code::TxMismatch,
+            pc,
+            with: expects,
+            diagnostic: d,
+        });
     }
 
     fn span(&self, pc: usize) -> Span {
