@@ -19,7 +19,7 @@
 
 use crate::exec::{Cta, Thread};
 use crate::parse::{rename_syms, AddrBase, Instr, Kernel, Module, Operand, Reg, Space, Stmt};
-use crate::program::Op;
+use crate::program::{unsupported, Op};
 use crate::Error;
 use bwsim_isa::{Code, Diagnostic};
 use std::collections::HashMap;
@@ -65,20 +65,7 @@ fn callee<'m>(m: &'m Module, i: &Instr) -> Option<(&'m crate::parse::Func, &'m K
         return None;
     };
     let f = m.func(name)?;
-    Some((f, f.body.as_ref()?))
-}
-
-fn unsupported(i: &Instr, why: &str) -> Error {
-    Error::Unsupported {
-        opcode: format!(
-            "{}{}",
-            i.opcode,
-            i.mods.iter().map(|m| format!(".{m}")).collect::<String>()
-        ),
-        line: i.ptx_line,
-        span: i.span,
-        why: why.into(),
-    }
+    Some((f, f.body()?))
 }
 
 fn invalid(i: &Instr, why: String) -> Error {
@@ -114,13 +101,13 @@ fn inline_call(
     depth: u32,
 ) -> Result<(), Error> {
     let (rets, args) = (param_names(i, 0)?, param_names(i, 2)?);
-    if args.len() != f.params.len() || rets.len() > f.rets.len() {
+    if args.len() != f.k.params.len() || rets.len() > f.rets.len() {
         return Err(invalid(
             i,
             format!(
                 "`{}` takes {} parameters and returns {}; the call gives {} and takes {}",
-                f.name,
-                f.params.len(),
+                f.k.name,
+                f.k.params.len(),
                 f.rets.len(),
                 args.len(),
                 rets.len()
@@ -144,7 +131,7 @@ fn inline_call(
     // Symbols: parameters to the call's variables, the callee's own labels and variables to
     // names of this call site.
     let mut names: HashMap<String, String> = HashMap::new();
-    for (p, a) in f.params.iter().zip(&args) {
+    for (p, a) in f.k.params.iter().zip(&args) {
         names.insert(p.name.clone(), a.clone());
     }
     for (p, r) in f.rets.iter().zip(&rets) {

@@ -180,17 +180,21 @@ pub struct Module {
     pub funcs: Vec<Func>,
 }
 
-/// A `.func`: its return parameters and parameters, and its body (`None` for a declaration,
-/// `.extern .func __assertfail (...)`). The body is read as a kernel's is; its `params` are
-/// the function's parameters.
+/// A `.func`, read as a kernel is (name, parameters, body), with its return parameters
+/// (`.func (.param .b32 func_retval0) NAME (...)`); a declaration (`.extern .func
+/// __assertfail (...)`) has no body.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Func {
-    pub name: String,
-    pub span: Span,
-    /// `.func (.param .b32 func_retval0) NAME (...)`: the return parameters.
     pub rets: Vec<Param>,
-    pub params: Vec<Param>,
-    pub body: Option<Kernel>,
+    pub k: Kernel,
+    pub defined: bool,
+}
+
+impl Func {
+    /// The function's body, if the file defines it.
+    pub fn body(&self) -> Option<&Kernel> {
+        self.defined.then_some(&self.k)
+    }
 }
 
 impl Module {
@@ -199,8 +203,8 @@ impl Module {
     }
     /// The `.func` named `name` (its definition, if the file has one, else its declaration).
     pub fn func(&self, name: &str) -> Option<&Func> {
-        let named = || self.funcs.iter().filter(|f| f.name == name);
-        named().find(|f| f.body.is_some()).or_else(|| named().next())
+        let named = || self.funcs.iter().filter(|f| f.k.name == name);
+        named().find(|f| f.defined).or_else(|| named().next())
     }
 }
 
@@ -590,14 +594,8 @@ impl P<'_> {
         } else {
             Vec::new()
         };
-        let (k, has_body) = self.signature_and_body(start, true)?;
-        Ok(Func {
-            name: k.name.clone(),
-            span: k.span,
-            rets,
-            params: k.params.clone(),
-            body: has_body.then_some(k),
-        })
+        let (k, defined) = self.signature_and_body(start, true)?;
+        Ok(Func { rets, k, defined })
     }
 
     fn entry(&mut self, start: Span) -> Result<Kernel, Error> {

@@ -478,18 +478,23 @@ fn space_of(m: &str) -> Option<Space> {
     })
 }
 
+/// The refusal of instruction `i` (its opcode with its modifiers, and its line), saying `why`.
+pub(crate) fn unsupported(i: &Instr, why: &str) -> Error {
+    Error::Unsupported {
+        opcode: format!(
+            "{}{}",
+            i.opcode,
+            i.mods.iter().map(|m| format!(".{m}")).collect::<String>()
+        ),
+        line: i.ptx_line,
+        span: i.span,
+        why: why.into(),
+    }
+}
+
 impl Cx<'_> {
     fn unsupported(&self, i: &Instr, why: &str) -> Error {
-        Error::Unsupported {
-            opcode: format!(
-                "{}{}",
-                i.opcode,
-                i.mods.iter().map(|m| format!(".{m}")).collect::<String>()
-            ),
-            line: i.ptx_line,
-            span: i.span,
-            why: why.into(),
-        }
+        unsupported(i, why)
     }
     fn invalid(&self, i: &Instr, why: impl Into<String>) -> Error {
         Error::Invalid {

@@ -211,17 +211,18 @@ const ASSERT: &str = r#"
 )
 .reqntid 64
 {
-	.reg .pred 	%p<2>;
-	.reg .b32 	%r<4>;
 	.reg .b64 	%rd<12>;
+	.reg .b32 	%r<4>;
+	.reg .pred 	%p<2>;
 
 	.loc	1 5 0
-	ld.param.u64 	%rd1, [checked_param_0];
-	ld.param.u32 	%r1, [checked_param_1];
 	mov.u32 	%r2, %tid.x;
-	mul.wide.u32 	%rd2, %r2, 4;
+	ld.param.u64 	%rd1, [checked_param_0];
+	shl.b32 	%r1, %r2, 2;
+	cvt.u64.u32 	%rd2, %r1;
 	add.s64 	%rd3, %rd1, %rd2;
 	ld.global.b32 	%r3, [%rd3];
+	ld.param.u32 	%r1, [checked_param_1];
 	setp.ge.s32 	%p1, %r3, %r1;
 	@%p1 bra 	$L__BB0_2;
 	ret;

@@ -806,39 +806,32 @@ impl Resolve<'_, '_> {
                 ))),
             };
         }
-        if sname == "e2m1x2" {
-            // `cvt.rn{.relu}.{f16x2,bf16x2}.e2m1x2 d, a`: the two fp4 values of the 8-bit
-            // register a, the high nibble into the high half.
-            let df = match dname {
-                "f16x2" => F16,
-                "bf16x2" => BF16,
-                _ => return Err(self.err("`cvt` from `.e2m1x2` is `cvt.rn{.relu}.{f16x2,bf16x2}.e2m1x2`")),
-            };
-            if cm.rnd != Some(Rnd::Rn) || cm.int_rnd || cm.satfinite || cm.ftz || cm.sat {
-                return Err(self.err("`cvt` from `.e2m1x2` is `cvt.rn{.relu}.{f16x2,bf16x2}.e2m1x2`"));
-            }
-            self.n(ops, 2)?;
-            return Ok(Op::CvtUnpack {
-                dst: df,
-                src: E2M1,
-                relu: cm.relu,
-                d: self.dst(&ops[0], 32, false)?,
-                a: self.src(&ops[1], 8, None, false)?,
-            });
-        }
-        if let Some(sf) = f8(sname) {
-            if dname != "f16x2" || cm.rnd != Some(Rnd::Rn) || cm.int_rnd || cm.satfinite || cm.ftz || cm.sat {
+        // Unpacking: `cvt.rn{.relu}.f16x2.{e4m3x2,e5m2x2}` of a 16-bit register, and
+        // `cvt.rn{.relu}.{f16x2,bf16x2}.e2m1x2` of an 8-bit one; the high lane into the high half.
+        let unpack = match sname {
+            "e2m1x2" => Some((E2M1, 8, &["f16x2", "bf16x2"][..])),
+            _ => f8(sname).map(|sf| (sf, 16, &["f16x2"][..])),
+        };
+        if let Some((sf, src_bits, dsts)) = unpack {
+            if !dsts.contains(&dname)
+                || cm.rnd != Some(Rnd::Rn)
+                || cm.int_rnd
+                || cm.satfinite
+                || cm.ftz
+                || cm.sat
+            {
                 return Err(self.err(format!(
-                    "`cvt` from `.{sname}` is `cvt.rn{{.relu}}.f16x2.{sname}`"
+                    "`cvt` from `.{sname}` is `cvt.rn{{.relu}}.{}.{sname}`",
+                    dsts.join("|")
                 )));
             }
             self.n(ops, 2)?;
             return Ok(Op::CvtUnpack {
-                dst: F16,
+                dst: if dname == "bf16x2" { BF16 } else { F16 },
                 src: sf,
                 relu: cm.relu,
                 d: self.dst(&ops[0], 32, false)?,
-                a: self.src(&ops[1], 16, None, false)?,
+                a: self.src(&ops[1], src_bits, None, false)?,
             });
         }
         let (Some(dt), Some(st)) = (scalar_of(dname), scalar_of(sname)) else {
