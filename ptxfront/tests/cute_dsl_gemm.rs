@@ -34,13 +34,20 @@ struct TextInstr {
 
 /// The instruction lines of the kernel body: between the `{` after `.entry` and its `}` (the
 /// inline-assembly blocks inside open and close their own braces, each on a line of its own),
-/// every line that ends in `;` and is neither a directive nor a comment.
+/// every line that ends in `;` and is neither a directive nor a comment; each with the `.loc`
+/// last written outside LLVM's `// begin inline asm` ... `// end inline asm` regions (inside
+/// them the line numbers count the assembly's own lines).
 fn text_instrs(src: &str) -> Vec<TextInstr> {
     let mut out = Vec::new();
     let mut depth = 0;
     let mut loc = None;
+    let mut in_asm = false;
     for (i, raw) in src.lines().enumerate() {
         let l = raw.trim();
+        if l.starts_with("// begin inline asm") || l.starts_with("// end inline asm") {
+            in_asm = l.starts_with("// begin");
+            continue;
+        }
         if l == "{" {
             depth += 1;
             continue;
@@ -60,7 +67,9 @@ fn text_instrs(src: &str) -> Vec<TextInstr> {
                 .split_whitespace()
                 .map(|x| x.parse().expect("a .loc field"))
                 .collect();
-            loc = Some((w[0], w[1], w[2]));
+            if !in_asm || loc.is_none() {
+                loc = Some((w[0], w[1], w[2]));
+            }
             continue;
         }
         if l.is_empty() || l.starts_with('.') || l.starts_with("//") || !l.ends_with(';') {
