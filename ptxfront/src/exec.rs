@@ -17,6 +17,7 @@
 //! dynamic `.extern` array). A generic address is global unless it falls in the shared window
 //! at [`SHARED_WINDOW`] (what `cvta.shared` produces).
 
+use crate::atomic::Order;
 use crate::calls::LOCAL_WINDOW;
 use crate::parse::Space;
 use crate::program::{Base, MemRef, Op, Program, ReduxOp, ShflMode, Sreg, Val};
@@ -133,6 +134,29 @@ pub(crate) fn complete_barriers(th: &[Thread]) -> Vec<Vec<usize>> {
         .collect()
 }
 
+/// One global-memory event of a thread (what the machine's global-memory check reads,
+/// [`crate::machine`]): an access (an atomic is a strong read, then a strong write) or a fence.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum GEvent {
+    Access(GAccess),
+    Fence { thread: usize, order: Order },
+}
+
+/// A global-memory access of a thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct GAccess {
+    /// The thread's index in its CTA.
+    pub(crate) thread: usize,
+    pub(crate) pc: usize,
+    /// The global address.
+    pub(crate) addr: u64,
+    pub(crate) bytes: u32,
+    pub(crate) write: bool,
+    /// A write of the bytes the memory already held.
+    pub(crate) silent: bool,
+    pub(crate) order: Order,
+}
+
 /// One shared-memory access by a thread (what the machine gives the hazard checker).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct SharedAccess {
@@ -155,6 +179,10 @@ pub(crate) struct Cta<'a> {
     pub(crate) stats: &'a mut Stats,
     /// Shared-memory accesses since the machine last took them (`None`: not recorded).
     pub(crate) log: Option<Vec<SharedAccess>>,
+    /// The CTA's global-memory events (`None`: not recorded), and the thread and order of the
+    /// instruction running.
+    pub(crate) glog: Option<Vec<GEvent>>,
+    pub(crate) gwho: (usize, Order),
 }
 
 /// Runs `p` over launch `l`; `bufs` are the global buffers the arguments point into, read and
@@ -190,6 +218,8 @@ pub(crate) fn run_ctas(
                     globals: &mut globals,
                     stats: &mut stats,
                     log: log.then(Vec::new),
+                    glog: log.then(Vec::new),
+                    gwho: (0, Order::default()),
                 })?;
                 stats.ctas += 1;
             }
@@ -428,6 +458,14 @@ impl Cta<'_> {
                 return Ok(());
             }
         }
+        if self.glog.is_some() {
+            let order = match &ins.op {
+                Op::Ld { access, .. } | Op::St { access, .. } => access.order,
+                Op::Atom(a) => a.order,
+                _ => Order::default(),
+            };
+            self.gwho = (k, order);
+        }
         match &ins.op {
             Op::Alu(a) => {
                 inline_ptx::step(a, &self.p.regs, &self.p.src, &mut t.v, &mut t.def)
@@ -529,6 +567,12 @@ impl Cta<'_> {
             Op::Agent(_) => {
                 t.st = St::Agent;
                 return Ok(());
+            }
+            Op::Atom(a) => self.atom(t, a, pc)?,
+            Op::Fence(o) => {
+                if let Some(g) = &mut self.glog {
+                    g.push(GEvent::Fence { thread: k, order: *o });
+                }
             }
             Op::Nop => {}
             op @ Op::Assert { .. } => return Err(self.assert_fail(t, op, pc)),
@@ -649,8 +693,39 @@ impl Cta<'_> {
         Ok(v)
     }
 
-    /// Records a shared-memory access for the machine's hazard checker.
+    /// Records a global-memory access of the running thread with `order` for the machine's
+    /// global-memory check.
+    pub(crate) fn note_global(
+        &mut self,
+        addr: u64,
+        bytes: u32,
+        write: bool,
+        silent: bool,
+        order: Order,
+        pc: usize,
+    ) {
+        let thread = self.gwho.0;
+        if let Some(g) = &mut self.glog {
+            let a = GAccess {
+                thread,
+                pc,
+                addr,
+                bytes,
+                write,
+                silent,
+                order,
+            };
+            g.push(GEvent::Access(a));
+        }
+    }
+
+    /// Records a shared-memory access for the machine's hazard checker, a global one for its
+    /// global-memory check.
     fn note(&mut self, sp: Space, a: u64, n: u32, write: bool, silent: bool, pc: usize) {
+        if sp == Space::Global {
+            let order = self.gwho.1;
+            self.note_global(a, n, write, silent, order, pc);
+        }
         if sp == Space::Shared {
             if let Some(log) = &mut self.log {
                 log.push(SharedAccess {

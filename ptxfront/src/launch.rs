@@ -200,9 +200,18 @@ pub fn args(p: &Program, params: &[Param], values: &[(&str, Value)]) -> Result<V
                     s *= d;
                     strides.push(s);
                 }
+                // An element type Triton names that bwsim does not: the unsigned integer of
+                // its width (only a reduction reads the type).
+                let dtype = dtype(&prm.dtype).unwrap_or(match elem_bytes {
+                    1 => bwsim_isa::DType::U8,
+                    2 => bwsim_isa::DType::U16,
+                    4 => bwsim_isa::DType::U32,
+                    _ => bwsim_isa::DType::U64,
+                });
                 out.push(Arg::TensorMap(TensorMap {
                     buffer: *buffer,
                     elem_bytes: *elem_bytes,
+                    dtype,
                     dims,
                     strides,
                     box_dims: box_dims.iter().rev().copied().collect(),

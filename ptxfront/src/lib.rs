@@ -14,10 +14,13 @@
 //! - [`calls`]: the call ABI (calls of the module's `.func` bodies inlined at load, their
 //!   `.param` variables and the `.local` ones in each thread's frame), `__assertfail` as a
 //!   device assertion.
+//! - [`atomic`]: `atom` and `red` on global and shared memory, and their arithmetic (the
+//!   simulator's reduction arithmetic); the memory-ordering fences change no value.
 //! - [`exec`]: the executor of the synchronous subset (CTAs in turn; within a CTA, warps in
 //!   turn; each thread alone until it reaches a synchronising instruction).
 //! - [`machine`]: kernels with asynchronous instructions (`mbarrier.*`, `fence.proxy.async`,
-//!   `fence.mbarrier_init`, `cp.async.bulk.tensor` and its bulk groups, `tcgen05.*`): each
+//!   `fence.mbarrier_init`, `cp.async.bulk.tensor` and its bulk groups, non-bulk `cp.async`
+//!   with its groups and mbarrier arrivals, `wgmma.*`, `tcgen05.*`): each
 //!   warp an agent of bwsim's hazard checker (`bwsim_sim::check::hazards`), scheduled by the
 //!   simulator's schedulers, with tensor memory and a tensor pipe per CTA whose MMAs decode
 //!   their matrix and instruction descriptors and compute with the simulator's MMA arithmetic
@@ -27,24 +30,26 @@
 //! - [`launch`]: a Triton kernel's Python parameters (the `// param:` header lines of the PTX
 //!   fixtures) expanded into its PTX parameters.
 //!
-//! Refused with [`Error::Unsupported`] (naming the instruction and its line): `wgmma`,
-//! `tcgen05` forms beyond `cta_group::1` dense MMAs of M = 128 with f32 accumulators and the
+//! Refused with [`Error::Unsupported`] (naming the instruction and its line): sparse and
+//! mixed-type `wgmma`, `tcgen05` forms beyond `cta_group::1` dense MMAs of M = 128 with f32 accumulators and the
 //! `32x32b` tensor-memory loads and stores (`tcgen05.cp`, `tcgen05.shift`, block scaling,
-//! sparsity, A in tensor memory), non-bulk `cp.async`, multicast and cluster-scope forms,
-//! atomics, calls of functions the module declares without defining them (other than
-//! `__assertfail` and `vprintf`, [`calls`]). [`exec::run`] stops with an error at an instruction only the machine runs.
+//! sparsity, A in tensor memory), multicast and cluster-scope forms,
+//! vector and `.f64` atomics, calls of functions the module declares without defining them
+//! (other than `__assertfail` and `vprintf`, [`calls`]). [`exec::run`] stops with an error at an instruction only the machine runs.
 //!
 //! # What comes next
 //!
-//! - **Global memory in the checker.** The machine checks shared memory only; the stores'
-//!   global writes and the accesses of different CTAs go to `bwsim_sim::check::global` next.
-//! - **`wgmma`, and the rest of `tcgen05`.** `wgmma` issued onto the wgmma groups' components
-//!   of the checker, as the tile machine does; `tcgen05.cp`, M = 64 and f16 accumulators,
-//!   the other tensor-memory shapes, CTA pairs.
+//! - **Global memory in the checker.** The machine checks the global accesses of different
+//!   CTAs (`machine::global`), not yet those of one CTA, nor the bulk tensor stores' global
+//!   writes; the CTAs run in turn, so a CTA that spins on a flag a later CTA sets never ends:
+//!   interleaving the CTAs, as the tile machine does, comes next.
+//! - **The rest of `tcgen05`.** `tcgen05.cp`, M = 64 and f16 accumulators, the other
+//!   tensor-memory shapes, CTA pairs.
 //! - **Reconvergence.** Independent threads between synchronising instructions suffice for
 //!   functional results; the timing model will need warp-level issue (a reconvergence stack or
 //!   per-thread pcs grouped by pc).
 
+pub mod atomic;
 pub mod calls;
 pub mod exec;
 pub mod launch;

@@ -27,6 +27,18 @@
 //!   then the global write; `cp.async.bulk.commit_group` closes the warp's open bulk group and
 //!   `cp.async.bulk.wait_group[.read] N` waits until at most N committed groups are pending,
 //!   observing the reads (`.read`) or the whole stores.
+//! - `cp.async.{ca,cg}` (non-bulk, [`cp_async`]): a copy issued by the warp's lanes whose
+//!   shared-memory writes land later, as writes of the warp's `cp.async` component;
+//!   `cp.async.commit_group` / `wait_group` / `wait_all` and `cp.async.mbarrier.arrive` as the
+//!   tile machine runs them.
+//! - `wgmma.mma_async` ([`wgmma`]): each warp of the warpgroup computes its 16 rows of the
+//!   accumulator when it issues the MMA (operands through their matrix descriptors or A's
+//!   fragment registers, the simulator's MMA arithmetic), the reads of shared memory the
+//!   warp's wgmma unit's; `wgmma.commit_group` / `wait_group` as the tile machine runs them.
+//!   observing the reads (`.read`) or the whole stores. A TMA reduction
+//!   (`cp.reduce.async.bulk.tensor`) is a store whose global write combines each element
+//!   ([`crate::tensormap::reduce_into`]); `tile::gather4` / `tile::scatter4` are a load or a
+//!   store of four rows by index ([`TensorMap::rows4`]).
 //! - `bar.sync` / `barrier.sync`: the warps that take part join their clocks.
 //! - `fence.mbarrier_init`: the checker's init fence of the warp; `prefetch.tensormap` has no
 //!   effect.
@@ -35,7 +47,9 @@
 //!   `tcgen05.commit` arrives on an mbarrier, in issue order; `tcgen05.ld/st` are the warp's
 //!   tensor-memory accesses.
 //!
-//! Global memory is not checked across CTAs or against the stores' global writes yet.
+//! Global memory ([`global`]): each CTA's global loads, stores, atomics and memory-ordering
+//! fences, checked when the CTA is done against those of the CTAs before it (`global-race`).
+//! The bulk tensor copies' global accesses are not checked.
 
 use crate::exec::{complete_barriers, prepare, run_ctas, Arg, Cta, Launch, St, Stats, Thread};
 use crate::parse::Space;
@@ -49,10 +63,13 @@ use bwsim_sim::mbarrier::Mbar;
 use bwsim_sim::sched::{AgentRef, AsyncKind, RandomScheduler, Scheduler};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+mod cp_async;
+mod global;
 mod stuck;
 mod tcgen05;
+mod wgmma;
 
-pub use tcgen05::{Desc, InstrDesc};
+pub use tcgen05::{Desc, InstrDesc, OperandError};
 
 /// How to run.
 #[derive(Clone, Copy, Debug)]
@@ -108,9 +125,22 @@ fn run_to_stop(
             }
         }
         let mut sched = RandomScheduler::new(opts.seed);
-        run_ctas(p, l, &params, bufs, opts.check, |cta| {
+        let ctas: usize = l.grid.iter().map(|&g| g as usize).product();
+        let mut global = global::GlobalCheck::new(ctas);
+        run_ctas(p, l, &params, bufs, opts.check, |mut cta| {
+            if ctas == 1 {
+                // No other CTA to race with.
+                cta.glog = None;
+            }
+            let [x, y, z] = cta.ctaid;
+            let id = (x + l.grid[0] * (y + l.grid[1] * z)) as usize;
             let mut m = Machine::new(cta, opts.check, &mut sched);
             let r = m.run();
+            if r.is_ok() {
+                if let Some(events) = m.cta.glog.take() {
+                    global.cta(p, id, &events, &mut m.findings);
+                }
+            }
             findings.append(&mut m.findings);
             r
         })
@@ -226,13 +256,15 @@ enum Work {
         map: usize,
         elems: Vec<BoxElem>,
     },
-    /// A bulk tensor store of warp `warp`'s bulk group `group`.
+    /// A bulk tensor store (a reduction where `reduce` says) of warp `warp`'s bulk group
+    /// `group`.
     Store {
         op: u32,
         warp: usize,
         group: u64,
         map: usize,
         elems: Vec<BoxElem>,
+        reduce: Option<bwsim_isa::value_types::TmaReduceOp>,
     },
     /// Work for the tensor pipe, issued at `pc` ([`tcgen05`]).
     Pipe {
@@ -240,6 +272,10 @@ enum Work {
         pc: usize,
         work: tcgen05::PipeWork,
     },
+    /// A warp's non-bulk `cp.async` copies landing ([`cp_async`]).
+    Cp(cp_async::Landing),
+    /// An MMA of warp `warp`'s completing ([`wgmma`]).
+    Wg { warp: usize },
 }
 
 struct Machine<'a, 's> {
@@ -268,6 +304,11 @@ struct Machine<'a, 's> {
     pipe_due: u64,
     /// The tensor core's arithmetic.
     arith: bwsim_sim::mma_numerics::Arith,
+    /// Each warp's non-bulk `cp.async` groups and arrivals.
+    cp: Vec<cp_async::CpWarp>,
+    /// Each warp's wgmma groups, and the warpgroup MMA's arithmetic.
+    wg: Vec<wgmma::WgWarp>,
+    wg_arith: bwsim_sim::mma_numerics::Arith,
 }
 
 impl<'a, 's> Machine<'a, 's> {
@@ -299,6 +340,9 @@ impl<'a, 's> Machine<'a, 's> {
             tmem: tcgen05::Tmem::default(),
             pipe_due: 0,
             arith: bwsim_sim::mma_numerics::MmaNumerics::default().tcgen05,
+            cp: (0..warps).map(|_| cp_async::CpWarp::default()).collect(),
+            wg: (0..warps).map(|_| wgmma::WgWarp::default()).collect(),
+            wg_arith: bwsim_sim::mma_numerics::MmaNumerics::default().wgmma,
         }
     }
 
@@ -373,6 +417,8 @@ impl<'a, 's> Machine<'a, 's> {
         pcs.into_iter().find(|&pc| match self.cta.p.ins[pc].op {
             Op::Agent(AgentOp::BulkWait { n, .. }) => self.bulk_done(w, n),
             Op::Agent(AgentOp::MbarWait { .. }) => !self.is_parked(w, pc),
+            Op::Agent(AgentOp::CpAsync(ref c)) => self.cp_ready(w, c),
+            Op::Agent(AgentOp::Wgmma(ref c)) => self.wg_ready(w, c),
             _ => true,
         })
     }
@@ -684,9 +730,10 @@ impl<'a, 's> Machine<'a, 's> {
                 tmap,
                 coords,
                 bar,
+                gather4,
             } => {
                 for &t in group {
-                    let (k, elems) = self.tma_box(t, tmap, dst, coords, pc)?;
+                    let (k, elems) = self.tma_box(t, tmap, dst, coords, *gather4, pc)?;
                     let b = self.shared_addr(t, bar, pc)?;
                     let op = self.hb.as_mut().map_or(0, |hb| hb.issue(w, pc as u32));
                     let work = Work::Load {
@@ -700,9 +747,15 @@ impl<'a, 's> Machine<'a, 's> {
                     self.launch(AsyncKind::TmaLoad, work);
                 }
             }
-            AgentOp::TmaStore { tmap, coords, src } => {
+            AgentOp::TmaStore {
+                tmap,
+                coords,
+                src,
+                scatter4,
+                reduce,
+            } => {
                 for &t in group {
-                    let (k, elems) = self.tma_box(t, tmap, src, coords, pc)?;
+                    let (k, elems) = self.tma_box(t, tmap, src, coords, *scatter4, pc)?;
                     let op = self.hb.as_mut().map_or(0, |hb| hb.issue(w, pc as u32));
                     let group = self.open_group[w];
                     *self.pending[w].entry(group).or_default() += 1;
@@ -712,6 +765,7 @@ impl<'a, 's> Machine<'a, 's> {
                         group,
                         map: k,
                         elems,
+                        reduce: *reduce,
                     };
                     self.launch(AsyncKind::TmaStoreRead, work);
                 }
@@ -724,6 +778,8 @@ impl<'a, 's> Machine<'a, 's> {
             | AgentOp::Commit { .. }
             | AgentOp::TmemLd { .. }
             | AgentOp::TmemSt { .. } => self.tcgen05(w, pc, op, group)?,
+            AgentOp::CpAsync(c) => return self.cp_async(w, pc, c, group),
+            AgentOp::Wgmma(c) => return self.wgmma(w, pc, c, group),
             AgentOp::BulkCommit => self.open_group[w] += 1,
             AgentOp::BulkWait { n, read } => {
                 if !self.bulk_done(w, *n) {
@@ -738,14 +794,16 @@ impl<'a, 's> Machine<'a, 's> {
     }
 
     /// The box a bulk tensor copy of thread `t` moves: the tensor map `tmap` names (its index)
-    /// and the box's elements at the coordinates `coords`, at the shared address `smem` names,
-    /// checked to lie in shared memory and in the map's buffer.
+    /// and the box's elements at the coordinates `coords` (`rows4`: a gather4's or scatter4's
+    /// column and four rows, [`TensorMap::rows4`]), at the shared address `smem` names, checked
+    /// to lie in shared memory and in the map's buffer.
     fn tma_box(
         &self,
         t: usize,
         tmap: &MemRef,
         smem: &MemRef,
         coords: &[Val],
+        rows4: bool,
         pc: usize,
     ) -> Result<(usize, Vec<BoxElem>), Error> {
         let k = self.tensor_map(t, tmap, pc)?;
@@ -754,7 +812,14 @@ impl<'a, 's> Machine<'a, 's> {
             .iter()
             .map(|c| self.value(t, *c, pc).map(|v| v as u32 as i32 as i64))
             .collect::<Result<Vec<_>, _>>()?;
-        let elems = self.map(k).map(|m| m.elements(&cs, s)).unwrap_or_default();
+        let elems = match self.map(k) {
+            Some(m) if rows4 => {
+                let scatter = matches!(self.cta.p.ins[pc].op, Op::Agent(AgentOp::TmaStore { .. }));
+                m.rows4(&cs, s, scatter).map_err(|e| self.rt(pc, e))?
+            }
+            Some(m) => m.elements(&cs, s),
+            None => Vec::new(),
+        };
         self.in_bounds(&elems, k, pc)?;
         Ok((k, elems))
     }
@@ -805,7 +870,9 @@ impl<'a, 's> Machine<'a, 's> {
                 elems,
             } => {
                 let Some(m) = self.map(map) else { return Ok(()) };
-                let (eb, buf, bytes) = (m.elem_bytes as usize, m.buffer, m.box_bytes() as i64);
+                // Every element of the box counts, those outside the tensor too.
+                let (eb, buf) = (m.elem_bytes as usize, m.buffer);
+                let bytes = (elems.len() * eb) as i64;
                 for e in &elems {
                     let s = e.smem as usize;
                     match e.global {
@@ -850,10 +917,11 @@ impl<'a, 's> Machine<'a, 's> {
                 group,
                 map,
                 elems,
+                reduce,
                 ..
             } => {
                 let Some(m) = self.map(map) else { return Ok(()) };
-                let (eb, buf) = (m.elem_bytes as usize, m.buffer);
+                let (eb, buf, dtype) = (m.elem_bytes as usize, m.buffer, m.dtype);
                 if let Some(hb) = &mut self.hb {
                     let addrs: Vec<(u32, u32)> = elems.iter().map(|e| (e.smem, 0)).collect();
                     if let Some(h) = hb.tma_store_read(op, warp as u32, &addrs, eb as u32 * 8) {
@@ -864,7 +932,10 @@ impl<'a, 's> Machine<'a, 's> {
                     if let Some(g) = e.global {
                         let (s, g) = (e.smem as usize, g as usize);
                         let (src, dst) = (&self.cta.shared[s..s + eb], &mut self.cta.bufs[buf][g..g + eb]);
-                        dst.copy_from_slice(src);
+                        match reduce {
+                            Some(r) => crate::tensormap::reduce_into(dst, src, r, dtype),
+                            None => dst.copy_from_slice(src),
+                        }
                     }
                 }
                 if let Some(c) = self.pending[warp].get_mut(&group) {
@@ -872,6 +943,8 @@ impl<'a, 's> Machine<'a, 's> {
                 }
             }
             Work::Pipe { op, pc, work } => self.land_pipe(op, pc, work)?,
+            Work::Cp(l) => self.land_cp(l)?,
+            Work::Wg { warp } => self.land_wg(warp),
         }
         Ok(())
     }

@@ -237,28 +237,11 @@ pub fn parse(src: &str) -> Result<Module, Error> {
         t: Tokens::new(toks, src.len()),
         lines: Lines::new(src),
         loc: None,
+        asm: (0, false),
         scopes: Vec::new(),
         scope_count: 0,
-        asm: inline_asm_regions(src),
     };
     p.module()
-}
-
-/// The byte ranges between LLVM's `// begin inline asm` and `// end inline asm` comments.
-/// Inside them the NVPTX back end numbers `.loc` lines from the inline assembly's own line
-/// (the operation's line plus the line within the assembly text), which for a compiler's
-/// generated assembly (Triton's) names Python lines the code does not come from; the `.loc` in
-/// force where the region starts stays in force through it.
-fn inline_asm_regions(src: &str) -> Vec<(usize, usize)> {
-    let (begin, end) = ("// begin inline asm", "// end inline asm");
-    let mut out = Vec::new();
-    let mut at = 0;
-    while let Some(b) = src[at..].find(begin).map(|b| at + b) {
-        let e = src[b..].find(end).map_or(src.len(), |e| b + e);
-        out.push((b, e));
-        at = e;
-    }
-    out
 }
 
 struct P<'s> {
@@ -267,12 +250,36 @@ struct P<'s> {
     t: Tokens,
     lines: Lines,
     loc: Option<Loc>,
+    /// How far the source was scanned for LLVM's inline-assembly markers, and whether that
+    /// point is inside a `// begin inline asm` ... `// end inline asm` block.
+    asm: (usize, bool),
     /// The nested `{ }` scopes open in a kernel's body (inline-assembly blocks declare their
     /// own registers and labels, which may repeat from block to block).
     scopes: Vec<Scope>,
     scope_count: u32,
-    /// [`inline_asm_regions`] of the text.
-    asm: Vec<(usize, usize)>,
+}
+
+impl P<'_> {
+    /// Whether byte `at` lies in an inline-assembly block of LLVM's output (between `// begin
+    /// inline asm` and `// end inline asm`). LLVM numbers the `.loc` lines it writes inside a
+    /// block from the block's own `.loc`, one per line of the assembly string (Triton's
+    /// two-line loads name the statement after theirs), so there the position in force at the
+    /// block's start stays.
+    fn in_inline_asm(&mut self, at: usize) -> bool {
+        let (from, mut inside) = self.asm;
+        if at > from {
+            let text = &self.src[from..at];
+            let (b, e) = (text.rfind("// begin inline asm"), text.rfind("// end inline asm"));
+            inside = match (b, e) {
+                (Some(b), Some(e)) => b > e,
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
+                (None, None) => inside,
+            };
+            self.asm = (at, inside);
+        }
+        inside
+    }
 }
 
 /// One nested scope: its number, the registers it declares (source name to the kernel-wide
@@ -712,10 +719,7 @@ impl P<'_> {
                             }
                         }
                         self.skip_line(line);
-                        let at = at.start as usize;
-                        let i = self.asm.partition_point(|r| r.1 < at);
-                        let in_asm = self.asm.get(i).is_some_and(|r| r.0 <= at);
-                        if !in_asm || self.loc.is_none() {
+                        if !self.in_inline_asm(at.start as usize) {
                             self.loc = Some(loc);
                         }
                     }

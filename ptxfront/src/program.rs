@@ -10,6 +10,13 @@ use bwsim_isa::inline_ptx::parse::{self as ip, Parsed, OPCODES};
 use bwsim_isa::span::Span;
 use std::collections::HashMap;
 
+mod cp_async;
+mod wgmma;
+
+pub use cp_async::CpOp;
+pub use wgmma::{WgA, WgMma, WgOp};
+mod memory;
+
 /// A special register read by `mov`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Sreg {
@@ -144,6 +151,11 @@ pub enum Op {
         regs: Vec<u16>,
         at: MemRef,
     },
+    /// `atom` / `red` ([`crate::atomic`]).
+    Atom(crate::atomic::Atom),
+    /// A memory-ordering fence (`fence.sc/acq_rel/acquire/release`, `membar`): no effect on
+    /// values; to the global-memory check, what it orders.
+    Fence(crate::atomic::Order),
     /// Instructions with no effect on values or memory in this model (`setmaxnreg`,
     /// `bar.warp.sync`, `call vprintf`).
     Nop,
@@ -168,6 +180,8 @@ pub struct Access {
     pub space: Option<Space>,
     pub bytes: u32,
     pub at: MemRef,
+    /// Its `.sem` and `.scope` (`ld.acquire.gpu`, `st.relaxed.gpu`, ...).
+    pub order: crate::atomic::Order,
 }
 
 /// A memory operand: a base and a byte offset.
@@ -197,18 +211,24 @@ pub enum AgentOp {
     /// `fence.proxy.async[.shared::cta]`.
     FenceProxyAsync,
     /// `cp.async.bulk.tensor.Nd.shared::cta.global.mbarrier::complete_tx::bytes [dst], [tmap,
-    /// {coords}], [bar]`.
+    /// {coords}], [bar]`; `gather4`: `.2d.tile::gather4`, whose coordinates are a column and
+    /// four rows.
     TmaLoad {
         dst: MemRef,
         tmap: MemRef,
         coords: Vec<Val>,
         bar: MemRef,
+        gather4: bool,
     },
-    /// `cp.async.bulk.tensor.Nd.global.shared::cta.bulk_group [tmap, {coords}], [src]`.
+    /// `cp.async.bulk.tensor.Nd.global.shared::cta.bulk_group [tmap, {coords}], [src]`;
+    /// `scatter4`: `.2d.tile::scatter4` (a column and four rows); `reduce`:
+    /// `cp.reduce.async.bulk.tensor`, each element combined into global memory by the operation.
     TmaStore {
         tmap: MemRef,
         coords: Vec<Val>,
         src: MemRef,
+        scatter4: bool,
+        reduce: Option<bwsim_isa::value_types::TmaReduceOp>,
     },
     /// `cp.async.bulk.commit_group`.
     BulkCommit,
@@ -241,6 +261,10 @@ pub enum AgentOp {
     TmemLd { regs: Vec<u16>, at: TmemRef },
     /// `tcgen05.st.sync.aligned.32x32b.xN.b32 [taddr], {vals}`.
     TmemSt { vals: Vec<Val>, at: TmemRef },
+    /// Non-bulk `cp.async`, its groups and its mbarrier arrivals.
+    CpAsync(CpOp),
+    /// `wgmma`: fences, MMAs, their groups and waits.
+    Wgmma(WgOp),
 }
 
 /// A tensor-memory address operand, `[taddr+offset]`.
@@ -883,6 +907,7 @@ impl Cx<'_> {
                 let access = Access {
                     space,
                     bytes,
+                    order: crate::atomic::Order::of(&m),
                     at: MemRef {
                         base: self.base(i, addr, space)?,
                         offset: addr.offset,
@@ -1104,6 +1129,17 @@ impl Cx<'_> {
             "fence" if m.first() == Some(&"proxy") && m.get(1) == Some(&"async") => {
                 Ok(Op::Agent(AgentOp::FenceProxyAsync))
             }
+            "atom" | "red" => self.atom(i, &m),
+            "fence" | "membar" if memory::ordering_fence(&i.opcode, &m) => {
+                // `membar.{gl,sys}` and `fence.sc` are sequentially consistent fences.
+                let m = if i.opcode == "membar" {
+                    vec!["sc", m[0]]
+                } else {
+                    m.clone()
+                };
+                Ok(Op::Fence(crate::atomic::Order::of(&m)))
+            }
+            "cp" if memory::bulk_tensor_form(&m) => self.bulk_tensor(i, &m),
             "cp" if m.starts_with(&["async", "bulk", "tensor"]) => {
                 if m.iter()
                     .any(|x| matches!(*x, "multicast::cluster" | "im2col" | "cta_group::2"))
@@ -1130,6 +1166,7 @@ impl Cx<'_> {
                         tmap: self.memref(i, tm)?,
                         coords: cs.iter().map(|c| self.val(i, c)).collect::<Result<_, _>>()?,
                         bar: self.memref(i, bar)?,
+                        gather4: false,
                     }))
                 } else if d4 == "global" && d5.starts_with("shared") && m.contains(&"bulk_group") {
                     let (Some((tm, cs)), Some(Operand::Addr(src))) = (tensor(o.first()), o.get(1)) else {
@@ -1139,6 +1176,8 @@ impl Cx<'_> {
                         tmap: self.memref(i, tm)?,
                         coords: cs.iter().map(|c| self.val(i, c)).collect::<Result<_, _>>()?,
                         src: self.memref(i, src)?,
+                        scatter4: false,
+                        reduce: None,
                     }))
                 } else {
                     Err(self.unsupported(i, ""))
@@ -1158,6 +1197,8 @@ impl Cx<'_> {
                     read: m.contains(&"read"),
                 }))
             }
+            "cp" if cp_async::is_cp_async(&m) => self.cp_async(i, &m),
+            "wgmma" => self.wgmma(i, &m),
             _ => Err(self.unsupported(i, "")),
         }
     }

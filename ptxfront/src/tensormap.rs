@@ -10,7 +10,8 @@
 //! ([`Swizzle::apply`], the placement bwsim's `.tile` path uses; docs/semantics.md, "Shared
 //! memory swizzle"). Elements outside the tensor read as zero and are not written by stores.
 
-use bwsim_isa::types::Swizzle;
+use bwsim_isa::types::{DType, Swizzle};
+use bwsim_isa::value_types::TmaReduceOp;
 
 /// One tensor map: a tiled view of a launch buffer.
 #[derive(Clone, Debug, PartialEq)]
@@ -19,6 +20,8 @@ pub struct TensorMap {
     pub buffer: usize,
     /// Bytes of one element (1, 2, 4 or 8).
     pub elem_bytes: u32,
+    /// The element type (the map's data type, which a TMA reduction combines elements as).
+    pub dtype: DType,
     /// Elements along each dimension, innermost first.
     pub dims: Vec<u64>,
     /// Bytes between consecutive indices of each dimension but the innermost (whose elements
@@ -118,6 +121,52 @@ impl TensorMap {
         }
         out
     }
+
+    /// The elements a gather4 (`scatter`: a scatter4) moves: the rows `coords[1..5]` of the
+    /// 2-D tensor, `box_dims[0]` elements each from column `coords[0]`, placed in shared memory
+    /// as four consecutive rows of the box layout from `dst` (PTX ISA, `cp.async.bulk.tensor`,
+    /// `.tile::gather4`). The map's box is one row. Rows and columns outside the tensor read as
+    /// zero and are not written; a column whose byte offset is not a multiple of 16, and a
+    /// scatter's negative row or column, are errors (the hardware traps).
+    pub fn rows4(&self, coords: &[i64], dst: u32, scatter: bool) -> Result<Vec<BoxElem>, String> {
+        let what = if scatter { "scatter4" } else { "gather4" };
+        if self.dims.len() != 2 || self.box_dims.get(1) != Some(&1) || coords.len() != 5 {
+            return Err(format!(
+                "{what} takes a 2-D tensor map with a box of one row, a column and four rows"
+            ));
+        }
+        let col = coords[0];
+        if (col * self.elem_bytes as i64).rem_euclid(16) != 0 {
+            return Err(format!(
+                "{what} at column {col}, whose byte offset is not a multiple of 16"
+            ));
+        }
+        let row_bytes = self.box_dims[0] * self.elem_bytes;
+        let mut out = Vec::with_capacity(4 * self.box_dims[0] as usize);
+        for (i, &r) in coords[1..].iter().enumerate() {
+            if scatter && (r < 0 || col < 0) {
+                return Err(format!("scatter4 at the negative row {r} or column {col}"));
+            }
+            out.extend(self.elements(&[col, r], dst + i as u32 * row_bytes));
+        }
+        Ok(out)
+    }
+}
+
+/// A TMA reduction's update of one global element `dst` by the shared element `src` (both
+/// little-endian elements of type `d`): the simulator's reduction arithmetic
+/// ([`TmaReduceOp::apply`]).
+pub fn reduce_into(dst: &mut [u8], src: &[u8], op: TmaReduceOp, d: DType) {
+    let word = |b: &[u8]| {
+        b.iter()
+            .take(8)
+            .enumerate()
+            .fold(0u64, |v, (i, x)| v | (*x as u64) << (8 * i))
+    };
+    let new = op.apply(d, word(dst), word(src));
+    for (i, x) in dst.iter_mut().enumerate() {
+        *x = if i < 8 { (new >> (8 * i)) as u8 } else { 0 };
+    }
 }
 
 #[cfg(test)]
@@ -128,6 +177,7 @@ mod tests {
         TensorMap {
             buffer: 0,
             elem_bytes: 4,
+            dtype: DType::F32,
             dims: vec![64, 32],
             strides: vec![256],
             box_dims: vec![32, 32],

@@ -34,18 +34,19 @@ struct TextInstr {
 
 /// The instruction lines of the kernel body: between the `{` after `.entry` and its `}` (the
 /// inline-assembly blocks inside open and close their own braces, each on a line of its own),
-/// every line that ends in `;` and is neither a directive nor a comment; each with the `.loc`
-/// last written outside LLVM's `// begin inline asm` ... `// end inline asm` regions (inside
-/// them the line numbers count the assembly's own lines).
+/// every line that ends in `;` and is neither a directive nor a comment, with the `.loc` in
+/// force (inside an inline-assembly block of LLVM's, `// begin inline asm` to `// end inline
+/// asm`, the one before the block: LLVM numbers the block's own `.loc` lines from it, one per
+/// line of the assembly string).
 fn text_instrs(src: &str) -> Vec<TextInstr> {
     let mut out = Vec::new();
     let mut depth = 0;
     let mut loc = None;
-    let mut in_asm = false;
+    let mut asm = false;
     for (i, raw) in src.lines().enumerate() {
         let l = raw.trim();
         if l.starts_with("// begin inline asm") || l.starts_with("// end inline asm") {
-            in_asm = l.starts_with("// begin");
+            asm = l.starts_with("// begin");
             continue;
         }
         if l == "{" {
@@ -62,14 +63,12 @@ fn text_instrs(src: &str) -> Vec<TextInstr> {
         if depth == 0 {
             continue;
         }
-        if let Some(rest) = l.strip_prefix(".loc") {
+        if let Some(rest) = l.strip_prefix(".loc").filter(|_| !asm) {
             let w: Vec<u32> = rest
                 .split_whitespace()
                 .map(|x| x.parse().expect("a .loc field"))
                 .collect();
-            if !in_asm || loc.is_none() {
-                loc = Some((w[0], w[1], w[2]));
-            }
+            loc = Some((w[0], w[1], w[2]));
             continue;
         }
         if l.is_empty() || l.starts_with('.') || l.starts_with("//") || !l.ends_with(';') {

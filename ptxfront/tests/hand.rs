@@ -339,7 +339,7 @@ fn block_registers_in_a_vector_operand() -> Result<(), Error> {
 
 #[test]
 fn unsupported_instructions_name_themselves_and_their_line() -> Result<(), Error> {
-    let src = ".version 8.7\n.target sm_100a\n.address_size 64\n.visible .entry k(.param .align 64 .b8 k_param_0[128])\n{\n\t.reg .b64 %rd<2>;\n\t.shared .align 8 .b8 bar[8];\n\tmov.u64 %rd1, bar;\n\twgmma.fence.sync.aligned;\n\tret;\n}\n";
+    let src = ".version 8.7\n.target sm_100a\n.address_size 64\n.visible .entry k(.param .align 64 .b8 k_param_0[128])\n{\n\t.reg .b64 %rd<2>;\n\t.shared .align 8 .b8 bar[8];\n\tmov.u64 %rd1, bar;\n\twgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16 {%rd1}, %rd1, %rd1;\n\tret;\n}\n";
     let m = parse(src)?;
     assert_eq!(m.kernels[0].params[0].bytes, 128);
     assert_eq!(m.kernels[0].params[0].align, 64);
@@ -347,10 +347,11 @@ fn unsupported_instructions_name_themselves_and_their_line() -> Result<(), Error
         panic!("expected a refusal");
     };
     assert_eq!(line, 9);
-    assert!(src[span.range()].starts_with("wgmma.fence"));
+    assert!(src[span.range()].starts_with("wgmma.mma_async.sp"));
     assert!(
-        e.to_string()
-            .contains("`wgmma.fence.sync.aligned` (PTX line 9) is not supported yet"),
+        e.to_string().contains(
+            "`wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.f16.f16` (PTX line 9) is not supported yet"
+        ),
         "{e}"
     );
     Ok(())

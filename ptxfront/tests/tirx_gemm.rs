@@ -69,14 +69,15 @@ fn gemm_launch(src: &str) -> (Program, Launch, Vec<Vec<u8>>) {
         };
         let words: Vec<&str> = rest.split_whitespace().collect();
         assert_eq!(words[1], "tensormap", "{line}");
-        let elem_bytes = match words[2] {
-            "fp16" => 2,
-            "fp32" => 4,
+        let (elem_bytes, dtype) = match words[2] {
+            "fp16" => (2, bwsim_isa::DType::F16),
+            "fp32" => (4, bwsim_isa::DType::F32),
             t => panic!("element type {t}"),
         };
         args.push(Arg::TensorMap(TensorMap {
             buffer: field(&words, "buffer")[0] as usize,
             elem_bytes,
+            dtype,
             dims: field(&words, "dims"),
             strides: field(&words, "strides"),
             box_dims: field(&words, "box").iter().map(|&b| b as u32).collect(),

@@ -268,7 +268,8 @@ pub fn mma(
 /// D = A·B (+ D) over operands given as raw bits, for a front end that addresses the operands
 /// itself (the PTX front end decodes tcgen05's shared-memory matrix descriptors): `a` holds
 /// `m` rows of `k` elements and `b` `n` columns of `k` (each line along K), both of type
-/// `operand` (a floating-point type); `olds` the accumulator's `m x n` bits of type `acc`,
+/// `operand` (floating-point, or 8-bit integers into an integer `acc`, summed exactly as
+/// [`mma`] sums them); `olds` the accumulator's `m x n` bits of type `acc`,
 /// row-major (read only with `use_acc`). `negate` flips the signs of A and of B (the
 /// instruction descriptor's negate bits). Returns the new accumulator bits, row-major: the
 /// arithmetic of [`mma`], element for element.
@@ -308,7 +309,7 @@ pub fn mma_bits(
         row_quarter: &[],
         acc,
         a_dtype: operand,
-        int: false,
+        int: acc.is_int(),
         use_acc,
         scaled: false,
         arith,

@@ -78,6 +78,15 @@ impl Tmem {
     }
 }
 
+/// Why a matrix descriptor's operand cannot be read ([`Desc::addresses`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OperandError {
+    /// An MN-major operand without swizzling (not modelled).
+    Unswizzled,
+    /// An element at this shared byte lies past the CTA's shared memory.
+    Past(u32),
+}
+
 /// A 64-bit shared-memory matrix descriptor (PTX ISA, "Matrix Descriptors", the `tcgen05`
 /// format): start address, leading and stride byte offsets (each stored >> 4), the base
 /// offset and the swizzling mode (bits 61-63: 0 none, 2 128-byte, 4 64-byte, 6 32-byte).
@@ -118,6 +127,32 @@ impl Desc {
             return Err("matrix descriptors with a base offset or absolute LBO mode are not modelled".into());
         }
         Ok(desc)
+    }
+
+    /// The shared bytes of rows `rows` (along M or N) of an operand of `k` elements of `eb`
+    /// bytes, K-major unless `mn_major`, row by row, each checked to lie in the first `smem`
+    /// bytes.
+    pub fn addresses(
+        &self,
+        rows: std::ops::Range<u32>,
+        k: u32,
+        eb: u32,
+        mn_major: bool,
+        smem: u32,
+    ) -> Result<Vec<u32>, OperandError> {
+        let mut out = Vec::with_capacity(rows.len() * k as usize);
+        for r in rows {
+            for j in 0..k {
+                let x = self
+                    .address(r, j, eb, !mn_major)
+                    .ok_or(OperandError::Unswizzled)?;
+                if x + eb > smem {
+                    return Err(OperandError::Past(x));
+                }
+                out.push(x);
+            }
+        }
+        Ok(out)
     }
 
     /// The shared byte of element `(mn, k)` of an operand of `eb`-byte elements, K-major
@@ -338,6 +373,27 @@ impl Machine<'_, '_> {
         Ok(())
     }
 
+    /// The error of an operand (`what`, in words) of the MMA `opcode` at `pc` that cannot be
+    /// read: a refusal of the unmodelled form, or a run-time error for bytes past shared memory.
+    pub(super) fn operand_error(&self, e: OperandError, pc: usize, opcode: &str, what: &str) -> Error {
+        let i = &self.cta.p.ins[pc];
+        match e {
+            OperandError::Unswizzled => Error::Unsupported {
+                opcode: opcode.into(),
+                line: i.ptx_line,
+                span: i.span,
+                why: "MN-major operands without swizzling".into(),
+            },
+            OperandError::Past(x) => self.rt(
+                pc,
+                format!(
+                    "{what} reaches shared byte {x}, past the CTA's {}",
+                    self.cta.shared.len()
+                ),
+            ),
+        }
+    }
+
     /// A tensor-memory address: lane (bits 16 and up) and column (bits 0-15).
     fn taddr(&self, t: usize, v: Val, offset: i64, pc: usize) -> Result<(u32, u32), Error> {
         let a = (self.value(t, v, pc)? as i64).wrapping_add(offset) as u32;
@@ -438,22 +494,8 @@ impl Machine<'_, '_> {
         let smem = self.cta.shared.len() as u32;
         let operand = |v: Val, rows: u32, mn_major: bool| -> Result<Vec<u32>, Error> {
             let dsc = Desc::decode(self.value(t, v, pc)?).map_err(refuse)?;
-            let mut out = Vec::with_capacity((rows * k) as usize);
-            for r in 0..rows {
-                for j in 0..k {
-                    let x = dsc
-                        .address(r, j, eb, !mn_major)
-                        .ok_or_else(|| refuse("MN-major operands without swizzling".into()))?;
-                    if x + eb > smem {
-                        return Err(self.rt(
-                            pc,
-                            format!("an MMA operand reaches shared byte {x}, past the CTA's {smem}"),
-                        ));
-                    }
-                    out.push(x);
-                }
-            }
-            Ok(out)
+            dsc.addresses(0..rows, k, eb, mn_major, smem)
+                .map_err(|e| self.operand_error(e, pc, "tcgen05.mma", "an MMA operand"))
         };
         Ok(PipeWork::Mma {
             desc,

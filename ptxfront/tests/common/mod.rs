@@ -4,7 +4,34 @@
 
 #![allow(dead_code)]
 
-use bwsim_ptxfront::{compile, run, Arg, Error, Launch};
+use bwsim_ptxfront::machine::Finding;
+use bwsim_ptxfront::{compile, run, Arg, Error, Launch, Program};
+
+/// A finding in words: its code, the opcode (with its modifiers) of its instruction and of the
+/// instruction it conflicts with.
+pub type Found = (bwsim_isa::Code, String, String);
+
+/// `findings` of a run of `p`, as [`Found`]s.
+pub fn found(p: &Program, findings: &[Finding]) -> Vec<Found> {
+    let text = |pc: usize| {
+        let i = &p.ins[pc];
+        p.src[i.span.range()]
+            .split_whitespace()
+            .find(|t| !t.starts_with('@'))
+            .unwrap_or("")
+            .to_string()
+    };
+    findings
+        .iter()
+        .map(|f| {
+            (
+                f.code,
+                text(f.pc),
+                f.with.first().map_or(String::new(), |&w| text(w)),
+            )
+        })
+        .collect()
+}
 
 /// The rows and columns of the softmax fixture's launch (tests/gluon/softmax.launch).
 pub const SOFTMAX_ROWS: usize = 60;

@@ -90,6 +90,7 @@ pub fn gemm_launch(src: &str) -> (Program, Launch, Vec<Vec<u8>>) {
         Arg::TensorMap(TensorMap {
             buffer,
             elem_bytes: 2,
+            dtype: bwsim_isa::DType::F16,
             dims: vec![inner, rows],
             strides: vec![inner * 2],
             box_dims: vec![box_inner, 128],
