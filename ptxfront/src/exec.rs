@@ -18,6 +18,7 @@
 //! at [`SHARED_WINDOW`] (what `cvta.shared` produces).
 
 use crate::atomic::Order;
+use crate::calls::LOCAL_WINDOW;
 use crate::parse::Space;
 use crate::program::{Base, MemRef, Op, Program, ReduxOp, ShflMode, Sreg, Val};
 use crate::Error;
@@ -123,6 +124,8 @@ pub(crate) struct Thread {
     pub(crate) pc: usize,
     pub(crate) st: St,
     pub(crate) tid: [u32; 3],
+    /// The thread's local memory and call parameters ([`crate::calls`]).
+    pub(crate) frame: Vec<u8>,
 }
 
 /// The CTA barriers that every thread they wait for has reached, each as the indices in `th` of
@@ -422,6 +425,7 @@ impl Cta<'_> {
                     pc: 0,
                     st: St::Run,
                     tid: [k % bx, (k / bx) % by, k / (bx * by)],
+                    frame: vec![0; self.p.frame_bytes as usize],
                 }
             })
             .collect()
@@ -585,7 +589,12 @@ impl Cta<'_> {
                 let bytes = access.bytes;
                 let (sp, addr) = self.address(t, access.space, &access.at, pc)?;
                 for (e, d) in dsts.iter().enumerate() {
-                    let raw = self.load(sp, addr + e as u64 * bytes as u64, bytes, pc)?;
+                    let a = addr + e as u64 * bytes as u64;
+                    let raw = if sp == Space::Local {
+                        self.frame_load(t, a, bytes, pc)?
+                    } else {
+                        self.load(sp, a, bytes, pc)?
+                    };
                     if let Some(d) = d {
                         self.write(t, *d, extend(raw, bytes, *signed));
                     }
@@ -596,7 +605,12 @@ impl Cta<'_> {
                 let (sp, addr) = self.address(t, access.space, &access.at, pc)?;
                 for (e, s) in srcs.iter().enumerate() {
                     let v = self.read(t, *s, pc)?;
-                    self.store(sp, addr + e as u64 * bytes as u64, bytes, v, pc)?;
+                    let a = addr + e as u64 * bytes as u64;
+                    if sp == Space::Local {
+                        self.frame_store(t, a, bytes, v, pc)?;
+                    } else {
+                        self.store(sp, a, bytes, v, pc)?;
+                    }
                 }
             }
             Op::Mapa { d, a, rank } => {
@@ -629,6 +643,8 @@ impl Cta<'_> {
                     (Space::Shared, true) => a.wrapping_sub(SHARED_WINDOW),
                     (Space::Param, false) => a.wrapping_add(PARAM_WINDOW),
                     (Space::Param, true) => a.wrapping_sub(PARAM_WINDOW),
+                    (Space::Local, false) => a.wrapping_add(LOCAL_WINDOW),
+                    (Space::Local, true) => a.wrapping_sub(LOCAL_WINDOW),
                     _ => a,
                 };
                 self.write(t, *d, v);
@@ -672,6 +688,8 @@ impl Cta<'_> {
                 }
             }
             Op::Nop => {}
+            op @ Op::Assert { .. } => return Err(self.assert_fail(t, op, pc)),
+            Op::Trap => return Err(self.rt(pc, "`trap`: the kernel aborted".into())),
             Op::Exit => {
                 t.st = St::Done;
                 return Ok(());
@@ -686,6 +704,7 @@ impl Cta<'_> {
             Base::Reg(r) => self.read(t, Val::Reg(*r), pc)?,
             Base::Param(o) => *o as u64,
             Base::Shared(o) => self.shared_base() + *o,
+            Base::Local(o) => *o,
             Base::Global(g) => buffer_address(self.bufs.len() + *g),
             Base::None => 0,
         })
@@ -713,6 +732,7 @@ impl Cta<'_> {
             (Some(Space::Shared), _) if a > u32::MAX as u64 && a < SHARED_WINDOW => {
                 (Space::Shared, a & u32::MAX as u64)
             }
+            (_, Base::Local(_)) => (Space::Local, a),
             (Some(s), _) => (s, a),
             (None, Base::Param(_)) => (Space::Param, a),
             (None, Base::Shared(_)) => (Space::Shared, a),
@@ -725,6 +745,9 @@ impl Cta<'_> {
             }
             (None, _) if (PARAM_WINDOW..PARAM_WINDOW + self.params.len() as u64).contains(&a) => {
                 (Space::Param, a - PARAM_WINDOW)
+            }
+            (None, _) if (LOCAL_WINDOW..LOCAL_WINDOW + (1 << 32)).contains(&a) => {
+                (Space::Local, a - LOCAL_WINDOW)
             }
             (None, _) => (Space::Global, a),
         }
@@ -775,7 +798,9 @@ impl Cta<'_> {
                         return Ok(&mut self.globals[k - nb][r]);
                     }
                 }
-                out_of("every launch buffer and global variable")
+                // The GPU's cudaErrorIllegalAddress.
+                let m = out_of("every launch buffer and global variable");
+                return Err(self.trap(pc, bwsim_isa::Code::IllegalAddress, m, "the access faults here"));
             }
         };
         Err(self.rt(pc, err))

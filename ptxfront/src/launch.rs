@@ -247,6 +247,10 @@ pub fn args(p: &Program, params: &[Param], values: &[(&str, Value)]) -> Result<V
             }
             (Kind::Pointer, Value::Tensor { buffer, .. }) => out.push(Arg::Buffer(*buffer)),
             (Kind::Scalar(t), Value::Int(x)) if t.ends_with("64") => out.push(Arg::U64(*x as u64)),
+            // A pointer passed as an integer (`x.data_ptr()`): the tensor's address.
+            (Kind::Scalar(t), Value::Tensor { buffer, .. }) if t.ends_with("64") => {
+                out.push(Arg::U64(crate::exec::buffer_address(*buffer)))
+            }
             (Kind::Scalar(_), Value::Int(x)) => out.push(Arg::U32(*x as u32)),
             (Kind::Scalar(_), Value::F32(x)) => out.push(Arg::F32(*x)),
             _ => {
@@ -330,6 +334,37 @@ pub fn param_infos(params: &[Param]) -> Result<Vec<ParamInfo>, Error> {
         .collect()
 }
 
+/// Retypes the 64-bit integer parameters that `section` binds to a tensor (`y_addr = y`: a
+/// pointer passed as an integer, `y.data_ptr()`, which the kernel casts back) as pointers to
+/// the tensor's element type, so that the launch resolution binds the tensor's address to
+/// them, as the TTGIR importer reads such a parameter (a pointer whose value is its address).
+fn address_params(env: &ConstEnv, infos: &mut [ParamInfo], section: &bwsim_isa::ir::Launch) {
+    use bwsim_isa::ir::{ExprKind, LaunchItemKind};
+    let tensor_dtype = |name: &str| {
+        section.items.iter().find_map(|it| match &it.kind {
+            LaunchItemKind::Tensor { name: n, ty, .. } if n.name == name => match &ty.kind {
+                ExprKind::Index(base, _) => env.dtype(base).ok(),
+                _ => None,
+            },
+            _ => None,
+        })
+    };
+    for it in &section.items {
+        let LaunchItemKind::Set { name, value } = &it.kind else {
+            continue;
+        };
+        let ExprKind::Name(t) = &value.kind else {
+            continue;
+        };
+        let info = infos.iter_mut().find(|i| i.name == name.name);
+        if let (Some(info), Some(d)) = (info, tensor_dtype(t)) {
+            if info.ty == Ty::Scalar(ScalarTy::I64) {
+                info.ty = Ty::Ptr(d);
+            }
+        }
+    }
+}
+
 /// The Python parameters' values of a resolved plan (a tensor is launch buffer `k`).
 pub fn values(plan: &LaunchPlan) -> Vec<(&str, Value)> {
     plan.args
@@ -360,8 +395,9 @@ pub fn prepare(text: &str, section: &bwsim_isa::ir::Launch) -> Result<Prepared, 
     let target = module.target.iter().find_map(|t| Target::from_name(t));
     let program = crate::load(text, &module, &name)?;
     let params = params(text)?;
-    let infos = param_infos(&params)?;
+    let mut infos = param_infos(&params)?;
     let env = ConstEnv::empty(target.unwrap_or(Target::Sm100a));
+    address_params(&env, &mut infos, section);
     let plan = bwsim_isa::launch::resolve_for(&env, &infos, section).map_err(PrepareError::Section)?;
     let args = args(&program, &params, &values(&plan))?;
     let mut launch = Launch::new(plan.grid, threads(&program)?, args);

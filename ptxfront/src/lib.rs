@@ -11,6 +11,9 @@
 //!   conversion instructions are resolved and later executed by bwsim-isa's inline-PTX
 //!   interpreter ([`bwsim_isa::inline_ptx`]), which owns their semantics; this crate adds what a
 //!   whole kernel needs (special registers, memories, branches, barriers, warp collectives).
+//! - [`calls`]: the call ABI (calls of the module's `.func` bodies inlined at load, their
+//!   `.param` variables and the `.local` ones in each thread's frame), `__assertfail` as a
+//!   device assertion.
 //! - [`atomic`]: `atom` and `red` on global and shared memory, and their arithmetic (the
 //!   simulator's reduction arithmetic); the memory-ordering fences change no value.
 //! - [`exec`]: the executor of the synchronous subset (CTAs in turn; within a CTA, warps in
@@ -34,8 +37,9 @@
 //! accumulators (A in shared or tensor memory; block-scaled ones of M = 128), the `128x256b`,
 //! `128x128b` and `32x128b.warpx4` copies and the unpacked tensor-memory loads and stores
 //! (`tcgen05.shift`, sparsity, packing, mixed operand types), CTA pairs (`cta_group::2`),
-//! vector and `.f64` atomics, local memory, calls. [`exec::run`] stops with an error at an
-//! instruction only the machine runs.
+//! vector and `.f64` atomics, calls of functions the module declares without defining them
+//! (other than `__assertfail` and `vprintf`, [`calls`]). [`exec::run`] stops with an error
+//! at an instruction only the machine runs.
 //!
 //! # What comes next
 //!
@@ -49,6 +53,7 @@
 //!   per-thread pcs grouped by pc).
 
 pub mod atomic;
+pub mod calls;
 pub mod exec;
 pub mod launch;
 pub mod machine;
@@ -82,7 +87,7 @@ pub enum Error {
     #[error("{message}")]
     Invalid { message: String, span: Span },
     /// A run stopped by the kernel's behaviour (a read of an unwritten register, an access
-    /// outside every buffer, a divergent collective, a deadlock).
+    /// outside shared memory, a divergent collective).
     #[error("{message}")]
     Runtime { message: String, span: Span },
     /// A launch that does not fit the kernel.
@@ -93,6 +98,11 @@ pub enum Error {
     /// can never reach zero) or a `deadlock`, with its labels on the PTX text.
     #[error("{}", .0.diagnostic.message)]
     Stuck(Box<machine::Finding>),
+    /// A run stopped by a fault the GPU reports with a CUDA error, as the finding at the
+    /// faulting instruction: a failed device assertion (`__assertfail`, `device-assert`), a
+    /// global access outside every buffer (`illegal-address`).
+    #[error("{}", .0.diagnostic.message)]
+    Trap(Box<machine::Finding>),
 }
 
 impl Error {
@@ -103,7 +113,7 @@ impl Error {
             | Error::Unsupported { span, .. }
             | Error::Invalid { span, .. }
             | Error::Runtime { span, .. } => *span,
-            Error::Stuck(f) => f.diagnostic.primary.span,
+            Error::Stuck(f) | Error::Trap(f) => f.diagnostic.primary.span,
             Error::Launch(_) => Span::DUMMY,
         }
     }

@@ -106,49 +106,83 @@ pub struct Outcome {
 /// Runs `p` over launch `l` on the machine; `bufs` are the global buffers the arguments and
 /// tensor maps point into, read and written in place.
 pub fn run(p: &Program, l: &Launch, bufs: &mut [Vec<u8>], opts: &Options) -> Result<Outcome, Error> {
-    let params = prepare(p, l, bufs)?;
-    for a in &l.args {
-        if let Arg::TensorMap(t) = a {
-            t.validate()
-                .map_err(|e| Error::Launch(format!("tensor map: {e}")))?;
-        }
-    }
+    let (stats, findings) = run_to_stop(p, l, bufs, opts);
+    Ok(Outcome {
+        stats: stats?,
+        findings,
+    })
+}
+
+/// [`run`], with the findings made before the run stopped, if it stopped.
+fn run_to_stop(
+    p: &Program,
+    l: &Launch,
+    bufs: &mut [Vec<u8>],
+    opts: &Options,
+) -> (Result<Stats, Error>, Vec<Finding>) {
     let mut findings = Vec::new();
-    let mut sched = RandomScheduler::new(opts.seed);
-    let ctas: usize = l.grid.iter().map(|&g| g as usize).product();
-    let mut global = global::GlobalCheck::new(ctas);
-    let mut clc = cluster::Clc::new(l);
-    let stats = run_ctas(p, l, &params, bufs, opts.check, |mut cta, members| {
-        if ctas == 1 {
-            // No other CTA to race with.
-            cta.glog = None;
-        }
-        if !clc.start(members[0]) {
-            // A `clusterlaunchcontrol.try_cancel` cancelled this cluster's launch.
-            return Ok(());
-        }
-        let mut m = Machine::new(cta, members, opts.check, &mut sched);
-        m.clc = std::mem::take(&mut clc);
-        let r = m.run();
-        clc = std::mem::take(&mut m.clc);
-        r?;
-        // Each CTA's global events, checked against the CTAs of the clusters before.
-        for rank in 0..members.len() {
-            m.switch(rank);
-            if let Some(events) = m.cta.glog.take() {
-                let [x, y, z] = m.cta.ctaid;
-                let id = (x + l.grid[0] * (y + l.grid[1] * z)) as usize;
-                global.cta(p, id, &events, &mut m.findings);
+    let stats = (|| {
+        let params = prepare(p, l, bufs)?;
+        for a in &l.args {
+            if let Arg::TensorMap(t) = a {
+                t.validate()
+                    .map_err(|e| Error::Launch(format!("tensor map: {e}")))?;
             }
         }
-        findings.append(&mut m.findings);
-        Ok(())
-    })?;
-    Ok(Outcome { stats, findings })
+        let mut sched = RandomScheduler::new(opts.seed);
+        let ctas: usize = l.grid.iter().map(|&g| g as usize).product();
+        let mut global = global::GlobalCheck::new(ctas);
+        let mut clc = cluster::Clc::new(l);
+        run_ctas(p, l, &params, bufs, opts.check, |mut cta, members| {
+            if ctas == 1 {
+                // No other CTA to race with.
+                cta.glog = None;
+            }
+            if !clc.start(members[0]) {
+                // A `clusterlaunchcontrol.try_cancel` cancelled this cluster's launch.
+                return Ok(());
+            }
+            let mut m = Machine::new(cta, members, opts.check, &mut sched);
+            m.clc = std::mem::take(&mut clc);
+            let r = m.run();
+            clc = std::mem::take(&mut m.clc);
+            if r.is_ok() {
+                // Each CTA's global events, checked against the CTAs of the clusters before.
+                for rank in 0..members.len() {
+                    m.switch(rank);
+                    if let Some(events) = m.cta.glog.take() {
+                        let [x, y, z] = m.cta.ctaid;
+                        let id = (x + l.grid[0] * (y + l.grid[1] * z)) as usize;
+                        global.cta(p, id, &events, &mut m.findings);
+                    }
+                }
+            }
+            findings.append(&mut m.findings);
+            r
+        })
+    })();
+    (stats, findings)
+}
+
+/// One checked schedule (`seed`) on a copy of `bufs`: its findings, ending with the finding
+/// that stopped it where the kernel stopped (a `deadlock` or `tx-mismatch` where no warp can
+/// go on, a failed `device-assert`), as the tile machine's check reports them; an error for
+/// any other stop.
+pub fn check_seed(p: &Program, l: &Launch, bufs: &[Vec<u8>], seed: u64) -> Result<Vec<Finding>, Error> {
+    let mut b = bufs.to_vec();
+    let (r, mut findings) = run_to_stop(p, l, &mut b, &Options { seed, check: true });
+    match r {
+        Ok(_) => Ok(findings),
+        Err(Error::Stuck(f) | Error::Trap(f)) => {
+            findings.push(*f);
+            Ok(findings)
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// Runs `schedules` schedules (seeds 0, 1, ...) with the checker, each on a fresh copy of
-/// `bufs`, and returns each distinct finding once (by code and instructions), in the order
+/// `bufs` ([`check_seed`]), and returns each distinct finding once (by code and instructions), in the order
 /// they were first found.
 pub fn check(p: &Program, l: &Launch, bufs: &[Vec<u8>], schedules: u64) -> Result<Vec<Finding>, Error> {
     check_jobs(p, l, bufs, schedules, 1)
@@ -168,10 +202,7 @@ pub fn check_jobs(
 ) -> Result<Vec<Finding>, Error> {
     let n = schedules.max(1);
     let jobs = (jobs.max(1) as u64).min(n);
-    let one = |seed: u64| {
-        let mut b = bufs.to_vec();
-        run(p, l, &mut b, &Options { seed, check: true }).map(|o| o.findings)
-    };
+    let one = |seed: u64| check_seed(p, l, bufs, seed);
     let mut by_seed: Vec<Option<Seeded>> = (0..n).map(|_| None).collect();
     if jobs == 1 {
         for seed in 0..n {
@@ -236,6 +267,8 @@ enum Work {
     Load {
         op: u32,
         bar: u32,
+        /// The barrier's phase when the copy was issued.
+        phase: u64,
         pc: usize,
         map: usize,
         elems: Vec<BoxElem>,
@@ -790,6 +823,8 @@ impl<'a, 's> Machine<'a, 's> {
                         let work = Work::Load {
                             op,
                             bar: b,
+                            // The issuing CTA's phase; a multicast's other CTAs take theirs.
+                            phase: self.bars.get(&b).map_or(0, |m| m.phase),
                             pc,
                             map: k,
                             elems: elems.clone(),
@@ -931,6 +966,7 @@ impl<'a, 's> Machine<'a, 's> {
             Work::Load {
                 op,
                 bar,
+                phase,
                 pc,
                 map,
                 elems,
@@ -961,6 +997,9 @@ impl<'a, 's> Machine<'a, 's> {
                     let g = e.smem / bwsim_sim::check::hazards::SMEM_GRANULE;
                     self.last_store.remove(&g);
                     self.tmem.slots.remove(&g);
+                }
+                if self.bars.get(&bar).is_some_and(|m| m.phase > phase) {
+                    self.overshoot(pc, bar, bytes);
                 }
                 self.unit_delivers((bar, pc), Actor::Tma, Some(bytes))?;
             }

@@ -176,13 +176,35 @@ pub struct Module {
     pub files: BTreeMap<u32, String>,
     pub vars: Vec<Var>,
     pub kernels: Vec<Kernel>,
-    /// Names of `.func` bodies (parsed over, not read).
-    pub funcs: Vec<(String, Span)>,
+    /// `.func` definitions and declarations, in file order.
+    pub funcs: Vec<Func>,
+}
+
+/// A `.func`, read as a kernel is (name, parameters, body), with its return parameters
+/// (`.func (.param .b32 func_retval0) NAME (...)`); a declaration (`.extern .func
+/// __assertfail (...)`) has no body.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Func {
+    pub rets: Vec<Param>,
+    pub k: Kernel,
+    pub defined: bool,
+}
+
+impl Func {
+    /// The function's body, if the file defines it.
+    pub fn body(&self) -> Option<&Kernel> {
+        self.defined.then_some(&self.k)
+    }
 }
 
 impl Module {
     pub fn kernel(&self, name: &str) -> Option<&Kernel> {
         self.kernels.iter().find(|k| k.name == name)
+    }
+    /// The `.func` named `name` (its definition, if the file has one, else its declaration).
+    pub fn func(&self, name: &str) -> Option<&Func> {
+        let named = || self.funcs.iter().filter(|f| f.k.name == name);
+        named().find(|f| f.defined).or_else(|| named().next())
     }
 }
 
@@ -266,6 +288,8 @@ struct Scope {
     id: u32,
     regs: HashMap<String, String>,
     start: usize,
+    /// Where the variables it declares start in the kernel's `vars`.
+    vars: usize,
 }
 
 /// Where the lines of a text start, to number the line of a byte offset.
@@ -435,25 +459,8 @@ impl P<'_> {
                     }
                     "func" => {
                         self.t.i += 1;
-                        // `.func (.param ...) NAME (.param ...) { ... }` or a declaration.
-                        let mut name = None;
-                        while !matches!(self.t.peek(), Some(Tok::Punct('{' | ';')) | None) {
-                            if let (None, Some(Tok::Ident(n))) = (&name, self.t.peek()) {
-                                name = Some(n.clone());
-                            }
-                            if self.t.peek() == Some(&Tok::Punct('(')) {
-                                while !matches!(self.t.peek(), Some(Tok::Punct(')')) | None) {
-                                    self.t.i += 1;
-                                }
-                            }
-                            self.t.i += 1;
-                        }
-                        if self.t.peek() == Some(&Tok::Punct('{')) {
-                            self.skip_braces()?;
-                        } else {
-                            self.t.expect(';', "after a `.func` declaration")?;
-                        }
-                        m.funcs.push((name.unwrap_or_default(), at));
+                        let f = self.func(at)?;
+                        m.funcs.push(f);
                     }
                     "global" | "shared" | "const" => {
                         let v = self.var_decl()?;
@@ -477,6 +484,7 @@ impl P<'_> {
                 "shared" => Space::Shared,
                 "const" => Space::Const,
                 "local" => Space::Local,
+                "param" => Space::Param,
                 _ => return Err(self.err_here("expected a state space")),
             },
             _ => return Err(self.err_here("expected a state space")),
@@ -531,8 +539,8 @@ impl P<'_> {
         })
     }
 
-    fn entry(&mut self, start: Span) -> Result<Kernel, Error> {
-        let (name, _) = self.ident("the kernel's name")?;
+    /// `( .param ... NAME[, ...] )`, or nothing: a parameter list, its offsets laid out from 0.
+    fn param_list(&mut self) -> Result<Vec<Param>, Error> {
         let mut params = Vec::new();
         let mut offset = 0u32;
         if self.t.eat('(') && !self.t.eat(')') {
@@ -582,6 +590,30 @@ impl P<'_> {
                 break;
             }
         }
+        Ok(params)
+    }
+
+    /// `.func [(RETURN PARAMS)] NAME [(PARAMS)] [directives] { BODY }`, or its declaration
+    /// ending in `;` (the `.func` word is behind).
+    fn func(&mut self, start: Span) -> Result<Func, Error> {
+        let rets = if self.t.peek() == Some(&Tok::Punct('(')) {
+            self.param_list()?
+        } else {
+            Vec::new()
+        };
+        let (k, defined) = self.signature_and_body(start, true)?;
+        Ok(Func { rets, k, defined })
+    }
+
+    fn entry(&mut self, start: Span) -> Result<Kernel, Error> {
+        Ok(self.signature_and_body(start, false)?.0)
+    }
+
+    /// `NAME [(PARAMS)] [directives]`, then the body, or (`decl`: for a `.func`) a `;`
+    /// ending a declaration: the kernel, and whether it had a body.
+    fn signature_and_body(&mut self, start: Span, decl: bool) -> Result<(Kernel, bool), Error> {
+        let (name, _) = self.ident("the kernel's name")?;
+        let params = self.param_list()?;
         let mut k = Kernel {
             name,
             span: start,
@@ -614,9 +646,12 @@ impl P<'_> {
                 _ => {}
             }
         }
-        self.body(&mut k)?;
+        let has_body = !(decl && self.t.eat(';'));
+        if has_body {
+            self.body(&mut k)?;
+        }
         k.span = start.to(Span::new(self.t.prev_end(), self.t.prev_end()));
-        Ok(k)
+        Ok((k, has_body))
     }
 
     fn body(&mut self, k: &mut Kernel) -> Result<(), Error> {
@@ -642,6 +677,7 @@ impl P<'_> {
                         id: self.scope_count,
                         regs: HashMap::new(),
                         start: k.body.len(),
+                        vars: k.vars.len(),
                     });
                 }
                 Some(Tok::Punct(';')) => {
@@ -710,7 +746,7 @@ impl P<'_> {
                         }
                         self.t.expect(';', "after `.pragma`")?;
                     }
-                    "shared" | "local" | "global" | "const" => {
+                    "shared" | "local" | "global" | "const" | "param" => {
                         let v = self.var_decl()?;
                         k.vars.push(v);
                     }
@@ -800,7 +836,9 @@ impl P<'_> {
         let op_span = self.t.span();
         let (opcode, _) = self.ident("an instruction")?;
         let mods = self.t.modifiers();
-        let operands = if self.t.peek() == Some(&Tok::Punct(';')) {
+        let operands = if opcode == "call" {
+            self.call_operands(k)?
+        } else if self.t.peek() == Some(&Tok::Punct(';')) {
             Vec::new()
         } else {
             comma_list(self, |p| p.operand(k))?
@@ -819,6 +857,29 @@ impl P<'_> {
             ptx_line: self.line(op_span.start as usize),
             loc: self.loc,
         })
+    }
+
+    /// `call`'s operands, `[(RETS),] NAME[, (ARGS)]`, as `[Vec(RETS), Sym(NAME), Vec(ARGS)]`.
+    fn call_operands(&mut self, k: &Kernel) -> Result<Vec<Operand>, Error> {
+        let list = |p: &mut Self| -> Result<Vec<Operand>, Error> {
+            p.t.expect('(', "opening a call's parameter list")?;
+            if p.t.eat(')') {
+                return Ok(Vec::new());
+            }
+            let v = comma_list(p, |p| p.operand(k))?;
+            p.t.expect(')', "closing a call's parameter list")?;
+            Ok(v)
+        };
+        let rets = if self.t.peek() == Some(&Tok::Punct('(')) {
+            let r = list(self)?;
+            self.t.expect(',', "after a call's return parameters")?;
+            r
+        } else {
+            Vec::new()
+        };
+        let (name, _) = self.ident("the called function")?;
+        let args = if self.t.eat(',') { list(self)? } else { Vec::new() };
+        Ok(vec![Operand::Vec(rets), Operand::Sym(name), Operand::Vec(args)])
     }
 
     fn operand(&mut self, k: &Kernel) -> Result<Operand, Error> {
@@ -922,33 +983,61 @@ impl P<'_> {
     }
 }
 
-/// Closes a nested scope: the labels it defines get its number (`waitLoop$s3`), in their
-/// definitions and in the branches of the scope that name them.
+/// Closes a nested scope: the labels it defines and the variables it declares (a call
+/// sequence's `.param param0;`) get its number (`waitLoop$s3`), in their definitions and in the
+/// operands of the scope that name them.
 fn close_scope(k: &mut Kernel, sc: &Scope) {
     let start = sc.start.min(k.body.len());
-    let labels: Vec<String> = k.body[start..]
+    let mut names: Vec<String> = k.body[start..]
         .iter()
         .filter_map(|st| match st {
             Stmt::Label(l, _) if !l.contains("$s") => Some(l.clone()),
             _ => None,
         })
         .collect();
-    if labels.is_empty() {
+    let rename = |l: &str| format!("{l}$s{}", sc.id);
+    for v in k.vars.iter_mut().skip(sc.vars) {
+        if !v.name.contains("$s") {
+            names.push(v.name.clone());
+            v.name = rename(&v.name);
+        }
+    }
+    if names.is_empty() {
         return;
     }
-    let rename = |l: &str| format!("{l}$s{}", sc.id);
     for st in &mut k.body[start..] {
         match st {
-            Stmt::Label(l, _) if labels.contains(l) => *l = rename(l),
-            Stmt::Instr(i) => {
-                for o in &mut i.operands {
-                    if let Operand::Sym(n) = o {
-                        if labels.contains(n) {
-                            *n = rename(n);
-                        }
-                    }
+            Stmt::Label(l, _) if names.contains(l) => *l = rename(l),
+            Stmt::Instr(i) => rename_syms(&mut i.operands, &|n| {
+                names.contains(&n.to_string()).then(|| rename(n))
+            }),
+            _ => {}
+        }
+    }
+}
+
+/// Renames the symbols (`Sym` operands and address bases, through vectors) that `f` maps.
+pub(crate) fn rename_syms(os: &mut [Operand], f: &dyn Fn(&str) -> Option<String>) {
+    let addr = |a: &mut Addr| {
+        if let Some(AddrBase::Sym(n)) = &mut a.base {
+            if let Some(m) = f(n) {
+                *n = m;
+            }
+        }
+    };
+    for o in os {
+        match o {
+            Operand::Sym(n) => {
+                if let Some(m) = f(n) {
+                    *n = m;
                 }
             }
+            Operand::Addr(a) => addr(a),
+            Operand::Tensor(a, cs) => {
+                addr(a);
+                rename_syms(cs, f);
+            }
+            Operand::Vec(v) => rename_syms(v, f),
             _ => {}
         }
     }

@@ -57,6 +57,9 @@ pub enum Base {
     Shared(u64),
     /// A module-level global variable (its index).
     Global(usize),
+    /// A variable of the thread's frame, `.local` or a call sequence's `.param` (its byte
+    /// offset in the frame, [`crate::calls`]).
+    Local(u64),
     None,
 }
 
@@ -194,8 +197,17 @@ pub enum Op {
     /// values; to the global-memory check, what it orders.
     Fence(crate::atomic::Order),
     /// Instructions with no effect on values or memory in this model (`setmaxnreg`,
-    /// `bar.warp.sync`).
+    /// `bar.warp.sync`, `call vprintf`).
     Nop,
+    /// `call __assertfail, (message, file, line, ...)`: a failed device assertion; the
+    /// frame offsets of the call's message, file and line parameters.
+    Assert {
+        message: u64,
+        file: u64,
+        line: u64,
+    },
+    /// `trap`: the kernel aborts.
+    Trap,
     /// An instruction that only the machine ([`crate::machine`]) runs: mbarriers, proxy
     /// fences, bulk tensor copies and their groups.
     Agent(AgentOp),
@@ -392,6 +404,8 @@ pub struct Program {
     /// Parameters: name, offset, bytes.
     pub params: Vec<crate::parse::Param>,
     pub param_bytes: u32,
+    /// Bytes of each thread's frame (`.local` variables and call parameters).
+    pub frame_bytes: u64,
     /// Static shared memory in bytes (variables placed in declaration order; the unsized
     /// `.extern` array starts after them, at the dynamic shared memory, aligned as the
     /// `.extern` declares and to 16 bytes at least).
@@ -440,6 +454,9 @@ pub fn load(src: &str, module: &Module, name: &str) -> Result<Program, Error> {
         ))
     })?;
     let lines = crate::parse::Lines::new(src);
+    let inlined = crate::calls::inline(module, k)?;
+    let k = &inlined;
+    let (frame, frame_bytes) = crate::calls::frame_layout(k);
     let regs = Parsed {
         ins: Vec::new(),
         reg_bits: k.regs.iter().map(|r| r.bits).collect(),
@@ -505,14 +522,6 @@ pub fn load(src: &str, module: &Module, name: &str) -> Result<Program, Error> {
         global_index.insert(v.name.clone(), globals.len());
         globals.push((v.name.clone(), bytes));
     }
-    if let Some(v) = k.vars.iter().find(|v| v.space == Space::Local) {
-        return Err(Error::Unsupported {
-            opcode: ".local".into(),
-            line: lines.of(v.span.start as usize),
-            span: v.span,
-            why: "local memory".into(),
-        });
-    }
     let params: HashMap<&str, u32> = k.params.iter().map(|p| (p.name.as_str(), p.offset)).collect();
     let cx = Cx {
         src,
@@ -522,6 +531,7 @@ pub fn load(src: &str, module: &Module, name: &str) -> Result<Program, Error> {
         shared: &shared,
         globals: &global_index,
         params: &params,
+        frame: &frame,
     };
     let mut ins = Vec::new();
     for s in &k.body {
@@ -544,6 +554,7 @@ pub fn load(src: &str, module: &Module, name: &str) -> Result<Program, Error> {
         regs,
         params: k.params.clone(),
         param_bytes,
+        frame_bytes,
         static_shared,
         globals,
         reqntid: k.reqntid.clone(),
@@ -561,6 +572,8 @@ struct Cx<'a> {
     shared: &'a HashMap<String, u64>,
     globals: &'a HashMap<String, usize>,
     params: &'a HashMap<&'a str, u32>,
+    /// The thread frame's variables ([`crate::calls::frame_layout`]).
+    frame: &'a HashMap<String, u64>,
 }
 
 fn space_of(m: &str) -> Option<Space> {
@@ -574,18 +587,23 @@ fn space_of(m: &str) -> Option<Space> {
     })
 }
 
+/// The refusal of instruction `i` (its opcode with its modifiers, and its line), saying `why`.
+pub(crate) fn unsupported(i: &Instr, why: &str) -> Error {
+    Error::Unsupported {
+        opcode: format!(
+            "{}{}",
+            i.opcode,
+            i.mods.iter().map(|m| format!(".{m}")).collect::<String>()
+        ),
+        line: i.ptx_line,
+        span: i.span,
+        why: why.into(),
+    }
+}
+
 impl Cx<'_> {
     fn unsupported(&self, i: &Instr, why: &str) -> Error {
-        Error::Unsupported {
-            opcode: format!(
-                "{}{}",
-                i.opcode,
-                i.mods.iter().map(|m| format!(".{m}")).collect::<String>()
-            ),
-            line: i.ptx_line,
-            span: i.span,
-            why: why.into(),
-        }
+        unsupported(i, why)
     }
     fn invalid(&self, i: &Instr, why: impl Into<String>) -> Error {
         Error::Invalid {
@@ -623,6 +641,9 @@ impl Cx<'_> {
         }
         if let Some(&o) = self.shared.get(s) {
             return Ok(Base::Shared(o));
+        }
+        if let Some(&o) = self.frame.get(s) {
+            return Ok(Base::Local(o));
         }
         if let Some(&g) = self.globals.get(s) {
             return Ok(Base::Global(g));
@@ -1052,8 +1073,8 @@ impl Cx<'_> {
             }
             "ld" | "st" => {
                 let space = m.iter().find_map(|x| space_of(x));
-                if matches!(space, Some(Space::Local | Space::Const)) {
-                    return Err(self.unsupported(i, "local and constant memory"));
+                if space == Some(Space::Const) {
+                    return Err(self.unsupported(i, "constant memory"));
                 }
                 if m.iter().any(|x| x.starts_with("async") || x.starts_with("bulk")) {
                     return Err(self.unsupported(i, "asynchronous forms"));
@@ -1163,15 +1184,15 @@ impl Cx<'_> {
                     .iter()
                     .find_map(|x| space_of(x))
                     .ok_or_else(|| self.invalid(i, "`cvta` needs a state space"))?;
-                if !matches!(space, Space::Global | Space::Shared | Space::Param) {
-                    return Err(self.unsupported(i, "cvta of local or constant addresses"));
+                if space == Space::Const {
+                    return Err(self.unsupported(i, "cvta of constant addresses"));
                 }
                 if o.len() != 2 {
                     return Err(self.invalid(i, "`cvta` takes 2 operands"));
                 }
                 let a = match &o[1] {
                     Operand::Sym(s) => match self.sym(i, s, None)? {
-                        Base::Shared(off) => Val::Imm(off),
+                        Base::Shared(off) | Base::Local(off) => Val::Imm(off),
                         _ => return Err(self.unsupported(i, "cvta of a global symbol")),
                     },
                     x => self.val(i, x)?,
@@ -1294,6 +1315,8 @@ impl Cx<'_> {
                 })
             }
             "ret" | "exit" => Ok(Op::Exit),
+            "trap" => Ok(Op::Trap),
+            "call" => crate::calls::resolve_extern(i, self.frame),
             "elect" => {
                 let (d, p) = match o.first() {
                     Some(Operand::Pair(r, q)) => (Some(*r), *q),

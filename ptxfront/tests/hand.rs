@@ -220,9 +220,11 @@ fn out_of_bounds_store_is_reported_at_its_line() -> Result<(), Error> {
         [128, 1, 1],
         vec![Arg::Buffer(0), Arg::Buffer(1), Arg::Buffer(2), Arg::U32(n as u32)],
     );
-    let Err(Error::Runtime { message, span }) = run(&p, &launch, &mut bufs) else {
+    let Err(Error::Trap(f)) = run(&p, &launch, &mut bufs) else {
         panic!("expected an out-of-bounds access");
     };
+    assert_eq!(f.code, bwsim_isa::Code::IllegalAddress);
+    let (message, span) = (f.diagnostic.message, f.diagnostic.primary.span);
     assert!(message.contains("outside every launch buffer"), "{message}");
     // The first access past the end is the load of a[100] (line of `ld.global.f32`).
     let at = &buggy[span.range()];
@@ -492,5 +494,41 @@ fn tensor_copies_parse() -> Result<(), Error> {
     };
     assert_eq!(i.mods[3], "2d");
     assert!(matches!(&i.operands[1], bwsim_ptxfront::parse::Operand::Tensor(_, c) if c.len() == 2));
+    Ok(())
+}
+
+/// `mov.b32 {b0, b1, b2, b3}, a` into a block's 8-bit registers (b0 the lowest byte), then
+/// `cvt.rn.{f16x2,bf16x2}.e2m1x2` of one byte: its two e2m1 values (1 sign, 2 exponent bits of
+/// bias 1, 1 significand bit; no NaN or infinity), the high nibble into the high half; the
+/// results against values computed by hand.
+#[test]
+fn fp4_pairs_unpack_from_bytes_of_a_word() -> Result<(), Error> {
+    let kernel = |ty: &str, byte: &str| {
+        format!(
+            ".version 8.7\n.target sm_100a\n.address_size 64\n\
+             .visible .entry fp4(.param .u64 fp4_param_0, .param .u32 fp4_param_1)\n{{\n\
+             .reg .b32 %r<3>;\n.reg .b64 %rd<2>;\n\
+             ld.param.u64 %rd1, [fp4_param_0];\nld.param.u32 %r1, [fp4_param_1];\n\
+             {{\n.reg .b8 b<4>;\nmov.b32 {{b0, b1, b2, b3}}, %r1;\ncvt.rn.{ty}.e2m1x2 %r2, {byte};\n}}\n\
+             st.global.b32 [%rd1], %r2;\nret;\n}}\n"
+        )
+    };
+    let run1 = |ty: &str, byte: &str| -> Result<u32, Error> {
+        let p = compile(&kernel(ty, byte), "fp4")?;
+        let mut bufs = vec![vec![0u8; 4]];
+        let l = Launch::new([1, 1, 1], [1, 1, 1], vec![Arg::Buffer(0), Arg::U32(0x0000_9f32)]);
+        run(&p, &l, &mut bufs)?;
+        Ok(u32::from_le_bytes([
+            bufs[0][0], bufs[0][1], bufs[0][2], bufs[0][3],
+        ]))
+    };
+    // b0 = 0x32: 0x3 = 0.01.1 is 1.5 (f16 0x3e00), 0x2 = 0.01.0 is 1.0 (0x3c00).
+    assert_eq!(run1("f16x2", "b0")?, 0x3e00_3c00);
+    // b1 = 0x9f: 0x9 = 1.00.1 is the subnormal -0.5 (f16 0xb800, bf16 0xbf00), 0xf = 1.11.1
+    // is -6 (finite: no NaN; f16 0xc600, bf16 0xc0c0).
+    assert_eq!(run1("f16x2", "b1")?, 0xb800_c600);
+    assert_eq!(run1("bf16x2", "b1")?, 0xbf00_c0c0);
+    // b2 = 0: two +0.
+    assert_eq!(run1("bf16x2", "b2")?, 0);
     Ok(())
 }

@@ -54,13 +54,13 @@ pub struct Loaded {
 pub fn diagnostic(e: &bwsim_ptxfront::Error) -> Diagnostic {
     use bwsim_ptxfront::Error as E;
     let (code, label) = match e {
-        // The machine's own finding, with its labels (a `deadlock` or a `tx-mismatch`).
-        E::Stuck(f) => return f.diagnostic.clone(),
+        // The machine's own finding, or the kernel's (a failed `device-assert`).
+        E::Stuck(f) | E::Trap(f) => return f.diagnostic.clone(),
         E::Syntax { .. } | E::Invalid { .. } => (Code::Syntax, "here"),
         E::Unsupported { .. } => (Code::SimUnsupported, "not run by the PTX front end"),
         E::Launch(_) => (Code::Launch, ""),
         // The run stopped at an instruction whose behaviour is a fault or undefined (an access
-        // outside every buffer, a read of an unwritten register, a divergent collective).
+        // outside shared memory, a read of an unwritten register, a divergent collective).
         E::Runtime { .. } => (Code::LaunchFailure, "the run stopped here"),
     };
     Diagnostic::error(code, e.to_string(), e.span(), label)

@@ -8,7 +8,7 @@
 //! -0 below +0; `.approx` instructions (`ex2`, `rcp`, `div`, `sqrt`, and `div.full`) return
 //! the correctly rounded result, the one value inside every error bound PTX states.
 
-use super::float::{self, decode, Exact, Fmt, Rnd, Val, E4M3, F16, F32};
+use super::float::{self, decode, Exact, Fmt, Rnd, Val, E4M3, F32};
 use super::parse::{mask, BOp, Cmp, CvtMods, FMods, FOp, FTy, IOp, ITy, Ins, Op, Parsed, RegId, Src, Ty};
 use super::RunError;
 
@@ -194,9 +194,9 @@ impl Regs<'_> {
             Op::CvtPack { dst, src, m, d, a, b } => {
                 let fm = |x: u64, s: Fmt| cvt(Ty::Float(*dst), Ty::Float(s), *m, x);
                 let (a, b) = (rd(self, *a)?, rd(self, *b)?);
-                let v = if *src == F16 {
-                    // f16x2 to an fp8 pair: the high lane to the high byte.
-                    fm((a >> 16) & 0xffff, F16) << dst.bits | fm(a & 0xffff, F16)
+                let v = if *src != F32 {
+                    // f16x2 or bf16x2 to an fp8 pair: the high lane to the high byte.
+                    fm((a >> 16) & 0xffff, *src) << dst.bits | fm(a & 0xffff, *src)
                 } else {
                     fm(a & 0xffff_ffff, F32) << dst.bits | fm(b & 0xffff_ffff, F32)
                 };
@@ -416,6 +416,22 @@ pub(super) fn float_op(op: FOp, f: Fmt, m: FMods, s: &[u64]) -> u64 {
     let r = m.rnd;
     let any_nan = d.iter().any(|v| matches!(v, Val::Nan));
     let out = match op {
+        FOp::Min | FOp::Max if m.xorsign => {
+            // The PTX ISA: the min (max) of |a| and |b|, with the XOR of their sign bits; a
+            // NaN result ignores `.xorsign.abs`.
+            let r = min_max(
+                op == FOp::Max,
+                f,
+                m.nan,
+                s[0] & !f.sign_bit(),
+                s[1] & !f.sign_bit(),
+            );
+            if f.is_nan(r) {
+                r
+            } else {
+                r | ((s[0] ^ s[1]) & f.sign_bit())
+            }
+        }
         FOp::Min | FOp::Max => {
             let mut acc = s[0];
             for &x in &s[1..] {
@@ -663,6 +679,7 @@ fn cvt_result_mods(m: &CvtMods, df: Fmt, relu: bool) -> FMods {
         sat: m.sat,
         nan: false,
         relu,
+        xorsign: false,
     }
 }
 

@@ -1,5 +1,5 @@
 //! Exact floating-point arithmetic on bit patterns: the formats inline PTX computes in (f16,
-//! bf16, f32, f64 and the fp8 formats e4m3 and e5m2), every operation computed exactly on
+//! bf16, f32, f64, the fp8 formats e4m3 and e5m2, and fp4's e2m1 as a source), every operation computed exactly on
 //! integers and rounded once in one of PTX's four rounding modes (`.rn`, `.rz`, `.rm`, `.rp`),
 //! with subnormals, overflow and signed zeros as IEEE 754 defines them.
 //!
@@ -20,6 +20,8 @@ pub struct Fmt {
     pub man: u32,
     pub exp: u32,
     pub ieee: bool,
+    /// No encoding is NaN or infinite (e2m1: the all-ones exponent holds finite values).
+    pub finite: bool,
 }
 
 pub const F16: Fmt = Fmt::ieee(5, 10);
@@ -32,6 +34,12 @@ pub const E4M3: Fmt = Fmt {
     ..Fmt::ieee(4, 3)
 };
 pub const E5M2: Fmt = Fmt::ieee(5, 2);
+/// OCP e2m1 (fp4): no NaN or infinity, largest finite 6 (S.11.1).
+pub const E2M1: Fmt = Fmt {
+    ieee: false,
+    finite: true,
+    ..Fmt::ieee(2, 1)
+};
 
 impl Fmt {
     /// The IEEE-style format of a sign bit, `exp` exponent bits and `man` mantissa bits.
@@ -41,6 +49,7 @@ impl Fmt {
             man,
             exp,
             ieee: true,
+            finite: false,
         }
     }
     pub fn bias(self) -> i32 {
@@ -58,7 +67,7 @@ impl Fmt {
     /// Largest significand field at `emax` (all ones, but for e4m3 where that is NaN).
     fn max_field(self) -> u64 {
         let all = (1u64 << self.man) - 1;
-        if self.ieee {
+        if self.ieee || self.finite {
             all
         } else {
             all - 1
@@ -225,7 +234,7 @@ pub fn decode(fmt: Fmt, b: u64) -> Val {
     let e = ((b >> fmt.man) & ((1 << fmt.exp) - 1)) as i32;
     let f = b & ((1u64 << fmt.man) - 1);
     let top = (1 << fmt.exp) - 1;
-    if e == top {
+    if e == top && !fmt.finite {
         if fmt.ieee {
             return if f == 0 { Val::Inf(neg) } else { Val::Nan };
         }

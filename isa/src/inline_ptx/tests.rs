@@ -229,6 +229,80 @@ fn float_special_cases() {
 }
 
 #[test]
+fn min_max_xorsign_abs_take_magnitudes_and_xor_the_signs() {
+    // The PTX ISA: `.xorsign.abs` gives the min (max) of |a| and |b| with the XOR of the
+    // operands' sign bits; a NaN result ignores the qualifier (the canonical NaN).
+    let r2 = |asm: &str, x: f32, y: f32| run1(asm, "=r,r,r", &[F32, F32], &[F32], 1, &[f(x), f(y)])[0];
+    let min = "min.xorsign.abs.f32 $0, $1, $2;";
+    assert_eq!(r2(min, -3.0, 2.0), f(-2.0));
+    assert_eq!(r2(min, -3.0, -2.0), f(2.0));
+    assert_eq!(r2(min, 0.25, -2.0), f(-0.25));
+    assert_eq!(r2(min, -0.0, 0.0), f(-0.0));
+    assert_eq!(r2("max.xorsign.abs.f32 $0, $1, $2;", -3.0, 2.0), f(-3.0));
+    // Without `.NaN` the NaN operand is dropped from the min of magnitudes; with it, NaN.
+    assert_eq!(r2(min, f32::NAN, 2.0), f(2.0));
+    assert_eq!(
+        r2("min.NaN.xorsign.abs.f32 $0, $1, $2;", f32::NAN, -2.0),
+        0x7fff_ffff
+    );
+    assert_eq!(r2("min.NaN.xorsign.abs.f32 $0, $1, $2;", -5.0, 2.0), f(-2.0));
+    // Per lane of a packed pair: lane 0 (low half) min(|1.5|, |-4|) = -1.5, lane 1
+    // min(|-0.5|, |-8|) = +0.5.
+    let h = |x: f32| half::f16::from_f32(x).to_bits() as u64;
+    let p = compile(
+        "min.xorsign.abs.f16x2 $0, $1, $2;",
+        "=r,r,r",
+        &[F16, F16],
+        &[F16],
+        2,
+    )
+    .unwrap();
+    assert_eq!(
+        p.run(&[h(1.5), h(-0.5), h(-4.0), h(-8.0)]).unwrap(),
+        vec![h(-1.5), h(0.5)]
+    );
+    // `.xorsign` and `.abs` are one qualifier, of the two-operand form.
+    let e = |asm: &str, c: &str| compile(asm, c, &[F32, F32], &[F32], 1).unwrap_err().message;
+    assert!(e("min.xorsign.f32 $0, $1, $2;", "=r,r,r").contains("xorsign.abs"));
+    assert!(e("min.abs.f32 $0, $1, $2;", "=r,r,r").contains("xorsign.abs"));
+    let f64_form = compile(
+        "min.xorsign.abs.f64 $0, $1, $2;",
+        "=l,l,l",
+        &[I64, I64],
+        &[I64],
+        1,
+    );
+    assert!(f64_form.unwrap_err().message.contains("xorsign"));
+}
+
+#[test]
+fn bf16_pairs_to_e5m2_pairs_round_to_nearest_even_and_saturate() {
+    // `cvt.rn.satfinite.e5m2x2.bf16x2 d, a`: each bf16 lane of a rounded to e5m2 (1 sign, 5
+    // exponent bits of bias 15, 2 significand bits), the high lane into the high byte; .satfinite
+    // takes what is beyond the largest finite value (57344 = 1.75 * 2^15, 0x7b) to it.
+    let b = |x: f32| half::bf16::from_f32(x).to_bits() as u64;
+    let cvt = |hi: f32, lo: f32| {
+        let asm = "cvt.rn.satfinite.e5m2x2.bf16x2 $0, $1;";
+        run1(asm, "=h,r", &[I32], &[I16], 1, &[b(hi) << 16 | b(lo)])[0]
+    };
+    // 1.0: exponent field 15, significand 0: 0x3c; -2.0: 0xc0.
+    assert_eq!(cvt(1.0, -2.0), 0x3cc0);
+    // 1.125 = 1.001b lies halfway between 1.00b and 1.01b: to the even 1.00b (0x3c); 1.375 =
+    // 1.011b halfway between 1.01b and 1.10b: to 1.10b (0x3e).
+    assert_eq!(cvt(1.125, 1.375), 0x3c3e);
+    // Beyond the range: saturated, sign kept (0x7b, 0xfb); 1.25 exactly 0x3d.
+    assert_eq!(cvt(1.0e6, -1.0e6), 0x7bfb);
+    assert_eq!(cvt(f32::INFINITY, 1.25), 0x7b3d);
+    // The f16x2 form is the same rounding from the other 16-bit format.
+    let h = |x: f32| half::f16::from_f32(x).to_bits() as u64;
+    let asm = "cvt.rn.satfinite.e5m2x2.f16x2 $0, $1;";
+    assert_eq!(
+        run1(asm, "=h,r", &[I32], &[I16], 1, &[h(1.125) << 16 | h(-2.0)])[0],
+        0x3cc0
+    );
+}
+
+#[test]
 fn conversions() {
     let h = |x: f32| half::f16::from_f32(x).to_bits() as u64;
     let b = |x: f32| half::bf16::from_f32(x).to_bits() as u64;
@@ -369,6 +443,7 @@ mod props {
             sat: false,
             nan: false,
             relu: false,
+            xorsign: false,
         }
     }
 

@@ -518,6 +518,9 @@ impl Machine<'_, '_> {
             };
             let visible = bar.is_none_or(|b| self.hb.as_ref().is_none_or(|hb| hb.init_visible(b, &view)));
             let learnt = self.peer_act(me, &view, pc);
+            if let Work::Load { bar, phase, .. } = &mut work {
+                *phase = self.bars.get(bar).map_or(0, |m| m.phase);
+            }
             let sid = self.ids[me];
             if let (Work::Load { op, .. } | Work::Clc { op, .. }, Some(hb)) = (&mut work, &mut self.hb) {
                 *op = hb.peer_issue(sid, pc as u32);

@@ -1,7 +1,8 @@
 //! What the machine says when a CTA cannot go on: no warp can step and nothing is in flight,
 //! yet some thread has not exited. The run stops with [`Error::Stuck`], whose finding is a
 //! `tx-mismatch` when a wait is parked on a barrier whose transaction count can never reach
-//! zero any more (nothing left in flight delivers bytes to it), else a `deadlock`.
+//! zero any more (nothing left in flight delivers bytes to it), else a `deadlock`; and the
+//! `tx-mismatch` of a copy whose bytes land after the phase it was issued in completed.
 
 use super::{Finding, Machine};
 use crate::exec::St;
@@ -15,7 +16,12 @@ impl Machine<'_, '_> {
         Error::Stuck(Box::new(self.tx_mismatch().unwrap_or_else(|| self.deadlock())))
     }
 
-    /// The `deadlock` finding: every thread still running, where it waits.
+    /// The `deadlock` finding: every thread still running, where it waits. As the tile
+    /// machine's wait-for diagnosis labels its agents, the primary label is where the first
+    /// warp that has not finished waits (its first unfinished lane), and a label marks each
+    /// other place such a warp waits, in warp order; the warps at a CTA barrier (`bar.sync`,
+    /// which waits for the others: the warps a compiler adds to round a warp-specialized
+    /// kernel's warps up, which no partition of the TTGIR stands for) come last.
     fn deadlock(&self) -> Finding {
         let p = self.cta.p;
         let waiting: BTreeSet<String> = self
@@ -24,17 +30,34 @@ impl Machine<'_, '_> {
             .filter(|t| t.st != St::Done)
             .map(|t| p.place(t.pc))
             .collect();
-        let pc = self.th.iter().find(|t| t.st != St::Done).map_or(0, |t| t.pc);
+        let mut places: Vec<(bool, usize)> = Vec::new();
+        for w in 0..self.warps {
+            let lane = self.lanes(w).find(|&t| self.th[t].st != St::Done);
+            if let Some(t) = lane.map(|t| &self.th[t]) {
+                let at_barrier = matches!(t.st, St::Sync(Some(_)));
+                if !places.iter().any(|&(_, pc)| pc == t.pc) {
+                    places.push((at_barrier, t.pc));
+                }
+            }
+        }
+        places.sort_by_key(|&(at_barrier, _)| at_barrier);
+        let places: Vec<usize> = places.into_iter().map(|(_, pc)| pc).collect();
+        let pc = places.first().copied().unwrap_or(0);
         let message = format!(
             "deadlock in CTA {:?}: no warp can go on and nothing is in flight (waiting at {})",
             self.cta.ctaid,
             waiting.into_iter().collect::<Vec<_>>().join("; ")
         );
+        let mut diagnostic =
+            Diagnostic::error(Code::Deadlock, message, self.span(pc), "the run stopped here");
+        for &w in &places[1.min(places.len())..] {
+            diagnostic = diagnostic.with_label(self.span(w), format!("a warp waits here ({})", p.place(w)));
+        }
         Finding {
             code: Code::Deadlock,
             pc,
-            with: Vec::new(),
-            diagnostic: Diagnostic::error(Code::Deadlock, message, self.span(pc), "the run stopped here"),
+            with: places.into_iter().skip(1).collect(),
+            diagnostic,
         }
     }
 
@@ -95,6 +118,48 @@ impl Machine<'_, '_> {
             with,
             diagnostic: d,
         })
+    }
+
+    /// The `tx-mismatch` of a copy (at `pc`) whose `bytes` land on `bar` after the phase it
+    /// was issued in completed: the phase's expect was short, so it completed early, and these
+    /// bytes count against the next phase. Labelled at the expects of the completed phase, as
+    /// the tile machine reports it (docs/semantics.md#transaction-bytes). Needs the checker.
+    pub(super) fn overshoot(&mut self, pc: usize, bar: u32, bytes: i64) {
+        let Some(hb) = self.hb.as_ref() else { return };
+        if self
+            .findings
+            .iter()
+            .any(|f| f.code == Code::TxMismatch && f.pc == pc)
+        {
+            return;
+        }
+        let p = self.cta.p;
+        let expects: Vec<usize> = hb
+            .bar(bar)
+            .map(|b| b.prev_expect_at.iter().map(|&pc| pc as usize).collect())
+            .unwrap_or_default();
+        let name = format!("the mbarrier at shared byte {bar}");
+        let mut d = Diagnostic::error(
+            Code::TxMismatch,
+            format!("{name} completed its phase before this copy's bytes had all landed: {bytes} bytes overshoot the expect"),
+            self.span(pc),
+            format!("delivers {bytes} bytes to it after the phase it was issued in completed"),
+        );
+        for &e in &expects {
+            d = d.with_label(
+                self.span(e),
+                format!("expects the phase's bytes ({})", p.place(e)),
+            );
+        }
+        d = d
+            .with_note("the phase completed early (waiters may read bytes that have not landed) and the surplus drives the next phase's transaction count negative")
+            .with_help("expect exactly the bytes the copies deliver: the full box of each");
+        self.findings.push(Finding {
+            code: Code::TxMismatch,
+            pc,
+            with: expects,
+            diagnostic: d,
+        });
     }
 
     pub(super) fn span(&self, pc: usize) -> Span {

@@ -36,11 +36,7 @@ pub fn run(a: &Args) -> CliResult {
     };
     let bufs: Vec<Vec<u8>> = tensors.into_iter().map(|t| t.data).collect();
     let findings = match a.seed {
-        Some(seed) => {
-            let mut b = bufs.clone();
-            let o = machine::run(prog, l, &mut b, &machine::Options { seed, check: true });
-            o.map(|o| o.findings)
-        }
+        Some(seed) => machine::check_seed(prog, l, &bufs, seed),
         None => machine::check(prog, l, &bufs, a.schedules),
     };
     let findings = match findings {
@@ -52,12 +48,9 @@ pub fn run(a: &Args) -> CliResult {
                 format,
                 serde_json::json!({"kernel": name}),
             );
-            // The kernel's fault (a deadlock, an mbarrier fault, an access outside memory)
-            // exits 1; what the front end does not run, 2 (as a failure of the command).
-            let runtime = matches!(
-                e,
-                bwsim_ptxfront::Error::Runtime { .. } | bwsim_ptxfront::Error::Stuck(_)
-            );
+            // The kernel's fault (an mbarrier fault, an access outside memory) exits 1; what
+            // the front end does not run, 2 (as a failure of the command).
+            let runtime = matches!(e, bwsim_ptxfront::Error::Runtime { .. });
             return Ok(ExitCode::from(if runtime { 1 } else { 2 }));
         }
     };

@@ -117,6 +117,9 @@ pub struct FMods {
     pub nan: bool,
     /// `.relu`: negative results (and NaN) become +0.
     pub relu: bool,
+    /// `min`/`max` `.xorsign.abs`: the minimum (maximum) of the operands' magnitudes, its sign
+    /// the XOR of their signs (a NaN result stays the canonical NaN).
+    pub xorsign: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]

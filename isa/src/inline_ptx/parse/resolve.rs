@@ -2,7 +2,7 @@
 //! subset, and its raw operands checked against the widths and kinds the form reads and writes.
 //! Every refusal names the instruction's text and the reason.
 
-use super::super::float::{Fmt, Rnd, BF16, E4M3, E5M2, F16, F32, F64};
+use super::super::float::{Fmt, Rnd, BF16, E2M1, E4M3, E5M2, F16, F32, F64};
 use super::super::lex::Literal;
 use super::super::PtxError;
 use super::{mask, BOp, Cmp, CvtMods, FMods, FOp, FTy, IOp, ITy, Op, Raw, RegId, Src, Ty, OPCODES, P};
@@ -370,9 +370,6 @@ impl Resolve<'_, '_> {
         if n < 2 || pb < 8 || pb * n as u32 != bits || !(n == 2 || n == 4) {
             return Err(self.err(format!("a {bits}-bit register packs 2 or 4 parts of equal width")));
         }
-        if pb == 8 {
-            return Err(self.err("8-bit parts are outside the subset (bwsim has no 8-bit registers)"));
-        }
         Ok(pb)
     }
 
@@ -504,8 +501,10 @@ impl Resolve<'_, '_> {
             sat: false,
             nan: false,
             relu: false,
+            xorsign: false,
         };
         let mut rnd_given = false;
+        let mut abs = false;
         let mut full = false;
         let f32ish = ty.fmt == F32;
         let f16 = ty.fmt == F16;
@@ -542,6 +541,15 @@ impl Resolve<'_, '_> {
                     m.relu = true;
                     half && opcode == "fma"
                 }
+                // `{.xorsign.abs}` is one qualifier of the two-operand float min/max.
+                "xorsign" => {
+                    m.xorsign = true;
+                    matches!(opcode, "min" | "max") && ty.fmt != F64
+                }
+                "abs" => {
+                    abs = true;
+                    matches!(opcode, "min" | "max") && ty.fmt != F64
+                }
                 _ => false,
             };
             if !ok {
@@ -552,6 +560,11 @@ impl Resolve<'_, '_> {
         }
         if m.sat && m.relu {
             return Err(self.err("`.sat` and `.relu` exclude each other"));
+        }
+        if m.xorsign != abs || (m.xorsign && ops.len() != 3) {
+            return Err(self.err(format!(
+                "`{opcode}` takes `.abs` as `{opcode}.xorsign.abs` of two operands here"
+            )));
         }
         let (op, nsrc) = match opcode {
             "add" => (FOp::Add, 2),
@@ -762,7 +775,7 @@ impl Resolve<'_, '_> {
         if let Some(df) = f8(dname) {
             if cm.rnd != Some(Rnd::Rn) || cm.int_rnd || !cm.satfinite || cm.ftz || cm.sat {
                 return Err(self.err(format!(
-                    "`cvt` to `.{dname}` is `cvt.rn.satfinite{{.relu}}.{dname}.f32` or `.f16x2`"
+                    "`cvt` to `.{dname}` is `cvt.rn.satfinite{{.relu}}.{dname}.f32`, `.f16x2` or `.bf16x2`"
                 )));
             }
             return match sname {
@@ -777,11 +790,11 @@ impl Resolve<'_, '_> {
                         b: self.src(&ops[2], 32, Some(F32), false)?,
                     })
                 }
-                "f16x2" => {
+                "f16x2" | "bf16x2" => {
                     self.n(ops, 2)?;
                     Ok(Op::CvtPack {
                         dst: df,
-                        src: F16,
+                        src: if sname == "f16x2" { F16 } else { BF16 },
                         m: cm,
                         d: self.dst(&ops[0], 16, false)?,
                         a: self.src(&ops[1], 32, None, false)?,
@@ -793,19 +806,32 @@ impl Resolve<'_, '_> {
                 ))),
             };
         }
-        if let Some(sf) = f8(sname) {
-            if dname != "f16x2" || cm.rnd != Some(Rnd::Rn) || cm.int_rnd || cm.satfinite || cm.ftz || cm.sat {
+        // Unpacking: `cvt.rn{.relu}.f16x2.{e4m3x2,e5m2x2}` of a 16-bit register, and
+        // `cvt.rn{.relu}.{f16x2,bf16x2}.e2m1x2` of an 8-bit one; the high lane into the high half.
+        let unpack = match sname {
+            "e2m1x2" => Some((E2M1, 8, &["f16x2", "bf16x2"][..])),
+            _ => f8(sname).map(|sf| (sf, 16, &["f16x2"][..])),
+        };
+        if let Some((sf, src_bits, dsts)) = unpack {
+            if !dsts.contains(&dname)
+                || cm.rnd != Some(Rnd::Rn)
+                || cm.int_rnd
+                || cm.satfinite
+                || cm.ftz
+                || cm.sat
+            {
                 return Err(self.err(format!(
-                    "`cvt` from `.{sname}` is `cvt.rn{{.relu}}.f16x2.{sname}`"
+                    "`cvt` from `.{sname}` is `cvt.rn{{.relu}}.{}.{sname}`",
+                    dsts.join("|")
                 )));
             }
             self.n(ops, 2)?;
             return Ok(Op::CvtUnpack {
-                dst: F16,
+                dst: if dname == "bf16x2" { BF16 } else { F16 },
                 src: sf,
                 relu: cm.relu,
                 d: self.dst(&ops[0], 32, false)?,
-                a: self.src(&ops[1], 16, None, false)?,
+                a: self.src(&ops[1], src_bits, None, false)?,
             });
         }
         let (Some(dt), Some(st)) = (scalar_of(dname), scalar_of(sname)) else {
