@@ -53,6 +53,7 @@ mod memory;
 mod operands;
 mod proxy_fences;
 mod scratch;
+mod tensormaps;
 mod thread_asm;
 mod values;
 
@@ -115,6 +116,7 @@ pub fn import(m: &Module, src: &SourceMap, version: Version) -> Result<Kernel, V
         funcs: HashMap::new(),
         inlining: Vec::new(),
         placed: Vec::new(),
+        scratch: HashMap::new(),
     };
     // Names with a meaning in `.tile` expressions: layouts, built-in constants and functions.
     for reserved in [
@@ -256,6 +258,8 @@ struct Cx<'m> {
     /// Shared buffers at the offsets Triton's allocator gave them, where the file carries
     /// them ([`scratch`]).
     placed: Vec<scratch::Placed>,
+    /// The global scratch buffers holding tensor maps, by SSA name ([`tensormaps`]).
+    scratch: HashMap<String, tensormaps::Scratch>,
 }
 
 type R<T> = Result<T, ImportError>;
