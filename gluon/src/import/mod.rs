@@ -772,12 +772,7 @@ impl<'m> Cx<'m> {
             let span = a.span;
             let ty_expr = match &a.ty {
                 Type::TensorDesc { block, elem, enc } => {
-                    let enc = enc.clone().ok_or_else(|| ImportError::UnsupportedType {
-                        message: "a tensor descriptor without a shared layout".into(),
-                        span,
-                    })?;
-                    let layout = self.smem_layout(&enc, span)?;
-                    let shaped = self.shaped(*elem, block, span)?;
+                    let (shaped, layout) = self.desc_parts(block, *elem, enc, span)?;
                     self.bind(&a.ssa, Val::E(name_e(&pname, span), a.ty.clone()));
                     // Triton passes the global shape (i32 each) and strides (i64 each) after it,
                     // located at the descriptor's name (3.6, 3.7) or at `NAME.shape.K` /

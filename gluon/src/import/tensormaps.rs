@@ -215,12 +215,7 @@ impl<'m> Cx<'m> {
                 ),
             ));
         }
-        let enc = enc.clone().ok_or_else(|| ImportError::UnsupportedType {
-            message: "a tensor descriptor without a shared layout".into(),
-            span,
-        })?;
-        let layout = self.smem_layout(&enc, span)?;
-        let shaped = self.shaped(*elem, block, span)?;
+        let (shaped, layout) = self.desc_parts(block, *elem, enc, span)?;
         let kw = if map.oob_nan {
             vec![("oob", name_e("nan", span))]
         } else {
