@@ -190,6 +190,7 @@ define_codes! {
     // ---- the hazard checker ----
     Race = "race", [Check], Deny, "conflicting shared- or tensor-memory accesses (at least one write) not ordered by happens-before";
     MissingFence = "missing-fence", [Check], Deny, "generic- and async-proxy accesses (TMA, MMA operand) ordered without `fence.async_shared` between them";
+    StaleTensormap = "stale-tensormap", [Check], Deny, "a TMA copy through a tensor map built on the device (`tma.make_desc`) that its CTA did not acquire in the tensormap proxy (`tma.desc_acquire`) after the map was written: the copy may read the old map";
     ReadBeforeComplete = "read-before-complete", [Check], Deny, "a read of a TMA destination or MMA accumulator before its completion was observed";
     WriteWhileInFlight = "write-while-in-flight", [Check], Deny, "a write to bytes another asynchronous operation (cp.async, TMA, tcgen05.cp, MMA, wgmma) may still be writing or reading";
     GlobalRace = "global-race", [Check], Deny, "conflicting global-memory accesses (at least one writes, not both atomic), of one CTA or of two, not ordered by happens-before (a release/acquire atomic pair orders CTAs)";

@@ -393,6 +393,18 @@ define_ops! {
     TmaGather = "tma.gather" (src, dst, bar; pred),
     /// `tma.scatter DESC[x_offsets, y], SRC`.
     TmaScatter = "tma.scatter" (dst, src; pred),
+    /// `tma.make_desc PTR, OFFSET, [DIMS], [STRIDES], tensor_desc(DTYPE[block], LAYOUT)` → a
+    /// descriptor built on the device (Gluon's `tma.make_tensor_descriptor`): its global base
+    /// is element OFFSET of PTR, its dimensions DIMS and the byte strides of its outer
+    /// dimensions STRIDES (both outermost first; the innermost dimension is contiguous). The
+    /// tensor map is written through the generic proxy and released at GPU scope
+    /// (`tensormap.replace` on a copy in shared memory, then `tensormap.cp_fenceproxy ...
+    /// .release.gpu`); a TMA copy through it reads it through the tensormap proxy, so the CTA
+    /// acquires it first (`tma.desc_acquire`).
+    TmaMakeDesc = "tma.make_desc" (ptr, offset, shape, strides, ty;),
+    /// `tma.desc_acquire DESC`: `fence.proxy.tensormap::generic.acquire.gpu` on DESC's tensor
+    /// map, after which the CTA's TMA copies through DESC read the map `tma.make_desc` wrote.
+    TmaDescAcquire = "tma.desc_acquire" (desc;),
     /// `mbar.init BAR, COUNT`.
     MbarInit = "mbar.init" (bar, count;),
     /// `mbar.expect BAR, BYTES`: `mbarrier.arrive.expect_tx` (Gluon's `mbarrier.expect`): expect BYTES, then arrive once.

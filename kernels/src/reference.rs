@@ -333,6 +333,7 @@ pub fn reference(
         "dsmem_cluster_exit_fixed" => movement::dsmem_ring(plan, inputs, true),
         "multicast_copy_expect_cluster_fixed" => movement::multicast_copy(plan, inputs),
         "conv2d_kernel" | "conv2d_wgmma_kernel" => matmul::conv2d(plan, inputs),
+        "grouped_scale_kernel" => movement::grouped_scale(plan, inputs),
         // The new-feature kernels of Triton 3.7 to 3.9 (tests/gluon/3.7/, 3.8/, 3.9/).
         "commit_pred_kernel"
         | "multicast_matmul_kernel"

@@ -350,15 +350,35 @@ pub fn box_addresses(v: &SmemView) -> OpResult<Arc<Vec<(u32, u32)>>> {
 fn row_base(desc: &DescInfo, bx: &[u32], coords: &[i64], row: u64, scratch: &mut [u32]) -> Option<i64> {
     let r = bx.len();
     unravel(row, &bx[..r - 1], &mut scratch[..r - 1]);
-    let mut lin: i64 = 0;
-    for k in 0..r - 1 {
+    let mut lin = i64::try_from(desc.base).ok()?;
+    // The row-major stride of dimension k (a descriptor's own strides replace it).
+    let mut dense = desc.shape[r - 1] as i64;
+    for k in (0..r - 1).rev() {
         let g = coords[k].checked_add(scratch[k] as i64 * desc.stride(k) as i64)?;
         if g < 0 || g >= desc.shape[k] as i64 {
             return None;
         }
-        lin = lin.checked_mul(desc.shape[k] as i64)?.checked_add(g)?;
+        let st = desc.strides.get(k).map_or(dense, |&s| s as i64);
+        lin = lin.checked_add(g.checked_mul(st)?)?;
+        dense = dense.checked_mul(desc.shape[k] as i64)?;
     }
-    lin.checked_mul(desc.shape[r - 1] as i64)
+    Some(lin)
+}
+
+impl DescInfo {
+    /// Element stride of dimension `k` in its tensor: a descriptor built on the device has
+    /// its own, a parameter the tensor's row-major one.
+    pub fn dim_stride(&self, k: usize) -> i64 {
+        match self.strides.get(k) {
+            Some(&s) => s as i64,
+            None => (self.shape.iter().skip(k + 1)).fold(1i64, |a, &d| a.saturating_mul(d as i64)),
+        }
+    }
+}
+
+/// The linear index of gather row `x`'s first element.
+fn gather_row(desc: &DescInfo, x: i64) -> i64 {
+    (desc.base as i64).saturating_add(x.saturating_mul(desc.dim_stride(0)))
 }
 
 /// Land rows `rows` of a tile load's messages (message `m` is rows `m * msgs.rows()..` of the
@@ -495,7 +515,7 @@ pub fn gather_ranges(desc: &DescInfo, xs: &[i64], col: i64, msgs: Range<u64>, ou
         for i in (m * 4)..(m * 4 + 4).min(xs.len() as u64) {
             let x = xs[i as usize];
             if (0..nrows).contains(&x) && lo < hi {
-                out.push((x * ncols + lo) as u64..(x * ncols + hi) as u64);
+                out.push((gather_row(desc, x) + lo) as u64..(gather_row(desc, x) + hi) as u64);
             }
         }
     }
@@ -532,7 +552,7 @@ pub fn gather_msgs(
                 let v = if x < 0 || x >= nrows || gc < 0 || gc >= ncols {
                     oob_bits(desc.oob, desc.dtype, addr)
                 } else {
-                    g.get_bits((x * ncols + gc) as u64)
+                    g.get_bits((gather_row(desc, x) + gc) as u64)
                 };
                 smem.write(addr, shift, bits, v)?;
             }
@@ -690,7 +710,7 @@ pub fn scatter_read(
             }
             let (addr, shift) = addrs[i * by as usize + c as usize];
             read.push((addr, shift));
-            out.push(((x * ncols + gc) as u64, smem.read(addr, shift, bits)?));
+            out.push(((gather_row(desc, x) + gc) as u64, smem.read(addr, shift, bits)?));
         }
     }
     Ok(StoreData::from_elems(out))
@@ -763,6 +783,9 @@ mod tests {
             oob: OobFill::Zero,
             tensor: 0,
             shape: shape.to_vec(),
+            base: 0,
+            strides: Vec::new(),
+            device: false,
             elem_strides: vec![1, 1],
         }
     }

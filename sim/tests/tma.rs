@@ -357,3 +357,43 @@ fn reducing_stores_combine_into_global_memory() {
         rejected(&bad, says);
     }
 }
+
+/// Descriptors built in the kernel (`tma.make_desc`): a load through a map with its own base,
+/// dimensions and row stride, stored through a second map.
+const DEVICE_DESC: &str = include_str!("tiles/tma/device_desc.tile");
+
+#[test]
+fn device_built_descriptors_copy_their_own_rows_and_columns() {
+    for (row0, rows, col0) in [(8i64, 24i64, 4i64), (0, 32, 0), (16, 10, 32)] {
+        let (r0, n, c0) = (row0.to_string(), rows.to_string(), col0.to_string());
+        let r = run_ok(DEVICE_DESC, &[("ROW0", &r0), ("ROWS", &n), ("COL0", &c0)]);
+        // out[ROW0 + i, j] = x[ROW0 + i, COL0 + j] for the map's rows and the block's 32
+        // columns (x is iota: element k holds k); everything else keeps its zero.
+        let mut want = vec![0u64; 40 * 64];
+        for i in 0..rows.min(32) {
+            for j in 0..32 {
+                let v = ((row0 + i) * 64 + col0 + j) as f32;
+                want[((row0 + i) * 64 + j) as usize] = v.to_bits() as u64;
+            }
+        }
+        assert_eq!(bits(tensor(&r, "o")), want, "ROW0={row0} ROWS={rows} COL0={col0}");
+    }
+}
+
+#[test]
+fn device_built_descriptor_faults() {
+    // A base 8 bytes into a row: `tensormap.replace` takes 16-byte aligned addresses only.
+    let r = run(DEVICE_DESC, &[("COL0", "2")]);
+    let t = r.trap.as_ref().expect("a misaligned base traps");
+    assert_eq!(t.error, bwsim_sim::CudaError::IllegalInstruction, "{}", t.reason);
+    assert!(t.reason.contains("not 16-byte aligned"), "{}", t.reason);
+    // 24 rows from row 20 of a 40-row tensor: past its end.
+    let r = run(DEVICE_DESC, &[("ROW0", "20")]);
+    let t = r.trap.as_ref().expect("a map past its tensor traps");
+    assert_eq!(t.error, bwsim_sim::CudaError::IllegalAddress, "{}", t.reason);
+    assert!(
+        t.reason.contains("reaches past the end of tensor `t`"),
+        "{}",
+        t.reason
+    );
+}

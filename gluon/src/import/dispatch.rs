@@ -960,6 +960,10 @@ impl<'m> Cx<'m> {
             "ttng.async_tma_copy_local_to_global" | "ttng.async_tma_scatter" | "ttng.async_tma_reduce" => {
                 self.tma_store(op, span)
             }
+            "ttg.global_scratch_alloc" => self.global_scratch_alloc(op),
+            "ttng.tensormap_create" => self.tensormap_create(op, span),
+            "ttng.tensormap_fenceproxy_acquire" => self.tensormap_acquire(op, span),
+            "ttng.reinterpret_tensor_descriptor" => self.reinterpret_descriptor(op, span),
             "ttng.async_tma_store_wait" => {
                 let attrs = self.attr_dict(op)?;
                 let p = self.int_attr(op, "pendings")?;

@@ -211,6 +211,23 @@ impl<'m> Cx<'m> {
         }
     }
 
+    /// The operands of `tensor_desc(DTYPE[block], LAYOUT)` for a descriptor type's block,
+    /// element and shared layout: the block type and the layout.
+    pub(super) fn desc_parts(
+        &mut self,
+        block: &[i64],
+        elem: Elem,
+        enc: &Option<AttrVal>,
+        span: Span,
+    ) -> R<(Expr, Expr)> {
+        let enc = enc.clone().ok_or_else(|| ImportError::UnsupportedType {
+            message: "a tensor descriptor without a shared layout".into(),
+            span,
+        })?;
+        let layout = self.smem_layout(&enc, span)?;
+        Ok((self.shaped(elem, block, span)?, layout))
+    }
+
     pub(super) fn shaped(&self, elem: Elem, shape: &[i64], span: Span) -> R<Expr> {
         Ok(self.shaped_as(dtype_of(elem, span)?, shape, span))
     }

@@ -53,6 +53,7 @@ mod memory;
 mod operands;
 mod proxy_fences;
 mod scratch;
+mod tensormaps;
 mod thread_asm;
 mod values;
 
@@ -115,6 +116,7 @@ pub fn import(m: &Module, src: &SourceMap, version: Version) -> Result<Kernel, V
         funcs: HashMap::new(),
         inlining: Vec::new(),
         placed: Vec::new(),
+        scratch: HashMap::new(),
     };
     // Names with a meaning in `.tile` expressions: layouts, built-in constants and functions.
     for reserved in [
@@ -256,6 +258,8 @@ struct Cx<'m> {
     /// Shared buffers at the offsets Triton's allocator gave them, where the file carries
     /// them ([`scratch`]).
     placed: Vec<scratch::Placed>,
+    /// The global scratch buffers holding tensor maps, by SSA name ([`tensormaps`]).
+    scratch: HashMap<String, tensormaps::Scratch>,
 }
 
 type R<T> = Result<T, ImportError>;
@@ -768,12 +772,7 @@ impl<'m> Cx<'m> {
             let span = a.span;
             let ty_expr = match &a.ty {
                 Type::TensorDesc { block, elem, enc } => {
-                    let enc = enc.clone().ok_or_else(|| ImportError::UnsupportedType {
-                        message: "a tensor descriptor without a shared layout".into(),
-                        span,
-                    })?;
-                    let layout = self.smem_layout(&enc, span)?;
-                    let shaped = self.shaped(*elem, block, span)?;
+                    let (shaped, layout) = self.desc_parts(block, *elem, enc, span)?;
                     self.bind(&a.ssa, Val::E(name_e(&pname, span), a.ty.clone()));
                     // Triton passes the global shape (i32 each) and strides (i64 each) after it,
                     // located at the descriptor's name (3.6, 3.7) or at `NAME.shape.K` /

@@ -228,7 +228,7 @@ pub const FEATURES: &[Feature] = &[
         example: "tt.make_tensor_descriptor",
         since: Version::V3_6,
         until: None,
-        support: Support::Refused("descriptors built on the device are not modelled yet (bwsim's descriptors are launch arguments); Gluon's `tma.make_tensor_descriptor` does not reach TTGIR as this operation: Triton's TMA lowering rewrites it into `ttg.global_scratch_alloc`, `ttng.tensormap_create`, `ttng.tensormap_fenceproxy_acquire` and `ttng.reinterpret_tensor_descriptor` (3.6 to 3.9)"),
+        support: Support::Refused("not in the Gluon language's TTGIR: Triton's TMA lowering, part of making the TTGIR, rewrites Gluon's `tma.make_tensor_descriptor` into `ttg.global_scratch_alloc`, `ttng.tensormap_create`, `ttng.tensormap_fenceproxy_acquire` and `ttng.reinterpret_tensor_descriptor` (3.6 to 3.9), which bwsim imports"),
     },
     Feature {
         name: "tt.elementwise_inline_asm",
@@ -492,7 +492,7 @@ pub const FEATURES: &[Feature] = &[
         example: "ttg.global_scratch_alloc",
         since: Version::V3_6,
         until: None,
-        support: Support::Refused("a program's buffer in the global scratch memory Triton's launcher allocates (128 bytes for each `tma.make_tensor_descriptor`, the tensor map it builds on the device) is not modelled yet"),
+        support: Support::Imported("the 128-byte buffer of a tensor map built on the device (`tma.make_tensor_descriptor`): the descriptor's name; any other scratch buffer is refused"),
     },
     Feature {
         name: "ttg.inline_asm",
@@ -828,7 +828,7 @@ pub const FEATURES: &[Feature] = &[
         example: "ttng.reinterpret_tensor_descriptor",
         since: Version::V3_6,
         until: None,
-        support: Support::Refused("a global pointer read as a descriptor (the tensor map `tma.make_tensor_descriptor` builds on the device) is not modelled yet: bwsim's descriptors are launch arguments"),
+        support: Support::Imported("`let D = tma.make_desc PTR, OFFSET, [DIMS], [STRIDES], tensor_desc(DTYPE[block], LAYOUT)` from the map `ttng.tensormap_create` wrote into the buffer (docs/gluon.md, tensor maps built on the device)"),
     },
     Feature {
         name: "ttng.tensormap_create",
@@ -836,7 +836,7 @@ pub const FEATURES: &[Feature] = &[
         example: "ttng.tensormap_create",
         since: Version::V3_6,
         until: None,
-        support: Support::Refused("the tensor map of `tma.make_tensor_descriptor`, written to global memory through the generic proxy (PTX `tensormap.replace` on a copy in shared memory, then `tensormap.cp_fenceproxy` with a release at GPU scope), is not modelled yet: bwsim's descriptors are launch arguments"),
+        support: Support::Imported("the fields of `tma.make_desc` (base, dimensions, byte strides, fill; the box is checked against the descriptor type): a map written through the generic proxy and released at GPU scope; element strides other than 1 and interleaved maps refused"),
     },
     Feature {
         name: "ttng.tensormap_fenceproxy_acquire",
@@ -844,7 +844,7 @@ pub const FEATURES: &[Feature] = &[
         example: "ttng.tensormap_fenceproxy_acquire",
         since: Version::V3_6,
         until: None,
-        support: Support::Refused("the tensormap-proxy acquire (`fence.proxy.tensormap::generic.acquire`) before TMA copies read a tensor map written through the generic proxy is not modelled yet, as tensor maps built on the device are not"),
+        support: Support::Imported("`tma.desc_acquire D`: the tensormap-proxy acquire without which the checker reports `stale-tensormap` at the copies through D"),
     },
     Feature {
         name: "ttng.tc_gen5_mma",

@@ -97,6 +97,72 @@ impl<'k> Cx<'k> {
         ))
     }
 
+    /// `tma.make_desc PTR, OFFSET, [DIMS], [STRIDES], tensor_desc(...)`: the descriptor type,
+    /// its element type the pointer's, one dimension per block dimension and one byte stride
+    /// per outer dimension.
+    fn make_desc(
+        &mut self,
+        ptr: &'k Expr,
+        offset: &'k Expr,
+        shape: &'k Expr,
+        strides: &'k Expr,
+        ty: &'k Expr,
+    ) -> Result<Ty, Diagnostic> {
+        let Ty::Desc(d) = self.param_ty(ty)? else {
+            return Err(e_type(
+                ty.span,
+                "the descriptor's type is `tensor_desc(DTYPE[block], LAYOUT)`",
+                "not a descriptor type",
+            ));
+        };
+        match self.expr_inner(ptr)? {
+            Ty::Ptr(p) if p == d.dtype => {}
+            other => {
+                return Err(e_type(
+                    ptr.span,
+                    format!(
+                        "the descriptor's base must be a `ptr({})`, found {}",
+                        d.dtype,
+                        other.describe()
+                    ),
+                    "here",
+                ))
+            }
+        }
+        self.expect_scalar(offset, "the base's element offset")?;
+        let rank = d.block.len();
+        for (list, n, what) in [
+            (shape, rank, "dimension"),
+            (strides, rank.saturating_sub(1), "outer byte stride"),
+        ] {
+            let ExprKind::List(items) = &list.kind else {
+                return Err(e_type(
+                    list.span,
+                    format!("expected a list of {n} values"),
+                    "not a list",
+                ));
+            };
+            if items.len() != n {
+                return Err(e_type(
+                    list.span,
+                    format!(
+                        "a descriptor of rank {rank} takes {n} values, found {}",
+                        items.len()
+                    ),
+                    format!("one {what} each"),
+                ));
+            }
+            for i in items {
+                self.expect_scalar(i, what)?;
+            }
+        }
+        // The tensor-map limits a descriptor parameter's type is held to.
+        for diag in crate::rules::check_desc(&d, ty.span) {
+            self.emit(diag);
+        }
+        Ok(Ty::Desc(d))
+    }
+
     pub(super) fn new_alloc(
         &mut self,
         kind: AllocKind,
@@ -446,6 +512,21 @@ impl<'k> Cx<'k> {
                 }
                 Ok(None)
             }
+            TmaMakeDesc {
+                ptr,
+                offset,
+                shape,
+                strides,
+                ty,
+            } => self.make_desc(ptr, offset, shape, strides, ty).map(Some),
+            TmaDescAcquire { desc } => match self.expr_inner(desc)? {
+                Ty::Desc(_) => Ok(None),
+                other => Err(e_type(
+                    desc.span,
+                    format!("expected a tensor descriptor, found {}", other.describe()),
+                    "not a descriptor",
+                )),
+            },
             TmaStoreWait { pendings, full } => {
                 let n = self.checked.consts.int(pendings)?;
                 if n < 0 {

@@ -206,3 +206,26 @@ pub(super) fn smem_gather_scatter(
         Expected::exact("scattered", s),
     ])
 }
+
+/// `grouped_scale_kernel` (tests/gluon/device_descriptors.py): program g scales the rows
+/// `starts[g]..starts[g + 1]` of x by `scales[g]` into out (one f32 multiply each, exact to
+/// compare); rows of no group keep out's zeros.
+pub(super) fn grouped_scale(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
+    let [x, starts, scales, out0] = tensors(plan, inputs, ["x", "starts", "scales", "out"])?;
+    let n = x.shape.get(1).copied().unwrap_or(1);
+    let mut out = out0.clone();
+    for g in 0..plan.grid[0] as u64 {
+        let (lo, hi) = (
+            i32_at(starts, g).max(0) as u64,
+            i32_at(starts, g + 1).max(0) as u64,
+        );
+        let s = f32::from_bits(scales.get_bits(g) as u32);
+        for r in lo..hi.min(x.shape[0]) {
+            for c in 0..n {
+                let v = f32::from_bits(x.get_bits(r * n + c) as u32) * s;
+                out.set_bits(r * n + c, v.to_bits() as u64);
+            }
+        }
+    }
+    Ok(vec![Expected::exact("out", out)])
+}

@@ -624,7 +624,12 @@ pub fn written_tensors(prog: &Program, ntensors: usize) -> Vec<bool> {
     for i in &prog.code {
         let IKind::Op { op, .. } = &i.kind else { continue };
         match op {
-            LOp::TmaStore { desc, .. } => mark(prog.descs.get(*desc as usize).map(|d| d.tensor), &mut out),
+            LOp::TmaStore { desc, .. } => mark(
+                (prog.descs.get(*desc as usize))
+                    .filter(|d| !d.device)
+                    .map(|d| d.tensor),
+                &mut out,
+            ),
             LOp::Op(K::GlobalStore { ptr, .. }) => mark(pinned(ptr), &mut out),
             LOp::GlobalAtomic(at) => mark(pinned(&at.ptr), &mut out),
             _ => {}

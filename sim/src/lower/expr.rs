@@ -324,3 +324,53 @@ impl<'a, 'k> Lower<'a, 'k> {
         }
     }
 }
+
+impl<'a, 'k> Lower<'a, 'k> {
+    /// `tma.make_desc` bound to `name`: a new entry of [`Program::descs`] holding what the
+    /// descriptor's type fixes (element type, block, layout, fill), and the values the CTA
+    /// builds its tensor map from when it runs the operation.
+    pub(super) fn make_desc(&mut self, op: &Op, name: &str) -> Result<MakeDesc, Diagnostic> {
+        let OpKind::TmaMakeDesc {
+            ptr,
+            offset,
+            shape,
+            strides,
+            ..
+        } = &op.kind
+        else {
+            return Err(unchecked(op));
+        };
+        let Some(Ty::Desc(d)) = self.checked.op_type(op, &self.iters) else {
+            return Err(unchecked(op));
+        };
+        let d = d.clone();
+        let mut list = |e: &Expr| -> Result<Vec<CExpr>, Diagnostic> {
+            match &e.kind {
+                ExprKind::List(items) => items.iter().map(|i| self.expr(i)).collect(),
+                _ => Err(unchecked(op)),
+            }
+        };
+        let (shape, strides) = (list(shape)?, list(strides)?);
+        let desc = self.descs.len() as u32;
+        self.descs.push(DescInfo {
+            name: name.to_string(),
+            dtype: d.dtype,
+            block: d.block.clone(),
+            layout: Layout::from(&d.layout),
+            oob: d.oob,
+            tensor: u32::MAX,
+            shape: Vec::new(),
+            elem_strides: d.elem_strides.clone(),
+            base: 0,
+            strides: Vec::new(),
+            device: true,
+        });
+        Ok(MakeDesc {
+            desc,
+            ptr: self.expr(ptr)?,
+            offset: self.expr(offset)?,
+            shape,
+            strides,
+        })
+    }
+}

@@ -117,7 +117,7 @@ pattern_classes! { bwsim_isa::ir::OpKind:
         | TmaGather { .. } | TmaStore { .. } | TmaScatter { .. } | TmaStoreWait { .. }
         | ClcTryCancel { .. } | Tcgen05Mma { .. } | Tcgen05MmaScaled { .. }
         | Tcgen05Commit { .. } | WgmmaWait { .. } | CpAsyncWait { .. } | CpAsyncArrive { .. }
-        | GlobalAtomic { .. };
+        | GlobalAtomic { .. } | TmaMakeDesc { .. } | TmaDescAcquire { .. };
 
     // The others, which [`Lowerer::op`] keeps in [`LOp::Op`], in the classes that the
     // simulator's dispatches treat alike.
@@ -255,6 +255,26 @@ pub enum LOp {
     },
     /// `global.atomic`, its operation resolved.
     GlobalAtomic(Box<AtomicAccess>),
+    /// `tma.make_desc`: the CTA's tensor map of descriptor `desc`, built from values.
+    MakeDesc(Box<MakeDesc>),
+    /// `tma.desc_acquire`: the tensormap-proxy acquire of descriptor `desc`'s map.
+    DescAcquire {
+        desc: u32,
+    },
+}
+
+/// A lowered `tma.make_desc`: the descriptor it builds (its index in [`Program::descs`],
+/// whose entry holds what the type fixes) and the values that place it in global memory.
+#[derive(Clone, Debug)]
+pub struct MakeDesc {
+    pub desc: u32,
+    pub ptr: CExpr,
+    /// Element offset of the base from `ptr`.
+    pub offset: CExpr,
+    /// Dimensions, outermost first.
+    pub shape: Vec<CExpr>,
+    /// Byte strides of the outer dimensions, outermost first.
+    pub strides: Vec<CExpr>,
 }
 
 impl LOp {
@@ -278,6 +298,8 @@ impl LOp {
             | LOp::TmaStore { .. }
             | LOp::Mma { .. }
             | LOp::GlobalAtomic(_)
+            | LOp::MakeDesc(_)
+            | LOp::DescAcquire { .. }
             | LOp::Op(
                 mbar_quiet!()
                 | fences!()
@@ -401,6 +423,14 @@ pub struct DescInfo {
     pub shape: Vec<u64>,
     /// `elementStrides`, outermost first (all 1 by default).
     pub elem_strides: Vec<u32>,
+    /// Element offset of the descriptor's base in the tensor (0 for a parameter).
+    pub base: u64,
+    /// Element strides of the dimensions, outermost first; empty: the tensor's row-major
+    /// strides from `shape` (a parameter's).
+    pub strides: Vec<u64>,
+    /// Built on the device (`tma.make_desc`): `tensor`, `shape`, `base` and `strides` are the
+    /// CTA's, set when it runs the `tma.make_desc`; this entry holds the rest.
+    pub device: bool,
 }
 
 impl DescInfo {
@@ -604,6 +634,9 @@ pub fn lower(checked: &Checked, plan: &LaunchPlan) -> Result<Program, Vec<Diagno
                     tensor: t as u32,
                     shape,
                     elem_strides: d.elem_strides.clone(),
+                    base: 0,
+                    strides: Vec::new(),
+                    device: false,
                 });
                 l.bind(&p.name, Binding::Desc(idx));
             }
@@ -816,6 +849,30 @@ impl<'a, 'k> Lower<'a, 'k> {
 
     fn stmt(&mut self, s: &'k Stmt) -> Result<(), Diagnostic> {
         match &s.kind {
+            StmtKind::Let {
+                names,
+                value:
+                    Rhs::Op(
+                        op @ Op {
+                            kind: OpKind::TmaMakeDesc { .. },
+                            ..
+                        },
+                    ),
+            } if names.len() == 1 => {
+                // A descriptor is bound by name, not held in a slot.
+                let m = self.make_desc(op, &names[0].name)?;
+                let desc = m.desc;
+                let (op_name, span) = (op.kind.name(), op.span);
+                self.emit(
+                    IKind::Op {
+                        op: LOp::MakeDesc(Box::new(m)),
+                        name: op_name,
+                        dsts: Vec::new(),
+                    },
+                    span,
+                );
+                self.bind(&names[0].name, Binding::Desc(desc));
+            }
             StmtKind::Let { names, value } | StmtKind::Assign { names, value } => {
                 let is_let = matches!(s.kind, StmtKind::Let { .. });
                 let kind = self.rhs(value)?;
@@ -1309,6 +1366,10 @@ impl<'a, 'k> Lower<'a, 'k> {
             },
             K::CpAsyncWait { pendings } => LOp::CpAsyncWait {
                 pendings: u32::try_from(self.const_int(pendings)?).unwrap_or(0),
+            },
+            K::TmaMakeDesc { .. } => LOp::MakeDesc(Box::new(self.make_desc(op, "_")?)),
+            K::TmaDescAcquire { desc } => LOp::DescAcquire {
+                desc: self.desc_of(desc)?,
             },
             K::CpAsyncArrive { bar, noinc } => LOp::CpAsyncArrive {
                 bar: self.expr(bar)?,

@@ -156,7 +156,7 @@ impl<'p, 's> Machine<'p, 's> {
     pub(super) fn fire_tma_piece(&mut self, s: usize, opi: u32, lo: u64, hi: u64) -> Result<(), Stop> {
         let op = self.tma_op(s, opi);
         let prog = self.prog;
-        let desc = &prog.descs[op.desc as usize];
+        let desc = op.desc_info(prog);
         let cta_id = self.cta(s).id;
         if self.opts.check {
             let (e0, e1) = match &op.kind {
@@ -284,7 +284,7 @@ impl<'p, 's> Machine<'p, 's> {
     pub(super) fn fire_store_read(&mut self, s: usize, opi: u32) -> Result<(), Stop> {
         let op = self.tma_op(s, opi);
         let prog = self.prog;
-        let desc = &prog.descs[op.desc as usize];
+        let desc = op.desc_info(prog);
         let cta_id = self.cta(s).id;
         // Cannot fail: `s` names a live slot (events, steps and pipe work only exist for resident CTAs, which retire once none is left).
         let slot = self.slots[s].as_ref().expect("live CTA slot");
@@ -330,7 +330,7 @@ impl<'p, 's> Machine<'p, 's> {
         // Cannot fail: a TMA op is freed only after its last event fired.
         let op = self.cta(s).tma[opi as usize].take().expect("live TMA op");
         let prog = self.prog;
-        let desc = &prog.descs[op.desc as usize];
+        let desc = op.desc_info(prog);
         if let TmaKind::Store { data, .. } | TmaKind::Scatter { data, .. } = &op.kind {
             let g = &self.global[desc.tensor as usize];
             if self.global_hb.as_ref().is_some_and(|gh| gh.tracked(desc.tensor)) {

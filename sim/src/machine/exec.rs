@@ -201,7 +201,8 @@ impl<'p, 's> Machine<'p, 's> {
                 if !self.pred(pred, frame, cx)? {
                     return Ok(OpDone::Next);
                 }
-                let d = &prog.descs[*desc as usize];
+                let map = self.tma_desc(s, *desc, span)?;
+                let d = map.as_deref().unwrap_or(&prog.descs[*desc as usize]);
                 let dst = smem_of(&ev(smem)?)?;
                 let baddr = bar_of(&ev(bar)?)?;
                 let mask = match multicast {
@@ -251,6 +252,7 @@ impl<'p, 's> Machine<'p, 's> {
                         kind,
                         dests,
                         desc: *desc,
+                        map: map.clone(),
                         addrs,
                         bar: baddr,
                         id,
@@ -281,7 +283,8 @@ impl<'p, 's> Machine<'p, 's> {
                 if !self.pred(pred, frame, cx)? {
                     return Ok(OpDone::Next);
                 }
-                let d = &prog.descs[*desc as usize];
+                let map = self.tma_desc(s, *desc, span)?;
+                let d = map.as_deref().unwrap_or(&prog.descs[*desc as usize]);
                 let src = smem_of(&ev(smem)?)?;
                 let (kind, addrs) = if *scatter {
                     let xs = ints_of(&ev(&coords[0])?)?;
@@ -322,6 +325,7 @@ impl<'p, 's> Machine<'p, 's> {
                         kind,
                         dests: Vec::new(),
                         desc: *desc,
+                        map: map.clone(),
                         addrs,
                         bar: 0,
                         id,
@@ -1198,6 +1202,14 @@ impl<'p, 's> Machine<'p, 's> {
                     self.global_part_access(s, a, ti, kind, Some(order), elems);
                 }
                 Ok(OpDone::Value(old))
+            }
+            LOp::MakeDesc(m) => {
+                self.make_tensormap(s, m, frame, cx, span)?;
+                Ok(OpDone::Next)
+            }
+            LOp::DescAcquire { desc } => {
+                self.acquire_tensormap(s, *desc);
+                Ok(OpDone::Next)
             }
             // Lowered to LOp variants of their own (allocations, TMA copies, MMAs, waits,
             // atomics) or to an expression (`inline_asm`) by `crate::lower`.

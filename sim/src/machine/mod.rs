@@ -36,6 +36,7 @@ mod deadlock;
 mod exec;
 mod global;
 mod sinks;
+mod tensormaps;
 
 use bwsim_isa::Code;
 pub(crate) use cluster::{check_cluster_mask, check_cluster_rank, check_pair_issuer};
@@ -49,8 +50,8 @@ use crate::eval::{self, as_tile, broadcast_shapes, BIndex, EvalCtx};
 use crate::interp::{self, Bound, Effects, Flow, OpDone};
 use crate::limits::{self, Guard};
 use crate::lower::{
-    cluster_barrier, fences, lop_group_waits, lop_views, lowered_apart, mbar_quiet, AllocPlace, CExpr, IKind,
-    LOp, Program, WorkerSpec,
+    cluster_barrier, fences, lop_group_waits, lop_views, lowered_apart, mbar_quiet, AllocPlace, CExpr,
+    DescInfo, IKind, LOp, Program, WorkerSpec,
 };
 use crate::mbarrier::{self, Mbar, MbarFault};
 use crate::memory::{Smem, Tmem};
@@ -351,6 +352,8 @@ struct TmaOp {
     /// leader's.
     dests: Vec<TmaDest>,
     desc: u32,
+    /// The CTA's tensor map when `desc` was built on the device (read at the issue).
+    map: Option<Arc<DescInfo>>,
     /// Shared-memory address of every element moved: each message's box in box order, one
     /// message after another (gather/scatter: the rows in order).
     addrs: Arc<Vec<(u32, u32)>>,
@@ -362,6 +365,13 @@ struct TmaOp {
     left: u32,
     /// The checker's async-op index.
     hb: u32,
+}
+
+impl TmaOp {
+    /// The descriptor the copy reads: the CTA's tensor map, or the program's parameter.
+    fn desc_info<'a>(&'a self, prog: &'a Program) -> &'a DescInfo {
+        self.map.as_deref().unwrap_or(&prog.descs[self.desc as usize])
+    }
 }
 
 /// One destination of a TMA load.
@@ -476,6 +486,8 @@ struct Cta {
     clc_failed: Option<Span>,
     /// Shared-memory bytes holding undefined values stored there ([`crate::taint`]).
     smem_undef: SmemTaint,
+    /// The CTA's tensor maps of the descriptors built on the device, by descriptor index.
+    tensormaps: Vec<Option<tensormaps::TensorMap>>,
 }
 
 enum Stop {
@@ -944,6 +956,7 @@ impl<'p, 's> Machine<'p, 's> {
                 hb,
                 clc_failed: None,
                 smem_undef: SmemTaint::default(),
+                tensormaps: Vec::new(),
             });
             self.sched.admitted(s as u32, id as u32);
             self.ev(id as u32, Unit::Agent(0), What::AgentStart, Span::DUMMY);

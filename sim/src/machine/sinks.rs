@@ -33,6 +33,10 @@ impl<'p, 's> Machine<'p, 's> {
                 uses.extend(at.compare.iter().map(|c| (Sink::GlobalStore, c)));
                 uses.extend(at.mask.iter().map(|m| (Sink::Branch, m)));
             }
+            LOp::MakeDesc(m) => {
+                let values = m.shape.iter().chain(&m.strides).chain([&m.offset]);
+                uses.extend(values.map(|e| (Sink::Address, e)));
+            }
             LOp::Op(K::GlobalLoad { offsets, mask, .. }) => {
                 uses.push((Sink::Address, offsets));
                 uses.extend(mask.as_deref().map(|m| (Sink::Branch, m)));
@@ -101,6 +105,7 @@ impl<'p, 's> Machine<'p, 's> {
             | lop_group_waits!()
             | LOp::ClcTryCancel { .. }
             | LOp::CpAsyncArrive { .. }
+            | LOp::DescAcquire { .. }
             | LOp::Op(
                 mbar_quiet!()
                 | fences!()

@@ -191,6 +191,14 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 self.gather_scatter(false, dst, src, None, pred.as_ref(), span)?;
                 Ok(None)
             }
+            TmaMakeDesc { .. } | TmaDescAcquire { .. } => Err(unsupported(
+                name,
+                span,
+                "tensor maps built on the device are not lowered to PTX yet: the kernel would need \
+                 Triton's global scratch parameter, `tensormap.replace` on a shared-memory copy, \
+                 `tensormap.cp_fenceproxy` and `fence.proxy.tensormap::generic.acquire` \
+                 (docs/gluon.md, tensor maps built on the device)",
+            )),
             MbarInit { bar, count } => {
                 let a = self.bar_addr(bar, name)?;
                 let c = self.const_int(count, name)?;

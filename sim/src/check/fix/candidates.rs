@@ -979,6 +979,17 @@ fn own(cx: &Ctx, d: &Diagnostic) -> Vec<Candidate> {
                 }
             }
         }
+        Code::StaleTensormap => {
+            // The acquire right after the `tma.make_desc` that wrote the map (its label).
+            if let Some(make) = first.filter(|s| s.name() == "tma.make_desc") {
+                if let StmtKind::Let { names, .. } = &make.stmt.kind {
+                    if let [n] = names.as_slice() {
+                        let desc = Expr::new(ExprKind::Name(n.name.clone()), Span::DUMMY);
+                        out.push(insert(95, make, true, vec![OpKind::TmaDescAcquire { desc }]));
+                    }
+                }
+            }
+        }
         Code::ClusterExit => {
             if let Some(last) = cx.sites.iter().rev().find(|s| s.pos.block.is_empty()) {
                 let ops = vec![OpKind::ClusterArrive { relaxed: None }, OpKind::ClusterWait {}];

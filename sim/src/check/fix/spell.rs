@@ -22,6 +22,10 @@ pub fn gluon(k: &OpKind) -> String {
     use OpKind as K;
     match k {
         K::FenceAsyncShared {} => "fence_async_shared()".into(),
+        // Gluon has no call for it: Triton emits it after every `tma.make_tensor_descriptor`.
+        K::TmaDescAcquire { desc } => {
+            format!("ttng.tensormap_fenceproxy_acquire of {}'s tensor map", e(desc))
+        }
         K::TmaStoreWait { pendings, .. } => format!("tma.store_wait({})", e(pendings)),
         K::CpAsyncWait { pendings } => format!("async_copy.wait_group({})", e(pendings)),
         K::CpAsyncCommit {} => "async_copy.commit_group()".into(),

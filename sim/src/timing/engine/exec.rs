@@ -948,6 +948,17 @@ impl<'p> Engine<'p> {
                 self.record(t0, c, me, TWhat::Op { op: name, end: *t }, span);
                 Ok(OpDone::Next)
             }
+            LOp::MakeDesc(_) => {
+                // One warp writes the 128-byte map and releases it at GPU scope: a global
+                // write's round trip.
+                *t = t0 + chip.global_latency + chip.scalar_op_cycles;
+                self.record(t0, c, me, TWhat::Op { op: name, end: *t }, span);
+                Ok(OpDone::Next)
+            }
+            LOp::DescAcquire { .. } => {
+                *t = t0 + chip.scalar_op_cycles;
+                Ok(OpDone::Next)
+            }
             // Lowered to LOp variants of their own (allocations, TMA copies, MMAs, waits,
             // atomics) or to an expression (`inline_asm`) by `crate::lower`.
             LOp::Op(other @ lowered_apart!()) => Err(Fault::unlowered(other)),
@@ -980,6 +991,8 @@ fn single_thread_issue(op: &LOp) -> bool {
         LOp::TmaLoad { .. }
         | LOp::TmaStore { .. }
         | LOp::Commit { .. }
+        | LOp::MakeDesc(_)
+        | LOp::DescAcquire { .. }
         | LOp::Op(K::MbarExpect { .. } | K::MbarExpectTx { .. }) => true,
         lop_views!()
         | lop_group_waits!()
@@ -1017,6 +1030,8 @@ pub(super) fn synchronises(op: &LOp) -> bool {
         | LOp::Commit { .. }
         | LOp::CpAsyncArrive { .. }
         | LOp::GlobalAtomic(_)
+        | LOp::MakeDesc(_)
+        | LOp::DescAcquire { .. }
         | LOp::Op(
             mbar_signals!()
             | mbar_quiet!()
