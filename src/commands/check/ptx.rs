@@ -56,7 +56,9 @@ pub fn run(a: &Args) -> CliResult {
             // exits 1; what the front end does not run, 2 (as a failure of the command).
             let runtime = matches!(
                 e,
-                bwsim_ptxfront::Error::Runtime { .. } | bwsim_ptxfront::Error::Stuck(_)
+                bwsim_ptxfront::Error::Runtime { .. }
+                    | bwsim_ptxfront::Error::Unspecified { .. }
+                    | bwsim_ptxfront::Error::Stuck(_)
             );
             return Ok(ExitCode::from(if runtime { 1 } else { 2 }));
         }
