@@ -592,9 +592,9 @@ fn four_lane_fp8_arithmetic_rounds_each_lane_once() {
     let e5 = |v: f64| encode(F8E5M2, v);
     let word = |l: [u64; 4]| l[0] | l[1] << 8 | l[2] << 16 | l[3] << 24;
     // Lanes: 1 + 1.125 = 2.125 ties to 2 (e4m3 steps of 0.25 above 2); 0.5 + 0.25; -3 + 3 = +0;
-    // 2^-9 + 2^-10 (subnormals) ties to the even 2 * 2^-9.
+    // 2^-9 + 2^-9, the smallest subnormal twice: 2 * 2^-9.
     let a = word([e4(1.0), e4(0.5), e4(-3.0), e4(2f64.powi(-9))]);
-    let b = word([e4(1.125), e4(0.25), e4(3.0), e4(2f64.powi(-10))]);
+    let b = word([e4(1.125), e4(0.25), e4(3.0), e4(2f64.powi(-9))]);
     for add in [
         "add.e4m3x4.e4m3x4 $0, $1, $2;",
         "add.rn.e4m3x4.e4m3x4 $0, $1, $2;",
