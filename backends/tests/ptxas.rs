@@ -222,7 +222,11 @@ fn four_lane_fp8_arithmetic_is_sm100a_only() {
         assert!(m.text.contains(want), "no `{want}` in\n{}", m.text);
     }
     if let Err(e) = ptxas::assemble(&m, true) {
-        panic!("{e}");
+        let detail = match &e {
+            PtxasError::Rejected { messages, .. } => format!("{messages:?}"),
+            _ => String::new(),
+        };
+        panic!("{e}: {detail}\n{}", m.text);
     }
     let e = common::lower_source(src, Target::Sm90a).expect_err("sm_90a has no four-lane fp8 arithmetic");
     let text = e.to_string();

@@ -180,8 +180,14 @@ mod tests {
         );
         // e4m3 subnormals: 1.5 * 2^-9 ties between 1 and 2 steps of 2^-9: the even code (2);
         // 2.5 * 2^-9 between 2 and 3: 2 again.
-        assert_eq!(lane(PackedOp::Mul, DType::F8E4M3, &[2f64.powi(-9), 1.5]), Ok(0x02));
-        assert_eq!(lane(PackedOp::Mul, DType::F8E4M3, &[2f64.powi(-8), 1.25]), Ok(0x02));
+        assert_eq!(
+            lane(PackedOp::Mul, DType::F8E4M3, &[2f64.powi(-9), 1.5]),
+            Ok(0x02)
+        );
+        assert_eq!(
+            lane(PackedOp::Mul, DType::F8E4M3, &[2f64.powi(-8), 1.25]),
+            Ok(0x02)
+        );
         // e5m2 result from e4m3 operands: 448 + 448 = 896 = 1.75 * 2^9 (0x62... in e5m2).
         assert_eq!(
             lane(PackedOp::Add, DType::F8E5M2, &[448.0, 448.0]),

@@ -820,6 +820,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 ));
             }
         }
+        self.uses_fp8x4 = true;
         let out = self.fresh_tile(dtype, ll.clone(), parent, span)?;
         for r in 0..ll.num_regs() {
             let mut words = Vec::new();
