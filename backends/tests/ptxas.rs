@@ -205,3 +205,33 @@ fn cluster_barriers_and_remote_arrivals_assemble() {
         }
     }
 }
+
+/// Four-lane fp8 arithmetic (`add4`, `mul4`, `fma4`) lowers for sm_100a to the `.rn` forms,
+/// which ptxas assembles; sm_90a has no such instruction and the lowering says so.
+#[test]
+fn four_lane_fp8_arithmetic_is_sm100a_only() {
+    let src = "kernel k {\n  target sm_100a, sm_90a\n  num_warps 4\n  param x: ptr(f8e4m3)\n  param z: ptr(f8e5m2)\n  param out: ptr(f8e5m2)\n  layout l = blocked([4], [32], [4], [0])\n  let offs = arange(0, 512, l)\n  let a = global.load x, offs\n  let c = global.load z, offs\n  let s = add4(a, a, f8e4m3)\n  let p = mul4(s, a, f8e4m3)\n  let r = fma4(p, a, c, f8e5m2)\n  let q = add4(a, c, f8e5m2)\n  global.store out, offs, add4(r, q, f8e5m2)\n}\n";
+    let m = common::lower_source(src, Target::Sm100a).expect("lowers for sm_100a");
+    for want in [
+        "add.rn.e4m3x4.e4m3x4",
+        "mul.rn.e4m3x4.e4m3x4.e4m3x4",
+        "fma.rn.e5m2x4.e4m3x4.e4m3x4",
+        "add.rn.e5m2x4.e4m3x4",
+        "add.rn.e5m2x4.e5m2x4",
+    ] {
+        assert!(m.text.contains(want), "no `{want}` in\n{}", m.text);
+    }
+    if let Err(e) = ptxas::assemble(&m, true) {
+        let detail = match &e {
+            PtxasError::Rejected { messages, .. } => format!("{messages:?}"),
+            _ => String::new(),
+        };
+        panic!("{e}: {detail}\n{}", m.text);
+    }
+    let e = common::lower_source(src, Target::Sm90a).expect_err("sm_90a has no four-lane fp8 arithmetic");
+    let text = e.to_string();
+    assert!(
+        text.contains("add4") && text.contains("sm_100a only") && text.contains("sm_90a"),
+        "{text}"
+    );
+}

@@ -205,6 +205,7 @@ define_codes! {
     BarrierReinit = "barrier-reinit", [Run, Check], Deny, "`mbar.init` of an mbarrier that is still initialised (no `mbar.invalidate` since its last `mbar.init`)";
     IllegalInstruction = "illegal-instruction", [Run, Check], Hard, "an operation the hardware traps on (misaligned TMA coordinates, ...)";
     DeviceAssert = "device-assert", [Run, Check], Hard, "a `device.assert` (Gluon's `gl.device_assert`, compiled in debug mode) found a false element: the launch stops with cudaErrorAssert";
+    UnspecifiedResult = "unspecified-result", [Run, Check], Hard, "an operation whose result no public source states for these operands (four-lane fp8 arithmetic past the largest finite value, or of a NaN or infinite operand): bwsim stops rather than guess";
     ClcMisuse = "clc-misuse", [Run, Check], Deny, "`clc.try_cancel` after the CTA read a response that cancelled nothing (undefined in PTX)";
     // ---- the simulator ----
     MisalignedAddress = "misaligned-address", [Run], Hard, "a hardware trap: cudaErrorMisalignedAddress";

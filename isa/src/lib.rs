@@ -35,6 +35,7 @@ pub mod levels;
 pub mod lexer;
 pub mod limits;
 pub mod numeric;
+pub mod packed_arith;
 pub mod parser;
 pub mod placement;
 pub mod pool;

@@ -352,6 +352,8 @@ pub fn reference(
         "inline_asm_kernel" => elementwise::inline_asm(plan, inputs),
         "math_fns_kernel" => elementwise::math_fns(plan, inputs),
         "bitcast_fp8_kernel" => conversions::bitcast_fp8(plan, inputs),
+        "fp8_arith_kernel" => conversions::fp8_arith(plan, inputs),
+        "fp4_fma_kernel" => conversions::fp4_fma(plan, inputs),
         "packed_minmax_kernel" => elementwise::packed_minmax(plan, inputs),
         "smem_gather_scatter_kernel" => movement::smem_gather_scatter(plan, inputs),
         "smem_histogram_kernel" => reduction::smem_histogram(plan, inputs),

@@ -411,6 +411,15 @@ impl Cta<'_> {
         }
     }
 
+    /// An `unspecified-result` stop at instruction `pc` (as [`Self::rt`] places it).
+    pub(crate) fn unspecified(&self, pc: usize, message: String) -> Error {
+        let span = self.p.ins.get(pc).map_or(Span::DUMMY, |i| i.span);
+        Error::Unspecified {
+            message: format!("{message}, at {}", self.p.place(pc)),
+            span,
+        }
+    }
+
     /// The CTA's threads, all at the first instruction.
     pub(crate) fn threads(&self) -> Vec<Thread> {
         let [bx, by, bz] = self.l.block;
@@ -557,8 +566,12 @@ impl Cta<'_> {
         }
         match &ins.op {
             Op::Alu(a) => {
-                inline_ptx::step(a, &self.p.regs, &self.p.src, &mut t.v, &mut t.def)
-                    .map_err(|e| self.rt(pc, e.to_string()))?;
+                inline_ptx::step(a, &self.p.regs, &self.p.src, &mut t.v, &mut t.def).map_err(
+                    |e| match e {
+                        inline_ptx::RunError::Unspecified { .. } => self.unspecified(pc, e.to_string()),
+                        _ => self.rt(pc, e.to_string()),
+                    },
+                )?;
             }
             Op::MovSreg { d, s } => {
                 let l = self.l;

@@ -90,6 +90,10 @@ pub enum Error {
     /// outside shared memory, a divergent collective).
     #[error("{message}")]
     Runtime { message: String, span: Span },
+    /// A run stopped at an instruction whose result no public source states for its operands
+    /// (a four-lane fp8 lane past the largest finite value, or of a NaN): `unspecified-result`.
+    #[error("{message}")]
+    Unspecified { message: String, span: Span },
     /// A launch that does not fit the kernel.
     #[error("launch: {0}")]
     Launch(String),
@@ -112,7 +116,8 @@ impl Error {
             Error::Syntax { span, .. }
             | Error::Unsupported { span, .. }
             | Error::Invalid { span, .. }
-            | Error::Runtime { span, .. } => *span,
+            | Error::Runtime { span, .. }
+            | Error::Unspecified { span, .. } => *span,
             Error::Stuck(f) | Error::Trap(f) => f.diagnostic.primary.span,
             Error::Launch(_) => Span::DUMMY,
         }

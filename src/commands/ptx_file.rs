@@ -62,6 +62,7 @@ pub fn diagnostic(e: &bwsim_ptxfront::Error) -> Diagnostic {
         // The run stopped at an instruction whose behaviour is a fault or undefined (an access
         // outside shared memory, a read of an unwritten register, a divergent collective).
         E::Runtime { .. } => (Code::LaunchFailure, "the run stopped here"),
+        E::Unspecified { .. } => (Code::UnspecifiedResult, "the run stopped here"),
     };
     Diagnostic::error(code, e.to_string(), e.span(), label)
 }

@@ -547,6 +547,12 @@ if since 3.9; then
     # Packed half-precision min2/max2 (ttng.packed_arith min|max).
     gen packed_minmax.sm_100a $f/packed_minmax.py packed_minmax_kernel --num-warps 4 \
         --arg 'x_ptr=*fp16' --arg 'a_ptr=*bf16' --arg 'b_ptr=*bf16' --arg 'clamped_ptr=*fp16' --arg 'larger_ptr=*bf16' -D BLOCK=256
+    # Four-lane fp8 add2/mul2/fma2 (ttng.packed_arith on fp8; sm_100a only: ptxas refuses the
+    # instructions elsewhere, and Triton 3.8's ptxas on sm_100a too).
+    gen_bugs fp8_arith.sm_100a overflow $f/fp8_arith.py fp8_arith_kernel --num-warps 4 \
+        --arg 'x_ptr=*fp8e4nv' --arg 'y_ptr=*fp8e4nv' --arg 'z_ptr=*fp8e5' --arg 'out_ptr=*fp32' -D BLOCK=512
+    gen fp4_fma.sm_100a $f/fp8_arith.py fp4_fma_kernel --num-warps 4 \
+        --arg 'w_ptr=*i8' --arg 'y_ptr=*fp8e4nv' --arg 'z_ptr=*fp8e4nv' --arg 'out_ptr=*fp32' -D BLOCK=512
     for t in sm_100a sm_90a; do
         gen_bugs flag_handoff.$t "relaxed_flag" $f/flag_handoff.py flag_handoff_kernel \
             --arg 'x_ptr=*i32' --arg 'data_ptr=*i32' \

@@ -14,7 +14,9 @@
 //! `.version 8.8` for both targets: ptxas 13.5 assembles it for `sm_100a` and `sm_90a`, it is
 //! the first version with `.kind::mxf8f6f4.block_scale`
 //! (docs/semantics.md#targets-and-ptx-versions), and the project's H100 driver (580, CUDA 13.0, PTX
-//! ISA up to 9.0) JITs it. `.address_size 64`.
+//! ISA up to 9.0) JITs it. A kernel with four-lane fp8 arithmetic (sm_100a only) is written
+//! `.version 9.4` ([`PTX_VERSION_FP8X4`]), the first ptxas takes those forms in.
+//! `.address_size 64`.
 //!
 //! # Launch ABI (what the GPU runner must do)
 //!
@@ -74,6 +76,10 @@ use serde::Serialize;
 
 /// The PTX ISA version written in every module.
 pub const PTX_VERSION: &str = "8.8";
+
+/// The PTX ISA version of a module with four-lane fp8 arithmetic (`add.rn.e4m3x4.e4m3x4`, ...):
+/// ptxas 13.5 takes those forms from `.version 9.4` only (docs/semantics.md#targets-and-ptx-versions).
+pub const PTX_VERSION_FP8X4: &str = "9.4";
 
 /// One PTX kernel parameter and what the runner passes in it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

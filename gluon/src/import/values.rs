@@ -4,6 +4,7 @@
 use super::combiner::{self, Combiner};
 use super::*;
 use bwsim_isa::builtins::ReduceOp;
+use bwsim_isa::packed_arith::PackedOp;
 use bwsim_isa::typeck::{AtomicScope, AtomicSem};
 
 impl<'m> Cx<'m> {
@@ -277,7 +278,7 @@ impl<'m> Cx<'m> {
     /// `min.f16x2`, `max.bf16x2`, a NaN losing to a number as in IEEE minNum/maxNum) are the
     /// elementwise `min(a, b)` and `max(a, b)`. The packed fp8/fp4 forms (sm_100a's
     /// `add.e4m3x4.e4m3x4`, `fma.e5m2x4...`, as Triton 3.9 lowers them, without a rounding or
-    /// saturation modifier) are refused by name: their rounding and overflow are not modelled.
+    /// saturation modifier) are [`Self::packed_fp8`]'s.
     pub(super) fn packed_arith(&mut self, op: &Op, span: Span) -> R<()> {
         let mut c = Cursor::new(&op.toks, op.span);
         let kind = c.ident()?;
@@ -285,6 +286,9 @@ impl<'m> Cx<'m> {
         let v = self.n_operands(op, arity)?;
         let ty = self.result_type(op, 0)?;
         let elem = ty.elem();
+        if matches!(elem, Some(Elem::F8E4M3 | Elem::F8E5M2)) {
+            return self.packed_fp8(op, &kind, &v, span);
+        }
         let float = matches!(elem, Some(Elem::F32 | Elem::F16 | Elem::BF16));
         let same = v
             .iter()
@@ -313,6 +317,67 @@ impl<'m> Cx<'m> {
             "min" | "max" => call(&kind, xs, span),
             _ => call("fma", xs, span),
         };
+        let first_tensor = v
+            .iter()
+            .find(|(n, s)| !matches!(self.get(n, *s), Ok(Val::Splat(..))))
+            .map_or(v[0].0.clone(), |(n, _)| n.clone());
+        self.unary_result(op, e, &first_tensor, span)
+    }
+
+    /// The fp8 forms of `ttng.packed_arith add|sub|mul|fma` (Triton 3.9 on sm_100a: four-lane
+    /// `add.e4m3x4.e4m3x4`, `mul.e5m2x4.e4m3x4.e5m2x4`, `fma...`): the tile language's `add4`,
+    /// `sub4`, `mul4`, `fma4` with the result's element type, each lane computed exactly and
+    /// rounded once to nearest even, a lane past the largest finite value or of a NaN operand
+    /// an `unspecified-result` at run time (bwsim_isa::packed_arith). Operands are fp8 tensors
+    /// of the result's shape or fp4 ones (`e2m1x4` lanes): i8 tensors of half its last
+    /// dimension, two e2m1 values a byte, the low nibble first, unpacked exactly to f4e2m1
+    /// tiles as `ttg.fp4_to_fp` unpacks them.
+    fn packed_fp8(&mut self, op: &Op, kind: &str, v: &[(String, Span)], span: Span) -> R<()> {
+        let ty = self.result_type(op, 0)?;
+        let d = dtype_of(ty.elem().unwrap_or(Elem::F8E4M3), span)?;
+        let packed = PackedOp::from_ptx(kind).ok_or_else(|| {
+            self.unsupported(
+                op,
+                &format!(
+                    "`ttng.packed_arith {kind}` on fp8: the four-lane fp8 instructions are add, sub, mul and fma"
+                ),
+            )
+        })?;
+        let mut xs = Vec::new();
+        let r = self.result(op, 0)?;
+        for (k, (n, s)) in v.iter().enumerate() {
+            let t = self.val_type(n, *s)?;
+            let shape = t.shape().map(<[i64]>::to_vec).unwrap_or_default();
+            let want = ty.shape().map(<[i64]>::to_vec).unwrap_or_default();
+            let mut halved = want.clone();
+            if let Some(l) = halved.last_mut() {
+                *l /= 2;
+            }
+            if t.elem() == Some(Elem::I8) && !shape.is_empty() && shape == halved && want.last() != Some(&0) {
+                // fp4 operand: e2m1 pairs packed in bytes along the last dimension (the low
+                // nibble first), four lanes a 16-bit register.
+                let x = self.expr(n, *s)?;
+                let last = shape.len() - 1;
+                let e = self.unpack_fp4(x, &shape, last, DType::F4E2M1, &format!("{r}_fp4_{k}"), span);
+                xs.push(e);
+                continue;
+            }
+            if !matches!(t.elem(), Some(Elem::F8E4M3 | Elem::F8E5M2)) || t.shape() != ty.shape() {
+                return Err(self.unsupported(
+                    op,
+                    &format!(
+                        "`ttng.packed_arith {kind}` to {d} with an operand of type {}: the operands are \
+                         fp8 (e4m3, e5m2) tensors of the result's shape or fp4 (e2m1 pairs packed in an \
+                         i8 tensor of half its last dimension)",
+                        t.elem()
+                            .map_or("a non-scalar".to_string(), |e| format!("{e:?}").to_lowercase())
+                    ),
+                ));
+            }
+            xs.push(self.expr(n, *s)?);
+        }
+        xs.push(name_e(d.name(), span));
+        let e = call(packed.tile_name(), xs, span);
         let first_tensor = v
             .iter()
             .find(|(n, s)| !matches!(self.get(n, *s), Ok(Val::Splat(..))))
@@ -896,6 +961,16 @@ impl<'m> Cx<'m> {
         )?;
         let x = self.expr(&v[0].0, v[0].1)?;
         let r = self.result(op, 0)?;
+        let e = self.unpack_fp4(x, &shape, a, d, &r, span);
+        let n = self.let_(&r, Rhs::Expr(e), span);
+        self.bind(&r, Val::E(name_e(&n, span), ty));
+        Ok(())
+    }
+
+    /// The expression unpacking the i8 tile `x` of `shape` (two e2m1 values a byte, the low
+    /// nibble first along axis `a`, which doubles) to elements of `d`, exactly; its steps are
+    /// bound to names made from `r`.
+    fn unpack_fp4(&mut self, x: Expr, shape: &[i64], a: usize, d: DType, r: &str, span: Span) -> Expr {
         let x32 = self.let_(
             &format!("{r}_bytes"),
             Rhs::Expr(call("cast", vec![x, name_e("i32", span)], span)),
@@ -955,12 +1030,9 @@ impl<'m> Cx<'m> {
                 .collect();
             e = call("permute", vec![e, list_e(&order, span)], span);
         }
-        let mut out = shape.clone();
+        let mut out = shape.to_vec();
         out[a] *= 2;
-        let e = call("reshape", vec![e, list_e(&out, span)], span);
-        let n = self.let_(&r, Rhs::Expr(e), span);
-        self.bind(&r, Val::E(name_e(&n, span), ty));
-        Ok(())
+        call("reshape", vec![e, list_e(&out, span)], span)
     }
 
     /// `tt.scan` of one operand with a one-op combiner (`gl.associative_scan` of an add, a

@@ -129,6 +129,22 @@ impl Flow<'_> {
                 }
                 vec![(*d, v)]
             }
+            Op::Packed { types, d, s, .. } => {
+                // Lane i of the result depends on lane i of every source (4 or 8 bits wide).
+                let srcs: Vec<(D, usize)> = s
+                    .iter()
+                    .zip(types)
+                    .map(|(x, t)| (self.get(*x, 4 * t.bits()), t.bits() as usize))
+                    .collect();
+                let mut v = vec![0; 32];
+                for lane in 0..4 {
+                    let m = srcs
+                        .iter()
+                        .fold(0, |a, (x, w)| a | union(&x[lane * w..(lane + 1) * w]));
+                    v[lane * 8..(lane + 1) * 8].iter_mut().for_each(|x| *x = m);
+                }
+                vec![(*d, v)]
+            }
             Op::Shift {
                 left,
                 arith,

@@ -131,6 +131,33 @@ impl Regs<'_> {
                 let _: FTy = *ty;
                 self.write(*d, v);
             }
+            Op::Packed {
+                op,
+                dtype,
+                types,
+                d,
+                s,
+            } => {
+                let vals = s.iter().map(|x| rd(self, *x)).collect::<Result<Vec<_>, _>>()?;
+                let mut v = 0u64;
+                let mut lane_vals = Vec::with_capacity(vals.len());
+                for lane in 0..4u32 {
+                    lane_vals.clear();
+                    for (x, &t) in vals.iter().zip(types) {
+                        let w = t.bits();
+                        lane_vals.push(crate::numeric::decode(t, (x >> (lane * w)) & mask(w)));
+                    }
+                    let bits = crate::packed_arith::lane(*op, *dtype, &lane_vals).map_err(|u| {
+                        RunError::Unspecified {
+                            ins: self.text[ins.at.0..ins.at.1].to_string(),
+                            lane,
+                            why: u.to_string(),
+                        }
+                    })?;
+                    v |= bits << (lane * 8);
+                }
+                self.write(*d, v);
+            }
             Op::Setp {
                 cmp,
                 ty,

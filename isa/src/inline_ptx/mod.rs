@@ -63,6 +63,8 @@ pub enum RunError {
     Undefined { reg: String, ins: String },
     #[error("`{ins}` divides by zero (PTX leaves the result unspecified)")]
     DivideByZero { ins: String },
+    #[error("`{ins}`, lane {lane}: {why} (bwsim does not guess it: unspecified-result)")]
+    Unspecified { ins: String, lane: u32, why: String },
 }
 
 /// One `$N` operand: which result or argument it carries and how.
@@ -229,7 +231,10 @@ fn assigned_before_use(asm: &str, p: &parse::Parsed, slots: &[Slot]) -> Result<(
                 reads.push(*a);
                 writes.extend(ds.iter().flatten());
             }
-            Op::Int { d, s, .. } | Op::Bit { d, s, .. } | Op::Float { d, s, .. } => {
+            Op::Int { d, s, .. }
+            | Op::Bit { d, s, .. }
+            | Op::Float { d, s, .. }
+            | Op::Packed { d, s, .. } => {
                 reads.extend(s);
                 writes.push(*d);
             }
@@ -320,12 +325,13 @@ impl Program {
         self.parsed.ins.len()
     }
 
-    /// Whether the snippet uses an instruction of sm_100 (`.f32x2` arithmetic).
+    /// Whether the snippet uses an instruction of sm_100 (`.f32x2` arithmetic, four-lane fp8
+    /// arithmetic).
     pub fn needs_sm100(&self) -> bool {
-        self.parsed
-            .ins
-            .iter()
-            .any(|i| matches!(&i.op, parse::Op::Float { ty, .. } if ty.lanes == 2 && ty.fmt == float::F32))
+        self.parsed.ins.iter().any(|i| {
+            matches!(&i.op, parse::Op::Float { ty, .. } if ty.lanes == 2 && ty.fmt == float::F32)
+                || matches!(&i.op, parse::Op::Packed { .. })
+        })
     }
 
     /// The width of each `$N` register.

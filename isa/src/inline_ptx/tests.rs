@@ -659,3 +659,97 @@ mod props {
         }
     }
 }
+
+#[test]
+fn four_lane_fp8_arithmetic_rounds_each_lane_once() {
+    use crate::numeric::encode;
+    let e4 = |v: f64| encode(F8E4M3, v);
+    let e5 = |v: f64| encode(F8E5M2, v);
+    let word = |l: [u64; 4]| l[0] | l[1] << 8 | l[2] << 16 | l[3] << 24;
+    // Lanes: 1 + 1.125 = 2.125 ties to 2 (e4m3 steps of 0.25 above 2); 0.5 + 0.25; -3 + 3 = +0;
+    // 2^-9 + 2^-9, the smallest subnormal twice: 2 * 2^-9.
+    let a = word([e4(1.0), e4(0.5), e4(-3.0), e4(2f64.powi(-9))]);
+    let b = word([e4(1.125), e4(0.25), e4(3.0), e4(2f64.powi(-9))]);
+    for add in [
+        "add.e4m3x4.e4m3x4 $0, $1, $2;",
+        "add.rn.e4m3x4.e4m3x4 $0, $1, $2;",
+    ] {
+        assert_eq!(
+            run1(add, "=r,r,r", &[I32, I32], &[I32], 1, &[a, b]),
+            vec![word([e4(2.0), e4(0.75), 0, 0x02])],
+            "{add}"
+        );
+    }
+    // fma with an e5m2 result and addend: 1.125 * 1.125 + 1 = 2.265625, e5m2 steps of 0.5
+    // above 2: 2.5 (nearer than 2).
+    let p = word([e4(1.125), e4(2.0), e4(-1.0), e4(0.0)]);
+    let c = word([e5(1.0), e5(-4.0), e5(0.0), e5(-0.0)]);
+    assert_eq!(
+        run1(
+            "fma.rn.e5m2x4.e4m3x4.e4m3x4 $0, $1, $2, $3;",
+            "=r,r,r,r",
+            &[I32, I32, I32],
+            &[I32],
+            1,
+            &[p, p, c]
+        ),
+        vec![word([e5(2.5), e5(0.0), e5(1.0), 0])]
+    );
+    // An e2m1x4 factor is 16 bits, four 4-bit lanes: 1.5 (0x3), -2 (0xc), 6 (0x7), 0.
+    let f4 = 0x3 | 0xc << 4 | 0x7 << 8;
+    assert_eq!(
+        run1(
+            "mul.rn.e4m3x4.e2m1x4.e4m3x4 $0, $1, $2;",
+            "=r,h,r",
+            &[I16, I32],
+            &[I32],
+            1,
+            &[f4, word([e4(3.0), e4(3.0), e4(0.5), e4(1.0)])]
+        ),
+        vec![word([e4(4.5), e4(-6.0), e4(3.0), 0])]
+    );
+}
+
+#[test]
+fn four_lane_fp8_overflow_and_nan_are_unspecified() {
+    let p = compile(
+        "mul.rn.e4m3x4.e4m3x4.e4m3x4 $0, $1, $2;",
+        "=r,r,r",
+        &[I32, I32],
+        &[I32],
+        1,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    // Lane 1: 32 * 16 = 512 > 464, past e4m3's largest finite value.
+    let a = 0x38 | 0x60 << 8; // 1.0, 32.0
+    let b = 0x38 | 0x58 << 8; // 1.0, 16.0
+    match p.run(&[a, b]) {
+        Err(RunError::Unspecified { lane, why, .. }) => {
+            assert_eq!(lane, 1);
+            assert!(why.contains("512"), "{why}");
+        }
+        other => panic!("{other:?}"),
+    }
+    // A NaN operand (0x7f) in lane 0.
+    assert!(matches!(
+        p.run(&[0x7f, 0x38]),
+        Err(RunError::Unspecified { lane: 0, .. })
+    ));
+    // `.satfinite` and rounding other than `.rn` are refused.
+    assert!(compile(
+        "add.rn.satfinite.e4m3x4.e4m3x4 $0, $1, $2;",
+        "=r,r,r",
+        &[I32, I32],
+        &[I32],
+        1
+    )
+    .is_err());
+    assert!(compile(
+        "add.rz.e4m3x4.e4m3x4 $0, $1, $2;",
+        "=r,r,r",
+        &[I32, I32],
+        &[I32],
+        1
+    )
+    .is_err());
+}

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::builtins::{MathFn, ReduceOp};
+use crate::packed_arith::{self, PackedOp};
 
 impl<'k> Cx<'k> {
     pub(super) fn expr(&mut self, e: &'k Expr) -> Option<Ty> {
@@ -423,6 +424,56 @@ impl<'k> Cx<'k> {
                 let c = self.expr_inner(pos[2])?;
                 let ab = self.binary(BinOp::Mul, &a, &b, e.span)?;
                 self.binary(BinOp::Add, &ab, &c, e.span)
+            }
+            _ if PackedOp::from_tile_name(f).is_some() => {
+                let op = PackedOp::from_tile_name(f).unwrap_or(PackedOp::Add);
+                arity(op.arity() + 1)?;
+                let dtype = self.checked.consts.dtype(pos[op.arity()])?;
+                if !packed_arith::is_result_type(dtype) {
+                    return Err(e_type(
+                        pos[op.arity()].span,
+                        format!("`{f}` gives f8e4m3 or f8e5m2 lanes, not {dtype}"),
+                        "result type",
+                    ));
+                }
+                let mut out: Option<TileTy> = None;
+                for &p in &pos[..op.arity()] {
+                    let t = self.tile_arg(p, &format!("{f}'s operand"))?;
+                    if !packed_arith::is_operand_type(t.dtype) {
+                        return Err(e_type(
+                            p.span,
+                            format!("`{f}` takes f8e4m3, f8e5m2 or f4e2m1 tiles, found {}", t.dtype),
+                            "operand type",
+                        ));
+                    }
+                    out = Some(match out {
+                        None => t,
+                        Some(o) => {
+                            let shape = broadcast_shapes(&o.shape, &t.shape).ok_or_else(|| {
+                                e_type(
+                                    p.span,
+                                    format!("tile shapes {:?} and {:?} do not broadcast", o.shape, t.shape),
+                                    "incompatible shapes",
+                                )
+                            })?;
+                            let layout = if o.shape == shape {
+                                o.layout
+                            } else if t.shape == shape {
+                                t.layout
+                            } else {
+                                None
+                            };
+                            TileTy {
+                                dtype: o.dtype,
+                                shape,
+                                layout,
+                            }
+                        }
+                    });
+                }
+                let mut t = out.ok_or_else(|| e_type(e.span, format!("`{f}` needs operands"), "here"))?;
+                t.dtype = dtype;
+                Ok(Ty::Tile(t))
             }
             _ if ReduceOp::scan_from_name(f).is_some() => {
                 arity(2)?;

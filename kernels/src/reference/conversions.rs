@@ -1,5 +1,6 @@
 //! References of float conversions with an explicit rounding (tests/gluon/fp_rounding.py) and
-//! of bytes read as fp8 values (tests/gluon/3.9/bitcast_fp8.py),
+//! of bytes read as fp8 values (tests/gluon/3.9/bitcast_fp8.py) and of four-lane fp8
+//! arithmetic with fp8 and fp4 operands (tests/gluon/3.9/fp8_arith.py),
 //! computed from the formats' definitions: a value is rounded at its format's precision
 //! (the significand bits, the smallest normal exponent for subnormals) toward zero or to
 //! nearest even, and the saturating conversions clamp a finite result to the largest finite
@@ -7,7 +8,7 @@
 //! specification: e4m3 largest 448, e5m2 largest 57344; f16 largest 65504; bf16 as f32's
 //! exponent range with 8 significant bits).
 
-use super::{f32_at, put, tensor, value, Expected, RefError};
+use super::{f32_at, put, tensor, tensors, value, Expected, RefError};
 use bwsim_isa::launch::{HostTensor, LaunchPlan};
 use bwsim_isa::DType;
 
@@ -51,6 +52,16 @@ fn round(v: f64, f: Fmt, rtz: bool) -> f64 {
     } else {
         m
     }
+}
+
+/// `v` rounded to nearest even in `f`, for a launch whose values stay inside the format: a
+/// value past its largest finite one is an error (what the four-lane instructions give then is
+/// not stated).
+fn nearest(v: f64, f: Fmt) -> Result<f64, RefError> {
+    if v.abs() > f.max {
+        return Err(format!("{v} is past the format's largest finite value {}", f.max).into());
+    }
+    Ok(round(v, f, false))
 }
 
 /// The input `x` of kernel `what`, which must be a one-dimensional `dtype` tensor, and its length.
@@ -120,6 +131,74 @@ pub(super) fn bitcast_fp8(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Ve
         Expected::close("out", out, 0.0, 0.0),
         Expected::exact("back", back),
     ])
+}
+
+/// tests/gluon/3.9/fp8_arith.py: per element, `s = x + y` and `p = s * y` rounded to e4m3,
+/// `out = p * x + z` rounded once to e5m2 (each exact in f64 before its rounding: the
+/// instructions round each lane once to nearest even), stored as f32 exactly. The launch keeps
+/// every value inside the formats' finite range; a value past it is an error here, since what
+/// the hardware gives then is not stated.
+pub(super) fn fp8_arith(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
+    let [x, y, z] = tensors(plan, inputs, ["x", "y", "z"])?;
+    if x.dtype != DType::F8E4M3 || y.dtype != DType::F8E4M3 || z.dtype != DType::F8E5M2 {
+        return Err("fp8_arith takes e4m3 x and y and an e5m2 z".into());
+    }
+    let n = x.numel();
+    if y.numel() != n || z.numel() != n {
+        return Err("fp8_arith takes x, y and z of one length".into());
+    }
+    let mut out = HostTensor::zeros("out", DType::F32, vec![n]);
+    for i in 0..n {
+        let (a, b, c) = (
+            value(DType::F8E4M3, x.get_bits(i)),
+            value(DType::F8E4M3, y.get_bits(i)),
+            value(DType::F8E5M2, z.get_bits(i)),
+        );
+        let s = nearest(a + b, E4M3)?;
+        let p = nearest(s * b, E4M3)?;
+        put(&mut out, i, nearest(p.mul_add(a, c), E5M2)?)?;
+    }
+    Ok(vec![Expected::exact("out", out)])
+}
+
+/// An e2m1 value from its 4 bits: sign bit 3, exponent bits 2:1, mantissa bit 0 (`m / 2` for
+/// exponent 0, else `(1 + m / 2) * 2^(e - 1)`: 0, 0.5, 1, 1.5, 2, 3, 4, 6).
+fn e2m1(nibble: u64) -> f64 {
+    let (e, m) = ((nibble >> 1) & 3, nibble & 1);
+    let mag = if e == 0 {
+        m as f64 / 2.0
+    } else {
+        (1.0 + m as f64 / 2.0) * 2f64.powi(e as i32 - 1)
+    };
+    if nibble & 8 != 0 {
+        -mag
+    } else {
+        mag
+    }
+}
+
+/// tests/gluon/3.9/fp8_arith.py's fp4_fma_kernel: element i of w (e2m1) is the low nibble of
+/// byte i / 2 for even i, the high one for odd i; `out = w * y + z` rounded once to e4m3
+/// (exact in f64 before), stored as f32 exactly.
+pub(super) fn fp4_fma(plan: &LaunchPlan, inputs: &[HostTensor]) -> Result<Vec<Expected>, RefError> {
+    let [w, y, z] = tensors(plan, inputs, ["w", "y", "z"])?;
+    let n = y.numel();
+    if w.dtype != DType::I8 || y.dtype != DType::F8E4M3 || z.dtype != DType::F8E4M3 {
+        return Err("fp4_fma takes an i8 w and e4m3 y and z".into());
+    }
+    if w.numel() * 2 != n || z.numel() != n {
+        return Err("fp4_fma takes y and z of one length and w of half of it".into());
+    }
+    let mut out = HostTensor::zeros("out", DType::F32, vec![n]);
+    for i in 0..n {
+        let nibble = (w.get_bits(i / 2) >> (4 * (i % 2))) & 15;
+        let v = e2m1(nibble).mul_add(
+            value(DType::F8E4M3, y.get_bits(i)),
+            value(DType::F8E4M3, z.get_bits(i)),
+        );
+        put(&mut out, i, nearest(v, E4M3)?)?;
+    }
+    Ok(vec![Expected::exact("out", out)])
 }
 
 #[cfg(test)]

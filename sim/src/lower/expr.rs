@@ -140,6 +140,17 @@ impl<'a, 'k> Lower<'a, 'k> {
                 need(1)?;
                 Ok(CExpr::Call(Builtin::Abs, vec![self.expr(pos[0])?]))
             }
+            _ if bwsim_isa::packed_arith::PackedOp::from_tile_name(f).is_some() => {
+                let op = bwsim_isa::packed_arith::PackedOp::from_tile_name(f)
+                    .unwrap_or(bwsim_isa::packed_arith::PackedOp::Add);
+                need(op.arity() + 1)?;
+                let dtype = self.env.dtype(pos[op.arity()])?;
+                let args = pos[..op.arity()]
+                    .iter()
+                    .map(|p| self.expr(p))
+                    .collect::<Result<Vec<_>, _>>()?;
+                Ok(CExpr::Call(Builtin::Packed(op, dtype), args))
+            }
             "fma" => {
                 need(3)?;
                 Ok(CExpr::Call(

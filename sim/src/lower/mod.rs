@@ -34,6 +34,9 @@ pub enum Builtin {
     Select,
     Abs,
     Fma,
+    /// Four-lane fp8 arithmetic (`add4`, ..., the result's element type):
+    /// [`bwsim_isa::packed_arith::lane`] per element.
+    Packed(bwsim_isa::packed_arith::PackedOp, DType),
     /// A math function on float elements (`exp2`, `sqrt`, ...).
     Math(MathFn),
 }

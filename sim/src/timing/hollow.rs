@@ -312,6 +312,7 @@ fn shape_eval(e: &CExpr, frame: &[Value], cx: &EvalCtx) -> OpResult<Value> {
             let dt = match f {
                 // select(c, a, b): the type of the chosen values.
                 Builtin::Select => result_dtype(&refs[1.min(refs.len())..]),
+                Builtin::Packed(_, d) => *d,
                 _ => result_dtype(&refs),
             };
             Ok(hollow(dt, shape))

@@ -48,9 +48,15 @@ pub fn run(a: &Args) -> CliResult {
                 format,
                 serde_json::json!({"kernel": name}),
             );
-            // The kernel's fault (an mbarrier fault, an access outside memory) exits 1; what
-            // the front end does not run, 2 (as a failure of the command).
-            let runtime = matches!(e, bwsim_ptxfront::Error::Runtime { .. });
+            // The kernel's fault (a deadlock, an mbarrier fault, an access outside memory)
+            // exits 1; what the front end does not run, 2 (as a failure of the command).
+            let runtime = matches!(
+                e,
+                bwsim_ptxfront::Error::Runtime { .. }
+                    | bwsim_ptxfront::Error::Unspecified { .. }
+                    | bwsim_ptxfront::Error::Stuck(_)
+                    | bwsim_ptxfront::Error::Trap(_)
+            );
             return Ok(ExitCode::from(if runtime { 1 } else { 2 }));
         }
     };

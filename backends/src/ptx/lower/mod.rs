@@ -58,7 +58,7 @@ mod wgmma;
 use super::emit::{Emitter, Origin, Reg, RegClass};
 use super::linear_layout::LinearLayout;
 use super::smem::Geom;
-use super::{LowerError, ParamAbi, PtxModule, PTX_VERSION};
+use super::{LowerError, ParamAbi, PtxModule, PTX_VERSION, PTX_VERSION_FP8X4};
 use bwsim_isa::consts::{ConstEnv, ConstValue};
 use bwsim_isa::ir::*;
 use bwsim_isa::typeck::{AllocKind, Checked, SmemLayout, TileLayout, Ty, SMEM_CAPACITY};
@@ -299,6 +299,9 @@ pub(super) struct Lowerer<'c, 'k> {
     /// Whether the kernel uses cluster features (`cluster.sync`, CTA pairs): the entry is
     /// declared `.explicitcluster` and must be launched with a cluster dimension.
     pub uses_cluster: bool,
+    /// Whether the kernel uses four-lane fp8 arithmetic (`add4`, ...): the module is then
+    /// `.version 9.4`.
+    pub uses_fp8x4: bool,
     /// Whether the kernel arrives on a peer CTA's mbarrier (`mbar.arrive`/`mbar.expect ..., cta=R`): its
     /// waits then acquire at cluster scope, so that they synchronise with the peer's
     /// `.release.cluster` arrival (a `.cta`-scope acquire, the default, is not morally strong
@@ -630,6 +633,7 @@ pub(super) fn lower(ck: &Checked) -> Result<PtxModule, LowerError> {
         cta_groups: Vec::new(),
         cp_span: None,
         uses_cluster: false,
+        uses_fp8x4: false,
         remote_arrivals: has_remote_arrivals(ck.kernel),
     };
     if !ck.workers.is_empty() {
@@ -741,7 +745,14 @@ pub(super) fn lower(ck: &Checked) -> Result<PtxModule, LowerError> {
     push(format!(
         "// launch: blockDim = ({threads}, 1, 1), dynamic shared memory = {top} bytes"
     ));
-    push(format!(".version {PTX_VERSION}"));
+    push(format!(
+        ".version {}",
+        if lw.uses_fp8x4 {
+            PTX_VERSION_FP8X4
+        } else {
+            PTX_VERSION
+        }
+    ));
     push(format!(".target {}", ck.target.name()));
     push(".address_size 64".into());
     push(String::new());

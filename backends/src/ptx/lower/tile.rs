@@ -12,6 +12,7 @@ use super::*;
 use crate::ptx::emit::{bf16_bits, f16_bits};
 use crate::ptx::linear_layout::{broadcast_projection, project, LinearLayout};
 use bwsim_isa::builtins::{MathFn, ReduceOp};
+use bwsim_isa::packed_arith::{self, PackedOp};
 use bwsim_isa::typeck::broadcast_shapes;
 
 /// PTX type suffix of arithmetic on a tile element type.
@@ -756,6 +757,92 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         Ok(out)
     }
 
+    /// `add4`, `sub4`, `mul4`, `fma4` (four-lane fp8 arithmetic, sm_100a only): each element
+    /// goes through lane 0 of the instruction, the other lanes zero (whose result, a zero, is
+    /// dropped), written with `.rn`, the rounding the instruction takes and the one ptxas
+    /// assembles the unmodified form to.
+    #[allow(clippy::needless_range_loop)] // one instruction per register of several operands
+    pub(super) fn tile_packed(
+        &mut self,
+        op: PackedOp,
+        vals: Vec<Val>,
+        dtype: DType,
+        span: Span,
+    ) -> LResult<Tile> {
+        let name = op.tile_name();
+        if self.target() != Target::Sm100a {
+            return Err(unsupported(
+                name,
+                span,
+                format!(
+                    "`{}.rn.{}` (four-lane fp8 arithmetic) exists on sm_100a only: ptxas refuses it on \
+                     {} ('not supported on .target')",
+                    op.ptx(),
+                    packed_arith::ptx_type(dtype),
+                    self.target().name()
+                ),
+            ));
+        }
+        let refs: Vec<&Val> = vals.iter().collect();
+        let (ts, ll, parent) = self.align_tiles(&refs, span)?;
+        let mut types = Vec::new();
+        for t in &ts {
+            match t {
+                Some(t) if matches!(t.dtype, DType::F8E4M3 | DType::F8E5M2) => types.push(t.dtype),
+                Some(t) => {
+                    return Err(unsupported(
+                        name,
+                        span,
+                        format!("operands of {}: bwsim lowers fp8 (e4m3, e5m2) operands", t.dtype),
+                    ))
+                }
+                None => return Err(unsupported(name, span, "a scalar operand")),
+            }
+        }
+        // The PTX types: `add`/`sub` name the result and the first operand (the second is the
+        // result's), `mul` and `fma` the result and both factors (the addend is the result's).
+        let mut suffix = vec![packed_arith::ptx_type(dtype)];
+        let named = if matches!(op, PackedOp::Add | PackedOp::Sub) {
+            1
+        } else {
+            2
+        };
+        suffix.extend(types[..named].iter().map(|&d| packed_arith::ptx_type(d)));
+        for &d in &types[named..] {
+            if d != dtype {
+                return Err(unsupported(
+                    name,
+                    span,
+                    format!(
+                        "`{}` takes its last operand in the result's type ({dtype}), found {d}",
+                        op.ptx()
+                    ),
+                ));
+            }
+        }
+        self.uses_fp8x4 = true;
+        let out = self.fresh_tile(dtype, ll.clone(), parent, span)?;
+        for r in 0..ll.num_regs() {
+            let mut words = Vec::new();
+            for t in ts.iter().flatten() {
+                let w = self.e.reg(RegClass::B32);
+                self.e.ins(format!("cvt.u32.u16 {w}, {}", t.regs[r]));
+                self.e.ins(format!("and.b32 {w}, {w}, 255"));
+                words.push(w.to_string());
+            }
+            let d = self.e.reg(RegClass::B32);
+            self.e.ins(format!(
+                "{}.rn.{} {d}, {}",
+                op.ptx(),
+                suffix.join("."),
+                words.join(", ")
+            ));
+            self.e.ins(format!("and.b32 {d}, {d}, 255"));
+            self.e.ins(format!("cvt.u16.u32 {}, {d}", out.regs[r]));
+        }
+        Ok(out)
+    }
+
     // ----- casts -----
 
     pub(super) fn cvt_elem(&mut self, from: DType, to: DType, d: Reg, s: Reg, span: Span) -> LResult<()> {
@@ -1087,6 +1174,19 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                     regs,
                     parent: None,
                 }))
+            }
+            _ if PackedOp::from_tile_name(f).is_some() => {
+                let op = PackedOp::from_tile_name(f).unwrap_or(PackedOp::Add);
+                need(op.arity() + 1)?;
+                let vals = pos[..op.arity()]
+                    .iter()
+                    .map(|p| self.expr(p))
+                    .collect::<LResult<Vec<_>>>()?;
+                let dtype = match self.expr(pos[op.arity()])? {
+                    Val::DType(d) => d,
+                    other => return Err(wrong_kind(f, span, "expected an element type", &other)),
+                };
+                self.tile_packed(op, vals, dtype, span).map(Val::Tile)
             }
             "fma" => {
                 need(3)?;

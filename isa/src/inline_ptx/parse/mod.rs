@@ -197,6 +197,16 @@ pub enum Op {
         a: Src,
         b: Src,
     },
+    /// Four-lane fp8 arithmetic (`add.rn.e4m3x4.e4m3x4`, `fma.e5m2x4.e4m3x4.e4m3x4`, sm_100a):
+    /// `dtype` the result's lanes, `types` each source's, one lane each
+    /// [`crate::packed_arith::lane`].
+    Packed {
+        op: crate::packed_arith::PackedOp,
+        dtype: crate::types::DType,
+        types: Vec<crate::types::DType>,
+        d: RegId,
+        s: Vec<Src>,
+    },
     Float {
         op: FOp,
         ty: FTy,

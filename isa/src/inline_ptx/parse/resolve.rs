@@ -5,6 +5,18 @@
 use super::super::float::{Fmt, Rnd, BF16, E2M1, E4M3, E5M2, F16, F32, F64};
 use super::super::lex::Literal;
 use super::super::PtxError;
+use crate::packed_arith::{self, PackedOp};
+use crate::types::DType;
+
+/// The lane type of a four-lane fp8/fp4 PTX type name (`e4m3x4`, `e5m2x4`, `e2m1x4`).
+fn packed_type(t: &str) -> Option<DType> {
+    Some(match t {
+        "e4m3x4" => DType::F8E4M3,
+        "e5m2x4" => DType::F8E5M2,
+        "e2m1x4" => DType::F4E2M1,
+        _ => return None,
+    })
+}
 use super::{mask, BOp, Cmp, CvtMods, FMods, FOp, FTy, IOp, ITy, Op, Raw, RegId, Src, Ty, OPCODES, P};
 
 fn fmt_of(t: &str) -> Option<(Fmt, u32)> {
@@ -164,6 +176,9 @@ impl Resolve<'_, '_> {
         let Some((ty, rest)) = m.split_last() else {
             return Err(self.err("needs a type (`.b32`, `.f32`, ...)"));
         };
+        if let Some(op) = PackedOp::from_ptx(opcode).filter(|_| m.iter().any(|t| packed_type(t).is_some())) {
+            return self.packed(op, &m, ops);
+        }
         match opcode {
             "mov" => self.mov(ty, rest, ops),
             "add" | "sub" | "mul" | "mad" | "fma" | "div" | "rem" | "min" | "max" | "abs" | "neg" | "rcp"
@@ -639,6 +654,59 @@ impl Resolve<'_, '_> {
             ty,
             m,
             d: self.dst(&ops[0], ty.bits(), false)?,
+            s,
+        })
+    }
+
+    /// `add{.rn}.dtype.atype d, a, b` (b of dtype), `sub` likewise, `mul{.rn}.dtype.atype.btype`
+    /// and `fma{.rn}.dtype.atype.btype d, a, b, c` (c of dtype): dtype `.e4m3x4` or `.e5m2x4`,
+    /// the sources also `.e2m1x4` (16 bits; the others 32). `.rn` is the only rounding the
+    /// instructions take and the form without it rounds the same way; `.satfinite` is refused
+    /// (what it does to these instructions' overflow is not stated).
+    fn packed(&self, op: PackedOp, m: &[&str], ops: &[Raw]) -> Result<Op, PtxError> {
+        let name = op.ptx();
+        let mut types = Vec::new();
+        for md in m {
+            match (*md, packed_type(md)) {
+                ("rn", _) if types.is_empty() => {}
+                (_, Some(d)) => types.push(d),
+                _ => {
+                    return Err(self.err(format!(
+                        "the modifier `.{md}` is not one the four-lane fp8 `{name}` takes in bwsim's subset \
+                         (`{name}{{.rn}}.dtype.atype{}`)",
+                        if matches!(op, PackedOp::Add | PackedOp::Sub) {
+                            ""
+                        } else {
+                            ".btype"
+                        }
+                    )))
+                }
+            }
+        }
+        let named = if matches!(op, PackedOp::Add | PackedOp::Sub) {
+            2
+        } else {
+            3
+        };
+        if types.len() != named || !packed_arith::is_result_type(types[0]) {
+            return Err(self.err(format!(
+                "four-lane fp8 `{name}` names {named} types, the result's (`.e4m3x4` or `.e5m2x4`) first"
+            )));
+        }
+        let dtype = types[0];
+        let mut srcs: Vec<_> = types[1..].to_vec();
+        srcs.resize(op.arity(), dtype);
+        self.n(ops, op.arity() + 1)?;
+        let s = ops[1..]
+            .iter()
+            .zip(&srcs)
+            .map(|(o, &t)| self.src(o, if t == DType::F4E2M1 { 16 } else { 32 }, None, false))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Op::Packed {
+            op,
+            dtype,
+            types: srcs,
+            d: self.dst(&ops[0], 32, false)?,
             s,
         })
     }
