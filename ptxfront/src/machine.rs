@@ -263,10 +263,12 @@ struct Flight {
 }
 
 enum Work {
-    /// A bulk tensor load landing in shared memory and completing its bytes on `bar`.
+    /// A bulk tensor load landing in shared memory and completing its bytes on `bar` of the
+    /// CTA of rank `bar_cta` (its own, or a `.cta_group::2` load's pair CTA).
     Load {
         op: u32,
         bar: u32,
+        bar_cta: usize,
         /// The barrier's phase when the copy was issued.
         phase: u64,
         pc: usize,
@@ -813,16 +815,23 @@ impl<'a, 's> Machine<'a, 's> {
                 bar,
                 gather4,
                 multicast,
+                pair,
             } => {
                 for &t in group {
                     let (k, elems) = self.tma_box(t, tmap, dst, coords, *gather4, pc)?;
-                    let b = self.shared_addr(t, bar, pc)?;
+                    // A pair copy's barrier is in the pair's CTA its peer bit names, in each
+                    // destination's pair.
+                    let (b, pair_bit) = match pair {
+                        true => self.pair_barrier(t, bar, pc).map(|(r, b)| (b, Some(r & 1)))?,
+                        false => (self.shared_addr(t, bar, pc)?, None),
+                    };
                     let mask = multicast.map(|m| self.value(t, m, pc)).transpose()?;
                     let op = self.hb.as_mut().map_or(0, |hb| hb.issue(w, pc as u32));
                     for r in self.multicast_ranks(mask, pc)? {
                         let work = Work::Load {
                             op,
                             bar: b,
+                            bar_cta: pair_bit.map_or(r, |p| r & !1 | p),
                             // The issuing CTA's phase; a multicast's other CTAs take theirs.
                             phase: self.bars.get(&b).map_or(0, |m| m.phase),
                             pc,
@@ -966,6 +975,7 @@ impl<'a, 's> Machine<'a, 's> {
             Work::Load {
                 op,
                 bar,
+                bar_cta,
                 phase,
                 pc,
                 map,
@@ -998,10 +1008,7 @@ impl<'a, 's> Machine<'a, 's> {
                     self.last_store.remove(&g);
                     self.tmem.slots.remove(&g);
                 }
-                if self.bars.get(&bar).is_some_and(|m| m.phase > phase) {
-                    self.overshoot(pc, bar, bytes);
-                }
-                self.unit_delivers((bar, pc), Actor::Tma, Some(bytes))?;
+                self.load_completes((bar, bar_cta, phase, pc), bytes)?;
             }
             Work::Store {
                 op,

@@ -262,6 +262,9 @@ pub enum AgentOp {
         /// `.multicast::cluster`'s CTA mask: the box lands at the same offsets in every CTA
         /// of the cluster whose rank's bit is set, completing on each one's barrier.
         multicast: Option<Val>,
+        /// `.cta_group::2`: the barrier may be either CTA of the pair ([`crate::machine`]'s
+        /// pair module).
+        pair: bool,
     },
     /// `cp.async.bulk.tensor.Nd.global.shared::cta.bulk_group [tmap, {coords}], [src]`;
     /// `scatter4`: `.2d.tile::scatter4` (a column and four rows); `reduce`:
@@ -299,8 +302,9 @@ pub enum AgentOp {
     /// that has not exited arrived in the phase the thread arrived in.
     ClusterWait,
     /// `tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [dst], ncols`: one allocation
-    /// for the warp, its tensor-memory address written to shared `dst`.
-    TmemAlloc { dst: MemRef, cols: Val },
+    /// for the warp, its tensor-memory address written to shared `dst`; `pair`:
+    /// `.cta_group::2`, the same columns in both CTAs of the pair.
+    TmemAlloc { dst: MemRef, cols: Val, pair: bool },
     /// `tcgen05.dealloc.cta_group::1.sync.aligned.b32 taddr, ncols`.
     TmemDealloc { taddr: Val, cols: Val },
     /// `tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned`.
@@ -308,8 +312,10 @@ pub enum AgentOp {
     /// `tcgen05.mma.cta_group::1.kind::KIND[.block_scale.blockV] [d], adesc | [a], bdesc, idesc,
     /// [[scale_a], [scale_b],] [{disable_output_lane},] enable_input_d`: B in shared memory,
     /// named by its matrix descriptor; A the same, or in tensor memory; the block-scaled kinds'
-    /// scale factors in tensor memory.
+    /// scale factors in tensor memory. `pair`: `.cta_group::2`, issued by the pair's even CTA
+    /// over both CTAs' operands and accumulators.
     Mma {
+        pair: bool,
         kind: MmaKind,
         d: TmemRef,
         a: MmaA,
@@ -323,8 +329,13 @@ pub enum AgentOp {
     /// arrival on `bar` once the warp's earlier tensor-pipe operations are done.
     ///
     /// `.multicast::cluster` with a CTA mask: an arrival on the barrier at the same offset in
-    /// every CTA of the cluster the mask names.
-    Commit { bar: MemRef, multicast: Option<Val> },
+    /// every CTA of the cluster the mask names. `pair`: `.cta_group::2`, tracking the pair
+    /// MMAs the pair leader's pipe ran.
+    Commit {
+        bar: MemRef,
+        multicast: Option<Val>,
+        pair: bool,
+    },
     /// `tcgen05.cp.cta_group::1.SHAPE [taddr], sdesc`: shared memory (named by a matrix
     /// descriptor) into tensor memory, on the tensor pipe.
     TmemCp { shape: CpShape, at: TmemRef, src: Val },
@@ -663,8 +674,9 @@ impl Cx<'_> {
     /// runs loads and stores when they are issued).
     fn tcgen05(&self, i: &Instr, m: &[&str]) -> Result<Op, Error> {
         let o = &i.operands;
-        if m.contains(&"cta_group::2") {
-            return Err(self.unsupported(i, "CTA pairs (`cta_group::2`)"));
+        let pair = m.contains(&"cta_group::2");
+        if pair && m.first() == Some(&"cp") {
+            return Err(self.unsupported(i, "CTA-pair copies (`tcgen05.cp.cta_group::2`)"));
         }
         let tmem = |x: Option<&Operand>| match x {
             Some(Operand::Addr(a)) => match a.base {
@@ -685,6 +697,7 @@ impl Cx<'_> {
                 Some(Operand::Addr(a)) => AgentOp::TmemAlloc {
                     dst: self.memref(i, a)?,
                     cols: val(1)?,
+                    pair,
                 },
                 _ => return Err(self.invalid(i, "expected [dst], ncols")),
             },
@@ -703,6 +716,7 @@ impl Cx<'_> {
                         (true, Some(x)) => Some(self.val(i, x)?),
                         (true, None) => return Err(self.invalid(i, "`.multicast::cluster` needs a CTA mask")),
                     },
+                    pair,
                 },
                 _ => return Err(self.invalid(i, "expected an mbarrier address")),
             },
@@ -745,6 +759,7 @@ impl Cx<'_> {
                     return Err(self.unsupported(i, "scale-input-d and collector-usage operands"));
                 }
                 AgentOp::Mma {
+                    pair,
                     kind,
                     d: tmem(o.first())?,
                     a,
@@ -1381,8 +1396,8 @@ impl Cx<'_> {
             }
             "cp" if memory::bulk_tensor_form(&m) => self.bulk_tensor(i, &m),
             "cp" if m.starts_with(&["async", "bulk", "tensor"]) => {
-                if m.iter().any(|x| matches!(*x, "im2col" | "cta_group::2")) {
-                    return Err(self.unsupported(i, "im2col and CTA-pair forms"));
+                if m.iter().any(|x| *x == "im2col") {
+                    return Err(self.unsupported(i, "im2col forms"));
                 }
                 fn tensor(x: Option<&Operand>) -> Option<(&Addr, &Vec<Operand>)> {
                     match x {
@@ -1390,7 +1405,13 @@ impl Cx<'_> {
                         _ => None,
                     }
                 }
-                let (d4, d5) = (m.get(4).copied().unwrap_or(""), m.get(5).copied().unwrap_or(""));
+                // The state spaces after the dimensions (and a `.cta_group`, placed before them).
+                let mut spaces = m
+                    .iter()
+                    .skip(4)
+                    .filter(|x| !x.starts_with("cta_group::"))
+                    .copied();
+                let (d4, d5) = (spaces.next().unwrap_or(""), spaces.next().unwrap_or(""));
                 if d4.starts_with("shared") && d5 == "global" {
                     let (Some(Operand::Addr(dst)), Some((tm, cs)), Some(Operand::Addr(bar))) =
                         (o.first(), tensor(o.get(1)), o.get(2))
@@ -1412,6 +1433,7 @@ impl Cx<'_> {
                                 return Err(self.invalid(i, "`.multicast::cluster` needs a CTA mask"))
                             }
                         },
+                        pair: m.contains(&"cta_group::2"),
                     }))
                 } else if d4 == "global" && d5.starts_with("shared") && m.contains(&"bulk_group") {
                     let (Some((tm, cs)), Some(Operand::Addr(src))) = (tensor(o.first()), o.get(1)) else {

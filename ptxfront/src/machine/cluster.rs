@@ -158,7 +158,13 @@ impl Machine<'_, '_> {
     /// The rank and shared byte offset of the `.shared::cluster` address thread `t` names with
     /// `m` (the executing CTA's own for a `.shared::cta` address), checked against the cluster
     /// and the target's shared memory (`bytes` long).
-    fn cluster_target(&self, t: usize, m: &MemRef, bytes: u64, pc: usize) -> Result<(usize, u64), Error> {
+    pub(super) fn cluster_target(
+        &self,
+        t: usize,
+        m: &MemRef,
+        bytes: u64,
+        pc: usize,
+    ) -> Result<(usize, u64), Error> {
         let (_, a) = self.cta.address(&self.th[t], Some(Space::Shared), m, pc)?;
         let (rank, off) = cluster_address(a);
         let rank = rank as usize;
@@ -505,33 +511,67 @@ impl Machine<'_, '_> {
         }
     }
 
+    /// Warp `w` of this CTA acts, at `pc`, in the CTA of rank `r` (another CTA): `inside` runs
+    /// while the machine holds CTA `r`, after this CTA's peer agent there stepped with what the
+    /// warp knew of it; the warp then learns that step.
+    pub(super) fn in_peer<T>(
+        &mut self,
+        w: usize,
+        r: usize,
+        pc: usize,
+        inside: impl FnOnce(&mut Self) -> T,
+    ) -> T {
+        let me = self.rank;
+        let view = self.view_of(w, r);
+        self.switch(r);
+        let learnt = self.peer_act(me, &view, pc);
+        let out = inside(self);
+        let rid = self.ids[r];
+        self.switch(me);
+        if let (Some(own), Some(hb)) = (learnt, &mut self.hb) {
+            hb.learn_remote(w, rid, &own);
+        }
+        out
+    }
+
+    /// The phase of the barrier at offset `bar` of the CTA of rank `r`, and whether its init is
+    /// visible to warp `w` of this CTA (always for this CTA's own barrier).
+    fn bar_seen(&mut self, w: usize, r: usize, bar: u32) -> (u64, bool) {
+        let me = self.rank;
+        let view = self.view_of(w, r);
+        self.switch(r);
+        let phase = self.bars.get(&bar).map_or(0, |m| m.phase);
+        let visible = r == me || self.hb.as_ref().is_none_or(|hb| hb.init_visible(bar, &view));
+        self.switch(me);
+        (phase, visible)
+    }
+
     /// Puts the load or response `work` of a multicast issued by warp `w` of this CTA in flight to the CTA
-    /// of rank `r` (another CTA: its async write issued there by this CTA's peer agent).
+    /// of rank `r` (another CTA: its async write issued there by this CTA's peer agent), its
+    /// bytes completing on the barrier of its `bar_cta` (a load's; a response's is CTA `r`'s).
     pub(super) fn multicast_to(&mut self, w: usize, r: usize, pc: usize, mut work: Work) {
         let me = self.rank;
         if r != me {
-            let view = self.view_of(w, r);
-            self.switch(r);
-            let bar = match &work {
-                Work::Load { bar, .. } | Work::Clc { bar, .. } => Some(*bar),
-                _ => None,
-            };
-            let visible = bar.is_none_or(|b| self.hb.as_ref().is_none_or(|hb| hb.init_visible(b, &view)));
-            let learnt = self.peer_act(me, &view, pc);
-            if let Work::Load { bar, phase, .. } = &mut work {
-                *phase = self.bars.get(bar).map_or(0, |m| m.phase);
-            }
             let sid = self.ids[me];
-            if let (Work::Load { op, .. } | Work::Clc { op, .. }, Some(hb)) = (&mut work, &mut self.hb) {
-                *op = hb.peer_issue(sid, pc as u32);
+            let op = self.in_peer(w, r, pc, |m| {
+                m.hb.as_mut().map_or(0, |hb| hb.peer_issue(sid, pc as u32))
+            });
+            if let Work::Load { op: o, .. } | Work::Clc { op: o, .. } = &mut work {
+                *o = op;
             }
-            let rid = self.ids[r];
-            self.switch(me);
-            if let (Some(own), Some(hb)) = (learnt, &mut self.hb) {
-                hb.learn_remote(w, rid, &own);
+        }
+        let bar = match &work {
+            Work::Load { bar, bar_cta, .. } => Some((*bar_cta, *bar)),
+            Work::Clc { bar, .. } => Some((r, *bar)),
+            _ => None,
+        };
+        if let Some((b_cta, b)) = bar {
+            let (now, visible) = self.bar_seen(w, b_cta, b);
+            if let Work::Load { phase, .. } = &mut work {
+                *phase = now;
             }
-            if let (false, Some(b)) = (visible, bar) {
-                self.init_not_visible(pc, (r, b), "a multicast completing its bytes on", "the copy");
+            if !visible {
+                self.init_not_visible(pc, (b_cta, b), "a copy completing its bytes on", "the copy");
             }
         }
         let due = self.now + self.sched.latency(bwsim_sim::sched::AsyncKind::TmaLoad);
@@ -542,6 +582,38 @@ impl Machine<'_, '_> {
             cta: r,
             work,
         });
+    }
+
+    /// A bulk tensor load issued at `pc` that landed in this CTA completes `bytes` on the
+    /// barrier at offset `bar` of the CTA of rank `bar_cta`, whose phase was `phase` at the
+    /// issue. On another CTA's barrier (a `.cta_group::2` copy onto its pair's), what the copy
+    /// wrote here is published to that barrier's waiters as knowledge of this CTA, and the
+    /// bytes are another CTA's unit's ([`Actor::Remote`]).
+    pub(super) fn load_completes(
+        &mut self,
+        (bar, bar_cta, phase, pc): (u32, usize, u64, usize),
+        bytes: i64,
+    ) -> Result<(), Error> {
+        let here = self.rank;
+        let who = if bar_cta == here {
+            Actor::Tma
+        } else {
+            let view = [(
+                self.ids[here],
+                self.hb.as_ref().map(|h| h.piece_clock()).unwrap_or_default(),
+            )];
+            self.switch(bar_cta);
+            if let Some(hb) = &mut self.hb {
+                hb.bar_remote(bar, &view);
+            }
+            Actor::Remote { pc: pc as u32 }
+        };
+        if self.bars.get(&bar).is_some_and(|m| m.phase > phase) {
+            self.overshoot(pc, bar, bytes);
+        }
+        let r = self.unit_delivers((bar, pc), who, Some(bytes));
+        self.switch(here);
+        r
     }
 
     /// The barrier offset and the CTAs (by rank) of a multicast `tcgen05.commit` of thread `t`
@@ -560,22 +632,38 @@ impl Machine<'_, '_> {
 
     /// A multicast `tcgen05.commit` issued at `pc` completes: one arrival on the barrier at
     /// offset `bar` of each CTA of `ranks`, published as what this CTA's tensor pipe has run
-    /// (in another CTA, an arrival by this CTA's unit, [`Actor::Remote`]).
+    /// (in another CTA, an arrival by this CTA's unit, [`Actor::Remote`]). A pair leader's pipe
+    /// also ran in the odd CTA of its pair (pair MMAs): the arrival publishes that part too,
+    /// and in the odd CTA it is the arrival of that pipe ([`Actor::PeerPipe`]).
     pub(super) fn commit_multicast(&mut self, pc: usize, bar: u32, ranks: &[usize]) -> Result<(), Error> {
         let me = self.rank;
-        let view = vec![(
-            self.ids[me],
-            self.hb.as_ref().map(|h| h.pipe_clock()).unwrap_or_default(),
-        )];
+        let sid = self.ids[me];
+        let mut views = vec![(sid, self.hb.as_ref().map(|h| h.pipe_clock()).unwrap_or_default())];
+        if me.is_multiple_of(2) && me + 1 < self.cluster_size() {
+            self.switch(me + 1);
+            if let Some(c) = self.hb.as_ref().and_then(|hb| hb.peer_pipe_clock(sid)) {
+                views.push((self.ids[me + 1], c));
+            }
+            self.switch(me);
+        }
         for &r in ranks {
             self.switch(r);
             let who = if r == me {
                 Actor::Pipe
             } else {
-                if let Some(hb) = &mut self.hb {
-                    hb.bar_remote(bar, &view);
+                let rid = self.ids[r];
+                let others: Vec<(u32, VClock)> = views.iter().filter(|(id, _)| *id != rid).cloned().collect();
+                match &mut self.hb {
+                    Some(hb) => {
+                        hb.bar_remote(bar, &others);
+                        if hb.has_peer_pipe(sid) {
+                            Actor::PeerPipe { cta: sid }
+                        } else {
+                            Actor::Remote { pc: pc as u32 }
+                        }
+                    }
+                    None => Actor::Remote { pc: pc as u32 },
                 }
-                Actor::Remote { pc: pc as u32 }
             };
             self.unit_delivers((bar, pc), who, None)?;
         }

@@ -34,6 +34,8 @@ use bwsim_sim::check::hb::{Hazard, Kind};
 use bwsim_sim::sched::AsyncKind;
 use std::collections::{BTreeMap, BTreeSet};
 
+mod pair;
+
 /// Lanes of tensor memory.
 pub const LANES: u32 = 128;
 /// Columns of tensor memory (32 bits each).
@@ -45,6 +47,9 @@ pub(super) struct Tmem {
     /// Allocated column runs: first column, count.
     allocs: BTreeMap<u32, u32>,
     relinquished: bool,
+    /// `.cta_group::2` allocations (first column, count) the pair peer has not made yet
+    /// ([`pair`]).
+    pair_open: Vec<(u32, u32)>,
     /// Shared granules holding an allocation's address, until something else is written there.
     pub(super) slots: BTreeSet<u32>,
 }
@@ -55,6 +60,7 @@ impl Default for Tmem {
             cells: vec![0; (LANES * COLUMNS) as usize],
             allocs: BTreeMap::new(),
             relinquished: false,
+            pair_open: Vec::new(),
             slots: BTreeSet::new(),
         }
     }
@@ -206,6 +212,22 @@ impl InstrDesc {
     /// the forms not modelled (f16 accumulators, M other than 64 and 128, A and B of different
     /// types, fp4 in the 8-bit containers of `kind::mxf8f6f4`).
     pub fn decode(i: u32, kind: MmaKind) -> Result<InstrDesc, String> {
+        let desc = InstrDesc::fields(i, kind)?;
+        // PTX ISA, "tcgen05.mma" shapes of `cta_group::1`: M = 64 with N a multiple of 8,
+        // M = 128 with N a multiple of 16, N up to 256.
+        let step = if desc.m == 64 { 8 } else { 16 };
+        if !matches!(desc.m, 64 | 128) || desc.n == 0 || !desc.n.is_multiple_of(step) || desc.n > 256 {
+            return Err(format!(
+                "the shape M = {}, N = {} (`cta_group::1` runs M = 64 with N a multiple of 8, \
+                 M = 128 with N a multiple of 16, N up to 256)",
+                desc.m, desc.n
+            ));
+        }
+        Ok(desc)
+    }
+
+    /// The fields of `i` for an MMA of `kind`, whatever its shape ([`InstrDesc::decode`]).
+    fn fields(i: u32, kind: MmaKind) -> Result<InstrDesc, String> {
         let f = |lo: u32, bits: u32| (i >> lo) & ((1 << bits) - 1);
         if f(2, 1) != 0 {
             return Err("sparse MMAs are not modelled".into());
@@ -250,16 +272,6 @@ impl InstrDesc {
         };
         if desc.a != desc.b {
             return Err("A and B of different types are not modelled".into());
-        }
-        // PTX ISA, "tcgen05.mma" shapes of `cta_group::1`: M = 64 with N a multiple of 8,
-        // M = 128 with N a multiple of 16, N up to 256.
-        let step = if desc.m == 64 { 8 } else { 16 };
-        if !matches!(desc.m, 64 | 128) || desc.n == 0 || !desc.n.is_multiple_of(step) || desc.n > 256 {
-            return Err(format!(
-                "the shape M = {}, N = {} (`cta_group::1` runs M = 64 with N a multiple of 8, \
-                 M = 128 with N a multiple of 16, N up to 256)",
-                desc.m, desc.n
-            ));
         }
         Ok(desc)
     }
@@ -321,6 +333,8 @@ pub(super) enum PipeWork {
     /// With a multicast mask, on the barrier at offset `bar` of each CTA of the cluster it
     /// names ([`super::cluster`]).
     Commit { bar: u32, mask: Option<Vec<usize>> },
+    /// A pair MMA (`.cta_group::2`) of the pair leader's pipe ([`pair`]).
+    Pair(pair::PairMma),
     /// A `tcgen05.cp`: each 32-bit word at shared byte `src` lands in tensor-memory cell
     /// `(lane, column)`.
     Cp { words: Vec<(u32, (u32, u32))> },
@@ -342,7 +356,7 @@ impl Machine<'_, '_> {
                     hb.init_fence(w);
                 }
             }
-            AgentOp::TmemAlloc { dst, cols } => {
+            AgentOp::TmemAlloc { dst, cols, pair } => {
                 // One allocation for the warp (the instruction is `.sync.aligned`).
                 let Some(&t) = group.first() else { return Ok(()) };
                 let n = self.value(t, *cols, pc)? as u32;
@@ -358,7 +372,12 @@ impl Machine<'_, '_> {
                         "`tcgen05.alloc` after `tcgen05.relinquish_alloc_permit`".into(),
                     ));
                 }
-                let Some(col) = self.tmem.free_run(n) else {
+                let run = if *pair {
+                    self.pair_alloc(n, pc)?
+                } else {
+                    self.tmem.free_run(n)
+                };
+                let Some(col) = run else {
                     return Err(self.rt(pc, format!("`tcgen05.alloc` of {n} columns: tensor memory has no free run that wide (the hardware would wait for a dealloc forever here)")));
                 };
                 self.tmem.allocs.insert(col, n);
@@ -400,6 +419,7 @@ impl Machine<'_, '_> {
             }
             AgentOp::TmemRelinquish => self.tmem.relinquished = true,
             AgentOp::Mma {
+                pair,
                 d,
                 a,
                 b,
@@ -419,7 +439,11 @@ impl Machine<'_, '_> {
                         scales: scales.as_ref(),
                         disable,
                     };
-                    let work = self.mma_work(t, pc, *kind, &operands)?;
+                    let work = if *pair {
+                        self.pair_mma_work(w, t, pc, *kind, &operands)?
+                    } else {
+                        self.mma_work(t, pc, (*kind, false), &operands)?
+                    };
                     self.pipe_issue(w, pc, work, AsyncKind::Mma);
                 }
             }
@@ -429,9 +453,10 @@ impl Machine<'_, '_> {
                     self.pipe_issue(w, pc, work, AsyncKind::Cp);
                 }
             }
-            AgentOp::Commit { bar, multicast } => {
+            AgentOp::Commit { bar, multicast, pair } => {
                 for &t in group {
                     let (bar, mask) = match multicast {
+                        None if *pair => self.pair_commit_target(t, bar, pc)?,
                         None => (self.shared_addr(t, bar, pc)?, None),
                         Some(m) => self.multicast_commit_target(t, bar, *m, pc)?,
                     };
@@ -548,8 +573,15 @@ impl Machine<'_, '_> {
         }
     }
 
-    /// Decodes thread `t`'s `tcgen05.mma` at `pc`.
-    fn mma_work(&self, t: usize, pc: usize, kind: MmaKind, o: &MmaOperands<'_>) -> Result<PipeWork, Error> {
+    /// Decodes thread `t`'s `tcgen05.mma` at `pc`; `pair`: a `.cta_group::2` one, whose
+    /// operands in this CTA are A's first `M / 2` rows and B's first `N / 2` ([`pair`]).
+    fn mma_work(
+        &self,
+        t: usize,
+        pc: usize,
+        (kind, pair): (MmaKind, bool),
+        o: &MmaOperands<'_>,
+    ) -> Result<PipeWork, Error> {
         let refuse = |why: String| {
             let i = &self.cta.p.ins[pc];
             Error::Unsupported {
@@ -564,7 +596,18 @@ impl Machine<'_, '_> {
                 return Err(refuse("disable-output-lane masks other than 0".into()));
             }
         }
-        let desc = InstrDesc::decode(self.value(t, o.idesc, pc)? as u32, kind).map_err(refuse)?;
+        let idesc = self.value(t, o.idesc, pc)? as u32;
+        let desc = if pair {
+            InstrDesc::decode_pair(idesc, kind)
+        } else {
+            InstrDesc::decode(idesc, kind)
+        }
+        .map_err(refuse)?;
+        let rows = if pair {
+            [desc.m / 2, desc.n / 2]
+        } else {
+            [desc.m, desc.n]
+        };
         let k = desc.k();
         // The lanes of an operand of `m` rows at lane `lane`: lane 0 for M = 128, 0 or 16
         // for M = 64.
@@ -630,7 +673,7 @@ impl Machine<'_, '_> {
                 .collect())
         };
         let a = match a {
-            MmaA::Desc(v) => AIn::Smem(operand(v, desc.m, desc.mn_major[0])?),
+            MmaA::Desc(v) => AIn::Smem(operand(v, rows[0], desc.mn_major[0])?),
             MmaA::Tmem(at) => {
                 let (alane, acol) = self.taddr(t, at.taddr, at.offset, pc)?;
                 let cols = (k * desc.a.bits()).div_ceil(32);
@@ -660,7 +703,7 @@ impl Machine<'_, '_> {
             desc,
             k,
             a,
-            b: operand(b, desc.n, desc.mn_major[1])?,
+            b: operand(b, rows[1], desc.mn_major[1])?,
             lane,
             col,
             use_acc: self.value(t, acc, pc)? & 1 != 0,
@@ -743,20 +786,8 @@ impl Machine<'_, '_> {
                         self.report(&h);
                     }
                 }
-                let eb = bits.div_ceil(8) as usize;
-                let mask = if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
-                let read = |v: &[(u32, u32)]| -> Vec<u64> {
-                    v.iter()
-                        .map(|&(x, shift)| {
-                            let x = x as usize;
-                            let mut w = [0u8; 8];
-                            w[..eb].copy_from_slice(&self.cta.shared[x..x + eb]);
-                            (u64::from_le_bytes(w) >> shift) & mask
-                        })
-                        .collect()
-                };
                 let av = match &a {
-                    AIn::Smem(a) => read(a),
+                    AIn::Smem(a) => self.smem_elems(a, bits),
                     AIn::Tmem { .. } => {
                         let mask = if bits >= 32 { u32::MAX } else { (1u32 << bits) - 1 };
                         a_cells
@@ -765,7 +796,7 @@ impl Machine<'_, '_> {
                             .collect()
                     }
                 };
-                let bv = read(&b);
+                let bv = self.smem_elems(&b, bits);
                 let olds: Vec<u64> = cells
                     .iter()
                     .map(|&(l, c)| self.tmem.cells[Tmem::cell(l, c)] as u64)
@@ -804,10 +835,9 @@ impl Machine<'_, '_> {
                         &self.arith,
                     ),
                 };
-                for (&(l, c), v) in cells.iter().zip(out) {
-                    self.tmem.cells[Tmem::cell(l, c)] = v as u32;
-                }
+                self.store_cells(&cells, &out);
             }
+            PipeWork::Pair(p) => self.land_pair_mma(op, p),
             PipeWork::Cp { words } => {
                 if let Some(hb) = &mut self.hb {
                     let src: Vec<(u32, u32)> = words.iter().map(|&(x, _)| (x, 0)).collect();
@@ -836,6 +866,20 @@ impl Machine<'_, '_> {
 }
 
 impl Machine<'_, '_> {
+    /// The elements of `bits` bits at the shared bytes and bit offsets `v`.
+    fn smem_elems(&self, v: &[(u32, u32)], bits: u32) -> Vec<u64> {
+        let eb = bits.div_ceil(8) as usize;
+        let mask = if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
+        v.iter()
+            .map(|&(x, shift)| {
+                let x = x as usize;
+                let mut w = [0u8; 8];
+                w[..eb].copy_from_slice(&self.cta.shared[x..x + eb]);
+                (u64::from_le_bytes(w) >> shift) & mask
+            })
+            .collect()
+    }
+
     /// Decodes thread `t`'s `tcgen05.cp` of `shape` at `pc` into tensor memory at `at` from
     /// the shared matrix descriptor `src`: row `r` of the source (its bytes as the K-major
     /// elements of a one-byte operand, [`Desc::address`]) lands in the lanes the shape gives

@@ -161,6 +161,7 @@ impl Cx<'_> {
                 bar: self.memref(i, bar)?,
                 gather4: true,
                 multicast: None,
+                pair: false,
             }))
         } else if m.contains(&"bulk_group") {
             let (Some((tm, cs)), Some(Operand::Addr(src))) = (tensor(o.first()), o.get(1)) else {
