@@ -694,8 +694,18 @@ impl<'a, 's> Machine<'a, 's> {
         })
     }
 
+    /// The error of a barrier fault at `pc`: an arrival underflow is the `over-arrival` trap
+    /// the tile machine reports (a launch failure on the GPU), the others stop the run.
     fn fault(&self, pc: usize, f: bwsim_sim::mbarrier::MbarFault) -> Error {
-        self.rt(pc, f.reason())
+        match f {
+            bwsim_sim::mbarrier::MbarFault::Underflow { .. } => self.cta.trap(
+                pc,
+                Code::OverArrival,
+                f.reason(),
+                "arrives where no arrival is pending",
+            ),
+            _ => self.rt(pc, f.reason()),
+        }
     }
 
     /// The tensor map a copy names (the address of a tensor-map parameter).

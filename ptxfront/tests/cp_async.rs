@@ -253,16 +253,22 @@ fn an_incrementing_arrival_holds_the_phase_until_the_copies_land() -> Result<(),
         assert_eq!(out, swapped(), "seed {seed}");
     }
     // Bug: with `.noinc` on the same barrier, a warp's 32 arrivals meet a phase that expects
-    // one: the barrier's arrival underflow, which stops the run (as the tile machine does).
+    // one: the barrier's arrival underflow, which stops the run with the `over-arrival` trap
+    // (as the tile machine does).
     let body = arrivals(
         true,
         "cp.async.mbarrier.arrive.noinc.shared.b64 [%r11];\n\t@%p1 mbarrier.arrive.shared.b64 _, [%r11];",
     );
     let r = run(&body, 1, 0);
-    let Err(Error::Runtime { message, .. }) = &r else {
+    let Err(Error::Trap(f)) = &r else {
         panic!("expected the underflow, got {r:?}");
     };
-    assert!(message.contains("underflow"), "{message}");
+    assert_eq!(f.code, Code::OverArrival);
+    assert!(
+        f.diagnostic.message.contains("underflow"),
+        "{}",
+        f.diagnostic.message
+    );
     Ok(())
 }
 
