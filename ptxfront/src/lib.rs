@@ -26,7 +26,8 @@
 //!   their matrix and instruction descriptors and compute with the simulator's MMA arithmetic
 //!   (`bwsim_sim::mma`); what `bwsim check FILE.ptx` runs. The CTAs of a cluster run together
 //!   (distributed shared memory, cluster barriers, remote arrivals, multicast copies and
-//!   commits, cluster launch control).
+//!   commits, cluster launch control, CTA pairs: `cta_group::2` allocations, MMAs of M = 256,
+//!   commits and copies onto the pair's barriers).
 //! - [`tensormap`]: tensor maps as the launch gives them, and the boxes a bulk tensor copy
 //!   moves.
 //! - [`launch`]: a Triton kernel's Python parameters (the `// param:` header lines of the PTX
@@ -34,9 +35,10 @@
 //!
 //! Refused with [`Error::Unsupported`] (naming the instruction and its line): sparse and
 //! mixed-type `wgmma`, `tcgen05` forms beyond `cta_group::1` MMAs of M = 64 and 128 with f32
-//! accumulators (A in shared or tensor memory; block-scaled ones of M = 128), the `128x256b`,
-//! `128x128b` and `32x128b.warpx4` copies and the unpacked tensor-memory loads and stores
-//! (`tcgen05.shift`, sparsity, packing, mixed operand types), CTA pairs (`cta_group::2`),
+//! accumulators (A in shared or tensor memory; block-scaled ones of M = 128) and `cta_group::2`
+//! MMAs of M = 256 from shared memory, the `128x256b`, `128x128b` and `32x128b.warpx4` copies
+//! (`cta_group::1`) and the unpacked tensor-memory loads and stores (`tcgen05.shift`,
+//! sparsity, packing, mixed operand types),
 //! vector and `.f64` atomics, calls of functions the module declares without defining them
 //! (other than `__assertfail` and `vprintf`, [`calls`]). [`exec::run`] stops with an error
 //! at an instruction only the machine runs.
@@ -47,7 +49,7 @@
 //!   CTAs (`machine::global`), not yet those of one CTA, nor the bulk tensor stores' global
 //!   writes; the CTAs run in turn, so a CTA that spins on a flag a later CTA sets never ends:
 //!   interleaving the CTAs, as the tile machine does, comes next.
-//! - **The rest of `tcgen05`.** f16 accumulators, CTA pairs.
+//! - **The rest of `tcgen05`.** f16 accumulators, the other CTA-pair shapes and copies.
 //! - **Reconvergence.** Independent threads between synchronising instructions suffice for
 //!   functional results; the timing model will need warp-level issue (a reconvergence stack or
 //!   per-thread pcs grouped by pc).

@@ -1396,7 +1396,7 @@ impl Cx<'_> {
             }
             "cp" if memory::bulk_tensor_form(&m) => self.bulk_tensor(i, &m),
             "cp" if m.starts_with(&["async", "bulk", "tensor"]) => {
-                if m.iter().any(|x| *x == "im2col") {
+                if m.contains(&"im2col") {
                     return Err(self.unsupported(i, "im2col forms"));
                 }
                 fn tensor(x: Option<&Operand>) -> Option<(&Addr, &Vec<Operand>)> {

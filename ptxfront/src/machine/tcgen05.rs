@@ -24,6 +24,8 @@
 //!   ([`TmemShape::cell`]) in the warp's lane quarter (warp id mod 4, whatever quarter the
 //!   address's lane field names), when issued: the checker sees a generic tensor-memory
 //!   access by the warp; `tcgen05.wait::ld/st` have nothing left to wait for.
+//! - CTA pairs (`.cta_group::2`: the pair's allocation, MMAs of M = 256 over both CTAs'
+//!   operands and accumulators on the leader's pipe) are [`pair`]'s.
 
 use super::{Flight, Machine, Work};
 use crate::program::{AgentOp, CpShape, MmaA, MmaKind, TmemRef, TmemShape, Val};
