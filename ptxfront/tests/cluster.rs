@@ -4,9 +4,12 @@
 //! mbarrier arrivals; each with the checker's verdict on the correct kernel and on a planted
 //! bug (a missing cluster barrier, an exit while a peer reads).
 
+mod common;
+
 use bwsim_isa::Code;
 use bwsim_ptxfront::machine::{self, Options};
 use bwsim_ptxfront::{compile, run, Arg, Error, Launch};
+use common::rows_launch;
 
 /// A kernel `name` of one parameter `out` (a pointer), 32 threads per CTA, with the entry
 /// directives `directives`, the dynamic shared array `smem` and the `.loc` file 1 `NAME.py`,
@@ -544,27 +547,10 @@ $L__end:
     )
 }
 
-fn multicast_launch() -> (Launch, Vec<Vec<u8>>) {
-    let map = bwsim_ptxfront::TensorMap {
-        buffer: 0,
-        elem_bytes: 4,
-        dims: vec![8, 2],
-        strides: vec![32],
-        box_dims: vec![8, 1],
-        swizzle: bwsim_isa::types::Swizzle::None,
-        dtype: bwsim_isa::DType::F32,
-    };
-    let mut l = Launch::new([2, 1, 1], [32, 1, 1], vec![Arg::TensorMap(map), Arg::Buffer(1)]);
-    l.cluster = [2, 1, 1];
-    l.dynamic_shared = 256;
-    let x: Vec<u8> = (0..16u32).flat_map(|i| (i as f32).to_le_bytes()).collect();
-    (l, vec![x, vec![0; 64]])
-}
-
 #[test]
 fn a_multicast_copy_lands_in_every_cta_of_its_mask() -> Result<(), Error> {
     let p = compile(&multicast(3), "mc")?;
-    let (l, bufs) = multicast_launch();
+    let (l, bufs) = rows_launch();
     for seed in 0..4 {
         let mut b = bufs.clone();
         let o = machine::run(&p, &l, &mut b, &Options { seed, check: true })?;
@@ -615,7 +601,7 @@ fn a_multicast_onto_a_barrier_whose_init_is_not_released_is_barrier_misuse() -> 
     // Without the init fence and the relaxed cluster barrier (`//I`), rank 0's copy may
     // complete on rank 1's barrier before rank 1 initialised it, and rank 0 cannot know.
     let p = compile(&without(multicast(3), "//I"), "mc")?;
-    let (l, bufs) = multicast_launch();
+    let (l, bufs) = rows_launch();
     let line = |pc: usize| machine::source_line(&p, pc).map_or(0, |(_, l)| l);
     let mut misuse = false;
     for seed in 0..8 {

@@ -6,9 +6,12 @@
 //! accumulator rows are `A_r · [B_0 | B_1]`); the planted bugs are a commit whose CTA mask
 //! leaves the peer out and a pair MMA issued before the peer's operands were written.
 
+mod common;
+
 use bwsim_isa::Code;
 use bwsim_ptxfront::machine::{self, Options};
 use bwsim_ptxfront::{compile, Arg, Error, Launch};
+use common::{bytes_f32, rows_launch};
 
 /// Shared bytes of each CTA's A (128 rows of 16 f16, no swizzling): 0 to 4096; B (16 rows):
 /// 4096 to 4608; the allocation's address at 4608, the barrier at 4624.
@@ -36,23 +39,8 @@ fn pair_kernel(mask: u32) -> String {
             )
         })
         .collect();
-    format!(
-        r#".version 8.7
-.target sm_100a
-.address_size 64
-.extern .shared .align 128 .b8 smem[];
-
-.visible .entry pair(
-	.param .u64 out
-)
-.reqntid 32
-.explicitcluster
-{{
-	.reg .pred 	%p<8>;
-	.reg .b16 	%rs<2>;
-	.reg .b32 	%r<140>;
-	.reg .b64 	%rd<8>;
-
+    let body = format!(
+        r#"
 	.loc	1 10 0
 	ld.param.u64 	%rd1, [out];
 	mov.u32 	%r1, %tid.x;
@@ -114,10 +102,20 @@ $L__wait:
 	barrier.cluster.wait.aligned;
 	tcgen05.dealloc.cta_group::2.sync.aligned.b32 %r9, 32;
 	ret;
-}}
-	.file	1 "pair.py"
 "#,
         regs = regs.join(", ")
+    );
+    entry("pair", "\t.param .u64 out", &body)
+}
+
+/// The kernel `name` (an `.explicitcluster` entry of 32 threads, the dynamic shared array
+/// `smem`, `.loc` file 1 `NAME.py`) of the parameters `params` around `body`.
+fn entry(name: &str, params: &str, body: &str) -> String {
+    format!(
+        ".version 8.7\n.target sm_100a\n.address_size 64\n.extern .shared .align 128 .b8 smem[];\n\n\
+         .visible .entry {name}(\n{params}\n)\n.reqntid 32\n.explicitcluster\n{{\n\
+         \t.reg .pred \t%p<8>;\n\t.reg .b16 \t%rs<2>;\n\t.reg .b32 \t%r<140>;\n\t.reg .b64 \t%rd<12>;\n\
+         {body}}}\n\t.file\t1 \"{name}.py\"\n"
     )
 }
 
@@ -145,10 +143,7 @@ fn a_pair_mma_multiplies_each_ctas_rows_of_a_by_both_halves_of_b() -> Result<(),
         let mut b = bufs.clone();
         let o = machine::run(&p, &l, &mut b, &Options { seed, check: true })?;
         assert!(o.findings.is_empty(), "seed {seed}: {:?}", o.findings);
-        let out: Vec<f32> = b[0]
-            .chunks(4)
-            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect();
+        let out = bytes_f32(&b[0]);
         for cta in 0..4usize {
             // A of rank r holds r + 1; B's rows 0..16 come from rank 0 (1.0), 16..32 from
             // rank 1 (2.0): D_r[i][j] = 16 (K) * (r + 1) * (j / 16 + 1).
@@ -225,22 +220,7 @@ fn pair_instructions_need_clusters_of_an_even_size() -> Result<(), Error> {
 /// line 32 (`//H`, the planted bug deletes it): a cluster barrier hands what rank 0 learned to
 /// rank 1; line 33: lanes 0 to 7 of each CTA write its row to `out[8 * rank + lane]`.
 fn pair_copy() -> String {
-    r#".version 8.7
-.target sm_100a
-.address_size 64
-.extern .shared .align 128 .b8 smem[];
-
-.visible .entry pc(
-	.param .align 64 .b8 pc_param_0[128],
-	.param .u64 pc_param_1
-)
-.reqntid 32
-.explicitcluster
-{
-	.reg .pred 	%p<8>;
-	.reg .b32 	%r<24>;
-	.reg .b64 	%rd<12>;
-
+    let body = r#"
 	.loc	1 30 0
 	ld.param.u64 	%rd1, [pc_param_1];
 	mov.b32 	%r11, pc_param_0;
@@ -285,43 +265,24 @@ $L__end:
 	barrier.cluster.arrive.aligned;
 	barrier.cluster.wait.aligned;
 	ret;
-}
-	.file	1 "pc.py"
-"#
-    .to_string()
-}
-
-/// One cluster of two CTAs, the 8 x 2 tensor `0, 1, .., 15` (f32) and the output.
-fn pair_copy_launch() -> (Launch, Vec<Vec<u8>>) {
-    let map = bwsim_ptxfront::TensorMap {
-        buffer: 0,
-        elem_bytes: 4,
-        dims: vec![8, 2],
-        strides: vec![32],
-        box_dims: vec![8, 1],
-        swizzle: bwsim_isa::types::Swizzle::None,
-        dtype: bwsim_isa::DType::F32,
-    };
-    let mut l = Launch::new([2, 1, 1], [32, 1, 1], vec![Arg::TensorMap(map), Arg::Buffer(1)]);
-    l.cluster = [2, 1, 1];
-    l.dynamic_shared = 256;
-    let x: Vec<u8> = (0..16u32).flat_map(|i| (i as f32).to_le_bytes()).collect();
-    (l, vec![x, vec![0; 64]])
+"#;
+    entry(
+        "pc",
+        "\t.param .align 64 .b8 pc_param_0[128],\n\t.param .u64 pc_param_1",
+        body,
+    )
 }
 
 #[test]
 fn pair_copies_land_in_their_cta_and_complete_on_the_leaders_barrier() -> Result<(), Error> {
     let p = compile(&pair_copy(), "pc")?;
-    let (l, bufs) = pair_copy_launch();
+    let (l, bufs) = rows_launch();
     for seed in 0..4 {
         let mut b = bufs.clone();
         let o = machine::run(&p, &l, &mut b, &Options { seed, check: true })?;
         assert!(o.findings.is_empty(), "seed {seed}: {:?}", o.findings);
         // Rank r holds row r (elements 8r .. 8r + 8).
-        let out: Vec<f32> = b[1]
-            .chunks(4)
-            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect();
+        let out = bytes_f32(&b[1]);
         let want: Vec<f32> = (0..16).map(|i| i as f32).collect();
         assert_eq!(out, want, "seed {seed}");
     }

@@ -159,3 +159,23 @@ pub fn bytes_f32(b: &[u8]) -> Vec<f32> {
 pub fn bytes_i32(b: &[u8]) -> Vec<i32> {
     words(b).map(i32::from_le_bytes).collect()
 }
+
+/// A launch of 2 CTAs of 32 threads in one cluster, 256 bytes of dynamic shared memory, whose
+/// arguments are a tensor map of the 8 x 2 f32 tensor `0, 1, .., 15` (buffer 0, one-row boxes,
+/// no swizzling) and an output of 16 f32 (buffer 1); with its buffers.
+pub fn rows_launch() -> (Launch, Vec<Vec<u8>>) {
+    let map = bwsim_ptxfront::TensorMap {
+        buffer: 0,
+        elem_bytes: 4,
+        dims: vec![8, 2],
+        strides: vec![32],
+        box_dims: vec![8, 1],
+        swizzle: bwsim_isa::types::Swizzle::None,
+        dtype: bwsim_isa::DType::F32,
+    };
+    let mut l = Launch::new([2, 1, 1], [32, 1, 1], vec![Arg::TensorMap(map), Arg::Buffer(1)]);
+    l.cluster = [2, 1, 1];
+    l.dynamic_shared = 256;
+    let x: Vec<f32> = (0..16).map(|i| i as f32).collect();
+    (l, vec![f32_bytes(&x), vec![0; 64]])
+}
