@@ -9,7 +9,7 @@ mod common;
 use bwsim_isa::Code;
 use bwsim_ptxfront::machine::{self, Options};
 use bwsim_ptxfront::{compile, run, Arg, Error, Launch};
-use common::rows_launch;
+use common::{rows_kernel, rows_launch, runtime_error};
 
 /// A kernel `name` of one parameter `out` (a pointer), 32 threads per CTA, with the entry
 /// directives `directives`, the dynamic shared array `smem` and the `.loc` file 1 `NAME.py`,
@@ -329,17 +329,7 @@ fn a_rank_outside_the_cluster_is_an_error() -> Result<(), Error> {
     assert_ne!(src, exchange());
     let (p, l) = exchange_launch(&src)?;
     let mut bufs = vec![vec![0u8; 4 * 128]];
-    let Err(Error::Runtime { message, .. }) = machine::run(
-        &p,
-        &l,
-        &mut bufs,
-        &Options {
-            seed: 0,
-            check: false,
-        },
-    ) else {
-        panic!("a read of CTA rank 2 or 3 of a cluster of 2 runs");
-    };
+    let message = runtime_error(&p, &l, &mut bufs, "a read of CTA rank 2 or 3 of a cluster of 2");
     assert!(message.contains("of a cluster of 2"), "{message}");
     Ok(())
 }
@@ -482,34 +472,8 @@ fn shared_addresses_carry_the_rank_and_the_pair_mask_names_the_even_cta() -> Res
 /// or the one given), each CTA waits on its own barrier and writes the row to
 /// `out[8 * rank..]`, then meets the other at a closing cluster barrier.
 fn multicast(mask: u32) -> String {
-    format!(
-        r#"
-.version 8.7
-.target sm_100a
-.address_size 64
-.extern .shared .align 128 .b8 smem[];
-
-.visible .entry mc(
-	.param .align 64 .b8 mc_param_0[128],
-	.param .u64 mc_param_1
-)
-.reqntid 32
-.reqnctapercluster 2
-{{
-	.reg .pred 	%p<6>;
-	.reg .b32 	%r<24>;
-	.reg .b64 	%rd<12>;
-	.reg .b16 	%rs<2>;
-
-	.loc	1 40 0
-	ld.param.u64 	%rd1, [mc_param_1];
-	mov.b32 	%r11, mc_param_0;
-	cvt.u64.u32 	%rd5, %r11;
-	cvta.param.u64 	%rd2, %rd5;
-	mov.u32 	%r1, %tid.x;
-	mov.u32 	%r2, %cluster_ctarank;
-	mov.u32 	%r3, smem;
-	add.s32 	%r4, %r3, 128;
+    let copy = format!(
+        r#"	.loc	1 40 0
 	setp.eq.s32 	%p1, %r1, 0;
 	@%p1 mbarrier.init.shared::cta.b64 	[%r3], 1;
 	@%p1 mbarrier.arrive.expect_tx.shared::cta.b64 	_, [%r3], 32;
@@ -526,25 +490,9 @@ fn multicast(mask: u32) -> String {
 $L__wait:
 	.loc	1 42 0
 	mbarrier.try_wait.parity.shared::cta.b64 	%p4, [%r3], 0;
-	@!%p4 bra 	$L__wait;
-	setp.lt.u32 	%p5, %r1, 8;
-	@!%p5 bra 	$L__end;
-	.loc	1 43 0
-	shl.b32 	%r7, %r1, 2;
-	add.s32 	%r8, %r4, %r7;
-	ld.shared.f32 	%r9, [%r8];
-	mad.lo.s32 	%r10, %r2, 8, %r1;
-	mul.wide.u32 	%rd3, %r10, 4;
-	add.s64 	%rd4, %rd1, %rd3;
-	st.global.f32 	[%rd4], %r9;
-$L__end:
-	barrier.cluster.arrive.aligned;
-	barrier.cluster.wait.aligned;
-	ret;
-}}
-	.file	1 "mc.py"
-"#
-    )
+	@!%p4 bra 	$L__wait;"#
+    );
+    rows_kernel("mc", ".reqnctapercluster 2", &copy, 43)
 }
 
 #[test]
@@ -581,17 +529,7 @@ fn a_multicast_copy_lands_in_every_cta_of_its_mask() -> Result<(), Error> {
     // A mask naming a CTA outside the cluster stops the run.
     let p = compile(&multicast(4), "mc")?;
     let mut b = bufs;
-    let Err(Error::Runtime { message, .. }) = machine::run(
-        &p,
-        &l,
-        &mut b,
-        &Options {
-            seed: 0,
-            check: false,
-        },
-    ) else {
-        panic!("a multicast to rank 2 of a cluster of 2 runs");
-    };
+    let message = runtime_error(&p, &l, &mut b, "a multicast to rank 2 of a cluster of 2");
     assert!(message.contains("outside the cluster of 2"), "{message}");
     Ok(())
 }

@@ -11,7 +11,7 @@ mod common;
 use bwsim_isa::Code;
 use bwsim_ptxfront::machine::{self, Options};
 use bwsim_ptxfront::{compile, Arg, Error, Launch};
-use common::{bytes_f32, rows_launch};
+use common::{bytes_f32, rows_kernel, rows_launch, runtime_error};
 
 /// Shared bytes of each CTA's A (128 rows of 16 f16, no swizzling): 0 to 4096; B (16 rows):
 /// 4096 to 4608; the allocation's address at 4608, the barrier at 4624.
@@ -198,17 +198,7 @@ fn a_pair_mma_before_the_peers_operands_are_published_races_in_the_peer() -> Res
 fn pair_instructions_need_clusters_of_an_even_size() -> Result<(), Error> {
     let p = compile(&pair_kernel(3), "pair")?;
     let (l, mut b) = launch(1);
-    let Err(Error::Runtime { message, .. }) = machine::run(
-        &p,
-        &l,
-        &mut b,
-        &Options {
-            seed: 0,
-            check: false,
-        },
-    ) else {
-        panic!("a pair allocation in a cluster of one CTA runs");
-    };
+    let message = runtime_error(&p, &l, &mut b, "a pair allocation in a cluster of one CTA");
     assert!(message.contains("cluster of 1 CTA"), "{message}");
     Ok(())
 }
@@ -220,16 +210,7 @@ fn pair_instructions_need_clusters_of_an_even_size() -> Result<(), Error> {
 /// line 32 (`//H`, the planted bug deletes it): a cluster barrier hands what rank 0 learned to
 /// rank 1; line 33: lanes 0 to 7 of each CTA write its row to `out[8 * rank + lane]`.
 fn pair_copy() -> String {
-    let body = r#"
-	.loc	1 30 0
-	ld.param.u64 	%rd1, [pc_param_1];
-	mov.b32 	%r11, pc_param_0;
-	cvt.u64.u32 	%rd5, %r11;
-	cvta.param.u64 	%rd2, %rd5;
-	mov.u32 	%r1, %tid.x;
-	mov.u32 	%r2, %cluster_ctarank;
-	mov.u32 	%r3, smem;
-	add.s32 	%r4, %r3, 128;
+    let copy = r#"	.loc	1 30 0
 	and.b32 	%r12, %r3, -16777232;
 	setp.eq.s32 	%p1, %r1, 0;
 	setp.eq.s32 	%p2, %r2, 0;
@@ -249,28 +230,8 @@ $L__wait:
 $L__handoff:
 	.loc	1 32 0
 	barrier.cluster.arrive.aligned; //H
-	barrier.cluster.wait.aligned; //H
-	setp.lt.u32 	%p5, %r1, 8;
-	@!%p5 bra 	$L__end;
-	.loc	1 33 0
-	shl.b32 	%r7, %r1, 2;
-	add.s32 	%r8, %r4, %r7;
-	ld.shared.f32 	%r9, [%r8];
-	mad.lo.s32 	%r10, %r2, 8, %r1;
-	mul.wide.u32 	%rd3, %r10, 4;
-	add.s64 	%rd4, %rd1, %rd3;
-	st.global.f32 	[%rd4], %r9;
-$L__end:
-	.loc	1 34 0
-	barrier.cluster.arrive.aligned;
-	barrier.cluster.wait.aligned;
-	ret;
-"#;
-    entry(
-        "pc",
-        "\t.param .align 64 .b8 pc_param_0[128],\n\t.param .u64 pc_param_1",
-        body,
-    )
+	barrier.cluster.wait.aligned; //H"#;
+    rows_kernel("pc", ".explicitcluster", copy, 33)
 }
 
 #[test]

@@ -179,3 +179,70 @@ pub fn rows_launch() -> (Launch, Vec<Vec<u8>>) {
     let x: Vec<f32> = (0..16).map(|i| i as f32).collect();
     (l, vec![f32_bytes(&x), vec![0; 64]])
 }
+
+/// The message of the run-time error an unchecked run (seed 0) of `p` stops with; panics,
+/// saying `what` should not run, where it ends otherwise.
+pub fn runtime_error(p: &Program, l: &Launch, bufs: &mut [Vec<u8>], what: &str) -> String {
+    let o = bwsim_ptxfront::machine::Options {
+        seed: 0,
+        check: false,
+    };
+    match bwsim_ptxfront::machine::run(p, l, bufs, &o) {
+        Err(Error::Runtime { message, .. }) => message,
+        r => panic!("{what} runs: {:?}", r.map(|o| o.findings)),
+    }
+}
+
+/// A kernel `name` of 32 threads per CTA over [`rows_launch`]'s arguments, with the entry
+/// directives `directives` and `.loc` file 1 `NAME.py`: `%rd1` is the output, `%rd2` the
+/// tensor map's address, `%r1` the thread, `%r2` the CTA's cluster rank, `%r3` the dynamic
+/// shared array `smem` and `%r4` `smem + 128`; then `copy`; then, at line `line`, lanes 0 to 7
+/// write the f32 words from `%r4` on to `out[8 * rank + lane]`, and a cluster barrier ends
+/// the kernel.
+pub fn rows_kernel(name: &str, directives: &str, copy: &str, line: u32) -> String {
+    format!(
+        r#".version 8.7
+.target sm_100a
+.address_size 64
+.extern .shared .align 128 .b8 smem[];
+
+.visible .entry {name}(
+	.param .align 64 .b8 {name}_param_0[128],
+	.param .u64 {name}_param_1
+)
+.reqntid 32
+{directives}
+{{
+	.reg .pred 	%p<8>;
+	.reg .b32 	%r<24>;
+	.reg .b64 	%rd<12>;
+	.reg .b16 	%rs<2>;
+
+	ld.param.u64 	%rd1, [{name}_param_1];
+	mov.b32 	%r11, {name}_param_0;
+	cvt.u64.u32 	%rd5, %r11;
+	cvta.param.u64 	%rd2, %rd5;
+	mov.u32 	%r1, %tid.x;
+	mov.u32 	%r2, %cluster_ctarank;
+	mov.u32 	%r3, smem;
+	add.s32 	%r4, %r3, 128;
+{copy}
+	setp.lt.u32 	%p5, %r1, 8;
+	@!%p5 bra 	$L__end;
+	.loc	1 {line} 0
+	shl.b32 	%r7, %r1, 2;
+	add.s32 	%r8, %r4, %r7;
+	ld.shared.f32 	%r9, [%r8];
+	mad.lo.s32 	%r10, %r2, 8, %r1;
+	mul.wide.u32 	%rd3, %r10, 4;
+	add.s64 	%rd4, %rd1, %rd3;
+	st.global.f32 	[%rd4], %r9;
+$L__end:
+	barrier.cluster.arrive.aligned;
+	barrier.cluster.wait.aligned;
+	ret;
+}}
+	.file	1 "{name}.py"
+"#
+    )
+}
