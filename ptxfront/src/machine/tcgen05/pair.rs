@@ -313,3 +313,19 @@ impl Machine<'_, '_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decodes_pair_instruction_descriptors() {
+        // Triton 3.9's two_cta_matmul descriptor, 270598160 = 0x10210010: f32 D, f16 A and B,
+        // B MN-major, N 128 (bits 17-22: 16), M 256 (bits 24-28: 16).
+        let i = InstrDesc::decode_pair(0x1021_0010, MmaKind::F16).expect("decodes");
+        assert_eq!((i.m, i.n, i.mn_major), (256, 128, [false, true]));
+        // The pair's M = 128 (bits 24-28: 8) is not run; nor N = 8.
+        assert!(InstrDesc::decode_pair(0x0821_0010, MmaKind::F16).is_err());
+        assert!(InstrDesc::decode_pair(0x1002_0010, MmaKind::F16).is_err());
+    }
+}
