@@ -80,12 +80,15 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 self.e.ins(format!("mul.f32 {l}, {l}, {LN_2}"));
                 self.e.ins(format!("div.rn.f32 {q}, {x}, {l}"));
                 self.e.ins(format!("mul.f32 {d}, {um1}, {q}"));
-                self.e.ins(format!("setp.eq.f32 {p}, {um1}, 0f00000000"));
-                self.e.ins(format!("selp.f32 {d}, {x}, {d}, {p}"));
-                self.e.ins(format!("setp.eq.f32 {p}, {um1}, 0fBF800000"));
-                self.e.ins(format!("selp.f32 {d}, {um1}, {d}, {p}"));
-                self.e.ins(format!("setp.eq.f32 {p}, {u}, 0f7F800000"));
-                self.e.ins(format!("selp.f32 {d}, {u}, {d}, {p}"));
+                let fixes = [
+                    (um1, "0f00000000", x.to_string()),
+                    (um1, "0fBF800000", um1.to_string()),
+                    (u, "0f7F800000", u.to_string()),
+                ];
+                for (test, k, value) in fixes {
+                    self.e.ins(format!("setp.eq.f32 {p}, {test}, {k}"));
+                    self.e.ins(format!("selp.f32 {d}, {value}, {d}, {p}"));
+                }
             }
             MathFn::Tan => {
                 let s = self.e.reg(RegClass::F32);
