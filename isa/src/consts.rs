@@ -360,12 +360,9 @@ pub fn binop(op: BinOp, x: ConstValue, y: ConstValue) -> Result<ConstValue, Cons
                     .ok()
                     .and_then(|s| a.checked_shr(s))
                     .ok_or_else(ov)?),
-                BinOp::Eq => Bool(a == b),
-                BinOp::Ne => Bool(a != b),
-                BinOp::Lt => Bool(a < b),
-                BinOp::Le => Bool(a <= b),
-                BinOp::Gt => Bool(a > b),
-                BinOp::Ge => Bool(a >= b),
+                BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => {
+                    Bool(op.compare(a, b) == Some(true))
+                }
                 BinOp::And => Bool(a != 0 && b != 0),
                 BinOp::Or => Bool(a != 0 || b != 0),
             })

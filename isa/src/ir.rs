@@ -113,6 +113,23 @@ impl BinOp {
             BinOp::Rem => "%",
         }
     }
+    /// The truth of the comparison `x OP y` (`==`, `!=`, `<`, `<=`, `>`, `>=`), with a NaN
+    /// unequal to everything and unordered, as IEEE 754 compares; `None` for an operator that
+    /// is not a comparison. The one definition the constant folder, the simulator and the PTX
+    /// backend's folding share.
+    pub fn compare<T: PartialOrd>(self, x: T, y: T) -> Option<bool> {
+        use std::cmp::Ordering::{Equal, Greater, Less};
+        let o = x.partial_cmp(&y);
+        Some(match self {
+            BinOp::Eq => o == Some(Equal),
+            BinOp::Ne => o != Some(Equal),
+            BinOp::Lt => o == Some(Less),
+            BinOp::Le => matches!(o, Some(Less | Equal)),
+            BinOp::Gt => o == Some(Greater),
+            BinOp::Ge => matches!(o, Some(Greater | Equal)),
+            _ => return None,
+        })
+    }
     /// Binding strength; all binary operators are left-associative.
     /// Comparisons bind looser than bit operations (unlike C, like Rust), so
     /// `i // n & 1` style phase arithmetic reads as written.
@@ -540,6 +557,57 @@ define_ops! {
     /// the compiler names every exhaustive dispatch a new operation must be taught
     /// (`scripts/new-op-probe`, docs/ARCHITECTURE.md "Where to add an operation").
     @cfg(feature = "probe-op") ProbeOp = "probe.op" (;),
+}
+
+/// The operands of `tcgen05.mma` and of its block-scaled form `tcgen05.mma_scaled`, borrowed
+/// from either ([`OpKind::tcgen05_mma`]): the one shape the type checker, the simulator's
+/// lowering and the PTX backend read an MMA in.
+#[derive(Clone, Copy, Debug)]
+pub struct MmaOperands<'a> {
+    pub a: &'a Expr,
+    pub b: &'a Expr,
+    pub acc: &'a Expr,
+    /// The scale factors of A and of B (`tcgen05.mma_scaled`).
+    pub scales: Option<(&'a Expr, &'a Expr)>,
+    pub use_acc: &'a Option<Expr>,
+    pub pred: &'a Option<Expr>,
+    pub cta_group: &'a Option<Expr>,
+}
+
+impl OpKind {
+    /// The operands of a `tcgen05.mma` or `tcgen05.mma_scaled`; `None` for any other operation.
+    pub fn tcgen05_mma(&self) -> Option<MmaOperands<'_>> {
+        let (a, b, acc, scales, use_acc, pred, cta_group) = match self {
+            OpKind::Tcgen05Mma {
+                a,
+                b,
+                acc,
+                use_acc,
+                pred,
+                cta_group,
+            } => (a, b, acc, None, use_acc, pred, cta_group),
+            OpKind::Tcgen05MmaScaled {
+                a,
+                b,
+                acc,
+                a_scale,
+                b_scale,
+                use_acc,
+                pred,
+                cta_group,
+            } => (a, b, acc, Some((a_scale, b_scale)), use_acc, pred, cta_group),
+            _ => return None,
+        };
+        Some(MmaOperands {
+            a,
+            b,
+            acc,
+            scales,
+            use_acc,
+            pred,
+            cta_group,
+        })
+    }
 }
 
 /// Why written operands do not fit an operation's signature.

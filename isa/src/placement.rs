@@ -14,8 +14,8 @@
 //!   (how Triton issues span-wide TMA messages);
 //! - `fp4_padded`: every 8 data bytes of a row are followed by 8 bytes of padding;
 //! - the XOR swizzle is applied to the ABSOLUTE shared-memory address with
-//!   [`Swizzle::apply`] [docs/semantics.md#shared-memory-swizzle, H100], so a buffer not aligned
-//!   to the pattern period sees a shifted pattern.
+//!   [`Swizzle::apply`](crate::types::Swizzle::apply) [docs/semantics.md#shared-memory-swizzle,
+//!   H100], so a buffer not aligned to the pattern period sees a shifted pattern.
 //!
 //! `plain` is dense row-major; `swizzled(vec, per_phase, max_phase)` is Gluon's
 //! `SwizzledSharedLayout` (order `[.., 1, 0]`), a permutation within each row; `linear(bases)`
@@ -33,8 +33,8 @@
 //! (m, kb) of an `[M, nk]` matrix lives in lane `m % 32` of every lane quarter, column
 //! `(kb / 4) * ceil(M / 32) + m / 32`, byte `kb % 4` ([`scale_cell`]).
 
-use crate::types::{DType, Swizzle};
-use crate::value_types::SmemLayout;
+use crate::types::DType;
+use crate::value_types::{SmemLayout, SmemLayoutOf};
 
 /// Largest rank of a buffer placement handles (the IR allows 6 dimensions).
 pub const MAX_RANK: usize = 6;
@@ -211,22 +211,7 @@ pub fn scale_cell(rows: u32, m: u32, kb: u32, bits: u32) -> (u32, u32, u32) {
 
 /// A shared-memory layout ready for placement: a `Copy` value, a `linear` layout already
 /// inverted ([`LinearMap`]). Built from the checker's [`SmemLayout`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Layout {
-    Plain,
-    Nvmma {
-        swizzle: Swizzle,
-        transposed: bool,
-        fp4_padded: bool,
-    },
-    Swizzled {
-        vec: u32,
-        per_phase: u32,
-        max_phase: u32,
-    },
-    /// A `linear` layout, inverted ([`LinearMap`]).
-    Linear(LinearMap),
-}
+pub type Layout = SmemLayoutOf<LinearMap>;
 
 /// A `linear` shared layout as a `Copy` value: the element offset each coordinate bit
 /// contributes (dimension 0's bits first), XORed ([`LinearSmem`]).
@@ -273,42 +258,9 @@ impl LinearMap {
 
 impl From<&SmemLayout> for Layout {
     fn from(l: &SmemLayout) -> Layout {
-        match l {
-            SmemLayout::Plain => Layout::Plain,
-            SmemLayout::Nvmma {
-                swizzle,
-                transposed,
-                fp4_padded,
-            } => Layout::Nvmma {
-                swizzle: *swizzle,
-                transposed: *transposed,
-                fp4_padded: *fp4_padded,
-            },
-            SmemLayout::Swizzled {
-                vec,
-                per_phase,
-                max_phase,
-            } => Layout::Swizzled {
-                vec: *vec,
-                per_phase: *per_phase,
-                max_phase: *max_phase,
-            },
-            // The type checker refuses a linear layout without an inverse; an unchecked one
-            // reads as plain.
-            SmemLayout::Linear { bases } => LinearMap::new(bases).map_or(Layout::Plain, Layout::Linear),
-        }
-    }
-}
-
-impl Layout {
-    pub fn swizzle(&self) -> Swizzle {
-        match self {
-            Layout::Nvmma { swizzle, .. } => *swizzle,
-            _ => Swizzle::None,
-        }
-    }
-    pub fn transposed(&self) -> bool {
-        matches!(self, Layout::Nvmma { transposed: true, .. })
+        // The type checker refuses a linear layout without an inverse; an unchecked one reads
+        // as plain.
+        l.map_linear(|bases| LinearMap::new(bases).map_or(Layout::Plain, |m| Layout::Linear { bases: m }))
     }
 }
 
@@ -325,7 +277,7 @@ pub fn offset_bits(dtype: DType, shape: &[u32], layout: Layout, idx: &[u32]) -> 
             }
             lin * bits
         }
-        Layout::Linear(m) => m.offset(idx) * bits,
+        Layout::Linear { bases: m } => m.offset(idx) * bits,
         Layout::Swizzled {
             vec,
             per_phase,
@@ -397,7 +349,7 @@ pub fn buffer_bytes(dtype: DType, shape: &[u32], layout: Layout) -> u64 {
     let bits = dtype.bits() as u64;
     let numel: u64 = shape.iter().map(|&x| x as u64).product();
     match layout {
-        Layout::Plain | Layout::Swizzled { .. } | Layout::Linear(_) => (numel * bits).div_ceil(8),
+        Layout::Plain | Layout::Swizzled { .. } | Layout::Linear { .. } => (numel * bits).div_ceil(8),
         Layout::Nvmma {
             swizzle,
             transposed,
@@ -525,6 +477,7 @@ impl TmemLayout {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::types::Swizzle;
 
     /// Tutorial 11's packed-block scale factors seen as the `[128, 4]` matrix `tcgen05.cp`
     /// takes: offset bits 0-1 are the column, 2-3 the row's group of 32, 4-8 the row within

@@ -295,9 +295,14 @@ impl AtomicScope {
 /// The operations of `global.atomic`, by name (see [`AtomicOp`]).
 pub const ATOMIC_OPS: [&str; 9] = names_of!(AtomicOp, 9);
 
-/// Shared-memory layout of a buffer.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub enum SmemLayout {
+/// Shared-memory layout of a buffer, as the type checker resolves it: a `linear` layout by
+/// its offset bases.
+pub type SmemLayout = SmemLayoutOf<Vec<Vec<u32>>>;
+
+/// Shared-memory layouts, a `linear` one's bases in the form `L`: as written ([`SmemLayout`])
+/// or inverted for placement ([`crate::placement::Layout`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SmemLayoutOf<L> {
     /// Row-major, unswizzled.
     Plain,
     /// Gluon's `NVMMASharedLayout`: rows of the innermost dimension padded to the swizzle span
@@ -320,7 +325,50 @@ pub enum SmemLayout {
     /// view's first byte, unswizzled memory) contributes the coordinates `bases[i]`, XORed
     /// together. What a reshaped or permuted view of a dense buffer has (tutorial 11 views its
     /// packed-block scale factors this way for `tcgen05.cp`). See [`LinearSmem`].
-    Linear { bases: Vec<Vec<u32>> },
+    Linear { bases: L },
+}
+
+impl<L> SmemLayoutOf<L> {
+    /// The NVMMA swizzle; none for the other layouts.
+    pub fn swizzle(&self) -> Swizzle {
+        match self {
+            SmemLayoutOf::Nvmma { swizzle, .. } => *swizzle,
+            _ => Swizzle::None,
+        }
+    }
+    /// An NVMMA layout of an MN-major operand.
+    pub fn transposed(&self) -> bool {
+        matches!(self, SmemLayoutOf::Nvmma { transposed: true, .. })
+    }
+    /// An NVMMA layout with every 8 data bytes followed by 8 bytes of padding.
+    pub fn fp4_padded(&self) -> bool {
+        matches!(self, SmemLayoutOf::Nvmma { fp4_padded: true, .. })
+    }
+    /// The same layout with a `linear` one replaced by `linear(bases)`.
+    pub fn map_linear<M>(&self, linear: impl FnOnce(&L) -> SmemLayoutOf<M>) -> SmemLayoutOf<M> {
+        match *self {
+            SmemLayoutOf::Plain => SmemLayoutOf::Plain,
+            SmemLayoutOf::Nvmma {
+                swizzle,
+                transposed,
+                fp4_padded,
+            } => SmemLayoutOf::Nvmma {
+                swizzle,
+                transposed,
+                fp4_padded,
+            },
+            SmemLayoutOf::Swizzled {
+                vec,
+                per_phase,
+                max_phase,
+            } => SmemLayoutOf::Swizzled {
+                vec,
+                per_phase,
+                max_phase,
+            },
+            SmemLayoutOf::Linear { ref bases } => linear(bases),
+        }
+    }
 }
 
 impl SmemLayout {
@@ -352,16 +400,6 @@ impl SmemLayout {
         Some(SmemLayout::Linear { bases })
     }
 
-    pub fn swizzle(&self) -> Swizzle {
-        match self {
-            SmemLayout::Nvmma { swizzle, .. } => *swizzle,
-            _ => Swizzle::None,
-        }
-    }
-    /// An NVMMA layout with every 8 data bytes followed by 8 bytes of padding.
-    pub fn fp4_padded(&self) -> bool {
-        matches!(self, SmemLayout::Nvmma { fp4_padded: true, .. })
-    }
     /// Alignment the allocator gives a buffer of this layout: the swizzle period for
     /// swizzled NVMMA layouts (docs/semantics.md#shared-memory-swizzle), else 128 bytes (the TMA
     /// requirement).

@@ -87,7 +87,7 @@ fn minifloat(bits: u32, e: u32, m: u32, bias: i32) -> f64 {
 /// The value of element bits of `dtype`, from the format definitions: IEEE binary32; f16 and
 /// bf16 through `half`; OCP MX fp8 E4M3 (bias 7, no infinities, S.1111.111 is NaN) and E5M2
 /// (bias 15, IEEE specials); fp4 E2M1 (bias 1, no specials); ue8m0 = 2^(e - 127), 0xFF NaN;
-/// ue4m3 = unsigned E4M3; integers two's complement.
+/// ue4m3 = unsigned E4M3; integers two's complement (the IR's own decoding: nothing to derive).
 pub fn value(dtype: DType, bits: u64) -> f64 {
     match dtype {
         DType::F32 | DType::TF32 => f32::from_bits(bits as u32) as f64,
@@ -124,23 +124,13 @@ pub fn value(dtype: DType, bits: u64) -> f64 {
             }
         }
         DType::F4E2M1 => minifloat(bits as u32 & 0xf, 2, 1, 1),
-        DType::UE8M0 => {
-            let e = bits as u8;
-            if e == 0xff {
-                f64::NAN
-            } else {
-                2f64.powi(e as i32 - 127)
-            }
-        }
-        DType::I1 => (bits & 1) as f64,
-        DType::I8 => bits as u8 as i8 as f64,
-        DType::I16 => bits as u16 as i16 as f64,
-        DType::I32 => bits as u32 as i32 as f64,
-        DType::I64 => bits as i64 as f64,
-        DType::U8 => bits as u8 as f64,
-        DType::U16 => bits as u16 as f64,
-        DType::U32 => bits as u32 as f64,
-        DType::U64 => bits as f64,
+        // A pure exponent: no sign, no mantissa, 0xFF the NaN.
+        DType::UE8M0 => match bits as u8 {
+            0xff => f64::NAN,
+            e => 2f64.powi(i32::from(e) - 127),
+        },
+        // Two's complement (or unsigned) integers have one reading, the IR's.
+        d => bwsim_isa::numeric::decode(d, bits),
     }
 }
 

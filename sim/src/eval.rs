@@ -426,17 +426,11 @@ fn float_op(op: BinOp, x: f64, y: f64) -> OpResult<Result<f64, bool>> {
 /// A comparison or logical operator on two numbers (`zero` is false), `None` for the others.
 #[inline]
 fn truth<T: PartialOrd>(op: BinOp, x: T, y: T, zero: T) -> Option<bool> {
-    Some(match op {
-        BinOp::Eq => x == y,
-        BinOp::Ne => x != y,
-        BinOp::Lt => x < y,
-        BinOp::Le => x <= y,
-        BinOp::Gt => x > y,
-        BinOp::Ge => x >= y,
-        BinOp::And => x != zero && y != zero,
-        BinOp::Or => x != zero || y != zero,
-        _ => return None,
-    })
+    match op {
+        BinOp::And => Some(x != zero && y != zero),
+        BinOp::Or => Some(x != zero || y != zero),
+        _ => op.compare(x, y),
+    }
 }
 
 /// A binary operator on two integers: `Ok(value)`, or `Err(truth)` for comparisons and logic.
@@ -502,13 +496,9 @@ pub fn binary(op: BinOp, a: &Value, b: &Value) -> OpResult<Value> {
             return Ok(Value::Bool(match op {
                 BinOp::And | BinOp::BitAnd => *x && *y,
                 BinOp::Or | BinOp::BitOr => *x || *y,
-                BinOp::BitXor | BinOp::Ne => x != y,
-                BinOp::Eq => x == y,
-                BinOp::Lt => !*x & *y,
-                BinOp::Le => *x <= *y,
-                BinOp::Gt => *x & !*y,
-                BinOp::Ge => *x >= *y,
-                _ => return Err(err("bad boolean operator")),
+                BinOp::BitXor => x != y,
+                // false < true
+                _ => op.compare(x, y).ok_or_else(|| err("bad boolean operator"))?,
             }));
         }
         (Value::Int(_) | Value::Bool(_), Value::Int(_) | Value::Bool(_)) => {

@@ -626,12 +626,13 @@ pub fn chain_packed_cols<const W: usize>(
     p: BlockFma,
 ) -> [f32; W] {
     assert!(b.iter().all(|b| b.v.len() == a.v.len()), "lines of one length");
+    let c = acc.map(|acc| use_acc.then_some(acc));
     match k {
-        8 => chain_steps(a, b, k, acc, use_acc, p, block_step_fixed::<8>),
-        16 => chain_steps(a, b, k, acc, use_acc, p, block_step_fixed::<16>),
-        32 => chain_steps(a, b, k, acc, use_acc, p, block_step_fixed::<32>),
-        64 => chain_steps(a, b, k, acc, use_acc, p, block_step_fixed::<64>),
-        _ => chain_steps(a, b, k, acc, use_acc, p, block_step_packed),
+        8 => chain_steps(a, b, k, c, p, block_step_fixed::<8>),
+        16 => chain_steps(a, b, k, c, p, block_step_fixed::<16>),
+        32 => chain_steps(a, b, k, c, p, block_step_fixed::<32>),
+        64 => chain_steps(a, b, k, c, p, block_step_fixed::<64>),
+        _ => chain_steps(a, b, k, c, p, block_step_packed),
     }
 }
 
@@ -649,21 +650,20 @@ impl<'a> PackedLine<'a> {
     }
 }
 
-/// The steps of [`chain_packed_cols`], each by `step`.
+/// The steps of [`chain_packed_cols`], each by `step`, from the accumulators `c` (`None`:
+/// none used).
 #[inline(always)]
 fn chain_steps<const W: usize>(
     a: PackedLine,
     b: [PackedLine; W],
     k: usize,
-    acc: [f32; W],
-    use_acc: bool,
+    mut c: [Option<f32>; W],
     p: BlockFma,
     step: impl Fn(PackedLine, PackedLine, Option<f32>, BlockFma) -> f32,
 ) -> [f32; W] {
     debug_assert!(packed_supports(p));
     let k = k.max(1);
     let n = a.v.len();
-    let mut c = acc.map(|acc| use_acc.then_some(acc));
     for lo in (0..n).step_by(k) {
         let r = lo..(lo + k).min(n);
         let ra = a.slice(r.clone());

@@ -86,7 +86,7 @@ pub fn place_view(v: &SmemView) -> Option<Vec<(u32, u32)>> {
     let n = v.shape.numel() as usize;
     let root = v.root.as_slice();
     let rr = root.len();
-    let separable = !matches!(v.layout, Layout::Swizzled { .. } | Layout::Linear(_))
+    let separable = !matches!(v.layout, Layout::Swizzled { .. } | Layout::Linear { .. })
         && rr >= 1
         && (v.dropped as usize) < rr
         && !shape.is_empty();
@@ -288,91 +288,50 @@ mod tests {
     #[test]
     fn bulk_addresses_match_per_element() {
         use crate::value::Dims;
+        use DType::{F16, F32, F4E2M1, I8};
+        let nvmma = |swizzle, transposed| Layout::Nvmma {
+            swizzle,
+            transposed,
+            fp4_padded: false,
+        };
+        let (b128, b128_t, b64) = (
+            nvmma(Swizzle::B128, false),
+            nvmma(Swizzle::B128, true),
+            nvmma(Swizzle::B64, false),
+        );
+        let swizzled = Layout::Swizzled {
+            vec: 8,
+            per_phase: 1,
+            max_phase: 4,
+        };
+        // A view at byte 1152 of allocation 0 with no dropped dimension: dtype, root, layout,
+        // origin, shape.
+        let dims = |d: &[u32]| Dims::from_slice(d).expect("fits");
+        let view = |dtype, root: &[u32], layout, origin: &[u32], shape: &[u32]| SmemView {
+            origin: dims(origin),
+            shape: dims(shape),
+            ..SmemView::whole(1024 + 128, dtype, layout, dims(root), 0)
+        };
         let cases = [
-            (
-                DType::F16,
-                vec![3u32, 64, 128],
-                Layout::Nvmma {
-                    swizzle: Swizzle::B128,
-                    transposed: false,
-                    fp4_padded: false,
-                },
-                vec![1u32, 0, 16],
-                vec![64u32, 32],
-                1u8,
-            ),
-            (
-                DType::F16,
-                vec![64, 128],
-                Layout::Nvmma {
-                    swizzle: Swizzle::B128,
-                    transposed: true,
-                    fp4_padded: false,
-                },
-                vec![16, 0],
-                vec![16, 128],
-                0,
-            ),
-            (
-                DType::F32,
-                vec![8, 4],
-                Layout::Nvmma {
-                    swizzle: Swizzle::B64,
-                    transposed: false,
-                    fp4_padded: false,
-                },
-                vec![0, 0],
-                vec![8, 4],
-                0,
-            ),
-            (
-                DType::F4E2M1,
-                vec![4, 256],
-                Layout::Nvmma {
-                    swizzle: Swizzle::B128,
-                    transposed: false,
-                    fp4_padded: false,
-                },
-                vec![0, 0],
-                vec![4, 256],
-                0,
-            ),
-            (
-                DType::I8,
-                vec![4, 64],
-                Layout::Swizzled {
-                    vec: 8,
-                    per_phase: 1,
-                    max_phase: 4,
-                },
-                vec![0, 0],
-                vec![4, 64],
-                0,
-            ),
-            (
-                DType::F32,
-                vec![2, 8, 8],
-                Layout::Plain,
-                vec![1, 2, 0],
-                vec![6, 8],
-                1,
-            ),
+            SmemView {
+                dropped: 1,
+                ..view(F16, &[3, 64, 128], b128, &[1, 0, 16], &[64, 32])
+            },
+            view(F16, &[64, 128], b128_t, &[16, 0], &[16, 128]),
+            view(F32, &[8, 4], b64, &[0, 0], &[8, 4]),
+            view(F4E2M1, &[4, 256], b128, &[0, 0], &[4, 256]),
+            view(I8, &[4, 64], swizzled, &[0, 0], &[4, 64]),
+            SmemView {
+                dropped: 1,
+                ..view(F32, &[2, 8, 8], Layout::Plain, &[1, 2, 0], &[6, 8])
+            },
         ];
-        for (dtype, root, layout, origin, shape, dropped) in cases {
-            let v = SmemView {
-                base: 1024 + 128,
-                dtype,
-                layout,
-                root: Dims::from_slice(&root).expect("fits"),
-                origin: Dims::from_slice(&origin).expect("fits"),
-                dropped,
-                shape: Dims::from_slice(&shape).expect("fits"),
-                alloc: 0,
-            };
+        for v in cases {
+            let (dtype, layout, shape) = (v.dtype, v.layout, v.shape.as_slice());
             let bulk = view_addresses(&v).expect("fits");
             let mut idx = vec![0u32; shape.len()];
             for (lin, got) in bulk.iter().enumerate() {
-                crate::value::unravel(lin as u64, &shape, &mut idx);
+                crate::value::unravel(lin as u64, shape, &mut idx);
                 assert_eq!(
                     *got,
                     view_element(&v, &idx).expect("fits"),
@@ -440,109 +399,55 @@ mod tests {
     /// dimensions, scale factors in every quarter.
     #[test]
     fn tmem_view_cells_match_elementwise_placement() {
-        /// dtype, block, col_stride, scales, root, origin, shape, dropped.
-        type Case = (DType, [u32; 2], u32, bool, Vec<u32>, Vec<u32>, Vec<u32>, u8);
-        let cases: Vec<Case> = vec![
-            (
-                DType::F32,
-                [128, 64],
-                1,
-                false,
-                vec![128, 128],
-                vec![0, 0],
-                vec![128, 128],
-                0,
-            ),
-            (
-                DType::F32,
-                [64, 32],
-                1,
-                false,
-                vec![256, 96],
-                vec![64, 8],
-                vec![128, 40],
-                0,
-            ),
-            (
-                DType::F16,
-                [128, 64],
-                1,
-                false,
-                vec![128, 96],
-                vec![0, 3],
-                vec![128, 61],
-                0,
-            ),
-            (
-                DType::F16,
-                [128, 64],
-                2,
-                false,
-                vec![128, 64],
-                vec![0, 0],
-                vec![128, 64],
-                0,
-            ),
-            (
-                DType::F8E4M3,
-                [64, 16],
-                1,
-                false,
-                vec![64, 40],
-                vec![0, 5],
-                vec![64, 35],
-                0,
-            ),
-            (
-                DType::F32,
-                [128, 128],
-                1,
-                false,
-                vec![2, 128, 64],
-                vec![1, 0, 0],
-                vec![128, 64],
-                1,
-            ),
-            (
-                DType::F32,
-                [128, 64],
-                1,
-                false,
-                vec![3, 128, 32],
-                vec![0, 0, 0],
-                vec![3, 128, 32],
-                0,
-            ),
-            (
-                DType::UE8M0,
-                [128, 8],
-                1,
-                true,
-                vec![128, 8],
-                vec![0, 0],
-                vec![128, 8],
-                0,
-            ),
-        ];
-        for (dtype, block, col_stride, scales, root, origin, shape, dropped) in cases {
-            let v = TmemView {
+        use DType::{F16, F32, F8E4M3, UE8M0};
+        /// A view at column 32 of allocation 0, of data (not scale factors), with no dropped
+        /// dimension: dtype, block, col_stride, root, origin, shape.
+        fn view(
+            dtype: DType,
+            block: [u32; 2],
+            col_stride: u32,
+            root: &[u32],
+            origin: &[u32],
+            shape: &[u32],
+        ) -> TmemView {
+            let dims = |d: &[u32]| Dims::from_slice(d).expect("fits");
+            TmemView {
                 col: 32,
                 dtype,
                 block,
                 col_stride,
-                scales,
-                root: Dims::from_slice(&root).expect("fits"),
-                origin: Dims::from_slice(&origin).expect("fits"),
-                dropped,
-                shape: Dims::from_slice(&shape).expect("fits"),
+                scales: false,
+                root: dims(root),
+                origin: dims(origin),
+                dropped: 0,
+                shape: dims(shape),
                 alloc: 0,
-            };
+            }
+        }
+        let cases = [
+            view(F32, [128, 64], 1, &[128, 128], &[0, 0], &[128, 128]),
+            view(F32, [64, 32], 1, &[256, 96], &[64, 8], &[128, 40]),
+            view(F16, [128, 64], 1, &[128, 96], &[0, 3], &[128, 61]),
+            view(F16, [128, 64], 2, &[128, 64], &[0, 0], &[128, 64]),
+            view(F8E4M3, [64, 16], 1, &[64, 40], &[0, 5], &[64, 35]),
+            TmemView {
+                dropped: 1,
+                ..view(F32, [128, 128], 1, &[2, 128, 64], &[1, 0, 0], &[128, 64])
+            },
+            view(F32, [128, 64], 1, &[3, 128, 32], &[0, 0, 0], &[3, 128, 32]),
+            TmemView {
+                scales: true,
+                ..view(UE8M0, [128, 8], 1, &[128, 8], &[0, 0], &[128, 8])
+            },
+        ];
+        for v in cases {
+            let (dtype, root, shape) = (v.dtype, v.root.as_slice(), v.shape.as_slice());
             for quarter in 0..4 {
                 let bulk = tmem_view_cells(&v, quarter);
                 assert_eq!(bulk.len() as u64, v.shape.numel());
                 let mut idx = vec![0u32; shape.len()];
                 for (lin, got) in bulk.iter().enumerate() {
-                    crate::value::unravel(lin as u64, &shape, &mut idx);
+                    crate::value::unravel(lin as u64, shape, &mut idx);
                     assert_eq!(
                         *got,
                         tmem_element_in(&v, &idx, quarter),

@@ -217,15 +217,10 @@ pub const INSERTS: &[&str] = &[
     "é",
 ];
 
-/// Numbers at and beyond the boundaries the importer meets (sizes, shapes, bit widths, `i32`,
-/// `i64`).
-const NUMBERS: &[&str] = &[
-    "0",
-    "1",
-    "-1",
-    "2",
-    "3",
-    "7",
+/// Numbers at and beyond the boundaries the importer meets beyond
+/// [`mutate::BOUNDARY_NUMBERS`] (those of the front end and the simulator): bit widths,
+/// `i32`, `i64`.
+const WIDE_NUMBERS: &[&str] = &[
     "31",
     "32",
     "33",
@@ -235,12 +230,6 @@ const NUMBERS: &[&str] = &[
     "127",
     "128",
     "129",
-    "255",
-    "256",
-    "512",
-    "1024",
-    "65536",
-    "1048576",
     "2147483647",
     "-2147483648",
     "2147483648",
@@ -447,7 +436,12 @@ fn new_number(u: &mut Unstructured, n: &str) -> String {
         2 => (v * 2).to_string(),
         3 => (v / 2).to_string(),
         4 => (-v).to_string(),
-        _ => u.choose(NUMBERS).copied().unwrap_or("0").to_string(),
+        5 => u
+            .choose(mutate::BOUNDARY_NUMBERS)
+            .copied()
+            .unwrap_or("0")
+            .to_string(),
+        _ => u.choose(WIDE_NUMBERS).copied().unwrap_or("0").to_string(),
     }
 }
 

@@ -3,14 +3,16 @@
 
 use super::*;
 
-/// The parts of a shared-memory view operation's operand and result types its importers read.
-struct SharedViewTypes<'t> {
-    src_shape: &'t Vec<i64>,
-    src_enc: &'t AttrVal,
-    alloc: &'t Option<Vec<i64>>,
-    shape: &'t Vec<i64>,
-    elem: &'t Elem,
-    enc: &'t AttrVal,
+/// A shared-memory view operation's result type and the parts of its operand's and result's
+/// types its importers read ([`Cx::shared_view`]).
+struct SharedView {
+    src_shape: Vec<i64>,
+    src_enc: AttrVal,
+    alloc: Option<Vec<i64>>,
+    shape: Vec<i64>,
+    elem: Elem,
+    enc: AttrVal,
+    ty: Type,
 }
 
 /// The operands of `%x[%idx]... {axis}` ([`Cx::indexed_operands`]).
@@ -23,47 +25,45 @@ struct Indexed {
     rest: Vec<(String, Span)>,
 }
 
-impl<'t> SharedViewTypes<'t> {
-    /// Both types shared-memory descriptors, else `None`.
-    fn of(src: &'t Type, res: &'t Type) -> Option<SharedViewTypes<'t>> {
-        match (src, res) {
-            (
-                Type::MemDesc {
-                    shape: src_shape,
-                    enc: src_enc,
-                    tmem: false,
-                    alloc,
-                    ..
-                },
-                Type::MemDesc {
-                    shape,
-                    elem,
-                    enc,
-                    tmem: false,
-                    ..
-                },
-            ) => Some(SharedViewTypes {
-                src_shape,
-                src_enc,
-                alloc,
-                shape,
-                elem,
-                enc,
-            }),
-            _ => None,
-        }
-    }
-}
-
 impl<'m> Cx<'m> {
     /// The operand's and the result's types of a view operation on shared memory (`what`:
-    /// "transposed", "reshaped"), the operand a value of the module.
-    fn shared_view_types(&mut self, op: &Op, operand: &(String, Span), what: &str) -> R<(Type, Type)> {
-        let src_ty = match self.get(&operand.0, operand.1)? {
-            Val::E(_, t) => t,
-            _ => return Err(self.misuse(op, format!("only shared-memory views can be {what}"))),
+    /// "transposed", "reshaped"): the operand a value of the module, both types shared-memory
+    /// descriptors.
+    fn shared_view(&mut self, op: &Op, operand: &(String, Span), what: &str) -> R<SharedView> {
+        let not_shared = |cx: &Self| cx.misuse(op, format!("only shared-memory views can be {what}"));
+        let Val::E(
+            _,
+            Type::MemDesc {
+                shape: src_shape,
+                enc: src_enc,
+                tmem: false,
+                alloc,
+                ..
+            },
+        ) = self.get(&operand.0, operand.1)?
+        else {
+            return Err(not_shared(self));
         };
-        Ok((src_ty, self.result_type(op, 0)?))
+        let ty = self.result_type(op, 0)?;
+        let Type::MemDesc {
+            shape,
+            elem,
+            enc,
+            tmem: false,
+            ..
+        } = ty.clone()
+        else {
+            return Err(not_shared(self));
+        };
+        Ok(SharedView {
+            src_shape,
+            src_enc,
+            alloc,
+            shape,
+            elem,
+            enc,
+            ty,
+        })
     }
 
     /// Bind `op`'s result, of the shared-memory type `ty`, to `smem.reinterpret` of
@@ -108,16 +108,15 @@ impl<'m> Cx<'m> {
         }
         let v = self.n_operands(op, 1)?;
         let order = self.ints_attr(op, "order")?;
-        let (src_ty, ty) = self.shared_view_types(op, &v[0], "transposed")?;
-        let SharedViewTypes {
+        let SharedView {
             src_shape,
             src_enc,
             alloc,
             shape,
-            elem: _,
             enc,
-        } = SharedViewTypes::of(&src_ty, &ty)
-            .ok_or_else(|| self.misuse(op, "only shared-memory views can be transposed"))?;
+            ty,
+            ..
+        } = self.shared_view(op, &v[0], "transposed")?;
         let r = order.len();
         let swaps_last_two = r >= 2
             && r == src_shape.len()
@@ -138,13 +137,13 @@ impl<'m> Cx<'m> {
         }
         let mut want = src_shape.clone();
         want.swap(r - 2, r - 1);
-        if *shape != want {
+        if shape != want {
             return Err(self.misuse(
                 op,
                 "the result shape is not the operand's with its last two dimensions swapped",
             ));
         }
-        match (self.attrs.layout(src_enc, span)?, self.attrs.layout(enc, span)?) {
+        match (self.attrs.layout(&src_enc, span)?, self.attrs.layout(&enc, span)?) {
             (
                 Layout::NvmmaShared {
                     swizzle: a,
@@ -162,7 +161,7 @@ impl<'m> Cx<'m> {
                     op,
                     format!(
                         "a transposed view of layout {} has no bwsim layout: only NVMMA-swizzled buffers transpose in place",
-                        self.layout_name(src_enc, span)
+                        self.layout_name(&src_enc, span)
                     ),
                 ))
             }
@@ -188,16 +187,8 @@ impl<'m> Cx<'m> {
     /// address) is refused.
     pub(super) fn memdesc_dense_view(&mut self, op: &Op, span: Span) -> R<()> {
         let v = self.n_operands(op, 1)?;
-        let (src_ty, ty) = self.shared_view_types(op, &v[0], "reshaped")?;
-        let SharedViewTypes {
-            src_shape,
-            src_enc,
-            alloc,
-            shape,
-            elem,
-            enc,
-        } = SharedViewTypes::of(&src_ty, &ty)
-            .ok_or_else(|| self.misuse(op, "only shared-memory views can be reshaped"))?;
+        let view = self.shared_view(op, &v[0], "reshaped")?;
+        let (src_shape, shape, alloc) = (&view.src_shape, &view.shape, &view.alloc);
         let dense = |l: &Layout| {
             matches!(
                 l,
@@ -214,7 +205,10 @@ impl<'m> Cx<'m> {
                     }
             )
         };
-        let (from, to) = (self.attrs.layout(src_enc, span)?, self.attrs.layout(enc, span)?);
+        let (from, to) = (
+            self.attrs.layout(&view.src_enc, span)?,
+            self.attrs.layout(&view.enc, span)?,
+        );
         // An NVMMA buffer stacks rows of its last dimension, each padded to the swizzle span
         // (split into span-wide column blocks per matrix when wider): merging or splitting its
         // leading dimensions keeps every byte in place when a row fits the span or the
@@ -232,7 +226,7 @@ impl<'m> Cx<'m> {
                     fp4_padded: pb,
                 },
             ) if a == b && pa == pb => {
-                let bits = elem.dtype().map_or(8, |d| d.bits() as i64);
+                let bits = view.elem.dtype().map_or(8, |d| d.bits() as i64);
                 let row_bytes = shape.last().copied().unwrap_or(0) * bits / 8 * if *pa { 2 } else { 1 };
                 let same_rows = src_shape.last() == shape.last();
                 let same_matrix = src_shape.len() >= 2
@@ -247,8 +241,8 @@ impl<'m> Cx<'m> {
                 op,
                 format!(
                     "a reshaped or permuted view of {} as {}: bwsim views only dense buffers (plain, unswizzled NVMMA, shared_linear) this way",
-                    self.layout_name(src_enc, span),
-                    self.layout_name(enc, span)
+                    self.layout_name(&view.src_enc, span),
+                    self.layout_name(&view.enc, span)
                 ),
             ));
         }
@@ -261,7 +255,7 @@ impl<'m> Cx<'m> {
                 ));
             }
         }
-        self.smem_reinterpret(op, &v[0], ty, span)
+        self.smem_reinterpret(op, &v[0], view.ty, span)
     }
 
     /// `ttg.async_copy_global_to_local %ptrs, %dst [mask %m] [other %o]` (Gluon's

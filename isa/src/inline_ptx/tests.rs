@@ -435,18 +435,6 @@ mod props {
     use num_bigint::BigInt;
     use proptest::prelude::*;
 
-    fn mods(rnd: Rnd) -> FMods {
-        FMods {
-            rnd,
-            approx: false,
-            ftz: false,
-            sat: false,
-            nan: false,
-            relu: false,
-            xorsign: false,
-        }
-    }
-
     /// f32 values: normal, subnormal and special, weighted to moderate exponents.
     fn f32s() -> impl Strategy<Value = f32> {
         prop_oneof![
@@ -584,7 +572,7 @@ mod props {
 
         #[test]
         fn f32_nearest_matches_the_host(a in f32s(), b in f32s(), c in f32s()) {
-            let m = mods(Rnd::Rn);
+            let m = FMods::rounded(Rnd::Rn);
             let (x, y, z) = (a.to_bits() as u64, b.to_bits() as u64, c.to_bits() as u64);
             prop_assert!(same32(float_op(FOp::Add, F32, m, &[x, y]) as u32, a + b));
             prop_assert!(same32(float_op(FOp::Sub, F32, m, &[x, y]) as u32, a - b));
@@ -596,7 +584,7 @@ mod props {
 
         #[test]
         fn f64_nearest_matches_the_host(a in any::<f64>(), b in any::<f64>(), c in any::<f64>()) {
-            let m = mods(Rnd::Rn);
+            let m = FMods::rounded(Rnd::Rn);
             let (x, y, z) = (a.to_bits(), b.to_bits(), c.to_bits());
             let same = |r: u64, w: f64| r == w.to_bits() || (w.is_nan() && r == F64.canonical_nan());
             prop_assert!(same(float_op(FOp::Add, F64, m, &[x, y]), a + b));
@@ -609,7 +597,7 @@ mod props {
         #[test]
         fn f16_nearest_matches_the_half_crate(a in any::<u16>(), b in any::<u16>()) {
             let (ha, hb) = (half::f16::from_bits(a), half::f16::from_bits(b));
-            let m = mods(Rnd::Rn);
+            let m = FMods::rounded(Rnd::Rn);
             // Sums and products of f16 values are exact in f64: one rounding to f16.
             let want_add = half::f16::from_f64(ha.to_f64() + hb.to_f64());
             let want_mul = half::f16::from_f64(ha.to_f64() * hb.to_f64());
@@ -626,7 +614,7 @@ mod props {
             c in f32s().prop_filter("finite", |x| x.is_finite() && x.abs() < 1e30),
             r in rnds(),
         ) {
-            let m = mods(r);
+            let m = FMods::rounded(r);
             let (x, y, z) = (a.to_bits() as u64, b.to_bits() as u64, c.to_bits() as u64);
             let (ba, bb, bc) = (big(a as f64), big(b as f64), big(c as f64));
             let scale = BigInt::from(1) << SCALE as usize;

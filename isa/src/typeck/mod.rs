@@ -182,6 +182,17 @@ struct Scope {
     poisoned: std::collections::HashSet<String>,
 }
 
+impl Scope {
+    /// An empty scope; `worker_boundary` when it opens a worker partition.
+    fn new(worker_boundary: bool) -> Scope {
+        Scope {
+            names: HashMap::new(),
+            worker_boundary,
+            poisoned: Default::default(),
+        }
+    }
+}
+
 struct Cx<'k> {
     checked: Checked<'k>,
     diags: Vec<Diagnostic>,
@@ -215,6 +226,11 @@ pub const MAX_UNROLLED: u64 = 1 << 16;
 
 fn e_type(span: Span, msg: impl Into<String>, label: impl Into<String>) -> Diagnostic {
     Diagnostic::error(Code::EType, msg, span, label)
+}
+
+/// The type error at `e` that it is not `what` (`"expected {what}"`).
+fn expected(e: &Expr, what: &str) -> Diagnostic {
+    e_type(e.span, format!("expected {what}"), "here")
 }
 
 /// The most elements a register tile may have: Triton's and Gluon's `TRITON_MAX_TENSOR_NUMEL`
@@ -425,15 +441,21 @@ impl<'k> Cx<'k> {
     // ----- statements -----
 
     fn block(&mut self, b: &'k Block) {
-        self.scopes.push(Scope {
-            names: HashMap::new(),
-            worker_boundary: false,
-            poisoned: Default::default(),
-        });
+        self.scopes.push(Scope::new(false));
         for s in &b.stmts {
             self.stmt(s);
         }
         self.scopes.pop();
+    }
+
+    /// Type `e`, a loop bound or a condition: an integer scalar, else the error `rule` (which
+    /// says so) with the type found.
+    fn int_scalar(&mut self, e: &'k Expr, rule: &str) {
+        if let Some(t) = self.expr(e) {
+            if !t.is_int_scalar() {
+                self.emit(e_type(e.span, format!("{rule}, found {}", t.describe()), "here"));
+            }
+        }
     }
 
     fn transparent_block(&mut self, b: &'k Block) {
@@ -530,11 +552,7 @@ impl<'k> Cx<'k> {
                                 let mut i = a;
                                 while i < b {
                                     self.checked.consts.bind(&lp.var.name, ConstValue::Int(i));
-                                    self.scopes.push(Scope {
-                                        names: HashMap::new(),
-                                        worker_boundary: false,
-                                        poisoned: Default::default(),
-                                    });
+                                    self.scopes.push(Scope::new(false));
                                     self.declare(&lp.var, Ty::Scalar(ScalarTy::I32));
                                     self.iters.push(i);
                                     self.block(&lp.body);
@@ -568,21 +586,9 @@ impl<'k> Cx<'k> {
                         .into_iter()
                         .flatten()
                     {
-                        if let Some(t) = self.expr(e) {
-                            if !t.is_int_scalar() {
-                                self.emit(e_type(
-                                    e.span,
-                                    format!("loop bound must be an integer scalar, found {}", t.describe()),
-                                    "here",
-                                ));
-                            }
-                        }
+                        self.int_scalar(e, "loop bound must be an integer scalar");
                     }
-                    self.scopes.push(Scope {
-                        names: HashMap::new(),
-                        worker_boundary: false,
-                        poisoned: Default::default(),
-                    });
+                    self.scopes.push(Scope::new(false));
                     self.declare(&lp.var, Ty::Scalar(ScalarTy::I32));
                     self.block(&lp.body);
                     self.scopes.pop();
@@ -606,15 +612,7 @@ impl<'k> Cx<'k> {
                         Err(d) => self.emit(d),
                     }
                 } else {
-                    if let Some(t) = self.expr(cond) {
-                        if !t.is_int_scalar() {
-                            self.emit(e_type(
-                                cond.span,
-                                format!("`if` condition must be a scalar, found {}", t.describe()),
-                                "here",
-                            ));
-                        }
-                    }
+                    self.int_scalar(cond, "`if` condition must be a scalar");
                     self.block(then_body);
                     if let Some(e) = else_body {
                         self.block(e);
@@ -622,15 +620,7 @@ impl<'k> Cx<'k> {
                 }
             }
             StmtKind::While { cond, body } => {
-                if let Some(t) = self.expr(cond) {
-                    if !t.is_int_scalar() {
-                        self.emit(e_type(
-                            cond.span,
-                            format!("`while` condition must be a scalar, found {}", t.describe()),
-                            "here",
-                        ));
-                    }
-                }
+                self.int_scalar(cond, "`while` condition must be a scalar");
                 self.block(body);
             }
             StmtKind::WarpSpecialize { default, workers } => {
@@ -665,11 +655,7 @@ impl<'k> Cx<'k> {
                     };
                     let regs = self.check_regs(&w.regs);
                     self.checked.workers.push((w.name.name.clone(), warps, regs));
-                    self.scopes.push(Scope {
-                        names: HashMap::new(),
-                        worker_boundary: true,
-                        poisoned: Default::default(),
-                    });
+                    self.scopes.push(Scope::new(true));
                     let was = self.in_worker;
                     self.in_worker = true;
                     self.block(&w.body);
@@ -913,11 +899,7 @@ impl<'k> Cx<'k> {
                 }
                 Ok((dtype, dims))
             }
-            _ => Err(e_type(
-                e.span,
-                "expected a shaped type like `f16[128, 64]`",
-                "here",
-            )),
+            _ => Err(expected(e, "a shaped type like `f16[128, 64]`")),
         }
     }
 
@@ -975,11 +957,7 @@ impl<'k> Cx<'k> {
     fn int_list(&mut self, e: &Expr) -> Result<Vec<u32>, Diagnostic> {
         match &e.kind {
             ExprKind::List(items) => items.iter().map(|i| self.checked.consts.dim(i)).collect(),
-            _ => Err(e_type(
-                e.span,
-                "expected a list of constants like `[1, 32]`",
-                "here",
-            )),
+            _ => Err(expected(e, "a list of constants like `[1, 32]`")),
         }
     }
 
@@ -1075,22 +1053,18 @@ impl<'k> Cx<'k> {
         }
         self.checked.smem_bytes = top;
         if top > SMEM_CAPACITY {
-            let mut d = Diagnostic::error(
+            let message =
+                format!("kernel needs {top} bytes of shared memory; a CTA may use at most {SMEM_CAPACITY}");
+            let d = self.capacity_error(
                 Code::SmemCapacity,
-                format!("kernel needs {top} bytes of shared memory; a CTA may use at most {SMEM_CAPACITY}"),
-                self.checked.kernel.name.span,
+                message,
                 "too much shared memory",
-            )
-            .with_help("use fewer pipeline buffers, smaller blocks, or scope buffers so their lifetimes do not overlap");
-            for a in self
-                .checked
-                .allocs
-                .iter()
-                .filter(|a| !matches!(a.kind, AllocKind::Tmem(_)))
-            {
-                d = d.with_label(a.span, format!("{} bytes at offset {}", a.size, a.offset));
-            }
-            self.emit(d);
+                false,
+                |a| format!("{} bytes at offset {}", a.size, a.offset),
+            );
+            self.emit(d.with_help(
+                "use fewer pipeline buffers, smaller blocks, or scope buffers so their lifetimes do not overlap",
+            ));
         }
         // Tensor memory: non-manual allocations laid out one after another.
         let mut col = 0u32;
@@ -1104,23 +1078,34 @@ impl<'k> Cx<'k> {
         }
         self.checked.tmem_cols = col;
         if col > TMEM_COLUMNS {
-            let mut d = Diagnostic::error(
-                Code::TmemCapacity,
-                format!("kernel needs {col} TMEM columns; a CTA has {TMEM_COLUMNS}"),
-                self.checked.kernel.name.span,
-                "too much tensor memory",
-            )
-            .with_note("TMEM is 128 lanes x 512 columns of 32 bits per CTA (docs/semantics.md#tensor-memory-and-tcgen05)");
-            for a in self
-                .checked
-                .allocs
-                .iter()
-                .filter(|a| matches!(a.kind, AllocKind::Tmem(_)))
-            {
-                d = d.with_label(a.span, format!("{} columns", a.size));
-            }
-            self.emit(d);
+            let message = format!("kernel needs {col} TMEM columns; a CTA has {TMEM_COLUMNS}");
+            let d = self.capacity_error(Code::TmemCapacity, message, "too much tensor memory", true, |a| {
+                format!("{} columns", a.size)
+            });
+            self.emit(d.with_note(
+                "TMEM is 128 lanes x 512 columns of 32 bits per CTA (docs/semantics.md#tensor-memory-and-tcgen05)",
+            ));
         }
+    }
+
+    /// The error `code` at the kernel's name that its allocations exceed a capacity, with a
+    /// label at each allocation of tensor memory (`tmem`) or of shared memory (not `tmem`),
+    /// worded by `label`.
+    fn capacity_error(
+        &self,
+        code: Code,
+        message: String,
+        what: &str,
+        tmem: bool,
+        label: impl Fn(&Alloc) -> String,
+    ) -> Diagnostic {
+        let mut d = Diagnostic::error(code, message, self.checked.kernel.name.span, what);
+        for a in self.checked.allocs.iter() {
+            if matches!(a.kind, AllocKind::Tmem(_)) == tmem {
+                d = d.with_label(a.span, label(a));
+            }
+        }
+        d
     }
 }
 

@@ -634,36 +634,13 @@ impl<'k> Cx<'k> {
                 self.arch(op, Target::Sm100a, Code::ArchTcgen05);
                 Ok(None)
             }
-            Tcgen05Mma {
-                a,
-                b,
-                acc,
-                use_acc,
-                pred,
-                cta_group,
-            } => {
+            Tcgen05Mma { .. } | Tcgen05MmaScaled { .. } => {
+                let m = op.kind.tcgen05_mma().expect("an MMA has MMA operands");
                 self.arch(op, Target::Sm100a, Code::ArchTcgen05);
-                self.opt_scalar(use_acc, "use_acc")?;
-                self.opt_scalar(pred, "pred")?;
-                let cg = self.cta_group(cta_group)?;
-                self.mma(op, a, b, acc, None, cg)?;
-                Ok(None)
-            }
-            Tcgen05MmaScaled {
-                a,
-                b,
-                acc,
-                a_scale,
-                b_scale,
-                use_acc,
-                pred,
-                cta_group,
-            } => {
-                self.arch(op, Target::Sm100a, Code::ArchTcgen05);
-                self.opt_scalar(use_acc, "use_acc")?;
-                self.opt_scalar(pred, "pred")?;
-                let cg = self.cta_group(cta_group)?;
-                self.mma(op, a, b, acc, Some((a_scale, b_scale)), cg)?;
+                self.opt_scalar(m.use_acc, "use_acc")?;
+                self.opt_scalar(m.pred, "pred")?;
+                let cg = self.cta_group(m.cta_group)?;
+                self.mma(op, m.a, m.b, m.acc, m.scales, cg)?;
                 Ok(None)
             }
             Tcgen05Cp { src, dst } => {

@@ -1244,36 +1244,26 @@ impl<'a, 'k> Lower<'a, 'k> {
                 }
             }
             K::TmaLoad {
-                src,
-                dst,
-                bar,
-                pred,
-                multicast,
-                bar_cta,
-            } => {
+                src, dst, bar, pred, ..
+            }
+            | K::TmaGather { src, dst, bar, pred } => {
                 let (desc, coords) = self.desc_coords(src)?;
+                // A gather reaches one CTA: neither multicast nor another CTA's barrier.
+                let (multicast, bar_cta) = match &op.kind {
+                    K::TmaLoad {
+                        multicast, bar_cta, ..
+                    } => (multicast, bar_cta),
+                    _ => (&None, &None),
+                };
                 LOp::TmaLoad {
                     desc,
                     coords,
                     smem: self.expr(dst)?,
                     bar: self.expr(bar)?,
                     pred: self.opt(pred)?,
-                    gather: false,
+                    gather: matches!(op.kind, K::TmaGather { .. }),
                     multicast: self.opt(multicast)?,
                     bar_cta: self.opt(bar_cta)?,
-                }
-            }
-            K::TmaGather { src, dst, bar, pred } => {
-                let (desc, coords) = self.desc_coords(src)?;
-                LOp::TmaLoad {
-                    desc,
-                    coords,
-                    smem: self.expr(dst)?,
-                    bar: self.expr(bar)?,
-                    pred: self.opt(pred)?,
-                    gather: true,
-                    multicast: None,
-                    bar_cta: None,
                 }
             }
             K::TmaStore { dst, src, pred, .. } | K::TmaScatter { dst, src, pred } => {
@@ -1319,40 +1309,22 @@ impl<'a, 'k> Lower<'a, 'k> {
                     None => false,
                 },
             },
-            K::Tcgen05Mma {
-                a,
-                b,
-                acc,
-                use_acc,
-                pred,
-                cta_group,
-            } => LOp::Mma {
-                a: self.expr(a)?,
-                b: self.expr(b)?,
-                acc: self.expr(acc)?,
-                scales: None,
-                use_acc: self.opt(use_acc)?,
-                pred: self.opt(pred)?,
-                cta_group: self.cta_group(cta_group)?,
-            },
-            K::Tcgen05MmaScaled {
-                a,
-                b,
-                acc,
-                a_scale,
-                b_scale,
-                use_acc,
-                pred,
-                cta_group,
-            } => LOp::Mma {
-                a: self.expr(a)?,
-                b: self.expr(b)?,
-                acc: self.expr(acc)?,
-                scales: Some(Box::new((self.expr(a_scale)?, self.expr(b_scale)?))),
-                use_acc: self.opt(use_acc)?,
-                pred: self.opt(pred)?,
-                cta_group: self.cta_group(cta_group)?,
-            },
+            K::Tcgen05Mma { .. } | K::Tcgen05MmaScaled { .. } => {
+                let m = op.kind.tcgen05_mma().expect("an MMA has MMA operands");
+                let scales = match m.scales {
+                    Some((sa, sb)) => Some(Box::new((self.expr(sa)?, self.expr(sb)?))),
+                    None => None,
+                };
+                LOp::Mma {
+                    a: self.expr(m.a)?,
+                    b: self.expr(m.b)?,
+                    acc: self.expr(m.acc)?,
+                    scales,
+                    use_acc: self.opt(m.use_acc)?,
+                    pred: self.opt(m.pred)?,
+                    cta_group: self.cta_group(m.cta_group)?,
+                }
+            }
             K::Tcgen05Commit {
                 bar,
                 pred,
@@ -1382,37 +1354,14 @@ impl<'a, 'k> Lower<'a, 'k> {
                 },
             },
             K::GlobalAtomic {
-                op: kind,
                 ptr,
                 offsets,
                 value,
                 mask,
                 compare,
-                sem,
-                scope,
+                ..
             } => {
-                let ExprKind::Name(n) = &kind.kind else {
-                    return Err(unsupported(kind.span, "an atomic operation is a name"));
-                };
-                let op = AtomicOp::from_name(n)
-                    .ok_or_else(|| unsupported(kind.span, format!("unknown atomic operation `{n}`")))?;
-                fn word(e: &Option<Expr>) -> Result<Option<&str>, Diagnostic> {
-                    match e.as_ref().map(|e| (&e.kind, e.span)) {
-                        Some((ExprKind::Name(n), _)) => Ok(Some(n.as_str())),
-                        Some((_, sp)) => Err(unsupported(sp, "an atomic's `sem=` and `scope=` are names")),
-                        None => Ok(None),
-                    }
-                }
-                let sem = match word(sem)? {
-                    Some(n) => AtomicSem::from_name(n)
-                        .ok_or_else(|| unsupported(kind.span, format!("unknown atomic ordering `{n}`")))?,
-                    None => AtomicSem::AcqRel,
-                };
-                let scope = match word(scope)? {
-                    Some(n) => AtomicScope::from_name(n)
-                        .ok_or_else(|| unsupported(kind.span, format!("unknown atomic scope `{n}`")))?,
-                    None => AtomicScope::Gpu,
-                };
+                let (op, sem, scope) = atomic_kinds(&op.kind)?;
                 LOp::GlobalAtomic(Box::new(AtomicAccess {
                     op,
                     ptr: self.expr(ptr)?,
@@ -1469,6 +1418,40 @@ impl<'a, 'k> Lower<'a, 'k> {
     fn dims(&self, shape: &[u32], span: Span) -> Result<Dims, Diagnostic> {
         Dims::from_slice(shape).ok_or_else(|| unsupported(span, "rank above 6"))
     }
+}
+
+/// The operation, memory ordering and scope a `global.atomic` names (`acq_rel` and `gpu`
+/// unless `sem=` and `scope=` say otherwise).
+fn atomic_kinds(k: &OpKind) -> Result<(AtomicOp, AtomicSem, AtomicScope), Diagnostic> {
+    let OpKind::GlobalAtomic {
+        op: kind, sem, scope, ..
+    } = k
+    else {
+        return Err(unsupported(Span::DUMMY, "not a global atomic"));
+    };
+    let ExprKind::Name(n) = &kind.kind else {
+        return Err(unsupported(kind.span, "an atomic operation is a name"));
+    };
+    let op = AtomicOp::from_name(n)
+        .ok_or_else(|| unsupported(kind.span, format!("unknown atomic operation `{n}`")))?;
+    fn word(e: &Option<Expr>) -> Result<Option<&str>, Diagnostic> {
+        match e.as_ref().map(|e| (&e.kind, e.span)) {
+            Some((ExprKind::Name(n), _)) => Ok(Some(n.as_str())),
+            Some((_, sp)) => Err(unsupported(sp, "an atomic's `sem=` and `scope=` are names")),
+            None => Ok(None),
+        }
+    }
+    let sem = match word(sem)? {
+        Some(n) => AtomicSem::from_name(n)
+            .ok_or_else(|| unsupported(kind.span, format!("unknown atomic ordering `{n}`")))?,
+        None => AtomicSem::AcqRel,
+    };
+    let scope = match word(scope)? {
+        Some(n) => AtomicScope::from_name(n)
+            .ok_or_else(|| unsupported(kind.span, format!("unknown atomic scope `{n}`")))?,
+        None => AtomicScope::Gpu,
+    };
+    Ok((op, sem, scope))
 }
 
 #[cfg(test)]

@@ -995,105 +995,112 @@ impl<'p, 's> Machine<'p, 's> {
                 self.generic_smem_access(s, a, Kind::Write, &addrs, eb);
                 Ok(OpDone::Next)
             }
-            LOp::Op(K::SmemGather { src, index, axis }) => {
-                let v = smem_of(&ev(src)?)?;
-                let idx = as_tile(&ev(index)?)?;
-                let ax = int_of(&ev(axis)?, "the axis")?;
-                let addrs = smem_index_addrs(&v, &idx, ax, name)?;
-                let eb = v.dtype.bits();
-                let mut bits = Vec::with_capacity(addrs.len());
-                self.cta(s).smem.read_elems(&addrs, eb, &mut bits)?;
-                if self.opts.check {
-                    self.generic_smem_access(s, a, Kind::Read, &addrs, eb);
+            // The accesses of a shared buffer through an index tile: the buffer, the indices
+            // and each element's address, then what each operation does there.
+            LOp::Op(
+                k @ (K::SmemGather {
+                    src: buf,
+                    index,
+                    axis,
                 }
-                Ok(OpDone::Value(Value::Tile(Arc::new(Tile {
-                    dtype: v.dtype,
-                    shape: idx.shape.clone(),
-                    bits,
-                }))))
-            }
-            LOp::Op(K::SmemScatter {
-                dst,
-                index,
-                value,
-                axis,
-            }) => {
-                let v = smem_of(&ev(dst)?)?;
-                let idx = as_tile(&ev(index)?)?;
-                let t = as_tile(&ev(value)?)?;
-                let ax = int_of(&ev(axis)?, "the axis")?;
-                let addrs = smem_index_addrs(&v, &idx, ax, name)?;
-                let eb = v.dtype.bits();
-                // Element order: of several elements aimed at one address the last one stays
-                // (the hardware keeps one of them, which one unspecified).
-                self.cta(s).smem.write_elems(&addrs, eb, |lin| t.bits[lin])?;
-                if self.opts.check {
-                    let c = self.cta(s);
-                    let o = taint::origin(value, &c.agents[a].undef);
-                    c.smem_undef.store(&addrs, eb.div_ceil(8), o);
+                | K::SmemScatter {
+                    dst: buf,
+                    index,
+                    axis,
+                    ..
                 }
-                self.generic_smem_access(s, a, Kind::Write, &addrs, eb);
-                Ok(OpDone::Next)
-            }
-            LOp::Op(K::SmemAtomic {
-                op: kind,
-                dst,
-                index,
-                value,
-                axis,
-                mask,
-            }) => {
-                let k = int_of(&ev(kind)?, "the atomic operation")?;
-                let op = usize::try_from(k)
-                    .ok()
-                    .and_then(|i| AtomicOp::ALL.get(i).copied())
-                    .ok_or_else(|| Fault::unsupported("an unknown atomic operation"))?;
-                let v = smem_of(&ev(dst)?)?;
+                | K::SmemAtomic {
+                    dst: buf,
+                    index,
+                    axis,
+                    ..
+                }),
+            ) => {
+                let v = smem_of(&ev(buf)?)?;
                 let idx = as_tile(&ev(index)?)?;
-                let t = as_tile(&ev(value)?)?;
                 let ax = int_of(&ev(axis)?, "the axis")?;
-                let m = match mask {
-                    Some(m) => Some(as_tile(&ev(m)?)?),
-                    None => None,
-                };
                 let all = smem_index_addrs(&v, &idx, ax, name)?;
-                let on = |i: usize| m.as_ref().is_none_or(|m| m.bits.get(i).is_some_and(|&b| b != 0));
-                let addrs: Vec<(u32, u32)> = all
-                    .iter()
-                    .enumerate()
-                    .filter(|(i, _)| on(*i))
-                    .map(|(_, x)| *x)
-                    .collect();
                 let eb = v.dtype.bits();
-                let mut old = vec![0u64; all.len()];
-                // One read-modify-write per element, in element order (the hardware's order
-                // among elements aimed at one address is unspecified; the final value is the
-                // same for every order of these commutative operations, `xchg` aside).
-                for (i, ad) in all.iter().enumerate() {
-                    if !on(i) {
-                        continue;
+                match k {
+                    K::SmemScatter { value, .. } => {
+                        let t = as_tile(&ev(value)?)?;
+                        // Element order: of several elements aimed at one address the last one
+                        // stays (the hardware keeps one of them, which one unspecified).
+                        self.cta(s).smem.write_elems(&all, eb, |lin| t.bits[lin])?;
+                        if self.opts.check {
+                            let c = self.cta(s);
+                            let o = taint::origin(value, &c.agents[a].undef);
+                            c.smem_undef.store(&all, eb.div_ceil(8), o);
+                        }
+                        self.generic_smem_access(s, a, Kind::Write, &all, eb);
+                        Ok(OpDone::Next)
                     }
-                    let mut cur = Vec::with_capacity(1);
-                    self.cta(s)
-                        .smem
-                        .read_elems(std::slice::from_ref(ad), eb, &mut cur)?;
-                    let cur = cur.first().copied().unwrap_or(0);
-                    let new = global::atomic_combine(op, v.dtype, cur, t.bits[i], None)?;
-                    self.cta(s)
-                        .smem
-                        .write_elems(std::slice::from_ref(ad), eb, |_| new)?;
-                    old[i] = cur;
+                    K::SmemAtomic {
+                        op: kind,
+                        value,
+                        mask,
+                        ..
+                    } => {
+                        let k = int_of(&ev(kind)?, "the atomic operation")?;
+                        let op = usize::try_from(k)
+                            .ok()
+                            .and_then(|i| AtomicOp::ALL.get(i).copied())
+                            .ok_or_else(|| Fault::unsupported("an unknown atomic operation"))?;
+                        let t = as_tile(&ev(value)?)?;
+                        let m = match mask {
+                            Some(m) => Some(as_tile(&ev(m)?)?),
+                            None => None,
+                        };
+                        let on = |i: usize| m.as_ref().is_none_or(|m| m.bits.get(i).is_some_and(|&b| b != 0));
+                        let addrs: Vec<(u32, u32)> = all
+                            .iter()
+                            .enumerate()
+                            .filter(|(i, _)| on(*i))
+                            .map(|(_, x)| *x)
+                            .collect();
+                        let mut old = vec![0u64; all.len()];
+                        // One read-modify-write per element, in element order (the hardware's order
+                        // among elements aimed at one address is unspecified; the final value is the
+                        // same for every order of these commutative operations, `xchg` aside).
+                        for (i, ad) in all.iter().enumerate() {
+                            if !on(i) {
+                                continue;
+                            }
+                            let mut cur = Vec::with_capacity(1);
+                            self.cta(s)
+                                .smem
+                                .read_elems(std::slice::from_ref(ad), eb, &mut cur)?;
+                            let cur = cur.first().copied().unwrap_or(0);
+                            let new = global::atomic_combine(op, v.dtype, cur, t.bits[i], None)?;
+                            self.cta(s)
+                                .smem
+                                .write_elems(std::slice::from_ref(ad), eb, |_| new)?;
+                            old[i] = cur;
+                        }
+                        if self.opts.check {
+                            let pc = self.cur_pc;
+                            self.check_smem_init(s, pc, &addrs);
+                            self.generic_smem_access(s, a, Kind::Write, &addrs, eb);
+                        }
+                        Ok(OpDone::Value(Value::Tile(Arc::new(Tile {
+                            dtype: v.dtype,
+                            shape: idx.shape.clone(),
+                            bits: old,
+                        }))))
+                    }
+                    _ => {
+                        let mut bits = Vec::with_capacity(all.len());
+                        self.cta(s).smem.read_elems(&all, eb, &mut bits)?;
+                        if self.opts.check {
+                            self.generic_smem_access(s, a, Kind::Read, &all, eb);
+                        }
+                        Ok(OpDone::Value(Value::Tile(Arc::new(Tile {
+                            dtype: v.dtype,
+                            shape: idx.shape.clone(),
+                            bits,
+                        }))))
+                    }
                 }
-                if self.opts.check {
-                    let pc = self.cur_pc;
-                    self.check_smem_init(s, pc, &addrs);
-                    self.generic_smem_access(s, a, Kind::Write, &addrs, eb);
-                }
-                Ok(OpDone::Value(Value::Tile(Arc::new(Tile {
-                    dtype: v.dtype,
-                    shape: idx.shape.clone(),
-                    bits: old,
-                }))))
             }
             LOp::Op(K::GlobalLoad {
                 ptr,

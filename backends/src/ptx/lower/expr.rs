@@ -325,13 +325,10 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                     BinOp::Sub => Val::Float((x - y) as f64),
                     BinOp::Mul => Val::Float((x * y) as f64),
                     BinOp::Div => Val::Float((x / y) as f64),
-                    BinOp::Eq => Val::Bool(x == y),
-                    BinOp::Ne => Val::Bool(x != y),
-                    BinOp::Lt => Val::Bool(x < y),
-                    BinOp::Le => Val::Bool(x <= y),
-                    BinOp::Gt => Val::Bool(x > y),
-                    BinOp::Ge => Val::Bool(x >= y),
-                    _ => return Err(invalid(op.symbol(), span, "operator does not apply to floats")),
+                    _ => match op.compare(x, y) {
+                        Some(t) => Val::Bool(t),
+                        None => return Err(invalid(op.symbol(), span, "operator does not apply to floats")),
+                    },
                 });
             }
         }

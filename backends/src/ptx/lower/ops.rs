@@ -32,11 +32,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             SmemReinterpret { src, .. } => {
                 let v = self.smem_arg(src, name)?;
                 let Ty::Smem(t) = self.op_type(op)? else {
-                    return Err(invalid(
-                        name,
-                        span,
-                        "the checker did not resolve a shared-memory view",
-                    ));
+                    return Err(unresolved(op, "a shared-memory view"));
                 };
                 let (dtype, shape, layout) = (t.dtype, t.shape.clone(), t.layout.clone());
                 // The reinterpreted view starts at the first byte of the source view.
@@ -85,11 +81,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             TmemReinterpret { src, .. } => {
                 let v = self.tmem_arg(src, name)?;
                 let Ty::Tmem(tt) = self.op_type(op)? else {
-                    return Err(invalid(
-                        name,
-                        span,
-                        "the checker did not resolve a tensor-memory view",
-                    ));
+                    return Err(unresolved(op, "a tensor-memory view"));
                 };
                 let (dtype, shape, block, col_stride) = (tt.dtype, tt.shape.clone(), tt.block, tt.col_stride);
                 // The view starts at the source's first element: lane 0 and a whole column.
@@ -165,10 +157,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             }
             TmaStoreWait { pendings, full } => {
                 let n = self.const_int(pendings, name)?;
-                let full = match full {
-                    Some(f) => self.const_int(f, name)? != 0,
-                    None => false,
-                };
+                let full = self.const_flag(full.as_ref(), name)?;
                 // Bulk groups belong to the thread that committed them: the leader (tile
                 // stores) and lane 0 of each warp (scatter4). A thread with none returns at once.
                 let l0 = self.lane0_pred();
@@ -355,46 +344,9 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 self.e.ins("tcgen05.fence::after_thread_sync");
                 Ok(None)
             }
-            Tcgen05Mma {
-                a,
-                b,
-                acc,
-                use_acc,
-                pred,
-                cta_group,
-            } => {
-                self.tcgen05_mma(
-                    a,
-                    b,
-                    acc,
-                    None,
-                    use_acc.as_ref(),
-                    pred.as_ref(),
-                    cta_group.as_ref(),
-                    span,
-                )?;
-                Ok(None)
-            }
-            Tcgen05MmaScaled {
-                a,
-                b,
-                acc,
-                a_scale,
-                b_scale,
-                use_acc,
-                pred,
-                cta_group,
-            } => {
-                self.tcgen05_mma(
-                    a,
-                    b,
-                    acc,
-                    Some((a_scale, b_scale)),
-                    use_acc.as_ref(),
-                    pred.as_ref(),
-                    cta_group.as_ref(),
-                    span,
-                )?;
+            Tcgen05Mma { .. } | Tcgen05MmaScaled { .. } => {
+                let m = op.kind.tcgen05_mma().expect("an MMA has MMA operands");
+                self.tcgen05_mma(m, span)?;
                 Ok(None)
             }
             Tcgen05Cp { src, dst } => {
@@ -408,10 +360,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             } => {
                 let r = self.smem_ref(result, name, span)?;
                 let b = self.bar_addr(bar, name)?;
-                let mc = match multicast {
-                    Some(m) => self.const_int(m, name)? != 0,
-                    None => false,
-                };
+                let mc = self.const_flag(multicast.as_ref(), name)?;
                 if mc {
                     self.uses_cluster = true;
                 }
@@ -488,13 +437,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                     // of the issuing CTA's pair (cluster ranks 2r, 2r + 1).
                     self.cta_groups.push((2, span));
                     self.uses_cluster = true;
-                    let [r, m] = self.e.regs(RegClass::B32);
-                    let h = self.e.reg(RegClass::B16);
-                    self.e.ins(format!("mov.u32 {r}, %cluster_ctarank"));
-                    self.e.ins(format!("and.b32 {r}, {r}, -2"));
-                    self.e.ins(format!("mov.b32 {m}, 3"));
-                    self.e.ins(format!("shl.b32 {m}, {m}, {r}"));
-                    self.e.ins(format!("cvt.u16.u32 {h}, {m}"));
+                    let h = self.pair_mask();
                     self.before_issue();
                     let p = self.issue_pred(pr);
                     self.e.ins(format!(
@@ -574,9 +517,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 axis,
                 mask,
             } => {
-                let ExprKind::Name(k) = &kind.kind else {
-                    return Err(invalid(name, kind.span, "an atomic operation is a name"));
-                };
+                let k = atomic_name(kind, name)?;
                 let v = self.smem_arg(dst, name)?;
                 let ax = self.const_int(axis, name)? as usize;
                 self.smem_atomic(k, &v, index, value, ax, mask.as_ref(), span)
@@ -615,10 +556,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             }
             CpAsyncArrive { bar, noinc } => {
                 let a = self.bar_addr(bar, name)?;
-                let noinc = match noinc {
-                    Some(f) => self.const_int(f, name)? != 0,
-                    None => false,
-                };
+                let noinc = self.const_flag(noinc.as_ref(), name)?;
                 // Every thread: each arrives once its own earlier copies have landed.
                 let n = if noinc { ".noinc" } else { "" };
                 self.e
@@ -643,9 +581,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 sem,
                 scope,
             } => {
-                let ExprKind::Name(k) = &kind.kind else {
-                    return Err(invalid(name, kind.span, "an atomic operation is a name"));
-                };
+                let k = atomic_name(kind, name)?;
                 let word = |e: &Option<Expr>, default: &'static str| match e.as_ref().map(|e| &e.kind) {
                     Some(ExprKind::Name(n)) => Ok(n.clone()),
                     Some(_) => Err(invalid(name, span, "an atomic's `sem=` and `scope=` are names")),
@@ -694,7 +630,28 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         }
     }
 
+    /// The 16-bit CTA mask of the issuing CTA's pair (cluster ranks 2r and 2r + 1), as
+    /// `.multicast::cluster` takes it.
+    fn pair_mask(&mut self) -> Reg {
+        let [r, m] = self.e.regs(RegClass::B32);
+        let h = self.e.reg(RegClass::B16);
+        self.e.ins(format!("mov.u32 {r}, %cluster_ctarank"));
+        self.e.ins(format!("and.b32 {r}, {r}, -2"));
+        self.e.ins(format!("mov.b32 {m}, 3"));
+        self.e.ins(format!("shl.b32 {m}, {m}, {r}"));
+        self.e.ins(format!("cvt.u16.u32 {h}, {m}"));
+        h
+    }
+
     // ----- operand helpers -----
+
+    /// The constant boolean flag `e` (a nonzero integer is true); false when absent.
+    pub(super) fn const_flag(&mut self, e: Option<&Expr>, op: &str) -> LResult<bool> {
+        match e {
+            Some(f) => Ok(self.const_int(f, op)? != 0),
+            None => Ok(false),
+        }
+    }
 
     /// The type the checker resolved for an op's value (its written type and layout).
     pub(super) fn op_type(&self, op: &Op) -> LResult<Ty> {
@@ -856,4 +813,21 @@ impl<'c, 'k> Lowerer<'c, 'k> {
     }
 
     // ----- allocation -----
+}
+
+/// The error that the type checker left `op`'s type (`what`) unresolved.
+fn unresolved(op: &Op, what: &str) -> LowerError {
+    invalid(
+        op.kind.name(),
+        op.span,
+        format!("the checker did not resolve {what}"),
+    )
+}
+
+/// The name of an atomic operation (`add`, `cas`, ...), written as a name.
+fn atomic_name<'e>(kind: &'e Expr, op: &str) -> LResult<&'e str> {
+    match &kind.kind {
+        ExprKind::Name(k) => Ok(k),
+        _ => Err(invalid(op, kind.span, "an atomic operation is a name")),
+    }
 }

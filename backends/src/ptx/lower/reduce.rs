@@ -8,6 +8,9 @@ use crate::ptx::emit::Reg;
 use crate::ptx::linear_layout::LinearLayout;
 use bwsim_isa::builtins::{MathFn, ReduceOp};
 
+/// ln(2) as an f32 bit pattern, the factor from `lg2` to the natural logarithm.
+const LN_2: &str = "0f3F317218";
+
 impl<'c, 'k> Lowerer<'c, 'k> {
     /// One f32 math function: `d = m(x)`. The special-function-unit forms are PTX's
     /// approximations (`ex2.approx`, `lg2.approx`, `rsqrt.approx`, `sin/cos.approx`, the ones
@@ -19,9 +22,8 @@ impl<'c, 'k> Lowerer<'c, 'k> {
     /// is +inf. `expm1` is `(u - 1) * x / ln(u)` with `u = e^x` the same way; `tan` is
     /// `sin.approx / cos.approx`; `atan` has no instruction: [`Lowerer::atan_f32`].
     pub fn math_f32(&mut self, m: MathFn, d: Reg, x: &str, span: Span) -> LResult<()> {
-        // f32 bit patterns of log2(e), ln(2), log2(10) and log10(2).
+        // f32 bit patterns of log2(e), log2(10) and log10(2) (ln(2): [`LN_2`]).
         const LOG2_E: &str = "0f3FB8AA3B";
-        const LN_2: &str = "0f3F317218";
         const LOG2_10: &str = "0f40549A78";
         const LOG10_2: &str = "0f3E9A209B";
         match m {
@@ -59,8 +61,7 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 let [small, inf] = self.e.regs(RegClass::Pred);
                 self.e.ins(format!("add.rn.f32 {u}, {x}, 0f3F800000"));
                 self.e.ins(format!("sub.rn.f32 {um1}, {u}, 0f3F800000"));
-                self.e.ins(format!("lg2.approx.f32 {t}, {u}"));
-                self.e.ins(format!("mul.f32 {t}, {t}, {LN_2}"));
+                self.ln_f32_in(t, &u.to_string());
                 self.e.ins(format!("div.rn.f32 {q}, {x}, {um1}"));
                 self.e.ins(format!("mul.f32 {t}, {t}, {q}"));
                 self.e.ins(format!("setp.eq.f32 {small}, {um1}, 0f00000000"));
@@ -76,16 +77,18 @@ impl<'c, 'k> Lowerer<'c, 'k> {
                 self.e.ins(format!("mul.f32 {t}, {x}, {LOG2_E}"));
                 self.e.ins(format!("ex2.approx.f32 {u}, {t}"));
                 self.e.ins(format!("sub.rn.f32 {um1}, {u}, 0f3F800000"));
-                self.e.ins(format!("lg2.approx.f32 {l}, {u}"));
-                self.e.ins(format!("mul.f32 {l}, {l}, {LN_2}"));
+                self.ln_f32_in(l, &u.to_string());
                 self.e.ins(format!("div.rn.f32 {q}, {x}, {l}"));
                 self.e.ins(format!("mul.f32 {d}, {um1}, {q}"));
-                self.e.ins(format!("setp.eq.f32 {p}, {um1}, 0f00000000"));
-                self.e.ins(format!("selp.f32 {d}, {x}, {d}, {p}"));
-                self.e.ins(format!("setp.eq.f32 {p}, {um1}, 0fBF800000"));
-                self.e.ins(format!("selp.f32 {d}, {um1}, {d}, {p}"));
-                self.e.ins(format!("setp.eq.f32 {p}, {u}, 0f7F800000"));
-                self.e.ins(format!("selp.f32 {d}, {u}, {d}, {p}"));
+                let fixes = [
+                    (um1, "0f00000000", x.to_string()),
+                    (um1, "0fBF800000", um1.to_string()),
+                    (u, "0f7F800000", u.to_string()),
+                ];
+                for (test, k, value) in fixes {
+                    self.e.ins(format!("setp.eq.f32 {p}, {test}, {k}"));
+                    self.e.ins(format!("selp.f32 {d}, {value}, {d}, {p}"));
+                }
             }
             MathFn::Tan => {
                 let s = self.e.reg(RegClass::F32);
@@ -104,6 +107,12 @@ impl<'c, 'k> Lowerer<'c, 'k> {
             }
         }
         Ok(())
+    }
+
+    /// `d = ln(x)` as `lg2.approx(x) * ln(2)`, computed in `d` itself (`log1p` and `expm1`).
+    fn ln_f32_in(&mut self, d: Reg, x: &str) {
+        self.e.ins(format!("lg2.approx.f32 {d}, {x}"));
+        self.e.ins(format!("mul.f32 {d}, {d}, {LN_2}"));
     }
 
     /// `d = atan(x)` in f32 arithmetic, within 2 ulp of the correctly rounded result (PTX has

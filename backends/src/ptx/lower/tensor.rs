@@ -444,18 +444,12 @@ impl<'c, 'k> Lowerer<'c, 'k> {
         Ok(d)
     }
 
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn tcgen05_mma(
-        &mut self,
-        a: &Expr,
-        b: &Expr,
-        acc: &Expr,
-        scales: Option<(&Expr, &Expr)>,
-        use_acc: Option<&Expr>,
-        pred: Option<&Expr>,
-        cta_group: Option<&Expr>,
-        span: Span,
-    ) -> LResult<()> {
+    /// `tcgen05.mma` and `tcgen05.mma_scaled`.
+    pub(super) fn tcgen05_mma(&mut self, m: MmaOperands, span: Span) -> LResult<()> {
+        let MmaOperands {
+            a, b, acc, scales, ..
+        } = m;
+        let (use_acc, pred, cta_group) = (m.use_acc.as_ref(), m.pred.as_ref(), m.cta_group.as_ref());
         let op = if scales.is_some() {
             "tcgen05.mma_scaled"
         } else {

@@ -122,6 +122,21 @@ pub struct FMods {
     pub xorsign: bool,
 }
 
+impl FMods {
+    /// Rounding `rnd` and no other modifier: the instruction as its bare form computes it.
+    pub fn rounded(rnd: Rnd) -> FMods {
+        FMods {
+            rnd,
+            approx: false,
+            ftz: false,
+            sat: false,
+            nan: false,
+            relu: false,
+            xorsign: false,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Cmp {
     Eq,

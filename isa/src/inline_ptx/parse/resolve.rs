@@ -509,15 +509,7 @@ impl Resolve<'_, '_> {
     }
 
     fn float(&self, opcode: &str, ty: FTy, tyname: &str, rest: &[&str], ops: &[Raw]) -> Result<Op, PtxError> {
-        let mut m = FMods {
-            rnd: Rnd::Rn,
-            approx: false,
-            ftz: false,
-            sat: false,
-            nan: false,
-            relu: false,
-            xorsign: false,
-        };
+        let mut m = FMods::rounded(Rnd::Rn);
         let mut rnd_given = false;
         let mut abs = false;
         let mut full = false;
