@@ -676,7 +676,7 @@ impl Chip {
                 estimates: &HOPPER_ESTIMATES,
             },
             _ if self.name == "gb200" => Trust {
-                summary: "fitted to published GB200 measurements of Gluon tutorial kernels (docs/timing.md, scripts/timing-blackwell): 8.3 % mean error over 21 configurations, 8.5 % on the matmuls leaving each source out; never run on the project's own device",
+                summary: "fitted to published GB200 measurements of Gluon tutorial kernels (docs/timing.md, scripts/timing-blackwell): 8.0 % mean error over 27 configurations, 8.3 % leaving each source out; never run on the project's own device",
                 calibrated: &BLACKWELL_CALIBRATED,
                 estimates: &BLACKWELL_ESTIMATES,
             },
