@@ -201,20 +201,33 @@ fn calibrated_blackwell_round_trip_is_the_microbenchmarks() {
 const MMA_WAIT_WARPS: &str = include_str!("tiles/timing/mma_wait_warps.tile");
 
 #[test]
-fn eight_warps_take_two_issue_slots_per_instruction() {
+fn more_warps_than_schedulers_pay_a_fraction_of_a_slot_per_further_pass() {
     // Every warp of a partition that is not warp-specialized runs its instruction stream, and
-    // warps 0 and 4 share a scheduler: with 8 warps each instruction the loop issues costs two
-    // slots (sim/src/timing/cost.rs issue_slots). With 10 cycles per MMA instruction (4 per
-    // 128 x 256 x 64 MMA), a step is 512 + 120 (round trip) + 4 x 10 with 1 or 4 warps and
-    // 512 + 120 + 2 x 40 with 8. The CTA barrier a partition of several warps meets before each
-    // commit (30 here, doubled with 8 warps) falls inside the MMA: off the critical path.
+    // warps 0 and 4 share a scheduler: with 5-8 warps each instruction the loop issues costs
+    // 1 + f slots, with 9-12 warps 1 + 2f (sim/src/timing/cost.rs issue_slots; f is the chip's
+    // issue_pass_fraction). With 10 cycles per MMA instruction (4 per 128 x 256 x 64 MMA), a
+    // step is 512 + 120 (round trip) + 4 x 10 = 672 with 1 or 4 warps; with f = 1 (a whole slot,
+    // Hopper's rule) 8 warps pay 512 + 120 + 2 x 40 = 712, with f = 0.5 512 + 120 + 1.5 x 40 =
+    // 692 and 12 warps 512 + 120 + 2 x 40 = 712, with f = 0.25 8 warps 512 + 120 + 1.25 x 40 =
+    // 682. The CTA barrier a partition of several warps meets before each commit (30 here,
+    // scaled with the slots) falls inside the MMA: off the critical path.
     let mut o = quiet(&B200);
     o.chip.mma_issue_cycles = 10.0;
     o.chip.bar_sync_cycles = 30.0;
-    let run = |w: i64| cycles_with(MMA_WAIT_WARPS, &[("WARPS", w)], &o);
-    assert_eq!(run(1), 3.0 * (512.0 + 120.0 + 40.0));
-    assert_eq!(run(4), 3.0 * (512.0 + 120.0 + 40.0));
-    assert_eq!(run(8), 3.0 * (512.0 + 120.0 + 2.0 * 40.0));
+    let run = |o: &TimeOptions, w: i64| cycles_with(MMA_WAIT_WARPS, &[("WARPS", w)], o);
+    for f in [1.0, 0.5, 0.25] {
+        o.chip.issue_pass_fraction = f;
+        assert_eq!(run(&o, 1), 3.0 * 672.0, "f = {f}");
+        assert_eq!(run(&o, 4), 3.0 * 672.0, "f = {f}");
+    }
+    o.chip.issue_pass_fraction = 1.0;
+    assert_eq!(run(&o, 8), 3.0 * 712.0);
+    o.chip.issue_pass_fraction = 0.5;
+    assert_eq!(run(&o, 5), 3.0 * 692.0);
+    assert_eq!(run(&o, 8), 3.0 * 692.0);
+    assert_eq!(run(&o, 12), 3.0 * 712.0);
+    o.chip.issue_pass_fraction = 0.25;
+    assert_eq!(run(&o, 8), 3.0 * 682.0);
     // Where nothing hides it, the barrier is paid: one TMA load's expect and copy, each
     // behind a barrier of the 4 warps: 2 x 30 more than the 944 of
     // one_tma_load_is_miss_latency_plus_wakeup.

@@ -216,10 +216,18 @@ pub fn scalar_cycles(chip: &Chip, nodes: u32) -> f64 {
 /// over the SM's 4 schedulers, each issuing one instruction per cycle, so with more than 4
 /// warps issuing the scheduler of a partition's first warp (whose elected thread issues the
 /// partition's TMA copies and MMAs) also issues other warps' instructions between its own:
-/// `ceil(warps / 4)` slots per instruction, 1 up to 4 warps. A partition that is not
-/// warp-specialized runs its whole instruction stream in every warp (8 warps: 2 slots).
-pub fn issue_slots(warps: u32) -> f64 {
-    warps.div_ceil(4).max(1) as f64
+/// each further pass over the schedulers (`ceil(warps / 4) - 1` of them) adds the chip's
+/// `issue_pass_fraction` of a slot, `1 + (ceil(warps / 4) - 1) x f` slots per instruction, 1 up
+/// to 4 warps. A partition that is not warp-specialized runs its whole instruction stream in
+/// every warp (8 warps: 1 + f slots; f = 1 on Hopper, a fitted fraction on Blackwell).
+pub fn issue_slots(chip: &Chip, warps: u32) -> f64 {
+    1.0 + (issue_passes(warps) - 1) as f64 * chip.issue_pass_fraction
+}
+
+/// Passes over the SM's 4 schedulers that issuing one instruction in each of `warps` warps
+/// takes: `ceil(warps / 4)`, at least 1.
+pub fn issue_passes(warps: u32) -> u32 {
+    warps.div_ceil(4).max(1)
 }
 
 /// The chip table as a partition of `slots` issue slots per instruction ([`issue_slots`]) sees
@@ -251,6 +259,33 @@ pub fn wgmma_spill(chip: &Chip, blocks: u32) -> f64 {
 mod tests {
     use super::*;
     use crate::chips::{B200, GB200, H100_HAND as H100};
+
+    #[test]
+    fn issue_slots_add_a_fraction_per_further_pass_over_the_schedulers() {
+        // 1 + (ceil(warps / 4) - 1) x f: up to 4 warps one slot whatever f; 5-8 warps 1 + f,
+        // 9-12 warps 1 + 2f, 16 warps 1 + 3f.
+        let half = Chip {
+            issue_pass_fraction: 0.5,
+            ..B200
+        };
+        let cases = [
+            (0, 1.0, 1.0),
+            (1, 1.0, 1.0),
+            (4, 1.0, 1.0),
+            (5, 2.0, 1.5),
+            (8, 2.0, 1.5),
+        ];
+        let more = [(9, 3.0, 2.0), (12, 3.0, 2.0), (16, 4.0, 2.5)];
+        for (warps, whole, halves) in cases.into_iter().chain(more) {
+            assert_eq!(issue_slots(&H100, warps), whole, "{warps} warps, f = 1");
+            assert_eq!(issue_slots(&half, warps), halves, "{warps} warps, f = 0.5");
+        }
+        // The scaled table: issue costs times the slots, latencies untouched.
+        let s = issue_scaled(&half, issue_slots(&half, 8));
+        assert_eq!(s.mma_issue_cycles, 1.5 * B200.mma_issue_cycles);
+        assert_eq!(s.bar_sync_cycles, 1.5 * B200.bar_sync_cycles);
+        assert_eq!(s.tma_l2_latency, B200.tma_l2_latency);
+    }
 
     #[test]
     fn tcgen05_mma_by_shape_and_kind() {

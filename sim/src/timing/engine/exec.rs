@@ -83,9 +83,8 @@ impl<'p> Engine<'p> {
             }
         };
         let warps = self.cta(c).agents[a as usize].warps;
-        let slots = self.slots(c, a);
         // Issue costs as this partition's scheduler sees them (cost::issue_scaled).
-        let chip = self.scaled_chip(slots);
+        let chip = self.scaled_chip(c, a);
         let chip: &Chip = &chip;
         // A TMA copy, an mbarrier expect or a tcgen05.commit is issued by one thread; in a
         // partition of several warps the compiled code may meet at CTA barriers before it

@@ -277,8 +277,9 @@ pub struct Engine<'p> {
     /// The kernel's register tiles exceed 255 registers per thread (occupancy estimate): its
     /// wgmmas pay the chip's `wgmma_spill_cycles` per instruction and run one at a time.
     spills: bool,
-    /// The chip table as a partition of `i` issue slots per instruction sees it
-    /// ([`cost::issue_scaled`]), built once per slot count instead of once per operation.
+    /// The chip table as a partition of `i` passes over the schedulers sees it
+    /// ([`cost::issue_scaled`] of [`cost::issue_slots`]), built once per pass count instead of
+    /// once per operation.
     scaled: Vec<Option<Rc<Chip>>>,
     /// Per instruction: the ALU operations of its tile expression and the (hollow) value it
     /// evaluates to, kept after its first evaluation when [`hollow::shape_only`] says the
@@ -538,19 +539,22 @@ impl<'p> Engine<'p> {
     /// partition's warps, which all run its instruction stream. (Co-resident CTAs' warps share
     /// the schedulers too; the model does not count them.)
     fn slots(&mut self, c: u32, a: u32) -> f64 {
-        cost::issue_slots(self.cta(c).agents[a as usize].warps)
+        let warps = self.cta(c).agents[a as usize].warps;
+        cost::issue_slots(&self.chip, warps)
     }
 
-    /// The chip table as a partition of `slots` issue slots per instruction sees it
-    /// ([`cost::issue_scaled`]), cached per slot count.
-    fn scaled_chip(&mut self, slots: f64) -> Rc<Chip> {
-        let i = slots as usize;
+    /// The chip table as agent `a` of CTA `c` sees it: issue costs scaled by its issue slots
+    /// ([`cost::issue_scaled`]), cached per pass count ([`cost::issue_passes`]), which sets the
+    /// slots for the engine's chip.
+    fn scaled_chip(&mut self, c: u32, a: u32) -> Rc<Chip> {
+        let warps = self.cta(c).agents[a as usize].warps;
+        let i = cost::issue_passes(warps) as usize;
         if self.scaled.len() <= i {
             self.scaled.resize(i + 1, None);
         }
         let chip = &self.chip;
         self.scaled[i]
-            .get_or_insert_with(|| Rc::new(cost::issue_scaled(chip, slots)))
+            .get_or_insert_with(|| Rc::new(cost::issue_scaled(chip, cost::issue_slots(chip, warps))))
             .clone()
     }
 
