@@ -27,6 +27,8 @@
 //!   (`bwsim_sim::mma`); what `bwsim check FILE.ptx` runs. The CTAs of a cluster run together
 //!   (distributed shared memory, cluster barriers, remote arrivals, multicast copies and
 //!   commits, cluster launch control).
+//! - `undef`: registers LLVM leaves undefined, carried bit by bit through the arithmetic and
+//!   reported where an undefined bit reaches memory, an address or a branch.
 //! - [`tensormap`]: tensor maps as the launch gives them, and the boxes a bulk tensor copy
 //!   moves.
 //! - [`launch`]: a Triton kernel's Python parameters (the `// param:` header lines of the PTX
@@ -60,6 +62,7 @@ pub mod machine;
 pub mod parse;
 pub mod program;
 pub mod tensormap;
+mod undef;
 
 use bwsim_isa::span::Span;
 

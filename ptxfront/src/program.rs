@@ -440,6 +440,18 @@ impl Program {
     }
 }
 
+/// Gives the kernel the condition code's carry flag, a one-bit register under
+/// [`ip::CARRY_FLAG`] (each thread its own), which the extended-precision forms (`add.cc`,
+/// `madc`, ...) read and write.
+fn declare_carry_flag(k: &mut crate::parse::Kernel) {
+    k.reg_index
+        .insert(ip::CARRY_FLAG.to_string(), k.regs.len() as u16);
+    k.regs.push(crate::parse::Reg {
+        name: ip::CARRY_FLAG.to_string(),
+        bits: 1,
+    });
+}
+
 /// Resolves kernel `name` of `module` (parsed from `src`).
 pub fn load(src: &str, module: &Module, name: &str) -> Result<Program, Error> {
     let k = module.kernel(name).ok_or_else(|| {
@@ -454,7 +466,8 @@ pub fn load(src: &str, module: &Module, name: &str) -> Result<Program, Error> {
         ))
     })?;
     let lines = crate::parse::Lines::new(src);
-    let inlined = crate::calls::inline(module, k)?;
+    let mut inlined = crate::calls::inline(module, k)?;
+    declare_carry_flag(&mut inlined);
     let k = &inlined;
     let (frame, frame_bytes) = crate::calls::frame_layout(k);
     let regs = Parsed {
