@@ -88,11 +88,24 @@ impl Flow<'_> {
                     })
                     .collect()
             }
-            Op::Bit { d, s, bits, .. } => {
+            Op::Bit { d, s, bits, op } => {
                 let n = *bits as usize;
                 let srcs: Vec<D> = s.iter().map(|x| self.get(*x, *bits)).collect();
+                // A constant operand decides the bits it forces: `and` with a 0 bit gives 0,
+                // `or` with a 1 bit gives 1, whatever the other operand's bit is.
+                let forced = s.iter().fold(0u64, |acc, x| match (op, Self::imm(*x)) {
+                    (super::parse::BOp::And, Some(c)) => acc | !c,
+                    (super::parse::BOp::Or, Some(c)) => acc | c,
+                    _ => acc,
+                });
                 let v = (0..n)
-                    .map(|i| srcs.iter().fold(0, |a, x| a | x[i]))
+                    .map(|i| {
+                        if i < 64 && (forced >> i) & 1 == 1 {
+                            0
+                        } else {
+                            srcs.iter().fold(0, |a, x| a | x[i])
+                        }
+                    })
                     .collect::<D>();
                 if matches!(
                     ins.op,
