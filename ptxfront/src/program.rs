@@ -11,9 +11,11 @@ use bwsim_isa::span::Span;
 use std::collections::HashMap;
 
 mod cp_async;
+mod tensormaps;
 mod wgmma;
 
 pub use cp_async::CpOp;
+pub use tensormaps::{TmapField, TmapOp};
 pub use wgmma::{WgA, WgMma, WgOp};
 mod memory;
 mod tcgen05;
@@ -342,6 +344,8 @@ pub enum AgentOp {
     },
     /// Non-bulk `cp.async`, its groups and its mbarrier arrivals.
     CpAsync(CpOp),
+    /// Tensor maps built on the device ([`TmapOp`]).
+    Tensormap(TmapOp),
     /// `wgmma`: fences, MMAs, their groups and waits.
     Wgmma(WgOp),
 }
@@ -1379,6 +1383,7 @@ impl Cx<'_> {
             }
             "setmaxnreg" => Ok(Op::Nop),
             "mbarrier" => self.mbarrier(i, &m),
+            op if tensormaps::is_tensormap(op, &m) => self.tensormap(i, &m),
             "fence" if m.first() == Some(&"proxy") && m.get(1) == Some(&"async") => {
                 Ok(Op::Agent(AgentOp::FenceProxyAsync))
             }

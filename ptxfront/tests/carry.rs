@@ -45,7 +45,11 @@ fn carry_chains_compute_64_bit_arithmetic_per_thread() -> Result<(), Error> {
     let p = compile(CARRY, "carry_k")?;
     let n = 128usize;
     let mut bufs = vec![vec![0u8; 24 * n]];
-    run(&p, &Launch::new([1, 1, 1], [n as u32, 1, 1], vec![Arg::Buffer(0)]), &mut bufs)?;
+    run(
+        &p,
+        &Launch::new([1, 1, 1], [n as u32, 1, 1], vec![Arg::Buffer(0)]),
+        &mut bufs,
+    )?;
     let word = |i: usize| {
         let b = &bufs[0][8 * i..8 * i + 8];
         u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]])
@@ -73,7 +77,11 @@ fn a_carry_read_that_nothing_set_is_refused() {
     let src = src.replace("sub.cc.u32 \t%r8", "sub.u32 \t%r8");
     let p = compile(&src, "carry_k").unwrap_or_else(|e| panic!("{e}"));
     let mut bufs = vec![vec![0u8; 24 * 32]];
-    let r = run(&p, &Launch::new([1, 1, 1], [32, 1, 1], vec![Arg::Buffer(0)]), &mut bufs);
+    let r = run(
+        &p,
+        &Launch::new([1, 1, 1], [32, 1, 1], vec![Arg::Buffer(0)]),
+        &mut bufs,
+    );
     let Err(Error::Runtime { message, .. }) = r else {
         panic!("expected a runtime stop, got {r:?}");
     };

@@ -52,7 +52,11 @@ fn go(tail: &str) -> Result<Vec<u32>, Error> {
     let p = compile(&src, "undef_k")?;
     let n = 64;
     let mut bufs = vec![vec![0xAB; 16 * n]];
-    run(&p, &Launch::new([1, 1, 1], [n as u32, 1, 1], vec![Arg::Buffer(0)]), &mut bufs)?;
+    run(
+        &p,
+        &Launch::new([1, 1, 1], [n as u32, 1, 1], vec![Arg::Buffer(0)]),
+        &mut bufs,
+    )?;
     Ok(bufs[0]
         .chunks(4)
         .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
@@ -82,7 +86,10 @@ fn undefined_bits_that_are_never_observed_do_not_stop_the_run() {
 fn an_undefined_bit_stops_the_run_where_it_is_stored_branched_on_or_addressed() {
     // %r6's high half is %r4's low half: undefined but for bit 0, which the `and` cleared.
     let m = stop("st.global.b32 [%rd4], %r6;");
-    assert!(m.contains("`%r6`") && m.contains("0xfffe0000") && m.contains("undef.py:14"), "{m}");
+    assert!(
+        m.contains("`%r6`") && m.contains("0xfffe0000") && m.contains("undef.py:14"),
+        "{m}"
+    );
     // A predicate computed from undefined bits, at the branch it decides.
     let m = stop("setp.ne.u32 %p1, %r4, 0;\n\t@%p1 bra $L__END;");
     assert!(m.contains("`%p1`"), "{m}");
