@@ -2,25 +2,16 @@
 //! in a whole kernel: each thread has its own carry flag. Values computed here with u128
 //! arithmetic.
 
+mod common;
+
 use bwsim_ptxfront::{compile, run, Arg, Error, Launch};
+use common::pointer_kernel;
 
 /// Thread t: x = 0xffffffff - t, y = 0x10001 * t; stores the 64-bit x * y + (x:y) by
 /// `mad.lo.cc`/`madc.hi` (libdevice's range-reduction pattern), the 64-bit sum
 /// (x:y) + (y:x) by `add.cc`/`addc`, and the 64-bit difference (y:x) - (x:y) by
 /// `sub.cc`/`subc` (HIGH:LOW words).
-const CARRY: &str = r#"
-.version 8.7
-.target sm_100a
-.address_size 64
-
-.visible .entry carry_k(
-	.param .u64 carry_k_param_0
-)
-{
-	.reg .b32 	%r<20>;
-	.reg .b64 	%rd<8>;
-
-	ld.param.u64 	%rd1, [carry_k_param_0];
+const BODY: &str = r#"	ld.param.u64 	%rd1, [carry_k_param_0];
 	cvta.to.global.u64 	%rd2, %rd1;
 	mov.u32 	%r1, %tid.x;
 	mul.wide.u32 	%rd3, %r1, 24;
@@ -36,13 +27,21 @@ const CARRY: &str = r#"
 	st.global.v2.b32 	[%rd4], {%r4, %r5};
 	st.global.v2.b32 	[%rd4+8], {%r6, %r7};
 	st.global.v2.b32 	[%rd4+16], {%r8, %r9};
-	ret;
+	ret;"#;
+
+/// The kernel with the body `body`.
+fn kernel(body: &str) -> String {
+    pointer_kernel(
+        "carry_k",
+        "sm_100a",
+        "\t.reg .b32 \t%r<20>;\n\t.reg .b64 \t%rd<8>;",
+        body,
+    )
 }
-"#;
 
 #[test]
 fn carry_chains_compute_64_bit_arithmetic_per_thread() -> Result<(), Error> {
-    let p = compile(CARRY, "carry_k")?;
+    let p = compile(&kernel(BODY), "carry_k")?;
     let n = 128usize;
     let mut bufs = vec![vec![0u8; 24 * n]];
     run(
@@ -70,7 +69,7 @@ fn carry_chains_compute_64_bit_arithmetic_per_thread() -> Result<(), Error> {
 fn a_carry_read_that_nothing_set_is_refused() {
     // `addc` with no `.cc` before it: the carry flag holds no value, so the sum is undefined
     // and its store stops the run.
-    let src = CARRY.replace("add.cc.u32 \t%r6", "add.u32 \t%r6").replace(
+    let src = kernel(BODY).replace("add.cc.u32 \t%r6", "add.u32 \t%r6").replace(
         "mad.lo.cc.u32 \t%r4, %r2, %r3, %r3;\n\tmadc.hi.u32",
         "mad.lo.u32 \t%r4, %r2, %r3, %r3;\n\tmad.hi.u32",
     );

@@ -17,7 +17,16 @@ const ROWS: usize = 130;
 const COLS: usize = 128;
 const STARTS: [i32; 5] = [0, 32, 65, 97, 130];
 
-fn setup(src: &str) -> Result<(Program, Launch, Vec<Vec<u8>>, Vec<f32>, Vec<f32>), Error> {
+/// A loaded kernel, its launch, its buffers, and the x and scales they hold.
+struct Setup {
+    p: Program,
+    l: Launch,
+    bufs: Vec<Vec<u8>>,
+    x: Vec<f32>,
+    scales: Vec<f32>,
+}
+
+fn setup(src: &str) -> Result<Setup, Error> {
     let p = compile(src, "grouped_scale_kernel")?;
     let x = randn(ROWS * COLS, 7);
     let scales = randn(4, 8);
@@ -41,7 +50,13 @@ fn setup(src: &str) -> Result<(Program, Launch, Vec<Vec<u8>>, Vec<f32>, Vec<f32>
     ];
     let mut l = Launch::new([4, 1, 1], [128, 1, 1], args);
     l.dynamic_shared = launch::shared(src)?;
-    Ok((p, l, bufs, x, scales))
+    Ok(Setup {
+        p,
+        l,
+        bufs,
+        x,
+        scales,
+    })
 }
 
 fn fixture() -> Result<String, Error> {
@@ -50,7 +65,13 @@ fn fixture() -> Result<String, Error> {
 
 #[test]
 fn each_program_copies_its_group_through_the_maps_it_built() -> Result<(), Error> {
-    let (p, l, mut bufs, x, scales) = setup(&fixture()?)?;
+    let Setup {
+        p,
+        l,
+        mut bufs,
+        x,
+        scales,
+    } = setup(&fixture()?)?;
     let o = machine::run(&p, &l, &mut bufs, &Options { seed: 1, check: true })?;
     assert!(o.findings.is_empty(), "{:?}", o.findings);
     let out = bytes_f32(&bufs[1]);
@@ -72,7 +93,7 @@ fn a_copy_through_a_map_not_acquired_is_stale() -> Result<(), Error> {
         .filter(|l| !l.contains("fence.proxy.tensormap::generic.acquire"))
         .map(|l| format!("{l}\n"))
         .collect();
-    let (p, l, bufs, ..) = setup(&src)?;
+    let Setup { p, l, bufs, .. } = setup(&src)?;
     let mut found: Vec<(String, String)> = machine::check(&p, &l, &bufs, 1)?
         .iter()
         .filter(|f| f.code == Code::StaleTensormap)
@@ -102,7 +123,7 @@ fn a_stride_tensormap_replace_does_not_take_is_refused_at_the_copy() -> Result<(
         "global_stride.shared::cta.b1024.b64 [ %rd16 + 0 ], 0x0, 100;",
         1,
     );
-    let (p, l, mut bufs, ..) = setup(&src)?;
+    let Setup { p, l, mut bufs, .. } = setup(&src)?;
     let r = machine::run(
         &p,
         &l,

@@ -3,25 +3,23 @@
 //! an undefined bit reaches memory, an address or a branch. The defined values are computed
 //! here by hand from the instructions' meaning; the bug cases are those uses.
 
+mod common;
+
 use bwsim_ptxfront::{compile, run, Arg, Error, Launch};
+use common::pointer_kernel;
+
+/// The registers of [`body`].
+const REGS: &str =
+    "\t.reg .pred \t%p<3>;\n\t.reg .b16 \t%rs<4>;\n\t.reg .b32 \t%r<20>;\n\t.reg .b64 \t%rd<8>;";
+
+/// The kernel's body, `{TAIL}` replaced by `tail`.
+fn body(tail: &str) -> String {
+    BODY.replace("{TAIL}", tail)
+}
 
 /// Each thread stores 4 words at out + 16 * tid; `%r2` is never written (the unused half of a
 /// pair, as in Triton's packed `f32x2` operands). `{TAIL}` is a use added by a bug case.
-const UNDEF: &str = r#"
-.version 8.7
-.target sm_90a
-.address_size 64
-
-.visible .entry undef_k(
-	.param .u64 undef_k_param_0
-)
-{
-	.reg .pred 	%p<3>;
-	.reg .b16 	%rs<4>;
-	.reg .b32 	%r<20>;
-	.reg .b64 	%rd<8>;
-
-	.loc	1 10 0
+const BODY: &str = r#"	.loc	1 10 0
 	ld.param.u64 	%rd1, [undef_k_param_0];
 	cvta.to.global.u64 	%rd2, %rd1;
 	mov.u32 	%r1, %tid.x;
@@ -42,13 +40,13 @@ const UNDEF: &str = r#"
 	.loc	1 14 0
 	{TAIL}
 $L__END:
-	ret;
-}
-	.file	1 "undef.py"
-"#;
+	ret;"#;
 
 fn go(tail: &str) -> Result<Vec<u32>, Error> {
-    let src = UNDEF.replace("{TAIL}", tail);
+    let src = format!(
+        "{}\t.file\t1 \"undef.py\"\n",
+        pointer_kernel("undef_k", "sm_90a", REGS, &body(tail))
+    );
     let p = compile(&src, "undef_k")?;
     let n = 64;
     let mut bufs = vec![vec![0xAB; 16 * n]];
