@@ -302,6 +302,7 @@ pub fn reference(
         "pair_reductions_kernel" => reduction::pair_reductions(plan, inputs),
         "fp4_unpack_kernel" => elementwise::fp4_unpack(plan, inputs),
         "register_gather_histogram_kernel" => reduction::register_gather_histogram(plan, inputs),
+        "register_gather_histogram_low_bits" => reduction::register_gather_histogram_low_bits(plan, inputs),
         "claims_kernel" => reduction::claims(plan, inputs),
         "int_ops" | "int_ops_kernel" => elementwise::int_ops(plan, inputs),
         "bit_tricks_kernel" => elementwise::bit_tricks(plan, inputs),

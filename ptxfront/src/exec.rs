@@ -121,6 +121,9 @@ pub(crate) enum St {
 pub(crate) struct Thread {
     pub(crate) v: Vec<u64>,
     pub(crate) def: Vec<bool>,
+    /// The registers holding undefined bits, each with their mask ([`crate::undef`]); empty
+    /// for almost every thread.
+    pub(crate) undef: Vec<(u16, u64)>,
     pub(crate) pc: usize,
     pub(crate) st: St,
     pub(crate) tid: [u32; 3],
@@ -431,6 +434,7 @@ impl Cta<'_> {
                 Thread {
                     v: vec![0; nregs],
                     def: vec![false; nregs],
+                    undef: Vec::new(),
                     pc: 0,
                     st: St::Run,
                     tid: [k % bx, (k / bx) % by, k / (bx * by)],
@@ -515,6 +519,9 @@ impl Cta<'_> {
             Val::Imm(x) => Ok(x),
             Val::Reg(r) => {
                 if t.def[r as usize] {
+                    if !t.undef.is_empty() {
+                        self.defined(t, r, pc)?;
+                    }
                     Ok(t.v[r as usize])
                 } else {
                     Err(self.rt(
@@ -532,6 +539,9 @@ impl Cta<'_> {
     pub(crate) fn write(&self, t: &mut Thread, r: u16, v: u64) {
         t.v[r as usize] = v & mask(self.p.regs.reg_bits[r as usize]);
         t.def[r as usize] = true;
+        if !t.undef.is_empty() {
+            t.undef.retain(|&(x, _)| x != r);
+        }
     }
 
     /// Runs one instruction of thread `t` (index `k` in the CTA), or stops it at a
@@ -566,12 +576,20 @@ impl Cta<'_> {
         }
         match &ins.op {
             Op::Alu(a) => {
-                inline_ptx::step(a, &self.p.regs, &self.p.src, &mut t.v, &mut t.def).map_err(
-                    |e| match e {
-                        inline_ptx::RunError::Unspecified { .. } => self.unspecified(pc, e.to_string()),
-                        _ => self.rt(pc, e.to_string()),
-                    },
-                )?;
+                let out = if t.undef.is_empty() {
+                    inline_ptx::step(a, &self.p.regs, &self.p.src, &mut t.v, &mut t.def)
+                } else {
+                    self.step_undefined(t, a)
+                };
+                let out = match out {
+                    // A never-written register: its bits are undefined from here on.
+                    Err(inline_ptx::RunError::Undefined { .. }) => self.step_undefined(t, a),
+                    out => out,
+                };
+                out.map_err(|e| match e {
+                    inline_ptx::RunError::Unspecified { .. } => self.unspecified(pc, e.to_string()),
+                    _ => self.rt(pc, e.to_string()),
+                })?;
             }
             Op::MovSreg { d, s } => {
                 let l = self.l;

@@ -28,6 +28,8 @@
 //!   (distributed shared memory, cluster barriers, remote arrivals, multicast copies and
 //!   commits, cluster launch control, CTA pairs: `cta_group::2` allocations, MMAs of M = 256,
 //!   commits and copies onto the pair's barriers).
+//! - `undef`: registers LLVM leaves undefined, carried bit by bit through the arithmetic and
+//!   reported where an undefined bit reaches memory, an address or a branch.
 //! - [`tensormap`]: tensor maps as the launch gives them, and the boxes a bulk tensor copy
 //!   moves.
 //! - [`launch`]: a Triton kernel's Python parameters (the `// param:` header lines of the PTX
@@ -62,6 +64,7 @@ pub mod machine;
 pub mod parse;
 pub mod program;
 pub mod tensormap;
+mod undef;
 
 use bwsim_isa::span::Span;
 

@@ -72,6 +72,7 @@ mod cp_async;
 mod global;
 mod stuck;
 mod tcgen05;
+mod tensormaps;
 mod wgmma;
 
 pub use tcgen05::{Desc, InstrDesc, OperandError};
@@ -349,6 +350,8 @@ struct Machine<'a, 's> {
     arith: bwsim_sim::mma_numerics::Arith,
     /// Each warp's non-bulk `cp.async` groups and arrivals.
     cp: Vec<cp_async::CpWarp>,
+    /// Tensor maps built on the device.
+    dmaps: tensormaps::DeviceMaps,
     /// Each warp's wgmma groups, and the warpgroup MMA's arithmetic.
     wg: Vec<wgmma::WgWarp>,
     wg_arith: bwsim_sim::mma_numerics::Arith,
@@ -405,6 +408,7 @@ impl<'a, 's> Machine<'a, 's> {
             cp: (0..warps).map(|_| cp_async::CpWarp::default()).collect(),
             wg: (0..warps).map(|_| wgmma::WgWarp::default()).collect(),
             wg_arith: bwsim_sim::mma_numerics::MmaNumerics::default().wgmma,
+            dmaps: tensormaps::DeviceMaps::default(),
         }
     }
 
@@ -722,6 +726,9 @@ impl<'a, 's> Machine<'a, 's> {
         });
         match idx.and_then(|k| self.cta.l.args.get(k).map(|a| (k, a))) {
             Some((k, Arg::TensorMap(_))) => Ok(k),
+            _ if sp == Space::Global && self.device_map_index(a).is_some() => {
+                Ok(self.device_map_index(a).unwrap_or_default())
+            }
             _ => Err(self.rt(
                 pc,
                 format!("the copy names {a:#x}, which is not a tensor-map parameter of the launch"),
@@ -732,7 +739,7 @@ impl<'a, 's> Machine<'a, 's> {
     fn map(&self, k: usize) -> Option<&TensorMap> {
         match self.cta.l.args.get(k) {
             Some(Arg::TensorMap(t)) => Some(t),
-            _ => None,
+            _ => self.device_map_of(k).map(|(m, _)| m),
         }
     }
 
@@ -828,6 +835,7 @@ impl<'a, 's> Machine<'a, 's> {
                 pair,
             } => {
                 for &t in group {
+                    self.device_map(t, tmap, pc)?;
                     let (k, elems) = self.tma_box(t, tmap, dst, coords, *gather4, pc)?;
                     // A pair copy's barrier is in the pair's CTA its peer bit names, in each
                     // destination's pair.
@@ -860,6 +868,7 @@ impl<'a, 's> Machine<'a, 's> {
                 reduce,
             } => {
                 for &t in group {
+                    self.device_map(t, tmap, pc)?;
                     let (k, elems) = self.tma_box(t, tmap, src, coords, *scatter4, pc)?;
                     let op = self.hb.as_mut().map_or(0, |hb| hb.issue(w, pc as u32));
                     let group = self.open_group[w];
@@ -885,6 +894,7 @@ impl<'a, 's> Machine<'a, 's> {
             | AgentOp::TmemLd { .. }
             | AgentOp::TmemSt { .. } => self.tcgen05(w, pc, op, group)?,
             AgentOp::CpAsync(c) => return self.cp_async(w, pc, c, group),
+            AgentOp::Tensormap(op) => self.tensormap_op(pc, op, group)?,
             AgentOp::Wgmma(c) => return self.wgmma(w, pc, c, group),
             AgentOp::Dsmem(op) => self.dsmem(w, pc, op, group)?,
             AgentOp::ClusterArrive { relaxed } => self.cluster_arrive(w, pc, *relaxed, group)?,
@@ -936,6 +946,14 @@ impl<'a, 's> Machine<'a, 's> {
             Some(m) => m.elements(&cs, s),
             None => Vec::new(),
         };
+        // A device-built map starts inside its buffer.
+        let mut elems = elems;
+        if let Some(&(_, base)) = self.device_map_of(k) {
+            elems
+                .iter_mut()
+                .filter_map(|e| e.global.as_mut())
+                .for_each(|g| *g += base);
+        }
         self.in_bounds(&elems, k, pc)?;
         Ok((k, elems))
     }

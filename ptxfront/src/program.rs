@@ -11,9 +11,11 @@ use bwsim_isa::span::Span;
 use std::collections::HashMap;
 
 mod cp_async;
+mod tensormaps;
 mod wgmma;
 
 pub use cp_async::CpOp;
+pub use tensormaps::{TmapField, TmapOp};
 pub use wgmma::{WgA, WgMma, WgOp};
 mod memory;
 mod tcgen05;
@@ -353,6 +355,8 @@ pub enum AgentOp {
     },
     /// Non-bulk `cp.async`, its groups and its mbarrier arrivals.
     CpAsync(CpOp),
+    /// Tensor maps built on the device ([`TmapOp`]).
+    Tensormap(TmapOp),
     /// `wgmma`: fences, MMAs, their groups and waits.
     Wgmma(WgOp),
 }
@@ -451,6 +455,18 @@ impl Program {
     }
 }
 
+/// Gives the kernel the condition code's carry flag, a one-bit register under
+/// [`ip::CARRY_FLAG`] (each thread its own), which the extended-precision forms (`add.cc`,
+/// `madc`, ...) read and write.
+fn declare_carry_flag(k: &mut crate::parse::Kernel) {
+    k.reg_index
+        .insert(ip::CARRY_FLAG.to_string(), k.regs.len() as u16);
+    k.regs.push(crate::parse::Reg {
+        name: ip::CARRY_FLAG.to_string(),
+        bits: 1,
+    });
+}
+
 /// Resolves kernel `name` of `module` (parsed from `src`).
 pub fn load(src: &str, module: &Module, name: &str) -> Result<Program, Error> {
     let k = module.kernel(name).ok_or_else(|| {
@@ -465,7 +481,8 @@ pub fn load(src: &str, module: &Module, name: &str) -> Result<Program, Error> {
         ))
     })?;
     let lines = crate::parse::Lines::new(src);
-    let inlined = crate::calls::inline(module, k)?;
+    let mut inlined = crate::calls::inline(module, k)?;
+    declare_carry_flag(&mut inlined);
     let k = &inlined;
     let (frame, frame_bytes) = crate::calls::frame_layout(k);
     let regs = Parsed {
@@ -1381,6 +1398,7 @@ impl Cx<'_> {
             }
             "setmaxnreg" => Ok(Op::Nop),
             "mbarrier" => self.mbarrier(i, &m),
+            op if tensormaps::is_tensormap(op, &m) => self.tensormap(i, &m),
             "fence" if m.first() == Some(&"proxy") && m.get(1) == Some(&"async") => {
                 Ok(Op::Agent(AgentOp::FenceProxyAsync))
             }

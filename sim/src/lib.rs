@@ -58,6 +58,7 @@ pub mod progress;
 pub mod sched;
 pub mod session;
 pub mod taint;
+pub mod tensormap_rules;
 pub mod timing;
 pub mod tma;
 pub mod trace;

@@ -2,6 +2,7 @@
 //! tensor-core MMAs.
 
 use super::*;
+use crate::version::Version;
 
 /// A shared-memory view operation's result type and the parts of its operand's and result's
 /// types its importers read ([`Cx::shared_view`]).
@@ -907,9 +908,11 @@ impl<'m> Cx<'m> {
     }
 
     /// `tt.histogram %x[, %mask]` (Gluon's `gl.histogram`): bin `b` of the i32 result counts
-    /// the elements of `x` (where `mask` holds) whose low log2(N) bits are `b` (N bins, a power
-    /// of two: Triton's lowering inspects only those bits of each value, so values outside
-    /// `0..N` land in bin `x mod N`). Imported as a scratch buffer of zeros, a barrier, one
+    /// the elements of `x` (where `mask` holds) equal to `b` (N bins, a power of two). A value
+    /// outside `0..N` is counted as the release's lowering counts it: from Triton 3.8 on (one
+    /// shared-memory atomic per element, guarded by `v <= N - 1` unsigned) in no bin; before
+    /// (per-bin counts from one warp ballot per bit of the bin index) in bin `v mod N`, the
+    /// value's low log2(N) bits. Imported as a scratch buffer of zeros, a barrier, one
     /// `smem.atomic add` per element, a barrier, the load of the buffer in the result's
     /// layout and a barrier before its bytes may be reused.
     pub(super) fn histogram(&mut self, op: &Op, span: Span) -> R<()> {
@@ -966,6 +969,20 @@ impl<'m> Cx<'m> {
             span,
         );
         let x32 = call("cast", vec![x, name_e("i32", span)], span);
+        let mask = if self.version >= Version::V3_8 {
+            let inside = bin(
+                BinOp::And,
+                bin(BinOp::Ge, x32.clone(), int_e(0, span), span),
+                bin(BinOp::Lt, x32.clone(), int_e(bins, span), span),
+                span,
+            );
+            Some(match mask {
+                Some(m) => bin(BinOp::And, m, inside, span),
+                None => inside,
+            })
+        } else {
+            mask
+        };
         self.op_stmt(
             OpKind::SmemAtomic {
                 op: name_e("add", span),

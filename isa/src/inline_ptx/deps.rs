@@ -5,7 +5,7 @@
 //! element of the arguments computes the same result however a thread's registers are
 //! grouped, so the simulator may group elements in any order.
 
-use super::parse::{FOp, Ins, Op, Parsed, RegId, Src};
+use super::parse::{FOp, Ins, Op, Parsed, RegId, Src, Ty};
 
 /// Per bit of a register: a bit set of the pack-group elements it may depend on.
 type D = Vec<u32>;
@@ -14,9 +14,10 @@ fn union(v: &[u32]) -> u32 {
     v.iter().fold(0, |a, b| a | b)
 }
 
-struct Flow<'p> {
-    p: &'p Parsed,
-    d: Vec<D>,
+pub(super) struct Flow<'p> {
+    pub(super) p: &'p Parsed,
+    /// Per register; a register past the end depends on nothing.
+    pub(super) d: Vec<D>,
 }
 
 impl Flow<'_> {
@@ -24,7 +25,7 @@ impl Flow<'_> {
         match s {
             Src::Imm(_) => vec![0; bits as usize],
             Src::Reg(r) => {
-                let mut v = self.d[r as usize].clone();
+                let mut v = self.d.get(r as usize).cloned().unwrap_or_default();
                 v.resize(bits as usize, 0);
                 v
             }
@@ -67,7 +68,7 @@ impl Flow<'_> {
     }
 
     /// The new dependencies of the registers `ins` writes.
-    fn step(&mut self, ins: &Ins) -> Vec<(RegId, D)> {
+    pub(super) fn step(&mut self, ins: &Ins) -> Vec<(RegId, D)> {
         let w = |f: &Self, r: RegId| f.bits(r);
         match &ins.op {
             Op::Mov { d, a } => vec![(*d, self.get(*a, w(self, *d)))],
@@ -87,11 +88,24 @@ impl Flow<'_> {
                     })
                     .collect()
             }
-            Op::Bit { d, s, bits, .. } => {
+            Op::Bit { d, s, bits, op } => {
                 let n = *bits as usize;
                 let srcs: Vec<D> = s.iter().map(|x| self.get(*x, *bits)).collect();
+                // A constant operand decides the bits it forces: `and` with a 0 bit gives 0,
+                // `or` with a 1 bit gives 1, whatever the other operand's bit is.
+                let forced = s.iter().fold(0u64, |acc, x| match (op, Self::imm(*x)) {
+                    (super::parse::BOp::And, Some(c)) => acc | !c,
+                    (super::parse::BOp::Or, Some(c)) => acc | c,
+                    _ => acc,
+                });
                 let v = (0..n)
-                    .map(|i| srcs.iter().fold(0, |a, x| a | x[i]))
+                    .map(|i| {
+                        if i < 64 && (forced >> i) & 1 == 1 {
+                            0
+                        } else {
+                            srcs.iter().fold(0, |a, x| a | x[i])
+                        }
+                    })
                     .collect::<D>();
                 if matches!(
                     ins.op,
@@ -307,6 +321,29 @@ impl Flow<'_> {
                 let m = s.iter().fold(0, |acc, x| acc | self.all(*x, 64));
                 vec![(*d, self.set_all(*d, m))]
             }
+            Op::Carry { d, s, cin, cout, .. } => {
+                let cin = cin.map(|f| self.all(Src::Reg(f), 1)).unwrap_or(0);
+                let m = s.iter().fold(cin, |acc, x| acc | self.all(*x, 64));
+                let mut out = vec![(*d, self.set_all(*d, m))];
+                out.extend(cout.map(|f| (f, vec![m])));
+                out
+            }
+            // An integer conversion without `.sat` truncates or extends: bit i is the
+            // source's bit i, then copies of its sign bit (signed) or zeros.
+            Op::Cvt {
+                dst: Ty::Int(dt),
+                src: Ty::Int(st),
+                m,
+                d,
+                a,
+            } if !m.sat => {
+                let s = self.get(*a, st.bits);
+                let top = if st.signed { s[st.bits as usize - 1] } else { 0 };
+                let v = (0..dt.bits as usize)
+                    .map(|i| s.get(i).copied().unwrap_or(top))
+                    .collect();
+                vec![(*d, v)]
+            }
             Op::Cvt { d, a, src, .. } => {
                 let m = self.all(*a, src.bits().max(16));
                 vec![(*d, self.set_all(*d, m))]
@@ -336,6 +373,73 @@ impl Flow<'_> {
             }
         }
     }
+}
+
+/// The sources an instruction reads and the registers it writes (its guard aside).
+pub fn operands(op: &Op) -> (Vec<Src>, Vec<RegId>) {
+    let mut reads: Vec<Src> = Vec::new();
+    let mut writes: Vec<RegId> = Vec::new();
+    match op {
+        Op::Mov { d, a } => {
+            reads.push(*a);
+            writes.push(*d);
+        }
+        Op::Pack { d, parts, .. } => {
+            reads.extend(parts);
+            writes.push(*d);
+        }
+        Op::Unpack { ds, a, .. } => {
+            reads.push(*a);
+            writes.extend(ds.iter().flatten());
+        }
+        Op::Int { d, s, .. } | Op::Bit { d, s, .. } | Op::Float { d, s, .. } | Op::Packed { d, s, .. } => {
+            reads.extend(s);
+            writes.push(*d);
+        }
+        Op::Carry { d, s, cin, cout, .. } => {
+            reads.extend(s);
+            reads.extend(cin.map(Src::Reg));
+            writes.push(*d);
+            writes.extend(cout);
+        }
+        Op::Shift { d, a, b, .. } => {
+            reads.extend([*a, *b]);
+            writes.push(*d);
+        }
+        Op::Setp {
+            p: pp,
+            q,
+            a,
+            b,
+            combine,
+            ..
+        } => {
+            reads.extend([*a, *b]);
+            reads.extend(combine.map(|c| c.1));
+            writes.extend(pp.iter().chain(q.iter()));
+        }
+        Op::Selp { d, a, b, c } | Op::Prmt { d, a, b, c } | Op::Lop3 { d, a, b, c, .. } => {
+            reads.extend([*a, *b, *c]);
+            writes.push(*d);
+        }
+        Op::Shf { d, a, b, c, .. } | Op::Bfe { d, a, b, c, .. } => {
+            reads.extend([*a, *b, *c]);
+            writes.push(*d);
+        }
+        Op::Bfi { d, a, b, c, e, .. } => {
+            reads.extend([*a, *b, *c, *e]);
+            writes.push(*d);
+        }
+        Op::Cvt { d, a, .. } | Op::CvtUnpack { d, a, .. } => {
+            reads.push(*a);
+            writes.push(*d);
+        }
+        Op::CvtPack { d, a, b, .. } => {
+            reads.extend([*a, *b]);
+            writes.push(*d);
+        }
+    }
+    (reads, writes)
 }
 
 /// Runs the dataflow from `inputs` (per register, per bit) and returns every register's

@@ -9,7 +9,9 @@
 //! the correctly rounded result, the one value inside every error bound PTX states.
 
 use super::float::{self, decode, Exact, Fmt, Rnd, Val, E4M3, F32};
-use super::parse::{mask, BOp, Cmp, CvtMods, FMods, FOp, FTy, IOp, ITy, Ins, Op, Parsed, RegId, Src, Ty};
+use super::parse::{
+    carry_apply, mask, BOp, Cmp, CvtMods, FMods, FOp, FTy, IOp, ITy, Ins, Op, Parsed, RegId, Src, Ty,
+};
 use super::RunError;
 
 pub(super) struct Regs<'p> {
@@ -83,6 +85,25 @@ impl Regs<'_> {
                     ins: self.text[ins.at.0..ins.at.1].to_string(),
                 })?;
                 self.write(*d, v);
+            }
+            Op::Carry {
+                op,
+                ty,
+                d,
+                s,
+                cin,
+                cout,
+            } => {
+                let vals = s.iter().map(|x| rd(self, *x)).collect::<Result<Vec<_>, _>>()?;
+                let c = match cin {
+                    Some(f) => rd(self, Src::Reg(*f))?,
+                    None => 0,
+                };
+                let (v, carry) = carry_apply(*op, *ty, &vals, c);
+                self.write(*d, v);
+                if let Some(f) = cout {
+                    self.write(*f, carry);
+                }
             }
             Op::Bit { op, bits, d, s } => {
                 let a = rd(self, s[0])?;

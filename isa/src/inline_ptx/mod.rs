@@ -9,6 +9,7 @@
 //! - `float`: exact floating-point arithmetic in every rounding mode (the soft-float core).
 //! - `exec`: the semantics of each instruction on bits.
 //! - `deps`: which elements of a pack group each output can depend on.
+//! - `undef`: which bits of an instruction's results are undefined, given its inputs'.
 //!
 //! Operand binding follows Triton's lowering of the op: with `pack` elements per call,
 //! elements narrower than 32 bits travel `min(32 / bits, pack)` to a register (element `k`
@@ -25,6 +26,10 @@ mod exec;
 pub mod float;
 pub mod lex;
 pub mod parse;
+mod undef;
+
+pub use deps::operands;
+pub use undef::undefined_bits;
 
 use crate::types::DType;
 
@@ -208,7 +213,7 @@ pub fn compile(
 /// Every register is written before it is read (a guarded write counts; the interpreter
 /// checks the path), and every output is written.
 fn assigned_before_use(asm: &str, p: &parse::Parsed, slots: &[Slot]) -> Result<(), PtxError> {
-    use parse::{Op, Src};
+    use parse::Src;
     let mut w: Vec<bool> = (0..p.reg_bits.len())
         .map(|i| slots.get(i).is_some_and(|s| !s.output))
         .collect();
@@ -218,63 +223,9 @@ fn assigned_before_use(asm: &str, p: &parse::Parsed, slots: &[Slot]) -> Result<(
         if let Some((g, _)) = ins.guard {
             reads.push(Src::Reg(g));
         }
-        match &ins.op {
-            Op::Mov { d, a } => {
-                reads.push(*a);
-                writes.push(*d);
-            }
-            Op::Pack { d, parts, .. } => {
-                reads.extend(parts);
-                writes.push(*d);
-            }
-            Op::Unpack { ds, a, .. } => {
-                reads.push(*a);
-                writes.extend(ds.iter().flatten());
-            }
-            Op::Int { d, s, .. }
-            | Op::Bit { d, s, .. }
-            | Op::Float { d, s, .. }
-            | Op::Packed { d, s, .. } => {
-                reads.extend(s);
-                writes.push(*d);
-            }
-            Op::Shift { d, a, b, .. } => {
-                reads.extend([*a, *b]);
-                writes.push(*d);
-            }
-            Op::Setp {
-                p: pp,
-                q,
-                a,
-                b,
-                combine,
-                ..
-            } => {
-                reads.extend([*a, *b]);
-                reads.extend(combine.map(|c| c.1));
-                writes.extend(pp.iter().chain(q.iter()));
-            }
-            Op::Selp { d, a, b, c } | Op::Prmt { d, a, b, c } | Op::Lop3 { d, a, b, c, .. } => {
-                reads.extend([*a, *b, *c]);
-                writes.push(*d);
-            }
-            Op::Shf { d, a, b, c, .. } | Op::Bfe { d, a, b, c, .. } => {
-                reads.extend([*a, *b, *c]);
-                writes.push(*d);
-            }
-            Op::Bfi { d, a, b, c, e, .. } => {
-                reads.extend([*a, *b, *c, *e]);
-                writes.push(*d);
-            }
-            Op::Cvt { d, a, .. } | Op::CvtUnpack { d, a, .. } => {
-                reads.push(*a);
-                writes.push(*d);
-            }
-            Op::CvtPack { d, a, b, .. } => {
-                reads.extend([*a, *b]);
-                writes.push(*d);
-            }
-        }
+        let (r, wr) = deps::operands(&ins.op);
+        reads.extend(r);
+        writes.extend(wr);
         for r in reads {
             if let Src::Reg(r) = r {
                 if !w[r as usize] {

@@ -741,3 +741,108 @@ fn four_lane_fp8_overflow_and_nan_are_unspecified() {
     )
     .is_err());
 }
+
+/// The extended-precision forms (PTX ISA, "Extended-Precision Integer Arithmetic
+/// Instructions") chain a carry through `CC.CF`; the values are hand-computed.
+mod carry_chain {
+    use super::*;
+
+    /// Runs `asm` over 32-bit registers: `outs` results, then `input`'s arguments.
+    fn r32(asm: &str, outs: usize, input: &[u64]) -> Vec<u64> {
+        let cons = std::iter::repeat_n("=r", outs)
+            .chain(std::iter::repeat_n("r", input.len()))
+            .collect::<Vec<_>>()
+            .join(",");
+        run1(asm, &cons, &vec![I32; input.len()], &vec![I32; outs], 1, input)
+    }
+
+    #[test]
+    fn add_and_sub_carry_across_words() {
+        // 0x1_ffffffff + 1 = 0x2_00000000: the low word carries into the high word.
+        let add = "add.cc.u32 $0, $2, $4; addc.u32 $1, $3, $5;";
+        assert_eq!(r32(add, 2, &[0xffff_ffff, 1, 1, 0]), vec![0, 2]);
+        // No carry: 0x1_00000001 + 0x2_00000002.
+        assert_eq!(r32(add, 2, &[1, 1, 2, 2]), vec![3, 3]);
+        // 0x1_00000000 - 1 = 0x0_ffffffff: the low word borrows from the high word.
+        let sub = "sub.cc.u32 $0, $2, $4; subc.u32 $1, $3, $5;";
+        assert_eq!(r32(sub, 2, &[0, 1, 1, 0]), vec![0xffff_ffff, 0]);
+        // 5 - 3 borrows nothing; 0 - (0 + borrow 0) = 0.
+        assert_eq!(r32(sub, 2, &[5, 0, 3, 0]), vec![2, 0]);
+        // A 96-bit sum through `addc.cc` in the middle word: 0xffffffff_ffffffff + 1.
+        let add3 = "add.cc.u32 $0, $3, $6; addc.cc.u32 $1, $4, $7; addc.u32 $2, $5, $8;";
+        assert_eq!(
+            r32(add3, 3, &[0xffff_ffff, 0xffff_ffff, 0, 1, 0, 0]),
+            vec![0, 0, 1]
+        );
+        // The signed types carry as the unsigned bits do: -1 + 1 carries out.
+        let s = "add.cc.s32 $0, $2, $3; addc.s32 $1, 0, 0;";
+        assert_eq!(r32(s, 2, &[0xffff_ffff, 1]), vec![0, 1]);
+        // 64-bit words: u64::MAX + 1 carries into the next word.
+        let w = "add.cc.u64 $0, $2, $3; addc.u64 $1, 7, 0;";
+        let out = run1(w, "=l,=l,l,l", &[I64, I64], &[I64, I64], 1, &[u64::MAX, 1]);
+        assert_eq!(out, vec![0, 8]);
+    }
+
+    #[test]
+    fn mad_chains_a_wide_product_plus_a_wide_addend() {
+        // (a * b) + c in 64 bits from 32-bit halves, as libdevice's range reduction does:
+        // 0xffffffff^2 = 0xfffffffe_00000001; + 0xffffffff_ffffffff = 0x1_fffffffe_00000000.
+        let mad = "mad.lo.cc.u32 $0, $2, $3, $4; madc.hi.u32 $1, $2, $3, $5;";
+        let m = 0xffff_ffff;
+        assert_eq!(r32(mad, 2, &[m, m, m, m]), vec![0, 0xffff_fffe]);
+        // 3 * 5 + 0x1_00000000 (no carry out of the low word).
+        assert_eq!(r32(mad, 2, &[3, 5, 0, 1]), vec![15, 1]);
+        // `.hi` of a signed product: -2 * 3 = -6 has the high word 0xffffffff; unsigned,
+        // 0xfffffffe * 3 = 0x2_fffffffa has the high word 2. With c = 1 and no carry-in.
+        let hi_s = "mad.hi.cc.s32 $0, $2, $3, $4; addc.u32 $1, 0, 0;";
+        assert_eq!(r32(hi_s, 2, &[0xffff_fffe, 3, 1]), vec![0, 1]);
+        let hi_u = "mad.hi.cc.u32 $0, $2, $3, $4; addc.u32 $1, 0, 0;";
+        assert_eq!(r32(hi_u, 2, &[0xffff_fffe, 3, 1]), vec![3, 0]);
+        // `madc.lo.cc` takes the carry in and gives one out.
+        let lo = "add.cc.u32 $0, $2, $2; madc.lo.cc.u32 $1, $3, $3, $4; addc.u32 $0, 0, 0;";
+        // 0x80000000 * 2 carries 1; 0x10000 * 0x10000 = 0x1_00000000: lo 0, + 0xffffffff + 1
+        // = 0x1_00000000: lo 0, carry 1.
+        assert_eq!(r32(lo, 2, &[0x8000_0000, 0x1_0000, m]), vec![1, 0]);
+    }
+
+    #[test]
+    fn a_carry_read_before_any_write_and_malformed_forms_are_refused() {
+        let e = |asm: &str| {
+            compile(asm, "=r,r,r", &[I32, I32], &[I32], 1)
+                .unwrap_err()
+                .message
+        };
+        // The bug: `addc` with no earlier `.cc` reads a carry flag nothing set.
+        let m = e("addc.u32 $0, $1, $2;");
+        assert!(m.contains("CC.CF") && m.contains("before writing it"), "{m}");
+        assert!(e("add.cc.u16 $0, $1, $2;").contains("not a type"));
+        assert!(e("add.cc.b32 $0, $1, $2;").contains("not a type"));
+        assert!(e("mad.cc.u32 $0, $1, $2, $2;").contains("`.lo` or `.hi`"));
+        assert!(e("addc.lo.u32 $0, $1, $2;").contains("modifier `.lo`"));
+        assert!(e("add.cc.u32 $0, $1;").contains("3 operands"));
+        // Without `.cc`, `add` and `mad` are the plain forms and set no flag.
+        let m = e("add.u32 $0, $1, $2; addc.u32 $0, $1, $2;");
+        assert!(m.contains("CC.CF"), "{m}");
+    }
+
+    #[test]
+    fn the_carry_arithmetic_matches_u128_sums() {
+        use crate::inline_ptx::parse::{carry_apply, CarryOp, ITy};
+        let u64t = ITy {
+            bits: 64,
+            signed: false,
+        };
+        for (a, b, cin) in [(u64::MAX, u64::MAX, 1), (1 << 63, 1 << 63, 0), (5, 7, 1)] {
+            let full = a as u128 + b as u128 + cin as u128;
+            assert_eq!(
+                carry_apply(CarryOp::Add, u64t, &[a, b], cin),
+                (full as u64, (full >> 64) as u64)
+            );
+            let diff = (a as i128) - (b as i128) - cin as i128;
+            assert_eq!(
+                carry_apply(CarryOp::Sub, u64t, &[a, b], cin),
+                (diff as u64, u64::from(diff < 0))
+            );
+        }
+    }
+}

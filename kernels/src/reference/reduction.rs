@@ -134,11 +134,36 @@ pub(super) fn pair_reductions(plan: &LaunchPlan, inputs: &[HostTensor]) -> Resul
 /// tests/gluon/register_gather_histogram.py: per program p of the grid, rows 16p.. of the
 /// [R, 32] f32 y rotated left by row + 1 within each row (`rotated[r, c] = y[r, (c + r + 1) %
 /// 32]`, r counted within the program's 16 rows), and the histogram of the first n values of
-/// i32 x over `hist`'s bins by their low bits (`v mod BINS`), added to hist's initial counts.
+/// i32 x over `hist`'s bins, added to hist's initial counts: `gl.histogram`'s documented bins
+/// (width 1 from 0), a value outside them counted in none, as Triton 3.8 and later lower it.
 /// Exact.
 pub(super) fn register_gather_histogram(
     plan: &LaunchPlan,
     inputs: &[HostTensor],
+) -> Result<Vec<Expected>, RefError> {
+    gather_histogram(plan, inputs, |v, bins| {
+        (0..bins as i64).contains(&(v as i64)).then_some(v as u64)
+    })
+}
+
+/// [`register_gather_histogram`] as Triton 3.6 and 3.7 compute it: their lowering builds the
+/// counts from the values' low log2(BINS) bits, so a value outside the bins is counted in bin
+/// `v mod BINS`. Exact.
+pub(super) fn register_gather_histogram_low_bits(
+    plan: &LaunchPlan,
+    inputs: &[HostTensor],
+) -> Result<Vec<Expected>, RefError> {
+    gather_histogram(plan, inputs, |v, bins| {
+        Some((v as i64).rem_euclid(bins as i64) as u64)
+    })
+}
+
+/// The rotation and the histogram of [`register_gather_histogram`], each value counted in the
+/// bin `bin_of(value, bins)` gives (none for `None`).
+fn gather_histogram(
+    plan: &LaunchPlan,
+    inputs: &[HostTensor],
+    bin_of: impl Fn(i32, u64) -> Option<u64>,
 ) -> Result<Vec<Expected>, RefError> {
     let [x, y, h0] = tensors(plan, inputs, ["x", "y", "hist"])?;
     let n = int_arg(plan, "n")?;
@@ -157,7 +182,7 @@ pub(super) fn register_gather_histogram(
     let mut hist = h0.clone();
     for i in 0..(n.max(0) as u64).min(x.numel()) {
         let v = x.get_bits(i) as u32 as i32;
-        let b = (v as i64).rem_euclid(bins as i64) as u64;
+        let Some(b) = bin_of(v, bins) else { continue };
         let old = hist.get_bits(b) as u32 as i32;
         hist.set_bits(b, old.wrapping_add(1) as u32 as u64);
     }

@@ -246,3 +246,11 @@ $L__end:
 "#
     )
 }
+
+/// A kernel `name` for `target` with one pointer parameter (`NAME_param_0`), its register
+/// declarations `regs` and body `body` (PTX lines), as compilers lay out such a file.
+pub fn pointer_kernel(name: &str, target: &str, regs: &str, body: &str) -> String {
+    format!(
+        ".version 8.7\n.target {target}\n.address_size 64\n\n.visible .entry {name}(\n\t.param .u64 {name}_param_0\n)\n{{\n{regs}\n{body}\n}}\n"
+    )
+}

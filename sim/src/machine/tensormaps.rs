@@ -10,6 +10,7 @@
 
 use super::*;
 use crate::lower::MakeDesc;
+use crate::tensormap_rules::{base_error, dim_error, stale, stride_error};
 
 /// A CTA's tensor map of one descriptor built on the device.
 #[derive(Clone, Debug)]
@@ -53,7 +54,7 @@ impl<'p, 's> Machine<'p, 's> {
         let offset = int_of(&ev(&m.offset)?, "the base's element offset")?;
         // The global address must be 16-byte aligned (PTX ISA, `tensormap.replace`
         // `.global_address`); every tensor is 256-byte aligned.
-        if offset < 0 || (offset.rem_euclid(128) * bits).rem_euclid(128) != 0 {
+        if offset < 0 || base_error(offset.rem_euclid(128) * bits).is_some() {
             return Err(bad_map(format!(
                 "base element offset {offset} of `{}` is not 16-byte aligned",
                 tensor.name
@@ -62,20 +63,16 @@ impl<'p, 's> Machine<'p, 's> {
         let mut shape = Vec::with_capacity(m.shape.len());
         for (k, e) in m.shape.iter().enumerate() {
             let d = int_of(&ev(e)?, "a tensor map dimension")?;
-            // `.global_dim`: 1 to 2^32 elements (cuTensorMapEncodeTiled's globalDim).
-            if !(1..=1 << 32).contains(&d) {
-                return Err(bad_map(format!("dimension {k} is {d}, outside 1..=2^32")));
+            if let Some(e) = dim_error(k, d) {
+                return Err(bad_map(e));
             }
             shape.push(d as u64);
         }
         let mut strides = Vec::with_capacity(m.strides.len() + 1);
         for (k, e) in m.strides.iter().enumerate() {
             let b = int_of(&ev(e)?, "a tensor map stride")?;
-            // `.global_stride`: a multiple of 16 bytes, below 2^40.
-            if b <= 0 || b % 16 != 0 || b >= 1 << 40 || (b * 8) % bits != 0 {
-                return Err(bad_map(format!(
-                    "byte stride {b} of dimension {k} is not a positive multiple of 16 below 2^40"
-                )));
+            if let Some(e) = stride_error(k, b, bits) {
+                return Err(bad_map(e));
             }
             strides.push((b * 8 / bits) as u64);
         }
@@ -142,20 +139,12 @@ impl<'p, 's> Machine<'p, 's> {
             ));
         };
         if !m.acquired && self.opts.check {
-            self.report(
-                Diagnostic::new(
-                    Code::StaleTensormap,
-                    format!(
-                        "TMA copy through `{}`, whose tensor map this CTA wrote without acquiring it in the tensormap proxy",
-                        d.name
-                    ),
-                    span,
-                    "may read the old tensor map",
-                )
-                .with_label(m.written, "the map is written here (generic proxy, released at GPU scope)")
-                .with_note("the TMA unit reads a tensor map through the tensormap proxy: a map written through the generic proxy is seen only after `fence.proxy.tensormap::generic.acquire` on it in the CTA that copies (docs/semantics.md#tensor-maps-built-on-the-device)")
-                .with_help(format!("add `tma.desc_acquire {}` after the `tma.make_desc` (Triton's `ttng.tensormap_fenceproxy_acquire`)", d.name)),
-            );
+            self.report(stale(
+                &d.name,
+                span,
+                m.written,
+                format!("add `tma.desc_acquire {}` after the `tma.make_desc` (Triton's `ttng.tensormap_fenceproxy_acquire`)", d.name),
+            ));
         }
         Ok(Some(m.desc))
     }

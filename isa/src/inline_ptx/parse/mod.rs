@@ -8,6 +8,7 @@ use super::float::{Fmt, Rnd};
 use super::lex::{comma_list, lex, Dialect, Literal, Tok, Tokens};
 use super::{lex, PtxError};
 use crate::span::Span;
+pub use resolve::carry::{carry_apply, is_carry_form, CarryOp, CARRY_FLAG};
 use resolve::Resolve;
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -196,6 +197,17 @@ pub enum Op {
         sat: bool,
         d: RegId,
         s: Vec<Src>,
+    },
+    /// Extended-precision arithmetic (`add.cc`, `addc`, `sub.cc`, `subc`, `mad.lo.cc`,
+    /// `madc.hi`, ...): `cin` and `cout` are the carry flag's register when the instruction
+    /// reads (writes) it.
+    Carry {
+        op: CarryOp,
+        ty: ITy,
+        d: RegId,
+        s: Vec<Src>,
+        cin: Option<RegId>,
+        cout: Option<RegId>,
     },
     /// Bitwise logic on `bits` bits (1: predicates).
     Bit {
@@ -441,7 +453,7 @@ fn reg_type_bits(t: &str) -> Option<u32> {
 pub const OPCODES: &[&str] = &[
     "mov", "add", "sub", "mul", "mad", "fma", "div", "rem", "min", "max", "abs", "neg", "rcp", "sqrt", "ex2",
     "and", "or", "xor", "not", "cnot", "shl", "shr", "shf", "prmt", "lop3", "bfe", "bfi", "popc", "clz",
-    "brev", "setp", "selp", "cvt",
+    "brev", "setp", "selp", "cvt", "addc", "subc", "madc",
 ];
 
 impl AsMut<Tokens> for P<'_> {
@@ -518,6 +530,22 @@ impl<'s> P<'s> {
                 s.insert(n, id);
             }
         }
+        Ok(())
+    }
+
+    /// Declares the carry flag ([`CARRY_FLAG`]) in a snippet's outermost scope the first time
+    /// an instruction names it. A kernel's register file, borrowed, declares it itself.
+    fn declare_carry_flag(&mut self, at: (usize, usize)) -> Result<(), PtxError> {
+        if self.lookup(CARRY_FLAG).is_some() {
+            return Ok(());
+        }
+        if matches!(self.reg_bits, Cow::Borrowed(_)) || self.reg_bits.len() >= u16::MAX as usize {
+            return Err(self.err(at, "the register file declares no carry flag (`CC.CF`)"));
+        }
+        let id = self.reg_bits.len() as RegId;
+        self.reg_bits.to_mut().push(1);
+        self.reg_names.to_mut().push(CARRY_FLAG.to_string());
+        self.scopes[0].insert(CARRY_FLAG.to_string(), id);
         Ok(())
     }
 
@@ -633,6 +661,9 @@ impl<'s> P<'s> {
             ));
         }
         let at = (op_at.0, end);
+        if is_carry_form(&opcode, &mods) {
+            self.declare_carry_flag(at)?;
+        }
         let text = self.src[at.0..at.1].to_string();
         let r = Resolve {
             p: self,

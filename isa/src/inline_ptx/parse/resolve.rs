@@ -2,6 +2,8 @@
 //! subset, and its raw operands checked against the widths and kinds the form reads and writes.
 //! Every refusal names the instruction's text and the reason.
 
+pub(super) mod carry;
+
 use super::super::float::{Fmt, Rnd, BF16, E2M1, E4M3, E5M2, F16, F32, F64};
 use super::super::lex::Literal;
 use super::super::PtxError;
@@ -178,6 +180,9 @@ impl Resolve<'_, '_> {
         };
         if let Some(op) = PackedOp::from_ptx(opcode).filter(|_| m.iter().any(|t| packed_type(t).is_some())) {
             return self.packed(op, &m, ops);
+        }
+        if carry::is_carry_form(opcode, mods) {
+            return self.carry(opcode, &m, ops);
         }
         match opcode {
             "mov" => self.mov(ty, rest, ops),
