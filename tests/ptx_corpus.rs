@@ -260,6 +260,7 @@ fn is_hazard(d: &serde_json::Value) -> bool {
                 | "write-while-in-flight"
                 | "barrier-misuse"
                 | "barrier-reinit"
+                | "phase-aliasing"
         )
     )
 }
