@@ -420,6 +420,7 @@ impl Cta<'_> {
         Error::Unspecified {
             message: format!("{message}, at {}", self.p.place(pc)),
             span,
+            pc,
         }
     }
 

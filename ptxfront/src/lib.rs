@@ -97,14 +97,16 @@ pub enum Error {
     Runtime { message: String, span: Span },
     /// A run stopped at an instruction whose result no public source states for its operands
     /// (a four-lane fp8 lane past the largest finite value, or of a NaN): `unspecified-result`.
+    /// `pc` is the instruction's index in the program.
     #[error("{message}")]
-    Unspecified { message: String, span: Span },
+    Unspecified { message: String, span: Span, pc: usize },
     /// A launch that does not fit the kernel.
     #[error("launch: {0}")]
     Launch(String),
-    /// A run that cannot go on: no warp can step and nothing is in flight. The finding says
-    /// why, as the checker would: a `tx-mismatch` (a waited-on barrier whose transaction count
-    /// can never reach zero) or a `deadlock`, with its labels on the PTX text.
+    /// A run that cannot go on: no warp can step and nothing is in flight. The finding is the
+    /// `deadlock`, with its labels on the PTX text; a waited-on barrier whose transaction count
+    /// can never reach zero is a `tx-mismatch` finding made just before it
+    /// ([`machine::run_to_stop`] keeps the findings made before a stop).
     #[error("{}", .0.diagnostic.message)]
     Stuck(Box<machine::Finding>),
     /// A run stopped by a fault the GPU reports with a CUDA error, as the finding at the

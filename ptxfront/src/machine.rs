@@ -17,7 +17,8 @@
 //!   [`bwsim_sim::mbarrier::Mbar`], and the checker's `bar_init` / `bar_update` releases by the
 //!   warp; `mbarrier.try_wait.parity` / `test_wait.parity` that sees the phase acquires it (a
 //!   wait that fails parks the warp at that wait until the barrier's phase moves, so a spin
-//!   loop costs one step per phase). A CTA in which no warp can step and nothing is in flight
+//!   loop costs one step per phase); each wait asks the checker whether its parity aliases a
+//!   phase the barrier has moved past ([`phase`]). A CTA in which no warp can step and nothing is in flight
 //!   stops the run ([`stuck`]: a `tx-mismatch` or a `deadlock`).
 //! - `fence.proxy.async`: the warp's proxy fence (`fence.async_shared` of `.tile`).
 //! - `cp.async.bulk.tensor` load: an asynchronous operation issued by the warp; it lands after
@@ -70,6 +71,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 mod cluster;
 mod cp_async;
 mod global;
+mod phase;
 mod stuck;
 mod tcgen05;
 mod tensormaps;
@@ -114,8 +116,9 @@ pub fn run(p: &Program, l: &Launch, bufs: &mut [Vec<u8>], opts: &Options) -> Res
     })
 }
 
-/// [`run`], with the findings made before the run stopped, if it stopped.
-fn run_to_stop(
+/// [`run`], with the findings made before the run stopped, if it stopped (a stuck CTA's
+/// `deadlock`, a trap): the tile machine's run reports both.
+pub fn run_to_stop(
     p: &Program,
     l: &Launch,
     bufs: &mut [Vec<u8>],
@@ -166,9 +169,9 @@ fn run_to_stop(
 }
 
 /// One checked schedule (`seed`) on a copy of `bufs`: its findings, ending with the finding
-/// that stopped it where the kernel stopped (a `deadlock` or `tx-mismatch` where no warp can
-/// go on, a failed `device-assert`), as the tile machine's check reports them; an error for
-/// any other stop.
+/// that stopped it where the kernel stopped (a `deadlock` where no warp can go on, a failed
+/// `device-assert`, an `unspecified-result` lane), as the tile machine's check reports them;
+/// an error for any other stop.
 pub fn check_seed(p: &Program, l: &Launch, bufs: &[Vec<u8>], seed: u64) -> Result<Vec<Finding>, Error> {
     let mut b = bufs.to_vec();
     let (r, mut findings) = run_to_stop(p, l, &mut b, &Options { seed, check: true });
@@ -176,6 +179,23 @@ pub fn check_seed(p: &Program, l: &Launch, bufs: &[Vec<u8>], seed: u64) -> Resul
         Ok(_) => Ok(findings),
         Err(Error::Stuck(f) | Error::Trap(f)) => {
             findings.push(*f);
+            Ok(findings)
+        }
+        Err(e @ Error::Unspecified { pc, .. }) => {
+            // A lane whose result no public source states is the schedule's finding, as the
+            // tile machine's check reports it.
+            let diagnostic = Diagnostic::error(
+                Code::UnspecifiedResult,
+                e.to_string(),
+                e.span(),
+                "the run stopped here",
+            );
+            findings.push(Finding {
+                code: Code::UnspecifiedResult,
+                pc,
+                with: Vec::new(),
+                diagnostic,
+            });
             Ok(findings)
         }
         Err(e) => Err(e),
@@ -809,6 +829,7 @@ impl<'a, 's> Machine<'a, 's> {
                         let b = self.bar_mut(a, pc)?;
                         (b.test_wait(par), b.phase)
                     };
+                    self.check_aliasing(w, pc, a, phase, par & 1);
                     self.cta.write(&mut self.th[t], *p, ok as u64);
                     if ok {
                         if let Some(hb) = &mut self.hb {

@@ -252,8 +252,8 @@ fn a_missing_proxy_fence_is_reported_at_the_tma_store() {
 }
 
 /// An expect-tx 128 bytes short of what the copies deliver: the barrier's count never reaches
-/// zero, the elected thread waits forever, and once nothing is in flight the run stops with a
-/// `tx-mismatch` at the expect, with both copies.
+/// zero, the elected thread waits forever, and once nothing is in flight the run reports a
+/// `tx-mismatch` at the expect, with both copies, and stops with the `deadlock`.
 #[test]
 fn a_short_expect_is_reported_at_the_expect() {
     let rs = reports("short_expect");
@@ -262,15 +262,18 @@ fn a_short_expect_is_reported_at_the_expect() {
         script_line("Tx.copy_async(A_smem"),
         script_line("Tx.copy_async(B_smem"),
     ];
-    assert_eq!(rs.len(), 1, "{rs:?}");
+    assert_eq!(rs.len(), 2, "{rs:?}");
     assert!(reported(&rs, &[Code::TxMismatch], expect, &copies), "{rs:?}");
     assert_eq!(rs[0].2.len(), 2, "both copies: {rs:?}");
+    assert_eq!(rs[1].0, Code::Deadlock, "{rs:?}");
     // The copies deliver the 32768 bytes of A and B, 128 more than expected.
     let (p, l, bufs) = gemm_launch(&fixture("short_expect"));
     let mut b = bufs.clone();
     let opts = machine::Options { seed: 0, check: true };
-    let Err(Error::Stuck(f)) = machine::run(&p, &l, &mut b, &opts) else {
-        panic!("the run should stop");
+    let (r, fs) = machine::run_to_stop(&p, &l, &mut b, &opts);
+    assert!(matches!(r, Err(Error::Stuck(_))), "the run should stop: {r:?}");
+    let [f] = fs.as_slice() else {
+        panic!("one finding before the stop: {fs:?}");
     };
     let m = &f.diagnostic.message;
     assert!(

@@ -49,9 +49,11 @@ pub fn cluster_exit(
 }
 
 /// `phase-aliasing`: `who` waits (at `span`) with `parity` on barrier `bar`, now in `phase`,
-/// and `al` says which completions it cannot have seen.
+/// and `al` says which completions it cannot have seen; `span_of` gives the span of the
+/// instruction numbered `instr` that completed a missed phase (the tile program's or the PTX
+/// front end's).
 pub fn phase_aliasing(
-    prog: &Program,
+    span_of: impl Fn(u32) -> Span,
     al: &Aliasing,
     who: &str,
     bar: &str,
@@ -76,11 +78,7 @@ pub fn phase_aliasing(
         }
     }
     for (instr, phases) in by_instr {
-        let sp = prog
-            .code
-            .get(instr as usize)
-            .map(|i| i.span)
-            .unwrap_or(Span::DUMMY);
+        let sp = span_of(instr);
         let what = match phases.as_slice() {
             [p] => format!("completed phase {p} of `{bar}` (parity {})", p & 1),
             ps => format!(

@@ -1,8 +1,10 @@
 //! What the machine says when a CTA cannot go on: no warp can step and nothing is in flight,
-//! yet some thread has not exited. The run stops with [`Error::Stuck`], whose finding is a
-//! `tx-mismatch` when a wait is parked on a barrier whose transaction count can never reach
-//! zero any more (nothing left in flight delivers bytes to it), else a `deadlock`; and the
-//! `tx-mismatch` of a copy whose bytes land after the phase it was issued in completed.
+//! yet some thread has not exited. The run stops with [`Error::Stuck`], whose finding is the
+//! `deadlock`, as the tile machine's run stops: a wait parked on a barrier whose transaction
+//! count can never reach zero any more (nothing left in flight delivers bytes to it) is first
+//! reported as a `tx-mismatch` finding, and the findings made before the stop are kept
+//! ([`super::run_to_stop`]). Also the `tx-mismatch` of a copy whose bytes land after the phase
+//! it was issued in completed.
 
 use super::{Finding, Machine};
 use crate::exec::St;
@@ -11,9 +13,16 @@ use bwsim_isa::{Code, Diagnostic, Span};
 use std::collections::BTreeSet;
 
 impl Machine<'_, '_> {
-    /// The error that stops a CTA in which no warp can step and nothing is in flight.
-    pub(super) fn stuck(&self) -> Error {
-        Error::Stuck(Box::new(self.tx_mismatch().unwrap_or_else(|| self.deadlock())))
+    /// The error that stops a CTA in which no warp can step and nothing is in flight: its
+    /// `deadlock`, after the `tx-mismatch` finding of a barrier that can never complete (as
+    /// the tile machine reports the two, docs/semantics.md#transaction-bytes).
+    pub(super) fn stuck(&mut self) -> Error {
+        if let Some(f) = self.tx_mismatch() {
+            if !(self.findings.iter()).any(|g| g.code == f.code && g.pc == f.pc && g.with == f.with) {
+                self.findings.push(f);
+            }
+        }
+        Error::Stuck(Box::new(self.deadlock()))
     }
 
     /// The `deadlock` finding: every thread still running, where it waits. As the tile

@@ -253,7 +253,15 @@ impl<'p, 's> Machine<'p, 's> {
         let who = self.trace.unit_name(c.id, Unit::Agent(a as u32));
         let bar = prog.mbar_name(addr);
         let span = prog.code.get(pc as usize).map(|i| i.span).unwrap_or(Span::DUMMY);
-        let d = diagnostics::phase_aliasing(prog, &al, &who, &bar, span, phase, parity);
+        let d = diagnostics::phase_aliasing(
+            |i| prog.code.get(i as usize).map_or(Span::DUMMY, |c| c.span),
+            &al,
+            &who,
+            &bar,
+            span,
+            phase,
+            parity,
+        );
         self.report(d);
     }
 

@@ -101,11 +101,16 @@ pub fn run(a: &Args) -> CliResult {
         seed: a.seed,
         check: true,
     };
-    let outcome = match machine::run(&prepared.program, &prepared.launch, &mut bufs, &opts) {
-        Ok(o) => o,
+    // A stopped run reports the findings made before the stop, then the stop, as the tile
+    // machine's run does.
+    let (stats, findings) = machine::run_to_stop(&prepared.program, &prepared.launch, &mut bufs, &opts);
+    let outcome = match stats {
+        Ok(stats) => machine::Outcome { stats, findings },
         Err(e) => {
             let extra = json!({"kernel": prepared.name, "result": "ERROR"});
-            crate::commands::levels::report_failure(&[ptx_file::diagnostic(&e)], &file, format, extra);
+            let mut diags = levels.apply_all(findings.iter().map(|f| f.diagnostic.clone()));
+            diags.push(ptx_file::diagnostic(&e));
+            crate::commands::levels::report_failure(&diags, &file, format, extra);
             if format == Format::Text {
                 outln!("result    ERROR");
             }
