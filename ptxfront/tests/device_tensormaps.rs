@@ -142,3 +142,57 @@ fn a_stride_tensormap_replace_does_not_take_is_refused_at_the_copy() -> Result<(
     );
     Ok(())
 }
+
+/// The fixture with the interleave and fill-mode writes Triton 3.6 to 3.8 add after the
+/// swizzle mode of each map, with the codes `interleave` and `fill`.
+fn with_interleave_and_fill(interleave: u32, fill: u32) -> Result<String, Error> {
+    let mut src = fixture()?;
+    for reg in ["%rd16", "%rd19"] {
+        let swizzle =
+            format!("tensormap.replace.tile.swizzle_mode.shared::cta.b1024.b32 [ {reg} + 0 ], 0x3;");
+        assert!(src.contains(&swizzle), "the fixture writes {swizzle}");
+        src = src.replacen(
+            &swizzle,
+            &format!(
+                "{swizzle}\n\ttensormap.replace.tile.interleave_layout.shared::cta.b1024.b32 [ {reg} + 0 ], {interleave};\n\ttensormap.replace.tile.fill_mode.shared::cta.b1024.b32 [ {reg} + 0 ], {fill};"
+            ),
+            1,
+        );
+    }
+    Ok(src)
+}
+
+#[test]
+fn no_interleave_and_zero_fill_are_the_maps_copies_model() -> Result<(), Error> {
+    // Codes 0 and 0 (what Triton writes): the copies run as without the writes.
+    let Setup {
+        p,
+        l,
+        mut bufs,
+        x,
+        scales,
+    } = setup(&with_interleave_and_fill(0, 0)?)?;
+    let o = machine::run(&p, &l, &mut bufs, &Options { seed: 1, check: true })?;
+    assert!(o.findings.is_empty(), "{:?}", o.findings);
+    let out = bytes_f32(&bufs[1]);
+    let r = STARTS[0] as usize;
+    assert_eq!(out[r * COLS].to_bits(), (x[r * COLS] * scales[0]).to_bits());
+    // A 16-byte interleave (code 1) or NaN fill (code 1) is not modelled: the copy stops.
+    for (interleave, fill, says) in [(1, 0, "interleave code 1"), (0, 1, "fill mode 1")] {
+        let Setup { p, l, mut bufs, .. } = setup(&with_interleave_and_fill(interleave, fill)?)?;
+        let r = machine::run(
+            &p,
+            &l,
+            &mut bufs,
+            &Options {
+                seed: 1,
+                check: false,
+            },
+        );
+        let Err(Error::Runtime { message, .. }) = r else {
+            panic!("expected a runtime error, got {r:?}");
+        };
+        assert!(message.contains(says), "{message}");
+    }
+    Ok(())
+}

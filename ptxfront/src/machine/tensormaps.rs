@@ -39,6 +39,8 @@ struct Fields {
     element_stride: [u64; 5],
     elemtype: u64,
     swizzle: u64,
+    interleave: u64,
+    fill: u64,
 }
 
 /// A map in global memory.
@@ -96,6 +98,8 @@ impl Fields {
             TmapField::ElementStride => self.element_stride[ord] = v,
             TmapField::Elemtype => self.elemtype = v,
             TmapField::SwizzleMode => self.swizzle = v,
+            TmapField::InterleaveLayout => self.interleave = v,
+            TmapField::FillMode => self.fill = v,
         }
         Ok(())
     }
@@ -115,6 +119,17 @@ impl Fields {
             3 => Swizzle::B128,
             s => return Err(format!("swizzle mode {s} is not one bwsim models")),
         };
+        // Copies model a map without interleave whose out-of-bounds elements read as zeros
+        // (`cuTensorMapEncodeTiled`'s defaults, what Triton writes).
+        if self.interleave != 0 {
+            return Err(format!(
+                "interleave code {}: bwsim models none (0)",
+                self.interleave
+            ));
+        }
+        if self.fill != 0 {
+            return Err(format!("fill mode {}: bwsim models zero fill (0)", self.fill));
+        }
         if self.element_stride[..rank].iter().any(|&s| s != 1) {
             return Err(format!(
                 "element strides {:?}: bwsim models strides of 1",

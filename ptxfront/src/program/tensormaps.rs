@@ -25,6 +25,10 @@ pub enum TmapField {
     ElementStride,
     Elemtype,
     SwizzleMode,
+    /// The interleave code (0: none, 1: 16 bytes, 2: 32 bytes).
+    InterleaveLayout,
+    /// The out-of-bounds fill code (0: zeros, 1: NaN for floating point).
+    FillMode,
 }
 
 /// A device-built tensor map instruction, run per warp by the machine.
@@ -86,12 +90,9 @@ impl Cx<'_> {
                     Some("element_stride") => TmapField::ElementStride,
                     Some("elemtype") => TmapField::Elemtype,
                     Some("swizzle_mode") => TmapField::SwizzleMode,
-                    _ => {
-                        return Err(self.unsupported(
-                            i,
-                            "the interleave, swizzle-atomicity and fill-mode fields of a tensor map",
-                        ))
-                    }
+                    Some("interleave_layout") => TmapField::InterleaveLayout,
+                    Some("fill_mode") => TmapField::FillMode,
+                    _ => return Err(self.unsupported(i, "the swizzle-atomicity field of a tensor map")),
                 };
                 let ordered = matches!(
                     field,
