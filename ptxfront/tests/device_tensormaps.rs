@@ -124,18 +124,7 @@ fn a_stride_tensormap_replace_does_not_take_is_refused_at_the_copy() -> Result<(
         1,
     );
     let Setup { p, l, mut bufs, .. } = setup(&src)?;
-    let r = machine::run(
-        &p,
-        &l,
-        &mut bufs,
-        &Options {
-            seed: 1,
-            check: false,
-        },
-    );
-    let Err(Error::Runtime { message, .. }) = r else {
-        panic!("expected a runtime error, got {r:?}");
-    };
+    let message = runtime_error(&p, &l, &mut bufs, "a map with a 100-byte stride");
     assert!(
         message.contains("invalid tensor map") && message.contains("byte stride 100"),
         "{message}"
@@ -180,18 +169,7 @@ fn no_interleave_and_zero_fill_are_the_maps_copies_model() -> Result<(), Error> 
     // A 16-byte interleave (code 1) or NaN fill (code 1) is not modelled: the copy stops.
     for (interleave, fill, says) in [(1, 0, "interleave code 1"), (0, 1, "fill mode 1")] {
         let Setup { p, l, mut bufs, .. } = setup(&with_interleave_and_fill(interleave, fill)?)?;
-        let r = machine::run(
-            &p,
-            &l,
-            &mut bufs,
-            &Options {
-                seed: 1,
-                check: false,
-            },
-        );
-        let Err(Error::Runtime { message, .. }) = r else {
-            panic!("expected a runtime error, got {r:?}");
-        };
+        let message = runtime_error(&p, &l, &mut bufs, says);
         assert!(message.contains(says), "{message}");
     }
     Ok(())
