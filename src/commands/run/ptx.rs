@@ -45,10 +45,9 @@ fn refuse_unsupported(a: &Args) -> Result<(), CliError> {
 }
 
 /// The CPU reference the sidecar names (`// run: reference NAME`), else the kernel's name.
-fn reference_name(sidecar: &str, kernel: &str) -> String {
-    let named = directives::parse(sidecar, directives::GLUON_KEYS, true)
-        .unwrap_or_default()
-        .into_iter()
+fn reference_name(ds: &[directives::Directive], kernel: &str) -> String {
+    let named = ds
+        .iter()
         .filter(|d| d.key == "run" && d.qualifiers.is_empty())
         .find_map(|d| {
             let mut w = d.value.split_whitespace();
@@ -62,9 +61,8 @@ fn reference_name(sidecar: &str, kernel: &str) -> String {
 /// (libdevice's polynomials and approximate instructions, the compiled order of a
 /// reduction), so its outputs stand to the CPU reference, which rounds each function once,
 /// as the GPU's do.
-fn within_gpu_tolerance(sidecar: &str, mut exp: Vec<Expected>) -> Vec<Expected> {
-    let ds = directives::parse(sidecar, directives::GLUON_KEYS, true).unwrap_or_default();
-    if let Some(Check::Tolerance { atol, rtol }) = bwsim_harness::gluon::tolerance(&ds) {
+fn within_gpu_tolerance(ds: &[directives::Directive], mut exp: Vec<Expected>) -> Vec<Expected> {
+    if let Some(Check::Tolerance { atol, rtol }) = bwsim_harness::gluon::tolerance(ds) {
         for e in exp.iter_mut().filter(|e| e.tol == Tolerance::Exact) {
             e.tol = Tolerance::Close { atol, rtol };
         }
@@ -135,9 +133,11 @@ pub fn run(a: &Args) -> CliResult {
         }
         None => Vec::new(),
     };
-    let reference = reference_name(&sidecar.text, &prepared.name);
+    // The sidecar's directives, read once for the reference's name and its tolerance.
+    let ds = directives::parse(&sidecar.text, directives::GLUON_KEYS, true).unwrap_or_default();
+    let reference = reference_name(&ds, &prepared.name);
     let expected = bwsim_kernels::reference::reference(&reference, plan, &inputs)
-        .map(|r| r.map(|exp| within_gpu_tolerance(&sidecar.text, exp)));
+        .map(|r| r.map(|exp| within_gpu_tolerance(&ds, exp)));
     let (has_reference, cmp, ref_error) = against_reference(expected, Some(&tensors));
     let diags = levels.apply_all(outcome.findings.iter().map(|f| f.diagnostic.clone()));
     let failed = ref_error.is_some() || cmp.iter().any(|(_, c, _)| c.as_ref().is_none_or(|c| !c.passed()));
