@@ -121,17 +121,41 @@ fn release_of(path: &Path) -> Option<directives::Release> {
 /// `Directive::applies_to`; a qualified line of a fixture whose release or target is unknown,
 /// or with a qualifier the rule rejects, does not apply), in order.
 fn sidecar_values(path: &Path, key: &str) -> Vec<String> {
+    values_for(&sidecar(path), path, key)
+}
+
+/// The values of `directives` (a launch sidecar's) for `key` that apply to the file `path`,
+/// by [`sidecar_values`]'s rule.
+fn values_for(directives: &[Directive], path: &Path, key: &str) -> Vec<String> {
     let (release, target) = (release_of(path), target_in_name(path));
     let applies = |d: &Directive| match (release, target) {
         _ if d.qualifiers.is_empty() => true,
         (Some(r), Some(t)) => d.applies_to(r, t.name()).unwrap_or(false),
         _ => false,
     };
-    sidecar(path)
-        .into_iter()
+    directives
+        .iter()
         .filter(|d| d.key == key && applies(d))
-        .map(|d| d.value)
+        .map(|d| d.value.clone())
         .collect()
+}
+
+/// The CPU reference that the launch sidecar of the fixture `path` names for it
+/// ([`reference_for`]).
+pub fn fixture_reference(path: &Path) -> Option<String> {
+    reference_for(&sidecar(path), path)
+}
+
+/// The CPU reference that a launch sidecar's `directives` name for the file `path` (its
+/// `.ttgir`, or the `.ptx` compiled from it): the first `// run: reference [NAME]` line that
+/// applies to the file's release and target (`// run [3.6-3.7]: reference NAME_low_bits`).
+/// `None` when that line names none, or no such line applies: the kernel's own name is the
+/// reference then.
+pub fn reference_for(directives: &[Directive], path: &Path) -> Option<String> {
+    values_for(directives, path, "run").iter().find_map(|v| {
+        let mut w = v.split_whitespace();
+        (w.next() == Some("reference")).then(|| w.next().map(str::to_string))
+    })?
 }
 
 /// Whether the launch sidecar of `path` says its import is refused with the error `message`
@@ -242,6 +266,29 @@ mod tests {
             find("gluon/3.9/bug_ws_add_fixed.sm_90a").source,
             Source::Gluon(_)
         ));
+    }
+
+    #[test]
+    fn the_reference_is_the_first_run_line_for_the_files_release_and_target() {
+        let text = "// run [3.8+]: reference\n// run [3.6-3.7 sm_100a]: reference hist_low_bits\n\
+                    // run: reference other\nlaunch {\n  grid = [1]\n}\n";
+        let ds = directives::parse(text, directives::GLUON_KEYS, true).expect("sidecar");
+        let at = |p: &str| reference_for(&ds, Path::new(p));
+        // 3.8 and later: the first line applies and names no reference (the kernel's own).
+        assert_eq!(at("tests/gluon/3.9/hist.sm_100a.ttgir"), None);
+        assert_eq!(at("corpus/3.8/hist.sm_90a.ptx"), None);
+        // 3.6 and 3.7 on sm_100a: the second line; on sm_90a the third, unqualified one.
+        assert_eq!(
+            at("tests/gluon/3.7/hist.sm_100a.ttgir").as_deref(),
+            Some("hist_low_bits")
+        );
+        assert_eq!(
+            at("corpus/3.6/hist.sm_100a.ptx").as_deref(),
+            Some("hist_low_bits")
+        );
+        assert_eq!(at("tests/gluon/3.6/hist.sm_90a.ttgir").as_deref(), Some("other"));
+        // A file whose release is unknown takes only unqualified lines.
+        assert_eq!(at("elsewhere/hist.sm_100a.ttgir").as_deref(), Some("other"));
     }
 
     #[test]

@@ -17,6 +17,7 @@ use bwsim_sim::session::{self, Session, SetupError, Verify};
 use bwsim_sim::{Outcome, Progress, RunOptions, RunResult};
 use serde_json::json;
 use std::io::IsTerminal;
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -114,6 +115,12 @@ pub fn run(a: Args) -> CliResult {
     };
     npy::apply_inputs(&mut inputs, &a.inputs).map_err(CliError)?;
 
+    // A Gluon fixture's sidecar may name the reference for its release and target
+    // (`// run [3.6-3.7]: reference NAME`); else the kernel's own name.
+    let reference_name = Some(Path::new(&a.source.kernel))
+        .filter(|p| p.extension().is_some_and(|e| e == "ttgir"))
+        .and_then(bwsim_harness::gluon::fixture_reference)
+        .unwrap_or_else(|| k.name.name.clone());
     let progress = Arc::new(Progress::default());
     let opts = RunOptions {
         seed: a.seed,
@@ -133,7 +140,7 @@ pub fn run(a: Args) -> CliResult {
     // The CPU reference computes on another thread while the simulator runs (it reads the
     // same inputs; neither depends on the other).
     let (expected, result, wall) = std::thread::scope(|scope| {
-        let expected = scope.spawn(|| reference::reference(&k.name.name, &plan, &inputs));
+        let expected = scope.spawn(|| reference::reference(&reference_name, &plan, &inputs));
         let started = Instant::now();
         let watch = interrupted_at(&file.name, a.seed, progress.clone(), plan.num_ctas());
         let result = with_progress(&progress, plan.num_ctas(), || {

@@ -5,8 +5,9 @@
 //!
 //! The inputs are the launch section's initialisers drawn from `--seed` (as for `.tile` and
 //! `.ttgir` kernels) or `--input NAME=FILE.npy`; the outputs are compared with the CPU
-//! reference that the sidecar's `// run: reference NAME` line names, else the one of the
-//! kernel's own name (`softmax_kernel`), and printed or saved (`--save-outputs DIR`) as for
+//! reference that the sidecar's `// run: reference NAME` line for the file's release and
+//! target names (`bwsim_harness::gluon::reference_for`), else the one of the kernel's own name
+//! (`softmax_kernel`), and printed or saved (`--save-outputs DIR`) as for
 //! the other kernels. Errors of the PTX (syntax, an instruction the front end does not run, a
 //! fault of the run) are diagnostics rendered on the PTX text.
 
@@ -42,18 +43,6 @@ fn refuse_unsupported(a: &Args) -> Result<(), CliError> {
         ))),
         None => Ok(()),
     }
-}
-
-/// The CPU reference the sidecar names (`// run: reference NAME`), else the kernel's name.
-fn reference_name(ds: &[directives::Directive], kernel: &str) -> String {
-    let named = ds
-        .iter()
-        .filter(|d| d.key == "run" && d.qualifiers.is_empty())
-        .find_map(|d| {
-            let mut w = d.value.split_whitespace();
-            (w.next() == Some("reference")).then(|| w.next().map(str::to_string))?
-        });
-    named.unwrap_or_else(|| kernel.to_string())
 }
 
 /// The reference's outputs compared within the sidecar's `// gpu: atol=A rtol=R` tolerance
@@ -135,7 +124,10 @@ pub fn run(a: &Args) -> CliResult {
     };
     // The sidecar's directives, read once for the reference's name and its tolerance.
     let ds = directives::parse(&sidecar.text, directives::GLUON_KEYS, true).unwrap_or_default();
-    let reference = reference_name(&ds, &prepared.name);
+    // The sidecar's `run: reference NAME` line for the file's release and target (its
+    // version folder, its `.sm_100a` name), else the kernel's own name.
+    let reference = bwsim_harness::gluon::reference_for(&ds, std::path::Path::new(&a.source.kernel))
+        .unwrap_or_else(|| prepared.name.clone());
     let expected = bwsim_kernels::reference::reference(&reference, plan, &inputs)
         .map(|r| r.map(|exp| within_gpu_tolerance(&ds, exp)));
     let (has_reference, cmp, ref_error) = against_reference(expected, Some(&tensors));
