@@ -59,6 +59,12 @@ pub struct Chip {
     pub smem_per_sm: u32,
     /// Shared memory the system reserves per resident CTA (bytes).
     pub smem_reserved_per_cta: u32,
+    /// The SM's L1 data cache and shared memory together (bytes): one SRAM, split by the
+    /// driver into shared memory (one of [`Chip::smem_carveouts_kib`]) and the L1 beside it.
+    pub l1_smem_bytes: u32,
+    /// The shared-memory capacities (KiB) the SRAM may be configured with, ascending; the
+    /// driver takes the smallest that holds the resident CTAs' shared memory.
+    pub smem_carveouts_kib: &'static [u32],
     /// TMEM columns per SM (0: no tensor memory).
     pub tmem_cols: u32,
     /// Registers per SM (32-bit).
@@ -92,6 +98,10 @@ pub struct Chip {
     /// 128x256 matmul) and waits for each instruction (`WARPGROUP.DEPBAR` after every
     /// `HGMMA`), so the warpgroup issues them one at a time. 0 on Blackwell (no wgmma).
     pub wgmma_spill_cycles: f64,
+    /// Further cycles per spilling wgmma statement and 64-row block when the L1 that the
+    /// shared-memory carve-out leaves ([`Chip::l1_left`]) cannot hold the swapped block of
+    /// every resident CTA: the swap's reloads then miss to the L2. 0 on Blackwell (no wgmma).
+    pub wgmma_spill_l1_miss_cycles: f64,
     /// How many wgmma instructions (m64nNk16) a warpgroup may have queued ahead of the tensor
     /// pipe: issuing the next one stalls the warps until the pipe has started all but this
     /// many. So a partition that issues a wgmma statement continues only when that statement
@@ -199,6 +209,17 @@ impl Chip {
         }
         out
     }
+    /// The L1 (bytes) left beside shared memory when `ctas` CTAs of `smem` bytes each are
+    /// resident: the SRAM less the smallest carve-out that holds them with their reserved
+    /// shared memory (none left when no carve-out does).
+    pub fn l1_left(&self, smem: u32, ctas: u32) -> u32 {
+        let need = ctas.max(1) as u64 * (smem + self.smem_reserved_per_cta) as u64;
+        self.smem_carveouts_kib
+            .iter()
+            .map(|&k| k as u64 * 1024)
+            .find(|&c| c >= need)
+            .map_or(0, |c| (self.l1_smem_bytes as u64).saturating_sub(c) as u32)
+    }
     /// Peak dense f16 tensor throughput in TFLOP/s.
     pub fn peak_tflops(&self) -> f64 {
         self.tensor_flops_per_cycle_sm * self.sms as f64 * self.clock_mhz * 1e6 / 1e12
@@ -221,6 +242,7 @@ impl Chip {
             "mma_latency" => &mut self.mma_latency,
             "wgmma_overhead_cycles" => &mut self.wgmma_overhead_cycles,
             "wgmma_spill_cycles" => &mut self.wgmma_spill_cycles,
+            "wgmma_spill_l1_miss_cycles" => &mut self.wgmma_spill_l1_miss_cycles,
             "wgmma_queue_instrs" => &mut self.wgmma_queue_instrs,
             "tcgen05_queue_instrs" => &mut self.tcgen05_queue_instrs,
             "commit_latency" => &mut self.commit_latency,
@@ -269,6 +291,7 @@ impl Chip {
         "mma_latency",
         "wgmma_overhead_cycles",
         "wgmma_spill_cycles",
+        "wgmma_spill_l1_miss_cycles",
         "wgmma_queue_instrs",
         "tcgen05_queue_instrs",
         "commit_latency",
@@ -306,6 +329,11 @@ impl Chip {
 }
 
 /// H100 SXM5 (sm_90a).
+/// The shared-memory carve-outs of compute capabilities 9.0 and 10.0 (KiB), of 256 KiB of L1
+/// and shared memory per SM (the CUDA C++ Programming Guide's per-capability tables, [S6] of
+/// docs/hardware/public-figures.md; measured on the H100: docs/hardware/h100-calibration.md).
+pub const SMEM_CARVEOUTS_KIB: [u32; 10] = [0, 8, 16, 32, 64, 100, 132, 164, 196, 228];
+
 pub const H100: Chip = Chip {
     name: "h100",
     target: Target::Sm90a,
@@ -324,6 +352,8 @@ pub const H100: Chip = Chip {
     smem_per_cta: 232_448,
     smem_per_sm: 233_472,
     smem_reserved_per_cta: 1024,
+    l1_smem_bytes: 256 * 1024,
+    smem_carveouts_kib: &SMEM_CARVEOUTS_KIB,
     tmem_cols: 0,
     regs_per_sm: 65_536,
     threads_per_sm: 2048,
@@ -346,7 +376,12 @@ pub const H100: Chip = Chip {
     // [measured here] fitted to the six 4-warp rows of docs/timing.md (128x256 f32 accumulator:
     // 256 registers per thread), one value for all: mean error 6 %. The same kernels with
     // BLOCK_N = 128 (128 registers) run 2.6x faster on the H100 than with 256 and 4 warps.
-    wgmma_spill_cycles: 3000.0,
+    // Least squares over the six spilling rows of the H100 validation (docs/hardware/
+    // h100-calibration.md, "The spill by the L1 the carve-out leaves"): 2680 when the L1 holds
+    // the swap, 270 more per block when it does not (the carve-out probe: about 250 per
+    // block for one wave).
+    wgmma_spill_cycles: 2680.0,
+    wgmma_spill_l1_miss_cycles: 270.0,
     // [measured here] matmul_pipelined with 2 buffers (each K step's load issued right after
     // the previous step's wgmma statement and waited for before the next) in one CTA alone,
     // 8 warps, with A and B larger than the L2 so that every launch reads HBM (K = 131072):
@@ -460,6 +495,8 @@ pub const B200: Chip = Chip {
     smem_per_cta: 232_448,
     smem_per_sm: 233_472,
     smem_reserved_per_cta: 1024,
+    l1_smem_bytes: 256 * 1024,
+    smem_carveouts_kib: &SMEM_CARVEOUTS_KIB,
     // [S13] 128 lanes x 512 columns of 32 bits.
     tmem_cols: 512,
     regs_per_sm: 65_536,
@@ -488,6 +525,7 @@ pub const B200: Chip = Chip {
     mma_latency: 32.0,
     wgmma_overhead_cycles: 0.0,
     wgmma_spill_cycles: 0.0,
+    wgmma_spill_l1_miss_cycles: 0.0,
     wgmma_queue_instrs: 0.0,
     // [estimate] the H100's measured wgmma issue queue (3.5 instructions, H100 table) by
     // analogy: no Blackwell measurement of the tcgen05 issue path was found.
@@ -656,11 +694,12 @@ impl Chip {
     pub fn trust(&self) -> Trust {
         match self.target {
             Target::Sm90a if self.name == "h100" => Trust {
-                summary: "calibrated on an H100 (docs/timing.md): 4.2 % mean error over 37 measured configurations of the seed kernels",
+                summary: "calibrated on an H100 (docs/timing.md): 4.25 % mean error over 37 measured configurations of the seed kernels, none above 15 %",
                 calibrated: &[
                     "tensor_flops_per_cycle_sm",
                     "wgmma_overhead_cycles",
                     "wgmma_spill_cycles",
+                    "wgmma_spill_l1_miss_cycles",
                     "wgmma_queue_instrs",
                     "tma_bytes_per_cycle_sm",
                     "tma_l2_latency",
@@ -843,6 +882,21 @@ mod tests {
                 assert!(!t.estimates.contains(f), "{}: {f} is both", c.name);
             }
         }
+    }
+
+    #[test]
+    fn the_l1_left_is_the_sram_less_the_smallest_carveout_that_holds_the_ctas() {
+        // The shared memory the H100's spilling matmuls asked for (ptxas, cuda launch) and
+        // the L1 the driver left beside it, read off by the carve-out probe
+        // (docs/hardware/h100-calibration.md): 92 KiB beside 164 KiB, 60 beside 196.
+        assert_eq!(H100.l1_left(147_584, 1), 92 * 1024);
+        assert_eq!(H100.l1_left(148_480, 1), 92 * 1024);
+        assert_eq!(H100.l1_left(196_736, 1), 60 * 1024);
+        // Two CTAs of 60 KiB with their reserved KiB each: 122 KiB, the 132 KiB carve-out.
+        assert_eq!(H100.l1_left(60 * 1024, 2), 124 * 1024);
+        // Nothing resident needs no carve-out; more than the largest leaves no L1.
+        assert_eq!(H100.l1_left(0, 0), 248 * 1024);
+        assert_eq!(H100.l1_left(240 * 1024, 1), 0);
     }
 
     #[test]

@@ -373,13 +373,23 @@ fn a_spilling_accumulator_pays_per_row_block() {
         .replace("warps=[8, 1]", "warps=[4, 1]");
     let mut free = quiet(&H100);
     free.chip.wgmma_spill_cycles = 0.0;
+    free.chip.wgmma_spill_l1_miss_cycles = 0.0;
     let mut spill = quiet(&H100);
     spill.chip.wgmma_spill_cycles = 1000.0;
+    spill.chip.wgmma_spill_l1_miss_cycles = 300.0;
     let t0 = time_with(&four, &[], &free);
     let t1 = time_with(&four, &[], &spill);
     assert!(t1.report.needs.spills && t1.report.spill_charged);
     assert!(!t0.report.spill_charged);
+    // Its few KiB of shared memory leave the L1 most of the SRAM: the 64 KiB block it swaps
+    // stays there, and only the base cost is paid.
     assert_eq!(t1.report.cycles - t0.report.cycles, 2.0 * 1000.0);
+    // With only the 228 KiB carve-out, 28 KiB of L1 are left: each block pays the miss too.
+    let mut small_l1 = quiet(&H100);
+    small_l1.chip = spill.chip;
+    small_l1.chip.smem_carveouts_kib = &[228];
+    let t2 = time_with(&four, &[], &small_l1);
+    assert_eq!(t2.report.cycles - t0.report.cycles, 2.0 * 1300.0);
     let t8 = time_with(WGMMA_ONE, &[], &spill);
     assert!(!t8.report.needs.spills);
     assert_eq!(t8.report.cycles, cycles_with(WGMMA_ONE, &[], &free));

@@ -250,15 +250,36 @@ pub fn issue_scaled(chip: &Chip, slots: f64) -> Chip {
 
 /// Extra cycles a spilling kernel's wgmma holds its warpgroup: the chip's
 /// `wgmma_spill_cycles` for each 64-row block of the warpgroup's accumulator (ptxas swaps the
-/// blocks through local memory once per wgmma statement).
-pub fn wgmma_spill(chip: &Chip, blocks: u32) -> f64 {
-    chip.wgmma_spill_cycles * blocks as f64
+/// blocks through local memory once per wgmma statement), and `wgmma_spill_l1_miss_cycles`
+/// more per block when the L1 left beside shared memory (`l1_left` bytes) cannot hold the
+/// swapped block of every resident CTA (`swap` bytes in all).
+pub fn wgmma_spill(chip: &Chip, blocks: u32, swap: u64, l1_left: u64) -> f64 {
+    let miss = if swap > l1_left {
+        chip.wgmma_spill_l1_miss_cycles
+    } else {
+        0.0
+    };
+    (chip.wgmma_spill_cycles + miss) * blocks as f64
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::chips::{B200, GB200, H100_HAND as H100};
+
+    #[test]
+    fn a_spill_pays_more_per_block_when_the_l1_cannot_hold_the_swap() {
+        let chip = Chip {
+            wgmma_spill_cycles: 1000.0,
+            wgmma_spill_l1_miss_cycles: 300.0,
+            ..H100
+        };
+        // A 128 x 256 f32 accumulator of one CTA: two 64-row blocks, 64 KiB swapped.
+        let swap = 64 * 256 * 4;
+        assert_eq!(wgmma_spill(&chip, 2, swap, 92 * 1024), 2000.0);
+        assert_eq!(wgmma_spill(&chip, 2, swap, 60 * 1024), 2600.0);
+        assert_eq!(wgmma_spill(&chip, 1, swap, swap), 1000.0);
+    }
 
     #[test]
     fn issue_slots_add_a_fraction_per_further_pass_over_the_schedulers() {

@@ -366,7 +366,11 @@ pub fn time(checked: &Checked, plan: &LaunchPlan, opts: &TimeOptions) -> Result<
         opts.max_events,
         opts.lookahead_cycles,
     )
-    .with_spills(needs.spills);
+    .with_spills(
+        needs
+            .spills
+            .then(|| chip.l1_left(needs.smem, occ.ctas_per_sm) as u64),
+    );
     let r = eng.run()?;
     // The grid's time plus the chip's fixed cost of a launch (chips.rs, `kernel_overhead_us`).
     let cycles = r.cycles.max(1.0) + chip.kernel_overhead_us * chip.clock_mhz;
@@ -415,7 +419,8 @@ pub fn time(checked: &Checked, plan: &LaunchPlan, opts: &TimeOptions) -> Result<
         critical: critical(&util),
         utilisation: util,
         needs,
-        spill_charged: r.stats.spilled_wgmmas > 0 && chip.wgmma_spill_cycles > 0.0,
+        spill_charged: r.stats.spilled_wgmmas > 0
+            && (chip.wgmma_spill_cycles > 0.0 || chip.wgmma_spill_l1_miss_cycles > 0.0),
         occupancy: occ,
         ctas: r.stats.ctas,
         mmas: r.stats.mmas,

@@ -760,11 +760,17 @@ impl<'p> Engine<'p> {
                 let mut issue = t0 + per * instrs as f64;
                 let start = (t0 + per).max(ag.wg_free).max(self.sms[sm].tensor.free);
                 let mut end = self.sms[sm].tensor.reserve(start, dur);
-                if spills {
+                if let Some(l1_left) = spills {
                     // ptxas swaps the accumulator's 64-row blocks through local memory
                     // around their instructions and waits for each: the warpgroup is held
-                    // until the last completes.
-                    end += cost::wgmma_spill(chip, (m / 64).div_ceil(groups));
+                    // until the last completes. The L1 left beside shared memory holds
+                    // the swapped block of every resident CTA, or the reloads miss.
+                    let acc_bytes = match &accv {
+                        Value::Tile(tl) => (tl.dtype.bits() / 8).max(1) as u64,
+                        _ => 4,
+                    };
+                    let swap = 64 * n as u64 * acc_bytes * self.ctas_per_sm as u64;
+                    end += cost::wgmma_spill(chip, (m / 64).div_ceil(groups), swap, l1_left);
                     self.stats.spilled_wgmmas += 1;
                     issue = issue.max(end + chip.mma_latency);
                 }

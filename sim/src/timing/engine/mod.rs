@@ -274,9 +274,10 @@ pub struct Engine<'p> {
     /// Per instruction: what its tile copy moves ([`Engine::tile_messages`]), found on its
     /// first execution and kept while the view's shape stays the same.
     tile_msgs: Vec<Option<TileMsgs>>,
-    /// The kernel's register tiles exceed 255 registers per thread (occupancy estimate): its
-    /// wgmmas pay the chip's `wgmma_spill_cycles` per instruction and run one at a time.
-    spills: bool,
+    /// `Some(L1 bytes left beside shared memory)` when the kernel's register tiles exceed
+    /// 255 registers per thread (occupancy estimate): its wgmmas pay the chip's spill cost
+    /// ([`cost::wgmma_spill`]) and run one at a time.
+    spills: Option<u64>,
     /// The chip table as a partition of `i` passes over the schedulers sees it
     /// ([`cost::issue_scaled`] of [`cost::issue_slots`]), built once per pass count instead of
     /// once per operation.
@@ -515,7 +516,7 @@ impl<'p> Engine<'p> {
             tile_pc: vec![0; prog.code.len()],
             shapes: vec![None; prog.code.len()],
             tile_msgs: vec![None; prog.code.len()],
-            spills: false,
+            spills: None,
             scaled: Vec::new(),
             tile_vals: vec![None; prog.code.len()],
         };
@@ -801,9 +802,10 @@ impl<'p> Engine<'p> {
     }
 
     /// Run to the end; the kernel's cycles and counters.
-    /// Time the wgmmas as spilling (see [`crate::chips::Chip::wgmma_spill_cycles`]).
-    pub fn with_spills(mut self, spills: bool) -> Engine<'p> {
-        self.spills = spills;
+    /// Time the wgmmas as spilling (see [`crate::chips::Chip::wgmma_spill_cycles`]), with
+    /// `l1_left` bytes of L1 beside each SM's shared memory to hold the swap.
+    pub fn with_spills(mut self, l1_left: Option<u64>) -> Engine<'p> {
+        self.spills = l1_left;
         self
     }
 
