@@ -199,6 +199,11 @@ fn run_takes_the_reference_the_sidecar_names_for_the_release() {
         assert_eq!(code, 0, "{file}: {out}{err}");
         let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
         assert_eq!(v["result"], "PASS", "{file}: {out}");
+        let reference = match release {
+            "3.7" => "register_gather_histogram_low_bits",
+            _ => "register_gather_histogram_kernel",
+        };
+        assert_eq!(v["reference"], reference, "{file}: {out}");
     }
 }
 
