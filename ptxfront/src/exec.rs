@@ -20,7 +20,7 @@
 use crate::atomic::Order;
 use crate::calls::LOCAL_WINDOW;
 use crate::parse::Space;
-use crate::program::{Base, MemRef, Op, Program, ReduxOp, ShflMode, Sreg, Val};
+use crate::program::{Base, MemRef, Op, Program, ReduxOp, ShflMode, Sreg, Val, VoteMode};
 use crate::Error;
 use bwsim_isa::inline_ptx;
 use bwsim_isa::span::Span;
@@ -705,7 +705,7 @@ impl Cta<'_> {
                 t.st = St::Sync(Some((id, count)));
                 return Ok(());
             }
-            Op::Shfl { .. } | Op::Redux { .. } | Op::Elect { .. } | Op::Matrix { .. } => {
+            Op::Shfl { .. } | Op::Redux { .. } | Op::Elect { .. } | Op::Vote { .. } | Op::Matrix { .. } => {
                 t.st = St::Sync(None);
                 return Ok(());
             }
@@ -952,17 +952,24 @@ impl Cta<'_> {
             .collect();
         let full = Val::Imm(u32::MAX as u64);
         let (mask_v, a_v) = match &ins.op {
-            Op::Shfl { mask, a, .. } | Op::Redux { mask, a, .. } => (*mask, *a),
+            Op::Shfl { mask, a, .. } | Op::Redux { mask, a, .. } | Op::Vote { mask, a, .. } => (*mask, *a),
             Op::Elect { mask, .. } => (*mask, Val::Imm(0)),
             // `.aligned`: every lane of the warp executes it.
             Op::Matrix { .. } => (full, Val::Imm(0)),
             _ => return Err(self.rt(pc, "internal: not a collective".into())),
         };
         let mut vals = [0u64; 32];
+        // The undefined bits of each lane's source: a shuffle moves them to the lanes that
+        // read it (crate::undef), every other collective uses its source's value.
+        let mut undef = [0u64; 32];
         let mut here = 0u32;
         for &t in &group {
             here |= 1 << (t - w0);
-            vals[t - w0] = self.read(&th[t], a_v, pc)?;
+            if matches!(ins.op, Op::Shfl { .. }) {
+                (vals[t - w0], undef[t - w0]) = self.read_carrying(&th[t], a_v);
+            } else {
+                vals[t - w0] = self.read(&th[t], a_v, pc)?;
+            }
         }
         let exists = if lanes.len() == 32 {
             u32::MAX
@@ -1029,10 +1036,13 @@ impl Cta<'_> {
                             format!("lane {lane} of `shfl.sync` reads lane {j}, which does not take part"),
                         ));
                     }
-                    out.push((t, vals[j], ok));
+                    out.push((t, vals[j], undef[j], ok));
                 }
-                for (t, v, ok) in out {
+                for (t, v, u, ok) in out {
                     self.write(&mut th[t], *d, v);
+                    if u != 0 {
+                        th[t].undef.push((*d, u));
+                    }
                     if let Some(p) = p {
                         self.write(&mut th[t], *p, ok as u64);
                     }
@@ -1084,6 +1094,27 @@ impl Cta<'_> {
                     }
                 };
                 for &t in &group {
+                    self.write(&mut th[t], *d, r);
+                }
+            }
+            Op::Vote {
+                mode, d, not, mask, ..
+            } => {
+                // The lanes present that vote true; each lane counts those of its own member
+                // mask (all present, checked above).
+                let yes = group
+                    .iter()
+                    .filter(|&&t| (vals[t - w0] & 1 == 1) != *not)
+                    .fold(0u32, |m, &t| m | 1 << (t - w0));
+                for &t in &group {
+                    let m = self.read(&th[t], *mask, pc)? as u32 & exists;
+                    let votes = yes & m;
+                    let r = match mode {
+                        VoteMode::Ballot => votes as u64,
+                        VoteMode::All => (votes == m) as u64,
+                        VoteMode::Any => (votes != 0) as u64,
+                        VoteMode::Uni => (votes == m || votes == 0) as u64,
+                    };
                     self.write(&mut th[t], *d, r);
                 }
             }

@@ -23,6 +23,19 @@ mod tcgen05;
 
 pub use tcgen05::{CpShape, MmaA, TmemShape};
 
+/// The mode of a `vote.sync`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VoteMode {
+    /// `.ballot.b32`: bit `i` set when lane `i` of the member mask votes true.
+    Ballot,
+    /// `.all.pred`: every member votes true.
+    All,
+    /// `.any.pred`: some member votes true.
+    Any,
+    /// `.uni.pred`: the members vote alike.
+    Uni,
+}
+
 /// A special register read by `mov`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Sreg {
@@ -174,6 +187,16 @@ pub enum Op {
         abs: bool,
         d: u16,
         a: Val,
+        mask: Val,
+    },
+    /// `vote.sync.MODE d, {!}a, membermask` (a warp collective over the predicate `a`, negated
+    /// when `not`): the lanes' votes as a mask (`.ballot.b32`) or one predicate for all
+    /// (`.all`, `.any`, `.uni` of `.pred`).
+    Vote {
+        mode: VoteMode,
+        d: u16,
+        a: Val,
+        not: bool,
         mask: Val,
     },
     Exit,
@@ -402,6 +425,7 @@ impl Ins {
                 | Op::Shfl { .. }
                 | Op::Redux { .. }
                 | Op::Elect { .. }
+                | Op::Vote { .. }
                 | Op::Matrix { .. }
                 | Op::Agent(_)
         )
@@ -1043,6 +1067,35 @@ impl Cx<'_> {
             "ret" | "exit" => Ok(Op::Exit),
             "trap" => Ok(Op::Trap),
             "call" => crate::calls::resolve_extern(i, self.frame),
+            "vote" => {
+                if !m.contains(&"sync") {
+                    return Err(self.unsupported(i, "`vote` without `.sync`"));
+                }
+                let (mode, ty) = match m.get(1).copied() {
+                    Some("ballot") => (VoteMode::Ballot, "b32"),
+                    Some("all") => (VoteMode::All, "pred"),
+                    Some("any") => (VoteMode::Any, "pred"),
+                    Some("uni") => (VoteMode::Uni, "pred"),
+                    _ => return Err(self.invalid(i, "`vote.sync` needs a mode: ballot, all, any or uni")),
+                };
+                if m.last().copied() != Some(ty) {
+                    return Err(self.invalid(i, format!("`vote.sync.{}` takes `.{ty}`", m[1])));
+                }
+                if o.len() != 3 {
+                    return Err(self.invalid(i, "`vote.sync` takes d, {!}a, membermask"));
+                }
+                let (a, not) = match &o[1] {
+                    Operand::NotReg(r) => (Val::Reg(*r), true),
+                    other => (self.val(i, other)?, false),
+                };
+                Ok(Op::Vote {
+                    mode,
+                    d: self.reg(i, &o[0])?,
+                    a,
+                    not,
+                    mask: self.val(i, &o[2])?,
+                })
+            }
             "elect" => {
                 let (d, p) = match o.first() {
                     Some(Operand::Pair(r, q)) => (Some(*r), *q),

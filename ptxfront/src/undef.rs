@@ -6,12 +6,14 @@
 //! undefined bits with their masks ([`crate::exec::Thread::undef`]), the inline-PTX
 //! interpreter says which result bits an instruction makes undefined
 //! ([`bwsim_isa::inline_ptx::undefined_bits`]: exact through moves, packs and unpacks,
-//! bitwise logic, permutes and truncations), and any other use of a register, which is where a
+//! bitwise logic, permutes and truncations; `shfl.sync` moves a lane's undefined bits to the
+//! lanes that read it), and any other use of a register, which is where a
 //! value becomes observable (stored to memory, an address, a predicate that guards or
 //! branches, an operand of an asynchronous instruction such as an MMA descriptor), stops the
 //! run with an error naming the register if it holds an undefined bit.
 
 use crate::exec::{Cta, Thread};
+use crate::program::Val;
 use crate::Error;
 use bwsim_isa::inline_ptx::{self, parse::Ins, parse::Src, RunError};
 
@@ -42,6 +44,24 @@ impl Cta<'_> {
             }
         }
         Ok(())
+    }
+
+    /// The bits of `v` in thread `t` and the mask of those that are undefined (all of a
+    /// register no instruction wrote), for an instruction that moves them without using them
+    /// (`shfl.sync`).
+    pub(crate) fn read_carrying(&self, t: &Thread, v: Val) -> (u64, u64) {
+        match v {
+            Val::Imm(x) => (x, 0),
+            Val::Reg(r) => {
+                let i = r as usize;
+                if t.def[i] {
+                    let m = t.undef.iter().find(|&&(x, _)| x == r).map_or(0, |&(_, m)| m);
+                    (t.v[i], m)
+                } else {
+                    (0, inline_ptx::parse::mask(self.p.regs.reg_bits[i].min(64)))
+                }
+            }
+        }
     }
 
     /// Stops at instruction `pc` if register `r`, read where its value is observable, holds

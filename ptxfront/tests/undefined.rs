@@ -105,3 +105,25 @@ fn an_undefined_bit_stops_the_run_where_it_is_stored_branched_on_or_addressed() 
     let out = go("mov.b32 %r6, 7;\n\tst.global.b32 [%rd4], %r6;").unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(out[4], 7);
 }
+
+/// The odd lanes write `%r9`, the even ones leave it unwritten (a predicated load's
+/// destination, as Triton 3.6 and 3.7 shuffle it in a pair reduction); a butterfly shuffle
+/// moves each lane's bits to its partner, undefined ones included.
+const SHUFFLE: &str = "and.b32 %r10, %r1, 1;\n\tsetp.eq.u32 %p1, %r10, 1;\n\t@%p1 mov.b32 %r9, %r1;\n\t\
+                       shfl.sync.bfly.b32 %r11, %r9, 1, 31, -1;\n\tsetp.eq.u32 %p2, %r10, 0;\n\t";
+
+#[test]
+fn a_shuffle_carries_undefined_bits_to_the_lanes_that_read_them() {
+    // The even lanes read their odd partner's tid and store it over word 0.
+    let out = go(&format!("{SHUFFLE}@%p2 st.global.b32 [%rd4], %r11;")).unwrap_or_else(|e| panic!("{e}"));
+    for t in 0..64u32 {
+        let want = if t % 2 == 0 { t + 1 } else { t };
+        assert_eq!(out[4 * t as usize], want, "thread {t}");
+    }
+    // The bug twin: the odd lanes store what they read from the even ones, never written.
+    let m = stop(&format!("{SHUFFLE}st.global.b32 [%rd4], %r11;"));
+    assert!(
+        m.contains("`%r11` holds undefined bits (mask 0xffffffff") && m.contains("undef.py:14"),
+        "{m}"
+    );
+}

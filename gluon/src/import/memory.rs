@@ -910,9 +910,11 @@ impl<'m> Cx<'m> {
     /// `tt.histogram %x[, %mask]` (Gluon's `gl.histogram`): bin `b` of the i32 result counts
     /// the elements of `x` (where `mask` holds) equal to `b` (N bins, a power of two). A value
     /// outside `0..N` is counted as the release's lowering counts it: from Triton 3.8 on (one
-    /// shared-memory atomic per element, guarded by `v <= N - 1` unsigned) in no bin; before
-    /// (per-bin counts from one warp ballot per bit of the bin index) in bin `v mod N`, the
-    /// value's low log2(N) bits. Imported as a scratch buffer of zeros, a barrier, one
+    /// shared-memory atomic per element, guarded by `v <= N - 1` unsigned) in no bin; before,
+    /// per warp over W = max(N, 32) bins (one ballot per bit of `v mod W`, each lane owning
+    /// W / 32 of them, the first N kept: read off Triton 3.6's and 3.7's PTX, which the PTX
+    /// front end runs against the same reference) in bin `v mod W` when that is below N, else
+    /// in none. Imported as a scratch buffer of zeros, a barrier, one
     /// `smem.atomic add` per element, a barrier, the load of the buffer in the result's
     /// layout and a barrier before its bytes may be reused.
     pub(super) fn histogram(&mut self, op: &Op, span: Span) -> R<()> {
@@ -979,6 +981,18 @@ impl<'m> Cx<'m> {
             Some(match mask {
                 Some(m) => bin(BinOp::And, m, inside, span),
                 None => inside,
+            })
+        } else if bins < 32 {
+            // Bins N..32 of the warp's count are dropped.
+            let kept = bin(
+                BinOp::Lt,
+                bin(BinOp::BitAnd, x32.clone(), int_e(31, span), span),
+                int_e(bins, span),
+                span,
+            );
+            Some(match mask {
+                Some(m) => bin(BinOp::And, m, kept, span),
+                None => kept,
             })
         } else {
             mask

@@ -292,7 +292,7 @@ pub const FEATURES: &[Feature] = &[
         example: "tt.histogram",
         since: Version::V3_6,
         until: None,
-        support: Support::Imported("`smem.atomic add` into a scratch buffer of zeros, loaded in the result's layout (bin: the value; one outside `0..N` in no bin from 3.8 on, in bin `v mod N` before)"),
+        support: Support::Imported("`smem.atomic add` into a scratch buffer of zeros, loaded in the result's layout (bin: the value; one outside `0..N` in no bin from 3.8 on; before, in bin `v mod max(N, 32)` when that is below N, else in none)"),
     },
     Feature {
         name: "tt.int_to_ptr",

@@ -146,16 +146,23 @@ pub(super) fn register_gather_histogram(
     })
 }
 
-/// [`register_gather_histogram`] as Triton 3.6 and 3.7 compute it: their lowering builds the
-/// counts from the values' low log2(BINS) bits, so a value outside the bins is counted in bin
-/// `v mod BINS`. Exact.
+/// [`register_gather_histogram`] as Triton 3.6 and 3.7 compute it: their lowering counts per
+/// warp over W = max(BINS, 32) bins (one ballot per bit of `v mod W`, each lane owning W / 32
+/// of them) and keeps the first BINS, so a value is counted in bin `v mod W` when that is
+/// below BINS, else in none (with BINS = 16: -96 in bin 0, 20 in none). Exact.
 pub(super) fn register_gather_histogram_low_bits(
     plan: &LaunchPlan,
     inputs: &[HostTensor],
 ) -> Result<Vec<Expected>, RefError> {
-    gather_histogram(plan, inputs, |v, bins| {
-        Some((v as i64).rem_euclid(bins as i64) as u64)
-    })
+    gather_histogram(plan, inputs, warp_ballot_bin)
+}
+
+/// The bin of `v` among `bins` in Triton 3.6's and 3.7's ballot lowering: `v mod max(bins,
+/// 32)` when that is below `bins`.
+fn warp_ballot_bin(v: i32, bins: u64) -> Option<u64> {
+    let w = bins.max(32) as i64;
+    let b = (v as i64).rem_euclid(w) as u64;
+    (b < bins).then_some(b)
 }
 
 /// The rotation and the histogram of [`register_gather_histogram`], each value counted in the
@@ -351,4 +358,28 @@ pub(super) fn cp_async_mbarrier(plan: &LaunchPlan, inputs: &[HostTensor]) -> Res
         Expected::exact("y", y),
         Expected::close("sums", sums, 1e-3, 1e-5),
     ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::warp_ballot_bin;
+
+    #[test]
+    fn ballot_bins_count_modulo_the_warps_bins_and_keep_the_first() {
+        // 16 bins: a warp counts 32 (v mod 32) and keeps 0..16.
+        let b16 = |v| warp_ballot_bin(v, 16);
+        assert_eq!(
+            [b16(0), b16(15), b16(16), b16(20), b16(31)],
+            [Some(0), Some(15), None, None, None]
+        );
+        assert_eq!(
+            [b16(32), b16(47), b16(-96), b16(-17), b16(-1)],
+            [Some(0), Some(15), Some(0), Some(15), None]
+        );
+        // 64 bins: each lane owns two; v mod 64, all kept.
+        assert_eq!(
+            [warp_ballot_bin(100, 64), warp_ballot_bin(-1, 64)],
+            [Some(36), Some(63)]
+        );
+    }
 }
