@@ -976,8 +976,11 @@ impl Cta<'_> {
         } else {
             (1u32 << lanes.len()) - 1
         };
+        // Each lane's member mask, within the warp's lanes.
+        let mut masks = [0u32; 32];
         for &t in &group {
             let m = self.read(&th[t], mask_v, pc)? as u32 & exists;
+            masks[t - w0] = m;
             if m & (1 << (t - w0)) == 0 {
                 return Err(self.rt(
                     pc,
@@ -1097,9 +1100,7 @@ impl Cta<'_> {
                     self.write(&mut th[t], *d, r);
                 }
             }
-            Op::Vote {
-                mode, d, not, mask, ..
-            } => {
+            Op::Vote { mode, d, not, .. } => {
                 // The lanes present that vote true; each lane counts those of its own member
                 // mask (all present, checked above).
                 let yes = group
@@ -1107,7 +1108,7 @@ impl Cta<'_> {
                     .filter(|&&t| (vals[t - w0] & 1 == 1) != *not)
                     .fold(0u32, |m, &t| m | 1 << (t - w0));
                 for &t in &group {
-                    let m = self.read(&th[t], *mask, pc)? as u32 & exists;
+                    let m = masks[t - w0];
                     let votes = yes & m;
                     let r = match mode {
                         VoteMode::Ballot => votes as u64,
@@ -1118,8 +1119,8 @@ impl Cta<'_> {
                     self.write(&mut th[t], *d, r);
                 }
             }
-            Op::Elect { d, p, mask } => {
-                let m = self.read(&th[group[0]], *mask, pc)? as u32 & exists & here;
+            Op::Elect { d, p, .. } => {
+                let m = masks[group[0] - w0] & here;
                 let leader = m.trailing_zeros();
                 for &t in &group {
                     let lane = (t - w0) as u32;

@@ -971,31 +971,29 @@ impl<'m> Cx<'m> {
             span,
         );
         let x32 = call("cast", vec![x, name_e("i32", span)], span);
-        let mask = if self.version >= Version::V3_8 {
-            let inside = bin(
+        // Which values the release counts: from 3.8 on those inside the bins; before, those
+        // whose `v mod 32` is one of the bins when there are fewer than 32 (the warp's bins
+        // N..32 are dropped).
+        let counted = if self.version >= Version::V3_8 {
+            Some(bin(
                 BinOp::And,
                 bin(BinOp::Ge, x32.clone(), int_e(0, span), span),
                 bin(BinOp::Lt, x32.clone(), int_e(bins, span), span),
                 span,
-            );
-            Some(match mask {
-                Some(m) => bin(BinOp::And, m, inside, span),
-                None => inside,
-            })
+            ))
         } else if bins < 32 {
-            // Bins N..32 of the warp's count are dropped.
-            let kept = bin(
+            Some(bin(
                 BinOp::Lt,
                 bin(BinOp::BitAnd, x32.clone(), int_e(31, span), span),
                 int_e(bins, span),
                 span,
-            );
-            Some(match mask {
-                Some(m) => bin(BinOp::And, m, kept, span),
-                None => kept,
-            })
+            ))
         } else {
-            mask
+            None
+        };
+        let mask = match (mask, counted) {
+            (Some(m), Some(c)) => Some(bin(BinOp::And, m, c, span)),
+            (m, c) => m.or(c),
         };
         self.op_stmt(
             OpKind::SmemAtomic {
